@@ -1,0 +1,36 @@
+# symnb: `make demo` sets everything up and runs the main job; `make test` runs the tests.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+
+.PHONY: demo test lint format bench clean docs
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# One stamp per set of extras, redone when pyproject.toml changes.
+$(VENV)/.stamp-%: pyproject.toml | $(BIN)/python
+	$(PIP) install -q -e ".[$*]"
+	touch $@
+
+demo: $(VENV)/.stamp-demo
+	$(BIN)/python examples/logistic_regression.py
+
+test: $(VENV)/.stamp-test
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.stamp-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(VENV)/.stamp-test
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+docs: $(VENV)/.stamp-test
+	$(BIN)/python -m symnb.docs_gen
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

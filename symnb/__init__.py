@@ -1,0 +1,41 @@
+"""symnb: a symbolic tensor compiler for Python that lives in Jupyter.
+
+import symnb as sn
+x = sn.tensor("x", shape=("batch", 3))
+f = sn.function([x], sn.sum(x ** 2, axis=1))
+"""
+
+from symnb.compile import Function, function
+from symnb.config import config
+from symnb.core.constructors import (
+    constant,
+    matrix,
+    scalar,
+    shared,
+    tensor,
+    tensor3,
+    tensor4,
+    vector,
+)
+from symnb.core.graph import Graph
+from symnb.core.types import TensorType
+from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
+from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
+from symnb.ops import getitem  # noqa: F401
+from symnb.viz.text import format_expr, format_graph
+
+__version__ = "0.1.0"
+
+
+def eval(var, inputs=None, backend="py"):  # noqa: A001 - mirrors var.eval
+    """Compute ``var`` for the given ``{variable: value}`` inputs."""
+    return var.eval(inputs, backend=backend)
+
+
+__all__ = [
+    "Constant", "DTypeError", "Function", "Graph", "GraphError", "InputError", "ShapeError",
+    "ShapeWarning", "SharedVariable", "SymnbError", "TensorType", "Variable", "config",
+    "constant", "eval", "format_expr", "format_graph", "function", "matrix", "scalar",
+    "shared", "tensor", "tensor3", "tensor4", "vector",
+]  # fmt: skip

@@ -1,0 +1,170 @@
+"""``sn.function(inputs, outputs, updates=..., givens=..., backend=...)``."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from symnb.backends import get_linker
+from symnb.compile.inputs import InputSpec
+from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.graph import Graph, clone_graph, leaves
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
+from symnb.errors import DTypeError, GraphError, InputError, ShapeError
+
+
+def function(inputs, outputs=None, updates=None, givens=None, backend="py", name=None):
+    """Compile ``outputs`` as a function of ``inputs``.
+
+    ``outputs``: a variable, a list/tuple of them, or a dict name -> variable; the call
+    returns the same structure. ``updates``: shared variable -> new value, all computed before
+    any is written. ``givens``: variable -> variable or value, substituted before compiling.
+    """
+    return Function(inputs, outputs, updates, givens, backend, name)
+
+
+class Function:
+    """A compiled graph: call it with values for its inputs."""
+
+    def __init__(self, inputs, outputs, updates, givens, backend, name):
+        start = time.perf_counter()
+        self.name = name
+        self.inputs = _check_inputs(inputs)
+        self._structure, out_vars = _flatten_outputs(outputs)
+        self.updates = _check_updates(updates)
+        targets = out_vars + [value for _, value in self.updates]
+        targets = clone_graph(targets, _check_givens(givens))
+        self.graph_before = Graph(self.inputs, targets)
+        self.graph = Graph(self.inputs, targets)
+        self.backend = backend
+        self._leaves = self.inputs + [
+            v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)
+        ]
+        self._shared = [v for v in self._leaves if isinstance(v, SharedVariable)]
+        self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
+        self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
+        self._n_out = len(out_vars)
+        self.linker = get_linker(backend)(self.graph, self._leaves)
+        self.compile_time = time.perf_counter() - start
+
+    def __call__(self, *args, **kwargs):
+        values = self._bind(args, kwargs)
+        sizes: dict = {}
+        arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
+        arrays += [v.get_value(borrow=True) for v in self._shared]
+        results = self.linker.run(arrays)
+        for (shared, _), value in zip(self.updates, results[self._n_out :]):
+            shared.set_value(value, borrow=True)
+        return self._structure(results[: self._n_out])
+
+    def _bind(self, args, kwargs) -> list:
+        if len(args) > len(self.inputs):
+            raise InputError(f"{self._label()} takes {len(self.inputs)} inputs, got {len(args)}")
+        values = list(args) + [_MISSING] * (len(self.inputs) - len(args))
+        for key, value in kwargs.items():
+            if key not in self._by_name:
+                raise InputError(f"{self._label()} has no input named {key!r}")
+            if values[self._by_name[key]] is not _MISSING:
+                raise InputError(f"{self._label()}: input {key!r} given twice")
+            values[self._by_name[key]] = value
+        missing = [self._specs[i].label for i, v in enumerate(values) if v is _MISSING]
+        if missing:
+            raise InputError(f"{self._label()} is missing {', '.join(missing)}")
+        return values
+
+    def _label(self) -> str:
+        return f"function '{self.name}'" if self.name else "the function"
+
+    def text(self) -> str:
+        """The optimised graph in symnb's text form."""
+        from symnb.viz.text import format_graph
+
+        return format_graph(self.graph)
+
+    def __repr__(self):
+        ins = ", ".join(repr(v) for v in self.inputs)
+        return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}>"
+
+
+_MISSING = object()
+
+
+def _is_input(var, inputs) -> bool:
+    return any(var is i for i in inputs)
+
+
+def _check_inputs(inputs) -> list[Variable]:
+    inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
+    for i, var in enumerate(inputs):
+        if not isinstance(var, Variable):
+            raise GraphError(f"input {i} is {var!r}, not a symbolic variable")
+        if isinstance(var, (Constant, SharedVariable)) or var.owner is not None:
+            kind = "computed" if var.owner is not None else type(var).__name__.lower()
+            raise GraphError(
+                f"input {i} {var.describe()} is {kind}; inputs are variables made by "
+                "sn.tensor/sn.matrix/...; shared variables are read implicitly"
+            )
+        if any(var is other for other in inputs[:i]):
+            raise GraphError(f"input {var.describe()} is listed twice")
+    return inputs
+
+
+def _flatten_outputs(outputs):
+    """The output variables in order, and a function that rebuilds the user's structure."""
+    if isinstance(outputs, dict):
+        keys = list(outputs)
+        return (lambda r: dict(zip(keys, r))), [as_variable(v) for v in outputs.values()]
+    if isinstance(outputs, (list, tuple)):
+        kind = type(outputs)
+        return (lambda r: kind(r)), [as_variable(v) for v in outputs]
+    if outputs is None:
+        return (lambda r: None), []
+    return (lambda r: r[0]), [as_variable(outputs)]
+
+
+def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
+    pairs = list(updates.items()) if isinstance(updates, dict) else list(updates or [])
+    checked = []
+    for shared, value in pairs:
+        if not isinstance(shared, SharedVariable):
+            raise GraphError(f"updates: {shared!r} is not a shared variable (sn.shared)")
+        if any(shared is s for s, _ in checked):
+            raise GraphError(f"updates: {shared.describe()} is updated twice")
+        checked.append((shared, _fit(shared, as_variable(value), "update")))
+    return checked
+
+
+def _check_givens(givens) -> dict:
+    pairs = list(givens.items()) if isinstance(givens, dict) else list(givens or [])
+    return {old: _fit(old, as_variable(new), "givens") for old, new in pairs}
+
+
+def _fit(target: Variable, value: Variable, what: str) -> Variable:
+    """``value`` made to fit ``target``'s type: a safe cast is done, a lossy one refused."""
+    from symnb.ops.elemwise import cast
+
+    t, v = target.type, value.type
+    if v.dtype != t.dtype:
+        weak = isinstance(value, Constant) and value.weak
+        if not (weak or np.can_cast(v.dtype, t.dtype, "safe")):
+            raise DTypeError(
+                f"{what}: {target.describe()} cannot take {value.describe()} without losing "
+                f"precision; cast it with .astype('{t.dtype.name}')"
+            )
+        value = cast(value, t.dtype)
+    if v.ndim != t.ndim or not _dims_fit(t.shape, v.shape):
+        raise ShapeError(
+            f"{what}: {target.describe()} cannot take {value.describe()}: shape "
+            f"{format_shape(v.shape)} does not fit {format_shape(t.shape)}"
+        )
+    return value
+
+
+def _dims_fit(a, b) -> bool:
+    try:
+        for x, y in zip(a, b, strict=True):
+            unify(x, y)
+    except (DimMismatch, ValueError):
+        return False
+    return True

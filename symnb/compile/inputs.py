@@ -1,0 +1,81 @@
+"""Checking the values passed to a compiled function, once per call.
+
+A value must have the input's rank, fit its fixed dims, cast to its dtype without loss, and
+give each named dim one size across all the inputs of a call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import format_shape
+from symnb.core.variable import Variable
+from symnb.errors import InputError
+
+
+class InputSpec:
+    """What one input accepts; ``convert`` returns the array to compute with."""
+
+    def __init__(self, var: Variable, position: int):
+        self.var = var
+        self.label = f"input {position} '{var.name}'" if var.name else f"input {position}"
+        self.dtype = var.type.dtype
+        self.shape = var.type.shape
+        self.fixed = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, int)]
+        self.named = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, str)]
+
+    def convert(self, value, sizes: dict) -> np.ndarray:
+        array = self._as_array(value)
+        if array.ndim != len(self.shape):
+            self._fail(array, f"it has {array.ndim} dims, expected {len(self.shape)}")
+        for i, d in self.fixed:
+            if array.shape[i] != d:
+                self._fail(array, f"axis {i} has length {array.shape[i]}, expected {d}")
+        for i, name in self.named:
+            seen = sizes.setdefault(name, (array.shape[i], self.label))
+            if seen[0] != array.shape[i]:
+                self._fail(
+                    array,
+                    f"dim '{name}' (axis {i}) is {array.shape[i]} here but {seen[0]} in "
+                    f"{seen[1]}; a named dim has one size across a call",
+                )
+        return array
+
+    def _as_array(self, value) -> np.ndarray:
+        if isinstance(value, np.ndarray):
+            if value.dtype == self.dtype:
+                return value
+            if np.can_cast(value.dtype, self.dtype, "safe"):
+                return value.astype(self.dtype)
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}, got a {value.dtype.name} array, "
+                f"which would lose precision; pass value.astype('{self.dtype.name}') or "
+                f"declare the input with dtype='{value.dtype.name}'"
+            )
+        return self._from_python(value)
+
+    def _from_python(self, value) -> np.ndarray:
+        """Lists and scalars are accepted when their values survive the cast (floats into a
+        float input are rounded to it, as a literal would be)."""
+        try:
+            raw = np.asarray(value)
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"{self.label}: cannot make an array of {value!r}: {exc}") from None
+        if raw.dtype.kind not in "biufc":
+            raise InputError(f"{self.label} expects {self.dtype.name}, got {type(value).__name__}")
+        with np.errstate(all="ignore"):
+            array = raw.astype(self.dtype)
+            rounded = raw.dtype.kind in "fc" and self.dtype.kind in "fc"
+            exact = rounded or np.array_equal(array, raw, equal_nan=raw.dtype.kind in "fc")
+        if not exact:
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}; the value {value!r} does not convert "
+                "without loss"
+            )
+        return array
+
+    def _fail(self, array, why):
+        raise InputError(
+            f"{self.label} expects shape {format_shape(self.shape)} ({self.dtype.name}), "
+            f"got an array of shape {array.shape}: {why}"
+        )

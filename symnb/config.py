@@ -1,0 +1,20 @@
+"""Process-wide settings, read when used (never from the environment at import)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Config:
+    """Settings users may change at run time: ``sn.config.floatX = "float32"``."""
+
+    floatX: str = "float64"  # noqa: N815 - Theano's spelling, kept for course material
+
+    def __setattr__(self, name, value):
+        if name == "floatX" and value not in ("float16", "float32", "float64"):
+            raise ValueError(f"config.floatX must be float16, float32 or float64, not {value!r}")
+        super().__setattr__(name, value)
+
+
+config = Config()

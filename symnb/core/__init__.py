@@ -1,0 +1,1 @@
+"""The graph: types, variables, ops and their applications, and the Graph that owns them."""

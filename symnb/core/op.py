@@ -1,0 +1,130 @@
+"""Ops and their applications.
+
+An :class:`Op` is stateless and hashable by its parameters (``__props__``), so identical
+nodes can be merged and kernels cached by content. Each op defines, in one class, its type
+and shape rule (:meth:`Op.infer_types`, run when the node is built), its NumPy reference
+(:meth:`Op.perform`) and its gradient (:meth:`Op.grad`).
+"""
+
+from __future__ import annotations
+
+from symnb.core.source import user_location
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+
+OP_REGISTRY: dict[str, type[Op]] = {}
+
+
+class NotDifferentiable(Exception):
+    """Raised by a gradient rule for an input no gradient can flow through."""
+
+
+class Apply:
+    """One op applied to input variables, producing output variables."""
+
+    __slots__ = ("op", "inputs", "outputs", "tag")
+
+    def __init__(self, op: Op, inputs: list[Variable], output_types: list[TensorType]):
+        self.op = op
+        self.inputs = list(inputs)
+        self.outputs = [Variable(t, owner=self, index=i) for i, t in enumerate(output_types)]
+        self.tag: dict = {}
+
+    @property
+    def out(self) -> Variable:
+        (output,) = self.outputs
+        return output
+
+    def clone_with(self, inputs: list[Variable]) -> Apply:
+        """The same op on other inputs, keeping output names, sources and tags."""
+        new = Apply.__new__(Apply)
+        new.op, new.inputs, new.tag = self.op, list(inputs), dict(self.tag)
+        new.outputs = []
+        for old in self.outputs:
+            var = old.clone()
+            var.owner = new
+            new.outputs.append(var)
+        return new
+
+    def __repr__(self):
+        return f"Apply({self.op}, {self.inputs})"
+
+
+class Op:
+    """Base of every operation. Subclasses set ``__props__`` and implement the three rules."""
+
+    __props__: tuple[str, ...] = ()
+    nout = 1
+    #: False for ops with no gradient at all (argmax, comparisons): documented in docs/ops.md
+    differentiable = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            OP_REGISTRY.setdefault(cls.op_name(), cls)
+
+    @classmethod
+    def op_name(cls) -> str:
+        """The name users and the text form see: ``Sum`` -> ``sum``, ``TrueDiv`` -> ``true_div``."""
+        name = cls.__dict__.get("name")
+        if name:
+            return name
+        out = "".join("_" + c.lower() if c.isupper() else c for c in cls.__name__)
+        return out.lstrip("_")
+
+    # -- identity ---------------------------------------------------------------------------
+    def params(self) -> tuple:
+        return tuple(getattr(self, p) for p in self.__props__)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params() == other.params()
+
+    def __hash__(self):
+        return hash((type(self), self.params()))
+
+    def __str__(self):
+        if not self.__props__:
+            return self.op_name()
+        inner = ", ".join(f"{p}={getattr(self, p)!r}" for p in self.__props__)
+        return f"{self.op_name()}[{inner}]"
+
+    __repr__ = __str__
+
+    # -- building ---------------------------------------------------------------------------
+    def __call__(self, *inputs):
+        """Apply the op; errors from its shape/type rule point at the user's line."""
+        node = self.make_node(*inputs)
+        return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
+
+    def make_node(self, *inputs) -> Apply:
+        variables = [as_variable(x) for x in inputs]
+        try:
+            types = self.infer_types(*variables)
+        except (ShapeError, DTypeError) as exc:
+            raise _at_user_line(exc) from None
+        return Apply(self, variables, types)
+
+    # -- the rules every op defines --------------------------------------------------------
+    def infer_types(self, *inputs: Variable) -> list[TensorType]:
+        """Output types from input variables; raise ShapeError/DTypeError on misuse."""
+        raise NotImplementedError
+
+    def perform(self, *arrays):
+        """The NumPy reference: one array, or a tuple of ``nout`` arrays."""
+        raise NotImplementedError
+
+    def grad(self, inputs: list[Variable], outputs: list[Variable], output_grads: list):
+        """Symbolic gradient of each input given the outputs' gradients (None = zero)."""
+        raise NotDifferentiable(f"{self.op_name()} has no gradient")
+
+
+def _at_user_line(exc: Exception) -> Exception:
+    """The same error, its message ending with the user's file and line."""
+    loc = user_location()
+    message = str(exc)
+    if loc is not None and "\n  at " not in message:
+        message += f"\n  at {loc}"
+    new = type(exc)(message)
+    new.location = loc
+    return new

@@ -1,0 +1,48 @@
+"""Where in the user's code a variable was created, for error messages.
+
+The first stack frame outside the symnb package is the user's; in a notebook that is a cell,
+whose file name IPython makes up and whose lines linecache can still show.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py|<ipython-input-(\d+)-)")
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A file (or notebook cell) and a line number."""
+
+    filename: str
+    lineno: int
+
+    @property
+    def code(self) -> str:
+        return linecache.getline(self.filename, self.lineno).strip()
+
+    @property
+    def in_notebook(self) -> bool:
+        return bool(_CELL_FILE.search(self.filename))
+
+    def __str__(self) -> str:
+        place = "notebook cell" if self.in_notebook else self.filename
+        code = self.code
+        return f"{place}, line {self.lineno}" + (f": {code}" if code else "")
+
+
+def user_location(skip_dirs: tuple[str, ...] = ()) -> SourceLoc | None:
+    """The innermost frame that is not symnb's own code (nor in skip_dirs)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(_PACKAGE_DIR) and not name.startswith(skip_dirs or ("\0",)):
+            return SourceLoc(name, frame.f_lineno)
+        frame = frame.f_back
+    return None

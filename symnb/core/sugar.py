@@ -1,0 +1,112 @@
+"""NumPy-style operators and methods on symbolic variables.
+
+Each method only forwards to the op catalogue (:mod:`symnb.ops`), imported on first use
+because the catalogue itself is built on :mod:`symnb.core`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_catalogue = None
+
+
+def _ops():
+    global _catalogue
+    if _catalogue is None:
+        _catalogue = importlib.import_module("symnb.ops")
+    return _catalogue
+
+
+def _binary(name, reflected=False):
+    def method(self, other):
+        fn = getattr(_ops(), name)
+        return fn(other, self) if reflected else fn(self, other)
+
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    method.__doc__ = f"``{name}`` of the two operands (NumPy semantics)."
+    return method
+
+
+def _unary(name):
+    def method(self):
+        return getattr(_ops(), name)(self)
+
+    method.__name__ = f"__{name}__"
+    return method
+
+
+class TensorMethods:
+    """Mixed into :class:`~symnb.core.variable.Variable`."""
+
+    __add__, __radd__ = _binary("add"), _binary("add", True)
+    __sub__, __rsub__ = _binary("sub"), _binary("sub", True)
+    __mul__, __rmul__ = _binary("mul"), _binary("mul", True)
+    __truediv__, __rtruediv__ = _binary("true_div"), _binary("true_div", True)
+    __floordiv__, __rfloordiv__ = _binary("floor_div"), _binary("floor_div", True)
+    __mod__, __rmod__ = _binary("mod"), _binary("mod", True)
+    __pow__, __rpow__ = _binary("pow"), _binary("pow", True)
+    __matmul__, __rmatmul__ = _binary("matmul"), _binary("matmul", True)
+    __and__, __rand__ = _binary("bitwise_and"), _binary("bitwise_and", True)
+    __or__, __ror__ = _binary("bitwise_or"), _binary("bitwise_or", True)
+    __xor__, __rxor__ = _binary("bitwise_xor"), _binary("bitwise_xor", True)
+    __lt__, __le__ = _binary("less"), _binary("less_equal")
+    __gt__, __ge__ = _binary("greater"), _binary("greater_equal")
+    __eq__, __ne__ = _binary("equal"), _binary("not_equal")
+    __neg__, __pos__ = _unary("neg"), _unary("pos")
+    __abs__, __invert__ = _unary("abs"), _unary("invert")
+
+    @property
+    def ndim(self) -> int:
+        return self.type.ndim
+
+    @property
+    def dtype(self):
+        return self.type.dtype
+
+    @property
+    def shape(self):
+        """The symbolic shape, an int64 vector; the static one is ``x.type.shape``."""
+        return _ops().shape(self)
+
+    @property
+    def T(self):
+        return _ops().transpose(self)
+
+    def __len__(self):
+        first = self.type.shape[0] if self.type.ndim else None
+        if not isinstance(first, int):
+            raise TypeError(
+                f"len() of {self.describe()} is not known before it runs; use x.shape[0]"
+            )
+        return first
+
+    def __iter__(self):
+        raise TypeError(f"cannot iterate over symbolic {self.describe()}")
+
+    def __getitem__(self, index):
+        return _ops().getitem(self, index)
+
+    def sum(self, axis=None, keepdims=False):
+        return _ops().sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return _ops().mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return _ops().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return _ops().min(self, axis=axis, keepdims=keepdims)
+
+    def reshape(self, *shape):
+        return _ops().reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes):
+        return _ops().transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def astype(self, dtype):
+        return _ops().cast(self, dtype)
+
+    def dot(self, other):
+        return _ops().dot(self, other)

@@ -1,0 +1,76 @@
+"""The type of a symbolic tensor: a dtype plus a shape of dims (see :mod:`symnb.core.dims`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import Dim, format_shape, normalize_shape
+
+_SHORT = {
+    "float16": "f16", "float32": "f32", "float64": "f64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "bool": "bool", "complex64": "c64", "complex128": "c128",
+}  # fmt: skip
+_LONG = {v: k for k, v in _SHORT.items()}
+
+
+def as_dtype(dtype) -> np.dtype:
+    """Accept a dtype, its name, or a short name ("f32")."""
+    if isinstance(dtype, str) and dtype in _LONG:
+        dtype = _LONG[dtype]
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"{dtype!r} is not a dtype") from exc
+    if dt.name not in _SHORT:
+        raise TypeError(f"symnb does not support dtype {dt.name}")
+    return dt
+
+
+def short_dtype(dtype) -> str:
+    return _SHORT[np.dtype(dtype).name]
+
+
+class TensorType:
+    """dtype + shape. Equal types describe the same set of arrays; hashable and immutable."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype, shape):
+        object.__setattr__(self, "dtype", as_dtype(dtype))
+        object.__setattr__(self, "shape", normalize_shape(shape))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("TensorType is immutable")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, TensorType)
+            and self.dtype == other.dtype
+            and self.shape == other.shape
+        )
+
+    def __hash__(self):
+        return hash((self.dtype, self.shape))
+
+    def with_shape(self, shape: tuple[Dim, ...]) -> TensorType:
+        return TensorType(self.dtype, shape)
+
+    def with_dtype(self, dtype) -> TensorType:
+        return TensorType(dtype, self.shape)
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.kind in "fc"
+
+    def __str__(self):
+        dims = ",".join("?" if d is None else str(d) for d in self.shape)
+        return f"{short_dtype(self.dtype)}[{dims}]"
+
+    def __repr__(self):
+        return f"TensorType({self.dtype.name}, {format_shape(self.shape)})"

@@ -1,0 +1,133 @@
+"""Symbolic variables: inputs, constants, shared values and the outputs of applied ops."""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+
+import numpy as np
+
+from symnb.core.dims import format_shape, matches_value, normalize_shape
+from symnb.core.source import SourceLoc, user_location
+from symnb.core.sugar import TensorMethods
+from symnb.core.types import TensorType, as_dtype
+from symnb.errors import DTypeError, InputError
+
+_ids = itertools.count()
+
+
+class Variable(TensorMethods):
+    """A symbolic tensor: a type, the node that computes it (``owner``) or none, and a name.
+
+    Hashing is by identity; ``==`` builds a comparison, as in NumPy, so never test variables
+    with ``in`` on a list (use identity or a dict).
+    """
+
+    __array_priority__ = 1000  # numpy arrays on the left defer to our operators
+
+    def __init__(self, type: TensorType, owner=None, index: int = 0, name: str | None = None):
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.name = name
+        self.source: SourceLoc | None = user_location()
+        self.tag: dict = {}
+        self.uid = next(_ids)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"{self.name or 'Variable'}:{self.type}"
+
+    def __str__(self):
+        return self.name or f"<{self.type}>"
+
+    def __bool__(self):
+        raise TypeError(
+            f"the truth value of symbolic {self!r} is unknown until it runs; "
+            "use sn.where / sn.ifelse for symbolic conditions"
+        )
+
+    def clone(self) -> Variable:
+        """A fresh variable of the same type and name, with no owner."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.owner, new.tag, new.uid = None, dict(self.tag), next(_ids)
+        return new
+
+    def describe(self) -> str:
+        """How errors name this variable: its name, dtype and shape."""
+        name = f"'{self.name}'" if self.name else "an unnamed variable"
+        return f"{name} ({self.type.dtype.name}{format_shape(self.type.shape)})"
+
+    def eval(self, inputs: dict | None = None, backend: str = "py"):
+        """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``."""
+        from symnb.compile import function  # lazily: core sits below the compiler
+
+        inputs = inputs or {}
+        return function(list(inputs), self, backend=backend)(*inputs.values())
+
+
+class Constant(Variable):
+    """A fixed value. Python scalars are *weak* (NumPy 2's rule): ``x32 * 2.0`` stays float32."""
+
+    def __init__(self, value, dtype=None, name=None, weak=False):
+        array = np.asarray(value, dtype=None if dtype is None else as_dtype(dtype))
+        super().__init__(TensorType(array.dtype, array.shape), name=name)
+        array.setflags(write=False)
+        self.value = array
+        self.weak = weak
+
+    @property
+    def data(self):
+        """What the NumPy reference receives: the Python scalar for weak constants."""
+        return self.value.item() if self.weak else self.value
+
+    def signature(self):
+        """Content key, so equal constants can be merged."""
+        return (self.type, self.weak, self.value.tobytes())
+
+
+class SharedVariable(Variable):
+    """A value that lives between calls (weights); compiled functions read and update it."""
+
+    def __init__(self, value, name=None, shape=None, borrow=False):
+        array = np.array(value, copy=not borrow) if not borrow else np.asarray(value)
+        shape = array.shape if shape is None else normalize_shape(shape)
+        super().__init__(TensorType(array.dtype, shape), name=name)
+        self._value = array
+        self._check(array, "the initial value")
+
+    def get_value(self, borrow: bool = False) -> np.ndarray:
+        return self._value if borrow else self._value.copy()
+
+    def set_value(self, value, borrow: bool = False) -> None:
+        """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
+        array = np.asarray(value)
+        if array.dtype != self.type.dtype:
+            if not np.can_cast(array.dtype, self.type.dtype, "same_kind"):
+                raise DTypeError(f"shared {self.describe()} cannot take a {array.dtype.name} value")
+            array = array.astype(self.type.dtype)
+        elif not borrow:
+            array = array.copy()
+        self._check(array, "the new value")
+        self._value = array
+
+    def _check(self, array, what):
+        shape = self.type.shape
+        if array.ndim != len(shape) or not all(map(matches_value, shape, array.shape)):
+            raise InputError(
+                f"shared {self.describe()}: {what} has shape {array.shape}, "
+                f"which does not fit {format_shape(shape)}"
+            )
+
+
+def as_variable(x, name=None) -> Variable:
+    """Wrap what users write (numbers, lists, arrays) as a Variable; pass variables through."""
+    if isinstance(x, Variable):
+        return x
+    if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
+        return Constant(x, weak=True, name=name)
+    if isinstance(x, (np.ndarray, np.generic, list, tuple)):
+        return Constant(x, name=name)
+    raise DTypeError(f"cannot use {type(x).__name__} {x!r} in a symbolic expression")

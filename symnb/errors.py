@@ -1,0 +1,32 @@
+"""The exceptions and warnings users see.
+
+Every error symnb raises on bad input is a :class:`SymnbError`, so a notebook can catch them
+all at once, and each also derives from the builtin a Python user would expect (``ValueError``
+for shapes, ``TypeError`` for dtypes).
+"""
+
+from __future__ import annotations
+
+
+class SymnbError(Exception):
+    """Base of every error symnb raises about the user's program."""
+
+
+class ShapeError(SymnbError, ValueError):
+    """Shapes that provably cannot match, found when the node is built."""
+
+
+class DTypeError(SymnbError, TypeError):
+    """A dtype an op cannot take (a float index, a bool matmul, a lossy update)."""
+
+
+class InputError(SymnbError, TypeError, ValueError):
+    """A value passed to a compiled function does not fit the input it was given for."""
+
+
+class GraphError(SymnbError, ValueError):
+    """A graph that cannot be compiled as asked (an input that is computed, a missing input)."""
+
+
+class ShapeWarning(UserWarning):
+    """A legal shape pattern that is usually a bug; each pattern has its own subclass."""

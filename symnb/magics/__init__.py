@@ -1,0 +1,1 @@
+"""Placeholder: lands with its issue."""

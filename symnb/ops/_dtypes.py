@@ -1,0 +1,45 @@
+"""Output dtypes the way NumPy computes them: by asking NumPy on tiny probe arrays.
+
+Running the op's own NumPy reference on one-element arrays of the input dtypes (and on the
+Python scalar itself for weak constants) reproduces NumPy's promotion exactly, including
+NEP 50's weak scalars (``float32 * 2.0`` stays float32) and ``exp(int8) -> float16``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from symnb.core.variable import Constant, Variable
+from symnb.errors import DTypeError
+
+_cache: dict = {}
+
+
+def probe_arg(var: Variable):
+    """A stand-in value with the variable's dtype (a weak constant stands for itself)."""
+    if isinstance(var, Constant) and var.weak:
+        return var.data
+    return np.ones((1,) * var.type.ndim, dtype=var.type.dtype)
+
+
+def _key(var: Variable):
+    if isinstance(var, Constant) and var.weak:
+        return ("weak", type(var.data), var.data)
+    return (var.type.dtype, var.type.ndim)
+
+
+def probe_dtype(op, fn, inputs: list[Variable]) -> np.dtype:
+    """The dtype NumPy gives ``fn(*inputs)``; a NumPy refusal becomes a DTypeError."""
+    key = (op, tuple(_key(v) for v in inputs))
+    if key not in _cache:
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out = fn(*[probe_arg(v) for v in inputs])
+        except (TypeError, OverflowError, ValueError) as exc:
+            names = ", ".join(v.describe() for v in inputs)
+            raise DTypeError(f"{op}: NumPy refuses these dtypes ({names}): {exc}") from None
+        _cache[key] = np.result_type(out)
+    return _cache[key]

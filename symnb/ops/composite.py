@@ -1,0 +1,53 @@
+"""A fused elementwise op: a small program of scalar elementwise ops over shared inputs.
+
+The fuse rewrite builds it from a maximal elementwise subgraph; kernel backends render its
+program as one loop body, and its NumPy reference runs the steps one after another.
+
+``program`` is a tuple of steps ``(op, args)``: ``op`` is an Elemwise instance and each arg
+is ``("in", i)`` (the i-th input), ``("tmp", j)`` (the result of step j) or
+``("const", value, dtype)`` (a scalar constant). The last step's result is the output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.types import TensorType
+from symnb.ops.elemwise import Elemwise, broadcast_shapes
+
+
+class Composite(Elemwise):
+    """Several elementwise ops computed as one; ``program`` is described in the module doc."""
+
+    __props__ = ("program", "dtype")
+
+    def __init__(self, program, dtype, nin):
+        self.program, self.dtype, self.nin = tuple(program), np.dtype(dtype).name, nin
+
+    def infer_types(self, *inputs):
+        if len(inputs) != self.nin:
+            raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
+        return [TensorType(self.dtype, broadcast_shapes(self, inputs))]
+
+    def perform(self, *arrays):
+        results = []
+        for op, args in self.program:
+            values = [_arg(a, arrays, results) for a in args]
+            results.append(op.perform(*values))
+        return np.asarray(results[-1]).astype(self.dtype, copy=False)
+
+    def grad(self, inputs, outputs, output_grads):
+        raise NotImplementedError("differentiate before fusing: fusion runs after grad")
+
+    def __str__(self):
+        names = "+".join(op.op_name() for op, _ in self.program)
+        return f"composite[{names}]"
+
+
+def _arg(ref, arrays, results):
+    kind = ref[0]
+    if kind == "in":
+        return arrays[ref[1]]
+    if kind == "tmp":
+        return results[ref[1]]
+    return ref[1]  # a Python scalar constant keeps NumPy's weak-scalar promotion

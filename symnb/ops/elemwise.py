@@ -1,0 +1,370 @@
+"""Elementwise ops: NumPy broadcasting, NumPy dtype rules, a gradient and a kernel expression.
+
+Each op is a small class: ``impl`` is its NumPy reference, ``c`` its scalar expression for
+kernel backends (``{0}``, ``{1}`` are the operands), ``grad_elem`` its gradient on the
+broadcast shape (the base class sums it back to each input's shape).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import DimMismatch, broadcast_dims, format_dim
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable
+from symnb.errors import ShapeError
+from symnb.ops._dtypes import probe_dtype
+
+
+def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
+    """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis."""
+    ndim = max(v.type.ndim for v in inputs)
+    padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
+    out = []
+    for axis in range(ndim):
+        dim = padded[0][axis]
+        for other in padded[1:]:
+            try:
+                dim = broadcast_dims(dim, other[axis])
+            except DimMismatch as exc:
+                raise ShapeError(_broadcast_message(op, inputs, axis - ndim, exc)) from None
+        out.append(dim)
+    return tuple(out)
+
+
+def _broadcast_message(op, inputs, axis, exc) -> str:
+    operands = " and ".join(v.describe() for v in inputs)
+    return (
+        f"{op}: cannot broadcast {operands}: axis {axis} is {format_dim(exc.a)} in one "
+        f"and {format_dim(exc.b)} in the other (sizes must be equal, or one of them 1)"
+    )
+
+
+class Elemwise(Op):
+    """Base of elementwise ops; subclasses set ``nin``, ``impl``, ``c`` and ``grad_elem``."""
+
+    nin = 2
+    impl = None
+    c: str | None = None
+
+    def infer_types(self, *inputs):
+        if len(inputs) != self.nin:
+            raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
+        shape = broadcast_shapes(self, inputs)
+        return [TensorType(self.out_dtype(inputs), shape)]
+
+    def out_dtype(self, inputs):
+        return probe_dtype(self, self.impl, inputs)
+
+    def perform(self, *arrays):
+        return self.impl(*arrays)
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.shape import fit_gradient
+
+        grads = self.grad_elem(inputs, outputs[0], output_grads[0])
+        return [None if g is None else fit_gradient(g, x) for g, x in zip(grads, inputs)]
+
+    def grad_elem(self, inputs, output, gz):
+        """Gradients on the broadcast shape, one per input (None: no gradient flows)."""
+        raise NotImplementedError
+
+
+class _Unary(Elemwise):
+    nin = 1
+
+
+class _Logical(Elemwise):
+    """Comparisons and bitwise logic: integer or boolean outputs, no gradient."""
+
+    differentiable = False
+
+    def grad_elem(self, inputs, output, gz):
+        return [None] * len(inputs)
+
+
+# -- arithmetic ----------------------------------------------------------------------------
+class Add(Elemwise):
+    """x + y."""
+
+    impl, c = staticmethod(np.add), "({0} + {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz, gz]
+
+
+class Sub(Elemwise):
+    """x - y."""
+
+    impl, c = staticmethod(np.subtract), "({0} - {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz, -gz]
+
+
+class Mul(Elemwise):
+    """x * y."""
+
+    impl, c = staticmethod(np.multiply), "({0} * {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        x, y = inputs
+        return [gz * y, gz * x]
+
+
+class TrueDiv(Elemwise):
+    """x / y (integers divide to floats, as in NumPy)."""
+
+    impl, c = staticmethod(np.true_divide), "({0} / {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        x, y = inputs
+        return [gz / y, -gz * output / y]
+
+
+class FloorDiv(Elemwise):
+    """x // y, rounding toward minus infinity; its gradient is zero almost everywhere."""
+
+    impl, c = staticmethod(np.floor_divide), "floor_div({0}, {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * 0, gz * 0]
+
+
+class Mod(Elemwise):
+    """x % y with the sign of y (Python's and NumPy's rule)."""
+
+    impl, c = staticmethod(np.mod), "py_mod({0}, {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        x, y = inputs
+        return [gz, -gz * floor_div(x, y)]
+
+
+class Pow(Elemwise):
+    """x ** y."""
+
+    impl, c = staticmethod(np.power), "pow({0}, {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        x, y = inputs
+        return [gz * y * x ** (y - 1), gz * output * log(x)]
+
+
+class Neg(_Unary):
+    """-x."""
+
+    impl, c = staticmethod(np.negative), "(-{0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [-gz]
+
+
+class Pos(_Unary):
+    """+x."""
+
+    impl, c = staticmethod(np.positive), "(+{0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz]
+
+
+class Abs(_Unary):
+    """|x|."""
+
+    impl, c = staticmethod(np.absolute), "fabs({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * sign(inputs[0])]
+
+
+class Sign(_Unary):
+    """-1, 0 or 1; its gradient is zero."""
+
+    impl, c = staticmethod(np.sign), "sign({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * 0]
+
+
+# -- transcendental ------------------------------------------------------------------------
+class Exp(_Unary):
+    """e ** x."""
+
+    impl, c = staticmethod(np.exp), "exp({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * output]
+
+
+class Log(_Unary):
+    """Natural logarithm."""
+
+    impl, c = staticmethod(np.log), "log({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz / inputs[0]]
+
+
+class Sqrt(_Unary):
+    """Square root."""
+
+    impl, c = staticmethod(np.sqrt), "sqrt({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * 0.5 / output]
+
+
+class Tanh(_Unary):
+    """Hyperbolic tangent."""
+
+    impl, c = staticmethod(np.tanh), "tanh({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * (1 - output * output)]
+
+
+def _sigmoid(x):
+    """Logistic function, accurate at both tails (no overflow in exp)."""
+    x = np.asarray(x)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(e), copy=False)
+
+
+class Sigmoid(_Unary):
+    """1 / (1 + exp(-x))."""
+
+    impl, c = staticmethod(_sigmoid), "sigmoid({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * output * (1 - output)]
+
+
+class Sin(_Unary):
+    """Sine."""
+
+    impl, c = staticmethod(np.sin), "sin({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * cos(inputs[0])]
+
+
+class Cos(_Unary):
+    """Cosine."""
+
+    impl, c = staticmethod(np.cos), "cos({0})"
+
+    def grad_elem(self, inputs, output, gz):
+        return [-gz * sin(inputs[0])]
+
+
+# -- comparisons and logic -----------------------------------------------------------------
+class Less(_Logical):
+    """x < y."""
+
+    impl, c = staticmethod(np.less), "({0} < {1})"
+
+
+class LessEqual(_Logical):
+    """x <= y."""
+
+    impl, c = staticmethod(np.less_equal), "({0} <= {1})"
+
+
+class Greater(_Logical):
+    """x > y."""
+
+    impl, c = staticmethod(np.greater), "({0} > {1})"
+
+
+class GreaterEqual(_Logical):
+    """x >= y."""
+
+    impl, c = staticmethod(np.greater_equal), "({0} >= {1})"
+
+
+class Equal(_Logical):
+    """x == y."""
+
+    impl, c = staticmethod(np.equal), "({0} == {1})"
+
+
+class NotEqual(_Logical):
+    """x != y."""
+
+    impl, c = staticmethod(np.not_equal), "({0} != {1})"
+
+
+class BitwiseAnd(_Logical):
+    """x & y (logical and on booleans)."""
+
+    impl, c = staticmethod(np.bitwise_and), "({0} & {1})"
+
+
+class BitwiseOr(_Logical):
+    """x | y (logical or on booleans)."""
+
+    impl, c = staticmethod(np.bitwise_or), "({0} | {1})"
+
+
+class BitwiseXor(_Logical):
+    """x ^ y."""
+
+    impl, c = staticmethod(np.bitwise_xor), "({0} ^ {1})"
+
+
+class Invert(_Logical):
+    """~x (logical not on booleans)."""
+
+    nin = 1
+    impl, c = staticmethod(np.invert), "invert({0})"
+
+
+# -- dtype ---------------------------------------------------------------------------------
+class Cast(Elemwise):
+    """Convert to another dtype (``x.astype``)."""
+
+    __props__ = ("dtype",)
+    nin = 1
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype).name
+        self.c = f"(({self.dtype}){{0}})"
+
+    def out_dtype(self, inputs):
+        return np.dtype(self.dtype)
+
+    def perform(self, x):
+        return np.asarray(x).astype(self.dtype)
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz if inputs[0].type.is_float else None]
+
+
+# The op instances are the public functions: ``sn.exp(x)``, ``sn.add(x, y)``.
+add, sub, mul, true_div, floor_div, mod, pow = (
+    Add(),
+    Sub(),
+    Mul(),
+    TrueDiv(),
+    FloorDiv(),
+    Mod(),
+    Pow(),
+)
+neg, pos, abs, sign = Neg(), Pos(), Abs(), Sign()
+exp, log, sqrt, tanh, sigmoid, sin, cos = Exp(), Log(), Sqrt(), Tanh(), Sigmoid(), Sin(), Cos()
+less, less_equal, greater, greater_equal = Less(), LessEqual(), Greater(), GreaterEqual()
+equal, not_equal = Equal(), NotEqual()
+bitwise_and, bitwise_or, bitwise_xor, invert = BitwiseAnd(), BitwiseOr(), BitwiseXor(), Invert()
+divide = true_div
+
+
+def cast(x, dtype) -> Variable:
+    """``x`` converted to ``dtype`` (a no-op when it already has it)."""
+    from symnb.core.types import as_dtype
+    from symnb.core.variable import as_variable
+
+    x = as_variable(x)
+    dtype = as_dtype(dtype)
+    return x if x.type.dtype == dtype else Cast(dtype)(x)

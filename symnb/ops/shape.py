@@ -1,0 +1,281 @@
+"""Shape ops: the symbolic shape, axis permutations with new/dropped axes, reshape, and the
+broadcast helpers that gradients use to map a gradient back onto its input's shape."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from symnb.core.dims import format_shape, product
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import ShapeError
+from symnb.ops._axes import normalize_axis
+
+
+class Shape(Op):
+    """The runtime shape of x, an int64 vector."""
+
+    differentiable = False
+
+    def infer_types(self, x):
+        return [TensorType("int64", (x.type.ndim,))]
+
+    def perform(self, x):
+        return np.array(np.shape(x), dtype=np.int64)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
+
+
+class DimShuffle(Op):
+    """Permute axes, insert new length-1 axes (``"x"``) and drop length-1 axes.
+
+    ``order`` lists, for each output axis, the input axis it comes from or ``"x"``; input
+    axes not listed are dropped and must have length 1.
+    """
+
+    __props__ = ("order",)
+
+    def __init__(self, order):
+        self.order = tuple(order)
+
+    def infer_types(self, x):
+        kept = [a for a in self.order if a != "x"]
+        if sorted(kept) != sorted(set(kept)) or any(a >= x.type.ndim for a in kept):
+            raise ShapeError(f"{self}: bad permutation for {x.describe()}")
+        for axis in set(range(x.type.ndim)) - set(kept):
+            if x.type.shape[axis] not in (1, None):
+                raise ShapeError(
+                    f"{self}: cannot drop axis {axis} of {x.describe()}: its length is not 1"
+                )
+        shape = tuple(1 if a == "x" else x.type.shape[a] for a in self.order)
+        return [x.type.with_shape(shape)]
+
+    def perform(self, x):
+        kept = [a for a in self.order if a != "x"]
+        dropped = tuple(sorted(set(range(np.ndim(x))) - set(kept)))
+        x = np.squeeze(x, axis=dropped) if dropped else np.asarray(x)
+        rank = {a: i for i, a in enumerate(sorted(kept))}
+        x = np.transpose(x, [rank[a] for a in kept])
+        return np.reshape(x, [1 if a == "x" else x.shape[kept.index(a)] for a in self.order])
+
+    def grad(self, inputs, outputs, output_grads):
+        (x,), (g,) = inputs, output_grads
+        kept = [a for a in self.order if a != "x"]
+        g = DimShuffle([i for i, a in enumerate(self.order) if a != "x"])(g)
+        position = {a: j for j, a in enumerate(kept)}
+        return [DimShuffle([position.get(a, "x") for a in range(x.type.ndim)])(g)]
+
+
+class Reshape(Op):
+    """Reshape to ``target``: ints, at most one ``-1``, and names of the input's own dims.
+
+    ``name_axes`` says where each named target dim is in the input, to size it at run time.
+    """
+
+    __props__ = ("target", "name_axes")
+
+    def __init__(self, target, name_axes=()):
+        self.target, self.name_axes = tuple(target), tuple(name_axes)
+
+    def infer_types(self, x):
+        names = [d for d in x.type.shape if isinstance(d, str)]
+        for d in self.target:
+            if isinstance(d, str) and d not in names:
+                raise ShapeError(f"reshape: {d!r} is not a named dim of {x.describe()}")
+        if list(self.target).count(-1) > 1:
+            raise ShapeError(f"reshape: at most one -1 in {self.target}")
+        return [x.type.with_shape(self._out_shape(x.type.shape))]
+
+    def _out_shape(self, shape):
+        total = product(shape)
+        known = product(d for d in self.target if d != -1)
+        if -1 not in self.target:
+            if None not in (total, known) and total != known:
+                raise ShapeError(
+                    f"reshape: cannot reshape {format_shape(shape)} ({total} elements) "
+                    f"into {format_shape(self.target)} ({known} elements)"
+                )
+            return self.target
+        fill = None
+        if None not in (total, known):
+            if known == 0 or total % known:
+                raise ShapeError(
+                    f"reshape: {format_shape(shape)} ({total} elements) does not split "
+                    f"into {format_shape(self.target)}"
+                )
+            fill = total // known
+        return tuple(fill if d == -1 else d for d in self.target)
+
+    def perform(self, x):
+        axes = dict(self.name_axes)
+        return np.reshape(x, [x.shape[axes[d]] if isinstance(d, str) else d for d in self.target])
+
+    def grad(self, inputs, outputs, output_grads):
+        return [reshape_like(output_grads[0], inputs[0])]
+
+
+class _LikeOp(Op):
+    """Ops whose second input only gives its runtime shape (no gradient flows to it)."""
+
+    def infer_types(self, g, like):
+        return [TensorType(g.type.dtype, like.type.shape)]
+
+
+class ReshapeLike(_LikeOp):
+    """g reshaped to like's runtime shape."""
+
+    def perform(self, g, like):
+        return np.reshape(g, np.shape(like))
+
+    def grad(self, inputs, outputs, output_grads):
+        return [reshape_like(output_grads[0], inputs[0]), None]
+
+
+class BroadcastLike(_LikeOp):
+    """g broadcast to like's runtime shape."""
+
+    def perform(self, g, like):
+        return np.broadcast_to(g, np.shape(like)).copy()
+
+    def grad(self, inputs, outputs, output_grads):
+        return [sum_to_like(output_grads[0], inputs[0]), None]
+
+
+class SumToLike(_LikeOp):
+    """g summed over the axes where like is broadcast (leading axes, and length-1 axes)."""
+
+    def perform(self, g, like):
+        shape = np.shape(like)
+        lead = np.ndim(g) - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+        )
+        return np.sum(g, axis=axes).reshape(shape) if axes else np.asarray(g)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [broadcast_like(output_grads[0], inputs[0]), None]
+
+
+class ReducedSize(Op):
+    """The number of elements over some axes of x, as an int64 scalar."""
+
+    __props__ = ("axis",)
+    differentiable = False
+
+    def __init__(self, axis):
+        self.axis = tuple(axis)
+
+    def infer_types(self, x):
+        return [TensorType("int64", ())]
+
+    def perform(self, x):
+        return np.array(int(np.prod([np.shape(x)[a] for a in self.axis])), dtype=np.int64)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
+
+
+# -- functions -----------------------------------------------------------------------------
+def shape(x) -> Variable:
+    """The runtime shape of x (``x.shape``), an int64 vector."""
+    return Shape()(as_variable(x))
+
+
+def transpose(x, axes=None) -> Variable:
+    """Permute axes (reverse them by default), as ``np.transpose``."""
+    x = as_variable(x)
+    n = x.type.ndim
+    if axes is None:
+        axes = tuple(reversed(range(n)))
+    if len(axes) != n or sorted(a % n if n else a for a in axes) != list(range(n)):
+        raise _located(ShapeError(f"transpose: {tuple(axes)} is not a permutation of {n} axes"))
+    return DimShuffle(tuple(a % n for a in axes))(x)
+
+
+def expand_dims(x, axis) -> Variable:
+    """Insert length-1 axes at the given positions of the result."""
+    x = as_variable(x)
+    axis = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    n = x.type.ndim + len(axis)
+    new = {a % n for a in axis}
+    rest = iter(range(x.type.ndim))
+    return DimShuffle(tuple("x" if i in new else next(rest) for i in range(n)))(x)
+
+
+def squeeze(x, axis=None) -> Variable:
+    """Drop length-1 axes (all statically known ones by default)."""
+    x = as_variable(x)
+    if axis is None:
+        axis = tuple(i for i, d in enumerate(x.type.shape) if d == 1)
+    drop = set(normalize_axis(axis, x.type.ndim, "squeeze", x))
+    return DimShuffle(tuple(i for i in range(x.type.ndim) if i not in drop))(x)
+
+
+def reshape(x, newshape) -> Variable:
+    """Reshape; ``newshape`` may hold one -1 and names of x's dims (``("batch", 784)``)."""
+    x = as_variable(x)
+    if isinstance(newshape, (numbers.Integral, str)):
+        newshape = (newshape,)
+    target = tuple(d if isinstance(d, str) else int(d) for d in newshape)
+    names = {d: i for i, d in reversed(list(enumerate(x.type.shape))) if isinstance(d, str)}
+    return Reshape(target, tuple((d, names[d]) for d in target if d in names))(x)
+
+
+def reshape_like(g, like) -> Variable:
+    if g.type.shape == like.type.shape and None not in like.type.shape:
+        return g
+    return ReshapeLike()(g, like)
+
+
+def broadcast_like(g, like) -> Variable:
+    if g.type.shape == like.type.shape:
+        return g
+    return BroadcastLike()(g, like)
+
+
+def sum_axes_keep(g, axes) -> Variable:
+    from symnb.ops.reduce import sum as sum_
+
+    return sum_(g, axis=axes, keepdims=True) if axes else g
+
+
+def sum_to_like(g, like) -> Variable:
+    """g (broadcast shape) summed back to like's shape; static where shapes allow it."""
+    from symnb.ops.reduce import sum as sum_
+
+    lead = g.type.ndim - like.type.ndim
+    if lead:
+        g = sum_(g, axis=tuple(range(lead)))
+    pairs = list(zip(g.type.shape, like.type.shape))
+    g = sum_axes_keep(g, tuple(i for i, (a, b) in enumerate(pairs) if b == 1 and a != 1))
+    if all(a == b or b == 1 for a, b in pairs) and None not in like.type.shape:
+        return g
+    if all(a == b and a is not None for a, b in zip(g.type.shape, like.type.shape)):
+        return g
+    return SumToLike()(g, like)
+
+
+def fit_gradient(g, x) -> Variable:
+    """A gradient on a broadcast shape, summed to x's shape and cast to x's dtype."""
+    from symnb.ops.elemwise import cast
+
+    g = sum_to_like(g, x)
+    return cast(g, x.type.dtype) if x.type.is_float and g.type.dtype != x.type.dtype else g
+
+
+def reduced_size(x, axis) -> Variable:
+    """Elements over the axes: a constant when the dims are fixed."""
+    from symnb.core.variable import Constant
+
+    n = product(x.type.shape[a] for a in axis)
+    return Constant(n, dtype="int64") if n is not None else ReducedSize(axis)(x)
+
+
+def _located(exc):
+    from symnb.core.op import _at_user_line
+
+    return _at_user_line(exc)

@@ -1,0 +1,80 @@
+"""The text form of a graph: typed binders, one equation per line.
+
+    inputs: x:f32[batch,3]
+    shared: W:f32[3,2]
+      v0:f32[batch,2] = matmul x W
+      v1:f32[] = sum[axis=(0, 1), keepdims=False] v0
+    outputs: v1
+
+Weak Python scalars print inline (``2.0``); other constants are listed with their values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.graph import Graph, leaves
+from symnb.core.variable import Constant, SharedVariable
+
+
+class _Namer:
+    """Unique, readable names: the user's where given, ``v0, v1, ...`` otherwise."""
+
+    def __init__(self):
+        self.names: dict[int, str] = {}
+        self.used: set[str] = set()
+        self.counter = 0
+
+    def __call__(self, var) -> str:
+        if id(var) in self.names:
+            return self.names[id(var)]
+        if isinstance(var, Constant) and var.weak:
+            return repr(var.data)
+        name = var.name or self._fresh("c" if isinstance(var, Constant) else "v")
+        base, k = name, 1
+        while name in self.used:
+            name, k = f"{base}_{k}", k + 1
+        self.used.add(name)
+        self.names[id(var)] = name
+        return name
+
+    def _fresh(self, prefix):
+        while f"{prefix}{self.counter}" in self.used:
+            self.counter += 1
+        self.counter += 1
+        return f"{prefix}{self.counter - 1}"
+
+
+def _binder(name, var) -> str:
+    return f"{name}:{var.type}"
+
+
+def _value(var: Constant) -> str:
+    if var.value.size > 8:
+        return "<...>"
+    return np.array2string(var.value, separator=", ").replace("\n", "")
+
+
+def format_graph(graph: Graph) -> str:
+    """The whole graph as text (stable for a given graph: tests may compare it)."""
+    name = _Namer()
+    lines = ["inputs: " + " ".join(_binder(name(v), v) for v in graph.inputs)]
+    roots = leaves(graph.outputs)
+    shared = [v for v in roots if isinstance(v, SharedVariable)]
+    consts = [v for v in roots if isinstance(v, Constant) and not v.weak]
+    if shared:
+        lines.append("shared: " + " ".join(_binder(name(v), v) for v in shared))
+    if consts:
+        lines.append("constants: " + " ".join(f"{_binder(name(v), v)}={_value(v)}" for v in consts))
+    for node in graph.toposort():
+        outs = " ".join(_binder(name(v), v) for v in node.outputs)
+        args = " ".join(name(v) for v in node.inputs)
+        lines.append(f"  {outs} = {node.op} {args}")
+    lines.append("outputs: " + " ".join(name(v) for v in graph.outputs))
+    return "\n".join(lines)
+
+
+def format_expr(*outputs) -> str:
+    """The text form of the graph behind some variables (inputs are their free leaves)."""
+    free = [v for v in leaves(list(outputs)) if not isinstance(v, (Constant, SharedVariable))]
+    return format_graph(Graph(free, list(outputs), clone=False))

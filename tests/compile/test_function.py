@@ -1,0 +1,121 @@
+import numpy as np
+import pytest
+
+import symnb as sn
+
+
+def test_outputs_keep_the_users_structure():
+    x = sn.vector("x")
+    one = sn.function([x], x + 1)
+    assert np.array_equal(one([1, 2]), [2, 3])
+    pair = sn.function([x], [x + 1, x * 2])
+    assert isinstance(pair([1.0]), list) and pair([1.0])[1][0] == 2
+    tup = sn.function([x], (x, x))
+    assert isinstance(tup([1.0]), tuple)
+    named = sn.function([x], {"double": x * 2, "neg": -x})
+    out = named([3.0])
+    assert set(out) == {"double", "neg"} and out["neg"][0] == -3
+
+
+def test_keyword_arguments_and_missing_inputs():
+    x, y = sn.scalar("x"), sn.scalar("y")
+    f = sn.function([x, y], x - y, name="diff")
+    assert f(y=1.0, x=3.0) == 2.0
+    with pytest.raises(sn.InputError, match="missing input 1 'y'"):
+        f(1.0)
+    with pytest.raises(sn.InputError, match="no input named 'z'"):
+        f(1.0, z=2.0)
+    with pytest.raises(sn.InputError, match="takes 2 inputs, got 3"):
+        f(1.0, 2.0, 3.0)
+
+
+def test_updates_are_all_computed_before_any_is_written():
+    a = sn.shared(np.array(1.0), name="a")
+    b = sn.shared(np.array(10.0), name="b")
+    swap = sn.function([], [a, b], updates={a: b, b: a})
+    assert [float(v) for v in swap()] == [1.0, 10.0]
+    assert float(a.get_value()) == 10.0 and float(b.get_value()) == 1.0
+
+
+def test_updates_accumulate_across_calls_and_accept_pairs():
+    count = sn.shared(np.array(0, dtype="int64"), name="count")
+    step = sn.function([], count, updates=[(count, count + 1)])
+    assert [int(step()) for _ in range(3)] == [0, 1, 2]
+    assert int(count.get_value()) == 3
+
+
+def test_bad_updates_are_refused():
+    w = sn.shared(np.zeros(3, "float32"), name="w")
+    x = sn.vector("x", dtype="float64")
+    with pytest.raises(sn.DTypeError, match=r"update: 'w'.*losing precision.*astype\('float32'\)"):
+        sn.function([x], x, updates={w: x})
+    with pytest.raises(sn.ShapeError, match=r"update: 'w'.*\(4,\)"):
+        sn.function([], w, updates={w: sn.constant(np.zeros(4, "float32"))})
+    with pytest.raises(sn.GraphError, match="not a shared variable"):
+        sn.function([x], x, updates={x: x})
+
+
+def test_givens_substitute_variables():
+    x, y = sn.vector("x"), sn.vector("y")
+    f = sn.function([y], x * 2, givens={x: y + 1})
+    assert np.array_equal(f([1.0, 2.0]), [4.0, 6.0])
+    w = sn.shared(np.arange(3.0), name="w")
+    g = sn.function([], x.sum(), givens={x: w})
+    assert float(g()) == 3.0
+
+
+def test_graph_errors_name_the_variable():
+    x, y = sn.vector("x"), sn.vector("y")
+    with pytest.raises(sn.GraphError, match=r"depend on 'y'.*not among the inputs"):
+        sn.function([x], x + y)
+    with pytest.raises(sn.GraphError, match="computed"):
+        sn.function([x + 1], x)
+    with pytest.raises(sn.GraphError, match="listed twice"):
+        sn.function([x, x], x)
+
+
+def test_input_checks_name_the_input_and_the_shapes():
+    x = sn.tensor("x", shape=("batch", 3), dtype="float32")
+    y = sn.tensor("y", shape=("batch",), dtype="int64")
+    f = sn.function([x, y], x.sum(axis=1) + y)
+    assert f(np.ones((2, 3), "float32"), np.array([1, 2])).shape == (2,)
+    assert f(np.ones((2, 3), "float16"), [1, 2]).dtype == np.float64  # f32 + i64, as NumPy
+    with pytest.raises(sn.InputError, match=r"input 0 'x' expects float32, got a float64 array"):
+        f(np.ones((2, 3)), np.array([1, 2]))
+    with pytest.raises(sn.InputError, match=r"input 0 'x' expects shape \(batch, 3\).*3 dims"):
+        f(np.ones((2, 3, 1), "float32"), np.array([1, 2]))
+    with pytest.raises(sn.InputError, match=r"axis 1 has length 4, expected 3"):
+        f(np.ones((2, 4), "float32"), np.array([1, 2]))
+    with pytest.raises(
+        sn.InputError, match=r"input 1 'y'.*'batch' \(axis 0\) is 5 here but 2 in input 0 'x'"
+    ):
+        f(np.ones((2, 3), "float32"), np.arange(5))
+    with pytest.raises(sn.InputError, match=r"input 1 'y' expects int64; the value \[1.5\]"):
+        f(np.ones((1, 3), "float32"), [1.5])
+
+
+def test_python_floats_round_into_float32_inputs():
+    x = sn.scalar("x", dtype="float32")
+    assert sn.function([x], x * 1)(0.1) == np.float32(0.1)
+
+
+def test_eval_and_sn_eval():
+    x = sn.vector("x")
+    assert np.array_equal((x * 3).eval({x: [1.0, 2.0]}), [3.0, 6.0])
+    assert float(sn.eval(sn.constant(2.0) + 1)) == 3.0
+
+
+def test_runtime_failures_name_the_node_and_line():
+    x = sn.vector("x")
+    y = sn.vector("y")
+    f = sn.function([x, y], x + y)  # both dims unknown: checked only when it runs
+    with pytest.raises(
+        sn.SymnbError, match=r"add\('x'.*'y'.*\) failed.*\n  built at .*test_function"
+    ):
+        f([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_unavailable_backend_is_a_clear_error():
+    x = sn.vector("x")
+    with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+        sn.function([x], x, backend="gpu")

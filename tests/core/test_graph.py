@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.core.graph import OUTPUT, Graph
+
+
+def test_graph_clones_nodes_but_keeps_leaves():
+    x = sn.vector("x")
+    y = sn.exp(x) + 1
+    g = Graph([x], [y])
+    assert g.outputs[0] is not y and g.outputs[0].owner.op == y.owner.op
+    assert len(g) == 2
+    (node,) = [n for n in g.nodes if n.op == sn.exp]
+    assert node.inputs[0] is x
+    assert g.clients[x] == [(node, 0)]
+    assert g.clients[g.outputs[0]] == [(OUTPUT, 0)]
+
+
+def test_replace_updates_clients_and_prunes():
+    x = sn.vector("x")
+    y = sn.exp(x) * 2
+    g = Graph([x], [y])
+    (exp_node,) = [n for n in g.nodes if n.op == sn.exp]
+    g.replace(exp_node.outputs[0], sn.sin(x))
+    assert {n.op.op_name() for n in g.nodes} == {"sin", "mul"}
+    f = sn.function([x], y)  # the user's graph is untouched
+    assert np.allclose(f([0.0]), [2.0])
+    assert all(c is not exp_node for c, _ in g.clients.get(x, []))
+
+
+def test_replace_refuses_a_different_type():
+    x = sn.vector("x")
+    g = Graph([x], [sn.exp(x)])
+    with pytest.raises(sn.GraphError, match="cannot replace"):
+        g.replace(g.outputs[0], sn.cast(x, "int32"))
+
+
+def test_ops_are_hashable_by_parameters():
+    a, b = sn.vector("a"), sn.vector("b")
+    assert sn.sum(a, axis=0).owner.op == sn.sum(b, axis=0).owner.op
+    assert sn.sum(a, axis=0).owner.op != sn.sum(a, axis=0, keepdims=True).owner.op
+    assert hash(sn.mean(a).owner.op) == hash(sn.mean(b).owner.op)
+
+
+def test_deep_graphs_do_not_recurse():
+    x = sn.scalar("x")
+    y = x
+    for _ in range(5000):
+        y = y + 1
+    assert float(sn.function([x], y)(0.0)) == 5000.0

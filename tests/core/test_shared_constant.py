@@ -1,0 +1,39 @@
+import numpy as np
+import pytest
+
+import symnb as sn
+
+
+def test_shared_copies_by_default_and_borrow_shares():
+    value = np.zeros(3)
+    w = sn.shared(value, name="w")
+    value[0] = 5
+    assert w.get_value()[0] == 0
+    got = w.get_value()
+    got[1] = 7
+    assert w.get_value()[1] == 0
+    b = sn.shared(value, name="b", borrow=True)
+    assert b.get_value(borrow=True) is value
+
+
+def test_shared_set_value_checks_dtype_and_shape():
+    w = sn.shared(np.zeros((2, 3), "float32"), name="W")
+    w.set_value(np.ones((2, 3)))  # float64 -> float32 is same-kind: accepted, cast
+    assert w.get_value().dtype == np.float32 and w.get_value().sum() == 6
+    with pytest.raises(sn.InputError, match=r"'W'.*shape \(3, 3\)"):
+        w.set_value(np.ones((3, 3)))
+    with pytest.raises(sn.DTypeError, match="'W'"):
+        w.set_value(np.ones((2, 3), complex))
+    relaxed = sn.shared(np.zeros((2, 3)), name="R", shape=(None, 3))
+    relaxed.set_value(np.ones((5, 3)))
+    assert relaxed.get_value().shape == (5, 3)
+
+
+def test_constants_are_read_only_and_weak_scalars_keep_float32():
+    c = sn.constant([1.0, 2.0], dtype="float32")
+    assert c.type == sn.TensorType("float32", (2,))
+    with pytest.raises(ValueError):
+        c.value[0] = 3
+    x = sn.vector("x", dtype="float32")
+    assert (x * 2.0).dtype == np.float32
+    assert (x * np.float64(2.0)).dtype == np.float64  # a NumPy scalar is not weak

@@ -1,0 +1,24 @@
+"""The demo's model trains to > 90% test accuracy on scikit-learn's digits."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "logistic_regression.py"
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("logistic_regression", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_logistic_regression_trains_on_digits(capsys):
+    example = load_example()
+    accuracy = example.main(epochs=15)
+    assert accuracy > 0.9
+    losses = [float(line.split()[3]) for line in capsys.readouterr().out.splitlines()]
+    assert losses == sorted(losses, reverse=True) and losses[-1] < losses[0] / 3
+    assert np.isfinite(losses).all()

@@ -1,0 +1,191 @@
+"""The foundation's op set against NumPy: values, dtypes, broadcasting, 0-d and empty dims."""
+
+import operator
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.conftest import random_array
+
+BINARY = {
+    "add": (operator.add, np.add),
+    "sub": (operator.sub, np.subtract),
+    "mul": (operator.mul, np.multiply),
+    "truediv": (operator.truediv, np.true_divide),
+    "floordiv": (operator.floordiv, np.floor_divide),
+    "mod": (operator.mod, np.mod),
+    "pow": (operator.pow, np.power),
+    "lt": (operator.lt, np.less),
+    "le": (operator.le, np.less_equal),
+    "gt": (operator.gt, np.greater),
+    "ge": (operator.ge, np.greater_equal),
+    "eq": (operator.eq, np.equal),
+    "ne": (operator.ne, np.not_equal),
+}
+BITWISE = {"and": (operator.and_, np.bitwise_and), "or": (operator.or_, np.bitwise_or)}
+UNARY = {
+    "neg": (operator.neg, np.negative),
+    "abs": (abs, np.abs),
+    "exp": (sn.exp, np.exp),
+    "log": (sn.log, np.log),
+    "sqrt": (sn.sqrt, np.sqrt),
+    "tanh": (sn.tanh, np.tanh),
+    "sin": (sn.sin, np.sin),
+    "cos": (sn.cos, np.cos),
+    "sigmoid": (sn.sigmoid, lambda a: 1 / (1 + np.exp(-a))),
+}
+SHAPES = [
+    ((3, 4), (3, 4)),
+    ((3, 4), (4,)),
+    ((2, 1, 4), (3, 1)),
+    ((), (5,)),
+    ((0, 3), (3,)),
+    ((), ()),
+]
+DTYPES = [
+    ("float64", "float64"),
+    ("float32", "float64"),
+    ("float32", "int64"),
+    ("int32", "int8"),
+    ("int64", "int64"),
+    ("uint8", "float32"),
+]
+
+
+def run(build, *arrays):
+    xs = [sn.tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
+    return sn.function(xs, build(*xs))(*arrays)
+
+
+def check(got, want):
+    want = np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype != np.float16 else 1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("dtypes", DTYPES)
+def test_binary_ops_match_numpy(name, shapes, dtypes, rng):
+    sym, ref = BINARY[name]
+    a, b = (random_array(rng, s, d) for s, d in zip(shapes, dtypes))
+    with np.errstate(all="ignore"):
+        check(run(sym, a, b), ref(a, b))
+
+
+@pytest.mark.parametrize("name", sorted(BITWISE))
+@pytest.mark.parametrize("dtypes", [("bool", "bool"), ("int32", "int64"), ("uint8", "bool")])
+def test_bitwise_ops_match_numpy(name, dtypes, rng):
+    sym, ref = BITWISE[name]
+    a, b = random_array(rng, (3, 4), dtypes[0]), random_array(rng, (4,), dtypes[1])
+    check(run(sym, a, b), ref(a, b))
+    check(run(operator.invert, a), np.invert(a))
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", [(3, 4), (), (0,)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8"])
+def test_unary_ops_match_numpy(name, shape, dtype, rng):
+    sym, ref = UNARY[name]
+    a = random_array(rng, shape, dtype)
+    want = ref(a) if name != "sigmoid" else ref(a).astype(np.exp(a).dtype)
+    check(run(sym, a), want)
+
+
+def test_sigmoid_is_finite_at_the_tails():
+    x = np.array([-1000.0, -30.0, 0.0, 30.0, 1000.0])
+    out = run(sn.sigmoid, x)
+    assert np.all(np.isfinite(out)) and out[0] == 0 and out[-1] == 1 and out[2] == 0.5
+
+
+def test_weak_python_scalars_follow_numpy():
+    a = np.arange(4, dtype="float32")
+    check(run(lambda x: x * 2.5 + 1, a), a * 2.5 + 1)
+    i8 = np.arange(4, dtype="int8")
+    check(run(lambda x: x + 3, i8), i8 + 3)
+    check(run(lambda x: 2**x, i8), 2**i8)
+    with pytest.raises(sn.DTypeError, match="int8"):
+        sn.vector("v", dtype="int8") + 1000
+
+
+@pytest.mark.parametrize(
+    "fn,ref", [(sn.sum, np.sum), (sn.mean, np.mean), (sn.max, np.max), (sn.min, np.min)]
+)
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), ()])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_reductions_match_numpy(fn, ref, axis, keepdims, dtype, rng):
+    if dtype == "bool" and fn is sn.mean:
+        pytest.skip("numpy's mean of bool is float64; covered by the int case")
+    a = random_array(rng, (2, 3, 4), dtype)
+    check(
+        run(lambda x: fn(x, axis=axis, keepdims=keepdims), a), ref(a, axis=axis, keepdims=keepdims)
+    )
+
+
+def test_reduction_of_empty_and_0d():
+    check(run(sn.sum, np.zeros((0, 3))), np.zeros(()))
+    check(run(lambda x: sn.sum(x, axis=0), np.zeros((0, 3))), np.zeros(3))
+    check(run(sn.mean, np.array(2.0)), np.array(2.0))
+
+
+def test_method_sugar(rng):
+    a = random_array(rng, (3, 4), "float64")
+    check(run(lambda x: x.sum(axis=1), a), a.sum(axis=1))
+    check(run(lambda x: x.mean(axis=0, keepdims=True), a), a.mean(axis=0, keepdims=True))
+    check(run(lambda x: x.max(), a), a.max())
+    check(run(lambda x: x.min(axis=-1), a), a.min(axis=-1))
+    check(run(lambda x: x.T, a), a.T)
+    check(run(lambda x: x.reshape(2, 6), a), a.reshape(2, 6))
+    check(run(lambda x: x.reshape((-1,)), a), a.reshape(-1))
+    check(run(lambda x: x.astype("int32"), a), a.astype("int32"))
+    check(run(lambda x: x.shape, a), np.array(a.shape))
+    check(run(lambda x: -(+x), a), -a)
+    assert sn.vector("v").ndim == 1 and sn.vector("v", dtype="int8").dtype == np.int8
+
+
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((3, 4), (4, 5)),
+        ((4,), (4, 5)),
+        ((3, 4), (4,)),
+        ((4,), (4,)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 1, 3, 4), (5, 4, 2)),
+        ((0, 4), (4, 2)),
+    ],
+)
+@pytest.mark.parametrize(
+    "dtypes",
+    [("float64", "float64"), ("float32", "float64"), ("int32", "int64"), ("float32", "float32")],
+)
+def test_matmul_and_dot_match_numpy(sa, sb, dtypes, rng):
+    a, b = random_array(rng, sa, dtypes[0]), random_array(rng, sb, dtypes[1])
+    check(run(operator.matmul, a, b), np.matmul(a, b))
+    if len(sa) <= 2 and len(sb) <= 2:
+        check(run(sn.dot, a, b), np.dot(a, b))
+
+
+def test_transpose_reshape_cast_with_named_dims(rng):
+    x = sn.tensor("x", shape=("batch", 28, 28))
+    flat = x.reshape(("batch", 784))
+    assert flat.type.shape == ("batch", 784)
+    a = random_array(rng, (5, 28, 28), "float64")
+    np.testing.assert_array_equal(sn.function([x], flat)(a), a.reshape(5, 784))
+    t = sn.transpose(x, (1, 2, 0))
+    assert t.type.shape == (28, 28, "batch")
+    assert sn.cast(x, "float32").dtype == np.float32
+    assert sn.cast(x, "float64") is x
+
+
+def test_reshape_refuses_wrong_element_counts():
+    x = sn.tensor("x", shape=(4, 6))
+    with pytest.raises(sn.ShapeError, match=r"24 elements.*\(5, 5\)"):
+        x.reshape(5, 5)
+    with pytest.raises(sn.ShapeError, match="does not split"):
+        x.reshape(-1, 5)
+    with pytest.raises(sn.ShapeError, match="'seq' is not a named dim"):
+        sn.tensor("y", shape=("batch", 3)).reshape(("seq", 3))
