@@ -1,7 +1,9 @@
-"""Shared test helpers: random data of a given dtype, and NumPy-vs-symnb comparison."""
+"""Fixtures: a seeded random generator, and the backend each op test runs on."""
 
 import numpy as np
 import pytest
+
+from tests.helpers import available_backends
 
 
 @pytest.fixture
@@ -9,11 +11,7 @@ def rng():
     return np.random.default_rng(1234)
 
 
-def random_array(rng, shape, dtype):
-    """Values that suit most ops: positive floats away from 0, small ints, random bools."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return rng.random(shape) > 0.5
-    if dtype.kind in "iu":
-        return rng.integers(1, 5, size=shape).astype(dtype)
-    return rng.uniform(0.5, 2.0, size=shape).astype(dtype)
+@pytest.fixture(params=available_backends())
+def backend(request):
+    """Each test that takes ``backend`` runs once per available backend."""
+    return request.param

@@ -1,0 +1,47 @@
+"""Helpers every op test uses, so each op test runs on every backend against NumPy.
+
+``BACKENDS`` lists the backends the op tests run on; a backend that cannot run on this
+machine is listed with the reason it is skipped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import symnb as sn
+from symnb.backends import LINKERS
+
+
+def available_backends() -> list[str]:
+    """Backends registered in symnb.backends.LINKERS (``py`` first)."""
+    return sorted(LINKERS, key=lambda name: name != "py")
+
+
+def random_array(rng, shape, dtype):
+    """Values that suit most ops: positive floats away from 0, small ints, random bools."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) > 0.5
+    if dtype.kind in "iu":
+        return rng.integers(1, 5, size=shape).astype(dtype)
+    return rng.uniform(0.5, 2.0, size=shape).astype(dtype)
+
+
+def run(build, *arrays, backend="py", **function_kwargs):
+    """Compile ``build(*inputs)`` for inputs shaped like ``arrays`` and run it on them."""
+    xs = [
+        sn.tensor(f"x{i}", shape=np.shape(a), dtype=np.asarray(a).dtype)
+        for i, a in enumerate(arrays)
+    ]
+    return sn.function(xs, build(*xs), backend=backend, **function_kwargs)(*arrays)
+
+
+def check(got, want, rtol=None, atol=0.0):
+    """Same dtype, same shape, values within float tolerance (tighter for float64)."""
+    want = np.asarray(want)
+    got = np.asarray(got)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if rtol is None:
+        rtol = {np.float16: 1e-3, np.float32: 1e-5}.get(want.dtype.type, 1e-7)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
