@@ -21,6 +21,15 @@ from symnb.core.graph import Graph
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
+from symnb.grad import (  # noqa: F401
+    DisconnectedInputError,
+    DisconnectedInputWarning,
+    GradientError,
+    Lop,
+    NotDifferentiableError,
+    check_grad,
+    grad,
+)
 from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
 from symnb.ops import getitem  # noqa: F401
 from symnb.viz.text import format_expr, format_graph
@@ -38,4 +47,6 @@ __all__ = [
     "ShapeWarning", "SharedVariable", "SymnbError", "TensorType", "Variable", "config",
     "constant", "eval", "format_expr", "format_graph", "function", "matrix", "scalar",
     "shared", "tensor", "tensor3", "tensor4", "vector",
+    "grad", "Lop", "check_grad", "GradientError", "DisconnectedInputError",
+    "DisconnectedInputWarning", "NotDifferentiableError",
 ]  # fmt: skip

@@ -1,0 +1,120 @@
+"""``sn.check_grad``: symbolic gradients against central finite differences.
+
+The expression is projected on a fixed random tensor of its own shape, which turns any
+output into a scalar cost whose gradient mixes every output element; the symbolic gradient of
+that cost is then compared, element by element, with ``(c(x + eps) - c(x - eps)) / 2 eps``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.variable import Constant, as_variable
+
+#: (eps, rtol, atol) per input dtype: central differences lose about eps**2 to truncation and
+#: (float resolution / eps) to rounding, so eps balances the two for each precision.
+DEFAULTS = {
+    np.dtype("float64"): (1e-6, 1e-5, 1e-7),
+    np.dtype("float32"): (1e-3, 1e-2, 1e-3),
+    np.dtype("float16"): (1e-1, 5e-2, 5e-2),
+}
+
+
+class GradientError(AssertionError):
+    """A symbolic gradient disagrees with finite differences; the message shows the worst."""
+
+
+def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None):
+    """Check ``sn.grad`` of ``fn`` at ``inputs`` (arrays) against finite differences.
+
+    ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
+    variable of any shape. Float inputs are checked; integer and boolean ones are held fixed.
+    ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
+    """
+    from symnb.compile import function
+    from symnb.core.constructors import tensor
+    from symnb.grad.reverse import grad
+    from symnb.ops.reduce import sum as sum_
+
+    arrays = [np.array(a) for a in inputs]
+    xs = [tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
+    out = as_variable(fn(*xs))
+    if not out.type.is_float:
+        raise TypeError(f"check_grad: fn returned {out.describe()}; a float output is needed")
+    value = np.asarray(function(xs, out)(*arrays))
+    cost = sum_(out * Constant(_projection(rng, value.shape), dtype=out.type.dtype))
+    checked = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
+    if not checked:
+        return None
+    grads = grad(cost, [xs[i] for i in checked], disconnected="ignore")
+    analytic = function(xs, grads)(*arrays)
+    cost_fn = function(xs, cost)
+    for i, g in zip(checked, analytic):
+        e, r, a = _tolerances(arrays[i].dtype, eps, rtol, atol)
+        _check_shape(i, xs[i], g, arrays[i])
+        numeric = numeric_gradient(cost_fn, arrays, i, e)
+        _compare(i, xs[i], np.asarray(g, dtype="float64"), numeric, r, a, e)
+    return None
+
+
+def _projection(rng, shape) -> np.ndarray:
+    """The fixed random tensor the output is projected on (seed 0 unless one is given)."""
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng or 0)
+    return generator.standard_normal(shape)
+
+
+def _tolerances(dtype, eps, rtol, atol) -> tuple[float, float, float]:
+    e, r, a = DEFAULTS.get(np.dtype(dtype), DEFAULTS[np.dtype("float32")])
+    return (
+        e if eps is None else eps,
+        r if rtol is None else rtol,
+        a if atol is None else atol,
+    )
+
+
+def numeric_gradient(cost_fn, arrays, index: int, eps: float) -> np.ndarray:
+    """Central differences of ``cost_fn`` in every element of ``arrays[index]``."""
+    base = arrays[index]
+    out = np.zeros(base.shape, dtype="float64")
+    for element in np.ndindex(base.shape):
+        out[element] = _difference(cost_fn, arrays, index, element, eps)
+    return out
+
+
+def _difference(cost_fn, arrays, index, element, eps) -> float:
+    values = list(arrays)
+    shifted = arrays[index].copy()
+    shifted[element] = arrays[index][element] + eps
+    values[index] = shifted
+    up = float(cost_fn(*values))
+    shifted = arrays[index].copy()
+    shifted[element] = arrays[index][element] - eps
+    values[index] = shifted
+    down = float(cost_fn(*values))
+    return (up - down) / (2 * eps)
+
+
+def _check_shape(index, var, g, array):
+    g = np.asarray(g)
+    if g.shape != array.shape or g.dtype != array.dtype:
+        raise GradientError(
+            f"check_grad: the gradient of input {index} {var.describe()} is "
+            f"{g.dtype.name}{g.shape}, expected {array.dtype.name}{array.shape}"
+        )
+
+
+def _compare(index, var, analytic, numeric, rtol, atol, eps):
+    error = np.abs(analytic - numeric)
+    allowed = atol + rtol * np.abs(numeric)
+    bad = ~(error <= allowed)
+    if not bad.any():
+        return
+    ratio = np.where(bad, np.nan_to_num(error / allowed, nan=np.inf), 0.0)
+    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.ndim else ()
+    raise GradientError(
+        f"check_grad: gradient of input {index} {var.describe()} is wrong at element "
+        f"{tuple(int(k) for k in worst)}: analytic {float(analytic[worst])!r}, numeric "
+        f"{float(numeric[worst])!r} (abs error {error[worst]:.3g}, allowed {allowed[worst]:.3g}; "
+        f"rtol={rtol}, atol={atol}, eps={eps}); {int(bad.sum())} of {bad.size} elements "
+        "out of tolerance"
+    )

@@ -1,0 +1,330 @@
+"""Reverse accumulation: ``sn.grad`` and ``sn.Lop`` as one walk over the graph, newest first.
+
+A gradient is an ordinary graph built from each op's own ``grad`` rule. The walk keeps, for
+every variable, the list of gradient contributions its users sent; the list is summed once,
+when the walk reaches the node that made the variable (all its users come later in the
+topological order, so by then every contribution is in). A variable with no contribution has
+a zero gradient that is never built as a node; only a requested input that is connected to
+the cost, but receives nothing, gets an explicit zero.
+
+Gradients flow only through floating-point variables: integer and boolean values (indices,
+comparisons, shapes) pass no gradient, so the ops that make them are never asked for one.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from symnb.core import variable as _variable
+from symnb.core.graph import ancestors
+from symnb.core.op import Apply, NotDifferentiable
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.grad.errors import (
+    DisconnectedInputError,
+    DisconnectedInputWarning,
+    NotDifferentiableError,
+)
+
+DISCONNECTED = ("raise", "warn", "ignore")
+RETURN_DISCONNECTED = ("zero", "none")
+
+
+def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
+    """Gradient of the scalar ``cost`` with respect to ``wrt`` (a variable or a list).
+
+    ``known_grads``: ``{variable: its gradient}`` to start from (with or instead of the cost).
+    ``disconnected``: what to do for a ``wrt`` the cost does not depend on ("raise", "warn"
+    or "ignore"); ``return_disconnected``: what such an input gets ("zero" or "none").
+    Returns one gradient per ``wrt``, each with that input's dtype and shape.
+    """
+    _check_option("disconnected", disconnected, DISCONNECTED)
+    _check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
+    targets, single = _as_list(wrt, "wrt")
+    for var in targets:
+        _check_wrt(var)
+    walk = ReverseWalk(_seeds(cost, known_grads), targets)
+    results = [walk.result(var, disconnected, return_disconnected) for var in targets]
+    return results[0] if single else results
+
+
+def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"):  # noqa: N802
+    """Vector-Jacobian product: ``eval_points`` (shaped like ``f``) times d f / d wrt.
+
+    ``f`` and ``eval_points`` are a variable each or equal-length lists; the result has one
+    entry per ``wrt``, shaped like it (Theano's ``Lop``).
+    """
+    outputs, _ = _as_list(f, "f")
+    points, _ = _as_list(eval_points, "eval_points")
+    if len(outputs) != len(points):
+        raise ValueError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
+    known = list(zip(outputs, points))
+    return grad(None, wrt, known, disconnected, return_disconnected)
+
+
+# -- arguments ------------------------------------------------------------------------------
+def _check_option(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"sn.grad: {name}={value!r}; use one of {', '.join(map(repr, allowed))}")
+
+
+def _as_list(value, what) -> tuple[list, bool]:
+    """A list of variables, and whether a single one was given."""
+    if isinstance(value, (list, tuple)):
+        return [_variable_arg(v, what) for v in value], False
+    return [_variable_arg(value, what)], True
+
+
+def _variable_arg(value, what):
+    if isinstance(value, Variable):
+        return value
+    if what == "eval_points":
+        return as_variable(value)
+    raise TypeError(f"sn.grad: {what} must be symbolic variables, not {type(value).__name__}")
+
+
+def _check_wrt(var: Variable):
+    """Only float (and complex) variables have a gradient."""
+    if not var.type.is_float:
+        raise DTypeError(
+            f"sn.grad: cannot differentiate with respect to {var.describe()}: integer and "
+            "boolean variables are kept out of differentiation (no gradient is defined for "
+            "them); make it a float variable if you need its gradient"
+        )
+
+
+def _seeds(cost, known_grads) -> list[tuple[Variable, Variable]]:
+    """(variable, starting gradient) pairs: the cost with 1, then the known gradients."""
+    pairs = []
+    if cost is not None:
+        pairs.append((_check_cost(cost), Constant(1, dtype=cost.type.dtype)))
+    items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
+    for var, g in items:
+        if not isinstance(var, Variable):
+            raise TypeError(f"sn.grad: known_grads keys must be variables, not {var!r}")
+        pairs.append((var, _fit_known(var, as_variable(g))))
+    if not pairs:
+        raise ValueError("sn.grad: give a cost, or known_grads to start from")
+    return pairs
+
+
+def _check_cost(cost) -> Variable:
+    if not isinstance(cost, Variable):
+        raise TypeError(f"sn.grad: the cost must be a symbolic variable, not {cost!r}")
+    if cost.type.ndim != 0:
+        raise ShapeError(
+            f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}; reduce it "
+            "(sn.sum, sn.mean), or use sn.Lop / sn.jacobian for non-scalar expressions"
+        )
+    if not cost.type.is_float:
+        raise DTypeError(f"sn.grad: the cost {cost.describe()} is not a float; it has no gradient")
+    return cost
+
+
+def _fit_known(var: Variable, g: Variable) -> Variable:
+    """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape."""
+    from symnb.ops.elemwise import cast
+    from symnb.ops.shape import broadcast_like
+
+    if g.type.ndim == 0 and var.type.ndim:
+        g = broadcast_like(g, var)
+    if g.type.ndim != var.type.ndim:
+        raise ShapeError(
+            f"sn.grad: the known gradient {g.describe()} does not fit {var.describe()}"
+        )
+    return cast(g, var.type.dtype) if var.type.is_float else g
+
+
+# -- the walk -------------------------------------------------------------------------------
+class ReverseWalk:
+    """One backward pass from the seeds, collecting every gradient that reaches ``wrt``."""
+
+    def __init__(self, seeds: list[tuple[Variable, Variable]], wrt: list[Variable]):
+        self.wrt = wrt
+        order = ancestors([var for var, _ in seeds])
+        self.reach = _depends_on(wrt, order)
+        self.upstream = _feeds(seeds, order)
+        self.contributions: dict[int, list[Variable]] = {}
+        self.totals: dict[int, Variable | None] = {}
+        self.via: dict[int, Apply] = {}
+        for var, g in seeds:
+            self._add(var, g, None)
+        for node in reversed(order):
+            self._backprop(node)
+
+    # -- accumulation ---------------------------------------------------------------------
+    def _add(self, var: Variable, g: Variable, node: Apply | None):
+        if not var.type.is_float:
+            return  # integer and boolean values pass no gradient
+        self.contributions.setdefault(id(var), []).append(_fitted(g, var))
+        if node is not None:
+            self.via.setdefault(id(var), node)
+
+    def total(self, var: Variable) -> Variable | None:
+        """The summed gradient of ``var`` (None: zero), built once."""
+        key = id(var)
+        if key not in self.totals:
+            parts = self.contributions.get(key, [])
+            self.totals[key] = _sum_parts(parts, var.owner) if parts else None
+        return self.totals[key]
+
+    def _backprop(self, node: Apply):
+        needed = [i for i, x in enumerate(node.inputs) if self._needs(x)]
+        if not needed:
+            return
+        output_grads = [self.total(out) for out in node.outputs]
+        if all(g is None for g in output_grads):
+            return
+        grads = self._apply_rule(node, output_grads, needed)
+        for i in needed:
+            g = grads[i]
+            if isinstance(g, NotDifferentiable):
+                raise self._not_differentiable(node, node.inputs[i], str(g))
+            if g is not None:
+                self._add(node.inputs[i], g, node)
+
+    def _needs(self, var: Variable) -> bool:
+        return var.type.is_float and id(var) in self.reach and id(var) in self.upstream
+
+    def _apply_rule(self, node: Apply, output_grads: list, needed: list[int]) -> list:
+        """The op's gradient rule, its new nodes tagged with ``grad_of = node``."""
+        first = next(_variable._ids)  # every variable made from here on is newer
+        if not node.op.differentiable:
+            raise self._not_differentiable(node, node.inputs[needed[0]], "")
+        try:
+            grads = node.op.grad(list(node.inputs), list(node.outputs), output_grads)
+        except NotDifferentiable as exc:
+            raise self._not_differentiable(node, node.inputs[needed[0]], str(exc)) from None
+        tag_new_nodes([g for g in grads if isinstance(g, Variable)], first, node)
+        return list(grads)
+
+    # -- answers --------------------------------------------------------------------------
+    def result(self, var: Variable, disconnected: str, return_disconnected: str):
+        g = self.total(var)
+        if g is not None:
+            return g
+        if id(var) not in self.upstream:
+            _report_disconnected(var, disconnected, return_disconnected)
+            if return_disconnected == "none":
+                return None
+        return zeros_like(var)
+
+    def _not_differentiable(self, node: Apply, x: Variable, reason: str):
+        path = " <- ".join(_show(v) for v in self._path_to_cost(node) + self._path_to_wrt(x))
+        where = node.outputs[0].source
+        return NotDifferentiableError(
+            f"sn.grad: {node.op.op_name()} is not differentiable, and the gradient must flow "
+            f"through it to {x.describe()}"
+            + (f" ({reason})" if reason else "")
+            + f"\n  path from the cost: {path}"
+            + (f"\n  {node.op.op_name()} was applied at {where}" if where else "")
+        )
+
+    def _path_to_cost(self, node: Apply) -> list[Variable]:
+        """Variables from the cost down to an output of ``node``, following the gradient."""
+        out = next(o for o in node.outputs if self.contributions.get(id(o)))
+        path = [out]
+        while id(path[-1]) in self.via:
+            user = self.via[id(path[-1])]
+            path.append(next(o for o in user.outputs if self.contributions.get(id(o))))
+        return path[::-1]
+
+    def _path_to_wrt(self, var: Variable) -> list[Variable]:
+        """Variables from ``var`` down to a requested input."""
+        path = [var]
+        while not any(path[-1] is w for w in self.wrt):
+            path.append(next(x for x in path[-1].owner.inputs if id(x) in self.reach))
+        return path
+
+
+def _depends_on(wrt: list[Variable], order: list[Apply]) -> set[int]:
+    """Ids of the variables computed from ``wrt`` (forward over the topological order)."""
+    reach = {id(v) for v in wrt}
+    for node in order:
+        if not _blocks(node) and any(id(x) in reach for x in node.inputs):
+            reach.update(id(o) for o in node.outputs)
+    return reach
+
+
+def _feeds(seeds, order: list[Apply]) -> set[int]:
+    """Ids of the variables the seeds are computed from (backward over the order)."""
+    upstream = {id(var) for var, _ in seeds}
+    for node in reversed(order):
+        if not _blocks(node) and any(id(o) in upstream for o in node.outputs):
+            upstream.update(id(x) for x in node.inputs)
+    return upstream
+
+
+def _blocks(node: Apply) -> bool:
+    """Nodes through which inputs count as disconnected (``sn.disconnected_grad``)."""
+    return getattr(node.op, "disconnects_gradient", False)
+
+
+def _fitted(g: Variable, var: Variable) -> Variable:
+    """``g`` summed over broadcast axes and cast, where its type shows it does not fit ``var``."""
+    from symnb.ops.shape import fit_gradient
+
+    gs, vs = g.type.shape, var.type.shape
+    stretched = len(gs) != len(vs) or any(b == 1 and a != 1 for a, b in zip(gs, vs))
+    if stretched or g.type.dtype != var.type.dtype:
+        return fit_gradient(g, var)
+    return g
+
+
+def _sum_parts(parts: list[Variable], forward: Apply | None) -> Variable:
+    """The sum of a variable's gradient contributions; its adds belong to ``forward``."""
+    from symnb.ops.elemwise import add
+
+    total = parts[0]
+    for part in parts[1:]:
+        total = add(total, part)
+        total.owner.tag.setdefault("grad_of", forward)
+    return total
+
+
+def tag_new_nodes(outputs: list[Variable], first_uid: int, forward: Apply | None):
+    """Set ``tag["grad_of"]`` on the nodes behind ``outputs`` made since ``first_uid``."""
+    stack = list(outputs)
+    while stack:
+        var = stack.pop()
+        node = var.owner
+        if node is None or var.uid < first_uid or "grad_of" in node.tag:
+            continue
+        node.tag["grad_of"] = forward
+        stack.extend(node.inputs)
+
+
+def zeros_like(var: Variable) -> Variable:
+    """An explicit zero gradient for ``var``: a constant when its shape is fixed."""
+    from symnb.ops.shape import broadcast_like
+
+    if all(isinstance(d, int) for d in var.type.shape):
+        return Constant(np.zeros(var.type.shape, var.type.dtype))
+    zero = broadcast_like(Constant(0, dtype=var.type.dtype), var)
+    zero.owner.tag["grad_of"] = None
+    return zero
+
+
+def _report_disconnected(var: Variable, disconnected: str, return_disconnected: str):
+    if disconnected == "ignore":
+        return
+    answer = "zeros" if return_disconnected == "zero" else "None"
+    message = (
+        f"sn.grad: the cost does not depend on {var.describe()} (it is disconnected from the "
+        f"cost, or connected only through sn.disconnected_grad); pass disconnected='ignore' "
+        f"or 'warn' to get {answer} for it"
+    )
+    if disconnected == "raise":
+        raise DisconnectedInputError(message)
+    warnings.warn(message, DisconnectedInputWarning, stacklevel=3)
+
+
+def _show(var: Variable) -> str:
+    """How a path step names a variable: its name, or the op that made it."""
+    if var.name:
+        return repr(var.name)
+    if var.owner is not None:
+        return var.owner.op.op_name()
+    return var.describe()

@@ -1,0 +1,54 @@
+"""The finite-difference checker: passes right gradients, reports the worst wrong element."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.core.op import Op
+from symnb.ops.elemwise import Elemwise
+
+
+class _WrongSin(Elemwise):
+    """sin with a gradient that is off by a factor 2 on purpose."""
+
+    nin = 1
+    impl = staticmethod(np.sin)
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * 2 * sn.cos(inputs[0])]
+
+
+def test_check_grad_accepts_a_right_gradient(rng):
+    x, w = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    assert sn.check_grad(lambda a, b: sn.tanh(a * b + 1) ** 2, [x, w]) is None
+
+
+def test_check_grad_names_the_input_and_element_of_the_worst_mismatch(rng):
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    with pytest.raises(sn.GradientError, match=r"input 1 'x1' \(float64\(3,\)\).*element \(\d,\)"):
+        sn.check_grad(lambda a, b: a * _WrongSin()(b), [x, y])
+    with pytest.raises(AssertionError, match=r"analytic .*numeric .*3 of 3 elements"):
+        sn.check_grad(lambda a, b: a * _WrongSin()(b), [x, y])
+
+
+def test_check_grad_holds_integer_inputs_fixed(rng):
+    x, k = rng.standard_normal(5), np.arange(5)
+    sn.check_grad(lambda a, n: a * n + a**2, [x, k])
+
+
+def test_check_grad_projection_depends_on_rng(rng):
+    x = rng.standard_normal(4)
+    sn.check_grad(sn.exp, [x], rng=np.random.default_rng(7))
+    sn.check_grad(sn.exp, [x], rng=3)
+
+
+def test_op_without_gradient_is_reported_by_check_grad(rng):
+    class _NoGrad(Op):
+        def infer_types(self, x):
+            return [x.type]
+
+        def perform(self, x):
+            return np.array(x)
+
+    with pytest.raises(sn.NotDifferentiableError, match="no_grad"):
+        sn.check_grad(lambda a: _NoGrad()(a) * 2, [rng.standard_normal(3)])
