@@ -14,8 +14,12 @@ from symnb.errors import GraphError
 OUTPUT = "output"  # the client that stands for "is a graph output"
 
 
-def ancestors(outputs: list[Variable]) -> list[Apply]:
-    """Nodes that the outputs depend on, inputs before users (iterative: deep graphs are fine)."""
+def ancestors(outputs: list[Variable], known: set | None = None) -> list[Apply]:
+    """Nodes that the outputs depend on, inputs before users (iterative: deep graphs are fine).
+
+    The walk stops at nodes in ``known`` (those are left out), so adding a small subgraph to a
+    large one costs the size of the small one.
+    """
     order: list[Apply] = []
     seen: set[int] = set()
     for out in outputs:
@@ -25,7 +29,7 @@ def ancestors(outputs: list[Variable]) -> list[Apply]:
             if expanded:
                 order.append(node)
                 continue
-            if id(node) in seen:
+            if id(node) in seen or (known is not None and node in known):
                 continue
             seen.add(id(node))
             stack.append((node, True))
@@ -102,28 +106,59 @@ class Graph:
         return len(self.nodes)
 
     # -- editing --------------------------------------------------------------------------
-    def replace(self, old: Variable, new: Variable) -> None:
-        """Make every client of ``old`` use ``new``; types must agree (same dtype, ndim)."""
+    def replace(self, old: Variable, new: Variable) -> tuple[list[Apply], list[Apply]]:
+        """Make every client of ``old`` use ``new``; types must agree (same dtype, ndim).
+
+        Returns the nodes attached (those ``new`` brought in) and the nodes dropped (those no
+        output needs any more); both are found locally, so a replace costs what it touches.
+        """
         check_replaceable(old, new)
-        for node in ancestors([new]):
-            if node not in self.nodes:
-                self._attach(node)
+        added = ancestors([new], known=self.nodes)
+        for node in added:
+            self._attach(node)
         for client, i in self.clients.pop(old, []):
             if client == OUTPUT:
                 self.outputs[i] = new
             else:
                 client.inputs[i] = new
             self.clients.setdefault(new, []).append((client, i))
-        self._prune()
+        return added, self._drop_unused(old)
 
-    def _prune(self):
-        """Forget nodes that no output depends on any more."""
-        live = set(self.toposort())
-        for node in self.nodes - live:
-            for i, var in enumerate(node.inputs):
-                users = self.clients.get(var, [])
-                users[:] = [(c, j) for c, j in users if not (c is node and j == i)]
-        self.nodes = live
+    def replace_all(self, pairs) -> tuple[list[Apply], list[Apply]]:
+        """``replace`` for each ``(old, new)`` pair in order; the nodes attached and dropped."""
+        added: list[Apply] = []
+        removed: list[Apply] = []
+        for old, new in pairs:
+            more, fewer = self.replace(old, new)
+            added += more
+            removed += fewer
+        gone, kept = set(removed), set(added)
+        return [n for n in added if n not in gone], [n for n in removed if n not in kept]
+
+    def _drop_unused(self, var: Variable) -> list[Apply]:
+        """Detach the nodes nothing uses any more, walking up from ``var``'s owner."""
+        removed = []
+        stack = [var.owner] if var.owner is not None else []
+        while stack:
+            node = stack.pop()
+            if node not in self.nodes or any(self.clients.get(o) for o in node.outputs):
+                continue
+            self.nodes.discard(node)
+            removed.append(node)
+            for out in node.outputs:
+                self.clients.pop(out, None)
+            for i, inp in enumerate(node.inputs):
+                self._forget_client(inp, node, i)
+                if inp.owner is not None:
+                    stack.append(inp.owner)
+        return removed
+
+    def _forget_client(self, var: Variable, node: Apply, i: int) -> None:
+        users = [(c, j) for c, j in self.clients.get(var, []) if not (c is node and j == i)]
+        if users:
+            self.clients[var] = users
+        else:
+            self.clients.pop(var, None)
 
 
 def check_replaceable(old: Variable, new: Variable) -> None:
