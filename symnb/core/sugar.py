@@ -87,6 +87,11 @@ class TensorMethods:
     def __getitem__(self, index):
         return _ops().getitem(self, index)
 
+    @property
+    def at(self):
+        """``x.at[index].set(v)`` / ``.add(v)``: x with ``x[index]`` replaced or increased."""
+        return importlib.import_module("symnb.ops.index").IndexUpdate(self)
+
     def sum(self, axis=None, keepdims=False):
         return _ops().sum(self, axis=axis, keepdims=keepdims)
 

@@ -35,8 +35,10 @@ from symnb.ops.elemwise import (  # noqa: F401
 from symnb.ops.linalg import dot, matmul  # noqa: F401
 from symnb.ops.reduce import max, mean, min, sum  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
-
-
-def getitem(x, index):
-    """``x[index]``: indexing lands with the op catalogue."""
-    raise NotImplementedError("indexing symbolic tensors is not implemented yet")
+from symnb.ops.index import (  # noqa: F401
+    getitem,
+    inc_subtensor,
+    set_subtensor,
+    take,
+    take_along_axis,
+)

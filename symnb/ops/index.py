@@ -1,0 +1,534 @@
+"""Indexing with NumPy's semantics: ``x[...]``, ``set_subtensor``/``inc_subtensor``, ``take``.
+
+An index is parsed once, when the node is built, into a hashable *spec*: one entry per index
+item, with Python ints kept in the spec and symbolic parts (int scalars, index arrays, masks)
+passed as extra inputs of the op, in order. Entries:
+
+- ``("int", v)``: an integer index; ``v`` is an int or ``SYM`` (the next input, a 0-d int);
+- ``("slice", start, stop, step)``: each an int, None or ``SYM``;
+- ``("new",)``: ``None`` / ``np.newaxis``;
+- ``("array",)``: an integer index array (the next input);
+- ``("mask", ndim)``: a boolean mask (the next input) covering ``ndim`` axes of x.
+
+``...`` is expanded into full slices. Basic specs (no arrays or masks) build
+:class:`Subtensor`; the others build :class:`AdvancedSubtensor`, whose result dims follow
+NumPy's rule: the broadcast index dims replace the indexed axes when the advanced items are
+next to each other, and go first otherwise.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+
+SYM = "sym"  # a spec slot filled by the op's next input
+FULL = ("slice", None, None, None)
+
+
+# -- parsing what users write --------------------------------------------------------------
+def parse_index(x: Variable, index) -> tuple[tuple, list[Variable]]:
+    """The spec and the symbolic inputs of ``x[index]``; errors name x and the index."""
+    items = index if isinstance(index, tuple) else (index,)
+    spec, inputs = [], []
+    for item in items:
+        spec.append(_parse_item(item, inputs))
+    return _expand_ellipsis(x, spec), inputs
+
+
+def _parse_item(item, inputs):
+    if item is Ellipsis:
+        return ("...",)
+    if item is None:
+        return ("new",)
+    if isinstance(item, slice):
+        return ("slice",) + tuple(_bound(b, inputs) for b in (item.start, item.stop, item.step))
+    if isinstance(item, bool):
+        raise DTypeError(f"index {item!r}: a Python bool is not an index (use a mask array)")
+    if isinstance(item, numbers.Integral):
+        return ("int", int(item))
+    var = as_variable(item)
+    if var.type.dtype.kind == "b":
+        if var.type.ndim == 0:
+            raise DTypeError(f"index {var.describe()}: a 0-d boolean is not an index")
+        inputs.append(var)
+        return ("mask", var.type.ndim)
+    _check_integer(var, "an index")
+    inputs.append(var)
+    return ("int", SYM) if var.type.ndim == 0 else ("array",)
+
+
+def _bound(b, inputs):
+    if b is None or (isinstance(b, numbers.Integral) and not isinstance(b, bool)):
+        return None if b is None else int(b)
+    var = as_variable(b)
+    _check_integer(var, "a slice bound")
+    if var.type.ndim != 0:
+        raise ShapeError(f"a slice bound must be a scalar, not {var.describe()}")
+    inputs.append(var)
+    return SYM
+
+
+def _check_integer(var, what):
+    if var.type.dtype.kind not in "iu":
+        raise DTypeError(f"{what} must have an integer dtype, not {var.describe()}")
+
+
+def _expand_ellipsis(x, spec):
+    used = sum(_axes_used(e) for e in spec)
+    if used > x.type.ndim:
+        raise ShapeError(
+            f"too many indices for {x.describe()}: the index covers {used} axes, x has "
+            f"{x.type.ndim}"
+        )
+    dots = [i for i, e in enumerate(spec) if e[0] == "..."]
+    if len(dots) > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
+    if dots:
+        k = dots[0]
+        spec[k : k + 1] = [FULL] * (x.type.ndim - used)
+    return tuple(spec)
+
+
+def _axes_used(entry) -> int:
+    kind = entry[0]
+    if kind == "mask":
+        return entry[1]
+    return 0 if kind in ("new", "...") else 1
+
+
+def is_advanced(spec) -> bool:
+    return any(e[0] in ("array", "mask") for e in spec)
+
+
+# -- the static shape of x[spec] -----------------------------------------------------------
+def indexed_shape(x: Variable, spec, inputs: list[Variable]) -> tuple:
+    """The shape of ``x[index]`` from what is known when the node is built."""
+    pieces = _pieces(x, spec, inputs)
+    dims_left = x.type.shape[sum(_axes_used(e) for e in spec) :]
+    if not is_advanced(spec):
+        return tuple(d for _, dims in pieces for d in dims) + dims_left
+    advanced = [k for k, (adv, _) in enumerate(pieces) if adv]
+    index_dims = _broadcast_index_shapes([dims for adv, dims in pieces if adv], inputs)
+    plain = [dims for adv, dims in pieces if not adv]
+    if advanced == list(range(advanced[0], advanced[-1] + 1)):
+        before = [d for adv, dims in pieces[: advanced[0]] for d in dims]
+        after = [d for adv, dims in pieces[advanced[-1] + 1 :] for d in dims]
+        return tuple(before) + index_dims + tuple(after) + dims_left
+    return index_dims + tuple(d for dims in plain for d in dims) + dims_left
+
+
+def _pieces(x, spec, inputs):
+    """Per spec entry: (is it an advanced item, the dims it contributes)."""
+    advanced = is_advanced(spec)
+    feed = iter(inputs)
+    axis, out = 0, []
+    for entry in spec:
+        kind = entry[0]
+        if kind == "new":
+            out.append((False, (1,)))
+            continue
+        dims = x.type.shape[axis : axis + _axes_used(entry)]
+        if kind == "int":
+            value = next(feed) if entry[1] == SYM else entry[1]
+            _check_int_in_range(x, axis, value)
+            out.append((advanced, ()))
+        elif kind == "slice":
+            for b in entry[1:]:
+                if b == SYM:
+                    next(feed)
+            out.append((False, (_slice_length(x, axis, *entry[1:]),)))
+        elif kind == "array":
+            index = next(feed)
+            _check_array_in_range(x, axis, index)
+            out.append((True, index.type.shape))
+        else:
+            out.append((True, (_mask_count(x, axis, dims, next(feed)),)))
+        axis += _axes_used(entry)
+    return out
+
+
+def _check_int_in_range(x, axis, value):
+    n = x.type.shape[axis]
+    if isinstance(value, int) and isinstance(n, int) and not -n <= value < n:
+        raise ShapeError(
+            f"index {value} is out of bounds for axis {axis} of {x.describe()} "
+            f"(size {n}; valid: {-n}..{n - 1})"
+        )
+
+
+def _check_array_in_range(x, axis, index):
+    n = x.type.shape[axis]
+    if isinstance(index, Constant) and isinstance(n, int) and index.value.size:
+        lo, hi = int(index.value.min()), int(index.value.max())
+        if lo < -n or hi >= n:
+            bad = lo if lo < -n else hi
+            raise ShapeError(
+                f"index {bad} in an index array is out of bounds for axis {axis} of "
+                f"{x.describe()} (size {n})"
+            )
+
+
+def _slice_length(x, axis, start, stop, step):
+    """The slice's length when its bounds and the dim are fixed (``SYM`` bounds are not)."""
+    n = x.type.shape[axis]
+    if step == 0:
+        raise ShapeError(f"slice step cannot be zero (axis {axis} of {x.describe()})")
+    if start is None and stop is None and step in (None, 1):
+        return n
+    static = all(b is None or isinstance(b, int) for b in (start, stop, step))
+    if static and isinstance(n, int):
+        return len(range(n)[slice(start, stop, step)])
+    return None
+
+
+def _mask_count(x, axis, dims, mask):
+    """Elements selected by a mask: known only for a constant mask; checks the mask's shape."""
+    for k, (a, b) in enumerate(zip(dims, mask.type.shape)):
+        try:
+            unify(a, b)
+        except DimMismatch:
+            raise ShapeError(
+                f"boolean mask {mask.describe()} does not fit {x.describe()}: mask axis {k} "
+                f"has size {b} but the indexed axis {axis + k} has size {a}"
+            ) from None
+    return int(np.count_nonzero(mask.value)) if isinstance(mask, Constant) else None
+
+
+def _broadcast_index_shapes(shapes, inputs) -> tuple:
+    ndim = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    out = []
+    for axis in range(ndim):
+        dim = 1
+        for shape in padded:
+            try:
+                dim = broadcast_dims(dim, shape[axis])
+            except DimMismatch:
+                listed = ", ".join(format_shape(s) for s in shapes)
+                raise ShapeError(
+                    f"index arrays cannot be broadcast together: shapes {listed}"
+                ) from None
+        out.append(dim)
+    return tuple(out)
+
+
+def numpy_index(spec, values) -> tuple:
+    """The index tuple NumPy takes, with the symbolic slots filled from ``values``."""
+    feed = iter(values)
+    out = []
+    for entry in spec:
+        kind = entry[0]
+        if kind == "new":
+            out.append(None)
+        elif kind == "int":
+            out.append(int(next(feed)) if entry[1] == SYM else entry[1])
+        elif kind == "slice":
+            out.append(slice(*[int(next(feed)) if b == SYM else b for b in entry[1:]]))
+        else:
+            out.append(np.asarray(next(feed)))
+    return tuple(out)
+
+
+def format_spec(spec) -> str:
+    """The index as users wrote it, ``?`` for symbolic parts: ``[1:?, None, <array>]``."""
+    return "[" + ", ".join(_format_entry(e) for e in spec) + "]"
+
+
+def _format_entry(entry) -> str:
+    kind = entry[0]
+    if kind == "int":
+        return "?" if entry[1] == SYM else str(entry[1])
+    if kind == "slice":
+        parts = ["?" if b == SYM else "" if b is None else str(b) for b in entry[1:]]
+        return ":".join(parts[:2]) + (f":{parts[2]}" if entry[3] is not None else "")
+    return {"new": "None", "array": "<array>"}.get(kind, "<mask>")
+
+
+# -- the ops -------------------------------------------------------------------------------
+class _Indexing(Op):
+    """Shared parts of the read ops: the spec, its formatting and the type rule."""
+
+    __props__ = ("spec",)
+    dtype_rule = "the dtype of x"
+
+    def __init__(self, spec):
+        self.spec = tuple(spec)
+
+    def __str__(self):
+        return f"{self.op_name()}{format_spec(self.spec)}"
+
+    __repr__ = __str__
+
+    def infer_types(self, x, *index):
+        return [x.type.with_shape(indexed_shape(x, self.spec, list(index)))]
+
+    def perform(self, x, *index):
+        return np.array(np.asarray(x)[numpy_index(self.spec, index)])
+
+    def grad(self, inputs, outputs, output_grads):
+        x, *index = inputs
+        zeros = zeros_like(x, output_grads[0].type.dtype)
+        scattered = IncSubtensor(self.spec, False)(zeros, output_grads[0], *index)
+        return [scattered] + [None] * len(index)
+
+
+class Subtensor(_Indexing):
+    """``x[index]`` with ints, slices (symbolic bounds allowed), ``None`` and ``...``."""
+
+
+class AdvancedSubtensor(_Indexing):
+    """``x[index]`` with integer arrays or boolean masks (a mask's result dim is unknown)."""
+
+
+class IncSubtensor(Op):
+    """x with ``x[index]`` set to v (``set_instead``) or increased by v.
+
+    Repeated indices accumulate when increasing (``np.add.at``); when setting, which of the
+    repeated values lands is NumPy's choice, and the gradient of v goes to all of them.
+    """
+
+    __props__ = ("spec", "set_instead")
+    dtype_rule = "the dtype of x (v is cast to it; a lossy cast of kind is refused)"
+
+    def __init__(self, spec, set_instead):
+        self.spec, self.set_instead = tuple(spec), bool(set_instead)
+
+    def __str__(self):
+        name = "set_subtensor" if self.set_instead else "inc_subtensor"
+        return f"{name}{format_spec(self.spec)}"
+
+    __repr__ = __str__
+
+    def infer_types(self, x, v, *index):
+        target = indexed_shape(x, self.spec, list(index))
+        _check_value_fits(self, x, v, target)
+        return [x.type]
+
+    def perform(self, x, v, *index):
+        out = np.array(x)
+        key = numpy_index(self.spec, index)
+        v = np.asarray(v).astype(out.dtype, copy=False)
+        if self.set_instead:
+            out[key] = v
+        elif is_advanced(self.spec):
+            np.add.at(out, key, v)
+        else:
+            out[key] += v
+        return out
+
+    def grad(self, inputs, outputs, output_grads):
+        x, v, *index = inputs
+        (g,) = output_grads
+        read = _read_op(self.spec)
+        gv = fit_value_gradient(read(g, *index), v)
+        gx = IncSubtensor(self.spec, True)(g, zeros_scalar(g), *index) if self.set_instead else g
+        return [gx, gv] + [None] * len(index)
+
+
+def _check_value_fits(op, x, v, target):
+    weak = isinstance(v, Constant) and v.weak
+    if not weak and not np.can_cast(v.type.dtype, x.type.dtype, "same_kind"):
+        raise DTypeError(
+            f"{op}: cannot store {v.describe()} into {x.describe()} without a change of kind; "
+            f"cast it with .astype('{x.type.dtype.name}')"
+        )
+    if v.type.ndim > len(target):
+        raise ShapeError(
+            f"{op}: value {v.describe()} has more dims than x{format_spec(op.spec)}, "
+            f"of shape {format_shape(target)}"
+        )
+    padded = (1,) * (len(target) - v.type.ndim) + v.type.shape
+    for axis, (a, b) in enumerate(zip(padded, target)):
+        if a == 1 or a is None or b is None:
+            continue
+        try:
+            unify(a, b)
+        except DimMismatch:
+            raise ShapeError(
+                f"{op}: value {v.describe()} does not broadcast to x{format_spec(op.spec)} "
+                f"of {x.describe()}, of shape {format_shape(target)} (axis {axis}: "
+                f"{a} vs {b})"
+            ) from None
+
+
+def _read_op(spec):
+    return AdvancedSubtensor(spec) if is_advanced(spec) else Subtensor(spec)
+
+
+class TakeAlongAxis(Op):
+    """``np.take_along_axis(x, indices, axis)``: indices has x's rank; other axes broadcast."""
+
+    __props__ = ("axis",)
+    dtype_rule = "the dtype of x"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def infer_types(self, x, indices):
+        return [x.type.with_shape(_along_axis_shape(self, x, indices))]
+
+    def perform(self, x, indices):
+        return np.take_along_axis(np.asarray(x), np.asarray(indices), axis=self.axis)
+
+    def grad(self, inputs, outputs, output_grads):
+        x, indices = inputs
+        zeros = zeros_like(x, output_grads[0].type.dtype)
+        return [IncAlongAxis(self.axis)(zeros, indices, output_grads[0]), None]
+
+
+class IncAlongAxis(Op):
+    """x with ``g`` added at ``take_along_axis`` positions (repeats accumulate); the
+    gradient of take_along_axis."""
+
+    __props__ = ("axis",)
+    dtype_rule = "the dtype of x"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def infer_types(self, x, indices, v):
+        _along_axis_shape(self, x, indices)
+        return [x.type]
+
+    def perform(self, x, indices, v):
+        out = np.array(x)
+        indices = np.asarray(indices)
+        shape = np.broadcast_shapes(_with_axis(out.shape, self.axis, 1), indices.shape)
+        key = _along_axis_key(np.broadcast_to(indices, shape), self.axis, out.shape)
+        np.add.at(out, key, np.asarray(v).astype(out.dtype, copy=False))
+        return out
+
+    def grad(self, inputs, outputs, output_grads):
+        x, indices, v = inputs
+        (g,) = output_grads
+        return [g, fit_value_gradient(TakeAlongAxis(self.axis)(g, indices), v), None]
+
+
+def _with_axis(shape, axis, size):
+    return shape[:axis] + (size,) + shape[axis + 1 :]
+
+
+def _along_axis_key(indices, axis, x_shape):
+    """The fancy index that picks ``indices`` along ``axis`` and every position elsewhere
+    (position 0 on axes where x has length 1 and was broadcast)."""
+    grids = np.indices(indices.shape, sparse=True)
+    return tuple(indices if k == axis else grid * (x_shape[k] != 1) for k, grid in enumerate(grids))
+
+
+def _along_axis_shape(op, x, indices):
+    _check_integer(indices, f"{op}: the indices")
+    if indices.type.ndim != x.type.ndim:
+        raise ShapeError(
+            f"{op}: indices {indices.describe()} must have the rank of {x.describe()} "
+            f"({x.type.ndim}), not {indices.type.ndim}"
+        )
+    out = []
+    for axis, (a, b) in enumerate(zip(x.type.shape, indices.type.shape)):
+        if axis == op.axis:
+            out.append(b)
+            continue
+        try:
+            out.append(broadcast_dims(a, b))
+        except DimMismatch:
+            raise ShapeError(
+                f"{op}: indices {indices.describe()} do not broadcast against {x.describe()} "
+                f"on axis {axis} ({a} vs {b})"
+            ) from None
+    return tuple(out)
+
+
+# -- gradient helpers ----------------------------------------------------------------------
+def zeros_scalar(like) -> Constant:
+    return Constant(np.zeros((), dtype=like.type.dtype))
+
+
+def zeros_like(x, dtype=None) -> Variable:
+    """Zeros with x's runtime shape (``dtype`` defaults to x's)."""
+    from symnb.ops.shape import broadcast_like
+
+    return broadcast_like(Constant(np.zeros((), dtype=dtype or x.type.dtype)), x)
+
+
+def fit_value_gradient(g, v) -> Variable:
+    """The gradient of a broadcast value v: summed back to v's shape, in v's dtype."""
+    from symnb.ops.shape import fit_gradient
+
+    return fit_gradient(g, v) if v.type.is_float else None
+
+
+# -- public functions ----------------------------------------------------------------------
+def getitem(x, index) -> Variable:
+    """``x[index]`` with NumPy's semantics (basic, advanced and boolean-mask indexing)."""
+    x = as_variable(x)
+    spec, inputs = _located(parse_index, x, index)
+    return _read_op(spec)(x, *inputs)
+
+
+def set_subtensor(x, index, v) -> Variable:
+    """x with ``x[index] = v`` (NumPy assignment; v broadcasts); x itself is unchanged."""
+    return _update(x, index, v, True)
+
+
+def inc_subtensor(x, index, v) -> Variable:
+    """x with ``x[index] += v``; repeated indices accumulate, as ``np.add.at``."""
+    return _update(x, index, v, False)
+
+
+def _update(x, index, v, set_instead):
+    x = as_variable(x)
+    spec, inputs = _located(parse_index, x, index)
+    return IncSubtensor(spec, set_instead)(x, as_variable(v), *inputs)
+
+
+def take(x, indices, axis=None) -> Variable:
+    """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None)."""
+    from symnb.ops._axes import normalize_axis
+    from symnb.ops.shape import reshape
+
+    x = as_variable(x)
+    if axis is None:
+        return getitem(reshape(x, (-1,)) if x.type.ndim != 1 else x, indices)
+    (axis,) = _located(normalize_axis, axis, x.type.ndim, "take", x)
+    return getitem(x, (slice(None),) * axis + (as_variable(indices),))
+
+
+def take_along_axis(x, indices, axis) -> Variable:
+    """``np.take_along_axis``: pick along ``axis`` with indices of x's rank."""
+    from symnb.ops._axes import normalize_axis
+
+    x = as_variable(x)
+    (axis,) = _located(normalize_axis, axis, x.type.ndim, "take_along_axis", x)
+    return TakeAlongAxis(axis)(x, as_variable(indices))
+
+
+class IndexUpdate:
+    """``x.at[index]``: ``.set(v)`` and ``.add(v)`` build the updated copy of x."""
+
+    def __init__(self, x, index=None):
+        self.x, self.index = x, index
+
+    def __getitem__(self, index):
+        return IndexUpdate(self.x, index)
+
+    def set(self, v) -> Variable:
+        return set_subtensor(self.x, self.index, v)
+
+    def add(self, v) -> Variable:
+        return inc_subtensor(self.x, self.index, v)
+
+
+def _located(fn, *args):
+    """Run a parsing step; its errors point at the user's line, as node-building errors do."""
+    from symnb.core.op import _at_user_line
+
+    try:
+        return fn(*args)
+    except (ShapeError, DTypeError) as exc:
+        raise _at_user_line(exc) from None
