@@ -1,46 +1,442 @@
-"""Dimensions of a symbolic shape: a fixed int, a named size such as ``"batch"``, or unknown.
+"""Dimensions of a symbolic shape: a fixed int, a named size such as ``"batch"``, unknown
+(``None``), or arithmetic of those (``n+m``, ``batch*784``, ``(H+1)//2``).
 
-This module is the only place that interprets a dim, so richer dims (arithmetic of names)
-extend it without touching the ops. A name means the same size everywhere in a graph.
+This module is the only place that interprets a dim, so the ops never look inside one. A name
+means the same size everywhere in a graph. Arithmetic is kept in one canonical form (a
+polynomial with integer coefficients whose atoms are names and irreducible floor divisions),
+so two expressions of the same size compare and hash equal. A dim stored in a type is always
+canonical: an ``int`` when it is fixed, a ``str`` when it is a bare name, a :class:`DimExpr`
+only for a compound expression.
 """
 
 from __future__ import annotations
 
+import ast
+import math
 import numbers
-
-Dim = int | str | None
+from functools import reduce
 
 
 class DimMismatch(Exception):
     """Two dims that must be equal provably differ; ops turn this into a ShapeError."""
 
-    def __init__(self, a: Dim, b: Dim):
+    def __init__(self, a, b):
         super().__init__(f"{format_dim(a)} != {format_dim(b)}")
         self.a, self.b = a, b
 
 
-def normalize_dim(d) -> Dim:
-    """Accept what users write for a dim (int, numpy int, str, None) and reject the rest."""
-    if d is None or isinstance(d, str):
-        if isinstance(d, str) and not d.isidentifier():
-            raise ValueError(f"a named dim must be an identifier, not {d!r}")
-        return d
+# -- the canonical form ---------------------------------------------------------------------
+# A polynomial is a dict {monomial: coefficient}; a monomial is a sorted tuple of atoms; an
+# atom is a name (str) or a _FloorDiv that could not be simplified.
+
+
+class _FloorDiv:
+    """An irreducible ``numerator // divisor`` (numerator: polynomial terms, divisor > 1)."""
+
+    __slots__ = ("numerator", "divisor")
+
+    def __init__(self, numerator: tuple, divisor: int):
+        self.numerator, self.divisor = numerator, divisor
+
+    def __eq__(self, other):
+        return isinstance(other, _FloorDiv) and self.key() == other.key()
+
+    def __hash__(self):
+        return hash(self.key())
+
+    def key(self):
+        return (self.numerator, self.divisor)
+
+    def __str__(self):
+        inner = _format_terms(self.numerator)
+        bare = len(self.numerator) == 1 and self.numerator[0][1] == 1
+        bare = bare and len(self.numerator[0][0]) == 1 and isinstance(self.numerator[0][0][0], str)
+        return f"{inner}//{self.divisor}" if bare else f"({inner})//{self.divisor}"
+
+
+def _atom_key(atom):
+    return (0, atom) if isinstance(atom, str) else (1, str(atom))
+
+
+def _monomial_key(monomial):
+    return (len(monomial) == 0, [_atom_key(a) for a in monomial])
+
+
+def _freeze(poly: dict) -> tuple:
+    """Sorted (monomial, coefficient) pairs without zero coefficients: the canonical terms."""
+    items = [(m, c) for m, c in poly.items() if c != 0]
+    return tuple(sorted(items, key=_term_key))
+
+
+def _term_key(term):
+    return _monomial_key(term[0])
+
+
+def _poly(d) -> dict:
+    if isinstance(d, DimExpr):
+        return dict(d.terms)
+    if isinstance(d, str):
+        return {(d,): 1}
+    return {(): int(d)} if d else {}  # an int
+
+
+def _canonical(terms: tuple):
+    """The simplest spelling: an int, a bare name, or a DimExpr."""
+    if not terms:
+        return 0
+    if len(terms) == 1:
+        monomial, coef = terms[0]
+        if not monomial:
+            return coef
+        if coef == 1 and len(monomial) == 1 and isinstance(monomial[0], str):
+            return monomial[0]
+    return DimExpr(terms)
+
+
+def _from_poly(poly: dict):
+    return _canonical(_freeze(poly))
+
+
+class DimExpr:
+    """A symbolic size built from names and ints with ``+ - * //``.
+
+    Users get one from ``sn.dim("H")`` and combine it with Python operators:
+    ``(sn.dim("H") + 2 * 1 - 3) // 2 + 1``. Equal sizes compare and hash equal, whatever
+    their spelling; inside a type a dim is always stored in its simplest form.
+    """
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms: tuple):
+        object.__setattr__(self, "terms", terms)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("DimExpr is immutable")
+
+    @classmethod
+    def of(cls, d) -> DimExpr:
+        """Wrap any dim (a name, an int, an expression string) so operators apply to it."""
+        d = normalize_dim(d)
+        if d is None:
+            raise ValueError("an unknown dim (None) has no arithmetic")
+        return d if isinstance(d, DimExpr) else cls(_freeze(_poly(d)))
+
+    def simplest(self):
+        return _canonical(self.terms)
+
+    def __eq__(self, other):
+        """Compares sizes, not spellings: ``dim("n") + 0 == "n"``."""
+        if isinstance(other, DimExpr):
+            return self.terms == other.terms
+        if isinstance(other, str) and other.isidentifier() or _is_int(other):
+            return self.terms == _freeze(_poly(other))
+        return NotImplemented
+
+    def __hash__(self):
+        simple = self.simplest()
+        return hash(self.terms) if isinstance(simple, DimExpr) else hash(simple)
+
+    def __str__(self):
+        return _format_terms(self.terms)
+
+    def __repr__(self):
+        return f"DimExpr({self})"
+
+    def _wrap(self, result) -> DimExpr | None:
+        return None if result is None else DimExpr(_freeze(_poly(result)))
+
+    def __add__(self, other):
+        return self._wrap(add(self, other))
+
+    def __radd__(self, other):
+        return self._wrap(add(other, self))
+
+    def __sub__(self, other):
+        return self._wrap(sub(self, other))
+
+    def __rsub__(self, other):
+        return self._wrap(sub(other, self))
+
+    def __mul__(self, other):
+        return self._wrap(mul(self, other))
+
+    def __rmul__(self, other):
+        return self._wrap(mul(other, self))
+
+    def __floordiv__(self, other):
+        return self._wrap(floordiv(self, other))
+
+    def __rfloordiv__(self, other):
+        return self._wrap(floordiv(other, self))
+
+    def __neg__(self):
+        return self._wrap(neg(self))
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+Dim = int | str | DimExpr | None
+
+
+def _format_monomial(monomial, coef: int) -> str:
+    """One term without its sign: ``batch*784``, ``n``, ``m*((n+1)//2)``."""
+    alone = len(monomial) == 1 and abs(coef) == 1
+    factors = [a if isinstance(a, str) or alone else f"({a})" for a in monomial]
+    if abs(coef) != 1 or not monomial:
+        factors.append(str(abs(coef)))
+    return "*".join(factors)
+
+
+def _format_terms(terms) -> str:
+    if not terms:
+        return "0"
+    out = ""
+    for monomial, coef in terms:
+        sign = "-" if coef < 0 else ("+" if out else "")
+        out += sign + _format_monomial(monomial, coef)
+    return out
+
+
+# -- arithmetic -----------------------------------------------------------------------------
+def _known_operands(a, b) -> bool:
+    return a is not None and b is not None
+
+
+def add(a: Dim, b: Dim) -> Dim:
+    """a + b (unknown if either is)."""
+    if not _known_operands(a, b):
+        return None
+    poly = _poly(normalize_dim(a, signed=True))
+    for m, c in _poly(normalize_dim(b, signed=True)).items():
+        poly[m] = poly.get(m, 0) + c
+    return _from_poly(poly)
+
+
+def neg(a: Dim) -> Dim:
+    return None if a is None else mul(a, -1)
+
+
+def sub(a: Dim, b: Dim) -> Dim:
+    """a - b (unknown if either is)."""
+    return None if not _known_operands(a, b) else add(a, neg(b))
+
+
+def _mul_monomials(m1, m2):
+    return tuple(sorted(m1 + m2, key=_atom_key))
+
+
+def mul(a: Dim, b: Dim) -> Dim:
+    """a * b, expanded (unknown if either is)."""
+    if not _known_operands(a, b):
+        return None
+    out: dict = {}
+    for m1, c1 in _poly(normalize_dim(a, signed=True)).items():
+        for m2, c2 in _poly(normalize_dim(b, signed=True)).items():
+            m = _mul_monomials(m1, m2)
+            out[m] = out.get(m, 0) + c1 * c2
+    return _from_poly(out)
+
+
+def floordiv(a: Dim, b: Dim) -> Dim:
+    """a // b. By a positive int it always has a form (the divisible part comes out of the
+    floor: ``(4n+5)//2 == 2n+2 + 1//2``); by a symbolic size only when it divides exactly."""
+    if not _known_operands(a, b):
+        return None
+    a, b = normalize_dim(a, signed=True), normalize_dim(b, signed=True)
+    if isinstance(b, numbers.Integral):
+        return _floordiv_int(_poly(a), int(b))
+    return exact_div(a, b)
+
+
+def _floordiv_int(poly: dict, d: int) -> Dim:
+    if d <= 0:
+        return None
+    quotient = {m: c // d for m, c in poly.items()}
+    remainder = _freeze({m: c % d for m, c in poly.items()})
+    if not remainder or len(remainder) == 1 and not remainder[0][0]:
+        return _from_poly(quotient)  # what is left is a constant in [0, d): it floors to 0
+    quotient[(_FloorDiv(remainder, d),)] = 1
+    return _from_poly(quotient)
+
+
+def exact_div(a: Dim, b: Dim) -> Dim:
+    """a / b when b divides a for every value of the names; None otherwise."""
+    if not _known_operands(a, b) or b == 0:
+        return None
+    divisor = _freeze(_poly(b))
+    if len(divisor) != 1:
+        return a if a == b else None
+    (dm, dc), out = divisor[0], {}
+    for m, c in _poly(a).items():
+        rest = _without(m, dm)
+        if rest is None or c % dc:
+            return None
+        out[rest] = out.get(rest, 0) + c // dc
+    return _from_poly(out)
+
+
+def _without(monomial, factor):
+    """monomial / factor as a monomial, or None when factor is not part of it."""
+    left = list(monomial)
+    for atom in factor:
+        if atom not in left:
+            return None
+        left.remove(atom)
+    return tuple(left)
+
+
+def product(dims) -> Dim:
+    """Number of elements: an int when every dim is fixed, an expression when names are
+    involved, None when any dim is unknown."""
+    dims = list(dims)
+    if any(d is None for d in dims):
+        return None
+    return reduce(mul, dims, 1)
+
+
+def conv_output(size: Dim, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1):
+    """Length of a convolution or pooling output: ``(size + 2p - d(k-1) - 1)//s + 1``."""
+    span = dilation * (kernel - 1) + 1
+    return add(floordiv(sub(add(size, 2 * padding), span), stride), 1)
+
+
+# -- reading what users write ---------------------------------------------------------------
+_BINARY = {ast.Add: add, ast.Sub: sub, ast.Mult: mul, ast.FloorDiv: floordiv}
+
+
+def parse_dim(text: str) -> Dim:
+    """A dim from its printed form: ``"batch*784"``, ``"n+m"``, ``"(H+1)//2-1"``."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+        return _eval_node(tree)
+    except (SyntaxError, _NotADim):
+        raise ValueError(
+            f"a named dim must be an identifier or arithmetic of names and ints "
+            f"(+ - * //), not {text!r}"
+        ) from None
+
+
+class _NotADim(Exception):
+    pass
+
+
+def _eval_node(node) -> Dim:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _BINARY[type(node.op)](_eval_node(node.left), _eval_node(node.right))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _eval_node(node.operand)
+        return neg(inner) if isinstance(node.op, ast.USub) else inner
+    raise _NotADim
+
+
+def normalize_dim(d, signed: bool = False) -> Dim:
+    """Accept what users write for a dim (int, numpy int, name, expression string, DimExpr,
+    None) and return its canonical form; reject the rest. Sizes in a shape cannot be
+    negative (``signed`` allows it for intermediate arithmetic)."""
+    if d is None:
+        return None
+    if isinstance(d, DimExpr):
+        return d.simplest()
+    if isinstance(d, str):
+        return d if d.isidentifier() else normalize_dim(parse_dim(d), signed)
     if isinstance(d, numbers.Integral) and not isinstance(d, bool):
-        if d < 0:
+        if d < 0 and not signed:
             raise ValueError(f"a dim cannot be negative, got {d}")
         return int(d)
-    raise TypeError(f"a dim is an int, a name (str) or None, not {d!r}")
+    raise TypeError(f"a dim is an int, a name (str), an expression of those or None, not {d!r}")
 
 
 def normalize_shape(shape) -> tuple[Dim, ...]:
-    if isinstance(shape, (str, numbers.Integral)) or shape is None:
+    if isinstance(shape, (str, numbers.Integral, DimExpr)) or shape is None:
         shape = (shape,)
     return tuple(normalize_dim(d) for d in shape)
 
 
+def dim(name) -> DimExpr:
+    """A symbolic size to do arithmetic with: ``sn.dim("n") + sn.dim("m")``."""
+    return DimExpr.of(name)
+
+
+# -- questions about dims -------------------------------------------------------------------
 def is_known(d: Dim) -> bool:
     """True for a fixed size."""
     return isinstance(d, int)
+
+
+def is_symbolic(d: Dim) -> bool:
+    """True for a name or an expression of names."""
+    return isinstance(d, (str, DimExpr))
+
+
+def names_in(d: Dim) -> set[str]:
+    """The names a dim is made of."""
+    if isinstance(d, str):
+        return {d}
+    if not isinstance(d, DimExpr):
+        return set()
+    return set().union(*(_atom_names(a) for m, _ in d.terms for a in m))
+
+
+def _atom_names(atom) -> set[str]:
+    if isinstance(atom, str):
+        return {atom}
+    return set().union(*(_atom_names(a) for m, _ in atom.numerator for a in m))
+
+
+def evaluate(d: Dim, sizes: dict) -> int | None:
+    """The size of d given sizes for its names; None when a name has none (or d is None)."""
+    if d is None or isinstance(d, int):
+        return d
+    if isinstance(d, str):
+        return sizes.get(d)
+    return _evaluate_terms(d.terms, sizes)
+
+
+def _evaluate_terms(terms, sizes) -> int | None:
+    total = 0
+    for monomial, coef in terms:
+        value = coef
+        for atom in monomial:
+            part = sizes.get(atom) if isinstance(atom, str) else _evaluate_atom(atom, sizes)
+            if part is None:
+                return None
+            value *= part
+        total += value
+    return total
+
+
+def _evaluate_atom(atom: _FloorDiv, sizes) -> int | None:
+    top = _evaluate_terms(atom.numerator, sizes)
+    return None if top is None else top // atom.divisor
+
+
+def provably_differ(a: Dim, b: Dim) -> bool:
+    """True when a and b cannot be the same size, taking every name to be at least 1
+    (integer arithmetic: ``4n`` is never ``6``; ``n*3`` never ``n*2``)."""
+    if a is None or b is None:
+        return False
+    diff = _poly(sub(a, b))
+    constant = diff.pop((), 0)
+    if not diff:
+        return constant != 0
+    if constant % reduce(math.gcd, diff.values()):
+        return True
+    return _one_signed_and_nonzero(diff, constant)
+
+
+def _one_signed_and_nonzero(diff: dict, constant: int) -> bool:
+    """A sum whose every term has one sign and whose least value is not 0."""
+    sign = 1 if all(c > 0 for c in diff.values()) else -1
+    if any(c * sign <= 0 for c in diff.values()) or constant * sign < 0:
+        return False
+    pure = sum(abs(c) for m, c in diff.items() if all(isinstance(a, str) for a in m))
+    return abs(constant) + pure > 0
 
 
 def format_dim(d: Dim) -> str:
@@ -52,17 +448,22 @@ def format_shape(shape) -> str:
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
 
 
+# -- the rules ops use ----------------------------------------------------------------------
 def unify(a: Dim, b: Dim) -> Dim:
-    """The dim that both a and b can be; raise DimMismatch where they provably differ."""
+    """The dim that both a and b can be; raise DimMismatch where they provably differ.
+
+    Two different symbolic sizes (``batch`` and ``seq``) are taken to differ: a name says
+    the size is its own. A name against a fixed size pins the name to it.
+    """
     if a == b:
         return a
-    if a is None:
-        return b
-    if b is None:
-        return a
-    if isinstance(a, str) and isinstance(b, int) or isinstance(a, int) and isinstance(b, str):
-        return a if isinstance(a, int) else b  # the name is pinned to the size
-    raise DimMismatch(a, b)
+    if a is None or b is None:
+        return b if a is None else a
+    if is_known(a) and is_known(b) or is_symbolic(a) and is_symbolic(b):
+        raise DimMismatch(a, b)
+    if provably_differ(a, b):
+        raise DimMismatch(a, b)
+    return a if is_known(a) else b
 
 
 def broadcast_dims(a: Dim, b: Dim) -> Dim:
@@ -74,16 +475,6 @@ def broadcast_dims(a: Dim, b: Dim) -> Dim:
     if a is None or b is None:
         return b if a is None else a
     return unify(a, b)
-
-
-def product(dims) -> Dim:
-    """Number of elements, when every dim is fixed; None otherwise."""
-    total = 1
-    for d in dims:
-        if not isinstance(d, int):
-            return None
-        total *= d
-    return total
 
 
 def matches_value(d: Dim, size: int) -> bool:

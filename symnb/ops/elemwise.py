@@ -15,6 +15,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.errors import ShapeError
 from symnb.ops._dtypes import probe_dtype
+from symnb.shapes import warnings as shape_warnings
 
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
@@ -30,6 +31,7 @@ def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
             except DimMismatch as exc:
                 raise ShapeError(_broadcast_message(op, inputs, axis - ndim, exc)) from None
         out.append(dim)
+    shape_warnings.broadcast_hook(op, inputs, tuple(out))
     return tuple(out)
 
 

@@ -7,12 +7,13 @@ import numbers
 
 import numpy as np
 
-from symnb.core.dims import format_shape, product
+from symnb.core.dims import exact_div, format_shape, is_known, product, provably_differ
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
+from symnb.shapes import warnings as shape_warnings
 
 
 class Shape(Op):
@@ -88,26 +89,26 @@ class Reshape(Op):
                 raise ShapeError(f"reshape: {d!r} is not a named dim of {x.describe()}")
         if list(self.target).count(-1) > 1:
             raise ShapeError(f"reshape: at most one -1 in {self.target}")
-        return [x.type.with_shape(self._out_shape(x.type.shape))]
+        shape = self._out_shape(x.type.shape)
+        shape_warnings.reshape_hook(x, self.target, shape)
+        return [x.type.with_shape(shape)]
 
     def _out_shape(self, shape):
         total = product(shape)
         known = product(d for d in self.target if d != -1)
         if -1 not in self.target:
-            if None not in (total, known) and total != known:
+            if None not in (total, known) and provably_differ(total, known):
                 raise ShapeError(
                     f"reshape: cannot reshape {format_shape(shape)} ({total} elements) "
                     f"into {format_shape(self.target)} ({known} elements)"
                 )
             return self.target
-        fill = None
-        if None not in (total, known):
-            if known == 0 or total % known:
-                raise ShapeError(
-                    f"reshape: {format_shape(shape)} ({total} elements) does not split "
-                    f"into {format_shape(self.target)}"
-                )
-            fill = total // known
+        fill = None if None in (total, known) else exact_div(total, known)
+        if fill is None and is_known(total) and is_known(known):
+            raise ShapeError(
+                f"reshape: {format_shape(shape)} ({total} elements) does not split "
+                f"into {format_shape(self.target)}"
+            )
         return tuple(fill if d == -1 else d for d in self.target)
 
     def perform(self, x):
@@ -272,7 +273,7 @@ def reduced_size(x, axis) -> Variable:
     from symnb.core.variable import Constant
 
     n = product(x.type.shape[a] for a in axis)
-    return Constant(n, dtype="int64") if n is not None else ReducedSize(axis)(x)
+    return Constant(n, dtype="int64") if is_known(n) else ReducedSize(axis)(x)
 
 
 def _located(exc):

@@ -1,0 +1,267 @@
+"""Shape patterns that are legal but usually a bug, each with its own warning category.
+
+Every category derives from :class:`symnb.ShapeWarning`, so one filter turns them all off
+(``warnings.simplefilter("ignore", sn.ShapeWarning)``) and another turns off one pattern
+(``warnings.simplefilter("ignore", sn.BroadcastOuterWarning)``). Warnings point at the user's
+line, not at symnb's code. The ops call the ``*_hook`` functions below with one line each.
+
+Ordinary idioms stay silent: a bias add ``(batch, 10) + (10,)``, a keepdims reduction broadcast
+back ``x - x.max(axis=1, keepdims=True)``, and an outer product written with explicit axes of
+length 1 on both sides ``a[:, None] * b[None, :]``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+from symnb.core.dims import (
+    DimMismatch,
+    exact_div,
+    format_shape,
+    is_known,
+    is_symbolic,
+    names_in,
+    product,
+    unify,
+)
+from symnb.core.source import user_location
+from symnb.errors import ShapeWarning
+
+#: Dim names that mean "one row per example": an op that mixes along them mixes examples.
+BATCH_NAMES = frozenset({"batch", "batch_size", "nbatch", "n_batch"})
+
+
+class BroadcastOuterWarning(ShapeWarning):
+    """Two operands broadcast against each other into a shape larger than either, with one of
+    them given a new leading axis: ``(n,) - (n, 1)`` is ``(n, n)``. This is the classic silent
+    loss bug (labels of shape ``(n,)`` against predictions of shape ``(n, 1)``). An outer
+    product written with explicit length-1 axes on both sides (``a[:, None] * b[None, :]``) or
+    of provably different sizes (``(n, 1) * (m,)``) does not warn."""
+
+
+class LossTrailingOneWarning(ShapeWarning):
+    """A loss whose predictions and targets differ in shape only by a trailing 1
+    (``(n, 1)`` against ``(n,)``): usually the output of a one-unit layer that was not
+    squeezed; elementwise losses then broadcast to ``(n, n)``."""
+
+
+class SuspiciousAxisWarning(ShapeWarning):
+    """softmax, log_softmax or argmax over an axis named like the batch (it mixes examples) or
+    of length 1 (softmax is then always 1, argmax always 0): usually the wrong ``axis``."""
+
+
+class ReshapeSplitsDimWarning(ShapeWarning):
+    """A ``reshape`` whose ``-1`` takes a fraction of a named dim, e.g. ``(batch, 3136)`` to
+    ``(-1, 1024)``: rows of the result mix data from different examples. Usually a wrong size
+    after pooling or convolution."""
+
+
+class ReshapeMovesDimWarning(ShapeWarning):
+    """A ``reshape`` that moves a named dim to another position, e.g. ``(batch, seq, d)`` to
+    ``(seq, batch, d)``: reshape keeps the memory order, so this scrambles the data. Use
+    ``transpose`` to move axes."""
+
+
+class PinnedDimWarning(ShapeWarning):
+    """A named dim forced equal to a fixed size other than 1 (``("batch", "feat") @ W`` with
+    ``W`` of shape ``(784, 10)`` pins ``feat`` to 784): the name promised a free size; either
+    name the other side too or write the size in the first place."""
+
+
+CATEGORIES = (
+    BroadcastOuterWarning,
+    LossTrailingOneWarning,
+    SuspiciousAxisWarning,
+    ReshapeSplitsDimWarning,
+    ReshapeMovesDimWarning,
+    PinnedDimWarning,
+)
+
+_quiet_depth = 0
+_registries: dict[str, dict] = {}
+
+
+@contextlib.contextmanager
+def quiet():
+    """No shape warnings inside (used where symnb builds graphs the user did not write)."""
+    global _quiet_depth
+    _quiet_depth += 1
+    try:
+        yield
+    finally:
+        _quiet_depth -= 1
+
+
+def emit(category: type[ShapeWarning], message: str) -> None:
+    """Warn at the user's line (the first frame outside symnb), once per line and message."""
+    if _quiet_depth:
+        return
+    loc = user_location()
+    if loc is None:
+        warnings.warn(message, category, stacklevel=3)
+        return
+    registry = _registries.setdefault(loc.filename, {})
+    warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)
+
+
+def _may_equal(a, b) -> bool:
+    try:
+        unify(a, b)
+    except DimMismatch:
+        return False
+    return True
+
+
+def _name(var) -> str:
+    return var.name or "the operand"
+
+
+# -- elementwise broadcasting -----------------------------------------------------------------
+def broadcast_hook(op, inputs, out_shape) -> None:
+    """Called by ``broadcast_shapes`` once the broadcast shape is known."""
+    _check_outer(op, inputs, out_shape)
+    _check_pinned_axes(op, inputs, out_shape)
+
+
+def _check_outer(op, inputs, out_shape) -> None:
+    for i, low in enumerate(inputs):
+        for high in inputs[i + 1 :] + inputs[:i]:
+            if low.type.ndim < high.type.ndim and _outer_pair(low.type.shape, high.type.shape):
+                emit(BroadcastOuterWarning, _outer_message(op, low, high, out_shape))
+                return
+
+
+def _outer_pair(low: tuple, high: tuple) -> bool:
+    """low gets new leading axes where high is not 1, and high is 1 where low is not, with a
+    size that could be the same on both sides (the same examples on two axes)."""
+    lead = len(high) - len(low)
+    stretched_high = [d for d in high[:lead] if d != 1]
+    stretched_low = [dl for dl, dh in zip(low, high[lead:]) if dh == 1 and dl != 1]
+    return any(_may_equal(a, b) for a in stretched_high for b in stretched_low)
+
+
+def _outer_message(op, low, high, out_shape) -> str:
+    return (
+        f"{op}: {low.describe()} and {high.describe()} broadcast against each other into "
+        f"{format_shape(out_shape)}, larger than either (every element of one meets every "
+        f"element of the other)\n  hint: if they hold one value per example, give them the "
+        f"same shape, e.g. {_name(high)}.reshape(-1) or expand_dims({_name(low)}, -1)"
+    )
+
+
+def _check_pinned_axes(op, inputs, out_shape) -> None:
+    ndim = len(out_shape)
+    for axis, out in enumerate(out_shape):
+        if not is_known(out) or out == 1:
+            continue
+        for var in inputs:
+            k = axis - (ndim - var.type.ndim)
+            if k >= 0 and is_symbolic(var.type.shape[k]):
+                _warn_pinned(op, var, k, out)
+                return
+
+
+def pinned_hook(op, a, axis_a: int, b, axis_b: int) -> None:
+    """Called where an op requires axis_a of a to equal axis_b of b (matmul, concatenate)."""
+    da, db = a.type.shape[axis_a], b.type.shape[axis_b]
+    if is_symbolic(da) and is_known(db) and db != 1:
+        _warn_pinned(op, a, axis_a, db)
+    elif is_symbolic(db) and is_known(da) and da != 1:
+        _warn_pinned(op, b, axis_b, da)
+
+
+def _warn_pinned(op, var, axis, size) -> None:
+    dim = var.type.shape[axis]
+    names = ", ".join(sorted(names_in(dim)))
+    emit(
+        PinnedDimWarning,
+        f"{op}: named dim '{dim}' (axis {axis} of {var.describe()}) is forced to equal {size}"
+        f"\n  hint: a name promises a free size; write {size} in the shape of {_name(var)}, "
+        f"or give the other operand the name{'s' if ',' in names else ''} {names}",
+    )
+
+
+# -- reshape ----------------------------------------------------------------------------------
+def reshape_hook(x, target: tuple, out_shape: tuple) -> None:
+    """Called by ``Reshape`` once its output shape is known."""
+    shape = x.type.shape
+    if -1 in target and _splits_named_dim(shape, target):
+        emit(ReshapeSplitsDimWarning, _split_message(x, target))
+    moved = _moved_name(shape, out_shape)
+    if moved is not None:
+        emit(ReshapeMovesDimWarning, _moved_message(x, out_shape, moved))
+
+
+def _splits_named_dim(shape, target) -> bool:
+    total = product(shape)
+    known = product(d for d in target if d != -1)
+    return is_symbolic(total) and known is not None and exact_div(total, known) is None
+
+
+def _split_message(x, target) -> str:
+    known = product(d for d in target if d != -1)
+    return (
+        f"reshape: the -1 in {format_shape(target)} takes {product(x.type.shape)}/{known} "
+        f"elements of {x.describe()}, a fraction of a named dim, so rows of the result mix "
+        f"different examples\n  hint: check the sizes after pooling/convolution; "
+        f"{format_shape(x.type.shape)} has {product(x.type.shape[1:])} elements per row"
+    )
+
+
+def _moved_name(shape, out_shape):
+    """A name that is in both shapes with a different number of elements before it."""
+    for i, name in enumerate(shape):
+        if not isinstance(name, str) or name not in out_shape:
+            continue
+        if shape.count(name) != 1 or out_shape.count(name) != 1:
+            continue
+        before_in = product(shape[:i])
+        before_out = product(out_shape[: out_shape.index(name)])
+        if None not in (before_in, before_out) and before_in != before_out:
+            return name
+    return None
+
+
+def _moved_message(x, out_shape, name) -> str:
+    return (
+        f"reshape: {x.describe()} to {format_shape(out_shape)} moves the named dim "
+        f"'{name}' to another position; reshape keeps the memory order, so this scrambles "
+        f"the data\n  hint: use transpose to move axes"
+    )
+
+
+# -- reductions and normalisations along an axis ----------------------------------------------
+def axis_hook(op, x, axis: int) -> None:
+    """Called by softmax / log_softmax / argmax with the (non-negative) axis they work on."""
+    dim = x.type.shape[axis]
+    if dim == 1:
+        why = "which has length 1 (the result does not depend on the values)"
+    elif isinstance(dim, str) and dim in BATCH_NAMES:
+        why = f"named '{dim}', which mixes different examples"
+    else:
+        return
+    emit(
+        SuspiciousAxisWarning,
+        f"{op}: over axis {axis} of {x.describe()}, {why}"
+        f"\n  hint: the classes are usually the last axis (axis=-1)",
+    )
+
+
+# -- losses ---------------------------------------------------------------------------------
+def loss_hook(op, predictions, targets) -> None:
+    """Called by losses that take predictions and targets of the same shape."""
+    p, t = predictions.type.shape, targets.type.shape
+    if _only_trailing_one(p, t) or _only_trailing_one(t, p):
+        emit(
+            LossTrailingOneWarning,
+            f"{op}: predictions {predictions.describe()} and targets {targets.describe()} "
+            f"differ only by a trailing 1\n  hint: squeeze the extra axis, e.g. "
+            f"{_name(predictions if len(p) > len(t) else targets)}.reshape(-1)",
+        )
+
+
+def _only_trailing_one(longer, shorter) -> bool:
+    if len(longer) != len(shorter) + 1 or longer[-1] != 1:
+        return False
+    return all(_may_equal(a, b) for a, b in zip(longer, shorter))
