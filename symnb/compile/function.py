@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from symnb.backends import get_linker
-from symnb.compile.inputs import InputSpec
+from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -38,9 +38,13 @@ class Function:
         self.graph_before = Graph(self.inputs, targets)
         self.graph = Graph(self.inputs, targets)
         self.backend = backend
-        self._leaves = self.inputs + [
-            v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)
-        ]
+        rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
+        # the call passes inputs then shared values; constants' slots come after them
+        self._leaves = (
+            self.inputs
+            + [v for v in rest if isinstance(v, SharedVariable)]
+            + [v for v in rest if not isinstance(v, SharedVariable)]
+        )
         self._shared = [v for v in self._leaves if isinstance(v, SharedVariable)]
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
         self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
@@ -52,6 +56,7 @@ class Function:
         values = self._bind(args, kwargs)
         sizes: dict = {}
         arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
+        check_derived_dims(self._specs, arrays, sizes)
         arrays += [v.get_value(borrow=True) for v in self._shared]
         results = self.linker.run(arrays)
         for (shared, _), value in zip(self.updates, results[self._n_out :]):
