@@ -32,7 +32,20 @@ from symnb.ops.elemwise import (  # noqa: F401
     tanh,
     true_div,
 )
-from symnb.ops.linalg import dot, matmul  # noqa: F401
+from symnb.ops.linalg import (  # noqa: F401
+    cholesky,
+    det,
+    dot,
+    einsum,
+    inv,
+    matmul,
+    norm,
+    outer,
+    slogdet,
+    solve,
+    tensordot,
+    trace,
+)
 from symnb.ops.reduce import max, mean, min, sum  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.index import (  # noqa: F401

@@ -24,7 +24,6 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
 from symnb.core.op import Op
-from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 
@@ -55,8 +54,6 @@ def _parse_item(item, inputs):
         return ("int", int(item))
     var = as_variable(item)
     if var.type.dtype.kind == "b":
-        if var.type.ndim == 0:
-            raise DTypeError(f"index {var.describe()}: a 0-d boolean is not an index")
         inputs.append(var)
         return ("mask", var.type.ndim)
     _check_integer(var, "an index")

@@ -81,10 +81,8 @@ def _inner_message(x, y) -> str:
 
 
 def _fits(a, b) -> bool:
-    try:
-        return unify(a, b) is not None
-    except DimMismatch:
-        return False
+    """Equal for sure: a hint must not rest on pinning a name to a size."""
+    return a is not None and a == b
 
 
 matmul = Matmul()
@@ -102,3 +100,527 @@ def dot(x, y):
             f"dot of {x.describe()} and {y.describe()}: use matmul (batched) or tensordot"
         )
     return matmul(x, y)
+
+
+# -- contractions --------------------------------------------------------------------------
+class Tensordot(Op):
+    """``np.tensordot``: sum over ``axes_a`` of a paired with ``axes_b`` of b; the result
+    has a's free axes, then b's."""
+
+    __props__ = ("axes_a", "axes_b")
+    dtype_rule = "NumPy's promotion of a and b (as np.tensordot; bool is refused)"
+
+    def __init__(self, axes_a, axes_b):
+        self.axes_a, self.axes_b = tuple(axes_a), tuple(axes_b)
+
+    def infer_types(self, a, b):
+        for v in (a, b):
+            if v.type.dtype.kind == "b":
+                raise DTypeError(f"tensordot: {v.describe()} is boolean; cast it first")
+        for i, j in zip(self.axes_a, self.axes_b):
+            _paired(self, a, i, b, j)
+        shape = _free(a.type.shape, self.axes_a) + _free(b.type.shape, self.axes_b)
+        return [TensorType(probe_dtype(self, self.perform, [a, b]), shape)]
+
+    def perform(self, a, b):
+        return np.asarray(np.tensordot(a, b, axes=(self.axes_a, self.axes_b)))
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.shape import fit_gradient
+
+        (a, b), (g,) = inputs, output_grads
+        na = a.type.ndim - len(self.axes_a)
+        free_b = _free_axes(b.type.ndim, self.axes_b)
+        ga = Tensordot(tuple(range(na, g.type.ndim)), free_b)(g, b)
+        ga = transpose(ga, _grad_order(a.type.ndim, self.axes_a, self.axes_b, True))
+        gb = Tensordot(_free_axes(a.type.ndim, self.axes_a), tuple(range(na)))(a, g)
+        gb = transpose(gb, _grad_order(b.type.ndim, self.axes_b, self.axes_a, False))
+        return [fit_gradient(ga, a), fit_gradient(gb, b)]
+
+
+def _paired(op, a, i, b, j):
+    try:
+        unify(a.type.shape[i], b.type.shape[j])
+    except DimMismatch:
+        raise ShapeError(
+            f"{op}: axis {i} of {a.describe()} has size {format_dim(a.type.shape[i])} but the "
+            f"axis {j} of {b.describe()} it is summed with has size {format_dim(b.type.shape[j])}"
+        ) from None
+
+
+def _free_axes(ndim, summed) -> tuple:
+    return tuple(k for k in range(ndim) if k not in summed)
+
+
+def _free(shape, summed) -> tuple:
+    return tuple(shape[k] for k in _free_axes(len(shape), summed))
+
+
+def _grad_order(ndim, mine, partners, free_first):
+    """The permutation that puts a contraction's gradient back in its input's axis order.
+
+    The gradient comes out with this input's free axes and the partner's summed axes (in the
+    partner's axis order), the free axes first or last as ``free_first`` says.
+    """
+    partner_rank = {p: r for r, p in enumerate(sorted(partners))}
+    free = _free_axes(ndim, mine)
+    n_summed = len(mine)
+    order = []
+    for k in range(ndim):
+        if k in free:
+            pos = free.index(k)
+            order.append(pos if free_first else n_summed + pos)
+        else:
+            rank = partner_rank[partners[mine.index(k)]]
+            order.append(len(free) + rank if free_first else rank)
+    return tuple(order)
+
+
+def tensordot(a, b, axes=2):
+    """``np.tensordot``: ``axes`` is an int (last n of a with first n of b) or two lists."""
+    from symnb.ops._axes import normalize_axis
+
+    a, b = as_variable(a), as_variable(b)
+    if isinstance(axes, int):
+        if axes < 0 or axes > min(a.type.ndim, b.type.ndim):
+            raise _located(ShapeError(f"tensordot: axes={axes} does not fit {a.describe()} and "
+                                      f"{b.describe()}"))  # fmt: skip
+        axes = (tuple(range(a.type.ndim - axes, a.type.ndim)), tuple(range(axes)))
+    axes_a, axes_b = ((k,) if isinstance(k, int) else tuple(k) for k in axes)
+    if len(axes_a) != len(axes_b):
+        raise _located(ShapeError(f"tensordot: {len(axes_a)} axes of a but {len(axes_b)} of b"))
+    norm_a = [_located_call(normalize_axis, k, a.type.ndim, "tensordot", a)[0] for k in axes_a]
+    norm_b = [_located_call(normalize_axis, k, b.type.ndim, "tensordot", b)[0] for k in axes_b]
+    return Tensordot(norm_a, norm_b)(a, b)
+
+
+def outer(a, b):
+    """``np.outer``: every element of a (flattened) times every element of b."""
+    from symnb.ops.elemwise import mul
+    from symnb.ops.shape import expand_dims, reshape
+
+    a, b = as_variable(a), as_variable(b)
+    a = a if a.type.ndim == 1 else reshape(a, (-1,))
+    b = b if b.type.ndim == 1 else reshape(b, (-1,))
+    return mul(expand_dims(a, 1), expand_dims(b, 0))
+
+
+def transpose(x, order):
+    from symnb.ops.shape import DimShuffle
+
+    return x if tuple(order) == tuple(range(x.type.ndim)) else DimShuffle(order)(x)
+
+
+def _located(exc):
+    from symnb.core.op import _at_user_line
+
+    return _at_user_line(exc)
+
+
+def _located_call(fn, *args):
+    try:
+        return fn(*args)
+    except (ShapeError, DTypeError) as exc:
+        raise _located(exc) from None
+
+
+# -- einsum --------------------------------------------------------------------------------
+def einsum(subscripts: str, *operands):
+    """``np.einsum`` for products, transposes and sums (``"ij,jk->ik"``, ``"bij->bji"``,
+    ``"i,i->"``, implicit output), built from tensordot, broadcasting products and sums.
+
+    Not supported: ``...`` and a letter repeated inside one operand (diagonals: use
+    ``sn.trace``); both raise a clear error.
+    """
+    from symnb.ops.elemwise import cast
+
+    operands = [as_variable(o) for o in operands]
+    terms, output = _located_call(_parse_einsum, subscripts, operands)
+    keep_later = [set(output).union(*terms[k + 1 :]) for k in range(len(terms))]
+    acc, letters = _sum_out(operands[0], terms[0], keep_later[0])
+    for k in range(1, len(terms)):
+        acc, letters = _contract(acc, letters, operands[k], terms[k], keep_later[k])
+    acc, letters = _sum_out(acc, letters, set(output))
+    acc = transpose(acc, [letters.index(c) for c in output])
+    return cast(acc, np.result_type(*[o.type.dtype for o in operands]))
+
+
+def _parse_einsum(subscripts, operands):
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise ShapeError(f"einsum: '...' in {subscripts!r} is not supported; name the axes")
+    lhs, arrow, rhs = spec.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ShapeError(f"einsum: {subscripts!r} names {len(terms)} operands, got {len(operands)}")
+    sizes: dict = {}
+    for k, (term, var) in enumerate(zip(terms, operands)):
+        _check_term(subscripts, k, term, var, sizes)
+    letters = "".join(terms)
+    output = rhs if arrow else "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    for c in output:
+        if c not in letters or output.count(c) > 1:
+            raise ShapeError(f"einsum: output index {c!r} of {subscripts!r} is unknown or repeated")
+    return terms, output
+
+
+def _check_term(subscripts, k, term, var, sizes):
+    if not term.isalpha() or len(term) != var.type.ndim:
+        raise ShapeError(
+            f"einsum: term {term!r} of {subscripts!r} has {len(term)} indices but operand {k} "
+            f"{var.describe()} has {var.type.ndim} dims"
+        )
+    if len(set(term)) != len(term):
+        raise ShapeError(
+            f"einsum: {term!r} repeats an index inside one operand (a diagonal); "
+            "use sn.trace or sn.diag for that"
+        )
+    for c, d in zip(term, var.type.shape):
+        seen, where = sizes.setdefault(c, (d, f"operand {k} {var.describe()}"))
+        try:
+            sizes[c] = (unify(seen, d), where)
+        except DimMismatch:
+            raise ShapeError(
+                f"einsum: index {c!r} is {format_dim(seen)} in {where} but {format_dim(d)} in "
+                f"operand {k} {var.describe()}"
+            ) from None
+
+
+def _sum_out(var, letters, keep):
+    from symnb.ops.reduce import sum as sum_
+
+    gone = [k for k, c in enumerate(letters) if c not in keep]
+    if not gone:
+        return var, list(letters)
+    return sum_(var, axis=tuple(gone)), [c for c in letters if c in keep]
+
+
+def _contract(a, la, b, lb, keep):
+    """a and b contracted over their shared letters that are not kept."""
+    from symnb.ops.elemwise import mul
+    from symnb.ops.reduce import sum as sum_
+    from symnb.ops.shape import DimShuffle
+
+    a, la = _sum_out(a, la, keep | set(lb))
+    b, lb = _sum_out(b, lb, keep | set(la))
+    summed = [c for c in la if c in lb and c not in keep]
+    if not any(c in lb and c in keep for c in la):  # no batch index: one tensordot
+        out = Tensordot([la.index(c) for c in summed], [lb.index(c) for c in summed])(a, b)
+        return out, [c for c in la if c not in summed] + [c for c in lb if c not in summed]
+    order = la + [c for c in lb if c not in la]
+    a = DimShuffle([la.index(c) if c in la else "x" for c in order])(a)
+    b = DimShuffle([lb.index(c) if c in lb else "x" for c in order])(b)
+    axes = tuple(order.index(c) for c in summed)
+    prod = mul(a, b)
+    return (sum_(prod, axis=axes) if axes else prod), [c for c in order if c not in summed]
+
+
+# -- decompositions and solvers ------------------------------------------------------------
+class _SquareOp(Op):
+    """Ops on stacks of square matrices (the last two axes)."""
+
+    dtype_rule = "float64 for integer input, else the input's float dtype (np.linalg's rule)"
+
+    def _square(self, a):
+        if a.type.ndim < 2:
+            raise ShapeError(f"{self}: {a.describe()} has {a.type.ndim} dims; a matrix is needed")
+        if a.type.dtype.kind == "b":
+            raise DTypeError(f"{self}: {a.describe()} is boolean; cast it first")
+        m, n = a.type.shape[-2:]
+        try:
+            return unify(m, n)
+        except DimMismatch:
+            raise ShapeError(
+                f"{self}: {a.describe()} is not square: its last two dims are "
+                f"{format_dim(m)} and {format_dim(n)}"
+            ) from None
+
+    def _dtype(self, a):
+        return probe_dtype(self, np.linalg.inv, [a])
+
+
+class Inv(_SquareOp):
+    """``np.linalg.inv``: the inverse of each square matrix."""
+
+    def infer_types(self, a):
+        n = self._square(a)
+        return [TensorType(self._dtype(a), a.type.shape[:-2] + (n, n))]
+
+    def perform(self, a):
+        return np.linalg.inv(a)
+
+    def grad(self, inputs, outputs, output_grads):
+        y_t = _swap_last(outputs[0])
+        return [-(y_t @ output_grads[0] @ y_t)]
+
+
+class Det(_SquareOp):
+    """``np.linalg.det``: the determinant of each square matrix."""
+
+    def infer_types(self, a):
+        self._square(a)
+        return [TensorType(self._dtype(a), a.type.shape[:-2])]
+
+    def perform(self, a):
+        return np.asarray(np.linalg.det(a))
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.shape import expand_dims
+
+        scale = expand_dims(output_grads[0] * outputs[0], (-2, -1))
+        return [scale * _swap_last(inv(inputs[0]))]
+
+
+class Slogdet(_SquareOp):
+    """``np.linalg.slogdet``: (sign, log|det|) of each square matrix; the sign has no
+    gradient (it is piecewise constant)."""
+
+    nout = 2
+
+    def infer_types(self, a):
+        self._square(a)
+        t = TensorType(self._dtype(a), a.type.shape[:-2])
+        return [t, t]
+
+    def perform(self, a):
+        sign, logdet = np.linalg.slogdet(a)
+        return np.asarray(sign), np.asarray(logdet)
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.shape import expand_dims
+
+        g = output_grads[1]
+        if g is None:
+            return [None]
+        return [expand_dims(g, (-2, -1)) * _swap_last(inv(inputs[0]))]
+
+
+class Cholesky(_SquareOp):
+    """``np.linalg.cholesky``: lower-triangular L with ``L @ L.T = a``; only a's lower
+    triangle is read, so the gradient lives on the lower triangle."""
+
+    def infer_types(self, a):
+        n = self._square(a)
+        return [TensorType(self._dtype(a), a.type.shape[:-2] + (n, n))]
+
+    def perform(self, a):
+        return np.linalg.cholesky(a)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [CholeskyGrad()(outputs[0], output_grads[0])]
+
+
+class CholeskyGrad(Op):
+    """The gradient of ``cholesky`` from L and the gradient of L (Murray 2016, lower-read
+    convention). Not differentiable itself: second derivatives of cholesky are not built."""
+
+    differentiable = False
+    dtype_rule = "the dtype of L"
+
+    def infer_types(self, lower, g):
+        return [lower.type]
+
+    def perform(self, lower, g):
+        phi = _tril_half_diagonal(np.swapaxes(lower, -1, -2) @ g)
+        inner = np.linalg.solve(np.swapaxes(lower, -1, -2), phi)
+        p = np.swapaxes(np.linalg.solve(np.swapaxes(lower, -1, -2), np.swapaxes(inner, -1, -2)),
+                        -1, -2)  # fmt: skip
+        return _tril_half_diagonal(p + np.swapaxes(p, -1, -2)).astype(lower.dtype, copy=False)
+
+
+def _tril_half_diagonal(m):
+    out = np.tril(m)
+    n = m.shape[-1]
+    out[..., range(n), range(n)] *= 0.5
+    return out
+
+
+class Solve(_SquareOp):
+    """``np.linalg.solve(a, b)``: x with ``a @ x = b``; b is a vector when it is 1-D (NumPy
+    2's rule), else a stack of matrices; the batch axes broadcast."""
+
+    dtype_rule = "NumPy's promotion of a and b, at least float64 for integers"
+
+    def infer_types(self, a, b):
+        n = self._square(a)
+        dtype = probe_dtype(self, np.linalg.solve, [a, b])
+        if b.type.ndim == 1:
+            self._rows(a, b, n, b.type.shape[0])
+            return [TensorType(dtype, a.type.shape[:-2] + (n,))]
+        if b.type.ndim < 1:
+            raise ShapeError(f"solve: {b.describe()} is 0-d; b is a vector or matrix")
+        self._rows(a, b, n, b.type.shape[-2])
+        batch = broadcast_shapes(self, [_batch_of(a), _batch_of(b)])
+        return [TensorType(dtype, batch + (n, b.type.shape[-1]))]
+
+    def _rows(self, a, b, n, rows):
+        try:
+            unify(n, rows)
+        except DimMismatch:
+            raise ShapeError(
+                f"solve: {a.describe()} has {format_dim(n)} rows but {b.describe()} has "
+                f"{format_dim(rows)} (its {'only' if b.type.ndim == 1 else 'second-to-last'} "
+                "axis)"
+            ) from None
+
+    def perform(self, a, b):
+        return np.linalg.solve(a, b)
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.shape import expand_dims, fit_gradient
+
+        (a, b), (x,), (g,) = inputs, outputs, output_grads
+        gb = Solve()(_swap_last(a), g)
+        if b.type.ndim == 1:
+            ga = -(expand_dims(gb, -1) * expand_dims(x, -2))
+        else:
+            ga = -(gb @ _swap_last(x))
+        return [fit_gradient(ga, a), fit_gradient(gb, b)]
+
+
+inv, det, cholesky, solve = Inv(), Det(), Cholesky(), Solve()
+
+
+def slogdet(a):
+    """``(sign, logabsdet)`` of each square matrix, as ``np.linalg.slogdet``."""
+    sign, logdet = Slogdet()(a)
+    return sign, logdet
+
+
+# -- trace and norms -----------------------------------------------------------------------
+class Trace(Op):
+    """``np.trace``: the sum of a diagonal (``offset`` above the main one) of the
+    ``axis1``/``axis2`` planes."""
+
+    __props__ = ("offset", "axis1", "axis2")
+    dtype_rule = "the dtype np.sum gives (small ints and bool widen to int64)"
+
+    def __init__(self, offset, axis1, axis2):
+        self.offset, self.axis1, self.axis2 = offset, axis1, axis2
+
+    def infer_types(self, x):
+        if x.type.ndim < 2:
+            raise ShapeError(f"trace: {x.describe()} has {x.type.ndim} dims; 2 or more needed")
+        shape = tuple(d for k, d in enumerate(x.type.shape) if k not in (self.axis1, self.axis2))
+        return [TensorType(probe_dtype(self, self.perform, [x]), shape)]
+
+    def perform(self, x):
+        return np.asarray(np.trace(x, self.offset, self.axis1, self.axis2))
+
+    def grad(self, inputs, outputs, output_grads):
+        return [TraceAdjoint(self.offset, self.axis1, self.axis2)(output_grads[0], inputs[0])]
+
+
+class TraceAdjoint(Op):
+    """Zeros shaped like x with g on the diagonal that ``trace`` sums: its gradient."""
+
+    __props__ = ("offset", "axis1", "axis2")
+    dtype_rule = "the dtype of g"
+
+    def __init__(self, offset, axis1, axis2):
+        self.offset, self.axis1, self.axis2 = offset, axis1, axis2
+
+    def infer_types(self, g, like):
+        return [TensorType(g.type.dtype, like.type.shape)]
+
+    def perform(self, g, like):
+        out = np.zeros(np.shape(like), dtype=np.asarray(g).dtype)
+        diagonal = np.diagonal(out, self.offset, self.axis1, self.axis2)
+        diagonal.setflags(write=True)
+        diagonal[...] = np.expand_dims(g, -1)
+        return out
+
+    def grad(self, inputs, outputs, output_grads):
+        return [Trace(self.offset, self.axis1, self.axis2)(output_grads[0]), None]
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    """``np.trace``: sum of the ``offset`` diagonal over ``axis1`` and ``axis2``."""
+    from symnb.ops._axes import normalize_axis
+
+    x = as_variable(x)
+    (a1,) = _located_call(normalize_axis, axis1, x.type.ndim, "trace", x)
+    (a2,) = _located_call(normalize_axis, axis2, x.type.ndim, "trace", x)
+    if a1 == a2:
+        raise _located(ShapeError(f"trace: axis1 and axis2 are both axis {a1}"))
+    return Trace(int(offset), a1, a2)(x)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
+    """``np.linalg.norm``: vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis;
+    matrix norms (None/'fro', 1, -1, inf, -inf) over two. Integers are computed in float64.
+    """
+    from symnb.ops._axes import normalize_axis
+    from symnb.ops.elemwise import cast
+
+    x = as_variable(x)
+    if not x.type.is_float:
+        x = cast(x, "float64")
+    if axis is None:
+        if ord is not None and x.type.ndim > 2:
+            raise _located(ShapeError(f"norm: ord={ord!r} needs axis for {x.describe()}"))
+        matrix = ord is not None and x.type.ndim == 2
+        axes = tuple(range(x.type.ndim)) if not matrix else (0, 1)
+    else:
+        raw = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(a % x.type.ndim for a in raw) if x.type.ndim else raw
+        _located_call(normalize_axis, raw, x.type.ndim, "norm", x)
+        matrix = len(raw) == 2
+    if ord in (None, "fro") and (matrix or ord is None):
+        return _norm_sum_pow(x, 2, axes, keepdims)
+    if matrix:
+        return _matrix_norm(x, ord, axes, keepdims)
+    if len(axes) != 1:
+        raise _located(ShapeError(f"norm: ord={ord!r} is a vector norm: give one axis"))
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+def _norm_sum_pow(x, p, axes, keepdims):
+    from symnb.ops.elemwise import abs as abs_
+    from symnb.ops.elemwise import sqrt
+    from symnb.ops.reduce import sum as sum_
+
+    if p == 2:
+        return sqrt(sum_(x * x, axis=axes, keepdims=keepdims))
+    return sum_(abs_(x) ** p, axis=axes, keepdims=keepdims) ** (1 / p)
+
+
+def _vector_norm(x, ord, axes, keepdims):
+    from symnb.ops.elemwise import abs as abs_
+    from symnb.ops.elemwise import cast, not_equal
+    from symnb.ops.reduce import max as max_
+    from symnb.ops.reduce import min as min_
+    from symnb.ops.reduce import sum as sum_
+
+    if ord == np.inf:
+        return max_(abs_(x), axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return min_(abs_(x), axis=axes, keepdims=keepdims)
+    if ord == 0:  # the count of non-zeros: not differentiable (its value is piecewise flat)
+        return sum_(cast(not_equal(x, 0), x.type.dtype), axis=axes, keepdims=keepdims)
+    if ord == 1:
+        return sum_(abs_(x), axis=axes, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise _located(ValueError(f"norm: ord={ord!r} is not a vector norm"))
+    return _norm_sum_pow(x, ord, axes, keepdims)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    """Max/min absolute column sums (ord ±1) or row sums (ord ±inf)."""
+    from symnb.ops.elemwise import abs as abs_
+    from symnb.ops.reduce import max as max_
+    from symnb.ops.reduce import min as min_
+    from symnb.ops.reduce import sum as sum_
+    from symnb.ops.shape import expand_dims
+
+    row, col = axes
+    if ord not in (1, -1, np.inf, -np.inf):
+        raise _located(
+            ValueError(f"norm: matrix ord={ord!r} is not supported (use None, 'fro', ±1, ±inf)")
+        )
+    summed_axis, over = (row, col) if ord in (1, -1) else (col, row)
+    sums = sum_(abs_(x), axis=summed_axis)
+    over = over - (over > summed_axis)
+    pick = max_ if ord in (1, np.inf) else min_
+    out = pick(sums, axis=over)
+    return expand_dims(out, tuple(sorted(axes))) if keepdims else out

@@ -1,0 +1,240 @@
+"""Indexing against NumPy: basic, advanced, masks, updates, take, and their gradients."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check, random_array
+
+E = Ellipsis
+I2 = np.array([2, 0, -1])
+J2 = np.array([[1, 1], [0, 3]])
+
+BASIC = {
+    "int": ((3, 4, 5), (1,)),
+    "negative int": ((3, 4, 5), (-1, -2)),
+    "slice": ((3, 4, 5), (slice(1, None),)),
+    "negative step": ((3, 4, 5), (slice(None, None, -2), slice(-3, -1))),
+    "new axis": ((3, 4, 5), (None, 1, None)),
+    "ellipsis": ((3, 4, 5), (E, 2)),
+    "ellipsis middle": ((3, 4, 5), (0, E, slice(0, 2))),
+    "empty slice": ((3, 4, 5), (slice(2, 1),)),
+    "out-of-range slice": ((3, 4), (slice(1, 10),)),
+    "0-d empty tuple": ((), ()),
+    "0-d ellipsis": ((), (E,)),
+    "0-d new axis": ((), (None,)),
+    "empty array": ((0, 3), (slice(None), 1)),
+}
+ADVANCED = {
+    "int array": ((5, 4), (I2,)),
+    "2-d int array": ((5, 4), (slice(None), J2)),
+    "adjacent arrays": ((5, 4, 3), (I2, np.array([0, 1, 3]))),
+    "separated arrays go first": ((5, 4, 3), (I2, slice(None), np.array([1]))),
+    "int with array separated": ((5, 4, 3), (0, slice(None), np.array([2, 1]))),
+    "int with array adjacent": ((5, 4, 3), (slice(None), 1, np.array([2, 1]))),
+    "new axis separates": ((5, 4, 3), (I2, None, np.array([1, 2, 0]))),
+    "ellipsis between arrays": ((5, 4), (I2, E, np.array([0, 1, 3]))),
+    "list index": ((5, 4), ([0, 0, 4],)),
+    "empty index array": ((5, 4), (np.array([], dtype="int64"),)),
+    "constant mask": ((3, 4), (np.array([True, False, True]),)),
+}
+DTYPES = ["float64", "float32", "int64", "bool"]
+
+
+def typed_run(build, *arrays, backend="py"):
+    """The built variable's static shape, and its value computed on ``arrays``."""
+    xs = [sn.tensor(f"x{i}", np.shape(a), np.asarray(a).dtype) for i, a in enumerate(arrays)]
+    out = build(*xs)
+    return out.type.shape, sn.function(xs, out, backend=backend)(*arrays)
+
+
+def check_static_shape(static, value):
+    assert len(static) == np.ndim(value), (static, np.shape(value))
+    for d, n in zip(static, np.shape(value)):
+        assert d is None or d == n, (static, np.shape(value))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted({**BASIC, **ADVANCED}))
+def test_static_index_matches_numpy(case, dtype, rng, backend):
+    shape, index = {**BASIC, **ADVANCED}[case]
+    a = random_array(rng, shape, dtype)
+    static, got = typed_run(lambda x: x[index], a, backend=backend)
+    check(got, a[index])
+    check_static_shape(static, got)
+    assert None not in static  # every index here is a constant: the shape is known
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        lambda x, i, j: x[i:j],
+        lambda x, i, j: x[i:, ::j],
+        lambda x, i, j: x[i, j],
+        lambda x, i, j: x[-i, 1:j:1],
+        lambda x, i, j: x[: x.shape[0] - i],
+        lambda x, i, j: x[:, x.shape[1] - 1],
+    ],
+)
+def test_symbolic_ints_and_slice_bounds(index, rng, backend):
+    a = random_array(rng, (4, 5), "float32")
+    i, j = np.int64(1), np.int64(3)
+    static, got = typed_run(index, a, i, j, backend=backend)
+    check(got, index(a, int(i), int(j)))
+    check_static_shape(static, got)
+
+
+def test_arange_rows_with_label_vector(rng, backend):
+    """``x[arange(n), y]``: the per-row pick a crossentropy makes."""
+    a, y = random_array(rng, (4, 3), "float64"), np.array([2, 0, 1, 2])
+    rows = np.arange(4)
+    static, got = typed_run(lambda x, r, t: x[r, t], a, rows, y, backend=backend)
+    check(got, a[rows, y])
+    assert static == (4,)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (0, 4), ()])
+def test_symbolic_mask_has_unknown_dim(shape, rng, backend):
+    a = random_array(rng, shape, "float64")
+    static, got = typed_run(lambda x: x[x > 1.0], a, backend=backend)
+    check(got, a[a > 1.0])
+    assert static == (None,)
+
+
+def test_mask_on_inner_axis_keeps_the_others(rng, backend):
+    a = random_array(rng, (3, 4), "float32")
+    static, got = typed_run(lambda x: x[:, x[0] > 1.0], a, backend=backend)
+    check(got, a[:, a[0] > 1.0])
+    assert static == (3, None)
+
+
+UPDATES = {
+    "int": ((3, 4), (1,), (4,)),
+    "slice broadcast": ((3, 4), (slice(1, None), slice(None, 2)), ()),
+    "new axis": ((3, 4), (None, 0), (1, 4)),
+    "array": ((5, 2), (np.array([0, 3]),), (2, 2)),
+    "repeated array": ((5, 2), (np.array([1, 1, 4, 1]),), (4, 2)),
+    "mask": ((3, 4), (np.array([True, False, True]),), (4,)),
+    "separated arrays": (
+        (3, 4, 2),
+        (np.array([0, 2, 0]), slice(None), np.array([1, 1, 1])),
+        (3, 4),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UPDATES))
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_set_and_inc_subtensor_match_numpy(case, dtype, rng, backend):
+    shape, index, vshape = UPDATES[case]
+    a, v = random_array(rng, shape, dtype), random_array(rng, vshape, dtype)
+    want = a.copy()
+    want[index] = v
+    check(typed_run(lambda x, w: sn.set_subtensor(x, index, w), a, v, backend=backend)[1], want)
+    check(typed_run(lambda x, w: x.at[index].set(w), a, v, backend=backend)[1], want)
+    want = a.copy()
+    np.add.at(want, index, v)
+    check(typed_run(lambda x, w: sn.inc_subtensor(x, index, w), a, v, backend=backend)[1], want)
+    check(typed_run(lambda x, w: x.at[index].add(w), a, v, backend=backend)[1], want)
+
+
+def test_updates_leave_the_input_unchanged_and_cast_weak_scalars(backend):
+    a = np.zeros((2, 3), "float32")
+    out = typed_run(lambda x: x.at[0].set(2.5), a, backend=backend)[1]
+    check(out, np.array([[2.5] * 3, [0] * 3], "float32"))
+    assert not a.any()
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("indices", [np.array([0, 2, -1, 2]), np.array(1), np.array([[0], [1]])])
+def test_take_matches_numpy(axis, indices, rng, backend):
+    a = random_array(rng, (3, 4), "int64")
+    check(typed_run(lambda x, i: sn.take(x, i, axis=axis), a, indices, backend=backend)[1],
+          np.take(a, indices, axis=axis))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "shape,ishape,axis",
+    [((3, 4), (3, 2), 1), ((3, 4), (5, 4), 0), ((3, 4), (1, 2), -1), ((2, 3, 4), (2, 3, 1), 2)],
+)
+def test_take_along_axis_matches_numpy(shape, ishape, axis, rng, backend):
+    a = random_array(rng, shape, "float32")
+    idx = rng.integers(-shape[axis], shape[axis], size=ishape)
+    static, got = typed_run(lambda x, i: sn.take_along_axis(x, i, axis), a, idx, backend=backend)
+    check(got, np.take_along_axis(a, idx, axis))
+    check_static_shape(static, got)
+
+
+ERRORS = [
+    (
+        lambda x: x[3],
+        sn.ShapeError,
+        r"index 3 is out of bounds for axis 0 of 'x' \(float64\(3, 4\)\)",
+    ),
+    (lambda x: x[0, 0, 0], sn.ShapeError, "too many indices for 'x'.*covers 3 axes"),
+    (lambda x: x[..., 0, ...], sn.ShapeError, "single ellipsis"),
+    (lambda x: x[1.5], sn.DTypeError, "integer dtype"),
+    (lambda x: x[::0], sn.ShapeError, "step cannot be zero"),
+    (lambda x: x[np.array([0, 5])], sn.ShapeError, "index 5 in an index array is out of bounds"),
+    (lambda x: x[np.ones((2, 4), bool)], sn.ShapeError, "mask axis 0 has size 2 but.*size 3"),
+    (lambda x: x[np.array([0, 1]), np.array([0, 1, 2])], sn.ShapeError, r"\(2,\), \(3,\)"),
+    (lambda x: x.at[0].set(np.ones(3)), sn.ShapeError, r"does not broadcast.*\(4,\)"),
+    (lambda x: x.at[0].set(np.ones(4, complex)), sn.DTypeError, "change of kind"),
+    (lambda x: sn.take_along_axis(x, np.zeros(3, "int64"), 0), sn.ShapeError, "rank"),
+    (lambda x: sn.take(x, [0], axis=2), sn.ShapeError, "axis 2 is out of range"),
+]
+
+
+@pytest.mark.parametrize("build,error,message", ERRORS)
+def test_index_errors_name_the_variable_and_the_clash(build, error, message):
+    x = sn.tensor("x", (3, 4), "float64")
+    with pytest.raises(error, match=message) as info:
+        build(x)
+    assert "test_index.py" in str(info.value)  # the user's line is appended
+
+
+def test_named_dims_survive_full_slices_and_len_is_clear():
+    x = sn.tensor("x", ("batch", 4))
+    assert x[:, 1:3].type.shape == ("batch", 2)
+    assert x[1:].type.shape == (None, 4)
+    with pytest.raises(TypeError, match="use x.shape"):
+        len(x)
+
+
+GRADS = {
+    "basic": ((4, 3), lambda x: x[1:, None, -1] * 2),
+    "negative step": ((5,), lambda x: x[::-2]),
+    "repeated int array": ((4, 3), lambda x: x[np.array([0, 2, 0, 0])]),
+    "separated arrays": ((3, 4, 2), lambda x: x[np.array([1, 1]), :, np.array([0, 1])]),
+    "mask": ((3, 4), lambda x: x[x > 1.2]),
+    "take_along_axis": ((3, 4), lambda x: sn.take_along_axis(x, np.array([[0, 0, 3]]), 1)),
+    "take flattened": ((3, 4), lambda x: sn.take(x, np.array([5, 5, 0]))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRADS))
+def test_indexing_gradients(case, rng):
+    shape, fn = GRADS[case]
+    sn.check_grad(fn, [random_array(rng, shape, "float64")])
+
+
+@pytest.mark.parametrize(
+    "index,vshape",
+    [
+        ((slice(1, 3),), (1, 3)),
+        ((np.array([2, 2, 0]),), (3, 3)),
+        ((np.array([True, False] * 2),), (3,)),
+    ],
+)
+@pytest.mark.parametrize("set_instead", [True, False])
+def test_update_gradients_wrt_x_and_v(index, vshape, set_instead, rng):
+    update = sn.set_subtensor if set_instead else sn.inc_subtensor
+    a, v = random_array(rng, (4, 3), "float64"), random_array(rng, vshape, "float64")
+    if set_instead and case_has_repeats(index):
+        pytest.skip("set with repeated indices: NumPy does not say which write lands")
+    sn.check_grad(lambda x, w: update(x, index, w) * (x + 1), [a, v])
+
+
+def case_has_repeats(index):
+    arrays = [i for i in index if isinstance(i, np.ndarray) and i.dtype.kind in "iu"]
+    return any(len(np.unique(i)) < i.size for i in arrays)
