@@ -27,8 +27,14 @@ from symnb.grad import (  # noqa: F401
     GradientError,
     Lop,
     NotDifferentiableError,
+    Rop,
     check_grad,
+    disconnected_grad,
     grad,
+    hessian,
+    jacobian,
+    stop_gradient,
+    zero_grad,
 )
 from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
 from symnb.ops import getitem  # noqa: F401
@@ -48,5 +54,6 @@ __all__ = [
     "constant", "eval", "format_expr", "format_graph", "function", "matrix", "scalar",
     "shared", "tensor", "tensor3", "tensor4", "vector",
     "grad", "Lop", "check_grad", "GradientError", "DisconnectedInputError",
-    "DisconnectedInputWarning", "NotDifferentiableError",
+    "DisconnectedInputWarning", "NotDifferentiableError", "Rop", "jacobian", "hessian",
+    "stop_gradient", "zero_grad", "disconnected_grad",
 ]  # fmt: skip

@@ -40,11 +40,11 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     or "ignore"); ``return_disconnected``: what such an input gets ("zero" or "none").
     Returns one gradient per ``wrt``, each with that input's dtype and shape.
     """
-    _check_option("disconnected", disconnected, DISCONNECTED)
-    _check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
-    targets, single = _as_list(wrt, "wrt")
+    check_option("disconnected", disconnected, DISCONNECTED)
+    check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
+    targets, single = variable_list(wrt, "wrt")
     for var in targets:
-        _check_wrt(var)
+        check_wrt(var)
     walk = ReverseWalk(_seeds(cost, known_grads), targets)
     results = [walk.result(var, disconnected, return_disconnected) for var in targets]
     return results[0] if single else results
@@ -56,8 +56,8 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     ``f`` and ``eval_points`` are a variable each or equal-length lists; the result has one
     entry per ``wrt``, shaped like it (Theano's ``Lop``).
     """
-    outputs, _ = _as_list(f, "f")
-    points, _ = _as_list(eval_points, "eval_points")
+    outputs, _ = variable_list(f, "f")
+    points, _ = variable_list(eval_points, "eval_points")
     if len(outputs) != len(points):
         raise ValueError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
     known = list(zip(outputs, points))
@@ -65,12 +65,12 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
 
 
 # -- arguments ------------------------------------------------------------------------------
-def _check_option(name, value, allowed):
+def check_option(name, value, allowed):
     if value not in allowed:
         raise ValueError(f"sn.grad: {name}={value!r}; use one of {', '.join(map(repr, allowed))}")
 
 
-def _as_list(value, what) -> tuple[list, bool]:
+def variable_list(value, what) -> tuple[list, bool]:
     """A list of variables, and whether a single one was given."""
     if isinstance(value, (list, tuple)):
         return [_variable_arg(v, what) for v in value], False
@@ -85,7 +85,7 @@ def _variable_arg(value, what):
     raise TypeError(f"sn.grad: {what} must be symbolic variables, not {type(value).__name__}")
 
 
-def _check_wrt(var: Variable):
+def check_wrt(var: Variable):
     """Only float (and complex) variables have a gradient."""
     if not var.type.is_float:
         raise DTypeError(
@@ -145,7 +145,7 @@ class ReverseWalk:
         self.wrt = wrt
         order = ancestors([var for var, _ in seeds])
         self.reach = _depends_on(wrt, order)
-        self.upstream = _feeds(seeds, order)
+        self.upstream = feeds(seeds, order)
         self.contributions: dict[int, list[Variable]] = {}
         self.totals: dict[int, Variable | None] = {}
         self.via: dict[int, Apply] = {}
@@ -190,7 +190,7 @@ class ReverseWalk:
 
     def _apply_rule(self, node: Apply, output_grads: list, needed: list[int]) -> list:
         """The op's gradient rule, its new nodes tagged with ``grad_of = node``."""
-        first = next(_variable._ids)  # every variable made from here on is newer
+        first = uid_mark()
         if not node.op.differentiable:
             raise self._not_differentiable(node, node.inputs[needed[0]], "")
         try:
@@ -206,7 +206,7 @@ class ReverseWalk:
         if g is not None:
             return g
         if id(var) not in self.upstream:
-            _report_disconnected(var, disconnected, return_disconnected)
+            report_disconnected(var, disconnected, return_disconnected)
             if return_disconnected == "none":
                 return None
         return zeros_like(var)
@@ -248,7 +248,7 @@ def _depends_on(wrt: list[Variable], order: list[Apply]) -> set[int]:
     return reach
 
 
-def _feeds(seeds, order: list[Apply]) -> set[int]:
+def feeds(seeds, order: list[Apply]) -> set[int]:
     """Ids of the variables the seeds are computed from (backward over the order)."""
     upstream = {id(var) for var, _ in seeds}
     for node in reversed(order):
@@ -284,6 +284,11 @@ def _sum_parts(parts: list[Variable], forward: Apply | None) -> Variable:
     return total
 
 
+def uid_mark() -> int:
+    """A uid below that of every variable made from now on (uids only grow)."""
+    return next(_variable._ids)
+
+
 def tag_new_nodes(outputs: list[Variable], first_uid: int, forward: Apply | None):
     """Set ``tag["grad_of"]`` on the nodes behind ``outputs`` made since ``first_uid``."""
     stack = list(outputs)
@@ -307,7 +312,7 @@ def zeros_like(var: Variable) -> Variable:
     return zero
 
 
-def _report_disconnected(var: Variable, disconnected: str, return_disconnected: str):
+def report_disconnected(var: Variable, disconnected: str, return_disconnected: str):
     if disconnected == "ignore":
         return
     answer = "zeros" if return_disconnected == "zero" else "None"

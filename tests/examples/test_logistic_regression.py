@@ -22,3 +22,11 @@ def test_logistic_regression_trains_on_digits(capsys):
     losses = [float(line.split()[3]) for line in capsys.readouterr().out.splitlines()]
     assert losses == sorted(losses, reverse=True) and losses[-1] < losses[0] / 3
     assert np.isfinite(losses).all()
+
+
+def test_logistic_regression_trains_with_sn_grad():
+    example = load_example()
+    train, _ = example.build()
+    backward = [n for n in train.graph_before.nodes if "grad_of" in n.tag]
+    forward_ops = {n.tag["grad_of"].op.op_name() for n in backward if n.tag["grad_of"]}
+    assert {"matmul", "exp", "log", "true_div", "max"} <= forward_ops

@@ -1,0 +1,118 @@
+"""``sn.jacobian`` and ``sn.hessian``, built from reverse passes.
+
+Row ``k`` of a Jacobian is the vector-Jacobian product with the ``k``-th one-hot tensor. The
+rows are assembled without an indexing or stacking op: ``J = sum_k e_k (outer) row_k``,
+where ``e_k`` is a constant one-hot tensor shaped like the expression. This needs the
+expression's size when the graph is built (a fixed shape); one reverse pass is built per
+element, which suits the small Jacobians and Hessians of teaching and testing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.graph import ancestors
+from symnb.core.variable import Constant, Variable
+from symnb.errors import ShapeError
+from symnb.grad.reverse import (
+    DISCONNECTED,
+    RETURN_DISCONNECTED,
+    Lop,
+    check_option,
+    check_wrt,
+    grad,
+    report_disconnected,
+    tag_new_nodes,
+    uid_mark,
+    variable_list,
+)
+from symnb.ops.shape import expand_dims
+
+
+def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
+    """d expr / d wrt, shaped ``expr.shape + wrt.shape`` (one result per ``wrt``).
+
+    ``expr`` must have a fixed shape; the options behave as in ``sn.grad``.
+    """
+    check_option("disconnected", disconnected, DISCONNECTED)
+    check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
+    targets, single = variable_list(wrt, "wrt")
+    for var in targets:
+        check_wrt(var)
+    shape = _fixed_shape(expr)
+    first = uid_mark()
+    if not shape:
+        result = grad(expr, targets, None, disconnected, return_disconnected)
+    else:
+        result = _stacked_rows(expr, shape, targets, disconnected, return_disconnected)
+    tag_new_nodes([r for r in result if r is not None], first, None)
+    return result[0] if single else result
+
+
+def hessian(cost, wrt, disconnected="raise", return_disconnected="zero"):
+    """Second derivatives of the scalar ``cost``: ``wrt.shape + wrt.shape`` per ``wrt``.
+
+    Each ``wrt`` must have a fixed shape (its gradient becomes a Jacobian's expression).
+    """
+    targets, single = variable_list(wrt, "wrt")
+    grads = grad(cost, targets, None, disconnected, return_disconnected)
+    result = [None if g is None else jacobian(g, x, "ignore") for g, x in zip(grads, targets)]
+    return result[0] if single else result
+
+
+def _fixed_shape(expr: Variable) -> tuple[int, ...]:
+    shape = expr.type.shape
+    if not all(isinstance(d, int) for d in shape):
+        raise ShapeError(
+            f"jacobian: {expr.describe()} needs a fixed shape (one reverse pass is built per "
+            "element); give its inputs fixed dims"
+        )
+    return shape
+
+
+def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> list:
+    """``sum_k e_k (outer) row_k`` for every ``wrt`` the expression depends on."""
+    connected = _connected(expr, targets)
+    for var, ok in zip(targets, connected):
+        if not ok:
+            report_disconnected(var, disconnected, return_disconnected)
+    live = [var for var, ok in zip(targets, connected) if ok]
+    totals = {id(var): None for var in live}
+    for k in range(int(np.prod(shape))):
+        rows = Lop(expr, live, _one_hot(shape, k, expr.type.dtype), "ignore") if live else []
+        for var, row in zip(live, rows):
+            term = _outer(_one_hot(shape + (1,) * var.type.ndim, k, var.type.dtype), row, shape)
+            totals[id(var)] = term if totals[id(var)] is None else totals[id(var)] + term
+    return [_answer(var, totals, shape, return_disconnected) for var in targets]
+
+
+def _connected(expr, targets) -> list[bool]:
+    """Whether expr depends on each target (through anything but sn.disconnected_grad)."""
+    from symnb.grad.reverse import feeds
+
+    upstream = feeds([(expr, None)], ancestors([expr]))
+    return [id(var) in upstream for var in targets]
+
+
+def _one_hot(shape, k, dtype) -> Constant:
+    e = np.zeros(int(np.prod(shape)), dtype)
+    e[k] = 1
+    return Constant(e.reshape(shape))
+
+
+def _outer(e_k: Constant, row: Variable, shape) -> Variable:
+    """The row placed at element k: the one-hot (with trailing 1s) times the lifted row."""
+    lifted = expand_dims(row, tuple(range(len(shape)))) if shape else row
+    return e_k * lifted
+
+
+def _answer(var, totals, shape, return_disconnected):
+    if totals.get(id(var)) is not None:
+        return totals[id(var)]
+    if id(var) not in totals and return_disconnected == "none":
+        return None
+    from symnb.grad.reverse import zeros_like
+
+    return expand_dims(zeros_like(var), tuple(range(len(shape)))) + Constant(
+        np.zeros(shape + (1,) * var.type.ndim, var.type.dtype)
+    )

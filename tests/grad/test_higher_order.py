@@ -1,0 +1,130 @@
+"""Second order, Hessians against analytic ones, and Rop / Lop / jacobian cross-checks."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+
+
+def f64(name, shape):
+    return sn.tensor(name, shape=shape, dtype="float64")
+
+
+def logsumexp(x):
+    """Written by hand, shifted by the max for stability."""
+    m = sn.max(x)
+    return m + sn.log(sn.sum(sn.exp(x - m)))
+
+
+def test_hessian_of_a_quadratic_is_its_symmetric_matrix(rng):
+    a, b = rng.standard_normal((5, 5)), rng.standard_normal(5)
+    x = f64("x", (5,))
+    cost = 0.5 * sn.sum(x * (sn.constant(a) @ x)) + sn.sum(sn.constant(b) * x)
+    hess = sn.hessian(cost, x)
+    assert hess.type.shape == (5, 5)
+    got = sn.function([x], hess)(rng.standard_normal(5))
+    assert np.max(np.abs(got - (a + a.T) / 2)) < 1e-12
+
+
+def test_hessian_of_logsumexp_is_diag_p_minus_outer_p(rng):
+    x = f64("x", (6,))
+    hess = sn.hessian(logsumexp(x), x)
+    value = rng.standard_normal(6) * 3
+    p = np.exp(value - value.max())
+    p /= p.sum()
+    got = sn.function([x], hess)(value)
+    assert np.max(np.abs(got - (np.diag(p) - np.outer(p, p)))) < 1e-12
+
+
+def test_hessian_of_a_matrix_input_and_of_several_inputs(rng):
+    w, v = f64("w", (2, 3)), f64("v", (3,))
+    hw, hv = sn.hessian(sn.sum(w**3) + sn.sum(sn.exp(v)), [w, v])
+    assert hw.type.shape == (2, 3, 2, 3) and hv.type.shape == (3, 3)
+    wv, vv = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    got_w, got_v = sn.function([w, v], [hw, hv])(wv, vv)
+    want_w = np.diag(6 * wv.ravel()).reshape(2, 3, 2, 3)
+    np.testing.assert_allclose(got_w, want_w, atol=1e-12)
+    np.testing.assert_allclose(got_v, np.diag(np.exp(vv)), atol=1e-12)
+
+
+def test_grad_of_a_gradient(rng):
+    x, v = f64("x", ("n",)), f64("v", ("n",))
+    g = sn.grad(sn.sum(x**3 * sn.sin(x)), x)
+    hv = sn.grad(sn.sum(g * v), x)  # Hessian-vector product
+    xv, vv = rng.uniform(0.5, 2, 4), rng.standard_normal(4)
+    want = (6 * xv * np.sin(xv) + 6 * xv**2 * np.cos(xv) - xv**3 * np.sin(xv)) * vv
+    np.testing.assert_allclose(sn.function([x, v], hv)(xv, vv), want, rtol=1e-12)
+    sn.check_grad(lambda a: sn.grad(sn.sum(sn.tanh(a) ** 2), a), [xv])
+
+
+def test_third_order_through_reductions_and_matmul(rng):
+    sn.check_grad(
+        lambda a, w: sn.grad(sn.sum(sn.grad(sn.mean((a @ w) ** 3), w) ** 2), a),
+        [rng.standard_normal((3, 2)), rng.standard_normal((2, 4))],
+    )
+
+
+def network(w, x):
+    return sn.tanh(w @ x) * sn.sum(x**2)
+
+
+def test_rop_lop_and_jacobian_agree(rng):
+    w, x = f64("w", (3, 4)), f64("x", (4,))
+    f = network(w, x)
+    dw, dx, u = (sn.constant(rng.standard_normal(s)) for s in [(3, 4), (4,), (3,)])
+    jw, jx = sn.jacobian(f, [w, x])
+    assert jw.type.shape == (3, 3, 4) and jx.type.shape == (3, 4)
+    jvp = sn.Rop(f, [w, x], [dw, dx])
+    vjp_w, vjp_x = sn.Lop(f, [w, x], u)
+    run = sn.function([w, x], [jw, jx, jvp, vjp_w, vjp_x])
+    jw_v, jx_v, jvp_v, lw_v, lx_v = run(rng.standard_normal((3, 4)), rng.standard_normal(4))
+    want_jvp = np.tensordot(jw_v, dw.value, 2) + jx_v @ dx.value
+    np.testing.assert_allclose(jvp_v, want_jvp, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(lw_v, np.tensordot(u.value, jw_v, 1), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(lx_v, u.value @ jx_v, rtol=1e-12, atol=1e-14)
+    # <u, J v> == <J^T u, v>
+    assert np.isclose(u.value @ jvp_v, np.sum(lw_v * dw.value) + lx_v @ dx.value, rtol=1e-12)
+
+
+def test_jacobian_matches_finite_differences(rng):
+    x = f64("x", (3,))
+    jac = sn.jacobian(sn.exp(x) * sn.sum(x), x)
+    value = rng.standard_normal(3)
+    want = np.diag(np.exp(value) * value.sum()) + np.outer(np.exp(value), np.ones(3))
+    np.testing.assert_allclose(sn.function([x], jac)(value), want, rtol=1e-12)
+
+
+def test_rop_of_a_batched_output_with_named_dims(rng):
+    x, w = f64("x", ("batch", 3)), f64("w", (3, 2))
+    f = sn.sigmoid(x @ w)
+    dw = rng.standard_normal((3, 2))
+    jvp = sn.Rop(f, w, dw)
+    assert jvp.type.shape == ("batch", 2)
+    xv, wv = rng.standard_normal((5, 3)), rng.standard_normal((3, 2))
+    s = 1 / (1 + np.exp(-(xv @ wv)))
+    want = s * (1 - s) * (xv @ dw)
+    np.testing.assert_allclose(sn.function([x, w], jvp)(xv, wv), want, rtol=1e-12)
+    assert not any(v.name and v.name.startswith("cotangent") for v in _leaves(jvp))
+
+
+def _leaves(var):
+    from symnb.core.graph import leaves
+
+    return leaves([var])
+
+
+def test_jacobian_needs_a_fixed_shape():
+    x = f64("x", ("n",))
+    with pytest.raises(sn.ShapeError, match=r"jacobian: .*\(float64\(n,\)\) needs a fixed shape"):
+        sn.jacobian(x * 2, x)
+
+
+def test_jacobian_and_rop_of_disconnected_inputs():
+    x, y = f64("x", (2,)), f64("y", (3,))
+    with pytest.raises(sn.DisconnectedInputError, match="'y'"):
+        sn.jacobian(x * 2, [x, y])
+    jx, jy = sn.jacobian(x * 2, [x, y], disconnected="ignore")
+    assert jy.type.shape == (2, 3)
+    np.testing.assert_array_equal(sn.function([x], jy)(np.ones(2)), np.zeros((2, 3)))
+    assert sn.jacobian(x * 2, y, "ignore", return_disconnected="none") is None
+    assert sn.Rop(x * 2, y, np.ones(3), "ignore", return_disconnected="none") is None

@@ -1,0 +1,154 @@
+"""Every differentiable op of the first set: symbolic gradient vs finite differences (float64).
+
+Inputs are drawn where each op is smooth (positive bases for pow/log/sqrt, values away from 0
+for abs, no ties for max/min, quotients away from integers for // and %).
+"""
+
+import operator
+
+import numpy as np
+import pytest
+
+import symnb as sn
+
+BINARY = {
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "pow": operator.pow,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+}
+UNARY = {
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "abs": abs,
+    "sign": sn.sign,
+    "exp": sn.exp,
+    "log": sn.log,
+    "sqrt": sn.sqrt,
+    "tanh": sn.tanh,
+    "sigmoid": sn.sigmoid,
+    "sin": sn.sin,
+    "cos": sn.cos,
+}
+BROADCAST_SHAPES = [
+    ((3, 4), (3, 4)),
+    ((3, 4), (4,)),
+    ((2, 1, 4), (3, 1)),
+    ((), (5,)),
+    ((3, 1), (1, 4)),
+]
+
+
+def positive(rng, shape):
+    """Values in [0.5, 2): smooth for every op here, and quotients rarely near integers."""
+    return rng.uniform(0.5, 2.0, size=shape)
+
+
+def away_from_integer_quotients(rng, shape_a, shape_b):
+    a, b = positive(rng, shape_a), positive(rng, shape_b)
+    q = np.broadcast_arrays(a / b, np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b))))[0]
+    assert np.all(np.abs(q - np.round(q)) > 1e-3), "resample: a quotient is near an integer"
+    return a, b
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", BROADCAST_SHAPES)
+def test_binary_gradients(name, shapes, rng):
+    a, b = away_from_integer_quotients(rng, *shapes)
+    sn.check_grad(BINARY[name], [a, b])
+    sn.check_grad(BINARY[name], [b, a])
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", [(3, 4), ()])
+def test_unary_gradients(name, shape, rng):
+    a = positive(rng, shape)
+    if name in ("abs", "sign", "sin", "cos", "tanh", "sigmoid", "neg", "pos", "exp"):
+        a = a * rng.choice([-1.0, 1.0], size=shape)  # both signs, away from 0
+    sn.check_grad(UNARY[name], [a])
+
+
+def test_gradient_through_weak_scalars_and_constants(rng):
+    a = positive(rng, (2, 3))
+    sn.check_grad(lambda x: 3.0 * x**2 - x / 2 + 1, [a])
+    sn.check_grad(lambda x: 2.0**x + sn.constant(np.arange(3.0)) * x, [a])
+
+
+@pytest.mark.parametrize("fn", [sn.sum, sn.mean, sn.max, sn.min])
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), ()])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reduction_gradients(fn, axis, keepdims, rng):
+    a = rng.permutation(24).reshape(2, 3, 4) / 7.0  # distinct values: no ties for max/min
+    sn.check_grad(lambda x: fn(x, axis=axis, keepdims=keepdims), [a])
+
+
+SHAPE_OPS = {
+    "reshape": lambda x: sn.reshape(x, (4, 6)),
+    "reshape_minus_one": lambda x: x.reshape(-1, 2),
+    "transpose": sn.transpose,
+    "transpose_axes": lambda x: sn.transpose(x, (1, 2, 0)),
+    "T": lambda x: x.T,
+    "expand_dims": lambda x: sn.expand_dims(x, (0, 2)),
+    "squeeze_after_expand": lambda x: sn.squeeze(sn.expand_dims(x, 1), 1),
+    "dimshuffle": lambda x: sn.expand_dims(sn.transpose(x, (2, 0, 1)), -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_OPS))
+def test_shape_op_gradients(name, rng):
+    a = rng.standard_normal((2, 3, 4))
+    sn.check_grad(lambda x: SHAPE_OPS[name](x) * 2.0, [a])
+
+
+def test_squeeze_gradient(rng):
+    sn.check_grad(lambda x: sn.squeeze(x) ** 2, [rng.standard_normal((3, 1, 4, 1))])
+    sn.check_grad(lambda x: sn.squeeze(x, 1) ** 2, [rng.standard_normal((3, 1, 4, 1))])
+
+
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((3, 4), (4, 5)),
+        ((4,), (4, 5)),
+        ((3, 4), (4,)),
+        ((4,), (4,)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 1, 3, 4), (5, 4, 2)),
+        ((4,), (2, 4, 3)),
+        ((2, 3, 4), (4,)),
+    ],
+)
+def test_matmul_gradients(sa, sb, rng):
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    sn.check_grad(operator.matmul, [a, b])
+    if len(sa) <= 2 and len(sb) <= 2:
+        sn.check_grad(sn.dot, [a, b])
+
+
+def test_cast_gradients(rng):
+    a = rng.uniform(0.5, 4.0, size=(3, 4))
+    a[np.abs(a - np.round(a)) < 1e-2] += 0.05
+    # through float32: exact in value, so only float32 rounding limits the differences
+    sn.check_grad(lambda x: sn.cast(x, "float32").astype("float64") * x, [a], eps=1e-3, rtol=1e-4)
+    # through an integer: the integer path passes no gradient, d(int(x) * x)/dx = int(x)
+    sn.check_grad(lambda x: sn.cast(x, "int64") * x, [a])
+
+
+def test_gradients_keep_each_input_dtype_and_static_shape():
+    x = sn.tensor("x", shape=("batch", 3), dtype="float32")
+    b = sn.tensor("b", shape=(3,), dtype="float64")
+    gx, gb = sn.grad(sn.sum(sn.tanh(x) * b), [x, b])
+    assert (gx.type.dtype, gx.type.shape) == (np.float32, ("batch", 3))
+    assert (gb.type.dtype, gb.type.shape) == (np.float64, (3,))
+
+
+def test_gradient_sums_broadcast_axes_of_unknown_dims(rng):
+    x = sn.tensor("x", shape=(None, 3), dtype="float64")
+    b = sn.tensor("b", shape=(None, 3), dtype="float64")
+    gb = sn.grad(sn.sum((x * b) ** 2), b)
+    a, bv = rng.standard_normal((4, 3)), rng.standard_normal((1, 3))
+    got = sn.function([x, b], gb)(a, bv)
+    np.testing.assert_allclose(got, np.sum(2 * a**2 * bv, axis=0, keepdims=True), rtol=1e-12)
