@@ -13,7 +13,23 @@ class SymnbError(Exception):
 
 
 class ShapeError(SymnbError, ValueError):
-    """Shapes that provably cannot match, found when the node is built."""
+    """Shapes that provably cannot match, found when the node is built.
+
+    It records the user's line where it is raised (``.location``) and its message ends with
+    it, also when raised outside an op's rule (an axis checked by a public function).
+    """
+
+    def __init__(self, *args):
+        from symnb.core.source import user_location  # lazily: errors sit below core
+
+        super().__init__(*args)
+        self.location = user_location()
+
+    def __str__(self):
+        message = super().__str__()
+        if self.location is None or "\n  at " in message:
+            return message
+        return f"{message}\n  at {self.location}"
 
 
 class DTypeError(SymnbError, TypeError):

@@ -22,6 +22,10 @@ def function(inputs, outputs=None, updates=None, givens=None, backend="py", name
     any is written. ``givens``: variable -> variable or value, substituted before compiling.
     """
     return Function(inputs, outputs, updates, givens, backend, name)
+    from symnb.shapes import checkmode  # lazily: check mode sits on top of the compiler
+
+    if checkmode.active():
+        return checkmode.CheckedFunction(inputs, outputs, updates, givens, name)
 
 
 class Function:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import format_shape
+from symnb.core.dims import DimExpr, evaluate, format_shape
 from symnb.core.variable import Variable
 from symnb.errors import InputError
 
@@ -23,6 +23,7 @@ class InputSpec:
         self.shape = var.type.shape
         self.fixed = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, int)]
         self.named = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, str)]
+        self.derived = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, DimExpr)]
 
     def convert(self, value, sizes: dict) -> np.ndarray:
         array = self._as_array(value)
@@ -40,6 +41,15 @@ class InputSpec:
                     f"{seen[1]}; a named dim has one size across a call",
                 )
         return array
+
+    def check_derived(self, array, sizes: dict) -> None:
+        """Dims such as ``n+m`` or ``batch*784`` against the sizes their names got."""
+        known = {name: size for name, (size, _) in sizes.items()}
+        for i, d in self.derived:
+            want = evaluate(d, known)
+            if want is not None and want != array.shape[i]:
+                where = ", ".join(f"{n}={known[n]} in {sizes[n][1]}" for n in sorted(known))
+                self._fail(array, f"axis {i} ({d}) should be {want} with {where}")
 
     def _as_array(self, value) -> np.ndarray:
         if isinstance(value, np.ndarray):
@@ -79,3 +89,9 @@ class InputSpec:
             f"{self.label} expects shape {format_shape(self.shape)} ({self.dtype.name}), "
             f"got an array of shape {array.shape}: {why}"
         )
+
+
+def check_derived_dims(specs, arrays, sizes: dict) -> None:
+    """Once every input of a call has bound its names, check the dims computed from them."""
+    for spec, array in zip(specs, arrays):
+        spec.check_derived(array, sizes)

@@ -115,3 +115,64 @@ class TensorMethods:
 
     def dot(self, other):
         return _ops().dot(self, other)
+
+    # -- more NumPy methods; unlike NumPy's in-place ``sort``, ``x.sort()`` returns the result
+    def prod(self, axis=None, keepdims=False):
+        return _ops().prod(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis=None, keepdims=False, ddof=0):
+        return _ops().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def std(self, axis=None, keepdims=False, ddof=0):
+        return _ops().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def all(self, axis=None, keepdims=False):
+        return _ops().all(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        return _ops().any(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis=None, keepdims=False):
+        return _ops().argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        return _ops().argmin(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis=None):
+        return _ops().cumsum(self, axis=axis)
+
+    def cumprod(self, axis=None):
+        return _ops().cumprod(self, axis=axis)
+
+    def clip(self, min=None, max=None):  # noqa: A002 - NumPy's parameter names
+        return _ops().clip(self, min, max)
+
+    def round(self, decimals=0):
+        if decimals != 0:
+            raise NotImplementedError("round: only decimals=0 is implemented")
+        return _ops().round(self)
+
+    def flatten(self, ndim=1):
+        return _ops().flatten(self, ndim)
+
+    ravel = flatten
+
+    def squeeze(self, axis=None):
+        return _ops().squeeze(self, axis=axis)
+
+    def repeat(self, repeats, axis=None):
+        return _ops().repeat(self, repeats, axis=axis)
+
+    def sort(self, axis=-1):
+        return _ops().sort(self, axis=axis)
+
+    def argsort(self, axis=-1):
+        return _ops().argsort(self, axis=axis)
+
+    def swapaxes(self, axis1, axis2):
+        order = list(range(self.type.ndim))
+        order[axis1], order[axis2] = order[axis2], order[axis1]
+        return _ops().transpose(self, order)
+
+    def dimshuffle(self, *order):
+        return _ops().dimshuffle(self, *order)

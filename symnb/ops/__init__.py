@@ -47,6 +47,86 @@ from symnb.ops.linalg import (  # noqa: F401
     trace,
 )
 from symnb.ops.reduce import max, mean, min, sum  # noqa: F401
+from symnb.ops.reduce import (  # noqa: F401
+    all,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    logsumexp,
+    prod,
+    std,
+    var,
+)
+from symnb.ops.elemwise import (  # noqa: F401
+    ceil,
+    clip,
+    floor,
+    isfinite,
+    isinf,
+    isnan,
+    maximum,
+    minimum,
+    relu,
+    round,
+    switch,
+    trunc,
+    where,
+)
+from symnb.ops.math import (  # noqa: F401
+    arccos,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    cosh,
+    digamma,
+    erf,
+    erfc,
+    erfinv,
+    expm1,
+    gamma,
+    gammaln,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    psi,
+    reciprocal,
+    sinh,
+    softplus,
+    square,
+    tan,
+    trigamma,
+)
+from symnb.ops.layout import (  # noqa: F401
+    diag,
+    dimshuffle,
+    flatten,
+    flip,
+    pad,
+    repeat,
+    roll,
+    tile,
+    tril,
+    triu,
+)
+from symnb.ops.join import concatenate, split, stack  # noqa: F401
+from symnb.ops.creation import (  # noqa: F401
+    alloc,
+    arange,
+    broadcast_to,
+    eye,
+    full,
+    full_like,
+    one_hot,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from symnb.ops.sort import argsort, sort  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.index import (  # noqa: F401
     getitem,

@@ -261,6 +261,96 @@ class Cos(_Unary):
         return [-gz * sin(inputs[0])]
 
 
+# -- rounding (gradients are zero almost everywhere) ---------------------------------------
+class _Rounding(_Unary):
+    def grad_elem(self, inputs, output, gz):
+        return [gz * 0]
+
+
+class Floor(_Rounding):
+    """Largest integer <= x."""
+
+    impl, c = staticmethod(np.floor), "floor({0})"
+
+
+class Ceil(_Rounding):
+    """Smallest integer >= x."""
+
+    impl, c = staticmethod(np.ceil), "ceil({0})"
+
+
+class Trunc(_Rounding):
+    """x rounded toward zero."""
+
+    impl, c = staticmethod(np.trunc), "trunc({0})"
+
+
+class Round(_Rounding):
+    """x rounded to the nearest integer, halves to even (``np.round``; C's ``rint``)."""
+
+    impl, c = staticmethod(np.round), "rint({0})"
+
+
+# -- selection ------------------------------------------------------------------------------
+class Maximum(Elemwise):
+    """Elementwise larger of x and y; NaN wins, as in NumPy. Ties send the gradient to x."""
+
+    impl = staticmethod(np.maximum)
+    c = "(({0} >= {1} || {0} != {0}) ? {0} : {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        x, y = inputs
+        return [gz * (x >= y), gz * (x < y)]
+
+
+class Minimum(Elemwise):
+    """Elementwise smaller of x and y; NaN wins, as in NumPy. Ties send the gradient to x."""
+
+    impl = staticmethod(np.minimum)
+    c = "(({0} <= {1} || {0} != {0}) ? {0} : {1})"
+
+    def grad_elem(self, inputs, output, gz):
+        x, y = inputs
+        return [gz * (x <= y), gz * (x > y)]
+
+
+def _relu(x):
+    return np.maximum(x, 0)
+
+
+class Relu(_Unary):
+    """max(x, 0); the gradient at 0 is taken as 0."""
+
+    impl, c = staticmethod(_relu), "(({0} > 0 || {0} != {0}) ? {0} : 0)"
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * (inputs[0] > 0)]
+
+
+class Clip(Elemwise):
+    """x limited to [lo, hi] (``np.clip``); the gradient flows to whichever bound is active."""
+
+    nin = 3
+    impl = staticmethod(np.clip)
+    c = "({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))"
+
+    def grad_elem(self, inputs, output, gz):
+        x, lo, hi = inputs
+        at_hi = (x > hi) | (lo > hi)  # np.clip is minimum(maximum(x, lo), hi)
+        return [gz * ((x >= lo) & (x <= hi)), gz * ((x < lo) & (lo <= hi)), gz * at_hi]
+
+
+class Where(Elemwise):
+    """``where(cond, x, y)``: x where cond is true (nonzero), else y; Theano's ``switch``."""
+
+    nin = 3
+    impl, c = staticmethod(np.where), "({0} ? {1} : {2})"
+
+    def grad_elem(self, inputs, output, gz):
+        cond = inputs[0]
+        return [None, where(cond, gz, 0), where(cond, 0, gz)]
+
+
 # -- comparisons and logic -----------------------------------------------------------------
 class Less(_Logical):
     """x < y."""
@@ -323,6 +413,30 @@ class Invert(_Logical):
     impl, c = staticmethod(np.invert), "invert({0})"
 
 
+class IsNan(_Logical):
+    """x is NaN (false for integers)."""
+
+    name = "isnan"
+    nin = 1
+    impl, c = staticmethod(np.isnan), "isnan({0})"
+
+
+class IsInf(_Logical):
+    """x is +inf or -inf."""
+
+    name = "isinf"
+    nin = 1
+    impl, c = staticmethod(np.isinf), "isinf({0})"
+
+
+class IsFinite(_Logical):
+    """x is neither infinite nor NaN."""
+
+    name = "isfinite"
+    nin = 1
+    impl, c = staticmethod(np.isfinite), "isfinite({0})"
+
+
 # -- dtype ---------------------------------------------------------------------------------
 class Cast(Elemwise):
     """Convert to another dtype (``x.astype``)."""
@@ -360,6 +474,21 @@ less, less_equal, greater, greater_equal = Less(), LessEqual(), Greater(), Great
 equal, not_equal = Equal(), NotEqual()
 bitwise_and, bitwise_or, bitwise_xor, invert = BitwiseAnd(), BitwiseOr(), BitwiseXor(), Invert()
 divide = true_div
+floor, ceil, trunc, round = Floor(), Ceil(), Trunc(), Round()
+maximum, minimum, relu, where = Maximum(), Minimum(), Relu(), Where()
+switch = where
+isnan, isinf, isfinite = IsNan(), IsInf(), IsFinite()
+
+
+def clip(x, a_min, a_max) -> Variable:
+    """x limited to [a_min, a_max]; either bound may be None (but not both), as ``np.clip``."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip: give a_min, a_max or both (both are None)")
+    if a_min is None:
+        return minimum(x, a_max)
+    if a_max is None:
+        return maximum(x, a_min)
+    return Clip()(x, a_min, a_max)
 
 
 def cast(x, dtype) -> Variable:

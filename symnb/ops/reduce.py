@@ -1,6 +1,9 @@
-"""Reductions over axes (``sum``, ``mean``, ``max``, ``min``), with NumPy's axis/keepdims."""
+"""Reductions over axes (``sum``, ``prod``, ``var``, ``argmax``, ``logsumexp``, ...) with NumPy's
+axis/keepdims, and the cumulative ``cumsum``/``cumprod`` along one axis."""
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
@@ -91,6 +94,201 @@ class Min(_Extremum):
     impl, c_identity, c_combine = np.min, "INFINITY", "fmin({acc}, {x})"
 
 
+class Prod(Reduce):
+    """Product of elements over the axes; its gradient is exact when some elements are 0."""
+
+    impl, c_identity, c_combine = np.prod, "1", "{acc} * {x}"
+
+    def grad(self, inputs, outputs, output_grads):
+        (x,), (g,) = inputs, output_grads
+        return [self._expanded(g) * _product_of_others(x, self.axis)]
+
+
+def _product_of_others(x, axis):
+    """For each element, the product of the other elements of its slice (no division by 0)."""
+    from symnb.ops.elemwise import equal, where
+
+    is_zero = equal(x, 0)
+    nonzero = where(is_zero, 1, x)
+    prod_nonzero = Prod(axis, True)(nonzero)
+    zeros = Sum(axis, True)(is_zero)
+    lone_zero = where(is_zero & equal(zeros, 1), prod_nonzero, 0)
+    return where(equal(zeros, 0), prod_nonzero / nonzero, lone_zero)
+
+
+class _Moment(Reduce):
+    """var/std: ``ddof`` is NumPy's delta degrees of freedom (divide by N - ddof)."""
+
+    __props__ = ("axis", "keepdims", "ddof")
+
+    def __init__(self, axis, keepdims=False, ddof=0):
+        super().__init__(axis, keepdims)
+        self.ddof = int(ddof)
+
+    def perform(self, x):
+        impl = type(self).impl
+        return np.asarray(impl(x, axis=self.axis, keepdims=self.keepdims, ddof=self.ddof))
+
+    def _centered_over_dof(self, x, g):
+        """(x - mean) / (N - ddof), in the gradient's dtype."""
+        from symnb.ops.elemwise import cast
+        from symnb.ops.shape import reduced_size
+
+        dof = cast(reduced_size(x, self.axis), g.type.dtype) - self.ddof
+        return (x - Mean(self.axis, True)(x)) / dof
+
+
+class Var(_Moment):
+    """Variance over the axes."""
+
+    impl = np.var
+
+    def grad(self, inputs, outputs, output_grads):
+        (x,), (g,) = inputs, output_grads
+        return [self._expanded(g) * 2 * self._centered_over_dof(x, g)]
+
+
+class Std(_Moment):
+    """Standard deviation over the axes."""
+
+    impl = np.std
+
+    def grad(self, inputs, outputs, output_grads):
+        (x,), (z,), (g,) = inputs, outputs, output_grads
+        return [self._expanded(g) * self._centered_over_dof(x, g) / self._expanded(z)]
+
+
+class _Boolean(Reduce):
+    """all/any: boolean results, no gradient."""
+
+    differentiable = False
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
+
+
+class All(_Boolean):
+    """True where every element over the axes is nonzero."""
+
+    impl, c_identity, c_combine = np.all, "1", "({acc} && {x})"
+
+
+class Any(_Boolean):
+    """True where some element over the axes is nonzero."""
+
+    impl, c_identity, c_combine = np.any, "0", "({acc} || {x})"
+
+
+def _logsumexp(x, axis, keepdims):
+    """log(sum(exp(x))) shifted by the max, so it neither overflows nor underflows.
+
+    The dtype is SciPy's: float inputs keep theirs, others give float64.
+    """
+    x = np.asarray(x)
+    x = x if x.dtype.kind == "f" else x.astype(np.float64)
+    shift = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True)) + shift
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+class Logsumexp(Reduce):
+    """log(sum(exp(x))) over the axes, computed stably (``scipy.special.logsumexp``)."""
+
+    impl = staticmethod(_logsumexp)
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.elemwise import exp
+
+        (x,), (z,), (g,) = inputs, outputs, output_grads
+        return [self._expanded(g) * exp(x - self._expanded(z))]
+
+
+class _ArgExtremum(Op):
+    """argmax/argmin: int64 indices along one axis, or into the flattened array (axis None)."""
+
+    __props__ = ("axis", "keepdims")
+    differentiable = False
+    impl = None
+
+    def __init__(self, axis: int | None, keepdims: bool = False):
+        self.axis, self.keepdims = axis, bool(keepdims)
+
+    def infer_types(self, x):
+        axes = tuple(range(x.type.ndim)) if self.axis is None else (self.axis,)
+        return [TensorType("int64", reduced_shape(x.type.shape, axes, self.keepdims))]
+
+    def perform(self, x):
+        out = type(self).impl(x, axis=self.axis, keepdims=self.keepdims)
+        return np.asarray(out, dtype=np.int64)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
+
+
+class Argmax(_ArgExtremum):
+    """Index of the largest element (the first one on ties)."""
+
+    impl = staticmethod(np.argmax)
+
+
+class Argmin(_ArgExtremum):
+    """Index of the smallest element (the first one on ties)."""
+
+    impl = staticmethod(np.argmin)
+
+
+class _Cumulative(Op):
+    """cumsum/cumprod along one axis (the public functions flatten for ``axis=None``)."""
+
+    __props__ = ("axis",)
+    impl = None
+
+    def __init__(self, axis: int):
+        self.axis = int(axis)
+
+    def infer_types(self, x):
+        return [x.type.with_dtype(probe_dtype(self, self.perform, [x]))]
+
+    def perform(self, x):
+        return np.asarray(type(self).impl(x, axis=self.axis))
+
+    def _reverse_cumsum(self, g):
+        """Sums from each position to the end of the axis: the adjoint of cumsum."""
+        from symnb.ops.layout import flip
+
+        return flip(Cumsum(self.axis)(flip(g, self.axis)), self.axis)
+
+
+class Cumsum(_Cumulative):
+    """Running sum along the axis."""
+
+    impl = staticmethod(np.cumsum)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [self._reverse_cumsum(output_grads[0])]
+
+
+class Cumprod(_Cumulative):
+    """Running product along the axis; its gradient is exact when elements are 0."""
+
+    impl = staticmethod(np.cumprod)
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.elemwise import equal, where
+
+        (x,), (z,), (g,) = inputs, outputs, output_grads
+        is_zero = equal(x, 0)
+        zeros_so_far = Cumsum(self.axis)(is_zero)
+        before_zero = equal(zeros_so_far, 0)
+        first_zero = is_zero & equal(zeros_so_far, 1)
+        plain = self._reverse_cumsum(g * z) / where(before_zero, x, 1)
+        skip_first_zero = Cumprod(self.axis)(where(first_zero, 1, x))
+        at_zero = where(first_zero, self._reverse_cumsum(g * skip_first_zero), 0)
+        return [where(before_zero, plain, at_zero)]
+
+
 def _reducer(cls):
     def reduce(x, axis=None, keepdims=False):
         x = as_variable(x)
@@ -106,3 +304,61 @@ sum = _reducer(Sum)
 mean = _reducer(Mean)
 max = _reducer(Max)
 min = _reducer(Min)
+prod = _reducer(Prod)
+all = _reducer(All)
+any = _reducer(Any)
+logsumexp = _reducer(Logsumexp)
+
+
+def _moment(cls):
+    def moment(x, axis=None, keepdims=False, ddof=0):
+        x = as_variable(x)
+        return cls(normalize_axis(axis, x.type.ndim, cls.op_name(), x), keepdims, ddof)(x)
+
+    moment.__name__ = cls.op_name()
+    moment.__doc__ = f"{cls.__doc__} ``axis``: int, tuple or None; ``ddof`` as in NumPy."
+    return moment
+
+
+var = _moment(Var)
+std = _moment(Std)
+
+
+def _arg_reducer(cls):
+    def arg_reduce(x, axis=None, keepdims=False):
+        x = as_variable(x)
+        name = cls.op_name()
+        if axis is not None and not isinstance(axis, numbers.Integral):
+            raise TypeError(f"{name}: axis is one int or None (as in NumPy), not {axis!r}")
+        if axis is not None:
+            (axis,) = normalize_axis(axis, x.type.ndim, name, x)
+        return cls(axis, keepdims)(x)
+
+    arg_reduce.__name__ = cls.op_name()
+    arg_reduce.__doc__ = f"{cls.__doc__} ``axis``: one int or None (the flattened array)."
+    return arg_reduce
+
+
+argmax = _arg_reducer(Argmax)
+argmin = _arg_reducer(Argmin)
+
+
+def _cumulative(cls):
+    def cumulate(x, axis=None):
+        from symnb.ops.layout import flatten
+
+        x = as_variable(x)
+        if axis is None:
+            x, axis = flatten(x), 0
+        if not isinstance(axis, numbers.Integral):
+            raise TypeError(f"{cls.op_name()}: axis is one int or None, not {axis!r}")
+        (axis,) = normalize_axis(axis, x.type.ndim, cls.op_name(), x)
+        return cls(axis)(x)
+
+    cumulate.__name__ = cls.op_name()
+    cumulate.__doc__ = f"{cls.__doc__} ``axis=None`` works on the flattened array."
+    return cumulate
+
+
+cumsum = _cumulative(Cumsum)
+cumprod = _cumulative(Cumprod)

@@ -13,6 +13,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
+from symnb.shapes import hints as shape_hints
 from symnb.shapes import warnings as shape_warnings
 
 
@@ -193,7 +194,10 @@ def transpose(x, axes=None) -> Variable:
     if axes is None:
         axes = tuple(reversed(range(n)))
     if len(axes) != n or sorted(a % n if n else a for a in axes) != list(range(n)):
-        raise _located(ShapeError(f"transpose: {tuple(axes)} is not a permutation of {n} axes"))
+        raise ShapeError(
+            f"transpose: {tuple(axes)} is not a permutation of the {n} axes of {x.describe()}"
+            + shape_hints.permutation_hint(axes, n)
+        )
     return DimShuffle(tuple(a % n for a in axes))(x)
 
 

@@ -114,7 +114,7 @@ def _may_equal(a, b) -> bool:
 
 
 def _name(var) -> str:
-    return var.name or "the operand"
+    return var.name or f"<the {format_shape(var.type.shape)} operand>"
 
 
 # -- elementwise broadcasting -----------------------------------------------------------------

@@ -1,0 +1,72 @@
+"""The peers: one module per library, each a ``Peer`` class with a builder per workload.
+
+A peer module imports its library at the top, so loading it fails with ImportError when the
+library is absent; ``load`` turns a peer name into a ready ``Peer``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+# peer name -> (module, keyword arguments of its Peer class)
+EXTERNAL = {
+    "numpy": ("benchmarks.peers.numpy_peer", {}),
+    "numexpr": ("benchmarks.peers.numexpr_peer", {}),
+    "pytensor": ("benchmarks.peers.pytensor_peer", {}),
+    "jax": ("benchmarks.peers.jax_peer", {}),
+    "torch": ("benchmarks.peers.torch_peer", {"compiled": False}),
+    "torch.compile": ("benchmarks.peers.torch_peer", {"compiled": True}),
+}
+SYMNB_PREFIX = "symnb-"
+
+
+def symnb_peers() -> list[str]:
+    """One peer per backend registered in ``symnb.backends.LINKERS``, picked up as they land."""
+    from symnb.backends import LINKERS
+
+    return [SYMNB_PREFIX + name for name in LINKERS]
+
+
+def all_peers() -> list[str]:
+    return symnb_peers() + list(EXTERNAL)
+
+
+def is_symnb(peer: str) -> bool:
+    return peer.startswith(SYMNB_PREFIX)
+
+
+def load(peer: str):
+    """The ``Peer`` object for a name such as ``numpy``, ``torch.compile`` or ``symnb-c``."""
+    if is_symnb(peer):
+        module, kwargs = "benchmarks.peers.symnb_peer", {"backend": peer[len(SYMNB_PREFIX) :]}
+    elif peer in EXTERNAL:
+        module, kwargs = EXTERNAL[peer]
+    else:
+        raise ValueError(f"unknown peer {peer!r}; known: {all_peers()}")
+    return importlib.import_module(module).Peer(**kwargs)
+
+
+def cache_env(peer: str, directory: str) -> dict:
+    """Environment variables pointing a peer's compile cache at ``directory`` (for W5).
+
+    Kept here rather than on the peer classes so the parent process never imports the peers'
+    libraries.
+    """
+    join = os.path.join
+    tables = {
+        "pytensor": {
+            "PYTENSOR_FLAGS": f"compiledir={join(directory, 'pytensor')}",
+            "NUMBA_CACHE_DIR": join(directory, "numba"),
+        },
+        "jax": {
+            "JAX_COMPILATION_CACHE_DIR": directory,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        },
+        "torch.compile": {
+            "TORCHINDUCTOR_CACHE_DIR": join(directory, "inductor"),
+            "TRITON_CACHE_DIR": join(directory, "triton"),
+        },
+    }
+    return tables.get(peer, {})

@@ -1,0 +1,139 @@
+"""JAX with ``jax.jit`` on the CPU, float64 enabled (x64) so float64 workloads stay float64."""
+
+from __future__ import annotations
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402 - after enabling x64
+import numpy as np  # noqa: E402
+
+from benchmarks.peers.base import BasePeer  # noqa: E402
+from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE  # noqa: E402
+
+MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
+CONVNET = ("kernels", "kbias", "dense", "dbias")
+
+
+class Peer(BasePeer):
+    name = "jax"
+
+    def version(self) -> str:
+        return f"{jax.__version__} (jit, {jax.devices()[0].platform})"
+
+    def configure_cache(self, directory: str) -> None:
+        jax.config.update("jax_compilation_cache_dir", directory)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+
+    def to_numpy(self, outputs) -> list:
+        return [np.asarray(o) for o in outputs]
+
+    def build_w1(self, v):
+        return _jitted(_fused, v, "xyz")
+
+    def build_w1b(self, v):
+        return _jitted(_axpy_chain, v, "xyzw")
+
+    def build_w2(self, v):
+        grad_fn = jax.jit(jax.value_and_grad(_xent))
+        logits, labels = jnp.asarray(v["logits"]), jnp.asarray(v["labels"])
+
+        def run():
+            loss, grad = jax.block_until_ready(grad_fn(logits, labels))
+            return [loss, grad]
+
+        return run
+
+    def build_w3(self, v):
+        return _training(_mlp_loss, v, MLP)
+
+    def build_w4(self, v):
+        return _jitted(_a_times_b_plus_one, v, "ab")
+
+    def build_w6(self, v):
+        return _jitted(_logsumexp_rows, v, "x")
+
+    def build_w7_tanh(self, v):
+        return _jitted(_tanh_chain, v, "x")
+
+    def build_w7_abs(self, v):
+        return _jitted(_abs_chain, v, "x")
+
+    def build_w8(self, v):
+        return _training(_convnet_loss, v, CONVNET)
+
+
+def _jitted(fn, v, names):
+    compiled = jax.jit(fn)
+    args = [jnp.asarray(v[k]) for k in names]
+
+    def run():
+        return [compiled(*args).block_until_ready()]
+
+    return run
+
+
+def _training(loss_fn, v, keys):
+    """A jitted SGD step; the new parameters replace the old ones, as updates would."""
+
+    def step(params, x, labels):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, labels)
+        return loss, [p - LEARNING_RATE * g for p, g in zip(params, grads)]
+
+    compiled = jax.jit(step)
+    state = {"params": [jnp.asarray(v[k]) for k in keys]}
+    x, labels = jnp.asarray(v["x"]), jnp.asarray(v["labels"])
+
+    def run():
+        loss, state["params"] = jax.block_until_ready(compiled(state["params"], x, labels))
+        return [loss, *state["params"]]
+
+    return run
+
+
+def _fused(x, y, z):
+    return jnp.exp(-x * x) * jnp.sin(y) + jnp.log1p(jnp.abs(z)) / (1 + x * x)
+
+
+def _axpy_chain(x, y, z, w):
+    return 2 * x + 3 * y - z * w
+
+
+def _a_times_b_plus_one(a, b):
+    return a * b + 1
+
+
+def _logsumexp_rows(x):
+    return jax.nn.logsumexp(x, axis=1)
+
+
+def _tanh_chain(x):
+    for _ in range(CHAIN_DEPTH):
+        x = jnp.tanh(x * 0.9 + 0.1)
+    return x
+
+
+def _abs_chain(x):
+    for _ in range(CHAIN_DEPTH):
+        x = jnp.abs(x * 0.9 - 0.1)
+    return x
+
+
+def _xent(logits, labels):
+    logp = jax.nn.log_softmax(logits, axis=1)
+    return -jnp.take_along_axis(logp, labels[:, None], axis=1).mean()
+
+
+def _mlp_loss(params, x, labels):
+    w1, b1, w2, b2, w3, b3 = params
+    h1 = jax.nn.relu(x @ w1 + b1)
+    h2 = jax.nn.relu(h1 @ w2 + b2)
+    return _xent(h2 @ w3 + b3, labels)
+
+
+def _convnet_loss(params, x, labels):
+    kernels, kbias, dense, dbias = params
+    conv = jax.lax.conv(x, kernels, (1, 1), "VALID")
+    act = jax.nn.relu(conv + kbias[None, :, None, None])
+    return _xent(act.reshape(x.shape[0], -1) @ dense + dbias, labels)

@@ -1,0 +1,112 @@
+"""PyTensor (Theano's heir) in its default mode, with its default input checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+from pytensor.tensor.special import log_softmax
+
+from benchmarks.peers.base import BasePeer
+from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
+
+
+class Peer(BasePeer):
+    name = "pytensor"
+
+    def version(self) -> str:
+        return f"{pytensor.__version__} (mode {pytensor.config.mode})"
+
+    def build_w1(self, v):
+        x, y, z = (_like(v[k]) for k in "xyz")
+        out = pt.exp(-x * x) * pt.sin(y) + pt.log1p(pt.abs(z)) / (1 + x * x)
+        return _calling(pytensor.function([x, y, z], out), v["x"], v["y"], v["z"])
+
+    def build_w1b(self, v):
+        x, y, z, w = (_like(v[k]) for k in "xyzw")
+        out = 2 * x + 3 * y - z * w
+        return _calling(pytensor.function([x, y, z, w], out), *(v[k] for k in "xyzw"))
+
+    def build_w2(self, v):
+        logits, labels = _like(v["logits"]), _like(v["labels"])
+        loss = _xent(logits, labels)
+        f = pytensor.function([logits, labels], [loss, pytensor.grad(loss, logits)])
+        return _calling_many(f, v["logits"], v["labels"])
+
+    def build_w3(self, v):
+        params = [pytensor.shared(v[k], name=k) for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
+        x, labels = _like(v["x"]), _like(v["labels"])
+        w1, b1, w2, b2, w3, b3 = params
+        h1 = pt.maximum(x @ w1 + b1, 0)
+        h2 = pt.maximum(h1 @ w2 + b2, 0)
+        loss = _xent(h2 @ w3 + b3, labels)
+        return _sgd_function([x, labels], loss, params, v)
+
+    def build_w4(self, v):
+        a, b = _like(v["a"]), _like(v["b"])
+        return _calling(pytensor.function([a, b], a * b + 1), v["a"], v["b"])
+
+    def build_w6(self, v):
+        x = _like(v["x"])
+        return _calling(pytensor.function([x], pt.logsumexp(x, axis=1)), v["x"])
+
+    def build_w7_tanh(self, v):
+        x = _like(v["x"])
+        out = x
+        for _ in range(CHAIN_DEPTH):
+            out = pt.tanh(out * 0.9 + 0.1)
+        return _calling(pytensor.function([x], out), v["x"])
+
+    def build_w7_abs(self, v):
+        x = _like(v["x"])
+        out = x
+        for _ in range(CHAIN_DEPTH):
+            out = pt.abs(out * 0.9 - 0.1)
+        return _calling(pytensor.function([x], out), v["x"])
+
+    def build_w8(self, v):
+        from pytensor.tensor.conv import conv2d
+
+        keys = ("kernels", "kbias", "dense", "dbias")
+        params = [pytensor.shared(v[k], name=k) for k in keys]
+        kernels, kbias, dense, dbias = params
+        x, labels = _like(v["x"]), _like(v["labels"])
+        conv = conv2d(x, kernels, border_mode="valid", filter_flip=False)
+        act = pt.maximum(conv + kbias.dimshuffle("x", 0, "x", "x"), 0)
+        loss = _xent(act.flatten(2) @ dense + dbias, labels)
+        return _sgd_function([x, labels], loss, params, v)
+
+
+def _like(value: np.ndarray):
+    return pt.tensor(dtype=str(value.dtype), shape=value.shape)
+
+
+def _xent(logits, labels):
+    rows = pt.arange(logits.shape[0])
+    return -log_softmax(logits, axis=1)[rows, labels].mean()
+
+
+def _sgd_function(inputs, loss, params, v):
+    lr = np.asarray(LEARNING_RATE, dtype=v["x"].dtype)
+    updates = [(p, p - lr * g) for p, g in zip(params, pytensor.grad(loss, params))]
+    f = pytensor.function(inputs, loss, updates=updates)
+
+    def run():
+        out = f(v["x"], v["labels"])
+        return [out, *(p.get_value(borrow=True) for p in params)]
+
+    return run
+
+
+def _calling(f, *args):
+    def run():
+        return [f(*args)]
+
+    return run
+
+
+def _calling_many(f, *args):
+    def run():
+        return list(f(*args))
+
+    return run

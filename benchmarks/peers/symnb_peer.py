@@ -1,0 +1,128 @@
+"""symnb through its public API only, on one backend (a name in ``symnb.backends.LINKERS``).
+
+Ops that are still landing are looked up by name; a workload whose op is missing is skipped
+with "sn.X not available" rather than failing.
+"""
+
+from __future__ import annotations
+
+import symnb as sn
+from benchmarks.check import Skip
+from benchmarks.peers.base import BasePeer
+from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
+
+MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
+CONVNET = ("kernels", "kbias", "dense", "dbias")
+
+
+def need(name: str):
+    """``sn.<name>``, or Skip naming it when this version of symnb does not have it."""
+    op = getattr(sn, name, None)
+    if op is None:
+        raise Skip(f"sn.{name} not available")
+    return op
+
+
+class Peer(BasePeer):
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.name = f"symnb-{backend}"
+
+    def version(self) -> str:
+        return f"{sn.__version__} (backend {self.backend})"
+
+    def configure_cache(self, directory: str) -> None:
+        if hasattr(sn.config, "compiledir"):
+            sn.config.compiledir = directory
+
+    def function(self, inputs, outputs, updates=None):
+        return sn.function(inputs, outputs, updates=updates, backend=self.backend)
+
+    def build_w1(self, v):
+        x, y, z = (_like(k, v[k]) for k in "xyz")
+        out = sn.exp(-x * x) * sn.sin(y) + need("log1p")(sn.abs(z)) / (1 + x * x)
+        return _calling(self.function([x, y, z], out), v, "xyz")
+
+    def build_w1b(self, v):
+        x, y, z, w = (_like(k, v[k]) for k in "xyzw")
+        return _calling(self.function([x, y, z, w], 2 * x + 3 * y - z * w), v, "xyzw")
+
+    def build_w2(self, v):
+        logits, labels = _like("logits", v["logits"]), _like("labels", v["labels"])
+        loss = _xent(logits, labels)
+        f = self.function([logits, labels], [loss, need("grad")(loss, logits)])
+
+        def run():
+            return list(f(v["logits"], v["labels"]))
+
+        return run
+
+    def build_w3(self, v):
+        params = [sn.shared(v[k], name=k) for k in MLP]
+        w1, b1, w2, b2, w3, b3 = params
+        x, labels = _like("x", v["x"]), _like("labels", v["labels"])
+        relu = need("relu")
+        h2 = relu(relu(x @ w1 + b1) @ w2 + b2)
+        return self._sgd([x, labels], _xent(h2 @ w3 + b3, labels), params, v)
+
+    def build_w4(self, v):
+        a, b = _like("a", v["a"]), _like("b", v["b"])
+        return _calling(self.function([a, b], a * b + 1), v, "ab")
+
+    def build_w6(self, v):
+        x = _like("x", v["x"])
+        return _calling(self.function([x], need("logsumexp")(x, axis=1)), v, "x")
+
+    def build_w7_tanh(self, v):
+        x = _like("x", v["x"])
+        out = x
+        for _ in range(CHAIN_DEPTH):
+            out = sn.tanh(out * 0.9 + 0.1)
+        return _calling(self.function([x], out), v, "x")
+
+    def build_w7_abs(self, v):
+        x = _like("x", v["x"])
+        out = x
+        for _ in range(CHAIN_DEPTH):
+            out = sn.abs(out * 0.9 - 0.1)
+        return _calling(self.function([x], out), v, "x")
+
+    def build_w8(self, v):
+        conv2d, relu = need("conv2d"), need("relu")
+        params = [sn.shared(v[k], name=k) for k in CONVNET]
+        kernels, kbias, dense, dbias = params
+        x, labels = _like("x", v["x"]), _like("labels", v["labels"])
+        filters = v["kernels"].shape[0]
+        act = relu(conv2d(x, kernels) + sn.reshape(kbias, (1, filters, 1, 1)))
+        flat = sn.reshape(act, (v["x"].shape[0], v["dense"].shape[0]))
+        return self._sgd([x, labels], _xent(flat @ dense + dbias, labels), params, v)
+
+    def _sgd(self, inputs, loss, params, v):
+        grads = need("grad")(loss, params)
+        updates = {p: p - LEARNING_RATE * g for p, g in zip(params, grads)}
+        f = self.function(inputs, loss, updates=updates)
+
+        def run():
+            out = f(v["x"], v["labels"])
+            return [out, *(p.get_value(borrow=True) for p in params)]
+
+        return run
+
+
+def _like(name, value):
+    return sn.tensor(name, shape=value.shape, dtype=str(value.dtype))
+
+
+def _xent(logits, labels):
+    """Mean softmax cross-entropy with integer labels, through the documented nnet ops."""
+    probs = need("softmax")(logits, axis=-1)
+    return sn.mean(need("crossentropy")(probs, labels))
+
+
+def _calling(f, v, names):
+    args = [v[k] for k in names]
+
+    def run():
+        return [f(*args)]
+
+    return run

@@ -1,0 +1,157 @@
+"""Ratios, the printed table, and the JSON / Markdown files of the latest run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import peers
+
+README_START = "<!-- benchmarks:start (written by python -m benchmarks) -->"
+README_END = "<!-- benchmarks:end -->"
+COLUMNS = ("Workload", "Peer", "Median", "x symnb", "x fastest", "Note")
+
+
+def add_ratios(results: list) -> None:
+    """Each timed row gets its ratio to the best symnb backend, to the fastest row and, on a
+    workload with a floor (W1b), to the lowest floor. Ratios above 1 mean slower."""
+    for key in dict.fromkeys(r.workload for r in results):
+        rows = [r for r in results if r.workload == key and r.median_s is not None]
+        timed = [r for r in rows if r.status == "ok"]
+        symnb = [r.median_s for r in timed if peers.is_symnb(r.peer)]
+        floors = [r.median_s for r in rows if r.status == "floor"]
+        fastest = min((r.median_s for r in timed), default=None)
+        for row in timed:
+            row.extra["vs_symnb"] = row.median_s / min(symnb) if symnb else None
+            row.extra["vs_fastest"] = row.median_s / fastest
+            if floors:
+                row.extra["vs_floor"] = row.median_s / min(floors)
+
+
+def format_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def row_cells(result) -> list[str]:
+    note = result.note
+    if "vs_floor" in result.extra:
+        note = f"{result.extra['vs_floor']:.2f}x floor" + (f"; {note}" if note else "")
+    median = format_seconds(result.median_s) if result.median_s is not None else result.status
+    if result.status == "WRONG":
+        median = "WRONG"
+    return [
+        result.workload,
+        result.peer,
+        median,
+        _ratio(result.extra.get("vs_symnb")),
+        _ratio(result.extra.get("vs_fastest")),
+        note,
+    ]
+
+
+def text_table(results: list) -> str:
+    """The table printed at the end of a run, columns aligned."""
+    rows = [list(COLUMNS)] + [row_cells(r) for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[-1]]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def markdown_table(results: list) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for result in results:
+        cells = [cell.replace("|", "\\|") for cell in row_cells(result)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def summary_matrix(results: list) -> str:
+    """Workloads down, peers across; each cell the median and its ratio to the fastest."""
+    peer_names = list(dict.fromkeys(r.peer for r in results if r.status in ("ok", "WRONG")))
+    keys = list(dict.fromkeys(r.workload for r in results))
+    cell = {(r.workload, r.peer): r for r in results}
+    lines = ["| Workload | " + " | ".join(peer_names) + " |", "|---|" + "---|" * len(peer_names)]
+    for key in keys:
+        cells = [_matrix_cell(cell.get((key, name))) for name in peer_names]
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _matrix_cell(result) -> str:
+    if result is None:
+        return ""
+    if result.status != "ok":
+        return result.status
+    return f"{format_seconds(result.median_s)} ({result.extra['vs_fastest']:.2f}x)"
+
+
+def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
+    """The whole ``latest.md``: how it was run, the machine, the matrix and the full table."""
+    parts = [
+        "# Benchmark results (latest run)",
+        f"`{run['command']}` on {run['started']}, {run['wall_s']:.0f} s in all, mode "
+        f"{run['mode']}, {run['rounds']} alternating rounds per workload.",
+        f"Machine: {run['machine_line']}",
+        "Ratios: each median divided by the best symnb backend's (x symnb) and by the fastest "
+        "row's (x fastest); above 1 is slower. See docs/benchmarks.md.",
+        "## Summary (median, and ratio to the fastest)",
+        summary_matrix(results),
+        "## All rows",
+        markdown_table(results),
+        *extra_sections,
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def to_json(run: dict, results: list) -> str:
+    rows = [
+        {
+            "workload": r.workload,
+            "peer": r.peer,
+            "status": r.status,
+            "note": r.note,
+            "median_s": r.median_s,
+            "samples_s": r.samples,
+            "calls_per_sample": r.calls_per_sample,
+            **r.extra,
+        }
+        for r in results
+    ]
+    return json.dumps({"run": run, "results": rows}, indent=1) + "\n"
+
+
+def save(directory: Path, run: dict, results: list, extra_sections: list[str]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "latest.json").write_text(to_json(run, results))
+    (directory / "latest.md").write_text(markdown_report(run, results, extra_sections))
+
+
+def update_readme(readme: Path, run: dict, results: list) -> None:
+    """Replace (or append) the README's Benchmarks section with the latest summary."""
+    section = "\n\n".join([
+        README_START,
+        f"Latest `make bench` ({run['started']}, {run['machine_line']}). Median per call and "
+        "its ratio to the fastest; full table in `benchmarks/results/latest.md`, method in "
+        "`docs/benchmarks.md`.",
+        summary_matrix(results),
+        README_END,
+    ])  # fmt: skip
+    text = readme.read_text()
+    if README_START in text and README_END in text:
+        head, rest = text.split(README_START, 1)
+        text = head + section + rest.split(README_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n## Benchmarks\n\n" + section + "\n"
+    readme.write_text(text)

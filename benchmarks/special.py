@@ -1,0 +1,45 @@
+"""Workloads that are not timed through the workers: W9 (needs loops) and W10 (rewrite time)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+from benchmarks.runner import REPO, Result, _worker_env
+
+REWRITE_TIMEOUT_S = 300
+
+
+def loops_row() -> Result:
+    """W9 needs a loop construct; until symnb has one the row says so."""
+    import symnb as sn
+
+    if hasattr(sn, "scan"):
+        why = "sn.scan exists now, but the W9 RNN workload is not written yet"
+    else:
+        why = "skipped: symnb has no loops yet (no sn.scan), so a 100-step RNN cannot be built"
+    return Result("W9", "symnb", "skipped", why)
+
+
+def rewrite_rows(say) -> tuple[list[Result], list[str]]:
+    """W10 runs ``benchmarks/rewrite_time.py`` (the rewrites engineer's) when it exists."""
+    if importlib.util.find_spec("benchmarks.rewrite_time") is None:
+        note = "skipped: benchmarks/rewrite_time.py does not exist yet"
+        return [Result("W10", "symnb", "skipped", note)], []
+    say("  W10: python -m benchmarks.rewrite_time")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.rewrite_time"], cwd=REPO, env=_worker_env(),
+            capture_output=True, text=True, timeout=REWRITE_TIMEOUT_S,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        note = f"benchmarks.rewrite_time ran over {REWRITE_TIMEOUT_S} s"
+        return [Result("W10", "symnb", "error", note)], []
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return [Result("W10", "symnb", "error", f"rewrite_time failed: {tail[:300]}")], []
+    section = "## W10: rewrite time (benchmarks/rewrite_time.py)\n\n```\n"
+    section += done.stdout.strip() + "\n```"
+    note = "ran benchmarks/rewrite_time.py; its output is printed below the table"
+    return [Result("W10", "symnb", "done", note)], [section]

@@ -1,0 +1,37 @@
+"""Timing one prepared workload: warm-up, calibration of calls per sample, samples."""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+
+WARMUP_S = 0.2  # at least this long (and two calls) of warm-up after the checked call
+
+
+def warm_up(run) -> float:
+    """Call ``run`` until warm; returns the last observed seconds per call."""
+    calls, start, per_call = 0, time.perf_counter(), 0.0
+    while calls < 2 or time.perf_counter() - start < WARMUP_S:
+        per_call = batch_seconds(run, 1)
+        calls += 1
+    return per_call
+
+
+def calls_per_sample(per_call: float, target_s: float) -> int:
+    """How many calls make one sample last about ``target_s``."""
+    return max(1, math.ceil(target_s / max(per_call, 1e-9)))
+
+
+def batch_seconds(run, calls: int) -> float:
+    """Seconds per call over ``calls`` back-to-back calls, with the garbage collector off."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for _ in range(calls):
+            run()
+        return (time.perf_counter() - start) / calls
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,100 @@
+"""``python -m benchmarks.worker PEER``: one peer in its own process, driven over a pipe.
+
+Requests and replies are JSON objects, one per line, on stdin and on the original stdout;
+everything the libraries print goes to stderr so it cannot corrupt the protocol.
+Commands: hello, setup (build, check against the float64 reference, warm up), time, release.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+from benchmarks import peers, timing
+from benchmarks.check import Skip, compare
+from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
+
+
+class Worker:
+    """Holds one peer and at most one prepared workload."""
+
+    def __init__(self, peer_name: str):
+        self.peer_name = peer_name
+        self.peer = None
+        self.run = None
+        self.calls = 1
+
+    def handle(self, request: dict) -> dict:
+        command = getattr(self, "cmd_" + request.get("cmd", ""), None)
+        if command is None:
+            return {"status": "error", "note": f"unknown command {request.get('cmd')!r}"}
+        try:
+            return command(**request.get("args", {}))
+        except Skip as exc:
+            return {"status": "skipped", "note": str(exc)}
+        except Exception as exc:  # reported, not fatal: the next workload still runs
+            traceback.print_exc()
+            return {"status": "error", "note": _one_line(exc)}
+
+    def cmd_hello(self) -> dict:
+        try:
+            self.peer = peers.load(self.peer_name)
+        except ImportError as exc:
+            return {"status": "absent", "note": f"not installed ({_one_line(exc)})"}
+        return {"status": "ok", "version": self.peer.version()}
+
+    def cmd_setup(self, workload: str, mode: str, target_s: float) -> dict:
+        self.run = None
+        spec = BY_KEY[workload]
+        inputs = make_inputs(spec, mode)
+        expected = comparable(spec, inputs, reference(spec, inputs))
+        start = time.perf_counter()
+        run = self.peer.build(spec.builder, {k: v.copy() for k, v in inputs.items()})
+        outputs = self.peer.to_numpy(run())
+        first_s = time.perf_counter() - start
+        problem = compare(comparable(spec, inputs, outputs), expected, spec.dtype)
+        if problem:
+            return {"status": "WRONG", "note": problem}
+        per_call = timing.warm_up(run)
+        self.run, self.calls = run, timing.calls_per_sample(per_call, target_s)
+        return {"status": "ok", "first_call_s": first_s, "calls": self.calls}
+
+    def cmd_time(self, samples: int = 1) -> dict:
+        if self.run is None:
+            return {"status": "error", "note": "no workload prepared"}
+        seconds = [timing.batch_seconds(self.run, self.calls) for _ in range(samples)]
+        return {"status": "ok", "seconds": seconds}
+
+    def cmd_release(self) -> dict:
+        self.run = None
+        return {"status": "ok"}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def serve(peer_name: str, requests, replies) -> None:
+    """Answer requests until ``quit`` or end of input."""
+    worker = Worker(peer_name)
+    for line in requests:
+        request = json.loads(line)
+        if request.get("cmd") == "quit":
+            break
+        replies.write(json.dumps(worker.handle(request)) + "\n")
+        replies.flush()
+
+
+def main(argv: list[str]) -> None:
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # library output (C level too) goes to stderr, not into the protocol
+    sys.stdout = sys.stderr
+    serve(argv[0], sys.stdin, replies)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,266 @@
+"""Arrays made from a shape: ``alloc``/``broadcast_to``, ``zeros``/``ones``/``full`` (and
+``*_like``), ``arange``, ``eye``, ``one_hot``.
+
+A shape argument may be a tuple of ints and 0-d integer variables, or an int vector variable
+such as ``x.shape``. It becomes one int64 vector input of the op, and the op's ``dims`` prop
+keeps what is known statically: ints stay ints, and ``x.shape`` brings x's own dims (names
+included), so ``zeros_like(x)`` has exactly x's type.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from symnb.config import config
+from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.op import Op
+from symnb.core.types import TensorType, as_dtype
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops._dtypes import probe_dtype
+from symnb.ops.shape import Shape, _located, sum_to_like
+
+
+class Alloc(Op):
+    """``value`` broadcast to a shape known at run time (Theano's ``alloc``, NumPy's
+    ``broadcast_to``); ``dims`` is the static shape of the result."""
+
+    __props__ = ("dims",)
+
+    def __init__(self, dims):
+        self.dims = tuple(dims)
+
+    def infer_types(self, value, shape):
+        lead = len(self.dims) - value.type.ndim
+        if lead < 0:
+            raise ShapeError(
+                f"broadcast_to: {value.describe()} has more dims than the target shape "
+                f"{format_shape(self.dims)}"
+            )
+        out = list(self.dims)
+        for axis, d in enumerate(value.type.shape):
+            out[lead + axis] = self._fit(value, lead + axis, d)
+        return [TensorType(value.type.dtype, tuple(out))]
+
+    def _fit(self, value, axis, d):
+        """The output dim at ``axis``, where the value's dim is d (1 stretches)."""
+        if d == 1:
+            return self.dims[axis]
+        try:
+            return unify(self.dims[axis], d)
+        except DimMismatch:
+            raise ShapeError(
+                f"broadcast_to: cannot broadcast {value.describe()} to "
+                f"{format_shape(self.dims)}: axis {axis} is {d}, not 1 or {self.dims[axis]}"
+            ) from None
+
+    def perform(self, value, shape):
+        return np.array(np.broadcast_to(value, tuple(int(n) for n in shape)))
+
+    def grad(self, inputs, outputs, output_grads):
+        return [sum_to_like(output_grads[0], inputs[0]), None]
+
+
+class Arange(Op):
+    """Evenly spaced values in [start, stop) (``np.arange``); the length is static when the
+    bounds are constants."""
+
+    __props__ = ("dtype",)
+    differentiable = False
+
+    def __init__(self, dtype=None):
+        self.dtype = None if dtype is None else as_dtype(dtype).name
+
+    def infer_types(self, start, stop, step):
+        for v in (start, stop, step):
+            if v.type.ndim != 0:
+                raise ShapeError(f"arange: bounds and step are scalars, not {v.describe()}")
+        bounds = [_static_number(v) for v in (start, stop, step)]
+        if bounds[2] == 0:
+            raise ShapeError("arange: step is 0")
+        length = None
+        if None not in bounds:
+            length = max(0, math.ceil((bounds[1] - bounds[0]) / bounds[2]))
+        return [TensorType(probe_dtype(self, self.perform, [start, stop, step]), (length,))]
+
+    def perform(self, start, stop, step):
+        return np.arange(start, stop, step, dtype=self.dtype)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None, None, None]
+
+
+class Eye(Op):
+    """An n x m matrix with ones on the k-th diagonal (``np.eye``)."""
+
+    __props__ = ("k", "dtype")
+    differentiable = False
+
+    def __init__(self, k=0, dtype=None):
+        self.k, self.dtype = int(k), as_dtype(dtype or config.floatX).name
+
+    def infer_types(self, n, m):
+        for v in (n, m):
+            if v.type.ndim != 0 or v.type.dtype.kind not in "iu":
+                raise DTypeError(f"eye: sizes are integer scalars, not {v.describe()}")
+        return [TensorType(self.dtype, (_static_size(n), _static_size(m)))]
+
+    def perform(self, n, m):
+        return np.eye(int(n), int(m), self.k, dtype=self.dtype)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None, None]
+
+
+class OneHot(Op):
+    """``indices`` as one-hot rows of length ``depth`` (a new last axis)."""
+
+    __props__ = ("depth", "dtype")
+    differentiable = False
+
+    def __init__(self, depth: int, dtype=None):
+        self.depth, self.dtype = int(depth), as_dtype(dtype or config.floatX).name
+
+    def infer_types(self, indices):
+        if indices.type.dtype.kind not in "iu":
+            raise DTypeError(f"one_hot: indices must be integers, not {indices.describe()}")
+        return [TensorType(self.dtype, indices.type.shape + (self.depth,))]
+
+    def perform(self, indices):
+        indices = np.asarray(indices)
+        if indices.size and (indices.min() < 0 or indices.max() >= self.depth):
+            bad = indices[(indices < 0) | (indices >= self.depth)].flat[0]
+            raise IndexError(f"one_hot: index {bad} is outside [0, {self.depth})")
+        return (indices[..., None] == np.arange(self.depth)).astype(self.dtype)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
+
+
+# -- shape arguments -----------------------------------------------------------------------
+def _static_number(var: Variable):
+    """The Python number a 0-d constant holds; None for anything computed."""
+    return var.value.item() if isinstance(var, Constant) and var.type.ndim == 0 else None
+
+
+def _static_size(var: Variable):
+    n = _static_number(var)
+    return int(n) if n is not None else None
+
+
+def shape_operand(shape) -> tuple[tuple, Variable]:
+    """(static dims, int64 vector variable) for a shape as users write it."""
+    from symnb.ops.elemwise import cast
+    from symnb.ops.join import stack
+
+    if isinstance(shape, Variable):
+        return _vector_shape(shape)
+    entries = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    if all(isinstance(e, numbers.Integral) for e in entries):
+        if any(int(e) < 0 for e in entries):
+            raise ShapeError(f"negative dimensions are not allowed: {entries}")
+        dims = tuple(int(e) for e in entries)
+        return dims, Constant(np.array(dims, dtype=np.int64))
+    variables = [_size_entry(e) for e in entries]
+    dims = tuple(_static_size(v) for v in variables)
+    return dims, stack([cast(v, "int64") for v in variables])
+
+
+def _size_entry(entry) -> Variable:
+    var = as_variable(entry)
+    if var.type.ndim != 0 or var.type.dtype.kind not in "iu":
+        raise DTypeError(
+            f"a size in a shape is an int or an integer scalar variable, not {var.describe()}"
+        )
+    return var
+
+
+def _vector_shape(var: Variable) -> tuple[tuple, Variable]:
+    from symnb.ops.elemwise import cast
+
+    if var.type.ndim != 1 or var.type.dtype.kind not in "iu":
+        raise DTypeError(f"a shape is an integer vector, not {var.describe()}")
+    if var.owner is not None and isinstance(var.owner.op, Shape):
+        return var.owner.inputs[0].type.shape, var
+    if isinstance(var, Constant):
+        return tuple(int(n) for n in var.value), cast(var, "int64")
+    if var.type.shape[0] is None or not isinstance(var.type.shape[0], int):
+        raise ShapeError(f"the length of shape {var.describe()} must be known statically")
+    return (None,) * var.type.shape[0], cast(var, "int64")
+
+
+# -- public functions ----------------------------------------------------------------------
+def broadcast_to(x, shape) -> Variable:
+    """x broadcast to ``shape`` (ints, integer scalars, or a vector such as ``y.shape``)."""
+    try:
+        dims, vector = shape_operand(shape)
+    except (ShapeError, DTypeError) as exc:
+        raise _located(exc) from None
+    return Alloc(dims)(as_variable(x), vector)
+
+
+def alloc(value, *shape) -> Variable:
+    """Theano's ``alloc(value, *shape)``: value broadcast to the shape."""
+    return broadcast_to(value, shape[0] if len(shape) == 1 and _is_vector(shape[0]) else shape)
+
+
+def _is_vector(entry) -> bool:
+    return isinstance(entry, Variable) and entry.type.ndim == 1 or isinstance(entry, (tuple, list))
+
+
+def full(shape, fill_value, dtype=None) -> Variable:
+    """An array of ``fill_value``; dtype from the value as in ``np.full`` unless given."""
+    value = as_variable(fill_value) if dtype is None else Constant(fill_value, dtype=dtype)
+    return broadcast_to(value, shape)
+
+
+def zeros(shape, dtype=None) -> Variable:
+    """An array of zeros (dtype ``sn.config.floatX`` unless given; float64 by default)."""
+    return full(shape, 0, dtype or config.floatX)
+
+
+def ones(shape, dtype=None) -> Variable:
+    """An array of ones (dtype ``sn.config.floatX`` unless given; float64 by default)."""
+    return full(shape, 1, dtype or config.floatX)
+
+
+def full_like(x, fill_value, dtype=None) -> Variable:
+    """An array of ``fill_value`` with x's shape and (unless given) x's dtype."""
+    from symnb.ops.shape import shape as shape_of
+
+    x = as_variable(x)
+    value = Constant(fill_value, dtype=dtype or x.type.dtype)
+    static = all(isinstance(d, int) for d in x.type.shape)
+    return broadcast_to(value, x.type.shape if static else shape_of(x))
+
+
+def zeros_like(x, dtype=None) -> Variable:
+    """Zeros with x's shape and (unless given) x's dtype."""
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x, dtype=None) -> Variable:
+    """Ones with x's shape and (unless given) x's dtype."""
+    return full_like(x, 1, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None) -> Variable:
+    """``np.arange``: bounds may be numbers or scalar variables (``arange(x.shape[0])``)."""
+    if stop is None:
+        start, stop = 0, start
+    return Arange(dtype)(start, stop, step)
+
+
+def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
+    """An n x m matrix (m defaults to n) with ones on the k-th diagonal."""
+    return Eye(k, dtype)(n, n if m is None else m)
+
+
+def one_hot(indices, depth: int, dtype=None) -> Variable:
+    """One-hot rows of length ``depth`` for integer ``indices`` (Theano's ``to_one_hot``)."""
+    if not isinstance(depth, numbers.Integral) or depth < 0:
+        raise TypeError(f"one_hot: depth must be a non-negative int, not {depth!r}")
+    return OneHot(depth, dtype)(as_variable(indices))

@@ -1,0 +1,229 @@
+"""Joining and splitting along an axis: ``concatenate``, ``stack``, ``split``.
+
+Static shapes add up: concatenating ``(n, 3)`` and ``(m, 3)`` along axis 0 gives ``(n+m, 3)``;
+an unknown dim anywhere on the axis makes the result unknown there.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from symnb.core.dims import DimMismatch, exact_div, format_dim, is_known, unify
+from symnb.core.dims import add as dim_add
+from symnb.core.dims import sub as dim_sub
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import ShapeError
+from symnb.ops._axes import normalize_axis
+from symnb.ops._dtypes import probe_dtype
+from symnb.ops.shape import _located, expand_dims
+
+
+class Concatenate(Op):
+    """Join arrays along an existing axis; the other axes must agree."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: int):
+        self.axis = int(axis)
+
+    def infer_types(self, *xs):
+        shape = list(_agreeing_shape("concatenate", xs, self.axis))
+        total = 0
+        for x in xs:
+            total = dim_add(total, x.type.shape[self.axis])
+        shape[self.axis] = total
+        return [TensorType(probe_dtype(self, self.perform, list(xs)), tuple(shape))]
+
+    def perform(self, *arrays):
+        return np.concatenate(arrays, axis=self.axis)
+
+    def grad(self, inputs, outputs, output_grads):
+        sizes = _AxisSizes(self.axis)(*inputs)
+        static = tuple(x.type.shape[self.axis] for x in inputs)
+        parts = Split(self.axis, static).make_node(output_grads[0], sizes).outputs
+        return list(parts)
+
+
+def _agreeing_shape(op_name, xs, axis) -> list:
+    """The unified shape of xs on every axis but ``axis``; a ShapeError names the clash."""
+    if not xs:
+        raise ShapeError(f"{op_name}: needs at least one array")
+    first = xs[0]
+    shape = list(first.type.shape)
+    for i, x in enumerate(xs[1:], start=1):
+        if x.type.ndim != first.type.ndim:
+            raise ShapeError(
+                f"{op_name}: all arrays need the same number of dims; array 0 is "
+                f"{first.describe()}, array {i} is {x.describe()}"
+            )
+        for a, d in enumerate(x.type.shape):
+            if a != axis:
+                shape[a] = _unified(op_name, shape[a], d, a, first, x, i)
+    return shape
+
+
+def _unified(op_name, a, b, axis, first, x, i):
+    try:
+        return unify(a, b)
+    except DimMismatch:
+        raise ShapeError(
+            f"{op_name}: axis {axis} differs: {format_dim(a)} in array 0 {first.describe()}, "
+            f"{format_dim(b)} in array {i} {x.describe()}"
+        ) from None
+
+
+class Split(Op):
+    """Cut x along ``axis`` into parts whose lengths come at run time as an int vector;
+    ``sizes`` holds their static dims."""
+
+    __props__ = ("axis", "sizes")
+
+    def __init__(self, axis: int, sizes):
+        self.axis, self.sizes = int(axis), tuple(sizes)
+        self.nout = len(self.sizes)
+
+    def infer_types(self, x, sizes):
+        n = x.type.shape[self.axis]
+        total = 0
+        for s in self.sizes:
+            total = dim_add(total, s)
+        try:
+            unify(n, total)
+        except DimMismatch:
+            raise ShapeError(
+                f"split: parts of {format_dim(total)} in all cannot come from axis "
+                f"{self.axis} of {x.describe()}"
+            ) from None
+        return [x.type.with_shape(self._part_shape(x, s)) for s in self.sizes]
+
+    def _part_shape(self, x, size):
+        shape = list(x.type.shape)
+        shape[self.axis] = size
+        return tuple(shape)
+
+    def perform(self, x, sizes):
+        if int(np.sum(sizes)) != np.shape(x)[self.axis]:
+            raise ValueError(
+                f"split: parts {list(sizes)} do not add up to {np.shape(x)[self.axis]}"
+            )
+        cuts = np.cumsum(sizes)[:-1]
+        return tuple(part.copy() for part in np.split(x, cuts, axis=self.axis))
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.creation import zeros_like
+
+        parts = [zeros_like(z) if g is None else g for z, g in zip(outputs, output_grads)]
+        return [Concatenate(self.axis)(*parts), None]
+
+
+class _AxisSizes(Op):
+    """The lengths of the inputs along ``axis``, as an int64 vector (for gradients)."""
+
+    __props__ = ("axis",)
+    differentiable = False
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def infer_types(self, *xs):
+        return [TensorType("int64", (len(xs),))]
+
+    def perform(self, *arrays):
+        return np.array([np.shape(a)[self.axis] for a in arrays], dtype=np.int64)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None] * len(inputs)
+
+
+class _SplitSizes(Op):
+    """The part lengths for ``np.split(x, spec, axis)`` at run time (spec: int or indices)."""
+
+    __props__ = ("axis", "spec")
+    differentiable = False
+
+    def __init__(self, axis, spec):
+        self.axis, self.spec = axis, spec
+
+    def infer_types(self, x):
+        n = self.spec if isinstance(self.spec, int) else len(self.spec) + 1
+        return [TensorType("int64", (n,))]
+
+    def perform(self, x):
+        parts = np.split(np.empty(np.shape(x)[self.axis]), self.spec)
+        return np.array([len(p) for p in parts], dtype=np.int64)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
+
+
+# -- public functions ----------------------------------------------------------------------
+def concatenate(xs, axis: int = 0) -> Variable:
+    """Join arrays along an existing axis (``np.concatenate``; ``axis=None`` flattens)."""
+    from symnb.ops.layout import flatten
+
+    xs = [as_variable(x) for x in xs]
+    if axis is None:
+        xs, axis = [flatten(x) for x in xs], 0
+    if not xs:
+        raise _located(ShapeError("concatenate: needs at least one array"))
+    if xs[0].type.ndim == 0:
+        raise _located(ShapeError(f"concatenate: cannot join 0-d {xs[0].describe()}"))
+    (axis,) = normalize_axis(axis, xs[0].type.ndim, "concatenate", xs[0])
+    return Concatenate(axis)(*xs)
+
+
+def stack(xs, axis: int = 0) -> Variable:
+    """Join arrays of one shape along a new axis (``np.stack``)."""
+    xs = [as_variable(x) for x in xs]
+    if not xs:
+        raise _located(ShapeError("stack: needs at least one array"))
+    try:
+        _agreeing_shape("stack", xs, axis=None)
+    except ShapeError as exc:
+        raise _located(exc) from None
+    ndim = xs[0].type.ndim + 1
+    if not -ndim <= axis < ndim:
+        raise _located(ShapeError(f"stack: axis {axis} is out of range for {ndim} dims"))
+    return Concatenate(axis % ndim)(*[expand_dims(x, axis % ndim) for x in xs])
+
+
+def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
+    """``np.split``: an int N cuts into N equal parts (it must divide the length), a list of
+    indices cuts before each index. Returns a list of variables."""
+    x = as_variable(x)
+    (axis,) = normalize_axis(axis, x.type.ndim, "split", x)
+    spec = _split_spec(indices_or_sections)
+    sizes = _static_part_sizes(x, axis, spec)
+    return list(Split(axis, sizes).make_node(x, _SplitSizes(axis, spec)(x)).outputs)
+
+
+def _split_spec(indices_or_sections):
+    if isinstance(indices_or_sections, numbers.Integral):
+        if indices_or_sections <= 0:
+            raise ValueError(
+                f"split: the number of sections must be > 0, not {indices_or_sections}"
+            )
+        return int(indices_or_sections)
+    cuts = tuple(int(i) for i in indices_or_sections)
+    if any(i < 0 for i in cuts) or list(cuts) != sorted(cuts):
+        raise ValueError(f"split: indices must be non-negative and sorted, not {cuts}")
+    return cuts
+
+
+def _static_part_sizes(x, axis, spec) -> tuple:
+    n = x.type.shape[axis]
+    if isinstance(spec, int):
+        if is_known(n) and n % spec:
+            raise _located(
+                ShapeError(f"split: axis {axis} of {x.describe()} does not divide into {spec}")
+            )
+        return (exact_div(n, spec),) * spec
+    if is_known(n) and spec and spec[-1] > n:
+        raise _located(ShapeError(f"split: index {spec[-1]} is past the end of axis {axis}"))
+    bounds = (0,) + spec
+    sizes = tuple(b - a for a, b in zip(bounds, bounds[1:]))
+    return sizes + (dim_sub(n, bounds[-1]),)

@@ -1,0 +1,402 @@
+"""Layout ops: flatten, flip, roll, pad, repeat, tile, triangles and diagonals, dimshuffle.
+
+Each gradient helper (``_Unpad``, ``_SumRepeats``, ...) takes the forward input as a second
+operand only for its shape, so the gradient keeps the input's static dims (names included).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from symnb.core.dims import add as dim_add
+from symnb.core.dims import is_known, product
+from symnb.core.dims import mul as dim_mul
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import ShapeError
+from symnb.ops._axes import normalize_axis
+from symnb.ops._dtypes import probe_dtype
+from symnb.ops.shape import DimShuffle, _LikeOp, _located, expand_dims, reshape_like
+
+
+# -- layout ops ----------------------------------------------------------------------------
+class Flatten(Op):
+    """Keep the first ``ndim - 1`` axes and collapse the rest into one (``ndim=1``: NumPy's)."""
+
+    __props__ = ("ndim",)
+
+    def __init__(self, ndim: int = 1):
+        self.ndim = int(ndim)
+
+    def infer_types(self, x):
+        if not 1 <= self.ndim <= max(x.type.ndim, 1):
+            raise ShapeError(f"flatten: cannot make {x.describe()} {self.ndim}-d")
+        keep, rest = x.type.shape[: self.ndim - 1], x.type.shape[self.ndim - 1 :]
+        return [x.type.with_shape(keep + (product(rest),))]
+
+    def perform(self, x):
+        x = np.asarray(x)
+        keep = x.shape[: self.ndim - 1]
+        return x.reshape(keep + (int(np.prod(x.shape[self.ndim - 1 :])),))
+
+    def grad(self, inputs, outputs, output_grads):
+        return [reshape_like(output_grads[0], inputs[0])]
+
+
+class Flip(Op):
+    """Reverse the order of elements along the axes."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = tuple(axis)
+
+    def infer_types(self, x):
+        return [x.type]
+
+    def perform(self, x):
+        return np.flip(x, self.axis).copy()
+
+    def grad(self, inputs, outputs, output_grads):
+        return [Flip(self.axis)(output_grads[0])]
+
+
+class Roll(Op):
+    """Shift elements along axes, wrapping around (``axis=None``: over the flattened array)."""
+
+    __props__ = ("shift", "axis")
+
+    def __init__(self, shift, axis):
+        self.shift, self.axis = shift, axis
+
+    def infer_types(self, x):
+        return [x.type]
+
+    def perform(self, x):
+        return np.roll(x, self.shift, self.axis)
+
+    def grad(self, inputs, outputs, output_grads):
+        back = -self.shift if isinstance(self.shift, int) else tuple(-s for s in self.shift)
+        return [Roll(back, self.axis)(output_grads[0])]
+
+
+class Pad(Op):
+    """Constant padding: ``widths`` holds (before, after) for every axis."""
+
+    __props__ = ("widths", "value")
+
+    def __init__(self, widths, value=0):
+        self.widths, self.value = tuple(map(tuple, widths)), value
+
+    def infer_types(self, x):
+        shape = tuple(dim_add(d, b + a) for d, (b, a) in zip(x.type.shape, self.widths))
+        dtype = probe_dtype(self, self.perform, [x])
+        return [TensorType(dtype, shape)]
+
+    def perform(self, x):
+        x = np.asarray(x)
+        return np.pad(x, self.widths, mode="constant", constant_values=self.value)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_Unpad(self.widths)(output_grads[0], inputs[0])]
+
+
+class _Unpad(_LikeOp):
+    """The gradient of Pad: g with the padding cut off (like's shape)."""
+
+    __props__ = ("widths",)
+
+    def __init__(self, widths):
+        self.widths = widths
+
+    def perform(self, g, like):
+        return g[tuple(slice(b, g.shape[i] - a) for i, (b, a) in enumerate(self.widths))].copy()
+
+    def grad(self, inputs, outputs, output_grads):
+        return [Pad(self.widths, 0)(output_grads[0]), None]
+
+
+class Repeat(Op):
+    """Repeat each element ``repeats`` times along ``axis``."""
+
+    __props__ = ("repeats", "axis")
+
+    def __init__(self, repeats: int, axis: int):
+        self.repeats, self.axis = int(repeats), int(axis)
+
+    def infer_types(self, x):
+        shape = list(x.type.shape)
+        shape[self.axis] = dim_mul(shape[self.axis], self.repeats)
+        return [x.type.with_shape(tuple(shape))]
+
+    def perform(self, x):
+        return np.repeat(x, self.repeats, self.axis)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_SumRepeats(self.repeats, self.axis)(output_grads[0], inputs[0])]
+
+
+class _SumRepeats(_LikeOp):
+    """The gradient of Repeat: each run of ``repeats`` elements summed (like's shape)."""
+
+    __props__ = ("repeats", "axis")
+
+    def __init__(self, repeats, axis):
+        self.repeats, self.axis = repeats, axis
+
+    def perform(self, g, like):
+        n, a = np.shape(like)[self.axis], self.axis
+        runs = g.reshape(g.shape[:a] + (n, self.repeats) + g.shape[a + 1 :])
+        return runs.sum(axis=a + 1)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [Repeat(self.repeats, self.axis)(output_grads[0]), None]
+
+
+class Tile(Op):
+    """Repeat the whole array ``reps[i]`` times along axis i (as many reps as axes)."""
+
+    __props__ = ("reps",)
+
+    def __init__(self, reps):
+        self.reps = tuple(int(r) for r in reps)
+
+    def infer_types(self, x):
+        if len(self.reps) != x.type.ndim:
+            raise ShapeError(f"{self}: needs one rep per axis of {x.describe()}")
+        return [x.type.with_shape(tuple(map(dim_mul, x.type.shape, self.reps)))]
+
+    def perform(self, x):
+        return np.tile(x, self.reps)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_SumTiles(self.reps)(output_grads[0], inputs[0])]
+
+
+class _SumTiles(_LikeOp):
+    """The gradient of Tile: the tiles summed onto one (like's shape)."""
+
+    __props__ = ("reps",)
+
+    def __init__(self, reps):
+        self.reps = reps
+
+    def perform(self, g, like):
+        split = [n for pair in zip(self.reps, np.shape(like)) for n in pair]
+        return g.reshape(split).sum(axis=tuple(range(0, len(split), 2)))
+
+    def grad(self, inputs, outputs, output_grads):
+        return [Tile(self.reps)(output_grads[0]), None]
+
+
+# -- triangles and diagonals ---------------------------------------------------------------
+class _Triangle(Op):
+    """tril/triu over the last two axes; ``k`` shifts the diagonal (k > 0: above)."""
+
+    __props__ = ("k",)
+    impl = None
+
+    def __init__(self, k: int = 0):
+        self.k = int(k)
+
+    def infer_types(self, x):
+        if x.type.ndim < 2:
+            raise ShapeError(f"{self}: needs at least 2 dims, {x.describe()} has {x.type.ndim}")
+        return [x.type]
+
+    def perform(self, x):
+        return type(self).impl(x, self.k)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [type(self)(self.k)(output_grads[0])]
+
+
+class Tril(_Triangle):
+    """Lower triangle: elements above the k-th diagonal set to zero."""
+
+    impl = staticmethod(np.tril)
+
+
+class Triu(_Triangle):
+    """Upper triangle: elements below the k-th diagonal set to zero."""
+
+    impl = staticmethod(np.triu)
+
+
+class Diag(Op):
+    """A square matrix with the vector on its k-th diagonal (``np.diag`` of a vector)."""
+
+    __props__ = ("k",)
+
+    def __init__(self, k: int = 0):
+        self.k = int(k)
+
+    def infer_types(self, v):
+        n = dim_add(v.type.shape[0], abs(self.k))
+        return [v.type.with_shape((n, n))]
+
+    def perform(self, v):
+        return np.diag(v, self.k)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [Diagonal(self.k)(output_grads[0])]
+
+
+class Diagonal(Op):
+    """The k-th diagonal of a matrix, as a vector (``np.diag`` of a matrix)."""
+
+    __props__ = ("k",)
+
+    def __init__(self, k: int = 0):
+        self.k = int(k)
+
+    def infer_types(self, x):
+        rows, cols = x.type.shape
+        return [x.type.with_shape((_diagonal_length(rows, cols, self.k),))]
+
+    def perform(self, x):
+        return np.diagonal(x, self.k).copy()
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_EmbedDiagonal(self.k)(output_grads[0], inputs[0])]
+
+
+def _diagonal_length(rows, cols, k):
+    """min(rows, cols - k) for k >= 0, min(rows + k, cols) below; never negative."""
+    if k == 0 and rows == cols:
+        return rows
+    if is_known(rows) and is_known(cols):
+        return max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    return None
+
+
+class _EmbedDiagonal(_LikeOp):
+    """The gradient of Diagonal: zeros of like's shape with g on the k-th diagonal."""
+
+    __props__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+    def perform(self, g, like):
+        out = np.zeros(np.shape(like), dtype=g.dtype)
+        index = np.arange(len(g))
+        out[index + max(-self.k, 0), index + max(self.k, 0)] = g
+        return out
+
+    def grad(self, inputs, outputs, output_grads):
+        return [Diagonal(self.k)(output_grads[0]), None]
+
+
+# -- functions for the layout ops ----------------------------------------------------------
+def dimshuffle(x, *order) -> Variable:
+    """Theano's dimshuffle: ``order`` lists input axes and ``"x"`` for new length-1 axes;
+    input axes left out are dropped (they must have length 1). ``dimshuffle(m, 1, "x", 0)``."""
+    x = as_variable(x)
+    if len(order) == 1 and isinstance(order[0], (list, tuple)):
+        order = tuple(order[0])
+    for a in order:
+        if a != "x" and (not isinstance(a, numbers.Integral) or not 0 <= a < x.type.ndim):
+            raise _located(
+                ShapeError(
+                    f"dimshuffle: {a!r} is neither 'x' nor an axis of {x.describe()} "
+                    f"(0..{x.type.ndim - 1})"
+                )
+            )
+    return DimShuffle(tuple(a if a == "x" else int(a) for a in order))(x)
+
+
+def flatten(x, ndim: int = 1) -> Variable:
+    """x as a vector (``ndim=1``), or with its axes from ``ndim - 1`` on collapsed (Theano)."""
+    return Flatten(ndim)(as_variable(x))
+
+
+def flip(x, axis=None) -> Variable:
+    """Reverse the order of elements along ``axis`` (int, tuple, or None for all)."""
+    x = as_variable(x)
+    return Flip(normalize_axis(axis, x.type.ndim, "flip", x))(x)
+
+
+def roll(x, shift, axis=None) -> Variable:
+    """Shift elements by ``shift`` along ``axis``, wrapping around, as ``np.roll``."""
+    x = as_variable(x)
+    if axis is None:
+        return Roll(_int(shift, "roll", "shift"), None)(x)
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    shifts = (shift,) * len(axes) if isinstance(shift, numbers.Integral) else tuple(shift)
+    if len(shifts) != len(axes):
+        raise _located(ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
+    axes = tuple(a % x.type.ndim if x.type.ndim else a for a in axes)
+    normalize_axis(tuple(set(axes)), x.type.ndim, "roll", x)  # range check
+    return Roll(tuple(_int(s, "roll", "shift") for s in shifts), axes)(x)
+
+
+def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
+    """Pad with a constant; ``pad_width`` as in ``np.pad`` (int, (before, after), per axis)."""
+    x = as_variable(x)
+    if mode != "constant":
+        raise NotImplementedError(f"pad: only mode='constant' is implemented, not {mode!r}")
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width), (x.type.ndim, 2))
+    except ValueError:
+        raise _located(ShapeError(f"pad: {pad_width!r} does not fit {x.describe()}")) from None
+    if widths.dtype.kind not in "iu" or (widths < 0).any():
+        raise _located(ShapeError(f"pad: widths must be non-negative ints, not {pad_width!r}"))
+    return Pad(tuple((int(b), int(a)) for b, a in widths), _scalar(constant_values))(x)
+
+
+def repeat(x, repeats: int, axis=None) -> Variable:
+    """Repeat each element ``repeats`` times along ``axis`` (None: of the flattened array)."""
+    x = as_variable(x)
+    if axis is None:
+        x, axis = flatten(x), 0
+    if _int(repeats, "repeat", "repeats") < 0:
+        raise _located(ShapeError(f"repeat: repeats must be >= 0, not {repeats}"))
+    (axis,) = normalize_axis(axis, x.type.ndim, "repeat", x)
+    return Repeat(repeats, axis)(x)
+
+
+def tile(x, reps) -> Variable:
+    """The array repeated ``reps`` times per axis, as ``np.tile`` (reps and axes aligned right)."""
+    x = as_variable(x)
+    reps = (reps,) if isinstance(reps, numbers.Integral) else tuple(reps)
+    if any(_int(r, "tile", "reps") < 0 for r in reps):
+        raise _located(ShapeError(f"tile: reps must be >= 0, not {reps}"))
+    if len(reps) > x.type.ndim:
+        x = expand_dims(x, tuple(range(len(reps) - x.type.ndim)))
+    return Tile((1,) * (x.type.ndim - len(reps)) + reps)(x)
+
+
+def tril(x, k: int = 0) -> Variable:
+    """Lower triangle of the last two axes (zero above the k-th diagonal)."""
+    return Tril(k)(as_variable(x))
+
+
+def triu(x, k: int = 0) -> Variable:
+    """Upper triangle of the last two axes (zero below the k-th diagonal)."""
+    return Triu(k)(as_variable(x))
+
+
+def diag(v, k: int = 0) -> Variable:
+    """``np.diag``: a vector gives a matrix with it on the k-th diagonal; a matrix gives its
+    k-th diagonal."""
+    v = as_variable(v)
+    if v.type.ndim == 1:
+        return Diag(k)(v)
+    if v.type.ndim == 2:
+        return Diagonal(k)(v)
+    raise _located(ShapeError(f"diag: needs a vector or a matrix, got {v.describe()}"))
+
+
+def _int(value, op, what) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise TypeError(f"{op}: {what} must be an int, not {value!r}")
+    return int(value)
+
+
+def _scalar(value):
+    """A Python number (props must be hashable and compare by value)."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -1,0 +1,111 @@
+"""Sorting along an axis: ``sort`` (differentiable: the gradient follows the permutation)
+and ``argsort`` (integer indices, no gradient). ``axis=None`` sorts the flattened array."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable, as_variable
+from symnb.ops._axes import normalize_axis
+from symnb.ops.shape import _LikeOp
+
+# One algorithm for the forward sort and for the permutation its gradient replays, so ties
+# are broken the same way in both.
+_KIND = "stable"
+
+
+class Sort(Op):
+    """The elements sorted along ``axis`` (ascending; NaNs last, as in NumPy)."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: int):
+        self.axis = int(axis)
+
+    def infer_types(self, x):
+        return [x.type]
+
+    def perform(self, x):
+        return np.sort(x, axis=self.axis, kind=_KIND)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_Unsort(self.axis)(output_grads[0], inputs[0])]
+
+
+class Argsort(Op):
+    """The int64 indices that sort x along ``axis``; no gradient (it is piecewise constant)."""
+
+    __props__ = ("axis",)
+    differentiable = False
+
+    def __init__(self, axis: int):
+        self.axis = int(axis)
+
+    def infer_types(self, x):
+        return [TensorType("int64", x.type.shape)]
+
+    def perform(self, x):
+        return np.argsort(x, axis=self.axis, kind=_KIND).astype(np.int64, copy=False)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
+
+
+class _Unsort(_LikeOp):
+    """The gradient of Sort: g (in sorted order) sent back to where each element came from."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def perform(self, g, like):
+        order = np.argsort(like, axis=self.axis, kind=_KIND)
+        out = np.empty_like(g)
+        np.put_along_axis(out, order, g, axis=self.axis)
+        return out
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_SortLike(self.axis)(output_grads[0], inputs[1]), None]
+
+
+class _SortLike(_LikeOp):
+    """g permuted the way sorting ``like`` permutes it (the adjoint of _Unsort)."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def perform(self, g, like):
+        order = np.argsort(like, axis=self.axis, kind=_KIND)
+        return np.take_along_axis(g, order, axis=self.axis)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_Unsort(self.axis)(output_grads[0], inputs[1]), None]
+
+
+def _along_axis(cls, x, axis):
+    from symnb.ops.layout import flatten
+
+    x = as_variable(x)
+    if axis is None:
+        x, axis = flatten(x), 0
+    if not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{cls.op_name()}: axis is one int or None, not {axis!r}")
+    (axis,) = normalize_axis(axis, x.type.ndim, cls.op_name(), x)
+    return cls(axis)(x)
+
+
+def sort(x, axis=-1) -> Variable:
+    """x sorted along ``axis`` (None: the flattened array), as ``np.sort``."""
+    return _along_axis(Sort, x, axis)
+
+
+def argsort(x, axis=-1) -> Variable:
+    """Indices that sort x along ``axis`` (None: the flattened array), as ``np.argsort``."""
+    return _along_axis(Argsort, x, axis)

@@ -1,0 +1,220 @@
+"""Elementwise math against NumPy/SciPy: values, dtypes, broadcasting, 0-d and empty inputs,
+numerical stability at the tails, and gradients against finite differences."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.special
+
+import symnb as sn
+from tests.helpers import check
+from tests.helpers import run as run_on
+
+
+def _softplus_reference(a):
+    """log(1 + e**a) in float64, in exp's dtype (an independent spelling of softplus)."""
+    return np.log1p(np.exp(np.asarray(a, dtype=np.float64))).astype(np.exp(a).dtype)
+
+
+# name -> (symbolic op, reference, (low, high) of the inputs drawn)
+UNARY = {
+    "expm1": (sn.expm1, np.expm1, (-2, 2)),
+    "log1p": (sn.log1p, np.log1p, (0, 3)),
+    "log2": (sn.log2, np.log2, (1, 4)),
+    "log10": (sn.log10, np.log10, (1, 4)),
+    "square": (sn.square, np.square, (-3, 3)),
+    "reciprocal": (sn.reciprocal, np.reciprocal, (1, 4)),
+    "tan": (sn.tan, np.tan, (-1, 1)),
+    "arcsin": (sn.arcsin, np.arcsin, (-1, 1)),
+    "arccos": (sn.arccos, np.arccos, (-1, 1)),
+    "arctan": (sn.arctan, np.arctan, (-3, 3)),
+    "sinh": (sn.sinh, np.sinh, (-2, 2)),
+    "cosh": (sn.cosh, np.cosh, (-2, 2)),
+    "arcsinh": (sn.arcsinh, np.arcsinh, (-3, 3)),
+    "erf": (sn.erf, scipy.special.erf, (-2, 2)),
+    "erfc": (sn.erfc, scipy.special.erfc, (-2, 2)),
+    "erfinv": (sn.erfinv, scipy.special.erfinv, (-0.9, 0.9)),
+    "gamma": (sn.gamma, scipy.special.gamma, (1, 4)),
+    "gammaln": (sn.gammaln, scipy.special.gammaln, (1, 6)),
+    "digamma": (sn.digamma, scipy.special.psi, (1, 4)),
+    "softplus": (sn.softplus, _softplus_reference, (-4, 4)),
+    "relu": (sn.relu, lambda a: np.where(a > 0, a, 0).astype(np.maximum(a, 0).dtype), (-3, 3)),
+    "floor": (sn.floor, np.floor, (-3, 3)),
+    "ceil": (sn.ceil, np.ceil, (-3, 3)),
+    "trunc": (sn.trunc, np.trunc, (-3, 3)),
+    "round": (sn.round, np.round, (-3, 3)),
+}
+BINARY = {
+    "arctan2": (sn.arctan2, np.arctan2, (-2, 2)),
+    "logaddexp": (sn.logaddexp, np.logaddexp, (-3, 3)),
+    "maximum": (sn.maximum, np.maximum, (-3, 3)),
+    "minimum": (sn.minimum, np.minimum, (-3, 3)),
+}
+SHAPES = [(3, 4), (), (0,), (2, 1, 3)]
+DTYPES = ["float64", "float32", "float16", "int8", "int64"]
+PAIRS = [((3, 4), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)), ((0, 2), (2,))]
+DTYPE_PAIRS = [
+    ("float64", "float64"),
+    ("float32", "int8"),
+    ("int32", "int64"),
+    ("float16", "uint8"),
+]
+
+
+def draw(rng, shape, dtype, low, high):
+    """Random values in [low, high] (integers inside it for integer dtypes)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        low = max(math.ceil(low), 0) if dtype.kind == "u" else math.ceil(low)
+        return rng.integers(low, math.floor(high) + 1, size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def tolerance(dtype):
+    """Elementwise results may differ from the reference by an ulp or two."""
+    return {np.float16: 4e-3, np.float32: 2e-6}.get(np.dtype(dtype).type, 1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unary_math_matches_numpy(name, shape, dtype, rng, backend):
+    op, ref, (low, high) = UNARY[name]
+    a = draw(rng, shape, dtype, low, high)
+    with np.errstate(all="ignore"):
+        want = np.asarray(ref(a))
+    check(run_on(op, a, backend=backend), want, rtol=tolerance(want.dtype), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("shapes", PAIRS)
+@pytest.mark.parametrize("dtypes", DTYPE_PAIRS)
+def test_binary_math_matches_numpy_with_broadcasting(name, shapes, dtypes, rng, backend):
+    op, ref, (low, high) = BINARY[name]
+    a, b = (draw(rng, s, d, low, high) for s, d in zip(shapes, dtypes))
+    want = np.asarray(ref(a, b))
+    check(run_on(op, a, b, backend=backend), want, rtol=tolerance(want.dtype))
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,), (3, 1)), ((), (2, 3), ()), ((0, 2), (), (2,))])
+@pytest.mark.parametrize(
+    "dtypes", [("float64",) * 3, ("float32", "int8", "float64"), ("int64",) * 3]
+)
+def test_clip_and_where_match_numpy(shapes, dtypes, rng, backend):
+    x, lo, hi = (draw(rng, s, d, -3, 3) for s, d in zip(shapes, dtypes))
+    lo, hi = np.minimum(lo, -1).astype(lo.dtype), np.maximum(hi, 1).astype(hi.dtype)
+    check(run_on(sn.clip, x, lo, hi, backend=backend), np.clip(x, lo, hi))
+    cond = x > 0
+    check(run_on(sn.where, cond, lo, hi, backend=backend), np.where(cond, lo, hi))
+    check(run_on(sn.switch, x, lo, hi, backend=backend), np.where(x, lo, hi))
+
+
+def test_clip_with_one_bound_and_scalars(rng, backend):
+    a = draw(rng, (5,), "float32", -3, 3)
+    check(run_on(lambda x: sn.clip(x, None, 1.0), a, backend=backend), np.clip(a, None, 1.0))
+    check(run_on(lambda x: sn.clip(x, -1, None), a, backend=backend), np.clip(a, -1, None))
+    check(run_on(lambda x: x.clip(-0.5, 0.5), a, backend=backend), a.clip(-0.5, 0.5))
+    with pytest.raises(ValueError, match="a_min, a_max or both"):
+        sn.clip(sn.vector("v"), None, None)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "bool"])
+def test_float_predicates_match_numpy(dtype, backend):
+    values = np.array([0.0, -1.5, np.inf, -np.inf, np.nan, 2.0])
+    with np.errstate(invalid="ignore"):
+        a = values.astype(dtype) if np.dtype(dtype).kind == "f" else np.arange(6).astype(dtype)
+    for op, ref in [(sn.isnan, np.isnan), (sn.isinf, np.isinf), (sn.isfinite, np.isfinite)]:
+        check(run_on(op, a, backend=backend), ref(a))
+
+
+def test_rounding_halves_go_to_even_like_numpy(backend):
+    a = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4999, -0.0])
+    for op, ref in [(sn.round, np.round), (sn.floor, np.floor), (sn.ceil, np.ceil)]:
+        check(run_on(op, a, backend=backend), ref(a))
+    check(run_on(sn.trunc, a, backend=backend), np.trunc(a))
+
+
+def test_maximum_and_minimum_propagate_nan(backend):
+    a, b = np.array([np.nan, 1.0, 2.0]), np.array([0.0, np.nan, 1.0])
+    check(run_on(sn.maximum, a, b, backend=backend), np.maximum(a, b))
+    check(run_on(sn.minimum, a, b, backend=backend), np.minimum(a, b))
+    check(run_on(sn.relu, a, backend=backend), np.array([np.nan, 1.0, 2.0]))
+
+
+def test_softplus_and_logaddexp_do_not_overflow(backend):
+    a = np.array([-1000.0, -40.0, 0.0, 40.0, 1000.0])
+    out = run_on(sn.softplus, a, backend=backend)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, [0.0, math.exp(-40), math.log(2), 40.0, 1000.0], rtol=1e-12)
+    big = np.array([1000.0, -1000.0, 5.0])
+    out = run_on(sn.logaddexp, big, big, backend=backend)
+    np.testing.assert_allclose(out, big + math.log(2), rtol=1e-12)
+    f32 = np.array([80.0, -80.0], dtype="float32")
+    check(run_on(sn.softplus, f32, backend=backend), np.array([80.0, 1.8048514e-35], "float32"))
+
+
+def test_integer_inputs_give_numpy_float_dtypes():
+    for dtype, want in [("int8", "float16"), ("int32", "float64"), ("uint8", "float16")]:
+        v = sn.vector("v", dtype=dtype)
+        assert sn.log1p(v).dtype == np.log1p(np.ones(1, dtype)).dtype == want
+        assert sn.softplus(v).dtype == want
+    v = sn.vector("v", dtype="int8")
+    assert sn.erf(v).dtype == scipy.special.erf(np.ones(1, "int8")).dtype
+    assert sn.square(v).dtype == np.int8 and sn.floor(v).dtype == np.floor(np.ones(1, "i1")).dtype
+
+
+def test_elementwise_errors_name_the_op_and_shapes():
+    x, y = sn.tensor("x", shape=(3, 4)), sn.tensor("y", shape=(5,))
+    with pytest.raises(sn.ShapeError, match=r"where.*'x' \(float64\(3, 4\)\).*'y'"):
+        sn.where(x > 0, x, y)
+    with pytest.raises(sn.ShapeError, match="arctan2.*axis -1 is 4"):
+        sn.arctan2(x, y)
+
+
+def test_isnan_has_no_gradient():
+    x = sn.vector("x")
+    assert sn.isnan(x).owner.op.differentiable is False
+    assert sn.where(x > 0, x, 0.0).owner.op.differentiable is True
+
+
+# -- gradients (float64, inside each function's domain) -------------------------------------
+GRAD_UNARY = {name: UNARY[name] for name in UNARY if name not in ("floor", "ceil", "trunc")}
+GRAD_UNARY["arcsin"] = (sn.arcsin, None, (-0.8, 0.8))
+GRAD_UNARY["arccos"] = (sn.arccos, None, (-0.8, 0.8))
+GRAD_UNARY["relu"] = (sn.relu, None, (0.1, 2))
+GRAD_UNARY["round"] = (sn.round, None, (0.1, 0.4))
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_UNARY))
+def test_unary_math_gradients(name, rng):
+    op, _, (low, high) = GRAD_UNARY[name]
+    sn.check_grad(op, [draw(rng, (2, 3), "float64", low, high)])
+
+
+def test_relu_gradient_on_both_sides(rng):
+    a = np.array([-2.0, -0.5, 0.5, 2.0])
+    sn.check_grad(sn.relu, [a])
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_math_gradients_with_broadcasting(name, rng):
+    op, _, (low, high) = BINARY[name]
+    a, b = draw(rng, (3, 4), "float64", low, high), draw(rng, (4,), "float64", low, high)
+    a[np.abs(a - b) < 0.05] += 0.2  # maximum/minimum: keep away from ties
+    sn.check_grad(op, [a, b])
+
+
+def test_clip_and_where_gradients(rng):
+    x = np.array([[-2.0, -0.3, 0.2, 1.7], [0.9, -1.2, 0.4, 2.5]])
+    lo, hi = np.array([-1.0, -0.5, -0.1, -1.0]), np.array([[1.0], [0.5]])
+    sn.check_grad(sn.clip, [x, lo, hi])
+    sn.check_grad(lambda c, a, b: sn.where(c, a, b), [x > 0, x, draw(rng, (4,), "float64", 0, 1)])
+
+
+def test_special_function_gradients_keep_their_second_input_fixed(rng):
+    sn.check_grad(lambda a: sn.gammaln(a) + sn.digamma(a), [draw(rng, (4,), "float64", 1, 5)])
+    v = sn.vector("v")
+    with pytest.raises(Exception, match="trigamma"):
+        sn.grad(sn.sum(sn.trigamma(v)), v)
+    assert sn.trigamma(sn.vector("v")).owner.op.differentiable is False
