@@ -15,6 +15,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.errors import ShapeError
 from symnb.ops._dtypes import probe_dtype
+from symnb.shapes import hints as shape_hints
 from symnb.shapes import warnings as shape_warnings
 
 
@@ -40,7 +41,7 @@ def _broadcast_message(op, inputs, axis, exc) -> str:
     return (
         f"{op}: cannot broadcast {operands}: axis {axis} is {format_dim(exc.a)} in one "
         f"and {format_dim(exc.b)} in the other (sizes must be equal, or one of them 1)"
-    )
+    ) + shape_hints.broadcast_hint(inputs, exc.a, exc.b)
 
 
 class Elemwise(Op):
