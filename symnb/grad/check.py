@@ -118,3 +118,6 @@ def _compare(index, var, analytic, numeric, rtol, atol, eps):
         f"rtol={rtol}, atol={atol}, eps={eps}); {int(bad.sum())} of {bad.size} elements "
         "out of tolerance"
     )
+
+
+verify_grad = check_grad  # Theano's name for the same check

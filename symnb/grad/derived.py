@@ -22,7 +22,7 @@ from symnb.grad.reverse import (
     check_wrt,
     grad,
     report_disconnected,
-    tag_new_nodes,
+    tag_remaining,
     uid_mark,
     variable_list,
 )
@@ -45,7 +45,7 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
         result = grad(expr, targets, None, disconnected, return_disconnected)
     else:
         result = _stacked_rows(expr, shape, targets, disconnected, return_disconnected)
-    tag_new_nodes([r for r in result if r is not None], first, None)
+    tag_remaining([r for r in result if r is not None], first)
     return result[0] if single else result
 
 

@@ -45,8 +45,10 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     targets, single = variable_list(wrt, "wrt")
     for var in targets:
         check_wrt(var)
+    first = uid_mark()
     walk = ReverseWalk(_seeds(cost, known_grads), targets)
     results = [walk.result(var, disconnected, return_disconnected) for var in targets]
+    tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 
 
@@ -158,7 +160,10 @@ class ReverseWalk:
     def _add(self, var: Variable, g: Variable, node: Apply | None):
         if not var.type.is_float:
             return  # integer and boolean values pass no gradient
-        self.contributions.setdefault(id(var), []).append(_fitted(g, var))
+        first = uid_mark()
+        fitted = _fitted(g, var)
+        tag_new_nodes([fitted], first, node)
+        self.contributions.setdefault(id(var), []).append(fitted)
         if node is not None:
             self.via.setdefault(id(var), node)
 
@@ -299,6 +304,14 @@ def tag_new_nodes(outputs: list[Variable], first_uid: int, forward: Apply | None
             continue
         node.tag["grad_of"] = forward
         stack.extend(node.inputs)
+
+
+def tag_remaining(outputs: list[Variable], first_uid: int):
+    """``grad_of = None`` on the nodes made since ``first_uid`` that no rule claimed
+    (the cast of a known gradient, an explicit zero): every gradient node is tagged."""
+    for node in ancestors(outputs):
+        if node.outputs[0].uid >= first_uid:
+            node.tag.setdefault("grad_of", None)
 
 
 def zeros_like(var: Variable) -> Variable:

@@ -198,6 +198,17 @@ def test_every_gradient_node_remembers_its_forward_node():
     assert any(n.tag.get("grad_of") is h.owner for n in compiled.graph_before.nodes)
 
 
+def test_nodes_made_for_known_grads_and_zeros_are_tagged_too():
+    x, y = f64("x", (None,)), f64("y", (None,))
+    h = sn.exp(x)
+    gx, gy = sn.grad(None, [x, y], known_grads={h: 2.0}, disconnected="ignore")
+    forward = set(ancestors([h]))
+    backward = [n for n in ancestors([gx, gy]) if n not in forward]
+    assert {n.op.op_name() for n in backward} >= {"broadcast_like", "mul"}
+    assert all(n.tag["grad_of"] in (None, h.owner) for n in backward)
+    np.testing.assert_allclose(evaluate(gx, [x], np.zeros(2)), [2.0, 2.0])
+
+
 def test_rop_nodes_point_at_forward_nodes():
     x = f64("x")
     y = sn.exp(x) * 3
