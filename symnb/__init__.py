@@ -34,6 +34,7 @@ from symnb.grad import (  # noqa: F401
     hessian,
     jacobian,
     stop_gradient,
+    verify_grad,
     zero_grad,
 )
 from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
@@ -55,5 +56,5 @@ __all__ = [
     "shared", "tensor", "tensor3", "tensor4", "vector",
     "grad", "Lop", "check_grad", "GradientError", "DisconnectedInputError",
     "DisconnectedInputWarning", "NotDifferentiableError", "Rop", "jacobian", "hessian",
-    "stop_gradient", "zero_grad", "disconnected_grad",
+    "stop_gradient", "zero_grad", "disconnected_grad", "verify_grad",
 ]  # fmt: skip
