@@ -135,3 +135,11 @@ from symnb.ops.index import (  # noqa: F401
     take,
     take_along_axis,
 )
+from symnb.ops.nnet import (  # noqa: F401
+    binary_crossentropy,
+    categorical_crossentropy,
+    crossentropy,
+    log_softmax,
+    sigmoid_binary_crossentropy,
+    softmax,
+)

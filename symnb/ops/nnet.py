@@ -1,0 +1,185 @@
+"""Neural-net ops: softmax and log-softmax along an axis, and the cross-entropy losses.
+
+``softmax``/``log_softmax`` subtract the maximum before exponentiating, so large logits do
+not overflow; ``sigmoid_binary_crossentropy`` works from logits with the stable form
+``max(x, 0) - x t + log1p(exp(-|x|))``. The cross-entropies of probabilities are built from
+these and the indexing ops, so their gradients come from those ops' rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops._axes import normalize_axis
+from symnb.ops._dtypes import probe_dtype
+from symnb.ops.elemwise import Elemwise
+
+
+class _AlongAxis(Op):
+    """Ops that normalise along one axis; integers compute in the float NumPy's exp gives."""
+
+    __props__ = ("axis",)
+    dtype_rule = "the float dtype np.exp gives the input (int8 -> float16, int64 -> float64)"
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def infer_types(self, x):
+        if x.type.dtype.kind == "b":
+            raise DTypeError(f"{self.op_name()}: {x.describe()} is boolean; cast it first")
+        return [TensorType(probe_dtype(self, np.exp, [x]), x.type.shape)]
+
+    def perform(self, x):
+        """The NumPy reference, computed in at least float32 (float16 sums lose too much)."""
+        x = np.asarray(x)
+        out_dtype = np.exp(np.zeros((), x.dtype)).dtype
+        x = x.astype(np.promote_types(out_dtype, np.float32), copy=False)
+        shifted = x - np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
+        with np.errstate(divide="ignore"):  # only an empty axis sums to 0
+            return self.normalize(shifted).astype(out_dtype, copy=False)
+
+
+class Softmax(_AlongAxis):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed as exp(x - max)."""
+
+    def normalize(self, shifted):
+        e = np.exp(shifted)
+        return e / np.sum(e, axis=self.axis, keepdims=True)
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.reduce import sum as sum_
+
+        (y,), (g,) = outputs, output_grads
+        return [y * (g - sum_(g * y, axis=self.axis, keepdims=True))]
+
+
+class LogSoftmax(_AlongAxis):
+    """``x - logsumexp(x)`` along ``axis``: finite even where softmax underflows to 0."""
+
+    def normalize(self, shifted):
+        return shifted - np.log(np.sum(np.exp(shifted), axis=self.axis, keepdims=True))
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.elemwise import exp
+        from symnb.ops.reduce import sum as sum_
+
+        (y,), (g,) = outputs, output_grads
+        return [g - exp(y) * sum_(g, axis=self.axis, keepdims=True)]
+
+
+def _sigmoid_bce(x, t):
+    """The stable form of ``-(t log s(x) + (1 - t) log(1 - s(x)))``, ``s`` the sigmoid."""
+    return np.maximum(x, 0) - x * t + np.log1p(np.exp(-np.abs(x)))
+
+
+class SigmoidBinaryCrossentropy(Elemwise):
+    """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], elementwise,
+    without forming the sigmoid (finite for any logit)."""
+
+    impl = staticmethod(_sigmoid_bce)
+    c = "(fmax({0}, 0) - {0} * {1} + log1p(exp(-fabs({0}))))"
+    dtype_rule = "NumPy's promotion of logits and targets, as a float"
+
+    def grad_elem(self, inputs, output, gz):
+        from symnb.ops.elemwise import sigmoid
+
+        x, t = inputs
+        return [gz * (sigmoid(x) - t), -gz * x if t.type.is_float else None]
+
+
+def _axis_of(x, axis, op):
+    from symnb.core.op import _at_user_line
+
+    try:
+        (a,) = normalize_axis(axis, x.type.ndim, op, x)
+    except ShapeError as exc:
+        raise _at_user_line(exc) from None
+    return a
+
+
+def softmax(x, axis=-1) -> Variable:
+    """Softmax along ``axis`` (the last by default), numerically stable."""
+    x = as_variable(x)
+    return Softmax(_axis_of(x, axis, "softmax"))(x)
+
+
+def log_softmax(x, axis=-1) -> Variable:
+    """Log of the softmax along ``axis``, stable for large and very negative logits."""
+    x = as_variable(x)
+    return LogSoftmax(_axis_of(x, axis, "log_softmax"))(x)
+
+
+sigmoid_binary_crossentropy = SigmoidBinaryCrossentropy()
+
+
+def categorical_crossentropy(p, target, axis=-1) -> Variable:
+    """``-log p[label]`` for integer labels (p without ``axis``), or ``-sum(t * log p)`` for
+    one-hot rows / probabilities shaped like p. One loss per row: reduce it with ``sn.mean``.
+    """
+    from symnb.ops.elemwise import log
+    from symnb.ops.index import take_along_axis
+    from symnb.ops.reduce import sum as sum_
+    from symnb.ops.shape import expand_dims, squeeze
+
+    p, target = as_variable(p), as_variable(target)
+    axis = _axis_of(p, axis, "categorical_crossentropy")
+    if target.type.dtype.kind in "iu":
+        _located(_check_labels, p, target, axis)
+        picked = take_along_axis(p, expand_dims(target, axis), axis)
+        return -log(squeeze(picked, axis))
+    _located(_check_same_shape, p, target)
+    return -sum_(target * log(p), axis=axis)
+
+
+crossentropy = categorical_crossentropy
+
+
+def binary_crossentropy(output, target) -> Variable:
+    """``-(t log p + (1 - t) log(1 - p))`` elementwise, for probabilities p (use
+    ``sigmoid_binary_crossentropy`` on logits: it stays finite where p rounds to 0 or 1)."""
+    from symnb.ops.elemwise import log
+
+    output, target = as_variable(output), as_variable(target)
+    return -(target * log(output) + (1 - target) * log(1 - output))
+
+
+def _check_labels(p, labels, axis):
+    rows = p.type.shape[:axis] + p.type.shape[axis + 1 :]
+    clash = labels.type.ndim != len(rows)
+    for a, b in zip(rows, labels.type.shape):
+        try:
+            unify(a, b)
+        except DimMismatch:
+            clash = True
+    if clash:
+        raise ShapeError(
+            f"categorical_crossentropy: integer labels {labels.describe()} must have the shape "
+            f"of {p.describe()} without axis {axis}, i.e. {format_shape(rows)}"
+        )
+
+
+def _check_same_shape(p, t):
+    try:
+        if p.type.ndim != t.type.ndim:
+            raise DimMismatch(p.type.ndim, t.type.ndim)
+        for a, b in zip(p.type.shape, t.type.shape):
+            unify(a, b)
+    except DimMismatch:
+        raise ShapeError(
+            f"categorical_crossentropy: target distribution {t.describe()} must have the shape "
+            f"of {p.describe()} (or be integer labels)"
+        ) from None
+
+
+def _located(fn, *args):
+    from symnb.core.op import _at_user_line
+
+    try:
+        return fn(*args)
+    except (ShapeError, DTypeError) as exc:
+        raise _at_user_line(exc) from None

@@ -1,0 +1,225 @@
+"""Linear algebra against NumPy: contractions, einsum, decompositions, trace, norms, gradients."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check, random_array
+from tests.helpers import run as run_on
+
+DTYPES = ["float64", "float32", "int32"]
+
+
+def well_conditioned(rng, shape, dtype="float64"):
+    """Random square matrices with a dominant diagonal (symmetric positive definite)."""
+    a = rng.uniform(-1, 1, size=shape)
+    n = shape[-1]
+    spd = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    return spd.astype(dtype)
+
+
+TENSORDOT = [
+    ((3, 4), (4, 5), 1),
+    ((2, 3, 4), (3, 4, 5), 2),
+    ((2, 3, 4), (4, 3, 5), ([1, 2], [1, 0])),
+    ((2, 3, 4), (5, 2), ([0], [-1])),
+    ((3,), (4,), 0),
+    ((3, 4), (3, 4), 2),
+    ((0, 4), (4, 2), 1),
+]
+
+
+@pytest.mark.parametrize("sa,sb,axes", TENSORDOT)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tensordot_matches_numpy(sa, sb, axes, dtype, rng, backend):
+    a, b = random_array(rng, sa, dtype), random_array(rng, sb, "float32")
+    got = run_on(lambda x, y: sn.tensordot(x, y, axes=axes), a, b, backend=backend)
+    check(got, np.tensordot(a, b, axes=axes), rtol=1e-5)
+
+
+@pytest.mark.parametrize("sa,sb", [((3,), (4,)), ((2, 2), (3,)), ((0,), (2,)), ((), (2,))])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_outer_matches_numpy(sa, sb, dtype, rng, backend):
+    a, b = random_array(rng, sa, dtype), random_array(rng, sb, dtype)
+    check(run_on(sn.outer, a, b, backend=backend), np.outer(a, b))
+
+
+EINSUM = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij->ji", [(3, 4)]),
+    ("ijk->kij", [(2, 3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ij->j", [(3, 4)]),
+    ("i,i->", [(5,), (5,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij,ij->i", [(3, 4), (3, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("ijk,ikl", [(2, 3, 4), (2, 4, 3)]),
+    ("ba", [(3, 4)]),
+    ("ij,kj->ik", [(0, 3), (2, 3)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_einsum_matches_numpy(subscripts, shapes, dtype, rng, backend):
+    arrays = [random_array(rng, s, dtype) for s in shapes]
+    got = run_on(lambda *xs: sn.einsum(subscripts, *xs), *arrays, backend=backend)
+    check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
+
+
+SQUARE_SHAPES = [(3, 3), (2, 4, 4), (1, 1), (0, 2, 2)]
+DECOMPOSITIONS = {
+    "inv": (sn.inv, np.linalg.inv),
+    "det": (sn.det, np.linalg.det),
+    "cholesky": (sn.cholesky, np.linalg.cholesky),
+    "slogdet sign": (lambda x: sn.slogdet(x)[0], lambda a: np.linalg.slogdet(a)[0]),
+    "slogdet log": (lambda x: sn.slogdet(x)[1], lambda a: np.linalg.slogdet(a)[1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DECOMPOSITIONS))
+@pytest.mark.parametrize("shape", SQUARE_SHAPES)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_decompositions_match_numpy(name, shape, dtype, rng, backend):
+    fn, ref = DECOMPOSITIONS[name]
+    a = np.round(well_conditioned(rng, shape)).astype(dtype)
+    check(run_on(fn, a, backend=backend), ref(a), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "sa,sb", [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3, 4)), ((2, 3, 3), (1, 3, 2))]
+)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_solve_matches_numpy(sa, sb, dtype, rng, backend):
+    a = np.round(well_conditioned(rng, sa)).astype(dtype)
+    b = random_array(rng, sb, dtype)
+    check(run_on(sn.solve, a, b, backend=backend), np.linalg.solve(a, b), rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "shape,offset,axes",
+    [((3, 4), 0, (0, 1)), ((3, 4), 1, (0, 1)), ((3, 4), -2, (1, 0)), ((2, 3, 4), 0, (-1, -2)),
+     ((0, 3), 0, (0, 1))],
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_trace_matches_numpy(shape, offset, axes, dtype, rng, backend):
+    a = random_array(rng, shape, dtype)
+    got = run_on(lambda x: sn.trace(x, offset, *axes), a, backend=backend)
+    check(got, np.trace(a, offset, *axes))
+
+
+NORMS = [
+    ((5,), None, None),
+    ((5,), 1, None),
+    ((5,), 2, None),
+    ((5,), np.inf, None),
+    ((5,), -np.inf, None),
+    ((5,), 0, None),
+    ((5,), 3, None),
+    ((3, 4), None, None),
+    ((3, 4), "fro", None),
+    ((3, 4), 1, None),
+    ((3, 4), -1, None),
+    ((3, 4), np.inf, None),
+    ((3, 4), -np.inf, None),
+    ((2, 3, 4), None, -1),
+    ((2, 3, 4), 1, (2, 0)),
+    ((2, 3, 4), "fro", (0, 1)),
+    ((2, 3, 4), 2, 1),
+    ((0, 4), None, None),
+]
+
+
+@pytest.mark.parametrize("shape,ord,axis", NORMS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm_matches_numpy(shape, ord, axis, dtype, keepdims, rng, backend):
+    a = random_array(rng, shape, dtype) - (random_array(rng, shape, dtype) > 1)
+    got = run_on(lambda x: sn.norm(x, ord, axis, keepdims), a, backend=backend)
+    check(got, np.linalg.norm(a, ord, axis, keepdims), rtol=1e-5)
+
+
+ERRORS = [
+    (
+        lambda a, b: sn.tensordot(a, b, axes=([1], [1])),
+        "axis 1 of 'a'.*size 4 but the axis 1 of 'b'.*size 3",
+    ),
+    (
+        lambda a, b: sn.einsum("ij,ij->i", a, b),
+        "index 'i' is 3 in operand 0 'a'.*but 4 in operand 1 'b'",
+    ),
+    (lambda a, b: sn.einsum("ii->i", a), "a diagonal"),
+    (lambda a, b: sn.einsum("ij,jk->ik", a), "names 2 operands, got 1"),
+    (
+        lambda a, b: sn.inv(a),
+        r"'a' \(float64\(3, 4\)\) is not square: its last two dims are 3 and 4",
+    ),
+    (lambda a, b: sn.solve(sn.tensor("s", (4, 4)), a), "has 4 rows but 'a'.* has 3"),
+    (lambda a, b: sn.det(sn.vector("v")), "1 dims; a matrix is needed"),
+    (lambda a, b: sn.trace(a, 0, 1, -1), "both axis 1"),
+    (lambda a, b: sn.norm(a, "nuc"), "not supported"),
+]
+
+
+@pytest.mark.parametrize("build,message", ERRORS)
+def test_linalg_errors_name_the_clashing_dims(build, message):
+    a, b = sn.tensor("a", (3, 4)), sn.tensor("b", (4, 3))
+    with pytest.raises((sn.ShapeError, ValueError), match=message):
+        build(a, b)
+
+
+def test_linalg_dtype_rules():
+    assert sn.inv(sn.matrix("m", dtype="int32")).dtype == np.float64
+    assert sn.det(sn.matrix("m", dtype="float32")).dtype == np.float32
+    with pytest.raises(sn.DTypeError, match="float16"):
+        sn.inv(sn.matrix("m", dtype="float16"))
+    with pytest.raises(sn.DTypeError, match="boolean"):
+        sn.tensordot(sn.matrix("m", dtype="bool"), sn.matrix("n"))
+
+
+GRADS = {
+    "tensordot 2 axes": (lambda a, b: sn.tensordot(a, b, ([1, 2], [1, 0])), [(2, 3, 4), (4, 3, 2)]),
+    "tensordot 1 axis": (lambda a, b: sn.tensordot(a, b, ([0], [2])), [(2, 3), (4, 3, 2)]),
+    "tensordot outer": (lambda a, b: sn.tensordot(a, b, 0), [(2,), (3, 2)]),
+    "outer": (sn.outer, [(2, 2), (3,)]),
+    "einsum chain": (lambda a, b: sn.einsum("ij,jk,kl->li", a, b, a), [(2, 3), (3, 2)]),
+    "einsum batch": (lambda a, b: sn.einsum("bij,bjk->bki", a, b), [(2, 2, 3), (2, 3, 2)]),
+    "trace": (lambda a: sn.trace(a, 1), [(3, 4)]),
+    "trace batched": (lambda a: sn.trace(a, 0, -1, 0), [(3, 2, 3)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRADS))
+def test_contraction_gradients(case, rng):
+    fn, shapes = GRADS[case]
+    sn.check_grad(fn, [random_array(rng, s, "float64") for s in shapes])
+
+
+SQUARE_GRADS = {
+    "inv": sn.inv,
+    "det": sn.det,
+    "slogdet": lambda a: sn.slogdet(a)[1],
+    "cholesky": sn.cholesky,
+    "solve vector": lambda a: sn.solve(a, sn.sum(a, axis=-1)),
+    "solve matrix": lambda a: sn.solve(a, a[..., :2] * 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SQUARE_GRADS))
+@pytest.mark.parametrize("shape", [(3, 3), (2, 2, 2)])
+def test_square_matrix_gradients(name, shape, rng):
+    sn.check_grad(SQUARE_GRADS[name], [well_conditioned(rng, shape)])
+
+
+def test_solve_gradient_through_broadcast_batch(rng):
+    a, b = well_conditioned(rng, (3, 3)), random_array(rng, (2, 3, 2), "float64")
+    sn.check_grad(sn.solve, [a, b])
+
+
+@pytest.mark.parametrize("ord,axis", [(None, None), (1, None), (np.inf, 0), (3, 1), ("fro", None),
+                                      (1, (0, 1)), (-np.inf, (1, 0)), (2, -1)])  # fmt: skip
+def test_norm_gradients(ord, axis, rng):
+    a = random_array(rng, (3, 4), "float64") * np.where(rng.random((3, 4)) > 0.5, 1, -1)
+    sn.check_grad(lambda x: sn.norm(x, ord, axis), [a])

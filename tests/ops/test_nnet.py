@@ -1,0 +1,111 @@
+"""Neural-net ops against SciPy/NumPy: softmax, log-softmax, cross-entropies, stability, grads."""
+
+import numpy as np
+import pytest
+import scipy.special as sps
+
+import symnb as sn
+from tests.helpers import check, random_array
+from tests.helpers import run as run_on
+
+SHAPES_AXES = [((3, 4), -1), ((3, 4), 0), ((2, 3, 4), 1), ((5,), 0), ((0, 4), -1), ((3, 0), -1)]
+
+
+@pytest.mark.parametrize("shape,axis", SHAPES_AXES)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8"])
+@pytest.mark.parametrize(
+    "fn,ref", [(sn.softmax, sps.softmax), (sn.log_softmax, sps.log_softmax)], ids=["sm", "lsm"]
+)
+def test_softmax_family_matches_scipy(fn, ref, shape, axis, dtype, rng, backend):
+    a = random_array(rng, shape, dtype)
+    out_dtype = np.exp(a).dtype
+    want = ref(a.astype("float64"), axis=axis) if a.size else np.zeros(shape)  # scipy refuses 0
+    want = want.astype(out_dtype)
+    rtol = {"float16": 2e-3, "float32": 1e-5}.get(want.dtype.name, 1e-10)
+    check(run_on(lambda x: fn(x, axis=axis), a, backend=backend), want, rtol=rtol, atol=1e-6)
+
+
+def test_softmax_and_log_softmax_are_stable(backend):
+    a = np.array([[1000.0, 0.0, -1000.0], [-1000.0, -1000.0, -1001.0]])
+    got = run_on(sn.softmax, a, backend=backend)
+    assert np.all(np.isfinite(got))
+    check(got, sps.softmax(a, axis=-1))
+    got = run_on(sn.log_softmax, a, backend=backend)
+    assert np.all(np.isfinite(got))
+    check(got, sps.log_softmax(a, axis=-1))
+
+
+@pytest.mark.parametrize("shape,axis", [((4, 3), -1), ((2, 3, 5), 1), ((3,), 0), ((0, 3), -1)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_crossentropy_with_integer_labels(shape, axis, dtype, rng, backend):
+    p = sps.softmax(rng.normal(size=shape), axis=axis).astype(dtype)
+    rows = shape[: axis % len(shape)] + shape[axis % len(shape) + 1 :]
+    labels = rng.integers(0, shape[axis], size=rows)
+    want = -np.log(np.take_along_axis(p, np.expand_dims(labels, axis), axis)).squeeze(axis)
+    got = run_on(lambda q, y: sn.crossentropy(q, y, axis=axis), p, labels, backend=backend)
+    check(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_crossentropy_with_one_hot_and_soft_targets(dtype, rng, backend):
+    p = sps.softmax(rng.normal(size=(4, 3)), axis=-1).astype(dtype)
+    soft = sps.softmax(rng.normal(size=(4, 3)), axis=-1).astype(dtype)
+    one_hot = np.eye(3, dtype=dtype)[[0, 2, 1, 1]]
+    for t in (soft, one_hot):
+        got = run_on(sn.categorical_crossentropy, p, t, backend=backend)
+        check(got, -np.sum(t * np.log(p), axis=-1))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_binary_crossentropies(dtype, rng, backend):
+    logits = rng.normal(scale=3, size=(3, 4)).astype(dtype)
+    t = rng.random((3, 4)).astype(dtype)
+    p = sps.expit(logits)
+    want = -(t * np.log(p) + (1 - t) * np.log(1 - p))
+    check(run_on(sn.binary_crossentropy, p, t, backend=backend), want, rtol=1e-4)
+    check(run_on(sn.sigmoid_binary_crossentropy, logits, t, backend=backend), want, rtol=1e-4)
+
+
+def test_sigmoid_binary_crossentropy_is_finite_for_huge_logits(backend):
+    x, t = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0]), np.array([1.0, 1.0, 0.5, 0.0, 0.0])
+    got = run_on(sn.sigmoid_binary_crossentropy, x, t, backend=backend)
+    check(got, np.array([1000.0, 50.0, np.log(2), 50.0, 1000.0]))
+    labels = np.array([1, 0, 1], dtype="int64")  # integer targets broadcast as in NumPy
+    got = run_on(sn.sigmoid_binary_crossentropy, x[:3], labels, backend=backend)
+    check(got, np.logaddexp(0, x[:3]) - x[:3] * labels)
+
+
+ERRORS = [
+    (
+        lambda p: sn.crossentropy(p, sn.vector("y", "int64", (3,))),
+        r"labels 'y'.*shape of 'p'.*\(4,\)",
+    ),
+    (lambda p: sn.crossentropy(p, sn.matrix("t", shape=(4, 2))), "target distribution 't'"),
+    (lambda p: sn.softmax(p, axis=2), "axis 2 is out of range"),
+    (lambda p: sn.softmax(p > 0), "boolean"),
+]
+
+
+@pytest.mark.parametrize("build,message", ERRORS)
+def test_nnet_errors(build, message):
+    with pytest.raises((sn.ShapeError, sn.DTypeError), match=message):
+        build(sn.matrix("p", shape=(4, 3)))
+
+
+GRADS = {
+    "softmax": (lambda x: sn.softmax(x, axis=0), [(3, 4)]),
+    "log_softmax": (lambda x: sn.log_softmax(x, axis=-1), [(2, 3, 4)]),
+    "crossentropy labels": (
+        lambda x: sn.crossentropy(sn.softmax(x), np.array([2, 0, 0])),
+        [(3, 4)],
+    ),
+    "crossentropy soft": (lambda x, t: sn.crossentropy(sn.softmax(x), sn.softmax(t)), [(3, 4)] * 2),
+    "binary_crossentropy": (lambda x, t: sn.binary_crossentropy(sn.sigmoid(x), t), [(3, 4)] * 2),
+    "sigmoid_bce": (sn.sigmoid_binary_crossentropy, [(3, 4), (4,)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRADS))
+def test_nnet_gradients(case, rng):
+    fn, shapes = GRADS[case]
+    sn.check_grad(fn, [rng.uniform(0.05, 0.95, size=s) for s in shapes])
