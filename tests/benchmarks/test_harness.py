@@ -1,0 +1,112 @@
+"""The benchmark harness runs end to end in a tiny mode, and refuses to time wrong answers."""
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks import numpy_impl, report
+from benchmarks.check import Skip, compare, relative_error
+from benchmarks.cli import main
+from benchmarks.peers.numpy_peer import Peer as NumpyPeer
+from benchmarks.runner import Result
+from benchmarks.worker import Worker
+from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
+
+
+def test_tiny_run_times_numpy_and_symnb_py(tmp_path):
+    main(["--size", "tiny", "--only", "W4", "--peers", "numpy,symnb-py", "--out", str(tmp_path)])
+    saved = json.loads((tmp_path / "latest.json").read_text())
+    rows = {row["peer"]: row for row in saved["results"]}
+    assert set(rows) == {"numpy", "symnb-py"}
+    for row in rows.values():
+        assert row["status"] == "ok", row["note"]
+        assert row["median_s"] > 0 and len(row["samples_s"]) == 2
+    assert rows["symnb-py"]["vs_symnb"] == pytest.approx(1.0)
+    assert min(row["vs_fastest"] for row in rows.values()) == pytest.approx(1.0)
+    assert saved["run"]["machine"]["cores"] >= 1
+    assert "| W4 | numpy |" in (tmp_path / "latest.md").read_text()
+
+
+class OffByOnePercent(NumpyPeer):
+    """A peer whose W4 answer is 1% too large."""
+
+    def build_w4(self, v):
+        def run():
+            return [(v["a"] * v["b"] + 1) * 1.01]
+
+        return run
+
+
+class MissingOp(NumpyPeer):
+    def build_w4(self, v):
+        raise Skip("sn.something not available")
+
+
+def prepared(peer) -> Worker:
+    worker = Worker("numpy")
+    worker.peer = peer
+    return worker
+
+
+def test_wrong_answer_is_reported_and_not_timed():
+    worker = prepared(OffByOnePercent())
+    reply = worker.handle({"cmd": "setup", "args": {"workload": "W4", "mode": "tiny",
+                                                    "target_s": 0.001}})  # fmt: skip
+    assert reply["status"] == "WRONG"
+    assert "off by 0.01" in reply["note"]
+    assert worker.handle({"cmd": "time"})["status"] == "error"
+
+
+def test_correct_answer_is_timed():
+    worker = prepared(NumpyPeer())
+    setup = {"workload": "W4", "mode": "tiny", "target_s": 0.001}
+    assert worker.handle({"cmd": "setup", "args": setup})["status"] == "ok"
+    seconds = worker.handle({"cmd": "time", "args": {"samples": 3}})["seconds"]
+    assert len(seconds) == 3 and all(s > 0 for s in seconds)
+
+
+def test_missing_op_is_a_skip_with_its_reason():
+    worker = prepared(MissingOp())
+    setup = {"workload": "W4", "mode": "tiny", "target_s": 0.001}
+    reply = worker.handle({"cmd": "setup", "args": setup})
+    assert reply == {"status": "skipped", "note": "sn.something not available"}
+
+
+def test_training_step_check_sees_a_wrong_gradient():
+    """Parameters are compared as their change, so a step of the wrong size is caught."""
+    spec = BY_KEY["W3"]
+    inputs = make_inputs(spec, "tiny")
+    expected = comparable(spec, inputs, reference(spec, inputs))
+    for lr, verdict in ((0.1, None), (0.1 * 1.01, "output 1")):
+        params = [inputs[k].copy() for k in spec.params]
+        loss = numpy_impl.mlp_step(params, inputs["x"], inputs["labels"], lr)
+        problem = compare(comparable(spec, inputs, [loss, *params]), expected, "float32")
+        assert (problem or "").startswith(verdict or "")
+        assert (problem is None) == (verdict is None)
+
+
+def test_relative_error_of_nan_or_wrong_shape_is_infinite():
+    assert relative_error(np.array([np.nan]), np.array([1.0])) == np.inf
+    assert relative_error(np.ones(3), np.ones(4)) == np.inf
+    assert relative_error(np.array([1.5, 2.0]), np.array([1.0, 2.0])) == pytest.approx(0.25)
+
+
+def test_ratios_and_readme_section(tmp_path):
+    rows = [
+        Result("W1b", "floor, 1 thread", "floor", samples=[0.01]),
+        Result("W1b", "numpy", "ok", samples=[0.04, 0.05, 0.06]),
+        Result("W1b", "symnb-py", "ok", samples=[0.02]),
+        Result("W1b", "jax", "WRONG", "off"),
+    ]
+    report.add_ratios(rows)
+    assert rows[1].extra == pytest.approx({"vs_symnb": 2.5, "vs_fastest": 2.5, "vs_floor": 5.0})
+    assert "vs_symnb" not in rows[0].extra and "vs_symnb" not in rows[3].extra
+    readme = tmp_path / "README.md"
+    readme.write_text("# title\n\nintro\n")
+    run = {"started": "now", "machine_line": "cpu"}
+    report.update_readme(readme, run, rows)
+    report.update_readme(readme, run, rows)
+    text = readme.read_text()
+    assert text.startswith("# title\n\nintro\n\n## Benchmarks")
+    assert text.count("## Benchmarks") == 1 and "WRONG" in text and "50 ms (2.50x)" in text
