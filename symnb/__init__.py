@@ -17,6 +17,7 @@ from symnb.core.constructors import (
     tensor4,
     vector,
 )
+from symnb.core.dims import DimExpr, dim  # noqa: F401
 from symnb.core.graph import Graph
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable

@@ -183,7 +183,7 @@ Dim = int | str | DimExpr | None
 def _format_monomial(monomial, coef: int) -> str:
     """One term without its sign: ``batch*784``, ``n``, ``m*((n+1)//2)``."""
     alone = len(monomial) == 1 and abs(coef) == 1
-    factors = [a if isinstance(a, str) or alone else f"({a})" for a in monomial]
+    factors = [str(a) if isinstance(a, str) or alone else f"({a})" for a in monomial]
     if abs(coef) != 1 or not monomial:
         factors.append(str(abs(coef)))
     return "*".join(factors)

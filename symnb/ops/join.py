@@ -20,6 +20,7 @@ from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import _located, expand_dims
+from symnb.shapes import warnings as shape_warnings
 
 
 class Concatenate(Op):
@@ -63,6 +64,7 @@ def _agreeing_shape(op_name, xs, axis) -> list:
         for a, d in enumerate(x.type.shape):
             if a != axis:
                 shape[a] = _unified(op_name, shape[a], d, a, first, x, i)
+                shape_warnings.pinned_hook(op_name, first, a, x, a)
     return shape
 
 

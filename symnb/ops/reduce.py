@@ -12,6 +12,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
+from symnb.shapes import warnings as shape_warnings
 
 
 class Reduce(Op):
@@ -216,6 +217,7 @@ class _ArgExtremum(Op):
         self.axis, self.keepdims = axis, bool(keepdims)
 
     def infer_types(self, x):
+        shape_warnings.axis_hook(self, x, self.axis)
         axes = tuple(range(x.type.ndim)) if self.axis is None else (self.axis,)
         return [TensorType("int64", reduced_shape(x.type.shape, axes, self.keepdims))]
 

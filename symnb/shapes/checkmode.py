@@ -50,7 +50,7 @@ def active() -> bool:
 class CheckedFunction(Function):
     """What ``sn.function`` returns in check mode: checks inputs, returns zero placeholders."""
 
-    def __init__(self, inputs, outputs, updates, givens, name):  # noqa: no super(): no compile
+    def __init__(self, inputs, outputs, updates, givens, name):  # compiles nothing: no super()
         self.name, self.backend, self.compile_time = name, "check", 0.0
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)

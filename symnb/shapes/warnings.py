@@ -79,6 +79,7 @@ CATEGORIES = (
 )
 
 _quiet_depth = 0
+_loss_line = None  # where the last LossTrailingOneWarning pointed
 _registries: dict[str, dict] = {}
 
 
@@ -94,10 +95,17 @@ def quiet():
 
 
 def emit(category: type[ShapeWarning], message: str) -> None:
-    """Warn at the user's line (the first frame outside symnb), once per line and message."""
-    if _quiet_depth:
-        return
+    """Warn at the user's line (the first frame outside symnb), once per line and message.
+
+    A loss that warned about its operands' shapes silences the broadcast warnings its own
+    arithmetic raises for the same line (one bug, one message)."""
+    global _loss_line
     loc = user_location()
+    line = None if loc is None else (loc.filename, loc.lineno)
+    if _quiet_depth or category is BroadcastOuterWarning and line == _loss_line:
+        return
+    if category is LossTrailingOneWarning:
+        _loss_line = line
     if loc is None:
         warnings.warn(message, category, stacklevel=3)
         return
@@ -233,7 +241,10 @@ def _moved_message(x, out_shape, name) -> str:
 
 # -- reductions and normalisations along an axis ----------------------------------------------
 def axis_hook(op, x, axis: int) -> None:
-    """Called by softmax / log_softmax / argmax with the (non-negative) axis they work on."""
+    """Called by softmax / log_softmax / argmax with the (non-negative) axis they work on
+    (None: the flattened array, nothing to check)."""
+    if axis is None:
+        return
     dim = x.type.shape[axis]
     if dim == 1:
         why = "which has length 1 (the result does not depend on the values)"
