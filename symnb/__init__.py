@@ -40,6 +40,15 @@ from symnb.grad import (  # noqa: F401
 )
 from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
 from symnb.ops import getitem  # noqa: F401
+from symnb.shapes import infer_shape  # noqa: F401
+from symnb.shapes.warnings import (  # noqa: F401 - one warning category per shape pattern
+    BroadcastOuterWarning,
+    LossTrailingOneWarning,
+    PinnedDimWarning,
+    ReshapeMovesDimWarning,
+    ReshapeSplitsDimWarning,
+    SuspiciousAxisWarning,
+)
 from symnb.viz.text import format_expr, format_graph
 
 __version__ = "0.1.0"
