@@ -143,3 +143,4 @@ from symnb.ops.nnet import (  # noqa: F401
     sigmoid_binary_crossentropy,
     softmax,
 )
+from symnb.ops.conv import avg_pool2d, conv2d, max_pool2d  # noqa: F401

@@ -1,0 +1,408 @@
+"""2-D convolution and pooling on NCHW tensors (filters OIHW), with their gradients.
+
+The NumPy references gather every window as a strided view (im2col without a copy) and
+contract it with the filters (``np.einsum``, BLAS underneath). Gradients are ops of their own
+that scatter window gradients back, one kernel position at a time, and are themselves
+differentiable where the math allows: the input gradient of a convolution is linear in the
+filters and the output gradient, so its gradients are a convolution and a filter gradient.
+
+Padding is ``"valid"`` (none), ``"same"`` (output size ``ceil(size / stride)``, the extra
+pixel going after, as TensorFlow does; equal to PyTorch's for stride 1), an int, a pair
+``(ph, pw)`` or explicit ``((top, bottom), (left, right))``. Pools count padded positions in
+averages (``count_include_pad``) and never pick them as maxima.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from symnb.core.dims import DimMismatch, format_dim, unify
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops._dtypes import probe_dtype
+
+
+# -- geometry --------------------------------------------------------------------------------
+def _pair(value, what) -> tuple[int, int]:
+    pair = (value, value) if isinstance(value, numbers.Integral) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(v, numbers.Integral) and v >= 1 for v in pair):
+        raise ValueError(f"{what} must be a positive int or a pair of them, not {value!r}")
+    return int(pair[0]), int(pair[1])
+
+
+def normalize_padding(padding):
+    """``"valid"``, ``"same"`` or ``((top, bottom), (left, right))`` of non-negative ints."""
+    if padding in ("valid", "same"):
+        return padding
+    if isinstance(padding, numbers.Integral):
+        padding = (padding, padding)
+    sides = tuple((p, p) if isinstance(p, numbers.Integral) else tuple(p) for p in padding)
+    flat = [v for side in sides for v in side]
+    if (
+        len(sides) != 2
+        or len(flat) != 4
+        or not all(isinstance(v, numbers.Integral) and v >= 0 for v in flat)
+    ):
+        raise ValueError(
+            f"padding must be 'valid', 'same', an int, (ph, pw) or ((top, bottom), "
+            f"(left, right)) of non-negative ints, not {padding!r}"
+        )
+    return tuple((int(a), int(b)) for a, b in sides)
+
+
+def pads_for(padding, size, kernel, stride, dilation) -> tuple[int, int]:
+    """(before, after) padding of one spatial axis of ``size`` (known at run time)."""
+    if padding == "valid":
+        return (0, 0)
+    span = dilation * (kernel - 1) + 1
+    out = -(-size // stride)
+    total = max((out - 1) * stride + span - size, 0)
+    return (total // 2, total - total // 2)
+
+
+def out_size(size, kernel, stride, dilation, pads) -> int:
+    return (size + pads[0] + pads[1] - dilation * (kernel - 1) - 1) // stride + 1
+
+
+class _Axis:
+    """One spatial axis of a windowed op: its name in messages and its window parameters."""
+
+    def __init__(self, name, kernel, stride, dilation, padding):
+        self.name, self.kernel, self.stride, self.dilation = name, kernel, stride, dilation
+        self.padding = padding  # "valid", "same" or (before, after)
+
+    def pads(self, size):
+        return self.padding if isinstance(self.padding, tuple) else pads_for(
+            self.padding, size, self.kernel, self.stride, self.dilation
+        )  # fmt: skip
+
+    def static_out(self, op, size, described):
+        """The output size, None when the input size is not fixed; ShapeError when < 1."""
+        if not isinstance(size, int):
+            return None
+        pads = self.pads(size)
+        out = out_size(size, self.kernel, self.stride, self.dilation, pads)
+        if out < 1:
+            raise ShapeError(
+                f"{op.op_name()}: the output {self.name} would be {out}: "
+                f"(size + pad - dilation*(k-1) - 1)//stride + 1 = ({size} + "
+                f"{pads[0] + pads[1]} - {self.dilation}*({self.kernel}-1) - 1)//{self.stride} "
+                f"+ 1 = {out}; {described} is too small "
+                f"for a {self.kernel}-wide window (dilation {self.dilation}, padding {pads})"
+            )
+        return out
+
+
+def _axes(op, kernel):
+    padding = op.padding
+    sides = (padding, padding) if isinstance(padding, str) else padding
+    return [
+        _Axis(name, k, s, d, p)
+        for name, k, s, d, p in zip(("height", "width"), kernel, op.stride, op.dilation, sides)
+    ]
+
+
+def windows(x, axes, fill=0):
+    """Every window of x's last two axes: shape ``(N, C, out_h, out_w, kh, kw)`` (a view)."""
+    x = np.asarray(x)
+    pads = [ax.pads(n) for ax, n in zip(axes, x.shape[2:])]
+    if any(pads[0] + pads[1]):
+        x = np.pad(x, ((0, 0), (0, 0)) + tuple(pads), constant_values=fill)
+    span = tuple(ax.dilation * (ax.kernel - 1) + 1 for ax in axes)
+    view = sliding_window_view(x, span, axis=(2, 3))
+    sh, sw = (ax.stride for ax in axes)
+    dh, dw = (ax.dilation for ax in axes)
+    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+def scatter_windows(cols, x_shape, axes):
+    """The adjoint of :func:`windows`: add each window's values back where they came from."""
+    pads = [ax.pads(n) for ax, n in zip(axes, x_shape[2:])]
+    height, width = (n + p[0] + p[1] for n, p in zip(x_shape[2:], pads))
+    out = np.zeros(x_shape[:2] + (height, width), dtype=cols.dtype)
+    n_h, n_w = cols.shape[2:4]
+    (ah, aw) = axes
+    for i in range(ah.kernel):
+        for j in range(aw.kernel):
+            rows = slice(i * ah.dilation, i * ah.dilation + ah.stride * (n_h - 1) + 1, ah.stride)
+            cols_ = slice(j * aw.dilation, j * aw.dilation + aw.stride * (n_w - 1) + 1, aw.stride)
+            out[:, :, rows, cols_] += cols[..., i, j]
+    return out[:, :, pads[0][0] : pads[0][0] + x_shape[2], pads[1][0] : pads[1][0] + x_shape[3]]
+
+
+def _check_rank(op, var, what):
+    if var.type.ndim != 4:
+        raise ShapeError(f"{op}: {what} {var.describe()} must be 4-d ({_LAYOUT[what]})")
+    if var.type.dtype.kind == "b":
+        raise DTypeError(f"{op}: {what} {var.describe()} is boolean; cast it first")
+
+
+_LAYOUT = {"input": "batch, channels, height, width", "filters": "out, in/groups, kh, kw"}
+
+
+# -- convolution -------------------------------------------------------------------------
+class _ConvBase(Op):
+    """Shared parameters of the convolution and its two gradients."""
+
+    __props__ = ("stride", "padding", "dilation", "groups")
+
+    def __init__(self, stride=(1, 1), padding="valid", dilation=(1, 1), groups=1):
+        self.stride, self.dilation = tuple(stride), tuple(dilation)
+        self.padding, self.groups = padding, int(groups)
+
+    def _geometry(self, w_shape):
+        return _axes(self, w_shape[2:])
+
+    def _cols(self, x, w_shape):
+        """Windows of x, split by group: ``(N, G, C/G, out_h, out_w, kh, kw)``."""
+        cols = windows(x, self._geometry(w_shape))
+        n, c = cols.shape[:2]
+        return cols.reshape((n, self.groups, c // self.groups) + cols.shape[2:])
+
+    def _grouped_filters(self, w):
+        o = w.shape[0]
+        return w.reshape((self.groups, o // self.groups) + w.shape[1:])
+
+    def _grouped_output(self, g):
+        n, o = g.shape[:2]
+        return g.reshape((n, self.groups, o // self.groups) + g.shape[2:])
+
+
+class Conv2d(_ConvBase):
+    """Cross-correlation of NCHW input with OIHW filters (the deep-learning "convolution")."""
+
+    dtype_rule = "NumPy's promotion of input and filters (as np.matmul; bool is refused)"
+
+    def infer_types(self, x, w):
+        _check_rank(self, x, "input")
+        _check_rank(self, w, "filters")
+        self._check_channels(x, w)
+        spatial = self._spatial(x, w)
+        dtype = probe_dtype(self, np.matmul, [x, w])
+        return [TensorType(dtype, (x.type.shape[0], w.type.shape[0]) + spatial)]
+
+    def _check_channels(self, x, w):
+        c, per_group, o = x.type.shape[1], w.type.shape[1], w.type.shape[0]
+        if isinstance(o, int) and o % self.groups:
+            raise ShapeError(
+                f"conv2d: filters {w.describe()} have {o} outputs, not divisible by "
+                f"groups={self.groups}"
+            )
+        expected = per_group * self.groups if isinstance(per_group, int) else None
+        try:
+            unify(c, expected)
+        except DimMismatch:
+            raise ShapeError(
+                f"conv2d: input {x.describe()} has {format_dim(c)} channels (axis 1) but "
+                f"filters {w.describe()} take {per_group} per group x groups={self.groups} "
+                f"= {expected}"
+            ) from None
+
+    def _spatial(self, x, w):
+        kernel = w.type.shape[2:]
+        if not all(isinstance(k, int) for k in kernel):
+            raise ShapeError(f"conv2d: the kernel size of {w.describe()} must be fixed")
+        described = f"input {x.describe()} with filters {w.describe()}"
+        axes = self._geometry(w.type.shape)
+        return tuple(ax.static_out(self, n, described) for ax, n in zip(axes, x.type.shape[2:]))
+
+    def perform(self, x, w):
+        cols = self._cols(x, w.shape)
+        out = np.einsum("ngchwij,gocij->ngohw", cols, self._grouped_filters(w), optimize=True)
+        n, g, o = out.shape[:3]
+        return out.reshape((n, g * o) + out.shape[3:])
+
+    def grad(self, inputs, outputs, output_grads):
+        (x, w), (g,) = inputs, output_grads
+        params = self.params()
+        return [
+            _fit(Conv2dGradInput(*params)(w, g, x), x),
+            _fit(Conv2dGradFilters(*params)(x, g, w), w),
+        ]
+
+
+class Conv2dGradInput(_ConvBase):
+    """The gradient of conv2d with respect to its input, from the filters and the output's
+    gradient (``like`` gives the input's shape)."""
+
+    dtype_rule = "NumPy's promotion of filters and output gradient"
+
+    def infer_types(self, w, g, like):
+        return [TensorType(probe_dtype(self, np.matmul, [w, g]), like.type.shape)]
+
+    def perform(self, w, g, like):
+        dcols = np.einsum(
+            "ngohw,gocij->ngchwij", self._grouped_output(g), self._grouped_filters(w),
+            optimize=True,
+        )  # fmt: skip
+        n, groups, c = dcols.shape[:3]
+        dcols = dcols.reshape((n, groups * c) + dcols.shape[3:])
+        return scatter_windows(dcols, np.shape(like), self._geometry(w.shape))
+
+    def grad(self, inputs, outputs, output_grads):
+        (w, g, _), (u,) = inputs, output_grads
+        params = self.params()
+        return [
+            _fit(Conv2dGradFilters(*params)(u, g, w), w),
+            _fit(Conv2d(*params)(u, w), g),
+            None,
+        ]
+
+
+class Conv2dGradFilters(_ConvBase):
+    """The gradient of conv2d with respect to its filters, from the input and the output's
+    gradient (``like`` gives the filters' shape)."""
+
+    dtype_rule = "NumPy's promotion of input and output gradient"
+
+    def infer_types(self, x, g, like):
+        return [TensorType(probe_dtype(self, np.matmul, [x, g]), like.type.shape)]
+
+    def perform(self, x, g, like):
+        cols = self._cols(x, np.shape(like))
+        dw = np.einsum("ngchwij,ngohw->gocij", cols, self._grouped_output(g), optimize=True)
+        return dw.reshape(np.shape(like))
+
+    def grad(self, inputs, outputs, output_grads):
+        (x, g, _), (v,) = inputs, output_grads
+        params = self.params()
+        return [
+            _fit(Conv2dGradInput(*params)(v, g, x), x),
+            _fit(Conv2d(*params)(x, v), g),
+            None,
+        ]
+
+
+def _fit(g, x):
+    from symnb.ops.shape import fit_gradient
+
+    return fit_gradient(g, x)
+
+
+def conv2d(x, filters, stride=1, padding="valid", dilation=1, groups=1) -> Variable:
+    """2-D cross-correlation: x is (N, C, H, W), filters (O, C/groups, kh, kw).
+
+    ``stride`` and ``dilation``: int or (h, w); ``padding``: "valid", "same", int, (ph, pw)
+    or ((top, bottom), (left, right)); ``groups`` splits channels into independent groups.
+    """
+    if not isinstance(groups, numbers.Integral) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, not {groups!r}")
+    op = Conv2d(
+        _pair(stride, "stride"), normalize_padding(padding), _pair(dilation, "dilation"), groups
+    )
+    return op(as_variable(x), as_variable(filters))
+
+
+# -- pooling -------------------------------------------------------------------------------
+class _Pool(Op):
+    """Pools over windows of the last two axes of NCHW input."""
+
+    __props__ = ("kernel", "stride", "padding")
+    dilation = (1, 1)
+
+    def __init__(self, kernel, stride, padding):
+        self.kernel, self.stride, self.padding = tuple(kernel), tuple(stride), padding
+
+    def _geometry(self):
+        return _axes(self, self.kernel)
+
+    def infer_types(self, x):
+        _check_rank(self, x, "input")
+        described = f"input {x.describe()}"
+        spatial = tuple(
+            ax.static_out(self, n, described) for ax, n in zip(self._geometry(), x.type.shape[2:])
+        )
+        return [TensorType(self._dtype(x), x.type.shape[:2] + spatial)]
+
+
+class MaxPool2d(_Pool):
+    """The maximum of each window (padding never wins)."""
+
+    dtype_rule = "the dtype of x"
+
+    def _dtype(self, x):
+        return x.type.dtype
+
+    def perform(self, x):
+        return np.max(windows(x, self._geometry(), _lowest(np.asarray(x).dtype)), axis=(-2, -1))
+
+    def grad(self, inputs, outputs, output_grads):
+        return [MaxPool2dGrad(*self.params())(inputs[0], output_grads[0])]
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+class MaxPool2dGrad(_Pool):
+    """The gradient of max_pool2d: each window's gradient goes to its (first) maximum.
+    Not differentiable itself (second derivatives of max pooling are not built)."""
+
+    differentiable = False
+    dtype_rule = "the dtype of g"
+
+    def infer_types(self, x, g):
+        return [TensorType(g.type.dtype, x.type.shape)]
+
+    def perform(self, x, g):
+        axes = self._geometry()
+        cols = windows(x, axes, _lowest(np.asarray(x).dtype))
+        flat = cols.reshape(cols.shape[:4] + (-1,))
+        hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
+        dcols = (hit * np.asarray(g)[..., None]).reshape(cols.shape).astype(g.dtype)
+        return scatter_windows(dcols, np.shape(x), axes)
+
+
+class AvgPool2d(_Pool):
+    """The mean of each window, padded positions counted as zeros."""
+
+    dtype_rule = "the dtype np.mean gives (float64 for integers)"
+
+    def _dtype(self, x):
+        return probe_dtype(self, np.mean, [x])
+
+    def perform(self, x):
+        return np.mean(windows(x, self._geometry()), axis=(-2, -1))
+
+    def grad(self, inputs, outputs, output_grads):
+        return [_fit(AvgPool2dGrad(*self.params())(output_grads[0], inputs[0]), inputs[0])]
+
+
+class AvgPool2dGrad(_Pool):
+    """The gradient of avg_pool2d: each window's gradient spread evenly over the window
+    (``like`` gives the input's shape)."""
+
+    dtype_rule = "the dtype of g"
+
+    def infer_types(self, g, like):
+        return [TensorType(g.type.dtype, like.type.shape)]
+
+    def perform(self, g, like):
+        g = np.asarray(g) / np.asarray(self.kernel[0] * self.kernel[1], dtype=g.dtype)
+        dcols = np.broadcast_to(g[..., None, None], g.shape + self.kernel)
+        return scatter_windows(dcols, np.shape(like), self._geometry())
+
+    def grad(self, inputs, outputs, output_grads):
+        return [AvgPool2d(*self.params())(output_grads[0]), None]
+
+
+def _pool(cls, x, kernel_size, stride, padding):
+    kernel = _pair(kernel_size, "kernel_size")
+    stride = kernel if stride is None else _pair(stride, "stride")
+    return cls(kernel, stride, normalize_padding(padding))(as_variable(x))
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0) -> Variable:
+    """Max over ``kernel_size`` windows of NCHW x; ``stride`` defaults to the kernel size."""
+    return _pool(MaxPool2d, x, kernel_size, stride, padding)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0) -> Variable:
+    """Mean over ``kernel_size`` windows of NCHW x (padding counts as zeros); ``stride``
+    defaults to the kernel size."""
+    return _pool(AvgPool2d, x, kernel_size, stride, padding)

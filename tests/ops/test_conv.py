@@ -1,0 +1,220 @@
+"""conv2d and the pools against explicit-loop references, their shape errors and gradients."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check
+from tests.helpers import run as run_on
+
+
+# -- references: one output element at a time, over explicitly padded input ----------------
+def explicit_pads(padding, size, kernel, stride, dilation):
+    """(before, after) for one axis, from the padding argument as the user gave it."""
+    if padding == "valid":
+        return (0, 0)
+    if padding == "same":
+        out = -(-size // stride)
+        total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
+        return (total // 2, total - total // 2)
+    return (padding, padding)
+
+
+def pad_input(x, padding, kernel, stride, dilation, fill=0.0):
+    pads = [
+        explicit_pads(p, n, k, s, d)
+        for p, n, k, s, d in zip(padding, x.shape[2:], kernel, stride, dilation)
+    ]
+    return np.pad(x, ((0, 0), (0, 0), *pads), constant_values=fill)
+
+
+def loop_conv2d(x, w, stride, padding, dilation, groups):
+    o_total, per_group, kh, kw = w.shape
+    xp = pad_input(x, padding, (kh, kw), stride, dilation)
+    out_h = (xp.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    out_w = (xp.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((x.shape[0], o_total, out_h, out_w), dtype=np.result_type(x, w))
+    for n, o, i, j in itertools.product(*map(range, out.shape)):
+        first = (o // (o_total // groups)) * per_group
+        for c, a, b in itertools.product(range(per_group), range(kh), range(kw)):
+            pixel = xp[
+                n, first + c, i * stride[0] + a * dilation[0], j * stride[1] + b * dilation[1]
+            ]
+            out[n, o, i, j] += pixel * w[o, c, a, b]
+    return out
+
+
+def loop_pool(x, kernel, stride, padding, reduce, fill):
+    xp = pad_input(x, padding, kernel, stride, (1, 1), fill)
+    out_h = (xp.shape[2] - kernel[0]) // stride[0] + 1
+    out_w = (xp.shape[3] - kernel[1]) // stride[1] + 1
+    out = []
+    for n, c, i, j in itertools.product(
+        range(x.shape[0]), range(x.shape[1]), range(out_h), range(out_w)
+    ):
+        r, s = i * stride[0], j * stride[1]
+        out.append(reduce(xp[n, c, r : r + kernel[0], s : s + kernel[1]]))
+    return np.array(out).reshape(x.shape[:2] + (out_h, out_w))
+
+
+CONV_GRID = [
+    # stride, padding (per axis), dilation, groups
+    ((1, 1), ("valid", "valid"), (1, 1), 1),
+    ((2, 1), (1, 2), (1, 1), 1),
+    ((1, 2), ("same", "same"), (1, 1), 2),
+    ((2, 2), ("same", "same"), (2, 1), 1),
+    ((1, 1), (0, 1), (2, 2), 2),
+    ((3, 2), (2, 0), (1, 3), 4),
+    ((1, 1), ("same", "same"), (3, 2), 4),
+]
+
+
+def padding_arg(padding):
+    return padding[0] if isinstance(padding[0], str) else padding
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", CONV_GRID)
+@pytest.mark.parametrize("shape", [(2, 4, 7, 6), (1, 4, 5, 9)])
+def test_conv2d_matches_loops(stride, padding, dilation, groups, shape, rng, backend):
+    x = rng.normal(size=shape)
+    w = rng.normal(size=(4, 4 // groups, 3, 2))
+    want = loop_conv2d(x, w, stride, padding, dilation, groups)
+    got = run_on(
+        lambda a, b: sn.conv2d(a, b, stride, padding_arg(padding), dilation, groups), x, w,
+        backend=backend,
+    )  # fmt: skip
+    check(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "dtypes", [("float32", "float32"), ("int32", "int32"), ("float32", "float64")]
+)
+def test_conv2d_dtypes_follow_numpy(dtypes, rng, backend):
+    x = rng.integers(-3, 4, size=(1, 2, 5, 5)).astype(dtypes[0])
+    w = rng.integers(-3, 4, size=(3, 2, 2, 2)).astype(dtypes[1])
+    got = run_on(lambda a, b: sn.conv2d(a, b, padding=1), x, w, backend=backend)
+    want = loop_conv2d(x, w, (1, 1), (1, 1), (1, 1), 1).astype(np.result_type(x, w))
+    check(got, want, rtol=1e-6)
+
+
+def test_conv2d_with_named_batch_and_empty_batch(rng, backend):
+    x = sn.tensor("x", ("batch", 3, 8, 8))
+    w = sn.tensor("w", (5, 3, 3, 3))
+    y = sn.conv2d(x, w, stride=2, padding="same")
+    assert y.type.shape == ("batch", 5, 4, 4)
+    got = sn.function([x, w], y, backend=backend)(np.zeros((0, 3, 8, 8)), np.ones((5, 3, 3, 3)))
+    check(got, np.zeros((0, 5, 4, 4)))
+    assert sn.conv2d(sn.tensor("u", (2, 3, None, 8)), w).type.shape == (2, 5, None, 6)
+
+
+POOL_GRID = [
+    ((2, 2), None, (0, 0)),
+    ((3, 3), (1, 1), (1, 1)),
+    ((2, 3), (1, 2), (1, 0)),
+    ((3, 2), (2, 2), ("same", "same")),
+    ((1, 1), (1, 1), (0, 0)),
+]
+POOLS = {
+    "max": (sn.max_pool2d, np.max, -np.inf),
+    "avg": (sn.avg_pool2d, np.mean, 0.0),
+}
+
+
+@pytest.mark.parametrize("kernel,stride,padding", POOL_GRID)
+@pytest.mark.parametrize("name", sorted(POOLS))
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_pools_match_loops(name, kernel, stride, padding, dtype, rng, backend):
+    fn, reduce, fill = POOLS[name]
+    x = rng.normal(size=(2, 3, 6, 7)).astype(dtype)
+    want = loop_pool(x, kernel, stride or kernel, padding, reduce, fill).astype(dtype)
+    got = run_on(lambda a: fn(a, kernel, stride, padding_arg(padding)), x, backend=backend)
+    check(got, want, atol=1e-6 if dtype == "float32" else 0.0)
+
+
+def test_pool_dtypes_on_integers(backend):
+    x = np.arange(32, dtype="int16").reshape(1, 2, 4, 4)
+    check(
+        run_on(lambda a: sn.max_pool2d(a, 2), x, backend=backend),
+        loop_pool(x, (2, 2), (2, 2), (0, 0), np.max, 0).astype("int16"),
+    )
+    check(
+        run_on(lambda a: sn.avg_pool2d(a, 2), x, backend=backend),
+        loop_pool(x, (2, 2), (2, 2), (0, 0), np.mean, 0),
+    )
+
+
+ERRORS = [
+    (
+        lambda x, w: sn.conv2d(x, w, dilation=3),
+        r"output height would be -1: .* = \(5 \+ 0 - 3\*\(3-1\) - 1\)//1 \+ 1 = -1",
+    ),
+    (
+        lambda x, w: sn.conv2d(x, sn.tensor("k", (1, 1, 7, 1))),
+        r"output height would be -1: .* = \(5 \+ 0 - 1\*\(7-1\) - 1\)//1 \+ 1 = -1",
+    ),
+    (
+        lambda x, w: sn.conv2d(x, sn.tensor("w2", (2, 2, 3, 3))),
+        "'x'.* has 1 channels .* take 2 per group x groups=1 = 2",
+    ),
+    (
+        lambda x, w: sn.conv2d(
+            sn.tensor("y", (1, 4, 5, 5)), sn.tensor("w3", (3, 2, 1, 1)), groups=2
+        ),
+        "3 outputs, not divisible by groups=2",
+    ),
+    (lambda x, w: sn.conv2d(x[0], w), "must be 4-d"),
+    (
+        lambda x, w: sn.max_pool2d(x, (2, 6)),
+        r"output width would be 0: .* = \(5 \+ 0 - 1\*\(6-1\) - 1\)//6 \+ 1 = 0",
+    ),
+    (lambda x, w: sn.avg_pool2d(x, (2, 2), padding=-1), "non-negative"),
+    (lambda x, w: sn.conv2d(x, w, stride=0), "positive int"),
+]
+
+
+@pytest.mark.parametrize("build,message", ERRORS)
+def test_conv_errors_report_the_arithmetic(build, message):
+    x, w = sn.tensor("x", (1, 1, 5, 5)), sn.tensor("w", (1, 1, 3, 3))
+    with pytest.raises((sn.ShapeError, ValueError), match=message):
+        build(x, w)
+
+
+CONV_GRADS = [
+    ((1, 1), "valid", (1, 1), 1),
+    ((2, 1), (1, 0), (1, 2), 2),
+    ((2, 2), "same", (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", CONV_GRADS)
+def test_conv2d_gradients(stride, padding, dilation, groups, rng):
+    x, w = rng.normal(size=(1, 2, 5, 4)), rng.normal(size=(2, 2 // groups, 2, 2))
+    sn.check_grad(lambda a, b: sn.conv2d(a, b, stride, padding, dilation, groups), [x, w])
+
+
+def test_conv2d_second_order_through_its_gradient_ops(rng):
+    """The gradient ops are differentiable: a gradient of a gradient checks out."""
+    x, w = rng.normal(size=(1, 2, 4, 4)), rng.normal(size=(2, 2, 2, 2))
+
+    def gradient_of_input(a, b):
+        cost = sn.sum(sn.conv2d(a, b, padding=1) ** 2)
+        return sn.grad(cost, a)
+
+    sn.check_grad(gradient_of_input, [x, w])
+
+
+@pytest.mark.parametrize(
+    "kernel,stride,padding", [((2, 2), None, 0), ((3, 2), (1, 2), (1, 1)), ((2, 2), 1, "same")]
+)
+@pytest.mark.parametrize("name", sorted(POOLS))
+def test_pool_gradients(name, kernel, stride, padding, rng):
+    fn = POOLS[name][0]
+    x = rng.permutation(40).reshape(1, 2, 4, 5) / 7.0  # distinct values: no ties in the max
+    sn.check_grad(lambda a: fn(a, kernel, stride, padding), [x])
+
+
+def test_avg_pool_second_order(rng):
+    x = rng.normal(size=(1, 1, 4, 4))
+    sn.check_grad(lambda a: sn.grad(sn.sum(sn.avg_pool2d(a, 2, 1) ** 2), a), [x])
