@@ -48,10 +48,12 @@ def positive(rng, shape):
 
 
 def away_from_integer_quotients(rng, shape_a, shape_b):
-    a, b = positive(rng, shape_a), positive(rng, shape_b)
-    q = np.broadcast_arrays(a / b, np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b))))[0]
-    assert np.all(np.abs(q - np.round(q)) > 1e-3), "resample: a quotient is near an integer"
-    return a, b
+    """Draws for which a / b and b / a are all at least 1e-3 from an integer."""
+    while True:
+        a, b = positive(rng, shape_a), positive(rng, shape_b)
+        quotients = np.concatenate([np.ravel(a / b), np.ravel(b / a)])
+        if np.all(np.abs(quotients - np.round(quotients)) > 1e-3):
+            return a, b
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
@@ -152,3 +154,21 @@ def test_gradient_sums_broadcast_axes_of_unknown_dims(rng):
     a, bv = rng.standard_normal((4, 3)), rng.standard_normal((1, 3))
     got = sn.function([x, b], gb)(a, bv)
     np.testing.assert_allclose(got, np.sum(2 * a**2 * bv, axis=0, keepdims=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_second_derivatives(name, rng):
+    a = positive(rng, (2, 3))
+    sn.check_grad(lambda x: sn.grad(sn.sum(UNARY[name](x) * x), x), [a])
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_second_derivatives(name, rng):
+    a, b = away_from_integer_quotients(rng, (2, 3), (3,))
+    sn.check_grad(lambda x, y: sn.grad(sn.sum(BINARY[name](x, y) ** 2), [x, y])[1], [a, b])
+
+
+@pytest.mark.parametrize("fn", [sn.sum, sn.mean, sn.max, sn.min])
+def test_reduction_second_derivatives(fn, rng):
+    a = rng.permutation(12).reshape(3, 4) / 5.0
+    sn.check_grad(lambda x: sn.grad(fn(sn.exp(x), axis=1).sum() ** 2, x), [a])
