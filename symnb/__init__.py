@@ -54,6 +54,13 @@ from symnb.viz.text import format_expr, format_graph
 __version__ = "0.1.0"
 
 
+def load_ipython_extension(ipython):
+    """``%load_ext symnb``: the magics and rich displays (IPython is imported only here)."""
+    from symnb.magics import load_ipython_extension as load
+
+    load(ipython)
+
+
 def eval(var, inputs=None, backend="py"):  # noqa: A001 - mirrors var.eval
     """Compute ``var`` for the given ``{variable: value}`` inputs."""
     return var.eval(inputs, backend=backend)

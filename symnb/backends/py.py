@@ -6,6 +6,8 @@ that its op returned the dtype its type rule promised, so a wrong rule cannot hi
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from symnb.core.graph import Graph
@@ -21,6 +23,7 @@ class PyLinker:
     """Compiles a Graph into ``run(values) -> outputs`` over a flat list of slots."""
 
     name = "py"
+    device = "NumPy"  # where its steps run, for profiles
 
     def __init__(self, graph: Graph, leaves: list):
         self.graph = graph
@@ -54,6 +57,26 @@ class PyLinker:
                     raise AssertionError(f"{node.op} returned {value.dtype}, promised {dtype}")
                 slots[slot] = value
         return [slots[i] for i in self.out_slots]
+
+    def run_profiled(self, leaf_values: list) -> tuple[list, list]:
+        """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes), ...])``.
+
+        A separate path, so the normal call pays nothing for profiling (``f.profile()``).
+        """
+        slots = list(self.template)
+        slots[: len(leaf_values)] = leaf_values
+        records = []
+        for node, perform, ins, outs, _ in self.steps:
+            args = [slots[i] for i in ins]
+            start = time.perf_counter()
+            result = perform(*args)
+            seconds = time.perf_counter() - start
+            results = (result,) if len(outs) == 1 else result
+            for slot, value in zip(outs, results, strict=True):
+                slots[slot] = np.asarray(value)
+            moved = sum(np.asarray(a).nbytes for a in [*args, *(slots[i] for i in outs)])
+            records.append((node, seconds, moved))
+        return [slots[i] for i in self.out_slots], records
 
 
 def _failure_message(node, exc) -> str:

@@ -91,6 +91,19 @@ class Function:
 
         return format_graph(self.graph)
 
+    def profile(self, *args, repeat: int = 10, **kwargs):
+        """Time each node over ``repeat`` calls (random inputs when none are given): a sorted
+        table and a bar chart in Jupyter. Updates are not written."""
+        from symnb.viz.profile import profile_function  # lazily: viz sits above the compiler
+
+        return profile_function(self, args, kwargs, repeat)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Jupyter's summary card (symnb.viz); plain text for terminals."""
+        from symnb.viz.reprs import function_bundle
+
+        return function_bundle(self, include, exclude)
+
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
         return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}>"

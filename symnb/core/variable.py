@@ -67,6 +67,27 @@ class Variable(TensorMethods):
         inputs = inputs or {}
         return function(list(inputs), self, backend=backend)(*inputs.values())
 
+    # -- rich display (Jupyter/IPython): drawn by symnb.viz, imported lazily ---------------
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from symnb.viz.reprs import variable_bundle
+
+        return variable_bundle(self, include, exclude)
+
+    def _repr_html_(self):
+        from symnb.viz.cards import variable_card
+
+        return variable_card(self)
+
+    def _repr_latex_(self):
+        from symnb.viz.latex import to_latex
+
+        return f"${to_latex(self)}$"
+
+    def _repr_pretty_(self, printer, cycle):
+        from symnb.viz.reprs import variable_text
+
+        printer.text(variable_text(self))
+
 
 class Constant(Variable):
     """A fixed value. Python scalars are *weak* (NumPy 2's rule): ``x32 * 2.0`` stays float32."""

@@ -1,0 +1,132 @@
+"""An ipywidgets control that walks a compiled function's rewrite history.
+
+Step 0 is the graph as written; step k shows the graph right after the k-th rewrite (of
+those the phase/rule filters keep), with what that rewrite removed (dashed red), added
+(green) or rewired (orange), its rule, phase and time.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from symnb.viz.diff import diff_graphs, diff_picture
+from symnb.viz.graphs import picture
+
+
+def history_of(function):
+    """``function.rewrites`` as a list, or None when this build has no rewrite history."""
+    history = getattr(function, "rewrites", None)
+    return None if history is None else list(history)
+
+
+class RewriteStepper:
+    """``RewriteStepper(f)`` in a cell shows the control; ``.go(k)`` moves it from code."""
+
+    def __init__(self, function, max_boxes: int = 200):
+        import ipywidgets as w
+
+        self.function, self.max_boxes = function, max_boxes
+        self.history = history_of(function) or []
+        self.phase = w.Dropdown(options=["all", *_unique(s.phase for s in self.history)],
+                                description="phase")  # fmt: skip
+        self.rule = w.Dropdown(options=["all", *_unique(s.rule for s in self.history)],
+                               description="rule")  # fmt: skip
+        self.slider = w.IntSlider(min=0, max=0, description="step")
+        self.prev = w.Button(description="‹ Prev", layout=w.Layout(width="80px"))
+        self.next = w.Button(description="Next ›", layout=w.Layout(width="80px"))
+        self.info = w.HTML()
+        self.graph = w.Output()
+        controls = [w.HBox([self.phase, self.rule]), w.HBox([self.prev, self.slider, self.next])]
+        self.widget = w.VBox([*controls, self.info, self.graph])
+        self._wire()
+        self._refilter()
+
+    def _wire(self) -> None:
+        self.slider.observe(self._on_slider, names="value")
+        self.phase.observe(self._on_filter, names="value")
+        self.rule.observe(self._on_filter, names="value")
+        self.prev.on_click(self._on_prev)
+        self.next.on_click(self._on_next)
+
+    # -- what is shown --------------------------------------------------------------------
+    @property
+    def visible(self) -> list[int]:
+        """Indices into the history that pass the phase and rule filters."""
+        return [i for i, s in enumerate(self.history) if self._keeps(s)]
+
+    def _keeps(self, step) -> bool:
+        return self.phase.value in ("all", step.phase) and self.rule.value in ("all", step.rule)
+
+    def _refilter(self) -> None:
+        self.slider.max = len(self.visible)
+        self.slider.value = min(self.slider.value, self.slider.max)
+        self.show(self.slider.value)
+
+    def show(self, k: int) -> None:
+        """Draw position ``k`` (0 = as written) of the filtered history."""
+        if k == 0:
+            self.info.value = self._info_start()
+            self._draw(picture(self.function.graph_before, "as written", self.max_boxes))
+            return
+        index = self.visible[k - 1]
+        step = self.history[index]
+        before = self._graph_before_step(index)
+        after = step.graph_after()
+        self.info.value = self._info_step(k, step, diff_graphs(before, after))
+        self._draw(diff_picture(before, after, f"after {step.rule}", self.max_boxes))
+
+    def _graph_before_step(self, index: int):
+        if index == 0:
+            return self.function.graph_before
+        return self.history[index - 1].graph_after()
+
+    def _draw(self, pic) -> None:
+        self.graph.outputs = ()
+        self.graph.append_display_data(pic)
+
+    def _info_start(self) -> str:
+        total = len(self.history)
+        if not total:
+            return "<b class='rule'>(no rewrites)</b> no rewrite fired for this function"
+        return (f"<b class='rule'>as written</b> · {len(self.visible)} of {total} rewrites "
+                "match the filters; step through them with Next ›")  # fmt: skip
+
+    def _info_step(self, k: int, step, diff) -> str:
+        return (
+            f"step {k}/{len(self.visible)} · rule <b class='rule'>{escape(step.rule)}</b> · "
+            f"phase <i>{escape(step.phase)}</i> · {step.seconds * 1e3:.3f} ms · "
+            f"{escape(diff.summary())}"
+        )
+
+    # -- events ---------------------------------------------------------------------------
+    def go(self, k: int) -> None:
+        self.slider.value = max(0, min(k, self.slider.max))
+
+    def _on_slider(self, change) -> None:
+        self.show(change["new"])
+
+    def _on_filter(self, change) -> None:
+        self._refilter()
+
+    def _on_prev(self, button) -> None:
+        self.go(self.slider.value - 1)
+
+    def _on_next(self, button) -> None:
+        self.go(self.slider.value + 1)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return self.widget._repr_mimebundle_(include=include, exclude=exclude)
+
+
+def _unique(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def stepper(function):
+    """The stepper for ``function``, or a one-line explanation when it has no history."""
+    from symnb.viz.cards import Html, message_html
+
+    if history_of(function) is None:
+        text = "this function has no rewrite history (f.rewrites): nothing to step through"
+        return Html(message_html(text), text)
+    return RewriteStepper(function)

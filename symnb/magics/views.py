@@ -1,0 +1,71 @@
+"""What ``--show`` can ask for: one displayable per name, or one line saying why not."""
+
+from __future__ import annotations
+
+from symnb.viz.cards import Html, kernels_html, message_html
+from symnb.viz.diff import diff_picture
+from symnb.viz.graphs import picture
+from symnb.viz.view import is_grad_node
+
+
+def _unavailable(text: str) -> Html:
+    return Html(message_html(text), text)
+
+
+def show_before(f):
+    return picture(f.graph_before, title=f"{f.name or 'function'}: as written")
+
+
+def show_after(f):
+    return picture(f, title=f"{f.name or 'function'}: optimised")
+
+
+def show_diff(f):
+    return diff_picture(f.graph_before, f, title=f"{f.name or 'function'}: before → after")
+
+
+def show_grad(f):
+    """The graph as written, gradient nodes (``tag["grad_of"]``) in violet."""
+    count = sum(1 for n in f.graph_before.toposort() if is_grad_node(n))
+    if not count:
+        return _unavailable("no node of this function was built by sn.grad: no gradient to show")
+    pic = picture(f.graph_before, title=f"{f.name or 'function'}: gradient nodes in violet")
+    pic.view.notes.append(f"{count} of {len(f.graph_before)} nodes compute gradients")
+    return pic
+
+
+def show_kernels(f):
+    kernels = getattr(f, "kernels", None)
+    if kernels is None:
+        return _unavailable(f"backend {f.backend!r} generates no kernels; use --backend c")
+    return Html(kernels_html(kernels), repr(kernels))
+
+
+def show_profile(f):
+    return f.profile()
+
+
+def show_steps(f):
+    from symnb.magics.stepper import stepper
+
+    return stepper(f)
+
+
+VIEWS = {
+    "before": show_before,
+    "after": show_after,
+    "diff": show_diff,
+    "grad": show_grad,
+    "kernels": show_kernels,
+    "profile": show_profile,
+    "steps": show_steps,
+}
+
+
+def views_for(f, names: str) -> list:
+    """The displayables for a comma-separated list of view names (unknown names raise)."""
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in VIEWS]
+    if unknown:
+        raise ValueError(f"--show: unknown view {unknown}; choose from {', '.join(VIEWS)}")
+    return [VIEWS[n](f) for n in wanted]

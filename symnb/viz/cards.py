@@ -1,0 +1,144 @@
+"""HTML cards: a variable (name, dtype, named shape, line, graph), a compiled function
+(inputs/outputs, backend, node and kernel counts before/after, compile time, graphs), a
+profile (table + chart) and a short error message. Styles are inline: works offline and in
+exported HTML."""
+
+from __future__ import annotations
+
+from html import escape
+
+from symnb.core.dims import format_dim
+from symnb.core.types import short_dtype
+from symnb.viz.graphs import picture
+
+STYLE = """<style>
+.symnb-card{font-family:Helvetica,Arial,sans-serif;font-size:13px;border:1px solid #d1d5db;
+ border-radius:8px;padding:10px 14px;margin:4px 0;background:#fafafa;max-width:100%}
+.symnb-card h4{margin:0 0 6px 0;font-size:14px}
+.symnb-badge{display:inline-block;padding:1px 7px;border-radius:9px;font-size:11px;
+ margin-right:4px;background:#e5e7eb;color:#111827}
+.symnb-dim{background:#dbeafe;color:#1e3a8a}
+.symnb-table{border-collapse:collapse;font-size:12px;margin:6px 0}
+.symnb-table td,.symnb-table th{border-bottom:1px solid #e5e7eb;padding:2px 8px;text-align:left}
+.symnb-note{color:#6b7280;font-size:12px;margin:4px 0}
+.symnb-title{font-weight:bold;margin:6px 0 2px 0}
+.symnb-error{border-left:4px solid #dc2626;background:#fef2f2;padding:8px 12px;
+ font-family:Helvetica,Arial,sans-serif;font-size:13px}
+.symnb-error pre{white-space:pre-wrap;margin:4px 0}
+</style>"""
+
+
+def dims_html(var) -> str:
+    """Each dim as a badge: named dims highlighted, unknown shown as ?."""
+    badges = [
+        f'<span class="symnb-badge{" symnb-dim" if isinstance(d, str) else ""}">'
+        f"{escape(format_dim(d))}</span>"
+        for d in var.type.shape
+    ]
+    return "".join(badges) or '<span class="symnb-badge">scalar</span>'
+
+
+def variable_card(var, with_graph: bool = True) -> str:
+    """Name, kind, dtype, shape with named dims, where it was built, and its graph."""
+    kind = type(var).__name__ if var.owner is None else f"computed by {var.owner.op}"
+    where = (
+        f'<div class="symnb-note">built at {escape(str(var.source))}</div>' if var.source else ""
+    )
+    graph = picture(var).html() if with_graph and var.owner is not None else ""
+    return (
+        f'{STYLE}<div class="symnb-card"><h4>{escape(var.name or "(unnamed)")} '
+        f'<span class="symnb-badge">{short_dtype(var.type.dtype)}</span>{dims_html(var)}</h4>'
+        f'<div class="symnb-note">{escape(kind)}</div>{where}{graph}</div>'
+    )
+
+
+def _io_rows(variables, heading) -> str:
+    return "".join(
+        f"<tr><td>{heading}</td><td><b>{escape(v.name or '?')}</b></td>"
+        f"<td>{short_dtype(v.type.dtype)}</td><td>{dims_html(v)}</td></tr>"
+        for v in variables
+    )
+
+
+def kernel_count(function) -> str:
+    kernels = getattr(function, "kernels", None)
+    return "—" if kernels is None else str(len(kernels))
+
+
+def function_card(function, with_graphs: bool = True) -> str:
+    """The summary card of a compiled function."""
+    outs = function.graph.outputs[: function._n_out]
+    rows = _io_rows(function.inputs, "input") + _io_rows(outs, "output")
+    rows += "".join(
+        f"<tr><td>update</td><td><b>{escape(s.name or '?')}</b></td><td colspan=2></td></tr>"
+        for s, _ in function.updates
+    )
+    stats = (
+        f'<span class="symnb-badge">backend {escape(str(function.backend))}</span>'
+        f'<span class="symnb-badge">nodes {len(function.graph_before)} → {len(function.graph)}'
+        f'</span><span class="symnb-badge">kernels {kernel_count(function)}</span>'
+        f'<span class="symnb-badge">compiled in {function.compile_time * 1e3:.1f} ms</span>'
+    )
+    graphs = _graphs_html(function) if with_graphs else ""
+    return (
+        f'{STYLE}<div class="symnb-card"><h4>ƒ {escape(function.name or "function")}</h4>'
+        f'{stats}<table class="symnb-table">{rows}</table>{graphs}</div>'
+    )
+
+
+def _graphs_html(function) -> str:
+    from symnb.viz.diff import side_by_side_html
+
+    before = picture(function.graph_before, title="as written")
+    after = picture(function, title="optimised")
+    return f"<details><summary>graphs</summary>{side_by_side_html(before, after)}</details>"
+
+
+def profile_html(profile) -> str:
+    from symnb.viz.profile import profile_rows_html
+
+    notes = "".join(f'<div class="symnb-note">{escape(n)}</div>' for n in profile.notes)
+    return (
+        f'{STYLE}<div class="symnb-card"><h4>profile: {profile.calls} calls, '
+        f"{profile.total * 1e3:.3f} ms in nodes</h4>{notes}{profile.chart_svg()}"
+        f"{profile_rows_html(profile)}</div>"
+    )
+
+
+def error_html(exc, traceback_text: str) -> str:
+    """A short styled message; the full traceback one click away (``<details>``)."""
+    message, _, where = str(exc).partition("\n  at ")
+    line = f"<div><b>at</b> {escape(where)}</div>" if where else ""
+    return (
+        f'{STYLE}<div class="symnb-error"><b>{type(exc).__name__}</b>'
+        f"<pre>{escape(message)}</pre>{line}<details><summary>full traceback</summary>"
+        f"<pre>{escape(traceback_text)}</pre></details></div>"
+    )
+
+
+def message_html(text: str) -> str:
+    """One line of explanation (a display that cannot be shown, and why)."""
+    return f'{STYLE}<div class="symnb-note">{escape(text)}</div>'
+
+
+def kernels_html(kernels) -> str:
+    """Each step of a kernel backend: generated C shown in full, other steps in one line."""
+    items = []
+    for i, k in enumerate(kernels):
+        line = escape(k.line() if hasattr(k, "line") else repr(k))
+        source = getattr(k, "source", None)
+        body = f"<pre>{escape(source)}</pre>" if source else ""
+        items.append(
+            f'<div class="symnb-kernel"><div><b>{i}</b> <code>{line}</code></div>{body}</div>'
+        )
+    return f'{STYLE}<div class="symnb-card"><h4>kernels ({len(items)})</h4>{"".join(items)}</div>'
+
+
+class Html:
+    """An HTML fragment Jupyter displays as is (plain text for terminals)."""
+
+    def __init__(self, html: str, text: str = ""):
+        self.html, self.text = html, text
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": self.html, "text/plain": self.text or "(HTML display)"}

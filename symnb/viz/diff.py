@@ -1,0 +1,135 @@
+"""Before/after views: which nodes a rewrite removed, added or changed.
+
+Two graphs are compared by structure, not identity (each Graph clones its nodes): a node's
+key is its op plus the keys of its inputs, leaves keyed by identity. A node of ``after``
+whose key exists in ``before`` is kept; one that is new but has a removed counterpart with
+the same op built by the same line is *changed* (rewired); the rest are added / removed.
+The diff picture is the ``after`` graph with removed nodes drawn as dashed ghosts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from symnb.viz.collapse import collapse
+from symnb.viz.graphs import MAX_BOXES, GraphPicture, apply_marks, as_graph, output_labels
+from symnb.viz.view import ViewGraph, ViewNode, graph_view, is_grad_node
+
+
+def _input_key(var, keys) -> tuple:
+    if var.owner is None:
+        return ("leaf", id(var))
+    return ("out", keys[id(var.owner)], var.index)
+
+
+@dataclass
+class GraphDiff:
+    """Nodes of ``before`` removed, nodes of ``after`` added, and (before, after) changed."""
+
+    removed: list = field(default_factory=list)
+    added: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    kept: int = 0
+    same: dict = field(default_factory=dict)  # id(before node) -> the equal after node
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.removed)} removed, {len(self.added)} added, "
+            f"{len(self.changed)} changed, {self.kept} kept"
+        )
+
+
+def diff_graphs(before, after) -> GraphDiff:
+    """Compare two graphs by structure (see the module docstring)."""
+    old, new = _cross_keys(as_graph(before), as_graph(after))
+    result = GraphDiff(kept=len(set(old) & set(new)))
+    result.same = {id(old[k]): new[k] for k in old if k in new}
+    gone = [old[k] for k in old if k not in new]
+    for key, node in new.items():
+        if key in old:
+            continue
+        twin = _twin(node, gone)
+        if twin is None:
+            result.added.append(node)
+        else:
+            gone.remove(twin)
+            result.changed.append((twin, node))
+    result.removed = gone
+    return result
+
+
+def _cross_keys(before, after):
+    """Structural key -> node, for each graph, with one intern table shared by both."""
+    intern: dict[tuple, int] = {}
+    sides = []
+    for graph in (before, after):
+        keys: dict[int, int] = {}
+        by_key = {}
+        for node in graph.toposort():
+            args = tuple(_input_key(v, keys) for v in node.inputs)
+            keys[id(node)] = intern.setdefault((node.op, args), len(intern))
+            by_key[keys[id(node)]] = node
+        sides.append(by_key)
+    return sides
+
+
+def _twin(node, candidates):
+    """A removed node with the same op built by the same source line, if any."""
+    where = node.outputs[0].source
+    for old in candidates:
+        if old.op == node.op and old.outputs[0].source == where and where is not None:
+            return old
+    return None
+
+
+def diff_picture(before, after, title: str = "", max_boxes: int = MAX_BOXES) -> GraphPicture:
+    """``after`` with added (green), changed (orange) and removed (dashed red) nodes."""
+    old_graph, new_graph = as_graph(before), as_graph(after)
+    diff = diff_graphs(old_graph, new_graph)
+    view = graph_view(new_graph, output_labels(after, new_graph))
+    marks = {id(n): "added" for n in diff.added}
+    marks.update({id(new): "changed" for _, new in diff.changed})
+    apply_marks(view, marks)
+    _add_ghosts(view, diff, old_graph)
+    view.notes.append(f"diff: {diff.summary()}")
+    return GraphPicture(collapse(view, max_boxes), title)
+
+
+def _add_ghosts(view: ViewGraph, diff: GraphDiff, old_graph) -> None:
+    """Removed nodes, drawn dashed, wired to whatever of their inputs is still shown."""
+    box_of = {id(m): box.id for box in view.nodes.values() for m in box.members}
+    now = {id(old): box_of.get(id(new)) for old, new in diff.changed}
+    now.update({old_id: box_of.get(id(new)) for old_id, new in diff.same.items()})
+    ghost_ids: dict[int, str] = {}
+    for k, node in enumerate(n for n in old_graph.toposort() if _is_in(n, diff.removed)):
+        ghost = f"removed:{node.op.op_name()}#{k}"
+        kind = "grad" if is_grad_node(node) else "op"
+        detail = " ".join(str(v.type) for v in node.outputs)
+        view.add(ViewNode(ghost, kind, node.op.op_name(), detail, mark="removed"))
+        ghost_ids[id(node)] = ghost
+        for var in node.inputs:
+            src = _shown(var, view, ghost_ids, now)
+            if src is not None:
+                view.connect(src, ghost, str(var.type), mark="removed")
+
+
+def _is_in(node, nodes) -> bool:
+    return any(node is n for n in nodes)
+
+
+def _shown(var, view: ViewGraph, ghost_ids, now):
+    """The box that stands for ``var`` in the diff picture, if any."""
+    if var.owner is None:
+        return view.producer.get(id(var))
+    return ghost_ids.get(id(var.owner)) or now.get(id(var.owner))
+
+
+def side_by_side_html(left: GraphPicture, right: GraphPicture) -> str:
+    """Two pictures next to each other, with their titles."""
+    cells = "".join(
+        f'<div style="flex:1;min-width:0"><div class="symnb-title">{escape(p.title)}</div>'
+        f"{p.html()}</div>"
+        for p in (left, right)
+    )
+    return f'<div style="display:flex;gap:16px;align-items:flex-start">{cells}</div>'

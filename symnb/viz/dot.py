@@ -1,0 +1,106 @@
+"""ViewGraph → DOT text. Styles are tables keyed by node kind and by diff mark.
+
+Each node's DOT name is its view id, so the SVG's ``<title>`` elements name the boxes
+(``x``, ``matmul#0``, ``out:0``), and its ``class`` lists kind and mark (``node op added``),
+which is what tests and style sheets look at.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from symnb.viz.view import ViewGraph, ViewNode
+
+FONT = "Helvetica,Arial,sans-serif"
+
+KIND_STYLE = {
+    "input": 'shape=ellipse style=filled fillcolor="#dbeafe" color="#2563eb"',
+    "shared": 'shape=cylinder style=filled fillcolor="#fef3c7" color="#b45309"',
+    "constant": 'shape=plaintext style=filled fillcolor="#f3f4f6" color="#9ca3af" margin=0.04',
+    "op": 'shape=box style="rounded,filled" fillcolor="#ffffff" color="#374151"',
+    "grad": 'shape=box style="rounded,filled" fillcolor="#ede9fe" color="#7c3aed"',
+    "scalar": 'shape=box style="rounded,filled" fillcolor="#ecfdf5" color="#059669"',
+    "output": 'shape=box style="filled" fillcolor="#f0fdf4" color="#15803d" penwidth=2',
+}
+
+MARK_STYLE = {
+    "added": 'color="#16a34a" penwidth=3 fillcolor="#dcfce7"',
+    "removed": 'color="#dc2626" penwidth=2 fillcolor="#fee2e2" style="dashed,filled,rounded"',
+    "changed": 'color="#ea580c" penwidth=3 fillcolor="#ffedd5"',
+    "touched": 'color="#db2777" penwidth=3',
+}
+
+EDGE_MARK_STYLE = {
+    "added": 'color="#16a34a" penwidth=2',
+    "removed": 'color="#dc2626" style=dashed',
+    "changed": 'color="#ea580c"',
+    "touched": 'color="#db2777" penwidth=2',
+}
+
+CLUSTER_STYLE = 'style="rounded,filled" fillcolor="#f0fdf4" color="#059669" fontcolor="#065f46"'
+
+
+def quote(text: str) -> str:
+    """A DOT double-quoted string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _label(node: ViewNode) -> str:
+    """An HTML-like label: the op or name in bold, the type below in small grey."""
+    head = f"<b>{escape(node.label)}</b>"
+    if node.detail:
+        head += f'<br/><font point-size="9" color="#4b5563">{escape(node.detail)}</font>'
+    return f"<{head}>"
+
+
+def _node_line(node: ViewNode) -> str:
+    classes = " ".join(filter(None, [node.kind, node.mark, "merged" if node.count > 1 else ""]))
+    attrs = [
+        f"label={_label(node)}",
+        KIND_STYLE[node.kind],
+        MARK_STYLE.get(node.mark, ""),
+        f"class={quote(classes)}",
+        f"tooltip={quote(node.tooltip or node.label)}",
+    ]
+    if node.count > 1:
+        attrs.append("peripheries=2")
+    return f"  {quote(node.id)} [{' '.join(a for a in attrs if a)}];"
+
+
+def to_dot(view: ViewGraph, title: str = "", edge_labels: bool = True) -> str:
+    """The DOT text of ``view``; ``edge_labels=False`` drops the shapes on edges (speed)."""
+    lines = [
+        "digraph symnb {",
+        f'  graph [rankdir=TB fontname="{FONT}" fontsize=11 nodesep=0.25 ranksep=0.35'
+        + (f" label={quote(title)} labelloc=t" if title else "")
+        + "];",
+        f'  node [fontname="{FONT}" fontsize=11 height=0.3 margin="0.12,0.04"];',
+        f'  edge [fontname="{FONT}" fontsize=8 color="#6b7280" fontcolor="#6b7280" arrowsize=0.6];',
+    ]
+    lines += [_node_line(n) for n in view.nodes.values() if n.cluster is None]
+    for cluster, label in view.clusters.items():
+        lines += _cluster_lines(view, cluster, label)
+    lines += [_edge_line(e, edge_labels) for e in view.edges]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _cluster_lines(view: ViewGraph, cluster: str, label: str) -> list[str]:
+    members = [n for n in view.nodes.values() if n.cluster == cluster]
+    lines = [f"  subgraph {quote(cluster)} {{", f"    label={quote(label)} {CLUSTER_STYLE};"]
+    lines += ["  " + _node_line(n) for n in members]
+    lines.append("  }")
+    return lines
+
+
+def _edge_line(edge, edge_labels: bool) -> str:
+    attrs = []
+    text = edge.label if edge_labels else ""
+    if edge.count > 1:
+        text = f"{text} ×{edge.count}".strip()
+    if text:
+        attrs.append(f"label={quote(' ' + text)}")
+    if edge.mark:
+        attrs += [EDGE_MARK_STYLE[edge.mark], f"class={quote(edge.mark)}"]
+    inner = f" [{' '.join(attrs)}]" if attrs else ""
+    return f"  {quote(edge.src)} -> {quote(edge.dst)}{inner};"

@@ -1,0 +1,105 @@
+"""Pictures of graphs: what a variable, a function or a Graph looks like in a notebook.
+
+``picture(obj)`` accepts a ``Graph``, a compiled ``Function`` (its optimised graph), a
+variable or a list of variables, and returns a :class:`GraphPicture` that Jupyter shows as
+SVG (or, with no Graphviz, as one line of explanation and the DOT text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from symnb.core.graph import Graph, leaves
+from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.viz.collapse import collapse
+from symnb.viz.dot import to_dot
+from symnb.viz.render import RenderUnavailable, render_svg
+from symnb.viz.view import ViewGraph, graph_view
+
+MAX_BOXES = 300  # above this, repeated structure is merged
+MAX_EDGE_LABELS = 80  # above this many edges, shapes on edges are dropped (they slow layout 4x)
+
+
+def as_graph(obj) -> Graph:
+    """The Graph behind a Graph, a Function or some variables (free leaves become inputs)."""
+    if isinstance(obj, Graph):
+        return obj
+    if hasattr(obj, "graph") and isinstance(obj.graph, Graph):
+        return obj.graph
+    outputs = [obj] if isinstance(obj, Variable) else list(obj)
+    if not all(isinstance(v, Variable) for v in outputs):
+        raise TypeError(f"cannot draw {obj!r}: expected a graph, a function or variables")
+    free = [v for v in leaves(outputs) if not isinstance(v, (Constant, SharedVariable))]
+    return Graph(free, outputs, clone=False)
+
+
+def output_labels(obj, graph: Graph) -> list[str]:
+    """Names for the output boxes: the variables' names, and ``W ←`` for updates."""
+    n_out = getattr(obj, "_n_out", len(graph.outputs))
+    labels = [v.name or f"output {i}" for i, v in enumerate(graph.outputs[:n_out])]
+    for shared, _ in getattr(obj, "updates", []):
+        labels.append(f"{shared.name or 'shared'} ← update")
+    return labels
+
+
+@dataclass
+class GraphPicture:
+    """A drawable graph: ``.dot()``, ``.svg()``, and rich display in Jupyter."""
+
+    view: ViewGraph
+    title: str = ""
+
+    def dot(self) -> str:
+        return to_dot(self.view, self.title, len(self.view.edges) <= MAX_EDGE_LABELS)
+
+    def svg(self) -> str:
+        """The SVG text; raises RenderUnavailable when no Graphviz can be found."""
+        return render_svg(self.dot())
+
+    def html(self) -> str:
+        """The SVG (or the DOT text with an explanation) plus notes, as an HTML fragment."""
+        try:
+            body = f'<div class="symnb-graph">{self.svg()}</div>'
+        except RenderUnavailable as exc:
+            body = unavailable_html(str(exc), self.dot())
+        notes = "".join(f'<div class="symnb-note">{escape(n)}</div>' for n in self.view.notes)
+        return body + notes
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        try:
+            return {"image/svg+xml": self.svg(), "text/plain": self.summary()}
+        except RenderUnavailable as exc:
+            return {"text/html": unavailable_html(str(exc), self.dot()), "text/plain": str(exc)}
+
+    def summary(self) -> str:
+        kinds = ("input", "shared", "constant", "op", "grad", "scalar", "output")
+        counts = ", ".join(f"{self.view.count(k)} {k}" for k in kinds if self.view.count(k))
+        return f"<graph {self.title}: {counts}>".replace("graph :", "graph:")
+
+    def __repr__(self):
+        return self.summary()
+
+
+def unavailable_html(message: str, dot: str) -> str:
+    return (
+        f'<div class="symnb-note">{escape(message)}; the DOT text follows.</div>'
+        f"<pre>{escape(dot)}</pre>"
+    )
+
+
+def picture(obj, title: str = "", max_boxes: int = MAX_BOXES, marks=None) -> GraphPicture:
+    """The picture of ``obj``; ``marks`` maps Apply nodes (by identity) to a diff mark."""
+    graph = as_graph(obj)
+    view = graph_view(graph, output_labels(obj, graph))
+    if marks:
+        apply_marks(view, marks)
+    return GraphPicture(collapse(view, max_boxes), title)
+
+
+def apply_marks(view: ViewGraph, marks: dict) -> None:
+    """Mark boxes whose Apply nodes are in ``marks`` (``{id(node): mark}``)."""
+    for box in view.nodes.values():
+        for node in box.members:
+            if id(node) in marks:
+                box.mark = marks[id(node)]

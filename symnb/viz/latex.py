@@ -1,0 +1,164 @@
+"""Expressions as LaTeX, for ``_repr_latex_``: ``tanh(x @ W + b)`` → ``\\tanh(x W + b)``.
+
+Each op is written by a template taking its operands' LaTeX; precedence decides where
+parentheses go. Ops without a template print as ``\\operatorname{name}(a, b)``.
+Deep expressions are cut at :data:`MAX_DEPTH` with a named placeholder, so a 1,000-layer
+chain still prints on one line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from symnb.core.variable import Constant
+
+ATOM, POWER, PRODUCT, SUM = 4, 3, 2, 1
+MAX_DEPTH = 12
+
+# op name -> (template, precedence of the result, precedence each operand needs)
+INFIX = {
+    "add": ("{0} + {1}", SUM, SUM),
+    "sub": ("{0} - {1}", SUM, PRODUCT),
+    "mul": (r"{0} \cdot {1}", PRODUCT, PRODUCT),
+    "matmul": ("{0} {1}", PRODUCT, POWER),
+    "dot": (r"{0} \cdot {1}", PRODUCT, POWER),
+    "floor_div": (r"\left\lfloor {0} / {1} \right\rfloor", ATOM, PRODUCT),
+    "mod": (r"{0} \bmod {1}", PRODUCT, POWER),
+    "less": ("{0} < {1}", 0, SUM),
+    "greater": ("{0} > {1}", 0, SUM),
+    "less_equal": (r"{0} \le {1}", 0, SUM),
+    "greater_equal": (r"{0} \ge {1}", 0, SUM),
+    "equal": ("{0} = {1}", 0, SUM),
+    "not_equal": (r"{0} \ne {1}", 0, SUM),
+}
+
+FUNCTIONS = {
+    "exp": r"\exp", "log": r"\log", "tanh": r"\tanh", "sin": r"\sin", "cos": r"\cos",
+    "sigmoid": r"\sigma", "relu": r"\operatorname{relu}", "sign": r"\operatorname{sign}",
+}  # fmt: skip
+
+
+def _wrap(text: str, have: int, need: int) -> str:
+    return text if have >= need else rf"\left({text}\right)"
+
+
+def _name(var) -> str:
+    name = var.name or "v"
+    base, _, sub = name.partition("_")
+    base = re.sub(r"[^A-Za-z0-9]", "", base) or "v"
+    if len(base) > 1:
+        base = rf"\mathrm{{{base}}}"
+    return f"{base}_{{{sub}}}" if sub else base
+
+
+def _constant(var: Constant) -> str:
+    if var.value.size == 1:
+        value = var.data if var.weak else var.value.item()
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return _name(var) if var.name else r"\mathbf{c}"
+
+
+class _Printer:
+    """Turns a variable into (latex, precedence), caching shared subexpressions."""
+
+    def __init__(self):
+        self.depth = 0
+
+    def __call__(self, var) -> tuple[str, int]:
+        if var.owner is None:
+            return (_constant(var) if isinstance(var, Constant) else _name(var)), ATOM
+        if self.depth >= MAX_DEPTH:
+            return r"\ldots", ATOM
+        self.depth += 1
+        try:
+            return self._apply(var.owner)
+        finally:
+            self.depth -= 1
+
+    def _apply(self, node) -> tuple[str, int]:
+        name = node.op.op_name()
+        args = [self(v) for v in node.inputs]
+        writer = WRITERS.get(name)
+        if writer is not None:
+            return writer(node, args)
+        if name in INFIX and len(args) == 2:
+            template, prec, need = INFIX[name]
+            right_need = need + 1 if name in ("sub",) else need
+            return template.format(_wrap(*args[0], need), _wrap(*args[1], right_need)), prec
+        if name in FUNCTIONS and len(args) == 1:
+            return rf"{FUNCTIONS[name]}\left({args[0][0]}\right)", ATOM
+        inner = ", ".join(a for a, _ in args)
+        return rf"\operatorname{{{_escape(name)}}}\left({inner}\right)", ATOM
+
+
+def _escape(name: str) -> str:
+    return name.replace("_", r"\_")
+
+
+def _true_div(node, args):
+    return rf"\frac{{{args[0][0]}}}{{{args[1][0]}}}", ATOM
+
+
+def _pow(node, args):
+    return f"{_wrap(*args[0], ATOM)}^{{{args[1][0]}}}", POWER
+
+
+def _neg(node, args):
+    return f"-{_wrap(*args[0], PRODUCT)}", SUM
+
+
+def _sqrt(node, args):
+    return rf"\sqrt{{{args[0][0]}}}", ATOM
+
+
+def _abs(node, args):
+    return rf"\left|{args[0][0]}\right|", ATOM
+
+
+def _reduction(symbol):
+    def write(node, args):
+        axis = getattr(node.op, "axis", None)
+        sub = "" if axis is None else ",".join(str(a) for a in axis)
+        return rf"{symbol}_{{{sub}}} {_wrap(*args[0], POWER)}", PRODUCT
+
+    return write
+
+
+def _transpose(node, args):
+    return f"{_wrap(*args[0], ATOM)}^{{T}}", POWER
+
+
+def _cast(node, args):
+    return args[0]
+
+
+def _dim_shuffle(node, args):
+    """A 2-D transpose prints as ``^T``; other axis shuffles by name."""
+    if _is_transpose(node):
+        return _transpose(node, args)
+    return rf"\operatorname{{dimshuffle}}\left({args[0][0]}\right)", ATOM
+
+
+WRITERS = {
+    "true_div": _true_div,
+    "pow": _pow,
+    "neg": _neg,
+    "sqrt": _sqrt,
+    "abs": _abs,
+    "sum": _reduction(r"\sum"),
+    "mean": _reduction(r"\operatorname{mean}"),
+    "max": _reduction(r"\max"),
+    "min": _reduction(r"\min"),
+    "cast": _cast,
+    "dim_shuffle": _dim_shuffle,
+}
+
+
+def _is_transpose(node) -> bool:
+    order = getattr(node.op, "order", None)
+    return node.op.op_name() == "dim_shuffle" and order is not None and list(order) == [1, 0]
+
+
+def to_latex(var) -> str:
+    """The LaTeX of the expression computing ``var`` (without ``$`` delimiters)."""
+    return _Printer()(var)[0]

@@ -1,0 +1,163 @@
+"""``f.profile()``: time per node (or kernel), shown as a sorted table and a bar chart.
+
+The linker's ``run_profiled`` (a separate path from the normal call) reports
+``(node, seconds, bytes)`` per step; rows are summed over repeats. Backends without it are
+timed as one "whole call" row, with a note saying so. Profiling never writes updates.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from html import escape
+
+from symnb.viz.charts import bar_chart_svg
+from symnb.viz.progress import progress
+
+
+@dataclass
+class ProfileRow:
+    """One node or kernel: where it ran, how often, how long, how many bytes it touched."""
+
+    label: str
+    op: str
+    where: str
+    calls: int = 0
+    seconds: float = 0.0
+    bytes: int = 0
+
+
+@dataclass
+class Profile:
+    """Rows sorted by time, the number of calls, and notes (fallbacks, what was run)."""
+
+    rows: list[ProfileRow]
+    calls: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return sum(r.seconds for r in self.rows)
+
+    def share(self, row: ProfileRow) -> float:
+        return row.seconds / self.total if self.total else 0.0
+
+    def text(self) -> str:
+        """A plain table for terminals."""
+        head = f"{'node':<28} {'where':<10} {'calls':>6} {'ms':>10} {'share':>7} {'bytes':>12}"
+        lines = [f"profile: {self.calls} calls, {self.total * 1e3:.3f} ms in nodes", head]
+        for r in self.rows:
+            lines.append(
+                f"{r.label[:28]:<28} {r.where[:10]:<10} {r.calls:>6} {r.seconds * 1e3:>10.3f} "
+                f"{self.share(r):>6.1%} {r.bytes:>12,}"
+            )
+        return "\n".join(lines + self.notes)
+
+    __str__ = text
+
+    def __repr__(self):
+        return self.text()
+
+    def html(self) -> str:
+        from symnb.viz.cards import profile_html
+
+        return profile_html(self)
+
+    def _repr_html_(self):
+        return self.html()
+
+    def chart_svg(self, top: int = 15) -> str:
+        """Bar chart of the share of total time of the ``top`` slowest rows."""
+        rows = self.rows[:top]
+        labels = [f"{r.label} ({r.where})" for r in rows]
+        return bar_chart_svg(labels, [self.share(r) * 100 for r in rows], unit="%")
+
+
+def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
+    """``f.profile()``: with no arguments, random inputs that fit the input types are used."""
+    if not args and not kwargs and function.inputs:
+        from symnb.viz.samples import sample_inputs
+
+        profile = run_profile(function, sample_inputs(function), {}, repeat)
+        profile.notes.append("inputs: random arrays fitting the input types (named dims = 64)")
+        return profile
+    return run_profile(function, args, kwargs, repeat)
+
+
+def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
+    """Run ``function`` ``repeat`` times on its linker's profiled path and sum the timings."""
+    arrays = function_arrays(function, args, kwargs or {})
+    linker = function.linker
+    profiled = getattr(linker, "run_profiled", None)
+    rows: dict[int, ProfileRow] = {}
+    for _ in progress(range(repeat), label=f"profiling {function.name or 'function'}"):
+        if profiled is None:
+            _time_whole_call(linker, arrays, rows)
+        else:
+            _add_records(profiled(arrays)[1], getattr(linker, "device", linker.name), rows)
+    notes = [] if profiled else [_whole_call_note(linker)]
+    ordered = sorted(rows.values(), key=_by_time, reverse=True)
+    return Profile(ordered, repeat, notes)
+
+
+def _by_time(row: ProfileRow) -> float:
+    return row.seconds
+
+
+def function_arrays(function, args, kwargs) -> list:
+    """The leaf values a call would pass to the linker (inputs checked as in a call)."""
+    values = function._bind(args, kwargs)
+    sizes: dict = {}
+    arrays = [spec.convert(v, sizes) for spec, v in zip(function._specs, values)]
+    return arrays + [v.get_value(borrow=True) for v in function._shared]
+
+
+def _add_records(records, where: str, rows: dict) -> None:
+    for position, (node, seconds, moved) in enumerate(records):
+        row = rows.get(position)
+        if row is None:
+            label = f"{position}: {node.op.op_name()}"
+            row = rows[position] = ProfileRow(label, str(node.op), _where(node, where))
+        row.calls += 1
+        row.seconds += seconds
+        row.bytes += moved
+
+
+def _where(node, default: str) -> str:
+    """Where a step ran: a linker may tag nodes it ran elsewhere (``tag["device"]``)."""
+    return node.tag.get("device", default)
+
+
+def _time_whole_call(linker, arrays, rows: dict) -> None:
+    start = time.perf_counter()
+    linker.run(arrays)
+    row = rows.setdefault(0, ProfileRow("whole call", "all steps", linker.name))
+    row.calls += 1
+    row.seconds += time.perf_counter() - start
+
+
+def _whole_call_note(linker) -> str:
+    return (
+        f"backend {linker.name!r} has no per-step timing (no run_profiled): "
+        "the whole call is timed as one row"
+    )
+
+
+def profile_rows_html(profile: Profile) -> str:
+    """The sorted table, one row per node, with an inline share bar."""
+    body = "".join(_row_html(profile, r) for r in profile.rows)
+    return (
+        '<table class="symnb-table"><thead><tr><th>node</th><th>op</th><th>where</th>'
+        "<th>calls</th><th>total ms</th><th>share</th><th>bytes</th></tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+def _row_html(profile: Profile, r: ProfileRow) -> str:
+    share = profile.share(r)
+    bar = f'<div style="background:#60a5fa;height:8px;width:{share * 100:.1f}%"></div>'
+    return (
+        f"<tr><td>{escape(r.label)}</td><td><code>{escape(r.op)}</code></td>"
+        f"<td>{escape(r.where)}</td><td>{r.calls}</td><td>{r.seconds * 1e3:.3f}</td>"
+        f'<td style="min-width:90px">{share:.1%}{bar}</td><td>{r.bytes:,}</td></tr>'
+    )

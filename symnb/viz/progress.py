@@ -1,0 +1,43 @@
+"""Progress for long work (compiling many kernels, profiling, a benchmark, training).
+
+In a Jupyter kernel with ipywidgets, a progress bar with a label that updates in place;
+elsewhere nothing at all (scripts and tests stay quiet). The bar closes itself when done.
+"""
+
+from __future__ import annotations
+
+MIN_ITEMS = 5  # shorter loops show no bar
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _bar(total: int, label: str):
+    try:
+        import ipywidgets as widgets
+        from IPython.display import display
+    except ImportError:
+        return None
+    bar = widgets.IntProgress(min=0, max=total, description=label[:20])
+    text = widgets.Label(f"0/{total}")
+    box = widgets.HBox([bar, text])
+    display(box)
+    return bar, text, box
+
+
+def progress(iterable, total: int | None = None, label: str = ""):
+    """Yield from ``iterable``, showing a bar in a notebook when there is enough work."""
+    total = len(iterable) if total is None and hasattr(iterable, "__len__") else total
+    bar = _bar(total, label) if total and total >= MIN_ITEMS and _in_kernel() else None
+    for done, item in enumerate(iterable, 1):
+        yield item
+        if bar is not None:
+            bar[0].value, bar[1].value = done, f"{done}/{total}"
+    if bar is not None:
+        bar[2].close()

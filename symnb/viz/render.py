@@ -1,0 +1,66 @@
+"""DOT → SVG: the bundled Graphviz of the ``pygraphviz`` wheel in-process, else a ``dot``
+executable on PATH, else :class:`RenderUnavailable` (callers then show the DOT text).
+
+Renders are cached by DOT text, so stepping back and forth through a history is instant.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+
+INSTALL_HINT = "pip install pygraphviz (its wheel bundles Graphviz), or put Graphviz's dot on PATH"
+
+
+class RenderUnavailable(RuntimeError):
+    """No Graphviz could be found; the message says how to get one."""
+
+
+def _pygraphviz(dot: str) -> str | None:
+    try:
+        import pygraphviz
+    except ImportError:
+        return None
+    return pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot").decode("utf-8")
+
+
+def _dot_executable(dot: str) -> str | None:
+    exe = shutil.which("dot")
+    if exe is None:
+        return None
+    done = subprocess.run([exe, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(f"dot failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+RENDERERS = (_pygraphviz, _dot_executable)
+
+
+@functools.lru_cache(maxsize=64)
+def render_svg(dot: str) -> str:
+    """SVG text (no XML prolog, so it can sit inside HTML) for DOT text."""
+    for renderer in RENDERERS:
+        svg = renderer(dot)
+        if svg is not None:
+            return clean_svg(svg)
+    raise RenderUnavailable(f"cannot draw the graph: no Graphviz found ({INSTALL_HINT})")
+
+
+def renderer_name() -> str:
+    """Which renderer ``render_svg`` would use, for reports and error messages."""
+    try:
+        import pygraphviz  # noqa: F401
+
+        return "pygraphviz"
+    except ImportError:
+        return "dot" if shutil.which("dot") else "none"
+
+
+_PROLOG = re.compile(r"<\?xml.*?\?>|<!DOCTYPE.*?>|<!--.*?-->", re.S)
+
+
+def clean_svg(svg: str) -> str:
+    return _PROLOG.sub("", svg).strip()

@@ -1,0 +1,51 @@
+"""What the ``_repr_*_`` methods of variables and functions return (imported lazily by core).
+
+A bundle is computed once per display: HTML card (with the graph), LaTeX for expressions,
+and plain text for terminals. ``include``/``exclude`` are honoured so a terminal never
+pays for drawing.
+"""
+
+from __future__ import annotations
+
+from symnb.viz.cards import function_card, variable_card
+from symnb.viz.latex import to_latex
+from symnb.viz.text import format_expr
+
+
+def _wanted(mime: str, include, exclude) -> bool:
+    return (include is None or mime in include) and not (exclude and mime in exclude)
+
+
+def variable_text(var) -> str:
+    """``x:f32[batch,3]`` for a leaf; for an expression, also its graph in text form."""
+    head = repr(var)
+    return head if var.owner is None else f"{head}\n{format_expr(var)}"
+
+
+def variable_bundle(var, include=None, exclude=None) -> dict:
+    bundle = {"text/plain": variable_text(var)}
+    if _wanted("text/html", include, exclude):
+        bundle["text/html"] = variable_card(var)
+    if var.owner is not None and _wanted("text/latex", include, exclude):
+        bundle["text/latex"] = f"${to_latex(var)}$"
+    return bundle
+
+
+def function_text(function) -> str:
+    """A few lines a terminal can show: signature, backend, counts, compile time."""
+    ins = ", ".join(repr(v) for v in function.inputs)
+    outs = ", ".join(str(v.type) for v in function.graph.outputs[: function._n_out])
+    kernels = getattr(function, "kernels", None)
+    return "\n".join([
+        f"{function.name or 'function'}({ins}) -> {outs}",
+        f"  backend {function.backend}; nodes {len(function.graph_before)} -> "
+        f"{len(function.graph)}; kernels {'-' if kernels is None else len(kernels)}; "
+        f"compiled in {function.compile_time * 1e3:.1f} ms",
+    ])  # fmt: skip
+
+
+def function_bundle(function, include=None, exclude=None) -> dict:
+    bundle = {"text/plain": function_text(function)}
+    if _wanted("text/html", include, exclude):
+        bundle["text/html"] = function_card(function)
+    return bundle
