@@ -40,7 +40,7 @@ bench: $(VENV)/.stamp-bench
 	$(BIN)/python -m benchmarks
 
 docs: $(VENV)/.stamp-test
-	$(BIN)/python -m symnb.docs_gen
+	$(BIN)/python -m symnb.ops.catalogue
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -279,9 +279,13 @@ class _Indexing(Op):
 class Subtensor(_Indexing):
     """``x[index]`` with ints, slices (symbolic bounds allowed), ``None`` and ``...``."""
 
+    functions = ("getitem",)
+
 
 class AdvancedSubtensor(_Indexing):
     """``x[index]`` with integer arrays or boolean masks (a mask's result dim is unknown)."""
+
+    functions = ("getitem",)
 
 
 class IncSubtensor(Op):
@@ -292,6 +296,7 @@ class IncSubtensor(Op):
     """
 
     __props__ = ("spec", "set_instead")
+    functions = ("set_subtensor", "inc_subtensor")
     dtype_rule = "the dtype of x (v is cast to it; a lossy cast of kind is refused)"
 
     def __init__(self, spec, set_instead):
@@ -448,9 +453,9 @@ def zeros_scalar(like) -> Constant:
 
 def zeros_like(x, dtype=None) -> Variable:
     """Zeros with x's runtime shape (``dtype`` defaults to x's)."""
-    from symnb.ops.shape import broadcast_like
+    from symnb.ops.creation import zeros_like as zeros
 
-    return broadcast_like(Constant(np.zeros((), dtype=dtype or x.type.dtype)), x)
+    return zeros(x, dtype)
 
 
 def fit_value_gradient(g, v) -> Variable:

@@ -1,4 +1,7 @@
-"""Linear algebra: ``matmul`` (with NumPy's 1-D and batch rules) and ``dot``."""
+"""Linear algebra with NumPy's semantics: ``matmul``/``dot``, ``tensordot``, ``outer``,
+``einsum`` (compiled to tensordot, broadcasting products and sums), the ``np.linalg`` ops on
+stacks of square matrices (``inv``, ``det``, ``slogdet``, ``cholesky``, ``solve``), ``trace``
+and ``norm``. Shape errors name both operands and the dims that clash."""
 
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ from symnb.shapes import warnings as shape_warnings
 
 class Matmul(Op):
     """``x @ y``: matrix product over the last two axes, broadcasting the batch axes."""
+
+    dtype_rule = "NumPy's promotion of x and y (as np.matmul; bool is refused)"
 
     def infer_types(self, x, y):
         for v in (x, y):

@@ -93,6 +93,14 @@ def test_arange_rows_with_label_vector(rng, backend):
     assert static == (4,)
 
 
+def test_symbolic_arange_rows(rng, backend):
+    a, y = random_array(rng, (4, 3), "float64"), np.array([2, 0, 1, 2])
+    static, got = typed_run(lambda x, t: x[sn.arange(x.shape[0]), t], a, y, backend=backend)
+    check(got, a[np.arange(4), y])
+    check_static_shape(static, got)
+    sn.check_grad(lambda x: x[sn.arange(x.shape[0]), y] ** 2, [a])
+
+
 @pytest.mark.parametrize("shape", [(3, 4), (2, 3, 4), (0, 4), ()])
 def test_symbolic_mask_has_unknown_dim(shape, rng, backend):
     a = random_array(rng, shape, "float64")
