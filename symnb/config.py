@@ -10,6 +10,10 @@ class Config:
     """Settings users may change at run time: ``sn.config.floatX = "float32"``."""
 
     floatX: str = "float64"  # noqa: N815 - Theano's spelling, kept for course material
+    #: where compiled kernels are cached; "" means ~/.cache/symnb (or $XDG_CACHE_HOME/symnb)
+    compiledir: str = ""
+    #: the C compiler for backend "c"; "" means the first of cc, gcc, clang on the PATH
+    cc: str = ""
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float16", "float32", "float64"):

@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+import warnings
+
+from symnb.backends.c import CLinker
+from symnb.backends.c.compiler import INSTALL_HINT, find_compiler
 from symnb.backends.py import PyLinker
 
-LINKERS = {"py": PyLinker}
-PLANNED = ("c", "opencl", "cuda")
+LINKERS = {"py": PyLinker, "c": CLinker}
+PLANNED = ("opencl", "cuda")
+_warned_no_compiler = []
+
+
+def default_backend() -> str:
+    """"c" when a C compiler is present, else "py" with one warning saying what to install."""
+    if find_compiler() is not None:
+        return "c"
+    if not _warned_no_compiler:
+        _warned_no_compiler.append(True)
+        warnings.warn(
+            "symnb: no C compiler found, so functions run on backend='py' (NumPy, unfused); "
+            + INSTALL_HINT,
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return "py"
 
 
 def get_linker(name: str):

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from symnb.backends import get_linker
+from symnb.backends import default_backend, get_linker
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.graph import Graph, clone_graph, leaves
@@ -14,12 +14,13 @@ from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
 
 
-def function(inputs, outputs=None, updates=None, givens=None, backend="py", name=None):
+def function(inputs, outputs=None, updates=None, givens=None, backend=None, name=None):
     """Compile ``outputs`` as a function of ``inputs``.
 
     ``outputs``: a variable, a list/tuple of them, or a dict name -> variable; the call
     returns the same structure. ``updates``: shared variable -> new value, all computed before
     any is written. ``givens``: variable -> variable or value, substituted before compiling.
+    ``backend``: "c" (the default when a C compiler is present) or "py".
     """
     return Function(inputs, outputs, updates, givens, backend, name)
     from symnb.shapes import checkmode  # lazily: check mode sits on top of the compiler
@@ -41,7 +42,7 @@ class Function:
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
         self.graph = Graph(self.inputs, targets)
-        self.backend = backend
+        self.backend = backend or default_backend()
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values; constants' slots come after them
         self._leaves = (
@@ -53,7 +54,7 @@ class Function:
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
         self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
         self._n_out = len(out_vars)
-        self.linker = get_linker(backend)(self.graph, self._leaves)
+        self.linker = get_linker(self.backend)(self.graph, self._leaves)
         self.compile_time = time.perf_counter() - start
 
     def __call__(self, *args, **kwargs):
@@ -84,6 +85,12 @@ class Function:
 
     def _label(self) -> str:
         return f"function '{self.name}'" if self.name else "the function"
+
+    @property
+    def kernels(self):
+        """What each step runs: generated kernels with their C source, BLAS or library calls
+        (backend "c"); None for backends without kernels."""
+        return getattr(self.linker, "kernels", None)
 
     def text(self) -> str:
         """The optimised graph in symnb's text form."""

@@ -1,0 +1,269 @@
+"""The C dialect: loop nests with OpenMP threads and SIMD over the shared kernel walk.
+
+It adds to :class:`KernelRenderer` what is C-specific: includes, glibc vector-math
+declarations, and the entry point ``sn_kernel`` (argument layout in ``driver.py``) with a
+flat contiguous loop (SIMD, threads when large) and a strided loop nest for everything else.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.c import driver
+from symnb.backends.c.renderer import KernelRenderer
+from symnb.backends.c.vecmath import simd_declarations
+from symnb.backends.kernel_ir import Reduction
+
+#: elements below which a kernel stays on one thread (a parallel region costs a few us)
+PARALLEL_MIN = 1 << 15
+
+_OMP_REDUCTION = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}
+
+
+class CDialect(KernelRenderer):
+    """C99 with OpenMP pragmas; ``render`` returns one translation unit per kernel."""
+
+    def render(self, kernel) -> str:
+        if isinstance(kernel.result, Reduction):
+            entry = ReduceLoops(self, kernel).source()
+        else:
+            entry = ElemwiseLoops(self, kernel).source()
+        return "\n".join(
+            [
+                driver.INCLUDES,
+                simd_declarations(sorted(self.math_used)),
+                self.helper_source(),
+                driver.runtime(PARALLEL_MIN),
+                entry,
+            ]
+        )
+
+
+class _Loops:
+    """Shared pieces of the loop text: operand loads for the flat and strided loops."""
+
+    def __init__(self, dialect: CDialect, kernel):
+        self.d, self.k = dialect, kernel
+        self.nin = len(kernel.inputs)
+        self.nops = self.nin + 1
+
+    def ctype(self, dtype: str) -> str:
+        return self.d.type_name(dtype)
+
+    def hoisted(self, strided: bool) -> list[str]:
+        """Scalar operands are read once; others get a typed pointer or a stride."""
+        lines = []
+        for k, op in enumerate(self.k.inputs):
+            t = self.ctype(op.dtype)
+            if op.scalar:
+                lines.append(f"const {t} c{k} = *(const {t} *)p[{k}];")
+            elif strided:
+                lines.append(f"const int64_t s{k} = st[{k}][last];")
+            else:
+                lines.append(f"const {t} *restrict in{k} = (const {t} *)p[{k}];")
+        return lines
+
+    def load(self, strided: bool):
+        def flat(k: int) -> str:
+            return f"c{k}" if self.k.inputs[k].scalar else f"in{k}[i]"
+
+        def strided_load(k: int) -> str:
+            t = self.ctype(self.k.inputs[k].dtype)
+            return f"c{k}" if self.k.inputs[k].scalar else f"*(const {t} *)(p[{k}] + i * s{k})"
+
+        return strided_load if strided else flat
+
+    def body(self, strided: bool) -> str:
+        return "\n".join("        " + line for line in self.d.body(self.k, self.load(strided)))
+
+    def contiguous_test(self) -> str:
+        tests = [
+            f"st[{k}][0] == {np.dtype(op.dtype).itemsize}"
+            for k, op in enumerate(self.k.inputs)
+            if not op.scalar
+        ]
+        tests.append(f"st[{self.nin}][0] == {np.dtype(self.k.result.dtype).itemsize}")
+        return " && ".join(tests)
+
+    def decode(self) -> str:
+        return (
+            f"    char *p0[{self.nops}]; int64_t *st[{self.nops}];\n"
+            f"    int64_t nd = sn_decode(a, ptr, {self.nops}, p0, st);\n"
+            f"    int64_t *shape = a + 1;\n"
+            f"    nd = sn_collapse(nd, shape, {self.nops}, st);\n"
+        )
+
+
+class ElemwiseLoops(_Loops):
+    """out[i] = f(in...[i]) over a broadcast index space."""
+
+    def source(self) -> str:
+        out_t = self.ctype(self.k.result.dtype)
+        result = f"v{self.k.result.value}"
+        return "\n".join([self.flat(out_t, result), self.strided(out_t, result), self.entry()])
+
+    def flat(self, out_t: str, result: str) -> str:
+        hoist = "\n    ".join(self.hoisted(strided=False))
+        return f"""
+static void sn_flat(int64_t lo, int64_t hi, char *const *p) {{
+    {hoist}
+    {out_t} *restrict out = ({out_t} *)p[{self.nin}];
+    #pragma omp simd
+    for (int64_t i = lo; i < hi; i++) {{
+{self.body(strided=False)}
+        out[i] = {result};
+    }}
+}}"""
+
+    def strided(self, out_t: str, result: str) -> str:
+        hoist = "\n    ".join(self.hoisted(strided=True))
+        return f"""
+static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    {hoist}
+    const int64_t so = st[{self.nin}][last];
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(strided=True)}
+        *({out_t} *)(p[{self.nin}] + i * so) = {result};
+    }}
+}}"""
+
+    def entry(self) -> str:
+        return f"""
+void sn_kernel(int64_t *a, char **ptr) {{
+{self.decode()}    if (nd == 1 && {self.contiguous_test()}) {{
+        int64_t n = shape[0];
+        if (n < SN_PARALLEL_MIN) {{ sn_flat(0, n, p0); return; }}
+        #pragma omp parallel
+        {{
+            int64_t nt = 1, t = 0;
+#ifdef _OPENMP
+            nt = omp_get_num_threads(); t = omp_get_thread_num();
+#endif
+            int64_t chunk = ((n + nt - 1) / nt + 15) & ~(int64_t)15;
+            int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
+            if (lo < hi) sn_flat(lo, hi, p0);
+        }}
+        return;
+    }}
+    int64_t outer = 1;
+    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
+    int64_t n = shape[nd - 1];
+    #pragma omp parallel for if(outer > 1 && outer * n >= SN_PARALLEL_MIN) schedule(static)
+    for (int64_t o = 0; o < outer; o++) {{
+        char *p[{self.nops}];
+        sn_locate(o, nd, shape, {self.nops}, p0, st, p);
+        sn_row(n, p, st, nd - 1);
+    }}
+}}"""
+
+
+class ReduceLoops(_Loops):
+    """Accumulate f(in...) into an output with stride 0 on the reduced axes."""
+
+    def identity(self, dtype: str) -> str:
+        kind, r = self.k.result.kind, np.dtype(dtype)
+        if kind in ("sum", "any"):
+            return self.d.literal(0, dtype)
+        if kind in ("prod", "all"):
+            return self.d.literal(1, dtype)
+        if r.kind == "f":
+            return "-INFINITY" if kind == "max" else "INFINITY"
+        if r.kind == "b":
+            return self.d.literal(kind == "min", dtype)
+        info = np.iinfo(r)
+        return self.d.literal(info.min if kind == "max" else info.max, dtype)
+
+    def combine(self, acc: str, x: str, dtype: str) -> str:
+        kind = self.k.result.kind
+        if kind in ("max", "min"):
+            return f"{self.d.function_name('f' + kind, dtype)}({acc}, {x})"
+        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
+        return f"({self.ctype(dtype)})({acc} {op} {x})"
+
+    def source(self) -> str:
+        r = self.k.result
+        acc_t, out_t = self.ctype(r.acc_dtype), self.ctype(r.dtype)
+        parts = [self.row(acc_t, out_t), self.scatter(out_t), self.entry(out_t)]
+        return "\n".join(parts)
+
+    def row(self, acc_t: str, out_t: str) -> str:
+        """The reduced axis is innermost: accumulate in a register, SIMD where OpenMP can."""
+        r = self.k.result
+        hoist = "\n    ".join(self.hoisted(strided=True))
+        value = f"v{r.value}"
+        pragma, update, after = self.vector_reduction(acc_t, value)
+        final = self.combine(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", r.dtype)
+        return f"""
+static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    {hoist}
+    {acc_t} acc = {self.identity(r.acc_dtype)};
+    int nan = 0; (void)nan;
+    {pragma}
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(strided=True)}
+        {update}
+    }}
+    {after}
+    *({out_t} *)p[{self.nin}] = {final};
+}}"""
+
+    def vector_reduction(self, acc_t: str, value: str) -> tuple[str, str, str]:
+        kind, dtype = self.k.result.kind, self.k.result.acc_dtype
+        if kind in _OMP_REDUCTION:
+            op = _OMP_REDUCTION[kind]
+            combined = self.combine("acc", value, dtype)
+            return f"#pragma omp simd reduction({op}:acc)", f"acc = {combined};", ""
+        pick = ">" if kind == "max" else "<"
+        update = f"acc = {value} {pick} acc ? {value} : acc;"
+        if np.dtype(dtype).kind != "f":
+            return f"#pragma omp simd reduction({kind}:acc)", update, ""
+        update += f" nan |= {value} != {value};"
+        pragma = f"#pragma omp simd reduction({kind}:acc) reduction(|:nan)"
+        return pragma, update, "if (nan) acc = NAN;"
+
+    def scatter(self, out_t: str) -> str:
+        """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""
+        r = self.k.result
+        hoist = "\n    ".join(self.hoisted(strided=True))
+        target = f"*({out_t} *)(p[{self.nin}] + i * so)"
+        combined = self.combine(target, f"({out_t})v{r.value}", r.dtype)
+        return f"""
+static void sn_scatter(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    {hoist}
+    const int64_t so = st[{self.nin}][last];
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(strided=True)}
+        {target} = {combined};
+    }}
+}}"""
+
+    def entry(self, out_t: str) -> str:
+        r = self.k.result
+        mean = ""
+        if r.mean:
+            mean = "    const double count = (double)(outer * n) / (double)size;\n"
+            mean += f"    for (int64_t i = 0; i < size; i++) out[i] = ({out_t})(out[i] / count);\n"
+        return f"""
+void sn_kernel(int64_t *a, char **ptr) {{
+    const int64_t size = a[1 + a[0] + {self.nops} * a[0]];
+{self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
+    for (int64_t i = 0; i < size; i++) out[i] = {self.identity(r.dtype)};
+    int64_t outer = 1;
+    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
+    int64_t n = shape[nd - 1];
+    if (st[{self.nin}][nd - 1] == 0) {{
+        int par = outer > 1 && outer * n >= SN_PARALLEL_MIN && sn_outer_distinct(nd, st, {self.nin});
+        #pragma omp parallel for if(par) schedule(static)
+        for (int64_t o = 0; o < outer; o++) {{
+            char *p[{self.nops}];
+            sn_locate(o, nd, shape, {self.nops}, p0, st, p);
+            sn_row(n, p, st, nd - 1);
+        }}
+    }} else {{
+        for (int64_t o = 0; o < outer; o++) {{
+            char *p[{self.nops}];
+            sn_locate(o, nd, shape, {self.nops}, p0, st, p);
+            sn_scatter(n, p, st, nd - 1);
+        }}
+    }}
+{mean}}}"""

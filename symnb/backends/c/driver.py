@@ -1,0 +1,76 @@
+"""C text every CPU kernel shares: the argument layout, dimension collapsing, pointer location.
+
+A kernel is called as ``sn_kernel(int64_t *a, char **ptr)`` (built by the runtime): ``ptr``
+holds each operand's address (inputs, then the output); ``a[0]`` = ndim (at least 1),
+``a[1:1+ndim]`` = the index space's shape, then for each operand ``ndim`` byte strides (0 on
+broadcast or reduced axes), then, for reductions, the output's element count. The kernel
+edits ``a`` in place (it is the runtime's scratch).
+"""
+
+from __future__ import annotations
+
+INCLUDES = """#include <stdint.h>
+#include <stdbool.h>
+#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+"""
+
+#: Collapse merges axes that are contiguous for every operand and drops length-1 axes, so a
+#: C-contiguous elementwise call becomes one flat loop whatever its rank.
+RUNTIME = """
+#define SN_PARALLEL_MIN @PARALLEL_MIN@
+
+static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
+    int64_t out = 0;
+    for (int64_t d = 0; d < nd; d++) {
+        if (shape[d] == 1) continue;
+        int merge = out > 0;
+        for (int k = 0; merge && k < nops; k++) merge = st[k][out - 1] == st[k][d] * shape[d];
+        if (merge) {
+            shape[out - 1] *= shape[d];
+            for (int k = 0; k < nops; k++) st[k][out - 1] = st[k][d];
+            continue;
+        }
+        shape[out] = shape[d];
+        for (int k = 0; k < nops; k++) st[k][out] = st[k][d];
+        out++;
+    }
+    if (out == 0) {
+        shape[0] = 1;
+        for (int k = 0; k < nops; k++) st[k][0] = 0;
+        out = 1;
+    }
+    return out;
+}
+
+static void sn_locate(int64_t o, int64_t nd, const int64_t *shape, int nops,
+                      char *const *base, int64_t *const *st, char **p) {
+    for (int k = 0; k < nops; k++) p[k] = base[k];
+    for (int64_t d = nd - 2; d >= 0; d--) {
+        int64_t i = o % shape[d];
+        o /= shape[d];
+        for (int k = 0; k < nops; k++) p[k] += i * st[k][d];
+    }
+}
+
+static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **st) {
+    int64_t nd = a[0];
+    for (int k = 0; k < nops; k++) {
+        p[k] = ptr[k];
+        st[k] = a + 1 + nd + k * nd;
+    }
+    return nd;
+}
+
+static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (st[out][d] == 0) return 0;
+    return 1;
+}
+"""
+
+
+def runtime(parallel_min: int) -> str:
+    return RUNTIME.replace("@PARALLEL_MIN@", str(parallel_min))

@@ -1,0 +1,130 @@
+"""Scalar helpers with NumPy's semantics, written once per C type a kernel needs.
+
+Op templates call ``floor_div``, ``py_mod``, ``sign``, ``sigmoid``, ``invert``, ``fmax``,
+``fmin``, ``fabs``, ``isnan``... C has no such functions for every type (or has them with other
+semantics: C's ``/`` truncates, ``fmax`` drops NaN, integer division by zero traps), so the
+dialect maps each (name, dtype) to a helper below. ``T`` is the C type, ``U`` its unsigned
+twin, ``F`` the libm suffix (``f`` for float, empty for double).
+"""
+
+from __future__ import annotations
+
+#: helpers for floating-point types
+FLOAT_HELPERS = {
+    "floor_div": """
+static inline T NAME(T a, T b) {
+    if (b == 0) return a / b;
+    T mod = fmodF(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+    if (div == 0) return copysignF(0, a / b);
+    T whole = floorF(div);
+    return (div - whole > (T)0.5) ? whole + 1 : whole;
+}""",
+    "py_mod": """
+static inline T NAME(T a, T b) {
+    if (b == 0) return fmodF(a, b);
+    T mod = fmodF(a, b);
+    if (mod == 0) return copysignF(0, b);
+    return ((b < 0) != (mod < 0)) ? mod + b : mod;
+}""",
+    "sign": """
+static inline T NAME(T a) {
+    return a > 0 ? (T)1 : (a < 0 ? (T)-1 : (a == 0 ? (T)0 : a));
+}""",
+    "sigmoid": """
+static inline T NAME(T a) {
+    T e = expF(-fabsF(a));
+    return a >= 0 ? 1 / (1 + e) : e / (1 + e);
+}""",
+    "fmax": """
+static inline T NAME(T a, T b) { return (a >= b || a != a) ? a : b; }""",
+    "fmin": """
+static inline T NAME(T a, T b) { return (a <= b || a != a) ? a : b; }""",
+}
+
+#: helpers for signed integer types
+SIGNED_HELPERS = {
+    "floor_div": """
+static inline T NAME(T a, T b) {
+    if (b == 0) return 0;
+    if (b == -1) return (T)(0 - (U)a);
+    T q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}""",
+    "py_mod": """
+static inline T NAME(T a, T b) {
+    if (b == 0 || b == -1) return 0;
+    T r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}""",
+    "sign": """
+static inline T NAME(T a) { return (T)((a > 0) - (a < 0)); }""",
+    "fabs": """
+static inline T NAME(T a) { return a < 0 ? (T)(0 - (U)a) : a; }""",
+    "invert": """
+static inline T NAME(T a) { return (T)~a; }""",
+    "fmax": """
+static inline T NAME(T a, T b) { return a >= b ? a : b; }""",
+    "fmin": """
+static inline T NAME(T a, T b) { return a <= b ? a : b; }""",
+}
+
+#: helpers for unsigned integer types
+UNSIGNED_HELPERS = {
+    "floor_div": """
+static inline T NAME(T a, T b) { return b == 0 ? 0 : a / b; }""",
+    "py_mod": """
+static inline T NAME(T a, T b) { return b == 0 ? 0 : a % b; }""",
+    "sign": """
+static inline T NAME(T a) { return (T)(a > 0); }""",
+    "fabs": """
+static inline T NAME(T a) { return a; }""",
+    "invert": """
+static inline T NAME(T a) { return (T)~a; }""",
+    "fmax": SIGNED_HELPERS["fmax"],
+    "fmin": SIGNED_HELPERS["fmin"],
+}
+
+#: helpers for bool
+BOOL_HELPERS = {
+    "fabs": UNSIGNED_HELPERS["fabs"],
+    "invert": """
+static inline T NAME(T a) { return !a; }""",
+    "fmax": """
+static inline T NAME(T a, T b) { return a || b; }""",
+    "fmin": """
+static inline T NAME(T a, T b) { return a && b; }""",
+}
+
+#: integer and bool values are never NaN or infinite
+EXACT_CLASSIFIERS = {
+    "isnan": """
+static inline bool NAME(T a) { (void)a; return 0; }""",
+    "isinf": """
+static inline bool NAME(T a) { (void)a; return 0; }""",
+    "isfinite": """
+static inline bool NAME(T a) { (void)a; return 1; }""",
+    "floor": """
+static inline T NAME(T a) { return a; }""",
+    "ceil": """
+static inline T NAME(T a) { return a; }""",
+    "trunc": """
+static inline T NAME(T a) { return a; }""",
+    "rint": """
+static inline T NAME(T a) { return a; }""",
+}
+
+
+def helper_table(kind: str) -> dict[str, str]:
+    """The helpers available for a dtype kind (``f``, ``i``, ``u``, ``b``)."""
+    table = {"f": FLOAT_HELPERS, "i": SIGNED_HELPERS, "u": UNSIGNED_HELPERS}.get(kind, {})
+    if kind == "b":
+        table = BOOL_HELPERS
+    return {**table, **(EXACT_CLASSIFIERS if kind in "iub" else {})}
+
+
+def instantiate(template: str, name: str, ctype: str, utype: str, suffix: str) -> str:
+    """One helper for one type."""
+    text = template.replace("NAME", name).replace("F(", suffix + "(")
+    return text.replace("(T)", f"({ctype})").replace("(U)", f"({utype})").replace("T ", ctype + " ")

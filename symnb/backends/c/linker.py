@@ -1,0 +1,133 @@
+"""Backend "c": the graph becomes a fixed schedule of C kernels, BLAS calls and library calls.
+
+Elementwise and ``Composite`` nodes become one kernel each; a reduction becomes a kernel that
+also computes the elementwise node feeding it when nothing else reads that node. Matmul goes
+to BLAS through NumPy; every other op runs its NumPy reference, and ``f.kernels`` says so.
+"""
+
+from __future__ import annotations
+
+from symnb.backends.c import cache
+from symnb.backends.c.dialect import CDialect
+from symnb.backends.c.listing import KernelInfo, KernelList
+from symnb.backends.c.steps import BlasStep, KernelStep, LibraryStep, ReduceStep, open_kernel
+from symnb.backends.kernel_ir import Unsupported, elemwise_kernel, reduce_kernel
+from symnb.core.graph import OUTPUT, Graph
+from symnb.core.variable import Constant
+from symnb.ops.elemwise import Elemwise
+from symnb.ops.reduce import Reduce
+
+BLAS_OPS = ("Matmul", "Dot", "Gemm", "Gemv", "Ger", "Outer")
+
+
+class CLinker:
+    """Compiles a Graph into ``run(values) -> outputs`` (see symnb/backends/py.py)."""
+
+    name = "c"
+
+    def __init__(self, graph: Graph, leaves: list):
+        self.graph = graph
+        self.slot = {id(v): i for i, v in enumerate(leaves)}
+        self.template: list = [v.data if isinstance(v, Constant) else None for v in leaves]
+        self.n_leaves = len(leaves)
+        self.outputs = {id(v) for v in graph.outputs}
+        order = graph.toposort()
+        self.producers = self._plan_fusion(order)
+        self.fused = {id(p) for p in self.producers.values()}
+        self.kernels = KernelList()
+        self.steps = [self._step(node) for node in order if id(node) not in self.fused]
+        self.out_slots = [self.slot[id(v)] for v in graph.outputs]
+
+    # -- building the schedule --------------------------------------------------------------
+    def _new_slot(self, var) -> int:
+        self.slot[id(var)] = len(self.template)
+        self.template.append(None)
+        return self.slot[id(var)]
+
+    def _step(self, node):
+        try:
+            if isinstance(node.op, Reduce):
+                return self._reduce_step(node)
+            if isinstance(node.op, Elemwise):
+                return self._elemwise_step(node)
+        except Unsupported as exc:
+            return self._library_step(node, str(exc))
+        if type(node.op).__name__ in BLAS_OPS:
+            return self._library_step(node, "BLAS through numpy.matmul", BlasStep)
+        return self._library_step(node, "no kernel for this op; runs its NumPy reference")
+
+    def _library_step(self, node, reason: str, cls=LibraryStep):
+        for var in node.inputs:
+            if var.owner is not None and id(var.owner) in self.fused:
+                raise AssertionError("a fused node's output is read elsewhere")
+        ins = [self.slot[id(v)] for v in node.inputs]
+        outs = [self._new_slot(v) for v in node.outputs]
+        step = cls(node, ins, outs if len(outs) > 1 else outs[0], reason)
+        self.kernels.append(KernelInfo(step.kind, node, None, reason))
+        return step
+
+    def _compile(self, kernel):
+        source = CDialect().render(kernel)
+        return source, cache.load(source, open_kernel)
+
+    def _elemwise_step(self, node):
+        kernel, operands = elemwise_kernel(node)
+        source, fn = self._compile(kernel)
+        ins = [self.slot[id(v)] for v in operands]
+        out = self._new_slot(node.outputs[0])
+        private = self._private(node.outputs[0])
+        self.kernels.append(KernelInfo("kernel", node, source))
+        return KernelStep(node, fn, ins, out, node.outputs[0].type.dtype, private)
+
+    def _plan_fusion(self, order) -> dict:
+        """Reduction node id -> the elementwise node to compute inside its kernel."""
+        plan = {}
+        for node in order:
+            producer = self._fusable_producer(node) if isinstance(node.op, Reduce) else None
+            if producer is None:
+                continue
+            try:
+                reduce_kernel(node, producer)
+            except Unsupported:
+                continue
+            plan[id(node)] = producer
+        return plan
+
+    def _reduce_step(self, node):
+        producer = self.producers.get(id(node))
+        kernel, operands = reduce_kernel(node, producer)
+        source, fn = self._compile(kernel)
+        ins = [self.slot[id(v)] for v in operands]
+        out = self._new_slot(node.outputs[0])
+        nodes = [producer, node] if producer is not None else node
+        self.kernels.append(KernelInfo("kernel", nodes, source))
+        source_node = producer if producer is not None else node
+        reference_ins = [self.slot[id(v)] for v in source_node.inputs]
+        dtype = node.outputs[0].type.dtype
+        return ReduceStep(node, fn, ins, out, dtype, producer, reference_ins)
+
+    def _fusable_producer(self, node):
+        """The elementwise node computing the reduction's input, if only it reads it."""
+        var = node.inputs[0]
+        producer = var.owner
+        if producer is None or not isinstance(producer.op, Elemwise) or id(var) in self.outputs:
+            return None
+        clients = self.graph.clients.get(var, [])
+        return producer if len(clients) == 1 and clients[0][0] is node else None
+
+    def _private(self, var) -> bool:
+        """True when the buffer cannot escape a call: not an output, read only by kernels."""
+        if id(var) in self.outputs:
+            return False
+        for client, _ in self.graph.clients.get(var, []):
+            if client == OUTPUT or not isinstance(client.op, Elemwise):
+                return False
+        return True
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, leaf_values: list) -> list:
+        slots = list(self.template)
+        slots[: len(leaf_values)] = leaf_values
+        for step in self.steps:
+            step(slots)
+        return [slots[i] for i in self.out_slots]

@@ -1,0 +1,163 @@
+"""The steps of a compiled schedule: a kernel call, a BLAS call, or a NumPy library call.
+
+Each step reads its inputs from the flat slot list and writes its output slot. Kernel steps
+build one int64 argument array (shape, strides) and a pointer array per call; an output that
+never leaves the schedule (every reader is a kernel) keeps its buffer between calls.
+"""
+
+from __future__ import annotations
+
+import cffi
+import numpy as np
+
+from symnb.backends.py import RuntimeFailure, _failure_message
+
+ffi = cffi.FFI()
+ffi.cdef("void sn_kernel(int64_t *a, char **ptr);")
+
+_libraries: dict[str, object] = {}
+
+
+def open_kernel(path: str):
+    """The ``sn_kernel`` function of a compiled library (kept open for the process)."""
+    lib = ffi.dlopen(path)
+    _libraries[path] = lib
+    return lib.sn_kernel
+
+
+def pointer(array: np.ndarray):
+    """A ``char *`` to the array's first element (any strides, read-only too)."""
+    if array.flags.c_contiguous:
+        return ffi.from_buffer(array, require_writable=False)
+    return ffi.cast("char *", array.ctypes.data)
+
+
+def broadcast_shape(shapes: list[tuple]) -> tuple:
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    return np.broadcast_shapes(*shapes)
+
+
+def operand_strides(array: np.ndarray, shape: tuple) -> list[int]:
+    """Byte strides of ``array`` over ``shape`` (0 where it is broadcast)."""
+    pad = len(shape) - array.ndim
+    strides = [0] * pad
+    for dim, stride in zip(array.shape, array.strides):
+        strides.append(0 if dim == 1 else stride)
+    return strides
+
+
+class Buffer:
+    """An output array, reused between calls when the shape repeats and nothing kept it."""
+
+    def __init__(self, dtype: np.dtype, private: bool):
+        self.dtype, self.private = dtype, private
+        self.array = None
+        self.ptr = None
+
+    def get(self, shape: tuple):
+        if self.private and self.array is not None and self.array.shape == shape:
+            return self.array, self.ptr
+        array = np.empty(shape, self.dtype)
+        ptr = pointer(array)
+        if self.private:
+            self.array, self.ptr = array, ptr
+        return array, ptr
+
+
+class KernelStep:
+    """out = kernel(inputs) over their broadcast shape."""
+
+    kind = "kernel"
+
+    def __init__(self, node, fn, ins: list[int], out: int, dtype, private: bool):
+        self.node, self.fn, self.ins, self.out = node, fn, ins, out
+        self.buffer = Buffer(np.dtype(dtype), private)
+
+    def __call__(self, slots: list) -> None:
+        arrays = [slots[i] for i in self.ins]
+        shape = broadcast_shape([a.shape for a in arrays])
+        out, out_ptr = self.buffer.get(shape)
+        if out.size:
+            space = shape or (1,)
+            args = [len(space), *space]
+            for a in arrays:
+                args += operand_strides(a, space)
+            args += operand_strides(out, space)
+            ptrs = [pointer(a) for a in arrays]
+            ptrs.append(out_ptr)
+            self.fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs))
+        slots[self.out] = out
+
+
+class ReduceStep:
+    """out = reduction of kernel(inputs) over ``axis``; empty inputs go to NumPy."""
+
+    kind = "kernel"
+
+    def __init__(self, node, fn, ins: list[int], out: int, dtype, producer, reference_ins):
+        self.node, self.fn, self.ins, self.out = node, fn, ins, out
+        self.axis, self.keepdims = set(node.op.axis), node.op.keepdims
+        self.dtype = np.dtype(dtype)
+        self.producer, self.reference_ins = producer, reference_ins
+
+    def __call__(self, slots: list) -> None:
+        arrays = [slots[i] for i in self.ins]
+        space = broadcast_shape([a.shape for a in arrays])
+        if 0 in space:
+            return self._empty(slots, arrays, space)
+        kept = tuple(1 if i in self.axis else d for i, d in enumerate(space))
+        out = np.empty(kept, self.dtype)
+        index = space or (1,)
+        args = [len(index), *index]
+        for a in arrays:
+            args += operand_strides(a, index)
+        args += [0 if i in self.axis else s for i, s in enumerate(out.strides)] or [0]
+        args.append(out.size)
+        ptrs = [pointer(a) for a in arrays] + [pointer(out)]
+        self.fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs))
+        if not self.keepdims:
+            out = out.reshape([d for i, d in enumerate(space) if i not in self.axis])
+        slots[self.out] = out
+
+    def _empty(self, slots, arrays, space):
+        """NumPy decides what an empty reduction is (0, NaN with a warning, or an error)."""
+        values = [slots[i] for i in self.reference_ins]
+        try:
+            if self.producer is not None:
+                values = [self.producer.op.perform(*values)]
+            value = np.asarray(self.node.op.perform(*values))
+        except Exception as exc:
+            raise RuntimeFailure(_failure_message(self.node, exc)) from exc
+        slots[self.out] = value.astype(self.dtype, copy=False)
+
+
+class LibraryStep:
+    """The op's NumPy reference, for ops no kernel describes (named in ``f.kernels``)."""
+
+    kind = "library"
+
+    def __init__(self, node, ins: list[int], out, reason: str = ""):
+        self.node, self.ins, self.out, self.reason = node, ins, out, reason
+        self.outs = out if isinstance(out, list) else [out]
+        self.dtypes = [v.type.dtype for v in node.outputs]
+        self.perform = node.op.perform
+
+    def __call__(self, slots: list) -> None:
+        try:
+            result = self.perform(*[slots[i] for i in self.ins])
+        except Exception as exc:
+            raise RuntimeFailure(_failure_message(self.node, exc)) from exc
+        results = (result,) if len(self.outs) == 1 else result
+        for slot, value, dtype in zip(self.outs, results, self.dtypes, strict=True):
+            value = np.asarray(value)
+            if value.dtype != dtype:
+                raise AssertionError(f"{self.node.op} returned {value.dtype}, promised {dtype}")
+            slots[slot] = value
+
+
+class BlasStep(LibraryStep):
+    """Dense linear algebra through NumPy's matmul, which calls the BLAS NumPy ships."""
+
+    kind = "blas"
