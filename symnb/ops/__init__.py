@@ -43,6 +43,7 @@ from symnb.ops.linalg import (  # noqa: F401
     outer,
     slogdet,
     solve,
+    svd,
     tensordot,
     trace,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, unify
-from symnb.core.op import Op
+from symnb.core.op import NotDifferentiable, Op
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
 from symnb.errors import DTypeError, ShapeError
@@ -553,31 +553,38 @@ def trace(x, offset=0, axis1=0, axis2=1):
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     """``np.linalg.norm``: vector norms (ord None/2, 1, inf, -inf, 0, any p) over one axis;
-    matrix norms (None/'fro', 1, -1, inf, -inf) over two. Integers are computed in float64.
+    matrix norms (None/'fro', 'nuc', 2, -2, 1, -1, inf, -inf) over two. Integers are
+    computed in float64.
     """
-    from symnb.ops._axes import normalize_axis
     from symnb.ops.elemwise import cast
 
     x = as_variable(x)
     if not x.type.is_float:
         x = cast(x, "float64")
-    if axis is None:
-        if ord is not None and x.type.ndim > 2:
-            raise _located(ShapeError(f"norm: ord={ord!r} needs axis for {x.describe()}"))
-        matrix = ord is not None and x.type.ndim == 2
-        axes = tuple(range(x.type.ndim)) if not matrix else (0, 1)
-    else:
-        raw = (axis,) if isinstance(axis, int) else tuple(axis)
-        axes = tuple(a % x.type.ndim for a in raw) if x.type.ndim else raw
-        _located_call(normalize_axis, raw, x.type.ndim, "norm", x)
-        matrix = len(raw) == 2
-    if ord in (None, "fro") and (matrix or ord is None):
+    axes = _norm_axes(x, ord, axis)
+    if ord is None or (ord == "fro" and len(axes) == 2):
         return _norm_sum_pow(x, 2, axes, keepdims)
-    if matrix:
+    if len(axes) == 2:
         return _matrix_norm(x, ord, axes, keepdims)
-    if len(axes) != 1:
-        raise _located(ShapeError(f"norm: ord={ord!r} is a vector norm: give one axis"))
     return _vector_norm(x, ord, axes, keepdims)
+
+
+def _norm_axes(x, ord, axis) -> tuple:
+    """The axes a norm reduces, in the order given (a matrix norm's rows, then columns)."""
+    from symnb.ops._axes import normalize_axis
+
+    ndim = x.type.ndim
+    if axis is None:
+        if ord is None:
+            return tuple(range(ndim))
+        if ndim not in (1, 2):
+            raise _located(ShapeError(f"norm: ord={ord!r} needs axis for {x.describe()}"))
+        return tuple(range(ndim))
+    raw = (axis,) if isinstance(axis, int) else tuple(axis)
+    _located_call(normalize_axis, raw, ndim, "norm", x)
+    if len(raw) > 2 or (ord is not None and len(raw) != len(set(raw))):
+        raise _located(ShapeError(f"norm: axis={axis!r}: give one axis or two"))
+    return tuple(a % ndim for a in raw)
 
 
 def _norm_sum_pow(x, p, axes, keepdims):
@@ -611,21 +618,115 @@ def _vector_norm(x, ord, axes, keepdims):
 
 
 def _matrix_norm(x, ord, axes, keepdims):
-    """Max/min absolute column sums (ord ±1) or row sums (ord ±inf)."""
+    """Singular-value norms (ord 2, -2, 'nuc'), or max/min absolute column sums (ord ±1) or
+    row sums (ord ±inf)."""
+    from symnb.ops.shape import expand_dims
+
+    if ord in (2, -2, "nuc"):
+        out = _singular_value_norm(x, ord, axes)
+    elif ord in (1, -1, np.inf, -np.inf):
+        out = _abs_sum_norm(x, ord, axes)
+    else:
+        message = (
+            f"norm: matrix ord={ord!r} is not a matrix norm (None, 'fro', 'nuc', ±1, ±2, ±inf)"
+        )
+        raise _located(ValueError(message))
+    return expand_dims(out, tuple(sorted(axes))) if keepdims else out
+
+
+def _abs_sum_norm(x, ord, axes):
     from symnb.ops.elemwise import abs as abs_
     from symnb.ops.reduce import max as max_
     from symnb.ops.reduce import min as min_
     from symnb.ops.reduce import sum as sum_
-    from symnb.ops.shape import expand_dims
 
     row, col = axes
-    if ord not in (1, -1, np.inf, -np.inf):
-        raise _located(
-            ValueError(f"norm: matrix ord={ord!r} is not supported (use None, 'fro', ±1, ±inf)")
-        )
     summed_axis, over = (row, col) if ord in (1, -1) else (col, row)
     sums = sum_(abs_(x), axis=summed_axis)
-    over = over - (over > summed_axis)
     pick = max_ if ord in (1, np.inf) else min_
-    out = pick(sums, axis=over)
-    return expand_dims(out, tuple(sorted(axes))) if keepdims else out
+    return pick(sums, axis=over - (over > summed_axis))
+
+
+def _singular_value_norm(x, ord, axes):
+    from symnb.ops.reduce import max as max_
+    from symnb.ops.reduce import min as min_
+    from symnb.ops.reduce import sum as sum_
+
+    rest = [a for a in range(x.type.ndim) if a not in axes]
+    s = SingularValues()(transpose(x, rest + list(axes)))
+    reduce = {2: max_, -2: min_, "nuc": sum_}[ord]
+    return reduce(s, axis=-1)
+
+
+# -- singular values -----------------------------------------------------------------------
+class _SvdBase(_SquareOp):
+    """Shapes of ``np.linalg.svd`` on stacks of (M, N) matrices, K = min(M, N)."""
+
+    def _dims(self, a):
+        if a.type.ndim < 2:
+            raise ShapeError(f"{self}: {a.describe()} has {a.type.ndim} dims; a matrix is needed")
+        if a.type.dtype.kind == "b":
+            raise DTypeError(f"{self}: {a.describe()} is boolean; cast it first")
+        m, n = a.type.shape[-2:]
+        k = min(m, n) if isinstance(m, int) and isinstance(n, int) else (m if m == n else None)
+        return a.type.shape[:-2], m, n, k
+
+    def _from_svd(self, a, g):
+        """The gradient of a through its singular values: U diag(g) Vh (reduced factors)."""
+        from symnb.ops.shape import expand_dims
+
+        u, _, vh = Svd(False)(a)
+        return u @ (expand_dims(g, -1) * vh)
+
+
+class SingularValues(_SvdBase):
+    """``np.linalg.svd(a, compute_uv=False)``: the singular values, largest first (their
+    gradient assumes they are distinct)."""
+
+    def infer_types(self, a):
+        batch, _, _, k = self._dims(a)
+        return [TensorType(self._dtype(a), batch + (k,))]
+
+    def perform(self, a):
+        return np.linalg.svd(a, compute_uv=False)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [self._from_svd(inputs[0], output_grads[0])]
+
+
+class Svd(_SvdBase):
+    """``np.linalg.svd``: (U, S, Vh) with ``a = U @ diag(S) @ Vh``. Only S has a gradient;
+    asking for one through U or Vh raises a not-differentiable error."""
+
+    __props__ = ("full_matrices",)
+    nout = 3
+
+    def __init__(self, full_matrices=True):
+        self.full_matrices = bool(full_matrices)
+
+    def infer_types(self, a):
+        batch, m, n, k = self._dims(a)
+        dtype = self._dtype(a)
+        u_cols, vh_rows = (m, n) if self.full_matrices else (k, k)
+        shapes = (batch + (m, u_cols), batch + (k,), batch + (vh_rows, n))
+        return [TensorType(dtype, s) for s in shapes]
+
+    def perform(self, a):
+        u, s, vh = np.linalg.svd(a, full_matrices=self.full_matrices)
+        return u, s, vh
+
+    def grad(self, inputs, outputs, output_grads):
+        g_u, g_s, g_vh = output_grads
+        if g_u is not None or g_vh is not None:
+            return [NotDifferentiable("svd: gradients through U and Vh are not implemented")]
+        return [self._from_svd(inputs[0], g_s)]
+
+
+def svd(a, full_matrices=True, compute_uv=True):
+    """``np.linalg.svd``: ``(U, S, Vh)``, or only S when ``compute_uv`` is False. Only the
+    singular values are differentiable."""
+    a = as_variable(a)
+    if not compute_uv:
+        return SingularValues()(a)
+    u, s, vh = Svd(full_matrices)(a)
+    return u, s, vh

@@ -124,6 +124,10 @@ NORMS = [
     ((3, 4), -1, None),
     ((3, 4), np.inf, None),
     ((3, 4), -np.inf, None),
+    ((3, 4), 2, None),
+    ((4, 3), -2, None),
+    ((3, 4), "nuc", None),
+    ((2, 3, 4), 2, (2, 0)),
     ((2, 3, 4), None, -1),
     ((2, 3, 4), 1, (2, 0)),
     ((2, 3, 4), "fro", (0, 1)),
@@ -139,6 +143,29 @@ def test_norm_matches_numpy(shape, ord, axis, dtype, keepdims, rng, backend):
     a = random_array(rng, shape, dtype) - (random_array(rng, shape, dtype) > 1)
     got = run_on(lambda x: sn.norm(x, ord, axis, keepdims), a, backend=backend)
     check(got, np.linalg.norm(a, ord, axis, keepdims), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3), (2, 3, 3), (0, 2, 3)])
+@pytest.mark.parametrize("full_matrices", [True, False])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_svd_matches_numpy(shape, full_matrices, dtype, rng, backend):
+    a = random_array(rng, shape, dtype)
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    got_s = run_on(lambda x: sn.svd(x, compute_uv=False), a, backend=backend)
+    check(got_s, s, rtol=1e-4)
+    got_u, got_s, got_vh = run_on(lambda x: list(sn.svd(x, full_matrices)), a, backend=backend)
+    assert (got_u.shape, got_vh.shape, got_u.dtype) == (u.shape, vh.shape, u.dtype)
+    k = s.shape[-1]
+    rebuilt = got_u[..., :k] @ (got_s[..., None] * got_vh[..., :k, :])
+    check(rebuilt, a.astype(u.dtype), rtol=1e-4, atol=1e-5)
+
+
+def test_svd_has_no_gradient_through_u_and_vh():
+    x = sn.matrix("x", shape=(3, 2))
+    u, s, vh = sn.svd(x)
+    assert sn.grad(sn.sum(s), x).type.shape == (3, 2)
+    with pytest.raises(TypeError, match="gradients through U and Vh are not implemented"):
+        sn.grad(sn.sum(u), x)
 
 
 ERRORS = [
@@ -159,7 +186,8 @@ ERRORS = [
     (lambda a, b: sn.solve(sn.tensor("s", (4, 4)), a), "has 4 rows but 'a'.* has 3"),
     (lambda a, b: sn.det(sn.vector("v")), "1 dims; a matrix is needed"),
     (lambda a, b: sn.trace(a, 0, 1, -1), "both axis 1"),
-    (lambda a, b: sn.norm(a, "nuc"), "not supported"),
+    (lambda a, b: sn.norm(a, 3), "not a matrix norm"),
+    (lambda a, b: sn.norm(a, "nuc", axis=0), "not a vector norm"),
 ]
 
 
@@ -219,7 +247,8 @@ def test_solve_gradient_through_broadcast_batch(rng):
 
 
 @pytest.mark.parametrize("ord,axis", [(None, None), (1, None), (np.inf, 0), (3, 1), ("fro", None),
-                                      (1, (0, 1)), (-np.inf, (1, 0)), (2, -1)])  # fmt: skip
+                                      (1, (0, 1)), (-np.inf, (1, 0)), (2, -1), (2, None),
+                                      (-2, (1, 0)), ("nuc", None)])  # fmt: skip
 def test_norm_gradients(ord, axis, rng):
     a = random_array(rng, (3, 4), "float64") * np.where(rng.random((3, 4)) > 0.5, 1, -1)
     sn.check_grad(lambda x: sn.norm(x, ord, axis), [a])
