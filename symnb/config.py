@@ -14,6 +14,8 @@ class Config:
     compiledir: str = ""
     #: the C compiler for backend "c"; "" means the first of cc, gcc, clang on the PATH
     cc: str = ""
+    #: check the graph after every rewrite phase (types, shapes, clients); tests turn it on
+    verify_rewrites: bool = False
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float16", "float32", "float64"):

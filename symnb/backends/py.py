@@ -28,6 +28,7 @@ class PyLinker:
     def __init__(self, graph: Graph, leaves: list):
         self.graph = graph
         self.slot = {id(v): i for i, v in enumerate(leaves)}
+        self.n_leaves = len(leaves)
         self.template: list = [v.data if isinstance(v, Constant) else None for v in leaves]
         self.steps = [self._step(node) for node in graph.toposort()]
         self.out_slots = [self.slot[id(v)] for v in graph.outputs]
@@ -40,7 +41,7 @@ class PyLinker:
             self.template.append(None)
             outs.append(self.slot[id(var)])
         dtypes = [v.type.dtype for v in node.outputs]
-        return node, node.op.perform, ins, outs, dtypes
+        return node, _guard_leaves(node, ins, self.n_leaves), ins, outs, dtypes
 
     def run(self, leaf_values: list) -> list:
         slots = list(self.template)
@@ -85,3 +86,20 @@ def _failure_message(node, exc) -> str:
     return f"{node.op}({args}) failed: {type(exc).__name__}: {exc}" + (
         f"\n  built at {where}" if where else ""
     )
+
+
+def _guard_leaves(node, ins, n_leaves):
+    """The op's perform; an op that overwrites an input (``destroy_map``) gets a copy of any
+    leaf value (the caller's array, a shared value, a constant) instead of the value itself."""
+    destroyed = {i for inputs in getattr(node.op, "destroy_map", {}).values() for i in inputs}
+    leaf_args = sorted(i for i in destroyed if ins[i] < n_leaves)
+    if not leaf_args:
+        return node.op.perform
+
+    def perform_on_copies(*arrays):
+        arrays = list(arrays)
+        for i in leaf_args:
+            arrays[i] = np.array(arrays[i], copy=True)
+        return node.op.perform(*arrays)
+
+    return perform_on_copies

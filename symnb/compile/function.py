@@ -12,27 +12,32 @@ from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
+from symnb.opt import optimize as rewrite
 
 
-def function(inputs, outputs=None, updates=None, givens=None, backend=None, name=None):
+def function(
+    inputs, outputs=None, updates=None, givens=None, backend=None, name=None, optimize="fast"
+):
     """Compile ``outputs`` as a function of ``inputs``.
 
     ``outputs``: a variable, a list/tuple of them, or a dict name -> variable; the call
     returns the same structure. ``updates``: shared variable -> new value, all computed before
     any is written. ``givens``: variable -> variable or value, substituted before compiling.
+    ``optimize``: "fast", "stable", "none" or ``{"include": [...], "exclude": [...]}`` (names
+    of rewrite phases or rules; see docs/rewrites.md).
     ``backend``: "c" (the default when a C compiler is present) or "py".
     """
-    return Function(inputs, outputs, updates, givens, backend, name)
     from symnb.shapes import checkmode  # lazily: check mode sits on top of the compiler
 
     if checkmode.active():
         return checkmode.CheckedFunction(inputs, outputs, updates, givens, name)
+    return Function(inputs, outputs, updates, givens, backend, name, optimize)
 
 
 class Function:
     """A compiled graph: call it with values for its inputs."""
 
-    def __init__(self, inputs, outputs, updates, givens, backend, name):
+    def __init__(self, inputs, outputs, updates, givens, backend, name, optimize="fast"):
         start = time.perf_counter()
         self.name = name
         self.inputs = _check_inputs(inputs)
@@ -42,6 +47,7 @@ class Function:
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
         self.graph = Graph(self.inputs, targets)
+        self.rewrites = rewrite(self.graph, optimize)
         self.backend = backend or default_backend()
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values; constants' slots come after them

@@ -30,11 +30,22 @@ class Composite(Elemwise):
         return [TensorType(self.dtype, broadcast_shapes(self, inputs))]
 
     def perform(self, *arrays):
+        results = self._run(self.program, arrays)
+        return np.asarray(results[-1]).astype(self.dtype, copy=False)
+
+    def perform_into(self, arrays, out):
+        """Like perform, the last step (a ufunc) writing into ``out`` (the in-place variant)."""
+        results = self._run(self.program[:-1], arrays)
+        op, args = self.program[-1]
+        return op.impl(*[_arg(a, arrays, results) for a in args], out=out)
+
+    @staticmethod
+    def _run(program, arrays) -> list:
         results = []
-        for op, args in self.program:
+        for op, args in program:
             values = [_arg(a, arrays, results) for a in args]
             results.append(op.perform(*values))
-        return np.asarray(results[-1]).astype(self.dtype, copy=False)
+        return results
 
     def grad(self, inputs, outputs, output_grads):
         raise NotImplementedError("differentiate before fusing: fusion runs after grad")

@@ -1,0 +1,176 @@
+"""Running the rules: phases in order, each to a fixed point, every firing recorded.
+
+Within a phase, graph rules run first (each yields firings until it has nothing left), then
+node rules run from a worklist: every node once, in topological order, and again whenever a
+firing might have made a new match for it (the nodes a firing added and the users of what it
+replaced, two levels up). A phase stops at its fixed point, or, if its rules keep undoing
+each other, after a firing budget proportional to the graph, with a RewriteLoopWarning.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections import Counter, deque
+
+from symnb.config import config
+from symnb.core.graph import OUTPUT, Graph, check_replaceable
+from symnb.core.variable import Variable
+from symnb.errors import GraphError
+from symnb.opt.history import History
+from symnb.opt.pattern import Match
+from symnb.opt.select import plan
+from symnb.opt.verify import RewriteError, verify
+from symnb.shapes.warnings import quiet
+
+
+class RewriteLoopWarning(RuntimeWarning):
+    """A phase hit its firing budget: some rules keep undoing each other."""
+
+
+def optimize(graph: Graph, optimize="fast", verify_each_phase: bool | None = None) -> History:
+    """Rewrite ``graph`` in place with the selected rules; return the history of firings."""
+    history = History(graph)
+    check = config.verify_rewrites if verify_each_phase is None else verify_each_phase
+    with quiet():  # the user saw the shape warnings of their graph; rewrites add none
+        for phase, rules in plan(optimize):
+            start = time.perf_counter()
+            PhaseRun(graph, phase, rules, history).run()
+            history.add_time(phase, time.perf_counter() - start)
+            if check:
+                verify(graph, f"phase {phase!r}")
+    return history
+
+
+class RuleIndex:
+    """Node rules by the op class their pattern matches, looked up along the op's MRO."""
+
+    def __init__(self, rules):
+        self.by_class: dict[type, list] = {}
+        for rule in rules:
+            self.by_class.setdefault(rule.pattern.op_class, []).append(rule)
+        self.cache: dict[type, list] = {}
+
+    def rules_for(self, op) -> list:
+        kind = type(op)
+        if kind not in self.cache:
+            found = [r for cls in kind.__mro__ for r in self.by_class.get(cls, [])]
+            self.cache[kind] = found
+        return self.cache[kind]
+
+
+class PhaseRun:
+    """One phase over one graph."""
+
+    def __init__(self, graph: Graph, phase: str, rules, history: History):
+        self.graph, self.phase, self.history = graph, phase, history
+        self.graph_rules = [r for r in rules if r.graph_level]
+        self.index = RuleIndex([r for r in rules if not r.graph_level])
+        self.budget = 20 * len(graph) + 1000
+        self.fired: Counter = Counter()
+
+    def run(self) -> None:
+        for rule in self.graph_rules:
+            if not self._run_graph_rule(rule):
+                return
+        if self.index.by_class:
+            self._run_node_rules()
+
+    # -- graph rules ----------------------------------------------------------------------
+    def _run_graph_rule(self, rule) -> bool:
+        firings = rule.fn(self.graph)
+        while True:
+            start = time.perf_counter()
+            pairs = next(firings, None)
+            if pairs is None:
+                return True
+            self._apply(rule, list(pairs), start)
+            if self._over_budget():
+                return False
+
+    # -- node rules -----------------------------------------------------------------------
+    def _run_node_rules(self) -> None:
+        work = deque(self.graph.toposort())
+        queued = set(work)
+        while work:
+            node = work.popleft()
+            queued.discard(node)
+            if node not in self.graph.nodes:
+                continue
+            touched = self._rewrite_node(node)
+            if touched is None:
+                continue
+            for other in touched:
+                if other not in queued:
+                    queued.add(other)
+                    work.append(other)
+            if self._over_budget():
+                return
+
+    def _rewrite_node(self, node) -> list | None:
+        """Fire the first rule that rewrites ``node``; the nodes to look at again."""
+        for rule in self.index.rules_for(node.op):
+            start = time.perf_counter()
+            bound = rule.pattern.match_node(node)
+            if bound is None:
+                continue
+            pairs = _as_pairs(rule, node, rule.fn(Match(node, self.graph, bound)))
+            if pairs:
+                added = self._apply(rule, pairs, start)
+                again = [node] if node in self.graph.nodes else []
+                return added + self._users_near([new for _, new in pairs]) + again
+        return None
+
+    def _users_near(self, variables) -> list:
+        """The nodes using these variables, and the nodes using theirs."""
+        near = []
+        for var in variables:
+            for user in self._users(var):
+                near.append(user)
+                for out in user.outputs:
+                    near += self._users(out)
+        return near
+
+    def _users(self, var) -> list:
+        return [c for c, _ in self.graph.clients.get(var, []) if c != OUTPUT]
+
+    # -- both -----------------------------------------------------------------------------
+    def _apply(self, rule, pairs, start) -> list:
+        for old, new in pairs:
+            _check_pair(rule, old, new)
+        added, removed = self.graph.replace_all(pairs)
+        seconds = time.perf_counter() - start
+        self.history.record(rule.name, self.phase, seconds, pairs, added, removed)
+        self.fired[rule.name] += 1
+        return added
+
+    def _over_budget(self) -> bool:
+        if sum(self.fired.values()) <= self.budget:
+            return False
+        top = ", ".join(f"{name} ({n}x)" for name, n in self.fired.most_common(3))
+        warnings.warn(
+            f"rewrite phase {self.phase!r} stopped after {self.budget} firings; the rules "
+            f"firing most were {top}: they probably undo each other",
+            RewriteLoopWarning,
+            stacklevel=4,
+        )
+        return True
+
+
+def _as_pairs(rule, node, result) -> list:
+    """A rule's answer as ``(old, new)`` pairs, leaving out no-op pairs."""
+    if result is None:
+        return []
+    if isinstance(result, Variable):
+        if len(node.outputs) != 1:
+            raise RewriteError(f"rule {rule.name} returned one variable for a multi-output node")
+        result = [(node.outputs[0], result)]
+    return [(old, new) for old, new in result if new is not old]
+
+
+def _check_pair(rule, old, new) -> None:
+    try:
+        check_replaceable(old, new)
+    except GraphError as exc:
+        message = f"rule {rule.name} ({rule.source}) returned a bad replacement: {exc}"
+        raise RewriteError(message) from None

@@ -1,0 +1,8 @@
+"""The built-in rules, one module per kind; importing this package registers them all.
+
+The import order is the order rules are tried within a phase: merging and folding first.
+"""
+
+# ruff: noqa: I001, F401 - imported in this order for their registrations
+from symnb.opt.rules import merge, fold
+from symnb.opt.rules import canonical, shapes, stabilize, specialize, fuse, inplace

@@ -1,0 +1,57 @@
+"""Small questions rules ask about variables: constant values, users, types that fit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import DimMismatch, unify
+from symnb.core.graph import OUTPUT
+from symnb.core.variable import Constant, Variable
+
+
+def constant_value(var: Variable):
+    """The value of a constant as an array, or None for anything else."""
+    return var.value if isinstance(var, Constant) else None
+
+
+def is_filled_with(var: Variable, number) -> bool:
+    """A constant whose every element equals ``number``."""
+    value = constant_value(var)
+    return value is not None and value.size > 0 and bool(np.all(value == number))
+
+
+def only_user(graph, var: Variable, node) -> bool:
+    """``node`` is the only user of ``var`` (and var is not a graph output)."""
+    users = graph.clients.get(var, [])
+    return len(users) == 1 and users[0][0] is node
+
+
+def users(graph, var: Variable) -> list:
+    return [c for c, _ in graph.clients.get(var, []) if c != OUTPUT]
+
+
+def does_not_stretch(small: Variable, big: Variable) -> bool:
+    """Broadcasting ``small`` against ``big`` cannot enlarge ``big`` (small's dims are 1s)."""
+    return small.type.ndim <= big.type.ndim and all(d == 1 for d in small.type.shape)
+
+
+def fits(old: Variable, new: Variable) -> bool:
+    """``new`` has ``old``'s dtype and rank, and no dim provably differs."""
+    if old.type.dtype != new.type.dtype or old.type.ndim != new.type.ndim:
+        return False
+    try:
+        for a, b in zip(old.type.shape, new.type.shape):
+            unify(a, b)
+    except DimMismatch:
+        return False
+    return True
+
+
+def same_static_shape(a: Variable, b: Variable) -> bool:
+    """Both shapes are fully known ints and equal."""
+    return a.type.shape == b.type.shape and all(isinstance(d, int) for d in a.type.shape)
+
+
+def is_pure(op) -> bool:
+    """An op whose result depends only on its inputs (random ops set ``pure = False``)."""
+    return getattr(op, "pure", True)

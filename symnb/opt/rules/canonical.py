@@ -1,0 +1,119 @@
+"""Canonicalize: algebraic identities that make graphs smaller and put them in one form.
+
+``x*1``, ``x/1``, ``x**1``, ``x+0``, ``x-0``, ``x-x``, ``exp(log(x))``, ``log(exp(x))``,
+``-(-x)`` and ``a*x + b*x``. Each rule fires only where the result keeps the node's dtype and
+shape (a constant that broadcasts ``x`` to a larger shape, or promotes its dtype, is kept).
+``x-x -> 0`` and ``exp(log(x)) -> x`` assume values in the ops' domain (finite ``x``;
+``x > 0``), as Theano's and PyTensor's rules do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import is_known
+from symnb.core.variable import Constant
+from symnb.ops.elemwise import Add, Exp, Log, Mul, Neg, Pow, Sub, TrueDiv, add, mul, sub
+from symnb.ops.shape import BroadcastLike
+from symnb.opt.pattern import Const, Pattern
+from symnb.opt.registry import rule
+from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, only_user
+
+
+def _identity(m, neutral):
+    """``x`` if the constant is the neutral element and changes neither dtype nor shape."""
+    if is_filled_with(m.c, neutral) and does_not_stretch(m.c, m.x) and fits(m.out, m.x):
+        return m.x
+    return None
+
+
+@rule("canonicalize", Pattern(Mul, "x", Const("c"), commutative=True))
+def mul_by_one(m):
+    """x * 1 -> x"""
+    return _identity(m, 1)
+
+
+@rule("canonicalize", Pattern(TrueDiv, "x", Const("c")))
+def div_by_one(m):
+    """x / 1 -> x"""
+    return _identity(m, 1)
+
+
+@rule("canonicalize", Pattern(Pow, "x", Const("c")))
+def pow_one(m):
+    """x ** 1 -> x"""
+    return _identity(m, 1)
+
+
+@rule("canonicalize", Pattern(Add, "x", Const("c"), commutative=True))
+def add_zero(m):
+    """x + 0 -> x"""
+    return _identity(m, 0)
+
+
+@rule("canonicalize", Pattern(Sub, "x", Const("c")))
+def sub_zero(m):
+    """x - 0 -> x"""
+    return _identity(m, 0)
+
+
+@rule("canonicalize", Pattern(Sub, "x", "x"))
+def sub_self(m):
+    """x - x -> 0 (a constant when x's shape is known, else 0 broadcast to x's shape)."""
+    dtype = m.out.type.dtype
+    if all(is_known(d) for d in m.x.type.shape):
+        return Constant(np.zeros(m.x.type.shape, dtype))
+    return BroadcastLike()(Constant(np.zeros((), dtype)), m.x)
+
+
+@rule("canonicalize", Pattern(Exp, Pattern(Log, "x")))
+def exp_of_log(m):
+    """exp(log(x)) -> x (for x > 0, log's domain)"""
+    return m.x if fits(m.out, m.x) else None
+
+
+@rule("canonicalize", Pattern(Log, Pattern(Exp, "x")))
+def log_of_exp(m):
+    """log(exp(x)) -> x (also exact where exp overflows)"""
+    return m.x if fits(m.out, m.x) else None
+
+
+@rule("canonicalize", Pattern(Neg, Pattern(Neg, "x")))
+def neg_of_neg(m):
+    """-(-x) -> x"""
+    return m.x if fits(m.out, m.x) else None
+
+
+@rule("canonicalize", Pattern(Add, Pattern(Mul, name="left"), Pattern(Mul, name="right")))
+def collect_add(m):
+    """a*x + b*x -> (a + b)*x, when neither product is used elsewhere."""
+    return _collect(m, add)
+
+
+@rule("canonicalize", Pattern(Sub, Pattern(Mul, name="left"), Pattern(Mul, name="right")))
+def collect_sub(m):
+    """a*x - b*x -> (a - b)*x, when neither product is used elsewhere."""
+    return _collect(m, sub)
+
+
+def _collect(m, combine):
+    left, right = m.left.owner, m.right.owner
+    if left is right or not (
+        only_user(m.graph, m.left, m.node) and only_user(m.graph, m.right, m.node)
+    ):
+        return None
+    split = _common_factor(left.inputs, right.inputs)
+    if split is None:
+        return None
+    x, a, b = split
+    new = mul(combine(a, b), x)
+    return new if fits(m.out, new) and new.type.shape == m.out.type.shape else None
+
+
+def _common_factor(left, right):
+    """(x, a, b) with left == (a, x) and right == (b, x) in some order, else None."""
+    for i in (0, 1):
+        for j in (0, 1):
+            if left[i] is right[j]:
+                return left[i], left[1 - i], right[1 - j]
+    return None

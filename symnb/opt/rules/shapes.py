@@ -1,0 +1,65 @@
+"""Canonicalize shapes: chains of transposes/reshapes become one, no-ops disappear, and the
+shape of a tensor whose dims are all known becomes a constant."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import is_known
+from symnb.core.variable import Constant
+from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, Shape
+from symnb.opt.pattern import Pattern
+from symnb.opt.registry import rule
+from symnb.opt.rules._util import fits, same_static_shape
+
+
+@rule("canonicalize", Pattern(DimShuffle, Pattern(DimShuffle, "x", name="inner")))
+def dimshuffle_chain(m):
+    """dimshuffle(dimshuffle(x)) -> one dimshuffle (or x when the two cancel)."""
+    inner = m.inner.owner.op.order
+    order = tuple("x" if a == "x" else inner[a] for a in m.node.op.order)
+    if order == tuple(range(m.x.type.ndim)):
+        return m.x if fits(m.out, m.x) else None
+    new = DimShuffle(order)(m.x)
+    return new if fits(m.out, new) else None
+
+
+@rule("canonicalize", Pattern(DimShuffle, "x"))
+def dimshuffle_identity(m):
+    """A dimshuffle that keeps every axis in place -> x"""
+    return m.x if m.node.op.order == tuple(range(m.x.type.ndim)) else None
+
+
+@rule("canonicalize", Pattern(Reshape, Pattern(Reshape, "x", name="inner")))
+def reshape_chain(m):
+    """reshape(reshape(x, a), b) -> reshape(x, b), when b's named dims are x's dims."""
+    names = {d: i for i, d in reversed(list(enumerate(m.x.type.shape))) if isinstance(d, str)}
+    target = m.node.op.target
+    if any(isinstance(d, str) and d not in names for d in target):
+        return None
+    new = Reshape(target, tuple((d, names[d]) for d in target if d in names))(m.x)
+    return new if fits(m.out, new) else None
+
+
+@rule("canonicalize", Pattern(Reshape, "x"))
+def reshape_noop(m):
+    """reshape(x, s) -> x when x already has the known shape s"""
+    return m.x if same_static_shape(m.x, m.out) else None
+
+
+@rule("canonicalize", Pattern(Shape, "x"))
+def shape_of_known(m):
+    """shape(x) -> a constant when every dim of x is a known int"""
+    dims = m.x.type.shape
+    if not all(is_known(d) for d in dims):
+        return None
+    return Constant(np.array(dims, dtype=np.int64))
+
+
+@rule("canonicalize", Pattern(ReducedSize, "x"))
+def reduced_size_of_known(m):
+    """The element count over axes whose dims are known -> a constant"""
+    dims = [m.x.type.shape[a] for a in m.node.op.axis]
+    if not all(is_known(d) for d in dims):
+        return None
+    return Constant(np.array(int(np.prod(dims)), dtype=np.int64))

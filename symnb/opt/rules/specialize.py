@@ -1,0 +1,98 @@
+"""Specialize: cheaper or library-backed forms of common expressions.
+
+``x ** 2 -> square(x)`` and ``z + alpha * (x @ y)`` (also ``z - ...``, either operand order,
+with or without a scale) ``-> gemm(z, alpha, x, y, 1)``, one BLAS call. The gemm rules fire
+only when the product (and its scaling) is used nowhere else, or the matrix product would be
+computed twice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.variable import Constant
+from symnb.ops import elemwise
+from symnb.ops.blas import FLOATS, gemm
+from symnb.ops.elemwise import Add, Mul, Pow, Sub, cast, neg
+from symnb.ops.linalg import Matmul
+from symnb.opt.pattern import Const, Pattern
+from symnb.opt.registry import rule
+from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, only_user
+
+
+def _square(x):
+    """The catalogue's square op where it exists, else x * x (the same value)."""
+    square = getattr(elemwise, "square", None)
+    if square is None:
+        from symnb import ops
+
+        square = getattr(ops, "square", None)
+    return square(x) if square is not None else x * x
+
+
+@rule("specialize", Pattern(Pow, "x", Const("c")))
+def pow_two_to_square(m):
+    """x ** 2 -> square(x)"""
+    if not (is_filled_with(m.c, 2) and does_not_stretch(m.c, m.x)):
+        return None
+    new = _square(m.x)
+    return new if fits(m.out, new) else None
+
+
+@rule("specialize", Pattern(Add, "a", "b"))
+def add_to_gemm(m):
+    """z + alpha * (x @ y) -> gemm(z, alpha, x, y, 1)"""
+    first = _gemm(m, m.a, m.b, 1)
+    return first if first is not None else _gemm(m, m.b, m.a, 1)
+
+
+@rule("specialize", Pattern(Sub, "a", "b"))
+def sub_to_gemm(m):
+    """z - alpha * (x @ y) -> gemm(z, -alpha, x, y, 1)"""
+    return _gemm(m, m.a, m.b, -1)
+
+
+def _gemm(m, z, term, sign):
+    dtype = m.out.type.dtype
+    found = _scaled_product(m.graph, term, m.node)
+    if found is None or dtype.name not in FLOATS or z.type.dtype != dtype or z.type.ndim > 2:
+        return None
+    alpha, x, y = found
+    if x.type.dtype != dtype or y.type.dtype != dtype:
+        return None
+    alpha = _scalar(alpha, dtype, sign)
+    if alpha is None:
+        return None
+    new = gemm(z, alpha, x, y, Constant(np.ones((), dtype)))
+    return new if fits(m.out, new) and new.type.shape == m.out.type.shape else None
+
+
+def _scaled_product(graph, var, user):
+    """(alpha, x, y) if var is ``x @ y`` or ``alpha * (x @ y)`` used only by ``user``."""
+    if not only_user(graph, var, user) or var.owner is None:
+        return None
+    node = var.owner
+    if isinstance(node.op, Matmul):
+        return _matrix_pair(node, Constant(1.0, weak=True))
+    if not isinstance(node.op, Mul):
+        return None
+    for scale, other in (node.inputs, node.inputs[::-1]):
+        if scale.type.ndim == 0 and other.owner is not None and isinstance(other.owner.op, Matmul):
+            if only_user(graph, other, node):
+                return _matrix_pair(other.owner, scale)
+    return None
+
+
+def _matrix_pair(node, alpha):
+    x, y = node.inputs
+    return (alpha, x, y) if x.type.ndim == 2 and y.type.ndim == 2 else None
+
+
+def _scalar(alpha, dtype, sign):
+    """alpha (times sign) as a 0-d operand of ``dtype``; None if that would lose precision."""
+    if isinstance(alpha, Constant):
+        return Constant(np.asarray(sign * alpha.value, dtype=dtype))
+    if not np.can_cast(alpha.type.dtype, dtype, "safe"):
+        return None
+    alpha = cast(alpha, dtype)
+    return neg(alpha) if sign < 0 else alpha

@@ -1,0 +1,1 @@
+"""Stabilize: rewrites that make results accurate where the naive graph over/underflows."""

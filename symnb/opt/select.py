@@ -1,0 +1,76 @@
+"""What ``optimize=`` selects: a mode name or ``{"include": [...], "exclude": [...]}``.
+
+Names in include/exclude are phases (all the rules of that phase) or single rules. Without
+``include`` the selection starts from ``"fast"``. A rule registered with ``default=False``
+runs only when named in an include.
+"""
+
+from __future__ import annotations
+
+from symnb.opt.registry import PHASES, RULES, Rule
+
+MODES = {
+    "fast": PHASES,
+    "stable": ("merge", "constant_folding", "canonicalize", "stabilize"),
+    "none": (),
+}
+
+
+def plan(optimize) -> list[tuple[str, list[Rule]]]:
+    """The phases to run, in order, each with its rules in registration order."""
+    include, exclude = _parse(optimize)
+    phases = {p for p in include if p in PHASES}
+    named = {r for r in include if r in RULES}
+    chosen = [
+        rule
+        for rule in RULES.values()
+        if (rule.name in named or (rule.default and phases.intersection(rule.phases)))
+        and rule.name not in exclude
+    ]
+    steps = []
+    for phase in PHASES:
+        if phase in exclude:
+            continue
+        rules = [r for r in chosen if phase in r.phases and (phase in phases or r.name in named)]
+        if rules:
+            steps.append((phase, rules))
+    return steps
+
+
+def _parse(optimize) -> tuple[list[str], set[str]]:
+    if optimize is None or optimize is False:
+        optimize = "none"
+    if optimize is True:
+        optimize = "fast"
+    if isinstance(optimize, str):
+        return list(_mode(optimize)), set()
+    if isinstance(optimize, dict):
+        unknown = set(optimize) - {"include", "exclude"}
+        if unknown:
+            raise ValueError(f"optimize: unknown keys {sorted(unknown)}; use include/exclude")
+        include = _expand(optimize.get("include", ["fast"]))
+        return include, set(_expand(optimize.get("exclude", [])))
+    raise TypeError(f"optimize is a mode name {sorted(MODES)} or a dict, not {optimize!r}")
+
+
+def _mode(name: str):
+    if name not in MODES:
+        raise ValueError(f"optimize: unknown mode {name!r}; choose one of {sorted(MODES)}")
+    return MODES[name]
+
+
+def _expand(names) -> list[str]:
+    """Mode names become their phases; every other name must be a phase or a rule."""
+    names = [names] if isinstance(names, str) else list(names)
+    out: list[str] = []
+    for name in names:
+        if name in MODES:
+            out += MODES[name]
+        elif name in PHASES or name in RULES:
+            out.append(name)
+        else:
+            raise ValueError(
+                f"optimize: {name!r} is neither a phase ({', '.join(PHASES)}) nor a "
+                f"registered rule (see sn.opt.RULES)"
+            )
+    return out
