@@ -298,8 +298,17 @@ def product(dims) -> Dim:
 
 def conv_output(size: Dim, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1):
     """Length of a convolution or pooling output: ``(size + 2p - d(k-1) - 1)//s + 1``."""
+    return window_output(size, kernel, stride, dilation, (padding, padding))
+
+
+def window_output(size: Dim, kernel: int, stride: int, dilation: int, padding) -> Dim:
+    """Output length of a sliding window; ``padding`` is "valid", "same" (the output is
+    ``ceil(size / stride)``) or (before, after)."""
+    if padding == "same":
+        return floordiv(add(size, stride - 1), stride)
+    pads = (0, 0) if padding == "valid" else padding
     span = dilation * (kernel - 1) + 1
-    return add(floordiv(sub(add(size, 2 * padding), span), stride), 1)
+    return add(floordiv(sub(add(size, pads[0] + pads[1]), span), stride), 1)
 
 
 # -- reading what users write ---------------------------------------------------------------

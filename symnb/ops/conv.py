@@ -19,7 +19,7 @@ import numbers
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from symnb.core.dims import DimMismatch, format_dim, unify
+from symnb.core.dims import DimMismatch, format_dim, unify, window_output
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
@@ -84,7 +84,7 @@ class _Axis:
     def static_out(self, op, size, described):
         """The output size, None when the input size is not fixed; ShapeError when < 1."""
         if not isinstance(size, int):
-            return None
+            return window_output(size, self.kernel, self.stride, self.dilation, self.padding)
         pads = self.pads(size)
         out = out_size(size, self.kernel, self.stride, self.dilation, pads)
         if out < 1:

@@ -18,6 +18,7 @@ from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import Elemwise
+from symnb.shapes import warnings as shape_warnings
 
 
 class _AlongAxis(Op):
@@ -32,6 +33,7 @@ class _AlongAxis(Op):
     def infer_types(self, x):
         if x.type.dtype.kind == "b":
             raise DTypeError(f"{self.op_name()}: {x.describe()} is boolean; cast it first")
+        shape_warnings.axis_hook(self, x, self.axis)
         return [TensorType(probe_dtype(self, np.exp, [x]), x.type.shape)]
 
     def perform(self, x):
@@ -84,6 +86,10 @@ class SigmoidBinaryCrossentropy(Elemwise):
     impl = staticmethod(_sigmoid_bce)
     c = "(fmax({0}, 0) - {0} * {1} + log1p(exp(-fabs({0}))))"
     dtype_rule = "NumPy's promotion of logits and targets, as a float"
+
+    def infer_types(self, x, t):
+        shape_warnings.loss_hook(self, x, t)
+        return super().infer_types(x, t)
 
     def grad_elem(self, inputs, output, gz):
         from symnb.ops.elemwise import sigmoid
@@ -145,6 +151,7 @@ def binary_crossentropy(output, target) -> Variable:
     from symnb.ops.elemwise import log
 
     output, target = as_variable(output), as_variable(target)
+    shape_warnings.loss_hook("binary_crossentropy", output, target)
     return -(target * log(output) + (1 - target) * log(1 - output))
 
 

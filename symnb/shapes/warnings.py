@@ -121,6 +121,11 @@ def _may_equal(a, b) -> bool:
     return True
 
 
+def _op(op) -> str:
+    """An op's name without its parameters (``softmax``, not ``softmax[axis=0]``)."""
+    return op.op_name() if hasattr(op, "op_name") else str(op)
+
+
 def _name(var) -> str:
     return var.name or f"<the {format_shape(var.type.shape)} operand>"
 
@@ -151,7 +156,7 @@ def _outer_pair(low: tuple, high: tuple) -> bool:
 
 def _outer_message(op, low, high, out_shape) -> str:
     return (
-        f"{op}: {low.describe()} and {high.describe()} broadcast against each other into "
+        f"{_op(op)}: {low.describe()} and {high.describe()} broadcast against each other into "
         f"{format_shape(out_shape)}, larger than either (every element of one meets every "
         f"element of the other)\n  hint: if they hold one value per example, give them the "
         f"same shape, e.g. {_name(high)}.reshape(-1) or expand_dims({_name(low)}, -1)"
@@ -184,7 +189,7 @@ def _warn_pinned(op, var, axis, size) -> None:
     names = ", ".join(sorted(names_in(dim)))
     emit(
         PinnedDimWarning,
-        f"{op}: named dim '{dim}' (axis {axis} of {var.describe()}) is forced to equal {size}"
+        f"{_op(op)}: named dim '{dim}' (axis {axis} of {var.describe()}) is forced to equal {size}"
         f"\n  hint: a name promises a free size; write {size} in the shape of {_name(var)}, "
         f"or give the other operand the name{'s' if ',' in names else ''} {names}",
     )
@@ -254,7 +259,7 @@ def axis_hook(op, x, axis: int) -> None:
         return
     emit(
         SuspiciousAxisWarning,
-        f"{op}: over axis {axis} of {x.describe()}, {why}"
+        f"{_op(op)}: over axis {axis} of {x.describe()}, {why}"
         f"\n  hint: the classes are usually the last axis (axis=-1)",
     )
 
@@ -266,7 +271,7 @@ def loss_hook(op, predictions, targets) -> None:
     if _only_trailing_one(p, t) or _only_trailing_one(t, p):
         emit(
             LossTrailingOneWarning,
-            f"{op}: predictions {predictions.describe()} and targets {targets.describe()} "
+            f"{_op(op)}: predictions {predictions.describe()} and targets {targets.describe()} "
             f"differ only by a trailing 1\n  hint: squeeze the extra axis, e.g. "
             f"{_name(predictions if len(p) > len(t) else targets)}.reshape(-1)",
         )
