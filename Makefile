@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo test lint format bench clean docs
+.PHONY: demo lab test lint format bench clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,16 @@ $(VENV)/.stamp-%: pyproject.toml | $(BIN)/python
 	$(PIP) install -q -e ".[$*]"
 	touch $@
 
-demo: $(VENV)/.stamp-demo
-	$(BIN)/python examples/logistic_regression.py
+# The main job: execute the tour notebook headlessly into build/tour.html.
+demo: $(VENV)/.stamp-demo,notebook
+	@mkdir -p build
+	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=600 \
+		--ExecutePreprocessor.kernel_name=python3 --output-dir build --output tour \
+		notebooks/00_tour.ipynb
+	@echo "the tour, with every output, is in build/tour.html"
+
+lab: $(VENV)/.stamp-demo,notebook
+	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 test: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest

@@ -56,9 +56,24 @@ def run_cell(shell, cell: str):
         code = compile(ast.Expression(last.value), filename, "eval")
         value = eval(code, namespace)  # noqa: S307 - the user's own expression
     bound = {n for n, v in namespace.items() if before.get(n) != id(v) and not n.startswith("__")}
+    _name_outputs(last, value)
     if shell is not None:
         shell.user_ns.update({n: namespace[n] for n in bound})
     return value, namespace, bound
+
+
+def _name_outputs(last, value) -> None:
+    """Unnamed outputs written as bare names (``loss`` or ``loss, acc``) take those names."""
+    if last is None:
+        return
+    expr = last.value
+    names = [expr] if isinstance(expr, ast.Name) else getattr(expr, "elts", [])
+    values = [value] if isinstance(expr, ast.Name) else value
+    if not isinstance(values, (list, tuple)) or len(values) != len(names):
+        return
+    for node, var in zip(names, values):
+        if isinstance(node, ast.Name) and isinstance(var, Variable) and var.name is None:
+            var.name = node.id
 
 
 def _register(shell, source: str) -> str:

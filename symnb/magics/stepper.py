@@ -66,14 +66,16 @@ class RewriteStepper:
         """Draw position ``k`` (0 = as written) of the filtered history."""
         if k == 0:
             self.info.value = self._info_start()
-            self._draw(picture(self.function.graph_before, "as written", self.max_boxes))
+            before = self.function.graph_before
+            self._draw(picture(before, "as written", self.max_boxes, function=self.function))
             return
         index = self.visible[k - 1]
         step = self.history[index]
         before = self._graph_before_step(index)
         after = step.graph_after()
         self.info.value = self._info_step(k, step, diff_graphs(before, after))
-        self._draw(diff_picture(before, after, f"after {step.rule}", self.max_boxes))
+        title = f"after {step.rule}"
+        self._draw(diff_picture(before, after, title, self.max_boxes, function=self.function))
 
     def _graph_before_step(self, index: int):
         if index == 0:

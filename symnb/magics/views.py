@@ -13,7 +13,7 @@ def _unavailable(text: str) -> Html:
 
 
 def show_before(f):
-    return picture(f.graph_before, title=f"{f.name or 'function'}: as written")
+    return picture(f.graph_before, title=f"{f.name or 'function'}: as written", function=f)
 
 
 def show_after(f):
@@ -29,7 +29,8 @@ def show_grad(f):
     count = sum(1 for n in f.graph_before.toposort() if is_grad_node(n))
     if not count:
         return _unavailable("no node of this function was built by sn.grad: no gradient to show")
-    pic = picture(f.graph_before, title=f"{f.name or 'function'}: gradient nodes in violet")
+    title = f"{f.name or 'function'}: gradient nodes in violet"
+    pic = picture(f.graph_before, title=title, function=f)
     pic.view.notes.append(f"{count} of {len(f.graph_before)} nodes compute gradients")
     return pic
 

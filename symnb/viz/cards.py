@@ -89,7 +89,7 @@ def function_card(function, with_graphs: bool = True) -> str:
 def _graphs_html(function) -> str:
     from symnb.viz.diff import side_by_side_html
 
-    before = picture(function.graph_before, title="as written")
+    before = picture(function.graph_before, title="as written", function=function)
     after = picture(function, title="optimised")
     return f"<details><summary>graphs</summary>{side_by_side_html(before, after)}</details>"
 

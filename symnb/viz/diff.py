@@ -12,12 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
+from symnb.core.variable import Constant
 from symnb.viz.collapse import collapse
 from symnb.viz.graphs import MAX_BOXES, GraphPicture, apply_marks, as_graph, output_labels
 from symnb.viz.view import ViewGraph, ViewNode, graph_view, is_grad_node
 
 
 def _input_key(var, keys) -> tuple:
+    if isinstance(var, Constant):
+        return ("const", var.signature())  # merged or refolded constants stay "the same"
     if var.owner is None:
         return ("leaf", id(var))
     return ("out", keys[id(var.owner)], var.index)
@@ -83,11 +86,13 @@ def _twin(node, candidates):
     return None
 
 
-def diff_picture(before, after, title: str = "", max_boxes: int = MAX_BOXES) -> GraphPicture:
+def diff_picture(
+    before, after, title: str = "", max_boxes: int = MAX_BOXES, function=None
+) -> GraphPicture:
     """``after`` with added (green), changed (orange) and removed (dashed red) nodes."""
     old_graph, new_graph = as_graph(before), as_graph(after)
     diff = diff_graphs(old_graph, new_graph)
-    view = graph_view(new_graph, output_labels(after, new_graph))
+    view = graph_view(new_graph, output_labels(function or after, new_graph))
     marks = {id(n): "added" for n in diff.added}
     marks.update({id(new): "changed" for _, new in diff.changed})
     apply_marks(view, marks)

@@ -88,10 +88,13 @@ def unavailable_html(message: str, dot: str) -> str:
     )
 
 
-def picture(obj, title: str = "", max_boxes: int = MAX_BOXES, marks=None) -> GraphPicture:
-    """The picture of ``obj``; ``marks`` maps Apply nodes (by identity) to a diff mark."""
+def picture(
+    obj, title: str = "", max_boxes: int = MAX_BOXES, marks=None, function=None
+) -> GraphPicture:
+    """The picture of ``obj``; ``marks`` maps Apply nodes (by identity) to a diff mark;
+    ``function`` names the outputs of one of its graphs (``f.graph_before``)."""
     graph = as_graph(obj)
-    view = graph_view(graph, output_labels(obj, graph))
+    view = graph_view(graph, output_labels(function or obj, graph))
     if marks:
         apply_marks(view, marks)
     return GraphPicture(collapse(view, max_boxes), title)

@@ -6,7 +6,9 @@ Renders are cached by DOT text, so stepping back and forth through a history is 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import re
 import shutil
 import subprocess
@@ -23,7 +25,24 @@ def _pygraphviz(dot: str) -> str | None:
         import pygraphviz
     except ImportError:
         return None
-    return pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot").decode("utf-8")
+    with _quiet_stderr():  # Graphviz's fontconfig may warn on fd 2, into the notebook
+        return pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot").decode("utf-8")
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _dot_executable(dot: str) -> str | None:
