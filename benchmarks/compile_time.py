@@ -30,6 +30,7 @@ def probe(peer_name: str, cache_dir: str, mode: str) -> dict:
     """Build and run the W3 step once, timed; the reply the parent reads."""
     peer = peers.load(peer_name)
     peer.configure_cache(cache_dir)
+    peer.start_runtime()
     spec = BY_KEY["W5"]
     inputs = make_inputs(spec, mode)
     expected = comparable(spec, inputs, reference(spec, inputs))

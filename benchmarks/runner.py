@@ -8,12 +8,16 @@ import select
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SETUP_TIMEOUT_S = 420  # torch.compile's first compile of a training step can take minutes here
 TIME_TIMEOUT_S = 120
+# Idle gap before each sample: thread pools that spin after their work (OpenMP, Eigen) go to
+# sleep before the next peer runs, instead of taking one of the two cores from it.
+PAUSE_S = 0.02
 
 
 @dataclass
@@ -112,6 +116,7 @@ def run_workload(workload, workers: dict, mode: str, rounds: int, target_s: floa
 def _sample(worker: WorkerProcess, result: Result) -> None:
     if result.status != "ok":
         return
+    time.sleep(PAUSE_S)
     reply = worker.ask("time", TIME_TIMEOUT_S, samples=1)
     if reply["status"] == "ok":
         result.samples.extend(reply["seconds"])

@@ -31,6 +31,9 @@ class BasePeer:
     def configure_cache(self, directory: str) -> None:
         """In-process settings for the compile cache, applied before building (W5)."""
 
+    def start_runtime(self) -> None:
+        """Start what a process starts once, whatever it compiles (W5 does not time it)."""
+
 
 def returning_list(fn, *args):
     """A callable computing ``[fn(*args)]``."""

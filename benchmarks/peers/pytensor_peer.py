@@ -65,13 +65,16 @@ class Peer(BasePeer):
         return _calling(pytensor.function([x], out), v["x"])
 
     def build_w8(self, v):
-        from pytensor.tensor.conv import conv2d
+        from pytensor.tensor.signal import convolve2d
 
         keys = ("kernels", "kbias", "dense", "dbias")
         params = [pytensor.shared(v[k], name=k) for k in keys]
         kernels, kbias, dense, dbias = params
         x, labels = _like(v["x"]), _like(v["labels"])
-        conv = conv2d(x, kernels, border_mode="valid", filter_flip=False)
+        # One input channel: batch dims (batch, 1) of x broadcast against (1, filters) of the
+        # flipped kernels (convolve2d convolves; the workload cross-correlates).
+        flipped = kernels[:, 0, ::-1, ::-1].dimshuffle("x", 0, 1, 2)
+        conv = convolve2d(x, flipped, mode="valid")
         act = pt.maximum(conv + kbias.dimshuffle("x", 0, "x", "x"), 0)
         loss = _xent(act.flatten(2) @ dense + dbias, labels)
         return _sgd_function([x, labels], loss, params, v)
