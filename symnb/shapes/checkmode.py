@@ -22,6 +22,7 @@ from symnb.compile.function import (
     _flatten_outputs,
 )
 from symnb.compile.inputs import InputSpec, check_derived_dims
+from symnb.core.dims import evaluate, is_symbolic
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
@@ -69,30 +70,52 @@ class CheckedFunction(Function):
         check_derived_dims(self._specs, arrays, sizes)
         key = tuple(a.shape for a in arrays) + tuple(_shared_shapes(self.graph))
         if key not in self._shapes_seen:
-            self._shapes_seen[key] = self._output_types(arrays)
-        outputs = [np.zeros(t.shape, t.dtype) for t in self._shapes_seen[key][: self._n_out]]
-        return self._structure(outputs)
+            self._shapes_seen[key] = self._output_shapes(arrays, sizes)
+        out = zip(self.graph.outputs[: self._n_out], self._shapes_seen[key])
+        return self._structure([np.zeros(shape, v.type.dtype) for v, shape in out])
 
-    def _output_types(self, arrays) -> list[TensorType]:
-        """Run the shape rules on the concrete shapes of this call."""
-        concrete = {id(v): TensorType(v.type.dtype, a.shape) for v, a in zip(self.inputs, arrays)}
+    def _output_shapes(self, arrays, sizes) -> list[tuple]:
+        """Run the shape rules on this call's shapes; named dims keep their names (reshape
+        targets refer to them) and get their sizes at the end."""
+        concrete = {id(v): _filled(v, a.shape) for v, a in zip(self.inputs, arrays)}
         with quiet():
             for node in self.graph.toposort():
                 _propagate(node, concrete)
-        return [_placeholder_type(concrete, v) for v in self.graph.outputs]
+        names = {name: size for name, (size, _) in sizes.items()}
+        names.update(_shared_names(self.graph))
+        return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
+
+
+def _shared(graph) -> list[SharedVariable]:
+    return [v for v in leaves(graph.outputs) if isinstance(v, SharedVariable)]
 
 
 def _shared_shapes(graph) -> list:
-    shared = [v for v in leaves(graph.outputs) if isinstance(v, SharedVariable)]
-    return [v.get_value(borrow=True).shape for v in shared]
+    return [v.get_value(borrow=True).shape for v in _shared(graph)]
+
+
+def _shared_names(graph) -> dict:
+    """Sizes of the named dims of shared variables, from their values."""
+    names = {}
+    for var in _shared(graph):
+        for d, n in zip(var.type.shape, var.get_value(borrow=True).shape):
+            if isinstance(d, str):
+                names[d] = n
+    return names
+
+
+def _filled(var, actual) -> TensorType:
+    """var's type with its unknown and fixed dims taken from an actual shape (names stay)."""
+    shape = tuple(d if is_symbolic(d) else n for d, n in zip(var.type.shape, actual))
+    return TensorType(var.type.dtype, shape)
 
 
 def _stub(var, concrete) -> Variable:
-    """var itself when its type is already concrete (constants), else a concrete stand-in."""
+    """var itself when its type is already concrete (constants), else a stand-in."""
     if isinstance(var, Constant):
         return var
     if isinstance(var, SharedVariable):
-        return Variable(TensorType(var.type.dtype, var.get_value(borrow=True).shape), name=var.name)
+        return Variable(_filled(var, var.get_value(borrow=True).shape), name=var.name)
     return Variable(concrete.get(id(var), var.type), name=var.name)
 
 
@@ -110,7 +133,7 @@ def _propagate(node, concrete) -> None:
         concrete[id(var)] = t
 
 
-def _placeholder_type(concrete, var) -> TensorType:
-    """The concrete type of an output; a dim still unknown becomes 1."""
-    t = concrete.get(id(var)) or _stub(var, concrete).type
-    return TensorType(t.dtype, tuple(d if isinstance(d, int) else 1 for d in t.shape))
+def _placeholder_shape(t: TensorType, names: dict) -> tuple:
+    """A concrete shape: names evaluated with the call's sizes; what is still unknown is 1."""
+    dims = (d if isinstance(d, int) else evaluate(d, names) for d in t.shape)
+    return tuple(1 if d is None else d for d in dims)
