@@ -35,7 +35,7 @@ def unload_ipython_extension(shell) -> None:
 
 
 def stepper(function):
-    """The rewrite stepper widget for ``function`` (see symnb.magics.stepper)."""
-    from symnb.magics.stepper import stepper as make
+    """The rewrite stepper widget for ``function`` (see symnb.magics.stepper_widget)."""
+    from symnb.magics.stepper_widget import stepper as make
 
     return make(function)

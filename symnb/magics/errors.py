@@ -13,7 +13,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def show_symnb_error(shell, etype, value, tb, tb_offset=None):
-    """IPython custom exception handler: display the card, return a one-line traceback."""
+    """IPython custom exception handler: display the card (IPython then prints no traceback)."""
     from IPython.display import display
 
     full = "".join(traceback.format_exception(etype, value, tb))

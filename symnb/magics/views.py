@@ -47,7 +47,7 @@ def show_profile(f):
 
 
 def show_steps(f):
-    from symnb.magics.stepper import stepper
+    from symnb.magics.stepper_widget import stepper
 
     return stepper(f)
 

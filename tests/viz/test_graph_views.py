@@ -1,0 +1,141 @@
+"""Graph pictures: structure of the SVG (titles, classes, counts), diffs, collapse, fallback."""
+
+import re
+import time
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.ops.composite import Composite
+from symnb.ops.elemwise import mul, tanh
+from symnb.viz import render
+from symnb.viz.diff import diff_graphs, diff_picture
+from symnb.viz.graphs import picture
+from tests.magics.nbtools import svg_structure
+
+pytest.importorskip("pygraphviz")
+
+
+def titles(svg, kind="node"):
+    return {title for title, _ in svg_structure(svg)[kind]}
+
+
+def classes(svg):
+    return {title: cls for title, cls in svg_structure(svg)["node"]}
+
+
+@pytest.fixture
+def small():
+    x = sn.tensor("x", shape=("batch", 3), dtype="float32")
+    W = sn.shared(np.zeros((3, 2), "float32"), name="W")
+    b = sn.constant(np.array([1, 2], "float32"), name="b")
+    return x, W, sn.mean(sn.tanh(x @ W + b) * 2.0, axis=1)
+
+
+def test_nodes_and_edges_of_a_small_graph(small):
+    x, W, loss = small
+    svg = picture(loss).svg()
+    assert titles(svg) == {
+        "x", "W", "const:b", "const:2.0", "matmul#0", "add#0", "tanh#0", "mul#0", "mean#0",
+        "out:0",
+    }  # fmt: skip
+    assert len(svg_structure(svg)["edge"]) == 9
+    kinds = classes(svg)
+    assert (kinds["x"], kinds["W"], kinds["const:b"], kinds["out:0"]) == (
+        "input", "shared", "constant", "output",
+    )  # fmt: skip
+    assert kinds["matmul#0"] == "op"
+    assert "f32[batch,3]" in svg and "f32[batch,2]" in svg  # edges carry shapes
+
+
+def test_gradient_nodes_are_drawn_distinctly(small):
+    x, W, loss = small
+    (gW,) = sn.grad(sn.sum(loss), [W])
+    svg = picture(gW).svg()
+    grad_nodes = [t for t, c in svg_structure(svg)["node"] if c.split()[0] == "grad"]
+    forward = [t for t, c in svg_structure(svg)["node"] if c.split()[0] == "op"]
+    assert grad_nodes and forward
+    assert "matmul#0" in forward
+
+
+def test_a_fused_kernel_is_a_cluster_of_its_scalar_ops():
+    x = sn.tensor("x", shape=(4,))
+    program = [(tanh, [("in", 0)]), (mul, [("tmp", 0), ("const", 2.0, "float64")])]
+    y = Composite(program, "float64", 1)(x)
+    svg = picture(y).svg()
+    structure = svg_structure(svg)
+    assert [t for t, _ in structure["cluster"]] == ["cluster_fused#0"]
+    assert {"fused#0.0:tanh", "fused#0.1:mul"} <= titles(svg)
+    assert ("fused#0.0:tanh->fused#0.1:mul", "") in structure["edge"]
+    assert classes(svg)["fused#0.0:tanh"] == "scalar"
+
+
+def test_diff_marks_removed_added_and_kept_nodes():
+    x = sn.tensor("x", shape=(3,))
+    before = sn.exp(x) * 1.0
+    after = sn.log(sn.exp(x))
+    diff = diff_graphs([before], [after])
+    assert [n.op.op_name() for n in diff.removed] == ["mul"]
+    assert [n.op.op_name() for n in diff.added] == ["log"]
+    assert diff.kept == 1
+    svg = diff_picture([before], [after]).svg()
+    kinds = classes(svg)
+    assert kinds["removed:mul#0"] == "op removed"
+    assert kinds["log#0"] == "op added"
+    assert kinds["exp#0"] == "op"
+
+
+def test_diff_of_a_compiled_function_shows_the_rewrites():
+    x = sn.tensor("x", shape=(3,))
+    f = sn.function([x], sn.exp(x) * 1.0, backend="py")
+    diff = diff_graphs(f.graph_before, f.graph)
+    assert len(f.graph) < len(f.graph_before)
+    assert diff.removed or diff.changed
+
+
+def test_a_2000_node_graph_is_collapsed_and_renders_fast():
+    xs = [sn.tensor(f"x{i}", shape=(8,)) for i in range(20)]
+    outs = []
+    for x in xs:
+        h = x
+        for _ in range(50):
+            h = sn.tanh(h * 1.5)
+        outs.append(h)
+    total = outs[0]
+    for o in outs[1:]:
+        total = total + o
+    pic = picture(total)
+    start = time.perf_counter()
+    svg = pic.svg()
+    seconds = time.perf_counter() - start
+    assert seconds < 10  # the budget is 3 s; generous for a loaded CI machine
+    nodes = titles(svg)
+    assert len(nodes) < 300
+    assert pic.view.notes and "merged" in pic.view.notes[0]
+    assert any("×" in t for t in nodes)
+
+
+def test_a_rolled_loop_keeps_its_inputs_and_outputs():
+    h = sn.tensor("h", shape=(4,))
+    for _ in range(1000):
+        h = sn.tanh(h * 1.01)
+    svg = picture(h).svg()
+    nodes = titles(svg)
+    assert {"h", "out:0"} <= nodes
+    assert any(t.startswith("tanh×1000") for t in nodes)
+
+
+def test_without_graphviz_the_dot_text_is_shown(monkeypatch, small):
+    monkeypatch.setattr(render, "RENDERERS", ())
+    render.render_svg.cache_clear()
+    bundle = picture(small[2]).__class__._repr_mimebundle_(picture(small[2]))
+    render.render_svg.cache_clear()
+    assert "image/svg+xml" not in bundle
+    assert "no Graphviz found" in bundle["text/html"]
+    assert "digraph symnb" in bundle["text/html"]
+
+
+def test_svg_titles_are_not_coordinates(small):
+    svg = picture(small[2]).svg()
+    assert not re.search(r"<title>[\d.,\s]+</title>", svg)
