@@ -180,10 +180,11 @@ def _is_int(x) -> bool:
 Dim = int | str | DimExpr | None
 
 
-def _format_monomial(monomial, coef: int) -> str:
-    """One term without its sign: ``batch*784``, ``n``, ``m*((n+1)//2)``."""
-    alone = len(monomial) == 1 and abs(coef) == 1
-    factors = [str(a) if isinstance(a, str) or alone else f"({a})" for a in monomial]
+def _format_monomial(monomial, coef: int, first: bool) -> str:
+    """One term without its sign: ``batch*784``, ``n``, ``m*((n+1)//2)``. A floor division
+    stands bare only where no factor or leading minus could bind tighter than ``//``."""
+    bare = len(monomial) == 1 and (coef == 1 or coef == -1 and not first)
+    factors = [str(a) if isinstance(a, str) or bare else f"({a})" for a in monomial]
     if abs(coef) != 1 or not monomial:
         factors.append(str(abs(coef)))
     return "*".join(factors)
@@ -195,7 +196,7 @@ def _format_terms(terms) -> str:
     out = ""
     for monomial, coef in terms:
         sign = "-" if coef < 0 else ("+" if out else "")
-        out += sign + _format_monomial(monomial, coef)
+        out += sign + _format_monomial(monomial, coef, not out)
     return out
 
 
