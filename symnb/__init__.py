@@ -5,6 +5,7 @@ x = sn.tensor("x", shape=("batch", 3))
 f = sn.function([x], sn.sum(x ** 2, axis=1))
 """
 
+from symnb.backends.c.cache import clear_cache  # noqa: F401 - sn.clear_cache()
 from symnb.compile import Function, function
 from symnb.config import config
 from symnb.core.constructors import (

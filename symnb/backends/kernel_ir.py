@@ -207,7 +207,7 @@ def _program_arg(builder: _Builder, ref, inputs, results) -> int:
     if kind == "tmp":
         return results[ref[1]]
     value = ref[1]
-    if isinstance(value, np.generic):
+    if isinstance(value, (np.generic, np.ndarray)):
         return builder.add(Literal(value.item(), value.dtype.name))
     dtype = ref[2] if len(ref) > 2 and ref[2] is not None else np.result_type(value)
     literal = builder.add(Literal(value, np.dtype(dtype).name, True))
@@ -215,10 +215,16 @@ def _program_arg(builder: _Builder, ref, inputs, results) -> int:
     return literal
 
 
+def computed_op(op):
+    """The op whose values a node computes: an in-place wrapper computes its ``base``."""
+    base = getattr(op, "base", None)
+    return base if isinstance(base, Elemwise) and hasattr(op, "destroy_map") else op
+
+
 def _elemwise_value(builder: _Builder, node) -> int:
     refs = [builder.variable(v) for v in node.inputs]
     probes = [_probe(builder, r) for r in refs]
-    return _apply_op(builder, node.op, refs, probes, node.outputs[0].type.dtype)
+    return _apply_op(builder, computed_op(node.op), refs, probes, node.outputs[0].type.dtype)
 
 
 def elemwise_kernel(node) -> tuple[Kernel, list]:

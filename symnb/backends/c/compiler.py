@@ -2,7 +2,8 @@
 
 Flags: ``-O3 -march=native`` (so the CPU is part of the cache key), ``-fopenmp`` for threads and
 ``omp simd`` (``-fopenmp-simd`` alone where the OpenMP runtime is missing), ``-fno-math-errno``
-so libm calls can be vectorised, and ``-fwrapv`` because NumPy integers wrap on overflow. No
+so libm calls can be vectorised, ``-fwrapv`` because NumPy integers wrap on overflow, and
+``-ffp-contract=off`` so ``a*b + c`` rounds twice, as in NumPy (no silent FMA). No
 ``-ffast-math``: NaN and infinity behave as in NumPy.
 """
 
@@ -19,7 +20,9 @@ from symnb.config import config
 from symnb.errors import SymnbError
 
 CANDIDATES = ("cc", "gcc", "clang")
-BASE_FLAGS = ("-O3", "-march=native", "-shared", "-fPIC", "-fno-math-errno", "-fwrapv")
+BASE_FLAGS = (
+    "-O3", "-march=native", "-shared", "-fPIC", "-fno-math-errno", "-fwrapv", "-ffp-contract=off"
+)  # fmt: skip
 INSTALL_HINT = (
     "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora: dnf install gcc; "
     "macOS: xcode-select --install; conda: conda install -c conda-forge c-compiler)"

@@ -60,7 +60,7 @@ class _Loops:
             elif strided:
                 lines.append(f"const int64_t s{k} = st[{k}][last];")
             else:
-                lines.append(f"const {t} *restrict in{k} = (const {t} *)p[{k}];")
+                lines.append(f"const {t} *in{k} = (const {t} *)p[{k}];")
         return lines
 
     def load(self, strided: bool):
@@ -107,7 +107,7 @@ class ElemwiseLoops(_Loops):
         return f"""
 static void sn_flat(int64_t lo, int64_t hi, char *const *p) {{
     {hoist}
-    {out_t} *restrict out = ({out_t} *)p[{self.nin}];
+    {out_t} *out = ({out_t} *)p[{self.nin}];
     #pragma omp simd
     for (int64_t i = lo; i < hi; i++) {{
 {self.body(strided=False)}
@@ -252,7 +252,8 @@ void sn_kernel(int64_t *a, char **ptr) {{
     for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
     int64_t n = shape[nd - 1];
     if (st[{self.nin}][nd - 1] == 0) {{
-        int par = outer > 1 && outer * n >= SN_PARALLEL_MIN && sn_outer_distinct(nd, st, {self.nin});
+        int par = outer > 1 && outer * n >= SN_PARALLEL_MIN;
+        par = par && sn_outer_distinct(nd, st, {self.nin});
         #pragma omp parallel for if(par) schedule(static)
         for (int64_t o = 0; o < outer; o++) {{
             char *p[{self.nops}];

@@ -77,7 +77,9 @@ class CLinker:
         out = self._new_slot(node.outputs[0])
         private = self._private(node.outputs[0])
         self.kernels.append(KernelInfo("kernel", node, source))
-        return KernelStep(node, fn, ins, out, node.outputs[0].type.dtype, private)
+        step = KernelStep(node, fn, ins, out, node.outputs[0].type.dtype, private)
+        step.inplace = _destroyed_operand(node, operands)
+        return step
 
     def _plan_fusion(self, order) -> dict:
         """Reduction node id -> the elementwise node to compute inside its kernel."""
@@ -119,9 +121,11 @@ class CLinker:
         """True when the buffer cannot escape a call: not an output, read only by kernels."""
         if id(var) in self.outputs:
             return False
-        for client, _ in self.graph.clients.get(var, []):
+        for client, i in self.graph.clients.get(var, []):
             if client == OUTPUT or not isinstance(client.op, Elemwise):
                 return False
+            if any(i in ins for ins in getattr(client.op, "destroy_map", {}).values()):
+                return False  # the client writes its result into this buffer
         return True
 
     # -- running ----------------------------------------------------------------------------
@@ -131,3 +135,13 @@ class CLinker:
         for step in self.steps:
             step(slots)
         return [slots[i] for i in self.out_slots]
+
+
+def _destroyed_operand(node, operands) -> int | None:
+    """The kernel operand an in-place node may overwrite (``destroy_map``), if any."""
+    for ins in getattr(node.op, "destroy_map", {}).values():
+        for i in ins:
+            for k, var in enumerate(operands):
+                if var is node.inputs[i]:
+                    return k
+    return None

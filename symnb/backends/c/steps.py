@@ -74,11 +74,12 @@ class KernelStep:
     def __init__(self, node, fn, ins: list[int], out: int, dtype, private: bool):
         self.node, self.fn, self.ins, self.out = node, fn, ins, out
         self.buffer = Buffer(np.dtype(dtype), private)
+        self.inplace: int | None = None  # operand whose buffer may take the result
 
     def __call__(self, slots: list) -> None:
         arrays = [slots[i] for i in self.ins]
         shape = broadcast_shape([a.shape for a in arrays])
-        out, out_ptr = self.buffer.get(shape)
+        out, out_ptr = self._output(arrays, shape)
         if out.size:
             space = shape or (1,)
             args = [len(space), *space]
@@ -89,6 +90,19 @@ class KernelStep:
             ptrs.append(out_ptr)
             self.fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs))
         slots[self.out] = out
+
+    def _output(self, arrays, shape):
+        """The destroyed input's buffer when it can hold the result (an in-place node)."""
+        if self.inplace is not None:
+            target = arrays[self.inplace]
+            if (
+                target.shape == shape
+                and target.dtype == self.buffer.dtype
+                and target.flags.writeable
+                and target.flags.c_contiguous
+            ):
+                return target, pointer(target)
+        return self.buffer.get(shape)
 
 
 class ReduceStep:

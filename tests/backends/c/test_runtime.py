@@ -1,0 +1,128 @@
+"""Backend c against NumPy where C and NumPy differ: NaN, integer division, empties, buffers."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends import default_backend
+from symnb.backends.c import compiler
+from tests.helpers import check
+
+
+def compile_c(build, *arrays):
+    xs = [sn.tensor(f"x{i}", shape=(None,) * np.ndim(a), dtype=np.asarray(a).dtype)
+          for i, a in enumerate(arrays)]  # fmt: skip
+    return sn.function(xs, build(*xs), backend="c")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint8", "float32", "float64"])
+def test_floor_div_and_mod_follow_python(dtype):
+    a = np.array([7, -7, 7, -7, 0, 5, 3], dtype=np.int64)
+    b = np.array([2, 2, -2, -2, 3, 0, -1], dtype=np.int64)
+    if dtype.startswith("u"):
+        a, b = np.abs(a), np.abs(b)
+    a, b = a.astype(dtype), b.astype(dtype)
+    with np.errstate(all="ignore"):
+        check(compile_c(sn.floor_div, a, b)(a, b), np.floor_divide(a, b))
+        check(compile_c(sn.mod, a, b)(a, b), np.mod(a, b))
+
+
+def test_float_floor_div_and_mod_edge_values():
+    a = np.array([5.5, -5.5, 0.0, -0.0, np.inf, np.nan, 1e300, 3.0])
+    b = np.array([2.0, 2.0, -3.0, 3.0, 2.0, 1.0, 1e-300, 0.0])
+    with np.errstate(all="ignore"):
+        got = compile_c(sn.floor_div, a, b)(a, b), compile_c(sn.mod, a, b)(a, b)
+        want = np.floor_divide(a, b), np.mod(a, b)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+def test_max_min_propagate_nan_as_numpy():
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    for reduce, ref in ((sn.max, np.max), (sn.min, np.min)):
+        for axis in (None, 0, 1):
+            f = compile_c(lambda x, r=reduce, ax=axis: r(x, axis=ax), a)
+            check(f(a), ref(a, axis=axis))
+    f = compile_c(sn.maximum, a, a[::-1])
+    check(f(a, a[::-1]), np.maximum(a, a[::-1]))
+
+
+def test_isnan_and_isinf_still_work():
+    a = np.array([np.nan, np.inf, -np.inf, 1.0, 0.0])
+    check(compile_c(lambda x: sn.isnan(x * 1.0), a)(a), np.isnan(a))
+    check(compile_c(lambda x: sn.isinf(x + 0.0), a)(a), np.isinf(a))
+
+
+def test_integer_overflow_wraps_like_numpy():
+    a = np.array([2**62, -(2**63), 127], dtype=np.int64)
+    check(compile_c(lambda x: x * 4 + x, a)(a), a * 4 + a)
+    b = np.array([100, -128, 127], dtype=np.int8)
+    check(compile_c(lambda x: x + x, b)(b), b + b)
+
+
+def test_empty_reductions_follow_numpy():
+    empty = np.zeros((0, 3))
+    check(compile_c(lambda x: sn.sum(x, axis=0), empty)(empty), np.zeros(3))
+    with pytest.raises(sn.SymnbError, match="zero-size|identity"):
+        compile_c(sn.max, empty)(empty)
+
+
+def test_fused_reduction_is_one_kernel():
+    a = np.random.default_rng(0).standard_normal((5, 7))
+    f = compile_c(lambda x: sn.sum(sn.exp(x) * 2, axis=1), a)
+    check(f(a), (np.exp(a) * 2).sum(axis=1))
+    assert [k.kind for k in f.kernels] == ["kernel"]
+    assert "sum" in f.kernels[0].ops
+
+
+def test_library_calls_are_listed_with_a_reason():
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    f = compile_c(lambda x: sn.sort(x, axis=0) if hasattr(sn, "sort") else x.T @ x, a)
+    kinds = {k.kind for k in f.kernels}
+    assert kinds & {"library", "blas"}
+    assert all(k.reason for k in f.kernels if k.kind != "kernel")
+    assert "library" in repr(f.kernels) or "blas" in repr(f.kernels)
+
+
+def test_float16_is_left_to_numpy_and_says_so():
+    a = np.arange(4, dtype=np.float16)
+    f = compile_c(lambda x: x * 2 + 1, a)
+    check(f(a), a * 2 + 1)
+    assert f.kernels[0].kind == "library"
+    assert "float16" in f.kernels[0].reason
+
+
+def test_reused_buffers_do_not_change_returned_results():
+    x = sn.vector("x")
+    mid = sn.exp(x) + 1
+    f = sn.function([x], [mid * 2, sn.sum(mid)], backend="c", optimize="none")
+    first = f(np.zeros(3))
+    kept = first[0].copy()
+    f(np.ones(3))
+    np.testing.assert_array_equal(first[0], kept)
+    second = f(np.ones(4))
+    check(second[0], (np.exp(np.ones(4)) + 1) * 2)
+
+
+def test_default_backend_is_c_with_a_compiler():
+    x = sn.vector("x")
+    assert sn.function([x], x + 1).backend == "c"
+
+
+def test_missing_compiler_falls_back_to_py_with_one_warning(monkeypatch):
+    import symnb.backends as backends
+
+    monkeypatch.setattr(sn.config, "cc", "symnb-no-such-compiler")
+    monkeypatch.setattr(backends, "_warned_no_compiler", [])
+    assert compiler.find_compiler() is None
+    x = sn.vector("x")
+    with pytest.warns(RuntimeWarning, match="no C compiler found.*install a C compiler"):
+        f = sn.function([x], x + 1)
+    assert f.backend == "py"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert default_backend() == "py"  # warned once only
+    check(f(np.arange(3.0)), np.arange(3.0) + 1)

@@ -1,0 +1,57 @@
+"""The generated C of one small kernel, pinned: a refactor must change it on purpose.
+
+To accept a deliberate change: ``SYMNB_UPDATE_SNAPSHOTS=1 pytest tests/backends/c`` and review
+the diff of ``snapshots/``.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+import symnb as sn
+from symnb.backends.c.dialect import CDialect
+from symnb.backends.kernel_ir import elemwise_kernel
+from symnb.ops.composite import Composite
+
+SNAPSHOTS = Path(__file__).with_name("snapshots")
+
+
+def source_of(out) -> str:
+    kernel, _ = elemwise_kernel(out.owner)
+    return CDialect().render(kernel)
+
+
+def check_snapshot(name: str, source: str) -> None:
+    path = SNAPSHOTS / name
+    if os.environ.get("SYMNB_UPDATE_SNAPSHOTS"):
+        path.write_text(source)
+    assert source == path.read_text(), f"generated C changed; see the module docstring ({path})"
+
+
+#: exp(x) * s + 1 as the fuse rewrite writes it; 1 is a weak Python scalar
+PROGRAM = (
+    (sn.exp, (("in", 0),)),
+    (sn.mul, (("tmp", 0), ("in", 1))),
+    (sn.add, (("tmp", 1), ("const", 1, "int64"))),
+)
+
+
+def composite_output():
+    x = sn.vector("x", dtype="float32")
+    s = sn.scalar("s", dtype="float32")
+    return x, s, Composite(PROGRAM, "float32", 2)(x, s)
+
+
+def test_snapshot_of_a_composite_kernel():
+    check_snapshot("composite_exp_mul_add_float32.c", source_of(composite_output()[2]))
+
+
+def test_composite_built_directly_runs_as_one_kernel():
+    x, s, out = composite_output()
+    f = sn.function([x, s], out, backend="c", optimize="none")
+    a = np.linspace(-2, 2, 7, dtype=np.float32)
+    got = f(a, np.float32(3))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.exp(a) * np.float32(3) + 1, rtol=1e-6)
+    assert [k.kind for k in f.kernels] == ["kernel"]
