@@ -6,6 +6,9 @@ machine is listed with the reason it is skipped.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+
 import numpy as np
 
 import symnb as sn
@@ -34,6 +37,23 @@ def run(build, *arrays, backend="py", **function_kwargs):
         for i, a in enumerate(arrays)
     ]
     return sn.function(xs, build(*xs), backend=backend, **function_kwargs)(*arrays)
+
+
+@contextlib.contextmanager
+def reference_backend():
+    """Compile on the NumPy reference backend inside the block, whatever the default is:
+    gradient checks test symbolic rules, and the value tests already compare backends."""
+    function_module = importlib.import_module("symnb.compile.function")
+    saved = function_module.default_backend
+    function_module.default_backend = _py_backend
+    try:
+        yield
+    finally:
+        function_module.default_backend = saved
+
+
+def _py_backend() -> str:
+    return "py"
 
 
 def check(got, want, rtol=None, atol=0.0):

@@ -94,7 +94,11 @@ class Logaddexp(Elemwise):
     """log(exp(x) + exp(y)) without overflow or underflow."""
 
     impl = staticmethod(np.logaddexp)
-    c = "logaddexp({0}, {1})"
+    # equal operands first: that also keeps logaddexp(inf, inf) = inf and (-inf, -inf) = -inf
+    c = (
+        "({0} == {1} ? {0} + 0.6931471805599453 "
+        ": fmax({0}, {1}) + log1p(exp(-fabs({0} - {1}))))"
+    )
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs

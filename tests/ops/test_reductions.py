@@ -1,0 +1,197 @@
+"""Reductions and cumulative ops against NumPy/SciPy: axis forms, keepdims, dtypes, 0-d and
+empty inputs, stability of logsumexp, and gradients (including zeros in prod/cumprod)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.special
+
+import symnb as sn
+from tests.helpers import check, random_array, reference_backend
+from tests.helpers import run as run_on
+
+
+def _var_ddof1(a, axis=None, keepdims=False):
+    return np.var(a, axis=axis, keepdims=keepdims, ddof=1)
+
+
+def _sn_var_ddof1(x, axis=None, keepdims=False):
+    return sn.var(x, axis=axis, keepdims=keepdims, ddof=1)
+
+
+def _logsumexp_reference(a, axis=None, keepdims=False):
+    """SciPy's, except on empty arrays (which SciPy 1.17 cannot reduce): log(0) = -inf."""
+    if np.size(a) == 0:
+        with np.errstate(divide="ignore"):
+            return np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdims))
+    return scipy.special.logsumexp(a, axis=axis, keepdims=keepdims)
+
+
+# name -> (symbolic, reference, dtypes to try)
+REDUCTIONS = {
+    "prod": (sn.prod, np.prod, ["float64", "float32", "int32", "uint8", "bool"]),
+    "var": (sn.var, np.var, ["float64", "float32", "int16"]),
+    "var_ddof1": (_sn_var_ddof1, _var_ddof1, ["float64", "int64"]),
+    "std": (sn.std, np.std, ["float64", "float32", "int8"]),
+    "all": (sn.all, np.all, ["bool", "float32", "int64"]),
+    "any": (sn.any, np.any, ["bool", "float64", "int8"]),
+    "logsumexp": (sn.logsumexp, _logsumexp_reference, ["float64", "float32", "int32"]),
+}
+AXES = [None, -1, (0, 2), (-1, 0), ()]
+
+
+def _values(rng, shape, dtype):
+    """random_array, with some zeros so all/any/prod see both cases."""
+    a = random_array(rng, shape, dtype)
+    if a.size and np.dtype(dtype).kind != "b":
+        a.flat[:: max(a.size // 3, 1)] = 0
+    return a
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions_match_numpy(name, axis, keepdims, rng, backend):
+    op, ref, dtypes = REDUCTIONS[name]
+    for dtype in dtypes:
+        a = _values(rng, (2, 3, 4), dtype)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # ddof=1 over no axes: nan
+            got = run_on(lambda x: op(x, axis=axis, keepdims=keepdims), a, backend=backend)
+            want = np.asarray(ref(a, axis=axis, keepdims=keepdims))
+        check(got, want, rtol={np.float32: 1e-5}.get(want.dtype.type, 1e-10))
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions_of_0d_and_empty(name, backend):
+    op, ref, _ = REDUCTIONS[name]
+    cases = [(np.array(1.5), {}), (np.zeros((0, 3)), {"axis": 0}), (np.zeros((0, 3)), {"axis": 1})]
+    cases.append((np.zeros((0, 3)), {}))
+    for a, kwargs in cases:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # var/std of nothing: nan
+            want = np.asarray(ref(a, **kwargs))
+            got = run_on(lambda x, kw=kwargs: op(x, **kw), a, backend=backend)
+        check(got, want)
+
+
+@pytest.mark.parametrize("op,ref", [(sn.argmax, np.argmax), (sn.argmin, np.argmin)])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "int8"])
+def test_argmax_argmin_match_numpy(op, ref, axis, keepdims, dtype, rng, backend):
+    a = random_array(rng, (3, 5), dtype)  # small ints and bools: ties go to the first
+    check(
+        run_on(lambda x: op(x, axis=axis, keepdims=keepdims), a, backend=backend),
+        ref(a, axis=axis, keepdims=keepdims).astype(np.int64),
+    )
+
+
+def test_argmax_refuses_a_tuple_axis_and_has_no_gradient():
+    x = sn.tensor("x", shape=(3, 4))
+    with pytest.raises(TypeError, match="argmax: axis is one int or None"):
+        sn.argmax(x, axis=(0, 1))
+    with pytest.raises(sn.ShapeError, match="argmin: axis 2 is out of range for 'x'"):
+        sn.argmin(x, axis=2)
+    assert sn.argmax(x).owner.op.differentiable is False
+    assert sn.argmax(x, axis=0).type.shape == (4,) and sn.argmax(x).type.shape == ()
+
+
+def test_reduction_static_shapes_keep_named_dims():
+    x = sn.tensor("x", shape=("batch", None, 5))
+    assert sn.var(x, axis=1).type.shape == ("batch", 5)
+    assert sn.prod(x, axis=-1, keepdims=True).type.shape == ("batch", None, 1)
+    assert sn.logsumexp(x, axis=(0, 2)).type.shape == (None,)
+    assert sn.any(x).type.shape == () and sn.any(x).dtype == np.bool_
+    assert sn.cumsum(x, axis=1).type.shape == ("batch", None, 5)
+    assert sn.cumsum(x).type.shape == (sn.flatten(x).type.shape[0],)
+
+
+def test_logsumexp_is_stable(backend):
+    a = np.array([[1000.0, 1000.0], [-1000.0, -1000.0], [-np.inf, -np.inf], [np.inf, 0.0]])
+    got = run_on(lambda x: sn.logsumexp(x, axis=1), a, backend=backend)
+    want = np.array([1000 + np.log(2), -1000 + np.log(2), -np.inf, np.inf])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    f32 = np.array([88.0, 89.0, 90.0], dtype="float32")
+    check(run_on(sn.logsumexp, f32, backend=backend), scipy.special.logsumexp(f32))
+
+
+@pytest.mark.parametrize("op,ref", [(sn.cumsum, np.cumsum), (sn.cumprod, np.cumprod)])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool"])
+def test_cumulative_ops_match_numpy(op, ref, axis, dtype, rng, backend):
+    a = random_array(rng, (3, 4), dtype)
+    check(run_on(lambda x: op(x, axis=axis), a, backend=backend), ref(a, axis=axis))
+    empty = np.zeros((0, 2), dtype)
+    check(run_on(lambda x: op(x, axis=axis), empty, backend=backend), ref(empty, axis=axis))
+
+
+def test_cumulative_of_0d_flattens(backend):
+    a = np.array(2.5)
+    check(run_on(sn.cumsum, a, backend=backend), np.cumsum(a))
+    with pytest.raises(sn.ShapeError, match="cumprod: axis 0 is out of range"):
+        sn.cumprod(sn.scalar("s"), axis=0)
+    with pytest.raises(TypeError, match="cumsum: axis is one int or None"):
+        sn.cumsum(sn.matrix("m"), axis=(0, 1))
+
+
+def test_method_sugar_for_reductions(rng, backend):
+    a = random_array(rng, (3, 4), "float64")
+    check(run_on(lambda x: x.prod(axis=0), a, backend=backend), a.prod(axis=0))
+    check(run_on(lambda x: x.var(ddof=1), a, backend=backend), a.var(ddof=1))
+    check(
+        run_on(lambda x: x.std(axis=-1, keepdims=True), a, backend=backend),
+        a.std(-1, keepdims=True),
+    )
+    check(run_on(lambda x: (x > 1).all(axis=1), a, backend=backend), (a > 1).all(axis=1))
+    check(run_on(lambda x: (x > 1).any(), a, backend=backend), (a > 1).any())
+    check(run_on(lambda x: x.argmax(axis=1), a, backend=backend), a.argmax(axis=1))
+    check(run_on(lambda x: x.argmin(), a, backend=backend), np.int64(a.argmin()))
+    check(run_on(lambda x: x.cumsum(axis=0), a, backend=backend), a.cumsum(axis=0))
+    check(run_on(lambda x: x.cumprod(), a, backend=backend), a.cumprod())
+
+
+# -- gradients ---------------------------------------------------------------------------
+def check_grad(fn, inputs):
+    """sn.check_grad on the NumPy reference backend (see tests.helpers.reference_backend)."""
+    with reference_backend():
+        sn.check_grad(fn, inputs)
+
+
+GRADS = {
+    "prod": lambda x: sn.prod(x, axis=1),
+    "prod_all": sn.prod,
+    "prod_tuple_keepdims": lambda x: sn.prod(x, axis=(0, 2), keepdims=True),
+    "var": lambda x: sn.var(x, axis=(0, -1)),
+    "var_ddof1": lambda x: sn.var(x, axis=1, ddof=1),
+    "std": lambda x: sn.std(x, axis=0, keepdims=True),
+    "std_all": sn.std,
+    "logsumexp": lambda x: sn.logsumexp(x, axis=-1),
+    "logsumexp_all": sn.logsumexp,
+    "cumsum": lambda x: sn.cumsum(x, axis=1),
+    "cumsum_flat": sn.cumsum,
+    "cumprod": lambda x: sn.cumprod(x, axis=-1),
+    "cumprod_flat": sn.cumprod,
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_reduction_gradients(name, rng):
+    check_grad(GRADS[name], [rng.uniform(0.5, 1.5, size=(2, 3, 2))])
+
+
+@pytest.mark.parametrize(
+    "name", ["prod", "prod_all", "prod_tuple_keepdims", "cumprod", "cumprod_flat"]
+)
+def test_product_gradients_are_exact_with_zeros(name, rng):
+    a = rng.uniform(0.5, 1.5, size=(2, 3, 2))
+    a[0, 1, 0] = 0.0  # one zero in a slice
+    a[1, 0, :] = 0.0  # two zeros in a slice
+    check_grad(GRADS[name], [a])
+
+
+def test_reductions_without_gradients_are_marked():
+    x = sn.matrix("x")
+    for out in (sn.all(x), sn.any(x), sn.argmin(x, axis=0), sn.argmax(x)):
+        assert out.owner.op.differentiable is False
