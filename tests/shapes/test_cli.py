@@ -1,0 +1,130 @@
+"""``symnb check`` on a script and on a notebook with known bugs: what it prints, its exit code."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+import symnb as sn
+from symnb.cli import main
+from symnb.shapes.checker import check_path
+from symnb.shapes.checkmode import check_mode
+
+SCRIPT = textwrap.dedent(
+    """\
+    import numpy as np
+    import symnb as sn
+
+    x = sn.tensor("x", shape=("batch", 784), dtype="float32")
+    y = sn.tensor("y", shape=("batch",), dtype="float32")
+    W = sn.shared(np.zeros((10, 784), "float32"), name="W")
+    h = x @ W
+    v = sn.shared(np.zeros((784, 1), "float32"), name="v")
+    loss = sn.mean((x @ v - y) ** 2)
+    train = sn.function([x, y], loss)
+    for epoch in range(20000):
+        print(train(np.ones((32, 784), "float32"), np.ones(32, "float32")))
+    print(h)
+    """
+)
+
+
+def _cell(source: str, kind: str = "code") -> dict:
+    cell = {"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True)}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    return cell
+
+
+def _notebook(path: Path) -> Path:
+    cells = [
+        _cell("# A notebook with two shape bugs", "markdown"),
+        _cell("%matplotlib inline\nimport numpy as np\nimport symnb as sn"),
+        _cell(
+            'x = sn.tensor("x", shape=("batch", 4))\nW = sn.tensor("W", shape=(3, 4))\nz = x @ W'
+        ),
+        _cell("%%timeit\nz = x @ W"),
+        _cell("p = sn.softmax(x, axis=0)\nf = sn.function([x], p)\nout = f(np.ones((2, 4)))"),
+        _cell("print(out.shape)\nassert out.shape == (2, 4)"),
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(notebook))
+    return path
+
+
+def test_script_reports_every_bug_with_its_line_and_exits_1(tmp_path, capsys):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    assert main(["check", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert f"{script}, line 7: error: ShapeError: matmul: inner dims differ" in out
+    assert "'x' (float32(batch, 784)) @ 'W' (float32(10, 784))" in out
+    assert "    h = x @ W" in out and "hint: did you mean W.T?" in out
+    assert f"{script}, line 9: warning: BroadcastOuterWarning: sub:" in out
+    assert f"{script}, line 13: not checked: NameError" in out  # h was never made
+    assert "1 error, 1 warning, 0 failures, 1 not checked" in out
+    assert "0.0" not in out  # the program's own prints are hidden
+
+
+def test_the_training_loop_runs_in_check_mode_quickly(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    report = check_path(str(script))
+    assert report.statements == 11 and len(report.of("error")) == 1
+
+
+def test_notebook_reports_cells_and_lines(tmp_path, capsys):
+    notebook = _notebook(tmp_path / "model.ipynb")
+    assert main(["check", str(notebook)]) == 1
+    out = capsys.readouterr().out
+    assert f"{notebook}, cell 3, line 3: error: ShapeError: matmul" in out
+    assert f"{notebook}, cell 5, line 1: warning: SuspiciousAxisWarning: softmax" in out
+    assert "1 magic cells skipped" in out
+    report = check_path(str(notebook))
+    assert [d.cell for d in report.diagnostics] == [3, 5]
+    assert not report.of("failure", "not checked")  # the placeholder has the right shape
+
+
+def test_clean_programs_exit_0_and_strict_counts_warnings(tmp_path, capsys):
+    clean = tmp_path / "clean.py"
+    clean.write_text("import symnb as sn\nx = sn.tensor('x', shape=('n', 3))\ny = x + 1\n")
+    warned = tmp_path / "warned.py"
+    warned.write_text("import symnb as sn\ny = sn.vector('y') - sn.tensor('p', shape=(None, 1))\n")
+    assert main(["check", str(clean), str(warned)]) == 0
+    assert main(["check", "--strict", str(warned)]) == 1
+    out = capsys.readouterr().out
+    assert f"{clean}: 0 errors, 0 warnings, 0 failures" in out
+
+
+def test_other_failures_exit_2(tmp_path, capsys):
+    script = tmp_path / "broken.py"
+    script.write_text("import numpy as np\nnp.load('missing.npy')\n")
+    assert main(["check", str(script)]) == 2
+    assert "line 2: failure: FileNotFoundError" in capsys.readouterr().out
+
+
+def test_python_dash_m_and_the_console_script(tmp_path):
+    script = tmp_path / "bug.py"
+    script.write_text(SCRIPT)
+    runs = [[sys.executable, "-m", "symnb", "check", str(script)]]
+    console = Path(sys.executable).with_name("symnb")
+    if console.exists():
+        runs.append([str(console), "check", str(script)])
+    for command in runs:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, done.stderr
+        assert "line 7: error: ShapeError" in done.stdout
+
+
+def test_check_mode_functions_return_placeholders_of_the_inferred_shapes():
+    x = sn.tensor("x", shape=("batch", 3, "H", "W"))
+    w = sn.shared(np.zeros((8, 3, 3, 3)), name="w")
+    y = sn.conv2d(x, w, stride=2, padding=1)
+    with check_mode():
+        f = sn.function([x], [y, y.sum(axis=(1, 2, 3))], updates={w: w * 2})
+        out, total = f(np.ones((4, 3, 9, 12)))
+    assert out.shape == (4, 8, 5, 6) and total.shape == (4,) and not out.any()
+    assert w.get_value().shape == (8, 3, 3, 3)  # shared values are not updated

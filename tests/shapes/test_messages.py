@@ -1,0 +1,195 @@
+"""Shape errors read by content (op, both shapes with dim names, the clash, the user's line, a
+hint), warnings by category (each can be turned off), sn.infer_shape and call-time checks."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import symnb as sn
+
+
+def _line_of(marker: str) -> int:
+    """The line of this file that holds ``marker`` (in a comment)."""
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, start=1) if marker in line)
+
+
+def _raises(build, *fragments):
+    with pytest.raises(sn.ShapeError) as info:
+        build()
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, f"{fragment!r} not in:\n{message}"
+    assert info.value.location.filename == __file__
+    return message
+
+
+def test_matmul_names_both_shapes_the_dims_the_line_and_the_fix():
+    x = sn.tensor("x", shape=("batch", 784))
+    W = sn.tensor("W", shape=(10, 784))
+    message = _raises(
+        lambda: x @ W,  # <- matmul line
+        "matmul",
+        "'x' (float64(batch, 784))",
+        "'W' (float64(10, 784))",
+        "784 (last axis of the left) != 10",
+        "hint: did you mean W.T?",
+        f"test_messages.py, line {_line_of('<- matmul line')}",
+    )
+    assert "x @ W" in message  # the user's code is quoted
+
+
+def test_broadcast_names_the_axis_and_the_different_names():
+    h = sn.tensor("h", shape=("batch", 64))
+    pos = sn.tensor("pos", shape=("seq", 64))
+    _raises(
+        lambda: h + pos,  # <- add line
+        "add: cannot broadcast 'h' (float64(batch, 64)) and 'pos' (float64(seq, 64))",
+        "axis -2 is batch in one and seq in the other",
+        "'batch' and 'seq' are different named dims",
+        f"line {_line_of('<- add line')}",
+    )
+
+
+def test_broadcast_hints_a_missing_axis_and_a_transpose():
+    x = sn.tensor("x", shape=(5, 3))
+    _raises(lambda: x + sn.tensor("v", shape=(5,)), "expand_dims(v, -1)")
+    _raises(lambda: x - sn.tensor("t", shape=(3, 5)), "did you mean t.T?")
+
+
+def test_concatenate_names_the_clashing_axis():
+    a = sn.tensor("a", shape=("n", 3))
+    b = sn.tensor("b", shape=("m", 4))
+    _raises(
+        lambda: sn.concatenate([a, b], axis=0),
+        "concatenate: axis 1 differs: 3 in array 0 'a' (float64(n, 3)), 4 in array 1 'b'",
+    )
+
+
+def test_reshape_gives_both_element_counts_symbolically():
+    x = sn.tensor("x", shape=("batch", 64, 7, 7))
+    _raises(
+        lambda: x.reshape(("batch", 64 * 4 * 4)),
+        "cannot reshape (batch, 64, 7, 7) (batch*3136 elements) into (batch, 1024) "
+        "(batch*1024 elements)",
+    )
+
+
+def test_loss_class_dims():
+    p = sn.softmax(sn.tensor("logits", shape=("batch", 5)))
+    t = sn.tensor("t", shape=("batch", 10))
+    _raises(lambda: sn.categorical_crossentropy(p, t), "(float64(batch, 10))", "(batch, 5)")
+
+
+def test_axis_out_of_range_and_bad_permutation_carry_the_line():
+    x = sn.tensor("x", shape=("batch", 10))
+    _raises(
+        lambda: x.sum(axis=2),  # <- sum line
+        "sum: axis 2 is out of range for 'x' (float64(batch, 10))",
+        f"line {_line_of('<- sum line')}",
+    )
+    _raises(
+        lambda: x.transpose(1, 1),
+        "transpose: (1, 1) is not a permutation of the 2 axes of 'x' (float64(batch, 10))",
+        "each axis must appear exactly once",
+    )
+
+
+def test_a_shape_error_is_raised_once_with_one_location():
+    x = sn.tensor("x", shape=(2, 3))
+    with pytest.raises(sn.ShapeError) as info:
+        x @ x
+    assert str(info.value).count("\n  at ") == 1
+
+
+# -- warnings ---------------------------------------------------------------------------------
+def _warns(category, build):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build()
+    hits = [w for w in caught if issubclass(w.category, sn.ShapeWarning)]
+    assert [w.category for w in hits] == [category], [str(w.message) for w in hits]
+    assert hits[0].filename == __file__
+    return hits[0]
+
+
+def test_outer_broadcast_warning_points_at_the_users_line():
+    pred = sn.tensor("pred", shape=("n", 1))
+    y = sn.tensor("y", shape=("n",))
+    w = _warns(sn.BroadcastOuterWarning, lambda: pred - y)  # <- outer line
+    assert w.lineno == _line_of("<- outer line")
+    assert "into (n, n), larger than either" in str(w.message)
+    assert "'y' (float64(n,))" in str(w.message) and "'pred' (float64(n, 1))" in str(w.message)
+
+
+@pytest.mark.parametrize(
+    "category, build",
+    [
+        (
+            sn.LossTrailingOneWarning,
+            lambda: sn.binary_crossentropy(sn.tensor("p", shape=("n", 1)), sn.vector("t")),
+        ),
+        (sn.SuspiciousAxisWarning, lambda: sn.softmax(sn.tensor("z", shape=("batch", 3)), 0)),
+        (sn.SuspiciousAxisWarning, lambda: sn.argmax(sn.tensor("z", shape=(5, 1)), axis=1)),
+        (sn.ReshapeSplitsDimWarning, lambda: sn.tensor("h", shape=("b", 64)).reshape(-1, 24)),
+        (sn.ReshapeMovesDimWarning, lambda: sn.tensor("h", shape=("b", 3)).reshape((3, "b"))),
+        (
+            sn.PinnedDimWarning,
+            lambda: sn.tensor("x", shape=("b", "f")) @ sn.matrix("W", shape=(9, 2)),
+        ),
+    ],
+)
+def test_each_pattern_has_its_category_and_can_be_turned_off(category, build):
+    assert issubclass(category, sn.ShapeWarning) and category.__doc__
+    _warns(category, build)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", category)
+        build()  # off by category: no warning, no error
+
+
+def test_shape_warnings_are_errors_under_this_test_suite():
+    with pytest.raises(sn.BroadcastOuterWarning):
+        sn.vector("y") - sn.tensor("p", shape=(None, 1))
+
+
+def test_ordinary_idioms_do_not_warn():
+    x = sn.tensor("x", shape=("batch", 10))
+    b = sn.tensor("b", shape=(10,))
+    a, c = sn.tensor("a", shape=("n",)), sn.tensor("c", shape=("m",))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x + b
+        x - x.max(axis=1, keepdims=True)
+        x / x.sum(axis=-1, keepdims=True)
+        a[:, None] * a[None, :]
+        a[:, None] * c
+        x * 2.0 + 1
+        x.reshape(-1, 5, 2)
+        sn.softmax(x, axis=-1)
+        sn.argmax(x, axis=1)
+
+
+# -- infer_shape, text form, call time ---------------------------------------------------------
+def test_infer_shape_and_the_text_form_show_symbolic_dims():
+    a = sn.tensor("a", shape=("n", 3))
+    b = sn.tensor("b", shape=("m", 3))
+    both = sn.concatenate([a, b])
+    flat = sn.tensor("img", shape=("batch", 28, 28)).reshape(-1, 784)
+    assert sn.infer_shape(flat) == ("batch", 784)
+    assert sn.infer_shape(both) == (sn.dim("n") + sn.dim("m"), 3)
+    assert "f64[m+n,3] = concatenate" in sn.format_expr(both)
+
+
+def test_call_time_checks_named_and_computed_dims():
+    a, b = sn.tensor("a", shape=("n",)), sn.tensor("b", shape=("m",))
+    c = sn.tensor("c", shape=("n+m",))
+    f = sn.function([a, b, c], c.sum() + a.sum() + b.sum())
+    assert f(np.ones(2), np.ones(3), np.ones(5)) == 10.0
+    with pytest.raises(sn.InputError, match=r"axis 0 \(m\+n\) should be 5 with m=3 in input 1"):
+        f(np.ones(2), np.ones(3), np.ones(6))
+    x, y = sn.tensor("x", shape=("batch", 2)), sn.tensor("y", shape=("batch",))
+    g = sn.function([x, y], x.sum() + y.sum())
+    with pytest.raises(sn.InputError, match=r"'batch'.*is 4 here but 3 in input 0 'x'"):
+        g(np.ones((3, 2)), np.ones(4))
