@@ -1,1 +1,72 @@
-"""Stabilize: rewrites that make results accurate where the naive graph over/underflows."""
+"""Stabilize: forms that stay finite and accurate where the naive graph over/underflows.
+
+``log(1 + x) -> log1p(x)``, ``exp(x) - 1 -> expm1(x)``, ``log(softmax(x)) -> log_softmax(x)``
+(also through the indexing a cross-entropy does between them, so ``crossentropy(softmax(x),
+y)`` becomes ``-log_softmax(x)[y]``), ``log(sigmoid(x)) -> -softplus(-x)`` and
+``log(sum(exp(x))) -> logsumexp(x)``. They fire on floating-point values only: on integers
+``1 + x`` may wrap around, which log1p would not reproduce.
+"""
+
+from __future__ import annotations
+
+from symnb.ops.elemwise import Add, Exp, Log, Sigmoid, Sub, neg
+from symnb.ops.index import AdvancedSubtensor, Subtensor, TakeAlongAxis
+from symnb.ops.math import expm1, log1p, softplus
+from symnb.ops.nnet import LogSoftmax, Softmax
+from symnb.ops.reduce import Logsumexp, Sum
+from symnb.ops.shape import DimShuffle
+from symnb.opt.pattern import Const, Pattern
+from symnb.opt.registry import rule
+from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with
+
+#: ops that only pick or move elements, so log(select(p)) == select(log(p))
+SELECTIONS = (DimShuffle, TakeAlongAxis, Subtensor, AdvancedSubtensor)
+
+
+def _float_fit(m, new):
+    return new if m.x.type.is_float and fits(m.out, new) else None
+
+
+@rule("stabilize", Pattern(Log, Pattern(Add, "x", Const("one"), commutative=True)))
+def log1p_of_sum(m):
+    """log(1 + x) -> log1p(x)"""
+    if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x) and m.x.type.is_float):
+        return None
+    return _float_fit(m, log1p(m.x))
+
+
+@rule("stabilize", Pattern(Sub, Pattern(Exp, "x"), Const("one")))
+def expm1_of_exp(m):
+    """exp(x) - 1 -> expm1(x)"""
+    if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x) and m.x.type.is_float):
+        return None
+    return _float_fit(m, expm1(m.x))
+
+
+@rule("stabilize", Pattern(Log, Pattern(Sigmoid, "x")))
+def log_sigmoid(m):
+    """log(sigmoid(x)) -> -softplus(-x)"""
+    return _float_fit(m, neg(softplus(neg(m.x))))
+
+
+@rule("stabilize", Pattern(Log, Pattern(Sum, Pattern(Exp, "x"), name="total")))
+def logsumexp_of_exp(m):
+    """log(sum(exp(x), axis)) -> logsumexp(x, axis)"""
+    reduce = m.total.owner.op
+    return _float_fit(m, Logsumexp(reduce.axis, reduce.keepdims)(m.x))
+
+
+@rule("stabilize", Pattern(Log, "p"))
+def log_softmax_of_softmax(m):
+    """log(softmax(x)) -> log_softmax(x), also through indexing: log(softmax(x)[i]) ->
+    log_softmax(x)[i] (the cross-entropy of a softmax)."""
+    chain, var = [], m.p
+    while var.owner is not None and isinstance(var.owner.op, SELECTIONS):
+        chain.append(var.owner)
+        var = var.owner.inputs[0]
+    if var.owner is None or not isinstance(var.owner.op, Softmax):
+        return None
+    new = LogSoftmax(var.owner.op.axis)(var.owner.inputs[0])
+    for node in reversed(chain):
+        new = node.op(new, *node.inputs[1:])
+    return new if m.out.type.is_float and fits(m.out, new) else None

@@ -1,0 +1,109 @@
+"""Canonicalize rules: each fires on its pattern and not on near-misses."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.opt.util import assert_same_values, fired, ops_of
+
+CANONICALIZE = {"include": ["canonicalize"]}
+
+
+@pytest.fixture
+def x():
+    return sn.tensor("x", shape=(None, 3))
+
+
+def test_identities_disappear(x, rng):
+    a = rng.uniform(0.5, 2, (2, 3))
+    for expr, rule in [
+        (x * 1, "mul_by_one"),
+        (1.0 * x, "mul_by_one"),
+        (x / 1, "div_by_one"),
+        (x**1, "pow_one"),
+        (x + 0, "add_zero"),
+        (0 + x, "add_zero"),
+        (x - 0.0, "sub_zero"),
+        (sn.neg(sn.neg(x)), "neg_of_neg"),
+        (sn.exp(sn.log(x)), "exp_of_log"),
+        (sn.log(sn.exp(x)), "log_of_exp"),
+    ]:
+        f = assert_same_values([x], expr, [a], CANONICALIZE)
+        assert f.rewrites.counts() == {rule: 1}, rule
+        assert len(f.graph) == 0 and f.graph.outputs[0] is x
+
+
+def test_identity_near_misses_are_kept(x):
+    cases = [
+        x * 2,  # not the neutral element
+        sn.tensor("r", shape=(1, 3)) * np.ones((4, 3)),  # the constant makes it larger
+        sn.tensor("i", shape=(3,), dtype="int8") * np.float32(1),  # the dtype changes
+        sn.tensor("i", shape=(3,), dtype="int64") + 0.0,  # int + float -> float64
+        sn.exp(sn.log(sn.tensor("i", shape=(3,), dtype="int64"))),  # int -> float
+        x + np.array([0.0, 1.0, 0.0]),  # not all zeros
+    ]
+    for expr in cases:
+        ins = [v for v in sn.core.graph.leaves([expr]) if type(v) is sn.Variable]
+        counts = fired(ins, expr, CANONICALIZE)
+        assert not set(counts) - {"constant_fold", "merge_nodes"}, (expr, counts)
+
+
+def test_x_minus_x_is_zero_of_its_shape(rng):
+    x = sn.tensor("x", shape=(None, 3))
+    f = assert_same_values([x], x - x, [rng.uniform(size=(4, 3))], CANONICALIZE)
+    assert f.rewrites.counts() == {"sub_self": 1}
+    assert f(np.ones((5, 3))).shape == (5, 3)
+    known = sn.tensor("k", shape=(2, 3), dtype="int32")
+    g = sn.function([known], known - known, optimize=CANONICALIZE, backend="py")
+    assert len(g.graph) == 0 and isinstance(g.graph.outputs[0], sn.Constant)
+    assert fired([x], x - sn.exp(x), CANONICALIZE) == {}
+
+
+def test_collect_terms(rng):
+    x, a, b = sn.matrix("x"), sn.scalar("a"), sn.scalar("b")
+    values = [rng.uniform(size=(2, 3)), 2.0, 3.0]
+    f = assert_same_values([x, a, b], a * x + x * b, values, CANONICALIZE)
+    assert f.rewrites.counts() == {"collect_add": 1} and sorted(ops_of(f)) == ["add", "mul"]
+    f = assert_same_values([x, a, b], a * x - b * x, values, CANONICALIZE)
+    assert f.rewrites.counts() == {"collect_sub": 1}
+    # constants collect and fold: 2x + 3x -> 5x
+    f = assert_same_values([x], 2.0 * x + x * 3.0, values[:1], CANONICALIZE)
+    assert ops_of(f) == ["mul"] and f.rewrites.counts()["constant_fold"] == 1
+
+
+def test_collect_terms_near_misses(rng):
+    x, y, a, b = sn.matrix("x"), sn.matrix("y"), sn.scalar("a"), sn.scalar("b")
+    assert fired([x, y, a, b], a * x + b * y, CANONICALIZE) == {}  # no common factor
+    shared = a * x  # used elsewhere: collecting would compute a*x twice
+    assert fired([x, a, b], [shared + b * x, shared], CANONICALIZE) == {}
+
+
+def test_dimshuffle_and_reshape_chains(rng):
+    t = sn.tensor("t", shape=(2, 3, 4))
+    value = rng.uniform(size=(2, 3, 4))
+    f = assert_same_values([t], sn.transpose(sn.transpose(t, (1, 0, 2)), (2, 1, 0)), [value])
+    assert ops_of(f) == ["dim_shuffle"] and f.rewrites.counts()["dimshuffle_chain"] == 1
+    f = assert_same_values([t], t.T.T, [value], CANONICALIZE)
+    assert len(f.graph) == 0
+    f = assert_same_values([t], t.reshape(6, 4).reshape(4, 6), [value], CANONICALIZE)
+    assert ops_of(f) == ["reshape"] and f.rewrites.counts() == {"reshape_chain": 1}
+    f = assert_same_values([t], t.reshape(2, 3, 4), [value], CANONICALIZE)
+    assert f.rewrites.counts() == {"reshape_noop": 1}
+
+
+def test_dimshuffle_chain_near_miss_keeps_other_axes(rng):
+    t = sn.tensor("t", shape=(2, 3, 4))
+    f = assert_same_values([t], sn.expand_dims(t.T, 0), [rng.uniform(size=(2, 3, 4))])
+    assert ops_of(f) == ["dim_shuffle"] and f.graph.outputs[0].type.shape == (1, 4, 3, 2)
+    assert fired([t], t.reshape(2, 3, 4) * 2, CANONICALIZE) == {"reshape_noop": 1}
+    free = sn.tensor("u", shape=(None, 4))
+    assert fired([free], free.reshape(-1, 4), CANONICALIZE) == {}  # shape not known
+
+
+def test_shape_of_known_dims_is_a_constant():
+    t = sn.tensor("t", shape=(2, 3))
+    f = sn.function([t], t.shape, optimize=CANONICALIZE, backend="py")
+    assert f.rewrites.counts() == {"shape_of_known": 1}
+    np.testing.assert_array_equal(f(np.zeros((2, 3))), [2, 3])
+    u = sn.tensor("u", shape=("batch", 3))
+    assert fired([u], u.shape, CANONICALIZE) == {}

@@ -1,0 +1,143 @@
+"""The engine: patterns, selection by name, user rules, loop guard, verifier, history."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.core.graph import Graph
+from symnb.ops.elemwise import Add, Exp, Mul, Neg, Sin, exp, sin
+from symnb.opt import Const, Pattern
+from tests.opt.util import assert_same_values, fired, ops_of
+
+
+def test_patterns_bind_and_check_repeated_names():
+    x, y = sn.vector("x"), sn.vector("y")
+    same = Pattern(Mul, "a", "a")
+    assert same.match_node((x * x).owner) == {"a": x}
+    assert same.match_node((x * y).owner) is None
+    nested = Pattern(Exp, Pattern(Mul, "a", Const("c"), commutative=True))
+    bound = nested.match_node(sn.exp(2.0 * x).owner)
+    assert bound["a"] is x and float(bound["c"].value) == 2.0
+    assert nested.match_node(sn.exp(y * x).owner) is None
+    assert repr(nested) == "exp(mul(a, Const('c')))"
+
+
+def test_include_exclude_and_modes():
+    x = sn.vector("x")
+    expr = sn.log(1 + x * 1.0) ** 2
+    assert fired([x], expr, "none") == {}
+    assert fired([x], expr, "stable") == {"mul_by_one": 1, "log1p_of_sum": 1}
+    assert fired([x], expr, {"include": ["mul_by_one"]}) == {"mul_by_one": 1}
+    fast = fired([x], expr, {"exclude": ["stabilize", "fuse", "inplace"]})
+    assert fast == {"mul_by_one": 1, "pow_two_to_square": 1}
+    with pytest.raises(ValueError, match="neither a phase .* nor a registered rule"):
+        sn.function([x], expr, optimize={"include": ["no_such_rule"]})
+    with pytest.raises(ValueError, match="unknown mode 'fastest'"):
+        sn.function([x], expr, optimize="fastest")
+
+
+def test_users_register_their_own_rules(rng):
+    def sin_of_neg(m):
+        """sin(-x) -> -sin(x)"""
+        return -sin(m.x)
+
+    sn.opt.register(sin_of_neg, "canonicalize", Pattern(Sin, Pattern(Neg, "x")))
+    try:
+        x = sn.vector("x")
+        f = assert_same_values([x], sin(-x), [rng.normal(size=3)], "stable")
+        assert f.rewrites.counts() == {"sin_of_neg": 1} and ops_of(f) == ["sin", "neg"]
+        assert sn.opt.RULES["sin_of_neg"].source.endswith(f"{__file__}:{_line_of(sin_of_neg)}")
+        assert fired([x], sin(-x), {"include": ["stable"], "exclude": ["sin_of_neg"]}) == {}
+        with pytest.raises(ValueError, match="exists"):
+            sn.opt.register(lambda m: None, "canonicalize", Pattern(Sin), name="sin_of_neg")
+    finally:
+        sn.opt.unregister("sin_of_neg")
+
+
+def _line_of(fn):
+    return fn.__code__.co_firstlineno
+
+
+def test_rules_that_undo_each_other_stop_with_a_warning(rng):
+    def double_to_sum(m):
+        return m.x + m.x
+
+    def sum_to_double(m):
+        return m.x * 2.0
+
+    sn.opt.register(double_to_sum, "stabilize", Pattern(Mul, "x", Const("two")), default=False)
+    sn.opt.register(sum_to_double, "stabilize", Pattern(Add, "x", "x"), default=False)
+    try:
+        x = sn.vector("x")
+        with pytest.warns(sn.opt.RewriteLoopWarning, match="double_to_sum"):
+            f = sn.function([x], sn.exp(x) * 2.0, backend="py",
+                            optimize={"include": ["double_to_sum", "sum_to_double"]})  # fmt: skip
+        np.testing.assert_allclose(f([0.5]), 2 * np.exp([0.5]))
+    finally:
+        sn.opt.unregister("double_to_sum")
+        sn.opt.unregister("sum_to_double")
+
+
+def test_a_rule_returning_a_wrong_type_is_reported():
+    def to_int(m):
+        return sn.cast(m.x, "int32")
+
+    sn.opt.register(to_int, "canonicalize", Pattern(Exp, "x"), default=False)
+    try:
+        x = sn.vector("x")
+        with pytest.raises(sn.opt.RewriteError, match="to_int .* bad replacement"):
+            sn.function([x], exp(x), optimize={"include": ["to_int"]})
+    finally:
+        sn.opt.unregister("to_int")
+
+
+def test_the_verifier_finds_broken_graphs():
+    x = sn.vector("x")
+    g = Graph([x], [sn.exp(x) + 1.0])
+    sn.opt.verify(g)
+    node = g.outputs[0].owner
+    node.inputs[1] = sn.matrix("m")  # edited behind the graph's back
+    with pytest.raises(sn.opt.RewriteError, match="client lists|type"):
+        sn.opt.verify(g, "a test")
+
+
+def test_history_records_each_firing_and_replays_it(rng):
+    x = sn.vector("x")
+    expr = sn.sin(sn.log(1 + x * 1.0)) * 2.0
+    f = sn.function([x], expr, backend="py")
+    steps = list(f.rewrites)
+    assert [s.rule for s in steps] == ["mul_by_one", "log1p_of_sum", "fuse_elemwise"]
+    assert [s.phase for s in steps] == ["canonicalize", "stabilize", "fuse"]
+    assert all(s.seconds >= 0 for s in steps)
+    assert [str(n.op) for n in steps[0].removed] == ["mul"] and steps[0].added == []
+    assert sorted(str(n.op) for n in steps[1].removed) == ["add", "log"]
+    assert [str(n.op) for n in steps[1].added] == ["log1p"]
+    after = [[type(n.op).op_name() for n in s.graph_after().toposort()] for s in steps]
+    assert after == [["add", "log", "sin", "mul"], ["log1p", "sin", "mul"], ["composite"]]
+    assert sn.format_graph(steps[-1].graph_after()) == f.text()
+    assert sn.format_graph(f.rewrites.graph_before()) == sn.format_graph(f.graph_before)
+    assert f.rewrites.counts() == {"mul_by_one": 1, "log1p_of_sum": 1, "fuse_elemwise": 1}
+    times = f.rewrites.phase_times()
+    assert list(times) == list(sn.opt.PHASES) and all(t >= 0 for t in times.values())
+    value = rng.uniform(size=4)
+    replayed = sn.function([x], steps[1].graph_after().outputs[0], backend="py", optimize="none")
+    np.testing.assert_allclose(replayed(value), f(value), rtol=1e-15)
+
+
+def test_merge_joins_equal_constants_and_nodes(rng):
+    x = sn.vector("x")
+    a = sn.exp(x) * np.float64(2.0)
+    b = sn.exp(x) * np.float64(2.0)
+    f = assert_same_values([x], [a + b], [rng.normal(size=3)], {"include": ["merge"]})
+    assert f.rewrites.counts() == {"merge_constants": 1, "merge_nodes": 2}
+    assert ops_of(f) == ["exp", "mul", "add"]
+
+
+def test_constant_folding(rng):
+    x = sn.vector("x")
+    c = sn.constant(np.array([1.0, 2.0, 3.0]))
+    f = assert_same_values(
+        [x], x * sn.exp(c * 2.0), [rng.normal(size=3)], {"include": ["constant_folding"]}
+    )  # noqa: E501
+    assert f.rewrites.counts() == {"constant_fold": 2} and ops_of(f) == ["mul"]
+    assert fired([x], x * sn.exp(x), {"include": ["constant_folding"]}) == {}

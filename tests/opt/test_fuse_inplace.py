@@ -1,0 +1,80 @@
+"""Fusion into Composite nodes and in-place variants: what they build and that values hold."""
+
+import numpy as np
+
+import symnb as sn
+from symnb.ops.composite import Composite
+from symnb.opt.rules.inplace import ElemwiseInplace
+from tests.opt.util import assert_same_values, fired, ops_of
+
+FUSE = {"include": ["fuse"]}
+INPLACE = {"include": ["inplace"]}
+
+
+def test_a_chain_of_elementwise_ops_becomes_one_node(rng):
+    x, b = sn.matrix("x"), sn.vector("b")
+    expr = sn.tanh(x * 2.0 + b) * sn.exp(-x)
+    f = assert_same_values([x, b], expr, [rng.normal(size=(3, 4)), rng.normal(size=4)], FUSE)
+    (node,) = f.graph.toposort()
+    assert isinstance(node.op, Composite) and len(node.op.program) == 6
+    assert ("const", 2.0, "float64") in node.op.program[0][1]  # weak scalars stay weak
+
+
+def test_fusion_takes_leading_broadcasts_along(rng):
+    x, b = sn.matrix("x"), sn.vector("b")
+    expr = sn.exp(x) + sn.expand_dims(sn.sin(b), 0)
+    f = assert_same_values([x, b], expr, [rng.normal(size=(3, 4)), rng.normal(size=4)], FUSE)
+    assert ops_of(f) == ["composite"]
+
+
+def test_a_value_used_twice_is_not_fused_into_both(rng):
+    x = sn.matrix("x")
+    e = sn.exp(x)
+    exprs = [sn.sin(e) * 2.0, sn.cos(e) + 1.0]
+    f = assert_same_values([x], exprs, [rng.normal(size=(2, 2))], FUSE)
+    assert sorted(ops_of(f)) == ["composite", "composite", "exp"]
+    assert fired([x], sn.exp(x), FUSE) == {}  # one op: nothing to fuse
+
+
+def test_fusion_stops_at_non_elementwise_ops(rng):
+    x = sn.matrix("x")
+    expr = sn.exp(sn.sum(sn.sin(x) * 2.0, axis=1)) + 1.0
+    f = assert_same_values([x], expr, [rng.normal(size=(2, 3))], FUSE)
+    assert ops_of(f) == ["composite", "sum", "composite"]
+
+
+def test_inplace_reuses_dead_intermediates_only(rng):
+    x = sn.matrix("x")
+    value = rng.normal(size=(2, 3))
+    kept = value.copy()
+    f = assert_same_values([x], sn.tanh(sn.exp(x)), [value], INPLACE)
+    assert ops_of(f) == ["exp", "elemwise_inplace"]
+    np.testing.assert_array_equal(value, kept)  # the caller's array is untouched
+    assert fired([x], sn.exp(x), INPLACE) == {}  # x is a graph input
+
+
+def test_inplace_near_misses():
+    x = sn.matrix("x")
+    e = sn.exp(x)
+    assert fired([x], [sn.tanh(e), e], INPLACE) == {}  # e is an output too
+    assert fired([x], sn.tanh(e) + e, INPLACE) == {"elemwise_inplace": 1}  # only the add
+    i = sn.tensor("i", shape=(None, None), dtype="int64")
+    assert fired([i], sn.exp(i * 2), INPLACE) == {}  # float result, int buffer
+    w = sn.shared(np.ones((2, 2)), name="w")
+    assert fired([], sn.exp(w.T), INPLACE) == {}  # a view of a shared value
+
+
+def test_inplace_falls_back_when_the_buffer_is_too_small(rng):
+    a, b = sn.matrix("a"), sn.matrix("b")
+    values = [rng.normal(size=(1, 3)), rng.normal(size=(2, 3))]  # exp(a) is broadcast
+    f = assert_same_values([a, b], sn.exp(a) + b, values, INPLACE)
+    assert any(isinstance(n.op, ElemwiseInplace) for n in f.graph.toposort())
+
+
+def test_shared_values_are_never_overwritten(rng):
+    w = sn.shared(rng.normal(size=(3, 3)), name="w")
+    before = w.get_value()
+    x = sn.matrix("x")
+    f = sn.function([x], sn.tanh(x @ w + 1.0) * 3.0, backend="py")
+    f(rng.normal(size=(2, 3)))
+    np.testing.assert_array_equal(w.get_value(), before)

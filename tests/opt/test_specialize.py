@@ -1,0 +1,66 @@
+"""Specialize rules: x**2 -> square, dot + add + scale -> gemm."""
+
+import numpy as np
+
+import symnb as sn
+from symnb.ops.blas import Gemm, gemm
+from tests.opt.util import assert_same_values, fired, ops_of
+
+SPECIALIZE = {"include": ["specialize"]}
+
+
+def test_pow_two_becomes_square(rng):
+    x = sn.matrix("x")
+    f = assert_same_values([x], x**2, [rng.normal(size=(3, 2))], SPECIALIZE)
+    assert f.rewrites.counts() == {"pow_two_to_square": 1} and ops_of(f) == ["square"]
+    i = sn.tensor("i", shape=(3,), dtype="int32")
+    assert fired([i], i**2.0, SPECIALIZE) == {}  # int ** float is float: square keeps int
+    assert fired([x], x**3, SPECIALIZE) == {}
+
+
+def test_gemm_forms(rng):
+    x, w, z = sn.matrix("x"), sn.matrix("w"), sn.matrix("z")
+    a = sn.scalar("a")
+    values = [rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), rng.normal(size=(4, 2)), 0.3]
+    for expr, rule in [
+        (z + x @ w, "add_to_gemm"),
+        (x @ w + z, "add_to_gemm"),
+        (z + a * (x @ w), "add_to_gemm"),
+        (z - (x @ w) * a, "sub_to_gemm"),
+        (z - 0.5 * (x @ w), "sub_to_gemm"),
+    ]:
+        f = assert_same_values([x, w, z, a], [expr, a], values, SPECIALIZE, rtol=1e-12)
+        assert f.rewrites.counts() == {rule: 1}, rule
+        assert "gemm" in ops_of(f) and "matmul" not in ops_of(f)
+
+
+def test_gemm_with_a_bias_vector(rng):
+    x, w, b = sn.matrix("x"), sn.matrix("w"), sn.vector("b")
+    values = [rng.normal(size=(4, 3)), rng.normal(size=(3, 2)), rng.normal(size=2)]
+    f = assert_same_values([x, w, b], x @ w + b, values, SPECIALIZE, rtol=1e-12)
+    assert ops_of(f) == ["gemm"]
+
+
+def test_gemm_near_misses(rng):
+    x, w, z = sn.matrix("x"), sn.matrix("w"), sn.matrix("z")
+    product = x @ w
+    assert fired([x, w, z], [z + product, product], SPECIALIZE) == {}  # product used twice
+    v = sn.vector("v")
+    assert fired([x, v, z], z + x @ v, SPECIALIZE) == {}  # matrix-vector
+    i = sn.tensor("i", shape=(None, None), dtype="int64")
+    assert fired([i, z], z + i @ i, SPECIALIZE) == {}  # integer product
+    x32 = sn.tensor("x32", shape=(None, None), dtype="float32")
+    assert fired([x32, z], z + x32 @ x32, SPECIALIZE) == {}  # mixed dtypes
+    m = sn.matrix("m")
+    assert fired([x, w, m], (x @ w) * m + 1.0, SPECIALIZE) == {}  # not a scalar scale
+
+
+def test_gemm_reference_and_inplace_give_the_same_values(rng):
+    z, x, y = rng.normal(size=(3, 2)), rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
+    alpha, beta = np.array(-0.5), np.array(2.0)
+    want = beta * z + alpha * (x @ y)
+    np.testing.assert_allclose(gemm.perform(z, alpha, x, y, beta), want, rtol=1e-14)
+    buffer = z.copy()
+    out = Gemm(inplace=True).perform(buffer, alpha, x, y, beta)
+    assert out is buffer
+    np.testing.assert_allclose(out, want, rtol=1e-14)
