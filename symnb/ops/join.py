@@ -113,7 +113,8 @@ class Split(Op):
                 f"split: parts {list(sizes)} do not add up to {np.shape(x)[self.axis]}"
             )
         cuts = np.cumsum(sizes)[:-1]
-        return tuple(part.copy() for part in np.split(x, cuts, axis=self.axis))
+        parts = tuple(part.copy() for part in np.split(x, cuts, axis=self.axis))
+        return parts if len(parts) > 1 else parts[0]  # one output: one array, not a tuple
 
     def grad(self, inputs, outputs, output_grads):
         from symnb.ops.creation import zeros_like

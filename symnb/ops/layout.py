@@ -166,7 +166,7 @@ class Tile(Op):
 
     def infer_types(self, x):
         if len(self.reps) != x.type.ndim:
-            raise ShapeError(f"{self}: needs one rep per axis of {x.describe()}")
+            raise ShapeError(f"tile: needs one rep per axis of {x.describe()}")
         return [x.type.with_shape(tuple(map(dim_mul, x.type.shape, self.reps)))]
 
     def perform(self, x):
@@ -204,7 +204,7 @@ class _Triangle(Op):
 
     def infer_types(self, x):
         if x.type.ndim < 2:
-            raise ShapeError(f"{self}: needs at least 2 dims, {x.describe()} has {x.type.ndim}")
+            raise ShapeError(f"{self.op_name()}: needs at least 2 dims, {x.describe()} has {x.type.ndim}")
         return [x.type]
 
     def perform(self, x):

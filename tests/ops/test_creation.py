@@ -1,0 +1,129 @@
+"""Creation ops against NumPy: zeros/ones/full (and *_like), alloc/broadcast_to, arange, eye,
+one_hot; shapes from ints, scalar variables and ``x.shape``; dtypes as NumPy's."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check, random_array, reference_backend
+from tests.helpers import run as run_on
+
+
+def _constant_output(build, backend):
+    """Compile a graph with no inputs and run it."""
+    return sn.function([], build(), backend=backend)()
+
+
+# id -> (symbolic builder with no inputs, NumPy result)
+CONSTANT_ROWS = {
+    "zeros": (lambda: sn.zeros((2, 3)), np.zeros((2, 3))),
+    "zeros_int": (lambda: sn.zeros(4, dtype="int32"), np.zeros(4, "int32")),
+    "ones_0d": (lambda: sn.ones(()), np.ones(())),
+    "ones_empty": (lambda: sn.ones((0, 2), dtype="bool"), np.ones((0, 2), "bool")),
+    "full_int": (lambda: sn.full((2, 2), 7), np.full((2, 2), 7)),
+    "full_float": (lambda: sn.full(3, 2.5), np.full(3, 2.5)),
+    "full_dtype": (lambda: sn.full((2,), 3, dtype="float32"), np.full((2,), 3, "float32")),
+    "arange": (lambda: sn.arange(5), np.arange(5)),
+    "arange_float": (lambda: sn.arange(0.5, 3.0, 0.5), np.arange(0.5, 3.0, 0.5)),
+    "arange_negative": (lambda: sn.arange(5, -3, -2), np.arange(5, -3, -2)),
+    "arange_empty": (lambda: sn.arange(3, 1), np.arange(3, 1)),
+    "arange_dtype": (lambda: sn.arange(1, 7, 2, dtype="int8"), np.arange(1, 7, 2, dtype="int8")),
+    "eye": (lambda: sn.eye(3), np.eye(3)),
+    "eye_rect_k": (lambda: sn.eye(2, 4, k=1), np.eye(2, 4, k=1)),
+    "eye_k_neg_int": (lambda: sn.eye(3, k=-1, dtype="int64"), np.eye(3, k=-1, dtype="int64")),
+    "alloc": (lambda: sn.alloc(1.5, 2, 3), np.full((2, 3), 1.5)),
+    "broadcast_to": (lambda: sn.broadcast_to(np.arange(3), (2, 3)), np.tile(np.arange(3), (2, 1))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTANT_ROWS))
+def test_creation_matches_numpy(name, backend):
+    build, want = CONSTANT_ROWS[name]
+    check(_constant_output(build, backend), want)
+
+
+def test_static_shapes_of_constant_arguments():
+    assert sn.arange(5).type.shape == (5,) and sn.arange(5).dtype == np.int64
+    assert sn.arange(0.0, 1.0, 0.3).type.shape == (4,)
+    assert sn.arange(2, 2).type.shape == (0,)
+    assert sn.eye(3, 4).type.shape == (3, 4) and sn.eye(3).dtype == np.float64
+    assert sn.zeros((2, 0)).type.shape == (2, 0)
+
+
+@pytest.mark.parametrize("like", ["zeros_like", "ones_like"])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool"])
+def test_like_ops_keep_type_and_named_dims(like, dtype, rng, backend):
+    a = random_array(rng, (3, 2), dtype)
+    check(run_on(getattr(sn, like), a, backend=backend), getattr(np, like)(a))
+    x = sn.tensor("x", shape=("batch", None, 4), dtype=dtype)
+    assert getattr(sn, like)(x).type == x.type
+    assert getattr(sn, like)(x, dtype="float64").type.shape == ("batch", None, 4)
+
+
+def test_full_like_casts_the_value_to_the_dtype(rng, backend):
+    a = random_array(rng, (2, 3), "int32")
+    check(run_on(lambda x: sn.full_like(x, 2.7), a, backend=backend), np.full_like(a, 2.7))
+    f = random_array(rng, (4,), "float32")
+    check(run_on(lambda x: sn.full_like(x, 2.7), f, backend=backend), np.full_like(f, 2.7))
+    check(run_on(lambda x: sn.full_like(x, 1, dtype="int8"), f, backend=backend), np.ones(4, "i1"))
+
+
+def test_shapes_from_symbolic_sizes(rng, backend):
+    a = random_array(rng, (3, 5), "float64")
+    check(run_on(lambda x: sn.zeros(x.shape), a, backend=backend), np.zeros((3, 5)))
+    check(run_on(lambda x: sn.ones((x.shape[1], 2)), a, backend=backend), np.ones((5, 2)))
+    check(run_on(lambda x: sn.arange(x.shape[0]), a, backend=backend), np.arange(3))
+    check(run_on(lambda x: sn.eye(x.shape[0], x.shape[1]), a, backend=backend), np.eye(3, 5))
+    check(run_on(lambda x: sn.alloc(x[0], 2, 5), a, backend=backend), np.tile(a[0], (2, 1)))
+    x = sn.tensor("x", shape=("n", 5))
+    assert sn.zeros(x.shape).type.shape == ("n", 5)
+    assert sn.ones((x.shape[1], 2)).type.shape == (None, 2)
+
+
+def test_broadcast_to_matches_numpy_and_checks_shapes(rng, backend):
+    a = random_array(rng, (3, 1), "float32")
+    check(
+        run_on(lambda x: sn.broadcast_to(x, (2, 3, 4)), a, backend=backend),
+        np.broadcast_to(a, (2, 3, 4)),
+    )
+    check(
+        run_on(lambda x: sn.broadcast_to(x, (3, 0)), a, backend=backend), np.broadcast_to(a, (3, 0))
+    )
+    v = sn.tensor("v", shape=("n", 1))
+    assert sn.broadcast_to(v, (2, v.shape[0], 4)).type.shape == (2, "n", 4)
+    with pytest.raises(sn.ShapeError, match=r"cannot broadcast 'w' .* axis 0 is 2, not 1 or 5"):
+        sn.broadcast_to(sn.tensor("w", shape=(2, 3)), (5, 3))
+    with pytest.raises(sn.ShapeError, match="more dims than the target shape"):
+        sn.broadcast_to(sn.matrix("m"), (3,))
+    with pytest.raises(sn.ShapeError, match="negative dimensions"):
+        sn.zeros((2, -1))
+    with pytest.raises(sn.DTypeError, match="a size in a shape is an int or an integer scalar"):
+        sn.zeros((2, sn.scalar("s")))
+
+
+@pytest.mark.parametrize("dtype", [None, "int32", "float32"])
+def test_one_hot(dtype, backend):
+    labels = np.array([[0, 2], [1, 3]], dtype="int64")
+    want = np.eye(4, dtype=dtype or "float64")[labels]
+    check(run_on(lambda y: sn.one_hot(y, 4, dtype=dtype), labels, backend=backend), want)
+    assert sn.one_hot(sn.tensor("y", shape=("batch",), dtype="int8"), 10).type.shape == (
+        "batch",
+        10,
+    )
+    with pytest.raises(sn.DTypeError, match="one_hot: indices must be integers"):
+        sn.one_hot(sn.vector("f"), 3)
+
+
+def test_one_hot_refuses_out_of_range_labels():
+    y = sn.vector("y", dtype="int64")
+    with pytest.raises(Exception, match=r"one_hot: index 5 is outside \[0, 4\)"):
+        sn.function([y], sn.one_hot(y, 4), backend="py")(np.array([1, 5]))
+
+
+def test_creation_ops_are_not_differentiable_but_alloc_is(rng):
+    assert sn.arange(3).owner.op.differentiable is False
+    assert sn.eye(2).owner.op.differentiable is False
+    with reference_backend():
+        sn.check_grad(lambda x: sn.broadcast_to(x, (2, 3, 4)), [rng.normal(size=(3, 1))])
+        sn.check_grad(lambda x: sn.alloc(x, 3, 2), [rng.normal(size=())])
+        sn.check_grad(lambda x: x * sn.ones_like(x) + sn.zeros(x.shape), [rng.normal(size=(2,))])

@@ -1,0 +1,141 @@
+"""concatenate, stack, split, sort and argsort against NumPy: dtypes, axes, empty and named
+dims, error messages, gradients."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.core.dims import parse_dim
+from tests.helpers import check, random_array, reference_backend
+from tests.helpers import run as run_on
+
+# id -> (shapes of the parts, dtypes of the parts, axis)
+CONCAT_ROWS = {
+    "axis0": (((2, 3), (4, 3)), ("float64", "float64"), 0),
+    "axis_neg": (((2, 3), (2, 1), (2, 2)), ("float32", "int8", "float32"), -1),
+    "promote": (((3,), (2,)), ("int8", "uint8"), 0),
+    "empty_part": (((0, 2), (3, 2)), ("float64", "int64"), 0),
+    "flat": (((2, 2), (3,)), ("bool", "int32"), None),
+    "one": (((2, 3),), ("float16",), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONCAT_ROWS))
+def test_concatenate_matches_numpy(name, rng, backend):
+    shapes, dtypes, axis = CONCAT_ROWS[name]
+    arrays = [random_array(rng, s, d) for s, d in zip(shapes, dtypes)]
+    got = run_on(lambda *xs: sn.concatenate(xs, axis=axis), *arrays, backend=backend)
+    check(got, np.concatenate(arrays, axis=axis))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, 2, -3])
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("int8", "float32")])
+def test_stack_matches_numpy(axis, dtypes, rng, backend):
+    a, b = (random_array(rng, (2, 3), d) for d in dtypes)
+    check(
+        run_on(lambda x, y: sn.stack([x, y], axis=axis), a, b, backend=backend),
+        np.stack([a, b], axis),
+    )
+    s = np.array(1.5)
+    check(run_on(lambda x: sn.stack([x, x, x]), s, backend=backend), np.stack([s, s, s]))
+
+
+SPLIT_ROWS = {
+    "sections": (3, 0, (6, 2)),
+    "sections_neg_axis": (2, -1, (3, 4)),
+    "indices": ([1, 3], 0, (5, 2)),
+    "indices_empty_parts": ([0, 0, 4], 1, (2, 4)),
+    "one_part": (1, 0, (3,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT_ROWS))
+def test_split_matches_numpy(name, rng, backend):
+    spec, axis, shape = SPLIT_ROWS[name]
+    a = random_array(rng, shape, "float32")
+    got = run_on(lambda x: sn.split(x, spec, axis=axis), a, backend=backend)
+    want = np.split(a, spec, axis=axis)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        check(g, w)
+
+
+def test_static_shapes_add_up_and_unknown_stays_unknown():
+    n, m = sn.tensor("a", shape=("n", 3)), sn.tensor("b", shape=("m", 3))
+    assert sn.concatenate([n, m, n]).type.shape == (parse_dim("2*n+m"), 3)
+    assert sn.concatenate(
+        [sn.tensor("c", shape=(2, 3)), sn.tensor("d", shape=(5, None))]
+    ).type.shape == (7, 3)
+    assert sn.concatenate([n, sn.tensor("u", shape=(None, 3))]).type.shape == (None, 3)
+    assert sn.stack([n, n], axis=1).type.shape == ("n", 2, 3)
+    parts = sn.split(sn.tensor("x", shape=(6, "k")), 3)
+    assert [p.type.shape for p in parts] == [(2, "k")] * 3
+    parts = sn.split(sn.tensor("y", shape=("k", 2)), [1, 3])
+    assert [str(p.type) for p in parts] == ["f64[1,2]", "f64[2,2]", "f64[k-3,2]"]
+    assert sn.split(sn.tensor("z", shape=("k",)), 2)[0].type.shape == (None,)
+
+
+def test_join_errors_name_the_arrays_and_dims():
+    a, b = sn.tensor("a", shape=(2, 3)), sn.tensor("b", shape=(2, 4))
+    with pytest.raises(
+        sn.ShapeError, match=r"concatenate: axis 1 differs: 3 in array 0 'a'.*4 in array 1 'b'"
+    ):
+        sn.concatenate([a, b], axis=0)
+    with pytest.raises(sn.ShapeError, match="stack: axis 1 differs"):
+        sn.stack([a, b])
+    with pytest.raises(sn.ShapeError, match="concatenate: all arrays need the same number of dims"):
+        sn.concatenate([a, sn.vector("v")])
+    with pytest.raises(sn.ShapeError, match="concatenate: cannot join 0-d"):
+        sn.concatenate([sn.scalar("s")])
+    with pytest.raises(sn.ShapeError, match="stack: axis 3 is out of range for 3 dims"):
+        sn.stack([a, a], axis=3)
+    with pytest.raises(sn.ShapeError, match="split: axis 1 of 'a' .* does not divide into 2"):
+        sn.split(a, 2, axis=1)
+    with pytest.raises(sn.ShapeError, match="split: index 5 is past the end"):
+        sn.split(a, [1, 5], axis=1)
+
+
+def test_split_checks_the_length_at_run_time():
+    x = sn.vector("x")
+    f = sn.function([x], sn.split(x, 2), backend="py")
+    with pytest.raises(Exception, match="array split does not result in an equal division"):
+        f(np.arange(5.0))
+
+
+@pytest.mark.parametrize("op,ref", [(sn.sort, np.sort), (sn.argsort, np.argsort)])
+@pytest.mark.parametrize("axis", [-1, 0, None])
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool"])
+def test_sort_and_argsort_match_numpy(op, ref, axis, dtype, rng, backend):
+    a = random_array(rng, (4, 3), dtype)
+    want = ref(a, axis=axis, kind="stable")
+    check(run_on(lambda x: op(x, axis=axis), a, backend=backend), want.astype(want.dtype))
+
+
+def test_sort_puts_nan_last_and_handles_empty_and_sugar(backend):
+    a = np.array([3.0, np.nan, -1.0, 2.0])
+    check(run_on(sn.sort, a, backend=backend), np.sort(a))
+    check(run_on(sn.argsort, a, backend=backend), np.argsort(a))
+    e = np.zeros((0, 3))
+    check(run_on(lambda x: x.sort(axis=0), e, backend=backend), np.sort(e, axis=0))
+    check(run_on(lambda x: x.argsort(), e, backend=backend), np.argsort(e))
+    with pytest.raises(sn.ShapeError, match="sort: axis -1 is out of range"):
+        sn.sort(sn.scalar("s"))
+    assert sn.argsort(sn.matrix("m")).owner.op.differentiable is False
+
+
+# -- gradients ---------------------------------------------------------------------------
+def test_join_gradients(rng):
+    a, b = rng.normal(size=(2, 3)), rng.normal(size=(4, 3))
+    with reference_backend():
+        sn.check_grad(lambda x, y: sn.concatenate([x, y, x]), [a, b])
+        sn.check_grad(lambda x, y: sn.concatenate([x, y], axis=None), [a, b])
+        sn.check_grad(lambda x: sn.stack([x, 2 * x], axis=-1), [a])
+        sn.check_grad(lambda y: sn.split(y, [1, 3])[1] * 2, [b])  # unused parts get zeros
+        sn.check_grad(lambda y: sn.split(y, 3, axis=1)[0] + sn.split(y, 3, axis=1)[2], [b])
+
+
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_sort_gradient_follows_the_permutation(axis, rng):
+    with reference_backend():
+        sn.check_grad(lambda x: sn.sort(x, axis=axis), [rng.normal(size=(3, 4))])
+        sn.check_grad(lambda x: sn.sort(x * x, axis=axis) ** 2, [rng.normal(size=(3, 4))])

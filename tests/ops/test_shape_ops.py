@@ -1,0 +1,151 @@
+"""Layout ops against NumPy: flatten, flip, roll, pad, repeat, tile, tril/triu, diag,
+dimshuffle and the method sugar; static shapes with named dims; gradients."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check, random_array, reference_backend
+from tests.helpers import run as run_on
+
+
+def _sym_and_ref(name, **kwargs):
+    """The symbolic op and NumPy's function, called with the same keyword arguments."""
+    return (
+        lambda x: getattr(sn, name)(x, **kwargs),
+        lambda a: getattr(np, name)(a, **kwargs),
+    )
+
+
+# id -> (symbolic, reference, input shape)
+ROWS = {
+    "flatten": (sn.flatten, np.ravel, (2, 3, 4)),
+    "flatten_0d": (sn.flatten, np.ravel, ()),
+    "flatten_empty": (sn.flatten, np.ravel, (0, 3)),
+    "flatten_ndim2": (lambda x: sn.flatten(x, 2), lambda a: a.reshape(2, -1), (2, 3, 4)),
+    "flip_all": (*_sym_and_ref("flip"), (2, 3, 4)),
+    "flip_neg": (*_sym_and_ref("flip", axis=-1), (2, 3, 4)),
+    "flip_tuple": (*_sym_and_ref("flip", axis=(0, 2)), (2, 3, 4)),
+    "roll_flat": (*_sym_and_ref("roll", shift=5), (3, 4)),
+    "roll_axis": (*_sym_and_ref("roll", shift=-1, axis=1), (3, 4)),
+    "roll_axes": (*_sym_and_ref("roll", shift=(1, 2), axis=(0, -1)), (2, 3, 4)),
+    "roll_empty": (*_sym_and_ref("roll", shift=2, axis=0), (0, 3)),
+    "pad_int": (*_sym_and_ref("pad", pad_width=1), (3, 4)),
+    "pad_pair": (*_sym_and_ref("pad", pad_width=(2, 0)), (3,)),
+    "pad_axes": (*_sym_and_ref("pad", pad_width=((0, 1), (2, 3))), (2, 2)),
+    "pad_value": (*_sym_and_ref("pad", pad_width=1, constant_values=7), (2, 0)),
+    "repeat_flat": (*_sym_and_ref("repeat", repeats=2), (2, 3)),
+    "repeat_axis": (*_sym_and_ref("repeat", repeats=3, axis=-1), (2, 3)),
+    "repeat_zero": (*_sym_and_ref("repeat", repeats=0, axis=0), (2, 3)),
+    "tile_short": (*_sym_and_ref("tile", reps=2), (2, 3)),
+    "tile_long": (*_sym_and_ref("tile", reps=(2, 1, 3)), (2, 3)),
+    "tile_0d": (*_sym_and_ref("tile", reps=(3,)), ()),
+    "tril": (*_sym_and_ref("tril"), (4, 4)),
+    "tril_k": (*_sym_and_ref("tril", k=-1), (2, 3, 5)),
+    "triu_k": (*_sym_and_ref("triu", k=2), (3, 5)),
+    "diag_vec": (*_sym_and_ref("diag"), (3,)),
+    "diag_vec_k": (*_sym_and_ref("diag", k=-2), (3,)),
+    "diag_mat": (*_sym_and_ref("diag", k=1), (3, 5)),
+    "diag_mat_neg": (*_sym_and_ref("diag", k=-1), (4, 2)),
+    "squeeze": (sn.squeeze, np.squeeze, (1, 3, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool"])
+def test_layout_ops_match_numpy(name, dtype, rng, backend):
+    op, ref, shape = ROWS[name]
+    a = random_array(rng, shape, dtype)
+    check(run_on(op, a, backend=backend), ref(a))
+
+
+def test_dimshuffle_theano_style(rng, backend):
+    a = random_array(rng, (3, 1, 4), "float32")
+    check(run_on(lambda x: sn.dimshuffle(x, 2, "x", 0), a, backend=backend), a[:, 0].T[:, None])
+    check(run_on(lambda x: x.dimshuffle((0, "x", 1, 2)), a, backend=backend), a[:, None])
+    m = sn.tensor("m", shape=("batch", 1, 4))
+    assert sn.dimshuffle(m, 2, "x", 0).type.shape == (4, 1, "batch")
+    with pytest.raises(sn.ShapeError, match="cannot drop axis 0"):
+        sn.dimshuffle(m, 1, 2)
+    with pytest.raises(sn.ShapeError, match="dimshuffle: 3 is neither 'x' nor an axis"):
+        sn.dimshuffle(m, 3)
+
+
+def test_static_shapes_follow_the_dims():
+    x = sn.tensor("x", shape=("batch", 3, None))
+    assert sn.flatten(x).type.shape == (None,)
+    y = sn.tensor("y", shape=("n", 4))
+    assert str(sn.flatten(y).type) == "f64[n*4]"
+    assert str(sn.repeat(y, 2, axis=0).type) == "f64[n*2,4]"
+    assert str(sn.tile(y, (1, 3)).type) == "f64[n,12]"
+    assert str(sn.pad(y, ((1, 2), (0, 0))).type) == "f64[n+3,4]"
+    assert sn.flip(x, 0).type == x.type and sn.roll(x, 1).type == x.type
+    assert sn.diag(sn.tensor("v", shape=("k",))).type.shape == ("k", "k")
+    assert sn.diag(sn.tensor("s", shape=("k", "k"))).type.shape == ("k",)
+    assert sn.diag(sn.tensor("r", shape=(3, 5)), k=3).type.shape == (2,)
+    assert sn.flatten(x, 2).type.shape == ("batch", None)
+
+
+def test_layout_errors_are_clear():
+    m = sn.tensor("m", shape=(3, 4))
+    with pytest.raises(sn.ShapeError, match="tril: needs at least 2 dims"):
+        sn.tril(sn.vector("v"))
+    with pytest.raises(sn.ShapeError, match="diag: needs a vector or a matrix"):
+        sn.diag(sn.tensor3("t"))
+    with pytest.raises(sn.ShapeError, match="pad: .* does not fit 'm'"):
+        sn.pad(m, ((1, 1), (1, 1), (1, 1)))
+    with pytest.raises(NotImplementedError, match="mode='constant'"):
+        sn.pad(m, 1, mode="reflect")
+    with pytest.raises(sn.ShapeError, match="flatten: cannot make 'm' .* 3-d"):
+        sn.flatten(m, 3)
+    with pytest.raises(sn.ShapeError, match="roll: 2 shifts for 1 axes"):
+        sn.roll(m, (1, 2), axis=0)
+    with pytest.raises(sn.ShapeError, match="repeat: axis 2 is out of range"):
+        sn.repeat(m, 2, axis=2)
+    with pytest.raises(TypeError, match="repeat: repeats must be an int"):
+        sn.repeat(m, [1, 2], axis=0)
+
+
+def test_method_sugar_for_layout(rng, backend):
+    a = random_array(rng, (2, 1, 3), "float64")
+    check(run_on(lambda x: x.flatten(), a, backend=backend), a.flatten())
+    check(run_on(lambda x: x.ravel(), a, backend=backend), a.ravel())
+    check(run_on(lambda x: x.squeeze(), a, backend=backend), a.squeeze())
+    check(run_on(lambda x: x.squeeze(1), a, backend=backend), a.squeeze(1))
+    check(run_on(lambda x: x.repeat(2, axis=0), a, backend=backend), a.repeat(2, axis=0))
+    check(run_on(lambda x: x.swapaxes(0, -1), a, backend=backend), a.swapaxes(0, -1))
+    check(run_on(lambda x: x.round(), a * 3, backend=backend), (a * 3).round())
+    assert sn.tensor("t", shape=(2, 1, 3)).squeeze().type.shape == (2, 3)
+
+
+# -- gradients ---------------------------------------------------------------------------
+GRADS = {
+    "flatten": (sn.flatten, (2, 3)),
+    "flatten_ndim2": (lambda x: sn.flatten(x, 2), (2, 3, 2)),
+    "flip": (lambda x: sn.flip(x, -1), (2, 3)),
+    "roll": (lambda x: sn.roll(x, (1, -2), axis=(0, 1)), (2, 3)),
+    "roll_flat": (lambda x: sn.roll(x, 4), (2, 3)),
+    "pad": (lambda x: sn.pad(x, ((1, 0), (2, 1)), constant_values=3.0), (2, 3)),
+    "repeat": (lambda x: sn.repeat(x, 2, axis=1), (2, 3)),
+    "repeat_flat": (lambda x: sn.repeat(x, 3), (2, 2)),
+    "tile": (lambda x: sn.tile(x, (2, 1, 2)), (2, 3)),
+    "tril": (lambda x: sn.tril(x, -1), (3, 3)),
+    "triu": (lambda x: sn.triu(x, 1), (2, 3, 4)),
+    "diag_vec": (lambda x: sn.diag(x, 1), (3,)),
+    "diag_mat": (lambda x: sn.diag(x, -1), (4, 3)),
+    "dimshuffle": (lambda x: sn.dimshuffle(x, 1, "x", 0), (2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_layout_gradients(name, rng):
+    fn, shape = GRADS[name]
+    with reference_backend():
+        sn.check_grad(fn, [rng.normal(size=shape)])
+
+
+def test_gradients_keep_named_dims():
+    x = sn.tensor("x", shape=("n", 3))
+    for out in (sn.pad(x, 1), sn.repeat(x, 2, axis=0), sn.tile(x, (2, 2)), sn.flatten(x)):
+        (g,) = sn.grad(sn.sum(out), [x])
+        assert g.type == x.type, (out, g.type)
