@@ -69,7 +69,9 @@ class Square(_Unary):
 class Reciprocal(_Unary):
     """1 / x (integer division for integer dtypes, as ``np.reciprocal``)."""
 
-    impl, c = staticmethod(np.reciprocal), "(1 / {0})"
+    impl = staticmethod(np.reciprocal)
+    # integer 1/0 would trap in C; going through double gives NumPy's x86 result instead
+    c = "({0} != 0 ? 1 / {0} : 1 / ({0} * 1.0))"
 
     def grad_elem(self, inputs, output, gz):
         return [-gz * output * output]
