@@ -177,8 +177,8 @@ def _slice_length(x, axis, start, stop, step):
     n = x.type.shape[axis]
     if step == 0:
         raise ShapeError(f"slice step cannot be zero (axis {axis} of {x.describe()})")
-    if start is None and stop is None and step in (None, 1):
-        return n
+    if start is None and stop is None and step in (None, 1, -1):
+        return n  # the whole axis, maybe reversed: a named dim keeps its name
     static = all(b is None or isinstance(b, int) for b in (start, stop, step))
     if static and isinstance(n, int):
         return len(range(n)[slice(start, stop, step)])

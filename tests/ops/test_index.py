@@ -204,6 +204,7 @@ def test_index_errors_name_the_variable_and_the_clash(build, error, message):
 def test_named_dims_survive_full_slices_and_len_is_clear():
     x = sn.tensor("x", ("batch", 4))
     assert x[:, 1:3].type.shape == ("batch", 2)
+    assert x[::-1, ::-1].type.shape == ("batch", 4)
     assert x[1:].type.shape == (None, 4)
     with pytest.raises(TypeError, match="use x.shape"):
         len(x)
