@@ -38,8 +38,6 @@ class ElemwiseInplace(Elemwise):
         target = arrays[self.destroyed]
         if not _can_hold(target, arrays):
             return self.base.perform(*arrays)
-        if isinstance(self.base, Composite):
-            return self.base.perform_into(arrays, target)
         return self.base.impl(*arrays, out=target)
 
     def grad(self, inputs, outputs, output_grads):
@@ -47,6 +45,34 @@ class ElemwiseInplace(Elemwise):
 
     def __str__(self):
         return f"{self.base}_inplace" + (f"[{self.destroyed}]" if self.destroyed else "")
+
+
+class CompositeInplace(Composite):
+    """A composite whose last step writes into input ``destroyed``. It stays a Composite, so
+    kernel backends render its program as they render any composite."""
+
+    __props__ = ("program", "dtype", "destroyed")
+
+    def __init__(self, program, dtype, nin, destroyed: int):
+        super().__init__(program, dtype, nin)
+        self.destroyed = destroyed
+        self.destroy_map = {0: [destroyed]}
+
+    def perform(self, *arrays):
+        target = arrays[self.destroyed]
+        if not _can_hold(target, arrays):
+            return super().perform(*arrays)
+        return self.perform_into(arrays, target)
+
+    def __str__(self):
+        return f"{super().__str__()}_inplace" + (f"[{self.destroyed}]" if self.destroyed else "")
+
+
+def inplace_variant(op, destroyed: int):
+    """The op computing into input ``destroyed``."""
+    if isinstance(op, Composite):
+        return CompositeInplace(op.program, op.dtype, op.nin, destroyed)
+    return ElemwiseInplace(op, destroyed)
 
 
 def _can_hold(target, arrays) -> bool:
@@ -90,7 +116,7 @@ def elemwise_inplace(m):
         return None
     for i in range(len(m.node.inputs)):
         if _destroyable(m, i):
-            return ElemwiseInplace(op, i)(*m.node.inputs)
+            return inplace_variant(op, i)(*m.node.inputs)
     return None
 
 
