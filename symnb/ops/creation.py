@@ -28,6 +28,10 @@ class Alloc(Op):
     """``value`` broadcast to a shape known at run time (Theano's ``alloc``, NumPy's
     ``broadcast_to``); ``dims`` is the static shape of the result."""
 
+    functions = (
+        "alloc", "broadcast_to", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like"
+    )  # fmt: skip
+    dtype_rule = "the value's dtype; zeros/ones: ``dtype`` or config.floatX; *_like: x's"
     __props__ = ("dims",)
 
     def __init__(self, dims):
@@ -68,6 +72,7 @@ class Arange(Op):
     """Evenly spaced values in [start, stop) (``np.arange``); the length is static when the
     bounds are constants."""
 
+    dtype_rule = "``dtype``, else NumPy's for the bounds (``np.arange``)"
     __props__ = ("dtype",)
     differentiable = False
 
@@ -96,6 +101,7 @@ class Arange(Op):
 class Eye(Op):
     """An n x m matrix with ones on the k-th diagonal (``np.eye``)."""
 
+    dtype_rule = "``dtype``, else config.floatX (float64 by default)"
     __props__ = ("k", "dtype")
     differentiable = False
 
@@ -118,6 +124,7 @@ class Eye(Op):
 class OneHot(Op):
     """``indices`` as one-hot rows of length ``depth`` (a new last axis)."""
 
+    dtype_rule = "``dtype``, else config.floatX (float64 by default)"
     __props__ = ("depth", "dtype")
     differentiable = False
 

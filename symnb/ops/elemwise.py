@@ -331,6 +331,7 @@ class Relu(_Unary):
 class Clip(Elemwise):
     """x limited to [lo, hi] (``np.clip``); the gradient flows to whichever bound is active."""
 
+    dtype_rule = "NumPy's promotion of x, lo and hi (``np.clip``)"
     nin = 3
     impl = staticmethod(np.clip)
     c = "({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))"
@@ -344,6 +345,8 @@ class Clip(Elemwise):
 class Where(Elemwise):
     """``where(cond, x, y)``: x where cond is true (nonzero), else y; Theano's ``switch``."""
 
+    functions = ("where", "switch")
+    dtype_rule = "NumPy's promotion of x and y; cond may have any dtype"
     nin = 3
     impl, c = staticmethod(np.where), "({0} ? {1} : {2})"
 

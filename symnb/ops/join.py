@@ -26,6 +26,8 @@ from symnb.shapes import warnings as shape_warnings
 class Concatenate(Op):
     """Join arrays along an existing axis; the other axes must agree."""
 
+    functions = ("concatenate", "stack")
+    dtype_rule = "NumPy's promotion of all the inputs"
     __props__ = ("axis",)
 
     def __init__(self, axis: int):
@@ -82,6 +84,8 @@ class Split(Op):
     """Cut x along ``axis`` into parts whose lengths come at run time as an int vector;
     ``sizes`` holds their static dims."""
 
+    functions = ("split",)
+    dtype_rule = "x's dtype"
     __props__ = ("axis", "sizes")
 
     def __init__(self, axis: int, sizes):

@@ -26,6 +26,7 @@ from symnb.ops.shape import DimShuffle, _LikeOp, _located, expand_dims, reshape_
 class Flatten(Op):
     """Keep the first ``ndim - 1`` axes and collapse the rest into one (``ndim=1``: NumPy's)."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("ndim",)
 
     def __init__(self, ndim: int = 1):
@@ -49,6 +50,7 @@ class Flatten(Op):
 class Flip(Op):
     """Reverse the order of elements along the axes."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("axis",)
 
     def __init__(self, axis):
@@ -67,6 +69,7 @@ class Flip(Op):
 class Roll(Op):
     """Shift elements along axes, wrapping around (``axis=None``: over the flattened array)."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("shift", "axis")
 
     def __init__(self, shift, axis):
@@ -86,6 +89,7 @@ class Roll(Op):
 class Pad(Op):
     """Constant padding: ``widths`` holds (before, after) for every axis."""
 
+    dtype_rule = "x's dtype (the constant is cast to it)"
     __props__ = ("widths", "value")
 
     def __init__(self, widths, value=0):
@@ -122,6 +126,7 @@ class _Unpad(_LikeOp):
 class Repeat(Op):
     """Repeat each element ``repeats`` times along ``axis``."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("repeats", "axis")
 
     def __init__(self, repeats: int, axis: int):
@@ -159,6 +164,7 @@ class _SumRepeats(_LikeOp):
 class Tile(Op):
     """Repeat the whole array ``reps[i]`` times along axis i (as many reps as axes)."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("reps",)
 
     def __init__(self, reps):
@@ -196,6 +202,7 @@ class _SumTiles(_LikeOp):
 class _Triangle(Op):
     """tril/triu over the last two axes; ``k`` shifts the diagonal (k > 0: above)."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("k",)
     impl = None
 
@@ -204,7 +211,9 @@ class _Triangle(Op):
 
     def infer_types(self, x):
         if x.type.ndim < 2:
-            raise ShapeError(f"{self.op_name()}: needs at least 2 dims, {x.describe()} has {x.type.ndim}")
+            raise ShapeError(
+                f"{self.op_name()}: needs at least 2 dims, {x.describe()} has {x.type.ndim}"
+            )
         return [x.type]
 
     def perform(self, x):
@@ -229,6 +238,7 @@ class Triu(_Triangle):
 class Diag(Op):
     """A square matrix with the vector on its k-th diagonal (``np.diag`` of a vector)."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("k",)
 
     def __init__(self, k: int = 0):
@@ -248,6 +258,8 @@ class Diag(Op):
 class Diagonal(Op):
     """The k-th diagonal of a matrix, as a vector (``np.diag`` of a matrix)."""
 
+    functions = ("diag",)
+    dtype_rule = "x's dtype"
     __props__ = ("k",)
 
     def __init__(self, k: int = 0):

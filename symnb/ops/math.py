@@ -97,10 +97,7 @@ class Logaddexp(Elemwise):
 
     impl = staticmethod(np.logaddexp)
     # equal operands first: that also keeps logaddexp(inf, inf) = inf and (-inf, -inf) = -inf
-    c = (
-        "({0} == {1} ? {0} + 0.6931471805599453 "
-        ": fmax({0}, {1}) + log1p(exp(-fabs({0} - {1}))))"
-    )
+    c = "({0} == {1} ? {0} + 0.6931471805599453 : fmax({0}, {1}) + log1p(exp(-fabs({0} - {1}))))"
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -237,6 +234,7 @@ class Gammaln(_Unary):
 class Digamma(_Unary):
     """psi(x), the derivative of gammaln."""
 
+    functions = ("digamma", "psi")
     impl, c = staticmethod(scipy.special.psi), "digamma({0})"
 
     def grad_elem(self, inputs, output, gz):

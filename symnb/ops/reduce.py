@@ -162,6 +162,7 @@ class Std(_Moment):
 class _Boolean(Reduce):
     """all/any: boolean results, no gradient."""
 
+    dtype_rule = "bool"
     differentiable = False
 
     def grad(self, inputs, outputs, output_grads):
@@ -197,6 +198,7 @@ def _logsumexp(x, axis, keepdims):
 class Logsumexp(Reduce):
     """log(sum(exp(x))) over the axes, computed stably (``scipy.special.logsumexp``)."""
 
+    dtype_rule = "x's float dtype; float64 for integers and bools (SciPy's rule)"
     impl = staticmethod(_logsumexp)
 
     def grad(self, inputs, outputs, output_grads):
@@ -209,6 +211,7 @@ class Logsumexp(Reduce):
 class _ArgExtremum(Op):
     """argmax/argmin: int64 indices along one axis, or into the flattened array (axis None)."""
 
+    dtype_rule = "int64"
     __props__ = ("axis", "keepdims")
     differentiable = False
     impl = None
@@ -244,6 +247,7 @@ class Argmin(_ArgExtremum):
 class _Cumulative(Op):
     """cumsum/cumprod along one axis (the public functions flatten for ``axis=None``)."""
 
+    dtype_rule = "NumPy's for the same cumsum/cumprod (small ints widen to int64)"
     __props__ = ("axis",)
     impl = None
 

@@ -21,6 +21,7 @@ _KIND = "stable"
 class Sort(Op):
     """The elements sorted along ``axis`` (ascending; NaNs last, as in NumPy)."""
 
+    dtype_rule = "x's dtype"
     __props__ = ("axis",)
 
     def __init__(self, axis: int):
@@ -39,6 +40,7 @@ class Sort(Op):
 class Argsort(Op):
     """The int64 indices that sort x along ``axis``; no gradient (it is piecewise constant)."""
 
+    dtype_rule = "int64"
     __props__ = ("axis",)
     differentiable = False
 
