@@ -83,3 +83,32 @@ def test_log_softmax_keeps_the_axis():
     assert counts == {"log_softmax_of_softmax": 1}
     np.testing.assert_allclose(good, special.log_softmax(values, axis=0), rtol=1e-12)
     assert fired([x], sn.log(x.T), STABLE) == {}  # a selection, but not of a softmax
+
+
+@pytest.mark.parametrize("labels", ["int", "onehot"])
+def test_crossentropy_gradient_with_logits_of_1000(labels):
+    logits = np.array([[1000.0, 0.0, -5.0], [1.0, 2.0, 3.0]])
+    y_int = np.array([1, 2])
+    x = sn.matrix("x")
+    if labels == "int":
+        y, target = sn.tensor("y", shape=(None,), dtype="int64"), y_int
+    else:
+        y, target = sn.matrix("y"), np.eye(3)[y_int]
+    loss = sn.mean(sn.crossentropy(sn.softmax(x, axis=1), y))
+    naive, good, counts = _both([x, y], sn.grad(loss, x), [logits, target])
+    assert counts["softmax_grad_without_division"] == 1
+    assert np.isnan(naive[0]).all()
+    want = (special.softmax(logits, axis=1) - np.eye(3)[y_int]) / 2
+    np.testing.assert_allclose(good, want, rtol=1e-12, atol=1e-15)
+
+
+def test_softmax_gradient_near_misses():
+    x, h = sn.matrix("x"), sn.matrix("h")
+    sm = sn.softmax(x, axis=1)
+    g = h / sm
+    assert fired([x, h], sm * (g - sn.sum(g * sm, axis=0, keepdims=True)), STABLE) == {}
+    e = sn.exp(x)  # not a softmax
+    g = h / e
+    assert fired([x, h], e * (g - sn.sum(g * e, axis=1, keepdims=True)), STABLE) == {}
+    g = h * sm  # no division to remove
+    assert fired([x, h], sm * (g - sn.sum(g * sm, axis=1, keepdims=True)), STABLE) == {}

@@ -3,14 +3,16 @@
 ``log(1 + x) -> log1p(x)``, ``exp(x) - 1 -> expm1(x)``, ``log(softmax(x)) -> log_softmax(x)``
 (also through the indexing a cross-entropy does between them, so ``crossentropy(softmax(x),
 y)`` becomes ``-log_softmax(x)[y]``), ``log(sigmoid(x)) -> -softplus(-x)`` and
-``log(sum(exp(x))) -> logsumexp(x)``. They fire on floating-point values only: on integers
+``log(sum(exp(x))) -> logsumexp(x)``; and, in the gradient ``sn.grad`` built of a
+cross-entropy of a softmax, ``softmax(x) * (h / softmax(x) - ...)`` loses the division by a
+probability that may underflow to 0. They fire on floating-point values only: on integers
 ``1 + x`` may wrap around, which log1p would not reproduce.
 """
 
 from __future__ import annotations
 
-from symnb.ops.elemwise import Add, Exp, Log, Sigmoid, Sub, neg
-from symnb.ops.index import AdvancedSubtensor, Subtensor, TakeAlongAxis
+from symnb.ops.elemwise import Add, Exp, Log, Mul, Sigmoid, Sub, TrueDiv, neg
+from symnb.ops.index import AdvancedSubtensor, IncAlongAxis, Subtensor, TakeAlongAxis
 from symnb.ops.math import expm1, log1p, softplus
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp, Sum
@@ -70,3 +72,64 @@ def log_softmax_of_softmax(m):
     for node in reversed(chain):
         new = node.op(new, *node.inputs[1:])
     return new if m.out.type.is_float and fits(m.out, new) else None
+
+
+SOFTMAX_GRAD = Pattern(
+    Mul,
+    "sm",
+    Pattern(Sub, "g", Pattern(Sum, Pattern(Mul, "g", "sm", commutative=True), name="total")),
+    commutative=True,
+)
+
+
+@rule("stabilize", SOFTMAX_GRAD)
+def softmax_grad_without_division(m):
+    """sm * (g - sum(g * sm)) with g = h / sm (h scattered or not) -> h - sm * sum(h), where
+    sm = softmax(x): the gradient of a cross-entropy stays finite where sm underflows."""
+    softmax, total = m.sm.owner, m.total.owner
+    if softmax is None or not isinstance(softmax.op, Softmax):
+        return None
+    axis = softmax.op.axis
+    if total.op.axis != (axis,) or not total.op.keepdims:
+        return None
+    h = _undivided(m.g, m.sm, axis)
+    if h is None:
+        return None
+    new = h - m.sm * Sum((axis,), True)(h)
+    return new if fits(m.out, new) else None
+
+
+def _undivided(g, sm, axis):
+    """h where g is ``h / sm``, or h scattered where g scatters ``h / sm`` picked at the same
+    indices (the gradient of ``log(take_along_axis(sm, i))``); None otherwise."""
+    node = g.owner
+    if node is None:
+        return None
+    if isinstance(node.op, TrueDiv) and node.inputs[1] is sm:
+        return node.inputs[0]
+    if not (isinstance(node.op, IncAlongAxis) and node.op.axis == axis):
+        return None
+    base, indices, value = node.inputs
+    spread = value.owner
+    if spread is None or not isinstance(spread.op, DimShuffle):
+        return None
+    quotient = spread.inputs[0].owner
+    if quotient is None or not isinstance(quotient.op, TrueDiv):
+        return None
+    if not _picks(quotient.inputs[1], sm, indices, axis):
+        return None
+    return IncAlongAxis(axis)(base, indices, spread.op(quotient.inputs[0]))
+
+
+def _picks(var, sm, indices, axis) -> bool:
+    """var is ``take_along_axis(sm, indices, axis)``, possibly reshaped by a dimshuffle."""
+    node = var.owner
+    if node is not None and isinstance(node.op, DimShuffle):
+        node = node.inputs[0].owner
+    return (
+        node is not None
+        and isinstance(node.op, TakeAlongAxis)
+        and node.op.axis == axis
+        and node.inputs[0] is sm
+        and node.inputs[1] is indices
+    )
