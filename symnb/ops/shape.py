@@ -20,6 +20,7 @@ from symnb.shapes import warnings as shape_warnings
 class Shape(Op):
     """The runtime shape of x, an int64 vector."""
 
+    dtype_rule = "int64"
     differentiable = False
 
     def infer_types(self, x):
@@ -39,6 +40,8 @@ class DimShuffle(Op):
     axes not listed are dropped and must have length 1.
     """
 
+    functions = ("dimshuffle", "transpose", "expand_dims", "squeeze")
+    dtype_rule = "x's dtype"
     __props__ = ("order",)
 
     def __init__(self, order):
@@ -78,6 +81,7 @@ class Reshape(Op):
     ``name_axes`` says where each named target dim is in the input, to size it at run time.
     """
 
+    dtype_rule = "x's dtype"
     __props__ = ("target", "name_axes")
 
     def __init__(self, target, name_axes=()):
@@ -123,6 +127,8 @@ class Reshape(Op):
 class _LikeOp(Op):
     """Ops whose second input only gives its runtime shape (no gradient flows to it)."""
 
+    dtype_rule = "g's dtype"
+
     def infer_types(self, g, like):
         return [TensorType(g.type.dtype, like.type.shape)]
 
@@ -165,6 +171,7 @@ class SumToLike(_LikeOp):
 class ReducedSize(Op):
     """The number of elements over some axes of x, as an int64 scalar."""
 
+    dtype_rule = "int64"
     __props__ = ("axis",)
     differentiable = False
 
