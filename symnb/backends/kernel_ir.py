@@ -22,7 +22,7 @@ import numpy as np
 from symnb.core.variable import Constant
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Cast, Elemwise
-from symnb.ops.reduce import Mean
+from symnb.ops.reduce import Logsumexp, Mean
 
 #: dtypes a kernel may compute in; float16 and complex are left to NumPy (library calls)
 KERNEL_KINDS = "biuf"
@@ -77,8 +77,9 @@ class Store:
 
 @dataclass(frozen=True)
 class Reduction:
-    """Accumulate ``value`` into the output: ``kind`` is sum, max or min; ``mean`` divides by
-    the count at the end. ``acc_dtype`` is the accumulator's dtype."""
+    """Accumulate ``value`` into the output: ``kind`` is sum, prod, max, min, all, any or
+    logsumexp (max-shifted, two passes over each row); ``mean`` divides by the count at the
+    end. ``acc_dtype`` is the accumulator's dtype."""
 
     value: int
     kind: str
@@ -252,6 +253,8 @@ def reduce_kernel(node, producer=None) -> tuple[Kernel, list]:
     """The kernel of a Reduce node; ``producer`` (the elementwise node computing its input,
     used by nothing else) is fused into the loop body when given."""
     kind = REDUCE_KINDS.get(getattr(node.op, "c_combine", None))
+    if type(node.op) is Logsumexp:
+        kind = "logsumexp"
     if kind is None or getattr(node.op, "__props__", ()) != ("axis", "keepdims"):
         raise Unsupported(f"{node.op} has no kernel reduction")
     builder = _Builder()

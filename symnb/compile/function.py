@@ -64,15 +64,23 @@ class Function:
         self.compile_time = time.perf_counter() - start
 
     def __call__(self, *args, **kwargs):
-        values = self._bind(args, kwargs)
-        sizes: dict = {}
-        arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
-        check_derived_dims(self._specs, arrays, sizes)
+        arrays = None
+        if not kwargs and len(args) == len(self._specs):  # fast path: arrays that fit as given
+            arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
+            arrays = None if any(a is None for a in arrays) else arrays
+        if arrays is None:
+            arrays = self._convert(self._bind(args, kwargs))
         arrays += [v.get_value(borrow=True) for v in self._shared]
         results = self.linker.run(arrays)
         for (shared, _), value in zip(self.updates, results[self._n_out :]):
             shared.set_value(value, borrow=True)
         return self._structure(results[: self._n_out])
+
+    def _convert(self, values) -> list:
+        sizes: dict = {}
+        arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
+        check_derived_dims(self._specs, arrays, sizes)
+        return arrays
 
     def _bind(self, args, kwargs) -> list:
         if len(args) > len(self.inputs):

@@ -24,6 +24,19 @@ class InputSpec:
         self.fixed = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, int)]
         self.named = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, str)]
         self.derived = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, DimExpr)]
+        #: the shape every value must have when all dims are fixed ints (then ``quick`` applies)
+        self.exact = self.shape if len(self.fixed) == len(self.shape) else None
+
+    def quick(self, value):
+        """``value`` itself when it is already an array of the dtype and fixed shape (or a NumPy
+        scalar of the dtype for a 0-d input), checked with no allocation; None otherwise, and
+        ``convert`` then does the full check."""
+        if type(value) is np.ndarray:
+            if value.dtype == self.dtype and value.shape == self.exact:
+                return value
+        elif self.exact == () and isinstance(value, np.generic) and value.dtype == self.dtype:
+            return np.asarray(value)
+        return None
 
     def convert(self, value, sizes: dict) -> np.ndarray:
         array = self._as_array(value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.c import driver
+from symnb.backends.c.logsumexp import logsumexp_source
 from symnb.backends.c.renderer import KernelRenderer
 from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.kernel_ir import Reduction
@@ -88,6 +89,10 @@ class _Loops:
     def decode(self) -> str:
         return (
             f"    char *p0[{self.nops}]; int64_t *st[{self.nops}];\n"
+            f"    int64_t local[SN_ARGS({self.nops})];\n"
+            f"    if (a[0] > SN_MAXDIM) return 2;\n"
+            f"    for (int64_t i = 0; i < 1 + a[0] * {self.nops + 1}; i++) local[i] = a[i];\n"
+            f"    a = local;\n"
             f"    int64_t nd = sn_decode(a, ptr, {self.nops}, p0, st);\n"
             f"    int64_t *shape = a + 1;\n"
             f"    nd = sn_collapse(nd, shape, {self.nops}, st);\n"
@@ -129,10 +134,10 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 
     def entry(self) -> str:
         return f"""
-void sn_kernel(int64_t *a, char **ptr) {{
+int sn_kernel(int64_t *a, char **ptr) {{
 {self.decode()}    if (nd == 1 && {self.contiguous_test()}) {{
         int64_t n = shape[0];
-        if (n < SN_PARALLEL_MIN) {{ sn_flat(0, n, p0); return; }}
+        if (n < SN_PARALLEL_MIN) {{ sn_flat(0, n, p0); return 0; }}
         #pragma omp parallel
         {{
             int64_t nt = 1, t = 0;
@@ -143,7 +148,7 @@ void sn_kernel(int64_t *a, char **ptr) {{
             int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
             if (lo < hi) sn_flat(lo, hi, p0);
         }}
-        return;
+        return 0;
     }}
     int64_t outer = 1;
     for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
@@ -154,6 +159,7 @@ void sn_kernel(int64_t *a, char **ptr) {{
         sn_locate(o, nd, shape, {self.nops}, p0, st, p);
         sn_row(n, p, st, nd - 1);
     }}
+    return 0;
 }}"""
 
 
@@ -182,6 +188,8 @@ class ReduceLoops(_Loops):
 
     def source(self) -> str:
         r = self.k.result
+        if r.kind == "logsumexp":
+            return logsumexp_source(self)
         acc_t, out_t = self.ctype(r.acc_dtype), self.ctype(r.dtype)
         parts = [self.row(acc_t, out_t), self.scatter(out_t), self.entry(out_t)]
         return "\n".join(parts)
@@ -244,7 +252,7 @@ static void sn_scatter(int64_t n, char *const *p, int64_t *const *st, int64_t la
             mean = "    const double count = (double)(outer * n) / (double)size;\n"
             mean += f"    for (int64_t i = 0; i < size; i++) out[i] = ({out_t})(out[i] / count);\n"
         return f"""
-void sn_kernel(int64_t *a, char **ptr) {{
+int sn_kernel(int64_t *a, char **ptr) {{
     const int64_t size = a[1 + a[0] + {self.nops} * a[0]];
 {self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
     for (int64_t i = 0; i < size; i++) out[i] = {self.identity(r.dtype)};
@@ -267,4 +275,5 @@ void sn_kernel(int64_t *a, char **ptr) {{
             sn_scatter(n, p, st, nd - 1);
         }}
     }}
-{mean}}}"""
+{mean}    return 0;
+}}"""

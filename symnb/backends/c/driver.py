@@ -4,7 +4,7 @@ A kernel is called as ``sn_kernel(int64_t *a, char **ptr)`` (built by the runtim
 holds each operand's address (inputs, then the output); ``a[0]`` = ndim (at least 1),
 ``a[1:1+ndim]`` = the index space's shape, then for each operand ``ndim`` byte strides (0 on
 broadcast or reduced axes), then, for reductions, the output's element count. The kernel
-edits ``a`` in place (it is the runtime's scratch).
+works on a copy of ``a``, so the runtime can reuse one argument array while shapes repeat.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ INCLUDES = """#include <stdint.h>
 #: C-contiguous elementwise call becomes one flat loop whatever its rank.
 RUNTIME = """
 #define SN_PARALLEL_MIN @PARALLEL_MIN@
+#define SN_MAXDIM 64
 
 static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
     int64_t out = 0;
@@ -63,6 +64,8 @@ static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **s
     }
     return nd;
 }
+
+#define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
 
 static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
     for (int64_t d = 0; d + 1 < nd; d++)

@@ -79,6 +79,7 @@ class CLinker:
         self.kernels.append(KernelInfo("kernel", node, source))
         step = KernelStep(node, fn, ins, out, node.outputs[0].type.dtype, private)
         step.inplace = _destroyed_operand(node, operands)
+        step.reference_ins = [self.slot[id(v)] for v in node.inputs]
         return step
 
     def _plan_fusion(self, order) -> dict:

@@ -13,9 +13,10 @@ import numpy as np
 from symnb.backends.py import RuntimeFailure, _failure_message
 
 ffi = cffi.FFI()
-ffi.cdef("void sn_kernel(int64_t *a, char **ptr);")
+ffi.cdef("int sn_kernel(int64_t *a, char **ptr);")
 
 _libraries: dict[str, object] = {}
+from_buffer = ffi.from_buffer
 
 
 def open_kernel(path: str):
@@ -27,16 +28,21 @@ def open_kernel(path: str):
 
 def pointer(array: np.ndarray):
     """A ``char *`` to the array's first element (any strides, read-only too)."""
-    if array.flags.c_contiguous:
-        return ffi.from_buffer(array, require_writable=False)
-    return ffi.cast("char *", array.ctypes.data)
+    try:
+        return from_buffer(array)
+    except ValueError:  # not C-contiguous: cffi wants a plain buffer
+        return ffi.cast("char *", array.ctypes.data)
 
 
-def broadcast_shape(shapes: list[tuple]) -> tuple:
+def broadcast_shape(node, shapes: list[tuple]) -> tuple:
+    """NumPy's broadcast of the operands' shapes; a clash names the node and its line."""
     first = shapes[0]
     if all(s == first for s in shapes):
         return first
-    return np.broadcast_shapes(*shapes)
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError as exc:
+        raise RuntimeFailure(_failure_message(node, exc)) from None
 
 
 def operand_strides(array: np.ndarray, shape: tuple) -> list[int]:
@@ -75,21 +81,52 @@ class KernelStep:
         self.node, self.fn, self.ins, self.out = node, fn, ins, out
         self.buffer = Buffer(np.dtype(dtype), private)
         self.inplace: int | None = None  # operand whose buffer may take the result
+        self.layout = None  # (shapes and strides of the inputs) the cached args were made for
+        self.ptrs = ffi.new("char *[]", len(ins) + 1)
+        self.last_inputs: list = []
+        self.last_pointers: list = []
 
     def __call__(self, slots: list) -> None:
         arrays = [slots[i] for i in self.ins]
-        shape = broadcast_shape([a.shape for a in arrays])
-        out, out_ptr = self._output(arrays, shape)
-        if out.size:
-            space = shape or (1,)
-            args = [len(space), *space]
-            for a in arrays:
-                args += operand_strides(a, space)
-            args += operand_strides(out, space)
-            ptrs = [pointer(a) for a in arrays]
-            ptrs.append(out_ptr)
-            self.fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs))
+        layout = tuple([(a.shape, a.strides) for a in arrays])
+        if layout != self.layout:
+            self._prepare(arrays, layout)
+        out, out_ptr = self._output(arrays, self.shape)
+        if self.size:
+            keep = self._pointers(arrays)
+            keep.append(out_ptr)
+            self.ptrs[0 : len(keep)] = keep
+            if self.fn(self.args, self.ptrs):
+                out = self._reference(slots)
         slots[self.out] = out
+
+    def _pointers(self, arrays) -> list:
+        """Data pointers; an input that is the very array of the last call reuses its pointer
+        (the step holds that array, so its buffer cannot have moved or been freed)."""
+        last = self.last_inputs
+        if len(last) == len(arrays) and all(a is b for a, b in zip(arrays, last)):
+            return list(self.last_pointers)
+        self.last_inputs, self.last_pointers = arrays, [pointer(a) for a in arrays]
+        return list(self.last_pointers)
+
+    def _prepare(self, arrays, layout) -> None:
+        """Shape and stride arguments, rebuilt only when the inputs' layout changes."""
+        shape = broadcast_shape(self.node, [a.shape for a in arrays])
+        space = shape or (1,)
+        args = [len(space), *space]
+        for a in arrays:
+            args += operand_strides(a, space)
+        itemsize, step = self.buffer.dtype.itemsize, []
+        for dim in reversed(space):
+            step.insert(0, itemsize if dim != 1 else 0)
+            itemsize *= dim
+        args += step
+        self.shape, self.size, self.layout = shape, int(np.prod(space)), layout
+        self.args = ffi.new("int64_t[]", args)
+
+    def _reference(self, slots):
+        """The op's NumPy reference, for layouts the kernel declines (over 64 dims)."""
+        return np.asarray(self.node.op.perform(*[slots[i] for i in self.reference_ins]))
 
     def _output(self, arrays, shape):
         """The destroyed input's buffer when it can hold the result (an in-place node)."""
@@ -118,9 +155,9 @@ class ReduceStep:
 
     def __call__(self, slots: list) -> None:
         arrays = [slots[i] for i in self.ins]
-        space = broadcast_shape([a.shape for a in arrays])
+        space = broadcast_shape(self.node, [a.shape for a in arrays])
         if 0 in space:
-            return self._empty(slots, arrays, space)
+            return self._reference(slots)
         kept = tuple(1 if i in self.axis else d for i, d in enumerate(space))
         out = np.empty(kept, self.dtype)
         index = space or (1,)
@@ -130,13 +167,15 @@ class ReduceStep:
         args += [0 if i in self.axis else s for i, s in enumerate(out.strides)] or [0]
         args.append(out.size)
         ptrs = [pointer(a) for a in arrays] + [pointer(out)]
-        self.fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs))
+        if self.fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs)):
+            return self._reference(slots)  # a layout this kernel does not handle
         if not self.keepdims:
             out = out.reshape([d for i, d in enumerate(space) if i not in self.axis])
         slots[self.out] = out
 
-    def _empty(self, slots, arrays, space):
-        """NumPy decides what an empty reduction is (0, NaN with a warning, or an error)."""
+    def _reference(self, slots):
+        """The NumPy reference: for empty inputs (NumPy decides: 0, NaN with a warning, or an
+        error) and layouts a kernel declines (logsumexp over non-innermost axes)."""
         values = [slots[i] for i in self.reference_ins]
         try:
             if self.producer is not None:

@@ -50,9 +50,8 @@ def build(inputs, steps):
         x, y = values[a % len(values)], values[b % len(values)]
         if unary:
             op = UNARY[op_i % len(UNARY)]
-            x = x.astype("float64") if x.type.dtype.kind in "bi" and op is sn.neg else x
-            if op is sn.neg and x.type.dtype.kind == "b":
-                continue
+            if x.type.dtype.kind == "b" and op in (sn.neg, sn.sigmoid):
+                continue  # NumPy refuses negating booleans
             values.append(op(x))
         else:
             op = BINARY[op_i % len(BINARY)]

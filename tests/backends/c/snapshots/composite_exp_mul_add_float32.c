@@ -9,6 +9,7 @@ __attribute__((simd("notinbranch"))) float expf(float);
 
 
 #define SN_PARALLEL_MIN 32768
+#define SN_MAXDIM 64
 
 static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
     int64_t out = 0;
@@ -52,6 +53,8 @@ static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **s
     return nd;
 }
 
+#define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
+
 static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
     for (int64_t d = 0; d + 1 < nd; d++)
         if (st[out][d] == 0) return 0;
@@ -92,14 +95,18 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     }
 }
 
-void sn_kernel(int64_t *a, char **ptr) {
+int sn_kernel(int64_t *a, char **ptr) {
     char *p0[3]; int64_t *st[3];
+    int64_t local[SN_ARGS(3)];
+    if (a[0] > SN_MAXDIM) return 2;
+    for (int64_t i = 0; i < 1 + a[0] * 4; i++) local[i] = a[i];
+    a = local;
     int64_t nd = sn_decode(a, ptr, 3, p0, st);
     int64_t *shape = a + 1;
     nd = sn_collapse(nd, shape, 3, st);
     if (nd == 1 && st[0][0] == 4 && st[2][0] == 4) {
         int64_t n = shape[0];
-        if (n < SN_PARALLEL_MIN) { sn_flat(0, n, p0); return; }
+        if (n < SN_PARALLEL_MIN) { sn_flat(0, n, p0); return 0; }
         #pragma omp parallel
         {
             int64_t nt = 1, t = 0;
@@ -110,7 +117,7 @@ void sn_kernel(int64_t *a, char **ptr) {
             int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
             if (lo < hi) sn_flat(lo, hi, p0);
         }
-        return;
+        return 0;
     }
     int64_t outer = 1;
     for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
@@ -121,4 +128,5 @@ void sn_kernel(int64_t *a, char **ptr) {
         sn_locate(o, nd, shape, 3, p0, st, p);
         sn_row(n, p, st, nd - 1);
     }
+    return 0;
 }
