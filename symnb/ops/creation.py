@@ -15,7 +15,9 @@ import numbers
 import numpy as np
 
 from symnb.config import config
-from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.dims import DimExpr, DimMismatch, format_shape, unify
+from symnb.core.dims import add as dim_add
+from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
@@ -83,12 +85,10 @@ class Arange(Op):
         for v in (start, stop, step):
             if v.type.ndim != 0:
                 raise ShapeError(f"arange: bounds and step are scalars, not {v.describe()}")
-        bounds = [_static_number(v) for v in (start, stop, step)]
-        if bounds[2] == 0:
-            raise ShapeError("arange: step is 0")
-        length = None
-        if None not in bounds:
-            length = max(0, math.ceil((bounds[1] - bounds[0]) / bounds[2]))
+        stop_dim = _static_number(stop)
+        if stop_dim is None and stop.type.dtype.kind in "iu":
+            stop_dim = _dim_of_shape_entry(stop)
+        length = _arange_length(_static_number(start), stop_dim, _static_number(step))
         return [TensorType(probe_dtype(self, self.perform, [start, stop, step]), (length,))]
 
     def perform(self, start, stop, step):
@@ -154,8 +154,34 @@ def _static_number(var: Variable):
 
 
 def _static_size(var: Variable):
+    """The dim a size variable stands for: an int, the dim behind ``x.shape[i]``, or None."""
     n = _static_number(var)
-    return int(n) if n is not None else None
+    return int(n) if n is not None else _dim_of_shape_entry(var)
+
+
+def _dim_of_shape_entry(var: Variable):
+    """x's dim i when var is ``x.shape[i]`` (a one-int subtensor of a Shape), else None."""
+    node = var.owner
+    if node is None or node.op.op_name() != "subtensor":
+        return None
+    spec = getattr(node.op, "spec", None)
+    source = node.inputs[0].owner
+    if source is None or not isinstance(source.op, Shape) or not spec or len(spec) != 1:
+        return None
+    kind, index = spec[0][0], spec[0][-1]
+    return source.inputs[0].type.shape[index] if kind == "int" else None
+
+
+def _arange_length(start, stop, step):
+    """The static length of arange: an int for constant bounds, ``ceil(stop / step)`` as a dim
+    when it starts at 0 with a positive constant step, else None."""
+    if step == 0:
+        raise ShapeError("arange: step is 0")
+    if None not in (start, stop, step) and not isinstance(stop, (str, DimExpr)):
+        return max(0, math.ceil((stop - start) / step))
+    if start == 0 and isinstance(step, int) and step > 0 and stop is not None:
+        return dim_floordiv(dim_add(stop, step - 1), step)
+    return None
 
 
 def shape_operand(shape) -> tuple[tuple, Variable]:
@@ -177,6 +203,11 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
 
 
 def _size_entry(entry) -> Variable:
+    if isinstance(entry, str) or entry is None:
+        raise ShapeError(
+            f"a size in a shape must be known at run time: {entry!r} is not; "
+            "use an int or a size such as x.shape[0]"
+        )
     var = as_variable(entry)
     if var.type.ndim != 0 or var.type.dtype.kind not in "iu":
         raise DTypeError(

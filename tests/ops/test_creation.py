@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.core.dims import parse_dim
 from tests.helpers import check, random_array, reference_backend
 from tests.helpers import run as run_on
 
@@ -73,11 +74,18 @@ def test_shapes_from_symbolic_sizes(rng, backend):
     check(run_on(lambda x: sn.zeros(x.shape), a, backend=backend), np.zeros((3, 5)))
     check(run_on(lambda x: sn.ones((x.shape[1], 2)), a, backend=backend), np.ones((5, 2)))
     check(run_on(lambda x: sn.arange(x.shape[0]), a, backend=backend), np.arange(3))
+    check(run_on(lambda x: sn.arange(0, x.shape[1], 2), a, backend=backend), np.arange(0, 5, 2))
     check(run_on(lambda x: sn.eye(x.shape[0], x.shape[1]), a, backend=backend), np.eye(3, 5))
     check(run_on(lambda x: sn.alloc(x[0], 2, 5), a, backend=backend), np.tile(a[0], (2, 1)))
     x = sn.tensor("x", shape=("n", 5))
     assert sn.zeros(x.shape).type.shape == ("n", 5)
-    assert sn.ones((x.shape[1], 2)).type.shape == (None, 2)
+    assert sn.ones((x.shape[0], x.shape[-1], 2)).type.shape == ("n", 5, 2)
+    assert sn.arange(x.shape[0]).type.shape == ("n",)
+    assert sn.arange(0, x.shape[0], 2).type.shape == (parse_dim("(n+1)//2"),)
+    assert sn.arange(1, x.shape[0]).type.shape == (None,)
+    assert sn.eye(x.shape[0]).type.shape == ("n", "n")
+    with pytest.raises(sn.ShapeError, match="'n' is not; use an int or a size such as x.shape"):
+        sn.zeros(("n", 2))
 
 
 def test_broadcast_to_matches_numpy_and_checks_shapes(rng, backend):
