@@ -138,9 +138,15 @@ class PhaseRun:
     def _apply(self, rule, pairs, start) -> list:
         for old, new in pairs:
             _check_pair(rule, old, new)
-        added, removed = self.graph.replace_all(pairs)
+        edits, added, removed = [], [], []
+        for old, new in pairs:
+            attached, dropped = self.graph.replace(old, new)
+            edits.append([(n, tuple(n.inputs)) for n in attached])  # inputs at that moment
+            added += attached
+            removed += dropped
+        added, removed = _net(added, removed)
         seconds = time.perf_counter() - start
-        self.history.record(rule.name, self.phase, seconds, pairs, added, removed)
+        self.history.record(rule.name, self.phase, seconds, pairs, edits, added, removed)
         self.fired[rule.name] += 1
         return added
 
@@ -155,6 +161,12 @@ class PhaseRun:
             stacklevel=4,
         )
         return True
+
+
+def _net(added, removed) -> tuple[list, list]:
+    """A node both attached and dropped within one firing is in neither list."""
+    fresh, gone = set(added), set(removed)
+    return [n for n in added if n not in gone], [n for n in removed if n not in fresh]
 
 
 def _as_pairs(rule, node, result) -> list:

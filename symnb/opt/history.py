@@ -34,7 +34,7 @@ class Step:
     pairs: list = field(repr=False)
     removed: list = field(repr=False)
     added: list = field(repr=False)
-    added_inputs: list = field(repr=False)
+    edits: list = field(repr=False)  # per pair: (node attached, its inputs then)
     history: History | None = field(default=None, repr=False, compare=False)
     index: int = 0
 
@@ -56,7 +56,7 @@ class History:
         self.steps: list[Step] = []
         self.times: dict[str, float] = {}
 
-    def record(self, rule, phase, seconds, pairs, added, removed) -> Step:
+    def record(self, rule, phase, seconds, pairs, edits, added, removed) -> Step:
         step = Step(
             rule=rule,
             phase=phase,
@@ -64,7 +64,7 @@ class History:
             pairs=list(pairs),
             removed=list(removed),
             added=list(added),
-            added_inputs=[tuple(n.inputs) for n in added],
+            edits=edits,
             history=self,
             index=len(self.steps),
         )
@@ -116,9 +116,9 @@ class History:
             _copy_node(node, inputs, memo)
         graph = Graph(self.start.inputs, [_mapped(v, memo) for v in self.start.outputs], False)
         for step in self.steps[:n_steps]:
-            for node, inputs in zip(step.added, step.added_inputs):
-                _copy_node(node, inputs, memo)
-            for old, new in step.pairs:
+            for (old, new), attached in zip(step.pairs, step.edits):
+                for node, inputs in attached:
+                    _copy_node(node, inputs, memo)
                 graph.replace(_mapped(old, memo), _mapped(new, memo))
         return graph
 

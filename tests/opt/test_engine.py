@@ -141,3 +141,18 @@ def test_constant_folding(rng):
     )  # noqa: E501
     assert f.rewrites.counts() == {"constant_fold": 2} and ops_of(f) == ["mul"]
     assert fired([x], x * sn.exp(x), {"include": ["constant_folding"]}) == {}
+
+
+def test_every_step_of_a_training_step_replays_to_a_consistent_graph(rng):
+    from benchmarks.rewrite_time import mlp_training_step
+
+    inputs, loss, updates, _ = mlp_training_step(layers=3)
+    f = sn.function(inputs, loss, updates=updates, backend="py")
+    batch = (rng.normal(size=(4, 8)), rng.integers(0, 3, 4))
+    want = sn.function(inputs, loss, optimize="none", backend="py")(*batch)  # no updates
+    for step in f.rewrites:
+        graph = step.graph_after()
+        sn.opt.verify(graph, str(step))
+        replayed = sn.function(inputs, graph.outputs[0], optimize="none", backend="py")
+        np.testing.assert_allclose(replayed(*batch), want, rtol=1e-12)
+    assert sn.format_graph(f.rewrites[-1].graph_after()) == f.text()
