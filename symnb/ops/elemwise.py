@@ -64,10 +64,11 @@ class Elemwise(Op):
         return self.impl(*arrays)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import fit_gradient
+        from symnb.ops.shape import fit_dtype, fit_gradient
 
         grads = self.grad_elem(inputs, outputs[0], output_grads[0])
-        return [None if g is None else fit_gradient(g, x) for g, x in zip(grads, inputs)]
+        fit = fit_dtype if self.nin == 1 else fit_gradient  # one input: nothing is broadcast
+        return [None if g is None else fit(g, x) for g, x in zip(grads, inputs)]
 
     def grad_elem(self, inputs, output, gz):
         """Gradients on the broadcast shape, one per input (None: no gradient flows)."""

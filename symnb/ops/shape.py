@@ -70,9 +70,15 @@ class DimShuffle(Op):
     def grad(self, inputs, outputs, output_grads):
         (x,), (g,) = inputs, output_grads
         kept = [a for a in self.order if a != "x"]
-        g = DimShuffle([i for i, a in enumerate(self.order) if a != "x"])(g)
+        g = _shuffled(g, [i for i, a in enumerate(self.order) if a != "x"])
         position = {a: j for j, a in enumerate(kept)}
-        return [DimShuffle([position.get(a, "x") for a in range(x.type.ndim)])(g)]
+        return [_shuffled(g, [position.get(a, "x") for a in range(x.type.ndim)])]
+
+
+def _shuffled(g, order):
+    """g with its axes rearranged; no node when the order keeps every axis in place."""
+    order = tuple(order)
+    return g if order == tuple(range(g.type.ndim)) else DimShuffle(order)(g)
 
 
 class Reshape(Op):
@@ -273,9 +279,13 @@ def sum_to_like(g, like) -> Variable:
 
 def fit_gradient(g, x) -> Variable:
     """A gradient on a broadcast shape, summed to x's shape and cast to x's dtype."""
+    return fit_dtype(sum_to_like(g, x), x)
+
+
+def fit_dtype(g, x) -> Variable:
+    """g cast to x's dtype when x is a float of another precision."""
     from symnb.ops.elemwise import cast
 
-    g = sum_to_like(g, x)
     return cast(g, x.type.dtype) if x.type.is_float and g.type.dtype != x.type.dtype else g
 
 

@@ -172,3 +172,23 @@ def test_binary_second_derivatives(name, rng):
 def test_reduction_second_derivatives(fn, rng):
     a = rng.permutation(12).reshape(3, 4) / 5.0
     sn.check_grad(lambda x: sn.grad(fn(sn.exp(x), axis=1).sum() ** 2, x), [a])
+
+
+def test_gradients_through_named_and_unknown_dims(rng):
+    """Unknown sizes use the runtime shape ops (broadcast_like, sum_to_like, reshape_like)."""
+    x = sn.tensor("x", shape=("batch", None), dtype="float64")
+    w = sn.tensor("w", shape=(None,), dtype="float64")
+    flat = sn.reshape(sn.tanh(x * w), (-1,))
+    cost = sn.mean(flat**2) + sn.sum(sn.exp(x.T) * 0.1)
+    (gx,) = sn.grad(cost, [x])
+    v = sn.tensor("v", shape=("batch", None), dtype="float64")
+    hv = sn.grad(sn.sum(gx * v), x)
+    inputs = [x, w, v]
+    grad_fn, hv_fn = sn.function(inputs, gx), sn.function(inputs, hv)
+    xv, wv, vv = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((4, 3))
+    tanh = np.tanh(xv * wv)
+    want = 2 * tanh * (1 - tanh**2) * wv / tanh.size + 0.1 * np.exp(xv)
+    np.testing.assert_allclose(grad_fn(xv, wv, vv), want, rtol=1e-12)
+    eps = 1e-6
+    numeric = (grad_fn(xv + eps * vv, wv, vv) - grad_fn(xv - eps * vv, wv, vv)) / (2 * eps)
+    np.testing.assert_allclose(hv_fn(xv, wv, vv), numeric, rtol=1e-6, atol=1e-8)
