@@ -341,8 +341,7 @@ def roll(x, shift, axis=None) -> Variable:
     shifts = (shift,) * len(axes) if isinstance(shift, numbers.Integral) else tuple(shift)
     if len(shifts) != len(axes):
         raise _located(ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
-    axes = tuple(a % x.type.ndim if x.type.ndim else a for a in axes)
-    normalize_axis(tuple(set(axes)), x.type.ndim, "roll", x)  # range check
+    axes = tuple(normalize_axis(a, x.type.ndim, "roll", x)[0] for a in axes)  # may repeat
     return Roll(tuple(_int(s, "roll", "shift") for s in shifts), axes)(x)
 
 

@@ -29,6 +29,7 @@ ROWS = {
     "roll_flat": (*_sym_and_ref("roll", shift=5), (3, 4)),
     "roll_axis": (*_sym_and_ref("roll", shift=-1, axis=1), (3, 4)),
     "roll_axes": (*_sym_and_ref("roll", shift=(1, 2), axis=(0, -1)), (2, 3, 4)),
+    "roll_same_axis": (*_sym_and_ref("roll", shift=(1, 2), axis=(1, 1)), (2, 3)),
     "roll_empty": (*_sym_and_ref("roll", shift=2, axis=0), (0, 3)),
     "pad_int": (*_sym_and_ref("pad", pad_width=1), (3, 4)),
     "pad_pair": (*_sym_and_ref("pad", pad_width=(2, 0)), (3,)),
@@ -100,6 +101,8 @@ def test_layout_errors_are_clear():
         sn.flatten(m, 3)
     with pytest.raises(sn.ShapeError, match="roll: 2 shifts for 1 axes"):
         sn.roll(m, (1, 2), axis=0)
+    with pytest.raises(sn.ShapeError, match="roll: axis 2 is out of range for 'm'"):
+        sn.roll(m, 1, axis=2)
     with pytest.raises(sn.ShapeError, match="repeat: axis 2 is out of range"):
         sn.repeat(m, 2, axis=2)
     with pytest.raises(TypeError, match="repeat: repeats must be an int"):
