@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 import tempfile
 import time
@@ -17,6 +18,7 @@ RESULTS = Path(__file__).with_name("results")
 README = Path(__file__).resolve().parent.parent / "README.md"
 ROUNDS = {"full": 7, "quick": 3, "tiny": 2}
 SAMPLE_S = {"full": 0.05, "quick": 0.02, "tiny": 0.002}  # target length of one timed sample
+BUDGET_S = {"full": 8.0, "quick": 3.0, "tiny": 0.5}  # sampling time of a row with slow calls
 
 
 def parse(argv):
@@ -44,21 +46,23 @@ def chosen_peers(spec: str | None) -> list[str]:
     return wanted
 
 
+_T0 = time.perf_counter()
+
+
 def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """Progress on stderr, with seconds since the start."""
+    print(f"[{time.perf_counter() - _T0:5.0f} s] {message}", file=sys.stderr, flush=True)
 
 
 def run_workloads(workloads, live: dict, args) -> tuple[list[Result], list[str]]:
-    rounds = args.rounds or ROUNDS[args.mode]
+    pace = runner.Pace(args.rounds or ROUNDS[args.mode], SAMPLE_S[args.mode], BUDGET_S[args.mode])
     results, sections = [], []
     for workload in workloads:
         say(f"{workload.key}: {workload.title}")
         if workload.kind == "timed":
             if workload.key == "W1b":
                 results += floor_rows(workload, args.mode)
-            results += runner.run_workload(
-                workload, live, args.mode, rounds, SAMPLE_S[args.mode], say
-            )
+            results += runner.run_workload(workload, live, args.mode, pace, say)
         elif workload.kind == "compile":
             results += compile_time.measure(list(live), args.mode, say)
         elif workload.kind == "loops":
@@ -79,7 +83,7 @@ def floor_rows(workload, mode: str) -> list[Result]:
 
 def main(argv=None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
-    started = time.perf_counter()
+    started, load_at_start = time.perf_counter(), os.getloadavg()[0]
     workloads = select(args.only)
     log = tempfile.NamedTemporaryFile("w", prefix="symnb-bench-workers-", suffix=".log",
                                       delete=False)  # fmt: skip
@@ -92,10 +96,14 @@ def main(argv=None) -> int:
             worker.close()
     report.add_ratios(results)
     run = run_record(args, hello, started)
+    run["load"] = [load_at_start, os.getloadavg()[0]]
     absent = [f"{name}: {reply.get('note', '')}" for name, reply in hello.items()
               if reply["status"] != "ok"]  # fmt: skip
     if absent:
         sections.append("## Peers not run\n\n" + "\n".join(f"- {a}" for a in absent))
+    profiles = report.profile_section(results)
+    if profiles:
+        sections.append(profiles)
     publish(args, run, results, sections)
     return 0
 

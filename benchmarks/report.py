@@ -82,10 +82,12 @@ def summary_matrix(results: list) -> str:
     peer_names = list(dict.fromkeys(r.peer for r in results if r.status in ("ok", "WRONG")))
     keys = list(dict.fromkeys(r.workload for r in results))
     cell = {(r.workload, r.peer): r for r in results}
-    lines = ["| Workload | " + " | ".join(peer_names) + " |", "|---|" + "---|" * len(peer_names)]
+    header = ["Workload", *peer_names, "Note"]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for key in keys:
         cells = [_matrix_cell(cell.get((key, name))) for name in peer_names]
-        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+        notes = [r.note for r in results if r.workload == key and r.peer not in peer_names]
+        lines.append(f"| {key} | " + " | ".join([*cells, "; ".join(notes)]) + " |")
     return "\n".join(lines)
 
 
@@ -104,6 +106,8 @@ def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
         f"`{run['command']}` on {run['started']}, {run['wall_s']:.0f} s in all, mode "
         f"{run['mode']}, {run['rounds']} alternating rounds per workload.",
         f"Machine: {run['machine_line']}",
+        f"Load average (1 min) at the start and the end: {run['load'][0]:.1f}, "
+        f"{run['load'][1]:.1f} (other jobs on the machine make every number noisier).",
         "Ratios: each median divided by the best symnb backend's (x symnb) and by the fastest "
         "row's (x fastest); above 1 is slower. See docs/benchmarks.md.",
         "## Summary (median, and ratio to the fastest)",
@@ -113,6 +117,21 @@ def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
         *extra_sections,
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def profile_section(results: list) -> str | None:
+    """The cProfile listings taken where a symnb backend was slower than the fastest row."""
+    profiled = [r for r in results if r.extra.get("profile")]
+    if not profiled:
+        return None
+    parts = ["## Where symnb is slower: profiles (own time per call, top functions)"]
+    for result in profiled:
+        ratio = result.extra.get("vs_fastest")
+        title = f"{result.workload}, {result.peer}" + (
+            f" ({ratio:.2f}x the fastest)" if ratio else ""
+        )
+        parts.append(f"### {title}\n\n```\n{result.extra['profile']}\n```")
+    return "\n\n".join(parts)
 
 
 def to_json(run: dict, results: list) -> str:

@@ -12,12 +12,25 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import peers
+
 REPO = Path(__file__).resolve().parent.parent
 SETUP_TIMEOUT_S = 420  # torch.compile's first compile of a training step can take minutes here
 TIME_TIMEOUT_S = 120
 # Idle gap before each sample: thread pools that spin after their work (OpenMP, Eigen) go to
 # sleep before the next peer runs, instead of taking one of the two cores from it.
 PAUSE_S = 0.02
+MIN_ROUNDS = 3  # a row whose samples are slow stops after this many rounds (see rounds_for)
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How long to time: ``rounds`` alternating rounds of samples lasting about ``sample_s``,
+    a slow row stopping once its samples pass ``budget_s`` (after at least MIN_ROUNDS)."""
+
+    rounds: int
+    sample_s: float
+    budget_s: float
 
 
 @dataclass
@@ -92,25 +105,52 @@ def start_workers(peer_names: list[str], log) -> tuple[dict, dict]:
     return live, hello
 
 
-def run_workload(workload, workers: dict, mode: str, rounds: int, target_s: float, say):
-    """Prepare the workload in every worker, then time it over ``rounds`` alternating rounds."""
-    results, ready = {}, []
+def rounds_for(sample_s: float, rounds: int, budget_s: float) -> int:
+    """Rounds a row takes part in: all of them unless its samples would take over ``budget_s``
+    in all (a 5-second call), then as many as fit, but at least ``MIN_ROUNDS``."""
+    fitting = int(budget_s / max(sample_s, 1e-9))
+    return max(min(rounds, MIN_ROUNDS), min(rounds, fitting))
+
+
+def run_workload(workload, workers: dict, mode: str, pace, say):
+    """Prepare the workload in every worker, then time it over alternating rounds."""
+    results, ready, wanted = {}, [], {}
     for name, worker in workers.items():
         say(f"  {workload.key}: preparing {name}")
         reply = worker.ask("setup", SETUP_TIMEOUT_S, workload=workload.key, mode=mode,
-                           target_s=target_s)  # fmt: skip
+                           target_s=pace.sample_s)  # fmt: skip
         results[name] = Result(workload.key, name, reply["status"], reply.get("note", ""))
         if reply["status"] == "ok":
             results[name].calls_per_sample = reply["calls"]
             results[name].extra["first_call_s"] = reply["first_call_s"]
+            wanted[name] = rounds_for(reply["sample_s"], pace.rounds, pace.budget_s)
             ready.append(name)
-    for index in range(rounds):
+    for index in range(pace.rounds):
         order = ready[index % len(ready) :] + ready[: index % len(ready)] if ready else []
         for name in order:
-            _sample(workers[name], results[name])
+            if index < wanted[name]:
+                _sample(workers[name], results[name])
+    _profile_slower_symnb(workers, [results[name] for name in ready])
     for name in ready:
         workers[name].ask("release", TIME_TIMEOUT_S)
     return list(results.values())
+
+
+def _profile_slower_symnb(workers: dict, timed: list) -> None:
+    """A profile of symnb's best backend when a peer is faster: where its time goes."""
+    valid = [r for r in timed if r.status == "ok" and r.samples]
+    ours = [r for r in valid if peers.is_symnb(r.peer)]
+    theirs = [r.median_s for r in valid if not peers.is_symnb(r.peer)]
+    if not (ours and theirs):
+        return
+    best = min(ours, key=_median)
+    if best.median_s > min(theirs):
+        reply = workers[best.peer].ask("profile", TIME_TIMEOUT_S)
+        best.extra["profile"] = reply.get("profile", reply.get("note", ""))
+
+
+def _median(result: Result) -> float:
+    return result.median_s
 
 
 def _sample(worker: WorkerProcess, result: Result) -> None:

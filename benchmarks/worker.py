@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 
-from benchmarks import peers, timing
+from benchmarks import peers, profile, timing
 from benchmarks.check import Skip, compare
 from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
 
@@ -60,13 +60,19 @@ class Worker:
             return {"status": "WRONG", "note": problem}
         per_call = timing.warm_up(run)
         self.run, self.calls = run, timing.calls_per_sample(per_call, target_s)
-        return {"status": "ok", "first_call_s": first_s, "calls": self.calls}
+        sample_s = per_call * self.calls
+        return {"status": "ok", "first_call_s": first_s, "calls": self.calls, "sample_s": sample_s}
 
     def cmd_time(self, samples: int = 1) -> dict:
         if self.run is None:
             return {"status": "error", "note": "no workload prepared"}
         seconds = [timing.batch_seconds(self.run, self.calls) for _ in range(samples)]
         return {"status": "ok", "seconds": seconds}
+
+    def cmd_profile(self) -> dict:
+        if self.run is None:
+            return {"status": "error", "note": "no workload prepared"}
+        return {"status": "ok", "profile": profile.profile_calls(self.run, self.calls)}
 
     def cmd_release(self) -> dict:
         self.run = None
