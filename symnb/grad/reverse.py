@@ -132,7 +132,11 @@ def _fit_known(var: Variable, g: Variable) -> Variable:
 
     if g.type.ndim == 0 and var.type.ndim:
         g = broadcast_like(g, var)
-    if g.type.ndim != var.type.ndim:
+    clash = any(
+        isinstance(a, int) and isinstance(b, int) and a != b
+        for a, b in zip(g.type.shape, var.type.shape)
+    )
+    if g.type.ndim != var.type.ndim or clash:
         raise ShapeError(
             f"sn.grad: the known gradient {g.describe()} does not fit {var.describe()}"
         )

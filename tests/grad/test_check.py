@@ -52,3 +52,9 @@ def test_op_without_gradient_is_reported_by_check_grad(rng):
 
     with pytest.raises(sn.NotDifferentiableError, match="no_grad"):
         sn.check_grad(lambda a: _NoGrad()(a) * 2, [rng.standard_normal(3)])
+
+
+def test_check_grad_with_an_unused_input_and_a_0d_output(rng):
+    sn.check_grad(lambda a, b: sn.sum(a**2), [rng.standard_normal(3), rng.standard_normal(2)])
+    with pytest.raises(TypeError, match="a float output is needed"):
+        sn.check_grad(lambda a: a > 0, [rng.standard_normal(3)])

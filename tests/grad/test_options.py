@@ -147,6 +147,8 @@ def test_known_grads_start_the_walk_like_lop(rng):
     np.testing.assert_allclose(evaluate(both, [x], value), want + 1, rtol=1e-13)
     with pytest.raises(ValueError, match="give a cost, or known_grads"):
         sn.grad(None, x)
+    with pytest.raises(sn.ShapeError, match=r"known gradient .*\(4,\)\) does not fit .*\(3,\)"):
+        sn.grad(None, x, known_grads={y: np.ones(4)})
 
 
 def test_gradient_with_respect_to_an_intermediate_variable(rng):
