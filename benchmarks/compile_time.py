@@ -18,7 +18,7 @@ import time
 
 from benchmarks import peers
 from benchmarks.check import Skip, compare
-from benchmarks.runner import REPO, Result, _worker_env
+from benchmarks.runner import REPO, Result, worker_env
 from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
 
 COMPILING = {"pytensor", "jax", "torch.compile"}  # peers with a compile step (plus symnb's)
@@ -80,7 +80,7 @@ def _record(result: Result, reply: dict) -> None:
 
 
 def _spawn(name: str, cache: str, mode: str) -> dict:
-    env = _worker_env() | peers.cache_env(name, cache)
+    env = worker_env() | peers.cache_env(name, cache)
     try:
         done = subprocess.run(
             [sys.executable, "-m", "benchmarks.compile_time", name, cache, mode],

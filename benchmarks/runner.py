@@ -58,14 +58,18 @@ class WorkerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.worker", peer],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-            text=True, cwd=REPO, env=_worker_env(),
+            text=True, cwd=REPO, env=worker_env(),
         )  # fmt: skip
 
     def ask(self, cmd: str, timeout: float, **args) -> dict:
         if self.proc.poll() is not None:
             return {"status": "error", "note": f"worker exited with code {self.proc.returncode}"}
-        self.proc.stdin.write(json.dumps({"cmd": cmd, "args": args}) + "\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(json.dumps({"cmd": cmd, "args": args}) + "\n")
+            self.proc.stdin.flush()
+        except OSError:  # it died between the poll and the write
+            self.close()
+            return {"status": "error", "note": f"worker died before {cmd} (see the worker log)"}
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         line = self.proc.stdout.readline() if ready else ""
         if not line:
@@ -85,7 +89,8 @@ class WorkerProcess:
                 self.proc.wait()
 
 
-def _worker_env() -> dict:
+def worker_env() -> dict:
+    """The environment of every child process: this repository importable first."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
@@ -106,8 +111,8 @@ def start_workers(peer_names: list[str], log) -> tuple[dict, dict]:
 
 
 def rounds_for(sample_s: float, rounds: int, budget_s: float) -> int:
-    """Rounds a row takes part in: all of them unless its samples would take over ``budget_s``
-    in all (a 5-second call), then as many as fit, but at least ``MIN_ROUNDS``."""
+    """Rounds a row takes part in: all of them if its samples fit in ``budget_s``, else as many
+    as fit, but at least ``MIN_ROUNDS``."""
     fitting = int(budget_s / max(sample_s, 1e-9))
     return max(min(rounds, MIN_ROUNDS), min(rounds, fitting))
 

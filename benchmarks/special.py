@@ -6,7 +6,7 @@ import importlib.util
 import subprocess
 import sys
 
-from benchmarks.runner import REPO, Result, _worker_env
+from benchmarks.runner import REPO, Result, worker_env
 
 REWRITE_TIMEOUT_S = 300
 
@@ -30,7 +30,7 @@ def rewrite_rows(say) -> tuple[list[Result], list[str]]:
     say("  W10: python -m benchmarks.rewrite_time")
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.rewrite_time"], cwd=REPO, env=_worker_env(),
+            [sys.executable, "-m", "benchmarks.rewrite_time"], cwd=REPO, env=worker_env(),
             capture_output=True, text=True, timeout=REWRITE_TIMEOUT_S,
         )  # fmt: skip
     except subprocess.TimeoutExpired:

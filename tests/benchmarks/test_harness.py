@@ -9,9 +9,9 @@ from benchmarks import numpy_impl, report
 from benchmarks.check import Skip, compare, relative_error
 from benchmarks.cli import main
 from benchmarks.peers.numpy_peer import Peer as NumpyPeer
-from benchmarks.runner import Result
+from benchmarks.runner import Result, rounds_for
 from benchmarks.worker import Worker
-from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
+from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference, select
 
 
 def test_tiny_run_times_numpy_and_symnb_py(tmp_path):
@@ -110,3 +110,17 @@ def test_ratios_and_readme_section(tmp_path):
     text = readme.read_text()
     assert text.startswith("# title\n\nintro\n\n## Benchmarks")
     assert text.count("## Benchmarks") == 1 and "WRONG" in text and "50 ms (2.50x)" in text
+
+
+def test_only_selects_by_key_or_family():
+    assert [w.key for w in select("W1,W7-abs")] == ["W1-f64", "W1-f32", "W7-abs"]
+    assert [w.key for w in select("W1b")] == ["W1b"]
+    with pytest.raises(SystemExit, match="W42"):
+        select("W42")
+
+
+def test_slow_rows_take_fewer_rounds_but_at_least_three():
+    assert rounds_for(0.05, rounds=7, budget_s=8.0) == 7
+    assert rounds_for(2.0, rounds=7, budget_s=8.0) == 4
+    assert rounds_for(5.0, rounds=7, budget_s=8.0) == 3
+    assert rounds_for(5.0, rounds=2, budget_s=0.5) == 2
