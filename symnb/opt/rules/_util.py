@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, unify
-from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant, Variable
 
 
@@ -24,10 +23,6 @@ def only_user(graph, var: Variable, node) -> bool:
     """``node`` is the only user of ``var`` (and var is not a graph output)."""
     users = graph.clients.get(var, [])
     return len(users) == 1 and users[0][0] is node
-
-
-def users(graph, var: Variable) -> list:
-    return [c for c, _ in graph.clients.get(var, []) if c != OUTPUT]
 
 
 def does_not_stretch(small: Variable, big: Variable) -> bool:

@@ -90,12 +90,11 @@ def _op_count(node) -> int:
 def _composite(root, members):
     """Build the composite computing ``root.out`` from the members (in topological order)."""
     program = Program()
-    inside = set(members)
     for node in members:
         if _is_broadcast(node):
             program.alias(node.out, node.inputs[0])
         else:
-            program.add(node, inside)
+            program.add(node)
     if not program.inputs:
         return None
     return Composite(program.steps, root.out.type.dtype, len(program.inputs))(*program.inputs)
@@ -120,22 +119,14 @@ class Program:
     def alias(self, var, source) -> None:
         self.refs[id(var)] = self.ref(source)
 
-    def add(self, node, inside) -> None:
-        args = [self._arg(v, inside) for v in node.inputs]
+    def add(self, node) -> None:
+        """One step for the node (its inputs already referenced: members come in order)."""
+        args = [self.ref(v) for v in node.inputs]
         if isinstance(node.op, Composite):
             self._splice(node.op.program, args)
         else:
             self.steps.append((node.op, tuple(args)))
         self.refs[id(node.out)] = ("tmp", len(self.steps) - 1)
-
-    def _arg(self, var, inside):
-        owner = var.owner
-        if owner is not None and owner in inside and not self._known(var):
-            raise AssertionError("members must come in topological order")
-        return self.ref(var)
-
-    def _known(self, var) -> bool:
-        return id(var) in self.refs
 
     def _splice(self, program, args) -> None:
         """Inline another composite's steps, renumbering its temporaries."""
