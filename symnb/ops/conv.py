@@ -77,9 +77,10 @@ class _Axis:
         self.padding = padding  # "valid", "same" or (before, after)
 
     def pads(self, size):
-        return self.padding if isinstance(self.padding, tuple) else pads_for(
-            self.padding, size, self.kernel, self.stride, self.dilation
-        )  # fmt: skip
+        """(before, after) padding for an input of this size."""
+        if isinstance(self.padding, tuple):
+            return self.padding
+        return pads_for(self.padding, size, self.kernel, self.stride, self.dilation)
 
     def static_out(self, op, size, described):
         """The output size, None when the input size is not fixed; ShapeError when < 1."""
@@ -236,10 +237,8 @@ class Conv2dGradInput(_ConvBase):
         return [TensorType(probe_dtype(self, np.matmul, [w, g]), like.type.shape)]
 
     def perform(self, w, g, like):
-        dcols = np.einsum(
-            "ngohw,gocij->ngchwij", self._grouped_output(g), self._grouped_filters(w),
-            optimize=True,
-        )  # fmt: skip
+        grouped_g, grouped_w = self._grouped_output(g), self._grouped_filters(w)
+        dcols = np.einsum("ngohw,gocij->ngchwij", grouped_g, grouped_w, optimize=True)
         n, groups, c = dcols.shape[:3]
         dcols = dcols.reshape((n, groups * c) + dcols.shape[3:])
         return scatter_windows(dcols, np.shape(like), self._geometry(w.shape))

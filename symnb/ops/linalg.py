@@ -188,8 +188,8 @@ def tensordot(a, b, axes=2):
     a, b = as_variable(a), as_variable(b)
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.type.ndim, b.type.ndim):
-            raise _located(ShapeError(f"tensordot: axes={axes} does not fit {a.describe()} and "
-                                      f"{b.describe()}"))  # fmt: skip
+            message = f"tensordot: axes={axes} does not fit {a.describe()} and {b.describe()}"
+            raise _located(ShapeError(message))
         axes = (tuple(range(a.type.ndim - axes, a.type.ndim)), tuple(range(axes)))
     axes_a, axes_b = ((k,) if isinstance(k, int) else tuple(k) for k in axes)
     if len(axes_a) != len(axes_b):
@@ -426,11 +426,16 @@ class CholeskyGrad(Op):
         return [lower.type]
 
     def perform(self, lower, g):
-        phi = _tril_half_diagonal(np.swapaxes(lower, -1, -2) @ g)
-        inner = np.linalg.solve(np.swapaxes(lower, -1, -2), phi)
-        p = np.swapaxes(np.linalg.solve(np.swapaxes(lower, -1, -2), np.swapaxes(inner, -1, -2)),
-                        -1, -2)  # fmt: skip
-        return _tril_half_diagonal(p + np.swapaxes(p, -1, -2)).astype(lower.dtype, copy=False)
+        lower_t = _t(lower)
+        phi = _tril_half_diagonal(lower_t @ g)
+        left = np.linalg.solve(lower_t, phi)  # L^-T phi
+        p = _t(np.linalg.solve(lower_t, _t(left)))  # L^-T phi L^-1
+        return _tril_half_diagonal(p + _t(p)).astype(lower.dtype, copy=False)
+
+
+def _t(m):
+    """Each matrix of a stack, transposed."""
+    return np.swapaxes(m, -1, -2)
 
 
 def _tril_half_diagonal(m):

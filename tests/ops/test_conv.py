@@ -81,10 +81,11 @@ def test_conv2d_matches_loops(stride, padding, dilation, groups, shape, rng, bac
     x = rng.normal(size=shape)
     w = rng.normal(size=(4, 4 // groups, 3, 2))
     want = loop_conv2d(x, w, stride, padding, dilation, groups)
-    got = run_on(
-        lambda a, b: sn.conv2d(a, b, stride, padding_arg(padding), dilation, groups), x, w,
-        backend=backend,
-    )  # fmt: skip
+
+    def conv(a, b):
+        return sn.conv2d(a, b, stride, padding_arg(padding), dilation, groups)
+
+    got = run_on(conv, x, w, backend=backend)
     check(got, want, rtol=1e-10, atol=1e-12)
 
 

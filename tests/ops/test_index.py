@@ -157,8 +157,8 @@ def test_updates_leave_the_input_unchanged_and_cast_weak_scalars(backend):
 @pytest.mark.parametrize("indices", [np.array([0, 2, -1, 2]), np.array(1), np.array([[0], [1]])])
 def test_take_matches_numpy(axis, indices, rng, backend):
     a = random_array(rng, (3, 4), "int64")
-    check(typed_run(lambda x, i: sn.take(x, i, axis=axis), a, indices, backend=backend)[1],
-          np.take(a, indices, axis=axis))  # fmt: skip
+    got = typed_run(lambda x, i: sn.take(x, i, axis=axis), a, indices, backend=backend)[1]
+    check(got, np.take(a, indices, axis=axis))
 
 
 @pytest.mark.parametrize(

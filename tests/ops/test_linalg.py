@@ -98,11 +98,16 @@ def test_solve_matches_numpy(sa, sb, dtype, rng, backend):
     check(run_on(sn.solve, a, b, backend=backend), np.linalg.solve(a, b), rtol=1e-4)
 
 
-@pytest.mark.parametrize(
-    "shape,offset,axes",
-    [((3, 4), 0, (0, 1)), ((3, 4), 1, (0, 1)), ((3, 4), -2, (1, 0)), ((2, 3, 4), 0, (-1, -2)),
-     ((0, 3), 0, (0, 1))],
-)  # fmt: skip
+TRACES = [
+    ((3, 4), 0, (0, 1)),
+    ((3, 4), 1, (0, 1)),
+    ((3, 4), -2, (1, 0)),
+    ((2, 3, 4), 0, (-1, -2)),
+    ((0, 3), 0, (0, 1)),
+]
+
+
+@pytest.mark.parametrize("shape,offset,axes", TRACES)
 @pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
 def test_trace_matches_numpy(shape, offset, axes, dtype, rng, backend):
     a = random_array(rng, shape, dtype)
@@ -246,9 +251,22 @@ def test_solve_gradient_through_broadcast_batch(rng):
     sn.check_grad(sn.solve, [a, b])
 
 
-@pytest.mark.parametrize("ord,axis", [(None, None), (1, None), (np.inf, 0), (3, 1), ("fro", None),
-                                      (1, (0, 1)), (-np.inf, (1, 0)), (2, -1), (2, None),
-                                      (-2, (1, 0)), ("nuc", None)])  # fmt: skip
+NORM_GRADS = [
+    (None, None),
+    (1, None),
+    (np.inf, 0),
+    (3, 1),
+    ("fro", None),
+    (1, (0, 1)),
+    (-np.inf, (1, 0)),
+    (2, -1),
+    (2, None),
+    (-2, (1, 0)),
+    ("nuc", None),
+]
+
+
+@pytest.mark.parametrize("ord,axis", NORM_GRADS)
 def test_norm_gradients(ord, axis, rng):
     a = random_array(rng, (3, 4), "float64") * np.where(rng.random((3, 4)) > 0.5, 1, -1)
     sn.check_grad(lambda x: sn.norm(x, ord, axis), [a])
