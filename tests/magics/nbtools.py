@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 
@@ -32,7 +31,6 @@ def execute(nb, cwd: str, timeout: int = 120):
         nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": cwd}},
         store_widget_state=True,
     )  # fmt: skip
-    client.kernel_manager_class.kernel_cmd = [sys.executable, "-m", "ipykernel_launcher"]
     client.execute()
     return nb
 
