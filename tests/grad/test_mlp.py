@@ -36,17 +36,17 @@ def mlp_problem(rng, batch=16, features=5, hidden=7, classes=4):
     return x, y, params
 
 
-def symbolic_gradients(x, y, params):
+def symbolic_gradients(x, y, params, backend="py"):
     xs = sn.tensor("x", shape=("batch", x.shape[1]), dtype="float64")
     ys = sn.tensor("y", shape=("batch", y.shape[1]), dtype="float64")
     ws = [sn.tensor(name, shape=p.shape, dtype="float64") for name, p in zip("ABCD", params)]
     loss = mlp_loss(xs, ys, *ws)
-    return sn.function([xs, ys, *ws], sn.grad(loss, ws))(x, y, *params)
+    return sn.function([xs, ys, *ws], sn.grad(loss, ws), backend=backend)(x, y, *params)
 
 
-def test_mlp_gradients_match_hand_derived_numpy_to_1e_10(rng):
+def test_mlp_gradients_match_hand_derived_numpy_to_1e_10(rng, backend):
     x, y, params = mlp_problem(rng)
-    got = symbolic_gradients(x, y, params)
+    got = symbolic_gradients(x, y, params, backend)
     want = numpy_gradients(x, y, *params)
     for g, w, p in zip(got, want, params):
         assert g.dtype == np.float64 and g.shape == p.shape
