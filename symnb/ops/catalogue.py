@@ -22,6 +22,8 @@ from symnb.core.op import OP_REGISTRY, Op
 
 #: packages whose modules define ops; all are imported so the registry is complete
 OP_PACKAGES = ("symnb.ops", "symnb.grad", "symnb.opt")
+#: registered classes that only serve as bases of a family (they are not ops users build)
+FAMILY_BASES = ("symnb.ops.elemwise.Elemwise", "symnb.ops.reduce.Reduce")
 DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "ops.md"
 UNARY_PROBES = (("float32",), ("int64",), ("bool",))
 BINARY_PROBES = (("float32", "float32"), ("int32", "float64"), ("int64", "int64"))
@@ -50,12 +52,16 @@ def import_op_modules() -> None:
 
 
 def op_classes() -> list[type[Op]]:
-    """Registered ops of the op packages, without family bases (classes other registered ops
-    derive from). Ops defined elsewhere (in tests, say) are left out, so the document does
-    not depend on what else a process imported."""
+    """Registered ops of the op packages, without family bases. Ops defined elsewhere (in
+    tests, say) are left out, so the document does not depend on what else a process
+    imported."""
     classes = [c for c in OP_REGISTRY.values() if c.__module__.startswith(OP_PACKAGES)]
-    bases = {b for cls in classes for b in cls.__mro__[1:]}
-    return sorted((c for c in classes if c not in bases), key=_sort_key)
+    return sorted((c for c in classes if not is_family_base(c)), key=_sort_key)
+
+
+def is_family_base(cls) -> bool:
+    """A base other ops fill in (Elemwise, Reduce), or a class marked ``abstract = True``."""
+    return cls.__dict__.get("abstract", False) or f"{cls.__module__}.{cls.__name__}" in FAMILY_BASES
 
 
 def _sort_key(cls) -> tuple:

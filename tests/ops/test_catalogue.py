@@ -21,6 +21,7 @@ def test_every_op_of_the_op_packages_is_listed():
     text = catalogue.render()
     listed = {cls.op_name() for cls in catalogue.op_classes()}
     assert {"conv2d", "subtensor", "inc_subtensor", "softmax", "cholesky_grad"} <= listed
+    assert "composite" in listed and not {"elemwise", "reduce"} & listed
     for name in listed:
         assert f"| `{name}` |" in text
 
