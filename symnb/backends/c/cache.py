@@ -16,6 +16,7 @@ import os
 import shutil
 import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from symnb.backends.c import compiler
@@ -92,6 +93,23 @@ def _write_atomically(path: str, text: str) -> None:
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, path)
+
+
+def load_many(sources: list[str], loader) -> list:
+    """Loaded kernels for several sources; the missing ones compile in parallel (one compiler
+    process per core), which is most of a cold compile."""
+    missing = [s for s in dict.fromkeys(sources) if not _cached(s)]
+    if len(missing) > 1 and not getattr(_forbid, "on", False):
+        workers = min(len(missing), os.cpu_count() or 1)
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(library_for, missing))
+    return [load(s, loader) for s in sources]
+
+
+def _cached(source: str) -> bool:
+    if hashlib.sha256(source.encode()).hexdigest() in _loaded:
+        return True
+    return os.path.exists(os.path.join(kernel_dir(), cache_key(source) + ".so"))
 
 
 def load(source: str, loader):

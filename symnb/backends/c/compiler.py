@@ -10,6 +10,7 @@ so libm calls can be vectorised, ``-fwrapv`` because NumPy integers wrap on over
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import platform
 import shutil
@@ -53,9 +54,32 @@ def require_compiler() -> str:
 
 @functools.cache
 def compiler_identity(path: str) -> str:
-    """The compiler's version banner, part of every cache key."""
+    """The compiler's version banner, part of every cache key; remembered in the compile
+    directory per binary (path, size, mtime), since asking costs a process start."""
+    from symnb.backends.c.cache import kernel_dir
+
+    real = os.path.realpath(path)
+    stat = os.stat(real)
+    tag = hashlib.sha256(f"{real}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    memo = os.path.join(kernel_dir(), f"compiler-{tag.hexdigest()[:16]}.txt")
+    try:
+        with open(memo) as f:
+            return f.read()
+    except OSError:
+        pass
     result = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-    return (result.stdout.splitlines() or [path])[0]
+    banner = (result.stdout.splitlines() or [path])[0]
+    _remember(memo, banner)
+    return banner
+
+
+def _remember(memo: str, text: str) -> None:
+    """Write a small memo file atomically (several processes may write it at once)."""
+    os.makedirs(os.path.dirname(memo), exist_ok=True)
+    tmp = f"{memo}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, memo)
 
 
 @functools.cache
@@ -69,18 +93,29 @@ def cpu_identity() -> str:
                 fields.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return " ".join(
-        [
-            platform.machine(),
-            fields.get("model name", platform.processor()),
-            fields.get("flags", ""),
-        ]
-    )
+    model = fields.get("model name") or platform.processor()
+    return " ".join([platform.machine(), model, fields.get("flags", "")])
 
 
 @functools.cache
 def flags(path: str) -> tuple[str, ...]:
-    """Compiler flags and libraries, probing once whether OpenMP and libmvec link here."""
+    """Compiler flags and libraries: whether OpenMP and libmvec link here is probed once per
+    compiler and CPU and remembered in the compile directory (a probe is a compile)."""
+    from symnb.backends.c.cache import kernel_dir
+
+    tag = hashlib.sha256("\0".join([path, compiler_identity(path), cpu_identity()]).encode())
+    memo = os.path.join(kernel_dir(), f"flags-{tag.hexdigest()[:16]}.txt")
+    try:
+        with open(memo) as f:
+            return tuple(f.read().split())
+    except OSError:
+        pass
+    found = _probe_flags(path)
+    _remember(memo, " ".join(found))
+    return found
+
+
+def _probe_flags(path: str) -> tuple[str, ...]:
     for extra in (("-fopenmp",), ("-fopenmp-simd",)):
         for libs in (("-lmvec", "-lm"), ("-lm",)):
             candidate = BASE_FLAGS + extra + libs

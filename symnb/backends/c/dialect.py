@@ -15,8 +15,10 @@ from symnb.backends.c.renderer import KernelRenderer
 from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.kernel_ir import Reduction
 
-#: elements below which a kernel stays on one thread (a parallel region costs a few us)
+#: elements below which a kernel stays on one thread: a parallel region costs a few us, and
+#: a kernel of cheap arithmetic is memory-bound until its operands leave the caches
 PARALLEL_MIN = 1 << 15
+PARALLEL_MIN_CHEAP = 1 << 20
 
 _OMP_REDUCTION = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}
 
@@ -34,7 +36,7 @@ class CDialect(KernelRenderer):
                 driver.INCLUDES,
                 simd_declarations(sorted(self.math_used)),
                 self.helper_source(),
-                driver.runtime(PARALLEL_MIN),
+                driver.runtime(PARALLEL_MIN if self.math_used else PARALLEL_MIN_CHEAP),
                 entry,
             ]
         )

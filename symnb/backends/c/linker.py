@@ -8,6 +8,7 @@ to BLAS through NumPy; every other op runs its NumPy reference, and ``f.kernels`
 from __future__ import annotations
 
 from symnb.backends.c import cache
+from symnb.backends.c.blas import GemmStep
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
 from symnb.backends.c.steps import BlasStep, KernelStep, LibraryStep, ReduceStep, open_kernel
@@ -35,7 +36,11 @@ class CLinker:
         self.producers = self._plan_fusion(order)
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
+        self.pending: list = []  # (step, source) of kernels to load once all are rendered
         self.steps = [self._step(node) for node in order if id(node) not in self.fused]
+        fns = cache.load_many([source for _, source in self.pending], open_kernel)
+        for (step, _), fn in zip(self.pending, fns):
+            step.fn = fn
         self.out_slots = [self.slot[id(v)] for v in graph.outputs]
 
     # -- building the schedule --------------------------------------------------------------
@@ -52,6 +57,8 @@ class CLinker:
                 return self._elemwise_step(node)
         except Unsupported as exc:
             return self._library_step(node, str(exc))
+        if type(node.op).__name__ == "Gemm":
+            return self._library_step(node, "one ?gemm call (scipy.linalg.blas)", GemmStep)
         if type(node.op).__name__ in BLAS_OPS:
             return self._library_step(node, "BLAS through numpy.matmul", BlasStep)
         return self._library_step(node, "no kernel for this op; runs its NumPy reference")
@@ -66,21 +73,22 @@ class CLinker:
         self.kernels.append(KernelInfo(step.kind, node, None, reason))
         return step
 
-    def _compile(self, kernel):
-        source = CDialect().render(kernel)
-        return source, cache.load(source, open_kernel)
+    def _kernel_step(self, step, source: str):
+        """Register ``step`` to receive its compiled function (see __init__)."""
+        self.pending.append((step, source))
+        return step
 
     def _elemwise_step(self, node):
         kernel, operands = elemwise_kernel(node)
-        source, fn = self._compile(kernel)
+        source = CDialect().render(kernel)
         ins = [self.slot[id(v)] for v in operands]
         out = self._new_slot(node.outputs[0])
         private = self._private(node.outputs[0])
         self.kernels.append(KernelInfo("kernel", node, source))
-        step = KernelStep(node, fn, ins, out, node.outputs[0].type.dtype, private)
+        step = KernelStep(node, None, ins, out, node.outputs[0].type.dtype, private)
         step.inplace = _destroyed_operand(node, operands)
         step.reference_ins = [self.slot[id(v)] for v in node.inputs]
-        return step
+        return self._kernel_step(step, source)
 
     def _plan_fusion(self, order) -> dict:
         """Reduction node id -> the elementwise node to compute inside its kernel."""
@@ -99,7 +107,7 @@ class CLinker:
     def _reduce_step(self, node):
         producer = self.producers.get(id(node))
         kernel, operands = reduce_kernel(node, producer)
-        source, fn = self._compile(kernel)
+        source = CDialect().render(kernel)
         ins = [self.slot[id(v)] for v in operands]
         out = self._new_slot(node.outputs[0])
         nodes = [producer, node] if producer is not None else node
@@ -107,7 +115,8 @@ class CLinker:
         source_node = producer if producer is not None else node
         reference_ins = [self.slot[id(v)] for v in source_node.inputs]
         dtype = node.outputs[0].type.dtype
-        return ReduceStep(node, fn, ins, out, dtype, producer, reference_ins)
+        step = ReduceStep(node, None, ins, out, dtype, producer, reference_ins)
+        return self._kernel_step(step, source)
 
     def _fusable_producer(self, node):
         """The elementwise node computing the reduction's input, if only it reads it."""

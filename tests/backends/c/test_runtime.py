@@ -126,3 +126,22 @@ def test_missing_compiler_falls_back_to_py_with_one_warning(monkeypatch):
         warnings.simplefilter("error")
         assert default_backend() == "py"  # warned once only
     check(f(np.arange(3.0)), np.arange(3.0) + 1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_gemm_is_one_blas_call_with_scale_and_add_folded(dtype, transposed):
+    from symnb.ops.blas import Gemm
+
+    z, x, y = sn.vector("z", dtype=dtype), sn.matrix("x", dtype=dtype), sn.matrix("y", dtype=dtype)
+    alpha, beta = sn.scalar("alpha", dtype=dtype), sn.scalar("beta", dtype=dtype)
+    out = Gemm()(z, alpha, x.T if transposed else x, y, beta)
+    f = sn.function([z, alpha, x, y, beta], out, backend="c", optimize="none")
+    rng = np.random.default_rng(0)
+    zv, yv = rng.random(4).astype(dtype), rng.random((5, 4)).astype(dtype)
+    xv = rng.random((5, 3) if transposed else (3, 5)).astype(dtype)
+    a, b = np.array(2, dtype), np.array(0.5, dtype)
+    check(f(zv, a, xv, yv, b), b * zv + a * ((xv.T if transposed else xv) @ yv))
+    step = f.linker.steps[-1]
+    assert step.kind == "blas" and "gemm" in f.kernels[-1].reason
+    assert step._folded(zv, a, xv.T if transposed else xv, yv, b) is not None
