@@ -32,9 +32,18 @@ class SourceLoc:
         return bool(_CELL_FILE.search(self.filename))
 
     def __str__(self) -> str:
-        place = "notebook cell" if self.in_notebook else self.filename
+        place = _cell_label(self.filename) if self.in_notebook else self.filename
         code = self.code
         return f"{place}, line {self.lineno}" + (f": {code}" if code else "")
+
+
+def _cell_label(filename: str) -> str:
+    """``notebook cell In[5]`` when IPython knows the cell's execution count."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    namer = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    label = namer(filename) if namer is not None else None
+    return f"notebook cell {label[1]}" if label else "notebook cell"
 
 
 def user_location(skip_dirs: tuple[str, ...] = ()) -> SourceLoc | None:

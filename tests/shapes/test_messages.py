@@ -193,3 +193,17 @@ def test_call_time_checks_named_and_computed_dims():
     g = sn.function([x, y], x.sum() + y.sum())
     with pytest.raises(sn.InputError, match=r"'batch'.*is 4 here but 3 in input 0 'x'"):
         g(np.ones((3, 2)), np.ones(4))
+
+
+def test_in_a_notebook_the_error_names_the_cell_and_line():
+    interactiveshell = pytest.importorskip("IPython.core.interactiveshell")
+    shell = interactiveshell.InteractiveShell.instance()
+    shell.run_cell("import symnb as sn\nx = sn.tensor('x', shape=('batch', 3))", store_history=True)
+    number = shell.execution_count
+    cell = (
+        "W = sn.tensor('W', shape=(4, 5))\ntry:\n    x @ W\nexcept sn.ShapeError as e:\n    m = e"
+    )
+    shell.run_cell(cell, store_history=True)
+    message = str(shell.user_ns["m"])
+    assert f"at notebook cell In[{number}], line 3: x @ W" in message
+    assert "'x' (float64(batch, 3)) @ 'W' (float64(4, 5))" in message
