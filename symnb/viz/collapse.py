@@ -6,18 +6,29 @@
    1,000-layer chain shows as a short cycle;
 3. *by op*: what is left is grouped by op name.
 
-Outputs are never merged, and inputs only at the last stage (by type): they are what a
-reader looks for.
+Inputs and outputs are merged only at the last stage (by type): they are what a reader
+looks for.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from symnb.viz.view import ViewEdge, ViewGraph, ViewNode
 
 _KEEP = ("input", "output")
+_LEAVES = ("shared", "constant")
 MAX_SPAN = 600
+
+
+def _small_enough(view: ViewGraph, depth, max_nodes: int, max_span: int) -> bool:
+    """Few enough boxes and edges, and edges short enough, for a layout well under 3 s."""
+    return (
+        len(view.nodes) <= max_nodes
+        and len(view.edges) <= 2 * max_nodes
+        and span(view, depth) <= max_span
+    )
 
 
 def span(view: ViewGraph, depth: dict[str, int]) -> int:
@@ -32,13 +43,13 @@ def collapse(view: ViewGraph, max_nodes: int, max_span: int = MAX_SPAN) -> ViewG
     Graphviz's layout slow: a box feeding a long chain costs as much as the chain).
     """
     depth = _depths(view)
-    if len(view.nodes) <= max_nodes and span(view, depth) <= max_span:
+    if _small_enough(view, depth, max_nodes, max_span):
         return view
     start = len(view.nodes)
     for stage in (_parallel_key, _loop_key, _op_key):
         view = _merge(view, stage, depth)
         depth = _depths(view)
-        if len(view.nodes) <= max_nodes and span(view, depth) <= max_span:
+        if _small_enough(view, depth, max_nodes, max_span):
             break
     view.notes.append(
         f"{start} boxes shown as {len(view.nodes)}: repeated structure is merged (×k)"
@@ -55,13 +66,13 @@ def _parallel_key(node: ViewNode, depth: int):
 def _loop_key(node: ViewNode, depth: int):
     if node.kind in _KEEP or not node.source:
         return node.id
+    if node.kind in _LEAVES:  # W0, W1, ... made by one line in a loop
+        return (node.kind, node.detail, node.source)
     return (node.kind, node.label.split(" ")[0], node.mark, node.source)
 
 
 def _op_key(node: ViewNode, depth: int):
-    if node.kind == "output":
-        return node.id
-    if node.kind == "input":
+    if node.kind in _KEEP or node.kind in _LEAVES:
         return (node.kind, node.detail)
     return (node.kind, node.label.split(" ")[0], node.mark)
 
@@ -118,7 +129,7 @@ def _merged_box(members: list[ViewNode], merged: ViewGraph) -> ViewNode:
     if len(members) == 1:
         return first
     count = sum(n.count for n in members)
-    name = f"{first.label.split(' ')[0]}×{count}"
+    name = f"{re.sub(r'[0-9_]+$', '', first.label.split(' ')[0]) or first.kind}×{count}"
     box_id, k = name, 1
     while box_id in merged.nodes:
         box_id, k = f"{name}#{k}", k + 1

@@ -17,7 +17,7 @@ from symnb.viz.dot import to_dot
 from symnb.viz.render import RenderUnavailable, render_svg
 from symnb.viz.view import ViewGraph, graph_view
 
-MAX_BOXES = 300  # above this, repeated structure is merged
+MAX_BOXES = 200  # above this (or 2x as many edges), repeated structure is merged
 MAX_EDGE_LABELS = 80  # above this many edges, shapes on edges are dropped (they slow layout 4x)
 
 
