@@ -190,11 +190,17 @@ def _format_monomial(monomial, coef: int, first: bool) -> str:
     return "*".join(factors)
 
 
+def _print_order(term) -> tuple:
+    """Names with positive coefficients first, then negative ones, the constant last."""
+    monomial, coef = term
+    return (not monomial, coef < 0)
+
+
 def _format_terms(terms) -> str:
     if not terms:
         return "0"
     out = ""
-    for monomial, coef in terms:
+    for monomial, coef in sorted(terms, key=_print_order):
         sign = "-" if coef < 0 else ("+" if out else "")
         out += sign + _format_monomial(monomial, coef, not out)
     return out
@@ -352,7 +358,8 @@ def normalize_dim(d, signed: bool = False) -> Dim:
     if d is None:
         return None
     if isinstance(d, DimExpr):
-        return d.simplest()
+        simple = d.simplest()
+        return simple if isinstance(simple, DimExpr) else normalize_dim(simple, signed)
     if isinstance(d, str):
         return d if d.isidentifier() else normalize_dim(parse_dim(d), signed)
     if isinstance(d, numbers.Integral) and not isinstance(d, bool):

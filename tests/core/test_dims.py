@@ -27,7 +27,7 @@ def test_printing_is_compact_and_parses_back():
     cases = {
         D.mul("batch", 784): "batch*784",
         D.add("n", "m"): "m+n",
-        D.sub("n", D.mul("m", 2)): "-m*2+n",
+        D.sub("n", D.mul("m", 2)): "n-m*2",
         D.conv_output("H", 3, stride=2, padding=1): "(H+1)//2",
         D.mul(D.floordiv(D.add("n", 1), 2), "m"): "m*((n+1)//2)",
         D.floordiv("n", 2): "n//2",
