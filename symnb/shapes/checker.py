@@ -136,8 +136,9 @@ class _Runner:
         self.seen: set = set()
 
     def run(self, chunk: Chunk, caught: list) -> None:
-        lines = chunk.source.splitlines(keepends=True)
-        linecache.cache[chunk.filename] = (len(chunk.source), None, lines, chunk.filename)
+        if chunk.cell is not None:  # a cell has no file: its lines go where tracebacks look
+            lines = chunk.source.splitlines(keepends=True)
+            linecache.cache[chunk.filename] = (len(chunk.source), None, lines, chunk.filename)
         try:
             tree = ast.parse(chunk.source, chunk.filename)
         except SyntaxError as exc:
@@ -162,9 +163,10 @@ class _Runner:
 
     def _add_error(self, exc: SymnbError, chunk: Chunk, fallback_line: int) -> None:
         loc = getattr(exc, "location", None)
-        filename, lineno = (loc.filename, loc.lineno) if loc else (chunk.filename, fallback_line)
-        if loc is None:
-            lineno = self._raised_at(exc, fallback_line)
+        if loc is not None:
+            filename, lineno = loc.filename, loc.lineno
+        else:
+            filename, lineno = chunk.filename, self._raised_at(exc, fallback_line)
         message = str(exc).split("\n  at ")[0]
         self._add(Diagnostic("error", type(exc).__name__, message, *self._where(filename, lineno)))
         self.failed = True
