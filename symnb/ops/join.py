@@ -20,6 +20,7 @@ from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import _located, expand_dims
+from symnb.shapes import hints as shape_hints
 from symnb.shapes import warnings as shape_warnings
 
 
@@ -76,7 +77,7 @@ def _unified(op_name, a, b, axis, first, x, i):
     except DimMismatch:
         raise ShapeError(
             f"{op_name}: axis {axis} differs: {format_dim(a)} in array 0 {first.describe()}, "
-            f"{format_dim(b)} in array {i} {x.describe()}"
+            f"{format_dim(b)} in array {i} {x.describe()}" + shape_hints.names_hint(a, b)
         ) from None
 
 

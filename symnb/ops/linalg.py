@@ -14,6 +14,7 @@ from symnb.core.variable import as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import broadcast_shapes
+from symnb.shapes import hints as shape_hints
 from symnb.shapes import warnings as shape_warnings
 
 
@@ -33,7 +34,7 @@ class Matmul(Op):
         try:
             unify(k_x, k_y)
         except DimMismatch:
-            raise ShapeError(_inner_message(x, y)) from None
+            raise ShapeError(_inner_message(x, y) + shape_hints.names_hint(k_x, k_y)) from None
         shape_warnings.pinned_hook(self, x, -1, y, -2 if len(ys) > 1 else 0)
         batch = broadcast_shapes(self, [_batch_of(x), _batch_of(y)])
         shape = batch + xs[-2:-1] + (ys[-1:] if len(ys) > 1 else ())
