@@ -43,7 +43,7 @@ class Worker:
         try:
             self.peer = peers.load(self.peer_name)
         except ImportError as exc:
-            return {"status": "absent", "note": f"not installed ({_one_line(exc)})"}
+            return {"status": "absent", "note": f"cannot be imported ({_one_line(exc)})"}
         return {"status": "ok", "version": self.peer.version()}
 
     def cmd_setup(self, workload: str, mode: str, target_s: float) -> dict:

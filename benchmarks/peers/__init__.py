@@ -22,9 +22,15 @@ SYMNB_PREFIX = "symnb-"
 
 
 def symnb_peers() -> list[str]:
-    """One peer per backend registered in ``symnb.backends.LINKERS``, picked up as they land."""
-    from symnb.backends import LINKERS
+    """One peer per backend registered in ``symnb.backends.LINKERS``, picked up as they land.
 
+    If symnb itself fails to import, its reference backend is still listed, so its worker
+    reports the import error in the table instead of the whole run failing.
+    """
+    try:
+        from symnb.backends import LINKERS
+    except Exception:  # noqa: BLE001 - any import failure is reported by the worker
+        return [SYMNB_PREFIX + "py"]
     return [SYMNB_PREFIX + name for name in LINKERS]
 
 
