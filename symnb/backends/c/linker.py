@@ -11,7 +11,15 @@ from symnb.backends.c import cache
 from symnb.backends.c.blas import GemmStep
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
-from symnb.backends.c.steps import BlasStep, KernelStep, LibraryStep, ReduceStep, open_kernel
+from symnb.backends.c.rownorm import KINDS, rownorm_source
+from symnb.backends.c.steps import (
+    BlasStep,
+    KernelStep,
+    LibraryStep,
+    ReduceStep,
+    RowStep,
+    open_kernel,
+)
 from symnb.backends.kernel_ir import Unsupported, elemwise_kernel, reduce_kernel
 from symnb.core.graph import OUTPUT, Graph
 from symnb.core.variable import Constant
@@ -57,6 +65,11 @@ class CLinker:
                 return self._elemwise_step(node)
         except Unsupported as exc:
             return self._library_step(node, str(exc))
+        if type(node.op).__name__ in KINDS:
+            try:
+                return self._row_step(node)
+            except Unsupported as exc:
+                return self._library_step(node, str(exc))
         if type(node.op).__name__ == "Gemm":
             return self._library_step(node, "one ?gemm call (scipy.linalg.blas)", GemmStep)
         if type(node.op).__name__ in BLAS_OPS:
@@ -116,6 +129,15 @@ class CLinker:
         reference_ins = [self.slot[id(v)] for v in source_node.inputs]
         dtype = node.outputs[0].type.dtype
         step = ReduceStep(node, None, ins, out, dtype, producer, reference_ins)
+        return self._kernel_step(step, source)
+
+    def _row_step(self, node):
+        """softmax/log_softmax: a row kernel (c/rownorm.py)."""
+        kind = KINDS[type(node.op).__name__]
+        source = rownorm_source(CDialect(), kind, node.outputs[0].type.dtype.name)
+        step = RowStep(node, None, [self.slot[id(node.inputs[0])]], self._new_slot(node.out))
+        note = "last axis, float input; otherwise the NumPy reference runs"
+        self.kernels.append(KernelInfo("kernel", node, source, note))
         return self._kernel_step(step, source)
 
     def _fusable_producer(self, node):

@@ -21,7 +21,8 @@ class KernelInfo:
 
     def line(self) -> str:
         if self.kind == "kernel":
-            return f"kernel   {self.ops} ({len(self.source.splitlines())} lines of C)"
+            note = f"; {self.reason}" if self.reason else ""
+            return f"kernel   {self.ops} ({len(self.source.splitlines())} lines of C{note})"
         return f"{self.kind:<8} {self.ops}: {self.reason}"
 
     def __repr__(self):

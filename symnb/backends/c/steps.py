@@ -214,3 +214,29 @@ class BlasStep(LibraryStep):
     """Dense linear algebra through NumPy's matmul, which calls the BLAS NumPy ships."""
 
     kind = "blas"
+
+
+class RowStep(LibraryStep):
+    """softmax/log_softmax over the last axis through a row kernel; other axes use NumPy."""
+
+    kind = "kernel"
+
+    def __init__(self, node, fn, ins: list[int], out: int):
+        super().__init__(node, ins, out)
+        self.fn = fn
+        self.args = ffi.new("int64_t[]", 2)
+        self.ptrs = ffi.new("char *[]", 2)
+
+    def __call__(self, slots: list) -> None:
+        x = slots[self.ins[0]]
+        dtype = self.dtypes[0]
+        axis = self.node.op.axis
+        if x.ndim == 0 or axis not in (-1, x.ndim - 1) or x.dtype != dtype or x.size == 0:
+            return super().__call__(slots)
+        x = np.ascontiguousarray(x)
+        out = np.empty(x.shape, dtype)
+        self.args[0], self.args[1] = x.size // x.shape[-1], x.shape[-1]
+        keep = [pointer(x), pointer(out)]
+        self.ptrs[0:2] = keep
+        self.fn(self.args, self.ptrs)
+        slots[self.outs[0]] = out
