@@ -260,12 +260,27 @@ def floordiv(a: Dim, b: Dim) -> Dim:
 def _floordiv_int(poly: dict, d: int) -> Dim:
     if d <= 0:
         return None
+    nested = _nested_floordiv(poly)
+    if nested is not None:  # (P//a + c)//d == (P + a*c)//(a*d): one canonical spelling
+        inner, c = nested
+        top = dict(inner.numerator)
+        top[()] = top.get((), 0) + inner.divisor * c
+        return _floordiv_int(top, inner.divisor * d)
     quotient = {m: c // d for m, c in poly.items()}
     remainder = _freeze({m: c % d for m, c in poly.items()})
     if not remainder or len(remainder) == 1 and not remainder[0][0]:
         return _from_poly(quotient)  # what is left is a constant in [0, d): it floors to 0
     quotient[(_FloorDiv(remainder, d),)] = 1
     return _from_poly(quotient)
+
+
+def _nested_floordiv(poly: dict):
+    """(the floor division, the constant) when poly is ``P//a + c``; None otherwise."""
+    atoms = [m for m in poly if m]
+    if len(atoms) != 1 or len(atoms[0]) != 1 or poly[atoms[0]] != 1:
+        return None
+    (atom,) = atoms[0]
+    return (atom, poly.get((), 0)) if isinstance(atom, _FloorDiv) else None
 
 
 def exact_div(a: Dim, b: Dim) -> Dim:

@@ -165,3 +165,13 @@ def _substitute(tree, sizes):
         return tree
     op, left, right = tree
     return (op, _substitute(left, sizes), _substitute(right, sizes))
+
+
+def test_nested_floor_divisions_have_one_spelling():
+    """Two poolings by 2 give the same size as one pooling by 4."""
+    assert D.floordiv(D.floordiv("H", 2), 2) == D.floordiv("H", 4)
+    assert D.floordiv(D.add(D.floordiv("n", 2), 1), 3) == D.floordiv(D.add("n", 2), 6)
+    x = sn.tensor("x", shape=("batch", 1, "H", "W"))
+    twice = sn.max_pool2d(sn.max_pool2d(x, 2), 2)
+    once = sn.max_pool2d(x, 4)
+    assert sn.infer_shape(twice + once) == ("batch", 1, D.floordiv("H", 4), D.floordiv("W", 4))
