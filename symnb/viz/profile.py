@@ -96,6 +96,8 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
         else:
             _add_records(profiled(arrays)[1], getattr(linker, "device", linker.name), rows)
     notes = [] if profiled else [_whole_call_note(linker)]
+    placement = _placement_note(getattr(function, "kernels", None))
+    notes += [placement] if placement else []
     ordered = sorted(rows.values(), key=_by_time, reverse=True)
     return Profile(ordered, repeat, notes)
 
@@ -141,6 +143,21 @@ def _whole_call_note(linker) -> str:
         f"backend {linker.name!r} has no per-step timing (no run_profiled): "
         "the whole call is timed as one row"
     )
+
+
+PLACES = {"kernel": "generated C on the CPU", "blas": "BLAS", "library": "NumPy fallback"}
+
+
+def _placement_note(kernels) -> str:
+    """Where the steps of a kernel backend run (from ``f.kernels``), e.g. C vs NumPy fallback."""
+    if not kernels:
+        return ""
+    counts: dict[str, int] = {}
+    for step in kernels:
+        kind = getattr(step, "kind", "step")
+        counts[kind] = counts.get(kind, 0) + 1
+    parts = [f"{n} × {PLACES.get(kind, kind)}" for kind, n in counts.items()]
+    return "where the steps run: " + ", ".join(parts)
 
 
 def profile_rows_html(profile: Profile) -> str:
