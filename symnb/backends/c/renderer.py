@@ -7,9 +7,9 @@ into statements and collects the helpers it needs. What a dialect overrides:
 - ``MATH``: libm names the dialect spells, and ``math_name(name, dtype)`` for per-type names
   (``expf`` for float32 in C; OpenCL's overloaded ``exp``).
 - ``helper_prefix`` and ``helper_qualifier`` (``static inline`` in C, ``__device__`` in CUDA).
-- ``function(kernel, name)``: the kernel entry point with its loop or thread indexing; it calls
-  ``body(kernel, load)`` with a function giving the expression that loads an operand.
-- ``preamble(kernel)``: includes and declarations (vector math, OpenMP...).
+- ``render(kernel)``: the translation unit: includes and declarations (vector math...), the
+  helpers (``helper_source()``), and the entry point with its loop or thread indexing, which
+  calls ``body(kernel, load)`` with a function giving the expression that loads an operand.
 
 Anything it cannot spell raises ``Unsupported``, so the node runs as a library call instead.
 """
@@ -111,10 +111,11 @@ class KernelRenderer:
         raise TypeError(f"unknown kernel value {item!r}")
 
     def expression(self, item: Expr, names: list[str]) -> str:
-        template = _CALL.sub(
-            lambda m: self.function_name(m.group(1), item.dtype) + "(", item.template
-        )
-        return template.format(*[names[a] for a in item.args])
+        """The op's template with its calls renamed for the dtype and its operands filled."""
+        pieces = _CALL.split(item.template)  # text, name, text, name, ..., text
+        for i in range(1, len(pieces), 2):
+            pieces[i] = self.function_name(pieces[i], item.dtype) + "("
+        return "".join(pieces).format(*[names[a] for a in item.args])
 
     def body(self, kernel, load) -> list[str]:
         """One ``const T vN = ...;`` statement per value."""
