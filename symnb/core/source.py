@@ -32,18 +32,19 @@ class SourceLoc:
         return bool(_CELL_FILE.search(self.filename))
 
     def __str__(self) -> str:
-        place = _cell_label(self.filename) if self.in_notebook else self.filename
+        place = "notebook cell" if self.in_notebook else self.filename
         code = self.code
-        return f"{place}, line {self.lineno}" + (f": {code}" if code else "")
+        text = f"{place}, line {self.lineno}" + (f": {code}" if code else "")
+        return text + _cell_label(self.filename) if self.in_notebook else text
 
 
 def _cell_label(filename: str) -> str:
-    """``notebook cell In[5]`` when IPython knows the cell's execution count."""
+    """``  (In[5])``: the cell's execution count, when IPython knows it."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
     namer = getattr(getattr(shell, "compile", None), "format_code_name", None)
     label = namer(filename) if namer is not None else None
-    return f"notebook cell {label[1]}" if label else "notebook cell"
+    return f"  ({label[1]})" if label else ""
 
 
 def user_location(skip_dirs: tuple[str, ...] = ()) -> SourceLoc | None:

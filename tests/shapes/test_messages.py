@@ -205,5 +205,5 @@ def test_in_a_notebook_the_error_names_the_cell_and_line():
     )
     shell.run_cell(cell, store_history=True)
     message = str(shell.user_ns["m"])
-    assert f"at notebook cell In[{number}], line 3: x @ W" in message
+    assert f"at notebook cell, line 3: x @ W  (In[{number}])" in message
     assert "'x' (float64(batch, 3)) @ 'W' (float64(4, 5))" in message
