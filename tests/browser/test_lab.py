@@ -163,6 +163,14 @@ def _dismiss_news(page) -> None:
         page.wait_for_timeout(300)
 
 
+def _accept_dialog(page) -> None:
+    """On a slow machine JupyterLab may ask which kernel to start: take the default."""
+    accept = page.locator(".jp-Dialog button.jp-mod-accept")
+    if accept.count():
+        accept.first.click()
+        page.wait_for_timeout(500)
+
+
 def _run_all(page) -> None:
     """Run each cell in turn (click it, Shift+Enter) and wait until it has finished.
 
@@ -172,6 +180,7 @@ def _run_all(page) -> None:
     cells = page.locator(".jp-Notebook .jp-CodeCell")
     for i in range(len(CELLS)):
         for attempt in range(4):
+            _accept_dialog(page)
             cells.nth(i).locator(".jp-InputArea-editor").click()
             page.keyboard.press("Shift+Enter")
             if _finished(page, cells.nth(i), 15_000 * (attempt + 1)):
