@@ -18,7 +18,7 @@ RESULTS = Path(__file__).with_name("results")
 README = Path(__file__).resolve().parent.parent / "README.md"
 ROUNDS = {"full": 7, "quick": 3, "tiny": 2}
 SAMPLE_S = {"full": 0.05, "quick": 0.02, "tiny": 0.002}  # target length of one timed sample
-BUDGET_S = {"full": 8.0, "quick": 3.0, "tiny": 0.5}  # sampling time of a row with slow calls
+BUDGET_S = {"full": 4.0, "quick": 2.0, "tiny": 0.5}  # sampling time of a row with slow calls
 
 
 def parse(argv):

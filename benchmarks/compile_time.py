@@ -22,7 +22,7 @@ from benchmarks.runner import REPO, Result, worker_env
 from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
 
 COMPILING = {"pytensor", "jax", "torch.compile"}  # peers with a compile step (plus symnb's)
-SLOW = {"pytensor", "torch.compile"}  # tens of seconds cold: one probe each
+SYMNB_REPEATS = 3  # symnb's backends get the median of three pairs (full mode), peers one pair
 PROBE_TIMEOUT_S = 420
 
 
@@ -52,7 +52,7 @@ def measure(peer_names: list[str], mode: str, say) -> list[Result]:
     for name in peer_names:
         if not (peers.is_symnb(name) or name in COMPILING):
             continue
-        repeats = 1 if mode != "full" or name in SLOW else 3
+        repeats = SYMNB_REPEATS if mode == "full" and peers.is_symnb(name) else 1
         say(f"  W5: {name}, {repeats} cold + {repeats} warm new processes")
         results += _cold_and_warm(name, mode, repeats)
     return results

@@ -86,9 +86,15 @@ def summary_matrix(results: list) -> str:
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for key in keys:
         cells = [_matrix_cell(cell.get((key, name))) for name in peer_names]
-        notes = [r.note for r in results if r.workload == key and r.peer not in peer_names]
+        notes = [_side_note(r) for r in results if r.workload == key and r.peer not in peer_names]
         lines.append(f"| {key} | " + " | ".join([*cells, "; ".join(notes)]) + " |")
     return "\n".join(lines)
+
+
+def _side_note(result) -> str:
+    if result.status == "floor":
+        return f"{result.peer}: {format_seconds(result.median_s)}"
+    return result.note
 
 
 def _matrix_cell(result) -> str:
