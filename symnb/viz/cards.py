@@ -61,8 +61,13 @@ def _io_rows(variables, heading) -> str:
 
 
 def kernel_count(function) -> str:
+    """Generated kernels, and the other steps (BLAS, NumPy fallback) beside them."""
     kernels = getattr(function, "kernels", None)
-    return "—" if kernels is None else str(len(kernels))
+    if kernels is None:
+        return "—"
+    generated = sum(1 for k in kernels if getattr(k, "kind", "kernel") == "kernel")
+    others = len(kernels) - generated
+    return f"{generated}" + (f" (+{others} other steps)" if others else "")
 
 
 def function_card(function, with_graphs: bool = True) -> str:

@@ -7,7 +7,7 @@ pays for drawing.
 
 from __future__ import annotations
 
-from symnb.viz.cards import function_card, variable_card
+from symnb.viz.cards import function_card, kernel_count, variable_card
 from symnb.viz.latex import to_latex
 from symnb.viz.text import format_expr
 
@@ -35,11 +35,10 @@ def function_text(function) -> str:
     """A few lines a terminal can show: signature, backend, counts, compile time."""
     ins = ", ".join(repr(v) for v in function.inputs)
     outs = ", ".join(str(v.type) for v in function.graph.outputs[: function._n_out])
-    kernels = getattr(function, "kernels", None)
     return "\n".join([
         f"{function.name or 'function'}({ins}) -> {outs}",
         f"  backend {function.backend}; nodes {len(function.graph_before)} -> "
-        f"{len(function.graph)}; kernels {'-' if kernels is None else len(kernels)}; "
+        f"{len(function.graph)}; kernels {kernel_count(function).replace('—', '-')}; "
         f"compiled in {function.compile_time * 1e3:.1f} ms",
     ])  # fmt: skip
 

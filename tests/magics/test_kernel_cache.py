@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from symnb.backends import LINKERS
-from tests.magics.nbtools import execute, notebook, stream
+from tests.magics.nbtools import data, execute, notebook, stream
 
 if "c" not in LINKERS:
     pytest.skip("the C backend has not landed: 'c' is not in symnb.backends.LINKERS",
@@ -21,7 +21,7 @@ REPORT = (
     " 'compiles': stats.compiles}))"
 )
 CELL = (
-    "%%symcompile f --backend c --quiet\n"
+    "%%symcompile f --backend c --quiet --show kernels\n"
     "x = tensor('x', shape=('n',), dtype='float32')\n"
     "y = tensor('y', shape=('n',), dtype='float32')\n"
     "sqrt(exp(x) * y + 1.0)"
@@ -47,6 +47,8 @@ def test_symcompile_and_a_script_share_kernels(tmp_path, monkeypatch):
     nb = notebook("%load_ext symnb\nimport numpy as np", CELL, REPORT)
     execute(nb, str(tmp_path))
     in_kernel = json.loads(stream(nb.cells[2]))
+    (kernels_html,) = data(nb.cells[1], "text/html")  # --show kernels: the generated C
+    assert "kernels (" in kernels_html and "<pre>" in kernels_html
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           cwd=str(tmp_path), timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
