@@ -81,8 +81,10 @@ def main() -> None:
     for build in (deep_chain, parallel_chains, mlp_with_gradient, random_dag):
         outputs = build()
         boxes, seconds = time_render(outputs)
-        print(f"{build.__name__:<20} {count_nodes(outputs):>6} nodes -> {boxes:>4} boxes  "
-              f"{seconds:6.2f} s")  # fmt: skip
+        print(
+            f"{build.__name__:<20} {count_nodes(outputs):>6} nodes -> {boxes:>4} boxes  "
+            f"{seconds:6.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -27,10 +27,12 @@ class RewriteStepper:
 
         self.function, self.max_boxes = function, max_boxes
         self.history = history_of(function) or []
-        self.phase = w.Dropdown(options=["all", *_unique(s.phase for s in self.history)],
-                                description="phase")  # fmt: skip
-        self.rule = w.Dropdown(options=["all", *_unique(s.rule for s in self.history)],
-                               description="rule")  # fmt: skip
+        self.phase = w.Dropdown(
+            options=["all", *_unique(s.phase for s in self.history)], description="phase"
+        )
+        self.rule = w.Dropdown(
+            options=["all", *_unique(s.rule for s in self.history)], description="rule"
+        )
         self.slider = w.IntSlider(min=0, max=0, description="step")
         self.prev = w.Button(description="‹ Prev", layout=w.Layout(width="80px"))
         self.next = w.Button(description="Next ›", layout=w.Layout(width="80px"))
@@ -90,8 +92,10 @@ class RewriteStepper:
         total = len(self.history)
         if not total:
             return "<b class='rule'>(no rewrites)</b> no rewrite fired for this function"
-        return (f"<b class='rule'>as written</b> · {len(self.visible)} of {total} rewrites "
-                "match the filters; step through them with Next ›")  # fmt: skip
+        return (
+            f"<b class='rule'>as written</b> · {len(self.visible)} of {total} rewrites "
+            "match the filters; step through them with Next ›"
+        )
 
     def _info_step(self, k: int, step, diff) -> str:
         return (

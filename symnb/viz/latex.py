@@ -33,9 +33,15 @@ INFIX = {
 }
 
 FUNCTIONS = {
-    "exp": r"\exp", "log": r"\log", "tanh": r"\tanh", "sin": r"\sin", "cos": r"\cos",
-    "sigmoid": r"\sigma", "relu": r"\operatorname{relu}", "sign": r"\operatorname{sign}",
-}  # fmt: skip
+    "exp": r"\exp",
+    "log": r"\log",
+    "tanh": r"\tanh",
+    "sin": r"\sin",
+    "cos": r"\cos",
+    "sigmoid": r"\sigma",
+    "relu": r"\operatorname{relu}",
+    "sign": r"\operatorname{sign}",
+}
 
 
 def _wrap(text: str, have: int, need: int) -> str:

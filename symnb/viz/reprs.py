@@ -35,12 +35,14 @@ def function_text(function) -> str:
     """A few lines a terminal can show: signature, backend, counts, compile time."""
     ins = ", ".join(repr(v) for v in function.inputs)
     outs = ", ".join(str(v.type) for v in function.graph.outputs[: function._n_out])
-    return "\n".join([
-        f"{function.name or 'function'}({ins}) -> {outs}",
-        f"  backend {function.backend}; nodes {len(function.graph_before)} -> "
-        f"{len(function.graph)}; kernels {kernel_count(function).replace('—', '-')}; "
-        f"compiled in {function.compile_time * 1e3:.1f} ms",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"{function.name or 'function'}({ins}) -> {outs}",
+            f"  backend {function.backend}; nodes {len(function.graph_before)} -> "
+            f"{len(function.graph)}; kernels {kernel_count(function).replace('—', '-')}; "
+            f"compiled in {function.compile_time * 1e3:.1f} ms",
+        ]
+    )
 
 
 def function_bundle(function, include=None, exclude=None) -> dict:

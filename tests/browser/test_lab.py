@@ -30,9 +30,13 @@ from tests.magics.nbtools import notebook  # noqa: E402
 nbformat = pytest.importorskip("nbformat")
 
 FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 TOKEN = "symnb-browser-test"
 CELLS = [
     "%load_ext symnb\nimport numpy as np\nimport symnb as sn",
@@ -58,13 +62,23 @@ def lab(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     nbformat.write(notebook(*CELLS), str(root / "stepper.ipynb"))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))  # fmt: skip
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+    )
     port = _free_port()
     cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-        "--allow-root", f"--ServerApp.root_dir={root}", f"--IdentityProvider.token={TOKEN}",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--allow-root",
+        f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={TOKEN}",
+    ]
     log = open(tmp_path / "lab.log", "w")
     server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -113,8 +127,9 @@ def test_graph_and_stepper_in_jupyterlab(lab, tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{lab}/lab/tree/stepper.ipynb?token={TOKEN}")
         page.wait_for_selector(".jp-Notebook", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
-                               timeout=60_000)  # fmt: skip
+        page.wait_for_selector(
+            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000
+        )
         try:
             _run_all(page)
             page.wait_for_selector('[data-mime-type="image/svg+xml"]', timeout=60_000)

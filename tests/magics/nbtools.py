@@ -28,9 +28,12 @@ def notebook(*cells: str, raises: tuple[int, ...] = ()):
 def execute(nb, cwd: str, timeout: int = 120):
     """Run every cell in a fresh kernel (this interpreter's), keeping widget state."""
     client = nbclient.NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": cwd}},
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": cwd}},
         store_widget_state=True,
-    )  # fmt: skip
+    )
     client.execute()
     return nb
 
@@ -52,8 +55,11 @@ def stream(cell) -> str:
     return "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
 
 
-_TITLE = re.compile(r"<g id=\"(?:node|edge|clust)\d+\" class=\"(node|edge|cluster)([^\"]*)\">\s*"
-                    r"<title>(.*?)</title>", re.S)  # fmt: skip
+_TITLE = re.compile(
+    r"<g id=\"(?:node|edge|clust)\d+\" class=\"(node|edge|cluster)([^\"]*)\">\s*"
+    r"<title>(.*?)</title>",
+    re.S,
+)
 
 
 def svg_structure(svg: str) -> dict[str, list[tuple[str, str]]]:

@@ -11,8 +11,10 @@ from symnb.backends import LINKERS
 from tests.magics.nbtools import data, execute, notebook, stream
 
 if "c" not in LINKERS:
-    pytest.skip("the C backend has not landed: 'c' is not in symnb.backends.LINKERS",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "the C backend has not landed: 'c' is not in symnb.backends.LINKERS",
+        allow_module_level=True,
+    )
 
 REPORT = (
     "import json\nfrom symnb.backends.c.cache import cache_key, stats\n"
@@ -49,8 +51,13 @@ def test_symcompile_and_a_script_share_kernels(tmp_path, monkeypatch):
     in_kernel = json.loads(stream(nb.cells[2]))
     (kernels_html,) = data(nb.cells[1], "text/html")  # --show kernels: the generated C
     assert "kernels (" in kernels_html and "<pre>" in kernels_html
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                          cwd=str(tmp_path), timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     in_script = json.loads(done.stdout)
     assert in_kernel["keys"] and in_kernel["compiles"] >= 1

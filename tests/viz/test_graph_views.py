@@ -37,14 +37,25 @@ def test_nodes_and_edges_of_a_small_graph(small):
     x, W, loss = small
     svg = picture(loss).svg()
     assert titles(svg) == {
-        "x", "W", "const:b", "const:2.0", "matmul#0", "add#0", "tanh#0", "mul#0", "mean#0",
+        "x",
+        "W",
+        "const:b",
+        "const:2.0",
+        "matmul#0",
+        "add#0",
+        "tanh#0",
+        "mul#0",
+        "mean#0",
         "out:0",
-    }  # fmt: skip
+    }
     assert len(svg_structure(svg)["edge"]) == 9
     kinds = classes(svg)
     assert (kinds["x"], kinds["W"], kinds["const:b"], kinds["out:0"]) == (
-        "input", "shared", "constant", "output",
-    )  # fmt: skip
+        "input",
+        "shared",
+        "constant",
+        "output",
+    )
     assert kinds["matmul#0"] == "op"
     assert "f32[batch,3]" in svg and "f32[batch,2]" in svg  # edges carry shapes
 
