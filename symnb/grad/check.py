@@ -24,12 +24,14 @@ class GradientError(AssertionError):
     """A symbolic gradient disagrees with finite differences; the message shows the worst."""
 
 
-def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None):
+def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend="py"):
     """Check ``sn.grad`` of ``fn`` at ``inputs`` (arrays) against finite differences.
 
     ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
     variable of any shape. Float inputs are checked; integer and boolean ones are held fixed.
     ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
+    ``backend``: where the graphs run; the NumPy reference by default, as the check is about
+    the symbolic rules (pass another to check a backend's gradients).
     """
     from symnb.compile import function
     from symnb.core.constructors import tensor
@@ -41,14 +43,14 @@ def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None):
     out = as_variable(fn(*xs))
     if not out.type.is_float:
         raise TypeError(f"check_grad: fn returned {out.describe()}; a float output is needed")
-    value = np.asarray(function(xs, out)(*arrays))
+    value = np.asarray(function(xs, out, backend=backend)(*arrays))
     cost = sum_(out * Constant(_projection(rng, value.shape), dtype=out.type.dtype))
     checked = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
     if not checked:
         return None
     grads = grad(cost, [xs[i] for i in checked], disconnected="ignore")
-    analytic = function(xs, grads)(*arrays)
-    cost_fn = function(xs, cost)
+    analytic = function(xs, grads, backend=backend)(*arrays)
+    cost_fn = function(xs, cost, backend=backend)
     for i, g in zip(checked, analytic):
         e, r, a = _tolerances(arrays[i].dtype, eps, rtol, atol)
         _check_shape(i, xs[i], g, arrays[i])

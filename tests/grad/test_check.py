@@ -58,3 +58,11 @@ def test_check_grad_with_an_unused_input_and_a_0d_output(rng):
     sn.check_grad(lambda a, b: sn.sum(a**2), [rng.standard_normal(3), rng.standard_normal(2)])
     with pytest.raises(TypeError, match="a float output is needed"):
         sn.check_grad(lambda a: a > 0, [rng.standard_normal(3)])
+
+
+def test_check_grad_runs_on_a_chosen_backend(rng, backend):
+    sn.check_grad(
+        lambda a, b: sn.sigmoid(a @ b),
+        [rng.standard_normal((2, 3)), rng.standard_normal(3)],
+        backend=backend,
+    )
