@@ -20,11 +20,13 @@ from symnb.grad.reverse import (
     Lop,
     check_option,
     check_wrt,
+    feeds,
     grad,
     report_disconnected,
     tag_remaining,
     uid_mark,
     variable_list,
+    zeros_like,
 )
 from symnb.ops.shape import expand_dims
 
@@ -88,8 +90,6 @@ def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> li
 
 def _connected(expr, targets) -> list[bool]:
     """Whether expr depends on each target (through anything but sn.disconnected_grad)."""
-    from symnb.grad.reverse import feeds
-
     upstream = feeds([(expr, None)], ancestors([expr]))
     return [id(var) in upstream for var in targets]
 
@@ -111,8 +111,6 @@ def _answer(var, totals, shape, return_disconnected):
         return totals[id(var)]
     if id(var) not in totals and return_disconnected == "none":
         return None
-    from symnb.grad.reverse import zeros_like
-
     return expand_dims(zeros_like(var), tuple(range(len(shape)))) + Constant(
         np.zeros(shape + (1,) * var.type.ndim, var.type.dtype)
     )
