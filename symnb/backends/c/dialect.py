@@ -21,6 +21,11 @@ PARALLEL_MIN = 1 << 15
 PARALLEL_MIN_CHEAP = 1 << 20
 
 _OMP_REDUCTION = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}
+ROW_TYPE = "typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"
+
+
+def row_name(strided: bool) -> str:
+    return "sn_row" if strided else "sn_row_flat"
 
 
 class CDialect(KernelRenderer):
@@ -87,6 +92,15 @@ class _Loops:
         ]
         tests.append(f"st[{self.nin}][0] == {np.dtype(self.k.result.dtype).itemsize}")
         return " && ".join(tests)
+
+    def inner_contiguous(self) -> str:
+        """C test: every non-scalar input has unit stride along the innermost axis."""
+        tests = [
+            f"st[{k}][nd - 1] == {np.dtype(op.dtype).itemsize}"
+            for k, op in enumerate(self.k.inputs)
+            if not op.scalar
+        ]
+        return "(" + (" && ".join(tests) or "1") + ")"
 
     def decode(self) -> str:
         return (
@@ -193,24 +207,29 @@ class ReduceLoops(_Loops):
         if r.kind == "logsumexp":
             return logsumexp_source(self)
         acc_t, out_t = self.ctype(r.acc_dtype), self.ctype(r.dtype)
-        parts = [self.row(acc_t, out_t), self.scatter(out_t), self.entry(out_t)]
+        parts = [ROW_TYPE, self.row(acc_t, out_t), self.scatter(out_t), self.entry(out_t)]
         return "\n".join(parts)
 
     def row(self, acc_t: str, out_t: str) -> str:
-        """The reduced axis is innermost: accumulate in a register, SIMD where OpenMP can."""
+        return self.row_variant(acc_t, out_t, True) + self.row_variant(acc_t, out_t, False)
+
+    def row_variant(self, acc_t: str, out_t: str, strided: bool) -> str:
+        """The reduced axis is innermost: accumulate in a register, SIMD where OpenMP can.
+        The flat variant (unit strides) is the one compilers vectorise well."""
         r = self.k.result
-        hoist = "\n    ".join(self.hoisted(strided=True))
+        hoist = "\n    ".join(self.hoisted(strided=strided))
         value = f"v{r.value}"
         pragma, update, after = self.vector_reduction(acc_t, value)
         final = self.combine(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", r.dtype)
         return f"""
-static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+static void {row_name(strided)}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
     {hoist}
     {acc_t} acc = {self.identity(r.acc_dtype)};
     int nan = 0; (void)nan;
     {pragma}
     for (int64_t i = 0; i < n; i++) {{
-{self.body(strided=True)}
+{self.body(strided=strided)}
         {update}
     }}
     {after}
@@ -262,13 +281,14 @@ int sn_kernel(int64_t *a, char **ptr) {{
     for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
     int64_t n = shape[nd - 1];
     if (st[{self.nin}][nd - 1] == 0) {{
+        sn_row_fn row = {self.inner_contiguous()} ? sn_row_flat : sn_row;
         int par = outer > 1 && outer * n >= SN_PARALLEL_MIN;
         par = par && sn_outer_distinct(nd, st, {self.nin});
         #pragma omp parallel for if(par) schedule(static)
         for (int64_t o = 0; o < outer; o++) {{
             char *p[{self.nops}];
             sn_locate(o, nd, shape, {self.nops}, p0, st, p);
-            sn_row(n, p, st, nd - 1);
+            row(n, p, st, nd - 1);
         }}
     }} else {{
         for (int64_t o = 0; o < outer; o++) {{

@@ -10,16 +10,26 @@ from __future__ import annotations
 
 def logsumexp_source(loops) -> str:
     """The row function and entry point, given a dialect ``_Loops`` for the kernel."""
+    from symnb.backends.c.dialect import ROW_TYPE
+
+    rows = _row(loops, strided=True) + _row(loops, strided=False)
+    return ROW_TYPE + rows + _entry(loops)
+
+
+def _row(loops, strided: bool) -> str:
+    """One row: the flat variant (unit strides) vectorises, the strided one is general."""
+    from symnb.backends.c.dialect import row_name
+
     r = loops.k.result
     out_t = loops.ctype(r.dtype)
-    hoist = "\n    ".join(loops.hoisted(strided=True))
+    hoist = "\n    ".join(loops.hoisted(strided=strided))
     value = f"v{r.value}"
     exp = loops.d.function_name("exp", r.dtype)
     log = loops.d.function_name("log", r.dtype)
-    body = loops.body(strided=True)
-    nin, nops = loops.nin, loops.nops
+    body = loops.body(strided=strided)
     return f"""
-static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+static void {row_name(strided)}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
     {hoist}
     {out_t} shift = -INFINITY;
     int nan = 0;
@@ -36,19 +46,24 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 {body}
         total += {exp}({value} - shift);
     }}
-    *({out_t} *)p[{nin}] = ({out_t})({log}(({out_t})total) + shift);
-}}
+    *({out_t} *)p[{loops.nin}] = ({out_t})({log}(({out_t})total) + shift);
+}}"""
 
+
+def _entry(loops) -> str:
+    nin, nops = loops.nin, loops.nops
+    return f"""
 int sn_kernel(int64_t *a, char **ptr) {{
 {loops.decode()}    int64_t outer = 1;
     for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
     int64_t n = shape[nd - 1];
     if (st[{nin}][nd - 1] != 0 || !sn_outer_distinct(nd, st, {nin})) return 1;
+    sn_row_fn row = {loops.inner_contiguous()} ? sn_row_flat : sn_row;
     #pragma omp parallel for if(outer > 1 && outer * n >= SN_PARALLEL_MIN) schedule(static)
     for (int64_t o = 0; o < outer; o++) {{
         char *p[{nops}];
         sn_locate(o, nd, shape, {nops}, p0, st, p);
-        sn_row(n, p, st, nd - 1);
+        row(n, p, st, nd - 1);
     }}
     return 0;
 }}"""
