@@ -15,10 +15,12 @@ from symnb.backends.c.renderer import KernelRenderer
 from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.kernel_ir import Reduction
 
-#: elements below which a kernel stays on one thread: a parallel region costs a few us, and
-#: a kernel of cheap arithmetic is memory-bound until its operands leave the caches
-PARALLEL_MIN = 1 << 15
-PARALLEL_MIN_CHEAP = 1 << 20
+#: elements below which a kernel stays on one thread. A parallel region costs a few us on an
+#: idle machine but milliseconds when other processes hold the cores (both threads must be
+#: scheduled), so only kernels of a millisecond or more of work use threads; cheap arithmetic
+#: is memory-bound and gains little before its operands leave the caches.
+PARALLEL_MIN = 1 << 20
+PARALLEL_MIN_CHEAP = 1 << 22
 
 _OMP_REDUCTION = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}
 ROW_TYPE = "typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"

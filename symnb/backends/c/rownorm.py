@@ -13,7 +13,7 @@ from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.kernel_ir import Unsupported, check_dtype
 
 KINDS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
-PARALLEL_MIN = 1 << 15
+PARALLEL_MIN = 1 << 20  # see dialect.PARALLEL_MIN
 
 
 def rownorm_source(dialect, kind: str, dtype: str) -> str:

@@ -7,6 +7,8 @@ never leaves the schedule (every reader is a kernel) keeps its buffer between ca
 
 from __future__ import annotations
 
+import os
+
 import cffi
 import numpy as np
 
@@ -20,7 +22,12 @@ from_buffer = ffi.from_buffer
 
 
 def open_kernel(path: str):
-    """The ``sn_kernel`` function of a compiled library (kept open for the process)."""
+    """The ``sn_kernel`` function of a compiled library (kept open for the process).
+
+    OpenMP threads sleep between parallel regions unless the user chose otherwise
+    (``OMP_WAIT_POLICY``): spinning workers would take a core from NumPy and BLAS calls in
+    the same schedule, and from other processes."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     lib = ffi.dlopen(path)
     _libraries[path] = lib
     return lib.sn_kernel
