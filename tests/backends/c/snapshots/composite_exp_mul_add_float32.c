@@ -8,7 +8,7 @@
 __attribute__((simd("notinbranch"))) float expf(float);
 
 
-#define SN_PARALLEL_MIN 32768
+#define SN_PARALLEL_MIN 1048576
 #define SN_MAXDIM 64
 
 static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
