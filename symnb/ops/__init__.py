@@ -1,36 +1,83 @@
 """The op catalogue, one module per family; every public op function is re-exported here."""
 
-from symnb.ops.elemwise import (  # noqa: F401
+from symnb.ops.conv import avg_pool2d, conv2d, max_pool2d  # noqa: F401
+from symnb.ops.creation import (  # noqa: F401
+    alloc,
+    arange,
+    broadcast_to,
+    eye,
+    full,
+    full_like,
+    one_hot,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     abs,
     add,
     bitwise_and,
     bitwise_or,
     bitwise_xor,
     cast,
+    ceil,
+    clip,
     cos,
     divide,
     equal,
     exp,
+    floor,
     floor_div,
     greater,
     greater_equal,
     invert,
+    isfinite,
+    isinf,
+    isnan,
     less,
     less_equal,
     log,
+    maximum,
+    minimum,
     mod,
     mul,
     neg,
     not_equal,
     pos,
     pow,
+    relu,
+    round,
     sigmoid,
     sign,
     sin,
     sqrt,
     sub,
+    switch,
     tanh,
     true_div,
+    trunc,
+    where,
+)
+from symnb.ops.index import (  # noqa: F401
+    getitem,
+    inc_subtensor,
+    set_subtensor,
+    take,
+    take_along_axis,
+)
+from symnb.ops.join import concatenate, split, stack  # noqa: F401
+from symnb.ops.layout import (  # noqa: F401
+    diag,
+    dimshuffle,
+    flatten,
+    flip,
+    pad,
+    repeat,
+    roll,
+    tile,
+    tril,
+    triu,
 )
 from symnb.ops.linalg import (  # noqa: F401
     cholesky,
@@ -46,34 +93,6 @@ from symnb.ops.linalg import (  # noqa: F401
     svd,
     tensordot,
     trace,
-)
-from symnb.ops.reduce import max, mean, min, sum  # noqa: F401
-from symnb.ops.reduce import (  # noqa: F401
-    all,
-    any,
-    argmax,
-    argmin,
-    cumprod,
-    cumsum,
-    logsumexp,
-    prod,
-    std,
-    var,
-)
-from symnb.ops.elemwise import (  # noqa: F401
-    ceil,
-    clip,
-    floor,
-    isfinite,
-    isinf,
-    isnan,
-    maximum,
-    minimum,
-    relu,
-    round,
-    switch,
-    trunc,
-    where,
 )
 from symnb.ops.math import (  # noqa: F401
     arccos,
@@ -101,41 +120,6 @@ from symnb.ops.math import (  # noqa: F401
     tan,
     trigamma,
 )
-from symnb.ops.layout import (  # noqa: F401
-    diag,
-    dimshuffle,
-    flatten,
-    flip,
-    pad,
-    repeat,
-    roll,
-    tile,
-    tril,
-    triu,
-)
-from symnb.ops.join import concatenate, split, stack  # noqa: F401
-from symnb.ops.creation import (  # noqa: F401
-    alloc,
-    arange,
-    broadcast_to,
-    eye,
-    full,
-    full_like,
-    one_hot,
-    ones,
-    ones_like,
-    zeros,
-    zeros_like,
-)
-from symnb.ops.sort import argsort, sort  # noqa: F401
-from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
-from symnb.ops.index import (  # noqa: F401
-    getitem,
-    inc_subtensor,
-    set_subtensor,
-    take,
-    take_along_axis,
-)
 from symnb.ops.nnet import (  # noqa: F401
     binary_crossentropy,
     categorical_crossentropy,
@@ -144,4 +128,21 @@ from symnb.ops.nnet import (  # noqa: F401
     sigmoid_binary_crossentropy,
     softmax,
 )
-from symnb.ops.conv import avg_pool2d, conv2d, max_pool2d  # noqa: F401
+from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
+    all,
+    any,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
+from symnb.ops.sort import argsort, sort  # noqa: F401
