@@ -162,3 +162,24 @@ def test_softmax_row_kernels_match_the_reference(name, dtype, axis):
         view = a[:, ::-1, ::2]
         check(f(view), sn.function([x], op(x, axis=axis), backend="py")(view), atol=1e-6)
     assert f.kernels[0].kind == "kernel" and "exp" in f.kernels[0].source
+
+
+def test_process_exits_cleanly_after_threaded_kernels(tmp_path):
+    """Exiting while OpenMP workers spin must not unmap their runtime (it crashed once)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, symnb as sn\n"
+        f"sn.config.compiledir = {str(tmp_path)!r}\n"
+        "x = sn.vector('x')\n"
+        "f = sn.function([x], sn.exp(-x * x) * sn.sin(x))\n"
+        "a = np.linspace(0, 1, 2_000_000)\n"
+        "for _ in range(3):\n"
+        "    f(a)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.getcwd(), OMP_WAIT_POLICY="ACTIVE", OMP_NUM_THREADS="2")
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True)
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
