@@ -1,32 +1,21 @@
-"""``gemm`` (beta * z + alpha * x @ y) as one BLAS call, with the scale and add folded in.
+"""``gemm`` (beta * z + alpha * x @ y): NumPy's BLAS for the product, scale and add in place.
 
-SciPy's ``sgemm``/``dgemm`` take Fortran-ordered matrices. A C-ordered product C = X @ Y is
-computed as C^T = Y^T @ X^T, whose operands are Fortran-ordered views of the same memory (or,
-for inputs that are transposed views already, the arrays with the transpose flag), so nothing
-is copied; C is written into z's buffer when the node is in-place and z can hold it.
+SciPy's ``?gemm`` would fold alpha and beta into the BLAS call, but SciPy ships its own
+OpenBLAS with its own thread pool: alternating it with NumPy's (every ``matmul``) made the W3
+training step 3-4x slower here (two pools spinning on two cores). So the product uses NumPy's
+BLAS and the scale and add run in place on the accumulator, which is z's own buffer when the
+node is in-place (``gemm_inplace``) and z can hold the result, and no other temporary.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas
 
 from symnb.backends.c.steps import LibraryStep
 
-GEMM = {np.dtype("float32"): blas.sgemm, np.dtype("float64"): blas.dgemm}
-
-
-def _fortran_operand(a: np.ndarray):
-    """(array, trans) such that op(array) == a.T with array Fortran-ordered, or None."""
-    if a.T.flags.f_contiguous:
-        return a.T, 0
-    if a.flags.f_contiguous:
-        return a, 1
-    return None
-
 
 class GemmStep(LibraryStep):
-    """One ``?gemm`` call; shapes or layouts it cannot take run the op's reference."""
+    """``np.matmul`` then in-place ``*= beta`` and ``+= alpha * product``."""
 
     kind = "blas"
 
@@ -38,24 +27,26 @@ class GemmStep(LibraryStep):
         slots[self.outs[0]] = result
 
     def _folded(self, z, alpha, x, y, beta):
-        dtype = self.dtypes[0]
-        shape = (x.shape[0], y.shape[1]) if x.ndim == 2 and y.ndim == 2 else None
-        a, b = _fortran_operand(y), _fortran_operand(x)
-        if shape is None or a is None or b is None or np.ndim(z) > 2 or x.shape[1] != y.shape[0]:
+        if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or np.ndim(z) > 2:
             return None
-        c = self._accumulator(z, shape, dtype)
-        if c is None:
+        shape = (x.shape[0], y.shape[1])
+        if np.broadcast_shapes(np.shape(z), shape) != shape:
             return None
-        out = GEMM[dtype](alpha, a[0], b[0], beta=beta, c=c.T, trans_a=a[1], trans_b=b[1],
-                          overwrite_c=True)  # fmt: skip
-        return out.T
+        product = np.matmul(x, y)
+        if alpha != 1:
+            product *= alpha
+        c = self._accumulator(z, shape, product.dtype)
+        if beta == 0:
+            return product
+        if beta != 1:
+            c *= beta
+        c += product
+        return c
 
     def _accumulator(self, z, shape, dtype):
-        """z itself when in-place and it fits, else a fresh C-ordered copy of z broadcast."""
-        if np.shape(z) != shape and np.broadcast_shapes(np.shape(z), shape) != shape:
-            return None
+        """z itself when the node is in-place and z can hold the result, else a copy."""
         if getattr(self.node.op, "inplace", False) and np.shape(z) == shape:
-            if z.flags.c_contiguous and z.flags.writeable and z.dtype == dtype:
+            if z.flags.writeable and z.dtype == dtype:
                 return z
         c = np.empty(shape, dtype)
         c[...] = z

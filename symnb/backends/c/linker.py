@@ -71,7 +71,7 @@ class CLinker:
             except Unsupported as exc:
                 return self._library_step(node, str(exc))
         if type(node.op).__name__ == "Gemm":
-            return self._library_step(node, "one ?gemm call (scipy.linalg.blas)", GemmStep)
+            return self._library_step(node, "numpy.matmul (BLAS), scale and add in place", GemmStep)
         if type(node.op).__name__ in BLAS_OPS:
             return self._library_step(node, "BLAS through numpy.matmul", BlasStep)
         return self._library_step(node, "no kernel for this op; runs its NumPy reference")
