@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 
-from benchmarks import peers, profile, timing
+from benchmarks import peers, profiling, timing
 from benchmarks.check import Skip, compare
 from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
 
@@ -72,7 +72,7 @@ class Worker:
     def cmd_profile(self) -> dict:
         if self.run is None:
             return {"status": "error", "note": "no workload prepared"}
-        return {"status": "ok", "profile": profile.profile_calls(self.run, self.calls)}
+        return {"status": "ok", "profile": profiling.profile_calls(self.run, self.calls)}
 
     def cmd_release(self) -> dict:
         self.run = None
