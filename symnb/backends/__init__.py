@@ -14,7 +14,7 @@ _warned_no_compiler = []
 
 
 def default_backend() -> str:
-    """"c" when a C compiler is present, else "py" with one warning saying what to install."""
+    """The default backend: "c" when a C compiler is present, else "py" (warning once)."""
     if find_compiler() is not None:
         return "c"
     if not _warned_no_compiler:
