@@ -115,11 +115,14 @@ def function_arrays(function, args, kwargs) -> list:
 
 
 def _add_records(records, where: str, rows: dict) -> None:
-    for position, (node, seconds, moved) in enumerate(records):
+    """Sum ``(node, seconds, bytes[, kind])`` records into rows; a kernel backend's records
+    say what ran each step (kernel, blas, library)."""
+    for position, (node, seconds, moved, *kind) in enumerate(records):
         row = rows.get(position)
         if row is None:
             label = f"{position}: {node.op.op_name()}"
-            row = rows[position] = ProfileRow(label, str(node.op), _where(node, where))
+            place = PLACES.get(kind[0], kind[0]) if kind else _where(node, where)
+            row = rows[position] = ProfileRow(label, str(node.op), place)
         row.calls += 1
         row.seconds += seconds
         row.bytes += moved

@@ -65,6 +65,19 @@ def test_profile_times_every_node_on_the_py_backend():
     assert "matmul" in profile.text()
 
 
+def test_profile_times_every_step_on_the_c_backend():
+    if "c" not in sn.backends.LINKERS:
+        pytest.skip("the C backend is not registered")
+    x = sn.tensor("x", shape=("n", 4))
+    W = sn.shared(np.ones((4, 3)), name="W")
+    f = sn.function([x], sn.sum(sn.tanh(x @ W), axis=1), backend="c")
+    profile = f.profile(np.ones((5, 4)), repeat=3)
+    assert len(profile.rows) == len(f.kernels) and all(r.calls == 3 for r in profile.rows)
+    where = {r.op.split("[")[0]: r.where for r in profile.rows}
+    assert where["matmul"] == "BLAS" and where["sum"] == "generated C on the CPU"
+    assert not any("no per-step timing" in note for note in profile.notes)
+
+
 def test_profile_without_arguments_uses_random_inputs():
     x = sn.tensor("x", shape=("batch", 4))
     y = sn.tensor("y", shape=("batch",))
