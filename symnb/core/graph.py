@@ -105,6 +105,21 @@ class Graph:
     def __len__(self):
         return len(self.nodes)
 
+    # -- display: drawn by symnb.viz, imported lazily (core sits below viz) -----------------
+    def __str__(self) -> str:
+        from symnb.viz.text import format_graph
+
+        return format_graph(self)
+
+    def __repr__(self) -> str:
+        counts = f"{len(self.inputs)} inputs, {len(self)} nodes, {len(self.outputs)} outputs"
+        return f"<symnb.Graph: {counts}>"
+
+    def _repr_svg_(self) -> str | None:
+        from symnb.viz.graphs import graph_svg
+
+        return graph_svg(self)
+
     # -- editing --------------------------------------------------------------------------
     def replace(self, old: Variable, new: Variable) -> tuple[list[Apply], list[Apply]]:
         """Make every client of ``old`` use ``new``; types must agree (same dtype, ndim).

@@ -106,3 +106,14 @@ def apply_marks(view: ViewGraph, marks: dict) -> None:
         for node in box.members:
             if id(node) in marks:
                 box.mark = marks[id(node)]
+
+
+def graph_svg(graph) -> str | None:
+    """SVG of a Graph for Jupyter (``f.graph``, ``f.graph_before``); None when no renderer is
+    installed, so Jupyter shows the text form instead."""
+    from symnb.viz.render import RenderUnavailable
+
+    try:
+        return picture(graph).svg()
+    except RenderUnavailable:
+        return None
