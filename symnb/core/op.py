@@ -105,6 +105,10 @@ class Op:
             raise _at_user_line(exc) from None
         return Apply(self, variables, types)
 
+    def output_label(self, node: Apply) -> str | None:
+        """A short name for the unnamed output of ``node`` in messages (None: no name)."""
+        return None
+
     # -- the rules every op defines --------------------------------------------------------
     def infer_types(self, *inputs: Variable) -> list[TensorType]:
         """Output types from input variables; raise ShapeError/DTypeError on misuse."""

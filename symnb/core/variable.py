@@ -55,9 +55,17 @@ class Variable(TensorMethods):
         new.owner, new.tag, new.uid = None, dict(self.tag), next(_ids)
         return new
 
+    @property
+    def label(self) -> str | None:
+        """How messages name it: its name, or what its op says (``W.T`` for an unnamed
+        transpose of ``W``), or None."""
+        if self.name or self.owner is None:
+            return self.name
+        return self.owner.op.output_label(self.owner)
+
     def describe(self) -> str:
         """How errors name this variable: its name, dtype and shape."""
-        name = f"'{self.name}'" if self.name else "an unnamed variable"
+        name = f"'{self.label}'" if self.label else "an unnamed variable"
         return f"{name} ({self.type.dtype.name}{format_shape(self.type.shape)})"
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):

@@ -80,10 +80,17 @@ def _inner_message(x, y) -> str:
         f"({'second-to-last' if y.type.ndim > 1 else 'only'} axis of the right)"
     )
     if y.type.ndim == 2 and _fits(kx, y.type.shape[-1]):
-        message += f"\n  hint: did you mean {y.name or 'the right operand'}.T?"
+        message += _transpose_hint(y, "the right operand")
     elif x.type.ndim == 2 and _fits(x.type.shape[-2], ky):
-        message += f"\n  hint: did you mean {x.name or 'the left operand'}.T?"
+        message += _transpose_hint(x, "the left operand")
     return message
+
+
+def _transpose_hint(var, fallback: str) -> str:
+    """``did you mean W.T?``, or ``did you mean W?`` when the operand is already ``W.T``."""
+    label = var.label or fallback
+    fix = label[:-2] if label.endswith(".T") else f"{label}.T"
+    return f"\n  hint: did you mean {fix}?"
 
 
 def _fits(a, b) -> bool:

@@ -47,6 +47,13 @@ class DimShuffle(Op):
     def __init__(self, order):
         self.order = tuple(order)
 
+    def output_label(self, node):
+        """``W.T`` for the transpose of a matrix named ``W``."""
+        source = node.inputs[0]
+        if source.label and self.order == (1, 0):
+            return f"{source.label}.T"
+        return None
+
     def infer_types(self, x):
         kept = [a for a in self.order if a != "x"]
         if sorted(kept) != sorted(set(kept)) or any(a >= x.type.ndim for a in kept):

@@ -207,3 +207,13 @@ def test_in_a_notebook_the_error_names_the_cell_and_line():
     message = str(shell.user_ns["m"])
     assert f"at notebook cell, line 3: x @ W  (In[{number}])" in message
     assert "'x' (float64(batch, 3)) @ 'W' (float64(4, 5))" in message
+
+
+def test_a_transposed_operand_is_named_and_the_hint_undoes_the_transpose():
+    x = sn.tensor("x", shape=("batch", 784))
+    W = sn.shared(np.zeros((784, 10)), name="W")
+    with pytest.raises(sn.ShapeError) as info:
+        x @ W.T
+    message = str(info.value)
+    assert "'W.T' (float64(10, 784))" in message
+    assert "hint: did you mean W?" in message
