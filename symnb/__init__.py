@@ -51,7 +51,10 @@ from symnb.shapes.warnings import (  # noqa: F401 - one warning category per sha
     ReshapeSplitsDimWarning,
     SuspiciousAxisWarning,
 )
+from symnb.viz.progress import progress as _progress
 from symnb.viz.text import format_expr, format_graph
+
+config.progress = _progress  # long work (compiling many kernels) shows a bar in a notebook
 
 __version__ = "0.1.0"
 

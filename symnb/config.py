@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+
+def quiet(iterable: Iterable, total: int | None = None, label: str = ""):
+    """Progress that shows nothing (the default outside symnb's package import)."""
+    yield from iterable
 
 
 @dataclass
@@ -16,6 +22,9 @@ class Config:
     cc: str = ""
     #: check the graph after every rewrite phase (types, shapes, clients); tests turn it on
     verify_rewrites: bool = False
+    #: wraps long loops (compiling many kernels): ``progress(iterable, total, label)``; symnb
+    #: sets it to symnb.viz.progress.progress, a bar in a notebook and silent elsewhere
+    progress: Callable = quiet
 
     def __setattr__(self, name, value):
         if name == "floatX" and value not in ("float16", "float32", "float64"):

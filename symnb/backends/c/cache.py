@@ -102,7 +102,8 @@ def load_many(sources: list[str], loader) -> list:
     if len(missing) > 1 and not getattr(_forbid, "on", False):
         workers = min(len(missing), os.cpu_count() or 1)
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(library_for, missing))
+            done = pool.map(library_for, missing)
+            list(config.progress(done, total=len(missing), label="compiling kernels"))
     return [load(s, loader) for s in sources]
 
 

@@ -110,3 +110,19 @@ def test_two_processes_compiling_at_once_both_succeed(compiledir):
         f = sn.function([x], sn.sum(sn.tanh(x) * 3 - 1, axis=1), backend="c")
     a = np.ones((2, 5))
     np.testing.assert_allclose(f(a), (np.tanh(a) * 3 - 1).sum(axis=1))
+
+
+def test_compiling_many_kernels_reports_progress(compiledir, monkeypatch):
+    """Missing kernels compile through ``sn.config.progress`` (a bar in a notebook)."""
+    calls = []
+
+    def record(iterable, total=None, label=""):
+        calls.append((total, label))
+        yield from iterable
+
+    monkeypatch.setattr(sn.config, "progress", record)
+    x = sn.vector("x")
+    y = sn.vector("y")
+    f = sn.function([x, y], [sn.exp(x) * 3.25, sn.sin(y) - 0.75, sn.sum(x * y * 1.5)], backend="c")
+    assert np.allclose(f([1.0, 2.0], [3.0, 4.0])[2], 1.5 * 11)
+    assert calls and calls[0][1] == "compiling kernels" and calls[0][0] >= 2
