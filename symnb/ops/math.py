@@ -11,13 +11,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special
 
 from symnb.core.op import NotDifferentiable
 from symnb.ops.elemwise import Elemwise, _Unary, exp, sigmoid, sqrt
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _special(name: str):
+    """``scipy.special.<name>``, imported on first use: importing scipy.special takes about
+    0.2 s, which programs that use no special function should not pay at ``import symnb``."""
+
+    def call(*args):
+        import scipy.special
+
+        return getattr(scipy.special, name)(*args)
+
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
 # -- exponentials and logarithms -----------------------------------------------------------
@@ -187,7 +199,7 @@ class Arcsinh(_Unary):
 class Erf(_Unary):
     """The error function."""
 
-    impl, c = staticmethod(scipy.special.erf), "erf({0})"
+    impl, c = staticmethod(_special("erf")), "erf({0})"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -197,7 +209,7 @@ class Erf(_Unary):
 class Erfc(_Unary):
     """1 - erf(x), accurate where erf is close to 1."""
 
-    impl, c = staticmethod(scipy.special.erfc), "erfc({0})"
+    impl, c = staticmethod(_special("erfc")), "erfc({0})"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -207,7 +219,7 @@ class Erfc(_Unary):
 class Erfinv(_Unary):
     """Inverse of erf, on (-1, 1)."""
 
-    impl, c = staticmethod(scipy.special.erfinv), "erfinv({0})"
+    impl, c = staticmethod(_special("erfinv")), "erfinv({0})"
 
     def grad_elem(self, inputs, output, gz):
         return [gz / (_TWO_OVER_SQRT_PI * exp(-(output * output)))]
@@ -216,7 +228,7 @@ class Erfinv(_Unary):
 class Gamma(_Unary):
     """The gamma function (``tgamma`` in C)."""
 
-    impl, c = staticmethod(scipy.special.gamma), "tgamma({0})"
+    impl, c = staticmethod(_special("gamma")), "tgamma({0})"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * output * digamma(inputs[0])]
@@ -225,7 +237,7 @@ class Gamma(_Unary):
 class Gammaln(_Unary):
     """log |gamma(x)|, finite where gamma overflows."""
 
-    impl, c = staticmethod(scipy.special.gammaln), "lgamma({0})"
+    impl, c = staticmethod(_special("gammaln")), "lgamma({0})"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * digamma(inputs[0])]
@@ -235,13 +247,15 @@ class Digamma(_Unary):
     """psi(x), the derivative of gammaln."""
 
     functions = ("digamma", "psi")
-    impl, c = staticmethod(scipy.special.psi), "digamma({0})"
+    impl, c = staticmethod(_special("psi")), "digamma({0})"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * trigamma(inputs[0])]
 
 
 def _trigamma(x):
+    import scipy.special
+
     return scipy.special.polygamma(1, x)
 
 
