@@ -64,3 +64,27 @@ def test_gemm_reference_and_inplace_give_the_same_values(rng):
     out = Gemm(inplace=True).perform(buffer, alpha, x, y, beta)
     assert out is buffer
     np.testing.assert_allclose(out, want, rtol=1e-14)
+
+
+def test_softmax_reuses_the_log_softmax_it_sits_beside(rng):
+    x = sn.matrix("x")
+    values = [rng.normal(size=(4, 5)) * 30]
+    outputs = [sn.softmax(x, axis=1), sn.log_softmax(x, axis=-1)]
+    f = assert_same_values([x], outputs, values, SPECIALIZE, rtol=1e-12)
+    assert f.rewrites.counts() == {"softmax_from_log_softmax": 1}
+    assert sorted(ops_of(f)) == ["exp", "log_softmax"]
+    assert fired([x], sn.softmax(x, axis=1), SPECIALIZE) == {}  # no log_softmax to reuse
+    other_axis = [sn.softmax(x, axis=0), sn.log_softmax(x, axis=1)]
+    assert fired([x], other_axis, SPECIALIZE) == {}
+    y = sn.matrix("y")
+    assert fired([x, y], [sn.softmax(x), sn.log_softmax(y)], SPECIALIZE) == {}  # other input
+
+
+def test_cross_entropy_gradient_computes_one_row_normalisation(rng):
+    x = sn.matrix("x")
+    labels = sn.vector("labels", dtype="int64")
+    loss = sn.mean(sn.crossentropy(sn.softmax(x), labels))
+    values = [rng.normal(size=(6, 5)), rng.integers(0, 5, size=6)]
+    f = assert_same_values([x, labels], [loss, sn.grad(loss, x)], values, rtol=1e-10)
+    assert "softmax_from_log_softmax" in f.rewrites.counts()
+    assert "softmax" not in ops_of(f) and ops_of(f).count("log_softmax") == 1

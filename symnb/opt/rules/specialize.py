@@ -1,6 +1,9 @@
 """Specialize: cheaper or library-backed forms of common expressions.
 
-``x ** 2 -> square(x)`` and ``z + alpha * (x @ y)`` (also ``z - ...``, either operand order,
+``softmax(x) -> exp(log_softmax(x))`` where the log-softmax is computed anyway (a
+cross-entropy and its gradient need both: one pass over the rows fewer, and the exp fuses
+into the elementwise code that reads the softmax), ``x ** 2 -> square(x)`` and
+``z + alpha * (x @ y)`` (also ``z - ...``, either operand order,
 with or without a scale) ``-> gemm(z, alpha, x, y, 1)``, one BLAS call. The gemm rules fire
 only when the product (and its scaling) is used nowhere else, or the matrix product would be
 computed twice.
@@ -10,11 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
 from symnb.ops import elemwise
 from symnb.ops.blas import FLOATS, gemm
 from symnb.ops.elemwise import Add, Mul, Pow, Sub, cast, neg
 from symnb.ops.linalg import Matmul
+from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, only_user
@@ -28,6 +33,18 @@ def _square(x):
 
         square = getattr(ops, "square", None)
     return square(x) if square is not None else x * x
+
+
+@rule("specialize", Pattern(Softmax, "x"))
+def softmax_from_log_softmax(m):
+    """softmax(x) -> exp(log_softmax(x)) when log_softmax(x) (same axis) is in the graph"""
+    for client, _ in m.graph.clients.get(m.x, []):
+        if client is OUTPUT or not isinstance(client.op, LogSoftmax):
+            continue
+        if client.op.axis == m.node.op.axis:
+            new = elemwise.exp(client.out)
+            return new if fits(m.out, new) else None
+    return None
 
 
 @rule("specialize", Pattern(Pow, "x", Const("c")))
