@@ -1,7 +1,6 @@
 """Graph pictures: structure of the SVG (titles, classes, counts), diffs, collapse, fallback."""
 
 import re
-import time
 
 import numpy as np
 import pytest
@@ -105,7 +104,8 @@ def test_diff_of_a_compiled_function_shows_the_rewrites():
     assert diff.removed or diff.changed
 
 
-def test_a_2000_node_graph_is_collapsed_and_renders_fast():
+def test_a_2000_node_graph_is_collapsed_to_a_readable_drawing():
+    """Structure only; the render time (budget 3 s) is measured by benchmarks/notebook_render.py."""
     xs = [sn.tensor(f"x{i}", shape=(8,)) for i in range(20)]
     outs = []
     for x in xs:
@@ -117,10 +117,7 @@ def test_a_2000_node_graph_is_collapsed_and_renders_fast():
     for o in outs[1:]:
         total = total + o
     pic = picture(total)
-    start = time.perf_counter()
     svg = pic.svg()
-    seconds = time.perf_counter() - start
-    assert seconds < 10  # the budget is 3 s; generous for a loaded CI machine
     nodes = titles(svg)
     assert len(nodes) < 300
     assert pic.view.notes and "merged" in pic.view.notes[0]
