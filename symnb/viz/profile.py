@@ -107,10 +107,8 @@ def _by_time(row: ProfileRow) -> float:
 
 
 def function_arrays(function, args, kwargs) -> list:
-    """The leaf values a call would pass to the linker (inputs checked as in a call)."""
-    values = function._bind(args, kwargs)
-    sizes: dict = {}
-    arrays = [spec.convert(v, sizes) for spec, v in zip(function._specs, values)]
+    """The leaf values a call would pass to the linker, checked by the call's own code."""
+    arrays = function._convert(function._bind(args, kwargs))
     return arrays + [v.get_value(borrow=True) for v in function._shared]
 
 

@@ -101,3 +101,15 @@ def test_charts():
     assert svg.count("<rect class='bar'") == 2 and "75.0%" in svg
     line = plot_line([3.0, 2.0, 1.5, 1.0], title="loss")._repr_svg_()
     assert len(line.split("points='")[1].split("'")[0].split()) == 4
+
+
+def test_profile_checks_its_inputs_as_a_call_does():
+    a, b = sn.tensor("a", shape=("n",)), sn.tensor("b", shape=("m",))
+    c = sn.tensor("c", shape=("n+m",))
+    f = sn.function([a, b, c], sn.concatenate([a, b]) + c, backend="py")
+    wrong = (np.ones(2), np.ones(3), np.ones(4))  # n+m is 5, not 4
+    with pytest.raises(sn.InputError) as call_error:
+        f(*wrong)
+    with pytest.raises(sn.InputError) as profile_error:
+        f.profile(*wrong, repeat=1)
+    assert str(profile_error.value) == str(call_error.value)
