@@ -65,7 +65,8 @@ class Variable(TensorMethods):
 
     def describe(self) -> str:
         """How errors name this variable: its name, dtype and shape."""
-        name = f"'{self.label}'" if self.label else "an unnamed variable"
+        label = self.label
+        name = f"'{label}'" if label else "an unnamed variable"
         return f"{name} ({self.type.dtype.name}{format_shape(self.type.shape)})"
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):
