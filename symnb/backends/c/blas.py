@@ -19,12 +19,9 @@ class GemmStep(LibraryStep):
 
     kind = "blas"
 
-    def __call__(self, slots: list) -> None:
-        z, alpha, x, y, beta = [slots[i] for i in self.ins]
+    def run(self, z, alpha, x, y, beta):
         result = self._folded(z, alpha, x, y, beta)
-        if result is None:
-            return super().__call__(slots)
-        slots[self.outs[0]] = result
+        return super().run(z, alpha, x, y, beta) if result is None else result
 
     def _folded(self, z, alpha, x, y, beta):
         if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or np.ndim(z) > 2:

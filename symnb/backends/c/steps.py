@@ -211,7 +211,11 @@ class ReduceStep:
 
 
 class LibraryStep:
-    """The op's NumPy reference, for ops no kernel describes (named in ``f.kernels``)."""
+    """The op's NumPy reference, for ops no kernel describes (named in ``f.kernels``).
+
+    ``run(*arrays)`` computes the outputs from the input arrays (one array, or a tuple for a
+    node with several outputs); subclasses override it. The Python runtime calls the step on
+    the slot list; the C runner (runner.py) calls ``run`` directly."""
 
     kind = "library"
 
@@ -222,16 +226,19 @@ class LibraryStep:
         self.perform = node.op.perform
 
     def __call__(self, slots: list) -> None:
-        try:
-            result = self.perform(*[slots[i] for i in self.ins])
-        except Exception as exc:
-            raise RuntimeFailure(_failure_message(self.node, exc)) from exc
+        result = self.run(*[slots[i] for i in self.ins])
         results = (result,) if len(self.outs) == 1 else result
         for slot, value, dtype in zip(self.outs, results, self.dtypes, strict=True):
             value = np.asarray(value)
             if value.dtype != dtype:
                 raise AssertionError(f"{self.node.op} returned {value.dtype}, promised {dtype}")
             slots[slot] = value
+
+    def run(self, *arrays):
+        try:
+            return self.perform(*arrays)
+        except Exception as exc:
+            raise RuntimeFailure(_failure_message(self.node, exc)) from exc
 
 
 class BlasStep(LibraryStep):
@@ -251,16 +258,15 @@ class RowStep(LibraryStep):
         self.args = ffi.new("int64_t[]", 2)
         self.ptrs = ffi.new("char *[]", 2)
 
-    def __call__(self, slots: list) -> None:
-        x = slots[self.ins[0]]
+    def run(self, x):
         dtype = self.dtypes[0]
         axis = self.node.op.axis
         if x.ndim == 0 or axis not in (-1, x.ndim - 1) or x.dtype != dtype or x.size == 0:
-            return super().__call__(slots)
+            return super().run(x)
         x = np.ascontiguousarray(x)
         out = np.empty(x.shape, dtype)
         self.args[0], self.args[1] = x.size // x.shape[-1], x.shape[-1]
         keep = [pointer(x), pointer(out)]
         self.ptrs[0:2] = keep
         self.fn(self.args, self.ptrs)
-        slots[self.outs[0]] = out
+        return out
