@@ -127,6 +127,7 @@ from symnb.ops.nnet import (  # noqa: F401
     log_softmax,
     sigmoid_binary_crossentropy,
     softmax,
+    softmax_cross_entropy,
 )
 from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     all,

@@ -190,3 +190,147 @@ def _located(fn, *args):
         return fn(*args)
     except (ShapeError, DTypeError) as exc:
         raise _at_user_line(exc) from None
+
+
+class SoftmaxCrossEntropy(Op):
+    """``-log_softmax(logits)[label]`` per row, with integer labels, in one op (Theano's
+    CrossentropySoftmaxArgmax1HotWithBias): outputs the losses and each row's logsumexp,
+    which the gradient reuses instead of normalising the rows again. The specialize rule
+    ``softmax_crossentropy_fused`` builds it from ``crossentropy(softmax(x), labels)``."""
+
+    __props__ = ("axis",)
+    nout = 2
+    dtype_rule = "the dtype of the (float) logits, for both outputs"
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def infer_types(self, logits, labels):
+        rows = _check_xent_operands(self, logits, labels, self.axis)
+        return [TensorType(logits.type.dtype, rows)] * 2
+
+    def perform(self, logits, labels):
+        """loss = log(sum(exp(x - max))) - (x[label] - max), as log_softmax computes it."""
+        dtype = np.asarray(logits).dtype
+        x = np.asarray(logits, np.promote_types(dtype, np.float32))  # float16 sums lose much
+        picked = _pick(self, x, labels, self.axis)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            top = np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
+            log_total = np.log(np.sum(np.exp(x - top), axis=self.axis, keepdims=True))
+            loss = log_total - (picked - top)
+        lse = top + log_total
+        return tuple(np.squeeze(v, self.axis).astype(dtype) for v in (loss, lse))
+
+    def grad(self, inputs, outputs, output_grads):
+        from symnb.ops.elemwise import exp
+        from symnb.ops.shape import expand_dims
+
+        logits, labels = inputs
+        g_loss, g_lse = output_grads
+        lse = outputs[1]
+        parts = []
+        if g_loss is not None:
+            parts.append(SoftmaxCrossEntropyGrad(self.axis)(g_loss, logits, lse, labels))
+        if g_lse is not None:
+            probs = exp(logits - expand_dims(lse, self.axis))
+            parts.append(probs * expand_dims(g_lse, self.axis))
+        return [sum(parts[1:], parts[0]) if parts else None, None]
+
+
+class SoftmaxCrossEntropyGrad(Op):
+    """``dloss * (softmax(logits) - one_hot(labels))`` along ``axis``, the softmax taken as
+    ``exp(logits - lse)`` from the forward op's logsumexp: one pass over the rows."""
+
+    __props__ = ("axis",)
+    dtype_rule = "NumPy's promotion of dloss and the logits"
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def infer_types(self, dloss, logits, lse, labels):
+        rows = _check_xent_operands(self, logits, labels, self.axis)
+        for var in (dloss, lse):
+            _check_rows(self, var, rows, logits)
+        dtype = np.result_type(dloss.type.dtype, logits.type.dtype)
+        return [TensorType(dtype, logits.type.shape)]
+
+    def perform(self, dloss, logits, lse, labels):
+        x = np.asarray(logits)
+        picked = _label_index(self, x, labels, self.axis)
+        with np.errstate(invalid="ignore", over="ignore"):
+            probs = np.exp(x - np.expand_dims(lse, self.axis))
+        np.put_along_axis(
+            probs, picked, np.take_along_axis(probs, picked, self.axis) - 1, self.axis
+        )
+        scale = np.expand_dims(np.asarray(dloss), self.axis)
+        return probs * scale
+
+    def grad(self, inputs, outputs, output_grads):
+        """Of ``d * (p - onehot)`` with ``p = exp(x - lse)``, lse an input like x."""
+        from symnb.ops.elemwise import exp
+        from symnb.ops.index import take_along_axis
+        from symnb.ops.reduce import sum as sum_
+        from symnb.ops.shape import expand_dims, squeeze
+
+        dloss, logits, lse, labels = inputs
+        (gz,) = output_grads
+        ax = self.axis
+        probs = exp(logits - expand_dims(lse, ax))
+        at_label = squeeze(take_along_axis(gz, expand_dims(labels, ax), ax), ax)
+        g_dloss = sum_(gz * probs, axis=ax) - at_label
+        g_logits = gz * expand_dims(dloss, ax) * probs
+        g_lse = -sum_(g_logits, axis=ax)
+        return [g_dloss, g_logits, g_lse, None]
+
+
+def softmax_cross_entropy(logits, labels, axis=-1) -> Variable:
+    """Per-row ``crossentropy(softmax(logits), labels)`` for integer labels, fused and stable
+    (the rewrites build it from that expression; calling it directly is the same)."""
+    logits, labels = as_variable(logits), as_variable(labels)
+    axis = _axis_of(logits, axis, "softmax_cross_entropy")
+    return SoftmaxCrossEntropy(axis)(logits, labels)[0]
+
+
+def _check_xent_operands(op, logits, labels, axis) -> tuple:
+    """The row shape (logits without ``axis``); float logits and integer labels of it."""
+    if logits.type.dtype.kind != "f":
+        raise DTypeError(f"{op.op_name()}: logits {logits.describe()} must be floating point")
+    if labels.type.dtype.kind not in "iu":
+        raise DTypeError(f"{op.op_name()}: labels {labels.describe()} must be integers")
+    rows = logits.type.shape[:axis] + logits.type.shape[axis + 1 :]
+    _check_rows(op, labels, rows, logits)
+    return rows
+
+
+def _check_rows(op, var, rows, logits) -> None:
+    """``var`` has the row shape of the logits (one value per row)."""
+    clash = var.type.ndim != len(rows)
+    for a, b in zip(rows, var.type.shape):
+        try:
+            unify(a, b)
+        except DimMismatch:
+            clash = True
+    if clash:
+        raise ShapeError(
+            f"{op.op_name()}: {var.describe()} must have one value per row of "
+            f"{logits.describe()}, i.e. the shape {format_shape(rows)}"
+        )
+
+
+def _label_index(op, x, labels, axis) -> np.ndarray:
+    """Labels as take_along_axis indices; out-of-range labels raise a clear IndexError
+    (negative labels count from the end, as NumPy indexing does)."""
+    labels = np.asarray(labels)
+    n = x.shape[axis]
+    bad = (labels < -n) | (labels >= n)
+    if bad.any():
+        raise IndexError(
+            f"{op.op_name()}: label {labels[bad].flat[0]} is out of range for axis {axis} "
+            f"of size {n} (labels must be in [0, {n}))"
+        )
+    return np.expand_dims(labels.astype(np.intp, copy=False), axis)
+
+
+def _pick(op, x, labels, axis) -> np.ndarray:
+    """The logit at each row's label, keeping the axis (length 1)."""
+    return np.take_along_axis(x, _label_index(op, x, labels, axis), axis)
