@@ -22,6 +22,8 @@ from symnb.backends.c.steps import (
     RowStep,
     open_kernel,
 )
+from symnb.backends.c.xent import OPS as XENT_OPS
+from symnb.backends.c.xent import xent_step
 from symnb.backends.kernel_ir import Unsupported, elemwise_kernel, reduce_kernel
 from symnb.core.graph import OUTPUT, Graph
 from symnb.core.variable import Constant
@@ -70,6 +72,11 @@ class CLinker:
         if type(node.op).__name__ in KINDS:
             try:
                 return self._row_step(node)
+            except Unsupported as exc:
+                return self._library_step(node, str(exc))
+        if type(node.op).__name__ in XENT_OPS:
+            try:
+                return self._kernel_step(*xent_step(self, node))
             except Unsupported as exc:
                 return self._library_step(node, str(exc))
         if type(node.op).__name__ == "Gemm":
