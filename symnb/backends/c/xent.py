@@ -1,0 +1,194 @@
+"""The fused softmax cross-entropy and its gradient as row kernels (ops in symnb/ops/nnet.py).
+
+Forward, per row: a SIMD max pass and a SIMD pass summing ``exp(x - max)``, then the loss from
+the label's logit and the row's logsumexp (which the gradient reuses). Gradient, per row: one
+SIMD pass writing ``exp(x - lse) * dloss``, then the label's element gets ``- dloss``. A row
+stays in cache between passes, so the logits are read from memory once each way and no
+one-hot array exists. Rows are split between threads when the matrix is big enough.
+
+The kernels take C-ordered float32/float64 rows along the last axis with int64 labels (other
+integer labels are converted); other layouts and dtypes run the op's NumPy reference. A label
+out of range makes the kernel return 1, and the reference then raises its clear error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.c import driver
+from symnb.backends.c.dialect import CDialect
+from symnb.backends.c.listing import KernelInfo
+from symnb.backends.c.steps import LibraryStep, ffi, pointer
+from symnb.backends.c.vecmath import simd_declarations
+from symnb.backends.kernel_ir import Unsupported
+
+#: op class name -> kernel kind
+OPS = {"SoftmaxCrossEntropy": "forward", "SoftmaxCrossEntropyGrad": "grad"}
+#: rows * classes from which rows are split between threads (waking a thread costs ~20 us)
+PARALLEL_MIN = 1 << 18
+FLOATS = ("float32", "float64")
+NOTE = "last axis, float32/float64; otherwise the NumPy reference runs"
+
+
+def xent_source(kind: str, dtype: str, parallel_min: int = PARALLEL_MIN) -> str:
+    """The translation unit of the forward or gradient kernel for ``dtype``."""
+    if dtype not in FLOATS:
+        raise Unsupported(f"softmax cross-entropy of {dtype} runs in NumPy")
+    dialect = CDialect()
+    names = {
+        "t": dialect.type_name(dtype),
+        "exp": dialect.function_name("exp", dtype),
+        "log": dialect.function_name("log", dtype),
+        "par": parallel_min,
+    }
+    row, entry = (_FORWARD, _FORWARD_ENTRY) if kind == "forward" else (_GRAD, _GRAD_ENTRY)
+    decls = simd_declarations(sorted(dialect.math_used))
+    return "\n".join([driver.INCLUDES, decls, row.format(**names), entry.format(**names)])
+
+
+def xent_step(linker, node):
+    """(step, source) for a fused cross-entropy node of a CLinker's graph."""
+    kind = OPS[type(node.op).__name__]
+    dtype = node.outputs[0].type.dtype.name
+    floats = [v.type.dtype.name for v in node.inputs if v.type.dtype.kind == "f"]
+    if any(d != dtype for d in floats):
+        raise Unsupported("mixed float dtypes run in NumPy")
+    source = xent_source(kind, dtype)
+    ins = [linker.slot[id(v)] for v in node.inputs]
+    outs = [linker._new_slot(v) for v in node.outputs]
+    cls = XentStep if kind == "forward" else XentGradStep
+    step = cls(node, ins, outs if len(outs) > 1 else outs[0], NOTE)
+    linker.kernels.append(KernelInfo("kernel", node, source, NOTE))
+    return step, source
+
+
+class _XentKernelStep(LibraryStep):
+    """A library step whose ``run`` calls a row kernel when the layout suits it."""
+
+    kind = "kernel"
+
+    def __init__(self, node, ins, out, reason=""):
+        super().__init__(node, ins, out, reason)
+        self.fn = None  # set by the linker once the kernel is loaded
+        self.dtype = self.dtypes[0]
+        self.axis = node.op.axis
+        self.args = ffi.new("int64_t[]", 2)
+        self.ptrs = ffi.new("char *[]", 5)
+
+    def _takes(self, x, labels) -> bool:
+        """The kernel's layout: rows along the last axis, one label per row, no empty rows."""
+        return (
+            x.dtype == self.dtype
+            and x.ndim >= 1
+            and self.axis == x.ndim - 1
+            and x.shape[-1] > 0
+            and labels.shape == x.shape[:-1]
+        )
+
+    def _call(self, arrays) -> bool:
+        """Run the kernel on C-ordered arrays: True when every label was in range."""
+        x = arrays[0]
+        self.args[0], self.args[1] = x.size // x.shape[-1], x.shape[-1]
+        keep = [pointer(a) for a in arrays]
+        self.ptrs[0 : len(keep)] = keep
+        return self.fn(self.args, self.ptrs) == 0
+
+
+def _stretches_to(shape: tuple, rows: tuple) -> bool:
+    """An array of ``shape`` broadcasts to ``rows`` (one loss gradient per row)."""
+    try:
+        return np.broadcast_shapes(shape, rows) == rows
+    except ValueError:
+        return False
+
+
+def _labels(labels: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(labels, dtype=np.int64)
+
+
+class XentStep(_XentKernelStep):
+    """(losses, logsumexp) = softmax_cross_entropy(logits, labels)."""
+
+    def run(self, logits, labels):
+        x, labels = np.asarray(logits), np.asarray(labels)
+        if not self._takes(x, labels):
+            return super().run(logits, labels)
+        x = np.ascontiguousarray(x)
+        loss, lse = np.empty(x.shape[:-1], self.dtype), np.empty(x.shape[:-1], self.dtype)
+        if not self._call([x, _labels(labels), loss, lse]):
+            return super().run(logits, labels)  # raises the label error
+        return loss, lse
+
+
+class XentGradStep(_XentKernelStep):
+    """dlogits = softmax_cross_entropy_grad(dloss, logits, lse, labels)."""
+
+    def run(self, dloss, logits, lse, labels):
+        x, labels = np.asarray(logits), np.asarray(labels)
+        rows = x.shape[:-1]
+        dloss, lse = np.asarray(dloss), np.asarray(lse)
+        same = dloss.dtype == lse.dtype == self.dtype and lse.shape == rows
+        if not (same and self._takes(x, labels) and _stretches_to(dloss.shape, rows)):
+            return super().run(dloss, logits, lse, labels)
+        x, out = np.ascontiguousarray(x), np.empty(x.shape, self.dtype)
+        dloss = np.ascontiguousarray(np.broadcast_to(dloss, rows))
+        if not self._call([x, dloss, np.ascontiguousarray(lse), _labels(labels), out]):
+            return super().run(dloss, logits, lse, labels)
+        return out
+
+
+_FORWARD = """
+static int sn_row(int64_t n, const {t} *x, int64_t label, {t} *loss, {t} *lse) {{
+    {t} m = -INFINITY;
+    int nan = 0;
+    #pragma omp simd reduction(max:m) reduction(|:nan)
+    for (int64_t i = 0; i < n; i++) {{
+        m = x[i] > m ? x[i] : m;
+        nan |= x[i] != x[i];
+    }}
+    if (nan) m = NAN;
+    double s = 0;
+    #pragma omp simd reduction(+:s)
+    for (int64_t i = 0; i < n; i++) s += {exp}(x[i] - m);
+    if (label < 0) label += n;
+    if (label < 0 || label >= n) return 1;
+    const {t} log_total = {log}(({t})s);
+    *loss = log_total - (x[label] - m);
+    *lse = m + log_total;
+    return 0;
+}}"""
+
+_FORWARD_ENTRY = """
+int sn_kernel(int64_t *a, char **ptr) {{
+    const int64_t rows = a[0], n = a[1];
+    const {t} *x = (const {t} *)ptr[0];
+    const int64_t *labels = (const int64_t *)ptr[1];
+    {t} *loss = ({t} *)ptr[2], *lse = ({t} *)ptr[3];
+    int bad = 0;
+    #pragma omp parallel for if(rows > 1 && rows * n >= {par}) schedule(static) reduction(|:bad)
+    for (int64_t r = 0; r < rows; r++) bad |= sn_row(n, x + r * n, labels[r], loss + r, lse + r);
+    return bad;
+}}"""
+
+_GRAD = """
+static int sn_row(int64_t n, const {t} *x, {t} d, {t} lse, int64_t label, {t} *y) {{
+    if (label < 0) label += n;
+    if (label < 0 || label >= n) return 1;
+    #pragma omp simd
+    for (int64_t i = 0; i < n; i++) y[i] = {exp}(x[i] - lse) * d;
+    y[label] = ({exp}(x[label] - lse) - 1) * d;
+    return 0;
+}}"""
+
+_GRAD_ENTRY = """
+int sn_kernel(int64_t *a, char **ptr) {{
+    const int64_t rows = a[0], n = a[1];
+    const {t} *x = (const {t} *)ptr[0], *d = (const {t} *)ptr[1], *lse = (const {t} *)ptr[2];
+    const int64_t *labels = (const int64_t *)ptr[3];
+    {t} *y = ({t} *)ptr[4];
+    int bad = 0;
+    #pragma omp parallel for if(rows > 1 && rows * n >= {par}) schedule(static) reduction(|:bad)
+    for (int64_t r = 0; r < rows; r++)
+        bad |= sn_row(n, x + r * n, d[r], lse[r], labels[r], y + r * n);
+    return bad;
+}}"""
