@@ -193,9 +193,9 @@ def _located(fn, *args):
 
 
 class SoftmaxCrossEntropy(Op):
-    """``-log_softmax(logits)[label]`` per row, with integer labels, in one op (Theano's
-    CrossentropySoftmaxArgmax1HotWithBias): outputs the losses and each row's logsumexp,
-    which the gradient reuses instead of normalising the rows again. The specialize rule
+    """``-log_softmax(logits)[label]`` per row, with integer labels, and the softmax itself,
+    in one op (Theano's CrossentropySoftmaxArgmax1HotWithBias): the gradient reads the softmax
+    instead of exponentiating the logits again. The specialize rule
     ``softmax_crossentropy_fused`` builds it from ``crossentropy(softmax(x), labels)``."""
 
     __props__ = ("axis",)
@@ -207,80 +207,71 @@ class SoftmaxCrossEntropy(Op):
 
     def infer_types(self, logits, labels):
         rows = _check_xent_operands(self, logits, labels, self.axis)
-        return [TensorType(logits.type.dtype, rows)] * 2
+        return [TensorType(logits.type.dtype, rows), logits.type]
 
     def perform(self, logits, labels):
         """loss = log(sum(exp(x - max))) - (x[label] - max), as log_softmax computes it."""
         dtype = np.asarray(logits).dtype
         x = np.asarray(logits, np.promote_types(dtype, np.float32))  # float16 sums lose much
-        picked = _pick(self, x, labels, self.axis)
+        picked = _label_index(self, x, labels, self.axis)
         with np.errstate(invalid="ignore", divide="ignore"):
-            top = np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
-            log_total = np.log(np.sum(np.exp(x - top), axis=self.axis, keepdims=True))
-            loss = log_total - (picked - top)
-        lse = top + log_total
-        return tuple(np.squeeze(v, self.axis).astype(dtype) for v in (loss, lse))
+            shifted = x - np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
+            exps = np.exp(shifted)
+            total = np.sum(exps, axis=self.axis, keepdims=True)
+            loss = np.log(total) - np.take_along_axis(shifted, picked, self.axis)
+            probs = exps / total
+        return np.squeeze(loss, self.axis).astype(dtype), probs.astype(dtype)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.elemwise import exp
-        from symnb.ops.shape import expand_dims
+        from symnb.ops.reduce import sum as sum_
 
         logits, labels = inputs
-        g_loss, g_lse = output_grads
-        lse = outputs[1]
+        g_loss, g_probs = output_grads
+        probs = outputs[1]
         parts = []
         if g_loss is not None:
-            parts.append(SoftmaxCrossEntropyGrad(self.axis)(g_loss, logits, lse, labels))
-        if g_lse is not None:
-            probs = exp(logits - expand_dims(lse, self.axis))
-            parts.append(probs * expand_dims(g_lse, self.axis))
+            parts.append(SoftmaxCrossEntropyGrad(self.axis)(g_loss, probs, labels))
+        if g_probs is not None:
+            parts.append(probs * (g_probs - sum_(g_probs * probs, axis=self.axis, keepdims=True)))
         return [sum(parts[1:], parts[0]) if parts else None, None]
 
 
 class SoftmaxCrossEntropyGrad(Op):
-    """``dloss * (softmax(logits) - one_hot(labels))`` along ``axis``, the softmax taken as
-    ``exp(logits - lse)`` from the forward op's logsumexp: one pass over the rows."""
+    """``dloss * (probs - one_hot(labels))`` along ``axis``: the gradient of the cross-entropy
+    with respect to the logits, from the softmax the forward op computed (one pass)."""
 
     __props__ = ("axis",)
-    dtype_rule = "NumPy's promotion of dloss and the logits"
+    dtype_rule = "NumPy's promotion of dloss and probs"
 
     def __init__(self, axis: int):
         self.axis = axis
 
-    def infer_types(self, dloss, logits, lse, labels):
-        rows = _check_xent_operands(self, logits, labels, self.axis)
-        for var in (dloss, lse):
-            _check_rows(self, var, rows, logits)
-        dtype = np.result_type(dloss.type.dtype, logits.type.dtype)
-        return [TensorType(dtype, logits.type.shape)]
+    def infer_types(self, dloss, probs, labels):
+        rows = _check_xent_operands(self, probs, labels, self.axis)
+        _check_rows(self, dloss, rows, probs)
+        if dloss.type.dtype.kind != "f":
+            raise DTypeError(f"{self.op_name()}: dloss {dloss.describe()} must be floating point")
+        dtype = np.result_type(dloss.type.dtype, probs.type.dtype)
+        return [TensorType(dtype, probs.type.shape)]
 
-    def perform(self, dloss, logits, lse, labels):
-        x = np.asarray(logits)
-        picked = _label_index(self, x, labels, self.axis)
-        with np.errstate(invalid="ignore", over="ignore"):
-            probs = np.exp(x - np.expand_dims(lse, self.axis))
-        np.put_along_axis(
-            probs, picked, np.take_along_axis(probs, picked, self.axis) - 1, self.axis
-        )
-        scale = np.expand_dims(np.asarray(dloss), self.axis)
-        return probs * scale
+    def perform(self, dloss, probs, labels):
+        out = np.array(probs, dtype=np.result_type(np.asarray(dloss).dtype, probs.dtype))
+        picked = _label_index(self, out, labels, self.axis)
+        np.put_along_axis(out, picked, np.take_along_axis(out, picked, self.axis) - 1, self.axis)
+        out *= np.expand_dims(np.asarray(dloss), self.axis)
+        return out
 
     def grad(self, inputs, outputs, output_grads):
-        """Of ``d * (p - onehot)`` with ``p = exp(x - lse)``, lse an input like x."""
-        from symnb.ops.elemwise import exp
+        """Of ``d * (p - onehot)``: ``sum(gz * (p - onehot))`` for d, ``gz * d`` for p."""
         from symnb.ops.index import take_along_axis
         from symnb.ops.reduce import sum as sum_
         from symnb.ops.shape import expand_dims, squeeze
 
-        dloss, logits, lse, labels = inputs
+        dloss, probs, labels = inputs
         (gz,) = output_grads
         ax = self.axis
-        probs = exp(logits - expand_dims(lse, ax))
         at_label = squeeze(take_along_axis(gz, expand_dims(labels, ax), ax), ax)
-        g_dloss = sum_(gz * probs, axis=ax) - at_label
-        g_logits = gz * expand_dims(dloss, ax) * probs
-        g_lse = -sum_(g_logits, axis=ax)
-        return [g_dloss, g_logits, g_lse, None]
+        return [sum_(gz * probs, axis=ax) - at_label, gz * expand_dims(dloss, ax), None]
 
 
 def softmax_cross_entropy(logits, labels, axis=-1) -> Variable:
@@ -329,8 +320,3 @@ def _label_index(op, x, labels, axis) -> np.ndarray:
             f"of size {n} (labels must be in [0, {n}))"
         )
     return np.expand_dims(labels.astype(np.intp, copy=False), axis)
-
-
-def _pick(op, x, labels, axis) -> np.ndarray:
-    """The logit at each row's label, keeping the axis (length 1)."""
-    return np.take_along_axis(x, _label_index(op, x, labels, axis), axis)

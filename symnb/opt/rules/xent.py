@@ -4,8 +4,8 @@
 ``-log_softmax(x)[labels]``, and its gradient as ``h - softmax(x) * sum(h)`` with ``h`` the
 one-hot scatter of the incoming gradient (``softmax`` may already read
 ``exp(log_softmax(x))``). The first becomes ``SoftmaxCrossEntropy`` (per-row losses and the
-rows' logsumexp), the second ``SoftmaxCrossEntropyGrad``, which reuses that logsumexp: no
-one-hot array, no gather, one pass over the rows each way (Theano's
+softmax), the second ``SoftmaxCrossEntropyGrad``, which reads that softmax: no one-hot array,
+no gather, one exp per logit, one pass over the rows each way (Theano's
 CrossentropySoftmaxArgmax1HotWithBias and its Dx op).
 """
 
@@ -50,7 +50,7 @@ def softmax_crossentropy_fused(m):
 @rule("specialize", SCATTERED_SOFTMAX_GRAD)
 def softmax_crossentropy_grad_fused(m):
     """h - softmax(x) * sum(h) with h = one_hot(labels) * g -> softmax_cross_entropy_grad
-    (-g, x, logsumexp(x), labels)"""
+    (-g, softmax(x), labels), the softmax from softmax_cross_entropy(x, labels)"""
     found = _softmax_of(m.sm)
     if found is None:
         return None
@@ -64,9 +64,8 @@ def softmax_crossentropy_grad_fused(m):
     if fused is None:
         return None
     try:
-        new = SoftmaxCrossEntropyGrad(axis)(
-            _row_gradient(scatter.inputs[2], axis), x, fused[1], labels
-        )
+        dloss = _row_gradient(scatter.inputs[2], axis)
+        new = SoftmaxCrossEntropyGrad(axis)(dloss, fused[1], labels)
     except (ShapeError, DTypeError):
         return None  # the scattered values do not have one value per row
     return new if fits(m.out, new) else None
@@ -130,7 +129,7 @@ def _expands_at(node, axis: int) -> bool:
 
 
 def _fused_outputs(graph, x: Variable, labels: Variable, axis: int):
-    """[losses, logsumexp] of the fused op on (x, labels), reusing one already in the graph;
+    """[losses, softmax] of the fused op on (x, labels), reusing one already in the graph;
     None for logits the op does not take (integers)."""
     op = SoftmaxCrossEntropy(axis)
     for client, _ in graph.clients.get(x, []):
