@@ -22,6 +22,9 @@ class Config:
     cc: str = ""
     #: check the graph after every rewrite phase (types, shapes, clients); tests turn it on
     verify_rewrites: bool = False
+    #: run calls of backend "c" functions through the C runner (symnb/backends/c/runner.c);
+    #: False runs them in Python (same results, more overhead per call); read when compiling
+    c_runner: bool = True
     #: wraps long loops (compiling many kernels): ``progress(iterable, total, label)``; symnb
     #: sets it to symnb.viz.progress.progress, a bar in a notebook and silent elsewhere
     progress: Callable = quiet

@@ -61,9 +61,22 @@ class Function:
         self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
         self._n_out = len(out_vars)
         self.linker = get_linker(self.backend)(self.graph, self._leaves)
+        self._runner = self._make_runner()
         self.compile_time = time.perf_counter() - start
 
+    def _make_runner(self):
+        """The linker's C runner for whole calls (backend "c"), or None."""
+        make = getattr(self.linker, "runner", None)
+        return make(self._specs, len(self.inputs) + len(self._shared)) if make else None
+
     def __call__(self, *args, **kwargs):
+        if self._runner is not None and not kwargs:
+            if self._shared:
+                results = self._runner(*args, *[v.get_value(borrow=True) for v in self._shared])
+            else:
+                results = self._runner(*args)
+            if results is not None:  # None: not as planned; the Python runtime runs the call
+                return self._finish(results)
         arrays = None
         if not kwargs and len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
@@ -71,7 +84,10 @@ class Function:
         if arrays is None:
             arrays = self._convert(self._bind(args, kwargs))
         arrays += [v.get_value(borrow=True) for v in self._shared]
-        results = self.linker.run(arrays)
+        return self._finish(self.linker.run(arrays))
+
+    def _finish(self, results):
+        """Write the updates, return the outputs in the user's structure."""
         for (shared, _), value in zip(self.updates, results[self._n_out :]):
             shared.set_value(value, borrow=True)
         return self._structure(results[: self._n_out])

@@ -170,6 +170,12 @@ class CLinker:
         return True
 
     # -- running ----------------------------------------------------------------------------
+    def runner(self, specs, nargs: int):
+        """The schedule as one C call (runner.py), or None where it does not apply."""
+        from symnb.backends.c import runner  # lazily: it may compile the extension once
+
+        return runner.schedule(self, specs, nargs)
+
     def run(self, leaf_values: list) -> list:
         slots = list(self.template)
         slots[: len(leaf_values)] = leaf_values

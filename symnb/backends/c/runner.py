@@ -1,0 +1,160 @@
+"""The C runner: a compiled function's whole call (checks, steps, outputs) in one C call.
+
+``runner.c`` is a CPython extension. ``pip install`` builds it (setup.py, optional); when the
+installed build is missing or older than ``runner.c``, it is compiled once into
+``<compiledir>/runner/`` like a kernel (keyed by the source, Python, NumPy and the compiler).
+Without it (no Python headers, a failed build, ``sn.config.c_runner = False``) the Python
+runtime in linker.py runs every call, with the same results.
+
+The runner is an accelerator, never the authority: whenever a call is not as planned it
+returns None and the Python runtime runs the call, raising its errors (see runner.c).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+import sysconfig
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from symnb.backends.c import cache, compiler
+from symnb.backends.c.steps import KernelStep, ReduceStep, ffi
+from symnb.config import config
+from symnb.core.dims import DimExpr
+
+SOURCE = Path(__file__).with_name("runner.c")
+MODULE = "symnb.backends.c._runner"
+MAX_NAMES = 128  # named dims one call may bind (runner.c's MAXDIM * 4)
+_module: list = []  # [module or None] once looked up
+
+
+def source_hash() -> str:
+    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+
+
+def module():
+    """The extension module, or None when it cannot be had (then the Python runtime runs)."""
+    if not _module:
+        _module.append(_installed() or _compiled())
+    return _module[0]
+
+
+def _installed():
+    """The build pip made, when it was made from this very runner.c."""
+    try:
+        from symnb.backends.c import _runner
+    except ImportError:
+        return None
+    return _runner if getattr(_runner, "SOURCE_HASH", None) == source_hash() else None
+
+
+def _compiled():
+    """Compile runner.c into the cache (once per machine) and load it."""
+    cc = compiler.find_compiler()
+    if cc is None:
+        return None
+    path = _cached_path(cc)
+    if not os.path.exists(path) and not _build(cc, path):
+        return None
+    loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
+    spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
+    built = importlib.util.module_from_spec(spec)
+    loader.exec_module(built)
+    return built
+
+
+def _cached_path(cc: str) -> str:
+    parts = [source_hash(), sys.version, np.__version__, compiler.compiler_identity(cc)]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return os.path.join(cache.compiledir(), "runner", f"_runner_{key}{suffix}")
+
+
+def compile_command(cc: str, target: str) -> list[str]:
+    """The command building runner.c (setup.py passes the same defines)."""
+    includes = [sysconfig.get_paths()["include"], np.get_include()]
+    return [
+        cc, "-O2", "-shared", "-fPIC", *[f"-I{d}" for d in includes],
+        f'-DSN_RUNNER_HASH="{source_hash()}"', str(SOURCE), "-o", target,
+    ]  # fmt: skip
+
+
+def _build(cc: str, path: str) -> bool:
+    """Compile to a unique name, then move into place (processes may race here)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    try:
+        done = subprocess.run(compile_command(cc, tmp), capture_output=True, timeout=120)
+        if done.returncode != 0:
+            return False
+        os.replace(tmp, path)
+        return True
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def schedule(linker, specs, nargs: int):
+    """A ``Schedule`` running ``linker``'s steps for ``specs`` (the compiled function's
+    InputSpecs), called with the inputs then the shared values; None where the runner does
+    not apply (then the Python runtime runs every call)."""
+    built = module() if config.c_runner else None
+    if built is None:
+        return None
+    dims, names = _input_dims(specs)
+    if dims is None or len(names) > MAX_NAMES:
+        return None
+    constants = [(i, v) for i, v in enumerate(linker.template) if v is not None]
+    try:
+        return built.Schedule(
+            nargs=nargs,
+            specs=[(spec.dtype, d) for spec, d in zip(specs, dims)],
+            nnames=len(names),
+            nslots=len(linker.template),
+            constants=constants,
+            steps=[_step_plan(step) for step in linker.steps],
+            out_slots=linker.out_slots,
+        )
+    except ValueError:  # a step with more operands than runner.c takes
+        return None
+
+
+def _input_dims(specs):
+    """Each input's dims for runner.c (>= 0 fixed, -1 any, -(k+2) the k-th named dim), and the
+    names; None when an input has a dim computed from names (``n+m``), which only the Python
+    runtime checks."""
+    names: dict[str, int] = {}
+    dims = []
+    for spec in specs:
+        row = []
+        for d in spec.shape:
+            if isinstance(d, DimExpr):
+                return None, names
+            if isinstance(d, str):
+                row.append(-(names.setdefault(d, len(names)) + 2))
+            else:
+                row.append(d if isinstance(d, int) else -1)
+        dims.append(row)
+    return dims, names
+
+
+def _step_plan(step) -> tuple:
+    """One step as runner.c reads it."""
+    if isinstance(step, KernelStep):
+        address = int(ffi.cast("uintptr_t", step.fn))
+        inplace = -1 if step.inplace is None else step.inplace
+        return ("map", address, step.ins, [step.out], [step.buffer.dtype], inplace)
+    if isinstance(step, ReduceStep):
+        address = int(ffi.cast("uintptr_t", step.fn))
+        axes = sorted(step.axis)
+        return ("reduce", address, step.ins, [step.out], [step.dtype], axes, step.keepdims)
+    return ("py", step.run, step.ins, step.outs, step.dtypes)

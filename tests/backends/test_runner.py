@@ -1,0 +1,154 @@
+"""The C runner (symnb/backends/c/runner.c): same results as the Python runtime, calls it
+cannot take handed back with the same errors, and output buffers never reused while held."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends.c import runner
+from symnb.errors import InputError
+
+pytestmark = pytest.mark.skipif(runner.module() is None, reason="the C runner could not be built")
+
+
+def both(inputs, outputs, **kwargs):
+    """The function compiled with the runner, and without it."""
+    fast = sn.function(inputs, outputs, backend="c", **kwargs)
+    sn.config.c_runner = False
+    try:
+        slow = sn.function(inputs, outputs, backend="c", **kwargs)
+    finally:
+        sn.config.c_runner = True
+    assert fast._runner is not None and slow._runner is None
+    return fast, slow
+
+
+def test_elementwise_broadcast_and_scalars_run_in_c():
+    x, b = sn.matrix("x", shape=("n", 3)), sn.vector("b", shape=(3,))
+    fast, slow = both([x, b], sn.tanh(x * 2 - b) + 1)
+    xv, bv = np.random.default_rng(0).standard_normal((5, 3)), np.arange(3.0)
+    np.testing.assert_allclose(fast(xv, bv), np.tanh(xv * 2 - bv) + 1, rtol=1e-12)
+    np.testing.assert_array_equal(fast(xv, bv), slow(xv, bv))
+    assert fast._runner.runs == 2 and fast._runner.declined == 0
+
+
+def test_zero_d_inputs_accept_numpy_scalars():
+    a, b = sn.scalar("a"), sn.scalar("b")
+    f = sn.function([a, b], a * b + 1, backend="c")
+    assert f(np.float64(2.0), np.asarray(3.0)) == 7.0
+    assert f._runner.runs == 1
+    assert f(2.0, 3) == 7.0  # Python numbers: handed back and converted
+    assert f._runner.declined == 1
+
+
+def test_non_contiguous_and_negative_strides():
+    x = sn.matrix("x")
+    fast, slow = both([x], sn.exp(x) * 2)
+    base = np.random.default_rng(1).standard_normal((6, 8))
+    for view in (base[::2, ::-1], base.T, base[::-1, 1:7:3]):
+        np.testing.assert_allclose(fast(view), np.exp(view) * 2, rtol=1e-12)
+        np.testing.assert_array_equal(fast(view), slow(view))
+    assert fast._runner.declined == 0
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, (0, 1)])
+def test_reductions_match_numpy(axis, keepdims):
+    x = sn.matrix("x")
+    fast, _ = both([x], sn.sum(sn.exp(x), axis=axis, keepdims=keepdims))
+    xv = np.random.default_rng(2).standard_normal((4, 7))
+    got = fast(xv)
+    want = np.exp(xv).sum(axis=axis, keepdims=keepdims)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert fast._runner.runs == 1
+
+
+def test_empty_reduction_is_handed_back_to_numpy():
+    x = sn.matrix("x")
+    f = sn.function([x], sn.max(x, axis=1), backend="c")
+    with pytest.raises(Exception, match="zero-size|identity|empty"):
+        f(np.zeros((3, 0)))
+    assert f._runner.declined == 1
+
+
+def test_library_steps_multiple_outputs_and_updates():
+    w = sn.shared(np.ones((3, 2)), name="w")
+    x = sn.matrix("x", shape=("batch", 3))
+    y = x @ w
+    loss = sn.mean(sn.tanh(y))
+    step = {w: w - 0.1 * sn.grad(loss, w)}
+    fast = sn.function([x], [loss, sn.sort(y, axis=0)], updates=step, backend="c")
+    xv = np.arange(12.0).reshape(4, 3) / 10
+    w0 = w.get_value().copy()
+    got_loss, got_sorted = fast(xv)
+    np.testing.assert_allclose(got_sorted, np.sort(xv @ w0, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(got_loss, np.tanh(xv @ w0).mean(), rtol=1e-12)
+    dw = xv.T @ ((1 - np.tanh(xv @ w0) ** 2) / 8)
+    np.testing.assert_allclose(w.get_value(), w0 - 0.1 * dw, rtol=1e-12)
+    assert fast._runner.runs == 1 and fast._runner.declined == 0
+
+
+def test_bad_input_gets_the_python_runtime_error():
+    x = sn.matrix("x", shape=("n", 3))
+    f = sn.function([x], x * 2, backend="c")
+    with pytest.raises(InputError, match=r"input 0 'x'.*axis 1 has length 4, expected 3"):
+        f(np.zeros((2, 4)))
+    with pytest.raises(InputError, match="float64"):
+        f(np.zeros((2, 3), dtype=np.complex128))
+
+
+def test_named_dims_must_agree_across_inputs():
+    x, y = sn.vector("x", shape=("n",)), sn.vector("y", shape=("n",))
+    f = sn.function([x, y], x + y, backend="c")
+    with pytest.raises(InputError, match="dim 'n'"):
+        f(np.zeros(3), np.zeros(4))
+    assert f._runner.declined == 1
+
+
+def test_runtime_broadcast_clash_names_the_node():
+    x, y = sn.vector("x"), sn.vector("y")
+    f = sn.function([x, y], x + y, backend="c")
+    with pytest.raises(sn.SymnbError, match=r"add.*\(3,\).*\(4,\)|\(3,\).*\(4,\)") as err:
+        f(np.zeros(3), np.zeros(4))
+    assert "test_runner.py" in str(err.value)
+    assert f._runner.declined == 1
+
+
+def test_held_results_are_never_overwritten():
+    x = sn.vector("x")
+    f = sn.function([x], x * 3, backend="c")
+    first = f(np.ones(5))
+    view = f(np.full(5, 2.0))[1:]
+    third = f(np.full(5, 4.0))
+    np.testing.assert_array_equal(first, np.full(5, 3.0))
+    np.testing.assert_array_equal(view, np.full(4, 6.0))
+    np.testing.assert_array_equal(third, np.full(5, 12.0))
+    assert len({id(first), id(view.base), id(third)}) == 3
+
+
+def test_a_dropped_result_buffer_is_reused():
+    x = sn.vector("x")
+    f = sn.function([x], x * 3, backend="c")
+    address = f(np.ones(1000)).ctypes.data  # the result is dropped at once
+    again = f(np.ones(1000))
+    assert again.ctypes.data == address
+    assert f._runner.pooled() >= 1
+
+
+def test_in_place_steps_do_not_touch_the_arguments():
+    x = sn.vector("x")
+    f = sn.function([x], sn.exp(sn.sin(x) * 2) + sn.sort(x), backend="c")
+    xv = np.array([3.0, 1.0, 2.0])
+    keep = xv.copy()
+    f(xv)
+    np.testing.assert_array_equal(xv, keep)
+
+
+def test_wrong_argument_count_is_the_python_error():
+    x = sn.vector("x")
+    f = sn.function([x], x + 1, backend="c")
+    with pytest.raises(InputError, match="takes 1 inputs, got 2"):
+        f(np.ones(2), np.ones(2))
