@@ -1,0 +1,132 @@
+"""The fused softmax cross-entropy ops against SciPy/NumPy on every backend: values, dtypes,
+axes, extreme logits, label errors, and numeric gradients (first and second order)."""
+
+import numpy as np
+import pytest
+import scipy.special as sps
+
+import symnb as sn
+from symnb.ops.nnet import SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
+from tests.helpers import check
+from tests.helpers import run as run_on
+
+CASES = [((4, 7), -1), ((3, 5), 0), ((2, 3, 6), 1), ((2, 3, 6), -1), ((9,), 0), ((0, 4), -1)]
+
+
+def _rows_of(shape, axis):
+    axis %= len(shape)
+    return shape[:axis] + shape[axis + 1 :]
+
+
+def _reference(x, labels, axis):
+    """(losses, softmax) in float64 through SciPy."""
+    index = np.expand_dims(labels, axis)
+    lsm = sps.log_softmax(x.astype("float64"), axis=axis) if x.size else np.zeros(x.shape)
+    loss = -np.take_along_axis(lsm, index, axis).squeeze(axis)
+    return loss, np.exp(lsm)
+
+
+@pytest.mark.parametrize("shape,axis", CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_losses_and_softmax_match_scipy(shape, axis, dtype, rng, backend):
+    x = rng.normal(scale=3, size=shape).astype(dtype)
+    labels = rng.integers(0, shape[axis], size=_rows_of(shape, axis))
+    loss, probs = run_on(lambda a, y: SoftmaxCrossEntropy(axis % len(shape))(a, y), x, labels,
+                         backend=backend)  # fmt: skip
+    want_loss, want_probs = _reference(x, labels, axis)
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    check(loss, want_loss.astype(dtype), rtol=rtol, atol=1e-6)
+    check(probs, want_probs.astype(dtype), rtol=rtol, atol=1e-7)
+    public = run_on(lambda a, y: sn.softmax_cross_entropy(a, y, axis=axis), x, labels,
+                    backend=backend)  # fmt: skip
+    check(public, loss)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((5, 8), -1), ((4, 3, 5), 1)])
+def test_gradient_op_matches_numpy(shape, axis, dtype, rng, backend):
+    axis %= len(shape)  # ops take a normalised axis (the public functions normalise)
+    probs = sps.softmax(rng.normal(size=shape), axis=axis).astype(dtype)
+    rows = _rows_of(shape, axis)
+    labels, dloss = rng.integers(0, shape[axis], size=rows), rng.normal(size=rows).astype(dtype)
+    got = run_on(lambda d, p, y: SoftmaxCrossEntropyGrad(axis)(d, p, y), dloss, probs, labels,
+                 backend=backend)  # fmt: skip
+    one_hot = np.moveaxis(np.eye(shape[axis], dtype=dtype)[labels], -1, axis)
+    want = (probs - one_hot) * np.expand_dims(dloss, axis)
+    check(got, want, rtol=1e-6 if dtype == "float32" else 1e-12, atol=1e-7)
+
+
+def test_mixed_dtypes_promote_like_numpy(rng, backend):
+    probs = sps.softmax(rng.normal(size=(3, 4)), axis=1).astype("float32")
+    labels, dloss = np.array([0, 3, 1], dtype="int32"), np.array([1.0, -2.0, 0.5])
+    got = run_on(lambda d, p, y: SoftmaxCrossEntropyGrad(1)(d, p, y), dloss, probs, labels,
+                 backend=backend)  # fmt: skip
+    want = (probs.astype("float64") - np.eye(4)[labels]) * dloss[:, None]
+    check(got, want, rtol=1e-7)
+
+
+def test_negative_labels_count_from_the_end_as_in_numpy(backend):
+    x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    loss = run_on(sn.softmax_cross_entropy, x, np.array([-1, -3]), backend=backend)
+    check(loss, -sps.log_softmax(x, axis=1)[[0, 1], [2, 0]], rtol=1e-12)
+
+
+def test_extreme_logits_stay_finite(backend):
+    x = np.array([[1000.0, 0.0, -1000.0], [-1000.0, -1000.0, -1001.0]], dtype="float32")
+    labels = np.array([2, 1])
+    loss, probs = run_on(lambda a, y: SoftmaxCrossEntropy(1)(a, y), x, labels, backend=backend)
+    assert np.isfinite(loss).all() and np.isfinite(probs).all()
+    check(loss, _reference(x, labels, 1)[0].astype("float32"), rtol=1e-6)
+    assert loss[0] == pytest.approx(2000.0)
+
+
+def test_nan_and_inf_follow_the_reference(backend):
+    x = np.array([[np.nan, 0.0, 1.0], [np.inf, 0.0, 1.0], [-np.inf, 0.0, 1.0]])
+    labels = np.array([1, 1, 2])
+    want = SoftmaxCrossEntropy(1).perform(x, labels)
+    got = run_on(lambda a, y: SoftmaxCrossEntropy(1)(a, y), x, labels, backend=backend)
+    for g, w in zip(got, want):
+        check(g, w, rtol=1e-12)
+    assert np.isnan(got[0][0]) and np.isfinite(got[0][2])
+
+
+@pytest.mark.parametrize("bad", [3, -4, 100])
+def test_labels_out_of_range_raise_a_clear_error(bad, backend):
+    x, labels = np.zeros((2, 3), "float32"), np.array([0, bad])
+    with pytest.raises(Exception, match=rf"softmax_cross_entropy.*label {bad} is out of range "
+                       r"for axis 1 of size 3"):  # fmt: skip
+        run_on(sn.softmax_cross_entropy, x, labels, backend=backend)
+
+
+def test_type_errors_name_the_op_and_the_variables():
+    x, labels = sn.matrix("x"), sn.tensor("y", shape=(None,), dtype="int64")
+    with pytest.raises(sn.DTypeError, match=r"softmax_cross_entropy: labels 'y'.*integers"):
+        sn.softmax_cross_entropy(x, sn.vector("y"))
+    with pytest.raises(sn.DTypeError, match=r"logits 'i'.*floating point"):
+        sn.softmax_cross_entropy(sn.tensor("i", shape=(2, 3), dtype="int64"), labels)
+    with pytest.raises(sn.ShapeError, match=r"'y' \(int64\(4,\)\).*one value per row.*\(3,\)"):
+        sn.softmax_cross_entropy(sn.tensor("x", shape=(3, 5)), sn.tensor("y", shape=(4,),
+                                 dtype="int64"))  # fmt: skip
+    assert sn.softmax_cross_entropy(x, labels).type.ndim == 1
+
+
+def test_gradients_are_checked_numerically(rng):
+    x, labels = rng.normal(size=(4, 5)), np.array([0, 4, 2, -1])
+    dloss, probs = rng.normal(size=4), sps.softmax(rng.normal(size=(4, 5)), axis=1)
+    sn.check_grad(lambda a: sn.softmax_cross_entropy(a, labels), [x])
+    sn.check_grad(lambda a: SoftmaxCrossEntropy(1)(a, labels)[1], [x])
+    sn.check_grad(lambda d, p: SoftmaxCrossEntropyGrad(1)(d, p, labels), [dloss, probs])
+    second = SoftmaxCrossEntropy(1)
+    sn.check_grad(lambda d, a: SoftmaxCrossEntropyGrad(1)(d, second(a, labels)[1], labels),
+                  [dloss, x])  # fmt: skip
+
+
+def test_gradient_of_the_loss_is_softmax_minus_one_hot(rng, backend):
+    x, labels = rng.normal(size=(3, 4)), np.array([1, 0, 3])
+    weights = np.array([1.0, -2.0, 0.5])
+    a = sn.tensor("a", shape=(3, 4))
+    y = sn.tensor("y", shape=(3,), dtype="int64")
+    cost = sn.sum(sn.softmax_cross_entropy(a, y) * weights)
+    got = sn.function([a, y], sn.grad(cost, a), backend=backend)(x, labels)
+    want = (sps.softmax(x, axis=1) - np.eye(4)[labels]) * weights[:, None]
+    check(got, want, rtol=1e-12, atol=1e-15)
