@@ -152,3 +152,29 @@ def test_wrong_argument_count_is_the_python_error():
     f = sn.function([x], x + 1, backend="c")
     with pytest.raises(InputError, match="takes 1 inputs, got 2"):
         f(np.ones(2), np.ones(2))
+
+
+def test_a_runner_that_cannot_be_built_warns_once_and_python_runs(monkeypatch, tmp_path):
+    monkeypatch.setattr(runner, "_module", [])
+    monkeypatch.setattr(runner, "_problem", [])
+    monkeypatch.setattr(runner, "_installed", lambda: None)
+    monkeypatch.setattr(runner, "_cached_path", lambda cc: str(tmp_path / "_runner_x.so"))
+    monkeypatch.setattr(
+        runner,
+        "compile_command",
+        lambda cc, target: [
+            cc,
+            "-DSN_BROKEN",
+            "-x",
+            "c",
+            "/dev/null",
+            "-c",
+            "-o",
+            "/nonexistent/x",
+        ],
+    )
+    x = sn.vector("x")
+    with pytest.warns(RuntimeWarning, match="C runner could not be built"):
+        f = sn.function([x], x * 2, backend="c")
+    assert f._runner is None
+    np.testing.assert_array_equal(f(np.arange(3.0)), [0.0, 2.0, 4.0])

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import sysconfig
 import uuid
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,7 @@ SOURCE = Path(__file__).with_name("runner.c")
 MODULE = "symnb.backends.c._runner"
 MAX_NAMES = 128  # named dims one call may bind (runner.c's MAXDIM * 4)
 _module: list = []  # [module or None] once looked up
+_problem: list[str] = []  # why the runner could not be built, when it could not
 
 
 def source_hash() -> str:
@@ -43,6 +45,14 @@ def module():
     """The extension module, or None when it cannot be had (then the Python runtime runs)."""
     if not _module:
         _module.append(_installed() or _compiled())
+        if _module[0] is None and _problem:
+            warnings.warn(
+                f"symnb: the C runner could not be built ({_problem[0]}); backend 'c' runs "
+                "each call's steps from Python instead (same results, a few microseconds "
+                "more per call)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
     return _module[0]
 
 
@@ -63,10 +73,14 @@ def _compiled():
     path = _cached_path(cc)
     if not os.path.exists(path) and not _build(cc, path):
         return None
-    loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
-    spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
-    built = importlib.util.module_from_spec(spec)
-    loader.exec_module(built)
+    try:
+        loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
+        spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
+        built = importlib.util.module_from_spec(spec)
+        loader.exec_module(built)
+    except ImportError as exc:
+        _problem.append(f"loading {path}: {exc}")
+        return None
     return built
 
 
@@ -91,12 +105,15 @@ def _build(cc: str, path: str) -> bool:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{uuid.uuid4().hex}.tmp"
     try:
-        done = subprocess.run(compile_command(cc, tmp), capture_output=True, timeout=120)
+        done = subprocess.run(compile_command(cc, tmp), capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
+            errors = [line for line in done.stderr.splitlines() if "error" in line]
+            _problem.append((errors or done.stderr.splitlines() or ["no output"])[0])
             return False
         os.replace(tmp, path)
         return True
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError) as exc:
+        _problem.append(f"{cc}: {exc}")
         return False
     finally:
         if os.path.exists(tmp):
