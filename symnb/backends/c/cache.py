@@ -1,16 +1,23 @@
 """Compiled kernels cached by content, in memory and on disk.
 
-Layers: (1) loaded functions in this process, keyed by the hash; (2) shared libraries in
-``<compiledir>/c/<hash>.so`` with their source beside them (``<hash>.c``), where the hash
-covers the source, the compiler's version banner, its flags and the CPU. A kernel is compiled
-under a unique temporary name in the same directory and moved into place with an atomic
-``os.replace``, so processes compiling the same kernel at once each succeed and the entry is
-never half-written. Nothing is versioned by hand: a change in any input is a new key.
+Layers: (1) loaded functions in this process, keyed by the hash of their source; (2) on disk
+in ``<compiledir>/c/``, an index with one entry per kernel. A kernel's key hashes its source,
+the compiler's version banner, its flags and the CPU; ``<key>.entry`` names the shared library
+that holds the kernel, under the symbol ``sn_kernel_<key>``, and ``<key>.c`` is its source.
+
+The missing kernels of a function compile together: split into one batch per core, each batch
+one translation unit and one compiler run (``lib-<hash of its keys>.so``), the batches in
+parallel. Since a kernel is found through its own entry, a kernel compiled once (by any
+function or process) is never compiled again. A library is compiled under a unique temporary
+name and moved into place with an atomic ``os.replace``, and the entries are written (atomically)
+only after it, so processes compiling at once each succeed and no entry points at a half-written
+file. Nothing is versioned by hand: a change in any input is a new key.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import os
 import shutil
@@ -20,10 +27,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from symnb.backends.c import compiler
+from symnb.backends.c.steps import ffi
 from symnb.config import config
 from symnb.errors import SymnbError
 
+KERNEL_TYPE = "int(*)(int64_t *, char **)"
+BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
+
 _loaded: dict[str, object] = {}
+_libraries: dict[str, ctypes.CDLL] = {}
 _lock = threading.Lock()
 _forbid = threading.local()
 
@@ -62,67 +74,183 @@ def cache_key(source: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
-def library_for(source: str) -> tuple[str, str]:
-    """(key, path of the shared library) for ``source``, compiling it if no layer has it."""
-    key = cache_key(source)
-    path = os.path.join(kernel_dir(), key + ".so")
-    if os.path.exists(path):
-        stats.disk_hits += 1
-        return key, path
-    if getattr(_forbid, "on", False):
-        raise CacheMiss(f"kernel {key} is not in {kernel_dir()} and compiling is forbidden")
-    _compile_into(source, path)
-    stats.compiles += 1
-    return key, path
+def symbol(key: str) -> str:
+    """The name a kernel's entry point has in every library that holds it."""
+    return f"{compiler.ENTRY}_{key}"
 
 
-def _compile_into(source: str, path: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    try:
-        compiler.compile_library(source, tmp)
-        _write_atomically(path[: -len(".so")] + ".c", source)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _write_atomically(path: str, text: str) -> None:
-    tmp = f"{path}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def load_many(sources: list[str], loader) -> list:
-    """Loaded kernels for several sources; the missing ones compile in parallel (one compiler
-    process per core), which is most of a cold compile."""
+# -- loading ------------------------------------------------------------------------------------
+def load_many(sources: list[str], opener=None) -> list:
+    """Loaded kernels for several sources; the missing ones compile first, together."""
     missing = [s for s in dict.fromkeys(sources) if not _cached(s)]
-    if len(missing) > 1 and not getattr(_forbid, "on", False):
-        workers = min(len(missing), os.cpu_count() or 1)
-        with ThreadPoolExecutor(workers) as pool:
-            done = pool.map(library_for, missing)
-            list(config.progress(done, total=len(missing), label="compiling kernels"))
-    return [load(s, loader) for s in sources]
+    if missing and not getattr(_forbid, "on", False):
+        with _lock:
+            _compile_missing(missing)
+    return [load(s, opener) for s in sources]
 
 
-def _cached(source: str) -> bool:
-    if hashlib.sha256(source.encode()).hexdigest() in _loaded:
-        return True
-    return os.path.exists(os.path.join(kernel_dir(), cache_key(source) + ".so"))
-
-
-def load(source: str, loader):
-    """The loaded kernel for ``source``; ``loader(path)`` opens a library (cffi)."""
+def load(source: str, opener=None):
+    """The loaded kernel for ``source``. ``opener(path, symbol)`` returns a library's kernel
+    function (default ``open_symbol``)."""
     with _lock:
         mem_key = hashlib.sha256(source.encode()).hexdigest()
         if mem_key in _loaded:
             stats.memory_hits += 1
             return _loaded[mem_key]
-        _, path = library_for(source)
-        _loaded[mem_key] = loader(path)
+        key = cache_key(source)
+        path = _library_of(key)
+        if path is None:
+            if getattr(_forbid, "on", False):
+                raise CacheMiss(f"kernel {key} is not in {kernel_dir()} and compiling is forbidden")
+            _compile_missing([source])
+            key = cache_key(source)  # the flags may have been probed and changed
+            path = _library_of(key)
+        else:
+            stats.disk_hits += 1
+        _loaded[mem_key] = (opener or open_symbol)(path, symbol(key))
         return _loaded[mem_key]
+
+
+def open_symbol(path: str, name: str):
+    """The kernel function ``name`` of the library at ``path``, as a cffi function pointer.
+
+    ctypes opens the library and never closes it: kernels stay valid for the process, and so
+    does the OpenMP runtime they load, whose worker threads must not be unmapped at exit.
+    OpenMP threads sleep between parallel regions unless the user chose otherwise
+    (``OMP_WAIT_POLICY``), so idle workers do not take a core from NumPy and BLAS."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    library = _libraries.get(path)
+    if library is None:
+        library = _libraries[path] = ctypes.CDLL(path)
+    address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+    return ffi.cast(KERNEL_TYPE, address)
+
+
+def _cached(source: str) -> bool:
+    if hashlib.sha256(source.encode()).hexdigest() in _loaded:
+        return True
+    return _library_of(cache_key(source)) is not None
+
+
+def _library_of(key: str) -> str | None:
+    """The library the index names for ``key``, if both exist."""
+    try:
+        with open(_entry_path(key)) as f:
+            path = os.path.join(kernel_dir(), f.read().strip())
+    except OSError:
+        return None
+    return path if os.path.exists(path) else None
+
+
+def _entry_path(key: str) -> str:
+    return os.path.join(kernel_dir(), key + ".entry")
+
+
+# -- compiling ----------------------------------------------------------------------------------
+def _compile_missing(sources: list[str]) -> None:
+    """Compile ``sources`` and index them. While the flags are only assumed, a failure probes
+    them and compiles again: with other flags (new keys), or with the same ones, where the
+    failing kernel then compiles alone and its error names it."""
+    cc = compiler.require_compiler()
+    try:
+        _compile_batches(sources)
+    except compiler.CompileError:
+        if not compiler.flags_assumed(cc):
+            raise
+        compiler.probe_flags(cc)
+        _compile_batches([s for s in sources if not _cached(s)])
+
+
+def _compile_batches(sources: list[str]) -> None:
+    """One batch per core, compiled in parallel; progress counts kernels."""
+    keyed = {cache_key(s): s for s in sources}
+    batches = _batches(sorted(keyed.items()), _cores())
+    if len(keyed) == 1:
+        _compile_batch(batches[0])
+    else:
+        with ThreadPoolExecutor(min(len(batches), _cores())) as pool:
+            done = (kernel for batch in pool.map(_compile_batch, batches) for kernel in batch)
+            list(config.progress(done, total=len(keyed), label="compiling kernels"))
+    stats.compiles += len(keyed)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _batches(items: list[tuple[str, str]], cores: int) -> list[list[tuple[str, str]]]:
+    """(key, source) pairs in at least ``cores`` batches of similar source length (longest
+    first into the shortest batch), each of at most BATCH_LIMIT kernels."""
+    count = min(len(items), max(cores, -(-len(items) // BATCH_LIMIT)))
+    batches: list[list] = [[] for _ in range(count)]
+    sizes = [0] * count
+    for key, source in sorted(items, key=_source_length, reverse=True):
+        smallest = sizes.index(min(sizes))
+        batches[smallest].append((key, source))
+        sizes[smallest] += len(source)
+    return [sorted(batch) for batch in batches]
+
+
+def _source_length(item: tuple[str, str]) -> int:
+    return len(item[1])
+
+
+def _compile_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Compile one batch into one library; if it fails and the flags are settled, each kernel
+    compiles alone: the others are cached, and the error shows the kernel that fails."""
+    cc = compiler.require_compiler()
+    used = compiler.flags(cc)
+    try:
+        _build(batch, used)
+    except compiler.CompileError:
+        if len(batch) == 1 or compiler.flags_assumed(cc):
+            raise
+        _build_each(batch, used)
+    compiler.confirm_flags(cc, used)
+    return batch
+
+
+def _build_each(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
+    errors = []
+    for kernel in batch:
+        try:
+            _build([kernel], used)
+        except compiler.CompileError as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+
+
+def _build(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
+    """Compile, move the library into place, then write the kernels' sources and entries."""
+    digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
+    name = f"lib-{digest}.so"
+    path = os.path.join(kernel_dir(), name)
+    os.makedirs(kernel_dir(), exist_ok=True)
+    tmp = _temporary(path)
+    try:
+        compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    for key, source in batch:
+        _write_atomically(os.path.join(kernel_dir(), key + ".c"), source)
+        _write_atomically(_entry_path(key), name)
+
+
+def _temporary(path: str) -> str:
+    return f"{path}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+
+
+def _write_atomically(path: str, text: str) -> None:
+    tmp = _temporary(path)
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 @contextlib.contextmanager

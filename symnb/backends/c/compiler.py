@@ -1,10 +1,14 @@
-"""Finding the system C compiler and turning one kernel's source into a shared library.
+"""Finding the system C compiler and turning kernels' sources into one shared library.
 
 Flags: ``-O3 -march=native`` (so the CPU is part of the cache key), ``-fopenmp`` for threads and
 ``omp simd`` (``-fopenmp-simd`` alone where the OpenMP runtime is missing), ``-fno-math-errno``
 so libm calls can be vectorised, ``-fwrapv`` because NumPy integers wrap on overflow, and
 ``-ffp-contract=off`` so ``a*b + c`` rounds twice, as in NumPy (no silent FMA). No
 ``-ffast-math``: NaN and infinity behave as in NumPy.
+
+Several kernels compile as one translation unit in one compiler run: a compiler process, its
+parse of the headers and its link cost about as much as compiling a small kernel, so a cold
+compile of many kernels is mostly that overhead when each has its own run.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import functools
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -24,10 +29,17 @@ CANDIDATES = ("cc", "gcc", "clang")
 BASE_FLAGS = (
     "-O3", "-march=native", "-shared", "-fPIC", "-fno-math-errno", "-fwrapv", "-ffp-contract=off"
 )  # fmt: skip
+THREADING = (("-fopenmp",), ("-fopenmp-simd",))  # preferred first
+LIBRARIES = (("-lmvec", "-lm"), ("-lm",))
 INSTALL_HINT = (
     "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora: dnf install gcc; "
     "macOS: xcode-select --install; conda: conda install -c conda-forge c-compiler)"
 )
+ENTRY = "sn_kernel"  # the entry point every kernel defines (dialect.py)
+PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated kernel
+MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
+
+_flags: dict[str, tuple[str, ...]] = {}  # compiler path -> flags known to link (probed)
 
 
 class CompileError(SymnbError, RuntimeError):
@@ -56,12 +68,10 @@ def require_compiler() -> str:
 def compiler_identity(path: str) -> str:
     """The compiler's version banner, part of every cache key; remembered in the compile
     directory per binary (path, size, mtime), since asking costs a process start."""
-    from symnb.backends.c.cache import kernel_dir
-
     real = os.path.realpath(path)
     stat = os.stat(real)
     tag = hashlib.sha256(f"{real}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    memo = os.path.join(kernel_dir(), f"compiler-{tag.hexdigest()[:16]}.txt")
+    memo = _memo_path(f"compiler-{tag.hexdigest()[:16]}.txt")
     try:
         with open(memo) as f:
             return f.read()
@@ -71,6 +81,12 @@ def compiler_identity(path: str) -> str:
     banner = (result.stdout.splitlines() or [path])[0]
     _remember(memo, banner)
     return banner
+
+
+def _memo_path(name: str) -> str:
+    from symnb.backends.c.cache import kernel_dir
+
+    return os.path.join(kernel_dir(), name)
 
 
 def _remember(memo: str, text: str) -> None:
@@ -97,27 +113,55 @@ def cpu_identity() -> str:
     return " ".join([platform.machine(), model, fields.get("flags", "")])
 
 
-@functools.cache
+# -- flags: assumed until a compile proves or refutes them -----------------------------------
 def flags(path: str) -> tuple[str, ...]:
-    """Compiler flags and libraries: whether OpenMP and libmvec link here is probed once per
-    compiler and CPU and remembered in the compile directory (a probe is a compile)."""
-    from symnb.backends.c.cache import kernel_dir
+    """Compiler flags and libraries for kernels. Whether OpenMP and libmvec link here is known
+    once probed (remembered in the compile directory per compiler and CPU); before that the
+    preferred set is assumed, since it links on most systems and probing costs a compile. A
+    compile that succeeds with assumed flags confirms them (``confirm_flags``); one that fails
+    probes them (``probe_flags``)."""
+    if path not in _flags:
+        try:
+            with open(_flags_memo(path)) as f:
+                _flags[path] = tuple(f.read().split())
+        except OSError:
+            return preferred_flags()
+    return _flags[path]
 
-    tag = hashlib.sha256("\0".join([path, compiler_identity(path), cpu_identity()]).encode())
-    memo = os.path.join(kernel_dir(), f"flags-{tag.hexdigest()[:16]}.txt")
-    try:
-        with open(memo) as f:
-            return tuple(f.read().split())
-    except OSError:
-        pass
-    found = _probe_flags(path)
-    _remember(memo, " ".join(found))
+
+def preferred_flags() -> tuple[str, ...]:
+    return BASE_FLAGS + THREADING[0] + LIBRARIES[0]
+
+
+def flags_assumed(path: str) -> bool:
+    """True while ``flags(path)`` is the untested preferred set."""
+    flags(path)
+    return path not in _flags
+
+
+def confirm_flags(path: str, used: tuple[str, ...]) -> None:
+    """A compile with ``used`` succeeded: they link, so the probe would choose them."""
+    if path not in _flags and used == preferred_flags():
+        _remember(_flags_memo(path), " ".join(used))
+        _flags[path] = used
+
+
+def probe_flags(path: str) -> tuple[str, ...]:
+    """Find the flags that link here and remember them (a compile per candidate tried)."""
+    found = _probe(path)
+    _remember(_flags_memo(path), " ".join(found))
+    _flags[path] = found
     return found
 
 
-def _probe_flags(path: str) -> tuple[str, ...]:
-    for extra in (("-fopenmp",), ("-fopenmp-simd",)):
-        for libs in (("-lmvec", "-lm"), ("-lm",)):
+def _flags_memo(path: str) -> str:
+    tag = hashlib.sha256("\0".join([path, compiler_identity(path), cpu_identity()]).encode())
+    return _memo_path(f"flags-{tag.hexdigest()[:16]}.txt")
+
+
+def _probe(path: str) -> tuple[str, ...]:
+    for extra in THREADING:
+        for libs in LIBRARIES:
             candidate = BASE_FLAGS + extra + libs
             if _links(path, candidate):
                 return candidate
@@ -140,15 +184,48 @@ def _ordered(candidate: tuple[str, ...]) -> list[str]:
     ]
 
 
-def compile_library(source: str, target: str) -> None:
-    """Compile ``source`` into the shared library ``target`` (written exactly there)."""
+# -- compiling ----------------------------------------------------------------------------------
+def translation_unit(kernels: list[tuple[str, str]]) -> str:
+    """Several kernels' sources as one C file; ``kernels`` holds (symbol, source) pairs.
+
+    Each kernel's text is kept as it is, between ``#define`` lines that rename its entry point
+    to ``symbol`` and every other ``sn_`` name (its static helpers) to one private to it, and
+    ``#undef`` lines that drop those and its own macros, so no name of one kernel reaches the
+    next. A kernel that broke the naming convention fails to compile here, and the cache then
+    compiles it alone."""
+    return "\n".join(_renamed(index, *kernel) for index, kernel in enumerate(kernels))
+
+
+def _renamed(index: int, symbol: str, source: str) -> str:
+    names = sorted(set(PRIVATE_NAME.findall(source)) - {ENTRY})
+    before = [f"#define {name} {name}__k{index}" for name in names]
+    before.append(f"#define {ENTRY} {symbol}")
+    undone = [*names, ENTRY, *dict.fromkeys(MACRO.findall(source))]
+    return "\n".join([*before, source, *[f"#undef {name}" for name in undone], ""])
+
+
+def compile_kernels(kernels: list[tuple[str, str]], target: str, used: tuple[str, ...]) -> None:
+    """Compile (symbol, source) pairs into the shared library ``target`` in one compiler run,
+    with the flags ``used``. A single kernel compiles from its own text (its entry point renamed
+    on the command line), so compiler messages give its own line numbers."""
+    if len(kernels) == 1:
+        symbol, source = kernels[0]
+        defines = [f"-D{ENTRY}={symbol}"]
+    else:
+        source, defines = translation_unit(kernels), []
+    _compile(source, target, [*defines, *used])
+
+
+def _compile(source: str, target: str, options: list[str]) -> None:
     path = require_compiler()
     src = target + ".c"
     with open(src, "w") as f:
         f.write(source)
-    cmd = [path, src, "-o", target, *_ordered(flags(path))]
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    os.unlink(src)
+    cmd = [path, "-pipe", src, "-o", target, *_ordered(tuple(options))]
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    finally:
+        os.unlink(src)
     if result.returncode != 0:
         raise CompileError(_failure(cmd, result.stderr + result.stdout, source))
 

@@ -20,7 +20,6 @@ from symnb.backends.c.steps import (
     LibraryStep,
     ReduceStep,
     RowStep,
-    open_kernel,
 )
 from symnb.backends.c.xent import OPS as XENT_OPS
 from symnb.backends.c.xent import xent_step
@@ -50,7 +49,7 @@ class CLinker:
         self.kernels = KernelList()
         self.pending: list = []  # (step, source) of kernels to load once all are rendered
         self.steps = [self._step(node) for node in order if id(node) not in self.fused]
-        fns = cache.load_many([source for _, source in self.pending], open_kernel)
+        fns = cache.load_many([source for _, source in self.pending])
         for (step, _), fn in zip(self.pending, fns):
             step.fn = fn
         self.out_slots = [self.slot[id(v)] for v in graph.outputs]

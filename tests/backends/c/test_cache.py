@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends.c import CacheMiss, CompileError, cache, forbid_compile
+from symnb.backends.c import CacheMiss, CompileError, cache, compiler, forbid_compile
+from symnb.backends.c.cache import stats
 
 
 def build(dtype="float64"):
@@ -126,3 +127,97 @@ def test_compiling_many_kernels_reports_progress(compiledir, monkeypatch):
     f = sn.function([x, y], [sn.exp(x) * 3.25, sn.sin(y) - 0.75, sn.sum(x * y * 1.5)], backend="c")
     assert np.allclose(f([1.0, 2.0], [3.0, 4.0])[2], 1.5 * 11)
     assert calls and calls[0][1] == "compiling kernels" and calls[0][0] >= 2
+
+
+def several_kernels():
+    """A function of three kernels (two elementwise, one reduction) and its check."""
+    x, y = sn.vector("x"), sn.vector("y")
+    f = sn.function([x, y], [sn.exp(x) * 3.25, sn.sin(y) - 0.75, sn.sum(x * y * 1.5)], backend="c")
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    got = f(a, b)
+    np.testing.assert_allclose(got[0], np.exp(a) * 3.25)
+    np.testing.assert_allclose(got[1], np.sin(b) - 0.75)
+    np.testing.assert_allclose(got[2], 1.5 * 11)
+    return f
+
+
+def entries(compiledir):
+    return {p.stem: p.read_text() for p in (compiledir / "c").glob("*.entry")}
+
+
+def test_one_compiler_run_builds_all_kernels_on_one_core(compiledir, monkeypatch):
+    monkeypatch.setattr(cache, "_cores", lambda: 1)
+    runs = []
+    real = compiler._compile
+    monkeypatch.setattr(compiler, "_compile", lambda *args: runs.append(args) or real(*args))
+    f = several_kernels()
+    assert len(runs) == 1
+    libraries = list((compiledir / "c").glob("*.so"))
+    assert [p.name for p in libraries] == [next(iter(set(entries(compiledir).values())))]
+    assert sorted(entries(compiledir)) == sorted(cache.cache_key(s) for s in f.kernels.sources())
+
+
+def test_a_kernel_compiled_by_another_function_is_not_compiled_again(compiledir):
+    x = sn.vector("x")
+    sn.function([x], sn.exp(x) * 3.25, backend="c")
+    cache._loaded.clear()  # as in a new process
+    before = stats.compiles
+    several_kernels()  # holds exp(x) * 3.25 and two kernels more
+    assert stats.compiles - before == 2
+    assert len(entries(compiledir)) == 3
+
+
+def test_a_failing_kernel_in_a_batch_is_the_one_the_error_shows(compiledir, monkeypatch):
+    monkeypatch.setattr(cache, "_cores", lambda: 1)
+    good = build().kernels[0].source
+    cache.clear_cache()
+    bad = "int sn_kernel(int64_t *a, char **ptr) {\n    not C at all;\n}\n"
+    with pytest.raises(CompileError) as info:
+        cache.load_many([good, bad])
+    message = str(info.value)
+    assert "   2      not C at all;" in message
+    assert "sn_collapse" not in message  # the good kernel's source is not in the message
+    assert list(entries(compiledir)) == [cache.cache_key(good)]  # the good one is cached
+
+
+def test_flags_are_assumed_until_a_compile_needs_the_probe(compiledir, monkeypatch):
+    monkeypatch.setattr(compiler, "_flags", {})
+    probes = []
+    monkeypatch.setattr(compiler, "_links", lambda *args: probes.append(args) or True)
+    build()
+    assert probes == []  # the preferred flags linked: no probe compile
+    (memo,) = (compiledir / "c").glob("flags-*.txt")
+    assert memo.read_text().split() == list(compiler.preferred_flags())
+
+
+def test_flags_that_do_not_link_are_probed_and_replaced(compiledir, monkeypatch):
+    monkeypatch.setattr(compiler, "_flags", {})
+    monkeypatch.setattr(compiler, "LIBRARIES", (("-lsn_no_such_library", "-lm"), ("-lm",)))
+    assumed_key = cache.cache_key("source")
+    f = build()
+    np.testing.assert_allclose(f(np.array([0.5])), np.exp(0.5) * 2 + 1)
+    (memo,) = (compiledir / "c").glob("flags-*.txt")
+    assert "-lsn_no_such_library" not in memo.read_text().split()
+    assert "-lm" in memo.read_text().split()
+    assert cache.cache_key("source") != assumed_key  # the flags are in every key
+
+
+def test_translation_unit_keeps_each_kernels_names_apart():
+    first = "#define SN_N 2\nstatic int sn_half(int x) { return x / SN_N; }\n"
+    second = "#define SN_N 3\nstatic int sn_half(int x) { return x / SN_N; }\n"
+    unit = compiler.translation_unit(
+        [("sn_kernel_a", first + "int sn_kernel(void) { return sn_half(6); }\n"),
+         ("sn_kernel_b", second + "int sn_kernel(void) { return sn_half(6); }\n")]
+    )  # fmt: skip
+    assert "#define sn_half sn_half__k0" in unit and "#define sn_half sn_half__k1" in unit
+    assert unit.index("#undef SN_N") < unit.index("#define SN_N 3")
+    assert "#define sn_kernel sn_kernel_b" in unit
+
+
+def test_batches_balance_source_length_and_respect_the_limit():
+    items = [(f"k{i}", "x" * size) for i, size in enumerate([900, 500, 400, 100, 50])]
+    two = cache._batches(items, 2)
+    assert sorted(sum(len(s) for _, s in batch) for batch in two) == [950, 1000]
+    assert len(cache._batches(items, 16)) == 5  # never more batches than kernels
+    many = [(f"k{i:02d}", "x") for i in range(40)]
+    assert len(cache._batches(many, 1)) == 3  # at most BATCH_LIMIT (16) kernels each
