@@ -1,21 +1,96 @@
-"""``gemm`` (beta * z + alpha * x @ y): NumPy's BLAS for the product, scale and add in place.
+"""``gemm`` (beta * z + alpha * x @ y) as one ``?gemm`` call into the BLAS NumPy already loaded.
 
-SciPy's ``?gemm`` would fold alpha and beta into the BLAS call, but SciPy ships its own
-OpenBLAS with its own thread pool: alternating it with NumPy's (every ``matmul``) made the W3
-training step 3-4x slower here (two pools spinning on two cores). So the product uses NumPy's
-BLAS and the scale and add run in place on the accumulator, which is z's own buffer when the
-node is in-place (``gemm_inplace``) and z can hold the result, and no other temporary.
+The product, alpha, beta and the add into the result happen inside one BLAS call: no product
+temporary (a fresh 1-2 MB array page-faults on every call) and no extra passes over it. The
+BLAS is NumPy's own OpenBLAS, found among the libraries this process has mapped: SciPy ships a
+second OpenBLAS with its own thread pool, and alternating the two pools made the W3 training
+step 3-4x slower here (two pools spinning on two cores). Where that library is not found (MKL
+or Accelerate builds of NumPy, non-Linux systems) the step falls back to ``np.matmul`` with the
+scale and add in place.
 """
 
 from __future__ import annotations
 
+import os
+
+import cffi
 import numpy as np
 
 from symnb.backends.c.steps import LibraryStep
 
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+
+#: symbol suffix -> the C integer type of the BLAS's dimensions (``64_``: ILP64 builds).
+_SUFFIXES = {"64_": "int64_t", "": "int"}
+_ffi = cffi.FFI()
+_found: dict = {}
+
+
+def numpy_blas():
+    """``{dtype: gemm function}`` of NumPy's OpenBLAS, or ``{}`` where it is not found."""
+    if "gemm" not in _found:
+        _found["gemm"] = _load(_numpy_openblas_path())
+    return _found["gemm"]
+
+
+def _numpy_openblas_path() -> str | None:
+    """The OpenBLAS mapped from NumPy's own directory tree (``numpy.libs`` in wheels)."""
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line}
+    except OSError:
+        return None
+    mine = sorted(p for p in paths if p.startswith(os.path.join(root, "numpy")))
+    return mine[0] if mine else None
+
+
+def _load(path: str | None) -> dict:
+    if path is None:
+        return {}
+    lib = _ffi.dlopen(path)  # already mapped by NumPy: the same library and thread pool
+    for prefix in ("scipy_cblas_", "cblas_"):
+        for suffix, index in _SUFFIXES.items():
+            functions = _functions(lib, prefix, suffix, index)
+            if functions:
+                return functions
+    return {}
+
+
+def _functions(lib, prefix: str, suffix: str, index: str) -> dict:
+    functions = {}
+    for letter, ctype, dtype in (("s", "float", "float32"), ("d", "double", "float64")):
+        name = f"{prefix}{letter}gemm{suffix}"
+        signature = (
+            f"void {name}(int, int, int, {index}, {index}, {index}, {ctype}, const {ctype} *,"
+            f" {index}, const {ctype} *, {index}, {ctype}, {ctype} *, {index});"
+        )
+        try:
+            _ffi.cdef(signature)
+        except cffi.CDefError:
+            pass  # declared by an earlier probe
+        try:
+            functions[np.dtype(dtype)] = getattr(lib, name)
+        except AttributeError:
+            return {}
+    return functions
+
+
+def _operand(a: np.ndarray):
+    """(transpose flag, leading dimension, array) for a row-major BLAS call, copying only a
+    layout BLAS cannot read (neither axis unit-strided, negative or unaligned strides)."""
+    item = a.itemsize
+    rows, cols = a.shape
+    s0, s1 = a.strides
+    if (s1 == item or cols == 1) and s0 % item == 0 and s0 >= max(1, cols) * item:
+        return NO_TRANS, s0 // item, a
+    if (s0 == item or rows == 1) and s1 % item == 0 and s1 >= max(1, rows) * item:
+        return TRANS, s1 // item, a
+    return NO_TRANS, cols, np.ascontiguousarray(a)
+
 
 class GemmStep(LibraryStep):
-    """``np.matmul`` then in-place ``*= beta`` and ``+= alpha * product``."""
+    """One ``?gemm`` call into z's buffer (in-place node) or a copy of z; NumPy otherwise."""
 
     kind = "blas"
 
@@ -29,22 +104,50 @@ class GemmStep(LibraryStep):
         shape = (x.shape[0], y.shape[1])
         if np.broadcast_shapes(np.shape(z), shape) != shape:
             return None
+        gemm = numpy_blas().get(x.dtype)
+        if gemm is None or 0 in x.shape or 0 in y.shape or not x.dtype == y.dtype == z.dtype:
+            return self._through_matmul(z, alpha, x, y, beta, shape)
+        c = self._accumulator(z, shape, x.dtype, beta, (x, y))
+        self._call(gemm, float(alpha), x, y, 0.0 if beta == 0 else float(beta), c)
+        return c
+
+    @staticmethod
+    def _call(gemm, alpha, x, y, beta, c):
+        """c = alpha * x @ y + beta * c (c C-contiguous; x and y in any 2-d layout)."""
+        ta, lda, x = _operand(x)
+        tb, ldb, y = _operand(y)
+        m, k = x.shape
+        n = y.shape[1]
+        gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, _pointer(x), lda, _pointer(y), ldb, beta,
+             _pointer(c), n)  # fmt: skip
+
+    def _accumulator(self, z, shape, dtype, beta, operands=()):
+        """z itself when the node is in-place and z can hold the result, else z broadcast
+        into a new array (left uninitialised when beta is 0: BLAS does not read it). z is not
+        overwritten while it overlaps an operand of the product (``operands``)."""
+        if getattr(self.node.op, "inplace", False) and np.shape(z) == shape:
+            if z.flags.writeable and z.dtype == dtype and z.flags.c_contiguous:
+                if not any(np.may_share_memory(z, a) for a in operands):
+                    return z
+        c = np.empty(shape, dtype)
+        if beta != 0:
+            c[...] = z
+        return c
+
+    def _through_matmul(self, z, alpha, x, y, beta, shape):
+        """The product through ``np.matmul``, then the scale and add in place."""
         product = np.matmul(x, y)
         if alpha != 1:
             product *= alpha
-        c = self._accumulator(z, shape, product.dtype)
         if beta == 0:
             return product
+        c = self._accumulator(z, shape, product.dtype, beta)
         if beta != 1:
             c *= beta
         c += product
         return c
 
-    def _accumulator(self, z, shape, dtype):
-        """z itself when the node is in-place and z can hold the result, else a copy."""
-        if getattr(self.node.op, "inplace", False) and np.shape(z) == shape:
-            if z.flags.writeable and z.dtype == dtype:
-                return z
-        c = np.empty(shape, dtype)
-        c[...] = z
-        return c
+
+def _pointer(a: np.ndarray):
+    """The array's first element as ``float *`` or ``double *`` (the caller keeps ``a``)."""
+    return _ffi.cast("float *" if a.dtype == np.float32 else "double *", a.ctypes.data)

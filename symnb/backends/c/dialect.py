@@ -22,6 +22,42 @@ from symnb.backends.kernel_ir import Reduction
 PARALLEL_MIN = 1 << 20
 PARALLEL_MIN_CHEAP = 1 << 22
 
+#: output bytes from which a flat loop writes with non-temporal (streaming) stores: an output
+#: this much larger than the per-core caches is evicted before anything reads it, and normal
+#: stores would first read each line in (write-allocate), one more memory stream of traffic.
+STREAM_MIN_BYTES = 1 << 24
+#: the staging block, in bytes: results are computed into it (vectorised, in L1), then copied
+#: out one 64-byte line per streaming store.
+STREAM_BLOCK_BYTES = 512
+
+#: ``sn_stream_copy(dst, src, bytes)``: non-temporal copy of whole 64-byte lines (``dst``
+#: 64-byte aligned), where the target has streaming stores; SN_STREAM is 0 elsewhere and the
+#: kernels keep normal stores.
+STREAM_COPY = """
+#if defined(__x86_64__) && (defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__))
+#include <immintrin.h>
+#define SN_STREAM 1
+static inline void sn_stream_copy(char *dst, const char *src, int64_t bytes) {
+    for (int64_t b = 0; b < bytes; b += 64) {
+#if defined(__AVX512F__)
+        _mm512_stream_si512((void *)(dst + b), _mm512_load_si512((const void *)(src + b)));
+#elif defined(__AVX__)
+        for (int h = 0; h < 64; h += 32)
+            _mm256_stream_si256((__m256i *)(dst + b + h),
+                                _mm256_load_si256((const __m256i *)(src + b + h)));
+#else
+        for (int h = 0; h < 64; h += 16)
+            _mm_stream_si128((__m128i *)(dst + b + h),
+                             _mm_load_si128((const __m128i *)(src + b + h)));
+#endif
+    }
+}
+static inline void sn_stream_fence(void) { _mm_sfence(); }
+#else
+#define SN_STREAM 0
+#endif
+"""
+
 _OMP_REDUCTION = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}
 ROW_TYPE = "typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"
 
@@ -34,13 +70,15 @@ class CDialect(KernelRenderer):
     """C99 with OpenMP pragmas; ``render`` returns one translation unit per kernel."""
 
     def render(self, kernel) -> str:
+        stores = ""
         if isinstance(kernel.result, Reduction):
             entry = ReduceLoops(self, kernel).source()
         else:
-            entry = ElemwiseLoops(self, kernel).source()
+            entry, stores = ElemwiseLoops(self, kernel).source(), STREAM_COPY
         return "\n".join(
             [
                 driver.INCLUDES,
+                stores,
                 simd_declarations(sorted(self.math_used)),
                 self.helper_source(),
                 driver.runtime(PARALLEL_MIN if self.math_used else PARALLEL_MIN_CHEAP),
@@ -123,7 +161,8 @@ class ElemwiseLoops(_Loops):
     def source(self) -> str:
         out_t = self.ctype(self.k.result.dtype)
         result = f"v{self.k.result.value}"
-        return "\n".join([self.flat(out_t, result), self.strided(out_t, result), self.entry()])
+        parts = [self.flat(out_t, result), self.streamed(out_t, result)]
+        return "\n".join([*parts, self.strided(out_t, result), self.entry(out_t)])
 
     def flat(self, out_t: str, result: str) -> str:
         hoist = "\n    ".join(self.hoisted(strided=False))
@@ -138,6 +177,51 @@ static void sn_flat(int64_t lo, int64_t hi, char *const *p) {{
     }}
 }}"""
 
+    def streamed(self, out_t: str, result: str) -> str:
+        """The flat loop for large outputs: blocks computed into an aligned L1 buffer by the
+        same vectorised body, then written with streaming stores (no write-allocate reads).
+        ``sn_chunk`` picks it when the output is at least STREAM_MIN_BYTES and aligned."""
+        hoist = "\n    ".join(self.hoisted(strided=False))
+        body = self.body(strided=False)
+        return f"""
+#if SN_STREAM
+#define SN_BLOCK ({STREAM_BLOCK_BYTES} / (int64_t)sizeof({out_t}))
+static void sn_block(int64_t lo, char *const *p, {out_t} *restrict buf) {{
+    {hoist}
+    #pragma omp simd
+    for (int64_t j = 0; j < SN_BLOCK; j++) {{
+        const int64_t i = lo + j;
+{body}
+        buf[j] = {result};
+    }}
+}}
+
+static void sn_flat_stream(int64_t lo, int64_t hi, char *const *p) {{
+    {out_t} *out = ({out_t} *)p[{self.nin}];
+    uintptr_t addr = (uintptr_t)(out + lo);
+    if (addr % sizeof({out_t})) {{ sn_flat(lo, hi, p); return; }}
+    int64_t head = (int64_t)((64 - addr % 64) % 64 / sizeof({out_t}));
+    if (head > hi - lo) head = hi - lo;
+    sn_flat(lo, lo + head, p);
+    {out_t} buf[SN_BLOCK] __attribute__((aligned(64)));
+    int64_t i = lo + head;
+    for (; i + SN_BLOCK <= hi; i += SN_BLOCK) {{
+        sn_block(i, p, buf);
+        sn_stream_copy((char *)(out + i), (const char *)buf, {STREAM_BLOCK_BYTES});
+    }}
+    sn_stream_fence();
+    sn_flat(i, hi, p);
+}}
+#endif
+
+static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {{
+#if SN_STREAM
+    if (stream) {{ sn_flat_stream(lo, hi, p); return; }}
+#endif
+    (void)stream;
+    sn_flat(lo, hi, p);
+}}"""
+
     def strided(self, out_t: str, result: str) -> str:
         hoist = "\n    ".join(self.hoisted(strided=True))
         return f"""
@@ -150,12 +234,13 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     }}
 }}"""
 
-    def entry(self) -> str:
+    def entry(self, out_t: str) -> str:
         return f"""
 int sn_kernel(int64_t *a, char **ptr) {{
 {self.decode()}    if (nd == 1 && {self.contiguous_test()}) {{
         int64_t n = shape[0];
-        if (n < SN_PARALLEL_MIN) {{ sn_flat(0, n, p0); return 0; }}
+        int stream = n * (int64_t)sizeof({out_t}) >= {STREAM_MIN_BYTES};
+        if (n < SN_PARALLEL_MIN) {{ sn_chunk(0, n, p0, stream); return 0; }}
         #pragma omp parallel
         {{
             int64_t nt = 1, t = 0;
@@ -164,7 +249,7 @@ int sn_kernel(int64_t *a, char **ptr) {{
 #endif
             int64_t chunk = ((n + nt - 1) / nt + 15) & ~(int64_t)15;
             int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
-            if (lo < hi) sn_flat(lo, hi, p0);
+            if (lo < hi) sn_chunk(lo, hi, p0, stream);
         }}
         return 0;
     }}

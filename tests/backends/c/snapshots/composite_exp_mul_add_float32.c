@@ -5,6 +5,30 @@
 #include <omp.h>
 #endif
 
+
+#if defined(__x86_64__) && (defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__))
+#include <immintrin.h>
+#define SN_STREAM 1
+static inline void sn_stream_copy(char *dst, const char *src, int64_t bytes) {
+    for (int64_t b = 0; b < bytes; b += 64) {
+#if defined(__AVX512F__)
+        _mm512_stream_si512((void *)(dst + b), _mm512_load_si512((const void *)(src + b)));
+#elif defined(__AVX__)
+        for (int h = 0; h < 64; h += 32)
+            _mm256_stream_si256((__m256i *)(dst + b + h),
+                                _mm256_load_si256((const __m256i *)(src + b + h)));
+#else
+        for (int h = 0; h < 64; h += 16)
+            _mm_stream_si128((__m128i *)(dst + b + h),
+                             _mm_load_si128((const __m128i *)(src + b + h)));
+#endif
+    }
+}
+static inline void sn_stream_fence(void) { _mm_sfence(); }
+#else
+#define SN_STREAM 0
+#endif
+
 __attribute__((simd("notinbranch"))) float expf(float);
 
 
@@ -79,6 +103,51 @@ static void sn_flat(int64_t lo, int64_t hi, char *const *p) {
     }
 }
 
+#if SN_STREAM
+#define SN_BLOCK (512 / (int64_t)sizeof(float))
+static void sn_block(int64_t lo, char *const *p, float *restrict buf) {
+    const float *in0 = (const float *)p[0];
+    const float c1 = *(const float *)p[1];
+    #pragma omp simd
+    for (int64_t j = 0; j < SN_BLOCK; j++) {
+        const int64_t i = lo + j;
+        const float v0 = in0[i];
+        const float v1 = c1;
+        const float v2 = ((float)expf(v0));
+        const float v3 = ((float)(v2 * v1));
+        const int64_t v4 = ((int64_t)1LL);
+        const float v5 = ((float)v4);
+        const float v6 = ((float)(v3 + v5));
+        buf[j] = v6;
+    }
+}
+
+static void sn_flat_stream(int64_t lo, int64_t hi, char *const *p) {
+    float *out = (float *)p[2];
+    uintptr_t addr = (uintptr_t)(out + lo);
+    if (addr % sizeof(float)) { sn_flat(lo, hi, p); return; }
+    int64_t head = (int64_t)((64 - addr % 64) % 64 / sizeof(float));
+    if (head > hi - lo) head = hi - lo;
+    sn_flat(lo, lo + head, p);
+    float buf[SN_BLOCK] __attribute__((aligned(64)));
+    int64_t i = lo + head;
+    for (; i + SN_BLOCK <= hi; i += SN_BLOCK) {
+        sn_block(i, p, buf);
+        sn_stream_copy((char *)(out + i), (const char *)buf, 512);
+    }
+    sn_stream_fence();
+    sn_flat(i, hi, p);
+}
+#endif
+
+static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
+#if SN_STREAM
+    if (stream) { sn_flat_stream(lo, hi, p); return; }
+#endif
+    (void)stream;
+    sn_flat(lo, hi, p);
+}
+
 static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
     const int64_t s0 = st[0][last];
     const float c1 = *(const float *)p[1];
@@ -106,7 +175,8 @@ int sn_kernel(int64_t *a, char **ptr) {
     nd = sn_collapse(nd, shape, 3, st);
     if (nd == 1 && st[0][0] == 4 && st[2][0] == 4) {
         int64_t n = shape[0];
-        if (n < SN_PARALLEL_MIN) { sn_flat(0, n, p0); return 0; }
+        int stream = n * (int64_t)sizeof(float) >= 16777216;
+        if (n < SN_PARALLEL_MIN) { sn_chunk(0, n, p0, stream); return 0; }
         #pragma omp parallel
         {
             int64_t nt = 1, t = 0;
@@ -115,7 +185,7 @@ int sn_kernel(int64_t *a, char **ptr) {
 #endif
             int64_t chunk = ((n + nt - 1) / nt + 15) & ~(int64_t)15;
             int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
-            if (lo < hi) sn_flat(lo, hi, p0);
+            if (lo < hi) sn_chunk(lo, hi, p0, stream);
         }
         return 0;
     }
