@@ -317,6 +317,6 @@ def _label_index(op, x, labels, axis) -> np.ndarray:
     if bad.any():
         raise IndexError(
             f"{op.op_name()}: label {labels[bad].flat[0]} is out of range for axis {axis} "
-            f"of size {n} (labels must be in [0, {n}))"
+            f"of size {n} (valid labels: 0 to {n - 1}, or -{n} to -1 counting from the end)"
         )
     return np.expand_dims(labels.astype(np.intp, copy=False), axis)
