@@ -43,7 +43,7 @@ def softmax_crossentropy_fused(m):
     labels = _labels(m.index, axis)
     if labels is None or m.x.type.dtype != m.out.type.dtype:
         return None
-    new = _fused_outputs(m.graph, m.x, labels, axis)
+    new = _fused_outputs(m.graph, m.x, labels, axis, m.out.source)
     return new[0] if new is not None and fits(m.out, new[0]) else None
 
 
@@ -60,7 +60,7 @@ def softmax_crossentropy_grad_fused(m):
     if total.axis != (axis,) or not total.keepdims or not _scatters_into_zeros(scatter, axis):
         return None
     labels = _labels(scatter.inputs[1], axis)
-    fused = None if labels is None else _fused_outputs(m.graph, x, labels, axis)
+    fused = None if labels is None else _fused_outputs(m.graph, x, labels, axis, None)
     if fused is None:
         return None
     try:
@@ -68,6 +68,7 @@ def softmax_crossentropy_grad_fused(m):
         new = SoftmaxCrossEntropyGrad(axis)(dloss, fused[1], labels)
     except (ShapeError, DTypeError):
         return None  # the scattered values do not have one value per row
+    new.source = m.out.source
     return new if fits(m.out, new) else None
 
 
@@ -128,13 +129,19 @@ def _expands_at(node, axis: int) -> bool:
     return node.op.order == tuple(expand)
 
 
-def _fused_outputs(graph, x: Variable, labels: Variable, axis: int):
+def _fused_outputs(graph, x: Variable, labels: Variable, axis: int, source):
     """[losses, softmax] of the fused op on (x, labels), reusing one already in the graph;
-    None for logits the op does not take (integers)."""
+    None for logits the op does not take (integers). A new node keeps the user's line of the
+    loss it replaces (``source``), which run-time errors (a bad label) quote."""
     op = SoftmaxCrossEntropy(axis)
     for client, _ in graph.clients.get(x, []):
         if client is not OUTPUT and client.op == op and client.inputs[1] is labels:
+            if source is not None:
+                client.outputs[0].source = client.outputs[1].source = source
             return client.outputs
     if x.type.dtype.kind != "f":
         return None
-    return op(x, labels)
+    outputs = op(x, labels)
+    for var in outputs:
+        var.source = source
+    return outputs
