@@ -79,6 +79,7 @@ def test_optimised_equals_unoptimised(shape, dtype, label_dtype, backend, rng):
     fused = sn.function(inputs, outputs, backend=backend)
     plain = sn.function(inputs, outputs, backend=backend, optimize="none")
     unfused = sn.function(inputs, outputs, backend=backend, optimize=UNFUSED)
+    assert {k: fused.rewrites.counts().get(k) for k in FUSED} == FUSED
     values = _values(rng, shape, dtype, label_dtype)
     got = fused(*values)
     rtol = 2e-5 if dtype == "float32" else 1e-12
@@ -168,3 +169,23 @@ def test_steps_run_on_arrays_for_the_c_runner(rng):
     grad = backward.run(dloss, probs, labels)
     np.testing.assert_allclose(grad, (probs - np.eye(5)[labels]) * 0.5, rtol=1e-6)
     assert backward.run(np.float32(0.5), probs, labels).shape == (8, 5)  # dloss broadcasts
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_weighted_loss_and_its_gradient_fuse_too(backend, rng):
+    x = sn.tensor("x", shape=(6, 9))
+    y = sn.tensor("y", shape=(6,), dtype="int64")
+    w = sn.tensor("w", shape=(6,))
+    loss = sn.sum(sn.crossentropy(sn.softmax(x), y) * w)
+    outputs = [loss, sn.grad(loss, x), sn.grad(loss, w)]
+    fused = sn.function([x, y, w], outputs, backend=backend)
+    plain = sn.function([x, y, w], outputs, backend=backend, optimize="none")
+    assert {k: fused.rewrites.counts().get(k) for k in FUSED} == FUSED
+    values = [rng.normal(size=(6, 9)), rng.integers(-9, 9, size=6), rng.normal(size=6)]
+    for g, want in zip(fused(*values), plain(*values), strict=True):
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-15)
+    probs = sps.softmax(values[0], axis=1)
+    one_hot = np.eye(9)[values[1]]
+    np.testing.assert_allclose(
+        fused(*values)[1], (probs - one_hot) * values[2][:, None], rtol=1e-12
+    )
