@@ -59,11 +59,15 @@ class KernelRenderer:
             raise Unsupported(f"the {type(self).__name__} has no type for {dtype}")
         return self.TYPES[dtype]
 
+    def math_suffix(self, dtype: str) -> str:
+        """libm's per-type suffix: ``expf`` for float; dialects with overloads return ""."""
+        return "f" if dtype == "float32" else ""
+
     def math_name(self, name: str, dtype: str) -> str:
         """libm's per-type names: ``exp`` for double, ``expf`` for float."""
         if name in ("isnan", "isinf", "isfinite"):
             return name
-        return name + ("f" if dtype == "float32" else "")
+        return name + self.math_suffix(dtype)
 
     def function_name(self, name: str, dtype: str) -> str:
         """The name a template's call becomes for operands of ``dtype``."""
@@ -81,7 +85,7 @@ class KernelRenderer:
         if full not in self.helpers:
             ctype = self.type_name(dtype)
             utype = self.type_name("u" + dtype) if dtype.startswith("int") else ctype
-            suffix = "f" if dtype == "float32" else ""
+            suffix = self.math_suffix(dtype)
             for called in _CALL.findall(template.replace("F(", "(")):
                 if called in self.MATH:
                     self.math_used.add((called, dtype))
