@@ -189,3 +189,13 @@ def test_a_weighted_loss_and_its_gradient_fuse_too(backend, rng):
     np.testing.assert_allclose(
         fused(*values)[1], (probs - one_hot) * values[2][:, None], rtol=1e-12
     )
+
+
+def test_uint64_labels_beyond_int64_are_out_of_range_not_negative():
+    inputs, outputs = _w2((2, 3), "float64", "uint64")
+    f = sn.function(inputs, outputs, backend="c")
+    labels = np.array([0, 2**64 - 1], dtype=np.uint64)  # -1 if read as int64
+    with pytest.raises(Exception, match=r"label 18446744073709551615 is out of range"):
+        f(np.zeros((2, 3)), labels)
+    loss, _ = f(np.zeros((2, 3)), np.array([0, 2], dtype=np.uint64))
+    np.testing.assert_allclose(loss, np.log(3), rtol=1e-15)

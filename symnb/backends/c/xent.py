@@ -10,8 +10,9 @@ Gradient, per row: one SIMD pass writing ``softmax * dloss``, then the label's e
 and no one-hot array exists. Rows are split between threads when the matrix is big enough.
 
 The kernels take C-ordered float32/float64 rows along the last axis with int64 labels (other
-integer labels are converted); other layouts and dtypes run the op's NumPy reference. A label
-out of range makes the kernel return 1, and the reference then raises its clear error.
+integer labels but uint64 are converted); other layouts and dtypes run the op's NumPy
+reference. A label out of range makes the kernel return 1, and the reference then raises its
+clear error.
 """
 
 from __future__ import annotations
@@ -39,15 +40,15 @@ def xent_source(kind: str, dtype: str, parallel_min: int = PARALLEL_MIN) -> str:
     """The translation unit of the forward or gradient kernel for ``dtype``."""
     if dtype not in FLOATS:
         raise Unsupported(f"softmax cross-entropy of {dtype} runs in NumPy")
-    dialect = CDialect()
+    c = CDialect()
     names = {
-        "t": dialect.type_name(dtype),
-        "exp": dialect.function_name("exp", dtype),
-        "log": dialect.function_name("log", dtype),
+        "t": c.type_name(dtype),
+        "exp": c.function_name("exp", dtype),
+        "log": c.function_name("log", dtype),
         "par": parallel_min,
     }
     row, entry = (_FORWARD, _FORWARD_ENTRY) if kind == "forward" else (_GRAD, _GRAD_ENTRY)
-    decls = simd_declarations(sorted(dialect.math_used))
+    decls = simd_declarations(sorted(c.math_used))
     return "\n".join([driver.INCLUDES, decls, row.format(**names), entry.format(**names)])
 
 
@@ -81,9 +82,11 @@ class _XentKernelStep(LibraryStep):
         self.ptrs = ffi.new("char *[]", 5)
 
     def _takes(self, x, labels) -> bool:
-        """The kernel's layout: rows along the last axis, one label per row, no empty rows."""
+        """The kernel's layout: rows along the last axis, one label per row, no empty rows;
+        labels that int64 holds (uint64 ones could wrap to valid negative labels)."""
         return (
             x.dtype == self.dtype
+            and labels.dtype != np.uint64
             and x.ndim >= 1
             and self.axis == x.ndim - 1
             and x.shape[-1] > 0
