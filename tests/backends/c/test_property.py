@@ -75,5 +75,8 @@ def test_random_fused_graphs_match_numpy_backend(case):
         want = sn.function(inputs, out, backend="py")(*arrays)
         got = sn.function(inputs, out, backend="c")(*arrays)
     assert got.dtype == want.dtype and got.shape == want.shape
-    rtol = 1e-5 if want.dtype in (np.float32, np.float16) else 1e-12
+    # a float32 intermediate (exp of a float32 input added to a float64 one) carries vector
+    # math's few float32 ulp into a float64 result (docs/c_backend.md: accuracy)
+    single = [a.dtype for a in (want, *arrays) if a.dtype in (np.float32, np.float16)]
+    rtol = 1e-5 if single else 1e-12
     np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True)
