@@ -338,17 +338,28 @@ static void {row_name(strided)}(int64_t n, char *const *p, int64_t *const *st, i
         return pragma, update, "if (nan) acc = NAN;"
 
     def scatter(self, out_t: str) -> str:
-        """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""
+        """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it; the flat
+        variant (unit strides along it) is the one compilers vectorise."""
+        return self.scatter_variant(out_t, True) + self.scatter_variant(out_t, False)
+
+    def scatter_variant(self, out_t: str, strided: bool) -> str:
         r = self.k.result
-        hoist = "\n    ".join(self.hoisted(strided=True))
-        target = f"*({out_t} *)(p[{self.nin}] + i * so)"
+        hoist = "\n    ".join(self.hoisted(strided=strided))
+        if strided:
+            name, pragma, step = "sn_scatter", "", f"const int64_t so = st[{self.nin}][last];"
+            target = f"*({out_t} *)(p[{self.nin}] + i * so)"
+        else:
+            name, pragma = "sn_scatter_flat", "#pragma omp simd"
+            step, target = f"{out_t} *out = ({out_t} *)p[{self.nin}];", "out[i]"
         combined = self.combine(target, f"({out_t})v{r.value}", r.dtype)
         return f"""
-static void sn_scatter(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
     {hoist}
-    const int64_t so = st[{self.nin}][last];
+    {step}
+    {pragma}
     for (int64_t i = 0; i < n; i++) {{
-{self.body(strided=True)}
+{self.body(strided=strided)}
         {target} = {combined};
     }}
 }}"""
@@ -378,10 +389,12 @@ int sn_kernel(int64_t *a, char **ptr) {{
             row(n, p, st, nd - 1);
         }}
     }} else {{
+        int flat = {self.inner_contiguous()} && st[{self.nin}][nd - 1] == (int64_t)sizeof({out_t});
+        sn_row_fn scatter = flat ? sn_scatter_flat : sn_scatter;
         for (int64_t o = 0; o < outer; o++) {{
             char *p[{self.nops}];
             sn_locate(o, nd, shape, {self.nops}, p0, st, p);
-            sn_scatter(n, p, st, nd - 1);
+            scatter(n, p, st, nd - 1);
         }}
     }}
 {mean}    return 0;
