@@ -61,9 +61,9 @@ def _functions(lib, prefix: str, suffix: str, index: str) -> dict:
     functions = {}
     for letter, ctype, dtype in (("s", "float", "float32"), ("d", "double", "float64")):
         name = f"{prefix}{letter}gemm{suffix}"
-        signature = (
-            f"void {name}(int, int, int, {index}, {index}, {index}, {ctype}, const {ctype} *,"
-            f" {index}, const {ctype} *, {index}, {ctype}, {ctype} *, {index});"
+        signature = (  # matrices as void *: cffi then takes from_buffer's char[] as they are
+            f"void {name}(int, int, int, {index}, {index}, {index}, {ctype}, const void *,"
+            f" {index}, const void *, {index}, {ctype}, void *, {index});"
         )
         try:
             _ffi.cdef(signature)
@@ -102,7 +102,7 @@ class GemmStep(LibraryStep):
         if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or np.ndim(z) > 2:
             return None
         shape = (x.shape[0], y.shape[1])
-        if np.broadcast_shapes(np.shape(z), shape) != shape:
+        if not _broadcasts_to(np.shape(z), shape):
             return None
         gemm = numpy_blas().get(x.dtype)
         if gemm is None or 0 in x.shape or 0 in y.shape or not x.dtype == y.dtype == z.dtype:
@@ -149,5 +149,17 @@ class GemmStep(LibraryStep):
 
 
 def _pointer(a: np.ndarray):
-    """The array's first element as ``float *`` or ``double *`` (the caller keeps ``a``)."""
-    return _ffi.cast("float *" if a.dtype == np.float32 else "double *", a.ctypes.data)
+    """The address of the array's first element (the caller keeps ``a`` alive): cffi's
+    buffer of the array or of its transpose (a Fortran-ordered matrix), else its address."""
+    if a.flags.c_contiguous:
+        return _ffi.from_buffer(a, require_writable=False)
+    if a.flags.f_contiguous:
+        return _ffi.from_buffer(a.T, require_writable=False)
+    return _ffi.cast("void *", a.ctypes.data)
+
+
+def _broadcasts_to(small: tuple, shape: tuple) -> bool:
+    """NumPy's rule, for shapes of at most ``len(shape)`` dims (cheaper than broadcast_shapes)."""
+    if len(small) > len(shape):
+        return False
+    return all(d == 1 or d == s for d, s in zip(reversed(small), reversed(shape)))
