@@ -86,10 +86,53 @@ WORKER = textwrap.dedent(
 
 
 def test_two_processes_compiling_at_once_both_succeed(compiledir):
+    run_two_at_once(WORKER, compiledir)
+    entries = sorted(p.name for p in (compiledir / "c").iterdir())
+    libraries = [e for e in entries if e.endswith(".so")]
+    assert len(libraries) == 1, entries
+    assert not [e for e in entries if e.endswith(".tmp")], entries
+    with forbid_compile():  # the entry is valid: it loads and runs here too
+        cache._loaded.clear()
+        x = sn.matrix("x")
+        f = sn.function([x], sn.sum(sn.tanh(x) * 3 - 1, axis=1), backend="c")
+    a = np.ones((2, 5))
+    np.testing.assert_allclose(f(a), (np.tanh(a) * 3 - 1).sum(axis=1))
+
+
+BATCH_WORKER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import symnb as sn
+    sn.config.compiledir = sys.argv[1]
+    x, y = sn.vector("x"), sn.vector("y")
+    outputs = [sn.exp(x) * 3.25, sn.sin(y) - 0.75, sn.sum(x * y * 1.5), sn.max(sn.cos(x) + y)]
+    f = sn.function([x, y], outputs, backend="c")
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    got = f(a, b)
+    np.testing.assert_allclose(got[0], np.exp(a) * 3.25)
+    np.testing.assert_allclose(got[3], np.max(np.cos(a) + b))
+    print("ok")
+    """
+)
+
+
+def test_two_processes_compiling_the_same_batches_at_once_leave_a_valid_index(compiledir):
+    run_two_at_once(BATCH_WORKER, compiledir)
+    names = sorted(p.name for p in (compiledir / "c").iterdir())
+    assert not [n for n in names if n.endswith(".tmp")], names
+    index = entries(compiledir)
+    assert len(index) == 4
+    libraries = {p.name for p in (compiledir / "c").glob("*.so")}
+    assert set(index.values()) <= libraries  # every entry names a library that is there
+    assert len(libraries) == min(4, cache._cores())  # one library per batch, not per process
+
+
+def run_two_at_once(script: str, compiledir) -> None:
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(compiledir)],
+            [sys.executable, "-c", script, str(compiledir)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -101,16 +144,6 @@ def test_two_processes_compiling_at_once_both_succeed(compiledir):
     for proc, (out, err) in zip(procs, outputs):
         assert proc.returncode == 0, err
         assert out.strip() == "ok"
-    entries = sorted(p.name for p in (compiledir / "c").iterdir())
-    libraries = [e for e in entries if e.endswith(".so")]
-    assert len(libraries) == 1, entries
-    assert not [e for e in entries if e.endswith(".tmp")], entries
-    with forbid_compile():  # the entry is valid: it loads and runs here too
-        cache._loaded.clear()
-        x = sn.matrix("x")
-        f = sn.function([x], sn.sum(sn.tanh(x) * 3 - 1, axis=1), backend="c")
-    a = np.ones((2, 5))
-    np.testing.assert_allclose(f(a), (np.tanh(a) * 3 - 1).sum(axis=1))
 
 
 def test_compiling_many_kernels_reports_progress(compiledir, monkeypatch):
