@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import uuid
 
 from symnb.config import config
 from symnb.errors import SymnbError
@@ -94,9 +95,10 @@ def _memo_path(name: str) -> str:
 
 
 def _remember(memo: str, text: str) -> None:
-    """Write a small memo file atomically (several processes may write it at once)."""
+    """Write a small memo file atomically (several processes, or the compile threads of one,
+    may write it at once: each through its own temporary file)."""
     os.makedirs(os.path.dirname(memo), exist_ok=True)
-    tmp = f"{memo}.{os.getpid()}.tmp"
+    tmp = f"{memo}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, memo)
