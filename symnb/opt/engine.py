@@ -145,6 +145,7 @@ class PhaseRun:
             added += attached
             removed += dropped
         added, removed = _net(added, removed)
+        _inherit_sources(pairs, added)
         seconds = time.perf_counter() - start
         self.history.record(rule.name, self.phase, seconds, pairs, edits, added, removed)
         self.fired[rule.name] += 1
@@ -161,6 +162,21 @@ class PhaseRun:
             stacklevel=4,
         )
         return True
+
+
+def _inherit_sources(pairs, added) -> None:
+    """Nodes a rule built take the user's line of what they replace, so a run-time error in
+    them quotes the user's expression (as Theano's copy_stack_trace), not the line of the
+    ``sn.function`` call that ran the rewrites."""
+    where = next((old.source for old, _ in pairs if old.source is not None), None)
+    if where is None:
+        return
+    for node in added:
+        for out in node.outputs:
+            out.source = where
+    for old, new in pairs:
+        if old.source is not None and new.owner in added:
+            new.source = old.source
 
 
 def _net(added, removed) -> tuple[list, list]:

@@ -156,3 +156,14 @@ def test_every_step_of_a_training_step_replays_to_a_consistent_graph(rng):
         replayed = sn.function(inputs, graph.outputs[0], optimize="none", backend="py")
         np.testing.assert_allclose(replayed(*batch), want, rtol=1e-12)
     assert sn.format_graph(f.rewrites[-1].graph_after()) == f.text()
+
+
+def test_nodes_a_rule_builds_keep_the_users_line():
+    x = sn.vector("x")
+    out = sn.log(1 + sn.exp(x)) * 2  # the line the rewritten nodes should quote
+    line = out.source.lineno
+    f = sn.function([x], out, backend="py")
+    assert f.rewrites.counts().get("fuse_elemwise", 0) >= 1
+    (node,) = f.graph.toposort()
+    assert node.outputs[0].source.lineno == line
+    assert "sn.log(1 + sn.exp(x)) * 2" in node.outputs[0].source.code
