@@ -6,7 +6,7 @@ f = sn.function([x], sn.sum(x ** 2, axis=1))
 """
 
 from symnb import opt  # noqa: F401 - sn.opt.register, sn.opt.RULES, sn.opt.PHASES
-from symnb.backends.c.cache import clear_cache  # noqa: F401 - sn.clear_cache()
+from symnb.backends import clear_cache  # noqa: F401 - sn.clear_cache()
 from symnb.compile import Function, function
 from symnb.config import config
 from symnb.core.constructors import (

@@ -1,14 +1,18 @@
-"""Backends turn an optimised graph into a callable; ``py`` runs each op's NumPy reference."""
+"""Backends turn an optimised graph into a callable; ``py`` runs each op's NumPy reference.
+
+Linkers are imported when a function first needs one: backend "c" brings cffi and its code
+generator, which ``import symnb`` should not pay for.
+"""
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
-from symnb.backends.c import CLinker
 from symnb.backends.c.compiler import INSTALL_HINT, find_compiler
-from symnb.backends.py import PyLinker
 
-LINKERS = {"py": PyLinker, "c": CLinker}
+#: backend name -> "module:class" of its linker
+LINKERS = {"py": "symnb.backends.py:PyLinker", "c": "symnb.backends.c.linker:CLinker"}
 PLANNED = ("opencl", "cuda")
 _warned_no_compiler = []
 
@@ -31,9 +35,17 @@ def default_backend() -> str:
 def get_linker(name: str):
     """The linker class for a backend name, or a clear error listing what exists."""
     if name in LINKERS:
-        return LINKERS[name]
+        module, cls = LINKERS[name].split(":")
+        return getattr(importlib.import_module(module), cls)
     if name in PLANNED:
         raise NotImplementedError(
             f"backend {name!r} is not available in this version of symnb; use backend='py'"
         )
     raise ValueError(f"unknown backend {name!r}; choose one of {sorted(LINKERS)}")
+
+
+def clear_cache(memory: bool = True) -> str:
+    """Delete the cached C kernels on disk (and forget loaded ones); returns the directory."""
+    from symnb.backends.c.cache import clear_cache as clear
+
+    return clear(memory)

@@ -6,11 +6,21 @@ SIMD), ``helpers`` (NumPy-semantics scalar helpers), ``vecmath`` (libmvec), ``co
 schedule), ``listing`` (``f.kernels``). ``python -m symnb.backends.c clear`` empties the cache.
 """
 
-from symnb.backends.c.cache import CacheMiss, clear_cache, compiledir, forbid_compile
-from symnb.backends.c.compiler import CompileError, find_compiler
-from symnb.backends.c.linker import CLinker
+from __future__ import annotations
 
-__all__ = [
-    "CLinker", "CacheMiss", "CompileError", "clear_cache", "compiledir", "find_compiler",
-    "forbid_compile",
-]  # fmt: skip
+import importlib
+
+#: public name -> the module defining it; imported on first use (PEP 562), so importing
+#: ``symnb.backends.c.compiler`` does not bring in cffi and the code generator
+_EXPORTS = {
+    "CLinker": "linker", "CacheMiss": "cache", "CompileError": "compiler",
+    "clear_cache": "cache", "compiledir": "cache", "find_compiler": "compiler",
+    "forbid_compile": "cache",
+}  # fmt: skip
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"symnb.backends.c.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'symnb.backends.c' has no attribute {name!r}")
