@@ -31,6 +31,11 @@ class Peer(BasePeer):
     def version(self) -> str:
         return f"{sn.__version__} (backend {self.backend})"
 
+    def start_runtime(self) -> None:
+        """Import the backend's code (cffi, the code generator): ``import symnb`` defers it to
+        the first function, and a process pays it once, like an import."""
+        sn.backends.get_linker(self.backend)
+
     def configure_cache(self, directory: str) -> None:
         if hasattr(sn.config, "compiledir"):
             sn.config.compiledir = directory
