@@ -235,18 +235,6 @@ def test_flags_that_do_not_link_are_probed_and_replaced(compiledir, monkeypatch)
     assert cache.cache_key("source") != assumed_key  # the flags are in every key
 
 
-def test_translation_unit_keeps_each_kernels_names_apart():
-    first = "#define SN_N 2\nstatic int sn_half(int x) { return x / SN_N; }\n"
-    second = "#define SN_N 3\nstatic int sn_half(int x) { return x / SN_N; }\n"
-    unit = compiler.translation_unit(
-        [("sn_kernel_a", first + "int sn_kernel(void) { return sn_half(6); }\n"),
-         ("sn_kernel_b", second + "int sn_kernel(void) { return sn_half(6); }\n")]
-    )  # fmt: skip
-    assert "#define sn_half sn_half__k0" in unit and "#define sn_half sn_half__k1" in unit
-    assert unit.index("#undef SN_N") < unit.index("#define SN_N 3")
-    assert "#define sn_kernel sn_kernel_b" in unit
-
-
 def test_batches_balance_source_length_and_respect_the_limit():
     items = [(f"k{i}", "x" * size) for i, size in enumerate([900, 500, 400, 100, 50])]
     two = cache._batches(items, 2)

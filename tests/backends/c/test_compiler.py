@@ -1,0 +1,67 @@
+"""Several kernels in one translation unit: each keeps its own names, and generated kernels
+follow the naming convention that makes this safe (every file-scope name starts with sn_)."""
+
+import re
+
+import numpy as np
+
+import symnb as sn
+from symnb.backends.c import cache, compiler
+
+POINTER = re.compile(r"\(\*\s*(\w+)\)")  # typedef void (*name)(...)
+DECLARED = re.compile(r"\b(\w+)\s*(?:\(|\[|=|;)")
+
+
+def test_translation_unit_keeps_each_kernels_names_apart():
+    first = "#define SN_N 2\nstatic int sn_half(int x) { return x / SN_N; }\n"
+    second = "#define SN_N 3\nstatic int sn_half(int x) { return x / SN_N; }\n"
+    unit = compiler.translation_unit(
+        [("sn_kernel_a", first + "int sn_kernel(void) { return sn_half(6); }\n"),
+         ("sn_kernel_b", second + "int sn_kernel(void) { return sn_half(6); }\n")]
+    )  # fmt: skip
+    assert "#define sn_half sn_half__k0" in unit and "#define sn_half sn_half__k1" in unit
+    assert unit.index("#undef SN_N") < unit.index("#define SN_N 3")
+    assert "#define sn_kernel sn_kernel_b" in unit
+
+
+def test_kernels_in_one_unit_compute_what_each_computes_alone(compiledir, monkeypatch):
+    """Two kernels with the same static helpers and macros of different values, one library."""
+    monkeypatch.setattr(cache, "_cores", lambda: 1)
+    x = sn.vector("x")
+    f = sn.function([x], [sn.exp(x) // 0.75, sn.sum(sn.maximum(x, 0.5), axis=0)], backend="c")
+    a = np.linspace(-2, 2, 9)
+    got = f(a)
+    np.testing.assert_allclose(got[0], np.exp(a) // 0.75)
+    np.testing.assert_allclose(got[1], np.maximum(a, 0.5).sum())
+    assert len(list((compiledir / "c").glob("*.so"))) == 1
+
+
+def file_scope_names(source: str) -> set[str]:
+    """Names declared outside any braces, preprocessor lines and attribute lines aside."""
+    names, depth = set(), 0
+    for line in source.splitlines():
+        text = line.strip()
+        if depth == 0 and text and not text.startswith(("#", "__attribute__", "//")):
+            found = POINTER.search(text) or DECLARED.search(text.replace("(void)", "()"))
+            if found:
+                names.add(found.group(1))
+        depth += line.count("{") - line.count("}")
+    return names
+
+
+def test_every_file_scope_name_of_a_generated_kernel_starts_with_sn():
+    x = sn.matrix("x", dtype="float32")
+    i = sn.matrix("i", dtype="int32")
+    outputs = [
+        sn.exp(x) * 2 + sn.sigmoid(x),  # elementwise with helpers and vector math
+        i // 3 + i % 5,  # integer helpers
+        sn.sum(sn.tanh(x), axis=1),  # reduction with a fused producer
+        sn.max(x, axis=0),
+        sn.logsumexp(x, axis=1),
+        sn.softmax(x),
+    ]
+    f = sn.function([x, i], outputs, backend="c")
+    sources = [k.source for k in f.kernels if k.source]
+    assert len(sources) >= 5
+    for source in sources:
+        assert all(name.startswith("sn_") for name in file_scope_names(source)), source
