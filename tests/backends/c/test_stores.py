@@ -57,6 +57,25 @@ def test_large_outputs_match_numpy_at_any_alignment(name, dtype, build, offset):
     assert (buffer[:offset] == 99).all() and (buffer[offset + n :] == 99).all()
 
 
+@pytest.mark.parametrize("offset", [0, 3])
+def test_w1b_four_inputs_on_two_threads(offset):
+    """The staging buffer is written as floats and streamed out as vector lines: a line type
+    without may_alias let GCC -O3 read the buffer before the values were stored (one line in
+    eight came out wrong); -O2 happened to keep the order, so the source is checked too."""
+    n = dialect.PARALLEL_MIN_CHEAP + 77  # threads, and 16 MiB of float32 output
+    arrays = [np.random.default_rng(k).random(n, dtype=np.float32) for k in range(4)]
+    xs = [sn.vector(k, dtype="float32") for k in "xyzw"]
+    f = sn.function(xs, 2 * xs[0] + 3 * xs[1] - xs[2] * xs[3], backend="c")
+    x, y, z, w = arrays
+    want = 2 * x + 3 * y - z * w
+    np.testing.assert_array_equal(f(*arrays), want)
+    assert "vector_size(64), __may_alias__" in dialect.STREAM_COPY
+    buffer = np.zeros(n + 8, np.float32)
+    out = buffer[offset : offset + n]
+    call_into(f, out, *arrays)
+    np.testing.assert_array_equal(out, want)
+
+
 def test_small_outputs_keep_normal_stores_and_the_same_values():
     x = np.arange(1000.0)
     f = function(lambda a, b: a * b + 1, "float64")
