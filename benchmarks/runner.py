@@ -17,9 +17,12 @@ from benchmarks import peers
 REPO = Path(__file__).resolve().parent.parent
 SETUP_TIMEOUT_S = 420  # torch.compile's first compile of a training step can take minutes here
 TIME_TIMEOUT_S = 120
-# Idle gap before each sample: thread pools that spin after their work (OpenMP, Eigen) go to
-# sleep before the next peer runs, instead of taking one of the two cores from it.
-PAUSE_S = 0.02
+# Idle gap before each sample: thread pools that spin after their work go to sleep before the
+# next peer runs, instead of taking one of the two cores from it. OpenBLAS's idle threads spin
+# for about 0.1 s after a call (2^28 cycles); with a 0.02 s gap, the W3 training step of
+# whichever peer ran right after a BLAS-heavy one measured up to 2x slower (symnb-c after
+# symnb-py: 7.4-9.7 ms, and 4.5-5.9 ms with 0.3 s), so the gap is 0.3 s for every peer.
+PAUSE_S = 0.3
 MIN_ROUNDS = 3  # a row whose samples are slow stops after this many rounds (see rounds_for)
 
 
