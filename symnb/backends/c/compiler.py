@@ -161,7 +161,11 @@ def probe_flags(path: str) -> tuple[str, ...]:
 
 
 def _flags_memo(path: str) -> str:
-    tag = hashlib.sha256("\0".join([path, compiler_identity(path), cpu_identity()]).encode())
+    # the candidates are part of the key: a release that changes them must not read the flags
+    # an older one chose (they would stay in use, and in every kernel's cache key)
+    candidates = " ".join(preferred_flags() + tuple(f for c in THREADING + LIBRARIES for f in c))
+    parts = [path, compiler_identity(path), cpu_identity(), candidates]
+    tag = hashlib.sha256("\0".join(parts).encode())
     return _memo_path(f"flags-{tag.hexdigest()[:16]}.txt")
 
 

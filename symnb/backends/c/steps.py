@@ -7,9 +7,6 @@ never leaves the schedule (every reader is a kernel) keeps its buffer between ca
 
 from __future__ import annotations
 
-import ctypes
-import os
-
 import cffi
 import numpy as np
 
@@ -18,36 +15,7 @@ from symnb.backends.py import RuntimeFailure, _failure_message
 ffi = cffi.FFI()
 ffi.cdef("int sn_kernel(int64_t *a, char **ptr);")
 
-_libraries: dict[str, object] = {}
-_pinned: list = []
 from_buffer = ffi.from_buffer
-
-
-def open_kernel(path: str):
-    """The ``sn_kernel`` function of a compiled library (kept open for the process).
-
-    OpenMP threads sleep between parallel regions unless the user chose otherwise
-    (``OMP_WAIT_POLICY``): spinning workers would take a core from NumPy and BLAS calls in
-    the same schedule, and from other processes."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    if not _pinned:
-        _pin_openmp_runtime()
-    lib = ffi.dlopen(path)
-    _libraries[path] = lib
-    return lib.sn_kernel
-
-
-def _pin_openmp_runtime() -> None:
-    """Load the OpenMP runtime through ctypes, which never unloads it: at interpreter exit cffi
-    closes the kernel libraries, and the runtime must not be unmapped under its worker threads
-    (that crashed the process on exit while workers were spinning)."""
-    for name in ("libgomp.so.1", "libomp.so", "libomp.dylib"):
-        try:
-            _pinned.append(ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL))
-            return
-        except OSError:
-            continue
-    _pinned.append(None)  # no OpenMP runtime: kernels were built with -fopenmp-simd
 
 
 def pointer(array: np.ndarray):
