@@ -90,9 +90,14 @@ class Reduction:
 
 @dataclass(frozen=True)
 class Kernel:
+    """``size``: the index space's element count when the types fix it (every dim an int),
+    else None; dialects leave out what that size rules out (threads, streaming stores), which
+    is less code to compile."""
+
     inputs: tuple[Operand, ...]
     values: tuple
     result: Store | Reduction
+    size: int | None = None
 
     @property
     def name(self) -> str:
@@ -235,7 +240,7 @@ def elemwise_kernel(node) -> tuple[Kernel, list]:
     builder = _Builder()
     value = _elemwise_value(builder, node)
     dtype = node.outputs[0].type.dtype.name
-    return _finish(builder, Store(value, dtype))
+    return _finish(builder, Store(value, dtype), node.outputs[0].type.shape)
 
 
 #: a Reduce op's ``c_combine`` -> the kind of reduction dialects know how to render
@@ -266,7 +271,8 @@ def reduce_kernel(node, producer=None) -> tuple[Kernel, list]:
     check_dtype(out)
     acc = _accumulator(kind, out)
     value = builder.convert(value, acc)
-    return _finish(builder, Reduction(value, kind, acc, out.name, isinstance(node.op, Mean)))
+    reduction = Reduction(value, kind, acc, out.name, isinstance(node.op, Mean))
+    return _finish(builder, reduction, node.inputs[0].type.shape)
 
 
 def _accumulator(kind: str, out: np.dtype) -> str:
@@ -276,6 +282,9 @@ def _accumulator(kind: str, out: np.dtype) -> str:
     return out.name
 
 
-def _finish(builder: _Builder, result) -> tuple[Kernel, list]:
-    kernel = Kernel(tuple(builder.operands), tuple(builder.values), result)
+def _finish(builder: _Builder, result, shape: tuple) -> tuple[Kernel, list]:
+    size = None
+    if all(isinstance(d, int) for d in shape):
+        size = int(np.prod(shape, dtype=np.int64))
+    kernel = Kernel(tuple(builder.operands), tuple(builder.values), result, size)
     return kernel, list(builder.operand_vars)

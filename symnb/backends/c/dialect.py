@@ -84,7 +84,9 @@ class CDialect(KernelRenderer):
         if isinstance(kernel.result, Reduction):
             entry = ReduceLoops(self, kernel).source()
         else:
-            entry, stores = ElemwiseLoops(self, kernel).source(), STREAM_COPY
+            loops = ElemwiseLoops(self, kernel)
+            entry = loops.source()
+            stores = STREAM_COPY if loops.streams else ""
         return "\n".join(
             [
                 driver.INCLUDES,
@@ -107,6 +109,14 @@ class _Loops:
 
     def ctype(self, dtype: str) -> str:
         return self.d.type_name(dtype)
+
+    def may_reach(self, elements: int) -> bool:
+        """Whether a call can have this many elements (unknown sizes can)."""
+        return self.k.size is None or self.k.size >= elements
+
+    def threaded(self) -> bool:
+        """Whether a call can be big enough for threads (after the body named its math)."""
+        return self.may_reach(PARALLEL_MIN if self.d.math_used else PARALLEL_MIN_CHEAP)
 
     def hoisted(self, strided: bool) -> list[str]:
         """Scalar operands are read once; others get a typed pointer or a stride."""
@@ -171,7 +181,9 @@ class ElemwiseLoops(_Loops):
     def source(self) -> str:
         out_t = self.ctype(self.k.result.dtype)
         result = f"v{self.k.result.value}"
-        parts = [self.flat(out_t, result), self.streamed(out_t, result)]
+        self.streams = self.may_reach(STREAM_MIN_BYTES // np.dtype(self.k.result.dtype).itemsize)
+        stores = self.streamed(out_t, result) if self.streams else _PLAIN_CHUNK
+        parts = [self.flat(out_t, result), stores]
         return "\n".join([*parts, self.strided(out_t, result), self.entry(out_t)])
 
     def flat(self, out_t: str, result: str) -> str:
@@ -245,11 +257,36 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 }}"""
 
     def entry(self, out_t: str) -> str:
+        stream = f"n * (int64_t)sizeof({out_t}) >= {STREAM_MIN_BYTES}" if self.streams else "0"
+        if not self.threaded():
+            flat = "sn_chunk(0, shape[0], p0, 0);"
+            rows = ""
+        else:
+            flat = _THREADED_FLAT.format(stream=stream)
+            rows = "#pragma omp parallel for if(outer > 1 && outer * n >= SN_PARALLEL_MIN) "
+            rows += "schedule(static)"
         return f"""
 int sn_kernel(int64_t *a, char **ptr) {{
 {self.decode()}    if (nd == 1 && {self.contiguous_test()}) {{
-        int64_t n = shape[0];
-        int stream = n * (int64_t)sizeof({out_t}) >= {STREAM_MIN_BYTES};
+        {flat}
+        return 0;
+    }}
+    int64_t outer = 1;
+    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
+    int64_t n = shape[nd - 1];
+    {rows}
+    for (int64_t o = 0; o < outer; o++) {{
+        char *p[{self.nops}];
+        sn_locate(o, nd, shape, {self.nops}, p0, st, p);
+        sn_row(n, p, st, nd - 1);
+    }}
+    return 0;
+}}"""
+
+
+#: the contiguous case of an elementwise kernel that may run on several threads
+_THREADED_FLAT = """int64_t n = shape[0];
+        int stream = {stream};
         if (n < SN_PARALLEL_MIN) {{ sn_chunk(0, n, p0, stream); return 0; }}
         #pragma omp parallel
         {{
@@ -260,20 +297,14 @@ int sn_kernel(int64_t *a, char **ptr) {{
             int64_t chunk = ((n + nt - 1) / nt + 15) & ~(int64_t)15;
             int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
             if (lo < hi) sn_chunk(lo, hi, p0, stream);
-        }}
-        return 0;
-    }}
-    int64_t outer = 1;
-    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
-    int64_t n = shape[nd - 1];
-    #pragma omp parallel for if(outer > 1 && outer * n >= SN_PARALLEL_MIN) schedule(static)
-    for (int64_t o = 0; o < outer; o++) {{
-        char *p[{self.nops}];
-        sn_locate(o, nd, shape, {self.nops}, p0, st, p);
-        sn_row(n, p, st, nd - 1);
-    }}
-    return 0;
-}}"""
+        }}"""
+
+#: ``sn_chunk`` of a kernel whose output is too small for streaming stores
+_PLAIN_CHUNK = """
+static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
+    (void)stream;
+    sn_flat(lo, hi, p);
+}"""
 
 
 class ReduceLoops(_Loops):
@@ -392,7 +423,7 @@ int sn_kernel(int64_t *a, char **ptr) {{
         sn_row_fn row = {self.inner_contiguous()} ? sn_row_flat : sn_row;
         int par = outer > 1 && outer * n >= SN_PARALLEL_MIN;
         par = par && sn_outer_distinct(nd, st, {self.nin});
-        #pragma omp parallel for if(par) schedule(static)
+        {"#pragma omp parallel for if(par) schedule(static)" if self.threaded() else "(void)par;"}
         for (int64_t o = 0; o < outer; o++) {{
             char *p[{self.nops}];
             sn_locate(o, nd, shape, {self.nops}, p0, st, p);
