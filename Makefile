@@ -51,4 +51,4 @@ docs: $(VENV)/.stamp-test
 	$(BIN)/python -m symnb.ops.catalogue
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis symnb/backends/c/_runner*.so
