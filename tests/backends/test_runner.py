@@ -178,3 +178,37 @@ def test_a_runner_that_cannot_be_built_warns_once_and_python_runs(monkeypatch, t
         f = sn.function([x], x * 2, backend="c")
     assert f._runner is None
     np.testing.assert_array_equal(f(np.arange(3.0)), [0.0, 2.0, 4.0])
+
+
+def test_two_threads_calling_one_function_get_their_own_results():
+    import threading
+
+    x = sn.matrix("x", shape=(64, 1000))
+    w = sn.tensor("w", shape=(1000, 8))
+    out = [sn.softmax(sn.tanh(x) * 2, axis=-1), sn.exp(x) @ w, sn.sum(x * x, axis=1)]
+    f = sn.function([x, w], out, backend="c")
+    rng = np.random.default_rng(5)
+    wv = rng.standard_normal((1000, 8))
+    problems = []
+
+    def work(seed: int, python_numbers: bool) -> None:
+        local = np.random.default_rng(seed)
+        for _ in range(25):
+            xv = local.standard_normal((64, 1000))
+            args = (xv.tolist(), wv) if python_numbers else (xv, wv)
+            soft, prod, sq = f(*args)
+            e = np.exp(np.tanh(xv) * 2)
+            if not np.allclose(soft, e / e.sum(axis=1, keepdims=True), rtol=1e-10):
+                problems.append("softmax")
+            if not np.allclose(prod, np.exp(xv) @ wv, rtol=1e-10):
+                problems.append("matmul")
+            if not np.allclose(sq, (xv * xv).sum(axis=1), rtol=1e-10):
+                problems.append("sum")
+
+    threads = [threading.Thread(target=work, args=(s, s == 3)) for s in (1, 2, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert problems == []
+    assert f._runner.runs >= 50 and f._runner.declined >= 25  # lists take the Python runtime

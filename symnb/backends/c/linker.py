@@ -7,6 +7,7 @@ to BLAS through NumPy; every other op runs its NumPy reference, and ``f.kernels`
 
 from __future__ import annotations
 
+import threading
 import time
 
 from symnb.backends.c import cache
@@ -49,6 +50,9 @@ class CLinker:
         self.kernels = KernelList()
         self.pending: list = []  # (step, source) of kernels to load once all are rendered
         self.steps = [self._step(node) for node in order if id(node) not in self.fused]
+        #: the Python runtime's steps keep arguments and private buffers between calls, so
+        #: its calls take turns (the C runner keeps no such state and needs no lock)
+        self.lock = threading.Lock()
         fns = cache.load_many([source for _, source in self.pending])
         for (step, _), fn in zip(self.pending, fns):
             step.fn = fn
@@ -178,8 +182,9 @@ class CLinker:
     def run(self, leaf_values: list) -> list:
         slots = list(self.template)
         slots[: len(leaf_values)] = leaf_values
-        for step in self.steps:
-            step(slots)
+        with self.lock:
+            for step in self.steps:
+                step(slots)
         return [slots[i] for i in self.out_slots]
 
     def run_profiled(self, leaf_values: list) -> tuple[list, list]:
@@ -189,11 +194,12 @@ class CLinker:
         slots = list(self.template)
         slots[: len(leaf_values)] = leaf_values
         records = []
-        for step in self.steps:
-            start = time.perf_counter()
-            step(slots)
-            seconds = time.perf_counter() - start
-            records.append((step.node, seconds, _bytes_touched(step, slots), step.kind))
+        with self.lock:
+            for step in self.steps:
+                start = time.perf_counter()
+                step(slots)
+                seconds = time.perf_counter() - start
+                records.append((step.node, seconds, _bytes_touched(step, slots), step.kind))
         return [slots[i] for i in self.out_slots], records
 
 

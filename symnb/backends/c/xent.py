@@ -78,8 +78,6 @@ class _XentKernelStep(LibraryStep):
         self.fn = None  # set by the linker once the kernel is loaded
         self.dtype = self.dtypes[0]
         self.axis = node.op.axis
-        self.args = ffi.new("int64_t[]", 2)
-        self.ptrs = ffi.new("char *[]", 5)
 
     def _takes(self, x, labels) -> bool:
         """The kernel's layout: rows along the last axis, one label per row, no empty rows;
@@ -96,10 +94,11 @@ class _XentKernelStep(LibraryStep):
     def _call(self, x, arrays) -> bool:
         """Run the kernel on C-ordered arrays (rows of ``x``): True when all labels were in
         range."""
-        self.args[0], self.args[1] = x.size // x.shape[-1], x.shape[-1]
+        args = ffi.new("int64_t[]", [x.size // x.shape[-1], x.shape[-1]])
         keep = [pointer(a) for a in arrays]
-        self.ptrs[0 : len(keep)] = keep
-        return self.fn(self.args, self.ptrs) == 0
+        # per call, not kept on the step: the kernel runs without the GIL, and another thread
+        # calling the same function must not rewrite its arguments meanwhile
+        return self.fn(args, ffi.new("char *[]", keep)) == 0
 
 
 def _stretches_to(shape: tuple, rows: tuple) -> bool:
