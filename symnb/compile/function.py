@@ -117,6 +117,12 @@ class Function:
         return f"function '{self.name}'" if self.name else "the function"
 
     @property
+    def runner(self):
+        """The C runner's schedule (backend "c"): ``.runs`` counts the calls it ran,
+        ``.declined`` those it handed to the Python runtime; None where there is none."""
+        return self._runner
+
+    @property
     def kernels(self):
         """What each step runs: generated kernels with their C source, BLAS or library calls
         (backend "c"); None for backends without kernels."""

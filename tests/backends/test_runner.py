@@ -31,16 +31,16 @@ def test_elementwise_broadcast_and_scalars_run_in_c():
     xv, bv = np.random.default_rng(0).standard_normal((5, 3)), np.arange(3.0)
     np.testing.assert_allclose(fast(xv, bv), np.tanh(xv * 2 - bv) + 1, rtol=1e-12)
     np.testing.assert_array_equal(fast(xv, bv), slow(xv, bv))
-    assert fast._runner.runs == 2 and fast._runner.declined == 0
+    assert fast.runner.runs == 2 and fast.runner.declined == 0
 
 
 def test_zero_d_inputs_accept_numpy_scalars():
     a, b = sn.scalar("a"), sn.scalar("b")
     f = sn.function([a, b], a * b + 1, backend="c")
     assert f(np.float64(2.0), np.asarray(3.0)) == 7.0
-    assert f._runner.runs == 1
+    assert f.runner.runs == 1
     assert f(2.0, 3) == 7.0  # Python numbers: handed back and converted
-    assert f._runner.declined == 1
+    assert f.runner.declined == 1
 
 
 def test_non_contiguous_and_negative_strides():
@@ -50,7 +50,7 @@ def test_non_contiguous_and_negative_strides():
     for view in (base[::2, ::-1], base.T, base[::-1, 1:7:3]):
         np.testing.assert_allclose(fast(view), np.exp(view) * 2, rtol=1e-12)
         np.testing.assert_array_equal(fast(view), slow(view))
-    assert fast._runner.declined == 0
+    assert fast.runner.declined == 0
 
 
 @pytest.mark.parametrize("keepdims", [False, True])
@@ -63,7 +63,7 @@ def test_reductions_match_numpy(axis, keepdims):
     want = np.exp(xv).sum(axis=axis, keepdims=keepdims)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    assert fast._runner.runs == 1
+    assert fast.runner.runs == 1
 
 
 def test_empty_reduction_is_handed_back_to_numpy():
@@ -71,7 +71,7 @@ def test_empty_reduction_is_handed_back_to_numpy():
     f = sn.function([x], sn.max(x, axis=1), backend="c")
     with pytest.raises(Exception, match="zero-size|identity|empty"):
         f(np.zeros((3, 0)))
-    assert f._runner.declined == 1
+    assert f.runner.declined == 1
 
 
 def test_library_steps_multiple_outputs_and_updates():
@@ -88,7 +88,7 @@ def test_library_steps_multiple_outputs_and_updates():
     np.testing.assert_allclose(got_loss, np.tanh(xv @ w0).mean(), rtol=1e-12)
     dw = xv.T @ ((1 - np.tanh(xv @ w0) ** 2) / 8)
     np.testing.assert_allclose(w.get_value(), w0 - 0.1 * dw, rtol=1e-12)
-    assert fast._runner.runs == 1 and fast._runner.declined == 0
+    assert fast.runner.runs == 1 and fast.runner.declined == 0
 
 
 def test_bad_input_gets_the_python_runtime_error():
@@ -105,7 +105,7 @@ def test_named_dims_must_agree_across_inputs():
     f = sn.function([x, y], x + y, backend="c")
     with pytest.raises(InputError, match="dim 'n'"):
         f(np.zeros(3), np.zeros(4))
-    assert f._runner.declined == 1
+    assert f.runner.declined == 1
 
 
 def test_runtime_broadcast_clash_names_the_node():
@@ -114,7 +114,7 @@ def test_runtime_broadcast_clash_names_the_node():
     with pytest.raises(sn.SymnbError, match=r"add.*\(3,\).*\(4,\)|\(3,\).*\(4,\)") as err:
         f(np.zeros(3), np.zeros(4))
     assert "test_runner.py" in str(err.value)
-    assert f._runner.declined == 1
+    assert f.runner.declined == 1
 
 
 def test_held_results_are_never_overwritten():
@@ -135,7 +135,7 @@ def test_a_dropped_result_buffer_is_reused():
     address = f(np.ones(1000)).ctypes.data  # the result is dropped at once
     again = f(np.ones(1000))
     assert again.ctypes.data == address
-    assert f._runner.pooled() >= 1
+    assert f.runner.pooled() >= 1
 
 
 def test_in_place_steps_do_not_touch_the_arguments():
@@ -211,4 +211,4 @@ def test_two_threads_calling_one_function_get_their_own_results():
     for t in threads:
         t.join()
     assert problems == []
-    assert f._runner.runs >= 50 and f._runner.declined >= 25  # lists take the Python runtime
+    assert f.runner.runs >= 50 and f.runner.declined >= 25  # lists take the Python runtime
