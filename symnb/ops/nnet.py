@@ -155,15 +155,21 @@ def binary_crossentropy(output, target) -> Variable:
     return -(target * log(output) + (1 - target) * log(1 - output))
 
 
+def _fits_rows(var, rows) -> bool:
+    """Whether ``var``'s shape can be ``rows`` (one value per row), dim by dim."""
+    if var.type.ndim != len(rows):
+        return False
+    try:
+        for a, b in zip(rows, var.type.shape):
+            unify(a, b)
+    except DimMismatch:
+        return False
+    return True
+
+
 def _check_labels(p, labels, axis):
     rows = p.type.shape[:axis] + p.type.shape[axis + 1 :]
-    clash = labels.type.ndim != len(rows)
-    for a, b in zip(rows, labels.type.shape):
-        try:
-            unify(a, b)
-        except DimMismatch:
-            clash = True
-    if clash:
+    if not _fits_rows(labels, rows):
         raise ShapeError(
             f"categorical_crossentropy: integer labels {labels.describe()} must have the shape "
             f"of {p.describe()} without axis {axis}, i.e. {format_shape(rows)}"
@@ -295,13 +301,7 @@ def _check_xent_operands(op, logits, labels, axis) -> tuple:
 
 def _check_rows(op, var, rows, logits) -> None:
     """``var`` has the row shape of the logits (one value per row)."""
-    clash = var.type.ndim != len(rows)
-    for a, b in zip(rows, var.type.shape):
-        try:
-            unify(a, b)
-        except DimMismatch:
-            clash = True
-    if clash:
+    if not _fits_rows(var, rows):
         raise ShapeError(
             f"{op.op_name()}: {var.describe()} must have one value per row of "
             f"{logits.describe()}, i.e. the shape {format_shape(rows)}"
