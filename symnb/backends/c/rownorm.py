@@ -11,11 +11,14 @@ float32 softmax in one process: 358 -> 295 us, log_softmax 323 -> 312 us.
 from __future__ import annotations
 
 from symnb.backends.c import driver
+from symnb.backends.c.dialect import PARALLEL_MIN
 from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.kernel_ir import Unsupported, check_dtype
 
 KINDS = {"Softmax": "softmax", "LogSoftmax": "log_softmax"}
-PARALLEL_MIN = 1 << 20  # see dialect.PARALLEL_MIN
+#: exps are summed in the row's dtype over parts of this many elements, the parts in double:
+#: float32 SIMD lanes are not converted to double one by one (see c/xent.py)
+PART_DEFINE = "#define SN_PART 512"
 
 
 def rownorm_source(dialect, kind: str, dtype: str) -> str:
@@ -26,19 +29,29 @@ def rownorm_source(dialect, kind: str, dtype: str) -> str:
     t = dialect.type_name(dtype)
     exp, log = dialect.function_name("exp", dtype), dialect.function_name("log", dtype)
     inner, end = (
-        (_SOFTMAX_EXP, _SOFTMAX_END) if kind == "softmax" else (_LOG_SOFTMAX_EXP, _LOG_SOFTMAX_END)
+        (SOFTMAX_EXP, SOFTMAX_END) if kind == "softmax" else (_LOG_SOFTMAX_EXP, _LOG_SOFTMAX_END)
     )
-    names = {"t": t, "exp": exp, "log": log}
-    body = _PARTS.format(t=t, inner=inner.format(**names)) + end.format(**names)
-    row = _ROW.format(t=t, body=body)
+    names = {"t": t, "exp": exp, "log": log, "out": "y"}
+    row = _ROW.format(t=t, body=exp_sum_passes(names, inner) + end.format(**names))
     decls = simd_declarations(sorted(dialect.math_used))
-    parts = "#define SN_PART 512"
-    return "\n".join([driver.INCLUDES, decls, parts, row, _ENTRY.format(t=t, par=PARALLEL_MIN)])
+    return "\n".join(
+        [driver.INCLUDES, decls, PART_DEFINE, row, _ENTRY.format(t=t, par=PARALLEL_MIN)]
+    )
+
+
+def exp_sum_passes(names: dict, inner: str) -> str:
+    """C statements of a row's first two passes over ``x[0:n]``: ``m``, the row's max (NaN
+    when any element is), then ``s`` (double), the sum of ``exp(x[i] - m)`` over parts, with
+    ``inner`` (a template of ``names``: t, exp, out) run per element."""
+    return _MAX_PASS.format(**names) + _PARTS.format(t=names["t"], inner=inner.format(**names))
 
 
 _ROW = """
 static void sn_row(int64_t n, const {t} *x, {t} *y) {{
-    {t} m = -INFINITY;
+{body}
+}}"""
+
+_MAX_PASS = """    {t} m = -INFINITY;
     int nan = 0;
     #pragma omp simd reduction(max:m) reduction(|:nan)
     for (int64_t i = 0; i < n; i++) {{
@@ -47,11 +60,8 @@ static void sn_row(int64_t n, const {t} *x, {t} *y) {{
     }}
     if (nan) m = NAN;
     double s = 0;
-{body}
-}}"""
+"""
 
-#: exps are summed in the row's dtype over parts of SN_PART elements, the parts in double:
-#: float32 SIMD lanes are not converted to double one by one (see c/xent.py)
 _PARTS = """    for (int64_t start = 0; start < n; start += SN_PART) {{
         const int64_t stop = start + SN_PART < n ? start + SN_PART : n;
         {t} part = 0;
@@ -62,13 +72,14 @@ _PARTS = """    for (int64_t start = 0; start < n; start += SN_PART) {{
         s += part;
     }}"""
 
-_SOFTMAX_EXP = """            const {t} e = {exp}(x[i] - m);
-            y[i] = e;
+#: softmax: each exp is written to ``out``, then ``out`` is scaled by 1 / sum
+SOFTMAX_EXP = """            const {t} e = {exp}(x[i] - m);
+            {out}[i] = e;
             part += e;"""
-_SOFTMAX_END = """
+SOFTMAX_END = """
     const {t} scale = 1 / ({t})s;
     #pragma omp simd
-    for (int64_t i = 0; i < n; i++) y[i] = y[i] * scale;"""
+    for (int64_t i = 0; i < n; i++) {out}[i] = {out}[i] * scale;"""
 
 _LOG_SOFTMAX_EXP = """            part += {exp}(x[i] - m);"""
 _LOG_SOFTMAX_END = """

@@ -22,6 +22,7 @@ import numpy as np
 from symnb.backends.c import dialect, driver
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo
+from symnb.backends.c.rownorm import PART_DEFINE, SOFTMAX_END, SOFTMAX_EXP, exp_sum_passes
 from symnb.backends.c.steps import LibraryStep, ffi, pointer
 from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.kernel_ir import Unsupported
@@ -46,10 +47,16 @@ def xent_source(kind: str, dtype: str, parallel_min: int = PARALLEL_MIN) -> str:
         "exp": c.function_name("exp", dtype),
         "log": c.function_name("log", dtype),
         "par": parallel_min,
+        "out": "p",
     }
-    row, entry = (_FORWARD, _FORWARD_ENTRY) if kind == "forward" else (_GRAD, _GRAD_ENTRY)
+    if kind == "forward":
+        passes = exp_sum_passes(names, SOFTMAX_EXP)  # the softmax row kernel's passes
+        row = _FORWARD.format(passes=passes, normalise=SOFTMAX_END.format(**names), **names)
+        row, entry = PART_DEFINE + "\n" + row, _FORWARD_ENTRY
+    else:
+        row, entry = _GRAD.format(**names), _GRAD_ENTRY
     decls = simd_declarations(sorted(c.math_used))
-    return "\n".join([driver.INCLUDES, decls, row.format(**names), entry.format(**names)])
+    return "\n".join([driver.INCLUDES, decls, row, entry.format(**names)])
 
 
 def xent_step(linker, node):
@@ -144,34 +151,12 @@ class XentGradStep(_XentKernelStep):
 
 
 _FORWARD = """
-#define SN_PART 512 /* exps summed in the row's dtype, then added up in double */
 static int sn_row(int64_t n, const {t} *x, int64_t label, {t} *loss, {t} *p) {{
-    {t} m = -INFINITY;
-    int nan = 0;
-    #pragma omp simd reduction(max:m) reduction(|:nan)
-    for (int64_t i = 0; i < n; i++) {{
-        m = x[i] > m ? x[i] : m;
-        nan |= x[i] != x[i];
-    }}
-    if (nan) m = NAN;
-    double s = 0;
-    for (int64_t start = 0; start < n; start += SN_PART) {{
-        const int64_t stop = start + SN_PART < n ? start + SN_PART : n;
-        {t} part = 0;
-        #pragma omp simd reduction(+:part)
-        for (int64_t i = start; i < stop; i++) {{
-            const {t} e = {exp}(x[i] - m);
-            p[i] = e;
-            part += e;
-        }}
-        s += part;
-    }}
+{passes}
     if (label < 0) label += n;
     if (label < 0 || label >= n) return 1;
-    const {t} total = ({t})s, scale = 1 / total;
-    *loss = {log}(total) - (x[label] - m);
-    #pragma omp simd
-    for (int64_t i = 0; i < n; i++) p[i] = p[i] * scale;
+    *loss = {log}(({t})s) - (x[label] - m);
+{normalise}
     return 0;
 }}"""
 
