@@ -117,9 +117,8 @@ static int broadcast(PyArrayObject **ops, int n, npy_intp *shape) {
     return nd;
 }
 
-/* Byte strides of ``a`` over the index space ``shape`` (0 on broadcast axes) into out[]. */
-static void strides_over(PyArrayObject *a, int nd, const npy_intp *shape, int64_t *out) {
-    (void)shape;
+/* Byte strides of ``a`` over an ``nd``-dim index space (0 on broadcast axes) into out[]. */
+static void strides_over(PyArrayObject *a, int nd, int64_t *out) {
     int pad = nd - PyArray_NDIM(a);
     for (int d = 0; d < pad; d++) out[d] = 0;
     for (int d = 0; d < PyArray_NDIM(a); d++)
@@ -187,11 +186,10 @@ static int64_t *space_args(int64_t *args, int nd, const npy_intp *shape, npy_int
 }
 
 /* Operand strides over the space, for each of the step's inputs. */
-static int64_t *input_args(int64_t *at, PyArrayObject **ops, int n, int nd, npy_intp *shape,
-                           char **ptrs) {
+static int64_t *input_args(int64_t *at, PyArrayObject **ops, int n, int nd, char **ptrs) {
     int space = nd ? nd : 1;
     for (int k = 0; k < n; k++) {
-        if (nd) strides_over(ops[k], nd, shape, at);
+        if (nd) strides_over(ops[k], nd, at);
         else at[0] = 0;
         ptrs[k] = PyArray_BYTES(ops[k]);
         at += space;
@@ -207,10 +205,10 @@ static int run_map(Step *step, PyObject **slots) {
     for (int k = 0; k < step->nin; k++) ops[k] = (PyArrayObject *)slots[step->ins[k]];
     int nd = broadcast(ops, step->nin, shape);
     if (nd < 0) return 1;
-    int64_t *at = input_args(space_args(args, nd, shape, &size), ops, step->nin, nd, shape, ptrs);
+    int64_t *at = input_args(space_args(args, nd, shape, &size), ops, step->nin, nd, ptrs);
     PyObject *out = map_output(step, ops, nd, shape);
     if (out == NULL) return -1;
-    if (nd) strides_over((PyArrayObject *)out, nd, shape, at);
+    if (nd) strides_over((PyArrayObject *)out, nd, at);
     else at[0] = 0;
     ptrs[step->nin] = PyArray_BYTES((PyArrayObject *)out);
     if (size && call_kernel(step, args, ptrs, size)) { Py_DECREF(out); return 1; }
@@ -230,7 +228,7 @@ static int run_reduce(Step *step, PyObject **slots) {
         if (shape[d] == 0) return 1; /* NumPy decides what an empty reduction gives */
         kept[d] = (step->axes >> d) & 1 ? 1 : shape[d];
     }
-    int64_t *at = input_args(space_args(args, nd, shape, &size), ops, step->nin, nd, shape, ptrs);
+    int64_t *at = input_args(space_args(args, nd, shape, &size), ops, step->nin, nd, ptrs);
     PyObject *out = pooled(step, nd, kept, step->out_types[0]);
     if (out == NULL) return -1;
     PyArrayObject *o = (PyArrayObject *)out;

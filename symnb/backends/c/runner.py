@@ -12,6 +12,7 @@ returns None and the Python runtime runs the call, raising its errors (see runne
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -37,6 +38,7 @@ _module: list = []  # [module or None] once looked up
 _problem: list[str] = []  # why the runner could not be built, when it could not
 
 
+@functools.cache
 def source_hash() -> str:
     return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
 
