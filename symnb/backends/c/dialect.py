@@ -405,6 +405,15 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     }}
 }}"""
 
+    def row_threads(self) -> str:
+        """The pragma splitting output rows between threads (when they are distinct and many
+        enough); nothing for kernels whose size rules threads out."""
+        if not self.threaded():
+            return ""
+        return f"""        int par = outer > 1 && outer * n >= SN_PARALLEL_MIN;
+        par = par && sn_outer_distinct(nd, st, {self.nin});
+        #pragma omp parallel for if(par) schedule(static)"""
+
     def entry(self, out_t: str) -> str:
         r = self.k.result
         mean = ""
@@ -421,9 +430,7 @@ int sn_kernel(int64_t *a, char **ptr) {{
     int64_t n = shape[nd - 1];
     if (st[{self.nin}][nd - 1] == 0) {{
         sn_row_fn row = {self.inner_contiguous()} ? sn_row_flat : sn_row;
-        int par = outer > 1 && outer * n >= SN_PARALLEL_MIN;
-        par = par && sn_outer_distinct(nd, st, {self.nin});
-        {"#pragma omp parallel for if(par) schedule(static)" if self.threaded() else "(void)par;"}
+{self.row_threads()}
         for (int64_t o = 0; o < outer; o++) {{
             char *p[{self.nops}];
             sn_locate(o, nd, shape, {self.nops}, p0, st, p);
