@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.backends.c.steps import operand_strides
 from symnb.backends.kernel_ir import elemwise_kernel
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.core.variable import Constant
@@ -50,7 +51,7 @@ class OpenCLKernel:
         nd = max(out.ndim, 1)
         space = out.shape or (1,)
         host = [np.ascontiguousarray(a) for a in arrays]
-        strides = [_strides_over(a, space) for a in host] + [_strides_over(out, space)]
+        strides = [operand_strides(a, space) for a in host] + [operand_strides(out, space)]
         flags = cl.mem_flags
         read = flags.READ_ONLY | flags.COPY_HOST_PTR
         buffers = [cl.Buffer(self.context, read, hostbuf=_nonempty(a)) for a in host]
@@ -69,13 +70,6 @@ def _value_of(var, given: dict) -> np.ndarray:
     if isinstance(var, Constant):
         return np.asarray(var.data)
     return np.asarray(given[id(var)], dtype=var.type.dtype)
-
-
-def _strides_over(array: np.ndarray, space: tuple) -> list[int]:
-    """Byte strides of a contiguous array over ``space`` (0 on broadcast axes)."""
-    pad = len(space) - array.ndim
-    own = [0 if dim == 1 else stride for dim, stride in zip(array.shape, array.strides)]
-    return [0] * pad + own
 
 
 def _nonempty(array: np.ndarray) -> np.ndarray:
