@@ -44,5 +44,15 @@ class GraphError(SymnbError, ValueError):
     """A graph that cannot be compiled as asked (an input that is computed, a missing input)."""
 
 
+class CompileError(SymnbError, RuntimeError):
+    """A compiler (the system C compiler, NVRTC, an OpenCL driver) rejected a kernel: the
+    message has its output and the numbered source."""
+
+
+def numbered(source: str) -> str:
+    """``source`` with line numbers, as compile errors show it."""
+    return "\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), 1))
+
+
 class ShapeWarning(UserWarning):
     """A legal shape pattern that is usually a bug; each pattern has its own subclass."""

@@ -1,8 +1,9 @@
 """Elementwise ops: NumPy broadcasting, NumPy dtype rules, a gradient and a kernel expression.
 
-Each op is a small class: ``impl`` is its NumPy reference, ``c`` its scalar expression for
-kernel backends (``{0}``, ``{1}`` are the operands), ``grad_elem`` its gradient on the
-broadcast shape (the base class sums it back to each input's shape).
+Each op is a small class: ``impl`` is its NumPy reference, ``scalar_op`` (or ``scalar``) its
+element for kernel backends, named from the kernel description's vocabulary
+(``symnb/backends/kernels/ir.py``), and ``grad_elem`` its gradient on the broadcast shape (the
+base class sums it back to each input's shape).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class Elemwise(Op):
 
     nin = 2
     impl = None
-    c: str | None = None
+    scalar_op: str | None = None  # the kernel description's scalar op (see ``scalar``)
 
     def infer_types(self, *inputs):
         if len(inputs) != self.nin:
@@ -74,6 +75,11 @@ class Elemwise(Op):
         """Gradients on the broadcast shape, one per input (None: no gradient flows)."""
         raise NotImplementedError
 
+    def scalar(self, k, *args):
+        """One element for kernel backends: ``k`` builds named scalar ops (``k.exp(x)``),
+        ``k.to(a)`` converts an operand to the dtype the op computes in."""
+        return k.op(self.scalar_op, *[k.to(a) for a in args])
+
 
 class _Unary(Elemwise):
     nin = 1
@@ -92,7 +98,7 @@ class _Logical(Elemwise):
 class Add(Elemwise):
     """x + y."""
 
-    impl, c = staticmethod(np.add), "({0} + {1})"
+    impl, scalar_op = staticmethod(np.add), "add"
 
     def grad_elem(self, inputs, output, gz):
         return [gz, gz]
@@ -101,7 +107,7 @@ class Add(Elemwise):
 class Sub(Elemwise):
     """x - y."""
 
-    impl, c = staticmethod(np.subtract), "({0} - {1})"
+    impl, scalar_op = staticmethod(np.subtract), "sub"
 
     def grad_elem(self, inputs, output, gz):
         return [gz, -gz]
@@ -110,7 +116,7 @@ class Sub(Elemwise):
 class Mul(Elemwise):
     """x * y."""
 
-    impl, c = staticmethod(np.multiply), "({0} * {1})"
+    impl, scalar_op = staticmethod(np.multiply), "mul"
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -120,7 +126,7 @@ class Mul(Elemwise):
 class TrueDiv(Elemwise):
     """x / y (integers divide to floats, as in NumPy)."""
 
-    impl, c = staticmethod(np.true_divide), "({0} / {1})"
+    impl, scalar_op = staticmethod(np.true_divide), "div"
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -130,7 +136,7 @@ class TrueDiv(Elemwise):
 class FloorDiv(Elemwise):
     """x // y, rounding toward minus infinity; its gradient is zero almost everywhere."""
 
-    impl, c = staticmethod(np.floor_divide), "floor_div({0}, {1})"
+    impl, scalar_op = staticmethod(np.floor_divide), "floor_div"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * 0, gz * 0]
@@ -139,7 +145,7 @@ class FloorDiv(Elemwise):
 class Mod(Elemwise):
     """x % y with the sign of y (Python's and NumPy's rule)."""
 
-    impl, c = staticmethod(np.mod), "py_mod({0}, {1})"
+    impl, scalar_op = staticmethod(np.mod), "mod"
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -149,7 +155,7 @@ class Mod(Elemwise):
 class Pow(Elemwise):
     """x ** y."""
 
-    impl, c = staticmethod(np.power), "pow({0}, {1})"
+    impl, scalar_op = staticmethod(np.power), "pow"
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -159,7 +165,7 @@ class Pow(Elemwise):
 class Neg(_Unary):
     """-x."""
 
-    impl, c = staticmethod(np.negative), "(-{0})"
+    impl, scalar_op = staticmethod(np.negative), "neg"
 
     def grad_elem(self, inputs, output, gz):
         return [-gz]
@@ -168,7 +174,10 @@ class Neg(_Unary):
 class Pos(_Unary):
     """+x."""
 
-    impl, c = staticmethod(np.positive), "(+{0})"
+    impl = staticmethod(np.positive)
+
+    def scalar(self, k, x):
+        return k.to(x)
 
     def grad_elem(self, inputs, output, gz):
         return [gz]
@@ -177,7 +186,7 @@ class Pos(_Unary):
 class Abs(_Unary):
     """|x|."""
 
-    impl, c = staticmethod(np.absolute), "fabs({0})"
+    impl, scalar_op = staticmethod(np.absolute), "abs"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * sign(inputs[0])]
@@ -186,7 +195,7 @@ class Abs(_Unary):
 class Sign(_Unary):
     """-1, 0 or 1; its gradient is zero."""
 
-    impl, c = staticmethod(np.sign), "sign({0})"
+    impl, scalar_op = staticmethod(np.sign), "sign"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * 0]
@@ -196,7 +205,7 @@ class Sign(_Unary):
 class Exp(_Unary):
     """e ** x."""
 
-    impl, c = staticmethod(np.exp), "exp({0})"
+    impl, scalar_op = staticmethod(np.exp), "exp"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * output]
@@ -205,7 +214,7 @@ class Exp(_Unary):
 class Log(_Unary):
     """Natural logarithm."""
 
-    impl, c = staticmethod(np.log), "log({0})"
+    impl, scalar_op = staticmethod(np.log), "log"
 
     def grad_elem(self, inputs, output, gz):
         return [gz / inputs[0]]
@@ -214,7 +223,7 @@ class Log(_Unary):
 class Sqrt(_Unary):
     """Square root."""
 
-    impl, c = staticmethod(np.sqrt), "sqrt({0})"
+    impl, scalar_op = staticmethod(np.sqrt), "sqrt"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * 0.5 / output]
@@ -223,7 +232,7 @@ class Sqrt(_Unary):
 class Tanh(_Unary):
     """Hyperbolic tangent."""
 
-    impl, c = staticmethod(np.tanh), "tanh({0})"
+    impl, scalar_op = staticmethod(np.tanh), "tanh"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * (1 - output * output)]
@@ -239,7 +248,7 @@ def _sigmoid(x):
 class Sigmoid(_Unary):
     """1 / (1 + exp(-x))."""
 
-    impl, c = staticmethod(_sigmoid), "sigmoid({0})"
+    impl, scalar_op = staticmethod(_sigmoid), "sigmoid"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * output * (1 - output)]
@@ -248,7 +257,7 @@ class Sigmoid(_Unary):
 class Sin(_Unary):
     """Sine."""
 
-    impl, c = staticmethod(np.sin), "sin({0})"
+    impl, scalar_op = staticmethod(np.sin), "sin"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * cos(inputs[0])]
@@ -257,7 +266,7 @@ class Sin(_Unary):
 class Cos(_Unary):
     """Cosine."""
 
-    impl, c = staticmethod(np.cos), "cos({0})"
+    impl, scalar_op = staticmethod(np.cos), "cos"
 
     def grad_elem(self, inputs, output, gz):
         return [-gz * sin(inputs[0])]
@@ -272,33 +281,32 @@ class _Rounding(_Unary):
 class Floor(_Rounding):
     """Largest integer <= x."""
 
-    impl, c = staticmethod(np.floor), "floor({0})"
+    impl, scalar_op = staticmethod(np.floor), "floor"
 
 
 class Ceil(_Rounding):
     """Smallest integer >= x."""
 
-    impl, c = staticmethod(np.ceil), "ceil({0})"
+    impl, scalar_op = staticmethod(np.ceil), "ceil"
 
 
 class Trunc(_Rounding):
     """x rounded toward zero."""
 
-    impl, c = staticmethod(np.trunc), "trunc({0})"
+    impl, scalar_op = staticmethod(np.trunc), "trunc"
 
 
 class Round(_Rounding):
     """x rounded to the nearest integer, halves to even (``np.round``; C's ``rint``)."""
 
-    impl, c = staticmethod(np.round), "rint({0})"
+    impl, scalar_op = staticmethod(np.round), "rint"
 
 
 # -- selection ------------------------------------------------------------------------------
 class Maximum(Elemwise):
     """Elementwise larger of x and y; NaN wins, as in NumPy. Ties send the gradient to x."""
 
-    impl = staticmethod(np.maximum)
-    c = "(({0} >= {1} || {0} != {0}) ? {0} : {1})"
+    impl, scalar_op = staticmethod(np.maximum), "maximum"
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -308,8 +316,7 @@ class Maximum(Elemwise):
 class Minimum(Elemwise):
     """Elementwise smaller of x and y; NaN wins, as in NumPy. Ties send the gradient to x."""
 
-    impl = staticmethod(np.minimum)
-    c = "(({0} <= {1} || {0} != {0}) ? {0} : {1})"
+    impl, scalar_op = staticmethod(np.minimum), "minimum"
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -323,7 +330,14 @@ def _relu(x):
 class Relu(_Unary):
     """max(x, 0); the gradient at 0 is taken as 0."""
 
-    impl, c = staticmethod(_relu), "(({0} > 0 || {0} != {0}) ? {0} : 0)"
+    impl = staticmethod(_relu)
+
+    def scalar(self, k, x):
+        x, zero = k.to(x), k.const(0)
+        kept = k.gt(x, zero)
+        if k.dtype.startswith("float"):
+            kept = k.bit_or(kept, k.isnan(x))  # NaN stays NaN, as in NumPy
+        return k.where(kept, x, zero)
 
     def grad_elem(self, inputs, output, gz):
         return [gz * (inputs[0] > 0)]
@@ -335,7 +349,10 @@ class Clip(Elemwise):
     dtype_rule = "NumPy's promotion of x, lo and hi (``np.clip``)"
     nin = 3
     impl = staticmethod(np.clip)
-    c = "({0} < {1} ? {1} : ({0} > {2} ? {2} : {0}))"
+
+    def scalar(self, k, x, lo, hi):
+        x, lo, hi = k.to(x), k.to(lo), k.to(hi)
+        return k.where(k.lt(x, lo), lo, k.where(k.gt(x, hi), hi, x))
 
     def grad_elem(self, inputs, output, gz):
         x, lo, hi = inputs
@@ -349,7 +366,10 @@ class Where(Elemwise):
     functions = ("where", "switch")
     dtype_rule = "NumPy's promotion of x and y; cond may have any dtype"
     nin = 3
-    impl, c = staticmethod(np.where), "({0} ? {1} : {2})"
+    impl = staticmethod(np.where)
+
+    def scalar(self, k, cond, x, y):
+        return k.where(k.truth(cond), k.to(x), k.to(y))  # the condition in its own dtype
 
     def grad_elem(self, inputs, output, gz):
         cond = inputs[0]
@@ -360,62 +380,62 @@ class Where(Elemwise):
 class Less(_Logical):
     """x < y."""
 
-    impl, c = staticmethod(np.less), "({0} < {1})"
+    impl, scalar_op = staticmethod(np.less), "lt"
 
 
 class LessEqual(_Logical):
     """x <= y."""
 
-    impl, c = staticmethod(np.less_equal), "({0} <= {1})"
+    impl, scalar_op = staticmethod(np.less_equal), "le"
 
 
 class Greater(_Logical):
     """x > y."""
 
-    impl, c = staticmethod(np.greater), "({0} > {1})"
+    impl, scalar_op = staticmethod(np.greater), "gt"
 
 
 class GreaterEqual(_Logical):
     """x >= y."""
 
-    impl, c = staticmethod(np.greater_equal), "({0} >= {1})"
+    impl, scalar_op = staticmethod(np.greater_equal), "ge"
 
 
 class Equal(_Logical):
     """x == y."""
 
-    impl, c = staticmethod(np.equal), "({0} == {1})"
+    impl, scalar_op = staticmethod(np.equal), "eq"
 
 
 class NotEqual(_Logical):
     """x != y."""
 
-    impl, c = staticmethod(np.not_equal), "({0} != {1})"
+    impl, scalar_op = staticmethod(np.not_equal), "ne"
 
 
 class BitwiseAnd(_Logical):
     """x & y (logical and on booleans)."""
 
-    impl, c = staticmethod(np.bitwise_and), "({0} & {1})"
+    impl, scalar_op = staticmethod(np.bitwise_and), "bit_and"
 
 
 class BitwiseOr(_Logical):
     """x | y (logical or on booleans)."""
 
-    impl, c = staticmethod(np.bitwise_or), "({0} | {1})"
+    impl, scalar_op = staticmethod(np.bitwise_or), "bit_or"
 
 
 class BitwiseXor(_Logical):
     """x ^ y."""
 
-    impl, c = staticmethod(np.bitwise_xor), "({0} ^ {1})"
+    impl, scalar_op = staticmethod(np.bitwise_xor), "bit_xor"
 
 
 class Invert(_Logical):
     """~x (logical not on booleans)."""
 
     nin = 1
-    impl, c = staticmethod(np.invert), "invert({0})"
+    impl, scalar_op = staticmethod(np.invert), "invert"
 
 
 class IsNan(_Logical):
@@ -423,7 +443,7 @@ class IsNan(_Logical):
 
     name = "isnan"
     nin = 1
-    impl, c = staticmethod(np.isnan), "isnan({0})"
+    impl, scalar_op = staticmethod(np.isnan), "isnan"
 
 
 class IsInf(_Logical):
@@ -431,7 +451,7 @@ class IsInf(_Logical):
 
     name = "isinf"
     nin = 1
-    impl, c = staticmethod(np.isinf), "isinf({0})"
+    impl, scalar_op = staticmethod(np.isinf), "isinf"
 
 
 class IsFinite(_Logical):
@@ -439,7 +459,7 @@ class IsFinite(_Logical):
 
     name = "isfinite"
     nin = 1
-    impl, c = staticmethod(np.isfinite), "isfinite({0})"
+    impl, scalar_op = staticmethod(np.isfinite), "isfinite"
 
 
 # -- dtype ---------------------------------------------------------------------------------
@@ -451,7 +471,6 @@ class Cast(Elemwise):
 
     def __init__(self, dtype):
         self.dtype = np.dtype(dtype).name
-        self.c = f"(({self.dtype}){{0}})"
 
     def out_dtype(self, inputs):
         return np.dtype(self.dtype)

@@ -1,9 +1,9 @@
 """Elementwise transcendental and special functions (SciPy's where NumPy has none).
 
 Each op follows :mod:`symnb.ops.elemwise`: ``impl`` is the NumPy/SciPy reference and decides
-the output dtype, ``c`` is the scalar C99 expression for kernel backends, ``grad_elem`` the
-gradient on the broadcast shape. ``c`` names outside C99 (``erfinv``, ``digamma``) are helpers a
-kernel dialect must supply in its preamble.
+the output dtype, ``scalar_op``/``scalar`` the element for kernel backends (ops a dialect cannot
+spell, such as ``erfinv`` or ``digamma`` in C, run their reference instead), ``grad_elem`` the
+gradient on the broadcast shape.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _special(name: str):
 class Expm1(_Unary):
     """exp(x) - 1, accurate for small x."""
 
-    impl, c = staticmethod(np.expm1), "expm1({0})"
+    impl, scalar_op = staticmethod(np.expm1), "expm1"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * (output + 1)]
@@ -45,7 +45,7 @@ class Expm1(_Unary):
 class Log1p(_Unary):
     """log(1 + x), accurate for small x."""
 
-    impl, c = staticmethod(np.log1p), "log1p({0})"
+    impl, scalar_op = staticmethod(np.log1p), "log1p"
 
     def grad_elem(self, inputs, output, gz):
         return [gz / (inputs[0] + 1)]
@@ -54,7 +54,7 @@ class Log1p(_Unary):
 class Log2(_Unary):
     """Base-2 logarithm."""
 
-    impl, c = staticmethod(np.log2), "log2({0})"
+    impl, scalar_op = staticmethod(np.log2), "log2"
 
     def grad_elem(self, inputs, output, gz):
         return [gz / (inputs[0] * _LN2)]
@@ -63,7 +63,7 @@ class Log2(_Unary):
 class Log10(_Unary):
     """Base-10 logarithm."""
 
-    impl, c = staticmethod(np.log10), "log10({0})"
+    impl, scalar_op = staticmethod(np.log10), "log10"
 
     def grad_elem(self, inputs, output, gz):
         return [gz / (inputs[0] * _LN10)]
@@ -72,7 +72,10 @@ class Log10(_Unary):
 class Square(_Unary):
     """x * x (keeps integer dtypes, as ``np.square``)."""
 
-    impl, c = staticmethod(np.square), "({0} * {0})"
+    impl = staticmethod(np.square)
+
+    def scalar(self, k, x):
+        return k.mul(k.to(x), k.to(x))
 
     def grad_elem(self, inputs, output, gz):
         return [gz * 2 * inputs[0]]
@@ -82,8 +85,14 @@ class Reciprocal(_Unary):
     """1 / x (integer division for integer dtypes, as ``np.reciprocal``)."""
 
     impl = staticmethod(np.reciprocal)
-    # integer 1/0 would trap in C; going through double gives NumPy's x86 result instead
-    c = "({0} != 0 ? 1 / {0} : 1 / ({0} * 1.0))"
+
+    def scalar(self, k, x):
+        x = k.to(x)
+        if k.dtype.startswith("float"):
+            return k.div(k.const(1), x)
+        # integer 1/0 traps; 1/0.0 converted back gives NumPy's x86 result instead
+        by_zero = k.convert(k.div(k.literal(1.0, "float64"), k.convert(x, "float64")), k.dtype)
+        return k.where(k.ne(x, k.const(0)), k.div(k.const(1), x), by_zero)
 
     def grad_elem(self, inputs, output, gz):
         return [-gz * output * output]
@@ -98,7 +107,10 @@ class Softplus(_Unary):
     """log(1 + exp(x)), finite for every finite x; exp's dtype rule."""
 
     impl = staticmethod(_softplus)
-    c = "(fmax({0}, 0) + log1p(exp(-fabs({0}))))"
+
+    def scalar(self, k, x):
+        x = k.to(x)
+        return k.add(k.maximum(x, k.const(0)), k.log1p(k.exp(k.neg(k.abs(x)))))
 
     def grad_elem(self, inputs, output, gz):
         return [gz * sigmoid(inputs[0])]
@@ -108,8 +120,12 @@ class Logaddexp(Elemwise):
     """log(exp(x) + exp(y)) without overflow or underflow."""
 
     impl = staticmethod(np.logaddexp)
-    # equal operands first: that also keeps logaddexp(inf, inf) = inf and (-inf, -inf) = -inf
-    c = "({0} == {1} ? {0} + 0.6931471805599453 : fmax({0}, {1}) + log1p(exp(-fabs({0} - {1}))))"
+
+    def scalar(self, k, x, y):
+        x, y = k.to(x), k.to(y)
+        apart = k.add(k.maximum(x, y), k.log1p(k.exp(k.neg(k.abs(k.sub(x, y))))))
+        # equal operands first: that also keeps logaddexp(inf, inf) = inf and (-inf, -inf) = -inf
+        return k.where(k.eq(x, y), k.add(x, k.const(_LN2)), apart)
 
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
@@ -120,7 +136,7 @@ class Logaddexp(Elemwise):
 class Tan(_Unary):
     """Tangent."""
 
-    impl, c = staticmethod(np.tan), "tan({0})"
+    impl, scalar_op = staticmethod(np.tan), "tan"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * (1 + output * output)]
@@ -129,7 +145,7 @@ class Tan(_Unary):
 class Arcsin(_Unary):
     """Inverse sine, on [-1, 1]."""
 
-    impl, c = staticmethod(np.arcsin), "asin({0})"
+    impl, scalar_op = staticmethod(np.arcsin), "asin"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -139,7 +155,7 @@ class Arcsin(_Unary):
 class Arccos(_Unary):
     """Inverse cosine, on [-1, 1]."""
 
-    impl, c = staticmethod(np.arccos), "acos({0})"
+    impl, scalar_op = staticmethod(np.arccos), "acos"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -149,7 +165,7 @@ class Arccos(_Unary):
 class Arctan(_Unary):
     """Inverse tangent."""
 
-    impl, c = staticmethod(np.arctan), "atan({0})"
+    impl, scalar_op = staticmethod(np.arctan), "atan"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -159,7 +175,7 @@ class Arctan(_Unary):
 class Arctan2(Elemwise):
     """Angle of the point (x, y): ``arctan2(y, x)``, quadrant-aware."""
 
-    impl, c = staticmethod(np.arctan2), "atan2({0}, {1})"
+    impl, scalar_op = staticmethod(np.arctan2), "atan2"
 
     def grad_elem(self, inputs, output, gz):
         y, x = inputs
@@ -170,7 +186,7 @@ class Arctan2(Elemwise):
 class Sinh(_Unary):
     """Hyperbolic sine."""
 
-    impl, c = staticmethod(np.sinh), "sinh({0})"
+    impl, scalar_op = staticmethod(np.sinh), "sinh"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * cosh(inputs[0])]
@@ -179,7 +195,7 @@ class Sinh(_Unary):
 class Cosh(_Unary):
     """Hyperbolic cosine."""
 
-    impl, c = staticmethod(np.cosh), "cosh({0})"
+    impl, scalar_op = staticmethod(np.cosh), "cosh"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * sinh(inputs[0])]
@@ -188,7 +204,7 @@ class Cosh(_Unary):
 class Arcsinh(_Unary):
     """Inverse hyperbolic sine."""
 
-    impl, c = staticmethod(np.arcsinh), "asinh({0})"
+    impl, scalar_op = staticmethod(np.arcsinh), "asinh"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -199,7 +215,7 @@ class Arcsinh(_Unary):
 class Erf(_Unary):
     """The error function."""
 
-    impl, c = staticmethod(_special("erf")), "erf({0})"
+    impl, scalar_op = staticmethod(_special("erf")), "erf"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -209,7 +225,7 @@ class Erf(_Unary):
 class Erfc(_Unary):
     """1 - erf(x), accurate where erf is close to 1."""
 
-    impl, c = staticmethod(_special("erfc")), "erfc({0})"
+    impl, scalar_op = staticmethod(_special("erfc")), "erfc"
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
@@ -219,7 +235,7 @@ class Erfc(_Unary):
 class Erfinv(_Unary):
     """Inverse of erf, on (-1, 1)."""
 
-    impl, c = staticmethod(_special("erfinv")), "erfinv({0})"
+    impl, scalar_op = staticmethod(_special("erfinv")), "erfinv"
 
     def grad_elem(self, inputs, output, gz):
         return [gz / (_TWO_OVER_SQRT_PI * exp(-(output * output)))]
@@ -228,7 +244,7 @@ class Erfinv(_Unary):
 class Gamma(_Unary):
     """The gamma function (``tgamma`` in C)."""
 
-    impl, c = staticmethod(_special("gamma")), "tgamma({0})"
+    impl, scalar_op = staticmethod(_special("gamma")), "tgamma"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * output * digamma(inputs[0])]
@@ -237,7 +253,7 @@ class Gamma(_Unary):
 class Gammaln(_Unary):
     """log |gamma(x)|, finite where gamma overflows."""
 
-    impl, c = staticmethod(_special("gammaln")), "lgamma({0})"
+    impl, scalar_op = staticmethod(_special("gammaln")), "lgamma"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * digamma(inputs[0])]
@@ -247,7 +263,7 @@ class Digamma(_Unary):
     """psi(x), the derivative of gammaln."""
 
     functions = ("digamma", "psi")
-    impl, c = staticmethod(_special("psi")), "digamma({0})"
+    impl, scalar_op = staticmethod(_special("psi")), "digamma"
 
     def grad_elem(self, inputs, output, gz):
         return [gz * trigamma(inputs[0])]
@@ -262,7 +278,7 @@ def _trigamma(x):
 class Trigamma(_Unary):
     """psi'(x), the derivative of digamma; its own derivative is not implemented."""
 
-    impl, c = staticmethod(_trigamma), "trigamma({0})"
+    impl, scalar_op = staticmethod(_trigamma), "trigamma"
     differentiable = False
 
     def grad_elem(self, inputs, output, gz):

@@ -84,12 +84,16 @@ class SigmoidBinaryCrossentropy(Elemwise):
     without forming the sigmoid (finite for any logit)."""
 
     impl = staticmethod(_sigmoid_bce)
-    c = "(fmax({0}, 0) - {0} * {1} + log1p(exp(-fabs({0}))))"
     dtype_rule = "NumPy's promotion of logits and targets, as a float"
 
     def infer_types(self, x, t):
         shape_warnings.loss_hook(self, x, t)
         return super().infer_types(x, t)
+
+    def scalar(self, k, x, t):
+        x, t = k.to(x), k.to(t)
+        tail = k.log1p(k.exp(k.neg(k.abs(x))))
+        return k.add(k.sub(k.maximum(x, k.const(0)), k.mul(x, t)), tail)
 
     def grad_elem(self, inputs, output, gz):
         from symnb.ops.elemwise import sigmoid

@@ -20,8 +20,7 @@ class Reduce(Op):
 
     __props__ = ("axis", "keepdims")
     impl = None
-    c_identity: str | None = None  # the kernel's start value, e.g. "0"
-    c_combine: str | None = None  # the kernel's accumulate step, e.g. "{acc} + {x}"
+    kind: str | None = None  # the kernel description's reduction (sum, prod, max, min, all, any)
 
     def __init__(self, axis: tuple[int, ...], keepdims: bool = False):
         self.axis, self.keepdims = tuple(axis), bool(keepdims)
@@ -49,7 +48,7 @@ def reduced_shape(shape, axis, keepdims):
 class Sum(Reduce):
     """Sum of elements over the axes."""
 
-    impl, c_identity, c_combine = np.sum, "0", "{acc} + {x}"
+    impl, kind = np.sum, "sum"
 
     def grad(self, inputs, outputs, output_grads):
         from symnb.ops.shape import broadcast_like
@@ -60,7 +59,7 @@ class Sum(Reduce):
 class Mean(Reduce):
     """Arithmetic mean over the axes."""
 
-    impl, c_identity, c_combine = np.mean, "0", "{acc} + {x}"
+    impl, kind = np.mean, "sum"
 
     def grad(self, inputs, outputs, output_grads):
         from symnb.ops.elemwise import cast
@@ -86,19 +85,19 @@ class _Extremum(Reduce):
 class Max(_Extremum):
     """Largest element over the axes."""
 
-    impl, c_identity, c_combine = np.max, "-INFINITY", "fmax({acc}, {x})"
+    impl, kind = np.max, "max"
 
 
 class Min(_Extremum):
     """Smallest element over the axes."""
 
-    impl, c_identity, c_combine = np.min, "INFINITY", "fmin({acc}, {x})"
+    impl, kind = np.min, "min"
 
 
 class Prod(Reduce):
     """Product of elements over the axes; its gradient is exact when some elements are 0."""
 
-    impl, c_identity, c_combine = np.prod, "1", "{acc} * {x}"
+    impl, kind = np.prod, "prod"
 
     def grad(self, inputs, outputs, output_grads):
         (x,), (g,) = inputs, output_grads
@@ -172,13 +171,13 @@ class _Boolean(Reduce):
 class All(_Boolean):
     """True where every element over the axes is nonzero."""
 
-    impl, c_identity, c_combine = np.all, "1", "({acc} && {x})"
+    impl, kind = np.all, "all"
 
 
 class Any(_Boolean):
     """True where some element over the axes is nonzero."""
 
-    impl, c_identity, c_combine = np.any, "0", "({acc} || {x})"
+    impl, kind = np.any, "any"
 
 
 def _logsumexp(x, axis, keepdims):

@@ -7,7 +7,7 @@ import scipy.special as sps
 
 import symnb as sn
 from symnb.backends import LINKERS
-from symnb.backends.c.logsumexp import CHUNK
+from symnb.backends.render.loops import PREFETCH_CHUNK as CHUNK
 from symnb.ops.reduce import Logsumexp
 
 pytestmark = pytest.mark.skipif("c" not in LINKERS, reason="no C compiler")

@@ -7,7 +7,7 @@ import scipy.special as sps
 
 import symnb as sn
 from symnb.backends import LINKERS
-from symnb.backends.c.xent import PARALLEL_MIN, XentGradStep, XentStep
+from symnb.backends.render.loops import ROW_PARALLEL_MIN as PARALLEL_MIN
 
 pytestmark = pytest.mark.skipif("c" not in LINKERS, reason="no C compiler")
 FUSED = {"softmax_crossentropy_fused": 1, "softmax_crossentropy_grad_fused": 1}
@@ -156,19 +156,16 @@ def test_float16_runs_the_reference_and_says_so(rng):
     np.testing.assert_allclose(grad, want_grad, rtol=2e-2, atol=2e-3)
 
 
-def test_steps_run_on_arrays_for_the_c_runner(rng):
-    """The runner calls ``run(*arrays)``: a tuple for the forward, an array for the gradient."""
-    inputs, outputs = _w2((8, 5), "float32")
-    f = sn.function(inputs, outputs, backend="c")
-    forward = next(s for s in f.linker.steps if isinstance(s, XentStep))
-    backward = next(s for s in f.linker.steps if isinstance(s, XentGradStep))
-    x, labels = _values(rng, (8, 5))
-    loss, probs = forward.run(x, labels)
-    np.testing.assert_allclose(probs, sps.softmax(x.astype("float64"), axis=1), rtol=1e-5)
-    dloss = np.full(8, 0.5, np.float32)
-    grad = backward.run(dloss, probs, labels)
-    np.testing.assert_allclose(grad, (probs - np.eye(5)[labels]) * 0.5, rtol=1e-6)
-    assert backward.run(np.float32(0.5), probs, labels).shape == (8, 5)  # dloss broadcasts
+def test_a_scalar_upstream_gradient_broadcasts_over_the_rows(rng):
+    """sum(loss) * 0.5 sends one 0-d gradient to every row of the gradient kernel."""
+    x = sn.tensor("x", shape=(8, 5), dtype="float32")
+    y = sn.tensor("y", shape=(8,), dtype="int64")
+    loss = sn.sum(sn.crossentropy(sn.softmax(x), y)) * 0.5
+    f = sn.function([x, y], sn.grad(loss, x), backend="c")
+    assert any("softmax_cross_entropy_grad" in k.ops and k.kind == "kernel" for k in f.kernels)
+    xv, labels = _values(rng, (8, 5))
+    probs = sps.softmax(xv.astype("float64"), axis=1)
+    np.testing.assert_allclose(f(xv, labels), (probs - np.eye(5)[labels]) * 0.5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("backend", ["py", "c"])

@@ -27,7 +27,7 @@ import tempfile
 import uuid
 
 from symnb.config import config
-from symnb.errors import SymnbError
+from symnb.errors import CompileError, numbered
 
 CANDIDATES = ("cc", "gcc", "clang")
 BASE_FLAGS = (
@@ -45,10 +45,6 @@ PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated k
 MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
 
 _flags: dict[str, tuple[str, ...]] = {}  # compiler path -> flags known to link (probed)
-
-
-class CompileError(SymnbError, RuntimeError):
-    """The C compiler rejected a kernel: the message has its output and the numbered source."""
 
 
 def find_compiler() -> str | None:
@@ -241,8 +237,7 @@ def _compile(source: str, target: str, options: list[str]) -> None:
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:
-    numbered = "\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), 1))
     return (
         f"the C compiler failed on a kernel\ncommand: {' '.join(cmd)}\n"
-        f"compiler output:\n{log.strip()}\nsource:\n{numbered}"
+        f"compiler output:\n{log.strip()}\nsource:\n{numbered(source)}"
     )

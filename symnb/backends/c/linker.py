@@ -14,23 +14,23 @@ from symnb.backends.c import cache
 from symnb.backends.c.blas import GemmStep
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
-from symnb.backends.c.rownorm import KINDS, rownorm_source
 from symnb.backends.c.steps import (
     BlasStep,
     KernelStep,
+    LaunchStep,
     LibraryStep,
     ReduceStep,
-    RowStep,
 )
-from symnb.backends.c.xent import OPS as XENT_OPS
-from symnb.backends.c.xent import xent_step
-from symnb.backends.kernel_ir import Unsupported, elemwise_kernel, reduce_kernel
+from symnb.backends.kernels.ir import Map, Reduce, Unsupported
+from symnb.backends.kernels.lowering import fusable, lower
 from symnb.core.graph import OUTPUT, Graph
 from symnb.core.variable import Constant
+from symnb.ops.blas import Gemm
 from symnb.ops.elemwise import Elemwise
-from symnb.ops.reduce import Reduce
+from symnb.ops.linalg import Matmul
+from symnb.ops.reduce import Reduce as ReduceOp
 
-BLAS_OPS = ("Matmul", "Dot", "Gemm", "Gemv", "Ger", "Outer")
+BLAS_OPS = (Matmul,)
 
 
 class CLinker:
@@ -40,6 +40,7 @@ class CLinker:
 
     def __init__(self, graph: Graph, leaves: list):
         self.graph = graph
+        self.dialect = CDialect()
         self.slot = {id(v): i for i, v in enumerate(leaves)}
         self.template: list = [v.data if isinstance(v, Constant) else None for v in leaves]
         self.n_leaves = len(leaves)
@@ -66,27 +67,21 @@ class CLinker:
 
     def _step(self, node):
         try:
-            if isinstance(node.op, Reduce):
-                return self._reduce_step(node)
-            if isinstance(node.op, Elemwise):
-                return self._elemwise_step(node)
+            lowered = lower(node, self.dialect, self.producers.get(id(node)))
         except Unsupported as exc:
-            return self._library_step(node, str(exc))
-        if type(node.op).__name__ in KINDS:
-            try:
-                return self._row_step(node)
-            except Unsupported as exc:
-                return self._library_step(node, str(exc))
-        if type(node.op).__name__ in XENT_OPS:
-            try:
-                return self._kernel_step(*xent_step(self, node))
-            except Unsupported as exc:
-                return self._library_step(node, str(exc))
-        if type(node.op).__name__ == "Gemm":
+            return self._fallback(node, str(exc))
+        if isinstance(lowered.kernel.body, Map):
+            return self._elemwise_step(node, lowered)
+        if isinstance(lowered.kernel.body, Reduce) and len(lowered.nodes) <= 2:
+            return self._reduce_step(node, lowered)
+        return self._row_step(node, lowered)
+
+    def _fallback(self, node, reason: str):
+        if isinstance(node.op, Gemm):
             return self._library_step(node, "numpy.matmul (BLAS), scale and add in place", GemmStep)
-        if type(node.op).__name__ in BLAS_OPS:
+        if isinstance(node.op, BLAS_OPS):
             return self._library_step(node, "BLAS through numpy.matmul", BlasStep)
-        return self._library_step(node, "no kernel for this op; runs its NumPy reference")
+        return self._library_step(node, reason)
 
     def _library_step(self, node, reason: str, cls=LibraryStep):
         for var in node.inputs:
@@ -103,37 +98,34 @@ class CLinker:
         self.pending.append((step, source))
         return step
 
-    def _elemwise_step(self, node):
-        kernel, operands = elemwise_kernel(node)
-        source = CDialect().render(kernel)
+    def _elemwise_step(self, node, lowered):
+        source = self.dialect_source(lowered.kernel)
+        operands = [v for v, _ in lowered.inputs]
         ins = [self.slot[id(v)] for v in operands]
         out = self._new_slot(node.outputs[0])
         private = self._private(node.outputs[0])
         self.kernels.append(KernelInfo("kernel", node, source))
         step = KernelStep(node, None, ins, out, node.outputs[0].type.dtype, private)
-        step.inplace = _destroyed_operand(node, operands)
+        step.inplace = lowered.inplace
         step.reference_ins = [self.slot[id(v)] for v in node.inputs]
         return self._kernel_step(step, source)
+
+    def dialect_source(self, kernel) -> str:
+        return CDialect().render(kernel)
 
     def _plan_fusion(self, order) -> dict:
         """Reduction node id -> the elementwise node to compute inside its kernel."""
         plan = {}
         for node in order:
-            producer = self._fusable_producer(node) if isinstance(node.op, Reduce) else None
-            if producer is None:
-                continue
-            try:
-                reduce_kernel(node, producer)
-            except Unsupported:
-                continue
-            plan[id(node)] = producer
+            producer = self._fusable_producer(node) if isinstance(node.op, ReduceOp) else None
+            if producer is not None and fusable(node, self.dialect, producer):
+                plan[id(node)] = producer
         return plan
 
-    def _reduce_step(self, node):
+    def _reduce_step(self, node, lowered):
         producer = self.producers.get(id(node))
-        kernel, operands = reduce_kernel(node, producer)
-        source = CDialect().render(kernel)
-        ins = [self.slot[id(v)] for v in operands]
+        source = self.dialect_source(lowered.kernel)
+        ins = [self.slot[id(v)] for v, _ in lowered.inputs]
         out = self._new_slot(node.outputs[0])
         nodes = [producer, node] if producer is not None else node
         self.kernels.append(KernelInfo("kernel", nodes, source))
@@ -143,13 +135,18 @@ class CLinker:
         step = ReduceStep(node, None, ins, out, dtype, producer, reference_ins)
         return self._kernel_step(step, source)
 
-    def _row_step(self, node):
-        """softmax/log_softmax: a row kernel (c/rownorm.py)."""
-        kind = KINDS[type(node.op).__name__]
-        source = rownorm_source(CDialect(), kind, node.outputs[0].type.dtype.name)
-        step = RowStep(node, None, [self.slot[id(node.inputs[0])]], self._new_slot(node.out))
-        note = "last axis, float input; otherwise the NumPy reference runs"
-        self.kernels.append(KernelInfo("kernel", node, source, note))
+    def _row_step(self, node, lowered):
+        """A row program (softmax, logsumexp, cross-entropy) launched with its layout."""
+        source = self.dialect_source(lowered.kernel)
+        producer = self.producers.get(id(node))
+        ins = [self.slot[id(v)] for v, _ in lowered.inputs]
+        outs = [self._new_slot(v) for v in node.outputs]
+        nodes = [producer, node] if producer is not None else node
+        self.kernels.append(KernelInfo("kernel", nodes, source, lowered.note))
+        source_node = producer if producer is not None else node
+        reference_ins = [self.slot[id(v)] for v in source_node.inputs]
+        step = LaunchStep(node, ins, outs if len(outs) > 1 else outs[0], lowered, producer,
+                          reference_ins)  # fmt: skip
         return self._kernel_step(step, source)
 
     def _fusable_producer(self, node):
@@ -207,13 +204,3 @@ def _bytes_touched(step, slots) -> int:
     """Bytes of the step's inputs and output, as they are after it ran."""
     outs = step.out if isinstance(step.out, list) else [step.out]
     return sum(getattr(slots[i], "nbytes", 0) for i in [*step.ins, *outs])
-
-
-def _destroyed_operand(node, operands) -> int | None:
-    """The kernel operand an in-place node may overwrite (``destroy_map``), if any."""
-    for ins in getattr(node.op, "destroy_map", {}).values():
-        for i in ins:
-            for k, var in enumerate(operands):
-                if var is node.inputs[i]:
-                    return k
-    return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import cffi
 import numpy as np
 
+from symnb.backends import layout
 from symnb.backends.py import RuntimeFailure, _failure_message
 
 ffi = cffi.FFI()
@@ -215,23 +216,45 @@ class BlasStep(LibraryStep):
     kind = "blas"
 
 
-class RowStep(LibraryStep):
-    """softmax/log_softmax over the last axis through a row kernel; other axes use NumPy."""
+class LaunchStep(LibraryStep):
+    """A kernel over an index space whose operands may lack axes (the launch ABI)."""
 
     kind = "kernel"
 
-    def __init__(self, node, fn, ins: list[int], out: int):
+    def __init__(self, node, ins, out, lowered, producer, reference_ins):
         super().__init__(node, ins, out)
-        self.fn = fn
+        self.fn, self.lowered = None, lowered
+        self.producer, self.reference_ins = producer, reference_ins
+        self.absent = [set(a) for _, a in lowered.inputs]
+        self.out_layout = [(v.type.dtype, set(a), keep) for v, a, keep in lowered.outputs]
 
-    def run(self, x):
-        dtype = self.dtypes[0]
-        axis = self.node.op.axis
-        if x.ndim == 0 or axis not in (-1, x.ndim - 1) or x.dtype != dtype or x.size == 0:
-            return super().run(x)
-        x = np.ascontiguousarray(x)
-        out = np.empty(x.shape, dtype)
-        args = ffi.new("int64_t[]", [x.size // x.shape[-1], x.shape[-1]])
-        keep = [pointer(x), pointer(out)]
-        self.fn(args, ffi.new("char *[]", keep))  # per call: the kernel runs without the GIL
-        return out
+    def __call__(self, slots: list) -> None:
+        result = self.launch([slots[i] for i in self.ins])
+        if result is None:
+            values = [slots[i] for i in self.reference_ins]
+            if self.producer is not None:
+                values = [self.producer.op.perform(*values)]
+            result = LibraryStep.run(self, *values)
+        results = (result,) if len(self.outs) == 1 else result
+        for slot, value in zip(self.outs, results):
+            slots[slot] = np.asarray(value)
+
+    def run(self, *arrays):
+        result = self.launch(arrays)
+        if result is None:
+            raise RuntimeError("declined")  # the runner hands the call to the Python runtime
+        return result
+
+    def launch(self, arrays):
+        space = layout.index_space([a.shape for a in arrays], self.absent)
+        if space is None or 0 in space:
+            return None
+        outs = [np.empty(layout.output_shape(space, ab), dt) for dt, ab, _ in self.out_layout]
+        out_absent = [ab for _, ab, _ in self.out_layout]
+        args = layout.arguments(arrays, self.absent, outs, out_absent, space)
+        ptrs = [pointer(a) for a in arrays] + [pointer(o) for o in outs]
+        if self.fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs)):
+            return None
+        outs = [o.reshape(layout.output_shape(space, ab, True)) if keep else o
+                for o, (_, ab, keep) in zip(outs, self.out_layout)]  # fmt: skip
+        return outs[0] if len(outs) == 1 else tuple(outs)

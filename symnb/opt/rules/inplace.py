@@ -28,7 +28,7 @@ class ElemwiseInplace(Elemwise):
 
     def __init__(self, base, destroyed: int):
         self.base, self.destroyed = base, destroyed
-        self.nin, self.c = base.nin, base.c
+        self.nin = base.nin
         self.destroy_map = {0: [destroyed]}
 
     def infer_types(self, *inputs):

@@ -11,15 +11,14 @@ import numpy as np
 
 import symnb as sn
 from symnb.backends.c.dialect import CDialect
-from symnb.backends.kernel_ir import elemwise_kernel
+from symnb.backends.kernels.lowering import lower
 from symnb.ops.composite import Composite
 
 SNAPSHOTS = Path(__file__).with_name("snapshots")
 
 
 def source_of(out) -> str:
-    kernel, _ = elemwise_kernel(out.owner)
-    return CDialect().render(kernel)
+    return CDialect().render(lower(out.owner, CDialect()).kernel)
 
 
 def check_snapshot(name: str, source: str) -> None:

@@ -7,11 +7,11 @@ import numpy as np
 
 import symnb as sn
 from symnb.backends.c.dialect import CDialect
-from symnb.backends.kernel_ir import elemwise_kernel, reduce_kernel
+from symnb.backends.kernels.lowering import lower
 
 
 def _source(out):
-    kernel, _ = elemwise_kernel(out.owner)
+    kernel = lower(out.owner, CDialect()).kernel
     return kernel, CDialect().render(kernel)
 
 
@@ -31,7 +31,7 @@ def test_an_unknown_or_large_size_keeps_both():
 def test_reductions_of_a_small_fixed_size_have_no_threads():
     x = sn.tensor("x", shape=(64, 10))
     out = sn.sum(x, axis=1)
-    kernel, _ = reduce_kernel(out.owner)
+    kernel = lower(out.owner, CDialect()).kernel
     assert kernel.size == 640
     assert "omp parallel" not in CDialect().render(kernel)
 

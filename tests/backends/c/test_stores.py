@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends.c import dialect
+from symnb.backends.c import stores
 from symnb.backends.c.steps import ffi
+from symnb.backends.render import loops
 
-STREAMED = dialect.STREAM_MIN_BYTES
+STREAMED = loops.STREAM_MIN_BYTES
 
 
 def function(build, dtype, backend="c"):
@@ -25,7 +26,11 @@ def close(got, want):
 def call_into(f, out: np.ndarray, *arrays) -> None:
     """Run f's only kernel on ``arrays`` with ``out`` as the output buffer (any alignment)."""
     operands = (*arrays, out)
-    args = [1, out.size, *(a.strides[0] for a in operands)]  # the layout of driver.py
+    args = [
+        1,
+        out.size,
+        *(a.strides[0] for a in operands),
+    ]  # the launch ABI (symnb/backends/render/runtime.py)
     ptrs = [ffi.cast("char *", a.ctypes.data) for a in operands]
     fn = f.linker.steps[0].fn
     assert fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs)) == 0
@@ -62,14 +67,14 @@ def test_w1b_four_inputs_on_two_threads(offset):
     """The staging buffer is written as floats and streamed out as vector lines: a line type
     without may_alias let GCC -O3 read the buffer before the values were stored (one line in
     eight came out wrong); -O2 happened to keep the order, so the source is checked too."""
-    n = dialect.PARALLEL_MIN_CHEAP + 77  # threads, and 16 MiB of float32 output
+    n = loops.PARALLEL_MIN_CHEAP + 77  # threads, and 16 MiB of float32 output
     arrays = [np.random.default_rng(k).random(n, dtype=np.float32) for k in range(4)]
     xs = [sn.vector(k, dtype="float32") for k in "xyzw"]
     f = sn.function(xs, 2 * xs[0] + 3 * xs[1] - xs[2] * xs[3], backend="c")
     x, y, z, w = arrays
     want = 2 * x + 3 * y - z * w
     np.testing.assert_array_equal(f(*arrays), want)
-    assert "vector_size(64), __may_alias__" in dialect.STREAM_COPY
+    assert "vector_size(64), __may_alias__" in stores.STREAM_COPY
     buffer = np.zeros(n + 8, np.float32)
     out = buffer[offset : offset + n]
     call_into(f, out, *arrays)

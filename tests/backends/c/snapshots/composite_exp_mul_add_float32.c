@@ -4,6 +4,20 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+static inline int64_t sn_threads(void) {
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+static inline int64_t sn_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
 
 
 #if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
@@ -39,9 +53,10 @@ static inline void sn_stream_fence(void) { __builtin_ia32_sfence(); }
 
 __attribute__((simd("notinbranch"))) float expf(float);
 
-
 #define SN_PARALLEL_MIN 1048576
-#define SN_MAXDIM 64
+
+#define SN_MAXDIM 32
+#define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
 
 static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
     int64_t out = 0;
@@ -84,8 +99,6 @@ static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **s
     }
     return nd;
 }
-
-#define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
 
 static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
     for (int64_t d = 0; d + 1 < nd; d++)
@@ -177,20 +190,16 @@ int sn_kernel(int64_t *a, char **ptr) {
     int64_t local[SN_ARGS(3)];
     if (a[0] > SN_MAXDIM) return 2;
     for (int64_t i = 0; i < 1 + a[0] * 4; i++) local[i] = a[i];
-    a = local;
-    int64_t nd = sn_decode(a, ptr, 3, p0, st);
-    int64_t *shape = a + 1;
+    int64_t nd = sn_decode(local, ptr, 3, p0, st);
+    int64_t *shape = local + 1;
     nd = sn_collapse(nd, shape, 3, st);
-    if (nd == 1 && st[0][0] == 4 && st[2][0] == 4) {
+    if (nd == 1 && (st[0][0] == 4 && st[2][0] == 4)) {
         int64_t n = shape[0];
         int stream = n * (int64_t)sizeof(float) >= 16777216;
         if (n < SN_PARALLEL_MIN) { sn_chunk(0, n, p0, stream); return 0; }
         #pragma omp parallel
         {
-            int64_t nt = 1, t = 0;
-#ifdef _OPENMP
-            nt = omp_get_num_threads(); t = omp_get_thread_num();
-#endif
+            const int64_t nt = sn_threads(), t = sn_thread();
             int64_t chunk = ((n + nt - 1) / nt + 15) & ~(int64_t)15;
             int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
             if (lo < hi) sn_chunk(lo, hi, p0, stream);
@@ -199,7 +208,7 @@ int sn_kernel(int64_t *a, char **ptr) {
     }
     int64_t outer = 1;
     for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
-    int64_t n = shape[nd - 1];
+    const int64_t n = shape[nd - 1];
     #pragma omp parallel for if(outer > 1 && outer * n >= SN_PARALLEL_MIN) schedule(static)
     for (int64_t o = 0; o < outer; o++) {
         char *p[3];

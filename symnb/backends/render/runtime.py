@@ -1,27 +1,22 @@
-"""C text every CPU kernel shares: the argument layout, dimension collapsing, pointer location.
+"""Index arithmetic every CPU-model kernel shares, in the C subset all dialects accept.
 
-A kernel is called as ``sn_kernel(int64_t *a, char **ptr)`` (built by the runtime): ``ptr``
-holds each operand's address (inputs, then the output); ``a[0]`` = ndim (at least 1),
+A kernel is called as ``sn_kernel(a, ptr)`` (the launch ABI in ``symnb/backends/plan.py``):
+``ptr`` holds each operand's address (inputs, then outputs); ``a[0]`` = ndim (at least 1),
 ``a[1:1+ndim]`` = the index space's shape, then for each operand ``ndim`` byte strides (0 on
-broadcast or reduced axes), then, for reductions, the output's element count. The kernel
-works on a copy of ``a``, so the runtime can reuse one argument array while shapes repeat.
+broadcast and absent axes), then each output's element count. The kernel works on a copy of
+the shape and strides, so the runtime may reuse one argument array while shapes repeat.
 """
 
 from __future__ import annotations
 
-INCLUDES = """#include <stdint.h>
-#include <stdbool.h>
-#include <math.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-"""
+#: the most dims a kernel's index space may have (the runner checks before calling)
+MAX_RANK = 32
 
-#: Collapse merges axes that are contiguous for every operand and drops length-1 axes, so a
-#: C-contiguous elementwise call becomes one flat loop whatever its rank.
+#: ``sn_collapse`` merges axes that are contiguous for every operand and drops length-1 axes,
+#: so a C-contiguous elementwise call becomes one flat loop whatever its rank.
 RUNTIME = """
-#define SN_PARALLEL_MIN @PARALLEL_MIN@
-#define SN_MAXDIM 64
+#define SN_MAXDIM @MAX_RANK@
+#define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
 
 static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
     int64_t out = 0;
@@ -65,8 +60,6 @@ static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **s
     return nd;
 }
 
-#define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
-
 static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
     for (int64_t d = 0; d + 1 < nd; d++)
         if (st[out][d] == 0) return 0;
@@ -76,4 +69,5 @@ static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
 
 
 def runtime(parallel_min: int) -> str:
-    return RUNTIME.replace("@PARALLEL_MIN@", str(parallel_min))
+    text = RUNTIME.replace("@MAX_RANK@", str(MAX_RANK))
+    return f"#define SN_PARALLEL_MIN {parallel_min}\n{text}"

@@ -1,10 +1,12 @@
-"""Scalar helpers with NumPy's semantics, written once per C type a kernel needs.
+"""Scalar ops with NumPy's semantics, written once per type a kernel needs, in the subset of
+C that C99, OpenCL C and CUDA C share.
 
-Op templates call ``floor_div``, ``py_mod``, ``sign``, ``sigmoid``, ``invert``, ``fmax``,
-``fmin``, ``fabs``, ``isnan``... C has no such functions for every type (or has them with other
-semantics: C's ``/`` truncates, ``fmax`` drops NaN, integer division by zero traps), so the
-dialect maps each (name, dtype) to a helper below. ``T`` is the C type, ``U`` its unsigned
-twin, ``F`` the libm suffix (``f`` for float, empty for double).
+The kernel description names ops such as ``floor_div``, ``mod``, ``sign``, ``sigmoid``,
+``invert``, ``maximum``, ``minimum``, ``abs``, ``isnan``; C-family languages have no such
+functions for every type (or have them with other semantics: ``/`` truncates, ``fmax`` drops
+NaN, integer division by zero traps), so the renderer instantiates a helper below per (name,
+dtype). ``T`` is the type, ``U`` its unsigned twin, ``F`` the math-function suffix (``f`` for
+float in C and CUDA, empty for double and in OpenCL, whose builtins are overloaded).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ static inline T NAME(T a, T b) {
     T whole = floorF(div);
     return (div - whole > (T)0.5) ? whole + 1 : whole;
 }""",
-    "py_mod": """
+    "mod": """
 static inline T NAME(T a, T b) {
     if (b == 0) return fmodF(a, b);
     T mod = fmodF(a, b);
@@ -37,9 +39,9 @@ static inline T NAME(T a) {
     T e = expF(-fabsF(a));
     return a >= 0 ? 1 / (1 + e) : e / (1 + e);
 }""",
-    "fmax": """
+    "maximum": """
 static inline T NAME(T a, T b) { return (a >= b || a != a) ? a : b; }""",
-    "fmin": """
+    "minimum": """
 static inline T NAME(T a, T b) { return (a <= b || a != a) ? a : b; }""",
 }
 
@@ -52,7 +54,7 @@ static inline T NAME(T a, T b) {
     T q = a / b;
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }""",
-    "py_mod": """
+    "mod": """
 static inline T NAME(T a, T b) {
     if (b == 0 || b == -1) return 0;
     T r = a % b;
@@ -60,13 +62,13 @@ static inline T NAME(T a, T b) {
 }""",
     "sign": """
 static inline T NAME(T a) { return (T)((a > 0) - (a < 0)); }""",
-    "fabs": """
+    "abs": """
 static inline T NAME(T a) { return a < 0 ? (T)(0 - (U)a) : a; }""",
     "invert": """
 static inline T NAME(T a) { return (T)~a; }""",
-    "fmax": """
+    "maximum": """
 static inline T NAME(T a, T b) { return a >= b ? a : b; }""",
-    "fmin": """
+    "minimum": """
 static inline T NAME(T a, T b) { return a <= b ? a : b; }""",
 }
 
@@ -74,26 +76,26 @@ static inline T NAME(T a, T b) { return a <= b ? a : b; }""",
 UNSIGNED_HELPERS = {
     "floor_div": """
 static inline T NAME(T a, T b) { return b == 0 ? 0 : a / b; }""",
-    "py_mod": """
+    "mod": """
 static inline T NAME(T a, T b) { return b == 0 ? 0 : a % b; }""",
     "sign": """
 static inline T NAME(T a) { return (T)(a > 0); }""",
-    "fabs": """
+    "abs": """
 static inline T NAME(T a) { return a; }""",
     "invert": """
 static inline T NAME(T a) { return (T)~a; }""",
-    "fmax": SIGNED_HELPERS["fmax"],
-    "fmin": SIGNED_HELPERS["fmin"],
+    "maximum": SIGNED_HELPERS["maximum"],
+    "minimum": SIGNED_HELPERS["minimum"],
 }
 
 #: helpers for bool
 BOOL_HELPERS = {
-    "fabs": UNSIGNED_HELPERS["fabs"],
+    "abs": UNSIGNED_HELPERS["abs"],
     "invert": """
 static inline T NAME(T a) { return !a; }""",
-    "fmax": """
+    "maximum": """
 static inline T NAME(T a, T b) { return a || b; }""",
-    "fmin": """
+    "minimum": """
 static inline T NAME(T a, T b) { return a && b; }""",
 }
 

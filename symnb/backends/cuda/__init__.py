@@ -1,0 +1,1 @@
+"""CUDA: the kernel description rendered as CUDA C (dialect.py), compiled by NVRTC."""

@@ -1,0 +1,275 @@
+"""How a node becomes a kernel description, registered per op class (``@lowers(Softmax)``).
+
+A lowering returns a :class:`Lowered`: the kernel, the variables its operands read and write
+with the index-space axes each lacks (``absent``: a reduction's output lacks the reduced axes,
+a cross-entropy's labels lack the row axis), and what the executor does with an empty index
+space. Adding an op with a fast kernel means registering its lowering here beside the others;
+nothing in the linkers or executors changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from symnb.backends.kernels.build import Builder, fixed_size
+from symnb.backends.kernels.ir import (
+    Extent,
+    Gather,
+    Index,
+    Kernel,
+    Map,
+    Operand,
+    Pass,
+    Reduce,
+    Rows,
+    RowValue,
+    Stored,
+    Unsupported,
+    check_dtype,
+)
+from symnb.ops.elemwise import Elemwise
+from symnb.ops.nnet import LogSoftmax, Softmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
+from symnb.ops.reduce import Logsumexp, Mean
+from symnb.ops.reduce import Reduce as ReduceOp
+
+#: float32 row sums run over blocks of this many elements in float32 (SIMD lanes are not
+#: widened one by one), the blocks added up in float64: as accurate as NumPy's pairwise sum
+ROW_BLOCK = 512
+FLOATS = ("float32", "float64")
+
+_LOWERINGS: dict[type, object] = {}
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A node (or a producer and its reduction) as one kernel and its operands' layout."""
+
+    kernel: Kernel
+    inputs: tuple  # (variable, absent axes)
+    outputs: tuple  # (variable, absent axes, keepdims)
+    nodes: tuple  # the graph nodes the kernel computes, in order
+    inplace: int | None = None  # the input whose buffer may take output 0
+    empty: str = "skip"  # an empty index space: "skip" the call, or "decline" to the reference
+    note: str = ""  # shown in f.kernels
+
+
+def lowers(*op_classes):
+    """Register a lowering ``fn(node, dialect, producer) -> Lowered`` for these op classes."""
+
+    def register(fn):
+        for cls in op_classes:
+            _LOWERINGS[cls] = fn
+        return fn
+
+    return register
+
+
+def lower(node, dialect, producer=None) -> Lowered:
+    """The kernel of ``node`` for ``dialect``; ``producer`` (an elementwise node only this
+    reduction reads) is computed inside it. Raises Unsupported when there is none."""
+    for cls in type(node.op).__mro__:
+        if cls in _LOWERINGS:
+            return _LOWERINGS[cls](node, dialect, producer)
+    raise Unsupported("no kernel for this op; runs its NumPy reference")
+
+
+def fusable(node, dialect, producer) -> bool:
+    """Whether ``producer`` can be computed inside ``node``'s kernel."""
+    try:
+        lower(node, dialect, producer)
+    except Unsupported:
+        return False
+    return True
+
+
+def _operands(builder: Builder, absent_of=None) -> tuple:
+    absent_of = absent_of or {}
+    return tuple((v, absent_of.get(id(v), ())) for v in builder.input_vars)
+
+
+def _kernel(builder: Builder, outputs, body, shape) -> Kernel:
+    return Kernel(tuple(builder.inputs), tuple(outputs), tuple(builder.values), body,
+                  fixed_size(shape))  # fmt: skip
+
+
+# -- maps and reductions ----------------------------------------------------------------------
+@lowers(Elemwise)
+def _map(node, dialect, producer=None) -> Lowered:
+    builder = Builder(dialect)
+    value = builder.node(node)
+    out = node.outputs[0]
+    kernel = _kernel(builder, [Operand(out.type.dtype.name)], Map(((0, value),)), out.type.shape)
+    inplace = _destroyed_operand(node, builder.input_vars)
+    return Lowered(kernel, _operands(builder), ((out, (), False),), (node,), inplace)
+
+
+@lowers(ReduceOp)
+def _reduce(node, dialect, producer=None) -> Lowered:
+    op = node.op
+    if op.kind is None or op.__props__ != ("axis", "keepdims"):
+        raise Unsupported(f"{op} has no kernel reduction")
+    builder = Builder(dialect)
+    value = builder.node(producer) if producer is not None else builder.variable(node.inputs[0])
+    out = node.outputs[0].type.dtype
+    check_dtype(out)
+    acc = "float64" if op.kind == "sum" and out.kind == "f" else out.name
+    body = Reduce(builder.convert(value, acc), op.kind, acc, isinstance(op, Mean))
+    kernel = _kernel(builder, [Operand(out.name)], body, node.inputs[0].type.shape)
+    nodes = (producer, node) if producer is not None else (node,)
+    outputs = ((node.outputs[0], op.axis, op.keepdims),)
+    return Lowered(kernel, _operands(builder), outputs, nodes, empty="decline")
+
+
+def _destroyed_operand(node, operands) -> int | None:
+    """The kernel operand an in-place node may overwrite (``destroy_map``), if any."""
+    for ins in getattr(node.op, "destroy_map", {}).values():
+        for i in ins:
+            for k, var in enumerate(operands):
+                if var is node.inputs[i]:
+                    return k
+    return None
+
+
+# -- row programs -------------------------------------------------------------------------------
+def _last_axis(node, x) -> int:
+    """The row axis: the op's axis must be the last (other axes run the reference)."""
+    axis = getattr(node.op, "axis", None)
+    last = x.type.ndim - 1
+    if x.type.ndim == 0 or axis not in (last, (last,), -1):
+        raise Unsupported("along the last axis only; otherwise the NumPy reference runs")
+    return last
+
+
+def _float_rows(node, *floats) -> str:
+    dtype = node.outputs[-1].type.dtype.name
+    if dtype not in FLOATS or any(v.type.dtype.name != dtype for v in floats):
+        got = "/".join(sorted({dtype, *(v.type.dtype.name for v in floats)}))
+        raise Unsupported(f"{got} rows run in NumPy (kernels take float32/float64 rows of one "
+                          "dtype)")  # fmt: skip
+    return dtype
+
+
+def _exp_sum(b: Builder, x: int, store: int | None = None) -> tuple[Pass, Pass, int]:
+    """The max pass and the pass summing ``exp(x - max)`` (storing it when ``store`` is an
+    output), and the value ``x - max``."""
+    dtype = b.dtype_of(x)
+    shifted = b.sub(x, b.emit(RowValue(0, dtype)))
+    e = b.exp(shifted)
+    stores = ((store, e),) if store is not None else ()
+    peak = Pass("max", x, dtype)
+    total = Pass("sum", e, dtype, stores, ROW_BLOCK, "float64")
+    return peak, total, shifted
+
+
+def _row_sum(b: Builder, step: int, dtype: str) -> int:
+    return b.convert(b.emit(RowValue(step, "float64")), dtype)
+
+
+@lowers(Softmax)
+def _softmax(node, dialect, producer=None) -> Lowered:
+    x = node.inputs[0]
+    _last_axis(node, x)
+    dtype = _float_rows(node, x)
+    b = Builder(dialect)
+    b.dtype = dtype
+    peak, total, _ = _exp_sum(b, b.variable(x), store=0)
+    scale = b.div(b.const(1), _row_sum(b, 1, dtype))
+    normalise = Pass(stores=((0, b.mul(b.emit(Stored(0, dtype)), scale)),))
+    body = Rows((peak, total, normalise))
+    kernel = _kernel(b, [Operand(dtype)], body, x.type.shape)
+    return Lowered(kernel, _operands(b), ((node.outputs[0], (), False),), (node,),
+                   empty="decline", note=_ROW_NOTE)  # fmt: skip
+
+
+@lowers(LogSoftmax)
+def _log_softmax(node, dialect, producer=None) -> Lowered:
+    x = node.inputs[0]
+    _last_axis(node, x)
+    dtype = _float_rows(node, x)
+    b = Builder(dialect)
+    b.dtype = dtype
+    peak, total, shifted = _exp_sum(b, b.variable(x))
+    lse = b.log(_row_sum(b, 1, dtype))
+    body = Rows((peak, total, Pass(stores=((0, b.sub(shifted, lse)),))))
+    kernel = _kernel(b, [Operand(dtype)], body, x.type.shape)
+    return Lowered(kernel, _operands(b), ((node.outputs[0], (), False),), (node,),
+                   empty="decline", note=_ROW_NOTE)  # fmt: skip
+
+
+@lowers(Logsumexp)
+def _logsumexp(node, dialect, producer=None) -> Lowered:
+    x = node.inputs[0]
+    last = _last_axis(node, x)
+    if node.op.__props__ != ("axis", "keepdims"):
+        raise Unsupported(f"{node.op} has no kernel")
+    out = node.outputs[0].type.dtype.name
+    check_dtype(out)
+    b = Builder(dialect)
+    b.dtype = out
+    value = b.node(producer) if producer is not None else b.variable(x)
+    value = b.convert(value, out)
+    peak = b.emit(RowValue(0, out))
+    shift = b.where(b.isfinite(peak), peak, b.const(0))
+    e = b.convert(b.exp(b.sub(value, shift)), "float64")
+    passes = (Pass("max", value, out), Pass("sum", e, "float64"))
+    result = b.add(b.log(_row_sum(b, 1, out)), shift)
+    kernel = _kernel(b, [Operand(out, per_row=True)], Rows(passes, ((0, result),)), x.type.shape)
+    nodes = (producer, node) if producer is not None else (node,)
+    outputs = ((node.outputs[0], (last,), node.op.keepdims),)
+    return Lowered(kernel, _operands(b), outputs, nodes, empty="decline")
+
+
+def _label(b: Builder, labels) -> tuple[int, int]:
+    """A row's label (negative ones count from the end) and whether it is in range."""
+    if labels.type.dtype.kind not in "iu" or labels.type.dtype == np.uint64:
+        raise Unsupported("labels must be integers that int64 holds")
+    raw = b.convert(b.variable(labels, per_row=True), "int64")
+    n = b.emit(Extent())
+    zero = b.literal(0, "int64")
+    label = b.where(b.lt(raw, zero), b.add(raw, n), raw)
+    return label, b.bit_and(b.ge(label, zero), b.lt(label, n))
+
+
+@lowers(SoftmaxCrossEntropy)
+def _xent(node, dialect, producer=None) -> Lowered:
+    logits, labels = node.inputs
+    last, dtype = _last_axis(node, logits), _float_rows(node, logits)
+    b = Builder(dialect)
+    b.dtype = dtype
+    label, in_range = _label(b, labels)
+    x = b.variable(logits)
+    peak, total, _ = _exp_sum(b, x, store=1)
+    s = _row_sum(b, 1, dtype)
+    normalise = Pass(stores=((1, b.mul(b.emit(Stored(1, dtype)), b.div(b.const(1), s))),))
+    picked = b.emit(Gather(b.values[x].operand, label, dtype))
+    loss = b.sub(b.log(s), b.sub(picked, b.emit(RowValue(0, dtype))))
+    body = Rows((peak, total, normalise), ((0, loss),), check=in_range)
+    outs = [Operand(dtype, per_row=True), Operand(dtype)]
+    kernel = _kernel(b, outs, body, logits.type.shape)
+    absent = {id(labels): (last,)}
+    outputs = ((node.outputs[0], (last,), False), (node.outputs[1], (), False))
+    return Lowered(kernel, _operands(b, absent), outputs, (node,), empty="decline",
+                   note=_ROW_NOTE)  # fmt: skip
+
+
+@lowers(SoftmaxCrossEntropyGrad)
+def _xent_grad(node, dialect, producer=None) -> Lowered:
+    dloss, probs, labels = node.inputs
+    last, dtype = _last_axis(node, probs), _float_rows(node, probs, dloss)
+    b = Builder(dialect)
+    b.dtype = dtype
+    label, in_range = _label(b, labels)
+    d = b.convert(b.variable(dloss, per_row=True), dtype)
+    p = b.variable(probs)
+    at_label = b.eq(b.emit(Index()), label)
+    y = b.mul(b.where(at_label, b.sub(p, b.const(1)), p), d)
+    body = Rows((Pass(stores=((0, y),)),), check=in_range)
+    kernel = _kernel(b, [Operand(dtype)], body, probs.type.shape)
+    absent = {id(labels): (last,), id(dloss): (last,)}
+    return Lowered(kernel, _operands(b, absent), ((node.outputs[0], (), False),), (node,),
+                   empty="decline", note=_ROW_NOTE)  # fmt: skip
+
+
+_ROW_NOTE = "last axis, float32/float64; otherwise the NumPy reference runs"

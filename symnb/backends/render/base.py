@@ -1,0 +1,168 @@
+"""The renderer every C-family dialect shares: scalar values, ops, literals and helpers.
+
+It spells the kernel description's SSA values as ``const T vN = ...;`` statements. Ops that
+C-family languages write alike (operators, the ternary) are spelled here; math functions go
+through :meth:`Renderer.math_name` (``expf`` in C, the overloaded ``exp`` in OpenCL); ops with
+NumPy semantics that no language has become helpers (``helpers.py``). The loop structure is
+written by ``loops.py`` (CPU) or ``grid.py`` (GPU), chosen by ``model``.
+
+A dialect subclass sets: ``name``, ``model``, ``TYPES``, ``math_suffix``, ``int_suffix``,
+``helper_qualifier``, ``preamble(kernel)`` and the hooks its model uses (see loops/grid).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from symnb.backends.kernels.ir import Convert, Literal, Op, Unsupported
+from symnb.backends.render.helpers import helper_table, instantiate
+
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(")
+
+#: ops every C-family language writes the same way
+OPERATORS = {
+    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
+    "neg": "(-{0})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})",
+    "ge": "({0} >= {1})", "eq": "({0} == {1})", "ne": "({0} != {1})", "not": "(!{0})",
+    "bit_and": "({0} & {1})", "bit_or": "({0} | {1})", "bit_xor": "({0} ^ {1})",
+    "where": "({0} ? {1} : {2})",
+}  # fmt: skip
+#: op name -> the math-library function computing it for floats
+MATH = {
+    **{n: n for n in (
+        "exp log sqrt tanh sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh expm1 "
+        "log1p log2 log10 exp2 pow erf erfc tgamma lgamma cbrt hypot floor ceil trunc rint "
+        "fmod copysign isnan isinf isfinite".split())},
+    "abs": "fabs",
+}  # fmt: skip
+#: math functions that are type-generic macros or overloads in every dialect (no suffix)
+GENERIC = frozenset(("isnan", "isinf", "isfinite"))
+
+
+class Renderer:
+    """Shared spelling of values; subclasses are dialects."""
+
+    name = "C-family"
+    model = "loops"
+    TYPES = {
+        "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+        "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+        "uint64": "uint64_t", "float32": "float", "float64": "double",
+    }  # fmt: skip
+    math_names = frozenset(MATH)  # the math functions the dialect's library has
+    helper_prefix = "sn_"
+    helper_qualifier = "static inline"
+    int_suffix = "LL"
+
+    def __init__(self):
+        self.helpers: dict[str, str] = {}
+        self.math_used: set[tuple[str, str]] = set()
+
+    # -- what the dialect can spell ---------------------------------------------------------------
+    def spells(self, name: str, dtype: str) -> bool:
+        kind = np.dtype(dtype).kind
+        if name in OPERATORS or name in helper_table(kind):
+            return True
+        return kind == "f" and name in self.math_names
+
+    def type_name(self, dtype: str) -> str:
+        if dtype not in self.TYPES:
+            raise Unsupported(f"the {self.name} dialect has no type for {dtype}")
+        return self.TYPES[dtype]
+
+    def math_suffix(self, dtype: str) -> str:
+        """The math library's per-type suffix: ``expf`` for float; "" where overloaded."""
+        return "f" if dtype == "float32" else ""
+
+    def math_name(self, name: str, dtype: str) -> str:
+        base = MATH[name]
+        self.math_used.add((base, dtype))
+        return base if base in GENERIC else base + self.math_suffix(dtype)
+
+    # -- values -----------------------------------------------------------------------------------
+    def literal(self, value, dtype: str) -> str:
+        ctype = self.type_name(dtype)
+        if isinstance(value, (bool, np.bool_)) or dtype == "bool":
+            return f"(({ctype}){int(bool(value))})"
+        if isinstance(value, float) or np.dtype(dtype).kind == "f":
+            return f"(({ctype}){_float_literal(float(value))})"
+        if int(value) < 2**63:
+            return f"(({ctype}){int(value)}{self.int_suffix})"
+        return f"(({ctype}){value}U{self.int_suffix})"
+
+    def value(self, item, names: list[str]) -> str:
+        """The expression of a Literal, Convert or Op (leaves are the loop writer's)."""
+        if isinstance(item, Literal):
+            return self.literal(item.value, item.dtype)
+        if isinstance(item, Convert):
+            return self.convert(names[item.arg], item.dtype, self._dtypes[item.arg])
+        if isinstance(item, Op):
+            return f"(({self.type_name(item.dtype)}){self.op(item, names)})"
+        raise TypeError(f"unknown kernel value {item!r}")
+
+    def convert(self, text: str, dtype: str, source: str) -> str:
+        """A conversion; floats reach unsigned integers through int64, as NumPy's do on x86
+        (a direct conversion of a negative float is undefined and differs once vectorised)."""
+        t = self.type_name(dtype)
+        if np.dtype(source).kind == "f" and np.dtype(dtype).kind == "u":
+            through = f"(({t})({self.type_name('int64')}){text})"
+            return through if dtype != "uint64" else f"({text} < 0 ? {through} : (({t}){text}))"
+        return f"(({t}){text})"
+
+    def op(self, item: Op, names: list[str]) -> str:
+        args = [names[a] for a in item.args]
+        dtype = self._dtypes[item.args[-1]]
+        if item.name in OPERATORS:
+            return OPERATORS[item.name].format(*args)
+        helpers = helper_table(np.dtype(dtype).kind)
+        if item.name in helpers:
+            return f"{self.helper(item.name, dtype, helpers[item.name])}({', '.join(args)})"
+        if np.dtype(dtype).kind == "f" and item.name in self.math_names:
+            return f"{self.math_name(item.name, dtype)}({', '.join(args)})"
+        raise Unsupported(f"{item.name}() has no {dtype} version in the {self.name} dialect")
+
+    def statements(self, values: tuple, refs, leaf) -> list[str]:
+        """``const T vN = ...;`` for the values ``refs`` (SSA order); ``leaf(item)`` spells the
+        values that read memory or the loop (loads, row values, the index)."""
+        self._dtypes = [v.dtype for v in values]
+        names = [f"v{i}" for i in range(len(values))]
+        lines = []
+        for ref in refs:
+            item = values[ref]
+            known = isinstance(item, (Literal, Convert, Op))
+            text = self.value(item, names) if known else leaf(item)
+            lines.append(f"const {self.type_name(item.dtype)} v{ref} = {text};")
+        return lines
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def helper(self, name: str, dtype: str, template: str) -> str:
+        full = f"{self.helper_prefix}{name}_{dtype}"
+        if full not in self.helpers:
+            ctype = self.type_name(dtype)
+            utype = self.type_name("u" + dtype) if dtype.startswith("int") else ctype
+            for called in _CALL.findall(template.replace("F(", "(")):
+                if called in self.math_names:
+                    self.math_used.add((called, dtype))
+            text = instantiate(template, full, ctype, utype, self.math_suffix(dtype))
+            self.helpers[full] = text.replace("static inline", self.helper_qualifier)
+        return full
+
+    def extremum(self, kind: str, dtype: str) -> str:
+        """The helper combining two values for a max or min reduction (NaN wins)."""
+        name = "maximum" if kind == "max" else "minimum"
+        return self.helper(name, dtype, helper_table(np.dtype(dtype).kind)[name])
+
+    def helper_source(self) -> str:
+        return "\n".join(self.helpers[k] for k in sorted(self.helpers))
+
+
+def _float_literal(value: float) -> str:
+    """An exact literal (hexadecimal floats round-trip every double)."""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "-INFINITY"
+    return value.hex()

@@ -1,0 +1,283 @@
+"""The GPU form of each loop shape: work-items over the index space, work-groups over rows.
+
+A map gives each work-item elements of the index space (a grid-stride loop, so any launch size
+covers any size); a reduction gives each work-item output elements and loops over the reduced
+axes; a row program gives each work-group rows, its work-items sharing every row pass and
+combining their partial reductions in local memory between barriers. The arguments are the
+launch ABI's (``symnb/backends/plan.py``) with ``a`` in device memory and one pointer
+parameter per operand; a row whose check fails sets ``status`` to 1 (the kernel declines).
+
+The dialect supplies ``entry_signature``, the thread indices (``global_id``, ``global_size``,
+``group_id``, ``group_count``, ``local_id``), ``barrier``, ``local_array`` and ``space`` (the
+qualifier of device pointers).
+"""
+
+from __future__ import annotations
+
+from symnb.backends.kernels.ir import (
+    Extent,
+    Gather,
+    Index,
+    Load,
+    Map,
+    Reduce,
+    RowValue,
+    Stored,
+    closure,
+    identity,
+)
+
+#: work-items of a row program's work-group (a power of two; the launcher uses it)
+GROUP = 64
+
+
+def render_grid(r, kernel) -> str:
+    return render_program(r, [kernel], ["sn_kernel"])
+
+
+def render_program(r, kernels, names) -> str:
+    """One program holding every kernel under its name (helpers written once): a device
+    compiler builds many kernels in one run for about the cost of one."""
+    entries = []
+    for kernel, name in zip(kernels, names):
+        writer = {Map: MapGrid, Reduce: ReduceGrid}.get(type(kernel.body), RowGrid)(r, kernel)
+        entries.append(writer.source().replace("sn_kernel(", f"{name}(", 1))
+    preamble = r.preamble(*kernels)
+    return "\n".join([preamble, f"#define SN_GROUP {GROUP}", r.helper_source(), *entries])
+
+
+class _Grid:
+    def __init__(self, r, kernel):
+        self.r, self.k = r, kernel
+        self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
+        self.nops = self.nin + self.nout
+        self.g = r.space
+
+    def t(self, dtype: str) -> str:
+        return self.r.type_name(dtype)
+
+    def operand(self, k: int):
+        return (self.k.inputs + self.k.outputs)[k]
+
+    def header(self) -> str:
+        return (f"    const int64_t nd = a[0];\n"
+                f"    {self.g}const int64_t *shape = a + 1;\n"
+                f"    {self.g}const int64_t *st = a + 1 + nd;\n")  # fmt: skip
+
+    def offsets(self, index: str, dims: str, offsets: str = "o") -> str:
+        """Decode ``index`` over the axes ``d`` of ``dims`` into each operand's byte offset."""
+        zero = ", ".join(f"{offsets}{k} = 0" for k in range(self.nops))
+        adds = "\n".join(
+            f"            {offsets}{k} += i * st[{k} * nd + d];" for k in range(self.nops)
+        )
+        return f"""        int64_t rest = {index}, {zero};
+        for (int64_t d = {dims}; d >= 0; d--) {{
+            const int64_t i = rest % shape[d];
+            rest /= shape[d];
+{adds}
+        }}"""
+
+    def at(self, k: int, offset: str) -> str:
+        t = self.t(self.operand(k).dtype)
+        const = "const " if k < self.nin else ""
+        return f"*({self.g}{const}{t} *)(p{k} + {offset})"
+
+    def body(self, refs, leaf, indent: str = "        ") -> str:
+        lines = self.r.statements(self.k.values, refs, leaf)
+        return "\n".join(indent + line for line in lines)
+
+    def combine(self, kind: str, acc: str, x: str, dtype: str) -> str:
+        if kind in ("max", "min"):
+            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
+        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
+        return f"({self.t(dtype)})({acc} {op} {x})"
+
+
+class MapGrid(_Grid):
+    def source(self) -> str:
+        ((out, value),) = self.k.body.stores
+        refs = closure(self.k.values, [value])
+        leaf = _leaf(self, lambda k: self.at(k, f"o{k}"))
+        return f"""
+{self.r.entry_signature(self.nops)} {{
+{self.header()}    int64_t total = 1;
+    for (int64_t d = 0; d < nd; d++) total *= shape[d];
+    for (int64_t e = {self.r.global_id}; e < total; e += {self.r.global_size}) {{
+{self.offsets("e", "nd - 1")}
+{self.body(refs, leaf)}
+        {self.at(self.nin + out, f"o{self.nin + out}")} = v{value};
+    }}
+}}"""
+
+
+class ReduceGrid(_Grid):
+    """One work-item per output element, looping over the reduced axes (out stride 0)."""
+
+    def source(self) -> str:
+        red, out = self.k.body, self.k.outputs[0]
+        refs = closure(self.k.values, [red.value])
+        nout = self.nin
+        leaf = _leaf(self, lambda k: self.at(k, f"o{k} + q{k}"))
+        acc_t = self.t(red.acc_dtype)
+        start = self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
+        combined = self.combine(red.kind, "acc", f"v{red.value}", red.acc_dtype)
+        final = f"({self.t(out.dtype)})(acc / (double)count)" if red.mean else "acc"
+        return f"""
+{self.r.entry_signature(self.nops)} {{
+{self.header()}    const int64_t size = a[1 + nd + {self.nops} * nd];
+    int64_t count = 1;
+    for (int64_t d = 0; d < nd; d++) if (st[{nout} * nd + d] == 0) count *= shape[d];
+    for (int64_t j = {self.r.global_id}; j < size; j += {self.r.global_size}) {{
+{self._kept()}
+        {acc_t} acc = {start};
+        for (int64_t r = 0; r < count; r++) {{
+{self._reduced()}
+{self.body(refs, leaf, "            ")}
+            acc = {combined};
+        }}
+        {self.at(nout, f"o{nout}")} = {final};
+    }}
+}}"""
+
+    def _kept(self) -> str:
+        """Offsets of output element ``j``: decoded over the axes the output keeps."""
+        zero = ", ".join(f"o{k} = 0" for k in range(self.nops))
+        adds = "\n".join(f"            o{k} += i * st[{k} * nd + d];" for k in range(self.nops))
+        return f"""        int64_t rest = j, {zero};
+        for (int64_t d = nd - 1; d >= 0; d--) {{
+            if (st[{self.nin} * nd + d] == 0) continue;
+            const int64_t i = rest % shape[d];
+            rest /= shape[d];
+{adds}
+        }}"""
+
+    def _reduced(self) -> str:
+        zero = ", ".join(f"q{k} = 0" for k in range(self.nin))
+        adds = "\n".join(f"                q{k} += i * st[{k} * nd + d];" for k in range(self.nin))
+        return f"""            int64_t left = r, {zero};
+            for (int64_t d = nd - 1; d >= 0; d--) {{
+                if (st[{self.nin} * nd + d] != 0) continue;
+                const int64_t i = left % shape[d];
+                left /= shape[d];
+{adds}
+            }}"""
+
+
+class RowGrid(_Grid):
+    """A work-group per row: work-items split each pass, reductions meet in local memory."""
+
+    def source(self) -> str:
+        rows = self.k.body
+        leaf = _leaf(self, self.element, rows=True)
+        lines = [self.r.local_array(self._red_type(p), f"red{j}", "SN_GROUP")
+                 for j, p in enumerate(rows.passes) if p.kind]  # fmt: skip
+        lines += self.row_start()
+        done: set[int] = set()
+        if rows.check is not None:
+            done.update(closure(self.k.values, [rows.check]))
+            lines.append(self.body(sorted(done), leaf))
+            lines.append(f"        if (!v{rows.check}) {{ if (lid == 0) *status = 1; continue; }}")
+        for j, p in enumerate(rows.passes):
+            lines += self.sweep(j, p, leaf, done)
+        finals = [v for _, v in rows.finals]
+        todo = [i for i in closure(self.k.values, finals) if i not in done]
+        lines.append("        if (lid == 0) {")
+        lines.append(self.body(todo, leaf, "            "))
+        for j, v in rows.finals:
+            t = self.t(self.k.outputs[j].dtype)
+            lines.append(f"            *({self.g}{t} *)q{self.nin + j} = v{v};")
+        lines += ["        }", "    }"]
+        return f"\n{self.r.entry_signature(self.nops)} {{\n" + "\n".join(lines) + "\n}"
+
+    def _red_type(self, p) -> str:
+        return self.t(p.total_dtype or p.acc_dtype)
+
+    def row_start(self) -> list[str]:
+        ptrs = "\n".join(f"        {self.g}char *q{k} = p{k} + o{k};" for k in range(self.nops))
+        strides = "\n".join(
+            f"        const int64_t s{k} = st[{k} * nd + nd - 1];" for k in range(self.nops)
+        )
+        return [self.header(), f"    const int64_t lid = {self.r.local_id}, n = shape[nd - 1];",
+                "    int64_t outer = 1;",
+                "    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];",
+                f"    for (int64_t row = {self.r.group_id}; row < outer; "
+                f"row += {self.r.group_count}) {{",
+                self.offsets("row", "nd - 2"), ptrs, strides]  # fmt: skip
+
+    def element(self, k: int) -> str:
+        return f"*({self.g}const {self.t(self.operand(k).dtype)} *)(q{k} + i * s{k})"
+
+    def sweep(self, j: int, p, leaf, done: set) -> list[str]:
+        refs = [i for i in closure(self.k.values, [v for v in [p.value] if v is not None] +
+                                   [v for _, v in p.stores]) if i not in done]  # fmt: skip
+        row_level = [i for i in refs if not _per_element(self, i)]
+        element = [i for i in refs if _per_element(self, i)]
+        done.update(row_level)
+        lines = [self.body(row_level, leaf)]
+        stores = "".join(
+            f"\n            *({self.g}{self.t(self.k.outputs[o].dtype)} *)"
+            f"(q{self.nin + o} + i * s{self.nin + o}) = v{v};"
+            for o, v in p.stores
+        )
+        loop_body = self.body(element, leaf, "            ") + stores
+        if p.kind is None:
+            return lines + [f"        for (int64_t i = lid; i < n; i += SN_GROUP) {{\n"
+                            f"{loop_body}\n        }}", f"        {self.r.barrier};"]  # fmt: skip
+        t = self._red_type(p)
+        dtype = p.total_dtype or p.acc_dtype
+        start = self.r.literal(identity(p.kind, dtype), dtype)
+        step = self.combine(p.kind, "acc", f"({t})v{p.value}", dtype)
+        tree = self.combine(p.kind, f"red{j}[lid]", f"red{j}[lid + s]", dtype)
+        return lines + [
+            f"        {{\n        {t} acc = {start};",
+            f"        for (int64_t i = lid; i < n; i += SN_GROUP) {{\n{loop_body}\n"
+            f"            acc = {step};\n        }}",
+            f"        red{j}[lid] = acc;\n        }}",
+            f"        {self.r.barrier};",
+            "        for (int64_t s = SN_GROUP / 2; s > 0; s >>= 1) {",
+            f"            if (lid < s) red{j}[lid] = {tree};",
+            f"            {self.r.barrier};",
+            "        }",
+            f"        const {t} rv{j} = red{j}[0];",
+            f"        {self.r.barrier};",
+        ]
+
+
+def _per_element(grid: _Grid, ref: int) -> bool:
+    values = grid.k.values
+    for i in closure(values, [ref]):
+        item = values[i]
+        if isinstance(item, (Index, Stored)):
+            return True
+        if isinstance(item, Load):
+            op = grid.k.inputs[item.operand]
+            if not (op.scalar or op.per_row):
+                return True
+    return False
+
+
+def _leaf(grid: _Grid, element, rows: bool = False):
+    """Spells the values that read memory or the loop, for a grid writer."""
+
+    def spell(item) -> str:
+        if isinstance(item, Load):
+            op = grid.k.inputs[item.operand]
+            if rows and (op.scalar or op.per_row):
+                t = grid.t(op.dtype)
+                return f"*({grid.g}const {t} *)q{item.operand}"
+            return element(item.operand)
+        if isinstance(item, Gather):
+            t = grid.t(item.dtype)
+            return f"*({grid.g}const {t} *)(q{item.operand} + v{item.index} * s{item.operand})"
+        if isinstance(item, Index):
+            return "i"
+        if isinstance(item, Extent):
+            return "n"
+        if isinstance(item, RowValue):
+            return f"rv{item.step}"
+        if isinstance(item, Stored):
+            j = grid.nin + item.output
+            return f"*({grid.g}{grid.t(item.dtype)} *)(q{j} + i * s{j})"
+        raise TypeError(f"unknown kernel value {item!r}")
+
+    return spell

@@ -1,0 +1,577 @@
+"""The CPU form of each loop shape: loop nests over the index space, threads, SIMD.
+
+Maps get a flat loop for contiguous calls (threaded when large, with streaming stores for
+outputs far larger than the caches) and a strided row loop for the rest; reductions
+accumulate innermost rows in a register or combine rows into the output; row programs run
+their passes over each row with rows split between threads. The dialect supplies the spelling
+of threads (``parallel_for``, ``team``), SIMD (``simd``), ``prefetch`` and streaming stores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.kernels.ir import (
+    Extent,
+    Gather,
+    Index,
+    Load,
+    Map,
+    Reduce,
+    RowValue,
+    Stored,
+    closure,
+    depends,
+    identity,
+)
+from symnb.backends.render.runtime import runtime
+
+#: elements below which a kernel stays on one thread. A parallel region costs a few us on an
+#: idle machine but milliseconds when other processes hold the cores, so only kernels of a
+#: millisecond or more of work use threads; cheap arithmetic is memory-bound and gains little
+#: before its operands leave the caches.
+PARALLEL_MIN = 1 << 20
+PARALLEL_MIN_CHEAP = 1 << 22
+#: row programs (softmax, cross-entropy, logsumexp) call exp on every element: they split rows
+#: between threads from this many elements (W2's 512x1000)
+ROW_PARALLEL_MIN = 1 << 17
+#: output bytes from which a flat loop writes with streaming stores: an output this much larger
+#: than the caches is evicted before anything reads it, and normal stores would first read each
+#: line in (write-allocate), one more stream of memory traffic.
+STREAM_MIN_BYTES = 1 << 24
+#: the staging block, in bytes: results are computed into it (vectorised, in L1), then copied
+#: out one 64-byte line per streaming store.
+STREAM_BLOCK_BYTES = 512
+#: elements per chunk of a row pass that prefetches the next row
+PREFETCH_CHUNK = 64
+
+
+def render_loops(r, kernel) -> str:
+    """The entry point and its loops for a CPU dialect ``r``."""
+    writer = {Map: MapLoops, Reduce: ReduceLoops}.get(type(kernel.body), RowLoops)(r, kernel)
+    entry = writer.source()
+    return "\n".join(
+        [r.preamble(kernel, writer.streams), r.helper_source(), runtime(writer.threshold), entry]
+    )
+
+
+class _Loops:
+    """Operand access shared by the loop writers."""
+
+    streams = False
+
+    def __init__(self, r, kernel):
+        self.r, self.k = r, kernel
+        self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
+        self.nops = self.nin + self.nout
+        self.threshold = PARALLEL_MIN if self._calls_math() else PARALLEL_MIN_CHEAP
+
+    def _calls_math(self) -> bool:
+        probe = type(self.r)()
+        probe.statements(self.k.values, range(len(self.k.values)), _no_leaf)
+        return bool(probe.math_used)
+
+    def t(self, dtype: str) -> str:
+        return self.r.type_name(dtype)
+
+    def may_reach(self, elements: int) -> bool:
+        return self.k.size is None or self.k.size >= elements
+
+    def threaded(self) -> bool:
+        return self.may_reach(self.threshold)
+
+    def out_type(self, j: int) -> str:
+        return self.t(self.k.outputs[j].dtype)
+
+    def hoisted(self, strided: bool) -> list[str]:
+        """Scalar operands are read once; others get a typed pointer (flat) or a stride."""
+        lines = []
+        for k, op in enumerate(self.k.inputs):
+            t = self.t(op.dtype)
+            if op.scalar or op.per_row:
+                lines.append(f"const {t} c{k} = *(const {t} *)p[{k}];")
+            elif strided:
+                lines.append(f"const int64_t s{k} = st[{k}][last];")
+            else:
+                lines.append(f"const {t} *in{k} = (const {t} *)p[{k}];")
+        return lines
+
+    def load(self, item, strided: bool) -> str:
+        op = self.k.inputs[item.operand]
+        if op.scalar or op.per_row:
+            return f"c{item.operand}"
+        if strided:
+            return f"*(const {self.t(op.dtype)} *)(p[{item.operand}] + i * s{item.operand})"
+        return f"in{item.operand}[i]"
+
+    def body(self, refs, leaf, indent: str = "        ") -> str:
+        lines = self.r.statements(self.k.values, refs, leaf)
+        return "\n".join(indent + line for line in lines)
+
+    def contiguous_test(self, axis: str) -> str:
+        """Every non-scalar operand has unit stride along ``axis``."""
+        tests = [
+            f"st[{k}][{axis}] == {np.dtype(op.dtype).itemsize}"
+            for k, op in enumerate(self.k.inputs + self.k.outputs)
+            if not (op.scalar or op.per_row)
+        ]
+        return "(" + (" && ".join(tests) or "1") + ")"
+
+    #: the rows of the index space: ``outer`` rows of ``n`` elements along the last axis
+    SPLIT = """    int64_t outer = 1;
+    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
+    const int64_t n = shape[nd - 1];
+"""
+
+    def decode(self, collapse: bool = True) -> str:
+        text = (
+            f"    char *p0[{self.nops}]; int64_t *st[{self.nops}];\n"
+            f"    int64_t local[SN_ARGS({self.nops})];\n"
+            f"    if (a[0] > SN_MAXDIM) return 2;\n"
+            f"    for (int64_t i = 0; i < 1 + a[0] * {self.nops + 1}; i++) local[i] = a[i];\n"
+            f"    int64_t nd = sn_decode(local, ptr, {self.nops}, p0, st);\n"
+            f"    int64_t *shape = local + 1;\n"
+        )
+        if collapse:
+            text += f"    nd = sn_collapse(nd, shape, {self.nops}, st);\n"
+        return text
+
+    def outer_rows(self, call: str, pragma: str = "") -> str:
+        """A loop over every row but the last axis (``outer`` of them, ``n`` long), locating
+        each row's operands."""
+        return f"""{pragma}
+    for (int64_t o = 0; o < outer; o++) {{
+        char *p[{self.nops}];
+        sn_locate(o, nd, shape, {self.nops}, p0, st, p);
+        {call}
+    }}"""
+
+
+def _no_leaf(item) -> str:
+    return "0"
+
+
+class MapLoops(_Loops):
+    """out[i] = f(in...[i]) over a broadcast index space (one output)."""
+
+    def source(self) -> str:
+        ((out, value),) = self.k.body.stores
+        self.refs = closure(self.k.values, [value])
+        out_t, result = self.out_type(out), f"v{value}"
+        itemsize = np.dtype(self.k.outputs[out].dtype).itemsize
+        self.streams = self.r.streams and self.may_reach(STREAM_MIN_BYTES // itemsize)
+        chunk = self.streamed(out_t, result) if self.streams else _PLAIN_CHUNK
+        parts = [self.flat(out_t, result), chunk, self.strided(out_t, result)]
+        return "\n".join([*parts, self.entry(out_t)])
+
+    def leaf(self, strided: bool):
+        return lambda item: self.load(item, strided)
+
+    def flat(self, out_t: str, result: str) -> str:
+        hoist = "\n    ".join(self.hoisted(strided=False))
+        return f"""
+static void sn_flat(int64_t lo, int64_t hi, char *const *p) {{
+    {hoist}
+    {out_t} *out = ({out_t} *)p[{self.nin}];
+    {self.r.simd([])}
+    for (int64_t i = lo; i < hi; i++) {{
+{self.body(self.refs, self.leaf(False))}
+        out[i] = {result};
+    }}
+}}"""
+
+    def streamed(self, out_t: str, result: str) -> str:
+        """Large outputs: blocks computed into an aligned L1 buffer by the same vectorised
+        body, then written with streaming stores (no write-allocate reads)."""
+        hoist = "\n    ".join(self.hoisted(strided=False))
+        return f"""
+#if SN_STREAM
+#define SN_BLOCK ({STREAM_BLOCK_BYTES} / (int64_t)sizeof({out_t}))
+static void sn_block(int64_t lo, char *const *p, {out_t} *restrict buf) {{
+    {hoist}
+    {self.r.simd([])}
+    for (int64_t j = 0; j < SN_BLOCK; j++) {{
+        const int64_t i = lo + j;
+{self.body(self.refs, self.leaf(False))}
+        buf[j] = {result};
+    }}
+}}
+
+static void sn_flat_stream(int64_t lo, int64_t hi, char *const *p) {{
+    {out_t} *out = ({out_t} *)p[{self.nin}];
+    uintptr_t addr = (uintptr_t)(out + lo);
+    if (addr % sizeof({out_t})) {{ sn_flat(lo, hi, p); return; }}
+    int64_t head = (int64_t)((64 - addr % 64) % 64 / sizeof({out_t}));
+    if (head > hi - lo) head = hi - lo;
+    sn_flat(lo, lo + head, p);
+    {out_t} buf[SN_BLOCK] __attribute__((aligned(64)));
+    int64_t i = lo + head;
+    for (; i + SN_BLOCK <= hi; i += SN_BLOCK) {{
+        sn_block(i, p, buf);
+        sn_stream_copy((char *)(out + i), (const char *)buf, {STREAM_BLOCK_BYTES});
+    }}
+    sn_stream_fence();
+    sn_flat(i, hi, p);
+}}
+#endif
+
+static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {{
+#if SN_STREAM
+    if (stream) {{ sn_flat_stream(lo, hi, p); return; }}
+#endif
+    (void)stream;
+    sn_flat(lo, hi, p);
+}}"""
+
+    def strided(self, out_t: str, result: str) -> str:
+        hoist = "\n    ".join(self.hoisted(strided=True))
+        return f"""
+static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    {hoist}
+    const int64_t so = st[{self.nin}][last];
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(self.refs, self.leaf(True))}
+        *({out_t} *)(p[{self.nin}] + i * so) = {result};
+    }}
+}}"""
+
+    def entry(self, out_t: str) -> str:
+        stream = f"n * (int64_t)sizeof({out_t}) >= {STREAM_MIN_BYTES}" if self.streams else "0"
+        if not self.threaded():
+            flat, rows = "sn_chunk(0, shape[0], p0, 0);", ""
+        else:
+            flat = self.threaded_flat(stream)
+            rows = self.r.parallel_for("outer > 1 && outer * n >= SN_PARALLEL_MIN")
+        return f"""
+{self.r.entry_signature()} {{
+{self.decode()}    if (nd == 1 && {self.contiguous_test("0")}) {{
+        {flat}
+        return 0;
+    }}
+{self.SPLIT}{self.outer_rows("sn_row(n, p, st, nd - 1);", rows)}
+    return 0;
+}}"""
+
+    def threaded_flat(self, stream: str) -> str:
+        """The contiguous case split into 16-element-aligned chunks, one per thread."""
+        team, count, me = self.r.team()
+        return f"""int64_t n = shape[0];
+        int stream = {stream};
+        if (n < SN_PARALLEL_MIN) {{ sn_chunk(0, n, p0, stream); return 0; }}
+        {team}
+        {{
+            const int64_t nt = {count}, t = {me};
+            int64_t chunk = ((n + nt - 1) / nt + 15) & ~(int64_t)15;
+            int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
+            if (lo < hi) sn_chunk(lo, hi, p0, stream);
+        }}"""
+
+
+#: ``sn_chunk`` of a kernel whose output is too small for streaming stores
+_PLAIN_CHUNK = """
+static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
+    (void)stream;
+    sn_flat(lo, hi, p);
+}"""
+
+
+class ReduceLoops(_Loops):
+    """Accumulate f(in...) into output 0, which has stride 0 on the reduced axes."""
+
+    def source(self) -> str:
+        red = self.k.body
+        self.refs = closure(self.k.values, [red.value])
+        acc_t, out_t = self.t(red.acc_dtype), self.out_type(0)
+        parts = ["typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"]
+        parts += [self.row(acc_t, out_t, True), self.row(acc_t, out_t, False)]
+        parts += [self.scatter(out_t, True), self.scatter(out_t, False), self.entry(out_t)]
+        return "\n".join(parts)
+
+    def combine(self, acc: str, x: str, dtype: str) -> str:
+        kind = self.k.body.kind
+        if kind in ("max", "min"):
+            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
+        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
+        return f"({self.t(dtype)})({acc} {op} {x})"
+
+    def row(self, acc_t: str, out_t: str, strided: bool) -> str:
+        """The reduced axis is innermost: accumulate in a register, SIMD where possible."""
+        red = self.k.body
+        hoist = "\n    ".join(self.hoisted(strided=strided))
+        pragma, update, after = self.vector_reduction(f"v{red.value}")
+        final = self.combine(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
+        name = "sn_row" if strided else "sn_row_flat"
+        return f"""
+static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
+    {hoist}
+    {acc_t} acc = {self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)};
+    int nan = 0; (void)nan;
+    {pragma}
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(self.refs, lambda item: self.load(item, strided))}
+        {update}
+    }}
+    {after}
+    *({out_t} *)p[{self.nin}] = {final};
+}}"""
+
+    def vector_reduction(self, value: str) -> tuple[str, str, str]:
+        kind, dtype = self.k.body.kind, self.k.body.acc_dtype
+        if kind not in ("max", "min"):
+            return self.r.simd([(kind, "acc")]), f"acc = {self.combine('acc', value, dtype)};", ""
+        pick = ">" if kind == "max" else "<"
+        update = f"acc = {value} {pick} acc ? {value} : acc;"
+        if np.dtype(dtype).kind != "f":
+            return self.r.simd([(kind, "acc")]), update, ""
+        update += f" nan |= {value} != {value};"
+        return self.r.simd([(kind, "acc"), ("or", "nan")]), update, "if (nan) acc = NAN;"
+
+    def scatter(self, out_t: str, strided: bool) -> str:
+        """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""
+        hoist = "\n    ".join(self.hoisted(strided=strided))
+        if strided:
+            name, pragma, step = "sn_scatter", "", f"const int64_t so = st[{self.nin}][last];"
+            target = f"*({out_t} *)(p[{self.nin}] + i * so)"
+        else:
+            name, pragma = "sn_scatter_flat", self.r.simd([])
+            step, target = f"{out_t} *out = ({out_t} *)p[{self.nin}];", "out[i]"
+        value = f"({out_t})v{self.k.body.value}"
+        combined = self.combine(target, value, self.k.outputs[0].dtype)
+        return f"""
+static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
+    {hoist}
+    {step}
+    {pragma}
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(self.refs, lambda item: self.load(item, strided))}
+        {target} = {combined};
+    }}
+}}"""
+
+    def row_threads(self) -> str:
+        """Output rows split between threads when they are distinct and many enough."""
+        if not self.threaded():
+            return ""
+        return (
+            "    int par = outer > 1 && outer * n >= SN_PARALLEL_MIN;\n"
+            f"    par = par && sn_outer_distinct(nd, st, {self.nin});\n"
+            + self.r.parallel_for("par")
+        )
+
+    def entry(self, out_t: str) -> str:
+        red, out = self.k.body, self.k.outputs[0]
+        size = f"a[1 + a[0] + {self.nops} * a[0]]"
+        start = self.r.literal(identity(red.kind, out.dtype), out.dtype)
+        mean = ""
+        if red.mean:
+            mean = "    const double count = (double)(outer * n) / (double)size;\n"
+            mean += f"    for (int64_t i = 0; i < size; i++) out[i] = ({out_t})(out[i] / count);\n"
+        rows = self.outer_rows("row(n, p, st, nd - 1);", self.row_threads())
+        scatter = self.outer_rows("scatter(n, p, st, nd - 1);")
+        return f"""
+{self.r.entry_signature()} {{
+    const int64_t size = {size};
+{self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
+    for (int64_t i = 0; i < size; i++) out[i] = {start};
+{self.SPLIT}    if (st[{self.nin}][nd - 1] == 0) {{
+        sn_row_fn row = {self.contiguous_test("nd - 1")} ? sn_row_flat : sn_row;
+{_indent(rows)}
+    }} else {{
+        int flat = {self.contiguous_test("nd - 1")};
+        sn_row_fn scatter = flat ? sn_scatter_flat : sn_scatter;
+{_indent(scatter)}
+    }}
+{mean}    return 0;
+}}"""
+
+
+class RowLoops(_Loops):
+    """Row programs: per row (rows split between threads), the passes then the finals."""
+
+    def __init__(self, r, kernel):
+        super().__init__(r, kernel)
+        self.threshold = ROW_PARALLEL_MIN
+        element = (Index, Stored)
+        self.element = {
+            i for i in range(len(kernel.values))
+            if depends(kernel.values, i, element) or self._reads_rows(i)
+        }  # fmt: skip
+        self.emitted: set[int] = set()
+
+    def _reads_rows(self, ref: int) -> bool:
+        loads = [i for i in closure(self.k.values, [ref]) if isinstance(self.k.values[i], Load)]
+        ops = self.k.inputs
+        return any(not (ops[self.k.values[i].operand].scalar or
+                        ops[self.k.values[i].operand].per_row) for i in loads)  # fmt: skip
+
+    def source(self) -> str:
+        rows = self.row(True) + self.row(False)
+        return "typedef int (*sn_rows_fn)(int64_t, char *const *, int64_t *const *, int64_t);\n" + (
+            rows + self.entry()
+        )
+
+    # -- one row --------------------------------------------------------------------------------
+    def leaf(self, strided: bool):
+        def spell(item) -> str:
+            if isinstance(item, Load):
+                return self.load(item, strided)
+            if isinstance(item, Gather):
+                t = self.t(item.dtype)
+                return f"*(const {t} *)(p[{item.operand}] + v{item.index} * s{item.operand})"
+            if isinstance(item, Index):
+                return "i"
+            if isinstance(item, Extent):
+                return "n"
+            if isinstance(item, RowValue):
+                return f"rv{item.step}"
+            if isinstance(item, Stored):
+                return self.stored(item.output, strided)
+            raise TypeError(f"unknown kernel value {item!r}")
+
+        return spell
+
+    def stored(self, j: int, strided: bool) -> str:
+        if strided:
+            return f"*({self.out_type(j)} *)(p[{self.nin + j}] + i * so{j})"
+        return f"out{j}[i]"
+
+    def row(self, strided: bool) -> str:
+        self.emitted = set()
+        name = "sn_rows" if strided else "sn_rows_flat"
+        body = [*self.pointers(strided)]
+        check = self.k.body.check
+        if check is not None:
+            body += self.row_level([check], strided)
+            body.append(f"if (!v{check}) return 1;")
+        for step, p in enumerate(self.k.body.passes):
+            body += self.row_level(self.needs(p), strided)
+            body += self.sweep(step, p, strided)
+        finals = [v for _, v in self.k.body.finals]
+        body += self.row_level(finals, strided)
+        for j, v in self.k.body.finals:
+            body.append(f"*({self.out_type(j)} *)p[{self.nin + j}] = v{v};")
+        text = "\n    ".join(body)
+        return f"""
+static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
+    {text}
+    return 0;
+}}"""
+
+    def pointers(self, strided: bool) -> list[str]:
+        lines = self.hoisted(strided=strided)
+        for k, op in enumerate(self.k.inputs):
+            if not (op.scalar or op.per_row or strided):
+                lines.append(f"const int64_t s{k} = {np.dtype(op.dtype).itemsize};")
+        for j, op in enumerate(self.k.outputs):
+            t = self.t(op.dtype)
+            if strided:
+                lines.append(f"const int64_t so{j} = st[{self.nin + j}][last];")
+            elif not op.per_row:
+                lines.append(f"{t} *out{j} = ({t} *)p[{self.nin + j}];")
+        return lines
+
+    def needs(self, p) -> list[int]:
+        refs = [p.value] + [v for _, v in p.stores]
+        return [r for r in refs if r is not None]
+
+    def row_level(self, refs, strided: bool) -> list[str]:
+        """Statements for the per-row values ``refs`` need that are not yet written."""
+        todo = [
+            i for i in closure(self.k.values, refs)
+            if i not in self.element and i not in self.emitted
+        ]  # fmt: skip
+        self.emitted.update(todo)
+        return self.r.statements(self.k.values, todo, self.leaf(strided))
+
+    def sweep(self, step: int, p, strided: bool) -> list[str]:
+        """One pass over the row's elements."""
+        refs = [i for i in closure(self.k.values, self.needs(p)) if i in self.element]
+        body = self.body(refs, self.leaf(strided), "        ")
+        stores = "".join(f"\n        {self.stored(j, strided)} = v{v};" for j, v in p.stores)
+        if p.kind is None:
+            loop = (
+                f"{self.r.simd([])}\n    for (int64_t i = 0; i < n; i++) {{\n{body}{stores}\n    }}"
+            )
+            return [loop]
+        return self.reducing(step, p, body + stores, strided)
+
+    def reducing(self, step: int, p, body: str, strided: bool) -> list[str]:
+        acc_t = self.t(p.acc_dtype)
+        start = self.r.literal(identity(p.kind, p.acc_dtype), p.acc_dtype)
+        value = f"v{p.value}"
+        if p.kind in ("max", "min"):
+            pick = ">" if p.kind == "max" else "<"
+            update = f"acc = {value} {pick} acc ? {value} : acc; nan |= {value} != {value};"
+            pragma = self.r.simd([(p.kind, "acc"), ("or", "nan")])
+            loop = self.chunked(step, strided, f"{pragma}\n    for (int64_t i = lo; i < hi; i++) "
+                                f"{{\n{body}\n        {update}\n    }}")  # fmt: skip
+            return [f"{acc_t} acc{step} = {start}; int nan{step} = 0;",
+                    "{", f"    {acc_t} acc = acc{step}; int nan = nan{step};",
+                    _indent(loop), f"    acc{step} = acc; nan{step} = nan;", "}",
+                    f"if (nan{step}) acc{step} = NAN;",
+                    f"const {acc_t} rv{step} = acc{step};"]  # fmt: skip
+        update = f"acc += {value};" if p.kind == "sum" else f"acc = acc && {value};"
+        pragma = self.r.simd([(p.kind, "acc")])
+        loop = (f"{pragma}\n    for (int64_t i = lo; i < hi; i++) "
+                f"{{\n{body}\n        {update}\n    }}")  # fmt: skip
+        if p.block:
+            total_t = self.t(p.total_dtype)
+            return [f"{total_t} tot{step} = 0;",
+                    f"for (int64_t lo = 0; lo < n; lo += {p.block}) {{",
+                    f"    const int64_t hi = lo + {p.block} < n ? lo + {p.block} : n;",
+                    f"    {acc_t} acc = {start};",
+                    _indent(self.prefetched(step, strided, loop)),
+                    f"    tot{step} += acc;", "}",
+                    f"const {total_t} rv{step} = tot{step};"]  # fmt: skip
+        loop = self.chunked(step, strided, loop)
+        return [f"{acc_t} acc{step} = {start};", "{", f"    {acc_t} acc = acc{step};",
+                _indent(loop), f"    acc{step} = acc;", "}",
+                f"const {acc_t} rv{step} = acc{step};"]  # fmt: skip
+
+    def chunked(self, step: int, strided: bool, loop: str) -> str:
+        """The pass over [0, n): in chunks that prefetch the next row where that pays."""
+        if not self.prefetches(step, strided):
+            return "{\n    const int64_t lo = 0, hi = n;\n" + _indent(loop) + "\n}"
+        c = PREFETCH_CHUNK
+        return (f"int64_t lo = 0;\nfor (; lo + {c} <= n; lo += {c}) {{\n"
+                f"    const int64_t hi = lo + {c};\n{_indent(self.prefetched(step, strided, loop))}"
+                f"\n}}\n{{\n    const int64_t hi = n;\n{_indent(loop)}\n}}")  # fmt: skip
+
+    def prefetches(self, step: int, strided: bool) -> bool:
+        """A second pass over flat rows reads what the first left in cache and computes
+        (exp): it fetches the next row meanwhile, so the next first pass finds it in cache."""
+        return step == 1 and not strided and bool(self.r.prefetch("x"))
+
+    def prefetched(self, step: int, strided: bool, loop: str) -> str:
+        if not self.prefetches(step, strided):
+            return loop
+        lines = []
+        for k, op in enumerate(self.k.inputs):
+            if op.scalar or op.per_row:
+                continue
+            size = np.dtype(op.dtype).itemsize
+            address = f"p[{k}] + lo * {size} + (last > 0 ? st[{k}][last - 1] : 0) + b"
+            lines.append(f"for (int64_t b = 0; b < (hi - lo) * {size}; b += 64) "
+                         f"{self.r.prefetch(address)}")  # fmt: skip
+        return "\n".join([*lines, loop])
+
+    # -- the entry ------------------------------------------------------------------------------
+    def entry(self) -> str:
+        pragma = self.r.parallel_for(
+            "outer > 1 && outer * n >= SN_PARALLEL_MIN", reduction=("or", "bad")
+        )
+        call = "bad |= row(n, p, st, nd - 1);"
+        return f"""
+{self.r.entry_signature()} {{
+{self.decode(collapse=False)}{self.SPLIT}    int bad = 0;
+    sn_rows_fn row = {self.contiguous_test("nd - 1")} ? sn_rows_flat : sn_rows;
+{self.outer_rows(call, pragma)}
+    return bad;
+}}"""
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else line for line in text.splitlines())
