@@ -10,6 +10,7 @@ from symnb.backends import default_backend, get_linker
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.graph import Graph, clone_graph, leaves
+from symnb.core.hooks import hook
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
 from symnb.opt import optimize as rewrite
@@ -130,22 +131,16 @@ class Function:
 
     def text(self) -> str:
         """The optimised graph in symnb's text form."""
-        from symnb.viz.text import format_graph
-
-        return format_graph(self.graph)
+        return hook("format_graph")(self.graph)
 
     def profile(self, *args, repeat: int = 10, **kwargs):
         """Time each node over ``repeat`` calls (random inputs when none are given): a sorted
         table and a bar chart in Jupyter. Updates are not written."""
-        from symnb.viz.profile import profile_function  # lazily: viz sits above the compiler
-
-        return profile_function(self, args, kwargs, repeat)
+        return hook("profile_function")(self, args, kwargs, repeat)  # viz sits above compile
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Jupyter's summary card (symnb.viz); plain text for terminals."""
-        from symnb.viz.reprs import function_bundle
-
-        return function_bundle(self, include, exclude)
+        return hook("function_bundle")(self, include, exclude)
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
