@@ -21,6 +21,15 @@ from symnb.core.constructors import (
 )
 from symnb.core.dims import DimExpr, dim  # noqa: F401
 from symnb.core.graph import Graph
+from symnb.core.shapes import infer_shape  # noqa: F401
+from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category per shape pattern
+    BroadcastOuterWarning,
+    LossTrailingOneWarning,
+    PinnedDimWarning,
+    ReshapeMovesDimWarning,
+    ReshapeSplitsDimWarning,
+    SuspiciousAxisWarning,
+)
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
@@ -42,15 +51,6 @@ from symnb.grad import (  # noqa: F401
 )
 from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
 from symnb.ops import getitem  # noqa: F401
-from symnb.shapes import infer_shape  # noqa: F401
-from symnb.shapes.warnings import (  # noqa: F401 - one warning category per shape pattern
-    BroadcastOuterWarning,
-    LossTrailingOneWarning,
-    PinnedDimWarning,
-    ReshapeMovesDimWarning,
-    ReshapeSplitsDimWarning,
-    SuspiciousAxisWarning,
-)
 from symnb.viz.progress import progress as _progress
 from symnb.viz.text import format_expr, format_graph
 

@@ -11,12 +11,12 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, broadcast_dims, format_dim
 from symnb.core.op import Op
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.errors import ShapeError
 from symnb.ops._dtypes import probe_dtype
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
 
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:

@@ -14,14 +14,14 @@ from symnb.core.dims import DimMismatch, exact_div, format_dim, is_known, unify
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import sub as dim_sub
 from symnb.core.op import Op
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import _located, expand_dims
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
 
 
 class Concatenate(Op):

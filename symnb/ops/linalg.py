@@ -9,13 +9,13 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, unify
 from symnb.core.op import NotDifferentiable, Op
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import broadcast_shapes
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
 
 
 class Matmul(Op):

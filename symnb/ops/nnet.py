@@ -12,13 +12,13 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.op import Op
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import Elemwise
-from symnb.shapes import warnings as shape_warnings
 
 
 class _AlongAxis(Op):

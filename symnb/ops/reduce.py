@@ -8,11 +8,11 @@ import numbers
 import numpy as np
 
 from symnb.core.op import Op
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.shapes import warnings as shape_warnings
 
 
 class Reduce(Op):

@@ -9,12 +9,12 @@ import numpy as np
 
 from symnb.core.dims import exact_div, format_shape, is_known, product, provably_differ
 from symnb.core.op import Op
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
 
 
 class Shape(Op):
