@@ -16,6 +16,7 @@ from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
+from symnb.ops.elemwise import cast
 from symnb.opt import optimize as rewrite
 
 
@@ -205,8 +206,6 @@ def _check_givens(givens) -> dict:
 
 def _fit(target: Variable, value: Variable, what: str) -> Variable:
     """``value`` made to fit ``target``'s type: a safe cast is done, a lossy one refused."""
-    from symnb.ops.elemwise import cast
-
     t, v = target.type, value.type
     if v.dtype != t.dtype:
         weak = isinstance(value, Constant) and value.weak

@@ -18,12 +18,16 @@ import pkgutil
 import sys
 from pathlib import Path
 
+from symnb.core.constructors import tensor
 from symnb.core.op import OP_REGISTRY, Op
+from symnb.core.types import short_dtype
+from symnb.ops.elemwise import Elemwise
+from symnb.ops.reduce import Reduce
 
 #: packages whose modules define ops; all are imported so the registry is complete
 OP_PACKAGES = ("symnb.ops", "symnb.grad", "symnb.opt")
 #: registered classes that only serve as bases of a family (they are not ops users build)
-FAMILY_BASES = ("symnb.ops.elemwise.Elemwise", "symnb.ops.reduce.Reduce")
+FAMILY_BASES = ("symnb.ops.elemwise.Elemwise", "symnb.ops.broadcast.Reduce")
 DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "ops.md"
 UNARY_PROBES = (("float32",), ("int64",), ("bool",))
 BINARY_PROBES = (("float32", "float32"), ("int32", "float64"), ("int64", "int64"))
@@ -69,7 +73,9 @@ def _sort_key(cls) -> tuple:
 
 
 def family(cls) -> str:
-    return cls.__module__.rsplit(".", 1)[-1]
+    """The module that defines the op, unless the class names its ``family`` (an op defined
+    in a lower module to keep imports acyclic, such as ``Sum`` in ``ops/broadcast.py``)."""
+    return cls.__dict__.get("family") or cls.__module__.rsplit(".", 1)[-1]
 
 
 # -- what one row says ---------------------------------------------------------------------
@@ -89,8 +95,6 @@ def _builds(obj, cls) -> bool:
 
 def signature(name: str, obj) -> str:
     """``name(x, axis=-1)``: parameters with defaults, without annotations."""
-    from symnb.ops.elemwise import Elemwise
-
     if isinstance(obj, Elemwise):
         return f"{name}({', '.join('xyzw'[: obj.nin])})"
     target = obj.infer_types if isinstance(obj, Op) else obj
@@ -107,9 +111,6 @@ def dtype_rule(cls) -> str:
     stated = getattr(cls, "dtype_rule", None)
     if stated:
         return stated
-    from symnb.ops.elemwise import Elemwise
-    from symnb.ops.reduce import Reduce
-
     measured = _measured_elemwise(cls) if issubclass(cls, Elemwise) else None
     if measured:
         return measured
@@ -129,9 +130,6 @@ def _measured_elemwise(cls) -> str | None:
 
 
 def _probe(op, dtypes) -> str:
-    from symnb.core.constructors import tensor
-    from symnb.core.types import short_dtype
-
     try:
         out = op.make_node(*[tensor(f"p{i}", (), d) for i, d in enumerate(dtypes)])
     except (TypeError, ValueError):
@@ -140,14 +138,10 @@ def _probe(op, dtypes) -> str:
 
 
 def _short(dtypes) -> str:
-    from symnb.core.types import short_dtype
-
     return ",".join(short_dtype(d) for d in dtypes)
 
 
 def gradient(cls) -> str:
-    from symnb.ops.elemwise import Elemwise
-
     if not cls.differentiable:
         return "no"
     if issubclass(cls, Elemwise):
