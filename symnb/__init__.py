@@ -5,10 +5,13 @@ x = sn.tensor("x", shape=("batch", 3))
 f = sn.function([x], sn.sum(x ** 2, axis=1))
 """
 
+import sys as _sys
+
 from symnb import opt  # noqa: F401 - sn.opt.register, sn.opt.RULES, sn.opt.PHASES
 from symnb.backends import clear_cache  # noqa: F401 - sn.clear_cache()
 from symnb.compile import Function, function
 from symnb.config import config
+from symnb.core import hooks as _hooks
 from symnb.core.constructors import (
     constant,
     matrix,
@@ -55,6 +58,7 @@ from symnb.viz.progress import progress as _progress
 from symnb.viz.text import format_expr, format_graph
 
 config.progress = _progress  # long work (compiling many kernels) shows a bar in a notebook
+_hooks.register("symnb", _sys.modules[__name__])  # the public names, for %%symcompile cells
 
 __version__ = "0.1.0"
 
