@@ -24,7 +24,8 @@ LAYERS = {
     "grad": 2, "opt": 2,
     "compile": 3, "backends": 3,
     "viz": 4, "magics": 4, "compat": 4,
-    "": 5, "cli": 5, "__main__": 5, "shapes": 5,  # symnb/__init__, `symnb check` and its CLI
+    "": 5, "cli": 5, "__main__": 5,  # symnb/__init__ and the CLI
+    "shapes": 5, "catalogue": 5,  # tools: `symnb check`, `make docs` (docs/ops.md)
 }  # fmt: skip
 LAYER_NAMES = ["core", "ops", "grad/opt", "compile/backends", "viz/magics/compat", "top"]
 
