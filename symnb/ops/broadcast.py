@@ -4,8 +4,12 @@ gradient uses (``sum_to_like``, ``broadcast_like``).
 
 They sit below :mod:`~symnb.ops.elemwise` and :mod:`~symnb.ops.reduce`, which both build on
 them: an elementwise gradient is summed back to its input's shape, and a sum's gradient is
-broadcast back out, so the two families never import each other in a circle. ``Sum`` is
-listed with the reductions and the ``*Like`` ops with the shape ops (their ``family``).
+broadcast back out, so the two families never import each other in a circle. ``Alloc`` (a
+value broadcast to a shape known at run time) and ``zeros_like`` sit here too: below
+:mod:`~symnb.ops.join`, whose split fills missing gradients with zeros, and below
+:mod:`~symnb.ops.creation`, which stacks shape entries with join. In the op catalogue ``Sum``
+is listed with the reductions, ``Alloc`` with creation and the ``*Like`` ops with the shape
+ops (their ``family``).
 """
 
 from __future__ import annotations
@@ -182,8 +186,9 @@ def full_like(x, fill_value, dtype=None) -> Variable:
     x = as_variable(x)
     value = Constant(fill_value, dtype=dtype or x.type.dtype)
     dims = x.type.shape
-    static = all(isinstance(d, int) for d in dims)
-    return Alloc(dims)(value, Constant(np.array(dims, dtype=np.int64)) if static else shape_of(x))
+    if all(isinstance(d, int) for d in dims):
+        return Alloc(dims)(value, Constant(np.array(dims, dtype=np.int64)))
+    return Alloc(dims)(value, shape_of(x))
 
 
 def zeros_like(x, dtype=None) -> Variable:
