@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import symnb
+from symnb.core.hooks import hook
 
 #: layer of each part of symnb (the name after ``symnb.``): a module may import modules of its
 #: own layer and of the layers below; the package itself and the tools sit on top
@@ -231,8 +232,6 @@ def test_the_known_backend_cycles_are_exactly_those_left():
 def test_every_hook_a_module_asks_for_is_registered():
     """Lower layers reach higher ones only through symnb.core.hooks; ``import symnb`` must
     have registered every hook that some module asks for by name."""
-    from symnb.core.hooks import hook
-
     asked = set()
     for path, _ in modules_of(ROOT, "symnb").values():
         for node in ast.walk(ast.parse(path.read_text())):
