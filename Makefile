@@ -48,7 +48,7 @@ bench: $(VENV)/.stamp-bench
 	$(BIN)/python -m benchmarks
 
 docs: $(VENV)/.stamp-test
-	$(BIN)/python -m symnb.ops.catalogue
+	$(BIN)/python -m symnb.catalogue
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis symnb/backends/c/_runner*.so

@@ -5,10 +5,13 @@ x = sn.tensor("x", shape=("batch", 3))
 f = sn.function([x], sn.sum(x ** 2, axis=1))
 """
 
+import sys as _sys
+
 from symnb import opt  # noqa: F401 - sn.opt.register, sn.opt.RULES, sn.opt.PHASES
 from symnb.backends import clear_cache  # noqa: F401 - sn.clear_cache()
 from symnb.compile import Function, function
 from symnb.config import config
+from symnb.core import hooks as _hooks
 from symnb.core.constructors import (
     constant,
     matrix,
@@ -21,6 +24,15 @@ from symnb.core.constructors import (
 )
 from symnb.core.dims import DimExpr, dim  # noqa: F401
 from symnb.core.graph import Graph
+from symnb.core.shapes import infer_shape  # noqa: F401
+from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category per shape pattern
+    BroadcastOuterWarning,
+    LossTrailingOneWarning,
+    PinnedDimWarning,
+    ReshapeMovesDimWarning,
+    ReshapeSplitsDimWarning,
+    SuspiciousAxisWarning,
+)
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
@@ -42,19 +54,11 @@ from symnb.grad import (  # noqa: F401
 )
 from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
 from symnb.ops import getitem  # noqa: F401
-from symnb.shapes import infer_shape  # noqa: F401
-from symnb.shapes.warnings import (  # noqa: F401 - one warning category per shape pattern
-    BroadcastOuterWarning,
-    LossTrailingOneWarning,
-    PinnedDimWarning,
-    ReshapeMovesDimWarning,
-    ReshapeSplitsDimWarning,
-    SuspiciousAxisWarning,
-)
 from symnb.viz.progress import progress as _progress
 from symnb.viz.text import format_expr, format_graph
 
 config.progress = _progress  # long work (compiling many kernels) shows a bar in a notebook
+_hooks.register("symnb", _sys.modules[__name__])  # the public names, for %%symcompile cells
 
 __version__ = "0.1.0"
 

@@ -7,6 +7,8 @@ for shapes, ``TypeError`` for dtypes).
 
 from __future__ import annotations
 
+from symnb.core.source import user_location
+
 
 class SymnbError(Exception):
     """Base of every error symnb raises about the user's program."""
@@ -20,8 +22,6 @@ class ShapeError(SymnbError, ValueError):
     """
 
     def __init__(self, *args):
-        from symnb.core.source import user_location  # lazily: errors sit below core
-
         super().__init__(*args)
         self.location = user_location()
 

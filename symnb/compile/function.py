@@ -6,12 +6,17 @@ import time
 
 import numpy as np
 
-from symnb.backends import default_backend, get_linker
+from symnb.backends import default_backend
+from symnb.compile.checkmode import CHECK
+from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
+from symnb.compile.linkers import get_linker
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.graph import Graph, clone_graph, leaves
+from symnb.core.hooks import hook
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
+from symnb.ops.elemwise import cast
 from symnb.opt import optimize as rewrite
 
 
@@ -27,10 +32,10 @@ def function(
     of rewrite phases or rules; see docs/rewrites.md).
     ``backend``: "c" (the default when a C compiler is present) or "py".
     """
-    from symnb.shapes import checkmode  # lazily: check mode sits on top of the compiler
-
-    if checkmode.active():
-        return checkmode.CheckedFunction(inputs, outputs, updates, givens, name)
+    if check_mode_active():  # no rewrites; a linker that returns zeros of the checked shapes
+        checked = Function(inputs, outputs, updates, givens, CHECK, name, "none")
+        checked.linker.skip_updates(len(checked.updates))  # shared values are not written
+        return checked
     return Function(inputs, outputs, updates, givens, backend, name, optimize)
 
 
@@ -130,22 +135,16 @@ class Function:
 
     def text(self) -> str:
         """The optimised graph in symnb's text form."""
-        from symnb.viz.text import format_graph
-
-        return format_graph(self.graph)
+        return hook("format_graph")(self.graph)
 
     def profile(self, *args, repeat: int = 10, **kwargs):
         """Time each node over ``repeat`` calls (random inputs when none are given): a sorted
         table and a bar chart in Jupyter. Updates are not written."""
-        from symnb.viz.profile import profile_function  # lazily: viz sits above the compiler
-
-        return profile_function(self, args, kwargs, repeat)
+        return hook("profile_function")(self, args, kwargs, repeat)  # viz sits above compile
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Jupyter's summary card (symnb.viz); plain text for terminals."""
-        from symnb.viz.reprs import function_bundle
-
-        return function_bundle(self, include, exclude)
+        return hook("function_bundle")(self, include, exclude)
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
@@ -207,8 +206,6 @@ def _check_givens(givens) -> dict:
 
 def _fit(target: Variable, value: Variable, what: str) -> Variable:
     """``value`` made to fit ``target``'s type: a safe cast is done, a lossy one refused."""
-    from symnb.ops.elemwise import cast
-
     t, v = target.type, value.type
     if v.dtype != t.dtype:
         weak = isinstance(value, Constant) and value.weak

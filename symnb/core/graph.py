@@ -7,6 +7,7 @@ node is cloned, so rewrites can edit a Graph without touching what the user buil
 from __future__ import annotations
 
 from symnb.core.dims import DimMismatch, unify
+from symnb.core.hooks import hook
 from symnb.core.op import Apply
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import GraphError
@@ -105,20 +106,16 @@ class Graph:
     def __len__(self):
         return len(self.nodes)
 
-    # -- display: drawn by symnb.viz, imported lazily (core sits below viz) -----------------
+    # -- display: drawn by symnb.viz, through the hooks it registers (core sits below viz) ---
     def __str__(self) -> str:
-        from symnb.viz.text import format_graph
-
-        return format_graph(self)
+        return hook("format_graph")(self)
 
     def __repr__(self) -> str:
         counts = f"{len(self.inputs)} inputs, {len(self)} nodes, {len(self.outputs)} outputs"
         return f"<symnb.Graph: {counts}>"
 
     def _repr_svg_(self) -> str | None:
-        from symnb.viz.graphs import graph_svg
-
-        return graph_svg(self)
+        return hook("graph_svg")(self)
 
     # -- editing --------------------------------------------------------------------------
     def replace(self, old: Variable, new: Variable) -> tuple[list[Apply], list[Apply]]:

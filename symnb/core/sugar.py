@@ -1,21 +1,16 @@
 """NumPy-style operators and methods on symbolic variables.
 
-Each method only forwards to the op catalogue (:mod:`symnb.ops`), imported on first use
-because the catalogue itself is built on :mod:`symnb.core`.
+Each method only forwards to the op catalogue (:mod:`symnb.ops`), which is built on
+:mod:`symnb.core` and registers itself as the "ops" hook when it is imported.
 """
 
 from __future__ import annotations
 
-import importlib
-
-_catalogue = None
+from symnb.core.hooks import hook
 
 
 def _ops():
-    global _catalogue
-    if _catalogue is None:
-        _catalogue = importlib.import_module("symnb.ops")
-    return _catalogue
+    return hook("ops")
 
 
 def _binary(name, reflected=False):
@@ -90,7 +85,7 @@ class TensorMethods:
     @property
     def at(self):
         """``x.at[index].set(v)`` / ``.add(v)``: x with ``x[index]`` replaced or increased."""
-        return importlib.import_module("symnb.ops.index").IndexUpdate(self)
+        return hook("index_update")(self)
 
     def sum(self, axis=None, keepdims=False):
         return _ops().sum(self, axis=axis, keepdims=keepdims)

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from symnb.core.dims import format_shape, matches_value, normalize_shape
+from symnb.core.hooks import hook
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import TensorType, as_dtype
@@ -71,31 +72,21 @@ class Variable(TensorMethods):
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):
         """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``."""
-        from symnb.compile import function  # lazily: core sits below the compiler
-
         inputs = inputs or {}
-        return function(list(inputs), self, backend=backend)(*inputs.values())
+        return hook("function")(list(inputs), self, backend=backend)(*inputs.values())
 
-    # -- rich display (Jupyter/IPython): drawn by symnb.viz, imported lazily ---------------
+    # -- rich display (Jupyter/IPython): drawn by symnb.viz, through the hooks it registers --
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from symnb.viz.reprs import variable_bundle
-
-        return variable_bundle(self, include, exclude)
+        return hook("variable_bundle")(self, include, exclude)
 
     def _repr_html_(self):
-        from symnb.viz.cards import variable_card
-
-        return variable_card(self)
+        return hook("variable_card")(self)
 
     def _repr_latex_(self):
-        from symnb.viz.latex import to_latex
-
-        return f"${to_latex(self)}$"
+        return f"${hook('to_latex')(self)}$"
 
     def _repr_pretty_(self, printer, cycle):
-        from symnb.viz.reprs import variable_text
-
-        printer.text(variable_text(self))
+        printer.text(hook("variable_text")(self))
 
 
 class Constant(Variable):

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.constructors import tensor
+from symnb.core.hooks import hook
 from symnb.core.variable import Constant, as_variable
+from symnb.grad.reverse import grad
+from symnb.ops.reduce import sum as sum_
 
 #: (eps, rtol, atol) per input dtype: central differences lose about eps**2 to truncation and
 #: (float resolution / eps) to rounding, so eps balances the two for each precision.
@@ -33,11 +37,7 @@ def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend=
     ``backend``: where the graphs run; the NumPy reference by default, as the check is about
     the symbolic rules (pass another to check a backend's gradients).
     """
-    from symnb.compile import function
-    from symnb.core.constructors import tensor
-    from symnb.grad.reverse import grad
-    from symnb.ops.reduce import sum as sum_
-
+    function = hook("function")  # the compiler sits above grad
     arrays = [np.array(a) for a in inputs]
     xs = [tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
     out = as_variable(fn(*xs))

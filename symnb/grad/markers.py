@@ -16,21 +16,25 @@ from symnb.core.variable import Variable, as_variable
 from symnb.ops.elemwise import Elemwise
 
 
-class ZeroGrad(Elemwise):
-    """x, with no gradient flowing back through it."""
+class _Identity(Elemwise):
+    """An elementwise copy: kernels compute it as its operand."""
 
     nin = 1
-    impl, c = staticmethod(np.copy), "({0})"
+    impl = staticmethod(np.copy)
+
+    def scalar(self, k, x):
+        return k.to(x)
+
+
+class ZeroGrad(_Identity):
+    """x, with no gradient flowing back through it."""
 
     def grad_elem(self, inputs, output, gz):
         return [None]
 
 
-class DisconnectedGrad(Elemwise):
+class DisconnectedGrad(_Identity):
     """x, with its input treated as disconnected from whatever uses it."""
-
-    nin = 1
-    impl, c = staticmethod(np.copy), "({0})"
     disconnects_gradient = True
 
     def grad_elem(self, inputs, output, gz):

@@ -27,6 +27,8 @@ from symnb.grad.errors import (
     DisconnectedInputWarning,
     NotDifferentiableError,
 )
+from symnb.ops.broadcast import broadcast_like
+from symnb.ops.elemwise import add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
 RETURN_DISCONNECTED = ("zero", "none")
@@ -127,9 +129,6 @@ def _check_cost(cost) -> Variable:
 
 def _fit_known(var: Variable, g: Variable) -> Variable:
     """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape."""
-    from symnb.ops.elemwise import cast
-    from symnb.ops.shape import broadcast_like
-
     if g.type.ndim == 0 and var.type.ndim:
         g = broadcast_like(g, var)
     clash = any(
@@ -273,8 +272,6 @@ def _blocks(node: Apply) -> bool:
 
 def _fitted(g: Variable, var: Variable) -> Variable:
     """``g`` summed over broadcast axes and cast, where its type shows it does not fit ``var``."""
-    from symnb.ops.shape import fit_gradient
-
     gs, vs = g.type.shape, var.type.shape
     stretched = len(gs) != len(vs) or any(b == 1 and a != 1 for a, b in zip(gs, vs))
     if stretched or g.type.dtype != var.type.dtype:
@@ -284,8 +281,6 @@ def _fitted(g: Variable, var: Variable) -> Variable:
 
 def _sum_parts(parts: list[Variable], forward: Apply | None) -> Variable:
     """The sum of a variable's gradient contributions; its adds belong to ``forward``."""
-    from symnb.ops.elemwise import add
-
     total = parts[0]
     for part in parts[1:]:
         total = add(total, part)
@@ -320,8 +315,6 @@ def tag_remaining(outputs: list[Variable], first_uid: int):
 
 def zeros_like(var: Variable) -> Variable:
     """An explicit zero gradient for ``var``: a constant when its shape is fixed."""
-    from symnb.ops.shape import broadcast_like
-
     if all(isinstance(d, int) for d in var.type.shape):
         return Constant(np.zeros(var.type.shape, var.type.dtype))
     zero = broadcast_like(Constant(0, dtype=var.type.dtype), var)

@@ -14,14 +14,15 @@ from __future__ import annotations
 import ast
 import types
 
-import symnb
 from symnb.core.graph import leaves
-from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.core.hooks import hook
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
+from symnb.errors import SymnbError
 
 _HIDDEN = {"eval", "load_ipython_extension"}  # keep Python's eval; not for cells
 
 
-class CellError(symnb.SymnbError, ValueError):
+class CellError(SymnbError, ValueError):
     """The cell does not say what to compile (no final expression, unknown names)."""
 
 
@@ -29,6 +30,7 @@ def symnb_names() -> dict:
     """What the cell sees besides the user's namespace: symnb's public names, ``sn``, ``np``."""
     import numpy as np
 
+    symnb = hook("symnb")  # the package itself, which sits above the magics
     names = {k: getattr(symnb, k) for k in dir(symnb) if k not in _HIDDEN and k[0] != "_"}
     names = {k: v for k, v in names.items() if not isinstance(v, types.ModuleType)}
     names.update(sn=symnb, np=np)
@@ -113,8 +115,8 @@ def _variables(outputs) -> list[Variable]:
     if isinstance(outputs, dict):
         outputs = list(outputs.values())
     if isinstance(outputs, (list, tuple)):
-        return [symnb.core.variable.as_variable(v) for v in outputs]
-    return [symnb.core.variable.as_variable(outputs)]
+        return [as_variable(v) for v in outputs]
+    return [as_variable(outputs)]
 
 
 def pick_updates(namespace: dict, bound: set) -> list:

@@ -8,7 +8,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-import symnb
+from symnb.compile import function as compile_function
 from symnb.magics.cell import pick_inputs, pick_outputs, pick_updates, run_cell
 from symnb.magics.views import views_for
 from symnb.viz.graphs import picture
@@ -40,7 +40,7 @@ class SymnbMagics(Magics):
         options = {"backend": args.backend, "name": args.name}
         if args.optimize is not None:
             options["optimize"] = parse_optimize(args.optimize)
-        function = symnb.function(inputs, outputs, updates=updates or None, **options)
+        function = compile_function(inputs, outputs, updates=updates or None, **options)
         self.shell.user_ns[args.name] = function
         if not args.quiet:
             display(function)

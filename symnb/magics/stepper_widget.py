@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
+from symnb.viz.cards import Html, message_html
 from symnb.viz.diff import diff_graphs, diff_picture
 from symnb.viz.graphs import picture
 
@@ -130,8 +131,6 @@ def _unique(values) -> list:
 
 def stepper(function):
     """The stepper for ``function``, or a one-line explanation when it has no history."""
-    from symnb.viz.cards import Html, message_html
-
     if history_of(function) is None:
         text = "this function has no rewrite history (f.rewrites): nothing to step through"
         return Html(message_html(text), text)

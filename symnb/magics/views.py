@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from symnb.magics.stepper_widget import stepper
 from symnb.viz.cards import Html, kernels_html, message_html
 from symnb.viz.diff import diff_picture
 from symnb.viz.graphs import picture
@@ -47,8 +48,6 @@ def show_profile(f):
 
 
 def show_steps(f):
-    from symnb.magics.stepper_widget import stepper
-
     return stepper(f)
 
 

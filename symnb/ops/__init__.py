@@ -1,5 +1,12 @@
-"""The op catalogue, one module per family; every public op function is re-exported here."""
+"""The op catalogue, one module per family; every public op function is re-exported here.
 
+It registers itself as core's "ops" hook: the operators on variables (``x + y``, ``x.sum()``,
+in :mod:`symnb.core.sugar`) forward to it.
+"""
+
+import sys as _sys
+
+from symnb.core import hooks as _hooks
 from symnb.ops.conv import avg_pool2d, conv2d, max_pool2d  # noqa: F401
 from symnb.ops.creation import (  # noqa: F401
     alloc,
@@ -59,6 +66,7 @@ from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     trunc,
     where,
 )
+from symnb.ops.index import IndexUpdate as _IndexUpdate
 from symnb.ops.index import (  # noqa: F401
     getitem,
     inc_subtensor,
@@ -147,3 +155,6 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
 )
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
+
+_hooks.register("ops", _sys.modules[__name__])
+_hooks.register("index_update", _IndexUpdate)

@@ -25,6 +25,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._dtypes import probe_dtype
+from symnb.ops.elemwise import fit_gradient
 
 
 # -- geometry --------------------------------------------------------------------------------
@@ -290,8 +291,6 @@ class Conv2dGradFilters(_ConvBase):
 
 
 def _fit(g, x):
-    from symnb.ops.shape import fit_gradient
-
     return fit_gradient(g, x)
 
 

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from symnb.config import config
-from symnb.core.dims import DimExpr, DimMismatch, format_shape, unify
+from symnb.core.dims import DimExpr
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
@@ -23,51 +23,10 @@ from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.shape import Shape, _located, sum_to_like
-
-
-class Alloc(Op):
-    """``value`` broadcast to a shape known at run time (Theano's ``alloc``, NumPy's
-    ``broadcast_to``); ``dims`` is the static shape of the result."""
-
-    functions = (
-        "alloc", "broadcast_to", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like"
-    )  # fmt: skip
-    dtype_rule = "the value's dtype; zeros/ones: ``dtype`` or config.floatX; *_like: x's"
-    __props__ = ("dims",)
-
-    def __init__(self, dims):
-        self.dims = tuple(dims)
-
-    def infer_types(self, value, shape):
-        lead = len(self.dims) - value.type.ndim
-        if lead < 0:
-            raise ShapeError(
-                f"broadcast_to: {value.describe()} has more dims than the target shape "
-                f"{format_shape(self.dims)}"
-            )
-        out = list(self.dims)
-        for axis, d in enumerate(value.type.shape):
-            out[lead + axis] = self._fit(value, lead + axis, d)
-        return [TensorType(value.type.dtype, tuple(out))]
-
-    def _fit(self, value, axis, d):
-        """The output dim at ``axis``, where the value's dim is d (1 stretches)."""
-        if d == 1:
-            return self.dims[axis]
-        try:
-            return unify(self.dims[axis], d)
-        except DimMismatch:
-            raise ShapeError(
-                f"broadcast_to: cannot broadcast {value.describe()} to "
-                f"{format_shape(self.dims)}: axis {axis} is {d}, not 1 or {self.dims[axis]}"
-            ) from None
-
-    def perform(self, value, shape):
-        return np.array(np.broadcast_to(value, tuple(int(n) for n in shape)))
-
-    def grad(self, inputs, outputs, output_grads):
-        return [sum_to_like(output_grads[0], inputs[0]), None]
+from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa: F401 - re-exported
+from symnb.ops.elemwise import cast
+from symnb.ops.join import stack
+from symnb.ops.shape import Shape, _located
 
 
 class Arange(Op):
@@ -186,9 +145,6 @@ def _arange_length(start, stop, step):
 
 def shape_operand(shape) -> tuple[tuple, Variable]:
     """(static dims, int64 vector variable) for a shape as users write it."""
-    from symnb.ops.elemwise import cast
-    from symnb.ops.join import stack
-
     if isinstance(shape, Variable):
         return _vector_shape(shape)
     entries = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
@@ -217,8 +173,6 @@ def _size_entry(entry) -> Variable:
 
 
 def _vector_shape(var: Variable) -> tuple[tuple, Variable]:
-    from symnb.ops.elemwise import cast
-
     if var.type.ndim != 1 or var.type.dtype.kind not in "iu":
         raise DTypeError(f"a shape is an integer vector, not {var.describe()}")
     if var.owner is not None and isinstance(var.owner.op, Shape):
@@ -263,26 +217,6 @@ def zeros(shape, dtype=None) -> Variable:
 def ones(shape, dtype=None) -> Variable:
     """An array of ones (dtype ``sn.config.floatX`` unless given; float64 by default)."""
     return full(shape, 1, dtype or config.floatX)
-
-
-def full_like(x, fill_value, dtype=None) -> Variable:
-    """An array of ``fill_value`` with x's shape and (unless given) x's dtype."""
-    from symnb.ops.shape import shape as shape_of
-
-    x = as_variable(x)
-    value = Constant(fill_value, dtype=dtype or x.type.dtype)
-    static = all(isinstance(d, int) for d in x.type.shape)
-    return broadcast_to(value, x.type.shape if static else shape_of(x))
-
-
-def zeros_like(x, dtype=None) -> Variable:
-    """Zeros with x's shape and (unless given) x's dtype."""
-    return full_like(x, 0, dtype)
-
-
-def ones_like(x, dtype=None) -> Variable:
-    """Ones with x's shape and (unless given) x's dtype."""
-    return full_like(x, 1, dtype)
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Variable:

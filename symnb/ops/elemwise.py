@@ -12,12 +12,13 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, broadcast_dims, format_dim
 from symnb.core.op import Op
-from symnb.core.types import TensorType
-from symnb.core.variable import Variable
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
+from symnb.core.types import TensorType, as_dtype
+from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._dtypes import probe_dtype
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
+from symnb.ops.broadcast import sum_to_like
 
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
@@ -65,8 +66,6 @@ class Elemwise(Op):
         return self.impl(*arrays)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import fit_dtype, fit_gradient
-
         grads = self.grad_elem(inputs, outputs[0], output_grads[0])
         fit = fit_dtype if self.nin == 1 else fit_gradient  # one input: nothing is broadcast
         return [None if g is None else fit(g, x) for g, x in zip(grads, inputs)]
@@ -517,9 +516,16 @@ def clip(x, a_min, a_max) -> Variable:
 
 def cast(x, dtype) -> Variable:
     """``x`` converted to ``dtype`` (a no-op when it already has it)."""
-    from symnb.core.types import as_dtype
-    from symnb.core.variable import as_variable
-
     x = as_variable(x)
     dtype = as_dtype(dtype)
     return x if x.type.dtype == dtype else Cast(dtype)(x)
+
+
+def fit_gradient(g, x) -> Variable:
+    """A gradient on a broadcast shape, summed to x's shape and cast to x's dtype."""
+    return fit_dtype(sum_to_like(g, x), x)
+
+
+def fit_dtype(g, x) -> Variable:
+    """g cast to x's dtype when x is a float of another precision."""
+    return cast(g, x.type.dtype) if x.type.is_float and g.type.dtype != x.type.dtype else g

@@ -23,9 +23,13 @@ import numbers
 import numpy as np
 
 from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
+from symnb.ops._axes import normalize_axis
+from symnb.ops.broadcast import zeros_like as zeros
+from symnb.ops.elemwise import fit_gradient
+from symnb.ops.shape import reshape
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -453,15 +457,11 @@ def zeros_scalar(like) -> Constant:
 
 def zeros_like(x, dtype=None) -> Variable:
     """Zeros with x's runtime shape (``dtype`` defaults to x's)."""
-    from symnb.ops.creation import zeros_like as zeros
-
     return zeros(x, dtype)
 
 
 def fit_value_gradient(g, v) -> Variable:
     """The gradient of a broadcast value v: summed back to v's shape, in v's dtype."""
-    from symnb.ops.shape import fit_gradient
-
     return fit_gradient(g, v) if v.type.is_float else None
 
 
@@ -491,9 +491,6 @@ def _update(x, index, v, set_instead):
 
 def take(x, indices, axis=None) -> Variable:
     """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None)."""
-    from symnb.ops._axes import normalize_axis
-    from symnb.ops.shape import reshape
-
     x = as_variable(x)
     if axis is None:
         return getitem(reshape(x, (-1,)) if x.type.ndim != 1 else x, indices)
@@ -503,8 +500,6 @@ def take(x, indices, axis=None) -> Variable:
 
 def take_along_axis(x, indices, axis) -> Variable:
     """``np.take_along_axis``: pick along ``axis`` with indices of x's rank."""
-    from symnb.ops._axes import normalize_axis
-
     x = as_variable(x)
     (axis,) = _located(normalize_axis, axis, x.type.ndim, "take_along_axis", x)
     return TakeAlongAxis(axis)(x, as_variable(indices))
@@ -528,8 +523,6 @@ class IndexUpdate:
 
 def _located(fn, *args):
     """Run a parsing step; its errors point at the user's line, as node-building errors do."""
-    from symnb.core.op import _at_user_line
-
     try:
         return fn(*args)
     except (ShapeError, DTypeError) as exc:

@@ -14,14 +14,16 @@ from symnb.core.dims import DimMismatch, exact_div, format_dim, is_known, unify
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import sub as dim_sub
 from symnb.core.op import Op
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
+from symnb.ops.broadcast import zeros_like
+from symnb.ops.layout import flatten
 from symnb.ops.shape import _located, expand_dims
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
 
 
 class Concatenate(Op):
@@ -122,8 +124,6 @@ class Split(Op):
         return parts if len(parts) > 1 else parts[0]  # one output: one array, not a tuple
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.creation import zeros_like
-
         parts = [zeros_like(z) if g is None else g for z, g in zip(outputs, output_grads)]
         return [Concatenate(self.axis)(*parts), None]
 
@@ -171,8 +171,6 @@ class _SplitSizes(Op):
 # -- public functions ----------------------------------------------------------------------
 def concatenate(xs, axis: int = 0) -> Variable:
     """Join arrays along an existing axis (``np.concatenate``; ``axis=None`` flattens)."""
-    from symnb.ops.layout import flatten
-
     xs = [as_variable(x) for x in xs]
     if axis is None:
         xs, axis = [flatten(x) for x in xs], 0

@@ -8,14 +8,20 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, unify
-from symnb.core.op import NotDifferentiable, Op
+from symnb.core.op import NotDifferentiable, Op, _at_user_line
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
-from symnb.core.variable import as_variable
+from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
+from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.elemwise import broadcast_shapes
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
+from symnb.ops.elemwise import abs as abs_
+from symnb.ops.elemwise import broadcast_shapes, cast, fit_gradient, mul, not_equal, sqrt
+from symnb.ops.reduce import max as max_
+from symnb.ops.reduce import min as min_
+from symnb.ops.reduce import sum as sum_
+from symnb.ops.shape import DimShuffle, expand_dims, reshape, squeeze
 
 
 class Matmul(Op):
@@ -44,8 +50,6 @@ class Matmul(Op):
         return np.matmul(x, y)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import expand_dims, fit_gradient, squeeze
-
         (x, y), (g,) = inputs, output_grads
         x2 = expand_dims(x, 0) if x.type.ndim == 1 else x
         y2 = expand_dims(y, -1) if y.type.ndim == 1 else y
@@ -58,15 +62,11 @@ class Matmul(Op):
 
 
 def _batch_of(v):
-    from symnb.core.variable import Variable
-
     stub = Variable(v.type.with_shape(v.type.shape[:-2]), name=v.name)
     return stub
 
 
 def _swap_last(v):
-    from symnb.ops.shape import DimShuffle
-
     n = v.type.ndim
     return DimShuffle(tuple(range(n - 2)) + (n - 1, n - 2))(v)
 
@@ -103,8 +103,6 @@ matmul = Matmul()
 
 def dot(x, y):
     """NumPy's ``dot`` for vectors and matrices (a matrix product); a scalar scales."""
-    from symnb.ops.elemwise import mul
-
     x, y = as_variable(x), as_variable(y)
     if x.type.ndim == 0 or y.type.ndim == 0:
         return mul(x, y)
@@ -139,8 +137,6 @@ class Tensordot(Op):
         return np.asarray(np.tensordot(a, b, axes=(self.axes_a, self.axes_b)))
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import fit_gradient
-
         (a, b), (g,) = inputs, output_grads
         na = a.type.ndim - len(self.axes_a)
         free_b = _free_axes(b.type.ndim, self.axes_b)
@@ -191,8 +187,6 @@ def _grad_order(ndim, mine, partners, free_first):
 
 def tensordot(a, b, axes=2):
     """``np.tensordot``: ``axes`` is an int (last n of a with first n of b) or two lists."""
-    from symnb.ops._axes import normalize_axis
-
     a, b = as_variable(a), as_variable(b)
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.type.ndim, b.type.ndim):
@@ -209,9 +203,6 @@ def tensordot(a, b, axes=2):
 
 def outer(a, b):
     """``np.outer``: every element of a (flattened) times every element of b."""
-    from symnb.ops.elemwise import mul
-    from symnb.ops.shape import expand_dims, reshape
-
     a, b = as_variable(a), as_variable(b)
     a = a if a.type.ndim == 1 else reshape(a, (-1,))
     b = b if b.type.ndim == 1 else reshape(b, (-1,))
@@ -219,14 +210,10 @@ def outer(a, b):
 
 
 def transpose(x, order):
-    from symnb.ops.shape import DimShuffle
-
     return x if tuple(order) == tuple(range(x.type.ndim)) else DimShuffle(order)(x)
 
 
 def _located(exc):
-    from symnb.core.op import _at_user_line
-
     return _at_user_line(exc)
 
 
@@ -245,8 +232,6 @@ def einsum(subscripts: str, *operands):
     Not supported: ``...`` and a letter repeated inside one operand (diagonals: use
     ``sn.trace``); both raise a clear error.
     """
-    from symnb.ops.elemwise import cast
-
     operands = [as_variable(o) for o in operands]
     terms, output = _located_call(_parse_einsum, subscripts, operands)
     keep_later = [set(output).union(*terms[k + 1 :]) for k in range(len(terms))]
@@ -300,8 +285,6 @@ def _check_term(subscripts, k, term, var, sizes):
 
 
 def _sum_out(var, letters, keep):
-    from symnb.ops.reduce import sum as sum_
-
     gone = [k for k, c in enumerate(letters) if c not in keep]
     if not gone:
         return var, list(letters)
@@ -310,10 +293,6 @@ def _sum_out(var, letters, keep):
 
 def _contract(a, la, b, lb, keep):
     """a and b contracted over their shared letters that are not kept."""
-    from symnb.ops.elemwise import mul
-    from symnb.ops.reduce import sum as sum_
-    from symnb.ops.shape import DimShuffle
-
     a, la = _sum_out(a, la, keep | set(lb))
     b, lb = _sum_out(b, lb, keep | set(la))
     summed = [c for c in la if c in lb and c not in keep]
@@ -378,8 +357,6 @@ class Det(_SquareOp):
         return np.asarray(np.linalg.det(a))
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import expand_dims
-
         scale = expand_dims(output_grads[0] * outputs[0], (-2, -1))
         return [scale * _swap_last(inv(inputs[0]))]
 
@@ -400,8 +377,6 @@ class Slogdet(_SquareOp):
         return np.asarray(sign), np.asarray(logdet)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import expand_dims
-
         g = output_grads[1]
         if g is None:
             return [None]
@@ -485,8 +460,6 @@ class Solve(_SquareOp):
         return np.linalg.solve(a, b)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import expand_dims, fit_gradient
-
         (a, b), (x,), (g,) = inputs, outputs, output_grads
         gb = Solve()(_swap_last(a), g)
         if b.type.ndim == 1:
@@ -554,8 +527,6 @@ class TraceAdjoint(Op):
 
 def trace(x, offset=0, axis1=0, axis2=1):
     """``np.trace``: sum of the ``offset`` diagonal over ``axis1`` and ``axis2``."""
-    from symnb.ops._axes import normalize_axis
-
     x = as_variable(x)
     (a1,) = _located_call(normalize_axis, axis1, x.type.ndim, "trace", x)
     (a2,) = _located_call(normalize_axis, axis2, x.type.ndim, "trace", x)
@@ -569,8 +540,6 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     matrix norms (None/'fro', 'nuc', 2, -2, 1, -1, inf, -inf) over two. Integers are
     computed in float64.
     """
-    from symnb.ops.elemwise import cast
-
     x = as_variable(x)
     if not x.type.is_float:
         x = cast(x, "float64")
@@ -584,8 +553,6 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
 
 def _norm_axes(x, ord, axis) -> tuple:
     """The axes a norm reduces, in the order given (a matrix norm's rows, then columns)."""
-    from symnb.ops._axes import normalize_axis
-
     ndim = x.type.ndim
     if axis is None:
         if ord is None:
@@ -601,22 +568,12 @@ def _norm_axes(x, ord, axis) -> tuple:
 
 
 def _norm_sum_pow(x, p, axes, keepdims):
-    from symnb.ops.elemwise import abs as abs_
-    from symnb.ops.elemwise import sqrt
-    from symnb.ops.reduce import sum as sum_
-
     if p == 2:
         return sqrt(sum_(x * x, axis=axes, keepdims=keepdims))
     return sum_(abs_(x) ** p, axis=axes, keepdims=keepdims) ** (1 / p)
 
 
 def _vector_norm(x, ord, axes, keepdims):
-    from symnb.ops.elemwise import abs as abs_
-    from symnb.ops.elemwise import cast, not_equal
-    from symnb.ops.reduce import max as max_
-    from symnb.ops.reduce import min as min_
-    from symnb.ops.reduce import sum as sum_
-
     if ord == np.inf:
         return max_(abs_(x), axis=axes, keepdims=keepdims)
     if ord == -np.inf:
@@ -633,8 +590,6 @@ def _vector_norm(x, ord, axes, keepdims):
 def _matrix_norm(x, ord, axes, keepdims):
     """Singular-value norms (ord 2, -2, 'nuc'), or max/min absolute column sums (ord ±1) or
     row sums (ord ±inf)."""
-    from symnb.ops.shape import expand_dims
-
     if ord in (2, -2, "nuc"):
         out = _singular_value_norm(x, ord, axes)
     elif ord in (1, -1, np.inf, -np.inf):
@@ -648,11 +603,6 @@ def _matrix_norm(x, ord, axes, keepdims):
 
 
 def _abs_sum_norm(x, ord, axes):
-    from symnb.ops.elemwise import abs as abs_
-    from symnb.ops.reduce import max as max_
-    from symnb.ops.reduce import min as min_
-    from symnb.ops.reduce import sum as sum_
-
     row, col = axes
     summed_axis, over = (row, col) if ord in (1, -1) else (col, row)
     sums = sum_(abs_(x), axis=summed_axis)
@@ -661,10 +611,6 @@ def _abs_sum_norm(x, ord, axes):
 
 
 def _singular_value_norm(x, ord, axes):
-    from symnb.ops.reduce import max as max_
-    from symnb.ops.reduce import min as min_
-    from symnb.ops.reduce import sum as sum_
-
     rest = [a for a in range(x.type.ndim) if a not in axes]
     s = SingularValues()(transpose(x, rest + list(axes)))
     reduce = {2: max_, -2: min_, "nuc": sum_}[ord]
@@ -686,8 +632,6 @@ class _SvdBase(_SquareOp):
 
     def _from_svd(self, a, g):
         """The gradient of a through its singular values: U diag(g) Vh (reduced factors)."""
-        from symnb.ops.shape import expand_dims
-
         u, _, vh = Svd(False)(a)
         return u @ (expand_dims(g, -1) * vh)
 

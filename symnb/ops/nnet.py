@@ -11,14 +11,17 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_shape, unify
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.elemwise import Elemwise
-from symnb.shapes import warnings as shape_warnings
+from symnb.ops.elemwise import Elemwise, exp, log, sigmoid
+from symnb.ops.index import take_along_axis
+from symnb.ops.reduce import sum as sum_
+from symnb.ops.shape import expand_dims, squeeze
 
 
 class _AlongAxis(Op):
@@ -54,8 +57,6 @@ class Softmax(_AlongAxis):
         return e / np.sum(e, axis=self.axis, keepdims=True)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.reduce import sum as sum_
-
         (y,), (g,) = outputs, output_grads
         return [y * (g - sum_(g * y, axis=self.axis, keepdims=True))]
 
@@ -67,9 +68,6 @@ class LogSoftmax(_AlongAxis):
         return shifted - np.log(np.sum(np.exp(shifted), axis=self.axis, keepdims=True))
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.elemwise import exp
-        from symnb.ops.reduce import sum as sum_
-
         (y,), (g,) = outputs, output_grads
         return [g - exp(y) * sum_(g, axis=self.axis, keepdims=True)]
 
@@ -96,15 +94,11 @@ class SigmoidBinaryCrossentropy(Elemwise):
         return k.add(k.sub(k.maximum(x, k.const(0)), k.mul(x, t)), tail)
 
     def grad_elem(self, inputs, output, gz):
-        from symnb.ops.elemwise import sigmoid
-
         x, t = inputs
         return [gz * (sigmoid(x) - t), -gz * x if t.type.is_float else None]
 
 
 def _axis_of(x, axis, op):
-    from symnb.core.op import _at_user_line
-
     try:
         (a,) = normalize_axis(axis, x.type.ndim, op, x)
     except ShapeError as exc:
@@ -131,11 +125,6 @@ def categorical_crossentropy(p, target, axis=-1) -> Variable:
     """``-log p[label]`` for integer labels (p without ``axis``), or ``-sum(t * log p)`` for
     one-hot rows / probabilities shaped like p. One loss per row: reduce it with ``sn.mean``.
     """
-    from symnb.ops.elemwise import log
-    from symnb.ops.index import take_along_axis
-    from symnb.ops.reduce import sum as sum_
-    from symnb.ops.shape import expand_dims, squeeze
-
     p, target = as_variable(p), as_variable(target)
     axis = _axis_of(p, axis, "categorical_crossentropy")
     if target.type.dtype.kind in "iu":
@@ -152,8 +141,6 @@ crossentropy = categorical_crossentropy
 def binary_crossentropy(output, target) -> Variable:
     """``-(t log p + (1 - t) log(1 - p))`` elementwise, for probabilities p (use
     ``sigmoid_binary_crossentropy`` on logits: it stays finite where p rounds to 0 or 1)."""
-    from symnb.ops.elemwise import log
-
     output, target = as_variable(output), as_variable(target)
     shape_warnings.loss_hook("binary_crossentropy", output, target)
     return -(target * log(output) + (1 - target) * log(1 - output))
@@ -194,8 +181,6 @@ def _check_same_shape(p, t):
 
 
 def _located(fn, *args):
-    from symnb.core.op import _at_user_line
-
     try:
         return fn(*args)
     except (ShapeError, DTypeError) as exc:
@@ -233,8 +218,6 @@ class SoftmaxCrossEntropy(Op):
         return np.squeeze(loss, self.axis).astype(dtype), probs.astype(dtype)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.reduce import sum as sum_
-
         logits, labels = inputs
         g_loss, g_probs = output_grads
         probs = outputs[1]
@@ -273,10 +256,6 @@ class SoftmaxCrossEntropyGrad(Op):
 
     def grad(self, inputs, outputs, output_grads):
         """Of ``d * (p - onehot)``: ``sum(gz * (p - onehot))`` for d, ``gz * d`` for p."""
-        from symnb.ops.index import take_along_axis
-        from symnb.ops.reduce import sum as sum_
-        from symnb.ops.shape import expand_dims, squeeze
-
         dloss, probs, labels = inputs
         (gz,) = output_grads
         ax = self.axis

@@ -8,52 +8,22 @@ import numbers
 import numpy as np
 
 from symnb.core.op import Op
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.shapes import warnings as shape_warnings
-
-
-class Reduce(Op):
-    """Base of reductions: ``axis`` is a sorted tuple of axes, ``keepdims`` keeps them as 1."""
-
-    __props__ = ("axis", "keepdims")
-    impl = None
-    kind: str | None = None  # the kernel description's reduction (sum, prod, max, min, all, any)
-
-    def __init__(self, axis: tuple[int, ...], keepdims: bool = False):
-        self.axis, self.keepdims = tuple(axis), bool(keepdims)
-
-    def infer_types(self, x):
-        shape = reduced_shape(x.type.shape, self.axis, self.keepdims)
-        return [TensorType(probe_dtype(self, self.perform, [x]), shape)]
-
-    def perform(self, x):
-        return np.asarray(type(self).impl(x, axis=self.axis, keepdims=self.keepdims))
-
-    def _expanded(self, g):
-        """A gradient of the output reshaped to broadcast against the input."""
-        from symnb.ops.shape import expand_dims
-
-        return g if self.keepdims else expand_dims(g, self.axis)
-
-
-def reduced_shape(shape, axis, keepdims):
-    if keepdims:
-        return tuple(1 if i in axis else d for i, d in enumerate(shape))
-    return tuple(d for i, d in enumerate(shape) if i not in axis)
-
-
-class Sum(Reduce):
-    """Sum of elements over the axes."""
-
-    impl, kind = np.sum, "sum"
-
-    def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.shape import broadcast_like
-
-        return [broadcast_like(self._expanded(output_grads[0]), inputs[0])]
+from symnb.ops.broadcast import (  # noqa: F401 - Reduce, Sum and sum are re-exported
+    Reduce,
+    Sum,
+    broadcast_like,
+    reduced_shape,
+    reducer,
+    sum,
+)
+from symnb.ops.elemwise import cast, equal, exp, where
+from symnb.ops.layout import flatten, flip
+from symnb.ops.shape import reduced_size
 
 
 class Mean(Reduce):
@@ -62,9 +32,6 @@ class Mean(Reduce):
     impl, kind = np.mean, "sum"
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.elemwise import cast
-        from symnb.ops.shape import broadcast_like, reduced_size
-
         (x,), (g,) = inputs, output_grads
         count = cast(reduced_size(x, self.axis), g.type.dtype)
         return [broadcast_like(self._expanded(g) / count, x)]
@@ -74,9 +41,6 @@ class _Extremum(Reduce):
     """max/min: the gradient goes to every element equal to the extremum."""
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.elemwise import cast, equal
-        from symnb.ops.shape import broadcast_like
-
         (x,), (z,), (g,) = inputs, outputs, output_grads
         hit = cast(equal(x, self._expanded(z)), g.type.dtype)
         return [broadcast_like(self._expanded(g), x) * hit]
@@ -106,8 +70,6 @@ class Prod(Reduce):
 
 def _product_of_others(x, axis):
     """For each element, the product of the other elements of its slice (no division by 0)."""
-    from symnb.ops.elemwise import equal, where
-
     is_zero = equal(x, 0)
     nonzero = where(is_zero, 1, x)
     prod_nonzero = Prod(axis, True)(nonzero)
@@ -131,9 +93,6 @@ class _Moment(Reduce):
 
     def _centered_over_dof(self, x, g):
         """(x - mean) / (N - ddof), in the gradient's dtype."""
-        from symnb.ops.elemwise import cast
-        from symnb.ops.shape import reduced_size
-
         dof = cast(reduced_size(x, self.axis), g.type.dtype) - self.ddof
         return (x - Mean(self.axis, True)(x)) / dof
 
@@ -201,8 +160,6 @@ class Logsumexp(Reduce):
     impl = staticmethod(_logsumexp)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.elemwise import exp
-
         (x,), (z,), (g,) = inputs, outputs, output_grads
         return [self._expanded(g) * exp(x - self._expanded(z))]
 
@@ -261,8 +218,6 @@ class _Cumulative(Op):
 
     def _reverse_cumsum(self, g):
         """Sums from each position to the end of the axis: the adjoint of cumsum."""
-        from symnb.ops.layout import flip
-
         return flip(Cumsum(self.axis)(flip(g, self.axis)), self.axis)
 
 
@@ -281,8 +236,6 @@ class Cumprod(_Cumulative):
     impl = staticmethod(np.cumprod)
 
     def grad(self, inputs, outputs, output_grads):
-        from symnb.ops.elemwise import equal, where
-
         (x,), (z,), (g,) = inputs, outputs, output_grads
         is_zero = equal(x, 0)
         zeros_so_far = Cumsum(self.axis)(is_zero)
@@ -294,25 +247,13 @@ class Cumprod(_Cumulative):
         return [where(before_zero, plain, at_zero)]
 
 
-def _reducer(cls):
-    def reduce(x, axis=None, keepdims=False):
-        x = as_variable(x)
-        op = cls(normalize_axis(axis, x.type.ndim, cls.op_name(), x), keepdims)
-        return op(x)
-
-    reduce.__name__ = cls.op_name()
-    reduce.__doc__ = f"{cls.__doc__} ``axis``: int, tuple or None (all); NumPy semantics."
-    return reduce
-
-
-sum = _reducer(Sum)
-mean = _reducer(Mean)
-max = _reducer(Max)
-min = _reducer(Min)
-prod = _reducer(Prod)
-all = _reducer(All)
-any = _reducer(Any)
-logsumexp = _reducer(Logsumexp)
+mean = reducer(Mean)
+max = reducer(Max)
+min = reducer(Min)
+prod = reducer(Prod)
+all = reducer(All)
+any = reducer(Any)
+logsumexp = reducer(Logsumexp)
 
 
 def _moment(cls):
@@ -329,7 +270,7 @@ var = _moment(Var)
 std = _moment(Std)
 
 
-def _arg_reducer(cls):
+def _argreducer(cls):
     def arg_reduce(x, axis=None, keepdims=False):
         x = as_variable(x)
         name = cls.op_name()
@@ -344,14 +285,12 @@ def _arg_reducer(cls):
     return arg_reduce
 
 
-argmax = _arg_reducer(Argmax)
-argmin = _arg_reducer(Argmin)
+argmax = _argreducer(Argmax)
+argmin = _argreducer(Argmin)
 
 
 def _cumulative(cls):
     def cumulate(x, axis=None):
-        from symnb.ops.layout import flatten
-
         x = as_variable(x)
         if axis is None:
             x, axis = flatten(x), 0

@@ -8,13 +8,13 @@ import numbers
 import numpy as np
 
 from symnb.core.dims import exact_div, format_shape, is_known, product, provably_differ
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
+from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
-from symnb.shapes import hints as shape_hints
-from symnb.shapes import warnings as shape_warnings
 
 
 class Shape(Op):
@@ -156,31 +156,6 @@ class ReshapeLike(_LikeOp):
         return [reshape_like(output_grads[0], inputs[0]), None]
 
 
-class BroadcastLike(_LikeOp):
-    """g broadcast to like's runtime shape."""
-
-    def perform(self, g, like):
-        return np.broadcast_to(g, np.shape(like)).copy()
-
-    def grad(self, inputs, outputs, output_grads):
-        return [sum_to_like(output_grads[0], inputs[0]), None]
-
-
-class SumToLike(_LikeOp):
-    """g summed over the axes where like is broadcast (leading axes, and length-1 axes)."""
-
-    def perform(self, g, like):
-        shape = np.shape(like)
-        lead = np.ndim(g) - len(shape)
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-        )
-        return np.sum(g, axis=axes).reshape(shape) if axes else np.asarray(g)
-
-    def grad(self, inputs, outputs, output_grads):
-        return [broadcast_like(output_grads[0], inputs[0]), None]
-
-
 class ReducedSize(Op):
     """The number of elements over some axes of x, as an int64 scalar."""
 
@@ -256,55 +231,11 @@ def reshape_like(g, like) -> Variable:
     return ReshapeLike()(g, like)
 
 
-def broadcast_like(g, like) -> Variable:
-    if g.type.shape == like.type.shape:
-        return g
-    return BroadcastLike()(g, like)
-
-
-def sum_axes_keep(g, axes) -> Variable:
-    from symnb.ops.reduce import sum as sum_
-
-    return sum_(g, axis=axes, keepdims=True) if axes else g
-
-
-def sum_to_like(g, like) -> Variable:
-    """g (broadcast shape) summed back to like's shape; static where shapes allow it."""
-    from symnb.ops.reduce import sum as sum_
-
-    lead = g.type.ndim - like.type.ndim
-    if lead:
-        g = sum_(g, axis=tuple(range(lead)))
-    pairs = list(zip(g.type.shape, like.type.shape))
-    g = sum_axes_keep(g, tuple(i for i, (a, b) in enumerate(pairs) if b == 1 and a != 1))
-    if all(a == b or b == 1 for a, b in pairs) and None not in like.type.shape:
-        return g
-    if all(a == b and a is not None for a, b in zip(g.type.shape, like.type.shape)):
-        return g
-    return SumToLike()(g, like)
-
-
-def fit_gradient(g, x) -> Variable:
-    """A gradient on a broadcast shape, summed to x's shape and cast to x's dtype."""
-    return fit_dtype(sum_to_like(g, x), x)
-
-
-def fit_dtype(g, x) -> Variable:
-    """g cast to x's dtype when x is a float of another precision."""
-    from symnb.ops.elemwise import cast
-
-    return cast(g, x.type.dtype) if x.type.is_float and g.type.dtype != x.type.dtype else g
-
-
 def reduced_size(x, axis) -> Variable:
     """Elements over the axes: a constant when the dims are fixed."""
-    from symnb.core.variable import Constant
-
     n = product(x.type.shape[a] for a in axis)
     return Constant(n, dtype="int64") if is_known(n) else ReducedSize(axis)(x)
 
 
 def _located(exc):
-    from symnb.core.op import _at_user_line
-
     return _at_user_line(exc)

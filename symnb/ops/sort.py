@@ -11,6 +11,7 @@ from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.ops._axes import normalize_axis
+from symnb.ops.layout import flatten
 from symnb.ops.shape import _LikeOp
 
 # One algorithm for the forward sort and for the permutation its gradient replays, so ties
@@ -92,8 +93,6 @@ class _SortLike(_LikeOp):
 
 
 def _along_axis(cls, x, axis):
-    from symnb.ops.layout import flatten
-
     x = as_variable(x)
     if axis is None:
         x, axis = flatten(x), 0

@@ -15,13 +15,13 @@ from collections import Counter, deque
 
 from symnb.config import config
 from symnb.core.graph import OUTPUT, Graph, check_replaceable
+from symnb.core.shapes.warnings import quiet
 from symnb.core.variable import Variable
 from symnb.errors import GraphError
 from symnb.opt.history import History
 from symnb.opt.pattern import Match
 from symnb.opt.select import plan
 from symnb.opt.verify import RewriteError, verify
-from symnb.shapes.warnings import quiet
 
 
 class RewriteLoopWarning(RuntimeWarning):

@@ -1,8 +1,6 @@
-"""Static shape analysis: warnings for legal but error-prone shape patterns, hints for shape
-errors, ``infer_shape``, and the check mode behind ``symnb check``.
+"""The ``symnb check`` tool (:mod:`symnb.shapes.checker`): runs a script or notebook statement
+by statement in check mode and reports shape errors and warnings at the user's lines.
 
-The ops call into :mod:`symnb.shapes.warnings` with one-line hooks; the rules about what a
-dim is stay in :mod:`symnb.core.dims`.
+It sits on top of the library. The shape analysis it reports lives below: warnings, hints and
+``infer_shape`` in :mod:`symnb.core.shapes`, check mode in :mod:`symnb.compile.checkmode`.
 """
-
-from symnb.shapes.infer import infer_shape  # noqa: F401

@@ -20,8 +20,8 @@ import traceback
 import warnings
 from dataclasses import dataclass, field
 
+from symnb.compile.checkmode import check_mode
 from symnb.errors import ShapeWarning, SymnbError
-from symnb.shapes.checkmode import check_mode
 
 
 @dataclass(frozen=True)

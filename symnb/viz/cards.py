@@ -9,6 +9,7 @@ from html import escape
 
 from symnb.core.dims import format_dim
 from symnb.core.types import short_dtype
+from symnb.viz.diff import side_by_side_html
 from symnb.viz.graphs import picture
 
 STYLE = """<style>
@@ -92,22 +93,9 @@ def function_card(function, with_graphs: bool = True) -> str:
 
 
 def _graphs_html(function) -> str:
-    from symnb.viz.diff import side_by_side_html
-
     before = picture(function.graph_before, title="as written", function=function)
     after = picture(function, title="optimised")
     return f"<details><summary>graphs</summary>{side_by_side_html(before, after)}</details>"
-
-
-def profile_html(profile) -> str:
-    from symnb.viz.profile import profile_rows_html
-
-    notes = "".join(f'<div class="symnb-note">{escape(n)}</div>' for n in profile.notes)
-    return (
-        f'{STYLE}<div class="symnb-card"><h4>profile: {profile.calls} calls, '
-        f"{profile.total * 1e3:.3f} ms in nodes</h4>{notes}{profile.chart_svg()}"
-        f"{profile_rows_html(profile)}</div>"
-    )
 
 
 def error_html(exc, traceback_text: str) -> str:

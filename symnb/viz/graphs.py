@@ -111,8 +111,6 @@ def apply_marks(view: ViewGraph, marks: dict) -> None:
 def graph_svg(graph) -> str | None:
     """SVG of a Graph for Jupyter (``f.graph``, ``f.graph_before``); None when no renderer is
     installed, so Jupyter shows the text form instead."""
-    from symnb.viz.render import RenderUnavailable
-
     try:
         return picture(graph).svg()
     except RenderUnavailable:

@@ -11,8 +11,10 @@ import time
 from dataclasses import dataclass, field
 from html import escape
 
+from symnb.viz.cards import STYLE
 from symnb.viz.charts import bar_chart_svg
 from symnb.viz.progress import progress
+from symnb.viz.samples import sample_inputs
 
 
 @dataclass
@@ -59,8 +61,6 @@ class Profile:
         return self.text()
 
     def html(self) -> str:
-        from symnb.viz.cards import profile_html
-
         return profile_html(self)
 
     def _repr_html_(self):
@@ -76,8 +76,6 @@ class Profile:
 def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     """``f.profile()``: with no arguments, random inputs that fit the input types are used."""
     if not args and not kwargs and function.inputs:
-        from symnb.viz.samples import sample_inputs
-
         profile = run_profile(function, sample_inputs(function), {}, repeat)
         profile.notes.append("inputs: random arrays fitting the input types (named dims = 64)")
         return profile
@@ -178,4 +176,13 @@ def _row_html(profile: Profile, r: ProfileRow) -> str:
         f"<tr><td>{escape(r.label)}</td><td><code>{escape(r.op)}</code></td>"
         f"<td>{escape(r.where)}</td><td>{r.calls}</td><td>{r.seconds * 1e3:.3f}</td>"
         f'<td style="min-width:90px">{share:.1%}{bar}</td><td>{r.bytes:,}</td></tr>'
+    )
+
+
+def profile_html(profile) -> str:
+    notes = "".join(f'<div class="symnb-note">{escape(n)}</div>' for n in profile.notes)
+    return (
+        f'{STYLE}<div class="symnb-card"><h4>profile: {profile.calls} calls, '
+        f"{profile.total * 1e3:.3f} ms in nodes</h4>{notes}{profile.chart_svg()}"
+        f"{profile_rows_html(profile)}</div>"
     )

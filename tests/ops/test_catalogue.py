@@ -3,8 +3,8 @@
 import numpy as np
 
 import symnb as sn
+from symnb import catalogue
 from symnb.core.op import OP_REGISTRY, Op
-from symnb.ops import catalogue
 
 
 def test_docs_ops_md_is_current():
@@ -13,7 +13,7 @@ def test_docs_ops_md_is_current():
     on_disk = catalogue.DOC_PATH.read_text()
     assert rendered == on_disk, (
         "docs/ops.md is stale: regenerate it with `make docs` "
-        "(python -m symnb.ops.catalogue) and commit it"
+        "(python -m symnb.catalogue) and commit it"
     )
 
 

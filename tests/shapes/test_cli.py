@@ -10,8 +10,8 @@ import numpy as np
 
 import symnb as sn
 from symnb.cli import main
+from symnb.compile.checkmode import check_mode
 from symnb.shapes.checker import check_path
-from symnb.shapes.checkmode import check_mode
 
 SCRIPT = textwrap.dedent(
     """\

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from symnb.backends.c import compiler
 from symnb.backends.c.steps import ffi
+from symnb.backends.compiledir import compiledir, kernel_dir  # noqa: F401 - re-exported
 from symnb.config import config
 from symnb.errors import SymnbError
 
@@ -52,18 +53,6 @@ class Stats:
 
 
 stats = Stats()
-
-
-def compiledir() -> str:
-    """``sn.config.compiledir``, or ``~/.cache/symnb`` (``$XDG_CACHE_HOME/symnb``)."""
-    if config.compiledir:
-        return config.compiledir
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "symnb")
-
-
-def kernel_dir() -> str:
-    return os.path.join(compiledir(), "c")
 
 
 def cache_key(source: str) -> str:

@@ -26,6 +26,7 @@ import subprocess
 import tempfile
 import uuid
 
+from symnb.backends.compiledir import kernel_dir
 from symnb.config import config
 from symnb.errors import CompileError, numbered
 
@@ -85,8 +86,6 @@ def compiler_identity(path: str) -> str:
 
 
 def _memo_path(name: str) -> str:
-    from symnb.backends.c.cache import kernel_dir
-
     return os.path.join(kernel_dir(), name)
 
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from symnb.core.dims import is_known
 from symnb.core.variable import Constant
+from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.elemwise import Add, Exp, Log, Mul, Neg, Pow, Sub, TrueDiv, add, mul, sub
-from symnb.ops.shape import BroadcastLike
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, only_user

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb import ops
 from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
 from symnb.ops import elemwise
@@ -29,8 +30,6 @@ def _square(x):
     """The catalogue's square op where it exists, else x * x (the same value)."""
     square = getattr(elemwise, "square", None)
     if square is None:
-        from symnb import ops
-
         square = getattr(ops, "square", None)
     return square(x) if square is not None else x * x
 

@@ -13,6 +13,7 @@ length 1 on both sides ``a[:, None] * b[None, :]``.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import warnings
 
 from symnb.core.dims import (
@@ -78,7 +79,7 @@ CATEGORIES = (
     PinnedDimWarning,
 )
 
-_quiet_depth = 0
+_quiet_depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_quiet", default=0)
 _loss_line = None  # where the last LossTrailingOneWarning pointed
 _registries: dict[str, dict] = {}
 
@@ -86,12 +87,11 @@ _registries: dict[str, dict] = {}
 @contextlib.contextmanager
 def quiet():
     """No shape warnings inside (used where symnb builds graphs the user did not write)."""
-    global _quiet_depth
-    _quiet_depth += 1
+    token = _quiet_depth.set(_quiet_depth.get() + 1)
     try:
         yield
     finally:
-        _quiet_depth -= 1
+        _quiet_depth.reset(token)
 
 
 def emit(category: type[ShapeWarning], message: str) -> None:
@@ -102,7 +102,7 @@ def emit(category: type[ShapeWarning], message: str) -> None:
     global _loss_line
     loc = user_location()
     line = None if loc is None else (loc.filename, loc.lineno)
-    if _quiet_depth or category is BroadcastOuterWarning and line == _loss_line:
+    if _quiet_depth.get() or category is BroadcastOuterWarning and line == _loss_line:
         return
     if category is LossTrailingOneWarning:
         _loss_line = line

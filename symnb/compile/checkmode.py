@@ -1,0 +1,121 @@
+"""Check mode: graphs are built and shape-checked, nothing is compiled.
+
+Inside ``with check_mode():`` (what ``symnb check`` runs a program in), ``sn.function`` builds
+an ordinary :class:`~symnb.compile.function.Function` with no rewrites and a
+:class:`CheckLinker` in place of a backend's: the call checks the values against the inputs as
+always (dtype, rank, fixed and named dims, dims computed from names), and the linker returns
+zeros shaped like the outputs, so a whole training loop runs in seconds. The output shapes
+come from the ops' own shape rules applied to the call's concrete shapes, so a clash that only
+shows with real sizes (an unknown dim that turns out wrong) is still a ShapeError, raised at
+the call. Shared variables are not updated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+import numpy as np
+
+from symnb.core.dims import evaluate, is_symbolic
+from symnb.core.graph import Graph
+from symnb.core.shapes.warnings import quiet
+from symnb.core.types import TensorType
+from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.errors import ShapeError
+
+#: the backend name ``sn.function`` gives a function built in check mode
+CHECK = "check"
+
+_depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_check_mode", default=0)
+
+
+@contextlib.contextmanager
+def check_mode():
+    """Within it, ``sn.function`` builds and checks but does not compile."""
+    token = _depth.set(_depth.get() + 1)
+    try:
+        yield
+    finally:
+        _depth.reset(token)
+
+
+def active() -> bool:
+    """Is check mode on? (``sn.function`` asks.)"""
+    return _depth.get() > 0
+
+
+class CheckLinker:
+    """A linker that runs no op: ``run`` returns zeros of the shapes the ops' rules give for
+    the call's concrete shapes (computed once per set of leaf shapes)."""
+
+    name = CHECK
+    device = "none"
+
+    def __init__(self, graph: Graph, leaves: list):
+        self.graph = graph
+        self.leaves = leaves
+        self.n_results = len(graph.outputs)
+        self._shapes_seen: dict = {}
+
+    def skip_updates(self, count: int) -> None:
+        """The last ``count`` outputs are updates: return nothing for them, so ``Function``
+        writes no shared variable."""
+        self.n_results = len(self.graph.outputs) - count
+
+    def run(self, leaf_values: list) -> list:
+        key = tuple(np.shape(v) for v in leaf_values)
+        if key not in self._shapes_seen:
+            self._shapes_seen[key] = self._output_shapes(leaf_values)
+        outputs = zip(self.graph.outputs[: self.n_results], self._shapes_seen[key])
+        return [np.zeros(shape, v.type.dtype) for v, shape in outputs]
+
+    def _output_shapes(self, leaf_values) -> list[tuple]:
+        """Run the shape rules on this call's shapes; named dims keep their names (reshape
+        targets refer to them) and get their sizes at the end."""
+        given = list(zip(self.leaves, (np.shape(v) for v in leaf_values)))
+        concrete = {id(v): _filled(v, shape) for v, shape in given}
+        with quiet():
+            for node in self.graph.toposort():
+                _propagate(node, concrete)
+        names = {d: n for v, shape in given for d, n in zip(v.type.shape, shape) if _named(d)}
+        return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
+
+
+def _named(d) -> bool:
+    return isinstance(d, str)
+
+
+def _filled(var, actual) -> TensorType:
+    """var's type with its unknown and fixed dims taken from an actual shape (names stay)."""
+    shape = tuple(d if is_symbolic(d) else n for d, n in zip(var.type.shape, actual))
+    return TensorType(var.type.dtype, shape)
+
+
+def _stub(var, concrete) -> Variable:
+    """var itself when its type is already concrete (constants), else a stand-in."""
+    if isinstance(var, Constant):
+        return var
+    if isinstance(var, SharedVariable):
+        return Variable(_filled(var, var.get_value(borrow=True).shape), name=var.name)
+    return Variable(concrete.get(id(var), var.type), name=var.name)
+
+
+def _propagate(node, concrete) -> None:
+    stubs = [_stub(v, concrete) for v in node.inputs]
+    try:
+        types = node.op.infer_types(*stubs)
+    except ShapeError as exc:
+        built = node.outputs[0].source
+        raise ShapeError(
+            f"with the shapes of this call: {exc.args[0] if exc.args else exc}"
+            + (f"\n  (the node was built at {built})" if built else "")
+        ) from None
+    for var, t in zip(node.outputs, types):
+        concrete[id(var)] = t
+
+
+def _placeholder_shape(t: TensorType, names: dict) -> tuple:
+    """A concrete shape: names evaluated with the call's sizes; what is still unknown is 1."""
+    dims = (d if isinstance(d, int) else evaluate(d, names) for d in t.shape)
+    return tuple(1 if d is None else d for d in dims)

@@ -1,0 +1,27 @@
+"""Where a lower layer reaches a higher one: named hooks that the higher layer fills.
+
+core sits below the op catalogue, the compiler and the displays, yet ``x + 1`` builds an op,
+``Variable.eval`` compiles and a graph draws itself in Jupyter. Rather than importing upward,
+the lower layer asks for a hook by name, and the layer that provides it registers it when it
+is imported: ``symnb.ops`` registers "ops", ``symnb.compile`` registers "function",
+``symnb.viz`` the displays. ``import symnb`` imports all three, and importing any symnb module
+imports ``symnb`` first, so every hook is there by the time one is asked for.
+"""
+
+from __future__ import annotations
+
+_hooks: dict[str, object] = {}
+
+
+def register(name: str, provider):
+    """Provide hook ``name`` (a later registration replaces an earlier one); returns it."""
+    _hooks[name] = provider
+    return provider
+
+
+def hook(name: str):
+    """The provider registered as ``name``."""
+    try:
+        return _hooks[name]
+    except KeyError:
+        raise LookupError(f"symnb: no {name!r} hook is registered; import symnb first") from None
