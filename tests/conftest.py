@@ -26,3 +26,27 @@ def rng():
 def backend(request):
     """Each test that takes ``backend`` runs once per available backend."""
     return request.param
+
+
+#: every kernel lowered while the suite runs (kernel -> the Lowered that made it first)
+LOWERED: dict = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _record_kernels():
+    """Keep every kernel the suite lowers, for the tests that render them in every dialect."""
+    from symnb.backends.kernels.lowering import observing
+
+    with observing(lambda lowered: LOWERED.setdefault(lowered.kernel, lowered)):
+        yield
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "after_suite: runs after every other test (it reads what they generated)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``after_suite`` go last, in their own order."""
+    items.sort(key=lambda item: item.get_closest_marker("after_suite") is not None)

@@ -35,6 +35,7 @@ class ZeroGrad(_Identity):
 
 class DisconnectedGrad(_Identity):
     """x, with its input treated as disconnected from whatever uses it."""
+
     disconnects_gradient = True
 
     def grad_elem(self, inputs, output, gz):

@@ -9,6 +9,7 @@ nothing in the linkers or executors changes.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,7 @@ ROW_BLOCK = 512
 FLOATS = ("float32", "float64")
 
 _LOWERINGS: dict[type, object] = {}
+_OBSERVERS: list = []
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,22 @@ def lower(node, dialect, producer=None) -> Lowered:
     reduction reads) is computed inside it. Raises Unsupported when there is none."""
     for cls in type(node.op).__mro__:
         if cls in _LOWERINGS:
-            return _LOWERINGS[cls](node, dialect, producer)
+            lowered = _LOWERINGS[cls](node, dialect, producer)
+            for observer in _OBSERVERS:
+                observer(lowered)
+            return lowered
     raise Unsupported("no kernel for this op; runs its NumPy reference")
+
+
+@contextlib.contextmanager
+def observing(callback):
+    """Inside, ``callback(lowered)`` sees every kernel lowered (tools and tests list them:
+    the tests render every kernel the op suite generates in every dialect)."""
+    _OBSERVERS.append(callback)
+    try:
+        yield
+    finally:
+        _OBSERVERS.remove(callback)
 
 
 def fusable(node, dialect, producer) -> bool:

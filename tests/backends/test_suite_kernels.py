@@ -1,0 +1,124 @@
+"""Every kernel the test suite generates, rendered by every dialect: the OpenCL C runs on PoCL
+against the NumPy reference of the node(s) it computes, and the CUDA C compiles with NVRTC for
+compute_75 and compute_90. The kernels are those lowered while the rest of the suite ran
+(tests/conftest.py records them), so the op suite's kernels are all here; these tests run last.
+Run alone, they first build a small set of their own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends.cuda.dialect import CUDADialect
+from symnb.backends.kernels.lowering import lower
+from symnb.backends.opencl.dialect import OpenCLDialect
+from symnb.backends.render.grid import render_program
+from symnb.core.variable import Constant
+from tests.conftest import LOWERED
+
+pytestmark = pytest.mark.after_suite
+CHUNK = 150  # kernels per program: one device-compiler run each
+
+
+def kernels() -> list:
+    if len(LOWERED) < 20:  # run alone: lower a few of each shape first
+        x, y = sn.matrix("x", dtype="float32"), sn.vector("y", dtype="int64")
+        for out in (sn.exp(x) * 2 - x, sn.sum(x, axis=0), sn.max(x * x, axis=1),
+                    sn.softmax(x), sn.logsumexp(x, axis=1), sn.where(x > 1, x, 0.5),
+                    sn.ops.nnet.SoftmaxCrossEntropy(1)(x, y)[0]):  # fmt: skip
+            lower(out.owner, OpenCLDialect())
+    return list(LOWERED.values())
+
+
+def sample(lowered, rng) -> dict:
+    """Random values for the kernel's operands: every named or unknown dim 3, integers in
+    [0, 3) (labels in range), floats in [0.5, 2)."""
+    values = {}
+    for var, _ in lowered.inputs:
+        if isinstance(var, Constant):
+            continue
+        shape = tuple(d if isinstance(d, int) else 3 for d in var.type.shape)
+        kind = var.type.dtype.kind
+        if kind == "b":
+            values[id(var)] = rng.random(shape) > 0.5
+        elif kind in "iu":
+            values[id(var)] = rng.integers(0, 3, shape).astype(var.type.dtype)
+        else:
+            values[id(var)] = rng.uniform(0.5, 2.0, shape).astype(var.type.dtype)
+    return values
+
+
+def reference(lowered, values):
+    """The NumPy reference of the kernel's node(s) on the same values (None if it raises)."""
+
+    def value(var):
+        return var.data if isinstance(var, Constant) else np.array(values[id(var)])
+
+    nodes = lowered.nodes
+    try:
+        with np.errstate(all="ignore"):
+            args = [value(v) for v in nodes[0].inputs]
+            result = nodes[0].op.perform(*args)
+            if len(nodes) == 2:
+                result = nodes[1].op.perform(np.asarray(result))
+    except Exception:
+        return None
+    return [np.asarray(r) for r in (result if len(lowered.outputs) > 1 else [result])]
+
+
+def close(got, want, dtype) -> bool:
+    tol = {"float32": 1e-4, "float64": 1e-10}.get(np.dtype(dtype).name, 0)
+    if got.shape != want.shape:
+        return False
+    return bool(np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True))
+
+
+@pytest.fixture(scope="module")
+def context(tmp_path_factory):
+    cl = pytest.importorskip("pyopencl", reason="pip install 'symnb[opencl]'")
+    import os
+
+    os.environ.setdefault("POCL_CACHE_DIR", str(tmp_path_factory.mktemp("pocl")))
+    devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+    if not devices:
+        pytest.skip("no OpenCL device (pyopencl installed without PoCL?)")
+    return cl.Context(devices=devices[:1])
+
+
+def test_every_kernel_runs_on_pocl_like_numpy(context):
+    from symnb.backends.opencl.launch import OpenCLProgram
+
+    found, rng, wrong = kernels(), np.random.default_rng(0), []
+    for start in range(0, len(found), CHUNK):
+        chunk = found[start : start + CHUNK]
+        program = OpenCLProgram(context, [low.kernel for low in chunk])
+        for index, lowered in enumerate(chunk):
+            values = sample(lowered, rng)
+            arrays = [v.data if isinstance(v, Constant) else values[id(v)]
+                      for v, _ in lowered.inputs]  # fmt: skip
+            outs = [(v.type.dtype, absent, keep) for v, absent, keep in lowered.outputs]
+            got = program.launch(index, arrays, [a for _, a in lowered.inputs], outs)
+            want = reference(lowered, values)
+            if got is None or want is None:
+                if (got is None) != (want is None) and lowered.empty != "decline":
+                    wrong.append(f"{lowered.nodes[-1].op}: declined={got is None}")
+                continue
+            for g, w, (v, _, _) in zip(got, want, lowered.outputs):
+                if g.dtype != w.dtype or not close(g, w, w.dtype):
+                    wrong.append(f"{lowered.nodes[-1].op} ({v.type}): got {g}, want {w}")
+    assert len(found) >= 7
+    assert not wrong, f"{len(wrong)} of {len(found)} kernels differ:\n" + "\n".join(wrong[:20])
+
+
+@pytest.mark.parametrize("arch", ["compute_75", "compute_90"])
+def test_every_kernel_compiles_with_nvrtc(arch):
+    pytest.importorskip("cuda.bindings.nvrtc", reason="pip install 'symnb[cuda]' for NVRTC")
+    from symnb.backends.cuda.nvrtc import compile_ptx
+
+    found = kernels()
+    for start in range(0, len(found), CHUNK):
+        chunk = [low.kernel for low in found[start : start + CHUNK]]
+        names = [f"sn_kernel_{i}" for i in range(len(chunk))]
+        ptx = compile_ptx(render_program(CUDADialect(), chunk, names), arch)
+        assert all(f".entry {name}(".encode() in ptx for name in names)
