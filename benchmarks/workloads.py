@@ -61,6 +61,14 @@ def mlp_inputs(size, dtype, rng) -> dict:
     return values
 
 
+def digits_inputs(size, dtype, rng) -> dict:
+    """An MLP's inputs with ``x`` shaped like scikit-learn's digits: 8x8 pixel intensities
+    0..16, scaled to [0, 1] as courses do (seeded synthetic data, not the real images)."""
+    values = mlp_inputs(size, dtype, rng)
+    values["x"] = (rng.integers(0, 17, values["x"].shape) / 16).astype(dtype)
+    return values
+
+
 def convnet_inputs(size, dtype, rng) -> dict:
     batch, side, filters, classes = size
     flat = filters * (side - 2) ** 2
@@ -97,6 +105,7 @@ _INPUTS = {
     "W1b": (elementwise_inputs, ("xyzw",)),
     "W2": (xent_inputs, ()),
     "W3": (mlp_inputs, ()),
+    "W3s": (digits_inputs, ()),
     "W4": (scalar_inputs, ()),
     "W6": (square_inputs, ()),
     "W7-tanh": (vector_inputs, ()),
@@ -133,6 +142,11 @@ def _ref_w3(v):
     return [numpy_impl.mlp_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
 
 
+def _ref_w3s(v):
+    params = [v[k] for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
+    return [numpy_impl.tanh_mlp_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
+
+
 def _ref_w4(v):
     return [v["a"] * v["b"] + 1]
 
@@ -159,6 +173,7 @@ _REFERENCES = {
     "W1b": _ref_w1b,
     "W2": _ref_w2,
     "W3": _ref_w3,
+    "W3s": _ref_w3s,
     "W4": _ref_w4,
     "W6": _ref_w6,
     "W7-tanh": _ref_w7_tanh,
@@ -197,6 +212,10 @@ WORKLOADS = [
              dtype="float32", params=_MLP,
              sizes={"full": (256, 784, 512, 256, 10), "quick": (256, 784, 512, 256, 10),
                     "tiny": (8, 12, 16, 8, 4)}),
+    Workload("W3s", "course MLP 64-128-64-10 tanh SGD step, batch 32, float32 (digits-shaped)",
+             builder="W3s", dtype="float32", params=_MLP,
+             sizes={"full": (32, 64, 128, 64, 10), "quick": (32, 64, 128, 64, 10),
+                    "tiny": (8, 16, 12, 8, 4)}),
     Workload("W4", "call overhead: a*b + 1 on 0-d float64", builder="W4",
              sizes={"full": (), "quick": (), "tiny": ()}),
     Workload("W5", "compile time of the W3 step, cold and warm cache, new process",

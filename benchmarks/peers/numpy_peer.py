@@ -30,6 +30,9 @@ class Peer(BasePeer):
     def build_w3(self, v):
         return _training(numpy_impl.mlp_step, v, ("w1", "b1", "w2", "b2", "w3", "b3"))
 
+    def build_w3s(self, v):
+        return _training(numpy_impl.tanh_mlp_step, v, ("w1", "b1", "w2", "b2", "w3", "b3"))
+
     def build_w4(self, v):
         a, b = v["a"], v["b"]
 

@@ -34,13 +34,10 @@ class Peer(BasePeer):
         return _calling_many(f, v["logits"], v["labels"])
 
     def build_w3(self, v):
-        params = [pytensor.shared(v[k], name=k) for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
-        x, labels = _like(v["x"]), _like(v["labels"])
-        w1, b1, w2, b2, w3, b3 = params
-        h1 = pt.maximum(x @ w1 + b1, 0)
-        h2 = pt.maximum(h1 @ w2 + b2, 0)
-        loss = _xent(h2 @ w3 + b3, labels)
-        return _sgd_function([x, labels], loss, params, v)
+        return _mlp(v, _relu)
+
+    def build_w3s(self, v):
+        return _mlp(v, pt.tanh)
 
     def build_w4(self, v):
         a, b = _like(v["a"]), _like(v["b"])
@@ -78,6 +75,19 @@ class Peer(BasePeer):
         act = pt.maximum(conv + kbias.dimshuffle("x", 0, "x", "x"), 0)
         loss = _xent(act.flatten(2) @ dense + dbias, labels)
         return _sgd_function([x, labels], loss, params, v)
+
+
+def _relu(x):
+    return pt.maximum(x, 0)
+
+
+def _mlp(v, act):
+    """The SGD step of a two-hidden-layer MLP with activation ``act``."""
+    params = [pytensor.shared(v[k], name=k) for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
+    x, labels = _like(v["x"]), _like(v["labels"])
+    w1, b1, w2, b2, w3, b3 = params
+    h2 = act(act(x @ w1 + b1) @ w2 + b2)
+    return _sgd_function([x, labels], _xent(h2 @ w3 + b3, labels), params, v)
 
 
 def _like(value: np.ndarray):

@@ -63,11 +63,17 @@ class Peer(BasePeer):
         return run
 
     def build_w3(self, v):
+        return self._mlp(v, need("relu"))
+
+    def build_w3s(self, v):
+        return self._mlp(v, sn.tanh)
+
+    def _mlp(self, v, act):
+        """The SGD step of a two-hidden-layer MLP with activation ``act``, updates inside."""
         params = [sn.shared(v[k], name=k) for k in MLP]
         w1, b1, w2, b2, w3, b3 = params
         x, labels = _like("x", v["x"]), _like("labels", v["labels"])
-        relu = need("relu")
-        h2 = relu(relu(x @ w1 + b1) @ w2 + b2)
+        h2 = act(act(x @ w1 + b1) @ w2 + b2)
         return self._sgd([x, labels], _xent(h2 @ w3 + b3, labels), params, v)
 
     def build_w4(self, v):

@@ -22,7 +22,7 @@ class Peer(BasePeer):
         return f"{torch.__version__} ({torch.get_num_threads()} threads)"
 
     def to_numpy(self, outputs) -> list:
-        return [np.array(o.detach()) if torch.is_tensor(o) else np.asarray(o) for o in outputs]
+        return [o.detach().numpy().copy() if torch.is_tensor(o) else np.asarray(o) for o in outputs]
 
     def _wrap(self, fn):
         return torch.compile(fn) if self.compiled else fn
@@ -65,7 +65,10 @@ class Peer(BasePeer):
         return run
 
     def build_w3(self, v):
-        return self._training(_mlp_loss, v, MLP)
+        return self._training(_mlp_loss(torch.relu), v, MLP)
+
+    def build_w3s(self, v):
+        return self._training(_mlp_loss(torch.tanh), v, MLP)
 
     def build_w8(self, v):
         return self._training(_convnet_loss, v, CONVNET)
@@ -125,11 +128,15 @@ def _xent_and_grad(logits, labels):
     return loss.detach(), grad
 
 
-def _mlp_loss(params, x, labels):
-    w1, b1, w2, b2, w3, b3 = params
-    h1 = torch.relu(x @ w1 + b1)
-    h2 = torch.relu(h1 @ w2 + b2)
-    return F.cross_entropy(h2 @ w3 + b3, labels)
+def _mlp_loss(act):
+    """The loss of a two-hidden-layer MLP with activation ``act``."""
+
+    def loss(params, x, labels):
+        w1, b1, w2, b2, w3, b3 = params
+        h2 = act(act(x @ w1 + b1) @ w2 + b2)
+        return F.cross_entropy(h2 @ w3 + b3, labels)
+
+    return loss
 
 
 def _convnet_loss(params, x, labels):
