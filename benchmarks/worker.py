@@ -14,8 +14,8 @@ import time
 import traceback
 
 from benchmarks import peers, profiling, timing
-from benchmarks.check import Skip, compare
-from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
+from benchmarks.check import Skip, problem_with
+from benchmarks.workloads import BY_KEY, comparable, copy_inputs, make_inputs, reference
 
 
 class Worker:
@@ -26,6 +26,7 @@ class Worker:
         self.peer = None
         self.run = None
         self.calls = 1
+        self.kept = timing.Kept()
 
     def handle(self, request: dict) -> dict:
         command = getattr(self, "cmd_" + request.get("cmd", ""), None)
@@ -47,26 +48,27 @@ class Worker:
         return {"status": "ok", "version": self.peer.version()}
 
     def cmd_setup(self, workload: str, mode: str, target_s: float) -> dict:
-        self.run = None
+        self.run, self.kept = None, timing.Kept()
         spec = BY_KEY[workload]
         inputs = make_inputs(spec, mode)
         expected = comparable(spec, inputs, reference(spec, inputs))
         start = time.perf_counter()
-        run = self.peer.build(spec.builder, {k: v.copy() for k, v in inputs.items()})
+        run = self.peer.build(spec.builder, copy_inputs(inputs))
         outputs = self.peer.to_numpy(run())
         first_s = time.perf_counter() - start
-        problem = compare(comparable(spec, inputs, outputs), expected, spec.dtype)
+        problem = problem_with(outputs, comparable(spec, inputs, outputs), expected, spec.dtype)
         if problem:
             return {"status": "WRONG", "note": problem}
-        per_call = timing.warm_up(run)
+        per_call = timing.warm_up(run, self.kept)
         self.run, self.calls = run, timing.calls_per_sample(per_call, target_s)
         sample_s = per_call * self.calls
-        return {"status": "ok", "first_call_s": first_s, "calls": self.calls, "sample_s": sample_s}
+        return {"status": "ok", "first_call_s": first_s, "calls": self.calls, "sample_s": sample_s,
+                "note": self.peer.setup_note()}  # fmt: skip
 
     def cmd_time(self, samples: int = 1) -> dict:
         if self.run is None:
             return {"status": "error", "note": "no workload prepared"}
-        seconds = [timing.batch_seconds(self.run, self.calls) for _ in range(samples)]
+        seconds = [timing.batch_seconds(self.run, self.calls, self.kept) for _ in range(samples)]
         return {"status": "ok", "seconds": seconds}
 
     def cmd_profile(self) -> dict:
@@ -75,7 +77,7 @@ class Worker:
         return {"status": "ok", "profile": profiling.profile_calls(self.run, self.calls)}
 
     def cmd_release(self) -> dict:
-        self.run = None
+        self.run, self.kept = None, timing.Kept()
         return {"status": "ok"}
 
 

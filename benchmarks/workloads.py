@@ -7,6 +7,7 @@ module registers for it (the dtype comes from the inputs).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -82,8 +83,9 @@ def convnet_inputs(size, dtype, rng) -> dict:
     }
 
 
-def scalar_inputs(size, dtype, rng) -> dict:
-    return {"a": np.asarray(rng.standard_normal(), dtype), "b": np.asarray(1.5, dtype)}
+def scalar_inputs(size, dtype, rng, kind=np.asarray) -> dict:
+    """W4's two scalars as 0-d arrays, or as ``kind`` of them (``float``, ``np.float64``)."""
+    return {"a": kind(np.asarray(rng.standard_normal(), dtype)), "b": kind(np.asarray(1.5, dtype))}
 
 
 def vector_inputs(size, dtype, rng) -> dict:
@@ -107,6 +109,8 @@ _INPUTS = {
     "W3": (mlp_inputs, ()),
     "W3s": (digits_inputs, ()),
     "W4": (scalar_inputs, ()),
+    "W4-float": (partial(scalar_inputs, kind=float), ()),
+    "W4-npscalar": (partial(scalar_inputs, kind=np.float64), ()),
     "W6": (square_inputs, ()),
     "W7-tanh": (vector_inputs, ()),
     "W7-abs": (vector_inputs, ()),
@@ -115,8 +119,19 @@ _INPUTS = {
 
 
 def as_float64(inputs: dict) -> dict:
-    """Copies of the inputs with floats widened to float64 (integers kept)."""
-    return {k: v.astype(np.float64) if v.dtype.kind == "f" else v.copy() for k, v in inputs.items()}
+    """Copies of the inputs with floats widened to float64 (integers and Python floats kept)."""
+    return {k: _widened(v) for k, v in inputs.items()}
+
+
+def _widened(value):
+    if isinstance(value, float):
+        return value
+    return value.astype(np.float64) if value.dtype.kind == "f" else value.copy()
+
+
+def copy_inputs(inputs: dict) -> dict:
+    """Copies a peer may modify (training steps update their parameters in place)."""
+    return {k: v if isinstance(v, float) else v.copy() for k, v in inputs.items()}
 
 
 def reference(workload: Workload, inputs: dict) -> list:
@@ -175,6 +190,8 @@ _REFERENCES = {
     "W3": _ref_w3,
     "W3s": _ref_w3s,
     "W4": _ref_w4,
+    "W4-float": _ref_w4,
+    "W4-npscalar": _ref_w4,
     "W6": _ref_w6,
     "W7-tanh": _ref_w7_tanh,
     "W7-abs": _ref_w7_abs,
@@ -218,6 +235,10 @@ WORKLOADS = [
                     "tiny": (8, 16, 12, 8, 4)}),
     Workload("W4", "call overhead: a*b + 1 on 0-d float64", builder="W4",
              sizes={"full": (), "quick": (), "tiny": ()}),
+    Workload("W4-float", "the same with Python floats as arguments", builder="W4-float",
+             sizes={"full": (), "quick": (), "tiny": ()}),
+    Workload("W4-npscalar", "the same with NumPy float64 scalars as arguments",
+             builder="W4-npscalar", sizes={"full": (), "quick": (), "tiny": ()}),
     Workload("W5", "compile time of the W3 step, cold and warm cache, new process",
              kind="compile", builder="W3", dtype="float32",
              sizes={"full": (256, 784, 512, 256, 10), "quick": (256, 784, 512, 256, 10),

@@ -53,6 +53,17 @@ class Peer(BasePeer):
     def build_w4(self, v):
         return _jitted(_a_times_b_plus_one, v, "ab")
 
+    def build_w4_float(self, v):
+        """The scalars go to the jitted function as they are, converted by JAX in each call."""
+        compiled, a, b = jax.jit(_a_times_b_plus_one), v["a"], v["b"]
+
+        def run():
+            return [compiled(a, b).block_until_ready()]
+
+        return run
+
+    build_w4_npscalar = build_w4_float
+
     def build_w6(self, v):
         return _jitted(_logsumexp_rows, v, "x")
 
