@@ -29,6 +29,7 @@ class Workload:
     dtype: str = "float64"
     sizes: dict = field(default_factory=dict)
     params: tuple = ()  # inputs a training step updates; compared as deltas
+    seed: str = ""  # the key whose inputs it shares (W4's variants: W4's values), else its own
 
     def size(self, mode: str):
         return self.sizes[mode]
@@ -99,7 +100,7 @@ def square_inputs(size, dtype, rng) -> dict:
 def make_inputs(workload: Workload, mode: str) -> dict:
     """The workload's inputs for a mode, the same in every process."""
     maker, args = _INPUTS[workload.builder]
-    return maker(*args, workload.size(mode), workload.dtype, _rng(workload.key))
+    return maker(*args, workload.size(mode), workload.dtype, _rng(workload.seed or workload.key))
 
 
 _INPUTS = {
@@ -236,9 +237,9 @@ WORKLOADS = [
     Workload("W4", "call overhead: a*b + 1 on 0-d float64", builder="W4",
              sizes={"full": (), "quick": (), "tiny": ()}),
     Workload("W4-float", "the same with Python floats as arguments", builder="W4-float",
-             sizes={"full": (), "quick": (), "tiny": ()}),
+             seed="W4", sizes={"full": (), "quick": (), "tiny": ()}),
     Workload("W4-npscalar", "the same with NumPy float64 scalars as arguments",
-             builder="W4-npscalar", sizes={"full": (), "quick": (), "tiny": ()}),
+             builder="W4-npscalar", seed="W4", sizes={"full": (), "quick": (), "tiny": ()}),
     Workload("W5", "compile time of the W3 step, cold and warm cache, new process",
              kind="compile", builder="W3", dtype="float32",
              sizes={"full": (256, 784, 512, 256, 10), "quick": (256, 784, 512, 256, 10),

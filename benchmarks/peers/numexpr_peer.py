@@ -69,6 +69,7 @@ class Peer(BasePeer):
         def run():
             return [ne.re_evaluate(local_dict=names)]
 
+        run.buffer = out  # numexpr holds the out= buffer through a weak reference only
         return run
 
 

@@ -1,29 +1,98 @@
-"""Every peer's version of a workload returns the reference's answer on tiny sizes."""
+"""Every peer's version of every workload returns the reference's answer, in the reference's
+dtypes, on tiny sizes; torch.compile builds without graph breaks.
+
+The worker's ``setup`` is what the harness runs before timing: it builds the workload, makes
+the first call, and checks every output's dtype and value against the float64 reference.
+"""
+
+import importlib
 
 import numpy as np
 import pytest
 
-from benchmarks import numpy_impl
+from benchmarks import numpy_impl, peers, timing
 from benchmarks.worker import Worker
-from benchmarks.workloads import BY_KEY, LEARNING_RATE, make_inputs
+from benchmarks.workloads import BY_KEY, LEARNING_RATE, WORKLOADS, make_inputs
 
 MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
+TIMED = [w.key for w in WORKLOADS if w.kind == "timed"]
+ELEMENTWISE = ["W1-f64", "W1-f32", "W1b", "W7-tanh", "W7-abs"]
+# The workloads each peer has a version of (the others must be skipped, never an error).
+OWN = {
+    "numexpr": ELEMENTWISE + ["W4", "W4-float", "W4-npscalar", "W6"],
+    "numpy (out=)": ELEMENTWISE,
+    "numexpr (out=)": ELEMENTWISE,
+    "torch (out=)": ELEMENTWISE,
+}
+# PyTensor compiles for seconds per workload (C or Numba): a subset with every kind of call.
+PYTENSOR = ["W1-f32", "W3s", "W4", "W4-float", "W4-npscalar"]
 
 
-def setup(peer: str, workload: str) -> dict:
-    """The worker's reply to ``setup``: built, first call checked against the reference."""
+@pytest.fixture(autouse=True)
+def _no_warm_up(monkeypatch):
+    """Checking needs the first call only: no 0.2 s warm-up per workload."""
+    monkeypatch.setattr(timing, "WARMUP_S", 0.0)
+
+
+def worker_for(peer: str, **kwargs) -> Worker:
+    """A worker holding ``peer`` (built with ``kwargs`` instead of its table entry if given)."""
     worker = Worker(peer)
     hello = worker.handle({"cmd": "hello"})
     if hello["status"] == "absent":
         pytest.skip(hello["note"])
-    args = {"workload": workload, "mode": "tiny", "target_s": 0.001}
+    if kwargs:
+        module, table = peers.EXTERNAL[peer]
+        worker.peer = importlib.import_module(module).Peer(**(table | kwargs))
+    return worker
+
+
+def setup(worker: Worker, workload: str) -> dict:
+    args = {"workload": workload, "mode": "tiny", "target_s": 0.0005}
     return worker.handle({"cmd": "setup", "args": args})
 
 
-@pytest.mark.parametrize("peer", ["numpy", "symnb-py", "symnb-c", "jax", "torch"])
-def test_w3s_step_matches_the_reference(peer):
-    reply = setup(peer, "W3s")
-    assert reply["status"] == "ok", reply.get("note")
+def check_every_workload(worker: Worker, keys: list[str], own: list[str]) -> dict:
+    """Set up each workload; those in ``own`` must be ok, the others skipped."""
+    replies = {key: setup(worker, key) for key in keys}
+    for key, reply in replies.items():
+        want = "ok" if key in own else "skipped"
+        assert reply["status"] == want, f"{worker.peer_name} {key}: {reply}"
+    return replies
+
+
+FAST = ["numpy", "numpy (out=)", "numexpr", "numexpr (out=)", "jax", "torch", "torch (out=)"]
+
+
+@pytest.mark.parametrize("peer", FAST + ["symnb-py", "symnb-c"])
+def test_every_workload_matches_the_reference(peer):
+    check_every_workload(worker_for(peer), TIMED, OWN.get(peer, TIMED))
+
+
+@pytest.mark.parametrize("peer", ["pytensor (numba)", "pytensor (cvm)"])
+def test_pytensor_modes_match_the_reference(peer):
+    worker = worker_for(peer)
+    assert peer.split()[1].strip("()").upper() in worker.peer.version()
+    check_every_workload(worker, PYTENSOR, PYTENSOR)
+
+
+def test_torch_compile_builds_every_workload_without_graph_breaks():
+    """Graph breaks are dynamo's (before any backend), so the quick ``aot_eager`` backend
+    stands in for inductor here; the harness itself runs inductor."""
+    replies = check_every_workload(worker_for("torch.compile", backend="aot_eager"), TIMED, TIMED)
+    for key, reply in replies.items():
+        assert reply["note"] == "1 graph, 0 graph breaks", (key, reply)
+
+
+def test_a_graph_break_fails_the_torch_compile_build():
+    torch = pytest.importorskip("torch")
+    worker = worker_for("torch.compile", backend="aot_eager")
+
+    def breaking(x):
+        torch._dynamo.graph_break()
+        return x + 1
+
+    with pytest.raises(Exception, match="graph_break|Unsupported|graph break"):
+        worker.peer._wrap(breaking)(torch.ones(2))
 
 
 def _tanh_mlp_loss(params, x, labels):
@@ -65,3 +134,10 @@ def test_w3s_inputs_are_shaped_like_the_digits():
     assert full["w2"].shape == (128, 64) and full["b3"].shape == (10,)
     assert set(np.unique(full["x"] * 16)) <= set(range(17))
     assert full["labels"].min() >= 0 and full["labels"].max() <= 9
+
+
+def test_w4_variants_pass_python_floats_and_numpy_scalars():
+    floats, scalars = (make_inputs(BY_KEY[k], "full") for k in ("W4-float", "W4-npscalar"))
+    assert all(type(v) is float for v in floats.values())
+    assert all(type(v) is np.float64 for v in scalars.values())
+    assert floats == {k: float(v) for k, v in make_inputs(BY_KEY["W4"], "full").items()}
