@@ -72,8 +72,8 @@ def cache_env(peer: str, directory: str) -> dict:
     libraries.
     """
     join = os.path.join
-    pytensor = {
-        "PYTENSOR_FLAGS": f"compiledir={join(directory, 'pytensor')}",
+    pytensor = {  # base_compiledir: PyTensor 3 keeps its Numba cache there, not in compiledir
+        "PYTENSOR_FLAGS": f"base_compiledir={join(directory, 'pytensor')}",
         "NUMBA_CACHE_DIR": join(directory, "numba"),
     }
     tables = {
