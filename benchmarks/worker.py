@@ -2,7 +2,8 @@
 
 Requests and replies are JSON objects, one per line, on stdin and on the original stdout;
 everything the libraries print goes to stderr so it cannot corrupt the protocol.
-Commands: hello, setup (build, check against the float64 reference, warm up), time, release.
+Commands: hello, setup (build, check against the float64 reference, warm up), check (the same
+without warming up), time, profile, release.
 """
 
 from __future__ import annotations
@@ -49,6 +50,19 @@ class Worker:
 
     def cmd_setup(self, workload: str, mode: str, target_s: float) -> dict:
         self.run, self.kept = None, timing.Kept()
+        run, reply = self._checked(workload, mode)
+        if reply["status"] != "ok":
+            return reply
+        per_call = timing.warm_up(run, self.kept)
+        self.run, self.calls = run, timing.calls_per_sample(per_call, target_s)
+        return reply | {"calls": self.calls, "sample_s": per_call * self.calls}
+
+    def cmd_check(self, workload: str, mode: str) -> dict:
+        """Build, call once and check against the reference, without preparing to time."""
+        return self._checked(workload, mode)[1]
+
+    def _checked(self, workload: str, mode: str):
+        """(the built callable, the reply): dtypes and values checked after the first call."""
         spec = BY_KEY[workload]
         inputs = make_inputs(spec, mode)
         expected = comparable(spec, inputs, reference(spec, inputs))
@@ -58,12 +72,8 @@ class Worker:
         first_s = time.perf_counter() - start
         problem = problem_with(outputs, comparable(spec, inputs, outputs), expected, spec.dtype)
         if problem:
-            return {"status": "WRONG", "note": problem}
-        per_call = timing.warm_up(run, self.kept)
-        self.run, self.calls = run, timing.calls_per_sample(per_call, target_s)
-        sample_s = per_call * self.calls
-        return {"status": "ok", "first_call_s": first_s, "calls": self.calls, "sample_s": sample_s,
-                "note": self.peer.setup_note()}  # fmt: skip
+            return run, {"status": "WRONG", "note": problem}
+        return run, {"status": "ok", "first_call_s": first_s, "note": self.peer.setup_note()}
 
     def cmd_time(self, samples: int = 1) -> dict:
         if self.run is None:
