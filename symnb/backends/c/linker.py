@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.c import blas, cache
+from symnb.backends.c import blas, cache, runner
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
 from symnb.backends.execute import ffi
@@ -99,10 +99,9 @@ class CLinker(PlanBuilder):
             ref.load(fn, int(ffi.cast("uintptr_t", fn)))
 
     # -- running ----------------------------------------------------------------------------
-    def runner(self, specs=None, nargs=None):
-        """The plan as one C call (runner.py), or None where it does not apply."""
-        from symnb.backends.c import runner  # lazily: it may compile the extension once
-
+    def runner(self):
+        """The plan as one C call (runner.py; the extension is built or loaded on the first
+        one), or None where it does not apply."""
         return runner.schedule(self.plan)
 
     def run(self, leaf_values: list) -> list:
