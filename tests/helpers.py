@@ -65,3 +65,13 @@ def check(got, want, rtol=None, atol=0.0):
     if rtol is None:
         rtol = {np.float16: 1e-3, np.float32: 1e-5}.get(want.dtype.type, 1e-7)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+#: relative error a result of each float dtype may carry after a few well-conditioned ops
+EPS_RTOL = {"float16": 2e-3, "float32": 2e-5, "float64": 1e-12}
+
+
+def tolerance(dtype, scale: float = 1.0) -> float:
+    """The relative tolerance for results of ``dtype`` (exact for ints and bools), times
+    ``scale`` for computations that lose more (a condition number, a long sum)."""
+    return EPS_RTOL.get(np.dtype(dtype).name, 0.0) * scale
