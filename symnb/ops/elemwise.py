@@ -237,11 +237,18 @@ class Tanh(_Unary):
         return [gz * (1 - output * output)]
 
 
+def as_float(x) -> np.ndarray:
+    """x in the float dtype ``np.exp`` gives it (int8 -> float16, uint32 -> float64): formulas
+    that negate or subtract must not run in an unsigned (wrapping) or narrow integer dtype."""
+    x = np.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.exp(np.zeros((), x.dtype)).dtype)
+
+
 def _sigmoid(x):
     """Logistic function, accurate at both tails (no overflow in exp)."""
-    x = np.asarray(x)
+    x = as_float(x)
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(e), copy=False)
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(e.dtype, copy=False)
 
 
 class Sigmoid(_Unary):
