@@ -105,3 +105,38 @@ def test_out_of_range_casts_follow_numpy_fused_or_not(backend, target):
     fused = compiled([y], (y * 1.5 - 0.5).astype(target) + 1, backend)(yv)
     want = reference(lambda v: (v * 1.5 - 0.5).astype(target) + np.array(1, target), yv)
     check(fused, want)
+
+
+# -- clip with lo > hi gives hi, and NaN bounds give NaN, as np.clip (found by tests/fuzz) ------
+def test_clip_with_crossed_or_nan_bounds(backend):
+    x, lo, hi = (sn.tensor(n, shape=(5,), dtype="float64") for n in "x lo hi".split())
+    xv = np.array([-1.0, 0.5, 2.0, np.nan, 3.0])
+    lov = np.array([1.0, 1.0, 0.0, 0.0, np.nan])
+    hiv = np.array([0.0, 0.25, 1.0, 1.0, 5.0])
+    got = compiled([x, lo, hi], sn.clip(x, lo, hi), backend)(xv, lov, hiv)
+    check(got, np.clip(xv, lov, hiv))
+    s = sn.tensor("s", shape=(3, 4), dtype="int8")
+    m = sn.tensor("m", shape=(1, 4), dtype="float64")
+    sv, mv = np.arange(-6, 6, dtype="int8").reshape(3, 4) * 9, np.array([[-20.0, 0, 5, 60]])
+    got = compiled([s, m], sn.clip(m, s, m), backend)(sv, mv)
+    check(got, np.clip(mv, sv, mv))
+
+
+# -- comparisons with a Python int the dtype cannot hold are exact, as NumPy's (tests/fuzz) ----
+OUT_OF_RANGE = [("uint64", [-1, -300]), ("uint8", [-1, 300]), ("int8", [-129, 1000]),
+                ("int64", [2**63, 2**64 - 1]), ("uint32", [2**32, -7])]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype,scalars", OUT_OF_RANGE)
+def test_comparison_with_out_of_range_python_int(backend, dtype, scalars):
+    x = sn.tensor("x", shape=(3,), dtype=dtype)
+    info = np.iinfo(dtype)
+    xv = np.array([info.min, 0, info.max], dtype)
+    ops = [sn.less, sn.less_equal, sn.greater, sn.greater_equal, sn.equal, sn.not_equal]
+    outs = [op(x, n) for op in ops for n in scalars] + [op(n, x) for op in ops for n in scalars]
+    got = compiled([x], outs, backend)(xv)
+    numpy_ops = [np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal]
+    want = [op(xv, n) for op in numpy_ops for n in scalars]
+    want += [op(n, xv) for op in numpy_ops for n in scalars]
+    for g, w in zip(got, want):
+        check(g, w)
