@@ -59,8 +59,8 @@ def test_large_elementwise_kernels_on_every_layout(layout, dtype):
 @pytest.mark.parametrize("layout", ["contiguous", "strided rows", "reversed rows", "column"])
 def test_row_kernels_over_many_rows(layout):
     base = rng.standard_normal((3000, 160)) * 30
-    a = {"contiguous": base[:, :80], "strided rows": base[:, ::2], "reversed rows": base[::-1, ::-2],
-         "column": base[:160, :].T}[layout]  # fmt: skip
+    a = {"contiguous": base[:, :80], "strided rows": base[:, ::2],
+         "reversed rows": base[::-1, ::-2], "column": base[:160, :].T}[layout]  # fmt: skip
     x = sn.tensor("x", shape=(None, None))
     f = sn.function([x], [sn.softmax(x), sn.logsumexp(x, axis=1), sn.log_softmax(x)], backend="c")
     softmax, lse, log_softmax = (repeated(lambda v, k=k: f(v)[k], a) for k in range(3))
