@@ -28,6 +28,21 @@ def relative_error(got, want) -> float:
     return err / max(float(np.max(np.abs(want))), np.finfo(np.float64).tiny)
 
 
+def problem_with(outputs: list, compared: list, references: list, dtype: str) -> str | None:
+    """None when the raw ``outputs`` have the workload's dtype and their comparable form
+    (``compared``) matches the references; else what is wrong."""
+    return wrong_dtype(outputs, dtype) or compare(compared, references, dtype)
+
+
+def wrong_dtype(outputs: list, dtype: str) -> str | None:
+    """Every output must have the workload's dtype (the reference's, before widening)."""
+    for i, got in enumerate(outputs):
+        found = np.asarray(got).dtype
+        if found != np.dtype(dtype):
+            return f"output {i} has dtype {found}, the reference's is {dtype}"
+    return None
+
+
 def compare(outputs: list, references: list, dtype: str) -> str | None:
     """None when every output matches its reference, else a sentence saying which and how far."""
     if len(outputs) != len(references):

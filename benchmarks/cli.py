@@ -101,9 +101,7 @@ def main(argv=None) -> int:
               if reply["status"] != "ok"]  # fmt: skip
     if absent:
         sections.append("## Peers not run\n\n" + "\n".join(f"- {a}" for a in absent))
-    profiles = report.profile_section(results)
-    if profiles:
-        sections.append(profiles)
+    sections += [s for s in (report.w5_section(results), report.profile_section(results)) if s]
     publish(args, run, results, sections)
     return 0
 
@@ -125,6 +123,7 @@ def run_record(args, hello: dict, started: float) -> dict:
 
 def publish(args, run: dict, results: list, sections: list[str]) -> None:
     print("Machine: " + run["machine_line"])
+    print("Load average (1 min) at the start and the end: {:.1f}, {:.1f}".format(*run["load"]))
     print(report.text_table(results))
     for section in sections:
         print("\n" + section)

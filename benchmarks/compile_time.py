@@ -1,13 +1,17 @@
 """W5: time to first result of the W3 training step in a new process, cold and warm cache.
 
-``python -m benchmarks.compile_time PEER CACHE_DIR`` is one probe: it loads the peer (imports
-are not timed), points its compile cache at CACHE_DIR, then times building the step and its
-first call (tracing, differentiation, rewrites, code generation, compilation and one step),
-checks the result against the float64 reference, and prints one JSON line. The reference is
-computed after the timed part: its float64 BLAS calls leave OpenBLAS threads spinning for a
-while, which on two cores took CPU from the compiler (about 0.07 s more CPU in the timed part,
-and a slower first call, measured with symnb-c). Cold: a new empty CACHE_DIR. Warm: a new process
-on the directory a cold probe filled.
+``python -m benchmarks.compile_time PEER CACHE_DIR MODE`` is one probe, a new process in which
+NumPy and the harness are already imported. It times three phases and prints them as one JSON
+line: *import* (the peer's module, i.e. the library's top-level import), *runtime start* (what
+the peer starts once per process: JAX's CPU client, symnb's backend code that ``import symnb``
+defers), and *compile + first call* (building the step: tracing, differentiation, rewrites,
+code generation, compilation, and one step). W5's time is the last two, counted from the moment
+the import has returned, as a user pays them before the first result. Between the import and
+the runtime start it points the peer's compile cache at CACHE_DIR (untimed). The result is
+then checked against the float64 reference, computed after the timed part: its float64 BLAS
+calls leave OpenBLAS threads spinning for a while, which on two cores took CPU from the
+compiler (about 0.07 s more CPU in the timed part, measured with symnb-c). Cold: a new empty
+CACHE_DIR. Warm: a new process on the directory a cold probe filled.
 """
 
 from __future__ import annotations
@@ -20,44 +24,48 @@ import tempfile
 import time
 
 from benchmarks import peers
-from benchmarks.check import Skip, compare
-from benchmarks.runner import REPO, Result, worker_env
-from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
+from benchmarks.check import Skip, problem_with
+from benchmarks.runner import REPO, Result, with_load, worker_env
+from benchmarks.workloads import BY_KEY, comparable, copy_inputs, make_inputs, reference
 
-COMPILING = {"pytensor", "jax", "torch.compile"}  # peers with a compile step (plus symnb's)
-SYMNB_REPEATS = 3  # symnb's backends get the median of three pairs (full mode), peers one pair
+REPEATS = {"full": 3, "quick": 1, "tiny": 1}  # cold/warm pairs, the same for every peer
+PHASES = ("import_s", "runtime_s", "compile_s")
 PROBE_TIMEOUT_S = 420
 
 
 def probe(peer_name: str, cache_dir: str, mode: str) -> dict:
-    """Build and run the W3 step once, timed; the reply the parent reads."""
-    peer = peers.load(peer_name)
-    peer.configure_cache(cache_dir)
-    peer.start_runtime()
+    """Import the peer, start its runtime, build and run the W3 step once; the phases' times."""
     spec = BY_KEY["W5"]
     inputs = make_inputs(spec, mode)
     start = time.perf_counter()
+    peer = peers.load(peer_name)
+    imported = time.perf_counter()
+    peer.configure_cache(cache_dir)
+    configured = time.perf_counter()
+    peer.start_runtime()
+    started = time.perf_counter()
     try:
-        outputs = peer.build(spec.builder, {k: v.copy() for k, v in inputs.items()})()
+        outputs = peer.build(spec.builder, copy_inputs(inputs))()
     except Skip as exc:
         return {"status": "skipped", "note": str(exc)}
-    seconds = time.perf_counter() - start
+    done = time.perf_counter()
     expected = comparable(spec, inputs, reference(spec, inputs))  # untimed: see the docstring
-    problem = compare(comparable(spec, inputs, peer.to_numpy(outputs)), expected, spec.dtype)
+    outputs = peer.to_numpy(outputs)
+    problem = problem_with(outputs, comparable(spec, inputs, outputs), expected, spec.dtype)
     if problem:
         return {"status": "WRONG", "note": problem}
-    return {"status": "ok", "seconds": seconds}
+    phases = [imported - start, started - configured, done - started]
+    return {"status": "ok", "seconds": phases[1] + phases[2], **dict(zip(PHASES, phases))}
 
 
 def measure(peer_names: list[str], mode: str, say) -> list[Result]:
-    """Cold and warm rows for every peer that compiles."""
+    """Cold and warm rows for every peer (not the ``out=`` variants), equal repeats each."""
     results = []
     for name in peer_names:
-        if not (peers.is_symnb(name) or name in COMPILING):
+        if peers.is_variant(name):
             continue
-        repeats = SYMNB_REPEATS if mode == "full" and peers.is_symnb(name) else 1
-        say(f"  W5: {name}, {repeats} cold + {repeats} warm new processes")
-        results += _cold_and_warm(name, mode, repeats)
+        say(f"  W5: {name}, {REPEATS[mode]} cold + {REPEATS[mode]} warm new processes")
+        results += with_load(_cold_and_warm(name, mode, REPEATS[mode]))
     return results
 
 
@@ -68,6 +76,8 @@ def _cold_and_warm(name: str, mode: str, repeats: int) -> list[Result]:
             cache = os.path.join(root, str(index))
             os.makedirs(cache)
             _record(cold, _spawn(name, cache, mode))
+            if cold.status == "skipped":
+                return [cold]
             _record(warm, _spawn(name, cache, mode))
     return [cold, warm]
 
@@ -78,6 +88,8 @@ def _record(result: Result, reply: dict) -> None:
     if reply["status"] == "ok":
         result.samples.append(reply["seconds"])
         result.calls_per_sample = 1
+        for phase in PHASES:
+            result.extra.setdefault(phase, []).append(reply[phase])
     else:
         result.status, result.note, result.samples = reply["status"], reply.get("note", ""), []
 

@@ -40,12 +40,31 @@ def relu(x):
 
 def mlp_step(params, x, labels, lr):
     """W3: one SGD step of a ReLU MLP with softmax cross-entropy; returns the loss."""
+    return _mlp_step(params, x, labels, lr, relu, _relu_slope)
+
+
+def tanh_mlp_step(params, x, labels, lr):
+    """W3s: one SGD step of a tanh MLP with softmax cross-entropy; returns the loss."""
+    return _mlp_step(params, x, labels, lr, np.tanh, _tanh_slope)
+
+
+def _relu_slope(h):
+    return h > 0
+
+
+def _tanh_slope(h):
+    return 1 - h * h
+
+
+def _mlp_step(params, x, labels, lr, act, slope):
+    """Two hidden layers: forward, the backward pass by hand (``slope`` of the activation
+    from its output), then SGD on all six parameters in place."""
     w1, b1, w2, b2, w3, b3 = params
-    h1 = relu(x @ w1 + b1)
-    h2 = relu(h1 @ w2 + b2)
+    h1 = act(x @ w1 + b1)
+    h2 = act(h1 @ w2 + b2)
     loss, d3 = softmax_xent(h2 @ w3 + b3, labels)
-    d2 = (d3 @ w3.T) * (h2 > 0)
-    d1 = (d2 @ w2.T) * (h1 > 0)
+    d2 = (d3 @ w3.T) * slope(h2)
+    d1 = (d2 @ w2.T) * slope(h1)
     grads = [x.T @ d1, d1.sum(0), h1.T @ d2, d2.sum(0), h2.T @ d3, d3.sum(0)]
     _sgd(params, grads, lr)
     return loss

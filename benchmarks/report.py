@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 from benchmarks import peers
 
 README_START = "<!-- benchmarks:start (written by python -m benchmarks) -->"
 README_END = "<!-- benchmarks:end -->"
-COLUMNS = ("Workload", "Peer", "Median", "x symnb", "x fastest", "Note")
+COLUMNS = ("Workload", "Peer", "Median", "Spread", "x symnb", "x fastest", "Load", "Note")
+PHASE_NAMES = {"import_s": "import", "runtime_s": "runtime start",
+               "compile_s": "compile + first call"}  # fmt: skip
 
 
 def add_ratios(results: list) -> None:
-    """Each timed row gets its ratio to the best symnb backend, to the fastest row and, on a
-    workload with a floor (W1b), to the lowest floor. Ratios above 1 mean slower."""
+    """Each timed row gets its ratio to the best symnb backend, to the fastest headline row
+    (``out=`` rows are compared with it but never are it) and, on a workload with a floor
+    (W1b), to the lowest floor. Ratios above 1 mean slower."""
     for key in dict.fromkeys(r.workload for r in results):
         rows = [r for r in results if r.workload == key and r.median_s is not None]
         timed = [r for r in rows if r.status == "ok"]
         symnb = [r.median_s for r in timed if peers.is_symnb(r.peer)]
         floors = [r.median_s for r in rows if r.status == "floor"]
-        fastest = min((r.median_s for r in timed), default=None)
+        headline = [r.median_s for r in timed if not peers.is_variant(r.peer)]
+        fastest = min(headline or [r.median_s for r in timed], default=None)
         for row in timed:
             row.extra["vs_symnb"] = row.median_s / min(symnb) if symnb else None
             row.extra["vs_fastest"] = row.median_s / fastest
@@ -41,10 +46,30 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def spread(result) -> str:
+    """The fastest and slowest sample relative to the median: ``-2%/+5%``."""
+    if len(result.samples) < 2 or not result.median_s:
+        return "-" if not result.samples else "1 sample"
+    low, high = min(result.samples), max(result.samples)
+    return f"{low / result.median_s - 1:+.0%}/{high / result.median_s - 1:+.0%}"
+
+
+def phases(result) -> str:
+    """W5's phases, each the median over the repeats: import, runtime start, compile."""
+    parts = [
+        f"{name} {format_seconds(statistics.median(result.extra[key]))}"
+        for key, name in PHASE_NAMES.items()
+        if result.extra.get(key)
+    ]
+    return "; ".join(parts)
+
+
 def row_cells(result) -> list[str]:
-    note = result.note
+    notes = [result.note, phases(result)]
     if "vs_floor" in result.extra:
-        note = f"{result.extra['vs_floor']:.2f}x floor" + (f"; {note}" if note else "")
+        notes.insert(0, f"{result.extra['vs_floor']:.2f}x floor")
+    note = "; ".join(n for n in notes if n)
+    load = result.extra.get("load")
     median = format_seconds(result.median_s) if result.median_s is not None else result.status
     if result.status == "WRONG":
         median = "WRONG"
@@ -52,8 +77,10 @@ def row_cells(result) -> list[str]:
         result.workload,
         result.peer,
         median,
+        spread(result) if result.status in ("ok", "floor") else "-",
         _ratio(result.extra.get("vs_symnb")),
         _ratio(result.extra.get("vs_fastest")),
+        "-" if load is None else f"{load:.1f}",
         note,
     ]
 
@@ -78,15 +105,17 @@ def markdown_table(results: list) -> str:
 
 
 def summary_matrix(results: list) -> str:
-    """Workloads down, peers across; each cell the median and its ratio to the fastest."""
-    peer_names = list(dict.fromkeys(r.peer for r in results if r.status in ("ok", "WRONG")))
+    """Workloads down, peers across (the headline rows, not ``out=``); each cell the median
+    and its ratio to the fastest."""
+    shown = [r for r in results if not peers.is_variant(r.peer)]
+    peer_names = list(dict.fromkeys(r.peer for r in shown if r.status in ("ok", "WRONG")))
     keys = list(dict.fromkeys(r.workload for r in results))
     cell = {(r.workload, r.peer): r for r in results}
     header = ["Workload", *peer_names, "Note"]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for key in keys:
         cells = [_matrix_cell(cell.get((key, name))) for name in peer_names]
-        notes = [_side_note(r) for r in results if r.workload == key and r.peer not in peer_names]
+        notes = [_side_note(r) for r in shown if r.workload == key and r.peer not in peer_names]
         lines.append(f"| {key} | " + " | ".join([*cells, "; ".join(notes)]) + " |")
     return "\n".join(lines)
 
@@ -115,7 +144,9 @@ def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
         f"Load average (1 min) at the start and the end: {run['load'][0]:.1f}, "
         f"{run['load'][1]:.1f} (other jobs on the machine make every number noisier).",
         "Ratios: each median divided by the best symnb backend's (x symnb) and by the fastest "
-        "row's (x fastest); above 1 is slower. See docs/benchmarks.md.",
+        "headline row's (x fastest; `out=` rows are compared with it, never are it); above 1 "
+        "is slower. Spread: the fastest and the slowest sample against the median. Load: the "
+        "1-minute load average as the row's workload ended. See docs/benchmarks.md.",
         "## Summary (median, and ratio to the fastest)",
         summary_matrix(results),
         "## All rows",
@@ -123,6 +154,27 @@ def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
         *extra_sections,
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def w5_section(results: list) -> str | None:
+    """W5's phases as columns, one row per peer and cache state (medians over the repeats)."""
+    rows = [r for r in results if r.workload.startswith("W5-") and r.extra.get("compile_s")]
+    if not rows:
+        return None
+    header = ["Peer", "Cache", *PHASE_NAMES.values(), "W5 time", "Spread", "Repeats"]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for r in rows:
+        cells = [format_seconds(statistics.median(r.extra[key])) for key in PHASE_NAMES]
+        cache = r.workload.removeprefix("W5-")
+        total = [format_seconds(r.median_s), spread(r), str(len(r.samples))]
+        lines.append("| " + " | ".join([r.peer, cache, *cells, *total]) + " |")
+    intro = (
+        "## W5: time to the first result of the W3 step in a new process\n\n"
+        "W5 time = runtime start + compile + first call, counted from the moment the "
+        "library's import has returned; the import is shown beside it. Every peer gets the "
+        "same number of cold/warm pairs."
+    )
+    return intro + "\n\n" + "\n".join(lines)
 
 
 def profile_section(results: list) -> str | None:

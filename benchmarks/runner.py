@@ -141,14 +141,27 @@ def run_workload(workload, workers: dict, mode: str, pace, say):
     _profile_slower_symnb(workers, [results[name] for name in ready])
     for name in ready:
         workers[name].ask("release", TIME_TIMEOUT_S)
-    return list(results.values())
+    return with_load([r for r in results.values() if not _variant_without_version(r)])
+
+
+def with_load(results: list) -> list:
+    """The rows, each with the machine's 1-minute load average as its workload ended."""
+    load = os.getloadavg()[0]
+    for result in results:
+        result.extra["load"] = load
+    return results
+
+
+def _variant_without_version(result: Result) -> bool:
+    """An ``out=`` row of a workload that has no ``out=`` version is left out of the table."""
+    return peers.is_variant(result.peer) and result.status == "skipped"
 
 
 def _profile_slower_symnb(workers: dict, timed: list) -> None:
     """A profile of symnb's best backend when a peer is faster: where its time goes."""
     valid = [r for r in timed if r.status == "ok" and r.samples]
     ours = [r for r in valid if peers.is_symnb(r.peer)]
-    theirs = [r.median_s for r in valid if not peers.is_symnb(r.peer)]
+    theirs = [r.median_s for r in valid if not (peers.is_symnb(r.peer) or peers.is_variant(r.peer))]
     if not (ours and theirs):
         return
     best = min(ours, key=_median)

@@ -2,7 +2,8 @@
 
 Requests and replies are JSON objects, one per line, on stdin and on the original stdout;
 everything the libraries print goes to stderr so it cannot corrupt the protocol.
-Commands: hello, setup (build, check against the float64 reference, warm up), time, release.
+Commands: hello, setup (build, check against the float64 reference, warm up), check (the same
+without warming up), time, profile, release.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import time
 import traceback
 
 from benchmarks import peers, profiling, timing
-from benchmarks.check import Skip, compare
-from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference
+from benchmarks.check import Skip, problem_with
+from benchmarks.workloads import BY_KEY, comparable, copy_inputs, make_inputs, reference
 
 
 class Worker:
@@ -26,6 +27,7 @@ class Worker:
         self.peer = None
         self.run = None
         self.calls = 1
+        self.kept = timing.Kept()
 
     def handle(self, request: dict) -> dict:
         command = getattr(self, "cmd_" + request.get("cmd", ""), None)
@@ -47,26 +49,36 @@ class Worker:
         return {"status": "ok", "version": self.peer.version()}
 
     def cmd_setup(self, workload: str, mode: str, target_s: float) -> dict:
-        self.run = None
+        self.run, self.kept = None, timing.Kept()
+        run, reply = self._checked(workload, mode)
+        if reply["status"] != "ok":
+            return reply
+        per_call = timing.warm_up(run, self.kept)
+        self.run, self.calls = run, timing.calls_per_sample(per_call, target_s)
+        return reply | {"calls": self.calls, "sample_s": per_call * self.calls}
+
+    def cmd_check(self, workload: str, mode: str) -> dict:
+        """Build, call once and check against the reference, without preparing to time."""
+        return self._checked(workload, mode)[1]
+
+    def _checked(self, workload: str, mode: str):
+        """(the built callable, the reply): dtypes and values checked after the first call."""
         spec = BY_KEY[workload]
         inputs = make_inputs(spec, mode)
         expected = comparable(spec, inputs, reference(spec, inputs))
         start = time.perf_counter()
-        run = self.peer.build(spec.builder, {k: v.copy() for k, v in inputs.items()})
+        run = self.peer.build(spec.builder, copy_inputs(inputs))
         outputs = self.peer.to_numpy(run())
         first_s = time.perf_counter() - start
-        problem = compare(comparable(spec, inputs, outputs), expected, spec.dtype)
+        problem = problem_with(outputs, comparable(spec, inputs, outputs), expected, spec.dtype)
         if problem:
-            return {"status": "WRONG", "note": problem}
-        per_call = timing.warm_up(run)
-        self.run, self.calls = run, timing.calls_per_sample(per_call, target_s)
-        sample_s = per_call * self.calls
-        return {"status": "ok", "first_call_s": first_s, "calls": self.calls, "sample_s": sample_s}
+            return run, {"status": "WRONG", "note": problem}
+        return run, {"status": "ok", "first_call_s": first_s, "note": self.peer.setup_note()}
 
     def cmd_time(self, samples: int = 1) -> dict:
         if self.run is None:
             return {"status": "error", "note": "no workload prepared"}
-        seconds = [timing.batch_seconds(self.run, self.calls) for _ in range(samples)]
+        seconds = [timing.batch_seconds(self.run, self.calls, self.kept) for _ in range(samples)]
         return {"status": "ok", "seconds": seconds}
 
     def cmd_profile(self) -> dict:
@@ -75,7 +87,7 @@ class Worker:
         return {"status": "ok", "profile": profiling.profile_calls(self.run, self.calls)}
 
     def cmd_release(self) -> dict:
-        self.run = None
+        self.run, self.kept = None, timing.Kept()
         return {"status": "ok"}
 
 

@@ -7,6 +7,7 @@ module registers for it (the dtype comes from the inputs).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -28,6 +29,7 @@ class Workload:
     dtype: str = "float64"
     sizes: dict = field(default_factory=dict)
     params: tuple = ()  # inputs a training step updates; compared as deltas
+    seed: str = ""  # the key whose inputs it shares (W4's variants: W4's values), else its own
 
     def size(self, mode: str):
         return self.sizes[mode]
@@ -61,6 +63,14 @@ def mlp_inputs(size, dtype, rng) -> dict:
     return values
 
 
+def digits_inputs(size, dtype, rng) -> dict:
+    """An MLP's inputs with ``x`` shaped like scikit-learn's digits: 8x8 pixel intensities
+    0..16, scaled to [0, 1] as courses do (seeded synthetic data, not the real images)."""
+    values = mlp_inputs(size, dtype, rng)
+    values["x"] = (rng.integers(0, 17, values["x"].shape) / 16).astype(dtype)
+    return values
+
+
 def convnet_inputs(size, dtype, rng) -> dict:
     batch, side, filters, classes = size
     flat = filters * (side - 2) ** 2
@@ -74,8 +84,9 @@ def convnet_inputs(size, dtype, rng) -> dict:
     }
 
 
-def scalar_inputs(size, dtype, rng) -> dict:
-    return {"a": np.asarray(rng.standard_normal(), dtype), "b": np.asarray(1.5, dtype)}
+def scalar_inputs(size, dtype, rng, kind=np.asarray) -> dict:
+    """W4's two scalars as 0-d arrays, or as ``kind`` of them (``float``, ``np.float64``)."""
+    return {"a": kind(np.asarray(rng.standard_normal(), dtype)), "b": kind(np.asarray(1.5, dtype))}
 
 
 def vector_inputs(size, dtype, rng) -> dict:
@@ -89,7 +100,7 @@ def square_inputs(size, dtype, rng) -> dict:
 def make_inputs(workload: Workload, mode: str) -> dict:
     """The workload's inputs for a mode, the same in every process."""
     maker, args = _INPUTS[workload.builder]
-    return maker(*args, workload.size(mode), workload.dtype, _rng(workload.key))
+    return maker(*args, workload.size(mode), workload.dtype, _rng(workload.seed or workload.key))
 
 
 _INPUTS = {
@@ -97,7 +108,10 @@ _INPUTS = {
     "W1b": (elementwise_inputs, ("xyzw",)),
     "W2": (xent_inputs, ()),
     "W3": (mlp_inputs, ()),
+    "W3s": (digits_inputs, ()),
     "W4": (scalar_inputs, ()),
+    "W4-float": (partial(scalar_inputs, kind=float), ()),
+    "W4-npscalar": (partial(scalar_inputs, kind=np.float64), ()),
     "W6": (square_inputs, ()),
     "W7-tanh": (vector_inputs, ()),
     "W7-abs": (vector_inputs, ()),
@@ -106,8 +120,19 @@ _INPUTS = {
 
 
 def as_float64(inputs: dict) -> dict:
-    """Copies of the inputs with floats widened to float64 (integers kept)."""
-    return {k: v.astype(np.float64) if v.dtype.kind == "f" else v.copy() for k, v in inputs.items()}
+    """Copies of the inputs with floats widened to float64 (integers and Python floats kept)."""
+    return {k: _widened(v) for k, v in inputs.items()}
+
+
+def _widened(value):
+    if isinstance(value, float):
+        return value
+    return value.astype(np.float64) if value.dtype.kind == "f" else value.copy()
+
+
+def copy_inputs(inputs: dict) -> dict:
+    """Copies a peer may modify (training steps update their parameters in place)."""
+    return {k: v if isinstance(v, float) else v.copy() for k, v in inputs.items()}
 
 
 def reference(workload: Workload, inputs: dict) -> list:
@@ -131,6 +156,11 @@ def _ref_w2(v):
 def _ref_w3(v):
     params = [v[k] for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
     return [numpy_impl.mlp_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
+
+
+def _ref_w3s(v):
+    params = [v[k] for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
+    return [numpy_impl.tanh_mlp_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
 
 
 def _ref_w4(v):
@@ -159,7 +189,10 @@ _REFERENCES = {
     "W1b": _ref_w1b,
     "W2": _ref_w2,
     "W3": _ref_w3,
+    "W3s": _ref_w3s,
     "W4": _ref_w4,
+    "W4-float": _ref_w4,
+    "W4-npscalar": _ref_w4,
     "W6": _ref_w6,
     "W7-tanh": _ref_w7_tanh,
     "W7-abs": _ref_w7_abs,
@@ -197,8 +230,16 @@ WORKLOADS = [
              dtype="float32", params=_MLP,
              sizes={"full": (256, 784, 512, 256, 10), "quick": (256, 784, 512, 256, 10),
                     "tiny": (8, 12, 16, 8, 4)}),
+    Workload("W3s", "course MLP 64-128-64-10 tanh SGD step, batch 32, float32 (digits-shaped)",
+             builder="W3s", dtype="float32", params=_MLP,
+             sizes={"full": (32, 64, 128, 64, 10), "quick": (32, 64, 128, 64, 10),
+                    "tiny": (8, 16, 12, 8, 4)}),
     Workload("W4", "call overhead: a*b + 1 on 0-d float64", builder="W4",
              sizes={"full": (), "quick": (), "tiny": ()}),
+    Workload("W4-float", "the same with Python floats as arguments", builder="W4-float",
+             seed="W4", sizes={"full": (), "quick": (), "tiny": ()}),
+    Workload("W4-npscalar", "the same with NumPy float64 scalars as arguments",
+             builder="W4-npscalar", seed="W4", sizes={"full": (), "quick": (), "tiny": ()}),
     Workload("W5", "compile time of the W3 step, cold and warm cache, new process",
              kind="compile", builder="W3", dtype="float32",
              sizes={"full": (256, 784, 512, 256, 10), "quick": (256, 784, 512, 256, 10),

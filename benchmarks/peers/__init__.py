@@ -12,12 +12,19 @@ import os
 # peer name -> (module, keyword arguments of its Peer class)
 EXTERNAL = {
     "numpy": ("benchmarks.peers.numpy_peer", {}),
+    "numpy (out=)": ("benchmarks.peers.numpy_peer", {"out": True}),
     "numexpr": ("benchmarks.peers.numexpr_peer", {}),
-    "pytensor": ("benchmarks.peers.pytensor_peer", {}),
+    "numexpr (out=)": ("benchmarks.peers.numexpr_peer", {"out": True}),
+    "pytensor (numba)": ("benchmarks.peers.pytensor_peer", {"mode": "NUMBA"}),
+    "pytensor (cvm)": ("benchmarks.peers.pytensor_peer", {"mode": "CVM"}),
     "jax": ("benchmarks.peers.jax_peer", {}),
     "torch": ("benchmarks.peers.torch_peer", {"compiled": False}),
+    "torch (out=)": ("benchmarks.peers.torch_peer", {"compiled": False, "out": True}),
     "torch.compile": ("benchmarks.peers.torch_peer", {"compiled": True}),
 }
+# Rows that write into a caller's buffer: shown beside the headline rows, never as the
+# fastest, and left out of a workload they have no version of (see is_variant).
+OUT_SUFFIX = " (out=)"
 SYMNB_PREFIX = "symnb-"
 
 
@@ -42,6 +49,11 @@ def is_symnb(peer: str) -> bool:
     return peer.startswith(SYMNB_PREFIX)
 
 
+def is_variant(peer: str) -> bool:
+    """An ``out=`` row: not a headline, not counted as the fastest."""
+    return peer.endswith(OUT_SUFFIX)
+
+
 def load(peer: str):
     """The ``Peer`` object for a name such as ``numpy``, ``torch.compile`` or ``symnb-c``."""
     if is_symnb(peer):
@@ -60,11 +72,13 @@ def cache_env(peer: str, directory: str) -> dict:
     libraries.
     """
     join = os.path.join
+    pytensor = {  # base_compiledir: PyTensor 3 keeps its Numba cache there, not in compiledir
+        "PYTENSOR_FLAGS": f"base_compiledir={join(directory, 'pytensor')}",
+        "NUMBA_CACHE_DIR": join(directory, "numba"),
+    }
     tables = {
-        "pytensor": {
-            "PYTENSOR_FLAGS": f"compiledir={join(directory, 'pytensor')}",
-            "NUMBA_CACHE_DIR": join(directory, "numba"),
-        },
+        "pytensor (numba)": pytensor,
+        "pytensor (cvm)": pytensor,
         "jax": {
             "JAX_COMPILATION_CACHE_DIR": directory,
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",

@@ -45,10 +45,24 @@ class Peer(BasePeer):
         return run
 
     def build_w3(self, v):
-        return _training(_mlp_loss, v, MLP)
+        return _training(_mlp_loss(jax.nn.relu), v, MLP)
+
+    def build_w3s(self, v):
+        return _training(_mlp_loss(jnp.tanh), v, MLP)
 
     def build_w4(self, v):
         return _jitted(_a_times_b_plus_one, v, "ab")
+
+    def build_w4_float(self, v):
+        """The scalars go to the jitted function as they are, converted by JAX in each call."""
+        compiled, a, b = jax.jit(_a_times_b_plus_one), v["a"], v["b"]
+
+        def run():
+            return [compiled(a, b).block_until_ready()]
+
+        return run
+
+    build_w4_npscalar = build_w4_float
 
     def build_w6(self, v):
         return _jitted(_logsumexp_rows, v, "x")
@@ -74,13 +88,14 @@ def _jitted(fn, v, names):
 
 
 def _training(loss_fn, v, keys):
-    """A jitted SGD step; the new parameters replace the old ones, as updates would."""
+    """A jitted SGD step; the new parameters replace the old ones, as updates would, in the
+    old ones' buffers (``donate_argnums``), as JAX's training loops do."""
 
     def step(params, x, labels):
         loss, grads = jax.value_and_grad(loss_fn)(params, x, labels)
         return loss, [p - LEARNING_RATE * g for p, g in zip(params, grads)]
 
-    compiled = jax.jit(step)
+    compiled = jax.jit(step, donate_argnums=0)
     state = {"params": [jnp.asarray(v[k]) for k in keys]}
     x, labels = jnp.asarray(v["x"]), jnp.asarray(v["labels"])
 
@@ -124,11 +139,15 @@ def _xent(logits, labels):
     return -jnp.take_along_axis(logp, labels[:, None], axis=1).mean()
 
 
-def _mlp_loss(params, x, labels):
-    w1, b1, w2, b2, w3, b3 = params
-    h1 = jax.nn.relu(x @ w1 + b1)
-    h2 = jax.nn.relu(h1 @ w2 + b2)
-    return _xent(h2 @ w3 + b3, labels)
+def _mlp_loss(act):
+    """The loss of a two-hidden-layer MLP with activation ``act``."""
+
+    def loss(params, x, labels):
+        w1, b1, w2, b2, w3, b3 = params
+        h2 = act(act(x @ w1 + b1) @ w2 + b2)
+        return _xent(h2 @ w3 + b3, labels)
+
+    return loss
 
 
 def _convnet_loss(params, x, labels):

@@ -1,6 +1,12 @@
-"""Hand-written NumPy: the workloads' reference code run in the workload's dtype."""
+"""Hand-written NumPy: the workloads' reference code run in the workload's dtype.
+
+With ``out=True`` (the "numpy (out=)" rows) the elementwise workloads write through ufunc
+``out=`` arguments into buffers allocated once (benchmarks/peers/into.py).
+"""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -8,9 +14,16 @@ from benchmarks import numpy_impl
 from benchmarks.peers.base import BasePeer, returning_list
 from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
 
+INTO_OPS = SimpleNamespace(
+    mul=np.multiply, add=np.add, sub=np.subtract, div=np.divide, neg=np.negative, exp=np.exp,
+    sin=np.sin, log1p=np.log1p, abs=np.abs, tanh=np.tanh, empty_like=np.empty_like,
+)  # fmt: skip
+
 
 class Peer(BasePeer):
-    name = "numpy"
+    def __init__(self, out: bool = False):
+        self.into_ops = INTO_OPS if out else None
+        self.name = "numpy (out=)" if out else "numpy"
 
     def version(self) -> str:
         return np.__version__
@@ -30,6 +43,9 @@ class Peer(BasePeer):
     def build_w3(self, v):
         return _training(numpy_impl.mlp_step, v, ("w1", "b1", "w2", "b2", "w3", "b3"))
 
+    def build_w3s(self, v):
+        return _training(numpy_impl.tanh_mlp_step, v, ("w1", "b1", "w2", "b2", "w3", "b3"))
+
     def build_w4(self, v):
         a, b = v["a"], v["b"]
 
@@ -37,6 +53,8 @@ class Peer(BasePeer):
             return [a * b + 1]
 
         return run
+
+    build_w4_float = build_w4_npscalar = build_w4
 
     def build_w6(self, v):
         return returning_list(numpy_impl.logsumexp_rows, v["x"])

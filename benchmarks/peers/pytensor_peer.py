@@ -1,68 +1,80 @@
-"""PyTensor (Theano's heir) in its default mode, with its default input checks."""
+"""PyTensor (Theano's heir) in one named mode, with its default input checks.
+
+``NUMBA`` (the default linker of PyTensor 3.x) and ``CVM`` (the C virtual machine over C
+thunks, the linker closest to symnb's backend "c") are two peers, labelled by mode.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
+from pytensor.compile.mode import get_mode
 from pytensor.tensor.special import log_softmax
 
 from benchmarks.peers.base import BasePeer
 from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
 
+MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
+
 
 class Peer(BasePeer):
-    name = "pytensor"
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.name = f"pytensor ({mode.lower()})"
 
     def version(self) -> str:
-        return f"{pytensor.__version__} (mode {pytensor.config.mode})"
+        linker = type(get_mode(self.mode).linker).__name__
+        return f"{pytensor.__version__} (mode {self.mode}, {linker})"
+
+    def function(self, inputs, outputs, updates=None):
+        return pytensor.function(inputs, outputs, updates=updates, mode=self.mode)
 
     def build_w1(self, v):
         x, y, z = (_like(v[k]) for k in "xyz")
         out = pt.exp(-x * x) * pt.sin(y) + pt.log1p(pt.abs(z)) / (1 + x * x)
-        return _calling(pytensor.function([x, y, z], out), v["x"], v["y"], v["z"])
+        return _calling(self.function([x, y, z], out), v["x"], v["y"], v["z"])
 
     def build_w1b(self, v):
         x, y, z, w = (_like(v[k]) for k in "xyzw")
         out = 2 * x + 3 * y - z * w
-        return _calling(pytensor.function([x, y, z, w], out), *(v[k] for k in "xyzw"))
+        return _calling(self.function([x, y, z, w], out), *(v[k] for k in "xyzw"))
 
     def build_w2(self, v):
         logits, labels = _like(v["logits"]), _like(v["labels"])
         loss = _xent(logits, labels)
-        f = pytensor.function([logits, labels], [loss, pytensor.grad(loss, logits)])
+        f = self.function([logits, labels], [loss, pytensor.grad(loss, logits)])
         return _calling_many(f, v["logits"], v["labels"])
 
     def build_w3(self, v):
-        params = [pytensor.shared(v[k], name=k) for k in ("w1", "b1", "w2", "b2", "w3", "b3")]
-        x, labels = _like(v["x"]), _like(v["labels"])
-        w1, b1, w2, b2, w3, b3 = params
-        h1 = pt.maximum(x @ w1 + b1, 0)
-        h2 = pt.maximum(h1 @ w2 + b2, 0)
-        loss = _xent(h2 @ w3 + b3, labels)
-        return _sgd_function([x, labels], loss, params, v)
+        return self._mlp(v, _relu)
+
+    def build_w3s(self, v):
+        return self._mlp(v, pt.tanh)
 
     def build_w4(self, v):
-        a, b = _like(v["a"]), _like(v["b"])
-        return _calling(pytensor.function([a, b], a * b + 1), v["a"], v["b"])
+        a, b = pt.dscalar("a"), pt.dscalar("b")
+        return _calling(self.function([a, b], a * b + 1), v["a"], v["b"])
+
+    build_w4_float = build_w4_npscalar = build_w4
 
     def build_w6(self, v):
         x = _like(v["x"])
-        return _calling(pytensor.function([x], pt.logsumexp(x, axis=1)), v["x"])
+        return _calling(self.function([x], pt.logsumexp(x, axis=1)), v["x"])
 
     def build_w7_tanh(self, v):
         x = _like(v["x"])
         out = x
         for _ in range(CHAIN_DEPTH):
             out = pt.tanh(out * 0.9 + 0.1)
-        return _calling(pytensor.function([x], out), v["x"])
+        return _calling(self.function([x], out), v["x"])
 
     def build_w7_abs(self, v):
         x = _like(v["x"])
         out = x
         for _ in range(CHAIN_DEPTH):
             out = pt.abs(out * 0.9 - 0.1)
-        return _calling(pytensor.function([x], out), v["x"])
+        return _calling(self.function([x], out), v["x"])
 
     def build_w8(self, v):
         from pytensor.tensor.signal import convolve2d
@@ -77,7 +89,30 @@ class Peer(BasePeer):
         conv = convolve2d(x, flipped, mode="valid")
         act = pt.maximum(conv + kbias.dimshuffle("x", 0, "x", "x"), 0)
         loss = _xent(act.flatten(2) @ dense + dbias, labels)
-        return _sgd_function([x, labels], loss, params, v)
+        return self._sgd([x, labels], loss, params, v)
+
+    def _mlp(self, v, act):
+        """The SGD step of a two-hidden-layer MLP with activation ``act``."""
+        params = [pytensor.shared(v[k], name=k) for k in MLP]
+        x, labels = _like(v["x"]), _like(v["labels"])
+        w1, b1, w2, b2, w3, b3 = params
+        h2 = act(act(x @ w1 + b1) @ w2 + b2)
+        return self._sgd([x, labels], _xent(h2 @ w3 + b3, labels), params, v)
+
+    def _sgd(self, inputs, loss, params, v):
+        lr = np.asarray(LEARNING_RATE, dtype=v["x"].dtype)
+        updates = [(p, p - lr * g) for p, g in zip(params, pytensor.grad(loss, params))]
+        f = self.function(inputs, loss, updates=updates)
+
+        def run():
+            out = f(v["x"], v["labels"])
+            return [out, *(p.get_value(borrow=True) for p in params)]
+
+        return run
+
+
+def _relu(x):
+    return pt.maximum(x, 0)
 
 
 def _like(value: np.ndarray):
@@ -87,18 +122,6 @@ def _like(value: np.ndarray):
 def _xent(logits, labels):
     rows = pt.arange(logits.shape[0])
     return -log_softmax(logits, axis=1)[rows, labels].mean()
-
-
-def _sgd_function(inputs, loss, params, v):
-    lr = np.asarray(LEARNING_RATE, dtype=v["x"].dtype)
-    updates = [(p, p - lr * g) for p, g in zip(params, pytensor.grad(loss, params))]
-    f = pytensor.function(inputs, loss, updates=updates)
-
-    def run():
-        out = f(v["x"], v["labels"])
-        return [out, *(p.get_value(borrow=True) for p in params)]
-
-    return run
 
 
 def _calling(f, *args):

@@ -1,6 +1,15 @@
-"""PyTorch on the CPU: eager, or each workload's function wrapped in ``torch.compile``."""
+"""PyTorch on the CPU: eager, eager writing into ``out=`` buffers, or ``torch.compile``.
+
+Nothing requires grad outside the training steps, so eager calls run without ``no_grad``.
+Training steps: eager computes the loss on leaf tensors, ``torch.autograd.grad`` and an
+in-place SGD update; ``torch.compile`` traces the whole step (``torch.func.grad_and_value``
+and the in-place update) with ``fullgraph=True``, so a graph break fails the build, and the
+setup reports dynamo's graph and graph-break counts.
+"""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import torch
@@ -11,29 +20,57 @@ from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
 
 MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
 CONVNET = ("kernels", "kbias", "dense", "dbias")
+INTO_OPS = SimpleNamespace(
+    mul=torch.mul, add=torch.add, sub=torch.sub, div=torch.div, neg=torch.neg, exp=torch.exp,
+    sin=torch.sin, log1p=torch.log1p, abs=torch.abs, tanh=torch.tanh,
+    empty_like=torch.empty_like,
+)  # fmt: skip
 
 
 class Peer(BasePeer):
-    def __init__(self, compiled: bool):
-        self.compiled = compiled
-        self.name = "torch.compile" if compiled else "torch"
+    def __init__(self, compiled: bool, out: bool = False, backend: str = "inductor"):
+        self.compiled, self.backend = compiled, backend
+        self.into_ops = INTO_OPS if out else None
+        self.name = "torch.compile" if compiled else ("torch (out=)" if out else "torch")
 
     def version(self) -> str:
-        return f"{torch.__version__} ({torch.get_num_threads()} threads)"
+        how = f", backend {self.backend}, fullgraph" if self.compiled else ""
+        return f"{torch.__version__} ({torch.get_num_threads()} threads{how})"
+
+    def to_lib(self, value):
+        return torch.from_numpy(value)
 
     def to_numpy(self, outputs) -> list:
-        return [np.array(o.detach()) if torch.is_tensor(o) else np.asarray(o) for o in outputs]
+        return [o.detach().numpy().copy() if torch.is_tensor(o) else np.asarray(o) for o in outputs]
+
+    def setup_note(self) -> str:
+        """Dynamo's counts for the last build; any graph break is an error."""
+        if not self.compiled:
+            return ""
+        from torch._dynamo.utils import counters
+
+        breaks = sum(counters["graph_break"].values())
+        graphs = counters["stats"]["unique_graphs"]
+        if breaks or not graphs:
+            reasons = "; ".join(list(counters["graph_break"])[:3])
+            raise RuntimeError(f"torch.compile: {graphs} graphs, {breaks} graph breaks: {reasons}")
+        return f"{graphs} graph{'s' * (graphs != 1)}, 0 graph breaks"
 
     def _wrap(self, fn):
-        return torch.compile(fn) if self.compiled else fn
+        if not self.compiled:
+            return fn
+        from torch._dynamo.utils import counters
+
+        torch._dynamo.reset()  # each workload compiles afresh (W4's variants share a function)
+        counters.clear()
+        return torch.compile(fn, fullgraph=True, backend=self.backend)
 
     def _elementwise(self, fn, v, names):
         fn = self._wrap(fn)
         args = [torch.from_numpy(v[k]) for k in names]
 
         def run():
-            with torch.no_grad():
-                return [fn(*args)]
+            return [fn(*args)]
 
         return run
 
@@ -46,6 +83,17 @@ class Peer(BasePeer):
     def build_w4(self, v):
         return self._elementwise(_a_times_b_plus_one, v, "ab")
 
+    def build_w4_float(self, v):
+        """Scalars from Python become 0-d float64 tensors in each call, as a user must."""
+        fn, a, b = self._wrap(_a_times_b_plus_one), v["a"], v["b"]
+
+        def run():
+            return [fn(torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))]
+
+        return run
+
+    build_w4_npscalar = build_w4_float
+
     def build_w6(self, v):
         return self._elementwise(_logsumexp_rows, v, "x")
 
@@ -56,38 +104,73 @@ class Peer(BasePeer):
         return self._elementwise(_abs_chain, v, "x")
 
     def build_w2(self, v):
-        fn = self._wrap(_xent_and_grad)
-        logits, labels = torch.from_numpy(v["logits"]), torch.from_numpy(v["labels"])
+        labels = torch.from_numpy(v["labels"])
+        if self.compiled:
+            fn = self._wrap(torch.func.grad_and_value(F.cross_entropy))
+            logits = torch.from_numpy(v["logits"])
+
+            def run():
+                grad, loss = fn(logits, labels)
+                return [loss, grad]
+
+            return run
+        logits = torch.from_numpy(v["logits"]).requires_grad_()
 
         def run():
-            return list(fn(logits, labels))
+            loss = F.cross_entropy(logits, labels)
+            (grad,) = torch.autograd.grad(loss, logits)
+            return [loss.detach(), grad]
 
         return run
 
     def build_w3(self, v):
-        return self._training(_mlp_loss, v, MLP)
+        return self._training(_mlp_loss(torch.relu), v, MLP)
+
+    def build_w3s(self, v):
+        return self._training(_mlp_loss(torch.tanh), v, MLP)
 
     def build_w8(self, v):
         return self._training(_convnet_loss, v, CONVNET)
 
     def _training(self, loss_fn, v, keys):
-        params = [torch.from_numpy(v[k].copy()).requires_grad_() for k in keys]
         x, labels = torch.from_numpy(v["x"]), torch.from_numpy(v["labels"])
-
-        def step():
-            loss = loss_fn(params, x, labels)
-            grads = torch.autograd.grad(loss, params)
-            with torch.no_grad():
-                for p, g in zip(params, grads):
-                    p.sub_(g, alpha=LEARNING_RATE)
-            return loss.detach()
-
-        step = self._wrap(step)
+        if self.compiled:
+            params = [torch.from_numpy(v[k].copy()) for k in keys]
+            step = self._wrap(_traced_step(loss_fn))
+        else:
+            params = [torch.from_numpy(v[k].copy()).requires_grad_() for k in keys]
+            step = _eager_step(loss_fn)
 
         def run():
-            return [step(), *params]
+            return [step(params, x, labels), *params]
 
         return run
+
+
+def _eager_step(loss_fn):
+    """Loss on leaf tensors, ``autograd.grad``, in-place SGD outside the graph."""
+
+    def step(params, x, labels):
+        loss = loss_fn(params, x, labels)
+        grads = torch.autograd.grad(loss, params)
+        with torch.no_grad():
+            torch._foreach_add_(params, grads, alpha=-LEARNING_RATE)
+        return loss.detach()
+
+    return step
+
+
+def _traced_step(loss_fn):
+    """The whole step as one function for dynamo: gradients by ``torch.func``, then the
+    in-place update of the (non-leaf-grad) parameter tensors."""
+    grad_and_loss = torch.func.grad_and_value(loss_fn)
+
+    def step(params, x, labels):
+        grads, loss = grad_and_loss(params, x, labels)
+        torch._foreach_add_(params, grads, alpha=-LEARNING_RATE)
+        return loss
+
+    return step
 
 
 def _fused(x, y, z):
@@ -118,18 +201,15 @@ def _abs_chain(x):
     return x
 
 
-def _xent_and_grad(logits, labels):
-    logits = logits.detach().requires_grad_()
-    loss = F.cross_entropy(logits, labels)
-    (grad,) = torch.autograd.grad(loss, logits)
-    return loss.detach(), grad
+def _mlp_loss(act):
+    """The loss of a two-hidden-layer MLP with activation ``act``."""
 
+    def loss(params, x, labels):
+        w1, b1, w2, b2, w3, b3 = params
+        h2 = act(act(x @ w1 + b1) @ w2 + b2)
+        return F.cross_entropy(h2 @ w3 + b3, labels)
 
-def _mlp_loss(params, x, labels):
-    w1, b1, w2, b2, w3, b3 = params
-    h1 = torch.relu(x @ w1 + b1)
-    h2 = torch.relu(h1 @ w2 + b2)
-    return F.cross_entropy(h2 @ w3 + b3, labels)
+    return loss
 
 
 def _convnet_loss(params, x, labels):

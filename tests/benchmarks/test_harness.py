@@ -1,11 +1,12 @@
 """The benchmark harness runs end to end in a tiny mode, and refuses to time wrong answers."""
 
 import json
+import weakref
 
 import numpy as np
 import pytest
 
-from benchmarks import numpy_impl, report
+from benchmarks import compile_time, numpy_impl, report, timing
 from benchmarks.check import Skip, compare, relative_error
 from benchmarks.cli import main
 from benchmarks.peers.numpy_peer import Peer as NumpyPeer
@@ -124,3 +125,96 @@ def test_slow_rows_take_fewer_rounds_but_at_least_three():
     assert rounds_for(2.0, rounds=7, budget_s=8.0) == 4
     assert rounds_for(5.0, rounds=7, budget_s=8.0) == 3
     assert rounds_for(5.0, rounds=2, budget_s=0.5) == 2
+
+
+class Float64Loss(NumpyPeer):
+    """A peer whose W2 values are right but whose outputs are float64 (float32 inputs)."""
+
+    def build_w2(self, v):
+        def run():
+            loss, grad = numpy_impl.softmax_xent(v["logits"].astype(np.float64), v["labels"])
+            return [loss, grad]
+
+        return run
+
+
+def test_an_output_of_the_wrong_dtype_is_wrong():
+    reply = prepared(Float64Loss()).handle({"cmd": "setup", "args": {
+        "workload": "W2", "mode": "tiny", "target_s": 0.001}})  # fmt: skip
+    assert reply == {"status": "WRONG", "note": "output 0 has dtype float64, the reference's is "
+                     "float32"}  # fmt: skip
+
+
+def test_each_call_runs_while_the_previous_results_are_still_held():
+    """As in ``out = f(x)``: a library cannot recycle the buffer the caller still holds."""
+    alive_during_call, previous = [], []
+
+    def run():
+        alive_during_call.append(bool(previous) and previous[-1]() is not None)
+        result = np.ones(3)
+        previous.append(weakref.ref(result))
+        return [result]
+
+    kept = timing.Kept()
+    timing.batch_seconds(run, 3, kept)
+    timing.batch_seconds(run, 2, kept)
+    assert alive_during_call == [False, True, True, True, True]
+
+
+def test_out_rows_are_compared_with_the_fastest_but_never_are_it():
+    rows = [
+        Result("W1b", "numpy (out=)", "ok", samples=[0.01, 0.012, 0.009]),
+        Result("W1b", "numpy", "ok", samples=[0.04]),
+        Result("W1b", "symnb-c", "ok", samples=[0.02]),
+    ]
+    report.add_ratios(rows)
+    assert rows[0].extra["vs_fastest"] == pytest.approx(0.5)
+    assert rows[2].extra["vs_fastest"] == pytest.approx(1.0)
+    assert "numpy (out=)" not in report.summary_matrix(rows)
+    assert report.spread(rows[0]) == "-10%/+20%" and report.spread(rows[1]) == "1 sample"
+    rows[0].extra["load"] = 3.25
+    assert report.row_cells(rows[0])[3:7] == ["-10%/+20%", "0.50", "0.50", "3.2"]
+
+
+def test_w5_probe_times_each_phase_from_the_import():
+    reply = compile_time.probe("numpy", "/nonexistent-cache", "tiny")
+    assert reply["status"] == "ok"
+    assert reply["seconds"] == pytest.approx(reply["runtime_s"] + reply["compile_s"])
+    assert all(reply[phase] >= 0 for phase in compile_time.PHASES)
+
+
+def test_w5_gives_every_peer_the_same_repeats_and_a_phase_table(monkeypatch):
+    monkeypatch.setitem(compile_time.REPEATS, "tiny", 2)
+    rows = compile_time.measure(["numpy", "numpy (out=)"], "tiny", lambda message: None)
+    assert [(r.workload, r.peer, r.status, len(r.samples)) for r in rows] == [
+        ("W5-cold", "numpy", "ok", 2), ("W5-warm", "numpy", "ok", 2)]  # fmt: skip
+    assert all(len(r.extra["import_s"]) == 2 and "load" in r.extra for r in rows)
+    table = report.w5_section(rows)
+    assert "| import | runtime start | compile + first call | W5 time | Spread | Repeats |" in table
+    assert table.count("| numpy |") == 2 and "| 2 |" in table
+    assert "import " in report.row_cells(rows[0])[-1]
+
+
+def test_numexpr_calls_re_evaluate_after_building():
+    ne = pytest.importorskip("numexpr")
+    from benchmarks.peers.numexpr_peer import Peer as NumexprPeer
+
+    inputs = make_inputs(BY_KEY["W1b"], "tiny")
+    for peer in (NumexprPeer(), NumexprPeer(out=True)):
+        run = peer.build("W1b", inputs)
+        first = run()[0]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(ne, "evaluate", None)  # a call would raise TypeError
+            again = run()[0]
+        np.testing.assert_allclose(again, numpy_impl.axpy_chain(*(inputs[k] for k in "xyzw")))
+        assert (again is first) == peer.out  # out=: the same buffer every call
+
+
+def test_jax_training_steps_donate_their_parameters():
+    pytest.importorskip("jax")
+    from benchmarks.peers.jax_peer import Peer as JaxPeer
+
+    run = JaxPeer().build("W3s", make_inputs(BY_KEY["W3s"], "tiny"))
+    before = run()[1:]
+    after = run()[1:]
+    assert all(p.is_deleted() for p in before) and not any(p.is_deleted() for p in after)
