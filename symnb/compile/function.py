@@ -183,6 +183,14 @@ class Function:
         """Jupyter's summary card (symnb.viz); plain text for terminals."""
         return hook("function_bundle")(self, include, exclude)
 
+    def __reduce__(self):
+        """Pickled as what it was built from: its variables (the graph, the shared variables
+        with their current values) and options; loading compiles it again, which the kernel
+        cache turns into loads of the same kernels (no plan or kernel pointer is pickled)."""
+        if self.backend == CHECK:
+            raise TypeError("a function built in check mode cannot be pickled")
+        return Function, self._built_from
+
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
         return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}>"
