@@ -89,7 +89,7 @@ class Function:
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = threading.Lock() if self.updates else contextlib.nullcontext()
-        self.linker = get_linker(self.backend if mode is None else mode)(self.graph, self._leaves)
+        self.linker = get_linker(self.backend, mode)(self.graph, self._leaves)
         self._runner = None if mode is not None else self._make_runner()
         self.compile_time = time.perf_counter() - start
 
