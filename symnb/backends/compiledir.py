@@ -168,10 +168,18 @@ def sweep_stale(directory: str) -> None:
         return
     _swept.add(directory)
     cutoff = time.time() - STALE_SECONDS
-    with os.scandir(directory) as entries:
-        for entry in entries:
-            if ".tmp" in entry.name and _older(entry, cutoff):
-                _remove(entry.path)
+    for entry in scan(directory):
+        if ".tmp" in entry.name and _older(entry, cutoff):
+            _remove(entry.path)
+
+
+def scan(directory: str) -> list[os.DirEntry]:
+    """The directory's entries; none when it is gone (cleared by another process)."""
+    try:
+        with os.scandir(directory) as entries:
+            return list(entries)
+    except FileNotFoundError:
+        return []
 
 
 def _older(entry, cutoff: float) -> bool:

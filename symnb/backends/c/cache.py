@@ -35,6 +35,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     forget,
     kernel_dir,
     read_regular,
+    scan,
     sweep_stale,
     temporary,
     verified,
@@ -286,15 +287,13 @@ class CacheInfo:
 
 
 def _libraries_on_disk() -> list[os.DirEntry]:
-    with os.scandir(kernel_dir()) as entries:
-        return [e for e in entries if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
+    return [e for e in scan(kernel_dir()) if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
 
 
 def info() -> CacheInfo:
     """What the kernel cache holds (``symnb cache info``)."""
     libs = _libraries_on_disk()
-    with os.scandir(kernel_dir()) as entries:
-        kernels = sum(e.name.endswith(".entry") for e in entries)
+    kernels = sum(e.name.endswith(".entry") for e in scan(kernel_dir()))
     total = sum(e.stat().st_size for e in libs)
     return CacheInfo(kernel_dir(), kernels, len(libs), total, config.cache_limit_mb * 10**6)
 
@@ -325,13 +324,10 @@ def _mtime(entry: os.DirEntry) -> float:
 
 
 def _drop_entries(names: set[str]) -> None:
-    with os.scandir(kernel_dir()) as entries:
-        for e in entries:
-            if e.name.endswith(".entry"):
-                text = read_regular(e.path) or ""
-                if text.split(" ")[0].strip() in names:
-                    with contextlib.suppress(OSError):
-                        os.unlink(e.path)
+    for e in scan(kernel_dir()):
+        if e.name.endswith(".entry") and (read_regular(e.path) or "").split(" ")[0] in names:
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
 
 
 @contextlib.contextmanager
