@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo lab test lint format bench clean docs mutate
+.PHONY: demo lab test lint format bench clean docs mutate fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ lab: $(VENV)/.stamp-demo,notebook
 
 test: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest
+
+# The differential fuzzer (tests/fuzz) with new random graphs for FUZZ_SECONDS (default 60).
+FUZZ_SECONDS ?= 60
+fuzz: $(VENV)/.stamp-test
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(BIN)/python -m tests.fuzz
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check .

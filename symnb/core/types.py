@@ -48,6 +48,10 @@ class TensorType:
     def __setattr__(self, name, value):
         raise AttributeError("TensorType is immutable")
 
+    def __reduce__(self):
+        """Pickled as its constructor call (unpickling must not set attributes)."""
+        return TensorType, (self.dtype, self.shape)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

@@ -164,3 +164,22 @@ def test_a_source_does_not_depend_on_what_the_dialect_rendered_before(dialect):
     shared = dialect()
     shared.render(lower(other, shared).kernel)
     assert shared.render(lower(node, shared).kernel) == alone
+
+
+def test_casts_to_bool_keep_every_nonzero_value(context):
+    """OpenCL stores bools as uchar, where ``(uchar)0.5`` is 0 (found by tests/fuzz)."""
+    a = sn.vector("a")
+    av = np.array([0.5, -0.25, 0.0, 1e-300, np.nan, 2.0])
+    node = fused_node([a], sn.cast(a * 1.0 - 0.0, "bool") | (a > 10))
+    np.testing.assert_array_equal(run(context, node, av), av.astype(bool))
+
+
+def test_float64_mod_and_floor_div_compile_with_nvrtc():
+    """``copysign(0, b)`` was ambiguous between float and double in CUDA (found by tests/fuzz)."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="pip install 'symnb[cuda]' for NVRTC")
+    from symnb.backends.cuda.nvrtc import compile_ptx
+
+    x, y = sn.vector("x"), sn.vector("y")
+    for out in (x % y, x // y):
+        source = CUDADialect().render(lower(out.owner, CUDADialect()).kernel)
+        assert b".entry sn_kernel" in compile_ptx(source, "compute_75")

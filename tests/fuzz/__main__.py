@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     _run_for(args.seconds, outcome, failures)
     spent = time.monotonic() - start
     for failure in dict.fromkeys(failures):
-        print(failure.splitlines()[0][:2000], "\n", "\n".join(failure.splitlines()[1:12]), "\n")
+        print(failure[:4000], "\n")
     for reason, count in outcome.reasons.most_common(8):
         print(f"  refused {count}x: {reason}")
     print(f"fuzz: {outcome.graphs} graphs compared on {outcome.compares} configurations in "

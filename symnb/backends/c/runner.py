@@ -20,13 +20,21 @@ import os
 import subprocess
 import sys
 import sysconfig
-import uuid
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from symnb.backends.c import cache, compiler
+from symnb.backends.compiledir import (
+    ensure_private,
+    fingerprint,
+    read_regular,
+    sweep_stale,
+    temporary,
+    verified,
+    write_private,
+)
 from symnb.backends.plan import Gemm, Launch, Library, View
 from symnb.config import config
 from symnb.core.dims import DimExpr
@@ -78,7 +86,7 @@ def _compiled():
     if cc is None:
         return None
     path = _cached_path(cc)
-    if not os.path.exists(path) and not _build(cc, path):
+    if not verified(path, read_regular(path + ".sum"), "C runner") and not _build(cc, path):
         return None
     try:
         loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
@@ -95,7 +103,8 @@ def _cached_path(cc: str) -> str:
     parts = [source_hash(), sys.version, np.__version__, compiler.compiler_identity(cc)]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return os.path.join(cache.compiledir(), "runner", f"_runner_{key}{suffix}")
+    return os.path.join(ensure_private(os.path.join(cache.compiledir(), "runner")),
+                        f"_runner_{key}{suffix}")  # fmt: skip
 
 
 def compile_command(cc: str, target: str) -> list[str]:
@@ -109,15 +118,18 @@ def compile_command(cc: str, target: str) -> list[str]:
 
 
 def _build(cc: str, path: str) -> bool:
-    """Compile to a unique name, then move into place (processes may race here)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    """Compile to a unique name, record its size and hash (``<path>.sum``, checked before
+    each load), then move into place (processes may race here)."""
+    sweep_stale(os.path.dirname(path))
+    tmp = temporary(path)
     try:
         done = subprocess.run(compile_command(cc, tmp), capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             errors = [line for line in done.stderr.splitlines() if "error" in line]
             _problem.append((errors or done.stderr.splitlines() or ["no output"])[0])
             return False
+        os.chmod(tmp, 0o700)
+        write_private(path + ".sum", fingerprint(tmp) or "")
         os.replace(tmp, path)
         return True
     except (OSError, subprocess.SubprocessError) as exc:

@@ -113,8 +113,11 @@ class Renderer:
 
     def convert(self, text: str, dtype: str, source: str) -> str:
         """A conversion; floats reach unsigned integers through int64, as NumPy's do on x86
-        (a direct conversion of a negative float is undefined and differs once vectorised)."""
+        (a direct conversion of a negative float is undefined and differs once vectorised);
+        where bool is an integer type, any nonzero value becomes 1 (``(uchar)0.5`` is 0)."""
         t = self.type_name(dtype)
+        if dtype == "bool" and source != "bool" and t != "bool":
+            return f"(({t})({text} != 0))"  # a bool stored as an integer (OpenCL's uchar)
         if np.dtype(source).kind == "f" and np.dtype(dtype).kind == "u":
             through = f"(({t})({self.type_name('int64')}){text})"
             return through if dtype != "uint64" else f"({text} < 0 ? {through} : (({t}){text}))"
