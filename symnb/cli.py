@@ -1,4 +1,5 @@
-"""The ``symnb`` command line: ``symnb check FILE.py|NOTEBOOK.ipynb ...``."""
+"""The ``symnb`` command line: ``symnb check FILE.py|NOTEBOOK.ipynb ...``; ``symnb cache
+info|clear`` (what the compiled-kernel cache holds; empty it)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,26 @@ def _parser() -> argparse.ArgumentParser:
         "--show-output", action="store_true", help="let the programs print (hidden by default)"
     )
     check.add_argument("--strict", action="store_true", help="exit with status 1 on warnings too")
+    cache = commands.add_parser(
+        "cache",
+        help="show or clear the compiled-kernel cache",
+        description="The compile directory is sn.config.compiledir, $SYMNB_COMPILEDIR or "
+        "~/.cache/symnb; its size cap is sn.config.cache_limit_mb (least recently used "
+        "libraries go first).",
+    )
+    cache.add_argument("action", choices=["info", "clear"])
     return parser
+
+
+def cache_command(action: str) -> int:
+    """``symnb cache info`` prints what the kernel cache holds; ``clear`` empties it."""
+    from symnb.backends.c import cache  # cffi and the code generator: only for this command
+
+    if action == "clear":
+        print(f"removed {cache.clear_cache()}")
+    else:
+        print(cache.info())
+    return 0
 
 
 def check(paths: list[str], show_output: bool = False, strict: bool = False) -> int:
@@ -45,6 +65,8 @@ def check(paths: list[str], show_output: bool = False, strict: bool = False) -> 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "cache":
+        return cache_command(args.action)
     return check(args.paths, show_output=args.show_output, strict=args.strict)
 
 

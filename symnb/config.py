@@ -16,8 +16,11 @@ class Config:
     """Settings users may change at run time: ``sn.config.floatX = "float32"``."""
 
     floatX: str = "float64"  # noqa: N815 - Theano's spelling, kept for course material
-    #: where compiled kernels are cached; "" means ~/.cache/symnb (or $XDG_CACHE_HOME/symnb)
+    #: where compiled kernels are cached; "" means $SYMNB_COMPILEDIR, else ~/.cache/symnb (or
+    #: $XDG_CACHE_HOME/symnb); it must be the user's own and not writable by group or others
     compiledir: str = ""
+    #: the kernel cache's size cap in MB; least-recently-used libraries go beyond it
+    cache_limit_mb: int = 1024
     #: the C compiler for backend "c"; "" means the first of cc, gcc, clang on the PATH
     cc: str = ""
     #: check the graph after every rewrite phase (types, shapes, clients); tests turn it on

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 
 import numpy as np
@@ -21,7 +23,15 @@ from symnb.opt import optimize as rewrite
 
 
 def function(
-    inputs, outputs=None, updates=None, givens=None, backend=None, name=None, optimize="fast"
+    inputs,
+    outputs=None,
+    updates=None,
+    givens=None,
+    backend=None,
+    name=None,
+    optimize="fast",
+    borrow=False,
+    mode=None,
 ):
     """Compile ``outputs`` as a function of ``inputs``.
 
@@ -31,20 +41,31 @@ def function(
     ``optimize``: "fast", "stable", "none" or ``{"include": [...], "exclude": [...]}`` (names
     of rewrite phases or rules; see docs/rewrites.md).
     ``backend``: "c" (the default when a C compiler is present) or "py".
+    ``borrow``: False (the default) copies at the borders: an output that is (a view of) an
+    input, a shared value or a constant is returned as a copy, and an update that is (a view
+    of) an input or another shared value is stored as a copy, so later writes to either side
+    never reach the other. True returns and stores such arrays as they are (no copy).
+    ``mode``: None, "debug" (every node checked against its NumPy reference) or "nanguard"
+    (stop at the first node giving NaN or Inf); see docs/debugging.md.
+    Calls of one function that has updates take turns (each call reads, computes and writes
+    its updates as one step), so threads sharing it lose no update.
     """
     if check_mode_active():  # no rewrites; a linker that returns zeros of the checked shapes
         checked = Function(inputs, outputs, updates, givens, CHECK, name, "none")
         checked.linker.skip_updates(len(checked.updates))  # shared values are not written
         return checked
-    return Function(inputs, outputs, updates, givens, backend, name, optimize)
+    return Function(inputs, outputs, updates, givens, backend, name, optimize, borrow, mode)
 
 
 class Function:
     """A compiled graph: call it with values for its inputs."""
 
-    def __init__(self, inputs, outputs, updates, givens, backend, name, optimize="fast"):
+    def __init__(self, inputs, outputs, updates, givens, backend, name, optimize="fast",
+                 borrow=False, mode=None):  # fmt: skip
         start = time.perf_counter()
-        self.name = name
+        self._built_from = (inputs, outputs, updates, givens, backend, name, optimize, borrow,
+                            mode)  # fmt: skip
+        self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
         self.updates = _check_updates(updates)
@@ -65,23 +86,28 @@ class Function:
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
         self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
         self._n_out = len(out_vars)
-        self.linker = get_linker(self.backend)(self.graph, self._leaves)
-        self._runner = self._make_runner()
+        #: results that are leaves themselves (an input, shared value or constant returned)
+        self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
+        self._turns = threading.Lock() if self.updates else contextlib.nullcontext()
+        self.linker = get_linker(self.backend, mode)(self.graph, self._leaves)
+        self._runner = None if mode is not None else self._make_runner()
         self.compile_time = time.perf_counter() - start
 
     def _make_runner(self):
         """The linker's C runner for whole calls (backend "c"), or None."""
         make = getattr(self.linker, "runner", None)
-        return make(self._specs, len(self.inputs) + len(self._shared)) if make else None
+        return make() if make else None
 
     def __call__(self, *args, **kwargs):
+        with self._turns:  # calls with updates take turns: read, compute, write as one
+            return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         if self._runner is not None and not kwargs:
-            if self._shared:
-                results = self._runner(*args, *[v.get_value(borrow=True) for v in self._shared])
-            else:
-                results = self._runner(*args)
+            shared = [v.get_value(borrow=True) for v in self._shared]
+            results = self._runner(*args, *shared)
             if results is not None:  # None: not as planned; the Python runtime runs the call
-                return self._finish(results)
+                return self._finish(results, [*args, *shared])
         arrays = None
         if not kwargs and len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
@@ -89,13 +115,24 @@ class Function:
         if arrays is None:
             arrays = self._convert(self._bind(args, kwargs))
         arrays += [v.get_value(borrow=True) for v in self._shared]
-        return self._finish(self.linker.run(arrays))
+        return self._finish(self.linker.run(arrays), arrays)
 
-    def _finish(self, results):
-        """Write the updates, return the outputs in the user's structure."""
+    def _finish(self, results, leaf_values):
+        """Write the updates, return the outputs in the user's structure (copying what
+        aliases a leaf's value unless ``borrow``)."""
+        if not self.borrow:
+            results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
         for (shared, _), value in zip(self.updates, results[self._n_out :]):
             shared.set_value(value, borrow=True)
         return self._structure(results[: self._n_out])
+
+    def _own(self, i, result, leaf_values):
+        """``result`` itself when it is the function's own array, else a copy of it."""
+        if i in self._leaf_results:
+            return np.array(result, copy=True)
+        if getattr(result, "base", None) is not None and _aliases(result, leaf_values):
+            return np.array(result, copy=True)
+        return result
 
     def _convert(self, values) -> list:
         sizes: dict = {}
@@ -146,12 +183,24 @@ class Function:
         """Jupyter's summary card (symnb.viz); plain text for terminals."""
         return hook("function_bundle")(self, include, exclude)
 
+    def __reduce__(self):
+        """Pickled as what it was built from: its variables (the graph, the shared variables
+        with their current values) and options; loading compiles it again, which the kernel
+        cache turns into loads of the same kernels (no plan or kernel pointer is pickled)."""
+        if self.backend == CHECK:
+            raise TypeError("a function built in check mode cannot be pickled")
+        return Function, self._built_from
+
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
         return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}>"
 
 
 _MISSING = object()
+
+
+def _aliases(array, leaf_values) -> bool:
+    return any(isinstance(v, np.ndarray) and np.may_share_memory(array, v) for v in leaf_values)
 
 
 def _is_input(var, inputs) -> bool:

@@ -65,17 +65,38 @@ class InputSpec:
                 self._fail(array, f"axis {i} ({d}) should be {want} with {where}")
 
     def _as_array(self, value) -> np.ndarray:
+        if isinstance(value, np.ma.MaskedArray):
+            raise InputError(
+                f"{self.label} got a masked array; symnb computes on plain arrays and would "
+                "drop the mask: pass value.filled(fill_value) (or np.asarray(value) to use "
+                "the data under the mask)"
+            )
         if isinstance(value, np.ndarray):
             if value.dtype == self.dtype:
                 return value
             if np.can_cast(value.dtype, self.dtype, "safe"):
-                return value.astype(self.dtype)
+                return self._exactly(value, value.astype(self.dtype))
             raise InputError(
                 f"{self.label} expects {self.dtype.name}, got a {value.dtype.name} array, "
                 f"which would lose precision; pass value.astype('{self.dtype.name}') or "
                 f"declare the input with dtype='{value.dtype.name}'"
             )
         return self._from_python(value)
+
+    def _exactly(self, value: np.ndarray, array: np.ndarray) -> np.ndarray:
+        """``array`` (value cast to the input's dtype) when no value changed: NumPy calls
+        int64 -> float64 safe, but integers beyond 2**53 round."""
+        if value.dtype.kind in "iu" and self.dtype.kind in "fc":
+            with np.errstate(all="ignore"):
+                exact = np.array_equal(array.real.astype(value.dtype), value)
+            if not exact:
+                raise InputError(
+                    f"{self.label} expects {self.dtype.name}; the {value.dtype.name} array "
+                    f"holds integers that {self.dtype.name} cannot represent exactly (beyond "
+                    f"2**{np.finfo(self.dtype).nmant + 1}); convert it yourself if rounding "
+                    f"is fine, or declare the input with dtype='{value.dtype.name}'"
+                )
+        return array
 
     def _from_python(self, value) -> np.ndarray:
         """Lists and scalars are accepted when their values survive the cast (floats into a

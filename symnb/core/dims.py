@@ -113,6 +113,10 @@ class DimExpr:
     def __setattr__(self, name, value):
         raise AttributeError("DimExpr is immutable")
 
+    def __reduce__(self):
+        """Pickled as its constructor call (unpickling must not set attributes)."""
+        return DimExpr, (self.terms,)
+
     @classmethod
     def of(cls, d) -> DimExpr:
         """Wrap any dim (a name, an int, an expression string) so operators apply to it."""

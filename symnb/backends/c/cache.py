@@ -20,22 +20,37 @@ import contextlib
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import threading
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from symnb.backends.c import compiler
-from symnb.backends.c.steps import ffi
-from symnb.backends.compiledir import compiledir, kernel_dir  # noqa: F401 - re-exported
+from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
+    compiledir,
+    ensure_private,
+    fingerprint,
+    forget,
+    kernel_dir,
+    read_regular,
+    scan,
+    sweep_stale,
+    temporary,
+    verified,
+    write_private,
+)
+from symnb.backends.execute import ffi
 from symnb.config import config
 from symnb.errors import SymnbError
 
 KERNEL_TYPE = "int(*)(int64_t *, char **)"
 BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
 
+LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.so")
+
 _loaded: dict[str, object] = {}
+_verified: set[str] = set()  # libraries whose fingerprint this process checked
 _libraries: dict[str, ctypes.CDLL] = {}
 _lock = threading.Lock()
 _forbid = threading.local()
@@ -122,13 +137,23 @@ def _cached(source: str) -> bool:
 
 
 def _library_of(key: str) -> str | None:
-    """The library the index names for ``key``, if both exist."""
-    try:
-        with open(_entry_path(key)) as f:
-            path = os.path.join(kernel_dir(), f.read().strip())
-    except OSError:
+    """The library the index names for ``key``, if the entry is a regular file and the library
+    still has the size and hash the entry recorded (else both are deleted: it compiles again).
+    A library is hashed once per process, and touched so eviction keeps the recently used."""
+    name, _, record = (read_regular(_entry_path(key)) or "").strip().partition(" ")
+    if not LIBRARY_NAME.fullmatch(name):
         return None
-    return path if os.path.exists(path) else None
+    path = os.path.join(kernel_dir(), name)
+    if path in _verified:
+        return path
+    if not verified(path, record or None, "kernel library"):
+        with contextlib.suppress(OSError):
+            os.unlink(_entry_path(key))
+        return None
+    _verified.add(path)
+    with contextlib.suppress(OSError):
+        os.utime(path)
+    return path
 
 
 def _entry_path(key: str) -> str:
@@ -137,17 +162,21 @@ def _entry_path(key: str) -> str:
 
 # -- compiling ----------------------------------------------------------------------------------
 def _compile_missing(sources: list[str]) -> None:
-    """Compile ``sources`` and index them. While the flags are only assumed, a failure probes
-    them and compiles again: with other flags (new keys), or with the same ones, where the
-    failing kernel then compiles alone and its error names it."""
+    """Compile ``sources`` and index them. A failure probes the flags and compiles again: with
+    other flags (new keys; memoised flags may no longer link), or, while they were only
+    assumed, with the same ones, where the failing kernel then compiles alone and its error
+    names it. Stale temporary files go first and least-recently-used libraries after."""
     cc = compiler.require_compiler()
+    sweep_stale(kernel_dir())
     try:
         _compile_batches(sources)
     except compiler.CompileError:
-        if not compiler.flags_assumed(cc):
-            raise
-        compiler.probe_flags(cc)
+        before = compiler.flags(cc)
+        assumed = compiler.flags_assumed(cc)
+        if compiler.probe_flags(cc) == before and not assumed:
+            raise  # the flags are right: the kernel itself does not compile
         _compile_batches([s for s in sources if not _cached(s)])
+    evict()
 
 
 def _compile_batches(sources: list[str]) -> None:
@@ -218,28 +247,87 @@ def _build(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
     digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
     name = f"lib-{digest}.so"
     path = os.path.join(kernel_dir(), name)
-    os.makedirs(kernel_dir(), exist_ok=True)
-    tmp = _temporary(path)
+    ensure_private(kernel_dir())
+    tmp = temporary(path)
     try:
         compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used)
+        record = _checked_output(tmp)
         os.replace(tmp, path)
     finally:
-        if os.path.exists(tmp):
+        if os.path.lexists(tmp):
             os.unlink(tmp)
+    _verified.add(path)
     for key, source in batch:
-        _write_atomically(os.path.join(kernel_dir(), key + ".c"), source)
-        _write_atomically(_entry_path(key), name)
+        write_private(os.path.join(kernel_dir(), key + ".c"), source)
+        write_private(_entry_path(key), f"{name} {record}")
 
 
-def _temporary(path: str) -> str:
-    return f"{path}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+def _checked_output(tmp: str) -> str:
+    """The new library's fingerprint, mode 0700; an empty output (a full disk can end a
+    compile with status 0) is a CompileError, never an entry."""
+    os.chmod(tmp, 0o700)
+    record = fingerprint(tmp)
+    if record is None or record.startswith("0 "):
+        raise compiler.CompileError(f"the C compiler left an empty library {tmp} (disk full?)")
+    return record
 
 
-def _write_atomically(path: str, text: str) -> None:
-    tmp = _temporary(path)
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+# -- size cap -----------------------------------------------------------------------------------
+@dataclass
+class CacheInfo:
+    directory: str
+    kernels: int
+    libraries: int
+    bytes: int
+    limit: int
+
+    def __str__(self):
+        return (f"{self.directory}: {self.kernels} kernels in {self.libraries} libraries, "
+                f"{self.bytes / 1e6:.1f} MB of {self.limit / 1e6:.0f} MB")  # fmt: skip
+
+
+def _libraries_on_disk() -> list[os.DirEntry]:
+    return [e for e in scan(kernel_dir()) if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
+
+
+def info() -> CacheInfo:
+    """What the kernel cache holds (``symnb cache info``)."""
+    libs = _libraries_on_disk()
+    kernels = sum(e.name.endswith(".entry") for e in scan(kernel_dir()))
+    total = sum(e.stat().st_size for e in libs)
+    return CacheInfo(kernel_dir(), kernels, len(libs), total, config.cache_limit_mb * 10**6)
+
+
+def evict() -> list[str]:
+    """Delete least-recently-used libraries (by modification time, which loading touches)
+    until the cache is under ``sn.config.cache_limit_mb``; their entries go with them.
+    Returns the names deleted. A library this process loaded stays mapped (unlink is safe)."""
+    limit = config.cache_limit_mb * 10**6
+    libs = sorted(_libraries_on_disk(), key=_mtime)
+    total = sum(e.stat().st_size for e in libs)
+    gone = []
+    for lib in libs:
+        if total <= limit:
+            break
+        total -= lib.stat().st_size
+        with contextlib.suppress(OSError):
+            os.unlink(lib.path)
+        _verified.discard(lib.path)
+        gone.append(lib.name)
+    if gone:
+        _drop_entries(set(gone))
+    return gone
+
+
+def _mtime(entry: os.DirEntry) -> float:
+    return entry.stat().st_mtime
+
+
+def _drop_entries(names: set[str]) -> None:
+    for e in scan(kernel_dir()):
+        if e.name.endswith(".entry") and (read_regular(e.path) or "").split(" ")[0] in names:
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
 
 
 @contextlib.contextmanager
@@ -255,8 +343,10 @@ def forbid_compile():
 
 def clear_cache(memory: bool = True) -> str:
     """Delete the cached kernels on disk (and forget loaded ones); returns the directory."""
-    target = kernel_dir()
+    target = os.path.join(compiledir(), "c")
     shutil.rmtree(target, ignore_errors=True)
+    _verified.clear()
+    forget()
     if memory:
         with _lock:
             _loaded.clear()

@@ -24,9 +24,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-import uuid
 
-from symnb.backends.compiledir import kernel_dir
+from symnb.backends.compiledir import kernel_dir, read_regular, write_private
 from symnb.config import config
 from symnb.errors import CompileError, numbered
 
@@ -74,11 +73,9 @@ def compiler_identity(path: str) -> str:
     stat = os.stat(real)
     tag = hashlib.sha256(f"{real}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     memo = _memo_path(f"compiler-{tag.hexdigest()[:16]}.txt")
-    try:
-        with open(memo) as f:
-            return f.read()
-    except OSError:
-        pass
+    known = read_regular(memo)
+    if known and "\n" not in known.strip():
+        return known
     result = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
     banner = (result.stdout.splitlines() or [path])[0]
     _remember(memo, banner)
@@ -92,11 +89,7 @@ def _memo_path(name: str) -> str:
 def _remember(memo: str, text: str) -> None:
     """Write a small memo file atomically (several processes, or the compile threads of one,
     may write it at once: each through its own temporary file)."""
-    os.makedirs(os.path.dirname(memo), exist_ok=True)
-    tmp = f"{memo}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, memo)
+    write_private(memo, text)
 
 
 @functools.cache
@@ -122,12 +115,18 @@ def flags(path: str) -> tuple[str, ...]:
     compile that succeeds with assumed flags confirms them (``confirm_flags``); one that fails
     probes them (``probe_flags``)."""
     if path not in _flags:
-        try:
-            with open(_flags_memo(path)) as f:
-                _flags[path] = tuple(f.read().split())
-        except OSError:
+        memo = tuple((read_regular(_flags_memo(path)) or "").split())
+        if memo not in candidate_flags():  # missing, empty, garbage or planted: not trusted
             return preferred_flags()
+        _flags[path] = memo
     return _flags[path]
+
+
+def candidate_flags() -> tuple[tuple[str, ...], ...]:
+    """Every set of flags symnb itself may choose: a flags memo must be one of them (it is
+    passed to the compiler, so a memo written by someone else could run anything)."""
+    sets = [BASE_FLAGS + extra + libs for extra in THREADING for libs in LIBRARIES]
+    return (*sets, BASE_FLAGS + ("-lm",))
 
 
 def preferred_flags() -> tuple[str, ...]:
@@ -222,15 +221,17 @@ def compile_kernels(kernels: list[tuple[str, str]], target: str, used: tuple[str
 
 
 def _compile(source: str, target: str, options: list[str]) -> None:
+    """Compile ``source`` into ``target``. The source is written as ``kernel.c`` in a private
+    temporary directory and named relatively, so the library's bytes depend on nothing but
+    the source and flags (processes that race to build it write the same file, whose size
+    and hash the cache records)."""
     path = require_compiler()
-    src = target + ".c"
-    with open(src, "w") as f:
-        f.write(source)
-    cmd = [path, "-pipe", src, "-o", target, *_ordered(tuple(options))]
-    try:
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    finally:
-        os.unlink(src)
+    with tempfile.TemporaryDirectory(prefix="symnb-cc-") as work:
+        with open(os.path.join(work, "kernel.c"), "w") as f:
+            f.write(source)
+        cmd = [path, "-pipe", "kernel.c", "-o", os.path.abspath(target)]
+        cmd += _ordered(tuple(options))
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work)
     if result.returncode != 0:
         raise CompileError(_failure(cmd, result.stderr + result.stdout, source))
 

@@ -12,6 +12,7 @@ A dialect subclass sets: ``name``, ``model``, ``TYPES``, ``math_suffix``, ``int_
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 
@@ -61,6 +62,13 @@ class Renderer:
         self.helpers: dict[str, str] = {}
         self.math_used: set[tuple[str, str]] = set()
 
+    def fresh(self):
+        """This dialect with nothing used yet: what one source needs (its helpers, its math
+        declarations) must not depend on what was rendered before it."""
+        clone = copy.copy(self)
+        Renderer.__init__(clone)
+        return clone
+
     # -- what the dialect can spell ---------------------------------------------------------------
     def spells(self, name: str, dtype: str) -> bool:
         kind = np.dtype(dtype).kind
@@ -105,8 +113,11 @@ class Renderer:
 
     def convert(self, text: str, dtype: str, source: str) -> str:
         """A conversion; floats reach unsigned integers through int64, as NumPy's do on x86
-        (a direct conversion of a negative float is undefined and differs once vectorised)."""
+        (a direct conversion of a negative float is undefined and differs once vectorised);
+        where bool is an integer type, any nonzero value becomes 1 (``(uchar)0.5`` is 0)."""
         t = self.type_name(dtype)
+        if dtype == "bool" and source != "bool" and t != "bool":
+            return f"(({t})({text} != 0))"  # a bool stored as an integer (OpenCL's uchar)
         if np.dtype(source).kind == "f" and np.dtype(dtype).kind == "u":
             through = f"(({t})({self.type_name('int64')}){text})"
             return through if dtype != "uint64" else f"({text} < 0 ? {through} : (({t}){text}))"

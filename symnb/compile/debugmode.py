@@ -1,0 +1,176 @@
+"""Debugging modes: linkers that run the optimised graph one node at a time and check each.
+
+``sn.function(..., mode="debug")`` runs every node of the optimised graph on the backend, alone
+(a one-node function of that backend), and its NumPy reference on the same input values, and
+raises :class:`DebugModeError` at the first node whose results disagree: it names the node,
+shows its inputs, both results, and the line of the user's program that built it.
+``mode="nanguard"`` raises :class:`NanGuardError` at the first node that produces NaN or an
+infinity (saying whether its inputs already held some). Both are slow: they are for finding a
+bug, not for training. Like check mode (``checkmode.py``), they are linkers of this layer;
+the backends know nothing of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends import get_linker as backend_linker
+from symnb.core.graph import Graph
+from symnb.core.variable import Constant, Variable
+from symnb.errors import SymnbError
+from symnb.ops.composite import Composite
+
+MODES = ("debug", "nanguard")
+
+
+class DebugModeError(SymnbError, AssertionError):
+    """A node's backend result differs from its NumPy reference (``mode="debug"``)."""
+
+
+class NanGuardError(SymnbError, FloatingPointError):
+    """A node produced NaN or an infinity (``mode="nanguard"``)."""
+
+
+class _NodeByNode:
+    """Runs the graph's nodes one by one, each as its own one-node function of ``backend``;
+    subclasses check each node's results in ``check``."""
+
+    def __init__(self, graph: Graph, leaves: list, backend: str):
+        self.graph, self.leaves, self.backend = graph, leaves, backend
+        self.name = f"{self.mode}({backend})"
+        self.device = backend
+        self.n_results = len(graph.outputs)
+        self.steps = [(node, _alone(node, backend)) for node in graph.toposort()]
+
+    def run(self, leaf_values: list) -> list:
+        values = {id(v): x for v, x in zip(self.leaves, leaf_values)}
+        for v in self.leaves[len(leaf_values) :]:
+            values[id(v)] = v.data if isinstance(v, Constant) else None
+        for node, linker in self.steps:
+            args = [_value(v, values) for v in node.inputs]
+            fresh = [np.array(a, copy=True) for v, a in zip(node.inputs, args)
+                     if not isinstance(v, Constant)]  # fmt: skip
+            with np.errstate(all="ignore"):  # NaN and Inf are what the checks report
+                got = [np.asarray(r) for r in linker.run(fresh)]
+            self.check(node, args, got)
+            values.update((id(v), r) for v, r in zip(node.outputs, got))
+        return [_value(v, values) for v in self.graph.outputs]
+
+    def check(self, node, args, got) -> None:
+        raise NotImplementedError
+
+
+class DebugLinker(_NodeByNode):
+    """``mode="debug"``: each node's backend result against its NumPy reference."""
+
+    mode = "debug"
+
+    def check(self, node, args, got) -> None:
+        with np.errstate(all="ignore"):
+            want = node.op.perform(*[np.array(a, copy=True) for a in args])
+        want = [np.asarray(w) for w in (want if len(node.outputs) > 1 else [want])]
+        for var, g, w in zip(node.outputs, got, want):
+            if not _agree(g, w):
+                raise DebugModeError(
+                    f"backend {self.backend!r} disagrees with the NumPy reference at "
+                    f"{_node_text(node)}\n{_inputs_text(node, args)}\n  {self.backend}: "
+                    f"{_summary(g)}\n  reference: {_summary(w)}{_built_at(var)}"
+                )
+
+
+class NanGuardLinker(_NodeByNode):
+    """``mode="nanguard"``: stop at the first node whose results hold NaN or Inf."""
+
+    mode = "nanguard"
+
+    def check(self, node, args, got) -> None:
+        for var, g in zip(node.outputs, got):
+            if g.dtype.kind in "fc" and not np.isfinite(g).all():
+                bad = [v.describe() for v, a in zip(node.inputs, args) if not _finite(a)]
+                before = (f"its inputs already held NaN/Inf: {', '.join(bad)}" if bad
+                          else "its inputs were all finite")  # fmt: skip
+                raise NanGuardError(
+                    f"{_count(g)} at {_node_text(node)} ({before}){_first_step(node, args)}\n"
+                    f"{_inputs_text(node, args)}\n  result: {_summary(g)}{_built_at(var)}"
+                )
+
+
+LINKERS = {"debug": DebugLinker, "nanguard": NanGuardLinker}
+
+
+def mode_linker(mode: str, backend: str):
+    """A linker class for ``mode`` running on ``backend`` (what ``sn.function`` calls)."""
+    if mode not in LINKERS:
+        raise ValueError(f"unknown mode {mode!r}; choose one of {sorted(LINKERS)} (or None)")
+    cls = LINKERS[mode]
+
+    def make(graph, leaves):
+        return cls(graph, leaves, backend)
+
+    return make
+
+
+# -- one node alone -----------------------------------------------------------------------------
+def _alone(node, backend: str):
+    """A linker of ``backend`` for ``node`` applied to fresh variables (constants kept)."""
+    fresh = [v if isinstance(v, Constant) else Variable(v.type, name=v.name) for v in node.inputs]
+    outputs = node.op.make_node(*fresh).outputs
+    inputs = [v for v in fresh if not isinstance(v, Constant)]
+    constants = [v for v in fresh if isinstance(v, Constant)]
+    return backend_linker(backend)(Graph(inputs, outputs), inputs + constants)
+
+
+def _value(var, values):
+    if isinstance(var, Constant):
+        return var.data
+    return values[id(var)]
+
+
+# -- messages -----------------------------------------------------------------------------------
+def _agree(got, want) -> bool:
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if want.dtype.kind not in "fc":
+        return bool(np.array_equal(got, want))
+    tol = 1e-4 if want.dtype.itemsize <= 4 else 1e-10
+    return bool(np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True))
+
+
+def _finite(a) -> bool:
+    a = np.asarray(a)
+    return a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
+
+
+def _count(g) -> str:
+    return f"{int(np.isnan(g).sum())} NaN and {int(np.isinf(g).sum())} Inf"
+
+
+def _node_text(node) -> str:
+    args = ", ".join(v.describe() for v in node.inputs)
+    return f"node {node.op}({args})"
+
+
+def _inputs_text(node, args) -> str:
+    return "\n".join(f"  input {v.describe()}: {_summary(np.asarray(a))}"
+                     for v, a in zip(node.inputs, args))  # fmt: skip
+
+
+def _summary(a: np.ndarray) -> str:
+    text = np.array2string(a, threshold=12, edgeitems=3, precision=6)
+    return f"{a.dtype.name}{list(a.shape)} {text}"
+
+
+def _first_step(node, args) -> str:
+    """Inside a fused node: the first step of its program whose reference gives NaN/Inf."""
+    if not isinstance(node.op, Composite):
+        return ""
+    with np.errstate(all="ignore"):
+        results = node.op._run(node.op.program, args)
+    for (op, _), result in zip(node.op.program, results):
+        if not _finite(result):
+            return f"; inside it, {op} is the first step to give NaN/Inf"
+    return ""
+
+
+def _built_at(var) -> str:
+    return f"\n  built at {var.source}" if var.source else ""

@@ -1,0 +1,252 @@
+"""The compile cache cannot be planted and heals itself (issue #17): owner and mode checks,
+private files, validated flags, fingerprinted libraries, FIFOs, stale temporary files, a
+read-only directory, a size cap with LRU eviction, ``symnb cache``, ``SYMNB_COMPILEDIR``."""
+
+import os
+import stat
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb import cli
+from symnb.backends import compiledir as cdir
+from symnb.backends.c import cache, compiler, runner
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    """Each test checks its directory afresh and loads libraries from disk."""
+    monkeypatch.setattr(cache, "_verified", set())
+    monkeypatch.setattr(cache, "_libraries", {})
+    monkeypatch.setattr(compiler, "_flags", {})
+    cdir.forget()
+    yield
+    cdir.forget()
+
+
+def build(scale=2.0):
+    x = sn.vector("x")
+    return sn.function([x], sn.exp(x) * scale + 1, backend="c")
+
+
+def works(f, scale=2.0):
+    x = np.linspace(0, 1, 5)
+    np.testing.assert_allclose(f(x), np.exp(x) * scale + 1)
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def library(compiledir):
+    (lib,) = (compiledir / "c").glob("lib-*.so")
+    return lib
+
+
+def reload_from_disk():
+    cache._loaded.clear()
+    cache._verified.clear()
+
+
+# -- owner and mode -------------------------------------------------------------------------------
+def test_directory_is_made_0700_and_files_0600(compiledir):
+    old = os.umask(0)  # the worst umask: nothing masked
+    try:
+        works(build())
+    finally:
+        os.umask(old)
+    assert mode(compiledir) == 0o700 and mode(compiledir / "c") == 0o700
+    assert mode(library(compiledir)) == 0o700
+    others = [p for p in (compiledir / "c").iterdir() if not p.name.endswith(".so")]
+    assert others and all(mode(p) == 0o600 for p in others), [
+        (p.name, oct(mode(p))) for p in others
+    ]
+
+
+@pytest.mark.parametrize("bits", [0o770, 0o777, 0o722])
+def test_directory_writable_by_others_is_refused(compiledir, bits):
+    compiledir.mkdir()
+    compiledir.chmod(bits)
+    with pytest.raises(cdir.CompileDirError, match=f"chmod 700 {compiledir}"):
+        build()
+
+
+def test_directory_of_another_user_is_refused(compiledir, monkeypatch):
+    compiledir.mkdir(mode=0o700)
+    monkeypatch.setattr(os, "geteuid", lambda: os.lstat(compiledir).st_uid + 1)
+    with pytest.raises(cdir.CompileDirError, match="not to you.*SYMNB_COMPILEDIR"):
+        build()
+
+
+def test_environment_variable_sets_the_directory(tmp_path, monkeypatch):
+    monkeypatch.setattr(sn.config, "compiledir", "")
+    monkeypatch.setattr(cache, "_loaded", {})
+    monkeypatch.setenv("SYMNB_COMPILEDIR", str(tmp_path / "from-env"))
+    works(build())
+    assert list((tmp_path / "from-env" / "c").glob("lib-*.so"))
+
+
+def test_read_only_directory_falls_back_to_a_private_one_with_one_warning(compiledir, monkeypatch):
+    compiledir.mkdir(mode=0o700)
+    monkeypatch.setattr(cdir, "writable", lambda path: path != str(compiledir))  # root writes all
+    with pytest.warns(RuntimeWarning, match="cannot use the compile directory") as seen:
+        works(build())
+        works(build(3.0), 3.0)
+    assert len([w for w in seen if "cannot use" in str(w.message)]) == 1
+    assert not list(compiledir.iterdir())
+    assert mode(cdir.compiledir()) == 0o700
+
+
+# -- the flags memo -------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["", "garbage !!", "-wrapper /bin/sh,-c,touch {mark}"])
+def test_flags_memo_that_symnb_would_not_write_is_ignored(compiledir, text, tmp_path):
+    mark = tmp_path / "planted-ran"
+    cc = compiler.require_compiler()
+    memo = compiler._flags_memo(cc)
+    with open(memo, "w") as f:
+        f.write(text.format(mark=mark))
+    works(build())
+    assert not mark.exists()
+    assert compiler.flags(cc) in compiler.candidate_flags()
+
+
+def test_memoised_flags_that_fail_are_probed_again(compiledir, monkeypatch):
+    cc = compiler.require_compiler()
+    first, other = compiler.candidate_flags()[0], compiler.candidate_flags()[-1]
+    compiler._remember(compiler._flags_memo(cc), " ".join(first))
+    real, calls = compiler.compile_kernels, []
+
+    def fails_with_first(kernels, target, used):
+        calls.append(used)
+        if used == first:
+            raise compiler.CompileError("libgomp went away")
+        real(kernels, target, used)
+
+    monkeypatch.setattr(compiler, "compile_kernels", fails_with_first)
+    monkeypatch.setattr(compiler, "_probe", lambda path: other)
+    works(build())
+    assert calls == [first, other] and compiler.flags(cc) == other
+
+
+# -- fingerprinted libraries ----------------------------------------------------------------------
+# Each damage writes a new file in place of the library (as another process would): this
+# process still maps the old one, and changing a mapped file's bytes would crash it here.
+def replace_with(path, data: bytes):
+    tmp = f"{path}.new"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def truncate(path):
+    replace_with(path, open(path, "rb").read()[: os.path.getsize(path) // 2])
+
+
+def scramble(path):
+    replace_with(path, np.random.default_rng(0).bytes(os.path.getsize(path)))
+
+
+def empty(path):
+    replace_with(path, b"")
+
+
+def directory(path):
+    os.unlink(path)
+    os.mkdir(path)
+
+
+@pytest.mark.parametrize("damage", [truncate, scramble, empty, directory])
+def test_damaged_library_is_deleted_and_compiled_again_with_one_warning(compiledir, damage):
+    works(build())
+    lib = library(compiledir)
+    damage(lib)
+    reload_from_disk()
+    compiles = cache.stats.compiles
+    with pytest.warns(RuntimeWarning, match="was damaged") as seen:
+        works(build())
+    assert len([w for w in seen if "damaged" in str(w.message)]) == 1
+    assert cache.stats.compiles == compiles + 1
+    (entry,) = (compiledir / "c").glob("*.entry")
+    assert lib.is_file() and entry.read_text() == f"{lib.name} {cdir.fingerprint(str(lib))}"
+
+
+def test_a_library_the_compiler_left_empty_is_never_indexed(compiledir, monkeypatch):
+    monkeypatch.setattr(compiler, "_compile", lambda source, target, options: empty(target))
+    monkeypatch.setattr(cache, "_loaded", {})
+    with pytest.raises(compiler.CompileError, match="empty library"):
+        build()
+    assert not list((compiledir / "c").glob("*.entry"))
+
+
+def test_entry_that_is_a_fifo_does_not_hang(compiledir):
+    works(build())
+    (entry,) = (compiledir / "c").glob("*.entry")
+    entry.unlink()
+    os.mkfifo(entry)
+    reload_from_disk()
+    done = []
+    worker = threading.Thread(target=lambda: done.append(build()), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert done, "loading hung on a FIFO"
+    works(done[0])
+
+
+def test_runner_extension_is_fingerprinted(compiledir, monkeypatch):
+    cc = compiler.find_compiler()
+    path = runner._cached_path(cc)
+    assert runner._build(cc, path)
+    recorded = open(path + ".sum").read()
+    assert recorded == cdir.fingerprint(path)
+    truncate(path)
+    with pytest.warns(RuntimeWarning, match="C runner .* was damaged"):
+        assert not cdir.verified(path, recorded, "C runner")
+    assert not os.path.exists(path)
+    built = []
+    monkeypatch.setattr(runner, "_build", lambda cc, p: built.append(p) or False)
+    assert runner._compiled() is None and built == [path]  # rebuilt, never loaded
+
+
+# -- stale files, the size cap, the command line ----------------------------------------------
+def test_stale_temporary_files_are_removed(compiledir):
+    works(build())
+    kernels = compiledir / "c"
+    old, new = kernels / "lib-x.so.1.ab.tmp", kernels / "lib-y.so.2.cd.tmp"
+    for p in (old, new):
+        p.write_bytes(b"half")
+    past = time.time() - 2 * cdir.STALE_SECONDS
+    os.utime(old, (past, past))
+    cdir.forget()
+    works(build(5.0), 5.0)
+    assert not old.exists() and new.exists()
+
+
+def test_size_cap_evicts_least_recently_used_libraries(compiledir, monkeypatch):
+    for scale in (2.0, 3.0, 4.0):
+        works(build(scale), scale)
+    libs = sorted((compiledir / "c").glob("lib-*.so"), key=os.path.getmtime)
+    oldest = libs[0]
+    past = time.time() - 1000
+    os.utime(oldest, (past, past))
+    size = os.path.getsize(libs[1])
+    monkeypatch.setattr(sn.config, "cache_limit_mb", (2 * size + 100) / 1e6)
+    assert cache.evict() == [oldest.name]
+    assert cache.info().libraries == 2 and cache.info().kernels == 2
+    reload_from_disk()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        works(build(3.0), 3.0)
+
+
+def test_cache_info_and_clear_on_the_command_line(compiledir, capsys):
+    works(build())
+    assert cli.main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert f"{compiledir / 'c'}: 1 kernels in 1 libraries" in out and "MB of 1024 MB" in out
+    assert cli.main(["cache", "clear"]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert not (compiledir / "c").exists()

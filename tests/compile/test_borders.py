@@ -1,0 +1,92 @@
+"""Values at the borders of a compiled function (issue #17): copies unless ``borrow=True``,
+updates from several threads, integers a float input cannot hold, masked arrays."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.errors import InputError
+
+
+def test_returned_shared_value_is_a_copy(backend):
+    w = sn.shared(np.ones(3), name="w")
+    got = sn.function([], [w, w.T, w[::-1]], backend=backend)()
+    for out in got:
+        out[:] = 5
+    np.testing.assert_array_equal(w.get_value(), np.ones(3))
+
+
+def test_returned_input_and_constant_are_copies(backend):
+    x = sn.vector("x")
+    c = sn.constant(np.arange(3.0))
+    f = sn.function([x], [x, x[::-1], c], backend=backend)
+    xv = np.zeros(3)
+    a, b, k = f(xv)
+    a[:] = 1
+    b[:] = 2
+    np.testing.assert_array_equal(xv, np.zeros(3))
+    assert k.flags.writeable
+    k[:] = 9
+    np.testing.assert_array_equal(f(xv)[2], np.arange(3.0))
+
+
+def test_update_with_an_input_keeps_no_reference_to_it(backend):
+    w = sn.shared(np.zeros(3), name="w")
+    x = sn.vector("x")
+    f = sn.function([x], [], updates={w: x}, backend=backend)
+    xv = np.ones(3)
+    f(xv)
+    xv[:] = 7
+    np.testing.assert_array_equal(w.get_value(), np.ones(3))
+
+
+def test_borrow_true_returns_the_arrays_themselves(backend):
+    w = sn.shared(np.ones(3), name="w")
+    x = sn.vector("x")
+    f = sn.function([x], [w, x], updates={w: x}, backend=backend, borrow=True)
+    xv = np.full(3, 4.0)
+    before = w.get_value(borrow=True)
+    out_w, out_x = f(xv)
+    assert out_w is before and np.shares_memory(out_x, xv)
+    assert w.get_value(borrow=True) is xv
+
+
+@pytest.mark.parametrize("threads", [4])
+def test_updates_from_several_threads_are_not_lost(backend, threads):
+    count = sn.shared(np.zeros((), "int64"), name="count")
+    step = sn.function([], count, updates={count: count + 1}, backend=backend)
+    errors, calls = [], 2000
+
+    def work():
+        try:
+            for _ in range(calls):
+                step()
+        except BaseException as exc:  # collected: a worker's failure must fail the test
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert not errors, errors
+    assert int(count.get_value()) == threads * calls
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_integers_beyond_float64s_precision_are_refused(backend, dtype):
+    x = sn.vector("x", dtype="float64")
+    f = sn.function([x], x * 1, backend=backend)
+    np.testing.assert_array_equal(f(np.array([3, 2**53], dtype)), [3.0, 2.0**53])
+    with pytest.raises(InputError, match=f"input 0 'x' expects float64.*{dtype}.*2\\*\\*53"):
+        f(np.array([1, 2**53 + 1], dtype))
+
+
+def test_masked_arrays_are_refused(backend):
+    x = sn.vector("x")
+    f = sn.function([x], x + 1, backend=backend)
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    with pytest.raises(InputError, match="input 0 'x' got a masked array.*filled"):
+        f(masked)

@@ -1,0 +1,61 @@
+"""mode="debug" and mode="nanguard" (issue #17): the first node that disagrees with its NumPy
+reference, or that produces NaN/Inf, is named with its inputs and the user's line."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.compile.debugmode import DebugModeError, NanGuardError
+from symnb.ops.elemwise import Exp
+
+
+def test_nanguard_names_the_first_node_and_the_users_line(backend):
+    x = sn.vector("x")
+    y = sn.sqrt(x) * 2  # the line the error names
+    z = sn.exp(y) + 1
+    f = sn.function([x], z, mode="nanguard", backend=backend, optimize="none")
+    np.testing.assert_allclose(f(np.array([1.0, 4.0])), np.exp(np.sqrt([1.0, 4.0]) * 2) + 1)
+    with pytest.raises(NanGuardError) as caught:
+        f(np.array([1.0, -4.0]))
+    message = str(caught.value)
+    assert "1 NaN and 0 Inf at node sqrt('x' (float64(?,)))" in message
+    assert "inputs were all finite" in message and "[ 1. -4.]" in message
+    assert "test_debugmode.py, line 14: y = sn.sqrt(x) * 2" in message
+
+
+def test_nanguard_inside_a_fused_node_names_the_step(backend):
+    x = sn.vector("x")
+    f = sn.function([x], sn.exp(sn.log(x) * 2) + 1, mode="nanguard", backend=backend)
+    with pytest.raises(NanGuardError, match="inside it, log is the first step"):
+        f(np.array([1.0, -1.0]))
+
+
+def test_nanguard_says_when_an_input_was_already_nan():
+    x = sn.vector("x")
+    f = sn.function([x], x * 2, mode="nanguard", backend="py")
+    with pytest.raises(NanGuardError, match="inputs already held NaN/Inf: 'x'"):
+        f(np.array([np.nan]))
+
+
+@pytest.mark.parametrize("optimize", ["none", "fast"])
+def test_debug_mode_reports_the_node_whose_kernel_is_wrong(monkeypatch, optimize):
+    x = sn.vector("x")
+    y = sn.exp(x) + 1  # the line the error names
+    good = sn.function([x], y, mode="debug", backend="c", optimize=optimize)
+    xv = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(good(xv), np.exp(xv) + 1)
+    monkeypatch.setattr(Exp, "scalar_op", "expm1")  # a fault injected into exp's kernel
+    bad = sn.function([x], y * 3, mode="debug", backend="c", optimize=optimize)
+    with pytest.raises(DebugModeError) as caught:
+        bad(xv)
+    message = str(caught.value)
+    node = "node exp('x'" if optimize == "none" else "node composite[exp+add+mul]('x'"
+    assert "backend 'c' disagrees with the NumPy reference at " + node in message
+    assert "input 'x' (float64(?,)): float64[3] [0.5 1.  2. ]" in message
+    assert "test_debugmode.py, line 43: y = sn.exp(x) + 1" in message or optimize == "fast"
+
+
+def test_unknown_mode_is_refused():
+    x = sn.vector("x")
+    with pytest.raises(ValueError, match="unknown mode 'fast'; choose one of"):
+        sn.function([x], x, mode="fast")
