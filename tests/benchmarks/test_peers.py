@@ -71,7 +71,7 @@ def test_every_symnb_workload_matches_the_reference(peer, tmp_path, monkeypatch)
     """In a worker process, as the harness runs it: the kernels lowered for the benchmarks stay
     out of the suite's record of kernels (tests/conftest.py), which the dialect tests render,
     and its compiled code goes to a temporary cache."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("SYMNB_COMPILEDIR", str(tmp_path / "symnb"))
     process = WorkerProcess(peer, subprocess.DEVNULL)
     try:
         assert process.ask("hello", 120)["status"] == "ok"
