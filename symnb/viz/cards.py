@@ -26,6 +26,10 @@ STYLE = """<style>
 .symnb-error{border-left:4px solid #dc2626;background:#fef2f2;padding:8px 12px;
  font-family:Helvetica,Arial,sans-serif;font-size:13px}
 .symnb-error pre{white-space:pre-wrap;margin:4px 0}
+.symnb-warning{border-left:4px solid #d97706;background:#fffbeb;padding:4px 12px;margin:4px 0;
+ font-family:Helvetica,Arial,sans-serif;font-size:13px}
+.symnb-warning summary{cursor:pointer}
+.symnb-warning pre{white-space:pre-wrap;margin:4px 0}
 </style>"""
 
 
@@ -106,6 +110,21 @@ def error_html(exc, traceback_text: str) -> str:
         f'{STYLE}<div class="symnb-error"><b>{type(exc).__name__}</b>'
         f"<pre>{escape(message)}</pre>{line}<details><summary>full traceback</summary>"
         f"<pre>{escape(traceback_text)}</pre></details></div>"
+    )
+
+
+def warning_html(message, category, where: str) -> str:
+    """A ShapeWarning in one line (category, the user's line, the message's first line); the
+    rest of the message and how to silence this category open on a click."""
+    head, _, rest = str(message).partition("\n")
+    name = category.__name__
+    silence = f'warnings.simplefilter("ignore", sn.{name})'
+    return (
+        f'{STYLE}<details class="symnb-warning {escape(name)}"><summary><b>{escape(name)}</b> '
+        f"at {escape(where)}: {escape(head)}</summary>"
+        + (f"<pre>{escape(rest.strip())}</pre>" if rest.strip() else "")
+        + f'<div class="symnb-note">to silence this category: <code>{escape(silence)}'
+        "</code></div></details>"
     )
 
 
