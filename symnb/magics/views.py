@@ -43,7 +43,8 @@ def show_kernels(f):
     kernels = getattr(f, "kernels", None)
     if kernels is None:
         return _unavailable(f"backend {f.backend!r} generates no kernels; use --backend c")
-    return Html(kernels_html(kernels), repr(kernels))
+    text = kernels.listing() if hasattr(kernels, "listing") else repr(kernels)
+    return Html(kernels_html(kernels), text)
 
 
 def show_profile(f):

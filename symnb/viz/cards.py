@@ -134,16 +134,30 @@ def message_html(text: str) -> str:
 
 
 def kernels_html(kernels) -> str:
-    """Each step of a kernel backend: generated C shown in full, other steps in one line."""
+    """Each step of a kernel backend: a kernel's own loop shown, the rest of its C (the other
+    variants, helpers and shared boilerplate) behind a click; other steps in one line."""
     items = []
     for i, k in enumerate(kernels):
         line = escape(k.line() if hasattr(k, "line") else repr(k))
-        source = getattr(k, "source", None)
-        body = f"<pre>{escape(source)}</pre>" if source else ""
         items.append(
-            f'<div class="symnb-kernel"><div><b>{i}</b> <code>{line}</code></div>{body}</div>'
+            f'<div class="symnb-kernel"><div><b>{i}</b> <code>{line}</code></div>'
+            f"{_kernel_body(k)}</div>"
         )
     return f'{STYLE}<div class="symnb-card"><h4>kernels ({len(items)})</h4>{"".join(items)}</div>'
+
+
+def _kernel_body(kernel) -> str:
+    source = getattr(kernel, "source", None)
+    if not source:
+        return ""
+    loop, rest, summary = kernel.folded() if hasattr(kernel, "folded") else (source, "", "")
+    folded = (
+        f'<details class="symnb-folded"><summary>{escape(summary)}</summary>'
+        f"<pre>{escape(rest)}</pre></details>"
+        if rest
+        else ""
+    )
+    return f'<pre class="symnb-loop">{escape(loop)}</pre>{folded}'
 
 
 class Html:
