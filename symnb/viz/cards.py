@@ -11,6 +11,7 @@ from symnb.core.dims import format_dim
 from symnb.core.types import short_dtype
 from symnb.viz.diff import side_by_side_html
 from symnb.viz.graphs import picture
+from symnb.viz.mathml import formula
 
 STYLE = """<style>
 .symnb-card{font-family:Helvetica,Arial,sans-serif;font-size:13px;border:1px solid #d1d5db;
@@ -50,10 +51,11 @@ def variable_card(var, with_graph: bool = True) -> str:
         f'<div class="symnb-note">built at {escape(str(var.source))}</div>' if var.source else ""
     )
     graph = picture(var).html() if with_graph and var.owner is not None else ""
+    math = formula(var)._repr_html_() if var.owner is not None else ""
     return (
         f'{STYLE}<div class="symnb-card"><h4>{escape(var.name or "(unnamed)")} '
         f'<span class="symnb-badge">{short_dtype(var.type.dtype)}</span>{dims_html(var)}</h4>'
-        f'<div class="symnb-note">{escape(kind)}</div>{where}{graph}</div>'
+        f'<div class="symnb-note">{escape(kind)}</div>{math}{where}{graph}</div>'
     )
 
 
