@@ -167,9 +167,13 @@ def _cell(path: str, number: int, cell) -> dict:
     source = cell.get("source", "") if isinstance(cell, dict) else None
     source = "".join(source) if isinstance(source, list) else source
     metadata = cell.get("metadata", {}) if isinstance(cell, dict) else None
-    if not isinstance(source, str) or not isinstance(metadata, dict):
-        raise ProgramUnreadable(f"{path}, cell {number}: malformed cell (source must be text)")
-    return {"cell_type": cell.get("cell_type"), "source": source, "metadata": metadata}
+    kind = cell.get("cell_type") if isinstance(cell, dict) else None
+    if not isinstance(source, str) or not isinstance(metadata, dict) or not isinstance(kind, str):
+        raise ProgramUnreadable(
+            f"{path}, cell {number}: malformed cell (it needs a cell_type, a text source and a "
+            "metadata dict)"
+        )
+    return {"cell_type": kind, "source": source, "metadata": metadata}
 
 
 _ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[%!].*$")
