@@ -92,6 +92,7 @@ def symcompile(args, cell: str, shell=None, user_ns=None, filename=None):
     """Check the options, run the cell, compile what it defines and bind it to ``args.name``
     in the user's namespace (the shell's, or ``user_ns``). Returns the function."""
     check_options(args)
+    user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
     value, namespace, bound = run_cell(shell, cell, user_ns, filename)
     outputs = pick_outputs(value, namespace, args.outputs)
     updates = pick_updates(namespace, bound)
@@ -100,7 +101,7 @@ def symcompile(args, cell: str, shell=None, user_ns=None, filename=None):
     if args.optimize is not None:
         options["optimize"] = parse_optimize(args.optimize)
     function = compile_function(inputs, outputs, updates=updates or None, **options)
-    (shell.user_ns if shell is not None else user_ns)[args.name] = function
+    user_ns[args.name] = function
     return function
 
 

@@ -92,3 +92,21 @@ def test_nbconvert_execute_prints_the_shape_error(tmp_path):
     assert done.returncode != 0
     assert "ShapeError: matmul: inner dims differ" in done.stderr
     assert "hint: did you mean W.T?" in done.stderr
+
+
+def test_the_options_are_checked_without_ipython():
+    from symnb.magics.cell import VIEW_NAMES, CellError, check_options, parse_line, symcompile
+    from symnb.magics.views import VIEWS
+
+    assert tuple(VIEWS) == VIEW_NAMES
+    with pytest.raises(CellError, match=r"unknown backend 'cc'; choose from py, c"):
+        check_options(parse_line("f --backend cc"))
+    with pytest.raises(CellError, match=r"%%symcompile: unrecognized arguments: --shwo"):
+        parse_line("f --shwo before")
+    namespace: dict = {}
+    f = symcompile(parse_line("f --backend py --quiet"), "a = tensor('a', shape=(2,))\na * 3")
+    assert f.name == "f" and "f" not in namespace
+    g = symcompile(
+        parse_line("g --backend py"), "b = tensor('b', shape=(2,))\nb + 1", None, namespace
+    )
+    assert namespace["g"] is g and g([1.0, 2.0]).tolist() == [2.0, 3.0]
