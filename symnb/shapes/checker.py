@@ -37,6 +37,27 @@ class ProgramUnreadable(ValueError):
     """The file cannot be read as a program: missing, not UTF-8, or a malformed notebook."""
 
 
+class _ProcessExit(BaseException):
+    """The program called ``os._exit``: the check stops there and says so (a BaseException,
+    so that the program's own ``except Exception`` does not swallow it)."""
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+def _guarded_exit(real_exit, pid: int):
+    """``os._exit`` for the program: in the checking process it raises _ProcessExit; a forked
+    child (multiprocessing ends its workers with os._exit) exits as usual."""
+
+    def exit_(status=0):
+        if os.getpid() != pid:
+            real_exit(status)
+        raise _ProcessExit(status)
+
+    return exit_
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One finding: ``severity`` is "error" (a symnb error), "warning" (a ShapeWarning),
@@ -124,7 +145,7 @@ def script_chunks(path: str) -> list[Chunk]:
 
 def _read(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ProgramUnreadable(f"cannot read {path}: {exc}") from None
@@ -141,7 +162,8 @@ def notebook_chunks(path: str) -> tuple[list[Chunk], int]:
         first, _, body = source.lstrip().partition("\n")
         filename = f"<{os.path.abspath(path)} cell {number}>"
         chunk = Chunk(filename, f"{path}, cell {number}", _without_magics(source), number)
-        chunk.expect_error = "raises-exception" in cell["metadata"].get("tags", [])
+        tags = cell["metadata"].get("tags")
+        chunk.expect_error = isinstance(tags, list) and "raises-exception" in tags
         if first.startswith("%%symcompile"):
             chunk.source, chunk.magic = source.lstrip(), first[len("%%symcompile") :]
         elif first.startswith("%%"):
@@ -284,6 +306,14 @@ class _Runner:
         self.report.emit("statement", dict(zip(_WHERE, self._where(chunk.filename, lineno))))
         try:
             run()
+        except _ProcessExit as exc:
+            message = (
+                f"the program ended its process (os._exit({exc.status!r})) during this "
+                "statement; nothing after it was checked"
+            )
+            where = self._where(chunk.filename, self._raised_at(exc, lineno))
+            self._add(Diagnostic("failure", "ProcessExit", message, *where))
+            raise
         except (KeyboardInterrupt, SystemExit):
             raise
         except SymnbError as exc:
@@ -339,8 +369,11 @@ class _Runner:
 
 @contextlib.contextmanager
 def _program_environment(path: str, quiet_output: bool):
-    """argv, sys.path and the working directory as if the program were run directly."""
+    """argv, sys.path and the working directory as if the program were run directly, and an
+    ``os._exit`` that stops the program instead of the check."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    saved_exit = os._exit
+    os._exit = _guarded_exit(saved_exit, os.getpid())
     sys.argv = [path]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     sink = io.StringIO() if quiet_output else None
@@ -351,7 +384,7 @@ def _program_environment(path: str, quiet_output: bool):
                 stack.enter_context(contextlib.redirect_stderr(sink))
             yield
     finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
+        sys.argv, sys.path[:], os._exit = saved_argv, saved_path, saved_exit
         os.chdir(saved_cwd)
 
 
@@ -377,5 +410,5 @@ def _run_all(runner: _Runner, chunks: list[Chunk], caught: list) -> None:
     try:
         for chunk in chunks:
             runner.run(chunk, caught)
-    except SystemExit:
+    except (SystemExit, _ProcessExit):
         runner.collect_warnings(caught)  # the program ended itself: keep what it found

@@ -1,8 +1,9 @@
 """``symnb check`` runs each program in a child process, so that what the program does to its
 process cannot hide what was found: the child streams every statement it starts and every
-diagnostic it finds to a file as it goes, and the parent reads them back. A program that ends
-the process (``os._exit``, a crash) or runs past ``--timeout`` is then reported as a failure
-at the statement it was running, after everything found before it.
+diagnostic it finds to a file as it goes, and the parent reads them back. A program whose
+process ends early (a crash, a signal, anything past the checker's own ``os._exit`` guard) or
+that runs past ``--timeout`` is then reported as a failure at the statement it was running,
+after everything found before it.
 
 The child runs with the user's rights, like any program: checking a notebook is running it.
 """
@@ -87,8 +88,8 @@ def _ended(where: dict, status, timed_out: bool, timeout) -> Diagnostic:
     else:
         category = "ProcessExit"
         message = (
-            f"the program ended the process (exit status {status}) during this statement, "
-            "e.g. with os._exit(); nothing after it was checked"
+            f"the program's process ended (exit status {status}: a crash, a signal) during "
+            "this statement; nothing after it was checked"
         )
     return Diagnostic("failure", category, message, **where)
 

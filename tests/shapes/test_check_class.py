@@ -115,9 +115,27 @@ def test_a_program_that_ends_its_process_after_a_shape_error_is_not_clean(tmp_pa
     assert main(["check", str(script)]) == 1
     out = capsys.readouterr().out
     assert f"{script}, line 3: error: ShapeError" in out
-    assert f"{script}, line 4: failure: ProcessExit: the program ended the process" in out
-    clean_exit = _script(tmp_path, "import os\nos._exit(0)\n", "exit.py")
+    assert (
+        f"{script}, line 4: failure: ProcessExit: the program ended its process (os._exit(0))"
+        in out
+    )
+    assert check_path(str(script)).exit_code == 1  # in this process too, which survives
+    clean_exit = _script(
+        tmp_path, "import os\ntry:\n    os._exit(0)\nexcept Exception:\n    pass\n", "exit.py"
+    )
     assert main(["check", str(clean_exit)]) == 2  # never "clean"
+    assert f"{clean_exit}, line 3: failure: ProcessExit" in capsys.readouterr().out
+
+
+def test_a_process_that_dies_is_reported_at_its_statement(tmp_path, capsys):
+    script = _script(tmp_path, "import os, signal\nx = 1\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    assert main(["check", str(script)]) == 2
+    out = capsys.readouterr().out
+    assert (
+        f"{script}, line 3: failure: ProcessExit: the program's process ended (exit status -9"
+        in out
+    )
+    assert "(3 statements)" in out
 
 
 def test_a_program_that_never_ends_is_stopped_by_the_timeout(tmp_path, capsys):
@@ -220,3 +238,27 @@ def test_the_tour_notebook_is_clean_under_symnb_check():
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 errors" in done.stdout and "0 failures" in done.stdout
     assert "cell 10, line 1: expected: ShapeError" in done.stdout  # the tour's deliberate bug
+
+
+def test_forked_workers_still_end_with_os_exit(tmp_path, capsys):
+    script = _script(
+        tmp_path,
+        """\
+        import multiprocessing as mp
+        import symnb as sn
+
+        def work(q):
+            q.put(1)
+
+        if __name__ == "__main__":
+            q = mp.get_context("fork").Queue()
+            p = mp.get_context("fork").Process(target=work, args=(q,))
+            p.start(); p.join()
+            assert q.get() == 1 and p.exitcode == 0
+            h = sn.tensor("x", shape=("batch", 4)) @ sn.tensor("W", shape=(3, 4))
+        """,
+    )
+    assert main(["check", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert "error: ShapeError" in out and "failure:" not in out
+    assert out.count("ShapeError") == 1  # the worker did not go on checking the program
