@@ -54,11 +54,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_line(line: str) -> argparse.Namespace:
-    """The options of a ``%%symcompile`` line, without IPython (``symnb check``)."""
+    """The options of a ``%%symcompile`` line (the magic's and ``symnb check``'s); a wrong
+    one is a CellError, shown as a card."""
     parser = _Parser(prog="%%symcompile", add_help=False)
     for flags, keywords in OPTIONS:
         parser.add_argument(*flags, **keywords)
-    return parser.parse_args(shlex.split(line))
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:  # an unclosed quote
+        raise CellError(f"%%symcompile: cannot read the options {line.strip()!r}: {exc}") from None
+    return parser.parse_args(words)
 
 
 def check_options(args) -> None:

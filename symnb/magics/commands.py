@@ -8,7 +8,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from symnb.magics.cell import OPTIONS, symcompile
+from symnb.magics.cell import OPTIONS, parse_line, symcompile
 from symnb.magics.views import views_for
 from symnb.viz.graphs import picture
 
@@ -31,7 +31,7 @@ class SymnbMagics(Magics):
         Outputs: the cell's last expression (or --outputs). Updates: a dict named
         ``updates`` assigned in the cell. The options are checked before the cell runs.
         """
-        args = parse_argstring(self.symcompile, line)
+        args = parse_line(line)  # errors as cards; the decorators give %%symcompile? its help
         function = symcompile(args, cell, shell=self.shell)
         if not args.quiet:
             display(function)

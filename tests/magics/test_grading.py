@@ -27,6 +27,7 @@ CELLS = {
     ),
     "typo": "%%symcompile bad --show afterr\nz = tensor('z', shape=(3,))\nprint('ran')\nz + 1",
     "after_typo": "print('bad' in dir())",
+    "no_name": "%%symcompile --show before\nprint('ran')\nz + 1",
     "bug": BUG,
 }
 NAMES = list(CELLS)
@@ -35,7 +36,7 @@ NAMES = list(CELLS)
 @pytest.fixture(scope="module")
 def failed(tmp_path_factory):
     """The notebook run as a grader runs it: no cell tagged, so the bug stops the run."""
-    nb = notebook(*CELLS.values(), raises=(NAMES.index("typo"),))
+    nb = notebook(*CELLS.values(), raises=(NAMES.index("typo"), NAMES.index("no_name")))
     with pytest.raises(nbclient.exceptions.CellExecutionError) as info:
         execute(nb, str(tmp_path_factory.mktemp("grading")))
     return info.value, dict(zip(NAMES, nb.cells))
@@ -80,6 +81,9 @@ def test_a_typo_in_show_is_refused_before_the_cell_runs(failed):
     assert "unknown view &#x27;afterr&#x27;; choose from before, after, diff" in html
     assert "ran" not in stream(cell)  # the cell body never ran, nothing was compiled
     assert stream(cells["after_typo"]).strip() == "False"
+    (html,) = data(cells["no_name"], "text/html")
+    assert "<b>CellError</b><pre>%%symcompile: the following arguments are required: name" in html
+    assert "ran" not in stream(cells["no_name"])
 
 
 def test_nbconvert_execute_prints_the_shape_error(tmp_path):
