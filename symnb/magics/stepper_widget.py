@@ -7,6 +7,8 @@ those the phase/rule filters keep), with what that rewrite removed (dashed red),
 
 from __future__ import annotations
 
+import importlib.util
+
 from symnb.viz.cards import Html, message_html
 from symnb.viz.stepper import start_frame, static_stepper_html, step_frame
 
@@ -103,8 +105,12 @@ def _unique(values) -> list:
 
 
 def stepper(function):
-    """The stepper for ``function``, or a one-line explanation when it has no history."""
+    """The stepper for ``function``, or a one-line explanation when it has no history; without
+    ipywidgets, the static stepper (every step embedded, switched in the page)."""
     if history_of(function) is None:
         text = "this function has no rewrite history (f.rewrites): nothing to step through"
         return Html(message_html(text), text)
+    if importlib.util.find_spec("ipywidgets") is None:
+        text = f"{len(function.rewrites)} rewrites (install ipywidgets for the live stepper)"
+        return Html(static_stepper_html(function), text)
     return RewriteStepper(function)

@@ -95,3 +95,17 @@ def test_the_widget_carries_the_static_stepper_for_exports(f):
     bundle = stepper(f)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert 'class="symnb-card symnb-stepper"' in bundle["text/html"]
+
+
+def test_without_ipywidgets_the_stepper_is_the_static_one(f, monkeypatch):
+    import importlib.util
+
+    from symnb.magics import stepper
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name)
+    )
+    bundle = stepper(f)._repr_mimebundle_()
+    assert 'class="symnb-card symnb-stepper"' in bundle["text/html"]
+    assert bundle["text/plain"].startswith(f"{len(f.rewrites)} rewrites (install ipywidgets")
