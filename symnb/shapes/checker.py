@@ -159,7 +159,7 @@ def notebook_chunks(path: str) -> tuple[list[Chunk], int]:
         if cell["cell_type"] != "code":
             continue
         source = cell["source"]
-        first, _, body = source.lstrip().partition("\n")
+        first = source.lstrip().split("\n", 1)[0]
         filename = f"<{os.path.abspath(path)} cell {number}>"
         chunk = Chunk(filename, f"{path}, cell {number}", _without_magics(source), number)
         tags = cell["metadata"].get("tags")
