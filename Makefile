@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo lab test lint format bench clean docs mutate fuzz
+.PHONY: demo tour lab test lint format bench clean docs mutate fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,11 +17,19 @@ $(VENV)/.stamp-%: pyproject.toml | $(BIN)/python
 
 # The main job: execute the tour notebook headlessly into build/tour.html.
 demo: $(VENV)/.stamp-demo,notebook
-	@mkdir -p build
-	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=600 \
-		--ExecutePreprocessor.kernel_name=python3 --output-dir build --output tour \
-		notebooks/00_tour.ipynb
+	@$(MAKE) --no-print-directory tour JUPYTER=$(BIN)/jupyter
 	@echo "the tour, with every output, is in build/tour.html"
+
+# The tour as a static page that works offline: formulas are MathML written while the notebook
+# runs, and with no widget state stored the stepper's own HTML (every step embedded) is shown.
+# tests/browser/test_tour_html.py runs this target.
+JUPYTER ?= jupyter
+BUILD   ?= build
+tour:
+	@mkdir -p $(BUILD)
+	$(JUPYTER) nbconvert --to html --execute --ExecutePreprocessor.timeout=600 \
+		--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.store_widget_state=False \
+		--output-dir $(BUILD) --output tour notebooks/00_tour.ipynb
 
 lab: $(VENV)/.stamp-demo,notebook
 	$(BIN)/jupyter lab --notebook-dir=notebooks

@@ -6,7 +6,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from symnb.shapes.checker import check_path
+from symnb.shapes.checker import ProgramUnreadable
+from symnb.shapes.isolate import DEFAULT_TIMEOUT, check_isolated
+
+#: exit status of ``symnb check`` when a file is not a program it can read
+UNREADABLE = 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -18,7 +22,10 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Run each program with graphs built and shape-checked but nothing compiled: a "
             "compiled function checks its inputs and returns zeros of its output shapes. "
-            "Exit status: 0 clean (warnings allowed), 1 shape errors, 2 other failures."
+            "The program's code is executed with your rights: checking an untrusted notebook "
+            "is running it. Exit status: 0 clean (warnings allowed), 1 shape errors, 2 other "
+            "failures (an exception, a timeout, a program that ended the process), 3 a file "
+            "that cannot be read as a program (missing, malformed notebook)."
         ),
     )
     check.add_argument("paths", nargs="+", metavar="FILE", help="a .py script or .ipynb notebook")
@@ -26,6 +33,13 @@ def _parser() -> argparse.ArgumentParser:
         "--show-output", action="store_true", help="let the programs print (hidden by default)"
     )
     check.add_argument("--strict", action="store_true", help="exit with status 1 on warnings too")
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"stop a program that runs longer (default {DEFAULT_TIMEOUT:g}; 0: no limit)",
+    )
     cache = commands.add_parser(
         "cache",
         help="show or clear the compiled-kernel cache",
@@ -48,15 +62,18 @@ def cache_command(action: str) -> int:
     return 0
 
 
-def check(paths: list[str], show_output: bool = False, strict: bool = False) -> int:
-    """Check every path, print the reports, return the exit status."""
+def check(
+    paths: list[str], show_output: bool = False, strict: bool = False, timeout=DEFAULT_TIMEOUT
+) -> int:
+    """Check every path (each in a child process), print the reports, return the exit
+    status: 1 if any file has shape errors, else the highest status of the files."""
     codes = set()
     for path in paths:
         try:
-            report = check_path(path, quiet_output=not show_output)
-        except (OSError, ValueError) as exc:
-            print(f"{path}: cannot read: {exc}", file=sys.stderr)
-            codes.add(2)
+            report = check_isolated(path, timeout, show_output)
+        except ProgramUnreadable as exc:
+            print(f"{path}: cannot check: {exc}", file=sys.stderr)
+            codes.add(UNREADABLE)
             continue
         print(report.format())
         codes.add(report.exit_code or (1 if strict and report.of("warning") else 0))
@@ -67,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "cache":
         return cache_command(args.action)
-    return check(args.paths, show_output=args.show_output, strict=args.strict)
+    return check(args.paths, args.show_output, args.strict, args.timeout)
 
 
 if __name__ == "__main__":

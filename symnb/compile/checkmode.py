@@ -7,25 +7,34 @@ always (dtype, rank, fixed and named dims, dims computed from names), and the li
 zeros shaped like the outputs, so a whole training loop runs in seconds. The output shapes
 come from the ops' own shape rules applied to the call's concrete shapes, so a clash that only
 shows with real sizes (an unknown dim that turns out wrong) is still a ShapeError, raised at
-the call. Shared variables are not updated.
+the call; a pattern the ShapeWarnings catch (``(n,) - (n, 1)``) that only shows with real
+sizes is warned about at the line that built the node. Shared variables are not updated, and
+``f.kernels`` is an empty list that says why.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import warnings
 
 import numpy as np
 
+from symnb.backends.c.listing import KernelList
 from symnb.core.dims import evaluate, is_symbolic
 from symnb.core.graph import Graph
-from symnb.core.shapes.warnings import quiet
+from symnb.core.shapes.warnings import BroadcastOuterWarning, LossTrailingOneWarning
+from symnb.core.source import user_location
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import ShapeError
 
 #: the backend name ``sn.function`` gives a function built in check mode
 CHECK = "check"
+
+#: warnings that real sizes can reveal and that do not depend on how a size was spelled (a
+#: pinned name would be noise: the unknown dim it met only got its size from this call)
+_CALL_TIME_WARNINGS = (BroadcastOuterWarning, LossTrailingOneWarning)
 
 _depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_check_mode", default=0)
 
@@ -45,6 +54,13 @@ def active() -> bool:
     return _depth.get() > 0
 
 
+class CheckKernels(KernelList):
+    """``f.kernels`` in check mode: nothing is compiled, so there is no step to list."""
+
+    def __repr__(self):
+        return "(check mode: nothing is compiled, so there are no kernels to list)"
+
+
 class CheckLinker:
     """A linker that runs no op: ``run`` returns zeros of the shapes the ops' rules give for
     the call's concrete shapes (computed once per set of leaf shapes)."""
@@ -57,6 +73,7 @@ class CheckLinker:
         self.leaves = leaves
         self.n_results = len(graph.outputs)
         self._shapes_seen: dict = {}
+        self.kernels = CheckKernels()
 
     def skip_updates(self, count: int) -> None:
         """The last ``count`` outputs are updates: return nothing for them, so ``Function``
@@ -75,9 +92,9 @@ class CheckLinker:
         targets refer to them) and get their sizes at the end."""
         given = list(zip(self.leaves, (np.shape(v) for v in leaf_values)))
         concrete = {id(v): _filled(v, shape) for v, shape in given}
-        with quiet():
-            for node in self.graph.toposort():
-                _propagate(node, concrete)
+        call = user_location()
+        for node in self.graph.toposort():
+            _propagate(node, concrete, call)
         names = {d: n for v, shape in given for d, n in zip(v.type.shape, shape) if _named(d)}
         return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
 
@@ -98,13 +115,13 @@ def _stub(var, concrete) -> Variable:
         return var
     if isinstance(var, SharedVariable):
         return Variable(_filled(var, var.get_value(borrow=True).shape), name=var.name)
-    return Variable(concrete.get(id(var), var.type), name=var.name)
+    return Variable(concrete.get(id(var), var.type), name=var.label)  # hints say "W.T"
 
 
-def _propagate(node, concrete) -> None:
+def _propagate(node, concrete, call) -> None:
     stubs = [_stub(v, concrete) for v in node.inputs]
     try:
-        types = node.op.infer_types(*stubs)
+        types, found = _warnings_of(node.op.infer_types, stubs)
     except ShapeError as exc:
         built = node.outputs[0].source
         raise ShapeError(
@@ -113,6 +130,32 @@ def _propagate(node, concrete) -> None:
         ) from None
     for var, t in zip(node.outputs, types):
         concrete[id(var)] = t
+    if found:
+        _warn_new(node, found, call)
+
+
+def _warnings_of(infer, stubs) -> tuple:
+    """infer(*stubs), and the call-time ShapeWarnings it raised (recorded, not shown)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        types = infer(*stubs)
+    return types, [w for w in caught if issubclass(w.category, _CALL_TIME_WARNINGS)]
+
+
+def _warn_new(node, found: list, call) -> None:
+    """Warn at the line that built the node about what its build-time types did not show."""
+    _, at_build = _warnings_of(node.op.infer_types, node.inputs)
+    known = {w.category for w in at_build}
+    built = node.outputs[0].source
+    for w in found:
+        if w.category in known:
+            continue
+        text = f"with the shapes of this call: {w.message}"
+        text += f"\n  (the function was called at {call})" if call else ""
+        if built is None:
+            warnings.warn(text, w.category, stacklevel=2)
+        else:
+            warnings.warn_explicit(text, w.category, built.filename, built.lineno)
 
 
 def _placeholder_shape(t: TensorType, names: dict) -> tuple:

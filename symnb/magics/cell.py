@@ -7,13 +7,21 @@ The rules (also in docs/notebook.md):
 - outputs: the value of the cell's last line when it is an expression (a variable, a tuple or
   list of them, or a dict name -> variable), else the names given by ``--outputs a,b``;
 - updates: a dict (or list of pairs) named ``updates`` defined by the cell.
+
+The options are declared once (``OPTIONS``): the magic's decorators and ``symnb check`` (which
+runs ``%%symcompile`` cells without IPython) both read them, and ``symcompile`` checks them
+before the cell runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
+import shlex
 import types
 
+from symnb.backends import LINKERS, PLANNED
+from symnb.compile import function as compile_function
 from symnb.core.graph import leaves
 from symnb.core.hooks import hook
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -23,7 +31,83 @@ _HIDDEN = {"eval", "load_ipython_extension"}  # keep Python's eval; not for cell
 
 
 class CellError(SymnbError, ValueError):
-    """The cell does not say what to compile (no final expression, unknown names)."""
+    """The cell does not say what to compile (no final expression, unknown names), or an
+    option is wrong."""
+
+
+#: (flags, argparse keywords) of every %%symcompile option
+OPTIONS = [
+    (("name",), {"help": "the name the compiled function is bound to"}),
+    (("--backend",), {"default": None, "help": "c, py, opencl or cuda (default: symnb's)"}),
+    (("--show",), {"default": "", "help": "before,after,diff,grad,kernels,profile,steps"}),
+    (("--optimize",), {"default": None, "help": "fast, stable, none, or +rule,-rule lists"}),
+    (("--inputs",), {"default": None, "help": "input names in order (default: as created)"}),
+    (("--outputs",), {"default": None, "help": "output names (default: the last expression)"}),
+    (("--quiet",), {"action": "store_true", "help": "do not display the summary card"}),
+]
+VIEW_NAMES = ("before", "after", "diff", "grad", "kernels", "profile", "steps")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would exit the process
+        raise CellError(f"%%symcompile: {message}")
+
+
+def parse_line(line: str) -> argparse.Namespace:
+    """The options of a ``%%symcompile`` line (the magic's and ``symnb check``'s); a wrong
+    one is a CellError, shown as a card."""
+    parser = _Parser(prog="%%symcompile", add_help=False)
+    for flags, keywords in OPTIONS:
+        parser.add_argument(*flags, **keywords)
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:  # an unclosed quote
+        raise CellError(f"%%symcompile: cannot read the options {line.strip()!r}: {exc}") from None
+    return parser.parse_args(words)
+
+
+def check_options(args) -> None:
+    """Refuse a wrong option before the cell runs (a typo must not cost a compile)."""
+    unknown = [n for n in _split(args.show or "") if n not in VIEW_NAMES]
+    if unknown:
+        raise CellError(
+            f"%%symcompile --show: unknown view {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(VIEW_NAMES)}"
+        )
+    backends = [*LINKERS, *PLANNED]
+    if args.backend is not None and args.backend not in backends:
+        raise CellError(
+            f"%%symcompile --backend: unknown backend {args.backend!r}; "
+            f"choose from {', '.join(backends)}"
+        )
+
+
+def parse_optimize(text: str):
+    """``fast``/``stable``/``none``, or ``+name,-name`` lists of phases/rules to include or
+    exclude (``{"include": [...], "exclude": [...]}`` for sn.function)."""
+    if text in ("fast", "stable", "none"):
+        return text
+    parts = _split(text)
+    include = [p.lstrip("+") for p in parts if not p.startswith("-")]
+    exclude = [p[1:] for p in parts if p.startswith("-")]
+    return {"include": include, "exclude": exclude}
+
+
+def symcompile(args, cell: str, shell=None, user_ns=None, filename=None):
+    """Check the options, run the cell, compile what it defines and bind it to ``args.name``
+    in the user's namespace (the shell's, or ``user_ns``). Returns the function."""
+    check_options(args)
+    user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
+    value, namespace, bound = run_cell(shell, cell, user_ns, filename)
+    outputs = pick_outputs(value, namespace, args.outputs)
+    updates = pick_updates(namespace, bound)
+    inputs = pick_inputs(outputs, updates, namespace, args.inputs)
+    options = {"backend": args.backend, "name": args.name}
+    if args.optimize is not None:
+        options["optimize"] = parse_optimize(args.optimize)
+    function = compile_function(inputs, outputs, updates=updates or None, **options)
+    user_ns[args.name] = function
+    return function
 
 
 def symnb_names() -> dict:
@@ -37,19 +121,21 @@ def symnb_names() -> dict:
     return names
 
 
-def run_cell(shell, cell: str):
-    """Execute ``cell`` over the user's namespace.
+def run_cell(shell, cell: str, user_ns=None, filename=None):
+    """Execute ``cell`` over the user's namespace (the shell's, or ``user_ns``; ``filename``
+    names the cell for errors when there is no shell: its line 1 is the %%symcompile line).
 
     Returns the value of its last expression (None if the last line is a statement), the
     namespace after the cell, and the names the cell bound (written back to the user's).
     """
     source = shell.transform_cell(cell) if shell is not None else cell
-    tree = ast.parse(source)
+    filename = filename or _register(shell, "\n" + source)  # one leading line: the %% line
+    tree = ast.parse(source, filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    filename = _register(shell, "\n" + source)  # one leading line: the %%symcompile line
     ast.increment_lineno(tree, 1)
+    user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
     namespace = symnb_names()
-    namespace.update(shell.user_ns if shell is not None else {})
+    namespace.update(user_ns)
     before = {name: id(value) for name, value in namespace.items()}
     exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
     value = None
@@ -59,8 +145,7 @@ def run_cell(shell, cell: str):
         value = eval(code, namespace)  # noqa: S307 - the user's own expression
     bound = {n for n, v in namespace.items() if before.get(n) != id(v) and not n.startswith("__")}
     _name_outputs(last, value)
-    if shell is not None:
-        shell.user_ns.update({n: namespace[n] for n in bound})
+    user_ns.update({n: namespace[n] for n in bound})
     return value, namespace, bound
 
 

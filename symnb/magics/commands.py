@@ -8,40 +8,31 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from symnb.compile import function as compile_function
-from symnb.magics.cell import pick_inputs, pick_outputs, pick_updates, run_cell
+from symnb.magics.cell import OPTIONS, parse_line, symcompile
 from symnb.magics.views import views_for
 from symnb.viz.graphs import picture
 
 
+def _options(method):
+    """The magic's argument decorators, from the one list of options (cell.OPTIONS)."""
+    for flags, keywords in reversed(OPTIONS):
+        method = argument(*flags, **keywords)(method)
+    return magic_arguments()(method)
+
+
 @magics_class
 class SymnbMagics(Magics):
-    @magic_arguments()
-    @argument("name", help="the name the compiled function is bound to")
-    @argument("--backend", default=None, help="c, py, opencl or cuda (default: symnb's)")
-    @argument("--show", default="", help="before,after,diff,grad,kernels,profile,steps")
-    @argument("--optimize", default=None, help="fast, stable, none, or +rule,-rule lists")
-    @argument("--inputs", default=None, help="input names in order (default: as created)")
-    @argument("--outputs", default=None, help="output names (default: the last expression)")
-    @argument("--quiet", action="store_true", help="do not display the summary card")
+    @_options
     @cell_magic
     def symcompile(self, line, cell):
         """Run the cell with symnb's names in scope and compile what it defines into NAME.
 
         Inputs: the symbolic inputs the outputs use, in creation order (or --inputs).
         Outputs: the cell's last expression (or --outputs). Updates: a dict named
-        ``updates`` assigned in the cell.
+        ``updates`` assigned in the cell. The options are checked before the cell runs.
         """
-        args = parse_argstring(self.symcompile, line)
-        value, namespace, bound = run_cell(self.shell, cell)
-        outputs = pick_outputs(value, namespace, args.outputs)
-        updates = pick_updates(namespace, bound)
-        inputs = pick_inputs(outputs, updates, namespace, args.inputs)
-        options = {"backend": args.backend, "name": args.name}
-        if args.optimize is not None:
-            options["optimize"] = parse_optimize(args.optimize)
-        function = compile_function(inputs, outputs, updates=updates or None, **options)
-        self.shell.user_ns[args.name] = function
+        args = parse_line(line)  # errors as cards; the decorators give %%symcompile? its help
+        function = symcompile(args, cell, shell=self.shell)
         if not args.quiet:
             display(function)
         for view in views_for(function, args.show):
@@ -72,14 +63,3 @@ class SymnbMagics(Magics):
         values = [self.shell.ev(ast.unparse(a)) for a in node.args]
         kwargs = {k.arg: self.shell.ev(ast.unparse(k.value)) for k in node.keywords}
         return function, values, kwargs
-
-
-def parse_optimize(text: str):
-    """``fast``/``stable``/``none``, or ``+name,-name`` lists of phases/rules to include or
-    exclude (``{"include": [...], "exclude": [...]}`` for sn.function)."""
-    if text in ("fast", "stable", "none"):
-        return text
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    include = [p.lstrip("+") for p in parts if not p.startswith("-")]
-    exclude = [p[1:] for p in parts if p.startswith("-")]
-    return {"include": include, "exclude": exclude}

@@ -7,11 +7,10 @@ those the phase/rule filters keep), with what that rewrite removed (dashed red),
 
 from __future__ import annotations
 
-from html import escape
+import importlib.util
 
 from symnb.viz.cards import Html, message_html
-from symnb.viz.diff import diff_graphs, diff_picture
-from symnb.viz.graphs import picture
+from symnb.viz.stepper import start_frame, static_stepper_html, step_frame
 
 
 def history_of(function):
@@ -67,43 +66,15 @@ class RewriteStepper:
 
     def show(self, k: int) -> None:
         """Draw position ``k`` (0 = as written) of the filtered history."""
+        shown = len(self.visible)
         if k == 0:
-            self.info.value = self._info_start()
-            before = self.function.graph_before
-            self._draw(picture(before, "as written", self.max_boxes, function=self.function))
-            return
-        index = self.visible[k - 1]
-        step = self.history[index]
-        before = self._graph_before_step(index)
-        after = step.graph_after()
-        self.info.value = self._info_step(k, step, diff_graphs(before, after))
-        title = f"after {step.rule}"
-        self._draw(diff_picture(before, after, title, self.max_boxes, function=self.function))
-
-    def _graph_before_step(self, index: int):
-        if index == 0:
-            return self.function.graph_before
-        return self.history[index - 1].graph_after()
-
-    def _draw(self, pic) -> None:
+            info, pic = start_frame(self.function, self.history, shown, self.max_boxes)
+        else:
+            index = self.visible[k - 1]
+            info, pic = step_frame(self.function, self.history, index, k, shown, self.max_boxes)
+        self.info.value = info
         self.graph.outputs = ()
         self.graph.append_display_data(pic)
-
-    def _info_start(self) -> str:
-        total = len(self.history)
-        if not total:
-            return "<b class='rule'>(no rewrites)</b> no rewrite fired for this function"
-        return (
-            f"<b class='rule'>as written</b> · {len(self.visible)} of {total} rewrites "
-            "match the filters; step through them with Next ›"
-        )
-
-    def _info_step(self, k: int, step, diff) -> str:
-        return (
-            f"step {k}/{len(self.visible)} · rule <b class='rule'>{escape(step.rule)}</b> · "
-            f"phase <i>{escape(step.phase)}</i> · {step.seconds * 1e3:.3f} ms · "
-            f"{escape(diff.summary())}"
-        )
 
     # -- events ---------------------------------------------------------------------------
     def go(self, k: int) -> None:
@@ -122,7 +93,11 @@ class RewriteStepper:
         self.go(self.slider.value + 1)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        """The widget, and for pages without a widget manager (an nbconvert export) the
+        static stepper: every step embedded, switched without a kernel."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        bundle["text/html"] = static_stepper_html(self.function, self.max_boxes)
+        return bundle
 
 
 def _unique(values) -> list:
@@ -130,8 +105,12 @@ def _unique(values) -> list:
 
 
 def stepper(function):
-    """The stepper for ``function``, or a one-line explanation when it has no history."""
+    """The stepper for ``function``, or a one-line explanation when it has no history; without
+    ipywidgets, the static stepper (every step embedded, switched in the page)."""
     if history_of(function) is None:
         text = "this function has no rewrite history (f.rewrites): nothing to step through"
         return Html(message_html(text), text)
+    if importlib.util.find_spec("ipywidgets") is None:
+        text = f"{len(function.rewrites)} rewrites (install ipywidgets for the live stepper)"
+        return Html(static_stepper_html(function), text)
     return RewriteStepper(function)

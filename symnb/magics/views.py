@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from symnb.magics.cell import check_options
 from symnb.magics.stepper_widget import stepper
 from symnb.viz.cards import Html, kernels_html, message_html
 from symnb.viz.diff import diff_picture
@@ -40,7 +43,8 @@ def show_kernels(f):
     kernels = getattr(f, "kernels", None)
     if kernels is None:
         return _unavailable(f"backend {f.backend!r} generates no kernels; use --backend c")
-    return Html(kernels_html(kernels), repr(kernels))
+    text = kernels.listing() if hasattr(kernels, "listing") else repr(kernels)
+    return Html(kernels_html(kernels), text)
 
 
 def show_profile(f):
@@ -65,7 +69,5 @@ VIEWS = {
 def views_for(f, names: str) -> list:
     """The displayables for a comma-separated list of view names (unknown names raise)."""
     wanted = [n.strip() for n in names.split(",") if n.strip()]
-    unknown = [n for n in wanted if n not in VIEWS]
-    if unknown:
-        raise ValueError(f"--show: unknown view {unknown}; choose from {', '.join(VIEWS)}")
+    check_options(SimpleNamespace(show=names, backend=None))  # a CellError (styled card)
     return [VIEWS[n](f) for n in wanted]

@@ -3,7 +3,13 @@
 The program runs one top-level statement at a time, so a statement that fails is reported and
 the next one still runs (statements that needed its result then fail too: those are reported
 as not checked, and do not hide later, independent bugs). Notebook cells run in order in one
-namespace, as "Run All" would; magics are skipped.
+namespace, as "Run All" would; ``%%symcompile`` cells are compiled (in check mode) as the magic
+would, other cell magics and line magics are skipped. An error in a cell tagged
+``raises-exception`` (the tag nbclient reads) is expected: reported, not counted.
+
+The program runs in this process with the user's rights: checking a program is running it.
+``symnb check`` runs each program in a child process (symnb.shapes.isolate) so that a program
+that ends the process or never finishes is still reported.
 """
 
 from __future__ import annotations
@@ -15,19 +21,48 @@ import io
 import json
 import linecache
 import os
+import re
 import sys
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 
 from symnb.compile.checkmode import check_mode
 from symnb.errors import ShapeWarning, SymnbError
+from symnb.magics.cell import parse_line, symcompile
+
+
+class ProgramUnreadable(ValueError):
+    """The file cannot be read as a program: missing, not UTF-8, or a malformed notebook."""
+
+
+class _ProcessExit(BaseException):
+    """The program called ``os._exit``: the check stops there and says so (a BaseException,
+    so that the program's own ``except Exception`` does not swallow it)."""
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+def _guarded_exit(real_exit, pid: int):
+    """``os._exit`` for the program: in the checking process it raises _ProcessExit; a forked
+    child (multiprocessing ends its workers with os._exit) exits as usual."""
+
+    def exit_(status=0):
+        if os.getpid() != pid:
+            real_exit(status)
+        raise _ProcessExit(status)
+
+    return exit_
 
 
 @dataclass(frozen=True)
 class Diagnostic:
     """One finding: ``severity`` is "error" (a symnb error), "warning" (a ShapeWarning),
-    "failure" (another exception) or "not checked" (an exception after an earlier error)."""
+    "failure" (another exception), "not checked" (an exception after an earlier error) or
+    "expected" (an exception in a cell tagged ``raises-exception``)."""
 
     severity: str
     category: str
@@ -54,16 +89,28 @@ class Chunk:
     label: str
     source: str
     cell: int | None = None
+    magic: str | None = None  # the options of a %%symcompile cell (source is its body)
+    expect_error: bool = False  # tagged raises-exception
 
 
 @dataclass
 class Report:
-    """Everything ``symnb check`` found in one file."""
+    """Everything ``symnb check`` found in one file; ``sink(event, fields)``, when given, hears
+    each statement as it starts and each diagnostic as it is found."""
 
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     statements: int = 0
     skipped_cells: int = 0
+    sink: Callable[[str, dict], None] | None = None
+
+    def emit(self, event: str, fields: dict) -> None:
+        if self.sink is not None:
+            self.sink(event, fields)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+        self.emit("diagnostic", asdict(diagnostic))
 
     def of(self, *severities: str) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity in severities]
@@ -78,6 +125,8 @@ class Report:
     def summary(self) -> str:
         counts = [_count(len(self.of(s)), s) for s in ("error", "warning", "failure")]
         extra = f", {len(self.of('not checked'))} not checked" if self.of("not checked") else ""
+        if self.of("expected"):
+            extra += f", {len(self.of('expected'))} expected (cells tagged raises-exception)"
         cells = f", {self.skipped_cells} magic cells skipped" if self.skipped_cells else ""
         return f"{self.path}: {', '.join(counts)}{extra} ({self.statements} statements{cells})"
 
@@ -91,37 +140,129 @@ def _count(n: int, what: str) -> str:
 
 # -- reading programs ---------------------------------------------------------------------------
 def script_chunks(path: str) -> list[Chunk]:
-    with open(path, encoding="utf-8") as f:
-        return [Chunk(os.path.abspath(path), path, f.read())]
+    return [Chunk(os.path.abspath(path), path, _read(path))]
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProgramUnreadable(f"cannot read {path}: {exc}") from None
 
 
 def notebook_chunks(path: str) -> tuple[list[Chunk], int]:
-    """One chunk per code cell (cells are numbered from 1 among all cells); cells that are a
-    cell magic are skipped and counted."""
-    with open(path, encoding="utf-8") as f:
-        notebook = json.load(f)
+    """One chunk per code cell (cells are numbered from 1 among all cells); cells that start
+    with a cell magic other than %%symcompile are skipped and counted."""
     chunks, skipped = [], 0
-    for number, cell in enumerate(notebook.get("cells", []), start=1):
-        if cell.get("cell_type") != "code":
+    for number, cell in enumerate(_notebook_cells(path), start=1):
+        if cell["cell_type"] != "code":
             continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        if source.lstrip().startswith("%%"):
+        source = cell["source"]
+        first = source.lstrip().split("\n", 1)[0]
+        filename = f"<{os.path.abspath(path)} cell {number}>"
+        chunk = Chunk(filename, f"{path}, cell {number}", _without_magics(source), number)
+        tags = cell["metadata"].get("tags")
+        chunk.expect_error = isinstance(tags, list) and "raises-exception" in tags
+        if first.startswith("%%symcompile"):
+            chunk.source, chunk.magic = source.lstrip(), first[len("%%symcompile") :]
+        elif first.startswith("%%"):
             skipped += 1
             continue
-        filename = f"<{os.path.abspath(path)} cell {number}>"
-        chunks.append(Chunk(filename, f"{path}, cell {number}", _without_magics(source), number))
+        chunks.append(chunk)
     return chunks, skipped
 
 
+def _notebook_cells(path: str) -> list[dict]:
+    """The cells of an nbformat 4 notebook, sources joined; anything else is unreadable."""
+    try:
+        notebook = json.loads(_read(path))
+    except json.JSONDecodeError as exc:
+        raise ProgramUnreadable(f"{path} is not a notebook: invalid JSON ({exc})") from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list) or notebook.get("nbformat", 4) < 4:
+        raise ProgramUnreadable(f"{path} is not a notebook in nbformat 4 (no list of 'cells')")
+    return [_cell(path, number, cell) for number, cell in enumerate(cells, start=1)]
+
+
+def _cell(path: str, number: int, cell) -> dict:
+    source = cell.get("source", "") if isinstance(cell, dict) else None
+    source = "".join(source) if isinstance(source, list) else source
+    metadata = cell.get("metadata", {}) if isinstance(cell, dict) else None
+    kind = cell.get("cell_type") if isinstance(cell, dict) else None
+    if not isinstance(source, str) or not isinstance(metadata, dict) or not isinstance(kind, str):
+        raise ProgramUnreadable(
+            f"{path}, cell {number}: malformed cell (it needs a cell_type, a text source and a "
+            "metadata dict)"
+        )
+    return {"cell_type": kind, "source": source, "metadata": metadata}
+
+
+_ASSIGNED_MAGIC = re.compile(r"^(\s*[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*)[%!].*$")
+_HELP = re.compile(r"^(\s*)[\w.]+\?\??\s*$")
+
+
 def _without_magics(source: str) -> str:
-    """Line magics and shell escapes become ``pass`` (line numbers stay the same)."""
-    out = []
+    """Line magics, shell escapes and ``name?`` help become ``pass`` (``files = !ls`` becomes
+    ``files = None``), where a statement starts: not inside a string, brackets or after a
+    backslash. Line numbers stay the same."""
+    out, scan = [], _Scanner()
     for line in source.split("\n"):
-        stripped = line.lstrip()
-        is_magic = stripped.startswith(("%", "!"))
-        out.append(line[: len(line) - len(stripped)] + "pass" if is_magic else line)
+        out.append(_blank_magic(line) if scan.at_statement_start else line)
+        scan.feed(out[-1] + "\n")
     return "\n".join(out)
+
+
+def _blank_magic(line: str) -> str:
+    stripped = line.lstrip()
+    indent = line[: len(line) - len(stripped)]
+    if stripped.startswith(("%", "!")) or _HELP.match(line):
+        return indent + "pass"
+    assigned = _ASSIGNED_MAGIC.match(line)
+    return assigned.group(1) + "None" if assigned else line
+
+
+class _Scanner:
+    """Just enough of Python's tokenizer to know whether a line starts a statement."""
+
+    def __init__(self):
+        self.quote, self.depth, self.continued = None, 0, False
+
+    @property
+    def at_statement_start(self) -> bool:
+        return self.quote is None and self.depth == 0 and not self.continued
+
+    def feed(self, text: str) -> None:
+        i = 0
+        while i < len(text):
+            i = self._string(text, i) if self.quote else self._code(text, i)
+        self.continued = self.quote is None and text.rstrip("\n").endswith("\\")
+
+    def _string(self, text: str, i: int) -> int:
+        if text[i] == "\\":
+            return i + 2
+        if text.startswith(self.quote, i):
+            i, self.quote = i + len(self.quote), None
+            return i
+        if text[i] == "\n" and len(self.quote) == 1:
+            self.quote = None  # an unterminated one-line string: Python says so later
+        return i + 1
+
+    def _code(self, text: str, i: int) -> int:
+        char = text[i]
+        if char == "#":
+            return text.find("\n", i) if "\n" in text[i:] else len(text)
+        if char in "'\"":
+            self.quote = char * 3 if text.startswith(char * 3, i) else char
+            return i + len(self.quote)
+        if char in "([{":
+            self.depth += 1
+        elif char in ")]}":
+            self.depth = max(0, self.depth - 1)
+        return i + 1
+
+
+_WHERE = ("where", "lineno", "cell", "code")  # what _Runner._where returns
 
 
 # -- running them -------------------------------------------------------------------------------
@@ -139,27 +280,47 @@ class _Runner:
         if chunk.cell is not None:  # a cell has no file: its lines go where tracebacks look
             lines = chunk.source.splitlines(keepends=True)
             linecache.cache[chunk.filename] = (len(chunk.source), None, lines, chunk.filename)
+        if chunk.magic is not None:
+            self._execute(chunk, 1, lambda: self._symcompile(chunk))
+            self.collect_warnings(caught)
+            return
         try:
             tree = ast.parse(chunk.source, chunk.filename)
         except SyntaxError as exc:
             self._add_failure("failure", exc, chunk, exc.lineno or 1)
             return
         for statement in tree.body:
-            self._run_statement(statement, chunk)
+            code = compile(ast.Module(body=[statement], type_ignores=[]), chunk.filename, "exec")
+            self._execute(chunk, statement.lineno, lambda c=code: exec(c, self.namespace))  # noqa: S102
             self.collect_warnings(caught)
 
-    def _run_statement(self, statement, chunk: Chunk) -> None:
-        code = compile(ast.Module(body=[statement], type_ignores=[]), chunk.filename, "exec")
+    def _symcompile(self, chunk: Chunk) -> None:
+        """A %%symcompile cell, run and compiled (in check mode) as the magic would."""
+        body = _without_magics(chunk.source.partition("\n")[2])
+        args = parse_line(chunk.magic)
+        symcompile(args, body, user_ns=self.namespace, filename=chunk.filename)
+
+    def _execute(self, chunk: Chunk, lineno: int, run: Callable[[], None]) -> None:
+        """Run one statement (or a %%symcompile cell), recording what it raises."""
         self.report.statements += 1
+        self.report.emit("statement", dict(zip(_WHERE, self._where(chunk.filename, lineno))))
         try:
-            exec(code, self.namespace)
+            run()
+        except _ProcessExit as exc:
+            message = (
+                f"the program ended its process (os._exit({exc.status!r})) during this "
+                "statement; nothing after it was checked"
+            )
+            where = self._where(chunk.filename, self._raised_at(exc, lineno))
+            self._add(Diagnostic("failure", "ProcessExit", message, *where))
+            raise
         except (KeyboardInterrupt, SystemExit):
             raise
         except SymnbError as exc:
-            self._add_error(exc, chunk, statement.lineno)
+            self._add_error(exc, chunk, lineno)
         except Exception as exc:
             severity = "not checked" if self.failed else "failure"
-            self._add_failure(severity, exc, chunk, self._raised_at(exc, statement.lineno))
+            self._add_failure(severity, exc, chunk, self._raised_at(exc, lineno))
 
     def _add_error(self, exc: SymnbError, chunk: Chunk, fallback_line: int) -> None:
         loc = getattr(exc, "location", None)
@@ -168,13 +329,15 @@ class _Runner:
         else:
             filename, lineno = chunk.filename, self._raised_at(exc, fallback_line)
         message = str(exc).split("\n  at ")[0]
-        self._add(Diagnostic("error", type(exc).__name__, message, *self._where(filename, lineno)))
-        self.failed = True
+        severity = "expected" if chunk.expect_error else "error"
+        self._add(Diagnostic(severity, type(exc).__name__, message, *self._where(filename, lineno)))
+        self.failed = self.failed or not chunk.expect_error
 
     def _add_failure(self, severity: str, exc: Exception, chunk: Chunk, lineno: int) -> None:
         where = self._where(chunk.filename, lineno)
+        severity = "expected" if chunk.expect_error else severity
         self._add(Diagnostic(severity, type(exc).__name__, str(exc) or repr(exc), *where))
-        self.failed = True
+        self.failed = self.failed or not chunk.expect_error
 
     def _raised_at(self, exc: BaseException, fallback: int) -> int:
         """The innermost line of the traceback that is in the program being checked."""
@@ -201,13 +364,16 @@ class _Runner:
         key = (diagnostic.severity, diagnostic.category, diagnostic.where, diagnostic.message)
         if key not in self.seen:
             self.seen.add(key)
-            self.report.diagnostics.append(diagnostic)
+            self.report.add(diagnostic)
 
 
 @contextlib.contextmanager
 def _program_environment(path: str, quiet_output: bool):
-    """argv, sys.path and the working directory as if the program were run directly."""
+    """argv, sys.path and the working directory as if the program were run directly, and an
+    ``os._exit`` that stops the program instead of the check."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
+    saved_exit = os._exit
+    os._exit = _guarded_exit(saved_exit, os.getpid())
     sys.argv = [path]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     sink = io.StringIO() if quiet_output else None
@@ -218,14 +384,15 @@ def _program_environment(path: str, quiet_output: bool):
                 stack.enter_context(contextlib.redirect_stderr(sink))
             yield
     finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
+        sys.argv, sys.path[:], os._exit = saved_argv, saved_path, saved_exit
         os.chdir(saved_cwd)
 
 
-def check_path(path: str, quiet_output: bool = True) -> Report:
-    """Check a ``.py`` script or an ``.ipynb`` notebook; the program's own output is dropped
-    unless ``quiet_output`` is False."""
-    report = Report(path)
+def check_path(path: str, quiet_output: bool = True, sink=None) -> Report:
+    """Check a ``.py`` script or an ``.ipynb`` notebook in this process; the program's own
+    output is dropped unless ``quiet_output`` is False. ``sink``: see :class:`Report`.
+    Raises ProgramUnreadable for a file that is not a program."""
+    report = Report(path, sink=sink)
     if path.endswith(".ipynb"):
         chunks, report.skipped_cells = notebook_chunks(path)
     else:
@@ -243,5 +410,5 @@ def _run_all(runner: _Runner, chunks: list[Chunk], caught: list) -> None:
     try:
         for chunk in chunks:
             runner.run(chunk, caught)
-    except SystemExit:
+    except (SystemExit, _ProcessExit):
         runner.collect_warnings(caught)  # the program ended itself: keep what it found

@@ -11,6 +11,7 @@ from symnb.core.dims import format_dim
 from symnb.core.types import short_dtype
 from symnb.viz.diff import side_by_side_html
 from symnb.viz.graphs import picture
+from symnb.viz.mathml import formula
 
 STYLE = """<style>
 .symnb-card{font-family:Helvetica,Arial,sans-serif;font-size:13px;border:1px solid #d1d5db;
@@ -26,6 +27,10 @@ STYLE = """<style>
 .symnb-error{border-left:4px solid #dc2626;background:#fef2f2;padding:8px 12px;
  font-family:Helvetica,Arial,sans-serif;font-size:13px}
 .symnb-error pre{white-space:pre-wrap;margin:4px 0}
+.symnb-warning{border-left:4px solid #d97706;background:#fffbeb;padding:4px 12px;margin:4px 0;
+ font-family:Helvetica,Arial,sans-serif;font-size:13px}
+.symnb-warning summary{cursor:pointer}
+.symnb-warning pre{white-space:pre-wrap;margin:4px 0}
 </style>"""
 
 
@@ -46,10 +51,11 @@ def variable_card(var, with_graph: bool = True) -> str:
         f'<div class="symnb-note">built at {escape(str(var.source))}</div>' if var.source else ""
     )
     graph = picture(var).html() if with_graph and var.owner is not None else ""
+    math = formula(var)._repr_html_() if var.owner is not None else ""
     return (
         f'{STYLE}<div class="symnb-card"><h4>{escape(var.name or "(unnamed)")} '
         f'<span class="symnb-badge">{short_dtype(var.type.dtype)}</span>{dims_html(var)}</h4>'
-        f'<div class="symnb-note">{escape(kind)}</div>{where}{graph}</div>'
+        f'<div class="symnb-note">{escape(kind)}</div>{math}{where}{graph}</div>'
     )
 
 
@@ -109,22 +115,51 @@ def error_html(exc, traceback_text: str) -> str:
     )
 
 
+def warning_html(message, category, where: str) -> str:
+    """A ShapeWarning in one line (category, the user's line, the message's first line); the
+    rest of the message and how to silence this category open on a click."""
+    head, _, rest = str(message).partition("\n")
+    name = category.__name__
+    silence = f'warnings.simplefilter("ignore", sn.{name})'
+    return (
+        f'{STYLE}<details class="symnb-warning {escape(name)}"><summary><b>{escape(name)}</b> '
+        f"at {escape(where)}: {escape(head)}</summary>"
+        + (f"<pre>{escape(rest.strip())}</pre>" if rest.strip() else "")
+        + f'<div class="symnb-note">to silence this category: <code>{escape(silence)}'
+        "</code></div></details>"
+    )
+
+
 def message_html(text: str) -> str:
     """One line of explanation (a display that cannot be shown, and why)."""
     return f'{STYLE}<div class="symnb-note">{escape(text)}</div>'
 
 
 def kernels_html(kernels) -> str:
-    """Each step of a kernel backend: generated C shown in full, other steps in one line."""
+    """Each step of a kernel backend: a kernel's own loop shown, the rest of its C (the other
+    variants, helpers and shared boilerplate) behind a click; other steps in one line."""
     items = []
     for i, k in enumerate(kernels):
         line = escape(k.line() if hasattr(k, "line") else repr(k))
-        source = getattr(k, "source", None)
-        body = f"<pre>{escape(source)}</pre>" if source else ""
         items.append(
-            f'<div class="symnb-kernel"><div><b>{i}</b> <code>{line}</code></div>{body}</div>'
+            f'<div class="symnb-kernel"><div><b>{i}</b> <code>{line}</code></div>'
+            f"{_kernel_body(k)}</div>"
         )
     return f'{STYLE}<div class="symnb-card"><h4>kernels ({len(items)})</h4>{"".join(items)}</div>'
+
+
+def _kernel_body(kernel) -> str:
+    source = getattr(kernel, "source", None)
+    if not source:
+        return ""
+    loop, rest, summary = kernel.folded() if hasattr(kernel, "folded") else (source, "", "")
+    folded = (
+        f'<details class="symnb-folded"><summary>{escape(summary)}</summary>'
+        f"<pre>{escape(rest)}</pre></details>"
+        if rest
+        else ""
+    )
+    return f'<pre class="symnb-loop">{escape(loop)}</pre>{folded}'
 
 
 class Html:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +78,25 @@ def _unescape(text: str) -> str:
     return (
         text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&").replace("&#45;", "-")
     )
+
+
+ROOT = Path(__file__).resolve().parents[2]
+_TOURS: dict[str, Path] = {}
+
+
+def build_tour(tmp_path_factory) -> Path:
+    """``make tour`` (the command ``make demo`` runs) into a temporary folder, once per
+    session; returns the path of tour.html."""
+    key = str(tmp_path_factory.getbasetemp())
+    if key not in _TOURS:
+        build = tmp_path_factory.mktemp("tour")
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+        )
+        command = ["make", "-s", "tour", f"JUPYTER={sys.executable} -m jupyter", f"BUILD={build}"]
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        _TOURS[key] = build / "tour.html"
+    return _TOURS[key]

@@ -1,0 +1,116 @@
+"""``symnb check`` runs each program in a child process, so that what the program does to its
+process cannot hide what was found: the child streams every statement it starts and every
+diagnostic it finds to a file as it goes, and the parent reads them back. A program whose
+process ends early (a crash, a signal, anything past the checker's own ``os._exit`` guard) or
+that runs past ``--timeout`` is then reported as a failure at the statement it was running,
+after everything found before it.
+
+The child runs with the user's rights, like any program: checking a notebook is running it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+import symnb
+from symnb.shapes.checker import Diagnostic, ProgramUnreadable, Report, check_path
+
+#: seconds a program may run before symnb check stops it
+DEFAULT_TIMEOUT = 300.0
+_UNREADABLE = 3  # the child's exit status for a file that is not a program
+
+
+def check_isolated(path: str, timeout: float | None = DEFAULT_TIMEOUT, show_output=False):
+    """The Report of ``path`` checked in a child process (``timeout`` None or 0: no limit).
+    Raises ProgramUnreadable for a file that is not a program."""
+    with tempfile.TemporaryDirectory(prefix="symnb-check-") as tmp:
+        events = os.path.join(tmp, "events.jsonl")
+        status, timed_out = _run_child(path, events, timeout or None, show_output)
+        with open(events, encoding="utf-8") as f:
+            records = [json.loads(line) for line in f if line.endswith("\n")]
+    return _report(path, records, status, timed_out, timeout)
+
+
+def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int | None, bool]:
+    open(events, "w").close()
+    command = [sys.executable, "-m", "symnb.shapes.isolate", path, events]
+    output = None if show_output else subprocess.DEVNULL
+    child = subprocess.Popen(
+        command + (["--show-output"] if show_output else []),
+        stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+        env=_child_env(), start_new_session=True,
+    )  # fmt: skip
+    try:
+        return child.wait(timeout=timeout), False
+    except subprocess.TimeoutExpired:
+        return None, True
+    finally:
+        if child.poll() is None:  # timed out, or interrupted: stop the program and its children
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+
+
+def _child_env() -> dict:
+    """This symnb for the child, whatever the program's folder holds."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(symnb.__file__)))
+    paths = [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+
+
+def _report(path: str, records: list[dict], status, timed_out: bool, timeout) -> Report:
+    report = Report(path)
+    started = [r for r in records if r["event"] == "statement"]
+    for record in records:
+        event = record.pop("event")
+        if event == "unreadable":
+            raise ProgramUnreadable(record["message"])
+        if event == "diagnostic":
+            report.diagnostics.append(Diagnostic(**record))
+        if event == "done":
+            report.statements, report.skipped_cells = record["statements"], record["skipped"]
+            return report
+    report.statements = len(started)
+    last = started[-1] if started else {"where": path, "lineno": 0, "cell": None, "code": ""}
+    report.diagnostics.append(_ended(last, status, timed_out, timeout))
+    return report
+
+
+def _ended(where: dict, status, timed_out: bool, timeout) -> Diagnostic:
+    """The failure of a program that did not run to its end under the check."""
+    if timed_out:
+        category = "Timeout"
+        message = f"still running after {timeout:g} s (--timeout); the check stopped it here"
+    else:
+        category = "ProcessExit"
+        message = (
+            f"the program's process ended (exit status {status}: a crash, a signal) during "
+            "this statement; nothing after it was checked"
+        )
+    return Diagnostic("failure", category, message, **where)
+
+
+def _child(argv: list[str]) -> int:
+    """``python -m symnb.shapes.isolate PATH EVENTS [--show-output]``: check PATH here."""
+    path, events = argv[0], argv[1]
+    with open(events, "a", encoding="utf-8") as out:
+
+        def sink(event: str, fields: dict) -> None:
+            out.write(json.dumps({"event": event, **fields}) + "\n")
+            out.flush()
+
+        try:
+            report = check_path(path, quiet_output="--show-output" not in argv, sink=sink)
+        except ProgramUnreadable as exc:
+            sink("unreadable", {"message": str(exc)})
+            return _UNREADABLE
+        sink("done", {"statements": report.statements, "skipped": report.skipped_cells})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))

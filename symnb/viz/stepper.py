@@ -1,0 +1,96 @@
+"""The rewrite stepper's frames, and a stepper that needs no kernel and no network.
+
+A frame is what the stepper shows at one position: position 0 is the graph as written, and
+position k the graph right after the k-th rewrite (of those kept by a filter), with what that
+rewrite removed, added or rewired, its rule, phase and time. The ipywidgets stepper
+(symnb.magics.stepper_widget) draws frames on demand; :func:`static_stepper_html` embeds every
+frame in one HTML fragment switched by a few lines of self-contained JavaScript (inline
+handlers, no global names, nothing fetched), so a page exported by nbconvert steps through
+the optimisation offline.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from symnb.viz.cards import STYLE
+from symnb.viz.diff import diff_graphs, diff_picture
+from symnb.viz.graphs import MAX_BOXES, picture
+
+#: at most this many rewrites are embedded in a static stepper (each is one SVG)
+MAX_STATIC_STEPS = 60
+
+
+def start_frame(function, history: list, shown: int, max_boxes: int = MAX_BOXES):
+    """(info HTML, picture) of position 0: the graph as written."""
+    before = function.graph_before
+    pic = picture(before, "as written", max_boxes, function=function)
+    if not history:
+        return "<b class='rule'>(no rewrites)</b> no rewrite fired for this function", pic
+    info = (
+        f"<b class='rule'>as written</b> · {shown} of {len(history)} rewrites "
+        "match the filters; step through them with Next ›"
+    )
+    return info, pic
+
+
+def step_frame(function, history: list, index: int, position: int, shown: int, max_boxes):
+    """(info HTML, picture) of the graph right after rewrite ``history[index]``, shown at
+    ``position`` of ``shown``."""
+    step = history[index]
+    before = function.graph_before if index == 0 else history[index - 1].graph_after()
+    after = step.graph_after()
+    info = (
+        f"step {position}/{shown} · rule <b class='rule'>{escape(step.rule)}</b> · "
+        f"phase <i>{escape(step.phase)}</i> · {step.seconds * 1e3:.3f} ms · "
+        f"{escape(diff_graphs(before, after).summary())}"
+    )
+    pic = diff_picture(before, after, f"after {step.rule}", max_boxes, function=function)
+    return info, pic
+
+
+_MOVE = (
+    "var s=this.closest('.symnb-stepper'),f=s.querySelectorAll('.symnb-frame'),"
+    "n=f.length-1,k=Math.max(0,Math.min(n,{target}));s.dataset.step=k;"
+    "s.querySelector('.symnb-slider').value=k;"
+    "s.querySelector('.symnb-position').textContent=k+' / '+n;"
+    "f.forEach(function(e,i){{e.hidden=i!==k}});"
+)
+_CSS = """<style>
+.symnb-stepper .symnb-controls{display:flex;gap:8px;align-items:center;margin:4px 0}
+.symnb-stepper button{padding:2px 10px}
+</style>"""
+
+
+def static_stepper_html(function, max_boxes: int = MAX_BOXES, max_steps=MAX_STATIC_STEPS):
+    """Every frame of ``function.rewrites`` in one fragment, with Prev/Next and a slider."""
+    history = list(function.rewrites or [])
+    kept = history[:max_steps]
+    frames = [start_frame(function, history, len(kept), max_boxes)]
+    frames += [
+        step_frame(function, history, i, i + 1, len(kept), max_boxes) for i in range(len(kept))
+    ]
+    cut = len(history) - len(kept)
+    note = f" (the first {len(kept)} of {len(history)} rewrites)" if cut else ""
+    body = "".join(
+        f'<div class="symnb-frame" data-step="{k}"{"" if k == 0 else " hidden"}>'
+        f'<div class="symnb-info">{info}</div>{pic.html()}</div>'
+        for k, (info, pic) in enumerate(frames)
+    )
+    return (
+        f'{STYLE}{_CSS}<div class="symnb-card symnb-stepper" data-step="0">'
+        f"<h4>rewrite stepper: {escape(function.name or 'function')}{note}</h4>"
+        f"{_controls(len(frames) - 1)}{body}</div>"
+    )
+
+
+def _controls(last: int) -> str:
+    prev = _MOVE.format(target="+s.dataset.step-1")
+    step = _MOVE.format(target="+s.dataset.step+1")
+    slide = _MOVE.format(target="+this.value")
+    return (
+        f'<div class="symnb-controls"><button type="button" class="symnb-prev" '
+        f'onclick="{prev}">‹ Prev</button><input type="range" class="symnb-slider" min="0" '
+        f'max="{last}" value="0" oninput="{slide}"><button type="button" class="symnb-next" '
+        f'onclick="{step}">Next ›</button><span class="symnb-position">0 / {last}</span></div>'
+    )
