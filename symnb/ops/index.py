@@ -473,20 +473,40 @@ def getitem(x, index) -> Variable:
     return _read_op(spec)(x, *inputs)
 
 
-def set_subtensor(x, index, v) -> Variable:
-    """x with ``x[index] = v`` (NumPy assignment; v broadcasts); x itself is unchanged."""
+def set_subtensor(x, index, v=None) -> Variable:
+    """x with ``x[index] = v`` (NumPy assignment; v broadcasts); x itself is unchanged.
+    Theano's spelling ``set_subtensor(x[index], v)`` builds the same node."""
     return _update(x, index, v, True)
 
 
-def inc_subtensor(x, index, v) -> Variable:
-    """x with ``x[index] += v``; repeated indices accumulate, as ``np.add.at``."""
+def inc_subtensor(x, index, v=None) -> Variable:
+    """x with ``x[index] += v``; repeated indices accumulate, as ``np.add.at``. Theano's
+    spelling ``inc_subtensor(x[index], v)`` builds the same node."""
     return _update(x, index, v, False)
 
 
 def _update(x, index, v, set_instead):
     x = as_variable(x)
-    spec, inputs = _located(parse_index, x, index)
+    if v is None:  # Theano's spelling: the value came second
+        x, spec, inputs, v = _theano_spelling(x, index, set_instead)
+    else:
+        spec, inputs = _located(parse_index, x, index)
     return IncSubtensor(spec, set_instead)(x, as_variable(v), *inputs)
+
+
+def _theano_spelling(view, v, set_instead):
+    """``(x, spec, index inputs, v)`` from ``x[index]``, the first argument of the two-argument
+    form; anything but an indexing result is an error that shows both spellings."""
+    node = view.owner
+    if node is None or not isinstance(node.op, (Subtensor, AdvancedSubtensor)):
+        name = "set_subtensor" if set_instead else "inc_subtensor"
+        raise _at_user_line(
+            TypeError(
+                f"{name}(x[index], v) takes an indexed variable first, got {view.describe()}; "
+                f"write {name}(x[index], v) or {name}(x, index, v)"
+            )
+        )
+    return node.inputs[0], node.op.spec, list(node.inputs[1:]), v
 
 
 def take(x, indices, axis=None) -> Variable:
