@@ -40,6 +40,11 @@ class InputError(SymnbError, TypeError, ValueError):
     """A value passed to a compiled function does not fit the input it was given for."""
 
 
+class InputShapeError(InputError, ShapeError):
+    """A value passed to a compiled function has the wrong shape: ``except sn.ShapeError``
+    catches it as well as ``except sn.InputError``."""
+
+
 class GraphError(SymnbError, ValueError):
     """A graph that cannot be compiled as asked (an input that is computed, a missing input)."""
 
