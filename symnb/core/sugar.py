@@ -99,8 +99,8 @@ class TensorMethods:
     def min(self, axis=None, keepdims=False):
         return _ops().min(self, axis=axis, keepdims=keepdims)
 
-    def reshape(self, *shape):
-        return _ops().reshape(self, shape[0] if len(shape) == 1 else shape)
+    def reshape(self, *shape, ndim=None):
+        return _ops().reshape(self, shape[0] if len(shape) == 1 else shape, ndim=ndim)
 
     def transpose(self, *axes):
         return _ops().transpose(self, axes[0] if len(axes) == 1 else (axes or None))

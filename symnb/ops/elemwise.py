@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core import dims as _dims
 from symnb.core.dims import DimMismatch, broadcast_dims, format_dim
 from symnb.core.op import Op
 from symnb.core.shapes import hints as shape_hints
@@ -94,6 +95,12 @@ class _Logical(Elemwise):
 
 
 # -- arithmetic ----------------------------------------------------------------------------
+def _size_arithmetic(fn, node, size_of):
+    """``x.shape[0] * 2`` as a dim: the dims arithmetic of the operands' sizes."""
+    sizes = [size_of(v) for v in node.inputs]
+    return None if any(d is None for d in sizes) else fn(*sizes)
+
+
 class Add(Elemwise):
     """x + y."""
 
@@ -101,6 +108,9 @@ class Add(Elemwise):
 
     def grad_elem(self, inputs, output, gz):
         return [gz, gz]
+
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.add, node, size_of)
 
 
 class Sub(Elemwise):
@@ -111,6 +121,9 @@ class Sub(Elemwise):
     def grad_elem(self, inputs, output, gz):
         return [gz, -gz]
 
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.sub, node, size_of)
+
 
 class Mul(Elemwise):
     """x * y."""
@@ -120,6 +133,9 @@ class Mul(Elemwise):
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
         return [gz * y, gz * x]
+
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.mul, node, size_of)
 
 
 class TrueDiv(Elemwise):
@@ -139,6 +155,9 @@ class FloorDiv(Elemwise):
 
     def grad_elem(self, inputs, output, gz):
         return [gz * 0, gz * 0]
+
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.floordiv, node, size_of)
 
 
 class Mod(Elemwise):
@@ -473,6 +492,9 @@ class Cast(Elemwise):
 
     def out_dtype(self, inputs):
         return np.dtype(self.dtype)
+
+    def symbolic_size(self, node, size_of):
+        return size_of(node.inputs[0]) if np.dtype(self.dtype).kind in "iu" else None
 
     def perform(self, x):
         return np.asarray(x).astype(self.dtype)

@@ -29,7 +29,7 @@ from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.elemwise import fit_gradient
-from symnb.ops.shape import reshape
+from symnb.ops.shape import Shape, axis_size, reshape
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -284,6 +284,14 @@ class Subtensor(_Indexing):
     """``x[index]`` with ints, slices (symbolic bounds allowed), ``None`` and ``...``."""
 
     functions = ("getitem",)
+
+    def symbolic_size(self, node, size_of):
+        """``y.shape[k]`` is y's dim k (named, fixed, or y's own unknown size there)."""
+        source = node.inputs[0].owner
+        if source is None or not isinstance(source.op, Shape) or len(self.spec) != 1:
+            return None
+        kind, k = self.spec[0]
+        return axis_size(source.inputs[0], k) if kind == "int" and k != SYM else None
 
 
 class AdvancedSubtensor(_Indexing):
