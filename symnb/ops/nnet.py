@@ -165,6 +165,9 @@ def _check_labels(p, labels, axis):
             f"categorical_crossentropy: integer labels {labels.describe()} must have the shape "
             f"of {p.describe()} without axis {axis}, i.e. {format_shape(rows)}"
         )
+    row_axes = [a for a in range(p.type.ndim) if a != axis]
+    for label_axis, p_axis in enumerate(row_axes):  # labels (batch,) against p (32, 10)
+        shape_warnings.pinned_hook("categorical_crossentropy", labels, label_axis, p, p_axis)
 
 
 def _check_same_shape(p, t):
