@@ -111,6 +111,12 @@ class Op:
         when it is no size the graph knows. ``reshape`` reads it to infer named dims."""
         return None
 
+    def axis_sources(self, node: Apply) -> list | None:
+        """For each axis of the (only) output, the ``(input index, input axis)`` pairs its
+        elements come along, or None when the op does not say. The shape warnings follow the
+        examples through it (the batch of unknown size, see ``core/shapes/roles.py``)."""
+        return None
+
     def output_label(self, node: Apply) -> str | None:
         """A short name for the unnamed output of ``node`` in messages (None: no name)."""
         return None

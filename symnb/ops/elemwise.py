@@ -14,6 +14,7 @@ from symnb.core import dims as _dims
 from symnb.core.dims import DimMismatch, broadcast_dims, format_dim
 from symnb.core.op import Op
 from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Variable, as_variable
@@ -53,6 +54,9 @@ class Elemwise(Op):
     nin = 2
     impl = None
     scalar_op: str | None = None  # the kernel description's scalar op (see ``scalar``)
+
+    def axis_sources(self, node):
+        return shape_roles.broadcast_sources(node)
 
     def infer_types(self, *inputs):
         if len(inputs) != self.nin:

@@ -33,6 +33,9 @@ class _AlongAxis(Op):
     def __init__(self, axis: int):
         self.axis = axis
 
+    def axis_sources(self, node):
+        return [[(0, k)] for k in range(node.inputs[0].type.ndim)]
+
     def infer_types(self, x):
         if x.type.dtype.kind == "b":
             raise DTypeError(f"{self.op_name()}: {x.describe()} is boolean; cast it first")

@@ -47,6 +47,9 @@ class DimShuffle(Op):
     def __init__(self, order):
         self.order = tuple(order)
 
+    def axis_sources(self, node):
+        return [[] if a == "x" else [(0, a)] for a in self.order]
+
     def output_label(self, node):
         """``W.T`` for the transpose of a matrix named ``W``."""
         source = node.inputs[0]
@@ -110,6 +113,13 @@ class Reshape(Op):
         shape = _public(_out_shape(own, target, x.type.shape))
         shape_warnings.reshape_hook(x, _public(target), shape)
         return [x.type.with_shape(shape)]
+
+    def axis_sources(self, node):
+        """The leading axis is kept when the target's first size is x's first dim."""
+        x, *sizes = node.inputs
+        target = self._static_target(x, sizes)
+        kept = bool(target) and x.type.ndim > 0 and target[0] == axis_size(x, 0)
+        return [[(0, 0)] if kept and k == 0 else [] for k in range(len(target))]
 
     def _static_target(self, x, sizes) -> tuple:
         """The target with each given size replaced by the dim it stands for."""

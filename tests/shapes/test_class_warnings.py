@@ -89,3 +89,55 @@ def test_the_gradient_of_a_pinned_graph_adds_no_warning():
         warnings.simplefilter("ignore")
         loss = sn.mean(sn.crossentropy(sn.softmax(x @ W), t))
     assert _caught(lambda: sn.grad(loss, W)) == []
+
+
+# -- the batch by its role ----------------------------------------------------------------------
+W = sn.shared(np.zeros((784, 10)), name="W")
+
+
+@pytest.mark.parametrize("batch", ["n", "N", "samples", "batch", None, sn.dim("n") * 2])
+@pytest.mark.parametrize("op", [sn.softmax, sn.log_softmax, sn.argmax])
+def test_softmax_or_argmax_over_the_batch_warns_whatever_its_name(batch, op):
+    x = sn.tensor("x", shape=(batch, 784))
+    message = _one(
+        lambda: op(x @ W, axis=0),  # <- over the batch
+        sn.SuspiciousAxisWarning,
+        "<- over the batch",
+    )
+    shown = "?" if batch is None else str(batch)
+    assert f"over axis 0 of an unnamed variable (float64({shown}, 10))" in message
+    assert "which holds the examples" in message and "the data input 'x'" in message
+    assert "hint: the classes are usually the last axis (axis=-1)" in message
+    assert _caught(lambda: op(x @ W, axis=-1)) == []
+
+
+def test_the_batch_is_followed_through_transposes_and_products():
+    x = sn.tensor("x", shape=(None, 784))
+    logits_t = (x @ W).T  # (10, ?): the examples are now axis 1
+    assert _caught(lambda: sn.softmax(logits_t, axis=0)) == []
+    assert len(_caught(lambda: sn.softmax(logits_t, axis=1))) == 1
+    scores = x @ sn.shared(np.zeros(784), name="w")  # one score per example
+    assert len(_caught(lambda: sn.softmax(scores, axis=0))) == 1
+    flat = sn.tensor("img", shape=(None, 28, 28))
+    h = flat.reshape((flat.shape[0], -1)) @ W
+    assert len(_caught(lambda: sn.argmax(h, axis=0))) == 1
+
+
+def test_labels_sharing_a_leading_dim_make_it_the_batch():
+    y = sn.tensor("y", shape=("m",), dtype="int64")
+    scores = sn.tensor("scores", shape=("m",))
+    assert _caught(lambda: sn.softmax(scores, axis=0)) == []  # one vector: not a batch by itself
+    assert len(_caught(lambda: sn.softmax(scores + y, axis=0))) == 1
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: sn.argmax(sn.matrix("m"), axis=0),  # an all-unknown matrix is any matrix
+        lambda: sn.softmax(sn.tensor("a", shape=(3, 4)), axis=0),  # fixed sizes: no batch
+        lambda: sn.softmax(W, axis=0),  # weights are not data
+        lambda: (lambda q: sn.softmax(q @ q.T, axis=-1))(sn.tensor("q", shape=(None, 64))),
+    ],
+)
+def test_axes_that_are_not_provably_the_batch_stay_silent(build):
+    assert _caught(build) == []

@@ -26,6 +26,7 @@ from symnb.core.dims import (
     product,
     unify,
 )
+from symnb.core.shapes.roles import batch_origin
 from symnb.core.source import user_frame, user_location
 from symnb.errors import ShapeWarning
 
@@ -48,8 +49,10 @@ class LossTrailingOneWarning(ShapeWarning):
 
 
 class SuspiciousAxisWarning(ShapeWarning):
-    """softmax, log_softmax or argmax over an axis named like the batch (it mixes examples) or
-    of length 1 (softmax is then always 1, argmax always 0): usually the wrong ``axis``."""
+    """softmax, log_softmax or argmax over the batch axis (it mixes examples) or an axis of
+    length 1 (softmax is then always 1, argmax always 0): usually the wrong ``axis``. The batch
+    is found by its role, the leading dim of the data inputs, whatever its name (``batch``,
+    ``n``, ``samples`` or unknown; see ``core/shapes/roles.py``)."""
 
 
 class ReshapeSplitsDimWarning(ShapeWarning):
@@ -291,8 +294,14 @@ def axis_hook(op, x, axis: int) -> None:
     if axis is None:
         return
     dim = x.type.shape[axis]
+    origin = batch_origin(x, axis)
     if dim == 1:
         why = "which has length 1 (the result does not depend on the values)"
+    elif origin is not None:
+        why = (
+            f"which holds the examples ({_dim_words(dim)}axis 0 of the data input "
+            f"{origin.describe()}), so it mixes different examples"
+        )
     elif isinstance(dim, str) and dim in BATCH_NAMES:
         why = f"named '{dim}', which mixes different examples"
     else:
@@ -302,6 +311,10 @@ def axis_hook(op, x, axis: int) -> None:
         f"{_op(op)}: over axis {axis} of {x.describe()}, {why}"
         f"\n  hint: the classes are usually the last axis (axis=-1)",
     )
+
+
+def _dim_words(dim) -> str:
+    return "" if dim is None else f"'{dim}', "
 
 
 # -- losses ---------------------------------------------------------------------------------
