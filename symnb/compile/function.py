@@ -226,7 +226,7 @@ def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
     of a float32 weight) and the line that built it."""
     dtype = target.type.dtype
     wide = [v for v in leaves([value]) if _widens(v, dtype) and v is not value]
-    culprits = ", ".join(v.describe() for v in wide[:3])
+    culprits = ", ".join(_culprit(v) for v in wide[:3])
     because = (
         f": {culprits} make{'s' if len(wide) == 1 else ''} it {value.type.dtype}" if wide else ""
     )
@@ -239,6 +239,15 @@ def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
     )
     error.location = loc
     return error
+
+
+def _culprit(leaf: Variable) -> str:
+    """How the message names a widening leaf: ``'lr' (float64())`` or ``the constant 0.1
+    (float64, e.g. np.float64(0.1))``."""
+    if isinstance(leaf, Constant) and leaf.label is None and leaf.value.size == 1:
+        dtype = leaf.type.dtype.name
+        return f"the {dtype} constant {leaf.value.item()!r} (np.{dtype}(...) or a {dtype} array)"
+    return leaf.describe()
 
 
 def _widens(leaf: Variable, dtype) -> bool:

@@ -97,6 +97,12 @@ def test_a_float64_shared_rate_and_a_python_rate():
     assert "'rate' (float64()) makes it float64" in str(info.value)
     assert "make rate float32" in str(info.value)
     assert f"line {_line_of('<- step line')}" in str(info.value)
+    with pytest.raises(sn.DTypeError) as info:
+        sn.function([x], loss, updates={W: W - np.float64(0.1) * gW})
+    assert "the float64 constant 0.1 (np.float64(...) or a float64 array) makes it" in str(
+        info.value
+    )
+    assert "write the constant as a Python number, which takes float32" in str(info.value)
     f = sn.function([x], loss, updates={W: W - 0.1 * gW})  # a Python float stays float32
     f(np.ones((2, 4), "float32"))
     assert W.get_value().dtype == np.float32
