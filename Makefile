@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo lab test lint format bench clean docs
+.PHONY: demo lab test lint format bench clean docs mutate
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,8 +47,15 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python
 bench: $(VENV)/.stamp-bench
 	$(BIN)/python -m benchmarks
 
+# Mutation testing of the modules listed under [tool.mutmut] in pyproject.toml (each mutant
+# runs the tests that cover the mutated line); about 20-30 minutes on 2 cores.
+mutate: $(VENV)/.stamp-mutate
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results
+
 docs: $(VENV)/.stamp-test
 	$(BIN)/python -m symnb.catalogue
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis symnb/backends/c/_runner*.so
+	rm -rf $(VENV) build dist mutants *.egg-info .pytest_cache .ruff_cache .hypothesis symnb/backends/c/_runner*.so

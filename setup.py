@@ -6,21 +6,29 @@ else is declared in pyproject.toml.
 """
 
 import hashlib
+import re
 from pathlib import Path
 
 import numpy
 from setuptools import Extension, setup
 
 RUNNER = "symnb/backends/c/runner.c"
-DIGEST = hashlib.sha256(Path(RUNNER).read_bytes()).hexdigest()[:16]  # as runner.source_hash()
+HEADER = "symnb/backends/c/runner_plan.h"  # included by runner.c
+#: symnb.core.types.MAX_RANK, read from its file (the build does not import symnb);
+#: runner.py passes the same define
+MAX_RANK = int(re.search(r"^MAX_RANK = (\d+)", Path("symnb/core/types.py").read_text(), re.M)[1])
+SALT = f"MAX_RANK={MAX_RANK}".encode()
+SOURCES = Path(RUNNER).read_bytes() + Path(HEADER).read_bytes()
+DIGEST = hashlib.sha256(SOURCES + SALT).hexdigest()[:16]  # as runner.source_hash()
 
 setup(
     ext_modules=[
         Extension(
             "symnb.backends.c._runner",
             [RUNNER],
+            depends=[HEADER],
             include_dirs=[numpy.get_include()],
-            define_macros=[("SN_RUNNER_HASH", f'"{DIGEST}"')],
+            define_macros=[("SN_RUNNER_HASH", f'"{DIGEST}"'), ("SN_MAX_RANK", str(MAX_RANK))],
             extra_compile_args=["-O2"],
             optional=True,
         )

@@ -1,7 +1,7 @@
 """Helpers every op test uses, so each op test runs on every backend against NumPy.
 
-``BACKENDS`` lists the backends the op tests run on; a backend that cannot run on this
-machine is listed with the reason it is skipped.
+``available_backends()`` is what this machine can run: "py" always, "c" when a C compiler is
+on the PATH (without one the "c" tests skip, saying so, through ``needs_c``).
 """
 
 from __future__ import annotations
@@ -10,14 +10,18 @@ import contextlib
 import importlib
 
 import numpy as np
+import pytest
 
 import symnb as sn
-from symnb.backends import LINKERS
+from symnb.backends.c.compiler import find_compiler
+
+#: skips a test (or a module, as ``pytestmark``) where no C compiler can build kernels
+needs_c = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc, gcc or clang)")
 
 
 def available_backends() -> list[str]:
-    """Backends registered in symnb.backends.LINKERS (``py`` first)."""
-    return sorted(LINKERS, key=lambda name: name != "py")
+    """The backends this machine runs: "py", and "c" where a C compiler is found."""
+    return ["py"] + (["c"] if find_compiler() is not None else [])
 
 
 def random_array(rng, shape, dtype):
@@ -65,3 +69,13 @@ def check(got, want, rtol=None, atol=0.0):
     if rtol is None:
         rtol = {np.float16: 1e-3, np.float32: 1e-5}.get(want.dtype.type, 1e-7)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+#: relative error a result of each float dtype may carry after a few well-conditioned ops
+EPS_RTOL = {"float16": 2e-3, "float32": 2e-5, "float64": 1e-12}
+
+
+def tolerance(dtype, scale: float = 1.0) -> float:
+    """The relative tolerance for results of ``dtype`` (exact for ints and bools), times
+    ``scale`` for computations that lose more (a condition number, a long sum)."""
+    return EPS_RTOL.get(np.dtype(dtype).name, 0.0) * scale

@@ -73,7 +73,7 @@ class Function:
     def _make_runner(self):
         """The linker's C runner for whole calls (backend "c"), or None."""
         make = getattr(self.linker, "runner", None)
-        return make(self._specs, len(self.inputs) + len(self._shared)) if make else None
+        return make() if make else None
 
     def __call__(self, *args, **kwargs):
         if self._runner is not None and not kwargs:

@@ -6,6 +6,10 @@ import numpy as np
 
 from symnb.core.dims import Dim, format_shape, normalize_shape
 
+#: the most dims a tensor may have: every runtime (the C runner, the kernels' argument arrays)
+#: is built for this many, and a variable with more is an error where it is built
+MAX_RANK = 32
+
 _SHORT = {
     "float16": "f16", "float32": "f32", "float64": "f64",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",

@@ -11,8 +11,8 @@ from symnb.core.dims import format_shape, matches_value, normalize_shape
 from symnb.core.hooks import hook
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
-from symnb.core.types import TensorType, as_dtype
-from symnb.errors import DTypeError, InputShapeError
+from symnb.core.types import MAX_RANK, TensorType, as_dtype
+from symnb.errors import DTypeError, InputShapeError, ShapeError
 
 _ids = itertools.count()
 
@@ -34,6 +34,8 @@ class Variable(TensorMethods):
         self.source: SourceLoc | None = user_location()
         self.tag: dict = {}
         self.uid = next(_ids)
+        if type.ndim > MAX_RANK:
+            raise _too_many_dims(self)
 
     __hash__ = object.__hash__
 
@@ -91,6 +93,16 @@ class Variable(TensorMethods):
 
     def _repr_pretty_(self, printer, cycle):
         printer.text(hook("variable_text")(self))
+
+
+def _too_many_dims(var) -> ShapeError:
+    """Kernels, the C runner and NumPy address at most MAX_RANK dims: say so where the
+    variable is built, not as a NumPy error when it runs."""
+    name = f"'{var.name}'" if var.name else "a value"
+    return ShapeError(
+        f"{name} would have {var.type.ndim} dims; symnb supports at most {MAX_RANK} "
+        "(symnb.core.types.MAX_RANK)"
+    )
 
 
 class Constant(Variable):

@@ -260,11 +260,18 @@ class Tanh(_Unary):
         return [gz * (1 - output * output)]
 
 
+def as_float(x) -> np.ndarray:
+    """x in the float dtype ``np.exp`` gives it (int8 -> float16, uint32 -> float64): formulas
+    that negate or subtract must not run in an unsigned (wrapping) or narrow integer dtype."""
+    x = np.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.exp(np.zeros((), x.dtype)).dtype)
+
+
 def _sigmoid(x):
     """Logistic function, accurate at both tails (no overflow in exp)."""
-    x = np.asarray(x)
+    x = as_float(x)
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(np.result_type(e), copy=False)
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(e.dtype, copy=False)
 
 
 class Sigmoid(_Unary):
@@ -373,8 +380,8 @@ class Clip(Elemwise):
     impl = staticmethod(np.clip)
 
     def scalar(self, k, x, lo, hi):
-        x, lo, hi = k.to(x), k.to(lo), k.to(hi)
-        return k.where(k.lt(x, lo), lo, k.where(k.gt(x, hi), hi, x))
+        """NumPy's order: hi wins when lo > hi, and a NaN anywhere gives NaN."""
+        return k.minimum(k.maximum(k.to(x), k.to(lo)), k.to(hi))
 
     def grad_elem(self, inputs, output, gz):
         x, lo, hi = inputs
@@ -399,37 +406,67 @@ class Where(Elemwise):
 
 
 # -- comparisons and logic -----------------------------------------------------------------
-class Less(_Logical):
+_MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+#: ``x op n`` for a Python int n below every value of x's dtype (above: lt/le/gt/ge flip)
+_BELOW = {"lt": False, "le": False, "gt": True, "ge": True, "eq": False, "ne": True}
+
+
+class _Comparison(_Logical):
+    """A comparison; NumPy compares an integer array with any Python int exactly, even one its
+    dtype cannot hold (``uint8 < 300``, ``uint64 <= -1``), where a kernel would wrap it."""
+
+    def scalar(self, k, x, y):
+        settled = _settled(k, self.scalar_op, x, y)
+        if settled is not None:
+            return k.literal(settled, "bool")
+        return k.op(self.scalar_op, k.to(x), k.to(y))
+
+
+def _settled(k, name: str, x, y) -> bool | None:
+    """The answer of ``x name y`` when one side is a Python int outside the integer dtype the
+    comparison runs in (then it is the same for every element), else None."""
+    if np.dtype(k.dtype).kind not in "iu":
+        return None
+    info = np.iinfo(k.dtype)
+    for literal, op in ((y, name), (x, _MIRRORED[name])):
+        value = k.weak.get(literal)
+        if type(value) is int and not info.min <= value <= info.max:
+            below = _BELOW[op]
+            return below if value < info.min or op in ("eq", "ne") else not below
+    return None
+
+
+class Less(_Comparison):
     """x < y."""
 
     impl, scalar_op = staticmethod(np.less), "lt"
 
 
-class LessEqual(_Logical):
+class LessEqual(_Comparison):
     """x <= y."""
 
     impl, scalar_op = staticmethod(np.less_equal), "le"
 
 
-class Greater(_Logical):
+class Greater(_Comparison):
     """x > y."""
 
     impl, scalar_op = staticmethod(np.greater), "gt"
 
 
-class GreaterEqual(_Logical):
+class GreaterEqual(_Comparison):
     """x >= y."""
 
     impl, scalar_op = staticmethod(np.greater_equal), "ge"
 
 
-class Equal(_Logical):
+class Equal(_Comparison):
     """x == y."""
 
     impl, scalar_op = staticmethod(np.equal), "eq"
 
 
-class NotEqual(_Logical):
+class NotEqual(_Comparison):
     """x != y."""
 
     impl, scalar_op = staticmethod(np.not_equal), "ne"

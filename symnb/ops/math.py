@@ -90,9 +90,11 @@ class Reciprocal(_Unary):
         x = k.to(x)
         if k.dtype.startswith("float"):
             return k.div(k.const(1), x)
-        # integer 1/0 traps; 1/0.0 converted back gives NumPy's x86 result instead
-        by_zero = k.convert(k.div(k.literal(1.0, "float64"), k.convert(x, "float64")), k.dtype)
-        return k.where(k.ne(x, k.const(0)), k.div(k.const(1), x), by_zero)
+        # integer 1/0 traps in C; NumPy's answer for it depends on the dtype and the machine,
+        # so it is asked for once, as a constant
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            by_zero = np.reciprocal(np.zeros((), k.dtype)).item()
+        return k.where(k.ne(x, k.const(0)), k.div(k.const(1), x), k.literal(by_zero, k.dtype))
 
     def grad_elem(self, inputs, output, gz):
         return [-gz * output * output]
@@ -253,7 +255,12 @@ class Gamma(_Unary):
 class Gammaln(_Unary):
     """log |gamma(x)|, finite where gamma overflows."""
 
-    impl, scalar_op = staticmethod(_special("gammaln")), "lgamma"
+    impl = staticmethod(_special("gammaln"))
+
+    def scalar(self, k, x):
+        """C's lgamma(-inf) is +inf; the reference's (|gamma| -> 0 there) is -inf."""
+        x = k.to(x)
+        return k.where(k.eq(x, k.literal(-math.inf, k.dtype)), x, k.lgamma(x))
 
     def grad_elem(self, inputs, output, gz):
         return [gz * digamma(inputs[0])]

@@ -18,7 +18,7 @@ from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.elemwise import Elemwise, exp, log, sigmoid
+from symnb.ops.elemwise import Elemwise, as_float, exp, log, sigmoid
 from symnb.ops.index import take_along_axis
 from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import expand_dims, squeeze
@@ -76,7 +76,10 @@ class LogSoftmax(_AlongAxis):
 
 
 def _sigmoid_bce(x, t):
-    """The stable form of ``-(t log s(x) + (1 - t) log(1 - s(x)))``, ``s`` the sigmoid."""
+    """The stable form of ``-(t log s(x) + (1 - t) log(1 - s(x)))``, ``s`` the sigmoid, in the
+    float dtype of x and t (integers would wrap in ``-|x|`` and ``x * t``)."""
+    dtype = as_float(np.zeros((), np.result_type(x, t))).dtype
+    x, t = np.asarray(x, dtype), np.asarray(t, dtype)
     return np.maximum(x, 0) - x * t + np.log1p(np.exp(-np.abs(x)))
 
 

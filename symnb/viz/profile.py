@@ -144,7 +144,12 @@ def _whole_call_note(linker) -> str:
     )
 
 
-PLACES = {"kernel": "generated C on the CPU", "blas": "BLAS", "library": "NumPy fallback"}
+PLACES = {
+    "kernel": "generated C on the CPU",
+    "blas": "BLAS",
+    "view": "view (C)",
+    "library": "NumPy fallback",
+}
 
 
 def _placement_note(kernels) -> str:

@@ -6,11 +6,11 @@ import pytest
 import scipy.special as sps
 
 import symnb as sn
-from symnb.backends import LINKERS
 from symnb.backends.render.loops import PREFETCH_CHUNK as CHUNK
 from symnb.ops.reduce import Logsumexp
+from tests.helpers import needs_c
 
-pytestmark = pytest.mark.skipif("c" not in LINKERS, reason="no C compiler")
+pytestmark = needs_c
 
 
 def _compile(shape, dtype, build=None):

@@ -192,6 +192,12 @@ def test_two_threads_calling_one_function_get_their_own_results():
     problems = []
 
     def work(seed: int, python_numbers: bool) -> None:
+        try:
+            compare(seed, python_numbers)
+        except Exception as exc:  # a worker's exception must fail the test, not vanish
+            problems.append(f"thread {seed}: {type(exc).__name__}: {exc}")
+
+    def compare(seed: int, python_numbers: bool) -> None:
         local = np.random.default_rng(seed)
         for _ in range(25):
             xv = local.standard_normal((64, 1000))

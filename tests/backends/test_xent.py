@@ -6,10 +6,10 @@ import pytest
 import scipy.special as sps
 
 import symnb as sn
-from symnb.backends import LINKERS
 from symnb.backends.render.loops import ROW_PARALLEL_MIN as PARALLEL_MIN
+from tests.helpers import needs_c
 
-pytestmark = pytest.mark.skipif("c" not in LINKERS, reason="no C compiler")
+pytestmark = needs_c
 FUSED = {"softmax_crossentropy_fused": 1, "softmax_crossentropy_grad_fused": 1}
 UNFUSED = {"exclude": list(FUSED)}
 

@@ -5,16 +5,10 @@ import json
 import subprocess
 import sys
 
-import pytest
-
-from symnb.backends import LINKERS
+from tests.helpers import needs_c
 from tests.magics.nbtools import data, execute, notebook, stream
 
-if "c" not in LINKERS:
-    pytest.skip(
-        "the C backend has not landed: 'c' is not in symnb.backends.LINKERS",
-        allow_module_level=True,
-    )
+pytestmark = needs_c
 
 REPORT = (
     "import json\nfrom symnb.backends.c.cache import cache_key, stats\n"

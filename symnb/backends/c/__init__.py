@@ -2,8 +2,10 @@
 
 Modules: ``renderer`` (the dialect-neutral walk of a kernel), ``dialect`` (C loops, OpenMP,
 SIMD), ``helpers`` (NumPy-semantics scalar helpers), ``vecmath`` (libmvec), ``compiler``
-(the system compiler), ``cache`` (memory and disk layers), ``steps`` and ``linker`` (the
-schedule), ``listing`` (``f.kernels``). ``python -m symnb.backends.c clear`` empties the cache.
+(the system compiler), ``cache`` (memory and disk layers), ``linker`` (the plan), ``blas``
+(the ?gemm addresses), ``runner`` (runner.c, the C executor of the plan), ``steps`` (row
+kernels of the older ABI), ``listing`` (``f.kernels``). ``python -m symnb.backends.c clear``
+empties the cache.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from symnb.backends.c import compiler
-from symnb.backends.c.steps import ffi
 from symnb.backends.compiledir import compiledir, kernel_dir  # noqa: F401 - re-exported
+from symnb.backends.execute import ffi
 from symnb.config import config
 from symnb.errors import SymnbError
 

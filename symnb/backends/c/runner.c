@@ -1,21 +1,22 @@
 /* symnb's C runner: one call of a compiled function, from its arguments to its outputs.
  *
- * A Schedule holds what symnb/backends/c/linker.py planned: the inputs' dtypes and dims, the
- * constants' slots, and the steps. A kernel step ("map" for elementwise, "reduce") is called
- * here directly through its function pointer; any other step ("py": BLAS, library calls,
- * row kernels) through its Python ``run(*arrays)``. Calling the schedule checks the arguments
- * once, runs every step and returns the outputs as a tuple.
+ * A Schedule is a plan (symnb/backends/plan.py) converted once into C structs by runner.py:
+ * the inputs' dtypes and dims, the constants' slots, and the steps. It runs every kind of step
+ * itself: a kernel launch (the generic ABI: shape, strides, element counts), a ?gemm call
+ * through the BLAS address in the plan, a view (layout ops through NumPy's C API), and a
+ * library step through its Python callable. A launch, gemm or view that cannot run as planned
+ * (inputs that do not broadcast, a kernel declining a layout, an empty reduction, a layout
+ * BLAS cannot take) runs its fallback, the node's NumPy reference.
  *
- * Whenever anything is not as planned (an argument of another type or shape, a broadcast that
- * does not fit, a kernel declining a layout, an empty reduction, an exception in a Python step)
- * the call returns None and the Python runtime runs the call again: it converts what can be
- * converted and raises the error that names the input or the node and the user's line. Steps
- * have no side effects on the arguments (in-place steps only write buffers made in the call),
- * so running again is safe.
+ * Whenever a call is not as planned (an argument of another type or shape, an exception in a
+ * Python step, a result of another dtype) it returns None and symnb/backends/execute.py runs
+ * the same plan: it converts what can be converted and raises the error that names the input
+ * or the node and the user's line. Steps have no side effects on the arguments (in-place
+ * steps only write buffers made in the call), so running again is safe.
  *
- * Output buffers are kept between calls, up to POOL per step, and one is reused only when the
- * runner holds its only reference: an array the caller still holds, or a view of it, is never
- * written again. So a loop that drops its results allocates nothing and page-faults nothing.
+ * Output buffers are kept between calls, up to POOL per step output, and one is reused only
+ * when the runner holds its only reference: an array the caller still holds, or a view of it,
+ * is never written again. So a loop that drops its results allocates nothing.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -26,29 +27,53 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
-#define MAXDIM 32       /* more dims than this: the Python runtime runs the call */
-#define POOL 2          /* output buffers kept per step */
-#define MAXOPS 64       /* operands of one kernel step */
-#define STACK_SLOTS 256 /* schedules with more slots allocate their slot array per call */
-#define RELEASE_GIL_MIN (1 << 16) /* elements above which a kernel runs without the GIL */
+#ifndef SN_MAX_RANK
+#error "define SN_MAX_RANK as symnb.core.types.MAX_RANK (runner.py and setup.py do)"
+#endif
+#define MAXDIM SN_MAX_RANK /* dims of any value: more is an error when the graph is built */
+#define POOL 2             /* output buffers kept per step output */
+#define MAXOPS 64          /* inputs of one step */
+#define MAXOUTS 8          /* outputs of one step */
+#define STACK_SLOTS 256    /* schedules with more slots allocate their slot array per call */
+#define RELEASE_GIL_MIN (1 << 16) /* elements (or multiply-adds) above which the GIL is let go */
+#define FALLBACK 2         /* a step's result: run its fallback */
 
 typedef int (*sn_kernel_fn)(int64_t *a, char **ptr);
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const void *, int,
+                         const void *, int, float, void *, int);
+typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const void *, int,
+                         const void *, int, double, void *, int);
+typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, const void *,
+                           int64_t, const void *, int64_t, float, void *, int64_t);
+typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, const void *,
+                           int64_t, const void *, int64_t, double, void *, int64_t);
 
-enum { STEP_MAP = 0, STEP_REDUCE = 1, STEP_PY = 2 };
+enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3 };
+enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3 };
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
 
-typedef struct {
+typedef struct Step Step;
+struct Step {
     int kind;
-    sn_kernel_fn fn;
     int nin, nout;
-    int *ins, *outs;         /* slot indices */
+    int *ins, *outs;         /* slot indices; -1 for an absent gemm/view operand */
     int *out_types;          /* NumPy type numbers of the outputs */
-    int inplace;             /* map: the operand whose buffer may take the result, or -1 */
-    uint64_t axes;           /* reduce: bit i set when axis i is reduced */
-    int keepdims;            /* reduce */
-    PyObject *run;           /* py: run(*arrays) */
-    PyObject *pool[POOL];    /* map/reduce: output buffers kept between calls */
-    int next;                /* the pool entry to replace next when every entry is in use */
-} Step;
+    Step *fallback;          /* launch/gemm/view: the node's NumPy reference */
+    PyObject *fn;            /* library: fn(*arrays) */
+    void *target;            /* launch: the kernel; gemm: the ?gemm (NULL: none found) */
+    int ndim;                /* launch: rank of the index space */
+    int inplace;             /* launch: input whose buffer output 0 may take; gemm: 1 into z */
+    int skip_empty;          /* launch: an empty space gives empty outputs (else fallback) */
+    int ilp64;               /* gemm: 64-bit dimension arguments */
+    uint64_t *absent;        /* launch: per input then output, bit d set when axis d lacks */
+    int *keepdims;           /* launch: per output */
+    int how, naxes, ndims;   /* view */
+    int *axes;               /* view: "axes" source axes (-1 new), "size" counted axes */
+    int64_t *dims;           /* view: "reshape" dims (>= 0, -1 the rest, -(k+2) input axis k) */
+    PyObject **pool;         /* nout * POOL buffers kept between calls */
+    int *next;               /* per output: the pool entry to replace when all are in use */
+};
 
 typedef struct {
     PyObject_HEAD
@@ -59,7 +84,7 @@ typedef struct {
     int64_t **in_dims;       /* >= 0 fixed, -1 any, <= -2 the named dim number -(d+2) */
     int nnames;
     int nslots;
-    PyObject **constants;    /* per slot: a constant's array or NULL */
+    PyObject **constants;    /* per slot: a constant's value or NULL */
     int nsteps;
     Step *steps;
     int nout;
@@ -67,7 +92,7 @@ typedef struct {
     Py_ssize_t runs, declined; /* calls run here, and calls handed back (returned None) */
 } Schedule;
 
-/* ---- one call ------------------------------------------------------------------------- */
+/* ---- arguments ------------------------------------------------------------------------- */
 
 /* The argument as an array of the planned type, shape and named dims (a new reference), or
  * NULL with no error set when it is not one. */
@@ -98,38 +123,14 @@ static PyObject *checked_input(Schedule *s, int i, PyObject *arg, int64_t *names
     return array;
 }
 
-/* NumPy's broadcast of the operands' shapes into shape[]; -1 when they do not broadcast or
- * have too many dims. */
-static int broadcast(PyArrayObject **ops, int n, npy_intp *shape) {
-    int nd = 0;
-    for (int k = 0; k < n; k++) nd = PyArray_NDIM(ops[k]) > nd ? PyArray_NDIM(ops[k]) : nd;
-    if (nd > MAXDIM) return -1;
-    for (int d = 0; d < nd; d++) shape[d] = 1;
-    for (int k = 0; k < n; k++) {
-        int pad = nd - PyArray_NDIM(ops[k]);
-        for (int d = 0; d < PyArray_NDIM(ops[k]); d++) {
-            npy_intp got = PyArray_DIM(ops[k], d), *have = &shape[pad + d];
-            if (got == *have || got == 1) continue;
-            if (*have != 1) return -1;
-            *have = got;
-        }
-    }
-    return nd;
-}
+/* ---- output buffers -------------------------------------------------------------------- */
 
-/* Byte strides of ``a`` over an ``nd``-dim index space (0 on broadcast axes) into out[]. */
-static void strides_over(PyArrayObject *a, int nd, int64_t *out) {
-    int pad = nd - PyArray_NDIM(a);
-    for (int d = 0; d < pad; d++) out[d] = 0;
-    for (int d = 0; d < PyArray_NDIM(a); d++)
-        out[pad + d] = PyArray_DIM(a, d) == 1 ? 0 : PyArray_STRIDE(a, d);
-}
-
-/* A C-ordered array of this shape and type from the step's pool (a new reference). */
-static PyObject *pooled(Step *step, int nd, const npy_intp *shape, int type) {
+/* A C-ordered array of this shape and type from the pool of output k (a new reference). */
+static PyObject *pooled(Step *step, int k, int nd, const npy_intp *shape, int type) {
+    PyObject **pool = step->pool + k * POOL;
     int free_slot = -1;
     for (int i = 0; i < POOL; i++) {
-        PyObject *b = step->pool[i];
+        PyObject *b = pool[i];
         if (b == NULL) { if (free_slot < 0) free_slot = i; continue; }
         if (Py_REFCNT(b) != 1) continue;
         PyArrayObject *a = (PyArrayObject *)b;
@@ -142,114 +143,21 @@ static PyObject *pooled(Step *step, int nd, const npy_intp *shape, int type) {
     }
     PyObject *fresh = PyArray_SimpleNew(nd, (npy_intp *)shape, type);
     if (fresh == NULL) return NULL;
-    int i = free_slot >= 0 ? free_slot : step->next;
-    step->next = (i + 1) % POOL;
-    Py_XSETREF(step->pool[i], fresh);
+    int i = free_slot >= 0 ? free_slot : step->next[k];
+    step->next[k] = (i + 1) % POOL;
+    Py_XSETREF(pool[i], fresh);
     Py_INCREF(fresh);
     return fresh;
 }
 
-/* The in-place operand when it can hold the result, else a pooled buffer. */
-static PyObject *map_output(Step *step, PyArrayObject **ops, int nd, const npy_intp *shape) {
-    if (step->inplace >= 0) {
-        PyArrayObject *t = ops[step->inplace];
-        if (PyArray_NDIM(t) == nd && PyArray_TYPE(t) == step->out_types[0]
-            && PyArray_ISWRITEABLE(t) && PyArray_IS_C_CONTIGUOUS(t)
-            && memcmp(PyArray_DIMS(t), shape, nd * sizeof(npy_intp)) == 0) {
-            Py_INCREF(t);
-            return (PyObject *)t;
-        }
-    }
-    return pooled(step, nd, shape, step->out_types[0]);
+/* ``t`` can take a result of this shape and type in place. */
+static int can_hold(PyArrayObject *t, int nd, const npy_intp *shape, int type) {
+    return PyArray_NDIM(t) == nd && PyArray_TYPE(t) == type && PyArray_ISWRITEABLE(t)
+           && PyArray_IS_C_CONTIGUOUS(t)
+           && memcmp(PyArray_DIMS(t), shape, nd * sizeof(npy_intp)) == 0;
 }
 
-/* Calls the kernel; 1 when it declined the layout. */
-static int call_kernel(Step *step, int64_t *args, char **ptrs, npy_intp size) {
-    int rc;
-    if (size >= RELEASE_GIL_MIN) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = step->fn(args, ptrs);
-        Py_END_ALLOW_THREADS
-    } else {
-        rc = step->fn(args, ptrs);
-    }
-    return rc != 0;
-}
-
-/* Index-space header of the kernel arguments: ndim (at least 1) then the shape. */
-static int64_t *space_args(int64_t *args, int nd, const npy_intp *shape, npy_intp *size) {
-    args[0] = nd ? nd : 1;
-    *size = 1;
-    for (int d = 0; d < nd; d++) { args[1 + d] = shape[d]; *size *= shape[d]; }
-    if (nd == 0) args[1] = 1;
-    return args + 1 + args[0];
-}
-
-/* Operand strides over the space, for each of the step's inputs. */
-static int64_t *input_args(int64_t *at, PyArrayObject **ops, int n, int nd, char **ptrs) {
-    int space = nd ? nd : 1;
-    for (int k = 0; k < n; k++) {
-        if (nd) strides_over(ops[k], nd, at);
-        else at[0] = 0;
-        ptrs[k] = PyArray_BYTES(ops[k]);
-        at += space;
-    }
-    return at;
-}
-
-static int run_map(Step *step, PyObject **slots) {
-    PyArrayObject *ops[MAXOPS];
-    npy_intp shape[MAXDIM], size;
-    int64_t args[1 + MAXDIM + (MAXOPS + 1) * MAXDIM + 1];
-    char *ptrs[MAXOPS + 1];
-    for (int k = 0; k < step->nin; k++) ops[k] = (PyArrayObject *)slots[step->ins[k]];
-    int nd = broadcast(ops, step->nin, shape);
-    if (nd < 0) return 1;
-    int64_t *at = input_args(space_args(args, nd, shape, &size), ops, step->nin, nd, ptrs);
-    PyObject *out = map_output(step, ops, nd, shape);
-    if (out == NULL) return -1;
-    if (nd) strides_over((PyArrayObject *)out, nd, at);
-    else at[0] = 0;
-    ptrs[step->nin] = PyArray_BYTES((PyArrayObject *)out);
-    if (size && call_kernel(step, args, ptrs, size)) { Py_DECREF(out); return 1; }
-    slots[step->outs[0]] = out;
-    return 0;
-}
-
-static int run_reduce(Step *step, PyObject **slots) {
-    PyArrayObject *ops[MAXOPS];
-    npy_intp shape[MAXDIM], kept[MAXDIM], size;
-    int64_t args[1 + MAXDIM + (MAXOPS + 1) * MAXDIM + 2];
-    char *ptrs[MAXOPS + 1];
-    for (int k = 0; k < step->nin; k++) ops[k] = (PyArrayObject *)slots[step->ins[k]];
-    int nd = broadcast(ops, step->nin, shape);
-    if (nd < 0 || nd >= 64) return 1;
-    for (int d = 0; d < nd; d++) {
-        if (shape[d] == 0) return 1; /* NumPy decides what an empty reduction gives */
-        kept[d] = (step->axes >> d) & 1 ? 1 : shape[d];
-    }
-    int64_t *at = input_args(space_args(args, nd, shape, &size), ops, step->nin, nd, ptrs);
-    PyObject *out = pooled(step, nd, kept, step->out_types[0]);
-    if (out == NULL) return -1;
-    PyArrayObject *o = (PyArrayObject *)out;
-    for (int d = 0; d < nd; d++) at[d] = (step->axes >> d) & 1 ? 0 : PyArray_STRIDE(o, d);
-    if (nd == 0) at[0] = 0;
-    at[nd ? nd : 1] = PyArray_SIZE(o);
-    ptrs[step->nin] = PyArray_BYTES(o);
-    if (call_kernel(step, args, ptrs, size)) { Py_DECREF(out); return 1; }
-    if (!step->keepdims) {
-        npy_intp dims[MAXDIM];
-        int n = 0;
-        for (int d = 0; d < nd; d++) if (!((step->axes >> d) & 1)) dims[n++] = shape[d];
-        PyArray_Dims newshape = {dims, n};
-        PyObject *view = PyArray_Newshape(o, &newshape, NPY_CORDER);
-        Py_DECREF(out);
-        if (view == NULL) return -1;
-        out = view;
-    }
-    slots[step->outs[0]] = out;
-    return 0;
-}
+/* ---- library steps ------------------------------------------------------------------------ */
 
 /* ``value`` as an array of the planned type into the slot; 1 when it is not one. */
 static int store_result(Step *step, PyObject **slots, int k, PyObject *value) {
@@ -259,14 +167,14 @@ static int store_result(Step *step, PyObject **slots, int k, PyObject *value) {
         Py_DECREF(array);
         return 1;
     }
-    slots[step->outs[k]] = array;
+    Py_XSETREF(slots[step->outs[k]], array);
     return 0;
 }
 
-static int run_py(Step *step, PyObject **slots) {
+static int run_library(Step *step, PyObject **slots) {
     PyObject *args[MAXOPS];
     for (int k = 0; k < step->nin; k++) args[k] = slots[step->ins[k]];
-    PyObject *result = PyObject_Vectorcall(step->run, args, step->nin, NULL);
+    PyObject *result = PyObject_Vectorcall(step->fn, args, step->nin, NULL);
     if (result == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1; /* KeyboardInterrupt... */
         PyErr_Clear();
@@ -285,30 +193,399 @@ static int run_py(Step *step, PyObject **slots) {
     return rc;
 }
 
-/* Runs every step over ``slots``: 0 done, 1 not as planned, -1 an error is set. */
-static int run_steps(Schedule *s, PyObject **slots) {
-    for (int i = 0; i < s->nsteps; i++) {
-        Step *step = &s->steps[i];
-        int rc = step->kind == STEP_MAP      ? run_map(step, slots)
-                 : step->kind == STEP_REDUCE ? run_reduce(step, slots)
-                                             : run_py(step, slots);
-        if (rc) return rc;
+/* ---- kernel launches ------------------------------------------------------------------- */
+
+/* For each of the nd space axes, the operand's axis on it (-1: the operand lacks it), its
+ * axes right-aligned against those not in ``absent``; -1 when it has too many axes. */
+static int place(int rank, uint64_t absent, int nd, int *axis_of) {
+    int present = 0;
+    for (int d = 0; d < nd; d++) present += !((absent >> d) & 1);
+    if (rank > present) return -1;
+    int skip = present - rank, i = 0;
+    for (int d = 0; d < nd; d++) {
+        if ((absent >> d) & 1) axis_of[d] = -1;
+        else if (skip > 0) { axis_of[d] = -1; skip--; }
+        else axis_of[d] = i++;
     }
     return 0;
+}
+
+/* The broadcast of the inputs over the space into shape[]; -1 when they do not broadcast. */
+static int index_space(Step *st, PyObject **ops, npy_intp *shape) {
+    int axis_of[MAXDIM];
+    for (int d = 0; d < st->ndim; d++) shape[d] = 1;
+    for (int k = 0; k < st->nin; k++) {
+        if (!PyArray_Check(ops[k])) return -1;
+        PyArrayObject *a = (PyArrayObject *)ops[k];
+        if (place(PyArray_NDIM(a), st->absent[k], st->ndim, axis_of)) return -1;
+        for (int d = 0; d < st->ndim; d++) {
+            if (axis_of[d] < 0) continue;
+            npy_intp got = PyArray_DIM(a, axis_of[d]);
+            if (got == shape[d] || got == 1) continue;
+            if (shape[d] != 1) return -1;
+            shape[d] = got;
+        }
+    }
+    return 0;
+}
+
+/* Byte strides of ``a`` over the space (0 on broadcast, length-1 and absent axes). */
+static int64_t *strides_into(int64_t *at, PyArrayObject *a, uint64_t absent, int nd) {
+    int axis_of[MAXDIM];
+    place(PyArray_NDIM(a), absent, nd, axis_of);
+    for (int d = 0; d < nd; d++) {
+        int i = axis_of[d];
+        at[d] = i < 0 || PyArray_DIM(a, i) == 1 ? 0 : PyArray_STRIDE(a, i);
+    }
+    if (nd == 0) at[0] = 0;
+    return at + (nd ? nd : 1);
+}
+
+/* Output k: input ``inplace``'s buffer when it can take output 0, else a pooled array of
+ * the space's shape without the output's absent axes (length 1 when it keeps them). */
+static PyObject *launch_output(Step *st, int k, PyObject **ops, const npy_intp *space) {
+    npy_intp dims[MAXDIM];
+    uint64_t absent = st->absent[st->nin + k];
+    int n = 0;
+    for (int d = 0; d < st->ndim; d++) {
+        if (!((absent >> d) & 1)) dims[n++] = space[d];
+        else if (st->keepdims[k]) dims[n++] = 1;
+    }
+    if (k == 0 && st->inplace >= 0) {
+        PyArrayObject *t = (PyArrayObject *)ops[st->inplace];
+        if (can_hold(t, n, dims, st->out_types[0])) return Py_NewRef((PyObject *)t);
+    }
+    return pooled(st, k, n, dims, st->out_types[k]);
+}
+
+/* Calls the kernel, without the GIL for large spaces; nonzero when it declined. */
+static int call_kernel(Step *st, int64_t *args, char **ptrs, npy_intp size) {
+    sn_kernel_fn fn = (sn_kernel_fn)st->target;
+    int rc;
+    if (size >= RELEASE_GIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = fn(args, ptrs);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = fn(args, ptrs);
+    }
+    return rc;
+}
+
+/* a = [nd (>= 1), shape, strides of each input then output, each output's element count]. */
+static int run_launch(Step *st, PyObject **slots) {
+    PyObject *ops[MAXOPS], *outs[MAXOUTS];
+    npy_intp space[MAXDIM], size = 1;
+    int64_t args[1 + MAXDIM + (MAXOPS + MAXOUTS) * MAXDIM + MAXOUTS];
+    char *ptrs[MAXOPS + MAXOUTS];
+    int nd = st->ndim;
+    for (int k = 0; k < st->nin; k++) ops[k] = slots[st->ins[k]];
+    if (index_space(st, ops, space)) return FALLBACK;
+    for (int d = 0; d < nd; d++) size *= space[d];
+    if (size == 0 && !st->skip_empty) return FALLBACK;
+    args[0] = nd ? nd : 1;
+    args[1] = 1;
+    for (int d = 0; d < nd; d++) args[1 + d] = space[d];
+    int64_t *at = args + 1 + args[0];
+    for (int k = 0; k < st->nin; k++) {
+        at = strides_into(at, (PyArrayObject *)ops[k], st->absent[k], nd);
+        ptrs[k] = PyArray_BYTES((PyArrayObject *)ops[k]);
+    }
+    for (int k = 0; k < st->nout; k++) {
+        outs[k] = launch_output(st, k, ops, space);
+        if (outs[k] == NULL) {
+            while (k--) Py_DECREF(outs[k]);
+            return -1;
+        }
+        uint64_t absent = st->keepdims[k] ? 0 : st->absent[st->nin + k];
+        at = strides_into(at, (PyArrayObject *)outs[k], absent, nd);
+        ptrs[st->nin + k] = PyArray_BYTES((PyArrayObject *)outs[k]);
+    }
+    for (int k = 0; k < st->nout; k++) *at++ = PyArray_SIZE((PyArrayObject *)outs[k]);
+    if (size && call_kernel(st, args, ptrs, size)) {
+        for (int k = 0; k < st->nout; k++) Py_DECREF(outs[k]);
+        return FALLBACK;
+    }
+    for (int k = 0; k < st->nout; k++) Py_XSETREF(slots[st->outs[k]], outs[k]);
+    return 0;
+}
+
+/* ---- gemm --------------------------------------------------------------------------------- */
+
+/* (transpose flag, leading dimension) for a row-major call; a C-ordered copy (``*copy``)
+ * only for a layout BLAS cannot read (neither axis unit-strided, negative strides). */
+static int blas_operand(PyArrayObject *a, int *trans, int64_t *ld, PyObject **copy) {
+    npy_intp item = PyArray_ITEMSIZE(a), rows = PyArray_DIM(a, 0), cols = PyArray_DIM(a, 1);
+    npy_intp s0 = PyArray_STRIDE(a, 0), s1 = PyArray_STRIDE(a, 1);
+    *trans = NO_TRANS;
+    if ((s1 == item || cols == 1) && s0 % item == 0 && s0 >= (cols > 1 ? cols : 1) * item) {
+        *ld = s0 / item;
+        return 0;
+    }
+    if ((s0 == item || rows == 1) && s1 % item == 0 && s1 >= (rows > 1 ? rows : 1) * item) {
+        *trans = TRANS;
+        *ld = s1 / item;
+        return 0;
+    }
+    *copy = PyArray_NewCopy(a, NPY_CORDER);
+    *ld = cols;
+    return *copy == NULL ? -1 : 0;
+}
+
+/* The bytes an array may touch, [lo, hi). */
+static void extent(PyArrayObject *a, char **lo, char **hi) {
+    *lo = *hi = PyArray_BYTES(a);
+    for (int d = 0; d < PyArray_NDIM(a); d++) {
+        npy_intp span = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
+        if (span < 0) *lo += span;
+        else *hi += span;
+    }
+    *hi += PyArray_ITEMSIZE(a);
+}
+
+static int overlaps(PyArrayObject *a, PyArrayObject *b) {
+    char *alo, *ahi, *blo, *bhi;
+    extent(a, &alo, &ahi);
+    extent(b, &blo, &bhi);
+    return alo < bhi && blo < ahi;
+}
+
+/* z broadcasts to (m, n). */
+static int broadcasts_to(PyArrayObject *z, npy_intp m, npy_intp n) {
+    int nd = PyArray_NDIM(z);
+    npy_intp want[2] = {m, n};
+    if (nd > 2) return 0;
+    for (int d = 0; d < nd; d++) {
+        npy_intp got = PyArray_DIM(z, d), w = want[2 - nd + d];
+        if (got != 1 && got != w) return 0;
+    }
+    return 1;
+}
+
+/* Where the product goes: z itself for an in-place step when it can hold the result and
+ * overlaps neither x nor y, else a pooled array holding z broadcast (when beta is not 0). */
+static PyObject *gemm_output(Step *st, PyArrayObject *z, PyArrayObject *x, PyArrayObject *y,
+                             npy_intp *dims, double beta) {
+    int type = st->out_types[0];
+    if (st->inplace && z != NULL && can_hold(z, 2, dims, type) && !overlaps(z, x)
+        && !overlaps(z, y))
+        return Py_NewRef((PyObject *)z);
+    PyObject *c = pooled(st, 0, 2, dims, type);
+    if (c != NULL && beta != 0 && PyArray_CopyInto((PyArrayObject *)c, z) < 0) Py_CLEAR(c);
+    return c;
+}
+
+static void call_gemm(Step *st, int ta, int tb, npy_intp *mnk, double alpha, char *x,
+                      int64_t lda, char *y, int64_t ldb, double beta, char *c) {
+    npy_intp m = mnk[0], n = mnk[1], k = mnk[2];
+    int single = st->out_types[0] == NPY_FLOAT32;
+    if (st->ilp64 && single)
+        ((sgemm64_fn)st->target)(ROW_MAJOR, ta, tb, m, n, k, (float)alpha, x, lda, y, ldb,
+                                 (float)beta, c, n);
+    else if (st->ilp64)
+        ((dgemm64_fn)st->target)(ROW_MAJOR, ta, tb, m, n, k, alpha, x, lda, y, ldb, beta, c, n);
+    else if (single)
+        ((sgemm_fn)st->target)(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, (float)alpha, x,
+                               (int)lda, y, (int)ldb, (float)beta, c, (int)n);
+    else
+        ((dgemm_fn)st->target)(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, alpha, x, (int)lda,
+                               y, (int)ldb, beta, c, (int)n);
+}
+
+/* alpha or beta from its slot (-1: ``otherwise``); 0 done, FALLBACK when it is no number. */
+static int scalar_of(PyObject **slots, int slot, double otherwise, double *value) {
+    *value = otherwise;
+    if (slot < 0) return 0;
+    *value = PyFloat_AsDouble(slots[slot]);
+    if (*value == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return FALLBACK; }
+    return 0;
+}
+
+/* 2-d operands of the planned type, no empty axis, z broadcasting: (m, n, k); else 0. */
+static int gemm_fits(Step *st, PyObject **slots, npy_intp *mnk) {
+    PyObject *x = slots[st->ins[GEMM_X]], *y = slots[st->ins[GEMM_Y]];
+    PyObject *z = st->ins[GEMM_Z] >= 0 ? slots[st->ins[GEMM_Z]] : NULL;
+    int type = st->out_types[0];
+    if (st->target == NULL || !PyArray_Check(x) || !PyArray_Check(y)) return 0;
+    PyArrayObject *a = (PyArrayObject *)x, *b = (PyArrayObject *)y;
+    if (PyArray_NDIM(a) != 2 || PyArray_NDIM(b) != 2 || PyArray_TYPE(a) != type
+        || PyArray_TYPE(b) != type || PyArray_DIM(a, 1) != PyArray_DIM(b, 0))
+        return 0;
+    mnk[0] = PyArray_DIM(a, 0), mnk[1] = PyArray_DIM(b, 1), mnk[2] = PyArray_DIM(a, 1);
+    if (mnk[0] == 0 || mnk[1] == 0 || mnk[2] == 0) return 0;
+    if (z == NULL) return 1;
+    return PyArray_Check(z) && PyArray_TYPE((PyArrayObject *)z) == type
+           && broadcasts_to((PyArrayObject *)z, mnk[0], mnk[1]);
+}
+
+static int run_gemm(Step *st, PyObject **slots) {
+    npy_intp mnk[3];
+    double alpha, beta;
+    if (!gemm_fits(st, slots, mnk)) return FALLBACK;
+    PyArrayObject *z = st->ins[GEMM_Z] >= 0 ? (PyArrayObject *)slots[st->ins[GEMM_Z]] : NULL;
+    if (scalar_of(slots, st->ins[GEMM_ALPHA], 1.0, &alpha)
+        || scalar_of(slots, z ? st->ins[GEMM_BETA] : -1, 0.0, &beta))
+        return FALLBACK;
+    PyArrayObject *x = (PyArrayObject *)slots[st->ins[GEMM_X]];
+    PyArrayObject *y = (PyArrayObject *)slots[st->ins[GEMM_Y]];
+    PyObject *xc = NULL, *yc = NULL, *c = NULL;
+    int ta, tb, rc = -1;
+    int64_t lda, ldb;
+    npy_intp dims[2] = {mnk[0], mnk[1]};
+    if (blas_operand(x, &ta, &lda, &xc) || blas_operand(y, &tb, &ldb, &yc)) goto done;
+    if ((c = gemm_output(st, z, x, y, dims, beta)) == NULL) goto done;
+    char *xp = PyArray_BYTES(xc ? (PyArrayObject *)xc : x);
+    char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
+    char *cp = PyArray_BYTES((PyArrayObject *)c);
+    if (mnk[0] * mnk[1] * mnk[2] >= RELEASE_GIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
+        Py_END_ALLOW_THREADS
+    } else {
+        call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
+    }
+    Py_XSETREF(slots[st->outs[0]], c);
+    rc = 0;
+done:
+    Py_XDECREF(xc);
+    Py_XDECREF(yc);
+    return rc;
+}
+
+/* ---- views -------------------------------------------------------------------------------- */
+
+/* A view of ``src`` with these dims and strides (writeable only when ``writeable`` and src
+ * is); it keeps src alive. */
+static PyObject *view_of(PyArrayObject *src, int nd, npy_intp *dims, npy_intp *strides,
+                         int writeable) {
+    PyArray_Descr *descr = PyArray_DESCR(src);
+    Py_INCREF(descr);
+    int flags = writeable && PyArray_ISWRITEABLE(src) ? NPY_ARRAY_WRITEABLE : 0;
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides,
+                                          PyArray_BYTES(src), flags, NULL);
+    if (view != NULL && PyArray_SetBaseObject((PyArrayObject *)view, Py_NewRef(src)) < 0)
+        Py_CLEAR(view);
+    return view;
+}
+
+/* Out axis i is input axis axes[i] (-1: a new length-1 axis); dropped axes have length 1. */
+static PyObject *view_axes(Step *st, PyArrayObject *src) {
+    npy_intp dims[MAXDIM], strides[MAXDIM];
+    uint64_t kept = 0;
+    for (int i = 0; i < st->naxes; i++) {
+        int a = st->axes[i];
+        if (a >= PyArray_NDIM(src)) return NULL;
+        dims[i] = a < 0 ? 1 : PyArray_DIM(src, a);
+        strides[i] = a < 0 ? 0 : PyArray_STRIDE(src, a);
+        if (a >= 0) kept |= (uint64_t)1 << a;
+    }
+    for (int d = 0; d < PyArray_NDIM(src); d++)
+        if (!((kept >> d) & 1) && PyArray_DIM(src, d) != 1) return NULL;
+    return view_of(src, st->naxes, dims, strides, 1);
+}
+
+/* src broadcast to like's shape, read-only. */
+static PyObject *view_broadcast(PyArrayObject *src, PyObject *like) {
+    if (like == NULL || !PyArray_Check(like)) return NULL;
+    PyArrayObject *l = (PyArrayObject *)like;
+    int nd = PyArray_NDIM(l), pad = nd - PyArray_NDIM(src);
+    npy_intp strides[MAXDIM];
+    if (pad < 0) return NULL;
+    for (int d = 0; d < nd; d++) {
+        npy_intp got = d < pad ? 1 : PyArray_DIM(src, d - pad);
+        if (got != 1 && got != PyArray_DIM(l, d)) return NULL;
+        strides[d] = got == 1 ? 0 : PyArray_STRIDE(src, d - pad);
+    }
+    return view_of(src, nd, PyArray_DIMS(l), strides, 0);
+}
+
+/* The dims a reshape asks for with its -1 filled into dims[]; -1 when they do not fit. */
+static int reshape_dims(Step *st, PyArrayObject *src, PyObject *like, npy_intp *dims) {
+    int nd = st->ndims, fill = -1;
+    npy_intp known = 1;
+    if (like != NULL) {
+        if (!PyArray_Check(like)) return -1;
+        nd = PyArray_NDIM((PyArrayObject *)like);
+        memcpy(dims, PyArray_DIMS((PyArrayObject *)like), nd * sizeof(npy_intp));
+    }
+    for (int i = 0; like == NULL && i < nd; i++) {
+        int64_t t = st->dims[i];
+        if (t <= -2 && -t - 2 >= PyArray_NDIM(src)) return -1;
+        dims[i] = t <= -2 ? PyArray_DIM(src, -t - 2) : t;
+    }
+    for (int i = 0; i < nd; i++) {
+        if (dims[i] == -1) fill = i;
+        else known *= dims[i];
+    }
+    if (fill >= 0) {
+        if (known == 0 || PyArray_SIZE(src) % known) return -1;
+        dims[fill] = PyArray_SIZE(src) / known;
+        known *= dims[fill];
+    }
+    return known == PyArray_SIZE(src) ? nd : -1;
+}
+
+static PyObject *view_reshape(Step *st, PyArrayObject *src, PyObject *like) {
+    npy_intp dims[MAXDIM];
+    int nd = reshape_dims(st, src, like, dims);
+    if (nd < 0 || !PyArray_IS_C_CONTIGUOUS(src)) return NULL;
+    PyArray_Dims shape = {dims, nd};
+    PyObject *view = PyArray_Newshape(src, &shape, NPY_CORDER);
+    if (view == NULL) PyErr_Clear();
+    return view;
+}
+
+/* The int64 element count of src over the counted axes, as a 0-d array. */
+static PyObject *view_size(Step *st, PyArrayObject *src) {
+    int64_t n = 1;
+    for (int i = 0; i < st->naxes; i++) {
+        if (st->axes[i] >= PyArray_NDIM(src)) return NULL;
+        n *= PyArray_DIM(src, st->axes[i]);
+    }
+    PyObject *out = PyArray_SimpleNew(0, NULL, NPY_INT64);
+    if (out != NULL) *(int64_t *)PyArray_DATA((PyArrayObject *)out) = n;
+    else PyErr_Clear();
+    return out;
+}
+
+static int run_view(Step *st, PyObject **slots) {
+    PyObject *src = slots[st->ins[0]], *like = st->ins[1] >= 0 ? slots[st->ins[1]] : NULL;
+    if (!PyArray_Check(src)) return FALLBACK;
+    PyArrayObject *a = (PyArrayObject *)src;
+    PyObject *out = st->how == VIEW_AXES        ? view_axes(st, a)
+                    : st->how == VIEW_BROADCAST ? view_broadcast(a, like)
+                    : st->how == VIEW_RESHAPE   ? view_reshape(st, a, like)
+                                                : view_size(st, a);
+    if (out == NULL) {
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+        PyErr_Clear();
+        return FALLBACK;
+    }
+    Py_XSETREF(slots[st->outs[0]], out);
+    return 0;
+}
+
+/* ---- one call ------------------------------------------------------------------------- */
+
+/* Runs one step: 0 done, 1 not as planned, -1 an error is set. */
+static int run_step(Step *st, PyObject **slots) {
+    int rc = st->kind == STEP_LAUNCH ? run_launch(st, slots)
+             : st->kind == STEP_GEMM ? run_gemm(st, slots)
+             : st->kind == STEP_VIEW ? run_view(st, slots)
+                                     : run_library(st, slots);
+    return rc == FALLBACK ? run_library(st->fallback, slots) : rc;
 }
 
 /* Fills the argument slots: 0 done, 1 an argument is not as planned. */
 static int bind_arguments(Schedule *s, PyObject *const *args, PyObject **slots) {
     int64_t names[MAXDIM * 4];
-    int nnames = s->nnames < MAXDIM * 4 ? s->nnames : MAXDIM * 4;
-    for (int d = 0; d < nnames; d++) names[d] = -1;
+    for (int d = 0; d < s->nnames; d++) names[d] = -1;
     for (Py_ssize_t i = 0; i < s->nargs; i++) {
         if (i < s->nchecked) {
             slots[i] = checked_input(s, (int)i, args[i], names);
             if (slots[i] == NULL) return 1;
         } else {
-            Py_INCREF(args[i]);
-            slots[i] = args[i];
+            slots[i] = Py_NewRef(args[i]);
         }
     }
     return 0;
@@ -317,31 +594,25 @@ static int bind_arguments(Schedule *s, PyObject *const *args, PyObject **slots) 
 static PyObject *outputs_of(Schedule *s, PyObject **slots) {
     PyObject *out = PyTuple_New(s->nout);
     if (out == NULL) return NULL;
-    for (int i = 0; i < s->nout; i++) {
-        PyObject *v = slots[s->out_slots[i]];
-        Py_INCREF(v);
-        PyTuple_SET_ITEM(out, i, v);
-    }
+    for (int i = 0; i < s->nout; i++)
+        PyTuple_SET_ITEM(out, i, Py_NewRef(slots[s->out_slots[i]]));
     return out;
 }
 
 static PyObject *schedule_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     Schedule *s = (Schedule *)self;
-    if (PyVectorcall_NARGS(nargsf) != s->nargs || kwnames != NULL || s->nnames > MAXDIM * 4) {
+    if (PyVectorcall_NARGS(nargsf) != s->nargs || kwnames != NULL) {
         s->declined++;
         Py_RETURN_NONE;
     }
     PyObject *stack[STACK_SLOTS];
     PyObject **slots = s->nslots <= STACK_SLOTS ? stack : PyMem_Malloc(s->nslots * sizeof(void *));
     if (slots == NULL) return PyErr_NoMemory();
-    for (int i = 0; i < s->nslots; i++) {
-        slots[i] = s->constants[i];
-        Py_XINCREF(slots[i]);
-    }
+    for (int i = 0; i < s->nslots; i++) slots[i] = Py_XNewRef(s->constants[i]);
     PyObject *result = NULL;
     int rc = bind_arguments(s, args, slots);
-    if (rc == 0) rc = run_steps(s, slots);
+    for (int i = 0; rc == 0 && i < s->nsteps; i++) rc = run_step(&s->steps[i], slots);
     if (rc == 0) result = outputs_of(s, slots);
     else if (rc == 1) result = Py_NewRef(Py_None);
     s->runs += rc == 0;
@@ -351,174 +622,11 @@ static PyObject *schedule_call(PyObject *self, PyObject *const *args, size_t nar
     return result;
 }
 
-/* ---- building a schedule from linker.py's plan ---------------------------------------- */
-
-static int *int_list(PyObject *seq, int *n) {
-    PyObject *fast = PySequence_Fast(seq, "expected a sequence of ints");
-    if (fast == NULL) return NULL;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
-    int *out = PyMem_Calloc(len ? len : 1, sizeof(int));
-    for (Py_ssize_t i = 0; out && i < len; i++)
-        out[i] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
-    Py_DECREF(fast);
-    if (out == NULL) { PyErr_NoMemory(); return NULL; }
-    if (PyErr_Occurred()) { PyMem_Free(out); return NULL; }
-    *n = (int)len;
-    return out;
-}
-
-static int type_of(PyObject *dtype) {
-    PyArray_Descr *descr = NULL;
-    if (!PyArray_DescrConverter(dtype, &descr)) return -1;
-    int t = descr->type_num;
-    Py_DECREF(descr);
-    return t;
-}
-
-static int *type_list(PyObject *seq, int *n) {
-    PyObject *fast = PySequence_Fast(seq, "expected a sequence of dtypes");
-    if (fast == NULL) return NULL;
-    *n = (int)PySequence_Fast_GET_SIZE(fast);
-    int *out = PyMem_Calloc(*n ? *n : 1, sizeof(int));
-    for (int i = 0; out && i < *n; i++)
-        if ((out[i] = type_of(PySequence_Fast_GET_ITEM(fast, i))) < 0) {
-            PyMem_Free(out);
-            out = NULL;
-        }
-    Py_DECREF(fast);
-    return out;
-}
-
-/* One step from ("map", fnptr, ins, outs, types, inplace) / ("reduce", fnptr, ins, outs,
- * types, axes, keepdims) / ("py", run, ins, outs, types). */
-static int parse_step(PyObject *spec, Step *step) {
-    const char *kind;
-    PyObject *target, *ins, *outs, *types, *extra = NULL;
-    int keepdims = 0;
-    if (!PyArg_ParseTuple(spec, "sOOOO|Op", &kind, &target, &ins, &outs, &types, &extra,
-                          &keepdims))
-        return -1;
-    int ntypes = 0;
-    step->inplace = -1;
-    if (!(step->ins = int_list(ins, &step->nin)) || !(step->outs = int_list(outs, &step->nout))
-        || !(step->out_types = type_list(types, &ntypes)))
-        return -1;
-    if (step->nin > MAXOPS || ntypes != step->nout) {
-        PyErr_SetString(PyExc_ValueError, "a step has too many operands or mismatched types");
-        return -1;
-    }
-    if (strcmp(kind, "py") == 0) {
-        step->kind = STEP_PY;
-        Py_INCREF(target);
-        step->run = target;
-        return 0;
-    }
-    step->fn = (sn_kernel_fn)PyLong_AsVoidPtr(target);
-    if (step->fn == NULL || step->nout != 1) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a kernel step needs a pointer");
-        return -1;
-    }
-    if (strcmp(kind, "map") == 0) {
-        step->kind = STEP_MAP;
-        step->inplace = extra == NULL || extra == Py_None ? -1 : (int)PyLong_AsLong(extra);
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    step->kind = STEP_REDUCE;
-    step->keepdims = keepdims;
-    int naxes, *axes = extra ? int_list(extra, &naxes) : NULL;
-    if (axes == NULL) return -1;
-    for (int i = 0; i < naxes; i++) step->axes |= (uint64_t)1 << (axes[i] & 63);
-    PyMem_Free(axes);
-    return 0;
-}
-
-/* Input specs from [(dtype, dims), ...]. */
-static int parse_specs(Schedule *s, PyObject *specs) {
-    PyObject *fast = PySequence_Fast(specs, "specs: expected a sequence");
-    if (fast == NULL) return -1;
-    s->nchecked = (int)PySequence_Fast_GET_SIZE(fast);
-    int n = s->nchecked ? s->nchecked : 1;
-    s->in_types = PyMem_Calloc(n, sizeof(int));
-    s->in_ndim = PyMem_Calloc(n, sizeof(int));
-    s->in_dims = PyMem_Calloc(n, sizeof(int64_t *));
-    int rc = s->in_types && s->in_ndim && s->in_dims ? 0 : -1;
-    for (int i = 0; rc == 0 && i < s->nchecked; i++) {
-        PyObject *dtype, *dims;
-        int nd, *d;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "OO", &dtype, &dims)
-            || (s->in_types[i] = type_of(dtype)) < 0 || !(d = int_list(dims, &nd))) {
-            rc = -1;
-            break;
-        }
-        s->in_ndim[i] = nd;
-        s->in_dims[i] = PyMem_Calloc(nd ? nd : 1, sizeof(int64_t));
-        for (int k = 0; s->in_dims[i] && k < nd; k++) s->in_dims[i][k] = d[k];
-        PyMem_Free(d);
-        if (s->in_dims[i] == NULL || nd > MAXDIM) rc = -1;
-    }
-    Py_DECREF(fast);
-    if (rc && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad input specs");
-    return rc;
-}
-
-static int parse_constants(Schedule *s, PyObject *constants) {
-    s->constants = PyMem_Calloc(s->nslots ? s->nslots : 1, sizeof(PyObject *));
-    if (s->constants == NULL) return -1;
-    PyObject *fast = PySequence_Fast(constants, "constants: expected (slot, array) pairs");
-    if (fast == NULL) return -1;
-    int rc = 0;
-    for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(fast); i++) {
-        int slot;
-        PyObject *value;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iO", &slot, &value)
-            || slot < 0 || slot >= s->nslots)
-            rc = -1;
-        else
-            s->constants[slot] = Py_NewRef(value);
-    }
-    Py_DECREF(fast);
-    if (rc && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad constant slot");
-    return rc;
-}
-
-static int parse_steps(Schedule *s, PyObject *steps) {
-    PyObject *fast = PySequence_Fast(steps, "steps: expected a sequence");
-    if (fast == NULL) return -1;
-    s->nsteps = (int)PySequence_Fast_GET_SIZE(fast);
-    s->steps = PyMem_Calloc(s->nsteps ? s->nsteps : 1, sizeof(Step));
-    int rc = s->steps ? 0 : -1;
-    for (int i = 0; rc == 0 && i < s->nsteps; i++)
-        rc = parse_step(PySequence_Fast_GET_ITEM(fast, i), &s->steps[i]);
-    Py_DECREF(fast);
-    return rc;
-}
-
-static int check_slots(Schedule *s) {
-    for (int i = 0; i < s->nsteps; i++) {
-        Step *st = &s->steps[i];
-        for (int k = 0; k < st->nin; k++) if (st->ins[k] < 0 || st->ins[k] >= s->nslots) goto bad;
-        for (int k = 0; k < st->nout; k++)
-            if (st->outs[k] < s->nargs || st->outs[k] >= s->nslots) goto bad;
-    }
-    for (int i = 0; i < s->nout; i++)
-        if (s->out_slots[i] < 0 || s->out_slots[i] >= s->nslots) goto bad;
-    if (s->nargs > s->nslots || s->nchecked > s->nargs) goto bad;
-    return 0;
-bad:
-    PyErr_SetString(PyExc_ValueError, "a slot index is out of range");
-    return -1;
-}
+#include "runner_plan.h" /* parse_step, parse_specs, ... and free_step */
 
 static void schedule_dealloc(PyObject *self) {
     Schedule *s = (Schedule *)self;
-    for (int i = 0; s->steps && i < s->nsteps; i++) {
-        Step *st = &s->steps[i];
-        PyMem_Free(st->ins);
-        PyMem_Free(st->outs);
-        PyMem_Free(st->out_types);
-        Py_XDECREF(st->run);
-        for (int k = 0; k < POOL; k++) Py_XDECREF(st->pool[k]);
-    }
+    for (int i = 0; s->steps && i < s->nsteps; i++) free_step(&s->steps[i]);
     PyMem_Free(s->steps);
     for (int i = 0; s->constants && i < s->nslots; i++) Py_XDECREF(s->constants[i]);
     PyMem_Free(s->constants);
@@ -558,7 +666,7 @@ static PyObject *schedule_pooled(PyObject *self, PyObject *unused) {
     Schedule *s = (Schedule *)self;
     Py_ssize_t n = 0;
     for (int i = 0; i < s->nsteps; i++)
-        for (int k = 0; k < POOL; k++) n += s->steps[i].pool[k] != NULL;
+        for (int k = 0; k < s->steps[i].nout * POOL; k++) n += s->steps[i].pool[k] != NULL;
     return PyLong_FromSsize_t(n);
 }
 
@@ -570,7 +678,7 @@ static PyMethodDef schedule_methods[] = {
 static PyMemberDef schedule_members[] = {
     {"runs", T_PYSSIZET, offsetof(Schedule, runs), READONLY, "Calls this runner ran."},
     {"declined", T_PYSSIZET, offsetof(Schedule, declined), READONLY,
-     "Calls handed back to the Python runtime (an argument or a layout not as planned)."},
+     "Calls handed back to the Python executor (an argument or a result not as planned)."},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -601,7 +709,8 @@ PyMODINIT_FUNC PyInit__runner(void) {
     PyObject *m = PyModule_Create(&runner_module);
     if (m == NULL) return NULL;
 #ifdef SN_RUNNER_HASH
-    if (PyModule_AddStringConstant(m, "SOURCE_HASH", SN_RUNNER_HASH) < 0) {
+    if (PyModule_AddStringConstant(m, "SOURCE_HASH", SN_RUNNER_HASH) < 0
+        || PyModule_AddIntConstant(m, "MAX_RANK", MAXDIM) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -4,10 +4,10 @@
 installed build is missing or older than ``runner.c``, it is compiled once into
 ``<compiledir>/runner/`` like a kernel (keyed by the source, Python, NumPy and the compiler).
 Without it (no Python headers, a failed build, ``sn.config.c_runner = False``) the Python
-runtime in linker.py runs every call, with the same results.
+executor (symnb/backends/execute.py) runs every call of the same plan, with the same results.
 
 The runner is an accelerator, never the authority: whenever a call is not as planned it
-returns None and the Python runtime runs the call, raising its errors (see runner.c).
+returns None and the Python executor runs the call, raising its errors (see runner.c).
 """
 
 from __future__ import annotations
@@ -27,24 +27,29 @@ from pathlib import Path
 import numpy as np
 
 from symnb.backends.c import cache, compiler
-from symnb.backends.c.steps import KernelStep, ReduceStep, ffi
+from symnb.backends.plan import Gemm, Launch, Library, View
 from symnb.config import config
 from symnb.core.dims import DimExpr
+from symnb.core.types import MAX_RANK
 
 SOURCE = Path(__file__).with_name("runner.c")
+#: every file of the extension (runner.c includes runner_plan.h), hashed together
+SOURCES = (SOURCE, SOURCE.with_name("runner_plan.h"))
 MODULE = "symnb.backends.c._runner"
-MAX_NAMES = 128  # named dims one call may bind (runner.c's MAXDIM * 4)
+MAX_NAMES = MAX_RANK * 4  # named dims one call may bind (runner.c's MAXDIM * 4)
 _module: list = []  # [module or None] once looked up
 _problem: list[str] = []  # why the runner could not be built, when it could not
 
 
 @functools.cache
 def source_hash() -> str:
-    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    """The sources with the rank they are built for (setup.py computes the same)."""
+    text = b"".join(path.read_bytes() for path in SOURCES) + f"MAX_RANK={MAX_RANK}".encode()
+    return hashlib.sha256(text).hexdigest()[:16]
 
 
 def module():
-    """The extension module, or None when it cannot be had (then the Python runtime runs)."""
+    """The extension module, or None when it cannot be had (then the Python executor runs)."""
     if not _module:
         _module.append(_installed() or _compiled())
         if _module[0] is None and _problem:
@@ -98,7 +103,8 @@ def compile_command(cc: str, target: str) -> list[str]:
     includes = [sysconfig.get_paths()["include"], np.get_include()]
     return [
         cc, "-O2", "-shared", "-fPIC", *[f"-I{d}" for d in includes],
-        f'-DSN_RUNNER_HASH="{source_hash()}"', str(SOURCE), "-o", target,
+        f'-DSN_RUNNER_HASH="{source_hash()}"', f"-DSN_MAX_RANK={MAX_RANK}", str(SOURCE),
+        "-o", target,
     ]  # fmt: skip
 
 
@@ -122,40 +128,39 @@ def _build(cc: str, path: str) -> bool:
             os.remove(tmp)
 
 
-def schedule(linker, specs, nargs: int):
-    """A ``Schedule`` running ``linker``'s steps for ``specs`` (the compiled function's
-    InputSpecs), called with the inputs then the shared values; None where the runner does
-    not apply (then the Python runtime runs every call)."""
+def schedule(plan):
+    """A ``Schedule`` running ``plan`` (symnb/backends/plan.py), called with the inputs then
+    the shared values; None where the runner does not apply (then the Python executor runs
+    every call)."""
     built = module() if config.c_runner else None
     if built is None:
         return None
-    dims, names = _input_dims(specs)
+    dims, names = _input_dims(plan.inputs)
     if dims is None or len(names) > MAX_NAMES:
         return None
-    constants = [(i, v) for i, v in enumerate(linker.template) if v is not None]
     try:
         return built.Schedule(
-            nargs=nargs,
-            specs=[(spec.dtype, d) for spec, d in zip(specs, dims)],
+            nargs=plan.nargs,
+            specs=[(dtype, d) for (dtype, _), d in zip(plan.inputs, dims)],
             nnames=len(names),
-            nslots=len(linker.template),
-            constants=constants,
-            steps=[_step_plan(step) for step in linker.steps],
-            out_slots=linker.out_slots,
+            nslots=plan.nslots,
+            constants=list(plan.constants),
+            steps=[_record(step) for step in plan.steps],
+            out_slots=list(plan.outputs),
         )
     except ValueError:  # a step with more operands than runner.c takes
         return None
 
 
-def _input_dims(specs):
+def _input_dims(inputs):
     """Each input's dims for runner.c (>= 0 fixed, -1 any, -(k+2) the k-th named dim), and the
     names; None when an input has a dim computed from names (``n+m``), which only the Python
-    runtime checks."""
+    executor checks."""
     names: dict[str, int] = {}
     dims = []
-    for spec in specs:
+    for _, shape in inputs:
         row = []
-        for d in spec.shape:
+        for d in shape:
             if isinstance(d, DimExpr):
                 return None, names
             if isinstance(d, str):
@@ -166,14 +171,44 @@ def _input_dims(specs):
     return dims, names
 
 
-def _step_plan(step) -> tuple:
-    """One step as runner.c reads it."""
-    if isinstance(step, KernelStep):
-        address = int(ffi.cast("uintptr_t", step.fn))
-        inplace = -1 if step.inplace is None else step.inplace
-        return ("map", address, step.ins, [step.out], [step.buffer.dtype], inplace)
-    if isinstance(step, ReduceStep):
-        address = int(ffi.cast("uintptr_t", step.fn))
-        axes = sorted(step.axis)
-        return ("reduce", address, step.ins, [step.out], [step.dtype], axes, step.keepdims)
-    return ("py", step.run, step.ins, step.outs, step.dtypes)
+# -- plan records as runner.c reads them: (kind, target, ins, outs, types, fallback, params) --
+def _record(step) -> tuple:
+    return RECORDS[type(step)](step)
+
+
+def _library(step: Library) -> tuple:
+    return ("library", step.fn, list(step.ins), list(step.outs), list(step.dtypes), None, ())
+
+
+def _mask(axes) -> int:
+    return sum(1 << a for a in axes)
+
+
+def _launch(step: Launch) -> tuple:
+    ins = [slot for slot, _ in step.ins]
+    outs = [slot for slot, *_ in step.outs]
+    masks = [_mask(a) for _, a in step.ins] + [_mask(a) for _, _, a, _ in step.outs]
+    keepdims = [int(keep) for *_, keep in step.outs]
+    inplace = -1 if step.inplace is None else step.inplace
+    params = (step.ndim, inplace, int(step.empty == "skip"), masks, keepdims)
+    types = [dtype for _, dtype, *_ in step.outs]
+    return ("launch", step.kernel.address, ins, outs, types, _library(step.fallback), params)
+
+
+def _gemm(step: Gemm) -> tuple:
+    ins = [-1 if s is None else s for s in (step.z, step.alpha, step.x, step.y, step.beta)]
+    address, ilp64 = (0, 0) if step.blas is None else (step.blas.address, int(step.blas.ilp64))
+    params = (int(step.inplace), ilp64)
+    return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
+
+
+def _view(step: View) -> tuple:
+    ins = [step.src, -1 if step.like is None else step.like]
+    types = list(step.fallback.dtypes)
+    params = (list(step.axes), list(step.target))
+    how = VIEW_KINDS.index(step.how)
+    return ("view", how, ins, [step.out], types, _library(step.fallback), params)
+
+
+VIEW_KINDS = ("axes", "broadcast", "reshape", "size")  # runner.c's VIEW_* numbers
+RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view}

@@ -1,5 +1,6 @@
 """Launching kernel descriptions with pyopencl: many kernels built as one program, each
-launched with the launch ABI's arguments (``symnb/backends/layout.py``) in device buffers.
+launched as a plan's ``Launch`` step, its arguments made by the executor's own functions
+(``symnb/backends/execute.py``) and passed in device buffers.
 
 This copies operands to the device and results back on every launch: it is how the tests run
 every kernel the op suite generates on PoCL. ``backend="opencl"``, with buffers kept on the
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.backends import layout
+from symnb.backends import execute
 from symnb.backends.kernels.ir import Map, Rows
 from symnb.backends.opencl.dialect import OpenCLDialect
+from symnb.backends.plan import Launch
+from symnb.backends.planner import launch_rank
 from symnb.backends.render.grid import GROUP, render_program
 
 #: work-items of an elementwise or reduction launch at most (a grid-stride loop covers more)
@@ -44,22 +47,19 @@ class OpenCLProgram:
         self.program = cl.Program(context, self.source).build()
         self.queue = cl.CommandQueue(context)
 
-    def launch(self, index: int, arrays, in_absent, outs):
-        """Run kernel ``index`` on host ``arrays``; ``outs`` holds (dtype, absent, keepdims)
-        per output. Returns the outputs, or None when the kernel declined or the operands do
-        not broadcast."""
-        arrays = [np.ascontiguousarray(a) for a in arrays]
-        space = layout.index_space([a.shape for a in arrays], in_absent)
+    def launch(self, index: int, step: Launch, arrays):
+        """Run kernel ``index`` as ``step`` (see ``launch_record``) on host ``arrays``: its
+        outputs, or None when the kernel declined or the operands do not broadcast."""
+        arrays = [np.require(a, requirements="C") for a in arrays]  # keeps 0-d arrays 0-d
+        space = execute.index_space(step, arrays)
         if space is None:
             return None
-        results = [np.empty(layout.output_shape(space, ab), dt) for dt, ab, _ in outs]
-        args = layout.arguments(arrays, in_absent, results, [ab for _, ab, _ in outs], space)
-        if 0 in space and not isinstance(self.kernels[index].body, Map):
-            return None  # NumPy decides what an empty reduction gives
-        if 0 not in space and not self._run(index, args, arrays, results, space):
-            return None
-        return [r.reshape(layout.output_shape(space, ab, True)) if keep else r
-                for r, (_, ab, keep) in zip(results, outs)]  # fmt: skip
+        shapes = [execute.output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
+        results = [np.empty(shape, dtype) for shape, (_, dtype, _, _) in zip(shapes, step.outs)]
+        if 0 in space:  # NumPy decides what an empty reduction gives
+            return results if isinstance(self.kernels[index].body, Map) else None
+        args = execute.kernel_args(step, space, arrays)
+        return results if self._run(index, args, arrays, results, space) else None
 
     def _run(self, index, args, arrays, results, space) -> bool:
         cl = pyopencl()
@@ -86,6 +86,15 @@ class OpenCLProgram:
             return (GROUP * max(1, min(rows, MAX_GROUPS)),), (GROUP,)
         total = int(np.prod(space, dtype=np.int64))
         return (max(1, min(total, MAX_ITEMS)),), None
+
+
+def launch_record(lowered) -> Launch:
+    """A lowered kernel as a plan step over its own slots: inputs, then outputs."""
+    ins = tuple((k, tuple(absent)) for k, (_, absent) in enumerate(lowered.inputs))
+    outs = tuple((len(ins) + j, np.dtype(v.type.dtype), tuple(absent), bool(keep))
+                 for j, (v, absent, keep) in enumerate(lowered.outputs))  # fmt: skip
+    rank = launch_rank(lowered.inputs, [(v, None, a, k) for v, a, k in lowered.outputs])
+    return Launch(None, ins, outs, rank, lowered.inplace, lowered.empty, lowered.nodes[-1], None)
 
 
 def _nonempty(array: np.ndarray) -> np.ndarray:

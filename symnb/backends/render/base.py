@@ -12,6 +12,7 @@ A dialect subclass sets: ``name``, ``model``, ``TYPES``, ``math_suffix``, ``int_
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 
@@ -60,6 +61,13 @@ class Renderer:
     def __init__(self):
         self.helpers: dict[str, str] = {}
         self.math_used: set[tuple[str, str]] = set()
+
+    def fresh(self):
+        """This dialect with nothing used yet: what one source needs (its helpers, its math
+        declarations) must not depend on what was rendered before it."""
+        clone = copy.copy(self)
+        Renderer.__init__(clone)
+        return clone
 
     # -- what the dialect can spell ---------------------------------------------------------------
     def spells(self, name: str, dtype: str) -> bool:

@@ -38,6 +38,7 @@ def render_grid(r, kernel) -> str:
 def render_program(r, kernels, names) -> str:
     """One program holding every kernel under its name (helpers written once): a device
     compiler builds many kernels in one run for about the cost of one."""
+    r = r.fresh()
     entries = []
     for kernel, name in zip(kernels, names):
         writer = {Map: MapGrid, Reduce: ReduceGrid}.get(type(kernel.body), RowGrid)(r, kernel)

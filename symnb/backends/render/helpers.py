@@ -19,7 +19,7 @@ static inline T NAME(T a, T b) {
     T mod = fmodF(a, b);
     T div = (a - mod) / b;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-    if (div == 0) return copysignF(0, a / b);
+    if (div == 0) return copysignF((T)0, a / b);
     T whole = floorF(div);
     return (div - whole > (T)0.5) ? whole + 1 : whole;
 }""",
@@ -27,7 +27,7 @@ static inline T NAME(T a, T b) {
 static inline T NAME(T a, T b) {
     if (b == 0) return fmodF(a, b);
     T mod = fmodF(a, b);
-    if (mod == 0) return copysignF(0, b);
+    if (mod == 0) return copysignF((T)0, b);
     return ((b < 0) != (mod < 0)) ? mod + b : mod;
 }""",
     "sign": """

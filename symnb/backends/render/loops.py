@@ -48,6 +48,7 @@ PREFETCH_CHUNK = 64
 
 def render_loops(r, kernel) -> str:
     """The entry point and its loops for a CPU dialect ``r``."""
+    r = r.fresh()
     writer = {Map: MapLoops, Reduce: ReduceLoops}.get(type(kernel.body), RowLoops)(r, kernel)
     entry = writer.source()
     return "\n".join(

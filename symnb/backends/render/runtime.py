@@ -3,14 +3,14 @@
 A kernel is called as ``sn_kernel(a, ptr)`` (the launch ABI in ``symnb/backends/plan.py``):
 ``ptr`` holds each operand's address (inputs, then outputs); ``a[0]`` = ndim (at least 1),
 ``a[1:1+ndim]`` = the index space's shape, then for each operand ``ndim`` byte strides (0 on
-broadcast and absent axes), then each output's element count. The kernel works on a copy of
-the shape and strides, so the runtime may reuse one argument array while shapes repeat.
+broadcast, length-1 and absent axes), then each output's element count (reductions read it).
+A plan's ``Launch`` step builds these (symnb/backends/plan.py, layout.py). The kernel works
+on a copy of the shape and strides; ``SN_MAXDIM`` is ``symnb.core.types.MAX_RANK``.
 """
 
 from __future__ import annotations
 
-#: the most dims a kernel's index space may have (the runner checks before calling)
-MAX_RANK = 32
+from symnb.core.types import MAX_RANK  # the one rank limit, as in runner.c
 
 #: ``sn_collapse`` merges axes that are contiguous for every operand and drops length-1 axes,
 #: so a C-contiguous elementwise call becomes one flat loop whatever its rank.

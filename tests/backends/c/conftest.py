@@ -1,9 +1,17 @@
-"""A private compile directory per test that needs one (the suite already avoids ~/.cache)."""
+"""Every test here needs a C compiler (they skip, saying so, without one), and may take a
+private compile directory (the suite already avoids ~/.cache)."""
 
 import pytest
 
 import symnb as sn
 from symnb.backends.c import cache
+from symnb.backends.c.compiler import find_compiler
+
+
+@pytest.fixture(autouse=True)
+def _needs_a_compiler():
+    if find_compiler() is None:
+        pytest.skip("no C compiler (cc, gcc or clang): the C backend cannot build kernels")
 
 
 @pytest.fixture

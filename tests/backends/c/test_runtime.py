@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends import default_backend
+from symnb.backends import default_backend, execute
 from symnb.backends.c import compiler
-from tests.helpers import check
+from tests.helpers import check, tolerance
 
 
 def compile_c(build, *arrays):
@@ -80,7 +80,7 @@ def test_fused_reduction_is_one_kernel():
 
 def test_library_calls_are_listed_with_a_reason():
     a = np.random.default_rng(0).standard_normal((4, 3))
-    f = compile_c(lambda x: sn.sort(x, axis=0) if hasattr(sn, "sort") else x.T @ x, a)
+    f = compile_c(lambda x: sn.sort(x, axis=0), a)
     kinds = {k.kind for k in f.kernels}
     assert kinds & {"library", "blas"}
     assert all(k.reason for k in f.kernels if k.kind != "kernel")
@@ -143,8 +143,10 @@ def test_gemm_runs_blas_with_scale_and_add_in_place(dtype, transposed):
     a, b = np.array(2, dtype), np.array(0.5, dtype)
     check(f(zv, a, xv, yv, b), b * zv + a * ((xv.T if transposed else xv) @ yv))
     step = f.linker.steps[-1]
-    assert step.kind == "blas" and "matmul" in f.kernels[-1].reason
-    assert step._folded(zv, a, xv.T if transposed else xv, yv, b) is not None
+    assert step.kind == "blas" and "gemm" in f.kernels[-1].reason
+    if step.blas is not None:  # one ?gemm call, in the Python executor too
+        got = execute.run(f.linker.plan, [zv, a, xv, yv, b])[0]
+        check(got, b * zv + a * ((xv.T if transposed else xv) @ yv))
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
@@ -158,9 +160,10 @@ def test_softmax_row_kernels_match_the_reference(name, dtype, axis):
     with np.errstate(all="ignore"):
         want = sn.function([x], op(x, axis=axis), backend="py")(a)
         f = sn.function([x], op(x, axis=axis), backend="c")
-        check(f(a), want, atol=1e-6)
+        tol = tolerance(dtype, 10)
+        check(f(a), want, rtol=tol, atol=tol)
         view = a[:, ::-1, ::2]
-        check(f(view), sn.function([x], op(x, axis=axis), backend="py")(view), atol=1e-6)
+        check(f(view), sn.function([x], op(x, axis=axis), backend="py")(view), rtol=tol, atol=tol)
     if axis == -1:
         assert f.kernels[0].kind == "kernel" and "exp" in f.kernels[0].source
     else:  # a row program runs along the last axis; other axes run the reference, and say so

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb.backends.c.dialect import CDialect
@@ -24,7 +25,9 @@ def source_of(out) -> str:
 def check_snapshot(name: str, source: str) -> None:
     path = SNAPSHOTS / name
     if os.environ.get("SYMNB_UPDATE_SNAPSHOTS"):
+        changed = not path.exists() or path.read_text() != source
         path.write_text(source)
+        pytest.skip(f"snapshot {'rewritten' if changed else 'unchanged'}: {path} (review the diff)")
     assert source == path.read_text(), f"generated C changed; see the module docstring ({path})"
 
 

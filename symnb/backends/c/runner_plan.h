@@ -1,0 +1,221 @@
+/* symnb's C runner, continued: a plan's records (runner.py's tuples) as runner.c's structs.
+ *
+ * Included once by runner.c (one translation unit): it defines static functions.
+ */
+/* ---- building a schedule from runner.py's tuples ------------------------------------------ */
+
+static int64_t *int64_list(PyObject *seq, int *n) {
+    PyObject *fast = PySequence_Fast(seq, "expected a sequence of ints");
+    if (fast == NULL) return NULL;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    int64_t *out = PyMem_Calloc(len ? len : 1, sizeof(int64_t));
+    for (Py_ssize_t i = 0; out && i < len; i++)
+        out[i] = (int64_t)PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast, i));
+    Py_DECREF(fast);
+    if (out == NULL) { PyErr_NoMemory(); return NULL; }
+    if (PyErr_Occurred()) { PyMem_Free(out); return NULL; }
+    *n = (int)len;
+    return out;
+}
+
+static int *int_list(PyObject *seq, int *n) {
+    int64_t *wide = int64_list(seq, n);
+    if (wide == NULL) return NULL;
+    int *out = PyMem_Calloc(*n ? *n : 1, sizeof(int));
+    for (int i = 0; out && i < *n; i++) out[i] = (int)wide[i];
+    PyMem_Free(wide);
+    if (out == NULL) PyErr_NoMemory();
+    return out;
+}
+
+static int type_of(PyObject *dtype) {
+    PyArray_Descr *descr = NULL;
+    if (!PyArray_DescrConverter(dtype, &descr)) return -1;
+    int t = descr->type_num;
+    Py_DECREF(descr);
+    return t;
+}
+
+static int *type_list(PyObject *seq, int *n) {
+    PyObject *fast = PySequence_Fast(seq, "expected a sequence of dtypes");
+    if (fast == NULL) return NULL;
+    *n = (int)PySequence_Fast_GET_SIZE(fast);
+    int *out = PyMem_Calloc(*n ? *n : 1, sizeof(int));
+    for (int i = 0; out && i < *n; i++)
+        if ((out[i] = type_of(PySequence_Fast_GET_ITEM(fast, i))) < 0) {
+            PyMem_Free(out);
+            out = NULL;
+        }
+    Py_DECREF(fast);
+    return out;
+}
+
+static int invalid(const char *why) {
+    PyErr_SetString(PyExc_ValueError, why);
+    return -1;
+}
+
+/* params = (ndim, inplace, skip_empty, absent masks of the inputs then outputs, keepdims) */
+static int parse_launch(Step *st, PyObject *target, PyObject *params) {
+    PyObject *absent, *keepdims;
+    int nmasks, nkeep;
+    st->kind = STEP_LAUNCH;
+    st->target = PyLong_AsVoidPtr(target);
+    if (!PyArg_ParseTuple(params, "iiiOO", &st->ndim, &st->inplace, &st->skip_empty, &absent,
+                          &keepdims))
+        return -1;
+    int64_t *masks = int64_list(absent, &nmasks);
+    if (masks == NULL || !(st->keepdims = int_list(keepdims, &nkeep))) return -1;
+    st->absent = (uint64_t *)masks;
+    if (st->target == NULL || nmasks != st->nin + st->nout || nkeep != st->nout
+        || st->ndim < 0 || st->ndim > MAXDIM || st->inplace >= st->nin)
+        return invalid("a launch needs a kernel, one mask per operand and ndim <= MAXDIM");
+    return 0;
+}
+
+/* target = the ?gemm address (0: none found); params = (inplace, ilp64) */
+static int parse_gemm(Step *st, PyObject *target, PyObject *params) {
+    st->kind = STEP_GEMM;
+    st->target = PyLong_AsVoidPtr(target);
+    if (PyErr_Occurred() || !PyArg_ParseTuple(params, "ii", &st->inplace, &st->ilp64)) return -1;
+    int t = st->out_types[0];
+    if (st->nin != 5 || st->nout != 1 || (t != NPY_FLOAT32 && t != NPY_FLOAT64)
+        || st->ins[GEMM_X] < 0 || st->ins[GEMM_Y] < 0)
+        return invalid("a gemm step needs (z, alpha, x, y, beta) and one float output");
+    return 0;
+}
+
+/* target = how; params = (axes, target dims) */
+static int parse_view(Step *st, PyObject *target, PyObject *params) {
+    PyObject *axes, *dims;
+    st->kind = STEP_VIEW;
+    st->how = (int)PyLong_AsLong(target);
+    if (PyErr_Occurred() || !PyArg_ParseTuple(params, "OO", &axes, &dims)) return -1;
+    if (!(st->axes = int_list(axes, &st->naxes)) || !(st->dims = int64_list(dims, &st->ndims)))
+        return -1;
+    if (st->how < VIEW_AXES || st->how > VIEW_SIZE || st->nin != 2 || st->nout != 1
+        || st->ins[0] < 0 || st->naxes > MAXDIM || st->ndims > MAXDIM)
+        return invalid("a view step needs (src, like), one output and at most MAXDIM axes");
+    return 0;
+}
+
+/* One step from (kind, target, ins, outs, types, fallback or None, params). */
+static int parse_step(PyObject *spec, Step *st) {
+    const char *kind;
+    PyObject *target, *ins, *outs, *types, *fallback, *params;
+    int ntypes = 0;
+    if (!PyArg_ParseTuple(spec, "sOOOOOO", &kind, &target, &ins, &outs, &types, &fallback,
+                          &params))
+        return -1;
+    if (!(st->ins = int_list(ins, &st->nin)) || !(st->outs = int_list(outs, &st->nout))
+        || !(st->out_types = type_list(types, &ntypes)))
+        return -1;
+    if (st->nin > MAXOPS || st->nout > MAXOUTS || ntypes != st->nout)
+        return invalid("a step has too many operands or mismatched types");
+    st->pool = PyMem_Calloc(st->nout * POOL + 1, sizeof(PyObject *));
+    st->next = PyMem_Calloc(st->nout + 1, sizeof(int));
+    if (st->pool == NULL || st->next == NULL) { PyErr_NoMemory(); return -1; }
+    if (fallback != Py_None) {
+        if (!(st->fallback = PyMem_Calloc(1, sizeof(Step)))) { PyErr_NoMemory(); return -1; }
+        if (parse_step(fallback, st->fallback)) return -1;
+    }
+    if (strcmp(kind, "library") == 0) {
+        st->kind = STEP_LIBRARY;
+        st->fn = Py_NewRef(target);
+        return 0;
+    }
+    if (st->fallback == NULL || st->fallback->kind != STEP_LIBRARY)
+        return invalid("a launch, gemm or view step needs a library fallback");
+    if (strcmp(kind, "launch") == 0) return parse_launch(st, target, params);
+    if (strcmp(kind, "gemm") == 0) return parse_gemm(st, target, params);
+    if (strcmp(kind, "view") == 0) return parse_view(st, target, params);
+    return invalid("unknown step kind");
+}
+
+/* Input specs from [(dtype, dims), ...]. */
+static int parse_specs(Schedule *s, PyObject *specs) {
+    PyObject *fast = PySequence_Fast(specs, "specs: expected a sequence");
+    if (fast == NULL) return -1;
+    s->nchecked = (int)PySequence_Fast_GET_SIZE(fast);
+    int n = s->nchecked ? s->nchecked : 1;
+    s->in_types = PyMem_Calloc(n, sizeof(int));
+    s->in_ndim = PyMem_Calloc(n, sizeof(int));
+    s->in_dims = PyMem_Calloc(n, sizeof(int64_t *));
+    int rc = s->in_types && s->in_ndim && s->in_dims ? 0 : -1;
+    for (int i = 0; rc == 0 && i < s->nchecked; i++) {
+        PyObject *dtype, *dims;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "OO", &dtype, &dims)
+            || (s->in_types[i] = type_of(dtype)) < 0
+            || !(s->in_dims[i] = int64_list(dims, &s->in_ndim[i])) || s->in_ndim[i] > MAXDIM)
+            rc = -1;
+    }
+    Py_DECREF(fast);
+    if (rc && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad input specs");
+    return rc;
+}
+
+static int parse_constants(Schedule *s, PyObject *constants) {
+    s->constants = PyMem_Calloc(s->nslots ? s->nslots : 1, sizeof(PyObject *));
+    if (s->constants == NULL) return -1;
+    PyObject *fast = PySequence_Fast(constants, "constants: expected (slot, value) pairs");
+    if (fast == NULL) return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(fast); i++) {
+        int slot;
+        PyObject *value;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iO", &slot, &value)
+            || slot < 0 || slot >= s->nslots)
+            rc = -1;
+        else
+            s->constants[slot] = Py_NewRef(value);
+    }
+    Py_DECREF(fast);
+    if (rc && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad constant slot");
+    return rc;
+}
+
+static int parse_steps(Schedule *s, PyObject *steps) {
+    PyObject *fast = PySequence_Fast(steps, "steps: expected a sequence");
+    if (fast == NULL) return -1;
+    s->nsteps = (int)PySequence_Fast_GET_SIZE(fast);
+    s->steps = PyMem_Calloc(s->nsteps ? s->nsteps : 1, sizeof(Step));
+    int rc = s->steps ? 0 : -1;
+    for (int i = 0; rc == 0 && i < s->nsteps; i++)
+        rc = parse_step(PySequence_Fast_GET_ITEM(fast, i), &s->steps[i]);
+    Py_DECREF(fast);
+    return rc;
+}
+
+/* Every slot a step names exists; only gemm and view operands may be absent (-1). */
+static int step_slots_ok(Schedule *s, Step *st) {
+    int lowest = st->kind == STEP_GEMM || st->kind == STEP_VIEW ? -1 : 0;
+    for (int k = 0; k < st->nin; k++)
+        if (st->ins[k] < lowest || st->ins[k] >= s->nslots) return 0;
+    for (int k = 0; k < st->nout; k++)
+        if (st->outs[k] < s->nargs || st->outs[k] >= s->nslots) return 0;
+    return st->fallback == NULL || step_slots_ok(s, st->fallback);
+}
+
+static int check_slots(Schedule *s) {
+    int ok = s->nargs <= s->nslots && s->nchecked <= s->nargs && s->nnames <= MAXDIM * 4;
+    for (int i = 0; ok && i < s->nsteps; i++) ok = step_slots_ok(s, &s->steps[i]);
+    for (int i = 0; ok && i < s->nout; i++) ok = s->out_slots[i] >= 0 && s->out_slots[i] < s->nslots;
+    return ok ? 0 : invalid("a slot index is out of range");
+}
+
+static void free_step(Step *st) {
+    PyMem_Free(st->ins);
+    PyMem_Free(st->outs);
+    PyMem_Free(st->out_types);
+    PyMem_Free(st->absent);
+    PyMem_Free(st->keepdims);
+    PyMem_Free(st->axes);
+    PyMem_Free(st->dims);
+    Py_XDECREF(st->fn);
+    for (int k = 0; st->pool && k < st->nout * POOL; k++) Py_XDECREF(st->pool[k]);
+    PyMem_Free(st->pool);
+    PyMem_Free(st->next);
+    if (st->fallback) free_step(st->fallback);
+    PyMem_Free(st->fallback);
+}
+

@@ -1,0 +1,348 @@
+"""The Python executor of a plan (symnb/backends/plan.py): the same records runner.c runs.
+
+It runs a call when the C runner declines it (an argument not as planned: the function's
+input checks then raise their clear errors before it is reached), for ``f.profile()`` (timing
+each step), where no C extension can be built, and for backend "py". Each step kind has one
+function here; a step that cannot run as planned (inputs that do not broadcast, a layout a
+kernel declines, no BLAS) runs its ``fallback``, the node's NumPy reference, which computes
+the value or raises the error naming the node and the user's line.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import cffi
+import numpy as np
+
+from symnb.backends.plan import Gemm, Launch, Library, View, step_inputs, step_outputs
+from symnb.errors import SymnbError
+
+ffi = cffi.FFI()
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+
+
+class RuntimeFailure(SymnbError, RuntimeError):
+    """An op failed while running; the message names the node and the line that built it."""
+
+
+def failure_message(node, exc) -> str:
+    args = ", ".join(v.describe() for v in node.inputs)
+    where = node.outputs[0].source
+    return f"{node.op}({args}) failed: {type(exc).__name__}: {exc}" + (
+        f"\n  built at {where}" if where else ""
+    )
+
+
+# -- running a plan ----------------------------------------------------------------------------
+def run(plan, leaf_values: list) -> list:
+    """One call: ``leaf_values`` are the arguments (inputs, then shared values)."""
+    slots = plan.template()
+    slots[: len(leaf_values)] = leaf_values
+    for step in plan.steps:
+        EXECUTE[type(step)](step, slots)
+    return [slots[i] for i in plan.outputs]
+
+
+def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
+    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind), ...])``."""
+    slots = plan.template()
+    slots[: len(leaf_values)] = leaf_values
+    records = []
+    for step in plan.steps:
+        start = time.perf_counter()
+        EXECUTE[type(step)](step, slots)
+        seconds = time.perf_counter() - start
+        records.append((step.node, seconds, _bytes_touched(step, slots), step.kind))
+    return [slots[i] for i in plan.outputs], records
+
+
+def _bytes_touched(step, slots) -> int:
+    """Bytes of the step's inputs and outputs, as they are after it ran."""
+    slots_used = [*step_inputs(step), *step_outputs(step)]
+    return sum(np.asarray(slots[i]).nbytes for i in slots_used)
+
+
+# -- Library -----------------------------------------------------------------------------------
+def run_library(step: Library, slots: list) -> None:
+    try:
+        result = step.fn(*[slots[i] for i in step.ins])
+    except RuntimeFailure:
+        raise
+    except Exception as exc:
+        raise RuntimeFailure(failure_message(step.node, exc)) from exc
+    results = (result,) if len(step.outs) == 1 else result
+    for slot, value, dtype in zip(step.outs, results, step.dtypes, strict=True):
+        value = np.asarray(value)
+        if value.dtype != dtype:
+            raise AssertionError(f"{step.node.op} returned {value.dtype}, promised {dtype}")
+        slots[slot] = value
+
+
+# -- Launch ------------------------------------------------------------------------------------
+def run_launch(step: Launch, slots: list) -> None:
+    arrays = [slots[slot] for slot, _ in step.ins]
+    key = tuple([(a.shape, a.strides) for a in arrays])
+    layout = step.layouts.get(key) or _prepare(step, arrays, key)
+    if layout is DECLINE:
+        return run_library(step.fallback, slots)
+    shapes, args = layout
+    outs = [_output(step, k, shape, arrays) for k, shape in enumerate(shapes)]
+    if args is not None:
+        pointers = ffi.new("char *[]", [pointer(a) for a in [*arrays, *outs]])
+        if step.kernel.fn(args, pointers):
+            return run_library(step.fallback, slots)  # the kernel declined this layout
+    for (slot, *_), out in zip(step.outs, outs):
+        slots[slot] = out
+    return None
+
+
+DECLINE = ("decline",)
+MAX_LAYOUTS = 64  # per step; a step called with ever new shapes starts over
+
+
+def _prepare(step: Launch, arrays, key: tuple):
+    """``step.layouts[key]``: (output shapes, kernel arguments or None when empty), or DECLINE.
+    The arguments depend on nothing else (outputs are new C-ordered arrays, or an input of the
+    same layout), and kernels work on a copy of them, so calls and threads share them."""
+    space = index_space(step, arrays)
+    if space is None or (step.empty == "decline" and 0 in space):
+        layout = DECLINE
+    else:
+        shapes = [output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
+        args = None if 0 in space else ffi.new("int64_t[]", kernel_args(step, space, arrays))
+        layout = (shapes, args)
+    if len(step.layouts) >= MAX_LAYOUTS:
+        step.layouts.clear()
+    step.layouts[key] = layout
+    return layout
+
+
+def placed(values, absent, ndim: int, fill):
+    """An operand's per-axis ``values`` over an ``ndim``-axis space: right-aligned against the
+    axes it does not lack, ``fill`` elsewhere; None when it has too many axes."""
+    present = [d for d in range(ndim) if d not in absent]
+    if len(values) > len(present):
+        return None
+    out = [fill] * ndim
+    for d, v in zip(present[len(present) - len(values) :], values):
+        out[d] = v
+    return out
+
+
+def index_space(step: Launch, arrays) -> tuple | None:
+    """The broadcast of the inputs over the space; None when they do not broadcast."""
+    shape = [1] * step.ndim
+    for array, (_, absent) in zip(arrays, step.ins):
+        dims = placed(array.shape, absent, step.ndim, 1)
+        if dims is None:
+            return None
+        for d, n in enumerate(dims):
+            if n != shape[d] and n != 1:
+                if shape[d] != 1:
+                    return None
+                shape[d] = n
+    return tuple(shape)
+
+
+def output_shape(space: tuple, absent, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if d in absent else n for d, n in enumerate(space))
+    return tuple(n for d, n in enumerate(space) if d not in absent)
+
+
+def _output(step: Launch, k: int, shape: tuple, arrays):
+    """Output k: input ``inplace``'s buffer when it can hold output 0, else a new array."""
+    dtype = step.outs[k][1]
+    if k == 0 and step.inplace is not None:
+        target = arrays[step.inplace]
+        flags = target.flags
+        if target.shape == shape and target.dtype == dtype and flags.writeable:
+            if flags.c_contiguous:
+                return target
+    return np.empty(shape, dtype)
+
+
+def operand_strides(array, absent, ndim: int) -> list[int]:
+    """Byte strides over the space: 0 on broadcast, length-1 and absent axes."""
+    return _strides_over(array.shape, array.strides, absent, ndim)
+
+
+def _strides_over(shape, strides, absent, ndim: int) -> list[int]:
+    return placed([0 if n == 1 else s for n, s in zip(shape, strides)], absent, ndim, 0)
+
+
+def _c_strides(shape: tuple, itemsize: int) -> list[int]:
+    strides = []
+    for n in reversed(shape):
+        strides.insert(0, itemsize)
+        itemsize *= n
+    return strides
+
+
+def kernel_args(step: Launch, space: tuple, arrays) -> list[int]:
+    """``[nd, shape, strides of each input then output, element count of each output]``; a
+    0-d space is passed as one axis of length 1; outputs are C-ordered."""
+    nd = max(len(space), 1)
+    args = [nd, *(space or (1,))]
+    for array, (_, absent) in zip(arrays, step.ins):
+        args += operand_strides(array, absent, step.ndim) or [0]
+    counts = []
+    for _, dtype, absent, keepdims in step.outs:
+        shape = output_shape(space, absent, keepdims)
+        strides = _c_strides(shape, dtype.itemsize)
+        args += _strides_over(shape, strides, () if keepdims else absent, step.ndim) or [0]
+        counts.append(int(np.prod(shape)))
+    return args + counts
+
+
+def pointer(array: np.ndarray):
+    """A ``char *`` to the array's first element (any strides, read-only too)."""
+    try:
+        return ffi.from_buffer(array)
+    except (ValueError, TypeError):  # not C-contiguous: cffi wants a plain buffer
+        return ffi.cast("char *", array.ctypes.data)
+
+
+# -- Gemm --------------------------------------------------------------------------------------
+def run_gemm(step: Gemm, slots: list) -> None:
+    x, y = slots[step.x], slots[step.y]
+    z = None if step.z is None else slots[step.z]
+    shape = gemm_shape(step, z, x, y)
+    if shape is None or step.blas is None:
+        return run_library(step.fallback, slots)
+    alpha = 1.0 if step.alpha is None else float(slots[step.alpha])
+    beta = 0.0 if step.beta is None or z is None else float(slots[step.beta])
+    c = _accumulator(step, z, shape, beta, x, y)
+    ta, lda, x = blas_operand(x)
+    tb, ldb, y = blas_operand(y)
+    gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
+    m, k, n = x.shape[0], x.shape[1], y.shape[1]
+    gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
+         pointer(c), n)  # fmt: skip
+    slots[step.out] = c
+    return None
+
+
+def gemm_shape(step: Gemm, z, x, y) -> tuple | None:
+    """(m, n) when one ?gemm call computes the step: 2-d operands of the planned dtype and
+    no empty axis, z broadcasting to the product; None sends the step to NumPy."""
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or 0 in (*x.shape, *y.shape):
+        return None
+    if not x.dtype == y.dtype == step.dtype:
+        return None
+    shape = (x.shape[0], y.shape[1])
+    if z is not None and not isinstance(z, np.ndarray):
+        return None
+    if z is not None and (z.dtype != step.dtype or not _broadcasts_to(z.shape, shape)):
+        return None
+    return shape
+
+
+def _broadcasts_to(small: tuple, shape: tuple) -> bool:
+    if len(small) > len(shape):
+        return False
+    return all(d == 1 or d == s for d, s in zip(reversed(small), reversed(shape)))
+
+
+def _accumulator(step: Gemm, z, shape: tuple, beta: float, x, y):
+    """z itself for an in-place step when it can hold the result and overlaps neither x nor
+    y; else a new array holding z broadcast (left uninitialised when beta is 0)."""
+    if step.inplace and z.shape == shape and z.flags.writeable and z.flags.c_contiguous:
+        if not (np.may_share_memory(z, x) or np.may_share_memory(z, y)):
+            return z
+    c = np.empty(shape, step.dtype)
+    if beta != 0:
+        c[...] = z
+    return c
+
+
+def blas_operand(a: np.ndarray):
+    """(transpose flag, leading dimension, array) for a row-major BLAS call, copying only a
+    layout BLAS cannot read (neither axis unit-strided, negative or unaligned strides)."""
+    item = a.itemsize
+    rows, cols = a.shape
+    s0, s1 = a.strides
+    if (s1 == item or cols == 1) and s0 % item == 0 and s0 >= max(1, cols) * item:
+        return NO_TRANS, s0 // item, a
+    if (s0 == item or rows == 1) and s1 % item == 0 and s1 >= max(1, rows) * item:
+        return TRANS, s1 // item, a
+    return NO_TRANS, cols, np.ascontiguousarray(a)
+
+
+@functools.cache
+def _gemm_function(address: int, ilp64: bool, char: str):
+    """The ``cblas_?gemm`` at ``address`` as a cffi function (matrices as ``void *``)."""
+    index = "int64_t" if ilp64 else "int"
+    real = "float" if char == "f" else "double"
+    signature = (
+        f"void(*)(int, int, int, {index}, {index}, {index}, {real}, const void *, {index},"
+        f" const void *, {index}, {real}, void *, {index})"
+    )
+    return ffi.cast(signature, address)
+
+
+# -- View --------------------------------------------------------------------------------------
+def run_view(step: View, slots: list) -> None:
+    src = slots[step.src]
+    like = None if step.like is None else slots[step.like]
+    arrays = isinstance(src, np.ndarray) and (like is None or isinstance(like, np.ndarray))
+    value = VIEWS[step.how](step, src, like) if arrays else None
+    if value is None:
+        return run_library(step.fallback, slots)
+    slots[step.out] = value
+    return None
+
+
+def _strided(src, shape, strides, writeable: bool):
+    writeable = writeable and src.flags.writeable
+    return np.lib.stride_tricks.as_strided(src, shape, strides, writeable=writeable)
+
+
+def view_axes(step: View, src, like):
+    kept = [a for a in step.axes if a >= 0]
+    if any(n != 1 for d, n in enumerate(src.shape) if d not in kept):
+        return None
+    shape = [1 if a < 0 else src.shape[a] for a in step.axes]
+    strides = [0 if a < 0 else src.strides[a] for a in step.axes]
+    return _strided(src, shape, strides, writeable=True)
+
+
+def view_broadcast(step: View, src, like):
+    shape = like.shape
+    if not _broadcasts_to(src.shape, shape):
+        return None
+    strides = placed([0 if n == 1 else s for n, s in zip(src.shape, src.strides)], (),
+                     len(shape), 0)  # fmt: skip
+    return _strided(src, shape, strides, writeable=False)
+
+
+def reshape_target(step: View, src, like) -> tuple | None:
+    """The shape a reshape asks for, with its -1 filled; None when it does not fit."""
+    if like is not None:
+        shape = list(like.shape)
+    else:
+        shape = [src.shape[-d - 2] if d <= -2 else d for d in step.target]
+    known = int(np.prod([d for d in shape if d != -1]))
+    if -1 in shape:
+        if known == 0 or src.size % known:
+            return None
+        shape[shape.index(-1)] = src.size // known
+    return tuple(shape) if int(np.prod(shape)) == src.size else None
+
+
+def view_reshape(step: View, src, like):
+    shape = reshape_target(step, src, like)
+    if shape is None or not src.flags.c_contiguous:
+        return None
+    return src.reshape(shape)
+
+
+def view_size(step: View, src, like):
+    return np.array(int(np.prod([src.shape[a] for a in step.axes])), dtype=np.int64)
+
+
+VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
+         "size": view_size}  # fmt: skip
+EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view}

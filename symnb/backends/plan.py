@@ -1,0 +1,188 @@
+"""The frozen plan of a compiled function: step records over numbered slots.
+
+A linker turns the optimised graph into a ``Plan``; executors run it: ``runner.c`` for
+backend "c" (it converts the records into C structs once), and the small Python executor
+(``symnb/backends/execute.py``) for calls the runner declines, for ``f.profile()``, where no C
+extension can be built, and for backend "py" (a plan of ``Library`` steps only).
+
+Slots: the call's arguments first (the inputs, then the shared values), then the constants,
+then one slot per value a step computes. The records know no language: a kernel is an opaque
+handle (its entry point ``int sn_kernel(int64_t *a, char **ptr)``; see ``Launch``), BLAS is
+an address found in the process, and a library step is a Python callable.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+
+class KernelRef:
+    """A compiled kernel as the plan holds it: its name and source for display, and the
+    function the linker fills in once the kernels of a function are compiled together."""
+
+    __slots__ = ("name", "source", "fn", "address")
+
+    def __init__(self, name: str, source: str | None):
+        self.name, self.source = name, source
+        self.fn, self.address = None, 0
+
+    def load(self, fn, address: int) -> None:
+        self.fn, self.address = fn, address
+
+    def __repr__(self):
+        return f"<kernel {self.name}>"
+
+
+@dataclass(frozen=True, eq=False)
+class Library:
+    """``outs = fn(*ins)``: an op's NumPy reference (or a Python callable standing in for
+    one); a result of another dtype than ``dtypes`` promises is an error naming the op.
+    ``kind`` is what ``f.kernels`` and profiles call it (library, blas, kernel)."""
+
+    fn: Callable
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+    dtypes: tuple[np.dtype, ...]
+    node: object
+    kind: str = "library"
+
+
+@dataclass(frozen=True, eq=False)
+class Launch:
+    """One kernel call over a broadcast index space of rank ``ndim``.
+
+    ``ins``: (slot, absent axes) per input; ``outs``: (slot, dtype, absent axes, keepdims) per
+    output, allocated C-contiguous over the space without their absent axes (length 1 when
+    ``keepdims``). Output 0 may reuse input ``inplace``'s buffer. ``empty``: "skip" (outputs
+    are empty arrays) or "decline" (the fallback runs) when the space has no element; the
+    ``fallback`` (the node's NumPy reference) also runs when the kernel declines a layout or
+    the inputs do not broadcast."""
+
+    kind: ClassVar[str] = "kernel"
+    kernel: KernelRef
+    ins: tuple[tuple[int, tuple[int, ...]], ...]
+    outs: tuple[tuple[int, np.dtype, tuple[int, ...], bool], ...]
+    ndim: int
+    inplace: int | None
+    empty: str
+    node: object
+    fallback: Library
+    #: the Python executor's kernel arguments per input layout (a cache, not part of the plan)
+    layouts: dict = field(init=False, repr=False, default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class BlasRef:
+    """A ``cblas_?gemm`` entry point: its address and whether its ints are 64-bit."""
+
+    name: str
+    address: int
+    ilp64: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Gemm:
+    """``out = beta * z + alpha * (x @ y)`` for 2-d ``dtype`` (float32/64) operands as one
+    ``?gemm`` call; ``z``/``alpha``/``beta`` None mean no z, 1 and 0 (plain matmul). ``blas``
+    None: no BLAS was found, NumPy runs (the fallback). Into z's buffer when ``inplace`` and z
+    can hold the result without overlapping x or y."""
+
+    kind: ClassVar[str] = "blas"
+    z: int | None
+    alpha: int | None
+    x: int
+    y: int
+    beta: int | None
+    out: int
+    dtype: np.dtype
+    inplace: bool
+    blas: BlasRef | None
+    node: object
+    fallback: Library
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """A layout op computed without calling Python: ``how`` is
+
+    - "axes": out axis i is input axis ``axes[i]``, or a new length-1 axis where it is -1;
+      input axes not listed must have length 1 (DimShuffle, transpose, squeeze, expand_dims);
+    - "broadcast": ``src`` broadcast to ``like``'s shape, a read-only view (BroadcastLike);
+    - "reshape": a C-contiguous ``src`` viewed as ``target`` (>= 0 fixed, -1 the rest,
+      -(k+2) the length of input axis k), or as ``like``'s shape when ``like`` is set;
+    - "size": the int64 product of ``src``'s lengths over ``axes`` (ReducedSize).
+
+    What does not fit (a dropped axis longer than 1, a non-contiguous reshape) runs the
+    ``fallback``."""
+
+    kind: ClassVar[str] = "view"
+    how: str
+    src: int
+    like: int | None
+    out: int
+    axes: tuple[int, ...]
+    target: tuple[int, ...]
+    node: object
+    fallback: Library
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """``inputs``: (dtype, shape) of each checked argument (the function's inputs);
+    ``nargs``: arguments of a call (inputs, then shared values); ``constants``: (slot, array);
+    ``outputs``: the slots returned, in order."""
+
+    inputs: tuple[tuple[np.dtype, tuple], ...]
+    nargs: int
+    nslots: int
+    constants: tuple[tuple[int, object], ...]
+    steps: tuple
+    outputs: tuple[int, ...]
+
+    def template(self) -> list:
+        """The slot list before a call: the constants in place, every other slot empty."""
+        return list(self._template)
+
+    @functools.cached_property
+    def _template(self) -> tuple:
+        slots: list = [None] * self.nslots
+        for slot, value in self.constants:
+            slots[slot] = value
+        return tuple(slots)
+
+    def __repr__(self):
+        """One line per step: ``3  gemm     s9 <- s4, s7  (gemm)``."""
+        head = f"plan: {self.nargs} arguments, {self.nslots} slots, outputs {list(self.outputs)}"
+        return "\n".join([head] + [f"{i:3d}  {describe(s)}" for i, s in enumerate(self.steps)])
+
+
+def describe(step) -> str:
+    """A step as one line of text: its kind, the slots it writes and reads, its op."""
+    outs = ", ".join(f"s{i}" for i in step_outputs(step))
+    ins = ", ".join(f"s{i}" for i in step_inputs(step))
+    return f"{step.kind:<8} {outs} <- {ins}  ({step.node.op})"
+
+
+def step_outputs(step) -> tuple[int, ...]:
+    """The slots a step writes."""
+    if isinstance(step, Launch):
+        return tuple(out[0] for out in step.outs)
+    if isinstance(step, Library):
+        return step.outs
+    return (step.out,)
+
+
+def step_inputs(step) -> tuple[int, ...]:
+    """The slots a step reads."""
+    if isinstance(step, Launch):
+        return tuple(slot for slot, _ in step.ins)
+    if isinstance(step, Gemm):
+        return tuple(s for s in (step.z, step.alpha, step.x, step.y, step.beta) if s is not None)
+    if isinstance(step, View):
+        return (step.src,) if step.like is None else (step.src, step.like)
+    return step.ins

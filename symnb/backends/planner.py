@@ -1,0 +1,146 @@
+"""Building a plan (symnb/backends/plan.py) from a graph: slots, steps chosen by op class.
+
+``PlanBuilder`` numbers the slots and makes the records; a linker's ``Planners`` registry
+maps op classes to functions ``(builder, node) -> step`` (``@planners.register(DimShuffle)``,
+beside the step's code). ``builder.launch(...)`` is the one way a kernel becomes a step, so a
+new kind of kernel needs no change in any executor. The layout ops below (``VIEWS``) become
+``View`` steps that runner.c computes without calling Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.plan import KernelRef, Launch, Library, Plan, View
+from symnb.core.variable import Constant
+from symnb.ops.broadcast import BroadcastLike
+from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, ReshapeLike
+
+
+class Planners(dict):
+    """op class -> ``plan(builder, node)``; a subclass of a registered class uses its entry."""
+
+    def register(self, *classes):
+        def add(plan):
+            for cls in classes:
+                self[cls] = plan
+            return plan
+
+        return add
+
+    def find(self, op):
+        for cls in type(op).__mro__:
+            if cls in self:
+                return self[cls]
+        return None
+
+
+class PlanBuilder:
+    """Slots and steps of one plan: ``leaves`` (arguments, then constants) take the first
+    slots; ``slot[id(var)]`` is a variable's slot once a step computes it."""
+
+    def __init__(self, graph, leaves: list):
+        self.graph = graph
+        self.slot = {id(v): i for i, v in enumerate(leaves)}
+        self.leaves = leaves
+        self.n_leaves = len(leaves)
+        self.nslots = len(leaves)
+        self.kernel_refs: list[KernelRef] = []
+
+    def _new_slot(self, var) -> int:
+        self.slot[id(var)] = self.nslots
+        self.nslots += 1
+        return self.slot[id(var)]
+
+    def slots_of(self, variables) -> tuple[int, ...]:
+        return tuple(self.slot[id(v)] for v in variables)
+
+    def out_slots(self, node) -> tuple[int, ...]:
+        """Slots for the node's outputs (made once: a fallback and its step share them)."""
+        return tuple(self._slot_or_new(v) for v in node.outputs)
+
+    def _slot_or_new(self, var) -> int:
+        slot = self.slot.get(id(var))
+        return self._new_slot(var) if slot is None else slot
+
+    def library(self, node, fn=None, kind: str = "library", inputs=None) -> Library:
+        """The node's NumPy reference (or ``fn`` of ``inputs``) as a step."""
+        dtypes = tuple(v.type.dtype for v in node.outputs)
+        fn = node.op.perform if fn is None else fn
+        ins = self.slots_of(node.inputs if inputs is None else inputs)
+        return Library(fn, ins, self.out_slots(node), dtypes, node, kind)
+
+    def kernel(self, name: str, source: str) -> KernelRef:
+        """A kernel the linker compiles with the others of the plan, then fills in."""
+        ref = KernelRef(name, source)
+        self.kernel_refs.append(ref)
+        return ref
+
+    def launch(self, node, source: str, ins, outs, inplace=None, empty="skip", fallback=None):
+        """The step calling the kernel in ``source`` (see ``Launch``): ``ins`` = [(variable,
+        absent axes)], ``outs`` = [(variable, dtype, absent axes, keepdims)], ``inplace`` =
+        the input whose buffer output 0 may take; ``fallback`` defaults to the node's
+        reference."""
+        ndim = launch_rank(ins, outs)
+        fallback = fallback or self.library(node)
+        in_slots = tuple((self.slot[id(v)], tuple(a)) for v, a in ins)
+        out_slots = tuple(
+            (self._slot_or_new(v), np.dtype(d), tuple(a), bool(keep)) for v, d, a, keep in outs
+        )
+        ref = self.kernel(str(node.op), source)
+        return Launch(ref, in_slots, out_slots, ndim, inplace, empty, node, fallback)
+
+    def view(self, node, how: str, axes=(), target=(), like=None) -> View:
+        fallback = self.library(node)
+        like_slot = None if like is None else self.slot[id(like)]
+        src = self.slot[id(node.inputs[0])]
+        return View(how, src, like_slot, fallback.outs[0], tuple(axes), tuple(target), node,
+                    fallback)  # fmt: skip
+
+    def plan_of(self, steps, n_inputs: int) -> Plan:
+        inputs = tuple((v.type.dtype, v.type.shape) for v in self.leaves[:n_inputs])
+        constants = tuple((i, v.data) for i, v in enumerate(self.leaves) if isinstance(v, Constant))
+        nargs = self.n_leaves - len(constants)
+        outputs = self.slots_of(self.graph.outputs)
+        return Plan(inputs, nargs, self.nslots, constants, tuple(steps), outputs)
+
+
+def launch_rank(ins, outs) -> int:
+    """The rank of a launch's index space: ``ins`` = [(variable, absent axes)], ``outs`` =
+    [(variable, dtype, absent axes, keepdims)]."""
+    return max([v.type.ndim + len(a) for v, a in ins]
+               + [v.type.ndim + (0 if keep else len(a)) for v, _, a, keep in outs])  # fmt: skip
+
+
+# -- layout ops as views ------------------------------------------------------------------------
+VIEWS = Planners()
+
+
+@VIEWS.register(DimShuffle)
+def _dimshuffle(builder: PlanBuilder, node) -> View:
+    axes = [-1 if a == "x" else a for a in node.op.order]
+    return builder.view(node, "axes", axes=axes)
+
+
+@VIEWS.register(BroadcastLike)
+def _broadcast_like(builder: PlanBuilder, node) -> View | Library:
+    if any(node.outputs[0] is v for v in builder.graph.outputs):
+        return builder.library(node)  # a result the caller may write into: NumPy's copy
+    return builder.view(node, "broadcast", like=node.inputs[1])
+
+
+@VIEWS.register(Reshape)
+def _reshape(builder: PlanBuilder, node) -> View:
+    axes = dict(node.op.name_axes)
+    target = [-(axes[d] + 2) if isinstance(d, str) else d for d in node.op.target]
+    return builder.view(node, "reshape", target=target)
+
+
+@VIEWS.register(ReshapeLike)
+def _reshape_like(builder: PlanBuilder, node) -> View:
+    return builder.view(node, "reshape", like=node.inputs[1])
+
+
+@VIEWS.register(ReducedSize)
+def _reduced_size(builder: PlanBuilder, node) -> View:
+    return builder.view(node, "size", axes=node.op.axis)

@@ -1,0 +1,242 @@
+"""One plan, two executors: every step kind runs through runner.c and through the Python
+executor (symnb/backends/execute.py) on the same plan objects, against NumPy's reference."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends import execute
+from symnb.backends.c import blas, cache, runner
+from symnb.backends.plan import Gemm, Launch, Library, View
+from symnb.core.op import Op
+from symnb.core.types import MAX_RANK, TensorType
+from symnb.errors import ShapeError
+from symnb.ops.broadcast import BroadcastLike
+from symnb.ops.shape import ReducedSize, ReshapeLike
+
+needs_runner = pytest.mark.skipif(runner.module() is None, reason="no C runner")
+
+
+def executors(f, plan=None):
+    """``{name: run(*args) -> outputs}`` for the plan of ``f`` (or ``plan``)."""
+    plan = plan or f.linker.plan
+    schedule = runner.schedule(plan)
+    assert schedule is not None
+
+    def in_c(*args):
+        out = schedule(*args)
+        assert out is not None, "runner.c declined the call"
+        return list(out)
+
+    def in_python(*args):
+        return execute.run(plan, list(args))
+
+    return {"runner.c": in_c, "python": in_python}
+
+
+def agree(inputs, outputs, args, kinds=(), **kwargs):
+    """Both executors of backend c's plan give the py backend's values, dtypes and shapes;
+    the plan holds each step kind in ``kinds``."""
+    f = sn.function(inputs, outputs, backend="c", **kwargs)
+    want = sn.function(inputs, outputs, backend="py", **kwargs)(*args)
+    want = want if isinstance(want, list) else [want]
+    present = {type(step) for step in f.linker.plan.steps}
+    assert set(kinds) <= present, (kinds, f.kernels)
+    for name, run in executors(f).items():
+        got = run(*args)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape, name
+            np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=name)
+    return f
+
+
+rng = np.random.default_rng(0)
+pytestmark = needs_runner
+
+
+# -- Launch ------------------------------------------------------------------------------------
+def test_launch_elementwise_broadcast_and_0d():
+    x, b, s = sn.matrix("x"), sn.vector("b"), sn.scalar("s")
+    agree(
+        [x, b, s],
+        sn.tanh(x * s - b) + 1,
+        [rng.random((4, 3)), rng.random(3), np.float64(2)],
+        [Launch],
+    )
+    agree([s], s * s + 1, [np.float64(3.0)], [Launch])
+
+
+def test_launch_empty_space_skips_the_kernel():
+    x, b = sn.matrix("x"), sn.vector("b")
+    agree([x, b], sn.exp(x) + b, [np.ones((0, 3)), np.ones(3)], [Launch])
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, (0, 1)])
+def test_launch_reduction_outputs_lack_the_reduced_axes(axis, keepdims):
+    x = sn.matrix("x")
+    out = sn.sum(sn.exp(x), axis=axis, keepdims=keepdims)
+    agree([x], out, [rng.random((5, 7))], [Launch])
+
+
+def test_launch_empty_reduction_declines_to_numpy():
+    x = sn.matrix("x")
+    f = agree([x], sn.sum(x, axis=1), [np.ones((3, 0))], [Launch])
+    with pytest.raises(sn.SymnbError, match="zero-size|identity|empty"):
+        execute.run(sn.function([x], sn.max(x, axis=1), backend="c").linker.plan,
+                    [np.ones((3, 0))])  # fmt: skip
+    assert f.linker.plan.steps[0].empty == "decline"
+
+
+def _add_plan(y_ndim=2):
+    x, y = sn.matrix("x"), sn.tensor("y", shape=(None,) * y_ndim)
+    f = sn.function([x, y], x + y, backend="c")
+    (step,) = f.linker.plan.steps
+    return f, step
+
+
+def _with_step(f, step):
+    return dataclasses.replace(f.linker.plan, steps=(step,))
+
+
+def test_launch_in_place_takes_the_input_buffer_only_when_it_fits():
+    f, step = _add_plan()
+    plan = _with_step(f, dataclasses.replace(step, inplace=0))
+    for name, run in executors(f, plan).items():
+        x, y = rng.random((2, 3)), rng.random((2, 3))
+        want = x + y
+        (got,) = run(x, y)
+        assert got is x, name
+        np.testing.assert_array_equal(got, want)
+        small, y = rng.random((1, 3)), rng.random((2, 3))  # broadcast: a new buffer
+        (got,) = run(small, y)
+        assert got is not small and got.shape == (2, 3), name
+        np.testing.assert_array_equal(got, small + y)
+
+
+def test_launch_inputs_with_absent_axes():
+    """The generic ABI: y lacks axis 1 of the space, so it runs along axis 0 (y[:, None])."""
+    f, step = _add_plan(y_ndim=1)
+    (x_in, _), (y_in, _) = step.ins
+    fallback = Library(_column_add, step.fallback.ins, step.fallback.outs,
+                       step.fallback.dtypes, step.node)  # fmt: skip
+    absent = dataclasses.replace(step, ins=((x_in, ()), (y_in, (1,))), fallback=fallback)
+    for name, run in executors(f, _with_step(f, absent)).items():
+        x, y = rng.random((4, 3)), rng.random(4)
+        (got,) = run(x, y)
+        np.testing.assert_allclose(got, x + y[:, None], err_msg=name)
+        (got,) = run(x, rng.random(5))  # does not broadcast: the fallback runs
+        assert got.shape == (1,), name
+
+
+def _column_add(x, y):
+    return np.zeros(1)
+
+
+def test_a_declining_kernel_runs_the_reference():
+    (declines,) = cache.load_many(["#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
+                                   "{ (void)a; (void)p; return 1; }\n"])  # fmt: skip
+    f, step = _add_plan()
+    ref = type(step.kernel)("declines", None)
+    ref.load(declines, int(execute.ffi.cast("uintptr_t", declines)))
+    plan = _with_step(f, dataclasses.replace(step, kernel=ref))
+    for name, run in executors(f, plan).items():
+        x, y = rng.random((2, 3)), rng.random((2, 3))
+        np.testing.assert_array_equal(run(x, y)[0], x + y, err_msg=name)
+
+
+# -- Gemm --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gemm_matmul_and_fused_bias(dtype):
+    x, w, b = sn.matrix("x", dtype=dtype), sn.matrix("w", dtype=dtype), sn.vector("b", dtype=dtype)
+    xv, wv = rng.random((5, 4)).astype(dtype), rng.random((3, 4)).astype(dtype)
+    bv = rng.random(3).astype(dtype)
+    agree([x, w], x @ w.T, [xv, wv], [Gemm, View])
+    f = agree([x, w, b], x @ w.T * 2 + b, [xv, wv, bv], [Gemm])
+    assert "1  blas     s6 <- s2, s3, s0, s5, s4  (gemm)" in repr(f.linker.plan)
+
+
+def test_a_plan_without_blas_says_so_and_runs_numpy(monkeypatch):
+    monkeypatch.setitem(blas._found, "gemm", {})
+    x, w = sn.matrix("x"), sn.matrix("w")
+    f = agree([x, w], x @ w, [rng.random((3, 4)), rng.random((4, 2))], [Gemm])
+    assert f.linker.plan.steps[0].blas is None
+    assert "no ?gemm found" in f.kernels[0].reason
+
+
+def test_gemm_without_blas_and_batched_matmul_run_numpy():
+    x, w = sn.matrix("x"), sn.matrix("w")
+    f = sn.function([x, w], x @ w, backend="c")
+    (step,) = f.linker.plan.steps
+    plan = _with_step(f, dataclasses.replace(step, blas=None))
+    xv, wv = rng.random((3, 4)), rng.random((4, 2))
+    for name, run in executors(f, plan).items():
+        np.testing.assert_allclose(run(xv, wv)[0], xv @ wv, err_msg=name)
+    for name, run in executors(f).items():  # empty operands: NumPy
+        assert run(np.ones((3, 0)), np.ones((0, 2)))[0].shape == (3, 2), name
+    t = sn.tensor("t", shape=(None, None, None))
+    agree([t, w], t @ w, [rng.random((2, 3, 4)), wv], [Library])
+
+
+# -- View --------------------------------------------------------------------------------------
+def test_views_of_axes():
+    x = sn.tensor("x", shape=(None, 1, None))
+    out = [sn.transpose(x, (2, 1, 0)), sn.squeeze(x, 1), sn.expand_dims(x, 0)]
+    agree([x], [o * 1 for o in out] + out, [rng.random((3, 1, 4))], [View])
+
+
+def test_views_of_broadcast_reshape_and_size():
+    g, like, flat = sn.vector("g"), sn.matrix("like"), sn.vector("flat")
+    out = [BroadcastLike()(g, like) * 2, ReducedSize((0, 1))(like), ReshapeLike()(like, flat) + 0]
+    args = [rng.random(2), rng.random((3, 2)), rng.random(6)]
+    agree([g, like, flat], out, args, [View])
+    agree([g, like, flat], out, [args[0], args[1].T.copy().T, args[2]], [View])  # F-ordered
+    x = sn.matrix("x", shape=("n", 6))
+    agree([x], sn.reshape(x, ("n", 2, -1)) * 1, [rng.random((4, 6))], [View])
+    agree([x], sn.reshape(x.T, (-1,)) * 1, [rng.random((4, 6))], [View])  # a copy: NumPy
+
+
+def test_a_view_that_does_not_fit_runs_the_reference():
+    x = sn.tensor("x", shape=(None, None))
+    f = sn.function([x], sn.squeeze(x, 1) + 0, backend="c", optimize="none")
+    assert runner.schedule(f.linker.plan)(rng.random((3, 2))) is None  # handed back
+    with pytest.raises(sn.SymnbError, match="squeeze"):
+        execute.run(f.linker.plan, [rng.random((3, 2))])
+    for name, run in executors(f).items():
+        np.testing.assert_array_equal(run(np.ones((3, 1)))[0], np.ones(3), err_msg=name)
+
+
+# -- Library -----------------------------------------------------------------------------------
+class _Liar(Op):
+    """Promises float32, returns float64."""
+
+    def infer_types(self, x):
+        return [TensorType("float32", x.type.shape)]
+
+    def perform(self, x):
+        return np.asarray(x, dtype=np.float64)
+
+
+def test_library_steps_and_their_dtype_check():
+    x = sn.vector("x")
+    agree([x], [sn.sort(x), sn.argsort(x)], [rng.random(5)], [Library])
+    for backend in ("c", "py"):
+        f = sn.function([x], _Liar()(x), backend=backend)
+        with pytest.raises(AssertionError, match="liar returned float64, promised float32"):
+            f(np.ones(3))
+
+
+# -- rank --------------------------------------------------------------------------------------
+def test_more_dims_than_max_rank_is_a_clear_error_at_the_users_line():
+    with pytest.raises(ShapeError, match=rf"(?s)'big' would have {MAX_RANK + 1} dims.*at most "
+                                         rf"{MAX_RANK}.*test_plan.py"):  # fmt: skip
+        sn.tensor("big", shape=(1,) * (MAX_RANK + 1))
+    top = sn.tensor("top", shape=(1,) * MAX_RANK)
+    with pytest.raises(ShapeError, match=rf"(?s){MAX_RANK + 1} dims.*test_plan.py"):
+        sn.expand_dims(top, 0)
+    f = sn.function([top], top * 2)
+    assert f(np.ones((1,) * MAX_RANK)).shape == (1,) * MAX_RANK

@@ -1,0 +1,325 @@
+"""Random well-typed graphs for differential fuzzing, and the oracle that judges them.
+
+A *program* is drawn by hypothesis as data: its leaves (inputs with a dtype, a shape, a view
+kind and values; at most one shared variable; constants) and a list of steps, each a tuple of
+small integers that picks an op and its operands by index (modulo what exists). ``build``
+turns a program into symnb variables, skipping any step the op's rules refuse (a DTypeError,
+a ShapeError): so every graph built is well typed by construction, and hypothesis shrinks a
+failure to the fewest steps. The NumPy reference backend without rewrites is the oracle; a
+program whose reference raises is dropped (``Outcome.refused``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+
+import symnb as sn
+from symnb.errors import SymnbError
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float32", "float64"]  # fmt: skip
+SHAPES = [(3, 4), (4,), (1, 4), (3, 1), ()]
+VIEWS = ["plain", "strided", "reversed", "transposed"]
+VALUES = ["small", "wide", "special"]
+
+UNARY = [sn.neg, sn.abs, sn.sign, sn.exp, sn.log, sn.sqrt, sn.tanh, sn.sigmoid, sn.sin, sn.cos,
+         sn.floor, sn.ceil, sn.trunc, sn.round, sn.square, sn.reciprocal, sn.expm1, sn.log1p,
+         sn.softplus, sn.isnan, sn.isinf, sn.isfinite, sn.invert, sn.relu, sn.arctan,
+         sn.log2, sn.cosh]  # fmt: skip
+BINARY = [sn.add, sn.sub, sn.mul, sn.true_div, sn.floor_div, sn.mod, sn.maximum, sn.minimum,
+          sn.less, sn.greater, sn.equal, sn.not_equal, sn.less_equal, sn.bitwise_and,
+          sn.bitwise_or, sn.bitwise_xor, sn.logaddexp, sn.arctan2, sn.pow]  # fmt: skip
+REDUCTIONS = [sn.sum, sn.prod, sn.max, sn.min, sn.mean, sn.any, sn.all]
+SCALARS = [2, -1, 0.5, 3, 1e-3, True]
+KINDS = ["unary", "binary", "where", "clip", "reduce", "index", "cast", "scalar", "constant"]
+#: what an op's rule may refuse while a program is built (the step is then skipped)
+REFUSED = (SymnbError, TypeError, ValueError, IndexError, NotImplementedError)
+
+
+@dataclass
+class Leaf:
+    """An input or shared variable: its declared type and the array passed for it."""
+
+    dtype: str
+    shape: tuple
+    declared: tuple  # the shape the variable is declared with (None: unknown)
+    value: np.ndarray
+    shared: bool = False
+
+
+@dataclass
+class Program:
+    leaves: list
+    steps: list
+    update: bool = False  # the shared leaf (if any) gets an update
+
+    def describe(self) -> str:
+        leaves = ", ".join(f"{leaf.dtype}{list(leaf.shape)}{'(shared)' * leaf.shared}"
+                           for leaf in self.leaves)  # fmt: skip
+        return f"leaves [{leaves}], steps {self.steps}, update={self.update}"
+
+
+@dataclass
+class Built:
+    """A program as symnb variables: inputs, the output, the shared variable's update."""
+
+    inputs: list
+    values: list
+    output: object
+    shared: list = field(default_factory=list)  # (SharedVariable, initial value)
+    updates: dict = field(default_factory=dict)
+
+
+# -- drawing ------------------------------------------------------------------------------------
+def _array(rng, shape, dtype, values: str) -> np.ndarray:
+    """Values of ``dtype``: small numbers, the dtype's whole range, or specials (NaN, inf,
+    -0.0, huge and tiny floats; extremes of integers)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) > 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if values == "small":
+            lo = 0 if dt.kind == "u" else -5
+            return rng.integers(lo, 6, size=shape).astype(dt)
+        if values == "special":
+            picks = np.array([info.min, info.max, 0, 1, info.max // 2], dtype=dt)
+            return rng.choice(picks, size=shape)
+        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    if values == "special":
+        picks = np.array([np.nan, np.inf, -np.inf, -0.0, 1e30, -1e-30, 0.5, -2.0], dtype=dt)
+        return rng.choice(picks, size=shape)
+    scale = 3.0 if values == "small" else 1e4
+    return rng.uniform(-scale, scale, size=shape).astype(dt)
+
+
+def _view(rng, shape, dtype, values: str, kind: str) -> np.ndarray:
+    """An array of ``shape``: contiguous, strided, reversed or a transposed view."""
+    if kind == "transposed" and len(shape) == 2:
+        return _array(rng, shape[::-1], dtype, values).T
+    base = np.asarray(_array(rng, tuple(2 * d for d in shape), dtype, values))
+    first = tuple(slice(0, d) for d in shape)
+    if kind == "strided":
+        return base[tuple(slice(None, None, 2) for _ in shape)][first]
+    if kind == "reversed":
+        return base[tuple(slice(None, None, -1) for _ in shape)][first]
+    return base[first].copy()
+
+
+@st.composite
+def leaves(draw, shared: bool = False) -> Leaf:
+    shape = (3, 4) if shared else draw(st.sampled_from(SHAPES))
+    dtype = draw(st.sampled_from(DTYPES))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    value = _view(rng, shape, dtype, draw(st.sampled_from(VALUES)), draw(st.sampled_from(VIEWS)))
+    declared = tuple(None if draw(st.booleans()) else d for d in shape)
+    return Leaf(dtype, shape, shape if shared else declared, value, shared)
+
+
+STEP = st.tuples(st.sampled_from(KINDS), *[st.integers(0, 255)] * 4)
+
+
+@st.composite
+def programs(draw, max_steps: int = 6) -> Program:
+    found = draw(st.lists(leaves(), min_size=1, max_size=3))
+    if draw(st.booleans()):
+        found.append(draw(leaves(shared=True)))
+    steps = draw(st.lists(STEP, min_size=1, max_size=max_steps))
+    return Program(found, steps, update=found[-1].shared and draw(st.booleans()))
+
+
+# -- building -----------------------------------------------------------------------------------
+def build(program: Program) -> Built:
+    """The program as a graph; steps the op rules refuse are skipped."""
+    built = Built([], [], None)
+    for i, leaf in enumerate(program.leaves):
+        if leaf.shared:
+            var = sn.shared(leaf.value.copy(), name=f"s{i}")
+            built.shared.append((var, leaf.value.copy()))
+        else:
+            var = sn.tensor(f"x{i}", shape=leaf.declared, dtype=leaf.dtype)
+            built.inputs.append(var)
+        built.values.append(var)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for step in program.steps:
+            try:
+                built.values.append(_apply(built.values, *step))
+            except REFUSED:
+                continue
+        built.output = built.values[-1]
+        if program.update and built.shared:
+            _add_update(built)
+    return built
+
+
+def _add_update(built: Built) -> None:
+    shared = built.shared[0][0]
+    try:
+        built.updates = {shared: _cast(shared + built.output, shared.type.dtype)}
+    except REFUSED:
+        built.updates = {}
+
+
+def _pick(values, i):
+    return values[i % len(values)]
+
+
+def _apply(values, kind, a, b, c, d):
+    x, y, z = _pick(values, a), _pick(values, b), _pick(values, c)
+    if kind == "unary":
+        return UNARY[d % len(UNARY)](x)
+    if kind == "binary":
+        op = BINARY[d % len(BINARY)]
+        if op is sn.pow and y.type.dtype.kind in "iub":
+            y = sn.clip(y, 0, 3) if y.type.dtype.kind != "b" else y  # int ** negative raises
+        return op(x, y)
+    if kind == "where":
+        return sn.where(x, y, z)
+    if kind == "clip":
+        return sn.clip(x, y, z)
+    if kind == "reduce":
+        return _reduce(x, d)
+    if kind == "index":
+        return _index(x, d)
+    if kind == "cast":
+        return _cast(x, DTYPES[d % len(DTYPES)])
+    if kind == "scalar":
+        scalar = SCALARS[c % len(SCALARS)]
+        op = BINARY[d % len(BINARY)]
+        return op(x, scalar) if b % 2 else op(scalar, x)
+    return BINARY[d % len(BINARY)](x, _constant(b, c))
+
+
+def _cast(x, dtype):
+    """x.astype(dtype); a float going to an integer is first limited to where NumPy's casts
+    agree with each other: NaN, infinities and values beyond int32 (int64 for 64-bit targets)
+    give results that differ between NumPy's own loops (contiguous or strided; see
+    docs/c_backend.md), so no backend can be held to one of them."""
+    target = np.dtype(dtype)
+    if x.type.dtype.kind == "f" and target.kind in "iu":
+        bound = 2.0**63 if target.itemsize == 8 else 2.0**31
+        x = sn.where(sn.abs(x) < bound, x, 0)
+    return sn.cast(x, dtype)
+
+
+def _reduce(x, d):
+    op = REDUCTIONS[d % len(REDUCTIONS)]
+    ndim = x.type.ndim
+    axis = None if ndim == 0 or (d // 8) % 3 == 0 else (d // 24) % ndim
+    return op(x, axis=axis, keepdims=bool((d // 4) % 2))
+
+
+def _index(x, d):
+    if x.type.ndim == 0:
+        raise TypeError("a 0-d value has nothing to index")
+    choice = d % 5
+    if choice == 0:
+        return x[::-1]
+    if choice == 1:
+        return x[..., ::-1]
+    if choice == 2:
+        return x[0]
+    if choice == 3:
+        return x[-1:]
+    return x.T
+
+
+def _constant(b, c):
+    dtype = DTYPES[b % len(DTYPES)]
+    rng = np.random.default_rng(c)
+    return sn.constant(_array(rng, (4,) if c % 2 else (), dtype, "small"))
+
+
+# -- running and judging ------------------------------------------------------------------------
+def quietly(fn, *args, **kwargs):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def call(function, built: list[Built], arrays: list) -> list:
+    """One call from fresh shared values: the outputs, then each shared variable's value."""
+    for b in built:
+        for var, initial in b.shared:
+            var.set_value(initial.copy())
+    outputs = quietly(function, *arrays)
+    shared = [np.array(var.get_value()) for b in built for var, _ in b.shared]
+    return [np.asarray(o) for o in outputs] + shared
+
+
+def compile_all(built: list[Built], backend: str, optimize: str):
+    inputs = [v for b in built for v in b.inputs]
+    updates = {k: v for b in built for k, v in b.updates.items()}
+    outputs = [b.output for b in built]
+    return quietly(sn.function, inputs, outputs, updates=updates, backend=backend,
+                   optimize=optimize)  # fmt: skip
+
+
+def arrays_of(programs_: list[Program]) -> list:
+    return [leaf.value for p in programs_ for leaf in p.leaves if not leaf.shared]
+
+
+def agree(got, want) -> bool:
+    """Same dtype and shape; integers and bools equal; floats close (NaN equals NaN, infinities
+    of one sign equal), within a tolerance relative to the largest finite value."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if want.dtype.kind != "f":
+        return bool(np.array_equal(got, want))
+    tol = 1e-3 if want.dtype.itemsize <= 4 else 1e-9
+    finite = np.abs(want[np.isfinite(want)])
+    scale = max(1.0, float(finite.max())) if finite.size else 1.0
+    return bool(np.allclose(got, want, rtol=tol, atol=tol * scale, equal_nan=True))
+
+
+@dataclass
+class Outcome:
+    graphs: int = 0  # programs compared on every configuration
+    refused: int = 0  # programs whose reference raised (dropped)
+    compares: int = 0  # (graph, configuration) pairs compared
+    reasons: Counter = field(default_factory=Counter)  # why the reference refused
+
+
+CONFIGS = [("py", "fast"), ("c", "fast"), ("c", "none")]
+
+
+def judge(batch: list[Program], configs=CONFIGS, outcome: Outcome | None = None) -> None:
+    """Compile the batch on each configuration and compare it with the reference; raises an
+    AssertionError naming the program and configuration that disagree."""
+    outcome = outcome if outcome is not None else Outcome()
+    kept, wants = [], []
+    for program in batch:
+        built = build(program)
+        try:
+            reference = compile_all([built], "py", "none")
+            wants.append(call(reference, [built], arrays_of([program])))
+        except REFUSED as exc:
+            outcome.refused += 1
+            outcome.reasons[type(exc).__name__ + ": " + str(exc).splitlines()[0][:80]] += 1
+            continue
+        kept.append((program, built))
+    if not kept:
+        return
+    programs_, built = [p for p, _ in kept], [b for _, b in kept]
+    for backend, optimize in configs:
+        got = call(compile_all(built, backend, optimize), built, arrays_of(programs_))
+        _compare(got, wants, kept, f"backend={backend!r} optimize={optimize!r}")
+        outcome.compares += len(kept)
+    outcome.graphs += len(kept)
+
+
+def _compare(got: list, wants: list, kept: list, config: str) -> None:
+    outputs, shared = got[: len(kept)], iter(got[len(kept) :])
+    for (program, built), out, want in zip(kept, outputs, wants):
+        mine = [out] + [next(shared) for _ in built.shared]
+        for g, w in zip(mine, want):
+            assert agree(g, w), (
+                f"{config} disagrees with the reference on {program.describe()}\n"
+                f"graph:\n{sn.format_expr(built.output)}\ngot  {g!r}\nwant {w!r}"
+            )

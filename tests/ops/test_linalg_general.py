@@ -1,0 +1,78 @@
+"""Linear algebra on general (non-symmetric) matrices: values and gradients.
+
+On a symmetric matrix A and A.T agree, so a gradient that forgets a transpose (of ``inv(A)``
+in ``det``'s, ``inv``'s or ``solve``'s rule) still passes there; these inputs are random,
+diagonally dominant (well conditioned) and not symmetric. Cholesky alone needs SPD inputs.
+"""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check, tolerance
+from tests.helpers import run as run_on
+
+
+def general(rng, shape, dtype="float64"):
+    """Random square matrices, diagonally dominant and far from symmetric."""
+    n = shape[-1]
+    a = rng.uniform(-1, 1, size=shape) + np.triu(rng.uniform(1, 2, size=shape), 1)
+    return (a + (n + 1) * np.eye(n)).astype(dtype)
+
+
+def test_the_inputs_are_not_symmetric(rng):
+    a = general(rng, (2, 4, 4))
+    assert np.abs(a - np.swapaxes(a, -1, -2)).max() > 0.5
+
+
+VALUES = {
+    "inv": (sn.inv, np.linalg.inv),
+    "det": (sn.det, np.linalg.det),
+    "slogdet sign": (lambda x: sn.slogdet(x)[0], lambda a: np.linalg.slogdet(a)[0]),
+    "slogdet log": (lambda x: sn.slogdet(x)[1], lambda a: np.linalg.slogdet(a)[1]),
+    "solve column": (lambda x: sn.solve(x, sn.expand_dims(sn.sum(x, axis=-1), -1)),
+                     lambda a: np.linalg.solve(a, a.sum(-1)[..., None])),
+    "solve matrix": (lambda x: sn.solve(x, x[..., :2] * 3),
+                     lambda a: np.linalg.solve(a, a[..., :2] * 3)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_values_on_general_matrices(name, shape, dtype, rng, backend):
+    fn, ref = VALUES[name]
+    a = general(rng, shape, dtype)
+    check(run_on(fn, a, backend=backend), ref(a), rtol=tolerance(dtype, 100))
+
+
+GRADS = {
+    "inv": sn.inv,
+    "det": sn.det,
+    "slogdet": lambda a: sn.slogdet(a)[1],
+    "solve column": lambda a: sn.solve(a, sn.expand_dims(sn.sum(a, axis=-1), -1)),
+    "solve matrix": lambda a: sn.solve(a, a[..., :2] * 3),
+    "solve constant rhs": lambda a: sn.solve(a, sn.constant(np.arange(6.0).reshape(3, 2))),
+    "inv of a product": lambda a: sn.inv(a @ a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)])
+def test_gradients_on_general_matrices(name, shape, rng):
+    sn.check_grad(GRADS[name], [general(rng, shape)], rng=rng)
+
+
+@pytest.mark.parametrize("b_shape", [(3,), (3, 2), (2, 3, 2)])
+def test_solve_gradient_for_both_operands(b_shape, rng):
+    a, b = general(rng, (3, 3)), rng.standard_normal(b_shape)
+    sn.check_grad(sn.solve, [a, b], rng=rng)
+
+
+def test_det_gradient_is_the_transposed_cofactor_matrix(rng):
+    """d det(A)/dA = det(A) inv(A).T: an exact value, not only a finite difference."""
+    a = general(rng, (4, 4))
+    x = sn.tensor("x", shape=(4, 4))
+    got = sn.function([x], sn.grad(sn.det(x), x), backend="py")(a)
+    want = np.linalg.det(a) * np.linalg.inv(a).T
+    np.testing.assert_allclose(got, want, rtol=1e-10)
