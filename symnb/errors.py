@@ -40,6 +40,19 @@ class InputError(SymnbError, TypeError, ValueError):
     """A value passed to a compiled function does not fit the input it was given for."""
 
 
+class InputShapeError(InputError, ShapeError):
+    """A value passed to a compiled function has the wrong shape: ``except sn.ShapeError``
+    catches it as well as ``except sn.InputError``. Tracebacks and ``symnb check`` reports
+    call it an ``InputError``, the name the docs and programs use for call-time errors; it
+    records the call's line (``.location``) without adding it to the message, which the
+    traceback already shows."""
+
+    __str__ = InputError.__str__
+
+
+InputShapeError.__name__ = InputShapeError.__qualname__ = "InputError"
+
+
 class GraphError(SymnbError, ValueError):
     """A graph that cannot be compiled as asked (an input that is computed, a missing input)."""
 

@@ -16,6 +16,7 @@ from symnb.compile.linkers import get_linker
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
+from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
 from symnb.ops.elemwise import cast
@@ -259,10 +260,7 @@ def _fit(target: Variable, value: Variable, what: str) -> Variable:
     if v.dtype != t.dtype:
         weak = isinstance(value, Constant) and value.weak
         if not (weak or np.can_cast(v.dtype, t.dtype, "safe")):
-            raise DTypeError(
-                f"{what}: {target.describe()} cannot take {value.describe()} without losing "
-                f"precision; cast it with .astype('{t.dtype.name}')"
-            )
+            raise _lossy_value(target, value, what)
         value = cast(value, t.dtype)
     if v.ndim != t.ndim or not _dims_fit(t.shape, v.shape):
         raise ShapeError(
@@ -270,6 +268,49 @@ def _fit(target: Variable, value: Variable, what: str) -> Variable:
             f"{format_shape(v.shape)} does not fit {format_shape(t.shape)}"
         )
     return value
+
+
+def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
+    """A lossy update or given, naming the leaves that widen it (a float64 ``lr`` in the update
+    of a float32 weight) and the line that built it."""
+    dtype = target.type.dtype
+    wide = [v for v in leaves([value]) if _widens(v, dtype) and v is not value]
+    culprits = ", ".join(_culprit(v) for v in wide[:3])
+    because = (
+        f": {culprits} make{'s' if len(wide) == 1 else ''} it {value.type.dtype}" if wide else ""
+    )
+    fixes = [_narrowing_fix(v, dtype) for v in wide[:3]]
+    fixes.append(f"cast the new value with .astype('{dtype}')")
+    loc = value.source if value.owner is not None and value.source else user_location()
+    error = DTypeError(
+        f"{what}: {target.describe()} cannot take {value.describe()} without losing precision"
+        f"{because}; {', or '.join(fixes)}" + ("" if loc is None else f"\n  at {loc}")
+    )
+    error.location = loc
+    return error
+
+
+def _culprit(leaf: Variable) -> str:
+    """How the message names a widening leaf: ``'lr' (float64())`` or ``the constant 0.1
+    (float64, e.g. np.float64(0.1))``."""
+    if isinstance(leaf, Constant) and leaf.label is None and leaf.value.size == 1:
+        dtype = leaf.type.dtype.name
+        return f"the {dtype} constant {leaf.value.item()!r} (np.{dtype}(...) or a {dtype} array)"
+    return leaf.describe()
+
+
+def _widens(leaf: Variable, dtype) -> bool:
+    weak = isinstance(leaf, Constant) and leaf.weak
+    return not weak and not np.can_cast(leaf.type.dtype, dtype, "safe")
+
+
+def _narrowing_fix(leaf: Variable, dtype) -> str:
+    name = leaf.label or "it"
+    if isinstance(leaf, SharedVariable):
+        return f"make {name} {dtype} (sn.shared(np.asarray(value, '{dtype}')))"
+    if isinstance(leaf, Constant):
+        return f"write the constant as a Python number, which takes {dtype}"
+    return f"declare {name} with dtype='{dtype}'"
 
 
 def _dims_fit(a, b) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 
 from symnb.core.dims import DimExpr, evaluate, format_shape
 from symnb.core.variable import Variable
-from symnb.errors import InputError
+from symnb.errors import InputError, InputShapeError
 
 
 class InputSpec:
@@ -76,11 +76,7 @@ class InputSpec:
                 return value
             if np.can_cast(value.dtype, self.dtype, "safe"):
                 return self._exactly(value, value.astype(self.dtype))
-            raise InputError(
-                f"{self.label} expects {self.dtype.name}, got a {value.dtype.name} array, "
-                f"which would lose precision; pass value.astype('{self.dtype.name}') or "
-                f"declare the input with dtype='{value.dtype.name}'"
-            )
+            raise InputError(self._lossy_message(value))
         return self._from_python(value)
 
     def _exactly(self, value: np.ndarray, array: np.ndarray) -> np.ndarray:
@@ -97,6 +93,23 @@ class InputSpec:
                     f"is fine, or declare the input with dtype='{value.dtype.name}'"
                 )
         return array
+
+    def _lossy_message(self, value) -> str:
+        """Float values for an integer input are usually labels: convert them, do not widen
+        the input (an int64 input feeds indexing and one-hot ops that need integers)."""
+        got = f"{self.label} expects {self.dtype.name}, got a {value.dtype.name} array"
+        cast = f"value.astype('{self.dtype.name}')"
+        if self.dtype.kind in "iu" and value.dtype.kind in "fc":
+            whole = bool(np.all(np.isfinite(value)) and np.all(np.mod(value, 1) == 0))
+            why = "they are whole numbers" if whole else "some are not whole numbers: check them"
+            return (
+                f"{got}; integer inputs take integer values such as class labels (yours are "
+                f"floats; {why})\n  hint: convert them with {cast}"
+            )
+        return (
+            f"{got}, which would lose precision; pass {cast} or declare the input with "
+            f"dtype='{value.dtype.name}'"
+        )
 
     def _from_python(self, value) -> np.ndarray:
         """Lists and scalars are accepted when their values survive the cast (floats into a
@@ -119,7 +132,7 @@ class InputSpec:
         return array
 
     def _fail(self, array, why):
-        raise InputError(
+        raise InputShapeError(
             f"{self.label} expects shape {format_shape(self.shape)} ({self.dtype.name}), "
             f"got an array of shape {array.shape}: {why}"
         )

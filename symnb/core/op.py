@@ -105,6 +105,18 @@ class Op:
             raise _at_user_line(exc) from None
         return Apply(self, variables, types)
 
+    def symbolic_size(self, node: Apply, size_of) -> object:
+        """The dim the int scalar output of ``node`` stands for (``x.shape[0]`` is x's first
+        dim, ``x.shape[1] * 2`` twice its second), given ``size_of(var)`` for its inputs; None
+        when it is no size the graph knows. ``reshape`` reads it to infer named dims."""
+        return None
+
+    def axis_sources(self, node: Apply) -> list | None:
+        """For each axis of the (only) output, the ``(input index, input axis)`` pairs its
+        elements come along, or None when the op does not say. The shape warnings follow the
+        examples through it (the batch of unknown size, see ``core/shapes/roles.py``)."""
+        return None
+
     def output_label(self, node: Apply) -> str | None:
         """A short name for the unnamed output of ``node`` in messages (None: no name)."""
         return None

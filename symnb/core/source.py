@@ -47,12 +47,18 @@ def _cell_label(filename: str) -> str:
     return f"  ({label[1]})" if label else ""
 
 
-def user_location(skip_dirs: tuple[str, ...] = ()) -> SourceLoc | None:
-    """The innermost frame that is not symnb's own code (nor in skip_dirs)."""
+def user_frame(skip_dirs: tuple[str, ...] = ()):
+    """The innermost frame that is not symnb's own code (nor in skip_dirs), or None."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not name.startswith(_PACKAGE_DIR) and not name.startswith(skip_dirs or ("\0",)):
-            return SourceLoc(name, frame.f_lineno)
+            return frame
         frame = frame.f_back
     return None
+
+
+def user_location(skip_dirs: tuple[str, ...] = ()) -> SourceLoc | None:
+    """The file and line of :func:`user_frame`."""
+    frame = user_frame(skip_dirs)
+    return None if frame is None else SourceLoc(frame.f_code.co_filename, frame.f_lineno)

@@ -51,6 +51,21 @@ class TensorMethods:
     __neg__, __pos__ = _unary("neg"), _unary("pos")
     __abs__, __invert__ = _unary("abs"), _unary("invert")
 
+    # -- NumPy's protocols: np.exp(x), np.dot(x, W) build symnb ops (symnb.ops.numpy_api) ----
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return hook("numpy").ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return hook("numpy").function(func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        """No value exists before the function runs: never an object array."""
+        raise TypeError(
+            f"{self.describe()} is symbolic and has no value until the function runs; "
+            "compile it with sn.function (or call .eval({...})) to get an array, or build "
+            "symbolic arrays with sn.stack / sn.concatenate"
+        )
+
     @property
     def ndim(self) -> int:
         return self.type.ndim
@@ -99,8 +114,8 @@ class TensorMethods:
     def min(self, axis=None, keepdims=False):
         return _ops().min(self, axis=axis, keepdims=keepdims)
 
-    def reshape(self, *shape):
-        return _ops().reshape(self, shape[0] if len(shape) == 1 else shape)
+    def reshape(self, *shape, ndim=None):
+        return _ops().reshape(self, shape[0] if len(shape) == 1 else shape, ndim=ndim)
 
     def transpose(self, *axes):
         return _ops().transpose(self, axes[0] if len(axes) == 1 else (axes or None))

@@ -12,7 +12,7 @@ from symnb.core.hooks import hook
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
-from symnb.errors import DTypeError, InputError, ShapeError
+from symnb.errors import DTypeError, InputShapeError, ShapeError
 
 _ids = itertools.count()
 
@@ -46,9 +46,13 @@ class Variable(TensorMethods):
         return self.name or f"<{self.type}>"
 
     def __bool__(self):
+        """``if x > 0:`` cannot branch on a value that exists only when the function runs."""
+        loc = user_location()
         raise TypeError(
-            f"the truth value of symbolic {self!r} is unknown until it runs; "
-            "use sn.where / sn.ifelse for symbolic conditions"
+            f"`if`, `while`, `and`, `or` and `not` need a truth value, but {self.describe()} "
+            "is symbolic: its value is unknown until the function runs"
+            "\n  hint: choose elementwise with sn.where(cond, a, b) (also spelled sn.switch); "
+            "symnb has no symbolic ifelse yet" + ("" if loc is None else f"\n  at {loc}")
         )
 
     def clone(self) -> Variable:
@@ -149,7 +153,7 @@ class SharedVariable(Variable):
     def _check(self, array, what):
         shape = self.type.shape
         if array.ndim != len(shape) or not all(map(matches_value, shape, array.shape)):
-            raise InputError(
+            raise InputShapeError(
                 f"shared {self.describe()}: {what} has shape {array.shape}, "
                 f"which does not fit {format_shape(shape)}"
             )

@@ -20,6 +20,7 @@ import numpy as np
 from symnb.core import variable as _variable
 from symnb.core.graph import ancestors
 from symnb.core.op import Apply, NotDifferentiable
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import (
@@ -48,8 +49,9 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     for var in targets:
         check_wrt(var)
     first = uid_mark()
-    walk = ReverseWalk(_seeds(cost, known_grads), targets)
-    results = [walk.result(var, disconnected, return_disconnected) for var in targets]
+    with shape_warnings.quiet():  # the user saw the warnings of the graph being differentiated
+        walk = ReverseWalk(_seeds(cost, known_grads), targets)
+        results = [walk.result(var, disconnected, return_disconnected) for var in targets]
     tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 

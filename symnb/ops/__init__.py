@@ -137,6 +137,7 @@ from symnb.ops.nnet import (  # noqa: F401
     softmax,
     softmax_cross_entropy,
 )
+from symnb.ops.numpy_api import NumpyDispatch as _NumpyDispatch
 from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     all,
     any,
@@ -157,4 +158,5 @@ from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # n
 from symnb.ops.sort import argsort, sort  # noqa: F401
 
 _hooks.register("ops", _sys.modules[__name__])
+_hooks.register("numpy", _NumpyDispatch(_sys.modules[__name__]))
 _hooks.register("index_update", _IndexUpdate)

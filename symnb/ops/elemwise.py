@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core import dims as _dims
 from symnb.core.dims import DimMismatch, broadcast_dims, format_dim
 from symnb.core.op import Op
 from symnb.core.shapes import hints as shape_hints
+from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Variable, as_variable
@@ -52,6 +54,9 @@ class Elemwise(Op):
     nin = 2
     impl = None
     scalar_op: str | None = None  # the kernel description's scalar op (see ``scalar``)
+
+    def axis_sources(self, node):
+        return shape_roles.broadcast_sources(node)
 
     def infer_types(self, *inputs):
         if len(inputs) != self.nin:
@@ -94,6 +99,12 @@ class _Logical(Elemwise):
 
 
 # -- arithmetic ----------------------------------------------------------------------------
+def _size_arithmetic(fn, node, size_of):
+    """``x.shape[0] * 2`` as a dim: the dims arithmetic of the operands' sizes."""
+    sizes = [size_of(v) for v in node.inputs]
+    return None if any(d is None for d in sizes) else fn(*sizes)
+
+
 class Add(Elemwise):
     """x + y."""
 
@@ -101,6 +112,9 @@ class Add(Elemwise):
 
     def grad_elem(self, inputs, output, gz):
         return [gz, gz]
+
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.add, node, size_of)
 
 
 class Sub(Elemwise):
@@ -111,6 +125,9 @@ class Sub(Elemwise):
     def grad_elem(self, inputs, output, gz):
         return [gz, -gz]
 
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.sub, node, size_of)
+
 
 class Mul(Elemwise):
     """x * y."""
@@ -120,6 +137,9 @@ class Mul(Elemwise):
     def grad_elem(self, inputs, output, gz):
         x, y = inputs
         return [gz * y, gz * x]
+
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.mul, node, size_of)
 
 
 class TrueDiv(Elemwise):
@@ -139,6 +159,9 @@ class FloorDiv(Elemwise):
 
     def grad_elem(self, inputs, output, gz):
         return [gz * 0, gz * 0]
+
+    def symbolic_size(self, node, size_of):
+        return _size_arithmetic(_dims.floordiv, node, size_of)
 
 
 class Mod(Elemwise):
@@ -510,6 +533,9 @@ class Cast(Elemwise):
 
     def out_dtype(self, inputs):
         return np.dtype(self.dtype)
+
+    def symbolic_size(self, node, size_of):
+        return size_of(node.inputs[0]) if np.dtype(self.dtype).kind in "iu" else None
 
     def perform(self, x):
         return np.asarray(x).astype(self.dtype)

@@ -29,7 +29,7 @@ from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.elemwise import fit_gradient
-from symnb.ops.shape import reshape
+from symnb.ops.shape import Shape, axis_size, reshape
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -285,6 +285,14 @@ class Subtensor(_Indexing):
 
     functions = ("getitem",)
 
+    def symbolic_size(self, node, size_of):
+        """``y.shape[k]`` is y's dim k (named, fixed, or y's own unknown size there)."""
+        source = node.inputs[0].owner
+        if source is None or not isinstance(source.op, Shape) or len(self.spec) != 1:
+            return None
+        kind, k = self.spec[0]
+        return axis_size(source.inputs[0], k) if kind == "int" and k != SYM else None
+
 
 class AdvancedSubtensor(_Indexing):
     """``x[index]`` with integer arrays or boolean masks (a mask's result dim is unknown)."""
@@ -473,20 +481,40 @@ def getitem(x, index) -> Variable:
     return _read_op(spec)(x, *inputs)
 
 
-def set_subtensor(x, index, v) -> Variable:
-    """x with ``x[index] = v`` (NumPy assignment; v broadcasts); x itself is unchanged."""
+def set_subtensor(x, index, v=None) -> Variable:
+    """x with ``x[index] = v`` (NumPy assignment; v broadcasts); x itself is unchanged.
+    Theano's spelling ``set_subtensor(x[index], v)`` builds the same node."""
     return _update(x, index, v, True)
 
 
-def inc_subtensor(x, index, v) -> Variable:
-    """x with ``x[index] += v``; repeated indices accumulate, as ``np.add.at``."""
+def inc_subtensor(x, index, v=None) -> Variable:
+    """x with ``x[index] += v``; repeated indices accumulate, as ``np.add.at``. Theano's
+    spelling ``inc_subtensor(x[index], v)`` builds the same node."""
     return _update(x, index, v, False)
 
 
 def _update(x, index, v, set_instead):
     x = as_variable(x)
-    spec, inputs = _located(parse_index, x, index)
+    if v is None:  # Theano's spelling: the value came second
+        x, spec, inputs, v = _theano_spelling(x, index, set_instead)
+    else:
+        spec, inputs = _located(parse_index, x, index)
     return IncSubtensor(spec, set_instead)(x, as_variable(v), *inputs)
+
+
+def _theano_spelling(view, v, set_instead):
+    """``(x, spec, index inputs, v)`` from ``x[index]``, the first argument of the two-argument
+    form; anything but an indexing result is an error that shows both spellings."""
+    node = view.owner
+    if node is None or not isinstance(node.op, (Subtensor, AdvancedSubtensor)):
+        name = "set_subtensor" if set_instead else "inc_subtensor"
+        raise _at_user_line(
+            TypeError(
+                f"{name}(x[index], v) takes an indexed variable first, got {view.describe()}; "
+                f"write {name}(x[index], v) or {name}(x, index, v)"
+            )
+        )
+    return node.inputs[0], node.op.spec, list(node.inputs[1:]), v
 
 
 def take(x, indices, axis=None) -> Variable:

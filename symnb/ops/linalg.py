@@ -46,6 +46,19 @@ class Matmul(Op):
         shape = batch + xs[-2:-1] + (ys[-1:] if len(ys) > 1 else ())
         return [TensorType(probe_dtype(self, np.matmul, [x, y]), shape)]
 
+    def axis_sources(self, node):
+        """Rows come from x, columns from y, the broadcast batch axes from both."""
+        x, y = node.inputs
+        n = node.outputs[0].type.ndim
+        tail = [[(0, x.type.ndim - 2)]] if x.type.ndim > 1 else []
+        tail += [[(1, y.type.ndim - 1)]] if y.type.ndim > 1 else []
+        lead = n - len(tail)
+        out = []
+        for k in range(lead):
+            pairs = [(i, k - lead + v.type.ndim - 2) for i, v in enumerate((x, y))]
+            out.append([(i, a) for i, a in pairs if a >= 0])
+        return out + tail
+
     def perform(self, x, y):
         return np.matmul(x, y)
 

@@ -33,6 +33,9 @@ class _AlongAxis(Op):
     def __init__(self, axis: int):
         self.axis = axis
 
+    def axis_sources(self, node):
+        return [[(0, k)] for k in range(node.inputs[0].type.ndim)]
+
     def infer_types(self, x):
         if x.type.dtype.kind == "b":
             raise DTypeError(f"{self.op_name()}: {x.describe()} is boolean; cast it first")
@@ -168,6 +171,9 @@ def _check_labels(p, labels, axis):
             f"categorical_crossentropy: integer labels {labels.describe()} must have the shape "
             f"of {p.describe()} without axis {axis}, i.e. {format_shape(rows)}"
         )
+    row_axes = [a for a in range(p.type.ndim) if a != axis]
+    for label_axis, p_axis in enumerate(row_axes):  # labels (batch,) against p (32, 10)
+        shape_warnings.pinned_hook("categorical_crossentropy", labels, label_axis, p, p_axis)
 
 
 def _check_same_shape(p, t):

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from symnb.core.dims import exact_div, format_shape, is_known, product, provably_differ
+from symnb.core.dims import exact_div, format_shape, is_known, names_in, product, provably_differ
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
@@ -46,6 +46,9 @@ class DimShuffle(Op):
 
     def __init__(self, order):
         self.order = tuple(order)
+
+    def axis_sources(self, node):
+        return [[] if a == "x" else [(0, a)] for a in self.order]
 
     def output_label(self, node):
         """``W.T`` for the transpose of a matrix named ``W``."""
@@ -89,9 +92,11 @@ def _shuffled(g, order):
 
 
 class Reshape(Op):
-    """Reshape to ``target``: ints, at most one ``-1``, and names of the input's own dims.
+    """Reshape to ``target``: ints, at most one ``-1``, names of the input's own dims, and
+    ``None`` for a size given as an extra int scalar input (``x.shape[0]``, ``n * 2``).
 
-    ``name_axes`` says where each named target dim is in the input, to size it at run time.
+    ``name_axes`` says where each named target dim is in the input, to size it at run time;
+    the static dim of a given size is what its graph says (``x.shape[0]`` is ``batch``).
     """
 
     dtype_rule = "x's dtype"
@@ -100,41 +105,97 @@ class Reshape(Op):
     def __init__(self, target, name_axes=()):
         self.target, self.name_axes = tuple(target), tuple(name_axes)
 
-    def infer_types(self, x):
+    def infer_types(self, x, *sizes):
+        target = self._static_target(x, sizes)
+        if list(target).count(-1) > 1:
+            raise ShapeError(f"reshape: at most one -1 in {format_shape(_public(target))}")
+        own = tuple(axis_size(x, k) for k in range(x.type.ndim))
+        shape = _public(_out_shape(own, target, x.type.shape))
+        shape_warnings.reshape_hook(x, _public(target), shape)
+        return [x.type.with_shape(shape)]
+
+    def axis_sources(self, node):
+        """The leading axis is kept when the target's first size is x's first dim."""
+        x, *sizes = node.inputs
+        target = self._static_target(x, sizes)
+        kept = bool(target) and x.type.ndim > 0 and target[0] == axis_size(x, 0)
+        return [[(0, 0)] if kept and k == 0 else [] for k in range(len(target))]
+
+    def _static_target(self, x, sizes) -> tuple:
+        """The target with each given size replaced by the dim it stands for."""
         names = [d for d in x.type.shape if isinstance(d, str)]
         for d in self.target:
             if isinstance(d, str) and d not in names:
                 raise ShapeError(f"reshape: {d!r} is not a named dim of {x.describe()}")
-        if list(self.target).count(-1) > 1:
-            raise ShapeError(f"reshape: at most one -1 in {self.target}")
-        shape = self._out_shape(x.type.shape)
-        shape_warnings.reshape_hook(x, self.target, shape)
-        return [x.type.with_shape(shape)]
+        if len(sizes) != self.target.count(None):
+            raise ShapeError(f"reshape: {self.target} needs one size input per None")
+        given = iter(_size_of_input(v) for v in sizes)
+        return tuple(next(given) if d is None else d for d in self.target)
 
-    def _out_shape(self, shape):
-        total = product(shape)
-        known = product(d for d in self.target if d != -1)
-        if -1 not in self.target:
-            if None not in (total, known) and provably_differ(total, known):
-                raise ShapeError(
-                    f"reshape: cannot reshape {format_shape(shape)} ({total} elements) "
-                    f"into {format_shape(self.target)} ({known} elements)"
-                )
-            return self.target
-        fill = None if None in (total, known) else exact_div(total, known)
-        if fill is None and is_known(total) and is_known(known):
-            raise ShapeError(
-                f"reshape: {format_shape(shape)} ({total} elements) does not split "
-                f"into {format_shape(self.target)}"
-            )
-        return tuple(fill if d == -1 else d for d in self.target)
-
-    def perform(self, x):
-        axes = dict(self.name_axes)
-        return np.reshape(x, [x.shape[axes[d]] if isinstance(d, str) else d for d in self.target])
+    def perform(self, x, *sizes):
+        axes, given = dict(self.name_axes), iter(sizes)
+        shape = [int(next(given)) if d is None else d for d in self.target]
+        return np.reshape(x, [x.shape[axes[d]] if isinstance(d, str) else d for d in shape])
 
     def grad(self, inputs, outputs, output_grads):
-        return [reshape_like(output_grads[0], inputs[0])]
+        return [reshape_like(output_grads[0], inputs[0])] + [None] * (len(inputs) - 1)
+
+
+def _out_shape(shape, target, shown):
+    """The result shape; a ShapeError where the element counts provably differ (``shown`` is
+    x's shape as users see it, ``shape`` names its unknown dims, see :func:`axis_size`)."""
+    target_shown = format_shape(_public(target))
+    total = product(shape)
+    known = product(d for d in target if d != -1)
+    if -1 not in target:
+        if None not in (total, known) and provably_differ(total, known):
+            raise ShapeError(
+                f"reshape: cannot reshape {format_shape(shown)} ({total} elements) "
+                f"into {target_shown} ({known} elements)"
+            )
+        return target
+    fill = None if None in (total, known) else exact_div(total, known)
+    if fill is None and is_known(total) and is_known(known):
+        raise ShapeError(
+            f"reshape: {format_shape(shown)} ({total} elements) does not split into {target_shown}"
+        )
+    return tuple(fill if d == -1 else d for d in target)
+
+
+_UNKNOWN = "_unknown_"  # the prefix of the private name of one variable's unknown dim
+
+
+def axis_size(x: Variable, axis: int):
+    """x's dim ``axis``; an unknown one gets a name private to x and that axis, so that
+    ``reshape(x, (x.shape[0], -1))`` of an ``(?, 28, 28)`` x can still infer ``(?, 784)``."""
+    if not -x.type.ndim <= axis < x.type.ndim:
+        return None
+    d = x.type.shape[axis]
+    return f"{_UNKNOWN}{x.uid}_{axis % x.type.ndim}" if d is None else d
+
+
+def _public(dims) -> tuple:
+    """Dims with every private unknown name (and what is computed from one) back to None."""
+    return tuple(None if any(n.startswith(_UNKNOWN) for n in names_in(d)) else d for d in dims)
+
+
+def size_dim(var: Variable):
+    """The dim an int scalar stands for: its value for a constant, ``batch`` for
+    ``x.shape[0]`` when x's first dim is named so (each op says, through
+    :meth:`Op.symbolic_size`); None when the graph does not know it."""
+    if isinstance(var, Constant):
+        value = var.value
+        return int(value) if value.ndim == 0 and value.dtype.kind in "iu" else None
+    node = var.owner
+    return None if node is None else node.op.symbolic_size(node, size_dim)
+
+
+def _size_of_input(var: Variable):
+    """A given size as a dim of the result; a negative or odd one is unknown."""
+    if var.type.ndim != 0 or var.type.dtype.kind not in "iu":
+        raise ShapeError(f"reshape: a size must be an integer scalar, not {var.describe()}")
+    d = size_dim(var)
+    return None if isinstance(d, int) and d < 0 else d
 
 
 class _LikeOp(Op):
@@ -215,14 +276,62 @@ def squeeze(x, axis=None) -> Variable:
     return DimShuffle(tuple(i for i in range(x.type.ndim) if i not in drop))(x)
 
 
-def reshape(x, newshape) -> Variable:
-    """Reshape; ``newshape`` may hold one -1 and names of x's dims (``("batch", 784)``)."""
+def reshape(x, newshape, ndim=None) -> Variable:
+    """Reshape; ``newshape`` may hold one -1, names of x's dims (``("batch", 784)``) and
+    symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
+    ``ndim`` (Theano's) is checked against the length of ``newshape``."""
     x = as_variable(x)
-    if isinstance(newshape, (numbers.Integral, str)):
-        newshape = (newshape,)
-    target = tuple(d if isinstance(d, str) else int(d) for d in newshape)
+    entries = _shape_entries(newshape)
+    if ndim is not None and ndim != len(entries):
+        raise _located(ShapeError(f"reshape: ndim={ndim} but the target has {len(entries)} dims"))
+    target, sizes = [], []
+    for d in entries:
+        d = _static_entry(x, d)
+        if isinstance(d, Variable):
+            sizes.append(d)
+            d = None
+        target.append(d)
     names = {d: i for i, d in reversed(list(enumerate(x.type.shape))) if isinstance(d, str)}
-    return Reshape(target, tuple((d, names[d]) for d in target if d in names))(x)
+    return Reshape(tuple(target), tuple((d, names[d]) for d in target if d in names))(x, *sizes)
+
+
+def _shape_entries(newshape) -> list:
+    """The entries of a target shape: a tuple/list, one size, or a 1-d int vector."""
+    if isinstance(newshape, (numbers.Integral, str)):
+        return [newshape]
+    if isinstance(newshape, Variable) and newshape.type.ndim == 0:
+        return [newshape]
+    if isinstance(newshape, Variable):
+        length = newshape.type.shape[0] if newshape.type.ndim == 1 else None
+        if not isinstance(length, int):
+            raise _located(
+                ShapeError(
+                    f"reshape: the target shape {newshape.describe()} must be a 1-d vector "
+                    "of known length (or a tuple of sizes)"
+                )
+            )
+        return [newshape[i] for i in range(length)]
+    return list(newshape)
+
+
+def _static_entry(x, d):
+    """An int or a name of x's dims where the entry is one (also ``x.shape[1]`` when that dim
+    is fixed or named), else the size variable, which becomes an input of the node."""
+    if isinstance(d, str) or isinstance(d, numbers.Integral) and not isinstance(d, bool):
+        return d if isinstance(d, str) else int(d)
+    if not isinstance(d, Variable):
+        raise _located(
+            ShapeError(f"reshape: a size is an int, a dim name or an int scalar, not {d!r}")
+        )
+    static = _public([size_dim(d)])[0]
+    if (
+        isinstance(static, int)
+        and static >= 0
+        or isinstance(static, str)
+        and static in x.type.shape
+    ):
+        return static
+    return d
 
 
 def reshape_like(g, like) -> Variable:

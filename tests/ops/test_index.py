@@ -247,3 +247,32 @@ def test_update_gradients_wrt_x_and_v(index, vshape, set_instead, rng):
 def case_has_repeats(index):
     arrays = [i for i in index if isinstance(i, np.ndarray) and i.dtype.kind in "iu"]
     return any(len(np.unique(i)) < i.size for i in arrays)
+
+
+@pytest.mark.parametrize(
+    "index", [(slice(1, 3),), ([0, 2],), ([0, 0],), (1, slice(None, 2)), (np.array([1, 3]), 0)]
+)
+@pytest.mark.parametrize("set_instead", [True, False])
+def test_theano_spelling_builds_the_same_update(index, set_instead, rng):
+    """``set_subtensor(x[index], v)`` (Theano) equals ``set_subtensor(x, index, v)``."""
+    update = sn.set_subtensor if set_instead else sn.inc_subtensor
+    a = random_array(rng, (4, 3), "float64")
+    want = a.copy()
+    v = random_array(rng, np.shape(want[index]), "float64")
+    if set_instead:
+        want[index] = v
+    else:
+        np.add.at(want, index, v)
+    x, w = sn.tensor("x", shape=(4, 3)), sn.tensor("w", shape=v.shape)
+    theano, numpy_style = update(x[index], w), update(x, index, w)
+    assert theano.owner.op == numpy_style.owner.op
+    np.testing.assert_allclose(sn.function([x, w], theano)(a, v), want)
+
+
+def test_theano_spelling_needs_an_indexed_variable():
+    x, v = sn.tensor("x", shape=(4, 3)), sn.tensor("v", shape=(3,))
+    with pytest.raises(TypeError) as info:
+        sn.inc_subtensor(x * 2, v)  # <- not indexed
+    message = str(info.value)
+    assert "inc_subtensor(x[index], v) takes an indexed variable first" in message
+    assert "inc_subtensor(x, index, v)" in message and "test_index.py, line" in message

@@ -5,7 +5,7 @@ import pytest
 from scipy import special
 
 import symnb as sn
-from tests.opt.util import compile_pair, fired
+from tests.opt.util import assert_same_values, compile_pair, fired
 
 STABLE = "stable"
 
@@ -112,3 +112,76 @@ def test_softmax_gradient_near_misses():
     assert fired([x, h], e * (g - sn.sum(g * e, axis=1, keepdims=True)), STABLE) == {}
     g = h * sm  # no division to remove
     assert fired([x, h], sm * (g - sn.sum(g * sm, axis=1, keepdims=True)), STABLE) == {}
+
+
+Z_SATURATED = np.array([100.0, -100.0, 100.0, -100.0, 20.0, -20.0, 0.3, -1.7], "float32")
+T_BINARY = np.array([0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.25, 1.0], "float32")
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+@pytest.mark.parametrize("mode", ["fast", "stable"])
+def test_binary_crossentropy_of_a_saturated_sigmoid_has_finite_loss_and_gradient(mode, backend):
+    z, t = sn.vector("z", dtype="float32"), sn.vector("t", dtype="float32")
+    loss = sn.mean(sn.binary_crossentropy(sn.sigmoid(z), t))
+    outputs = [loss, sn.grad(loss, z)]
+    f = sn.function([z, t], outputs, optimize=mode, backend=backend)
+    got_loss, got_grad = f(Z_SATURATED, T_BINARY)
+    z64, t64 = Z_SATURATED.astype("float64"), T_BINARY.astype("float64")
+    want_loss = np.mean(np.logaddexp(0, z64) - z64 * t64)  # softplus(z) - z t
+    want_grad = (special.expit(z64) - t64) / len(z64)
+    np.testing.assert_allclose(got_loss, want_loss, rtol=1e-6)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5, atol=1e-7)
+    counts = f.rewrites.counts()
+    assert counts["log_one_minus_sigmoid"] == 1 and counts["log_sigmoid"] == 1
+    assert counts["sigmoid_grad_without_division"] == 1
+    with np.errstate(all="ignore"):
+        naive_loss, naive_grad = sn.function([z, t], outputs, optimize="none")(
+            Z_SATURATED, T_BINARY
+        )
+    assert not np.isfinite(naive_loss) and np.isnan(naive_grad).any()  # what the rules fix
+
+
+@pytest.mark.parametrize(
+    "build, rule",
+    [
+        (lambda x: sn.log(1 - sn.sigmoid(x)), "log_one_minus_sigmoid"),
+        (lambda x: sn.log1p(-sn.sigmoid(x)), "log1p_of_minus_sigmoid"),
+    ],
+)
+def test_log_of_one_minus_sigmoid_is_minus_softplus(build, rule):
+    x = sn.vector("x", dtype="float32")
+    values = np.array([-100.0, -3.0, 0.0, 2.5, 20.0, 100.0], "float32")
+    loss = build(x).sum()
+    naive, (value, grad), counts = _both([x], [build(x), sn.grad(loss, x)], [values])
+    assert counts[rule] == 1 and counts["sigmoid_grad_without_division"] == 1
+    assert np.isneginf(naive[0][-1]) and np.isnan(naive[1][-1])
+    want = special.log_expit(-values.astype("float64"))
+    np.testing.assert_allclose(value, want, rtol=1e-6, atol=1e-40)  # float32 denormals
+    want = -special.expit(values.astype("float64"))
+    np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-40)
+
+
+def test_the_gradient_of_log_sigmoid_is_finite_where_sigmoid_underflows():
+    x = sn.vector("x")
+    values = np.array([-1000.0, -2.0, 3.0])
+    naive, good, counts = _both([x], sn.grad(sn.log(sn.sigmoid(x)).sum(), x), [values])
+    assert counts["sigmoid_grad_without_division"] == 1 and np.isnan(naive[0])
+    np.testing.assert_allclose(good, special.expit(-values), rtol=1e-12)
+
+
+def test_sigmoid_rules_keep_values_on_ordinary_inputs(rng):
+    z, t = sn.matrix("z"), sn.matrix("t")
+    loss = sn.sum(sn.binary_crossentropy(sn.sigmoid(z), t) * (z + 2))
+    values = [rng.normal(size=(3, 4)), rng.uniform(size=(3, 4))]
+    assert_same_values([z, t], [loss, sn.grad(loss, z)], values, STABLE, rtol=1e-10)
+    sn.check_grad(lambda a: sn.log(1 - sn.sigmoid(a)).sum() * 3, [values[0]])
+
+
+def test_sigmoid_near_misses():
+    x, h = sn.vector("x"), sn.vector("h")
+    s = sn.sigmoid(x)
+    assert fired([x], sn.log(2 - s), STABLE) == {}
+    assert fired([x], sn.log(1 - sn.tanh(x)), STABLE) == {}
+    assert fired([x], sn.log1p(s), STABLE) == {}
+    assert "sigmoid_grad_without_division" not in fired([x, h], h * s * (1 - s), STABLE)
+    assert "sigmoid_grad_without_division" not in fired([x, h], (h / x) * s * (1 - s), STABLE)

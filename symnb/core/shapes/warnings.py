@@ -26,7 +26,8 @@ from symnb.core.dims import (
     product,
     unify,
 )
-from symnb.core.source import user_location
+from symnb.core.shapes.roles import batch_origin
+from symnb.core.source import user_frame, user_location
 from symnb.errors import ShapeWarning
 
 #: Dim names that mean "one row per example": an op that mixes along them mixes examples.
@@ -48,8 +49,10 @@ class LossTrailingOneWarning(ShapeWarning):
 
 
 class SuspiciousAxisWarning(ShapeWarning):
-    """softmax, log_softmax or argmax over an axis named like the batch (it mixes examples) or
-    of length 1 (softmax is then always 1, argmax always 0): usually the wrong ``axis``."""
+    """softmax, log_softmax or argmax over the batch axis (it mixes examples) or an axis of
+    length 1 (softmax is then always 1, argmax always 0): usually the wrong ``axis``. The batch
+    is found by its role, the leading dim of the data inputs, whatever its name (``batch``,
+    ``n``, ``samples`` or unknown; see ``core/shapes/roles.py``)."""
 
 
 class ReshapeSplitsDimWarning(ShapeWarning):
@@ -82,6 +85,7 @@ CATEGORIES = (
 _quiet_depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_quiet", default=0)
 _loss_line = None  # where the last LossTrailingOneWarning pointed
 _registries: dict[str, dict] = {}
+_said = [None, None, set()]  # the user's frame and line that warned last, and what it said
 
 
 @contextlib.contextmanager
@@ -98,11 +102,14 @@ def emit(category: type[ShapeWarning], message: str) -> None:
     """Warn at the user's line (the first frame outside symnb), once per line and message.
 
     A loss that warned about its operands' shapes silences the broadcast warnings its own
-    arithmetic raises for the same line (one bug, one message)."""
+    arithmetic raises for the same line (one bug, one message); several nodes of one line
+    that find the same thing (a name pinned by two ops) warn once, whatever the filters."""
     global _loss_line
     loc = user_location()
     line = None if loc is None else (loc.filename, loc.lineno)
     if _quiet_depth.get() or category is BroadcastOuterWarning and line == _loss_line:
+        return
+    if _said_already(category, message):
         return
     if category is LossTrailingOneWarning:
         _loss_line = line
@@ -111,6 +118,19 @@ def emit(category: type[ShapeWarning], message: str) -> None:
         return
     registry = _registries.setdefault(loc.filename, {})
     warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)
+
+
+def _said_already(category, message) -> bool:
+    """True when the user's line now running already gave this warning (under any filter,
+    "always" included); the frame is kept, not its id, so a new call is never mistaken for it."""
+    frame = user_frame()
+    if frame is None:
+        return False
+    if _said[0] is not frame or _said[1] != frame.f_lineno:
+        _said[:] = [frame, frame.f_lineno, set()]
+    said = (category, message) in _said[2]
+    _said[2].add((category, message))
+    return said
 
 
 def _may_equal(a, b) -> bool:
@@ -199,11 +219,34 @@ def _warn_pinned(op, var, axis, size) -> None:
 def reshape_hook(x, target: tuple, out_shape: tuple) -> None:
     """Called by ``Reshape`` once its output shape is known."""
     shape = x.type.shape
-    if -1 in target and _splits_named_dim(shape, target):
+    if _pins_leading_name(shape, out_shape):
+        _warn_reshape_pinned(x, target, out_shape)
+    elif -1 in target and _splits_named_dim(shape, target):
         emit(ReshapeSplitsDimWarning, _split_message(x, target))
     moved = _moved_name(shape, out_shape)
     if moved is not None:
         emit(ReshapeMovesDimWarning, _moved_message(x, out_shape, moved))
+
+
+def _pins_leading_name(shape, out_shape) -> bool:
+    """A named leading dim (the batch, usually) replaced by a fixed size: ``(batch, 28, 28)``
+    to ``(32, -1)`` hard-codes the batch size, and no dim of the result keeps the name."""
+    if not shape or not out_shape or not isinstance(shape[0], str):
+        return False
+    lead = out_shape[0]
+    return is_known(lead) and lead != 1 and not any(shape[0] in names_in(d) for d in out_shape)
+
+
+def _warn_reshape_pinned(x, target, out_shape) -> None:
+    name, var = x.type.shape[0], _name(x)
+    rest = "".join(f", {d}" for d in target[1:])
+    emit(
+        PinnedDimWarning,
+        f"reshape: named dim '{name}' (axis 0 of {x.describe()}) is replaced by the fixed size "
+        f"{out_shape[0]} in {format_shape(target)}, which works only when {name} is "
+        f"{out_shape[0]}\n  hint: keep the size symbolic: {var}.reshape(({var}.shape[0]{rest})) "
+        f'or {var}.reshape(("{name}"{rest}))',
+    )
 
 
 def _splits_named_dim(shape, target) -> bool:
@@ -251,8 +294,14 @@ def axis_hook(op, x, axis: int) -> None:
     if axis is None:
         return
     dim = x.type.shape[axis]
+    origin = batch_origin(x, axis)
     if dim == 1:
         why = "which has length 1 (the result does not depend on the values)"
+    elif origin is not None:
+        why = (
+            f"which holds the examples ({_dim_words(dim)}axis 0 of the data input "
+            f"{origin.describe()}), so it mixes different examples"
+        )
     elif isinstance(dim, str) and dim in BATCH_NAMES:
         why = f"named '{dim}', which mixes different examples"
     else:
@@ -262,6 +311,10 @@ def axis_hook(op, x, axis: int) -> None:
         f"{_op(op)}: over axis {axis} of {x.describe()}, {why}"
         f"\n  hint: the classes are usually the last axis (axis=-1)",
     )
+
+
+def _dim_words(dim) -> str:
+    return "" if dim is None else f"'{dim}', "
 
 
 # -- losses ---------------------------------------------------------------------------------

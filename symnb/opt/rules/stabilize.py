@@ -2,7 +2,8 @@
 
 ``log(1 + x) -> log1p(x)``, ``exp(x) - 1 -> expm1(x)``, ``log(softmax(x)) -> log_softmax(x)``
 (also through the indexing a cross-entropy does between them, so ``crossentropy(softmax(x),
-y)`` becomes ``-log_softmax(x)[y]``), ``log(sigmoid(x)) -> -softplus(-x)`` and
+y)`` becomes ``-log_softmax(x)[y]``), ``log(sigmoid(x)) -> -softplus(-x)``,
+``log(1 - sigmoid(x))`` and ``log1p(-sigmoid(x)) -> -softplus(x)`` and
 ``log(sum(exp(x))) -> logsumexp(x)``; and, in the gradient ``sn.grad`` built of a
 cross-entropy of a softmax, ``softmax(x) * (h / softmax(x) - ...)`` loses the division by a
 probability that may underflow to 0. They fire on floating-point values only: on integers
@@ -11,9 +12,10 @@ probability that may underflow to 0. They fire on floating-point values only: on
 
 from __future__ import annotations
 
-from symnb.ops.elemwise import Add, Exp, Log, Mul, Sigmoid, Sub, TrueDiv, neg
+from symnb.ops.broadcast import SumToLike
+from symnb.ops.elemwise import Add, Exp, Log, Mul, Neg, Sigmoid, Sub, TrueDiv, neg
 from symnb.ops.index import AdvancedSubtensor, IncAlongAxis, Subtensor, TakeAlongAxis
-from symnb.ops.math import expm1, log1p, softplus
+from symnb.ops.math import Log1p, expm1, log1p, softplus
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp, Sum
 from symnb.ops.shape import DimShuffle
@@ -51,6 +53,21 @@ def log_sigmoid(m):
     return _float_fit(m, neg(softplus(neg(m.x))))
 
 
+@rule("stabilize", Pattern(Log, Pattern(Sub, Const("one"), Pattern(Sigmoid, "x"))))
+def log_one_minus_sigmoid(m):
+    """log(1 - sigmoid(x)) -> -softplus(x): the second half of a binary cross-entropy, which
+    is log(0) = -inf once sigmoid(x) rounds to 1 (x > 17 in float32)."""
+    if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x)):
+        return None
+    return _float_fit(m, neg(softplus(m.x)))
+
+
+@rule("stabilize", Pattern(Log1p, Pattern(Neg, Pattern(Sigmoid, "x"))))
+def log1p_of_minus_sigmoid(m):
+    """log1p(-sigmoid(x)) -> -softplus(x)"""
+    return _float_fit(m, neg(softplus(m.x)))
+
+
 @rule("stabilize", Pattern(Log, Pattern(Sum, Pattern(Exp, "x"), name="total")))
 def logsumexp_of_exp(m):
     """log(sum(exp(x), axis)) -> logsumexp(x, axis)"""
@@ -72,6 +89,62 @@ def log_softmax_of_softmax(m):
     for node in reversed(chain):
         new = node.op(new, *node.inputs[1:])
     return new if m.out.type.is_float and fits(m.out, new) else None
+
+
+SIGMOID_GRAD = Pattern(
+    Mul,
+    Pattern(Mul, "q", Pattern(Sigmoid, "z", name="s"), commutative=True),
+    Pattern(Sub, Const("one"), "s", name="u"),
+    commutative=True,
+)
+
+
+@rule("stabilize", SIGMOID_GRAD)
+def sigmoid_grad_without_division(m):
+    """q * s * (1 - s) with q = h / s or h / (1 - s) (through neg, sums and sum_to_like)
+    -> h * (1 - s) or h * s, where s = sigmoid(z): the gradient of log(sigmoid(z)) and of
+    log(1 - sigmoid(z)) (a binary cross-entropy) stays finite where s rounds to 0 or 1."""
+    if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.s)):
+        return None
+    new = _times_sigmoid_grad(m.q, m.s, m.u)
+    return new if new is not None and fits(m.out, new) else None
+
+
+def _times_sigmoid_grad(q, s, u):
+    """q * s * u with the division by s or u inside q cancelled; None when there is none."""
+    node = q.owner
+    if node is None:
+        return None
+    op, args = node.op, node.inputs
+    if isinstance(op, TrueDiv) and args[1] is s:
+        return args[0] * u
+    if isinstance(op, TrueDiv) and _is_one_minus(args[1], s, u):
+        return args[0] * s
+    if isinstance(op, Neg):
+        inner = _times_sigmoid_grad(args[0], s, u)
+        return None if inner is None else neg(inner)
+    if isinstance(op, SumToLike) and args[1] is s:  # s and u have like's shape: they commute
+        inner = _times_sigmoid_grad(args[0], s, u)
+        return None if inner is None else op(inner, s)
+    if isinstance(op, (Add, Sub)):
+        parts = [_times_sigmoid_grad(a, s, u) for a in args]
+        if all(p is None for p in parts):
+            return None
+        a, b = (a * s * u if p is None else p for a, p in zip(args, parts))
+        return a + b if isinstance(op, Add) else a - b
+    return None
+
+
+def _is_one_minus(d, s, u) -> bool:
+    """d is 1 - s: u itself, or 1 + (-s) (the divisor in the gradient of log1p(-s))."""
+    node = d.owner
+    if d is u or node is None or not isinstance(node.op, Add):
+        return d is u
+    for one, other in (node.inputs, node.inputs[::-1]):
+        minus = other.owner
+        if minus is not None and isinstance(minus.op, Neg) and minus.inputs[0] is s:
+            return is_filled_with(one, 1) and does_not_stretch(one, s)
+    return False
 
 
 SOFTMAX_GRAD = Pattern(

@@ -1,0 +1,139 @@
+"""NumPy's dispatch protocols on symbolic variables (``__array_ufunc__``,
+``__array_function__``): ``np.exp(x)``, ``np.dot(x, W)``, ``np.sum(x, axis=1)`` or
+``scipy.special.erf(x)`` build the symnb op of the same name in the catalogue; a NumPy function
+with none is an error that names what to write instead. NumPy never gets to make an object
+array of variables, whose error would appear a line later.
+
+The catalogue is the table: a NumPy name is looked up in :mod:`symnb.ops` (``np.tanh`` ->
+``sn.tanh``); :data:`ALIASES` lists only the NumPy names that symnb spells differently.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from symnb.core.source import user_location
+from symnb.core.variable import Variable
+
+#: NumPy (and SciPy) names of functions the catalogue has under another name
+ALIASES = {
+    "negative": "neg", "absolute": "abs", "fabs": "abs", "power": "pow", "multiply": "mul",
+    "subtract": "sub", "floor_divide": "floor_div", "remainder": "mod", "positive": "pos",
+    "true_divide": "true_div", "amax": "max", "amin": "min", "around": "round",
+    "ravel": "flatten", "expit": "sigmoid", "concat": "concatenate", "permute_dims": "transpose",
+}  # fmt: skip
+
+#: ``ufunc.reduce`` / ``ufunc.accumulate`` as the catalogue's reductions
+REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+#: what to write for NumPy functions the catalogue does not have
+INSTEAD = {
+    "logical_and": "& on boolean variables (sn.bitwise_and)",
+    "logical_or": "| on boolean variables (sn.bitwise_or)",
+    "logical_not": "~ on a boolean variable (sn.invert)",
+    "nonzero": "sn.where(mask, x, 0): the size of nonzero's result depends on the values",
+    "argwhere": "sn.where(mask, x, 0): the size of argwhere's result depends on the values",
+    "unique": "nothing symbolic: the size of unique's result depends on the values",
+    "ndim": "x.ndim",
+    "size": "sn.prod(x.shape)",
+    "copy": "x itself: symbolic variables are never modified in place",
+    "isclose": "sn.abs(a - b) <= atol + rtol * sn.abs(b)",
+    "allclose": "sn.all(sn.abs(a - b) <= atol + rtol * sn.abs(b))",
+    "append": "sn.concatenate",
+    "hstack": "sn.concatenate(..., axis=1) (axis=0 for vectors)",
+    "vstack": "sn.concatenate(..., axis=0)",
+    "atleast_2d": "sn.expand_dims",
+    "swapaxes": "x.swapaxes(a, b)",
+}
+
+
+class NumpyDispatch:
+    """Answers NumPy's protocols for the variables of one op catalogue (a module)."""
+
+    def __init__(self, catalogue):
+        self.catalogue = catalogue
+
+    def symnb_name(self, numpy_name: str) -> str | None:
+        """The catalogue's name for a NumPy function, or None when it has none."""
+        name = ALIASES.get(numpy_name, numpy_name)
+        found = getattr(self.catalogue, name, None)
+        return name if callable(found) and not name.startswith("_") else None
+
+    def ufunc(self, ufunc, method: str, inputs: tuple, kwargs: dict):
+        """``np.add(x, 1)``, ``np.exp(x)``, ``np.add.reduce(x, axis=0)``, ..."""
+        name = ufunc.__name__
+        if "out" in kwargs:
+            raise _error(
+                f"{_spelled(ufunc)}(..., out=...) cannot write a symbolic result into an array; "
+                "use the variable it returns"
+            )
+        if method == "__call__":
+            return self._call(name, inputs, kwargs, _spelled(ufunc))
+        table = {"reduce": REDUCE, "accumulate": ACCUMULATE}.get(method, {})
+        if name in table:  # NumPy's default axis is 0 here
+            x, *rest = inputs
+            axis = rest[0] if rest else kwargs.pop("axis", 0)
+            spelled = f"{_spelled(ufunc)}.{method}"
+            return self._call(table[name], (x,), {**kwargs, "axis": axis}, spelled)
+        raise _error(f"{_spelled(ufunc)}.{method} has no symnb equivalent for {_first(inputs)}")
+
+    def function(self, func, args: tuple, kwargs: dict):
+        """``np.dot(x, W)``, ``np.sum(x, axis=1)``, ``np.concatenate([a, b])``, ..."""
+        return self._call(func.__name__, args, kwargs, _spelled(func))
+
+    def _call(self, numpy_name: str, args, kwargs, spelled: str):
+        name = self.symnb_name(numpy_name)
+        if name is None:
+            instead = INSTEAD.get(numpy_name)
+            hint = f"use {instead}" if instead else "see docs/ops.md for the op catalogue"
+            raise _error(
+                f"{spelled} has no symnb equivalent for {_first(args)}\n  hint: {hint}, or "
+                "apply NumPy to the values the compiled function returns"
+            )
+        fn = getattr(self.catalogue, name)
+        _check_arguments(fn, name, spelled, args, kwargs)
+        return fn(*args, **kwargs)
+
+
+def _check_arguments(fn, name, spelled, args, kwargs) -> None:
+    """NumPy-only arguments (``dtype=``, ``where=``) are an error naming sn.<name>."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # an op instance without a Python signature
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise _error(
+            f"{spelled} on symbolic variables builds sn.{name}{_plain(signature)}, "
+            f"which cannot take these arguments ({exc})"
+        ) from None
+
+
+def _plain(signature) -> str:
+    return str(signature.replace(return_annotation=inspect.Signature.empty))
+
+
+def _spelled(func) -> str:
+    """How the user wrote it: ``np.exp``, ``np.linalg.norm``, ``scipy.special.erf``."""
+    module = getattr(func, "__module__", None) or "numpy"
+    if module.startswith("numpy"):
+        inner = [p for p in module.split(".")[1:] if not p.startswith("_")]
+        return ".".join(["np", *inner, func.__name__])
+    return f"{module}.{func.__name__}"
+
+
+def _first(values) -> str:
+    """The first variable among the arguments, for the message."""
+    for v in values:
+        items = v if isinstance(v, (list, tuple)) else [v]
+        for item in items:
+            if isinstance(item, Variable):
+                return item.describe()
+    return "symbolic variables"
+
+
+def _error(message: str) -> TypeError:
+    loc = user_location()
+    return TypeError(message + ("" if loc is None else f"\n  at {loc}"))

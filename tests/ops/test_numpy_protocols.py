@@ -1,0 +1,105 @@
+"""NumPy functions on symbolic variables build symnb ops (``__array_ufunc__``,
+``__array_function__``); those without an equivalent are errors naming what to use; NumPy never
+makes an object array of variables."""
+
+import numpy as np
+import pytest
+from scipy import special
+
+import symnb as sn
+from symnb.ops import numpy_api
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, start=1) if marker in line)
+
+
+A = np.linspace(-2.0, 3.0, 12).reshape(3, 4)
+B = np.linspace(0.5, 1.5, 20).reshape(4, 5)
+
+# id -> a function applied both to NumPy arrays and to symbolic variables of their shapes
+CALLS = {
+    "dot": lambda a, b: np.dot(a, b),
+    "matmul operator from an array": lambda a, b: np.ones((5, 4)) @ a.T,
+    "exp": lambda a, b: np.exp(a),
+    "sum": lambda a, b: np.sum(a),
+    "sum axis": lambda a, b: np.sum(a, axis=1, keepdims=True),
+    "mean": lambda a, b: np.mean(a, axis=0),
+    "tanh": lambda a, b: np.tanh(a),
+    "maximum": lambda a, b: np.maximum(a, 0.5),
+    "where": lambda a, b: np.where(a > 0, a, -a),
+    "concatenate": lambda a, b: np.concatenate([a, a * 2], axis=1),
+    "add from an array": lambda a, b: np.arange(4.0) + a,
+    "negative": lambda a, b: np.negative(a),
+    "power": lambda a, b: np.power(a, 2),
+    "absolute": lambda a, b: np.abs(a),
+    "add.reduce (axis 0)": lambda a, b: np.add.reduce(a),
+    "multiply.accumulate": lambda a, b: np.multiply.accumulate(a, axis=1),
+    "transpose": lambda a, b: np.transpose(a),
+    "amax": lambda a, b: np.amax(a, axis=1),
+    "clip": lambda a, b: np.clip(a, -1, 1),
+    "linalg.norm": lambda a, b: np.linalg.norm(a),
+    "einsum": lambda a, b: np.einsum("ij,jk->ik", a, b),
+    "scipy expit": lambda a, b: special.expit(a),
+    "scipy erf": lambda a, b: special.erf(a),
+    "std": lambda a, b: np.std(a, axis=1, ddof=1),
+}
+
+
+@pytest.mark.parametrize("case", list(CALLS))
+def test_numpy_functions_build_the_symnb_op(case):
+    x, W = sn.tensor("x", shape=("batch", 4)), sn.shared(B, name="W")
+    out = CALLS[case](x, W)
+    assert isinstance(out, sn.Variable), type(out)
+    values = sn.function([x], out, backend="py")(A)
+    np.testing.assert_allclose(values, CALLS[case](A, B), rtol=1e-12)
+
+
+def test_np_dot_never_returns_an_object_array():
+    x = sn.tensor("x", shape=("batch", 784))
+    W = sn.shared(np.zeros((784, 10)), name="W")
+    h = np.dot(x, W)
+    assert isinstance(h, sn.Variable) and sn.infer_shape(h) == ("batch", 10)
+    assert h.owner is not None and (x @ W).owner.op == h.owner.op
+    with pytest.raises(TypeError, match="is symbolic and has no value until the function runs"):
+        np.asarray(x)
+
+
+@pytest.mark.parametrize(
+    "call, fragments",
+    [
+        (
+            lambda x: np.nonzero(x),  # <- no equivalent
+            ["np.nonzero has no symnb equivalent for 'x' (float64(batch, 4))", "sn.where"],
+        ),
+        (lambda x: np.fft.fft(x), ["np.fft.fft has no symnb equivalent", "docs/ops.md"]),
+        (lambda x: np.logical_and(x > 0, x < 1), ["np.logical_and", "sn.bitwise_and"]),
+        (
+            lambda x: np.sum(x, dtype="float32"),
+            ["np.sum on symbolic variables builds sn.sum(x, axis=None, keepdims=False)", "dtype"],
+        ),
+        (lambda x: np.exp(x, out=np.zeros((2, 4))), ["np.exp(..., out=...) cannot write"]),
+        (lambda x: np.logaddexp.outer(x, x), ["np.logaddexp.outer has no symnb equivalent"]),
+    ],
+)
+def test_numpy_functions_without_an_equivalent_say_what_to_use(call, fragments):
+    x = sn.tensor("x", shape=("batch", 4))
+    with pytest.raises(TypeError) as info:
+        call(x)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    assert "test_numpy_protocols.py, line" in message
+
+
+def test_the_table_is_the_catalogue():
+    """Every NumPy function whose name is in the catalogue dispatches to it; aliases only
+    cover NumPy's other spellings, and each points at a real op."""
+    dispatch = sn.core.hooks.hook("numpy")
+    shared = [n for n in dir(np) if callable(getattr(np, n)) and dispatch.symnb_name(n) == n]
+    assert {"exp", "dot", "sum", "mean", "tanh", "maximum", "where", "concatenate"} <= set(shared)
+    assert len(shared) > 60
+    for numpy_name, name in numpy_api.ALIASES.items():
+        assert dispatch.symnb_name(numpy_name) == name, numpy_name
+    assert dispatch.symnb_name("nonzero") is None and dispatch.symnb_name("_private") is None

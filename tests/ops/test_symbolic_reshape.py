@@ -1,0 +1,118 @@
+"""Reshape with symbolic sizes (Theano's ``x.reshape((x.shape[0], -1))``): the static shape
+infers named dims, the values match NumPy on every backend, a provably wrong element count is
+a ShapeError at the user's line naming both counts."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import random_array
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, start=1) if marker in line)
+
+
+# id -> (input shape, build(x, n), static result shape, NumPy reference(a, n))
+CASES = {
+    "theano idiom": (
+        ("batch", 28, 28),
+        lambda x, n: x.reshape((x.shape[0], -1)),
+        ("batch", 784),
+        lambda a, n: a.reshape(a.shape[0], -1),
+    ),
+    "function form": (
+        ("batch", 784),
+        lambda x, n: sn.reshape(x, (x.shape[0], 28, 28)),
+        ("batch", 28, 28),
+        lambda a, n: a.reshape(a.shape[0], 28, 28),
+    ),
+    "unknown batch": (
+        (None, 28, 28),
+        lambda x, n: x.reshape((x.shape[0], -1)),
+        (None, 784),
+        lambda a, n: a.reshape(a.shape[0], -1),
+    ),
+    "size arithmetic": (
+        ("batch", 4, 6),
+        lambda x, n: x.reshape((x.shape[0] * x.shape[1], x.shape[2] // 2, 2)),
+        (sn.dim("batch") * 4, 3, 2),
+        lambda a, n: a.reshape(-1, 3, 2),
+    ),
+    "arithmetic on an unknown dim": (
+        (None, 4, 6),
+        lambda x, n: x.reshape((x.shape[0] * 2, -1)),
+        (None, 12),
+        lambda a, n: a.reshape(a.shape[0] * 2, -1),
+    ),
+    "an int scalar input": (
+        ("batch", 12),
+        lambda x, n: x.reshape((n, -1)),
+        (None, None),
+        lambda a, n: a.reshape(n, -1),
+    ),
+    "the shape vector of another tensor": (
+        ("batch", 12),
+        lambda x, n: x.reshape(sn.tensor("like", shape=("batch", 3, 4)).shape),
+        ("batch", 3, 4),
+        lambda a, n: a.reshape(-1, 3, 4),
+    ),
+    "a fixed dim read from the shape": (
+        (None, 4, 6),
+        lambda x, n: x.reshape((-1, x.shape[2])),
+        (None, 6),
+        lambda a, n: a.reshape(-1, 6),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_symbolic_sizes_infer_dims_and_match_numpy(case, backend, rng):
+    shape, build, static, reference = CASES[case]
+    x = sn.tensor("x", shape=shape)
+    n = sn.scalar("n", dtype="int64")
+    out = build(x, n)
+    assert sn.infer_shape(out) == tuple(static)
+    a = random_array(
+        rng, tuple(3 if d is None or isinstance(d, str) else d for d in shape), "float64"
+    )
+    f = sn.function([x, n], out, backend=backend, optimize="fast")
+    np.testing.assert_array_equal(f(a, 2 if case == "an int scalar input" else 0), reference(a, 2))
+
+
+def test_gradients_flow_through_a_symbolic_reshape(rng):
+    a = random_array(rng, (3, 4, 2), "float64")
+    sn.check_grad(lambda x: (x.reshape((x.shape[0], -1)) ** 2).sum(axis=1), [a])
+
+
+def test_a_provably_wrong_element_count_names_both_counts_and_the_line():
+    x = sn.tensor("x", shape=("batch", 784))
+    with pytest.raises(sn.ShapeError) as info:
+        sn.reshape(x, (x.shape[0], 28, 27))  # <- wrong count
+    message = str(info.value)
+    assert "cannot reshape (batch, 784) (batch*784 elements)" in message
+    assert "into (batch, 28, 27) (batch*756 elements)" in message
+    assert f"test_symbolic_reshape.py, line {_line_of('<- wrong count')}" in message
+    assert info.value.location.lineno == _line_of("<- wrong count")
+
+
+def test_a_fixed_count_that_does_not_split_and_sizes_that_are_not_ints():
+    x = sn.tensor("x", shape=(None, 10))
+    fixed = sn.tensor("f", shape=(4, 6))
+    with pytest.raises(sn.ShapeError, match=r"\(4, 6\) \(24 elements\) does not split into"):
+        fixed.reshape((-1, x.shape[1] + 1))
+    with pytest.raises(sn.ShapeError, match="a size must be an integer scalar, not 's'"):
+        x.reshape((sn.scalar("s"), -1))
+    with pytest.raises(sn.ShapeError, match="a size is an int, a dim name or an int scalar"):
+        x.reshape((2.5, -1))
+    assert sn.infer_shape(x.reshape((x.shape[0], 5, 2), ndim=3)) == (None, 5, 2)  # Theano's ndim
+    with pytest.raises(sn.ShapeError, match="ndim=2 but the target has 3 dims"):
+        x.reshape((x.shape[0], 5, 2), ndim=2)
+
+
+def test_unknown_dims_stay_private_to_their_tensor():
+    """``y.shape[0]`` of another tensor with an unknown dim is not x's unknown dim."""
+    x, y = sn.tensor("x", shape=(None, 6)), sn.tensor("y", shape=(None, 6))
+    assert sn.infer_shape(x.reshape((y.shape[0], -1))) == (None, None)
+    assert sn.infer_shape(x.reshape((x.shape[0], 3, -1))) == (None, 3, 2)
