@@ -130,7 +130,9 @@ def _broadcast_like(builder: PlanBuilder, node) -> View | Library:
 
 
 @VIEWS.register(Reshape)
-def _reshape(builder: PlanBuilder, node) -> View:
+def _reshape(builder: PlanBuilder, node) -> View | Library:
+    if None in node.op.target:  # sizes given as int inputs: the reference reads them
+        return builder.library(node)
     axes = dict(node.op.name_axes)
     target = [-(axes[d] + 2) if isinstance(d, str) else d for d in node.op.target]
     return builder.view(node, "reshape", target=target)

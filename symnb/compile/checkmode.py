@@ -143,7 +143,11 @@ def _warnings_of(infer, stubs) -> tuple:
 
 
 def _warn_new(node, found: list, call) -> None:
-    """Warn at the line that built the node about what its build-time types did not show."""
+    """Warn at the line that built the node about what its build-time types did not show:
+    only a node with an unknown dim can show more with real sizes (its known dims warned
+    when it was built)."""
+    if all(d is not None for v in node.inputs for d in v.type.shape):
+        return
     _, at_build = _warnings_of(node.op.infer_types, node.inputs)
     known = {w.category for w in at_build}
     built = node.outputs[0].source
