@@ -121,6 +121,7 @@ class Peer(BasePeer):
             out = f(v["x"], v["labels"])
             return [out, *(p.get_value(borrow=True) for p in params)]
 
+        run.profiled = (f, (v["x"], v["labels"]))
         return run
 
 
@@ -141,4 +142,5 @@ def _calling(f, v, names):
     def run():
         return [f(*args)]
 
+    run.profiled = (f, args)
     return run
