@@ -16,7 +16,15 @@ import time
 import cffi
 import numpy as np
 
-from symnb.backends.plan import Gemm, Launch, Library, View, step_inputs, step_outputs
+from symnb.backends.plan import (
+    Branch,
+    Gemm,
+    Launch,
+    Library,
+    View,
+    step_inputs,
+    step_outputs,
+)
 from symnb.errors import SymnbError
 
 ffi = cffi.FFI()
@@ -345,4 +353,18 @@ def view_size(step: View, src, like):
 
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
          "size": view_size}  # fmt: skip
-EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view}
+
+# -- Branch ------------------------------------------------------------------------------------
+def run_branch(step: Branch, slots: list) -> None:
+    """Only the steps of the branch the condition picks run."""
+    taken = bool(slots[step.cond])
+    steps = step.then_steps if taken else step.else_steps
+    for sub in steps:
+        EXECUTE[type(sub)](sub, slots)
+    for out, result in zip(step.outs, step.then_outs if taken else step.else_outs):
+        value = slots[result]
+        slots[out] = np.array(value, copy=True) if result < step.n_leaves else value
+
+
+EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view,
+           Branch: run_branch}  # fmt: skip

@@ -66,6 +66,7 @@ from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     trunc,
     where,
 )
+from symnb.ops.ifelse import ifelse  # noqa: F401
 from symnb.ops.index import IndexUpdate as _IndexUpdate
 from symnb.ops.index import (  # noqa: F401
     getitem,
