@@ -1,0 +1,83 @@
+"""Philox4x32-10 (Salmon et al., SC'11), the counter-based generator behind sn.RandomStream.
+
+A counter-based generator maps (key, counter) to random bits with no sequential state, so
+element i of a draw is ``philox(key, counter + i)`` wherever it is computed: any backend and
+any order of elements give the same numbers. Each block is four 32-bit words; ten rounds of
+two 32x32->64 multiplications mixed with the key (Random123's constants). This is the
+NumPy reference, vectorised over blocks with uint64 arithmetic; docs/random.md says how the
+words become uniforms, normals and integers, and what was tested.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)  # the round multipliers
+W0, W1 = 0x9E3779B9, 0xBB67AE85  # the key increments (golden ratio, sqrt(3) - 1)
+MASK32 = np.uint64(0xFFFFFFFF)
+ROUNDS = 10
+
+
+def philox4x32(counters: tuple, key: tuple) -> tuple:
+    """Four uint32 arrays from four uint32 counter arrays (c0..c3) and a key (k0, k1)."""
+    c0, c1, c2, c3 = (np.asarray(c, np.uint64) for c in counters)
+    k0, k1 = int(key[0]), int(key[1])
+    for r in range(ROUNDS):
+        if r:
+            k0, k1 = (k0 + W0) & 0xFFFFFFFF, (k1 + W1) & 0xFFFFFFFF
+        p0, p1 = M0 * c0, M1 * c2
+        c0, c1, c2, c3 = (
+            (p1 >> np.uint64(32)) ^ c1 ^ np.uint64(k0),
+            p1 & MASK32,
+            (p0 >> np.uint64(32)) ^ c3 ^ np.uint64(k1),
+            p0 & MASK32,
+        )
+    return tuple(c.astype(np.uint32) for c in (c0, c1, c2, c3))
+
+
+class Blocks:
+    """Hands out Philox blocks of one stream state ``[key, counter]`` (uint64): each call of
+    ``take(n)`` gives the next n blocks; ``state()`` is the state after them."""
+
+    def __init__(self, state):
+        state = np.asarray(state, np.uint64)
+        self.key = (int(state[0]) & 0xFFFFFFFF, int(state[0]) >> 32)
+        self.counter = int(state[1])
+
+    def take(self, n: int) -> tuple:
+        """Four uint32 arrays of length n: blocks counter .. counter + n - 1."""
+        index = np.arange(n, dtype=np.uint64) + np.uint64(self.counter)
+        self.counter = (self.counter + n) % 2**64
+        low, high = index & MASK32, index >> np.uint64(32)
+        zeros = np.zeros(n, np.uint64)
+        return philox4x32((low, high, zeros, zeros), self.key)
+
+    def state(self) -> np.ndarray:
+        key = self.key[0] | (self.key[1] << 32)
+        return np.array([key, self.counter], np.uint64)
+
+
+def uniform53(hi_word, lo_word) -> np.ndarray:
+    """Float64 uniforms in [0, 1) from 53 random bits (27 of one word, 26 of another)."""
+    a = (hi_word >> np.uint32(5)).astype(np.float64)
+    b = (lo_word >> np.uint32(6)).astype(np.float64)
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+
+
+def uniform24(word) -> np.ndarray:
+    """Float32 uniforms in [0, 1) from 24 random bits (every float32 step of 2**-24)."""
+    return ((word >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)).astype(np.float32)
+
+
+def bits64(hi_word, lo_word) -> np.ndarray:
+    """64 random bits as uint64."""
+    return (hi_word.astype(np.uint64) << np.uint64(32)) | lo_word.astype(np.uint64)
+
+
+def seed_key(seed: int, index: int) -> int:
+    """The 64-bit key of the ``index``-th state of a stream seeded with ``seed``
+    (splitmix64 of both, so nearby seeds and indices give unrelated keys)."""
+    z = (int(seed) * 0x9E3779B97F4A7C15 + int(index) * 0xBF58476D1CE4E5B9 + 1) % 2**64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
+    return z ^ (z >> 31)
