@@ -354,6 +354,7 @@ def view_size(step: View, src, like):
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
          "size": view_size}  # fmt: skip
 
+
 # -- Branch ------------------------------------------------------------------------------------
 def run_branch(step: Branch, slots: list) -> None:
     """Only the steps of the branch the condition picks run."""

@@ -118,7 +118,7 @@ def test_random_nodes_are_never_merged_or_folded():
 def test_state_is_an_update_and_seed_restarts():
     rng = sn.RandomStream(5)
     draw = rng.uniform((4,))
-    (state, next_state), = rng.updates()
+    ((state, next_state),) = rng.updates()
     assert next_state.owner.op.op_name() == "random_uniform"
     f = sn.function([], draw)
     first = f()

@@ -223,8 +223,10 @@ def _view(step: View) -> tuple:
 
 
 def _branch(step: Branch) -> tuple:
-    params = ([_record(s) for s in step.then_steps], list(step.then_outs),
-              [_record(s) for s in step.else_steps], list(step.else_outs), step.n_leaves)  # fmt: skip
+    then_records = [_record(s) for s in step.then_steps]
+    else_records = [_record(s) for s in step.else_steps]
+    params = (then_records, list(step.then_outs), else_records, list(step.else_outs),
+              step.n_leaves)  # fmt: skip
     types = [v.type.dtype for v in step.node.outputs]
     return ("branch", None, [step.cond], list(step.outs), types, None, params)
 
