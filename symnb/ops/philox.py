@@ -36,25 +36,72 @@ def philox4x32(counters: tuple, key: tuple) -> tuple:
 
 
 class Blocks:
-    """Hands out Philox blocks of one stream state ``[key, counter]`` (uint64): each call of
-    ``take(n)`` gives the next n blocks; ``state()`` is the state after them."""
+    """Hands out the Philox blocks of one draw: ``take(n)`` gives the next n blocks after
+    ``counter`` (a uint64), under the draw's 64-bit ``key``."""
 
-    def __init__(self, state):
-        state = np.asarray(state, np.uint64)
-        self.key = (int(state[0]) & 0xFFFFFFFF, int(state[0]) >> 32)
-        self.counter = int(state[1])
+    def __init__(self, key, counter):
+        key = int(key)
+        self.key = (key & 0xFFFFFFFF, key >> 32)
+        self.counter = int(counter)
 
     def take(self, n: int) -> tuple:
         """Four uint32 arrays of length n: blocks counter .. counter + n - 1."""
-        index = np.arange(n, dtype=np.uint64) + np.uint64(self.counter)
-        self.counter = (self.counter + n) % 2**64
-        low, high = index & MASK32, index >> np.uint64(32)
-        zeros = np.zeros(n, np.uint64)
-        return philox4x32((low, high, zeros, zeros), self.key)
+        return words_at(np.arange(n, dtype=np.uint64), self.key, self.counter)
 
-    def state(self) -> np.ndarray:
-        key = self.key[0] | (self.key[1] << 32)
-        return np.array([key, self.counter], np.uint64)
+
+def words_at(positions, key: tuple, counter: int) -> tuple:
+    """The four words of block ``counter + position`` for each position (uint64 array)."""
+    index = np.asarray(positions, np.uint64) + np.uint64(counter)
+    low, high = index & MASK32, index >> np.uint64(32)
+    zeros = np.zeros(index.shape, np.uint64)
+    return philox4x32((low, high, zeros, zeros), key)
+
+
+def split_key(key) -> tuple:
+    key = int(key)
+    return key & 0xFFFFFFFF, key >> 32
+
+
+# -- the same generator in the kernel description -----------------------------------------------
+def kernel_words(k, position, key, counter) -> list:
+    """The four words of block ``counter + position`` as kernel values: ``k`` is the kernel
+    description's builder (named scalar ops on uint64, no text of any language), so every
+    dialect renders the same rounds as :func:`philox4x32` computes."""
+
+    def u64(value):
+        return k.literal(value, "uint64")
+
+    low32, two32 = u64(0xFFFFFFFF), u64(2**32)
+    index = k.add(k.convert(counter, "uint64"), k.convert(position, "uint64"))
+    words = [k.bit_and(index, low32), k.floor_div(index, two32), u64(0), u64(0)]
+    key = k.convert(key, "uint64")
+    k0, k1 = k.bit_and(key, low32), k.floor_div(key, two32)
+    for r in range(ROUNDS):
+        if r:
+            k0 = k.bit_and(k.add(k0, u64(W0)), low32)
+            k1 = k.bit_and(k.add(k1, u64(W1)), low32)
+        p0, p1 = k.mul(words[0], u64(int(M0))), k.mul(words[2], u64(int(M1)))
+        words = [
+            k.bit_xor(k.bit_xor(k.floor_div(p1, two32), words[1]), k0),
+            k.bit_and(p1, low32),
+            k.bit_xor(k.bit_xor(k.floor_div(p0, two32), words[3]), k1),
+            k.bit_and(p0, low32),
+        ]
+    return words
+
+
+def kernel_uniform53(k, hi_word, lo_word):
+    """:func:`uniform53` as kernel values (float64)."""
+    a = k.convert(k.floor_div(hi_word, k.literal(32, "uint64")), "float64")
+    b = k.convert(k.floor_div(lo_word, k.literal(64, "uint64")), "float64")
+    scaled = k.add(k.mul(a, k.literal(67108864.0, "float64")), b)
+    return k.mul(scaled, k.literal(1.0 / 9007199254740992.0, "float64"))
+
+
+def kernel_uniform24(k, word):
+    """:func:`uniform24` as kernel values (float32)."""
+    top = k.convert(k.floor_div(word, k.literal(256, "uint64")), "float32")
+    return k.mul(top, k.literal(2.0**-24, "float32"))
 
 
 def uniform53(hi_word, lo_word) -> np.ndarray:
