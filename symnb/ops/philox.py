@@ -21,15 +21,15 @@ ROUNDS = 10
 def philox4x32(counters: tuple, key: tuple) -> tuple:
     """Four uint32 arrays from four uint32 counter arrays (c0..c3) and a key (k0, k1)."""
     c0, c1, c2, c3 = (np.asarray(c, np.uint64) for c in counters)
-    k0, k1 = int(key[0]), int(key[1])
+    k0, k1 = (np.asarray(k, np.uint64) for k in key)  # ints, or arrays broadcasting
     for r in range(ROUNDS):
         if r:
-            k0, k1 = (k0 + W0) & 0xFFFFFFFF, (k1 + W1) & 0xFFFFFFFF
+            k0, k1 = (k0 + np.uint64(W0)) & MASK32, (k1 + np.uint64(W1)) & MASK32
         p0, p1 = M0 * c0, M1 * c2
         c0, c1, c2, c3 = (
-            (p1 >> np.uint64(32)) ^ c1 ^ np.uint64(k0),
+            (p1 >> np.uint64(32)) ^ c1 ^ k0,
             p1 & MASK32,
-            (p0 >> np.uint64(32)) ^ c3 ^ np.uint64(k1),
+            (p0 >> np.uint64(32)) ^ c3 ^ k1,
             p0 & MASK32,
         )
     return tuple(c.astype(np.uint32) for c in (c0, c1, c2, c3))
@@ -40,26 +40,32 @@ class Blocks:
     ``counter`` (a uint64), under the draw's 64-bit ``key``."""
 
     def __init__(self, key, counter):
-        key = int(key)
-        self.key = (key & 0xFFFFFFFF, key >> 32)
-        self.counter = int(counter)
+        self.key = split_key(key)
+        self.counter = np.uint64(counter)
 
     def take(self, n: int) -> tuple:
         """Four uint32 arrays of length n: blocks counter .. counter + n - 1."""
-        return words_at(np.arange(n, dtype=np.uint64), self.key, self.counter)
+        words = words_at(np.arange(n, dtype=np.uint64), self.key, self.counter)
+        with np.errstate(over="ignore"):
+            self.counter = self.counter + np.uint64(n)
+        return words
 
 
-def words_at(positions, key: tuple, counter: int) -> tuple:
-    """The four words of block ``counter + position`` for each position (uint64 array)."""
-    index = np.asarray(positions, np.uint64) + np.uint64(counter)
+def words_at(positions, key: tuple, counter) -> tuple:
+    """The four words of block ``counter + position`` for each position (uint64 arrays that
+    broadcast, as an elementwise op's operands do)."""
+    with np.errstate(over="ignore"):
+        index = np.asarray(positions, np.uint64) + np.asarray(counter, np.uint64)
+    index, *key = np.broadcast_arrays(index, *key)
     low, high = index & MASK32, index >> np.uint64(32)
     zeros = np.zeros(index.shape, np.uint64)
-    return philox4x32((low, high, zeros, zeros), key)
+    return philox4x32((low, high, zeros, zeros), tuple(key))
 
 
 def split_key(key) -> tuple:
-    key = int(key)
-    return key & 0xFFFFFFFF, key >> 32
+    """The two 32-bit halves of 64-bit keys (uint64 scalars or arrays)."""
+    key = np.asarray(key, np.uint64)
+    return key & MASK32, key >> np.uint64(32)
 
 
 # -- the same generator in the kernel description -----------------------------------------------

@@ -90,7 +90,7 @@ class _Philox(Elemwise):
         return [None] * self.nin
 
     def perform(self, positions, key, counter, *params):
-        words = words_at(positions, split_key(key), int(counter))
+        words = words_at(positions, split_key(key), counter)
         return np.asarray(self.element(words, *params)).astype(self.dtype)
 
     def scalar(self, k, positions, key, counter, *params):
