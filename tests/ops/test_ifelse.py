@@ -167,3 +167,16 @@ def test_bool_of_a_variable_points_to_ifelse():
     with pytest.raises(TypeError, match=r"sn.ifelse\(x > 0"):
         if x > 0:
             pass
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_known_condition_is_rewritten_away(cond):
+    x = sn.vector("x", dtype="float64")
+    f = sn.function([x], sn.ifelse(np.array(cond), sn.exp(x), sn.log(x)), backend="py")
+    assert f.rewrites.counts().get("ifelse_of_known_condition") == 1
+    assert not any(isinstance(s, Branch) for s in f.linker.plan.steps)
+    xv = RNG.uniform(0.5, 2.0, 3)
+    check(f(xv), np.exp(xv) if cond else np.log(xv))
+    c = sn.scalar("c", dtype="bool")
+    g = sn.function([c, x], sn.ifelse(c, x + 1, x + 1), backend="py")
+    assert g.rewrites.counts().get("ifelse_of_equal_branches") == 1
