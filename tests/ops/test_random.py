@@ -156,22 +156,28 @@ def test_bad_input_is_reported_at_the_users_line():
 
 
 def test_dropout_mlp_trains():
-    """A 2-16-2 MLP with dropout (p_keep 0.8) on two noisy blobs reaches >= 95% accuracy
-    (measured without dropout) in 150 full-batch steps."""
+    """A 2-16-2 tanh MLP with dropout (keep 0.8) on noisy XOR (a task no linear model
+    solves: it starts near 50%) reaches >= 95% accuracy, measured without dropout, in 200
+    full-batch steps on backend "py" (under 2 s; the draws' kernels are tested above)."""
     data = np.random.default_rng(0)
-    xs = np.concatenate([data.normal(-1, 0.6, (100, 2)), data.normal(1, 0.6, (100, 2))])
-    ys = np.repeat([0, 1], 100)
+    centers = data.choice([-1.0, 1.0], size=(200, 2))
+    xs = centers + data.normal(0, 0.3, (200, 2))
+    ys = (centers[:, 0] * centers[:, 1] > 0).astype(np.int64)
     x = sn.matrix("x", shape=("batch", 2), dtype="float64")
     y = sn.vector("y", shape=("batch",), dtype="int64")
-    w1 = sn.shared(data.normal(0, 0.5, (2, 16)), name="w1")
+    w1 = sn.shared(data.normal(0, 1.0, (2, 16)), name="w1")
+    b1 = sn.shared(np.zeros(16), name="b1")
     w2 = sn.shared(data.normal(0, 0.5, (16, 2)), name="w2")
     rng = sn.RandomStream(11)
-    hidden = sn.tanh(x @ w1)
+    hidden = sn.tanh(x @ w1 + b1)
     dropped = hidden * rng.bernoulli(hidden.shape, p=0.8, dtype="float64") / 0.8
     loss = sn.mean(sn.crossentropy(sn.softmax(dropped @ w2, axis=-1), y))
-    g1, g2 = sn.grad(loss, [w1, w2])
-    train = sn.function([x, y], loss, updates={w1: w1 - 0.5 * g1, w2: w2 - 0.5 * g2})
-    predict = sn.function([x], sn.argmax(hidden @ w2, axis=-1))
-    losses = [train(xs, ys) for _ in range(150)]
-    assert losses[-1] < losses[0]
+    params = [w1, b1, w2]
+    grads = sn.grad(loss, params)
+    step = {p: p - 0.5 * g for p, g in zip(params, grads)}
+    train = sn.function([x, y], loss, updates=step, backend="py")  # no compile: fast
+    predict = sn.function([x], sn.argmax(hidden @ w2, axis=-1), backend="py")
+    assert (predict(xs) == ys).mean() < 0.7
+    losses = [train(xs, ys) for _ in range(200)]
+    assert losses[-1] < 0.5 * losses[0]
     assert (predict(xs) == ys).mean() >= 0.95
