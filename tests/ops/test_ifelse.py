@@ -180,3 +180,13 @@ def test_known_condition_is_rewritten_away(cond):
     c = sn.scalar("c", dtype="bool")
     g = sn.function([c, x], sn.ifelse(c, x + 1, x + 1), backend="py")
     assert g.rewrites.counts().get("ifelse_of_equal_branches") == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_profile_times_the_steps_of_the_branch_taken(backend):
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+    f = sn.function([c, x], sn.ifelse(c, sn.exp(x), sn.log(x)), backend=backend)
+    _, records = f.linker.run_profiled([_truth(False), RNG.uniform(0.5, 2.0, 3)])
+    names = [record[0].op.op_name() for record in records]
+    assert names == ["log", "ifelse"]
