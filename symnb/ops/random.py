@@ -367,6 +367,10 @@ class RandomStream:
         return sample
 
     def _elementwise(self, op, size, *params):
+        if not isinstance(op, PhiloxBernoulli) and op.dtype.kind != "f":
+            raise _at_user_line(DTypeError(
+                f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}"
+            ))  # fmt: skip
         dims, shape = _size_operand(size)
         positions = Positions(dims)(shape)
         return self._draw(lambda key, ctr: op(positions, key, ctr, *params),
