@@ -26,6 +26,8 @@ PREAMBLE = {
 #: what each document's snippets must have done, checked after they ran
 CHECKS = {
     "autodiff.md": "assert gW.type.shape == (64, 10) and callable(train)\n",
+    "c_backend.md": "assert f(np.array(True), np.zeros(3)) == 3.0\n",
+    "random.md": "assert mask.type.shape == ('batch', 8) and len(rng.updates()) == 2\n",
     "rewrites.md": (
         "assert f.rewrites.counts() and 'sin_of_neg' in sn.opt.RULES\n"
         "v = sn.vector('v')\n"

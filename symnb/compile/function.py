@@ -68,7 +68,7 @@ class Function:
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
-        self.updates = _check_updates(updates)
+        self.updates = _with_default_updates(_check_updates(updates), out_vars)
         targets = out_vars + [value for _, value in self.updates]
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
@@ -269,6 +269,22 @@ def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
             raise GraphError(f"updates: {shared.describe()} is updated twice")
         checked.append((shared, _fit(shared, as_variable(value), "update")))
     return checked
+
+
+def _with_default_updates(updates: list, outputs: list) -> list:
+    """The updates, plus the ``default_update`` of each shared variable the outputs or the
+    updates read that has one and is not updated already (a random stream's state)."""
+    updates = list(updates)
+    pending = outputs + [value for _, value in updates]
+    while pending:
+        found = []
+        for var in leaves(pending):
+            default = var.tag.get("default_update") if isinstance(var, SharedVariable) else None
+            if default is not None and not any(var is s for s, _ in updates):
+                updates.append((var, _fit(var, default, "default update")))
+                found.append(default)
+        pending = found
+    return updates
 
 
 def _check_givens(givens) -> dict:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
+from symnb.backends.branches import plan_steps
 from symnb.backends.c import blas, cache, runner
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
@@ -44,7 +45,7 @@ class CLinker(PlanBuilder):
         self.producers = self._plan_fusion(order)
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
-        steps = [self._step(node) for node in order if id(node) not in self.fused]
+        steps = plan_steps(self, order, self._step_unless_fused)
         self.plan = self.plan_of(steps, len(graph.inputs))
         self._load_kernels()
 
@@ -53,6 +54,9 @@ class CLinker(PlanBuilder):
         return self.plan.steps
 
     # -- building the plan ------------------------------------------------------------------
+    def _step_unless_fused(self, node):
+        return None if id(node) in self.fused else self._step(node)
+
     def _step(self, node):
         listed = len(self.kernels)
         planner = PLANNERS.find(node.op)
