@@ -1,7 +1,6 @@
 """Symbolic differentiation: gradients are ordinary graphs built from each op's rule."""
 
 from symnb.core.hooks import register as _register
-
 from symnb.grad.check import GradientError, check_grad, verify_grad  # noqa: F401
 from symnb.grad.derived import hessian, jacobian  # noqa: F401
 from symnb.grad.errors import (  # noqa: F401

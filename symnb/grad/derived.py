@@ -17,7 +17,6 @@ import numpy as np
 
 from symnb.core.graph import ancestors
 from symnb.core.variable import Constant, Variable
-from symnb.errors import ShapeError
 from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,

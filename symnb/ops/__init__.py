@@ -154,8 +154,8 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     sum,
     var,
 )
-from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.scan_build import scan, until  # noqa: F401
+from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
 
 _hooks.register("ops", _sys.modules[__name__])

@@ -34,9 +34,11 @@ INT = np.dtype("int64")
 
 
 class Scan(Op):
-    """Runs ``loop``'s inner graph ``n_steps`` times (``sn.scan`` builds it)."""
+    """A loop over the steps of an inner graph (Theano's scan; docs/loops.md)."""
 
     __props__ = ("loop",)
+    family = "loops"
+    dtype_rule = "each output keeps the dtype its step returns (fed-back outputs: the initial's)"
 
     def __init__(self, loop: Loop):
         self.loop = loop
@@ -100,7 +102,8 @@ def _check_fits(var: Variable, ph: Variable, seq: bool, name: str):
     shape = var.type.shape[1:] if seq else var.type.shape
     bad = var.type.dtype != ph.type.dtype or len(shape) != ph.type.ndim
     try:
-        bad = bad or any(unify(a, b) is None and a is not None for a, b in zip(shape, ph.type.shape))
+        pairs = zip(shape, ph.type.shape)
+        bad = bad or any(unify(a, b) is None and a is not None for a, b in pairs)
     except DimMismatch:
         bad = True
     if bad or (seq and var.type.ndim == 0):

@@ -46,7 +46,7 @@ class until:  # noqa: N801 - Theano's spelling
 
 
 def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
-         go_backwards=False, truncate_gradient=-1, strict=False, name=None):  # fmt: skip
+         go_backwards=False, truncate_gradient=-1, strict=False):  # fmt: skip
     """Loop ``fn`` over the rows of ``sequences``; ``(outputs, updates)`` as in Theano.
 
     ``fn`` receives, in order, each sequence's value at each of its taps, each recurrent
@@ -59,7 +59,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     """
     try:
         return _Builder(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
-                        truncate_gradient, strict, name).build()  # fmt: skip
+                        truncate_gradient, strict).build()  # fmt: skip
     except (ShapeError, DTypeError) as exc:
         if getattr(exc, "location", None) is not None:
             raise
@@ -174,8 +174,8 @@ class _Output:
 
 class _Builder:
     def __init__(self, fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
-                 truncate_gradient, strict, name):  # fmt: skip
-        self.fn, self.strict, self.name = fn, strict, name
+                 truncate_gradient, strict):  # fmt: skip
+        self.fn, self.strict = fn, strict
         self.truncate = int(truncate_gradient)
         self.seqs = [_Sequence(s, i, go_backwards) for i, s in enumerate(_as_list(sequences))]
         self.outs = [_Output(o, i) for i, o in enumerate(_as_list(outputs_info))]
@@ -256,7 +256,9 @@ class _Builder:
         targets = []
         for shared, value in updates.items():
             if not isinstance(shared, SharedVariable):
-                raise DTypeError(f"sn.scan: an update's key must be a shared variable, not {shared!r}")
+                raise DTypeError(
+                    f"sn.scan: an update's key must be a shared variable, not {shared!r}"
+                )
             value = as_variable(value)
             ph = Variable(shared.type, name=shared.name)
             _check_state_type(_label(shared, "a shared variable"), ph, value)

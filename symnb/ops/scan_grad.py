@@ -78,7 +78,7 @@ class _Backward:
 
     def build(self, op, steps):
         """The backward scan's outputs: carries, sums, then each sequence's rows."""
-        loop, io, m = self.loop, self.io, self.m
+        loop, io = self.loop, self.io
         replace = {}
         for ph, rows in zip(self.seq_phs, self.rows):
             replace[ph] = _placeholder(ph)

@@ -52,14 +52,12 @@ def test_power_iteration_stops_with_until(backend):
     m = m @ m.T + np.diag([8.0, 0, 0, 0])
     start = np.ones(4) / 2
     got = sn.function([a, v0], vs, backend=backend)(m, start)
-    v, steps = start, 0
-    for steps in range(1, 501):  # the same loop in NumPy
+    v, steps, done = start, 0, False
+    while not done and steps < 500:  # the same loop in NumPy
         w = m @ v
         w = w / np.sqrt(w @ w)
         done = np.max(np.abs(w - v)) < 1e-10
-        v = w
-        if done:
-            break
+        v, steps = w, steps + 1
     assert 1 < len(got) == steps < 500
     np.testing.assert_allclose(got[-1], v)
     top = np.linalg.eigh(m)[1][:, -1]
@@ -90,8 +88,9 @@ def test_sequence_taps_go_backwards_and_plain_outputs(backend):
     def step(prev, now, acc):
         return acc + now, now - prev  # the running sum and a difference not fed back
 
-    (sums, diffs), _ = sn.scan(step, sequences={"input": x, "taps": [-1, 0]},
-                               outputs_info=[sn.constant(0.0), None], go_backwards=True)  # fmt: skip
+    taps = {"input": x, "taps": [-1, 0]}
+    (sums, diffs), _ = sn.scan(step, sequences=taps, outputs_info=[sn.constant(0.0), None],
+                               go_backwards=True)  # fmt: skip
     xv = _f64(6)
     rev = xv[::-1]
     got_sums, got_diffs = sn.function([x], [sums, diffs], backend=backend)(xv)
@@ -172,8 +171,8 @@ def _lstm(x, h0, c0, w, u):
     def step(xt, h, c, w, u):
         z = xt @ w + h @ u
         n = h.type.shape[-1]
-        i, f, o = (sn.sigmoid(z[:, k * n:(k + 1) * n]) for k in range(3))
-        g = sn.tanh(z[:, 3 * n:])
+        i, f, o = (sn.sigmoid(z[:, k * n : (k + 1) * n]) for k in range(3))
+        g = sn.tanh(z[:, 3 * n :])
         c = f * c + i * g
         return o * sn.tanh(c), c
 
@@ -187,8 +186,8 @@ def _lstm_numpy(x, h, c, w, u):
     sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     for xt in x:
         z = xt @ w + h @ u
-        i, f, o = (sig(z[:, k * n:(k + 1) * n]) for k in range(3))
-        c = f * c + i * np.tanh(z[:, 3 * n:])
+        i, f, o = (sig(z[:, k * n : (k + 1) * n]) for k in range(3))
+        c = f * c + i * np.tanh(z[:, 3 * n :])
         h = o * np.tanh(c)
         out.append(h)
     return np.array(out)
@@ -298,16 +297,27 @@ def _line_of(text: str) -> int:
 def _errors_source():  # the lines the error tests point at
     x = sn.tensor("x", shape=(5, 3), dtype="float32")
     h0 = sn.tensor("h0", shape=(3,), dtype="float32")
-    cases = {
-        "count": lambda: sn.scan(lambda xt, h: (h, h), sequences=x, outputs_info=h0),  # @count
-        "dtype": lambda: sn.scan(lambda xt, h: sn.cast(h, "float64") + xt,  # @dtype
-                                 sequences=x, outputs_info=h0),
-        "taps": lambda: sn.scan(lambda h2, h1: h1, n_steps=3,  # @taps
-                                outputs_info={"initial": h0[None], "taps": [-1, -2]}),
-        "n_steps": lambda: sn.scan(lambda xt: xt, sequences=x, n_steps=9),  # @n_steps
-        "until": lambda: sn.scan(lambda h: (h, sn.until(h)), outputs_info=h0, n_steps=2),  # @until
-    }
-    return cases
+    two_taps = {"initial": h0[None], "taps": [-1, -2]}
+
+    def widen(xt, h):
+        return sn.cast(h, "float64") + xt
+
+    def count():
+        return sn.scan(lambda xt, h: (h, h), sequences=x, outputs_info=h0)  # @count
+
+    def dtype():
+        return sn.scan(widen, sequences=x, outputs_info=h0)  # @dtype
+
+    def taps():
+        return sn.scan(lambda h2, h1: h1, n_steps=3, outputs_info=two_taps)  # @taps
+
+    def n_steps():
+        return sn.scan(lambda xt: xt, sequences=x, n_steps=9)  # @n_steps
+
+    def until():
+        return sn.scan(lambda h: (h, sn.until(h)), outputs_info=h0, n_steps=2)  # @until
+
+    return {f.__name__: f for f in (count, dtype, taps, n_steps, until)}
 
 
 @pytest.mark.parametrize(
