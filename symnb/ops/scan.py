@@ -91,6 +91,12 @@ class Scan(Op):
         results = run_loop(loop, reference_step(loop), int(n_steps), arrays)
         return results[0] if len(results) == 1 else tuple(results)
 
+    def steps_taken(self, values) -> int | None:
+        """The steps a call ran, read from the node's output ``values`` (profiles)."""
+        loop = self.loop
+        kept = [v for v, keep in zip(values, loop.history) if keep] + list(values[loop.n_states :])
+        return len(kept[0]) if kept else None
+
     def grad(self, inputs, outputs, output_grads):
         """Backpropagation through time: a second scan, backwards (scan_grad.py)."""
         return scan_grad.backward(self, inputs, outputs, output_grads)

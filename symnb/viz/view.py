@@ -5,8 +5,8 @@ Keeping this model apart from DOT lets the collapse step (large graphs) and the 
 
 Node kinds: ``input``, ``shared``, ``constant``, ``op``, ``grad`` (built by ``sn.grad``),
 ``fused`` (a cluster of ``scalar`` steps) and ``output``. A scan is one ``op`` box, and its
-inner graph (one step) a cluster beside it, the boxes named ``scan#k/...``. Marks: ``added``, ``removed``,
-``changed``, ``touched``.
+inner graph (one step) a cluster beside it, the boxes named ``scan#k/...``. Marks:
+``added``, ``removed``, ``changed``, ``touched``.
 """
 
 from __future__ import annotations

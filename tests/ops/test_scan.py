@@ -347,3 +347,15 @@ def test_runtime_n_steps_beyond_the_sequence():
     np.testing.assert_allclose(f(np.ones((4, 2)), 3), 2 * np.ones((3, 2)))
     with pytest.raises(sn.SymnbError, match="n_steps=5, but the sequence 'x' has only 4"):
         f(np.ones((4, 2)), 5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_profile_reports_the_loops_steps(backend):
+    x = sn.tensor("x", shape=(7, 3), dtype="float64")
+    out, _ = sn.scan(lambda xt, h: h * 0.5 + xt, sequences=x, outputs_info=sn.zeros(3))
+    f = sn.function([x], out, backend=backend)
+    profile = f.profile(np.ones((7, 3)), repeat=2)
+    (note,) = [n for n in profile.notes if "steps per call" in n]
+    assert "scan: 7 steps per call" in note, profile.text()
+    (row,) = [r for r in profile.rows if r.steps]
+    assert row.steps == 14 and row.calls == 2
