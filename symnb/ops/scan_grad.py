@@ -13,7 +13,7 @@ the initial states get no gradient (Theano's rule).
 
 from __future__ import annotations
 
-from symnb.core.graph import clone_graph
+from symnb.core.graph import ancestors, clone_graph
 from symnb.core.hooks import hook
 from symnb.core.variable import Constant, Variable
 from symnb.ops.broadcast import zeros_like
@@ -36,7 +36,8 @@ def backward(op, inputs, outputs, output_grads) -> list:
     histories = _histories(op, inputs, outputs)
     n = getitem(shape(_any_rows(histories, outputs, loop)), 0)
     steps = n if loop.truncate < 0 else minimum(n, Constant(loop.truncate, dtype=INT))
-    plan = _Backward(loop, seqs, inits, nonseqs, histories, output_grads, n)
+    plain_rows = outputs[loop.n_states :]
+    plan = _Backward(loop, seqs, inits, nonseqs, histories + plain_rows, output_grads, n)
     results = plan.build(op, cast(steps, INT))
     return [None] + plan.outer_grads(results, seqs, inits, nonseqs, n, steps)
 
@@ -62,8 +63,10 @@ def _float(var: Variable) -> bool:
 class _Backward:
     """The backward loop's inputs, inner graph and how its results map to gradients."""
 
-    def __init__(self, loop, seqs, inits, nonseqs, histories, output_grads, n):
-        self.loop = loop
+    def __init__(self, loop, seqs, inits, nonseqs, rows, output_grads, n):
+        """``rows``: the forward's values at every step, per state then per plain output."""
+        self.loop, self.forward_rows = loop, rows
+        histories = rows[: loop.n_states]
         self.m = loop.n_states
         self.inner = loop.graph.inputs
         self.seq_phs = self.inner[: loop.n_seqs]
@@ -96,6 +99,7 @@ class _Backward:
         wrt = [replace[ph] for ph in wrt_phs]
         lop = hook("lop")
         grads = lop([o for o, _ in points], wrt, [c for _, c in points], "ignore", "zero")
+        grads = self._reuse_forward(forward, grads)
         by_ph = {id(ph): g for ph, g in zip(wrt_phs, grads)}
         new_carries = [by_ph[id(ph)] for ph in self.state_phs if _float(ph)]
         new_sums = [add(acc, by_ph[id(ph)]) for ph, acc in zip(self._float_nonseq_phs(),
@@ -103,6 +107,19 @@ class _Backward:
         per_step = [by_ph[id(ph)] for ph in self.seq_phs if _float(ph)]
         backward, outer = io.finish(new_carries + new_sums + per_step, until=False)
         return type(op)(backward).make_node(steps, *outer).outputs
+
+    def _reuse_forward(self, forward, grads) -> list:
+        """The step's results the gradient reads (tanh's output, in ``1 - y**2``) taken from
+        the forward loop's stored values instead of computed again."""
+        used = {id(v) for node in ancestors(grads) for v in node.inputs}
+        used.update(id(g) for g in grads)
+        replace = {}
+        for var, rows in zip(forward, self.forward_rows):
+            if var.owner is None or id(var) not in used:
+                continue  # a state that passes a placeholder on, or a value not needed
+            replace[var] = Variable(var.type, name="stored")
+            self.io.seq(replace[var], flip(rows, 0))
+        return clone_graph(grads, replace) if replace else grads
 
     def _float_nonseq_phs(self):
         return [ph for ph in self.nonseq_phs if _float(ph)]
