@@ -359,3 +359,16 @@ def test_the_profile_reports_the_loops_steps(backend):
     assert "scan: 7 steps per call" in note, profile.text()
     (row,) = [r for r in profile.rows if r.steps]
     assert row.steps == 14 and row.calls == 2
+
+
+def test_the_backward_loop_computes_only_the_gradients_asked_for():
+    arrays = _elman_data()
+    xs = _symbols(arrays)
+    grads = sn.grad(sn.sum(_elman(*xs)), xs[2:])  # W and U only: no per-step gradient of x
+    f = sn.function(xs, grads)
+    loops = [n.op.loop for n in f.graph.toposort() if isinstance(n.op, Scan)]
+    assert [loop.n_plain for loop in loops] == [0, 0]  # forward, backward
+    assert f.rewrites.counts().get("scan_unused_outputs", 0) >= 1
+    reference = sn.function(xs, grads, optimize="none")(*arrays)
+    for got, want in zip(f(*arrays), reference):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
