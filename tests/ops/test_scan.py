@@ -372,3 +372,28 @@ def test_the_backward_loop_computes_only_the_gradients_asked_for():
     reference = sn.function(xs, grads, optimize="none")(*arrays)
     for got, want in zip(f(*arrays), reference):
         np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_scan_inside_a_scan(backend):
+    def row_sum(row, acc):
+        inner, _ = sn.scan(lambda v, a: a * 0.5 + sn.sin(v), sequences=row,
+                           outputs_info=sn.constant(0.0))  # fmt: skip
+        return acc + inner[-1]
+
+    def nested(x):
+        return sn.scan(row_sum, sequences=x, outputs_info=sn.constant(0.0))[0]
+
+    xv = _f64(4, 3)
+    x = sn.tensor("x", shape=(4, 3), dtype="float64")
+    got = sn.function([x], nested(x), backend=backend)(xv)
+    acc, want = 0.0, []
+    for row in xv:
+        a = 0.0
+        for v in row:
+            a = a * 0.5 + np.sin(v)
+        acc += a
+        want.append(acc)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    if backend == "py":
+        sn.check_grad(nested, [xv])
