@@ -7,7 +7,7 @@ the inner graph compiled to its own plan. See ``symnb/ops/scan.py`` for the cano
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,6 +30,9 @@ class Loop:
     names: tuple[str, ...]
     #: backpropagate through the last ``truncate`` steps only (-1: all)
     truncate: int = -1
+    #: run from the sequences' last row to their first, storing each step's results at the
+    #: row it read (the backward loop of a gradient: no reversed copies of its inputs)
+    backwards: bool = False
 
     @property
     def n_plain(self) -> int:
@@ -41,8 +44,7 @@ class Loop:
 
     def with_history(self) -> Loop:
         """The same loop keeping every state's values (what its gradient reads)."""
-        return Loop(self.graph, self.n_seqs, self.n_states, (True,) * self.n_states,
-                    self.until, self.names, self.truncate)  # fmt: skip
+        return replace(self, history=(True,) * self.n_states)
 
     def order(self) -> list:
         """The inner nodes, inputs before users (computed once)."""
@@ -96,8 +98,9 @@ def run_loop(loop: Loop, step, n_steps: int, arrays) -> list:
     store = Storage(loop, states, n)
     done = n
     for t in range(n):
-        outs = step([s[t] for s in seqs] + states + nonseqs)
-        states = store.write(t, outs)
+        rows = [s[len(s) - 1 - t] for s in seqs] if loop.backwards else [s[t] for s in seqs]
+        outs = step(rows + states + nonseqs)
+        states = store.write(n - 1 - t if loop.backwards else t, outs)
         if loop.until and bool(outs[-1]):
             done = t + 1
             break
@@ -152,9 +155,10 @@ class Storage:
         rows[t] = value
 
     def results(self, done: int, states: list) -> list:
-        out = [h[:done] if h is not None else s for h, s in zip(self.history, states)]
+        kept = slice(self.n - done, None) if self.loop.backwards else slice(None, done)
+        out = [h[kept] if h is not None else s for h, s in zip(self.history, states)]
         for i, rows in enumerate(self.plain):
-            out.append(rows[:done] if rows is not None else self._empty_plain(i))
+            out.append(rows[kept] if rows is not None else self._empty_plain(i))
         return out
 
     def _empty_plain(self, i: int):

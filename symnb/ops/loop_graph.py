@@ -36,7 +36,7 @@ class LoopInputs:
     def given(self, ph, outer):
         self.nonseqs.append((ph, outer))
 
-    def finish(self, inner_outs, until: bool, truncate: int = -1, check=None):
+    def finish(self, inner_outs, until: bool, truncate: int = -1, check=None, backwards=False):
         """The Loop and its outer inputs (sequences, initial states, non-sequences);
         ``check(nonseqs)`` sees the non-sequences found before the loop is made."""
         if self.replace:
@@ -49,7 +49,7 @@ class LoopInputs:
         names = [f"'{o.name}'" if o.name else f"input {i}" for i, (_, o) in enumerate(pairs)]
         graph = Graph([p for p, _ in pairs], inner_outs, clone=False)
         loop = Loop(graph, len(self.seqs), len(self.states), tuple(self.history), until,
-                    tuple(names), truncate)  # fmt: skip
+                    tuple(names), truncate, backwards)  # fmt: skip
         return loop, [o for _, o in pairs]
 
 

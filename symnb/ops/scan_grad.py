@@ -13,6 +13,8 @@ the initial states get no gradient (Theano's rule).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from symnb.core.graph import ancestors, clone_graph
 from symnb.core.hooks import hook
 from symnb.core.variable import Constant, Variable
@@ -30,6 +32,8 @@ INT = "int64"
 def backward(op, inputs, outputs, output_grads) -> list:
     """One gradient per outer input of the scan node (None for ints and n_steps)."""
     loop = op.loop
+    if loop.backwards:
+        return _backward_of_reversed(op, inputs, outputs, output_grads)
     n_steps, *outer = inputs
     k, m = loop.n_seqs, loop.n_states
     seqs, inits, nonseqs = outer[:k], outer[k : k + m], outer[k + m :]
@@ -40,6 +44,21 @@ def backward(op, inputs, outputs, output_grads) -> list:
     plan = _Backward(loop, seqs, inits, nonseqs, histories + plain_rows, output_grads, n)
     results = plan.build(op, cast(steps, INT))
     return [None] + plan.outer_grads(results, seqs, inits, nonseqs, n, steps)
+
+
+def _backward_of_reversed(op, inputs, outputs, output_grads) -> list:
+    """A loop run backwards is the same loop run forwards over the reversed sequences, its
+    rows reversed: differentiated as that (a gradient of a gradient, for ``sn.Rop``)."""
+    loop = replace(op.loop, backwards=False)
+    k = loop.n_seqs
+    n_steps, *outer = inputs
+    flipped = [flip(s, 0) for s in outer[:k]] + list(outer[k:])
+    rows = [j >= loop.n_states or loop.history[j] for j in range(len(outputs))]
+    outs = [flip(o, 0) if r else o for o, r in zip(outputs, rows)]
+    grads_in = [flip(g, 0) if r and g is not None else g for g, r in zip(output_grads, rows)]
+    grads = backward(type(op)(loop), [n_steps, *flipped], outs, grads_in)
+    seq_grads = [None if g is None else flip(g, 0) for g in grads[1 : k + 1]]
+    return [grads[0], *seq_grads, *grads[k + 1 :]]
 
 
 def _histories(op, inputs, outputs) -> list:
@@ -73,8 +92,8 @@ class _Backward:
         self.state_phs = self.inner[loop.n_seqs : loop.n_seqs + self.m]
         self.nonseq_phs = self.inner[loop.n_seqs + self.m :]
         self.io = LoopInputs()
-        self.rows = [flip(getitem(s, slice(None, n)), 0) for s in seqs]
-        self.prev = [flip(concatenate([expand_dims(i, 0), getitem(h, slice(None, -1))]), 0)
+        self.rows = [getitem(s, slice(None, n)) for s in seqs]
+        self.prev = [concatenate([expand_dims(i, 0), getitem(h, slice(None, -1))])
                      for i, h in zip(inits, histories)]  # fmt: skip
         self.output_grads = output_grads
         self.inits, self.nonseqs = inits, nonseqs
@@ -105,7 +124,8 @@ class _Backward:
         new_sums = [add(acc, by_ph[id(ph)]) for ph, acc in zip(self._float_nonseq_phs(),
                                                                  self.sum_phs)]  # fmt: skip
         per_step = [by_ph[id(ph)] for ph in self.seq_phs if _float(ph)]
-        backward, outer = io.finish(new_carries + new_sums + per_step, until=False)
+        results = new_carries + new_sums + per_step
+        backward, outer = io.finish(results, until=False, backwards=True)
         return type(op)(backward).make_node(steps, *outer).outputs
 
     def _reuse_forward(self, forward, grads) -> list:
@@ -118,7 +138,7 @@ class _Backward:
             if var.owner is None or id(var) not in used:
                 continue  # a state that passes a placeholder on, or a value not needed
             replace[var] = Variable(var.type, name="stored")
-            self.io.seq(replace[var], flip(rows, 0))
+            self.io.seq(replace[var], rows)
         return clone_graph(grads, replace) if replace else grads
 
     def _float_nonseq_phs(self):
@@ -139,7 +159,7 @@ class _Backward:
                 start = zeros_like(self.inits[j])
                 if g is not None:
                     step_g = _placeholder(ph, "grad")
-                    io.seq(step_g, flip(g, 0))
+                    io.seq(step_g, g)
                     carry_total = add(carry, step_g)
                 else:
                     carry_total = carry
@@ -161,7 +181,7 @@ class _Backward:
                 arriving.append(None)
                 continue
             step_g = Variable(var.type, name="grad")
-            io.seq(step_g, flip(g, 0))
+            io.seq(step_g, g)
             arriving.append(step_g)
         return arriving
 
@@ -183,7 +203,7 @@ class _Backward:
             if not _float(ph):
                 seq_grads.append(None)
                 continue
-            rows = flip(next(it), 0)
+            rows = next(it)
             start = n - steps if truncated else None
             seq_grads.append(set_subtensor(zeros_like(seq), (slice(start, n),), rows))
         return seq_grads + init_grads + nonseq_grads

@@ -7,6 +7,8 @@ from the loop, and then the sequences and non-sequences nothing left in the step
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from symnb.core.graph import Graph, ancestors
 from symnb.ops.loop import Loop
 from symnb.ops.scan import Scan
@@ -43,5 +45,5 @@ def _without_unread_inputs(loop: Loop, inner_outs, outer) -> tuple[Loop, list]:
     graph = Graph(inputs, inner_outs, clone=False)
     n_seqs = sum(1 for i in keep if i < k)
     names = tuple(loop.names[i] for i in keep)
-    new = Loop(graph, n_seqs, m, loop.history, loop.until, names, loop.truncate)
+    new = replace(loop, graph=graph, n_seqs=n_seqs, names=names)
     return new, [outer[i] for i in keep]
