@@ -128,8 +128,9 @@ class Storage:
             if self.history[j] is not None:
                 self.history[j][t] = value
                 states.append(self.history[j][t])
-            else:
-                states.append(np.array(value, dtype=self.loop.graph.outputs[j].type.dtype))
+            else:  # no copy: steps never write into their inputs (nor runner.c into a
+                # buffer someone else holds), so the value stays as it is until replaced
+                states.append(np.asarray(value, dtype=self.loop.graph.outputs[j].type.dtype))
         for i in range(loop.n_plain):
             self._write_plain(i, t, np.asarray(outs[m + i]))
         return states
