@@ -20,7 +20,7 @@ CHAIN_DEPTH = 50
 
 @dataclass(frozen=True)
 class Workload:
-    """One benchmark. ``kind``: "timed" (through the workers), "compile", "loops", "rewrite"."""
+    """One benchmark. ``kind``: "timed" (through the workers), "compile", "rewrite"."""
 
     key: str
     title: str
@@ -98,6 +98,19 @@ def square_inputs(size, dtype, rng) -> dict:
     return {"x": _normal(rng, (size, size), dtype, 10.0)}
 
 
+def rnn_inputs(size, dtype, rng) -> dict:
+    """W9: a sequence ``x`` (steps, batch, hidden), a start state and two weight matrices
+    scaled so the tanh units neither saturate nor fade over the steps."""
+    steps, batch, hidden = size
+    scale = 0.9 / np.sqrt(hidden)
+    return {
+        "x": _normal(rng, (steps, batch, hidden), dtype),
+        "h0": _normal(rng, (batch, hidden), dtype, 0.1),
+        "w": _normal(rng, (hidden, hidden), dtype, scale),
+        "u": _normal(rng, (hidden, hidden), dtype, scale),
+    }
+
+
 def make_inputs(workload: Workload, mode: str) -> dict:
     """The workload's inputs for a mode, the same in every process."""
     maker, args = _INPUTS[workload.builder]
@@ -117,6 +130,7 @@ _INPUTS = {
     "W7-tanh": (vector_inputs, ()),
     "W7-abs": (vector_inputs, ()),
     "W8": (convnet_inputs, ()),
+    "W9": (rnn_inputs, ()),
 }
 
 
@@ -185,6 +199,10 @@ def _ref_w8(v):
     return [numpy_impl.convnet_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
 
 
+def _ref_w9(v):
+    return list(numpy_impl.rnn_loss_and_grads(v["x"], v["h0"], v["w"], v["u"]))
+
+
 _REFERENCES = {
     "W1": _ref_w1,
     "W1b": _ref_w1b,
@@ -198,6 +216,7 @@ _REFERENCES = {
     "W7-tanh": _ref_w7_tanh,
     "W7-abs": _ref_w7_abs,
     "W8": _ref_w8,
+    "W9": _ref_w9,
 }
 
 
@@ -254,7 +273,9 @@ WORKLOADS = [
     Workload("W8", "convnet SGD step: conv3x3(8) -> relu -> dense(10), batch 32 of 28x28, "
              "float32", builder="W8", dtype="float32", params=_CONVNET, profiled=True,
              sizes={"full": (32, 28, 8, 10), "quick": (16, 28, 8, 10), "tiny": (2, 6, 2, 3)}),
-    Workload("W9", "100-step RNN forward + backward", kind="loops"),
+    Workload("W9", "100-step tanh RNN forward + backward (loss, dW, dU), batch 32, hidden 256, "
+             "float32", builder="W9", dtype="float32",
+             sizes={"full": (100, 32, 256), "quick": (100, 32, 256), "tiny": (5, 2, 3)}),
     Workload("W10", "rewrite time of 50/100/200-layer MLP training graphs", kind="rewrite"),
 ]  # fmt: skip
 

@@ -76,6 +76,26 @@ class Peer(BasePeer):
     def build_w8(self, v):
         return _training(_convnet_loss, v, CONVNET)
 
+    def build_w9(self, v):
+        """``lax.scan`` over the steps inside one jitted ``value_and_grad``."""
+        compiled = jax.jit(jax.value_and_grad(_rnn_loss, argnums=(2, 3)))
+        args = [jnp.asarray(v[k]) for k in ("x", "h0", "w", "u")]
+
+        def run():
+            loss, (gw, gu) = jax.block_until_ready(compiled(*args))
+            return [loss, gw, gu]
+
+        return run
+
+
+def _rnn_loss(x, h0, w, u):
+    def step(h, xt):
+        h = jnp.tanh(xt @ u + h @ w)
+        return h, h
+
+    _, hs = jax.lax.scan(step, h0, x)
+    return jnp.mean(hs * hs)
+
 
 def _jitted(fn, v, names):
     compiled = jax.jit(fn)

@@ -26,6 +26,7 @@ from symnb.backends.plan import (
     step_outputs,
 )
 from symnb.errors import SymnbError
+from symnb.ops.scan import Scan
 
 ffi = cffi.FFI()
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -54,7 +55,8 @@ def run(plan, leaf_values: list) -> list:
 
 
 def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
-    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind), ...])``."""
+    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind, steps)])``
+    where ``steps`` is the number of iterations a loop ran (None for other steps)."""
     slots = plan.template()
     slots[: len(leaf_values)] = leaf_values
     records: list = []
@@ -74,7 +76,15 @@ def _run_timed(steps, slots: list, records: list) -> None:
         else:
             EXECUTE[type(step)](step, slots)
         seconds = time.perf_counter() - start
-        records.append((step.node, seconds, _bytes_touched(step, slots), step.kind))
+        records.append((step.node, seconds, _bytes_touched(step, slots), step.kind,
+                        _loop_steps(step, slots)))  # fmt: skip
+
+
+def _loop_steps(step, slots) -> int | None:
+    """How many steps a scan ran in this call (from its outputs), else None."""
+    if not isinstance(step.node.op, Scan):
+        return None
+    return step.node.op.steps_taken([slots[i] for i in step_outputs(step)])
 
 
 def _bytes_touched(step, slots) -> int:

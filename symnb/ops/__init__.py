@@ -156,6 +156,7 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     sum,
     var,
 )
+from symnb.ops.scan_build import scan, until  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
 

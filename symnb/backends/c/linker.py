@@ -19,6 +19,7 @@ from symnb.backends.c.listing import KernelInfo, KernelList
 from symnb.backends.execute import ffi
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
+from symnb.backends.loop import plan_loop
 from symnb.backends.plan import Gemm, Launch, Library, View
 from symnb.backends.planner import VIEWS, PlanBuilder, Planners
 from symnb.core.op import Op
@@ -26,6 +27,7 @@ from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.linalg import Matmul
 from symnb.ops.reduce import Reduce
+from symnb.ops.scan import Scan
 
 PLANNERS = Planners(VIEWS)
 plan_step = PLANNERS.register
@@ -147,6 +149,15 @@ class _FusedReference:
     def __call__(self, *values):
         value = self.node.op.perform(self.producer.op.perform(*values))
         return np.asarray(value).astype(self.dtype, copy=False)
+
+
+@plan_step(Scan)
+def _scan(linker: CLinker, node) -> Library:
+    """The loop's inner graph compiled by a CLinker of its own (symnb/backends/loop.py)."""
+    step = plan_loop(linker, node)
+    note = f"a loop: its step is a plan of {len(step.fn.inner.steps)} steps, compiled in C"
+    linker.kernels.append(KernelInfo("loop", node, None, note))
+    return step
 
 
 @plan_step(GemmOp)
