@@ -13,7 +13,7 @@ from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
 from symnb.core.dims import DimMismatch, format_shape, unify
-from symnb.core.graph import Graph, clone_graph, leaves
+from symnb.core.graph import Graph, clone_graph, default_updates, leaves
 from symnb.core.hooks import hook
 from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -274,17 +274,9 @@ def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
 def _with_default_updates(updates: list, outputs: list) -> list:
     """The updates, plus the ``default_update`` of each shared variable the outputs or the
     updates read that has one and is not updated already (a random stream's state)."""
-    updates = list(updates)
-    pending = outputs + [value for _, value in updates]
-    while pending:
-        found = []
-        for var in leaves(pending):
-            default = var.tag.get("default_update") if isinstance(var, SharedVariable) else None
-            if default is not None and not any(var is s for s, _ in updates):
-                updates.append((var, _fit(var, default, "default update")))
-                found.append(default)
-        pending = found
-    return updates
+    reads = outputs + [value for _, value in updates]
+    found = default_updates(reads, [s for s, _ in updates])
+    return list(updates) + [(var, _fit(var, default, "default update")) for var, default in found]
 
 
 def _check_givens(givens) -> dict:

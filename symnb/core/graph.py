@@ -38,6 +38,24 @@ def ancestors(outputs: list[Variable], known: set | None = None) -> list[Apply]:
     return order
 
 
+def default_updates(outputs: list[Variable], updated) -> list[tuple[SharedVariable, Variable]]:
+    """The ``default_update`` of each shared variable that ``outputs`` (or those updates)
+    read, has one, and is not in ``updated`` already (a random stream's counter): what a
+    compiled function, or a loop's step, must also write."""
+    found: list = []
+    pending = list(outputs)
+    while pending:
+        new = []
+        for var in leaves(pending):
+            default = var.tag.get("default_update") if isinstance(var, SharedVariable) else None
+            taken = any(var is s for s in updated) or any(var is s for s, _ in found)
+            if default is not None and not taken:
+                found.append((var, default))
+                new.append(default)
+        pending = new
+    return found
+
+
 def leaves(outputs: list[Variable]) -> list[Variable]:
     """Variables with no owner that the outputs depend on, in first-use order."""
     found: dict[int, Variable] = {}

@@ -20,7 +20,7 @@ from collections import OrderedDict
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_shape, unify
-from symnb.core.graph import leaves
+from symnb.core.graph import default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -214,6 +214,11 @@ class _Builder:
         returned = self.fn(*args, *nonseq_phs)
         outputs, updates, cond = _parse_return(returned)
         self._check_count(outputs)
+        # a random draw in the step advances its stream every step, not once per call
+        reads = [as_variable(o) for o in outputs] + [as_variable(v) for v in updates.values()]
+        reads += [cond.cond] if cond is not None else []
+        for shared, default in default_updates(reads, list(updates)):
+            updates[shared] = default
         loop_inputs = LoopInputs()
         for s in self.seqs:
             for ph, outer in zip(s.placeholders, s.slices()):

@@ -183,3 +183,24 @@ def test_dropout_mlp_trains():
     losses = [train(xs, ys) for _ in range(200)]
     assert losses[-1] < 0.5 * losses[0]
     assert (predict(xs) == ys).mean() >= 0.95
+
+
+def _walk(backend):
+    """Four steps of a random walk drawn inside a scan, called twice."""
+    rng = sn.RandomStream(3)
+    out, updates = sn.scan(lambda acc: acc + rng.uniform(size=(3,)),
+                           outputs_info=[sn.zeros((3,))], n_steps=4)  # fmt: skip
+    f = sn.function([], out, updates=updates, backend=backend)
+    return f(), f()
+
+
+def test_a_draw_inside_scan_advances_every_step_and_every_call():
+    results = {backend: _walk(backend) for backend in available_backends()}
+    first, second = results["py"]
+    steps = np.diff(np.vstack([np.zeros(3), first]), axis=0)
+    assert len({tuple(row) for row in steps.round(12)}) == 4  # each step drew new numbers
+    assert np.all((steps > 0) & (steps < 1))
+    assert not np.allclose(first, second)  # the counter moved on between calls
+    for backend, (a, b) in results.items():
+        np.testing.assert_array_equal(a, first, err_msg=backend)
+        np.testing.assert_array_equal(b, second, err_msg=backend)
