@@ -343,6 +343,22 @@ def view_size(step: View, src, like):
     return np.array(int(np.prod([src.shape[a] for a in step.axes])), dtype=np.int64)
 
 
+def view_windows(step: View, src, like):
+    """The windows of src's last two axes, as runner.c's view_windows makes them."""
+    kh, kw, sh, sw, dh, dw = step.target
+    if src.ndim != 4 or src.shape[2] < dh * (kh - 1) + 1 or src.shape[3] < dw * (kw - 1) + 1:
+        return None
+    s_n, s_c, s_h, s_w = src.strides
+    out_h, out_w = (
+        (n - d * (k - 1) - 1) // s + 1
+        for n, k, s, d in zip(src.shape[2:], (kh, kw), (sh, sw), (dh, dw))
+    )
+    dims = (src.shape[0], src.shape[1], out_h, out_w, kh, kw)
+    strides = (s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw)
+    order = step.axes
+    return _strided(src, [dims[a] for a in order], [strides[a] for a in order], writeable=False)
+
+
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
-         "size": view_size}  # fmt: skip
+         "size": view_size, "windows": view_windows}  # fmt: skip
 EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view}

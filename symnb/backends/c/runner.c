@@ -49,7 +49,7 @@ typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, con
                            int64_t, const void *, int64_t, double, void *, int64_t);
 
 enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3 };
-enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3 };
+enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4 };
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
 
@@ -70,7 +70,8 @@ struct Step {
     int *keepdims;           /* launch: per output */
     int how, naxes, ndims;   /* view */
     int *axes;               /* view: "axes" source axes (-1 new), "size" counted axes */
-    int64_t *dims;           /* view: "reshape" dims (>= 0, -1 the rest, -(k+2) input axis k) */
+    int64_t *dims;           /* view: "reshape" dims (>= 0, -1 the rest, -(k+2) input axis k);
+                                "windows" (kh, kw, stride h, w, dilation h, w) */
     PyObject **pool;         /* nout * POOL buffers kept between calls */
     int *next;               /* per output: the pool entry to replace when all are in use */
 };
@@ -484,6 +485,30 @@ static PyObject *view_axes(Step *st, PyArrayObject *src) {
     return view_of(src, st->naxes, dims, strides, 1);
 }
 
+/* Every window of a 4-d src's last two axes, without a copy: the canonical axes (N, C, out_h,
+ * out_w, kh, kw) in the order ``axes`` gives; dims = (kh, kw, sh, sw, dh, dw). Read-only. */
+static PyObject *view_windows(Step *st, PyArrayObject *src) {
+    const int64_t *g = st->dims;
+    if (PyArray_NDIM(src) != 4 || st->ndims != 6 || st->naxes != 6) return NULL;
+    npy_intp dims[6], strides[6], out_dims[6], out_strides[6];
+    for (int a = 0; a < 2; a++) {
+        npy_intp size = PyArray_DIM(src, 2 + a), span = g[4 + a] * (g[a] - 1) + 1;
+        if (size < span) return NULL;
+        dims[2 + a] = (size - span) / g[2 + a] + 1;
+        strides[2 + a] = PyArray_STRIDE(src, 2 + a) * g[2 + a];
+        dims[4 + a] = g[a];
+        strides[4 + a] = PyArray_STRIDE(src, 2 + a) * g[4 + a];
+        dims[a] = PyArray_DIM(src, a);
+        strides[a] = PyArray_STRIDE(src, a);
+    }
+    for (int i = 0; i < 6; i++) {
+        if (st->axes[i] < 0 || st->axes[i] > 5) return NULL;
+        out_dims[i] = dims[st->axes[i]];
+        out_strides[i] = strides[st->axes[i]];
+    }
+    return view_of(src, 6, out_dims, out_strides, 0);
+}
+
 /* src broadcast to like's shape, read-only. */
 static PyObject *view_broadcast(PyArrayObject *src, PyObject *like) {
     if (like == NULL || !PyArray_Check(like)) return NULL;
@@ -555,6 +580,7 @@ static int run_view(Step *st, PyObject **slots) {
     PyObject *out = st->how == VIEW_AXES        ? view_axes(st, a)
                     : st->how == VIEW_BROADCAST ? view_broadcast(a, like)
                     : st->how == VIEW_RESHAPE   ? view_reshape(st, a, like)
+                    : st->how == VIEW_WINDOWS   ? view_windows(st, a)
                                                 : view_size(st, a);
     if (out == NULL) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;

@@ -222,5 +222,5 @@ def _view(step: View) -> tuple:
     return ("view", how, ins, [step.out], types, _library(step.fallback), params)
 
 
-VIEW_KINDS = ("axes", "broadcast", "reshape", "size")  # runner.c's VIEW_* numbers
+VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows")  # runner.c's VIEW_* numbers
 RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view}
