@@ -117,7 +117,8 @@ class View:
       -(k+2) the length of input axis k), or as ``like``'s shape when ``like`` is set;
     - "size": the int64 product of ``src``'s lengths over ``axes`` (ReducedSize);
     - "windows": every window of a 4-d ``src``'s last two axes, read-only, with no copy:
-      ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w), and out axis i is
+      ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left: where
+      the first window starts), and out axis i is
       axis ``axes[i]`` of (N, C, out_h, out_w, kh, kw) (convolution and pooling; see
       symnb/backends/c/windows.py).
 

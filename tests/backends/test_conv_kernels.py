@@ -10,7 +10,7 @@ import pytest
 import symnb as sn
 from symnb.backends import execute
 from symnb.backends.plan import Gemm, Launch, Library, View
-from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, MaxPool2d
+from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, MaxPool2d, MaxPool2dGrad
 from tests.helpers import check, needs_c
 from tests.ops.test_conv import CONV_GRID, loop_conv2d, loop_pool, pad_input, padding_arg
 
@@ -122,6 +122,25 @@ def test_max_pool_keeps_nan_and_float32(rng):
     assert got.dtype == np.float32 and np.isnan(got[0, 1, 0, 0])
     check(got, loop_pool(x, (2, 2), (2, 2), (0, 0), np.max, -np.inf))
     assert kinds_for(f, MaxPool2d) == ["View", "Launch"]
+
+
+@pytest.mark.parametrize(
+    "shape,kernel", [((2, 3, 6, 8), 2), ((1, 2, 6, 9), 3), ((1, 1, 4, 6), (2, 3))]
+)
+def test_max_pool_gradient_kernel_picks_the_first_maximum(shape, kernel, rng):
+    """Tiling windows: one map kernel; ties (a window of zeros, as after a ReLU) send the
+    gradient to the first maximum only, and a NaN counts as the maximum (np.argmax's rule)."""
+    x = rng.normal(size=shape)
+    x[0, 0, :2, :3] = 0.0
+    x[-1, -1, 0, 1] = np.nan
+    xs = sn.tensor("x", x.shape)
+    y = sn.max_pool2d(xs, kernel)
+    g = rng.normal(size=y.type.shape)
+    dx = sn.grad(sn.sum(y * g), xs)
+    got = sn.function([xs], dx, backend="c")
+    want = sn.function([xs], dx, backend="py")(x)
+    np.testing.assert_array_equal(got(x), want)
+    assert kinds_for(got, MaxPool2dGrad)[-2:] == ["Launch", "View"]
 
 
 def test_integer_convolution_runs_its_reference(rng):

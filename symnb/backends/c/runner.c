@@ -457,16 +457,21 @@ done:
 
 /* A view of ``src`` with these dims and strides (writeable only when ``writeable`` and src
  * is); it keeps src alive. */
-static PyObject *view_of(PyArrayObject *src, int nd, npy_intp *dims, npy_intp *strides,
-                         int writeable) {
+static PyObject *view_at(PyArrayObject *src, npy_intp offset, int nd, npy_intp *dims,
+                         npy_intp *strides, int writeable) {
     PyArray_Descr *descr = PyArray_DESCR(src);
     Py_INCREF(descr);
     int flags = writeable && PyArray_ISWRITEABLE(src) ? NPY_ARRAY_WRITEABLE : 0;
     PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides,
-                                          PyArray_BYTES(src), flags, NULL);
+                                          PyArray_BYTES(src) + offset, flags, NULL);
     if (view != NULL && PyArray_SetBaseObject((PyArrayObject *)view, Py_NewRef(src)) < 0)
         Py_CLEAR(view);
     return view;
+}
+
+static PyObject *view_of(PyArrayObject *src, int nd, npy_intp *dims, npy_intp *strides,
+                         int writeable) {
+    return view_at(src, 0, nd, dims, strides, writeable);
 }
 
 /* Out axis i is input axis axes[i] (-1: a new length-1 axis); dropped axes have length 1. */
@@ -486,14 +491,16 @@ static PyObject *view_axes(Step *st, PyArrayObject *src) {
 }
 
 /* Every window of a 4-d src's last two axes, without a copy: the canonical axes (N, C, out_h,
- * out_w, kh, kw) in the order ``axes`` gives; dims = (kh, kw, sh, sw, dh, dw). Read-only. */
+ * out_w, kh, kw) in the order ``axes`` gives; dims = (kh, kw, sh, sw, dh, dw, top, left), the
+ * first window starting at row top, column left. Read-only. */
 static PyObject *view_windows(Step *st, PyArrayObject *src) {
     const int64_t *g = st->dims;
-    if (PyArray_NDIM(src) != 4 || st->ndims != 6 || st->naxes != 6) return NULL;
-    npy_intp dims[6], strides[6], out_dims[6], out_strides[6];
+    if (PyArray_NDIM(src) != 4 || st->ndims != 8 || st->naxes != 6) return NULL;
+    npy_intp dims[6], strides[6], out_dims[6], out_strides[6], offset = 0;
     for (int a = 0; a < 2; a++) {
-        npy_intp size = PyArray_DIM(src, 2 + a), span = g[4 + a] * (g[a] - 1) + 1;
-        if (size < span) return NULL;
+        npy_intp size = PyArray_DIM(src, 2 + a) - g[6 + a], span = g[4 + a] * (g[a] - 1) + 1;
+        if (g[6 + a] < 0 || size < span) return NULL;
+        offset += g[6 + a] * PyArray_STRIDE(src, 2 + a);
         dims[2 + a] = (size - span) / g[2 + a] + 1;
         strides[2 + a] = PyArray_STRIDE(src, 2 + a) * g[2 + a];
         dims[4 + a] = g[a];
@@ -506,7 +513,7 @@ static PyObject *view_windows(Step *st, PyArrayObject *src) {
         out_dims[i] = dims[st->axes[i]];
         out_strides[i] = strides[st->axes[i]];
     }
-    return view_of(src, 6, out_dims, out_strides, 0);
+    return view_at(src, offset, 6, out_dims, out_strides, 0);
 }
 
 /* src broadcast to like's shape, read-only. */

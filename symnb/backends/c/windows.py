@@ -23,10 +23,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from symnb.backends.c import blas
 from symnb.backends.c.listing import KernelInfo
+from symnb.backends.execute import windows_view
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import Kernel, Map, Operand, Reduce, Unsupported
 from symnb.backends.plan import Gemm, Library, View
@@ -39,6 +39,7 @@ from symnb.ops.conv import (
     Conv2dGradFilters,
     Conv2dGradInput,
     MaxPool2d,
+    MaxPool2dGrad,
     scatter_windows,
 )
 
@@ -46,7 +47,12 @@ WINDOWED = Planners()
 #: the canonical axes of a windows view: (N, C, out_h, out_w, kh, kw)
 N, C, OUT_H, OUT_W, KH, KW = range(6)
 COLUMNS = (C, KH, KW, N, OUT_H, OUT_W)  # im2col's order: rows (c, i, j), columns (n, y, x)
-POOLED = (N, C, OUT_H, OUT_W, KH, KW)  # pooling reduces the last two
+#: pooling reduces the window axes; with the output's last axis innermost, each pass of the
+#: kernel combines a row of outputs with one window element (rows of kw elements would each
+#: cost as much to start as to run)
+POOLED = (N, C, KH, KW, OUT_H, OUT_W)
+#: the max-pool gradient's space: the input itself when the windows tile it exactly
+TILED = (N, C, OUT_H, KH, OUT_W, KW)
 FLOATS = ("float32", "float64")
 
 
@@ -122,7 +128,7 @@ class Steps:
         body = Reduce(value, kind, acc, mean)
         kernel = Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values), body,
                         fixed_size(src.type.shape))  # fmt: skip
-        return self.kernel(kernel, src, out, (4, 5), note=f"{kind} over each window")
+        return self.kernel(kernel, src, out, (2, 3), note=f"{kind} over each window")
 
     def product(self, a, b, out, groups: int, trans_a=False, trans_b=False) -> Variable:
         """``a @ b`` (each transposed when asked), one gemm; per group with groups."""
@@ -145,15 +151,9 @@ class Steps:
 
 
 # -- NumPy references of the intermediate steps --------------------------------------------------
-def windows_view(x, geometry, order):
-    """The windows view runner.c makes (``View`` kind "windows")."""
-    kh, kw, sh, sw, dh, dw = geometry
-    s_n, s_c, s_h, s_w = x.strides
-    out_h = (x.shape[2] - dh * (kh - 1) - 1) // sh + 1
-    out_w = (x.shape[3] - dw * (kw - 1) - 1) // sw + 1
-    dims = (x.shape[0], x.shape[1], out_h, out_w, kh, kw)
-    strides = (s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw)
-    return as_strided(x, [dims[a] for a in order], [strides[a] for a in order], writeable=False)
+def window_ranks(kh, kw):
+    """Each window element's position in the window, over the max-pool gradient's space."""
+    return np.arange(kh * kw, dtype=np.int64).reshape(1, 1, 1, kh, 1, kw)
 
 
 def _reshaped(a, shape):
@@ -164,7 +164,7 @@ def _kernel_reference(body, x):
     if isinstance(body, Map):
         return np.ascontiguousarray(x)
     reduce = {"max": np.max, "sum": np.mean if body.mean else np.sum}[body.kind]
-    return reduce(x, axis=(-2, -1))
+    return reduce(x, axis=(2, 3))
 
 
 def grouped_product(a, b, groups, trans_a=False, trans_b=False):
@@ -240,7 +240,7 @@ def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
 
 def _window_geometry(axes) -> tuple:
     (ah, aw) = axes
-    return (ah.kernel, aw.kernel, ah.stride, aw.stride, ah.dilation, aw.dilation)
+    return (ah.kernel, aw.kernel, ah.stride, aw.stride, ah.dilation, aw.dilation, 0, 0)
 
 
 def _output_rows(steps, g):
@@ -329,7 +329,88 @@ def _pool(linker, node) -> tuple:
         shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
         fn = functools.partial(padded, pads=pads, fill=-np.inf if is_max else 0.0)
         source = steps.library(fn, [x], steps.temp("padded", shape), "padding (NumPy)")
-    shape = out.type.shape + tuple(op.kernel)
+    shape = out.type.shape[:2] + tuple(op.kernel) + out.type.shape[2:]
     view = steps.windows(source, steps.temp("windows", shape), _window_geometry(axes), POOLED)
     steps.reduce(view, out, "max" if is_max else "sum", mean=not is_max)
     return tuple(steps.steps)
+
+
+#: windows larger than this give the max-pool gradient kernel too many operands
+MAX_WINDOW = 16
+
+
+@WINDOWED.register(MaxPool2dGrad)
+def _max_pool_grad(linker, node) -> tuple:
+    """Where the windows tile the input exactly (stride = kernel, no padding), the gradient is
+    one map over the input seen as (N, C, out_h, kh, out_w, kw): each element reads every
+    element of its window (one broadcast operand each), and takes the window's gradient when
+    it is the window's first maximum (NaN counting as the maximum, as np.argmax does)."""
+    (x, g), (out,) = node.inputs, node.outputs
+    _float(node)
+    _fixed(x.type.shape, g.type.shape)
+    op, (kh, kw) = node.op, node.op.kernel
+    height, width = x.type.shape[2:]
+    pads = [ax.pads(n) for ax, n in zip(op._geometry(), (height, width))]
+    if tuple(op.stride) != (kh, kw) or any(a or b for a, b in pads) or height % kh or width % kw:
+        raise Unsupported(
+            "a kernel when the windows tile the input exactly (stride = kernel, no "
+            "padding, sizes divisible); otherwise the NumPy reference runs"
+        )
+    if kh * kw > MAX_WINDOW:
+        raise Unsupported(f"windows of more than {MAX_WINDOW} elements run the NumPy reference")
+    steps = Steps(linker, node)
+    n, c = x.type.shape[:2]
+    oh, ow = height // kh, width // kw
+    tiles = (n, c, oh, kh, ow, kw)
+    here = steps.windows(x, steps.temp("x tiles", tiles), (kh, kw, kh, kw, 1, 1, 0, 0), TILED)
+    elements = [
+        steps.windows(x, steps.temp(f"x[{a},{b}]", (n, c, oh, 1, ow, 1)),
+                      (1, 1, kh, kw, 1, 1, a, b), TILED)
+        for a in range(kh) for b in range(kw)
+    ]  # fmt: skip
+    spread = steps.transpose(g, steps.temp("g tiles", (n, c, oh, 1, ow, 1)), (0, 1, 2, -1, 3, -1))
+    ranks = Variable(TensorType(np.dtype("int64"), (1, 1, 1, kh, 1, kw)), name="ranks")
+    steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
+    kernel, operands = _first_max_kernel(linker.dialect, here, elements, spread, ranks)
+    source = linker.dialect.render(kernel)
+    grads = steps.temp("dx tiles", tiles)
+    fallback = steps._fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
+                               [x, g], grads)  # fmt: skip
+    step = linker.launch(node, source, [(v, ()) for v in operands],
+                         [(grads, steps.dtype, (), False)], None, "skip", fallback)  # fmt: skip
+    steps.steps.append(step)
+    steps._note("kernel", "each element's gradient: its window's, if it is the first maximum",
+                source)  # fmt: skip
+    steps.reshape(grads, out, (-1, c, height, width))
+    return tuple(steps.steps)
+
+
+def _first_max_kernel(dialect, here, elements, spread, ranks):
+    b = Builder(dialect)
+    dtype = here.type.dtype.name
+    b.dtype = dtype
+    current, grad, rank = b.variable(here), b.variable(spread), b.variable(ranks)
+    values = [b.variable(v) for v in elements]
+    peak = values[0]
+    for value in values[1:]:
+        peak = b.maximum(peak, value)
+
+    def hit(value):
+        return b.bit_or(b.eq(value, peak), b.ne(value, value))
+
+    earlier = None
+    for position, value in enumerate(values):
+        before = b.bit_and(hit(value), b.lt(b.literal(position, "int64"), rank))
+        earlier = before if earlier is None else b.bit_or(earlier, before)
+    first = b.bit_and(hit(current), b.op("not", earlier))
+    result = b.where(first, grad, b.literal(0, dtype))
+    kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                    fixed_size(here.type.shape))  # fmt: skip
+    return kernel, list(b.input_vars)
+
+
+def _first_max_reference(x, g, kh, kw):
+    """The gradient tiles the kernel computes, from the op's NumPy reference."""
+    op = MaxPool2dGrad((kh, kw), (kh, kw), ((0, 0), (0, 0)))
+    n, c, h, w = x.shape
+    return op.perform(x, g).reshape(n, c, h // kh, kh, w // kw, kw)
