@@ -255,6 +255,7 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         {flat}
         return 0;
     }}
+    if (nd > 1 && shape[nd - 1] < 8) sn_inner_axis(nd, shape, {self.nops}, st, {self.nin});
 {self.SPLIT}    const int unit = {self.contiguous_test("nd - 1")};  /* rows of adjacent elements */
 {self.outer_rows("if (unit) sn_flat(0, n, p); else sn_row(n, p, st, nd - 1);", rows)}
     return 0;

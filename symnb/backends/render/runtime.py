@@ -74,6 +74,17 @@ static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **s
     return nd;
 }
 
+/* Short innermost rows cost more to start than to run: an elementwise map may run in any
+ * order, so the axis of at least 8 elements with output 0's smallest stride goes innermost. */
+static void sn_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
+    int64_t best = -1, t;
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (shape[d] >= 8 && (best < 0 || st[out][d] < st[out][best])) best = d;
+    if (best < 0) return;
+    t = shape[best], shape[best] = shape[nd - 1], shape[nd - 1] = t;
+    for (int k = 0; k < nops; k++) t = st[k][best], st[k][best] = st[k][nd - 1], st[k][nd - 1] = t;
+}
+
 static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
     for (int64_t d = 0; d + 1 < nd; d++)
         if (st[out][d] == 0) return 0;
