@@ -9,7 +9,9 @@ input has the windows' strides), multiplies it by the filters as one gemm, and v
 filter gradient is one gemm of the output gradient (transposed to (O, N*out_h*out_w) by a
 copy kernel) with ``cols``; the input gradient is one gemm giving the window gradients, added
 back into place by NumPy's strided adds (``scatter_windows``: kh*kw of them). Max and average
-pooling are reduction kernels over the windows view. With groups, the contraction is NumPy's
+pooling are reduction kernels over the windows view; the max-pool gradient of windows that
+tile the input is one map kernel reading each window element through a broadcast windows view.
+With groups, the contraction is NumPy's
 batched matmul (one BLAS call per group). Padding is a NumPy step (a zeroed array and one
 copy), shown in ``f.kernels``.
 
@@ -70,24 +72,24 @@ class Steps:
     def slot(self, var) -> int:
         return self.linker._slot_or_new(var)
 
-    def _fallback(self, fn, ins, out, kind="library") -> Library:
+    def fallback(self, fn, ins, out, kind="library") -> Library:
         ins = tuple(self.slot(v) for v in ins)
         return Library(fn, ins, (self.slot(out),), (out.type.dtype,), self.node, kind)
 
-    def _note(self, kind: str, reason: str, source=None) -> None:
+    def note(self, kind: str, reason: str, source=None) -> None:
         self.linker.kernels.append(KernelInfo(kind, self.node, source, reason))
 
     def library(self, fn, ins, out, reason: str, kind: str = "library") -> Variable:
-        self.steps.append(self._fallback(fn, ins, out, kind))
-        self._note(kind, reason)
+        self.steps.append(self.fallback(fn, ins, out, kind))
+        self.note(kind, reason)
         return out
 
     def view(self, how, src, out, reference, axes=(), target=()) -> Variable:
-        fallback = self._fallback(reference, [src], out)
+        fallback = self.fallback(reference, [src], out)
         step = View(how, self.slot(src), None, fallback.outs[0], tuple(axes), tuple(target),
                     self.node, fallback)  # fmt: skip
         self.steps.append(step)
-        self._note("view", f"{how} view (no copy)")
+        self.note("view", f"{how} view (no copy)")
         return out
 
     def reshape(self, src, out, shape) -> Variable:
@@ -104,12 +106,12 @@ class Steps:
 
     def kernel(self, kernel, src, out, absent=(), note="") -> Variable:
         source = self.linker.dialect.render(kernel)
-        fallback = self._fallback(functools.partial(_kernel_reference, kernel.body), [src], out)
+        fallback = self.fallback(functools.partial(_kernel_reference, kernel.body), [src], out)
         outs = [(out, self.dtype, absent, False)]
         empty = "decline" if isinstance(kernel.body, Reduce) else "skip"
         step = self.linker.launch(self.node, source, [(src, ())], outs, None, empty, fallback)
         self.steps.append(step)
-        self._note("kernel", note, source)
+        self.note("kernel", note, source)
         return out
 
     def copy(self, src, out) -> Variable:
@@ -142,11 +144,11 @@ class Steps:
         if trans_b:
             b = self.transpose(b, self.temp("b.T", (None, None)), (1, 0))
         ref = blas.gemm_ref(self.dtype)
-        fallback = self._fallback(np.matmul, [a, b], out, kind="blas")
+        fallback = self.fallback(np.matmul, [a, b], out, kind="blas")
         step = Gemm(None, None, self.slot(a), self.slot(b), None, fallback.outs[0], self.dtype,
                     False, ref, self.node, fallback)  # fmt: skip
         self.steps.append(step)
-        self._note("blas", blas.describe(ref))
+        self.note("blas", blas.describe(ref))
         return out
 
 
@@ -374,12 +376,12 @@ def _max_pool_grad(linker, node) -> tuple:
     kernel, operands = _first_max_kernel(linker.dialect, here, elements, spread, ranks)
     source = linker.dialect.render(kernel)
     grads = steps.temp("dx tiles", tiles)
-    fallback = steps._fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
+    fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
                                [x, g], grads)  # fmt: skip
     step = linker.launch(node, source, [(v, ()) for v in operands],
                          [(grads, steps.dtype, (), False)], None, "skip", fallback)  # fmt: skip
     steps.steps.append(step)
-    steps._note("kernel", "each element's gradient: its window's, if it is the first maximum",
+    steps.note("kernel", "each element's gradient: its window's, if it is the first maximum",
                 source)  # fmt: skip
     steps.reshape(grads, out, (-1, c, height, width))
     return tuple(steps.steps)
