@@ -134,3 +134,52 @@ def rnn_loss_and_grads(x, h0, w, u):
         gw += states[t].T @ dz
         carry = dz @ w.T
     return loss, gw, gu
+
+
+def conv_valid_grad_input(dout, kernels, x_shape):
+    """The input gradient of :func:`conv_valid`: each tap's contribution added back."""
+    dx = np.zeros(x_shape, dout.dtype)
+    kh, kw = kernels.shape[2:]
+    oh, ow = dout.shape[2:]
+    for i in range(kh):
+        for j in range(kw):
+            dx[:, :, i : i + oh, j : j + ow] += np.tensordot(
+                dout, kernels[:, :, i, j], ([1], [0])
+            ).transpose(0, 3, 1, 2)
+    return dx
+
+
+def max_pool2(x):
+    """2x2 max-pool (stride 2) and the mask of each window's first maximum."""
+    n, c, h, w = x.shape
+    windows = x.reshape(n, c, h // 2, 2, w // 2, 2).transpose(0, 1, 2, 4, 3, 5)
+    flat = windows.reshape(n, c, h // 2, w // 2, 4)
+    first = np.argmax(flat, axis=-1)
+    mask = np.arange(4) == first[..., None]
+    return flat.max(axis=-1), mask
+
+
+def max_pool2_grad(dout, mask):
+    n, c, oh, ow, _ = mask.shape
+    windows = (mask * dout[..., None]).reshape(n, c, oh, ow, 2, 2)
+    return windows.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, oh * 2, ow * 2)
+
+
+def convnet2_step(params, x, labels, lr):
+    """W8b: one SGD step of conv3x3 -> ReLU -> conv3x3 -> ReLU -> max-pool 2x2 -> dense."""
+    k1, b1, k2, b2, dense, dbias = params
+    conv1, patches1 = conv_valid(x, k1)
+    act1 = relu(conv1 + b1[None, :, None, None])
+    conv2, patches2 = conv_valid(act1, k2)
+    act2 = relu(conv2 + b2[None, :, None, None])
+    pooled, mask = max_pool2(act2)
+    flat = pooled.reshape(x.shape[0], -1)
+    loss, dlogits = softmax_xent(flat @ dense + dbias, labels)
+    dact2 = max_pool2_grad((dlogits @ dense.T).reshape(pooled.shape), mask) * (act2 > 0)
+    dk2 = np.tensordot(dact2, patches2, axes=([0, 2, 3], [0, 2, 3]))
+    dact1 = conv_valid_grad_input(dact2, k2, act1.shape) * (act1 > 0)
+    dk1 = np.tensordot(dact1, patches1, axes=([0, 2, 3], [0, 2, 3]))
+    grads = [dk1, dact1.sum(axis=(0, 2, 3)), dk2, dact2.sum(axis=(0, 2, 3)), flat.T @ dlogits,
+             dlogits.sum(0)]  # fmt: skip
+    _sgd(params, grads, lr)
+    return loss

@@ -179,7 +179,7 @@ def w5_section(results: list) -> str | None:
 
 def profile_section(results: list) -> str | None:
     """The profiles of symnb's best backend: taken where it was slower than the fastest row,
-    and always for the workloads whose targets name one (W3s, W8)."""
+    and always for the workloads whose targets name one (W3s, W8, W8b)."""
     profiled = [r for r in results if r.extra.get("profile")]
     if not profiled:
         return None

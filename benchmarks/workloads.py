@@ -85,6 +85,22 @@ def convnet_inputs(size, dtype, rng) -> dict:
     }
 
 
+def convnet2_inputs(size, dtype, rng) -> dict:
+    """W8b: two 3x3 conv layers of ``c1`` and ``c2`` filters, a 2x2 max-pool, one dense."""
+    batch, side, c1, c2, classes = size
+    flat = c2 * ((side - 4) // 2) ** 2
+    return {
+        "x": rng.random((batch, 1, side, side)).astype(dtype),
+        "k1": _normal(rng, (c1, 1, 3, 3), dtype, 1 / 3),
+        "b1": _normal(rng, c1, dtype, 0.1),
+        "k2": _normal(rng, (c2, c1, 3, 3), dtype, np.sqrt(2 / (9 * c1))),
+        "b2": _normal(rng, c2, dtype, 0.1),
+        "dense": _normal(rng, (flat, classes), dtype, np.sqrt(2 / flat)),
+        "dbias": _normal(rng, classes, dtype, 0.1),
+        "labels": rng.integers(0, classes, batch),
+    }
+
+
 def scalar_inputs(size, dtype, rng, kind=np.asarray) -> dict:
     """W4's two scalars as 0-d arrays, or as ``kind`` of them (``float``, ``np.float64``)."""
     return {"a": kind(np.asarray(rng.standard_normal(), dtype)), "b": kind(np.asarray(1.5, dtype))}
@@ -130,6 +146,7 @@ _INPUTS = {
     "W7-tanh": (vector_inputs, ()),
     "W7-abs": (vector_inputs, ()),
     "W8": (convnet_inputs, ()),
+    "W8b": (convnet2_inputs, ()),
     "W9": (rnn_inputs, ()),
 }
 
@@ -199,6 +216,11 @@ def _ref_w8(v):
     return [numpy_impl.convnet_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
 
 
+def _ref_w8b(v):
+    params = [v[k] for k in CONVNET2]
+    return [numpy_impl.convnet2_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
+
+
 def _ref_w9(v):
     return list(numpy_impl.rnn_loss_and_grads(v["x"], v["h0"], v["w"], v["u"]))
 
@@ -216,6 +238,7 @@ _REFERENCES = {
     "W7-tanh": _ref_w7_tanh,
     "W7-abs": _ref_w7_abs,
     "W8": _ref_w8,
+    "W8b": _ref_w8b,
     "W9": _ref_w9,
 }
 
@@ -236,6 +259,7 @@ def comparable(workload: Workload, inputs: dict, outputs: list) -> list:
 _ELEMENTWISE_SIZES = {"full": 10_000_000, "quick": 1_000_000, "tiny": 1000}
 _MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
 _CONVNET = ("kernels", "kbias", "dense", "dbias")
+CONVNET2 = ("k1", "b1", "k2", "b2", "dense", "dbias")
 
 WORKLOADS = [
     Workload("W1-f64", "exp(-x*x)*sin(y) + log1p(abs(z))/(1 + x*x), 10^7 float64",
@@ -273,6 +297,11 @@ WORKLOADS = [
     Workload("W8", "convnet SGD step: conv3x3(8) -> relu -> dense(10), batch 32 of 28x28, "
              "float32", builder="W8", dtype="float32", params=_CONVNET, profiled=True,
              sizes={"full": (32, 28, 8, 10), "quick": (16, 28, 8, 10), "tiny": (2, 6, 2, 3)}),
+    Workload("W8b", "convnet SGD step at course scale: conv3x3(32) -> relu -> conv3x3(64) -> "
+             "relu -> max-pool 2x2 -> dense(10), batch 64 of 1x28x28, float32", builder="W8b",
+             dtype="float32", params=CONVNET2, profiled=True,
+             sizes={"full": (64, 28, 32, 64, 10), "quick": (16, 28, 32, 64, 10),
+                    "tiny": (2, 8, 3, 4, 3)}),
     Workload("W9", "100-step tanh RNN forward + backward (loss, dW, dU), batch 32, hidden 256, "
              "float32", builder="W9", dtype="float32",
              sizes={"full": (100, 32, 256), "quick": (100, 32, 256), "tiny": (5, 2, 3)}),

@@ -9,7 +9,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402 - after enabling x64
 
 from benchmarks.peers.base import BasePeer  # noqa: E402
-from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE  # noqa: E402
+from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE  # noqa: E402
 
 MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
 CONVNET = ("kernels", "kbias", "dense", "dbias")
@@ -96,6 +96,9 @@ def _rnn_loss(x, h0, w, u):
     _, hs = jax.lax.scan(step, h0, x)
     return jnp.mean(hs * hs)
 
+    def build_w8b(self, v):
+        return _training(_convnet2_loss, v, CONVNET2)
+
 
 def _jitted(fn, v, names):
     compiled = jax.jit(fn)
@@ -175,3 +178,12 @@ def _convnet_loss(params, x, labels):
     conv = jax.lax.conv(x, kernels, (1, 1), "VALID")
     act = jax.nn.relu(conv + kbias[None, :, None, None])
     return _xent(act.reshape(x.shape[0], -1) @ dense + dbias, labels)
+
+
+def _convnet2_loss(params, x, labels):
+    k1, b1, k2, b2, dense, dbias = params
+    act1 = jax.nn.relu(jax.lax.conv(x, k1, (1, 1), "VALID") + b1[None, :, None, None])
+    act2 = jax.nn.relu(jax.lax.conv(act1, k2, (1, 1), "VALID") + b2[None, :, None, None])
+    pooled = jax.lax.reduce_window(act2, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2),
+                                   "VALID")  # fmt: skip
+    return _xent(pooled.reshape(x.shape[0], -1) @ dense + dbias, labels)

@@ -12,7 +12,7 @@ import numpy as np
 
 from benchmarks import numpy_impl
 from benchmarks.peers.base import BasePeer, returning_list
-from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
+from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE
 
 INTO_OPS = SimpleNamespace(
     mul=np.multiply, add=np.add, sub=np.subtract, div=np.divide, neg=np.negative, exp=np.exp,
@@ -76,6 +76,9 @@ class Peer(BasePeer):
             return list(numpy_impl.rnn_loss_and_grads(*args))
 
         return run
+
+    def build_w8b(self, v):
+        return _training(numpy_impl.convnet2_step, v, CONVNET2)
 
 
 def _training(step, v, keys):

@@ -13,7 +13,7 @@ from pytensor.compile.mode import get_mode
 from pytensor.tensor.special import log_softmax
 
 from benchmarks.peers.base import BasePeer
-from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
+from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE
 
 MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
 
@@ -104,6 +104,28 @@ class Peer(BasePeer):
         loss = pt.mean(hs * hs)
         f = self.function([x, h0, w, u], [loss, *pytensor.grad(loss, [w, u])])
         return _calling_many(f, *(v[k] for k in ("x", "h0", "w", "u")))
+
+    def build_w8b(self, v):
+        """PyTensor has no multi-channel conv2d or pooling op: the second layer convolves
+        each (input, output) channel pair with convolve2d and sums over input channels; the
+        pool is a reshape and a max."""
+        from pytensor.tensor.signal import convolve2d
+
+        params = [pytensor.shared(v[k], name=k) for k in CONVNET2]
+        k1, b1, k2, b2, dense, dbias = params
+        x, labels = _like(v["x"]), _like(v["labels"])
+        conv1 = convolve2d(x, k1[:, 0, ::-1, ::-1].dimshuffle("x", 0, 1, 2), mode="valid")
+        act1 = pt.maximum(conv1 + b1.dimshuffle("x", 0, "x", "x"), 0)
+        pairs = convolve2d(
+            act1.dimshuffle(0, "x", 1, 2, 3),
+            k2[:, :, ::-1, ::-1].dimshuffle("x", 0, 1, 2, 3),
+            mode="valid",
+        )
+        act2 = pt.maximum(pairs.sum(axis=2) + b2.dimshuffle("x", 0, "x", "x"), 0)
+        n, c, h, w = act2.shape
+        pooled = act2.reshape((n, c, h // 2, 2, w // 2, 2)).max(axis=(3, 5))
+        loss = _xent(pooled.flatten(2) @ dense + dbias, labels)
+        return self._sgd([x, labels], loss, params, v)
 
     def _mlp(self, v, act):
         """The SGD step of a two-hidden-layer MLP with activation ``act``."""

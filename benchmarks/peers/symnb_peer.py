@@ -11,7 +11,7 @@ import numpy as np
 import symnb as sn
 from benchmarks.check import Skip
 from benchmarks.peers.base import BasePeer
-from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
+from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE
 
 MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
 CONVNET = ("kernels", "kbias", "dense", "dbias")
@@ -126,6 +126,16 @@ class Peer(BasePeer):
             return list(f(*args))
 
         return run
+
+    def build_w8b(self, v):
+        conv2d, relu, max_pool2d = need("conv2d"), need("relu"), need("max_pool2d")
+        params = [sn.shared(v[k], name=k) for k in CONVNET2]
+        k1, b1, k2, b2, dense, dbias = params
+        x, labels = _like("x", v["x"]), _like("labels", v["labels"])
+        act1 = relu(conv2d(x, k1) + sn.reshape(b1, (1, -1, 1, 1)))
+        act2 = relu(conv2d(act1, k2) + sn.reshape(b2, (1, -1, 1, 1)))
+        flat = sn.reshape(max_pool2d(act2, 2), (v["x"].shape[0], v["dense"].shape[0]))
+        return self._sgd([x, labels], _xent(flat @ dense + dbias, labels), params, v)
 
     def _sgd(self, inputs, loss, params, v):
         grads = need("grad")(loss, params)

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 - PyTorch's own spelling
 
 from benchmarks.peers.base import BasePeer
-from benchmarks.workloads import CHAIN_DEPTH, LEARNING_RATE
+from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE
 
 MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
 CONVNET = ("kernels", "kbias", "dense", "dbias")
@@ -154,6 +154,9 @@ class Peer(BasePeer):
 
         return run
 
+    def build_w8b(self, v):
+        return self._training(_convnet2_loss, v, CONVNET2)
+
     def _training(self, loss_fn, v, keys):
         x, labels = torch.from_numpy(v["x"]), torch.from_numpy(v["labels"])
         if self.compiled:
@@ -247,3 +250,9 @@ def _convnet_loss(params, x, labels):
     kernels, kbias, dense, dbias = params
     act = torch.relu(F.conv2d(x, kernels, kbias))
     return F.cross_entropy(act.flatten(1) @ dense + dbias, labels)
+
+
+def _convnet2_loss(params, x, labels):
+    k1, b1, k2, b2, dense, dbias = params
+    act = torch.relu(F.conv2d(torch.relu(F.conv2d(x, k1, b1)), k2, b2))
+    return F.cross_entropy(F.max_pool2d(act, 2).flatten(1) @ dense + dbias, labels)

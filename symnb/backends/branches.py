@@ -74,9 +74,9 @@ def plan_steps(builder, order, make_step) -> list:
                 steps.append(_branch(builder, node, steps_of((id(node), "then")),
                                      steps_of((id(node), "else"))))  # fmt: skip
             else:
-                step = make_step(node)
+                step = make_step(node)  # None, a step, or a tuple of steps
                 if step is not None:
-                    steps.append(step)
+                    steps.extend(step if isinstance(step, tuple) else (step,))
         return steps
 
     return steps_of(TOP)

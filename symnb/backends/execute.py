@@ -372,8 +372,31 @@ def view_size(step: View, src, like):
     return np.array(int(np.prod([src.shape[a] for a in step.axes])), dtype=np.int64)
 
 
+def view_windows(step: View, src, like):
+    """The windows of src's last two axes, as runner.c's view_windows makes them."""
+    kh, kw, _, _, dh, dw, top, left = step.target
+    if src.ndim != 4 or top < 0 or left < 0:
+        return None
+    if src.shape[2] - top < dh * (kh - 1) + 1 or src.shape[3] - left < dw * (kw - 1) + 1:
+        return None
+    return windows_view(src, step.target, step.axes)
+
+
+def windows_view(x, geometry, order):
+    """Read-only windows of 4-d x: the axes (N, C, out_h, out_w, kh, kw) in ``order``;
+    ``geometry`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left)."""
+    kh, kw, sh, sw, dh, dw, top, left = geometry
+    x = x[:, :, top:, left:]
+    s_n, s_c, s_h, s_w = x.strides
+    out_h = (x.shape[2] - dh * (kh - 1) - 1) // sh + 1
+    out_w = (x.shape[3] - dw * (kw - 1) - 1) // sw + 1
+    dims = (x.shape[0], x.shape[1], out_h, out_w, kh, kw)
+    strides = (s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw)
+    return _strided(x, [dims[a] for a in order], [strides[a] for a in order], writeable=False)
+
+
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
-         "size": view_size}  # fmt: skip
+         "size": view_size, "windows": view_windows}  # fmt: skip
 
 
 # -- Branch ------------------------------------------------------------------------------------

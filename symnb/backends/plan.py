@@ -115,7 +115,12 @@ class View:
     - "broadcast": ``src`` broadcast to ``like``'s shape, a read-only view (BroadcastLike);
     - "reshape": a C-contiguous ``src`` viewed as ``target`` (>= 0 fixed, -1 the rest,
       -(k+2) the length of input axis k), or as ``like``'s shape when ``like`` is set;
-    - "size": the int64 product of ``src``'s lengths over ``axes`` (ReducedSize).
+    - "size": the int64 product of ``src``'s lengths over ``axes`` (ReducedSize);
+    - "windows": every window of a 4-d ``src``'s last two axes, read-only, with no copy:
+      ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left: where
+      the first window starts), and out axis i is
+      axis ``axes[i]`` of (N, C, out_h, out_w, kh, kw) (convolution and pooling; see
+      symnb/backends/c/windows.py).
 
     What does not fit (a dropped axis longer than 1, a non-contiguous reshape) runs the
     ``fallback``."""

@@ -113,8 +113,9 @@ class Function:
 
     def _call(self, args, kwargs, declined=False):
         if self._runner is not None and not kwargs and not declined:
-            leaf_values = [*args, *[v.get_value(borrow=True) for v in self._shared]] \
-                if self._shared else args
+            leaf_values = (
+                [*args, *[v.get_value(borrow=True) for v in self._shared]] if self._shared else args
+            )
             results = self._runner(*leaf_values)
             if results is not None:  # None: not as planned; the Python runtime runs the call
                 return self._finish(results, leaf_values)

@@ -142,8 +142,12 @@ class SharedVariable(Variable):
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
-        if borrow and type(value) is np.ndarray and value.dtype == self._value.dtype \
-                and value.shape == self._value.shape:  # as a training step writes it back
+        if (
+            borrow
+            and type(value) is np.ndarray
+            and value.dtype == self._value.dtype
+            and value.shape == self._value.shape
+        ):  # as a training step writes it back
             self._value = value  # the current value's shape was checked: this one fits too
             return
         array = np.asarray(value)

@@ -156,3 +156,48 @@ def test_w4_variants_pass_python_floats_and_numpy_scalars():
     assert all(type(v) is float for v in floats.values())
     assert all(type(v) is np.float64 for v in scalars.values())
     assert floats == {k: float(v) for k, v in make_inputs(BY_KEY["W4"], "full").items()}
+
+
+def _convnet2_loss(params, x, labels):
+    """W8b's loss by explicit loops for the convolutions (no shared code with the step)."""
+    k1, b1, k2, b2, dense, dbias = params
+
+    def conv(a, k):
+        n, _, h, w = a.shape
+        out = np.zeros((n, k.shape[0], h - 2, w - 2))
+        for i in range(3):
+            for j in range(3):
+                out += np.einsum(
+                    "nchw,oc->nohw", a[:, :, i : i + h - 2, j : j + w - 2], k[..., i, j]
+                )
+        return out
+
+    act1 = np.maximum(conv(x, k1) + b1[None, :, None, None], 0)
+    act2 = np.maximum(conv(act1, k2) + b2[None, :, None, None], 0)
+    n, c, h, w = act2.shape
+    pooled = act2.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+    return numpy_impl.softmax_xent(pooled.reshape(n, -1) @ dense + dbias, labels)[0]
+
+
+def test_w8b_reference_step_follows_the_numerical_gradient():
+    """W8b's hand-written backward pass (two convolutions, max-pool) at the tiny size against
+    central differences of a loss written with explicit loops."""
+    keys = ("k1", "b1", "k2", "b2", "dense", "dbias")
+    inputs = make_inputs(BY_KEY["W8b"], "tiny")
+    start = [inputs[k].astype(np.float64) for k in keys]
+    x, labels = inputs["x"].astype(np.float64), inputs["labels"]
+    moved = [p.copy() for p in start]
+    loss = numpy_impl.convnet2_step(moved, x, labels, LEARNING_RATE)
+    assert loss == pytest.approx(_convnet2_loss(start, x, labels), rel=1e-12)
+    rng = np.random.default_rng(8)
+    for index, param in enumerate(start):
+        grad = (start[index] - moved[index]) / LEARNING_RATE
+        for flat in rng.choice(param.size, min(3, param.size), replace=False):
+            where = np.unravel_index(flat, param.shape)
+            values = []
+            for sign in (1, -1):
+                shifted = [p.copy() for p in start]
+                shifted[index][where] += sign * 1e-6
+                values.append(_convnet2_loss(shifted, x, labels))
+            numeric = (values[0] - values[1]) / 2e-6
+            assert grad[where] == pytest.approx(numeric, rel=1e-5, abs=1e-9)

@@ -16,6 +16,7 @@ from symnb.backends.branches import plan_steps
 from symnb.backends.c import blas, cache, runner
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
+from symnb.backends.c.windows import WINDOWED
 from symnb.backends.execute import ffi
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
@@ -30,6 +31,7 @@ from symnb.ops.reduce import Reduce
 from symnb.ops.scan import Scan
 
 PLANNERS = Planners(VIEWS)
+PLANNERS.update(WINDOWED)  # convolution and pooling: several steps each (windows.py)
 plan_step = PLANNERS.register
 VIEW_NOTE = "computed in C with NumPy's C API (a view: no copy, no Python call)"
 
@@ -47,6 +49,7 @@ class CLinker(PlanBuilder):
         self.producers = self._plan_fusion(order)
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
+        self.planned: dict = {}  # intermediates several nodes share (windows.py: im2col)
         steps = plan_steps(self, order, self._step_unless_fused)
         self.plan = self.plan_of(steps, len(graph.inputs))
         self._load_kernels()
@@ -60,14 +63,17 @@ class CLinker(PlanBuilder):
         return None if id(node) in self.fused else self._step(node)
 
     def _step(self, node):
-        listed = len(self.kernels)
+        listed, refs = len(self.kernels), len(self.kernel_refs)
         planner = PLANNERS.find(node.op)
         try:
             step = planner(self, node) if planner else None
         except Unsupported as exc:
+            del self.kernels[listed:], self.kernel_refs[refs:]  # a planner that gave up
             return self._library_step(node, str(exc))
         if step is None:
             return self._library_step(node, "no kernel for this op; runs its NumPy reference")
+        if isinstance(step, tuple):  # several steps (windows.py), each listed by its planner
+            return step
         if len(self.kernels) == listed:  # a planner shared with other linkers lists nothing
             note = VIEW_NOTE if isinstance(step, View) else "runs its NumPy reference"
             self.kernels.append(KernelInfo(step.kind, node, None, note))

@@ -49,7 +49,7 @@ typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, con
                            int64_t, const void *, int64_t, double, void *, int64_t);
 
 enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3, STEP_BRANCH = 4 };
-enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3 };
+enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4 };
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
 
@@ -70,7 +70,8 @@ struct Step {
     int *keepdims;           /* launch: per output */
     int how, naxes, ndims;   /* view */
     int *axes;               /* view: "axes" source axes (-1 new), "size" counted axes */
-    int64_t *dims;           /* view: "reshape" dims (>= 0, -1 the rest, -(k+2) input axis k) */
+    int64_t *dims;           /* view: "reshape" dims (>= 0, -1 the rest, -(k+2) input axis k);
+                                "windows" (kh, kw, stride h, w, dilation h, w) */
     PyObject **pool;         /* nout * POOL buffers kept between calls */
     int *next;               /* per output: the pool entry to replace when all are in use */
     Step *sub[2];            /* branch: the then-steps and the else-steps */
@@ -460,16 +461,21 @@ done:
 
 /* A view of ``src`` with these dims and strides (writeable only when ``writeable`` and src
  * is); it keeps src alive. */
-static PyObject *view_of(PyArrayObject *src, int nd, npy_intp *dims, npy_intp *strides,
-                         int writeable) {
+static PyObject *view_at(PyArrayObject *src, npy_intp offset, int nd, npy_intp *dims,
+                         npy_intp *strides, int writeable) {
     PyArray_Descr *descr = PyArray_DESCR(src);
     Py_INCREF(descr);
     int flags = writeable && PyArray_ISWRITEABLE(src) ? NPY_ARRAY_WRITEABLE : 0;
     PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, strides,
-                                          PyArray_BYTES(src), flags, NULL);
+                                          PyArray_BYTES(src) + offset, flags, NULL);
     if (view != NULL && PyArray_SetBaseObject((PyArrayObject *)view, Py_NewRef(src)) < 0)
         Py_CLEAR(view);
     return view;
+}
+
+static PyObject *view_of(PyArrayObject *src, int nd, npy_intp *dims, npy_intp *strides,
+                         int writeable) {
+    return view_at(src, 0, nd, dims, strides, writeable);
 }
 
 /* Out axis i is input axis axes[i] (-1: a new length-1 axis); dropped axes have length 1. */
@@ -486,6 +492,32 @@ static PyObject *view_axes(Step *st, PyArrayObject *src) {
     for (int d = 0; d < PyArray_NDIM(src); d++)
         if (!((kept >> d) & 1) && PyArray_DIM(src, d) != 1) return NULL;
     return view_of(src, st->naxes, dims, strides, 1);
+}
+
+/* Every window of a 4-d src's last two axes, without a copy: the canonical axes (N, C, out_h,
+ * out_w, kh, kw) in the order ``axes`` gives; dims = (kh, kw, sh, sw, dh, dw, top, left), the
+ * first window starting at row top, column left. Read-only. */
+static PyObject *view_windows(Step *st, PyArrayObject *src) {
+    const int64_t *g = st->dims;
+    if (PyArray_NDIM(src) != 4 || st->ndims != 8 || st->naxes != 6) return NULL;
+    npy_intp dims[6], strides[6], out_dims[6], out_strides[6], offset = 0;
+    for (int a = 0; a < 2; a++) {
+        npy_intp size = PyArray_DIM(src, 2 + a) - g[6 + a], span = g[4 + a] * (g[a] - 1) + 1;
+        if (g[6 + a] < 0 || size < span) return NULL;
+        offset += g[6 + a] * PyArray_STRIDE(src, 2 + a);
+        dims[2 + a] = (size - span) / g[2 + a] + 1;
+        strides[2 + a] = PyArray_STRIDE(src, 2 + a) * g[2 + a];
+        dims[4 + a] = g[a];
+        strides[4 + a] = PyArray_STRIDE(src, 2 + a) * g[4 + a];
+        dims[a] = PyArray_DIM(src, a);
+        strides[a] = PyArray_STRIDE(src, a);
+    }
+    for (int i = 0; i < 6; i++) {
+        if (st->axes[i] < 0 || st->axes[i] > 5) return NULL;
+        out_dims[i] = dims[st->axes[i]];
+        out_strides[i] = strides[st->axes[i]];
+    }
+    return view_at(src, offset, 6, out_dims, out_strides, 0);
 }
 
 /* src broadcast to like's shape, read-only. */
@@ -559,6 +591,7 @@ static int run_view(Step *st, PyObject **slots) {
     PyObject *out = st->how == VIEW_AXES        ? view_axes(st, a)
                     : st->how == VIEW_BROADCAST ? view_broadcast(a, like)
                     : st->how == VIEW_RESHAPE   ? view_reshape(st, a, like)
+                    : st->how == VIEW_WINDOWS   ? view_windows(st, a)
                                                 : view_size(st, a);
     if (out == NULL) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;

@@ -231,5 +231,5 @@ def _branch(step: Branch) -> tuple:
     return ("branch", None, [step.cond], list(step.outs), types, None, params)
 
 
-VIEW_KINDS = ("axes", "broadcast", "reshape", "size")  # runner.c's VIEW_* numbers
+VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows")  # runner.c's VIEW_* numbers
 RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch}

@@ -138,13 +138,19 @@ class _Loops:
         return text
 
     def outer_rows(self, call: str, pragma: str = "") -> str:
-        """A loop over every row but the last axis (``outer`` of them, ``n`` long), locating
-        each row's operands."""
+        """A loop over every row but the last axis (``outer`` of them, ``n`` long): blocks of
+        ``SN_ROWS`` rows (split between threads by ``pragma``), each located once and then
+        advanced row by row."""
         return f"""{pragma}
-    for (int64_t o = 0; o < outer; o++) {{
+    for (int64_t b = 0; b < (outer + SN_ROWS - 1) / SN_ROWS; b++) {{
         char *p[{self.nops}];
-        sn_locate(o, nd, shape, {self.nops}, p0, st, p);
-        {call}
+        int64_t idx[SN_MAXDIM];
+        const int64_t hi = (b + 1) * SN_ROWS < outer ? (b + 1) * SN_ROWS : outer;
+        sn_locate(b * SN_ROWS, nd, shape, {self.nops}, p0, st, p, idx);
+        for (int64_t o = b * SN_ROWS; o < hi; o++) {{
+            {call}
+            sn_advance(nd, shape, {self.nops}, st, p, idx);
+        }}
     }}"""
 
 
@@ -249,7 +255,9 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         {flat}
         return 0;
     }}
-{self.SPLIT}{self.outer_rows("sn_row(n, p, st, nd - 1);", rows)}
+    if (nd > 1 && shape[nd - 1] < 8) sn_inner_axis(nd, shape, {self.nops}, st, {self.nin});
+{self.SPLIT}    const int unit = {self.contiguous_test("nd - 1")};  /* rows of adjacent elements */
+{self.outer_rows("if (unit) sn_flat(0, n, p); else sn_row(n, p, st, nd - 1);", rows)}
     return 0;
 }}"""
 

@@ -57,6 +57,7 @@ __attribute__((simd("notinbranch"))) float expf(float);
 
 #define SN_MAXDIM 32
 #define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
+#define SN_ROWS 64 /* rows located once and then advanced; threads split blocks of them */
 
 static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
     int64_t out = 0;
@@ -82,12 +83,25 @@ static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
 }
 
 static void sn_locate(int64_t o, int64_t nd, const int64_t *shape, int nops,
-                      char *const *base, int64_t *const *st, char **p) {
+                      char *const *base, int64_t *const *st, char **p, int64_t *idx) {
     for (int k = 0; k < nops; k++) p[k] = base[k];
     for (int64_t d = nd - 2; d >= 0; d--) {
         int64_t i = o % shape[d];
         o /= shape[d];
+        idx[d] = i;
         for (int k = 0; k < nops; k++) p[k] += i * st[k][d];
+    }
+}
+
+/* The next row's operands, an odometer over every axis but the last: a few additions
+ * instead of the divisions of sn_locate, for rows too short to hide them. */
+static inline void sn_advance(int64_t nd, const int64_t *shape, int nops,
+                              int64_t *const *st, char **p, int64_t *idx) {
+    for (int64_t d = nd - 2; d >= 0; d--) {
+        for (int k = 0; k < nops; k++) p[k] += st[k][d];
+        if (++idx[d] < shape[d]) return;
+        for (int k = 0; k < nops; k++) p[k] -= st[k][d] * shape[d];
+        idx[d] = 0;
     }
 }
 
@@ -98,6 +112,17 @@ static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **s
         st[k] = a + 1 + nd + k * nd;
     }
     return nd;
+}
+
+/* Short innermost rows cost more to start than to run: an elementwise map may run in any
+ * order, so the axis of at least 8 elements with output 0's smallest stride goes innermost. */
+static void sn_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
+    int64_t best = -1, t;
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (shape[d] >= 8 && (best < 0 || st[out][d] < st[out][best])) best = d;
+    if (best < 0) return;
+    t = shape[best], shape[best] = shape[nd - 1], shape[nd - 1] = t;
+    for (int k = 0; k < nops; k++) t = st[k][best], st[k][best] = st[k][nd - 1], st[k][nd - 1] = t;
 }
 
 static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
@@ -206,14 +231,21 @@ int sn_kernel(int64_t *a, char **ptr) {
         }
         return 0;
     }
+    if (nd > 1 && shape[nd - 1] < 8) sn_inner_axis(nd, shape, 3, st, 2);
     int64_t outer = 1;
     for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
     const int64_t n = shape[nd - 1];
+    const int unit = (st[0][nd - 1] == 4 && st[2][nd - 1] == 4);  /* rows of adjacent elements */
     #pragma omp parallel for if(outer > 1 && outer * n >= SN_PARALLEL_MIN) schedule(static)
-    for (int64_t o = 0; o < outer; o++) {
+    for (int64_t b = 0; b < (outer + SN_ROWS - 1) / SN_ROWS; b++) {
         char *p[3];
-        sn_locate(o, nd, shape, 3, p0, st, p);
-        sn_row(n, p, st, nd - 1);
+        int64_t idx[SN_MAXDIM];
+        const int64_t hi = (b + 1) * SN_ROWS < outer ? (b + 1) * SN_ROWS : outer;
+        sn_locate(b * SN_ROWS, nd, shape, 3, p0, st, p, idx);
+        for (int64_t o = b * SN_ROWS; o < hi; o++) {
+            if (unit) sn_flat(0, n, p); else sn_row(n, p, st, nd - 1);
+            sn_advance(nd, shape, 3, st, p, idx);
+        }
     }
     return 0;
 }

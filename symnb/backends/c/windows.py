@@ -1,0 +1,418 @@
+"""Convolution and pooling on backend "c": windows as strided views, im2col as a copy kernel,
+the contraction as one ``?gemm`` (the plan's BLAS step).
+
+A window of a padded input is a strided view (a plan ``View`` of kind "windows": no copy, no
+Python call). The forward convolution copies that view into a C-ordered column matrix
+``cols`` (C*kh*kw, N*out_h*out_w) with a copy kernel of the kernel description (a map whose
+input has the windows' strides), multiplies it by the filters as one gemm, and views the
+(O, N, out_h, out_w) product as NCHW; the next kernel reads that layout through strides. The
+filter gradient is one gemm of the output gradient (transposed to (O, N*out_h*out_w) by a
+copy kernel) with ``cols``; the input gradient is one gemm giving the window gradients, added
+back into place by NumPy's strided adds (``scatter_windows``: kh*kw of them). Max and average
+pooling are reduction kernels over the windows view; the max-pool gradient of windows that
+tile the input is one map kernel reading each window element through a broadcast windows view.
+With groups, the contraction is NumPy's
+batched matmul (one BLAS call per group). Padding is a NumPy step (a zeroed array and one
+copy), shown in ``f.kernels``.
+
+Every step's fallback computes the same value with NumPy, so a layout the runner declines still
+gives the right answer. Ops whose dtype, sizes or parameters this plan does not take (integer
+or mixed dtypes, sizes not fixed by the types) raise Unsupported: the op's reference runs.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from symnb.backends.c import blas
+from symnb.backends.c.listing import KernelInfo
+from symnb.backends.execute import windows_view
+from symnb.backends.kernels.build import Builder, fixed_size
+from symnb.backends.kernels.ir import Kernel, Map, Operand, Reduce, Unsupported
+from symnb.backends.plan import Gemm, Library, View
+from symnb.backends.planner import Planners
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable
+from symnb.ops.conv import (
+    AvgPool2d,
+    Conv2d,
+    Conv2dGradFilters,
+    Conv2dGradInput,
+    MaxPool2d,
+    MaxPool2dGrad,
+    scatter_windows,
+)
+
+WINDOWED = Planners()
+#: the canonical axes of a windows view: (N, C, out_h, out_w, kh, kw)
+N, C, OUT_H, OUT_W, KH, KW = range(6)
+COLUMNS = (C, KH, KW, N, OUT_H, OUT_W)  # im2col's order: rows (c, i, j), columns (n, y, x)
+#: pooling reduces the window axes; with the output's last axis innermost, each pass of the
+#: kernel combines a row of outputs with one window element (rows of kw elements would each
+#: cost as much to start as to run)
+POOLED = (N, C, KH, KW, OUT_H, OUT_W)
+#: the max-pool gradient's space: the input itself when the windows tile it exactly
+TILED = (N, C, OUT_H, KH, OUT_W, KW)
+FLOATS = ("float32", "float64")
+
+
+class Steps:
+    """The steps one node becomes, over temporaries of its own (each with a slot); every
+    step's fallback computes its value with NumPy."""
+
+    def __init__(self, linker, node):
+        self.linker, self.node, self.steps = linker, node, []
+        self.dtype = node.outputs[0].type.dtype
+
+    def temp(self, name: str, shape: tuple) -> Variable:
+        return Variable(TensorType(self.dtype, shape), name=name)
+
+    def slot(self, var) -> int:
+        return self.linker._slot_or_new(var)
+
+    def fallback(self, fn, ins, out, kind="library") -> Library:
+        ins = tuple(self.slot(v) for v in ins)
+        return Library(fn, ins, (self.slot(out),), (out.type.dtype,), self.node, kind)
+
+    def note(self, kind: str, reason: str, source=None) -> None:
+        self.linker.kernels.append(KernelInfo(kind, self.node, source, reason))
+
+    def library(self, fn, ins, out, reason: str, kind: str = "library") -> Variable:
+        self.steps.append(self.fallback(fn, ins, out, kind))
+        self.note(kind, reason)
+        return out
+
+    def view(self, how, src, out, reference, axes=(), target=()) -> Variable:
+        fallback = self.fallback(reference, [src], out)
+        step = View(how, self.slot(src), None, fallback.outs[0], tuple(axes), tuple(target),
+                    self.node, fallback)  # fmt: skip
+        self.steps.append(step)
+        self.note("view", f"{how} view (no copy)")
+        return out
+
+    def reshape(self, src, out, shape) -> Variable:
+        """``src`` viewed as ``shape`` (ints; -1 the rest)."""
+        reference = functools.partial(_reshaped, shape=shape)
+        return self.view("reshape", src, out, reference, target=shape)
+
+    def transpose(self, src, out, axes) -> Variable:
+        return self.view("axes", src, out, functools.partial(np.transpose, axes=axes), axes)
+
+    def windows(self, src, out, geometry, order) -> Variable:
+        reference = functools.partial(windows_view, geometry=geometry, order=order)
+        return self.view("windows", src, out, reference, order, geometry)
+
+    def kernel(self, kernel, src, out, absent=(), note="") -> Variable:
+        source = self.linker.dialect.render(kernel)
+        fallback = self.fallback(functools.partial(_kernel_reference, kernel.body), [src], out)
+        outs = [(out, self.dtype, absent, False)]
+        empty = "decline" if isinstance(kernel.body, Reduce) else "skip"
+        step = self.linker.launch(self.node, source, [(src, ())], outs, None, empty, fallback)
+        self.steps.append(step)
+        self.note("kernel", note, source)
+        return out
+
+    def copy(self, src, out) -> Variable:
+        """``src`` (any strides) copied into a new C-ordered array by a map kernel."""
+        b = Builder(self.linker.dialect)
+        value = b.variable(src)
+        kernel = Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values),
+                        Map(((0, value),)), fixed_size(src.type.shape))  # fmt: skip
+        return self.kernel(kernel, src, out, note="copy kernel: windows into columns")
+
+    def reduce(self, src, out, kind: str, mean: bool) -> Variable:
+        """``kind`` of ``src``'s last two axes by a reduction kernel."""
+        b = Builder(self.linker.dialect)
+        acc = "float64" if kind == "sum" else self.dtype.name
+        value = b.convert(b.variable(src), acc)
+        body = Reduce(value, kind, acc, mean)
+        kernel = Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values), body,
+                        fixed_size(src.type.shape))  # fmt: skip
+        return self.kernel(kernel, src, out, (2, 3), note=f"{kind} over each window")
+
+    def product(self, a, b, out, groups: int, trans_a=False, trans_b=False) -> Variable:
+        """``a @ b`` (each transposed when asked), one gemm; per group with groups."""
+        if groups > 1:
+            reference = functools.partial(grouped_product, groups=groups, trans_a=trans_a,
+                                          trans_b=trans_b)  # fmt: skip
+            return self.library(reference, [a, b], out, "NumPy's batched matmul, one BLAS call "
+                                "per group", kind="blas")  # fmt: skip
+        if trans_a:
+            a = self.transpose(a, self.temp("a.T", (None, None)), (1, 0))
+        if trans_b:
+            b = self.transpose(b, self.temp("b.T", (None, None)), (1, 0))
+        ref = blas.gemm_ref(self.dtype)
+        fallback = self.fallback(np.matmul, [a, b], out, kind="blas")
+        step = Gemm(None, None, self.slot(a), self.slot(b), None, fallback.outs[0], self.dtype,
+                    False, ref, self.node, fallback)  # fmt: skip
+        self.steps.append(step)
+        self.note("blas", blas.describe(ref))
+        return out
+
+
+# -- NumPy references of the intermediate steps --------------------------------------------------
+def window_ranks(kh, kw):
+    """Each window element's position in the window, over the max-pool gradient's space."""
+    return np.arange(kh * kw, dtype=np.int64).reshape(1, 1, 1, kh, 1, kw)
+
+
+def _reshaped(a, shape):
+    return np.reshape(a, shape)
+
+
+def _kernel_reference(body, x):
+    if isinstance(body, Map):
+        return np.ascontiguousarray(x)
+    reduce = {"max": np.max, "sum": np.mean if body.mean else np.sum}[body.kind]
+    return reduce(x, axis=(2, 3))
+
+
+def grouped_product(a, b, groups, trans_a=False, trans_b=False):
+    """Per group g: ``a[g] @ b[g]``, a and b split by rows into ``groups`` blocks (each
+    block transposed first when asked); the products stacked by rows."""
+    a = a.reshape(groups, a.shape[0] // groups, -1)
+    b = b.reshape(groups, b.shape[0] // groups, -1)
+    a = a.transpose(0, 2, 1) if trans_a else a
+    b = b.transpose(0, 2, 1) if trans_b else b
+    out = np.matmul(a, b)
+    return out.reshape(groups * out.shape[1], out.shape[2])
+
+
+def padded(x, pads, fill):
+    """x with ((top, bottom), (left, right)) of ``fill`` around its last two axes."""
+    (top, bottom), (left, right) = pads
+    n, c, h, w = x.shape
+    out = np.full((n, c, h + top + bottom, w + left + right), fill, x.dtype)
+    out[:, :, top : top + h, left : left + w] = x
+    return out
+
+
+def col2im(dcols, x_shape, axes, pads):
+    """The window gradients (C*kh*kw, N*out_h*out_w) added back into an input of x_shape."""
+    n, c = x_shape[:2]
+    (ah, aw) = axes
+    parts = dcols.reshape(c, ah.kernel, aw.kernel, n, -1)
+    out_w = _out(x_shape[3], aw, pads[1])
+    grads = parts.reshape(parts.shape[:4] + (-1, out_w)).transpose(3, 0, 4, 5, 1, 2)
+    return scatter_windows(grads, tuple(x_shape), axes)
+
+
+def _out(size, axis, pads) -> int:
+    return (size + pads[0] + pads[1] - axis.dilation * (axis.kernel - 1) - 1) // axis.stride + 1
+
+
+# -- the ops -----------------------------------------------------------------------------------
+def _fixed(*shapes) -> None:
+    for shape in shapes:
+        if not all(isinstance(d, int) for d in shape[1:]):
+            raise Unsupported("sizes other than the batch must be fixed for the kernel path")
+
+
+def _float(node) -> None:
+    dtypes = {v.type.dtype.name for v in (*node.inputs, *node.outputs)}
+    if len(dtypes) != 1 or not dtypes <= set(FLOATS):
+        raise Unsupported(f"{'/'.join(sorted(dtypes))}: the kernel path takes float32 or "
+                          "float64 operands of one dtype")  # fmt: skip
+
+
+def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
+    """x padded as the op asks, then its windows as the C-ordered column matrix."""
+    key = ("cols", id(x), tuple(kernel_shape), steps.node.op.params())
+    memo = steps.linker.planned
+    if key in memo:
+        return memo[key]
+    pads = tuple(ax.pads(n) for ax, n in zip(geometry_axes, x.type.shape[2:]))
+    source = x
+    if any(p for side in pads for p in side):
+        shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
+        fn = functools.partial(padded, pads=pads, fill=fill)
+        source = steps.library(fn, [x], steps.temp("padded", shape), "padding (NumPy)")
+    geometry = _window_geometry(geometry_axes)
+    out = [_out(n, ax, p) for n, ax, p in zip(x.type.shape[2:], geometry_axes, pads)]
+    c, (kh, kw) = x.type.shape[1], kernel_shape
+    shape = (c, kh, kw, x.type.shape[0], *out)
+    view = steps.windows(source, steps.temp("windows", shape), geometry, COLUMNS)
+    cols = steps.copy(view, steps.temp("cols", shape))
+    flat = steps.reshape(cols, steps.temp("cols2", (c * kh * kw, None)), (c * kh * kw, -1))
+    memo[key] = flat
+    return flat
+
+
+def _window_geometry(axes) -> tuple:
+    (ah, aw) = axes
+    return (ah.kernel, aw.kernel, ah.stride, aw.stride, ah.dilation, aw.dilation, 0, 0)
+
+
+def _output_rows(steps, g):
+    """The output gradient (N, O, out_h, out_w) as a C-ordered (O, N*out_h*out_w)."""
+    key = ("grad rows", id(g))
+    memo = steps.linker.planned
+    if key in memo:
+        return memo[key]
+    n, o, h, w = g.type.shape
+    moved = steps.transpose(g, steps.temp("g.T", (o, n, h, w)), (1, 0, 2, 3))
+    rows = steps.copy(moved, steps.temp("g rows", (o, n, h, w)))
+    memo[key] = steps.reshape(rows, steps.temp("g2", (o, None)), (o, -1))
+    return memo[key]
+
+
+@WINDOWED.register(Conv2d)
+def _conv2d(linker, node) -> tuple:
+    x, w = node.inputs
+    (out,) = node.outputs
+    _float(node)
+    _fixed(x.type.shape, (None, *w.type.shape), out.type.shape)
+    op, steps = node.op, Steps(linker, node)
+    o, _, kh, kw = w.type.shape
+    cols = _columns(steps, x, (kh, kw), op._geometry(w.type.shape))
+    filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
+    product = steps.product(filters, cols, steps.temp("w2 @ cols", (o, None)), op.groups)
+    _, _, out_h, out_w = out.type.shape
+    shape = (o, out.type.shape[0], out_h, out_w)
+    image = steps.reshape(product, steps.temp("y", shape), (o, -1, out_h, out_w))
+    steps.transpose(image, out, (1, 0, 2, 3))
+    return tuple(steps.steps)
+
+
+@WINDOWED.register(Conv2dGradFilters)
+def _conv2d_grad_filters(linker, node) -> tuple:
+    x, g, like = node.inputs
+    (out,) = node.outputs
+    _float(node)
+    _fixed(x.type.shape, g.type.shape, (None, *out.type.shape))
+    op, steps = node.op, Steps(linker, node)
+    o, per_group, kh, kw = out.type.shape
+    cols = _columns(steps, x, (kh, kw), op._geometry(out.type.shape))
+    rows = _output_rows(steps, g)
+    flat = steps.temp("dw2", (o, per_group * kh * kw))
+    steps.product(rows, cols, flat, op.groups, trans_b=True)
+    steps.reshape(flat, out, out.type.shape)
+    return tuple(steps.steps)
+
+
+@WINDOWED.register(Conv2dGradInput)
+def _conv2d_grad_input(linker, node) -> tuple:
+    w, g, like = node.inputs
+    (out,) = node.outputs
+    _float(node)
+    _fixed((None, *w.type.shape), g.type.shape, out.type.shape)
+    op, steps = node.op, Steps(linker, node)
+    o, per_group, kh, kw = w.type.shape
+    rows = _output_rows(steps, g)
+    filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
+    channels = out.type.shape[1]
+    dcols = steps.temp("dcols", (channels * kh * kw, None))
+    steps.product(filters, rows, dcols, op.groups, trans_a=True)
+    axes = op._geometry(w.type.shape)
+    pads = tuple(ax.pads(n) for ax, n in zip(axes, out.type.shape[2:]))
+    fn = functools.partial(_col2im_of, x_shape=out.type.shape[1:], axes=axes, pads=pads)
+    steps.library(fn, [dcols, g], out, "window gradients added into place (NumPy's "
+                  "strided adds, kh*kw of them)")  # fmt: skip
+    return tuple(steps.steps)
+
+
+def _col2im_of(dcols, g, x_shape, axes, pads):
+    return col2im(dcols, (g.shape[0], *x_shape), axes, pads)
+
+
+@WINDOWED.register(MaxPool2d, AvgPool2d)
+def _pool(linker, node) -> tuple:
+    (x,), (out,) = node.inputs, node.outputs
+    _float(node)
+    _fixed(x.type.shape, out.type.shape)
+    op, steps = node.op, Steps(linker, node)
+    axes = op._geometry()
+    pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+    is_max = isinstance(op, MaxPool2d)
+    source = x
+    if any(p for side in pads for p in side):
+        shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
+        fn = functools.partial(padded, pads=pads, fill=-np.inf if is_max else 0.0)
+        source = steps.library(fn, [x], steps.temp("padded", shape), "padding (NumPy)")
+    shape = out.type.shape[:2] + tuple(op.kernel) + out.type.shape[2:]
+    view = steps.windows(source, steps.temp("windows", shape), _window_geometry(axes), POOLED)
+    steps.reduce(view, out, "max" if is_max else "sum", mean=not is_max)
+    return tuple(steps.steps)
+
+
+#: windows larger than this give the max-pool gradient kernel too many operands
+MAX_WINDOW = 16
+
+
+@WINDOWED.register(MaxPool2dGrad)
+def _max_pool_grad(linker, node) -> tuple:
+    """Where the windows tile the input exactly (stride = kernel, no padding), the gradient is
+    one map over the input seen as (N, C, out_h, kh, out_w, kw): each element reads every
+    element of its window (one broadcast operand each), and takes the window's gradient when
+    it is the window's first maximum (NaN counting as the maximum, as np.argmax does)."""
+    (x, g), (out,) = node.inputs, node.outputs
+    _float(node)
+    _fixed(x.type.shape, g.type.shape)
+    op, (kh, kw) = node.op, node.op.kernel
+    height, width = x.type.shape[2:]
+    pads = [ax.pads(n) for ax, n in zip(op._geometry(), (height, width))]
+    if tuple(op.stride) != (kh, kw) or any(a or b for a, b in pads) or height % kh or width % kw:
+        raise Unsupported(
+            "a kernel when the windows tile the input exactly (stride = kernel, no "
+            "padding, sizes divisible); otherwise the NumPy reference runs"
+        )
+    if kh * kw > MAX_WINDOW:
+        raise Unsupported(f"windows of more than {MAX_WINDOW} elements run the NumPy reference")
+    steps = Steps(linker, node)
+    n, c = x.type.shape[:2]
+    oh, ow = height // kh, width // kw
+    tiles = (n, c, oh, kh, ow, kw)
+    here = steps.windows(x, steps.temp("x tiles", tiles), (kh, kw, kh, kw, 1, 1, 0, 0), TILED)
+    elements = [
+        steps.windows(x, steps.temp(f"x[{a},{b}]", (n, c, oh, 1, ow, 1)),
+                      (1, 1, kh, kw, 1, 1, a, b), TILED)
+        for a in range(kh) for b in range(kw)
+    ]  # fmt: skip
+    spread = steps.transpose(g, steps.temp("g tiles", (n, c, oh, 1, ow, 1)), (0, 1, 2, -1, 3, -1))
+    ranks = Variable(TensorType(np.dtype("int64"), (1, 1, 1, kh, 1, kw)), name="ranks")
+    steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
+    kernel, operands = _first_max_kernel(linker.dialect, here, elements, spread, ranks)
+    source = linker.dialect.render(kernel)
+    grads = steps.temp("dx tiles", tiles)
+    fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
+                               [x, g], grads)  # fmt: skip
+    step = linker.launch(node, source, [(v, ()) for v in operands],
+                         [(grads, steps.dtype, (), False)], None, "skip", fallback)  # fmt: skip
+    steps.steps.append(step)
+    steps.note("kernel", "each element's gradient: its window's, if it is the first maximum",
+                source)  # fmt: skip
+    steps.reshape(grads, out, (-1, c, height, width))
+    return tuple(steps.steps)
+
+
+def _first_max_kernel(dialect, here, elements, spread, ranks):
+    b = Builder(dialect)
+    dtype = here.type.dtype.name
+    b.dtype = dtype
+    current, grad, rank = b.variable(here), b.variable(spread), b.variable(ranks)
+    values = [b.variable(v) for v in elements]
+    peak = values[0]
+    for value in values[1:]:
+        peak = b.maximum(peak, value)
+
+    def hit(value):
+        return b.bit_or(b.eq(value, peak), b.ne(value, value))
+
+    earlier = None
+    for position, value in enumerate(values):
+        before = b.bit_and(hit(value), b.lt(b.literal(position, "int64"), rank))
+        earlier = before if earlier is None else b.bit_or(earlier, before)
+    first = b.bit_and(hit(current), b.op("not", earlier))
+    result = b.where(first, grad, b.literal(0, dtype))
+    kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                    fixed_size(here.type.shape))  # fmt: skip
+    return kernel, list(b.input_vars)
+
+
+def _first_max_reference(x, g, kh, kw):
+    """The gradient tiles the kernel computes, from the op's NumPy reference."""
+    op = MaxPool2dGrad((kh, kw), (kh, kw), ((0, 0), (0, 0)))
+    n, c, h, w = x.shape
+    return op.perform(x, g).reshape(n, c, h // kh, kh, w // kw, kw)

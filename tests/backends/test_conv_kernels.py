@@ -1,0 +1,181 @@
+"""conv2d, its gradients and the pools on backend "c"'s kernel path (symnb/backends/c/windows.py):
+windows views, the im2col copy kernel, the gemm, the pooling reductions; against the
+explicit-loop references of tests/ops/test_conv.py, checking which steps the plan holds."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends import execute
+from symnb.backends.plan import Gemm, Launch, Library, View
+from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, MaxPool2d, MaxPool2dGrad
+from tests.helpers import check, needs_c
+from tests.ops.test_conv import CONV_GRID, loop_conv2d, loop_pool, pad_input, padding_arg
+
+pytestmark = needs_c
+
+
+def loop_conv2d_grads(x, w, g, stride, padding, dilation, groups):
+    """The gradients of sum(conv2d(x, w) * g) by the explicit loops: each output element's
+    gradient goes to the input pixel and filter tap that made it."""
+    o_total, per_group, kh, kw = w.shape
+    xp = pad_input(x, padding, (kh, kw), stride, dilation)
+    dxp, dw = np.zeros_like(xp), np.zeros_like(w)
+    for n, o, i, j in itertools.product(*map(range, g.shape)):
+        first = (o // (o_total // groups)) * per_group
+        for c, a, b in itertools.product(range(per_group), range(kh), range(kw)):
+            r, s = i * stride[0] + a * dilation[0], j * stride[1] + b * dilation[1]
+            dw[o, c, a, b] += g[n, o, i, j] * xp[n, first + c, r, s]
+            dxp[n, first + c, r, s] += g[n, o, i, j] * w[o, c, a, b]
+    top = (xp.shape[2] - x.shape[2]) and _before(padding[0], x.shape[2], kh, stride[0],
+                                                  dilation[0])  # fmt: skip
+    left = (xp.shape[3] - x.shape[3]) and _before(padding[1], x.shape[3], kw, stride[1],
+                                                   dilation[1])  # fmt: skip
+    return dxp[:, :, top : top + x.shape[2], left : left + x.shape[3]], dw
+
+
+def _before(padding, size, kernel, stride, dilation):
+    if padding == "same":
+        out = -(-size // stride)
+        return max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0) // 2
+    return padding
+
+
+def kinds_for(f, op_class) -> list[str]:
+    """The kinds of the plan's steps that compute nodes of ``op_class``."""
+    return [type(s).__name__ for s in f.linker.plan.steps if isinstance(s.node.op, op_class)]
+
+
+def compiled_conv(x, w, stride, padding, dilation, groups):
+    """loss = sum(conv2d(x, w) * g) and its gradients for x and w, on backend "c"."""
+    xs, ws = sn.tensor("x", x.shape, dtype=x.dtype), sn.tensor("w", w.shape, dtype=w.dtype)
+    y = sn.conv2d(xs, ws, stride, padding_arg(padding), dilation, groups)
+    gs = sn.tensor("g", y.type.shape, dtype=y.type.dtype)
+    dx, dw = sn.grad(sn.sum(y * gs), [xs, ws])
+    return sn.function([xs, ws, gs], [y, dx, dw], backend="c")
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", CONV_GRID)
+def test_conv2d_and_gradients_on_the_kernel_path(stride, padding, dilation, groups, rng):
+    x, w = rng.normal(size=(2, 4, 7, 6)), rng.normal(size=(4, 4 // groups, 3, 2))
+    want = loop_conv2d(x, w, stride, padding, dilation, groups)
+    g = rng.normal(size=want.shape)
+    f = compiled_conv(x, w, stride, padding, dilation, groups)
+    y, dx, dw = f(x, w, g)
+    want_dx, want_dw = loop_conv2d_grads(x, w, g, stride, padding, dilation, groups)
+    check(y, want, rtol=1e-10, atol=1e-12)
+    check(dx, want_dx, rtol=1e-10, atol=1e-12)
+    check(dw, want_dw, rtol=1e-10, atol=1e-12)
+    product = "Gemm" if groups == 1 else "Library"  # groups: NumPy's batched matmul
+    forward = kinds_for(f, Conv2d)
+    assert forward[-6:] == ["Launch", "View", "View", product, "View", "View"]
+    assert product in kinds_for(f, Conv2dGradFilters)
+    assert product in kinds_for(f, Conv2dGradInput)
+
+
+def test_conv2d_plan_is_windows_copy_gemm_views(rng):
+    """Valid padding, one group: no NumPy step at all in the forward convolution, and the
+    filter gradient reuses the forward's im2col columns (no second copy kernel)."""
+    x, w = rng.normal(size=(3, 2, 6, 6)).astype("float32"), rng.normal(size=(5, 2, 3, 3))
+    w = w.astype("float32")
+    f = compiled_conv(x, w, (1, 1), ("valid", "valid"), (1, 1), 1)
+    assert kinds_for(f, Conv2d) == ["View", "Launch", "View", "View", "Gemm", "View", "View"]
+    windows = [s for s in f.linker.plan.steps if isinstance(s, View) and s.how == "windows"]
+    assert len(windows) == 1
+    assert "Launch" not in kinds_for(f, Conv2dGradFilters)[:1]
+    assert "Library" not in kinds_for(f, Conv2dGradFilters)
+    y, dx, dw = f(x, w, np.ones((3, 5, 4, 4), "float32"))
+    check(y, loop_conv2d(x, w, (1, 1), ("valid", "valid"), (1, 1), 1), rtol=1e-5, atol=1e-5)
+    assert y.dtype == dx.dtype == dw.dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    "kernel,stride,padding",
+    [((2, 2), None, (0, 0)), ((3, 2), (1, 2), (1, 1)), ((3, 3), (2, 2), ("same", "same"))],
+)
+@pytest.mark.parametrize("name", ["max", "avg"])
+def test_pools_are_reduction_kernels(name, kernel, stride, padding, rng):
+    fn, reduce, fill = {"max": (sn.max_pool2d, np.max, -np.inf),
+                        "avg": (sn.avg_pool2d, np.mean, 0.0)}[name]  # fmt: skip
+    x = rng.normal(size=(2, 3, 7, 6))
+    xs = sn.tensor("x", x.shape)
+    y = fn(xs, kernel, stride, padding_arg(padding))
+    g = rng.normal(size=y.type.shape)
+    dx = sn.grad(sn.sum(y * g), xs)
+    f = sn.function([xs], [y, dx], backend="c")
+    got, got_dx = f(x)
+    check(got, loop_pool(x, kernel, stride or kernel, padding, reduce, fill), atol=1e-12)
+    reference = sn.function([xs], [y, dx], backend="py")(x)
+    check(got_dx, reference[1], atol=1e-12)
+    launches = [s for s in f.linker.plan.steps if isinstance(s, Launch)]
+    assert any(type(s.node.op).__name__ == f"{name.capitalize()}Pool2d" for s in launches)
+
+
+def test_max_pool_keeps_nan_and_float32(rng):
+    x = rng.normal(size=(1, 2, 4, 4)).astype("float32")
+    x[0, 1, 0, 0] = np.nan
+    xs = sn.tensor("x", x.shape, dtype="float32")
+    f = sn.function([xs], sn.max_pool2d(xs, 2), backend="c")
+    got = f(x)
+    assert got.dtype == np.float32 and np.isnan(got[0, 1, 0, 0])
+    check(got, loop_pool(x, (2, 2), (2, 2), (0, 0), np.max, -np.inf))
+    assert kinds_for(f, MaxPool2d) == ["View", "Launch"]
+
+
+@pytest.mark.parametrize(
+    "shape,kernel", [((2, 3, 6, 8), 2), ((1, 2, 6, 9), 3), ((1, 1, 4, 6), (2, 3))]
+)
+def test_max_pool_gradient_kernel_picks_the_first_maximum(shape, kernel, rng):
+    """Tiling windows: one map kernel; ties (a window of zeros, as after a ReLU) send the
+    gradient to the first maximum only, and a NaN counts as the maximum (np.argmax's rule)."""
+    x = rng.normal(size=shape)
+    x[0, 0, :2, :3] = 0.0
+    x[-1, -1, 0, 1] = np.nan
+    xs = sn.tensor("x", x.shape)
+    y = sn.max_pool2d(xs, kernel)
+    g = rng.normal(size=y.type.shape)
+    dx = sn.grad(sn.sum(y * g), xs)
+    got = sn.function([xs], dx, backend="c")
+    want = sn.function([xs], dx, backend="py")(x)
+    np.testing.assert_array_equal(got(x), want)
+    assert kinds_for(got, MaxPool2dGrad)[-2:] == ["Launch", "View"]
+
+
+def test_integer_convolution_runs_its_reference(rng):
+    """The kernel path takes floats of one dtype; others keep NumPy's result exactly."""
+    x = rng.integers(-3, 4, size=(1, 2, 5, 5)).astype("int32")
+    w = rng.integers(-3, 4, size=(3, 2, 2, 2)).astype("int32")
+    xs, ws = sn.tensor("x", x.shape, dtype="int32"), sn.tensor("w", w.shape, dtype="int32")
+    f = sn.function([xs, ws], sn.conv2d(xs, ws, padding=1), backend="c")
+    check(f(x, w), loop_conv2d(x, w, (1, 1), (1, 1), (1, 1), 1).astype("int32"))
+    assert kinds_for(f, Conv2d) == ["Library"]
+    assert any("float32 or float64" in k.reason for k in f.kernels)
+
+
+def test_conv2d_kernel_path_with_named_batch(rng):
+    """The batch may vary between calls: the steps read it from the arrays."""
+    xs, ws = sn.tensor("x", ("batch", 2, 6, 5)), sn.tensor("w", (4, 2, 3, 3))
+    f = sn.function([xs, ws], sn.conv2d(xs, ws, padding=1), backend="c")
+    w = rng.normal(size=(4, 2, 3, 3))
+    for batch in (1, 3):
+        x = rng.normal(size=(batch, 2, 6, 5))
+        check(f(x, w), loop_conv2d(x, w, (1, 1), (1, 1), (1, 1), 1), rtol=1e-10, atol=1e-12)
+    assert "Gemm" in kinds_for(f, Conv2d)
+    numpy_steps = [s.fn.func.__name__ for s in f.linker.plan.steps if isinstance(s, Library)]
+    assert numpy_steps == ["padded"]  # the only NumPy step: the padding
+
+
+def test_the_python_executor_runs_the_same_plan(rng):
+    """The plan run step by step in Python (f.profile's path: the same kernels, views through
+    NumPy) gives what runner.c gives."""
+    x, w = rng.normal(size=(2, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3))
+    f = compiled_conv(x, w, (2, 1), (1, 0), (1, 1), 1)
+    g = rng.normal(size=(2, 3, 3, 4))
+    direct = f(x, w, g)
+    leaves = [x, w, g]
+    profiled = execute.run(f.linker.plan, leaves)
+    for a, b in zip(direct, profiled):
+        check(a, b, rtol=1e-12)
+    assert Gemm in {type(s) for s in f.linker.plan.steps}
