@@ -25,6 +25,11 @@ from symnb.ops.broadcast import sum_to_like
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
     """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis."""
+    shapes = [v.type.shape for v in inputs if v.type.ndim]
+    if all(shape == shapes[0] for shape in shapes):
+        # the common case, one shape besides 0-d operands (``x * 0.9``): nothing stretches,
+        # nothing clashes and no shape warning applies
+        return shapes[0] if shapes else ()
     ndim = max(v.type.ndim for v in inputs)
     padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
     out = []
@@ -71,9 +76,17 @@ class Elemwise(Op):
         return self.impl(*arrays)
 
     def grad(self, inputs, outputs, output_grads):
+        return self.grad_wrt(range(len(inputs)), inputs, outputs, output_grads)
+
+    def grad_wrt(self, needed, inputs, outputs, output_grads):
+        """Each needed gradient summed back to its input's shape; the others (a constant
+        operand such as the 0.9 of ``x * 0.9``) are not summed and come back as None."""
         grads = self.grad_elem(inputs, outputs[0], output_grads[0])
         fit = fit_dtype if self.nin == 1 else fit_gradient  # one input: nothing is broadcast
-        return [None if g is None else fit(g, x) for g, x in zip(grads, inputs)]
+        out = [None] * len(inputs)
+        for i in needed:
+            out[i] = None if grads[i] is None else fit(grads[i], inputs[i])
+        return out
 
     def grad_elem(self, inputs, output, gz):
         """Gradients on the broadcast shape, one per input (None: no gradient flows)."""
