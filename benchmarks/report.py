@@ -177,6 +177,28 @@ def w5_section(results: list) -> str | None:
     return intro + "\n\n" + "\n".join(lines)
 
 
+def w11_section(results: list) -> str | None:
+    """W11's phases per peer: nodes, median time and microseconds per node."""
+    rows = [r for r in results if r.workload.startswith("W11-") and r.status == "ok"]
+    if not rows:
+        return None
+    header = ["Phase", "Peer", "Nodes", "Median", "us/node", "Spread", "Repeats"]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for r in rows:
+        per = r.extra.get("us_per_node")
+        cells = [r.workload.removeprefix("W11-"), r.peer, str(r.extra.get("nodes") or "-"),
+                 format_seconds(r.median_s), "-" if per is None else f"{per:.2f}", spread(r),
+                 str(len(r.samples))]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    intro = (
+        "## W11: graph building (benchmarks/build_time.py)\n\n"
+        "Nodes: apply nodes (symnb, PyTensor) or jaxpr equations (JAX). JAX's grad row is "
+        "`make_jaxpr(grad)`, which traces the forward pass again; symnb's and PyTensor's "
+        "differentiate the graph already built. compile is symnb's `sn.function` only."
+    )
+    return intro + "\n\n" + "\n".join(lines)
+
+
 def profile_section(results: list) -> str | None:
     """The cProfile listings taken where a symnb backend was slower than the fastest row."""
     profiled = [r for r in results if r.extra.get("profile")]

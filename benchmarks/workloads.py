@@ -20,7 +20,8 @@ CHAIN_DEPTH = 50
 
 @dataclass(frozen=True)
 class Workload:
-    """One benchmark. ``kind``: "timed" (through the workers), "compile", "loops", "rewrite"."""
+    """One benchmark. ``kind``: "timed" (through the workers), "compile", "loops", "rewrite",
+    "build" (W11: graph building, benchmarks/build_time.py)."""
 
     key: str
     title: str
@@ -255,6 +256,10 @@ WORKLOADS = [
              sizes={"full": (32, 28, 8, 10), "quick": (16, 28, 8, 10), "tiny": (2, 6, 2, 3)}),
     Workload("W9", "100-step RNN forward + backward", kind="loops"),
     Workload("W10", "rewrite time of 50/100/200-layer MLP training graphs", kind="rewrite"),
+    Workload("W11", "graph building: a 200-layer tanh MLP of width 64 (build, grad, compile) "
+             "and the gradient of a 3000-step tanh(x*0.9 + 0.1) chain, per node",
+             kind="build", sizes={"full": (200, 64, 3000), "quick": (200, 64, 3000),
+                                  "tiny": (3, 4, 5)}),
 ]  # fmt: skip
 
 BY_KEY = {w.key: w for w in WORKLOADS}

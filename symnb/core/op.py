@@ -75,7 +75,8 @@ class Op:
 
     # -- identity ---------------------------------------------------------------------------
     def params(self) -> tuple:
-        return tuple(getattr(self, p) for p in self.__props__)
+        props = self.__props__
+        return tuple([getattr(self, p) for p in props]) if props else ()
 
     def __eq__(self, other):
         return type(self) is type(other) and self.params() == other.params()
