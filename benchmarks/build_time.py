@@ -14,9 +14,10 @@ beforehand:
 - *chain*: the gradient of ``sum`` of a CHAIN-step ``tanh(x * 0.9 + 0.1)`` chain (building
   the chain is included, as ``make_jaxpr(grad)`` includes it).
 
-Each phase is repeated (REPEATS, fewer when a phase is slow: BUDGET_S) and reported with the
-number of nodes it made (symnb and PyTensor: apply nodes; JAX: jaxpr equations), so rows give
-microseconds per node. It prints one JSON line.
+Each phase is repeated (REPEATS, fewer when a phase is slow: BUDGET_S) and reported, in
+wall-clock and in CPU seconds of the probe, with the number of nodes it made (symnb and
+PyTensor: apply nodes; JAX: jaxpr equations), so rows give microseconds per node.
+It prints one JSON line.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -58,18 +60,18 @@ def probe(peer_name: str, mode: str) -> dict:
     layers, width, chain = BY_KEY["W11"].size(mode)
     peer = peers.load(peer_name)
     _run_once(peer, *WARM_UP)
-    reply = {"status": "ok", "nodes": {}, "samples": {p: [] for p in PHASES}}
+    reply = {"status": "ok", "nodes": {}, "samples": {}}
     started = time.perf_counter()
     while _more(reply["samples"], mode, time.perf_counter() - started):
         nodes, seconds = _run_once(peer, layers, width, chain)
         reply["nodes"] = nodes
         for phase, value in seconds.items():
-            reply["samples"][phase].append(value)
+            reply["samples"].setdefault(phase, []).append(value)
     return reply
 
 
 def _more(samples: dict, mode: str, elapsed: float) -> bool:
-    done = len(samples["build"])
+    done = len(samples.get("build", []))
     return done == 0 or done < REPEATS[mode] and elapsed < BUDGET_S[mode]
 
 
@@ -89,10 +91,13 @@ def _run_once(peer, layers: int, width: int, chain: int) -> tuple[dict, dict]:
 
 
 def _timed(seconds: dict, phase: str, fn, *args):
+    """``fn(*args)``, its wall-clock seconds in ``seconds[phase]`` and its CPU seconds (this
+    process's, which other jobs on a loaded machine disturb less) in ``seconds[phase_cpu]``."""
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = fn(*args)
     seconds[phase] = time.perf_counter() - start
+    seconds[phase + "_cpu"] = time.process_time() - cpu
     return out
 
 
@@ -113,13 +118,16 @@ def rows(peer: str, reply: dict) -> list[Result]:
         return [Result("W11-build", peer, reply["status"], reply.get("note", ""))]
     out = []
     for phase in PHASES:
-        samples, nodes = reply["samples"][phase], reply["nodes"].get(phase)
+        samples, nodes = reply["samples"].get(phase), reply["nodes"].get(phase)
         if not samples:
             continue
         row = Result(f"W11-{phase}", peer, "ok", samples=samples, calls_per_sample=1)
-        row.extra["nodes"] = nodes
+        cpu = statistics.median(reply["samples"][phase + "_cpu"])
+        row.extra.update(nodes=nodes, cpu_s=cpu)
         row.extra["us_per_node"] = 1e6 * row.median_s / nodes if nodes else None
-        row.note = f"{nodes} nodes, {row.extra['us_per_node']:.1f} us/node" if nodes else ""
+        if nodes:
+            row.note = (f"{nodes} nodes, {row.extra['us_per_node']:.1f} us/node "
+                        f"({1e6 * cpu / nodes:.1f} us/node of CPU)")  # fmt: skip
         out.append(row)
     return out
 

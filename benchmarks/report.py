@@ -182,13 +182,14 @@ def w11_section(results: list) -> str | None:
     rows = [r for r in results if r.workload.startswith("W11-") and r.status == "ok"]
     if not rows:
         return None
-    header = ["Phase", "Peer", "Nodes", "Median", "us/node", "Spread", "Repeats"]
+    header = ["Phase", "Peer", "Nodes", "Median", "us/node", "CPU us/node", "Spread", "Repeats"]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for r in rows:
-        per = r.extra.get("us_per_node")
-        cells = [r.workload.removeprefix("W11-"), r.peer, str(r.extra.get("nodes") or "-"),
-                 format_seconds(r.median_s), "-" if per is None else f"{per:.2f}", spread(r),
-                 str(len(r.samples))]  # fmt: skip
+        per, nodes = r.extra.get("us_per_node"), r.extra.get("nodes")
+        cpu = 1e6 * r.extra["cpu_s"] / nodes if nodes and "cpu_s" in r.extra else None
+        cells = [r.workload.removeprefix("W11-"), r.peer, str(nodes or "-"),
+                 format_seconds(r.median_s), "-" if per is None else f"{per:.2f}",
+                 "-" if cpu is None else f"{cpu:.2f}", spread(r), str(len(r.samples))]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     intro = (
         "## W11: graph building (benchmarks/build_time.py)\n\n"

@@ -316,9 +316,14 @@ def tag_new_nodes(outputs: list[Variable], first_uid: int, forward: Apply | None
 def tag_remaining(outputs: list[Variable], first_uid: int):
     """``grad_of = None`` on the nodes made since ``first_uid`` that no rule claimed
     (the cast of a known gradient, an explicit zero): every gradient node is tagged."""
-    for node in ancestors(outputs):
-        if node.outputs[0].uid >= first_uid:
-            node.tag.setdefault("grad_of", None)
+    stack, seen = [v.owner for v in outputs if v.owner is not None], set()
+    while stack:  # only the new nodes: the inputs of an older node are older still
+        node = stack.pop()
+        if id(node) in seen or node.outputs[0].uid < first_uid:
+            continue
+        seen.add(id(node))
+        node.tag.setdefault("grad_of", None)
+        stack.extend([v.owner for v in node.inputs if v.owner is not None])
 
 
 def zeros_like(var: Variable) -> Variable:
