@@ -6,6 +6,8 @@ thunks, the linker closest to symnb's backend "c") are two peers, labelled by mo
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -126,6 +128,8 @@ class Peer(BasePeer):
         return inputs, pytensor.grad(h.sum(), params), params
 
     def graph_chain_grad(self, steps: int):
+        # pytensor.grad recurses once per node behind the cost (gradient.py, account_for)
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 30 * steps + 1000))
         x = pt.vector("x", dtype="float64", shape=(64,))
         out = x
         for _ in range(steps):

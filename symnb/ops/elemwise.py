@@ -54,7 +54,8 @@ def _broadcast_message(op, inputs, axis, exc) -> str:
 
 
 class Elemwise(Op):
-    """Base of elementwise ops; subclasses set ``nin``, ``impl``, ``c`` and ``grad_elem``."""
+    """Base of elementwise ops; subclasses set ``nin``, ``impl``, ``c`` and ``grad_elem``
+    (or ``grad_input``)."""
 
     nin = 2
     impl = None
@@ -80,8 +81,13 @@ class Elemwise(Op):
 
     def grad_wrt(self, needed, inputs, outputs, output_grads):
         """Each needed gradient summed back to its input's shape; the others (a constant
-        operand such as the 0.9 of ``x * 0.9``) are not summed and come back as None."""
-        grads = self.grad_elem(inputs, outputs[0], output_grads[0])
+        operand such as the 0.9 of ``x * 0.9``) come back as None, and an op with a rule per
+        input (``grad_input``) does not even build them."""
+        output, gz = outputs[0], output_grads[0]
+        if self._per_input():
+            grads = {i: self.grad_input(i, inputs, output, gz) for i in needed}
+        else:
+            grads = dict(enumerate(self.grad_elem(inputs, output, gz)))
         fit = fit_dtype if self.nin == 1 else fit_gradient  # one input: nothing is broadcast
         out = [None] * len(inputs)
         for i in needed:
@@ -90,7 +96,18 @@ class Elemwise(Op):
 
     def grad_elem(self, inputs, output, gz):
         """Gradients on the broadcast shape, one per input (None: no gradient flows)."""
+        if self._per_input():
+            return [self.grad_input(i, inputs, output, gz) for i in range(len(inputs))]
         raise NotImplementedError
+
+    def grad_input(self, i, inputs, output, gz):
+        """The gradient of input ``i`` alone, on the broadcast shape: an op whose partials
+        are separate expressions (``x * y``) defines this instead of ``grad_elem``, so that
+        ``sn.grad`` builds only the ones it asks for."""
+        raise NotImplementedError
+
+    def _per_input(self) -> bool:
+        return type(self).grad_input is not Elemwise.grad_input
 
     def scalar(self, k, *args):
         """One element for kernel backends: ``k`` builds named scalar ops (``k.exp(x)``),
@@ -135,8 +152,8 @@ class Sub(Elemwise):
 
     impl, scalar_op = staticmethod(np.subtract), "sub"
 
-    def grad_elem(self, inputs, output, gz):
-        return [gz, -gz]
+    def grad_input(self, i, inputs, output, gz):
+        return gz if i == 0 else -gz
 
     def symbolic_size(self, node, size_of):
         return _size_arithmetic(_dims.sub, node, size_of)
@@ -147,9 +164,8 @@ class Mul(Elemwise):
 
     impl, scalar_op = staticmethod(np.multiply), "mul"
 
-    def grad_elem(self, inputs, output, gz):
-        x, y = inputs
-        return [gz * y, gz * x]
+    def grad_input(self, i, inputs, output, gz):
+        return gz * inputs[1 - i]  # d(x*y)/dx = y, d(x*y)/dy = x
 
     def symbolic_size(self, node, size_of):
         return _size_arithmetic(_dims.mul, node, size_of)
@@ -160,9 +176,9 @@ class TrueDiv(Elemwise):
 
     impl, scalar_op = staticmethod(np.true_divide), "div"
 
-    def grad_elem(self, inputs, output, gz):
-        x, y = inputs
-        return [gz / y, -gz * output / y]
+    def grad_input(self, i, inputs, output, gz):
+        y = inputs[1]
+        return gz / y if i == 0 else -gz * output / y
 
 
 class FloorDiv(Elemwise):
@@ -192,9 +208,9 @@ class Pow(Elemwise):
 
     impl, scalar_op = staticmethod(np.power), "pow"
 
-    def grad_elem(self, inputs, output, gz):
+    def grad_input(self, i, inputs, output, gz):
         x, y = inputs
-        return [gz * y * x ** (y - 1), gz * output * log(x)]
+        return gz * y * x ** (y - 1) if i == 0 else gz * output * log(x)
 
 
 class Neg(_Unary):
