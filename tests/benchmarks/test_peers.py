@@ -211,3 +211,9 @@ def test_w11_probe_reports_every_phase_per_node():
     assert rows["W11-build"].extra["nodes"] == 3 * layers  # matmul, add, tanh per layer
     for row in rows.values():
         assert row.median_s > 0 and row.extra["us_per_node"] > 0
+    from benchmarks import report
+
+    section = report.w11_section(list(rows.values()))
+    build = rows["W11-build"]
+    assert f"| build | symnb-py | {3 * layers} | " in section
+    assert f"{build.extra['us_per_node']:.2f}" in section
