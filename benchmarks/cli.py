@@ -65,8 +65,6 @@ def run_workloads(workloads, live: dict, args) -> tuple[list[Result], list[str]]
             results += runner.run_workload(workload, live, args.mode, pace, say)
         elif workload.kind == "compile":
             results += compile_time.measure(list(live), args.mode, say)
-        elif workload.kind == "loops":
-            results.append(special.loops_row())
         elif workload.kind == "build":
             results += build_time.measure(list(live), args.mode, say)
         elif workload.kind == "rewrite":

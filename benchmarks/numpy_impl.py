@@ -115,3 +115,22 @@ def convnet_step(params, x, labels, lr):
     grads = [dkernels, dact.sum(axis=(0, 2, 3)), flat.T @ dlogits, dlogits.sum(0)]
     _sgd(params, grads, lr)
     return loss
+
+
+def rnn_loss_and_grads(x, h0, w, u):
+    """W9: ``h_t = tanh(x_t @ u + h_{t-1} @ w)``, loss ``mean(h**2)`` over every step, and
+    its gradients in ``w`` and ``u`` by backpropagation through time."""
+    h, states = h0, [h0]
+    for xt in x:
+        h = np.tanh(xt @ u + h @ w)
+        states.append(h)
+    hs = np.stack(states[1:])
+    loss = np.mean(hs * hs)
+    scale = np.asarray(2 / hs.size, hs.dtype)
+    gw, gu, carry = np.zeros_like(w), np.zeros_like(u), np.zeros_like(h0)
+    for t in range(len(x) - 1, -1, -1):
+        dz = (scale * hs[t] + carry) * (1 - hs[t] * hs[t])
+        gu += x[t].T @ dz
+        gw += states[t].T @ dz
+        carry = dz @ w.T
+    return loss, gw, gu

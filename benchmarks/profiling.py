@@ -1,4 +1,5 @@
-"""Where a symnb call spends its time: a short cProfile listing, shown where symnb is slower."""
+"""Where a symnb call spends its time: symnb's own per-step profile, and a short cProfile
+listing of the Python around it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ def profile_calls(run, calls: int) -> str:
     lines = [f"{'own s/call':>11} {'calls/call':>10}  function"]
     lines += [_line(key, value, calls) for key, value in rows]
     return "\n".join(lines)
+
+
+def own_profile(run, repeat: int = 50) -> str:
+    """The library's own per-step profile of the function behind ``run``, where the peer
+    attached one (``run.profiled = (function, args)``); empty otherwise."""
+    attached = getattr(run, "profiled", None)
+    if attached is None:
+        return ""
+    function, args = attached
+    return function.profile(*args, repeat=repeat).text()
 
 
 def _own_time(item) -> float:

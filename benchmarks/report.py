@@ -201,11 +201,16 @@ def w11_section(results: list) -> str | None:
 
 
 def profile_section(results: list) -> str | None:
-    """The cProfile listings taken where a symnb backend was slower than the fastest row."""
+    """The profiles of symnb's best backend: taken where it was slower than the fastest row,
+    and always for the workloads whose targets name one (W3s, W8)."""
     profiled = [r for r in results if r.extra.get("profile")]
     if not profiled:
         return None
-    parts = ["## Where symnb is slower: profiles (own time per call, top functions)"]
+    parts = [
+        "## Profiles of symnb's best backend\n\nWhere symnb is slower than the fastest row, "
+        "and for the workloads marked profiled: its own `f.profile()` per step, then "
+        "cProfile's top functions by own time per call (the Python between the steps)."
+    ]
     for result in profiled:
         ratio = result.extra.get("vs_fastest")
         title = f"{result.workload}, {result.peer}" + (

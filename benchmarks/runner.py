@@ -138,7 +138,7 @@ def run_workload(workload, workers: dict, mode: str, pace, say):
         for name in order:
             if index < wanted[name]:
                 _sample(workers[name], results[name])
-    _profile_slower_symnb(workers, [results[name] for name in ready])
+    _profile_symnb(workers, [results[name] for name in ready], always=workload.profiled)
     for name in ready:
         workers[name].ask("release", TIME_TIMEOUT_S)
     return with_load([r for r in results.values() if not _variant_without_version(r)])
@@ -157,15 +157,16 @@ def _variant_without_version(result: Result) -> bool:
     return peers.is_variant(result.peer) and result.status == "skipped"
 
 
-def _profile_slower_symnb(workers: dict, timed: list) -> None:
-    """A profile of symnb's best backend when a peer is faster: where its time goes."""
+def _profile_symnb(workers: dict, timed: list, always: bool = False) -> None:
+    """A profile of symnb's best backend when a peer is faster (or ``always``, for the
+    workloads whose targets name a profile): where its time goes."""
     valid = [r for r in timed if r.status == "ok" and r.samples]
     ours = [r for r in valid if peers.is_symnb(r.peer)]
     theirs = [r.median_s for r in valid if not (peers.is_symnb(r.peer) or peers.is_variant(r.peer))]
     if not (ours and theirs):
         return
     best = min(ours, key=_median)
-    if best.median_s > min(theirs):
+    if always or best.median_s > min(theirs):
         reply = workers[best.peer].ask("profile", TIME_TIMEOUT_S)
         best.extra["profile"] = reply.get("profile", reply.get("note", ""))
 

@@ -1,4 +1,4 @@
-"""Workloads that are not timed through the workers: W9 (needs loops) and W10 (rewrite time)."""
+"""Workloads that are not timed through the workers: W10 (rewrite time)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,6 @@ import sys
 from benchmarks.runner import REPO, Result, worker_env
 
 REWRITE_TIMEOUT_S = 300
-
-
-def loops_row() -> Result:
-    """W9 needs a loop construct; until symnb has one the row says so."""
-    import symnb as sn
-
-    if hasattr(sn, "scan"):
-        why = "sn.scan exists now, but the W9 RNN workload is not written yet"
-    else:
-        why = "skipped: symnb has no loops yet (no sn.scan), so a 100-step RNN cannot be built"
-    return Result("W9", "symnb", "skipped", why)
 
 
 def rewrite_rows(say) -> tuple[list[Result], list[str]]:

@@ -84,7 +84,9 @@ class Worker:
     def cmd_profile(self) -> dict:
         if self.run is None:
             return {"status": "error", "note": "no workload prepared"}
-        return {"status": "ok", "profile": profiling.profile_calls(self.run, self.calls)}
+        steps = profiling.own_profile(self.run)
+        calls = profiling.profile_calls(self.run, self.calls)
+        return {"status": "ok", "profile": f"{steps}\n\n{calls}" if steps else calls}
 
     def cmd_release(self) -> dict:
         self.run, self.kept = None, timing.Kept()

@@ -20,7 +20,7 @@ CHAIN_DEPTH = 50
 
 @dataclass(frozen=True)
 class Workload:
-    """One benchmark. ``kind``: "timed" (through the workers), "compile", "loops", "rewrite",
+    """One benchmark. ``kind``: "timed" (through the workers), "compile", "rewrite",
     "build" (W11: graph building, benchmarks/build_time.py)."""
 
     key: str
@@ -31,6 +31,7 @@ class Workload:
     sizes: dict = field(default_factory=dict)
     params: tuple = ()  # inputs a training step updates; compared as deltas
     seed: str = ""  # the key whose inputs it shares (W4's variants: W4's values), else its own
+    profiled: bool = False  # symnb's best backend is profiled even where it is the fastest
 
     def size(self, mode: str):
         return self.sizes[mode]
@@ -98,6 +99,19 @@ def square_inputs(size, dtype, rng) -> dict:
     return {"x": _normal(rng, (size, size), dtype, 10.0)}
 
 
+def rnn_inputs(size, dtype, rng) -> dict:
+    """W9: a sequence ``x`` (steps, batch, hidden), a start state and two weight matrices
+    scaled so the tanh units neither saturate nor fade over the steps."""
+    steps, batch, hidden = size
+    scale = 0.9 / np.sqrt(hidden)
+    return {
+        "x": _normal(rng, (steps, batch, hidden), dtype),
+        "h0": _normal(rng, (batch, hidden), dtype, 0.1),
+        "w": _normal(rng, (hidden, hidden), dtype, scale),
+        "u": _normal(rng, (hidden, hidden), dtype, scale),
+    }
+
+
 def make_inputs(workload: Workload, mode: str) -> dict:
     """The workload's inputs for a mode, the same in every process."""
     maker, args = _INPUTS[workload.builder]
@@ -117,6 +131,7 @@ _INPUTS = {
     "W7-tanh": (vector_inputs, ()),
     "W7-abs": (vector_inputs, ()),
     "W8": (convnet_inputs, ()),
+    "W9": (rnn_inputs, ()),
 }
 
 
@@ -185,6 +200,10 @@ def _ref_w8(v):
     return [numpy_impl.convnet_step(params, v["x"], v["labels"], LEARNING_RATE), *params]
 
 
+def _ref_w9(v):
+    return list(numpy_impl.rnn_loss_and_grads(v["x"], v["h0"], v["w"], v["u"]))
+
+
 _REFERENCES = {
     "W1": _ref_w1,
     "W1b": _ref_w1b,
@@ -198,6 +217,7 @@ _REFERENCES = {
     "W7-tanh": _ref_w7_tanh,
     "W7-abs": _ref_w7_abs,
     "W8": _ref_w8,
+    "W9": _ref_w9,
 }
 
 
@@ -232,7 +252,7 @@ WORKLOADS = [
              sizes={"full": (256, 784, 512, 256, 10), "quick": (256, 784, 512, 256, 10),
                     "tiny": (8, 12, 16, 8, 4)}),
     Workload("W3s", "course MLP 64-128-64-10 tanh SGD step, batch 32, float32 (digits-shaped)",
-             builder="W3s", dtype="float32", params=_MLP,
+             builder="W3s", dtype="float32", params=_MLP, profiled=True,
              sizes={"full": (32, 64, 128, 64, 10), "quick": (32, 64, 128, 64, 10),
                     "tiny": (8, 16, 12, 8, 4)}),
     Workload("W4", "call overhead: a*b + 1 on 0-d float64", builder="W4",
@@ -252,9 +272,11 @@ WORKLOADS = [
     Workload("W7-abs", "50 chained abs(x*0.9 - 0.1), (64,) float64", builder="W7-abs",
              sizes={"full": 64, "quick": 64, "tiny": 64}),
     Workload("W8", "convnet SGD step: conv3x3(8) -> relu -> dense(10), batch 32 of 28x28, "
-             "float32", builder="W8", dtype="float32", params=_CONVNET,
+             "float32", builder="W8", dtype="float32", params=_CONVNET, profiled=True,
              sizes={"full": (32, 28, 8, 10), "quick": (16, 28, 8, 10), "tiny": (2, 6, 2, 3)}),
-    Workload("W9", "100-step RNN forward + backward", kind="loops"),
+    Workload("W9", "100-step tanh RNN forward + backward (loss, dW, dU), batch 32, hidden 256, "
+             "float32", builder="W9", dtype="float32",
+             sizes={"full": (100, 32, 256), "quick": (100, 32, 256), "tiny": (5, 2, 3)}),
     Workload("W10", "rewrite time of 50/100/200-layer MLP training graphs", kind="rewrite"),
     Workload("W11", "graph building: a 200-layer tanh MLP of width 64 (build, grad, compile) "
              "and the gradient of a 3000-step tanh(x*0.9 + 0.1) chain, per node",

@@ -85,8 +85,16 @@ def public_builders(cls) -> list[tuple[str, object]]:
     """(name, object) of the ``symnb.ops`` functions or op instances that build this op."""
     ops = importlib.import_module("symnb.ops")
     names = cls.__dict__.get("functions") or (cls.op_name(),)
-    found = [(n, getattr(ops, n, None)) for n in names]
+    found = [(n, _attribute(ops, n)) for n in names]
     return [(n, obj) for n, obj in found if _builds(obj, cls)]
+
+
+def _attribute(module, dotted: str):
+    """``module.a.b`` for ``"a.b"`` (a method such as ``RandomStream.uniform``), or None."""
+    obj = module
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+    return obj
 
 
 def _builds(obj, cls) -> bool:
@@ -102,6 +110,8 @@ def signature(name: str, obj) -> str:
     target = obj.infer_types if isinstance(obj, Op) else obj
     params = []
     for p in inspect.signature(target).parameters.values():
+        if p.name == "self":
+            continue
         text = ("*" if p.kind is p.VAR_POSITIONAL else "") + p.name
         if p.default is not p.empty:
             text += f"={p.default!r}"

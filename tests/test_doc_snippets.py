@@ -26,12 +26,15 @@ PREAMBLE = {
 #: what each document's snippets must have done, checked after they ran
 CHECKS = {
     "autodiff.md": "assert gW.type.shape == (64, 10) and callable(train)\n",
+    "c_backend.md": "assert f(np.array(True), np.zeros(3)) == 3.0\n",
+    "random.md": "assert mask.type.shape == ('batch', 8) and len(rng.updates()) == 2\n",
     "rewrites.md": (
         "assert f.rewrites.counts() and 'sin_of_neg' in sn.opt.RULES\n"
         "v = sn.vector('v')\n"
         "assert sn.function([v], sn.sin(-v)).rewrites.counts().get('sin_of_neg') == 1\n"
     ),
     "shapes.md": "assert any(f[2] is sn.ShapeWarning for f in warnings.filters)\n",
+    "loops.md": "assert hs.type.shape[1:] == ('batch', 32) and gW_value.shape == (32, 32)\n",
 }
 
 

@@ -79,6 +79,17 @@ class Peer(BasePeer):
     def build_w8(self, v):
         return _training(_convnet_loss, v, CONVNET)
 
+    def build_w9(self, v):
+        """``lax.scan`` over the steps inside one jitted ``value_and_grad``."""
+        compiled = jax.jit(jax.value_and_grad(_rnn_loss, argnums=(2, 3)))
+        args = [jnp.asarray(v[k]) for k in ("x", "h0", "w", "u")]
+
+        def run():
+            loss, (gw, gu) = jax.block_until_ready(compiled(*args))
+            return [loss, gw, gu]
+
+        return run
+
     # -- W11: building graphs (benchmarks/build_time.py times these) ------------------------
     # A graph is (closed jaxpr, the weights it takes before x): make_jaxpr traces with them.
     def graph_mlp(self, arrays):
@@ -104,6 +115,15 @@ class Peer(BasePeer):
         closed, params = graph
         out = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *params, x)
         return [np.asarray(v) for v in out]
+
+
+def _rnn_loss(x, h0, w, u):
+    def step(h, xt):
+        h = jnp.tanh(xt @ u + h @ w)
+        return h, h
+
+    _, hs = jax.lax.scan(step, h0, x)
+    return jnp.mean(hs * hs)
 
 
 def _deep_mlp(params, x):

@@ -68,6 +68,15 @@ class Peer(BasePeer):
     def build_w8(self, v):
         return _training(numpy_impl.convnet_step, v, ("kernels", "kbias", "dense", "dbias"))
 
+    def build_w9(self, v):
+        """The loop forward, then BPTT by hand (benchmarks/numpy_impl.py)."""
+        args = [v[k] for k in ("x", "h0", "w", "u")]
+
+        def run():
+            return list(numpy_impl.rnn_loss_and_grads(*args))
+
+        return run
+
 
 def _training(step, v, keys):
     params = [v[k] for k in keys]

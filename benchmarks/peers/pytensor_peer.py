@@ -93,6 +93,20 @@ class Peer(BasePeer):
         loss = _xent(act.flatten(2) @ dense + dbias, labels)
         return self._sgd([x, labels], loss, params, v)
 
+    def build_w9(self, v):
+        """``pytensor.scan`` over the steps; ``pytensor.grad`` differentiates through it."""
+        x, h0, w, u = (_like(v[k]) for k in ("x", "h0", "w", "u"))
+        hs = pytensor.scan(
+            lambda xt, h, w, u: pt.tanh(xt @ u + h @ w),
+            sequences=x,
+            outputs_info=h0,
+            non_sequences=[w, u],
+            return_updates=False,
+        )
+        loss = pt.mean(hs * hs)
+        f = self.function([x, h0, w, u], [loss, *pytensor.grad(loss, [w, u])])
+        return _calling_many(f, *(v[k] for k in ("x", "h0", "w", "u")))
+
     def _mlp(self, v, act):
         """The SGD step of a two-hidden-layer MLP with activation ``act``."""
         params = [pytensor.shared(v[k], name=k) for k in MLP]

@@ -132,6 +132,28 @@ class Peer(BasePeer):
     def build_w8(self, v):
         return self._training(_convnet_loss, v, CONVNET)
 
+    def build_w9(self, v):
+        """A Python loop over the steps, ``autograd.grad`` back through it; compiled: dynamo
+        unrolls the loop inside ``grad_and_value``."""
+        x, h0 = torch.from_numpy(v["x"]), torch.from_numpy(v["h0"])
+        if self.compiled:
+            fn = self._wrap(torch.func.grad_and_value(_rnn_loss, argnums=(0, 1)))
+            w, u = torch.from_numpy(v["w"]), torch.from_numpy(v["u"])
+
+            def run():
+                (gw, gu), loss = fn(w, u, x, h0)
+                return [loss, gw, gu]
+
+            return run
+        w, u = (torch.from_numpy(v[k].copy()).requires_grad_() for k in ("w", "u"))
+
+        def run():
+            loss = _rnn_loss(w, u, x, h0)
+            gw, gu = torch.autograd.grad(loss, [w, u])
+            return [loss.detach(), gw, gu]
+
+        return run
+
     def _training(self, loss_fn, v, keys):
         x, labels = torch.from_numpy(v["x"]), torch.from_numpy(v["labels"])
         if self.compiled:
@@ -210,6 +232,15 @@ def _mlp_loss(act):
         return F.cross_entropy(h2 @ w3 + b3, labels)
 
     return loss
+
+
+def _rnn_loss(w, u, x, h0):
+    h, states = h0, []
+    for xt in x:
+        h = torch.tanh(xt @ u + h @ w)
+        states.append(h)
+    hs = torch.stack(states)
+    return torch.mean(hs * hs)
 
 
 def _convnet_loss(params, x, labels):

@@ -16,8 +16,17 @@ import time
 import cffi
 import numpy as np
 
-from symnb.backends.plan import Gemm, Launch, Library, View, step_inputs, step_outputs
+from symnb.backends.plan import (
+    Branch,
+    Gemm,
+    Launch,
+    Library,
+    View,
+    step_inputs,
+    step_outputs,
+)
 from symnb.errors import SymnbError
+from symnb.ops.scan import Scan
 
 ffi = cffi.FFI()
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -46,16 +55,36 @@ def run(plan, leaf_values: list) -> list:
 
 
 def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
-    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind), ...])``."""
+    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind, steps)])``
+    where ``steps`` is the number of iterations a loop ran (None for other steps)."""
     slots = plan.template()
     slots[: len(leaf_values)] = leaf_values
-    records = []
-    for step in plan.steps:
-        start = time.perf_counter()
-        EXECUTE[type(step)](step, slots)
-        seconds = time.perf_counter() - start
-        records.append((step.node, seconds, _bytes_touched(step, slots), step.kind))
+    records: list = []
+    _run_timed(plan.steps, slots, records)
     return [slots[i] for i in plan.outputs], records
+
+
+def _run_timed(steps, slots: list, records: list) -> None:
+    """Run and time each step; a branch's steps are timed one by one (then the branch)."""
+    for step in steps:
+        start = time.perf_counter()
+        if isinstance(step, Branch):
+            taken = branch_taken(step, slots)
+            _run_timed(step.then_steps if taken else step.else_steps, slots, records)
+            start = time.perf_counter()
+            branch_results(step, slots, taken)
+        else:
+            EXECUTE[type(step)](step, slots)
+        seconds = time.perf_counter() - start
+        records.append((step.node, seconds, _bytes_touched(step, slots), step.kind,
+                        _loop_steps(step, slots)))  # fmt: skip
+
+
+def _loop_steps(step, slots) -> int | None:
+    """How many steps a scan ran in this call (from its outputs), else None."""
+    if not isinstance(step.node.op, Scan):
+        return None
+    return step.node.op.steps_taken([slots[i] for i in step_outputs(step)])
 
 
 def _bytes_touched(step, slots) -> int:
@@ -345,4 +374,28 @@ def view_size(step: View, src, like):
 
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
          "size": view_size}  # fmt: skip
-EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view}
+
+
+# -- Branch ------------------------------------------------------------------------------------
+def run_branch(step: Branch, slots: list) -> None:
+    """Only the steps of the branch the condition picks run."""
+    taken = branch_taken(step, slots)
+    for sub in step.then_steps if taken else step.else_steps:
+        EXECUTE[type(sub)](sub, slots)
+    branch_results(step, slots, taken)
+
+
+def branch_taken(step: Branch, slots: list) -> bool:
+    """Whether the then-branch runs."""
+    return bool(slots[step.cond])
+
+
+def branch_results(step: Branch, slots: list, taken: bool) -> None:
+    """The outputs take the results of the side taken (leaves copied)."""
+    for out, result in zip(step.outs, step.then_outs if taken else step.else_outs):
+        value = slots[result]
+        slots[out] = np.array(value, copy=True) if result < step.n_leaves else value
+
+
+EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view,
+           Branch: run_branch}  # fmt: skip

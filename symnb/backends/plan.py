@@ -132,6 +132,25 @@ class View:
 
 
 @dataclass(frozen=True, eq=False)
+class Branch:
+    """A lazy ``ifelse``: when the scalar in slot ``cond`` is true the ``then_steps`` run and
+    ``outs`` take the values in ``then_outs``, else the ``else_steps`` and ``else_outs``; the
+    steps of the branch not taken never run (symnb/backends/branches.py plans them). A
+    result that is a leaf (slot < ``n_leaves``: an argument or constant) is copied, so the
+    output never aliases it."""
+
+    kind: ClassVar[str] = "branch"
+    cond: int
+    then_steps: tuple
+    then_outs: tuple[int, ...]
+    else_steps: tuple
+    else_outs: tuple[int, ...]
+    outs: tuple[int, ...]
+    n_leaves: int
+    node: object
+
+
+@dataclass(frozen=True, eq=False)
 class Plan:
     """``inputs``: (dtype, shape) of each checked argument (the function's inputs);
     ``nargs``: arguments of a call (inputs, then shared values); ``constants``: (slot, array);
@@ -172,7 +191,7 @@ def step_outputs(step) -> tuple[int, ...]:
     """The slots a step writes."""
     if isinstance(step, Launch):
         return tuple(out[0] for out in step.outs)
-    if isinstance(step, Library):
+    if isinstance(step, (Library, Branch)):
         return step.outs
     return (step.out,)
 
@@ -185,4 +204,6 @@ def step_inputs(step) -> tuple[int, ...]:
         return tuple(s for s in (step.z, step.alpha, step.x, step.y, step.beta) if s is not None)
     if isinstance(step, View):
         return (step.src,) if step.like is None else (step.src, step.like)
+    if isinstance(step, Branch):
+        return (step.cond,)
     return step.ins

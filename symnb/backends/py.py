@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
+from symnb.backends.branches import plan_steps
 from symnb.backends.execute import RuntimeFailure
 from symnb.backends.execute import failure_message as _failure_message
 from symnb.backends.planner import PlanBuilder
@@ -25,7 +26,7 @@ class PyLinker(PlanBuilder):
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
-        steps = [self._step(node) for node in graph.toposort()]
+        steps = plan_steps(self, graph.toposort(), self._step)
         self.plan = self.plan_of(steps, len(graph.inputs))
 
     def _step(self, node):
@@ -41,7 +42,7 @@ class PyLinker(PlanBuilder):
         A separate path, so the normal call pays nothing for profiling (``f.profile()``).
         """
         outputs, records = execute.run_profiled(self.plan, leaf_values)
-        return outputs, [record[:3] for record in records]
+        return outputs, [(*record[:3], None, record[4]) for record in records]
 
 
 def _guard_leaves(node, ins, n_leaves):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 
@@ -69,7 +68,7 @@ class Function:
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
-        self.updates = _check_updates(updates)
+        self.updates = _with_default_updates(_check_updates(updates), out_vars)
         targets = out_vars + [value for _, value in self.updates]
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
@@ -89,9 +88,11 @@ class Function:
         self._n_out = len(out_vars)
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
-        self._turns = threading.Lock() if self.updates else contextlib.nullcontext()
+        self._turns = threading.Lock() if self.updates else None
         self.linker = get_linker(self.backend, mode)(self.graph, self._leaves)
         self._runner = None if mode is not None else self._make_runner()
+        #: the runner when a call is its arguments alone (nothing shared to read or write)
+        self._direct = self._runner if not (self._shared or self.updates) else None
         self.compile_time = time.perf_counter() - start
 
     def _make_runner(self):
@@ -100,38 +101,54 @@ class Function:
         return make() if make else None
 
     def __call__(self, *args, **kwargs):
+        if self._direct is not None and not kwargs:  # no shared values, no updates
+            results = self._direct(*args)
+            if results is not None:
+                return self._finish(results, args)
+            return self._call(args, kwargs, declined=True)
+        if self._turns is None:
+            return self._call(args, kwargs)
         with self._turns:  # calls with updates take turns: read, compute, write as one
             return self._call(args, kwargs)
 
-    def _call(self, args, kwargs):
-        if self._runner is not None and not kwargs:
-            shared = [v.get_value(borrow=True) for v in self._shared]
-            results = self._runner(*args, *shared)
+    def _call(self, args, kwargs, declined=False):
+        if self._runner is not None and not kwargs and not declined:
+            leaf_values = [*args, *[v.get_value(borrow=True) for v in self._shared]] \
+                if self._shared else args
+            results = self._runner(*leaf_values)
             if results is not None:  # None: not as planned; the Python runtime runs the call
-                return self._finish(results, [*args, *shared])
+                return self._finish(results, leaf_values)
         arrays = None
         if not kwargs and len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
             arrays = None if any(a is None for a in arrays) else arrays
         if arrays is None:
             arrays = self._convert(self._bind(args, kwargs))
+        converted = any(a is not v for a, v in zip(arrays, args)) or len(args) != len(arrays)
         arrays += [v.get_value(borrow=True) for v in self._shared]
+        if self._runner is not None and converted:
+            # Python scalars, lists or keywords the runner declined: it takes them as arrays
+            results = self._runner(*arrays)
+            if results is not None:
+                return self._finish(results, arrays)
         return self._finish(self.linker.run(arrays), arrays)
 
     def _finish(self, results, leaf_values):
         """Write the updates, return the outputs in the user's structure (copying what
         aliases a leaf's value unless ``borrow``)."""
-        if not self.borrow:
+        if not self.borrow and (self._leaf_results or not all(map(_owns_data, results))):
             results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
-        for (shared, _), value in zip(self.updates, results[self._n_out :]):
-            shared.set_value(value, borrow=True)
-        return self._structure(results[: self._n_out])
+        if self.updates:
+            for (shared, _), value in zip(self.updates, results[self._n_out :]):
+                shared.set_value(value, borrow=True)
+            return self._structure(results[: self._n_out])
+        return self._structure(results)
 
     def _own(self, i, result, leaf_values):
         """``result`` itself when it is the function's own array, else a copy of it."""
         if i in self._leaf_results:
             return np.array(result, copy=True)
-        if getattr(result, "base", None) is not None and _aliases(result, leaf_values):
+        if not _owns_data(result) and _aliases(result, leaf_values):
             return np.array(result, copy=True)
         return result
 
@@ -200,6 +217,11 @@ class Function:
 _MISSING = object()
 
 
+def _owns_data(result) -> bool:
+    """True for a result that is no view (nothing it could alias)."""
+    return getattr(result, "base", None) is None
+
+
 def _aliases(array, leaf_values) -> bool:
     return any(isinstance(v, np.ndarray) and np.may_share_memory(array, v) for v in leaf_values)
 
@@ -247,6 +269,22 @@ def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
             raise GraphError(f"updates: {shared.describe()} is updated twice")
         checked.append((shared, _fit(shared, as_variable(value), "update")))
     return checked
+
+
+def _with_default_updates(updates: list, outputs: list) -> list:
+    """The updates, plus the ``default_update`` of each shared variable the outputs or the
+    updates read that has one and is not updated already (a random stream's state)."""
+    updates = list(updates)
+    pending = outputs + [value for _, value in updates]
+    while pending:
+        found = []
+        for var in leaves(pending):
+            default = var.tag.get("default_update") if isinstance(var, SharedVariable) else None
+            if default is not None and not any(var is s for s, _ in updates):
+                updates.append((var, _fit(var, default, "default update")))
+                found.append(default)
+        pending = found
+    return updates
 
 
 def _check_givens(givens) -> dict:

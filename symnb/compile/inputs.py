@@ -114,6 +114,8 @@ class InputSpec:
     def _from_python(self, value) -> np.ndarray:
         """Lists and scalars are accepted when their values survive the cast (floats into a
         float input are rounded to it, as a literal would be)."""
+        if type(value) is float and self.dtype.kind in "fc":  # the common scalar: no checks
+            return np.array(value, dtype=self.dtype)
         try:
             raw = np.asarray(value)
         except (ValueError, TypeError) as exc:

@@ -51,8 +51,10 @@ class Variable(TensorMethods):
         raise TypeError(
             f"`if`, `while`, `and`, `or` and `not` need a truth value, but {self.describe()} "
             "is symbolic: its value is unknown until the function runs"
-            "\n  hint: choose elementwise with sn.where(cond, a, b) (also spelled sn.switch); "
-            "symnb has no symbolic ifelse yet" + ("" if loc is None else f"\n  at {loc}")
+            "\n  hint: to compute one branch or the other, write "
+            "sn.ifelse(x > 0, then_value, else_value) (only the branch taken runs); to choose "
+            "element by element, sn.where(cond, a, b) (also spelled sn.switch)"
+            + ("" if loc is None else f"\n  at {loc}")
         )
 
     def clone(self) -> Variable:
@@ -140,6 +142,10 @@ class SharedVariable(Variable):
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
+        if borrow and type(value) is np.ndarray and value.dtype == self._value.dtype \
+                and value.shape == self._value.shape:  # as a training step writes it back
+            self._value = value  # the current value's shape was checked: this one fits too
+            return
         array = np.asarray(value)
         if array.dtype != self.type.dtype:
             if not np.can_cast(array.dtype, self.type.dtype, "same_kind"):

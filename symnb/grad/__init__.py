@@ -1,5 +1,6 @@
 """Symbolic differentiation: gradients are ordinary graphs built from each op's rule."""
 
+from symnb.core.hooks import register as _register
 from symnb.grad.check import GradientError, check_grad, verify_grad  # noqa: F401
 from symnb.grad.derived import hessian, jacobian  # noqa: F401
 from symnb.grad.errors import (  # noqa: F401
@@ -10,3 +11,5 @@ from symnb.grad.errors import (  # noqa: F401
 from symnb.grad.forward import Rop  # noqa: F401
 from symnb.grad.markers import disconnected_grad, stop_gradient, zero_grad  # noqa: F401
 from symnb.grad.reverse import Lop, grad  # noqa: F401
+
+_register("lop", Lop)  # the gradient of a scan differentiates its inner graph (ops/scan_grad.py)

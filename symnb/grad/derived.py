@@ -5,6 +5,10 @@ rows are assembled without an indexing or stacking op: ``J = sum_k e_k (outer) r
 where ``e_k`` is a constant one-hot tensor shaped like the expression. This needs the
 expression's size when the graph is built (a fixed shape); one reverse pass is built per
 element, which suits the small Jacobians and Hessians of teaching and testing.
+
+An expression whose shape is known only when the function runs gets its rows from a scan
+over its flattened elements instead (``sn.scan``; the forward work, the same for every row,
+moves out of the loop), so ``jacobian`` and ``hessian`` work for symbolic shapes too.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ import numpy as np
 
 from symnb.core.graph import ancestors
 from symnb.core.variable import Constant, Variable
-from symnb.errors import ShapeError
 from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,
@@ -28,23 +31,31 @@ from symnb.grad.reverse import (
     variable_list,
     zeros_like,
 )
-from symnb.ops.shape import expand_dims
+from symnb.ops.creation import arange, zeros
+from symnb.ops.elemwise import cast, equal
+from symnb.ops.index import getitem
+from symnb.ops.layout import flatten
+from symnb.ops.scan_build import scan
+from symnb.ops.shape import expand_dims, reshape, shape
 
 
 def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     """d expr / d wrt, shaped ``expr.shape + wrt.shape`` (one result per ``wrt``).
 
-    ``expr`` must have a fixed shape; the options behave as in ``sn.grad``.
+    A fixed shape builds one reverse pass per element; a symbolic one, a scan over the
+    elements (see the module docstring). The options behave as in ``sn.grad``.
     """
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
     for var in targets:
         check_wrt(var)
-    shape = _fixed_shape(expr)
+    shape = expr.type.shape
     first = uid_mark()
     if not shape:
         result = grad(expr, targets, None, disconnected, return_disconnected)
+    elif not all(isinstance(d, int) for d in shape):
+        result = _scanned_rows(expr, targets, disconnected, return_disconnected)
     else:
         result = _stacked_rows(expr, shape, targets, disconnected, return_disconnected)
     tag_remaining([r for r in result if r is not None], first)
@@ -54,7 +65,8 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
 def hessian(cost, wrt, disconnected="raise", return_disconnected="zero"):
     """Second derivatives of the scalar ``cost``: ``wrt.shape + wrt.shape`` per ``wrt``.
 
-    Each ``wrt`` must have a fixed shape (its gradient becomes a Jacobian's expression).
+    Each ``wrt``'s gradient becomes a Jacobian's expression (a scan when its shape is
+    symbolic).
     """
     targets, single = variable_list(wrt, "wrt")
     grads = grad(cost, targets, None, disconnected, return_disconnected)
@@ -62,14 +74,34 @@ def hessian(cost, wrt, disconnected="raise", return_disconnected="zero"):
     return result[0] if single else result
 
 
-def _fixed_shape(expr: Variable) -> tuple[int, ...]:
-    shape = expr.type.shape
-    if not all(isinstance(d, int) for d in shape):
-        raise ShapeError(
-            f"jacobian: {expr.describe()} needs a fixed shape (one reverse pass is built per "
-            "element); give its inputs fixed dims"
-        )
-    return shape
+def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:
+    """Row ``k`` of each Jacobian from a scan over ``k``: ``Lop`` with the ``k``-th one-hot
+    vector of the flattened expression; the rows are then shaped ``expr.shape + wrt.shape``."""
+    flat = flatten(expr)
+    size = getitem(shape(flat), 0)
+    connected = _connected(expr, targets)
+    for var, ok in zip(targets, connected):
+        if not ok:
+            report_disconnected(var, disconnected, return_disconnected)
+    live = [var for var, ok in zip(targets, connected) if ok]
+
+    def row(k):
+        one_hot = cast(equal(arange(size), k), expr.type.dtype)
+        return Lop(flat, live, one_hot, "ignore")
+
+    rows, _ = scan(row, sequences=arange(size)) if live else ([], None)
+    rows = rows if isinstance(rows, list) else [rows]
+    found = {id(var): r for var, r in zip(live, rows)}
+    out = []
+    for var in targets:
+        r = found.get(id(var))
+        if r is None and return_disconnected == "none":
+            out.append(None)
+            continue
+        dims = [getitem(shape(expr), i) for i in range(expr.type.ndim)]
+        dims += [getitem(shape(var), i) for i in range(var.type.ndim)]
+        out.append(zeros(dims, var.type.dtype) if r is None else reshape(r, dims))
+    return out
 
 
 def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> list:

@@ -66,6 +66,7 @@ from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     trunc,
     where,
 )
+from symnb.ops.ifelse import ifelse  # noqa: F401
 from symnb.ops.index import IndexUpdate as _IndexUpdate
 from symnb.ops.index import (  # noqa: F401
     getitem,
@@ -138,6 +139,7 @@ from symnb.ops.nnet import (  # noqa: F401
     softmax_cross_entropy,
 )
 from symnb.ops.numpy_api import NumpyDispatch as _NumpyDispatch
+from symnb.ops.random import RandomStream  # noqa: F401
 from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     all,
     any,
@@ -154,6 +156,7 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     sum,
     var,
 )
+from symnb.ops.scan_build import scan, until  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
 

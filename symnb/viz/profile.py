@@ -27,6 +27,7 @@ class ProfileRow:
     calls: int = 0
     seconds: float = 0.0
     bytes: int = 0
+    steps: int = 0  # iterations of a loop (a scan), over all calls
 
 
 @dataclass
@@ -94,10 +95,16 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
         else:
             _add_records(profiled(arrays)[1], getattr(linker, "device", linker.name), rows)
     notes = [] if profiled else [_whole_call_note(linker)]
+    notes += [_loop_note(r) for r in rows.values() if r.steps]
     placement = _placement_note(getattr(function, "kernels", None))
     notes += [placement] if placement else []
     ordered = sorted(rows.values(), key=_by_time, reverse=True)
     return Profile(ordered, repeat, notes)
+
+
+def _loop_note(row: ProfileRow) -> str:
+    per_step = row.seconds / row.steps * 1e6
+    return f"{row.label}: {row.steps / row.calls:g} steps per call, {per_step:.1f} µs per step"
 
 
 def _by_time(row: ProfileRow) -> float:
@@ -111,17 +118,20 @@ def function_arrays(function, args, kwargs) -> list:
 
 
 def _add_records(records, where: str, rows: dict) -> None:
-    """Sum ``(node, seconds, bytes[, kind])`` records into rows; a kernel backend's records
-    say what ran each step (kernel, blas, library)."""
-    for position, (node, seconds, moved, *kind) in enumerate(records):
+    """Sum ``(node, seconds, bytes[, kind[, steps]])`` records into rows; a kernel backend's
+    records say what ran each step (kernel, blas, library, loop); ``steps``: a loop's
+    iterations."""
+    for position, (node, seconds, moved, *rest) in enumerate(records):
+        kind = rest[0] if rest else None
         row = rows.get(position)
         if row is None:
             label = f"{position}: {node.op.op_name()}"
-            place = PLACES.get(kind[0], kind[0]) if kind else _where(node, where)
+            place = PLACES.get(kind, kind) if kind else _where(node, where)
             row = rows[position] = ProfileRow(label, str(node.op), place)
         row.calls += 1
         row.seconds += seconds
         row.bytes += moved
+        row.steps += (rest[1] if len(rest) > 1 else None) or 0
 
 
 def _where(node, default: str) -> str:
@@ -149,6 +159,7 @@ PLACES = {
     "blas": "BLAS",
     "view": "view (C)",
     "library": "NumPy fallback",
+    "loop": "loop (inner plan per step)",
 }
 
 

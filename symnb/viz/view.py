@@ -4,8 +4,9 @@ Keeping this model apart from DOT lets the collapse step (large graphs) and the 
 (before/after, rewrite steps) work on plain data, and lets tests check structure directly.
 
 Node kinds: ``input``, ``shared``, ``constant``, ``op``, ``grad`` (built by ``sn.grad``),
-``fused`` (a cluster of ``scalar`` steps) and ``output``. Marks: ``added``, ``removed``,
-``changed``, ``touched``.
+``fused`` (a cluster of ``scalar`` steps) and ``output``. A scan is one ``op`` box, and its
+inner graph (one step) a cluster beside it, the boxes named ``scan#k/...``. Marks:
+``added``, ``removed``, ``changed``, ``touched``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from symnb.core.graph import leaves
 from symnb.core.variable import Constant, SharedVariable
+from symnb.ops.scan import Scan
 from symnb.viz.text import _Namer
 
 
@@ -137,6 +139,26 @@ class _Builder:
         self._inputs(node.inputs, [node_id] * len(node.inputs))
         for var in node.outputs:
             self.producer[id(var)] = node_id
+        if isinstance(node.op, Scan):
+            self._loop_cluster(node, node_id)
+
+    def _loop_cluster(self, node, node_id: str) -> None:
+        """The scan's inner graph as a cluster; a scan inside it gets a cluster of its own."""
+        loop = node.op.loop
+        labels = [f"next state {j}" for j in range(loop.n_states)]
+        labels += [f"step output {i}" for i in range(loop.n_plain)] + ["until"] * loop.until
+        inner = _Builder(loop.graph, labels).build()
+        cluster = f"cluster_{node_id}"
+        self.view.clusters[cluster] = f"{node_id}: one step of the loop"
+        for sub, label in inner.clusters.items():
+            self.view.clusters[f"cluster_{node_id}/{sub[8:]}"] = label
+        for box in inner.nodes.values():
+            box.id = f"{node_id}/{box.id}"
+            box.cluster = cluster if box.cluster is None else f"cluster_{node_id}/{box.cluster[8:]}"
+            self.view.add(box)
+        for edge in inner.edges:
+            edge.src, edge.dst = f"{node_id}/{edge.src}", f"{node_id}/{edge.dst}"
+            self.view.edges.append(edge)
 
     def _fused(self, node) -> None:
         """A Composite becomes a cluster holding one box per scalar step of its program."""

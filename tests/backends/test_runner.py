@@ -39,8 +39,9 @@ def test_zero_d_inputs_accept_numpy_scalars():
     f = sn.function([a, b], a * b + 1, backend="c")
     assert f(np.float64(2.0), np.asarray(3.0)) == 7.0
     assert f.runner.runs == 1
-    assert f(2.0, 3) == 7.0  # Python numbers: handed back and converted
+    assert f(2.0, 3) == 7.0  # Python numbers: handed back, converted, then run by the runner
     assert f.runner.declined == 1
+    assert f.runner.runs == 2
 
 
 def test_non_contiguous_and_negative_strides():

@@ -10,7 +10,8 @@ from benchmarks import compile_time, numpy_impl, report, timing
 from benchmarks.check import Skip, compare, relative_error
 from benchmarks.cli import main
 from benchmarks.peers.numpy_peer import Peer as NumpyPeer
-from benchmarks.runner import Result, rounds_for
+from benchmarks.peers.symnb_peer import Peer as SymnbPeer
+from benchmarks.runner import Result, _profile_symnb, rounds_for
 from benchmarks.worker import Worker
 from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference, select
 
@@ -218,3 +219,28 @@ def test_jax_training_steps_donate_their_parameters():
     before = run()[1:]
     after = run()[1:]
     assert all(p.is_deleted() for p in before) and not any(p.is_deleted() for p in after)
+
+
+def test_symnb_profile_has_its_own_steps_and_the_python_around_them():
+    worker = prepared(SymnbPeer("py"))
+    setup = {"workload": "W3s", "mode": "tiny", "target_s": 0.001}
+    assert worker.handle({"cmd": "setup", "args": setup})["status"] == "ok"
+    profile = worker.handle({"cmd": "profile"})["profile"]
+    steps, calls = profile.split("\n\n", 1)
+    assert "gemm" in steps or "matmul" in steps  # f.profile(): one row per step
+    assert "own s/call" in calls and "_call" in calls  # cProfile of the call
+
+
+def test_profiled_workloads_are_profiled_even_when_symnb_is_fastest():
+    class Asked:
+        def ask(self, cmd, timeout):
+            assert cmd == "profile"
+            return {"status": "ok", "profile": "steps"}
+
+    ours, theirs = Result("W3s", "symnb-c", "ok"), Result("W3s", "numpy", "ok")
+    ours.samples, theirs.samples = [1.0], [2.0]
+    _profile_symnb({"symnb-c": Asked()}, [ours, theirs], always=False)
+    assert "profile" not in ours.extra
+    _profile_symnb({"symnb-c": Asked()}, [ours, theirs], always=True)
+    assert ours.extra["profile"] == "steps"
+    assert BY_KEY["W3s"].profiled and BY_KEY["W8"].profiled

@@ -115,6 +115,6 @@ def test_if_on_a_symbolic_variable_names_what_exists():
             pass
     message = str(info.value)
     assert "sn.where(cond, a, b)" in message and "sn.switch" in message
-    assert "no symbolic ifelse yet" in message
+    assert "sn.ifelse(x > 0, then_value, else_value)" in message
     assert f"line {_line_of('<- if line')}" in message
-    assert hasattr(sn, "where") and hasattr(sn, "switch") and not hasattr(sn, "ifelse")
+    assert all(hasattr(sn, name) for name in ("where", "switch", "ifelse"))

@@ -156,3 +156,16 @@ def test_a_graph_displays_itself_without_the_extension():
     assert repr(f.graph).startswith("<symnb.Graph: 1 inputs,")
     svg = f.graph_before._repr_svg_()
     assert svg is not None and "<svg" in svg and svg.count('class="node') >= 4
+
+
+def test_a_scan_is_one_box_with_its_step_as_a_cluster():
+    x = sn.tensor("x", shape=("T", 3))
+    W = sn.shared(np.eye(3), name="W")
+    hs, _ = sn.scan(lambda xt, h: sn.tanh(xt + h @ W), sequences=x, outputs_info=x[0])
+    svg = picture(sn.sum(hs)).svg()
+    structure = svg_structure(svg)
+    assert [t for t, _ in structure["cluster"]] == ["cluster_scan#0"]
+    names = titles(svg)
+    assert {"scan#0", "scan#0/tanh#0", "scan#0/matmul#0", "scan#0/out:0"} <= names
+    assert sum(1 for n in names if n.startswith("scan#0/")) >= 6  # 3 inputs, 3 ops, 1 output
+    assert any(edge == "scan#0/matmul#0->scan#0/add#0" for edge, _ in structure["edge"])

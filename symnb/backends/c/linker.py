@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
+from symnb.backends.branches import plan_steps
 from symnb.backends.c import blas, cache, runner
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
 from symnb.backends.execute import ffi
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
+from symnb.backends.loop import plan_loop
 from symnb.backends.plan import Gemm, Launch, Library, View
 from symnb.backends.planner import VIEWS, PlanBuilder, Planners
 from symnb.core.op import Op
@@ -25,6 +27,7 @@ from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.linalg import Matmul
 from symnb.ops.reduce import Reduce
+from symnb.ops.scan import Scan
 
 PLANNERS = Planners(VIEWS)
 plan_step = PLANNERS.register
@@ -44,7 +47,7 @@ class CLinker(PlanBuilder):
         self.producers = self._plan_fusion(order)
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
-        steps = [self._step(node) for node in order if id(node) not in self.fused]
+        steps = plan_steps(self, order, self._step_unless_fused)
         self.plan = self.plan_of(steps, len(graph.inputs))
         self._load_kernels()
 
@@ -53,6 +56,9 @@ class CLinker(PlanBuilder):
         return self.plan.steps
 
     # -- building the plan ------------------------------------------------------------------
+    def _step_unless_fused(self, node):
+        return None if id(node) in self.fused else self._step(node)
+
     def _step(self, node):
         listed = len(self.kernels)
         planner = PLANNERS.find(node.op)
@@ -143,6 +149,15 @@ class _FusedReference:
     def __call__(self, *values):
         value = self.node.op.perform(self.producer.op.perform(*values))
         return np.asarray(value).astype(self.dtype, copy=False)
+
+
+@plan_step(Scan)
+def _scan(linker: CLinker, node) -> Library:
+    """The loop's inner graph compiled by a CLinker of its own (symnb/backends/loop.py)."""
+    step = plan_loop(linker, node)
+    note = f"a loop: its step is a plan of {len(step.fn.inner.steps)} steps, compiled in C"
+    linker.kernels.append(KernelInfo("loop", node, None, note))
+    return step
 
 
 @plan_step(GemmOp)

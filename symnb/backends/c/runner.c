@@ -48,7 +48,7 @@ typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, cons
 typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, const void *,
                            int64_t, const void *, int64_t, double, void *, int64_t);
 
-enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3 };
+enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3, STEP_BRANCH = 4 };
 enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3 };
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
@@ -73,6 +73,10 @@ struct Step {
     int64_t *dims;           /* view: "reshape" dims (>= 0, -1 the rest, -(k+2) input axis k) */
     PyObject **pool;         /* nout * POOL buffers kept between calls */
     int *next;               /* per output: the pool entry to replace when all are in use */
+    Step *sub[2];            /* branch: the then-steps and the else-steps */
+    int nsub[2];
+    int *results[2];         /* branch: the slots the outputs take, per side */
+    int n_leaves;            /* branch: results in slots below this are copied */
 };
 
 typedef struct {
@@ -567,12 +571,51 @@ static int run_view(Step *st, PyObject **slots) {
 
 /* ---- one call ------------------------------------------------------------------------- */
 
+/* ---- branches (lazy ifelse) ----------------------------------------------------------- */
+
+static int run_step(Step *st, PyObject **slots);
+
+/* Result k of the side taken into its output slot: the value itself, or a copy of a leaf's
+ * (an argument or a constant), so an output never aliases one; 1 when it is not an array of
+ * the planned type. */
+static int take_result(Step *st, PyObject **slots, int k, int side) {
+    int from = st->results[side][k];
+    PyObject *value = slots[from];
+    if (value == NULL) return 1;
+    if (from < st->n_leaves) {
+        PyObject *array = PyArray_FROM_O(value);
+        if (array == NULL) { PyErr_Clear(); return 1; }
+        value = PyArray_NewCopy((PyArrayObject *)array, NPY_CORDER);
+        Py_DECREF(array);
+        if (value == NULL) return -1;
+    } else {
+        Py_INCREF(value);
+    }
+    if (!PyArray_Check(value) || PyArray_TYPE((PyArrayObject *)value) != st->out_types[k]) {
+        Py_DECREF(value);
+        return 1;
+    }
+    Py_XSETREF(slots[st->outs[k]], value);
+    return 0;
+}
+
+/* Only the steps of the side the condition picks run. */
+static int run_branch(Step *st, PyObject **slots) {
+    int truth = PyObject_IsTrue(slots[st->ins[0]]);
+    if (truth < 0) { PyErr_Clear(); return 1; }
+    int side = truth ? 0 : 1, rc = 0;
+    for (int i = 0; rc == 0 && i < st->nsub[side]; i++) rc = run_step(&st->sub[side][i], slots);
+    for (int k = 0; rc == 0 && k < st->nout; k++) rc = take_result(st, slots, k, side);
+    return rc;
+}
+
 /* Runs one step: 0 done, 1 not as planned, -1 an error is set. */
 static int run_step(Step *st, PyObject **slots) {
-    int rc = st->kind == STEP_LAUNCH ? run_launch(st, slots)
-             : st->kind == STEP_GEMM ? run_gemm(st, slots)
-             : st->kind == STEP_VIEW ? run_view(st, slots)
-                                     : run_library(st, slots);
+    int rc = st->kind == STEP_LAUNCH   ? run_launch(st, slots)
+             : st->kind == STEP_GEMM   ? run_gemm(st, slots)
+             : st->kind == STEP_VIEW   ? run_view(st, slots)
+             : st->kind == STEP_BRANCH ? run_branch(st, slots)
+                                       : run_library(st, slots);
     return rc == FALLBACK ? run_library(st->fallback, slots) : rc;
 }
 

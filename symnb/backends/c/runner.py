@@ -35,7 +35,7 @@ from symnb.backends.compiledir import (
     verified,
     write_private,
 )
-from symnb.backends.plan import Gemm, Launch, Library, View
+from symnb.backends.plan import Branch, Gemm, Launch, Library, View
 from symnb.config import config
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
@@ -222,5 +222,14 @@ def _view(step: View) -> tuple:
     return ("view", how, ins, [step.out], types, _library(step.fallback), params)
 
 
+def _branch(step: Branch) -> tuple:
+    then_records = [_record(s) for s in step.then_steps]
+    else_records = [_record(s) for s in step.else_steps]
+    params = (then_records, list(step.then_outs), else_records, list(step.else_outs),
+              step.n_leaves)  # fmt: skip
+    types = [v.type.dtype for v in step.node.outputs]
+    return ("branch", None, [step.cond], list(step.outs), types, None, params)
+
+
 VIEW_KINDS = ("axes", "broadcast", "reshape", "size")  # runner.c's VIEW_* numbers
-RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view}
+RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch}

@@ -99,6 +99,38 @@ static int parse_view(Step *st, PyObject *target, PyObject *params) {
     return 0;
 }
 
+static int parse_step(PyObject *spec, Step *st);
+
+/* A list of step records into a new array of steps. */
+static int parse_step_list(PyObject *seq, Step **steps, int *n) {
+    PyObject *fast = PySequence_Fast(seq, "steps: expected a sequence");
+    if (fast == NULL) return -1;
+    *n = (int)PySequence_Fast_GET_SIZE(fast);
+    *steps = PyMem_Calloc(*n ? *n : 1, sizeof(Step));
+    int rc = *steps ? 0 : -1;
+    for (int i = 0; rc == 0 && i < *n; i++)
+        rc = parse_step(PySequence_Fast_GET_ITEM(fast, i), &(*steps)[i]);
+    Py_DECREF(fast);
+    if (rc && !PyErr_Occurred()) PyErr_NoMemory();
+    return rc;
+}
+
+/* params = (then steps, then results, else steps, else results, n_leaves); ins = [cond] */
+static int parse_branch(Step *st, PyObject *params) {
+    PyObject *steps[2], *results[2];
+    st->kind = STEP_BRANCH;
+    if (!PyArg_ParseTuple(params, "OOOOi", &steps[0], &results[0], &steps[1], &results[1],
+                          &st->n_leaves))
+        return -1;
+    for (int side = 0; side < 2; side++) {
+        int n = 0;
+        if (parse_step_list(steps[side], &st->sub[side], &st->nsub[side])) return -1;
+        if (!(st->results[side] = int_list(results[side], &n))) return -1;
+        if (n != st->nout) return invalid("a branch needs one result per output on each side");
+    }
+    return st->nin == 1 ? 0 : invalid("a branch reads one condition");
+}
+
 /* One step from (kind, target, ins, outs, types, fallback or None, params). */
 static int parse_step(PyObject *spec, Step *st) {
     const char *kind;
@@ -124,6 +156,7 @@ static int parse_step(PyObject *spec, Step *st) {
         st->fn = Py_NewRef(target);
         return 0;
     }
+    if (strcmp(kind, "branch") == 0) return parse_branch(st, params);
     if (st->fallback == NULL || st->fallback->kind != STEP_LIBRARY)
         return invalid("a launch, gemm or view step needs a library fallback");
     if (strcmp(kind, "launch") == 0) return parse_launch(st, target, params);
@@ -175,15 +208,7 @@ static int parse_constants(Schedule *s, PyObject *constants) {
 }
 
 static int parse_steps(Schedule *s, PyObject *steps) {
-    PyObject *fast = PySequence_Fast(steps, "steps: expected a sequence");
-    if (fast == NULL) return -1;
-    s->nsteps = (int)PySequence_Fast_GET_SIZE(fast);
-    s->steps = PyMem_Calloc(s->nsteps ? s->nsteps : 1, sizeof(Step));
-    int rc = s->steps ? 0 : -1;
-    for (int i = 0; rc == 0 && i < s->nsteps; i++)
-        rc = parse_step(PySequence_Fast_GET_ITEM(fast, i), &s->steps[i]);
-    Py_DECREF(fast);
-    return rc;
+    return parse_step_list(steps, &s->steps, &s->nsteps);
 }
 
 /* Every slot a step names exists; only gemm and view operands may be absent (-1). */
@@ -193,6 +218,12 @@ static int step_slots_ok(Schedule *s, Step *st) {
         if (st->ins[k] < lowest || st->ins[k] >= s->nslots) return 0;
     for (int k = 0; k < st->nout; k++)
         if (st->outs[k] < s->nargs || st->outs[k] >= s->nslots) return 0;
+    for (int side = 0; st->kind == STEP_BRANCH && side < 2; side++) {
+        for (int k = 0; k < st->nout; k++)
+            if (st->results[side][k] < 0 || st->results[side][k] >= s->nslots) return 0;
+        for (int i = 0; i < st->nsub[side]; i++)
+            if (!step_slots_ok(s, &st->sub[side][i])) return 0;
+    }
     return st->fallback == NULL || step_slots_ok(s, st->fallback);
 }
 
@@ -217,5 +248,10 @@ static void free_step(Step *st) {
     PyMem_Free(st->next);
     if (st->fallback) free_step(st->fallback);
     PyMem_Free(st->fallback);
+    for (int side = 0; side < 2; side++) {
+        for (int i = 0; st->sub[side] && i < st->nsub[side]; i++) free_step(&st->sub[side][i]);
+        PyMem_Free(st->sub[side]);
+        PyMem_Free(st->results[side]);
+    }
 }
 

@@ -5,4 +5,5 @@ The import order is the order rules are tried within a phase: merging and foldin
 
 # ruff: noqa: I001, F401 - imported in this order for their registrations
 from symnb.opt.rules import merge, fold
-from symnb.opt.rules import canonical, shapes, stabilize, specialize, xent, fuse, inplace
+from symnb.opt.rules import canonical, control, shapes, stabilize, specialize, xent, fuse, inplace
+from symnb.opt.rules import loops

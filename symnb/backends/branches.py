@@ -1,0 +1,89 @@
+"""Where each node of a graph runs, given its ``ifelse`` nodes: at top level or in a branch.
+
+A node runs inside the then-branch of an ifelse when everything that reads it (following
+its users down to the graph's outputs) reads it only through that branch; likewise for the
+else-branch and for branches nested in branches. Those nodes become the sub-steps of the
+ifelse's ``Branch`` step (symnb/backends/plan.py), so the branch not taken costs nothing. A
+node that anything else also reads runs where both can see it (the innermost region that
+contains every use). Both linkers plan their steps through :func:`plan_steps`.
+"""
+
+from __future__ import annotations
+
+from symnb.backends.plan import Branch
+from symnb.core.graph import OUTPUT
+from symnb.ops.ifelse import IfElse
+
+TOP = None  # the region of nodes every call runs
+
+
+def regions(graph, order) -> dict:
+    """``id(node)`` -> its region: TOP, or ``(id(ifelse node), "then" | "else")``."""
+    where: dict = {}
+    parent: dict = {TOP: TOP}
+    for node in reversed(order):
+        uses = [_use(client, i, where) for out in node.outputs
+                for client, i in graph.clients.get(out, [])]  # fmt: skip
+        where[id(node)] = _innermost_common(uses, parent) if uses else TOP
+        if isinstance(node.op, IfElse):
+            for side in ("then", "else"):
+                parent[(id(node), side)] = where[id(node)]
+    return where
+
+
+def _use(client, i: int, where: dict):
+    """The region in which input ``i`` of ``client`` is read."""
+    if client == OUTPUT:
+        return TOP
+    if isinstance(client.op, IfElse) and i > 0:
+        return (id(client), "then" if i <= client.op.n else "else")
+    return where[id(client)]
+
+
+def _chain(region, parent: dict) -> list:
+    """The region and those around it, innermost first, ending with TOP."""
+    chain = [region]
+    while region is not TOP:
+        region = parent[region]
+        chain.append(region)
+    return chain
+
+
+def _innermost_common(uses: list, parent: dict):
+    """The innermost region containing every use."""
+    common = _chain(uses[0], parent)
+    for use in uses[1:]:
+        around = set(_chain(use, parent))
+        common = [r for r in common if r in around]
+    return common[0]
+
+
+def plan_steps(builder, order, make_step) -> list:
+    """The steps of the top region, in ``order``: ``make_step(node)`` for each node (None to
+    leave it out: a node fused into another's kernel), a ``Branch`` for each ifelse holding
+    the steps of its branches."""
+    where = regions(builder.graph, order)
+    members: dict = {}
+    for node in order:
+        members.setdefault(where[id(node)], []).append(node)
+
+    def steps_of(region) -> list:
+        steps = []
+        for node in members.get(region, []):
+            if isinstance(node.op, IfElse):
+                steps.append(_branch(builder, node, steps_of((id(node), "then")),
+                                     steps_of((id(node), "else"))))  # fmt: skip
+            else:
+                step = make_step(node)
+                if step is not None:
+                    steps.append(step)
+        return steps
+
+    return steps_of(TOP)
+
+
+def _branch(builder, node, then_steps: list, else_steps: list) -> Branch:
+    n = node.op.n
+    cond, *values = builder.slots_of(node.inputs)
+    return Branch(cond, tuple(then_steps), tuple(values[:n]), tuple(else_steps),
+                  tuple(values[n:]), builder.out_slots(node), builder.n_leaves, node)  # fmt: skip

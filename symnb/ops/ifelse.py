@@ -1,0 +1,130 @@
+"""Lazy control flow: ``sn.ifelse(cond, then, else_)`` computes only the branch it takes.
+
+``sn.where``/``sn.switch`` choose element by element and so compute both sides; ``ifelse``
+chooses once, on a scalar condition. The op itself is an ordinary node (its reference picks
+one of its inputs); laziness is the planner's job: the nodes only one branch needs are
+planned inside that branch of a ``Branch`` step (symnb/backends/branches.py), so the
+compiled function never runs them when the other branch is taken.
+"""
+
+from __future__ import annotations
+
+from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.op import Op, _at_user_line
+from symnb.core.types import TensorType
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops.broadcast import zeros_like
+
+
+class IfElse(Op):
+    """``then`` when the scalar ``cond`` is true (nonzero), else ``else_``; only the branch
+    taken is computed. Inputs: ``cond``, the ``n`` then-values, the ``n`` else-values."""
+
+    name = "ifelse"
+    functions = ("ifelse",)
+    family = "control flow"
+    dtype_rule = "the branches' dtype (both branches must have the same)"
+    __props__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+        self.nout = n
+
+    def infer_types(self, cond, *branches):
+        _check_cond(cond)
+        if len(branches) != 2 * self.n:
+            raise ShapeError(f"ifelse takes {self.n} then- and {self.n} else-values")
+        pairs = zip(branches[: self.n], branches[self.n :])
+        return [_branch_type(a, b, i, self.n) for i, (a, b) in enumerate(pairs)]
+
+    def perform(self, cond, *values):
+        chosen = values[: self.n] if cond else values[self.n :]
+        return chosen[0] if self.n == 1 else tuple(chosen)
+
+    def grad(self, inputs, outputs, output_grads):
+        """The gradient flows into the branch taken: ``ifelse(cond, g, 0)`` for a then-value,
+        ``ifelse(cond, 0, g)`` for an else-value; none into ``cond``."""
+        cond, values = inputs[0], inputs[1:]
+        grads = [None] * len(inputs)
+        for i, g in enumerate(output_grads):
+            if g is None:
+                continue
+            then, other = values[i], values[self.n + i]
+            grads[1 + i] = ifelse(cond, g, zeros_like(then))
+            grads[1 + self.n + i] = ifelse(cond, zeros_like(other), g)
+        return grads
+
+
+def _check_cond(cond: Variable) -> None:
+    if cond.type.ndim != 0:
+        raise ShapeError(
+            f"ifelse: the condition {cond.describe()} must be a scalar (one truth value for "
+            "the whole branch); to choose element by element use sn.where(cond, a, b), or "
+            "reduce it first: sn.any(cond) / sn.all(cond)"
+        )
+    if cond.type.dtype.kind not in "biu":
+        raise DTypeError(
+            f"ifelse: the condition {cond.describe()} must be boolean or an integer; write "
+            "the comparison you mean, such as x > 0 or x != 0"
+        )
+
+
+def _branch_type(then: Variable, other: Variable, i: int, n: int) -> TensorType:
+    """The output type of a then/else pair: one dtype, shapes whose dims unify."""
+    which = "" if n == 1 else f" {i}"
+    names = f"the then-value{which} {then.describe()} and the else-value{which} {other.describe()}"
+    if then.type.dtype != other.type.dtype:
+        raise DTypeError(
+            f"ifelse: {names} have different dtypes; both branches must give one dtype "
+            f"(cast one, e.g. .astype('{then.type.dtype.name}'))"
+        )
+    if then.type.ndim != other.type.ndim:
+        raise ShapeError(f"ifelse: {names} have different numbers of dims")
+    try:
+        shape = tuple(unify(a, b) for a, b in zip(then.type.shape, other.type.shape))
+    except DimMismatch:
+        raise ShapeError(
+            f"ifelse: {names} have shapes {format_shape(then.type.shape)} and "
+            f"{format_shape(other.type.shape)}, which cannot be the same"
+        ) from None
+    return TensorType(then.type.dtype, shape)
+
+
+def _as_branch(value, like) -> Variable:
+    """A branch value as a variable; a Python number takes the other branch's dtype."""
+    var = as_variable(value)
+    if isinstance(var, Constant) and var.weak and like is not None:
+        return Constant(var.value, dtype=like.type.dtype)
+    return var
+
+
+def ifelse(cond, then, else_, name: str | None = None):
+    """``then`` if the scalar ``cond`` is true, else ``else_``, computing only the branch
+    taken (``sn.where`` computes both, element by element). ``then`` and ``else_`` are single
+    values or lists of the same length; the result has the same form. Both branches must
+    have the same dtype and shapes whose dims unify. Theano's ``ifelse``."""
+    single = not isinstance(then, (list, tuple))
+    thens = [then] if single else list(then)
+    elses = list(else_) if isinstance(else_, (list, tuple)) else [else_]
+    if len(thens) != len(elses):
+        raise _at_user_line(ShapeError(
+            f"ifelse: the then-branch has {len(thens)} values and the else-branch "
+            f"{len(elses)}; give both the same number"
+        ))  # fmt: skip
+    thens, elses = _pair_up(thens, elses)
+    outputs = IfElse(len(thens))(as_variable(cond), *thens, *elses)
+    outputs = [outputs] if len(thens) == 1 else outputs
+    if name is not None:
+        for k, out in enumerate(outputs):
+            out.name = name if len(outputs) == 1 else f"{name}[{k}]"
+    return outputs[0] if single else list(outputs)
+
+
+def _pair_up(thens, elses):
+    """Variables for each pair; a Python number takes the dtype of its partner."""
+    pairs = []
+    for then, other in zip(thens, elses):
+        then_var = _as_branch(then, other if isinstance(other, Variable) else None)
+        pairs.append((then_var, _as_branch(other, then_var)))
+    return [t for t, _ in pairs], [e for _, e in pairs]

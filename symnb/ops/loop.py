@@ -1,0 +1,168 @@
+"""The canonical inner graph of a scan (:class:`Loop`) and the one loop runtime.
+
+:func:`run_loop` runs a step function over the steps, writing the outputs into storage
+allocated once; the NumPy reference (``Scan.perform``) passes :func:`reference_step`, a backend
+the inner graph compiled to its own plan. See ``symnb/ops/scan.py`` for the canonical form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from symnb.core.graph import Graph
+from symnb.errors import ShapeError
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    """The inner graph of one scan, in canonical form (see the module docstring).
+
+    Compared by identity: two scans are the same op only when they run the same inner graph.
+    ``names`` name the outer inputs in messages (sequences, states, non-sequences)."""
+
+    graph: Graph
+    n_seqs: int
+    n_states: int
+    history: tuple[bool, ...]
+    until: bool
+    names: tuple[str, ...]
+    #: backpropagate through the last ``truncate`` steps only (-1: all)
+    truncate: int = -1
+    #: run from the sequences' last row to their first, storing each step's results at the
+    #: row it read (the backward loop of a gradient: no reversed copies of its inputs)
+    backwards: bool = False
+
+    @property
+    def n_plain(self) -> int:
+        return len(self.graph.outputs) - self.n_states - int(self.until)
+
+    @property
+    def n_nonseqs(self) -> int:
+        return len(self.graph.inputs) - self.n_seqs - self.n_states
+
+    def with_history(self) -> Loop:
+        """The same loop keeping every state's values (what its gradient reads)."""
+        return replace(self, history=(True,) * self.n_states)
+
+    def order(self) -> list:
+        """The inner nodes, inputs before users (computed once)."""
+        cached = self.__dict__.get("_order")
+        if cached is None:
+            cached = self.graph.toposort()
+            object.__setattr__(self, "_order", cached)
+        return cached
+
+
+# -- the loop runtime ---------------------------------------------------------------------------
+def reference_step(loop: Loop):
+    """One step by the inner nodes' NumPy references (the meaning every backend matches)."""
+    order, inputs, outputs = loop.order(), loop.graph.inputs, loop.graph.outputs
+
+    def step(values: list) -> list:
+        env = {id(v): x for v, x in zip(inputs, values)}
+        for node in order:
+            args = [env[id(i)] if id(i) in env else i.data for i in node.inputs]
+            result = node.op.perform(*args)
+            results = (result,) if len(node.outputs) == 1 else result
+            for var, value in zip(node.outputs, results):
+                env[id(var)] = np.asarray(value).astype(var.type.dtype, copy=False)
+        return [env[id(v)] if id(v) in env else np.asarray(v.data) for v in outputs]
+
+    return step
+
+
+def steps_to_run(loop: Loop, n_steps: int, seqs) -> int:
+    """``n_steps`` checked against the sequences, or the rows they all have."""
+    names = loop.names
+    if n_steps >= 0:
+        for i, seq in enumerate(seqs):
+            if len(seq) < n_steps:
+                raise ShapeError(
+                    f"scan: n_steps={n_steps}, but the sequence {names[i]} has only "
+                    f"{len(seq)} steps"
+                )
+        return n_steps
+    if not seqs:
+        raise ShapeError("scan: give n_steps or at least one sequence")
+    return min(len(s) for s in seqs)
+
+
+def run_loop(loop: Loop, step, n_steps: int, arrays) -> list:
+    """Run ``step(values) -> outputs`` over the steps; the op's outputs, in order."""
+    k, m = loop.n_seqs, loop.n_states
+    seqs, nonseqs = arrays[:k], list(arrays[k + m :])
+    n = steps_to_run(loop, n_steps, seqs)
+    states = [np.asarray(v) for v in arrays[k : k + m]]
+    store = Storage(loop, states, n)
+    done = n
+    for t in range(n):
+        rows = [s[len(s) - 1 - t] for s in seqs] if loop.backwards else [s[t] for s in seqs]
+        outs = step(rows + states + nonseqs)
+        states = store.write(n - 1 - t if loop.backwards else t, outs)
+        if loop.until and bool(outs[-1]):
+            done = t + 1
+            break
+    return store.results(done, states)
+
+
+class Storage:
+    """The loop's outputs, allocated once: each state's values (or only its last one) and
+    each plain output's rows; every step's result is checked against what it replaces."""
+
+    def __init__(self, loop: Loop, states: list, n: int):
+        self.loop, self.n = loop, n
+        self.history = [np.empty((n,) + s.shape, s.dtype) if keep else None
+                        for s, keep in zip(states, loop.history)]  # fmt: skip
+        self.plain: list = [None] * loop.n_plain
+        self.shapes = [s.shape for s in states]
+
+    def write(self, t: int, outs) -> list:
+        """Store step ``t``'s results; the states the next step reads."""
+        loop, m = self.loop, self.loop.n_states
+        states = []
+        for j in range(m):
+            value = np.asarray(outs[j])
+            self._check_state(j, t, value)
+            if self.history[j] is not None:
+                self.history[j][t] = value
+                states.append(self.history[j][t])
+            else:  # no copy: steps never write into their inputs (nor runner.c into a
+                # buffer someone else holds), so the value stays as it is until replaced
+                states.append(np.asarray(value, dtype=self.loop.graph.outputs[j].type.dtype))
+        for i in range(loop.n_plain):
+            self._write_plain(i, t, np.asarray(outs[m + i]))
+        return states
+
+    def _check_state(self, j: int, t: int, value):
+        if value.shape != self.shapes[j]:
+            name = self.loop.names[self.loop.n_seqs + j]
+            raise ShapeError(
+                f"scan: the state {name} has shape {self.shapes[j]} before step {t} but the "
+                f"step returned shape {value.shape}; a recurrent output must keep its shape"
+            )
+
+    def _write_plain(self, i: int, t: int, value):
+        rows = self.plain[i]
+        if rows is None:
+            dtype = self.loop.graph.outputs[self.loop.n_states + i].type.dtype
+            rows = self.plain[i] = np.empty((self.n,) + value.shape, dtype)
+        if value.shape != rows.shape[1:]:
+            raise ShapeError(
+                f"scan: output {i} of the step has shape {value.shape} at step {t}, but "
+                f"{rows.shape[1:]} before; every step must return the same shape"
+            )
+        rows[t] = value
+
+    def results(self, done: int, states: list) -> list:
+        kept = slice(self.n - done, None) if self.loop.backwards else slice(None, done)
+        out = [h[kept] if h is not None else s for h, s in zip(self.history, states)]
+        for i, rows in enumerate(self.plain):
+            out.append(rows[kept] if rows is not None else self._empty_plain(i))
+        return out
+
+    def _empty_plain(self, i: int):
+        var = self.loop.graph.outputs[self.loop.n_states + i]
+        shape = tuple(d if isinstance(d, int) else 0 for d in var.type.shape)
+        return np.empty((0,) + shape, var.type.dtype)

@@ -1,0 +1,86 @@
+"""Building a canonical :class:`Loop` from placeholders and outer values, moving out of the
+loop what does not change from step to step (loop-invariant code motion).
+
+Both ``sn.scan`` (scan_build.py) and the gradient of a scan (scan_grad.py) build their loops
+here, so the backward loop of BPTT gets the same motion (``W.T`` is transposed once).
+"""
+
+from __future__ import annotations
+
+from symnb.core.graph import Graph, ancestors, clone_graph
+from symnb.core.variable import Constant, Variable
+from symnb.ops.loop import Loop
+
+
+class LoopInputs:
+    """The inner placeholders and outer values of a loop, by kind, then the canonical loop."""
+
+    def __init__(self):
+        self.seqs: list[tuple[Variable, Variable]] = []
+        self.states: list[tuple[Variable, Variable]] = []
+        self.history: list[bool] = []
+        self.nonseqs: list[tuple[Variable, Variable]] = []
+        self.replace: dict = {}
+
+    def seq(self, ph, outer):
+        self.seqs.append((ph, outer))
+
+    def state(self, ph, outer, history: bool, replaces=None):
+        """A state read as ``ph``, starting from ``outer``; ``replaces``: the (shared)
+        variable the step read that ``ph`` stands for."""
+        self.states.append((ph, outer))
+        self.history.append(history)
+        if replaces is not None:
+            self.replace[replaces] = ph
+
+    def given(self, ph, outer):
+        self.nonseqs.append((ph, outer))
+
+    def finish(self, inner_outs, until: bool, truncate: int = -1, check=None, backwards=False):
+        """The Loop and its outer inputs (sequences, initial states, non-sequences);
+        ``check(nonseqs)`` sees the non-sequences found before the loop is made."""
+        if self.replace:
+            inner_outs = clone_graph(inner_outs, self.replace)
+        nonseqs = hoist(inner_outs, [p for p, _ in self.seqs + self.states], self.nonseqs)
+        if check is not None:
+            check(nonseqs, {id(p) for p, _ in self.nonseqs})
+        inner_outs = clone_graph(inner_outs, {var: ph for var, ph, _ in nonseqs})
+        pairs = self.seqs + self.states + [(ph, outer) for _, ph, outer in nonseqs]
+        names = [f"'{o.name}'" if o.name else f"input {i}" for i, (_, o) in enumerate(pairs)]
+        graph = Graph([p for p, _ in pairs], inner_outs, clone=False)
+        loop = Loop(graph, len(self.seqs), len(self.states), tuple(self.history), until,
+                    tuple(names), truncate, backwards)  # fmt: skip
+        return loop, [o for _, o in pairs]
+
+
+def hoist(inner_outs, per_step: list, given: list) -> list:
+    """The loop's non-sequences: ``(inner variable, placeholder, outer value)`` for each
+    value the step reads that depends on no per-step placeholder: a given non-sequence, a
+    value from outside, or inner work computed from those alone, which then runs once."""
+    varying = {id(p) for p in per_step}
+    order = ancestors(inner_outs)
+    for node in order:
+        if any(id(i) in varying for i in node.inputs):
+            varying.update(id(o) for o in node.outputs)
+    boundary: dict[int, Variable] = {}
+    for node in order:
+        if any(id(o) in varying for o in node.outputs):
+            for var in node.inputs:
+                _add_invariant(var, varying, boundary)
+    for var in inner_outs:
+        _add_invariant(var, varying, boundary)
+    outer_of = {id(ph): outer for ph, outer in given}
+    replace = dict(given)
+    found = []
+    for var in boundary.values():
+        if id(var) in outer_of:
+            found.append((var, var, outer_of[id(var)]))
+            continue
+        (outer,) = clone_graph([var], replace)
+        found.append((var, Variable(var.type, name=var.name), outer))
+    return found
+
+
+def _add_invariant(var, varying, boundary):
+    if id(var) not in varying and not isinstance(var, Constant):
+        boundary.setdefault(id(var), var)

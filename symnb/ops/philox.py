@@ -1,0 +1,136 @@
+"""Philox4x32-10 (Salmon et al., SC'11), the counter-based generator behind sn.RandomStream.
+
+A counter-based generator maps (key, counter) to random bits with no sequential state, so
+element i of a draw is ``philox(key, counter + i)`` wherever it is computed: any backend and
+any order of elements give the same numbers. Each block is four 32-bit words; ten rounds of
+two 32x32->64 multiplications mixed with the key (Random123's constants). This is the
+NumPy reference, vectorised over blocks with uint64 arithmetic; docs/random.md says how the
+words become uniforms, normals and integers, and what was tested.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)  # the round multipliers
+W0, W1 = 0x9E3779B9, 0xBB67AE85  # the key increments (golden ratio, sqrt(3) - 1)
+MASK32 = np.uint64(0xFFFFFFFF)
+ROUNDS = 10
+
+
+def philox4x32(counters: tuple, key: tuple) -> tuple:
+    """Four uint32 arrays from four uint32 counter arrays (c0..c3) and a key (k0, k1)."""
+    c0, c1, c2, c3 = (np.asarray(c, np.uint64) for c in counters)
+    k0, k1 = (np.asarray(k, np.uint64) for k in key)  # ints, or arrays broadcasting
+    for r in range(ROUNDS):
+        if r:
+            k0, k1 = (k0 + np.uint64(W0)) & MASK32, (k1 + np.uint64(W1)) & MASK32
+        p0, p1 = M0 * c0, M1 * c2
+        c0, c1, c2, c3 = (
+            (p1 >> np.uint64(32)) ^ c1 ^ k0,
+            p1 & MASK32,
+            (p0 >> np.uint64(32)) ^ c3 ^ k1,
+            p0 & MASK32,
+        )
+    return tuple(c.astype(np.uint32) for c in (c0, c1, c2, c3))
+
+
+class Blocks:
+    """Hands out the Philox blocks of one draw: ``take(n)`` gives the next n blocks after
+    ``counter`` (a uint64), under the draw's 64-bit ``key``."""
+
+    def __init__(self, key, counter):
+        self.key = split_key(key)
+        self.counter = np.uint64(counter)
+
+    def take(self, n: int) -> tuple:
+        """Four uint32 arrays of length n: blocks counter .. counter + n - 1."""
+        words = words_at(np.arange(n, dtype=np.uint64), self.key, self.counter)
+        with np.errstate(over="ignore"):
+            self.counter = self.counter + np.uint64(n)
+        return words
+
+
+def words_at(positions, key: tuple, counter) -> tuple:
+    """The four words of block ``counter + position`` for each position (uint64 arrays that
+    broadcast, as an elementwise op's operands do)."""
+    with np.errstate(over="ignore"):
+        index = np.asarray(positions, np.uint64) + np.asarray(counter, np.uint64)
+    index, *key = np.broadcast_arrays(index, *key)
+    low, high = index & MASK32, index >> np.uint64(32)
+    zeros = np.zeros(index.shape, np.uint64)
+    return philox4x32((low, high, zeros, zeros), tuple(key))
+
+
+def split_key(key) -> tuple:
+    """The two 32-bit halves of 64-bit keys (uint64 scalars or arrays)."""
+    key = np.asarray(key, np.uint64)
+    return key & MASK32, key >> np.uint64(32)
+
+
+# -- the same generator in the kernel description -----------------------------------------------
+def kernel_words(k, position, key, counter) -> list:
+    """The four words of block ``counter + position`` as kernel values: ``k`` is the kernel
+    description's builder (named scalar ops on uint64, no text of any language), so every
+    dialect renders the same rounds as :func:`philox4x32` computes."""
+
+    def u64(value):
+        return k.literal(value, "uint64")
+
+    low32, two32 = u64(0xFFFFFFFF), u64(2**32)
+    index = k.add(k.convert(counter, "uint64"), k.convert(position, "uint64"))
+    words = [k.bit_and(index, low32), k.floor_div(index, two32), u64(0), u64(0)]
+    key = k.convert(key, "uint64")
+    k0, k1 = k.bit_and(key, low32), k.floor_div(key, two32)
+    for r in range(ROUNDS):
+        if r:
+            k0 = k.bit_and(k.add(k0, u64(W0)), low32)
+            k1 = k.bit_and(k.add(k1, u64(W1)), low32)
+        p0, p1 = k.mul(words[0], u64(int(M0))), k.mul(words[2], u64(int(M1)))
+        words = [
+            k.bit_xor(k.bit_xor(k.floor_div(p1, two32), words[1]), k0),
+            k.bit_and(p1, low32),
+            k.bit_xor(k.bit_xor(k.floor_div(p0, two32), words[3]), k1),
+            k.bit_and(p0, low32),
+        ]
+    return words
+
+
+def kernel_uniform53(k, hi_word, lo_word):
+    """:func:`uniform53` as kernel values (float64)."""
+    a = k.convert(k.floor_div(hi_word, k.literal(32, "uint64")), "float64")
+    b = k.convert(k.floor_div(lo_word, k.literal(64, "uint64")), "float64")
+    scaled = k.add(k.mul(a, k.literal(67108864.0, "float64")), b)
+    return k.mul(scaled, k.literal(1.0 / 9007199254740992.0, "float64"))
+
+
+def kernel_uniform24(k, word):
+    """:func:`uniform24` as kernel values (float32)."""
+    top = k.convert(k.floor_div(word, k.literal(256, "uint64")), "float32")
+    return k.mul(top, k.literal(2.0**-24, "float32"))
+
+
+def uniform53(hi_word, lo_word) -> np.ndarray:
+    """Float64 uniforms in [0, 1) from 53 random bits (27 of one word, 26 of another)."""
+    a = (hi_word >> np.uint32(5)).astype(np.float64)
+    b = (lo_word >> np.uint32(6)).astype(np.float64)
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
+
+
+def uniform24(word) -> np.ndarray:
+    """Float32 uniforms in [0, 1) from 24 random bits (every float32 step of 2**-24)."""
+    return ((word >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)).astype(np.float32)
+
+
+def bits64(hi_word, lo_word) -> np.ndarray:
+    """64 random bits as uint64."""
+    return (hi_word.astype(np.uint64) << np.uint64(32)) | lo_word.astype(np.uint64)
+
+
+def seed_key(seed: int, index: int) -> int:
+    """The 64-bit key of the ``index``-th state of a stream seeded with ``seed``
+    (splitmix64 of both, so nearby seeds and indices give unrelated keys)."""
+    z = (int(seed) * 0x9E3779B97F4A7C15 + int(index) * 0xBF58476D1CE4E5B9 + 1) % 2**64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
+    return z ^ (z >> 31)

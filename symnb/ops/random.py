@@ -1,0 +1,497 @@
+"""Random streams: ``rng = sn.RandomStream(seed)``; ``rng.normal(size=(n, 3))`` and friends.
+
+Each draw is a node reading its own stream state (a shared ``[key, counter]`` of uint64) and
+giving the next state with the sample; the state's ``default_update`` makes every compiled
+function that uses the draw advance it, so each call gives new numbers and the update shows
+in ``f.updates``-like form (``rng.updates()``). The numbers come from Philox4x32-10
+(symnb/ops/philox.py): element i of a draw uses block ``counter + i``, so every backend that
+runs the same reference gives the same numbers for the same seed. Random ops are impure
+(``pure = False``): never merged with a twin nor constant-folded. See docs/random.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+
+import numpy as np
+
+from symnb.config import config
+from symnb.core.constructors import shared
+from symnb.core.op import Op, _at_user_line
+from symnb.core.types import TensorType, as_dtype
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops.creation import shape_operand
+from symnb.ops.elemwise import Elemwise, cast
+from symnb.ops.philox import (
+    Blocks,
+    bits64,
+    kernel_uniform24,
+    kernel_uniform53,
+    kernel_words,
+    seed_key,
+    split_key,
+    uniform24,
+    uniform53,
+    words_at,
+)
+from symnb.ops.reduce import prod
+
+COUNTER = TensorType("uint64", ())
+
+
+class Positions(Op):
+    """Element positions ``0 .. n-1`` (uint64) in the shape of a draw: the offsets from the
+    draw's counter that its elementwise kernel turns into Philox blocks."""
+
+    family = "random"
+    differentiable = False
+    dtype_rule = "uint64"
+    __props__ = ("dims",)
+
+    def __init__(self, dims):
+        self.dims = tuple(dims)
+
+    def infer_types(self, shape):
+        return [TensorType("uint64", self.dims)]
+
+    def perform(self, shape):
+        shape = _checked_shape(shape)
+        return np.arange(_size(shape), dtype=np.uint64).reshape(shape)
+
+
+def _checked_shape(shape) -> tuple:
+    shape = tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+class _Philox(Elemwise):
+    """An elementwise draw: inputs ``(positions, key, counter, *params)``; element i is made
+    from Philox block ``counter + positions[i]``, in NumPy (``perform``) and in kernels
+    (``scalar``) alike, so backends "py" and "c" give the same numbers."""
+
+    pure = False
+    differentiable = False
+    family = "random"
+    dtype_rule = "``dtype`` (config.floatX by default)"
+    __props__ = ("dtype",)
+    nin = 5
+
+    def __init__(self, dtype):
+        self.dtype = as_dtype(dtype)
+
+    def out_dtype(self, inputs):
+        return self.dtype
+
+    def grad_elem(self, inputs, output, gz):
+        return [None] * self.nin
+
+    def perform(self, positions, key, counter, *params):
+        words = words_at(positions, split_key(key), counter)
+        return np.asarray(self.element(words, *params)).astype(self.dtype)
+
+    def scalar(self, k, positions, key, counter, *params):
+        words = kernel_words(k, positions, key, counter)
+        return self.kernel_element(k, words, *[k.convert(p, "float64") for p in params])
+
+
+class PhiloxUniform(_Philox):
+    """Uniform on [low, high): 53 random bits per float64, 24 per float32 (docs/random.md)."""
+
+    functions = ("RandomStream.uniform",)
+
+    def element(self, words, low, high):
+        u = uniform24(words[0]) if self.dtype == np.float32 else uniform53(words[0], words[1])
+        return low + (high - low) * u.astype(np.float64)
+
+    def kernel_element(self, k, words, low, high):
+        if self.dtype == np.float32:
+            u = k.convert(kernel_uniform24(k, words[0]), "float64")
+        else:
+            u = kernel_uniform53(k, words[0], words[1])
+        return k.add(low, k.mul(k.sub(high, low), u))
+
+
+class PhiloxNormal(_Philox):
+    """Normal(loc, scale) by Box-Muller on two 53-bit uniforms per element, in float64."""
+
+    functions = ("RandomStream.normal",)
+
+    def element(self, words, loc, scale):
+        radius = np.sqrt(-2.0 * np.log1p(-uniform53(words[0], words[1])))
+        return loc + scale * (radius * np.cos(2.0 * np.pi * uniform53(words[2], words[3])))
+
+    def kernel_element(self, k, words, loc, scale):
+        f64 = functools.partial(k.literal, dtype="float64")
+        u1, u2 = kernel_uniform53(k, words[0], words[1]), kernel_uniform53(k, words[2], words[3])
+        radius = k.sqrt(k.mul(f64(-2.0), k.log1p(k.neg(u1))))
+        z = k.mul(radius, k.cos(k.mul(f64(2.0 * np.pi), u2)))
+        return k.add(loc, k.mul(scale, z))
+
+
+class PhiloxBernoulli(_Philox):
+    """1 with probability ``p`` (known when the graph is built), else 0."""
+
+    functions = ("RandomStream.bernoulli",)
+    dtype_rule = "``dtype`` (int8 by default)"
+    __props__ = ("dtype", "p")
+    nin = 3
+
+    def __init__(self, dtype, p: float):
+        super().__init__(dtype)
+        self.p = float(p)
+
+    def element(self, words):
+        return uniform53(words[0], words[1]) < self.p
+
+    def kernel_element(self, k, words):
+        return k.lt(kernel_uniform53(k, words[0], words[1]), k.literal(self.p, "float64"))
+
+
+class _Random(Op):
+    """A draw run by its NumPy reference: inputs ``(key, counter, shape, *params)``; a
+    subclass says how Philox blocks become the sample (``sample``)."""
+
+    pure = False
+    differentiable = False
+    family = "random"
+    __props__ = ("dims", "dtype")
+    params_names: tuple[str, ...] = ()
+
+    def __init__(self, dims, dtype):
+        self.dims, self.dtype = tuple(dims), as_dtype(dtype)
+
+    def infer_types(self, key, counter, shape, *params):
+        for name, var in zip(self.params_names, params):
+            if var.type.ndim != 0:
+                raise ShapeError(f"{self.op_name()}: {name} must be a scalar, not {var.describe()}")
+        return [TensorType(self.dtype, self.dims)]
+
+    def perform(self, key, counter, shape, *params):
+        sample = self.sample(Blocks(key, counter), _checked_shape(shape), *params)
+        return np.asarray(sample).astype(self.dtype, copy=False)
+
+    def sample(self, blocks: Blocks, shape: tuple, *params):
+        raise NotImplementedError
+
+
+def _size(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _in_unit_interval(p, what: str) -> np.ndarray:
+    p = np.asarray(p, np.float64)
+    if not np.all((p >= 0) & (p <= 1)):
+        raise ValueError(f"{what} must lie in [0, 1], got {p}")
+    return p
+
+
+class RandomBinomial(_Random):
+    """Binomial(n, p): the sum of n Bernoulli trials, one block per trial and element."""
+
+    functions = ("RandomStream.binomial", "RandomStream.bernoulli")
+    dtype_rule = "``dtype`` (int64 for binomial, int8 for bernoulli)"
+    params_names = ("n", "p")
+
+    def sample(self, blocks, shape, n, p):
+        n, p = int(n), _in_unit_interval(p, "binomial: p")
+        if n < 0:
+            raise ValueError(f"binomial: n must be >= 0, got {n}")
+        w = blocks.take(_size(shape) * n)
+        trials = uniform53(w[0], w[1]).reshape(_size(shape), n) < p
+        return trials.sum(axis=1).reshape(shape)
+
+
+class RandomIntegers(_Random):
+    """Integers in [low, high): 64 random bits modulo the range (bias below range / 2**64)."""
+
+    functions = ("RandomStream.integers",)
+    dtype_rule = "``dtype`` (int64 by default)"
+    params_names = ("low", "high")
+
+    def sample(self, blocks, shape, low, high):
+        low, high = int(low), int(high)
+        if high <= low:
+            raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
+        w = blocks.take(_size(shape))
+        offset = bits64(w[0], w[1]) % np.uint64(high - low)
+        return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
+
+
+class RandomChoice(_Random):
+    """Elements of a 1-d ``a``: with replacement (uniform, or by probabilities ``p`` through
+    the inverse CDF), or without (the first of a Philox-keyed permutation)."""
+
+    functions = ("RandomStream.choice",)
+    dtype_rule = "a's dtype"
+    __props__ = ("dims", "dtype", "replace", "weighted")
+
+    def __init__(self, dims, dtype, replace: bool, weighted: bool):
+        super().__init__(dims, dtype)
+        self.replace, self.weighted = bool(replace), bool(weighted)
+
+    def infer_types(self, key, counter, shape, a, *p):
+        if a.type.ndim != 1:
+            raise ShapeError(f"choice: a must be 1-d, not {a.describe()}")
+        if p and p[0].type.ndim != 1:
+            raise ShapeError(f"choice: p must be 1-d, not {p[0].describe()}")
+        return [TensorType(a.type.dtype, self.dims)]
+
+    def sample(self, blocks, shape, a, *p):
+        k, count = len(a), _size(shape)
+        if not self.replace:
+            if count > k:
+                raise ValueError(f"choice without replacement: {count} draws from {k} elements")
+            return a[_permutation(blocks, k)[:count]].reshape(shape)
+        if k == 0 and count:
+            raise ValueError("choice: a is empty")
+        w = blocks.take(count)
+        if not self.weighted:
+            return a[(bits64(w[0], w[1]) % np.uint64(max(k, 1))).astype(np.int64)].reshape(shape)
+        cdf = _cdf(p[0], k, "choice")
+        index = np.searchsorted(cdf, uniform53(w[0], w[1]), side="right")
+        return a[np.minimum(index, k - 1)].reshape(shape)
+
+
+def _cdf(p, k: int, what: str) -> np.ndarray:
+    p = np.asarray(p, np.float64)
+    if len(p) != k:
+        raise ValueError(f"{what}: p has {len(p)} entries for {k} elements")
+    if np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-6):
+        raise ValueError(f"{what}: p must be non-negative and sum to 1, got {p}")
+    return np.cumsum(p) / p.sum()
+
+
+def _permutation(blocks: Blocks, n: int) -> np.ndarray:
+    """A uniform permutation of range(n): indices sorted by 64 random bits each."""
+    w = blocks.take(n)
+    return np.argsort(bits64(w[0], w[1]), kind="stable")
+
+
+class RandomPermutation(_Random):
+    """A permutation of ``x`` along its first axis (of ``range(x)`` for an int ``x``)."""
+
+    functions = ("RandomStream.permutation",)
+    dtype_rule = "x's dtype (int64 for an int)"
+    __props__ = ("dtype", "of_range")
+
+    def __init__(self, dtype, of_range: bool):
+        super().__init__((), dtype)
+        self.of_range = bool(of_range)
+
+    def infer_types(self, key, counter, shape, x):
+        if self.of_range:
+            if x.type.ndim != 0 or x.type.dtype.kind not in "iu":
+                raise DTypeError(f"permutation: an int or a tensor, not {x.describe()}")
+            return [TensorType("int64", (None,))]
+        if x.type.ndim == 0:
+            raise ShapeError(f"permutation: {x.describe()} has no axis to permute")
+        return [x.type]
+
+    def sample(self, blocks, shape, x):
+        if self.of_range:
+            if int(x) < 0:
+                raise ValueError(f"permutation: n must be >= 0, got {int(x)}")
+            return _permutation(blocks, int(x))
+        return x[_permutation(blocks, len(x))]
+
+
+class RandomMultinomial(_Random):
+    """Counts of n draws over the categories of ``pvals``, per element of the size."""
+
+    functions = ("RandomStream.multinomial",)
+    dtype_rule = "``dtype`` (int64 by default)"
+
+    def infer_types(self, key, counter, shape, n, pvals):
+        if n.type.ndim != 0 or n.type.dtype.kind not in "iu":
+            raise DTypeError(f"multinomial: n must be an integer scalar, not {n.describe()}")
+        if pvals.type.ndim != 1:
+            raise ShapeError(f"multinomial: pvals must be 1-d, not {pvals.describe()}")
+        return [TensorType(self.dtype, (*self.dims, pvals.type.shape[0]))]
+
+    def sample(self, blocks, shape, n, pvals):
+        n, k, count = int(n), len(pvals), _size(shape)
+        if n < 0:
+            raise ValueError(f"multinomial: n must be >= 0, got {n}")
+        cdf = _cdf(pvals, k, "multinomial")
+        w = blocks.take(count * n)
+        draws = np.minimum(np.searchsorted(cdf, uniform53(w[0], w[1]), side="right"), k - 1)
+        rows = np.repeat(np.arange(count), n)
+        counts = np.zeros((count, k), np.int64)
+        np.add.at(counts, (rows, draws), 1)
+        return counts.reshape((*shape, k))
+
+
+class RandomStream:
+    """Theano's ``RandomStreams``: draws whose numbers depend only on the seed and on the
+    order of the draws. Each draw has its own key and counter (shared uint64 scalars);
+    ``updates()`` lists the counters' next values, which any ``sn.function`` using a draw
+    writes on every call (their ``default_update``)."""
+
+    def __init__(self, seed: int = 0):
+        self.seed_value = int(seed)
+        self.states: list = []  # (key, counter) per draw
+
+    def seed(self, seed: int) -> None:
+        """Start every draw of the stream again from ``seed``."""
+        self.seed_value = int(seed)
+        for index, (key, counter) in enumerate(self.states):
+            key.set_value(np.uint64(seed_key(seed, index)))
+            counter.set_value(np.uint64(0))
+
+    def updates(self) -> list:
+        """``(counter, next counter)`` for each draw: what every function using it writes."""
+        return [(c, c.tag["default_update"]) for _, c in self.states]
+
+    def _state(self):
+        index = len(self.states)
+        key = shared(np.uint64(seed_key(self.seed_value, index)), name=f"rng_key{index}")
+        counter = shared(np.uint64(0), name=f"rng_counter{index}")
+        self.states.append((key, counter))
+        return key, counter
+
+    def _draw(self, build, blocks):
+        """``build(key, counter)`` is the sample; ``blocks()`` how many Philox blocks it
+        uses (an int64 scalar), which the counter advances by."""
+        key, counter = self._state()
+        try:
+            sample = build(key, counter)
+            used = cast(blocks(), "uint64")
+        except (ShapeError, DTypeError) as exc:
+            self.states.pop()
+            raise _at_user_line(exc) from None
+        counter.tag["default_update"] = counter + used
+        return sample
+
+    def _elementwise(self, op, size, *params):
+        if not isinstance(op, PhiloxBernoulli) and op.dtype.kind != "f":
+            raise _at_user_line(DTypeError(
+                f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}"
+            ))  # fmt: skip
+        dims, shape = _size_operand(size)
+        positions = Positions(dims)(shape)
+        return self._draw(lambda key, ctr: op(positions, key, ctr, *params),
+                          lambda: _count(shape))  # fmt: skip
+
+    def _by_reference(self, op, shape, *params, blocks=None):
+        blocks = blocks or (lambda: _count(shape))
+        return self._draw(lambda key, ctr: op(key, ctr, shape, *params), blocks)
+
+    def uniform(self, size=(), low=0.0, high=1.0, dtype=None):
+        """Uniform on [low, high)."""
+        return self._elementwise(PhiloxUniform(dtype or config.floatX), size, *_floats(low, high))
+
+    def normal(self, size=(), avg=0.0, std=1.0, dtype=None):
+        """Normal with mean ``avg`` and standard deviation ``std`` (Box-Muller)."""
+        return self._elementwise(PhiloxNormal(dtype or config.floatX), size, *_floats(avg, std))
+
+    def binomial(self, size=(), n=1, p=0.5, dtype="int64"):
+        """Successes in n trials of probability p (an elementwise kernel for n = 1 and a
+        known p; else the NumPy reference, which checks p when the function runs)."""
+        _check_probability(p, "binomial: p")
+        _check_count(n, "binomial: n")
+        if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
+            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size)
+        dims, shape = _size_operand(size)
+        n_var = _int(n)
+        return self._by_reference(RandomBinomial(dims, dtype), shape, n_var, *_floats(p),
+                                  blocks=lambda: _count(shape) * n_var)  # fmt: skip
+
+    def bernoulli(self, size=(), p=0.5, dtype="int8"):
+        """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
+        return self.binomial(size, 1, p, dtype)
+
+    def integers(self, low, high=None, size=(), dtype="int64"):
+        """Integers in [low, high) (or [0, low) when only one bound is given)."""
+        if high is None:
+            low, high = 0, low
+        dims, shape = _size_operand(size)
+        if _known(low) is not None and _known(high) is not None and _known(high) <= _known(low):
+            raise _at_user_line(ValueError(f"integers: high ({high}) must exceed low ({low})"))
+        return self._by_reference(RandomIntegers(dims, dtype), shape, _int(low), _int(high))
+
+    def choice(self, a, size=(), replace=True, p=None):
+        """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
+        dims, shape = _size_operand(size)
+        a_var = Constant(np.arange(a, dtype=np.int64)) if _is_count(a) else as_variable(a)
+        if p is not None:
+            if not replace:
+                raise _at_user_line(ValueError("choice: p is not supported without replacement"))
+            _check_probability(p, "choice: p")
+        op = RandomChoice(dims, a_var.type.dtype, replace, p is not None)
+        extra = () if p is None else (as_variable(p),)
+        blocks = None if replace else (lambda: cast(a_var.shape[0], "int64"))
+        return self._by_reference(op, shape, a_var, *extra, blocks=blocks)
+
+    def permutation(self, x):
+        """A shuffled copy of ``x`` along its first axis, or of ``range(x)`` for an int."""
+        of_range = _is_count(x) or (isinstance(x, Variable) and x.type.ndim == 0)
+        x_var = _int(x) if of_range else as_variable(x)
+        dtype = "int64" if of_range else x_var.type.dtype
+        length = x_var if of_range else x_var.shape[0]
+        return self._by_reference(RandomPermutation(dtype, of_range),
+                                  Constant(np.zeros(0, np.int64)), x_var,
+                                  blocks=lambda: cast(length, "int64"))  # fmt: skip
+
+    def multinomial(self, size=(), n=1, pvals=None, dtype="int64"):
+        """Counts of n draws over the categories of ``pvals``."""
+        if pvals is None:
+            raise _at_user_line(ValueError("multinomial: pvals (the probabilities) is needed"))
+        dims, shape = _size_operand(size)
+        _check_count(n, "multinomial: n")
+        _check_probability(pvals, "multinomial: pvals", total=True)
+        n_var = _int(n)
+        return self._by_reference(RandomMultinomial(dims, dtype), shape, n_var,
+                                  as_variable(pvals),
+                                  blocks=lambda: _count(shape) * n_var)  # fmt: skip
+
+
+def _count(shape) -> Variable:
+    """The element count of a shape vector (int64)."""
+    return prod(shape)
+
+
+def _size_operand(size):
+    try:
+        return shape_operand(size)
+    except (ShapeError, DTypeError) as exc:
+        raise _at_user_line(exc) from None
+
+
+def _floats(*values):
+    return [v if isinstance(v, Variable) else Constant(float(v), dtype="float64") for v in values]
+
+
+def _int(value):
+    return value if isinstance(value, Variable) else Constant(int(value), dtype="int64")
+
+
+def _is_count(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _known(value):
+    if isinstance(value, Constant):
+        return value.value
+    return None if isinstance(value, Variable) else value
+
+
+def _check_count(n, what: str) -> None:
+    value = _known(n)
+    if value is not None and (np.ndim(value) != 0 or int(value) < 0):
+        raise _at_user_line(ValueError(f"{what} must be a non-negative integer, got {value!r}"))
+
+
+def _check_probability(p, what: str, total: bool = False) -> None:
+    """Probabilities known now must lie in [0, 1] (and sum to 1 when ``total``)."""
+    value = _known(p)
+    if value is None:
+        return
+    value = np.asarray(value, np.float64)
+    if not np.all((value >= 0) & (value <= 1)):
+        raise _at_user_line(ValueError(f"{what} must lie in [0, 1], got {value}"))
+    if total and not np.isclose(value.sum(), 1.0, atol=1e-6):
+        raise _at_user_line(ValueError(f"{what} must sum to 1, got sum {value.sum():.6g}"))

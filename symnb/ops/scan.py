@@ -1,0 +1,120 @@
+"""The loop op behind ``sn.scan``: an inner graph run once per step (docs/loops.md).
+
+``sn.scan`` (scan_build.py) traces the user's step function into a :class:`Loop`, an inner
+graph in one canonical form that every part of symnb reads:
+
+- inner inputs: one value per *sequence* (row ``t`` of an outer array; taps were turned into
+  shifted outer slices), one per *state* (its value after step ``t - 1``; a tap such as
+  ``-2`` became a chain of states), then the *non-sequences* (the same value every step);
+- inner outputs: each state's next value, then the *plain* outputs (not fed back), then,
+  with ``until``, the boolean that stops the loop after the step that computed it.
+
+The op's outer inputs are ``n_steps`` (int64; -1: as many as the sequences have rows), the
+sequences, the states' initial values and the non-sequences. Its outputs are, per state,
+all its values (``history``) or only the last one, then each plain output's rows.
+
+:func:`run_loop` is the one loop runtime: the NumPy reference runs it with the inner graph's
+references, and a backend with the inner graph compiled to its own plan. Outputs are written
+into storage allocated once, before the first step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from symnb.core.variable import Constant, Variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops import scan_grad
+from symnb.ops.loop import Loop, reference_step, run_loop
+
+INT = np.dtype("int64")
+
+
+class Scan(Op):
+    """A loop over the steps of an inner graph (Theano's scan; docs/loops.md)."""
+
+    __props__ = ("loop",)
+    family = "loops"
+    dtype_rule = "each output keeps the dtype its step returns (fed-back outputs: the initial's)"
+
+    def __init__(self, loop: Loop):
+        self.loop = loop
+
+    def __str__(self):
+        loop = self.loop
+        return f"scan[{loop.n_seqs} seq, {loop.n_states} state, {loop.n_plain} out]" + (
+            " until" if loop.until else ""
+        )
+
+    __repr__ = __str__
+
+    @property
+    def nout(self) -> int:
+        return self.loop.n_states + self.loop.n_plain
+
+    def infer_types(self, n_steps, *outer) -> list[TensorType]:
+        loop = self.loop
+        if n_steps.type.dtype != INT or n_steps.type.ndim != 0:
+            raise DTypeError(f"scan: n_steps must be an int64 scalar, got {n_steps.describe()}")
+        inner = loop.graph.inputs
+        if len(outer) != len(inner):
+            raise ShapeError(f"scan: {len(outer)} outer inputs for {len(inner)} inner ones")
+        for i, (var, ph) in enumerate(zip(outer, inner)):
+            _check_fits(var, ph, seq=i < loop.n_seqs, name=loop.names[i])
+        length = self._length(n_steps, outer[: loop.n_seqs])
+        outs = loop.graph.outputs
+        types = []
+        for j in range(loop.n_states):
+            step = inner[loop.n_seqs + j].type
+            shape = ((length,) + step.shape) if loop.history[j] else step.shape
+            types.append(TensorType(step.dtype, shape))
+        for var in outs[loop.n_states : loop.n_states + loop.n_plain]:
+            types.append(TensorType(var.type.dtype, (length,) + var.type.shape))
+        return types
+
+    def _length(self, n_steps, seqs):
+        """The number of steps, where the types show it (else None: known when it runs)."""
+        if self.loop.until:
+            return None
+        if isinstance(n_steps, Constant) and int(n_steps.value) >= 0:
+            return int(n_steps.value)
+        if not seqs:
+            return None
+        dims = {repr(s.type.shape[0]): s.type.shape[0] for s in seqs}
+        return next(iter(dims.values())) if len(dims) == 1 else None
+
+    def perform(self, n_steps, *arrays):
+        loop = self.loop
+        results = run_loop(loop, reference_step(loop), int(n_steps), arrays)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def steps_taken(self, values) -> int | None:
+        """The steps a call ran, read from the node's output ``values`` (profiles)."""
+        loop = self.loop
+        kept = [v for v, keep in zip(values, loop.history) if keep] + list(values[loop.n_states :])
+        return len(kept[0]) if kept else None
+
+    def grad(self, inputs, outputs, output_grads):
+        """Backpropagation through time: a second scan, backwards (scan_grad.py)."""
+        return scan_grad.backward(self, inputs, outputs, output_grads)
+
+
+def _check_fits(var: Variable, ph: Variable, seq: bool, name: str):
+    """An outer input has its inner placeholder's type (with a leading time axis for a
+    sequence)."""
+    shape = var.type.shape[1:] if seq else var.type.shape
+    bad = var.type.dtype != ph.type.dtype or len(shape) != ph.type.ndim
+    try:
+        pairs = zip(shape, ph.type.shape)
+        bad = bad or any(unify(a, b) is None and a is not None for a, b in pairs)
+    except DimMismatch:
+        bad = True
+    if bad or (seq and var.type.ndim == 0):
+        what = "rows of the sequence" if seq else "value"
+        raise ShapeError(
+            f"scan: the {what} {name} ({var.type.dtype.name}{format_shape(shape)}) do not fit "
+            f"the step's {ph.describe()}"
+        )

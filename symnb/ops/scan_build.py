@@ -1,0 +1,328 @@
+"""``sn.scan`` and ``sn.until``: trace a step function into a loop (Theano's ``scan``).
+
+The step function is called once, on placeholders, and what it returns becomes the inner
+graph; its shape rules run then, so a shape error points at the user's line inside it. The
+builder then puts the loop in the canonical form of ``symnb/ops/scan.py``:
+
+- a sequence read at taps ``[-1, 0]`` becomes two shifted slices of the outer array;
+- a recurrent output with taps ``[-1, -2]`` becomes two states, the second taking the first's
+  previous value;
+- a shared variable the step updates becomes a state whose last value is the update;
+- values the step reads from outside (a weight, a shared variable), and any inner work that
+  depends on no step's value, move out of the loop: computed once, passed in as
+  non-sequences (loop-invariant code motion, done here once for every backend).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.graph import leaves
+from symnb.core.op import _at_user_line
+from symnb.core.types import TensorType
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops.elemwise import cast
+from symnb.ops.index import getitem
+from symnb.ops.layout import flip
+from symnb.ops.loop_graph import LoopInputs
+from symnb.ops.scan import INT, Scan
+
+
+class until:  # noqa: N801 - Theano's spelling
+    """``return h, sn.until(norm < tol)``: stop after the step where ``cond`` is true."""
+
+    def __init__(self, cond):
+        cond = as_variable(cond)
+        if cond.type.dtype != np.bool_ or cond.type.ndim != 0:
+            raise _at_user_line(DTypeError(
+                f"sn.until needs a boolean scalar, got {cond.describe()}; compare "
+                "(sn.until(err < tol)) and reduce (sn.any, sn.all) to one truth value"
+            ))  # fmt: skip
+        self.cond = cond
+
+
+def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
+         go_backwards=False, truncate_gradient=-1, strict=False):  # fmt: skip
+    """Loop ``fn`` over the rows of ``sequences``; ``(outputs, updates)`` as in Theano.
+
+    ``fn`` receives, in order, each sequence's value at each of its taps, each recurrent
+    output's values at its taps, then the ``non_sequences``; it returns the step's outputs
+    (one per ``outputs_info`` entry), optionally a ``{shared: new value}`` dict and an
+    ``sn.until(cond)``. ``outputs_info`` entries: an initial value (fed back at tap -1), a
+    dict ``{"initial": x, "taps": [-1, -2]}`` (``x`` then has one row per step reached back)
+    or None (an output not fed back). ``truncate_gradient=k > 0`` backpropagates through the
+    last ``k`` steps only. See docs/loops.md.
+    """
+    try:
+        return _Builder(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
+                        truncate_gradient, strict).build()  # fmt: skip
+    except (ShapeError, DTypeError) as exc:
+        if getattr(exc, "location", None) is not None:
+            raise
+        raise _at_user_line(exc) from None
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _label(var: Variable, fallback: str) -> str:
+    return f"'{var.name}'" if var.name else fallback
+
+
+class _Sequence:
+    """One sequence: the (flipped, when going backwards) outer array and its taps."""
+
+    def __init__(self, entry, i: int, backwards: bool):
+        if isinstance(entry, dict):
+            taps = [int(t) for t in _as_list(entry.get("taps", [0]))]
+            entry = entry["input"]
+        else:
+            taps = [0]
+        var = as_variable(entry)
+        self.name = _label(var, f"sequences[{i}]")
+        if var.type.ndim == 0:
+            raise ShapeError(f"sn.scan: the sequence {self.name} is a scalar; it needs rows")
+        self.var = flip(var, 0) if backwards else var
+        self.taps = taps
+        self.span = max(taps) - min(taps)
+        length = var.type.shape[0]
+        if isinstance(length, int) and length <= self.span:
+            raise ShapeError(
+                f"sn.scan: taps {taps} of the sequence {self.name} reach {self.span + 1} rows, "
+                f"but it has only {length}"
+            )
+        step = TensorType(var.type.dtype, var.type.shape[1:])
+        self.placeholders = [Variable(step, name=f"{var.name or 'seq'}[t{t:+d}]") for t in taps]
+
+    def slices(self) -> list[Variable]:
+        """The outer array shifted for each tap: row t of slice k is row t + tap_k."""
+        low, high = min(self.taps), max(self.taps)
+        out = []
+        for tap in self.taps:
+            stop = None if tap == high else tap - high
+            out.append(self.var if (tap == low and stop is None) else
+                       getitem(self.var, slice(tap - low, stop)))  # fmt: skip
+        return out
+
+    def length(self):
+        length = self.var.type.shape[0]
+        return length if self.span == 0 else None
+
+
+class _Output:
+    """One ``outputs_info`` entry: a state with taps (a chain of canonical states) or a plain
+    output (None)."""
+
+    def __init__(self, entry, i: int):
+        self.i = i
+        if entry is None:
+            self.initial, self.taps = None, []
+            return
+        if isinstance(entry, dict):
+            taps = [int(t) for t in _as_list(entry.get("taps", [-1]))]
+            initial = entry.get("initial")
+            if initial is None:
+                self.initial, self.taps = None, []
+                return
+        else:
+            initial, taps = entry, [-1]
+        self.initial = as_variable(initial)
+        self.name = _label(self.initial, f"outputs_info[{i}]")
+        if any(t >= 0 for t in taps):
+            raise ShapeError(
+                f"sn.scan: outputs_info[{i}] has taps {taps}; a recurrent output can only "
+                "read earlier steps (negative taps such as -1, -2)"
+            )
+        self.taps = taps
+        self.depth = -min(taps)
+        self._check_rows()
+
+    def _check_rows(self):
+        """Tap -1 alone: the initial value is the state itself (Theano's rule); other taps
+        need one row per step reached back."""
+        init = self.initial
+        if self.taps == [-1]:
+            return
+        rows = init.type.shape[0] if init.type.ndim else 0
+        if init.type.ndim == 0 or (isinstance(rows, int) and rows < self.depth):
+            raise ShapeError(
+                f"sn.scan: taps {self.taps} of outputs_info[{self.i}] reach {self.depth} steps "
+                f"before the start, but its initial value {init.describe()} has "
+                f"{rows} rows; give one row per step reached back"
+            )
+
+    @property
+    def is_state(self) -> bool:
+        return self.initial is not None
+
+    def states(self) -> list[tuple[Variable, Variable]]:
+        """(inner placeholder, outer initial value) per canonical state, nearest first."""
+        init = self.initial
+        if self.taps == [-1]:
+            return [(Variable(init.type, name=f"{init.name or 'h'}[t-1]"), init)]
+        step = TensorType(init.type.dtype, init.type.shape[1:])
+        return [(Variable(step, name=f"{init.name or 'h'}[t-{d}]"), getitem(init, -d))
+                for d in range(1, self.depth + 1)]  # fmt: skip
+
+
+class _Builder:
+    def __init__(self, fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
+                 truncate_gradient, strict):  # fmt: skip
+        self.fn, self.strict = fn, strict
+        self.truncate = int(truncate_gradient)
+        self.seqs = [_Sequence(s, i, go_backwards) for i, s in enumerate(_as_list(sequences))]
+        self.outs = [_Output(o, i) for i, o in enumerate(_as_list(outputs_info))]
+        self.nonseqs = [as_variable(v) for v in _as_list(non_sequences)]
+        self.n_steps = self._n_steps(n_steps)
+
+    def _n_steps(self, n_steps) -> Variable:
+        if n_steps is None:
+            if not self.seqs:
+                raise ShapeError("sn.scan: give n_steps or at least one sequence")
+            return Constant(-1, dtype=INT)
+        if isinstance(n_steps, (int, np.integer)):
+            if n_steps < 0:
+                raise ShapeError(f"sn.scan: n_steps={n_steps} is negative")
+            for seq in self.seqs:
+                rows = seq.var.type.shape[0]
+                if isinstance(rows, int) and rows - seq.span < n_steps:
+                    raise ShapeError(
+                        f"sn.scan: n_steps={n_steps}, but the sequence {seq.name} has only "
+                        f"{rows - seq.span} steps"
+                    )
+            return Constant(int(n_steps), dtype=INT)
+        var = as_variable(n_steps)
+        if var.type.ndim != 0 or var.type.dtype.kind not in "iu":
+            raise DTypeError(f"sn.scan: n_steps must be an integer scalar, got {var.describe()}")
+        return cast(var, INT)
+
+    # -- tracing --------------------------------------------------------------------------
+    def build(self):
+        nonseq_phs = [Variable(v.type, name=v.name) for v in self.nonseqs]
+        state_phs = {o.i: o.states() if o.is_state else [] for o in self.outs}
+        args = [ph for s in self.seqs for ph in s.placeholders]
+        for o in self.outs:
+            phs = [ph for ph, _ in state_phs[o.i]]
+            args += [phs[-t - 1] for t in o.taps]
+        returned = self.fn(*args, *nonseq_phs)
+        outputs, updates, cond = _parse_return(returned)
+        self._check_count(outputs)
+        loop_inputs = LoopInputs()
+        for s in self.seqs:
+            for ph, outer in zip(s.placeholders, s.slices()):
+                loop_inputs.seq(ph, outer)
+        new_states, plain = [], []
+        for o, out in zip(self._entries(outputs), outputs):
+            out = as_variable(out)
+            if not o.is_state:
+                plain.append(out)
+                continue
+            chain = state_phs[o.i]
+            _check_state(o, chain[0][0], out)
+            for k, (ph, init) in enumerate(chain):
+                loop_inputs.state(ph, init, history=k == 0)
+                new_states.append(out if k == 0 else chain[k - 1][0])
+        update_targets = self._updates(updates, loop_inputs, new_states)
+        for ph, outer in zip(nonseq_phs, self.nonseqs):
+            loop_inputs.given(ph, outer)
+        inner_outs = new_states + plain + ([cond.cond] if cond is not None else [])
+        check = _check_strict if self.strict else None
+        loop, outer = loop_inputs.finish(inner_outs, cond is not None, self.truncate, check)
+        results = Scan(loop).make_node(self.n_steps, *outer).outputs
+        return self._user_results(results, update_targets, len(plain))
+
+    def _entries(self, outputs) -> list[_Output]:
+        if not self.outs:  # no outputs_info: every output is plain
+            self.outs = [_Output(None, i) for i in range(len(outputs))]
+        return self.outs
+
+    def _check_count(self, outputs):
+        if self.outs and len(outputs) != len(self.outs):
+            raise ShapeError(
+                f"sn.scan: fn returned {len(outputs)} output(s) but outputs_info has "
+                f"{len(self.outs)} entries; return one output per entry (None marks an "
+                "output that is not fed back)"
+            )
+
+    def _updates(self, updates: dict, loop_inputs, new_states) -> list:
+        """Shared variables the step updates become states; their targets, in order."""
+        targets = []
+        for shared, value in updates.items():
+            if not isinstance(shared, SharedVariable):
+                raise DTypeError(
+                    f"sn.scan: an update's key must be a shared variable, not {shared!r}"
+                )
+            value = as_variable(value)
+            ph = Variable(shared.type, name=shared.name)
+            _check_state_type(_label(shared, "a shared variable"), ph, value)
+            loop_inputs.state(ph, shared, history=False, replaces=shared)
+            new_states.append(value)
+            targets.append(shared)
+        return targets
+
+    def _user_results(self, results, update_targets, n_plain):
+        by_output, k, p = [], 0, len(results) - n_plain
+        for o in self.outs:
+            if o.is_state:
+                by_output.append(results[k])
+                k += o.depth
+            else:
+                by_output.append(results[p])
+                p += 1
+        updates = OrderedDict(zip(update_targets, results[k : k + len(update_targets)]))
+        outputs = by_output[0] if len(by_output) == 1 else by_output
+        return outputs, updates
+
+
+def _parse_return(returned):
+    """(outputs, updates, until) from what fn returned, in any of Theano's arrangements."""
+    items = list(returned) if isinstance(returned, (list, tuple)) else [returned]
+    outputs, updates, cond = [], {}, None
+    for item in items:
+        if isinstance(item, until):
+            cond = item
+        elif isinstance(item, dict):
+            updates.update(item)
+        elif isinstance(item, (list, tuple)):
+            outputs.extend(item)
+        else:
+            outputs.append(item)
+    return outputs, updates, cond
+
+
+def _check_state(o: _Output, ph: Variable, out: Variable):
+    _check_state_type(f"output {o.i} (initial value {o.name})", ph, out)
+
+
+def _check_state_type(what: str, ph: Variable, out: Variable):
+    """A recurrent output keeps its state's dtype and shape from step to step."""
+    a, b = ph.type, out.type
+    bad = a.dtype != b.dtype or a.ndim != b.ndim
+    try:
+        bad = bad or any(unify(x, y) is None and x is not None for x, y in zip(a.shape, b.shape))
+    except DimMismatch:
+        bad = True
+    if bad:
+        raise ShapeError(
+            f"sn.scan: {what} is {a.dtype.name}{format_shape(a.shape)} but the step returns "
+            f"{b.dtype.name}{format_shape(b.shape)}; a recurrent output must keep its dtype "
+            "and shape from step to step (cast the initial value or the output with sn.cast)"
+        )
+
+
+def _check_strict(nonseqs, given_ids):
+    """``strict=True``: every value from outside must be passed as a non-sequence."""
+    for var, _, _ in nonseqs:
+        for leaf in leaves([var]):
+            if id(leaf) not in given_ids and not isinstance(leaf, Constant):
+                raise ShapeError(
+                    f"sn.scan(strict=True): the step reads {leaf.describe()}, which is not "
+                    "among non_sequences; pass it there"
+                )

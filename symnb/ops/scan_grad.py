@@ -1,0 +1,220 @@
+"""The gradient of a scan: backpropagation through time as a second scan, run backwards.
+
+For a step ``h_t, y_t = F(x_t, h_{t-1}, w)`` the backward loop carries ``a = dL/dh`` and
+a running sum of ``dL/dw``; at each step (last first) it reads ``x_t``, ``h_{t-1}`` and the
+gradients arriving at ``h_t`` and ``y_t``, and applies the vector-Jacobian product of ``F``
+(the inner graph differentiated with ``sn.Lop``, reached through the "lop" hook that
+``symnb.grad`` registers: ops sit below grad). Being an ordinary scan, it is compiled like
+one, and is differentiable again (``sn.Rop``, ``sn.hessian``).
+
+``truncate_gradient=k``: the backward loop runs the last ``k`` steps only; earlier steps and
+the initial states get no gradient (Theano's rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from symnb.core.graph import ancestors, clone_graph
+from symnb.core.hooks import hook
+from symnb.core.variable import Constant, Variable
+from symnb.ops.broadcast import zeros_like
+from symnb.ops.elemwise import add, cast, greater_equal, minimum
+from symnb.ops.index import getitem, set_subtensor
+from symnb.ops.join import concatenate
+from symnb.ops.layout import flip
+from symnb.ops.loop_graph import LoopInputs
+from symnb.ops.shape import expand_dims, shape
+
+INT = "int64"
+
+
+def backward(op, inputs, outputs, output_grads) -> list:
+    """One gradient per outer input of the scan node (None for ints and n_steps)."""
+    loop = op.loop
+    if loop.backwards:
+        return _backward_of_reversed(op, inputs, outputs, output_grads)
+    n_steps, *outer = inputs
+    k, m = loop.n_seqs, loop.n_states
+    seqs, inits, nonseqs = outer[:k], outer[k : k + m], outer[k + m :]
+    histories = _histories(op, inputs, outputs)
+    n = getitem(shape(_any_rows(histories, outputs, loop)), 0)
+    steps = n if loop.truncate < 0 else minimum(n, Constant(loop.truncate, dtype=INT))
+    plain_rows = outputs[loop.n_states :]
+    plan = _Backward(loop, seqs, inits, nonseqs, histories + plain_rows, output_grads, n)
+    results = plan.build(op, cast(steps, INT))
+    return [None] + plan.outer_grads(results, seqs, inits, nonseqs, n, steps)
+
+
+def _backward_of_reversed(op, inputs, outputs, output_grads) -> list:
+    """A loop run backwards is the same loop run forwards over the reversed sequences, its
+    rows reversed: differentiated as that (a gradient of a gradient, for ``sn.Rop``)."""
+    loop = replace(op.loop, backwards=False)
+    k = loop.n_seqs
+    n_steps, *outer = inputs
+    flipped = [flip(s, 0) for s in outer[:k]] + list(outer[k:])
+    rows = [j >= loop.n_states or loop.history[j] for j in range(len(outputs))]
+    outs = [flip(o, 0) if r else o for o, r in zip(outputs, rows)]
+    grads_in = [flip(g, 0) if r and g is not None else g for g, r in zip(output_grads, rows)]
+    grads = backward(type(op)(loop), [n_steps, *flipped], outs, grads_in)
+    seq_grads = [None if g is None else flip(g, 0) for g in grads[1 : k + 1]]
+    return [grads[0], *seq_grads, *grads[k + 1 :]]
+
+
+def _histories(op, inputs, outputs) -> list:
+    """Every state's values (n rows): the node's own outputs, or a scan keeping them."""
+    loop = op.loop
+    if all(loop.history):
+        return outputs[: loop.n_states]
+    full = type(op)(loop.with_history()).make_node(*inputs).outputs
+    return full[: loop.n_states]
+
+
+def _any_rows(histories, outputs, loop):
+    """An output with one row per step taken."""
+    return histories[0] if histories else outputs[loop.n_states]
+
+
+def _float(var: Variable) -> bool:
+    return var.type.is_float
+
+
+class _Backward:
+    """The backward loop's inputs, inner graph and how its results map to gradients."""
+
+    def __init__(self, loop, seqs, inits, nonseqs, rows, output_grads, n):
+        """``rows``: the forward's values at every step, per state then per plain output."""
+        self.loop, self.forward_rows = loop, rows
+        histories = rows[: loop.n_states]
+        self.m = loop.n_states
+        self.inner = loop.graph.inputs
+        self.seq_phs = self.inner[: loop.n_seqs]
+        self.state_phs = self.inner[loop.n_seqs : loop.n_seqs + self.m]
+        self.nonseq_phs = self.inner[loop.n_seqs + self.m :]
+        self.io = LoopInputs()
+        self.rows = [getitem(s, slice(None, n)) for s in seqs]
+        self.prev = [concatenate([expand_dims(i, 0), getitem(h, slice(None, -1))])
+                     for i, h in zip(inits, histories)]  # fmt: skip
+        self.output_grads = output_grads
+        self.inits, self.nonseqs = inits, nonseqs
+
+    def build(self, op, steps):
+        """The backward scan's outputs: carries, sums, then each sequence's rows."""
+        loop, io = self.loop, self.io
+        replace = {}
+        for ph, rows in zip(self.seq_phs, self.rows):
+            replace[ph] = _placeholder(ph)
+            io.seq(replace[ph], rows)
+        for ph, prev in zip(self.state_phs, self.prev):
+            replace[ph] = _placeholder(ph)
+            io.seq(replace[ph], prev)
+        cotangents = self._arriving(replace)
+        for ph, w in zip(self.nonseq_phs, self.nonseqs):
+            replace[ph] = _placeholder(ph)
+            io.given(replace[ph], w)
+        forward = _clone(loop, replace)
+        points = [(out, ct) for out, ct in zip(forward, cotangents) if ct is not None]
+        wrt_phs = [ph for ph in self.inner if _float(ph)]
+        wrt = [replace[ph] for ph in wrt_phs]
+        lop = hook("lop")
+        grads = lop([o for o, _ in points], wrt, [c for _, c in points], "ignore", "zero")
+        grads = self._reuse_forward(forward, grads)
+        by_ph = {id(ph): g for ph, g in zip(wrt_phs, grads)}
+        new_carries = [by_ph[id(ph)] for ph in self.state_phs if _float(ph)]
+        new_sums = [add(acc, by_ph[id(ph)]) for ph, acc in zip(self._float_nonseq_phs(),
+                                                                 self.sum_phs)]  # fmt: skip
+        per_step = [by_ph[id(ph)] for ph in self.seq_phs if _float(ph)]
+        results = new_carries + new_sums + per_step
+        backward, outer = io.finish(results, until=False, backwards=True)
+        return type(op)(backward).make_node(steps, *outer).outputs
+
+    def _reuse_forward(self, forward, grads) -> list:
+        """The step's results the gradient reads (tanh's output, in ``1 - y**2``) taken from
+        the forward loop's stored values instead of computed again."""
+        used = {id(v) for node in ancestors(grads) for v in node.inputs}
+        used.update(id(g) for g in grads)
+        replace = {}
+        for var, rows in zip(forward, self.forward_rows):
+            if var.owner is None or id(var) not in used:
+                continue  # a state that passes a placeholder on, or a value not needed
+            replace[var] = Variable(var.type, name="stored")
+            self.io.seq(replace[var], rows)
+        return clone_graph(grads, replace) if replace else grads
+
+    def _float_nonseq_phs(self):
+        return [ph for ph in self.nonseq_phs if _float(ph)]
+
+    def _arriving(self, replace) -> list:
+        """Per forward output (states, then plain), the gradient arriving at it at step t
+        inside the backward loop (None: none), adding carries and sums as states."""
+        loop, io, m = self.loop, self.io, self.m
+        arriving = []
+        for j, ph in enumerate(self.state_phs):
+            g = self.output_grads[j]
+            if not _float(ph):
+                arriving.append(None)
+                continue
+            carry = _placeholder(ph, "carry")
+            if loop.history[j]:
+                start = zeros_like(self.inits[j])
+                if g is not None:
+                    step_g = _placeholder(ph, "grad")
+                    io.seq(step_g, g)
+                    carry_total = add(carry, step_g)
+                else:
+                    carry_total = carry
+            else:
+                start = zeros_like(self.inits[j]) if g is None else g
+                carry_total = carry
+            io.state(carry, start, history=False)
+            arriving.append(carry_total)
+        self.sum_phs = []
+        for ph, w in zip(self.nonseq_phs, self.nonseqs):
+            if _float(ph):
+                acc = _placeholder(ph, "sum")
+                io.state(acc, zeros_like(w), history=False)
+                self.sum_phs.append(acc)
+        plain = loop.graph.outputs[m : m + loop.n_plain]
+        for r, var in enumerate(plain):
+            g = self.output_grads[m + r]
+            if g is None or not var.type.is_float:
+                arriving.append(None)
+                continue
+            step_g = Variable(var.type, name="grad")
+            io.seq(step_g, g)
+            arriving.append(step_g)
+        return arriving
+
+    def outer_grads(self, results, seqs, inits, nonseqs, n, steps) -> list:
+        """Gradients of the sequences, initial states and non-sequences."""
+        it = iter(results)
+        truncated = self.loop.truncate >= 0
+        reached = cast(greater_equal(steps, n), self.inits[0].type.dtype) if (
+            truncated and self.inits) else None  # fmt: skip
+        init_grads = []
+        for ph, init in zip(self.state_phs, inits):
+            g = next(it) if _float(ph) else None
+            if g is not None and reached is not None:
+                g = g * cast(reached, init.type.dtype)
+            init_grads.append(g)
+        nonseq_grads = [next(it) if _float(ph) else None for ph in self.nonseq_phs]
+        seq_grads = []
+        for ph, seq in zip(self.seq_phs, seqs):
+            if not _float(ph):
+                seq_grads.append(None)
+                continue
+            rows = next(it)
+            start = n - steps if truncated else None
+            seq_grads.append(set_subtensor(zeros_like(seq), (slice(start, n),), rows))
+        return seq_grads + init_grads + nonseq_grads
+
+
+def _placeholder(ph: Variable, role: str | None = None) -> Variable:
+    name = ph.name if role is None else f"{role}({ph.name or 'h'})"
+    return Variable(ph.type, name=name)
+
+
+def _clone(loop, replace) -> list:
+    """The forward step's state and plain outputs on the backward loop's placeholders."""
+    outs = loop.graph.outputs[: loop.n_states + loop.n_plain]
+    return clone_graph(list(outs), replace)

@@ -1,0 +1,192 @@
+"""sn.ifelse: values against NumPy on every backend, laziness, gradients, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends.plan import Branch, Launch
+from symnb.core.op import Op
+from symnb.core.types import TensorType
+from tests.helpers import available_backends, check
+
+BACKENDS = available_backends()
+RNG = np.random.default_rng(15)
+
+
+class _Counted(Op):
+    """An op whose reference counts its calls, and raises when told to: it proves which
+    branch ran (on "c" it runs as a library step, like any op without a kernel)."""
+
+    def __init__(self, log: list, boom: bool = False):
+        self.log, self.boom = log, boom
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+    def infer_types(self, x):
+        return [x.type]
+
+    def perform(self, x):
+        self.log.append(1)
+        if self.boom:
+            raise FloatingPointError("the branch not taken ran")
+        return x.copy()
+
+
+def _truth(value):
+    return np.array(value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_values_match_numpy(backend):
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+    f = sn.function([c, x], sn.ifelse(c, sn.exp(x) * 2, sn.log(x) + 1), backend=backend)
+    xv = RNG.uniform(0.5, 2.0, 7)
+    check(f(_truth(True), xv), np.exp(xv) * 2)
+    check(f(_truth(False), xv), np.log(xv) + 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_branch_not_taken_never_runs(backend):
+    """The else-branch raises if it runs and the then-branch counts its runs: each call
+    runs exactly the branch its condition picks (on "c" in the C runner)."""
+    then_log, else_log = [], []
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="int64")
+    then = _Counted(then_log)(sn.exp(x)) * 3
+    other = _Counted(else_log, boom=True)(sn.sin(x))
+    f = sn.function([c, x], sn.ifelse(c, then, other), backend=backend)
+    xv = RNG.uniform(0.5, 2.0, 5)
+    for _ in range(3):
+        check(f(np.int64(2), xv), np.exp(xv) * 3)
+    assert (len(then_log), len(else_log)) == (3, 0)
+    with pytest.raises(sn.SymnbError, match="branch not taken ran"):
+        f(np.int64(0), xv)
+    assert len(then_log) == 3
+    if backend == "c" and f.runner is not None:
+        assert f.runner.runs == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_plan_nests_branch_only_nodes(backend):
+    """A node both branches and the outputs read stays outside; branch-only ones go in."""
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+    shared_work = sn.exp(x)
+    out = sn.ifelse(c, shared_work * sn.tanh(x), sn.sqrt(x))
+    f = sn.function([c, x], [out, shared_work.sum()], backend=backend)
+    (branch,) = [s for s in f.linker.plan.steps if isinstance(s, Branch)]
+    assert len(branch.then_steps) >= 1 and len(branch.else_steps) >= 1
+    inner = {s.node.op.op_name() for s in branch.then_steps + branch.else_steps}
+    assert "exp" not in inner and "sqrt" in str(inner)
+    if backend == "c":
+        assert any(isinstance(s, Launch) for s in branch.else_steps)
+    xv = RNG.uniform(0.5, 2.0, 4)
+    got, total = f(_truth(False), xv)
+    check(got, np.sqrt(xv))
+    check(total, np.exp(xv).sum())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lists_nested_and_leaf_results(backend):
+    """Several outputs, an ifelse inside a branch, a leaf returned as a copy."""
+    x = sn.vector("x", dtype="float64")
+    a = sn.scalar("a", dtype="bool")
+    b = sn.scalar("b", dtype="bool")
+    inner = sn.ifelse(b, x * 2, x * 3)
+    first, second = sn.ifelse(a, [inner + 1, x], [x - 1, inner])
+    f = sn.function([a, b, x], [first, second], backend=backend)
+    xv = RNG.uniform(0.5, 2.0, 3)
+    for av in (True, False):
+        for bv in (True, False):
+            inner_v = xv * 2 if bv else xv * 3
+            want = (inner_v + 1, xv) if av else (xv - 1, inner_v)
+            got = f(_truth(av), _truth(bv), xv)
+            check(got[0], want[0])
+            check(got[1], want[1])
+    got = f(_truth(True), _truth(True), xv)[1]
+    assert not np.may_share_memory(got, xv)
+
+
+def test_python_number_branch_takes_the_dtype():
+    x = sn.vector("x", shape=("n",), dtype="float32")
+    c = sn.scalar("c", dtype="bool")
+    out = sn.ifelse(c, x.sum(), 0.0)
+    assert out.type == TensorType("float32", ())
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_gradient_flows_into_the_branch_taken(cond):
+    def fn(x, y):
+        return sn.ifelse(np.array(cond), sn.sum(sn.sin(x) * y), sn.sum(x**2 * y))
+
+    sn.check_grad(fn, [RNG.normal(size=4), RNG.normal(size=4)])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradient_values(backend):
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+    loss = sn.sum(sn.ifelse(c, sn.exp(x), x**3))
+    f = sn.function([c, x], sn.grad(loss, x), backend=backend)
+    xv = RNG.uniform(0.5, 2.0, 5)
+    check(f(_truth(True), xv), np.exp(xv))
+    check(f(_truth(False), xv), 3 * xv**2)
+
+
+def test_errors_name_the_values_and_the_line():
+    x = sn.vector("x", shape=("n",), dtype="float32")
+    m = sn.matrix("m", dtype="float32")
+    y = sn.vector("y", shape=("k",), dtype="float32")
+    scalar_needed = r"condition .*bool\(n,\).*must be a scalar.*sn.where"
+    with pytest.raises(sn.ShapeError, match=scalar_needed):
+        sn.ifelse(x > 0, x, x)
+    with pytest.raises(sn.ShapeError) as info:
+        sn.ifelse(m, x, x)  # <- the user's line
+    assert "<- the user's line" in str(info.value)
+    with pytest.raises(sn.DTypeError, match="condition 's'.*boolean or an integer"):
+        sn.ifelse(sn.scalar("s", dtype="float32"), x, x)
+    with pytest.raises(sn.DTypeError, match="then-value 'x'.*else-value .*different dtypes"):
+        sn.ifelse(sn.scalar("c", dtype="bool"), x, x.astype("float64"))
+    with pytest.raises(sn.ShapeError, match=r"shapes \(n,\) and \(k,\)"):
+        sn.ifelse(sn.scalar("c", dtype="bool"), x, y)
+    with pytest.raises(sn.ShapeError, match="different numbers of dims"):
+        sn.ifelse(sn.scalar("c", dtype="bool"), x, m)
+    with pytest.raises(sn.ShapeError, match="2 values and the else-branch 1"):
+        sn.ifelse(sn.scalar("c", dtype="bool"), [x, x], [x])
+
+
+def test_bool_of_a_variable_points_to_ifelse():
+    x = sn.scalar("x")
+    with pytest.raises(TypeError, match=r"sn.ifelse\(x > 0"):
+        if x > 0:
+            pass
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_known_condition_is_rewritten_away(cond):
+    x = sn.vector("x", dtype="float64")
+    f = sn.function([x], sn.ifelse(np.array(cond), sn.exp(x), sn.log(x)), backend="py")
+    assert f.rewrites.counts().get("ifelse_of_known_condition") == 1
+    assert not any(isinstance(s, Branch) for s in f.linker.plan.steps)
+    xv = RNG.uniform(0.5, 2.0, 3)
+    check(f(xv), np.exp(xv) if cond else np.log(xv))
+    c = sn.scalar("c", dtype="bool")
+    g = sn.function([c, x], sn.ifelse(c, x + 1, x + 1), backend="py")
+    assert g.rewrites.counts().get("ifelse_of_equal_branches") == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_profile_times_the_steps_of_the_branch_taken(backend):
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+    f = sn.function([c, x], sn.ifelse(c, sn.exp(x), sn.log(x)), backend=backend)
+    _, records = f.linker.run_profiled([_truth(False), RNG.uniform(0.5, 2.0, 3)])
+    names = [record[0].op.op_name() for record in records]
+    assert names == ["log", "ifelse"]

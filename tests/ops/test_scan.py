@@ -1,0 +1,399 @@
+"""``sn.scan``: loops against NumPy loops on every backend, gradients against finite
+differences (``sn.check_grad``), and the errors a loop can raise at the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.ops.scan import Scan
+from tests.helpers import available_backends
+
+BACKENDS = available_backends()
+RNG = np.random.default_rng(7)
+
+
+def _f64(*shape):
+    return RNG.standard_normal(shape)
+
+
+# -- forward ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cumulative_sum(backend):
+    x = sn.tensor("x", shape=("T", 3), dtype="float64")
+    h0 = sn.tensor("h0", shape=(3,), dtype="float64")
+    out, updates = sn.scan(lambda xt, h: h + xt, sequences=x, outputs_info=h0)
+    assert not updates and out.type.shape[1:] == (3,)
+    xv, hv = _f64(6, 3), _f64(3)
+    got = sn.function([x, h0], out, backend=backend)(xv, hv)
+    np.testing.assert_allclose(got, hv + np.cumsum(xv, axis=0))
+
+
+def test_cumulative_sum_gradient():
+    def cumsum(x, h0):
+        return sn.scan(lambda xt, h: h + xt, sequences=x, outputs_info=h0)[0]
+
+    sn.check_grad(cumsum, [_f64(5, 2), _f64(2)])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_power_iteration_stops_with_until(backend):
+    a = sn.tensor("A", shape=(4, 4), dtype="float64")
+    v0 = sn.tensor("v0", shape=(4,), dtype="float64")
+
+    def step(v, a):
+        w = a @ v
+        w = w / sn.sqrt(sn.sum(w * w))
+        return w, sn.until(sn.max(sn.abs(w - v)) < 1e-10)
+
+    vs, _ = sn.scan(step, outputs_info=v0, non_sequences=a, n_steps=500)
+    m = _f64(4, 4)
+    m = m @ m.T + np.diag([8.0, 0, 0, 0])
+    start = np.ones(4) / 2
+    got = sn.function([a, v0], vs, backend=backend)(m, start)
+    v, steps, done = start, 0, False
+    while not done and steps < 500:  # the same loop in NumPy
+        w = m @ v
+        w = w / np.sqrt(w @ w)
+        done = np.max(np.abs(w - v)) < 1e-10
+        v, steps = w, steps + 1
+    assert 1 < len(got) == steps < 500
+    np.testing.assert_allclose(got[-1], v)
+    top = np.linalg.eigh(m)[1][:, -1]
+    np.testing.assert_allclose(np.abs(got[-1] @ top), 1.0, atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fibonacci_with_two_taps(backend):
+    f0 = sn.tensor("f0", shape=(2,), dtype="int64")
+    fib, _ = sn.scan(lambda a, b: a + b, outputs_info={"initial": f0, "taps": [-2, -1]},
+                     n_steps=10)  # fmt: skip
+    got = sn.function([f0], fib, backend=backend)(np.array([0, 1]))
+    np.testing.assert_array_equal(got, [1, 2, 3, 5, 8, 13, 21, 34, 55, 89])
+
+
+def test_two_taps_gradient():
+    def second_order(x, h0):
+        step = lambda xt, h2, h1: 0.5 * h1 - 0.3 * h2 * h1 + xt  # noqa: E731
+        return sn.scan(step, sequences=x, outputs_info={"initial": h0, "taps": [-2, -1]})[0]
+
+    sn.check_grad(second_order, [_f64(5, 2), _f64(2, 2)])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sequence_taps_go_backwards_and_plain_outputs(backend):
+    x = sn.tensor("x", shape=(6,), dtype="float64")
+
+    def step(prev, now, acc):
+        return acc + now, now - prev  # the running sum and a difference not fed back
+
+    taps = {"input": x, "taps": [-1, 0]}
+    (sums, diffs), _ = sn.scan(step, sequences=taps, outputs_info=[sn.constant(0.0), None],
+                               go_backwards=True)  # fmt: skip
+    xv = _f64(6)
+    rev = xv[::-1]
+    got_sums, got_diffs = sn.function([x], [sums, diffs], backend=backend)(xv)
+    np.testing.assert_allclose(got_diffs, rev[1:] - rev[:-1])
+    np.testing.assert_allclose(got_sums, np.cumsum(rev[1:]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_symbolic_n_steps_and_shared_updates(backend):
+    count = sn.shared(np.float64(0.0), name="count")
+    n = sn.scalar("n", dtype="int64")
+    h0 = sn.tensor("h0", shape=(2,), dtype="float64")
+
+    def step(h):
+        return 2 * h, {count: count + 1}
+
+    hs, updates = sn.scan(step, outputs_info=h0, n_steps=n)
+    assert list(updates) == [count]
+    f = sn.function([n, h0], hs[-1], updates=updates, backend=backend)
+    np.testing.assert_allclose(f(3, np.ones(2)), [8.0, 8.0])
+    np.testing.assert_allclose(f(5, np.ones(2)), [32.0, 32.0])
+    assert count.get_value() == 8.0
+
+
+def test_loop_invariant_work_moves_out():
+    x = sn.tensor("x", shape=("T", 3), dtype="float64")
+    w = sn.shared(_f64(3, 3), name="W")
+    out, _ = sn.scan(lambda xt, h: sn.tanh(xt + h @ (w.T * 2.0)), sequences=x,
+                     outputs_info=sn.constant(np.zeros(3)))  # fmt: skip
+    loop = out.owner.op.loop
+    inner_ops = {type(n.op).__name__ for n in loop.order()}
+    assert "DimShuffle" not in inner_ops and "Mul" not in inner_ops, inner_ops
+    assert loop.n_nonseqs == 1  # W.T * 2, computed once outside the loop
+
+
+# -- recurrent networks -------------------------------------------------------------------------
+def _elman(x, h0, w, u):
+    hs, _ = sn.scan(lambda xt, h, w, u: sn.tanh(xt @ u + h @ w), sequences=x,
+                    outputs_info=h0, non_sequences=[w, u])  # fmt: skip
+    return hs
+
+
+def _elman_numpy(x, h0, w, u):
+    h, out = h0, []
+    for xt in x:
+        h = np.tanh(xt @ u + h @ w)
+        out.append(h)
+    return np.array(out)
+
+
+def _elman_data(t=4, b=2, n=3):
+    return [_f64(t, b, n), _f64(b, n), 0.5 * _f64(n, n), 0.5 * _f64(n, n)]
+
+
+def _symbols(arrays):
+    return [sn.tensor(f"a{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_elman_rnn_forward_and_backward(backend):
+    arrays = _elman_data()
+    xs = _symbols(arrays)
+    hs = _elman(*xs)
+    cost = sn.sum(hs * hs)
+    grads = sn.grad(cost, xs)
+    got = sn.function(xs, [hs, *grads], backend=backend)(*arrays)
+    np.testing.assert_allclose(got[0], _elman_numpy(*arrays), rtol=1e-10)
+    reference = sn.function(xs, grads, backend="py")(*arrays)
+    for g, r in zip(got[1:], reference):
+        np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12)
+
+
+def test_elman_rnn_check_grad():
+    sn.check_grad(_elman, _elman_data())
+
+
+def _lstm(x, h0, c0, w, u):
+    def step(xt, h, c, w, u):
+        z = xt @ w + h @ u
+        n = h.type.shape[-1]
+        i, f, o = (sn.sigmoid(z[:, k * n : (k + 1) * n]) for k in range(3))
+        g = sn.tanh(z[:, 3 * n :])
+        c = f * c + i * g
+        return o * sn.tanh(c), c
+
+    (hs, cs), _ = sn.scan(step, sequences=x, outputs_info=[h0, c0], non_sequences=[w, u])
+    return hs
+
+
+def _lstm_numpy(x, h, c, w, u):
+    out = []
+    n = h.shape[-1]
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    for xt in x:
+        z = xt @ w + h @ u
+        i, f, o = (sig(z[:, k * n : (k + 1) * n]) for k in range(3))
+        c = f * c + i * np.tanh(z[:, 3 * n :])
+        h = o * np.tanh(c)
+        out.append(h)
+    return np.array(out)
+
+
+def _lstm_data(t=3, b=2, d=2, n=2):
+    return [_f64(t, b, d), _f64(b, n), _f64(b, n), 0.5 * _f64(d, 4 * n), 0.5 * _f64(n, 4 * n)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lstm_forward(backend):
+    arrays = _lstm_data()
+    xs = _symbols(arrays)
+    got = sn.function(xs, _lstm(*xs), backend=backend)(*arrays)
+    np.testing.assert_allclose(got, _lstm_numpy(*arrays), rtol=1e-10)
+
+
+def test_lstm_check_grad():
+    sn.check_grad(_lstm, _lstm_data())
+
+
+def test_truncated_gradient_matches_a_hand_truncated_reference():
+    t, k = 6, 2
+    x, h0, w, u = _elman_data(t=t)
+    xs = _symbols([x, h0, w, u])
+    hs, _ = sn.scan(lambda xt, h, w, u: sn.tanh(xt @ u + h @ w), sequences=xs[0],
+                    outputs_info=xs[1], non_sequences=xs[2:], truncate_gradient=k)  # fmt: skip
+    got = sn.function(xs, sn.grad(sn.sum(hs), xs))(x, h0, w, u)
+    states = np.concatenate([h0[None], _elman_numpy(x, h0, w, u)])
+    gx, gw, gu = np.zeros_like(x), np.zeros_like(w), np.zeros_like(u)
+    carry = np.zeros_like(h0)
+    for step in range(t - 1, t - 1 - k, -1):  # BPTT over the last k steps only
+        dz = (1 - states[step + 1] ** 2) * (1.0 + carry)
+        gx[step] = dz @ u.T
+        gu += x[step].T @ dz
+        gw += states[step].T @ dz
+        carry = dz @ w.T
+    for g, r in zip(got, [gx, np.zeros_like(h0), gw, gu]):
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+
+
+def test_rop_through_scan():
+    arrays = _elman_data(t=3)
+    xs = _symbols(arrays)
+    hs = _elman(*xs)
+    tangent = 0.1 * _f64(*arrays[2].shape)
+    v = sn.tensor("v", shape=tangent.shape, dtype="float64")
+    jvp = sn.function([*xs, v], sn.Rop(hs, xs[2], v), backend="py")(*arrays, tangent)
+    eps = 1e-6
+    up = _elman_numpy(arrays[0], arrays[1], arrays[2] + eps * tangent, arrays[3])
+    down = _elman_numpy(arrays[0], arrays[1], arrays[2] - eps * tangent, arrays[3])
+    np.testing.assert_allclose(jvp, (up - down) / (2 * eps), rtol=1e-6, atol=1e-9)
+
+
+def test_jacobian_and_hessian_of_symbolic_shapes():
+    x = sn.tensor("x", shape=("n",), dtype="float64")
+    jac = sn.jacobian(sn.tanh(x) * sn.sum(x), x)
+    hess = sn.hessian(sn.sum(sn.exp(x) * x[0]), x)
+    assert any(isinstance(n.op, Scan) for n in sn.Graph([x], [jac]).toposort())
+    xv = _f64(4)
+    got_j, got_h = sn.function([x], [jac, hess], backend="py")(xv)
+    ref_j = np.diag((1 - np.tanh(xv) ** 2) * xv.sum()) + np.tanh(xv)[:, None]
+    ref_h = np.diag(np.exp(xv) * xv[0])
+    ref_h[0, :] += np.exp(xv)
+    ref_h[:, 0] += np.exp(xv)
+    np.testing.assert_allclose(got_j, ref_j, rtol=1e-10)
+    np.testing.assert_allclose(got_h, ref_h, rtol=1e-10)
+
+
+@pytest.mark.skipif("c" not in BACKENDS, reason="no C compiler")
+def test_sequence_classifier_trains():
+    """A tanh RNN learns whether a sequence's sum is positive: 90% accuracy within 150
+    steps of gradient descent (it reaches ~97%; the data and start are seeded)."""
+    rng = np.random.default_rng(0)
+    t, n, hidden = 8, 256, 8
+    data = rng.standard_normal((t, n, 1)).astype("float32")
+    labels = (data.sum(axis=(0, 2)) > 0).astype("float32")
+    x = sn.tensor("x", shape=(t, "batch", 1), dtype="float32")
+    y = sn.tensor("y", shape=("batch",), dtype="float32")
+    params = [sn.shared((s * rng.standard_normal(shape)).astype("float32"), name=name)
+              for name, shape, s in [("U", (1, hidden), 1.0), ("W", (hidden, hidden), 0.2),
+                                     ("v", (hidden,), 0.5)]]  # fmt: skip
+    u, w, v = params
+    h0 = sn.zeros((x.shape[1], hidden), dtype="float32")
+    hs, _ = sn.scan(lambda xt, h: sn.tanh(xt @ u + h @ w), sequences=x, outputs_info=h0)
+    logit = hs[-1] @ v
+    p = sn.sigmoid(logit)
+    loss = sn.mean(sn.binary_crossentropy(p, y))
+    grads = sn.grad(loss, params)
+    train = sn.function([x, y], loss, updates={q: q - 0.5 * g for q, g in zip(params, grads)},
+                        backend="c")  # fmt: skip
+    for _ in range(150):
+        train(data, labels)
+    predict = sn.function([x], p > 0.5, backend="c")
+    accuracy = np.mean(predict(data) == (labels > 0.5))
+    assert accuracy >= 0.9, accuracy
+
+
+# -- errors at the user's line ------------------------------------------------------------------
+def _line_of(text: str) -> int:
+    import inspect
+
+    source, start = inspect.getsourcelines(_errors_source)
+    return start + next(i for i, line in enumerate(source) if text in line)
+
+
+def _errors_source():  # the lines the error tests point at
+    x = sn.tensor("x", shape=(5, 3), dtype="float32")
+    h0 = sn.tensor("h0", shape=(3,), dtype="float32")
+    two_taps = {"initial": h0[None], "taps": [-1, -2]}
+
+    def widen(xt, h):
+        return sn.cast(h, "float64") + xt
+
+    def count():
+        return sn.scan(lambda xt, h: (h, h), sequences=x, outputs_info=h0)  # @count
+
+    def dtype():
+        return sn.scan(widen, sequences=x, outputs_info=h0)  # @dtype
+
+    def taps():
+        return sn.scan(lambda h2, h1: h1, n_steps=3, outputs_info=two_taps)  # @taps
+
+    def n_steps():
+        return sn.scan(lambda xt: xt, sequences=x, n_steps=9)  # @n_steps
+
+    def until():
+        return sn.scan(lambda h: (h, sn.until(h)), outputs_info=h0, n_steps=2)  # @until
+
+    return {f.__name__: f for f in (count, dtype, taps, n_steps, until)}
+
+
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("count", ["returned 2 output", "outputs_info has 1"]),
+        ("dtype", ["float32(3,)", "float64(3,)", "keep its dtype"]),
+        ("taps", ["taps [-1, -2]", "reach 2 steps", "1 rows"]),
+        ("n_steps", ["n_steps=9", "only 5 steps"]),
+        ("until", ["boolean scalar", "'h0[t-1]' (float32(3,))"]),
+    ],
+)
+def test_errors_name_the_problem_at_the_users_line(case, words):
+    with pytest.raises((sn.ShapeError, sn.DTypeError)) as info:
+        _errors_source()[case]()
+    message = str(info.value)
+    for word in words:
+        assert word in message, message
+    assert f"test_scan.py, line {_line_of('# @' + case)}" in message
+
+
+def test_runtime_n_steps_beyond_the_sequence():
+    x = sn.tensor("x", shape=("T", 2), dtype="float64")
+    n = sn.scalar("n", dtype="int64")
+    out, _ = sn.scan(lambda xt: 2 * xt, sequences=x, n_steps=n)
+    f = sn.function([x, n], out, backend="py")
+    np.testing.assert_allclose(f(np.ones((4, 2)), 3), 2 * np.ones((3, 2)))
+    with pytest.raises(sn.SymnbError, match="n_steps=5, but the sequence 'x' has only 4"):
+        f(np.ones((4, 2)), 5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_profile_reports_the_loops_steps(backend):
+    x = sn.tensor("x", shape=(7, 3), dtype="float64")
+    out, _ = sn.scan(lambda xt, h: h * 0.5 + xt, sequences=x, outputs_info=sn.zeros(3))
+    f = sn.function([x], out, backend=backend)
+    profile = f.profile(np.ones((7, 3)), repeat=2)
+    (note,) = [n for n in profile.notes if "steps per call" in n]
+    assert "scan: 7 steps per call" in note, profile.text()
+    (row,) = [r for r in profile.rows if r.steps]
+    assert row.steps == 14 and row.calls == 2
+
+
+def test_the_backward_loop_computes_only_the_gradients_asked_for():
+    arrays = _elman_data()
+    xs = _symbols(arrays)
+    grads = sn.grad(sn.sum(_elman(*xs)), xs[2:])  # W and U only: no per-step gradient of x
+    f = sn.function(xs, grads)
+    loops = [n.op.loop for n in f.graph.toposort() if isinstance(n.op, Scan)]
+    assert [loop.n_plain for loop in loops] == [0, 0]  # forward, backward
+    assert f.rewrites.counts().get("scan_unused_outputs", 0) >= 1
+    reference = sn.function(xs, grads, optimize="none")(*arrays)
+    for got, want in zip(f(*arrays), reference):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_scan_inside_a_scan(backend):
+    def row_sum(row, acc):
+        inner, _ = sn.scan(lambda v, a: a * 0.5 + sn.sin(v), sequences=row,
+                           outputs_info=sn.constant(0.0))  # fmt: skip
+        return acc + inner[-1]
+
+    def nested(x):
+        return sn.scan(row_sum, sequences=x, outputs_info=sn.constant(0.0))[0]
+
+    xv = _f64(4, 3)
+    x = sn.tensor("x", shape=(4, 3), dtype="float64")
+    got = sn.function([x], nested(x), backend=backend)(xv)
+    acc, want = 0.0, []
+    for row in xv:
+        a = 0.0
+        for v in row:
+            a = a * 0.5 + np.sin(v)
+        acc += a
+        want.append(acc)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    if backend == "py":
+        sn.check_grad(nested, [xv])
