@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import bandwidth, compile_time, machine, peers, report, runner, special
+from benchmarks import bandwidth, build_time, compile_time, machine, peers, report, runner, special
 from benchmarks.runner import Result
 from benchmarks.workloads import MODES, select
 
@@ -65,6 +65,8 @@ def run_workloads(workloads, live: dict, args) -> tuple[list[Result], list[str]]
             results += runner.run_workload(workload, live, args.mode, pace, say)
         elif workload.kind == "compile":
             results += compile_time.measure(list(live), args.mode, say)
+        elif workload.kind == "build":
+            results += build_time.measure(list(live), args.mode, say)
         elif workload.kind == "rewrite":
             rows, extra = special.rewrite_rows(say)
             results, sections = results + rows, sections + extra
@@ -99,7 +101,8 @@ def main(argv=None) -> int:
               if reply["status"] != "ok"]  # fmt: skip
     if absent:
         sections.append("## Peers not run\n\n" + "\n".join(f"- {a}" for a in absent))
-    sections += [s for s in (report.w5_section(results), report.profile_section(results)) if s]
+    extra = (report.w5_section(results), report.w11_section(results))
+    sections += [s for s in (*extra, report.profile_section(results)) if s]
     publish(args, run, results, sections)
     return 0
 

@@ -177,6 +177,29 @@ def w5_section(results: list) -> str | None:
     return intro + "\n\n" + "\n".join(lines)
 
 
+def w11_section(results: list) -> str | None:
+    """W11's phases per peer: nodes, median time and microseconds per node."""
+    rows = [r for r in results if r.workload.startswith("W11-") and r.status == "ok"]
+    if not rows:
+        return None
+    header = ["Phase", "Peer", "Nodes", "Median", "us/node", "CPU us/node", "Spread", "Repeats"]
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for r in rows:
+        per, nodes = r.extra.get("us_per_node"), r.extra.get("nodes")
+        cpu = 1e6 * r.extra["cpu_s"] / nodes if nodes and "cpu_s" in r.extra else None
+        cells = [r.workload.removeprefix("W11-"), r.peer, str(nodes or "-"),
+                 format_seconds(r.median_s), "-" if per is None else f"{per:.2f}",
+                 "-" if cpu is None else f"{cpu:.2f}", spread(r), str(len(r.samples))]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    intro = (
+        "## W11: graph building (benchmarks/build_time.py)\n\n"
+        "Nodes: apply nodes (symnb, PyTensor) or jaxpr equations (JAX). JAX's grad row is "
+        "`make_jaxpr(grad)`, which traces the forward pass again; symnb's and PyTensor's "
+        "differentiate the graph already built. compile is symnb's `sn.function` only."
+    )
+    return intro + "\n\n" + "\n".join(lines)
+
+
 def profile_section(results: list) -> str | None:
     """The profiles of symnb's best backend: taken where it was slower than the fastest row,
     and always for the workloads whose targets name one (W3s, W8, W8b)."""

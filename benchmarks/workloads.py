@@ -20,7 +20,8 @@ CHAIN_DEPTH = 50
 
 @dataclass(frozen=True)
 class Workload:
-    """One benchmark. ``kind``: "timed" (through the workers), "compile", "rewrite"."""
+    """One benchmark. ``kind``: "timed" (through the workers), "compile", "rewrite",
+    "build" (W11: graph building, benchmarks/build_time.py)."""
 
     key: str
     title: str
@@ -306,6 +307,10 @@ WORKLOADS = [
              "float32", builder="W9", dtype="float32",
              sizes={"full": (100, 32, 256), "quick": (100, 32, 256), "tiny": (5, 2, 3)}),
     Workload("W10", "rewrite time of 50/100/200-layer MLP training graphs", kind="rewrite"),
+    Workload("W11", "graph building: a 200-layer tanh MLP of width 64 (build, grad, compile) "
+             "and the gradient of a 3000-step tanh(x*0.9 + 0.1) chain, per node",
+             kind="build", sizes={"full": (200, 64, 3000), "quick": (200, 64, 3000),
+                                  "tiny": (3, 4, 5)}),
 ]  # fmt: skip
 
 BY_KEY = {w.key: w for w in WORKLOADS}

@@ -157,7 +157,8 @@ def gradient(cls) -> str:
     if not cls.differentiable:
         return "no"
     if issubclass(cls, Elemwise):
-        has_rule = _overrides(cls, "grad_elem", Elemwise) or _overrides(cls, "grad", Elemwise)
+        rules = ("grad_elem", "grad_input", "grad")
+        has_rule = any(_overrides(cls, name, Elemwise) for name in rules)
     else:
         has_rule = _overrides(cls, "grad", Op)
     return "yes" if has_rule else "no"

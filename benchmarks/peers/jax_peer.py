@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 
 jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402 - after enabling x64
+import numpy as np  # noqa: E402
 
 from benchmarks.peers.base import BasePeer  # noqa: E402
 from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE  # noqa: E402
@@ -87,6 +90,35 @@ class Peer(BasePeer):
 
         return run
 
+    def build_w8b(self, v):
+        return _training(_convnet2_loss, v, CONVNET2)
+
+    # -- W11: building graphs (benchmarks/build_time.py times these) ------------------------
+    # A graph is (closed jaxpr, the weights it takes before x): make_jaxpr traces with them.
+    def graph_mlp(self, arrays):
+        """``make_jaxpr`` of the forward pass, the weights as arguments (batch of 32)."""
+        params = [a for pair in arrays for a in pair]  # NumPy arrays: make_jaxpr takes them
+        x = np.zeros((32, arrays[0][0].shape[0]))
+        return jax.make_jaxpr(_deep_mlp)(params, x), params
+
+    def graph_mlp_grad(self, forward):
+        _, params = forward
+        x = np.zeros((32, params[0].shape[0]))
+        return jax.make_jaxpr(jax.grad(_deep_mlp_sum))(params, x), params
+
+    def graph_chain_grad(self, steps: int):
+        chain = functools.partial(_chain_sum, steps=steps)
+        return jax.make_jaxpr(jax.grad(chain))(np.zeros(64)), []
+
+    def graph_nodes(self, graph) -> int:
+        return len(graph[0].jaxpr.eqns)
+
+    def graph_value(self, graph, x):
+        """The jaxpr evaluated at ``x`` (the tests check W11's graphs with it)."""
+        closed, params = graph
+        out = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *params, x)
+        return [np.asarray(v) for v in out]
+
 
 def _rnn_loss(x, h0, w, u):
     def step(h, xt):
@@ -96,8 +128,22 @@ def _rnn_loss(x, h0, w, u):
     _, hs = jax.lax.scan(step, h0, x)
     return jnp.mean(hs * hs)
 
-    def build_w8b(self, v):
-        return _training(_convnet2_loss, v, CONVNET2)
+
+def _deep_mlp(params, x):
+    h = x
+    for w, b in zip(params[::2], params[1::2]):
+        h = jnp.tanh(h @ w + b)
+    return h
+
+
+def _deep_mlp_sum(params, x):
+    return _deep_mlp(params, x).sum()
+
+
+def _chain_sum(x, steps):
+    for _ in range(steps):
+        x = jnp.tanh(x * 0.9 + 0.1)
+    return x.sum()
 
 
 def _jitted(fn, v, names):

@@ -6,6 +6,8 @@ thunks, the linker closest to symnb's backend "c") are two peers, labelled by mo
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
@@ -145,6 +147,51 @@ class Peer(BasePeer):
             return [out, *(p.get_value(borrow=True) for p in params)]
 
         return run
+
+    # -- W11: building graphs (benchmarks/build_time.py times these) ------------------------
+    def graph_mlp(self, arrays):
+        """The forward graph of ``tanh(h @ W + b)`` per (W, b): (inputs, outputs, params)."""
+        x = pt.matrix("x", dtype="float64")
+        h, params = x, []
+        for w, b in arrays:
+            w_var, b_var = pytensor.shared(w), pytensor.shared(b)
+            params += [w_var, b_var]
+            h = pt.tanh(h @ w_var + b_var)
+        return [x], [h], params
+
+    def graph_mlp_grad(self, forward):
+        inputs, (h,), params = forward
+        return inputs, pytensor.grad(h.sum(), params), params
+
+    def graph_chain_grad(self, steps: int):
+        # pytensor.grad recurses once per node behind the cost (gradient.py, account_for)
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 30 * steps + 1000))
+        x = pt.vector("x", dtype="float64", shape=(64,))
+        out = x
+        for _ in range(steps):
+            out = pt.tanh(out * 0.9 + 0.1)
+        return [x], [pytensor.grad(out.sum(), x)], []
+
+    def graph_nodes(self, graph) -> int:
+        _, outputs, _ = graph
+        return len(_apply_nodes(outputs))
+
+    def graph_value(self, graph, *values):
+        """The graph's outputs for input values (the tests check W11's graphs with it)."""
+        inputs, outputs, _ = graph
+        return pytensor.function(inputs, outputs, mode="FAST_COMPILE")(*values)
+
+
+def _apply_nodes(outputs) -> set:
+    """Every apply node the outputs are computed by."""
+    seen, stack = set(), [v.owner for v in outputs if v.owner is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(v.owner for v in node.inputs if v.owner is not None)
+    return seen
 
 
 def _relu(x):

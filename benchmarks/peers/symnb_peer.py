@@ -149,6 +149,41 @@ class Peer(BasePeer):
         run.profiled = (f, (v["x"], v["labels"]))
         return run
 
+    # -- W11: building graphs (benchmarks/build_time.py times these) ------------------------
+    def graph_mlp(self, arrays):
+        """The forward graph of ``tanh(h @ W + b)`` per (W, b): (inputs, output, params)."""
+        x = sn.tensor("x", shape=("batch", arrays[0][0].shape[0]))
+        h, params = x, []
+        for W, b in arrays:
+            w_var, b_var = sn.shared(W), sn.shared(b)
+            params += [w_var, b_var]
+            h = sn.tanh(h @ w_var + b_var)
+        return [x], [h], params
+
+    def graph_mlp_grad(self, forward):
+        inputs, (h,), params = forward
+        return inputs, need("grad")(sn.sum(h), params), params
+
+    def graph_compile(self, grads):
+        inputs, outputs, _ = grads
+        return self.function(inputs, outputs)
+
+    def graph_chain_grad(self, steps: int):
+        x = sn.tensor("x", shape=(64,))
+        out = x
+        for _ in range(steps):
+            out = sn.tanh(out * 0.9 + 0.1)
+        return [x], [need("grad")(sn.sum(out), x)], []
+
+    def graph_nodes(self, graph) -> int:
+        inputs, outputs, _ = graph
+        return len(sn.Graph(inputs, outputs))
+
+    def graph_value(self, graph, *values):
+        """The graph's outputs for input values (the tests check W11's graphs with it)."""
+        inputs, outputs, _ = graph
+        return sn.function(inputs, outputs, backend="py")(*values)
+
 
 def _like(name, value):
     value = np.asarray(value)

@@ -389,9 +389,18 @@ def normalize_dim(d, signed: bool = False) -> Dim:
 
 
 def normalize_shape(shape) -> tuple[Dim, ...]:
+    if type(shape) is tuple and all(map(_is_canonical, shape)):
+        return shape  # every rule's output shape: already canonical, checked in one pass
     if isinstance(shape, (str, numbers.Integral, DimExpr)) or shape is None:
         shape = (shape,)
     return tuple(normalize_dim(d) for d in shape)
+
+
+def _is_canonical(d) -> bool:
+    """True for a dim normalize_dim would return unchanged (a plain non-negative int, an
+    identifier, None); expressions take the full path."""
+    kind = type(d)
+    return kind is int and d >= 0 or kind is str and d.isidentifier() or d is None
 
 
 def dim(name) -> DimExpr:

@@ -34,7 +34,7 @@ def ancestors(outputs: list[Variable], known: set | None = None) -> list[Apply]:
                 continue
             seen.add(id(node))
             stack.append((node, True))
-            stack.extend((i.owner, False) for i in reversed(node.inputs) if i.owner)
+            stack.extend([(i.owner, False) for i in reversed(node.inputs) if i.owner])
     return order
 
 

@@ -8,7 +8,7 @@ and shape rule (:meth:`Op.infer_types`, run when the node is built), its NumPy r
 
 from __future__ import annotations
 
-from symnb.core.source import user_location
+from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
@@ -75,7 +75,8 @@ class Op:
 
     # -- identity ---------------------------------------------------------------------------
     def params(self) -> tuple:
-        return tuple(getattr(self, p) for p in self.__props__)
+        props = self.__props__
+        return tuple([getattr(self, p) for p in props]) if props else ()
 
     def __eq__(self, other):
         return type(self) is type(other) and self.params() == other.params()
@@ -98,12 +99,16 @@ class Op:
         return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
 
     def make_node(self, *inputs) -> Apply:
-        variables = [as_variable(x) for x in inputs]
+        token = pin_location(user_location())  # found once for every variable made here
         try:
-            types = self.infer_types(*variables)
-        except (ShapeError, DTypeError) as exc:
-            raise _at_user_line(exc) from None
-        return Apply(self, variables, types)
+            variables = [as_variable(x) for x in inputs]
+            try:
+                types = self.infer_types(*variables)
+            except (ShapeError, DTypeError) as exc:
+                raise _at_user_line(exc) from None
+            return Apply(self, variables, types)
+        finally:
+            unpin_location(token)
 
     def symbolic_size(self, node: Apply, size_of) -> object:
         """The dim the int scalar output of ``node`` stands for (``x.shape[0]`` is x's first
@@ -133,6 +138,12 @@ class Op:
     def grad(self, inputs: list[Variable], outputs: list[Variable], output_grads: list):
         """Symbolic gradient of each input given the outputs' gradients (None = zero)."""
         raise NotDifferentiable(f"{self.op_name()} has no gradient")
+
+    def grad_wrt(self, needed: list[int], inputs, outputs, output_grads) -> list:
+        """The gradients ``sn.grad`` asks for: those of the inputs at ``needed`` (the others
+        may be anything; they are never used). By default all of :meth:`grad`; an op whose
+        rule builds separate work per input overrides it to skip the rest."""
+        return self.grad(inputs, outputs, output_grads)
 
 
 def _at_user_line(exc: Exception) -> Exception:

@@ -6,6 +6,7 @@ whose file name IPython makes up and whose lines linecache can still show.
 
 from __future__ import annotations
 
+import contextvars
 import linecache
 import os
 import re
@@ -47,18 +48,56 @@ def _cell_label(filename: str) -> str:
     return f"  ({label[1]})" if label else ""
 
 
+#: file name -> whether it is symnb's own code (the walk below asks for every frame)
+_OWN_FILES: dict[str, bool] = {}
+
+
 def user_frame(skip_dirs: tuple[str, ...] = ()):
     """The innermost frame that is not symnb's own code (nor in skip_dirs), or None."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(_PACKAGE_DIR) and not name.startswith(skip_dirs or ("\0",)):
+        own = _OWN_FILES.get(name)
+        if own is None:
+            own = _OWN_FILES[name] = name.startswith(_PACKAGE_DIR)
+        if not own and not (skip_dirs and name.startswith(skip_dirs)):
             return frame
         frame = frame.f_back
     return None
 
 
+#: one SourceLoc per (file, line): every node a line builds shares it, so building a graph
+#: pays a dict lookup per variable instead of a new object (keyed by strings, not frames or
+#: code objects, so it keeps no frame alive)
+_LOCATIONS: dict[tuple[str, int], SourceLoc] = {}
+
+
+_UNPINNED = object()
+#: the location every variable built now takes (see :func:`pin_location`)
+_pinned: contextvars.ContextVar = contextvars.ContextVar("symnb_user_location", default=_UNPINNED)
+
+
+def pin_location(loc: SourceLoc | None) -> contextvars.Token:
+    """From now until :func:`unpin_location`, :func:`user_location` answers ``loc`` without
+    walking the stack: one node (or one ``sn.grad``) builds several variables from the same
+    user line, and the walk from deep inside symnb is what building a node paid most for."""
+    return _pinned.set(loc)
+
+
+def unpin_location(token: contextvars.Token) -> None:
+    _pinned.reset(token)
+
+
 def user_location(skip_dirs: tuple[str, ...] = ()) -> SourceLoc | None:
-    """The file and line of :func:`user_frame`."""
+    """The file and line of :func:`user_frame` (or the pinned location, when one is)."""
+    pinned = _pinned.get()
+    if pinned is not _UNPINNED and not skip_dirs:
+        return pinned
     frame = user_frame(skip_dirs)
-    return None if frame is None else SourceLoc(frame.f_code.co_filename, frame.f_lineno)
+    if frame is None:
+        return None
+    key = (frame.f_code.co_filename, frame.f_lineno)
+    loc = _LOCATIONS.get(key)
+    if loc is None:
+        loc = _LOCATIONS[key] = SourceLoc(*key)
+    return loc

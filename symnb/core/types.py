@@ -17,10 +17,16 @@ _SHORT = {
     "bool": "bool", "complex64": "c64", "complex128": "c128",
 }  # fmt: skip
 _LONG = {v: k for k, v in _SHORT.items()}
+#: the supported dtypes as objects: every node's type passes through as_dtype, and most
+#: already hold one of these (the check of its name is the slow part)
+_SUPPORTED = frozenset(np.dtype(name) for name in _SHORT)
+_DTYPE_CLASSES = frozenset(type(dt) for dt in _SUPPORTED)
 
 
 def as_dtype(dtype) -> np.dtype:
     """Accept a dtype, its name, or a short name ("f32")."""
+    if type(dtype) in _DTYPE_CLASSES and dtype in _SUPPORTED:
+        return dtype
     if isinstance(dtype, str) and dtype in _LONG:
         dtype = _LONG[dtype]
     try:
@@ -39,11 +45,12 @@ def short_dtype(dtype) -> str:
 class TensorType:
     """dtype + shape. Equal types describe the same set of arrays; hashable and immutable."""
 
-    __slots__ = ("dtype", "shape")
+    __slots__ = ("dtype", "shape", "ndim")
 
     def __init__(self, dtype, shape):
         object.__setattr__(self, "dtype", as_dtype(dtype))
-        object.__setattr__(self, "shape", normalize_shape(shape))
+        object.__setattr__(self, "shape", shape := normalize_shape(shape))
+        object.__setattr__(self, "ndim", len(shape))  # read everywhere: stored, not computed
 
     def __setattr__(self, name, value):
         raise AttributeError("TensorType is immutable")
@@ -51,10 +58,6 @@ class TensorType:
     def __reduce__(self):
         """Pickled as its constructor call (unpickling must not set attributes)."""
         return TensorType, (self.dtype, self.shape)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
 
     def __eq__(self, other):
         return (

@@ -21,6 +21,7 @@ from symnb.core import variable as _variable
 from symnb.core.graph import ancestors
 from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
+from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import (
@@ -49,9 +50,13 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     for var in targets:
         check_wrt(var)
     first = uid_mark()
-    with shape_warnings.quiet():  # the user saw the warnings of the graph being differentiated
-        walk = ReverseWalk(_seeds(cost, known_grads), targets)
-        results = [walk.result(var, disconnected, return_disconnected) for var in targets]
+    token = pin_location(user_location())  # every gradient node is from the user's grad line
+    try:
+        with shape_warnings.quiet():  # the user saw the warnings of the graph differentiated
+            walk = ReverseWalk(_seeds(cost, known_grads), targets)
+            results = [walk.result(var, disconnected, return_disconnected) for var in targets]
+    finally:
+        unpin_location(token)
     tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 
@@ -204,7 +209,8 @@ class ReverseWalk:
         if not node.op.differentiable:
             raise self._not_differentiable(node, node.inputs[needed[0]], "")
         try:
-            grads = node.op.grad(list(node.inputs), list(node.outputs), output_grads)
+            inputs, outputs = list(node.inputs), list(node.outputs)
+            grads = node.op.grad_wrt(needed, inputs, outputs, output_grads)
         except NotDifferentiable as exc:
             raise self._not_differentiable(node, node.inputs[needed[0]], str(exc)) from None
         tag_new_nodes([g for g in grads if isinstance(g, Variable)], first, node)
@@ -310,9 +316,14 @@ def tag_new_nodes(outputs: list[Variable], first_uid: int, forward: Apply | None
 def tag_remaining(outputs: list[Variable], first_uid: int):
     """``grad_of = None`` on the nodes made since ``first_uid`` that no rule claimed
     (the cast of a known gradient, an explicit zero): every gradient node is tagged."""
-    for node in ancestors(outputs):
-        if node.outputs[0].uid >= first_uid:
-            node.tag.setdefault("grad_of", None)
+    stack, seen = [v.owner for v in outputs if v.owner is not None], set()
+    while stack:  # only the new nodes: the inputs of an older node are older still
+        node = stack.pop()
+        if id(node) in seen or node.outputs[0].uid < first_uid:
+            continue
+        seen.add(id(node))
+        node.tag.setdefault("grad_of", None)
+        stack.extend([v.owner for v in node.inputs if v.owner is not None])
 
 
 def zeros_like(var: Variable) -> Variable:

@@ -32,7 +32,7 @@ def _key(var: Variable):
 
 def probe_dtype(op, fn, inputs: list[Variable]) -> np.dtype:
     """The dtype NumPy gives ``fn(*inputs)``; a NumPy refusal becomes a DTypeError."""
-    key = (op, tuple(_key(v) for v in inputs))
+    key = (op, tuple([_key(v) for v in inputs]))
     if key not in _cache:
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):

@@ -47,7 +47,7 @@ class Composite(Elemwise):
             results.append(op.perform(*values))
         return results
 
-    def grad(self, inputs, outputs, output_grads):
+    def grad_elem(self, inputs, output, gz):
         raise NotImplementedError("differentiate before fusing: fusion runs after grad")
 
     def __str__(self):

@@ -25,6 +25,11 @@ from symnb.ops.broadcast import sum_to_like
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
     """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis."""
+    shapes = [v.type.shape for v in inputs if v.type.ndim]
+    if all(shape == shapes[0] for shape in shapes):
+        # the common case, one shape besides 0-d operands (``x * 0.9``): nothing stretches,
+        # nothing clashes and no shape warning applies
+        return shapes[0] if shapes else ()
     ndim = max(v.type.ndim for v in inputs)
     padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
     out = []
@@ -49,7 +54,8 @@ def _broadcast_message(op, inputs, axis, exc) -> str:
 
 
 class Elemwise(Op):
-    """Base of elementwise ops; subclasses set ``nin``, ``impl``, ``c`` and ``grad_elem``."""
+    """Base of elementwise ops; subclasses set ``nin``, ``impl``, ``c`` and ``grad_elem``
+    (or ``grad_input``)."""
 
     nin = 2
     impl = None
@@ -71,13 +77,37 @@ class Elemwise(Op):
         return self.impl(*arrays)
 
     def grad(self, inputs, outputs, output_grads):
-        grads = self.grad_elem(inputs, outputs[0], output_grads[0])
+        return self.grad_wrt(range(len(inputs)), inputs, outputs, output_grads)
+
+    def grad_wrt(self, needed, inputs, outputs, output_grads):
+        """Each needed gradient summed back to its input's shape; the others (a constant
+        operand such as the 0.9 of ``x * 0.9``) come back as None, and an op with a rule per
+        input (``grad_input``) does not even build them."""
+        output, gz = outputs[0], output_grads[0]
+        if self._per_input():
+            grads = {i: self.grad_input(i, inputs, output, gz) for i in needed}
+        else:
+            grads = dict(enumerate(self.grad_elem(inputs, output, gz)))
         fit = fit_dtype if self.nin == 1 else fit_gradient  # one input: nothing is broadcast
-        return [None if g is None else fit(g, x) for g, x in zip(grads, inputs)]
+        out = [None] * len(inputs)
+        for i in needed:
+            out[i] = None if grads[i] is None else fit(grads[i], inputs[i])
+        return out
 
     def grad_elem(self, inputs, output, gz):
         """Gradients on the broadcast shape, one per input (None: no gradient flows)."""
+        if self._per_input():
+            return [self.grad_input(i, inputs, output, gz) for i in range(len(inputs))]
         raise NotImplementedError
+
+    def grad_input(self, i, inputs, output, gz):
+        """The gradient of input ``i`` alone, on the broadcast shape: an op whose partials
+        are separate expressions (``x * y``) defines this instead of ``grad_elem``, so that
+        ``sn.grad`` builds only the ones it asks for."""
+        raise NotImplementedError
+
+    def _per_input(self) -> bool:
+        return type(self).grad_input is not Elemwise.grad_input
 
     def scalar(self, k, *args):
         """One element for kernel backends: ``k`` builds named scalar ops (``k.exp(x)``),
@@ -122,8 +152,8 @@ class Sub(Elemwise):
 
     impl, scalar_op = staticmethod(np.subtract), "sub"
 
-    def grad_elem(self, inputs, output, gz):
-        return [gz, -gz]
+    def grad_input(self, i, inputs, output, gz):
+        return gz if i == 0 else -gz
 
     def symbolic_size(self, node, size_of):
         return _size_arithmetic(_dims.sub, node, size_of)
@@ -134,9 +164,8 @@ class Mul(Elemwise):
 
     impl, scalar_op = staticmethod(np.multiply), "mul"
 
-    def grad_elem(self, inputs, output, gz):
-        x, y = inputs
-        return [gz * y, gz * x]
+    def grad_input(self, i, inputs, output, gz):
+        return gz * inputs[1 - i]  # d(x*y)/dx = y, d(x*y)/dy = x
 
     def symbolic_size(self, node, size_of):
         return _size_arithmetic(_dims.mul, node, size_of)
@@ -147,9 +176,9 @@ class TrueDiv(Elemwise):
 
     impl, scalar_op = staticmethod(np.true_divide), "div"
 
-    def grad_elem(self, inputs, output, gz):
-        x, y = inputs
-        return [gz / y, -gz * output / y]
+    def grad_input(self, i, inputs, output, gz):
+        y = inputs[1]
+        return gz / y if i == 0 else -gz * output / y
 
 
 class FloorDiv(Elemwise):
@@ -179,9 +208,9 @@ class Pow(Elemwise):
 
     impl, scalar_op = staticmethod(np.power), "pow"
 
-    def grad_elem(self, inputs, output, gz):
+    def grad_input(self, i, inputs, output, gz):
         x, y = inputs
-        return [gz * y * x ** (y - 1), gz * output * log(x)]
+        return gz * y * x ** (y - 1) if i == 0 else gz * output * log(x)
 
 
 class Neg(_Unary):

@@ -42,7 +42,7 @@ class Matmul(Op):
         except DimMismatch:
             raise ShapeError(_inner_message(x, y) + shape_hints.names_hint(k_x, k_y)) from None
         shape_warnings.pinned_hook(self, x, -1, y, -2 if len(ys) > 1 else 0)
-        batch = broadcast_shapes(self, [_batch_of(x), _batch_of(y)])
+        batch = _batch_shape(self, x, y)
         shape = batch + xs[-2:-1] + (ys[-1:] if len(ys) > 1 else ())
         return [TensorType(probe_dtype(self, np.matmul, [x, y]), shape)]
 
@@ -72,6 +72,14 @@ class Matmul(Op):
         gx = squeeze(gx, -2) if x.type.ndim == 1 else gx
         gy = squeeze(gy, -1) if y.type.ndim == 1 else gy
         return [fit_gradient(gx, x), fit_gradient(gy, y)]
+
+
+def _batch_shape(op, x, y) -> tuple:
+    """The broadcast batch axes (all but the last two) of x and y; none for matrices and
+    vectors, the common case, which needs no broadcast at all."""
+    if x.type.ndim <= 2 and y.type.ndim <= 2:
+        return ()
+    return broadcast_shapes(op, [_batch_of(x), _batch_of(y)])
 
 
 def _batch_of(v):

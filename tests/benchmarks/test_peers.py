@@ -201,3 +201,67 @@ def test_w8b_reference_step_follows_the_numerical_gradient():
                 values.append(_convnet2_loss(shifted, x, labels))
             numeric = (values[0] - values[1]) / 2e-6
             assert grad[where] == pytest.approx(numeric, rel=1e-5, abs=1e-9)
+
+
+def _mlp_grad_reference(arrays, x):
+    """Gradients of sum(h) for h = tanh(... tanh(x @ W1 + b1) ... @ Wn + bn), by hand."""
+    hs = [x]
+    for w, b in arrays:
+        hs.append(np.tanh(hs[-1] @ w + b))
+    grads, g = [], np.ones_like(hs[-1])
+    for (w, _), h_in, h_out in reversed(list(zip(arrays, hs, hs[1:]))):
+        dz = g * (1 - h_out**2)
+        grads[:0] = [h_in.T @ dz, dz.sum(axis=0)]
+        g = dz @ w.T
+    return grads
+
+
+def _chain_grad_reference(x, steps):
+    grad = np.ones_like(x)
+    for _ in range(steps):
+        x = np.tanh(x * 0.9 + 0.1)
+        grad = grad * 0.9 * (1 - x**2)
+    return grad
+
+
+@pytest.mark.parametrize("peer", ["symnb-py", "jax", "pytensor (numba)"])
+def test_w11_graphs_compute_the_reference_gradients(peer):
+    """W11 times these graphs: they must be the workload's (MLP gradients, chain gradient),
+    with as many nodes as their ops make."""
+    from benchmarks import build_time
+
+    worker = Worker(peer)
+    if worker.handle({"cmd": "hello"})["status"] == "absent":
+        pytest.skip(f"{peer} is not installed")
+    graphs = worker.peer
+    layers, width, steps = BY_KEY["W11"].size("tiny")
+    arrays = build_time.mlp_arrays(layers, width)
+    x = np.random.default_rng(3).standard_normal((32, width))
+    grads = graphs.graph_mlp_grad(graphs.graph_mlp(arrays))
+    expected = _mlp_grad_reference(arrays, x)
+    for got, want in zip(graphs.graph_value(grads, x), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    chain = graphs.graph_chain_grad(steps)
+    x = np.random.default_rng(4).uniform(-1, 1, 64)
+    (got,) = graphs.graph_value(chain, x)
+    np.testing.assert_allclose(got, _chain_grad_reference(x, steps), rtol=1e-10)
+    assert graphs.graph_nodes(graphs.graph_mlp(arrays)) >= 3 * layers
+    assert graphs.graph_nodes(chain) >= 3 * steps
+
+
+def test_w11_probe_reports_every_phase_per_node():
+    from benchmarks import build_time
+
+    reply = build_time.probe("symnb-py", "tiny")
+    rows = {r.workload: r for r in build_time.rows("symnb-py", reply)}
+    assert set(rows) == {"W11-build", "W11-grad", "W11-compile", "W11-chain"}
+    layers, _, steps = BY_KEY["W11"].size("tiny")
+    assert rows["W11-build"].extra["nodes"] == 3 * layers  # matmul, add, tanh per layer
+    for row in rows.values():
+        assert row.median_s > 0 and row.extra["us_per_node"] > 0
+    from benchmarks import report
+
+    section = report.w11_section(list(rows.values()))
+    build = rows["W11-build"]
+    assert f"| build | symnb-py | {3 * layers} | " in section
+    assert f"{build.extra['us_per_node']:.2f}" in section

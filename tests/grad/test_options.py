@@ -1,5 +1,6 @@
 """sn.grad's documented behaviour: options, markers, refusals and their messages, provenance."""
 
+import sys
 import warnings
 
 import numpy as np
@@ -227,3 +228,41 @@ def test_gradient_graph_is_typed_and_printable():
     text = sn.format_expr(g)
     assert "sigmoid" in text and text.endswith(f"outputs: {text.split()[-1]}")
     assert isinstance(g.owner.outputs[0].type, TensorType)
+
+
+def test_elemwise_sums_back_only_the_gradients_asked_for(monkeypatch):
+    """``x * c`` with a constant ``c`` of another shape: no gradient of ``c`` is summed back
+    (nobody asked for it), and x's is right."""
+    import symnb.ops.elemwise as elemwise
+
+    fitted = []
+    real = elemwise.fit_gradient
+
+    def recording(g, like):
+        fitted.append(like)
+        return real(g, like)
+
+    monkeypatch.setattr(elemwise, "fit_gradient", recording)
+    x = f64("x", shape=(3, 4))
+    c = sn.constant(np.arange(4.0))
+    g = sn.grad(sn.sum(x * c), x)
+    assert fitted and all(v is x for v in fitted)
+    value = evaluate(g, [x], np.ones((3, 4)))
+    np.testing.assert_array_equal(value, np.broadcast_to(np.arange(4.0), (3, 4)))
+
+
+def test_every_gradient_node_points_at_the_grad_line():
+    """The user's line is found once per sn.grad call and shared by all the nodes it builds;
+    constants a node makes take the line of the node."""
+    x = f64("x")
+    y = sn.tanh(x * 2.0)
+    g = sn.grad(sn.sum(y), x)
+    grad_line = sys._getframe().f_lineno - 1
+    forward = set(ancestors([y]))
+    built = [node for node in ancestors([g]) if node not in forward]
+    assert built
+    for node in built:
+        for var in node.outputs:
+            assert (var.source.filename, var.source.lineno) == (__file__, grad_line)
+    constant = y.owner.inputs[0].owner.inputs[1]
+    assert constant.source.lineno == grad_line - 1

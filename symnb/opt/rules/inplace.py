@@ -43,6 +43,9 @@ class ElemwiseInplace(Elemwise):
     def grad(self, inputs, outputs, output_grads):
         return self.base.grad(inputs, outputs, output_grads)
 
+    def grad_wrt(self, needed, inputs, outputs, output_grads):
+        return self.base.grad_wrt(needed, inputs, outputs, output_grads)
+
     def __str__(self):
         return f"{self.base}_inplace" + (f"[{self.destroyed}]" if self.destroyed else "")
 
