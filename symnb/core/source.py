@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py|<ipython-input-(\d+)-)")
+#: directories of code that only forwards calls between symnb's own functions (the
+#: trampolines a mutation tester wraps each mutated function in: tests/conftest.py adds
+#: mutmut's under mutmut): their frames are never the user's line
+FORWARDERS: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ def user_frame(skip_dirs: tuple[str, ...] = ()):
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if not name.startswith(_PACKAGE_DIR) and not name.startswith(skip_dirs or ("\0",)):
+        if not name.startswith((_PACKAGE_DIR, *FORWARDERS, *skip_dirs)):
             return frame
         frame = frame.f_back
     return None
