@@ -124,6 +124,9 @@ class InputSpec:
             array = raw.astype(self.dtype)
             rounded = raw.dtype.kind in "fc" and self.dtype.kind in "fc"
             exact = rounded or np.array_equal(array, raw, equal_nan=raw.dtype.kind in "fc")
+            if exact and raw.dtype.kind in "iu" and self.dtype.kind in "fc":
+                # the comparison above rounds raw too: 2**53 + 1 would equal its float64
+                exact = np.array_equal(array.real.astype(raw.dtype), raw)
         if not exact:
             raise InputError(
                 f"{self.label} expects {self.dtype.name}; the value {value!r} does not convert "
