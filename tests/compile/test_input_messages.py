@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.compile.inputs import InputSpec
 from symnb.errors import InputError, InputShapeError
 
 
@@ -62,7 +63,7 @@ def test_an_unnamed_input_is_named_by_its_position():
 
 
 DTYPE_CASES = [
-    ("int64", np.array([0.0, 2.0]),
+    ("int64", np.array([1.0, 2.0]),
      "input 0 'x0' expects int64, got a float64 array; integer inputs take integer values "
      "such as class labels (yours are floats; they are whole numbers)\n"
      "  hint: convert them with value.astype('int64')"),
@@ -86,6 +87,10 @@ DTYPE_CASES = [
      "the input with dtype='int64'"),
     ("float32", np.array([1, 2**24 + 1], "int32"),
      None),  # int32 -> float32 is not a safe cast: the precision message
+    ("float64", np.array([1, 2**64 - 1], "uint64"),
+     "input 0 'x0' expects float64; the uint64 array holds integers that float64 cannot "
+     "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
+     "the input with dtype='uint64'"),
     ("float64", [1.5, "a"], "input 0 'x0' expects float64, got list"),
     ("int64", [1, 2.5], "input 0 'x0' expects int64; the value [1, 2.5] does not convert "
      "without loss"),
@@ -98,6 +103,7 @@ DTYPE_CASES = [
 ]  # fmt: skip
 
 
+@pytest.mark.filterwarnings("error")  # a refusal is one clear error, not a cast warning too
 @pytest.mark.parametrize("dtype,value,message", DTYPE_CASES)
 def test_dtype_refusals_word_for_word(dtype, value, message):
     got = refusal([((None,), dtype)], value)
@@ -125,7 +131,8 @@ ACCEPTED = [
     ("float64", np.array([3, 2**53], "int64"), np.array([3.0, 2.0**53])),
     ("float64", np.array([-2, 7], "int32"), np.array([-2.0, 7.0])),
     ("int64", np.array([1, 2], "uint8"), np.array([1, 2])),
-    ("float64", np.array([0.5, 1.5], "float32"), np.array([0.5, 1.5])),
+    ("float64", np.array([0.5, np.nan], "float32"), np.array([0.5, np.nan])),
+    ("float32", np.array([3, -7], "int16"), np.array([3.0, -7.0], "float32")),
 ]
 
 
@@ -148,3 +155,20 @@ def test_numpy_scalars_of_another_dtype_convert_for_a_0d_input(backend_name):
     assert g(np.int64(3)) == 4 and g(np.int64(3)).dtype == np.int32
     with pytest.raises(InputError, match=r"int32; the value np.float64\(3.5\) does not convert"):
         g(np.float64(3.5))
+
+
+def test_the_fast_path_takes_only_arrays_that_already_fit():
+    """``quick`` hands back the caller's array itself (no copy, no check) only when its dtype
+    and every dim are what a fully fixed input declares; anything else takes the full check."""
+    fixed = InputSpec(sn.tensor("w", shape=(2, 3)), 0)
+    a = np.ones((2, 3))
+    assert fixed.quick(a) is a
+    for other in (np.ones((3, 2)), np.ones((2, 3), "float32"), np.ones(6), a.tolist(),
+                  np.ma.masked_array(a)):  # fmt: skip
+        assert fixed.quick(other) is None
+    named = InputSpec(sn.tensor("v", shape=("n", 3)), 1)
+    assert named.quick(a) is None and named.label == "input 1 'v'"
+    scalar = InputSpec(sn.tensor("s", shape=()), 2)
+    assert scalar.quick(np.float64(2.5)) == 2.5 and scalar.quick(np.float64(2.5)).shape == ()
+    assert scalar.quick(np.float32(2.5)) is None and scalar.quick(2.5) is None
+    assert InputSpec(sn.tensor("t", shape=(1,)), 3).quick(np.float64(2.5)) is None
