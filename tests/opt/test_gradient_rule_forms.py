@@ -73,6 +73,8 @@ def softmax_forms():
     forms = {
         "h/sm": (sn.expand_dims(h, -1) / sm, True),
         "column/sm (unknown dims)": (column / sm, True),
+        "fixed (3, 1)/sm": (sn.constant(np.arange(1.0, 4.0).reshape(3, 1)) / sm, True),
+        "batch/sm": (sn.constant(np.arange(24.0).reshape(2, 3, 4)) / sm, True),
         "scatter of h/sm[i]": (scatter(sn.expand_dims(h / picked(sm, i), -1)), True),
         "scatter of h/sm[j]": (scatter(sn.expand_dims(h / picked(sm, j), -1)), False),
         "scatter of h/other[i]": (scatter(sn.expand_dims(h / picked(other, i), -1)), False),
