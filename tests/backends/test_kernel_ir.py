@@ -61,6 +61,7 @@ REDUCED = [(k, d) for k in sorted(COMBINE) for d in KERNEL_DTYPES
 def test_identity_is_the_start_value_of_each_reduction(kind, dtype):
     start = identity(kind, dtype)
     assert type(start) in (bool, int, float), type(start)  # a Python number renderers spell
+    assert (type(start) is bool) == (dtype == "bool"), start  # a bool start only for bools
     values = extremes(dtype)
     combined = COMBINE[kind](np.array(start, dtype), values)
     np.testing.assert_array_equal(combined, values)
