@@ -1,9 +1,22 @@
 """Fixtures: a seeded random generator, and the backend each op test runs on."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
+from symnb.core import source
 from tests.helpers import available_backends
+
+# The properties check values, not timing: on a loaded 2-core machine (or under mutmut's
+# tracing) a deadline only makes them flaky. Tests that set their own settings keep them.
+settings.register_profile("symnb", deadline=None)
+settings.load_profile("symnb")
+
+if "mutmut" in sys.modules:  # `make mutate`: mutated functions are called through trampolines
+    source.FORWARDERS.append(os.path.dirname(sys.modules["mutmut"].__file__) + os.sep)
 
 
 @pytest.fixture(scope="session", autouse=True)

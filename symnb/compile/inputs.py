@@ -17,7 +17,6 @@ class InputSpec:
     """What one input accepts; ``convert`` returns the array to compute with."""
 
     def __init__(self, var: Variable, position: int):
-        self.var = var
         self.label = f"input {position} '{var.name}'" if var.name else f"input {position}"
         self.dtype = var.type.dtype
         self.shape = var.type.shape
@@ -125,7 +124,10 @@ class InputSpec:
         with np.errstate(all="ignore"):
             array = raw.astype(self.dtype)
             rounded = raw.dtype.kind in "fc" and self.dtype.kind in "fc"
-            exact = rounded or np.array_equal(array, raw, equal_nan=raw.dtype.kind in "fc")
+            exact = rounded or np.array_equal(array, raw)  # (no cast to a non-float gives NaN)
+            if exact and raw.dtype.kind in "iu" and self.dtype.kind in "fc":
+                # the comparison above rounds raw too: 2**53 + 1 would equal its float64
+                exact = np.array_equal(array.real.astype(raw.dtype), raw)
         if not exact:
             raise InputError(
                 f"{self.label} expects {self.dtype.name}; the value {value!r} does not convert "

@@ -15,6 +15,10 @@ from dataclasses import dataclass
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py|<ipython-input-(\d+)-)")
+#: directories of code that only forwards calls between symnb's own functions (the
+#: trampolines a mutation tester wraps each mutated function in: tests/conftest.py adds
+#: mutmut's under mutmut): their frames are never the user's line
+FORWARDERS: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -58,8 +62,8 @@ def user_frame(skip_dirs: tuple[str, ...] = ()):
     while frame is not None:
         name = frame.f_code.co_filename
         own = _OWN_FILES.get(name)
-        if own is None:
-            own = _OWN_FILES[name] = name.startswith(_PACKAGE_DIR)
+        if own is None:  # FORWARDERS are registered before any frame is looked at
+            own = _OWN_FILES[name] = name.startswith((_PACKAGE_DIR, *FORWARDERS))
         if not own and not (skip_dirs and name.startswith(skip_dirs)):
             return frame
         frame = frame.f_back

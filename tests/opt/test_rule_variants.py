@@ -121,3 +121,17 @@ def test_stabilising_rules_fire_on_random_axes(axis, keepdims, seed):
     assert counts.get("logsumexp_of_exp") == 1 and counts.get("log_softmax_of_softmax") == 1
     assert np.isfinite(got[0]).all() and np.isfinite(got[1]).all()
     assert got[0].shape == special.logsumexp(values, axis=axis, keepdims=keepdims).shape
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint8"])
+def test_sigmoid_rules_leave_integer_inputs_alone(dtype):
+    """-x wraps around for integers (-(-128) is -128 in int8), so -softplus(-x) is not
+    log(sigmoid(x)) there: the rules fire on floating-point x only."""
+    x = sn.tensor("x", shape=(None,), dtype=dtype)
+    info = np.iinfo(dtype)
+    values = np.array([info.min, 0, 3, info.max], dtype)
+    for build in (lambda v: sn.log(sn.sigmoid(v)), lambda v: sn.log(1 - sn.sigmoid(v)),
+                  lambda v: sn.log1p(-sn.sigmoid(v))):  # fmt: skip
+        naive, got, counts = stable([x], build(x), [values])
+        assert counts == {}, counts
+        np.testing.assert_array_equal(got, naive)

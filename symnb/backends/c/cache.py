@@ -97,7 +97,7 @@ def load(source: str, opener=None):
     """The loaded kernel for ``source``. ``opener(path, symbol)`` returns a library's kernel
     function (default ``open_symbol``)."""
     with _lock:
-        mem_key = hashlib.sha256(source.encode()).hexdigest()
+        mem_key = _memory_key(source)
         if mem_key in _loaded:
             stats.memory_hits += 1
             return _loaded[mem_key]
@@ -130,8 +130,15 @@ def open_symbol(path: str, name: str):
     return ffi.cast(KERNEL_TYPE, address)
 
 
+def _memory_key(source: str) -> str:
+    """Loaded kernels are remembered per compile directory: one loaded while another
+    directory was set is not in this one, where a pickled function loaded by another process
+    (or a later session in this one) will look for it."""
+    return hashlib.sha256(f"{kernel_dir()}\0{source}".encode()).hexdigest()
+
+
 def _cached(source: str) -> bool:
-    if hashlib.sha256(source.encode()).hexdigest() in _loaded:
+    if _memory_key(source) in _loaded:
         return True
     return _library_of(cache_key(source)) is not None
 

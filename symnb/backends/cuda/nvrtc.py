@@ -18,6 +18,12 @@ def nvrtc():
         from cuda.bindings import nvrtc as bindings
     except ImportError as exc:
         raise ImportError(f"compiling CUDA kernels needs NVRTC: {INSTALL}") from exc
+    try:
+        bindings.nvrtcVersion()  # the bindings load libnvrtc on their first call
+    except RuntimeError as exc:  # cuda.pathfinder's DynamicLibNotFoundError
+        raise ImportError(
+            f"compiling CUDA kernels needs NVRTC's library ({exc}): {INSTALL}"
+        ) from exc
     return bindings
 
 

@@ -12,7 +12,7 @@ probability that may underflow to 0. They fire on floating-point values only: on
 
 from __future__ import annotations
 
-from symnb.ops.broadcast import SumToLike
+from symnb.ops.broadcast import SumToLike, zeros_like
 from symnb.ops.elemwise import Add, Exp, Log, Mul, Neg, Sigmoid, Sub, TrueDiv, neg
 from symnb.ops.index import AdvancedSubtensor, IncAlongAxis, Subtensor, TakeAlongAxis
 from symnb.ops.math import Log1p, expm1, log1p, softplus
@@ -166,10 +166,21 @@ def softmax_grad_without_division(m):
     if total.op.axis != (axis,) or not total.op.keepdims:
         return None
     h = _undivided(m.g, m.sm, axis)
+    if h is not None and not _as_wide_as(h, m.sm):
+        # sum(g * sm) sums h as broadcast against sm: h (n, 1) with sm (n, k) counts k times
+        h = h + zeros_like(m.sm)
     if h is None:
         return None
     new = h - m.sm * Sum((axis,), True)(h)
     return new if fits(m.out, new) else None
+
+
+def _as_wide_as(h, sm) -> bool:
+    """Every dim of sm is provably one of h's (at the same place from the end): broadcasting
+    h against sm cannot repeat it (when unsure, the rule broadcasts h first)."""
+    if h.type.ndim < sm.type.ndim:
+        return False
+    return all(d is not None and d == e for d, e in zip(h.type.shape[::-1], sm.type.shape[::-1]))
 
 
 def _undivided(g, sm, axis):

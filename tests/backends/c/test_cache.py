@@ -28,6 +28,18 @@ def test_second_compile_is_a_cache_hit(compiledir):
     assert len(list((compiledir / "c").glob("*.so"))) == 1
 
 
+def test_a_kernel_loaded_from_another_directory_is_put_in_the_current_one(compiledir, tmp_path):
+    """After ``sn.config.compiledir`` changes, the kernels a function needs are in the new
+    directory, where a process loading a pickle of it will look (not only in memory)."""
+    build()
+    sn.config.compiledir = str(tmp_path / "second")
+    build()
+    assert len(list((tmp_path / "second" / "c").glob("*.so"))) == 1
+    cache._loaded.clear()
+    with forbid_compile():
+        build()
+
+
 def test_forbid_compile_raises_on_a_miss(compiledir):
     with forbid_compile(), pytest.raises(CacheMiss, match="compiling is forbidden"):
         build("float32")

@@ -1,0 +1,181 @@
+"""Every refusal of symnb/compile/inputs.py, word for word: which input (by position, and by
+name when it has one), what it expects, what it got and why. A user reads these at the
+moment a call fails, so a message that names the wrong axis, size or dtype is a bug. Also the
+values the checks must accept: lists, NumPy scalars and exact integer conversions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.compile.inputs import InputSpec
+from symnb.errors import InputError, InputShapeError
+
+
+def call(shapes_dtypes, *values, names=None):
+    """A py-backend identity-like function of inputs declared as given, called on values."""
+    names = names or [f"x{k}" for k in range(len(shapes_dtypes))]
+    xs = [sn.tensor(n, shape=s, dtype=d) for n, (s, d) in zip(names, shapes_dtypes)]
+    out = xs[0] * 1
+    for x in xs[1:]:
+        out = sn.sum(sn.cast(out, "float64")) + sn.sum(sn.cast(x, "float64"))
+    return sn.function(xs, out, backend="py")(*values)
+
+
+def refusal(shapes_dtypes, *values, names=None, error=InputError) -> str:
+    with pytest.raises(error) as info:
+        call(shapes_dtypes, *values, names=names)
+    return str(info.value)
+
+
+SHAPE_CASES = [
+    ([((3,), "float64")], [np.ones((3, 1))],
+     "input 0 'x0' expects shape (3,) (float64), got an array of shape (3, 1): it has 2 dims, "
+     "expected 1"),
+    ([((2, 3), "float32")], [np.ones((2, 4), "float32")],
+     "input 0 'x0' expects shape (2, 3) (float32), got an array of shape (2, 4): axis 1 has "
+     "length 4, expected 3"),
+    ([(("n",), "float64"), ((2, "n"), "float64")], [np.ones(3), np.ones((2, 4))],
+     "input 1 'x1' expects shape (2, n) (float64), got an array of shape (2, 4): dim 'n' "
+     "(axis 1) is 4 here but 3 in input 0 'x0'; a named dim has one size across a call"),
+    ([(("m",), "float64"), (("n",), "float64"), (("m+n",), "float64")],
+     [np.ones(2), np.ones(3), np.ones(4)],
+     "input 2 'x2' expects shape (m+n,) (float64), got an array of shape (4,): axis 0 (m+n) "
+     "should be 5 with m=2 in input 0 'x0', n=3 in input 1 'x1'"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("decls,values,message", SHAPE_CASES)
+def test_shape_refusals_word_for_word(decls, values, message):
+    assert refusal(decls, *values, error=InputShapeError) == message
+
+
+def test_an_unnamed_input_is_named_by_its_position():
+    x = sn.tensor(shape=(3,))
+    f = sn.function([x], x * 2, backend="py")
+    with pytest.raises(InputShapeError) as info:
+        f(np.ones(2))
+    assert str(info.value) == (
+        "input 0 expects shape (3,) (float64), got an array of shape (2,): axis 0 has length "
+        "2, expected 3"
+    )
+
+
+DTYPE_CASES = [
+    ("int64", np.array([1.0, 2.0]),
+     "input 0 'x0' expects int64, got a float64 array; integer inputs take integer values "
+     "such as class labels (yours are floats; they are whole numbers)\n"
+     "  hint: convert them with value.astype('int64')"),
+    ("int32", np.array([0.5, np.nan]),
+     "input 0 'x0' expects int32, got a float64 array; integer inputs take integer values "
+     "such as class labels (yours are floats; some are not whole numbers: check them)\n"
+     "  hint: convert them with value.astype('int32')"),
+    ("int8", np.array([1.0, np.inf], "float32"),
+     "input 0 'x0' expects int8, got a float32 array; integer inputs take integer values "
+     "such as class labels (yours are floats; some are not whole numbers: check them)\n"
+     "  hint: convert them with value.astype('int8')"),
+    ("float32", np.array([0.1]),
+     "input 0 'x0' expects float32, got a float64 array, which would lose precision; pass "
+     "value.astype('float32') or declare the input with dtype='float64'"),
+    ("int16", np.array([7], "int64"),
+     "input 0 'x0' expects int16, got a int64 array, which would lose precision; pass "
+     "value.astype('int16') or declare the input with dtype='int64'"),
+    ("float64", np.array([1, 2**53 + 1], "int64"),
+     "input 0 'x0' expects float64; the int64 array holds integers that float64 cannot "
+     "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
+     "the input with dtype='int64'"),
+    ("float32", np.array([1, 2**24 + 1], "int32"),
+     None),  # int32 -> float32 is not a safe cast: the precision message
+    ("float64", np.array([1, 2**64 - 1], "uint64"),
+     "input 0 'x0' expects float64; the uint64 array holds integers that float64 cannot "
+     "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
+     "the input with dtype='uint64'"),
+    ("float64", [1.5, "a"], "input 0 'x0' expects float64, got list"),
+    ("int64", [1, 2.5], "input 0 'x0' expects int64; the value [1, 2.5] does not convert "
+     "without loss"),
+    ("int64", [1, np.nan], "input 0 'x0' expects int64; the value [1, nan] does not convert "
+     "without loss"),
+    ("uint8", [300], "input 0 'x0' expects uint8; the value [300] does not convert without "
+     "loss"),
+    ("float64", [2**53 + 1], "input 0 'x0' expects float64; the value [9007199254740993] does "
+     "not convert without loss"),
+]  # fmt: skip
+
+
+@pytest.mark.filterwarnings("error")  # a refusal is one clear error, not a cast warning too
+@pytest.mark.parametrize("dtype,value,message", DTYPE_CASES)
+def test_dtype_refusals_word_for_word(dtype, value, message):
+    got = refusal([((None,), dtype)], value)
+    if message is None:
+        assert got == (
+            "input 0 'x0' expects float32, got a int32 array, which would lose precision; pass "
+            "value.astype('float32') or declare the input with dtype='int32'"
+        )
+    else:
+        assert got == message
+
+
+def test_a_ragged_list_is_refused_with_numpys_reason():
+    got = refusal([((None,), "float64")], [[1.0], [1.0, 2.0]])
+    assert got.startswith("input 0 'x0': cannot make an array of [[1.0], [1.0, 2.0]]: "), got
+    assert "inhomogeneous" in got
+
+
+ACCEPTED = [
+    ("float64", [1, 2], np.array([1.0, 2.0])),
+    ("float64", [2**53], np.array([2.0**53])),
+    ("float32", [0.1, np.nan], np.array([0.1, np.nan], "float32")),  # rounded as a literal
+    ("int64", [True, 3], np.array([1, 3])),
+    ("uint8", [0, 255], np.array([0, 255], "uint8")),
+    ("float64", np.array([3, 2**53], "int64"), np.array([3.0, 2.0**53])),
+    ("float64", np.array([-2, 7], "int32"), np.array([-2.0, 7.0])),
+    ("int64", np.array([1, 2], "uint8"), np.array([1, 2])),
+    ("float64", np.array([0.5, np.nan], "float32"), np.array([0.5, np.nan])),
+    ("float32", np.array([3, -7], "int16"), np.array([3.0, -7.0], "float32")),
+]
+
+
+@pytest.mark.parametrize("dtype,value,want", ACCEPTED)
+def test_values_that_convert_exactly_are_accepted(dtype, value, want):
+    got = call([((None,), dtype)], value)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend_name", ["py", "c"])
+def test_numpy_scalars_of_another_dtype_convert_for_a_0d_input(backend_name):
+    s = sn.tensor("s", shape=(), dtype="float64")
+    f = sn.function([s], s * 3, backend=backend_name)
+    for value in (np.float32(0.5), np.int32(2), np.float64(1.25), 4, 2.5):
+        got = f(value)
+        assert got.dtype == np.float64 and got == float(value) * 3, (value, got)
+    i = sn.tensor("i", shape=(), dtype="int32")
+    g = sn.function([i], i + 1, backend=backend_name)
+    assert g(np.int64(3)) == 4 and g(np.int64(3)).dtype == np.int32
+    with pytest.raises(InputError, match=r"int32; the value np.float64\(3.5\) does not convert"):
+        g(np.float64(3.5))
+
+
+def test_the_fast_path_takes_only_arrays_that_already_fit():
+    """``quick`` hands back the caller's array itself (no copy, no check) only when its dtype
+    and every dim are what a fully fixed input declares; anything else takes the full check."""
+    fixed = InputSpec(sn.tensor("w", shape=(2, 3)), 0)
+    a = np.ones((2, 3))
+    assert fixed.quick(a) is a
+    for other in (np.ones((3, 2)), np.ones((2, 3), "float32"), np.ones(6), a.tolist(),
+                  np.ma.masked_array(a)):  # fmt: skip
+        assert fixed.quick(other) is None
+    named = InputSpec(sn.tensor("v", shape=("n", 3)), 1)
+    assert named.quick(a) is None and named.label == "input 1 'v'"
+    scalar = InputSpec(sn.tensor("s", shape=()), 2)
+    assert scalar.quick(np.float64(2.5)) == 2.5 and scalar.quick(np.float64(2.5)).shape == ()
+    assert scalar.quick(np.float32(2.5)) is None and scalar.quick(2.5) is None
+    assert InputSpec(sn.tensor("t", shape=(1,)), 3).quick(np.float64(2.5)) is None
+
+
+def test_a_derived_dim_whose_names_no_input_binds_is_not_checked():
+    x = sn.tensor("x", shape=("n+1",))
+    f = sn.function([x], x * 2, backend="py")
+    for length in (1, 4):
+        np.testing.assert_array_equal(f(np.ones(length)), np.full(length, 2.0))
