@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from symnb.backends import default_backend
+from symnb.backends.device.runtime import DeviceArray
 from symnb.compile.checkmode import CHECK
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
@@ -90,7 +91,10 @@ class Function:
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = threading.Lock() if self.updates else contextlib.nullcontext()
-        self.linker = get_linker(self.backend, mode)(self.graph, self._leaves)
+        self.linker = _make_linker(get_linker(self.backend, mode), self.graph, self._leaves,
+                                   self._n_out)  # fmt: skip
+        #: a device linker reads shared values where they are (kept on the device)
+        self._resident = getattr(self.linker, "resident", False)
         self._runner = None if mode is not None else self._make_runner()
         self.compile_time = time.perf_counter() - start
 
@@ -115,7 +119,10 @@ class Function:
             arrays = None if any(a is None for a in arrays) else arrays
         if arrays is None:
             arrays = self._convert(self._bind(args, kwargs))
-        arrays += [v.get_value(borrow=True) for v in self._shared]
+        if self._resident:
+            arrays += [v.current_value() for v in self._shared]
+        else:
+            arrays += [v.get_value(borrow=True) for v in self._shared]
         return self._finish(self.linker.run(arrays), arrays)
 
     def _finish(self, results, leaf_values):
@@ -124,7 +131,10 @@ class Function:
         if not self.borrow:
             results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
         for (shared, _), value in zip(self.updates, results[self._n_out :]):
-            shared.set_value(value, borrow=True)
+            if isinstance(value, DeviceArray):
+                shared.keep_on_device(value)
+            else:
+                shared.set_value(value, borrow=True)
         return self._structure(results[: self._n_out])
 
     def _own(self, i, result, leaf_values):
@@ -198,6 +208,14 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _make_linker(cls, graph, leaves, n_results: int):
+    """A device linker also learns how many outputs are results (copied to the host) rather
+    than updates (kept on the device)."""
+    if getattr(cls, "resident", False):
+        return cls(graph, leaves, n_results)
+    return cls(graph, leaves)
 
 
 def _aliases(array, leaf_values) -> bool:

@@ -36,6 +36,7 @@ class CLinker(PlanBuilder):
 
     name = "c"
     dialect = CDialect()
+    planners = PLANNERS  # op class -> step; device linkers plan some ops differently
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
@@ -44,7 +45,11 @@ class CLinker(PlanBuilder):
         self.producers = self._plan_fusion(order)
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
-        steps = [self._step(node) for node in order if id(node) not in self.fused]
+        steps = []
+        for node in order:
+            if id(node) not in self.fused:
+                step = self._step(node)  # a planner may give a node several steps (a tuple)
+                steps += step if isinstance(step, tuple) else [step]
         self.plan = self.plan_of(steps, len(graph.inputs))
         self._load_kernels()
 
@@ -55,7 +60,7 @@ class CLinker(PlanBuilder):
     # -- building the plan ------------------------------------------------------------------
     def _step(self, node):
         listed = len(self.kernels)
-        planner = PLANNERS.find(node.op)
+        planner = self.planners.find(node.op)
         try:
             step = planner(self, node) if planner else None
         except Unsupported as exc:
@@ -127,7 +132,7 @@ def _kernel(linker: CLinker, node) -> Launch:
         reference = _FusedReference(lowered.nodes, node.outputs[0].type.dtype)
         fallback = linker.library(node, reference, inputs=lowered.nodes[0].inputs)
     step = linker.launch(node, source, lowered.inputs, outs, lowered.inplace, lowered.empty,
-                         fallback)  # fmt: skip
+                         fallback, lowered.kernel)  # fmt: skip
     nodes = list(lowered.nodes) if len(lowered.nodes) > 1 else node
     linker.kernels.append(KernelInfo("kernel", nodes, source, lowered.note))
     return step
