@@ -90,7 +90,7 @@ def test_unknown_device_choice_lists_the_devices():
         sn.config.opencl_device = before
 
 
-def mlp_accuracy(backend: str, steps: int = 60) -> tuple[float, float]:
+def mlp_accuracy(backend: str, steps: int = 30) -> tuple[float, float]:
     """(final loss, training accuracy) of a tanh MLP fitted to three Gaussian blobs."""
     from benchmarks.rewrite_time import mlp_training_step
 
