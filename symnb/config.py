@@ -28,6 +28,10 @@ class Config:
     #: run calls of backend "c" functions through the C runner (symnb/backends/c/runner.c);
     #: False runs them in Python (same results, more overhead per call); read when compiling
     c_runner: bool = True
+    #: the OpenCL device of backend "opencl": "" is the first device that builds a kernel
+    #: (symnb/backends/opencl/device.py); else "P:D" (platform and device numbers) or text
+    #: found in "platform name / device name" (``python -m symnb.backends.opencl`` lists them)
+    opencl_device: str = ""
     #: wraps long loops (compiling many kernels): ``progress(iterable, total, label)``; symnb
     #: sets it to symnb.viz.progress.progress, a bar in a notebook and silent elsewhere
     progress: Callable = quiet

@@ -1,13 +1,17 @@
 """Helpers every op test uses, so each op test runs on every backend against NumPy.
 
 ``available_backends()`` is what this machine can run: "py" always, "c" when a C compiler is
-on the PATH (without one the "c" tests skip, saying so, through ``needs_c``).
+on the PATH (without one the "c" tests skip, saying so, through ``needs_c``), "opencl" when an
+OpenCL device builds kernels.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
+import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -20,8 +24,56 @@ needs_c = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc,
 
 
 def available_backends() -> list[str]:
-    """The backends this machine runs: "py", and "c" where a C compiler is found."""
-    return ["py"] + (["c"] if find_compiler() is not None else [])
+    """The backends this machine runs: "py", "c" where a C compiler is found, and "opencl"
+    where an OpenCL device builds kernels (PoCL on the CPU; with ``SYMNB_REQUIRE_OPENCL=1``
+    it is always listed, so a machine without one fails instead of skipping), "cuda" where a
+    GPU runs kernels."""
+    c = ["c"] if find_compiler() is not None else []
+    return ["py", *c, *opencl_backend(), *cuda_backend()]
+
+
+@functools.cache
+def opencl_problem() -> str | None:
+    """None when an OpenCL device builds kernels here; else why not."""
+    os.environ.setdefault("POCL_CACHE_DIR", tempfile.mkdtemp(prefix="symnb-pocl-"))
+    try:
+        import pyopencl
+
+        from symnb.backends.opencl.device import NoOpenCLDevice, usable_device
+    except ImportError:
+        return "pip install 'symnb[opencl]' (pyopencl, PoCL)"
+    try:
+        usable_device(pyopencl)
+    except NoOpenCLDevice as exc:
+        return str(exc)
+    return None
+
+
+@functools.cache
+def cuda_problem() -> str | None:
+    """None when a CUDA driver and device run kernels here; else why not."""
+    from symnb.backends.cuda.runtime import cuda_runtime
+    from symnb.backends.device.runtime import DeviceError
+
+    try:
+        cuda_runtime(0)
+    except DeviceError as exc:
+        return str(exc)
+    return None
+
+
+def cuda_backend() -> list[str]:
+    """["cuda"] on a machine with a GPU (or with ``SYMNB_REQUIRE_CUDA=1``, which
+    ``python -m benchmarks.gpu`` sets to run the op suite there)."""
+    if os.environ.get("SYMNB_REQUIRE_CUDA") == "1" or cuda_problem() is None:
+        return ["cuda"]
+    return []
+
+
+def opencl_backend() -> list[str]:
+    if os.environ.get("SYMNB_REQUIRE_OPENCL") == "1" or opencl_problem() is None:
+        return ["opencl"]
+    return []
 
 
 def random_array(rng, shape, dtype):

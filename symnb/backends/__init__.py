@@ -12,8 +12,13 @@ import warnings
 from symnb.backends.c.compiler import INSTALL_HINT, find_compiler
 
 #: backend name -> "module:class" of its linker
-LINKERS = {"py": "symnb.backends.py:PyLinker", "c": "symnb.backends.c.linker:CLinker"}
-PLANNED = ("opencl", "cuda")
+LINKERS = {
+    "py": "symnb.backends.py:PyLinker",
+    "c": "symnb.backends.c.linker:CLinker",
+    "opencl": "symnb.backends.opencl.linker:OpenCLLinker",
+    "cuda": "symnb.backends.cuda.linker:CUDALinker",
+}
+PLANNED: tuple[str, ...] = ()
 _warned_no_compiler = []
 
 

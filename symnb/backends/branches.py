@@ -82,6 +82,17 @@ def plan_steps(builder, order, make_step) -> list:
     return steps_of(TOP)
 
 
+def plan_flat(order, make_step) -> list:
+    """The steps of every node in ``order``, with no ``Branch``: for executors that run an
+    ifelse as its reference (both branches computed; the device backends)."""
+    steps = []
+    for node in order:
+        step = make_step(node)
+        if step is not None:
+            steps.extend(step if isinstance(step, tuple) else (step,))
+    return steps
+
+
 def _branch(builder, node, then_steps: list, else_steps: list) -> Branch:
     n = node.op.n
     cond, *values = builder.slots_of(node.inputs)

@@ -25,10 +25,10 @@ class KernelRef:
     """A compiled kernel as the plan holds it: its name and source for display, and the
     function the linker fills in once the kernels of a function are compiled together."""
 
-    __slots__ = ("name", "source", "fn", "address")
+    __slots__ = ("name", "source", "description", "fn", "address")
 
-    def __init__(self, name: str, source: str | None):
-        self.name, self.source = name, source
+    def __init__(self, name: str, source: str | None, description=None):
+        self.name, self.source, self.description = name, source, description
         self.fn, self.address = None, 0
 
     def load(self, fn, address: int) -> None:
@@ -156,6 +156,21 @@ class Branch:
 
 
 @dataclass(frozen=True, eq=False)
+class Transfer:
+    """Copy slot ``src`` to ``out`` across the bus: ``to`` is "device" or "host". Device
+    backends put one before each step that needs its operand on the other side (a kernel
+    reading an input, a NumPy fallback reading a kernel's result); a value already there
+    passes through without a copy (a shared value kept on the device). ``node``: the node
+    whose step needs it."""
+
+    kind: ClassVar[str] = "transfer"
+    to: str
+    src: int
+    out: int
+    node: object
+
+
+@dataclass(frozen=True, eq=False)
 class Plan:
     """``inputs``: (dtype, shape) of each checked argument (the function's inputs);
     ``nargs``: arguments of a call (inputs, then shared values); ``constants``: (slot, array);
@@ -189,6 +204,8 @@ def describe(step) -> str:
     """A step as one line of text: its kind, the slots it writes and reads, its op."""
     outs = ", ".join(f"s{i}" for i in step_outputs(step))
     ins = ", ".join(f"s{i}" for i in step_inputs(step))
+    if isinstance(step, Transfer):
+        return f"{step.kind:<8} {outs} <- {ins}  (to {step.to}, for {step.node.op})"
     return f"{step.kind:<8} {outs} <- {ins}  ({step.node.op})"
 
 
@@ -211,4 +228,6 @@ def step_inputs(step) -> tuple[int, ...]:
         return (step.src,) if step.like is None else (step.src, step.like)
     if isinstance(step, Branch):
         return (step.cond,)
+    if isinstance(step, Transfer):
+        return (step.src,)
     return step.ins

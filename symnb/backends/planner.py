@@ -70,13 +70,15 @@ class PlanBuilder:
         ins = self.slots_of(node.inputs if inputs is None else inputs)
         return Library(fn, ins, self.out_slots(node), dtypes, node, kind)
 
-    def kernel(self, name: str, source: str) -> KernelRef:
-        """A kernel the linker compiles with the others of the plan, then fills in."""
-        ref = KernelRef(name, source)
+    def kernel(self, name: str, source: str, description=None) -> KernelRef:
+        """A kernel the linker compiles with the others of the plan, then fills in;
+        ``description`` is its kernel description (device linkers build programs from it)."""
+        ref = KernelRef(name, source, description)
         self.kernel_refs.append(ref)
         return ref
 
-    def launch(self, node, source: str, ins, outs, inplace=None, empty="skip", fallback=None):
+    def launch(self, node, source: str, ins, outs, inplace=None, empty="skip", fallback=None,
+               description=None):  # fmt: skip
         """The step calling the kernel in ``source`` (see ``Launch``): ``ins`` = [(variable,
         absent axes)], ``outs`` = [(variable, dtype, absent axes, keepdims)], ``inplace`` =
         the input whose buffer output 0 may take; ``fallback`` defaults to the node's
@@ -87,7 +89,7 @@ class PlanBuilder:
         out_slots = tuple(
             (self._slot_or_new(v), np.dtype(d), tuple(a), bool(keep)) for v, d, a, keep in outs
         )
-        ref = self.kernel(str(node.op), source)
+        ref = self.kernel(str(node.op), source, description)
         return Launch(ref, in_slots, out_slots, ndim, inplace, empty, node, fallback)
 
     def view(self, node, how: str, axes=(), target=(), like=None) -> View:

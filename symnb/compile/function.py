@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from symnb.backends import default_backend
+from symnb.backends.device.runtime import DeviceArray
 from symnb.compile.checkmode import CHECK
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
@@ -89,7 +90,10 @@ class Function:
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = threading.Lock() if self.updates else None
-        self.linker = get_linker(self.backend, mode)(self.graph, self._leaves)
+        self.linker = _make_linker(get_linker(self.backend, mode), self.graph, self._leaves,
+                                   self._n_out)  # fmt: skip
+        #: a device linker reads shared values where they are (kept on the device)
+        self._resident = getattr(self.linker, "resident", False)
         self._runner = None if mode is not None else self._make_runner()
         #: the runner when a call is its arguments alone (nothing shared to read or write)
         self._direct = self._runner if not (self._shared or self.updates) else None
@@ -126,7 +130,10 @@ class Function:
         if arrays is None:
             arrays = self._convert(self._bind(args, kwargs))
         converted = any(a is not v for a, v in zip(arrays, args)) or len(args) != len(arrays)
-        arrays += [v.get_value(borrow=True) for v in self._shared]
+        if self._resident:
+            arrays += [v.current_value() for v in self._shared]
+        else:
+            arrays += [v.get_value(borrow=True) for v in self._shared]
         if self._runner is not None and converted:
             # Python scalars, lists or keywords the runner declined: it takes them as arrays
             results = self._runner(*arrays)
@@ -137,11 +144,16 @@ class Function:
     def _finish(self, results, leaf_values):
         """Write the updates, return the outputs in the user's structure (copying what
         aliases a leaf's value unless ``borrow``)."""
-        if not self.borrow and (self._leaf_results or not all(map(_owns_data, results))):
+        if not self.borrow and (
+            self._leaf_results or any(_may_alias(r, leaf_values) for r in results)
+        ):
             results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
         if self.updates:
             for (shared, _), value in zip(self.updates, results[self._n_out :]):
-                shared.set_value(value, borrow=True)
+                if isinstance(value, DeviceArray):
+                    shared.keep_on_device(value)
+                else:
+                    shared.set_value(value, borrow=True)
             return self._structure(results[: self._n_out])
         return self._structure(results)
 
@@ -149,7 +161,7 @@ class Function:
         """``result`` itself when it is the function's own array, else a copy of it."""
         if i in self._leaf_results:
             return np.array(result, copy=True)
-        if not _owns_data(result) and _aliases(result, leaf_values):
+        if _may_alias(result, leaf_values) and _aliases(result, leaf_values):
             return np.array(result, copy=True)
         return result
 
@@ -218,9 +230,18 @@ class Function:
 _MISSING = object()
 
 
-def _owns_data(result) -> bool:
-    """True for a result that is no view (nothing it could alias)."""
-    return getattr(result, "base", None) is None
+def _may_alias(result, leaf_values) -> bool:
+    """Whether ``result`` could share memory with an argument: it is a view, or it is one of
+    them (a NumPy reference that hands an input back, such as an ifelse run on the host)."""
+    return getattr(result, "base", None) is not None or any(result is v for v in leaf_values)
+
+
+def _make_linker(cls, graph, leaves, n_results: int):
+    """A device linker also learns how many outputs are results (copied to the host) rather
+    than updates (kept on the device)."""
+    if getattr(cls, "resident", False):
+        return cls(graph, leaves, n_results)
+    return cls(graph, leaves)
 
 
 def _aliases(array, leaf_values) -> bool:

@@ -135,10 +135,42 @@ class SharedVariable(Variable):
         shape = array.shape if shape is None else normalize_shape(shape)
         super().__init__(TensorType(array.dtype, shape), name=name)
         self._value = array
+        #: a copy held by a device backend (``backend="opencl"``/``"cuda"``) between calls, so
+        #: weights do not cross the bus every step; any object with shape, dtype, ``to_host()``
+        self._device = None
         self._check(array, "the initial value")
 
     def get_value(self, borrow: bool = False) -> np.ndarray:
+        """The value on the host (copied back from the device once when a device function
+        updated it last)."""
+        if self._value is None:
+            self._value = self._device.to_host()
         return self._value if borrow else self._value.copy()
+
+    def current_value(self):
+        """The device copy when there is one, else the host array: what a device function
+        reads, so a value that lives on the device stays there."""
+        return self._device if self._device is not None else self._value
+
+    def keep_on_device(self, value) -> None:
+        """Take a new value that lives on a device (an update computed there); the host copy
+        is made when ``get_value`` asks for it."""
+        self._check(value, "the new value")
+        if value.dtype != self.type.dtype:
+            raise DTypeError(f"shared {self.describe()} cannot take a {value.dtype} value")
+        self._device, self._value = value, None
+
+    def cache_on_device(self, value) -> None:
+        """Remember a device copy of the unchanged host value (uploaded for a call), so the
+        next call of a device function does not upload it again."""
+        if self._value is not None and value.shape == self._value.shape:
+            self._device = value
+
+    def __getstate__(self):
+        """Pickled with its host value; a device copy stays with its process."""
+        state = dict(self.__dict__)
+        state["_value"], state["_device"] = self.get_value(borrow=True), None
+        return state
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
@@ -158,7 +190,7 @@ class SharedVariable(Variable):
         elif not borrow:
             array = array.copy()
         self._check(array, "the new value")
-        self._value = array
+        self._value, self._device = array, None
 
     def _check(self, array, what):
         shape = self.type.shape

@@ -77,6 +77,13 @@ def kernel_count(function) -> str:
     return f"{generated}" + (f" (+{others} other steps)" if others else "")
 
 
+def _device_badge(function) -> str:
+    """The device a device backend runs on (``sn.config.opencl_device`` chose it)."""
+    if not getattr(function.linker, "resident", False):
+        return ""
+    return f'<span class="symnb-badge">device {escape(function.linker.device)}</span>'
+
+
 def function_card(function, with_graphs: bool = True) -> str:
     """The summary card of a compiled function."""
     outs = function.graph.outputs[: function._n_out]
@@ -87,6 +94,7 @@ def function_card(function, with_graphs: bool = True) -> str:
     )
     stats = (
         f'<span class="symnb-badge">backend {escape(str(function.backend))}</span>'
+        f"{_device_badge(function)}"
         f'<span class="symnb-badge">nodes {len(function.graph_before)} → {len(function.graph)}'
         f'</span><span class="symnb-badge">kernels {kernel_count(function)}</span>'
         f'<span class="symnb-badge">compiled in {function.compile_time * 1e3:.1f} ms</span>'

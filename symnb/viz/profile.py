@@ -96,6 +96,7 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
             _add_records(profiled(arrays)[1], getattr(linker, "device", linker.name), rows)
     notes = [] if profiled else [_whole_call_note(linker)]
     notes += [_loop_note(r) for r in rows.values() if r.steps]
+    notes += _transfer_note(rows)
     placement = _placement_note(getattr(function, "kernels", None))
     notes += [placement] if placement else []
     ordered = sorted(rows.values(), key=_by_time, reverse=True)
@@ -107,6 +108,17 @@ def _loop_note(row: ProfileRow) -> str:
     return f"{row.label}: {row.steps / row.calls:g} steps per call, {per_step:.1f} µs per step"
 
 
+def _transfer_note(rows: dict) -> list[str]:
+    """A device backend's copies between host and device, apart from the compute."""
+    moved = [r for r in rows.values() if r.where == "transfer"]
+    if not moved:
+        return []
+    seconds = sum(r.seconds for r in moved)
+    total = sum(r.seconds for r in rows.values())
+    return [f"transfers between host and device: {seconds * 1e3:.3f} ms of "
+            f"{total * 1e3:.3f} ms ({sum(r.bytes for r in moved):,} bytes)"]  # fmt: skip
+
+
 def _by_time(row: ProfileRow) -> float:
     return row.seconds
 
@@ -114,6 +126,8 @@ def _by_time(row: ProfileRow) -> float:
 def function_arrays(function, args, kwargs) -> list:
     """The leaf values a call would pass to the linker, checked by the call's own code."""
     arrays = function._convert(function._bind(args, kwargs))
+    if getattr(function.linker, "resident", False):  # a device backend: shared values stay there
+        return arrays + [v.current_value() for v in function._shared]
     return arrays + [v.get_value(borrow=True) for v in function._shared]
 
 
@@ -170,6 +184,9 @@ def _placement_note(kernels) -> str:
     counts: dict[str, int] = {}
     for step in kernels:
         kind = getattr(step, "kind", "step")
+        language = getattr(step, "language", "C")
+        if kind == "kernel" and language != "C":  # a device backend's kernels
+            kind = f"{language} kernel on the device"
         counts[kind] = counts.get(kind, 0) + 1
     parts = [f"{n} × {PLACES.get(kind, kind)}" for kind, n in counts.items()]
     return "where the steps run: " + ", ".join(parts)

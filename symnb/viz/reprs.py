@@ -38,11 +38,16 @@ def function_text(function) -> str:
     return "\n".join(
         [
             f"{function.name or 'function'}({ins}) -> {outs}",
-            f"  backend {function.backend}; nodes {len(function.graph_before)} -> "
-            f"{len(function.graph)}; kernels {kernel_count(function).replace('—', '-')}; "
+            f"  backend {function.backend}{_on_device(function)}; nodes "
+            f"{len(function.graph_before)} -> {len(function.graph)}; "
+            f"kernels {kernel_count(function).replace('—', '-')}; "
             f"compiled in {function.compile_time * 1e3:.1f} ms",
         ]
     )
+
+
+def _on_device(function) -> str:
+    return f" ({function.linker.device})" if getattr(function.linker, "resident", False) else ""
 
 
 def function_bundle(function, include=None, exclude=None) -> dict:

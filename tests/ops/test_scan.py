@@ -349,7 +349,7 @@ def test_runtime_n_steps_beyond_the_sequence():
         f(np.ones((4, 2)), 5)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])  # a loop step
 def test_the_profile_reports_the_loops_steps(backend):
     x = sn.tensor("x", shape=(7, 3), dtype="float64")
     out, _ = sn.scan(lambda xt, h: h * 0.5 + xt, sequences=x, outputs_info=sn.zeros(3))

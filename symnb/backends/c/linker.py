@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.branches import plan_steps
+from symnb.backends.branches import plan_flat, plan_steps
 from symnb.backends.c import blas, cache, runner
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
@@ -41,6 +41,8 @@ class CLinker(PlanBuilder):
 
     name = "c"
     dialect = CDialect()
+    planners = PLANNERS  # op class -> step; device linkers plan some ops differently
+    lazy_branches = True  # an ifelse is a Branch step (only the side taken runs)
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
@@ -50,7 +52,8 @@ class CLinker(PlanBuilder):
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
         self.planned: dict = {}  # intermediates several nodes share (windows.py: im2col)
-        steps = plan_steps(self, order, self._step_unless_fused)
+        plan = plan_steps if self.lazy_branches else (lambda _, o, make: plan_flat(o, make))
+        steps = plan(self, order, self._step_unless_fused)
         self.plan = self.plan_of(steps, len(graph.inputs))
         self._load_kernels()
 
@@ -64,7 +67,7 @@ class CLinker(PlanBuilder):
 
     def _step(self, node):
         listed, refs = len(self.kernels), len(self.kernel_refs)
-        planner = PLANNERS.find(node.op)
+        planner = self.planners.find(node.op)
         try:
             step = planner(self, node) if planner else None
         except Unsupported as exc:
@@ -139,7 +142,7 @@ def _kernel(linker: CLinker, node) -> Launch:
         reference = _FusedReference(lowered.nodes, node.outputs[0].type.dtype)
         fallback = linker.library(node, reference, inputs=lowered.nodes[0].inputs)
     step = linker.launch(node, source, lowered.inputs, outs, lowered.inplace, lowered.empty,
-                         fallback)  # fmt: skip
+                         fallback, lowered.kernel)  # fmt: skip
     nodes = list(lowered.nodes) if len(lowered.nodes) > 1 else node
     linker.kernels.append(KernelInfo("kernel", nodes, source, lowered.note))
     return step

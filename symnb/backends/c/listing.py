@@ -45,6 +45,7 @@ class KernelInfo:
     nodes: object  # an Apply, or [producer, reduction] for a fused reduction
     source: str | None
     reason: str = ""
+    language: str = "C"  # of ``source``: "C", "OpenCL C", "CUDA C"
 
     @property
     def ops(self) -> str:
@@ -54,7 +55,8 @@ class KernelInfo:
     def line(self) -> str:
         if self.kind == "kernel":
             note = f"; {self.reason}" if self.reason else ""
-            return f"kernel   {self.ops} ({len(self.source.splitlines())} lines of C{note})"
+            lines = len(self.source.splitlines())
+            return f"kernel   {self.ops} ({lines} lines of {self.language}{note})"
         return f"{self.kind:<8} {self.ops}: {self.reason}"
 
     def __repr__(self):

@@ -30,6 +30,16 @@ def nvrtc():
 def compile_ptx(source: str, arch: str = "compute_75") -> bytes:
     """PTX of ``source`` for the virtual architecture ``arch``; CompileError with NVRTC's log
     and the numbered source when it does not compile."""
+    return _compile(source, arch, "PTX")
+
+
+def compile_cubin(source: str, arch: str) -> bytes:
+    """Machine code of ``source`` for the real architecture ``arch`` (``sm_90``): what the
+    driver loads without JIT-compiling PTX, which an older driver may not read."""
+    return _compile(source, arch, "CUBIN")
+
+
+def _compile(source: str, arch: str, kind: str) -> bytes:
     api = nvrtc()
     _, program = api.nvrtcCreateProgram(source.encode(), b"symnb.cu", 0, [], [])
     try:
@@ -40,10 +50,10 @@ def compile_ptx(source: str, arch: str = "compute_75") -> bytes:
                 f"NVRTC failed on a kernel for {arch}\nlog:\n{_log(api, program)}\n"
                 f"source:\n{numbered(source)}"
             )
-        _, size = api.nvrtcGetPTXSize(program)
-        ptx = b" " * size
-        api.nvrtcGetPTX(program, ptx)
-        return ptx
+        _, size = getattr(api, f"nvrtcGet{kind}Size")(program)
+        code = b" " * size
+        getattr(api, f"nvrtcGet{kind}")(program, code)
+        return code
     finally:
         api.nvrtcDestroyProgram(program)
 

@@ -30,7 +30,9 @@ from symnb.backends.kernels.ir import (
     Unsupported,
     check_dtype,
 )
+from symnb.ops.blas import Gemm
 from symnb.ops.elemwise import Elemwise
+from symnb.ops.linalg import Matmul
 from symnb.ops.nnet import LogSoftmax, Softmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
 from symnb.ops.reduce import Logsumexp, Mean
 from symnb.ops.reduce import Reduce as ReduceOp
@@ -136,6 +138,42 @@ def _reduce(node, dialect, producer=None) -> Lowered:
     nodes = (producer, node) if producer is not None else (node,)
     outputs = ((node.outputs[0], op.axis, op.keepdims),)
     return Lowered(kernel, _operands(builder), outputs, nodes, empty="decline")
+
+
+@lowers(Matmul)
+def _matmul(node, dialect, producer=None) -> Lowered:
+    """A 2-d float product as a reduction over the space (m, k, n): x lacks axis 2, y axis
+    0, the output axis 1. The kernel backends call BLAS instead; device backends, which have
+    none, run this (one work-item per output element)."""
+    x, y = node.inputs
+    out = node.outputs[0]
+    dtype = out.type.dtype.name
+    if x.type.ndim != 2 or y.type.ndim != 2 or not x.type.dtype == y.type.dtype == out.type.dtype:
+        raise Unsupported("a product of two matrices of one float dtype only")
+    if dtype not in FLOATS:
+        raise Unsupported("a product of float32/float64 matrices only")
+    builder = Builder(dialect)
+    value = builder.op("mul", builder.variable(x), builder.variable(y))
+    space = (x.type.shape[0], x.type.shape[1], y.type.shape[1])
+    kernel = _kernel(builder, [Operand(dtype)], Reduce(value, "sum", dtype), space)
+    inputs = _operands(builder, {id(x): (2,), id(y): (0,)})
+    return Lowered(kernel, inputs, ((out, (1,), False),), (node,), empty="decline",
+                   note="x @ y as a sum over k (no BLAS on this device)")  # fmt: skip
+
+
+def gemm_epilogue(node, product, dialect) -> Lowered:
+    """``beta * z + alpha * product`` of a gemm node whose ``product`` (x @ y) a matmul
+    kernel computed: the second of the two kernels a device runs a gemm as."""
+    if not isinstance(node.op, Gemm):
+        raise Unsupported(f"{node.op} is not a gemm")
+    z, alpha, _, _, beta = node.inputs
+    out = node.outputs[0]
+    builder = Builder(dialect)
+    scaled_z = builder.op("mul", builder.variable(beta), builder.variable(z))
+    value = builder.op("add", scaled_z, builder.op("mul", builder.variable(alpha),
+                                                   builder.variable(product)))  # fmt: skip
+    kernel = _kernel(builder, [Operand(out.type.dtype.name)], Map(((0, value),)), out.type.shape)
+    return Lowered(kernel, _operands(builder), ((out, (), False),), (node,))
 
 
 def _destroyed_operand(node, operands) -> int | None:

@@ -1,0 +1,15 @@
+"""Backend "cuda": the device linker (symnb/backends/device/linker.py) on CUDA device 0,
+through NVIDIA's cuda-python (NVRTC for the kernels, the driver API for the rest)."""
+
+from __future__ import annotations
+
+from symnb.backends.cuda.runtime import cuda_runtime
+from symnb.backends.device.linker import DeviceLinker
+
+
+class CUDALinker(DeviceLinker):
+    name = "cuda"
+
+    @classmethod
+    def make_runtime(cls):
+        return cuda_runtime(0)

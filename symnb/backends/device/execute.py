@@ -1,0 +1,190 @@
+"""Running a device plan: the same records as ``symnb/backends/execute.py``, over values that
+are device arrays (kernels, views of them) or host arrays (inputs, NumPy fallbacks).
+
+Kernels are queued without waiting; a call waits once, when its results come back. A row
+kernel that declines (a label out of range) sets the call's status flag; the call is then run
+again on the host, every step through its NumPy reference, which gives NumPy's answer or the
+error naming the node. Nothing is written in place on the device, so a call that fails leaves
+every value as it was.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from symnb.backends import execute
+from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
+from symnb.backends.kernels.ir import Map
+from symnb.backends.plan import Gemm, Launch, Library, Transfer, View, step_inputs, step_outputs
+
+
+class Call:
+    """One call's state: the runtime, its status flag, the linker's caches of kernel
+    arguments and uploaded constants, whether steps run on the host only, and the timings."""
+
+    def __init__(self, linker, host_only: bool = False, profiled: bool = False):
+        self.linker, self.runtime, self.host_only = linker, linker.runtime, host_only
+        self.status = None if host_only else linker.status_flag()
+        self.records: list | None = [] if profiled else None
+
+    def host(self, value):
+        return value.to_host() if isinstance(value, DeviceArray) else value
+
+    def device(self, value):
+        return self.runtime.to_device(value)
+
+
+class HostSlots:
+    """The slots as a NumPy step sees them: device values copied to the host when read."""
+
+    def __init__(self, call: Call, slots: list):
+        self.call, self.slots, self.copies = call, slots, {}
+
+    def __getitem__(self, i):
+        if i not in self.copies:
+            self.copies[i] = self.call.host(self.slots[i])
+        return self.copies[i]
+
+    def __setitem__(self, i, value):
+        self.slots[i] = value
+
+
+def run(call: Call, plan, leaf_values: list) -> list:
+    """Every step of ``plan`` in order; the output slots' values (device or host)."""
+    slots = plan.template()
+    slots[: len(leaf_values)] = leaf_values
+    for step in plan.steps:
+        if call.records is None:
+            run_step(call, step, slots)
+            continue
+        start = time.perf_counter()
+        run_step(call, step, slots)
+        call.runtime.synchronize()
+        call.records.append((step, time.perf_counter() - start, _bytes(step, slots)))
+    return [slots[i] for i in plan.outputs]
+
+
+def run_step(call: Call, step, slots: list) -> None:
+    try:
+        (HOST_ONLY if call.host_only else EXECUTE)[type(step)](call, step, slots)
+    except DeviceError:
+        raise
+    except Exception as exc:
+        errors = call.runtime.errors
+        if not isinstance(exc, errors):
+            raise
+        raise DeviceError(f"{call.runtime.label} device {call.runtime.device_name}: "
+                          + execute.failure_message(step.node, exc)) from exc  # fmt: skip
+
+
+def _bytes(step, slots) -> int:
+    from_to = [*step_inputs(step), *step_outputs(step)]
+    return sum(int(getattr(slots[i], "nbytes", 0)) for i in from_to)
+
+
+# -- on the device ----------------------------------------------------------------------------
+def run_launch(call: Call, step: Launch, slots: list) -> None:
+    arrays = [call.device(slots[slot]) for slot, _ in step.ins]
+    space = execute.index_space(step, arrays)
+    if space is None or (step.empty == "decline" and 0 in space):
+        return run_host(call, step.fallback, slots)
+    shapes = [execute.output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
+    outs = [call.runtime.empty(shape, dtype) for shape, (_, dtype, _, _) in
+            zip(shapes, step.outs)]  # fmt: skip
+    if 0 not in space:
+        kernel = step.kernel.description
+        count = int(np.prod(space if isinstance(kernel.body, Map) else shapes[0], dtype=np.int64))
+        groups, size = grid_of(kernel, space, count)
+        args = call.linker.launch_args(step, space, arrays)
+        buffers = [a.buffer for a in (*arrays, *outs)]
+        call.runtime.launch(step.kernel.fn, groups, size, [args, *buffers, call.status])
+    for (slot, *_), out in zip(step.outs, outs):
+        slots[slot] = out
+    return None
+
+
+def run_transfer(call: Call, step: Transfer, slots: list) -> None:
+    value = slots[step.src]
+    if step.to == "host":
+        slots[step.out] = call.host(value)
+    elif step.src in call.linker.constant_slots:
+        slots[step.out] = call.linker.constant_on_device(step.src, value)
+    else:
+        slots[step.out] = call.device(value)
+        shared = call.linker.shared_of.get(step.src)
+        if shared is not None and not isinstance(value, DeviceArray):
+            shared.cache_on_device(slots[step.out])  # uploaded once, not every call
+
+
+def run_view(call: Call, step: View, slots: list) -> None:
+    src = slots[step.src]
+    if not isinstance(src, DeviceArray):
+        return execute.run_view(step, slots)
+    like = None if step.like is None else slots[step.like]
+    value = DEVICE_VIEWS[step.how](step, src, like)
+    if value is None:
+        return run_host(call, step.fallback, slots)
+    slots[step.out] = value
+    return None
+
+
+def run_host(call: Call, step, slots: list) -> None:
+    """A NumPy step (a Library, or a fallback) on host copies of its operands."""
+    execute.run_library(step, HostSlots(call, slots))
+
+
+def run_gemm(call: Call, step: Gemm, slots: list) -> None:
+    run_host(call, step.fallback, slots)
+
+
+def view_axes(step: View, src: DeviceArray, like):
+    kept = [a for a in step.axes if a >= 0]
+    if any(n != 1 for d, n in enumerate(src.shape) if d not in kept):
+        return None
+    shape = [1 if a < 0 else src.shape[a] for a in step.axes]
+    strides = [0 if a < 0 else src.strides[a] for a in step.axes]
+    return src.view(shape, strides)
+
+
+def view_broadcast(step: View, src: DeviceArray, like):
+    if not execute._broadcasts_to(src.shape, like.shape):
+        return None
+    strides = execute.placed([0 if n == 1 else s for n, s in zip(src.shape, src.strides)], (),
+                             len(like.shape), 0)  # fmt: skip
+    return src.view(like.shape, strides)
+
+
+def view_reshape(step: View, src: DeviceArray, like):
+    shape = execute.reshape_target(step, src, like)
+    if shape is None or not src.c_contiguous:
+        return None
+    return src.view(shape, execute._c_strides(shape, src.dtype.itemsize))
+
+
+def view_size(step: View, src, like):
+    return execute.view_size(step, src, like)
+
+
+DEVICE_VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
+                "size": view_size}  # fmt: skip
+EXECUTE = {Library: run_host, Launch: run_launch, Gemm: run_gemm, View: run_view,
+           Transfer: run_transfer}  # fmt: skip
+
+
+# -- on the host only (a call a kernel declined, run again) -----------------------------------
+def host_launch(call: Call, step: Launch, slots: list) -> None:
+    run_host(call, step.fallback, slots)
+
+
+def host_transfer(call: Call, step: Transfer, slots: list) -> None:
+    slots[step.out] = call.host(slots[step.src])
+
+
+def host_view(call: Call, step: View, slots: list) -> None:
+    execute.run_view(step, HostSlots(call, slots))
+
+
+HOST_ONLY = {Library: run_host, Launch: host_launch, Gemm: run_gemm, View: host_view,
+             Transfer: host_transfer}  # fmt: skip

@@ -1,0 +1,203 @@
+"""Device linkers: the C linker's plan (kernels by op class, views, NumPy fallbacks) with
+kernels rendered in the device's dialect and built as one program, transfers placed between
+host and device steps (``transfers.py``), and run by the device executor (``execute.py``).
+
+A subclass names its runtime (``runtime()``): ``symnb/backends/opencl/linker.py``,
+``symnb/backends/cuda/linker.py``. Matrix products run as NumPy on the host (``f.kernels``
+and the profile say so) until a device kernel or library is planned for them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from symnb.backends.c.linker import PLANNERS, CLinker
+from symnb.backends.c.listing import KernelInfo
+from symnb.backends.c.windows import WINDOWED
+from symnb.backends.device import execute
+from symnb.backends.device.runtime import DeviceArray
+from symnb.backends.device.transfers import with_transfers
+from symnb.backends.kernels.ir import Unsupported
+from symnb.backends.kernels.lowering import gemm_epilogue, lower
+from symnb.backends.planner import Planners
+from symnb.backends.render.grid import render_program
+from symnb.ops.blas import Gemm as GemmOp
+from symnb.ops.linalg import Matmul
+from symnb.ops.scan import Scan
+
+#: the C linker's planners less BLAS (a matrix product is a kernel of the description, a sum
+#: over k; a gemm that kernel and an elementwise one, see ``_gemm``), less the CPU's
+#: convolution steps (windows views and BLAS: these ops run their reference on the host) and
+#: its loop step (a scan's inner plan is a C plan: it runs its reference on the host)
+HOST_ONLY = (GemmOp, Matmul, Scan, *WINDOWED)
+DEVICE_PLANNERS = Planners({cls: plan for cls, plan in PLANNERS.items()
+                            if cls not in HOST_ONLY})  # fmt: skip
+HOST_NOTE = "no {label} kernel for this op: runs its NumPy reference on the host (transfers)"
+PLACES = {"kernel": "{label} kernel", "view": "view (device)", "library": "NumPy on the host",
+          "blas": "NumPy on the host", "transfer": "transfer"}  # fmt: skip
+
+
+class DeviceLinker(CLinker):
+    """Compiles a Graph into a device plan; ``run(values)`` returns the first ``n_results``
+    outputs on the host and the rest (updates) where they were computed, so shared values
+    stay on the device (``SharedVariable.keep_on_device``)."""
+
+    planners = DEVICE_PLANNERS
+    lazy_branches = False  # the executor has no Branch step: an ifelse runs its reference
+    resident = True  # sn.function passes shared values as they are (device arrays)
+
+    def __init__(self, graph, leaves: list, n_results: int | None = None):
+        self.runtime = self.make_runtime()
+        self.dialect = self.runtime.dialect
+        self.device = f"{self.runtime.label} on {self.runtime.device_name}"
+        self.n_results = len(graph.outputs) if n_results is None else n_results
+        self._no_float64: list = []
+        super().__init__(graph, leaves)
+        self.plan = with_transfers(self.plan, len(graph.inputs))
+        self.constant_slots = {slot for slot, _ in self.plan.constants}
+        n_inputs = len(graph.inputs)
+        self.shared_of = {i: leaves[i] for i in range(n_inputs, self.plan.nargs)}
+        self._constants: dict = {}
+        self._args: dict = {}
+        self._status = None
+        for info in self.kernels:
+            info.language = self.dialect.name
+        self._warn_float64()
+
+    @classmethod
+    def make_runtime(cls):
+        raise NotImplementedError
+
+    # -- planning ---------------------------------------------------------------------------
+    def _step(self, node):
+        if not self.runtime.float64 and _uses_float64(node):
+            self._no_float64.append(node)
+            reason = f"{self.runtime.device_name} has no float64: runs its NumPy reference"
+            return self._library_step(node, reason)
+        return super()._step(node)
+
+    def _library_step(self, node, reason: str, kind: str = "library"):
+        if reason.startswith("no kernel for this op"):
+            reason = HOST_NOTE.format(label=self.runtime.label)
+        return super()._library_step(node, reason, kind)
+
+    def _warn_float64(self) -> None:
+        if self._no_float64:
+            ops = ", ".join(sorted({str(n.op) for n in self._no_float64}))
+            warnings.warn(f"{self.device} has no float64 support: {len(self._no_float64)} "
+                          f"float64 node(s) ({ops}) run as NumPy on the host", RuntimeWarning,
+                          stacklevel=4)  # fmt: skip
+
+    def _load_kernels(self) -> None:
+        """Every kernel of the plan built as one program (one device-compiler run)."""
+        refs = self.kernel_refs
+        if not refs:
+            return
+        names = [f"sn_kernel_{i}" for i in range(len(refs))]
+        source = render_program(self.dialect, [r.description for r in refs], names)
+        for ref, kernel in zip(refs, self.runtime.build(source, names)):
+            ref.load(kernel, 0)
+        self.program_source = source
+
+    def runner(self):
+        return None  # no C runner: the device executor runs every call
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, leaf_values: list) -> list:
+        return self._run(leaf_values, profiled=False)[0]
+
+    def run_profiled(self, leaf_values: list) -> tuple[list, list]:
+        """Like ``run``, timing each step (waiting for the device after each): records
+        ``(node, seconds, bytes, where)``, transfers in rows of their own."""
+        outputs, records = self._run(leaf_values, profiled=True)
+        label = self.runtime.label
+        return outputs, [(step.node, seconds, moved, PLACES[step.kind].format(label=label))
+                         for step, seconds, moved in records]  # fmt: skip
+
+    def _run(self, leaf_values: list, profiled: bool) -> tuple[list, list]:
+        call = execute.Call(self, profiled=profiled)
+        outputs = execute.run(call, self.plan, leaf_values)
+        if self._declined():
+            call = execute.Call(self, host_only=True, profiled=profiled)
+            outputs = execute.run(call, self.plan, leaf_values)
+        return self._results(call, outputs), call.records or []
+
+    def _results(self, call, outputs: list) -> list:
+        """The first ``n_results`` copied to the host (timed as transfers when profiled)."""
+        results = list(outputs)
+        for i in range(self.n_results):
+            if isinstance(results[i], DeviceArray):
+                start = execute.time.perf_counter()
+                results[i] = results[i].to_host()
+                if call.records is not None:
+                    node = self.graph.outputs[i].owner
+                    seconds = execute.time.perf_counter() - start
+                    call.records.append((_Download(node), seconds, results[i].nbytes))
+        return results
+
+    def _declined(self) -> bool:
+        """Whether a kernel of this call declined (reads the status flag: waits once)."""
+        flag = self.runtime.download(self._status.buffer, 4).view(np.int32)[0]
+        if flag:
+            self._status = None
+        return bool(flag)
+
+    def status_flag(self) -> object:
+        """The status buffer kernels set when they decline (zeroed again after a decline)."""
+        if self._status is None:
+            self._status = self.runtime.to_device(np.zeros(1, np.int32))
+        return self._status.buffer
+
+    def launch_args(self, step, space: tuple, arrays) -> object:
+        """The launch ABI's integers for this layout, uploaded once per layout."""
+        key = (id(step), tuple((a.shape, a.strides) for a in arrays))
+        buffer = self._args.get(key)
+        if buffer is None:
+            if len(self._args) >= 4096:
+                self._args.clear()
+            args = np.array(execute.execute.kernel_args(step, space, arrays), np.int64)
+            buffer = self._args[key] = self.runtime.upload(args)
+        return buffer
+
+    def constant_on_device(self, slot: int, value) -> DeviceArray:
+        if slot not in self._constants:
+            self._constants[slot] = self.runtime.to_device(np.asarray(value))
+        return self._constants[slot]
+
+
+@DEVICE_PLANNERS.register(GemmOp)
+def _gemm(linker: DeviceLinker, node) -> tuple:
+    """``beta * z + alpha * (x @ y)`` as two kernels: the product into a slot of its own,
+    then the elementwise rest; a gemm they cannot run is the NumPy reference on the host."""
+    _, _, x, y, _ = node.inputs
+    product = Matmul().make_node(x, y)
+    try:
+        lowered = lower(product, linker.dialect)
+        epilogue = gemm_epilogue(node, product.outputs[0], linker.dialect)
+    except Unsupported as exc:
+        return linker._library_step(node, str(exc))
+    return (_launch(linker, product, lowered), _launch(linker, node, epilogue))
+
+
+def _launch(linker: DeviceLinker, node, lowered):
+    source = linker.dialect.render(lowered.kernel)
+    outs = [(v, v.type.dtype, absent, keep) for v, absent, keep in lowered.outputs]
+    step = linker.launch(node, source, lowered.inputs, outs, None, lowered.empty, None,
+                         lowered.kernel)  # fmt: skip
+    linker.kernels.append(KernelInfo("kernel", node, source, lowered.note))
+    return step
+
+
+class _Download:
+    """A profile record's step for an output copied back to the host."""
+
+    kind = "transfer"
+
+    def __init__(self, node):
+        self.node = node
+
+
+def _uses_float64(node) -> bool:
+    return any(v.type.dtype == np.float64 for v in (*node.inputs, *node.outputs))

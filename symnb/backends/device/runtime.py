@@ -1,0 +1,137 @@
+"""The device runtime interface and the arrays that live on a device.
+
+A runtime does five things: build a program from kernel source, allocate, copy to and from
+the device, launch a kernel over a grid, synchronize. The executor (``execute.py``) is
+written once against it; OpenCL (pyopencl) and CUDA (the driver API) each implement it in a
+small class. Device arrays are immutable once written: a kernel always writes a new buffer,
+so a view, an update that aliases another shared value, or an error half-way through a call
+can never change a value someone else holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.kernels.ir import Rows
+from symnb.backends.render.grid import GROUP
+from symnb.errors import SymnbError
+
+#: work-items of an elementwise or reduction launch at most (a grid-stride loop covers more)
+MAX_ITEMS = 1 << 16
+#: work-groups of a row launch at most
+MAX_GROUPS = 1 << 10
+
+
+class DeviceError(SymnbError, RuntimeError):
+    """A device could not do what a step asked (no driver, out of memory, a kernel that does
+    not build); the message names the device and the op."""
+
+
+class Runtime:
+    """What a device API supplies (see the module docstring). ``label``: "OpenCL" or
+    "CUDA"; ``device_name``: the device, for cards and errors; ``float64``: whether kernels
+    may use double precision; ``dialect``: the renderer of its kernel source."""
+
+    label = "device"
+    device_name = "?"
+    float64 = True
+    dialect = None
+    errors: tuple = ()  # the API's exception classes, re-raised as DeviceError naming the op
+
+    def build(self, source: str, names: list[str]) -> list:
+        """The kernels ``names`` of ``source``, built for the device (DeviceError if not)."""
+        raise NotImplementedError
+
+    def alloc(self, nbytes: int):
+        raise NotImplementedError
+
+    def upload(self, array: np.ndarray):
+        """A new buffer holding the bytes of the C-contiguous ``array``."""
+        raise NotImplementedError
+
+    def download(self, buffer, nbytes: int) -> np.ndarray:
+        """The first ``nbytes`` of ``buffer`` as uint8 on the host (waits for the queue)."""
+        raise NotImplementedError
+
+    def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
+        """Queue ``kernel`` on ``groups`` work-groups of ``group_size`` items over buffers."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        raise NotImplementedError
+
+    # -- arrays -------------------------------------------------------------------------------
+    def empty(self, shape: tuple, dtype) -> DeviceArray:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        strides = c_strides(shape, dtype.itemsize)
+        return DeviceArray(self, self.alloc(max(nbytes, 1)), shape, dtype, strides, nbytes)
+
+    def to_device(self, array) -> DeviceArray:
+        """``array`` on this device: a device array of this runtime as it is, else a copy."""
+        if isinstance(array, DeviceArray):
+            if array.runtime is self:
+                return array
+            array = array.to_host()
+        host = np.ascontiguousarray(array)
+        buffer = self.upload(host if host.nbytes else np.zeros(1, np.uint8))
+        return DeviceArray(self, buffer, host.shape, host.dtype, host.strides, host.nbytes)
+
+
+def c_strides(shape: tuple, itemsize: int) -> tuple:
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= max(n, 1)
+    return tuple(strides)
+
+
+class DeviceArray:
+    """An array in device memory: a buffer of ``nbytes`` read through ``shape`` and byte
+    ``strides`` from its start (views share the buffer; nothing writes it after its kernel)."""
+
+    __slots__ = ("runtime", "buffer", "shape", "dtype", "strides", "nbytes")
+
+    def __init__(self, runtime, buffer, shape, dtype, strides, nbytes):
+        self.runtime, self.buffer, self.nbytes = runtime, buffer, nbytes
+        self.shape, self.dtype, self.strides = tuple(shape), np.dtype(dtype), tuple(strides)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def c_contiguous(self) -> bool:
+        return self.strides == c_strides(self.shape, self.dtype.itemsize) or self.size <= 1
+
+    def view(self, shape, strides) -> DeviceArray:
+        return DeviceArray(self.runtime, self.buffer, shape, self.dtype, strides, self.nbytes)
+
+    def to_host(self) -> np.ndarray:
+        """A new host array with the values (a broadcast or transposed view is copied into a
+        C-ordered array)."""
+        if self.size == 0:
+            return np.empty(self.shape, self.dtype)
+        raw = self.runtime.download(self.buffer, self.nbytes).view(self.dtype)
+        if self.c_contiguous:
+            return raw[: self.size].reshape(self.shape)
+        viewed = np.lib.stride_tricks.as_strided(raw, self.shape, self.strides, writeable=False)
+        return np.ascontiguousarray(viewed)
+
+    def __repr__(self):
+        where = f"{self.runtime.label} {self.runtime.device_name}"
+        return f"<device array {self.dtype}{list(self.shape)} on {where}>"
+
+
+def grid_of(kernel, space: tuple, out_count: int) -> tuple[int, int]:
+    """(work-groups, items per group) of a launch: a group per row (up to MAX_GROUPS) for row
+    programs, else enough items for every element (up to MAX_ITEMS: the kernels loop)."""
+    if isinstance(kernel.body, Rows):
+        rows = int(np.prod(space[:-1], dtype=np.int64))
+        return max(1, min(rows, MAX_GROUPS)), GROUP
+    items = max(1, min(out_count, MAX_ITEMS))
+    return -(-items // GROUP), GROUP

@@ -1,0 +1,110 @@
+"""The device runtime interface (symnb/backends/device/runtime.py) through pyopencl.
+
+Programs are built with pyopencl's own binary cache in the compile directory
+(``<compiledir>/opencl``), which keys a build by the source, the options and the device, so a
+second process loads the built kernels instead of compiling them again.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+
+from symnb.backends.compiledir import compiledir, private_dir
+from symnb.backends.device.runtime import DeviceError, Runtime
+from symnb.backends.opencl.device import NoOpenCLDevice, candidates, usable_device
+from symnb.backends.opencl.dialect import OpenCLDialect
+from symnb.backends.opencl.launch import pyopencl
+from symnb.config import config
+from symnb.errors import numbered
+
+
+class OpenCLRuntime(Runtime):
+    label = "OpenCL"
+    dialect = OpenCLDialect()
+
+    def __init__(self, device):
+        cl = self.cl = pyopencl()
+        self.device = device
+        self.device_name = f"{device.name.strip()} ({device.platform.name.strip()})"
+        self.float64 = bool(device.double_fp_config)
+        self.context = cl.Context(devices=[device])
+        self.queue = cl.CommandQueue(self.context)
+        self.errors = (cl.Error,)
+
+    def build(self, source: str, names: list[str]) -> list:
+        cache = private_dir(os.path.join(compiledir(), "opencl"))
+        try:
+            program = self.cl.Program(self.context, source).build(cache_dir=cache)
+        except self.cl.Error as exc:
+            raise DeviceError(f"OpenCL kernels do not build on {self.device_name}:\n{exc}\n"
+                              f"source:\n{numbered(source)}") from None  # fmt: skip
+        return [getattr(program, name) for name in names]
+
+    def alloc(self, nbytes: int):
+        try:
+            return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
+        except self.cl.Error as exc:
+            raise self.out_of_memory(nbytes, exc) from exc
+
+    def upload(self, array: np.ndarray):
+        flags = self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR
+        try:
+            return self.cl.Buffer(self.context, flags, hostbuf=array)
+        except self.cl.Error as exc:
+            raise self.out_of_memory(array.nbytes, exc) from exc
+
+    def download(self, buffer, nbytes: int) -> np.ndarray:
+        host = np.empty(nbytes, np.uint8)
+        if nbytes:
+            self.cl.enqueue_copy(self.queue, host, buffer, is_blocking=True)
+        return host
+
+    def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
+        kernel(self.queue, (groups * group_size,), (group_size,), *args)
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+    def out_of_memory(self, nbytes: int, exc) -> DeviceError:
+        return DeviceError(f"OpenCL device {self.device_name} could not allocate {nbytes:,} "
+                           f"bytes ({exc}); use smaller batches or another device "
+                           "(sn.config.opencl_device)")  # fmt: skip
+
+
+@functools.cache
+def opencl_runtime(choice: str) -> OpenCLRuntime:
+    """The runtime of the device ``choice`` names (see ``sn.config.opencl_device``), made
+    once per process and choice."""
+    cl = pyopencl()
+    try:
+        return OpenCLRuntime(chosen_device(cl, choice))
+    except NoOpenCLDevice as exc:
+        raise DeviceError(f"backend 'opencl': {exc}") from None
+
+
+def current_runtime() -> OpenCLRuntime:
+    return opencl_runtime(config.opencl_device)
+
+
+def chosen_device(cl, choice: str):
+    """``choice`` "" -> the first device that builds; "P:D" -> that platform and device;
+    other text -> the device whose "platform / device" name contains it."""
+    if not choice:
+        return usable_device(cl)
+    found = candidates(cl)
+    names = [f"{d.platform.name.strip()} / {d.name.strip()}" for d in found]
+    if ":" in choice and all(part.isdigit() for part in choice.split(":")):
+        p, d = (int(part) for part in choice.split(":"))
+        platforms = cl.get_platforms()
+        if p < len(platforms) and d < len(platforms[p].get_devices()):
+            return platforms[p].get_devices()[d]
+    else:
+        for device, name in zip(found, names):
+            if choice.lower() in name.lower():
+                return device
+    listed = "\n  ".join(names) or "(none)"
+    raise NoOpenCLDevice(f"sn.config.opencl_device = {choice!r} names no device; the devices "
+                         f"are:\n  {listed}")  # fmt: skip

@@ -1,0 +1,135 @@
+"""backend="opencl" as a whole: shared values kept on the device between calls, transfers
+placed in the plan, host fallbacks shown, a declining kernel rerun on the host, and an MLP that
+trains on PoCL to the same accuracy as on "c". (The op suite runs on "opencl" through the
+``backend`` fixture, tests/helpers.py.)"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends.device.runtime import DeviceArray, DeviceError
+from symnb.backends.plan import Library, Transfer
+from tests.helpers import needs_c, opencl_problem
+
+pytestmark = pytest.mark.skipif(opencl_problem() is not None, reason=str(opencl_problem()))
+
+
+def test_shared_values_stay_on_the_device_between_calls():
+    W = sn.shared(np.arange(6.0).reshape(2, 3), name="W")
+    x = sn.vector("x")
+    f = sn.function([x], sn.sum(sn.exp(W) * x), updates={W: W * 0.5 + 1}, backend="opencl")
+    xv = np.array([1.0, 2.0, 3.0])
+    want_w = np.arange(6.0).reshape(2, 3)
+    for _ in range(3):
+        got = f(xv)
+        np.testing.assert_allclose(got, np.sum(np.exp(want_w) * xv), rtol=1e-12)
+        want_w = want_w * 0.5 + 1
+        assert isinstance(W.current_value(), DeviceArray)  # not copied back after the call
+        assert W._value is None
+    np.testing.assert_allclose(W.get_value(), want_w, rtol=1e-12)
+    W.set_value(np.zeros((2, 3)))  # a host value replaces the device copy
+    np.testing.assert_allclose(f(xv), 12.0)  # exp(0) * x over two rows
+    assert pickle.loads(pickle.dumps(W)).get_value().shape == (2, 3)
+
+
+def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
+    x = sn.matrix("x")
+    f = sn.function([x], sn.exp(sn.sort(sn.exp(x), axis=1)), backend="opencl")
+    steps = f.linker.plan.steps
+    kinds = [type(s).__name__ for s in steps]
+    # x to the device, exp(x) to the host for sort, and sort's result back to the device
+    assert kinds.count("Transfer") == 3, f.linker.plan
+    sort = next(s for s in steps if isinstance(s, Library))
+    assert "sort" in str(sort.node.op).lower()
+    to_host = [s for s in steps if isinstance(s, Transfer) and s.to == "host"]
+    assert to_host and to_host[0].out in sort.ins
+    listing = repr(f.kernels)
+    assert "OpenCL C" in listing and "on the host" in listing
+    assert "__kernel void" in f.kernels[0].source
+    xv = rng.standard_normal((4, 5))
+    np.testing.assert_allclose(f(xv), np.exp(np.sort(np.exp(xv), axis=1)), rtol=1e-12)
+    profile = f.profile(xv, repeat=2)
+    places = {row.where for row in profile.rows}
+    assert {"OpenCL kernel", "transfer", "NumPy on the host"} <= places
+    assert any("transfers between host and device" in note for note in profile.notes)
+
+
+def test_card_names_the_device():
+    x = sn.vector("x")
+    f = sn.function([x], x * 2, backend="opencl")
+    assert f.linker.device.startswith("OpenCL on ")
+    bundle = f._repr_mimebundle_()
+    assert f.linker.runtime.device_name in bundle["text/plain"]
+    assert f"device {f.linker.device}" in bundle["text/html"]
+
+
+def test_a_declining_kernel_reruns_on_the_host_with_numpys_error():
+    x, y = sn.matrix("x"), sn.vector("y", dtype="int64")
+    loss = sn.mean(sn.crossentropy(sn.softmax(x, axis=1), y))
+    f = sn.function([x, y], loss, backend="opencl")
+    xv = np.random.default_rng(0).standard_normal((3, 4))
+    want = -np.mean(np.log(np.exp(xv) / np.exp(xv).sum(1, keepdims=True))[range(3), [0, 1, 3]])
+    np.testing.assert_allclose(f(xv, np.array([0, 1, 3])), want, rtol=1e-10)
+    with pytest.raises(Exception, match="out of range|out of bounds|index"):
+        f(xv, np.array([0, 1, 7]))
+    np.testing.assert_allclose(f(xv, np.array([0, 1, 3])), want, rtol=1e-10)
+
+
+def test_unknown_device_choice_lists_the_devices():
+    before = sn.config.opencl_device
+    sn.config.opencl_device = "no such device anywhere"
+    try:
+        with pytest.raises(DeviceError, match="names no device; the devices are"):
+            x = sn.vector("x")
+            sn.function([x], x * 2, backend="opencl")
+    finally:
+        sn.config.opencl_device = before
+
+
+def mlp_accuracy(backend: str, steps: int = 30) -> tuple[float, float]:
+    """(final loss, training accuracy) of a tanh MLP fitted to three Gaussian blobs."""
+    from benchmarks.rewrite_time import mlp_training_step
+
+    rng = np.random.default_rng(0)
+    centers = rng.normal(scale=3.0, size=(3, 8))
+    labels = rng.integers(0, 3, 192)
+    data = centers[labels] + rng.normal(size=(192, 8))
+    inputs, loss, updates, params = mlp_training_step(layers=2, lr=0.3)
+    train = sn.function(inputs, loss, updates=updates, backend=backend)
+    x = inputs[0]
+    predict = sn.function([x], sn.argmax(_logits(x, params), axis=1), backend=backend)
+    for _ in range(steps):
+        last = float(train(data, labels))
+    return last, float(np.mean(predict(data) == labels))
+
+
+def _logits(x, params):
+    W0, b0, W1, b1 = params
+    return sn.tanh(x @ W0 + b0) @ W1 + b1
+
+
+@needs_c
+def test_mlp_trains_on_opencl_like_on_c():
+    loss_c, accuracy_c = mlp_accuracy("c")
+    loss_cl, accuracy_cl = mlp_accuracy("opencl")
+    assert accuracy_c > 0.9
+    assert accuracy_cl == accuracy_c
+    np.testing.assert_allclose(loss_cl, loss_c, rtol=1e-8)
+
+
+@needs_c
+def test_symcompile_cell_on_opencl_and_c_gives_kernels_of_one_description():
+    from symnb.magics.cell import parse_line, symcompile
+
+    cell = "x = tensor('x', shape=(3, 4))\nsoftmax(exp(x) * 2, axis=1)"
+    on_cl = symcompile(parse_line("f --backend opencl --quiet"), cell)
+    on_c = symcompile(parse_line("g --backend c --quiet"), cell)
+    descriptions = [[r.description for r in f.linker.kernel_refs] for f in (on_cl, on_c)]
+    assert descriptions[0] == descriptions[1] and descriptions[0]
+    assert "__kernel void" in on_cl.kernels.sources()[0]
+    xv = np.random.default_rng(0).standard_normal((3, 4))
+    np.testing.assert_allclose(on_cl(xv), on_c(xv), rtol=1e-12)
