@@ -72,3 +72,14 @@ def test_no_device_that_builds_names_each_and_the_fix():
 def test_no_device_at_all():
     with pytest.raises(chooser.NoOpenCLDevice, match="no OpenCL device found"):
         chooser.usable_device(fake_cl({}))
+
+
+def test_an_icd_loader_without_any_platform_is_no_device():
+    cl = fake_cl({})
+
+    def no_platform():
+        raise cl.Error("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
+
+    cl.get_platforms = no_platform
+    with pytest.raises(chooser.NoOpenCLDevice, match="no OpenCL device found"):
+        chooser.usable_device(cl)

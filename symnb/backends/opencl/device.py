@@ -27,7 +27,11 @@ class NoOpenCLDevice(RuntimeError):
 def candidates(cl) -> list:
     """Every device of every platform, in the order the ICD loader lists them."""
     found = []
-    for platform in cl.get_platforms():
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # an ICD loader with no platform installed (PLATFORM_NOT_FOUND_KHR)
+        return found
+    for platform in platforms:
         try:
             found += platform.get_devices()
         except cl.Error:  # a platform with no device of any type
