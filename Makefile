@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo tour lab test lint format bench clean docs mutate fuzz
+.PHONY: demo tour lab test test-opencl lint format bench clean docs mutate fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ lab: $(VENV)/.stamp-demo,notebook
 
 test: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest
+
+# The whole op suite on backend="opencl" (PoCL on the CPU): about 8 minutes of CPU on 2 cores,
+# so not part of `make test` (docs/gpu_backends.md).
+test-opencl: $(VENV)/.stamp-test
+	SYMNB_SUITE_DEVICES=opencl SYMNB_REQUIRE_OPENCL=1 $(BIN)/python -m pytest tests/ops -k opencl
 
 # The differential fuzzer (tests/fuzz) with new random graphs for FUZZ_SECONDS (default 60).
 FUZZ_SECONDS ?= 60

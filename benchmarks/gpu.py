@@ -54,7 +54,8 @@ def timed(run, repeat: int, sync=None) -> float:
 
 def op_suite() -> str:
     """The op suite's cuda tests: pytest's summary line."""
-    env = dict(os.environ, SYMNB_REQUIRE_CUDA="1", PYTHONPATH=os.getcwd())
+    env = dict(os.environ, SYMNB_REQUIRE_CUDA="1", SYMNB_SUITE_DEVICES="cuda",
+               PYTHONPATH=os.getcwd())  # fmt: skip
     cmd = [sys.executable, "-m", "pytest", "tests/ops", "-q", "-k", "cuda", "-p",
            "no:cacheprovider"]  # fmt: skip
     try:
