@@ -23,17 +23,15 @@ It prints one JSON line.
 from __future__ import annotations
 
 import gc
-import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 from benchmarks import peers
-from benchmarks.runner import REPO, Result, with_load, worker_env
+from benchmarks.probes import reply, run_probe
+from benchmarks.runner import Result, with_load, worker_env
 from benchmarks.workloads import BY_KEY
 
 REPEATS = {"full": 5, "quick": 3, "tiny": 1}
@@ -133,26 +131,11 @@ def rows(peer: str, reply: dict) -> list[Result]:
 
 
 def _spawn(name: str, mode: str) -> dict:
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.build_time", name, mode],
-            cwd=REPO, env=worker_env(), capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return {"status": "error", "note": f"probe took over {PROBE_TIMEOUT_S} s"}
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"status": "error", "note": f"probe failed: {tail[:300]}"}
-    return json.loads(lines[-1])
+    return run_probe("benchmarks.build_time", [name, mode], worker_env(), PROBE_TIMEOUT_S)
 
 
 def main(argv: list[str]) -> None:
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # library output goes to stderr; stdout carries the one JSON line
-    sys.stdout = sys.stderr
-    replies.write(json.dumps(probe(argv[0], argv[1])) + "\n")
-    replies.flush()
+    reply(probe, argv[0], argv[1])
 
 
 if __name__ == "__main__":

@@ -16,16 +16,14 @@ CACHE_DIR. Warm: a new process on the directory a cold probe filled.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
-from benchmarks import peers
+from benchmarks import peers, probes
 from benchmarks.check import Skip, problem_with
-from benchmarks.runner import REPO, Result, with_load, worker_env
+from benchmarks.runner import Result, with_load, worker_env
 from benchmarks.workloads import BY_KEY, comparable, copy_inputs, make_inputs, reference
 
 REPEATS = {"full": 3, "quick": 1, "tiny": 1}  # cold/warm pairs, the same for every peer
@@ -96,27 +94,11 @@ def _record(result: Result, reply: dict) -> None:
 
 def _spawn(name: str, cache: str, mode: str) -> dict:
     env = worker_env() | peers.cache_env(name, cache)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.compile_time", name, cache, mode],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return {"status": "error", "note": f"probe took over {PROBE_TIMEOUT_S} s"}
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"status": "error", "note": f"probe failed: {tail[:300]}"}
-    return json.loads(lines[-1])
+    return probes.run_probe("benchmarks.compile_time", [name, cache, mode], env, PROBE_TIMEOUT_S)
 
 
 def main(argv: list[str]) -> None:
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # library output goes to stderr; stdout carries the one JSON line
-    sys.stdout = sys.stderr
-    reply = probe(argv[0], argv[1], argv[2])
-    replies.write(json.dumps(reply) + "\n")
-    replies.flush()
+    probes.reply(probe, argv[0], argv[1], argv[2])
 
 
 if __name__ == "__main__":
