@@ -31,6 +31,15 @@ class Peer(BasePeer):
         self.name = f"symnb-{backend}"
 
     def version(self) -> str:
+        """The version; a device backend whose device cannot start here (no GPU driver, no
+        OpenCL device) is absent, as a library that is not installed is."""
+        make_runtime = getattr(sn.backends.get_linker(self.backend), "make_runtime", None)
+        if make_runtime is not None:
+            try:
+                runtime = make_runtime()
+            except Exception as exc:  # noqa: BLE001 - the reason is the row's note
+                raise ImportError(f"backend {self.backend!r} cannot start here: {exc}") from exc
+            return f"{sn.__version__} (backend {self.backend}, {runtime.device_name})"
         return f"{sn.__version__} (backend {self.backend})"
 
     def start_runtime(self) -> None:

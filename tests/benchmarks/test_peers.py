@@ -76,7 +76,10 @@ def test_every_symnb_workload_matches_the_reference(peer, tmp_path, monkeypatch)
     monkeypatch.setenv("SYMNB_COMPILEDIR", str(tmp_path / "symnb"))
     process = WorkerProcess(peer, subprocess.DEVNULL)
     try:
-        assert process.ask("hello", 120)["status"] == "ok"
+        hello = process.ask("hello", 120)
+        if hello["status"] == "absent" and peer in ("symnb-cuda", "symnb-opencl"):
+            pytest.skip(hello["note"])  # no GPU driver / OpenCL device: the table says absent
+        assert hello["status"] == "ok", hello
         check_every_workload(process, TIMED, TIMED)
     finally:
         process.close()
