@@ -18,23 +18,13 @@ import time
 import numpy as np
 
 import symnb as sn
-from symnb.backends.device.runtime import DeviceError
+from symnb.backends.cuda.runtime import cuda_problem
 
 BUDGET_S = 230  # the whole script
 SUITE_S = 110  # the op suite's share
 W1_N = 10**8
 W3_SIZES = (4096, 784, 512, 256, 10)
 MATMUL_N = 8192
-
-
-def cuda_problem() -> str | None:
-    try:
-        from symnb.backends.cuda.runtime import cuda_runtime
-
-        cuda_runtime(0)
-    except DeviceError as exc:
-        return str(exc)
-    return None
 
 
 def timed(run, repeat: int, sync=None) -> float:

@@ -18,6 +18,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.c.compiler import find_compiler
+from symnb.backends.cuda.runtime import cuda_problem as runtime_cuda_problem
 
 #: skips a test (or a module, as ``pytestmark``) where no C compiler can build kernels
 needs_c = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc, gcc or clang)")
@@ -56,15 +57,8 @@ def opencl_problem() -> str | None:
 
 @functools.cache
 def cuda_problem() -> str | None:
-    """None when a CUDA driver and device run kernels here; else why not."""
-    from symnb.backends.cuda.runtime import cuda_runtime
-    from symnb.backends.device.runtime import DeviceError
-
-    try:
-        cuda_runtime(0)
-    except DeviceError as exc:
-        return str(exc)
-    return None
+    """None when a CUDA driver and device run kernels here; else why not (asked once)."""
+    return runtime_cuda_problem()
 
 
 def cuda_backend() -> list[str]:

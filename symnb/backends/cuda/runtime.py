@@ -122,3 +122,13 @@ class _Allocation:
 @functools.cache
 def cuda_runtime(ordinal: int = 0) -> CUDARuntime:
     return CUDARuntime(ordinal)
+
+
+def cuda_problem(ordinal: int = 0) -> str | None:
+    """None when a CUDA driver and device run kernels here; else why not (the tests' skip
+    reason, and what ``python -m benchmarks.gpu`` prints)."""
+    try:
+        cuda_runtime(ordinal)
+    except DeviceError as exc:
+        return str(exc)
+    return None
