@@ -74,23 +74,26 @@ def plan_steps(builder, order, make_step) -> list:
                 steps.append(_branch(builder, node, steps_of((id(node), "then")),
                                      steps_of((id(node), "else"))))  # fmt: skip
             else:
-                step = make_step(node)  # None, a step, or a tuple of steps
-                if step is not None:
-                    steps.extend(step if isinstance(step, tuple) else (step,))
+                _add(steps, make_step(node))
         return steps
 
     return steps_of(TOP)
 
 
-def plan_flat(order, make_step) -> list:
+def plan_flat(builder, order, make_step) -> list:
     """The steps of every node in ``order``, with no ``Branch``: for executors that run an
     ifelse as its reference (both branches computed; the device backends)."""
-    steps = []
+    steps: list = []
     for node in order:
-        step = make_step(node)
-        if step is not None:
-            steps.extend(step if isinstance(step, tuple) else (step,))
+        _add(steps, make_step(node))
     return steps
+
+
+def _add(steps: list, step) -> None:
+    """``make_step``'s answer appended: None (a node fused into another), one step, or a
+    tuple of steps."""
+    if step is not None:
+        steps.extend(step if isinstance(step, tuple) else (step,))
 
 
 def _branch(builder, node, then_steps: list, else_steps: list) -> Branch:

@@ -52,7 +52,7 @@ class CLinker(PlanBuilder):
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
         self.planned: dict = {}  # intermediates several nodes share (windows.py: im2col)
-        plan = plan_steps if self.lazy_branches else (lambda _, o, make: plan_flat(o, make))
+        plan = plan_steps if self.lazy_branches else plan_flat
         steps = plan(self, order, self._step_unless_fused)
         self.plan = self.plan_of(steps, len(graph.inputs))
         self._load_kernels()
