@@ -102,10 +102,10 @@ class Function:
         self._alias_check = self._maybe_aliased()
         self.compile_time = time.perf_counter() - start
 
-    def _maybe_aliased(self) -> tuple[int, ...]:
+    def _maybe_aliased(self) -> tuple[int, ...] | None:
         plan = getattr(self.linker, "plan", None)
         if plan is None:
-            return tuple(range(len(self.graph.outputs) + len(self.updates)))
+            return None  # every result is looked at
         fresh = fresh_outputs(plan)
         return tuple(i for i, slot in enumerate(plan.outputs) if slot not in fresh)
 
@@ -156,10 +156,10 @@ class Function:
         aliases a leaf's value unless ``borrow``)."""
         if not self.borrow and (
             self._leaf_results
-            or (
-                self._alias_check
-                and any(_may_alias(results[i], leaf_values) for i in self._alias_check)
-            )
+            or self._alias_check is None
+            and any(_may_alias(r, leaf_values) for r in results)
+            or self._alias_check
+            and any(_may_alias(results[i], leaf_values) for i in self._alias_check)
         ):
             results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
         if self.updates:
