@@ -170,9 +170,7 @@ def denoising_autoencoder(train_set_x, n_epochs=10, batch_size=20, mrg=False):
     index = T.lscalar()
     x = T.matrix("x")
     rng = np.random.RandomState(123)
-    theano_rng = MRG_RandomStreams(rng.randint(2**30)) if mrg else RandomStreams(
-        rng.randint(2**30)
-    )
+    theano_rng = MRG_RandomStreams(rng.randint(2**30)) if mrg else RandomStreams(rng.randint(2**30))
     da = dA(numpy_rng=rng, theano_rng=theano_rng, input=x, n_visible=64, n_hidden=32)
     cost, updates = da.get_cost_updates(corruption_level=0.3, learning_rate=0.1)
     train_da = theano.function(
@@ -181,8 +179,12 @@ def denoising_autoencoder(train_set_x, n_epochs=10, batch_size=20, mrg=False):
         updates=updates,
         givens={x: train_set_x[index * batch_size : (index + 1) * batch_size]},
     )
-    clean = theano.function([index], da.get_reconstructed_input(da.get_hidden_values(x)),
-                            givens={x: train_set_x[index * batch_size:(index + 1) * batch_size]})  # fmt: skip
+    reconstructed = da.get_reconstructed_input(da.get_hidden_values(x))
+    clean = theano.function(
+        [index],
+        reconstructed,
+        givens={x: train_set_x[index * batch_size : (index + 1) * batch_size]},
+    )
     costs = []
     for _epoch in range(n_epochs):
         costs.append(np.mean([train_da(i) for i in range(n_train_batches)]))
