@@ -33,14 +33,14 @@ def _graph_text(obj) -> str:
 
 def debugprint(obj, depth=-1, print_type=False, file=None, **options):
     """Print the graph of ``obj`` (a variable, variables or a compiled function) to
-    ``file`` (stdout by default); ``file="str"`` returns the text instead. Theano's other
-    display options are accepted and do not change the text."""
+    ``file`` (stdout by default, and then nothing is returned); ``file="str"`` returns the
+    text instead, and a file given is returned (as Theano did). Theano's other display
+    options are accepted and do not change the text."""
     text = _graph_text(obj)
     if file == "str":
         return text
-    out = sys.stdout if file is None else file
-    print(text, file=out)
-    return out
+    print(text, file=sys.stdout if file is None else file)
+    return file
 
 
 dprint = debugprint
