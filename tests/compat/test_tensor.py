@@ -12,6 +12,13 @@ from symnb.compat.theano.tensor.nnet import conv
 from symnb.compat.theano.tensor.signal import downsample, pool
 
 
+@pytest.fixture(autouse=True)
+def _on_the_reference_backend():
+    """These check the layer's mapping, which is the same on every backend: they compile on
+    the NumPy reference ("py", Theano's FAST_COMPILE); the training programs run on "c"."""
+    theano.config.mode = "FAST_COMPILE"
+
+
 def run(inputs, output, *values):
     return theano.function(inputs, output, mode="FAST_COMPILE")(*values)
 
