@@ -159,3 +159,14 @@ def test_shape_mistakes_get_symnb_errors_at_the_users_line():
     with pytest.raises(sn.ShapeError, match=r"test_function\.py") as info:
         T.dot(m, T.TensorType("float64", (False, False), shape=(5, 2))("k"))
     assert "'m'" in str(info.value)
+
+
+def test_misused_inputs_are_refused_at_the_users_line():
+    with pytest.raises(TypeError, match=r"not a symbolic variable[\s\S]*test_function\.py"):
+        theano.function([np.zeros(3)], T.constant(1.0))
+    x = T.dvector("x")
+    f = theano.function([x], x * 2)
+    with pytest.raises(sn.InputError, match="takes 1 inputs, got 2"):
+        f([1.0], [2.0])
+    with pytest.raises(sn.ShapeError, match="scalar"):
+        T.grad(x * 2, x)  # the cost of T.grad is a scalar, as in Theano

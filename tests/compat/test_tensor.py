@@ -253,3 +253,14 @@ def test_grad_consider_constant_and_grad_clip(rng):
         theano.gradient.grad_clip(x, 1.0, -1.0)
     with pytest.raises(sn.DisconnectedInputError):
         T.grad(T.sum(theano.gradient.disconnected_grad(x) ** 2), x)
+
+
+def test_symnb_keeps_its_own_rules_beside_the_layer(rng):
+    """The layer adds functions; it changes nothing of sn.* (no monkey-patching)."""
+    v = sn.vector("v")
+    assert sn.softmax(v).type.ndim == 1 and T.nnet.softmax(v).type.ndim == 2
+    with pytest.raises(sn.ShapeError, match="tensordot"):
+        sn.dot(sn.tensor3("a"), sn.matrix("b"))
+    i = sn.scalar("i", dtype="int32")
+    theano.config.floatX = "float32"
+    assert (i / i).dtype == "float64" and T.true_div(i, i).dtype == "float32"

@@ -4,6 +4,7 @@ scikit-learn's digits (1200 images to train on, 597 to test on)."""
 import numpy as np
 import pytest
 
+import symnb.compat.theano as theano
 from tests.compat import programs
 
 
@@ -33,3 +34,14 @@ def test_scan_rnn(datasets):
 
 def test_lenet_convnet(datasets):
     assert programs.lenet(datasets) < 0.12
+
+
+def test_logistic_regression_in_float32(digits):
+    """``theano.config.floatX = "float32"`` before building: data, weights, the loss and
+    its updates all stay float32 (Python literals such as the learning rate do not widen)."""
+    theano.config.floatX = "float32"
+    train, test = digits
+    datasets = programs.shared_dataset(train), programs.shared_dataset(test)
+    losses, error = programs.sgd_logistic(datasets, mode="FAST_COMPILE")
+    assert datasets[0][0].dtype == "float32" and np.asarray(losses[0]).dtype == "float32"
+    assert error < 0.10
