@@ -264,3 +264,16 @@ def test_symnb_keeps_its_own_rules_beside_the_layer(rng):
     i = sn.scalar("i", dtype="int32")
     theano.config.floatX = "float32"
     assert (i / i).dtype == "float64" and T.true_div(i, i).dtype == "float32"
+
+
+def test_conv2d_and_pool_misuse_say_what_is_wrong():
+    x = T.TensorType("float64", (False,) * 4, shape=(2, 1, 8, 8))("x")
+    w = T.tensor4("w")
+    with pytest.raises(ValueError, match=r"input_shape=\(2, 1, 9, 9\) does not match 'x'"):
+        T.nnet.conv2d(x, w, input_shape=(2, 1, 9, 9))
+    with pytest.raises(ValueError, match="border_mode='full' needs the filter size.*filter_shape"):
+        T.nnet.conv2d(x, w, border_mode="full")
+    with pytest.raises(ValueError, match="padding works only with ignore_border=True"):
+        pool.pool_2d(x, ws=(2, 2), pad=(1, 1))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        pool.pool_2d(x, ws=(2, 2), mode="median", ignore_border=True)
