@@ -46,6 +46,7 @@ from symnb.grad import (  # noqa: F401
     check_grad,
     disconnected_grad,
     grad,
+    grad_clip,
     hessian,
     jacobian,
     stop_gradient,
@@ -82,5 +83,5 @@ __all__ = [
     "shared", "tensor", "tensor3", "tensor4", "vector",
     "grad", "Lop", "check_grad", "GradientError", "DisconnectedInputError",
     "DisconnectedInputWarning", "NotDifferentiableError", "Rop", "jacobian", "hessian",
-    "stop_gradient", "zero_grad", "disconnected_grad", "verify_grad",
+    "stop_gradient", "zero_grad", "disconnected_grad", "grad_clip", "verify_grad",
 ]  # fmt: skip

@@ -213,6 +213,14 @@ def test_there_is_no_import_cycle():
     assert not found, "import cycles:\n  " + "\n  ".join(found)
 
 
+def test_nothing_outside_compat_imports_it():
+    """Compatibility layers (symnb.compat) sit on top: viz and magics share their layer, but
+    symnb's own code never depends on them."""
+    inward = [str(e) for e in EDGES if e.target.startswith("symnb.compat")
+              and not e.source.startswith("symnb.compat")]  # fmt: skip
+    assert not inward, "modules that import symnb.compat:\n  " + "\n  ".join(inward)
+
+
 def test_every_hook_a_module_asks_for_is_registered():
     """Lower layers reach higher ones only through symnb.core.hooks; ``import symnb`` must
     have registered every hook that some module asks for by name."""

@@ -4,6 +4,8 @@
   reached only through it are still connected to the cost; their gradient is zero.
 - ``disconnected_grad(x)``: the value of x, and inputs reached only through it count as
   disconnected from the cost (``sn.grad``'s ``disconnected`` option decides what happens).
+- ``grad_clip(x, lower, upper)``: the value of x, with the gradient that flows back through
+  it clipped elementwise to [lower, upper] (Theano's ``theano.gradient.grad_clip``).
 
 They are elementwise copies, so kernel backends fuse them like any other elementwise op.
 """
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.ops.elemwise import Elemwise
+from symnb.ops.elemwise import Elemwise, clip
 
 
 class _Identity(Elemwise):
@@ -42,6 +45,18 @@ class DisconnectedGrad(_Identity):
         return [None]
 
 
+class GradClip(_Identity):
+    """x, with the gradient flowing back through it clipped to [lower, upper]."""
+
+    __props__ = ("lower", "upper")
+
+    def __init__(self, lower: float, upper: float):
+        self.lower, self.upper = float(lower), float(upper)
+
+    def grad_elem(self, inputs, output, gz):
+        return [clip(gz, self.lower, self.upper)]
+
+
 def zero_grad(x) -> Variable:
     """x in the forward pass; a zero gradient in the backward pass (JAX's ``stop_gradient``)."""
     return ZeroGrad()(as_variable(x))
@@ -50,6 +65,16 @@ def zero_grad(x) -> Variable:
 def disconnected_grad(x) -> Variable:
     """x in the forward pass; what it depends on counts as disconnected for ``sn.grad``."""
     return DisconnectedGrad()(as_variable(x))
+
+
+def grad_clip(x, lower, upper) -> Variable:
+    """x in the forward pass; in the backward pass the gradient reaching x is clipped to
+    [lower, upper] element by element (bounds are numbers, ``lower <= upper``)."""
+    if not lower <= upper:
+        raise _at_user_line(
+            ValueError(f"grad_clip: lower ({lower!r}) must not exceed upper ({upper!r})")
+        )
+    return GradClip(lower, upper)(as_variable(x))
 
 
 stop_gradient = zero_grad

@@ -68,6 +68,27 @@ def render_svg(dot: str) -> str:
     raise RenderUnavailable(f"cannot draw the graph: no Graphviz found ({INSTALL_HINT})")
 
 
+def render_bytes(dot: str, fmt: str) -> bytes:
+    """DOT text drawn in a Graphviz output format ("png", "svg", "pdf"...); "dot" is the
+    text itself. Raises RenderUnavailable when no Graphviz can be found."""
+    if fmt == "dot":
+        return dot.encode("utf-8")
+    try:
+        import pygraphviz
+    except ImportError:
+        pygraphviz = None
+    if pygraphviz is not None:
+        with _quiet_stderr():
+            return pygraphviz.AGraph(string=dot).draw(format=fmt, prog="dot")
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RenderUnavailable(f"cannot draw the graph: no Graphviz found ({INSTALL_HINT})")
+    done = subprocess.run([exe, f"-T{fmt}"], input=dot.encode(), capture_output=True, timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(f"dot failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
 def renderer_name() -> str:
     """Which renderer ``render_svg`` would use, for reports and error messages."""
     try:

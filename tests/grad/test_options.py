@@ -266,3 +266,16 @@ def test_every_gradient_node_points_at_the_grad_line():
             assert (var.source.filename, var.source.lineno) == (__file__, grad_line)
     constant = y.owner.inputs[0].owner.inputs[1]
     assert constant.source.lineno == grad_line - 1
+
+
+def test_grad_clip_clips_the_gradient_only(backend):
+    x = f64("x")
+    value = np.array([-3.0, 0.5, 4.0])
+    clipped = sn.grad_clip(x, -1.0, 2.0)
+    g = sn.grad(sn.sum(clipped * value), x)  # the gradient reaching the clip is the value
+    got_value, got_grad = sn.function([x], [clipped * 1.0, g], backend=backend)(value)
+    np.testing.assert_array_equal(got_value, value)
+    np.testing.assert_array_equal(got_grad, [-1.0, 0.5, 2.0])
+    assert sn.grad_clip(x, -1, 2).owner.op == clipped.owner.op  # merged like any equal op
+    with pytest.raises(ValueError, match=r"lower \(1\.0\) must not exceed upper"):
+        sn.grad_clip(x, 1.0, -1.0)

@@ -1,0 +1,27 @@
+"""Theano on symnb: run Theano programs by changing their imports.
+
+    import symnb.compat.theano as theano          # was: import theano
+    import symnb.compat.theano.tensor as T        # was: import theano.tensor as T
+
+``theano.function``, ``theano.shared``, ``theano.scan``, ``theano.config`` (``floatX``),
+``theano.In``/``Param``, ``theano.tensor`` (``T``), ``theano.tensor.nnet``,
+``theano.tensor.signal.pool``, random streams (``theano.tensor.shared_randomstreams``,
+``theano.sandbox.rng_mrg``), ``theano.printing``, ``theano.gradient`` and ``theano.ifelse``
+map onto symnb's engine: the graphs they build are symnb graphs, compiled by
+``sn.function``. The differences from Theano, and where Theano differs from NumPy, are listed
+in docs/theano.md.
+"""
+
+from symnb.compat.theano import (  # noqa: F401
+    compile,  # noqa: F401, A004
+    gradient,
+    ifelse,
+    printing,
+    sandbox,
+    tensor,
+)
+from symnb.compat.theano.compile import In, Mode, Param, function, shared  # noqa: F401
+from symnb.compat.theano.configparser import config  # noqa: F401
+from symnb.compat.theano.gradient import grad  # noqa: F401
+from symnb.compat.theano.printing import pp  # noqa: F401
+from symnb.compat.theano.scan_module import clone, scan  # noqa: F401

@@ -1,0 +1,247 @@
+"""``theano.function``, ``theano.shared``, ``theano.In``/``Param`` and ``Mode``.
+
+``theano.function`` compiles with ``sn.function`` and adds what Theano's callers rely on:
+inputs given as ``In(x, value=...)`` with defaults and names, ``allow_input_downcast``, the
+check that every input is used (``on_unused_input``), Theano's mode names, and ``[]`` as
+the result of a function with no outputs. ``theano.shared`` makes a symnb shared variable
+whose dims are unknown (Theano's ``set_value`` may change a shape) unless ``broadcastable``
+marks them 1.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from symnb.compat.theano.configparser import ON_UNUSED, config
+from symnb.compat.theano.tensor.var import shape_of
+from symnb.compile.function import function as _sn_function
+from symnb.core.graph import leaves
+from symnb.core.op import _at_user_line
+from symnb.core.variable import SharedVariable, Variable
+from symnb.errors import GraphError, InputError, InputShapeError
+
+
+class UnusedInputError(GraphError):
+    """An input of ``theano.function`` that no output or update depends on."""
+
+
+class In:
+    """``theano.In(variable, name=None, value=None, ...)``: an input with a name and a
+    default value (used when the call leaves it out)."""
+
+    def __init__(self, variable, name=None, value=None, update=None, mutable=None,
+                 strict=False, allow_downcast=None, autoname=True, implicit=None,
+                 borrow=False, shared=False):  # fmt: skip
+        if not isinstance(variable, Variable):
+            raise _at_user_line(TypeError(f"In: {variable!r} is not a symbolic variable"))
+        if update is not None:
+            raise _at_user_line(NotImplementedError("In(update=...): use a shared variable"))
+        self.variable, self.name, self.value = variable, name or variable.name, value
+        self.allow_downcast = allow_downcast
+
+
+def Param(variable, default=None, name=None, **kwargs) -> In:  # noqa: N802 - Theano's name
+    """Theano's older ``Param(variable, default=...)``: an ``In`` with a default value."""
+    return In(variable, name=name, value=default, **kwargs)
+
+
+class Mode:
+    """``theano.compile.mode.Mode(linker, optimizer)``: which backend and rewrites compile
+    a function. ``linker="py"`` is symnb's NumPy reference backend; Theano's C and VM linkers
+    are symnb's default backend ("c" when a compiler is present)."""
+
+    OPTIMIZERS = {None: "none", "None": "none", "fast_run": "fast", "default": "fast",
+                  "fast_compile": "stable", "merge": "stable"}  # fmt: skip
+    LINKERS = ("py", "c", "c|py", "c|py_nogc", "vm", "cvm", "vm_nogc", "cvm_nogc", None)
+
+    def __init__(self, linker=None, optimizer="default", mode=None, include=(), exclude=()):
+        if linker not in self.LINKERS:
+            raise ValueError(f"Mode: linker must be one of {self.LINKERS}, not {linker!r}")
+        if optimizer not in self.OPTIMIZERS:
+            raise ValueError(f"Mode: optimizer must be one of {list(self.OPTIMIZERS)}")
+        self.linker, self.optimizer, self.mode = linker, optimizer, mode
+        self.include, self.exclude = tuple(include), tuple(exclude)
+
+    def including(self, *tags) -> Mode:
+        return Mode(self.linker, self.optimizer, self.mode, self.include + tags, self.exclude)
+
+    def excluding(self, *tags) -> Mode:
+        return Mode(self.linker, self.optimizer, self.mode, self.include, self.exclude + tags)
+
+    def options(self) -> dict:
+        """The keywords of ``sn.function`` this mode means."""
+        optimize = self.OPTIMIZERS[self.optimizer]
+        if self.include or self.exclude:
+            base = [] if optimize == "none" else [optimize]
+            optimize = {"include": base + list(self.include), "exclude": list(self.exclude)}
+        return {"backend": "py" if self.linker == "py" else None, "optimize": optimize,
+                "mode": self.mode}  # fmt: skip
+
+    def __repr__(self):
+        return f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r})"
+
+
+#: Theano's predefined mode names
+MODES = {
+    "FAST_RUN": Mode(None, "fast_run"),
+    "Mode": Mode(None, "fast_run"),
+    "FAST_COMPILE": Mode("py", "fast_compile"),
+    "DebugMode": Mode(None, "fast_run", mode="debug"),
+    "DEBUG_MODE": Mode(None, "fast_run", mode="debug"),
+    "NanGuardMode": Mode(None, "fast_run", mode="nanguard"),
+}
+
+
+def get_mode(mode) -> Mode:
+    """A Mode from a Mode, a predefined name, or None (``theano.config.mode``)."""
+    mode = config.mode if mode is None else mode
+    if isinstance(mode, Mode):
+        return mode
+    if mode in MODES:
+        return MODES[mode]
+    raise _at_user_line(ValueError(f"unknown mode {mode!r}; use one of {sorted(MODES)}"))
+
+
+def function(inputs, outputs=None, mode=None, updates=None, givens=None,
+             no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
+             allow_input_downcast=None, profile=None, on_unused_input=None):  # fmt: skip
+    """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
+    ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``."""
+    if profile:
+        raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
+    if no_default_updates:
+        raise _at_user_line(NotImplementedError("no_default_updates is not implemented"))
+    specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
+    variables = [spec.variable for spec in specs]
+    _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
+    compiled = _sn_function(variables, [] if outputs is None else outputs, updates=updates,
+                            givens=givens, name=name, **get_mode(mode).options())  # fmt: skip
+    return TheanoFunction(compiled, specs, allow_input_downcast)
+
+
+def _as_list(inputs) -> list:
+    return list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+
+
+def _check_used(variables, outputs, updates, givens, policy) -> None:
+    """Theano refuses (by default) an input that nothing computed depends on: usually a
+    variable left out of the graph by mistake."""
+    if policy not in ON_UNUSED:
+        raise _at_user_line(ValueError(f"on_unused_input must be one of {ON_UNUSED}"))
+    if policy == "ignore":
+        return
+    used = _used_leaves(outputs, updates, givens)
+    for i, var in enumerate(variables):
+        if id(var) in used:
+            continue
+        message = (
+            f"theano.function: input {i} {var.describe()} is not used to compute the "
+            "outputs or updates; pass on_unused_input='warn' or 'ignore' to allow it"
+        )
+        if policy == "raise":
+            raise _at_user_line(UnusedInputError(message))
+        warnings.warn(message, stacklevel=3)
+
+
+def _used_leaves(outputs, updates, givens) -> set[int]:
+    """Ids of the leaves the outputs and updates read, following ``givens`` substitutions."""
+    pairs = updates.items() if isinstance(updates, dict) else (updates or [])
+    reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
+    reads += [v for _, v in pairs if isinstance(v, Variable)]
+    given = dict(givens.items() if isinstance(givens, dict) else (givens or []))
+    substitute = {id(k): v for k, v in given.items()}
+    found: set[int] = set()
+    pending = reads
+    while pending:
+        new = []
+        for leaf in leaves(pending):
+            if id(leaf) in found:
+                continue
+            found.add(id(leaf))
+            replacement = substitute.get(id(leaf))
+            if isinstance(replacement, Variable):
+                new.append(replacement)
+        pending = new
+    for var, replacement in given.items():  # a given replaces an intermediate variable
+        if isinstance(replacement, Variable) and var.owner is not None:
+            found.update(id(v) for v in leaves([replacement]))
+    return found
+
+
+class TheanoFunction:
+    """A compiled ``theano.function``: call it with positional values, keywords by input
+    name, or neither for inputs with defaults. ``symnb_function`` is the symnb Function
+    (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too)."""
+
+    def __init__(self, compiled, specs: list[In], allow_input_downcast):
+        self.symnb_function = compiled
+        self.specs = specs
+        self.names = {spec.name: i for i, spec in enumerate(specs) if spec.name}
+        self.downcast = [
+            spec.allow_downcast if spec.allow_downcast is not None else allow_input_downcast
+            for spec in specs
+        ]
+        self.no_outputs = compiled._n_out == 0
+
+    def __call__(self, *args, **kwargs):
+        values = self._bind(args, kwargs)
+        values = [_downcast(v, s.variable) if d else v
+                  for v, s, d in zip(values, self.specs, self.downcast)]  # fmt: skip
+        try:
+            result = self.symnb_function(*values)
+        except InputShapeError:
+            raise
+        except InputError as exc:  # a dtype that does not convert safely
+            raise type(exc)(f"{exc}\n  hint: theano.function(..., allow_input_downcast=True) "
+                            "converts inputs to the declared dtypes") from None  # fmt: skip
+        return [] if self.no_outputs else result
+
+    def _bind(self, args, kwargs) -> list:
+        if len(args) > len(self.specs):
+            raise InputError(f"the function takes {len(self.specs)} inputs, got {len(args)}")
+        values = list(args) + [_MISSING] * (len(self.specs) - len(args))
+        for key, value in kwargs.items():
+            if key not in self.names:
+                raise InputError(f"the function has no input named {key!r}")
+            values[self.names[key]] = value
+        for i, spec in enumerate(self.specs):
+            if values[i] is _MISSING:
+                if spec.value is None:
+                    raise InputError(f"missing input {i} {spec.variable.describe()}")
+                values[i] = spec.value
+        return values
+
+    def __getattr__(self, name):
+        if name == "symnb_function":  # not set yet (a copy being built)
+            raise AttributeError(name)
+        return getattr(self.symnb_function, name)
+
+    def __repr__(self):
+        return f"<theano.function over {self.symnb_function!r}>"
+
+
+_MISSING = object()
+
+
+def _downcast(value, var: Variable):
+    """``allow_input_downcast``: the value converted to the input's dtype, as Theano did."""
+    if isinstance(value, np.ndarray) and value.dtype == var.type.dtype:
+        return value
+    return np.asarray(value, dtype=var.type.dtype)
+
+
+def shared(value, name=None, strict=False, allow_downcast=None, borrow=False,
+           broadcastable=None, **kwargs) -> SharedVariable:  # fmt: skip
+    """``theano.shared``: a value kept between calls. Its dims are unknown to the graph
+    (``set_value`` may change them) except those ``broadcastable`` marks, which are 1."""
+    if kwargs:
+        raise _at_user_line(TypeError(f"shared: unexpected arguments {sorted(kwargs)}"))
+    array = np.asarray(value)
+    pattern = (False,) * array.ndim if broadcastable is None else tuple(broadcastable)
+    if len(pattern) != array.ndim:
+        raise _at_user_line(
+            ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
+        )
+    return SharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)

@@ -1,0 +1,56 @@
+"""``theano.gradient`` (and ``T.grad``): symnb's reverse mode under Theano's signature."""
+
+from __future__ import annotations
+
+from symnb.core.graph import clone_graph
+from symnb.grad import hessian as _hessian
+from symnb.grad import jacobian as _jacobian
+from symnb.grad.markers import disconnected_grad, grad_clip, zero_grad
+from symnb.grad.reverse import grad as _grad
+
+__all__ = ["consider_constant", "disconnected_grad", "grad", "grad_clip", "hessian", "jacobian",
+           "zero_grad"]  # fmt: skip
+
+#: Theano's ``return_disconnected`` spellings
+RETURN_DISCONNECTED = {"zero": "zero", "None": "none", "none": "none", "Disconnected": "none"}
+consider_constant = zero_grad  # Theano's older name for the marker
+
+
+def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", add_names=True,
+         known_grads=None, return_disconnected="zero", null_gradients="raise"):  # fmt: skip
+    """``T.grad``: d cost / d wrt. ``consider_constant`` lists variables that gradients do
+    not flow through; ``disconnected_inputs`` is "raise", "warn" or "ignore"."""
+    if return_disconnected not in RETURN_DISCONNECTED:
+        raise ValueError(
+            f"grad: return_disconnected must be one of {sorted(RETURN_DISCONNECTED)}, "
+            f"not {return_disconnected!r}"
+        )
+    if consider_constant:
+        cost, wrt = _constant_through(cost, wrt, consider_constant)
+    return _grad(cost, wrt, known_grads=known_grads, disconnected=disconnected_inputs,
+                 return_disconnected=RETURN_DISCONNECTED[return_disconnected])  # fmt: skip
+
+
+def _constant_through(cost, wrt, constants):
+    """The cost with each of ``constants`` behind a zero-gradient marker (and the wrt that
+    the cost's copy computes from, for a wrt that is not a leaf)."""
+    single = not isinstance(wrt, (list, tuple))
+    targets = [wrt] if single else list(wrt)
+    replace = {v: zero_grad(v) for v in constants}
+    inner = [v for v in targets if v.owner is not None]
+    new_cost, *new_inner = clone_graph([cost, *inner], replace)
+    swap = {id(old): new for old, new in zip(inner, new_inner)}
+    targets = [swap.get(id(v), v) for v in targets]
+    return new_cost, targets[0] if single else targets
+
+
+def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
+    if consider_constant:
+        expression, wrt = _constant_through(expression, wrt, consider_constant)
+    return _jacobian(expression, wrt, disconnected=disconnected_inputs)
+
+
+def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
+    if consider_constant:
+        cost, wrt = _constant_through(cost, wrt, consider_constant)
+    return _hessian(cost, wrt, disconnected=disconnected_inputs)

@@ -1,0 +1,72 @@
+"""``theano.printing``: ``debugprint`` prints symnb's text form of a graph (one typed
+equation a line, which reads differently from Theano's indented tree but holds the same
+facts), ``pydotprint`` writes the graph's picture to the file asked for, and ``pp`` is the
+same text form."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from symnb.compile.function import Function as _SymnbFunction
+from symnb.core.graph import Graph
+from symnb.core.variable import Variable
+from symnb.viz.graphs import picture
+from symnb.viz.render import render_bytes
+from symnb.viz.text import format_expr, format_graph
+
+
+def _graph_text(obj) -> str:
+    fn = getattr(obj, "symnb_function", obj)  # a theano.function wraps a symnb Function
+    if isinstance(fn, _SymnbFunction):
+        return fn.text()
+    if isinstance(obj, Graph):
+        return format_graph(obj)
+    if isinstance(obj, Variable):
+        return format_expr(obj)
+    if isinstance(obj, (list, tuple)) and all(isinstance(v, Variable) for v in obj):
+        return format_expr(*obj)
+    raise TypeError(
+        f"debugprint: expected a variable, a list of variables or a function, not {obj!r}"
+    )
+
+
+def debugprint(obj, depth=-1, print_type=False, file=None, **options):
+    """Print the graph of ``obj`` (a variable, variables or a compiled function) to
+    ``file`` (stdout by default, and then nothing is returned); ``file="str"`` returns the
+    text instead, and a file given is returned (as Theano did). Theano's other display
+    options are accepted and do not change the text."""
+    text = _graph_text(obj)
+    if file == "str":
+        return text
+    print(text, file=sys.stdout if file is None else file)
+    return file
+
+
+dprint = debugprint
+
+
+def pp(obj) -> str:
+    """The text form of ``obj``'s graph."""
+    return _graph_text(obj)
+
+
+def pydotprint(fct, outfile=None, compact=True, format="png", with_ids=False,  # noqa: A002
+               print_output_file=True, return_image=False, **options):  # fmt: skip
+    """Draw the graph of ``fct`` (a compiled function, a variable or variables) into
+    ``outfile`` in ``format`` (png, svg, pdf, dot...). An ``outfile`` with an extension and no
+    ``format`` given draws in the extension's format. ``return_image=True`` returns the
+    bytes instead of writing them."""
+    target = getattr(fct, "symnb_function", fct)
+    if outfile is not None and format == "png":
+        ext = os.path.splitext(str(outfile))[1].lstrip(".")
+        format = ext or format  # noqa: A001
+    image = render_bytes(picture(target).dot(), format)
+    if return_image:
+        return image
+    outfile = outfile or f"theano.pydotprint.cpu.{format}"
+    with open(outfile, "wb") as handle:
+        handle.write(image)
+    if print_output_file:
+        print("The output file is available at", outfile)
+    return None

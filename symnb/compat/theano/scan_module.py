@@ -1,0 +1,28 @@
+"""``theano.scan`` (symnb's ``scan``, which is Theano's) and ``theano.clone``."""
+
+from __future__ import annotations
+
+from symnb.core.graph import clone_graph
+from symnb.ops.scan_build import scan as _scan
+from symnb.ops.scan_build import until  # noqa: F401 - theano.scan_module.until
+
+
+def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
+         truncate_gradient=-1, go_backwards=False, mode=None, name=None, profile=False,
+         allow_gc=None, strict=False, return_list=False):  # fmt: skip
+    """``theano.scan``: ``(outputs, updates)``; pass ``updates`` to ``theano.function``.
+    ``mode``, ``name``, ``profile`` and ``allow_gc`` are accepted; the loop compiles with the
+    function that uses it."""
+    outputs, updates = _scan(fn, sequences, outputs_info, non_sequences, n_steps,
+                             go_backwards, truncate_gradient, strict)  # fmt: skip
+    if return_list and not isinstance(outputs, list):
+        outputs = [outputs]
+    return outputs, updates
+
+
+def clone(output, replace=None, strict=True, share_inputs=True):
+    """``theano.clone``: copies of ``output`` (a variable or a list) with ``replace``
+    (``{old: new}``) substituted."""
+    single = not isinstance(output, (list, tuple))
+    copies = clone_graph([output] if single else list(output), dict(replace or {}))
+    return copies[0] if single else copies

@@ -1,0 +1,224 @@
+"""``theano.tensor``'s functions, each mapped onto one symnb op or a short composition.
+
+Most are symnb's own ops under Theano's names. The few that follow Theano where it differs
+from NumPy (listed in docs/theano.md): ``true_div`` of two integers gives ``floatX``,
+``dot`` follows ``np.dot`` for every rank, ``cast``/``TensorType`` accept ``"floatX"``,
+reductions take Theano's ``dtype``/``acc_dtype`` arguments, and Python floats given to
+``alloc``/``fill``/``arange`` take ``floatX``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from symnb import ops as sn
+from symnb.compat.theano.configparser import resolve_dtype
+from symnb.config import config
+from symnb.core.op import _at_user_line
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.ops.elemwise import cast as _cast
+
+# -- elementwise: symnb's ops under Theano's names -----------------------------------------
+tanh, log, exp, sqrt, sgn, sigmoid = sn.tanh, sn.log, sn.exp, sn.sqrt, sn.sign, sn.sigmoid
+sqr, abs_, neg, inv = sn.square, sn.abs, sn.neg, sn.reciprocal
+log1p, expm1, log2, log10 = sn.log1p, sn.expm1, sn.log2, sn.log10
+sin, cos, tan, sinh, cosh = sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh
+arcsin, arccos, arctan, arctan2 = sn.arcsin, sn.arccos, sn.arctan, sn.arctan2
+erf, erfc, erfinv, gamma, gammaln, psi = sn.erf, sn.erfc, sn.erfinv, sn.gamma, sn.gammaln, sn.psi
+floor, ceil, round, trunc = sn.floor, sn.ceil, sn.round, sn.trunc  # noqa: A001
+maximum, minimum, pow, add, sub, mul = sn.maximum, sn.minimum, sn.pow, sn.add, sn.sub, sn.mul  # noqa: A001
+mod, floor_div, int_div = sn.mod, sn.floor_div, sn.floor_div
+eq, neq, lt, gt, le, ge = (
+    sn.equal, sn.not_equal, sn.less, sn.greater, sn.less_equal, sn.greater_equal
+)  # fmt: skip
+and_, or_, xor, invert = sn.bitwise_and, sn.bitwise_or, sn.bitwise_xor, sn.invert
+isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
+# -- layout, indexing, joins: the same functions symnb offers ------------------------------
+set_subtensor, inc_subtensor, take = sn.set_subtensor, sn.inc_subtensor, sn.take
+reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
+concatenate, shape, tile, outer, tensordot = (
+    sn.concatenate, sn.shape, sn.tile, sn.outer, sn.tensordot
+)  # fmt: skip
+zeros_like, ones_like, eye, diag = sn.zeros_like, sn.ones_like, sn.eye, sn.diag
+cumsum, cumprod, sort, argsort = sn.cumsum, sn.cumprod, sn.sort, sn.argsort
+argmin, argmax = sn.argmin, sn.argmax
+logsumexp, norm = sn.logsumexp, sn.norm
+
+
+def true_div(x, y) -> Variable:
+    """``x / y``; two integers divide to ``floatX`` (Theano's rule; NumPy's is float64)."""
+    x, y = as_variable(x), as_variable(y)
+    if x.type.dtype.kind in "biu" and y.type.dtype.kind in "biu":
+        return _cast(sn.true_div(x, y), config.floatX)
+    return sn.true_div(x, y)
+
+
+true_divide = true_div
+
+
+def cast(x, dtype) -> Variable:
+    """``x`` converted to ``dtype`` (``"floatX"`` is ``theano.config.floatX``)."""
+    return _cast(as_variable(x), resolve_dtype(dtype))
+
+
+def _dtyped(reduce, x, dtype, **kwargs) -> Variable:
+    """A reduction with Theano's ``dtype`` argument: the result in that dtype (the input is
+    converted first when that widens it, so a sum of int8 in int64 cannot overflow)."""
+    x = as_variable(x)
+    if dtype is None:
+        return reduce(x, **kwargs)
+    dtype = np.dtype(resolve_dtype(dtype))
+    widens = np.can_cast(x.type.dtype, dtype, "safe")
+    return _cast(reduce(_cast(x, dtype) if widens else x, **kwargs), dtype)
+
+
+def sum(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:  # noqa: A001
+    """``T.sum``; ``acc_dtype`` is accepted (symnb accumulates in the result's dtype)."""
+    return _dtyped(sn.sum, input, dtype, axis=_axis(axis), keepdims=keepdims)
+
+
+def prod(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
+    """``T.prod`` (``acc_dtype`` accepted, as for ``sum``)."""
+    return _dtyped(sn.prod, input, dtype, axis=_axis(axis), keepdims=keepdims)
+
+
+def mean(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
+    """``T.mean``: float64 for integer input unless ``dtype`` says otherwise (Theano's rule,
+    which is also NumPy's)."""
+    return _dtyped(sn.mean, input, dtype, axis=_axis(axis), keepdims=keepdims)
+
+
+def var(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:  # noqa: A001
+    """``T.var`` (``corrected=True`` is ``ddof=1``)."""
+    return sn.var(input, axis=_axis(axis), keepdims=keepdims, ddof=1 if corrected else ddof)
+
+
+def std(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:
+    """``T.std`` (``corrected=True`` is ``ddof=1``)."""
+    return sn.std(input, axis=_axis(axis), keepdims=keepdims, ddof=1 if corrected else ddof)
+
+
+def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
+    return sn.max(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
+    return sn.min(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def max_and_argmax(x, axis=None, keepdims=False) -> list[Variable]:
+    """``[max(x, axis), argmax(x, axis)]``."""
+    return [max(x, axis, keepdims), argmax(x, axis=axis, keepdims=keepdims)]
+
+
+def _axis(axis):
+    """Theano also spells several axes as a list."""
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def dot(a, b) -> Variable:
+    """``np.dot`` for every rank (Theano's ``T.dot``): vectors give their inner product,
+    and past two dims the last axis of a meets the second-to-last of b."""
+    a, b = as_variable(a), as_variable(b)
+    if a.type.ndim <= 2 and b.type.ndim <= 2:
+        return sn.dot(a, b)
+    return sn.tensordot(a, b, axes=[[a.type.ndim - 1], [builtins.max(b.type.ndim - 2, 0)]])
+
+
+def flatten(x, ndim=1, outdim=None) -> Variable:
+    """``T.flatten(x, ndim=1)``; ``outdim`` is Theano's older name for ``ndim``."""
+    return sn.flatten(x, ndim if outdim is None else outdim)
+
+
+def stack(*tensors, axis=0) -> Variable:
+    """``T.stack([a, b], axis=0)``, or Theano's older ``T.stack(a, b)``."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    return sn.stack(list(tensors), axis=axis)
+
+
+def join(axis, *tensors) -> Variable:
+    """``T.join(axis, a, b, ...)``: ``concatenate`` with the axis first."""
+    return sn.concatenate(list(tensors), axis=axis)
+
+
+def _floatx_if_python_float(value):
+    """Python floats take floatX where Theano's constants did (``alloc(0., n)``)."""
+    if isinstance(value, float):
+        return Constant(value, dtype=config.floatX)
+    return value
+
+
+def alloc(value, *shape) -> Variable:
+    """``T.alloc(value, *shape)``: value broadcast to the shape."""
+    return sn.alloc(_floatx_if_python_float(value), *shape)
+
+
+def fill(model, value) -> Variable:
+    """``T.fill(model, value)``: value broadcast to model's shape."""
+    return sn.alloc(_floatx_if_python_float(value), sn.shape(model))
+
+
+def zeros(shape, dtype=None) -> Variable:
+    return sn.zeros(shape, resolve_dtype(dtype) or config.floatX)
+
+
+def ones(shape, dtype=None) -> Variable:
+    return sn.ones(shape, resolve_dtype(dtype) or config.floatX)
+
+
+def arange(start, stop=None, step=1, dtype=None) -> Variable:
+    """``T.arange``: int64 for integer bounds, floatX when a bound is a Python float."""
+    dtype = resolve_dtype(dtype)
+    if dtype is None and any(isinstance(v, float) for v in (start, stop, step)):
+        dtype = config.floatX
+    return sn.arange(start, stop, step, dtype=dtype)
+
+
+def shape_padleft(t, n_ones=1) -> Variable:
+    """t with ``n_ones`` broadcastable dims in front."""
+    t = as_variable(t)
+    return sn.dimshuffle(t, *(["x"] * n_ones + list(range(t.type.ndim))))
+
+
+def shape_padright(t, n_ones=1) -> Variable:
+    """t with ``n_ones`` broadcastable dims at the end."""
+    t = as_variable(t)
+    return sn.dimshuffle(t, *(list(range(t.type.ndim)) + ["x"] * n_ones))
+
+
+def shape_padaxis(t, axis) -> Variable:
+    return sn.expand_dims(t, axis)
+
+
+def clip(x, min, max) -> Variable:  # noqa: A002 - Theano's parameter names
+    return sn.clip(x, min, max)
+
+
+def constant(x, name=None, ndim=None, dtype=None) -> Constant:
+    """``T.constant``: Python floats take floatX (Theano's casting of literals)."""
+    dtype = resolve_dtype(dtype)
+    if dtype is None and isinstance(x, float):
+        dtype = config.floatX
+    value = Constant(x, dtype=dtype, name=name)
+    _check_ndim(value, ndim, "constant")
+    return value
+
+
+def as_tensor_variable(x, name=None, ndim=None) -> Variable:
+    """A symbolic variable for x (variables pass through)."""
+    var = x if isinstance(x, Variable) else constant(x, name=name)
+    _check_ndim(var, ndim, "as_tensor_variable")
+    return var
+
+
+as_tensor = as_tensor_variable
+
+
+def _check_ndim(var, ndim, what):
+    if ndim is not None and var.type.ndim != ndim:
+        raise _at_user_line(
+            TypeError(f"{what}: {var.describe()} has {var.type.ndim} dims, not ndim={ndim}")
+        )

@@ -1,0 +1,52 @@
+"""``theano.tensor.nnet``: activations, losses and ``conv2d``.
+
+``softmax`` of a vector is a (1, n) row, as in Theano 1.0 (which padded vectors); of a
+matrix, the softmax of each row.
+"""
+
+from __future__ import annotations
+
+from symnb.compat.theano.tensor.nnet import conv  # noqa: F401 - theano.tensor.nnet.conv
+from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
+from symnb.core.variable import Variable, as_variable
+from symnb.ops import elemwise, math, nnet
+from symnb.ops.layout import dimshuffle
+
+sigmoid, softplus, categorical_crossentropy = elemwise.sigmoid, math.softplus, nnet.crossentropy
+binary_crossentropy = nnet.binary_crossentropy
+sigmoid_binary_crossentropy = nnet.sigmoid_binary_crossentropy
+#: Theano's fast approximations of the sigmoid; symnb computes the exact one (docs/theano.md)
+ultra_fast_sigmoid = elemwise.sigmoid
+
+
+def _as_rows(x: Variable) -> Variable:
+    return dimshuffle(x, "x", 0) if x.type.ndim == 1 else x
+
+
+def softmax(c) -> Variable:
+    """Softmax of each row (a vector is a row: the result is (1, n), as in Theano 1.0)."""
+    return nnet.softmax(_as_rows(as_variable(c)), axis=-1)
+
+
+def logsoftmax(c) -> Variable:
+    """Log of ``softmax`` (stable), with the same shapes."""
+    return nnet.log_softmax(_as_rows(as_variable(c)), axis=-1)
+
+
+def relu(x, alpha=0) -> Variable:
+    """max(x, 0); with ``alpha`` the leaky rectifier ``x if x > 0 else alpha * x``."""
+    x = as_variable(x)
+    if alpha == 0:
+        return elemwise.relu(x)
+    return elemwise.where(x > 0, x, alpha * x)
+
+
+def hard_sigmoid(x) -> Variable:
+    """Theano's piecewise-linear sigmoid: ``clip(0.2 x + 0.5, 0, 1)``."""
+    return elemwise.clip(0.2 * as_variable(x) + 0.5, 0, 1)
+
+
+def elu(x, alpha=1) -> Variable:
+    """``x`` for x > 0, ``alpha (exp(x) - 1)`` otherwise."""
+    x = as_variable(x)
+    return elemwise.where(x > 0, x, alpha * math.expm1(x))

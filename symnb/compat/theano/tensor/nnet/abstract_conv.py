@@ -1,0 +1,132 @@
+"""Theano's ``conv2d``: a true convolution (the filters are flipped, ``filter_flip=True``),
+where symnb's ``conv2d`` is a cross-correlation (as PyTorch's and most libraries' today).
+
+Border modes map onto symnb's padding: ``"valid"`` none, ``"full"`` ``k - 1`` on each side,
+``"half"`` ``k // 2`` on each side, an int or a pair that many (scaled by the dilation).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from symnb.core.op import _at_user_line
+from symnb.core.variable import SharedVariable, Variable, as_variable
+from symnb.ops.conv import conv2d as _conv2d
+from symnb.ops.layout import flip
+from symnb.ops.shape import reshape
+
+
+def conv2d(
+    input,  # noqa: A002 - Theano's parameter names
+    filters,
+    input_shape=None,
+    filter_shape=None,
+    border_mode="valid",
+    subsample=(1, 1),
+    filter_flip=True,
+    image_shape=None,
+    filter_dilation=(1, 1),
+    num_groups=1,
+    unshared=False,
+    **kwargs,
+) -> Variable:
+    """``T.nnet.conv2d``: input (batch, channels, rows, cols), filters (out, in, kh, kw).
+
+    ``input_shape``/``image_shape`` and ``filter_shape`` are hints, as in Theano; they are
+    checked against what symnb knows, and ``filter_shape`` gives the kernel size that
+    ``border_mode="full"``/``"half"`` need when the filters' shape is not known statically.
+    """
+    if unshared:
+        raise _at_user_line(NotImplementedError("conv2d: unshared=True is not implemented"))
+    if kwargs:
+        raise _at_user_line(TypeError(f"conv2d: unexpected arguments {sorted(kwargs)}"))
+    return theano_conv(
+        input, filters, border_mode, subsample, filter_flip, filter_dilation, num_groups,
+        filter_shape, input_shape if input_shape is not None else image_shape,
+    )  # fmt: skip
+
+
+def theano_conv(input, filters, border_mode, subsample, flip_filters, dilation, groups,
+                filter_shape, input_shape) -> Variable:  # fmt: skip  # noqa: A002
+    """The convolution both of Theano's conv2d interfaces describe."""
+    x, w = as_variable(input), as_variable(filters)
+    _check_hint(x, input_shape, "input_shape")
+    _check_hint(w, filter_shape, "filter_shape")
+    w = _with_fixed_kernel(w, filter_shape)
+    dilation = _pair(dilation, "filter_dilation")
+    padding = _padding(border_mode, _kernel(w, filter_shape, border_mode), dilation)
+    if flip_filters:
+        w = flip(w, (2, 3))
+    return _conv2d(x, w, stride=_pair(subsample, "subsample"), padding=padding,
+                   dilation=dilation, groups=groups)  # fmt: skip
+
+
+def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
+    """symnb needs the kernel size fixed in the graph; a Theano filter (a shared variable
+    with unknown dims) gets it from ``filter_shape``, else from its current value. A value
+    that changes shape later fails at that reshape, naming both shapes."""
+    if w.type.ndim != 4 or all(isinstance(d, int) for d in w.type.shape[2:]):
+        return w
+    if filter_shape is None and isinstance(w, SharedVariable):
+        filter_shape = w.get_value(borrow=True).shape
+    if filter_shape is None or not all(isinstance(d, int) for d in filter_shape):
+        return w  # symnb's conv2d says what is missing
+    return reshape(w, tuple(int(d) for d in filter_shape))
+
+
+def _pair(value, what):
+    if isinstance(value, numbers.Integral):
+        return (int(value), int(value))
+    pair = tuple(value)
+    if len(pair) != 2:
+        raise _at_user_line(ValueError(f"conv2d: {what} must be an int or a pair, not {value!r}"))
+    return pair
+
+
+def _kernel(w: Variable, filter_shape, border_mode):
+    """(kh, kw) when the border mode needs them: from filter_shape, else the static shape."""
+    if border_mode not in ("full", "half"):
+        return None
+    if filter_shape is not None and all(isinstance(d, int) for d in filter_shape[2:]):
+        return tuple(filter_shape[2:])
+    dims = w.type.shape[2:] if w.type.ndim == 4 else ()
+    if len(dims) == 2 and all(isinstance(d, int) for d in dims):
+        return dims
+    raise _at_user_line(
+        ValueError(
+            f"conv2d: border_mode={border_mode!r} needs the filter size, but the filters "
+            f"{w.describe()} have no fixed size; pass filter_shape=(out, in, kh, kw)"
+        )
+    )
+
+
+def _padding(border_mode, kernel, dilation):
+    if border_mode == "valid":
+        return "valid"
+    if border_mode == "full":
+        return tuple(d * (k - 1) for k, d in zip(kernel, dilation))
+    if border_mode == "half":
+        return tuple(d * (k // 2) for k, d in zip(kernel, dilation))
+    if isinstance(border_mode, numbers.Integral) or (
+        isinstance(border_mode, tuple) and len(border_mode) == 2
+    ):
+        return border_mode
+    raise _at_user_line(
+        ValueError(
+            f"conv2d: border_mode must be 'valid', 'full', 'half', an int or a pair of ints, "
+            f"not {border_mode!r}"
+        )
+    )
+
+
+def _check_hint(var: Variable, hint, what):
+    """A shape hint that contradicts a known dim is a mistake worth saying at once."""
+    if hint is None:
+        return
+    hint = tuple(hint)
+    known = var.type.shape
+    clash = len(hint) != len(known) or any(
+        isinstance(h, int) and isinstance(k, int) and h != k for h, k in zip(hint, known)
+    )
+    if clash:
+        raise _at_user_line(ValueError(f"conv2d: {what}={hint} does not match {var.describe()}"))

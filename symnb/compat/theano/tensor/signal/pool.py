@@ -1,0 +1,96 @@
+"""``theano.tensor.signal.pool.pool_2d``: pooling over the last two dims, Theano's way.
+
+Two things differ from symnb's ``max_pool2d``/``avg_pool2d``: Theano's default
+``ignore_border=False`` keeps the partial windows at the bottom and right edges (a 5x5 input
+pooled 2x2 gives 3x3), and the average modes count padding (``average_inc_pad``) or not
+(``average_exc_pad``). Both are written with symnb's pools:
+
+- partial windows are extra padding at the end, ``min(ws, stride) - 1`` on each axis: for
+  ``max`` padding never wins, and the window count comes out as Theano's for any size;
+- ``sum`` is the average times the window size; ``average_exc_pad`` (and
+  ``average_inc_pad`` over partial windows) divides the sum by the number of real elements
+  in each window, which is the same pool run on ones.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from symnb.core.op import _at_user_line
+from symnb.core.variable import Variable, as_variable
+from symnb.ops.conv import avg_pool2d, max_pool2d
+from symnb.ops.creation import ones_like
+from symnb.ops.layout import dimshuffle
+
+MODES = ("max", "sum", "average_inc_pad", "average_exc_pad")
+
+
+def pool_2d(
+    input,  # noqa: A002 - Theano's parameter names
+    ws=None,
+    ignore_border=None,
+    stride=None,
+    pad=(0, 0),
+    mode="max",
+    ds=None,
+    st=None,
+    padding=None,
+) -> Variable:
+    """Pool windows of ``ws`` (rows, cols) moved by ``stride`` (``ws`` by default) over the
+    last two dims of ``input``; ``ds``/``st``/``padding`` are Theano's older names. With
+    ``ignore_border=False`` (Theano's default) partial windows at the end are kept."""
+    ws = _pair(_either(ws, ds, "ws", "ds"), "ws")
+    stride = _either(stride, st, "stride", "st")
+    stride = ws if stride is None else _pair(stride, "stride")
+    pad = _pair(pad if padding is None else padding, "pad")
+    if mode == "average":
+        mode = "average_inc_pad"
+    if mode not in MODES:
+        raise _at_user_line(ValueError(f"pool_2d: mode must be one of {MODES}, not {mode!r}"))
+    keep_partial = not ignore_border  # None: Theano 1.0's default, False
+    if keep_partial and pad != (0, 0):
+        raise _at_user_line(ValueError("pool_2d: padding works only with ignore_border=True"))
+    x = as_variable(input)
+    lead, x4 = _as_nchw(x)
+    ends = tuple(min(w, s) - 1 for w, s in zip(ws, stride)) if keep_partial else (0, 0)
+    out = _pool(x4, ws, stride, pad, ends, mode)
+    return out[(0,) * lead] if lead else out
+
+
+def _pool(x, ws, stride, pad, ends, mode):
+    """``pad`` is Theano's padding (both sides), ``ends`` the extra padding at the end that
+    keeps partial windows."""
+    sides = tuple((p, p + e) for p, e in zip(pad, ends))
+    if mode == "max":
+        return max_pool2d(x, ws, stride, sides)
+    mean = avg_pool2d(x, ws, stride, sides)  # padding counted as zeros
+    if mode == "sum":
+        return mean * (ws[0] * ws[1])
+    if mode == "average_inc_pad" and ends == (0, 0):
+        return mean  # Theano's padding counts as elements of the window
+    return mean / avg_pool2d(ones_like(x), ws, stride, sides)  # over the real elements only
+
+
+def _as_nchw(x: Variable):
+    """x with length-1 dims in front to make it 4-d, and how many were added."""
+    if x.type.ndim < 2 or x.type.ndim > 4:
+        raise _at_user_line(
+            ValueError(f"pool_2d: input {x.describe()} must have 2 to 4 dims (pooled: the last 2)")
+        )
+    lead = 4 - x.type.ndim
+    return lead, dimshuffle(x, *(["x"] * lead), *range(x.type.ndim)) if lead else x
+
+
+def _either(new, old, new_name, old_name):
+    if new is not None and old is not None:
+        raise _at_user_line(ValueError(f"pool_2d: give {new_name} or {old_name}, not both"))
+    return new if new is not None else old
+
+
+def _pair(value, what) -> tuple[int, int]:
+    if value is None:
+        raise _at_user_line(ValueError(f"pool_2d: {what} (the window size) is needed"))
+    pair = (value, value) if isinstance(value, numbers.Integral) else tuple(value)
+    if len(pair) != 2 or not all(isinstance(v, numbers.Integral) for v in pair):
+        raise _at_user_line(ValueError(f"pool_2d: {what} must be a pair of ints, not {value!r}"))
+    return tuple(int(v) for v in pair)

@@ -1,0 +1,131 @@
+"""Theano's typed constructors (``T.matrix``, ``T.ivector``, ``T.TensorType``...).
+
+A Theano type is a dtype and a *broadcastable* pattern: True marks a dim of length 1 that
+broadcasts, False a dim of any length. In symnb that is a shape whose dims are 1 or unknown
+(None), so ``T.row()`` is ``(1, None)`` and ``T.matrix()`` is ``(None, None)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.compat.theano.configparser import resolve_dtype
+from symnb.config import config
+from symnb.core.types import TensorType as _SymnbType
+from symnb.core.variable import Constant, SharedVariable, Variable
+
+
+def shape_of(broadcastable) -> tuple:
+    """symnb dims for a Theano broadcastable pattern: 1 where True, unknown where False."""
+    return tuple(1 if b else None for b in broadcastable)
+
+
+def broadcastable_of(var: Variable) -> tuple[bool, ...]:
+    """The Theano pattern of a symnb variable: True for each dim known to be 1."""
+    return tuple(d == 1 for d in var.type.shape)
+
+
+class TensorType:
+    """``T.TensorType(dtype, broadcastable)``: call it (``ttype("x")``) for a variable."""
+
+    def __init__(self, dtype, broadcastable, name=None, shape=None):
+        self.dtype = np.dtype(resolve_dtype(dtype)).name
+        self.broadcastable = tuple(bool(b) for b in broadcastable)
+        self.name = name
+        self.shape = shape_of(self.broadcastable) if shape is None else tuple(shape)
+        if len(self.shape) != len(self.broadcastable):
+            raise ValueError(
+                f"TensorType: shape {self.shape} and broadcastable {self.broadcastable} "
+                "have different lengths"
+            )
+
+    @property
+    def ndim(self) -> int:
+        return len(self.broadcastable)
+
+    def symnb_type(self) -> _SymnbType:
+        return _SymnbType(self.dtype, self.shape)
+
+    def __call__(self, name=None) -> Variable:
+        return Variable(self.symnb_type(), name=name)
+
+    make_variable = __call__
+
+    def __eq__(self, other):
+        return isinstance(other, TensorType) and (self.dtype, self.shape) == (
+            other.dtype,
+            other.shape,
+        )
+
+    def __hash__(self):
+        return hash((self.dtype, self.shape))
+
+    def __repr__(self):
+        return f"TensorType({self.dtype}, {self.broadcastable})"
+
+
+def tensor(*args, name=None, **kwargs) -> Variable:
+    """``T.tensor(dtype, broadcastable, name=None)``."""
+    return TensorType(*args, **kwargs)(name)
+
+
+#: Theano's one-letter dtype prefixes, in the order the families below unpack them
+PREFIXES = (
+    ("b", "int8"), ("w", "int16"), ("i", "int32"), ("l", "int64"),
+    ("f", "float32"), ("d", "float64"), ("c", "complex64"), ("z", "complex128"),
+)  # fmt: skip
+#: the broadcastable pattern of each kind of constructor
+KINDS = {
+    "scalar": (),
+    "vector": (False,),
+    "matrix": (False, False),
+    "row": (True, False),
+    "col": (False, True),
+    "tensor3": (False,) * 3,
+    "tensor4": (False,) * 4,
+    "tensor5": (False,) * 5,
+}
+
+
+def _generic(kind: str):
+    """``T.matrix(name=None, dtype=None)``: dtype defaults to floatX when called."""
+    pattern = KINDS[kind]
+
+    def make(name=None, dtype=None):
+        return TensorType(resolve_dtype(dtype) or config.floatX, pattern)(name)
+
+    make.__name__ = make.__qualname__ = kind
+    make.__doc__ = f"A symbolic {kind} (dtype ``theano.config.floatX`` unless given)."
+    return make
+
+
+def _family(kind: str) -> tuple:
+    """``bmatrix, wmatrix, imatrix, lmatrix, fmatrix, dmatrix, cmatrix, zmatrix``."""
+    makers = []
+    for prefix, dtype in PREFIXES:
+
+        def make(name=None, _dtype=dtype):
+            return TensorType(_dtype, KINDS[kind])(name)
+
+        make.__name__ = make.__qualname__ = prefix + kind
+        make.__doc__ = f"A symbolic {dtype} {kind}."
+        makers.append(make)
+    return tuple(makers)
+
+
+scalar, vector, matrix, row, col = (
+    _generic(k) for k in ("scalar", "vector", "matrix", "row", "col")
+)
+tensor3, tensor4, tensor5 = (_generic(k) for k in ("tensor3", "tensor4", "tensor5"))
+bscalar, wscalar, iscalar, lscalar, fscalar, dscalar, cscalar, zscalar = _family("scalar")
+bvector, wvector, ivector, lvector, fvector, dvector, cvector, zvector = _family("vector")
+bmatrix, wmatrix, imatrix, lmatrix, fmatrix, dmatrix, cmatrix, zmatrix = _family("matrix")
+brow, wrow, irow, lrow, frow, drow, crow, zrow = _family("row")
+bcol, wcol, icol, lcol, fcol, dcol, ccol, zcol = _family("col")
+btensor3, wtensor3, itensor3, ltensor3, ftensor3, dtensor3, ctensor3, ztensor3 = _family("tensor3")
+btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4, ztensor4 = _family("tensor4")
+
+#: the classes Theano code tests with isinstance
+TensorVariable = Variable
+TensorConstant = Constant
+TensorSharedVariable = SharedVariable

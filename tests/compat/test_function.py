@@ -1,0 +1,172 @@
+"""``theano.function``, ``theano.shared``, ``theano.scan``, ``theano.printing`` and the
+errors Theano-style misuse gets."""
+
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+
+
+@pytest.fixture(autouse=True)
+def _on_the_reference_backend():
+    """These check the layer's mapping, which is the same on every backend: they compile on
+    the NumPy reference ("py", Theano's FAST_COMPILE); the training programs run on "c"."""
+    theano.config.mode = "FAST_COMPILE"
+
+
+def test_updates_as_a_list_of_pairs_or_a_dict_and_givens_by_value():
+    for as_dict in (False, True):
+        count = theano.shared(np.int64(0), name="count")
+        step = T.lscalar("step")
+        updates = [(count, count + step)]
+        f = theano.function([step], count, updates=dict(updates) if as_dict else updates)
+        assert [int(f(2)), int(f(3))] == [0, 2]
+        assert int(count.get_value()) == 5
+    x, y = T.dvector("x"), T.dscalar("y")
+    g = theano.function([x], x * y, givens={y: np.float64(3.0)})
+    np.testing.assert_array_equal(g([1.0, 2.0]), [3.0, 6.0])
+    assert theano.function([], updates=[(count, count * 2)])() == []  # no outputs: []
+
+
+def test_in_and_param_defaults_and_keywords():
+    x, y = T.dscalar("x"), T.dscalar("y")
+    f = theano.function([x, theano.In(y, value=1.0, name="bias")], x + y)
+    assert f(2.0) == 3.0 and f(2.0, 5.0) == 7.0 and f(2.0, bias=0.5) == 2.5 and f(x=1.0) == 2.0
+    g = theano.function([x, theano.Param(y, default=10.0)], x * y)
+    assert g(2.0) == 20.0
+    with pytest.raises(sn.InputError, match="missing input 0 'x'"):
+        f()
+    with pytest.raises(sn.InputError, match="no input named 'z'"):
+        f(1.0, z=2.0)
+
+
+def test_allow_input_downcast():
+    x = T.fvector("x")
+    strict = theano.function([x], x * 2)
+    with pytest.raises(sn.InputError, match="allow_input_downcast=True"):
+        strict(np.array([0.1, 0.2]))  # float64 data into a float32 input
+    loose = theano.function([x], x * 2, allow_input_downcast=True)
+    got = loose(np.array([0.1, 0.2]))
+    assert got.dtype == "float32"
+    np.testing.assert_allclose(got, np.float32([0.2, 0.4]))
+    n = T.ivector("n")
+    assert theano.function([n], n + 1, allow_input_downcast=True)([1.0, 2.0]).dtype == "int32"
+
+
+def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
+    x, unused = T.dvector("x"), T.dvector("unused")
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:
+        theano.function([x, unused], x * 2)
+    assert "test_function.py" in str(info.value)  # the user's line
+    with pytest.warns(UserWarning, match="'unused'"):
+        theano.function([x, unused], x * 2, on_unused_input="warn")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f = theano.function([x, unused], x * 2, on_unused_input="ignore")
+    np.testing.assert_array_equal(f([1.0], [5.0]), [2.0])
+    index = T.lscalar()
+    data = theano.shared(np.arange(6.0))
+    used_through_givens = theano.function([index], x.sum(), givens={x: data[index:]})
+    assert used_through_givens(4) == 9.0
+
+
+@pytest.mark.parametrize(
+    "mode, backend, option, check",
+    [("FAST_RUN", None, "fast", None), ("FAST_COMPILE", "py", "stable", None),
+     (theano.Mode(linker="py", optimizer=None), "py", "none", None),
+     ("DebugMode", None, "fast", "debug"), ("NanGuardMode", None, "fast", "nanguard"),
+     (theano.Mode(linker="py").excluding("fuse"), "py", {"include": ["fast"], "exclude": ["fuse"]},
+      None)],
+)  # fmt: skip
+def test_mode_names_map_to_symnb(mode, backend, option, check):
+    assert theano.compile.get_mode(mode).options() == {
+        "backend": backend,
+        "optimize": option,
+        "mode": check,
+    }
+    if backend == "py":  # compiled and run (backend "c" is what the training programs use)
+        x = T.dvector("x")
+        f = theano.function([x], T.exp(x) * 2, mode=mode)
+        np.testing.assert_allclose(f([0.0, 1.0]), [2.0, 2 * np.e])
+        assert f.symnb_function.backend == "py"
+    with pytest.raises(ValueError, match="unknown mode 'FAST'"):
+        theano.function([], T.constant(1.0), mode="FAST")
+
+
+def test_shared_borrow_get_and_set_value_and_changing_shape():
+    value = np.zeros((2, 3))
+    w = theano.shared(value, borrow=True, name="w")
+    assert w.get_value(borrow=True) is value and w.get_value() is not value
+    w.set_value(np.ones((4, 3)))  # a Theano shared variable may change shape
+    assert w.get_value().shape == (4, 3) and w.type.shape == (None, None)
+    row = theano.shared(np.ones((1, 3)), broadcastable=(True, False))
+    assert row.type.shape == (1, None)
+    x = T.matrix("x")
+    got = theano.function([x], x + row)(np.zeros((2, 3)))
+    np.testing.assert_array_equal(got, np.ones((2, 3)))
+    copy = theano.shared(value)
+    value[0, 0] = 5.0
+    assert copy.get_value()[0, 0] == 0.0  # copied unless borrow=True
+
+
+def test_scan_accumulates_and_differentiates(rng):
+    x = T.dvector("x")
+    a = rng.normal(size=5)
+    total, updates = theano.scan(lambda v, acc: acc + v, sequences=x, outputs_info=T.constant(0.0))
+    f = theano.function([x], [total, T.grad(total[-1] * total[-1], x)], updates=updates)
+    running, g = f(a)
+    np.testing.assert_allclose(running, np.cumsum(a))
+    np.testing.assert_allclose(g, np.full(5, 2 * a.sum()))
+    out, _ = theano.scan(lambda v: v * 2, sequences=[x], return_list=True)
+    assert isinstance(out, list) and len(out) == 1
+
+
+def test_debugprint_and_pydotprint(tmp_path):
+    x = T.dvector("x")
+    y = T.tanh(x) * 2
+    text = theano.printing.debugprint(y, file="str")
+    assert "tanh" in text and "x:f64[?]" in text
+    out = io.StringIO()
+    f = theano.function([x], y)
+    theano.printing.debugprint(f, file=out)
+    assert out.getvalue() == f.text() + "\n"
+    target = tmp_path / "graph.dot"
+    theano.printing.pydotprint(f, outfile=str(target), print_output_file=False)
+    assert target.read_text().startswith("digraph")
+    png = tmp_path / "graph.png"
+    try:
+        theano.printing.pydotprint(y, outfile=str(png), format="png", print_output_file=False)
+    except sn.viz.render.RenderUnavailable:  # no Graphviz here: the DOT file is what we check
+        return
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_shape_mistakes_get_symnb_errors_at_the_users_line():
+    x = theano.shared(np.zeros((3, 4)), name="x")
+    w = theano.shared(np.zeros((5, 2)), name="w")
+    f = theano.function([], T.dot(x, w))
+    with pytest.raises(sn.SymnbError) as info:  # unknown dims: found when it runs
+        f()
+    message = str(info.value)  # both operands, the clash, and where the product was built
+    assert "'x'" in message and "'w'" in message and "5 is different from 4" in message
+    assert "test_function.py" in message
+    m = T.TensorType("float64", (False, False), shape=(3, 4))("m")
+    with pytest.raises(sn.ShapeError, match=r"test_function\.py") as info:
+        T.dot(m, T.TensorType("float64", (False, False), shape=(5, 2))("k"))
+    assert "'m'" in str(info.value)
+
+
+def test_misused_inputs_are_refused_at_the_users_line():
+    with pytest.raises(TypeError, match=r"not a symbolic variable[\s\S]*test_function\.py"):
+        theano.function([np.zeros(3)], T.constant(1.0))
+    x = T.dvector("x")
+    f = theano.function([x], x * 2)
+    with pytest.raises(sn.InputError, match="takes 1 inputs, got 2"):
+        f([1.0], [2.0])
+    with pytest.raises(sn.ShapeError, match="scalar"):
+        T.grad(x * 2, x)  # the cost of T.grad is a scalar, as in Theano

@@ -1,0 +1,279 @@
+"""``theano.tensor`` functions against NumPy: values and dtypes, with Theano's rules where
+they differ from NumPy's (floatX, integer division, dot, softmax of a vector, conv2d's
+flipped filters, pool_2d's partial windows)."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+from symnb.compat.theano.tensor.nnet import conv
+from symnb.compat.theano.tensor.signal import downsample, pool
+
+
+@pytest.fixture(autouse=True)
+def _on_the_reference_backend():
+    """These check the layer's mapping, which is the same on every backend: they compile on
+    the NumPy reference ("py", Theano's FAST_COMPILE); the training programs run on "c"."""
+    theano.config.mode = "FAST_COMPILE"
+
+
+def run(inputs, output, *values):
+    return theano.function(inputs, output, mode="FAST_COMPILE")(*values)
+
+
+@pytest.mark.parametrize(
+    "make, dtype, shape",
+    [
+        (T.scalar, "float64", ()), (T.lscalar, "int64", ()), (T.iscalar, "int32", ()),
+        (T.dscalar, "float64", ()), (T.fscalar, "float32", ()), (T.vector, "float64", (None,)),
+        (T.ivector, "int32", (None,)), (T.lvector, "int64", (None,)),
+        (T.dvector, "float64", (None,)), (T.fvector, "float32", (None,)),
+        (T.matrix, "float64", (None, None)), (T.imatrix, "int32", (None, None)),
+        (T.dmatrix, "float64", (None, None)), (T.fmatrix, "float32", (None, None)),
+        (T.tensor3, "float64", (None,) * 3), (T.tensor4, "float64", (None,) * 4),
+        (T.row, "float64", (1, None)), (T.col, "float64", (None, 1)),
+    ],
+)  # fmt: skip
+def test_constructors_give_theano_dtypes_and_broadcastable_dims(make, dtype, shape):
+    var = make("v")
+    assert (var.name, var.dtype.name, var.type.shape) == ("v", dtype, shape)
+
+
+def test_floatx_is_settable_and_shared_with_symnb():
+    theano.config.floatX = "float32"
+    assert sn.config.floatX == "float32"
+    assert T.matrix().dtype == "float32" and T.vector(dtype="float64").dtype == "float64"
+    assert T.cast(T.ivector(), "floatX").dtype == "float32"
+    assert T.TensorType("floatX", (False, True))("t").type.shape == (None, 1)
+    with pytest.raises(ValueError, match="floatX"):
+        theano.config.floatX = "int32"
+    with pytest.raises(AttributeError, match="flaotX"):
+        theano.config.flaotX = "float32"
+
+
+@pytest.mark.parametrize("floatx", ["float64", "float32"])
+def test_integer_true_division_gives_floatx(floatx):
+    theano.config.floatX = floatx
+    a, b = T.ivector("a"), T.ivector("b")
+    q = T.true_div(a, b)
+    assert q.dtype == floatx
+    got = run([a, b], q, np.array([7, -7, 1], "int32"), np.array([2, 2, 3], "int32"))
+    np.testing.assert_allclose(got, [3.5, -3.5, 1 / 3], rtol=1e-6)
+    assert got.dtype == floatx
+    floor = run([a, b], T.int_div(a, b), np.array([7, -7], "int32"), np.array([2, 2], "int32"))
+    np.testing.assert_array_equal(floor, [3, -4])  # Theano's int_div floors, as Python's //
+    assert floor.dtype == "int32"
+
+
+def test_reductions_dtype_argument_and_mean_of_comparisons(rng):
+    a = rng.integers(-5, 5, (4, 3)).astype("int8")
+    x = T.bmatrix("x")
+    total = run([x], T.sum(x, axis=0, dtype="int64"), a)
+    np.testing.assert_array_equal(total, a.sum(axis=0, dtype="int64"))
+    assert total.dtype == "int64"
+    assert run([x], T.mean(x, dtype="float32"), a).dtype == "float32"
+    errors = run([x], T.mean(T.neq(x, 0)), a)
+    np.testing.assert_allclose(errors, np.mean(a != 0))
+    assert errors.dtype == "float64"
+    both = run([x], T.max_and_argmax(x, axis=1), a)
+    np.testing.assert_array_equal(both[0], a.max(axis=1))
+    np.testing.assert_array_equal(both[1], a.argmax(axis=1))
+
+
+DOT_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+              ((2, 5, 3), (3, 4)), ((2, 3), (4, 3, 2))]  # fmt: skip
+
+
+@pytest.mark.parametrize("shapes", DOT_SHAPES)
+def test_dot_is_numpys_dot_for_every_rank(shapes, rng):
+    a, b = (rng.normal(size=s) for s in shapes)
+    x, y = (
+        T.TensorType("float64", (False,) * a.ndim)(),
+        T.TensorType("float64", (False,) * b.ndim)(),
+    )
+    np.testing.assert_allclose(run([x, y], T.dot(x, y), a, b), np.dot(a, b), rtol=1e-12)
+
+
+def test_elementwise_and_layout_functions_against_numpy(rng):
+    a = rng.normal(size=(3, 4))
+    x = T.matrix("x")
+    cases = {
+        T.tanh(x): np.tanh(a), T.exp(x): np.exp(a), T.sqr(x): a**2,
+        T.sqrt(T.abs_(x)): np.sqrt(np.abs(a)), T.log(T.abs_(x)): np.log(np.abs(a)),
+        T.maximum(x, 0.1): np.maximum(a, 0.1), T.switch(x > 0, x, -x): np.abs(a),
+        T.flatten(x): a.ravel(), x.flatten(2): a, T.zeros_like(x): np.zeros_like(a),
+        x.dimshuffle(1, "x", 0): a.T[:, None, :], T.concatenate([x, x], axis=1): np.hstack([a, a]),
+        x.reshape((x.shape[0] * 2, -1)): a.reshape(6, 2), T.arange(x.shape[1]): np.arange(4),
+        T.alloc(0.5, x.shape[0], 2): np.full((3, 2), 0.5), T.argmax(x, axis=0): a.argmax(0),
+        T.set_subtensor(x[0], 9.0): np.vstack([np.full(4, 9.0), a[1:]]),
+        T.inc_subtensor(x[:, 1], 1.0): a + np.eye(4)[1],
+        T.eq(x, x) * 1 + T.neq(x, x): np.ones((3, 4)),
+    }  # fmt: skip
+    results = run([x], list(cases), a)
+    for got, want in zip(results, cases.values()):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert results[-6].dtype == "int64" and T.alloc(0.5, 2).dtype == "float64"
+
+
+def test_softmax_of_a_vector_is_a_row_as_in_theano(rng):
+    v, m = T.vector("v"), T.matrix("m")
+    a = rng.normal(size=5)
+    row = run([v], T.nnet.softmax(v), a)
+    assert row.shape == (1, 5)
+    np.testing.assert_allclose(row[0], np.exp(a) / np.exp(a).sum())
+    b = rng.normal(size=(2, 5))
+    np.testing.assert_allclose(run([m], T.nnet.softmax(m), b).sum(axis=1), [1, 1])
+
+
+def test_losses_and_activations_against_numpy(rng):
+    p = rng.dirichlet(np.ones(4), size=3)
+    labels = np.array([0, 3, 1], "int32")
+    m, y, t = T.matrix("p"), T.ivector("y"), T.matrix("t")
+    xent = run([m, y], T.nnet.categorical_crossentropy(m, y), p, labels)
+    np.testing.assert_allclose(xent, -np.log(p[np.arange(3), labels]))
+    q, target = rng.uniform(0.1, 0.9, (3, 4)), rng.integers(0, 2, (3, 4)).astype(float)
+    bce = run([m, t], T.nnet.binary_crossentropy(m, t), q, target)
+    np.testing.assert_allclose(bce, -(target * np.log(q) + (1 - target) * np.log(1 - q)))
+    z = rng.normal(size=(3, 4)) * 3
+    got = run([m], [T.nnet.sigmoid(m), T.nnet.relu(m, 0.1), T.nnet.hard_sigmoid(m)], z)
+    np.testing.assert_allclose(got[0], 1 / (1 + np.exp(-z)))
+    np.testing.assert_allclose(got[1], np.where(z > 0, z, 0.1 * z))
+    np.testing.assert_allclose(got[2], np.clip(0.2 * z + 0.5, 0, 1))
+
+
+def _true_convolution(x, w, pad):
+    """The reference: a true convolution (flipped kernel), x (n, c, h, w), w (o, c, kh, kw)."""
+    x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    wf = w[:, :, ::-1, ::-1]
+    kh, kw = w.shape[2:]
+    out = np.zeros((x.shape[0], w.shape[0], x.shape[2] - kh + 1, x.shape[3] - kw + 1))
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            out[:, :, i, j] = np.tensordot(
+                x[:, :, i : i + kh, j : j + kw], wf, ([1, 2, 3], [1, 2, 3])
+            )
+    return out
+
+
+BORDERS = [("valid", (0, 0)), ("full", (2, 1)), ("half", (1, 1)), ((1, 0), (1, 0))]
+
+
+@pytest.mark.parametrize("border_mode, pad", BORDERS)
+def test_conv2d_flips_the_filters_as_theano(border_mode, pad, rng):
+    a, f = rng.normal(size=(2, 2, 6, 5)), rng.normal(size=(3, 2, 3, 2))
+    x, w = T.tensor4("x"), theano.shared(f, name="w")
+    got = run([x], T.nnet.conv2d(x, w, border_mode=border_mode), a)
+    want = _true_convolution(a, f, pad)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    if border_mode in ("valid", "full"):
+        old = run([x], conv.conv2d(x, w, border_mode=border_mode, filter_shape=f.shape), a)
+        np.testing.assert_allclose(old, want, rtol=1e-10, atol=1e-12)
+    unflipped = run([x], T.nnet.conv2d(x, w, filter_flip=False), a)
+    np.testing.assert_allclose(unflipped, _true_convolution(a, f[:, :, ::-1, ::-1], (0, 0)))
+
+
+def _theano_pool(a, ws, st, mode, ignore_border):
+    """The reference: Theano's pool over the last two dims, partial windows kept unless
+    ``ignore_border``."""
+
+    def count(n, w, s):
+        return (
+            (n - w) // s + 1
+            if ignore_border
+            else max(0, (n - 1 - w + s) // s) + 1
+            if s < w
+            else (n - 1) // s + 1
+        )
+
+    h, w = a.shape[-2:]
+    out = np.zeros(a.shape[:-2] + (count(h, ws[0], st[0]), count(w, ws[1], st[1])))
+    for i in range(out.shape[-2]):
+        for j in range(out.shape[-1]):
+            win = a[..., i * st[0] : i * st[0] + ws[0], j * st[1] : j * st[1] + ws[1]]
+            if mode == "max":
+                out[..., i, j] = win.max(axis=(-2, -1))
+            elif mode == "sum":
+                out[..., i, j] = win.sum(axis=(-2, -1))
+            else:  # average over the real elements of the window
+                out[..., i, j] = win.mean(axis=(-2, -1))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["max", "sum", "average_exc_pad", "average_inc_pad"])
+@pytest.mark.parametrize("ws, st", [((2, 2), (2, 2)), ((3, 2), (2, 1)), ((2, 2), (3, 3))])
+@pytest.mark.parametrize("ignore_border", [False, True])
+def test_pool_2d_against_theanos_rule(mode, ws, st, ignore_border, rng):
+    a = rng.normal(size=(2, 3, 7, 5))
+    x = T.tensor4("x")
+    got = run([x], pool.pool_2d(x, ws=ws, stride=st, mode=mode, ignore_border=ignore_border), a)
+    np.testing.assert_allclose(got, _theano_pool(a, ws, st, mode, ignore_border), rtol=1e-12)
+
+
+def test_pool_defaults_keep_partial_windows_and_accept_3d_input(rng):
+    a = rng.normal(size=(3, 5, 5))
+    x = T.tensor3("x")
+    got = run([x], downsample.max_pool_2d(x, (2, 2)), a)
+    assert got.shape == (3, 3, 3)
+    np.testing.assert_allclose(got, _theano_pool(a, (2, 2), (2, 2), "max", False))
+
+
+def test_random_streams_draw_theano_style(rng):
+    from symnb.compat.theano.sandbox.rng_mrg import MRG_RandomStreams
+    from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+
+    for streams in (RandomStreams(seed=7), MRG_RandomStreams(seed=7)):
+        x = T.matrix("x")
+        u = streams.uniform(size=x.shape, low=-1.0, high=1.0)
+        n = streams.normal(size=(2000,), avg=3.0, std=0.5)
+        mask = streams.binomial(size=x.shape, n=1, p=0.25, dtype=theano.config.floatX)
+        f = theano.function([x], [u, n, mask])
+        a, b, c = f(np.zeros((100, 20)))
+        assert a.dtype == "float64" and -1 <= a.min() and a.max() < 1 and abs(a.mean()) < 0.05
+        assert abs(b.mean() - 3.0) < 0.05 and abs(b.std() - 0.5) < 0.05
+        assert set(np.unique(c)) == {0.0, 1.0} and abs(c.mean() - 0.25) < 0.03
+        assert not np.array_equal(f(np.zeros((100, 20)))[0], a)  # each call draws anew
+    ints = RandomStreams(1).random_integers(size=(500,), low=2, high=4)
+    values = theano.function([], ints)()
+    assert set(np.unique(values)) == {2, 3, 4}  # both ends included, as in Theano
+
+
+def test_grad_consider_constant_and_grad_clip(rng):
+    x = T.vector("x")
+    a = rng.normal(size=4) * 3
+    y = x**2
+    g = T.grad(T.sum(y * x), x, consider_constant=[y])  # d/dx (c * x) with c = x**2
+    np.testing.assert_allclose(run([x], g, a), a**2)
+    clipped = theano.gradient.grad_clip(x, -1.0, 2.0)
+    g = T.grad(T.sum(clipped * x * 3), x)  # 3x back through the clip, 3*clip(x) directly
+    np.testing.assert_allclose(run([x], g, a), np.clip(3 * a, -1, 2) + 3 * a)
+    np.testing.assert_allclose(run([x], clipped, a), a)
+    with pytest.raises(ValueError, match="lower"):
+        theano.gradient.grad_clip(x, 1.0, -1.0)
+    with pytest.raises(sn.DisconnectedInputError):
+        T.grad(T.sum(theano.gradient.disconnected_grad(x) ** 2), x)
+
+
+def test_symnb_keeps_its_own_rules_beside_the_layer(rng):
+    """The layer adds functions; it changes nothing of sn.* (no monkey-patching)."""
+    v = sn.vector("v")
+    assert sn.softmax(v).type.ndim == 1 and T.nnet.softmax(v).type.ndim == 2
+    with pytest.raises(sn.ShapeError, match="tensordot"):
+        sn.dot(sn.tensor3("a"), sn.matrix("b"))
+    i = sn.scalar("i", dtype="int32")
+    theano.config.floatX = "float32"
+    assert (i / i).dtype == "float64" and T.true_div(i, i).dtype == "float32"
+
+
+def test_conv2d_and_pool_misuse_say_what_is_wrong():
+    x = T.TensorType("float64", (False,) * 4, shape=(2, 1, 8, 8))("x")
+    w = T.tensor4("w")
+    with pytest.raises(ValueError, match=r"input_shape=\(2, 1, 9, 9\) does not match 'x'"):
+        T.nnet.conv2d(x, w, input_shape=(2, 1, 9, 9))
+    with pytest.raises(ValueError, match="border_mode='full' needs the filter size.*filter_shape"):
+        T.nnet.conv2d(x, w, border_mode="full")
+    with pytest.raises(ValueError, match="padding works only with ignore_border=True"):
+        pool.pool_2d(x, ws=(2, 2), pad=(1, 1))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        pool.pool_2d(x, ws=(2, 2), mode="median", ignore_border=True)
