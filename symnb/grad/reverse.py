@@ -29,6 +29,7 @@ from symnb.grad.errors import (
     DisconnectedInputWarning,
     NotDifferentiableError,
 )
+from symnb.grad.formulas import with_stable_ops
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.elemwise import add, cast, fit_gradient
 
@@ -53,7 +54,7 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     token = pin_location(user_location())  # every gradient node is from the user's grad line
     try:
         with shape_warnings.quiet():  # the user saw the warnings of the graph differentiated
-            walk = ReverseWalk(_seeds(cost, known_grads), targets)
+            walk = ReverseWalk(_seeds(cost, known_grads, targets), targets)
             results = [walk.result(var, disconnected, return_disconnected) for var in targets]
     finally:
         unpin_location(token)
@@ -106,11 +107,14 @@ def check_wrt(var: Variable):
         )
 
 
-def _seeds(cost, known_grads) -> list[tuple[Variable, Variable]]:
+def _seeds(cost, known_grads, targets=()) -> list[tuple[Variable, Variable]]:
     """(variable, starting gradient) pairs: the cost with 1, then the known gradients."""
     pairs = []
     if cost is not None:
-        pairs.append((_check_cost(cost), Constant(1, dtype=cost.type.dtype)))
+        cost = _check_cost(cost)
+        if not known_grads:  # the walk may start below a formula: only a cost is rebuilt
+            cost = with_stable_ops(cost, targets)
+        pairs.append((cost, Constant(1, dtype=cost.type.dtype)))
     items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
     for var, g in items:
         if not isinstance(var, Variable):

@@ -17,7 +17,7 @@ from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import sum_to_like
@@ -593,6 +593,35 @@ floor, ceil, trunc, round = Floor(), Ceil(), Trunc(), Round()
 maximum, minimum, relu, where = Maximum(), Minimum(), Relu(), Where()
 switch = where
 isnan, isinf, isfinite = IsNan(), IsInf(), IsFinite()
+
+
+def logistic_formula(var: Variable):
+    """``(x, sigmoid(x))`` when ``var`` is the logistic function written out, ``1 / (1 +
+    exp(-x))`` (or ``1 / (1 + exp(u))`` with x = -u), and ``sigmoid(x)`` has its type; else
+    None. Course code writes the formula; its gradient overflows (``exp(-x) / (1 +
+    exp(-x))**2``) and ``log(1 - p)`` of it is ``log(0)`` where sigmoid's are finite, so the
+    gradient and the stabilize rewrites compute it as the op (symnb/grad/formulas.py)."""
+    node = var.owner
+    if node is None or not isinstance(node.op, TrueDiv) or not _all_ones(node.inputs[0]):
+        return None
+    total = node.inputs[1].owner
+    if total is None or not isinstance(total.op, Add):
+        return None
+    a, b = total.inputs
+    e = b if _all_ones(a) else a if _all_ones(b) else None
+    if e is None or e.owner is None or not isinstance(e.owner.op, Exp):
+        return None
+    u = e.owner.inputs[0]
+    x = u.owner.inputs[0] if u.owner is not None and isinstance(u.owner.op, Neg) else neg(u)
+    if not x.type.is_float:
+        return None
+    s = sigmoid(x)
+    return (x, s) if s.type == var.type else None
+
+
+def _all_ones(var: Variable) -> bool:
+    """A constant of ones that broadcasting cannot stretch anything by (all its dims 1)."""
+    return isinstance(var, Constant) and var.value.size == 1 and bool(np.all(var.value == 1))
 
 
 def clip(x, a_min, a_max) -> Variable:

@@ -45,3 +45,39 @@ def test_logistic_regression_in_float32(digits):
     losses, error = programs.sgd_logistic(datasets, mode="FAST_COMPILE")
     assert datasets[0][0].dtype == "float32" and np.asarray(losses[0]).dtype == "float32"
     assert error < 0.10
+
+
+@pytest.mark.parametrize("floatx", ["float64", "float32"])
+def test_the_theano_tutorials_logistic_regression_matches_numpy(floatx):
+    """The tutorial's example as written there: the sigmoid spelled ``1 / (1 + T.exp(...))``,
+    weights from ``randn`` (logits of +-30 and more, so p rounds to 0 or 1). Its loss and
+    gradient go through sigmoid's finite forms, so every step equals NumPy's analytic one."""
+    rng = np.random.RandomState(42)
+    n, feats = 60, 40
+    data = rng.randn(n, feats).astype(floatx), rng.randint(size=n, low=0, high=2).astype(floatx)
+    before = theano.config.floatX
+    theano.config.floatX = floatx
+    try:
+        T = theano.tensor
+        x, y = T.matrix("x"), T.vector("y")
+        w0 = rng.randn(feats).astype(floatx) * 8
+        w = theano.shared(w0.copy(), name="w")
+        b = theano.shared(np.asarray(0.0, floatx), name="b")
+        p_1 = 1 / (1 + T.exp(-T.dot(x, w) - b))
+        xent = -y * T.log(p_1) - (1 - y) * T.log(1 - p_1)
+        cost = xent.mean() + 0.01 * (w**2).sum()
+        gw, gb = T.grad(cost, [w, b])
+        train = theano.function([x, y], [p_1 > 0.5, xent],
+                                updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))  # fmt: skip
+    finally:
+        theano.config.floatX = before
+    X, Y = (a.astype("float64") for a in data)
+    wn, bn = w0.astype("float64"), 0.0
+    for _ in range(30):
+        _, losses = train(*data)
+        assert np.all(np.isfinite(losses))
+        z = X @ wn + bn
+        g = (1 / (1 + np.exp(-z)) - Y) / n
+        wn, bn = wn - 0.1 * (X.T @ g + 0.02 * wn), bn - 0.1 * g.sum()
+    tol = 1e-4 if floatx == "float32" else 1e-10
+    np.testing.assert_allclose(w.get_value(), wn, rtol=tol, atol=tol)

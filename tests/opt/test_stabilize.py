@@ -185,3 +185,40 @@ def test_sigmoid_near_misses():
     assert fired([x], sn.log1p(s), STABLE) == {}
     assert "sigmoid_grad_without_division" not in fired([x, h], h * s * (1 - s), STABLE)
     assert "sigmoid_grad_without_division" not in fired([x, h], (h / x) * s * (1 - s), STABLE)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_logistic_formula_and_its_cross_entropy_are_finite(backend, dtype):
+    """``1 / (1 + exp(-z))`` as course code writes it: its binary cross-entropy and that
+    loss's gradient equal sigmoid's, finite for any z (naively log(0) and inf / inf)."""
+    z, y = sn.vector("z", dtype=dtype), sn.vector("y", dtype=dtype)
+    p = 1 / (1 + sn.exp(-z))
+    loss = sn.sum(-y * sn.log(p) - (1 - y) * sn.log(1 - p))
+    f = sn.function([z, y], [loss, sn.grad(loss, z), p], backend=backend)
+    zv = np.array([-800, -60, -3.5, 0.25, 7, 60, 800], dtype)
+    yv = np.array([1, 1, 0, 1, 0, 0, 0], dtype)
+    got_loss, got_grad, got_p = f(zv, yv)
+    want_p = special.expit(zv.astype("float64"))
+    want_loss = np.sum(np.logaddexp(0, zv.astype("float64")) - yv * zv)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(got_loss, want_loss, rtol=tol)
+    np.testing.assert_allclose(got_grad, want_p - yv, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got_p, want_p, rtol=tol, atol=1e-30)
+    assert "sigmoid_of_formula" in f.rewrites.counts()
+
+
+def test_a_gradient_below_or_inside_the_formula_keeps_it_as_written(rng):
+    """A gradient requested of the formula's own value or of its ``1 + exp(-z)`` goes
+    through the formula (the rebuilt cost would not depend on them)."""
+    z = sn.vector("z")
+    total = 1 + sn.exp(-z)
+    p = 1 / total
+    cost = sn.sum(sn.log(1 - p) * 3)
+    g_p, g_total, g_z = sn.grad(cost, [p, total, z])
+    zv = rng.normal(size=5)
+    pv = special.expit(zv)
+    f = sn.function([z], [g_p, g_total, g_z], backend="py")
+    got_p, got_total, got_z = f(zv)
+    np.testing.assert_allclose(got_p, -3 / (1 - pv), rtol=1e-12)
+    np.testing.assert_allclose(got_total, 3 / (1 - pv) / (1 + np.exp(-zv)) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(got_z, -3 * pv, rtol=1e-12)

@@ -2,8 +2,8 @@
 
 ``log(1 + x) -> log1p(x)``, ``exp(x) - 1 -> expm1(x)``, ``log(softmax(x)) -> log_softmax(x)``
 (also through the indexing a cross-entropy does between them, so ``crossentropy(softmax(x),
-y)`` becomes ``-log_softmax(x)[y]``), ``log(sigmoid(x)) -> -softplus(-x)``,
-``log(1 - sigmoid(x))`` and ``log1p(-sigmoid(x)) -> -softplus(x)`` and
+y)`` becomes ``-log_softmax(x)[y]``), ``1 / (1 + exp(-x)) -> sigmoid(x)``, ``log(sigmoid(x))
+-> -softplus(-x)``, ``log(1 - sigmoid(x))`` and ``log1p(-sigmoid(x)) -> -softplus(x)`` and
 ``log(sum(exp(x))) -> logsumexp(x)``; and, in the gradient ``sn.grad`` built of a
 cross-entropy of a softmax, ``softmax(x) * (h / softmax(x) - ...)`` loses the division by a
 probability that may underflow to 0. They fire on floating-point values only: on integers
@@ -13,7 +13,18 @@ probability that may underflow to 0. They fire on floating-point values only: on
 from __future__ import annotations
 
 from symnb.ops.broadcast import SumToLike, zeros_like
-from symnb.ops.elemwise import Add, Exp, Log, Mul, Neg, Sigmoid, Sub, TrueDiv, neg
+from symnb.ops.elemwise import (
+    Add,
+    Exp,
+    Log,
+    Mul,
+    Neg,
+    Sigmoid,
+    Sub,
+    TrueDiv,
+    logistic_formula,
+    neg,
+)
 from symnb.ops.index import AdvancedSubtensor, IncAlongAxis, Subtensor, TakeAlongAxis
 from symnb.ops.math import Log1p, expm1, log1p, softplus
 from symnb.ops.nnet import LogSoftmax, Softmax
@@ -45,6 +56,15 @@ def expm1_of_exp(m):
     if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x) and m.x.type.is_float):
         return None
     return _float_fit(m, expm1(m.x))
+
+
+@rule("stabilize", Pattern(TrueDiv, Const("one"), "d"))
+def sigmoid_of_formula(m):
+    """1 / (1 + exp(-x)) -> sigmoid(x): the formula written out (and its cross-entropy)
+    gets sigmoid's finite forms below; its gradient was taken through sigmoid
+    (symnb/grad/formulas.py)."""
+    found = logistic_formula(m.out)
+    return None if found is None else found[1]
 
 
 @rule("stabilize", Pattern(Log, Pattern(Sigmoid, "x")))
