@@ -117,7 +117,7 @@ def lines_chart_svg(
         )
 
     def tick(v):
-        return f"1e{v + 0.0:.2g}" if log else f"{v + 0.0:.3g}"  # + 0.0: no "-0"
+        return f"{10**v if log else v + 0.0:.3g}"  # + 0.0: no "-0"
 
     right = pad + plot_w
     return (

@@ -125,6 +125,7 @@ def check_rnn(nb):
     assert number(r"final test accuracy (0\.\d+)", nb) > 0.93
     assert charts(nb, "lines") == 3
     assert "rows with no gradient under truncation: [0, 1, 2, 3, 4]" in text(nb)
+    assert "last three rows, the same gradient in both: True" in text(nb)
     assert len(re.findall(r"^ *\d+ +loop +scan\[", text(nb), re.M)) == 2  # forward, backward
 
 
