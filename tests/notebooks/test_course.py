@@ -129,6 +129,11 @@ def check_rnn(nb):
     assert len(re.findall(r"^ *\d+ +loop +scan\[", text(nb), re.M)) == 2  # forward, backward
 
 
+def check_from_theano(nb):  # the Theano tutorial's logistic regression (symnb.compat.theano)
+    assert number(r"test error of that model ([\d.]+) %", nb) < 10
+    assert charts(nb, "line") >= 1  # its curves, drawn by symnb.viz.charts.plot_line
+
+
 def check_kernels(nb):
     shown = text(nb)
     for entry in ("int sn_kernel(", "__kernel void sn_kernel(", "__global__ void sn_kernel("):
@@ -155,6 +160,7 @@ CHECKS = {
     "04_mlp": check_mlp,
     "05_convnet": check_accuracy(0.93),
     "06_rnn": check_rnn,
+    "07_from_theano": check_from_theano,
     "08_kernels": check_kernels,
     "09_shapes": check_shapes,
 }
