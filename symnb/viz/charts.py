@@ -1,8 +1,11 @@
-"""Small self-contained SVG charts (no plotting library, no network): bars and lines."""
+"""Small self-contained SVG charts (no plotting library, no network): bars, lines, and small
+matrices drawn as grids of coloured squares (weights, filters, digits)."""
 
 from __future__ import annotations
 
 from html import escape
+
+import numpy as np
 
 FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11'"
 
@@ -55,6 +58,131 @@ def line_chart_svg(values: list[float], title: str = "", xlabel: str = "step") -
     )
 
 
+#: line colours, in the order series are given
+PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
+
+
+def _runs(points: list[tuple[float, float]]) -> list[list[tuple[float, float]]]:
+    """The points cut where a value is not finite: an overflowed loss leaves a gap."""
+    runs, run = [], []
+    for x, y in points:
+        if np.isfinite(x) and np.isfinite(y):
+            run.append((x, y))
+        elif run:
+            runs, run = runs + [run], []
+    return runs + [run] if run else runs
+
+
+def lines_chart_svg(
+    series: dict, title: str = "", xlabel: str = "step", x=None, log: bool = False
+) -> str:
+    """Several lines on shared axes with a legend. ``series`` maps a label to its values;
+    ``x`` gives the abscissae (default 0, 1, ...); ``log`` draws log10 of the values (those
+    not above 0 leave gaps, as values that are not finite do)."""
+    width, height, pad, legend_w = 560, 250, 44, 150
+    data = {}
+    for label, values in series.items():
+        ys = np.asarray(values, dtype=float).ravel()
+        if log:
+            with np.errstate(all="ignore"):
+                ys = np.where(ys > 0, np.log10(np.where(ys > 0, ys, 1.0)), np.nan)
+        xs = np.arange(len(ys), dtype=float) if x is None else np.asarray(x, dtype=float)
+        data[str(label)] = list(zip(xs.tolist(), ys.tolist()))
+    finite = [p for pts in data.values() for p in pts if np.isfinite(p[0]) and np.isfinite(p[1])]
+    x_lo, x_hi = (min(p[0] for p in finite), max(p[0] for p in finite)) if finite else (0, 1)
+    y_lo, y_hi = (min(p[1] for p in finite), max(p[1] for p in finite)) if finite else (0, 1)
+    x_span, y_span = (x_hi - x_lo) or 1.0, (y_hi - y_lo) or 1.0
+    plot_w = width - legend_w - 2 * pad
+
+    def at(px, py):
+        return (
+            f"{pad + (px - x_lo) / x_span * plot_w:.1f},"
+            f"{height - pad - (py - y_lo) / y_span * (height - 2 * pad):.1f}"
+        )
+
+    parts = []
+    for k, (label, pts) in enumerate(data.items()):
+        colour = PALETTE[k % len(PALETTE)]
+        for run in _runs(pts):
+            points = " ".join(at(px, py) for px, py in run)
+            parts.append(
+                f"<polyline class='curve' data-series='{escape(label, quote=True)}' "
+                f"fill='none' stroke='{colour}' stroke-width='2' points='{points}'/>"
+            )
+        y = pad + 4 + 16 * k
+        parts.append(
+            f"<line x1='{width - legend_w + 6}' y1='{y - 4}' x2='{width - legend_w + 24}' "
+            f"y2='{y - 4}' stroke='{colour}' stroke-width='3'/><text class='legend' "
+            f"x='{width - legend_w + 28}' y='{y}' {FONT}>{escape(label[:24])}</text>"
+        )
+
+    def tick(v):
+        return f"{10**v if log else v + 0.0:.3g}"  # + 0.0: no "-0"
+
+    right = pad + plot_w
+    return (
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+        f"class='symnb-lines'><text x='{pad + plot_w / 2}' y='16' text-anchor='middle' {FONT}>"
+        f"{escape(title)}</text>"
+        f"<line x1='{pad}' y1='{height - pad}' x2='{right}' y2='{height - pad}' stroke='#9ca3af'/>"
+        f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' stroke='#9ca3af'/>"
+        + "".join(parts)
+        + f"<text x='{pad - 4}' y='{pad + 4}' text-anchor='end' {FONT}>{tick(y_hi)}</text>"
+        f"<text x='{pad - 4}' y='{height - pad}' text-anchor='end' {FONT}>{tick(y_lo)}</text>"
+        f"<text x='{pad}' y='{height - pad + 14}' text-anchor='middle' {FONT}>{x_lo:.3g}</text>"
+        f"<text x='{right}' y='{height - pad + 14}' text-anchor='middle' {FONT}>{x_hi:.3g}</text>"
+        f"<text x='{pad + plot_w / 2}' y='{height - 8}' text-anchor='middle' {FONT}>"
+        f"{escape(xlabel)}</text></svg>"
+    )
+
+
+def _colour(v: float, diverging: bool) -> str:
+    """``v`` in [-1, 1] (diverging: blue below 0, red above) or [0, 1] (white to black)."""
+    if not np.isfinite(v):
+        return "#fde047"  # a value that is not finite stands out in yellow
+    if diverging:
+        t = min(abs(v), 1.0)
+        far = (220, 38, 38) if v > 0 else (37, 99, 235)
+        rgb = [round(255 + (c - 255) * t) for c in far]
+    else:
+        rgb = [round(255 * (1 - min(max(v, 0.0), 1.0)))] * 3
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+def heatmaps_svg(
+    images, titles=(), diverging: bool = True, cell: int = 10, columns: int = 10
+) -> str:
+    """Small matrices side by side as grids of squares. ``diverging``: each matrix scaled by
+    its own largest magnitude, negative blue, positive red (weights, filters); otherwise
+    values in [0, 1] from white to black (pixels)."""
+    mats = [np.atleast_2d(np.asarray(m, dtype=float)) for m in images]
+    titles = [str(t) for t in titles] + [""] * (len(mats) - len(titles))
+    box_w = max((m.shape[1] for m in mats), default=1) * cell + 8
+    box_h = max((m.shape[0] for m in mats), default=1) * cell + 22
+    columns = max(1, min(columns, len(mats)))
+    parts = []
+    for k, (m, name) in enumerate(zip(mats, titles)):
+        x0, y0 = (k % columns) * box_w, (k // columns) * box_h
+        finite = m[np.isfinite(m)]
+        scale = (np.abs(finite).max() if finite.size else 0.0) or 1.0
+        values = m / scale if diverging else m
+        parts.append(
+            f"<text x='{x0 + box_w / 2 - 4}' y='{y0 + 12}' text-anchor='middle' "
+            f"{FONT}>{escape(name[:16])}</text><g class='image'>"
+        )
+        for (i, j), v in np.ndenumerate(values):
+            parts.append(
+                f"<rect x='{x0 + j * cell}' y='{y0 + 16 + i * cell}' width='{cell}' "
+                f"height='{cell}' fill='{_colour(v, diverging)}'/>"
+            )
+        parts.append("</g>")
+    rows = -(-len(mats) // columns)
+    return (
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{columns * box_w}' "
+        f"height='{max(rows, 1) * box_h}' class='symnb-images'>{''.join(parts)}</svg>"
+    )
+
+
 class Chart:
     """An SVG string that Jupyter displays as an image."""
 
@@ -68,3 +196,24 @@ class Chart:
 def plot_line(values, title: str = "", xlabel: str = "step") -> Chart:
     """``sn.viz.plot_line(losses, "loss")``: a line chart, displayed in a notebook."""
     return Chart(line_chart_svg([float(v) for v in values], title, xlabel))
+
+
+def plot_lines(
+    series: dict, title: str = "", xlabel: str = "step", x=None, log: bool = False
+) -> Chart:
+    """``plot_lines({"train": losses, "test": test_losses}, "loss", "epoch")``: lines with a
+    legend, displayed in a notebook (see :func:`lines_chart_svg`)."""
+    return Chart(lines_chart_svg(series, title, xlabel, x, log))
+
+
+def plot_bars(labels, values, unit: str = "") -> Chart:
+    """Horizontal bars with their values, displayed in a notebook."""
+    return Chart(bar_chart_svg([str(k) for k in labels], [float(v) for v in values], unit))
+
+
+def show_images(
+    images, titles=(), diverging: bool = True, cell: int = 10, columns: int = 10
+) -> Chart:
+    """Small matrices (weights, filters, 8x8 digits) as coloured grids, displayed in a
+    notebook (see :func:`heatmaps_svg`)."""
+    return Chart(heatmaps_svg(images, titles, diverging, cell, columns))

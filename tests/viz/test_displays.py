@@ -1,10 +1,12 @@
 """Rich reprs, LaTeX, profiles and charts, without a kernel."""
 
+import re
+
 import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.viz.charts import bar_chart_svg, plot_line
+from symnb.viz.charts import bar_chart_svg, plot_bars, plot_line, plot_lines, show_images
 from symnb.viz.latex import to_latex
 
 pytest.importorskip("pygraphviz")
@@ -101,6 +103,46 @@ def test_charts():
     assert svg.count("<rect class='bar'") == 2 and "75.0%" in svg
     line = plot_line([3.0, 2.0, 1.5, 1.0], title="loss")._repr_svg_()
     assert len(line.split("points='")[1].split("'")[0].split()) == 4
+    assert plot_bars(["x"], [np.float32(2)], unit=" ms")._repr_svg_().count("2.0 ms") == 1
+
+
+def _curves(svg: str) -> dict[str, list[list[tuple[float, float]]]]:
+    found: dict = {}
+    for name, points in re.findall(r"data-series='([^']*)'[^>]*points='([^']*)'", svg):
+        pairs = [tuple(map(float, p.split(","))) for p in points.split()]
+        found.setdefault(name, []).append(pairs)
+    return found
+
+
+def test_lines_share_axes_and_break_where_values_are_not_finite():
+    svg = plot_lines(
+        {"train": [4.0, 2.0, 1.0], "as written": [1.0, np.inf, np.nan, 3.0, 2.0]},
+        title="loss", x=None,
+    )._repr_svg_()  # fmt: skip
+    curves = _curves(svg)
+    (train,) = curves["train"]
+    first, second = curves["as written"]  # the inf and the nan leave one gap
+    assert [len(first), len(second)] == [1, 2] and len(train) == 3
+    ys = [y for run in (train, first, second) for _, y in run]
+    assert max(ys) == ys[2] and min(ys) == ys[0]  # 1.0 lowest, 4.0 highest (SVG y points down)
+    assert ys[2] == ys[3] and train[0][0] == first[0][0]  # equal values, equal positions
+    assert re.findall(r"class='legend'[^>]*>([^<]*)<", svg) == ["train", "as written"]
+    log = _curves(plot_lines({"a": [1.0, 10.0, 100.0, 0.0]}, log=True)._repr_svg_())["a"]
+    (run,) = log  # 0 has no logarithm: left out
+    assert len(run) == 3 and run[1][1] == (run[0][1] + run[2][1]) / 2  # evenly spaced decades
+    xs = [x for x, _ in _curves(plot_lines({"a": [0, 1, 2]}, x=[0.0, 1.0, 4.0]).svg)["a"][0]]
+    assert xs[1] - xs[0] == (xs[2] - xs[0]) / 4
+
+
+def test_images_are_grids_of_squares_coloured_by_sign_and_size():
+    weights = np.array([[1.0, -0.5], [0.0, np.nan]])
+    svg = show_images([weights, np.ones((3, 3))], titles=["w", "ones"]).svg
+    cells = re.findall(r"<rect [^>]*fill='(#[0-9a-f]{6})'", svg)
+    assert len(cells) == 4 + 9
+    assert cells[:4] == ["#dc2626", "#92b1f5", "#ffffff", "#fde047"]  # red, light blue, white
+    assert ">w<" in svg and ">ones<" in svg
+    pixels = re.findall(r"fill='(#[0-9a-f]{6})'", show_images([[[0.0, 1.0]]], diverging=False).svg)
+    assert pixels == ["#ffffff", "#000000"]
 
 
 def test_profile_checks_its_inputs_as_a_call_does():
