@@ -97,14 +97,18 @@ class DeviceLinker(CLinker):
                           stacklevel=4)  # fmt: skip
 
     def _load_kernels(self) -> None:
-        """Every kernel of the plan built as one program (one device-compiler run)."""
+        """Every kernel of the plan built as one program (one device-compiler run), each
+        distinct description once: the products of an MLP's step are one kernel, which the
+        device compiler (PoCL: again for each work-group size) builds once."""
         refs = self.kernel_refs
         if not refs:
             return
-        names = [f"sn_kernel_{i}" for i in range(len(refs))]
-        source = render_program(self.dialect, [r.description for r in refs], names)
-        for ref, kernel in zip(refs, self.runtime.build(source, names)):
-            ref.load(kernel, 0)
+        distinct = list(dict.fromkeys(r.description for r in refs))
+        names = [f"sn_kernel_{i}" for i in range(len(distinct))]
+        source = render_program(self.dialect, distinct, names)
+        built = dict(zip(distinct, self.runtime.build(source, names)))
+        for ref in refs:
+            ref.load(built[ref.description], 0)
         self.program_source = source
 
     def product_step(self, steps, a, b, out):
