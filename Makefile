@@ -34,8 +34,14 @@ tour:
 lab: $(VENV)/.stamp-demo,notebook
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
+# One process per core (pytest-xdist), then the tests that read what the whole suite generated
+# (the after_suite mark: every kernel it lowered, rendered in every dialect) in a run of their
+# own. A plain `pytest` runs both in one process.
+KERNELS := $(BUILD)/suite-kernels
 test: $(VENV)/.stamp-test
-	$(BIN)/python -m pytest
+	rm -rf $(KERNELS)
+	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -n auto -m "not after_suite"
+	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -m after_suite
 
 # The whole op suite on backend="opencl" (PoCL on the CPU): about 8 minutes of CPU on 2 cores,
 # so not part of `make test` (docs/gpu_backends.md).

@@ -1,7 +1,9 @@
 """Fixtures: a seeded random generator, and the backend each op test runs on."""
 
 import os
+import pickle
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +27,11 @@ def _private_compiledir(tmp_path_factory):
     import symnb as sn
 
     before = sn.config.compiledir
-    sn.config.compiledir = str(tmp_path_factory.mktemp("compiledir"))
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # parallel processes share one (it is safe)
+        root = root.parent
+    sn.config.compiledir = str(root / "compiledir")
+    os.makedirs(sn.config.compiledir, exist_ok=True)
     yield sn.config.compiledir
     sn.config.compiledir = before
 
@@ -43,6 +49,12 @@ def backend(request):
 
 #: every kernel lowered while the suite runs (kernel -> the Lowered that made it first)
 LOWERED: dict = {}
+#: kernels the suite lowered that could not be handed to the after-suite run (their ops)
+UNSAVED: list = []
+#: ``make test`` runs the suite in parallel processes (pytest-xdist), then the ``after_suite``
+#: tests in a run of their own: each process leaves the kernels it lowered in this directory,
+#: and the later run starts from all of them
+KERNELS_DIR = os.environ.get("SYMNB_SUITE_KERNELS")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -50,8 +62,33 @@ def _record_kernels():
     """Keep every kernel the suite lowers, for the tests that render them in every dialect."""
     from symnb.backends.kernels.lowering import observing
 
+    if KERNELS_DIR:
+        _load_kernels(Path(KERNELS_DIR))
     with observing(lambda lowered: LOWERED.setdefault(lowered.kernel, lowered)):
         yield
+    if KERNELS_DIR:
+        _save_kernels(Path(KERNELS_DIR))
+
+
+def _save_kernels(directory: Path) -> None:
+    saved, unsaved = [], list(UNSAVED)
+    for lowered in LOWERED.values():
+        try:
+            saved.append(pickle.dumps(lowered))
+        except Exception as exc:  # noqa: BLE001 - reported by the after-suite tests
+            unsaved.append(f"{lowered.nodes[-1].op}: {type(exc).__name__}: {exc}")
+    directory.mkdir(parents=True, exist_ok=True)
+    name = os.environ.get("PYTEST_XDIST_WORKER", "main") + f"-{os.getpid()}.pickle"
+    (directory / name).write_bytes(pickle.dumps((saved, unsaved)))
+
+
+def _load_kernels(directory: Path) -> None:
+    for path in sorted(directory.glob("*.pickle")):
+        saved, unsaved = pickle.loads(path.read_bytes())
+        UNSAVED.extend(unsaved)
+        for blob in saved:
+            lowered = pickle.loads(blob)
+            LOWERED.setdefault(lowered.kernel, lowered)
 
 
 def pytest_configure(config):

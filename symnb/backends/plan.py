@@ -38,6 +38,29 @@ class KernelRef:
         return f"<kernel {self.name}>"
 
 
+class OwnResults:
+    """A fallback's callable whose results never share memory with its arguments: a NumPy
+    reference may hand an input back (or a view of one), but a kernel or BLAS step's output is
+    storage of its own, and ``fresh_outputs`` counts on it."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args):
+        result = self.fn(*args)
+        if isinstance(result, tuple):
+            return tuple(_owned(r, args) for r in result)
+        return _owned(result, args)
+
+
+def _owned(value, args):
+    if isinstance(value, np.ndarray) and (value.base is not None or any(value is a for a in args)):
+        return value.copy()
+    return value
+
+
 @dataclass(frozen=True, eq=False)
 class Library:
     """``outs = fn(*ins)``: an op's NumPy reference (or a Python callable standing in for
@@ -207,6 +230,22 @@ def describe(step) -> str:
     if isinstance(step, Transfer):
         return f"{step.kind:<8} {outs} <- {ins}  (to {step.to}, for {step.node.op})"
     return f"{step.kind:<8} {outs} <- {ins}  ({step.node.op})"
+
+
+def fresh_outputs(plan: Plan) -> frozenset[int]:
+    """The output slots whose arrays a call allocates itself (a kernel's or a BLAS call's
+    storage, or an in-place result written over such storage): they never alias an argument,
+    a constant or a shared value, so a function returns them without checking."""
+    fresh: set[int] = set()
+    for step in plan.steps:
+        if isinstance(step, Launch) and isinstance(step.fallback.fn, OwnResults):
+            slots = [out[0] for out in step.outs]
+            taken = step.inplace is not None and step.ins[step.inplace][0] not in fresh
+            fresh.update(slots[1:] if taken else slots)
+        elif isinstance(step, Gemm) and isinstance(step.fallback.fn, OwnResults):
+            if not step.inplace or step.z in fresh:
+                fresh.add(step.out)
+    return frozenset(s for s in plan.outputs if s in fresh)
 
 
 def step_outputs(step) -> tuple[int, ...]:

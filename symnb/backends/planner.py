@@ -9,9 +9,11 @@ new kind of kernel needs no change in any executor. The layout ops below (``VIEW
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from symnb.backends.plan import KernelRef, Launch, Library, Plan, View
+from symnb.backends.plan import KernelRef, Launch, Library, OwnResults, Plan, View
 from symnb.core.variable import Constant
 from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, ReshapeLike
@@ -84,13 +86,20 @@ class PlanBuilder:
         the input whose buffer output 0 may take; ``fallback`` defaults to the node's
         reference."""
         ndim = launch_rank(ins, outs)
-        fallback = fallback or self.library(node)
+        fallback = self.owning(fallback or self.library(node))
         in_slots = tuple((self.slot[id(v)], tuple(a)) for v, a in ins)
         out_slots = tuple(
             (self._slot_or_new(v), np.dtype(d), tuple(a), bool(keep)) for v, d, a, keep in outs
         )
         ref = self.kernel(str(node.op), source, description)
         return Launch(ref, in_slots, out_slots, ndim, inplace, empty, node, fallback)
+
+    @staticmethod
+    def owning(fallback: Library) -> Library:
+        """A kernel or BLAS step's fallback, its results never an argument's memory."""
+        if isinstance(fallback.fn, OwnResults):
+            return fallback
+        return dataclasses.replace(fallback, fn=OwnResults(fallback.fn))
 
     def view(self, node, how: str, axes=(), target=(), like=None) -> View:
         fallback = self.library(node)

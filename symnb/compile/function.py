@@ -9,6 +9,7 @@ import numpy as np
 
 from symnb.backends import default_backend
 from symnb.backends.device.runtime import DeviceArray
+from symnb.backends.plan import fresh_outputs
 from symnb.compile.checkmode import CHECK
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
@@ -97,7 +98,16 @@ class Function:
         self._runner = None if mode is not None else self._make_runner()
         #: the runner when a call is its arguments alone (nothing shared to read or write)
         self._direct = self._runner if not (self._shared or self.updates) else None
+        #: results that may share memory with an argument (the rest are the plan's own storage)
+        self._alias_check = self._maybe_aliased()
         self.compile_time = time.perf_counter() - start
+
+    def _maybe_aliased(self) -> tuple[int, ...] | None:
+        plan = getattr(self.linker, "plan", None)
+        if plan is None:
+            return None  # every result is looked at
+        fresh = fresh_outputs(plan)
+        return tuple(i for i, slot in enumerate(plan.outputs) if slot not in fresh)
 
     def _make_runner(self):
         """The linker's C runner for whole calls (backend "c"), or None."""
@@ -145,7 +155,11 @@ class Function:
         """Write the updates, return the outputs in the user's structure (copying what
         aliases a leaf's value unless ``borrow``)."""
         if not self.borrow and (
-            self._leaf_results or any(_may_alias(r, leaf_values) for r in results)
+            self._leaf_results
+            or self._alias_check is None
+            and any(_may_alias(r, leaf_values) for r in results)
+            or self._alias_check
+            and any(_may_alias(results[i], leaf_values) for i in self._alias_check)
         ):
             results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
         if self.updates:

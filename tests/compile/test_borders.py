@@ -32,6 +32,31 @@ def test_returned_input_and_constant_are_copies(backend):
     np.testing.assert_array_equal(f(xv)[2], np.arange(3.0))
 
 
+def test_kernel_results_are_returned_unchecked_and_views_are_checked(backend):
+    """Results a kernel or BLAS call wrote are the call's own storage, so a call does not
+    look for aliases there (it costs most of a small call); views and leaves are looked at."""
+    x, m = sn.vector("x"), sn.matrix("m")
+    f = sn.function([x, m], [x * 2, m @ m, sn.reshape(m, (-1,)), x], backend=backend)
+    fresh = {0, 1} if backend == "c" else set()
+    assert set(range(4)) - set(f._alias_check) == fresh
+    xv, mv = np.ones(3), np.eye(2)
+    outs = f(xv, mv)
+    assert not any(np.may_share_memory(o, a) for o in outs for a in (xv, mv))
+
+
+def test_a_kernels_fallback_never_hands_an_argument_back():
+    """A kernel step's NumPy fallback that returns its input (or a view of it) is copied, so
+    the kernel's output stays the call's own storage when the kernel declines a layout."""
+    from symnb.backends.plan import OwnResults
+
+    xv = np.arange(4.0)
+    own = OwnResults(lambda a: a)
+    assert not np.may_share_memory(own(xv), xv)
+    assert not np.may_share_memory(OwnResults(lambda a: a[::2])(xv), xv)
+    pair = OwnResults(lambda a: (a, a + 1))(xv)
+    assert not np.may_share_memory(pair[0], xv) and pair[1][0] == 1.0
+
+
 def test_update_with_an_input_keeps_no_reference_to_it(backend):
     w = sn.shared(np.zeros(3), name="w")
     x = sn.vector("x")

@@ -195,6 +195,6 @@ def _matmul(linker: CLinker, node) -> Gemm | Library:
 def _gemm_step(linker: CLinker, node, slots: tuple, inplace: bool) -> Gemm:
     dtype = node.outputs[0].type.dtype
     ref = blas.gemm_ref(dtype)
-    fallback = linker.library(node, kind="blas")
+    fallback = linker.owning(linker.library(node, kind="blas"))
     linker.kernels.append(KernelInfo("blas", node, None, blas.describe(ref)))
     return Gemm(*slots, fallback.outs[0], dtype, inplace, ref, node, fallback)
