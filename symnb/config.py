@@ -32,6 +32,9 @@ class Config:
     #: (symnb/backends/opencl/device.py); else "P:D" (platform and device numbers) or text
     #: found in "platform name / device name" (``python -m symnb.backends.opencl`` lists them)
     opencl_device: str = ""
+    #: what launches backend "cuda"'s kernels: "cuda-python" (NVIDIA's driver bindings),
+    #: "pycuda", or "" for the first of the two that is installed
+    cuda_launcher: str = ""
     #: wraps long loops (compiling many kernels): ``progress(iterable, total, label)``; symnb
     #: sets it to symnb.viz.progress.progress, a bar in a notebook and silent elsewhere
     progress: Callable = quiet

@@ -135,6 +135,7 @@ def _merged_box(members: list[ViewNode], merged: ViewGraph) -> ViewNode:
         box_id, k = f"{name}#{k}", k + 1
     details = {n.detail for n in members}
     clusters = {n.cluster for n in members}
+    places = {n.place for n in members}
     return ViewNode(
         box_id,
         first.kind,
@@ -146,6 +147,7 @@ def _merged_box(members: list[ViewNode], merged: ViewGraph) -> ViewNode:
         tooltip=f"{count} boxes merged",
         source=first.source,
         members=[m for n in members for m in n.members],
+        place=first.place if len(places) == 1 else "device+host" if "" not in places else "",
     )
 
 
@@ -158,10 +160,11 @@ def _merged_edges(edges: list[ViewEdge], new_id: dict[str, str]) -> list[ViewEdg
     for edge in edges:
         key = (new_id[edge.src], new_id[edge.dst])
         if key not in out:
-            out[key] = ViewEdge(*key, edge.label, edge.count, edge.mark)
+            out[key] = ViewEdge(*key, edge.label, edge.count, edge.mark, edge.transfer)
             continue
         kept = out[key]
         kept.count += edge.count
+        kept.transfer = kept.transfer or edge.transfer
         if kept.label != edge.label:
             kept.label = ""
     return list(out.values())

@@ -37,6 +37,14 @@ EDGE_MARK_STYLE = {
     "touched": 'color="#db2777" penwidth=2',
 }
 
+#: where a device backend runs a box (after the kind's style, so its fill wins)
+PLACE_STYLE = {
+    "device": 'fillcolor="#dbeafe" color="#1d4ed8" penwidth=2',
+    "host": 'fillcolor="#f3f4f6" color="#6b7280" style="rounded,filled,dashed"',
+    "device+host": 'fillcolor="#e0e7ff" color="#6b21a8" penwidth=2',
+}
+TRANSFER_STYLE = 'color="#dc2626" fontcolor="#dc2626" style=dashed penwidth=2'
+
 CLUSTER_STYLE = 'style="rounded,filled" fillcolor="#f0fdf4" color="#059669" fontcolor="#065f46"'
 
 
@@ -54,10 +62,14 @@ def _label(node: ViewNode) -> str:
 
 
 def _node_line(node: ViewNode) -> str:
-    classes = " ".join(filter(None, [node.kind, node.mark, "merged" if node.count > 1 else ""]))
+    place = f"on-{node.place.replace('+', '-')}" if node.place else ""
+    classes = " ".join(
+        filter(None, [node.kind, node.mark, "merged" if node.count > 1 else "", place])
+    )
     attrs = [
         f"label={_label(node)}",
         KIND_STYLE[node.kind],
+        PLACE_STYLE.get(node.place, ""),
         MARK_STYLE.get(node.mark, ""),
         f"class={quote(classes)}",
         f"tooltip={quote(node.tooltip or node.label)}",
@@ -98,8 +110,12 @@ def _edge_line(edge, edge_labels: bool) -> str:
     text = edge.label if edge_labels else ""
     if edge.count > 1:
         text = f"{text} ×{edge.count}".strip()
+    if edge.transfer:
+        text = f"{text} ⇢ {edge.transfer}".strip()
     if text:
         attrs.append(f"label={quote(' ' + text)}")
+    if edge.transfer and not edge.mark:
+        attrs += [TRANSFER_STYLE, f"class={quote('transfer to-' + edge.transfer)}"]
     if edge.mark:
         attrs += [EDGE_MARK_STYLE[edge.mark], f"class={quote(edge.mark)}"]
     inner = f" [{' '.join(attrs)}]" if attrs else ""

@@ -97,6 +97,9 @@ def picture(
     view = graph_view(graph, output_labels(function or obj, graph))
     if marks:
         apply_marks(view, marks)
+    placed = getattr(getattr(obj, "linker", None), "placement", None)
+    if placed is not None:  # a function of a device backend: where each node runs
+        apply_placement(view, placed())
     return GraphPicture(collapse(view, max_boxes), title)
 
 
@@ -106,6 +109,33 @@ def apply_marks(view: ViewGraph, marks: dict) -> None:
         for node in box.members:
             if id(node) in marks:
                 box.mark = marks[id(node)]
+
+
+def apply_placement(view: ViewGraph, placement) -> None:
+    """Colour boxes by where they run and mark the arrows whose values cross the bus
+    (``placement``: a device linker's, symnb/backends/device/transfers.py)."""
+    box_of = {}
+    for box in view.nodes.values():
+        for node in box.members:
+            box_of[id(node)] = box.id
+            box.place = placement.sides.get(id(node), box.place)
+            if box.place:
+                where = {"device": f"{placement.device} device", "host": "host"}
+                box.tooltip += f" · runs on the {where.get(box.place, 'device and host')}"
+            if id(node) in placement.inner:
+                box.tooltip += " · moves values across the bus inside its steps"
+    crossing = set()
+    for var, to, node in placement.crossings:
+        src = view.producer.get(id(var))
+        crossing.add((src, box_of.get(id(node)) if node is not None else "out", to))
+    for edge in view.edges:
+        dst = "out" if edge.dst.startswith("out:") else edge.dst
+        for to in ("device", "host"):
+            if (edge.src, dst, to) in crossing:
+                edge.transfer = to
+    view.notes.append(f"{placement.device} backend: blue boxes run on the device, grey dashed "
+                      "ones on the host (NumPy); red dashed arrows are copies across the bus "
+                      "(⇢ device, ⇢ host)")  # fmt: skip
 
 
 def graph_svg(graph) -> str | None:

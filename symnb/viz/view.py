@@ -35,6 +35,7 @@ class ViewNode:
     tooltip: str = ""
     source: str = ""
     members: list = field(default_factory=list)  # the Apply nodes drawn by this box
+    place: str = ""  # device backends: "device", "host" or "device+host" (where it runs)
 
 
 @dataclass
@@ -44,6 +45,7 @@ class ViewEdge:
     label: str = ""
     count: int = 1
     mark: str | None = None
+    transfer: str = ""  # device backends: "device" or "host" when the value crosses the bus
 
 
 @dataclass

@@ -13,7 +13,7 @@ import numpy as np
 
 from symnb.backends import execute
 from symnb.backends.branches import plan_flat, plan_steps
-from symnb.backends.c import blas, cache, runner
+from symnb.backends.c import blas, cache, runner, windows
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
 from symnb.backends.c.windows import WINDOWED
@@ -106,6 +106,11 @@ class CLinker(PlanBuilder):
             return None
         clients = self.graph.clients.get(var, [])
         return producer if len(clients) == 1 and clients[0][0] is node else None
+
+    def product_step(self, steps, a, b, out):
+        """``out = a @ b`` inside an op planned as several steps (convolution, windows.py):
+        one ``?gemm``; device linkers launch their matrix product kernel instead."""
+        return windows.gemm_step(steps, a, b, out)
 
     def _load_kernels(self) -> None:
         """Compile every kernel of the plan at once (cache.py batches them)."""

@@ -109,7 +109,8 @@ class Steps:
         fallback = self.fallback(functools.partial(_kernel_reference, kernel.body), [src], out)
         outs = [(out, self.dtype, absent, False)]
         empty = "decline" if isinstance(kernel.body, Reduce) else "skip"
-        step = self.linker.launch(self.node, source, [(src, ())], outs, None, empty, fallback)
+        step = self.linker.launch(self.node, source, [(src, ())], outs, None, empty, fallback,
+                                  kernel)  # fmt: skip
         self.steps.append(step)
         self.note("kernel", note, source)
         return out
@@ -143,13 +144,18 @@ class Steps:
             a = self.transpose(a, self.temp("a.T", (None, None)), (1, 0))
         if trans_b:
             b = self.transpose(b, self.temp("b.T", (None, None)), (1, 0))
-        ref = blas.gemm_ref(self.dtype)
-        fallback = self.fallback(np.matmul, [a, b], out, kind="blas")
-        step = Gemm(None, None, self.slot(a), self.slot(b), None, fallback.outs[0], self.dtype,
-                    False, ref, self.node, fallback)  # fmt: skip
-        self.steps.append(step)
-        self.note("blas", blas.describe(ref))
+        self.steps.append(self.linker.product_step(self, a, b, out))
         return out
+
+
+def gemm_step(steps: Steps, a, b, out) -> Gemm:
+    """``out = a @ b`` of two matrices as one ``?gemm`` (backend "c"'s ``product_step``)."""
+    ref = blas.gemm_ref(steps.dtype)
+    fallback = steps.fallback(np.matmul, [a, b], out, kind="blas")
+    step = Gemm(None, None, steps.slot(a), steps.slot(b), None, fallback.outs[0], steps.dtype,
+                False, ref, steps.node, fallback)  # fmt: skip
+    steps.note("blas", blas.describe(ref))
+    return step
 
 
 # -- NumPy references of the intermediate steps --------------------------------------------------
@@ -378,8 +384,9 @@ def _max_pool_grad(linker, node) -> tuple:
     grads = steps.temp("dx tiles", tiles)
     fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
                                [x, g], grads)  # fmt: skip
-    step = linker.launch(node, source, [(v, ()) for v in operands],
-                         [(grads, steps.dtype, (), False)], None, "skip", fallback)  # fmt: skip
+    outs = [(grads, steps.dtype, (), False)]
+    step = linker.launch(node, source, [(v, ()) for v in operands], outs, None, "skip", fallback,
+                         kernel)  # fmt: skip
     steps.steps.append(step)
     steps.note("kernel", "each element's gradient: its window's, if it is the first maximum",
                 source)  # fmt: skip

@@ -3,20 +3,28 @@ cuda-python: NVRTC compiles the CUDA C to machine code for the device's architec
 driver API loads, allocates, copies and launches on the primary context of device 0.
 
 Without a driver (no GPU, or no ``libcuda``) the first function asks for it and gets a
-DeviceError naming what is missing. The launch path was written without a GPU to run it on:
-see the README.
+DeviceError naming what is missing. Matrix products go to cuBLAS where its wheel is installed
+(``cublas.py``), else the tiled kernel. ``sn.config.cuda_launcher`` may pick pycuda instead of
+cuda-python (``pycuda_runtime.py``: the same source, launched through ``pycuda.driver``).
+The launch paths were written without a GPU to run them on: see docs/gpu_backends.md.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 
 import numpy as np
 
+from symnb.backends.cuda import cublas
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.nvrtc import INSTALL, compile_cubin
+from symnb.backends.cuda.pycuda_runtime import PyCUDARuntime
 from symnb.backends.device.runtime import DeviceError, Runtime
+from symnb.config import config
 from symnb.errors import CompileError
+
+LAUNCHERS = ("cuda-python", "pycuda")
 
 
 def driver():
@@ -57,6 +65,7 @@ class CUDARuntime(Runtime):
         self.context = self.check(cu.cuDevicePrimaryCtxRetain(self.handle))
         self.check(cu.cuCtxSetCurrent(self.context))
         self.modules: list = []
+        self.cublas_path = cublas.find_cublas()
 
     def check(self, returned):
         """The value of a driver call's ``(error, value...)``; CUDAError naming the error."""
@@ -103,6 +112,12 @@ class CUDARuntime(Runtime):
     def synchronize(self) -> None:
         self.check(self.cu.cuCtxSynchronize())
 
+    def product_library(self) -> str | None:
+        return "cuBLAS" if self.cublas_path else None
+
+    def product(self, kernel, arrays: list, out) -> bool:
+        return cublas.product(self, kernel, arrays, out, lambda buffer: int(buffer.pointer))
+
 
 class _Allocation:
     """Device memory freed when the last array reading it goes."""
@@ -119,9 +134,38 @@ class _Allocation:
             pass
 
 
+def cuda_runtime(ordinal: int = 0):
+    """The runtime of CUDA device ``ordinal`` through the launcher ``sn.config.cuda_launcher``
+    chooses (made once per process, device and launcher)."""
+    return _runtime(ordinal, choose_launcher(config.cuda_launcher, importable))
+
+
 @functools.cache
-def cuda_runtime(ordinal: int = 0) -> CUDARuntime:
+def _runtime(ordinal: int, launcher: str):
+    if launcher == "pycuda":
+        return PyCUDARuntime(ordinal)
     return CUDARuntime(ordinal)
+
+
+def choose_launcher(choice: str, available) -> str:
+    """The launcher, "cuda-python" or "pycuda": ``choice`` itself, or for "" the first of
+    LAUNCHERS whose module ``available(name)`` finds (cuda-python when neither is: its error
+    says what to install). An unknown choice is an error listing the known ones."""
+    if choice:
+        if choice not in LAUNCHERS:
+            raise DeviceError(f"sn.config.cuda_launcher = {choice!r}: use one of "
+                              f"{', '.join(LAUNCHERS)} or \"\" (the first installed)")  # fmt: skip
+        return choice
+    return next((name for name in LAUNCHERS if available(name)), LAUNCHERS[0])
+
+
+def importable(launcher: str) -> bool:
+    """Whether the launcher's Python module is installed (found, not imported)."""
+    module = {"cuda-python": "cuda.bindings.driver", "pycuda": "pycuda.driver"}[launcher]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # the parent package is missing
+        return False
 
 
 def cuda_problem(ordinal: int = 0) -> str | None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from symnb.backends import execute
 from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
-from symnb.backends.kernels.ir import Map
+from symnb.backends.kernels.ir import Contract, Map
 from symnb.backends.plan import Gemm, Launch, Library, Transfer, View, step_inputs, step_outputs
 
 
@@ -88,13 +88,13 @@ def _bytes(step, slots) -> int:
 def run_launch(call: Call, step: Launch, slots: list) -> None:
     arrays = [call.device(slots[slot]) for slot, _ in step.ins]
     space = execute.index_space(step, arrays)
-    if space is None or (step.empty == "decline" and 0 in space):
+    kernel = step.kernel.description
+    if space is None or (step.empty == "decline" and 0 in space) or _mismatched(kernel, arrays):
         return run_host(call, step.fallback, slots)
     shapes = [execute.output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
     outs = [call.runtime.empty(shape, dtype) for shape, (_, dtype, _, _) in
             zip(shapes, step.outs)]  # fmt: skip
-    if 0 not in space:
-        kernel = step.kernel.description
+    if 0 not in space and not _library_product(call, kernel, arrays, outs):
         count = int(np.prod(space if isinstance(kernel.body, Map) else shapes[0], dtype=np.int64))
         groups, size = grid_of(kernel, space, count)
         args = call.linker.launch_args(step, space, arrays)
@@ -103,6 +103,16 @@ def run_launch(call: Call, step: Launch, slots: list) -> None:
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
     return None
+
+
+def _mismatched(kernel, arrays) -> bool:
+    """A product whose inner lengths differ (one of them 1 would broadcast): NumPy's error."""
+    return isinstance(kernel.body, Contract) and arrays[0].shape[-1] != arrays[1].shape[-2]
+
+
+def _library_product(call: Call, kernel, arrays, outs) -> bool:
+    """Whether the runtime's BLAS (cuBLAS) computed this matrix product instead of the kernel."""
+    return isinstance(kernel.body, Contract) and call.runtime.product(kernel, arrays, outs[0])
 
 
 def run_transfer(call: Call, step: Transfer, slots: list) -> None:
@@ -167,8 +177,22 @@ def view_size(step: View, src, like):
     return execute.view_size(step, src, like)
 
 
+def view_windows(step: View, src: DeviceArray, like):
+    """The windows of a 4-d device array as strides (``execute.windows_view``); a device array
+    has no offset, so windows that start past the first element run the host fallback."""
+    kh, kw, sh, sw, dh, dw, top, left = step.target
+    if top or left:
+        return None
+    n, c, h, w = src.shape
+    s_n, s_c, s_h, s_w = src.strides
+    dims = (n, c, (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1,
+            kh, kw)  # fmt: skip
+    strides = (s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw)
+    return src.view([dims[a] for a in step.axes], [strides[a] for a in step.axes])
+
+
 DEVICE_VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
-                "size": view_size}  # fmt: skip
+                "size": view_size, "windows": view_windows}  # fmt: skip
 EXECUTE = {Library: run_host, Launch: run_launch, Gemm: run_gemm, View: run_view,
            Transfer: run_transfer}  # fmt: skip
 

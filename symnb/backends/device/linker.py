@@ -3,8 +3,10 @@ kernels rendered in the device's dialect and built as one program, transfers pla
 host and device steps (``transfers.py``), and run by the device executor (``execute.py``).
 
 A subclass names its runtime (``runtime()``): ``symnb/backends/opencl/linker.py``,
-``symnb/backends/cuda/linker.py``. Matrix products run as NumPy on the host (``f.kernels``
-and the profile say so) until a device kernel or library is planned for them.
+``symnb/backends/cuda/linker.py``. Matrix products are the tiled kernel of the description
+(``Contract``; a runtime with a BLAS, cuBLAS, may run it instead, see ``Runtime.product``);
+convolution and pooling are the C backend's steps (windows.py) with that kernel as their
+product, and the steps without a device form (padding, col2im) run NumPy on the host.
 """
 
 from __future__ import annotations
@@ -15,23 +17,24 @@ import numpy as np
 
 from symnb.backends.c.linker import PLANNERS, CLinker
 from symnb.backends.c.listing import KernelInfo
-from symnb.backends.c.windows import WINDOWED
 from symnb.backends.device import execute
 from symnb.backends.device.runtime import DeviceArray
-from symnb.backends.device.transfers import with_transfers
+from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
-from symnb.backends.kernels.lowering import gemm_epilogue, lower
+from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
 from symnb.backends.planner import Planners
 from symnb.backends.render.grid import render_program
 from symnb.ops.blas import Gemm as GemmOp
+from symnb.ops.conv import MaxPool2dGrad
 from symnb.ops.linalg import Matmul
 from symnb.ops.scan import Scan
 
-#: the C linker's planners less BLAS (a matrix product is a kernel of the description, a sum
-#: over k; a gemm that kernel and an elementwise one, see ``_gemm``), less the CPU's
-#: convolution steps (windows views and BLAS: these ops run their reference on the host) and
-#: its loop step (a scan's inner plan is a C plan: it runs its reference on the host)
-HOST_ONLY = (GemmOp, Matmul, Scan, *WINDOWED)
+#: the C linker's planners less BLAS (a matrix product is the tiled kernel of the description;
+#: a gemm that kernel and an elementwise one, see ``_gemm``), less the max-pool gradient's
+#: windows (views at an offset, which device arrays do not have: it runs its reference on
+#: the host), and less its loop step (a scan's inner plan is a C plan: its reference runs on
+#: the host). Convolution and pooling keep the C backend's steps (windows.py).
+HOST_ONLY = (GemmOp, Matmul, Scan, MaxPool2dGrad)
 DEVICE_PLANNERS = Planners({cls: plan for cls, plan in PLANNERS.items()
                             if cls not in HOST_ONLY})  # fmt: skip
 HOST_NOTE = "no {label} kernel for this op: runs its NumPy reference on the host (transfers)"
@@ -62,8 +65,11 @@ class DeviceLinker(CLinker):
         self._constants: dict = {}
         self._args: dict = {}
         self._status = None
+        library = self.runtime.product_library()
         for info in self.kernels:
             info.language = self.dialect.name
+            if library and info.reason == PRODUCT_NOTE:
+                info.reason = f"{library} where the layout fits, else this kernel ({PRODUCT_NOTE})"
         self._warn_float64()
 
     @classmethod
@@ -91,15 +97,42 @@ class DeviceLinker(CLinker):
                           stacklevel=4)  # fmt: skip
 
     def _load_kernels(self) -> None:
-        """Every kernel of the plan built as one program (one device-compiler run)."""
+        """Every kernel of the plan built as one program (one device-compiler run), each
+        distinct description once: the products of an MLP's step are one kernel, which the
+        device compiler (PoCL: again for each work-group size) builds once."""
         refs = self.kernel_refs
         if not refs:
             return
-        names = [f"sn_kernel_{i}" for i in range(len(refs))]
-        source = render_program(self.dialect, [r.description for r in refs], names)
-        for ref, kernel in zip(refs, self.runtime.build(source, names)):
-            ref.load(kernel, 0)
+        distinct = list(dict.fromkeys(r.description for r in refs))
+        names = [f"sn_kernel_{i}" for i in range(len(distinct))]
+        source = render_program(self.dialect, distinct, names)
+        built = dict(zip(distinct, self.runtime.build(source, names)))
+        for ref in refs:
+            ref.load(built[ref.description], 0)
         self.program_source = source
+
+    def product_step(self, steps, a, b, out):
+        """``out = a @ b`` inside a convolution's steps (windows.py): the tiled kernel."""
+        lowered = contraction(a, b, out, (steps.node,))
+        source = self.dialect.render(lowered.kernel)
+        fallback = steps.fallback(np.matmul, [a, b], out, kind="blas")
+        outs = [(out, steps.dtype, absent, keep) for _, absent, keep in lowered.outputs]
+        step = self.launch(steps.node, source, lowered.inputs, outs, None, lowered.empty,
+                           fallback, lowered.kernel)  # fmt: skip
+        steps.note("kernel", lowered.note, source)
+        return step
+
+    def placement(self) -> Placement:
+        """Where each node runs and which values cross the bus (the graph display draws it);
+        an elementwise node computed inside a reduction's kernel runs where that kernel does."""
+        graph_vars = [*self.leaves, *(v for n in self.graph.toposort() for v in n.outputs)]
+        variables = {self.slot[id(v)]: v for v in graph_vars if id(v) in self.slot}
+        found = placement(self.plan, len(self.graph.inputs), variables, self.runtime.label,
+                          self.n_results)  # fmt: skip
+        for reduction, producer in self.producers.items():
+            if reduction in found.sides:
+                found.sides[id(producer)] = found.sides[reduction]
+        return found
 
     def runner(self):
         return None  # no C runner: the device executor runs every call

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.backends.kernels.ir import Rows
-from symnb.backends.render.grid import GROUP
+from symnb.backends.kernels.ir import Contract, Rows
+from symnb.backends.render.grid import GROUP, TILE, TILE_ITEMS
 from symnb.errors import SymnbError
 
 #: work-items of an elementwise or reduction launch at most (a grid-stride loop covers more)
 MAX_ITEMS = 1 << 16
 #: work-groups of a row launch at most
 MAX_GROUPS = 1 << 10
+#: work-groups of a matrix product at most (each loops over blocks of TILE x TILE outputs)
+MAX_BLOCKS = 1 << 16
 
 
 class DeviceError(SymnbError, RuntimeError):
@@ -59,6 +61,16 @@ class Runtime:
 
     def synchronize(self) -> None:
         raise NotImplementedError
+
+    def product_library(self) -> str | None:
+        """The BLAS this runtime runs matrix products with (shown in ``f.kernels``), if any."""
+        return None
+
+    def product(self, kernel, arrays: list, out: DeviceArray) -> bool:
+        """Compute the matrix product ``kernel`` (a ``Contract``) of device ``arrays`` into
+        ``out`` with the runtime's BLAS; False (nothing queued) when there is none or it does
+        not take this layout, and the tiled kernel runs."""
+        return False
 
     # -- arrays -------------------------------------------------------------------------------
     def empty(self, shape: tuple, dtype) -> DeviceArray:
@@ -129,7 +141,12 @@ class DeviceArray:
 
 def grid_of(kernel, space: tuple, out_count: int) -> tuple[int, int]:
     """(work-groups, items per group) of a launch: a group per row (up to MAX_GROUPS) for row
-    programs, else enough items for every element (up to MAX_ITEMS: the kernels loop)."""
+    programs, a group per block of outputs (up to MAX_BLOCKS) for a matrix product, else enough
+    items for every element (up to MAX_ITEMS: the kernels loop)."""
+    if isinstance(kernel.body, Contract):
+        batch = int(np.prod(space[:-3], dtype=np.int64))
+        blocks = batch * -(-space[-3] // TILE) * -(-space[-1] // TILE)
+        return max(1, min(blocks, MAX_BLOCKS)), TILE_ITEMS
     if isinstance(kernel.body, Rows):
         rows = int(np.prod(space[:-1], dtype=np.int64))
         return max(1, min(rows, MAX_GROUPS)), GROUP

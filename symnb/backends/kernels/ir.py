@@ -1,4 +1,4 @@
-"""The kernel description's data: named scalar ops over operands, in one of three loop shapes.
+"""The kernel description's data: named scalar ops over operands, in one of four loop shapes.
 
 A :class:`Kernel` runs over an index space (the broadcast of its inputs; see the plan's launch
 ABI in ``symnb/backends/plan.py``). Its scalar work is a tuple of SSA values; each names an
@@ -12,6 +12,9 @@ The loop shapes (``Kernel.body``):
 - :class:`Rows`: the last axis is a row; passes run over each row in turn (a pass may reduce
   the row to a scalar that later passes read, and may store elements), then per-row values
   are stored. Softmax, logsumexp and the fused cross-entropy are row programs.
+- :class:`Contract`: a matrix product over the space (batch..., m, k, n): output 0 is the sum
+  over k of ``left`` (read at (m, k)) times ``right`` (read at (k, n)). CPU renderers write it
+  as the reduction it is; GPU renderers tile it through local memory.
 """
 
 from __future__ import annotations
@@ -167,6 +170,22 @@ class Rows:
 
 
 @dataclass(frozen=True)
+class Contract:
+    """Output 0 (lacking axis k) = the sum over k of ``value`` = ``left * right``, in
+    ``acc_dtype``, over the index space (batch..., m, k, n). ``left``'s closure reads only
+    operands lacking axis n, ``right``'s only operands lacking axis m: a GPU work-group then
+    loads a tile of each into local memory once for a tile of outputs. It reads as a sum
+    ``Reduce`` (``kind``, ``mean``), which is how CPU renderers write it."""
+
+    value: int
+    left: int
+    right: int
+    acc_dtype: str
+    kind = "sum"
+    mean = False
+
+
+@dataclass(frozen=True)
 class Kernel:
     """``size``: the index space's element count when the types fix it, else None; renderers
     leave out what that size rules out (threads, streaming stores)."""
@@ -174,7 +193,7 @@ class Kernel:
     inputs: tuple[Operand, ...]
     outputs: tuple[Operand, ...]
     values: tuple
-    body: Map | Reduce | Rows
+    body: Map | Reduce | Rows | Contract
     size: int | None = None
 
     @property

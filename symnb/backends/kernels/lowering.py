@@ -16,10 +16,12 @@ import numpy as np
 
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import (
+    Contract,
     Extent,
     Gather,
     Index,
     Kernel,
+    Load,
     Map,
     Operand,
     Pass,
@@ -142,23 +144,37 @@ def _reduce(node, dialect, producer=None) -> Lowered:
 
 @lowers(Matmul)
 def _matmul(node, dialect, producer=None) -> Lowered:
-    """A 2-d float product as a reduction over the space (m, k, n): x lacks axis 2, y axis
-    0, the output axis 1. The kernel backends call BLAS instead; device backends, which have
-    none, run this (one work-item per output element)."""
+    """``x @ y`` of float matrices (or stacks of them): the kernel backends call BLAS instead;
+    device backends run this tiled product (``Contract``)."""
     x, y = node.inputs
-    out = node.outputs[0]
+    return contraction(x, y, node.outputs[0], (node,))
+
+
+def contraction(x, y, out, nodes) -> Lowered:
+    """``out = x @ y`` as a ``Contract`` over the space (batch..., m, k, n): x lacks axis n, y
+    axis m, the output axis k; batch axes broadcast as np.matmul's do, and transposed operands
+    are read through their strides. ``nodes``: what the kernel computes (for the display).
+    x and y are two operands even when they are one variable (``x @ x``)."""
     dtype = out.type.dtype.name
-    if x.type.ndim != 2 or y.type.ndim != 2 or not x.type.dtype == y.type.dtype == out.type.dtype:
-        raise Unsupported("a product of two matrices of one float dtype only")
+    if x.type.ndim < 2 or y.type.ndim < 2 or not x.type.dtype == y.type.dtype == out.type.dtype:
+        raise Unsupported("a product of matrices (or stacks of them) of one float dtype only")
     if dtype not in FLOATS:
         raise Unsupported("a product of float32/float64 matrices only")
-    builder = Builder(dialect)
-    value = builder.op("mul", builder.variable(x), builder.variable(y))
-    space = (x.type.shape[0], x.type.shape[1], y.type.shape[1])
-    kernel = _kernel(builder, [Operand(dtype)], Reduce(value, "sum", dtype), space)
-    inputs = _operands(builder, {id(x): (2,), id(y): (0,)})
-    return Lowered(kernel, inputs, ((out, (1,), False),), (node,), empty="decline",
-                   note="x @ y as a sum over k (no BLAS on this device)")  # fmt: skip
+    builder = Builder()
+    builder.inputs += [Operand(dtype), Operand(dtype)]
+    builder.input_vars += [x, y]
+    left, right = builder.emit(Load(0, dtype)), builder.emit(Load(1, dtype))
+    value = builder.op("mul", left, right)
+    space = (*out.type.shape[:-2], x.type.shape[-2], x.type.shape[-1], y.type.shape[-1])
+    nd = len(space)
+    body = Contract(value, left, right, dtype)
+    kernel = _kernel(builder, [Operand(dtype)], body, space)
+    inputs = ((x, (nd - 1,)), (y, (nd - 3,)))
+    return Lowered(kernel, inputs, ((out, (nd - 2,), False),), tuple(nodes), empty="decline",
+                   note=PRODUCT_NOTE)  # fmt: skip
+
+
+PRODUCT_NOTE = "x @ y in tiles through local memory (no BLAS on this device)"
 
 
 def gemm_epilogue(node, product, dialect) -> Lowered:

@@ -12,16 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.kernels.ir import Map, Rows
+from symnb.backends.device.runtime import grid_of
+from symnb.backends.kernels.ir import Map
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.plan import Launch
 from symnb.backends.planner import launch_rank
-from symnb.backends.render.grid import GROUP, render_program
-
-#: work-items of an elementwise or reduction launch at most (a grid-stride loop covers more)
-MAX_ITEMS = 1 << 16
-#: work-groups of a row launch at most
-MAX_GROUPS = 1 << 10
+from symnb.backends.render.grid import render_program
 
 
 def pyopencl():
@@ -71,7 +67,8 @@ class OpenCLProgram:
         status = np.zeros(1, np.int32)
         status_buf = cl.Buffer(self.context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=status)
         kernel = getattr(self.program, self.names[index])
-        kernel(self.queue, *self._sizes(index, space), arg_buf, *inputs, *outputs, status_buf)
+        sizes = self._sizes(index, space, results)
+        kernel(self.queue, *sizes, arg_buf, *inputs, *outputs, status_buf)
         for result, buffer in zip(results, outputs):
             if result.nbytes:
                 cl.enqueue_copy(self.queue, result, buffer)
@@ -79,13 +76,12 @@ class OpenCLProgram:
         self.queue.finish()
         return status[0] == 0
 
-    def _sizes(self, index: int, space) -> tuple:
-        """(global size, local size): a work-group per row for row programs."""
-        if isinstance(self.kernels[index].body, Rows):
-            rows = int(np.prod(space[:-1], dtype=np.int64))
-            return (GROUP * max(1, min(rows, MAX_GROUPS)),), (GROUP,)
-        total = int(np.prod(space, dtype=np.int64))
-        return (max(1, min(total, MAX_ITEMS)),), None
+    def _sizes(self, index: int, space, results) -> tuple:
+        """(global size, local size), as backend "opencl" launches the kernel."""
+        kernel = self.kernels[index]
+        count = space if isinstance(kernel.body, Map) else results[0].shape
+        groups, size = grid_of(kernel, space, int(np.prod(count, dtype=np.int64)))
+        return (groups * size,), (size,)
 
 
 def launch_record(lowered) -> Launch:

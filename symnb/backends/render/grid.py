@@ -15,6 +15,7 @@ qualifier of device pointers).
 from __future__ import annotations
 
 from symnb.backends.kernels.ir import (
+    Contract,
     Extent,
     Gather,
     Index,
@@ -29,6 +30,11 @@ from symnb.backends.kernels.ir import (
 
 #: work-items of a row program's work-group (a power of two; the launcher uses it)
 GROUP = 64
+#: a matrix product's tiling: a work-group computes TILE x TILE outputs, each of its
+#: TILE_ITEMS work-items WORK x WORK of them, reading k TILE_K at a time through local memory
+TILE, TILE_K, WORK = 64, 16, 4
+SIDE = TILE // WORK
+TILE_ITEMS = SIDE * SIDE
 
 
 def render_grid(r, kernel) -> str:
@@ -41,7 +47,8 @@ def render_program(r, kernels, names) -> str:
     r = r.fresh()
     entries = []
     for kernel, name in zip(kernels, names):
-        writer = {Map: MapGrid, Reduce: ReduceGrid}.get(type(kernel.body), RowGrid)(r, kernel)
+        writers = {Map: MapGrid, Reduce: ReduceGrid, Contract: ContractGrid}
+        writer = writers.get(type(kernel.body), RowGrid)(r, kernel)
         entries.append(writer.source().replace("sn_kernel(", f"{name}(", 1))
     preamble = r.preamble(*kernels)
     return "\n".join([preamble, f"#define SN_GROUP {GROUP}", r.helper_source(), *entries])
@@ -242,6 +249,99 @@ class RowGrid(_Grid):
             f"        const {t} rv{j} = red{j}[0];",
             f"        {self.r.barrier};",
         ]
+
+
+class ContractGrid(_Grid):
+    """A matrix product (``Contract``) in tiles: a work-group per TILE x TILE block of outputs
+    (a grid-stride loop over the blocks of every batch), k advancing TILE_K at a time. Each
+    step loads a TILE x TILE_K block of ``left`` and a TILE_K x TILE block of ``right`` into
+    local memory (zeros past the edges, so any size works) between barriers; each work-item
+    then accumulates its WORK x WORK outputs in registers. Operands are read through their
+    strides, so transposed and broadcast operands need no copy."""
+
+    def source(self) -> str:
+        c = self.k.body
+        left_t, right_t = (self.t(self.k.values[v].dtype) for v in (c.left, c.right))
+        lines = [
+            self.r.local_array(left_t, "ta", str(TILE_K * (TILE + 1))),
+            self.r.local_array(right_t, "tb", str(TILE_K * TILE)),
+            self.header(),
+            "    const int64_t M = shape[nd - 3], K = shape[nd - 2], N = shape[nd - 1];",
+        ]
+        lines += [f"    const int64_t sm{j} = st[{j} * nd + nd - 3], "
+                  f"sk{j} = st[{j} * nd + nd - 2], sn{j} = st[{j} * nd + nd - 1];"
+                  for j in range(self.nops)]  # fmt: skip
+        lines += [
+            f"    const int64_t lid = {self.r.local_id}, tx = lid % {SIDE}, ty = lid / {SIDE};",
+            f"    const int64_t tm = (M + {TILE - 1}) / {TILE}, tn = (N + {TILE - 1}) / {TILE};",
+            "    int64_t blocks = tm * tn;",
+            "    for (int64_t d = 0; d + 3 < nd; d++) blocks *= shape[d];",
+            f"    for (int64_t blk = {self.r.group_id}; blk < blocks; "
+            f"blk += {self.r.group_count}) {{",
+            f"        const int64_t m0 = blk % (tm * tn) / tn * {TILE}, n0 = blk % tn * {TILE};",
+            self.offsets("blk / (tm * tn)", "nd - 4"),
+            f"        {self.t(c.acc_dtype)} acc[{WORK * WORK}];",
+            f"        for (int w = 0; w < {WORK * WORK}; w++) acc[w] = "
+            f"{self.r.literal(0, c.acc_dtype)};",
+            f"        for (int64_t k0 = 0; k0 < K; k0 += {TILE_K}) {{",
+            self._tile("ta", c.left, left_t, f"kk * {TILE + 1} + mm", "m", f"e % {TILE_K}",
+                       f"e / {TILE_K}"),
+            self._tile("tb", c.right, right_t, f"kk * {TILE} + nn", "n", f"e / {TILE}",
+                       f"e % {TILE}"),
+            f"            {self.r.barrier};",
+            self._multiply(c.acc_dtype),
+            f"            {self.r.barrier};",
+            "        }",
+            self._store(),
+            "    }",
+        ]  # fmt: skip
+        return f"\n{self.r.entry_signature(self.nops)} {{\n" + "\n".join(lines) + "\n}"
+
+    def _tile(self, name, value, ctype, at, side, kk, rest) -> str:
+        """Load ``value`` at (m, k) (``side`` "m": the left tile) or (k, n) into ``name``."""
+        index = "mm" if side == "m" else "nn"
+        other = "m" if side == "m" else "n"
+        bound = "M" if side == "m" else "N"
+
+        def element(j):
+            return self.at(j, f"o{j} + {other} * s{other}{j} + k * sk{j}")
+
+        refs = closure(self.k.values, [value])
+        zero = self.r.literal(0, self.k.values[value].dtype)
+        return f"""            for (int64_t e = lid; e < {TILE * TILE_K}; e += {TILE_ITEMS}) {{
+                const int64_t kk = {kk}, {index} = {rest};
+                const int64_t {other} = {other}0 + {index}, k = k0 + kk;
+                {ctype} value = {zero};
+                if ({other} < {bound} && k < K) {{
+{self.body(refs, _leaf(self, element), "                    ")}
+                    value = v{value};
+                }}
+                {name}[{at}] = value;
+            }}"""
+
+    def _multiply(self, acc_dtype) -> str:
+        acc = self.t(acc_dtype)
+        return f"""            for (int kk = 0; kk < {TILE_K}; kk++) {{
+                {acc} av[{WORK}], bv[{WORK}];
+                for (int w = 0; w < {WORK}; w++) {{
+                    av[w] = ({acc})ta[kk * {TILE + 1} + ty + w * {SIDE}];
+                    bv[w] = ({acc})tb[kk * {TILE} + tx + w * {SIDE}];
+                }}
+                for (int i = 0; i < {WORK}; i++)
+                    for (int j = 0; j < {WORK}; j++) acc[i * {WORK} + j] += av[i] * bv[j];
+            }}"""
+
+    def _store(self) -> str:
+        out = self.nin
+        t = self.t(self.k.outputs[0].dtype)
+        target = self.at(out, f"o{out} + m * sm{out} + n * sn{out}")
+        return f"""        for (int i = 0; i < {WORK}; i++) {{
+            const int64_t m = m0 + ty + i * {SIDE};
+            for (int j = 0; j < {WORK}; j++) {{
+                const int64_t n = n0 + tx + j * {SIDE};
+                if (m < M && n < N) {target} = ({t})acc[i * {WORK} + j];
+            }}
+        }}"""
 
 
 def _per_element(grid: _Grid, ref: int) -> bool:

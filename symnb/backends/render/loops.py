@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import (
+    Contract,
     Extent,
     Gather,
     Index,
@@ -49,7 +50,8 @@ PREFETCH_CHUNK = 64
 def render_loops(r, kernel) -> str:
     """The entry point and its loops for a CPU dialect ``r``."""
     r = r.fresh()
-    writer = {Map: MapLoops, Reduce: ReduceLoops}.get(type(kernel.body), RowLoops)(r, kernel)
+    writers = {Map: MapLoops, Reduce: ReduceLoops, Contract: ReduceLoops}  # a product is a sum
+    writer = writers.get(type(kernel.body), RowLoops)(r, kernel)
     entry = writer.source()
     return "\n".join(
         [r.preamble(kernel, writer.streams), r.helper_source(), runtime(writer.threshold), entry]
