@@ -21,11 +21,13 @@ from symnb.backends.plan import (
     Gemm,
     Launch,
     Library,
+    Repeat,
     View,
     step_inputs,
     step_outputs,
 )
 from symnb.errors import SymnbError
+from symnb.ops.loop import run_loop
 from symnb.ops.scan import Scan
 
 ffi = cffi.FFI()
@@ -420,5 +422,22 @@ def branch_results(step: Branch, slots: list, taken: bool) -> None:
         slots[out] = np.array(value, copy=True) if result < step.n_leaves else value
 
 
+# -- Repeat ------------------------------------------------------------------------------------
+def run_repeat(step: Repeat, slots: list) -> None:
+    """The loop by the one loop runtime (``run_loop``: its checks raise the errors naming the
+    loop's inputs), each step one run of ``step.body``."""
+    n_steps, *arrays = [slots[i] for i in step.ins]
+    results = run_loop(step.node.op.loop, _body_runner(step.body), int(n_steps), arrays)
+    for slot, value in zip(step.outs, results, strict=True):
+        slots[slot] = value
+
+
+def _body_runner(body):
+    def one_step(values: list) -> list:
+        return run(body, values)
+
+    return one_step
+
+
 EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view,
-           Branch: run_branch}  # fmt: skip
+           Branch: run_branch, Repeat: run_repeat}  # fmt: skip

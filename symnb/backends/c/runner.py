@@ -35,7 +35,7 @@ from symnb.backends.compiledir import (
     verified,
     write_private,
 )
-from symnb.backends.plan import Branch, Gemm, Launch, Library, View
+from symnb.backends.plan import Branch, Gemm, Launch, Library, Repeat, View
 from symnb.config import config
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
@@ -231,5 +231,15 @@ def _branch(step: Branch) -> tuple:
     return ("branch", None, [step.cond], list(step.outs), types, None, params)
 
 
+def _repeat(step: Repeat) -> tuple:
+    body = step.body
+    records = [_record(s) for s in body.steps]
+    plan = (body.nargs, body.nslots, list(body.constants), records, list(body.outputs))
+    params = (step.n_seqs, step.n_states, [int(h) for h in step.history], int(step.until),
+              int(step.backwards), plan)  # fmt: skip
+    return ("loop", None, list(step.ins), list(step.outs), list(step.dtypes), None, params)
+
+
 VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows")  # runner.c's VIEW_* numbers
-RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch}
+RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch,
+           Repeat: _repeat}  # fmt: skip
