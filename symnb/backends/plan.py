@@ -79,11 +79,15 @@ class Launch:
 
 @dataclass(frozen=True, eq=False)
 class BlasRef:
-    """A ``cblas_?gemm`` entry point: its address and whether its ints are 64-bit."""
+    """A ``cblas_?gemm`` entry point: its address and whether its ints are 64-bit;
+    ``threads``: the addresses of its library's ``set_num_threads(int)`` and
+    ``get_num_threads()`` (0: none found), with which a loop runs its small products on one
+    thread (runner.c's run_gemm)."""
 
     name: str
     address: int
     ilp64: bool
+    threads: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, eq=False)

@@ -41,8 +41,15 @@
 #define STACK_SLOTS 256    /* schedules with more slots allocate their slot array per call */
 #define RELEASE_GIL_MIN (1 << 16) /* elements (or multiply-adds) above which the GIL is let go */
 #define FALLBACK 2         /* a step's result: run its fallback */
+/* Multiply-adds up to which a product inside a loop runs on one BLAS thread: a loop calls
+ * hundreds of small ?gemm back to back, and waking OpenBLAS's threads for each cost more than
+ * they gave (W9's 32x256x256 products: 7x slower on 2 threads of the shared 2-core machine,
+ * docs/loops.md). */
+#define LOOP_SERIAL_MAX (1 << 22)
 
 typedef int (*sn_kernel_fn)(int64_t *a, char **ptr);
+typedef void (*set_threads_fn)(int);
+typedef int (*get_threads_fn)(void);
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const void *, int,
                          const void *, int, float, void *, int);
 typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const void *, int,
@@ -81,6 +88,9 @@ struct Step {
     int inplace;             /* launch: input whose buffer output 0 may take; gemm: 1 into z */
     int skip_empty;          /* launch: an empty space gives empty outputs (else fallback) */
     int ilp64;               /* gemm: 64-bit dimension arguments */
+    set_threads_fn set_threads; /* gemm: the BLAS's thread count (NULL: not found) */
+    get_threads_fn get_threads;
+    int in_loop;             /* a step of a loop's body (gemm: small products on one thread) */
     uint64_t *absent;        /* launch: per input then output, bit d set when axis d lacks */
     int *keepdims;           /* launch: per output */
     int how, naxes, ndims;   /* view */
@@ -461,9 +471,14 @@ static int run_gemm(Step *st, PyObject **slots) {
     char *xp = PyArray_BYTES(xc ? (PyArrayObject *)xc : x);
     char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
     char *cp = PyArray_BYTES((PyArrayObject *)c);
-    if (mnk[0] * mnk[1] * mnk[2] >= RELEASE_GIL_MIN) {
+    npy_intp work = mnk[0] * mnk[1] * mnk[2];
+    int serial = st->in_loop && st->set_threads != NULL && work <= LOOP_SERIAL_MAX;
+    if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
+        int threads = serial ? st->get_threads() : 0;
+        if (threads > 1) st->set_threads(1);
         call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
+        if (threads > 1) st->set_threads(threads);
         Py_END_ALLOW_THREADS
     } else {
         call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);

@@ -209,8 +209,10 @@ def _launch(step: Launch) -> tuple:
 
 def _gemm(step: Gemm) -> tuple:
     ins = [-1 if s is None else s for s in (step.z, step.alpha, step.x, step.y, step.beta)]
-    address, ilp64 = (0, 0) if step.blas is None else (step.blas.address, int(step.blas.ilp64))
-    params = (int(step.inplace), ilp64)
+    ref = step.blas
+    address, ilp64, threads = (0, 0, (0, 0)) if ref is None else (ref.address, int(ref.ilp64),
+                                                                   ref.threads)  # fmt: skip
+    params = (int(step.inplace), ilp64, *threads)
     return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
 
 

@@ -78,11 +78,19 @@ static int parse_launch(Step *st, PyObject *target, PyObject *params) {
     return 0;
 }
 
-/* target = the ?gemm address (0: none found); params = (inplace, ilp64) */
+/* target = the ?gemm address (0: none found); params = (inplace, ilp64, the addresses of
+ * its library's set_num_threads and get_num_threads, 0 when not found) */
 static int parse_gemm(Step *st, PyObject *target, PyObject *params) {
+    PyObject *set_threads, *get_threads;
     st->kind = STEP_GEMM;
     st->target = PyLong_AsVoidPtr(target);
-    if (PyErr_Occurred() || !PyArg_ParseTuple(params, "ii", &st->inplace, &st->ilp64)) return -1;
+    if (PyErr_Occurred()
+        || !PyArg_ParseTuple(params, "iiOO", &st->inplace, &st->ilp64, &set_threads, &get_threads))
+        return -1;
+    st->set_threads = (set_threads_fn)PyLong_AsVoidPtr(set_threads);
+    st->get_threads = (get_threads_fn)PyLong_AsVoidPtr(get_threads);
+    if (PyErr_Occurred()) return -1;
+    if (st->set_threads == NULL || st->get_threads == NULL) st->set_threads = NULL;
     int t = st->out_types[0];
     if (st->nin != 5 || st->nout != 1 || (t != NPY_FLOAT32 && t != NPY_FLOAT64)
         || st->ins[GEMM_X] < 0 || st->ins[GEMM_Y] < 0)
@@ -138,6 +146,13 @@ static int parse_branch(Step *st, PyObject *params) {
 
 static PyObject **slot_values(int nslots, PyObject *pairs);
 
+/* A step inside a loop's body (in a branch of it too): its small products run on one thread. */
+static void mark_in_loop(Step *st) {
+    st->in_loop = 1;
+    for (int side = 0; st->kind == STEP_BRANCH && side < 2; side++)
+        for (int i = 0; i < st->nsub[side]; i++) mark_in_loop(&st->sub[side][i]);
+}
+
 /* params = (n_seqs, n_states, history, until, backwards, (nargs, nslots, constants, steps,
  * outputs): the body's plan); ins = (n_steps, sequences, states, non-sequences) */
 static int parse_repeat(Step *st, PyObject *params) {
@@ -157,6 +172,7 @@ static int parse_repeat(Step *st, PyObject *params) {
         || parse_step_list(steps, &b->steps, &b->nsteps)
         || !(b->outs = int_list(outputs, &b->nout)))
         return -1;
+    for (int i = 0; i < b->nsteps; i++) mark_in_loop(&b->steps[i]);
     int k = st->n_seqs, m = st->n_states;
     if (k < 0 || m < 0 || m > st->nout || nhistory != m || b->nargs != st->nin - 1
         || 1 + k + m > st->nin || b->nout != st->nout + (st->until != 0))
