@@ -395,7 +395,9 @@ def test_the_backward_loop_computes_only_the_gradients_asked_for():
     grads = sn.grad(sn.sum(_elman(*xs)), xs[2:])  # W and U only: no per-step gradient of x
     f = sn.function(xs, grads)
     loops = [n.op.loop for n in f.graph.toposort() if isinstance(n.op, Scan)]
-    assert [loop.n_plain for loop in loops] == [0, 0]  # forward, backward
+    # forward; backward: no per-step gradient of x, and dz's rows (one output for dW and dU,
+    # each one product after the loop), the carry its only state (no accumulators)
+    assert [(loop.n_states, loop.n_plain) for loop in loops] == [(1, 0), (1, 1)]
     assert f.rewrites.counts().get("scan_unused_outputs", 0) >= 1
     reference = sn.function(xs, grads, optimize="none")(*arrays)
     for got, want in zip(f(*arrays), reference):
