@@ -387,6 +387,12 @@ def test_the_profile_reports_the_loops_steps(backend):
     assert "scan: 7 steps per call" in note, profile.text()
     (row,) = [r for r in profile.rows if r.steps]
     assert row.steps == 14 and row.calls == 2
+    body = [r for r in profile.rows if r.loop is row]
+    if backend == "c":  # the body's steps, each summed over the 7 iterations of each call
+        assert [r.label for r in body] == ["0/0: composite"] and body[0].calls == 2, body
+        assert body[0].where == "generated C on the CPU" and body[0].bytes == 2 * 7 * 3 * 24
+    else:  # backend "py" runs a scan as its NumPy reference: one step
+        assert body == []
 
 
 def test_the_backward_loop_computes_only_the_gradients_asked_for():
