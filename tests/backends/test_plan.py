@@ -279,6 +279,15 @@ def test_a_loop_with_until_taps_plain_outputs_and_a_loop_inside():
     assert any(isinstance(s, Repeat) for s in outer.body.steps)
 
 
+def test_a_library_step_inside_a_loop_runs_from_the_runner():
+    x = sn.matrix("x")
+    sums, _ = sn.scan(lambda row, acc: acc + sn.sort(row) * 1.5, sequences=x,
+                      outputs_info=sn.zeros(4))  # fmt: skip
+    f = agree([x], sums, [rng.random((5, 4))], [Repeat])
+    (loop,) = f.linker.plan.steps
+    assert Library in {type(s) for s in loop.body.steps}
+
+
 def test_a_loop_not_as_planned_is_handed_to_python_which_names_it():
     h0 = sn.vector("h0")
     hs, _ = sn.scan(lambda h: h[1:] * 2, outputs_info=h0, n_steps=3)  # the state shrinks
