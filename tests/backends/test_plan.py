@@ -279,6 +279,22 @@ def test_a_loop_with_until_taps_plain_outputs_and_a_loop_inside():
     assert any(isinstance(s, Repeat) for s in outer.body.steps)
 
 
+def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
+    """runner.c gets OpenBLAS's set/get_num_threads for a gemm step (it uses them inside
+    loops only), unless ``sn.config.loop_products_on_one_thread`` is off."""
+    inputs, hs, args = _rnn()
+    f = agree(inputs, hs, args, [Repeat])
+    (loop,) = f.linker.plan.steps
+    (gemm,) = [s for s in loop.body.steps if isinstance(s, Gemm)]
+    if gemm.blas is None:
+        pytest.skip("no BLAS found")
+    assert runner._record(gemm)[6][2:] == gemm.blas.threads != (0, 0)
+    monkeypatch.setattr(sn.config, "loop_products_on_one_thread", False)
+    assert runner._record(gemm)[6][2:] == (0, 0)
+    for name, run in executors(f).items():  # the same values either way
+        np.testing.assert_allclose(run(*args)[0], f(*args), rtol=1e-12, err_msg=name)
+
+
 def test_a_library_step_inside_a_loop_runs_from_the_runner():
     x = sn.matrix("x")
     sums, _ = sn.scan(lambda row, acc: acc + sn.sort(row) * 1.5, sequences=x,

@@ -212,6 +212,8 @@ def _gemm(step: Gemm) -> tuple:
     ref = step.blas
     address, ilp64, threads = (0, 0, (0, 0)) if ref is None else (ref.address, int(ref.ilp64),
                                                                    ref.threads)  # fmt: skip
+    if not config.loop_products_on_one_thread:
+        threads = (0, 0)  # runner.c then leaves the BLAS's thread count alone
     params = (int(step.inplace), ilp64, *threads)
     return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
 
