@@ -99,7 +99,10 @@ class _Backward:
         self.state_phs = self.inner[loop.n_seqs : loop.n_seqs + self.m]
         self.nonseq_phs = self.inner[loop.n_seqs + self.m :]
         self.io = LoopInputs()
-        self.rows = [getitem(s, slice(None, n)) for s in seqs]
+        steps_dim = rows[0].type.shape[0] if rows else None
+        self.rows = [
+            s if _same_dim(s.type.shape[0], steps_dim) else getitem(s, slice(None, n)) for s in seqs
+        ]  # the first n rows (no copy where the types show n)
         self.prev = [concatenate([expand_dims(i, 0), getitem(h, slice(None, -1))])
                      for i, h in zip(inits, histories)]  # fmt: skip
         self.output_grads = output_grads
@@ -249,6 +252,11 @@ class _Backward:
             start = n - steps if truncated else None
             seq_grads.append(set_subtensor(zeros_like(seq), (slice(start, n),), rows))
         return seq_grads + init_grads + nonseq_grads
+
+
+def _same_dim(a, b) -> bool:
+    """Equal for sure: both fixed and equal, or the same named dim."""
+    return a is not None and a == b and isinstance(a, (int, str))
 
 
 def _unique(variables: list) -> list:

@@ -226,6 +226,16 @@ def test_lstm_forward_and_backward(backend):
         np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12)
 
 
+def test_gradient_of_fewer_steps_than_rows():
+    """n_steps=3 over 5 rows: the backward loop and the stacked products read the first 3."""
+
+    def three_steps(x, h0, w):
+        return sn.scan(lambda xt, h, w: sn.tanh(xt + h @ w), sequences=x, outputs_info=h0,
+                       non_sequences=w, n_steps=3)[0]  # fmt: skip
+
+    sn.check_grad(three_steps, [_f64(5, 2, 3), _f64(2, 3), 0.5 * _f64(3, 3)])
+
+
 def test_lstm_check_grad():
     sn.check_grad(_lstm, _lstm_data())
 
