@@ -21,11 +21,13 @@ from symnb.backends.plan import (
     Gemm,
     Launch,
     Library,
+    Repeat,
     View,
     step_inputs,
     step_outputs,
 )
 from symnb.errors import SymnbError
+from symnb.ops.loop import run_loop
 from symnb.ops.scan import Scan
 
 ffi = cffi.FFI()
@@ -55,8 +57,11 @@ def run(plan, leaf_values: list) -> list:
 
 
 def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
-    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind, steps)])``
-    where ``steps`` is the number of iterations a loop ran (None for other steps)."""
+    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind, steps,
+    within)])`` where ``steps`` is the number of iterations a loop ran (None for other
+    steps). A loop's record (its own time: binding rows, checking and storing results) is
+    followed by one record per step of its body, summed over the iterations, whose
+    ``within`` is ``(the loop's record's index, the body step's index)`` (None elsewhere)."""
     slots = plan.template()
     slots[: len(leaf_values)] = leaf_values
     records: list = []
@@ -68,6 +73,9 @@ def _run_timed(steps, slots: list, records: list) -> None:
     """Run and time each step; a branch's steps are timed one by one (then the branch)."""
     for step in steps:
         start = time.perf_counter()
+        if isinstance(step, Repeat):
+            _run_loop_timed(step, slots, records)
+            continue
         if isinstance(step, Branch):
             taken = branch_taken(step, slots)
             _run_timed(step.then_steps if taken else step.else_steps, slots, records)
@@ -77,7 +85,37 @@ def _run_timed(steps, slots: list, records: list) -> None:
             EXECUTE[type(step)](step, slots)
         seconds = time.perf_counter() - start
         records.append((step.node, seconds, _bytes_touched(step, slots), step.kind,
-                        _loop_steps(step, slots)))  # fmt: skip
+                        _loop_steps(step, slots), None))  # fmt: skip
+
+
+def _run_loop_timed(step: Repeat, slots: list, records: list) -> None:
+    """The loop, each of its body's steps timed at every iteration and summed."""
+    at = len(records)
+    records.append(None)  # the loop's own record, once its body's time is known
+    body: list = []  # per body step: [node, seconds, bytes, kind]
+
+    def one_step(values: list) -> list:
+        body_slots = step.body.template()
+        body_slots[: len(values)] = values
+        timed: list = []
+        _run_timed(step.body.steps, body_slots, timed)
+        for i, (node, seconds, moved, kind, *_) in enumerate(timed):
+            if i == len(body):
+                body.append([node, 0.0, 0, kind])
+            body[i][1] += seconds
+            body[i][2] += moved
+        return [body_slots[i] for i in step.body.outputs]
+
+    start = time.perf_counter()
+    n_steps, *arrays = [slots[i] for i in step.ins]
+    results = run_loop(step.node.op.loop, one_step, int(n_steps), arrays)
+    for slot, value in zip(step.outs, results, strict=True):
+        slots[slot] = value
+    own = time.perf_counter() - start - sum(row[1] for row in body)
+    records[at] = (step.node, max(own, 0.0), _bytes_touched(step, slots), step.kind,
+                   _loop_steps(step, slots), None)  # fmt: skip
+    records.extend((node, seconds, moved, kind, None, (at, i))
+                   for i, (node, seconds, moved, kind) in enumerate(body))  # fmt: skip
 
 
 def _loop_steps(step, slots) -> int | None:
@@ -420,5 +458,22 @@ def branch_results(step: Branch, slots: list, taken: bool) -> None:
         slots[out] = np.array(value, copy=True) if result < step.n_leaves else value
 
 
+# -- Repeat ------------------------------------------------------------------------------------
+def run_repeat(step: Repeat, slots: list) -> None:
+    """The loop by the one loop runtime (``run_loop``: its checks raise the errors naming the
+    loop's inputs), each step one run of ``step.body``."""
+    n_steps, *arrays = [slots[i] for i in step.ins]
+    results = run_loop(step.node.op.loop, _body_runner(step.body), int(n_steps), arrays)
+    for slot, value in zip(step.outs, results, strict=True):
+        slots[slot] = value
+
+
+def _body_runner(body):
+    def one_step(values: list) -> list:
+        return run(body, values)
+
+    return one_step
+
+
 EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view,
-           Branch: run_branch}  # fmt: skip
+           Branch: run_branch, Repeat: run_repeat}  # fmt: skip

@@ -8,7 +8,8 @@ extension can be built, and for backend "py" (a plan of ``Library`` steps only).
 Slots: the call's arguments first (the inputs, then the shared values), then the constants,
 then one slot per value a step computes. The records know no language: a kernel is an opaque
 handle (its entry point ``int sn_kernel(int64_t *a, char **ptr)``; see ``Launch``), BLAS is
-an address found in the process, and a library step is a Python callable.
+an address found in the process, and a library step is a Python callable. A loop
+(``Repeat``) holds the plan of its step.
 """
 
 from __future__ import annotations
@@ -101,11 +102,15 @@ class Launch:
 
 @dataclass(frozen=True, eq=False)
 class BlasRef:
-    """A ``cblas_?gemm`` entry point: its address and whether its ints are 64-bit."""
+    """A ``cblas_?gemm`` entry point: its address and whether its ints are 64-bit;
+    ``threads``: the addresses of its library's ``set_num_threads(int)`` and
+    ``get_num_threads()`` (0: none found), with which a loop runs its small products on one
+    thread (runner.c's run_gemm)."""
 
     name: str
     address: int
     ilp64: bool
+    threads: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,6 +181,39 @@ class Branch:
     outs: tuple[int, ...]
     n_leaves: int
     node: object
+
+
+@dataclass(frozen=True, eq=False)
+class Repeat:
+    """A scan's loop, run by the executor itself: ``body`` (the inner graph's own plan) runs
+    once per step over its own slots, which take, in order, each sequence's row at this step,
+    each state's value after the step before, and the non-sequences.
+
+    ``ins`` = (n_steps, the sequences, the initial states, the non-sequences); ``outs``: per
+    state all its values (``history``) or only its last one, then each plain output's rows,
+    written into storage allocated once per call; ``dtypes``: theirs. ``body.outputs``: each
+    state's next value, the plain outputs, then (``until``) the truth that stops the loop
+    after the step that computed it. ``backwards``: from the sequences' last row to their
+    first, each step's results stored at the row it read (a gradient's loop). The meaning is
+    ``symnb.ops.loop.run_loop``'s; a call the runner cannot run as planned (a state that
+    changes shape, no steps to run) is handed to the Python executor, which raises the
+    error at the user's line."""
+
+    kind: ClassVar[str] = "loop"
+    ins: tuple[int, ...]
+    outs: tuple[int, ...]
+    dtypes: tuple[np.dtype, ...]
+    n_seqs: int
+    n_states: int
+    history: tuple[bool, ...]
+    until: bool
+    backwards: bool
+    body: Plan
+    node: object
+
+    @property
+    def n_plain(self) -> int:
+        return len(self.outs) - self.n_states
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,7 +290,7 @@ def step_outputs(step) -> tuple[int, ...]:
     """The slots a step writes."""
     if isinstance(step, Launch):
         return tuple(out[0] for out in step.outs)
-    if isinstance(step, (Library, Branch)):
+    if isinstance(step, (Library, Branch, Repeat)):
         return step.outs
     return (step.out,)
 

@@ -42,7 +42,7 @@ class PyLinker(PlanBuilder):
         A separate path, so the normal call pays nothing for profiling (``f.profile()``).
         """
         outputs, records = execute.run_profiled(self.plan, leaf_values)
-        return outputs, [(*record[:3], None, record[4]) for record in records]
+        return outputs, [(*record[:3], None, *record[4:]) for record in records]
 
 
 def _guard_leaves(node, ins, n_leaves):

@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib.util
 
 from symnb.viz.cards import Html, message_html
-from symnb.viz.stepper import start_frame, static_stepper_html, step_frame
+from symnb.viz.stepper import start_frame, static_stepper_html, step_frame, stepper_steps
 
 
 def history_of(function):
-    """``function.rewrites`` as a list, or None when this build has no rewrite history."""
-    history = getattr(function, "rewrites", None)
-    return None if history is None else list(history)
+    """``function.rewrites`` then the loops' inner rewrites, as a list, or None when this
+    build has no rewrite history."""
+    return stepper_steps(function)
 
 
 class RewriteStepper:

@@ -81,7 +81,7 @@ class Scan(Op):
             return None
         if isinstance(n_steps, Constant) and int(n_steps.value) >= 0:
             return int(n_steps.value)
-        if not seqs:
+        if not seqs or not isinstance(n_steps, Constant):  # a symbolic n_steps may be fewer
             return None
         dims = {repr(s.type.shape[0]): s.type.shape[0] for s in seqs}
         return next(iter(dims.values())) if len(dims) == 1 else None

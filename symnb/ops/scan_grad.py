@@ -9,6 +9,12 @@ one, and is differentiable again (``sn.Rop``, ``sn.hessian``).
 
 ``truncate_gradient=k``: the backward loop runs the last ``k`` steps only; earlier steps and
 the initial states get no gradient (Theano's rule).
+
+A non-sequence's gradient that is a sum over the steps of ``s_t.T @ d_t`` (``W`` in
+``h @ W``: ``s_t`` a row the loop reads, ``d_t`` a value of the step) is not summed in the
+loop: the loop returns the rows of ``d``, and one product of the stacked rows follows it,
+``reshape(s, (-1, k)).T @ reshape(d, (-1, n))``: one large product instead of one small
+one per step, and no 256x256 accumulator copied at every step (W9).
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from symnb.ops.elemwise import add, cast, greater_equal, minimum
 from symnb.ops.index import getitem, set_subtensor
 from symnb.ops.join import concatenate
 from symnb.ops.layout import flip
+from symnb.ops.linalg import Matmul, matmul
 from symnb.ops.loop_graph import LoopInputs
-from symnb.ops.shape import expand_dims, shape
+from symnb.ops.shape import DimShuffle, expand_dims, reshape, shape, transpose
 
 INT = "int64"
 
@@ -92,11 +99,15 @@ class _Backward:
         self.state_phs = self.inner[loop.n_seqs : loop.n_seqs + self.m]
         self.nonseq_phs = self.inner[loop.n_seqs + self.m :]
         self.io = LoopInputs()
-        self.rows = [getitem(s, slice(None, n)) for s in seqs]
+        steps_dim = rows[0].type.shape[0] if rows else None
+        self.rows = [
+            s if _same_dim(s.type.shape[0], steps_dim) else getitem(s, slice(None, n)) for s in seqs
+        ]  # the first n rows (no copy where the types show n)
         self.prev = [concatenate([expand_dims(i, 0), getitem(h, slice(None, -1))])
                      for i, h in zip(inits, histories)]  # fmt: skip
         self.output_grads = output_grads
         self.inits, self.nonseqs = inits, nonseqs
+        self.n = n
 
     def build(self, op, steps):
         """The backward scan's outputs: carries, sums, then each sequence's rows."""
@@ -121,12 +132,55 @@ class _Backward:
         grads = self._reuse_forward(forward, grads)
         by_ph = {id(ph): g for ph, g in zip(wrt_phs, grads)}
         new_carries = [by_ph[id(ph)] for ph in self.state_phs if _float(ph)]
-        new_sums = [add(acc, by_ph[id(ph)]) for ph, acc in zip(self._float_nonseq_phs(),
-                                                                 self.sum_phs)]  # fmt: skip
+        sums = [self._sum(ph, w, by_ph[id(ph)]) for ph, w in zip(self.nonseq_phs, self.nonseqs)
+                if _float(ph)]  # fmt: skip
+        in_loop = [v for kind, v in sums if kind == "loop"]
+        rows = _unique([v[1] for kind, v in sums if kind == "rows"])  # W9: dW, dU share dz
         per_step = [by_ph[id(ph)] for ph in self.seq_phs if _float(ph)]
-        results = new_carries + new_sums + per_step
-        backward, outer = io.finish(results, until=False, backwards=True)
-        return type(op)(backward).make_node(steps, *outer).outputs
+        backward, outer = io.finish(new_carries + in_loop + per_step + rows, until=False,
+                                    backwards=True)  # fmt: skip
+        outs = iter(type(op)(backward).make_node(steps, *outer).outputs)
+        carries = [next(outs) for _ in new_carries]
+        summed = iter([next(outs) for _ in in_loop])
+        per_step_rows = [next(outs) for _ in per_step]
+        stacked = {id(d): next(outs) for d in rows}
+        totals = [next(summed) if kind == "loop"
+                  else self._summed_product(v[0], stacked[id(v[1])], steps)
+                  for kind, v in sums]  # fmt: skip
+        return carries + totals + per_step_rows
+
+    def _sum(self, ph, outer, g):
+        """A non-sequence's gradient over the steps: ``("loop", acc + g)``, summed in the loop
+        (a state), or ``("rows", (outer rows of s, d))`` where ``g`` is ``s_t.T @ d_t``."""
+        split = self._outer_product(g)
+        if split is not None:
+            return "rows", split
+        acc = _placeholder(ph, "sum")
+        self.io.state(acc, zeros_like(outer), history=False)
+        return "loop", add(acc, g)
+
+    def _outer_product(self, g):
+        """(the outer rows of s, d) when ``g = matmul(s.T, d)`` with s a sequence's row (2-d)."""
+        owner = g.owner
+        if owner is None or not isinstance(owner.op, Matmul) or g.type.ndim != 2:
+            return None
+        left, d = owner.inputs
+        lo = left.owner
+        if lo is None or not isinstance(lo.op, DimShuffle) or tuple(lo.op.order) != (1, 0):
+            return None
+        s = lo.inputs[0]
+        outer = next((o for ph, o in self.io.seqs if ph is s), None)
+        if outer is None or d.type.ndim != 2 or d.type.dtype != g.type.dtype:
+            return None
+        return outer, d
+
+    def _summed_product(self, s_rows, d_rows, steps):
+        """``sum_t s_t.T @ d_t`` over the steps the loop ran: the last ``steps`` rows of s."""
+        if self.loop.truncate >= 0:
+            s_rows = getitem(s_rows, slice(self.n - steps, None))
+        flat_s = reshape(s_rows, (-1, _last(s_rows)))
+        flat_d = reshape(d_rows, (-1, _last(d_rows)))
+        return matmul(transpose(flat_s), flat_d)
 
     def _reuse_forward(self, forward, grads) -> list:
         """The step's results the gradient reads (tanh's output, in ``1 - y**2``) taken from
@@ -141,12 +195,9 @@ class _Backward:
             self.io.seq(replace[var], rows)
         return clone_graph(grads, replace) if replace else grads
 
-    def _float_nonseq_phs(self):
-        return [ph for ph in self.nonseq_phs if _float(ph)]
-
     def _arriving(self, replace) -> list:
         """Per forward output (states, then plain), the gradient arriving at it at step t
-        inside the backward loop (None: none), adding carries and sums as states."""
+        inside the backward loop (None: none), adding the carries as states."""
         loop, io, m = self.loop, self.io, self.m
         arriving = []
         for j, ph in enumerate(self.state_phs):
@@ -168,12 +219,6 @@ class _Backward:
                 carry_total = carry
             io.state(carry, start, history=False)
             arriving.append(carry_total)
-        self.sum_phs = []
-        for ph, w in zip(self.nonseq_phs, self.nonseqs):
-            if _float(ph):
-                acc = _placeholder(ph, "sum")
-                io.state(acc, zeros_like(w), history=False)
-                self.sum_phs.append(acc)
         plain = loop.graph.outputs[m : m + loop.n_plain]
         for r, var in enumerate(plain):
             g = self.output_grads[m + r]
@@ -207,6 +252,25 @@ class _Backward:
             start = n - steps if truncated else None
             seq_grads.append(set_subtensor(zeros_like(seq), (slice(start, n),), rows))
         return seq_grads + init_grads + nonseq_grads
+
+
+def _same_dim(a, b) -> bool:
+    """Equal for sure: both fixed and equal, or the same named dim."""
+    return a is not None and a == b and isinstance(a, (int, str))
+
+
+def _unique(variables: list) -> list:
+    """The variables in order, each once (by identity)."""
+    seen: dict = {}
+    for var in variables:
+        seen.setdefault(id(var), var)
+    return list(seen.values())
+
+
+def _last(var: Variable):
+    """The length of var's last axis, for a reshape target: fixed, named, or read at run time."""
+    dim = var.type.shape[-1]
+    return dim if isinstance(dim, (int, str)) else getitem(shape(var), -1)
 
 
 def _placeholder(ph: Variable, role: str | None = None) -> Variable:

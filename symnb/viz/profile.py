@@ -28,6 +28,8 @@ class ProfileRow:
     seconds: float = 0.0
     bytes: int = 0
     steps: int = 0  # iterations of a loop (a scan), over all calls
+    #: a step of a loop's body: the row of the loop (summed over its iterations)
+    loop: ProfileRow | None = None
 
 
 @dataclass
@@ -95,7 +97,7 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
         else:
             _add_records(profiled(arrays)[1], getattr(linker, "device", linker.name), rows)
     notes = [] if profiled else [_whole_call_note(linker)]
-    notes += [_loop_note(r) for r in rows.values() if r.steps]
+    notes += [_loop_note(r, rows.values()) for r in rows.values() if r.steps]
     notes += _transfer_note(rows)
     placement = _placement_note(getattr(function, "kernels", None))
     notes += [placement] if placement else []
@@ -103,8 +105,10 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     return Profile(ordered, repeat, notes)
 
 
-def _loop_note(row: ProfileRow) -> str:
-    per_step = row.seconds / row.steps * 1e6
+def _loop_note(row: ProfileRow, rows) -> str:
+    """Steps per call and the time per step, the body's steps included."""
+    seconds = row.seconds + sum(r.seconds for r in rows if r.loop is row)
+    per_step = seconds / row.steps * 1e6
     return f"{row.label}: {row.steps / row.calls:g} steps per call, {per_step:.1f} µs per step"
 
 
@@ -137,11 +141,16 @@ def _add_records(records, where: str, rows: dict) -> None:
     iterations."""
     for position, (node, seconds, moved, *rest) in enumerate(records):
         kind = rest[0] if rest else None
+        within = rest[2] if len(rest) > 2 else None
         row = rows.get(position)
         if row is None:
             label = f"{position}: {node.op.op_name()}"
+            loop = None
+            if within is not None:  # a step of a loop's body: "3/1: gemm" for body step 1
+                loop = rows[within[0]]
+                label = f"{loop.label.split(':')[0]}/{within[1]}: {node.op.op_name()}"
             place = PLACES.get(kind, kind) if kind else _where(node, where)
-            row = rows[position] = ProfileRow(label, str(node.op), place)
+            row = rows[position] = ProfileRow(label, str(node.op), place, loop=loop)
         row.calls += 1
         row.seconds += seconds
         row.bytes += moved
@@ -173,7 +182,7 @@ PLACES = {
     "blas": "BLAS",
     "view": "view (C)",
     "library": "NumPy fallback",
-    "loop": "loop (inner plan per step)",
+    "loop": "loop (own time; its body steps: rows k/i)",
 }
 
 

@@ -2,11 +2,13 @@
 
 A frame is what the stepper shows at one position: position 0 is the graph as written, and
 position k the graph right after the k-th rewrite (of those kept by a filter), with what that
-rewrite removed, added or rewired, its rule, phase and time. The ipywidgets stepper
-(symnb.magics.stepper_widget) draws frames on demand; :func:`static_stepper_html` embeds every
-frame in one HTML fragment switched by a few lines of self-contained JavaScript (inline
-handlers, no global names, nothing fetched), so a page exported by nbconvert steps through
-the optimisation offline.
+rewrite removed, added or rewired, its rule, phase and time. After the function's own
+rewrites come those inside each loop's step (a scan's inner graph, rewritten when its
+backend compiles it), each frame saying which loop it is in and showing that inner graph.
+The ipywidgets stepper (symnb.magics.stepper_widget) draws frames on demand;
+:func:`static_stepper_html` embeds every frame in one HTML fragment switched by a few lines of
+self-contained JavaScript (inline handlers, no global names, nothing fetched), so a page
+exported by nbconvert steps through the optimisation offline.
 """
 
 from __future__ import annotations
@@ -19,6 +21,35 @@ from symnb.viz.graphs import MAX_BOXES, picture
 
 #: at most this many rewrites are embedded in a static stepper (each is one SVG)
 MAX_STATIC_STEPS = 60
+
+
+def loop_histories(function) -> list:
+    """``(label, history)`` of each scan's inner graph as its backend rewrote it (backend "c"
+    rewrites and compiles each loop's step on its own; backend "py" runs it as written), a
+    scan inside a scan after the one holding it."""
+    found: list = []
+    _bodies_of(getattr(function, "linker", None), "", found)
+    return found
+
+
+def _bodies_of(linker, prefix: str, found: list) -> None:
+    for k, (node, body) in enumerate(getattr(linker, "bodies", ())):
+        label = f"{prefix}scan {k} ({node.op})"
+        if getattr(body, "rewrites", None) is not None:
+            found.append((label, body.rewrites))
+        _bodies_of(body, f"{label} › ", found)
+
+
+def stepper_steps(function) -> list | None:
+    """What the stepper walks: ``function.rewrites``, then the rewrites inside each loop's
+    step (:func:`loop_histories`); None when the function has no rewrite history."""
+    history = getattr(function, "rewrites", None)
+    if history is None:
+        return None
+    steps = list(history)
+    for _, inner in loop_histories(function):
+        steps += list(inner)
+    return steps
 
 
 def start_frame(function, history: list, shown: int, max_boxes: int = MAX_BOXES):
@@ -38,10 +69,15 @@ def step_frame(function, history: list, index: int, position: int, shown: int, m
     """(info HTML, picture) of the graph right after rewrite ``history[index]``, shown at
     ``position`` of ``shown``."""
     step = history[index]
-    before = function.graph_before if index == 0 else history[index - 1].graph_after()
+    inside = _inside(function, step)
+    if inside:  # a rewrite inside a loop's step: its own graph before and after
+        before = step.history.replay(step.index)
+    else:
+        before = function.graph_before if index == 0 else history[index - 1].graph_after()
     after = step.graph_after()
+    where = f"inside <b>{escape(inside)}</b> › " if inside else ""
     info = (
-        f"step {position}/{shown} · rule <b class='rule'>{escape(step.rule)}</b> · "
+        f"step {position}/{shown} · {where}rule <b class='rule'>{escape(step.rule)}</b> · "
         f"phase <i>{escape(step.phase)}</i> · {step.seconds * 1e3:.3f} ms · "
         f"{escape(diff_graphs(before, after).summary())}"
     )
@@ -62,9 +98,18 @@ _CSS = """<style>
 </style>"""
 
 
+def _inside(function, step) -> str:
+    """The label of the loop whose step ``step`` rewrote, or "" for the function's graph."""
+    for label, inner in loop_histories(function):
+        if step.history is inner:
+            return label
+    return ""
+
+
 def static_stepper_html(function, max_boxes: int = MAX_BOXES, max_steps=MAX_STATIC_STEPS):
-    """Every frame of ``function.rewrites`` in one fragment, with Prev/Next and a slider."""
-    history = list(function.rewrites or [])
+    """Every frame of ``function.rewrites`` (then the loops' inner rewrites) in one fragment,
+    with Prev/Next and a slider."""
+    history = stepper_steps(function) or []
     kept = history[:max_steps]
     frames = [start_frame(function, history, len(kept), max_boxes)]
     frames += [

@@ -11,7 +11,7 @@ import pytest
 import symnb as sn
 from symnb.backends import execute
 from symnb.backends.c import blas, cache, runner
-from symnb.backends.plan import Gemm, Launch, Library, View
+from symnb.backends.plan import Gemm, Launch, Library, Repeat, View
 from symnb.core.op import Op
 from symnb.core.types import MAX_RANK, TensorType
 from symnb.errors import ShapeError
@@ -228,6 +228,102 @@ def test_library_steps_and_their_dtype_check():
         f = sn.function([x], _Liar()(x), backend=backend)
         with pytest.raises(AssertionError, match="liar returned float64, promised float32"):
             f(np.ones(3))
+
+
+# -- Repeat (a scan's loop) --------------------------------------------------------------------
+def _rnn(t=5, b=3, n=4):
+    x = sn.tensor("x", shape=("T", b, n))
+    h0, w = sn.matrix("h0"), sn.matrix("w")
+    hs, _ = sn.scan(lambda xt, h, w: sn.tanh(xt + h @ w), sequences=x, outputs_info=h0,
+                    non_sequences=w)  # fmt: skip
+    args = [rng.standard_normal((t, b, n)), rng.standard_normal((b, n)), 0.5 * rng.random((n, n))]
+    return [x, h0, w], hs, args
+
+
+def test_a_loop_and_its_backward_loop_run_in_the_runner():
+    """History kept (the forward loop), states keeping only their last value and a loop run
+    last row first (the backward loop of the gradient)."""
+    inputs, hs, args = _rnn()
+    grads = sn.grad(sn.sum(hs * hs), inputs)
+    f = agree(inputs, [hs, *grads], args, [Repeat])
+    loops = [s for s in f.linker.plan.steps if isinstance(s, Repeat)]
+    assert [s.backwards for s in loops] == [False, True]
+    assert not all(loops[1].history) and all(loops[0].history)
+    assert {type(s) for s in loops[0].body.steps} >= {Gemm, Launch}  # no Python in the body
+
+
+def test_a_loop_with_until_taps_plain_outputs_and_a_loop_inside():
+    v0, a = sn.vector("v0"), sn.matrix("a")
+
+    def power(v, a):
+        w = a @ v
+        w = w / sn.sqrt(sn.sum(w * w))
+        return w, sn.until(sn.max(sn.abs(w - v)) < 1e-6)
+
+    vs, _ = sn.scan(power, outputs_info=v0, non_sequences=a, n_steps=200)
+    m = rng.random((3, 3))
+    f = agree([v0, a], vs, [np.ones(3), m @ m.T], [Repeat])
+    assert 1 < len(f(np.ones(3), m @ m.T)) < 200  # stopped early: rows of the steps run
+    x = sn.vector("x")
+
+    def inner(prev, now, acc):
+        rows, _ = sn.scan(lambda r, c: c * 0.5 + r, sequences=sn.stack([prev, now]),
+                          outputs_info=sn.constant(0.0))  # fmt: skip
+        return acc + rows[-1], now - prev  # fed back, and a plain output
+
+    taps = {"input": x, "taps": [-1, 0]}
+    outs, _ = sn.scan(inner, sequences=taps, outputs_info=[sn.constant(0.0), None],
+                      go_backwards=True)  # fmt: skip
+    f = agree([x], list(outs), [rng.random(6)], [Repeat])
+    (outer,) = [s for s in f.linker.plan.steps if isinstance(s, Repeat)]
+    assert any(isinstance(s, Repeat) for s in outer.body.steps)
+
+
+def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
+    """runner.c gets OpenBLAS's set/get_num_threads for a gemm step (it uses them inside
+    loops only), unless ``sn.config.loop_products_on_one_thread`` is off."""
+    inputs, hs, args = _rnn()
+    f = agree(inputs, hs, args, [Repeat])
+    (loop,) = f.linker.plan.steps
+    (gemm,) = [s for s in loop.body.steps if isinstance(s, Gemm)]
+    if gemm.blas is None:
+        pytest.skip("no BLAS found")
+    assert runner._record(gemm)[6][2:] == gemm.blas.threads != (0, 0)
+    monkeypatch.setattr(sn.config, "loop_products_on_one_thread", False)
+    assert runner._record(gemm)[6][2:] == (0, 0)
+    for name, run in executors(f).items():  # the same values either way
+        np.testing.assert_allclose(run(*args)[0], f(*args), rtol=1e-12, err_msg=name)
+
+
+def test_a_library_step_inside_a_loop_runs_from_the_runner():
+    x = sn.matrix("x")
+    sums, _ = sn.scan(lambda row, acc: acc + sn.sort(row) * 1.5, sequences=x,
+                      outputs_info=sn.zeros(4))  # fmt: skip
+    f = agree([x], sums, [rng.random((5, 4))], [Repeat])
+    (loop,) = f.linker.plan.steps
+    assert Library in {type(s) for s in loop.body.steps}
+
+
+def test_a_loop_not_as_planned_is_handed_to_python_which_names_it():
+    h0 = sn.vector("h0")
+    hs, _ = sn.scan(lambda h: h[1:] * 2, outputs_info=h0, n_steps=3)  # the state shrinks
+    f = sn.function([h0], hs, backend="c")
+    assert runner.schedule(f.linker.plan)(np.ones(5)) is None
+    with pytest.raises(sn.ShapeError, match=r"state 'h0' has shape \(5,\).*\(4,\)"):
+        f(np.ones(5))
+    assert f.runner.declined == 1
+    n = sn.scalar("n", dtype="int64")
+    inputs, _, args = _rnn()
+    hs, _ = sn.scan(lambda xt, h: h + xt, sequences=inputs[0], outputs_info=inputs[1],
+                    n_steps=n)  # fmt: skip
+    f = sn.function([inputs[0], inputs[1], n], hs, backend="c")
+    for name, run in executors(f).items():
+        got = run(*args[:2], np.int64(2))[0]
+        np.testing.assert_allclose(got, args[1] + np.cumsum(args[0][:2], 0), err_msg=name)
+    got = f(*args[:2], np.int64(0))  # no step to run: Python's empty rows
+    assert got.shape == (0, 3, 4) and f.runner.declined >= 1
+    with pytest.raises(sn.ShapeError, match="n_steps=9, but the sequence 'x' has only 5"):
+        f(*args[:2], np.int64(9))
 
 
 # -- rank --------------------------------------------------------------------------------------

@@ -56,3 +56,27 @@ def test_a_function_without_history_gets_one_line(f):
     f.rewrites = None
     display = stepper(f)
     assert "no rewrite history" in display._repr_mimebundle_()["text/html"]
+
+
+@pytest.mark.skipif(sn.backends.default_backend() != "c", reason="no C compiler")
+def test_steps_into_the_rewrites_inside_a_loop():
+    """Backend "c" rewrites each scan's step when it compiles it: after the function's own
+    rewrites the stepper walks those, each frame naming the loop and showing its graph."""
+    x, w = sn.tensor("x", shape=("T", 3)), sn.matrix("w")
+
+    def step(xt, h):  # exp(h) - 1 inside the step: the inner rewrite makes it expm1(h)
+        return sn.tanh(xt + (sn.exp(h) - 1) @ w)
+
+    hs, _ = sn.scan(step, sequences=x, outputs_info=sn.zeros(3))
+    f = sn.function([x, w], hs, backend="c", name="loop")
+    outer = list(f.rewrites)
+    st = stepper(f)
+    assert st.slider.max > len(outer)
+    inner = [s.rule for s in st.history[len(outer) :]]
+    assert inner[0] == "expm1_of_exp" and "fuse_elemwise" in inner, inner
+    st.go(len(outer) + 1)
+    assert "inside <b>scan 0 (scan[1 seq, 1 state, 0 out])</b>" in st.info.value
+    boxes = shown(st)
+    st.go(len(outer))  # the function's last own rewrite: the outer graph
+    assert "inside" not in st.info.value and shown(st) != boxes
+    np.testing.assert_allclose(f(np.ones((2, 3)), np.eye(3))[0], np.tanh(np.ones(3)))

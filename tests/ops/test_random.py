@@ -157,10 +157,11 @@ def test_bad_input_is_reported_at_the_users_line():
         g(np.float64(-0.5))
 
 
-def test_dropout_mlp_trains():
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_dropout_mlp_trains(backend):
     """A 2-16-2 tanh MLP with dropout (keep 0.8) on noisy XOR (a task no linear model
     solves: it starts near 50%) reaches >= 95% accuracy, measured without dropout, in 200
-    full-batch steps on backend "py" (under 2 s; the draws' kernels are tested above)."""
+    full-batch steps (the same draws on both backends)."""
     data = np.random.default_rng(0)
     centers = data.choice([-1.0, 1.0], size=(200, 2))
     xs = centers + data.normal(0, 0.3, (200, 2))
@@ -177,8 +178,8 @@ def test_dropout_mlp_trains():
     params = [w1, b1, w2]
     grads = sn.grad(loss, params)
     step = {p: p - 0.5 * g for p, g in zip(params, grads)}
-    train = sn.function([x, y], loss, updates=step, backend="py")  # no compile: fast
-    predict = sn.function([x], sn.argmax(hidden @ w2, axis=-1), backend="py")
+    train = sn.function([x, y], loss, updates=step, backend=backend)
+    predict = sn.function([x], sn.argmax(hidden @ w2, axis=-1), backend=backend)
     assert (predict(xs) == ys).mean() < 0.7
     losses = [train(xs, ys) for _ in range(200)]
     assert losses[-1] < 0.5 * losses[0]

@@ -18,6 +18,12 @@ def _f64(*shape):
     return RNG.standard_normal(shape)
 
 
+def _in_runner(f, backend):
+    """On backend "c" every call ran in runner.c, the loops included (none handed back)."""
+    if backend == "c" and f.runner is not None:
+        assert f.runner.runs > 0 and f.runner.declined == 0, (f.runner.runs, f.runner.declined)
+
+
 # -- forward ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_cumulative_sum(backend):
@@ -26,8 +32,9 @@ def test_cumulative_sum(backend):
     out, updates = sn.scan(lambda xt, h: h + xt, sequences=x, outputs_info=h0)
     assert not updates and out.type.shape[1:] == (3,)
     xv, hv = _f64(6, 3), _f64(3)
-    got = sn.function([x, h0], out, backend=backend)(xv, hv)
-    np.testing.assert_allclose(got, hv + np.cumsum(xv, axis=0))
+    f = sn.function([x, h0], out, backend=backend)
+    np.testing.assert_allclose(f(xv, hv), hv + np.cumsum(xv, axis=0))
+    _in_runner(f, backend)
 
 
 def test_cumulative_sum_gradient():
@@ -51,7 +58,9 @@ def test_power_iteration_stops_with_until(backend):
     m = _f64(4, 4)
     m = m @ m.T + np.diag([8.0, 0, 0, 0])
     start = np.ones(4) / 2
-    got = sn.function([a, v0], vs, backend=backend)(m, start)
+    f = sn.function([a, v0], vs, backend=backend)
+    got = f(m, start)
+    _in_runner(f, backend)
     v, steps, done = start, 0, False
     while not done and steps < 500:  # the same loop in NumPy
         w = m @ v
@@ -69,8 +78,9 @@ def test_fibonacci_with_two_taps(backend):
     f0 = sn.tensor("f0", shape=(2,), dtype="int64")
     fib, _ = sn.scan(lambda a, b: a + b, outputs_info={"initial": f0, "taps": [-2, -1]},
                      n_steps=10)  # fmt: skip
-    got = sn.function([f0], fib, backend=backend)(np.array([0, 1]))
-    np.testing.assert_array_equal(got, [1, 2, 3, 5, 8, 13, 21, 34, 55, 89])
+    f = sn.function([f0], fib, backend=backend)
+    np.testing.assert_array_equal(f(np.array([0, 1])), [1, 2, 3, 5, 8, 13, 21, 34, 55, 89])
+    _in_runner(f, backend)
 
 
 def test_two_taps_gradient():
@@ -156,7 +166,9 @@ def test_elman_rnn_forward_and_backward(backend):
     hs = _elman(*xs)
     cost = sn.sum(hs * hs)
     grads = sn.grad(cost, xs)
-    got = sn.function(xs, [hs, *grads], backend=backend)(*arrays)
+    f = sn.function(xs, [hs, *grads], backend=backend)
+    got = f(*arrays)
+    _in_runner(f, backend)
     np.testing.assert_allclose(got[0], _elman_numpy(*arrays), rtol=1e-10)
     reference = sn.function(xs, grads, backend="py")(*arrays)
     for g, r in zip(got[1:], reference):
@@ -198,24 +210,48 @@ def _lstm_data(t=3, b=2, d=2, n=2):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_lstm_forward(backend):
+def test_lstm_forward_and_backward(backend):
+    """The forward against a NumPy loop; the gradients against backend "py"'s, which
+    ``check_grad`` checks below."""
     arrays = _lstm_data()
     xs = _symbols(arrays)
-    got = sn.function(xs, _lstm(*xs), backend=backend)(*arrays)
-    np.testing.assert_allclose(got, _lstm_numpy(*arrays), rtol=1e-10)
+    hs = _lstm(*xs)
+    grads = sn.grad(sn.sum(hs * sn.sin(hs)), xs)
+    f = sn.function(xs, [hs, *grads], backend=backend)
+    got = f(*arrays)
+    _in_runner(f, backend)
+    np.testing.assert_allclose(got[0], _lstm_numpy(*arrays), rtol=1e-10)
+    reference = sn.function(xs, grads, backend="py")(*arrays)
+    for g, r in zip(got[1:], reference, strict=True):
+        np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12)
+
+
+def test_gradient_of_fewer_steps_than_rows():
+    """A symbolic n_steps (3) over 5 rows: the output has 3 rows (its type must not claim the
+    sequence's 5), and the gradient reads the rows of the steps run."""
+
+    def three_steps(x, h0, w):
+        n = sn.cast(sn.shape(x)[0] - 2, "int64")  # symbolic: the sequence keeps its 5 rows
+        return sn.scan(lambda xt, h, w: sn.tanh(xt + h @ w), sequences=x, outputs_info=h0,
+                       non_sequences=w, n_steps=n)[0]  # fmt: skip
+
+    sn.check_grad(three_steps, [_f64(5, 2, 3), _f64(2, 3), 0.5 * _f64(3, 3)])
 
 
 def test_lstm_check_grad():
     sn.check_grad(_lstm, _lstm_data())
 
 
-def test_truncated_gradient_matches_a_hand_truncated_reference():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_truncated_gradient_matches_a_hand_truncated_reference(backend):
     t, k = 6, 2
     x, h0, w, u = _elman_data(t=t)
     xs = _symbols([x, h0, w, u])
     hs, _ = sn.scan(lambda xt, h, w, u: sn.tanh(xt @ u + h @ w), sequences=xs[0],
                     outputs_info=xs[1], non_sequences=xs[2:], truncate_gradient=k)  # fmt: skip
-    got = sn.function(xs, sn.grad(sn.sum(hs), xs))(x, h0, w, u)
+    f = sn.function(xs, sn.grad(sn.sum(hs), xs), backend=backend)
+    got = f(x, h0, w, u)
+    _in_runner(f, backend)
     states = np.concatenate([h0[None], _elman_numpy(x, h0, w, u)])
     gx, gw, gu = np.zeros_like(x), np.zeros_like(w), np.zeros_like(u)
     carry = np.zeros_like(h0)
@@ -229,13 +265,16 @@ def test_truncated_gradient_matches_a_hand_truncated_reference():
         np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
 
 
-def test_rop_through_scan():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rop_through_scan(backend):
     arrays = _elman_data(t=3)
     xs = _symbols(arrays)
     hs = _elman(*xs)
     tangent = 0.1 * _f64(*arrays[2].shape)
     v = sn.tensor("v", shape=tangent.shape, dtype="float64")
-    jvp = sn.function([*xs, v], sn.Rop(hs, xs[2], v), backend="py")(*arrays, tangent)
+    f = sn.function([*xs, v], sn.Rop(hs, xs[2], v), backend=backend)
+    jvp = f(*arrays, tangent)
+    _in_runner(f, backend)
     eps = 1e-6
     up = _elman_numpy(arrays[0], arrays[1], arrays[2] + eps * tangent, arrays[3])
     down = _elman_numpy(arrays[0], arrays[1], arrays[2] - eps * tangent, arrays[3])
@@ -281,6 +320,7 @@ def test_sequence_classifier_trains():
                         backend="c")  # fmt: skip
     for _ in range(150):
         train(data, labels)
+    _in_runner(train, "c")
     predict = sn.function([x], p > 0.5, backend="c")
     accuracy = np.mean(predict(data) == (labels > 0.5))
     assert accuracy >= 0.9, accuracy
@@ -359,6 +399,12 @@ def test_the_profile_reports_the_loops_steps(backend):
     assert "scan: 7 steps per call" in note, profile.text()
     (row,) = [r for r in profile.rows if r.steps]
     assert row.steps == 14 and row.calls == 2
+    body = [r for r in profile.rows if r.loop is row]
+    if backend == "c":  # the body's steps, each summed over the 7 iterations of each call
+        assert [r.label for r in body] == ["0/0: composite"] and body[0].calls == 2, body
+        assert body[0].where == "generated C on the CPU" and body[0].bytes == 2 * 7 * 3 * 24
+    else:  # backend "py" runs a scan as its NumPy reference: one step
+        assert body == []
 
 
 def test_the_backward_loop_computes_only_the_gradients_asked_for():
@@ -367,7 +413,9 @@ def test_the_backward_loop_computes_only_the_gradients_asked_for():
     grads = sn.grad(sn.sum(_elman(*xs)), xs[2:])  # W and U only: no per-step gradient of x
     f = sn.function(xs, grads)
     loops = [n.op.loop for n in f.graph.toposort() if isinstance(n.op, Scan)]
-    assert [loop.n_plain for loop in loops] == [0, 0]  # forward, backward
+    # forward; backward: no per-step gradient of x, and dz's rows (one output for dW and dU,
+    # each one product after the loop), the carry its only state (no accumulators)
+    assert [(loop.n_states, loop.n_plain) for loop in loops] == [(1, 0), (1, 1)]
     assert f.rewrites.counts().get("scan_unused_outputs", 0) >= 1
     reference = sn.function(xs, grads, optimize="none")(*arrays)
     for got, want in zip(f(*arrays), reference):
@@ -386,7 +434,9 @@ def test_a_scan_inside_a_scan(backend):
 
     xv = _f64(4, 3)
     x = sn.tensor("x", shape=(4, 3), dtype="float64")
-    got = sn.function([x], nested(x), backend=backend)(xv)
+    f = sn.function([x], nested(x), backend=backend)
+    got = f(xv)
+    _in_runner(f, backend)
     acc, want = 0.0, []
     for row in xv:
         a = 0.0

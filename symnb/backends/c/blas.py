@@ -63,13 +63,31 @@ def _load(path: str | None) -> dict:
     lib = _ffi.dlopen(path)  # already mapped by NumPy: the same library and thread pool
     for prefix in ("scipy_cblas_", "cblas_"):
         for suffix, index in _SUFFIXES.items():
-            functions = _functions(lib, prefix, suffix, index)
+            functions = _functions(lib, prefix, suffix, index, _thread_control(lib))
             if functions:
                 return functions
     return {}
 
 
-def _functions(lib, prefix: str, suffix: str, index: str) -> dict:
+def _thread_control(lib) -> tuple[int, int]:
+    """The addresses of OpenBLAS's ``set_num_threads(int)`` and ``get_num_threads()`` (as
+    NumPy's wheels name them, or as plain OpenBLAS does), or (0, 0)."""
+    for prefix, suffix in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""),
+                           ("openblas_", "")):  # fmt: skip
+        names = [f"{prefix}{what}_num_threads{suffix}" for what in ("set", "get")]
+        for name, ret, arg in zip(names, ("void", "int"), ("int", "void")):
+            try:
+                _ffi.cdef(f"{ret} {name}({arg});")
+            except cffi.CDefError:
+                pass  # declared by an earlier probe
+        try:
+            return tuple(int(_ffi.cast("uintptr_t", _ffi.addressof(lib, n))) for n in names)
+        except (AttributeError, cffi.FFIError):
+            continue
+    return (0, 0)
+
+
+def _functions(lib, prefix: str, suffix: str, index: str, threads: tuple[int, int]) -> dict:
     functions = {}
     for letter, ctype, dtype in (("s", "float", "float32"), ("d", "double", "float64")):
         name = f"{prefix}{letter}gemm{suffix}"
@@ -85,5 +103,5 @@ def _functions(lib, prefix: str, suffix: str, index: str) -> dict:
             address = int(_ffi.cast("uintptr_t", _ffi.addressof(lib, name)))
         except (AttributeError, cffi.FFIError):
             return {}
-        functions[np.dtype(dtype)] = BlasRef(name, address, index == "int64_t")
+        functions[np.dtype(dtype)] = BlasRef(name, address, index == "int64_t", threads)
     return functions

@@ -20,8 +20,8 @@ from symnb.backends.c.windows import WINDOWED
 from symnb.backends.execute import ffi
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
-from symnb.backends.loop import plan_loop
-from symnb.backends.plan import Gemm, Launch, Library, View
+from symnb.backends.loop import compile_body, plan_loop
+from symnb.backends.plan import Gemm, Launch, Library, Repeat, View
 from symnb.backends.planner import VIEWS, PlanBuilder, Planners
 from symnb.core.op import Op
 from symnb.ops.blas import Gemm as GemmOp
@@ -52,6 +52,7 @@ class CLinker(PlanBuilder):
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
         self.planned: dict = {}  # intermediates several nodes share (windows.py: im2col)
+        self.bodies: list = []  # (scan node, the linker of its inner graph), for displays
         plan = plan_steps if self.lazy_branches else plan_flat
         steps = plan(self, order, self._step_unless_fused)
         self.plan = self.plan_of(steps, len(graph.inputs))
@@ -166,12 +167,22 @@ class _FusedReference:
 
 
 @plan_step(Scan)
-def _scan(linker: CLinker, node) -> Library:
-    """The loop's inner graph compiled by a CLinker of its own (symnb/backends/loop.py)."""
-    step = plan_loop(linker, node)
-    note = f"a loop: its step is a plan of {len(step.fn.inner.steps)} steps, compiled in C"
+def _scan(linker: CLinker, node) -> Repeat:
+    """The loop's inner graph compiled by a CLinker of its own (symnb/backends/loop.py); the
+    runner runs the loop."""
+    body = compile_body(node, type(linker))
+    linker.bodies.append((node, body))
+    note = (f"a loop run by the C runner: its step is a plan of {len(body.steps)} steps "
+            f"({_kinds(body.steps)})")  # fmt: skip
     linker.kernels.append(KernelInfo("loop", node, None, note))
-    return step
+    return plan_loop(linker, node, body)
+
+
+def _kinds(steps) -> str:
+    counts: dict[str, int] = {}
+    for step in steps:
+        counts[step.kind] = counts.get(step.kind, 0) + 1
+    return ", ".join(f"{n} {kind}" for kind, n in counts.items())
 
 
 @plan_step(GemmOp)

@@ -14,6 +14,10 @@
  * or the node and the user's line. Steps have no side effects on the arguments (in-place
  * steps only write buffers made in the call), so running again is safe.
  *
+ * A loop (a scan) runs here too: per step its body's steps run over slots of their own that
+ * take the sequences' rows (views), the states and the non-sequences; the results are checked
+ * and written into storage allocated once per call (see run_repeat).
+ *
  * Output buffers are kept between calls, up to POOL per step output, and one is reused only
  * when the runner holds its only reference: an array the caller still holds, or a view of it,
  * is never written again. So a loop that drops its results allocates nothing.
@@ -33,12 +37,19 @@
 #define MAXDIM SN_MAX_RANK /* dims of any value: more is an error when the graph is built */
 #define POOL 2             /* output buffers kept per step output */
 #define MAXOPS 64          /* inputs of one step */
-#define MAXOUTS 8          /* outputs of one step */
+#define MAXOUTS 16         /* outputs of one step (a loop: its states and plain outputs) */
 #define STACK_SLOTS 256    /* schedules with more slots allocate their slot array per call */
 #define RELEASE_GIL_MIN (1 << 16) /* elements (or multiply-adds) above which the GIL is let go */
 #define FALLBACK 2         /* a step's result: run its fallback */
+/* Multiply-adds up to which a product inside a loop runs on one BLAS thread: a loop calls
+ * hundreds of small ?gemm back to back, and waking OpenBLAS's threads for each cost more than
+ * they gave (W9's 32x256x256 products: 7x slower on 2 threads of the shared 2-core machine,
+ * docs/loops.md). */
+#define LOOP_SERIAL_MAX (1 << 22)
 
 typedef int (*sn_kernel_fn)(int64_t *a, char **ptr);
+typedef void (*set_threads_fn)(int);
+typedef int (*get_threads_fn)(void);
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const void *, int,
                          const void *, int, float, void *, int);
 typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const void *, int,
@@ -48,12 +59,23 @@ typedef void (*sgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, float, cons
 typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, const void *,
                            int64_t, const void *, int64_t, double, void *, int64_t);
 
-enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3, STEP_BRANCH = 4 };
+enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3, STEP_BRANCH = 4,
+       STEP_REPEAT = 5 };
 enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4 };
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
 
 typedef struct Step Step;
+
+/* A loop's step as a plan of its own: its slots (the step's arguments first), constants,
+ * steps and the slots of its results. */
+typedef struct {
+    int nargs, nslots, nsteps, nout;
+    PyObject **constants;    /* per slot: a constant's value or NULL */
+    Step *steps;
+    int *outs;
+} Body;
+
 struct Step {
     int kind;
     int nin, nout;
@@ -66,6 +88,9 @@ struct Step {
     int inplace;             /* launch: input whose buffer output 0 may take; gemm: 1 into z */
     int skip_empty;          /* launch: an empty space gives empty outputs (else fallback) */
     int ilp64;               /* gemm: 64-bit dimension arguments */
+    set_threads_fn set_threads; /* gemm: the BLAS's thread count (NULL: not found) */
+    get_threads_fn get_threads;
+    int in_loop;             /* a step of a loop's body (gemm: small products on one thread) */
     uint64_t *absent;        /* launch: per input then output, bit d set when axis d lacks */
     int *keepdims;           /* launch: per output */
     int how, naxes, ndims;   /* view */
@@ -78,6 +103,10 @@ struct Step {
     int nsub[2];
     int *results[2];         /* branch: the slots the outputs take, per side */
     int n_leaves;            /* branch: results in slots below this are copied */
+    Body *body;              /* loop: the plan of one step */
+    int n_seqs, n_states;    /* loop: ins = (n_steps, sequences, states, non-sequences) */
+    int until, backwards;    /* loop: the body's last result stops it; last row first */
+    int *history;            /* loop: per state, 1 when every value is kept */
 };
 
 typedef struct {
@@ -442,9 +471,14 @@ static int run_gemm(Step *st, PyObject **slots) {
     char *xp = PyArray_BYTES(xc ? (PyArrayObject *)xc : x);
     char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
     char *cp = PyArray_BYTES((PyArrayObject *)c);
-    if (mnk[0] * mnk[1] * mnk[2] >= RELEASE_GIL_MIN) {
+    npy_intp work = mnk[0] * mnk[1] * mnk[2];
+    int serial = st->in_loop && st->set_threads != NULL && work <= LOOP_SERIAL_MAX;
+    if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
+        int threads = serial ? st->get_threads() : 0;
+        if (threads > 1) st->set_threads(1);
         call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
+        if (threads > 1) st->set_threads(threads);
         Py_END_ALLOW_THREADS
     } else {
         call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
@@ -642,12 +676,177 @@ static int run_branch(Step *st, PyObject **slots) {
     return rc;
 }
 
+/* ---- loops (scan) ------------------------------------------------------------------------ */
+
+/* Row ``t`` of ``a``: a view without its first axis (writeable when ``writeable`` and a is). */
+static PyObject *row_of(PyArrayObject *a, npy_intp t, int writeable) {
+    return view_at(a, t * PyArray_STRIDE(a, 0), PyArray_NDIM(a) - 1, PyArray_DIMS(a) + 1,
+                   PyArray_STRIDES(a) + 1, writeable);
+}
+
+static int same_dims(int nd, const npy_intp *a, int nd_b, const npy_intp *b) {
+    return nd == nd_b && memcmp(a, b, nd * sizeof(npy_intp)) == 0;
+}
+
+/* The steps to run into *n: n_steps, or (-1) the rows every sequence has. 1 (the Python
+ * executor runs the call and names the problem) when n_steps is not an int, a sequence is
+ * shorter, or there is no step to run. */
+static int loop_length(Step *st, PyObject **slots, npy_intp *n) {
+    npy_intp want = PyArray_PyIntAsIntp(slots[st->ins[0]]), fewest = -1;
+    if (want == -1 && PyErr_Occurred()) { PyErr_Clear(); return 1; }
+    for (int i = 0; i < st->n_seqs; i++) {
+        PyObject *seq = slots[st->ins[1 + i]];
+        if (!PyArray_Check(seq) || PyArray_NDIM((PyArrayObject *)seq) < 1) return 1;
+        npy_intp rows = PyArray_DIM((PyArrayObject *)seq, 0);
+        if (fewest < 0 || rows < fewest) fewest = rows;
+    }
+    if (want >= 0 && fewest >= 0 && fewest < want) return 1;
+    *n = want >= 0 ? want : fewest;
+    return *n > 0 ? 0 : 1;
+}
+
+/* Storage for each state keeping its history: (n,) + its shape, from the step's pool. */
+static int state_storage(Step *st, PyObject **state, PyObject **kept, npy_intp n) {
+    for (int j = 0; j < st->n_states; j++) {
+        if (!PyArray_Check(state[j])) return 1;
+        PyArrayObject *a = (PyArrayObject *)state[j];
+        if (PyArray_TYPE(a) != st->out_types[j] || PyArray_NDIM(a) >= MAXDIM) return 1;
+        if (!st->history[j]) continue;
+        npy_intp dims[MAXDIM];
+        dims[0] = n;
+        memcpy(dims + 1, PyArray_DIMS(a), PyArray_NDIM(a) * sizeof(npy_intp));
+        if (!(kept[j] = pooled(st, j, PyArray_NDIM(a) + 1, dims, st->out_types[j]))) return -1;
+    }
+    return 0;
+}
+
+/* The body's argument slots for step t: each sequence's row, the states, the non-sequences
+ * (and the constants in their slots). */
+static int bind_step(Step *st, PyObject **slots, PyObject **in, PyObject **state, npy_intp t) {
+    Body *b = st->body;
+    int k = st->n_seqs, m = st->n_states;
+    for (int i = 0; i < b->nslots; i++) in[i] = Py_XNewRef(b->constants[i]);
+    for (int i = 0; i < k; i++) {
+        PyArrayObject *seq = (PyArrayObject *)slots[st->ins[1 + i]];
+        npy_intp row = st->backwards ? PyArray_DIM(seq, 0) - 1 - t : t;
+        if (!(in[i] = row_of(seq, row, 0))) return -1;
+    }
+    for (int j = 0; j < m; j++) in[k + j] = Py_NewRef(state[j]);
+    for (int i = k + m; i < b->nargs; i++) in[i] = Py_NewRef(slots[st->ins[1 + i]]);
+    return 0;
+}
+
+/* Result j of a step into row ``at`` of its storage (a plain output's, made on the first
+ * step); a state's next value is that row, or the result itself when only the last value is
+ * kept. 1 when the result is not of the planned type and shape (Python names the problem). */
+static int keep_result(Step *st, int j, PyObject *value, PyObject **state, PyObject **kept,
+                       npy_intp at, npy_intp n) {
+    if (value == NULL || !PyArray_Check(value)) return 1;
+    PyArrayObject *v = (PyArrayObject *)value;
+    int nd = PyArray_NDIM(v), is_state = j < st->n_states;
+    if (PyArray_TYPE(v) != st->out_types[j] || nd >= MAXDIM) return 1;
+    if (is_state) {
+        PyArrayObject *before = (PyArrayObject *)state[j];
+        if (!same_dims(nd, PyArray_DIMS(v), PyArray_NDIM(before), PyArray_DIMS(before))) return 1;
+        if (kept[j] == NULL) {
+            Py_SETREF(state[j], Py_NewRef(value));
+            return 0;
+        }
+    } else if (kept[j] == NULL) {
+        npy_intp dims[MAXDIM];
+        dims[0] = n;
+        memcpy(dims + 1, PyArray_DIMS(v), nd * sizeof(npy_intp));
+        if (!(kept[j] = pooled(st, j, nd + 1, dims, st->out_types[j]))) return -1;
+    }
+    PyArrayObject *rows = (PyArrayObject *)kept[j];
+    if (!same_dims(nd, PyArray_DIMS(v), PyArray_NDIM(rows) - 1, PyArray_DIMS(rows) + 1)) return 1;
+    PyObject *row = row_of(rows, at, 1);
+    if (row == NULL || PyArray_CopyInto((PyArrayObject *)row, v) < 0) {
+        Py_XDECREF(row);
+        return -1;
+    }
+    if (is_state) Py_SETREF(state[j], row);
+    else Py_DECREF(row);
+    return 0;
+}
+
+/* The loop's outputs: the rows of the steps run (all n, or the first ``done``; the last
+ * ``done`` rows going backwards), a state's last value where no history is kept. */
+static int loop_outputs(Step *st, PyObject **slots, PyObject **state, PyObject **kept,
+                        npy_intp n, npy_intp done) {
+    for (int j = 0; j < st->nout; j++) {
+        PyObject *value;
+        if (kept[j] == NULL) {
+            value = Py_NewRef(state[j]);
+        } else if (done == n) {
+            value = Py_NewRef(kept[j]);
+        } else {
+            PyArrayObject *rows = (PyArrayObject *)kept[j];
+            npy_intp dims[MAXDIM];
+            memcpy(dims, PyArray_DIMS(rows), PyArray_NDIM(rows) * sizeof(npy_intp));
+            dims[0] = done;
+            npy_intp offset = st->backwards ? (n - done) * PyArray_STRIDE(rows, 0) : 0;
+            value = view_at(rows, offset, PyArray_NDIM(rows), dims, PyArray_STRIDES(rows), 1);
+            if (value == NULL) return -1;
+        }
+        Py_XSETREF(slots[st->outs[j]], value);
+    }
+    return 0;
+}
+
+static void clear_slots(PyObject **in, int n) {
+    for (int i = 0; i < n; i++) Py_CLEAR(in[i]);
+}
+
+/* One step of the loop over the body's slots ``in``; *stop set when until says so. */
+static int loop_step(Step *st, PyObject **slots, PyObject **in, PyObject **state,
+                     PyObject **kept, npy_intp t, npy_intp n, int *stop) {
+    Body *b = st->body;
+    npy_intp at = st->backwards ? n - 1 - t : t;
+    int rc = bind_step(st, slots, in, state, t);
+    for (int i = 0; rc == 0 && i < b->nsteps; i++) rc = run_step(&b->steps[i], in);
+    for (int j = 0; rc == 0 && j < st->nout; j++)
+        rc = keep_result(st, j, in[b->outs[j]], state, kept, at, n);
+    if (rc == 0 && st->until) {
+        int truth = PyObject_IsTrue(in[b->outs[st->nout]]);
+        if (truth < 0) PyErr_Clear();
+        rc = truth < 0 ? 1 : 0;
+        *stop = truth > 0;
+    }
+    clear_slots(in, b->nslots);
+    return rc;
+}
+
+/* A scan: the body's steps once per step, no Python call in between (docs/loops.md). */
+static int run_repeat(Step *st, PyObject **slots) {
+    Body *b = st->body;
+    PyObject *state[MAXOUTS] = {NULL}, *kept[MAXOUTS] = {NULL}, *stack[STACK_SLOTS];
+    npy_intp n = 0, t = 0;
+    int rc = loop_length(st, slots, &n), stop = 0;
+    if (rc) return rc;
+    PyObject **in = b->nslots <= STACK_SLOTS ? stack : PyMem_Calloc(b->nslots, sizeof(void *));
+    if (in == NULL) { PyErr_NoMemory(); return -1; }
+    memset(in, 0, b->nslots * sizeof(PyObject *));
+    for (int j = 0; j < st->n_states; j++) state[j] = Py_NewRef(slots[st->ins[1 + st->n_seqs + j]]);
+    rc = state_storage(st, state, kept, n);
+    for (; rc == 0 && t < n && !stop; t++) rc = loop_step(st, slots, in, state, kept, t, n, &stop);
+    if (rc == 0) rc = loop_outputs(st, slots, state, kept, n, t);
+    for (int j = 0; j < st->nout; j++) {
+        Py_XDECREF(state[j]);
+        Py_XDECREF(kept[j]);
+    }
+    clear_slots(in, b->nslots);
+    if (in != stack) PyMem_Free(in);
+    return rc;
+}
+
 /* Runs one step: 0 done, 1 not as planned, -1 an error is set. */
 static int run_step(Step *st, PyObject **slots) {
     int rc = st->kind == STEP_LAUNCH   ? run_launch(st, slots)
              : st->kind == STEP_GEMM   ? run_gemm(st, slots)
              : st->kind == STEP_VIEW   ? run_view(st, slots)
              : st->kind == STEP_BRANCH ? run_branch(st, slots)
+             : st->kind == STEP_REPEAT ? run_repeat(st, slots)
                                        : run_library(st, slots);
     return rc == FALLBACK ? run_library(st->fallback, slots) : rc;
 }

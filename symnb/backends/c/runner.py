@@ -35,7 +35,7 @@ from symnb.backends.compiledir import (
     verified,
     write_private,
 )
-from symnb.backends.plan import Branch, Gemm, Launch, Library, View
+from symnb.backends.plan import Branch, Gemm, Launch, Library, Repeat, View
 from symnb.config import config
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
@@ -209,8 +209,12 @@ def _launch(step: Launch) -> tuple:
 
 def _gemm(step: Gemm) -> tuple:
     ins = [-1 if s is None else s for s in (step.z, step.alpha, step.x, step.y, step.beta)]
-    address, ilp64 = (0, 0) if step.blas is None else (step.blas.address, int(step.blas.ilp64))
-    params = (int(step.inplace), ilp64)
+    ref = step.blas
+    address, ilp64, threads = (0, 0, (0, 0)) if ref is None else (ref.address, int(ref.ilp64),
+                                                                   ref.threads)  # fmt: skip
+    if not config.loop_products_on_one_thread:
+        threads = (0, 0)  # runner.c then leaves the BLAS's thread count alone
+    params = (int(step.inplace), ilp64, *threads)
     return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
 
 
@@ -231,5 +235,15 @@ def _branch(step: Branch) -> tuple:
     return ("branch", None, [step.cond], list(step.outs), types, None, params)
 
 
+def _repeat(step: Repeat) -> tuple:
+    body = step.body
+    records = [_record(s) for s in body.steps]
+    plan = (body.nargs, body.nslots, list(body.constants), records, list(body.outputs))
+    params = (step.n_seqs, step.n_states, [int(h) for h in step.history], int(step.until),
+              int(step.backwards), plan)  # fmt: skip
+    return ("loop", None, list(step.ins), list(step.outs), list(step.dtypes), None, params)
+
+
 VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows")  # runner.c's VIEW_* numbers
-RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch}
+RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch,
+           Repeat: _repeat}  # fmt: skip

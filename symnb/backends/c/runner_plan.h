@@ -50,6 +50,11 @@ static int *type_list(PyObject *seq, int *n) {
     return out;
 }
 
+static void free_values(PyObject **values, int n) {
+    for (int i = 0; values && i < n; i++) Py_XDECREF(values[i]);
+    PyMem_Free(values);
+}
+
 static int invalid(const char *why) {
     PyErr_SetString(PyExc_ValueError, why);
     return -1;
@@ -73,11 +78,19 @@ static int parse_launch(Step *st, PyObject *target, PyObject *params) {
     return 0;
 }
 
-/* target = the ?gemm address (0: none found); params = (inplace, ilp64) */
+/* target = the ?gemm address (0: none found); params = (inplace, ilp64, the addresses of
+ * its library's set_num_threads and get_num_threads, 0 when not found) */
 static int parse_gemm(Step *st, PyObject *target, PyObject *params) {
+    PyObject *set_threads, *get_threads;
     st->kind = STEP_GEMM;
     st->target = PyLong_AsVoidPtr(target);
-    if (PyErr_Occurred() || !PyArg_ParseTuple(params, "ii", &st->inplace, &st->ilp64)) return -1;
+    if (PyErr_Occurred()
+        || !PyArg_ParseTuple(params, "iiOO", &st->inplace, &st->ilp64, &set_threads, &get_threads))
+        return -1;
+    st->set_threads = (set_threads_fn)PyLong_AsVoidPtr(set_threads);
+    st->get_threads = (get_threads_fn)PyLong_AsVoidPtr(get_threads);
+    if (PyErr_Occurred()) return -1;
+    if (st->set_threads == NULL || st->get_threads == NULL) st->set_threads = NULL;
     int t = st->out_types[0];
     if (st->nin != 5 || st->nout != 1 || (t != NPY_FLOAT32 && t != NPY_FLOAT64)
         || st->ins[GEMM_X] < 0 || st->ins[GEMM_Y] < 0)
@@ -131,6 +144,43 @@ static int parse_branch(Step *st, PyObject *params) {
     return st->nin == 1 ? 0 : invalid("a branch reads one condition");
 }
 
+static PyObject **slot_values(int nslots, PyObject *pairs);
+
+/* A step inside a loop's body (in a branch of it too): its small products run on one thread. */
+static void mark_in_loop(Step *st) {
+    st->in_loop = 1;
+    for (int side = 0; st->kind == STEP_BRANCH && side < 2; side++)
+        for (int i = 0; i < st->nsub[side]; i++) mark_in_loop(&st->sub[side][i]);
+}
+
+/* params = (n_seqs, n_states, history, until, backwards, (nargs, nslots, constants, steps,
+ * outputs): the body's plan); ins = (n_steps, sequences, states, non-sequences) */
+static int parse_repeat(Step *st, PyObject *params) {
+    PyObject *history, *plan, *constants, *steps, *outputs;
+    int nhistory = 0;
+    st->kind = STEP_REPEAT;
+    if (!PyArg_ParseTuple(params, "iiOiiO", &st->n_seqs, &st->n_states, &history, &st->until,
+                          &st->backwards, &plan)
+        || !(st->history = int_list(history, &nhistory)))
+        return -1;
+    Body *b = st->body = PyMem_Calloc(1, sizeof(Body));
+    if (b == NULL) { PyErr_NoMemory(); return -1; }
+    if (!PyArg_ParseTuple(plan, "iiOOO", &b->nargs, &b->nslots, &constants, &steps, &outputs))
+        return -1;
+    if (b->nslots < b->nargs || b->nargs < 0) return invalid("a loop body has too few slots");
+    if (!(b->constants = slot_values(b->nslots, constants))
+        || parse_step_list(steps, &b->steps, &b->nsteps)
+        || !(b->outs = int_list(outputs, &b->nout)))
+        return -1;
+    for (int i = 0; i < b->nsteps; i++) mark_in_loop(&b->steps[i]);
+    int k = st->n_seqs, m = st->n_states;
+    if (k < 0 || m < 0 || m > st->nout || nhistory != m || b->nargs != st->nin - 1
+        || 1 + k + m > st->nin || b->nout != st->nout + (st->until != 0))
+        return invalid("a loop needs n_steps, its sequences, states and non-sequences, and a "
+                       "body with one result per output");
+    return 0;
+}
+
 /* One step from (kind, target, ins, outs, types, fallback or None, params). */
 static int parse_step(PyObject *spec, Step *st) {
     const char *kind;
@@ -157,6 +207,7 @@ static int parse_step(PyObject *spec, Step *st) {
         return 0;
     }
     if (strcmp(kind, "branch") == 0) return parse_branch(st, params);
+    if (strcmp(kind, "loop") == 0) return parse_repeat(st, params);
     if (st->fallback == NULL || st->fallback->kind != STEP_LIBRARY)
         return invalid("a launch, gemm or view step needs a library fallback");
     if (strcmp(kind, "launch") == 0) return parse_launch(st, target, params);
@@ -187,49 +238,66 @@ static int parse_specs(Schedule *s, PyObject *specs) {
     return rc;
 }
 
-static int parse_constants(Schedule *s, PyObject *constants) {
-    s->constants = PyMem_Calloc(s->nslots ? s->nslots : 1, sizeof(PyObject *));
-    if (s->constants == NULL) return -1;
-    PyObject *fast = PySequence_Fast(constants, "constants: expected (slot, value) pairs");
-    if (fast == NULL) return -1;
-    int rc = 0;
+/* Per slot, the constant's value from (slot, value) pairs, else NULL (an array of nslots). */
+static PyObject **slot_values(int nslots, PyObject *pairs) {
+    PyObject **values = PyMem_Calloc(nslots ? nslots : 1, sizeof(PyObject *));
+    if (values == NULL) { PyErr_NoMemory(); return NULL; }
+    PyObject *fast = PySequence_Fast(pairs, "constants: expected (slot, value) pairs");
+    int rc = fast ? 0 : -1;
     for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(fast); i++) {
         int slot;
         PyObject *value;
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iO", &slot, &value)
-            || slot < 0 || slot >= s->nslots)
+            || slot < 0 || slot >= nslots)
             rc = -1;
         else
-            s->constants[slot] = Py_NewRef(value);
+            Py_XSETREF(values[slot], Py_NewRef(value));
     }
-    Py_DECREF(fast);
-    if (rc && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad constant slot");
-    return rc;
+    Py_XDECREF(fast);
+    if (rc == 0) return values;
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad constant slot");
+    free_values(values, nslots);
+    return NULL;
+}
+
+static int parse_constants(Schedule *s, PyObject *constants) {
+    s->constants = slot_values(s->nslots, constants);
+    return s->constants ? 0 : -1;
 }
 
 static int parse_steps(Schedule *s, PyObject *steps) {
     return parse_step_list(steps, &s->steps, &s->nsteps);
 }
 
-/* Every slot a step names exists; only gemm and view operands may be absent (-1). */
-static int step_slots_ok(Schedule *s, Step *st) {
+/* Every slot a step names exists among ``nslots`` (its outputs past the ``nargs``
+ * arguments); only gemm and view operands may be absent (-1). A loop's body is checked
+ * against its own slots. */
+static int step_slots_ok(int nslots, int nargs, Step *st) {
     int lowest = st->kind == STEP_GEMM || st->kind == STEP_VIEW ? -1 : 0;
     for (int k = 0; k < st->nin; k++)
-        if (st->ins[k] < lowest || st->ins[k] >= s->nslots) return 0;
+        if (st->ins[k] < lowest || st->ins[k] >= nslots) return 0;
     for (int k = 0; k < st->nout; k++)
-        if (st->outs[k] < s->nargs || st->outs[k] >= s->nslots) return 0;
+        if (st->outs[k] < nargs || st->outs[k] >= nslots) return 0;
     for (int side = 0; st->kind == STEP_BRANCH && side < 2; side++) {
         for (int k = 0; k < st->nout; k++)
-            if (st->results[side][k] < 0 || st->results[side][k] >= s->nslots) return 0;
+            if (st->results[side][k] < 0 || st->results[side][k] >= nslots) return 0;
         for (int i = 0; i < st->nsub[side]; i++)
-            if (!step_slots_ok(s, &st->sub[side][i])) return 0;
+            if (!step_slots_ok(nslots, nargs, &st->sub[side][i])) return 0;
     }
-    return st->fallback == NULL || step_slots_ok(s, st->fallback);
+    if (st->kind == STEP_REPEAT) {
+        Body *b = st->body;
+        for (int k = 0; k < b->nout; k++)
+            if (b->outs[k] < 0 || b->outs[k] >= b->nslots) return 0;
+        for (int i = 0; i < b->nsteps; i++)
+            if (!step_slots_ok(b->nslots, b->nargs, &b->steps[i])) return 0;
+    }
+    return st->fallback == NULL || step_slots_ok(nslots, nargs, st->fallback);
 }
 
 static int check_slots(Schedule *s) {
     int ok = s->nargs <= s->nslots && s->nchecked <= s->nargs && s->nnames <= MAXDIM * 4;
-    for (int i = 0; ok && i < s->nsteps; i++) ok = step_slots_ok(s, &s->steps[i]);
+    for (int i = 0; ok && i < s->nsteps; i++)
+        ok = step_slots_ok(s->nslots, s->nargs, &s->steps[i]);
     for (int i = 0; ok && i < s->nout; i++) ok = s->out_slots[i] >= 0 && s->out_slots[i] < s->nslots;
     return ok ? 0 : invalid("a slot index is out of range");
 }
@@ -252,6 +320,15 @@ static void free_step(Step *st) {
         for (int i = 0; st->sub[side] && i < st->nsub[side]; i++) free_step(&st->sub[side][i]);
         PyMem_Free(st->sub[side]);
         PyMem_Free(st->results[side]);
+    }
+    PyMem_Free(st->history);
+    if (st->body) {
+        Body *b = st->body;
+        free_values(b->constants, b->nslots);
+        for (int i = 0; b->steps && i < b->nsteps; i++) free_step(&b->steps[i]);
+        PyMem_Free(b->steps);
+        PyMem_Free(b->outs);
+        PyMem_Free(b);
     }
 }
 
