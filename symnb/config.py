@@ -29,9 +29,10 @@ class Config:
     #: False runs them in Python (same results, more overhead per call); read when compiling
     c_runner: bool = True
     #: inside a loop (a scan), run each matrix product of at most 4M multiply-adds on one
-    #: OpenBLAS thread (docs/loops.md): much faster where the cores are shared (W9: 3-7x),
-    #: up to a third slower on idle cores; read when compiling
-    loop_products_on_one_thread: bool = True
+    #: OpenBLAS thread (docs/loops.md): much faster where the cores are shared with other
+    #: work (W9: 3-7x), up to a third slower on idle cores, so off unless asked; read when
+    #: compiling
+    loop_products_on_one_thread: bool = False
     #: the OpenCL device of backend "opencl": "" is the first device that builds a kernel
     #: (symnb/backends/opencl/device.py); else "P:D" (platform and device numbers) or text
     #: found in "platform name / device name" (``python -m symnb.backends.opencl`` lists them)

@@ -281,7 +281,8 @@ def test_a_loop_with_until_taps_plain_outputs_and_a_loop_inside():
 
 def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
     """runner.c gets OpenBLAS's set/get_num_threads for a gemm step (it uses them inside
-    loops only), unless ``sn.config.loop_products_on_one_thread`` is off."""
+    loops only) when ``sn.config.loop_products_on_one_thread`` is on."""
+    monkeypatch.setattr(sn.config, "loop_products_on_one_thread", True)
     inputs, hs, args = _rnn()
     f = agree(inputs, hs, args, [Repeat])
     (loop,) = f.linker.plan.steps
