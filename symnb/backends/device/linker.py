@@ -22,7 +22,6 @@ from symnb.backends.device.transfers import with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import gemm_epilogue, lower
 from symnb.backends.planner import Planners
-from symnb.backends.render.grid import render_program
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.linalg import Matmul
 from symnb.ops.scan import Scan
@@ -91,15 +90,14 @@ class DeviceLinker(CLinker):
                           stacklevel=4)  # fmt: skip
 
     def _load_kernels(self) -> None:
-        """Every kernel of the plan built as one program (one device-compiler run)."""
+        """The plan's kernels that the runtime has not built yet, built as one program (one
+        device-compiler run); the others are those it built for earlier functions."""
         refs = self.kernel_refs
         if not refs:
             return
-        names = [f"sn_kernel_{i}" for i in range(len(refs))]
-        source = render_program(self.dialect, [r.description for r in refs], names)
-        for ref, kernel in zip(refs, self.runtime.build(source, names)):
+        built = self.runtime.kernels([r.description for r in refs], [r.source for r in refs])
+        for ref, kernel in zip(refs, built):
             ref.load(kernel, 0)
-        self.program_source = source
 
     def runner(self):
         return None  # no C runner: the device executor runs every call
