@@ -21,7 +21,7 @@ MAX_ITEMS = 1 << 16
 #: work-groups of a row launch at most
 MAX_GROUPS = 1 << 10
 #: built kernels a runtime keeps for later functions (past it, it starts again empty)
-MAX_BUILT = 4096
+MAX_BUILT = 16384
 
 
 class DeviceError(SymnbError, RuntimeError):
