@@ -1,8 +1,10 @@
 """Every kernel the test suite generates, rendered by every dialect: the OpenCL C runs on PoCL
-against the NumPy reference of the node(s) it computes, and the CUDA C compiles with NVRTC for
-compute_75 and compute_90. The kernels are those lowered while the rest of the suite ran
-(tests/conftest.py records them), so the op suite's kernels are all here; these tests run last.
-Run alone, they first build a small set of their own."""
+against the NumPy reference of the node(s) it computes (through backend="opencl"'s runtime, so
+kernels the op suite's "opencl" rows built are not built again), and the CUDA C of each
+distinct source compiles with NVRTC for compute_75 and compute_90. The kernels are those
+lowered while the rest of the suite ran (tests/conftest.py records them), so the op suite's
+kernels are all here; these tests run last. Run alone, they first build a small set of their
+own."""
 
 from __future__ import annotations
 
