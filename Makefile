@@ -35,18 +35,18 @@ lab: $(VENV)/.stamp-demo,notebook
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 # One process per core (pytest-xdist), then the tests that read what the whole suite generated
-# (the after_suite mark: every kernel it lowered, rendered in every dialect) in a run of their
-# own. A plain `pytest` runs both in one process.
+# (the after_suite mark: every kernel it lowered, rendered in every dialect, in parts) in a run
+# of their own, also one process per core. A plain `pytest` runs both in one process.
 KERNELS := $(BUILD)/suite-kernels
 test: $(VENV)/.stamp-test
 	rm -rf $(KERNELS)
 	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -n auto -m "not after_suite"
-	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -m after_suite
+	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -n auto -m after_suite
 
-# The whole op suite on backend="opencl" (PoCL on the CPU): about 8 minutes of CPU on 2 cores,
-# so not part of `make test` (docs/gpu_backends.md).
+# Only the op suite's backend="opencl" rows (PoCL on the CPU), which `make test` runs with the
+# rest; a missing OpenCL device fails instead of skipping (docs/gpu_backends.md).
 test-opencl: $(VENV)/.stamp-test
-	SYMNB_SUITE_DEVICES=opencl SYMNB_REQUIRE_OPENCL=1 $(BIN)/python -m pytest tests/ops -k opencl
+	SYMNB_REQUIRE_OPENCL=1 $(BIN)/python -m pytest tests/ops -k opencl
 
 # The differential fuzzer (tests/fuzz) with new random graphs for FUZZ_SECONDS (default 60).
 FUZZ_SECONDS ?= 60

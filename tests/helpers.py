@@ -26,15 +26,16 @@ needs_c = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc,
 
 def available_backends() -> list[str]:
     """The backends the op suite runs here: "py", and "c" where a C compiler is found; plus
-    the device backends named in ``SYMNB_SUITE_DEVICES`` ("opencl", "cuda", comma-separated)
-    that this machine runs. ``make test`` names none: on PoCL the whole op suite costs about
-    three times the "py" and "c" runs together, past CI's budget on 2 cores, so it runs in
-    ``make test-opencl``; ``python -m benchmarks.gpu`` names "cuda". With
+    the device backends named in ``SYMNB_SUITE_DEVICES`` ("opencl", "cuda", comma-separated;
+    "opencl" when it is not set, an empty value names none) that this machine runs: so
+    ``make test`` runs the op suite on "opencl" wherever an OpenCL device builds kernels (PoCL
+    on the CPU), and ``python -m benchmarks.gpu`` names "cuda". With
     ``SYMNB_REQUIRE_OPENCL=1`` (or ``SYMNB_REQUIRE_CUDA=1``) a named device backend is listed
     even where it does not run, so a machine without it fails instead of skipping."""
     c = ["c"] if find_compiler() is not None else []
-    named = os.environ.get("SYMNB_SUITE_DEVICES", "").replace(" ", "").split(",")
-    devices = [b for b in (*opencl_backend(), *cuda_backend()) if b in named]
+    named = os.environ.get("SYMNB_SUITE_DEVICES", "opencl").replace(" ", "").split(",")
+    opencl = opencl_backend() if "opencl" in named else []
+    devices = [*opencl, *(cuda_backend() if "cuda" in named else [])]
     return ["py", *c, *devices]
 
 
@@ -73,6 +74,30 @@ def opencl_backend() -> list[str]:
     if os.environ.get("SYMNB_REQUIRE_OPENCL") == "1" or opencl_problem() is None:
         return ["opencl"]
     return []
+
+
+#: kernels per program when the tests build many at once (one device-compiler run each)
+OPENCL_CHUNK = 150
+
+
+def prebuild_opencl(kernels) -> None:
+    """``kernels`` (descriptions) built on backend="opencl"'s runtime, OPENCL_CHUNK to a
+    program, less those it built before (``Runtime.kernels``); nothing where OpenCL does not
+    run, or where one does not build (the test that needs it then fails on its own)."""
+    if opencl_problem() is not None:
+        return
+    from symnb.backends.device.runtime import DeviceError
+    from symnb.backends.opencl.runtime import current_runtime
+
+    runtime = current_runtime()
+    found = {runtime.dialect.render(kernel): kernel for kernel in kernels}
+    sources, descriptions = list(found), list(found.values())
+    for start in range(0, len(sources), OPENCL_CHUNK):
+        chunk = slice(start, start + OPENCL_CHUNK)
+        try:
+            runtime.kernels(descriptions[chunk], sources[chunk])
+        except DeviceError:
+            continue
 
 
 def random_array(rng, shape, dtype):

@@ -18,8 +18,8 @@ cl = pytest.importorskip("pyopencl", reason="pip install 'symnb[opencl]' (pyopen
 
 
 @pytest.fixture(scope="module")
-def context(opencl_context):
-    return opencl_context
+def context(opencl_runtime):
+    return opencl_runtime
 
 
 def run(context, node, *values):

@@ -30,12 +30,12 @@ def _arrays(node):
     return values + [v.data for v in rest[1:]]
 
 
-def test_opencl_renders_philox_and_matches_numpy(opencl_context):
+def test_opencl_renders_philox_and_matches_numpy(opencl_runtime):
     from symnb.backends.opencl.launch import OpenCLProgram, launch_record
 
     nodes = _draw_nodes()
     lowered = [lower(node, OpenCLDialect()) for node in nodes]
-    program = OpenCLProgram(opencl_context, [low.kernel for low in lowered])
+    program = OpenCLProgram(opencl_runtime, [low.kernel for low in lowered])
     for index, (node, low) in enumerate(zip(nodes, lowered)):
         by_var = dict(zip(map(id, node.inputs), _arrays(node)))
         arrays = [v.data if isinstance(v, Constant) else by_var[id(v)] for v, _ in low.inputs]

@@ -1,10 +1,15 @@
 """Every kernel the test suite generates, rendered by every dialect: the OpenCL C runs on PoCL
-against the NumPy reference of the node(s) it computes, and the CUDA C compiles with NVRTC for
-compute_75 and compute_90. The kernels are those lowered while the rest of the suite ran
-(tests/conftest.py records them), so the op suite's kernels are all here; these tests run last.
-Run alone, they first build a small set of their own."""
+against the NumPy reference of the node(s) it computes (through backend="opencl"'s runtime, so
+kernels the op suite's "opencl" rows built are not built again), and the CUDA C of each
+distinct source compiles with NVRTC for compute_75 and compute_90. The kernels are those
+lowered while the rest of the suite ran (tests/conftest.py records them), so the op suite's
+kernels are all here; these tests run last. Run alone, they first build a small set of their
+own."""
 
 from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -16,9 +21,14 @@ from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.render.grid import render_program
 from symnb.core.variable import Constant
 from tests.conftest import KERNELS_DIR, LOWERED, UNSAVED
+from tests.helpers import OPENCL_CHUNK
 
 pytestmark = pytest.mark.after_suite
-CHUNK = 150  # kernels per program: one device-compiler run each
+CHUNK = OPENCL_CHUNK  # kernels per program: one device-compiler run each
+#: NVRTC's whole front end and its code generation to PTX with fewer optimization passes: about
+#: an eighth of the time of its defaults on the suite's kernels (docs/gpu_backends.md); the
+#: dialect tests compile each kind of kernel with the defaults, as backend="cuda" does
+FAST_COMPILE = ("--Ofast-compile=min",)
 
 
 def kernels() -> list:
@@ -80,14 +90,21 @@ def close(got, want, dtype) -> bool:
 
 
 @pytest.fixture(scope="module")
-def context(opencl_context):
-    return opencl_context
+def context(opencl_runtime):
+    return opencl_runtime
 
 
-def test_every_kernel_runs_on_pocl_like_numpy(context):
+#: the PoCL run in parts, so that make test's parallel processes share it (PoCL compiles each
+#: kernel again at its first launch: about 0.1 s of CPU each, over 2000 kernels)
+SHARDS = 4
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_every_kernel_runs_on_pocl_like_numpy(context, shard):
     from symnb.backends.opencl.launch import OpenCLProgram, launch_record
 
-    found, rng, wrong = kernels(), np.random.default_rng(0), []
+    everything, rng, wrong = kernels(), np.random.default_rng(shard), []
+    found = everything[shard::SHARDS]
     for start in range(0, len(found), CHUNK):
         chunk = found[start : start + CHUNK]
         program = OpenCLProgram(context, [low.kernel for low in chunk])
@@ -104,16 +121,23 @@ def test_every_kernel_runs_on_pocl_like_numpy(context):
             for g, w, (v, _, _) in zip(got, want, lowered.outputs):
                 if g.dtype != w.dtype or not close(g, w, w.dtype):
                     wrong.append(f"{lowered.nodes[-1].op} ({v.type}): got {g}, want {w}")
-    assert len(found) >= 7
+    assert len(everything) >= 7 and found
     assert not wrong, f"{len(wrong)} of {len(found)} kernels differ:\n" + "\n".join(wrong[:20])
 
 
-#: a deterministic sample of the kernels the suite lowered, every 16th for each architecture
-#: (compute_90, and compute_75, the oldest supported, on other kernels): NVRTC takes about
-#: five minutes per architecture over all of them, past CI's 15 minutes on 2 cores; every
-#: kernel runs on PoCL above, and the dialect tests compile each kind of kernel for CUDA
-@pytest.mark.parametrize("arch, first", [("compute_90", 0), ("compute_75", 8)])
-def test_every_kernel_compiles_with_nvrtc(arch, first):
+def distinct(dialect) -> list:
+    """The suite's kernel descriptions, one per distinct source in ``dialect`` (two that
+    render the same source compile the same)."""
+    found: dict = {}
+    for lowered in kernels():
+        found.setdefault(dialect.render(lowered.kernel), lowered.kernel)
+    return list(found.values())
+
+
+@pytest.mark.parametrize("arch", ["compute_75", "compute_90"])
+def test_every_kernel_compiles_with_nvrtc(arch):
+    """Every distinct kernel, CHUNK to a program, compiled to PTX for ``arch`` (the oldest
+    supported and Hopper), FAST_COMPILE, in threads (the bindings release the GIL)."""
     from symnb.backends.cuda.nvrtc import compile_ptx, nvrtc
 
     try:
@@ -121,9 +145,14 @@ def test_every_kernel_compiles_with_nvrtc(arch, first):
     except ImportError as exc:  # no bindings, or bindings without the library
         pytest.skip(str(exc))
 
-    found = kernels()[first::16] or kernels()[:1]
-    for start in range(0, len(found), CHUNK):
-        chunk = [low.kernel for low in found[start : start + CHUNK]]
+    found = distinct(CUDADialect())
+    chunks = [found[start : start + CHUNK] for start in range(0, len(found), CHUNK)]
+
+    def compiled(chunk) -> bool:
         names = [f"sn_kernel_{i}" for i in range(len(chunk))]
-        ptx = compile_ptx(render_program(CUDADialect(), chunk, names), arch)
-        assert all(f".entry {name}(".encode() in ptx for name in names)
+        ptx = compile_ptx(render_program(CUDADialect(), chunk, names), arch, FAST_COMPILE)
+        return all(f".entry {name}(".encode() in ptx for name in names)
+
+    with ThreadPoolExecutor(max(1, min(len(chunks), os.cpu_count() or 1))) as pool:
+        assert all(pool.map(compiled, chunks))
+    assert len(found) >= 7

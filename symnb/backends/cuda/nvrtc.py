@@ -27,10 +27,11 @@ def nvrtc():
     return bindings
 
 
-def compile_ptx(source: str, arch: str = "compute_75") -> bytes:
+def compile_ptx(source: str, arch: str = "compute_75", options: tuple[str, ...] = ()) -> bytes:
     """PTX of ``source`` for the virtual architecture ``arch``; CompileError with NVRTC's log
-    and the numbered source when it does not compile."""
-    return _compile(source, arch, "PTX")
+    and the numbered source when it does not compile. ``options`` are more NVRTC options
+    (tests/backends/test_suite_kernels.py passes ``--Ofast-compile``)."""
+    return _compile(source, arch, "PTX", options)
 
 
 def compile_cubin(source: str, arch: str) -> bytes:
@@ -39,15 +40,16 @@ def compile_cubin(source: str, arch: str) -> bytes:
     return _compile(source, arch, "CUBIN")
 
 
-def _compile(source: str, arch: str, kind: str) -> bytes:
+def _compile(source: str, arch: str, kind: str, more: tuple[str, ...] = ()) -> bytes:
     api = nvrtc()
     _, program = api.nvrtcCreateProgram(source.encode(), b"symnb.cu", 0, [], [])
     try:
-        options = [f"--gpu-architecture={arch}".encode()]
+        options = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in more)]
         (result,) = api.nvrtcCompileProgram(program, len(options), options)
         if result != api.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(
-                f"NVRTC failed on a kernel for {arch}\nlog:\n{_log(api, program)}\n"
+                f"NVRTC failed on a kernel for {arch} {' '.join(more)}\n"
+                f"log:\n{_log(api, program)}\n"
                 f"source:\n{numbered(source)}"
             )
         _, size = getattr(api, f"nvrtcGet{kind}Size")(program)

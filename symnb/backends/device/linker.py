@@ -23,7 +23,6 @@ from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
 from symnb.backends.planner import Planners
-from symnb.backends.render.grid import render_program
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.conv import MaxPool2dGrad
 from symnb.ops.linalg import Matmul
@@ -97,19 +96,14 @@ class DeviceLinker(CLinker):
                           stacklevel=4)  # fmt: skip
 
     def _load_kernels(self) -> None:
-        """Every kernel of the plan built as one program (one device-compiler run), each
-        distinct description once: the products of an MLP's step are one kernel, which the
-        device compiler (PoCL: again for each work-group size) builds once."""
+        """The plan's kernels that the runtime has not built yet, built as one program (one
+        device-compiler run); the others are those it built for earlier functions."""
         refs = self.kernel_refs
         if not refs:
             return
-        distinct = list(dict.fromkeys(r.description for r in refs))
-        names = [f"sn_kernel_{i}" for i in range(len(distinct))]
-        source = render_program(self.dialect, distinct, names)
-        built = dict(zip(distinct, self.runtime.build(source, names)))
-        for ref in refs:
-            ref.load(built[ref.description], 0)
-        self.program_source = source
+        built = self.runtime.kernels([r.description for r in refs], [r.source for r in refs])
+        for ref, kernel in zip(refs, built):
+            ref.load(kernel, 0)
 
     def product_step(self, steps, a, b, out):
         """``out = a @ b`` inside a convolution's steps (windows.py): the tiled kernel."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import Contract, Rows
-from symnb.backends.render.grid import GROUP, TILE, TILE_ITEMS
+from symnb.backends.render.grid import GROUP, TILE, TILE_ITEMS, render_program
 from symnb.errors import SymnbError
 
 #: work-items of an elementwise or reduction launch at most (a grid-stride loop covers more)
@@ -22,6 +22,8 @@ MAX_ITEMS = 1 << 16
 MAX_GROUPS = 1 << 10
 #: work-groups of a matrix product at most (each loops over blocks of TILE x TILE outputs)
 MAX_BLOCKS = 1 << 16
+#: built kernels a runtime keeps for later functions (past it, it starts again empty)
+MAX_BUILT = 16384
 
 
 class DeviceError(SymnbError, RuntimeError):
@@ -39,6 +41,25 @@ class Runtime:
     float64 = True
     dialect = None
     errors: tuple = ()  # the API's exception classes, re-raised as DeviceError naming the op
+    _built: dict | None = None  # a kernel's own source -> the kernel built from it
+
+    def kernels(self, descriptions: list, sources: list[str]) -> list:
+        """The built kernel of each description, ``sources`` its own source (what the
+        dialect renders for it alone, the key). Those this runtime has not built yet are
+        built together as one program (one device-compiler run); the others are the kernels
+        built before, so functions that share a kernel, or a function compiled again, do not
+        compile it again in this process. Two descriptions of one source build once."""
+        if self._built is None or len(self._built) >= MAX_BUILT:
+            self._built = {}
+        new: dict[str, object] = {}
+        for description, source in zip(descriptions, sources):
+            if source not in self._built:
+                new.setdefault(source, description)
+        if new:
+            names = [f"sn_kernel_{i}" for i in range(len(new))]
+            program = render_program(self.dialect, list(new.values()), names)
+            self._built.update(zip(new, self.build(program, names)))
+        return [self._built[source] for source in sources]
 
     def build(self, source: str, names: list[str]) -> list:
         """The kernels ``names`` of ``source``, built for the device (DeviceError if not)."""

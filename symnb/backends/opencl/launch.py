@@ -1,10 +1,10 @@
-"""Launching kernel descriptions with pyopencl: many kernels built as one program, each
-launched as a plan's ``Launch`` step, its arguments made by the executor's own functions
-(``symnb/backends/execute.py``) and passed in device buffers.
+"""Launching kernel descriptions one at a time on an OpenCL runtime (``runtime.py``), as
+``backend="opencl"`` launches them: built through the runtime (``Runtime.kernels``: a kernel it
+built before is not built again), each launched as a plan's ``Launch`` step over the same grid,
+its arguments made by the executor's own functions (``symnb/backends/execute.py``).
 
 This copies operands to the device and results back on every launch: it is how the tests run
-every kernel the op suite generates on PoCL. ``backend="opencl"``, with buffers kept on the
-device between steps, builds on it.
+every kernel the test suite generates on PoCL.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import numpy as np
 from symnb.backends import execute
 from symnb.backends.device.runtime import grid_of
 from symnb.backends.kernels.ir import Map
-from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.plan import Launch
 from symnb.backends.planner import launch_rank
-from symnb.backends.render.grid import render_program
 
 
 def pyopencl():
@@ -33,15 +31,13 @@ def pyopencl():
 
 
 class OpenCLProgram:
-    """Kernel descriptions built for ``context`` as one program; ``launch(i, ...)`` runs one."""
+    """Kernel descriptions built on ``runtime`` (an ``OpenCLRuntime``) together, less those it
+    built before; ``launch(i, ...)`` runs kernel ``i``."""
 
-    def __init__(self, context, kernels):
-        cl = pyopencl()
-        self.context, self.kernels = context, list(kernels)
-        self.names = [f"sn_kernel_{i}" for i in range(len(self.kernels))]
-        self.source = render_program(OpenCLDialect(), self.kernels, self.names)
-        self.program = cl.Program(context, self.source).build()
-        self.queue = cl.CommandQueue(context)
+    def __init__(self, runtime, kernels):
+        self.runtime, self.kernels = runtime, list(kernels)
+        sources = [runtime.dialect.render(kernel) for kernel in self.kernels]
+        self.built = runtime.kernels(self.kernels, sources)
 
     def launch(self, index: int, step: Launch, arrays):
         """Run kernel ``index`` as ``step`` (see ``launch_record``) on host ``arrays``: its
@@ -58,30 +54,19 @@ class OpenCLProgram:
         return results if self._run(index, args, arrays, results, space) else None
 
     def _run(self, index, args, arrays, results, space) -> bool:
-        cl = pyopencl()
-        flags = cl.mem_flags
-        read = flags.READ_ONLY | flags.COPY_HOST_PTR
-        inputs = [cl.Buffer(self.context, read, hostbuf=_nonempty(a)) for a in arrays]
-        outputs = [cl.Buffer(self.context, flags.READ_WRITE, max(r.nbytes, 1)) for r in results]
-        arg_buf = cl.Buffer(self.context, read, hostbuf=np.array(args, np.int64))
-        status = np.zeros(1, np.int32)
-        status_buf = cl.Buffer(self.context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=status)
-        kernel = getattr(self.program, self.names[index])
-        sizes = self._sizes(index, space, results)
-        kernel(self.queue, *sizes, arg_buf, *inputs, *outputs, status_buf)
-        for result, buffer in zip(results, outputs):
-            if result.nbytes:
-                cl.enqueue_copy(self.queue, result, buffer)
-        cl.enqueue_copy(self.queue, status, status_buf)
-        self.queue.finish()
-        return status[0] == 0
-
-    def _sizes(self, index: int, space, results) -> tuple:
-        """(global size, local size), as backend "opencl" launches the kernel."""
-        kernel = self.kernels[index]
+        runtime, kernel = self.runtime, self.kernels[index]
+        inputs = [runtime.upload(_nonempty(a)) for a in arrays]
+        outputs = [runtime.alloc(max(r.nbytes, 1)) for r in results]
+        status = runtime.upload(np.zeros(1, np.int32))
         count = space if isinstance(kernel.body, Map) else results[0].shape
         groups, size = grid_of(kernel, space, int(np.prod(count, dtype=np.int64)))
-        return (groups * size,), (size,)
+        buffers = [runtime.upload(np.array(args, np.int64)), *inputs, *outputs, status]
+        runtime.launch(self.built[index], groups, size, buffers)
+        for result, buffer in zip(results, outputs):
+            if result.nbytes:
+                raw = runtime.download(buffer, result.nbytes).view(result.dtype)
+                result[...] = raw.reshape(result.shape)
+        return runtime.download(status, 4).view(np.int32)[0] == 0
 
 
 def launch_record(lowered) -> Launch:

@@ -1,8 +1,10 @@
 """The device runtime interface (symnb/backends/device/runtime.py) through pyopencl.
 
-Programs are built with pyopencl's own binary cache in the compile directory
+Programs are built with pyopencl's binary cache in the compile directory
 (``<compiledir>/opencl``), which keys a build by the source, the options and the device, so a
-second process loads the built kernels instead of compiling them again.
+second process loads the built kernels instead of compiling them again; on drivers that cache
+builds themselves (PoCL, in ``$POCL_CACHE_DIR``; NVIDIA's) pyopencl leaves it to them. Within a
+process, ``Runtime.kernels`` builds each kernel source once.
 """
 
 from __future__ import annotations
