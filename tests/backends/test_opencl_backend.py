@@ -133,3 +133,15 @@ def test_symcompile_cell_on_opencl_and_c_gives_kernels_of_one_description():
     assert "__kernel void" in on_cl.kernels.sources()[0]
     xv = np.random.default_rng(0).standard_normal((3, 4))
     np.testing.assert_allclose(on_cl(xv), on_c(xv), rtol=1e-12)
+
+
+def test_bool_arithmetic_is_numpys_where_bools_are_bytes():
+    """OpenCL stores bools as uchar, where True + True is 2: NumPy's bool add is an or, so
+    ``(a + b) > b`` is False when both are True, and a bool product stays 0 or 1."""
+    a, b = sn.vector("a", dtype="bool"), sn.vector("b", dtype="bool")
+    f = sn.function([a, b], [(a + b) > b, a * b, (a + b) == (a | b)], backend="opencl")
+    av, bv = np.array([0, 1, 0, 1], bool), np.array([0, 0, 1, 1], bool)
+    got = f(av, bv)
+    for g, w in zip(got, [(av + bv) > bv, av * bv, (av + bv) == (av | bv)]):
+        assert g.dtype == np.bool_
+        np.testing.assert_array_equal(g, w)

@@ -108,7 +108,10 @@ class Renderer:
         if isinstance(item, Convert):
             return self.convert(names[item.arg], item.dtype, self._dtypes[item.arg])
         if isinstance(item, Op):
-            return f"(({self.type_name(item.dtype)}){self.op(item, names)})"
+            t = self.type_name(item.dtype)
+            if item.dtype == "bool" and t != "bool":  # a bool stored as an integer: True + True
+                return f"(({t})({self.op(item, names)} != 0))"  # is 2 there, but True in NumPy
+            return f"(({t}){self.op(item, names)})"
         raise TypeError(f"unknown kernel value {item!r}")
 
     def convert(self, text: str, dtype: str, source: str) -> str:
