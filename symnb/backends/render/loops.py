@@ -33,9 +33,11 @@ from symnb.backends.render.runtime import runtime
 #: before its operands leave the caches.
 PARALLEL_MIN = 1 << 20
 PARALLEL_MIN_CHEAP = 1 << 22
-#: row programs (softmax, cross-entropy, logsumexp) call exp on every element: they split rows
-#: between threads from this many elements (W2's 512x1000)
-ROW_PARALLEL_MIN = 1 << 17
+#: row programs (softmax, cross-entropy, logsumexp) split rows between threads from this many
+#: elements. W2's 512x1000 on two threads took 670-970 us a call back to back and 550 us with
+#: idle gaps between calls, against 490 and 510 us on one (2 cores, quiet): waking the other
+#: thread costs more than half a millisecond of exp saves
+ROW_PARALLEL_MIN = 1 << 20
 #: output bytes from which a flat loop writes with streaming stores: an output this much larger
 #: than the caches is evicted before anything reads it, and normal stores would first read each
 #: line in (write-allocate), one more stream of memory traffic.
