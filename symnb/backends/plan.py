@@ -57,9 +57,13 @@ class OwnResults:
 
 
 def _owned(value, args):
-    if isinstance(value, np.ndarray) and (value.base is not None or any(value is a for a in args)):
-        return value.copy()
-    return value
+    return value.copy() if isinstance(value, np.ndarray) and may_alias(value, args) else value
+
+
+def may_alias(result, args) -> bool:
+    """Whether ``result`` could share memory with one of ``args``: it is a view, or it is one
+    of them (a NumPy reference that hands an input back)."""
+    return getattr(result, "base", None) is not None or any(result is a for a in args)
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,7 +9,7 @@ import numpy as np
 
 from symnb.backends import default_backend
 from symnb.backends.device.runtime import DeviceArray
-from symnb.backends.plan import fresh_outputs
+from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
@@ -157,9 +157,9 @@ class Function:
         if not self.borrow and (
             self._leaf_results
             or self._alias_check is None
-            and any(_may_alias(r, leaf_values) for r in results)
+            and any(may_alias(r, leaf_values) for r in results)
             or self._alias_check
-            and any(_may_alias(results[i], leaf_values) for i in self._alias_check)
+            and any(may_alias(results[i], leaf_values) for i in self._alias_check)
         ):
             results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
         if self.updates:
@@ -175,7 +175,7 @@ class Function:
         """``result`` itself when it is the function's own array, else a copy of it."""
         if i in self._leaf_results:
             return np.array(result, copy=True)
-        if _may_alias(result, leaf_values) and _aliases(result, leaf_values):
+        if may_alias(result, leaf_values) and _aliases(result, leaf_values):
             return np.array(result, copy=True)
         return result
 
@@ -242,12 +242,6 @@ class Function:
 
 
 _MISSING = object()
-
-
-def _may_alias(result, leaf_values) -> bool:
-    """Whether ``result`` could share memory with an argument: it is a view, or it is one of
-    them (a NumPy reference that hands an input back, such as an ifelse run on the host)."""
-    return getattr(result, "base", None) is not None or any(result is v for v in leaf_values)
 
 
 def _make_linker(cls, graph, leaves, n_results: int):
