@@ -1,0 +1,233 @@
+#include <stdint.h>
+#include <stdbool.h>
+#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+static inline int64_t sn_threads(void) {
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+static inline int64_t sn_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+
+__attribute__((simd("notinbranch"))) double exp(double);
+__attribute__((simd("notinbranch"))) double log(double);
+
+#define SN_PARALLEL_MIN 1048576
+
+#define SN_MAXDIM 32
+#define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
+#define SN_ROWS 64 /* rows located once and then advanced; threads split blocks of them */
+
+static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
+    int64_t out = 0;
+    for (int64_t d = 0; d < nd; d++) {
+        if (shape[d] == 1) continue;
+        int merge = out > 0;
+        for (int k = 0; merge && k < nops; k++) merge = st[k][out - 1] == st[k][d] * shape[d];
+        if (merge) {
+            shape[out - 1] *= shape[d];
+            for (int k = 0; k < nops; k++) st[k][out - 1] = st[k][d];
+            continue;
+        }
+        shape[out] = shape[d];
+        for (int k = 0; k < nops; k++) st[k][out] = st[k][d];
+        out++;
+    }
+    if (out == 0) {
+        shape[0] = 1;
+        for (int k = 0; k < nops; k++) st[k][0] = 0;
+        out = 1;
+    }
+    return out;
+}
+
+static void sn_locate(int64_t o, int64_t nd, const int64_t *shape, int nops,
+                      char *const *base, int64_t *const *st, char **p, int64_t *idx) {
+    for (int k = 0; k < nops; k++) p[k] = base[k];
+    for (int64_t d = nd - 2; d >= 0; d--) {
+        int64_t i = o % shape[d];
+        o /= shape[d];
+        idx[d] = i;
+        for (int k = 0; k < nops; k++) p[k] += i * st[k][d];
+    }
+}
+
+/* The next row's operands, an odometer over every axis but the last: a few additions
+ * instead of the divisions of sn_locate, for rows too short to hide them. */
+static inline void sn_advance(int64_t nd, const int64_t *shape, int nops,
+                              int64_t *const *st, char **p, int64_t *idx) {
+    for (int64_t d = nd - 2; d >= 0; d--) {
+        for (int k = 0; k < nops; k++) p[k] += st[k][d];
+        if (++idx[d] < shape[d]) return;
+        for (int k = 0; k < nops; k++) p[k] -= st[k][d] * shape[d];
+        idx[d] = 0;
+    }
+}
+
+static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **st) {
+    int64_t nd = a[0];
+    for (int k = 0; k < nops; k++) {
+        p[k] = ptr[k];
+        st[k] = a + 1 + nd + k * nd;
+    }
+    return nd;
+}
+
+/* Short innermost rows cost more to start than to run: an elementwise map may run in any
+ * order, so the axis of at least 8 elements with output 0's smallest stride goes innermost. */
+static void sn_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
+    int64_t best = -1, t;
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (shape[d] >= 8 && (best < 0 || st[out][d] < st[out][best])) best = d;
+    if (best < 0) return;
+    t = shape[best], shape[best] = shape[nd - 1], shape[nd - 1] = t;
+    for (int k = 0; k < nops; k++) t = st[k][best], st[k][best] = st[k][nd - 1], st[k][nd - 1] = t;
+}
+
+static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (st[out][d] == 0) return 0;
+    return 1;
+}
+
+typedef int (*sn_rows_fn)(int64_t, char *const *, int64_t *const *, int64_t);
+
+static int sn_rows(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
+    (void)st; (void)last;
+    const int64_t s0 = st[0][last];
+    const int64_t so0 = st[1][last];
+    double acc0 = ((double)-INFINITY); int nan0 = 0;
+    {
+        double acc = acc0; int nan = nan0;
+        {
+        const int64_t lo = 0, hi = n;
+        #pragma omp simd reduction(max:acc) reduction(|:nan)
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = *(const double *)(p[0] + i * s0);
+                acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
+            }
+    }
+        acc0 = acc; nan0 = nan;
+    }
+    if (nan0) acc0 = NAN;
+    const double rv0 = acc0;
+    const double v1 = rv0;
+    const bool v2 = ((bool)isfinite(v1));
+    const double v3 = ((double)0x0.0p+0);
+    const double v4 = ((double)(v2 ? v1 : v3));
+    double acc1 = ((double)0x0.0p+0);
+    {
+        double acc = acc1;
+        {
+        const int64_t lo = 0, hi = n;
+        #pragma omp simd reduction(+:acc)
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = *(const double *)(p[0] + i * s0);
+                const double v5 = ((double)(v0 - v4));
+                const double v6 = ((double)exp(v5));
+                acc += v6;
+            }
+    }
+        acc1 = acc;
+    }
+    const double rv1 = acc1;
+    const double v7 = rv1;
+    const double v8 = ((double)log(v7));
+    const double v9 = ((double)(v8 + v4));
+    *(double *)p[1] = v9;
+    return 0;
+}
+static int sn_rows_flat(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
+    (void)st; (void)last;
+    const double *in0 = (const double *)p[0];
+    const int64_t s0 = 8;
+    double acc0 = ((double)-INFINITY); int nan0 = 0;
+    {
+        double acc = acc0; int nan = nan0;
+        {
+        const int64_t lo = 0, hi = n;
+        #pragma omp simd reduction(max:acc) reduction(|:nan)
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = in0[i];
+                acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
+            }
+    }
+        acc0 = acc; nan0 = nan;
+    }
+    if (nan0) acc0 = NAN;
+    const double rv0 = acc0;
+    const double v1 = rv0;
+    const bool v2 = ((bool)isfinite(v1));
+    const double v3 = ((double)0x0.0p+0);
+    const double v4 = ((double)(v2 ? v1 : v3));
+    double acc1 = ((double)0x0.0p+0);
+    {
+        double acc = acc1;
+        const int64_t ahead0 = last > 0 ? st[0][last - 1] : 0;
+    int64_t lo = 0;
+    for (; lo + 64 <= n; lo += 64) {
+        const int64_t hi = lo + 64;
+        for (int64_t b = 0; b < 512; b += 64) __builtin_prefetch(p[0] + lo * 8 + ahead0 + b, 0, 3);
+        #pragma omp simd reduction(+:acc)
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = in0[i];
+                const double v5 = ((double)(v0 - v4));
+                const double v6 = ((double)exp(v5));
+                acc += v6;
+            }
+    }
+    {
+        const int64_t hi = n;
+        #pragma omp simd reduction(+:acc)
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = in0[i];
+                const double v5 = ((double)(v0 - v4));
+                const double v6 = ((double)exp(v5));
+                acc += v6;
+            }
+    }
+        acc1 = acc;
+    }
+    const double rv1 = acc1;
+    const double v7 = rv1;
+    const double v8 = ((double)log(v7));
+    const double v9 = ((double)(v8 + v4));
+    *(double *)p[1] = v9;
+    return 0;
+}
+int sn_kernel(int64_t *a, char **ptr) {
+    char *p0[2]; int64_t *st[2];
+    int64_t local[SN_ARGS(2)];
+    if (a[0] > SN_MAXDIM) return 2;
+    for (int64_t i = 0; i < 1 + a[0] * 3; i++) local[i] = a[i];
+    int64_t nd = sn_decode(local, ptr, 2, p0, st);
+    int64_t *shape = local + 1;
+    int64_t outer = 1;
+    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
+    const int64_t n = shape[nd - 1];
+    int bad = 0;
+    sn_rows_fn row = (st[0][nd - 1] == 8) ? sn_rows_flat : sn_rows;
+    #pragma omp parallel for if(outer > 1 && outer * n >= SN_PARALLEL_MIN) schedule(static) reduction(|:bad)
+    for (int64_t b = 0; b < (outer + SN_ROWS - 1) / SN_ROWS; b++) {
+        char *p[2];
+        int64_t idx[SN_MAXDIM];
+        const int64_t hi = (b + 1) * SN_ROWS < outer ? (b + 1) * SN_ROWS : outer;
+        sn_locate(b * SN_ROWS, nd, shape, 2, p0, st, p, idx);
+        for (int64_t o = b * SN_ROWS; o < hi; o++) {
+            bad |= row(n, p, st, nd - 1);
+            sn_advance(nd, shape, 2, st, p, idx);
+        }
+    }
+    return bad;
+}
