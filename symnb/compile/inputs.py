@@ -121,6 +121,8 @@ class InputSpec:
             raise InputError(f"{self.label}: cannot make an array of {value!r}: {exc}") from None
         if raw.dtype.kind not in "biufc":
             raise InputError(f"{self.label} expects {self.dtype.name}, got {type(value).__name__}")
+        if raw.dtype.kind == "c" and self.dtype.kind != "c":
+            raw = self._real_part(value, raw)
         with np.errstate(all="ignore"):
             array = raw.astype(self.dtype)
             rounded = raw.dtype.kind in "fc" and self.dtype.kind in "fc"
@@ -134,6 +136,17 @@ class InputSpec:
                 "without loss"
             )
         return array
+
+    def _real_part(self, value, raw: np.ndarray) -> np.ndarray:
+        """Complex Python numbers for a real input: only those with no imaginary part pass
+        (a cast would drop it silently, as NumPy does with a mere ComplexWarning)."""
+        if np.any(raw.imag != 0):
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}; the value {value!r} has complex "
+                "numbers with an imaginary part, which the cast would drop; declare the input "
+                f"with dtype='complex128' or pass the real part"
+            )
+        return raw.real
 
     def _fail(self, array, why):
         raise InputShapeError(

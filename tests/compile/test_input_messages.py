@@ -100,6 +100,12 @@ DTYPE_CASES = [
      "loss"),
     ("float64", [2**53 + 1], "input 0 'x0' expects float64; the value [9007199254740993] does "
      "not convert without loss"),
+    ("float64", [1 + 2j, 3], "input 0 'x0' expects float64; the value [(1+2j), 3] has complex "
+     "numbers with an imaginary part, which the cast would drop; declare the input with "
+     "dtype='complex128' or pass the real part"),
+    ("int64", [2 + 1j], "input 0 'x0' expects int64; the value [(2+1j)] has complex numbers "
+     "with an imaginary part, which the cast would drop; declare the input with "
+     "dtype='complex128' or pass the real part"),
 ]  # fmt: skip
 
 
@@ -133,6 +139,8 @@ ACCEPTED = [
     ("int64", np.array([1, 2], "uint8"), np.array([1, 2])),
     ("float64", np.array([0.5, np.nan], "float32"), np.array([0.5, np.nan])),
     ("float32", np.array([3, -7], "int16"), np.array([3.0, -7.0], "float32")),
+    ("float64", [1 + 0j, 0.5], np.array([1.0, 0.5])),  # no imaginary part: nothing is lost
+    ("complex128", [1 + 2j, 3], np.array([1 + 2j, 3])),
 ]
 
 
