@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 
 import numpy as np
 
@@ -35,6 +36,7 @@ class OpenCLRuntime(Runtime):
         self.context = cl.Context(devices=[device])
         self.queue = cl.CommandQueue(self.context)
         self.errors = (cl.Error,)
+        self.launching = threading.Lock()
 
     def build(self, source: str, names: list[str]) -> list:
         cache = private_dir(os.path.join(compiledir(), "opencl"))
@@ -65,7 +67,10 @@ class OpenCLRuntime(Runtime):
         return host
 
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
-        kernel(self.queue, (groups * group_size,), (group_size,), *args)
+        """One kernel object serves every function whose kernel has its source, and pyopencl
+        sets its arguments and then queues it: two threads must not interleave the two."""
+        with self.launching:
+            kernel(self.queue, (groups * group_size,), (group_size,), *args)
 
     def synchronize(self) -> None:
         self.queue.finish()
