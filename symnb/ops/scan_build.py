@@ -20,7 +20,7 @@ from collections import OrderedDict
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_shape, unify
-from symnb.core.graph import default_updates, leaves
+from symnb.core.graph import clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -211,9 +211,11 @@ class _Builder:
         for o in self.outs:
             phs = [ph for ph, _ in state_phs[o.i]]
             args += [phs[-t - 1] for t in o.taps]
-        returned = self.fn(*args, *nonseq_phs)
+        returned = self.fn(*args, *self.nonseqs)
         outputs, updates, cond = _parse_return(returned)
         self._check_count(outputs)
+        outputs, updates, cond = _over_placeholders(nonseq_phs, self.nonseqs, outputs,
+                                                    updates, cond)  # fmt: skip
         # a random draw in the step advances its stream every step, not once per call
         reads = [as_variable(o) for o in outputs] + [as_variable(v) for v in updates.values()]
         reads += [cond.cond] if cond is not None else []
@@ -300,6 +302,23 @@ def _parse_return(returned):
         else:
             outputs.append(item)
     return outputs, updates, cond
+
+
+def _over_placeholders(phs, outers, outputs, updates: dict, cond):
+    """The step's results with the non-sequences replaced by the loop's placeholders. The
+    step is called with the outer non-sequences themselves, as Theano calls it, so that it may
+    differentiate through them: ``T.grad(y[i], x)`` where y was computed from x outside."""
+    if not outers:
+        return outputs, updates, cond
+    replace = {}
+    for ph, outer in zip(phs, outers):
+        if not any(outer is known for known in replace):  # the first of a repeated one
+            replace[outer] = ph
+    values = [as_variable(v) for v in [*outputs, *updates.values()]]
+    values = clone_graph(values + ([cond.cond] if cond is not None else []), replace)
+    n = len(outputs)
+    updates = OrderedDict(zip(updates, values[n : n + len(updates)]))
+    return values[:n], updates, (until(values[-1]) if cond is not None else None)
 
 
 def _check_state(o: _Output, ph: Variable, out: Variable):

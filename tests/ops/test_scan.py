@@ -447,3 +447,18 @@ def test_a_scan_inside_a_scan(backend):
     np.testing.assert_allclose(got, want, rtol=1e-12)
     if backend == "py":
         sn.check_grad(nested, [xv])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_step_may_differentiate_through_its_non_sequences(backend):
+    """The step is called with the non-sequences themselves (Theano's contract), so a value
+    computed from them outside can be differentiated inside: a Jacobian row per step."""
+    x = sn.vector("x")
+    y = sn.tanh(x) * x[::-1]
+    rows, _ = sn.scan(lambda i, y, x: sn.grad(y[i], x), sequences=sn.arange(y.shape[0]),
+                      non_sequences=[y, x])  # fmt: skip
+    xv = _f64(4)
+    got = sn.function([x], rows, backend=backend)(xv)
+    want = np.diag((1 - np.tanh(xv) ** 2) * xv[::-1])
+    want[np.arange(4), np.arange(4)[::-1]] += np.tanh(xv)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
