@@ -17,7 +17,15 @@ from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import abs as abs_
-from symnb.ops.elemwise import broadcast_shapes, cast, fit_gradient, mul, not_equal, sqrt
+from symnb.ops.elemwise import (
+    broadcast_shapes,
+    cast,
+    fit_dtype,
+    fit_gradient,
+    mul,
+    not_equal,
+    sqrt,
+)
 from symnb.ops.reduce import max as max_
 from symnb.ops.reduce import min as min_
 from symnb.ops.reduce import sum as sum_
@@ -71,6 +79,8 @@ class Matmul(Op):
         gx, gy = g2 @ _swap_last(y2), _swap_last(x2) @ g2
         gx = squeeze(gx, -2) if x.type.ndim == 1 else gx
         gy = squeeze(gy, -1) if y.type.ndim == 1 else gy
+        if x.type.ndim <= 2 and y.type.ndim <= 2:  # no batch axes broadcast: shaped as x, y
+            return [fit_dtype(gx, x), fit_dtype(gy, y)]  # (so the gradient reads neither)
         return [fit_gradient(gx, x), fit_gradient(gy, y)]
 
 
