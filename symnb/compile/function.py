@@ -34,6 +34,7 @@ def function(
     optimize="fast",
     borrow=False,
     mode=None,
+    no_default_updates=False,
 ):
     """Compile ``outputs`` as a function of ``inputs``.
 
@@ -51,26 +52,32 @@ def function(
     (stop at the first node giving NaN or Inf); see docs/debugging.md.
     Calls of one function that has updates take turns (each call reads, computes and writes
     its updates as one step), so threads sharing it lose no update.
+    ``no_default_updates``: a shared variable with a default update (a random stream's state)
+    is written by every function that reads it, so each call draws new numbers; True skips
+    every such update, a list of shared variables skips theirs (Theano's argument).
     """
     if check_mode_active():  # no rewrites; a linker that returns zeros of the checked shapes
-        checked = Function(inputs, outputs, updates, givens, CHECK, name, "none")
+        checked = Function(inputs, outputs, updates, givens, CHECK, name, "none",
+                           no_default_updates=no_default_updates)  # fmt: skip
         checked.linker.skip_updates(len(checked.updates))  # shared values are not written
         return checked
-    return Function(inputs, outputs, updates, givens, backend, name, optimize, borrow, mode)
+    return Function(inputs, outputs, updates, givens, backend, name, optimize, borrow, mode,
+                    no_default_updates)  # fmt: skip
 
 
 class Function:
     """A compiled graph: call it with values for its inputs."""
 
     def __init__(self, inputs, outputs, updates, givens, backend, name, optimize="fast",
-                 borrow=False, mode=None):  # fmt: skip
+                 borrow=False, mode=None, no_default_updates=False):  # fmt: skip
         start = time.perf_counter()
         self._built_from = (inputs, outputs, updates, givens, backend, name, optimize, borrow,
-                            mode)  # fmt: skip
+                            mode, no_default_updates)  # fmt: skip
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
-        self.updates = _with_default_updates(_check_updates(updates), out_vars)
+        self.updates = _with_default_updates(_check_updates(updates), out_vars,
+                                             no_default_updates)  # fmt: skip
         targets = out_vars + [value for _, value in self.updates]
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
@@ -301,12 +308,27 @@ def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
     return checked
 
 
-def _with_default_updates(updates: list, outputs: list) -> list:
+def _with_default_updates(updates: list, outputs: list, skipped=False) -> list:
     """The updates, plus the ``default_update`` of each shared variable the outputs or the
-    updates read that has one and is not updated already (a random stream's state)."""
+    updates read that has one, is not updated already (a random stream's state) and is not
+    ``skipped`` (True: every one)."""
+    if skipped is True:
+        return list(updates)
     reads = outputs + [value for _, value in updates]
-    found = default_updates(reads, [s for s, _ in updates])
+    found = default_updates(reads, [s for s, _ in updates] + _skipped_list(skipped))
     return list(updates) + [(var, _fit(var, default, "default update")) for var, default in found]
+
+
+def _skipped_list(skipped) -> list:
+    """``no_default_updates`` as a list of shared variables (False: none)."""
+    if skipped is False or skipped is None:
+        return []
+    listed = list(skipped) if isinstance(skipped, (list, tuple, set)) else [skipped]
+    for var in listed:
+        if not isinstance(var, SharedVariable):
+            raise GraphError("no_default_updates takes True, False or a list of shared "
+                             f"variables, not {var!r}")  # fmt: skip
+    return listed
 
 
 def _check_givens(givens) -> dict:

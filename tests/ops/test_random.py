@@ -205,3 +205,16 @@ def test_a_draw_inside_scan_advances_every_step_and_every_call():
     for backend, (a, b) in results.items():
         np.testing.assert_array_equal(a, first, err_msg=backend)
         np.testing.assert_array_equal(b, second, err_msg=backend)
+
+
+def test_no_default_updates_leaves_the_streams_where_they_are():
+    rng = sn.RandomStream(3)
+    u, n = rng.uniform((3,)), rng.normal((3,))
+    frozen = sn.function([], [u, n], no_default_updates=True)
+    np.testing.assert_array_equal(frozen()[0], frozen()[0])
+    only_n = sn.function([], [u, n], no_default_updates=[rng.states[0][1]])  # u's counter
+    first, second = only_n(), only_n()
+    np.testing.assert_array_equal(first[0], second[0])
+    assert not np.array_equal(first[1], second[1])
+    with pytest.raises(sn.GraphError, match="list of shared variables"):
+        sn.function([], u, no_default_updates=["u"])
