@@ -23,7 +23,7 @@ from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops.creation import shape_operand
-from symnb.ops.elemwise import Elemwise, cast
+from symnb.ops.elemwise import Elemwise, cast, less
 from symnb.ops.philox import (
     Blocks,
     bits64,
@@ -393,12 +393,25 @@ class RandomStream:
         known p; else the NumPy reference, which checks p when the function runs)."""
         _check_probability(p, "binomial: p")
         _check_count(n, "binomial: n")
+        if as_variable(p).type.ndim > 0:
+            return self._bernoulli_per_element(size, n, as_variable(p), dtype)
         if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
             return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size)
         dims, shape = _size_operand(size)
         n_var = _int(n)
         return self._by_reference(RandomBinomial(dims, dtype), shape, n_var, *_floats(p),
                                   blocks=lambda: _count(shape) * n_var)  # fmt: skip
+
+    def _bernoulli_per_element(self, size, n, p, dtype):
+        """Draws with a probability per element (an RBM's units, Theano's
+        ``binomial(size=h.shape, n=1, p=h)``): 1 where a uniform draw falls below p."""
+        if _known(n) is None or int(_known(n)) != 1:
+            raise _at_user_line(NotImplementedError(
+                f"binomial: a probability per element ({p.describe()}) needs n=1, not {n!r}; "
+                "sum n such draws for more trials"
+            ))  # fmt: skip
+        u = self.uniform(size, dtype=p.type.dtype if p.type.is_float else config.floatX)
+        return cast(less(u, p), dtype)
 
     def bernoulli(self, size=(), p=0.5, dtype="int8"):
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
