@@ -75,6 +75,11 @@ class TensorMethods:
         return self.type.dtype
 
     @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        """True for each dim known to be 1 (Theano's broadcastable pattern of the type)."""
+        return tuple(d == 1 for d in self.type.shape)
+
+    @property
     def shape(self):
         """The symbolic shape, an int64 vector; the static one is ``x.type.shape``."""
         return _ops().shape(self)

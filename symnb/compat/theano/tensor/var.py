@@ -20,11 +20,6 @@ def shape_of(broadcastable) -> tuple:
     return tuple(1 if b else None for b in broadcastable)
 
 
-def broadcastable_of(var: Variable) -> tuple[bool, ...]:
-    """The Theano pattern of a symnb variable: True for each dim known to be 1."""
-    return tuple(d == 1 for d in var.type.shape)
-
-
 class TensorType:
     """``T.TensorType(dtype, broadcastable)``: call it (``ttype("x")``) for a variable."""
 
@@ -124,6 +119,58 @@ brow, wrow, irow, lrow, frow, drow, crow, zrow = _family("row")
 bcol, wcol, icol, lcol, fcol, dcol, ccol, zcol = _family("col")
 btensor3, wtensor3, itensor3, ltensor3, ftensor3, dtensor3, ctensor3, ztensor3 = _family("tensor3")
 btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4, ztensor4 = _family("tensor4")
+
+
+#: the plural of each kind of constructor, as Theano spells it
+PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows",
+           "col": "cols", "tensor3": "tensor3s", "tensor4": "tensor4s"}  # fmt: skip
+
+
+def _plural(single, kind: str):
+    """Theano's plural constructors: ``T.dmatrices("a", "b")`` makes one variable per name
+    (a single variable for one name), ``T.matrices(3)`` a list of three unnamed ones."""
+
+    def make(*names):
+        if len(names) == 1 and isinstance(names[0], int):
+            return [single() for _ in range(names[0])]
+        made = [single(name) for name in names]
+        return made[0] if len(made) == 1 else made
+
+    make.__name__ = make.__qualname__ = single.__name__[: -len(kind)] + PLURALS[kind]
+    make.__doc__ = f"One ``{single.__name__}`` per name given (or as many as an int says)."
+    return make
+
+
+def _plurals(kind: str, singles) -> tuple:
+    return tuple(_plural(single, kind) for single in singles)
+
+
+scalars, vectors, matrices, rows, cols, tensor3s, tensor4s = (
+    _plural(f, k) for f, k in zip((scalar, vector, matrix, row, col, tensor3, tensor4), PLURALS)
+)
+bscalars, wscalars, iscalars, lscalars, fscalars, dscalars, cscalars, zscalars = _plurals(
+    "scalar", (bscalar, wscalar, iscalar, lscalar, fscalar, dscalar, cscalar, zscalar)
+)
+bvectors, wvectors, ivectors, lvectors, fvectors, dvectors, cvectors, zvectors = _plurals(
+    "vector", (bvector, wvector, ivector, lvector, fvector, dvector, cvector, zvector)
+)
+bmatrices, wmatrices, imatrices, lmatrices, fmatrices, dmatrices, cmatrices, zmatrices = _plurals(
+    "matrix", (bmatrix, wmatrix, imatrix, lmatrix, fmatrix, dmatrix, cmatrix, zmatrix)
+)
+brows, wrows, irows, lrows, frows, drows, crows, zrows = _plurals(
+    "row", (brow, wrow, irow, lrow, frow, drow, crow, zrow)
+)
+bcols, wcols, icols, lcols, fcols, dcols, ccols, zcols = _plurals(
+    "col", (bcol, wcol, icol, lcol, fcol, dcol, ccol, zcol)
+)
+btensor3s, wtensor3s, itensor3s, ltensor3s, ftensor3s, dtensor3s, ctensor3s, ztensor3s = (
+    _plurals("tensor3", (btensor3, wtensor3, itensor3, ltensor3, ftensor3, dtensor3, ctensor3,
+                         ztensor3))
+)  # fmt: skip
+btensor4s, wtensor4s, itensor4s, ltensor4s, ftensor4s, dtensor4s, ctensor4s, ztensor4s = (
+    _plurals("tensor4", (btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4,
+                         ztensor4))
+)  # fmt: skip
 
 #: the classes Theano code tests with isinstance
 TensorVariable = Variable
