@@ -111,14 +111,18 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``."""
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
-    if no_default_updates:
-        raise _at_user_line(NotImplementedError("no_default_updates is not implemented"))
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
-    compiled = _sn_function(variables, [] if outputs is None else outputs, updates=updates,
-                            givens=givens, name=name, **get_mode(mode).options())  # fmt: skip
-    return TheanoFunction(compiled, specs, allow_input_downcast)
+    built = {"outputs": [] if outputs is None else outputs, "updates": _pairs(updates),
+             "givens": _pairs(givens), "name": name, "no_default_updates": no_default_updates,
+             **get_mode(mode).options()}  # fmt: skip
+    return TheanoFunction(_sn_function(variables, **built), specs, allow_input_downcast, built)
+
+
+def _pairs(mapping) -> list:
+    """Updates or givens as a list of pairs (Theano takes a dict or pairs)."""
+    return list(mapping.items()) if isinstance(mapping, dict) else list(mapping or [])
 
 
 def _as_list(inputs) -> list:
@@ -175,9 +179,10 @@ class TheanoFunction:
     name, or neither for inputs with defaults. ``symnb_function`` is the symnb Function
     (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too)."""
 
-    def __init__(self, compiled, specs: list[In], allow_input_downcast):
+    def __init__(self, compiled, specs: list[In], allow_input_downcast, built: dict):
         self.symnb_function = compiled
         self.specs = specs
+        self.allow_input_downcast, self.built = allow_input_downcast, built
         self.names = {spec.name: i for i, spec in enumerate(specs) if spec.name}
         self.downcast = [
             spec.allow_downcast if spec.allow_downcast is not None else allow_input_downcast
@@ -212,6 +217,31 @@ class TheanoFunction:
                     raise InputError(f"missing input {i} {spec.variable.describe()}")
                 values[i] = spec.value
         return values
+
+    def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
+             profile=None):  # fmt: skip
+        """``f.copy()``: the same function compiled again; ``swap`` maps shared variables to
+        others of the same type that the copy reads and updates instead, and
+        ``delete_updates=True`` leaves out every update (random streams' too).
+        ``share_memory`` is accepted: copies never share buffers here."""
+        swap = dict(swap or {})
+        for old, new in swap.items():
+            if not (isinstance(old, SharedVariable) and isinstance(new, SharedVariable)):
+                raise _at_user_line(TypeError("copy: swap maps shared variables to shared "
+                                              f"variables, not {old!r} -> {new!r}"))  # fmt: skip
+            if old.type != new.type:
+                raise _at_user_line(TypeError(f"copy: swap of {old.describe()} for "
+                                              f"{new.describe()}: their types differ"))  # fmt: skip
+        built = dict(self.built, name=name or self.built["name"])
+        built["givens"] = built["givens"] + list(swap.items())
+        built["updates"] = [] if delete_updates else [
+            (swap.get(target, target), value) for target, value in built["updates"]
+        ]  # fmt: skip
+        if delete_updates:
+            built["no_default_updates"] = True
+        variables = [spec.variable for spec in self.specs]
+        return TheanoFunction(_sn_function(variables, **built), self.specs,
+                              self.allow_input_downcast, built)  # fmt: skip
 
     def __getattr__(self, name):
         if name == "symnb_function":  # not set yet (a copy being built)

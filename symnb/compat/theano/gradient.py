@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from symnb.core.graph import clone_graph
+from symnb.grad import Lop as _Lop
+from symnb.grad import Rop as _Rop
 from symnb.grad import hessian as _hessian
 from symnb.grad import jacobian as _jacobian
 from symnb.grad.markers import disconnected_grad, grad_clip, zero_grad
 from symnb.grad.reverse import grad as _grad
 
-__all__ = ["consider_constant", "disconnected_grad", "grad", "grad_clip", "hessian", "jacobian",
-           "zero_grad"]  # fmt: skip
+__all__ = ["Lop", "Rop", "consider_constant", "disconnected_grad", "grad", "grad_clip", "hessian",
+           "jacobian", "zero_grad"]  # fmt: skip
 
 #: Theano's ``return_disconnected`` spellings
 RETURN_DISCONNECTED = {"zero": "zero", "None": "none", "none": "none", "Disconnected": "none"}
@@ -54,3 +56,16 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     if consider_constant:
         cost, wrt = _constant_through(cost, wrt, consider_constant)
     return _hessian(cost, wrt, disconnected=disconnected_inputs)
+
+
+def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):  # noqa: N802
+    """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``."""
+    return _Rop(f, wrt, eval_points, disconnected=disconnected_outputs,
+                return_disconnected=RETURN_DISCONNECTED[return_disconnected])  # fmt: skip
+
+
+def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):  # noqa: N802
+    """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt."""
+    if consider_constant:
+        f, wrt = _constant_through(f, wrt, consider_constant)
+    return _Lop(f, wrt, eval_points, disconnected=disconnected_inputs)

@@ -1,12 +1,13 @@
 """``theano.tensor`` on symnb: ``import symnb.compat.theano.tensor as T``.
 
 Constructors (``T.matrix``, ``T.ivector``, ``T.TensorType``...), the elementwise, reduction,
-layout and indexing functions, ``T.grad``, and the submodules ``T.nnet``, ``T.signal`` and
-``T.shared_randomstreams``. Where Theano's semantics differ from NumPy's the functions here
-follow Theano; docs/theano.md lists each difference.
+layout and indexing functions, ``T.grad`` (and ``T.Rop``, ``T.Lop``, ``T.jacobian``,
+``T.hessian``), and the submodules ``T.nnet``, ``T.signal`` and ``T.shared_randomstreams``.
+Where Theano's semantics differ from NumPy's the functions here follow Theano; docs/theano.md
+lists each difference.
 """
 
-from symnb.compat.theano.gradient import grad  # noqa: F401
+from symnb.compat.theano.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
 from symnb.compat.theano.tensor import nnet, shared_randomstreams, signal  # noqa: F401
 from symnb.compat.theano.tensor.basic import *  # noqa: F403
 from symnb.compat.theano.tensor.basic import max, min, sum  # noqa: F401, A004
