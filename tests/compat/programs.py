@@ -120,20 +120,25 @@ def mlp(datasets, n_epochs=15, batch_size=20, learning_rate=0.1, n_hidden=32, mo
 class dA:
     """The tutorial's denoising autoencoder (tied weights, binomial corruption)."""
 
-    def __init__(self, numpy_rng, theano_rng=None, input=None, n_visible=64, n_hidden=32):
+    def __init__(self, numpy_rng, theano_rng=None, input=None, n_visible=64, n_hidden=32,
+                 W=None, bhid=None, bvis=None):  # fmt: skip
         if not theano_rng:
             theano_rng = RandomStreams(numpy_rng.randint(2**30))
-        initial_W = np.asarray(
-            numpy_rng.uniform(
-                low=-4 * np.sqrt(6.0 / (n_hidden + n_visible)),
-                high=4 * np.sqrt(6.0 / (n_hidden + n_visible)),
-                size=(n_visible, n_hidden),
-            ),
-            dtype=theano.config.floatX,
-        )
-        self.W = theano.shared(value=initial_W, name="W", borrow=True)
-        self.b = theano.shared(np.zeros(n_hidden, dtype=theano.config.floatX), name="b")
-        self.b_prime = theano.shared(np.zeros(n_visible, dtype=theano.config.floatX), name="b'")
+        if not W:  # the tutorial's test: a shared variable given by an SdA is true
+            initial_W = np.asarray(
+                numpy_rng.uniform(
+                    low=-4 * np.sqrt(6.0 / (n_hidden + n_visible)),
+                    high=4 * np.sqrt(6.0 / (n_hidden + n_visible)),
+                    size=(n_visible, n_hidden),
+                ),
+                dtype=theano.config.floatX,
+            )
+            W = theano.shared(value=initial_W, name="W", borrow=True)
+        if not bvis:
+            bvis = theano.shared(np.zeros(n_visible, dtype=theano.config.floatX), name="b'")
+        if not bhid:
+            bhid = theano.shared(np.zeros(n_hidden, dtype=theano.config.floatX), name="b")
+        self.W, self.b, self.b_prime = W, bhid, bvis
         self.W_prime = self.W.T
         self.theano_rng = theano_rng
         self.x = T.dmatrix(name="input") if input is None else input
@@ -283,3 +288,92 @@ def lenet(datasets, n_epochs=6, batch_size=20, nkerns=8, learning_rate=0.1):
         for minibatch_index in range(n_train_batches):
             train_model(minibatch_index)
     return float(np.mean([test_model(i) for i in range(n_test // batch_size)]))
+
+
+class RBM:
+    """The tutorial's restricted Boltzmann machine, trained by persistent contrastive
+    divergence: a Gibbs chain in ``theano.scan``, ``consider_constant`` on its end, and the
+    pseudo-likelihood as the monitoring cost."""
+
+    def __init__(self, input=None, n_visible=64, n_hidden=32, numpy_rng=None, theano_rng=None):
+        self.n_visible, self.n_hidden = n_visible, n_hidden
+        if numpy_rng is None:
+            numpy_rng = np.random.RandomState(1234)
+        if theano_rng is None:
+            theano_rng = RandomStreams(numpy_rng.randint(2**30))
+        bound = 4 * np.sqrt(6.0 / (n_hidden + n_visible))
+        initial_W = np.asarray(numpy_rng.uniform(low=-bound, high=bound,
+                               size=(n_visible, n_hidden)), dtype=theano.config.floatX)  # fmt: skip
+        self.W = theano.shared(value=initial_W, name="W", borrow=True)
+        self.hbias = theano.shared(np.zeros(n_hidden, dtype=theano.config.floatX), name="hbias")
+        self.vbias = theano.shared(np.zeros(n_visible, dtype=theano.config.floatX), name="vbias")
+        self.input = input
+        if not input:  # the tutorial's test: a variable given is true
+            self.input = T.matrix("input")
+        self.theano_rng = theano_rng
+        self.params = [self.W, self.hbias, self.vbias]
+
+    def free_energy(self, v_sample):
+        wx_b = T.dot(v_sample, self.W) + self.hbias
+        vbias_term = T.dot(v_sample, self.vbias)
+        hidden_term = T.sum(T.log(1 + T.exp(wx_b)), axis=1)
+        return -hidden_term - vbias_term
+
+    def sample_h_given_v(self, v0_sample):
+        pre_sigmoid_h1 = T.dot(v0_sample, self.W) + self.hbias
+        h1_mean = T.nnet.sigmoid(pre_sigmoid_h1)
+        h1_sample = self.theano_rng.binomial(size=h1_mean.shape, n=1, p=h1_mean,
+                                             dtype=theano.config.floatX)  # fmt: skip
+        return [pre_sigmoid_h1, h1_mean, h1_sample]
+
+    def sample_v_given_h(self, h0_sample):
+        pre_sigmoid_v1 = T.dot(h0_sample, self.W.T) + self.vbias
+        v1_mean = T.nnet.sigmoid(pre_sigmoid_v1)
+        v1_sample = self.theano_rng.binomial(size=v1_mean.shape, n=1, p=v1_mean,
+                                             dtype=theano.config.floatX)  # fmt: skip
+        return [pre_sigmoid_v1, v1_mean, v1_sample]
+
+    def gibbs_hvh(self, h0_sample):
+        pre_sigmoid_v1, v1_mean, v1_sample = self.sample_v_given_h(h0_sample)
+        pre_sigmoid_h1, h1_mean, h1_sample = self.sample_h_given_v(v1_sample)
+        return [pre_sigmoid_v1, v1_mean, v1_sample, pre_sigmoid_h1, h1_mean, h1_sample]
+
+    def get_cost_updates(self, lr=0.1, persistent=None, k=1):
+        pre_sigmoid_ph, ph_mean, ph_sample = self.sample_h_given_v(self.input)
+        chain_start = ph_sample if persistent is None else persistent
+        (_, _, nv_samples, _, _, nh_samples), updates = theano.scan(
+            self.gibbs_hvh, outputs_info=[None, None, None, None, None, chain_start],
+            n_steps=k, name="gibbs_hvh",
+        )  # fmt: skip
+        chain_end = nv_samples[-1]
+        cost = T.mean(self.free_energy(self.input)) - T.mean(self.free_energy(chain_end))
+        gparams = T.grad(cost, self.params, consider_constant=[chain_end])
+        for gparam, param in zip(gparams, self.params):
+            updates[param] = param - gparam * T.cast(lr, dtype=theano.config.floatX)
+        updates[persistent] = nh_samples[-1]
+        return self.get_pseudo_likelihood_cost(updates), updates
+
+    def get_pseudo_likelihood_cost(self, updates):
+        bit_i_idx = theano.shared(value=0, name="bit_i_idx")
+        xi = T.round(self.input)
+        fe_xi = self.free_energy(xi)
+        xi_flip = T.set_subtensor(xi[:, bit_i_idx], 1 - xi[:, bit_i_idx])
+        fe_xi_flip = self.free_energy(xi_flip)
+        cost = T.mean(self.n_visible * T.log(T.nnet.sigmoid(fe_xi_flip - fe_xi)))
+        updates[bit_i_idx] = (bit_i_idx + 1) % self.n_visible
+        return cost
+
+
+def rbm_pcd(train_set_x, n_epochs=4, batch_size=20, n_hidden=32, k=5):
+    """PCD-k training of an RBM on binarised digits; the mean monitoring cost per epoch."""
+    index, x = T.lscalar(), T.matrix("x")
+    rng = np.random.RandomState(123)
+    persistent_chain = theano.shared(np.zeros((batch_size, n_hidden),
+                                              dtype=theano.config.floatX), borrow=True)  # fmt: skip
+    rbm = RBM(input=x, n_visible=64, n_hidden=n_hidden, numpy_rng=rng,
+              theano_rng=RandomStreams(rng.randint(2**30)))  # fmt: skip
+    cost, updates = rbm.get_cost_updates(lr=0.1, persistent=persistent_chain, k=k)
+    batch = train_set_x[index * batch_size : (index + 1) * batch_size]
+    train_rbm = theano.function([index], cost, updates=updates, givens={x: batch})
+    n_batches = train_set_x.get_value(borrow=True).shape[0] // batch_size
+    return [float(np.mean([train_rbm(i) for i in range(n_batches)])) for _ in range(n_epochs)]

@@ -28,6 +28,23 @@ def test_denoising_autoencoder_with_random_streams(datasets):
     assert error < 0.5 * np.mean((clean - clean.mean()) ** 2)  # beats predicting the mean
 
 
+def test_rbm_with_persistent_contrastive_divergence(digits):
+    """Gibbs sampling in scan with a probability per unit, ``consider_constant``, updates
+    returned by scan and added to; the pseudo-likelihood rises as it learns."""
+    (train_x, _), _ = digits
+    binary = theano.shared((train_x > 0.5).astype(theano.config.floatX), borrow=True)
+    costs = programs.rbm_pcd(binary)
+    assert all(np.isfinite(costs)) and costs[-1] > costs[0] + 3, costs
+
+
+def test_a_denoising_autoencoder_on_shared_weights_given_to_it():
+    """The SdA hands each dA its hidden layer's weights: ``if not W:`` must see them."""
+    W = theano.shared(np.full((64, 32), 0.01), name="W")
+    layer = programs.dA(np.random.RandomState(0), input=theano.tensor.matrix("x"), W=W)
+    assert layer.W is W and layer.params[0] is W
+    assert layer.b.get_value().shape == (32,)
+
+
 def test_scan_rnn(datasets):
     assert programs.rnn_classifier(datasets) < 0.25
 

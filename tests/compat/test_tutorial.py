@@ -169,3 +169,14 @@ def test_broadcastable_patterns():
     assert shared(np.zeros((1, 3)), broadcastable=(True, False)).broadcastable == (True, False)
     x = T.matrix("x")
     np.testing.assert_array_equal(function([x], (x**2).shape)(np.ones((3, 4))), [3, 4])
+
+
+def test_theano_variables_are_true_and_comparisons_refuse():
+    """Theano's rule, which tutorial code leans on (``if not input:``, ``if not W:``): its
+    variables are true in ``if``; a comparison's result is not a truth value."""
+    x, W = T.matrix("x"), shared(np.ones((2, 2)))
+    assert x and W and not (not x)
+    with pytest.raises(TypeError, match="truth value"):
+        bool(x > 0)
+    assert isinstance(x * 2, T.TensorVariable) and isinstance(W, T.TensorSharedVariable)
+    assert not isinstance(x, T.TensorSharedVariable)

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config
-from symnb.compat.theano.tensor.var import shape_of
+from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.function import function as _sn_function
 from symnb.core.graph import leaves
 from symnb.core.op import _at_user_line
@@ -274,4 +274,4 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False,
         raise _at_user_line(
             ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
         )
-    return SharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
+    return TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)

@@ -42,7 +42,7 @@ class TensorType:
         return _SymnbType(self.dtype, self.shape)
 
     def __call__(self, name=None) -> Variable:
-        return Variable(self.symnb_type(), name=name)
+        return TensorVariable(self.symnb_type(), name=name)
 
     make_variable = __call__
 
@@ -172,7 +172,29 @@ btensor4s, wtensor4s, itensor4s, ltensor4s, ftensor4s, dtensor4s, ctensor4s, zte
                          ztensor4))
 )  # fmt: skip
 
-#: the classes Theano code tests with isinstance
-TensorVariable = Variable
+#: the class of constants Theano code tests with isinstance
 TensorConstant = Constant
-TensorSharedVariable = SharedVariable
+
+
+class _Truthy(type):
+    """The metaclass of the two classes below: ``isinstance(x, T.TensorVariable)`` is true of
+    every symbolic tensor, as in Theano, not only of those the constructors made."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.__bases__[0])
+
+
+class TensorVariable(Variable, metaclass=_Truthy):
+    """A variable made by ``T.matrix()`` & co. Theano's variables were true in ``if``, so that
+    tutorial code tests whether one was given with ``if not input:`` (the RBM); a comparison's
+    result (``if x > 0:``) still refuses, as in Theano. symnb's own variables always refuse."""
+
+    def __bool__(self):
+        return True
+
+
+class TensorSharedVariable(SharedVariable, metaclass=_Truthy):
+    """``theano.shared``'s variable: true in ``if`` (the dA tutorial's ``if not W:``)."""
+
+    def __bool__(self):
+        return True
