@@ -79,9 +79,9 @@ class Variable(TensorMethods):
         return f"{name} ({self.type.dtype.name}{format_shape(self.type.shape)})"
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):
-        """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``."""
-        inputs = inputs or {}
-        return hook("function")(list(inputs), self, backend=backend)(*inputs.values())
+        """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``
+        (keys may also be the inputs' names: ``{"x": 2.0}``)."""
+        return hook("eval")(self, inputs or {}, backend)
 
     # -- rich display (Jupyter/IPython): drawn by symnb.viz, through the hooks it registers --
     def _repr_mimebundle_(self, include=None, exclude=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+from symnb.core.op import _at_user_line
 from symnb.errors import ShapeError
 
 
@@ -11,17 +12,23 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     """A sorted tuple of non-negative axes; ``None`` means all of them."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    if isinstance(axis, numbers.Integral):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise _at_user_line(TypeError(f"{op}: axis is an int, a tuple of ints or None, not "
+                                      f"{axis!r}"))  # fmt: skip
     out = []
     for a in axes:
         if not isinstance(a, numbers.Integral) or isinstance(a, bool):
-            raise TypeError(f"{op}: an axis is an int, not {a!r}")
+            raise _at_user_line(TypeError(f"{op}: an axis is an int, not {a!r}"))
         if not -ndim <= a < ndim:
-            raise ShapeError(
+            raise _at_user_line(ShapeError(
                 f"{op}: axis {a} is out of range for {var.describe()}, which has {ndim} "
                 f"dim{'s' if ndim != 1 else ''} (valid: {-ndim}..{ndim - 1})"
-            )
+            ))  # fmt: skip
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):
-        raise ShapeError(f"{op}: repeated axis in {axis!r}")
+        raise _at_user_line(ShapeError(f"{op}: repeated axis in {axis!r}"))
     return tuple(sorted(out))

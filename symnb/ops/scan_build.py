@@ -15,6 +15,7 @@ builder then puts the loop in the canonical form of ``symnb/ops/scan.py``:
 
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 
 import numpy as np
@@ -24,7 +25,7 @@ from symnb.core.graph import clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import DTypeError, GraphError, ShapeError
 from symnb.ops.elemwise import cast
 from symnb.ops.index import getitem
 from symnb.ops.layout import flip
@@ -60,7 +61,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     try:
         return _Builder(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
                         truncate_gradient, strict).build()  # fmt: skip
-    except (ShapeError, DTypeError) as exc:
+    except (ShapeError, DTypeError, GraphError) as exc:
         if getattr(exc, "location", None) is not None:
             raise
         raise _at_user_line(exc) from None
@@ -211,6 +212,7 @@ class _Builder:
         for o in self.outs:
             phs = [ph for ph, _ in state_phs[o.i]]
             args += [phs[-t - 1] for t in o.taps]
+        self._check_arity(len(args))
         returned = self.fn(*args, *self.nonseqs)
         outputs, updates, cond = _parse_return(returned)
         self._check_count(outputs)
@@ -244,6 +246,23 @@ class _Builder:
         loop, outer = loop_inputs.finish(inner_outs, cond is not None, self.truncate, check)
         results = Scan(loop).make_node(self.n_steps, *outer).outputs
         return self._user_results(results, update_targets, len(plain))
+
+    def _check_arity(self, n_taps: int) -> None:
+        """fn must take what the loop passes: say what that is, not Python's bare count."""
+        try:
+            signature = inspect.signature(self.fn)
+        except (TypeError, ValueError):  # a builtin or C callable: let the call speak
+            return
+        total = n_taps + len(self.nonseqs)
+        try:
+            signature.bind(*range(total))
+        except TypeError:
+            seq = sum(len(s.placeholders) for s in self.seqs)
+            raise GraphError(
+                f"sn.scan: fn{signature} is called with {total} argument(s): {seq} for the "
+                f"sequences' taps, {n_taps - seq} for the fed-back outputs' taps and "
+                f"{len(self.nonseqs)} non-sequence(s), in that order"
+            ) from None
 
     def _entries(self, outputs) -> list[_Output]:
         if not self.outs:  # no outputs_info: every output is plain

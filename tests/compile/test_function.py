@@ -119,3 +119,15 @@ def test_unavailable_backend_is_a_clear_error():
     x = sn.vector("x")
     with pytest.raises(ValueError, match="unknown backend 'gpu'"):
         sn.function([x], x, backend="gpu")
+
+
+def test_eval_takes_variables_or_their_names():
+    x, y = sn.vector("x"), sn.vector("y")
+    z = x * 2 + y
+    np.testing.assert_array_equal(z.eval({"x": np.ones(2), y: np.arange(2.0)}), [2.0, 3.0])
+    with pytest.raises(
+        sn.GraphError, match=r"eval: 'q' names no input of .*named inputs: \['x', 'y'\]"
+    ):
+        z.eval({"q": 1.0})
+    with pytest.raises(sn.GraphError, match="eval: 'x' names 2 inputs"):
+        (x + sn.vector("x")).eval({"x": np.ones(2)})

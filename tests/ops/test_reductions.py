@@ -88,6 +88,22 @@ def test_argmax_argmin_match_numpy(op, ref, axis, keepdims, dtype, rng, backend)
     )
 
 
+@pytest.mark.parametrize(
+    "axis, error, message",
+    [
+        (1.5, TypeError, "sum: axis is an int, a tuple of ints or None, not 1.5"),
+        ((0, "a"), TypeError, "sum: an axis is an int, not 'a'"),
+        ((0, -2), sn.ShapeError, r"sum: repeated axis in \(0, -2\)"),
+        (2, sn.ShapeError, "sum: axis 2 is out of range for 'x'"),
+    ],
+)
+def test_a_bad_axis_is_refused_at_the_users_line(axis, error, message):
+    x = sn.tensor("x", shape=(3, 4))
+    with pytest.raises(error, match=message) as caught:
+        sn.sum(x, axis=axis)  # the line named
+    assert f"test_reductions.py, line {caught.tb.tb_lineno}" in str(caught.value)
+
+
 def test_argmax_refuses_a_tuple_axis_and_has_no_gradient():
     x = sn.tensor("x", shape=(3, 4))
     with pytest.raises(TypeError, match="argmax: axis is one int or None"):

@@ -462,3 +462,15 @@ def test_the_step_may_differentiate_through_its_non_sequences(backend):
     want = np.diag((1 - np.tanh(xv) ** 2) * xv[::-1])
     want[np.arange(4), np.arange(4)[::-1]] += np.tanh(xv)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_step_taking_the_wrong_number_of_arguments_is_told_what_it_gets():
+    x, h0, w = sn.matrix("x"), sn.vector("h0"), sn.vector("w")
+    with pytest.raises(sn.GraphError) as caught:
+        sn.scan(lambda xt, h: h + xt, sequences=x, outputs_info=h0, non_sequences=w)
+    assert str(caught.value).startswith(
+        "sn.scan: fn(xt, h) is called with 3 argument(s): 1 for the sequences' taps, 1 for "
+        "the fed-back outputs' taps and 1 non-sequence(s), in that order\n  at "
+    )
+    out, _ = sn.scan(lambda *taps: taps[0] + taps[1], sequences=x, outputs_info=h0)
+    assert out.type.ndim == 2  # *args takes whatever the loop passes

@@ -1,0 +1,28 @@
+"""``x.eval({...})``: compile a variable as a function of the values given and call it once.
+
+Keys are the input variables, or their names (``(x + 1).eval({"x": 2.0})``), which must name
+exactly one input of the graph; ``Variable.eval`` reaches this through the "eval" hook."""
+
+from __future__ import annotations
+
+from symnb.compile.function import function
+from symnb.core.graph import leaves
+from symnb.core.variable import Variable
+from symnb.errors import GraphError
+
+
+def evaluate(var: Variable, inputs: dict, backend: str):
+    keys = [_resolve(var, key) for key in inputs]
+    return function(keys, var, backend=backend)(*inputs.values())
+
+
+def _resolve(var: Variable, key):
+    """``key`` itself when it is a variable; else the one leaf of var's graph so named."""
+    if isinstance(key, Variable) or not isinstance(key, str):
+        return key  # sn.function says what is wrong with a key that is neither
+    named = [leaf for leaf in leaves([var]) if leaf.name == key]
+    if len(named) == 1:
+        return named[0]
+    names = sorted({leaf.name for leaf in leaves([var]) if leaf.name})
+    how = "names no input of" if not named else f"names {len(named)} inputs of"
+    raise GraphError(f"eval: {key!r} {how} {var.describe()}; its named inputs: {names}")
