@@ -277,3 +277,76 @@ def test_conv2d_and_pool_misuse_say_what_is_wrong():
         pool.pool_2d(x, ws=(2, 2), pad=(1, 1))
     with pytest.raises(ValueError, match="mode must be one of"):
         pool.pool_2d(x, ws=(2, 2), mode="median", ignore_border=True)
+
+
+def _values(*shapes, seed=3):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) for s in shapes]
+
+
+A, B = _values((3, 4), (3, 4))
+S = _values((3, 3))[0] + 4 * np.eye(3)  # well conditioned, not symmetric
+MORE_FUNCTIONS = [
+    ("add of three", lambda x, y: T.add(x, y, x), (A, B), A + B + A),
+    ("mul of three", lambda x, y: T.mul(x, y, y), (A, B), A * B * B),
+    ("largest", lambda x, y: T.largest(x, y, -x), (A, B), np.maximum(np.maximum(A, B), -A)),
+    ("smallest", lambda x, y: T.smallest(x, y), (A, B), np.minimum(A, B)),
+    ("exp2", lambda x: T.exp2(x), (A,), np.exp2(A)),
+    ("any", lambda x: T.any(x > 1, axis=1), (A,), np.any(A > 1, axis=1)),
+    ("all", lambda x: T.all(x > -3), (A,), np.all(A > -3)),
+    ("repeat", lambda x: T.repeat(x, 2, axis=0), (A,), np.repeat(A, 2, axis=0)),
+    ("roll", lambda x: T.roll(x, 1, axis=1), (A,), np.roll(A, 1, axis=1)),
+    ("horizontal_stack", lambda x, y: T.horizontal_stack(x, y), (A, B), np.hstack([A, B])),
+    ("vertical_stack", lambda x, y: T.vertical_stack(x, y), (A, B), np.vstack([A, B])),
+    ("batched_dot of rows", lambda x, y: T.batched_dot(x, y), (A, B), np.sum(A * B, axis=1)),
+    ("nlinalg.matrix_inverse", lambda s: T.nlinalg.matrix_inverse(s), (S,), np.linalg.inv(S)),
+    ("nlinalg.det", lambda s: T.nlinalg.det(s), (S,), np.linalg.det(S)),
+    ("nlinalg.matrix_dot", lambda s: T.nlinalg.matrix_dot(s, s, s), (S,), S @ S @ S),
+    ("slinalg.solve", lambda s: T.slinalg.solve(s, s[:, 0]), (S,), np.linalg.solve(S, S[:, 0])),
+    ("slinalg.cholesky upper", lambda s: T.slinalg.cholesky(T.dot(s, s.T), lower=False), (S,),
+     np.linalg.cholesky(S @ S.T).T),
+    ("extra_ops.cumsum", lambda x: T.extra_ops.cumsum(x, axis=1), (A,), np.cumsum(A, axis=1)),
+    ("nnet.softsign", lambda x: T.nnet.softsign(x), (A,), A / (1 + np.abs(A))),
+    ("nnet.softmax_with_bias", lambda x: T.nnet.softmax_with_bias(x, x[0]), (A,),
+     np.exp(A + A[0]) / np.exp(A + A[0]).sum(axis=1, keepdims=True)),
+    ("nnet.bn.batch_normalization",
+     lambda x: T.nnet.bn.batch_normalization(x, x[0], x[1], x.mean(axis=0), x.std(axis=0)),
+     (A,), (A - A.mean(0)) * (A[0] / A.std(0)) + A[1]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, build, values, want", MORE_FUNCTIONS, ids=[r[0] for r in MORE_FUNCTIONS]
+)
+def test_more_theano_functions_against_numpy(name, build, values, want):
+    inputs = [T.TensorType("float64", (False,) * np.ndim(v))(f"v{i}") for i, v in enumerate(values)]
+    got = run(inputs, build(*inputs), *values)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_theanos_rounding_and_broadcast_patterns():
+    x = T.dvector("x")
+    halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.2])
+    np.testing.assert_array_equal(run([x], T.round(x), halves), [-3, -2, -1, 1, 2, 3, 0])
+    np.testing.assert_array_equal(run([x], T.round(x, "half_to_even"), halves), np.round(halves))
+    assert run([x], T.iround(x), halves).dtype == np.int64
+    with pytest.raises(ValueError, match="half_away_from_zero"):
+        T.round(x, "up")
+    m = T.matrix("m")
+    col = T.addbroadcast(m, 1)
+    assert col.broadcastable == (False, True)
+    assert T.patternbroadcast(m, (True, False)).broadcastable == (True, False)
+    np.testing.assert_array_equal(run([m], col + m, np.ones((3, 1))), np.full((3, 1), 2.0))
+    with pytest.raises(Exception, match="reshape"):  # a dim marked 1 that is not: refused
+        run([m], col, np.ones((3, 2)))
+    assert T.unbroadcast(col, 1) is col
+    labels = T.ivector("y")
+    np.testing.assert_array_equal(
+        run([labels], T.extra_ops.to_one_hot(labels, 3), np.array([2, 0], "int32")),
+        [[0, 0, 1], [1, 0, 0]],
+    )
+    z = T.matrix("z")
+    loss = T.nnet.crossentropy_categorical_1hot(T.nnet.softmax(z), labels)
+    got = run([z, labels], loss, A[:2], np.array([3, 1], "int32"))
+    p = np.exp(A[:2]) / np.exp(A[:2]).sum(1, keepdims=True)
+    np.testing.assert_allclose(got, -np.log(p[[0, 1], [3, 1]]), rtol=1e-12)

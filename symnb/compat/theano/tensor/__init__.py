@@ -8,7 +8,14 @@ lists each difference.
 """
 
 from symnb.compat.theano.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
-from symnb.compat.theano.tensor import nnet, shared_randomstreams, signal  # noqa: F401
+from symnb.compat.theano.tensor import (  # noqa: F401
+    extra_ops,
+    nlinalg,
+    nnet,
+    shared_randomstreams,
+    signal,
+    slinalg,
+)
 from symnb.compat.theano.tensor.basic import *  # noqa: F403
-from symnb.compat.theano.tensor.basic import max, min, sum  # noqa: F401, A004
+from symnb.compat.theano.tensor.basic import all, any, max, min, round, sum  # noqa: F401, A004
 from symnb.compat.theano.tensor.var import *  # noqa: F403

@@ -10,6 +10,7 @@ reductions take Theano's ``dtype``/``acc_dtype`` arguments, and Python floats gi
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -27,8 +28,8 @@ log1p, expm1, log2, log10 = sn.log1p, sn.expm1, sn.log2, sn.log10
 sin, cos, tan, sinh, cosh = sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh
 arcsin, arccos, arctan, arctan2 = sn.arcsin, sn.arccos, sn.arctan, sn.arctan2
 erf, erfc, erfinv, gamma, gammaln, psi = sn.erf, sn.erfc, sn.erfinv, sn.gamma, sn.gammaln, sn.psi
-floor, ceil, round, trunc = sn.floor, sn.ceil, sn.round, sn.trunc  # noqa: A001
-maximum, minimum, pow, add, sub, mul = sn.maximum, sn.minimum, sn.pow, sn.add, sn.sub, sn.mul  # noqa: A001
+floor, ceil, trunc = sn.floor, sn.ceil, sn.trunc
+maximum, minimum, pow, sub = sn.maximum, sn.minimum, sn.pow, sn.sub  # noqa: A001
 mod, floor_div, int_div = sn.mod, sn.floor_div, sn.floor_div
 eq, neq, lt, gt, le, ge = (
     sn.equal, sn.not_equal, sn.less, sn.greater, sn.less_equal, sn.greater_equal
@@ -45,6 +46,93 @@ zeros_like, ones_like, eye, diag = sn.zeros_like, sn.ones_like, sn.eye, sn.diag
 cumsum, cumprod, sort, argsort = sn.cumsum, sn.cumprod, sn.sort, sn.argsort
 argmin, argmax = sn.argmin, sn.argmax
 logsumexp, norm = sn.logsumexp, sn.norm
+any, all, squeeze, repeat, roll = sn.any, sn.all, sn.squeeze, sn.repeat, sn.roll  # noqa: A001
+
+
+def add(*terms) -> Variable:
+    """``T.add(a, b, ...)``: the sum of any number of terms."""
+    return functools.reduce(sn.add, terms)
+
+
+def mul(*terms) -> Variable:
+    """``T.mul(a, b, ...)``: the product of any number of factors."""
+    return functools.reduce(sn.mul, terms)
+
+
+def largest(*args) -> Variable:
+    """The elementwise maximum of any number of tensors."""
+    return functools.reduce(sn.maximum, args)
+
+
+def smallest(*args) -> Variable:
+    """The elementwise minimum of any number of tensors."""
+    return functools.reduce(sn.minimum, args)
+
+
+def exp2(x) -> Variable:
+    """2 ** x."""
+    return sn.pow(2.0, as_variable(x))
+
+
+def round(a, mode=None) -> Variable:  # noqa: A001
+    """``T.round``: ``mode="half_away_from_zero"`` (Theano's default: 2.5 -> 3, -0.5 -> -1)
+    or ``"half_to_even"`` (NumPy's: 2.5 -> 2)."""
+    a = as_variable(a)
+    if mode == "half_to_even" or a.type.dtype.kind in "biu":
+        return sn.round(a)
+    if mode not in (None, "half_away_from_zero"):
+        raise _at_user_line(ValueError(
+            f"round: mode must be 'half_away_from_zero' or 'half_to_even', not {mode!r}"
+        ))  # fmt: skip
+    return sn.sign(a) * sn.floor(sn.abs(a) + 0.5)
+
+
+def iround(a, mode=None) -> Variable:
+    """``round`` as int64."""
+    return _cast(round(a, mode), "int64")
+
+
+def horizontal_stack(*args) -> Variable:
+    """Matrices side by side (``concatenate`` on axis 1)."""
+    return sn.concatenate(list(args), axis=1)
+
+
+def vertical_stack(*args) -> Variable:
+    """Arrays one above the other (``concatenate`` on axis 0)."""
+    return sn.concatenate(list(args), axis=0)
+
+
+def batched_dot(a, b) -> Variable:
+    """``dot`` of each pair ``a[i], b[i]`` along the first axis (vectors or matrices)."""
+    a, b = as_variable(a), as_variable(b)
+    if a.type.ndim == 2 and b.type.ndim == 2:
+        return sn.sum(a * b, axis=1)
+    if a.type.ndim == 2:
+        return sn.squeeze(sn.matmul(sn.expand_dims(a, 1), b), 1)
+    if b.type.ndim == 2:
+        return sn.squeeze(sn.matmul(a, sn.expand_dims(b, 2)), 2)
+    return sn.matmul(a, b)
+
+
+def patternbroadcast(x, broadcastable) -> Variable:
+    """x with the dims that ``broadcastable`` marks checked to be 1 (a call with another
+    length fails) and known to be 1 in its type."""
+    x = as_variable(x)
+    marked = [i for i, b in enumerate(broadcastable) if b]
+    return addbroadcast(x, *marked) if marked else x
+
+
+def addbroadcast(x, *axes) -> Variable:
+    """x with ``axes`` known to be of length 1 (checked when the function runs)."""
+    x = as_variable(x)
+    shape = sn.shape(x)
+    dims = [1 if i in axes or i - x.type.ndim in axes else shape[i] for i in range(x.type.ndim)]
+    return sn.reshape(x, dims)
+
+
+def unbroadcast(x, *axes) -> Variable:
+    """x itself: symnb broadcasts a length-1 dim whether or not its type says so."""
+    return as_variable(x)
 
 
 def true_div(x, y) -> Variable:
@@ -172,7 +260,7 @@ def ones(shape, dtype=None) -> Variable:
 def arange(start, stop=None, step=1, dtype=None) -> Variable:
     """``T.arange``: int64 for integer bounds, floatX when a bound is a Python float."""
     dtype = resolve_dtype(dtype)
-    if dtype is None and any(isinstance(v, float) for v in (start, stop, step)):
+    if dtype is None and builtins.any(isinstance(v, float) for v in (start, stop, step)):
         dtype = config.floatX
     return sn.arange(start, stop, step, dtype=dtype)
 

@@ -6,7 +6,7 @@ matrix, the softmax of each row.
 
 from __future__ import annotations
 
-from symnb.compat.theano.tensor.nnet import conv  # noqa: F401 - theano.tensor.nnet.conv
+from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
 from symnb.core.variable import Variable, as_variable
 from symnb.ops import elemwise, math, nnet
@@ -50,3 +50,19 @@ def elu(x, alpha=1) -> Variable:
     """``x`` for x > 0, ``alpha (exp(x) - 1)`` otherwise."""
     x = as_variable(x)
     return elemwise.where(x > 0, x, alpha * math.expm1(x))
+
+
+def softsign(x) -> Variable:
+    """``x / (1 + |x|)``."""
+    x = as_variable(x)
+    return x / (1 + elemwise.abs(x))
+
+
+def softmax_with_bias(x, b) -> Variable:
+    """``softmax(x + b)`` of each row."""
+    return softmax(as_variable(x) + b)
+
+
+def crossentropy_categorical_1hot(coding_dist, true_one_of_n) -> Variable:
+    """``-log(coding_dist[i, true_one_of_n[i]])`` for each row (integer labels)."""
+    return nnet.crossentropy(coding_dist, true_one_of_n)

@@ -1,0 +1,14 @@
+"""``theano.tensor.extra_ops``: the few of its functions course code uses, on symnb's ops."""
+
+from __future__ import annotations
+
+from symnb import ops as sn
+from symnb.compat.theano.configparser import resolve_dtype
+from symnb.core.variable import as_variable
+
+cumsum, cumprod, repeat, squeeze = sn.cumsum, sn.cumprod, sn.repeat, sn.squeeze
+
+
+def to_one_hot(y, nb_class, dtype=None):
+    """One-hot rows of ``nb_class`` for integer labels ``y`` (floatX unless ``dtype``)."""
+    return sn.one_hot(as_variable(y), int(nb_class), dtype=resolve_dtype(dtype or "floatX"))
