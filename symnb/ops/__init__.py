@@ -21,6 +21,7 @@ from symnb.ops.creation import (  # noqa: F401
     zeros,
     zeros_like,
 )
+from symnb.ops.debug import print_value  # noqa: F401
 from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     abs,
     add,

@@ -350,3 +350,10 @@ def test_theanos_rounding_and_broadcast_patterns():
     got = run([z, labels], loss, A[:2], np.array([3, 1], "int32"))
     p = np.exp(A[:2]) / np.exp(A[:2]).sum(1, keepdims=True)
     np.testing.assert_allclose(got, -np.log(p[[0, 1], [3, 1]]), rtol=1e-12)
+
+
+def test_printing_print_prints_the_value_when_computed(capsys):
+    x = T.dvector("x")
+    f = theano.function([x], theano.printing.Print("this is x")(x) * 2)
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    assert capsys.readouterr().out == "this is x __str__ = [1. 2.]\n"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from tests.helpers import check, random_array
+from tests.helpers import available_backends, check, random_array
 from tests.helpers import run as run_on
 
 BINARY = {
@@ -180,3 +180,18 @@ def test_reshape_refuses_wrong_element_counts():
         x.reshape(-1, 5)
     with pytest.raises(sn.ShapeError, match="'seq' is not a named dim"):
         sn.tensor("y", shape=("batch", 3)).reshape(("seq", 3))
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_print_value_prints_each_time_it_is_computed(backend, capsys):
+    x = sn.vector("x")
+    y = sn.print_value(x * 2, "doubled", attrs=("shape", "__str__")) + 1
+    f = sn.function([x], [y, sn.print_value(x * 2, "doubled", attrs=("shape", "__str__"))],
+                    backend=backend)  # fmt: skip
+    got, twin = f(np.arange(3.0))
+    np.testing.assert_array_equal(got, [1.0, 3.0, 5.0])
+    np.testing.assert_array_equal(twin, [0.0, 2.0, 4.0])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["doubled shape = (3,)", "doubled __str__ = [0. 2. 4.]"] * 2  # not merged
+    g = sn.grad(sn.sum(sn.print_value(x * x, "sq")), x)
+    np.testing.assert_array_equal(g.eval({x: np.array([1.0, -2.0])}), [2.0, -4.0])

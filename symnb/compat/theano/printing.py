@@ -10,7 +10,9 @@ import sys
 
 from symnb.compile.function import Function as _SymnbFunction
 from symnb.core.graph import Graph
+from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
+from symnb.ops.debug import print_value
 from symnb.viz.graphs import picture
 from symnb.viz.render import render_bytes
 from symnb.viz.text import format_expr, format_graph
@@ -70,3 +72,16 @@ def pydotprint(fct, outfile=None, compact=True, format="png", with_ids=False,  #
     if print_output_file:
         print("The output file is available at", outfile)
     return None
+
+
+class Print:
+    """``theano.printing.Print("msg")(x)``: x, printing ``msg __str__ = value`` each time the
+    function computes it (``attrs=("shape",)`` prints other attributes)."""
+
+    def __init__(self, message="", attrs=("__str__",), global_fn=None):
+        if global_fn is not None:
+            raise _at_user_line(NotImplementedError("Print: global_fn is not implemented"))
+        self.message, self.attrs = message, tuple(attrs)
+
+    def __call__(self, x) -> Variable:
+        return print_value(x, self.message, self.attrs)
