@@ -170,3 +170,12 @@ def test_misused_inputs_are_refused_at_the_users_line():
         f([1.0], [2.0])
     with pytest.raises(sn.ShapeError, match="scalar"):
         T.grad(x * 2, x)  # the cost of T.grad is a scalar, as in Theano
+
+
+def test_the_optimised_graph_is_reachable_as_maker_fgraph():
+    x = T.dmatrix("x")
+    f = theano.function([x], T.exp(x) * 2 + 1, mode="FAST_RUN")
+    nodes = f.maker.fgraph.toposort()
+    assert [node.op.op_name() for node in nodes] == ["composite"]  # fused into one kernel
+    assert f.maker.fgraph.inputs == [x] and len(f.maker.fgraph.outputs) == 1
+    assert f.maker.inputs[0].variable is x

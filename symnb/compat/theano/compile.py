@@ -174,6 +174,15 @@ def _used_leaves(outputs, updates, givens) -> set[int]:
     return found
 
 
+class FunctionMaker:
+    """What ``f.maker`` holds in Theano that programs read: ``fgraph``, the graph after the
+    rewrites (a symnb ``Graph``: ``toposort()``, ``inputs``, ``outputs``, ``clients``), and
+    ``inputs``, the ``In`` specs."""
+
+    def __init__(self, fgraph, inputs):
+        self.fgraph, self.inputs = fgraph, inputs
+
+
 class TheanoFunction:
     """A compiled ``theano.function``: call it with positional values, keywords by input
     name, or neither for inputs with defaults. ``symnb_function`` is the symnb Function
@@ -217,6 +226,12 @@ class TheanoFunction:
                     raise InputError(f"missing input {i} {spec.variable.describe()}")
                 values[i] = spec.value
         return values
+
+    @property
+    def maker(self) -> FunctionMaker:
+        """``f.maker.fgraph``: the optimised graph (``toposort()``, ``inputs``, ``outputs``),
+        as course code inspects it after compiling."""
+        return FunctionMaker(self.symnb_function.graph, self.specs)
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
              profile=None):  # fmt: skip
