@@ -34,7 +34,12 @@ class LogisticRegression:
         return -T.mean(T.log(self.p_y_given_x)[T.arange(y.shape[0]), y])
 
     def errors(self, y):
-        return T.mean(T.neq(self.y_pred, y))
+        if y.ndim != self.y_pred.ndim:
+            raise TypeError("y should have the same shape as self.y_pred",
+                            ("y", y.type, "y_pred", self.y_pred.type))  # fmt: skip
+        if y.dtype.startswith("int"):  # the tutorial's test: Theano's dtypes are strings
+            return T.mean(T.neq(self.y_pred, y))
+        raise NotImplementedError()
 
 
 class HiddenLayer:

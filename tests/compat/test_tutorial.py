@@ -180,3 +180,11 @@ def test_theano_variables_are_true_and_comparisons_refuse():
         bool(x > 0)
     assert isinstance(x * 2, T.TensorVariable) and isinstance(W, T.TensorSharedVariable)
     assert not isinstance(x, T.TensorSharedVariable)
+
+
+def test_dtypes_are_strings_that_also_act_as_numpy_dtypes():
+    y, W = T.ivector("y"), shared(np.zeros(3, "float32"))
+    assert y.dtype.startswith("int") and W.dtype.startswith("float")
+    assert y.dtype == "int32" and y.dtype == np.int32 and y.dtype == np.dtype("int32")
+    assert y.dtype != "int64" and y.dtype.kind == "i" and y.dtype.itemsize == 4
+    assert np.zeros(2, dtype=W.dtype).dtype == np.float32

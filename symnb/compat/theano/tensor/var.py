@@ -176,6 +176,29 @@ btensor4s, wtensor4s, itensor4s, ltensor4s, ftensor4s, dtensor4s, ctensor4s, zte
 TensorConstant = Constant
 
 
+class DTypeName(str):
+    """A dtype as Theano spelled it, a string (``y.dtype.startswith("int")`` in the tutorial's
+    ``errors``), that also answers what a NumPy dtype does (``.kind``, ``.itemsize``) and
+    equals one (``x.dtype == np.float32``)."""
+
+    def __getattr__(self, name):
+        return getattr(np.dtype(str(self)), name)
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return str.__eq__(self, other)
+        try:
+            return np.dtype(str(self)) == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = str.__hash__
+
+
 class _Truthy(type):
     """The metaclass of the two classes below: ``isinstance(x, T.TensorVariable)`` is true of
     every symbolic tensor, as in Theano, not only of those the constructors made."""
@@ -192,9 +215,18 @@ class TensorVariable(Variable, metaclass=_Truthy):
     def __bool__(self):
         return True
 
+    @property
+    def dtype(self) -> DTypeName:
+        return DTypeName(self.type.dtype.name)
+
 
 class TensorSharedVariable(SharedVariable, metaclass=_Truthy):
-    """``theano.shared``'s variable: true in ``if`` (the dA tutorial's ``if not W:``)."""
+    """``theano.shared``'s variable: true in ``if`` (the dA tutorial's ``if not W:``), its
+    dtype a string."""
 
     def __bool__(self):
         return True
+
+    @property
+    def dtype(self) -> DTypeName:
+        return DTypeName(self.type.dtype.name)
