@@ -17,7 +17,7 @@ from symnb.core.types import MAX_RANK, TensorType
 from symnb.errors import ShapeError
 from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.shape import ReducedSize, ReshapeLike
-from tests.helpers import tolerance
+from tests.helpers import needs_c, tolerance
 
 needs_runner = pytest.mark.skipif(runner.module() is None, reason="no C runner")
 
@@ -57,7 +57,8 @@ def agree(inputs, outputs, args, kinds=(), **kwargs):
 
 
 rng = np.random.default_rng(0)
-pytestmark = needs_runner
+#: backend "c"'s plans: their kernels need a C compiler, their runner the built runner.c
+pytestmark = [needs_c, needs_runner]
 
 
 # -- Launch ------------------------------------------------------------------------------------
