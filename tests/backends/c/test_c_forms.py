@@ -10,29 +10,18 @@ Every other op of the catalogue is generated C, and the special-values test chec
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from scipy import special
 
 import symnb as sn
 from tests.helpers import needs_c
-from tests.ops.test_special_values import DTYPES, cases
+from tests.ops.test_special_values import DTYPES, compiled
 
 pytestmark = needs_c
 
 #: ops with no C form at all: they run their NumPy (SciPy) reference on every dtype
 NO_C_FORM = {"digamma", "erfinv", "trigamma"}
-
-
-def compiled(dtype):
-    found = cases(dtype)
-    inputs = [x for _, xs, _, _, _ in found for x in xs]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        f = sn.function(inputs, [out for _, _, out, _, _ in found], backend="c")
-    return found, f
 
 
 def expected_library(found, dtype) -> set[str]:
@@ -50,7 +39,7 @@ def expected_library(found, dtype) -> set[str]:
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_only_ops_c_cannot_spell_run_as_library_steps(dtype):
-    found, f = compiled(dtype)
+    found, f = compiled(dtype, "c")  # the special-values test's own function
     library = {k.ops for k in f.kernels if k.kind == "library"}
     assert library == expected_library(found, dtype), [
         (k.ops, k.reason) for k in f.kernels if k.kind == "library"
