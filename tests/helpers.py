@@ -24,6 +24,12 @@ from symnb.backends.cuda.runtime import cuda_problem as runtime_cuda_problem
 needs_c = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc, gcc or clang)")
 
 
+def named_backends(*names: str) -> list:
+    """Parameter values for a test that names its backends: "c" carries ``needs_c``, so it
+    skips, saying why, where no C compiler is found instead of failing."""
+    return [pytest.param(name, marks=needs_c) if name == "c" else name for name in names]
+
+
 def available_backends() -> list[str]:
     """The backends the op suite runs here: "py", and "c" where a C compiler is found; plus
     the device backends named in ``SYMNB_SUITE_DEVICES`` ("opencl", "cuda", comma-separated;

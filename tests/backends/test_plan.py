@@ -17,6 +17,7 @@ from symnb.core.types import MAX_RANK, TensorType
 from symnb.errors import ShapeError
 from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.shape import ReducedSize, ReshapeLike
+from tests.helpers import needs_c, tolerance
 
 needs_runner = pytest.mark.skipif(runner.module() is None, reason="no C runner")
 
@@ -50,12 +51,14 @@ def agree(inputs, outputs, args, kinds=(), **kwargs):
         got = run(*args)
         for g, w in zip(got, want, strict=True):
             assert g.dtype == w.dtype and g.shape == w.shape, name
-            np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=name)
+            tol = tolerance(w.dtype, 10)
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=name)
     return f
 
 
 rng = np.random.default_rng(0)
-pytestmark = needs_runner
+#: backend "c"'s plans: their kernels need a C compiler, their runner the built runner.c
+pytestmark = [needs_c, needs_runner]
 
 
 # -- Launch ------------------------------------------------------------------------------------

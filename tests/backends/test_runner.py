@@ -9,8 +9,12 @@ import pytest
 import symnb as sn
 from symnb.backends.c import runner
 from symnb.errors import InputError
+from tests.helpers import needs_c
 
-pytestmark = pytest.mark.skipif(runner.module() is None, reason="the C runner could not be built")
+pytestmark = [
+    needs_c,
+    pytest.mark.skipif(runner.module() is None, reason="the C runner could not be built"),
+]
 
 
 def both(inputs, outputs, **kwargs):

@@ -19,7 +19,10 @@ pytest.importorskip("nbconvert")
 pytest.importorskip("pygraphviz")
 pytest.importorskip("sklearn")
 from tests.browser.test_lab import FLAGS  # noqa: E402
+from tests.helpers import needs_c  # noqa: E402
 from tests.magics.nbtools import build_tour  # noqa: E402
+
+pytestmark = needs_c  # the tour compiles its functions with --backend c
 
 # The stacking of a fraction and the raise of a superscript: only a MathML layout does both.
 MATH_LAYOUT = """() => {

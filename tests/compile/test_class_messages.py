@@ -117,4 +117,8 @@ def test_if_on_a_symbolic_variable_names_what_exists():
     assert "sn.where(cond, a, b)" in message and "sn.switch" in message
     assert "sn.ifelse(x > 0, then_value, else_value)" in message
     assert f"line {_line_of('<- if line')}" in message
-    assert all(hasattr(sn, name) for name in ("where", "switch", "ifelse"))
+    # the three functions the message names exist and choose by the condition
+    v = np.array([-2.0, 0.0, 3.0])
+    picked = [sn.where(x > 0, x, -x), sn.switch(x > 0, x, -x), sn.ifelse(sn.sum(x) > 0, x, -x)]
+    got = sn.function([x], picked, backend="py")(v)
+    np.testing.assert_array_equal(got, [[2, 0, 3], [2, 0, 3], [-2, 0, 3]])  # sum(v) > 0: v

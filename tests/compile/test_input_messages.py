@@ -11,6 +11,7 @@ import pytest
 import symnb as sn
 from symnb.compile.inputs import InputSpec
 from symnb.errors import InputError, InputShapeError
+from tests.helpers import named_backends
 
 
 def call(shapes_dtypes, *values, names=None):
@@ -151,7 +152,7 @@ def test_values_that_convert_exactly_are_accepted(dtype, value, want):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("backend_name", ["py", "c"])
+@pytest.mark.parametrize("backend_name", named_backends("py", "c"))
 def test_numpy_scalars_of_another_dtype_convert_for_a_0d_input(backend_name):
     s = sn.tensor("s", shape=(), dtype="float64")
     f = sn.function([s], s * 3, backend=backend_name)

@@ -12,6 +12,7 @@ import numpy as np
 
 import symnb as sn
 from symnb.backends.c import forbid_compile
+from tests.helpers import needs_c
 
 
 def model():
@@ -63,6 +64,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@needs_c
 def test_compiled_function_loads_in_a_new_process_from_the_cache(tmp_path):
     x, w, loss = model()
     f = sn.function([x], loss, updates={w: w + 1}, backend="c")

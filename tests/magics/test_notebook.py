@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from tests.helpers import needs_c
 from tests.magics.nbtools import data, execute, mimetypes, notebook, stream, svg_structure
 
 pytest.importorskip("pygraphviz")
@@ -134,6 +135,7 @@ def test_stepper_state_after_stepping(cells):
     assert any(s["value"] == 2 and s["description"] == "step" for s in sliders)
 
 
+@needs_c  # without a compiler, the notebook's first compile warns (on stderr) that it uses py
 def test_explicit_inputs_outputs_and_optimize(cells):
     assert stream(cells[0]["explicit_check"]).strip() == "['y2', 'x2'] [2.0, 2.0, 2.0] True"
     assert cells[0]["explicit"].outputs == []  # --quiet

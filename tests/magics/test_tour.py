@@ -5,8 +5,10 @@ import re
 
 import pytest
 
+from tests.helpers import needs_c
 from tests.magics.nbtools import build_tour
 
+pytestmark = needs_c  # the tour compiles its functions with --backend c
 pytest.importorskip("nbconvert")
 pytest.importorskip("pygraphviz")
 pytest.importorskip("sklearn")

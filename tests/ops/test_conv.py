@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from tests.helpers import check
+from tests.helpers import check, tolerance
 from tests.helpers import run as run_on
 
 
@@ -97,7 +97,7 @@ def test_conv2d_dtypes_follow_numpy(dtypes, rng, backend):
     w = rng.integers(-3, 4, size=(3, 2, 2, 2)).astype(dtypes[1])
     got = run_on(lambda a, b: sn.conv2d(a, b, padding=1), x, w, backend=backend)
     want = loop_conv2d(x, w, (1, 1), (1, 1), (1, 1), 1).astype(np.result_type(x, w))
-    check(got, want, rtol=1e-6)
+    check(got, want, rtol=tolerance(want.dtype))
 
 
 def test_conv2d_with_named_batch_and_empty_batch(rng, backend):

@@ -10,6 +10,7 @@ every op at once, so the kernels compile in one batch.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 
@@ -80,6 +81,18 @@ def cases(dtype):
     return found
 
 
+@functools.cache
+def compiled(dtype, backend):
+    """(cases, the function computing every case at once) for ``dtype`` on ``backend``; built
+    once a session (tests/backends/c/test_c_forms.py reads the same function's steps)."""
+    found = cases(dtype)
+    inputs = [x for _, xs, _, _, _ in found for x in xs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = sn.function(inputs, [out for _, _, out, _, _ in found], backend=backend)
+    return found, f
+
+
 def test_the_catalogue_has_the_elementwise_ops():
     names = {str(op) for op in OPS}
     assert {"sign", "bitwise_xor", "trigamma", "where", "clip", "floor_div", "mod"} <= names
@@ -104,12 +117,10 @@ def mismatches(op, args, got, want) -> str | None:
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_elementwise_op_on_special_values(dtype, backend):
-    found = cases(dtype)
-    inputs = [x for _, xs, _, _, _ in found for x in xs]
+    found, f = compiled(dtype, backend)
     values = [a for _, _, _, args, _ in found for a in args]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = sn.function(inputs, [out for _, _, out, _, _ in found], backend=backend)
         with np.errstate(all="ignore"):
             results = f(*values)
     wrong = [mismatches(op, args, got, want)

@@ -7,7 +7,7 @@ import scipy.special as sps
 
 import symnb as sn
 from symnb.ops.nnet import SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
-from tests.helpers import check
+from tests.helpers import check, tolerance
 from tests.helpers import run as run_on
 
 CASES = [((4, 7), -1), ((3, 5), 0), ((2, 3, 6), 1), ((2, 3, 6), -1), ((9,), 0), ((0, 4), -1)]
@@ -34,9 +34,9 @@ def test_losses_and_softmax_match_scipy(shape, axis, dtype, rng, backend):
     loss, probs = run_on(lambda a, y: SoftmaxCrossEntropy(axis % len(shape))(a, y), x, labels,
                          backend=backend)  # fmt: skip
     want_loss, want_probs = _reference(x, labels, axis)
-    rtol = 1e-5 if dtype == "float32" else 1e-12
-    check(loss, want_loss.astype(dtype), rtol=rtol, atol=1e-6)
-    check(probs, want_probs.astype(dtype), rtol=rtol, atol=1e-7)
+    tol = tolerance(dtype)  # float64 results must be float64-exact, not float32-close
+    check(loss, want_loss.astype(dtype), rtol=tol, atol=tol)
+    check(probs, want_probs.astype(dtype), rtol=tol, atol=tol)
     public = run_on(lambda a, y: sn.softmax_cross_entropy(a, y, axis=axis), x, labels,
                     backend=backend)  # fmt: skip
     check(public, loss)
@@ -53,7 +53,7 @@ def test_gradient_op_matches_numpy(shape, axis, dtype, rng, backend):
                  backend=backend)  # fmt: skip
     one_hot = np.moveaxis(np.eye(shape[axis], dtype=dtype)[labels], -1, axis)
     want = (probs - one_hot) * np.expand_dims(dloss, axis)
-    check(got, want, rtol=1e-6 if dtype == "float32" else 1e-12, atol=1e-7)
+    check(got, want, rtol=tolerance(dtype), atol=tolerance(dtype))
 
 
 def test_mixed_dtypes_promote_like_numpy(rng, backend):

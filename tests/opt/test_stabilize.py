@@ -5,6 +5,7 @@ import pytest
 from scipy import special
 
 import symnb as sn
+from tests.helpers import named_backends
 from tests.opt.util import assert_same_values, compile_pair, fired
 
 STABLE = "stable"
@@ -118,7 +119,7 @@ Z_SATURATED = np.array([100.0, -100.0, 100.0, -100.0, 20.0, -20.0, 0.3, -1.7], "
 T_BINARY = np.array([0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.25, 1.0], "float32")
 
 
-@pytest.mark.parametrize("backend", ["py", "c"])
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
 @pytest.mark.parametrize("mode", ["fast", "stable"])
 def test_binary_crossentropy_of_a_saturated_sigmoid_has_finite_loss_and_gradient(mode, backend):
     z, t = sn.vector("z", dtype="float32"), sn.vector("t", dtype="float32")

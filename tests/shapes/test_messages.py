@@ -1,6 +1,7 @@
 """Shape errors read by content (op, both shapes with dim names, the clash, the user's line, a
 hint), warnings by category (each can be turned off), sn.infer_shape and call-time checks."""
 
+import re
 import warnings
 
 import numpy as np
@@ -50,6 +51,27 @@ def test_broadcast_names_the_axis_and_the_different_names():
         "'batch' and 'seq' are different named dims",
         f"line {_line_of('<- add line')}",
     )
+
+
+CLASHES = [
+    ((2, 3, 4), (5, 4)),
+    ((5, 4), (2, 3, 4)),
+    ((7, 1, 3), (6, 2, 3)),
+    ((4,), (2, 3, 5)),
+    ((2, 3, 5, 1), (9, 5, 1)),
+    (("n", 3, 1), ("n", 2, 1)),
+]
+
+
+@pytest.mark.parametrize("left,right", CLASHES, ids=str)
+def test_the_axis_a_broadcast_error_names_indexes_both_operands(left, right):
+    """NumPy counts broadcast axes from the end: the message's axis, used as an index into
+    either operand, must find the two sizes it says clash, whatever the operands' ranks."""
+    a, b = sn.tensor("a", shape=left), sn.tensor("b", shape=right)
+    message = _raises(lambda: a * b, "cannot broadcast")
+    axis = int(re.search(r"axis (-?\d+) is", message)[1])
+    assert axis < 0, message
+    assert f"axis {axis} is {left[axis]} in one and {right[axis]} in the other" in message
 
 
 def test_broadcast_hints_a_missing_axis_and_a_transpose():

@@ -8,6 +8,7 @@ import pytest
 import symnb as sn
 from symnb.viz.charts import bar_chart_svg, plot_bars, plot_line, plot_lines, show_images
 from symnb.viz.latex import to_latex
+from tests.helpers import needs_c
 
 pytest.importorskip("pygraphviz")
 
@@ -67,6 +68,7 @@ def test_profile_times_every_node_on_the_py_backend():
     assert "matmul" in profile.text()
 
 
+@needs_c
 def test_profile_times_every_step_on_the_c_backend():
     if "c" not in sn.backends.LINKERS:
         pytest.skip("the C backend is not registered")

@@ -188,10 +188,18 @@ def test_entry_that_is_a_fifo_does_not_hang(compiledir):
     entry.unlink()
     os.mkfifo(entry)
     reload_from_disk()
-    done = []
-    worker = threading.Thread(target=lambda: done.append(build()), daemon=True)
+    done, errors = [], []
+
+    def load():
+        try:
+            done.append(build())
+        except BaseException as exc:  # collected: the worker's failure must fail the test
+            errors.append(exc)
+
+    worker = threading.Thread(target=load, daemon=True)
     worker.start()
     worker.join(60)
+    assert not errors, errors
     assert done, "loading hung on a FIFO"
     works(done[0])
 

@@ -9,6 +9,7 @@ import symnb as sn
 from symnb.backends import execute
 from symnb.backends.c import blas
 from symnb.ops.blas import Gemm
+from tests.helpers import tolerance
 
 pytestmark = pytest.mark.skipif(not blas.numpy_blas(), reason="NumPy's OpenBLAS not found")
 
@@ -54,7 +55,7 @@ def test_every_layout_gives_the_reference(dtype, x_layout, y_layout):
     want = b * zv + a * (xv.astype(np.float64) @ yv.astype(np.float64))
     got = gemm_function(dtype)(zv, a, layouts(xv)[x_layout], layouts(yv)[y_layout], b)
     assert got.dtype == dtype and got.shape == (7, 3)
-    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=tolerance(dtype), atol=tolerance(dtype))
 
 
 @pytest.mark.parametrize("z_ndim", [0, 1, 2])
