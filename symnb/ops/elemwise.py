@@ -25,16 +25,14 @@ from symnb.ops.broadcast import sum_to_like
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
     """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis."""
-    if len(inputs) == 1:
-        return inputs[0].type.shape
     shapes = [v.type.shape for v in inputs]
-    longest = max(shapes, key=len, default=())
-    if _tails(longest, shapes):
+    longest = _longest_if_tails(shapes)
+    if longest is not None:
         # the common cases, one shape besides 0-d operands (``x * 0.9``) or a bias that is the
         # tail of the other shape (``(batch, 10) + (10,)``): only new leading axes, so nothing
         # clashes and no shape warning applies (no axis of an operand is stretched)
         return longest
-    ndim = len(longest)
+    ndim = max(map(len, shapes))
     padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
     out = []
     for axis in range(ndim):
@@ -49,12 +47,21 @@ def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
     return tuple(out)
 
 
-def _tails(longest: tuple, shapes: list) -> bool:
-    """Every shape is the tail of ``longest`` (``()`` and ``longest`` itself included)."""
+def _longest_if_tails(shapes: list) -> tuple | None:
+    """The longest shape when every other is its tail (``()`` and itself included), else None.
+    Written out for two operands, the case of almost every node built."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b:
+            return a
+        if len(a) < len(b):
+            a, b = b, a
+        return a if not b or a[len(a) - len(b) :] == b else None
+    longest = max(shapes, key=len, default=())
     for shape in shapes:
         if shape and shape != longest and shape != longest[len(longest) - len(shape) :]:
-            return False
-    return True
+            return None
+    return longest
 
 
 def _broadcast_message(op, inputs, axis, exc) -> str:
