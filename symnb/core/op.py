@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import FIND_SOURCE, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 
 OP_REGISTRY: dict[str, type[Op]] = {}
@@ -25,10 +25,17 @@ class Apply:
 
     __slots__ = ("op", "inputs", "outputs", "tag")
 
-    def __init__(self, op: Op, inputs: list[Variable], output_types: list[TensorType]):
+    def __init__(
+        self, op: Op, inputs: list[Variable], output_types: list[TensorType], source=FIND_SOURCE
+    ):
+        """``source``: the user's line, which every output takes (``Op.make_node`` finds it
+        once per node; by default each output finds it)."""
         self.op = op
         self.inputs = list(inputs)
-        self.outputs = [Variable(t, owner=self, index=i) for i, t in enumerate(output_types)]
+        if len(output_types) == 1:  # most ops
+            self.outputs = [Variable(output_types[0], self, 0, None, source)]
+        else:
+            self.outputs = [Variable(t, self, i, None, source) for i, t in enumerate(output_types)]
         self.tag: dict = {}
 
     @property
@@ -99,16 +106,15 @@ class Op:
         return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
 
     def make_node(self, *inputs) -> Apply:
-        token = pin_location(user_location())  # found once for every variable made here
+        """The node, its outputs at the user's line, found once here (a variable a rule makes
+        on the way finds the same line: every frame between is symnb's)."""
+        loc = user_location(skip=1)
+        variables = [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
         try:
-            variables = [as_variable(x) for x in inputs]
-            try:
-                types = self.infer_types(*variables)
-            except (ShapeError, DTypeError) as exc:
-                raise _at_user_line(exc) from None
-            return Apply(self, variables, types)
-        finally:
-            unpin_location(token)
+            types = self.infer_types(*variables)
+        except (ShapeError, DTypeError) as exc:
+            raise _at_user_line(exc) from None
+        return Apply(self, variables, types, loc)
 
     def symbolic_size(self, node: Apply, size_of) -> object:
         """The dim the int scalar output of ``node`` stands for (``x.shape[0]`` is x's first
@@ -144,6 +150,15 @@ class Op:
         may be anything; they are never used). By default all of :meth:`grad`; an op whose
         rule builds separate work per input overrides it to skip the rest."""
         return self.grad(inputs, outputs, output_grads)
+
+
+def _wrapped(value, loc) -> Variable:
+    """``as_variable(value)`` (the 0.9 of ``x * 0.9``) at the node's line, known already."""
+    token = pin_location(loc)
+    try:
+        return as_variable(value)
+    finally:
+        unpin_location(token)
 
 
 def _at_user_line(exc: Exception) -> Exception:

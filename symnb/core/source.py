@@ -56,9 +56,10 @@ def _cell_label(filename: str) -> str:
 _OWN_FILES: dict[str, bool] = {}
 
 
-def user_frame(skip_dirs: tuple[str, ...] = ()):
-    """The innermost frame that is not symnb's own code (nor in skip_dirs), or None."""
-    frame = sys._getframe(1)
+def user_frame(skip_dirs: tuple[str, ...] = (), skip: int = 0):
+    """The innermost frame that is not symnb's own code (nor in skip_dirs), or None; the walk
+    starts ``skip`` frames above the caller (frames the caller knows are symnb's own)."""
+    frame = sys._getframe(1 + skip)
     while frame is not None:
         name = frame.f_code.co_filename
         own = _OWN_FILES.get(name)
@@ -92,12 +93,15 @@ def unpin_location(token: contextvars.Token) -> None:
     _pinned.reset(token)
 
 
-def user_location(skip_dirs: tuple[str, ...] = ()) -> SourceLoc | None:
-    """The file and line of :func:`user_frame` (or the pinned location, when one is)."""
+def user_location(skip_dirs: tuple[str, ...] = (), skip: int = 0) -> SourceLoc | None:
+    """The file and line of :func:`user_frame` (or the pinned location, when one is).
+
+    ``skip``: how many frames, from the caller outward, are known to be symnb's own and need
+    no look (``Op.make_node`` skips itself): each frame looked at costs a dict lookup."""
     pinned = _pinned.get()
     if pinned is not _UNPINNED and not skip_dirs:
         return pinned
-    frame = user_frame(skip_dirs)
+    frame = user_frame(skip_dirs, skip + 1)
     if frame is None:
         return None
     key = (frame.f_code.co_filename, frame.f_lineno)

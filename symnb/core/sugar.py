@@ -15,7 +15,7 @@ def _ops():
 
 def _binary(name, reflected=False):
     def method(self, other):
-        fn = getattr(_ops(), name)
+        fn = getattr(hook("ops"), name)  # the hook itself, not _ops(): the hottest path
         return fn(other, self) if reflected else fn(self, other)
 
     method.__name__ = f"__{'r' if reflected else ''}{name}__"

@@ -42,6 +42,11 @@ def short_dtype(dtype) -> str:
     return _SHORT[np.dtype(dtype).name]
 
 
+#: (dtype, shape) -> the TensorType of it that :meth:`TensorType.of` hands out
+_INTERNED: dict = {}
+_MAX_INTERNED = 1 << 14
+
+
 class TensorType:
     """dtype + shape. Equal types describe the same set of arrays; hashable and immutable."""
 
@@ -68,6 +73,21 @@ class TensorType:
 
     def __hash__(self):
         return hash((self.dtype, self.shape))
+
+    @classmethod
+    def of(cls, dtype: np.dtype, shape: tuple[Dim, ...]) -> TensorType:
+        """The type of a rule's output whose dtype is a supported ``np.dtype`` and whose shape
+        is a tuple of dims taken from other types (so already canonical): one shared object
+        per (dtype, shape), found by one dict lookup, so building a node makes no new type
+        (the checks of the constructor run once, when a pair is first seen)."""
+        key = (dtype, shape)
+        found = _INTERNED.get(key)
+        if found is None:
+            found = cls(dtype, shape)
+            if len(_INTERNED) >= _MAX_INTERNED:  # a program of many shapes: start again
+                _INTERNED.clear()
+            _INTERNED[key] = found
+        return found
 
     def with_shape(self, shape: tuple[Dim, ...]) -> TensorType:
         return TensorType(self.dtype, shape)

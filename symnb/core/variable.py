@@ -15,6 +15,8 @@ from symnb.core.types import MAX_RANK, TensorType, as_dtype
 from symnb.errors import DTypeError, InputShapeError, ShapeError
 
 _ids = itertools.count()
+#: ``Variable(source=FIND_SOURCE)``, the default: find the user's line by walking the stack
+FIND_SOURCE = object()
 
 
 class Variable(TensorMethods):
@@ -26,16 +28,31 @@ class Variable(TensorMethods):
 
     __array_priority__ = 1000  # numpy arrays on the left defer to our operators
 
-    def __init__(self, type: TensorType, owner=None, index: int = 0, name: str | None = None):
+    def __init__(
+        self,
+        type: TensorType,
+        owner=None,
+        index: int = 0,
+        name: str | None = None,
+        source=FIND_SOURCE,
+    ):
         self.type = type
         self.owner = owner
         self.index = index
         self.name = name
-        self.source: SourceLoc | None = user_location()
-        self.tag: dict = {}
+        #: the user's file and line (``source``: already found by the caller, as ``Apply`` has)
+        self.source: SourceLoc | None = user_location(skip=1) if source is FIND_SOURCE else source
         self.uid = next(_ids)
         if type.ndim > MAX_RANK:
             raise _too_many_dims(self)
+
+    def __getattr__(self, name):
+        """``tag`` (a dict of notes) is made on first use: most variables never get one, and
+        a dict per variable was a tenth of what building a node allocated."""
+        if name == "tag":
+            tag = self.__dict__["tag"] = {}
+            return tag
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     __hash__ = object.__hash__
 
@@ -61,7 +78,9 @@ class Variable(TensorMethods):
         """A fresh variable of the same type and name, with no owner."""
         new = type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
-        new.owner, new.tag, new.uid = None, dict(self.tag), next(_ids)
+        new.owner, new.uid = None, next(_ids)
+        if "tag" in self.__dict__:
+            new.tag = dict(self.tag)
         return new
 
     @property
@@ -112,7 +131,7 @@ class Constant(Variable):
 
     def __init__(self, value, dtype=None, name=None, weak=False):
         array = np.asarray(value, dtype=None if dtype is None else as_dtype(dtype))
-        super().__init__(TensorType(array.dtype, array.shape), name=name)
+        super().__init__(TensorType.of(array.dtype, array.shape), name=name)
         array.setflags(write=False)
         self.value = array
         self.weak = weak
@@ -132,13 +151,17 @@ class SharedVariable(Variable):
 
     def __init__(self, value, name=None, shape=None, borrow=False):
         array = np.array(value, copy=not borrow) if not borrow else np.asarray(value)
-        shape = array.shape if shape is None else normalize_shape(shape)
-        super().__init__(TensorType(array.dtype, shape), name=name)
+        if shape is None:  # the value's own shape: it fits, nothing to check
+            type_ = TensorType.of(array.dtype, array.shape)
+        else:
+            type_ = TensorType(array.dtype, normalize_shape(shape))
+        super().__init__(type_, name=name, source=user_location(skip=1))
         self._value = array
         #: a copy held by a device backend (``backend="opencl"``/``"cuda"``) between calls, so
         #: weights do not cross the bus every step; any object with shape, dtype, ``to_host()``
         self._device = None
-        self._check(array, "the initial value")
+        if shape is not None:
+            self._check(array, "the initial value")
 
     def get_value(self, borrow: bool = False) -> np.ndarray:
         """The value on the host (copied back from the device once when a device function

@@ -24,22 +24,31 @@ def probe_arg(var: Variable):
     return np.ones((1,) * var.type.ndim, dtype=var.type.dtype)
 
 
-def _key(var: Variable):
-    if isinstance(var, Constant) and var.weak:
-        return ("weak", type(var.data), var.data)
-    return (var.type.dtype, var.type.ndim)
+def _weak_key(var: Constant):
+    return ("weak", type(var.data), var.data)
 
 
 def probe_dtype(op, fn, inputs: list[Variable]) -> np.dtype:
-    """The dtype NumPy gives ``fn(*inputs)``; a NumPy refusal becomes a DTypeError."""
-    key = (op, tuple([_key(v) for v in inputs]))
-    if key not in _cache:
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                out = fn(*[probe_arg(v) for v in inputs])
-        except (TypeError, OverflowError, ValueError) as exc:
-            names = ", ".join(v.describe() for v in inputs)
-            raise DTypeError(f"{op}: NumPy refuses these dtypes ({names}): {exc}") from None
-        _cache[key] = np.result_type(out)
-    return _cache[key]
+    """The dtype NumPy gives ``fn(*inputs)``; a NumPy refusal becomes a DTypeError.
+
+    Cached by what makes ops equal (their class and parameters) without hashing the op
+    itself, which cost more than the rest of the lookup on every node built."""
+    key = [type(op), op.params() if op.__props__ else ()]
+    for v in inputs:
+        weak = isinstance(v, Constant) and v.weak
+        key.append(_weak_key(v) if weak else (v.type.dtype, v.type.ndim))
+    key = tuple(key)
+    dtype = _cache.get(key)
+    return dtype if dtype is not None else _probe(op, fn, inputs, key)
+
+
+def _probe(op, fn, inputs, key) -> np.dtype:
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = fn(*[probe_arg(v) for v in inputs])
+    except (TypeError, OverflowError, ValueError) as exc:
+        names = ", ".join(v.describe() for v in inputs)
+        raise DTypeError(f"{op}: NumPy refuses these dtypes ({names}): {exc}") from None
+    dtype = _cache[key] = np.result_type(out)
+    return dtype

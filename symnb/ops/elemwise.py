@@ -25,12 +25,14 @@ from symnb.ops.broadcast import sum_to_like
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
     """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis."""
-    shapes = [v.type.shape for v in inputs if v.type.ndim]
-    if all(shape == shapes[0] for shape in shapes):
-        # the common case, one shape besides 0-d operands (``x * 0.9``): nothing stretches,
-        # nothing clashes and no shape warning applies
-        return shapes[0] if shapes else ()
-    ndim = max(v.type.ndim for v in inputs)
+    shapes = [v.type.shape for v in inputs]
+    longest = _longest_if_tails(shapes)
+    if longest is not None:
+        # the common cases, one shape besides 0-d operands (``x * 0.9``) or a bias that is the
+        # tail of the other shape (``(batch, 10) + (10,)``): only new leading axes, so nothing
+        # clashes and no shape warning applies (no axis of an operand is stretched)
+        return longest
+    ndim = max(map(len, shapes))
     padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
     out = []
     for axis in range(ndim):
@@ -43,6 +45,23 @@ def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
         out.append(dim)
     shape_warnings.broadcast_hook(op, inputs, tuple(out))
     return tuple(out)
+
+
+def _longest_if_tails(shapes: list) -> tuple | None:
+    """The longest shape when every other is its tail (``()`` and itself included), else None.
+    Written out for two operands, the case of almost every node built."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b:
+            return a
+        if len(a) < len(b):
+            a, b = b, a
+        return a if not b or a[len(a) - len(b) :] == b else None
+    longest = max(shapes, key=len, default=())
+    for shape in shapes:
+        if shape and shape != longest and shape != longest[len(longest) - len(shape) :]:
+            return None
+    return longest
 
 
 def _broadcast_message(op, inputs, axis, exc) -> str:
@@ -67,8 +86,8 @@ class Elemwise(Op):
     def infer_types(self, *inputs):
         if len(inputs) != self.nin:
             raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
-        shape = broadcast_shapes(self, inputs)
-        return [TensorType(self.out_dtype(inputs), shape)]
+        shape = inputs[0].type.shape if self.nin == 1 else broadcast_shapes(self, inputs)
+        return [TensorType.of(self.out_dtype(inputs), shape)]
 
     def out_dtype(self, inputs):
         return probe_dtype(self, self.impl, inputs)

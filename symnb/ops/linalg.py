@@ -52,7 +52,7 @@ class Matmul(Op):
         shape_warnings.pinned_hook(self, x, -1, y, -2 if len(ys) > 1 else 0)
         batch = _batch_shape(self, x, y)
         shape = batch + xs[-2:-1] + (ys[-1:] if len(ys) > 1 else ())
-        return [TensorType(probe_dtype(self, np.matmul, [x, y]), shape)]
+        return [TensorType.of(probe_dtype(self, np.matmul, [x, y]), shape)]
 
     def axis_sources(self, node):
         """Rows come from x, columns from y, the broadcast batch axes from both."""

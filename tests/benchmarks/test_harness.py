@@ -1,6 +1,8 @@
 """The benchmark harness runs end to end in a tiny mode, and refuses to time wrong answers."""
 
 import json
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -182,6 +184,23 @@ def test_w5_probe_times_each_phase_from_the_import():
     assert reply["status"] == "ok"
     assert reply["seconds"] == pytest.approx(reply["runtime_s"] + reply["compile_s"])
     assert all(reply[phase] >= 0 for phase in compile_time.PHASES)
+
+
+def test_w5_counts_the_first_import_of_symnbs_backend():
+    """After ``import symnb`` (the untimed import phase) the C backend is not loaded yet: its
+    first import falls in W5's timed window (runtime start), as it does for a user."""
+    script = (
+        "import sys\n"
+        "from benchmarks import peers\n"
+        "peer = peers.load('symnb-c')\n"
+        "before = {'symnb.backends.c.linker', 'cffi'} & set(sys.modules)\n"
+        "peer.start_runtime()\n"
+        "after = {'symnb.backends.c.linker', 'cffi'} & set(sys.modules)\n"
+        "print(sorted(before), sorted(after))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "[] ['cffi', 'symnb.backends.c.linker']"
 
 
 def test_w5_gives_every_peer_the_same_repeats_and_a_phase_table(monkeypatch):

@@ -198,6 +198,8 @@ def _check_pinned_axes(op, inputs, out_shape) -> None:
 def pinned_hook(op, a, axis_a: int, b, axis_b: int) -> None:
     """Called where an op requires axis_a of a to equal axis_b of b (matmul, concatenate)."""
     da, db = a.type.shape[axis_a], b.type.shape[axis_b]
+    if da == db:  # the same dim pins nothing (the common case, checked first)
+        return
     if is_symbolic(da) and is_known(db) and db != 1:
         _warn_pinned(op, a, axis_a, db)
     elif is_symbolic(db) and is_known(da) and da != 1:
