@@ -433,8 +433,42 @@ def windows_view(x, geometry, order):
     return _strided(x, [dims[a] for a in order], [strides[a] for a in order], writeable=False)
 
 
+def view_strided(step: View, src, like):
+    """Any strides over a C-contiguous src, as runner.c's view_strided makes them; None where
+    the view would reach outside src."""
+    geometry = strided_geometry(step.target, src, like)
+    if geometry is None:
+        return None
+    shape, strides, offset = geometry
+    start = src.reshape(-1)[offset // src.itemsize :]
+    return _strided(start, shape, strides, writeable=False)
+
+
+def strided_geometry(target, src, like):
+    """(shape, byte strides, byte offset) of a "strided" view; None when it does not fit.
+    ``target`` = (nd, dims[nd], coefficients[nd][src.ndim], offsets[src.ndim]): out axis k has
+    stride sum_a coefficients[k][a] * src.strides[a]; dims >= 0 are fixed, -(a+2) is like's
+    axis a; the view starts at sum_a offsets[a] * src.strides[a]."""
+    nd, m = target[0], src.ndim
+    if len(target) != 1 + nd + nd * m + m or not src.flags.c_contiguous:
+        return None
+    dims, coefs, offs = target[1 : 1 + nd], target[1 + nd : 1 + nd + nd * m], target[-m:]
+    if any(d < 0 and (like is None or -d - 2 >= like.ndim) for d in dims):
+        return None
+    shape = [d if d >= 0 else like.shape[-d - 2] for d in dims]
+    strides = [
+        sum(c * s for c, s in zip(coefs[k * m : (k + 1) * m], src.strides)) for k in range(nd)
+    ]
+    offset = sum(o * s for o, s in zip(offs, src.strides))
+    if 0 in shape:
+        return shape, strides, 0
+    low = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    high = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + src.itemsize
+    return (shape, strides, offset) if low >= 0 and high <= src.nbytes else None
+
+
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
-         "size": view_size, "windows": view_windows}  # fmt: skip
+         "size": view_size, "windows": view_windows, "strided": view_strided}  # fmt: skip
 
 
 # -- Branch ------------------------------------------------------------------------------------

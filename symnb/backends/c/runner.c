@@ -61,7 +61,8 @@ typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, con
 
 enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3, STEP_BRANCH = 4,
        STEP_REPEAT = 5 };
-enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4 };
+enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4,
+       VIEW_STRIDED = 5 };
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
 
@@ -554,6 +555,36 @@ static PyObject *view_windows(Step *st, PyArrayObject *src) {
     return view_at(src, offset, 6, out_dims, out_strides, 0);
 }
 
+/* Any strides over a C-contiguous src, read-only: dims = (nd, dims[nd], coefficients[nd][src
+ * ndim], offsets[src ndim]); out axis k has stride sum_a coefficients[k][a] * src stride a, a
+ * dim < 0 is like's axis -(dim + 2), and the view starts at sum_a offsets[a] * src stride a.
+ * NULL when it would reach outside src (col2im's shifted reads; see windows.py). */
+static PyObject *view_strided(Step *st, PyArrayObject *src, PyObject *like) {
+    const int64_t *t = st->dims;
+    int m = PyArray_NDIM(src), nd = st->ndims > 0 ? (int)t[0] : -1;
+    if (nd < 0 || nd > MAXDIM || st->ndims != 1 + nd + nd * m + m
+        || !PyArray_IS_C_CONTIGUOUS(src))
+        return NULL;
+    npy_intp dims[MAXDIM], strides[MAXDIM], offset = 0, low, high, empty = 0;
+    for (int a = 0; a < m; a++) offset += t[1 + nd + nd * m + a] * PyArray_STRIDE(src, a);
+    low = high = offset;
+    for (int k = 0; k < nd; k++) {
+        int64_t d = t[1 + k];
+        if (d < 0 && (like == NULL || !PyArray_Check(like)
+                      || -d - 2 >= PyArray_NDIM((PyArrayObject *)like)))
+            return NULL;
+        dims[k] = d >= 0 ? d : PyArray_DIM((PyArrayObject *)like, (int)(-d - 2));
+        strides[k] = 0;
+        for (int a = 0; a < m; a++) strides[k] += t[1 + nd + k * m + a] * PyArray_STRIDE(src, a);
+        empty |= dims[k] == 0;
+        if (strides[k] < 0) low += (dims[k] - 1) * strides[k];
+        else high += (dims[k] - 1) * strides[k];
+    }
+    if (empty) return view_at(src, 0, nd, dims, strides, 0);
+    if (low < 0 || high + PyArray_ITEMSIZE(src) > PyArray_NBYTES(src)) return NULL;
+    return view_at(src, offset, nd, dims, strides, 0);
+}
+
 /* src broadcast to like's shape, read-only. */
 static PyObject *view_broadcast(PyArrayObject *src, PyObject *like) {
     if (like == NULL || !PyArray_Check(like)) return NULL;
@@ -626,6 +657,7 @@ static int run_view(Step *st, PyObject **slots) {
                     : st->how == VIEW_BROADCAST ? view_broadcast(a, like)
                     : st->how == VIEW_RESHAPE   ? view_reshape(st, a, like)
                     : st->how == VIEW_WINDOWS   ? view_windows(st, a)
+                    : st->how == VIEW_STRIDED   ? view_strided(st, a, like)
                                                 : view_size(st, a);
     if (out == NULL) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;

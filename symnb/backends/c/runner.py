@@ -244,6 +244,7 @@ def _repeat(step: Repeat) -> tuple:
     return ("loop", None, list(step.ins), list(step.outs), list(step.dtypes), None, params)
 
 
-VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows")  # runner.c's VIEW_* numbers
+#: runner.c's VIEW_* numbers
+VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows", "strided")
 RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch,
            Repeat: _repeat}  # fmt: skip
