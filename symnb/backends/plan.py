@@ -122,7 +122,8 @@ class Gemm:
     """``out = beta * z + alpha * (x @ y)`` for 2-d ``dtype`` (float32/64) operands as one
     ``?gemm`` call; ``z``/``alpha``/``beta`` None mean no z, 1 and 0 (plain matmul). ``blas``
     None: no BLAS was found, NumPy runs (the fallback). Into z's buffer when ``inplace`` and z
-    can hold the result without overlapping x or y."""
+    can hold the result without overlapping x or y. ``serial``: on one BLAS thread (a product
+    whose inner length dwarfs its rows and columns, see windows.py)."""
 
     kind: ClassVar[str] = "blas"
     z: int | None
@@ -136,6 +137,7 @@ class Gemm:
     blas: BlasRef | None
     node: object
     fallback: Library
+    serial: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -246,3 +246,13 @@ def test_strided_geometry_refuses_reads_outside_the_source():
     before_start = (2, -2, 3, 1, 0, 0, 0, 0, -1, 0, 0, 1)
     assert execute.strided_geometry(before_start, src, like) is None
     assert execute.strided_geometry(inside, src[:, :, ::2], like) is None
+
+
+def test_filter_gradient_product_runs_on_one_blas_thread(rng):
+    """The filter gradient's gemm (inner length N*out_h*out_w) is marked serial; the others
+    keep the BLAS's threads."""
+    x, w = rng.normal(size=(2, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3))
+    f = compiled_conv(x, w, (1, 1), (0, 0), (1, 1), 1)
+    gemms = [s for s in f.linker.plan.steps if isinstance(s, Gemm)]
+    assert [s.serial for s in gemms] == [isinstance(s.node.op, Conv2dGradFilters) for s in gemms]
+    assert any(s.serial for s in gemms)

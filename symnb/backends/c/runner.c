@@ -92,6 +92,7 @@ struct Step {
     set_threads_fn set_threads; /* gemm: the BLAS's thread count (NULL: not found) */
     get_threads_fn get_threads;
     int in_loop;             /* a step of a loop's body (gemm: small products on one thread) */
+    int serial;              /* gemm: always on one BLAS thread */
     uint64_t *absent;        /* launch: per input then output, bit d set when axis d lacks */
     int *keepdims;           /* launch: per output */
     int how, naxes, ndims;   /* view */
@@ -473,7 +474,8 @@ static int run_gemm(Step *st, PyObject **slots) {
     char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
     char *cp = PyArray_BYTES((PyArrayObject *)c);
     npy_intp work = mnk[0] * mnk[1] * mnk[2];
-    int serial = st->in_loop && st->set_threads != NULL && work <= LOOP_SERIAL_MAX;
+    int serial = st->set_threads != NULL
+                 && (st->serial || (st->in_loop && work <= LOOP_SERIAL_MAX));
     if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
         int threads = serial ? st->get_threads() : 0;

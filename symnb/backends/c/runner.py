@@ -214,7 +214,7 @@ def _gemm(step: Gemm) -> tuple:
                                                                    ref.threads)  # fmt: skip
     if not config.loop_products_on_one_thread:
         threads = (0, 0)  # runner.c then leaves the BLAS's thread count alone
-    params = (int(step.inplace), ilp64, *threads)
+    params = (int(step.inplace), ilp64, *threads, int(step.serial))
     return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
 
 

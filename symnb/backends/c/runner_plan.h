@@ -85,7 +85,8 @@ static int parse_gemm(Step *st, PyObject *target, PyObject *params) {
     st->kind = STEP_GEMM;
     st->target = PyLong_AsVoidPtr(target);
     if (PyErr_Occurred()
-        || !PyArg_ParseTuple(params, "iiOO", &st->inplace, &st->ilp64, &set_threads, &get_threads))
+        || !PyArg_ParseTuple(params, "iiOOi", &st->inplace, &st->ilp64, &set_threads,
+                             &get_threads, &st->serial))
         return -1;
     st->set_threads = (set_threads_fn)PyLong_AsVoidPtr(set_threads);
     st->get_threads = (get_threads_fn)PyLong_AsVoidPtr(get_threads);

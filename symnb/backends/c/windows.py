@@ -22,6 +22,7 @@ or mixed dtypes, sizes not fixed by the types) raise Unsupported: the op's refer
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -149,8 +150,10 @@ class Steps:
                         fixed_size(src.type.shape))  # fmt: skip
         return self.kernel(kernel, src, out, (2, 3), note=f"{kind} over each window")
 
-    def product(self, a, b, out, groups: int, trans_a=False, trans_b=False) -> Variable:
-        """``a @ b`` (each transposed when asked), one gemm; per group with groups."""
+    def product(self, a, b, out, groups: int, trans_a=False, trans_b=False,
+                serial=False) -> Variable:  # fmt: skip
+        """``a @ b`` (each transposed when asked), one gemm (on one BLAS thread when
+        ``serial``); per group with groups."""
         if groups > 1:
             reference = functools.partial(grouped_product, groups=groups, trans_a=trans_a,
                                           trans_b=trans_b)  # fmt: skip
@@ -160,7 +163,9 @@ class Steps:
             a = self.transpose(a, self.temp("a.T", (None, None)), (1, 0))
         if trans_b:
             b = self.transpose(b, self.temp("b.T", (None, None)), (1, 0))
-        self.steps.append(self.linker.product_step(self, a, b, out))
+        step = self.linker.product_step(self, a, b, out)
+        serial = serial and isinstance(step, Gemm)  # a device's product is a kernel
+        self.steps.append(dataclasses.replace(step, serial=True) if serial else step)
         return out
 
 
@@ -308,6 +313,12 @@ def _conv2d(linker, node) -> tuple:
 
 @WINDOWED.register(Conv2dGradFilters)
 def _conv2d_grad_filters(linker, node) -> tuple:
+    """One gemm of the output gradient's rows with the columns, on one BLAS thread: its inner
+    length (N*out_h*out_w, W8b 36864) dwarfs its rows and columns (O, C*kh*kw: 64, 288), which
+    are all OpenBLAS splits between threads, and the threads meet at every block of the inner
+    length; on the shared 2-core machine a thread descheduled there stalls the other (W8b's
+    product: 15 ms on one thread, 40 ms-1 s on two under load), and unloaded two threads
+    gained about 15%."""
     x, g, like = node.inputs
     (out,) = node.outputs
     _float(node)
@@ -317,7 +328,7 @@ def _conv2d_grad_filters(linker, node) -> tuple:
     cols = _columns(steps, x, (kh, kw), op._geometry(out.type.shape))
     rows = _output_rows(steps, g)
     flat = steps.temp("dw2", (o, per_group * kh * kw))
-    steps.product(rows, cols, flat, op.groups, trans_b=True)
+    steps.product(rows, cols, flat, op.groups, trans_b=True, serial=True)
     steps.reshape(flat, out, out.type.shape)
     return tuple(steps.steps)
 
