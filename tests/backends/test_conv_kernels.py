@@ -12,6 +12,7 @@ from symnb.backends import execute
 from symnb.backends.plan import Gemm, Launch, Library, View
 from symnb.ops.conv import (
     AvgPool2d,
+    AvgPool2dGrad,
     Conv2d,
     Conv2dGradFilters,
     Conv2dGradInput,
@@ -256,3 +257,20 @@ def test_filter_gradient_product_runs_on_one_blas_thread(rng):
     gemms = [s for s in f.linker.plan.steps if isinstance(s, Gemm)]
     assert [s.serial for s in gemms] == [isinstance(s.node.op, Conv2dGradFilters) for s in gemms]
     assert any(s.serial for s in gemms)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_avg_pool_gradient_of_tiling_windows_is_a_kernel(dtype, rng):
+    """Windows that tile the input: one map spreading each window's gradient over it, equal
+    to the reference; overlapping windows keep the reference."""
+    x = rng.normal(size=(2, 3, 6, 8)).astype(dtype)
+    xs = sn.tensor("x", x.shape, dtype=dtype)
+    for kernel, stride, kinds in [((2, 2), None, ["View", "Library", "Launch", "View"]),
+                                  ((3, 2), (1, 2), ["Library"])]:  # fmt: skip
+        y = sn.avg_pool2d(xs, kernel, stride)
+        g = rng.normal(size=y.type.shape).astype(dtype)
+        dx = sn.grad(sn.sum(y * g), xs)
+        got = sn.function([xs], dx, backend="c")
+        want = sn.function([xs], dx, backend="py")(x)
+        np.testing.assert_array_equal(got(x), want)
+        assert kinds_for(got, AvgPool2dGrad) == kinds

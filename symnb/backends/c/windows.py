@@ -7,13 +7,16 @@ Python call). The forward convolution copies that view into a C-ordered column m
 input has the windows' strides), multiplies it by the filters as one gemm, and views the
 (O, N, out_h, out_w) product as NCHW; the next kernel reads that layout through strides. The
 filter gradient is one gemm of the output gradient (transposed to (O, N*out_h*out_w) by a
-copy kernel) with ``cols``; the input gradient is one gemm giving the window gradients, added
-back into place by NumPy's strided adds (``scatter_windows``: kh*kw of them). Max and average
-pooling are reduction kernels over the windows view; the max-pool gradient of windows that
-tile the input is one map kernel reading each window element through a broadcast windows view.
-With groups, the contraction is NumPy's
-batched matmul (one BLAS call per group). Padding is a NumPy step (a zeroed array and one
-copy), shown in ``f.kernels``.
+copy kernel) with ``cols``, on one BLAS thread. The input gradient is one gemm giving the
+window gradients; with stride 1 they are computed over a grid with zero margins and summed
+back into place by a reduction kernel over shifted reads (a View of kind "strided"), with
+other strides NumPy's strided adds (``scatter_windows``: kh*kw of them). Pools of at most
+MAX_WINDOW elements are map kernels over their output reading each window element as a
+strided view (larger ones a reduction over the windows view); the max-pool gradient of
+windows that tile the input is two maps: each window's first maximum, then the gradient
+routed to it. With groups, the contraction is NumPy's batched matmul (one BLAS call per
+group). Padding is a NumPy step (a zeroed array and one copy), shown in ``f.kernels``.
+Device linkers, whose arrays have no offset, keep the reduction pools and the NumPy col2im.
 
 Every step's fallback computes the same value with NumPy, so a layout the runner declines still
 gives the right answer. Ops whose dtype, sizes or parameters this plan does not take (integer
@@ -38,6 +41,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.ops.conv import (
     AvgPool2d,
+    AvgPool2dGrad,
     Conv2d,
     Conv2dGradFilters,
     Conv2dGradInput,
@@ -516,6 +520,41 @@ def _max_pool_grad(linker, node) -> tuple:
     return tuple(steps.steps)
 
 
+@WINDOWED.register(AvgPool2dGrad)
+def _avg_pool_grad(linker, node) -> tuple:
+    """Where the windows tile the input exactly, each element's gradient is its window's
+    divided by the window's size: one map over the input seen as (N, C, out_h, kh, out_w,
+    kw), the output gradient broadcast over each window."""
+    (g, like), (out,) = node.inputs, node.outputs
+    _float(node)
+    _fixed(like.type.shape, g.type.shape)
+    _check_tiling(node.op, like.type.shape[2:])
+    steps, (kh, kw) = Steps(linker, node), node.op.kernel
+    n, c, height, width = like.type.shape
+    oh, ow = height // kh, width // kw
+    spread = steps.transpose(g, steps.temp("g tiles", (n, c, oh, 1, ow, 1)), (0, 1, 2, -1, 3, -1))
+    sizes = steps.temp("window size", (1, 1, 1, kh, 1, kw))  # spans the window axes
+    steps.library(functools.partial(np.full, (1, 1, 1, kh, 1, kw), kh * kw, steps.dtype), [],
+                  sizes, "window sizes")  # fmt: skip
+    b = Builder(linker.dialect)
+    dtype = steps.dtype.name
+    result = b.div(b.variable(spread), b.variable(sizes))
+    grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
+    kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                    fixed_size(grads.type.shape))  # fmt: skip
+    fallback = steps.fallback(functools.partial(_spread_reference, op=node.op), [g, like], grads)
+    steps.launch(kernel, [spread, sizes], grads, fallback,
+                 "each window's gradient over its elements")  # fmt: skip
+    steps.reshape(grads, out, (-1, c, height, width))
+    return tuple(steps.steps)
+
+
+def _spread_reference(g, like, op):
+    n, c, h, w = like.shape
+    (kh, kw) = op.kernel
+    return op.perform(g, like).reshape(n, c, h // kh, kh, w // kw, kw)
+
+
 def _check_tiling(op, sizes) -> None:
     (kh, kw), (height, width) = op.kernel, sizes
     pads = [ax.pads(n) for ax, n in zip(op._geometry(), sizes)]
@@ -529,27 +568,31 @@ def _check_tiling(op, sizes) -> None:
 
 
 def _first_max_kernel(dialect, elements) -> Kernel:
-    """The position of the first maximum among ``elements`` (NaN counting as the maximum)."""
+    """The position of the first maximum among ``elements`` (NaN counting as the maximum):
+    the count of elements before the first that is the maximum, added up without a select
+    (selects became jumps that the random positions of maxima mispredict)."""
     b = Builder(dialect)
     values = [b.variable(v) for v in elements]
     peak = values[0]
     for value in values[1:]:
         peak = b.maximum(peak, value)
-    position = b.literal(len(values) - 1, POSITION)
-    for rank in range(len(values) - 2, -1, -1):
-        value = values[rank]
-        hit = b.bit_or(b.eq(value, peak), b.ne(value, value))
-        position = b.where(hit, b.literal(rank, POSITION), position)
+    position, missed = b.literal(0, POSITION), None
+    for value in values[:-1]:
+        miss = b.op("not", b.bit_or(b.eq(value, peak), b.ne(value, value)))
+        missed = miss if missed is None else b.bit_and(missed, miss)
+        position = b.add(position, b.convert(missed, POSITION))
     return Kernel(tuple(b.inputs), (Operand(POSITION),), tuple(b.values),
                   Map(((0, position),)), fixed_size(elements[0].type.shape))  # fmt: skip
 
 
 def _route_kernel(dialect, first, ranks, spread) -> Kernel:
-    """Each element's gradient: its window's where its rank is the window's first maximum."""
+    """Each element's gradient: its window's where its rank is the window's first maximum.
+    A product with the hit (0 or 1), as the reference computes it, not a select: the C
+    compiler made the select a jump, which the random positions of maxima mispredict."""
     b = Builder(dialect)
     dtype = spread.type.dtype.name
-    hit = b.eq(b.variable(first), b.variable(ranks))
-    result = b.where(hit, b.variable(spread), b.literal(0, dtype))
+    hit = b.convert(b.eq(b.variable(first), b.variable(ranks)), dtype)
+    result = b.mul(hit, b.variable(spread))
     n, c, oh, _, ow, _ = first.type.shape
     kh, kw = ranks.type.shape[3], ranks.type.shape[5]
     return Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
