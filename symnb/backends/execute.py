@@ -450,23 +450,20 @@ def windows_view(x, geometry, order):
 
 
 def view_strided(step: View, src, like):
-    """Any strides over a C-contiguous src, as runner.c's view_strided makes them; None where
-    the view would reach outside src."""
+    """Any strides over src, as runner.c's view_strided makes them; None where the view would
+    reach outside src's memory."""
     geometry = strided_geometry(step.target, src, like)
-    if geometry is None:
-        return None
-    shape, strides, offset = geometry
-    start = src.reshape(-1)[offset // src.itemsize :]
-    return _strided(start, shape, strides, writeable=False)
+    return None if geometry is None else view_at(src, *geometry)
 
 
 def strided_geometry(target, src, like):
     """(shape, byte strides, byte offset) of a "strided" view; None when it does not fit.
     ``target`` = (nd, dims[nd], coefficients[nd][src.ndim], offsets[src.ndim]): out axis k has
     stride sum_a coefficients[k][a] * src.strides[a]; dims >= 0 are fixed, -(a+2) is like's
-    axis a; the view starts at sum_a offsets[a] * src.strides[a]."""
+    axis a; the view starts at sum_a offsets[a] * src.strides[a] and must stay within the
+    bytes src spans."""
     nd, m = target[0], src.ndim
-    if len(target) != 1 + nd + nd * m + m or not src.flags.c_contiguous:
+    if len(target) != 1 + nd + nd * m + m:
         return None
     dims, coefs, offs = target[1 : 1 + nd], target[1 + nd : 1 + nd + nd * m], target[-m:]
     if any(d < 0 and (like is None or -d - 2 >= like.ndim) for d in dims):
@@ -478,9 +475,31 @@ def strided_geometry(target, src, like):
     offset = sum(o * s for o, s in zip(offs, src.strides))
     if 0 in shape:
         return shape, strides, 0
-    low = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
-    high = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + src.itemsize
-    return (shape, strides, offset) if low >= 0 and high <= src.nbytes else None
+    low, high = _span(shape, strides, src.itemsize)
+    src_low, src_high = _span(src.shape, src.strides, src.itemsize)
+    inside = src.size > 0 and offset + low >= src_low and offset + high <= src_high
+    return (shape, strides, offset) if inside else None
+
+
+def _span(shape, strides, itemsize: int) -> tuple[int, int]:
+    """The bytes [low, high) an array of this shape and strides touches, from its first
+    element's address."""
+    low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    return low, sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + itemsize
+
+
+def view_at(src, shape, strides, offset: int):
+    """A read-only view of src's memory starting ``offset`` bytes after its first element."""
+    interface = dict(src.__array_interface__, shape=tuple(shape), strides=tuple(strides))
+    interface["data"] = (interface["data"][0] + offset, True)
+    return np.asarray(_Memory(interface, src))
+
+
+class _Memory:
+    """An array interface that keeps the array owning the memory alive."""
+
+    def __init__(self, interface: dict, owner):
+        self.__array_interface__, self.owner = interface, owner
 
 
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,

@@ -155,11 +155,12 @@ class View:
       the first window starts), and out axis i is
       axis ``axes[i]`` of (N, C, out_h, out_w, kh, kw) (convolution and pooling; see
       symnb/backends/c/windows.py);
-    - "strided": any strides over a C-contiguous ``src``, read-only: ``target`` = (nd, dims,
-      coefficients (nd x src's ndim), offsets (src's ndim)); out axis k's stride is the sum of
-      its coefficients times src's strides, a dim >= 0 is fixed and -(a+2) is ``like``'s axis
-      a, the first element sits at the sum of the offsets times src's strides; a view that
-      would reach outside src runs the fallback (col2im's shifted reads, windows.py).
+    - "strided": any strides over ``src``, read-only: ``target`` = (nd, dims, coefficients
+      (nd x src's ndim), offsets (src's ndim)); out axis k's stride is the sum of its
+      coefficients times src's strides, a dim >= 0 is fixed and -(a+2) is ``like``'s axis a,
+      the first element sits at the sum of the offsets times src's strides; a view that would
+      reach outside the bytes src spans runs the fallback (col2im's shifted reads, pools'
+      window elements: windows.py).
 
     What does not fit (a dropped axis longer than 1, a non-contiguous reshape) runs the
     ``fallback``."""

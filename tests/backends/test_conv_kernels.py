@@ -233,8 +233,9 @@ def test_the_python_executor_runs_the_same_plan(stride, rng):
 
 def test_strided_geometry_refuses_reads_outside_the_source():
     """A "strided" view's bounds (the Python executor's; runner.c's view_strided checks the
-    same): inside the source it is the strides asked for, a view reaching past either end or a
-    non-contiguous source is refused (then the step's NumPy fallback runs)."""
+    same): inside the source it is the strides asked for, through the source's own strides;
+    a view reaching past either end of the bytes the source spans is refused (then the step's
+    NumPy fallback runs)."""
     src, like = np.arange(24.0).reshape(2, 3, 4), np.zeros((2, 5))
     # (nd=2, dims: like's axis 0 and 3; coefficients over src's 3 axes; offsets)
     inside = (2, -2, 3, 1, 0, 0, 0, 0, 1, 0, 0, 1)
@@ -246,7 +247,10 @@ def test_strided_geometry_refuses_reads_outside_the_source():
     assert execute.strided_geometry(past_end, src, like) is None
     before_start = (2, -2, 3, 1, 0, 0, 0, 0, -1, 0, 0, 1)
     assert execute.strided_geometry(before_start, src, like) is None
-    assert execute.strided_geometry(inside, src[:, :, ::2], like) is None
+    every_other = (2, -2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0)  # [n, k] = src[n, 0, 2k]
+    view = execute.view_strided(View("strided", 0, 1, 2, (), every_other, None, None),
+                                src[:, :, ::2], like)  # fmt: skip
+    np.testing.assert_array_equal(view, src[:, 0, ::2])
 
 
 def test_filter_gradient_product_runs_on_one_blas_thread(rng):
@@ -274,3 +278,18 @@ def test_avg_pool_gradient_of_tiling_windows_is_a_kernel(dtype, rng):
         want = sn.function([xs], dx, backend="py")(x)
         np.testing.assert_array_equal(got(x), want)
         assert kinds_for(got, AvgPool2dGrad) == kinds
+
+
+@pytest.mark.parametrize("pool", [sn.max_pool2d, sn.avg_pool2d])
+def test_pools_read_a_strided_input_in_place(pool, rng):
+    """A pool right after a convolution reads the product's (O, N, out_h, out_w) layout: the
+    window elements' strided views go through its strides (runner.c and the Python executor
+    alike), with the reference's values."""
+    x, w = rng.normal(size=(2, 3, 9, 8)), rng.normal(size=(4, 3, 2, 3))
+    xs, ws = sn.tensor("x", x.shape), sn.tensor("w", w.shape)
+    y = pool(sn.conv2d(xs, ws), 2, 1)
+    f = sn.function([xs, ws], y, backend="c")
+    want = sn.function([xs, ws], y, backend="py")(x, w)
+    check(f(x, w), want, rtol=1e-12, atol=1e-12)
+    check(execute.run(f.linker.plan, [x, w])[0], want, rtol=1e-12, atol=1e-12)
+    assert "strided" in views_for(f, (MaxPool2d, AvgPool2d))

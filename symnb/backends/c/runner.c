@@ -557,19 +557,28 @@ static PyObject *view_windows(Step *st, PyArrayObject *src) {
     return view_at(src, offset, 6, out_dims, out_strides, 0);
 }
 
-/* Any strides over a C-contiguous src, read-only: dims = (nd, dims[nd], coefficients[nd][src
- * ndim], offsets[src ndim]); out axis k has stride sum_a coefficients[k][a] * src stride a, a
- * dim < 0 is like's axis -(dim + 2), and the view starts at sum_a offsets[a] * src stride a.
- * NULL when it would reach outside src (col2im's shifted reads; see windows.py). */
+/* The bytes [low, high) an array of these dims and strides touches from its first element. */
+static void span(int nd, const npy_intp *dims, const npy_intp *strides, npy_intp item,
+                 npy_intp *low, npy_intp *high) {
+    *low = 0, *high = item;
+    for (int d = 0; d < nd; d++) {
+        if (strides[d] < 0) *low += (dims[d] - 1) * strides[d];
+        else *high += (dims[d] - 1) * strides[d];
+    }
+}
+
+/* Any strides over src, read-only: dims = (nd, dims[nd], coefficients[nd][src ndim],
+ * offsets[src ndim]); out axis k has stride sum_a coefficients[k][a] * src stride a, a dim < 0
+ * is like's axis -(dim + 2), and the view starts at sum_a offsets[a] * src stride a. NULL when
+ * it would reach outside the bytes src spans (col2im's shifted reads, pools' window elements;
+ * see windows.py). */
 static PyObject *view_strided(Step *st, PyArrayObject *src, PyObject *like) {
     const int64_t *t = st->dims;
     int m = PyArray_NDIM(src), nd = st->ndims > 0 ? (int)t[0] : -1;
-    if (nd < 0 || nd > MAXDIM || st->ndims != 1 + nd + nd * m + m
-        || !PyArray_IS_C_CONTIGUOUS(src))
-        return NULL;
-    npy_intp dims[MAXDIM], strides[MAXDIM], offset = 0, low, high, empty = 0;
+    if (nd < 0 || nd > MAXDIM || st->ndims != 1 + nd + nd * m + m) return NULL;
+    npy_intp dims[MAXDIM], strides[MAXDIM], offset = 0, low, high, src_low, src_high;
+    int empty = 0;
     for (int a = 0; a < m; a++) offset += t[1 + nd + nd * m + a] * PyArray_STRIDE(src, a);
-    low = high = offset;
     for (int k = 0; k < nd; k++) {
         int64_t d = t[1 + k];
         if (d < 0 && (like == NULL || !PyArray_Check(like)
@@ -579,11 +588,12 @@ static PyObject *view_strided(Step *st, PyArrayObject *src, PyObject *like) {
         strides[k] = 0;
         for (int a = 0; a < m; a++) strides[k] += t[1 + nd + k * m + a] * PyArray_STRIDE(src, a);
         empty |= dims[k] == 0;
-        if (strides[k] < 0) low += (dims[k] - 1) * strides[k];
-        else high += (dims[k] - 1) * strides[k];
     }
     if (empty) return view_at(src, 0, nd, dims, strides, 0);
-    if (low < 0 || high + PyArray_ITEMSIZE(src) > PyArray_NBYTES(src)) return NULL;
+    npy_intp item = PyArray_ITEMSIZE(src);
+    span(nd, dims, strides, item, &low, &high);
+    span(m, PyArray_DIMS(src), PyArray_STRIDES(src), item, &src_low, &src_high);
+    if (PyArray_SIZE(src) == 0 || offset + low < src_low || offset + high > src_high) return NULL;
     return view_at(src, offset, nd, dims, strides, 0);
 }
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from symnb.backends.c import blas
 from symnb.backends.c.listing import KernelInfo
-from symnb.backends.execute import strided_geometry, windows_view
+from symnb.backends.execute import strided_geometry, view_at, windows_view
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import Kernel, Map, Operand, Reduce, Unsupported
 from symnb.backends.plan import Gemm, Library, View
@@ -191,10 +191,7 @@ def window_ranks(kh, kw):
 
 def strided_view(src, like, target):
     """A "strided" view by NumPy (the fallback when runner.c declines one)."""
-    src = np.ascontiguousarray(src)
-    shape, strides, offset = strided_geometry(target, src, like)
-    start = src.reshape(-1)[offset // src.itemsize :]
-    return np.lib.stride_tricks.as_strided(start, shape, strides, writeable=False)
+    return view_at(src, *strided_geometry(target, src, like))
 
 
 def _reshaped(a, shape):
