@@ -286,10 +286,26 @@ def run_gemm(step: Gemm, slots: list) -> None:
     tb, ldb, y = blas_operand(y)
     gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
     m, k, n = x.shape[0], x.shape[1], y.shape[1]
+    threads = _one_thread(step.blas.threads) if step.serial else None
     gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
          pointer(c), n)  # fmt: skip
+    if threads:
+        _set_threads(step.blas.threads[0], threads)
     slots[step.out] = c
     return None
+
+
+def _one_thread(threads: tuple[int, int]) -> int | None:
+    """A serial step's BLAS on one thread (as runner.c does it); the count to restore."""
+    if not all(threads):
+        return None
+    before = ffi.cast("int(*)(void)", threads[1])()
+    _set_threads(threads[0], 1)
+    return before
+
+
+def _set_threads(address: int, count: int) -> None:
+    ffi.cast("void(*)(int)", address)(count)
 
 
 def gemm_shape(step: Gemm, z, x, y) -> tuple | None:
@@ -433,8 +449,61 @@ def windows_view(x, geometry, order):
     return _strided(x, [dims[a] for a in order], [strides[a] for a in order], writeable=False)
 
 
+def view_strided(step: View, src, like):
+    """Any strides over src, as runner.c's view_strided makes them; None where the view would
+    reach outside src's memory."""
+    geometry = strided_geometry(step.target, src, like)
+    return None if geometry is None else view_at(src, *geometry)
+
+
+def strided_geometry(target, src, like):
+    """(shape, byte strides, byte offset) of a "strided" view; None when it does not fit.
+    ``target`` = (nd, dims[nd], coefficients[nd][src.ndim], offsets[src.ndim]): out axis k has
+    stride sum_a coefficients[k][a] * src.strides[a]; dims >= 0 are fixed, -(a+2) is like's
+    axis a; the view starts at sum_a offsets[a] * src.strides[a] and must stay within the
+    bytes src spans."""
+    nd, m = target[0], src.ndim
+    if len(target) != 1 + nd + nd * m + m:
+        return None
+    dims, coefs, offs = target[1 : 1 + nd], target[1 + nd : 1 + nd + nd * m], target[-m:]
+    if any(d < 0 and (like is None or -d - 2 >= like.ndim) for d in dims):
+        return None
+    shape = [d if d >= 0 else like.shape[-d - 2] for d in dims]
+    strides = [
+        sum(c * s for c, s in zip(coefs[k * m : (k + 1) * m], src.strides)) for k in range(nd)
+    ]
+    offset = sum(o * s for o, s in zip(offs, src.strides))
+    if 0 in shape:
+        return shape, strides, 0
+    low, high = _span(shape, strides, src.itemsize)
+    src_low, src_high = _span(src.shape, src.strides, src.itemsize)
+    inside = src.size > 0 and offset + low >= src_low and offset + high <= src_high
+    return (shape, strides, offset) if inside else None
+
+
+def _span(shape, strides, itemsize: int) -> tuple[int, int]:
+    """The bytes [low, high) an array of this shape and strides touches, from its first
+    element's address."""
+    low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    return low, sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + itemsize
+
+
+def view_at(src, shape, strides, offset: int):
+    """A read-only view of src's memory starting ``offset`` bytes after its first element."""
+    interface = dict(src.__array_interface__, shape=tuple(shape), strides=tuple(strides))
+    interface["data"] = (interface["data"][0] + offset, True)
+    return np.asarray(_Memory(interface, src))
+
+
+class _Memory:
+    """An array interface that keeps the array owning the memory alive."""
+
+    def __init__(self, interface: dict, owner):
+        self.__array_interface__, self.owner = interface, owner
+
+
 VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
-         "size": view_size, "windows": view_windows}  # fmt: skip
+         "size": view_size, "windows": view_windows, "strided": view_strided}  # fmt: skip
 
 
 # -- Branch ------------------------------------------------------------------------------------

@@ -10,7 +10,15 @@ import pytest
 import symnb as sn
 from symnb.backends import execute
 from symnb.backends.plan import Gemm, Launch, Library, View
-from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, MaxPool2d, MaxPool2dGrad
+from symnb.ops.conv import (
+    AvgPool2d,
+    AvgPool2dGrad,
+    Conv2d,
+    Conv2dGradFilters,
+    Conv2dGradInput,
+    MaxPool2d,
+    MaxPool2dGrad,
+)
 from tests.helpers import check, needs_c
 from tests.ops.test_conv import CONV_GRID, loop_conv2d, loop_pool, pad_input, padding_arg
 
@@ -73,6 +81,34 @@ def test_conv2d_and_gradients_on_the_kernel_path(stride, padding, dilation, grou
     assert forward[-6:] == ["Launch", "View", "View", product, "View", "View"]
     assert product in kinds_for(f, Conv2dGradFilters)
     assert product in kinds_for(f, Conv2dGradInput)
+    shifted = stride == (1, 1)  # col2im as a sum kernel over shifted reads; else NumPy's adds
+    assert ("strided" in views_for(f, Conv2dGradInput)) == shifted
+    assert ("_col2im_of" in library_calls(f, Conv2dGradInput)) == (not shifted)
+
+
+def views_for(f, op_class) -> list[str]:
+    return [s.how for s in f.linker.plan.steps if isinstance(s, View)
+            and isinstance(s.node.op, op_class)]  # fmt: skip
+
+
+def library_calls(f, op_class) -> list[str]:
+    steps = [s for s in f.linker.plan.steps if isinstance(s, Library)]
+    return [getattr(s.fn, "func", s.fn).__name__ for s in steps if isinstance(s.node.op, op_class)]
+
+
+def test_col2im_kernel_reads_zeros_outside_the_output(rng):
+    """Stride 1 at W8b's shapes in small: every shifted read outside the output gradient must
+    land on a zero of the grid's margins (or the lead before the first image), for each
+    padding; float32 against the loops."""
+    for padding in [("valid", "valid"), (2, 0), ("same", "same"), (0, 3)]:
+        x = rng.normal(size=(3, 2, 6, 5)).astype("float32")
+        w = rng.normal(size=(4, 2, 3, 3)).astype("float32")
+        f = compiled_conv(x, w, (1, 1), padding, (1, 1), 1)
+        g = rng.normal(size=loop_conv2d(x, w, (1, 1), padding, (1, 1), 1).shape)
+        _, dx, _ = f(x, w, g.astype("float32"))
+        want_dx, _ = loop_conv2d_grads(x, w, g, (1, 1), padding, (1, 1), 1)
+        check(dx, want_dx, rtol=1e-4, atol=1e-4)
+        assert "strided" in views_for(f, Conv2dGradInput)
 
 
 def test_conv2d_plan_is_windows_copy_gemm_views(rng):
@@ -96,7 +132,7 @@ def test_conv2d_plan_is_windows_copy_gemm_views(rng):
     [((2, 2), None, (0, 0)), ((3, 2), (1, 2), (1, 1)), ((3, 3), (2, 2), ("same", "same"))],
 )
 @pytest.mark.parametrize("name", ["max", "avg"])
-def test_pools_are_reduction_kernels(name, kernel, stride, padding, rng):
+def test_pools_are_kernels(name, kernel, stride, padding, rng):
     fn, reduce, fill = {"max": (sn.max_pool2d, np.max, -np.inf),
                         "avg": (sn.avg_pool2d, np.mean, 0.0)}[name]  # fmt: skip
     x = rng.normal(size=(2, 3, 7, 6))
@@ -113,6 +149,19 @@ def test_pools_are_reduction_kernels(name, kernel, stride, padding, rng):
     assert any(type(s.node.op).__name__ == f"{name.capitalize()}Pool2d" for s in launches)
 
 
+@pytest.mark.parametrize("name", ["max", "avg"])
+def test_pools_of_large_windows_are_reductions(name, rng):
+    """Windows of more than MAX_WINDOW elements: a reduction kernel over the windows view
+    (a map would take one operand per window element)."""
+    fn, reduce, fill = {"max": (sn.max_pool2d, np.max, -np.inf),
+                        "avg": (sn.avg_pool2d, np.mean, 0.0)}[name]  # fmt: skip
+    x = rng.normal(size=(2, 3, 11, 10))
+    xs = sn.tensor("x", x.shape)
+    f = sn.function([xs], fn(xs, 5, 2, 1), backend="c")
+    check(f(x), loop_pool(x, (5, 5), (2, 2), (1, 1), reduce, fill), atol=1e-12)
+    assert views_for(f, (MaxPool2d, AvgPool2d))[-1] == "windows"
+
+
 def test_max_pool_keeps_nan_and_float32(rng):
     x = rng.normal(size=(1, 2, 4, 4)).astype("float32")
     x[0, 1, 0, 0] = np.nan
@@ -121,7 +170,7 @@ def test_max_pool_keeps_nan_and_float32(rng):
     got = f(x)
     assert got.dtype == np.float32 and np.isnan(got[0, 1, 0, 0])
     check(got, loop_pool(x, (2, 2), (2, 2), (0, 0), np.max, -np.inf))
-    assert kinds_for(f, MaxPool2d) == ["View", "Launch"]
+    assert kinds_for(f, MaxPool2d) == ["View"] * 4 + ["Launch"]  # a view per window element
 
 
 @pytest.mark.parametrize(
@@ -167,15 +216,80 @@ def test_conv2d_kernel_path_with_named_batch(rng):
     assert numpy_steps == ["padded"]  # the only NumPy step: the padding
 
 
-def test_the_python_executor_runs_the_same_plan(rng):
+@pytest.mark.parametrize("stride", [(2, 1), (1, 1)])
+def test_the_python_executor_runs_the_same_plan(stride, rng):
     """The plan run step by step in Python (f.profile's path: the same kernels, views through
-    NumPy) gives what runner.c gives."""
+    NumPy) gives what runner.c gives, the "strided" views of stride 1 included."""
     x, w = rng.normal(size=(2, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3))
-    f = compiled_conv(x, w, (2, 1), (1, 0), (1, 1), 1)
-    g = rng.normal(size=(2, 3, 3, 4))
+    f = compiled_conv(x, w, stride, (1, 0), (1, 1), 1)
+    g = rng.normal(size=loop_conv2d(x, w, stride, (1, 0), (1, 1), 1).shape)
     direct = f(x, w, g)
     leaves = [x, w, g]
     profiled = execute.run(f.linker.plan, leaves)
     for a, b in zip(direct, profiled):
         check(a, b, rtol=1e-12)
     assert Gemm in {type(s) for s in f.linker.plan.steps}
+
+
+def test_strided_geometry_refuses_reads_outside_the_source():
+    """A "strided" view's bounds (the Python executor's; runner.c's view_strided checks the
+    same): inside the source it is the strides asked for, through the source's own strides;
+    a view reaching past either end of the bytes the source spans is refused (then the step's
+    NumPy fallback runs)."""
+    src, like = np.arange(24.0).reshape(2, 3, 4), np.zeros((2, 5))
+    # (nd=2, dims: like's axis 0 and 3; coefficients over src's 3 axes; offsets)
+    inside = (2, -2, 3, 1, 0, 0, 0, 0, 1, 0, 0, 1)
+    shape, strides, offset = execute.strided_geometry(inside, src, like)
+    assert (shape, strides, offset) == ([2, 3], [96, 8], 8)
+    view = execute.view_strided(View("strided", 0, 1, 2, (), inside, None, None), src, like)
+    np.testing.assert_array_equal(view, [[1, 2, 3], [13, 14, 15]])
+    past_end = (2, -2, 3, 1, 0, 0, 0, 0, 1, 0, 2, 2)  # the last read: 2*4 + 2 + 12 + 2 = 24
+    assert execute.strided_geometry(past_end, src, like) is None
+    before_start = (2, -2, 3, 1, 0, 0, 0, 0, -1, 0, 0, 1)
+    assert execute.strided_geometry(before_start, src, like) is None
+    every_other = (2, -2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0)  # [n, k] = src[n, 0, 2k]
+    view = execute.view_strided(View("strided", 0, 1, 2, (), every_other, None, None),
+                                src[:, :, ::2], like)  # fmt: skip
+    np.testing.assert_array_equal(view, src[:, 0, ::2])
+
+
+def test_filter_gradient_product_runs_on_one_blas_thread(rng):
+    """The filter gradient's gemm (inner length N*out_h*out_w) is marked serial; the others
+    keep the BLAS's threads."""
+    x, w = rng.normal(size=(2, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3))
+    f = compiled_conv(x, w, (1, 1), (0, 0), (1, 1), 1)
+    gemms = [s for s in f.linker.plan.steps if isinstance(s, Gemm)]
+    assert [s.serial for s in gemms] == [isinstance(s.node.op, Conv2dGradFilters) for s in gemms]
+    assert any(s.serial for s in gemms)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_avg_pool_gradient_of_tiling_windows_is_a_kernel(dtype, rng):
+    """Windows that tile the input: one map spreading each window's gradient over it, equal
+    to the reference; overlapping windows keep the reference."""
+    x = rng.normal(size=(2, 3, 6, 8)).astype(dtype)
+    xs = sn.tensor("x", x.shape, dtype=dtype)
+    for kernel, stride, kinds in [((2, 2), None, ["View", "Library", "Launch", "View"]),
+                                  ((3, 2), (1, 2), ["Library"])]:  # fmt: skip
+        y = sn.avg_pool2d(xs, kernel, stride)
+        g = rng.normal(size=y.type.shape).astype(dtype)
+        dx = sn.grad(sn.sum(y * g), xs)
+        got = sn.function([xs], dx, backend="c")
+        want = sn.function([xs], dx, backend="py")(x)
+        np.testing.assert_array_equal(got(x), want)
+        assert kinds_for(got, AvgPool2dGrad) == kinds
+
+
+@pytest.mark.parametrize("pool", [sn.max_pool2d, sn.avg_pool2d])
+def test_pools_read_a_strided_input_in_place(pool, rng):
+    """A pool right after a convolution reads the product's (O, N, out_h, out_w) layout: the
+    window elements' strided views go through its strides (runner.c and the Python executor
+    alike), with the reference's values."""
+    x, w = rng.normal(size=(2, 3, 9, 8)), rng.normal(size=(4, 3, 2, 3))
+    xs, ws = sn.tensor("x", x.shape), sn.tensor("w", w.shape)
+    y = pool(sn.conv2d(xs, ws), 2, 1)
+    f = sn.function([xs, ws], y, backend="c")
+    want = sn.function([xs, ws], y, backend="py")(x, w)
+    check(f(x, w), want, rtol=1e-12, atol=1e-12)
+    check(execute.run(f.linker.plan, [x, w])[0], want, rtol=1e-12, atol=1e-12)
+    assert "strided" in views_for(f, (MaxPool2d, AvgPool2d))

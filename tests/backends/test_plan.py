@@ -292,9 +292,10 @@ def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
     (gemm,) = [s for s in loop.body.steps if isinstance(s, Gemm)]
     if gemm.blas is None:
         pytest.skip("no BLAS found")
-    assert runner._record(gemm)[6][2:] == gemm.blas.threads != (0, 0)
+    assert runner._record(gemm)[6][2:4] == gemm.blas.threads != (0, 0)
+    assert runner._record(gemm)[6][4] == 0  # not serial: one thread inside loops only
     monkeypatch.setattr(sn.config, "loop_products_on_one_thread", False)
-    assert runner._record(gemm)[6][2:] == (0, 0)
+    assert runner._record(gemm)[6][2:4] == (0, 0)
     for name, run in executors(f).items():  # the same values either way
         np.testing.assert_allclose(run(*args)[0], f(*args), rtol=1e-12, err_msg=name)
 

@@ -43,6 +43,7 @@ class CLinker(PlanBuilder):
     dialect = CDialect()
     planners = PLANNERS  # op class -> step; device linkers plan some ops differently
     lazy_branches = True  # an ifelse is a Branch step (only the side taken runs)
+    offset_views = True  # a view may start past its array's first element (windows.py)
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)

@@ -61,7 +61,8 @@ typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, con
 
 enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3, STEP_BRANCH = 4,
        STEP_REPEAT = 5 };
-enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4 };
+enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4,
+       VIEW_STRIDED = 5 };
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
 
@@ -91,6 +92,7 @@ struct Step {
     set_threads_fn set_threads; /* gemm: the BLAS's thread count (NULL: not found) */
     get_threads_fn get_threads;
     int in_loop;             /* a step of a loop's body (gemm: small products on one thread) */
+    int serial;              /* gemm: always on one BLAS thread */
     uint64_t *absent;        /* launch: per input then output, bit d set when axis d lacks */
     int *keepdims;           /* launch: per output */
     int how, naxes, ndims;   /* view */
@@ -472,7 +474,8 @@ static int run_gemm(Step *st, PyObject **slots) {
     char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
     char *cp = PyArray_BYTES((PyArrayObject *)c);
     npy_intp work = mnk[0] * mnk[1] * mnk[2];
-    int serial = st->in_loop && st->set_threads != NULL && work <= LOOP_SERIAL_MAX;
+    int serial = st->set_threads != NULL
+                 && (st->serial || (st->in_loop && work <= LOOP_SERIAL_MAX));
     if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
         int threads = serial ? st->get_threads() : 0;
@@ -554,6 +557,46 @@ static PyObject *view_windows(Step *st, PyArrayObject *src) {
     return view_at(src, offset, 6, out_dims, out_strides, 0);
 }
 
+/* The bytes [low, high) an array of these dims and strides touches from its first element. */
+static void span(int nd, const npy_intp *dims, const npy_intp *strides, npy_intp item,
+                 npy_intp *low, npy_intp *high) {
+    *low = 0, *high = item;
+    for (int d = 0; d < nd; d++) {
+        if (strides[d] < 0) *low += (dims[d] - 1) * strides[d];
+        else *high += (dims[d] - 1) * strides[d];
+    }
+}
+
+/* Any strides over src, read-only: dims = (nd, dims[nd], coefficients[nd][src ndim],
+ * offsets[src ndim]); out axis k has stride sum_a coefficients[k][a] * src stride a, a dim < 0
+ * is like's axis -(dim + 2), and the view starts at sum_a offsets[a] * src stride a. NULL when
+ * it would reach outside the bytes src spans (col2im's shifted reads, pools' window elements;
+ * see windows.py). */
+static PyObject *view_strided(Step *st, PyArrayObject *src, PyObject *like) {
+    const int64_t *t = st->dims;
+    int m = PyArray_NDIM(src), nd = st->ndims > 0 ? (int)t[0] : -1;
+    if (nd < 0 || nd > MAXDIM || st->ndims != 1 + nd + nd * m + m) return NULL;
+    npy_intp dims[MAXDIM], strides[MAXDIM], offset = 0, low, high, src_low, src_high;
+    int empty = 0;
+    for (int a = 0; a < m; a++) offset += t[1 + nd + nd * m + a] * PyArray_STRIDE(src, a);
+    for (int k = 0; k < nd; k++) {
+        int64_t d = t[1 + k];
+        if (d < 0 && (like == NULL || !PyArray_Check(like)
+                      || -d - 2 >= PyArray_NDIM((PyArrayObject *)like)))
+            return NULL;
+        dims[k] = d >= 0 ? d : PyArray_DIM((PyArrayObject *)like, (int)(-d - 2));
+        strides[k] = 0;
+        for (int a = 0; a < m; a++) strides[k] += t[1 + nd + k * m + a] * PyArray_STRIDE(src, a);
+        empty |= dims[k] == 0;
+    }
+    if (empty) return view_at(src, 0, nd, dims, strides, 0);
+    npy_intp item = PyArray_ITEMSIZE(src);
+    span(nd, dims, strides, item, &low, &high);
+    span(m, PyArray_DIMS(src), PyArray_STRIDES(src), item, &src_low, &src_high);
+    if (PyArray_SIZE(src) == 0 || offset + low < src_low || offset + high > src_high) return NULL;
+    return view_at(src, offset, nd, dims, strides, 0);
+}
+
 /* src broadcast to like's shape, read-only. */
 static PyObject *view_broadcast(PyArrayObject *src, PyObject *like) {
     if (like == NULL || !PyArray_Check(like)) return NULL;
@@ -626,6 +669,7 @@ static int run_view(Step *st, PyObject **slots) {
                     : st->how == VIEW_BROADCAST ? view_broadcast(a, like)
                     : st->how == VIEW_RESHAPE   ? view_reshape(st, a, like)
                     : st->how == VIEW_WINDOWS   ? view_windows(st, a)
+                    : st->how == VIEW_STRIDED   ? view_strided(st, a, like)
                                                 : view_size(st, a);
     if (out == NULL) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;

@@ -214,7 +214,7 @@ def _gemm(step: Gemm) -> tuple:
                                                                    ref.threads)  # fmt: skip
     if not config.loop_products_on_one_thread:
         threads = (0, 0)  # runner.c then leaves the BLAS's thread count alone
-    params = (int(step.inplace), ilp64, *threads)
+    params = (int(step.inplace), ilp64, *threads, int(step.serial))
     return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
 
 
@@ -244,6 +244,7 @@ def _repeat(step: Repeat) -> tuple:
     return ("loop", None, list(step.ins), list(step.outs), list(step.dtypes), None, params)
 
 
-VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows")  # runner.c's VIEW_* numbers
+#: runner.c's VIEW_* numbers
+VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows", "strided")
 RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch,
            Repeat: _repeat}  # fmt: skip

@@ -85,7 +85,8 @@ static int parse_gemm(Step *st, PyObject *target, PyObject *params) {
     st->kind = STEP_GEMM;
     st->target = PyLong_AsVoidPtr(target);
     if (PyErr_Occurred()
-        || !PyArg_ParseTuple(params, "iiOO", &st->inplace, &st->ilp64, &set_threads, &get_threads))
+        || !PyArg_ParseTuple(params, "iiOOi", &st->inplace, &st->ilp64, &set_threads,
+                             &get_threads, &st->serial))
         return -1;
     st->set_threads = (set_threads_fn)PyLong_AsVoidPtr(set_threads);
     st->get_threads = (get_threads_fn)PyLong_AsVoidPtr(get_threads);
@@ -106,8 +107,8 @@ static int parse_view(Step *st, PyObject *target, PyObject *params) {
     if (PyErr_Occurred() || !PyArg_ParseTuple(params, "OO", &axes, &dims)) return -1;
     if (!(st->axes = int_list(axes, &st->naxes)) || !(st->dims = int64_list(dims, &st->ndims)))
         return -1;
-    if (st->how < VIEW_AXES || st->how > VIEW_WINDOWS || st->nin != 2 || st->nout != 1
-        || st->ins[0] < 0 || st->naxes > MAXDIM || st->ndims > MAXDIM)
+    if (st->how < VIEW_AXES || st->how > VIEW_STRIDED || st->nin != 2 || st->nout != 1
+        || st->ins[0] < 0 || st->naxes > MAXDIM || st->ndims > MAXDIM * (MAXDIM + 2) + 1)
         return invalid("a view step needs (src, like), one output and at most MAXDIM axes");
     return 0;
 }

@@ -7,13 +7,16 @@ Python call). The forward convolution copies that view into a C-ordered column m
 input has the windows' strides), multiplies it by the filters as one gemm, and views the
 (O, N, out_h, out_w) product as NCHW; the next kernel reads that layout through strides. The
 filter gradient is one gemm of the output gradient (transposed to (O, N*out_h*out_w) by a
-copy kernel) with ``cols``; the input gradient is one gemm giving the window gradients, added
-back into place by NumPy's strided adds (``scatter_windows``: kh*kw of them). Max and average
-pooling are reduction kernels over the windows view; the max-pool gradient of windows that
-tile the input is one map kernel reading each window element through a broadcast windows view.
-With groups, the contraction is NumPy's
-batched matmul (one BLAS call per group). Padding is a NumPy step (a zeroed array and one
-copy), shown in ``f.kernels``.
+copy kernel) with ``cols``, on one BLAS thread. The input gradient is one gemm giving the
+window gradients; with stride 1 they are computed over a grid with zero margins and summed
+back into place by a reduction kernel over shifted reads (a View of kind "strided"), with
+other strides NumPy's strided adds (``scatter_windows``: kh*kw of them). Pools of at most
+MAX_WINDOW elements are map kernels over their output reading each window element as a
+strided view (larger ones a reduction over the windows view); the max-pool gradient of
+windows that tile the input is two maps: each window's first maximum, then the gradient
+routed to it. With groups, the contraction is NumPy's batched matmul (one BLAS call per
+group). Padding is a NumPy step (a zeroed array and one copy), shown in ``f.kernels``.
+Device linkers, whose arrays have no offset, keep the reduction pools and the NumPy col2im.
 
 Every step's fallback computes the same value with NumPy, so a layout the runner declines still
 gives the right answer. Ops whose dtype, sizes or parameters this plan does not take (integer
@@ -22,13 +25,14 @@ or mixed dtypes, sizes not fixed by the types) raise Unsupported: the op's refer
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
 
 from symnb.backends.c import blas
 from symnb.backends.c.listing import KernelInfo
-from symnb.backends.execute import windows_view
+from symnb.backends.execute import strided_geometry, view_at, windows_view
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import Kernel, Map, Operand, Reduce, Unsupported
 from symnb.backends.plan import Gemm, Library, View
@@ -37,6 +41,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.ops.conv import (
     AvgPool2d,
+    AvgPool2dGrad,
     Conv2d,
     Conv2dGradFilters,
     Conv2dGradInput,
@@ -56,6 +61,8 @@ POOLED = (N, C, KH, KW, OUT_H, OUT_W)
 #: the max-pool gradient's space: the input itself when the windows tile it exactly
 TILED = (N, C, OUT_H, KH, OUT_W, KW)
 FLOATS = ("float32", "float64")
+#: the dtype of a position inside a pooling window
+POSITION = "int32"
 
 
 class Steps:
@@ -100,17 +107,30 @@ class Steps:
     def transpose(self, src, out, axes) -> Variable:
         return self.view("axes", src, out, functools.partial(np.transpose, axes=axes), axes)
 
+    def strided(self, src, like, out, target) -> Variable:
+        """A "strided" view of ``src`` (see the plan's View), its batch from ``like``."""
+        fallback = self.fallback(functools.partial(strided_view, target=target), [src, like], out)
+        step = View("strided", self.slot(src), self.slot(like), fallback.outs[0], (),
+                    tuple(target), self.node, fallback)  # fmt: skip
+        self.steps.append(step)
+        self.note("view", "shifted reads (strided view, no copy)")
+        return out
+
     def windows(self, src, out, geometry, order) -> Variable:
         reference = functools.partial(windows_view, geometry=geometry, order=order)
         return self.view("windows", src, out, reference, order, geometry)
 
     def kernel(self, kernel, src, out, absent=(), note="") -> Variable:
-        source = self.linker.dialect.render(kernel)
         fallback = self.fallback(functools.partial(_kernel_reference, kernel.body), [src], out)
-        outs = [(out, self.dtype, absent, False)]
+        return self.launch(kernel, [src], out, fallback, note, absent)
+
+    def launch(self, kernel, ins, out, fallback, note, absent=()) -> Variable:
+        """``kernel`` over ``ins`` into ``out`` (lacking the ``absent`` axes of the space)."""
+        source = self.linker.dialect.render(kernel)
+        outs = [(out, out.type.dtype, absent, False)]
         empty = "decline" if isinstance(kernel.body, Reduce) else "skip"
-        step = self.linker.launch(self.node, source, [(src, ())], outs, None, empty, fallback,
-                                  kernel)  # fmt: skip
+        step = self.linker.launch(self.node, source, [(v, ()) for v in ins], outs, None, empty,
+                                  fallback, kernel)  # fmt: skip
         self.steps.append(step)
         self.note("kernel", note, source)
         return out
@@ -123,18 +143,21 @@ class Steps:
                         Map(((0, value),)), fixed_size(src.type.shape))  # fmt: skip
         return self.kernel(kernel, src, out, note="copy kernel: windows into columns")
 
-    def reduce(self, src, out, kind: str, mean: bool) -> Variable:
-        """``kind`` of ``src``'s last two axes by a reduction kernel."""
+    def reduce(self, src, out, kind: str, mean: bool, acc=None) -> Variable:
+        """``kind`` of ``src``'s axes 2 and 3 by a reduction kernel (a sum in float64 unless
+        ``acc`` says otherwise)."""
         b = Builder(self.linker.dialect)
-        acc = "float64" if kind == "sum" else self.dtype.name
+        acc = acc or ("float64" if kind == "sum" else self.dtype.name)
         value = b.convert(b.variable(src), acc)
         body = Reduce(value, kind, acc, mean)
         kernel = Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values), body,
                         fixed_size(src.type.shape))  # fmt: skip
         return self.kernel(kernel, src, out, (2, 3), note=f"{kind} over each window")
 
-    def product(self, a, b, out, groups: int, trans_a=False, trans_b=False) -> Variable:
-        """``a @ b`` (each transposed when asked), one gemm; per group with groups."""
+    def product(self, a, b, out, groups: int, trans_a=False, trans_b=False,
+                serial=False) -> Variable:  # fmt: skip
+        """``a @ b`` (each transposed when asked), one gemm (on one BLAS thread when
+        ``serial``); per group with groups."""
         if groups > 1:
             reference = functools.partial(grouped_product, groups=groups, trans_a=trans_a,
                                           trans_b=trans_b)  # fmt: skip
@@ -144,7 +167,9 @@ class Steps:
             a = self.transpose(a, self.temp("a.T", (None, None)), (1, 0))
         if trans_b:
             b = self.transpose(b, self.temp("b.T", (None, None)), (1, 0))
-        self.steps.append(self.linker.product_step(self, a, b, out))
+        step = self.linker.product_step(self, a, b, out)
+        serial = serial and isinstance(step, Gemm)  # a device's product is a kernel
+        self.steps.append(dataclasses.replace(step, serial=True) if serial else step)
         return out
 
 
@@ -161,7 +186,12 @@ def gemm_step(steps: Steps, a, b, out) -> Gemm:
 # -- NumPy references of the intermediate steps --------------------------------------------------
 def window_ranks(kh, kw):
     """Each window element's position in the window, over the max-pool gradient's space."""
-    return np.arange(kh * kw, dtype=np.int64).reshape(1, 1, 1, kh, 1, kw)
+    return np.arange(kh * kw, dtype=POSITION).reshape(1, 1, 1, kh, 1, kw)
+
+
+def strided_view(src, like, target):
+    """A "strided" view by NumPy (the fallback when runner.c declines one)."""
+    return view_at(src, *strided_geometry(target, src, like))
 
 
 def _reshaped(a, shape):
@@ -284,6 +314,12 @@ def _conv2d(linker, node) -> tuple:
 
 @WINDOWED.register(Conv2dGradFilters)
 def _conv2d_grad_filters(linker, node) -> tuple:
+    """One gemm of the output gradient's rows with the columns, on one BLAS thread: its inner
+    length (N*out_h*out_w, W8b 36864) dwarfs its rows and columns (O, C*kh*kw: 64, 288), which
+    are all OpenBLAS splits between threads, and the threads meet at every block of the inner
+    length; on the shared 2-core machine a thread descheduled there stalls the other (W8b's
+    product: 15 ms on one thread, 40 ms-1 s on two under load), and unloaded two threads
+    gained about 15%."""
     x, g, like = node.inputs
     (out,) = node.outputs
     _float(node)
@@ -293,7 +329,7 @@ def _conv2d_grad_filters(linker, node) -> tuple:
     cols = _columns(steps, x, (kh, kw), op._geometry(out.type.shape))
     rows = _output_rows(steps, g)
     flat = steps.temp("dw2", (o, per_group * kh * kw))
-    steps.product(rows, cols, flat, op.groups, trans_b=True)
+    steps.product(rows, cols, flat, op.groups, trans_b=True, serial=True)
     steps.reshape(flat, out, out.type.shape)
     return tuple(steps.steps)
 
@@ -305,6 +341,9 @@ def _conv2d_grad_input(linker, node) -> tuple:
     _float(node)
     _fixed((None, *w.type.shape), g.type.shape, out.type.shape)
     op, steps = node.op, Steps(linker, node)
+    if tuple(op.stride) == (1, 1) and linker.offset_views:
+        _shifted_grad_input(steps, w, g, out)
+        return tuple(steps.steps)
     o, per_group, kh, kw = w.type.shape
     rows = _output_rows(steps, g)
     filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
@@ -317,6 +356,61 @@ def _conv2d_grad_input(linker, node) -> tuple:
     steps.library(fn, [dcols, g], out, "window gradients added into place (NumPy's "
                   "strided adds, kh*kw of them)")  # fmt: skip
     return tuple(steps.steps)
+
+
+def _shifted_grad_input(steps, w, g, out) -> None:
+    """Stride 1: col2im as a reduction kernel, no scatter. The output gradient is laid out on
+    a grid with zero margins (``shifted_rows``), so that the window gradients ``D = w2.T @ G``
+    hold a zero wherever a window position falls outside the output; then the input pixel
+    (y, x) is the sum over the window offsets (i, j) of D at (y - i*dh, x - j*dw), a fixed
+    shift per offset: one strided view of D over (N, C, kh, kw, H, W) and a sum kernel over
+    (kh, kw). The margins add about (kh-1)/oh + (kw-1)/ow to the product (W8b: 17%)."""
+    op, (o, _, kh, kw) = steps.node.op, w.type.shape
+    layout = shifted_layout(op, w.type.shape, out.type.shape[2:], g.type.shape[2:])
+    lead, (hp, wp), (top, left) = layout
+    rows = steps.library(functools.partial(shifted_rows, grid=(hp, wp), lead=lead), [g],
+                         steps.temp("g grid", (o, None)), "output gradient on a grid with "
+                         "zero margins (NumPy)")  # fmt: skip
+    filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
+    channels, height, width = out.type.shape[1:]
+    dcols = steps.temp("dcols", (channels * kh * kw, None))
+    steps.product(filters, rows, dcols, op.groups, trans_a=True)
+    planes = steps.reshape(dcols, steps.temp("dcols3", (channels, kh * kw, None)),
+                           (channels, kh * kw, -1))  # fmt: skip
+    dh, dw = op.dilation
+    coefficients = ((0, 0, hp * wp), (1, 0, 0), (0, kw, -dh * wp), (0, 1, -dw), (0, 0, wp),
+                    (0, 0, 1))  # fmt: skip
+    dims = (-2, channels, kh, kw, height, width)  # -2: the batch, g's axis 0
+    target = (6, *dims, *(c for row in coefficients for c in row), 0, 0, lead + top * wp + left)
+    shape = (g.type.shape[0], channels, kh, kw, height, width)
+    shifted = steps.strided(planes, g, steps.temp("shifted", shape), target)
+    steps.reduce(shifted, out, "sum", mean=False, acc=steps.dtype.name)
+
+
+def shifted_layout(op, w_shape, sizes, out_sizes) -> tuple:
+    """(lead, (grid h, grid w), (top, left)) of ``shifted_rows``' grid: each image an out_h x
+    out_w block with margins after it wide enough that every shifted read outside the output
+    lands on a zero (a read left of column 0 wraps into the row before's margin), ``lead``
+    zeros before the first image for the reads above it; (top, left) the input's padding."""
+    axes = op._geometry(w_shape)
+    margins, pads = [], []
+    for ax, n in zip(axes, sizes):
+        before, after = ax.pads(n)
+        span = ax.dilation * (ax.kernel - 1)
+        margins.append(max(span - before, span - after, 0))
+        pads.append(before)
+    (mh, mw), (oh, ow) = margins, out_sizes
+    wp = ow + mw
+    return mh * wp + mw, (oh + mh, wp), tuple(pads)
+
+
+def shifted_rows(g, grid, lead):
+    """The output gradient (N, O, oh, ow) as (O, lead + N*grid h*grid w): each image at the
+    top left of its grid block, zeros elsewhere."""
+    n, o, oh, ow = g.shape
+    out = np.zeros((o, lead + n * grid[0] * grid[1]), g.dtype)
+    out[:, lead:].reshape(o, n, *grid)[:, :, :oh, :ow] = g.transpose(1, 0, 2, 3)
+    return out
 
 
 def _col2im_of(dcols, g, x_shape, axes, pads):
@@ -337,28 +431,130 @@ def _pool(linker, node) -> tuple:
         shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
         fn = functools.partial(padded, pads=pads, fill=-np.inf if is_max else 0.0)
         source = steps.library(fn, [x], steps.temp("padded", shape), "padding (NumPy)")
+    if op.kernel[0] * op.kernel[1] <= MAX_WINDOW and linker.offset_views:
+        elements = _window_elements(steps, source, x, op.kernel, op.stride, out.type.shape)
+        fallback = steps.fallback(functools.partial(type(op).perform, op), [x], out)
+        kernel = _pool_kernel(linker.dialect, elements, is_max, steps.dtype.name)
+        steps.launch(kernel, elements, out, fallback, f"{op.op_name()} over each window")
+        return tuple(steps.steps)
     shape = out.type.shape[:2] + tuple(op.kernel) + out.type.shape[2:]
     view = steps.windows(source, steps.temp("windows", shape), _window_geometry(axes), POOLED)
     steps.reduce(view, out, "max" if is_max else "sum", mean=not is_max)
     return tuple(steps.steps)
 
 
-#: windows larger than this give the max-pool gradient kernel too many operands
+def _window_elements(steps, source, batch, kernel, stride, out_shape) -> list:
+    """Element (a, b) of every window of ``source``, one "strided" view (N, C, out_h, out_w)
+    each (``batch``'s axis 0 gives N): a map over the windows reads them as kh*kw operands,
+    its rows as long as the output's (a reduction over the window axes would run kh*kw
+    times more, shorter rows: W8b's 2x2 max-pool 8.1 -> 1.5 ms)."""
+    (kh, kw), (sh, sw) = kernel, stride
+    channels, out_h, out_w = out_shape[1:]
+    coefficients = (1, 0, 0, 0, 0, 1, 0, 0, 0, 0, sh, 0, 0, 0, 0, sw)
+    return [
+        steps.strided(source, batch, steps.temp(f"x[{a},{b}]", out_shape),
+                      (4, -2, channels, out_h, out_w, *coefficients, 0, 0, a, b))
+        for a in range(kh) for b in range(kw)
+    ]  # fmt: skip
+
+
+def _pool_kernel(dialect, elements, is_max: bool, dtype: str) -> Kernel:
+    """The maximum of ``elements``, or their mean (summed in float64)."""
+    b = Builder(dialect)
+    values = [b.variable(v) for v in elements]
+    if is_max:
+        result = values[0]
+        for value in values[1:]:
+            result = b.maximum(result, value)
+    else:
+        result = b.convert(values[0], "float64")
+        for value in values[1:]:
+            result = b.add(result, b.convert(value, "float64"))
+        result = b.convert(b.div(result, b.literal(len(values), "float64")), dtype)
+    return Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                  fixed_size(elements[0].type.shape))  # fmt: skip
+
+
+#: windows larger than this give the max-pool gradient's first kernel too many operands
 MAX_WINDOW = 16
 
 
 @WINDOWED.register(MaxPool2dGrad)
 def _max_pool_grad(linker, node) -> tuple:
     """Where the windows tile the input exactly (stride = kernel, no padding), the gradient is
-    one map over the input seen as (N, C, out_h, kh, out_w, kw): each element reads every
-    element of its window (one broadcast operand each), and takes the window's gradient when
-    it is the window's first maximum (NaN counting as the maximum, as np.argmax does)."""
+    two map kernels. The first runs over the pooled output: it reads the kh*kw elements of each
+    window (one strided view each) and stores the position of the window's first maximum (NaN
+    counting as the maximum, as np.argmax does). The second runs over the input seen as (N, C,
+    out_h, kh, out_w, kw): an element takes its window's gradient where its position is the
+    stored one. One pass over the windows instead of every element re-reading its window and
+    ranking it against the others (W8b: 15 ms -> about 2 ms)."""
     (x, g), (out,) = node.inputs, node.outputs
     _float(node)
     _fixed(x.type.shape, g.type.shape)
-    op, (kh, kw) = node.op, node.op.kernel
-    height, width = x.type.shape[2:]
-    pads = [ax.pads(n) for ax, n in zip(op._geometry(), (height, width))]
+    _check_tiling(node.op, x.type.shape[2:])
+    steps, (kh, kw) = Steps(linker, node), node.op.kernel
+    n, c, height, width = x.type.shape
+    oh, ow = height // kh, width // kw
+    tile = (n, c, oh, 1, ow, 1)
+    elements = [
+        steps.windows(x, steps.temp(f"x[{a},{b}]", tile), (1, 1, kh, kw, 1, 1, a, b), TILED)
+        for a in range(kh) for b in range(kw)
+    ]  # fmt: skip
+    first = Variable(TensorType(np.dtype(POSITION), tile), name="first max")
+    fallback = steps.fallback(functools.partial(first_max_positions, kh=kh, kw=kw), [x], first)
+    kernel = _first_max_kernel(linker.dialect, elements)
+    steps.launch(kernel, elements, first, fallback, "each window's first maximum")
+    spread = steps.transpose(g, steps.temp("g tiles", tile), (0, 1, 2, -1, 3, -1))
+    ranks = Variable(TensorType(np.dtype(POSITION), (1, 1, 1, kh, 1, kw)), name="ranks")
+    steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
+    grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
+    fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
+                              [x, g], grads)  # fmt: skip
+    kernel = _route_kernel(linker.dialect, first, ranks, spread)
+    steps.launch(kernel, [first, ranks, spread], grads, fallback,
+                 "each element's gradient: its window's, at the first maximum")  # fmt: skip
+    steps.reshape(grads, out, (-1, c, height, width))
+    return tuple(steps.steps)
+
+
+@WINDOWED.register(AvgPool2dGrad)
+def _avg_pool_grad(linker, node) -> tuple:
+    """Where the windows tile the input exactly, each element's gradient is its window's
+    divided by the window's size: one map over the input seen as (N, C, out_h, kh, out_w,
+    kw), the output gradient broadcast over each window."""
+    (g, like), (out,) = node.inputs, node.outputs
+    _float(node)
+    _fixed(like.type.shape, g.type.shape)
+    _check_tiling(node.op, like.type.shape[2:])
+    steps, (kh, kw) = Steps(linker, node), node.op.kernel
+    n, c, height, width = like.type.shape
+    oh, ow = height // kh, width // kw
+    spread = steps.transpose(g, steps.temp("g tiles", (n, c, oh, 1, ow, 1)), (0, 1, 2, -1, 3, -1))
+    sizes = steps.temp("window size", (1, 1, 1, kh, 1, kw))  # spans the window axes
+    steps.library(functools.partial(np.full, (1, 1, 1, kh, 1, kw), kh * kw, steps.dtype), [],
+                  sizes, "window sizes")  # fmt: skip
+    b = Builder(linker.dialect)
+    dtype = steps.dtype.name
+    result = b.div(b.variable(spread), b.variable(sizes))
+    grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
+    kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                    fixed_size(grads.type.shape))  # fmt: skip
+    fallback = steps.fallback(functools.partial(_spread_reference, op=node.op), [g, like], grads)
+    steps.launch(kernel, [spread, sizes], grads, fallback,
+                 "each window's gradient over its elements")  # fmt: skip
+    steps.reshape(grads, out, (-1, c, height, width))
+    return tuple(steps.steps)
+
+
+def _spread_reference(g, like, op):
+    n, c, h, w = like.shape
+    (kh, kw) = op.kernel
+    return op.perform(g, like).reshape(n, c, h // kh, kh, w // kw, kw)
+
+
+def _check_tiling(op, sizes) -> None:
+    (kh, kw), (height, width) = op.kernel, sizes
+    pads = [ax.pads(n) for ax, n in zip(op._geometry(), sizes)]
     if tuple(op.stride) != (kh, kw) or any(a or b for a, b in pads) or height % kh or width % kw:
         raise Unsupported(
             "a kernel when the windows tile the input exactly (stride = kernel, no "
@@ -366,56 +562,46 @@ def _max_pool_grad(linker, node) -> tuple:
         )
     if kh * kw > MAX_WINDOW:
         raise Unsupported(f"windows of more than {MAX_WINDOW} elements run the NumPy reference")
-    steps = Steps(linker, node)
-    n, c = x.type.shape[:2]
-    oh, ow = height // kh, width // kw
-    tiles = (n, c, oh, kh, ow, kw)
-    here = steps.windows(x, steps.temp("x tiles", tiles), (kh, kw, kh, kw, 1, 1, 0, 0), TILED)
-    elements = [
-        steps.windows(x, steps.temp(f"x[{a},{b}]", (n, c, oh, 1, ow, 1)),
-                      (1, 1, kh, kw, 1, 1, a, b), TILED)
-        for a in range(kh) for b in range(kw)
-    ]  # fmt: skip
-    spread = steps.transpose(g, steps.temp("g tiles", (n, c, oh, 1, ow, 1)), (0, 1, 2, -1, 3, -1))
-    ranks = Variable(TensorType(np.dtype("int64"), (1, 1, 1, kh, 1, kw)), name="ranks")
-    steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
-    kernel, operands = _first_max_kernel(linker.dialect, here, elements, spread, ranks)
-    source = linker.dialect.render(kernel)
-    grads = steps.temp("dx tiles", tiles)
-    fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
-                               [x, g], grads)  # fmt: skip
-    outs = [(grads, steps.dtype, (), False)]
-    step = linker.launch(node, source, [(v, ()) for v in operands], outs, None, "skip", fallback,
-                         kernel)  # fmt: skip
-    steps.steps.append(step)
-    steps.note("kernel", "each element's gradient: its window's, if it is the first maximum",
-                source)  # fmt: skip
-    steps.reshape(grads, out, (-1, c, height, width))
-    return tuple(steps.steps)
 
 
-def _first_max_kernel(dialect, here, elements, spread, ranks):
+def _first_max_kernel(dialect, elements) -> Kernel:
+    """The position of the first maximum among ``elements`` (NaN counting as the maximum):
+    the count of elements before the first that is the maximum, added up without a select
+    (selects became jumps that the random positions of maxima mispredict)."""
     b = Builder(dialect)
-    dtype = here.type.dtype.name
-    b.dtype = dtype
-    current, grad, rank = b.variable(here), b.variable(spread), b.variable(ranks)
     values = [b.variable(v) for v in elements]
     peak = values[0]
     for value in values[1:]:
         peak = b.maximum(peak, value)
+    position, missed = b.literal(0, POSITION), None
+    for value in values[:-1]:
+        miss = b.op("not", b.bit_or(b.eq(value, peak), b.ne(value, value)))
+        missed = miss if missed is None else b.bit_and(missed, miss)
+        position = b.add(position, b.convert(missed, POSITION))
+    return Kernel(tuple(b.inputs), (Operand(POSITION),), tuple(b.values),
+                  Map(((0, position),)), fixed_size(elements[0].type.shape))  # fmt: skip
 
-    def hit(value):
-        return b.bit_or(b.eq(value, peak), b.ne(value, value))
 
-    earlier = None
-    for position, value in enumerate(values):
-        before = b.bit_and(hit(value), b.lt(b.literal(position, "int64"), rank))
-        earlier = before if earlier is None else b.bit_or(earlier, before)
-    first = b.bit_and(hit(current), b.op("not", earlier))
-    result = b.where(first, grad, b.literal(0, dtype))
-    kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
-                    fixed_size(here.type.shape))  # fmt: skip
-    return kernel, list(b.input_vars)
+def _route_kernel(dialect, first, ranks, spread) -> Kernel:
+    """Each element's gradient: its window's where its rank is the window's first maximum.
+    A product with the hit (0 or 1), as the reference computes it, not a select: the C
+    compiler made the select a jump, which the random positions of maxima mispredict."""
+    b = Builder(dialect)
+    dtype = spread.type.dtype.name
+    hit = b.convert(b.eq(b.variable(first), b.variable(ranks)), dtype)
+    result = b.mul(hit, b.variable(spread))
+    n, c, oh, _, ow, _ = first.type.shape
+    kh, kw = ranks.type.shape[3], ranks.type.shape[5]
+    return Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                  fixed_size((n, c, oh, kh, ow, kw)))  # fmt: skip
+
+
+def first_max_positions(x, kh, kw):
+    """The first kernel's value from NumPy: each window's np.argmax, as (N, C, oh, 1, ow, 1)."""
+    n, c, h, w = x.shape
+    tiles = x.reshape(n, c, h // kh, kh, w // kw, kw).transpose(0, 1, 2, 4, 3, 5)
+    first = np.argmax(tiles.reshape(n, c, h // kh, w // kw, kh * kw), axis=-1)
+    return first.astype(POSITION).reshape(n, c, h // kh, 1, w // kw, 1)
 
 
 def _first_max_reference(x, g, kh, kw):

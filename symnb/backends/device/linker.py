@@ -49,6 +49,7 @@ class DeviceLinker(CLinker):
     planners = DEVICE_PLANNERS
     lazy_branches = False  # the executor has no Branch step: an ifelse runs its reference
     resident = True  # sn.function passes shared values as they are (device arrays)
+    offset_views = False  # a device array has no offset: windows.py keeps its other steps
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):
         self.runtime = self.make_runtime()

@@ -40,9 +40,9 @@ static inline T NAME(T a) {
     return a >= 0 ? 1 / (1 + e) : e / (1 + e);
 }""",
     "maximum": """
-static inline T NAME(T a, T b) { return (a >= b || a != a) ? a : b; }""",
+static inline T NAME(T a, T b) { T m = a >= b ? a : b; return a != a ? a : m; }""",
     "minimum": """
-static inline T NAME(T a, T b) { return (a <= b || a != a) ? a : b; }""",
+static inline T NAME(T a, T b) { T m = a <= b ? a : b; return a != a ? a : m; }""",
 }
 
 #: helpers for signed integer types
