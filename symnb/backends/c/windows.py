@@ -489,11 +489,8 @@ def _max_pool_grad(linker, node) -> tuple:
     stored one. One pass over the windows instead of every element re-reading its window and
     ranking it against the others (W8b: 15 ms -> about 2 ms)."""
     (x, g), (out,) = node.inputs, node.outputs
-    _float(node)
-    _fixed(x.type.shape, g.type.shape)
-    _check_tiling(node.op, x.type.shape[2:])
-    steps, (kh, kw) = Steps(linker, node), node.op.kernel
-    n, c, height, width = x.type.shape
+    steps, spread = _tiled_gradient(linker, node, x, g)
+    (kh, kw), (n, c, height, width) = node.op.kernel, x.type.shape
     oh, ow = height // kh, width // kw
     tile = (n, c, oh, 1, ow, 1)
     elements = [
@@ -504,7 +501,6 @@ def _max_pool_grad(linker, node) -> tuple:
     fallback = steps.fallback(functools.partial(first_max_positions, kh=kh, kw=kw), [x], first)
     kernel = _first_max_kernel(linker.dialect, elements)
     steps.launch(kernel, elements, first, fallback, "each window's first maximum")
-    spread = steps.transpose(g, steps.temp("g tiles", tile), (0, 1, 2, -1, 3, -1))
     ranks = Variable(TensorType(np.dtype(POSITION), (1, 1, 1, kh, 1, kw)), name="ranks")
     steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
     grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
@@ -523,13 +519,9 @@ def _avg_pool_grad(linker, node) -> tuple:
     divided by the window's size: one map over the input seen as (N, C, out_h, kh, out_w,
     kw), the output gradient broadcast over each window."""
     (g, like), (out,) = node.inputs, node.outputs
-    _float(node)
-    _fixed(like.type.shape, g.type.shape)
-    _check_tiling(node.op, like.type.shape[2:])
-    steps, (kh, kw) = Steps(linker, node), node.op.kernel
-    n, c, height, width = like.type.shape
+    steps, spread = _tiled_gradient(linker, node, like, g)
+    (kh, kw), (n, c, height, width) = node.op.kernel, like.type.shape
     oh, ow = height // kh, width // kw
-    spread = steps.transpose(g, steps.temp("g tiles", (n, c, oh, 1, ow, 1)), (0, 1, 2, -1, 3, -1))
     sizes = steps.temp("window size", (1, 1, 1, kh, 1, kw))  # spans the window axes
     steps.library(functools.partial(np.full, (1, 1, 1, kh, 1, kw), kh * kw, steps.dtype), [],
                   sizes, "window sizes")  # fmt: skip
@@ -544,6 +536,18 @@ def _avg_pool_grad(linker, node) -> tuple:
                  "each window's gradient over its elements")  # fmt: skip
     steps.reshape(grads, out, (-1, c, height, width))
     return tuple(steps.steps)
+
+
+def _tiled_gradient(linker, node, x, g) -> tuple:
+    """What both pool gradients over tiling windows start with: the checks, their steps, and
+    the output gradient g seen as (N, C, out_h, 1, out_w, 1), one value per window."""
+    _float(node)
+    _fixed(x.type.shape, g.type.shape)
+    _check_tiling(node.op, x.type.shape[2:])
+    steps, (kh, kw) = Steps(linker, node), node.op.kernel
+    n, c, height, width = x.type.shape
+    tile = steps.temp("g tiles", (n, c, height // kh, 1, width // kw, 1))
+    return steps, steps.transpose(g, tile, (0, 1, 2, -1, 3, -1))
 
 
 def _spread_reference(g, like, op):
