@@ -80,8 +80,17 @@ def reference(lowered, values):
     return [np.asarray(r) for r in (result if len(lowered.outputs) > 1 else [result])]
 
 
+def computed_in(lowered, dtype) -> np.dtype:
+    """The narrowest float the kernel computes in: a float64 result of a float32 step (a
+    float32 tanh, then exp in float64) carries float32's error, and the device's float32
+    tanh may differ from NumPy's by an ulp."""
+    floats = [np.dtype(v.dtype) for v in lowered.kernel.values
+              if np.dtype(getattr(v, "dtype", "int8")).kind == "f"]  # fmt: skip
+    return min([np.dtype(dtype), *floats], key=lambda d: (d.kind != "f", d.itemsize))
+
+
 def close(got, want, dtype) -> bool:
-    tol = {"float32": 1e-4, "float64": 1e-10}.get(np.dtype(dtype).name, 0)
+    tol = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}.get(np.dtype(dtype).name, 0)
     if want.ndim == 0 and got.shape == (1,):  # a 0-d output comes back as one element
         got = got.reshape(())
     if got.shape != want.shape:
@@ -119,7 +128,7 @@ def test_every_kernel_runs_on_pocl_like_numpy(context, shard):
                     wrong.append(f"{lowered.nodes[-1].op}: declined={got is None}")
                 continue
             for g, w, (v, _, _) in zip(got, want, lowered.outputs):
-                if g.dtype != w.dtype or not close(g, w, w.dtype):
+                if g.dtype != w.dtype or not close(g, w, computed_in(lowered, w.dtype)):
                     wrong.append(f"{lowered.nodes[-1].op} ({v.type}): got {g}, want {w}")
     assert len(everything) >= 7 and found
     assert not wrong, f"{len(wrong)} of {len(found)} kernels differ:\n" + "\n".join(wrong[:20])
