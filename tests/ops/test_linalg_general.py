@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.ops.linalg import TraceAdjoint
 from tests.helpers import check, tolerance
 from tests.helpers import run as run_on
 
@@ -121,3 +122,11 @@ def test_float32_gradients_are_float32_of_the_input_shape(name, rng):
     assert (g.type.dtype, g.type.shape) == (np.float32, shape)
     got = sn.function([x], g, backend="py")(value.astype("float32"))
     assert (got.dtype, got.shape) == (np.float32, shape)
+
+
+def test_the_trace_adjoint_is_typed_like_the_matrix():
+    """Its output has x's shape and g's dtype (grad would hide a wrong type behind a
+    sum_to_like, but a backend allocates by the type)."""
+    x = sn.tensor("x", shape=(3, 2, 4), dtype="float64")
+    g = sn.tensor("g", shape=(2,), dtype="float32")
+    assert TraceAdjoint(0, 0, 2)(g, x).type == sn.tensor("y", shape=(3, 2, 4), dtype="float32").type
