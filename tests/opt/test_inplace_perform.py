@@ -53,5 +53,6 @@ def test_the_variants_keep_the_base_ops_arity_dtype_and_name():
     assert plain.nin == 2 and (str(plain), str(into_second)) == ("add_inplace", "add_inplace[1]")
     variant = inplace_variant(composite(), 1)
     assert isinstance(variant, CompositeInplace) and variant.dtype == "float64"
+    assert inplace_variant(Composite(PROGRAM, "float32", 2), 0).dtype == "float32"
     assert variant.nin == 2 and str(variant) == f"{composite()}_inplace[1]"
     assert str(inplace_variant(composite(), 0)) == f"{composite()}_inplace"
