@@ -71,15 +71,14 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python
 bench: $(VENV)/.stamp-bench
 	$(BIN)/python -m benchmarks
 
-# Mutation testing of the modules listed under [tool.mutmut] in pyproject.toml (each mutant
-# runs the tests that cover the mutated function); about 20-30 minutes on 2 cores.
-# MUTATE='symnb.compile.inputs.*' runs only the mutants whose names match (the tests still
-# run once, unmutated, to map them to functions). Scores and triage: docs/mutation.md.
+# Mutation testing of the modules where a silent bug costs most, one group (a module and the
+# tests that cover it) at a time, each in its own copy under build/mutate/GROUP (tests/mutate.py
+# lists the groups). MUTATE='dims linalg-grads' runs only those groups. It prints each group's
+# score table and survivors; `cd build/mutate/GROUP && ../../../.venv/bin/mutmut show NAME`
+# shows one. Scores, triage and timings: docs/mutation.md. Not part of `make test`.
 MUTATE ?=
 mutate: $(VENV)/.stamp-mutate
-	rm -rf mutants
-	$(BIN)/mutmut run --max-children 2 $(if $(MUTATE),'$(MUTATE)')
-	$(BIN)/mutmut results
+	$(BIN)/python -m tests.mutate $(MUTATE)
 
 docs: $(VENV)/.stamp-test
 	$(BIN)/python -m symnb.catalogue

@@ -226,12 +226,12 @@ def add(a: Dim, b: Dim) -> Dim:
 
 
 def neg(a: Dim) -> Dim:
-    return None if a is None else mul(a, -1)
+    return mul(a, -1)  # unknown if a is
 
 
 def sub(a: Dim, b: Dim) -> Dim:
-    """a - b (unknown if either is)."""
-    return None if not _known_operands(a, b) else add(a, neg(b))
+    """a - b (unknown if either is: add and neg say so)."""
+    return add(a, neg(b))
 
 
 def _mul_monomials(m1, m2):
@@ -299,7 +299,7 @@ def exact_div(a: Dim, b: Dim) -> Dim:
         rest = _without(m, dm)
         if rest is None or c % dc:
             return None
-        out[rest] = out.get(rest, 0) + c // dc
+        out[rest] = c // dc  # distinct monomials divided by one factor stay distinct
     return _from_poly(out)
 
 
@@ -517,9 +517,7 @@ def broadcast_dims(a: Dim, b: Dim) -> Dim:
         return b
     if b == 1:
         return a
-    if a is None or b is None:
-        return b if a is None else a
-    return unify(a, b)
+    return unify(a, b)  # an unknown side takes the other's dim there too
 
 
 def matches_value(d: Dim, size: int) -> bool:

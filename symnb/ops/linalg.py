@@ -492,10 +492,11 @@ class Solve(_SquareOp):
 
     def grad(self, inputs, outputs, output_grads):
         (a, b), (x,), (g,) = inputs, outputs, output_grads
-        gb = Solve()(_swap_last(a), g)
-        if b.type.ndim == 1:
+        if b.type.ndim == 1:  # g holds one vector per matrix of a: solve it as a column
+            gb = squeeze(Solve()(_swap_last(a), expand_dims(g, -1)), -1)
             ga = -(expand_dims(gb, -1) * expand_dims(x, -2))
         else:
+            gb = Solve()(_swap_last(a), g)
             ga = -(gb @ _swap_last(x))
         return [fit_gradient(ga, a), fit_gradient(gb, b)]
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.ops.linalg import TraceAdjoint
 from tests.helpers import check, tolerance
 from tests.helpers import run as run_on
 
@@ -63,9 +64,16 @@ def test_gradients_on_general_matrices(name, shape, rng):
     sn.check_grad(GRADS[name], [general(rng, shape)], rng=rng)
 
 
-@pytest.mark.parametrize("b_shape", [(3,), (3, 2), (2, 3, 2)])
-def test_solve_gradient_for_both_operands(b_shape, rng):
-    a, b = general(rng, (3, 3)), rng.standard_normal(b_shape)
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [((3, 3), (3,)), ((3, 3), (3, 2)), ((3, 3), (2, 3, 2)), ((2, 3, 3), (3,)),
+     ((2, 3, 3), (3, 2)), ((2, 3, 3), (1, 3, 2))],
+)  # fmt: skip
+def test_solve_gradient_for_both_operands(a_shape, b_shape, rng):
+    """A stack of matrices with one vector b (NumPy 2: solved against each matrix) too: its
+    gradient once solved g, a stack of vectors, as if it were one matrix (a ShapeError)."""
+    a, b = general(rng, a_shape), rng.standard_normal(b_shape)
+    check(run_on(sn.solve, a, b, backend="py"), np.linalg.solve(a, b), rtol=1e-12)
     sn.check_grad(sn.solve, [a, b], rng=rng)
 
 
@@ -76,3 +84,49 @@ def test_det_gradient_is_the_transposed_cofactor_matrix(rng):
     got = sn.function([x], sn.grad(sn.det(x), x), backend="py")(a)
     want = np.linalg.det(a) * np.linalg.inv(a).T
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def spd(rng, shape):
+    """Symmetric positive definite: the inputs cholesky is defined on."""
+    a = general(rng, shape)
+    return a @ np.swapaxes(a, -1, -2)
+
+
+def test_cholesky_gradient_on_a_stack_of_stacks(rng):
+    """Two batch axes, the second of length 1: the halved diagonal must be the matrices'."""
+    sn.check_grad(sn.cholesky, [spd(rng, (2, 1, 3, 3))], rng=rng)
+    sn.check_grad(sn.cholesky, [spd(rng, (3, 2, 4, 4))], rng=rng)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 4, 3), (3, 2, 2, 3)])
+def test_singular_value_gradient_on_stacks(shape, rng):
+    sn.check_grad(lambda x: sn.svd(x, compute_uv=False), [rng.standard_normal(shape)], rng=rng)
+
+
+GRAD_DTYPES = {
+    "trace": (sn.trace, (3, 4)),
+    "trace batched": (lambda x: sn.trace(x, 0, -1, 0), (3, 2, 3)),
+    "cholesky": (sn.cholesky, (3, 3)),
+    "inv": (sn.inv, (3, 3)),
+    "svd": (lambda x: sn.svd(x, compute_uv=False), (2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_DTYPES))
+def test_float32_gradients_are_float32_of_the_input_shape(name, rng):
+    """The gradient's type and its value agree with the input: float32 stays float32."""
+    fn, shape = GRAD_DTYPES[name]
+    value = spd(rng, shape) if shape[-1] == shape[-2] else rng.standard_normal(shape)
+    x = sn.tensor("x", shape=shape, dtype="float32")
+    g = sn.grad(sn.sum(fn(x)), x)
+    assert (g.type.dtype, g.type.shape) == (np.float32, shape)
+    got = sn.function([x], g, backend="py")(value.astype("float32"))
+    assert (got.dtype, got.shape) == (np.float32, shape)
+
+
+def test_the_trace_adjoint_is_typed_like_the_matrix():
+    """Its output has x's shape and g's dtype (grad would hide a wrong type behind a
+    sum_to_like, but a backend allocates by the type)."""
+    x = sn.tensor("x", shape=(3, 2, 4), dtype="float64")
+    g = sn.tensor("g", shape=(2,), dtype="float32")
+    assert TraceAdjoint(0, 0, 2)(g, x).type == sn.tensor("y", shape=(3, 2, 4), dtype="float32").type

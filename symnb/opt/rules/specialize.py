@@ -13,25 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb import ops
 from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
 from symnb.ops import elemwise
 from symnb.ops.blas import FLOATS, gemm
 from symnb.ops.elemwise import Add, Mul, Pow, Sub, cast, neg
 from symnb.ops.linalg import Matmul
+from symnb.ops.math import square
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, only_user
-
-
-def _square(x):
-    """The catalogue's square op where it exists, else x * x (the same value)."""
-    square = getattr(elemwise, "square", None)
-    if square is None:
-        square = getattr(ops, "square", None)
-    return square(x) if square is not None else x * x
 
 
 @rule("specialize", Pattern(Softmax, "x"))
@@ -51,7 +43,7 @@ def pow_two_to_square(m):
     """x ** 2 -> square(x)"""
     if not (is_filled_with(m.c, 2) and does_not_stretch(m.c, m.x)):
         return None
-    new = _square(m.x)
+    new = square(m.x)
     return new if fits(m.out, new) else None
 
 
