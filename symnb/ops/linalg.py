@@ -74,8 +74,8 @@ class Matmul(Op):
         (x, y), (g,) = inputs, output_grads
         x2 = expand_dims(x, 0) if x.type.ndim == 1 else x
         y2 = expand_dims(y, -1) if y.type.ndim == 1 else y
-        g2 = expand_dims(g, -2) if x.type.ndim == 1 else g
-        g2 = expand_dims(g2, -1) if y.type.ndim == 1 else g2
+        g2 = expand_dims(g, -1) if y.type.ndim == 1 else g  # (for two vectors, g is 0-d)
+        g2 = expand_dims(g2, -2) if x.type.ndim == 1 else g2
         gx, gy = g2 @ _swap_last(y2), _swap_last(x2) @ g2
         gx = squeeze(gx, -2) if x.type.ndim == 1 else gx
         gy = squeeze(gy, -1) if y.type.ndim == 1 else gy

@@ -262,7 +262,13 @@ def expand_dims(x, axis) -> Variable:
     x = as_variable(x)
     axis = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
     n = x.type.ndim + len(axis)
-    new = {a % n for a in axis}
+    for a in axis:  # positions in the result, which has n dims (NumPy's rule)
+        if isinstance(a, numbers.Integral) and not -n <= a < n:
+            raise _at_user_line(ShapeError(
+                f"expand_dims: axis {a} is out of range for a result of {n} dims from "
+                f"{x.describe()} (valid: {-n}..{n - 1})"
+            ))  # fmt: skip
+    new = set(normalize_axis(axis, n, "expand_dims", x))
     rest = iter(range(x.type.ndim))
     return DimShuffle(tuple("x" if i in new else next(rest) for i in range(n)))(x)
 

@@ -152,3 +152,14 @@ def test_gradients_keep_named_dims():
     for out in (sn.pad(x, 1), sn.repeat(x, 2, axis=0), sn.tile(x, (2, 2)), sn.flatten(x)):
         (g,) = sn.grad(sn.sum(out), [x])
         assert g.type == x.type, (out, g.type)
+
+
+@pytest.mark.parametrize("axis", [2, -3, (0, 3), (1, -1, 5)])
+def test_expand_dims_refuses_an_axis_beyond_the_result(axis):
+    x = sn.vector("x")
+    with pytest.raises(sn.ShapeError, match="expand_dims: axis -?[0-9]+ is out of range"):
+        sn.expand_dims(x, axis)
+    assert sn.expand_dims(x, -2).type.shape == (1, None)
+    assert sn.expand_dims(x, (0, 2)).type.shape == (1, None, 1)
+    with pytest.raises(sn.ShapeError, match="repeated axis"):
+        sn.expand_dims(x, (0, -3))
