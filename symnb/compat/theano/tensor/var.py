@@ -201,28 +201,18 @@ class DTypeName(str):
 
 class _Truthy(type):
     """The metaclass of the two classes below: ``isinstance(x, T.TensorVariable)`` is true of
-    every symbolic tensor, as in Theano, not only of those the constructors made."""
+    every symbolic tensor, as in Theano, not only of those the constructors made (the symnb
+    class each wraps is its last base)."""
 
     def __instancecheck__(cls, obj):
-        return isinstance(obj, cls.__bases__[0])
+        return isinstance(obj, cls.__bases__[-1])
 
 
-class TensorVariable(Variable, metaclass=_Truthy):
-    """A variable made by ``T.matrix()`` & co. Theano's variables were true in ``if``, so that
-    tutorial code tests whether one was given with ``if not input:`` (the RBM); a comparison's
-    result (``if x > 0:``) still refuses, as in Theano. symnb's own variables always refuse."""
-
-    def __bool__(self):
-        return True
-
-    @property
-    def dtype(self) -> DTypeName:
-        return DTypeName(self.type.dtype.name)
-
-
-class TensorSharedVariable(SharedVariable, metaclass=_Truthy):
-    """``theano.shared``'s variable: true in ``if`` (the dA tutorial's ``if not W:``), its
-    dtype a string."""
+class _TheanoRules:
+    """What Theano's variables did that symnb's do not. They were true in ``if``, so that
+    tutorial code tests whether one was given with ``if not input:`` (the RBM) or ``if not W:``
+    (the dA); a comparison's result (``if x > 0:``) still refuses, as in Theano. And their
+    dtype was a string (``y.dtype.startswith("int")``)."""
 
     def __bool__(self):
         return True
@@ -230,3 +220,11 @@ class TensorSharedVariable(SharedVariable, metaclass=_Truthy):
     @property
     def dtype(self) -> DTypeName:
         return DTypeName(self.type.dtype.name)
+
+
+class TensorVariable(_TheanoRules, Variable, metaclass=_Truthy):
+    """A variable made by ``T.matrix()`` & co.; symnb's own variables refuse ``if`` always."""
+
+
+class TensorSharedVariable(_TheanoRules, SharedVariable, metaclass=_Truthy):
+    """``theano.shared``'s variable."""
