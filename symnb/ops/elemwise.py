@@ -405,7 +405,9 @@ def _relu(x):
 
 
 class Relu(_Unary):
-    """max(x, 0); the gradient at 0 is taken as 0."""
+    """max(x, 0); the gradient at 0 is taken as 0. The gradient reads the output (y > 0 exactly
+    where x > 0, NaN included), so that x's only reader is relu and a bias add before it fuses
+    into one kernel with it (the convnets' conv + bias + relu)."""
 
     impl = staticmethod(_relu)
 
@@ -417,7 +419,7 @@ class Relu(_Unary):
         return k.where(kept, x, zero)
 
     def grad_elem(self, inputs, output, gz):
-        return [gz * (inputs[0] > 0)]
+        return [gz * (output > 0)]
 
 
 class Clip(Elemwise):
