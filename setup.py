@@ -29,7 +29,10 @@ setup(
             depends=[HEADER],
             include_dirs=[numpy.get_include()],
             define_macros=[("SN_RUNNER_HASH", f'"{DIGEST}"'), ("SN_MAX_RANK", str(MAX_RANK))],
-            extra_compile_args=["-O2"],
+            # -fopenmp: large products are split between OpenMP threads (runner.c's
+            # SPLIT_MIN); where it fails, symnb builds the runner itself on first use
+            extra_compile_args=["-O2", "-fopenmp"],
+            extra_link_args=["-fopenmp"],
             optional=True,
         )
     ]

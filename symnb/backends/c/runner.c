@@ -30,6 +30,9 @@
 #include <string.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #ifndef SN_MAX_RANK
 #error "define SN_MAX_RANK as symnb.core.types.MAX_RANK (runner.py and setup.py do)"
@@ -46,6 +49,16 @@
  * they gave (W9's 32x256x256 products: 7x slower on 2 threads of the shared 2-core machine,
  * docs/loops.md). */
 #define LOOP_SERIAL_MAX (1 << 22)
+/* Multiply-adds from which a product is split between OpenMP threads, one BLAS thread each,
+ * instead of running on OpenBLAS's threads. OpenBLAS's idle threads spin for about 0.1 s after
+ * a call, holding a core the next kernel's OpenMP threads need (W8b: half of the BLAS
+ * thread's samples were that spin), and its threads meet at every block of the inner length,
+ * so a product whose inner length dwarfs its sides (a filter gradient's) stalls whenever one
+ * thread is descheduled. Split parts never meet until the end. Smaller products (the MLPs'
+ * 1-4M) keep OpenBLAS's own threading, measured as they are. */
+#define SPLIT_MIN (1 << 23)
+/* columns of a split part: a multiple of a cache line of floats */
+#define SPLIT_ALIGN 16
 
 typedef int (*sn_kernel_fn)(int64_t *a, char **ptr);
 typedef void (*set_threads_fn)(int);
@@ -93,6 +106,7 @@ struct Step {
     get_threads_fn get_threads;
     int in_loop;             /* a step of a loop's body (gemm: small products on one thread) */
     int serial;              /* gemm: always on one BLAS thread */
+    int loop_serial;         /* gemm in a loop: small products on one BLAS thread */
     uint64_t *absent;        /* launch: per input then output, bit d set when axis d lacks */
     int *keepdims;           /* launch: per output */
     int how, naxes, ndims;   /* view */
@@ -411,21 +425,63 @@ static PyObject *gemm_output(Step *st, PyArrayObject *z, PyArrayObject *x, PyArr
     return c;
 }
 
-static void call_gemm(Step *st, int ta, int tb, npy_intp *mnk, double alpha, char *x,
-                      int64_t lda, char *y, int64_t ldb, double beta, char *c) {
-    npy_intp m = mnk[0], n = mnk[1], k = mnk[2];
+/* c (m x n, row stride ldc) = alpha * op(x) op(y) + beta * c, one ?gemm call. */
+static void gemm_call(Step *st, int ta, int tb, npy_intp m, npy_intp n, npy_intp k,
+                      double alpha, char *x, int64_t lda, char *y, int64_t ldb, double beta,
+                      char *c, int64_t ldc) {
     int single = st->out_types[0] == NPY_FLOAT32;
     if (st->ilp64 && single)
         ((sgemm64_fn)st->target)(ROW_MAJOR, ta, tb, m, n, k, (float)alpha, x, lda, y, ldb,
-                                 (float)beta, c, n);
+                                 (float)beta, c, ldc);
     else if (st->ilp64)
-        ((dgemm64_fn)st->target)(ROW_MAJOR, ta, tb, m, n, k, alpha, x, lda, y, ldb, beta, c, n);
+        ((dgemm64_fn)st->target)(ROW_MAJOR, ta, tb, m, n, k, alpha, x, lda, y, ldb, beta, c,
+                                 ldc);
     else if (single)
         ((sgemm_fn)st->target)(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, (float)alpha, x,
-                               (int)lda, y, (int)ldb, (float)beta, c, (int)n);
+                               (int)lda, y, (int)ldb, (float)beta, c, (int)ldc);
     else
         ((dgemm_fn)st->target)(ROW_MAJOR, ta, tb, (int)m, (int)n, (int)k, alpha, x, (int)lda,
-                               y, (int)ldb, beta, c, (int)n);
+                               y, (int)ldb, beta, c, (int)ldc);
+}
+
+/* Part ``part`` of ``parts`` of the product: a block of c's columns when it is at least as
+ * wide as tall, else a block of its rows; the operands' matching blocks by their layouts. */
+static void gemm_part(Step *st, int ta, int tb, npy_intp *mnk, double alpha, char *x,
+                      int64_t lda, char *y, int64_t ldb, double beta, char *c, int part,
+                      int parts) {
+    npy_intp m = mnk[0], n = mnk[1], k = mnk[2], item = st->out_types[0] == NPY_FLOAT32 ? 4 : 8;
+    int by_columns = n >= m;
+    npy_intp size = by_columns ? n : m;
+    npy_intp step = (size + parts - 1) / parts;
+    if (by_columns) step = (step + SPLIT_ALIGN - 1) / SPLIT_ALIGN * SPLIT_ALIGN;
+    npy_intp lo = part * step, hi = lo + step < size ? lo + step : size;
+    if (lo >= hi) return;
+    if (by_columns)
+        gemm_call(st, ta, tb, m, hi - lo, k, alpha, x, lda,
+                  y + lo * item * (tb == NO_TRANS ? 1 : ldb), ldb, beta, c + lo * item, n);
+    else
+        gemm_call(st, ta, tb, hi - lo, n, k, alpha, x + lo * item * (ta == NO_TRANS ? lda : 1),
+                  lda, y, ldb, beta, c + lo * n * item, n);
+}
+
+/* The product on as many OpenMP threads as both OpenBLAS and OpenMP may use (a user's limit
+ * on either holds), one BLAS thread each (see SPLIT_MIN). */
+static void split_gemm(Step *st, int ta, int tb, npy_intp *mnk, double alpha, char *x,
+                       int64_t lda, char *y, int64_t ldb, double beta, char *c, int threads) {
+#ifdef _OPENMP
+    if (omp_get_max_threads() < threads) threads = omp_get_max_threads();
+    #pragma omp parallel num_threads(threads)
+    gemm_part(st, ta, tb, mnk, alpha, x, lda, y, ldb, beta, c, omp_get_thread_num(),
+              omp_get_num_threads());
+#else
+    gemm_part(st, ta, tb, mnk, alpha, x, lda, y, ldb, beta, c, 0, 1);
+    (void)threads;
+#endif
+}
+
+static void call_gemm(Step *st, int ta, int tb, npy_intp *mnk, double alpha, char *x,
+                      int64_t lda, char *y, int64_t ldb, double beta, char *c) {
+    gemm_call(st, ta, tb, mnk[0], mnk[1], mnk[2], alpha, x, lda, y, ldb, beta, c, mnk[1]);
 }
 
 /* alpha or beta from its slot (-1: ``otherwise``); 0 done, FALLBACK when it is no number. */
@@ -474,13 +530,17 @@ static int run_gemm(Step *st, PyObject **slots) {
     char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
     char *cp = PyArray_BYTES((PyArrayObject *)c);
     npy_intp work = mnk[0] * mnk[1] * mnk[2];
-    int serial = st->set_threads != NULL
-                 && (st->serial || (st->in_loop && work <= LOOP_SERIAL_MAX));
+    int split = st->set_threads != NULL && work >= SPLIT_MIN && !st->in_loop;
+    int serial = st->set_threads != NULL && !split
+                 && (st->serial || (st->in_loop && st->loop_serial && work <= LOOP_SERIAL_MAX));
     if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        int threads = serial ? st->get_threads() : 0;
+        int threads = serial || split ? st->get_threads() : 0;
         if (threads > 1) st->set_threads(1);
-        call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
+        if (split && threads > 1)
+            split_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp, threads);
+        else
+            call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
         if (threads > 1) st->set_threads(threads);
         Py_END_ALLOW_THREADS
     } else {

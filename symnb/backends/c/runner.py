@@ -100,7 +100,8 @@ def _compiled():
 
 
 def _cached_path(cc: str) -> str:
-    parts = [source_hash(), sys.version, np.__version__, compiler.compiler_identity(cc)]
+    parts = [source_hash(), sys.version, np.__version__, compiler.compiler_identity(cc),
+             *_threading(cc)]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     return os.path.join(ensure_private(os.path.join(cache.compiledir(), "runner")),
@@ -111,10 +112,16 @@ def compile_command(cc: str, target: str) -> list[str]:
     """The command building runner.c (setup.py passes the same defines)."""
     includes = [sysconfig.get_paths()["include"], np.get_include()]
     return [
-        cc, "-O2", "-shared", "-fPIC", *[f"-I{d}" for d in includes],
+        cc, "-O2", "-shared", "-fPIC", *_threading(cc), *[f"-I{d}" for d in includes],
         f'-DSN_RUNNER_HASH="{source_hash()}"', f"-DSN_MAX_RANK={MAX_RANK}", str(SOURCE),
         "-o", target,
     ]  # fmt: skip
+
+
+def _threading(cc: str) -> tuple[str, ...]:
+    """``-fopenmp`` where the kernels link with it: the runner splits large products between
+    the same OpenMP threads (runner.c's SPLIT_MIN)."""
+    return ("-fopenmp",) if "-fopenmp" in compiler.flags(cc) else ()
 
 
 def _build(cc: str, path: str) -> bool:
@@ -212,9 +219,8 @@ def _gemm(step: Gemm) -> tuple:
     ref = step.blas
     address, ilp64, threads = (0, 0, (0, 0)) if ref is None else (ref.address, int(ref.ilp64),
                                                                    ref.threads)  # fmt: skip
-    if not config.loop_products_on_one_thread:
-        threads = (0, 0)  # runner.c then leaves the BLAS's thread count alone
-    params = (int(step.inplace), ilp64, *threads, int(step.serial))
+    loop_serial = int(config.loop_products_on_one_thread)
+    params = (int(step.inplace), ilp64, *threads, int(step.serial), loop_serial)
     return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
 
 

@@ -97,3 +97,28 @@ def test_empty_and_mixed_cases_fall_back_to_matmul():
     np.testing.assert_array_equal(got, np.ones((4, 3)))
     got = f(np.ones(0), 2.0, np.ones((0, 5)), np.ones((5, 0)), 1.0)
     assert got.shape == (0, 0)
+
+
+#: (m, n, k) above runner.c's SPLIT_MIN (2^23 multiply-adds): split by columns (n >= m) and by
+#: rows, with part sizes that are not multiples of the split's alignment
+SPLIT_SHAPES = [(37, 2061, 113), (2061, 37, 113), (64, 291, 457), (40, 40, 5300)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("x_layout", ["c", "fortran"])
+@pytest.mark.parametrize("y_layout", ["c", "fortran", "reversed"])
+def test_products_split_between_threads_give_the_reference(dtype, shape, x_layout, y_layout):
+    m, n, k = shape
+    rng = np.random.default_rng(4)
+    xv, yv = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    zv = rng.standard_normal(n).astype(dtype)
+    a, b = np.array(0.75, dtype), np.array(-2.0, dtype)
+    want = b * zv + a * (xv.astype(np.float64) @ yv.astype(np.float64))
+    f = gemm_function(dtype)
+    if f.runner is None:
+        pytest.skip("the C runner could not be built")
+    got = f.runner(zv, a, layouts(xv)[x_layout], layouts(yv)[y_layout], b)[0]
+    assert got.shape == (m, n) and got.flags.c_contiguous
+    scale = np.sqrt(k) * tolerance(dtype)
+    np.testing.assert_allclose(got, want, rtol=scale, atol=scale)
