@@ -50,13 +50,13 @@
  * docs/loops.md). */
 #define LOOP_SERIAL_MAX (1 << 22)
 /* Multiply-adds from which a product is split between OpenMP threads, one BLAS thread each,
- * instead of running on OpenBLAS's threads. OpenBLAS's idle threads spin for about 0.1 s after
- * a call, holding a core the next kernel's OpenMP threads need (W8b: half of the BLAS
- * thread's samples were that spin), and its threads meet at every block of the inner length,
- * so a product whose inner length dwarfs its sides (a filter gradient's) stalls whenever one
- * thread is descheduled. Split parts never meet until the end. Smaller products (the MLPs'
- * 1-4M) keep OpenBLAS's own threading, measured as they are. */
-#define SPLIT_MIN (1 << 23)
+ * instead of running on OpenBLAS's threads: OpenBLAS's own threshold for its threads
+ * (65536 * 4), so that outside loops its thread pool never runs. Its idle threads spin for
+ * about 0.1 s after a call on a core the next kernel's OpenMP threads need (W8b: half of the
+ * BLAS thread's samples were that spin), and they meet at every block of the inner length, so
+ * a product whose inner length dwarfs its sides (a filter gradient's) stalls whenever one
+ * thread is descheduled. Split parts never meet until the end. */
+#define SPLIT_MIN (1 << 18)
 /* columns of a split part: a multiple of a cache line of floats */
 #define SPLIT_ALIGN 16
 
