@@ -4,6 +4,7 @@ import numpy as np
 
 import symnb as sn
 from symnb.ops.composite import Composite
+from symnb.opt.rules.fuse import MAX_INPUTS
 from symnb.opt.rules.inplace import ElemwiseInplace
 from tests.opt.util import assert_same_values, fired, ops_of
 
@@ -78,3 +79,23 @@ def test_shared_values_are_never_overwritten(rng):
     f = sn.function([x], sn.tanh(x @ w + 1.0) * 3.0, backend="py")
     f(rng.normal(size=(2, 3)))
     np.testing.assert_array_equal(w.get_value(), before)
+
+
+def test_a_fused_kernel_takes_at_most_max_inputs_and_the_runner_takes_the_plan(rng):
+    """80 vectors summed: every composite has at most MAX_INPUTS inputs (runner.c takes 64
+    operands a step; more made it decline the whole plan, every call then in Python)."""
+    xs = [sn.vector(f"x{i}") for i in range(80)]
+    total = xs[0]
+    for i, x in enumerate(xs[1:]):
+        total = total + x * float(i % 3 + 1)
+    values = [rng.normal(size=5) for _ in xs]
+    f = assert_same_values(xs, total, values, FUSE)
+    composites = [n for n in f.graph.toposort() if isinstance(n.op, Composite)]
+    assert len(composites) >= 3
+    assert max(len(n.inputs) for n in composites) <= MAX_INPUTS
+    assert sum(len(n.op.program) for n in composites) == 79 + 79  # every add and mul fused
+    c = sn.function(xs, total, backend="c")
+    if c.runner is not None:
+        assert c.runner(*values) is not None  # runner.c ran the call itself
+    want = values[0] + sum(v * float(i % 3 + 1) for i, v in enumerate(values[1:]))
+    np.testing.assert_allclose(c(*values), want, rtol=1e-12)

@@ -4,7 +4,10 @@ A group grows from an elementwise node (its root) into the elementwise nodes fee
 nothing else uses, and through the broadcasts between them (dimshuffles that only add leading
 length-1 axes, which NumPy broadcasting adds anyway). A node used by several others stays the
 root of its own group, so no value is computed twice. Weak Python scalars become ``const``
-arguments of the program; every other leaf or outside value is an input.
+arguments of the program; every other leaf or outside value is an input. A group stops growing
+at MAX_INPUTS inputs: a kernel's arguments are bounded (runner.c takes 64 operands a step and
+declined a whole plan with more, which then ran every call in Python), and past a few dozen
+streams a loop gains nothing from fusion.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from symnb.ops.elemwise import Elemwise
 from symnb.ops.shape import DimShuffle
 from symnb.opt.registry import graph_rule
 from symnb.opt.rules._util import fits
+
+#: inputs of one fused kernel at most (see the module's docstring)
+MAX_INPUTS = 32
 
 
 @graph_rule("fuse")
@@ -47,7 +53,7 @@ def _groups(graph, order):
 
 
 def _grow(graph, root, taken, with_broadcasts=True) -> set:
-    members, stack = {root}, [root]
+    members, stack, inputs = {root}, [root], set(root.inputs)
     while stack:
         node = stack.pop()
         for var in node.inputs:
@@ -55,9 +61,11 @@ def _grow(graph, root, taken, with_broadcasts=True) -> set:
             if owner is None or owner in taken or owner in members:
                 continue
             joins = _is_elemwise(owner) or (with_broadcasts and _is_broadcast(owner))
-            if joins and _used_only_by(graph, var, node):
+            grown = (inputs - {var}) | set(owner.inputs)
+            if joins and _used_only_by(graph, var, node) and len(grown) <= MAX_INPUTS:
                 members.add(owner)
                 stack.append(owner)
+                inputs = grown
     return members
 
 
