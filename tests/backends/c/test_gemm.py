@@ -99,7 +99,7 @@ def test_empty_and_mixed_cases_fall_back_to_matmul():
     assert got.shape == (0, 0)
 
 
-#: (m, n, k) above runner.c's SPLIT_MIN (2^23 multiply-adds): split by columns (n >= m) and by
+#: (m, n, k) above runner.c's SPLIT_MIN (2^18 multiply-adds): split by columns (n >= m) and by
 #: rows, with part sizes that are not multiples of the split's alignment
 SPLIT_SHAPES = [(37, 2061, 113), (2061, 37, 113), (64, 291, 457), (40, 40, 5300)]
 
