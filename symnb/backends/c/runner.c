@@ -50,13 +50,15 @@
  * docs/loops.md). */
 #define LOOP_SERIAL_MAX (1 << 22)
 /* Multiply-adds from which a product is split between OpenMP threads, one BLAS thread each,
- * instead of running on OpenBLAS's threads: OpenBLAS's own threshold for its threads
- * (65536 * 4), so that outside loops its thread pool never runs. Its idle threads spin for
- * about 0.1 s after a call on a core the next kernel's OpenMP threads need (W8b: half of the
- * BLAS thread's samples were that spin), and they meet at every block of the inner length, so
- * a product whose inner length dwarfs its sides (a filter gradient's) stalls whenever one
- * thread is descheduled. Split parts never meet until the end. */
-#define SPLIT_MIN (1 << 18)
+ * instead of running on OpenBLAS's threads: products of several milliseconds (W8b's three
+ * convolution products, 680-800M). OpenBLAS's idle threads spin for about 0.1 s after a call
+ * on a core the next kernel's OpenMP threads need (W8b: half of the BLAS thread's samples were
+ * that spin), and they meet at every block of the inner length, so a product whose inner
+ * length dwarfs its sides (a filter gradient's) stalls whenever one thread is descheduled;
+ * split parts meet once, at the end. Smaller products keep OpenBLAS's threads, whose spinning
+ * makes back-to-back calls start at once: split from 2^18 (OpenBLAS's own threshold), W3s's
+ * 0.3-2M products took twice as long and W8's 12M ones 1.2-1.3x. */
+#define SPLIT_MIN (1 << 26)
 /* columns of a split part: a multiple of a cache line of floats */
 #define SPLIT_ALIGN 16
 
