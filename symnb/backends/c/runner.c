@@ -39,7 +39,7 @@
 #endif
 #define MAXDIM SN_MAX_RANK /* dims of any value: more is an error when the graph is built */
 #define POOL 2             /* output buffers kept per step output */
-#define MAXOPS 64          /* inputs of one step */
+#define MAXOPS 64          /* inputs of a launch, gemm or view (a wider one runs its fallback) */
 #define MAXOUTS 16         /* outputs of one step (a loop: its states and plain outputs) */
 #define STACK_SLOTS 256    /* schedules with more slots allocate their slot array per call */
 #define RELEASE_GIL_MIN (1 << 16) /* elements (or multiply-adds) above which the GIL is let go */
@@ -224,9 +224,14 @@ static int store_result(Step *step, PyObject **slots, int k, PyObject *value) {
 }
 
 static int run_library(Step *step, PyObject **slots) {
-    PyObject *args[MAXOPS];
+    PyObject *stack[MAXOPS], **args = stack;
+    if (step->nin > MAXOPS && !(args = PyMem_Malloc(step->nin * sizeof(PyObject *)))) {
+        PyErr_NoMemory();
+        return -1;
+    }
     for (int k = 0; k < step->nin; k++) args[k] = slots[step->ins[k]];
     PyObject *result = PyObject_Vectorcall(step->fn, args, step->nin, NULL);
+    if (args != stack) PyMem_Free(args);
     if (result == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1; /* KeyboardInterrupt... */
         PyErr_Clear();

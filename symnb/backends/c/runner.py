@@ -167,7 +167,7 @@ def schedule(plan):
             steps=[_record(step) for step in plan.steps],
             out_slots=list(plan.outputs),
         )
-    except ValueError:  # a step with more operands than runner.c takes
+    except ValueError:  # a loop or branch with more operands than runner.c takes
         return None
 
 

@@ -114,6 +114,7 @@ static int parse_view(Step *st, PyObject *target, PyObject *params) {
 }
 
 static int parse_step(PyObject *spec, Step *st);
+static void free_step(Step *st);
 
 /* A list of step records into a new array of steps. */
 static int parse_step_list(PyObject *seq, Step **steps, int *n) {
@@ -193,8 +194,8 @@ static int parse_step(PyObject *spec, Step *st) {
     if (!(st->ins = int_list(ins, &st->nin)) || !(st->outs = int_list(outs, &st->nout))
         || !(st->out_types = type_list(types, &ntypes)))
         return -1;
-    if (st->nin > MAXOPS || st->nout > MAXOUTS || ntypes != st->nout)
-        return invalid("a step has too many operands or mismatched types");
+    if (ntypes != st->nout) return invalid("a step's output types do not match its outputs");
+    int wide = st->nin > MAXOPS || st->nout > MAXOUTS; /* more than a launch's arrays hold */
     st->pool = PyMem_Calloc(st->nout * POOL + 1, sizeof(PyObject *));
     st->next = PyMem_Calloc(st->nout + 1, sizeof(int));
     if (st->pool == NULL || st->next == NULL) { PyErr_NoMemory(); return -1; }
@@ -207,6 +208,17 @@ static int parse_step(PyObject *spec, Step *st) {
         st->fn = Py_NewRef(target);
         return 0;
     }
+    if (wide && st->fallback != NULL && st->fallback->kind == STEP_LIBRARY) {
+        /* a launch, gemm or view of more operands than runner.c's arrays hold (a concatenate
+         * of 100 tensors): the step runs as its fallback, the rest of the plan as planned */
+        Step *library = st->fallback;
+        st->fallback = NULL;
+        free_step(st);
+        *st = *library;
+        PyMem_Free(library);
+        return 0;
+    }
+    if (wide) return invalid("a loop or branch has more operands than runner.c takes");
     if (strcmp(kind, "branch") == 0) return parse_branch(st, params);
     if (strcmp(kind, "loop") == 0) return parse_repeat(st, params);
     if (st->fallback == NULL || st->fallback->kind != STEP_LIBRARY)

@@ -1,0 +1,41 @@
+"""Steps with more operands than runner.c's arrays hold (64 inputs, 16 outputs): the runner
+still runs the plan, the wide step through its NumPy fallback, instead of declining every
+call to the Python executor."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends.c import runner
+from symnb.opt.rules import fuse
+
+
+def _runner_ran(f, values):
+    if runner.module() is None:
+        pytest.skip("the C runner could not be built")
+    return f.runner is not None and f.runner(*values) is not None
+
+
+@pytest.mark.parametrize("join", ["concatenate", "stack"])
+def test_a_library_step_of_a_hundred_inputs_runs_in_the_runner(join):
+    xs = [sn.vector(f"x{i}") for i in range(100)]
+    values = [np.arange(3.0) + i for i in range(100)]
+    out = getattr(sn, join)(xs) * 2.0
+    f = sn.function(xs, out, backend="c")
+    assert _runner_ran(f, values)
+    np.testing.assert_array_equal(f(*values), getattr(np, join)(values) * 2.0)
+
+
+def test_a_kernel_of_more_operands_than_the_runner_takes_runs_as_its_fallback(monkeypatch):
+    monkeypatch.setattr(fuse, "MAX_INPUTS", 1000)  # one fused kernel of 80 inputs
+    xs = [sn.vector(f"x{i}") for i in range(80)]
+    total = xs[0]
+    for i, x in enumerate(xs[1:]):
+        total = total + x * float(i % 3 + 1)
+    f = sn.function(xs, total, backend="c")
+    wide = [k for k in f.kernels if k.kind == "kernel" and len(k.nodes.inputs) > 64]
+    assert len(wide) == 1
+    values = [np.random.default_rng(i).normal(size=4) for i in range(80)]
+    assert _runner_ran(f, values)
+    want = values[0] + sum(v * float(i % 3 + 1) for i, v in enumerate(values[1:]))
+    np.testing.assert_allclose(f(*values), want, rtol=1e-12)
