@@ -113,11 +113,13 @@ class _Loops:
         lines = self.r.statements(self.k.values, refs, leaf)
         return "\n".join(indent + line for line in lines)
 
-    def contiguous_test(self, axis: str) -> str:
-        """Every non-scalar operand has unit stride along ``axis``."""
+    def contiguous_test(self, axis: str, outputs: bool = True) -> str:
+        """Every non-scalar operand (input, with ``outputs`` output too) has unit stride along
+        ``axis``."""
+        operands = self.k.inputs + (self.k.outputs if outputs else ())
         tests = [
             f"st[{k}][{axis}] == {np.dtype(op.dtype).itemsize}"
-            for k, op in enumerate(self.k.inputs + self.k.outputs)
+            for k, op in enumerate(operands)
             if not (op.scalar or op.per_row)
         ]
         return "(" + (" && ".join(tests) or "1") + ")"
@@ -389,7 +391,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 {self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
     for (int64_t i = 0; i < size; i++) out[i] = {start};
 {self.SPLIT}    if (st[{self.nin}][nd - 1] == 0) {{
-        sn_row_fn row = {self.contiguous_test("nd - 1")} ? sn_row_flat : sn_row;
+        sn_row_fn row = {self.contiguous_test("nd - 1", outputs=False)} ? sn_row_flat : sn_row;
 {_indent(rows)}
     }} else {{
         int flat = {self.contiguous_test("nd - 1")};
