@@ -405,9 +405,7 @@ def _relu(x):
 
 
 class Relu(_Unary):
-    """max(x, 0); the gradient at 0 is taken as 0. The gradient reads the output (y > 0 exactly
-    where x > 0, NaN included), so that x's only reader is relu and a bias add before it fuses
-    into one kernel with it (the convnets' conv + bias + relu)."""
+    """max(x, 0); the gradient at 0 is taken as 0."""
 
     impl = staticmethod(_relu)
 
@@ -419,6 +417,8 @@ class Relu(_Unary):
         return k.where(kept, x, zero)
 
     def grad_elem(self, inputs, output, gz):
+        # from the output (y > 0 exactly where x > 0, NaN included): x's only reader is then
+        # relu, and a bias add before it fuses with it into one kernel (conv + bias + relu)
         return [gz * (output > 0)]
 
 
