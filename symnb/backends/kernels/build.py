@@ -63,8 +63,10 @@ class Builder:
         for k, seen in enumerate(self.input_vars):
             if seen is var:
                 return k
-        scalar = all(d == 1 for d in var.type.shape)
-        self.inputs.append(Operand(var.type.dtype.name, scalar, per_row))
+        shape = var.type.shape
+        scalar = all(d == 1 for d in shape)
+        row_constant = not scalar and not per_row and shape[-1] == 1
+        self.inputs.append(Operand(var.type.dtype.name, scalar, per_row, row_constant))
         self.input_vars.append(var)
         return len(self.inputs) - 1
 

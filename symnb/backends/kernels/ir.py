@@ -56,11 +56,15 @@ class Unsupported(Exception):
 @dataclass(frozen=True)
 class Operand:
     """An array the kernel reads or writes. ``scalar``: one element (read once);
-    ``per_row``: a row kernel's operand without the row axis (labels, a per-row loss)."""
+    ``per_row``: a row kernel's operand without the row axis (labels, a per-row loss);
+    ``row_constant``: its type's last axis has length 1, so it is likely broadcast along the
+    output's rows (a bias of shape (1, C, 1, 1), a column (N, 1)): CPU loops then have a row
+    that reads it once, taken when its stride along the row is 0 at run time."""
 
     dtype: str
     scalar: bool = False
     per_row: bool = False
+    row_constant: bool = False
 
 
 @dataclass(frozen=True)

@@ -88,12 +88,13 @@ class _Loops:
     def out_type(self, j: int) -> str:
         return self.t(self.k.outputs[j].dtype)
 
-    def hoisted(self, strided: bool) -> list[str]:
-        """Scalar operands are read once; others get a typed pointer (flat) or a stride."""
+    def hoisted(self, strided: bool, constants=()) -> list[str]:
+        """Scalar operands (and ``constants``: inputs constant along the row) are read once;
+        others get a typed pointer (flat) or a stride."""
         lines = []
         for k, op in enumerate(self.k.inputs):
             t = self.t(op.dtype)
-            if op.scalar or op.per_row:
+            if op.scalar or op.per_row or k in constants:
                 lines.append(f"const {t} c{k} = *(const {t} *)p[{k}];")
             elif strided:
                 lines.append(f"const int64_t s{k} = st[{k}][last];")
@@ -101,9 +102,9 @@ class _Loops:
                 lines.append(f"const {t} *in{k} = (const {t} *)p[{k}];")
         return lines
 
-    def load(self, item, strided: bool) -> str:
+    def load(self, item, strided: bool, constants=()) -> str:
         op = self.k.inputs[item.operand]
-        if op.scalar or op.per_row:
+        if op.scalar or op.per_row or item.operand in constants:
             return f"c{item.operand}"
         if strided:
             return f"*(const {self.t(op.dtype)} *)(p[{item.operand}] + i * s{item.operand})"
@@ -175,10 +176,45 @@ class MapLoops(_Loops):
         self.streams = self.r.streams and self.may_reach(STREAM_MIN_BYTES // itemsize)
         chunk = self.streamed(out_t, result) if self.streams else _PLAIN_CHUNK
         parts = [self.flat(out_t, result), chunk, self.strided(out_t, result), TILES]
+        if self.row_constants():
+            parts.append(self.constant_row(out_t, result))
         return "\n".join([*parts, self.entry(out_t)])
 
-    def leaf(self, strided: bool):
-        return lambda item: self.load(item, strided)
+    def leaf(self, strided: bool, constants=()):
+        return lambda item: self.load(item, strided, constants)
+
+    def row_constants(self) -> tuple[int, ...]:
+        """The inputs whose type makes them likely constant along a row (``row_constant``)."""
+        return tuple(k for k, op in enumerate(self.k.inputs) if op.row_constant)
+
+    def constant_row(self, out_t: str, result: str) -> str:
+        """A row where the ``row_constants`` inputs have stride 0 and the rest unit stride
+        (a bias added to NCHW data, ``x / x.sum(1, keepdims=True)``): those inputs are read
+        once and the row is vectorised like a flat one, where the strided row was not."""
+        constants = self.row_constants()
+        hoist = "\n    ".join(self.hoisted(strided=False, constants=constants))
+        return f"""
+static void sn_row_const(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
+    {hoist}
+    {out_t} *out = ({out_t} *)p[{self.nin}];
+    {self.r.simd([])}
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(self.refs, self.leaf(False, constants))}
+        out[i] = {result};
+    }}
+}}"""
+
+    def constant_row_test(self, axis: str) -> str:
+        """The ``row_constants`` inputs have stride 0 along ``axis``, every other array unit
+        stride."""
+        tests = []
+        for k, op in enumerate(self.k.inputs + self.k.outputs):
+            if op.scalar or op.per_row:
+                continue
+            size = 0 if k in self.row_constants() else np.dtype(op.dtype).itemsize
+            tests.append(f"st[{k}][{axis}] == {size}")
+        return "(" + " && ".join(tests) + ")"
 
     def flat(self, out_t: str, result: str) -> str:
         hoist = "\n    ".join(self.hoisted(strided=False))
@@ -250,11 +286,7 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 
     def entry(self, out_t: str) -> str:
         stream = f"n * (int64_t)sizeof({out_t}) >= {STREAM_MIN_BYTES}" if self.streams else "0"
-        if not self.threaded():
-            flat, rows = "sn_chunk(0, shape[0], p0, 0);", ""
-        else:
-            flat = self.threaded_flat(stream)
-            rows = self.r.parallel_for("outer > 1 && outer * n >= SN_PARALLEL_MIN")
+        flat = self.threaded_flat(stream) if self.threaded() else "sn_chunk(0, shape[0], p0, 0);"
         return f"""
 {self.r.entry_signature()} {{
 {self.decode()}    if (nd == 1 && {self.contiguous_test("0")}) {{
@@ -264,9 +296,22 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     nd = sn_tile(local, nd, shape, {self.nops}, st, {self.nin});
     if (nd > 1 && shape[nd - 1] < 8) sn_inner_axis(nd, shape, {self.nops}, st, {self.nin});
 {self.SPLIT}    const int unit = {self.contiguous_test("nd - 1")};  /* rows of adjacent elements */
-{self.outer_rows("if (unit) sn_flat(0, n, p); else sn_row(n, p, st, nd - 1);", rows)}
+{self.row_choice()}
     return 0;
 }}"""
+
+    def row_choice(self) -> str:
+        """Each row by the flat loop, the constant row or the strided one, whichever fits."""
+        rows = ""
+        if self.threaded():
+            rows = self.r.parallel_for("outer > 1 && outer * n >= SN_PARALLEL_MIN")
+        if not self.row_constants():
+            call = "if (unit) sn_flat(0, n, p); else sn_row(n, p, st, nd - 1);"
+            return self.outer_rows(call, rows)
+        test = self.constant_row_test("nd - 1")
+        call = ("if (unit) sn_flat(0, n, p); else if (constant) sn_row_const(n, p, st, nd - 1);"
+                " else sn_row(n, p, st, nd - 1);")  # fmt: skip
+        return f"    const int constant = {test};\n" + self.outer_rows(call, rows)
 
     def threaded_flat(self, stream: str) -> str:
         """The contiguous case split into 16-element-aligned chunks, one per thread."""
