@@ -49,16 +49,18 @@
  * they gave (W9's 32x256x256 products: 7x slower on 2 threads of the shared 2-core machine,
  * docs/loops.md). */
 #define LOOP_SERIAL_MAX (1 << 22)
-/* Multiply-adds from which a product is split between OpenMP threads, one BLAS thread each,
- * instead of running on OpenBLAS's threads: products of several milliseconds (W8b's three
- * convolution products, 680-800M). OpenBLAS's idle threads spin for about 0.1 s after a call
- * on a core the next kernel's OpenMP threads need (W8b: half of the BLAS thread's samples were
- * that spin), and they meet at every block of the inner length, so a product whose inner
- * length dwarfs its sides (a filter gradient's) stalls whenever one thread is descheduled;
- * split parts meet once, at the end. Smaller products keep OpenBLAS's threads, whose spinning
- * makes back-to-back calls start at once: split from 2^18 (OpenBLAS's own threshold), W3s's
- * 0.3-2M products took twice as long and W8's 12M ones 1.2-1.3x. */
-#define SPLIT_MIN (1 << 26)
+/* Who runs a product outside loops, by its multiply-adds (measured on the 2-core machine):
+ * - below SERIAL_MAX, one BLAS thread: waking OpenBLAS's threads for it costs more than it
+ *   saves (W8's 1.5M products: the handoff took 5x the kernel's samples), and its idle
+ *   threads then spin for about 0.1 s on a core the next kernel's OpenMP threads need;
+ * - from SPLIT_MIN, OpenMP threads of one BLAS thread each, a block of the result each: no
+ *   pool left spinning, and the parts meet once, where OpenBLAS's threads meet at every
+ *   block of the inner length (a filter gradient's 36,864 stalled whenever one thread was
+ *   descheduled); W8b's 680-800M products;
+ * - in between, OpenBLAS's own threads: W3's 33-102M products ran 1.3-1.7x slower split.
+ * With the pool never woken in W8b, its step took 0.80-0.87x the time. */
+#define SERIAL_MAX (1 << 24)
+#define SPLIT_MIN (1 << 28)
 /* columns of a split part: a multiple of a cache line of floats */
 #define SPLIT_ALIGN 16
 
@@ -539,7 +541,8 @@ static int run_gemm(Step *st, PyObject **slots) {
     npy_intp work = mnk[0] * mnk[1] * mnk[2];
     int split = st->set_threads != NULL && work >= SPLIT_MIN && !st->in_loop;
     int serial = st->set_threads != NULL && !split
-                 && (st->serial || (st->in_loop && st->loop_serial && work <= LOOP_SERIAL_MAX));
+                 && ((!st->in_loop && work < SERIAL_MAX) || st->serial
+                     || (st->in_loop && st->loop_serial && work <= LOOP_SERIAL_MAX));
     if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
         int threads = serial || split ? st->get_threads() : 0;

@@ -99,9 +99,9 @@ def test_empty_and_mixed_cases_fall_back_to_matmul():
     assert got.shape == (0, 0)
 
 
-#: (m, n, k) above runner.c's SPLIT_MIN (2^26 multiply-adds): split by columns (n >= m) and by
+#: (m, n, k) above runner.c's SPLIT_MIN (2^28 multiply-adds): split by columns (n >= m) and by
 #: rows, with part sizes that are not multiples of the split's alignment
-SPLIT_SHAPES = [(67, 4111, 251), (4111, 67, 251), (129, 531, 1003), (90, 90, 8400)]
+SPLIT_SHAPES = [(130, 8200, 260), (8200, 130, 260), (257, 1031, 1019), (180, 180, 8300)]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
