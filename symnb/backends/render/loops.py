@@ -28,11 +28,11 @@ from symnb.backends.kernels.ir import (
 from symnb.backends.render.runtime import runtime
 
 #: elements below which a kernel stays on one thread. A parallel region costs a few us on an
-#: idle machine but milliseconds when other processes hold the cores, so only kernels of a
-#: millisecond or more of work use threads; cheap arithmetic is memory-bound and gains little
-#: before its operands leave the caches.
+#: idle machine but milliseconds when other processes hold the cores, so only kernels of about
+#: a millisecond of work use threads. Cheap arithmetic once waited for 4M elements (memory-bound,
+#: it gains little in the caches), but W8b's 1-2M-element maps gained 7% of the step on two
+#: threads once OpenBLAS's pool no longer spun on the second core (runner.c's SERIAL_MAX).
 PARALLEL_MIN = 1 << 20
-PARALLEL_MIN_CHEAP = 1 << 22
 #: row programs (softmax, cross-entropy, logsumexp) split rows between threads from this many
 #: elements. W2's 512x1000 on two threads took 670-970 us a call back to back and 550 us with
 #: idle gaps between calls, against 490 and 510 us on one (2 cores, quiet): waking the other
@@ -69,12 +69,7 @@ class _Loops:
         self.r, self.k = r, kernel
         self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
         self.nops = self.nin + self.nout
-        self.threshold = PARALLEL_MIN if self._calls_math() else PARALLEL_MIN_CHEAP
-
-    def _calls_math(self) -> bool:
-        probe = type(self.r)()
-        probe.statements(self.k.values, range(len(self.k.values)), _no_leaf)
-        return bool(probe.math_used)
+        self.threshold = PARALLEL_MIN
 
     def t(self, dtype: str) -> str:
         return self.r.type_name(dtype)
@@ -159,10 +154,6 @@ class _Loops:
             sn_advance(nd, shape, {self.nops}, st, p, idx);
         }}
     }}"""
-
-
-def _no_leaf(item) -> str:
-    return "0"
 
 
 class MapLoops(_Loops):

@@ -67,7 +67,8 @@ def test_w1b_four_inputs_on_two_threads(offset):
     """The staging buffer is written as floats and streamed out as vector lines: a line type
     without may_alias let GCC -O3 read the buffer before the values were stored (one line in
     eight came out wrong); -O2 happened to keep the order, so the source is checked too."""
-    n = loops.PARALLEL_MIN_CHEAP + 77  # threads, and 16 MiB of float32 output
+    # on threads, and at least STREAM_MIN_BYTES of float32 output: streamed
+    n = max(loops.PARALLEL_MIN, loops.STREAM_MIN_BYTES // 4) + 77
     arrays = [np.random.default_rng(k).random(n, dtype=np.float32) for k in range(4)]
     xs = [sn.vector(k, dtype="float32") for k in "xyzw"]
     f = sn.function(xs, 2 * xs[0] + 3 * xs[1] - xs[2] * xs[3], backend="c")
