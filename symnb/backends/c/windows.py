@@ -7,7 +7,8 @@ Python call). The forward convolution copies that view into a C-ordered column m
 input has the windows' strides), multiplies it by the filters as one gemm, and views the
 (O, N, out_h, out_w) product as NCHW; the next kernel reads that layout through strides. The
 filter gradient is one gemm of the output gradient (transposed to (O, N*out_h*out_w) by a
-copy kernel) with ``cols``, on one BLAS thread. The input gradient is one gemm giving the
+copy kernel) with ``cols``, never on OpenBLAS's threads (runner.c splits a large one between
+OpenMP threads). The input gradient is one gemm giving the
 window gradients; with stride 1 they are computed over a grid with zero margins and summed
 back into place by a reduction kernel over shifted reads (a View of kind "strided"), with
 other strides NumPy's strided adds (``scatter_windows``: kh*kw of them). Pools of at most
@@ -314,12 +315,13 @@ def _conv2d(linker, node) -> tuple:
 
 @WINDOWED.register(Conv2dGradFilters)
 def _conv2d_grad_filters(linker, node) -> tuple:
-    """One gemm of the output gradient's rows with the columns, on one BLAS thread: its inner
-    length (N*out_h*out_w, W8b 36864) dwarfs its rows and columns (O, C*kh*kw: 64, 288), which
-    are all OpenBLAS splits between threads, and the threads meet at every block of the inner
-    length; on the shared 2-core machine a thread descheduled there stalls the other (W8b's
-    product: 15 ms on one thread, 40 ms-1 s on two under load), and unloaded two threads
-    gained about 15%."""
+    """One gemm of the output gradient's rows with the columns, never on OpenBLAS's threads
+    (``serial``): its inner length (N*out_h*out_w, W8b 36864) dwarfs its rows and columns (O,
+    C*kh*kw: 64, 288), which are all OpenBLAS splits between threads, and the threads meet at
+    every block of the inner length; on the shared 2-core machine a thread descheduled there
+    stalls the other (W8b's product: 15 ms on one thread, 40 ms-1 s on two under load).
+    runner.c splits one of 2^28 multiply-adds or more between OpenMP threads by blocks of
+    columns instead, which meet once."""
     x, g, like = node.inputs
     (out,) = node.outputs
     _float(node)
