@@ -100,8 +100,8 @@ def _compiled():
 
 
 def _cached_path(cc: str) -> str:
-    parts = [source_hash(), sys.version, np.__version__, compiler.compiler_identity(cc),
-             *_threading(cc)]
+    identity = compiler.compiler_identity(cc)
+    parts = [source_hash(), sys.version, np.__version__, identity, *_threading(cc)]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     return os.path.join(ensure_private(os.path.join(cache.compiledir(), "runner")),
