@@ -78,7 +78,10 @@ def exports_helpers() -> bool:
     """Whether kernels may call the runner's copies of the index helpers (runtime.h) instead of
     compiling their own: true once the extension is loaded and its symbols are made global
     (Python loads extensions with RTLD_LOCAL; opening the same file again with RTLD_GLOBAL
-    promotes it), so that a kernel library's references to them resolve when it is opened."""
+    promotes it), so that a kernel library's references to them resolve when it is opened.
+    ``sn.config.c_runner = False`` leaves the runner out of it too: kernels define their own."""
+    if not config.c_runner:
+        return False
     if not _exports:
         _exports.append(_export(module()))
     return _exports[0]

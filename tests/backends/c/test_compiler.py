@@ -5,6 +5,7 @@ the index helpers the C runner exports, which every kernel shares)."""
 import re
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb.backends.c import cache, compiler, runner
@@ -61,10 +62,14 @@ def test_kernels_in_one_unit_compute_what_each_computes_alone(compiledir, monkey
     assert len(list((compiledir / "c").glob("*.so"))) == 1
 
 
-def test_without_the_runner_a_kernel_compiles_its_own_helpers(compiledir, monkeypatch):
-    """No runner to call (no Python headers, a failed build): each kernel defines the helpers,
-    and several such kernels still share one translation unit."""
-    monkeypatch.setattr(runner, "_exports", [False])
+@pytest.mark.parametrize("how", ["not built", "turned off"])
+def test_without_the_runner_a_kernel_compiles_its_own_helpers(compiledir, monkeypatch, how):
+    """No runner to call (no Python headers, a failed build, ``c_runner = False``): each kernel
+    defines the helpers, and several such kernels still share one translation unit."""
+    if how == "not built":
+        monkeypatch.setattr(runner, "_exports", [False])
+    else:
+        monkeypatch.setattr(sn.config, "c_runner", False)
     monkeypatch.setattr(cache, "_cores", lambda: 1)
     x = sn.matrix("x")
     f = sn.function([x], [sn.exp(x).sum(axis=1), sn.tanh(x) * 2], backend="c")
