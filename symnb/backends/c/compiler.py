@@ -195,13 +195,14 @@ def translation_unit(kernels: list[tuple[str, str]]) -> str:
     Each kernel's text is kept as it is, between ``#define`` lines that rename its entry point
     to ``symbol`` and every other ``sn_`` name (its static helpers) to one private to it, and
     ``#undef`` lines that drop those and its own macros, so no name of one kernel reaches the
-    next. A kernel that broke the naming convention fails to compile here, and the cache then
-    compiles it alone."""
+    next. An ``sn_`` name the kernel defines as a macro (a helper the runner exports, spelled
+    ``snrt_``: render/runtime.py) is its own macro, not renamed. A kernel that broke the
+    naming convention fails to compile here, and the cache then compiles it alone."""
     return "\n".join(_renamed(index, *kernel) for index, kernel in enumerate(kernels))
 
 
 def _renamed(index: int, symbol: str, source: str) -> str:
-    names = sorted(set(PRIVATE_NAME.findall(source)) - {ENTRY})
+    names = sorted(set(PRIVATE_NAME.findall(source)) - {ENTRY} - set(MACRO.findall(source)))
     before = [f"#define {name} {name}__k{index}" for name in names]
     before.append(f"#define {ENTRY} {symbol}")
     undone = [*names, ENTRY, *dict.fromkeys(MACRO.findall(source))]

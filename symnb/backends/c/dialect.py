@@ -7,6 +7,7 @@ the launch ABI: ``int sn_kernel(int64_t *a, char **ptr)``, 0 when done, nonzero 
 
 from __future__ import annotations
 
+from symnb.backends.c.runner import exports_helpers
 from symnb.backends.c.stores import STREAM_COPY
 from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.render.base import Renderer
@@ -51,6 +52,11 @@ class CDialect(Renderer):
     def preamble(self, kernel, streams: bool) -> str:
         stores = STREAM_COPY if streams else ""
         return "\n".join([INCLUDES, stores, simd_declarations(sorted(self.math_used))])
+
+    def shared_helpers(self) -> bool:
+        """The runner's compiled index helpers, when it is loaded: a kernel that compiles its
+        own copies takes about a third longer to compile (docs/c_backend.md, "Cache")."""
+        return exports_helpers()
 
     def entry_signature(self) -> str:
         return "int sn_kernel(int64_t *a, char **ptr)"

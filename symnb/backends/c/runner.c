@@ -64,6 +64,25 @@
 /* columns of a split part: a multiple of a cache line of floats */
 #define SPLIT_ALIGN 16
 
+/* The kernels' index helpers (symnb/backends/render/runtime.h), exported as snrt_*: runner.py
+ * makes this library's symbols global, and kernels compiled while it is loaded call these
+ * instead of each compiling its own copy (about a third of a small kernel's compile). */
+#define SN_RT __attribute__((visibility("default")))
+#define SN_RT_INLINE SN_RT
+#define sn_collapse snrt_collapse
+#define sn_locate snrt_locate
+#define sn_advance snrt_advance
+#define sn_decode snrt_decode
+#define sn_inner_axis snrt_inner_axis
+#define sn_outer_distinct snrt_outer_distinct
+#include "../render/runtime.h"
+#undef sn_collapse
+#undef sn_locate
+#undef sn_advance
+#undef sn_decode
+#undef sn_inner_axis
+#undef sn_outer_distinct
+
 typedef int (*sn_kernel_fn)(int64_t *a, char **ptr);
 typedef void (*set_threads_fn)(int);
 typedef int (*get_threads_fn)(void);

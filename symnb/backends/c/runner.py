@@ -12,6 +12,7 @@ returns None and the Python executor runs the call, raising its errors (see runn
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import importlib.machinery
@@ -36,17 +37,19 @@ from symnb.backends.compiledir import (
     write_private,
 )
 from symnb.backends.plan import Branch, Gemm, Launch, Library, Repeat, View
+from symnb.backends.render.runtime import EXPORTED, names
 from symnb.config import config
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
 
 SOURCE = Path(__file__).with_name("runner.c")
 #: every file of the extension (runner.c includes runner_plan.h), hashed together
-SOURCES = (SOURCE, SOURCE.with_name("runner_plan.h"))
+SOURCES = (SOURCE, SOURCE.with_name("runner_plan.h"), SOURCE.parent.parent / "render" / "runtime.h")
 MODULE = "symnb.backends.c._runner"
 MAX_NAMES = MAX_RANK * 4  # named dims one call may bind (runner.c's MAXDIM * 4)
 _module: list = []  # [module or None] once looked up
 _problem: list[str] = []  # why the runner could not be built, when it could not
+_exports: list[bool] = []  # [whether kernels may call the runner's helpers] once known
 
 
 @functools.cache
@@ -69,6 +72,30 @@ def module():
                 stacklevel=4,
             )
     return _module[0]
+
+
+def exports_helpers() -> bool:
+    """Whether kernels may call the runner's copies of the index helpers (runtime.h) instead of
+    compiling their own: true once the extension is loaded and its symbols are made global
+    (Python loads extensions with RTLD_LOCAL; opening the same file again with RTLD_GLOBAL
+    promotes it), so that a kernel library's references to them resolve when it is opened.
+    ``sn.config.c_runner = False`` leaves the runner out of it too: kernels define their own."""
+    if not config.c_runner:
+        return False
+    if not _exports:
+        _exports.append(_export(module()))
+    return _exports[0]
+
+
+def _export(built) -> bool:
+    path = getattr(built, "__file__", None)
+    if not path:
+        return False
+    try:
+        library = ctypes.CDLL(path, mode=os.RTLD_GLOBAL)
+    except OSError:
+        return False
+    return all(hasattr(library, EXPORTED + name[len("sn_") :]) for name in names())
 
 
 def _installed():

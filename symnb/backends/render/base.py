@@ -169,6 +169,11 @@ class Renderer:
         name = "maximum" if kind == "max" else "minimum"
         return self.helper(name, dtype, helper_table(np.dtype(dtype).kind)[name])
 
+    def shared_helpers(self) -> bool:
+        """Whether a CPU kernel calls index helpers compiled elsewhere (render/runtime.h) or
+        defines its own."""
+        return False
+
     def helper_source(self) -> str:
         return "\n".join(self.helpers[k] for k in sorted(self.helpers))
 

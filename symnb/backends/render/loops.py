@@ -56,7 +56,12 @@ def render_loops(r, kernel) -> str:
     writer = writers.get(type(kernel.body), RowLoops)(r, kernel)
     entry = writer.source()
     return "\n".join(
-        [r.preamble(kernel, writer.streams), r.helper_source(), runtime(writer.threshold), entry]
+        [
+            r.preamble(kernel, writer.streams),
+            r.helper_source(),
+            runtime(writer.threshold, r.shared_helpers()),
+            entry,
+        ]
     )
 
 

@@ -10,89 +10,58 @@ on a copy of the shape and strides; ``SN_MAXDIM`` is ``symnb.core.types.MAX_RANK
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import re
+from pathlib import Path
+
 from symnb.core.types import MAX_RANK  # the one rank limit, as in runner.c
 
-#: ``sn_collapse`` merges axes that are contiguous for every operand and drops length-1 axes,
-#: so a C-contiguous elementwise call becomes one flat loop whatever its rank.
-RUNTIME = """
+#: the helpers' C (``sn_collapse`` merges axes that are contiguous for every operand and drops
+#: length-1 axes, so a C-contiguous elementwise call becomes one flat loop whatever its rank)
+HEADER = Path(__file__).with_name("runtime.h")
+#: a helper's definition line: linkage, return type, name, parameters
+SIGNATURE = re.compile(r"^SN_RT(?:_INLINE)? ([\w ]+?) (sn_\w+)\(([^)]*)\)\s*\{", re.M)
+DEFINES = """
 #define SN_MAXDIM @MAX_RANK@
 #define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
 #define SN_ROWS 64 /* rows located once and then advanced; threads split blocks of them */
-
-static int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
-    int64_t out = 0;
-    for (int64_t d = 0; d < nd; d++) {
-        if (shape[d] == 1) continue;
-        int merge = out > 0;
-        for (int k = 0; merge && k < nops; k++) merge = st[k][out - 1] == st[k][d] * shape[d];
-        if (merge) {
-            shape[out - 1] *= shape[d];
-            for (int k = 0; k < nops; k++) st[k][out - 1] = st[k][d];
-            continue;
-        }
-        shape[out] = shape[d];
-        for (int k = 0; k < nops; k++) st[k][out] = st[k][d];
-        out++;
-    }
-    if (out == 0) {
-        shape[0] = 1;
-        for (int k = 0; k < nops; k++) st[k][0] = 0;
-        out = 1;
-    }
-    return out;
-}
-
-static void sn_locate(int64_t o, int64_t nd, const int64_t *shape, int nops,
-                      char *const *base, int64_t *const *st, char **p, int64_t *idx) {
-    for (int k = 0; k < nops; k++) p[k] = base[k];
-    for (int64_t d = nd - 2; d >= 0; d--) {
-        int64_t i = o % shape[d];
-        o /= shape[d];
-        idx[d] = i;
-        for (int k = 0; k < nops; k++) p[k] += i * st[k][d];
-    }
-}
-
-/* The next row's operands, an odometer over every axis but the last: a few additions
- * instead of the divisions of sn_locate, for rows too short to hide them. */
-static inline void sn_advance(int64_t nd, const int64_t *shape, int nops,
-                              int64_t *const *st, char **p, int64_t *idx) {
-    for (int64_t d = nd - 2; d >= 0; d--) {
-        for (int k = 0; k < nops; k++) p[k] += st[k][d];
-        if (++idx[d] < shape[d]) return;
-        for (int k = 0; k < nops; k++) p[k] -= st[k][d] * shape[d];
-        idx[d] = 0;
-    }
-}
-
-static int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **st) {
-    int64_t nd = a[0];
-    for (int k = 0; k < nops; k++) {
-        p[k] = ptr[k];
-        st[k] = a + 1 + nd + k * nd;
-    }
-    return nd;
-}
-
-/* Short innermost rows cost more to start than to run: an elementwise map may run in any
- * order, so the axis of at least 8 elements with output 0's smallest stride goes innermost. */
-static void sn_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
-    int64_t best = -1, t;
-    for (int64_t d = 0; d + 1 < nd; d++)
-        if (shape[d] >= 8 && (best < 0 || st[out][d] < st[out][best])) best = d;
-    if (best < 0) return;
-    t = shape[best], shape[best] = shape[nd - 1], shape[nd - 1] = t;
-    for (int k = 0; k < nops; k++) t = st[k][best], st[k][best] = st[k][nd - 1], st[k][nd - 1] = t;
-}
-
-static int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
-    for (int64_t d = 0; d + 1 < nd; d++)
-        if (st[out][d] == 0) return 0;
-    return 1;
-}
 """
+#: the prefix the C runner exports the helpers under (runner.c)
+EXPORTED = "snrt_"
 
 
-def runtime(parallel_min: int) -> str:
-    text = RUNTIME.replace("@MAX_RANK@", str(MAX_RANK))
-    return f"#define SN_PARALLEL_MIN {parallel_min}\n{text}"
+@functools.cache
+def helpers() -> str:
+    """The helpers as a kernel's own static functions."""
+    text = HEADER.read_text()
+    text = text[text.index("*/") + 3 :]  # the header's comment is about the header
+    return text.replace("SN_RT_INLINE ", "static inline ").replace("SN_RT ", "static ")
+
+
+@functools.cache
+def declarations() -> str:
+    """The helpers as the C runner exports them: declared, each ``sn_`` name a macro for its
+    exported name. The header's hash is part of the text, so a kernel's cache key changes
+    with the helpers it calls."""
+    text = HEADER.read_text()
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    lines = [f"/* the runner's helpers, runtime.h {digest} */"]
+    for ret, name, params in SIGNATURE.findall(text):
+        exported = EXPORTED + name[len("sn_") :]
+        params = " ".join(params.split())
+        lines += [f"{ret} {exported}({params});", f"#define {name} {exported}"]
+    return "\n".join(lines) + "\n"
+
+
+def names() -> list[str]:
+    """Every helper's ``sn_`` name, in the header's order."""
+    return [name for _, name, _ in SIGNATURE.findall(HEADER.read_text())]
+
+
+def runtime(parallel_min: int, shared: bool = False) -> str:
+    """The defines and helpers a CPU kernel starts with; ``shared``: the runner's helpers."""
+    text = DEFINES.replace("@MAX_RANK@", str(MAX_RANK))
+    return (
+        f"#define SN_PARALLEL_MIN {parallel_min}\n{text}\n{declarations() if shared else helpers()}"
+    )

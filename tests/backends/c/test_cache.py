@@ -255,3 +255,11 @@ def test_batches_balance_source_length_and_respect_the_limit():
     assert len(cache._batches(items, 16)) == 5  # never more batches than kernels
     many = [(f"k{i:02d}", "x") for i in range(40)]
     assert len(cache._batches(many, 1)) == 3  # at most BATCH_LIMIT (16) kernels each
+
+
+def test_a_kernel_with_threads_counts_more_when_batching():
+    """A row program with an OpenMP region compiles slower per character than a map."""
+    threaded = ("k0", "#pragma omp parallel\n".ljust(1000, "x"))
+    maps = [("k1", "x" * 1000), ("k2", "x" * 200), ("k3", "x" * 200)]
+    two = cache._batches([threaded, *maps], 2)
+    assert [k for k, _ in two[0]] == ["k0"] and [k for k, _ in two[1]] == ["k1", "k2", "k3"]

@@ -1,12 +1,15 @@
 """Several kernels in one translation unit: each keeps its own names, and generated kernels
-follow the naming convention that makes this safe (every file-scope name starts with sn_)."""
+follow the naming convention that makes this safe (every file-scope name starts with sn_, but
+the index helpers the C runner exports, which every kernel shares)."""
 
 import re
 
 import numpy as np
+import pytest
 
 import symnb as sn
-from symnb.backends.c import cache, compiler
+from symnb.backends.c import cache, compiler, runner
+from symnb.backends.render import runtime
 
 POINTER = re.compile(r"\(\*\s*(\w+)\)")  # typedef void (*name)(...)
 DECLARED = re.compile(r"\b(\w+)\s*(?:\(|\[|=|;)")
@@ -24,6 +27,29 @@ def test_translation_unit_keeps_each_kernels_names_apart():
     assert "#define sn_kernel sn_kernel_b" in unit
 
 
+def test_a_name_the_kernel_defines_as_a_macro_is_not_renamed():
+    """The runner's helpers are declared by their exported name with an ``sn_`` macro for it:
+    renaming that macro would make each kernel call a function nobody defines."""
+    source = "int snrt_half(int x);\n#define sn_half snrt_half\n"
+    source += "int sn_kernel(void) { return sn_half(6); }\n"
+    unit = compiler.translation_unit([("sn_kernel_a", source), ("sn_kernel_b", source)])
+    assert "sn_half__k" not in unit
+    assert unit.count("#undef sn_half") == 2
+
+
+def test_kernels_call_the_runners_helpers_when_it_is_loaded(compiledir):
+    x = sn.matrix("x")
+    f = sn.function([x], sn.exp(x).sum(axis=1), backend="c")
+    source = f.kernels[0].source
+    assert runner.exports_helpers()
+    for name in runtime.names():
+        exported = runtime.EXPORTED + name[len("sn_") :]
+        assert f"#define {name} {exported}" in source
+        assert not re.search(rf"^static[^\n]*\b{name}\(", source, re.M)  # not its own copy
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(f(a), np.exp(a).sum(axis=1))
+
+
 def test_kernels_in_one_unit_compute_what_each_computes_alone(compiledir, monkeypatch):
     """Two kernels with the same static helpers and macros of different values, one library."""
     monkeypatch.setattr(cache, "_cores", lambda: 1)
@@ -33,6 +59,27 @@ def test_kernels_in_one_unit_compute_what_each_computes_alone(compiledir, monkey
     got = f(a)
     np.testing.assert_allclose(got[0], np.exp(a) // 0.75)
     np.testing.assert_allclose(got[1], np.maximum(a, 0.5).sum())
+    assert len(list((compiledir / "c").glob("*.so"))) == 1
+
+
+@pytest.mark.parametrize("how", ["not built", "turned off"])
+def test_without_the_runner_a_kernel_compiles_its_own_helpers(compiledir, monkeypatch, how):
+    """No runner to call (no Python headers, a failed build, ``c_runner = False``): each kernel
+    defines the helpers, and several such kernels still share one translation unit."""
+    if how == "not built":
+        monkeypatch.setattr(runner, "_exports", [False])
+    else:
+        monkeypatch.setattr(sn.config, "c_runner", False)
+    monkeypatch.setattr(cache, "_cores", lambda: 1)
+    x = sn.matrix("x")
+    f = sn.function([x], [sn.exp(x).sum(axis=1), sn.tanh(x) * 2], backend="c")
+    for kernel in f.kernels:
+        assert "static int64_t sn_collapse(" in kernel.source
+        assert runtime.EXPORTED not in kernel.source
+    a = np.arange(12.0).reshape(3, 4) / 7
+    got = f(a)
+    np.testing.assert_allclose(got[0], np.exp(a).sum(axis=1))
+    np.testing.assert_allclose(got[1], np.tanh(a) * 2)
     assert len(list((compiledir / "c").glob("*.so"))) == 1
 
 
@@ -64,4 +111,6 @@ def test_every_file_scope_name_of_a_generated_kernel_starts_with_sn():
     sources = [k.source for k in f.kernels if k.source]
     assert len(sources) >= 5
     for source in sources:
-        assert all(name.startswith("sn_") for name in file_scope_names(source)), source
+        shared = {runtime.EXPORTED + n[len("sn_") :] for n in runtime.names()}
+        names = file_scope_names(source) - shared
+        assert all(name.startswith("sn_") for name in names), source

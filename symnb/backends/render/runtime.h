@@ -1,0 +1,77 @@
+/* Index arithmetic every CPU-model kernel shares (symnb/backends/render/runtime.py).
+ *
+ * One definition, two uses: a kernel either includes these functions as its own static
+ * functions (SN_RT = static), or calls the copies the C runner exports (runner.c defines SN_RT
+ * and renames them snrt_*), which are compiled once per install instead of once per kernel.
+ */
+SN_RT int64_t sn_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st) {
+    int64_t out = 0;
+    for (int64_t d = 0; d < nd; d++) {
+        if (shape[d] == 1) continue;
+        int merge = out > 0;
+        for (int k = 0; merge && k < nops; k++) merge = st[k][out - 1] == st[k][d] * shape[d];
+        if (merge) {
+            shape[out - 1] *= shape[d];
+            for (int k = 0; k < nops; k++) st[k][out - 1] = st[k][d];
+            continue;
+        }
+        shape[out] = shape[d];
+        for (int k = 0; k < nops; k++) st[k][out] = st[k][d];
+        out++;
+    }
+    if (out == 0) {
+        shape[0] = 1;
+        for (int k = 0; k < nops; k++) st[k][0] = 0;
+        out = 1;
+    }
+    return out;
+}
+
+SN_RT void sn_locate(int64_t o, int64_t nd, const int64_t *shape, int nops,
+                      char *const *base, int64_t *const *st, char **p, int64_t *idx) {
+    for (int k = 0; k < nops; k++) p[k] = base[k];
+    for (int64_t d = nd - 2; d >= 0; d--) {
+        int64_t i = o % shape[d];
+        o /= shape[d];
+        idx[d] = i;
+        for (int k = 0; k < nops; k++) p[k] += i * st[k][d];
+    }
+}
+
+/* The next row's operands, an odometer over every axis but the last: a few additions
+ * instead of the divisions of sn_locate, for rows too short to hide them. */
+SN_RT_INLINE void sn_advance(int64_t nd, const int64_t *shape, int nops,
+                              int64_t *const *st, char **p, int64_t *idx) {
+    for (int64_t d = nd - 2; d >= 0; d--) {
+        for (int k = 0; k < nops; k++) p[k] += st[k][d];
+        if (++idx[d] < shape[d]) return;
+        for (int k = 0; k < nops; k++) p[k] -= st[k][d] * shape[d];
+        idx[d] = 0;
+    }
+}
+
+SN_RT int64_t sn_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **st) {
+    int64_t nd = a[0];
+    for (int k = 0; k < nops; k++) {
+        p[k] = ptr[k];
+        st[k] = a + 1 + nd + k * nd;
+    }
+    return nd;
+}
+
+/* Short innermost rows cost more to start than to run: an elementwise map may run in any
+ * order, so the axis of at least 8 elements with output 0's smallest stride goes innermost. */
+SN_RT void sn_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
+    int64_t best = -1, t;
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (shape[d] >= 8 && (best < 0 || st[out][d] < st[out][best])) best = d;
+    if (best < 0) return;
+    t = shape[best], shape[best] = shape[nd - 1], shape[nd - 1] = t;
+    for (int k = 0; k < nops; k++) t = st[k][best], st[k][best] = st[k][nd - 1], st[k][nd - 1] = t;
+}
+
+SN_RT int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (st[out][d] == 0) return 0;
+    return 1;
+}
