@@ -75,6 +75,8 @@
 #define sn_decode snrt_decode
 #define sn_inner_axis snrt_inner_axis
 #define sn_outer_distinct snrt_outer_distinct
+#define sn_tile snrt_tile
+#define SN_MAXDIM MAXDIM
 #include "../render/runtime.h"
 #undef sn_collapse
 #undef sn_locate
@@ -82,6 +84,7 @@
 #undef sn_decode
 #undef sn_inner_axis
 #undef sn_outer_distinct
+#undef sn_tile
 
 typedef int (*sn_kernel_fn)(int64_t *a, char **ptr);
 typedef void (*set_threads_fn)(int);

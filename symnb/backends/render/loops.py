@@ -171,7 +171,7 @@ class MapLoops(_Loops):
         itemsize = np.dtype(self.k.outputs[out].dtype).itemsize
         self.streams = self.r.streams and self.may_reach(STREAM_MIN_BYTES // itemsize)
         chunk = self.streamed(out_t, result) if self.streams else _PLAIN_CHUNK
-        parts = [self.flat(out_t, result), chunk, self.strided(out_t, result), TILES]
+        parts = [self.flat(out_t, result), chunk, self.strided(out_t, result)]
         if self.row_constants():
             parts.append(self.constant_row(out_t, result))
         return "\n".join([*parts, self.entry(out_t)])
@@ -324,41 +324,6 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         }}"""
 
 
-#: tiles of a map whose input is read across its rows (see the function's comment)
-TILE_SIZES = (32, 16, 8, 4)
-TILES = """
-#define SN_ABS(x) ((x) < 0 ? -(x) : (x))
-/* An input read across the output's rows, a transposed operand with a short stride on the
- * second-last axis and at least a cache line on the last, would take a cache line per
- * element. So the two axes are cut into square tiles, each axis split in two: its blocks, then
- * the places in a block, and the lines one tile reads serve all of its rows. The strides move
- * apart in a to make room for the two new axes. It gives the new number of axes: nd itself
- * when the layout is not that, or when no tile size divides both axes */
-static int64_t sn_tile(int64_t *a, int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
-    if (nd < 2 || nd + 2 > SN_MAXDIM) return nd;
-    const int64_t r = nd - 2, c = nd - 1;
-    if (st[out][c] == 0 || SN_ABS(st[out][c]) >= SN_ABS(st[out][r])) return nd;
-    int across = 0;
-    for (int k = 0; k < nops; k++)
-        across |= k != out && st[k][r] != 0 && SN_ABS(st[k][r]) < SN_ABS(st[k][c])
-                  && SN_ABS(st[k][c]) >= 64;
-    int64_t t = 0;
-    for (int64_t i = 0; across && !t && i < @NSIZES@; i++) {
-        static const int64_t sizes[] = {@SIZES@};
-        if (shape[r] % sizes[i] == 0 && shape[c] % sizes[i] == 0) t = sizes[i];
-    }
-    if (!t) return nd;
-    for (int k = nops - 1; k >= 0; k--) {
-        int64_t *moved = a + 1 + SN_MAXDIM + k * SN_MAXDIM;
-        for (int64_t d = nd - 1; d >= 0; d--) moved[d] = st[k][d];
-        st[k] = moved;
-        moved[nd] = moved[r], moved[nd + 1] = moved[c];
-        moved[r] *= t, moved[c] *= t;
-    }
-    shape[r] /= t, shape[c] /= t, shape[nd] = t, shape[nd + 1] = t;
-    return nd + 2;
-}
-""".replace("@NSIZES@", str(len(TILE_SIZES))).replace("@SIZES@", ", ".join(map(str, TILE_SIZES)))
 
 #: ``sn_chunk`` of a kernel whose output is too small for streaming stores
 _PLAIN_CHUNK = """

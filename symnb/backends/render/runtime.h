@@ -75,3 +75,35 @@ SN_RT int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
         if (st[out][d] == 0) return 0;
     return 1;
 }
+
+static inline int64_t sn_abs64(int64_t x) { return x < 0 ? -x : x; }
+/* An input read across the output's rows, a transposed operand with a short stride on the
+ * second-last axis and at least a cache line on the last, would take a cache line per
+ * element. So the two axes are cut into square tiles, each axis split in two: its blocks, then
+ * the places in a block, and the lines one tile reads serve all of its rows. The strides move
+ * apart in a to make room for the two new axes. It gives the new number of axes: nd itself
+ * when the layout is not that, or when no tile size divides both axes */
+SN_RT int64_t sn_tile(int64_t *a, int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
+    if (nd < 2 || nd + 2 > SN_MAXDIM) return nd;
+    const int64_t r = nd - 2, c = nd - 1;
+    if (st[out][c] == 0 || sn_abs64(st[out][c]) >= sn_abs64(st[out][r])) return nd;
+    int across = 0;
+    for (int k = 0; k < nops; k++)
+        across |= k != out && st[k][r] != 0 && sn_abs64(st[k][r]) < sn_abs64(st[k][c])
+                  && sn_abs64(st[k][c]) >= 64;
+    int64_t t = 0;
+    for (int64_t i = 0; across && !t && i < 4; i++) {
+        static const int64_t sizes[] = {32, 16, 8, 4};
+        if (shape[r] % sizes[i] == 0 && shape[c] % sizes[i] == 0) t = sizes[i];
+    }
+    if (!t) return nd;
+    for (int k = nops - 1; k >= 0; k--) {
+        int64_t *moved = a + 1 + SN_MAXDIM + k * SN_MAXDIM;
+        for (int64_t d = nd - 1; d >= 0; d--) moved[d] = st[k][d];
+        st[k] = moved;
+        moved[nd] = moved[r], moved[nd + 1] = moved[c];
+        moved[r] *= t, moved[c] *= t;
+    }
+    shape[r] /= t, shape[c] /= t, shape[nd] = t, shape[nd + 1] = t;
+    return nd + 2;
+}

@@ -59,7 +59,7 @@ __attribute__((simd("notinbranch"))) float expf(float);
 #define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
 #define SN_ROWS 64 /* rows located once and then advanced; threads split blocks of them */
 
-/* the runner's helpers, runtime.h 211771e98ef41349 */
+/* the runner's helpers, runtime.h 584698644351140b */
 int64_t snrt_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st);
 #define sn_collapse snrt_collapse
 void snrt_locate(int64_t o, int64_t nd, const int64_t *shape, int nops, char *const *base, int64_t *const *st, char **p, int64_t *idx);
@@ -72,6 +72,8 @@ void snrt_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out
 #define sn_inner_axis snrt_inner_axis
 int snrt_outer_distinct(int64_t nd, int64_t *const *st, int out);
 #define sn_outer_distinct snrt_outer_distinct
+int64_t snrt_tile(int64_t *a, int64_t nd, int64_t *shape, int nops, int64_t **st, int out);
+#define sn_tile snrt_tile
 
 
 static void sn_flat(int64_t lo, int64_t hi, char *const *p) {
@@ -151,39 +153,6 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         *(float *)(p[2] + i * so) = v6;
     }
 }
-
-#define SN_ABS(x) ((x) < 0 ? -(x) : (x))
-/* An input read across the output's rows, a transposed operand with a short stride on the
- * second-last axis and at least a cache line on the last, would take a cache line per
- * element. So the two axes are cut into square tiles, each axis split in two: its blocks, then
- * the places in a block, and the lines one tile reads serve all of its rows. The strides move
- * apart in a to make room for the two new axes. It gives the new number of axes: nd itself
- * when the layout is not that, or when no tile size divides both axes */
-static int64_t sn_tile(int64_t *a, int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
-    if (nd < 2 || nd + 2 > SN_MAXDIM) return nd;
-    const int64_t r = nd - 2, c = nd - 1;
-    if (st[out][c] == 0 || SN_ABS(st[out][c]) >= SN_ABS(st[out][r])) return nd;
-    int across = 0;
-    for (int k = 0; k < nops; k++)
-        across |= k != out && st[k][r] != 0 && SN_ABS(st[k][r]) < SN_ABS(st[k][c])
-                  && SN_ABS(st[k][c]) >= 64;
-    int64_t t = 0;
-    for (int64_t i = 0; across && !t && i < 4; i++) {
-        static const int64_t sizes[] = {32, 16, 8, 4};
-        if (shape[r] % sizes[i] == 0 && shape[c] % sizes[i] == 0) t = sizes[i];
-    }
-    if (!t) return nd;
-    for (int k = nops - 1; k >= 0; k--) {
-        int64_t *moved = a + 1 + SN_MAXDIM + k * SN_MAXDIM;
-        for (int64_t d = nd - 1; d >= 0; d--) moved[d] = st[k][d];
-        st[k] = moved;
-        moved[nd] = moved[r], moved[nd + 1] = moved[c];
-        moved[r] *= t, moved[c] *= t;
-    }
-    shape[r] /= t, shape[c] /= t, shape[nd] = t, shape[nd + 1] = t;
-    return nd + 2;
-}
-
 
 int sn_kernel(int64_t *a, char **ptr) {
     char *p0[3]; int64_t *st[3];
