@@ -102,19 +102,14 @@ class Op:
     # -- building ---------------------------------------------------------------------------
     def __call__(self, *inputs):
         """Apply the op; errors from its shape/type rule point at the user's line."""
-        node = self.make_node(*inputs)
-        return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
+        node = _build(self, inputs, user_location(skip=1))
+        outputs = node.outputs
+        return outputs[0] if len(outputs) == 1 else list(outputs)
 
     def make_node(self, *inputs) -> Apply:
         """The node, its outputs at the user's line, found once here (a variable a rule makes
         on the way finds the same line: every frame between is symnb's)."""
-        loc = user_location(skip=1)
-        variables = [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
-        try:
-            types = self.infer_types(*variables)
-        except (ShapeError, DTypeError) as exc:
-            raise _at_user_line(exc) from None
-        return Apply(self, variables, types, loc)
+        return _build(self, inputs, user_location(skip=1))
 
     def symbolic_size(self, node: Apply, size_of) -> object:
         """The dim the int scalar output of ``node`` stands for (``x.shape[0]`` is x's first
@@ -150,6 +145,23 @@ class Op:
         may be anything; they are never used). By default all of :meth:`grad`; an op whose
         rule builds separate work per input overrides it to skip the rest."""
         return self.grad(inputs, outputs, output_grads)
+
+
+def _build(op: Op, inputs: tuple, loc) -> Apply:
+    """``op`` applied to ``inputs`` (values other than variables wrapped as constants), its
+    outputs at ``loc``: what ``op(...)`` and ``op.make_node(...)`` both do, each finding the
+    user's line from its own caller outward (``op(...)`` is the common one: one call less)."""
+    for x in inputs:
+        if not isinstance(x, Variable):
+            variables = [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
+            break
+    else:  # variables only, the common case: no comprehension
+        variables = list(inputs)
+    try:
+        types = op.infer_types(*variables)
+    except (ShapeError, DTypeError) as exc:
+        raise _at_user_line(exc) from None
+    return Apply(op, variables, types, loc)
 
 
 def _wrapped(value, loc) -> Variable:
