@@ -146,7 +146,7 @@ class Constant(Variable):
 
     def __init__(self, value, dtype=None, name=None, weak=False):
         array = np.asarray(value, dtype=None if dtype is None else as_dtype(dtype))
-        super().__init__(TensorType.of(array.dtype, array.shape), name=name)
+        Variable.__init__(self, TensorType.of(array.dtype, array.shape), None, 0, name)
         array.setflags(write=False)
         self.value = array
         self.weak = weak
@@ -244,7 +244,7 @@ def as_variable(x, name=None) -> Variable:
     if isinstance(x, Variable):
         return x
     if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
-        return Constant(x, weak=True, name=name)
+        return Constant(x, None, name, True)  # (positional: no dict of keywords, each `* 0.9`)
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
-        return Constant(x, name=name)
+        return Constant(x, None, name)
     raise DTypeError(f"cannot use {type(x).__name__} {x!r} in a symbolic expression")
