@@ -155,8 +155,8 @@ def _build(op: Op, inputs: tuple, loc) -> Apply:
         if not isinstance(x, Variable):
             variables = [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
             break
-    else:  # variables only, the common case: no comprehension
-        variables = list(inputs)
+    else:  # variables only, the common case: no comprehension (Apply makes the list)
+        variables = inputs
     try:
         types = op.infer_types(*variables)
     except (ShapeError, DTypeError) as exc:
