@@ -35,7 +35,7 @@ class Apply:
         if len(output_types) == 1:  # most ops
             self.outputs = [Variable(output_types[0], self, 0, None, source)]
         else:
-            self.outputs = [Variable(t, self, i, None, source) for i, t in enumerate(output_types)]
+            self.outputs = _outputs_of(self, output_types, source)
         self.tag: dict = {}
 
     @property
@@ -56,6 +56,12 @@ class Apply:
 
     def __repr__(self):
         return f"Apply({self.op}, {self.inputs})"
+
+
+def _outputs_of(node: Apply, output_types: list, source) -> list[Variable]:
+    """The outputs of a node of several (a comprehension of its own: one in
+    ``Apply.__init__`` would make a cell of ``self`` for every node built)."""
+    return [Variable(t, node, i, None, source) for i, t in enumerate(output_types)]
 
 
 class Op:
@@ -83,7 +89,12 @@ class Op:
     # -- identity ---------------------------------------------------------------------------
     def params(self) -> tuple:
         props = self.__props__
-        return tuple([getattr(self, p) for p in props]) if props else ()
+        if not props:
+            return ()
+        values = []  # a loop, not a comprehension, which would make a cell of self each call
+        for p in props:
+            values.append(getattr(self, p))
+        return tuple(values)
 
     def __eq__(self, other):
         return type(self) is type(other) and self.params() == other.params()
@@ -151,17 +162,22 @@ def _build(op: Op, inputs: tuple, loc) -> Apply:
     """``op`` applied to ``inputs`` (values other than variables wrapped as constants), its
     outputs at ``loc``: what ``op(...)`` and ``op.make_node(...)`` both do, each finding the
     user's line from its own caller outward (``op(...)`` is the common one: one call less)."""
+    variables = inputs  # variables only, the common case (Apply makes the list)
     for x in inputs:
         if not isinstance(x, Variable):
-            variables = [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
+            variables = _with_constants(inputs, loc)
             break
-    else:  # variables only, the common case: no comprehension (Apply makes the list)
-        variables = inputs
     try:
         types = op.infer_types(*variables)
     except (ShapeError, DTypeError) as exc:
         raise _at_user_line(exc) from None
     return Apply(op, variables, types, loc)
+
+
+def _with_constants(inputs: tuple, loc) -> list:
+    """The inputs, values other than variables wrapped as constants (a comprehension of its
+    own: one in ``_build`` would make ``loc`` a cell on every node built)."""
+    return [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
 
 
 def _wrapped(value, loc) -> Variable:

@@ -36,13 +36,17 @@ def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
             a, b = b, a
         if not b or a[len(a) - len(b) :] == b:
             return a
-        shapes = [a, b]
     else:
-        shapes = [v.type.shape for v in inputs]
-        longest = _longest_if_tails(shapes)
+        longest = _longest_if_tails([v.type.shape for v in inputs])
         if longest is not None:
             return longest
-    ndim = max(map(len, shapes))
+    return _broadcast_axes(op, inputs)
+
+
+def _broadcast_axes(op, inputs: list[Variable]) -> tuple:
+    """``broadcast_shapes`` axis by axis, with its shape warnings (a function of its own: its
+    comprehension would make a cell in the common path's frame)."""
+    ndim = max(v.type.ndim for v in inputs)
     padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
     out = []
     for axis in range(ndim):
@@ -108,7 +112,9 @@ class Elemwise(Op):
         input (``grad_input``) does not even build them."""
         output, gz = outputs[0], output_grads[0]
         if self._per_input():
-            grads = {i: self.grad_input(i, inputs, output, gz) for i in needed}
+            grads = {}  # (a loop: a comprehension would make four cells each node)
+            for i in needed:
+                grads[i] = self.grad_input(i, inputs, output, gz)
         else:
             grads = dict(enumerate(self.grad_elem(inputs, output, gz)))
         fit = fit_dtype if self.nin == 1 else fit_gradient  # one input: nothing is broadcast
