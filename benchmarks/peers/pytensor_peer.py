@@ -150,11 +150,12 @@ class Peer(BasePeer):
 
     # -- W11: building graphs (benchmarks/build_time.py times these) ------------------------
     def graph_mlp(self, arrays):
-        """The forward graph of ``tanh(h @ W + b)`` per (W, b): (inputs, outputs, params)."""
+        """The forward graph of ``tanh(h @ W + b)`` per (W, b): (inputs, outputs, params).
+        The arrays are the model's own, made for it (``borrow=True``: docs/benchmarks.md)."""
         x = pt.matrix("x", dtype="float64")
         h, params = x, []
         for w, b in arrays:
-            w_var, b_var = pytensor.shared(w), pytensor.shared(b)
+            w_var, b_var = pytensor.shared(w, borrow=True), pytensor.shared(b, borrow=True)
             params += [w_var, b_var]
             h = pt.tanh(h @ w_var + b_var)
         return [x], [h], params

@@ -160,11 +160,12 @@ class Peer(BasePeer):
 
     # -- W11: building graphs (benchmarks/build_time.py times these) ------------------------
     def graph_mlp(self, arrays):
-        """The forward graph of ``tanh(h @ W + b)`` per (W, b): (inputs, output, params)."""
+        """The forward graph of ``tanh(h @ W + b)`` per (W, b): (inputs, output, params).
+        The arrays are the model's own, made for it (``borrow=True``: docs/benchmarks.md)."""
         x = sn.tensor("x", shape=("batch", arrays[0][0].shape[0]))
         h, params = x, []
         for W, b in arrays:
-            w_var, b_var = sn.shared(W), sn.shared(b)
+            w_var, b_var = sn.shared(W, borrow=True), sn.shared(b, borrow=True)
             params += [w_var, b_var]
             h = sn.tanh(h @ w_var + b_var)
         return [x], [h], params

@@ -46,4 +46,4 @@ def shared(value, name: str | None = None, shape=None, borrow: bool = False) -> 
     Its type takes the value's dtype and shape; pass ``shape`` with ``None`` or names to let
     ``set_value`` change a dim. The value is copied unless ``borrow=True``.
     """
-    return SharedVariable(value, name=name, shape=shape, borrow=borrow)
+    return SharedVariable(value, name, shape, borrow)  # positional: no dict of keywords

@@ -35,7 +35,7 @@ class Apply:
         if len(output_types) == 1:  # most ops
             self.outputs = [Variable(output_types[0], self, 0, None, source)]
         else:
-            self.outputs = [Variable(t, self, i, None, source) for i, t in enumerate(output_types)]
+            self.outputs = _outputs_of(self, output_types, source)
         self.tag: dict = {}
 
     @property
@@ -56,6 +56,12 @@ class Apply:
 
     def __repr__(self):
         return f"Apply({self.op}, {self.inputs})"
+
+
+def _outputs_of(node: Apply, output_types: list, source) -> list[Variable]:
+    """The outputs of a node of several (a comprehension of its own: one in
+    ``Apply.__init__`` would make a cell of ``self`` for every node built)."""
+    return [Variable(t, node, i, None, source) for i, t in enumerate(output_types)]
 
 
 class Op:
@@ -83,7 +89,12 @@ class Op:
     # -- identity ---------------------------------------------------------------------------
     def params(self) -> tuple:
         props = self.__props__
-        return tuple([getattr(self, p) for p in props]) if props else ()
+        if not props:
+            return ()
+        values = []  # a loop, not a comprehension, which would make a cell of self each call
+        for p in props:
+            values.append(getattr(self, p))
+        return tuple(values)
 
     def __eq__(self, other):
         return type(self) is type(other) and self.params() == other.params()
@@ -102,19 +113,14 @@ class Op:
     # -- building ---------------------------------------------------------------------------
     def __call__(self, *inputs):
         """Apply the op; errors from its shape/type rule point at the user's line."""
-        node = self.make_node(*inputs)
-        return node.outputs[0] if len(node.outputs) == 1 else list(node.outputs)
+        node = _build(self, inputs, user_location(skip=1))
+        outputs = node.outputs
+        return outputs[0] if len(outputs) == 1 else list(outputs)
 
     def make_node(self, *inputs) -> Apply:
         """The node, its outputs at the user's line, found once here (a variable a rule makes
         on the way finds the same line: every frame between is symnb's)."""
-        loc = user_location(skip=1)
-        variables = [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
-        try:
-            types = self.infer_types(*variables)
-        except (ShapeError, DTypeError) as exc:
-            raise _at_user_line(exc) from None
-        return Apply(self, variables, types, loc)
+        return _build(self, inputs, user_location(skip=1))
 
     def symbolic_size(self, node: Apply, size_of) -> object:
         """The dim the int scalar output of ``node`` stands for (``x.shape[0]`` is x's first
@@ -150,6 +156,28 @@ class Op:
         may be anything; they are never used). By default all of :meth:`grad`; an op whose
         rule builds separate work per input overrides it to skip the rest."""
         return self.grad(inputs, outputs, output_grads)
+
+
+def _build(op: Op, inputs: tuple, loc) -> Apply:
+    """``op`` applied to ``inputs`` (values other than variables wrapped as constants), its
+    outputs at ``loc``: what ``op(...)`` and ``op.make_node(...)`` both do, each finding the
+    user's line from its own caller outward (``op(...)`` is the common one: one call less)."""
+    variables = inputs  # variables only, the common case (Apply makes the list)
+    for x in inputs:
+        if not isinstance(x, Variable):
+            variables = _with_constants(inputs, loc)
+            break
+    try:
+        types = op.infer_types(*variables)
+    except (ShapeError, DTypeError) as exc:
+        raise _at_user_line(exc) from None
+    return Apply(op, variables, types, loc)
+
+
+def _with_constants(inputs: tuple, loc) -> list:
+    """The inputs, values other than variables wrapped as constants (a comprehension of its
+    own: one in ``_build`` would make ``loc`` a cell on every node built)."""
+    return [x if isinstance(x, Variable) else _wrapped(x, loc) for x in inputs]
 
 
 def _wrapped(value, loc) -> Variable:

@@ -56,6 +56,13 @@ def _cell_label(filename: str) -> str:
 _OWN_FILES: dict[str, bool] = {}
 
 
+def _first_look(filename: str) -> bool:
+    """Whether a file is symnb's own code, remembered (FORWARDERS are registered before any
+    frame is looked at)."""
+    own = _OWN_FILES[filename] = filename.startswith((_PACKAGE_DIR, *FORWARDERS))
+    return own
+
+
 def user_frame(skip_dirs: tuple[str, ...] = (), skip: int = 0):
     """The innermost frame that is not symnb's own code (nor in skip_dirs), or None; the walk
     starts ``skip`` frames above the caller (frames the caller knows are symnb's own)."""
@@ -63,8 +70,8 @@ def user_frame(skip_dirs: tuple[str, ...] = (), skip: int = 0):
     while frame is not None:
         name = frame.f_code.co_filename
         own = _OWN_FILES.get(name)
-        if own is None:  # FORWARDERS are registered before any frame is looked at
-            own = _OWN_FILES[name] = name.startswith((_PACKAGE_DIR, *FORWARDERS))
+        if own is None:
+            own = _first_look(name)
         if not own and not (skip_dirs and name.startswith(skip_dirs)):
             return frame
         frame = frame.f_back
@@ -75,6 +82,12 @@ def user_frame(skip_dirs: tuple[str, ...] = (), skip: int = 0):
 #: pays a dict lookup per variable instead of a new object (keyed by strings, not frames or
 #: code objects, so it keeps no frame alive)
 _LOCATIONS: dict[tuple[str, int], SourceLoc] = {}
+#: (id of a code object, instruction offset) -> (that code object, its SourceLoc). A frame's
+#: line number is decoded from its code's line table on every read of ``f_lineno``, which cost
+#: a build more than the rest of the lookup; the offset is read as it is and fixes the line.
+#: The entry holds the code object (never a frame), so its id is not reused while it lives.
+_AT_INSTRUCTION: dict[tuple[int, int], tuple] = {}
+_MAX_AT_INSTRUCTION = 1 << 14
 
 
 _UNPINNED = object()
@@ -98,14 +111,40 @@ def user_location(skip_dirs: tuple[str, ...] = (), skip: int = 0) -> SourceLoc |
 
     ``skip``: how many frames, from the caller outward, are known to be symnb's own and need
     no look (``Op.make_node`` skips itself): each frame looked at costs a dict lookup."""
-    pinned = _pinned.get()
-    if pinned is not _UNPINNED and not skip_dirs:
-        return pinned
-    frame = user_frame(skip_dirs, skip + 1)
-    if frame is None:
-        return None
-    key = (frame.f_code.co_filename, frame.f_lineno)
+    if skip_dirs:
+        frame = user_frame(skip_dirs, skip + 1)
+        if frame is None:
+            return None
+    else:  # building a node: the pin, else user_frame's walk written out (one call less)
+        pinned = _pinned.get()
+        if pinned is not _UNPINNED:
+            return pinned
+        frame = sys._getframe(1 + skip)
+        while True:
+            name = frame.f_code.co_filename
+            own = _OWN_FILES.get(name)
+            if own is None:
+                own = _first_look(name)
+            if not own:
+                break
+            frame = frame.f_back
+            if frame is None:
+                return None
+    code = frame.f_code
+    found = _AT_INSTRUCTION.get((id(code), frame.f_lasti))
+    if found is not None and found[0] is code:
+        return found[1]
+    return _remember(code, frame.f_lasti, frame.f_lineno)
+
+
+def _remember(code, lasti: int, lineno: int) -> SourceLoc:
+    """The location of ``code`` at instruction ``lasti``, shared per (file, line), and
+    remembered for the next variable built there."""
+    key = (code.co_filename, lineno)
     loc = _LOCATIONS.get(key)
     if loc is None:
         loc = _LOCATIONS[key] = SourceLoc(*key)
+    if len(_AT_INSTRUCTION) >= _MAX_AT_INSTRUCTION:  # a long session of many cells: start again
+        _AT_INSTRUCTION.clear()
+    _AT_INSTRUCTION[id(code), lasti] = (code, loc)
     return loc

@@ -19,6 +19,26 @@ _ids = itertools.count()
 FIND_SOURCE = object()
 
 
+class _MadeOnFirstUse:
+    """An attribute whose value ``make()`` creates at the first read and stores on the
+    instance, where later reads find it first (a non-data descriptor, as
+    ``functools.cached_property`` without its lock). A dict per variable was a tenth of what
+    building a node allocated; and a ``__getattr__`` on the class, the other way to make one
+    late, would slow every attribute read of a variable (Python cannot specialise them)."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.make()
+        return value
+
+
 class Variable(TensorMethods):
     """A symbolic tensor: a type, the node that computes it (``owner``) or none, and a name.
 
@@ -46,13 +66,8 @@ class Variable(TensorMethods):
         if type.ndim > MAX_RANK:
             raise _too_many_dims(self)
 
-    def __getattr__(self, name):
-        """``tag`` (a dict of notes) is made on first use: most variables never get one, and
-        a dict per variable was a tenth of what building a node allocated."""
-        if name == "tag":
-            tag = self.__dict__["tag"] = {}
-            return tag
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    #: a dict of notes, made on first use: most variables never get one
+    tag = _MadeOnFirstUse(dict)
 
     __hash__ = object.__hash__
 
@@ -131,7 +146,7 @@ class Constant(Variable):
 
     def __init__(self, value, dtype=None, name=None, weak=False):
         array = np.asarray(value, dtype=None if dtype is None else as_dtype(dtype))
-        super().__init__(TensorType.of(array.dtype, array.shape), name=name)
+        Variable.__init__(self, TensorType.of(array.dtype, array.shape), None, 0, name)
         array.setflags(write=False)
         self.value = array
         self.weak = weak
@@ -155,7 +170,7 @@ class SharedVariable(Variable):
             type_ = TensorType.of(array.dtype, array.shape)
         else:
             type_ = TensorType(array.dtype, normalize_shape(shape))
-        super().__init__(type_, name=name, source=user_location(skip=1))
+        Variable.__init__(self, type_, None, 0, name, user_location(skip=1))  # (no super())
         self._value = array
         #: a copy held by a device backend (``backend="opencl"``/``"cuda"``) between calls, so
         #: weights do not cross the bus every step; any object with shape, dtype, ``to_host()``
@@ -229,7 +244,7 @@ def as_variable(x, name=None) -> Variable:
     if isinstance(x, Variable):
         return x
     if isinstance(x, (bool, numbers.Number)) and not isinstance(x, np.generic):
-        return Constant(x, weak=True, name=name)
+        return Constant(x, None, name, True)  # (positional: no dict of keywords, each `* 0.9`)
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
-        return Constant(x, name=name)
+        return Constant(x, None, name)
     raise DTypeError(f"cannot use {type(x).__name__} {x!r} in a symbolic expression")

@@ -190,10 +190,13 @@ class ReverseWalk:
         return self.totals[key]
 
     def _backprop(self, node: Apply):
-        needed = [i for i, x in enumerate(node.inputs) if self._needs(x)]
+        needed = []  # (loops and map: comprehensions would make a cell of self each node)
+        for i, x in enumerate(node.inputs):
+            if self._needs(x):
+                needed.append(i)
         if not needed:
             return
-        output_grads = [self.total(out) for out in node.outputs]
+        output_grads = list(map(self.total, node.outputs))
         if all(g is None for g in output_grads):
             return
         grads = self._apply_rule(node, output_grads, needed)

@@ -34,9 +34,12 @@ def probe_dtype(op, fn, inputs: list[Variable]) -> np.dtype:
     Cached by what makes ops equal (their class and parameters) without hashing the op
     itself, which cost more than the rest of the lookup on every node built."""
     key = [type(op), op.params() if op.__props__ else ()]
-    for v in inputs:
-        weak = isinstance(v, Constant) and v.weak
-        key.append(_weak_key(v) if weak else (v.type.dtype, v.type.ndim))
+    for v in inputs:  # (dtype, ndim) flat, or one tuple for a weak constant: no tuple each
+        if isinstance(v, Constant) and v.weak:
+            key.append(_weak_key(v))
+        else:
+            t = v.type
+            key += t.dtype, t.ndim
     key = tuple(key)
     dtype = _cache.get(key)
     return dtype if dtype is not None else _probe(op, fn, inputs, key)

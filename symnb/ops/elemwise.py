@@ -25,14 +25,28 @@ from symnb.ops.broadcast import sum_to_like
 
 def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
     """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis."""
-    shapes = [v.type.shape for v in inputs]
-    longest = _longest_if_tails(shapes)
-    if longest is not None:
-        # the common cases, one shape besides 0-d operands (``x * 0.9``) or a bias that is the
-        # tail of the other shape (``(batch, 10) + (10,)``): only new leading axes, so nothing
-        # clashes and no shape warning applies (no axis of an operand is stretched)
-        return longest
-    ndim = max(map(len, shapes))
+    # the common cases, one shape besides 0-d operands (``x * 0.9``) or a bias that is the
+    # tail of the other shape (``(batch, 10) + (10,)``): only new leading axes, so nothing
+    # clashes and no shape warning applies (no axis of an operand is stretched)
+    if len(inputs) == 2:  # almost every node built: written out
+        a, b = inputs[0].type.shape, inputs[1].type.shape
+        if a == b:
+            return a
+        if len(a) < len(b):
+            a, b = b, a
+        if not b or a[len(a) - len(b) :] == b:
+            return a
+    else:
+        longest = _longest_if_tails([v.type.shape for v in inputs])
+        if longest is not None:
+            return longest
+    return _broadcast_axes(op, inputs)
+
+
+def _broadcast_axes(op, inputs: list[Variable]) -> tuple:
+    """``broadcast_shapes`` axis by axis, with its shape warnings (a function of its own: its
+    comprehension would make a cell in the common path's frame)."""
+    ndim = max(v.type.ndim for v in inputs)
     padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
     out = []
     for axis in range(ndim):
@@ -48,15 +62,8 @@ def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
 
 
 def _longest_if_tails(shapes: list) -> tuple | None:
-    """The longest shape when every other is its tail (``()`` and itself included), else None.
-    Written out for two operands, the case of almost every node built."""
-    if len(shapes) == 2:
-        a, b = shapes
-        if a == b:
-            return a
-        if len(a) < len(b):
-            a, b = b, a
-        return a if not b or a[len(a) - len(b) :] == b else None
+    """The longest shape when every other is its tail (``()`` and itself included), else None
+    (``broadcast_shapes`` writes the two-operand case out)."""
     longest = max(shapes, key=len, default=())
     for shape in shapes:
         if shape and shape != longest and shape != longest[len(longest) - len(shape) :]:
@@ -84,9 +91,10 @@ class Elemwise(Op):
         return shape_roles.broadcast_sources(node)
 
     def infer_types(self, *inputs):
-        if len(inputs) != self.nin:
-            raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
-        shape = inputs[0].type.shape if self.nin == 1 else broadcast_shapes(self, inputs)
+        nin = self.nin
+        if len(inputs) != nin:
+            raise TypeError(f"{self} takes {nin} inputs, got {len(inputs)}")
+        shape = inputs[0].type.shape if nin == 1 else broadcast_shapes(self, inputs)
         return [TensorType.of(self.out_dtype(inputs), shape)]
 
     def out_dtype(self, inputs):
@@ -104,7 +112,9 @@ class Elemwise(Op):
         input (``grad_input``) does not even build them."""
         output, gz = outputs[0], output_grads[0]
         if self._per_input():
-            grads = {i: self.grad_input(i, inputs, output, gz) for i in needed}
+            grads = {}  # (a loop: a comprehension would make four cells each node)
+            for i in needed:
+                grads[i] = self.grad_input(i, inputs, output, gz)
         else:
             grads = dict(enumerate(self.grad_elem(inputs, output, gz)))
         fit = fit_dtype if self.nin == 1 else fit_gradient  # one input: nothing is broadcast

@@ -38,20 +38,21 @@ class Matmul(Op):
     dtype_rule = "NumPy's promotion of x and y (as np.matmul; bool is refused)"
 
     def infer_types(self, x, y):
-        for v in (x, y):
-            if v.type.ndim == 0:
-                raise ShapeError(f"matmul: {v.describe()} is 0-d; use * for scalars")
-            if v.type.dtype.kind == "b":
-                raise DTypeError(f"matmul: {v.describe()} is boolean; cast it first")
-        xs, ys = x.type.shape, y.type.shape
+        xt, yt = x.type, y.type
+        if not xt.ndim or not yt.ndim or xt.dtype.kind == "b" or yt.dtype.kind == "b":
+            _refuse_operands(x, y)
+        xs, ys = xt.shape, yt.shape
         k_x, k_y = xs[-1], ys[-2] if len(ys) > 1 else ys[0]
-        try:
-            unify(k_x, k_y)
-        except DimMismatch:
-            raise ShapeError(_inner_message(x, y) + shape_hints.names_hint(k_x, k_y)) from None
-        shape_warnings.pinned_hook(self, x, -1, y, -2 if len(ys) > 1 else 0)
-        batch = _batch_shape(self, x, y)
-        shape = batch + xs[-2:-1] + (ys[-1:] if len(ys) > 1 else ())
+        if k_x != k_y:  # equal inner dims unify and pin nothing: the common case skips both
+            try:
+                unify(k_x, k_y)
+            except DimMismatch:
+                raise ShapeError(_inner_message(x, y) + shape_hints.names_hint(k_x, k_y)) from None
+            shape_warnings.pinned_hook(self, x, -1, y, -2 if len(ys) > 1 else 0)
+        if len(xs) == 2 and len(ys) == 2:  # two matrices, the common case: no batch axes
+            shape = (xs[0], ys[1])
+        else:
+            shape = _batch_shape(self, x, y) + xs[-2:-1] + (ys[-1:] if len(ys) > 1 else ())
         return [TensorType.of(probe_dtype(self, np.matmul, [x, y]), shape)]
 
     def axis_sources(self, node):
@@ -82,6 +83,15 @@ class Matmul(Op):
         if x.type.ndim <= 2 and y.type.ndim <= 2:  # no batch axes broadcast: shaped as x, y
             return [fit_dtype(gx, x), fit_dtype(gy, y)]  # (so the gradient reads neither)
         return [fit_gradient(gx, x), fit_gradient(gy, y)]
+
+
+def _refuse_operands(x, y) -> None:
+    """The error for a 0-d or boolean operand, the left one's first."""
+    for v in (x, y):
+        if v.type.ndim == 0:
+            raise ShapeError(f"matmul: {v.describe()} is 0-d; use * for scalars")
+        if v.type.dtype.kind == "b":
+            raise DTypeError(f"matmul: {v.describe()} is boolean; cast it first")
 
 
 def _batch_shape(op, x, y) -> tuple:
