@@ -324,7 +324,6 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         }}"""
 
 
-
 #: ``sn_chunk`` of a kernel whose output is too small for streaming stores
 _PLAIN_CHUNK = """
 static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
