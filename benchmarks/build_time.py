@@ -5,8 +5,8 @@ library's first use of its tracing code is not counted), it times, with the arra
 beforehand:
 
 - *build*: the forward graph of an MLP of LAYERS layers ``tanh(h @ W + b)`` of width WIDTH
-  (symnb: ``sn.shared`` weights; PyTensor: ``pytensor.shared``; JAX: ``make_jaxpr`` of the
-  function, the weights as arguments);
+  (symnb: ``sn.shared(..., borrow=True)`` weights; PyTensor: ``pytensor.shared`` likewise;
+  JAX: ``make_jaxpr`` of the function, the weights as arguments);
 - *grad*: the gradient of ``sum(h)`` with respect to every weight (symnb ``sn.grad``,
   PyTensor ``pytensor.grad``, both on the graph already built; JAX ``make_jaxpr`` of
   ``jax.grad``, which traces the forward pass again);
