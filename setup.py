@@ -14,12 +14,13 @@ from setuptools import Extension, setup
 
 RUNNER = "symnb/backends/c/runner.c"
 HEADER = "symnb/backends/c/runner_plan.h"  # included by runner.c
+GEMM = "symnb/backends/c/runner_gemm.h"  # included by runner.c
 HELPERS = "symnb/backends/render/runtime.h"  # included by runner.c: the kernels' helpers
 #: symnb.core.types.MAX_RANK, read from its file (the build does not import symnb);
 #: runner.py passes the same define
 MAX_RANK = int(re.search(r"^MAX_RANK = (\d+)", Path("symnb/core/types.py").read_text(), re.M)[1])
 SALT = f"MAX_RANK={MAX_RANK}".encode()
-SOURCES = b"".join(Path(p).read_bytes() for p in (RUNNER, HEADER, HELPERS))
+SOURCES = b"".join(Path(p).read_bytes() for p in (RUNNER, HEADER, GEMM, HELPERS))
 DIGEST = hashlib.sha256(SOURCES + SALT).hexdigest()[:16]  # as runner.source_hash()
 
 setup(
@@ -27,7 +28,7 @@ setup(
         Extension(
             "symnb.backends.c._runner",
             [RUNNER],
-            depends=[HEADER, HELPERS],
+            depends=[HEADER, GEMM, HELPERS],
             include_dirs=[numpy.get_include()],
             define_macros=[("SN_RUNNER_HASH", f'"{DIGEST}"'), ("SN_MAX_RANK", str(MAX_RANK))],
             # -fopenmp: large products are split between OpenMP threads (runner.c's

@@ -43,8 +43,14 @@ from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
 
 SOURCE = Path(__file__).with_name("runner.c")
-#: every file of the extension (runner.c includes runner_plan.h), hashed together
-SOURCES = (SOURCE, SOURCE.with_name("runner_plan.h"), SOURCE.parent.parent / "render" / "runtime.h")
+#: every file of the extension (runner.c includes the two headers and the kernels' helpers),
+#: hashed together
+SOURCES = (
+    SOURCE,
+    SOURCE.with_name("runner_plan.h"),
+    SOURCE.with_name("runner_gemm.h"),
+    SOURCE.parent.parent / "render" / "runtime.h",
+)
 MODULE = "symnb.backends.c._runner"
 MAX_NAMES = MAX_RANK * 4  # named dims one call may bind (runner.c's MAXDIM * 4)
 _module: list = []  # [module or None] once looked up
