@@ -187,19 +187,9 @@ class MapLoops(_Loops):
         """A row where the ``row_constants`` inputs have stride 0 and the rest unit stride
         (a bias added to NCHW data, ``x / x.sum(1, keepdims=True)``): those inputs are read
         once and the row is vectorised like a flat one, where the strided row was not."""
-        constants = self.row_constants()
-        hoist = "\n    ".join(self.hoisted(strided=False, constants=constants))
-        return f"""
-static void sn_row_const(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
-    (void)st; (void)last;
-    {hoist}
-    {out_t} *out = ({out_t} *)p[{self.nin}];
-    {self.r.simd([])}
-    for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, self.leaf(False, constants))}
-        out[i] = {result};
-    }}
-}}"""
+        head = "sn_row_const(int64_t n, char *const *p, int64_t *const *st, int64_t last)"
+        return self.vector_loop(head, "0", "n", out_t, result, self.row_constants(),
+                                "(void)st; (void)last;")  # fmt: skip
 
     def constant_row_test(self, axis: str) -> str:
         """The ``row_constants`` inputs have stride 0 along ``axis``, every other array unit
@@ -213,14 +203,22 @@ static void sn_row_const(int64_t n, char *const *p, int64_t *const *st, int64_t 
         return "(" + " && ".join(tests) + ")"
 
     def flat(self, out_t: str, result: str) -> str:
-        hoist = "\n    ".join(self.hoisted(strided=False))
+        head = "sn_flat(int64_t lo, int64_t hi, char *const *p)"
+        return self.vector_loop(head, "lo", "hi", out_t, result)
+
+    def vector_loop(self, head: str, lo: str, hi: str, out_t: str, result: str, constants=(),
+                    prelude: str = "") -> str:  # fmt: skip
+        """A vectorised loop over [lo, hi) of unit-strided operands; ``constants``: inputs
+        read once instead (see ``constant_row``)."""
+        hoist = "\n    ".join([*([prelude] if prelude else []),
+                               *self.hoisted(strided=False, constants=constants)])  # fmt: skip
         return f"""
-static void sn_flat(int64_t lo, int64_t hi, char *const *p) {{
+static void {head} {{
     {hoist}
     {out_t} *out = ({out_t} *)p[{self.nin}];
     {self.r.simd([])}
-    for (int64_t i = lo; i < hi; i++) {{
-{self.body(self.refs, self.leaf(False))}
+    for (int64_t i = {lo}; i < {hi}; i++) {{
+{self.body(self.refs, self.leaf(False, constants))}
         out[i] = {result};
     }}
 }}"""
