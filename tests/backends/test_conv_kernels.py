@@ -1,6 +1,7 @@
 """conv2d, its gradients and the pools on backend "c"'s kernel path (symnb/backends/c/windows.py):
-windows views, the im2col copy kernel, the gemm, the pooling reductions; against the
-explicit-loop references of tests/ops/test_conv.py, checking which steps the plan holds."""
+windows views, the packed product kernels (``Contract``) reading them, the pooling kernels;
+against the explicit-loop references of tests/ops/test_conv.py, checking which steps the plan
+holds and that its product kernels ran (not their NumPy fallbacks)."""
 
 import itertools
 
@@ -9,7 +10,8 @@ import pytest
 
 import symnb as sn
 from symnb.backends import execute
-from symnb.backends.plan import Gemm, Launch, Library, View
+from symnb.backends.kernels.ir import Contract
+from symnb.backends.plan import Launch, Library, View
 from symnb.ops.conv import (
     AvgPool2d,
     AvgPool2dGrad,
@@ -56,6 +58,31 @@ def kinds_for(f, op_class) -> list[str]:
     return [type(s).__name__ for s in f.linker.plan.steps if isinstance(s.node.op, op_class)]
 
 
+def products_for(f, op_class) -> list:
+    """The plan's product kernels (``Contract`` launches) computing nodes of ``op_class``."""
+    return [s for s in f.linker.plan.steps if isinstance(s, Launch)
+            and isinstance(s.kernel.description.body, Contract)
+            and isinstance(s.node.op, op_class)]  # fmt: skip
+
+
+def products_ran(f, args, monkeypatch) -> bool:
+    """Runs the plan step by step (the Python executor, the same kernels) and says whether
+    every product kernel computed its result, none of them handing over to its fallback."""
+    fallbacks = {id(s.fallback) for s in products_for(f, (Conv2d, Conv2dGradFilters,
+                                                            Conv2dGradInput))}  # fmt: skip
+    ran = []
+    original = execute.run_library
+
+    def tracked(step, slots):
+        ran.append(id(step) in fallbacks)
+        return original(step, slots)
+
+    monkeypatch.setattr(execute, "run_library", tracked)
+    execute.run(f.linker.plan, list(args))
+    monkeypatch.undo()
+    return not any(ran)
+
+
 def compiled_conv(x, w, stride, padding, dilation, groups):
     """loss = sum(conv2d(x, w) * g) and its gradients for x and w, on backend "c"."""
     xs, ws = sn.tensor("x", x.shape, dtype=x.dtype), sn.tensor("w", w.shape, dtype=w.dtype)
@@ -66,7 +93,8 @@ def compiled_conv(x, w, stride, padding, dilation, groups):
 
 
 @pytest.mark.parametrize("stride,padding,dilation,groups", CONV_GRID)
-def test_conv2d_and_gradients_on_the_kernel_path(stride, padding, dilation, groups, rng):
+def test_conv2d_and_gradients_on_the_kernel_path(stride, padding, dilation, groups, rng,
+                                                 monkeypatch):  # fmt: skip
     x, w = rng.normal(size=(2, 4, 7, 6)), rng.normal(size=(4, 4 // groups, 3, 2))
     want = loop_conv2d(x, w, stride, padding, dilation, groups)
     g = rng.normal(size=want.shape)
@@ -76,14 +104,17 @@ def test_conv2d_and_gradients_on_the_kernel_path(stride, padding, dilation, grou
     check(y, want, rtol=1e-10, atol=1e-12)
     check(dx, want_dx, rtol=1e-10, atol=1e-12)
     check(dw, want_dw, rtol=1e-10, atol=1e-12)
-    product = "Gemm" if groups == 1 else "Library"  # groups: NumPy's batched matmul
-    forward = kinds_for(f, Conv2d)
-    assert forward[-6:] == ["Launch", "View", "View", product, "View", "View"]
-    assert product in kinds_for(f, Conv2dGradFilters)
-    assert product in kinds_for(f, Conv2dGradInput)
-    shifted = stride == (1, 1)  # col2im as a sum kernel over shifted reads; else NumPy's adds
-    assert ("strided" in views_for(f, Conv2dGradInput)) == shifted
-    assert ("_col2im_of" in library_calls(f, Conv2dGradInput)) == (not shifted)
+    if groups > 1:  # NumPy's batched matmul, one BLAS call per group
+        for op_class in (Conv2d, Conv2dGradFilters, Conv2dGradInput):
+            assert "grouped_product" in library_calls(f, op_class)
+        return
+    for op_class in (Conv2d, Conv2dGradFilters, Conv2dGradInput):
+        assert len(products_for(f, op_class)) == 1
+    assert products_ran(f, [x, w, g], monkeypatch)
+    flat = stride == (1, 1)  # stride 1: flat windows, the input gradient a correlation
+    assert ("strided" in views_for(f, Conv2d)) == flat
+    assert ("windows" in views_for(f, Conv2d)) != flat
+    assert ("_col2im_of" in library_calls(f, Conv2dGradInput)) != flat
 
 
 def views_for(f, op_class) -> list[str]:
@@ -96,35 +127,42 @@ def library_calls(f, op_class) -> list[str]:
     return [getattr(s.fn, "func", s.fn).__name__ for s in steps if isinstance(s.node.op, op_class)]
 
 
-def test_col2im_kernel_reads_zeros_outside_the_output(rng):
-    """Stride 1 at W8b's shapes in small: every shifted read outside the output gradient must
-    land on a zero of the grid's margins (or the lead before the first image), for each
-    padding; float32 against the loops."""
+@pytest.mark.parametrize("groups", [1, 2])
+def test_stride_one_input_gradient_reads_zeros_outside_the_output(groups, rng):
+    """Stride 1 at W8b's shapes in small, for each padding (some wider than the filter's span):
+    one group, the correlation of the padded output gradient (a padding wider than the span
+    leaves it to the shifted sum); two, col2im as a sum kernel over shifted reads, every read
+    outside the output gradient landing on a zero of the grid's margins. float32 against the
+    loops."""
     for padding in [("valid", "valid"), (2, 0), ("same", "same"), (0, 3)]:
-        x = rng.normal(size=(3, 2, 6, 5)).astype("float32")
-        w = rng.normal(size=(4, 2, 3, 3)).astype("float32")
-        f = compiled_conv(x, w, (1, 1), padding, (1, 1), 1)
-        g = rng.normal(size=loop_conv2d(x, w, (1, 1), padding, (1, 1), 1).shape)
+        x = rng.normal(size=(3, 4, 6, 5)).astype("float32")
+        w = rng.normal(size=(4, 4 // groups, 3, 3)).astype("float32")
+        f = compiled_conv(x, w, (1, 1), padding, (1, 1), groups)
+        g = rng.normal(size=loop_conv2d(x, w, (1, 1), padding, (1, 1), groups).shape)
         _, dx, _ = f(x, w, g.astype("float32"))
-        want_dx, _ = loop_conv2d_grads(x, w, g, (1, 1), padding, (1, 1), 1)
+        want_dx, _ = loop_conv2d_grads(x, w, g, (1, 1), padding, (1, 1), groups)
         check(dx, want_dx, rtol=1e-4, atol=1e-4)
         assert "strided" in views_for(f, Conv2dGradInput)
+        wide = padding == (0, 3)  # 3 > the span of 2
+        assert bool(products_for(f, Conv2dGradInput)) == (groups == 1 and not wide)
 
 
-def test_conv2d_plan_is_windows_copy_gemm_views(rng):
-    """Valid padding, one group: no NumPy step at all in the forward convolution, and the
-    filter gradient reuses the forward's im2col columns (no second copy kernel)."""
+def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
+    """Valid padding, one group: no NumPy step and no copy in either the forward convolution
+    (the input's planes, their flat windows, the product, the image read back, moved) or the
+    filter gradient (the windows and the product); the input gradient pads once."""
     x, w = rng.normal(size=(3, 2, 6, 6)).astype("float32"), rng.normal(size=(5, 2, 3, 3))
     w = w.astype("float32")
     f = compiled_conv(x, w, (1, 1), ("valid", "valid"), (1, 1), 1)
-    assert kinds_for(f, Conv2d) == ["View", "Launch", "View", "View", "Gemm", "View", "View"]
-    windows = [s for s in f.linker.plan.steps if isinstance(s, View) and s.how == "windows"]
-    assert len(windows) == 1
-    assert "Launch" not in kinds_for(f, Conv2dGradFilters)[:1]
-    assert "Library" not in kinds_for(f, Conv2dGradFilters)
-    y, dx, dw = f(x, w, np.ones((3, 5, 4, 4), "float32"))
+    assert kinds_for(f, Conv2d) == ["View", "View", "Launch", "View", "View"]
+    assert views_for(f, Conv2d) == ["reshape", "strided", "strided", "axes"]
+    assert kinds_for(f, Conv2dGradFilters) == ["View", "View", "Launch", "View"]
+    assert library_calls(f, Conv2dGradInput) == ["padded"]
+    g = np.ones((3, 5, 4, 4), "float32")
+    y, dx, dw = f(x, w, g)
     check(y, loop_conv2d(x, w, (1, 1), ("valid", "valid"), (1, 1), 1), rtol=1e-5, atol=1e-5)
     assert y.dtype == dx.dtype == dw.dtype == np.float32
+    assert products_ran(f, [x, w, g], monkeypatch)
 
 
 @pytest.mark.parametrize(
@@ -211,7 +249,7 @@ def test_conv2d_kernel_path_with_named_batch(rng):
     for batch in (1, 3):
         x = rng.normal(size=(batch, 2, 6, 5))
         check(f(x, w), loop_conv2d(x, w, (1, 1), (1, 1), (1, 1), 1), rtol=1e-10, atol=1e-12)
-    assert "Gemm" in kinds_for(f, Conv2d)
+    assert len(products_for(f, Conv2d)) == 1
     numpy_steps = [s.fn.func.__name__ for s in f.linker.plan.steps if isinstance(s, Library)]
     assert numpy_steps == ["padded"]  # the only NumPy step: the padding
 
@@ -228,7 +266,7 @@ def test_the_python_executor_runs_the_same_plan(stride, rng):
     profiled = execute.run(f.linker.plan, leaves)
     for a, b in zip(direct, profiled):
         check(a, b, rtol=1e-12)
-    assert Gemm in {type(s) for s in f.linker.plan.steps}
+    assert len(products_for(f, (Conv2d, Conv2dGradFilters, Conv2dGradInput))) == 3
 
 
 def test_strided_geometry_refuses_reads_outside_the_source():
@@ -251,16 +289,6 @@ def test_strided_geometry_refuses_reads_outside_the_source():
     view = execute.view_strided(View("strided", 0, 1, 2, (), every_other, None, None),
                                 src[:, :, ::2], like)  # fmt: skip
     np.testing.assert_array_equal(view, src[:, 0, ::2])
-
-
-def test_filter_gradient_product_runs_on_one_blas_thread(rng):
-    """The filter gradient's gemm (inner length N*out_h*out_w) is marked serial; the others
-    keep the BLAS's threads."""
-    x, w = rng.normal(size=(2, 2, 6, 6)), rng.normal(size=(3, 2, 3, 3))
-    f = compiled_conv(x, w, (1, 1), (0, 0), (1, 1), 1)
-    gemms = [s for s in f.linker.plan.steps if isinstance(s, Gemm)]
-    assert [s.serial for s in gemms] == [isinstance(s.node.op, Conv2dGradFilters) for s in gemms]
-    assert any(s.serial for s in gemms)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -35,7 +35,7 @@ from symnb.backends.c import blas
 from symnb.backends.c.listing import KernelInfo
 from symnb.backends.execute import strided_geometry, view_at, windows_view
 from symnb.backends.kernels.build import Builder, fixed_size
-from symnb.backends.kernels.ir import Kernel, Map, Operand, Reduce, Unsupported
+from symnb.backends.kernels.ir import Contract, Kernel, Load, Map, Operand, Reduce, Unsupported
 from symnb.backends.plan import Gemm, Library, View
 from symnb.backends.planner import Planners
 from symnb.core.types import TensorType
@@ -126,15 +126,37 @@ class Steps:
         return self.launch(kernel, [src], out, fallback, note, absent)
 
     def launch(self, kernel, ins, out, fallback, note, absent=()) -> Variable:
-        """``kernel`` over ``ins`` into ``out`` (lacking the ``absent`` axes of the space)."""
+        """``kernel`` over ``ins`` into ``out`` (lacking the ``absent`` axes of the space);
+        an input is a variable or (variable, the axes of the space it lacks)."""
         source = self.linker.dialect.render(kernel)
         outs = [(out, out.type.dtype, absent, False)]
-        empty = "decline" if isinstance(kernel.body, Reduce) else "skip"
-        step = self.linker.launch(self.node, source, [(v, ()) for v in ins], outs, None, empty,
-                                  fallback, kernel)  # fmt: skip
+        empty = "decline" if isinstance(kernel.body, (Reduce, Contract)) else "skip"
+        ins = [v if isinstance(v, tuple) else (v, ()) for v in ins]
+        step = self.linker.launch(self.node, source, ins, outs, None, empty, fallback,
+                                  kernel)  # fmt: skip
         self.steps.append(step)
         self.note("kernel", note, source)
         return out
+
+    def contract(self, left, right, out, groups, note) -> Variable:
+        """``out`` (m..., n...) = the sum over the k axes of ``left`` (m..., k...) times
+        ``right`` (k..., n...), ``groups`` = how many axes m, k and n have: one packed product
+        kernel (``render/contract.py``) reading both through their strides."""
+        gm, gk, gn = groups
+        dtype = self.dtype.name
+        b = Builder(self.linker.dialect)
+        b.inputs += [Operand(dtype), Operand(dtype)]
+        b.input_vars += [left, right]  # two operands even when one variable
+        lv, rv = b.emit(Load(0, dtype)), b.emit(Load(1, dtype))
+        columns = fixed_size(right.type.shape[gk:])
+        body = Contract(b.mul(lv, rv), lv, rv, dtype, groups, columns)
+        space = left.type.shape + right.type.shape[gk:]
+        kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), body,
+                        fixed_size(space))  # fmt: skip
+        fallback = self.fallback(functools.partial(np.tensordot, axes=gk), [left, right], out)
+        nd = gm + gk + gn
+        ins = [(left, tuple(range(gm + gk, nd))), (right, tuple(range(gm)))]
+        return self.launch(kernel, ins, out, fallback, note, tuple(range(gm, gm + gk)))
 
     def copy(self, src, out) -> Variable:
         """``src`` (any strides) copied into a new C-ordered array by a map kernel."""
@@ -254,6 +276,62 @@ def _float(node) -> None:
                           "float64 operands of one dtype")  # fmt: skip
 
 
+def _padded(steps, x, pads, fill=0.0):
+    """x with ``pads`` ((top, bottom), (left, right)) of ``fill`` around its last two axes
+    (a NumPy step), or x itself without padding."""
+    if not any(p for side in pads for p in side):
+        return x
+    shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
+    fn = functools.partial(padded, pads=pads, fill=fill)
+    return steps.library(fn, [x], steps.temp("padded", shape), "padding (NumPy)")
+
+
+def _windows_of(steps, x, axes, order):
+    """The windows of x (padded as the op asks) as a view, its axes in ``order`` (of N, C,
+    OUT_H, OUT_W, KH, KW)."""
+    pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+    sizes = (x.type.shape[0], x.type.shape[1],
+             *(_out(n, ax, p) for n, ax, p in zip(x.type.shape[2:], axes, pads)),
+             axes[0].kernel, axes[1].kernel)  # fmt: skip
+    shape = tuple(sizes[a] for a in order)
+    source = _padded(steps, x, pads)
+    return steps.windows(source, steps.temp("windows", shape), _window_geometry(axes), order)
+
+
+def _flat_windows(steps, source, like, kernel, dilation):
+    """Stride 1: the windows of ``source`` (N, C, H, W, padded) over a flat grid, as a view
+    (C, kh, kw, N, P): output (y, x) is at p = y*W + x, and every tap reads source element
+    p + i*dh*W + j*dw of its plane, so the view's last axis runs over P = (out_h-1)*W +
+    out_w consecutive elements (the columns x >= out_w between rows compute values nobody
+    reads). Long runs pack as copies: 7-8% more multiply-adds, far less packing."""
+    n, c, height, width = source.type.shape
+    (kh, kw), (dh, dw) = kernel, dilation
+    out_h, out_w = height - dh * (kh - 1), width - dw * (kw - 1)
+    span = (out_h - 1) * width + out_w
+    planes = steps.reshape(source, steps.temp("planes", (n, c, height * width)),
+                           (-2, c, height * width))  # fmt: skip
+    coefficients = (0, 1, 0, 0, 0, dh * width, 0, 0, dw, 1, 0, 0, 0, 0, 1)
+    target = (5, c, kh, kw, -2, span, *coefficients, 0, 0, 0)
+    view = steps.strided(planes, like, steps.temp("flat windows", (c, kh, kw, n, span)), target)
+    return view, (out_h, out_w, width)
+
+
+def _unflattened(steps, product, like, grid, out) -> Variable:
+    """The (O, N, P) product of flat windows as NCHW ``out``: (O, N, out_h, out_w) read at
+    p = y*W + x, then moved."""
+    o, n = product.type.shape[:2]
+    out_h, out_w, width = grid
+    target = (4, o, -2, out_h, out_w, 1, 0, 0, 0, 1, 0, 0, 0, width, 0, 0, 1, 0, 0, 0)
+    image = steps.strided(product, like, steps.temp("image", (o, n, out_h, out_w)), target)
+    return steps.transpose(image, out, (1, 0, 2, 3))
+
+
+def packs(linker, op) -> bool:
+    """Whether the convolution's products are packed product kernels reading the windows
+    (CPU loops, no groups): no im2col matrix, no col2im."""
+    return linker.dialect.model == "loops" and op.groups == 1
+
+
 def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
     """x padded as the op asks, then its windows as the C-ordered column matrix."""
     key = ("cols", id(x), tuple(kernel_shape), steps.node.op.params())
@@ -261,11 +339,7 @@ def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
     if key in memo:
         return memo[key]
     pads = tuple(ax.pads(n) for ax, n in zip(geometry_axes, x.type.shape[2:]))
-    source = x
-    if any(p for side in pads for p in side):
-        shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
-        fn = functools.partial(padded, pads=pads, fill=fill)
-        source = steps.library(fn, [x], steps.temp("padded", shape), "padding (NumPy)")
+    source = _padded(steps, x, pads, fill)
     geometry = _window_geometry(geometry_axes)
     out = [_out(n, ax, p) for n, ax, p in zip(x.type.shape[2:], geometry_axes, pads)]
     c, (kh, kw) = x.type.shape[1], kernel_shape
@@ -303,6 +377,22 @@ def _conv2d(linker, node) -> tuple:
     _fixed(x.type.shape, (None, *w.type.shape), out.type.shape)
     op, steps = node.op, Steps(linker, node)
     o, _, kh, kw = w.type.shape
+    if packs(linker, op) and tuple(op.stride) == (1, 1):
+        axes = op._geometry(w.type.shape)
+        source = _padded(steps, x, tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:])))
+        windows, grid = _flat_windows(steps, source, x, (kh, kw), op.dilation)
+        product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
+        steps.contract(w, windows, product, (1, 3, 2), "filters times windows (packed, "
+                       "no im2col copy)")  # fmt: skip
+        _unflattened(steps, product, x, grid, out)
+        return tuple(steps.steps)
+    if packs(linker, op):
+        windows = _windows_of(steps, x, op._geometry(w.type.shape), COLUMNS)
+        product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
+        steps.contract(w, windows, product, (1, 3, 3), "filters times windows (packed, "
+                       "no im2col copy)")  # fmt: skip
+        steps.transpose(product, out, (1, 0, 2, 3))
+        return tuple(steps.steps)
     cols = _columns(steps, x, (kh, kw), op._geometry(w.type.shape))
     filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
     product = steps.product(filters, cols, steps.temp("w2 @ cols", (o, None)), op.groups)
@@ -328,6 +418,18 @@ def _conv2d_grad_filters(linker, node) -> tuple:
     _fixed(x.type.shape, g.type.shape, (None, *out.type.shape))
     op, steps = node.op, Steps(linker, node)
     o, per_group, kh, kw = out.type.shape
+    if packs(linker, op):
+        # the windows on the left: both operands run along the sum (N, out_h, out_w), and a
+        # left panel packs such runs as copies; the output gradient, on the right, is the
+        # smaller of the two to transpose while packing
+        windows = _windows_of(steps, x, op._geometry(out.type.shape), COLUMNS)
+        n, _, h, w = g.type.shape
+        columns = steps.transpose(g, steps.temp("g moved", (n, h, w, o)), (0, 2, 3, 1))
+        product = steps.temp("windows * g", (per_group, kh, kw, o))
+        steps.contract(windows, columns, product, (3, 3, 1), "windows times the output "
+                       "gradient (packed, no im2col copy)")  # fmt: skip
+        steps.transpose(product, out, (3, 0, 1, 2))
+        return tuple(steps.steps)
     cols = _columns(steps, x, (kh, kw), op._geometry(out.type.shape))
     rows = _output_rows(steps, g)
     flat = steps.temp("dw2", (o, per_group * kh * kw))
@@ -343,21 +445,61 @@ def _conv2d_grad_input(linker, node) -> tuple:
     _float(node)
     _fixed((None, *w.type.shape), g.type.shape, out.type.shape)
     op, steps = node.op, Steps(linker, node)
+    if packs(linker, op) and _full_correlation(steps, w, g, out):
+        return tuple(steps.steps)
     if tuple(op.stride) == (1, 1) and linker.offset_views:
         _shifted_grad_input(steps, w, g, out)
         return tuple(steps.steps)
     o, per_group, kh, kw = w.type.shape
-    rows = _output_rows(steps, g)
-    filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
     channels = out.type.shape[1]
     dcols = steps.temp("dcols", (channels * kh * kw, None))
-    steps.product(filters, rows, dcols, op.groups, trans_a=True)
+    if packs(linker, op):
+        # the window gradients (C, kh, kw, N, out_h, out_w) as one packed product of the
+        # filters and the output gradient, both read through their strides
+        taps = steps.transpose(w, steps.temp("w moved", (per_group, kh, kw, o)), (1, 2, 3, 0))
+        n, _, h, width = g.type.shape
+        rows = steps.transpose(g, steps.temp("g.T", (o, n, h, width)), (1, 0, 2, 3))
+        grads = steps.temp("window gradients", (per_group, kh, kw, n, h, width))
+        steps.contract(taps, rows, grads, (3, 1, 3), "filters times the output gradient "
+                       "(packed)")  # fmt: skip
+        steps.reshape(grads, dcols, (channels * kh * kw, -1))
+    else:
+        rows = _output_rows(steps, g)
+        filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
+        steps.product(filters, rows, dcols, op.groups, trans_a=True)
     axes = op._geometry(w.type.shape)
     pads = tuple(ax.pads(n) for ax, n in zip(axes, out.type.shape[2:]))
     fn = functools.partial(_col2im_of, x_shape=out.type.shape[1:], axes=axes, pads=pads)
     steps.library(fn, [dcols, g], out, "window gradients added into place (NumPy's "
                   "strided adds, kh*kw of them)")  # fmt: skip
     return tuple(steps.steps)
+
+
+def _full_correlation(steps, w, g, out) -> bool:
+    """Stride 1: the input gradient is the output gradient, padded by the filter's span less
+    the input's padding, correlated with the filters flipped and transposed (C, O, kh, kw):
+    one packed product over its windows, no window gradients and no col2im. False (nothing
+    planned) for other strides, or padding wider than the span."""
+    op, (o, c, kh, kw) = steps.node.op, w.type.shape
+    axes = op._geometry(w.type.shape)
+    height, width = out.type.shape[2:]
+    pads = []
+    for ax, n in zip(axes, (height, width)):
+        span = ax.dilation * (ax.kernel - 1)
+        before, after = ax.pads(n)
+        pads.append((span - before, span - after))
+    if tuple(op.stride) != (1, 1) or min(p for side in pads for p in side) < 0:
+        return False
+    coefficients = (0, 1, 0, 0, 1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1)
+    flipped = steps.strided(w, w, steps.temp("w flipped", (c, o, kh, kw)),
+                            (4, c, o, kh, kw, *coefficients, 0, 0, kh - 1, kw - 1))  # fmt: skip
+    source = _padded(steps, g, tuple(pads))
+    windows, grid = _flat_windows(steps, source, g, (kh, kw), op.dilation)
+    product = steps.temp("w * windows", (c, *windows.type.shape[3:]))
+    steps.contract(flipped, windows, product, (1, 3, 2), "flipped filters times the output "
+                   "gradient's windows (packed, no col2im)")  # fmt: skip
+    _unflattened(steps, product, g, grid, out)
+    return True
 
 
 def _shifted_grad_input(steps, w, g, out) -> None:

@@ -13,8 +13,9 @@ The loop shapes (``Kernel.body``):
   the row to a scalar that later passes read, and may store elements), then per-row values
   are stored. Softmax, logsumexp and the fused cross-entropy are row programs.
 - :class:`Contract`: a matrix product over the space (batch..., m, k, n): output 0 is the sum
-  over k of ``left`` (read at (m, k)) times ``right`` (read at (k, n)). CPU renderers write it
-  as the reduction it is; GPU renderers tile it through local memory.
+  over k of ``left`` (read at (m, k)) times ``right`` (read at (k, n)). CPU renderers pack it
+  into a register-tiled product (``render/contract.py``); GPU renderers tile it through local
+  memory.
 """
 
 from __future__ import annotations
@@ -179,12 +180,17 @@ class Contract:
     ``acc_dtype``, over the index space (batch..., m, k, n). ``left``'s closure reads only
     operands lacking axis n, ``right``'s only operands lacking axis m: a GPU work-group then
     loads a tile of each into local memory once for a tile of outputs. It reads as a sum
-    ``Reduce`` (``kind``, ``mean``), which is how CPU renderers write it."""
+    ``Reduce`` (``kind``, ``mean``). ``groups``: how many axes m, k and n each span at the end
+    of the space (a convolution's k is (C, kh, kw) of its input's windows, its n (N, out_h,
+    out_w)); CPU renderers pack each operand by tables of offsets per group, GPU renderers
+    take one axis each. ``columns``: the CPU micro-kernel's width is chosen to fit it."""
 
     value: int
     left: int
     right: int
     acc_dtype: str
+    groups: tuple[int, int, int] = (1, 1, 1)
+    columns: int | None = None  # the n axes' element count when the types fix it
     kind = "sum"
     mean = False
 

@@ -24,6 +24,7 @@ from symnb.backends.kernels.ir import (
     Reduce,
     RowValue,
     Stored,
+    Unsupported,
     closure,
     identity,
 )
@@ -261,6 +262,9 @@ class ContractGrid(_Grid):
 
     def source(self) -> str:
         c = self.k.body
+        if c.groups != (1, 1, 1):
+            raise Unsupported("a product over groups of axes (one axis each for m, k and n on "
+                              "a device)")  # fmt: skip
         left_t, right_t = (self.t(self.k.values[v].dtype) for v in (c.left, c.right))
         lines = [
             self.r.local_array(left_t, "ta", str(TILE_K * (TILE + 1))),

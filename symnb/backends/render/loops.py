@@ -25,6 +25,7 @@ from symnb.backends.kernels.ir import (
     depends,
     identity,
 )
+from symnb.backends.render.contract import ContractLoops, packable
 from symnb.backends.render.runtime import runtime
 
 #: elements below which a kernel stays on one thread. A parallel region costs a few us on an
@@ -52,8 +53,11 @@ PREFETCH_CHUNK = 64
 def render_loops(r, kernel) -> str:
     """The entry point and its loops for a CPU dialect ``r``."""
     r = r.fresh()
-    writers = {Map: MapLoops, Reduce: ReduceLoops, Contract: ReduceLoops}  # a product is a sum
-    writer = writers.get(type(kernel.body), RowLoops)(r, kernel)
+    writers = {Map: MapLoops, Reduce: ReduceLoops, Contract: ContractLoops}
+    writer = writers.get(type(kernel.body), RowLoops)
+    if writer is ContractLoops and not packable(kernel):
+        writer = ReduceLoops  # a product is a sum
+    writer = writer(r, kernel)
     entry = writer.source()
     return "\n".join(
         [
