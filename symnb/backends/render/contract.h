@@ -1,5 +1,5 @@
-/* The CPU form of a Contract kernel (symnb/backends/render/contract.py): a packed,
- * register-tiled matrix product, the scheme of BLIS and GotoBLAS.
+/* The CPU form of a Contract kernel (symnb/backends/render/contract.py): a register-tiled
+ * matrix product, the scheme of BLIS and GotoBLAS.
  *
  * The kernel's own text defines, before this: sn_acc (the accumulating type, the output's),
  * SN_NIN (its inputs), and sn_left_at(at, j) and sn_right_at(at, j), which evaluate the
@@ -8,12 +8,15 @@
  * group (m, k, n: tables of byte offsets, so an operand may be any strided view over several
  * axes per group: a convolution's windows need no im2col copy); sn_left_continues(ko, k) and
  * sn_right_continues(no, n) say whether k (n) is the element right after k - 1 (n - 1) in
- * every operand the value reads, which makes runs read as vectors.
+ * every operand the value reads, which makes runs read as vectors. SN_LEFT_LOAD and
+ * SN_RIGHT_LOAD name the operand a value is the plain element of (-1 when it computes).
  *
- * Blocks of KC x NC of the right value are packed into panels NR wide, blocks of MC x KC of
- * the left value into panels MR tall; the micro-kernel keeps an MR x NR block of the result in
- * vector registers over a panel's KC steps. Threads split the columns, or the rows, or (for a
- * long inner length and a small result, as a filter gradient's) the inner length, each
+ * The micro-kernel keeps an MR x NR block of the result in vector registers over KC steps.
+ * Its right rows are NR consecutive columns: read in place where they are one run of one
+ * operand's elements, else packed (blocks of KC x NC into panels NR wide). Its left elements
+ * are broadcast one at a time: read in place where the value is one operand's element, else
+ * packed (blocks of MC x KC into panels MR tall). Threads split the columns, or the rows, or
+ * (for a long inner length and a small result, as a filter gradient's) the inner length, each
  * thread adding a partial result that is summed at the end. */
 #include <stdlib.h>
 #include <string.h>
@@ -95,9 +98,10 @@ static sn_acc *sn_packing_space(size_t elements) {
  * the right (KC x NR); only mr x nr of the block exist at an edge. The left panel's element
  * (r, k) is at a[r * rs + k * ks]: k-major (rs 1, ks MR) or row-major (rs kc, ks 1), as it
  * was cheaper to pack. */
-static void sn_micro_at(
+static inline __attribute__((always_inline)) void sn_micro_body(
         int64_t kc, const sn_acc *restrict a, const int64_t rs, const int64_t ks,
-        const sn_acc *restrict b, sn_acc *c, int64_t ldc, int add, int64_t mr, int64_t nr) {
+        const char *const *arow, const int64_t *ao, const char *b, const int64_t *bo,
+        sn_acc *c, int64_t ldc, int add, int64_t mr, int64_t nr) {
     sn_vec acc[SN_MR][SN_NV];
     #pragma GCC unroll 32
     for (int r = 0; r < SN_MR; r++)
@@ -106,10 +110,14 @@ static void sn_micro_at(
     for (int64_t k = 0; k < kc; k++) {
         sn_vec bv[SN_NV];
         #pragma GCC unroll 8
-        for (int v = 0; v < SN_NV; v++) bv[v] = *(const sn_vec *)(b + k * SN_NR + v * SN_VL);
+        for (int v = 0; v < SN_NV; v++) bv[v] = *(const sn_uvec *)(b + bo[k] + v * SN_VB);
+        /* the row of the panel after next: rows read in place (not packed) come from all
+         * over the operand, where the hardware does not guess what comes next */
+        __builtin_prefetch(b + bo[k] + 2 * SN_NR * sizeof(sn_acc), 0, 3);
         #pragma GCC unroll 32
         for (int r = 0; r < SN_MR; r++) {
-            const sn_vec av = a[r * rs + k * ks] - (sn_vec){0}; /* a broadcast: x - 0 is x */
+            const sn_acc x = arow ? *(const sn_acc *)(arow[r] + ao[k]) : a[r * rs + k * ks];
+            const sn_vec av = x - (sn_vec){0}; /* a broadcast: x - 0 is x */
             #pragma GCC unroll 8
             for (int v = 0; v < SN_NV; v++) acc[r][v] = SN_FMA(av, bv[v], acc[r][v]);
         }
@@ -130,6 +138,20 @@ static void sn_micro_at(
     for (int64_t r = 0; r < mr; r++)
         for (int64_t j = 0; j < nr; j++)
             c[r * ldc + j] = add ? c[r * ldc + j] + block[r][j] : block[r][j];
+}
+
+/* The micro-kernel over a packed left panel (rows rs apart, steps ks apart). */
+static void sn_micro_packed(int64_t kc, const sn_acc *restrict a, const int64_t rs,
+                            const int64_t ks, const char *b, const int64_t *bo, sn_acc *c,
+                            int64_t ldc, int add, int64_t mr, int64_t nr) {
+    sn_micro_body(kc, a, rs, ks, NULL, NULL, b, bo, c, ldc, add, mr, nr);
+}
+
+/* The micro-kernel reading the left operand in place: row r's step k at arow[r] + ao[k]. */
+static void sn_micro_direct(int64_t kc, const char *const *arow, const int64_t *ao,
+                            const char *b, const int64_t *bo, sn_acc *c, int64_t ldc, int add,
+                            int64_t mr, int64_t nr) {
+    sn_micro_body(kc, NULL, 0, 0, arow, ao, b, bo, c, ldc, add, mr, nr);
 }
 
 /* The starts of the runs of [first, first + count) (and count after the last): a run
@@ -217,6 +239,9 @@ static inline void sn_copy_line(sn_acc *dst, int nvec, const char *line,
 #define SN_PIECES 0
 #endif
 
+/* the operand the left value reads in place (any operand when it is packed instead) */
+#define SN_LEFT (SN_LEFT_LOAD < 0 ? 0 : SN_LEFT_LOAD)
+
 /* kc rounded up to whole vectors: the row length of a row-major left panel */
 #define SN_ROUND(kc) (((kc) + SN_VL - 1) / SN_VL * SN_VL)
 
@@ -232,23 +257,6 @@ static int sn_pack_left(const sn_problem *q, int64_t i0, int64_t mc, int64_t k0,
     SN_RUNS(starts, runs, sn_left_continues, q->ko, k0, kc);
     const int rowmajor = kc >= 8 * runs;
     const int64_t kp = SN_ROUND(kc), rs = rowmajor ? kp : 1, ks = rowmajor ? 1 : SN_MR;
-#if SN_PIECES && SN_LEFT_LOAD >= 0
-    if (rowmajor) {
-        sn_piece pieces[SN_KC + SN_KC / 8 + 2];
-        const int count = sn_pieces(q->ko[SN_LEFT_LOAD] + k0, starts, runs, pieces);
-        for (int64_t r = 0; r < (mc + SN_MR - 1) / SN_MR * SN_MR; r++) {
-            sn_acc *dst = pa + r / SN_MR * SN_MR * kp + r % SN_MR * kp;
-            if (r >= mc) {
-                memset(dst, 0, kp * sizeof(sn_acc));
-                continue;
-            }
-            const char *line = q->p[SN_LEFT_LOAD] + q->mo[SN_LEFT_LOAD][i0 + r];
-            sn_copy_line(dst, (int)(kp / SN_VL), line, pieces, count, q->low[SN_LEFT_LOAD],
-                         q->high[SN_LEFT_LOAD]);
-        }
-        return 1;
-    }
-#endif
     for (int64_t ip = 0; ip < mc; ip += SN_MR)
         for (int64_t r = 0; r < SN_MR; r++) {
             sn_acc *dst = pa + ip * (rowmajor ? kp : kc) + r * rs;
@@ -275,9 +283,11 @@ static int sn_pack_left(const sn_problem *q, int64_t i0, int64_t mc, int64_t k0,
 /* Columns [j0, j0+nc) and steps [k0, k0+kc) of the right value into panels of NR columns
  * (zeros past the last column), each row of a panel by runs of consecutive columns (a copy
  * per run, or vector pieces); a panel whose columns are all short runs while its steps run
- * long (a transposed operand) is filled column by column instead. */
+ * long (a transposed operand) is filled column by column instead. A panel that is one run
+ * of one operand's elements is not packed: ``direct`` says so, and the micro-kernel reads
+ * its rows in place. */
 static void sn_pack_right(const sn_problem *q, int64_t j0, int64_t nc, int64_t k0, int64_t kc,
-                          sn_acc *pb) {
+                          sn_acc *pb, char *direct) {
     int64_t starts[SN_NR + 1], kstarts[SN_KC + 1];
     char *at[SN_NIN];
     int runs, kruns;
@@ -286,13 +296,12 @@ static void sn_pack_right(const sn_problem *q, int64_t j0, int64_t nc, int64_t k
         const int64_t w = nc - jp < SN_NR ? nc - jp : SN_NR, n = j0 + jp;
         SN_RUNS(starts, runs, sn_right_continues, q->no, n, w);
         sn_acc *panel = pb + jp * kc;
+        /* a whole run of one operand's elements: the micro-kernel reads its rows in place */
+        direct[jp / SN_NR] = SN_RIGHT_LOAD >= 0 && runs == 1 && w == SN_NR;
+        if (direct[jp / SN_NR]) continue;
         if (runs == 1 && w == SN_NR) { /* one whole run: copies of a fixed length */
             for (int64_t k = 0; k < kc; k++) {
-                for (int i = 0; i < SN_NIN; i++) {
-                    at[i] = q->p[i] + q->ko[i][k0 + k] + q->no[i][n];
-                    /* the next panel's row: a row of a large operand is first read here, and
-                     * the rows of a panel are far apart (planes of an image) */
-                }
+                for (int i = 0; i < SN_NIN; i++) at[i] = q->p[i] + q->ko[i][k0 + k] + q->no[i][n];
                 #pragma omp simd
                 for (int64_t j = 0; j < SN_NR; j++) panel[k * SN_NR + j] = sn_right_at(at, j);
             }
@@ -341,25 +350,44 @@ static void sn_pack_right(const sn_problem *q, int64_t j0, int64_t nc, int64_t k
 static void sn_product(const sn_problem *q, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
                        int64_t k0, int64_t k1, sn_acc *c, int64_t ldc, sn_acc *pa,
                        sn_acc *pb) {
+    int64_t packed_rows[SN_KC];
+    char direct[SN_NC / SN_NR];
+    for (int64_t k = 0; k < SN_KC; k++) packed_rows[k] = k * SN_NR * (int64_t)sizeof(sn_acc);
     for (int64_t jc = j0; jc < j1; jc += SN_NC) {
         const int64_t nc = j1 - jc < SN_NC ? j1 - jc : SN_NC;
         for (int64_t pc = k0; pc < k1; pc += SN_KC) {
             const int64_t kc = k1 - pc < SN_KC ? k1 - pc : SN_KC;
-            sn_pack_right(q, jc, nc, pc, kc, pb);
+            sn_pack_right(q, jc, nc, pc, kc, pb, direct);
             for (int64_t ic = i0; ic < i1; ic += SN_MC) {
                 const int64_t mc = i1 - ic < SN_MC ? i1 - ic : SN_MC;
-                const int rowmajor = sn_pack_left(q, ic, mc, pc, kc, pa);
+                /* the left value as one operand's elements is read in place, else packed */
+                const int in_place = SN_LEFT_LOAD >= 0;
+                const int rowmajor = in_place ? 0 : sn_pack_left(q, ic, mc, pc, kc, pa);
                 for (int64_t jr = 0; jr < nc; jr += SN_NR)
                     for (int64_t ir = 0; ir < mc; ir += SN_MR) {
                         const int64_t mr = mc - ir < SN_MR ? mc - ir : SN_MR;
                         const int64_t nr = nc - jr < SN_NR ? nc - jr : SN_NR;
                         sn_acc *at = c + (ic + ir - i0) * ldc + (jc + jr - j0);
-                        if (rowmajor)
-                            sn_micro_at(kc, pa + ir * SN_ROUND(kc), SN_ROUND(kc), 1,
-                                        pb + jr * kc, at, ldc, pc > k0, mr, nr);
+                        const char *b = (const char *)(pb + jr * kc);
+                        const int64_t *bo = packed_rows;
+#if SN_RIGHT_LOAD >= 0
+                        if (direct[jr / SN_NR]) {
+                            b = q->p[SN_RIGHT_LOAD] + q->no[SN_RIGHT_LOAD][jc + jr];
+                            bo = q->ko[SN_RIGHT_LOAD] + pc;
+                        }
+#endif
+                        if (in_place) {
+                            const char *arow[SN_MR]; /* rows past the last repeat row 0 */
+                            for (int64_t r = 0; r < SN_MR; r++)
+                                arow[r] = q->p[SN_LEFT] + q->mo[SN_LEFT][ic + ir + (r < mr ? r : 0)];
+                            sn_micro_direct(kc, arow, q->ko[SN_LEFT] + pc, b, bo, at, ldc,
+                                            pc > k0, mr, nr);
+                        } else if (rowmajor)
+                            sn_micro_packed(kc, pa + ir * SN_ROUND(kc), SN_ROUND(kc), 1, b, bo,
+                                            at, ldc, pc > k0, mr, nr);
                         else
-                            sn_micro_at(kc, pa + ir * kc, 1, SN_MR, pb + jr * kc, at, ldc,
-                                        pc > k0, mr, nr);
+                            sn_micro_packed(kc, pa + ir * kc, 1, SN_MR, b, bo, at, ldc,
+                                            pc > k0, mr, nr);
                     }
             }
         }
