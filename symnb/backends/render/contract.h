@@ -80,19 +80,21 @@ typedef struct {
     char *low[SN_NIN], *high[SN_NIN]; /* the bytes each operand spans */
 } sn_problem;
 
-/* A thread's packing space, kept from call to call: fresh memory each call cost a page fault
- * per 4 KB (a seventh of a convolution's time). */
-static __thread sn_acc *sn_space;
-static __thread size_t sn_space_size;
-
-static sn_acc *sn_packing_space(size_t elements) {
-    if (elements > sn_space_size) {
-        free(sn_space);
-        sn_space = (sn_acc *)aligned_alloc(SN_VB, (elements * sizeof(sn_acc) + SN_VB - 1) / SN_VB * SN_VB);
-        sn_space_size = sn_space == NULL ? 0 : elements;
+/* Memory a thread keeps from call to call (its packing space; the calling thread's offset
+ * tables): fresh memory each call cost a page fault per 4 KB (a seventh of a convolution's
+ * time; the threads' partial results). ``*kept`` grows to ``bytes`` when smaller; NULL when
+ * that fails. */
+static void *sn_kept(void **kept, size_t *size, size_t bytes) {
+    if (bytes > *size) {
+        free(*kept);
+        *kept = aligned_alloc(SN_VB, (bytes + SN_VB - 1) / SN_VB * SN_VB);
+        *size = *kept == NULL ? 0 : bytes;
     }
-    return sn_space;
+    return *kept;
 }
+
+static __thread void *sn_space, *sn_tables, *sn_partials;
+static __thread size_t sn_space_size, sn_tables_size, sn_partials_size;
 
 /* c (an MR x NR block, rows ldc apart) = or += a panel of the left (MR x KC) times a panel of
  * the right (KC x NR); only mr x nr of the block exist at an edge. The left panel's element
@@ -426,14 +428,17 @@ static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
                      && M * N <= (1 << 20);
     sn_acc *partial = NULL;
     if (by_k) {
-        partial = (sn_acc *)malloc((size_t)threads * M * N * sizeof(sn_acc));
+        partial = (sn_acc *)sn_kept(&sn_partials, &sn_partials_size,
+                                    (size_t)threads * M * N * sizeof(sn_acc));
         if (partial == NULL) return 3;
     }
     int failed = 0;
     #pragma omp parallel num_threads(threads) if(threads > 1)
     {
         const int64_t t = sn_thread(), nt = sn_threads();
-        sn_acc *pa = sn_packing_space((SN_MC + SN_NC) * SN_KC + SN_VL), *pb = pa + SN_MC * SN_KC;
+        const size_t room = ((SN_MC + SN_NC) * SN_KC + SN_VL) * sizeof(sn_acc);
+        sn_acc *pa = (sn_acc *)sn_kept(&sn_space, &sn_space_size, room);
+        sn_acc *pb = pa + SN_MC * SN_KC;
         if (pa == NULL) {
             #pragma omp atomic write
             failed = 1;
@@ -465,7 +470,6 @@ static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
             }
         }
     }
-    free(partial);
     return failed ? 3 : 0;
 }
 
@@ -492,7 +496,8 @@ static int sn_contract(int64_t *a, char **ptr, int gm, int gk, int gn) {
         want *= shape[d];
     }
     const int64_t ldc = N;
-    int64_t *tables = (int64_t *)malloc((size_t)SN_NIN * (M + K + N) * sizeof(int64_t));
+    const size_t bytes = (size_t)SN_NIN * (M + K + N) * sizeof(int64_t);
+    int64_t *tables = (int64_t *)sn_kept(&sn_tables, &sn_tables_size, bytes);
     if (tables == NULL) return 3;
     sn_problem q;
     q.M = M, q.N = N, q.K = K;
@@ -533,6 +538,5 @@ static int sn_contract(int64_t *a, char **ptr, int gm, int gk, int gn) {
         }
         if (rc == 0) rc = sn_contract_one(&q, (sn_acc *)out, ldc);
     }
-    free(tables);
     return rc;
 }
