@@ -23,10 +23,16 @@
 
 #define SN_ITEM (SN_ACC_F64 ? 8 : 4)
 #if defined(__AVX512F__)
-/* 32 vector registers: 24 accumulators, 8 x 3 vectors, or 6 x 4 where the columns are a
- * multiple of 4 vectors and not of 3 (a filter gradient's 64 output channels) */
+/* 32 vector registers: 24 accumulators, 8 x 3 vectors; 6 x 4 where the columns are a
+ * multiple of 4 vectors and not of 3 (a filter gradient's 64 output channels); 12 x 1 or
+ * 12 x 2 where they fit in one or two vectors (a first layer's 8 filters), which would leave
+ * most of a wider block's lanes idle */
 #define SN_VB 64
-#if SN_N_FIXED > 0 && SN_N_FIXED % (3 * 64 / SN_ITEM) != 0 && SN_N_FIXED % (4 * 64 / SN_ITEM) == 0
+#define SN_FIXED_VECTORS ((SN_N_FIXED + 64 / SN_ITEM - 1) / (64 / SN_ITEM))
+#if SN_N_FIXED > 0 && SN_FIXED_VECTORS <= 2
+#define SN_MR 12
+#define SN_NV SN_FIXED_VECTORS
+#elif SN_N_FIXED > 0 && SN_N_FIXED % (3 * 64 / SN_ITEM) != 0 && SN_N_FIXED % (4 * 64 / SN_ITEM) == 0
 #define SN_MR 6
 #define SN_NV 4
 #else
@@ -93,8 +99,8 @@ static void *sn_kept(void **kept, size_t *size, size_t bytes) {
     return *kept;
 }
 
-static __thread void *sn_space, *sn_tables, *sn_partials;
-static __thread size_t sn_space_size, sn_tables_size, sn_partials_size;
+static __thread void *sn_space, *sn_tables, *sn_partials, *sn_runs;
+static __thread size_t sn_space_size, sn_tables_size, sn_partials_size, sn_runs_size;
 
 /* c (an MR x NR block, rows ldc apart) = or += a panel of the left (MR x KC) times a panel of
  * the right (KC x NR); only mr x nr of the block exist at an edge. The left panel's element
@@ -396,6 +402,90 @@ static void sn_product(const sn_problem *q, int64_t i0, int64_t i1, int64_t j0, 
     }
 }
 
+#if SN_LEFT_LOAD >= 0 && SN_RIGHT_LOAD >= 0
+/* Both values one operand's elements, both read along the steps in runs: each output is a
+ * dot product of a left row and a right column, DOTS x DOTS of them at a time with the steps
+ * in the vector lanes, no packing. A filter gradient of few channels and filters (a first
+ * layer's 9 taps and 8 filters over 21,632 steps) has no rows or columns to tile: packing its
+ * transposed operand cost more than the product. */
+#define SN_DOTS 4
+
+/* x's first ``count`` lanes (the rest 0), read at ``at`` inside [low, high). */
+static inline sn_vec sn_run_load(const char *at, int64_t count, const char *low,
+                                 const char *high) {
+    if (count >= SN_VL) return *(const sn_uvec *)at;
+#if SN_PIECES
+    const unsigned mask = (1u << count) - 1;
+    if (at >= low && at + SN_VB <= high)
+        return SN_BLEND((sn_vec){0}, mask, at);
+    return SN_MASKED_LOAD((sn_vec){0}, mask, at);
+#else
+    sn_vec v = {0};
+    for (int64_t e = 0; e < count; e++) v[e] = ((const sn_acc *)at)[e];
+    (void)low, (void)high;
+    return v;
+#endif
+}
+
+/* c[i0:i1, j0:j1] (rows ldc apart) = the sum over steps [k0, k1), as dot products; 3 when
+ * there is no memory for the runs. */
+static int sn_dots(const sn_problem *q, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                   int64_t k0, int64_t k1, sn_acc *c, int64_t ldc) {
+    const int L = SN_LEFT_LOAD, R = SN_RIGHT_LOAD;
+    const int64_t *kl = q->ko[L], *kr = q->ko[R];
+    /* the runs: consecutive in both operands; found once for every block of outputs */
+    int64_t *starts = (int64_t *)sn_kept(&sn_runs, &sn_runs_size,
+                                         (size_t)(k1 - k0 + 1) * sizeof(int64_t));
+    if (starts == NULL) return 3;
+    int64_t runs = 0;
+    starts[runs++] = k0;
+    for (int64_t k = k0 + 1; k < k1; k++)
+        if (!(sn_left_continues(q->ko, k) && sn_right_steps_continue(q->ko, k))) starts[runs++] = k;
+    starts[runs] = k1;
+    for (int64_t i = i0; i < i1; i += SN_DOTS)
+        for (int64_t j = j0; j < j1; j += SN_DOTS) {
+            const int64_t mr = i1 - i < SN_DOTS ? i1 - i : SN_DOTS;
+            const int64_t nr = j1 - j < SN_DOTS ? j1 - j : SN_DOTS;
+            const char *arow[SN_DOTS], *brow[SN_DOTS]; /* past the edge: row 0 again */
+            for (int64_t r = 0; r < SN_DOTS; r++) {
+                arow[r] = q->p[L] + q->mo[L][i + (r < mr ? r : 0)];
+                brow[r] = q->p[R] + q->no[R][j + (r < nr ? r : 0)];
+            }
+            sn_vec acc[SN_DOTS][SN_DOTS];
+            for (int r = 0; r < SN_DOTS; r++)
+                for (int s = 0; s < SN_DOTS; s++) acc[r][s] = (sn_vec){0};
+            for (int64_t u = 0; u < runs; u++) {
+                const int64_t lo = starts[u], hi = starts[u + 1];
+                for (int64_t t = 0; t < hi - lo; t += SN_VL) {
+                    const int64_t count = hi - lo - t;
+                    sn_vec a[SN_DOTS], b[SN_DOTS];
+                    #pragma GCC unroll 4
+                    for (int r = 0; r < SN_DOTS; r++) {
+                        a[r] = sn_run_load(arow[r] + kl[lo] + t * (int64_t)sizeof(sn_acc), count,
+                                           q->low[L], q->high[L]);
+                        b[r] = sn_run_load(brow[r] + kr[lo] + t * (int64_t)sizeof(sn_acc), count,
+                                           q->low[R], q->high[R]);
+                    }
+                    #pragma GCC unroll 4
+                    for (int r = 0; r < SN_DOTS; r++)
+                        #pragma GCC unroll 4
+                        for (int s = 0; s < SN_DOTS; s++) acc[r][s] = SN_FMA(a[r], b[s], acc[r][s]);
+                }
+            }
+            for (int64_t r = 0; r < mr; r++)
+                for (int64_t s = 0; s < nr; s++) {
+                    sn_acc total = 0;
+                    for (int64_t e = 0; e < SN_VL; e++) total += acc[r][s][e];
+                    c[(i + r - i0) * ldc + (j + s - j0)] = total;
+                }
+        }
+    return 0;
+}
+#define SN_CAN_DOT 1
+#else
+#define SN_CAN_DOT 0
+#endif
+
 /* Byte offsets of every index of an axis group (axes [d0, d0 + count) of the space) for each
  * of ``nops`` operands: table[k][i], i the group's C-order index. */
 static void sn_offsets(int64_t d0, int64_t count, const int64_t *shape, int nops,
@@ -414,6 +504,25 @@ static void sn_offsets(int64_t d0, int64_t count, const int64_t *shape, int nops
     }
 }
 
+/* Whether dot products beat packing: both values plain, a small result (at most 32 x 32
+ * dots, well under one block of the micro-kernel per thread... ) and runs of at least a
+ * vector along the steps in both operands, while the right operand's columns are far apart
+ * (packing them would transpose it). */
+static int sn_dots_pay(const sn_problem *q) {
+#if SN_CAN_DOT
+    if (q->M * q->N > 1024 || q->K < 16 * SN_VL) return 0;
+    const int64_t sample = q->K < 4096 ? q->K : 4096;
+    int64_t breaks = 0, close = 0;
+    for (int64_t k = 1; k < sample; k++)
+        breaks += !(sn_left_continues(q->ko, k) && sn_right_steps_continue(q->ko, k));
+    for (int64_t j = 1; j < q->N; j++) close += sn_right_continues(q->no, j);
+    return sample >= 16 * (breaks + 1) && 2 * close < q->N;
+#else
+    (void)q;
+    return 0;
+#endif
+}
+
 /* One product of the batch: the output (M x N elements, rows ldc apart) at ``out``. */
 static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
     const int64_t M = q->M, N = q->N, K = q->K;
@@ -426,6 +535,7 @@ static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
      * its part of both values */
     const int by_k = threads > 1 && K >= 4 * threads * SN_KC && K >= 8 * (M + N)
                      && M * N <= (1 << 20);
+    const int dots = sn_dots_pay(q);
     sn_acc *partial = NULL;
     if (by_k) {
         partial = (sn_acc *)sn_kept(&sn_partials, &sn_partials_size,
@@ -446,8 +556,23 @@ static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
             const int64_t steps = (K + SN_KC - 1) / SN_KC, per = (steps + nt - 1) / nt;
             const int64_t k0 = t * per * SN_KC, k1 = (t + 1) * per * SN_KC < K ? (t + 1) * per * SN_KC : K;
             sn_acc *mine = partial + t * M * N;
-            if (k0 < k1) sn_product(q, 0, M, 0, N, k0, k1, mine, N, pa, pb);
-            else memset(mine, 0, (size_t)M * N * sizeof(sn_acc));
+            if (k0 >= k1) memset(mine, 0, (size_t)M * N * sizeof(sn_acc));
+#if SN_CAN_DOT
+            else if (dots && sn_dots(q, 0, M, 0, N, k0, k1, mine, N)) {
+                #pragma omp atomic write
+                failed = 1;
+            }
+#endif
+            else sn_product(q, 0, M, 0, N, k0, k1, mine, N, pa, pb);
+        } else if (dots) {
+#if SN_CAN_DOT
+            const int64_t per = (M + nt - 1) / nt;
+            const int64_t i0 = t * per, i1 = (t + 1) * per < M ? (t + 1) * per : M;
+            if (i0 < i1 && sn_dots(q, i0, i1, 0, N, 0, K, out + i0 * ldc, ldc)) {
+                #pragma omp atomic write
+                failed = 1;
+            }
+#endif
         } else if (np >= mp || np >= nt) {
             const int64_t per = (np + nt - 1) / nt;
             const int64_t j0 = t * per * SN_NR, j1 = (t + 1) * per * SN_NR < N ? (t + 1) * per * SN_NR : N;

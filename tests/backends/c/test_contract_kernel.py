@@ -108,13 +108,15 @@ def check(got, want, dtype):
 def test_products_of_matrices_match_numpy(dtype, m, k, n):
     """Sizes on either side of the micro-kernel's block (8 x 48 floats), of the packing
     blocks' steps (192 floats, 96 doubles), and long inner lengths (24 x 20000 x 24: split
-    between threads, each adding a partial result)."""
+    between threads, each adding a partial result); operands in every layout, among them
+    both running along the sum (dot products for a small result)."""
     rng = np.random.default_rng(m * 1000 + k + n)
     fn = compiled(contract_kernel(dtype, (1, 1, 1)))
     x = rng.standard_normal((m, k)).astype(dtype)
     y = rng.standard_normal((k, n)).astype(dtype)
+    # ("C", "F"): both operands run along the sum, as dot products when the result is small
     for how_x, how_y in [("C", "C"), ("F", "reversed"), ("misaligned", "every other"),
-                         ("reversed", "F")]:  # fmt: skip
+                         ("reversed", "F"), ("C", "F"), ("misaligned", "F")]:  # fmt: skip
         out, code = call(fn, layout(x, how_x, rng), layout(y, how_y, rng), (1, 1, 1), 0, dtype)
         assert code == 0
         check(out, reference(x, y, (1, 1, 1), 0, dtype), dtype)
