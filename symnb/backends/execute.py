@@ -286,26 +286,10 @@ def run_gemm(step: Gemm, slots: list) -> None:
     tb, ldb, y = blas_operand(y)
     gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
     m, k, n = x.shape[0], x.shape[1], y.shape[1]
-    threads = _one_thread(step.blas.threads) if step.serial else None
     gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
          pointer(c), n)  # fmt: skip
-    if threads:
-        _set_threads(step.blas.threads[0], threads)
     slots[step.out] = c
     return None
-
-
-def _one_thread(threads: tuple[int, int]) -> int | None:
-    """A serial step's BLAS on one thread (as runner.c does it); the count to restore."""
-    if not all(threads):
-        return None
-    before = ffi.cast("int(*)(void)", threads[1])()
-    _set_threads(threads[0], 1)
-    return before
-
-
-def _set_threads(address: int, count: int) -> None:
-    ffi.cast("void(*)(int)", address)(count)
 
 
 def gemm_shape(step: Gemm, z, x, y) -> tuple | None:

@@ -122,8 +122,7 @@ class Gemm:
     """``out = beta * z + alpha * (x @ y)`` for 2-d ``dtype`` (float32/64) operands as one
     ``?gemm`` call; ``z``/``alpha``/``beta`` None mean no z, 1 and 0 (plain matmul). ``blas``
     None: no BLAS was found, NumPy runs (the fallback). Into z's buffer when ``inplace`` and z
-    can hold the result without overlapping x or y. ``serial``: on one BLAS thread (a product
-    whose inner length dwarfs its rows and columns, see windows.py)."""
+    can hold the result without overlapping x or y."""
 
     kind: ClassVar[str] = "blas"
     z: int | None
@@ -137,7 +136,6 @@ class Gemm:
     blas: BlasRef | None
     node: object
     fallback: Library
-    serial: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,13 +152,13 @@ class View:
       ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left: where
       the first window starts), and out axis i is
       axis ``axes[i]`` of (N, C, out_h, out_w, kh, kw) (convolution and pooling; see
-      symnb/backends/c/windows.py);
+      symnb/backends/c/convolution.py, pools.py);
     - "strided": any strides over ``src``, read-only: ``target`` = (nd, dims, coefficients
       (nd x src's ndim), offsets (src's ndim)); out axis k's stride is the sum of its
       coefficients times src's strides, a dim >= 0 is fixed and -(a+2) is ``like``'s axis a,
       the first element sits at the sum of the offsets times src's strides; a view that would
       reach outside the bytes src spans runs the fallback (col2im's shifted reads, pools'
-      window elements: windows.py).
+      window elements: convolution.py, pools.py).
 
     What does not fit (a dropped axis longer than 1, a non-contiguous reshape) runs the
     ``fallback``."""

@@ -1,5 +1,6 @@
-"""conv2d, its gradients and the pools on backend "c"'s kernel path (symnb/backends/c/windows.py):
-windows views, the packed product kernels (``Contract``) reading them, the pooling kernels;
+"""conv2d, its gradients and the pools on backend "c"'s kernel path (backends/c/convolution.py,
+pools.py): windows views, the packed product kernels (``Contract``) reading them, the pooling
+kernels;
 against the explicit-loop references of tests/ops/test_conv.py, checking which steps the plan
 holds and that its product kernels ran (not their NumPy fallbacks)."""
 
@@ -10,7 +11,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends import execute
-from symnb.backends.c.windows import Padding
+from symnb.backends.c.windowed import Padding
 from symnb.backends.kernels.ir import Contract
 from symnb.backends.plan import Launch, Library, View
 from symnb.ops.conv import (

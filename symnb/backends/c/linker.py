@@ -13,10 +13,11 @@ import numpy as np
 
 from symnb.backends import execute
 from symnb.backends.branches import plan_flat, plan_steps
-from symnb.backends.c import blas, cache, runner, windows
+from symnb.backends.c import blas, cache, runner, windowed
+from symnb.backends.c.convolution import CONVOLUTION
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
-from symnb.backends.c.windows import WINDOWED
+from symnb.backends.c.pools import POOLING
 from symnb.backends.execute import ffi
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
@@ -31,7 +32,8 @@ from symnb.ops.reduce import Reduce
 from symnb.ops.scan import Scan
 
 PLANNERS = Planners(VIEWS)
-PLANNERS.update(WINDOWED)  # convolution and pooling: several steps each (windows.py)
+PLANNERS.update(CONVOLUTION)  # several steps each (convolution.py, pools.py)
+PLANNERS.update(POOLING)
 plan_step = PLANNERS.register
 VIEW_NOTE = "computed in C with NumPy's C API (a view: no copy, no Python call)"
 
@@ -43,7 +45,7 @@ class CLinker(PlanBuilder):
     dialect = CDialect()
     planners = PLANNERS  # op class -> step; device linkers plan some ops differently
     lazy_branches = True  # an ifelse is a Branch step (only the side taken runs)
-    offset_views = True  # a view may start past its array's first element (windows.py)
+    offset_views = True  # a view may start past its array's first element (windowed.py)
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
@@ -52,7 +54,7 @@ class CLinker(PlanBuilder):
         self.producers = self._plan_fusion(order)
         self.fused = {id(p) for p in self.producers.values()}
         self.kernels = KernelList()
-        self.planned: dict = {}  # intermediates several nodes share (windows.py: im2col)
+        self.planned: dict = {}  # intermediates several nodes share (convolution.py: im2col)
         self.bodies: list = []  # (scan node, the linker of its inner graph), for displays
         plan = plan_steps if self.lazy_branches else plan_flat
         steps = plan(self, order, self._step_unless_fused)
@@ -77,7 +79,7 @@ class CLinker(PlanBuilder):
             return self._library_step(node, str(exc))
         if step is None:
             return self._library_step(node, "no kernel for this op; runs its NumPy reference")
-        if isinstance(step, tuple):  # several steps (windows.py), each listed by its planner
+        if isinstance(step, tuple):  # several steps (windowed.py), each listed by its planner
             return step
         if len(self.kernels) == listed:  # a planner shared with other linkers lists nothing
             note = VIEW_NOTE if isinstance(step, View) else "runs its NumPy reference"
@@ -110,9 +112,9 @@ class CLinker(PlanBuilder):
         return producer if len(clients) == 1 and clients[0][0] is node else None
 
     def product_step(self, steps, a, b, out):
-        """``out = a @ b`` inside an op planned as several steps (convolution, windows.py):
+        """``out = a @ b`` inside an op planned as several steps (convolution, convolution.py):
         one ``?gemm``; device linkers launch their matrix product kernel instead."""
-        return windows.gemm_step(steps, a, b, out)
+        return windowed.gemm_step(steps, a, b, out)
 
     def _load_kernels(self) -> None:
         """Compile every kernel of the plan at once (cache.py batches them)."""

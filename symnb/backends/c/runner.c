@@ -112,7 +112,6 @@ struct Step {
     set_threads_fn set_threads; /* gemm: the BLAS's thread count (NULL: not found) */
     get_threads_fn get_threads;
     int in_loop;             /* a step of a loop's body (gemm: small products on one thread) */
-    int serial;              /* gemm: always on one BLAS thread */
     int loop_serial;         /* gemm in a loop: small products on one BLAS thread */
     uint64_t *absent;        /* launch: per input then output, bit d set when axis d lacks */
     int *keepdims;           /* launch: per output */
@@ -451,7 +450,7 @@ static void span(int nd, const npy_intp *dims, const npy_intp *strides, npy_intp
  * offsets[src ndim]); out axis k has stride sum_a coefficients[k][a] * src stride a, a dim < 0
  * is like's axis -(dim + 2), and the view starts at sum_a offsets[a] * src stride a. NULL when
  * it would reach outside the bytes src spans (col2im's shifted reads, pools' window elements;
- * see windows.py). */
+ * see convolution.py). */
 static PyObject *view_strided(Step *st, PyArrayObject *src, PyObject *like) {
     const int64_t *t = st->dims;
     int m = PyArray_NDIM(src), nd = st->ndims > 0 ? (int)t[0] : -1;

@@ -253,7 +253,7 @@ def _gemm(step: Gemm) -> tuple:
     address, ilp64, threads = (0, 0, (0, 0)) if ref is None else (ref.address, int(ref.ilp64),
                                                                    ref.threads)  # fmt: skip
     loop_serial = int(config.loop_products_on_one_thread)
-    params = (int(step.inplace), ilp64, *threads, int(step.serial), loop_serial)
+    params = (int(step.inplace), ilp64, *threads, loop_serial)
     return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
 
 

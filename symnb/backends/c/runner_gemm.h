@@ -195,7 +195,7 @@ static int run_gemm(Step *st, PyObject **slots) {
     npy_intp work = mnk[0] * mnk[1] * mnk[2];
     int split = st->set_threads != NULL && work >= SPLIT_MIN && !st->in_loop;
     int serial = st->set_threads != NULL && !split
-                 && ((!st->in_loop && work < SERIAL_MAX) || st->serial
+                 && ((!st->in_loop && work < SERIAL_MAX)
                      || (st->in_loop && st->loop_serial && work <= LOOP_SERIAL_MAX));
     if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS

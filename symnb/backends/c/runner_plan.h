@@ -79,14 +79,14 @@ static int parse_launch(Step *st, PyObject *target, PyObject *params) {
 }
 
 /* target = the ?gemm address (0: none found); params = (inplace, ilp64, the addresses of
- * its library's set_num_threads and get_num_threads, 0 when not found, serial, loop_serial) */
+ * its library's set_num_threads and get_num_threads, 0 when not found, loop_serial) */
 static int parse_gemm(Step *st, PyObject *target, PyObject *params) {
     PyObject *set_threads, *get_threads;
     st->kind = STEP_GEMM;
     st->target = PyLong_AsVoidPtr(target);
     if (PyErr_Occurred()
-        || !PyArg_ParseTuple(params, "iiOOii", &st->inplace, &st->ilp64, &set_threads,
-                             &get_threads, &st->serial, &st->loop_serial))
+        || !PyArg_ParseTuple(params, "iiOOi", &st->inplace, &st->ilp64, &set_threads,
+                             &get_threads, &st->loop_serial))
         return -1;
     st->set_threads = (set_threads_fn)PyLong_AsVoidPtr(set_threads);
     st->get_threads = (get_threads_fn)PyLong_AsVoidPtr(get_threads);

@@ -5,8 +5,9 @@ host and device steps (``transfers.py``), and run by the device executor (``exec
 A subclass names its runtime (``runtime()``): ``symnb/backends/opencl/linker.py``,
 ``symnb/backends/cuda/linker.py``. Matrix products are the tiled kernel of the description
 (``Contract``; a runtime with a BLAS, cuBLAS, may run it instead, see ``Runtime.product``);
-convolution and pooling are the C backend's steps (windows.py) with that kernel as their
-product, and the steps without a device form (padding, col2im) run NumPy on the host.
+convolution and pooling are the C backend's steps (convolution.py, pools.py) with that kernel
+as their product, and the steps without a device form (padding, col2im) run NumPy on the
+host.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from symnb.ops.scan import Scan
 #: a gemm that kernel and an elementwise one, see ``_gemm``), less the max-pool gradient's
 #: windows (views at an offset, which device arrays do not have: it runs its reference on
 #: the host), and less its loop step (a scan's inner plan is a C plan: its reference runs on
-#: the host). Convolution and pooling keep the C backend's steps (windows.py).
+#: the host). Convolution and pooling keep the C backend's steps (convolution.py, pools.py).
 HOST_ONLY = (GemmOp, Matmul, Scan, MaxPool2dGrad)
 DEVICE_PLANNERS = Planners({cls: plan for cls, plan in PLANNERS.items()
                             if cls not in HOST_ONLY})  # fmt: skip
@@ -49,7 +50,7 @@ class DeviceLinker(CLinker):
     planners = DEVICE_PLANNERS
     lazy_branches = False  # the executor has no Branch step: an ifelse runs its reference
     resident = True  # sn.function passes shared values as they are (device arrays)
-    offset_views = False  # a device array has no offset: windows.py keeps its other steps
+    offset_views = False  # a device array has no offset: convolution.py keeps its other steps
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):
         self.runtime = self.make_runtime()
@@ -107,7 +108,7 @@ class DeviceLinker(CLinker):
             ref.load(kernel, 0)
 
     def product_step(self, steps, a, b, out):
-        """``out = a @ b`` inside a convolution's steps (windows.py): the tiled kernel."""
+        """``out = a @ b`` inside a convolution's steps (convolution.py): the tiled kernel."""
         lowered = contraction(a, b, out, (steps.node,))
         source = self.dialect.render(lowered.kernel)
         fallback = steps.fallback(np.matmul, [a, b], out, kind="blas")

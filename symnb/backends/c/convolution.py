@@ -1,0 +1,323 @@
+"""Convolution as kernels: windows as strided views, each product one packed product kernel
+reading them (``Contract``, symnb/backends/render/contract.py) on the CPU, or im2col's copy
+and the linker's product (a device's tiled kernel, cuBLAS) elsewhere.
+
+A window of a padded input is a strided view (a plan ``View``: no copy, no Python call). On the
+CPU (``packs``), with one group:
+
+- the forward convolution is the filters (O; C, kh, kw) times the windows (C, kh, kw; N,
+  out_h, out_w): at stride 1 the windows of a flat grid (``_flat_windows``: each image's
+  outputs a run of consecutive elements, read in place by the product), the (O, N, ...)
+  product then viewed as NCHW;
+- the filter gradient is the windows times the output gradient moved to (N, out_h, out_w; O),
+  its long inner length split between threads;
+- the input gradient at stride 1 is the output gradient, padded by the filter's span, as
+  flat windows, times the filters flipped and transposed (a full correlation: no window
+  gradients, no col2im); at other strides the window gradients (C, kh, kw; N, out_h, out_w)
+  are one product, added into place by NumPy's strided adds (``scatter_windows``).
+
+Elsewhere (device linkers, groups) the windows are copied into a C-ordered column matrix by
+a copy kernel and multiplied by the linker's product step, the input gradient's window
+gradients summed back by a reduction over shifted reads (stride 1) or NumPy. With groups the
+products are NumPy's batched matmul. Padding is a NumPy step (``Padding``), shown in
+``f.kernels``. Device linkers, whose arrays have no offset, keep the NumPy col2im. The steps'
+builder and what pooling shares are in windowed.py.
+
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from symnb.backends.c.windowed import (
+    COLUMNS,
+    Steps,
+    fixed_sizes,
+    float_operands,
+    out_size,
+    padded_source,
+    window_geometry,
+)
+from symnb.backends.planner import Planners
+from symnb.core.variable import Variable
+from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, scatter_windows
+
+CONVOLUTION = Planners()
+
+
+def col2im(dcols, x_shape, axes, pads):
+    """The window gradients (C*kh*kw, N*out_h*out_w) added back into an input of x_shape."""
+    n, c = x_shape[:2]
+    (ah, aw) = axes
+    parts = dcols.reshape(c, ah.kernel, aw.kernel, n, -1)
+    out_w = out_size(x_shape[3], aw, pads[1])
+    grads = parts.reshape(parts.shape[:4] + (-1, out_w)).transpose(3, 0, 4, 5, 1, 2)
+    return scatter_windows(grads, tuple(x_shape), axes)
+
+
+def _windows_of(steps, x, axes, order):
+    """The windows of x (padded as the op asks) as a view, its axes in ``order`` (of N, C,
+    OUT_H, OUT_W, KH, KW)."""
+    pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+    sizes = (x.type.shape[0], x.type.shape[1],
+             *(out_size(n, ax, p) for n, ax, p in zip(x.type.shape[2:], axes, pads)),
+             axes[0].kernel, axes[1].kernel)  # fmt: skip
+    shape = tuple(sizes[a] for a in order)
+    source = padded_source(steps, x, pads)
+    return steps.windows(source, steps.temp("windows", shape), window_geometry(axes), order)
+
+
+def _flat_windows(steps, source, like, kernel, dilation):
+    """Stride 1: the windows of ``source`` (N, C, H, W, padded) over a flat grid, as a view
+    (C, kh, kw, N, P): output (y, x) is at p = y*W + x, and every tap reads source element
+    p + i*dh*W + j*dw of its plane, so the view's last axis runs over P = (out_h-1)*W +
+    out_w consecutive elements (the columns x >= out_w between rows compute values nobody
+    reads). Long runs pack as copies: 7-8% more multiply-adds, far less packing."""
+    n, c, height, width = source.type.shape
+    (kh, kw), (dh, dw) = kernel, dilation
+    out_h, out_w = height - dh * (kh - 1), width - dw * (kw - 1)
+    span = (out_h - 1) * width + out_w
+    planes = steps.reshape(source, steps.temp("planes", (n, c, height * width)),
+                           (-2, c, height * width))  # fmt: skip
+    coefficients = (0, 1, 0, 0, 0, dh * width, 0, 0, dw, 1, 0, 0, 0, 0, 1)
+    target = (5, c, kh, kw, -2, span, *coefficients, 0, 0, 0)
+    view = steps.strided(planes, like, steps.temp("flat windows", (c, kh, kw, n, span)), target)
+    return view, (out_h, out_w, width)
+
+
+def _unflattened(steps, product, like, grid, out) -> Variable:
+    """The (O, N, P) product of flat windows as NCHW ``out``: (O, N, out_h, out_w) read at
+    p = y*W + x, then moved."""
+    o, n = product.type.shape[:2]
+    out_h, out_w, width = grid
+    target = (4, o, -2, out_h, out_w, 1, 0, 0, 0, 1, 0, 0, 0, width, 0, 0, 1, 0, 0, 0)
+    image = steps.strided(product, like, steps.temp("image", (o, n, out_h, out_w)), target)
+    return steps.transpose(image, out, (1, 0, 2, 3))
+
+
+def packs(linker, op) -> bool:
+    """Whether the convolution's products are packed product kernels reading the windows
+    (CPU loops, no groups): no im2col matrix, no col2im."""
+    return linker.dialect.model == "loops" and op.groups == 1
+
+
+def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
+    """x padded as the op asks, then its windows as the C-ordered column matrix."""
+    key = ("cols", id(x), tuple(kernel_shape), steps.node.op.params())
+    memo = steps.linker.planned
+    if key in memo:
+        return memo[key]
+    pads = tuple(ax.pads(n) for ax, n in zip(geometry_axes, x.type.shape[2:]))
+    source = padded_source(steps, x, pads, fill)
+    geometry = window_geometry(geometry_axes)
+    out = [out_size(n, ax, p) for n, ax, p in zip(x.type.shape[2:], geometry_axes, pads)]
+    c, (kh, kw) = x.type.shape[1], kernel_shape
+    shape = (c, kh, kw, x.type.shape[0], *out)
+    view = steps.windows(source, steps.temp("windows", shape), geometry, COLUMNS)
+    cols = steps.copy(view, steps.temp("cols", shape))
+    flat = steps.reshape(cols, steps.temp("cols2", (c * kh * kw, None)), (c * kh * kw, -1))
+    memo[key] = flat
+    return flat
+
+
+def _output_rows(steps, g):
+    """The output gradient (N, O, out_h, out_w) as a C-ordered (O, N*out_h*out_w)."""
+    key = ("grad rows", id(g))
+    memo = steps.linker.planned
+    if key in memo:
+        return memo[key]
+    n, o, h, w = g.type.shape
+    moved = steps.transpose(g, steps.temp("g.T", (o, n, h, w)), (1, 0, 2, 3))
+    rows = steps.copy(moved, steps.temp("g rows", (o, n, h, w)))
+    memo[key] = steps.reshape(rows, steps.temp("g2", (o, None)), (o, -1))
+    return memo[key]
+
+
+@CONVOLUTION.register(Conv2d)
+def _conv2d(linker, node) -> tuple:
+    x, w = node.inputs
+    (out,) = node.outputs
+    float_operands(node)
+    fixed_sizes(x.type.shape, (None, *w.type.shape), out.type.shape)
+    op, steps = node.op, Steps(linker, node)
+    o, _, kh, kw = w.type.shape
+    if packs(linker, op) and tuple(op.stride) == (1, 1):
+        axes = op._geometry(w.type.shape)
+        source = padded_source(steps, x, tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:])))
+        windows, grid = _flat_windows(steps, source, x, (kh, kw), op.dilation)
+        product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
+        steps.contract(w, windows, product, (1, 3, 2), "filters times windows (packed, "
+                       "no im2col copy)")  # fmt: skip
+        _unflattened(steps, product, x, grid, out)
+        return tuple(steps.steps)
+    if packs(linker, op):
+        windows = _windows_of(steps, x, op._geometry(w.type.shape), COLUMNS)
+        product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
+        steps.contract(w, windows, product, (1, 3, 3), "filters times windows (packed, "
+                       "no im2col copy)")  # fmt: skip
+        steps.transpose(product, out, (1, 0, 2, 3))
+        return tuple(steps.steps)
+    cols = _columns(steps, x, (kh, kw), op._geometry(w.type.shape))
+    filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
+    product = steps.product(filters, cols, steps.temp("w2 @ cols", (o, None)), op.groups)
+    _, _, out_h, out_w = out.type.shape
+    shape = (o, out.type.shape[0], out_h, out_w)
+    image = steps.reshape(product, steps.temp("y", shape), (o, -1, out_h, out_w))
+    steps.transpose(image, out, (1, 0, 2, 3))
+    return tuple(steps.steps)
+
+
+@CONVOLUTION.register(Conv2dGradFilters)
+def _conv2d_grad_filters(linker, node) -> tuple:
+    """The windows (C, kh, kw; N, out_h, out_w) times the output gradient moved to (N, out_h,
+    out_w; O): one packed product, its inner length N*out_h*out_w (W8b: 36,864) split between
+    threads, each adding a partial result. The windows go on the left, read in place (they run
+    along the sum); the output gradient on the right, the smaller of the two to transpose while
+    packing (or, with few filters and taps, both read as dot products). Without the packed
+    product (devices, groups): im2col's columns and one product with the gradient's rows."""
+    x, g, like = node.inputs
+    (out,) = node.outputs
+    float_operands(node)
+    fixed_sizes(x.type.shape, g.type.shape, (None, *out.type.shape))
+    op, steps = node.op, Steps(linker, node)
+    o, per_group, kh, kw = out.type.shape
+    if packs(linker, op):
+        windows = _windows_of(steps, x, op._geometry(out.type.shape), COLUMNS)
+        n, _, h, w = g.type.shape
+        columns = steps.transpose(g, steps.temp("g moved", (n, h, w, o)), (0, 2, 3, 1))
+        product = steps.temp("windows * g", (per_group, kh, kw, o))
+        steps.contract(windows, columns, product, (3, 3, 1), "windows times the output "
+                       "gradient (packed, no im2col copy)")  # fmt: skip
+        steps.transpose(product, out, (3, 0, 1, 2))
+        return tuple(steps.steps)
+    cols = _columns(steps, x, (kh, kw), op._geometry(out.type.shape))
+    rows = _output_rows(steps, g)
+    flat = steps.temp("dw2", (o, per_group * kh * kw))
+    steps.product(rows, cols, flat, op.groups, trans_b=True)
+    steps.reshape(flat, out, out.type.shape)
+    return tuple(steps.steps)
+
+
+@CONVOLUTION.register(Conv2dGradInput)
+def _conv2d_grad_input(linker, node) -> tuple:
+    w, g, like = node.inputs
+    (out,) = node.outputs
+    float_operands(node)
+    fixed_sizes((None, *w.type.shape), g.type.shape, out.type.shape)
+    op, steps = node.op, Steps(linker, node)
+    if packs(linker, op) and _full_correlation(steps, w, g, out):
+        return tuple(steps.steps)
+    if tuple(op.stride) == (1, 1) and linker.offset_views:
+        _shifted_grad_input(steps, w, g, out)
+        return tuple(steps.steps)
+    o, per_group, kh, kw = w.type.shape
+    channels = out.type.shape[1]
+    dcols = steps.temp("dcols", (channels * kh * kw, None))
+    if packs(linker, op):
+        # the window gradients (C, kh, kw, N, out_h, out_w) as one packed product of the
+        # filters and the output gradient, both read through their strides
+        taps = steps.transpose(w, steps.temp("w moved", (per_group, kh, kw, o)), (1, 2, 3, 0))
+        n, _, h, width = g.type.shape
+        rows = steps.transpose(g, steps.temp("g.T", (o, n, h, width)), (1, 0, 2, 3))
+        grads = steps.temp("window gradients", (per_group, kh, kw, n, h, width))
+        steps.contract(taps, rows, grads, (3, 1, 3), "filters times the output gradient "
+                       "(packed)")  # fmt: skip
+        steps.reshape(grads, dcols, (channels * kh * kw, -1))
+    else:
+        rows = _output_rows(steps, g)
+        filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
+        steps.product(filters, rows, dcols, op.groups, trans_a=True)
+    axes = op._geometry(w.type.shape)
+    pads = tuple(ax.pads(n) for ax, n in zip(axes, out.type.shape[2:]))
+    fn = functools.partial(_col2im_of, x_shape=out.type.shape[1:], axes=axes, pads=pads)
+    steps.library(fn, [dcols, g], out, "window gradients added into place (NumPy's "
+                  "strided adds, kh*kw of them)")  # fmt: skip
+    return tuple(steps.steps)
+
+
+def _full_correlation(steps, w, g, out) -> bool:
+    """Stride 1: the input gradient is the output gradient, padded by the filter's span less
+    the input's padding, correlated with the filters flipped and transposed (C, O, kh, kw):
+    one packed product over its windows, no window gradients and no col2im. False (nothing
+    planned) for other strides, or padding wider than the span."""
+    op, (o, c, kh, kw) = steps.node.op, w.type.shape
+    axes = op._geometry(w.type.shape)
+    height, width = out.type.shape[2:]
+    pads = []
+    for ax, n in zip(axes, (height, width)):
+        span = ax.dilation * (ax.kernel - 1)
+        before, after = ax.pads(n)
+        pads.append((span - before, span - after))
+    if tuple(op.stride) != (1, 1) or min(p for side in pads for p in side) < 0:
+        return False
+    coefficients = (0, 1, 0, 0, 1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1)
+    flipped = steps.strided(w, w, steps.temp("w flipped", (c, o, kh, kw)),
+                            (4, c, o, kh, kw, *coefficients, 0, 0, kh - 1, kw - 1))  # fmt: skip
+    source = padded_source(steps, g, tuple(pads))
+    windows, grid = _flat_windows(steps, source, g, (kh, kw), op.dilation)
+    product = steps.temp("w * windows", (c, *windows.type.shape[3:]))
+    steps.contract(flipped, windows, product, (1, 3, 2), "flipped filters times the output "
+                   "gradient's windows (packed, no col2im)")  # fmt: skip
+    _unflattened(steps, product, g, grid, out)
+    return True
+
+
+def _shifted_grad_input(steps, w, g, out) -> None:
+    """Stride 1: col2im as a reduction kernel, no scatter. The output gradient is laid out on
+    a grid with zero margins (``shifted_rows``), so that the window gradients ``D = w2.T @ G``
+    hold a zero wherever a window position falls outside the output; then the input pixel
+    (y, x) is the sum over the window offsets (i, j) of D at (y - i*dh, x - j*dw), a fixed
+    shift per offset: one strided view of D over (N, C, kh, kw, H, W) and a sum kernel over
+    (kh, kw). The margins add about (kh-1)/oh + (kw-1)/ow to the product (W8b: 17%)."""
+    op, (o, _, kh, kw) = steps.node.op, w.type.shape
+    layout = shifted_layout(op, w.type.shape, out.type.shape[2:], g.type.shape[2:])
+    lead, (hp, wp), (top, left) = layout
+    rows = steps.library(functools.partial(shifted_rows, grid=(hp, wp), lead=lead), [g],
+                         steps.temp("g grid", (o, None)), "output gradient on a grid with "
+                         "zero margins (NumPy)")  # fmt: skip
+    filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
+    channels, height, width = out.type.shape[1:]
+    dcols = steps.temp("dcols", (channels * kh * kw, None))
+    steps.product(filters, rows, dcols, op.groups, trans_a=True)
+    planes = steps.reshape(dcols, steps.temp("dcols3", (channels, kh * kw, None)),
+                           (channels, kh * kw, -1))  # fmt: skip
+    dh, dw = op.dilation
+    coefficients = ((0, 0, hp * wp), (1, 0, 0), (0, kw, -dh * wp), (0, 1, -dw), (0, 0, wp),
+                    (0, 0, 1))  # fmt: skip
+    dims = (-2, channels, kh, kw, height, width)  # -2: the batch, g's axis 0
+    target = (6, *dims, *(c for row in coefficients for c in row), 0, 0, lead + top * wp + left)
+    shape = (g.type.shape[0], channels, kh, kw, height, width)
+    shifted = steps.strided(planes, g, steps.temp("shifted", shape), target)
+    steps.reduce(shifted, out, "sum", mean=False, acc=steps.dtype.name)
+
+
+def shifted_layout(op, w_shape, sizes, out_sizes) -> tuple:
+    """(lead, (grid h, grid w), (top, left)) of ``shifted_rows``' grid: each image an out_h x
+    out_w block with margins after it wide enough that every shifted read outside the output
+    lands on a zero (a read left of column 0 wraps into the row before's margin), ``lead``
+    zeros before the first image for the reads above it; (top, left) the input's padding."""
+    axes = op._geometry(w_shape)
+    margins, pads = [], []
+    for ax, n in zip(axes, sizes):
+        before, after = ax.pads(n)
+        span = ax.dilation * (ax.kernel - 1)
+        margins.append(max(span - before, span - after, 0))
+        pads.append(before)
+    (mh, mw), (oh, ow) = margins, out_sizes
+    wp = ow + mw
+    return mh * wp + mw, (oh + mh, wp), tuple(pads)
+
+
+def shifted_rows(g, grid, lead):
+    """The output gradient (N, O, oh, ow) as (O, lead + N*grid h*grid w): each image at the
+    top left of its grid block, zeros elsewhere."""
+    n, o, oh, ow = g.shape
+    out = np.zeros((o, lead + n * grid[0] * grid[1]), g.dtype)
+    out[:, lead:].reshape(o, n, *grid)[:, :, :oh, :ow] = g.transpose(1, 0, 2, 3)
+    return out
+
+
+def _col2im_of(dcols, g, x_shape, axes, pads):
+    return col2im(dcols, (g.shape[0], *x_shape), axes, pads)

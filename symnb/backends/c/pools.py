@@ -1,0 +1,238 @@
+"""Pooling as kernels: a pool of at most MAX_WINDOW elements is a map over its output reading
+each window element as a strided view (a larger one, a reduction over the windows view); the
+max-pool gradient of windows that tile the input is two maps, each window's first maximum and
+then the gradient routed to it; the average-pool gradient of such windows, one map spreading
+each window's gradient over it. Other windows run the op's NumPy reference. Device linkers,
+whose arrays have no offset, keep the reduction pools. The steps' builder is windowed.py's.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from symnb.backends.c.windowed import (
+    POOLED,
+    POSITION,
+    TILED,
+    Padding,
+    Steps,
+    fixed_sizes,
+    float_operands,
+    window_geometry,
+)
+from symnb.backends.kernels.build import Builder, fixed_size
+from symnb.backends.kernels.ir import Kernel, Map, Operand, Unsupported
+from symnb.backends.planner import Planners
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable
+from symnb.ops.conv import AvgPool2d, AvgPool2dGrad, MaxPool2d, MaxPool2dGrad
+
+POOLING = Planners()
+
+
+# -- NumPy references of the intermediate steps --------------------------------------------------
+def window_ranks(kh, kw):
+    """Each window element's position in the window, over the max-pool gradient's space."""
+    return np.arange(kh * kw, dtype=POSITION).reshape(1, 1, 1, kh, 1, kw)
+
+
+@POOLING.register(MaxPool2d, AvgPool2d)
+def _pool(linker, node) -> tuple:
+    (x,), (out,) = node.inputs, node.outputs
+    float_operands(node)
+    fixed_sizes(x.type.shape, out.type.shape)
+    op, steps = node.op, Steps(linker, node)
+    axes = op._geometry()
+    pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+    is_max = isinstance(op, MaxPool2d)
+    source = x
+    if any(p for side in pads for p in side):
+        shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
+        fill = -np.inf if is_max else 0.0
+        source = steps.library(
+            Padding(pads, fill), [x], steps.temp("padded", shape), "padding (NumPy)"
+        )
+    if op.kernel[0] * op.kernel[1] <= MAX_WINDOW and linker.offset_views:
+        elements = _window_elements(steps, source, x, op.kernel, op.stride, out.type.shape)
+        fallback = steps.fallback(functools.partial(type(op).perform, op), [x], out)
+        kernel = _pool_kernel(linker.dialect, elements, is_max, steps.dtype.name)
+        steps.launch(kernel, elements, out, fallback, f"{op.op_name()} over each window")
+        return tuple(steps.steps)
+    shape = out.type.shape[:2] + tuple(op.kernel) + out.type.shape[2:]
+    view = steps.windows(source, steps.temp("windows", shape), window_geometry(axes), POOLED)
+    steps.reduce(view, out, "max" if is_max else "sum", mean=not is_max)
+    return tuple(steps.steps)
+
+
+def _window_elements(steps, source, batch, kernel, stride, out_shape) -> list:
+    """Element (a, b) of every window of ``source``, one "strided" view (N, C, out_h, out_w)
+    each (``batch``'s axis 0 gives N): a map over the windows reads them as kh*kw operands,
+    its rows as long as the output's (a reduction over the window axes would run kh*kw
+    times more, shorter rows: W8b's 2x2 max-pool 8.1 -> 1.5 ms)."""
+    (kh, kw), (sh, sw) = kernel, stride
+    channels, out_h, out_w = out_shape[1:]
+    coefficients = (1, 0, 0, 0, 0, 1, 0, 0, 0, 0, sh, 0, 0, 0, 0, sw)
+    return [
+        steps.strided(source, batch, steps.temp(f"x[{a},{b}]", out_shape),
+                      (4, -2, channels, out_h, out_w, *coefficients, 0, 0, a, b))
+        for a in range(kh) for b in range(kw)
+    ]  # fmt: skip
+
+
+def _pool_kernel(dialect, elements, is_max: bool, dtype: str) -> Kernel:
+    """The maximum of ``elements``, or their mean (summed in float64)."""
+    b = Builder(dialect)
+    values = [b.variable(v) for v in elements]
+    if is_max:
+        result = values[0]
+        for value in values[1:]:
+            result = b.maximum(result, value)
+    else:
+        result = b.convert(values[0], "float64")
+        for value in values[1:]:
+            result = b.add(result, b.convert(value, "float64"))
+        result = b.convert(b.div(result, b.literal(len(values), "float64")), dtype)
+    return Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                  fixed_size(elements[0].type.shape))  # fmt: skip
+
+
+#: windows larger than this give the max-pool gradient's first kernel too many operands
+MAX_WINDOW = 16
+
+
+@POOLING.register(MaxPool2dGrad)
+def _max_pool_grad(linker, node) -> tuple:
+    """Where the windows tile the input exactly (stride = kernel, no padding), the gradient is
+    two map kernels. The first runs over the pooled output: it reads the kh*kw elements of each
+    window (one strided view each) and stores the position of the window's first maximum (NaN
+    counting as the maximum, as np.argmax does). The second runs over the input seen as (N, C,
+    out_h, kh, out_w, kw): an element takes its window's gradient where its position is the
+    stored one. One pass over the windows instead of every element re-reading its window and
+    ranking it against the others (W8b: 15 ms -> about 2 ms)."""
+    (x, g), (out,) = node.inputs, node.outputs
+    steps, spread = _tiled_gradient(linker, node, x, g)
+    (kh, kw), (n, c, height, width) = node.op.kernel, x.type.shape
+    oh, ow = height // kh, width // kw
+    tile = (n, c, oh, 1, ow, 1)
+    elements = [
+        steps.windows(x, steps.temp(f"x[{a},{b}]", tile), (1, 1, kh, kw, 1, 1, a, b), TILED)
+        for a in range(kh) for b in range(kw)
+    ]  # fmt: skip
+    first = Variable(TensorType(np.dtype(POSITION), tile), name="first max")
+    fallback = steps.fallback(functools.partial(first_max_positions, kh=kh, kw=kw), [x], first)
+    kernel = _first_max_kernel(linker.dialect, elements)
+    steps.launch(kernel, elements, first, fallback, "each window's first maximum")
+    ranks = Variable(TensorType(np.dtype(POSITION), (1, 1, 1, kh, 1, kw)), name="ranks")
+    steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
+    grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
+    fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
+                              [x, g], grads)  # fmt: skip
+    kernel = _route_kernel(linker.dialect, first, ranks, spread)
+    steps.launch(kernel, [first, ranks, spread], grads, fallback,
+                 "each element's gradient: its window's, at the first maximum")  # fmt: skip
+    steps.reshape(grads, out, (-1, c, height, width))
+    return tuple(steps.steps)
+
+
+@POOLING.register(AvgPool2dGrad)
+def _avg_pool_grad(linker, node) -> tuple:
+    """Where the windows tile the input exactly, each element's gradient is its window's
+    divided by the window's size: one map over the input seen as (N, C, out_h, kh, out_w,
+    kw), the output gradient broadcast over each window."""
+    (g, like), (out,) = node.inputs, node.outputs
+    steps, spread = _tiled_gradient(linker, node, like, g)
+    (kh, kw), (n, c, height, width) = node.op.kernel, like.type.shape
+    oh, ow = height // kh, width // kw
+    sizes = steps.temp("window size", (1, 1, 1, kh, 1, kw))  # spans the window axes
+    steps.library(functools.partial(np.full, (1, 1, 1, kh, 1, kw), kh * kw, steps.dtype), [],
+                  sizes, "window sizes")  # fmt: skip
+    b = Builder(linker.dialect)
+    dtype = steps.dtype.name
+    result = b.div(b.variable(spread), b.variable(sizes))
+    grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
+    kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                    fixed_size(grads.type.shape))  # fmt: skip
+    fallback = steps.fallback(functools.partial(_spread_reference, op=node.op), [g, like], grads)
+    steps.launch(kernel, [spread, sizes], grads, fallback,
+                 "each window's gradient over its elements")  # fmt: skip
+    steps.reshape(grads, out, (-1, c, height, width))
+    return tuple(steps.steps)
+
+
+def _tiled_gradient(linker, node, x, g) -> tuple:
+    """What both pool gradients over tiling windows start with: the checks, their steps, and
+    the output gradient g seen as (N, C, out_h, 1, out_w, 1), one value per window."""
+    float_operands(node)
+    fixed_sizes(x.type.shape, g.type.shape)
+    _check_tiling(node.op, x.type.shape[2:])
+    steps, (kh, kw) = Steps(linker, node), node.op.kernel
+    n, c, height, width = x.type.shape
+    tile = steps.temp("g tiles", (n, c, height // kh, 1, width // kw, 1))
+    return steps, steps.transpose(g, tile, (0, 1, 2, -1, 3, -1))
+
+
+def _spread_reference(g, like, op):
+    n, c, h, w = like.shape
+    (kh, kw) = op.kernel
+    return op.perform(g, like).reshape(n, c, h // kh, kh, w // kw, kw)
+
+
+def _check_tiling(op, sizes) -> None:
+    (kh, kw), (height, width) = op.kernel, sizes
+    pads = [ax.pads(n) for ax, n in zip(op._geometry(), sizes)]
+    if tuple(op.stride) != (kh, kw) or any(a or b for a, b in pads) or height % kh or width % kw:
+        raise Unsupported(
+            "a kernel when the windows tile the input exactly (stride = kernel, no "
+            "padding, sizes divisible); otherwise the NumPy reference runs"
+        )
+    if kh * kw > MAX_WINDOW:
+        raise Unsupported(f"windows of more than {MAX_WINDOW} elements run the NumPy reference")
+
+
+def _first_max_kernel(dialect, elements) -> Kernel:
+    """The position of the first maximum among ``elements`` (NaN counting as the maximum):
+    the count of elements before the first that is the maximum, added up without a select
+    (selects became jumps that the random positions of maxima mispredict)."""
+    b = Builder(dialect)
+    values = [b.variable(v) for v in elements]
+    peak = values[0]
+    for value in values[1:]:
+        peak = b.maximum(peak, value)
+    position, missed = b.literal(0, POSITION), None
+    for value in values[:-1]:
+        miss = b.op("not", b.bit_or(b.eq(value, peak), b.ne(value, value)))
+        missed = miss if missed is None else b.bit_and(missed, miss)
+        position = b.add(position, b.convert(missed, POSITION))
+    return Kernel(tuple(b.inputs), (Operand(POSITION),), tuple(b.values),
+                  Map(((0, position),)), fixed_size(elements[0].type.shape))  # fmt: skip
+
+
+def _route_kernel(dialect, first, ranks, spread) -> Kernel:
+    """Each element's gradient: its window's where its rank is the window's first maximum.
+    A product with the hit (0 or 1), as the reference computes it, not a select: the C
+    compiler made the select a jump, which the random positions of maxima mispredict."""
+    b = Builder(dialect)
+    dtype = spread.type.dtype.name
+    hit = b.convert(b.eq(b.variable(first), b.variable(ranks)), dtype)
+    result = b.mul(hit, b.variable(spread))
+    n, c, oh, _, ow, _ = first.type.shape
+    kh, kw = ranks.type.shape[3], ranks.type.shape[5]
+    return Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+                  fixed_size((n, c, oh, kh, ow, kw)))  # fmt: skip
+
+
+def first_max_positions(x, kh, kw):
+    """The first kernel's value from NumPy: each window's np.argmax, as (N, C, oh, 1, ow, 1)."""
+    n, c, h, w = x.shape
+    tiles = x.reshape(n, c, h // kh, kh, w // kw, kw).transpose(0, 1, 2, 4, 3, 5)
+    first = np.argmax(tiles.reshape(n, c, h // kh, w // kw, kh * kw), axis=-1)
+    return first.astype(POSITION).reshape(n, c, h // kh, 1, w // kw, 1)
+
+
+def _first_max_reference(x, g, kh, kw):
+    """The gradient tiles the kernel computes, from the op's NumPy reference."""
+    op = MaxPool2dGrad((kh, kw), (kh, kw), ((0, 0), (0, 0)))
+    n, c, h, w = x.shape
+    return op.perform(x, g).reshape(n, c, h // kh, kh, w // kw, kw)
