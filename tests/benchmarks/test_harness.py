@@ -263,3 +263,16 @@ def test_profiled_workloads_are_profiled_even_when_symnb_is_fastest():
     _profile_symnb({"symnb-c": Asked()}, [ours, theirs], always=True)
     assert ours.extra["profile"] == "steps"
     assert all(BY_KEY[k].profiled for k in ("W3s", "W8", "W8b"))
+
+
+def test_side_by_side_alternates_two_peers_in_one_process(capsys):
+    """benchmarks.side_by_side: a line per set with both medians, their ratio and minimums."""
+    from benchmarks import side_by_side
+
+    side_by_side.main(["W3s", "symnb-py", "numpy", "--steps", "3", "--sets", "2"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert line.startswith("W3s: symnb-py ") and ", numpy " in line
+        ratio = float(line.split("ratio ")[1].split(";")[0])
+        assert ratio > 0 and "minimums" in line
