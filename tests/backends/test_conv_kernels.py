@@ -79,9 +79,9 @@ def products_ran(f, args, monkeypatch) -> bool:
         ran.append(id(step) in fallbacks)
         return original(step, slots)
 
-    monkeypatch.setattr(execute, "run_library", tracked)
-    execute.run(f.linker.plan, list(args))
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(execute, "run_library", tracked)
+        execute.run(f.linker.plan, list(args))
     return not any(ran)
 
 

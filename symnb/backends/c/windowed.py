@@ -18,7 +18,8 @@ from symnb.backends.c import blas
 from symnb.backends.c.listing import KernelInfo
 from symnb.backends.execute import strided_geometry, view_at, windows_view
 from symnb.backends.kernels.build import Builder, fixed_size
-from symnb.backends.kernels.ir import Contract, Kernel, Load, Map, Operand, Reduce, Unsupported
+from symnb.backends.kernels.ir import Contract, Kernel, Map, Operand, Reduce, Unsupported
+from symnb.backends.kernels.lowering import product_kernel
 from symnb.backends.plan import Gemm, Library, View
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
@@ -124,16 +125,9 @@ class Steps:
         ``right`` (k..., n...), ``groups`` = how many axes m, k and n have: one packed product
         kernel (``render/contract.py``) reading both through their strides."""
         gm, gk, gn = groups
-        dtype = self.dtype.name
-        b = Builder(self.linker.dialect)
-        b.inputs += [Operand(dtype), Operand(dtype)]
-        b.input_vars += [left, right]  # two operands even when one variable
-        lv, rv = b.emit(Load(0, dtype)), b.emit(Load(1, dtype))
-        columns = fixed_size(right.type.shape[gk:])
-        body = Contract(b.mul(lv, rv), lv, rv, dtype, groups, columns)
         space = left.type.shape + right.type.shape[gk:]
-        kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), body,
-                        fixed_size(space))  # fmt: skip
+        columns = fixed_size(right.type.shape[gk:])
+        kernel = product_kernel(left, right, self.dtype.name, space, groups, columns)
         fallback = self.fallback(functools.partial(np.tensordot, axes=gk), [left, right], out)
         nd = gm + gk + gn
         ins = [(left, tuple(range(gm + gk, nd))), (right, tuple(range(gm)))]

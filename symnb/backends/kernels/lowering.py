@@ -160,18 +160,23 @@ def contraction(x, y, out, nodes) -> Lowered:
         raise Unsupported("a product of matrices (or stacks of them) of one float dtype only")
     if dtype not in FLOATS:
         raise Unsupported("a product of float32/float64 matrices only")
+    space = (*out.type.shape[:-2], x.type.shape[-2], x.type.shape[-1], y.type.shape[-1])
+    nd = len(space)
+    kernel = product_kernel(x, y, dtype, space)
+    inputs = ((x, (nd - 1,)), (y, (nd - 3,)))
+    return Lowered(kernel, inputs, ((out, (nd - 2,), False),), tuple(nodes), empty="decline",
+                   note=PRODUCT_NOTE)  # fmt: skip
+
+
+def product_kernel(x, y, dtype: str, space, groups=(1, 1, 1), columns=None) -> Kernel:
+    """The ``Contract`` kernel of ``x`` times ``y`` (operands 0 and 1, of ``dtype``, two
+    operands even when they are one variable: ``x @ x``) over ``space``."""
     builder = Builder()
     builder.inputs += [Operand(dtype), Operand(dtype)]
     builder.input_vars += [x, y]
     left, right = builder.emit(Load(0, dtype)), builder.emit(Load(1, dtype))
-    value = builder.op("mul", left, right)
-    space = (*out.type.shape[:-2], x.type.shape[-2], x.type.shape[-1], y.type.shape[-1])
-    nd = len(space)
-    body = Contract(value, left, right, dtype)
-    kernel = _kernel(builder, [Operand(dtype)], body, space)
-    inputs = ((x, (nd - 1,)), (y, (nd - 3,)))
-    return Lowered(kernel, inputs, ((out, (nd - 2,), False),), tuple(nodes), empty="decline",
-                   note=PRODUCT_NOTE)  # fmt: skip
+    body = Contract(builder.op("mul", left, right), left, right, dtype, groups, columns)
+    return _kernel(builder, [Operand(dtype)], body, space)
 
 
 PRODUCT_NOTE = "x @ y in tiles through local memory (no BLAS on this device)"

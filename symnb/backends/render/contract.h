@@ -86,10 +86,10 @@ typedef struct {
     char *low[SN_NIN], *high[SN_NIN]; /* the bytes each operand spans */
 } sn_problem;
 
-/* Memory a thread keeps from call to call (its packing space; the calling thread's offset
- * tables): fresh memory each call cost a page fault per 4 KB (a seventh of a convolution's
- * time; the threads' partial results). ``*kept`` grows to ``bytes`` when smaller; NULL when
- * that fails. */
+/* Memory a thread keeps from call to call: its packing space, and the calling thread's
+ * offset tables, runs and the threads' partial results. Fresh memory each call cost a page
+ * fault per 4 KB (a seventh of a convolution's time). ``*kept`` grows to ``bytes`` when
+ * smaller; NULL when that fails. */
 static void *sn_kept(void **kept, size_t *size, size_t bytes) {
     if (bytes > *size) {
         free(*kept);
@@ -103,9 +103,11 @@ static __thread void *sn_space, *sn_tables, *sn_partials, *sn_runs;
 static __thread size_t sn_space_size, sn_tables_size, sn_partials_size, sn_runs_size;
 
 /* c (an MR x NR block, rows ldc apart) = or += a panel of the left (MR x KC) times a panel of
- * the right (KC x NR); only mr x nr of the block exist at an edge. The left panel's element
- * (r, k) is at a[r * rs + k * ks]: k-major (rs 1, ks MR) or row-major (rs kc, ks 1), as it
- * was cheaper to pack. */
+ * the right (KC x NR); only mr x nr of the block exist at an edge. The left element (r, k) is
+ * at arow[r] + ao[k] bytes when ``arow`` is given (the operand read in place), else at
+ * a[r * rs + k * ks] in a packed panel: k-major (rs 1, ks MR) or row-major (rs kc, ks 1), as
+ * it was cheaper to pack. The right row k starts bo[k] bytes past b: a packed panel's row, or
+ * the operand's own. */
 static inline __attribute__((always_inline)) void sn_micro_body(
         int64_t kc, const sn_acc *restrict a, const int64_t rs, const int64_t ks,
         const char *const *arow, const int64_t *ao, const char *b, const int64_t *bo,

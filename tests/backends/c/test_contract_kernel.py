@@ -214,7 +214,8 @@ def test_batch_axes_and_broadcast_operands(dtype):
 
 def test_computed_operand_values_are_packed_as_computed():
     """``left`` = 2x - 1 and ``right`` a float32 operand converted to the float64 the product
-    accumulates in: the packing evaluates them (no plain copies)."""
+    accumulates in: the packing evaluates them (no plain copies), the right value by whole
+    panels of consecutive columns, by runs of them, and column by column (transposed)."""
     rng = np.random.default_rng(4)
     kernel = contract_kernel(
         "float64", (1, 1, 1),
@@ -225,10 +226,11 @@ def test_computed_operand_values_are_packed_as_computed():
     fn = compiled(kernel)
     x = rng.standard_normal((33, 300))
     y = rng.standard_normal((300, 77)).astype("float32")
-    out, code = call(fn, x, layout(y, "F", rng), (1, 1, 1), 0, "float64")
-    assert code == 0
     want = reference(x, y, (1, 1, 1), 0, "float64", left=lambda a: 2 * a - 1)
-    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-10)
+    for how in ["C", "every other", "F"]:
+        out, code = call(fn, x, layout(y, how, rng), (1, 1, 1), 0, "float64")
+        assert code == 0
+        np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-10)
 
 
 def test_special_values_stay_in_their_outputs():
