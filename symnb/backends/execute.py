@@ -10,7 +10,10 @@ the value or raises the error naming the node and the user's line.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
+import threading
 import time
 
 import cffi
@@ -228,7 +231,27 @@ def _output(step: Launch, k: int, shape: tuple, arrays):
         if target.shape == shape and target.dtype == dtype and flags.writeable:
             if flags.c_contiguous:
                 return target
-    return np.empty(shape, dtype)
+    return _kept_buffer(step.buffers.setdefault(k, []), shape, dtype)
+
+
+POOL = 2  # output buffers kept per launch output, as runner.c keeps them (its POOL)
+_POOL_LOCK = threading.Lock()  # calls on several threads share a step's buffers
+_FREE = 3  # sys.getrefcount of a kept buffer nothing else holds: the list, the loop, the call
+
+
+def _kept_buffer(pool: list, shape: tuple, dtype):
+    """A C-ordered array from ``pool`` that nothing outside it holds (no result the caller
+    kept, no view of one), else a new one kept in its place: as runner.c's ``pooled``, so
+    that ``f.profile()`` times a step as a call runs it, without fresh pages each time."""
+    with _POOL_LOCK:
+        for buffer in pool:
+            if buffer.shape == shape and buffer.dtype == dtype and sys.getrefcount(buffer) == _FREE:
+                return buffer
+        fresh = np.empty(shape, dtype)
+        if len(pool) >= POOL:
+            pool.pop(0)
+        pool.append(fresh)
+        return fresh
 
 
 def operand_strides(array, absent, ndim: int) -> list[int]:
@@ -286,10 +309,36 @@ def run_gemm(step: Gemm, slots: list) -> None:
     tb, ldb, y = blas_operand(y)
     gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
     m, k, n = x.shape[0], x.shape[1], y.shape[1]
-    gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
-         pointer(c), n)  # fmt: skip
+    with _one_blas_thread(step.blas, m * n * k < SERIAL_MAX):
+        gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
+             pointer(c), n)  # fmt: skip
     slots[step.out] = c
     return None
+
+
+#: multiply-adds below which a product runs on one BLAS thread: runner_gemm.h's SERIAL_MAX
+#: (a test holds them equal). Woken for a small product, OpenBLAS's threads spin on the core
+#: the next kernel's threads need, so without it ``f.profile()`` timed the kernels after a
+#: small product up to 10x slower than a call runs them.
+SERIAL_MAX = 1 << 24
+
+
+@contextlib.contextmanager
+def _one_blas_thread(blas, serial: bool):
+    """BLAS on one thread inside the block when ``serial`` and its library can say so."""
+    set_address, get_address = blas.threads
+    if not (serial and set_address and get_address):
+        yield
+        return
+    set_threads = ffi.cast("void(*)(int)", set_address)
+    threads = ffi.cast("int(*)(void)", get_address)()
+    if threads > 1:
+        set_threads(1)
+    try:
+        yield
+    finally:
+        if threads > 1:
+            set_threads(threads)
 
 
 def gemm_shape(step: Gemm, z, x, y) -> tuple | None:

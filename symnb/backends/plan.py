@@ -102,6 +102,8 @@ class Launch:
     fallback: Library
     #: the Python executor's kernel arguments per input layout (a cache, not part of the plan)
     layouts: dict = field(init=False, repr=False, default_factory=dict)
+    #: the Python executor's output buffers kept between calls, per output (as runner.c's)
+    buffers: dict = field(init=False, repr=False, default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,6 +4,8 @@ executor (symnb/backends/execute.py) on the same plan objects, against NumPy's r
 from __future__ import annotations
 
 import dataclasses
+import re
+import weakref
 
 import numpy as np
 import pytest
@@ -299,6 +301,59 @@ def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
     assert runner._record(gemm)[6][2:] == (*gemm.blas.threads, 0)
     for name, run in executors(f).items():  # the same values either way
         np.testing.assert_allclose(run(*args)[0], f(*args), rtol=1e-12, err_msg=name)
+
+
+def test_the_python_executor_takes_small_products_to_one_blas_thread():
+    """``f.profile()`` runs the Python executor: a small product there wakes no BLAS threads
+    (they would spin on the core the next kernel needs), as runner.c's SERIAL_MAX rule; the
+    two thresholds are one number."""
+    header = (runner.SOURCE.parent / "runner_gemm.h").read_text()
+    (value,) = re.findall(r"#define SERIAL_MAX \(1 << (\d+)\)", header)
+    assert execute.SERIAL_MAX == 1 << int(value)
+    calls = []
+    threads = [4]
+
+    @execute.ffi.callback("void(int)")
+    def set_threads(n):
+        calls.append(n)
+        threads[0] = n
+
+    @execute.ffi.callback("int(void)")
+    def get_threads():
+        return threads[0]
+
+    addresses = tuple(int(execute.ffi.cast("uintptr_t", c)) for c in (set_threads, get_threads))
+    x, w = sn.matrix("x", dtype="float32"), sn.matrix("w", dtype="float32")
+    f = sn.function([x, w], x @ w, backend="c")
+    (gemm,) = [s for s in f.linker.plan.steps if isinstance(s, Gemm)]
+    if gemm.blas is None:
+        pytest.skip("no BLAS found")
+    plan = _with_step(f, dataclasses.replace(gemm, blas=dataclasses.replace(gemm.blas,
+                                                                            threads=addresses)))
+    xv, wv = rng.random((30, 20)).astype("float32"), rng.random((20, 10)).astype("float32")
+    np.testing.assert_allclose(execute.run(plan, [xv, wv])[0], xv @ wv, rtol=1e-5)
+    assert calls == [1, 4] and threads == [4]  # one thread for the call, then as it was
+    big = np.ones((1 << 9, 1 << 8), "float32"), np.ones((1 << 8, 1 << 8), "float32")
+    calls.clear()
+    execute.run(plan, list(big))  # 2^25 multiply-adds: BLAS's own threads
+    assert calls == []
+
+
+def test_the_python_executor_keeps_output_buffers_it_alone_holds():
+    """As runner.c's pool: a dropped result's buffer is written again on the next call (no
+    fresh pages for ``f.profile()`` to time), a held one (or a view of it) never."""
+    x = sn.vector("x")
+    f = sn.function([x], x * 3, backend="c")
+    plan = f.linker.plan
+    dropped = weakref.ref(execute.run(plan, [np.ones(1000)])[0])
+    held = execute.run(plan, [np.ones(1000)])[0]
+    assert dropped() is held  # the step kept the array and wrote it again
+    view = execute.run(plan, [np.full(1000, 2.0)])[0][1:]
+    third = execute.run(plan, [np.full(1000, 4.0)])[0]
+    np.testing.assert_array_equal(held, np.full(1000, 3.0))
+    np.testing.assert_array_equal(view, np.full(999, 6.0))
+    np.testing.assert_array_equal(third, np.full(1000, 12.0))
+    assert len({held.ctypes.data, view.base.ctypes.data, third.ctypes.data}) == 3
 
 
 def test_a_library_step_inside_a_loop_runs_from_the_runner():

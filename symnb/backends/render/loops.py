@@ -39,6 +39,11 @@ PARALLEL_MIN = 1 << 20
 #: idle gaps between calls, against 490 and 510 us on one (2 cores, quiet): waking the other
 #: thread costs more than half a millisecond of exp saves
 ROW_PARALLEL_MIN = 1 << 20
+#: bytes read and written from which a map's rows are split between threads: a map over more
+#: arrays per element does more work per element (W8b's 2x2 max-pool and its windows' first
+#: maxima read four strided windows views: 590k outputs, 1.1 ms on one thread), so its
+#: threshold in elements is lower; a binary float32 map starts at 700k elements.
+MAP_PARALLEL_BYTES = 1 << 23
 #: output bytes from which a flat loop writes with streaming stores: an output this much larger
 #: than the caches is evicted before anything reads it, and normal stores would first read each
 #: line in (write-allocate), one more stream of memory traffic.
@@ -167,6 +172,12 @@ class _Loops:
 
 class MapLoops(_Loops):
     """out[i] = f(in...[i]) over a broadcast index space (one output)."""
+
+    def __init__(self, r, kernel):
+        super().__init__(r, kernel)
+        arrays = [op for op in kernel.inputs + kernel.outputs if not (op.scalar or op.per_row)]
+        moved = sum(np.dtype(op.dtype).itemsize for op in arrays)
+        self.threshold = -(-MAP_PARALLEL_BYTES // moved)
 
     def source(self) -> str:
         ((out, value),) = self.k.body.stores
