@@ -11,7 +11,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends import execute
-from symnb.backends.c.windowed import Padding
+from symnb.backends.c.windowed import FlatPadding, Padding
 from symnb.backends.kernels.ir import Contract
 from symnb.backends.plan import Launch, Library, View
 from symnb.ops.conv import (
@@ -149,6 +149,39 @@ def test_stride_one_input_gradient_reads_zeros_outside_the_output(groups, rng):
         assert bool(products_for(f, Conv2dGradInput)) == (groups == 1 and not wide)
 
 
+@pytest.mark.parametrize("kernel,dilation", [((3, 3), (1, 1)), ((4, 2), (1, 2)), ((2, 3), (2, 1))])
+@pytest.mark.parametrize("padding", [(1, 1), (2, 0), (0, 3), ((1, 2), (0, 2)), ("same", "same")])
+def test_flat_padded_planes_share_their_zero_margins(padding, kernel, dilation, rng,
+                                                    monkeypatch):  # fmt: skip
+    """Stride 1, one group: the forward convolution and the input gradient read flat windows
+    of planes whose rows share their zero margins (``FlatPadding``): symmetric, one-sided,
+    uneven and wider-than-the-filter paddings, dilated, against the loops; the products ran
+    (no fallback), and a full correlation has no junk columns (its pitch is out_w)."""
+    x = rng.normal(size=(2, 3, 6, 7)).astype("float32")
+    w = rng.normal(size=(4, 3, *kernel)).astype("float32")
+    if isinstance(padding[0], tuple):  # ((top, bottom), (left, right)): pad x by hand
+        (top, bottom), (left, right) = padding
+        x = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+        padding = (0, 0)
+    want = loop_conv2d(x, w, (1, 1), padding, dilation, 1)
+    g = rng.normal(size=want.shape).astype("float32")
+    f = compiled_conv(x, w, (1, 1), padding, dilation, 1)
+    y, dx, dw = f(x, w, g)
+    want_dx, want_dw = loop_conv2d_grads(x, w, g, (1, 1), padding, dilation, 1)
+    check(y, want, rtol=1e-4, atol=1e-4)
+    check(dx, want_dx, rtol=1e-4, atol=1e-4)
+    check(dw, want_dw, rtol=1e-4, atol=1e-4)
+    assert products_ran(f, [x, w, g], monkeypatch)
+    reach = dilation[1] * (kernel[1] - 1)
+    for step in f.linker.plan.steps:
+        if isinstance(step, Library) and isinstance(step.fn, FlatPadding):
+            (_, _), (left, right) = step.fn.pads
+            width = (g if isinstance(step.node.op, Conv2dGradInput) else x).shape[3]
+            assert step.fn.pitch - width == max(left, right, left + right - reach)
+            out_w = width + left + right - reach  # no junk column past the margins' sharing
+            assert step.fn.pitch - out_w == max(reach - left, reach - right, 0)
+
+
 def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
     """Valid padding, one group: no NumPy step and no copy in either the forward convolution
     (the input's planes, their flat windows, the product, the image read back, moved) or the
@@ -159,7 +192,7 @@ def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
     assert kinds_for(f, Conv2d) == ["View", "View", "Launch", "View", "View"]
     assert views_for(f, Conv2d) == ["reshape", "strided", "strided", "axes"]
     assert kinds_for(f, Conv2dGradFilters) == ["View", "View", "Launch", "View"]
-    assert library_calls(f, Conv2dGradInput) == ["padded"]
+    assert library_calls(f, Conv2dGradInput) == ["flat padded"]
     g = np.ones((3, 5, 4, 4), "float32")
     y, dx, dw = f(x, w, g)
     check(y, loop_conv2d(x, w, (1, 1), ("valid", "valid"), (1, 1), 1), rtol=1e-5, atol=1e-5)
@@ -254,7 +287,7 @@ def test_conv2d_kernel_path_with_named_batch(rng):
     assert len(products_for(f, Conv2d)) == 1
     numpy_steps = [getattr(s.fn, "func", s.fn).__name__ for s in f.linker.plan.steps
                    if isinstance(s, Library)]  # fmt: skip
-    assert numpy_steps == ["padded"]  # the only NumPy step: the padding
+    assert numpy_steps == ["flat padded"]  # the only NumPy step: the padding
 
 
 @pytest.mark.parametrize("stride", [(2, 1), (1, 1)])

@@ -229,9 +229,39 @@ class Padding:
         self.pads, self.fill, self.last = pads, fill, None
 
     def __call__(self, x):
+        out = padded(x, self.pads, self.fill, self.reusable())
+        self.last = out
+        return out
+
+    def reusable(self):
+        """The array made on the last call when nothing else holds it any more, else None."""
         last = self.last  # references: self.last, this name, getrefcount's argument
-        reusable = last is not None and sys.getrefcount(last) == 3
-        out = padded(x, self.pads, self.fill, last if reusable else None)
+        return last if last is not None and sys.getrefcount(last) == 3 else None
+
+
+class FlatPadding(Padding):
+    """x (N, C, H, W) zero-padded by ``pads`` for flat windows (convolution.py), as planes
+    (N, C, length): rows ``pitch`` = W + gap apart, x's row y at row top + y, column left,
+    zeros elsewhere. Where the padded image's columns run past a row's end they read the next
+    row's first columns, which are zeros when gap >= right, so a row's right margin and the
+    next row's left one share their zeros: the windows' junk columns (pitch - out_w) shrink
+    (the stride-1 input gradient's full correlation: none). ``length`` ends each plane with
+    the zeros the last row's windows read past it."""
+
+    __name__ = "flat padded"
+
+    def __init__(self, pads, pitch, length):
+        super().__init__(pads, 0.0)
+        self.pitch, self.length = pitch, length
+
+    def __call__(self, x):
+        (top, _), (left, _) = self.pads
+        n, c, h, w = x.shape
+        out = self.reusable()
+        if out is None or out.shape != (n, c, self.length) or out.dtype != x.dtype:
+            out = np.zeros((n, c, self.length), x.dtype)
+        rows = out[:, :, top * self.pitch : (top + h) * self.pitch]
+        rows.reshape(n, c, h, self.pitch)[:, :, :, left : left + w] = x
         self.last = out
         return out
 
