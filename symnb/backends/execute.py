@@ -153,12 +153,20 @@ def run_library(step: Library, slots: list) -> None:
 # -- Launch ------------------------------------------------------------------------------------
 def run_launch(step: Launch, slots: list) -> None:
     arrays = [slots[slot] for slot, _ in step.ins]
+    into = None if step.into is None else slots[step.into]
     key = tuple([(a.shape, a.strides) for a in arrays])
-    layout = step.layouts.get(key) or _prepare(step, arrays, key)
+    if into is not None:  # output 0 follows its strides
+        if not isinstance(into, np.ndarray):
+            return run_library(step.fallback, slots)
+        key += (("into", into.shape, into.strides),)
+    layout = step.layouts.get(key) or _prepare(step, arrays, key, into)
     if layout is DECLINE:
         return run_library(step.fallback, slots)
     shapes, args = layout
-    outs = [_output(step, k, shape, arrays) for k, shape in enumerate(shapes)]
+    if into is not None and not _fits(into, shapes[0], step.outs[0][1]):
+        return run_library(step.fallback, slots)
+    outs = [into if k == 0 and into is not None else _output(step, k, shape, arrays)
+            for k, shape in enumerate(shapes)]  # fmt: skip
     if args is not None:
         pointers = ffi.new("char *[]", [pointer(a) for a in [*arrays, *outs]])
         if step.kernel.fn(args, pointers):
@@ -172,16 +180,22 @@ DECLINE = ("decline",)
 MAX_LAYOUTS = 64  # per step; a step called with ever new shapes starts over
 
 
-def _prepare(step: Launch, arrays, key: tuple):
+def _prepare(step: Launch, arrays, key: tuple, into=None):
     """``step.layouts[key]``: (output shapes, kernel arguments or None when empty), or DECLINE.
-    The arguments depend on nothing else (outputs are new C-ordered arrays, or an input of the
-    same layout), and kernels work on a copy of them, so calls and threads share them."""
+    The arguments depend on nothing else (outputs are new C-ordered arrays, an input of the
+    same layout, or the ``into`` array whose layout the key holds), and kernels work on a copy
+    of them, so calls and threads share them."""
     space = index_space(step, arrays)
     if space is None or (step.empty == "decline" and 0 in space):
         layout = DECLINE
     else:
         shapes = [output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
-        args = None if 0 in space else ffi.new("int64_t[]", kernel_args(step, space, arrays))
+        fits = into is None or _fits(into, shapes[0], step.outs[0][1])  # else: the fallback
+        args = (
+            None
+            if 0 in space or not fits
+            else ffi.new("int64_t[]", kernel_args(step, space, arrays, into))
+        )
         layout = (shapes, args)
     if len(step.layouts) >= MAX_LAYOUTS:
         step.layouts.clear()
@@ -220,6 +234,11 @@ def output_shape(space: tuple, absent, keepdims: bool) -> tuple:
     if keepdims:
         return tuple(1 if d in absent else n for d, n in enumerate(space))
     return tuple(n for d, n in enumerate(space) if d not in absent)
+
+
+def _fits(into, shape: tuple, dtype) -> bool:
+    """Whether a launch's ``into`` array can take its output 0 (any strides)."""
+    return isinstance(into, np.ndarray) and into.shape == tuple(shape) and into.dtype == dtype
 
 
 def _output(step: Launch, k: int, shape: tuple, arrays):
@@ -271,17 +290,20 @@ def _c_strides(shape: tuple, itemsize: int) -> list[int]:
     return strides
 
 
-def kernel_args(step: Launch, space: tuple, arrays) -> list[int]:
+def kernel_args(step: Launch, space: tuple, arrays, into=None) -> list[int]:
     """``[nd, shape, strides of each input then output, element count of each output]``; a
-    0-d space is passed as one axis of length 1; outputs are C-ordered."""
+    0-d space is passed as one axis of length 1; outputs are C-ordered but the ``into``
+    array output 0 is written into."""
     nd = max(len(space), 1)
     args = [nd, *(space or (1,))]
     for array, (_, absent) in zip(arrays, step.ins):
         args += operand_strides(array, absent, step.ndim) or [0]
     counts = []
-    for _, dtype, absent, keepdims in step.outs:
+    for k, (_, dtype, absent, keepdims) in enumerate(step.outs):
         shape = output_shape(space, absent, keepdims)
         strides = _c_strides(shape, dtype.itemsize)
+        if k == 0 and into is not None:
+            strides = into.strides
         args += _strides_over(shape, strides, () if keepdims else absent, step.ndim) or [0]
         counts.append(int(np.prod(shape)))
     return args + counts

@@ -89,7 +89,10 @@ class Launch:
     ``keepdims``). Output 0 may reuse input ``inplace``'s buffer. ``empty``: "skip" (outputs
     are empty arrays) or "decline" (the fallback runs) when the space has no element; the
     ``fallback`` (the node's NumPy reference) also runs when the kernel declines a layout or
-    the inputs do not broadcast."""
+    the inputs do not broadcast. ``into``: a slot whose array output 0 is written into,
+    whatever its strides (a view the plan made of storage it made in the call: the interior
+    of padded planes); a call where it cannot take the output (another shape or dtype) runs
+    the fallback, which writes into it too."""
 
     kind: ClassVar[str] = "kernel"
     kernel: KernelRef
@@ -100,6 +103,7 @@ class Launch:
     empty: str
     node: object
     fallback: Library
+    into: int | None = None
     #: the Python executor's kernel arguments per input layout (a cache, not part of the plan)
     layouts: dict = field(init=False, repr=False, default_factory=dict)
     #: the Python executor's output buffers kept between calls, per output (as runner.c's)
@@ -310,7 +314,8 @@ def step_outputs(step) -> tuple[int, ...]:
 def step_inputs(step) -> tuple[int, ...]:
     """The slots a step reads."""
     if isinstance(step, Launch):
-        return tuple(slot for slot, _ in step.ins)
+        into = () if step.into is None else (step.into,)
+        return tuple(slot for slot, _ in step.ins) + into
     if isinstance(step, Gemm):
         return tuple(s for s in (step.z, step.alpha, step.x, step.y, step.beta) if s is not None)
     if isinstance(step, View):

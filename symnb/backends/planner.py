@@ -80,11 +80,11 @@ class PlanBuilder:
         return ref
 
     def launch(self, node, source: str, ins, outs, inplace=None, empty="skip", fallback=None,
-               description=None):  # fmt: skip
+               description=None, into=None):  # fmt: skip
         """The step calling the kernel in ``source`` (see ``Launch``): ``ins`` = [(variable,
         absent axes)], ``outs`` = [(variable, dtype, absent axes, keepdims)], ``inplace`` =
-        the input whose buffer output 0 may take; ``fallback`` defaults to the node's
-        reference."""
+        the input whose buffer output 0 may take, ``into`` the variable output 0 is written
+        into; ``fallback`` defaults to the node's reference."""
         ndim = launch_rank(ins, outs)
         fallback = self.owning(fallback or self.library(node))
         in_slots = tuple((self.slot[id(v)], tuple(a)) for v, a in ins)
@@ -92,7 +92,8 @@ class PlanBuilder:
             (self._slot_or_new(v), np.dtype(d), tuple(a), bool(keep)) for v, d, a, keep in outs
         )
         ref = self.kernel(str(node.op), source, description)
-        return Launch(ref, in_slots, out_slots, ndim, inplace, empty, node, fallback)
+        into_slot = None if into is None else self.slot[id(into)]
+        return Launch(ref, in_slots, out_slots, ndim, inplace, empty, node, fallback, into_slot)
 
     @staticmethod
     def owning(fallback: Library) -> Library:

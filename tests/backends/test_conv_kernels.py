@@ -4,6 +4,7 @@ kernels;
 against the explicit-loop references of tests/ops/test_conv.py, checking which steps the plan
 holds and that its product kernels ran (not their NumPy fallbacks)."""
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends import execute
+from symnb.backends.c import cache, runner
 from symnb.backends.c.windowed import FlatPadding, Padding
 from symnb.backends.kernels.ir import Contract
 from symnb.backends.plan import Launch, Library, View
@@ -182,6 +184,35 @@ def test_flat_padded_planes_share_their_zero_margins(padding, kernel, dilation, 
             assert step.fn.pitch - out_w == max(reach - left, reach - right, 0)
 
 
+def test_the_padded_planes_copy_falls_back_into_the_planes(rng):
+    """The copy of x into the padded planes is a kernel writing through the interior view
+    (``Launch.into``); where it declines, its fallback writes the same interior: the values
+    stay right through both executors. ``FlatPadding`` alone gives np.pad's values."""
+    x = rng.normal(size=(2, 3, 5, 6)).astype("float32")
+    w = rng.normal(size=(4, 3, 3, 3)).astype("float32")
+    f = compiled_conv(x, w, (1, 1), (1, 2), (1, 1), 1)
+    g = rng.normal(size=loop_conv2d(x, w, (1, 1), (1, 2), (1, 1), 1).shape).astype("float32")
+    want = [np.array(v) for v in f(x, w, g)]
+    f(x + 1, w, g + 1)  # the planes now hold other values: the fallback must write them
+    copies = [s for s in f.linker.plan.steps if isinstance(s, Launch) and s.into is not None]
+    assert len(copies) == 2  # the forward's input, the input gradient's output gradient
+    (declines,) = cache.load_many(["#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
+                                   "{ (void)a; (void)p; return 1; }\n"])  # fmt: skip
+    ref = type(copies[0].kernel)("declines", None)
+    ref.load(declines, int(execute.ffi.cast("uintptr_t", declines)))
+    steps = tuple(dataclasses.replace(s, kernel=ref) if s in copies else s
+                  for s in f.linker.plan.steps)  # fmt: skip
+    plan = dataclasses.replace(f.linker.plan, steps=steps)
+    for got in (execute.run(plan, [x, w, g]), list(runner.schedule(plan)(x, w, g))):
+        for a, b in zip(got, want, strict=True):
+            check(a, b, rtol=1e-6, atol=1e-6)
+    padding = FlatPadding(((1, 2), (2, 1)), 8, 8 * 8 + 1)
+    planes = padding(x)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 0)))  # the right margin: the next row's
+    np.testing.assert_array_equal(planes[:, :, : 8 * 8].reshape(2, 3, 8, 8), padded)
+    assert not planes[:, :, 8 * 8 :].any()
+
+
 def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
     """Valid padding, one group: no NumPy step and no copy in either the forward convolution
     (the input's planes, their flat windows, the product, the image read back, moved) or the
@@ -192,7 +223,7 @@ def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
     assert kinds_for(f, Conv2d) == ["View", "View", "Launch", "View", "View"]
     assert views_for(f, Conv2d) == ["reshape", "strided", "strided", "axes"]
     assert kinds_for(f, Conv2dGradFilters) == ["View", "View", "Launch", "View"]
-    assert library_calls(f, Conv2dGradInput) == ["flat padded"]
+    assert library_calls(f, Conv2dGradInput) == ["margins"]  # the copy is a kernel
     g = np.ones((3, 5, 4, 4), "float32")
     y, dx, dw = f(x, w, g)
     check(y, loop_conv2d(x, w, (1, 1), ("valid", "valid"), (1, 1), 1), rtol=1e-5, atol=1e-5)
@@ -287,7 +318,7 @@ def test_conv2d_kernel_path_with_named_batch(rng):
     assert len(products_for(f, Conv2d)) == 1
     numpy_steps = [getattr(s.fn, "func", s.fn).__name__ for s in f.linker.plan.steps
                    if isinstance(s, Library)]  # fmt: skip
-    assert numpy_steps == ["flat padded"]  # the only NumPy step: the padding
+    assert numpy_steps == ["margins"]  # the only NumPy step: the padded planes
 
 
 @pytest.mark.parametrize("stride", [(2, 1), (1, 1)])

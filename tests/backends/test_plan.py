@@ -123,6 +123,26 @@ def test_launch_in_place_takes_the_input_buffer_only_when_it_fits():
         np.testing.assert_array_equal(got, small + y)
 
 
+def test_launch_into_writes_through_the_arrays_strides():
+    """``Launch.into``: output 0 is written into that slot's array whatever its strides (the
+    interior of padded planes); one of another shape runs the fallback instead."""
+    x, y, z = sn.matrix("x"), sn.matrix("y"), sn.matrix("z")
+    f = sn.function([x, y, z], x + y, backend="c")
+    (step,) = f.linker.plan.steps
+    plan = dataclasses.replace(f.linker.plan, steps=(dataclasses.replace(step, into=2),))
+    for name, run in executors(f, plan).items():
+        xv, yv = rng.random((3, 4)), rng.random((3, 4))
+        big = np.zeros((5, 9))
+        interior = big[1:4, 2:9:2]  # rows 9 apart, every other column
+        (got,) = run(xv, yv, interior)
+        assert got is interior or np.shares_memory(got, big), name
+        np.testing.assert_array_equal(big[1:4, 2:9:2], xv + yv, err_msg=name)
+        big[1:4, 2:9:2] = 0
+        assert not big.any(), name  # nothing written outside the view
+        (got,) = run(xv, yv, np.zeros((4, 3)))  # cannot take it: the fallback's own array
+        np.testing.assert_array_equal(got, xv + yv, err_msg=name)
+
+
 def test_launch_inputs_with_absent_axes():
     """The generic ABI: y lacks axis 1 of the space, so it runs along axis 0 (y[:, None])."""
     f, step = _add_plan(y_ndim=1)
@@ -328,8 +348,9 @@ def test_the_python_executor_takes_small_products_to_one_blas_thread():
     (gemm,) = [s for s in f.linker.plan.steps if isinstance(s, Gemm)]
     if gemm.blas is None:
         pytest.skip("no BLAS found")
-    plan = _with_step(f, dataclasses.replace(gemm, blas=dataclasses.replace(gemm.blas,
-                                                                            threads=addresses)))
+    plan = _with_step(
+        f, dataclasses.replace(gemm, blas=dataclasses.replace(gemm.blas, threads=addresses))
+    )
     xv, wv = rng.random((30, 20)).astype("float32"), rng.random((20, 10)).astype("float32")
     np.testing.assert_allclose(execute.run(plan, [xv, wv])[0], xv @ wv, rtol=1e-5)
     assert calls == [1, 4] and threads == [4]  # one thread for the call, then as it was

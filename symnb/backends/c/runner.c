@@ -108,6 +108,7 @@ struct Step {
     int ndim;                /* launch: rank of the index space */
     int inplace;             /* launch: input whose buffer output 0 may take; gemm: 1 into z */
     int skip_empty;          /* launch: an empty space gives empty outputs (else fallback) */
+    int into;                /* launch: the slot whose array output 0 is written into, or -1 */
     int ilp64;               /* gemm: 64-bit dimension arguments */
     set_threads_fn set_threads; /* gemm: the BLAS's thread count (NULL: not found) */
     get_threads_fn get_threads;
@@ -302,16 +303,34 @@ static int64_t *strides_into(int64_t *at, PyArrayObject *a, uint64_t absent, int
     return at + (nd ? nd : 1);
 }
 
-/* Output k: input ``inplace``'s buffer when it can take output 0, else a pooled array of
- * the space's shape without the output's absent axes (length 1 when it keeps them). */
-static PyObject *launch_output(Step *st, int k, PyObject **ops, const npy_intp *space) {
-    npy_intp dims[MAXDIM];
+/* Output k's dims over the space: without its absent axes (length 1 when it keeps them). */
+static int output_dims(Step *st, int k, const npy_intp *space, npy_intp *dims) {
     uint64_t absent = st->absent[st->nin + k];
     int n = 0;
     for (int d = 0; d < st->ndim; d++) {
         if (!((absent >> d) & 1)) dims[n++] = space[d];
         else if (st->keepdims[k]) dims[n++] = 1;
     }
+    return n;
+}
+
+/* Whether the ``into`` array can take output 0 (any strides: the kernel follows them). */
+static int into_fits(Step *st, PyObject *t, const npy_intp *space) {
+    npy_intp dims[MAXDIM];
+    int n = output_dims(st, 0, space, dims);
+    if (t == NULL || !PyArray_Check(t)) return 0;
+    PyArrayObject *a = (PyArrayObject *)t;
+    return PyArray_NDIM(a) == n && PyArray_TYPE(a) == st->out_types[0]
+           && memcmp(PyArray_DIMS(a), dims, n * sizeof(npy_intp)) == 0;
+}
+
+/* Output k: the ``into`` array, input ``inplace``'s buffer when it can take output 0, else
+ * a pooled array of the space's shape without the output's absent axes. */
+static PyObject *launch_output(Step *st, int k, PyObject **ops, PyObject **slots,
+                               const npy_intp *space) {
+    npy_intp dims[MAXDIM];
+    int n = output_dims(st, k, space, dims);
+    if (k == 0 && st->into >= 0) return Py_NewRef(slots[st->into]);
     if (k == 0 && st->inplace >= 0) {
         PyArrayObject *t = (PyArrayObject *)ops[st->inplace];
         if (can_hold(t, n, dims, st->out_types[0])) return Py_NewRef((PyObject *)t);
@@ -344,6 +363,7 @@ static int run_launch(Step *st, PyObject **slots) {
     if (index_space(st, ops, space)) return FALLBACK;
     for (int d = 0; d < nd; d++) size *= space[d];
     if (size == 0 && !st->skip_empty) return FALLBACK;
+    if (st->into >= 0 && !into_fits(st, slots[st->into], space)) return FALLBACK;
     args[0] = nd ? nd : 1;
     args[1] = 1;
     for (int d = 0; d < nd; d++) args[1 + d] = space[d];
@@ -353,7 +373,7 @@ static int run_launch(Step *st, PyObject **slots) {
         ptrs[k] = PyArray_BYTES((PyArrayObject *)ops[k]);
     }
     for (int k = 0; k < st->nout; k++) {
-        outs[k] = launch_output(st, k, ops, space);
+        outs[k] = launch_output(st, k, ops, slots, space);
         if (outs[k] == NULL) {
             while (k--) Py_DECREF(outs[k]);
             return -1;

@@ -242,7 +242,8 @@ def _launch(step: Launch) -> tuple:
     masks = [_mask(a) for _, a in step.ins] + [_mask(a) for _, _, a, _ in step.outs]
     keepdims = [int(keep) for *_, keep in step.outs]
     inplace = -1 if step.inplace is None else step.inplace
-    params = (step.ndim, inplace, int(step.empty == "skip"), masks, keepdims)
+    into = -1 if step.into is None else step.into
+    params = (step.ndim, inplace, int(step.empty == "skip"), masks, keepdims, into)
     types = [dtype for _, dtype, *_ in step.outs]
     return ("launch", step.kernel.address, ins, outs, types, _library(step.fallback), params)
 

@@ -60,20 +60,21 @@ static int invalid(const char *why) {
     return -1;
 }
 
-/* params = (ndim, inplace, skip_empty, absent masks of the inputs then outputs, keepdims) */
+/* params = (ndim, inplace, skip_empty, absent masks of the inputs then outputs, keepdims,
+ * into: the slot output 0 is written into, -1 for none) */
 static int parse_launch(Step *st, PyObject *target, PyObject *params) {
     PyObject *absent, *keepdims;
     int nmasks, nkeep;
     st->kind = STEP_LAUNCH;
     st->target = PyLong_AsVoidPtr(target);
-    if (!PyArg_ParseTuple(params, "iiiOO", &st->ndim, &st->inplace, &st->skip_empty, &absent,
-                          &keepdims))
+    if (!PyArg_ParseTuple(params, "iiiOOi", &st->ndim, &st->inplace, &st->skip_empty, &absent,
+                          &keepdims, &st->into))
         return -1;
     int64_t *masks = int64_list(absent, &nmasks);
     if (masks == NULL || !(st->keepdims = int_list(keepdims, &nkeep))) return -1;
     st->absent = (uint64_t *)masks;
     if (st->target == NULL || nmasks != st->nin + st->nout || nkeep != st->nout
-        || st->ndim < 0 || st->ndim > MAXDIM || st->inplace >= st->nin)
+        || st->ndim < 0 || st->ndim > MAXDIM || st->inplace >= st->nin || st->into < -1)
         return invalid("a launch needs a kernel, one mask per operand and ndim <= MAXDIM");
     return 0;
 }

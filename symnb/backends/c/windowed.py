@@ -107,15 +107,16 @@ class Steps:
         fallback = self.fallback(functools.partial(_kernel_reference, kernel.body), [src], out)
         return self.launch(kernel, [src], out, fallback, note, absent)
 
-    def launch(self, kernel, ins, out, fallback, note, absent=()) -> Variable:
+    def launch(self, kernel, ins, out, fallback, note, absent=(), into=None) -> Variable:
         """``kernel`` over ``ins`` into ``out`` (lacking the ``absent`` axes of the space);
-        an input is a variable or (variable, the axes of the space it lacks)."""
+        an input is a variable or (variable, the axes of the space it lacks); ``into``: the
+        variable (a view) whose array ``out`` is written into (the plan's ``Launch.into``)."""
         source = self.linker.dialect.render(kernel)
         outs = [(out, out.type.dtype, absent, False)]
         empty = "decline" if isinstance(kernel.body, (Reduce, Contract)) else "skip"
         ins = [v if isinstance(v, tuple) else (v, ()) for v in ins]
         step = self.linker.launch(self.node, source, ins, outs, None, empty, fallback,
-                                  kernel)  # fmt: skip
+                                  kernel, into)  # fmt: skip
         self.steps.append(step)
         self.note("kernel", note, source)
         return out
@@ -135,11 +136,16 @@ class Steps:
 
     def copy(self, src, out) -> Variable:
         """``src`` (any strides) copied into a new C-ordered array by a map kernel."""
+        return self.kernel(
+            self.copy_kernel(src), src, out, note="copy kernel: windows into columns"
+        )
+
+    def copy_kernel(self, src) -> Kernel:
+        """A map kernel whose output is ``src``."""
         b = Builder(self.linker.dialect)
         value = b.variable(src)
-        kernel = Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values),
-                        Map(((0, value),)), fixed_size(src.type.shape))  # fmt: skip
-        return self.kernel(kernel, src, out, note="copy kernel: windows into columns")
+        return Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values),
+                      Map(((0, value),)), fixed_size(src.type.shape))  # fmt: skip
 
     def reduce(self, src, out, kind: str, mean: bool, acc=None) -> Variable:
         """``kind`` of ``src``'s axes 2 and 3 by a reduction kernel (a sum in float64 unless
@@ -246,7 +252,9 @@ class FlatPadding(Padding):
     row's first columns, which are zeros when gap >= right, so a row's right margin and the
     next row's left one share their zeros: the windows' junk columns (pitch - out_w) shrink
     (the stride-1 input gradient's full correlation: none). ``length`` ends each plane with
-    the zeros the last row's windows read past it."""
+    the zeros the last row's windows read past it. A plan calls ``margins`` (NumPy, the
+    planes kept from call to call) and writes x into their interior with a copy kernel on
+    every thread; ``write_interior`` is that kernel's fallback."""
 
     __name__ = "flat padded"
 
@@ -255,15 +263,28 @@ class FlatPadding(Padding):
         self.pitch, self.length = pitch, length
 
     def __call__(self, x):
-        (top, _), (left, _) = self.pads
-        n, c, h, w = x.shape
+        planes = self.margins(x)
+        self.write_interior(x, planes)
+        return planes
+
+    def margins(self, x):
+        """The planes for x, their margins zeros and their interior whatever the last call
+        left there: the array made last time when nothing else holds it, else a new one."""
+        n, c = x.shape[:2]
         out = self.reusable()
         if out is None or out.shape != (n, c, self.length) or out.dtype != x.dtype:
             out = np.zeros((n, c, self.length), x.dtype)
-        rows = out[:, :, top * self.pitch : (top + h) * self.pitch]
-        rows.reshape(n, c, h, self.pitch)[:, :, :, left : left + w] = x
         self.last = out
         return out
+
+    def write_interior(self, x, planes):
+        """x written into the interior of ``planes``; returns that interior (a view)."""
+        (top, _), (left, _) = self.pads
+        n, c, h, w = x.shape
+        rows = planes[:, :, top * self.pitch : (top + h) * self.pitch]
+        interior = rows.reshape(n, c, h, self.pitch)[:, :, :, left : left + w]
+        interior[...] = x
+        return interior
 
 
 def out_size(size, axis, pads) -> int:
