@@ -8,6 +8,7 @@ whose arrays have no offset, keep the reduction pools. The steps' builder is win
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -57,7 +58,7 @@ def _pool(linker, node) -> tuple:
     if op.kernel[0] * op.kernel[1] <= MAX_WINDOW and linker.offset_views:
         elements = _window_elements(steps, source, x, op.kernel, op.stride, out.type.shape)
         fallback = steps.fallback(functools.partial(type(op).perform, op), [x], out)
-        kernel = _pool_kernel(linker.dialect, elements, is_max, steps.dtype.name)
+        kernel = _pool_kernel(linker.dialect, elements, is_max, steps.dtype.name, op.stride[1])
         steps.launch(kernel, elements, out, fallback, f"{op.op_name()} over each window")
         return tuple(steps.steps)
     shape = out.type.shape[:2] + tuple(op.kernel) + out.type.shape[2:]
@@ -81,8 +82,9 @@ def _window_elements(steps, source, batch, kernel, stride, out_shape) -> list:
     ]  # fmt: skip
 
 
-def _pool_kernel(dialect, elements, is_max: bool, dtype: str) -> Kernel:
-    """The maximum of ``elements``, or their mean (summed in float64)."""
+def _pool_kernel(dialect, elements, is_max: bool, dtype: str, step: int) -> Kernel:
+    """The maximum of ``elements`` (window elements ``step`` apart along the output's rows),
+    or their mean (summed in float64)."""
     b = Builder(dialect)
     values = [b.variable(v) for v in elements]
     if is_max:
@@ -94,8 +96,13 @@ def _pool_kernel(dialect, elements, is_max: bool, dtype: str) -> Kernel:
         for value in values[1:]:
             result = b.add(result, b.convert(value, "float64"))
         result = b.convert(b.div(result, b.literal(len(values), "float64")), dtype)
-    return Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
-                  fixed_size(elements[0].type.shape))  # fmt: skip
+    return Kernel(_stepped(b.inputs, step), (Operand(dtype),), tuple(b.values),
+                  Map(((0, result),)), fixed_size(elements[0].type.shape))  # fmt: skip
+
+
+def _stepped(operands, step: int) -> tuple:
+    """The operands, each expecting to take ``step`` elements along the rows."""
+    return tuple(dataclasses.replace(op, row_step=step) for op in operands)
 
 
 #: windows larger than this give the max-pool gradient's first kernel too many operands
@@ -122,7 +129,7 @@ def _max_pool_grad(linker, node) -> tuple:
     ]  # fmt: skip
     first = Variable(TensorType(np.dtype(POSITION), tile), name="first max")
     fallback = steps.fallback(functools.partial(first_max_positions, kh=kh, kw=kw), [x], first)
-    kernel = _first_max_kernel(linker.dialect, elements)
+    kernel = _first_max_kernel(linker.dialect, elements, kw)
     steps.launch(kernel, elements, first, fallback, "each window's first maximum")
     ranks = Variable(TensorType(np.dtype(POSITION), (1, 1, 1, kh, 1, kw)), name="ranks")
     steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
@@ -191,7 +198,7 @@ def _check_tiling(op, sizes) -> None:
         raise Unsupported(f"windows of more than {MAX_WINDOW} elements run the NumPy reference")
 
 
-def _first_max_kernel(dialect, elements) -> Kernel:
+def _first_max_kernel(dialect, elements, step: int) -> Kernel:
     """The position of the first maximum among ``elements`` (NaN counting as the maximum):
     the count of elements before the first that is the maximum, added up without a select
     (selects became jumps that the random positions of maxima mispredict)."""
@@ -205,21 +212,28 @@ def _first_max_kernel(dialect, elements) -> Kernel:
         miss = b.op("not", b.bit_or(b.eq(value, peak), b.ne(value, value)))
         missed = miss if missed is None else b.bit_and(missed, miss)
         position = b.add(position, b.convert(missed, POSITION))
-    return Kernel(tuple(b.inputs), (Operand(POSITION),), tuple(b.values),
+    return Kernel(_stepped(b.inputs, step), (Operand(POSITION),), tuple(b.values),
                   Map(((0, position),)), fixed_size(elements[0].type.shape))  # fmt: skip
 
 
 def _route_kernel(dialect, first, ranks, spread) -> Kernel:
     """Each element's gradient: its window's where its rank is the window's first maximum.
     A product with the hit (0 or 1), as the reference computes it, not a select: the C
-    compiler made the select a jump, which the random positions of maxima mispredict."""
+    compiler made the select a jump, which the random positions of maxima mispredict. Rows
+    of fewer than 8 window columns give way to rows along out_w (render/loops.py), where the
+    output takes kw elements a step and the ranks none: the stepped row."""
     b = Builder(dialect)
     dtype = spread.type.dtype.name
     hit = b.convert(b.eq(b.variable(first), b.variable(ranks)), dtype)
     result = b.mul(hit, b.variable(spread))
     n, c, oh, _, ow, _ = first.type.shape
     kh, kw = ranks.type.shape[3], ranks.type.shape[5]
-    return Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
+    inputs, output = tuple(b.inputs), Operand(dtype)
+    if kw < 8:
+        inputs = tuple(dataclasses.replace(op, row_step=0 if k == 1 else 1)
+                       for k, op in enumerate(inputs))  # fmt: skip
+        output = dataclasses.replace(output, row_step=kw)
+    return Kernel(inputs, (output,), tuple(b.values), Map(((0, result),)),
                   fixed_size((n, c, oh, kh, ow, kw)))  # fmt: skip
 
 

@@ -60,12 +60,19 @@ class Operand:
     ``per_row``: a row kernel's operand without the row axis (labels, a per-row loss);
     ``row_constant``: its type's last axis has length 1, so it is likely broadcast along the
     output's rows (a bias of shape (1, C, 1, 1), a column (N, 1)): CPU loops then have a row
-    that reads it once, taken when its stride along the row is 0 at run time."""
+    that reads it once, taken when its stride along the row is 0 at run time. ``row_step``:
+    the step in elements the planner expects this operand to take along the rows (an input or
+    the output; 0: constant along them), None where it does not say; a kernel where some
+    operand expects a step other than 1 has a row with the steps compiled in, taken when the
+    run-time strides are those (a 2x2 max-pool's windows: inputs every other element; its
+    gradient's route: the output every other). Runtime strides left the C compiler a scalar
+    loop 8x slower."""
 
     dtype: str
     scalar: bool = False
     per_row: bool = False
     row_constant: bool = False
+    row_step: int | None = None
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ class _Loops:
 
     def hoisted(self, strided: bool, constants=()) -> list[str]:
         """Scalar operands (and ``constants``: inputs constant along the row) are read once;
-        others get a typed pointer (flat) or a stride."""
+        others get a typed pointer (flat, or stepped: see ``load``) or a stride."""
         lines = []
         for k, op in enumerate(self.k.inputs):
             t = self.t(op.dtype)
@@ -111,13 +111,16 @@ class _Loops:
                 lines.append(f"const {t} *in{k} = (const {t} *)p[{k}];")
         return lines
 
-    def load(self, item, strided: bool, constants=()) -> str:
+    def load(self, item, strided: bool, constants=(), steps=None) -> str:
+        """Input ``item.operand``'s element i: a hoisted constant, through its run-time stride
+        (``strided``), or through its pointer, ``steps[k]`` elements apart when given."""
         op = self.k.inputs[item.operand]
         if op.scalar or op.per_row or item.operand in constants:
             return f"c{item.operand}"
         if strided:
             return f"*(const {self.t(op.dtype)} *)(p[{item.operand}] + i * s{item.operand})"
-        return f"in{item.operand}[i]"
+        step = 1 if steps is None else steps[item.operand]
+        return f"in{item.operand}[i]" if step == 1 else f"in{item.operand}[i * {step}]"
 
     def body(self, refs, leaf, indent: str = "        ") -> str:
         lines = self.r.statements(self.k.values, refs, leaf)
@@ -189,10 +192,12 @@ class MapLoops(_Loops):
         parts = [self.flat(out_t, result), chunk, self.strided(out_t, result)]
         if self.row_constants():
             parts.append(self.constant_row(out_t, result))
+        if self.row_steps():
+            parts.append(self.stepped_row(out_t, result))
         return "\n".join([*parts, self.entry(out_t)])
 
-    def leaf(self, strided: bool, constants=()):
-        return lambda item: self.load(item, strided, constants)
+    def leaf(self, strided: bool, constants=(), steps=None):
+        return lambda item: self.load(item, strided, constants, steps)
 
     def row_constants(self) -> tuple[int, ...]:
         """The inputs whose type makes them likely constant along a row (``row_constant``)."""
@@ -205,6 +210,33 @@ class MapLoops(_Loops):
         head = "sn_row_const(int64_t n, char *const *p, int64_t *const *st, int64_t last)"
         return self.vector_loop(head, "0", "n", out_t, result, self.row_constants(),
                                 "(void)st; (void)last;")  # fmt: skip
+
+    def row_steps(self) -> tuple[int, ...] | None:
+        """The element steps along a row the planner expects (``Operand.row_step``, 1 where
+        it does not say) of the inputs then the output, when one of them is not 1."""
+        steps = tuple(1 if op.row_step is None else op.row_step
+                      for op in self.k.inputs + self.k.outputs)  # fmt: skip
+        return steps if any(s != 1 for s in steps) else None
+
+    def stepped_row(self, out_t: str, result: str) -> str:
+        """A row whose operands take the ``row_steps`` (compiled in: the C compiler
+        vectorises it with permutes and masked stores, where run-time strides left it a
+        scalar loop 8x slower)."""
+        steps = self.row_steps()
+        constants = tuple(k for k in range(self.nin) if steps[k] == 0)
+        head = "sn_row_step(int64_t n, char *const *p, int64_t *const *st, int64_t last)"
+        return self.vector_loop(head, "0", "n", out_t, result, constants,
+                                "(void)st; (void)last;", steps)  # fmt: skip
+
+    def stepped_test(self, axis: str) -> str:
+        """Every array operand's stride along ``axis`` is its ``row_steps`` elements."""
+        steps = self.row_steps()
+        tests = [
+            f"st[{k}][{axis}] == {steps[k] * np.dtype(op.dtype).itemsize}"
+            for k, op in enumerate(self.k.inputs + self.k.outputs)
+            if not (op.scalar or op.per_row)
+        ]
+        return "(" + " && ".join(tests) + ")"
 
     def constant_row_test(self, axis: str) -> str:
         """The ``row_constants`` inputs have stride 0 along ``axis``, every other array unit
@@ -222,19 +254,21 @@ class MapLoops(_Loops):
         return self.vector_loop(head, "lo", "hi", out_t, result)
 
     def vector_loop(self, head: str, lo: str, hi: str, out_t: str, result: str, constants=(),
-                    prelude: str = "") -> str:  # fmt: skip
+                    prelude: str = "", steps=None) -> str:  # fmt: skip
         """A vectorised loop over [lo, hi) of unit-strided operands; ``constants``: inputs
-        read once instead (see ``constant_row``)."""
+        read once instead (see ``constant_row``); ``steps``: the operands' element steps
+        (inputs then the output) where they are not 1 (see ``stepped_row``)."""
         hoist = "\n    ".join([*([prelude] if prelude else []),
                                *self.hoisted(strided=False, constants=constants)])  # fmt: skip
+        at = "i" if steps is None or steps[self.nin] == 1 else f"i * {steps[self.nin]}"
         return f"""
 static void {head} {{
     {hoist}
     {out_t} *out = ({out_t} *)p[{self.nin}];
     {self.r.simd([])}
     for (int64_t i = {lo}; i < {hi}; i++) {{
-{self.body(self.refs, self.leaf(False, constants))}
-        out[i] = {result};
+{self.body(self.refs, self.leaf(False, constants, steps))}
+        out[{at}] = {result};
     }}
 }}"""
 
@@ -310,17 +344,20 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 }}"""
 
     def row_choice(self) -> str:
-        """Each row by the flat loop, the constant row or the strided one, whichever fits."""
+        """Each row by the flat loop, the constant row, the stepped row or the strided one,
+        whichever fits."""
         rows = ""
         if self.threaded():
             rows = self.r.parallel_for("outer > 1 && outer * n >= SN_PARALLEL_MIN")
-        if not self.row_constants():
-            call = "if (unit) sn_flat(0, n, p); else sn_row(n, p, st, nd - 1);"
-            return self.outer_rows(call, rows)
-        test = self.constant_row_test("nd - 1")
-        call = ("if (unit) sn_flat(0, n, p); else if (constant) sn_row_const(n, p, st, nd - 1);"
-                " else sn_row(n, p, st, nd - 1);")  # fmt: skip
-        return f"    const int constant = {test};\n" + self.outer_rows(call, rows)
+        tests, calls = [], ["if (unit) sn_flat(0, n, p);"]
+        if self.row_constants():
+            tests.append(f"    const int constant = {self.constant_row_test('nd - 1')};\n")
+            calls.append("else if (constant) sn_row_const(n, p, st, nd - 1);")
+        if self.row_steps():
+            tests.append(f"    const int stepped = {self.stepped_test('nd - 1')};\n")
+            calls.append("else if (stepped) sn_row_step(n, p, st, nd - 1);")
+        calls.append("else sn_row(n, p, st, nd - 1);")
+        return "".join(tests) + self.outer_rows(" ".join(calls), rows)
 
     def threaded_flat(self, stream: str) -> str:
         """The contiguous case split into 16-element-aligned chunks, one per thread."""
