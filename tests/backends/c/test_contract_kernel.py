@@ -102,14 +102,15 @@ def check(got, want, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize(
     "m, k, n",
-    [(1, 1, 1), (7, 5, 3), (8, 192, 48), (9, 193, 49), (47, 97, 95), (64, 500, 130),
-     (200, 40, 1000), (20, 4000, 20), (3, 2000, 300), (24, 20000, 24), (9, 3000, 8),
-     (16, 30000, 16)],
+    [(1, 1, 1), (7, 5, 3), (8, 576, 48), (9, 577, 49), (5, 288, 17), (6, 289, 1537),
+     (47, 97, 95), (64, 500, 130), (200, 40, 1000), (20, 4000, 20), (3, 2000, 300),
+     (24, 20000, 24), (9, 3000, 8), (16, 30000, 16)],
 )  # fmt: skip
 def test_products_of_matrices_match_numpy(dtype, m, k, n):
     """Sizes on either side of the micro-kernel's block (8 x 48 floats), of the packing
-    blocks' steps (192 floats, 96 doubles), and long inner lengths (24 x 20000 x 24: split
-    between threads, each adding a partial result); operands in every layout, among them
+    blocks' steps (576 floats, 288 doubles) and columns (1536 floats), and long inner lengths
+    (24 x 20000 x 24: split between threads, each adding a partial result); operands in
+    every layout, among them
     both running along the sum (dot products for a result of one vector of columns: 9 x 8,
     16 x 16, the latter split between threads too)."""
     rng = np.random.default_rng(m * 1000 + k + n)
