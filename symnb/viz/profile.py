@@ -181,13 +181,13 @@ PLACES = {
     "kernel": "generated C on the CPU",
     "blas": "BLAS",
     "view": "view (C)",
-    "library": "NumPy fallback",
+    "library": "NumPy",  # a NumPy step: an op without a kernel, or one the plan calls (padding)
     "loop": "loop (own time; its body steps: rows k/i)",
 }
 
 
 def _placement_note(kernels) -> str:
-    """Where the steps of a kernel backend run (from ``f.kernels``), e.g. C vs NumPy fallback."""
+    """Where the steps of a kernel backend run (from ``f.kernels``), e.g. C vs NumPy."""
     if not kernels:
         return ""
     counts: dict[str, int] = {}

@@ -51,6 +51,18 @@ def test_function_card_counts_nodes_before_and_after():
     assert bundle["text/plain"].startswith("f(x:f64[3]) -> f64[3]")
 
 
+@needs_c
+def test_a_planned_numpy_step_is_not_called_a_fallback():
+    """Backend c's profile: a plan's own NumPy step (a convolution's padded planes) is
+    "NumPy", its kernels "generated C on the CPU"."""
+    x, w = sn.tensor("x", (2, 3, 6, 6)), sn.tensor("w", (4, 3, 3, 3))
+    f = sn.function([x, w], sn.conv2d(x, w, padding="same"), backend="c")
+    profile = f.profile(np.ones((2, 3, 6, 6)), np.ones((4, 3, 3, 3)), repeat=2)
+    places = {r.where for r in profile.rows}
+    assert {"NumPy", "generated C on the CPU"} <= places and "NumPy fallback" not in places
+    assert "× NumPy" in profile.text() and "fallback" not in profile.text()
+
+
 def test_profile_times_every_node_on_the_py_backend():
     x = sn.tensor("x", shape=("n", 4))
     W = sn.shared(np.ones((4, 3)), name="W")
