@@ -39,11 +39,6 @@ PARALLEL_MIN = 1 << 20
 #: idle gaps between calls, against 490 and 510 us on one (2 cores, quiet): waking the other
 #: thread costs more than half a millisecond of exp saves
 ROW_PARALLEL_MIN = 1 << 20
-#: bytes read and written from which a map's rows are split between threads: a map over more
-#: arrays per element does more work per element (W8b's 2x2 max-pool and its windows' first
-#: maxima read four strided windows views: 590k outputs, 1.1 ms on one thread), so its
-#: threshold in elements is lower; a binary float32 map starts at 700k elements.
-MAP_PARALLEL_BYTES = 1 << 23
 #: output bytes from which a flat loop writes with streaming stores: an output this much larger
 #: than the caches is evicted before anything reads it, and normal stores would first read each
 #: line in (write-allocate), one more stream of memory traffic.
@@ -178,9 +173,7 @@ class MapLoops(_Loops):
 
     def __init__(self, r, kernel):
         super().__init__(r, kernel)
-        arrays = [op for op in kernel.inputs + kernel.outputs if not (op.scalar or op.per_row)]
-        moved = sum(np.dtype(op.dtype).itemsize for op in arrays)
-        self.threshold = -(-MAP_PARALLEL_BYTES // moved)
+        self.threshold = map_threshold(kernel)
 
     def source(self) -> str:
         ((out, value),) = self.k.body.stores
@@ -372,6 +365,18 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
             if (lo < hi) sn_chunk(lo, hi, p0, stream);
         }}"""
+
+
+def map_threshold(kernel) -> int:
+    """Elements from which a map's rows are split between threads: PARALLEL_MIN, fewer where
+    operands take steps along the rows (``Operand.row_step``): an operand stepping s elements
+    touches s times the memory per element (each cache line serves 1/s of its elements), so
+    W8b's 2x2 max-pool and its windows' first maxima (590k outputs reading four windows views
+    every other element: 1.1 ms on one thread) take threads. Weighing every map by the bytes
+    it moves instead split small maps of more arrays too: W2's gradient ran 1.05-1.10x."""
+    arrays = [op for op in kernel.inputs + kernel.outputs if not (op.scalar or op.per_row)]
+    touched = sum(max(op.row_step or 1, 1) for op in arrays)
+    return -(-PARALLEL_MIN * len(arrays) // touched) if arrays else PARALLEL_MIN
 
 
 #: ``sn_chunk`` of a kernel whose output is too small for streaming stores

@@ -11,7 +11,7 @@ import pytest
 from scipy import special
 
 import symnb as sn
-from symnb.backends.render.loops import MAP_PARALLEL_BYTES, PARALLEL_MIN, ROW_PARALLEL_MIN
+from symnb.backends.render.loops import PARALLEL_MIN, ROW_PARALLEL_MIN
 from tests.helpers import tolerance
 
 CALLS = 5
@@ -93,17 +93,18 @@ def _threaded(f) -> list[bool]:
     return ["#pragma omp parallel" in k.source for k in f.kernels if k.kind == "kernel"]
 
 
-def test_maps_over_more_arrays_take_threads_at_fewer_elements():
-    """The threshold is in bytes moved: a max-pool over 590k outputs reads four windows
-    views (20 bytes an output) and is split; a binary float32 map of as many is not."""
+def test_maps_of_stepping_operands_take_threads_at_fewer_elements():
+    """A max-pool over 590k outputs reads four windows views every other element (each
+    touching twice the memory per element) and is split between threads; a map of four
+    plain float32 arrays over as many elements is not (PARALLEL_MIN: 1M)."""
     n, c = 64, 64
     x = sn.tensor("x", (n, c, 24, 24), "float32")
     pooled = sn.function([x], sn.max_pool2d(x, (2, 2)), backend="c")
     outputs = n * c * 12 * 12
-    assert outputs * 20 >= MAP_PARALLEL_BYTES > outputs * 12
+    assert outputs * 9 >= PARALLEL_MIN * 5 and outputs < PARALLEL_MIN
     assert _threaded(pooled) == [True]
-    a, b = (sn.tensor(name, (outputs,), "float32") for name in "ab")
-    assert _threaded(sn.function([a, b], a * b, backend="c")) == [False]
+    a, b, d = (sn.tensor(name, (outputs,), "float32") for name in "abd")
+    assert _threaded(sn.function([a, b, d], a * b + d, backend="c")) == [False]
     xv = rng.standard_normal((n, c, 24, 24)).astype("float32")
     want = xv.reshape(n, c, 12, 2, 12, 2).max(axis=(3, 5))
     np.testing.assert_array_equal(repeated(pooled, xv), want)
