@@ -152,25 +152,53 @@ def run_library(step: Library, slots: list) -> None:
 
 # -- Launch ------------------------------------------------------------------------------------
 def run_launch(step: Launch, slots: list) -> None:
+    """The kernel over its inputs, else its fallback; output 0 in the ``into`` array either
+    way when the step has one (``_fill_into``)."""
+    if _launch(step, slots) is not None:
+        run_library(step.fallback, slots)
+        if step.into is not None:
+            _fill_into(step, slots)
+
+
+def _fill_into(step: Launch, slots: list) -> None:
+    """The fallback's result copied into the ``into`` array, which then holds output 0 as when
+    the kernel ran (the plan's own view of storage made in the call: a writeable alias)."""
+    into, result = slots[step.into], slots[step.outs[0][0]]
+    if into is result:
+        return
+    if not (_fits(into, result.shape, result.dtype) and isinstance(result, np.ndarray)):
+        raise RuntimeFailure(failure_message(step.node, ValueError(
+            f"its result {result.dtype}{list(result.shape)} cannot go into the "
+            f"{getattr(into, 'dtype', '')}{list(getattr(into, 'shape', ()))} it was planned "
+            "for")))  # fmt: skip
+    view_at(into, into.shape, into.strides, 0, writeable=True)[...] = result
+    slots[step.outs[0][0]] = into
+
+
+DECLINED = ("declined",)
+
+
+def _launch(step: Launch, slots: list):
+    """The kernel's run; DECLINED when the fallback must run instead."""
     arrays = [slots[slot] for slot, _ in step.ins]
     into = None if step.into is None else slots[step.into]
     key = tuple([(a.shape, a.strides) for a in arrays])
     if into is not None:  # output 0 follows its strides
         if not isinstance(into, np.ndarray):
-            return run_library(step.fallback, slots)
+            return DECLINED
         key += (("into", into.shape, into.strides),)
     layout = step.layouts.get(key) or _prepare(step, arrays, key, into)
     if layout is DECLINE:
-        return run_library(step.fallback, slots)
+        return DECLINED
     shapes, args = layout
     if into is not None and not _fits(into, shapes[0], step.outs[0][1]):
-        return run_library(step.fallback, slots)
+        return DECLINED
     outs = [into if k == 0 and into is not None else _output(step, k, shape, arrays)
             for k, shape in enumerate(shapes)]  # fmt: skip
     if args is not None:
         pointers = ffi.new("char *[]", [pointer(a) for a in [*arrays, *outs]])
         if step.kernel.fn(args, pointers):
-            return run_library(step.fallback, slots)  # the kernel declined this layout
+            return DECLINED  # the kernel declined this layout
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
     return None
@@ -543,10 +571,11 @@ def _span(shape, strides, itemsize: int) -> tuple[int, int]:
     return low, sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + itemsize
 
 
-def view_at(src, shape, strides, offset: int):
-    """A read-only view of src's memory starting ``offset`` bytes after its first element."""
+def view_at(src, shape, strides, offset: int, writeable: bool = False):
+    """A view of src's memory starting ``offset`` bytes after its first element, read-only
+    unless ``writeable`` (the plan writing its own storage: ``_fill_into``)."""
     interface = dict(src.__array_interface__, shape=tuple(shape), strides=tuple(strides))
-    interface["data"] = (interface["data"][0] + offset, True)
+    interface["data"] = (interface["data"][0] + offset, not writeable)
     return np.asarray(_Memory(interface, src))
 
 

@@ -206,11 +206,56 @@ def test_the_padded_planes_copy_falls_back_into_the_planes(rng):
     for got in (execute.run(plan, [x, w, g]), list(runner.schedule(plan)(x, w, g))):
         for a, b in zip(got, want, strict=True):
             check(a, b, rtol=1e-6, atol=1e-6)
-    padding = FlatPadding(((1, 2), (2, 1)), 8, 8 * 8 + 1)
+    padding = FlatPadding(((1, 2), (2, 1)), 8, 8 * 8 + 1, "float32")
     planes = padding(x)
     padded = np.pad(x, ((0, 0), (0, 0), (1, 2), (2, 0)))  # the right margin: the next row's
     np.testing.assert_array_equal(planes[:, :, : 8 * 8].reshape(2, 3, 8, 8), padded)
     assert not planes[:, :, 8 * 8 :].any()
+
+
+def _into_nodes(f) -> list:
+    """The op names of the launches writing into padded planes."""
+    return [s.node.op.op_name() for s in f.linker.plan.steps
+            if isinstance(s, Launch) and s.into is not None]  # fmt: skip
+
+
+def test_a_map_feeding_a_padded_convolution_writes_into_its_planes(rng, monkeypatch):
+    """relu(x) read by a 'same' convolution, and the ReLU mask times the output gradient
+    read by the input gradient's full correlation: both maps write straight into the padded
+    planes (no copy kernel), the values still the loops' (and the Python executor's); a
+    result that is also a graph output, or padded two ways, keeps the copy."""
+    x = rng.normal(size=(2, 3, 7, 8)).astype("float32")
+    w = rng.normal(size=(4, 3, 3, 3)).astype("float32")
+    xs, ws = sn.tensor("x", x.shape, "float32"), sn.tensor("w", w.shape, "float32")
+    h = sn.relu(xs)
+    y = sn.conv2d(h, ws, padding="same")
+    z = sn.conv2d(sn.relu(y), sn.tensor("v", (4, 4, 3, 3), "float32"), padding="valid")
+    v = rng.normal(size=(4, 4, 3, 3)).astype("float32")
+    loss = sn.sum(z * z)
+    inputs = [xs, ws, z.owner.inputs[1]]
+    f = sn.function(inputs, [loss, *sn.grad(loss, [xs, ws])], backend="c")
+    want = sn.function(inputs, [loss, *sn.grad(loss, [xs, ws])], backend="py")(x, w, v)
+    for got in (f(x, w, v), execute.run(f.linker.plan, [x, w, v])):
+        for a, b in zip(got, want, strict=True):
+            check(a, b, rtol=2e-4, atol=2e-4)
+    # relu(x), and the masked output gradients of both input gradients: no copy kernel
+    assert _into_nodes(f) == ["relu", "composite", "composite"]
+    assert products_ran(f, [x, w, v], monkeypatch)
+    # relu(x) also returned: the planes are reused from call to call, so a copy is made
+    g = sn.function([xs, ws], [h, sn.conv2d(h, ws, padding="same")], backend="c")
+    got_h, got_y = g(x, w)
+    check(got_h, np.maximum(x, 0), atol=0)
+    check(got_y, loop_conv2d(np.maximum(x, 0), w, (1, 1), ("same", "same"), (1, 1), 1),
+          rtol=1e-4, atol=1e-4)  # fmt: skip
+    assert _into_nodes(g) == ["conv2d"]  # the convolution's own copy kernel
+    # two paddings of one map: each convolution copies it into planes of its own
+    two = sn.function([xs, ws], [sn.conv2d(h, ws, padding="same"),
+                                 sn.conv2d(h, ws, padding=2)], backend="c")  # fmt: skip
+    a, b = two(x, w)
+    check(a, loop_conv2d(np.maximum(x, 0), w, (1, 1), ("same", "same"), (1, 1), 1),
+          rtol=1e-4, atol=1e-4)  # fmt: skip
+    check(b, loop_conv2d(np.maximum(x, 0), w, (1, 1), (2, 2), (1, 1), 1), rtol=1e-4, atol=1e-4)
+    assert _into_nodes(two) == ["conv2d", "conv2d"]
 
 
 def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
@@ -223,7 +268,14 @@ def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
     assert kinds_for(f, Conv2d) == ["View", "View", "Launch", "View", "View"]
     assert views_for(f, Conv2d) == ["reshape", "strided", "strided", "axes"]
     assert kinds_for(f, Conv2dGradFilters) == ["View", "View", "Launch", "View"]
-    assert library_calls(f, Conv2dGradInput) == ["margins"]  # the copy is a kernel
+    # the kernel computing the output gradient writes it into the padded planes: the
+    # planes' margins are the one NumPy step, no copy kernel
+    assert library_calls(f, Conv2dGradInput) == []
+    planes = [s for s in f.linker.plan.steps if isinstance(s, Library)
+              and isinstance(getattr(s.fn, "__self__", None), FlatPadding)]  # fmt: skip
+    assert len(planes) == 1
+    into = [s for s in f.linker.plan.steps if isinstance(s, Launch) and s.into is not None]
+    assert [type(s.node.op) for s in into] != [Conv2dGradInput]
     g = np.ones((3, 5, 4, 4), "float32")
     y, dx, dw = f(x, w, g)
     check(y, loop_conv2d(x, w, (1, 1), ("valid", "valid"), (1, 1), 1), rtol=1e-5, atol=1e-5)

@@ -125,22 +125,30 @@ def test_launch_in_place_takes_the_input_buffer_only_when_it_fits():
 
 def test_launch_into_writes_through_the_arrays_strides():
     """``Launch.into``: output 0 is written into that slot's array whatever its strides (the
-    interior of padded planes); one of another shape runs the fallback instead."""
+    interior of padded planes), by the kernel or, where it declines, by its fallback's result
+    copied there; an array that cannot take it is an error naming the node."""
     x, y, z = sn.matrix("x"), sn.matrix("y"), sn.matrix("z")
     f = sn.function([x, y, z], x + y, backend="c")
     (step,) = f.linker.plan.steps
-    plan = dataclasses.replace(f.linker.plan, steps=(dataclasses.replace(step, into=2),))
-    for name, run in executors(f, plan).items():
-        xv, yv = rng.random((3, 4)), rng.random((3, 4))
-        big = np.zeros((5, 9))
-        interior = big[1:4, 2:9:2]  # rows 9 apart, every other column
-        (got,) = run(xv, yv, interior)
-        assert got is interior or np.shares_memory(got, big), name
-        np.testing.assert_array_equal(big[1:4, 2:9:2], xv + yv, err_msg=name)
-        big[1:4, 2:9:2] = 0
-        assert not big.any(), name  # nothing written outside the view
-        (got,) = run(xv, yv, np.zeros((4, 3)))  # cannot take it: the fallback's own array
-        np.testing.assert_array_equal(got, xv + yv, err_msg=name)
+    (declines,) = cache.load_many(["#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
+                                   "{ (void)a; (void)p; return 1; }\n"])  # fmt: skip
+    declining = type(step.kernel)("declines", None)
+    declining.load(declines, int(execute.ffi.cast("uintptr_t", declines)))
+    for kernel in (step.kernel, declining):
+        into = dataclasses.replace(step, into=2, kernel=kernel)
+        plan = dataclasses.replace(f.linker.plan, steps=(into,))
+        for name, run in executors(f, plan).items():
+            xv, yv = rng.random((3, 4)), rng.random((3, 4))
+            big = np.zeros((5, 9))
+            interior = big[1:4, 2:9:2]  # rows 9 apart, every other column
+            (got,) = run(xv, yv, interior)
+            assert np.shares_memory(got, big), name
+            np.testing.assert_array_equal(big[1:4, 2:9:2], xv + yv, err_msg=name)
+            big[1:4, 2:9:2] = 0
+            assert not big.any(), name  # nothing written outside the view
+    with pytest.raises(execute.RuntimeFailure, match="cannot go into"):
+        execute.run(plan, [rng.random((3, 4)), rng.random((3, 4)), np.zeros((4, 3))])
+    assert runner.schedule(plan)(rng.random((3, 4)), rng.random((3, 4)), np.zeros((4, 3))) is None
 
 
 def test_launch_inputs_with_absent_axes():

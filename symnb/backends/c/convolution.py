@@ -33,6 +33,7 @@ import numpy as np
 
 from symnb.backends.c.windowed import (
     COLUMNS,
+    FLOATS,
     FlatPadding,
     Steps,
     fixed_sizes,
@@ -41,6 +42,7 @@ from symnb.backends.c.windowed import (
     padded_source,
     window_geometry,
 )
+from symnb.backends.kernels.ir import Map
 from symnb.backends.planner import Planners
 from symnb.core.variable import Variable
 from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, scatter_windows
@@ -93,29 +95,99 @@ def _flat_windows(steps, x, like, pads, kernel, dilation):
 def _flat_planes(steps, x, pads, reach) -> tuple:
     """x's planes (N, C, length) for flat windows whose taps reach ``reach`` columns right of
     their output, and the pitch of their rows: x itself unpadded, else ``FlatPadding``'s
-    layout, whose rows share their zero margins (gap = max(left, right), wider only where the
-    padding outgrows the windows, so that out_w <= pitch). The margins are a NumPy step (the
-    planes kept from call to call); x goes into their interior by a copy kernel writing
-    through the interior's view (``Launch.into``): W8b's 9.4 MB on both threads, where
-    NumPy's copy ran on one (its input gradient 0.86-0.91x)."""
+    layout, whose rows share their zero margins. The kernel computing x may have written it
+    there already (``output_planes``); else a copy kernel writes it through the interior's
+    view (``Launch.into``): W8b's 9.4 MB on both threads, where NumPy's copy ran on one (its
+    input gradient 0.86-0.91x)."""
     n, c, height, width = x.type.shape
     (top, bottom), (left, right) = pads
     if not (top or bottom or left or right):
         return steps.reshape(x, steps.temp("planes", (n, c, height * width)),
                              (-2, c, height * width)), width  # fmt: skip
-    pitch = width + max(left, right, left + right - reach)
-    length = (top + height + bottom) * pitch + left + right - (pitch - width)
-    padding = FlatPadding(pads, pitch, length)
-    planes = steps.library(padding.margins, [x], steps.temp("padded planes", (n, c, length)),
-                           "padded planes: zero margins, kept from call to call")  # fmt: skip
-    place = (4, -2, c, height, width, 1, 0, 0, 0, 1, 0, 0, 0, pitch, 0, 0, 1, 0, 0,
-             top * pitch + left)  # fmt: skip
-    interior = steps.strided(planes, x, steps.temp("planes' interior", x.type.shape), place)
+    placed = steps.linker.planned.get(("planes", id(x), pads, reach))
+    if placed is not None:
+        return placed
+    padding = flat_padding(x.type.shape, pads, reach, x.type.dtype)
+    planes, interior = _planes_steps(steps, padding, x.type.shape, [x])
     copied = steps.temp("x in the planes", x.type.shape)
-    fallback = steps.fallback(padding.write_interior, [x, planes], copied)
+    fallback = steps.fallback(np.array, [x], copied)
     steps.launch(steps.copy_kernel(x), [x], copied, fallback, "x copied into the padded "
                  "planes (on every thread)", into=interior)  # fmt: skip
-    return planes, pitch
+    return planes, padding.pitch
+
+
+def flat_padding(shape, pads, reach, dtype) -> FlatPadding:
+    """The padded planes of an x of ``shape`` for flat windows reaching ``reach`` columns:
+    gap = max(left, right), wider only where the padding outgrows the windows (so that out_w
+    <= pitch), and each plane ending with the zeros its last row's windows read past it."""
+    _, _, height, width = shape
+    (top, bottom), (left, right) = pads
+    pitch = width + max(left, right, left + right - reach)
+    length = (top + height + bottom) * pitch + left + right - (pitch - width)
+    return FlatPadding(pads, pitch, length, dtype)
+
+
+def _planes_steps(steps, padding, shape, sources) -> tuple:
+    """The margins step (N and C from the broadcast of ``sources``) and the view of the
+    planes' interior, of ``shape``: (planes, interior)."""
+    n, c, height, width = shape
+    (top, _), (left, _) = padding.pads
+    planes = steps.library(padding.margins, sources, steps.temp("padded planes",
+                           (n, c, padding.length)), "padded planes: zero margins, kept from "
+                           "call to call")  # fmt: skip
+    place = (4, -2, c, height, width, 1, 0, 0, 0, 1, 0, 0, 0, padding.pitch, 0, 0, 1, 0, 0,
+             top * padding.pitch + left)  # fmt: skip
+    interior = steps.strided(planes, planes, steps.temp("planes' interior", shape), place)
+    return planes, interior
+
+
+def output_planes(linker, node, lowered) -> tuple:
+    """(steps, into) for a map kernel whose output x every consumer that pads it reads as the
+    same padded planes (a stride-1 convolution's input or output gradient): the planes'
+    margins and interior view, which the kernel then writes x into (``Launch.into``) instead
+    of a copy kernel doing it after. x stays readable by every other consumer, through the
+    interior's strides. ((), None) where that does not apply (several layouts, a graph output,
+    not a 4-d float map)."""
+    if not isinstance(lowered.kernel.body, Map) or len(lowered.outputs) != 1:
+        return (), None
+    (x, absent, keep), dtype = lowered.outputs[0], lowered.outputs[0][0].type.dtype
+    plain = not absent and not keep and all(not a for _, a in lowered.inputs)
+    if not plain or x.type.ndim != 4 or dtype.name not in FLOATS or id(x) in linker.outputs:
+        return (), None
+    wanted = {_planes_wanted(linker, client, i) for client, i in linker.graph.clients.get(x, [])
+              if not isinstance(client, str)}  # fmt: skip
+    wanted.discard(None)
+    if len(wanted) != 1:
+        return (), None
+    ((pads, reach),) = wanted
+    steps = Steps(linker, node)
+    padding = flat_padding(x.type.shape, pads, reach, dtype)
+    planes, interior = _planes_steps(steps, padding, x.type.shape, [v for v, _ in lowered.inputs])
+    linker.planned[("planes", id(x), pads, reach)] = (planes, padding.pitch)
+    return tuple(steps.steps), interior
+
+
+def _planes_wanted(linker, client, i) -> tuple | None:
+    """(pads, reach) of the padded planes through which ``client`` reads its input i, or None:
+    a stride-1 convolution with one group reading its input x (padded as the op asks) or its
+    output gradient (padded for the full correlation)."""
+    op = getattr(client, "op", None)
+    if not isinstance(op, (Conv2d, Conv2dGradInput)) or not packs(linker, op):
+        return None
+    if tuple(op.stride) != (1, 1):
+        return None
+    if isinstance(op, Conv2d) and i == 0:
+        x, w = client.inputs
+        axes = op._geometry(w.type.shape)
+        pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+    elif isinstance(op, Conv2dGradInput) and i == 1:
+        w, _, _ = client.inputs
+        pads = _correlation_pads(op, w.type.shape, client.outputs[0].type.shape[2:])
+    else:
+        return None
+    if pads is None or not any(p for side in pads for p in side):
+        return None
+    return pads, op.dilation[1] * (w.type.shape[3] - 1)
 
 
 def _unflattened(steps, product, like, grid, out) -> Variable:
@@ -274,24 +346,29 @@ def _full_correlation(steps, w, g, out) -> bool:
     one packed product over its windows, no window gradients and no col2im. False (nothing
     planned) for other strides, or padding wider than the span."""
     op, (o, c, kh, kw) = steps.node.op, w.type.shape
-    axes = op._geometry(w.type.shape)
-    height, width = out.type.shape[2:]
-    pads = []
-    for ax, n in zip(axes, (height, width)):
-        span = ax.dilation * (ax.kernel - 1)
-        before, after = ax.pads(n)
-        pads.append((span - before, span - after))
-    if tuple(op.stride) != (1, 1) or min(p for side in pads for p in side) < 0:
+    pads = _correlation_pads(op, w.type.shape, out.type.shape[2:])
+    if tuple(op.stride) != (1, 1) or pads is None:
         return False
     coefficients = (0, 1, 0, 0, 1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1)
     flipped = steps.strided(w, w, steps.temp("w flipped", (c, o, kh, kw)),
                             (4, c, o, kh, kw, *coefficients, 0, 0, kh - 1, kw - 1))  # fmt: skip
-    windows, grid = _flat_windows(steps, g, g, tuple(pads), (kh, kw), op.dilation)
+    windows, grid = _flat_windows(steps, g, g, pads, (kh, kw), op.dilation)
     product = steps.temp("w * windows", (c, *windows.type.shape[3:]))
     steps.contract(flipped, windows, product, (1, 3, 2), "flipped filters times the output "
                    "gradient's windows (packed, no col2im)")  # fmt: skip
     _unflattened(steps, product, g, grid, out)
     return True
+
+
+def _correlation_pads(op, w_shape, sizes) -> tuple | None:
+    """The output gradient's padding for the full correlation: the filter's span less the
+    input's padding, per axis; None where the input's padding is wider than the span."""
+    pads = []
+    for ax, n in zip(op._geometry(w_shape), sizes):
+        span = ax.dilation * (ax.kernel - 1)
+        before, after = ax.pads(n)
+        pads.append((span - before, span - after))
+    return None if min(p for side in pads for p in side) < 0 else tuple(pads)
 
 
 def _shifted_grad_input(steps, w, g, out) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from symnb.backends import execute
 from symnb.backends.branches import plan_flat, plan_steps
-from symnb.backends.c import blas, cache, runner, windowed
+from symnb.backends.c import blas, cache, convolution, runner, windowed
 from symnb.backends.c.convolution import CONVOLUTION
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
@@ -150,11 +150,15 @@ def _kernel(linker: CLinker, node) -> Launch:
     if len(lowered.nodes) > 1:  # the producer's inputs feed the reference of both
         reference = _FusedReference(lowered.nodes, node.outputs[0].type.dtype)
         fallback = linker.library(node, reference, inputs=lowered.nodes[0].inputs)
-    step = linker.launch(node, source, lowered.inputs, outs, lowered.inplace, lowered.empty,
-                         fallback, lowered.kernel)  # fmt: skip
+    # a result a convolution reads padded: written into its padded planes (convolution.py)
+    before, into = convolution.output_planes(linker, node, lowered)
+    inplace = None if into is not None else lowered.inplace
+    step = linker.launch(node, source, lowered.inputs, outs, inplace, lowered.empty,
+                         fallback, lowered.kernel, into)  # fmt: skip
     nodes = list(lowered.nodes) if len(lowered.nodes) > 1 else node
-    linker.kernels.append(KernelInfo("kernel", nodes, source, lowered.note))
-    return step
+    note = lowered.note + (" (into a convolution's padded planes)" if into is not None else "")
+    linker.kernels.append(KernelInfo("kernel", nodes, source, note))
+    return (*before, step) if before else step
 
 
 class _FusedReference:

@@ -784,6 +784,26 @@ static int run_repeat(Step *st, PyObject **slots) {
 }
 
 /* Runs one step: 0 done, 1 not as planned, -1 an error is set. */
+/* A launch's fallback result copied into its ``into`` array, which then holds output 0 as
+ * when the kernel ran; 1 (the Python executor then raises the error) when it cannot take it. */
+static int fill_into(Step *st, PyObject **slots) {
+    PyObject *dst = slots[st->into], *src = slots[st->outs[0]];
+    if (dst == src) return 0;
+    if (!PyArray_Check(dst) || !PyArray_Check(src)) return 1;
+    PyArrayObject *d = (PyArrayObject *)dst, *s = (PyArrayObject *)src;
+    if (PyArray_NDIM(d) != PyArray_NDIM(s) || PyArray_TYPE(d) != PyArray_TYPE(s)
+        || memcmp(PyArray_DIMS(d), PyArray_DIMS(s), PyArray_NDIM(d) * sizeof(npy_intp)))
+        return 1;
+    /* the plan's own view of storage made in the call: written as the kernel would */
+    int readonly = !PyArray_ISWRITEABLE(d);
+    if (readonly) PyArray_ENABLEFLAGS(d, NPY_ARRAY_WRITEABLE);
+    int rc = PyArray_CopyInto(d, s);
+    if (readonly) PyArray_CLEARFLAGS(d, NPY_ARRAY_WRITEABLE);
+    if (rc < 0) return -1;
+    Py_XSETREF(slots[st->outs[0]], Py_NewRef(dst));
+    return 0;
+}
+
 static int run_step(Step *st, PyObject **slots) {
     int rc = st->kind == STEP_LAUNCH   ? run_launch(st, slots)
              : st->kind == STEP_GEMM   ? run_gemm(st, slots)
@@ -791,7 +811,9 @@ static int run_step(Step *st, PyObject **slots) {
              : st->kind == STEP_BRANCH ? run_branch(st, slots)
              : st->kind == STEP_REPEAT ? run_repeat(st, slots)
                                        : run_library(st, slots);
-    return rc == FALLBACK ? run_library(st->fallback, slots) : rc;
+    if (rc != FALLBACK) return rc;
+    rc = run_library(st->fallback, slots);
+    return rc == 0 && st->kind == STEP_LAUNCH && st->into >= 0 ? fill_into(st, slots) : rc;
 }
 
 /* Fills the argument slots: 0 done, 1 an argument is not as planned. */

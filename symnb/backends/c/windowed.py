@@ -253,38 +253,34 @@ class FlatPadding(Padding):
     next row's left one share their zeros: the windows' junk columns (pitch - out_w) shrink
     (the stride-1 input gradient's full correlation: none). ``length`` ends each plane with
     the zeros the last row's windows read past it. A plan calls ``margins`` (NumPy, the
-    planes kept from call to call) and writes x into their interior with a copy kernel on
-    every thread; ``write_interior`` is that kernel's fallback."""
+    planes kept from call to call) and has x written into their interior: by the kernel that
+    computes x (``output_planes`` in convolution.py), else by a copy kernel, on every thread."""
 
     __name__ = "flat padded"
 
-    def __init__(self, pads, pitch, length):
+    def __init__(self, pads, pitch, length, dtype):
         super().__init__(pads, 0.0)
-        self.pitch, self.length = pitch, length
+        self.pitch, self.length, self.dtype = pitch, length, np.dtype(dtype)
 
     def __call__(self, x):
+        """The planes holding x (its layout, for tests and displays)."""
         planes = self.margins(x)
-        self.write_interior(x, planes)
-        return planes
-
-    def margins(self, x):
-        """The planes for x, their margins zeros and their interior whatever the last call
-        left there: the array made last time when nothing else holds it, else a new one."""
-        n, c = x.shape[:2]
-        out = self.reusable()
-        if out is None or out.shape != (n, c, self.length) or out.dtype != x.dtype:
-            out = np.zeros((n, c, self.length), x.dtype)
-        self.last = out
-        return out
-
-    def write_interior(self, x, planes):
-        """x written into the interior of ``planes``; returns that interior (a view)."""
         (top, _), (left, _) = self.pads
         n, c, h, w = x.shape
         rows = planes[:, :, top * self.pitch : (top + h) * self.pitch]
-        interior = rows.reshape(n, c, h, self.pitch)[:, :, :, left : left + w]
-        interior[...] = x
-        return interior
+        rows.reshape(n, c, h, self.pitch)[:, :, :, left : left + w] = x
+        return planes
+
+    def margins(self, *arrays):
+        """The planes for the broadcast of ``arrays`` (x, or the inputs of the map computing
+        it), their margins zeros and their interior whatever the last call left there: the
+        array made last time when nothing else holds it, else a new one."""
+        n, c = np.broadcast_shapes(*(np.shape(a) for a in arrays))[:2]
+        out = self.reusable()
+        if out is None or out.shape != (n, c, self.length):
+            out = np.zeros((n, c, self.length), self.dtype)
+        self.last = out
+        return out
 
 
 def out_size(size, axis, pads) -> int:
