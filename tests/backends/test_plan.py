@@ -193,6 +193,25 @@ def test_gemm_matmul_and_fused_bias(dtype):
     assert "1  blas     s6 <- s2, s3, s0, s5, s4  (gemm)" in repr(f.linker.plan)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_products_split_between_threads_match_numpy(dtype):
+    """Products of 4M-16M multiply-adds run in parts on OpenMP threads (runner_gemm.h's
+    SMALL_SPLIT_MIN): a dense layer's three (64 x 9216 x 10 with its bias, the input's
+    gradient through the transposed weights, the weights' SGD update from the transposed
+    input), split by rows or by columns, agree with NumPy; so does a split product of an odd
+    size, whose parts differ."""
+    x, w, b = (sn.matrix(n, dtype=dtype) for n in "xwb")
+    g = sn.matrix("g", dtype=dtype)
+    xv = rng.standard_normal((64, 9216)).astype(dtype)
+    wv = rng.standard_normal((9216, 10)).astype(dtype)
+    bv = rng.standard_normal((1, 10)).astype(dtype)
+    gv = rng.standard_normal((64, 10)).astype(dtype)
+    agree([x, w, b], x @ w + b, [xv, wv, bv], [Gemm])
+    agree([g, w], g @ w.T, [gv, wv], [Gemm])
+    agree([x, g, w], w - 0.1 * (x.T @ g), [xv, gv, wv], [Gemm])
+    agree([x, w], x @ w, [xv[:61, :8191], wv[:8191, :9]], [Gemm])
+
+
 def test_a_plan_without_blas_says_so_and_runs_numpy(monkeypatch):
     monkeypatch.setitem(blas._found, "gemm", {})
     x, w = sn.matrix("x"), sn.matrix("w")

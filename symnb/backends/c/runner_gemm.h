@@ -20,6 +20,9 @@
  * With the pool never woken in W8b, its step took 0.80-0.87x the time. */
 #define SERIAL_MAX (1 << 24)
 #define SPLIT_MIN (1 << 28)
+/* From SMALL_SPLIT_MIN to SERIAL_MAX the parts on OpenMP threads too, where one BLAS thread
+ * ran alone: W8b's dense layer (64 x 9216 x 10 and its two gradients, 5.9M each) */
+#define SMALL_SPLIT_MIN (1 << 22)
 /* columns of a split part: a multiple of a cache line of floats */
 #define SPLIT_ALIGN 16
 
@@ -193,7 +196,8 @@ static int run_gemm(Step *st, PyObject **slots) {
     char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
     char *cp = PyArray_BYTES((PyArrayObject *)c);
     npy_intp work = mnk[0] * mnk[1] * mnk[2];
-    int split = st->set_threads != NULL && work >= SPLIT_MIN && !st->in_loop;
+    int split = st->set_threads != NULL && !st->in_loop
+                && (work >= SPLIT_MIN || (work >= SMALL_SPLIT_MIN && work < SERIAL_MAX));
     int serial = st->set_threads != NULL && !split
                  && ((!st->in_loop && work < SERIAL_MAX)
                      || (st->in_loop && st->loop_serial && work <= LOOP_SERIAL_MAX));
