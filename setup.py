@@ -14,13 +14,19 @@ from setuptools import Extension, setup
 
 RUNNER = "symnb/backends/c/runner.c"
 HEADER = "symnb/backends/c/runner_plan.h"  # included by runner.c
+LAUNCH = "symnb/backends/c/runner_launch.h"  # included by runner.c
 GEMM = "symnb/backends/c/runner_gemm.h"  # included by runner.c
+LOOP = "symnb/backends/c/runner_loop.h"  # included by runner.c
 HELPERS = "symnb/backends/render/runtime.h"  # included by runner.c: the kernels' helpers
 #: symnb.core.types.MAX_RANK, read from its file (the build does not import symnb);
 #: runner.py passes the same define
 MAX_RANK = int(re.search(r"^MAX_RANK = (\d+)", Path("symnb/core/types.py").read_text(), re.M)[1])
-SALT = f"MAX_RANK={MAX_RANK}".encode()
-SOURCES = b"".join(Path(p).read_bytes() for p in (RUNNER, HEADER, GEMM, HELPERS))
+#: symnb.backends.plan.SERIAL_MAX (1 << n), read the same way
+SERIAL_MAX = 1 << int(
+    re.search(r"^SERIAL_MAX = 1 << (\d+)", Path("symnb/backends/plan.py").read_text(), re.M)[1]
+)
+SALT = f"MAX_RANK={MAX_RANK} SERIAL_MAX={SERIAL_MAX}".encode()
+SOURCES = b"".join(Path(p).read_bytes() for p in (RUNNER, HEADER, LAUNCH, GEMM, LOOP, HELPERS))
 DIGEST = hashlib.sha256(SOURCES + SALT).hexdigest()[:16]  # as runner.source_hash()
 
 setup(
@@ -28,9 +34,13 @@ setup(
         Extension(
             "symnb.backends.c._runner",
             [RUNNER],
-            depends=[HEADER, GEMM, HELPERS],
+            depends=[HEADER, LAUNCH, GEMM, LOOP, HELPERS],
             include_dirs=[numpy.get_include()],
-            define_macros=[("SN_RUNNER_HASH", f'"{DIGEST}"'), ("SN_MAX_RANK", str(MAX_RANK))],
+            define_macros=[
+                ("SN_RUNNER_HASH", f'"{DIGEST}"'),
+                ("SN_MAX_RANK", str(MAX_RANK)),
+                ("SN_SERIAL_MAX", str(SERIAL_MAX)),
+            ],
             # -fopenmp: large products are split between OpenMP threads (runner.c's
             # SPLIT_MIN); where it fails, symnb builds the runner itself on first use
             extra_compile_args=["-O2", "-fopenmp"],

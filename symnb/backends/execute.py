@@ -20,6 +20,7 @@ import cffi
 import numpy as np
 
 from symnb.backends.plan import (
+    SERIAL_MAX,
     Branch,
     Gemm,
     Launch,
@@ -359,18 +360,12 @@ def run_gemm(step: Gemm, slots: list) -> None:
     tb, ldb, y = blas_operand(y)
     gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
     m, k, n = x.shape[0], x.shape[1], y.shape[1]
+    # without it, f.profile() timed the kernels after a small product up to 10x slower
     with _one_blas_thread(step.blas, m * n * k < SERIAL_MAX):
         gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
              pointer(c), n)  # fmt: skip
     slots[step.out] = c
     return None
-
-
-#: multiply-adds below which a product runs on one BLAS thread: runner_gemm.h's SERIAL_MAX
-#: (a test holds them equal). Woken for a small product, OpenBLAS's threads spin on the core
-#: the next kernel's threads need, so without it ``f.profile()`` timed the kernels after a
-#: small product up to 10x slower than a call runs them.
-SERIAL_MAX = 1 << 24
 
 
 @contextlib.contextmanager

@@ -110,6 +110,13 @@ class Launch:
     buffers: dict = field(init=False, repr=False, default_factory=dict)
 
 
+#: multiply-adds below which a product outside loops runs on one BLAS thread: woken for a
+#: small product, OpenBLAS's threads spin for about 0.1 s on the core the next kernel's
+#: OpenMP threads need. runner.c gets it as ``SN_SERIAL_MAX`` (runner_gemm.h gives the bands
+#: above it); the Python executor follows it too.
+SERIAL_MAX = 1 << 24
+
+
 @dataclass(frozen=True, eq=False)
 class BlasRef:
     """A ``cblas_?gemm`` entry point: its address and whether its ints are 64-bit;

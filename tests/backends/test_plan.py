@@ -4,7 +4,6 @@ executor (symnb/backends/execute.py) on the same plan objects, against NumPy's r
 from __future__ import annotations
 
 import dataclasses
-import re
 import weakref
 
 import numpy as np
@@ -12,7 +11,8 @@ import pytest
 
 import symnb as sn
 from symnb.backends import execute
-from symnb.backends.c import blas, cache, runner
+from symnb.backends import plan as plan_module
+from symnb.backends.c import blas, cache, compiler, runner
 from symnb.backends.plan import Gemm, Launch, Library, Repeat, View
 from symnb.core.op import Op
 from symnb.core.types import MAX_RANK, TensorType
@@ -352,11 +352,10 @@ def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
 
 def test_the_python_executor_takes_small_products_to_one_blas_thread():
     """``f.profile()`` runs the Python executor: a small product there wakes no BLAS threads
-    (they would spin on the core the next kernel needs), as runner.c's SERIAL_MAX rule; the
-    two thresholds are one number."""
-    header = (runner.SOURCE.parent / "runner_gemm.h").read_text()
-    (value,) = re.findall(r"#define SERIAL_MAX \(1 << (\d+)\)", header)
-    assert execute.SERIAL_MAX == 1 << int(value)
+    (they would spin on the core the next kernel needs), as runner.c does below the one
+    SERIAL_MAX (plan.py's, passed to runner.c as a define)."""
+    command = runner.compile_command(compiler.require_compiler(), "x.so")
+    assert f"-DSN_SERIAL_MAX={plan_module.SERIAL_MAX}" in command
     calls = []
     threads = [4]
 

@@ -36,19 +36,21 @@ from symnb.backends.compiledir import (
     verified,
     write_private,
 )
-from symnb.backends.plan import Branch, Gemm, Launch, Library, Repeat, View
+from symnb.backends.plan import SERIAL_MAX, Branch, Gemm, Launch, Library, Repeat, View
 from symnb.backends.render.runtime import EXPORTED, names
 from symnb.config import config
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
 
 SOURCE = Path(__file__).with_name("runner.c")
-#: every file of the extension (runner.c includes the two headers and the kernels' helpers),
-#: hashed together
+#: every file of the extension (runner.c includes its four headers and the kernels'
+#: helpers), hashed together
 SOURCES = (
     SOURCE,
     SOURCE.with_name("runner_plan.h"),
+    SOURCE.with_name("runner_launch.h"),
     SOURCE.with_name("runner_gemm.h"),
+    SOURCE.with_name("runner_loop.h"),
     SOURCE.parent.parent / "render" / "runtime.h",
 )
 MODULE = "symnb.backends.c._runner"
@@ -61,8 +63,13 @@ _exports: list[bool] = []  # [whether kernels may call the runner's helpers] onc
 @functools.cache
 def source_hash() -> str:
     """The sources with the rank they are built for (setup.py computes the same)."""
-    text = b"".join(path.read_bytes() for path in SOURCES) + f"MAX_RANK={MAX_RANK}".encode()
+    text = b"".join(path.read_bytes() for path in SOURCES) + _salt().encode()
     return hashlib.sha256(text).hexdigest()[:16]
+
+
+def _salt() -> str:
+    """The defines a build bakes in (setup.py salts its hash the same way)."""
+    return f"MAX_RANK={MAX_RANK} SERIAL_MAX={SERIAL_MAX}"
 
 
 def module():
@@ -146,7 +153,8 @@ def compile_command(cc: str, target: str) -> list[str]:
     includes = [sysconfig.get_paths()["include"], np.get_include()]
     return [
         cc, "-O2", "-shared", "-fPIC", *_threading(cc), *[f"-I{d}" for d in includes],
-        f'-DSN_RUNNER_HASH="{source_hash()}"', f"-DSN_MAX_RANK={MAX_RANK}", str(SOURCE),
+        f'-DSN_RUNNER_HASH="{source_hash()}"', f"-DSN_MAX_RANK={MAX_RANK}",
+        f"-DSN_SERIAL_MAX={SERIAL_MAX}", str(SOURCE),
         "-o", target,
     ]  # fmt: skip
 

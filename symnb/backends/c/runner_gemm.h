@@ -18,7 +18,10 @@
  *   descheduled); W8b's 680-800M products;
  * - in between, OpenBLAS's own threads: W3's 33-102M products ran 1.3-1.7x slower split.
  * With the pool never woken in W8b, its step took 0.80-0.87x the time. */
-#define SERIAL_MAX (1 << 24)
+#ifndef SN_SERIAL_MAX
+#error "define SN_SERIAL_MAX as symnb.backends.plan.SERIAL_MAX (runner.py and setup.py do)"
+#endif
+#define SERIAL_MAX ((npy_intp)SN_SERIAL_MAX)
 #define SPLIT_MIN (1 << 28)
 /* From SMALL_SPLIT_MIN to SERIAL_MAX the parts on OpenMP threads too, where one BLAS thread
  * ran alone: W8b's dense layer (64 x 9216 x 10 and its two gradients, 5.9M each) */
