@@ -155,7 +155,7 @@ def run_library(step: Library, slots: list) -> None:
 def run_launch(step: Launch, slots: list) -> None:
     """The kernel over its inputs, else its fallback; output 0 in the ``into`` array either
     way when the step has one (``_fill_into``)."""
-    if _launch(step, slots) is not None:
+    if not _launch(step, slots):
         run_library(step.fallback, slots)
         if step.into is not None:
             _fill_into(step, slots)
@@ -176,33 +176,30 @@ def _fill_into(step: Launch, slots: list) -> None:
     slots[step.outs[0][0]] = into
 
 
-DECLINED = ("declined",)
-
-
 def _launch(step: Launch, slots: list):
-    """The kernel's run; DECLINED when the fallback must run instead."""
+    """The kernel's run: False when the fallback must run instead."""
     arrays = [slots[slot] for slot, _ in step.ins]
     into = None if step.into is None else slots[step.into]
     key = tuple([(a.shape, a.strides) for a in arrays])
     if into is not None:  # output 0 follows its strides
         if not isinstance(into, np.ndarray):
-            return DECLINED
+            return False
         key += (("into", into.shape, into.strides),)
     layout = step.layouts.get(key) or _prepare(step, arrays, key, into)
     if layout is DECLINE:
-        return DECLINED
+        return False
     shapes, args = layout
     if into is not None and not _fits(into, shapes[0], step.outs[0][1]):
-        return DECLINED
+        return False
     outs = [into if k == 0 and into is not None else _output(step, k, shape, arrays)
             for k, shape in enumerate(shapes)]  # fmt: skip
     if args is not None:
         pointers = ffi.new("char *[]", [pointer(a) for a in [*arrays, *outs]])
         if step.kernel.fn(args, pointers):
-            return DECLINED  # the kernel declined this layout
+            return False  # the kernel declined this layout
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
-    return None
+    return True
 
 
 DECLINE = ("decline",)
