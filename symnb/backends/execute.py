@@ -167,7 +167,7 @@ def _fill_into(step: Launch, slots: list) -> None:
     into, result = slots[step.into], slots[step.outs[0][0]]
     if into is result:
         return
-    if not (_fits(into, result.shape, result.dtype) and isinstance(result, np.ndarray)):
+    if not (isinstance(result, np.ndarray) and _fits(into, result.shape, result.dtype)):
         raise RuntimeFailure(failure_message(step.node, ValueError(
             f"its result {result.dtype}{list(result.shape)} cannot go into the "
             f"{getattr(into, 'dtype', '')}{list(getattr(into, 'shape', ()))} it was planned "
@@ -209,19 +209,15 @@ MAX_LAYOUTS = 64  # per step; a step called with ever new shapes starts over
 def _prepare(step: Launch, arrays, key: tuple, into=None):
     """``step.layouts[key]``: (output shapes, kernel arguments or None when empty), or DECLINE.
     The arguments depend on nothing else (outputs are new C-ordered arrays, an input of the
-    same layout, or the ``into`` array whose layout the key holds), and kernels work on a copy
-    of them, so calls and threads share them."""
+    same layout, or the ``into`` array whose layout the key holds: ``_launch`` checks that it
+    fits before they are used), and kernels work on a copy of them, so calls and threads
+    share them."""
     space = index_space(step, arrays)
     if space is None or (step.empty == "decline" and 0 in space):
         layout = DECLINE
     else:
         shapes = [output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
-        fits = into is None or _fits(into, shapes[0], step.outs[0][1])  # else: the fallback
-        args = (
-            None
-            if 0 in space or not fits
-            else ffi.new("int64_t[]", kernel_args(step, space, arrays, into))
-        )
+        args = None if 0 in space else ffi.new("int64_t[]", kernel_args(step, space, arrays, into))
         layout = (shapes, args)
     if len(step.layouts) >= MAX_LAYOUTS:
         step.layouts.clear()

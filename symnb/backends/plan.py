@@ -91,8 +91,8 @@ class Launch:
     ``fallback`` (the node's NumPy reference) also runs when the kernel declines a layout or
     the inputs do not broadcast. ``into``: a slot whose array output 0 is written into,
     whatever its strides (a view the plan made of storage it made in the call: the interior
-    of padded planes); a call where it cannot take the output (another shape or dtype) runs
-    the fallback, which writes into it too."""
+    of padded planes); where the fallback runs, the executor copies its result there, and
+    an array that cannot take it (another shape or dtype) is an error naming the node."""
 
     kind: ClassVar[str] = "kernel"
     kernel: KernelRef

@@ -40,6 +40,7 @@ from symnb.backends.c.windowed import (
     float_operands,
     out_size,
     padded_source,
+    pads_of,
     window_geometry,
 )
 from symnb.backends.kernels.ir import Map
@@ -63,7 +64,7 @@ def col2im(dcols, x_shape, axes, pads):
 def _windows_of(steps, x, axes, order):
     """The windows of x (padded as the op asks) as a view, its axes in ``order`` (of N, C,
     OUT_H, OUT_W, KH, KW)."""
-    pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+    pads = pads_of(axes, x.type.shape[2:])
     sizes = (x.type.shape[0], x.type.shape[1],
              *(out_size(n, ax, p) for n, ax, p in zip(x.type.shape[2:], axes, pads)),
              axes[0].kernel, axes[1].kernel)  # fmt: skip
@@ -104,7 +105,7 @@ def _flat_planes(steps, x, pads, reach) -> tuple:
     if not (top or bottom or left or right):
         return steps.reshape(x, steps.temp("planes", (n, c, height * width)),
                              (-2, c, height * width)), width  # fmt: skip
-    placed = steps.linker.planned.get(("planes", id(x), pads, reach))
+    placed = steps.linker.planned.get(_planes_key(x, pads, reach))
     if placed is not None:
         return placed
     padding = flat_padding(x.type.shape, pads, reach, x.type.dtype)
@@ -114,6 +115,11 @@ def _flat_planes(steps, x, pads, reach) -> tuple:
     steps.launch(steps.copy_kernel(x), [x], copied, fallback, "x copied into the padded "
                  "planes (on every thread)", into=interior)  # fmt: skip
     return planes, padding.pitch
+
+
+def _planes_key(x, pads, reach) -> tuple:
+    """The linker's memo key of x's padded planes (``linker.planned``): (planes, pitch)."""
+    return ("planes", id(x), pads, reach)
 
 
 def flat_padding(shape, pads, reach, dtype) -> FlatPadding:
@@ -152,7 +158,8 @@ def output_planes(linker, node, lowered) -> tuple:
     a 4-d float map)."""
     if not isinstance(lowered.kernel.body, Map) or len(lowered.outputs) != 1:
         return (), None
-    (x, absent, keep), dtype = lowered.outputs[0], lowered.outputs[0][0].type.dtype
+    x, absent, keep = lowered.outputs[0]
+    dtype = x.type.dtype
     plain = not absent and not keep and all(not a for _, a in lowered.inputs)
     if not plain or x.type.ndim != 4 or dtype.name not in FLOATS or id(x) in linker.outputs:
         return (), None
@@ -167,7 +174,7 @@ def output_planes(linker, node, lowered) -> tuple:
     steps = Steps(linker, node)
     padding = flat_padding(x.type.shape, pads, reach, dtype)
     planes, interior = _planes_steps(steps, padding, x.type.shape, [v for v, _ in lowered.inputs])
-    linker.planned[("planes", id(x), pads, reach)] = (planes, padding.pitch)
+    linker.planned[_planes_key(x, pads, reach)] = (planes, padding.pitch)
     return tuple(steps.steps), interior
 
 
@@ -187,7 +194,7 @@ def _planes_wanted(linker, client, i) -> tuple | None:
     if isinstance(op, Conv2d) and i == 0:
         x, w = client.inputs
         axes = op._geometry(w.type.shape)
-        pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+        pads = pads_of(axes, x.type.shape[2:])
     elif isinstance(op, Conv2dGradInput) and i == 1:
         w, _, _ = client.inputs
         pads = _correlation_pads(op, w.type.shape, client.outputs[0].type.shape[2:])
@@ -220,7 +227,7 @@ def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
     memo = steps.linker.planned
     if key in memo:
         return memo[key]
-    pads = tuple(ax.pads(n) for ax, n in zip(geometry_axes, x.type.shape[2:]))
+    pads = pads_of(geometry_axes, x.type.shape[2:])
     source = padded_source(steps, x, pads, fill)
     geometry = window_geometry(geometry_axes)
     out = [out_size(n, ax, p) for n, ax, p in zip(x.type.shape[2:], geometry_axes, pads)]
@@ -256,7 +263,7 @@ def _conv2d(linker, node) -> tuple:
     o, _, kh, kw = w.type.shape
     if packs(linker, op) and tuple(op.stride) == (1, 1):
         axes = op._geometry(w.type.shape)
-        pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+        pads = pads_of(axes, x.type.shape[2:])
         windows, grid = _flat_windows(steps, x, x, pads, (kh, kw), op.dilation)
         product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
         steps.contract(w, windows, product, (1, 3, 2), "filters times windows (packed, "
@@ -341,7 +348,7 @@ def _conv2d_grad_input(linker, node) -> tuple:
         filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
         steps.product(filters, rows, dcols, op.groups, trans_a=True)
     axes = op._geometry(w.type.shape)
-    pads = tuple(ax.pads(n) for ax, n in zip(axes, out.type.shape[2:]))
+    pads = pads_of(axes, out.type.shape[2:])
     fn = functools.partial(_col2im_of, x_shape=out.type.shape[1:], axes=axes, pads=pads)
     steps.library(fn, [dcols, g], out, "window gradients added into place (NumPy's "
                   "strided adds, kh*kw of them)")  # fmt: skip

@@ -21,6 +21,7 @@ from symnb.backends.c.windowed import (
     Steps,
     fixed_sizes,
     float_operands,
+    pads_of,
     window_geometry,
 )
 from symnb.backends.kernels.build import Builder, fixed_size
@@ -46,7 +47,7 @@ def _pool(linker, node) -> tuple:
     fixed_sizes(x.type.shape, out.type.shape)
     op, steps = node.op, Steps(linker, node)
     axes = op._geometry()
-    pads = tuple(ax.pads(n) for ax, n in zip(axes, x.type.shape[2:]))
+    pads = pads_of(axes, x.type.shape[2:])
     is_max = isinstance(op, MaxPool2d)
     source = x
     if any(p for side in pads for p in side):
@@ -188,7 +189,7 @@ def _spread_reference(g, like, op):
 
 def _check_tiling(op, sizes) -> None:
     (kh, kw), (height, width) = op.kernel, sizes
-    pads = [ax.pads(n) for ax, n in zip(op._geometry(), sizes)]
+    pads = pads_of(op._geometry(), sizes)
     if tuple(op.stride) != (kh, kw) or any(a or b for a, b in pads) or height % kh or width % kw:
         raise Unsupported(
             "a kernel when the windows tile the input exactly (stride = kernel, no "

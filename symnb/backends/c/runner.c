@@ -207,11 +207,19 @@ static PyObject *pooled(Step *step, int k, int nd, const npy_intp *shape, int ty
     return fresh;
 }
 
+/* Two arrays' dims, of nd and nd_b axes, are the same. */
+static int same_dims(int nd, const npy_intp *a, int nd_b, const npy_intp *b) {
+    return nd == nd_b && memcmp(a, b, nd * sizeof(npy_intp)) == 0;
+}
+
+/* ``t`` has this shape and type, whatever its strides. */
+static int has_shape(PyArrayObject *t, int nd, const npy_intp *shape, int type) {
+    return PyArray_TYPE(t) == type && same_dims(PyArray_NDIM(t), PyArray_DIMS(t), nd, shape);
+}
+
 /* ``t`` can take a result of this shape and type in place. */
 static int can_hold(PyArrayObject *t, int nd, const npy_intp *shape, int type) {
-    return PyArray_NDIM(t) == nd && PyArray_TYPE(t) == type && PyArray_ISWRITEABLE(t)
-           && PyArray_IS_C_CONTIGUOUS(t)
-           && memcmp(PyArray_DIMS(t), shape, nd * sizeof(npy_intp)) == 0;
+    return has_shape(t, nd, shape, type) && PyArray_ISWRITEABLE(t) && PyArray_IS_C_CONTIGUOUS(t);
 }
 
 /* ---- library steps ------------------------------------------------------------------------ */

@@ -66,10 +66,8 @@ static int output_dims(Step *st, int k, const npy_intp *space, npy_intp *dims) {
 static int into_fits(Step *st, PyObject *t, const npy_intp *space) {
     npy_intp dims[MAXDIM];
     int n = output_dims(st, 0, space, dims);
-    if (t == NULL || !PyArray_Check(t)) return 0;
-    PyArrayObject *a = (PyArrayObject *)t;
-    return PyArray_NDIM(a) == n && PyArray_TYPE(a) == st->out_types[0]
-           && memcmp(PyArray_DIMS(a), dims, n * sizeof(npy_intp)) == 0;
+    return t != NULL && PyArray_Check(t)
+           && has_shape((PyArrayObject *)t, n, dims, st->out_types[0]);
 }
 
 /* Output k: the ``into`` array, input ``inplace``'s buffer when it can take output 0, else
@@ -139,7 +137,6 @@ static int run_launch(Step *st, PyObject **slots) {
     return 0;
 }
 
-
 /* A launch's fallback result copied into its ``into`` array, which then holds output 0 as
  * when the kernel ran; 1 (the Python executor then raises the error) when it cannot take it. */
 static int fill_into(Step *st, PyObject **slots) {
@@ -147,9 +144,7 @@ static int fill_into(Step *st, PyObject **slots) {
     if (dst == src) return 0;
     if (!PyArray_Check(dst) || !PyArray_Check(src)) return 1;
     PyArrayObject *d = (PyArrayObject *)dst, *s = (PyArrayObject *)src;
-    if (PyArray_NDIM(d) != PyArray_NDIM(s) || PyArray_TYPE(d) != PyArray_TYPE(s)
-        || memcmp(PyArray_DIMS(d), PyArray_DIMS(s), PyArray_NDIM(d) * sizeof(npy_intp)))
-        return 1;
+    if (!has_shape(d, PyArray_NDIM(s), PyArray_DIMS(s), PyArray_TYPE(s))) return 1;
     /* the plan's own view of storage made in the call: written as the kernel would */
     int readonly = !PyArray_ISWRITEABLE(d);
     if (readonly) PyArray_ENABLEFLAGS(d, NPY_ARRAY_WRITEABLE);

@@ -8,10 +8,6 @@ static PyObject *row_of(PyArrayObject *a, npy_intp t, int writeable) {
                    PyArray_STRIDES(a) + 1, writeable);
 }
 
-static int same_dims(int nd, const npy_intp *a, int nd_b, const npy_intp *b) {
-    return nd == nd_b && memcmp(a, b, nd * sizeof(npy_intp)) == 0;
-}
-
 /* The steps to run into *n: n_steps, or (-1) the rows every sequence has. 1 (the Python
  * executor runs the call and names the problem) when n_steps is not an int, a sequence is
  * shorter, or there is no step to run. */

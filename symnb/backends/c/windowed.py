@@ -283,6 +283,12 @@ class FlatPadding(Padding):
         return out
 
 
+def pads_of(axes, sizes) -> tuple:
+    """((top, bottom), (left, right)): the padding the op's window ``axes`` give an input of
+    these (height, width)."""
+    return tuple(ax.pads(n) for ax, n in zip(axes, sizes))
+
+
 def out_size(size, axis, pads) -> int:
     return (size + pads[0] + pads[1] - axis.dilation * (axis.kernel - 1) - 1) // axis.stride + 1
 

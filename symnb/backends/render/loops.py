@@ -223,23 +223,23 @@ class MapLoops(_Loops):
 
     def stepped_test(self, axis: str) -> str:
         """Every array operand's stride along ``axis`` is its ``row_steps`` elements."""
-        steps = self.row_steps()
+        return self.steps_test(axis, self.row_steps())
+
+    def constant_row_test(self, axis: str) -> str:
+        """The ``row_constants`` inputs have stride 0 along ``axis``, every other array unit
+        stride."""
+        constants = self.row_constants()
+        steps = [0 if k in constants else 1 for k in range(self.nops)]
+        return self.steps_test(axis, steps)
+
+    def steps_test(self, axis: str, steps) -> str:
+        """Every array operand k (inputs then the output) has a stride of ``steps[k]``
+        elements along ``axis``."""
         tests = [
             f"st[{k}][{axis}] == {steps[k] * np.dtype(op.dtype).itemsize}"
             for k, op in enumerate(self.k.inputs + self.k.outputs)
             if not (op.scalar or op.per_row)
         ]
-        return "(" + " && ".join(tests) + ")"
-
-    def constant_row_test(self, axis: str) -> str:
-        """The ``row_constants`` inputs have stride 0 along ``axis``, every other array unit
-        stride."""
-        tests = []
-        for k, op in enumerate(self.k.inputs + self.k.outputs):
-            if op.scalar or op.per_row:
-                continue
-            size = 0 if k in self.row_constants() else np.dtype(op.dtype).itemsize
-            tests.append(f"st[{k}][{axis}] == {size}")
         return "(" + " && ".join(tests) + ")"
 
     def flat(self, out_t: str, result: str) -> str:
@@ -375,8 +375,8 @@ def map_threshold(kernel) -> int:
     every other element: 1.1 ms on one thread) take threads. Weighing every map by the bytes
     it moves instead split small maps of more arrays too: W2's gradient ran 1.05-1.10x."""
     arrays = [op for op in kernel.inputs + kernel.outputs if not (op.scalar or op.per_row)]
-    touched = sum(max(op.row_step or 1, 1) for op in arrays)
-    return -(-PARALLEL_MIN * len(arrays) // touched) if arrays else PARALLEL_MIN
+    touched = sum(op.row_step or 1 for op in arrays)  # a map has its output at least
+    return -(-PARALLEL_MIN * len(arrays) // touched)
 
 
 #: ``sn_chunk`` of a kernel whose output is too small for streaming stores
