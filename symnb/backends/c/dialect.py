@@ -19,6 +19,13 @@ INCLUDES = """#include <stdint.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+// a loop kernel's entry only decodes the launch and walks rows, calling the row functions:
+// GCC compiles it at -O1, a third less compile time for the same run time
+#if defined(__GNUC__) && !defined(__clang__)
+#define SN_DRIVER __attribute__((optimize("O1")))
+#else
+#define SN_DRIVER
+#endif
 static inline int64_t sn_threads(void) {
 #ifdef _OPENMP
     return omp_get_num_threads();
@@ -60,6 +67,10 @@ class CDialect(Renderer):
 
     def entry_signature(self) -> str:
         return "int sn_kernel(int64_t *a, char **ptr)"
+
+    def driver_signature(self) -> str:
+        """The entry of a loop kernel, which holds no hot loop of its own (``SN_DRIVER``)."""
+        return "SN_DRIVER\n" + self.entry_signature()
 
     def parallel_for(self, condition: str, reduction=None) -> str:
         clause = ""

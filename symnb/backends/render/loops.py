@@ -324,7 +324,7 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         stream = f"n * (int64_t)sizeof({out_t}) >= {STREAM_MIN_BYTES}" if self.streams else "0"
         flat = self.threaded_flat(stream) if self.threaded() else "sn_chunk(0, shape[0], p0, 0);"
         return f"""
-{self.r.entry_signature()} {{
+{self.r.driver_signature()} {{
 {self.decode()}    if (nd == 1 && {self.contiguous_test("0")}) {{
         {flat}
         return 0;
@@ -483,7 +483,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         rows = self.outer_rows("row(n, p, st, nd - 1);", self.row_threads())
         scatter = self.outer_rows("scatter(n, p, st, nd - 1);")
         return f"""
-{self.r.entry_signature()} {{
+{self.r.driver_signature()} {{
     const int64_t size = {size};
 {self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
     for (int64_t i = 0; i < size; i++) out[i] = {start};
@@ -691,7 +691,7 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         )
         call = "bad |= row(n, p, st, nd - 1);"
         return f"""
-{self.r.entry_signature()} {{
+{self.r.driver_signature()} {{
 {self.decode(collapse=False)}{self.SPLIT}    int bad = 0;
     sn_rows_fn row = {self.contiguous_test("nd - 1")} ? sn_rows_flat : sn_rows;
 {self.outer_rows(call, pragma)}

@@ -14,6 +14,7 @@ import symnb as sn
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.kernels.lowering import lower
 from symnb.ops.composite import Composite
+from tests.backends.c.test_contract_kernel import contract_kernel
 
 SNAPSHOTS = Path(__file__).with_name("snapshots")
 
@@ -75,3 +76,15 @@ def test_snapshot_of_a_row_kernel():
     source = source_of(sn.logsumexp(x, axis=1))
     assert "const int64_t ahead0 = last > 0 ? st[0][last - 1] : 0;" in source
     check_snapshot("logsumexp_rows_float64.c", source)
+
+
+def test_only_a_loop_kernels_entry_is_compiled_as_a_driver():
+    """``SN_DRIVER`` (-O1) marks the entry, which only walks rows; the row functions and a
+    product kernel, which hold the hot loops, keep the full flags."""
+    loops = source_of(composite_output()[2])
+    lines = loops.splitlines()
+    marked = [lines[i + 1] for i, line in enumerate(lines) if line == "SN_DRIVER"]
+    assert marked == ["int sn_kernel(int64_t *a, char **ptr) {"]
+    product = SharedHelpersC().render(contract_kernel("float32", (1, 1, 1)))
+    assert "SN_DRIVER\nint sn_kernel" not in product
+    assert "int sn_kernel(int64_t *a, char **ptr)" in product

@@ -4,6 +4,13 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+// a loop kernel's entry only decodes the launch and walks rows, calling the row functions:
+// GCC compiles it at -O1, a third less compile time for the same run time
+#if defined(__GNUC__) && !defined(__clang__)
+#define SN_DRIVER __attribute__((optimize("O1")))
+#else
+#define SN_DRIVER
+#endif
 static inline int64_t sn_threads(void) {
 #ifdef _OPENMP
     return omp_get_num_threads();
@@ -150,6 +157,7 @@ static int sn_rows_flat(int64_t n, char *const *p, int64_t *const *st, int64_t l
     *(double *)p[1] = v9;
     return 0;
 }
+SN_DRIVER
 int sn_kernel(int64_t *a, char **ptr) {
     char *p0[2]; int64_t *st[2];
     int64_t local[SN_ARGS(2)];
