@@ -55,6 +55,7 @@
 #define sn_advance snrt_advance
 #define sn_decode snrt_decode
 #define sn_inner_axis snrt_inner_axis
+#define sn_reduce_axis snrt_reduce_axis
 #define sn_outer_distinct snrt_outer_distinct
 #define sn_tile snrt_tile
 #define SN_MAXDIM MAXDIM

@@ -487,6 +487,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     const int64_t size = {size};
 {self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
     for (int64_t i = 0; i < size; i++) out[i] = {start};
+    sn_reduce_axis(nd, shape, {self.nops}, st, {self.nin});
 {self.SPLIT}    if (st[{self.nin}][nd - 1] == 0) {{
         sn_row_fn row = {self.contiguous_test("nd - 1", outputs=False)} ? sn_row_flat : sn_row;
 {_indent(rows)}

@@ -70,13 +70,32 @@ SN_RT void sn_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int
     for (int k = 0; k < nops; k++) t = st[k][best], st[k][best] = st[k][nd - 1], st[k][nd - 1] = t;
 }
 
+static inline int64_t sn_abs64(int64_t x) { return x < 0 ? -x : x; }
+
+/* A reduction may visit its index space in any order: the axis of at least 8 elements that
+ * the inputs (operands before out) step along most closely goes innermost, judged by the
+ * largest step of any input. A reduction over a transposed input's unit-stride axis then
+ * reads rows of adjacent elements, where it read one element per cache line. */
+static inline int64_t sn_widest_step(int64_t d, int out, int64_t *const *st) {
+    int64_t w = 0;
+    for (int k = 0; k < out; k++) w = sn_abs64(st[k][d]) > w ? sn_abs64(st[k][d]) : w;
+    return w;
+}
+SN_RT void sn_reduce_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out) {
+    int64_t best = nd - 1, t;
+    for (int64_t d = 0; d + 1 < nd; d++)
+        if (shape[d] >= 8 && sn_widest_step(d, out, st) < sn_widest_step(best, out, st)) best = d;
+    if (best == nd - 1) return;
+    t = shape[best], shape[best] = shape[nd - 1], shape[nd - 1] = t;
+    for (int k = 0; k < nops; k++) t = st[k][best], st[k][best] = st[k][nd - 1], st[k][nd - 1] = t;
+}
+
 SN_RT int sn_outer_distinct(int64_t nd, int64_t *const *st, int out) {
     for (int64_t d = 0; d + 1 < nd; d++)
         if (st[out][d] == 0) return 0;
     return 1;
 }
 
-static inline int64_t sn_abs64(int64_t x) { return x < 0 ? -x : x; }
 /* An input read across the output's rows, a transposed operand with a short stride on the
  * second-last axis and at least a cache line on the last, would take a cache line per
  * element. So the two axes are cut into square tiles, each axis split in two: its blocks, then

@@ -54,3 +54,32 @@ def test_reducing_the_inner_axes_takes_the_flat_row_by_the_inputs_strides(layout
     a = a[..., ::2] if layout == "strided" else a[..., :7].copy()
     want = a.astype(np.float64).sum(axis=(0, 2, 3), keepdims=True)
     np.testing.assert_allclose(f(a), want, rtol=1e-6)
+
+
+PERMUTED = {
+    "transposed": lambda a: a.transpose(2, 1, 0),
+    "rolled": lambda a: a.transpose(1, 2, 0),
+    "reversed-transposed": lambda a: a[::-1, :, ::-2].transpose(2, 0, 1),
+}
+
+
+@pytest.mark.parametrize("view", sorted(PERMUTED))
+@pytest.mark.parametrize("axis", [0, 1, 2, (0, 1), (0, 2), (1, 2), None])
+@pytest.mark.parametrize("name, dtype", [("sum", "float64"), ("max", "float32"),
+                                         ("mean", "float64"), ("prod", "int64")])  # fmt: skip
+def test_reductions_of_permuted_views_match_numpy(view, axis, name, dtype):
+    """A reduction visits its index space in any order: the axis the input steps along most
+    closely goes innermost (``sn_reduce_axis``), a transposed input's unit-stride axis among
+    them, whether it is reduced or kept; every axis choice gives NumPy's values."""
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-2, 2, (9, 11, 26))
+    a = (a * 3).astype(dtype) if dtype == "int64" else a.astype(dtype)
+    if name == "max":
+        a[4, 5, 6] = np.nan
+    v = PERMUTED[view](a)
+    x = sn.tensor("x", shape=(None,) * 3, dtype=dtype)
+    f = sn.function([x], getattr(sn, name)(sn.cos(x) * 3 if name == "prod" else x, axis=axis),
+                    backend="c")  # fmt: skip
+    source = np.cos(v) * 3 if name == "prod" else v
+    want = getattr(np, name)(source.astype(np.float64) if name == "prod" else source, axis=axis)
+    np.testing.assert_allclose(f(v), want, rtol=1e-5 if dtype == "float32" else 1e-12)

@@ -66,7 +66,7 @@ __attribute__((simd("notinbranch"))) float expf(float);
 #define SN_ARGS(nops) (2 + SN_MAXDIM + (nops) * SN_MAXDIM)
 #define SN_ROWS 64 /* rows located once and then advanced; threads split blocks of them */
 
-/* the runner's helpers, runtime.h 584698644351140b */
+/* the runner's helpers, runtime.h 1a6f95ba9f8b8ab0 */
 int64_t snrt_collapse(int64_t nd, int64_t *shape, int nops, int64_t **st);
 #define sn_collapse snrt_collapse
 void snrt_locate(int64_t o, int64_t nd, const int64_t *shape, int nops, char *const *base, int64_t *const *st, char **p, int64_t *idx);
@@ -77,6 +77,8 @@ int64_t snrt_decode(int64_t *a, char **ptr, int nops, char **p, int64_t **st);
 #define sn_decode snrt_decode
 void snrt_inner_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out);
 #define sn_inner_axis snrt_inner_axis
+void snrt_reduce_axis(int64_t nd, int64_t *shape, int nops, int64_t **st, int out);
+#define sn_reduce_axis snrt_reduce_axis
 int snrt_outer_distinct(int64_t nd, int64_t *const *st, int out);
 #define sn_outer_distinct snrt_outer_distinct
 int64_t snrt_tile(int64_t *a, int64_t nd, int64_t *shape, int nops, int64_t **st, int out);
