@@ -473,3 +473,33 @@ def test_padding_reuses_its_array_only_once_nothing_holds_it():
     np.testing.assert_array_equal(reused[:, :, 1:4, :4], x + 2)
     assert np.isneginf(reused[:, :, [0, 4, 5], :]).all() and np.isneginf(reused[..., 4]).all()
     assert reused.shape == (1, 2, 6, 5)
+
+
+def test_a_map_read_by_a_bias_gradient_still_writes_into_the_planes(rng):
+    """A sum over the last two axes (a bias gradient) reads the padded planes' interior in
+    blocks of short rows as fast as contiguous data, so an output gradient it reads besides
+    the convolutions is written into the planes; a bias broadcast along the rows only, whose
+    gradient keeps the last axis, would walk the rows one by one, so there the copy stays.
+    Values against the Python backend either way."""
+    x = rng.normal(size=(2, 3, 7, 8)).astype("float32")
+    w = rng.normal(size=(4, 3, 3, 3)).astype("float32")
+    xs, ws = sn.tensor("x", x.shape, "float32"), sn.tensor("w", w.shape, "float32")
+    y = sn.relu(sn.conv2d(xs, ws, padding="valid"))  # (2, 4, 5, 6)
+    cases = (((1, 4, 1, 1), "composite", "conv2d_grad_input"),
+             ((1, 1, 1, 4), "conv2d_grad_input", "composite"))  # fmt: skip
+    for bias_shape, into, not_into in cases:
+        c = sn.tensor("c", bias_shape, "float32")
+        cc = rng.normal(size=bias_shape).astype("float32")
+        v = sn.tensor("v", (4, 4, 3, 3), "float32")
+        z = sn.conv2d(y, v, padding="valid")
+        vv = rng.normal(size=(4, 4, 3, 3)).astype("float32")
+        out = z + c
+        loss = sn.sum(out * out)
+        inputs = [xs, ws, v, c]
+        outputs = [loss, *sn.grad(loss, [ws, v, c])]
+        f = sn.function(inputs, outputs, backend="c")
+        want = sn.function(inputs, outputs, backend="py")(x, w, vv, cc)
+        for got in (f(x, w, vv, cc), execute.run(f.linker.plan, [x, w, vv, cc])):
+            for a, b in zip(got, want, strict=True):
+                check(a, b, rtol=2e-4, atol=2e-4)
+        assert into in _into_nodes(f) and not_into not in _into_nodes(f), _into_nodes(f)

@@ -46,7 +46,9 @@ from symnb.backends.c.windowed import (
 from symnb.backends.kernels.ir import Map
 from symnb.backends.planner import Planners
 from symnb.core.variable import Variable
+from symnb.ops.broadcast import Sum, SumToLike
 from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, scatter_windows
+from symnb.ops.reduce import Mean
 
 CONVOLUTION = Planners()
 
@@ -148,14 +150,13 @@ def _planes_steps(steps, padding, shape, sources) -> tuple:
 
 
 def output_planes(linker, node, lowered) -> tuple:
-    """(steps, into) for a map kernel whose output x is read by convolutions only, those that
-    pad it all through the same padded planes (a stride-1 convolution's input or output
-    gradient): the planes' margins and interior view, which the kernel then writes x into
+    """(steps, into) for a map kernel whose output x is read only by convolutions and sums
+    over its rows (``_reads_planes_fast``), the convolutions that pad it all through the same
+    padded planes (a stride-1 convolution's input or output gradient): the planes' margins and interior view, which the kernel then writes x into
     (``Launch.into``) instead of a copy kernel doing it after; the other convolutions read x
-    through the interior's strides, as their product kernels read anything. ((), None) where
-    that does not apply (another reader: W8b's bias gradient, a sum over the interior's rows
-    of 24, took 1.14 ms against 0.29 and the step 1.04x; several layouts; a graph output; not
-    a 4-d float map)."""
+    through the interior's strides, as their product kernels read anything, and a bias
+    gradient sums its short rows in blocks. ((), None) where that does not apply (another
+    reader, ``_reads_planes_fast``; several layouts; a graph output; not a 4-d float map)."""
     if not isinstance(lowered.kernel.body, Map) or len(lowered.outputs) != 1:
         return (), None
     x, absent, keep = lowered.outputs[0]
@@ -164,8 +165,8 @@ def output_planes(linker, node, lowered) -> tuple:
     if not plain or x.type.ndim != 4 or dtype.name not in FLOATS or id(x) in linker.outputs:
         return (), None
     clients = linker.graph.clients.get(x, [])
-    if not all(isinstance(getattr(c, "op", None), CONVOLUTION_OPS) for c, _ in clients):
-        return (), None  # another reader: a reduction over the interior's pitched rows ran 4x
+    if not all(_reads_planes_fast(c) for c, _ in clients):
+        return (), None  # another reader: an elementwise map would walk rows of 24 one by one
     wanted = {_planes_wanted(linker, client, i) for client, i in clients}
     wanted.discard(None)
     if len(wanted) != 1:
@@ -180,6 +181,22 @@ def output_planes(linker, node, lowered) -> tuple:
 
 #: the readers of a result that take it through any strides at full speed (product kernels)
 CONVOLUTION_OPS = (Conv2d, Conv2dGradFilters, Conv2dGradInput)
+
+
+def _reads_planes_fast(client) -> bool:
+    """Whether ``client`` reads a padded plane's interior (rows shorter than their pitch) at
+    about the speed of contiguous data: a product kernel, or a sum over the last two axes (a
+    bias gradient), which adds the short rows in blocks (``ReduceLoops.block``)."""
+    op = getattr(client, "op", None)
+    if isinstance(op, CONVOLUTION_OPS):
+        return True
+    ndim = client.inputs[0].type.ndim
+    if isinstance(op, (Sum, Mean)):
+        return {ndim - 2, ndim - 1} <= set(op.axis)
+    if isinstance(op, SumToLike):
+        like = client.inputs[1].type.shape
+        return len(like) < 2 or tuple(like[-2:]) == (1, 1)
+    return False
 
 
 def _planes_wanted(linker, client, i) -> tuple | None:

@@ -83,3 +83,27 @@ def test_reductions_of_permuted_views_match_numpy(view, axis, name, dtype):
     source = np.cos(v) * 3 if name == "prod" else v
     want = getattr(np, name)(source.astype(np.float64) if name == "prod" else source, axis=axis)
     np.testing.assert_allclose(f(v), want, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("width", [1, 7, 24, 63, 64])
+@pytest.mark.parametrize("name, dtype", [("sum", "float64"), ("mean", "float32"),
+                                         ("sum", "int32")])  # fmt: skip
+def test_short_rows_of_padded_planes_sum_in_blocks(width, name, dtype):
+    """Sums over a padded plane's interior (rows shorter than SN_BLOCK_N, the last two axes
+    reduced) go through ``sn_block_flat``: rows added column by column, then across; equal
+    to NumPy with the producer fused, over the axes a bias gradient sums."""
+    rng = np.random.default_rng(width)
+    planes = rng.uniform(-2, 2, (3, 4, 9, width + 3))
+    planes = (planes * 4).astype(dtype) if dtype == "int32" else planes.astype(dtype)
+    interior = planes[:, :, 1:8, 1 : width + 1]  # rows of `width` in a pitch of width + 3
+    x = sn.tensor("x", shape=(None,) * 4, dtype=dtype)
+    f = sn.function([x], [getattr(sn, name)(x * 2 + 1, axis=(0, 2, 3)),
+                          getattr(sn, name)(x, axis=(2, 3), keepdims=True)], backend="c")  # fmt: skip
+    reductions = [k.source for k in f.kernels if k.kind == "kernel" and "sn_row_flat" in k.source]
+    assert reductions and all("sn_block_flat(n, m, p, st, nd - 1);" in s for s in reductions)
+    values = interior.astype(np.float64)
+    reduce = getattr(np, name)
+    want = [reduce(values * 2 + 1, axis=(0, 2, 3)), reduce(values, axis=(2, 3), keepdims=True)]
+    for got, expected in zip(f(interior), want):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12)
