@@ -486,7 +486,8 @@ def test_a_map_read_by_a_bias_gradient_still_writes_into_the_planes(rng):
     xs, ws = sn.tensor("x", x.shape, "float32"), sn.tensor("w", w.shape, "float32")
     y = sn.relu(sn.conv2d(xs, ws, padding="valid"))  # (2, 4, 5, 6)
     cases = (((1, 4, 1, 1), "composite", "conv2d_grad_input"),
-             ((1, 1, 1, 4), "conv2d_grad_input", "composite"))  # fmt: skip
+             ((1, 1, 1, 4), "conv2d_grad_input", "composite"),
+             ((4,), "conv2d_grad_input", "composite"))  # fmt: skip
     for bias_shape, into, not_into in cases:
         c = sn.tensor("c", bias_shape, "float32")
         cc = rng.normal(size=bias_shape).astype("float32")

@@ -152,8 +152,9 @@ def _planes_steps(steps, padding, shape, sources) -> tuple:
 def output_planes(linker, node, lowered) -> tuple:
     """(steps, into) for a map kernel whose output x is read only by convolutions and sums
     over its rows (``_reads_planes_fast``), the convolutions that pad it all through the same
-    padded planes (a stride-1 convolution's input or output gradient): the planes' margins and interior view, which the kernel then writes x into
-    (``Launch.into``) instead of a copy kernel doing it after; the other convolutions read x
+    padded planes (a stride-1 convolution's input or output gradient): the planes' margins
+    and interior view, which the kernel then writes x into (``Launch.into``) instead of a
+    copy kernel doing it after; the other convolutions read x
     through the interior's strides, as their product kernels read anything, and a bias
     gradient sums its short rows in blocks. ((), None) where that does not apply (another
     reader, ``_reads_planes_fast``; several layouts; a graph output; not a 4-d float map)."""
@@ -193,9 +194,9 @@ def _reads_planes_fast(client) -> bool:
     ndim = client.inputs[0].type.ndim
     if isinstance(op, (Sum, Mean)):
         return {ndim - 2, ndim - 1} <= set(op.axis)
-    if isinstance(op, SumToLike):
+    if isinstance(op, SumToLike):  # its result broadcasts back: aligned to the right
         like = client.inputs[1].type.shape
-        return len(like) < 2 or tuple(like[-2:]) == (1, 1)
+        return ((1, 1) + tuple(like))[-2:] == (1, 1)
     return False
 
 

@@ -415,10 +415,12 @@ class ReduceLoops(_Loops):
         zero = self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
         hoist = "\n        ".join(self.hoisted(strided=False))
         column = self.combine("col[i]", f"v{red.value}", red.acc_dtype)
-        final = self.combine(f"*({out_t} *)p0[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
+        out = f"*({out_t} *)p0[{self.nin}]"
+        final = self.combine(out, f"({out_t})acc", self.k.outputs[0].dtype)
         return f"""
 #define SN_BLOCK_N 64
-static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st, int64_t last) {{
+static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st,
+                          int64_t last) {{
     char *p[{self.nops}];
     for (int k = 0; k < {self.nops}; k++) p[k] = p0[k];
     {acc_t} col[SN_BLOCK_N];

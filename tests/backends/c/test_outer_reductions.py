@@ -97,8 +97,9 @@ def test_short_rows_of_padded_planes_sum_in_blocks(width, name, dtype):
     planes = (planes * 4).astype(dtype) if dtype == "int32" else planes.astype(dtype)
     interior = planes[:, :, 1:8, 1 : width + 1]  # rows of `width` in a pitch of width + 3
     x = sn.tensor("x", shape=(None,) * 4, dtype=dtype)
-    f = sn.function([x], [getattr(sn, name)(x * 2 + 1, axis=(0, 2, 3)),
-                          getattr(sn, name)(x, axis=(2, 3), keepdims=True)], backend="c")  # fmt: skip
+    reduce_ = getattr(sn, name)
+    outputs = [reduce_(x * 2 + 1, axis=(0, 2, 3)), reduce_(x, axis=(2, 3), keepdims=True)]
+    f = sn.function([x], outputs, backend="c")
     reductions = [k.source for k in f.kernels if k.kind == "kernel" and "sn_row_flat" in k.source]
     assert reductions and all("sn_block_flat(n, m, p, st, nd - 1);" in s for s in reductions)
     values = interior.astype(np.float64)
