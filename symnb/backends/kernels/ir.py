@@ -150,14 +150,21 @@ class Map:
     stores: tuple[tuple[int, int], ...]  # (output, value)
 
 
+#: rows shorter than this are summed in blocks when the axis above them is reduced too
+SHORT_ROW = 64
+
+
 @dataclass(frozen=True)
 class Reduce:
-    """Output 0 = ``kind`` of ``value`` over the reduced axes; ``mean`` divides by the count."""
+    """Output 0 = ``kind`` of ``value`` over the reduced axes; ``mean`` divides by the count.
+    ``blocks``: a sum whose last two axes are reduced and whose rows may be short (a bias
+    gradient over a padded plane's interior), which then adds its rows in blocks."""
 
     value: int
     kind: str
     acc_dtype: str
     mean: bool = False
+    blocks: bool = False
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import numpy as np
 
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import (
+    SHORT_ROW,
     Contract,
     Extent,
     Gather,
@@ -135,11 +136,19 @@ def _reduce(node, dialect, producer=None) -> Lowered:
     out = node.outputs[0].type.dtype
     check_dtype(out)
     acc = "float64" if op.kind == "sum" and out.kind == "f" else out.name
-    body = Reduce(builder.convert(value, acc), op.kind, acc, isinstance(op, Mean))
-    kernel = _kernel(builder, [Operand(out.name)], body, node.inputs[0].type.shape)
+    shape = node.inputs[0].type.shape
+    blocks = op.kind == "sum" and _short_rows_reduced(shape, op.axis)
+    body = Reduce(builder.convert(value, acc), op.kind, acc, isinstance(op, Mean), blocks)
+    kernel = _kernel(builder, [Operand(out.name)], body, shape)
     nodes = (producer, node) if producer is not None else (node,)
     outputs = ((node.outputs[0], op.axis, op.keepdims),)
     return Lowered(kernel, _operands(builder), outputs, nodes, empty="decline")
+
+
+def _short_rows_reduced(shape, axis) -> bool:
+    """Whether the last two axes are reduced and the rows may be shorter than SHORT_ROW."""
+    nd = len(shape)
+    return nd >= 2 and {nd - 2, nd - 1} <= set(axis) and (shape[-1] or 0) < SHORT_ROW
 
 
 @lowers(Matmul)

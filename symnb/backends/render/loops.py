@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import (
+    SHORT_ROW,
     Contract,
     Extent,
     Gather,
@@ -403,8 +404,8 @@ class ReduceLoops(_Loops):
         return "\n".join(parts)
 
     def blocks(self) -> bool:
-        """Whether short rows may be summed in blocks (``block``): sums, means."""
-        return self.k.body.kind == "sum"
+        """Whether short rows may be summed in blocks (``block``; ``Reduce.blocks``)."""
+        return self.k.body.blocks
 
     def block(self, acc_t: str, out_t: str) -> str:
         """m short rows of n unit-strided elements that all reduce into one output (the last
@@ -418,7 +419,7 @@ class ReduceLoops(_Loops):
         out = f"*({out_t} *)p0[{self.nin}]"
         final = self.combine(out, f"({out_t})acc", self.k.outputs[0].dtype)
         return f"""
-#define SN_BLOCK_N 64
+#define SN_BLOCK_N {SHORT_ROW}
 static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st,
                           int64_t last) {{
     char *p[{self.nops}];

@@ -108,3 +108,17 @@ def test_short_rows_of_padded_planes_sum_in_blocks(width, name, dtype):
     for got, expected in zip(f(interior), want):
         assert got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_only_sums_that_may_have_short_reduced_rows_compile_the_block_loop():
+    """The lowering marks the sums that may need ``sn_block_flat`` (``Reduce.blocks``); the
+    others compile without it (compile time is paid per kernel)."""
+    x, t = sn.matrix("x", dtype="float32"), sn.tensor("t", (2, 3, 5, 100), "float32")
+    u = sn.tensor("u", (2, 3, 5, 24), "float32")
+    cases = [(x, sn.sum(x, axis=0), False), (x, sn.sum(x), True),
+             (u, sn.max(u, axis=(2, 3)), False), (t, sn.sum(t, axis=(2, 3)), False),
+             (u, sn.mean(u, axis=(0, 2, 3)), True)]  # fmt: skip
+    for v, out, blocks in cases:
+        f = sn.function([v], out, backend="c")
+        (source,) = [k.source for k in f.kernels if k.kind == "kernel"]
+        assert ("sn_block_flat" in source) == blocks, out
