@@ -3,6 +3,8 @@
 A Gemm step (symnb/backends/plan.py) is one ``cblas_?gemm`` call with alpha, beta and the add
 into z folded in: no product temporary (a fresh 1-2 MB array page-faults on every call) and
 no extra passes. runner.c calls it through its address; the Python executor through cffi.
+Only addresses are looked up here (ctypes: declaring each symbol to cffi parsed C at about
+1 ms a declaration, 7 ms of a cold compile).
 The BLAS is NumPy's own OpenBLAS, found among the libraries this process has mapped: SciPy
 ships a second OpenBLAS with its own thread pool, and alternating the two pools made the W3
 training step 3-4x slower here (two pools spinning on two cores). Where that library is not
@@ -12,17 +14,16 @@ the step runs NumPy's reference.
 
 from __future__ import annotations
 
+import ctypes
 import os
 
-import cffi
 import numpy as np
 
 from symnb.backends.plan import BlasRef
 
 FLOATS = ("float32", "float64")
-#: symbol suffix -> the C integer type of the BLAS's dimensions (``64_``: ILP64 builds).
-_SUFFIXES = {"64_": "int64_t", "": "int"}
-_ffi = cffi.FFI()
+#: symbol suffix -> whether the BLAS's dimensions are 64-bit (``64_``: ILP64 builds).
+_SUFFIXES = {"64_": True, "": False}
 _found: dict = {}
 
 
@@ -60,13 +61,21 @@ def _numpy_openblas_path() -> str | None:
 def _load(path: str | None) -> dict:
     if path is None:
         return {}
-    lib = _ffi.dlopen(path)  # already mapped by NumPy: the same library and thread pool
+    lib = ctypes.CDLL(path)  # already mapped by NumPy: the same library and thread pool
     for prefix in ("scipy_cblas_", "cblas_"):
-        for suffix, index in _SUFFIXES.items():
-            functions = _functions(lib, prefix, suffix, index, _thread_control(lib))
+        for suffix, ilp64 in _SUFFIXES.items():
+            functions = _functions(lib, prefix, suffix, ilp64, _thread_control(lib))
             if functions:
                 return functions
     return {}
+
+
+def _address(lib, name: str) -> int:
+    """The address of the symbol ``name`` in ``lib``, or 0."""
+    try:
+        return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
+    except AttributeError:
+        return 0
 
 
 def _thread_control(lib) -> tuple[int, int]:
@@ -74,34 +83,19 @@ def _thread_control(lib) -> tuple[int, int]:
     NumPy's wheels name them, or as plain OpenBLAS does), or (0, 0)."""
     for prefix, suffix in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""),
                            ("openblas_", "")):  # fmt: skip
-        names = [f"{prefix}{what}_num_threads{suffix}" for what in ("set", "get")]
-        for name, ret, arg in zip(names, ("void", "int"), ("int", "void")):
-            try:
-                _ffi.cdef(f"{ret} {name}({arg});")
-            except cffi.CDefError:
-                pass  # declared by an earlier probe
-        try:
-            return tuple(int(_ffi.cast("uintptr_t", _ffi.addressof(lib, n))) for n in names)
-        except (AttributeError, cffi.FFIError):
-            continue
+        addresses = tuple(_address(lib, f"{prefix}{what}_num_threads{suffix}")
+                          for what in ("set", "get"))  # fmt: skip
+        if all(addresses):
+            return addresses
     return (0, 0)
 
 
-def _functions(lib, prefix: str, suffix: str, index: str, threads: tuple[int, int]) -> dict:
+def _functions(lib, prefix: str, suffix: str, ilp64: bool, threads: tuple[int, int]) -> dict:
     functions = {}
-    for letter, ctype, dtype in (("s", "float", "float32"), ("d", "double", "float64")):
+    for letter, dtype in (("s", "float32"), ("d", "float64")):
         name = f"{prefix}{letter}gemm{suffix}"
-        signature = (
-            f"void {name}(int, int, int, {index}, {index}, {index}, {ctype}, const void *,"
-            f" {index}, const void *, {index}, {ctype}, void *, {index});"
-        )
-        try:
-            _ffi.cdef(signature)
-        except cffi.CDefError:
-            pass  # declared by an earlier probe
-        try:
-            address = int(_ffi.cast("uintptr_t", _ffi.addressof(lib, name)))
-        except (AttributeError, cffi.FFIError):
+        address = _address(lib, name)
+        if not address:
             return {}
-        functions[np.dtype(dtype)] = BlasRef(name, address, index == "int64_t", threads)
+        functions[np.dtype(dtype)] = BlasRef(name, address, ilp64, threads)
     return functions
