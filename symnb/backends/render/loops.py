@@ -396,6 +396,8 @@ class ReduceLoops(_Loops):
         self.refs = closure(self.k.values, [red.value])
         acc_t, out_t = self.t(red.acc_dtype), self.out_type(0)
         parts = ["typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"]
+        if self.threaded():
+            parts.insert(0, "#include <stdlib.h>")
         parts += [self.row(acc_t, out_t, True), self.row(acc_t, out_t, False)]
         parts += [self.scatter(out_t, True), self.scatter(out_t, False)]
         if self.blocks():
@@ -514,17 +516,58 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             + self.r.parallel_for("par")
         )
 
+    def walk(self, call: str, outer: str = "outer", nd: str = "nd") -> str:
+        """The ``outer`` rows (over the axes before ``nd``'s last) through ``call``: split
+        between threads where their outputs are distinct; where rows share outputs and are
+        many enough (a bias gradient, a sum of everything), each thread adds its share into
+        a copy of the output of its own (``parts``) and the copies are added up in thread
+        order; else on one thread."""
+        plain = self.outer_rows(call, self.row_threads(outer, nd), outer, nd)
+        if not self.threaded():
+            return plain
+        nin, nops, out_t = self.nin, self.nops, self.out_type(0)
+        start = self.r.literal(identity(self.k.body.kind, self.k.outputs[0].dtype),
+                               self.k.outputs[0].dtype)  # fmt: skip
+        combined = self.combine("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
+        return f"""    {out_t} *parts = NULL;
+    const int64_t nt = sn_max_threads();
+    if (nt > 1 && {outer} > 1 && outer * n >= SN_PARALLEL_MIN && size * 16 <= outer * n
+        && !sn_outer_distinct({nd}, st, {nin}))
+        parts = ({out_t} *)malloc((size_t)((nt - 1) * size) * sizeof({out_t}));
+    if (parts) {{
+        {self.r.team()[0]} num_threads(nt)
+        {{
+            const int64_t t = sn_thread(), count = sn_threads();
+            {out_t} *mine = t == 0 ? out : parts + (t - 1) * size;
+            if (t > 0) for (int64_t i = 0; i < size; i++) mine[i] = {start};
+            char *q[{nops}], *p[{nops}];
+            int64_t idx[SN_MAXDIM];
+            for (int k = 0; k < {nops}; k++) q[k] = p0[k];
+            q[{nin}] = (char *)mine;
+            const int64_t lo = {outer} * t / count, hi = {outer} * (t + 1) / count;
+            if (lo < hi) sn_locate(lo, {nd}, shape, {nops}, q, st, p, idx);
+            for (int64_t o = lo; o < hi; o++) {{
+                {call}
+                sn_advance({nd}, shape, {nops}, st, p, idx);
+            }}
+            #pragma omp barrier
+            #pragma omp for schedule(static)
+            for (int64_t i = 0; i < size; i++)
+                for (int64_t u = 1; u < count; u++) out[i] = {combined};
+        }}
+        free(parts);
+    }} else {{
+{_indent(plain)}
+    }}"""
+
     def rows(self) -> str:
         """The reduced axis innermost: a row each, or blocks of short rows (``block``)."""
         flat = self.contiguous_test("nd - 1", outputs=False)
         rows = f"""    sn_row_fn row = {flat} ? sn_row_flat : sn_row;
-{self.outer_rows("row(n, p, st, nd - 1);", self.row_threads())}"""
+{self.walk("row(n, p, st, nd - 1);")}"""
         if not self.blocks():
             return rows
-        blocks = self.outer_rows(
-            "sn_block_flat(n, m, p, st, nd - 1);",
-            self.row_threads("blocks", "nd - 1"), "blocks", "nd - 1",
-        )  # fmt: skip
+        blocks = self.walk("sn_block_flat(n, m, p, st, nd - 1);", "blocks", "nd - 1")
         return f"""    if (nd > 1 && n < SN_BLOCK_N && st[{self.nin}][nd - 2] == 0 && {flat}) {{
         const int64_t m = shape[nd - 2], blocks = outer / m;
 {_indent(blocks)}
@@ -540,7 +583,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         if red.mean:
             mean = "    const double count = (double)(outer * n) / (double)size;\n"
             mean += f"    for (int64_t i = 0; i < size; i++) out[i] = ({out_t})(out[i] / count);\n"
-        scatter = self.outer_rows("scatter(n, p, st, nd - 1);")
+        scatter = self.walk("scatter(n, p, st, nd - 1);")
         return f"""
 {self.r.driver_signature()} {{
     const int64_t size = {size};

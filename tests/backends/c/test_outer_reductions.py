@@ -122,3 +122,33 @@ def test_only_sums_that_may_have_short_reduced_rows_compile_the_block_loop():
         f = sn.function([v], out, backend="c")
         (source,) = [k.source for k in f.kernels if k.kind == "kernel"]
         assert ("sn_block_flat" in source) == blocks, out
+
+
+BIG = 1 << 21  # past PARALLEL_MIN: reductions whose rows share outputs split between threads
+
+
+@pytest.mark.parametrize(
+    "shape, view, axis, name, dtype",
+    [((2048, 1100), np.s_[:, :1000], None, "sum", "float64"),  # one output for every row
+     ((BIG // 64, 64), np.s_[:], 0, "sum", "int64"),  # the innermost axis kept: scatter rows
+     ((BIG // 64, 70), np.s_[:, 3:67], None, "max", "float32"),  # a NaN in thread 2's share
+     ((32, 16, 64, 64), np.s_[:], (0, 2, 3), "mean", "float64"),  # a bias gradient's axes
+     ((64, 16, 64, 26), np.s_[..., 1:25], (0, 2, 3), "sum", "float32"),  # in blocks
+     ((BIG // 8, 8), np.s_[:], 1, "prod", "float64")],  # distinct outputs: no copies
+)  # fmt: skip
+def test_large_reductions_sharing_outputs_add_per_thread_copies(shape, view, axis, name, dtype):
+    """Each thread reduces its share of the rows into its own copy of the output, and the
+    copies are added up in thread order: NumPy's values, the same on every call."""
+    rng = np.random.default_rng(7)
+    a = rng.uniform(0.5, 1.5, shape)
+    a = ((a * 100).astype(dtype) if dtype == "int64" else a.astype(dtype))[view]
+    if name == "max":
+        a[-1, -3] = np.nan
+    x = sn.tensor("x", shape=(None,) * len(shape), dtype=dtype)
+    f = sn.function([x], getattr(sn, name)(x, axis=axis), backend="c")
+    (source,) = [k.source for k in f.kernels if k.kind == "kernel"]
+    assert "parts[(u - 1) * size + i]" in source
+    want = getattr(np, name)(a.astype(np.float64) if dtype != "int64" else a, axis=axis)
+    got = f(a)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-9)
+    np.testing.assert_array_equal(f(a), got)

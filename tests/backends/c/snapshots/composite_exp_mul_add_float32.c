@@ -18,6 +18,13 @@ static inline int64_t sn_threads(void) {
     return 1;
 #endif
 }
+static inline int64_t sn_max_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
 static inline int64_t sn_thread(void) {
 #ifdef _OPENMP
     return omp_get_thread_num();
