@@ -504,3 +504,31 @@ def test_a_map_read_by_a_bias_gradient_still_writes_into_the_planes(rng):
             for a, b in zip(got, want, strict=True):
                 check(a, b, rtol=2e-4, atol=2e-4)
         assert into in _into_nodes(f) and not_into not in _into_nodes(f), _into_nodes(f)
+
+
+def test_a_max_pool_gradient_routes_into_the_convolutions_planes(rng):
+    """conv -> relu -> max-pool: with the ReLU's mask moved to the pooled side, the routed
+    gradient is what the convolution's input gradient pads (and its filter and bias
+    gradients read): the route kernel writes it straight into the padded planes, through
+    their (N, C, H/2, 2, W/2, 2) tiles. Values against the Python backend, both executors,
+    a second call over planes holding the first call's values."""
+    x = rng.normal(size=(2, 3, 10, 12)).astype("float32")
+    w1 = rng.normal(size=(4, 3, 3, 3)).astype("float32")
+    w2 = rng.normal(size=(5, 4, 3, 3)).astype("float32")
+    b2 = rng.normal(size=(5,)).astype("float32")
+    xs = sn.tensor("x", x.shape, "float32")
+    k1, k2 = sn.tensor("k1", w1.shape, "float32"), sn.tensor("k2", w2.shape, "float32")
+    bias = sn.tensor("b2", b2.shape, "float32")
+    h1 = sn.relu(sn.conv2d(xs, k1))  # (2, 4, 8, 10)
+    h2 = sn.relu(sn.conv2d(h1, k2) + sn.reshape(bias, (1, 5, 1, 1)))  # (2, 5, 6, 8)
+    pooled = sn.max_pool2d(h2, 2)  # (2, 5, 3, 4)
+    loss = sn.sum(pooled * pooled)
+    inputs, outputs = [xs, k1, k2, bias], [loss, *sn.grad(loss, [k1, k2, bias])]
+    f = sn.function(inputs, outputs, backend="c")
+    want = sn.function(inputs, outputs, backend="py")
+    assert "max_pool2d_grad" in _into_nodes(f)
+    for scale in (1.0, -0.5):
+        args = [x * scale, w1, w2, b2]
+        for got in (f(*args), execute.run(f.linker.plan, args)):
+            for a, b in zip(got, want(*args), strict=True):
+                check(a, b, rtol=2e-4, atol=2e-4)

@@ -138,45 +138,77 @@ def flat_padding(shape, pads, reach, dtype) -> FlatPadding:
 def _planes_steps(steps, padding, shape, sources) -> tuple:
     """The margins step (N and C from the broadcast of ``sources``) and the view of the
     planes' interior, of ``shape``: (planes, interior)."""
-    n, c, height, width = shape
-    (top, _), (left, _) = padding.pads
-    planes = steps.library(padding.margins, sources, steps.temp("padded planes",
-                           (n, c, padding.length)), "padded planes: zero margins, kept from "
-                           "call to call")  # fmt: skip
-    place = (4, -2, c, height, width, 1, 0, 0, 0, 1, 0, 0, 0, padding.pitch, 0, 0, 1, 0, 0,
-             top * padding.pitch + left)  # fmt: skip
-    interior = steps.strided(planes, planes, steps.temp("planes' interior", shape), place)
+    planes = _margins(steps, padding, shape, sources)
+    interior = steps.strided(planes, planes, steps.temp("planes' interior", shape),
+                             interior_place(padding, shape))  # fmt: skip
     return planes, interior
 
 
-def output_planes(linker, node, lowered) -> tuple:
-    """(steps, into) for a map kernel whose output x is read only by convolutions and sums
-    over its rows (``_reads_planes_fast``), the convolutions that pad it all through the same
-    padded planes (a stride-1 convolution's input or output gradient): the planes' margins
-    and interior view, which the kernel then writes x into (``Launch.into``) instead of a
-    copy kernel doing it after; the other convolutions read x
-    through the interior's strides, as their product kernels read anything, and a bias
-    gradient sums its short rows in blocks. ((), None) where that does not apply (another
-    reader, ``_reads_planes_fast``; several layouts; a graph output; not a 4-d float map)."""
-    if not isinstance(lowered.kernel.body, Map) or len(lowered.outputs) != 1:
-        return (), None
-    x, absent, keep = lowered.outputs[0]
+def _margins(steps, padding, shape, sources):
+    """The padded planes of an x of ``shape``, margins zero (N and C from ``sources``)."""
+    return steps.library(padding.margins, sources, steps.temp("padded planes",
+                         (*shape[:2], padding.length)), "padded planes: zero margins, kept "
+                         "from call to call")  # fmt: skip
+
+
+def interior_place(padding, shape, tile=(1, 1)) -> tuple:
+    """The "strided" view (``View`` target) of the planes' interior, an x of ``shape``: (N,
+    C, H, W), or with ``tile`` (th, tw) its rows and columns split into blocks, (N, C, H/th,
+    th, W/tw, tw) (a max-pool gradient's tiles)."""
+    _, c, height, width = shape
+    (top, _), (left, _) = padding.pads
+    (th, tw), pitch = tile, padding.pitch
+    if tile == (1, 1):
+        dims, steps = (height, width), (pitch, 1)
+    else:
+        dims, steps = (height // th, th, width // tw, tw), (th * pitch, pitch, tw, 1)
+    plane_axes = [(0, 0, step) for step in steps]
+    return (2 + len(dims), -2, c, *dims, 1, 0, 0, 0, 1, 0, *[v for a in plane_axes for v in a],
+            0, 0, top * pitch + left)  # fmt: skip
+
+
+def planes_for(linker, steps, x, sources) -> tuple | None:
+    """Where x (a 4-d float result, not a graph output) is read only by convolutions and
+    sums over its rows (``_reads_planes_fast``), the convolutions those that pad it through
+    the same padded planes (a stride-1 convolution's input or output gradient): the planes'
+    margins step (appended to ``steps``, N and C from ``sources``), left for the
+    convolutions to find (``linker.planned``), so that the kernel computing x writes it into
+    their interior (``Launch.into``) instead of a copy kernel doing it after; (planes,
+    padding). None where that does not apply (another reader; several layouts)."""
     dtype = x.type.dtype
-    plain = not absent and not keep and all(not a for _, a in lowered.inputs)
-    if not plain or x.type.ndim != 4 or dtype.name not in FLOATS or id(x) in linker.outputs:
-        return (), None
+    if x.type.ndim != 4 or dtype.name not in FLOATS or id(x) in linker.outputs:
+        return None
     clients = linker.graph.clients.get(x, [])
     if not all(_reads_planes_fast(c) for c, _ in clients):
-        return (), None  # another reader: an elementwise map would walk rows of 24 one by one
+        return None  # another reader: an elementwise map would walk rows of 24 one by one
     wanted = {_planes_wanted(linker, client, i) for client, i in clients}
     wanted.discard(None)
     if len(wanted) != 1:
-        return (), None
+        return None
     ((pads, reach),) = wanted
-    steps = Steps(linker, node)
     padding = flat_padding(x.type.shape, pads, reach, dtype)
-    planes, interior = _planes_steps(steps, padding, x.type.shape, [v for v, _ in lowered.inputs])
+    planes = _margins(steps, padding, x.type.shape, sources)
     linker.planned[_planes_key(x, pads, reach)] = (planes, padding.pitch)
+    return planes, padding
+
+
+def output_planes(linker, node, lowered) -> tuple:
+    """(steps, into) for a map kernel whose output x the convolutions read through padded
+    planes (``planes_for``): the planes' margins and their interior's view, which the kernel
+    writes x into; ((), None) where that does not apply (also: several outputs, absent
+    axes)."""
+    if not isinstance(lowered.kernel.body, Map) or len(lowered.outputs) != 1:
+        return (), None
+    x, absent, keep = lowered.outputs[0]
+    if absent or keep or any(a for _, a in lowered.inputs):
+        return (), None
+    steps = Steps(linker, node)
+    found = planes_for(linker, steps, x, [v for v, _ in lowered.inputs])
+    if found is None:
+        return (), None
+    planes, padding = found
+    interior = steps.strided(planes, planes, steps.temp("planes' interior", x.type.shape),
+                             interior_place(padding, x.type.shape))  # fmt: skip
     return tuple(steps.steps), interior
 
 

@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from symnb.backends.c.convolution import interior_place, planes_for
 from symnb.backends.c.windowed import (
     POOLED,
     POSITION,
@@ -138,9 +139,21 @@ def _max_pool_grad(linker, node) -> tuple:
     fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
                               [x, g], grads)  # fmt: skip
     kernel = _route_kernel(linker.dialect, first, ranks, spread)
+    # read by convolutions through padded planes: routed straight into their interior
+    found = planes_for(linker, steps, out, [x])
+    into = None
+    if found is not None:
+        planes, padding = found
+        into = steps.strided(planes, planes, steps.temp("planes' tiles", grads.type.shape),
+                             interior_place(padding, out.type.shape, (kh, kw)))  # fmt: skip
     steps.launch(kernel, [first, ranks, spread], grads, fallback,
-                 "each element's gradient: its window's, at the first maximum")  # fmt: skip
-    steps.reshape(grads, out, (-1, c, height, width))
+                 "each element's gradient: its window's, at the first maximum"
+                 + (" (into a convolution's padded planes)" if into is not None else ""),
+                 into=into)  # fmt: skip
+    if found is None:
+        steps.reshape(grads, out, (-1, c, height, width))
+    else:
+        steps.strided(planes, planes, out, interior_place(padding, out.type.shape))
     return tuple(steps.steps)
 
 
