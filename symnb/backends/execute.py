@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 
-import cffi
 import numpy as np
 
 from symnb.backends.plan import (
@@ -34,8 +33,32 @@ from symnb.errors import SymnbError
 from symnb.ops.loop import run_loop
 from symnb.ops.scan import Scan
 
-ffi = cffi.FFI()
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+KERNEL_TYPE = "int(*)(int64_t *, char **)"  # the launch ABI's entry point (plan.py)
+
+
+@functools.cache
+def _ffi():
+    """cffi, through which this executor calls kernels and BLAS: imported when it first runs
+    a step, so a process whose functions runner.c runs never loads it (a twentieth of a cold
+    start's time to the first result, W5)."""
+    import cffi  # deferred: see the docstring
+
+    return cffi.FFI()
+
+
+def __getattr__(name: str):
+    """``execute.ffi``: the executor's cffi instance, for callers that build arguments."""
+    if name == "ffi":
+        return _ffi()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def kernel_function(ref):
+    """The kernel at ``ref.address`` (a ``KernelRef``) as a cffi function, made once."""
+    if ref.fn is None:
+        ref.fn = _ffi().cast(KERNEL_TYPE, ref.address)
+    return ref.fn
 
 
 class RuntimeFailure(SymnbError, RuntimeError):
@@ -194,8 +217,8 @@ def _launch(step: Launch, slots: list):
     outs = [into if k == 0 and into is not None else _output(step, k, shape, arrays)
             for k, shape in enumerate(shapes)]  # fmt: skip
     if args is not None:
-        pointers = ffi.new("char *[]", [pointer(a) for a in [*arrays, *outs]])
-        if step.kernel.fn(args, pointers):
+        pointers = _ffi().new("char *[]", [pointer(a) for a in [*arrays, *outs]])
+        if kernel_function(step.kernel)(args, pointers):
             return False  # the kernel declined this layout
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
@@ -217,7 +240,8 @@ def _prepare(step: Launch, arrays, key: tuple, into=None):
         layout = DECLINE
     else:
         shapes = [output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
-        args = None if 0 in space else ffi.new("int64_t[]", kernel_args(step, space, arrays, into))
+        values = None if 0 in space else kernel_args(step, space, arrays, into)
+        args = None if values is None else _ffi().new("int64_t[]", values)
         layout = (shapes, args)
     if len(step.layouts) >= MAX_LAYOUTS:
         step.layouts.clear()
@@ -334,9 +358,9 @@ def kernel_args(step: Launch, space: tuple, arrays, into=None) -> list[int]:
 def pointer(array: np.ndarray):
     """A ``char *`` to the array's first element (any strides, read-only too)."""
     try:
-        return ffi.from_buffer(array)
+        return _ffi().from_buffer(array)
     except (ValueError, TypeError):  # not C-contiguous: cffi wants a plain buffer
-        return ffi.cast("char *", array.ctypes.data)
+        return _ffi().cast("char *", array.ctypes.data)
 
 
 # -- Gemm --------------------------------------------------------------------------------------
@@ -368,8 +392,8 @@ def _one_blas_thread(blas, serial: bool):
     if not (serial and set_address and get_address):
         yield
         return
-    set_threads = ffi.cast("void(*)(int)", set_address)
-    threads = ffi.cast("int(*)(void)", get_address)()
+    set_threads = _ffi().cast("void(*)(int)", set_address)
+    threads = _ffi().cast("int(*)(void)", get_address)()
     if threads > 1:
         set_threads(1)
     try:
@@ -434,7 +458,7 @@ def _gemm_function(address: int, ilp64: bool, char: str):
         f"void(*)(int, int, int, {index}, {index}, {index}, {real}, const void *, {index},"
         f" const void *, {index}, {real}, void *, {index})"
     )
-    return ffi.cast(signature, address)
+    return _ffi().cast(signature, address)
 
 
 # -- View --------------------------------------------------------------------------------------

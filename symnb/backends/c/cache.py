@@ -40,11 +40,9 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     verified,
     write_private,
 )
-from symnb.backends.execute import ffi
 from symnb.config import config
 from symnb.errors import SymnbError
 
-KERNEL_TYPE = "int(*)(int64_t *, char **)"
 BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
 PARALLEL_COST = 1.4  # compile time per character of a kernel with threads, against one without
 
@@ -117,7 +115,8 @@ def load(source: str, opener=None):
 
 
 def open_symbol(path: str, name: str):
-    """The kernel function ``name`` of the library at ``path``, as a cffi function pointer.
+    """The address of the kernel function ``name`` in the library at ``path`` (runner.c
+    calls it there; the Python executor makes a cffi function of it when it runs one).
 
     ctypes opens the library and never closes it: kernels stay valid for the process, and so
     does the OpenMP runtime they load, whose worker threads must not be unmapped at exit.
@@ -127,8 +126,7 @@ def open_symbol(path: str, name: str):
     library = _libraries.get(path)
     if library is None:
         library = _libraries[path] = ctypes.CDLL(path)
-    address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
-    return ffi.cast(KERNEL_TYPE, address)
+    return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
 
 
 def _memory_key(source: str) -> str:

@@ -18,7 +18,6 @@ from symnb.backends.c.convolution import CONVOLUTION
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.listing import KernelInfo, KernelList
 from symnb.backends.c.pools import POOLING
-from symnb.backends.execute import ffi
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
 from symnb.backends.loop import compile_body, plan_loop
@@ -118,9 +117,9 @@ class CLinker(PlanBuilder):
 
     def _load_kernels(self) -> None:
         """Compile every kernel of the plan at once (cache.py batches them)."""
-        fns = cache.load_many([ref.source for ref in self.kernel_refs])
-        for ref, fn in zip(self.kernel_refs, fns):
-            ref.load(fn, int(ffi.cast("uintptr_t", fn)))
+        addresses = cache.load_many([ref.source for ref in self.kernel_refs])
+        for ref, address in zip(self.kernel_refs, addresses):
+            ref.load(None, address)  # the Python executor makes its cffi function
 
     # -- running ----------------------------------------------------------------------------
     def runner(self):

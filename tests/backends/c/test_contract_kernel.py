@@ -14,7 +14,7 @@ import pytest
 from symnb.backends.c import cache
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.c.runner import exports_helpers
-from symnb.backends.execute import ffi
+from symnb.backends.execute import KERNEL_TYPE, ffi
 from symnb.backends.kernels.build import Builder
 from symnb.backends.kernels.ir import Contract, Kernel, Load, Operand
 from tests.helpers import needs_c
@@ -41,7 +41,7 @@ def contract_kernel(dtype, groups, batch=0, left=None, right=None, in_dtypes=Non
 
 def compiled(kernel):
     exports_helpers()  # kernels may call the runner's helpers: load it first
-    return cache.load(CDialect().render(kernel))
+    return ffi.cast(KERNEL_TYPE, cache.load(CDialect().render(kernel)))
 
 
 def call(fn, x, y, groups, batch, dtype):

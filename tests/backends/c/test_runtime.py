@@ -1,5 +1,7 @@
 """Backend c against NumPy where C and NumPy differ: NaN, integer division, empties, buffers."""
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -189,3 +191,24 @@ def test_process_exits_cleanly_after_threaded_kernels(tmp_path):
     for _ in range(3):
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True)
         assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def test_functions_runner_c_runs_never_load_cffi(tmp_path):
+    """cffi is the Python executor's: a process whose function runner.c compiles and runs
+    (elementwise, a reduction, a product) never imports it; a profile, which runs the
+    Python executor, does."""
+    script = (
+        "import sys, numpy as np, symnb as sn\n"
+        f"sn.config.compiledir = {str(tmp_path)!r}\n"
+        "x, w = sn.matrix('x'), sn.matrix('w')\n"
+        "f = sn.function([x, w], [sn.sum(sn.tanh(x @ w) * 2, axis=0)], backend='c')\n"
+        "a, b = np.ones((4, 3)), np.ones((3, 5))\n"
+        "(got,) = f(a, b)\n"
+        "assert f.linker.runner() is not None, 'no runner'\n"
+        "print('cffi' in sys.modules)\n"
+        "f.profile(a, b)\n"
+        "print('cffi' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]

@@ -7,7 +7,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.c import stores
-from symnb.backends.execute import ffi
+from symnb.backends.execute import ffi, kernel_function
 from symnb.backends.render import loops
 
 STREAMED = loops.STREAM_MIN_BYTES
@@ -32,7 +32,7 @@ def call_into(f, out: np.ndarray, *arrays) -> None:
         *(a.strides[0] for a in operands),
     ]  # the launch ABI (symnb/backends/render/runtime.py)
     ptrs = [ffi.cast("char *", a.ctypes.data) for a in operands]
-    fn = f.linker.steps[0].kernel.fn
+    fn = kernel_function(f.linker.steps[0].kernel)
     assert fn(ffi.new("int64_t[]", args), ffi.new("char *[]", ptrs)) == 0
 
 
