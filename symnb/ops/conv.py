@@ -351,10 +351,17 @@ def _lowest(dtype):
 
 class MaxPool2dGrad(_Pool):
     """The gradient of max_pool2d: each window's gradient goes to its (first) maximum.
-    Not differentiable itself (second derivatives of max pooling are not built)."""
+    ``positive``: only windows whose maximum is above 0 pass theirs on (a ReLU's gradient
+    before the pool folded in: the rewrite ``relu_mask_through_max_pool``). Not
+    differentiable itself (second derivatives of max pooling are not built)."""
 
+    __props__ = (*_Pool.__props__, "positive")
     differentiable = False
     dtype_rule = "the dtype of g"
+
+    def __init__(self, kernel, stride, padding, positive=False):
+        super().__init__(kernel, stride, padding)
+        self.positive = bool(positive)
 
     def infer_types(self, x, g):
         return [TensorType(g.type.dtype, x.type.shape)]
@@ -364,6 +371,8 @@ class MaxPool2dGrad(_Pool):
         cols = windows(x, axes, _lowest(np.asarray(x).dtype))
         flat = cols.reshape(cols.shape[:4] + (-1,))
         hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
+        if self.positive:  # a NaN maximum is not above 0
+            hit &= (np.max(flat, axis=-1) > 0)[..., None]
         dcols = (hit * np.asarray(g)[..., None]).reshape(cols.shape).astype(g.dtype)
         return scatter_windows(dcols, np.shape(x), axes)
 

@@ -532,3 +532,27 @@ def test_a_max_pool_gradient_routes_into_the_convolutions_planes(rng):
         for got in (f(*args), execute.run(f.linker.plan, args)):
             for a, b in zip(got, want(*args), strict=True):
                 check(a, b, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("shape, kernel", [((2, 3, 6, 8), 2), ((1, 2, 6, 27), 3),
+                                           ((2, 3, 5, 7), 2)])  # fmt: skip
+def test_a_positive_max_pool_gradient_skips_windows_not_above_zero(shape, kernel, rng):
+    """``MaxPool2dGrad(positive=True)``: a window whose maximum is not above 0 (all
+    negative, all zero, a NaN) passes nothing on, the others as the plain gradient; the
+    kernels (first positions past the window where it passes nothing), both executors, and
+    the reference of windows that do not tile (5 x 7 by 2) against the definition."""
+    x = rng.normal(size=shape)
+    x[0, 0, :kernel, :kernel] = -np.abs(x[0, 0, :kernel, :kernel])  # all negative
+    x[0, 1, :kernel, :kernel] = 0.0
+    x[-1, -1, 0, 1] = np.nan
+    xs, g = sn.tensor("x", x.shape), rng.normal(size=sn.max_pool2d(sn.tensor("v", shape),
+                                                                   kernel).type.shape)  # fmt: skip
+    gs = sn.tensor("g", g.shape)
+    op = MaxPool2dGrad((kernel, kernel), (kernel, kernel), ((0, 0), (0, 0)), positive=True)
+    plain = MaxPool2dGrad((kernel, kernel), (kernel, kernel), ((0, 0), (0, 0)))
+    pooled = sn.function([xs], sn.max_pool2d(xs, kernel), backend="py")(x)
+    spread = plain.perform(x, np.where(pooled > 0, g, 0.0))  # nothing from windows <= 0
+    f = sn.function([xs, gs], op(xs, gs), backend="c")
+    for got in (f(x, g), execute.run(f.linker.plan, [x, g])[0]):
+        np.testing.assert_array_equal(got, spread)
+    assert op.perform(x, g)[0, 0, :kernel, :kernel].tolist() == [[0.0] * kernel] * kernel

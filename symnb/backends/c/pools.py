@@ -130,13 +130,15 @@ def _max_pool_grad(linker, node) -> tuple:
         for a in range(kh) for b in range(kw)
     ]  # fmt: skip
     first = Variable(TensorType(np.dtype(POSITION), tile), name="first max")
-    fallback = steps.fallback(functools.partial(first_max_positions, kh=kh, kw=kw), [x], first)
-    kernel = _first_max_kernel(linker.dialect, elements, kw)
+    positive = node.op.positive
+    fallback = steps.fallback(functools.partial(first_max_positions, kh=kh, kw=kw,
+                                                positive=positive), [x], first)  # fmt: skip
+    kernel = _first_max_kernel(linker.dialect, elements, kw, positive)
     steps.launch(kernel, elements, first, fallback, "each window's first maximum")
     ranks = Variable(TensorType(np.dtype(POSITION), (1, 1, 1, kh, 1, kw)), name="ranks")
     steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
     grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
-    fallback = steps.fallback(functools.partial(_first_max_reference, kh=kh, kw=kw),
+    fallback = steps.fallback(functools.partial(_first_max_reference, op=node.op),
                               [x, g], grads)  # fmt: skip
     kernel = _route_kernel(linker.dialect, first, ranks, spread)
     # read by convolutions through padded planes: routed straight into their interior
@@ -212,10 +214,12 @@ def _check_tiling(op, sizes) -> None:
         raise Unsupported(f"windows of more than {MAX_WINDOW} elements run the NumPy reference")
 
 
-def _first_max_kernel(dialect, elements, step: int) -> Kernel:
+def _first_max_kernel(dialect, elements, step: int, positive: bool = False) -> Kernel:
     """The position of the first maximum among ``elements`` (NaN counting as the maximum):
     the count of elements before the first that is the maximum, added up without a select
-    (selects became jumps that the random positions of maxima mispredict)."""
+    (selects became jumps that the random positions of maxima mispredict). ``positive``:
+    a window whose maximum is not above 0 gets a position past its last, which no element
+    has (its gradient goes nowhere)."""
     b = Builder(dialect)
     values = [b.variable(v) for v in elements]
     peak = values[0]
@@ -226,6 +230,10 @@ def _first_max_kernel(dialect, elements, step: int) -> Kernel:
         miss = b.op("not", b.bit_or(b.eq(value, peak), b.ne(value, value)))
         missed = miss if missed is None else b.bit_and(missed, miss)
         position = b.add(position, b.convert(missed, POSITION))
+    if positive:
+        above = b.gt(peak, b.literal(0, b.dtype_of(peak)))
+        past = b.mul(b.convert(b.op("not", above), POSITION), b.literal(len(values), POSITION))
+        position = b.add(position, past)
     return Kernel(_stepped(b.inputs, step), (Operand(POSITION),), tuple(b.values),
                   Map(((0, position),)), fixed_size(elements[0].type.shape))  # fmt: skip
 
@@ -251,16 +259,19 @@ def _route_kernel(dialect, first, ranks, spread) -> Kernel:
                   fixed_size((n, c, oh, kh, ow, kw)))  # fmt: skip
 
 
-def first_max_positions(x, kh, kw):
-    """The first kernel's value from NumPy: each window's np.argmax, as (N, C, oh, 1, ow, 1)."""
+def first_max_positions(x, kh, kw, positive=False):
+    """The first kernel's value from NumPy: each window's np.argmax, as (N, C, oh, 1, ow, 1);
+    ``positive``: kh * kw more where the window's maximum is not above 0."""
     n, c, h, w = x.shape
     tiles = x.reshape(n, c, h // kh, kh, w // kw, kw).transpose(0, 1, 2, 4, 3, 5)
-    first = np.argmax(tiles.reshape(n, c, h // kh, w // kw, kh * kw), axis=-1)
+    flat = tiles.reshape(n, c, h // kh, w // kw, kh * kw)
+    first = np.argmax(flat, axis=-1)
+    if positive:
+        first = first + kh * kw * ~(np.max(flat, axis=-1) > 0)
     return first.astype(POSITION).reshape(n, c, h // kh, 1, w // kw, 1)
 
 
-def _first_max_reference(x, g, kh, kw):
+def _first_max_reference(x, g, op):
     """The gradient tiles the kernel computes, from the op's NumPy reference."""
-    op = MaxPool2dGrad((kh, kw), (kh, kw), ((0, 0), (0, 0)))
-    n, c, h, w = x.shape
+    (kh, kw), (n, c, h, w) = op.kernel, x.shape
     return op.perform(x, g).reshape(n, c, h // kh, kh, w // kw, kw)

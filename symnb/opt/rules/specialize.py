@@ -6,9 +6,8 @@ into the elementwise code that reads the softmax), ``x ** 2 -> square(x)`` and
 ``z + alpha * (x @ y)`` (also ``z - ...``, either operand order,
 with or without a scale) ``-> gemm(z, alpha, x, y, 1)``, one BLAS call. The gemm rules fire
 only when the product (and its scaling) is used nowhere else, or the matrix product would be
-computed twice. ``max_pool2d_grad(x, g) * (x > 0) -> max_pool2d_grad(x, g * (pool > 0))``
-(a ReLU's gradient through a max-pool) masks the pooled gradient instead of the input-sized
-one, where the pool is in the graph.
+computed twice. ``max_pool2d_grad(x, g) * (x > 0) -> max_pool2d_grad(x, g, positive=True)``
+(a ReLU's gradient through a max-pool) drops the input-sized mask.
 """
 
 from __future__ import annotations
@@ -19,8 +18,8 @@ from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
 from symnb.ops import elemwise
 from symnb.ops.blas import FLOATS, gemm
-from symnb.ops.conv import MaxPool2d, MaxPool2dGrad
-from symnb.ops.elemwise import Add, Greater, Mul, Pow, Sub, cast, greater, mul, neg
+from symnb.ops.conv import MaxPool2dGrad
+from symnb.ops.elemwise import Add, Greater, Mul, Pow, Sub, cast, neg
 from symnb.ops.linalg import Matmul
 from symnb.ops.math import square
 from symnb.ops.nnet import LogSoftmax, Softmax
@@ -44,34 +43,20 @@ def softmax_from_log_softmax(m):
 @rule("specialize", Pattern(Mul, Pattern(MaxPool2dGrad, "x", "g", name="route"),
                              Pattern(Greater, "x", Const("zero")), commutative=True))  # fmt: skip
 def relu_mask_through_max_pool(m):
-    """max_pool2d_grad(x, g) * (x > 0) -> max_pool2d_grad(x, g * (max_pool2d(x) > 0))
+    """max_pool2d_grad(x, g) * (x > 0) -> max_pool2d_grad(x, g, positive=True)
 
-    The gradient goes to each window's maximum, whose x is the window's pooled value, so
-    x > 0 there exactly where the pool's output is > 0, and the rest is 0 either way: the
-    mask is taken over the pooled gradient (a quarter of the elements for 2x2 windows) and
-    the input-sized product disappears. Only where the pool of x with the same windows is in
-    the graph already (a forward pass) and nothing else reads the routed gradient."""
+    The gradient goes to each window's maximum, so x > 0 where it lands exactly when the
+    window's maximum is: the max-pool gradient passes on only the windows whose maximum is
+    above 0, which it finds anyway, and the input-sized mask disappears (a ReLU before a
+    max-pool). Only where nothing else reads the routed gradient."""
     route = m.owner("route")
-    if not only_user(m.graph, route.out, m.node) or not does_not_stretch(m.zero, m.x):
+    if route.op.positive or not only_user(m.graph, route.out, m.node):
         return None
-    if not is_filled_with(m.zero, 0):
+    if not (is_filled_with(m.zero, 0) and does_not_stretch(m.zero, m.x)):
         return None
-    pooled = _same_pool(m.graph, m.x, route.op)
-    if pooled is None:
-        return None
-    new = route.op(m.x, mul(m.g, greater(pooled, m.zero)))
+    op = route.op
+    new = MaxPool2dGrad(op.kernel, op.stride, op.padding, positive=True)(m.x, m.g)
     return new if fits(m.out, new) and new.type.shape == m.out.type.shape else None
-
-
-def _same_pool(graph, x, route_op):
-    """The output of a max_pool2d of ``x`` over the windows ``route_op`` routes through."""
-    for client, _ in graph.clients.get(x, []):
-        op = getattr(client, "op", None)
-        if isinstance(op, MaxPool2d) and all(
-            getattr(op, p) == getattr(route_op, p) for p in MaxPool2d.__props__
-        ):
-            return client.out
-    return None
 
 
 @rule("specialize", Pattern(Pow, "x", Const("c")))
