@@ -525,9 +525,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         plain = self.outer_rows(call, self.row_threads(outer, nd), outer, nd)
         if not self.threaded():
             return plain
-        nin, nops, out_t = self.nin, self.nops, self.out_type(0)
-        start = self.r.literal(identity(self.k.body.kind, self.k.outputs[0].dtype),
-                               self.k.outputs[0].dtype)  # fmt: skip
+        nin, nops, out_t, start = self.nin, self.nops, self.out_type(0), self.start()
         combined = self.combine("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
         return f"""    {out_t} *parts = NULL;
     const int64_t nt = sn_max_threads();
@@ -560,6 +558,11 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 {_indent(plain)}
     }}"""
 
+    def start(self) -> str:
+        """The output's first value: the reduction's identity in the output's dtype."""
+        dtype = self.k.outputs[0].dtype
+        return self.r.literal(identity(self.k.body.kind, dtype), dtype)
+
     def rows(self) -> str:
         """The reduced axis innermost: a row each, or blocks of short rows (``block``)."""
         flat = self.contiguous_test("nd - 1", outputs=False)
@@ -576,9 +579,9 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     }}"""
 
     def entry(self, out_t: str) -> str:
-        red, out = self.k.body, self.k.outputs[0]
+        red = self.k.body
         size = f"a[1 + a[0] + {self.nops} * a[0]]"
-        start = self.r.literal(identity(red.kind, out.dtype), out.dtype)
+        start = self.start()
         mean = ""
         if red.mean:
             mean = "    const double count = (double)(outer * n) / (double)size;\n"
