@@ -11,6 +11,8 @@ import contextlib
 import functools
 import importlib
 import os
+import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -161,3 +163,11 @@ def tolerance(dtype, scale: float = 1.0) -> float:
     """The relative tolerance for results of ``dtype`` (exact for ints and bools), times
     ``scale`` for computations that lose more (a condition number, a long sum)."""
     return EPS_RTOL.get(np.dtype(dtype).name, 0.0) * scale
+
+
+def run_python(code: str, env: dict | None = None) -> str:
+    """``code`` run by this Python in a new process (imports and caches of its own); its
+    standard output. A failure shows the process's error output."""
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout

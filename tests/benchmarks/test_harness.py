@@ -1,8 +1,6 @@
 """The benchmark harness runs end to end in a tiny mode, and refuses to time wrong answers."""
 
 import json
-import subprocess
-import sys
 import weakref
 
 import numpy as np
@@ -16,6 +14,7 @@ from benchmarks.peers.symnb_peer import Peer as SymnbPeer
 from benchmarks.runner import Result, _profile_symnb, rounds_for
 from benchmarks.worker import Worker
 from benchmarks.workloads import BY_KEY, comparable, make_inputs, reference, select
+from tests.helpers import run_python
 
 
 def test_tiny_run_times_numpy_and_symnb_py(tmp_path):
@@ -199,9 +198,7 @@ def test_w5_counts_the_first_import_of_symnbs_backend():
         "after = {'symnb.backends.c.linker', 'cffi'} & set(sys.modules)\n"
         "print(sorted(before), sorted(after))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[0] == "[] ['symnb.backends.c.linker']"
+    assert run_python(script).split("\n")[0] == "[] ['symnb.backends.c.linker']"
 
 
 def test_w5_gives_every_peer_the_same_repeats_and_a_phase_table(monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 import symnb as sn
 from symnb.backends.c import CacheMiss, CompileError, cache, compiler, forbid_compile
 from symnb.backends.c.cache import stats
+from tests.helpers import run_python
 
 
 def build(dtype="float64"):
@@ -66,9 +67,7 @@ def test_cli_clear(compiledir):
     code = f"import sys, symnb as sn; sn.config.compiledir = {str(compiledir)!r}; " + (
         "from symnb.backends.c.__main__ import main; sys.exit(main(['clear']))"
     )
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "removed" in done.stdout
+    assert "removed" in run_python(code, env)
     assert not (compiledir / "c").exists()
 
 

@@ -10,7 +10,7 @@ import pytest
 import symnb as sn
 from symnb.backends import default_backend, execute
 from symnb.backends.c import compiler
-from tests.helpers import check, tolerance
+from tests.helpers import check, run_python, tolerance
 
 
 def compile_c(build, *arrays):
@@ -175,8 +175,6 @@ def test_softmax_row_kernels_match_the_reference(name, dtype, axis):
 def test_process_exits_cleanly_after_threaded_kernels(tmp_path):
     """Exiting while OpenMP workers spin must not unmap their runtime (it crashed once)."""
     import os
-    import subprocess
-    import sys
 
     code = (
         "import numpy as np, symnb as sn\n"
@@ -209,6 +207,4 @@ def test_functions_runner_c_runs_never_load_cffi(tmp_path):
         "f.profile(a, b)\n"
         "print('cffi' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "True"]
+    assert run_python(script).split() == ["False", "True"]
