@@ -1,9 +1,9 @@
 """The CPU form of each loop shape: loop nests over the index space, threads, SIMD.
 
 Maps get a flat loop for contiguous calls (threaded when large, with streaming stores for
-outputs far larger than the caches) and a strided row loop for the rest; reductions
-accumulate innermost rows in a register or combine rows into the output; row programs run
-their passes over each row with rows split between threads. The dialect supplies the spelling
+outputs far larger than the caches) and a strided row loop for the rest; row programs run
+their passes over each row with rows split between threads; reductions are written in
+reductions.py, and what all three share in loop_base.py. The dialect supplies the spelling
 of threads (``parallel_for``, ``team``), SIMD (``simd``), ``prefetch`` and streaming stores.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import (
-    SHORT_ROW,
     Contract,
     Extent,
     Gather,
@@ -27,14 +26,10 @@ from symnb.backends.kernels.ir import (
     identity,
 )
 from symnb.backends.render.contract import ContractLoops, packable
+from symnb.backends.render.loop_base import PARALLEL_MIN, LoopWriter, indent
+from symnb.backends.render.reductions import ReduceLoops
 from symnb.backends.render.runtime import runtime
 
-#: elements below which a kernel stays on one thread. A parallel region costs a few us on an
-#: idle machine but milliseconds when other processes hold the cores, so only kernels of about
-#: a millisecond of work use threads. Cheap arithmetic once waited for 4M elements (memory-bound,
-#: it gains little in the caches), but W8b's 1-2M-element maps gained 7% of the step on two
-#: threads once OpenBLAS's pool no longer spun on the second core (runner.c's SERIAL_MAX).
-PARALLEL_MIN = 1 << 20
 #: row programs (softmax, cross-entropy, logsumexp) split rows between threads from this many
 #: elements. W2's 512x1000 on two threads took 670-970 us a call back to back and 550 us with
 #: idle gaps between calls, against 490 and 510 us on one (2 cores, quiet): waking the other
@@ -70,106 +65,7 @@ def render_loops(r, kernel) -> str:
     )
 
 
-class _Loops:
-    """Operand access shared by the loop writers."""
-
-    streams = False
-
-    def __init__(self, r, kernel):
-        self.r, self.k = r, kernel
-        self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
-        self.nops = self.nin + self.nout
-        self.threshold = PARALLEL_MIN
-
-    def t(self, dtype: str) -> str:
-        return self.r.type_name(dtype)
-
-    def may_reach(self, elements: int) -> bool:
-        return self.k.size is None or self.k.size >= elements
-
-    def threaded(self) -> bool:
-        return self.may_reach(self.threshold)
-
-    def out_type(self, j: int) -> str:
-        return self.t(self.k.outputs[j].dtype)
-
-    def hoisted(self, strided: bool, constants=()) -> list[str]:
-        """Scalar operands (and ``constants``: inputs constant along the row) are read once;
-        others get a typed pointer (flat, or stepped: see ``load``) or a stride."""
-        lines = []
-        for k, op in enumerate(self.k.inputs):
-            t = self.t(op.dtype)
-            if op.scalar or op.per_row or k in constants:
-                lines.append(f"const {t} c{k} = *(const {t} *)p[{k}];")
-            elif strided:
-                lines.append(f"const int64_t s{k} = st[{k}][last];")
-            else:
-                lines.append(f"const {t} *in{k} = (const {t} *)p[{k}];")
-        return lines
-
-    def load(self, item, strided: bool, constants=(), steps=None) -> str:
-        """Input ``item.operand``'s element i: a hoisted constant, through its run-time stride
-        (``strided``), or through its pointer, ``steps[k]`` elements apart when given."""
-        op = self.k.inputs[item.operand]
-        if op.scalar or op.per_row or item.operand in constants:
-            return f"c{item.operand}"
-        if strided:
-            return f"*(const {self.t(op.dtype)} *)(p[{item.operand}] + i * s{item.operand})"
-        step = 1 if steps is None else steps[item.operand]
-        return f"in{item.operand}[i]" if step == 1 else f"in{item.operand}[i * {step}]"
-
-    def body(self, refs, leaf, indent: str = "        ") -> str:
-        lines = self.r.statements(self.k.values, refs, leaf)
-        return "\n".join(indent + line for line in lines)
-
-    def contiguous_test(self, axis: str, outputs: bool = True) -> str:
-        """Every non-scalar operand (input, with ``outputs`` output too) has unit stride along
-        ``axis``."""
-        operands = self.k.inputs + (self.k.outputs if outputs else ())
-        tests = [
-            f"st[{k}][{axis}] == {np.dtype(op.dtype).itemsize}"
-            for k, op in enumerate(operands)
-            if not (op.scalar or op.per_row)
-        ]
-        return "(" + (" && ".join(tests) or "1") + ")"
-
-    #: the rows of the index space: ``outer`` rows of ``n`` elements along the last axis
-    SPLIT = """    int64_t outer = 1;
-    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
-    const int64_t n = shape[nd - 1];
-"""
-
-    def decode(self, collapse: bool = True) -> str:
-        text = (
-            f"    char *p0[{self.nops}]; int64_t *st[{self.nops}];\n"
-            f"    int64_t local[SN_ARGS({self.nops})];\n"
-            f"    if (a[0] > SN_MAXDIM) return 2;\n"
-            f"    for (int64_t i = 0; i < 1 + a[0] * {self.nops + 1}; i++) local[i] = a[i];\n"
-            f"    int64_t nd = sn_decode(local, ptr, {self.nops}, p0, st);\n"
-            f"    int64_t *shape = local + 1;\n"
-        )
-        if collapse:
-            text += f"    nd = sn_collapse(nd, shape, {self.nops}, st);\n"
-        return text
-
-    def outer_rows(self, call: str, pragma: str = "", outer: str = "outer", nd: str = "nd") -> str:
-        """A loop over every row but the last axis (``outer`` of them, ``n`` long): blocks of
-        ``SN_ROWS`` rows (split between threads by ``pragma``), each located once and then
-        advanced row by row. With ``nd`` = "nd - 1" the rows are blocks of the last two axes."""
-        return f"""{pragma}
-    for (int64_t b = 0; b < ({outer} + SN_ROWS - 1) / SN_ROWS; b++) {{
-        char *p[{self.nops}];
-        int64_t idx[SN_MAXDIM];
-        const int64_t hi = (b + 1) * SN_ROWS < {outer} ? (b + 1) * SN_ROWS : {outer};
-        sn_locate(b * SN_ROWS, {nd}, shape, {self.nops}, p0, st, p, idx);
-        for (int64_t o = b * SN_ROWS; o < hi; o++) {{
-            {call}
-            sn_advance({nd}, shape, {self.nops}, st, p, idx);
-        }}
-    }}"""
-
-
-class MapLoops(_Loops):
+class MapLoops(LoopWriter):
     """out[i] = f(in...[i]) over a broadcast index space (one output)."""
 
     def __init__(self, r, kernel):
@@ -388,223 +284,7 @@ static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
 }"""
 
 
-class ReduceLoops(_Loops):
-    """Accumulate f(in...) into output 0, which has stride 0 on the reduced axes."""
-
-    def source(self) -> str:
-        red = self.k.body
-        self.refs = closure(self.k.values, [red.value])
-        acc_t, out_t = self.t(red.acc_dtype), self.out_type(0)
-        parts = ["typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"]
-        if self.threaded():
-            parts.insert(0, "#include <stdlib.h>")
-        parts += [self.row(acc_t, out_t, True), self.row(acc_t, out_t, False)]
-        parts += [self.scatter(out_t, True), self.scatter(out_t, False)]
-        if self.blocks():
-            parts.append(self.block(acc_t, out_t))
-        parts.append(self.entry(out_t))
-        return "\n".join(parts)
-
-    def blocks(self) -> bool:
-        """Whether short rows may be summed in blocks (``block``; ``Reduce.blocks``)."""
-        return self.k.body.blocks
-
-    def block(self, acc_t: str, out_t: str) -> str:
-        """m short rows of n unit-strided elements that all reduce into one output (the last
-        two axes reduced: a bias gradient over a padded plane's rows of 24): summed column by
-        column in a local buffer, then across it once, where each row of ``sn_row_flat``
-        paid its own horizontal sum (rows of 24 ran 4x slower than contiguous data)."""
-        red = self.k.body
-        zero = self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
-        hoist = "\n        ".join(self.hoisted(strided=False))
-        column = self.combine("col[i]", f"v{red.value}", red.acc_dtype)
-        out = f"*({out_t} *)p0[{self.nin}]"
-        final = self.combine(out, f"({out_t})acc", self.k.outputs[0].dtype)
-        return f"""
-#define SN_BLOCK_N {SHORT_ROW}
-static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st,
-                          int64_t last) {{
-    char *p[{self.nops}];
-    for (int k = 0; k < {self.nops}; k++) p[k] = p0[k];
-    {acc_t} col[SN_BLOCK_N];
-    for (int64_t i = 0; i < n; i++) col[i] = {zero};
-    for (int64_t r = 0; r < m; r++) {{
-        {hoist}
-        {self.r.simd([])}
-        for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, False), "            ")}
-            col[i] = {column};
-        }}
-        for (int k = 0; k < {self.nops}; k++) p[k] += st[k][last - 1];
-    }}
-    {acc_t} acc = {zero};
-    {self.r.simd([(red.kind, "acc")])}
-    for (int64_t i = 0; i < n; i++) acc = {self.combine("acc", "col[i]", red.acc_dtype)};
-    *({out_t} *)p0[{self.nin}] = {final};
-}}"""
-
-    def combine(self, acc: str, x: str, dtype: str) -> str:
-        kind = self.k.body.kind
-        if kind in ("max", "min"):
-            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
-        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
-        return f"({self.t(dtype)})({acc} {op} {x})"
-
-    def row(self, acc_t: str, out_t: str, strided: bool) -> str:
-        """The reduced axis is innermost: accumulate in a register, SIMD where possible."""
-        red = self.k.body
-        hoist = "\n    ".join(self.hoisted(strided=strided))
-        pragma, update, after = self.vector_reduction(f"v{red.value}")
-        final = self.combine(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
-        name = "sn_row" if strided else "sn_row_flat"
-        return f"""
-static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
-    (void)st; (void)last;
-    {hoist}
-    {acc_t} acc = {self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)};
-    int nan = 0; (void)nan;
-    {pragma}
-    for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, strided))}
-        {update}
-    }}
-    {after}
-    *({out_t} *)p[{self.nin}] = {final};
-}}"""
-
-    def vector_reduction(self, value: str) -> tuple[str, str, str]:
-        kind, dtype = self.k.body.kind, self.k.body.acc_dtype
-        if kind not in ("max", "min"):
-            return self.r.simd([(kind, "acc")]), f"acc = {self.combine('acc', value, dtype)};", ""
-        pick = ">" if kind == "max" else "<"
-        update = f"acc = {value} {pick} acc ? {value} : acc;"
-        if np.dtype(dtype).kind != "f":
-            return self.r.simd([(kind, "acc")]), update, ""
-        update += f" nan |= {value} != {value};"
-        return self.r.simd([(kind, "acc"), ("or", "nan")]), update, "if (nan) acc = NAN;"
-
-    def scatter(self, out_t: str, strided: bool) -> str:
-        """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""
-        hoist = "\n    ".join(self.hoisted(strided=strided))
-        if strided:
-            name, pragma, step = "sn_scatter", "", f"const int64_t so = st[{self.nin}][last];"
-            target = f"*({out_t} *)(p[{self.nin}] + i * so)"
-        else:
-            name, pragma = "sn_scatter_flat", self.r.simd([])
-            step, target = f"{out_t} *out = ({out_t} *)p[{self.nin}];", "out[i]"
-        value = f"({out_t})v{self.k.body.value}"
-        combined = self.combine(target, value, self.k.outputs[0].dtype)
-        return f"""
-static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
-    (void)st; (void)last;
-    {hoist}
-    {step}
-    {pragma}
-    for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, strided))}
-        {target} = {combined};
-    }}
-}}"""
-
-    def row_threads(self, outer: str = "outer", nd: str = "nd") -> str:
-        """Output rows split between threads when they are distinct and many enough."""
-        if not self.threaded():
-            return ""
-        return (
-            f"    int par = {outer} > 1 && outer * n >= SN_PARALLEL_MIN;\n"
-            f"    par = par && sn_outer_distinct({nd}, st, {self.nin});\n"
-            + self.r.parallel_for("par")
-        )
-
-    def walk(self, call: str, outer: str = "outer", nd: str = "nd") -> str:
-        """The ``outer`` rows (over the axes before ``nd``'s last) through ``call``: split
-        between threads where their outputs are distinct; where rows share outputs and are
-        many enough (a bias gradient, a sum of everything), each thread adds its share into
-        a copy of the output of its own (``parts``) and the copies are added up in thread
-        order; else on one thread."""
-        plain = self.outer_rows(call, self.row_threads(outer, nd), outer, nd)
-        if not self.threaded():
-            return plain
-        nin, nops, out_t, start = self.nin, self.nops, self.out_type(0), self.start()
-        combined = self.combine("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
-        return f"""    {out_t} *parts = NULL;
-    const int64_t nt = sn_max_threads();
-    if (nt > 1 && {outer} > 1 && outer * n >= SN_PARALLEL_MIN && size * 16 <= outer * n
-        && !sn_outer_distinct({nd}, st, {nin}))
-        parts = ({out_t} *)malloc((size_t)((nt - 1) * size) * sizeof({out_t}));
-    if (parts) {{
-        {self.r.team()[0]} num_threads(nt)
-        {{
-            const int64_t t = sn_thread(), count = sn_threads();
-            {out_t} *mine = t == 0 ? out : parts + (t - 1) * size;
-            if (t > 0) for (int64_t i = 0; i < size; i++) mine[i] = {start};
-            char *q[{nops}], *p[{nops}];
-            int64_t idx[SN_MAXDIM];
-            for (int k = 0; k < {nops}; k++) q[k] = p0[k];
-            q[{nin}] = (char *)mine;
-            const int64_t lo = {outer} * t / count, hi = {outer} * (t + 1) / count;
-            if (lo < hi) sn_locate(lo, {nd}, shape, {nops}, q, st, p, idx);
-            for (int64_t o = lo; o < hi; o++) {{
-                {call}
-                sn_advance({nd}, shape, {nops}, st, p, idx);
-            }}
-            #pragma omp barrier
-            #pragma omp for schedule(static)
-            for (int64_t i = 0; i < size; i++)
-                for (int64_t u = 1; u < count; u++) out[i] = {combined};
-        }}
-        free(parts);
-    }} else {{
-{_indent(plain)}
-    }}"""
-
-    def start(self) -> str:
-        """The output's first value: the reduction's identity in the output's dtype."""
-        dtype = self.k.outputs[0].dtype
-        return self.r.literal(identity(self.k.body.kind, dtype), dtype)
-
-    def rows(self) -> str:
-        """The reduced axis innermost: a row each, or blocks of short rows (``block``)."""
-        flat = self.contiguous_test("nd - 1", outputs=False)
-        rows = f"""    sn_row_fn row = {flat} ? sn_row_flat : sn_row;
-{self.walk("row(n, p, st, nd - 1);")}"""
-        if not self.blocks():
-            return rows
-        blocks = self.walk("sn_block_flat(n, m, p, st, nd - 1);", "blocks", "nd - 1")
-        return f"""    if (nd > 1 && n < SN_BLOCK_N && st[{self.nin}][nd - 2] == 0 && {flat}) {{
-        const int64_t m = shape[nd - 2], blocks = outer / m;
-{_indent(blocks)}
-    }} else {{
-{_indent(rows)}
-    }}"""
-
-    def entry(self, out_t: str) -> str:
-        red = self.k.body
-        size = f"a[1 + a[0] + {self.nops} * a[0]]"
-        start = self.start()
-        mean = ""
-        if red.mean:
-            mean = "    const double count = (double)(outer * n) / (double)size;\n"
-            mean += f"    for (int64_t i = 0; i < size; i++) out[i] = ({out_t})(out[i] / count);\n"
-        scatter = self.walk("scatter(n, p, st, nd - 1);")
-        return f"""
-{self.r.driver_signature()} {{
-    const int64_t size = {size};
-{self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
-    for (int64_t i = 0; i < size; i++) out[i] = {start};
-    sn_reduce_axis(nd, shape, {self.nops}, st, {self.nin});
-{self.SPLIT}    if (st[{self.nin}][nd - 1] == 0) {{
-{_indent(self.rows())}
-    }} else {{
-        int flat = {self.contiguous_test("nd - 1")};
-        sn_row_fn scatter = flat ? sn_scatter_flat : sn_scatter;
-{_indent(scatter)}
-    }}
-{mean}    return 0;
-}}"""
-
-
-class RowLoops(_Loops):
+class RowLoops(LoopWriter):
     """Row programs: per row (rows split between threads), the passes then the finals."""
 
     def __init__(self, r, kernel):
@@ -727,7 +407,7 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
                                 f"{{\n{body}\n        {update}\n    }}")  # fmt: skip
             return [f"{acc_t} acc{step} = {start}; int nan{step} = 0;",
                     "{", f"    {acc_t} acc = acc{step}; int nan = nan{step};",
-                    _indent(loop), f"    acc{step} = acc; nan{step} = nan;", "}",
+                    indent(loop), f"    acc{step} = acc; nan{step} = nan;", "}",
                     f"if (nan{step}) acc{step} = NAN;",
                     f"const {acc_t} rv{step} = acc{step};"]  # fmt: skip
         update = f"acc += {value};" if p.kind == "sum" else f"acc = acc && {value};"
@@ -740,24 +420,24 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
                     f"for (int64_t lo = 0; lo < n; lo += {p.block}) {{",
                     f"    const int64_t hi = lo + {p.block} < n ? lo + {p.block} : n;",
                     f"    {acc_t} acc = {start};",
-                    _indent(self.prefetched(step, strided, loop, "hi - lo")),
+                    indent(self.prefetched(step, strided, loop, "hi - lo")),
                     f"    tot{step} += acc;", "}",
                     f"const {total_t} rv{step} = tot{step};"]  # fmt: skip
         loop = self.chunked(step, strided, loop)
         return [f"{acc_t} acc{step} = {start};", "{", f"    {acc_t} acc = acc{step};",
-                _indent(loop), f"    acc{step} = acc;", "}",
+                indent(loop), f"    acc{step} = acc;", "}",
                 f"const {acc_t} rv{step} = acc{step};"]  # fmt: skip
 
     def chunked(self, step: int, strided: bool, loop: str) -> str:
         """The pass over [0, n): in chunks that prefetch the next row where that pays."""
         if not self.prefetches(step, strided):
-            return "{\n    const int64_t lo = 0, hi = n;\n" + _indent(loop) + "\n}"
+            return "{\n    const int64_t lo = 0, hi = n;\n" + indent(loop) + "\n}"
         c = PREFETCH_CHUNK
         ahead = "".join(line + "\n" for line in self.next_rows(step, strided))
-        chunk = _indent(self.prefetched(step, strided, loop, c))
+        chunk = indent(self.prefetched(step, strided, loop, c))
         return (f"{ahead}int64_t lo = 0;\nfor (; lo + {c} <= n; lo += {c}) {{\n"
                 f"    const int64_t hi = lo + {c};\n{chunk}"
-                f"\n}}\n{{\n    const int64_t hi = n;\n{_indent(loop)}\n}}")  # fmt: skip
+                f"\n}}\n{{\n    const int64_t hi = n;\n{indent(loop)}\n}}")  # fmt: skip
 
     def prefetches(self, step: int, strided: bool) -> bool:
         """A second pass over flat rows reads what the first left in cache and computes
@@ -802,7 +482,3 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
 {self.outer_rows(call, pragma)}
     return bad;
 }}"""
-
-
-def _indent(text: str) -> str:
-    return "\n".join("    " + line if line else line for line in text.splitlines())

@@ -1,0 +1,117 @@
+"""What every CPU loop writer shares: the operands' loads, the launch's decoding and the walk
+over rows (``LoopWriter``); maps and row programs are written in loops.py, reductions in
+reductions.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: elements below which a kernel stays on one thread. A parallel region costs a few us on an
+#: idle machine but milliseconds when other processes hold the cores, so only kernels of about
+#: a millisecond of work use threads. Cheap arithmetic once waited for 4M elements (memory-bound,
+#: it gains little in the caches), but W8b's 1-2M-element maps gained 7% of the step on two
+#: threads once OpenBLAS's pool no longer spun on the second core (runner.c's SERIAL_MAX).
+PARALLEL_MIN = 1 << 20
+
+
+class LoopWriter:
+    """Operand access shared by the loop writers."""
+
+    streams = False
+
+    def __init__(self, r, kernel):
+        self.r, self.k = r, kernel
+        self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
+        self.nops = self.nin + self.nout
+        self.threshold = PARALLEL_MIN
+
+    def t(self, dtype: str) -> str:
+        return self.r.type_name(dtype)
+
+    def may_reach(self, elements: int) -> bool:
+        return self.k.size is None or self.k.size >= elements
+
+    def threaded(self) -> bool:
+        return self.may_reach(self.threshold)
+
+    def out_type(self, j: int) -> str:
+        return self.t(self.k.outputs[j].dtype)
+
+    def hoisted(self, strided: bool, constants=()) -> list[str]:
+        """Scalar operands (and ``constants``: inputs constant along the row) are read once;
+        others get a typed pointer (flat, or stepped: see ``load``) or a stride."""
+        lines = []
+        for k, op in enumerate(self.k.inputs):
+            t = self.t(op.dtype)
+            if op.scalar or op.per_row or k in constants:
+                lines.append(f"const {t} c{k} = *(const {t} *)p[{k}];")
+            elif strided:
+                lines.append(f"const int64_t s{k} = st[{k}][last];")
+            else:
+                lines.append(f"const {t} *in{k} = (const {t} *)p[{k}];")
+        return lines
+
+    def load(self, item, strided: bool, constants=(), steps=None) -> str:
+        """Input ``item.operand``'s element i: a hoisted constant, through its run-time stride
+        (``strided``), or through its pointer, ``steps[k]`` elements apart when given."""
+        op = self.k.inputs[item.operand]
+        if op.scalar or op.per_row or item.operand in constants:
+            return f"c{item.operand}"
+        if strided:
+            return f"*(const {self.t(op.dtype)} *)(p[{item.operand}] + i * s{item.operand})"
+        step = 1 if steps is None else steps[item.operand]
+        return f"in{item.operand}[i]" if step == 1 else f"in{item.operand}[i * {step}]"
+
+    def body(self, refs, leaf, indent: str = "        ") -> str:
+        lines = self.r.statements(self.k.values, refs, leaf)
+        return "\n".join(indent + line for line in lines)
+
+    def contiguous_test(self, axis: str, outputs: bool = True) -> str:
+        """Every non-scalar operand (input, with ``outputs`` output too) has unit stride along
+        ``axis``."""
+        operands = self.k.inputs + (self.k.outputs if outputs else ())
+        tests = [
+            f"st[{k}][{axis}] == {np.dtype(op.dtype).itemsize}"
+            for k, op in enumerate(operands)
+            if not (op.scalar or op.per_row)
+        ]
+        return "(" + (" && ".join(tests) or "1") + ")"
+
+    #: the rows of the index space: ``outer`` rows of ``n`` elements along the last axis
+    SPLIT = """    int64_t outer = 1;
+    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];
+    const int64_t n = shape[nd - 1];
+"""
+
+    def decode(self, collapse: bool = True) -> str:
+        text = (
+            f"    char *p0[{self.nops}]; int64_t *st[{self.nops}];\n"
+            f"    int64_t local[SN_ARGS({self.nops})];\n"
+            f"    if (a[0] > SN_MAXDIM) return 2;\n"
+            f"    for (int64_t i = 0; i < 1 + a[0] * {self.nops + 1}; i++) local[i] = a[i];\n"
+            f"    int64_t nd = sn_decode(local, ptr, {self.nops}, p0, st);\n"
+            f"    int64_t *shape = local + 1;\n"
+        )
+        if collapse:
+            text += f"    nd = sn_collapse(nd, shape, {self.nops}, st);\n"
+        return text
+
+    def outer_rows(self, call: str, pragma: str = "", outer: str = "outer", nd: str = "nd") -> str:
+        """A loop over every row but the last axis (``outer`` of them, ``n`` long): blocks of
+        ``SN_ROWS`` rows (split between threads by ``pragma``), each located once and then
+        advanced row by row. With ``nd`` = "nd - 1" the rows are blocks of the last two axes."""
+        return f"""{pragma}
+    for (int64_t b = 0; b < ({outer} + SN_ROWS - 1) / SN_ROWS; b++) {{
+        char *p[{self.nops}];
+        int64_t idx[SN_MAXDIM];
+        const int64_t hi = (b + 1) * SN_ROWS < {outer} ? (b + 1) * SN_ROWS : {outer};
+        sn_locate(b * SN_ROWS, {nd}, shape, {self.nops}, p0, st, p, idx);
+        for (int64_t o = b * SN_ROWS; o < hi; o++) {{
+            {call}
+            sn_advance({nd}, shape, {self.nops}, st, p, idx);
+        }}
+    }}"""
+
+
+def indent(text: str) -> str:
+    return "\n".join("    " + line if line else line for line in text.splitlines())

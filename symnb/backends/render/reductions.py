@@ -1,0 +1,227 @@
+"""The CPU form of a reduction: innermost rows accumulated in a register (reduced axis
+innermost) or combined into the output row by row (kept axis innermost), the innermost axis
+chosen by the inputs' steps, short reduced rows summed in blocks, and threads over distinct
+outputs or into a copy of the output each."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.kernels.ir import SHORT_ROW, closure, identity
+from symnb.backends.render.loop_base import LoopWriter, indent
+
+
+class ReduceLoops(LoopWriter):
+    """Accumulate f(in...) into output 0, which has stride 0 on the reduced axes."""
+
+    def source(self) -> str:
+        red = self.k.body
+        self.refs = closure(self.k.values, [red.value])
+        acc_t, out_t = self.t(red.acc_dtype), self.out_type(0)
+        parts = ["typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"]
+        if self.threaded():
+            parts.insert(0, "#include <stdlib.h>")
+        parts += [self.row(acc_t, out_t, True), self.row(acc_t, out_t, False)]
+        parts += [self.scatter(out_t, True), self.scatter(out_t, False)]
+        if self.blocks():
+            parts.append(self.block(acc_t, out_t))
+        parts.append(self.entry(out_t))
+        return "\n".join(parts)
+
+    def blocks(self) -> bool:
+        """Whether short rows may be summed in blocks (``block``; ``Reduce.blocks``)."""
+        return self.k.body.blocks
+
+    def block(self, acc_t: str, out_t: str) -> str:
+        """m short rows of n unit-strided elements that all reduce into one output (the last
+        two axes reduced: a bias gradient over a padded plane's rows of 24): summed column by
+        column in a local buffer, then across it once, where each row of ``sn_row_flat``
+        paid its own horizontal sum (rows of 24 ran 4x slower than contiguous data)."""
+        red = self.k.body
+        zero = self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
+        hoist = "\n        ".join(self.hoisted(strided=False))
+        column = self.combine("col[i]", f"v{red.value}", red.acc_dtype)
+        out = f"*({out_t} *)p0[{self.nin}]"
+        final = self.combine(out, f"({out_t})acc", self.k.outputs[0].dtype)
+        return f"""
+#define SN_BLOCK_N {SHORT_ROW}
+static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st,
+                          int64_t last) {{
+    char *p[{self.nops}];
+    for (int k = 0; k < {self.nops}; k++) p[k] = p0[k];
+    {acc_t} col[SN_BLOCK_N];
+    for (int64_t i = 0; i < n; i++) col[i] = {zero};
+    for (int64_t r = 0; r < m; r++) {{
+        {hoist}
+        {self.r.simd([])}
+        for (int64_t i = 0; i < n; i++) {{
+{self.body(self.refs, lambda item: self.load(item, False), "            ")}
+            col[i] = {column};
+        }}
+        for (int k = 0; k < {self.nops}; k++) p[k] += st[k][last - 1];
+    }}
+    {acc_t} acc = {zero};
+    {self.r.simd([(red.kind, "acc")])}
+    for (int64_t i = 0; i < n; i++) acc = {self.combine("acc", "col[i]", red.acc_dtype)};
+    *({out_t} *)p0[{self.nin}] = {final};
+}}"""
+
+    def combine(self, acc: str, x: str, dtype: str) -> str:
+        kind = self.k.body.kind
+        if kind in ("max", "min"):
+            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
+        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
+        return f"({self.t(dtype)})({acc} {op} {x})"
+
+    def row(self, acc_t: str, out_t: str, strided: bool) -> str:
+        """The reduced axis is innermost: accumulate in a register, SIMD where possible."""
+        red = self.k.body
+        hoist = "\n    ".join(self.hoisted(strided=strided))
+        pragma, update, after = self.vector_reduction(f"v{red.value}")
+        final = self.combine(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
+        name = "sn_row" if strided else "sn_row_flat"
+        return f"""
+static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
+    {hoist}
+    {acc_t} acc = {self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)};
+    int nan = 0; (void)nan;
+    {pragma}
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(self.refs, lambda item: self.load(item, strided))}
+        {update}
+    }}
+    {after}
+    *({out_t} *)p[{self.nin}] = {final};
+}}"""
+
+    def vector_reduction(self, value: str) -> tuple[str, str, str]:
+        kind, dtype = self.k.body.kind, self.k.body.acc_dtype
+        if kind not in ("max", "min"):
+            return self.r.simd([(kind, "acc")]), f"acc = {self.combine('acc', value, dtype)};", ""
+        pick = ">" if kind == "max" else "<"
+        update = f"acc = {value} {pick} acc ? {value} : acc;"
+        if np.dtype(dtype).kind != "f":
+            return self.r.simd([(kind, "acc")]), update, ""
+        update += f" nan |= {value} != {value};"
+        return self.r.simd([(kind, "acc"), ("or", "nan")]), update, "if (nan) acc = NAN;"
+
+    def scatter(self, out_t: str, strided: bool) -> str:
+        """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""
+        hoist = "\n    ".join(self.hoisted(strided=strided))
+        if strided:
+            name, pragma, step = "sn_scatter", "", f"const int64_t so = st[{self.nin}][last];"
+            target = f"*({out_t} *)(p[{self.nin}] + i * so)"
+        else:
+            name, pragma = "sn_scatter_flat", self.r.simd([])
+            step, target = f"{out_t} *out = ({out_t} *)p[{self.nin}];", "out[i]"
+        value = f"({out_t})v{self.k.body.value}"
+        combined = self.combine(target, value, self.k.outputs[0].dtype)
+        return f"""
+static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
+    (void)st; (void)last;
+    {hoist}
+    {step}
+    {pragma}
+    for (int64_t i = 0; i < n; i++) {{
+{self.body(self.refs, lambda item: self.load(item, strided))}
+        {target} = {combined};
+    }}
+}}"""
+
+    def row_threads(self, outer: str = "outer", nd: str = "nd") -> str:
+        """Output rows split between threads when they are distinct and many enough."""
+        if not self.threaded():
+            return ""
+        return (
+            f"    int par = {outer} > 1 && outer * n >= SN_PARALLEL_MIN;\n"
+            f"    par = par && sn_outer_distinct({nd}, st, {self.nin});\n"
+            + self.r.parallel_for("par")
+        )
+
+    def walk(self, call: str, outer: str = "outer", nd: str = "nd") -> str:
+        """The ``outer`` rows (over the axes before ``nd``'s last) through ``call``: split
+        between threads where their outputs are distinct; where rows share outputs and are
+        many enough (a bias gradient, a sum of everything), each thread adds its share into
+        a copy of the output of its own (``parts``) and the copies are added up in thread
+        order; else on one thread."""
+        plain = self.outer_rows(call, self.row_threads(outer, nd), outer, nd)
+        if not self.threaded():
+            return plain
+        nin, nops, out_t, start = self.nin, self.nops, self.out_type(0), self.start()
+        combined = self.combine("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
+        return f"""    {out_t} *parts = NULL;
+    const int64_t nt = sn_max_threads();
+    if (nt > 1 && {outer} > 1 && outer * n >= SN_PARALLEL_MIN && size * 16 <= outer * n
+        && !sn_outer_distinct({nd}, st, {nin}))
+        parts = ({out_t} *)malloc((size_t)((nt - 1) * size) * sizeof({out_t}));
+    if (parts) {{
+        {self.r.team()[0]} num_threads(nt)
+        {{
+            const int64_t t = sn_thread(), count = sn_threads();
+            {out_t} *mine = t == 0 ? out : parts + (t - 1) * size;
+            if (t > 0) for (int64_t i = 0; i < size; i++) mine[i] = {start};
+            char *q[{nops}], *p[{nops}];
+            int64_t idx[SN_MAXDIM];
+            for (int k = 0; k < {nops}; k++) q[k] = p0[k];
+            q[{nin}] = (char *)mine;
+            const int64_t lo = {outer} * t / count, hi = {outer} * (t + 1) / count;
+            if (lo < hi) sn_locate(lo, {nd}, shape, {nops}, q, st, p, idx);
+            for (int64_t o = lo; o < hi; o++) {{
+                {call}
+                sn_advance({nd}, shape, {nops}, st, p, idx);
+            }}
+            #pragma omp barrier
+            #pragma omp for schedule(static)
+            for (int64_t i = 0; i < size; i++)
+                for (int64_t u = 1; u < count; u++) out[i] = {combined};
+        }}
+        free(parts);
+    }} else {{
+{indent(plain)}
+    }}"""
+
+    def start(self) -> str:
+        """The output's first value: the reduction's identity in the output's dtype."""
+        dtype = self.k.outputs[0].dtype
+        return self.r.literal(identity(self.k.body.kind, dtype), dtype)
+
+    def rows(self) -> str:
+        """The reduced axis innermost: a row each, or blocks of short rows (``block``)."""
+        flat = self.contiguous_test("nd - 1", outputs=False)
+        rows = f"""    sn_row_fn row = {flat} ? sn_row_flat : sn_row;
+{self.walk("row(n, p, st, nd - 1);")}"""
+        if not self.blocks():
+            return rows
+        blocks = self.walk("sn_block_flat(n, m, p, st, nd - 1);", "blocks", "nd - 1")
+        return f"""    if (nd > 1 && n < SN_BLOCK_N && st[{self.nin}][nd - 2] == 0 && {flat}) {{
+        const int64_t m = shape[nd - 2], blocks = outer / m;
+{indent(blocks)}
+    }} else {{
+{indent(rows)}
+    }}"""
+
+    def entry(self, out_t: str) -> str:
+        red = self.k.body
+        size = f"a[1 + a[0] + {self.nops} * a[0]]"
+        start = self.start()
+        mean = ""
+        if red.mean:
+            mean = "    const double count = (double)(outer * n) / (double)size;\n"
+            mean += f"    for (int64_t i = 0; i < size; i++) out[i] = ({out_t})(out[i] / count);\n"
+        scatter = self.walk("scatter(n, p, st, nd - 1);")
+        return f"""
+{self.r.driver_signature()} {{
+    const int64_t size = {size};
+{self.decode()}    {out_t} *out = ({out_t} *)p0[{self.nin}];
+    for (int64_t i = 0; i < size; i++) out[i] = {start};
+    sn_reduce_axis(nd, shape, {self.nops}, st, {self.nin});
+{self.SPLIT}    if (st[{self.nin}][nd - 1] == 0) {{
+{indent(self.rows())}
+    }} else {{
+        int flat = {self.contiguous_test("nd - 1")};
+        sn_row_fn scatter = flat ? sn_scatter_flat : sn_scatter;
+{indent(scatter)}
+    }}
+{mean}    return 0;
+}}"""
