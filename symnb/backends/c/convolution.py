@@ -139,9 +139,7 @@ def _planes_steps(steps, padding, shape, sources) -> tuple:
     """The margins step (N and C from the broadcast of ``sources``) and the view of the
     planes' interior, of ``shape``: (planes, interior)."""
     planes = _margins(steps, padding, shape, sources)
-    interior = steps.strided(planes, planes, steps.temp("planes' interior", shape),
-                             interior_place(padding, shape))  # fmt: skip
-    return planes, interior
+    return planes, planes_view(steps, planes, padding, shape)
 
 
 def _margins(steps, padding, shape, sources):
@@ -151,7 +149,18 @@ def _margins(steps, padding, shape, sources):
                          "from call to call")  # fmt: skip
 
 
-def interior_place(padding, shape, tile=(1, 1)) -> tuple:
+def planes_view(steps, planes, padding, shape, tile=(1, 1), out=None) -> Variable:
+    """The view step of the planes' interior, an x of ``shape``, split into ``tile`` blocks
+    (``_interior_place``): into ``out``, or a new temporary."""
+    if out is None:
+        n, c, height, width = shape
+        (th, tw) = tile
+        tiles = (height // th, th, width // tw, tw) if tile != (1, 1) else (height, width)
+        out = steps.temp("planes' interior", (n, c, *tiles))
+    return steps.strided(planes, planes, out, _interior_place(padding, shape, tile))
+
+
+def _interior_place(padding, shape, tile=(1, 1)) -> tuple:
     """The "strided" view (``View`` target) of the planes' interior, an x of ``shape``: (N,
     C, H, W), or with ``tile`` (th, tw) its rows and columns split into blocks, (N, C, H/th,
     th, W/tw, tw) (a max-pool gradient's tiles)."""
@@ -207,8 +216,7 @@ def output_planes(linker, node, lowered) -> tuple:
     if found is None:
         return (), None
     planes, padding = found
-    interior = steps.strided(planes, planes, steps.temp("planes' interior", x.type.shape),
-                             interior_place(padding, x.type.shape))  # fmt: skip
+    interior = planes_view(steps, planes, padding, x.type.shape)
     return tuple(steps.steps), interior
 
 

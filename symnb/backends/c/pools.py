@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from symnb.backends.c.convolution import interior_place, planes_for
+from symnb.backends.c.convolution import planes_for, planes_view
 from symnb.backends.c.windowed import (
     POOLED,
     POSITION,
@@ -146,8 +146,7 @@ def _max_pool_grad(linker, node) -> tuple:
     into = None
     if found is not None:
         planes, padding = found
-        into = steps.strided(planes, planes, steps.temp("planes' tiles", grads.type.shape),
-                             interior_place(padding, out.type.shape, (kh, kw)))  # fmt: skip
+        into = planes_view(steps, planes, padding, out.type.shape, (kh, kw))
     steps.launch(kernel, [first, ranks, spread], grads, fallback,
                  "each element's gradient: its window's, at the first maximum"
                  + (" (into a convolution's padded planes)" if into is not None else ""),
@@ -155,7 +154,7 @@ def _max_pool_grad(linker, node) -> tuple:
     if found is None:
         steps.reshape(grads, out, (-1, c, height, width))
     else:
-        steps.strided(planes, planes, out, interior_place(padding, out.type.shape))
+        planes_view(steps, planes, padding, out.type.shape, out=out)
     return tuple(steps.steps)
 
 
