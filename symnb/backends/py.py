@@ -12,17 +12,19 @@ from symnb.backends import execute
 from symnb.backends.branches import plan_steps
 from symnb.backends.execute import RuntimeFailure
 from symnb.backends.execute import failure_message as _failure_message
+from symnb.backends.linker import Linker
 from symnb.backends.planner import PlanBuilder
 
 __all__ = ["PyLinker", "RuntimeFailure", "_failure_message"]
 
 
-class PyLinker(PlanBuilder):
+class PyLinker(PlanBuilder, Linker):
     """Compiles a Graph into a plan of ``Library`` steps (symnb/backends/plan.py), run by the
     Python executor (symnb/backends/execute.py)."""
 
     name = "py"
     device = "NumPy"  # where its steps run, for profiles
+    steps_timed = True
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)

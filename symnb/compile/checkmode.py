@@ -20,7 +20,8 @@ import warnings
 
 import numpy as np
 
-from symnb.backends.c.listing import KernelList
+from symnb.backends.linker import Linker
+from symnb.backends.listing import KernelList
 from symnb.core.dims import evaluate, is_symbolic
 from symnb.core.graph import Graph
 from symnb.core.shapes.warnings import BroadcastOuterWarning, LossTrailingOneWarning
@@ -61,7 +62,7 @@ class CheckKernels(KernelList):
         return "(check mode: nothing is compiled, so there are no kernels to list)"
 
 
-class CheckLinker:
+class CheckLinker(Linker):
     """A linker that runs no op: ``run`` returns zeros of the shapes the ops' rules give for
     the call's concrete shapes (computed once per set of leaf shapes)."""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import get_linker as backend_linker
+from symnb.backends.linker import Linker
 from symnb.core.graph import Graph
 from symnb.core.variable import Constant, Variable
 from symnb.errors import SymnbError
@@ -31,12 +32,14 @@ class NanGuardError(SymnbError, FloatingPointError):
     """A node produced NaN or an infinity (``mode="nanguard"``)."""
 
 
-class _NodeByNode:
+class _NodeByNode(Linker):
     """Runs the graph's nodes one by one, each as its own one-node function of ``backend``;
     subclasses check each node's results in ``check``."""
 
-    def __init__(self, graph: Graph, leaves: list, backend: str):
-        self.graph, self.leaves, self.backend = graph, leaves, backend
+    backend = "py"  # the backend each node runs on (``mode_linker`` binds it)
+
+    def __init__(self, graph: Graph, leaves: list):
+        self.graph, self.leaves, backend = graph, leaves, self.backend
         self.name = f"{self.mode}({backend})"
         self.device = backend
         self.n_results = len(graph.outputs)
@@ -103,11 +106,7 @@ def mode_linker(mode: str, backend: str):
     if mode not in LINKERS:
         raise ValueError(f"unknown mode {mode!r}; choose one of {sorted(LINKERS)} (or None)")
     cls = LINKERS[mode]
-
-    def make(graph, leaves):
-        return cls(graph, leaves, backend)
-
-    return make
+    return type(f"{cls.__name__}[{backend}]", (cls,), {"backend": backend})
 
 
 # -- one node alone -----------------------------------------------------------------------------

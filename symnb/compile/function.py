@@ -101,7 +101,7 @@ class Function:
         self.linker = _make_linker(get_linker(self.backend, mode), self.graph, self._leaves,
                                    self._n_out)  # fmt: skip
         #: a device linker reads shared values where they are (kept on the device)
-        self._resident = getattr(self.linker, "resident", False)
+        self._resident = self.linker.resident
         self._runner = None if mode is not None else self._make_runner()
         #: the runner when a call is its arguments alone (nothing shared to read or write)
         self._direct = self._runner if not (self._shared or self.updates) else None
@@ -110,7 +110,7 @@ class Function:
         self.compile_time = time.perf_counter() - start
 
     def _maybe_aliased(self) -> tuple[int, ...] | None:
-        plan = getattr(self.linker, "plan", None)
+        plan = self.linker.plan
         if plan is None:
             return None  # every result is looked at
         fresh = fresh_outputs(plan)
@@ -118,8 +118,7 @@ class Function:
 
     def _make_runner(self):
         """The linker's C runner for whole calls (backend "c"), or None."""
-        make = getattr(self.linker, "runner", None)
-        return make() if make else None
+        return self.linker.runner()
 
     def __call__(self, *args, **kwargs):
         if self._direct is not None and not kwargs:  # no shared values, no updates
@@ -220,7 +219,7 @@ class Function:
     def kernels(self):
         """What each step runs: generated kernels with their C source, BLAS or library calls
         (backend "c"); None for backends without kernels."""
-        return getattr(self.linker, "kernels", None)
+        return self.linker.kernels
 
     def text(self) -> str:
         """The optimised graph in symnb's text form."""
@@ -254,7 +253,7 @@ _MISSING = object()
 def _make_linker(cls, graph, leaves, n_results: int):
     """A device linker also learns how many outputs are results (copied to the host) rather
     than updates (kept on the device)."""
-    if getattr(cls, "resident", False):
+    if cls.resident:
         return cls(graph, leaves, n_results)
     return cls(graph, leaves)
 

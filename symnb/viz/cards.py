@@ -69,7 +69,7 @@ def _io_rows(variables, heading) -> str:
 
 def kernel_count(function) -> str:
     """Generated kernels, and the other steps (BLAS, NumPy fallback) beside them."""
-    kernels = getattr(function, "kernels", None)
+    kernels = function.kernels
     if kernels is None:
         return "—"
     generated = sum(1 for k in kernels if getattr(k, "kind", "kernel") == "kernel")
@@ -79,7 +79,7 @@ def kernel_count(function) -> str:
 
 def _device_badge(function) -> str:
     """The device a device backend runs on (``sn.config.opencl_device`` chose it)."""
-    if not getattr(function.linker, "resident", False):
+    if not function.linker.resident:
         return ""
     return f'<span class="symnb-badge">device {escape(function.linker.device)}</span>'
 

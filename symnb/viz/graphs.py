@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from symnb.backends.linker import Linker
 from symnb.core.graph import Graph, leaves
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.viz.collapse import collapse
@@ -97,9 +98,10 @@ def picture(
     view = graph_view(graph, output_labels(function or obj, graph))
     if marks:
         apply_marks(view, marks)
-    placed = getattr(getattr(obj, "linker", None), "placement", None)
+    linker = getattr(obj, "linker", None)  # a compiled function's backend
+    placed = linker.placement() if isinstance(linker, Linker) else None
     if placed is not None:  # a function of a device backend: where each node runs
-        apply_placement(view, placed())
+        apply_placement(view, placed)
     return GraphPicture(collapse(view, max_boxes), title)
 
 

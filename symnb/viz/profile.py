@@ -89,17 +89,16 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     """Run ``function`` ``repeat`` times on its linker's profiled path and sum the timings."""
     arrays = function_arrays(function, args, kwargs or {})
     linker = function.linker
-    profiled = getattr(linker, "run_profiled", None)
     rows: dict[int, ProfileRow] = {}
     for _ in progress(range(repeat), label=f"profiling {function.name or 'function'}"):
-        if profiled is None:
-            _time_whole_call(linker, arrays, rows)
+        if linker.steps_timed:
+            _add_records(linker.run_profiled(arrays)[1], linker.where, rows)
         else:
-            _add_records(profiled(arrays)[1], getattr(linker, "device", linker.name), rows)
-    notes = [] if profiled else [_whole_call_note(linker)]
+            _time_whole_call(linker, arrays, rows)
+    notes = [] if linker.steps_timed else [_whole_call_note(linker)]
     notes += [_loop_note(r, rows.values()) for r in rows.values() if r.steps]
     notes += _transfer_note(rows)
-    placement = _placement_note(getattr(function, "kernels", None))
+    placement = _placement_note(function.kernels)
     notes += [placement] if placement else []
     ordered = sorted(rows.values(), key=_by_time, reverse=True)
     return Profile(ordered, repeat, notes)
@@ -130,7 +129,7 @@ def _by_time(row: ProfileRow) -> float:
 def function_arrays(function, args, kwargs) -> list:
     """The leaf values a call would pass to the linker, checked by the call's own code."""
     arrays = function._convert(function._bind(args, kwargs))
-    if getattr(function.linker, "resident", False):  # a device backend: shared values stay there
+    if function.linker.resident:  # a device backend: shared values stay there
         return arrays + [v.current_value() for v in function._shared]
     return arrays + [v.get_value(borrow=True) for v in function._shared]
 
@@ -171,10 +170,7 @@ def _time_whole_call(linker, arrays, rows: dict) -> None:
 
 
 def _whole_call_note(linker) -> str:
-    return (
-        f"backend {linker.name!r} has no per-step timing (no run_profiled): "
-        "the whole call is timed as one row"
-    )
+    return f"backend {linker.name!r} has no per-step timing: the whole call is timed as one row"
 
 
 PLACES = {

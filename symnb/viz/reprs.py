@@ -47,7 +47,7 @@ def function_text(function) -> str:
 
 
 def _on_device(function) -> str:
-    return f" ({function.linker.device})" if getattr(function.linker, "resident", False) else ""
+    return f" ({function.linker.device})" if function.linker.resident else ""
 
 
 def function_bundle(function, include=None, exclude=None) -> dict:

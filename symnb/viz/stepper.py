@@ -28,14 +28,14 @@ def loop_histories(function) -> list:
     rewrites and compiles each loop's step on its own; backend "py" runs it as written), a
     scan inside a scan after the one holding it."""
     found: list = []
-    _bodies_of(getattr(function, "linker", None), "", found)
+    _bodies_of(function.linker, "", found)
     return found
 
 
 def _bodies_of(linker, prefix: str, found: list) -> None:
-    for k, (node, body) in enumerate(getattr(linker, "bodies", ())):
+    for k, (node, body) in enumerate(linker.bodies):
         label = f"{prefix}scan {k} ({node.op})"
-        if getattr(body, "rewrites", None) is not None:
+        if body.rewrites is not None:
             found.append((label, body.rewrites))
         _bodies_of(body, f"{label} › ", found)
 
@@ -43,7 +43,7 @@ def _bodies_of(linker, prefix: str, found: list) -> None:
 def stepper_steps(function) -> list | None:
     """What the stepper walks: ``function.rewrites``, then the rewrites inside each loop's
     step (:func:`loop_histories`); None when the function has no rewrite history."""
-    history = getattr(function, "rewrites", None)
+    history = function.rewrites
     if history is None:
         return None
     steps = list(history)

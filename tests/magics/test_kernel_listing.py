@@ -7,7 +7,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.c.compiler import find_compiler
-from symnb.backends.c.listing import c_sections
+from symnb.backends.listing import c_sections
 from symnb.viz.cards import kernels_html
 
 pytestmark = pytest.mark.skipif(find_compiler() is None, reason="no C compiler")

@@ -1,11 +1,11 @@
 """Backend "c": fused kernels in generated C, a content-keyed compile cache, a lean runtime.
 
-Modules: ``renderer`` (the dialect-neutral walk of a kernel), ``dialect`` (C loops, OpenMP,
-SIMD), ``helpers`` (NumPy-semantics scalar helpers), ``vecmath`` (libmvec), ``compiler``
-(the system compiler), ``cache`` (memory and disk layers), ``linker`` (the plan), ``blas``
-(the ?gemm addresses), ``runner`` (runner.c, the C executor of the plan), ``steps`` (row
-kernels of the older ABI), ``listing`` (``f.kernels``). ``python -m symnb.backends.c clear``
-empties the cache.
+Modules: ``dialect`` (how C spells the shared renderer's walk: loops, OpenMP, SIMD),
+``vecmath`` (libmvec), ``stores`` (streaming stores), ``compiler`` (the system compiler),
+``cache`` (memory and disk layers), ``linker`` (the plan, steps by op class), ``convolution``,
+``pools`` and ``windowed`` (their steps), ``blas`` (the ?gemm addresses), ``runner`` with
+``runner.c`` and its headers (the C executor of the plan). ``python -m symnb.backends.c
+clear`` empties the cache.
 """
 
 from __future__ import annotations

@@ -16,10 +16,11 @@ from symnb.backends.branches import plan_flat, plan_steps
 from symnb.backends.c import blas, cache, convolution, runner, windowed
 from symnb.backends.c.convolution import CONVOLUTION
 from symnb.backends.c.dialect import CDialect
-from symnb.backends.c.listing import KernelInfo, KernelList
 from symnb.backends.c.pools import POOLING
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
+from symnb.backends.linker import Linker
+from symnb.backends.listing import KernelInfo, KernelList
 from symnb.backends.loop import compile_body, plan_loop
 from symnb.backends.plan import Gemm, Launch, Library, Repeat, View
 from symnb.backends.planner import VIEWS, PlanBuilder, Planners
@@ -37,10 +38,11 @@ plan_step = PLANNERS.register
 VIEW_NOTE = "computed in C with NumPy's C API (a view: no copy, no Python call)"
 
 
-class CLinker(PlanBuilder):
+class CLinker(PlanBuilder, Linker):
     """Compiles a Graph into a plan; ``run(values) -> outputs`` (see symnb/backends/py.py)."""
 
     name = "c"
+    steps_timed = True
     dialect = CDialect()
     planners = PLANNERS  # op class -> step; device linkers plan some ops differently
     lazy_branches = True  # an ifelse is a Branch step (only the side taken runs)

@@ -15,11 +15,11 @@ import sys
 import numpy as np
 
 from symnb.backends.c import blas
-from symnb.backends.c.listing import KernelInfo
 from symnb.backends.execute import strided_geometry, view_at, windows_view
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import Contract, Kernel, Map, Operand, Reduce, Unsupported
 from symnb.backends.kernels.lowering import product_kernel
+from symnb.backends.listing import KernelInfo
 from symnb.backends.plan import Gemm, Library, View
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable

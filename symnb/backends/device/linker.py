@@ -17,12 +17,12 @@ import warnings
 import numpy as np
 
 from symnb.backends.c.linker import PLANNERS, CLinker
-from symnb.backends.c.listing import KernelInfo
 from symnb.backends.device import execute
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
+from symnb.backends.listing import KernelInfo
 from symnb.backends.planner import Planners
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.conv import MaxPool2dGrad

@@ -1,0 +1,60 @@
+"""What a backend is to the layers above it: the one interface ``compile/`` and ``viz/`` use.
+
+A linker turns an optimised graph into something that runs. ``sn.function`` (compile/) and
+the displays (viz/) ask it only what ``Linker`` declares here, never probe it for optional
+attributes: a backend that has no plan, no kernels, no C runner or no per-step timing says so
+through the defaults below.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class Linker:
+    """The base of every linker (NumPy, C, the device backends, check and debug modes).
+
+    Subclasses set ``name`` and implement ``run``; the rest has a default meaning "this
+    backend has none of it".
+    """
+
+    #: the backend's name, as ``sn.function(backend=...)`` spells it
+    name: ClassVar[str] = ""
+    #: shared values are kept where the linker computes (a device): ``sn.function`` passes
+    #: them as they are (device arrays), not as host arrays
+    resident: ClassVar[bool] = False
+    #: ``run_profiled`` times each step; when False a profile times whole calls
+    steps_timed: ClassVar[bool] = False
+    #: where the steps run, for displays and profiles ("" means the backend's name)
+    device: str = ""
+    #: the frozen plan the executors run (symnb/backends/plan.py); None where there is none
+    plan = None
+    #: ``f.kernels``: what each step runs (a listing); None where nothing is compiled
+    kernels = None
+    #: ``(scan node, the linker of its inner graph)`` for each loop, for the stepper
+    bodies: tuple | list = ()
+    #: the rewrite history of a graph the linker rewrote itself (a loop's step), else None
+    rewrites = None
+
+    @property
+    def where(self) -> str:
+        """Where the steps run, in words: the device, else the backend's name."""
+        return self.device or self.name
+
+    def run(self, leaf_values: list) -> list:
+        """The graph's outputs for these leaf values (arguments, then shared values)."""
+        raise NotImplementedError
+
+    def run_profiled(self, leaf_values: list) -> tuple[list, list]:
+        """Like ``run``, timing each step: ``(outputs, records)``; only where
+        ``steps_timed`` is True."""
+        raise NotImplementedError(f"backend {self.name!r} does not time its steps")
+
+    def runner(self):
+        """A callable running whole calls natively (backend "c"'s C runner), or None."""
+        return None
+
+    def placement(self):
+        """Where each node runs and which values cross to a device (a device backend's
+        ``Placement``), or None on the host."""
+        return None

@@ -1,0 +1,105 @@
+"""Every backend is a ``Linker`` (symnb/backends/linker.py), and the layers above ask it only
+what that interface declares: no ``getattr``/``hasattr`` probe of an interface name is left
+in ``compile/`` or ``viz/``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends import get_linker
+from symnb.backends.linker import Linker
+from symnb.compile.checkmode import CheckLinker
+from symnb.compile.debugmode import LINKERS
+
+ROOT = Path(sn.__file__).parent
+#: what the interface declares (attributes and methods), which no caller may probe for
+INTERFACE = {name for name in dir(Linker) if not name.startswith("_")}
+PROBES = ("getattr", "hasattr")
+
+
+def probes_of(path: Path) -> list[str]:
+    """``file:line getattr(..., "name")`` for each probe of an interface name."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id not in PROBES or len(node.args) < 2:
+            continue
+        name = node.args[1]
+        if isinstance(name, ast.Constant) and name.value in INTERFACE:
+            found.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_the_interface_names_what_callers_use():
+    assert {"plan", "kernels", "runner", "run", "run_profiled", "resident", "device",
+            "placement", "bodies", "steps_timed", "where"} <= INTERFACE  # fmt: skip
+
+
+def test_no_probe_of_a_linker_above_the_backends():
+    found = [p for part in ("compile", "viz") for f in sorted((ROOT / part).rglob("*.py"))
+             for p in probes_of(f)]  # fmt: skip
+    assert found == []
+
+
+def test_the_probe_finder_finds_a_probe(tmp_path):
+    sample = ROOT / "compile" / "_probe_sample.py"
+    try:
+        sample.write_text('def f(linker):\n    return getattr(linker, "plan", None)\n')
+        assert probes_of(sample) == [
+            'symnb/compile/_probe_sample.py:2 getattr(linker, "plan", None)'.replace('"', "'")
+        ]
+    finally:
+        sample.unlink()
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_host_linkers_are_linkers(backend):
+    cls = get_linker(backend)
+    assert issubclass(cls, Linker)
+    assert cls.steps_timed and not cls.resident
+
+
+def test_mode_linkers_are_linkers():
+    assert issubclass(CheckLinker, Linker)
+    assert all(issubclass(cls, Linker) for cls in LINKERS.values())
+
+
+def test_device_linkers_are_linkers():
+    from symnb.backends.cuda.linker import CUDALinker
+    from symnb.backends.opencl.linker import OpenCLLinker
+
+    for cls in (CUDALinker, OpenCLLinker):
+        assert issubclass(cls, Linker) and cls.resident and cls.steps_timed
+
+
+def test_defaults_say_what_a_backend_lacks():
+    class Bare(Linker):
+        name = "bare"
+
+    bare = Bare()
+    assert (bare.plan, bare.kernels, bare.runner(), bare.placement(), bare.rewrites) == (
+        None, None, None, None, None,
+    )  # fmt: skip
+    assert list(bare.bodies) == [] and bare.where == "bare" and not bare.steps_timed
+    with pytest.raises(NotImplementedError):
+        bare.run([])
+    with pytest.raises(NotImplementedError, match="'bare' does not time its steps"):
+        bare.run_profiled([])
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_function_reads_its_linker_through_the_interface(backend):
+    x = sn.tensor("x", shape=(3,))
+    f = sn.function([x], sn.exp(x) * 2, backend=backend)
+    assert isinstance(f.linker, Linker)
+    assert f.kernels is f.linker.kernels
+    assert (f.runner is not None) == (backend == "c")
+    prof = f.profile(np.arange(3.0))
+    assert prof.rows and all(r.calls for r in prof.rows)
+    np.testing.assert_allclose(f(np.arange(3.0)), np.exp(np.arange(3.0)) * 2)
