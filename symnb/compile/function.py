@@ -146,16 +146,29 @@ class Function:
         if arrays is None:
             arrays = self._convert(self._bind(args, kwargs))
         converted = any(a is not v for a, v in zip(arrays, args)) or len(args) != len(arrays)
-        if self._resident:
-            arrays += [v.current_value() for v in self._shared]
-        else:
-            arrays += [v.get_value(borrow=True) for v in self._shared]
+        arrays = self._with_shared(arrays)
         if self._runner is not None and converted:
             # Python scalars, lists or keywords the runner declined: it takes them as arrays
             results = self._runner(*arrays)
             if results is not None:
                 return self._finish(results, arrays)
         return self._finish(self.linker.run(arrays), arrays)
+
+    def leaf_values(self, *args, **kwargs) -> list:
+        """What a call with these arguments hands its linker: the inputs checked and converted
+        as the call does, then the shared values (where they are: on a device backend's
+        device). ``f.profile()`` runs the linker on these."""
+        return self._with_shared(self._convert(self._bind(args, kwargs)))
+
+    def _with_shared(self, arrays: list) -> list:
+        if self._resident:
+            return arrays + [v.current_value() for v in self._shared]
+        return arrays + [v.get_value(borrow=True) for v in self._shared]
+
+    @property
+    def results(self) -> list:
+        """The variables the function returns (the graph's outputs less the updates)."""
+        return self.graph.outputs[: self._n_out]
 
     def _finish(self, results, leaf_values):
         """Write the updates, return the outputs in the user's structure (copying what

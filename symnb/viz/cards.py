@@ -86,7 +86,7 @@ def _device_badge(function) -> str:
 
 def function_card(function, with_graphs: bool = True) -> str:
     """The summary card of a compiled function."""
-    outs = function.graph.outputs[: function._n_out]
+    outs = function.results
     rows = _io_rows(function.inputs, "input") + _io_rows(outs, "output")
     rows += "".join(
         f"<tr><td>update</td><td><b>{escape(s.name or '?')}</b></td><td colspan=2></td></tr>"

@@ -128,10 +128,7 @@ def _by_time(row: ProfileRow) -> float:
 
 def function_arrays(function, args, kwargs) -> list:
     """The leaf values a call would pass to the linker, checked by the call's own code."""
-    arrays = function._convert(function._bind(args, kwargs))
-    if function.linker.resident:  # a device backend: shared values stay there
-        return arrays + [v.current_value() for v in function._shared]
-    return arrays + [v.get_value(borrow=True) for v in function._shared]
+    return function.leaf_values(*args, **kwargs)
 
 
 def _add_records(records, where: str, rows: dict) -> None:

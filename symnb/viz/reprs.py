@@ -34,7 +34,7 @@ def variable_bundle(var, include=None, exclude=None) -> dict:
 def function_text(function) -> str:
     """A few lines a terminal can show: signature, backend, counts, compile time."""
     ins = ", ".join(repr(v) for v in function.inputs)
-    outs = ", ".join(str(v.type) for v in function.graph.outputs[: function._n_out])
+    outs = ", ".join(str(v.type) for v in function.results)
     return "\n".join(
         [
             f"{function.name or 'function'}({ins}) -> {outs}",

@@ -103,3 +103,33 @@ def test_a_function_reads_its_linker_through_the_interface(backend):
     prof = f.profile(np.arange(3.0))
     assert prof.rows and all(r.calls for r in prof.rows)
     np.testing.assert_allclose(f(np.arange(3.0)), np.exp(np.arange(3.0)) * 2)
+
+
+def test_displays_use_only_a_functions_public_interface():
+    """viz/ and magics/ read a compiled function through its public names (``leaf_values``,
+    ``results``, ``kernels``, ``linker``), never its private ones."""
+    found = []
+    for part in ("viz", "magics"):
+        for path in sorted((ROOT / part).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in ("function", "f", "fn")
+                    and node.attr.startswith("_")
+                    and not node.attr.startswith("__")
+                ):
+                    found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert found == []
+
+
+def test_leaf_values_are_what_a_call_hands_its_linker():
+    x = sn.tensor("x", shape=(2,), dtype="float32")
+    w = sn.shared(np.array([1.0, 2.0], "float32"), name="w")
+    f = sn.function([x], x * w, updates={w: w + 1}, backend="c")
+    values = f.leaf_values([1, 2])
+    assert [v.dtype for v in values] == [np.float32, np.float32]
+    np.testing.assert_array_equal(values[1], [1.0, 2.0])
+    assert f.results == [f.graph.outputs[0]]
+    with pytest.raises(sn.InputError, match="missing"):
+        f.leaf_values()
