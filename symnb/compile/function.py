@@ -14,7 +14,7 @@ from symnb.compile.checkmode import CHECK
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
-from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import Graph, clone_graph, default_updates, leaves
 from symnb.core.hooks import hook
 from symnb.core.source import user_location
@@ -408,9 +408,4 @@ def _narrowing_fix(leaf: Variable, dtype) -> str:
 
 
 def _dims_fit(a, b) -> bool:
-    try:
-        for x, y in zip(a, b, strict=True):
-            unify(x, y)
-    except (DimMismatch, ValueError):
-        return False
-    return True
+    return shapes_unify(tuple(a), tuple(b))

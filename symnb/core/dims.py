@@ -511,6 +511,19 @@ def unify(a: Dim, b: Dim) -> Dim:
     return a if is_known(a) else b
 
 
+def shapes_unify(a, b) -> bool:
+    """Whether two shapes can be one: the same rank, and no dim provably differs (``unify``
+    of each pair). Every "may these be the same shape" check asks this."""
+    if len(a) != len(b):
+        return False
+    try:
+        for x, y in zip(a, b):
+            unify(x, y)
+    except DimMismatch:
+        return False
+    return True
+
+
 def broadcast_dims(a: Dim, b: Dim) -> Dim:
     """NumPy broadcasting of one axis; raise DimMismatch when neither side can stretch."""
     if a == 1:

@@ -6,7 +6,7 @@ node is cloned, so rewrites can edit a Graph without touching what the user buil
 
 from __future__ import annotations
 
-from symnb.core.dims import DimMismatch, unify
+from symnb.core.dims import shapes_unify
 from symnb.core.hooks import hook
 from symnb.core.op import Apply
 from symnb.core.variable import Constant, SharedVariable, Variable
@@ -194,10 +194,5 @@ class Graph:
 def check_replaceable(old: Variable, new: Variable) -> None:
     """A replacement keeps the dtype, the rank and every provable dim."""
     a, b = old.type, new.type
-    ok = a.dtype == b.dtype and a.ndim == b.ndim
-    try:
-        ok = ok and all(unify(x, y) is not None or x is None for x, y in zip(a.shape, b.shape))
-    except DimMismatch:
-        ok = False
-    if not ok:
+    if not (a.dtype == b.dtype and shapes_unify(a.shape, b.shape)):
         raise GraphError(f"cannot replace {old.describe()} with {new.describe()}")

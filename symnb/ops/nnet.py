@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.dims import DimMismatch, format_shape, shapes_unify, unify
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
@@ -154,14 +154,7 @@ def binary_crossentropy(output, target) -> Variable:
 
 def _fits_rows(var, rows) -> bool:
     """Whether ``var``'s shape can be ``rows`` (one value per row), dim by dim."""
-    if var.type.ndim != len(rows):
-        return False
-    try:
-        for a, b in zip(rows, var.type.shape):
-            unify(a, b)
-    except DimMismatch:
-        return False
-    return True
+    return shapes_unify(rows, var.type.shape)
 
 
 def _check_labels(p, labels, axis):

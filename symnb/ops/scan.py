@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable
@@ -106,12 +106,7 @@ def _check_fits(var: Variable, ph: Variable, seq: bool, name: str):
     """An outer input has its inner placeholder's type (with a leading time axis for a
     sequence)."""
     shape = var.type.shape[1:] if seq else var.type.shape
-    bad = var.type.dtype != ph.type.dtype or len(shape) != ph.type.ndim
-    try:
-        pairs = zip(shape, ph.type.shape)
-        bad = bad or any(unify(a, b) is None and a is not None for a, b in pairs)
-    except DimMismatch:
-        bad = True
+    bad = var.type.dtype != ph.type.dtype or not shapes_unify(shape, ph.type.shape)
     if bad or (seq and var.type.ndim == 0):
         what = "rows of the sequence" if seq else "value"
         raise ShapeError(

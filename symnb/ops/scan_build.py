@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
@@ -347,11 +347,7 @@ def _check_state(o: _Output, ph: Variable, out: Variable):
 def _check_state_type(what: str, ph: Variable, out: Variable):
     """A recurrent output keeps its state's dtype and shape from step to step."""
     a, b = ph.type, out.type
-    bad = a.dtype != b.dtype or a.ndim != b.ndim
-    try:
-        bad = bad or any(unify(x, y) is None and x is not None for x, y in zip(a.shape, b.shape))
-    except DimMismatch:
-        bad = True
+    bad = a.dtype != b.dtype or not shapes_unify(a.shape, b.shape)
     if bad:
         raise ShapeError(
             f"sn.scan: {what} is {a.dtype.name}{format_shape(a.shape)} but the step returns "

@@ -7,7 +7,7 @@ cycles. It raises :class:`RewriteError` naming the phase and what is wrong.
 
 from __future__ import annotations
 
-from symnb.core.dims import DimMismatch, unify
+from symnb.core.dims import shapes_unify
 from symnb.core.graph import OUTPUT, Graph, ancestors
 from symnb.errors import GraphError
 
@@ -83,11 +83,4 @@ def _check_types(node, where):
 
 
 def _fits(declared, expected) -> bool:
-    if declared.dtype != expected.dtype or declared.ndim != expected.ndim:
-        return False
-    try:
-        for a, b in zip(declared.shape, expected.shape):
-            unify(a, b)
-    except DimMismatch:
-        return False
-    return True
+    return declared.dtype == expected.dtype and shapes_unify(declared.shape, expected.shape)

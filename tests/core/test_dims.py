@@ -175,3 +175,24 @@ def test_nested_floor_divisions_have_one_spelling():
     twice = sn.max_pool2d(sn.max_pool2d(x, 2), 2)
     once = sn.max_pool2d(x, 4)
     assert sn.infer_shape(twice + once) == ("batch", 1, D.floordiv("H", 4), D.floordiv("W", 4))
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ((3, "n"), (3, "n"), True),
+        ((3, None), (None, "n"), True),  # unknown dims take either side
+        ((3, "n"), (3, 4), True),  # a name may be pinned to a size
+        (("n",), ("m",), False),  # two names are two sizes
+        ((3,), (4,), False),
+        ((3,), (3, 1), False),  # rank differs
+        ((), (), True),
+        (("n*2",), ("n",), False),  # provably different arithmetic of one name
+    ],
+)
+def test_shapes_unify(a, b, expected):
+    from symnb.core.dims import parse_dim, shapes_unify
+
+    parse = lambda s: tuple(parse_dim(d) if isinstance(d, str) else d for d in s)  # noqa: E731
+    assert shapes_unify(parse(a), parse(b)) is expected
+    assert shapes_unify(parse(b), parse(a)) is expected

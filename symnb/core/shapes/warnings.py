@@ -17,14 +17,13 @@ import contextvars
 import warnings
 
 from symnb.core.dims import (
-    DimMismatch,
     exact_div,
     format_shape,
     is_known,
     is_symbolic,
     names_in,
     product,
-    unify,
+    shapes_unify,
 )
 from symnb.core.shapes.roles import batch_origin
 from symnb.core.source import user_frame, user_location
@@ -134,11 +133,7 @@ def _said_already(category, message) -> bool:
 
 
 def _may_equal(a, b) -> bool:
-    try:
-        unify(a, b)
-    except DimMismatch:
-        return False
-    return True
+    return shapes_unify((a,), (b,))
 
 
 def _op(op) -> str:

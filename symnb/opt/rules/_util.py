@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, unify
+from symnb.core.dims import shapes_unify
 from symnb.core.variable import Constant, Variable
 
 
@@ -32,14 +32,7 @@ def does_not_stretch(small: Variable, big: Variable) -> bool:
 
 def fits(old: Variable, new: Variable) -> bool:
     """``new`` has ``old``'s dtype and rank, and no dim provably differs."""
-    if old.type.dtype != new.type.dtype or old.type.ndim != new.type.ndim:
-        return False
-    try:
-        for a, b in zip(old.type.shape, new.type.shape):
-            unify(a, b)
-    except DimMismatch:
-        return False
-    return True
+    return old.type.dtype == new.type.dtype and shapes_unify(old.type.shape, new.type.shape)
 
 
 def same_static_shape(a: Variable, b: Variable) -> bool:
