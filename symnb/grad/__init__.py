@@ -9,12 +9,12 @@ from symnb.grad.errors import (  # noqa: F401
     NotDifferentiableError,
 )
 from symnb.grad.forward import Rop  # noqa: F401
-from symnb.grad.markers import (  # noqa: F401
+from symnb.grad.reverse import Lop, grad  # noqa: F401
+from symnb.ops.markers import (  # noqa: F401
     disconnected_grad,
     grad_clip,
     stop_gradient,
     zero_grad,
 )
-from symnb.grad.reverse import Lop, grad  # noqa: F401
 
 _register("lop", Lop)  # the gradient of a scan differentiates its inner graph (ops/scan_grad.py)

@@ -4,8 +4,8 @@ import numpy as np
 
 import symnb as sn
 from symnb.ops.composite import Composite
+from symnb.ops.inplace import ElemwiseInplace
 from symnb.opt.rules.fuse import MAX_INPUTS
-from symnb.opt.rules.inplace import ElemwiseInplace
 from tests.opt.util import assert_same_values, fired, ops_of
 
 FUSE = {"include": ["fuse"]}

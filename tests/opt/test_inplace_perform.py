@@ -8,7 +8,7 @@ import pytest
 
 import symnb as sn
 from symnb.ops.composite import Composite
-from symnb.opt.rules.inplace import CompositeInplace, ElemwiseInplace, inplace_variant
+from symnb.ops.inplace import CompositeInplace, ElemwiseInplace, inplace_variant
 
 PROGRAM = ((sn.exp, (("in", 0),)), (sn.mul, (("tmp", 0), ("in", 1))))  # exp(a) * b
 

@@ -7,8 +7,8 @@ from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad import hessian as _hessian
 from symnb.grad import jacobian as _jacobian
-from symnb.grad.markers import disconnected_grad, grad_clip, zero_grad
 from symnb.grad.reverse import grad as _grad
+from symnb.ops.markers import disconnected_grad, grad_clip, zero_grad
 
 __all__ = ["Lop", "Rop", "consider_constant", "disconnected_grad", "grad", "grad_clip", "hessian",
            "jacobian", "zero_grad"]  # fmt: skip
