@@ -30,8 +30,8 @@ class Config:
     c_runner: bool = True
     #: inside a loop (a scan), run each matrix product of at most 4M multiply-adds on one
     #: OpenBLAS thread (docs/loops.md): much faster where the cores are shared with other
-    #: work (W9: 3-7x), up to a third slower on idle cores, so off unless asked; read when
-    #: compiling
+    #: work, up to a third slower on idle cores, so off unless asked (docs/benchmarks.md,
+    #: "Measurements behind the code"); read when compiling
     loop_products_on_one_thread: bool = False
     #: the OpenCL device of backend "opencl": "" is the first device that builds a kernel
     #: (symnb/backends/opencl/device.py); else "P:D" (platform and device numbers) or text

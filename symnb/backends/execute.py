@@ -41,7 +41,7 @@ KERNEL_TYPE = "int(*)(int64_t *, char **)"  # the launch ABI's entry point (plan
 def _ffi():
     """cffi, through which this executor calls kernels and BLAS: imported when it first runs
     a step, so a process whose functions runner.c runs never loads it (a twentieth of a cold
-    start's time to the first result, W5)."""
+    start's time to the first result)."""
     import cffi  # deferred: see the docstring
 
     return cffi.FFI()

@@ -266,7 +266,7 @@ class Conv2dGradFilters(_ConvBase):
     def perform(self, x, g, like):
         """One batched matmul per kernel offset (i, j), of the output gradient with that
         offset's window values: kh*kw small GEMMs instead of one einsum over a 7-d view, which
-        copied more (3-10x faster here; W8's filter gradient 2.3 -> 0.24 ms)."""
+        copied more (docs/benchmarks.md, "Measurements behind the code")."""
         shape = np.shape(like)
         cols = self._cols(x, shape)  # (N, G, C/G, out_h, out_w, kh, kw), a view
         n, groups, per_group, out_h, out_w, kh, kw = cols.shape

@@ -14,7 +14,8 @@ A non-sequence's gradient that is a sum over the steps of ``s_t.T @ d_t`` (``W``
 ``h @ W``: ``s_t`` a row the loop reads, ``d_t`` a value of the step) is not summed in the
 loop: the loop returns the rows of ``d``, and one product of the stacked rows follows it,
 ``reshape(s, (-1, k)).T @ reshape(d, (-1, n))``: one large product instead of one small
-one per step, and no 256x256 accumulator copied at every step (W9).
+one per step, and no accumulator copied at every step (measured in docs/benchmarks.md,
+"Measurements behind the code").
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class _Backward:
         sums = [self._sum(ph, w, by_ph[id(ph)]) for ph, w in zip(self.nonseq_phs, self.nonseqs)
                 if _float(ph)]  # fmt: skip
         in_loop = [v for kind, v in sums if kind == "loop"]
-        rows = _unique([v[1] for kind, v in sums if kind == "rows"])  # W9: dW, dU share dz
+        rows = _unique([v[1] for kind, v in sums if kind == "rows"])  # e.g. dW, dU share dz
         per_step = [by_ph[id(ph)] for ph in self.seq_phs if _float(ph)]
         backward, outer = io.finish(new_carries + in_loop + per_step + rows, until=False,
                                     backwards=True)  # fmt: skip

@@ -220,8 +220,8 @@ def _batches(items: list[tuple[str, str]], cores: int) -> list[list[tuple[str, s
 
 def _cost(item: tuple[str, str]) -> float:
     """A kernel's compile time, estimated from its source: its length, 1.4 times as much
-    with an OpenMP parallel region (W3's row programs, which also come in two copies, a
-    strided and a flat one: they took 1.4x the compiler time per character of its maps)."""
+    with an OpenMP parallel region (row programs, which also come in two copies, a strided
+    and a flat one, took 1.4x the compiler time per character of maps)."""
     source = item[1]
     return len(source) * (PARALLEL_COST if "#pragma omp parallel" in source else 1.0)
 

@@ -100,8 +100,7 @@ def _flat_planes(steps, x, pads, reach) -> tuple:
     their output, and the pitch of their rows: x itself unpadded, else ``FlatPadding``'s
     layout, whose rows share their zero margins. The kernel computing x may have written it
     there already (``output_planes``); else a copy kernel writes it through the interior's
-    view (``Launch.into``): W8b's 9.4 MB on both threads, where NumPy's copy ran on one (its
-    input gradient 0.86-0.91x)."""
+    view (``Launch.into``) on every thread, where NumPy's copy ran on one."""
     n, c, height, width = x.type.shape
     (top, bottom), (left, right) = pads
     if not (top or bottom or left or right):
@@ -348,7 +347,7 @@ def _conv2d(linker, node) -> tuple:
 @CONVOLUTION.register(Conv2dGradFilters)
 def _conv2d_grad_filters(linker, node) -> tuple:
     """The windows (C, kh, kw; N, out_h, out_w) times the output gradient moved to (N, out_h,
-    out_w; O): one packed product, its inner length N*out_h*out_w (W8b: 36,864) split between
+    out_w; O): one packed product, its inner length N*out_h*out_w (tens of thousands) split between
     threads, each adding a partial result. The windows go on the left, read in place (they run
     along the sum); the output gradient on the right, the smaller of the two to transpose while
     packing (or, with few filters and taps, both read as dot products). Without the packed
@@ -450,7 +449,7 @@ def _shifted_grad_input(steps, w, g, out) -> None:
     hold a zero wherever a window position falls outside the output; then the input pixel
     (y, x) is the sum over the window offsets (i, j) of D at (y - i*dh, x - j*dw), a fixed
     shift per offset: one strided view of D over (N, C, kh, kw, H, W) and a sum kernel over
-    (kh, kw). The margins add about (kh-1)/oh + (kw-1)/ow to the product (W8b: 17%)."""
+    (kh, kw). The margins add about (kh-1)/oh + (kw-1)/ow to the product."""
     op, (o, _, kh, kw) = steps.node.op, w.type.shape
     layout = shifted_layout(op, w.type.shape, out.type.shape[2:], g.type.shape[2:])
     lead, (hp, wp), (top, left) = layout

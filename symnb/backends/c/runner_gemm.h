@@ -5,26 +5,25 @@
 
 /* Multiply-adds up to which a product inside a loop runs on one BLAS thread: a loop calls
  * hundreds of small ?gemm back to back, and waking OpenBLAS's threads for each cost more than
- * they gave (W9's 32x256x256 products: 7x slower on 2 threads of the shared 2-core machine,
- * docs/loops.md). */
+ * they gave (docs/loops.md; docs/benchmarks.md, "Measurements behind the code"). */
 #define LOOP_SERIAL_MAX (1 << 22)
 /* Who runs a product outside loops, by its multiply-adds (measured on the 2-core machine):
  * - below SERIAL_MAX, one BLAS thread: waking OpenBLAS's threads for it costs more than it
- *   saves (W8's 1.5M products: the handoff took 5x the kernel's samples), and its idle
+ *   saves (the handoff took 5x the kernel's samples at 1.5M), and its idle
  *   threads then spin for about 0.1 s on a core the next kernel's OpenMP threads need;
  * - from SPLIT_MIN, OpenMP threads of one BLAS thread each, a block of the result each: no
  *   pool left spinning, and the parts meet once, where OpenBLAS's threads meet at every
  *   block of the inner length (a filter gradient's 36,864 stalled whenever one thread was
- *   descheduled); W8b's 680-800M products;
- * - in between, OpenBLAS's own threads: W3's 33-102M products ran 1.3-1.7x slower split.
- * With the pool never woken in W8b, its step took 0.80-0.87x the time. */
+ *   descheduled);
+ * - in between, OpenBLAS's own threads: products of 33-102M ran 1.3-1.7x slower split.
+ * The measurements: docs/benchmarks.md, "Measurements behind the code". */
 #ifndef SN_SERIAL_MAX
 #error "define SN_SERIAL_MAX as symnb.backends.plan.SERIAL_MAX (runner.py and setup.py do)"
 #endif
 #define SERIAL_MAX ((npy_intp)SN_SERIAL_MAX)
 #define SPLIT_MIN (1 << 28)
 /* From SMALL_SPLIT_MIN to SERIAL_MAX the parts on OpenMP threads too, where one BLAS thread
- * ran alone: W8b's dense layer (64 x 9216 x 10 and its two gradients, 5.9M each) */
+ * ran alone (a dense layer of 64 x 9216 x 10 and its two gradients, 5.9M each) */
 #define SMALL_SPLIT_MIN (1 << 22)
 /* columns of a split part: a multiple of a cache line of floats */
 #define SPLIT_ALIGN 16

@@ -6,7 +6,7 @@ from __future__ import annotations
 #: ``sn_stream_copy(dst, src, bytes)``: non-temporal copy of whole 64-byte lines (``dst``
 #: 64-byte aligned), where the target has streaming stores; SN_STREAM is 0 elsewhere and the
 #: kernels keep normal stores. Compiler builtins rather than <immintrin.h>, whose parse with
-#: -march=native cost 0.15 s per compiler run (W5). The line type may alias (as the
+#: -march=native cost 0.15 s per compiler run. The line type may alias (as the
 #: intrinsics' types do): it reads a buffer written as doubles, floats or integers.
 STREAM_COPY = """
 #if defined(__x86_64__) && defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))

@@ -52,10 +52,8 @@
 #define SN_NR (SN_NV * SN_VL)
 /* KC x NR of the right panel (110 KB of floats) stays in the L2 cache across a block's rows,
  * MC x KC of the left block too; a KC x NC block of the right value in L3. Longer steps
- * than the L1 cache's 192 floats load and store each result tile fewer times: W8b's
- * products in one step (forward, input gradient) or fewer, 0.87-0.95x the time, its
- * filter gradient 0.94-0.97x; NC halved to keep the right block at 3.5 MB made no
- * difference. */
+ * than the L1 cache's 192 floats load and store each result tile fewer times
+ * (docs/benchmarks.md, "Measurements behind the code"). */
 #define SN_KC ((int64_t)(2304 / sizeof(sn_acc)))
 #define SN_MC (SN_MR * 24)
 #define SN_NC (SN_NR * 32)

@@ -9,8 +9,9 @@ import numpy as np
 #: elements below which a kernel stays on one thread. A parallel region costs a few us on an
 #: idle machine but milliseconds when other processes hold the cores, so only kernels of about
 #: a millisecond of work use threads. Cheap arithmetic once waited for 4M elements (memory-bound,
-#: it gains little in the caches), but W8b's 1-2M-element maps gained 7% of the step on two
-#: threads once OpenBLAS's pool no longer spun on the second core (runner.c's SERIAL_MAX).
+#: it gains little in the caches), but maps of 1-2M elements gained on two threads once
+#: OpenBLAS's pool no longer spun on the second core (runner.c's SERIAL_MAX; the numbers are
+#: in docs/benchmarks.md, "Measurements behind the code").
 PARALLEL_MIN = 1 << 20
 
 

@@ -31,9 +31,8 @@ from symnb.backends.render.reductions import ReduceLoops
 from symnb.backends.render.runtime import runtime
 
 #: row programs (softmax, cross-entropy, logsumexp) split rows between threads from this many
-#: elements. W2's 512x1000 on two threads took 670-970 us a call back to back and 550 us with
-#: idle gaps between calls, against 490 and 510 us on one (2 cores, quiet): waking the other
-#: thread costs more than half a millisecond of exp saves
+#: elements: waking the other thread costs more than half a millisecond of exp saves
+#: (docs/benchmarks.md, "Measurements behind the code")
 ROW_PARALLEL_MIN = 1 << 20
 #: output bytes from which a flat loop writes with streaming stores: an output this much larger
 #: than the caches is evicted before anything reads it, and normal stores would first read each
@@ -268,9 +267,9 @@ def map_threshold(kernel) -> int:
     """Elements from which a map's rows are split between threads: PARALLEL_MIN, fewer where
     operands take steps along the rows (``Operand.row_step``): an operand stepping s elements
     touches s times the memory per element (each cache line serves 1/s of its elements), so
-    W8b's 2x2 max-pool and its windows' first maxima (590k outputs reading four windows views
-    every other element: 1.1 ms on one thread) take threads. Weighing every map by the bytes
-    it moves instead split small maps of more arrays too: W2's gradient ran 1.05-1.10x."""
+    a 2x2 max-pool's maps over four windows views take threads at a quarter of the size.
+    Weighing every map by the bytes it moves instead split small maps of more arrays too,
+    which ran slower (docs/benchmarks.md, "Measurements behind the code")."""
     arrays = [op for op in kernel.inputs + kernel.outputs if not (op.scalar or op.per_row)]
     touched = sum(op.row_step or 1 for op in arrays)  # a map has its output at least
     return -(-PARALLEL_MIN * len(arrays) // touched)
@@ -451,7 +450,7 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
 
     def next_rows(self, step: int, strided: bool) -> list[str]:
         """How far each fetched input's next row lies, read once per row and not inside the
-        chunk loop: re-reading it there through ``st`` cost W6 a tenth of its time."""
+        chunk loop: re-reading it there through ``st`` cost a tenth of a reduction's time."""
         if not self.prefetches(step, strided):
             return []
         return [f"const int64_t ahead{k} = last > 0 ? st[{k}][last - 1] : 0;"
