@@ -1,10 +1,10 @@
 """Building a plan (symnb/backends/plan.py) from a graph: slots, steps chosen by op class.
 
-``PlanBuilder`` numbers the slots and makes the records; a linker's ``Planners`` registry
-maps op classes to functions ``(builder, node) -> step`` (``@planners.register(DimShuffle)``,
-beside the step's code). ``builder.launch(...)`` is the one way a kernel becomes a step, so a
-new kind of kernel needs no change in any executor. The layout ops below (``VIEWS``) become
-``View`` steps that runner.c computes without calling Python.
+``PlanBuilder`` numbers the slots and makes the records; the one ``PlanTable`` (``PLANS``)
+maps op classes to functions ``(builder, node) -> step`` per target capability
+(``@PLANS.register(DimShuffle)``, beside the step's code). ``builder.launch(...)`` is the
+one way a kernel becomes a step, so a new kind of kernel needs no change in any executor. The
+layout ops below become ``View`` steps that runner.c computes without calling Python.
 """
 
 from __future__ import annotations
@@ -19,22 +19,52 @@ from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, ReshapeLike
 
 
-class Planners(dict):
-    """op class -> ``plan(builder, node)``; a subclass of a registered class uses its entry."""
+class PlanTable:
+    """How each op class is planned, per target capability: ``op class -> [(needs, plan)]``.
 
-    def register(self, *classes):
+    A plan is ``plan(builder, node) -> step``; ``needs`` names what a target must be able to
+    do for it (``"blas"``: call a host BLAS; ``"loops"``: run a loop's plan in its executor;
+    ``"offset_views"``: views that start past their array's first element; ``"branches"``: run
+    only the side of an ifelse taken). A linker declares its capabilities, and ``find`` gives
+    the first entry it can use, walking the op's classes from the most specific; an op with
+    none runs its NumPy reference. There is one table (``PLANS``): targets register their own
+    entries beside their code (``@PLANS.register(Matmul, needs={"blas"})``).
+    """
+
+    def __init__(self):
+        self._entries: dict[type, list[tuple[frozenset, object]]] = {}
+
+    def register(self, *classes, needs=()):
+        needs = frozenset(needs)
+
         def add(plan):
             for cls in classes:
-                self[cls] = plan
+                entries = self._entries.setdefault(cls, [])
+                entries.append((needs, plan))
+                entries.sort(key=lambda e: -len(e[0]))  # the most demanding entry first
             return plan
 
         return add
 
-    def find(self, op):
+    def find(self, op, capabilities):
+        """The plan for ``op`` on a target with ``capabilities``, or None."""
         for cls in type(op).__mro__:
-            if cls in self:
-                return self[cls]
+            for needs, plan in self._entries.get(cls, ()):
+                if needs <= capabilities:
+                    return plan
         return None
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """``(op class, needs, plan)`` for every entry, for docs and tests."""
+        return sorted(
+            (cls.__name__, ", ".join(sorted(needs)) or "-", plan.__qualname__)
+            for cls, entries in self._entries.items()
+            for needs, plan in entries
+        )
+
+
+#: the one table of every target's planners (see ``PlanTable``)
+PLANS = PlanTable()
 
 
 class PlanBuilder:
@@ -125,23 +155,22 @@ def launch_rank(ins, outs) -> int:
 
 
 # -- layout ops as views ------------------------------------------------------------------------
-VIEWS = Planners()
 
 
-@VIEWS.register(DimShuffle)
+@PLANS.register(DimShuffle)
 def _dimshuffle(builder: PlanBuilder, node) -> View:
     axes = [-1 if a == "x" else a for a in node.op.order]
     return builder.view(node, "axes", axes=axes)
 
 
-@VIEWS.register(BroadcastLike)
+@PLANS.register(BroadcastLike)
 def _broadcast_like(builder: PlanBuilder, node) -> View | Library:
     if any(node.outputs[0] is v for v in builder.graph.outputs):
         return builder.library(node)  # a result the caller may write into: NumPy's copy
     return builder.view(node, "broadcast", like=node.inputs[1])
 
 
-@VIEWS.register(Reshape)
+@PLANS.register(Reshape)
 def _reshape(builder: PlanBuilder, node) -> View | Library:
     if None in node.op.target:  # sizes given as int inputs: the reference reads them
         return builder.library(node)
@@ -150,11 +179,11 @@ def _reshape(builder: PlanBuilder, node) -> View | Library:
     return builder.view(node, "reshape", target=target)
 
 
-@VIEWS.register(ReshapeLike)
+@PLANS.register(ReshapeLike)
 def _reshape_like(builder: PlanBuilder, node) -> View:
     return builder.view(node, "reshape", like=node.inputs[1])
 
 
-@VIEWS.register(ReducedSize)
+@PLANS.register(ReducedSize)
 def _reduced_size(builder: PlanBuilder, node) -> View:
     return builder.view(node, "size", axes=node.op.axis)

@@ -13,9 +13,9 @@ import pytest
 import symnb as sn
 from symnb.backends import execute
 from symnb.backends.c import cache, runner
-from symnb.backends.c.windowed import FlatPadding, Padding
 from symnb.backends.kernels.ir import Contract
 from symnb.backends.plan import Launch, Library, View
+from symnb.backends.planning.windowed import FlatPadding, Padding
 from symnb.ops.conv import (
     AvgPool2d,
     AvgPool2dGrad,

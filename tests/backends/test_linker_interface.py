@@ -133,3 +133,81 @@ def test_leaf_values_are_what_a_call_hands_its_linker():
     assert f.results == [f.graph.outputs[0]]
     with pytest.raises(sn.InputError, match="missing"):
         f.leaf_values()
+
+
+# -- one plan table, per target capability -------------------------------------------------------
+def test_plan_table_takes_the_first_entry_a_target_can_use():
+    from symnb.backends.planner import PlanTable
+
+    class Base:
+        pass
+
+    class Child(Base):
+        pass
+
+    table = PlanTable()
+
+    @table.register(Base)
+    def any_target(linker, node):
+        pass
+
+    @table.register(Child, needs={"blas"})
+    def with_blas(linker, node):
+        pass
+
+    @table.register(Child, needs={"blas", "loops"})
+    def with_both(linker, node):
+        pass
+
+    assert table.find(Child(), frozenset({"blas", "loops"})) is with_both
+    assert table.find(Child(), frozenset({"blas"})) is with_blas
+    assert table.find(Child(), frozenset()) is any_target  # falls back to the base class's
+    assert table.find(object(), frozenset({"blas"})) is None
+    assert ("Child", "blas, loops", with_both.__qualname__) in table.rows()
+
+
+def test_each_target_plans_ops_by_its_capabilities():
+    from symnb.backends.c.linker import CLinker
+    from symnb.backends.device.linker import DeviceLinker
+    from symnb.backends.planner import PLANS
+    from symnb.ops.blas import Gemm
+    from symnb.ops.conv import MaxPool2dGrad
+    from symnb.ops.linalg import Matmul
+    from symnb.ops.scan import Scan
+
+    def plan_name(op_class, linker_class):
+        op = op_class.__new__(op_class)
+        return PLANS.find(op, linker_class.capabilities).__name__
+
+    assert plan_name(Matmul, CLinker) == "_matmul"  # one ?gemm through the host BLAS
+    assert plan_name(Matmul, DeviceLinker) == "_kernel"  # the description's tiled product
+    assert plan_name(Gemm, CLinker) == "_gemm"
+    assert PLANS.find(Gemm.__new__(Gemm), DeviceLinker.capabilities).__module__.endswith(
+        "device.linker"
+    )
+    assert plan_name(Scan, CLinker) == "_scan"  # runner.c runs the loop
+    assert plan_name(Scan, DeviceLinker) == "_kernel"  # no lowering: the reference on the host
+    assert plan_name(MaxPool2dGrad, CLinker) == "_max_pool_grad"
+    assert plan_name(MaxPool2dGrad, DeviceLinker) == "_kernel"
+
+
+def test_device_linkers_are_siblings_of_the_c_linker():
+    from symnb.backends.c.linker import CLinker
+    from symnb.backends.device.linker import DeviceLinker
+    from symnb.backends.planning.kernel_linker import KernelLinker
+
+    assert not issubclass(DeviceLinker, CLinker)
+    assert issubclass(DeviceLinker, KernelLinker) and issubclass(CLinker, KernelLinker)
+
+
+def test_shared_planning_imports_no_target():
+    """backends/planning/ and the device backends never import the C target's modules."""
+    parts = [ROOT / "backends" / "planning", ROOT / "backends" / "device"]
+    found = []
+    for folder in parts:
+        for path in sorted(folder.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+                if module == "symnb.backends.c" or module.startswith("symnb.backends.c."):
+                    found.append(f"{path.name}:{node.lineno} {node.module}")
+    assert found == []

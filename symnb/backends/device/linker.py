@@ -1,13 +1,15 @@
-"""Device linkers: the C linker's plan (kernels by op class, views, NumPy fallbacks) with
-kernels rendered in the device's dialect and built as one program, transfers placed between
-host and device steps (``transfers.py``), and run by the device executor (``execute.py``).
+"""Device linkers: the planning every kernel target shares (``KernelLinker``: kernels by op
+class, views, NumPy fallbacks) with kernels rendered in the device's dialect and built as one
+program, transfers placed between host and device steps (``transfers.py``), and run by the
+device executor (``execute.py``). A sibling of the C linker, not a kind of it.
 
 A subclass names its runtime (``runtime()``): ``symnb/backends/opencl/linker.py``,
 ``symnb/backends/cuda/linker.py``. Matrix products are the tiled kernel of the description
 (``Contract``; a runtime with a BLAS, cuBLAS, may run it instead, see ``Runtime.product``);
-convolution and pooling are the C backend's steps (convolution.py, pools.py) with that kernel
-as their product, and the steps without a device form (padding, col2im) run NumPy on the
-host.
+convolution and pooling are the shared steps (symnb/backends/planning/) with that kernel as
+their product, and the steps without a device form (padding, col2im) run NumPy on the host.
+The capabilities a device lacks (a host BLAS, loops and branches in an executor, views at an
+offset) leave those ops to their NumPy reference on the host (``PlanTable``).
 """
 
 from __future__ import annotations
@@ -16,41 +18,33 @@ import warnings
 
 import numpy as np
 
-from symnb.backends.c.linker import PLANNERS, CLinker
 from symnb.backends.device import execute
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
 from symnb.backends.listing import KernelInfo
-from symnb.backends.planner import Planners
+from symnb.backends.planner import PLANS
+from symnb.backends.planning.kernel_linker import KernelLinker
 from symnb.ops.blas import Gemm as GemmOp
-from symnb.ops.conv import MaxPool2dGrad
 from symnb.ops.linalg import Matmul
-from symnb.ops.scan import Scan
 
-#: the C linker's planners less BLAS (a matrix product is the tiled kernel of the description;
-#: a gemm that kernel and an elementwise one, see ``_gemm``), less the max-pool gradient's
-#: windows (views at an offset, which device arrays do not have: it runs its reference on
-#: the host), and less its loop step (a scan's inner plan is a C plan: its reference runs on
-#: the host). Convolution and pooling keep the C backend's steps (convolution.py, pools.py).
-HOST_ONLY = (GemmOp, Matmul, Scan, MaxPool2dGrad)
-DEVICE_PLANNERS = Planners({cls: plan for cls, plan in PLANNERS.items()
-                            if cls not in HOST_ONLY})  # fmt: skip
 HOST_NOTE = "no {label} kernel for this op: runs its NumPy reference on the host (transfers)"
 PLACES = {"kernel": "{label} kernel", "view": "view (device)", "library": "NumPy on the host",
           "blas": "NumPy on the host", "transfer": "transfer"}  # fmt: skip
 
 
-class DeviceLinker(CLinker):
+class DeviceLinker(KernelLinker):
     """Compiles a Graph into a device plan; ``run(values)`` returns the first ``n_results``
     outputs on the host and the rest (updates) where they were computed, so shared values
     stay on the device (``SharedVariable.keep_on_device``)."""
 
-    planners = DEVICE_PLANNERS
-    lazy_branches = False  # the executor has no Branch step: an ifelse runs its reference
     resident = True  # sn.function passes shared values as they are (device arrays)
-    offset_views = False  # a device array has no offset: convolution.py keeps its other steps
+    steps_timed = True
+    #: a matrix product is the description's tiled kernel; no host BLAS, no Branch or Repeat
+    #: step in the executor (an ifelse or a scan runs its reference), and no offset views (a
+    #: device array has none: convolution.py keeps its other steps)
+    capabilities = frozenset({"product_kernels"})
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):
         self.runtime = self.make_runtime()
@@ -59,6 +53,7 @@ class DeviceLinker(CLinker):
         self.n_results = len(graph.outputs) if n_results is None else n_results
         self._no_float64: list = []
         super().__init__(graph, leaves)
+        self._load_kernels()
         self.plan = with_transfers(self.plan, len(graph.inputs))
         self.constant_slots = {slot for slot, _ in self.plan.constants}
         n_inputs = len(graph.inputs)
@@ -196,7 +191,7 @@ class DeviceLinker(CLinker):
         return self._constants[slot]
 
 
-@DEVICE_PLANNERS.register(GemmOp)
+@PLANS.register(GemmOp, needs={"product_kernels"})
 def _gemm(linker: DeviceLinker, node) -> tuple:
     """``beta * z + alpha * (x @ y)`` as two kernels: the product into a slot of its own,
     then the elementwise rest; a gemm they cannot run is the NumPy reference on the host."""

@@ -14,13 +14,12 @@ import sys
 
 import numpy as np
 
-from symnb.backends.c import blas
 from symnb.backends.execute import strided_geometry, view_at, windows_view
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import Contract, Kernel, Map, Operand, Reduce, Unsupported
 from symnb.backends.kernels.lowering import product_kernel
 from symnb.backends.listing import KernelInfo
-from symnb.backends.plan import Gemm, Library, View
+from symnb.backends.plan import Library, View
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 
@@ -172,16 +171,6 @@ class Steps:
             b = self.transpose(b, self.temp("b.T", (None, None)), (1, 0))
         self.steps.append(self.linker.product_step(self, a, b, out))
         return out
-
-
-def gemm_step(steps: Steps, a, b, out) -> Gemm:
-    """``out = a @ b`` of two matrices as one ``?gemm`` (backend "c"'s ``product_step``)."""
-    ref = blas.gemm_ref(steps.dtype)
-    fallback = steps.fallback(np.matmul, [a, b], out, kind="blas")
-    step = Gemm(None, None, steps.slot(a), steps.slot(b), None, fallback.outs[0], steps.dtype,
-                False, ref, steps.node, fallback)  # fmt: skip
-    steps.note("blas", blas.describe(ref))
-    return step
 
 
 def strided_view(src, like, target):

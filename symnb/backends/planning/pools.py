@@ -13,8 +13,11 @@ import functools
 
 import numpy as np
 
-from symnb.backends.c.convolution import planes_for, planes_view
-from symnb.backends.c.windowed import (
+from symnb.backends.kernels.build import Builder, fixed_size
+from symnb.backends.kernels.ir import Kernel, Map, Operand, Unsupported
+from symnb.backends.planner import PLANS
+from symnb.backends.planning.convolution import planes_for, planes_view
+from symnb.backends.planning.windowed import (
     POOLED,
     POSITION,
     TILED,
@@ -25,14 +28,9 @@ from symnb.backends.c.windowed import (
     pads_of,
     window_geometry,
 )
-from symnb.backends.kernels.build import Builder, fixed_size
-from symnb.backends.kernels.ir import Kernel, Map, Operand, Unsupported
-from symnb.backends.planner import Planners
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.ops.conv import AvgPool2d, AvgPool2dGrad, MaxPool2d, MaxPool2dGrad
-
-POOLING = Planners()
 
 
 # -- NumPy references of the intermediate steps --------------------------------------------------
@@ -41,7 +39,7 @@ def window_ranks(kh, kw):
     return np.arange(kh * kw, dtype=POSITION).reshape(1, 1, 1, kh, 1, kw)
 
 
-@POOLING.register(MaxPool2d, AvgPool2d)
+@PLANS.register(MaxPool2d, AvgPool2d)
 def _pool(linker, node) -> tuple:
     (x,), (out,) = node.inputs, node.outputs
     float_operands(node)
@@ -57,7 +55,7 @@ def _pool(linker, node) -> tuple:
         source = steps.library(
             Padding(pads, fill), [x], steps.temp("padded", shape), "padding (NumPy)"
         )
-    if op.kernel[0] * op.kernel[1] <= MAX_WINDOW and linker.offset_views:
+    if op.kernel[0] * op.kernel[1] <= MAX_WINDOW and linker.can("offset_views"):
         elements = _window_elements(steps, source, x, op.kernel, op.stride, out.type.shape)
         fallback = steps.fallback(functools.partial(type(op).perform, op), [x], out)
         kernel = _pool_kernel(linker.dialect, elements, is_max, steps.dtype.name, op.stride[1])
@@ -111,7 +109,7 @@ def _stepped(operands, step: int) -> tuple:
 MAX_WINDOW = 16
 
 
-@POOLING.register(MaxPool2dGrad)
+@PLANS.register(MaxPool2dGrad, needs={"offset_views"})
 def _max_pool_grad(linker, node) -> tuple:
     """Where the windows tile the input exactly (stride = kernel, no padding), the gradient is
     two map kernels. The first runs over the pooled output: it reads the kh*kw elements of each
@@ -158,7 +156,7 @@ def _max_pool_grad(linker, node) -> tuple:
     return tuple(steps.steps)
 
 
-@POOLING.register(AvgPool2dGrad)
+@PLANS.register(AvgPool2dGrad)
 def _avg_pool_grad(linker, node) -> tuple:
     """Where the windows tile the input exactly, each element's gradient is its window's
     divided by the window's size: one map over the input seen as (N, C, out_h, kh, out_w,

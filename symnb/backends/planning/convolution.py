@@ -31,7 +31,9 @@ import functools
 
 import numpy as np
 
-from symnb.backends.c.windowed import (
+from symnb.backends.kernels.ir import Map
+from symnb.backends.planner import PLANS
+from symnb.backends.planning.windowed import (
     COLUMNS,
     FLOATS,
     FlatPadding,
@@ -43,14 +45,10 @@ from symnb.backends.c.windowed import (
     pads_of,
     window_geometry,
 )
-from symnb.backends.kernels.ir import Map
-from symnb.backends.planner import Planners
 from symnb.core.variable import Variable
 from symnb.ops.broadcast import Sum, SumToLike
 from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, scatter_windows
 from symnb.ops.reduce import Mean
-
-CONVOLUTION = Planners()
 
 
 def col2im(dcols, x_shape, axes, pads):
@@ -310,7 +308,7 @@ def _output_rows(steps, g):
     return memo[key]
 
 
-@CONVOLUTION.register(Conv2d)
+@PLANS.register(Conv2d)
 def _conv2d(linker, node) -> tuple:
     x, w = node.inputs
     (out,) = node.outputs
@@ -344,7 +342,7 @@ def _conv2d(linker, node) -> tuple:
     return tuple(steps.steps)
 
 
-@CONVOLUTION.register(Conv2dGradFilters)
+@PLANS.register(Conv2dGradFilters)
 def _conv2d_grad_filters(linker, node) -> tuple:
     """The windows (C, kh, kw; N, out_h, out_w) times the output gradient moved to (N, out_h,
     out_w; O): one packed product, its inner length N*out_h*out_w (tens of thousands) split between
@@ -375,7 +373,7 @@ def _conv2d_grad_filters(linker, node) -> tuple:
     return tuple(steps.steps)
 
 
-@CONVOLUTION.register(Conv2dGradInput)
+@PLANS.register(Conv2dGradInput)
 def _conv2d_grad_input(linker, node) -> tuple:
     w, g, like = node.inputs
     (out,) = node.outputs
@@ -384,7 +382,7 @@ def _conv2d_grad_input(linker, node) -> tuple:
     op, steps = node.op, Steps(linker, node)
     if packs(linker, op) and _full_correlation(steps, w, g, out):
         return tuple(steps.steps)
-    if tuple(op.stride) == (1, 1) and linker.offset_views:
+    if tuple(op.stride) == (1, 1) and linker.can("offset_views"):
         _shifted_grad_input(steps, w, g, out)
         return tuple(steps.steps)
     o, per_group, kh, kw = w.type.shape
