@@ -10,7 +10,6 @@ the value or raises the error naming the node and the user's line.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 import threading
@@ -378,29 +377,35 @@ def run_gemm(step: Gemm, slots: list) -> None:
     gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
     m, k, n = x.shape[0], x.shape[1], y.shape[1]
     # without it, f.profile() timed the kernels after a small product up to 10x slower
-    with _one_blas_thread(step.blas, m * n * k < SERIAL_MAX):
+    restore = _one_blas_thread(step.blas) if m * n * k < SERIAL_MAX else None
+    try:
         gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
              pointer(c), n)  # fmt: skip
+    finally:
+        if restore is not None:
+            restore[0](restore[1])
     slots[step.out] = c
     return None
 
 
-@contextlib.contextmanager
-def _one_blas_thread(blas, serial: bool):
-    """BLAS on one thread inside the block when ``serial`` and its library can say so."""
-    set_address, get_address = blas.threads
-    if not (serial and set_address and get_address):
-        yield
-        return
-    set_threads = _ffi().cast("void(*)(int)", set_address)
-    threads = _ffi().cast("int(*)(void)", get_address)()
-    if threads > 1:
-        set_threads(1)
-    try:
-        yield
-    finally:
-        if threads > 1:
-            set_threads(threads)
+def _one_blas_thread(blas):
+    """BLAS on one thread where its library can say so: ``(set_threads, count)`` to restore
+    after the call, or None when nothing changed. A plain call, not a context manager: it
+    runs around every small product."""
+    if not (blas.threads[0] and blas.threads[1]):
+        return None
+    set_threads, get_threads = _thread_functions(*blas.threads)
+    threads = get_threads()
+    if threads <= 1:
+        return None
+    set_threads(1)
+    return set_threads, threads
+
+
+@functools.cache
+def _thread_functions(set_address: int, get_address: int):
+    """The BLAS library's thread-count setter and getter as cffi functions."""
+    return _ffi().cast("void(*)(int)", set_address), _ffi().cast("int(*)(void)", get_address)
 
 
 def gemm_shape(step: Gemm, z, x, y) -> tuple | None:
