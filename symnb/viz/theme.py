@@ -71,10 +71,12 @@ RULES = """
 .symnb-warning summary{cursor:pointer}
 :is(ROOTS) :is(pre,code){color:inherit;background:none}
 :is(.symnb-error,.symnb-warning) pre{white-space:pre-wrap;margin:4px 0}
+:is(.symnb-error,.symnb-warning) .symnb-note{color:inherit}
 .symnb-formula{font-size:130%}
 .symnb-chart{overflow-x:auto}
-.symnb-chart svg{display:block}
+div.symnb-chart>svg{display:block;max-width:none}
 .symnb-graph{overflow-x:auto}
+div.symnb-graph>svg{max-width:none}
 .symnb-graph svg g.graph>polygon:first-of-type{fill:transparent;stroke:none}
 .symnb-graph svg g.graph>text{fill:var(--symnb-ink)}
 .symnb-graph svg g.edge:not(.added,.removed,.changed,.touched,.transfer) :is(path,polygon){

@@ -230,7 +230,7 @@ CONTRAST = """root => {
   const shapeFill = text => {
     const box = text.closest('g.node, g.cluster');
     if (!box) return null;
-    for (const s of box.querySelectorAll(':scope > polygon, :scope > ellipse, :scope > path')) {
+    for (const s of box.querySelectorAll('polygon, ellipse, path')) {
       const c = rgba(getComputedStyle(s).fill);
       if (c[3] > 0) return c;
     }
