@@ -152,23 +152,26 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     arrays = function_arrays(function, args, kwargs or {})
     linker = function.linker
     profiled = getattr(linker, "run_profiled", None)
+    plain = plain_call(function, args, kwargs or {}, arrays)
     for _ in range(WARMUP):
-        plain_call(function, arrays)
+        plain()
         if profiled is not None:
             profiled(arrays)
     rows: dict[int, ProfileRow] = {}
-    per_call, in_steps = [], []
+    per_call, in_steps, around = [], [], []
     where = getattr(linker, "device", linker.name)
     for _ in progress(range(repeat), label=f"profiling {function.name or 'function'}"):
         start = time.perf_counter()
-        plain_call(function, arrays)
+        plain()
         per_call.append(time.perf_counter() - start)
         if profiled is None:
             _add_whole_call(linker, per_call[-1], rows)
         else:
-            in_steps.append(_add_records(profiled(arrays)[1], where, rows))
+            steps, python = _add_records(profiled(arrays)[1], where, rows)
+            in_steps.append(steps)
+            around.append(python)
     notes = [] if profiled else [_whole_call_note(linker)]
-    notes += _steps_note(per_call, in_steps)
+    notes += _steps_note(per_call, in_steps, around)
     notes += [_loop_note(r, rows.values()) for r in rows.values() if r.steps]
     notes += _transfer_note(rows)
     placement = _placement_note(getattr(function, "kernels", None))
@@ -177,23 +180,38 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     return Profile(ordered, repeat, notes, per_call, WARMUP)
 
 
-def plain_call(function, arrays) -> None:
-    """The call as ``function(...)`` makes it (backend "c": the C runner, which times no
-    step), without writing updates: the leaf values in, the results dropped."""
+def plain_call(function, args, kwargs, arrays):
+    """A whole call, as ``function(...)`` makes it (backend "c": the C runner, which times no
+    step): the call itself, or for a function with updates (profiling writes none) the same
+    path from its leaf values, its results dropped."""
+    if not function.updates:
+        return lambda: function(*args, **kwargs)
     runner = getattr(function, "runner", None)
-    if runner is None or runner(*arrays) is None:  # no runner, or it declined this call
-        function.linker.run(arrays)
+
+    def without_updates():
+        if runner is None or runner(*arrays) is None:  # no runner, or it declined this call
+            function.linker.run(arrays)
+
+    return without_updates
 
 
-def _steps_note(per_call: list, in_steps: list) -> list[str]:
-    """How the steps' own times, each timed on its own, add up against a whole call."""
+def _steps_note(per_call: list, in_steps: list, around: list) -> list[str]:
+    """How the steps' own times, each timed on its own, add up against a whole call, and the
+    profiled path's Python around the native calls, which the steps' times leave out."""
     if not in_steps:
         return []
-    steps, whole = quartiles(in_steps)[1], quartiles(per_call)[1]
-    return [
+    steps, whole, python = (quartiles(v)[1] for v in (in_steps, per_call, around))
+    note = (
         f"the steps, each timed on its own, add up to {steps * 1e6:.1f} µs per call (median); "
         f"a whole call takes {whole * 1e6:.1f} µs"
-    ]
+    )
+    if python > 0:
+        note += (
+            f"; a kernel's or BLAS step's time is its C call alone, a view's none: the "
+            f"{python * 1e6:.1f} µs of Python around them when they are timed one by one are "
+            "left out (a plain call runs the steps from C)"
+        )
+    return [note]
 
 
 def _loop_note(row: ProfileRow, rows) -> str:
@@ -226,15 +244,18 @@ def function_arrays(function, args, kwargs) -> list:
     return arrays + [v.get_value(borrow=True) for v in function._shared]
 
 
-def _add_records(records, where: str, rows: dict) -> float:
-    """Add one call's ``(node, seconds, bytes[, kind[, steps]])`` records to rows; a kernel
-    backend's records say what ran each step (kernel, blas, library, loop); ``steps``: a
-    loop's iterations. Returns the call's seconds, all its records together (a loop's record
-    holds its own time; its body's steps have records of their own)."""
-    total = 0.0
+def _add_records(records, where: str, rows: dict) -> tuple[float, float]:
+    """Add one call's ``(node, seconds, bytes[, kind[, steps[, within[, native]]]])`` records
+    to rows; a kernel backend's records say what ran each step (kernel, blas, library, loop);
+    ``steps``: a loop's iterations; ``native``: the seconds inside the step's kernel or BLAS
+    call, which is the step's time (the executor's Python around it is apart: a plain call
+    runs it in C, and makes a view step there, which counts as no time). Returns the call's
+    seconds in its steps and in that Python apart."""
+    total = around = 0.0
     for position, (node, seconds, moved, *rest) in enumerate(records):
         kind = rest[0] if rest else None
         within = rest[2] if len(rest) > 2 else None
+        native = rest[3] if len(rest) > 3 else None
         row = rows.get(position)
         if row is None:
             label = f"{position}: {node.op.op_name()}"
@@ -244,13 +265,17 @@ def _add_records(records, where: str, rows: dict) -> float:
                 label = f"{loop.label.split(':')[0]}/{within[1]}: {node.op.op_name()}"
             place = PLACES.get(kind, kind) if kind else _where(node, where)
             row = rows[position] = ProfileRow(label, str(node.op), place, loop=loop)
+        own = seconds if native is None else native
+        if kind == "view":  # no data moves: a plain call makes the view in C, in no time
+            own = 0.0
         row.calls += 1
-        row.seconds += seconds
-        row.samples.append(seconds)
+        row.seconds += own
+        row.samples.append(own)
         row.bytes += moved
         row.steps += (rest[1] if len(rest) > 1 else None) or 0
-        total += seconds
-    return total
+        total += own
+        around += seconds - own
+    return total, around
 
 
 def _where(node, default: str) -> str:
