@@ -12,7 +12,7 @@ from html import escape, unescape
 
 import numpy as np
 
-from symnb.viz.theme import STYLE
+from symnb.viz.theme import ACCENT, STYLE
 
 FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11' fill='currentColor'"
 AXIS = "stroke='currentColor' stroke-opacity='0.55'"
@@ -42,7 +42,7 @@ def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str
             f"<text x='{label_w - 6}' y='{y + 13}' text-anchor='end' {FONT}>"
             f"{escape(label[:40])}</text>"
             f"<rect class='bar' x='{label_w}' y='{y + 2}' width='{bar:.1f}' height='{row_h - 6}'"
-            f" fill='#3b82f6'><title>{escape(label)}: {value:.2f}{unit}</title></rect>"
+            f" fill='{ACCENT}'><title>{escape(label)}: {value:.2f}{unit}</title></rect>"
             f"<text x='{label_w + bar + 4:.1f}' y='{y + 13}' {FONT}>{value:.1f}{unit}</text>"
         )
     height = 12 + len(rows) * row_h

@@ -23,6 +23,9 @@ PALETTE = {
     "badge": ("#e5e7eb", "#374151"),  # a badge's background
 }
 
+#: bars (a chart's, a profile row's share): read on light and dark papers alike
+ACCENT = "#3b82f6"
+
 #: each colour: the Jupyter theme's variable, then symnb's fallback for the page's scheme
 JUPYTER = {
     "ink": "--jp-content-font-color1",
@@ -63,7 +66,7 @@ RULES = """
  text-align:left;color:inherit;background:none}
 .symnb-note{color:var(--symnb-muted);font-size:12px;margin:4px 0}
 .symnb-title{font-weight:bold;margin:6px 0 2px 0}
-.symnb-share{background:#3b82f6;height:8px}
+.symnb-share{background:ACCENT;height:8px}
 .symnb-error{border-left:4px solid #dc2626;padding:8px 12px;
  background-color:color-mix(in srgb,var(--symnb-paper) 88%,#dc2626)}
 .symnb-warning{border-left:4px solid #d97706;padding:4px 12px;margin:4px 0;
@@ -92,7 +95,7 @@ def stylesheet() -> str:
     return (
         f"<style>{ROOTS}{{{_fallbacks(0)}{_variables()}}}"
         f"@media (prefers-color-scheme: dark){{{ROOTS}{{{_fallbacks(1)}}}}}"
-        f"{RULES.strip().replace('ROOTS', ROOTS)}</style>"
+        f"{RULES.strip().replace('ROOTS', ROOTS).replace('ACCENT', ACCENT)}</style>"
     )
 
 
