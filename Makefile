@@ -21,14 +21,14 @@ demo: $(VENV)/.stamp-demo,notebook
 	@echo "the tour, with every output, is in build/tour.html"
 
 # The tour as a static page that works offline: formulas are MathML written while the notebook
-# runs, and with no widget state stored the stepper's own HTML (every step embedded) is shown.
+# runs, and the stepper's static twin (every step embedded) shows beside the stored widget.
 # tests/browser/test_tour_html.py runs this target.
 JUPYTER ?= jupyter
 BUILD   ?= build
 tour:
 	@mkdir -p $(BUILD)
 	$(JUPYTER) nbconvert --to html --execute --ExecutePreprocessor.timeout=600 \
-		--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.store_widget_state=False \
+		--ExecutePreprocessor.kernel_name=python3 \
 		--output-dir $(BUILD) --output tour notebooks/00_tour.ipynb
 
 lab: $(VENV)/.stamp-demo,notebook

@@ -10,7 +10,6 @@ the value or raises the error naming the node and the user's line.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import sys
 import threading
@@ -85,10 +84,13 @@ def run(plan, leaf_values: list) -> list:
 
 def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
     """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind, steps,
-    within)])`` where ``steps`` is the number of iterations a loop ran (None for other
+    within, native)])`` where ``steps`` is the number of iterations a loop ran (None for other
     steps). A loop's record (its own time: binding rows, checking and storing results) is
     followed by one record per step of its body, summed over the iterations, whose
-    ``within`` is ``(the loop's record's index, the body step's index)`` (None elsewhere)."""
+    ``within`` is ``(the loop's record's index, the body step's index)`` (None elsewhere).
+    ``native``: the seconds inside the step's kernel or BLAS call itself, without this
+    executor's Python around it (which a call of the C runner does not pay); None for a step
+    that ran no such call (NumPy, a view, a kernel that handed the step to its fallback)."""
     slots = plan.template()
     slots[: len(leaf_values)] = leaf_values
     records: list = []
@@ -108,29 +110,65 @@ def _run_timed(steps, slots: list, records: list) -> None:
             _run_timed(step.then_steps if taken else step.else_steps, slots, records)
             start = time.perf_counter()
             branch_results(step, slots, taken)
+            native = None
         else:
-            EXECUTE[type(step)](step, slots)
+            native = _execute_timed(step, slots)
         seconds = time.perf_counter() - start
         records.append((step.node, seconds, _bytes_touched(step, slots), step.kind,
-                        _loop_steps(step, slots), None))  # fmt: skip
+                        _loop_steps(step, slots), None, native))  # fmt: skip
+
+
+#: on the profiled path, the seconds of each native call of the step being run (``_native``)
+_CLOCK = threading.local()
+
+
+def _execute_timed(step, slots: list) -> float | None:
+    """Run one step; the seconds spent inside its native calls (None: it made none, or its
+    result came from its fallback)."""
+    _CLOCK.calls = calls = []
+    try:
+        EXECUTE[type(step)](step, slots)
+    finally:
+        _CLOCK.calls = None
+    return sum(calls) if calls and None not in calls else None
+
+
+def _native(fn, *args):
+    """Call a kernel or BLAS function; on the profiled path, time the call itself."""
+    calls = getattr(_CLOCK, "calls", None)
+    if calls is None:
+        return fn(*args)
+    start = time.perf_counter()
+    try:
+        return fn(*args)
+    finally:
+        calls.append(time.perf_counter() - start)
+
+
+def _not_native() -> None:
+    """The step's result comes from its fallback: its native time is not the step's."""
+    calls = getattr(_CLOCK, "calls", None)
+    if calls is not None:
+        calls.append(None)
 
 
 def _run_loop_timed(step: Repeat, slots: list, records: list) -> None:
     """The loop, each of its body's steps timed at every iteration and summed."""
     at = len(records)
     records.append(None)  # the loop's own record, once its body's time is known
-    body: list = []  # per body step: [node, seconds, bytes, kind]
+    body: list = []  # per body step: [node, seconds, bytes, kind, native]
 
     def one_step(values: list) -> list:
         body_slots = step.body.template()
         body_slots[: len(values)] = values
         timed: list = []
         _run_timed(step.body.steps, body_slots, timed)
-        for i, (node, seconds, moved, kind, *_) in enumerate(timed):
+        for i, (node, seconds, moved, kind, *_, native) in enumerate(timed):
             if i == len(body):
-                body.append([node, 0.0, 0, kind])
+                body.append([node, 0.0, 0, kind, 0.0])
             body[i][1] += seconds
             body[i][2] += moved
+            body[i][4] = None if native is None or body[i][4] is None else body[i][4] + native
         return [body_slots[i] for i in step.body.outputs]
 
     start = time.perf_counter()
@@ -140,9 +178,9 @@ def _run_loop_timed(step: Repeat, slots: list, records: list) -> None:
         slots[slot] = value
     own = time.perf_counter() - start - sum(row[1] for row in body)
     records[at] = (step.node, max(own, 0.0), _bytes_touched(step, slots), step.kind,
-                   _loop_steps(step, slots), None)  # fmt: skip
-    records.extend((node, seconds, moved, kind, None, (at, i))
-                   for i, (node, seconds, moved, kind) in enumerate(body))  # fmt: skip
+                   _loop_steps(step, slots), None, None)  # fmt: skip
+    records.extend((node, seconds, moved, kind, None, (at, i), native)
+                   for i, (node, seconds, moved, kind, native) in enumerate(body))  # fmt: skip
 
 
 def _loop_steps(step, slots) -> int | None:
@@ -179,6 +217,7 @@ def run_launch(step: Launch, slots: list) -> None:
     """The kernel over its inputs, else its fallback; output 0 in the ``into`` array either
     way when the step has one (``_fill_into``)."""
     if not _launch(step, slots):
+        _not_native()
         run_library(step.fallback, slots)
         if step.into is not None:
             _fill_into(step, slots)
@@ -218,7 +257,7 @@ def _launch(step: Launch, slots: list):
             for k, shape in enumerate(shapes)]  # fmt: skip
     if args is not None:
         pointers = _ffi().new("char *[]", [pointer(a) for a in [*arrays, *outs]])
-        if kernel_function(step.kernel)(args, pointers):
+        if _native(kernel_function(step.kernel), args, pointers):
             return False  # the kernel declined this layout
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
@@ -378,29 +417,35 @@ def run_gemm(step: Gemm, slots: list) -> None:
     gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
     m, k, n = x.shape[0], x.shape[1], y.shape[1]
     # without it, f.profile() timed the kernels after a small product up to 10x slower
-    with _one_blas_thread(step.blas, m * n * k < SERIAL_MAX):
-        gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta,
-             pointer(c), n)  # fmt: skip
+    restore = _one_blas_thread(step.blas) if m * n * k < SERIAL_MAX else None
+    try:
+        _native(gemm, ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb,
+                beta, pointer(c), n)  # fmt: skip
+    finally:
+        if restore is not None:
+            restore[0](restore[1])
     slots[step.out] = c
     return None
 
 
-@contextlib.contextmanager
-def _one_blas_thread(blas, serial: bool):
-    """BLAS on one thread inside the block when ``serial`` and its library can say so."""
-    set_address, get_address = blas.threads
-    if not (serial and set_address and get_address):
-        yield
-        return
-    set_threads = _ffi().cast("void(*)(int)", set_address)
-    threads = _ffi().cast("int(*)(void)", get_address)()
-    if threads > 1:
-        set_threads(1)
-    try:
-        yield
-    finally:
-        if threads > 1:
-            set_threads(threads)
+def _one_blas_thread(blas):
+    """BLAS on one thread where its library can say so: ``(set_threads, count)`` to restore
+    after the call, or None when nothing changed. A plain call, not a context manager: it
+    runs around every small product."""
+    if not (blas.threads[0] and blas.threads[1]):
+        return None
+    set_threads, get_threads = _thread_functions(*blas.threads)
+    threads = get_threads()
+    if threads <= 1:
+        return None
+    set_threads(1)
+    return set_threads, threads
+
+
+@functools.cache
+def _thread_functions(set_address: int, get_address: int):
+    """The BLAS library's thread-count setter and getter as cffi functions."""
+    return _ffi().cast("void(*)(int)", set_address), _ffi().cast("int(*)(void)", get_address)
 
 
 def gemm_shape(step: Gemm, z, x, y) -> tuple | None:

@@ -3,11 +3,19 @@
 Step 0 is the graph as written; step k shows the graph right after the k-th rewrite (of
 those the phase/rule filters keep), with what that rewrite removed (dashed red), added
 (green) or rewired (orange), its rule, phase and time.
+
+Displayed in a kernel, the stepper is two outputs: the live widget, and its static twin
+(symnb.viz.stepper: every step embedded, switched by the page itself). A page with no live
+widget manager (a notebook exported by nbconvert, which stores the widget state by default
+but cannot fetch the widget manager offline) shows the twin; a live frontend renders the
+widget, whose hidden ``HTML`` child holds the one style rule that hides the twin there (not
+in an nbconvert page, whose body is ``.jp-Notebook``, should the widget manager load).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import uuid
 
 from symnb.viz.cards import Html, message_html
 from symnb.viz.stepper import start_frame, static_stepper_html, step_frame, stepper_steps
@@ -38,8 +46,11 @@ class RewriteStepper:
         self.next = w.Button(description="Next ›", layout=w.Layout(width="80px"))
         self.info = w.HTML()
         self.graph = w.Output()
+        self.twin = f"symnb-static-{uuid.uuid4().hex[:12]}"
+        hide = f"<style>body:not(.jp-Notebook) #{self.twin}{{display:none}}</style>"
+        self.hider = w.HTML(hide, layout=w.Layout(display="none"))
         controls = [w.HBox([self.phase, self.rule]), w.HBox([self.prev, self.slider, self.next])]
-        self.widget = w.VBox([*controls, self.info, self.graph])
+        self.widget = w.VBox([*controls, self.info, self.graph, self.hider])
         self._wire()
         self._refilter()
 
@@ -92,11 +103,24 @@ class RewriteStepper:
     def _on_next(self, button) -> None:
         self.go(self.slider.value + 1)
 
+    def static_html(self) -> str:
+        """The static twin: every step embedded, switched without a kernel."""
+        html = static_stepper_html(self.function, self.max_boxes)
+        return f'<div id="{self.twin}" class="symnb-static-stepper">{html}</div>'
+
+    def _ipython_display_(self):
+        """The widget, then its static twin (see the module docstring)."""
+        from IPython.display import display
+
+        display(self.widget)
+        text = f"static stepper: {len(self.history)} rewrites"
+        display(Html(self.static_html(), text))
+
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """The widget, and for pages without a widget manager (an nbconvert export) the
-        static stepper: every step embedded, switched without a kernel."""
+        """The widget, and for a renderer without widgets its static twin, in one bundle
+        (IPython displays the two as two outputs instead: ``_ipython_display_``)."""
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
-        bundle["text/html"] = static_stepper_html(self.function, self.max_boxes)
+        bundle["text/html"] = self.static_html()
         return bundle
 
 

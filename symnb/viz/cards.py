@@ -1,7 +1,7 @@
 """HTML cards: a variable (name, dtype, named shape, line, graph), a compiled function
 (inputs/outputs, backend, node and kernel counts before/after, compile time, graphs), a
-profile (table + chart) and a short error message. Styles are inline: works offline and in
-exported HTML."""
+profile (table + chart) and a short error message. Each carries the one style sheet
+(symnb.viz.theme), so it works offline, in exported HTML, and in light and dark themes."""
 
 from __future__ import annotations
 
@@ -12,26 +12,7 @@ from symnb.core.types import short_dtype
 from symnb.viz.diff import side_by_side_html
 from symnb.viz.graphs import picture
 from symnb.viz.mathml import formula
-
-STYLE = """<style>
-.symnb-card{font-family:Helvetica,Arial,sans-serif;font-size:13px;border:1px solid #d1d5db;
- border-radius:8px;padding:10px 14px;margin:4px 0;background:#fafafa;max-width:100%}
-.symnb-card h4{margin:0 0 6px 0;font-size:14px}
-.symnb-badge{display:inline-block;padding:1px 7px;border-radius:9px;font-size:11px;
- margin-right:4px;background:#e5e7eb;color:#111827}
-.symnb-dim{background:#dbeafe;color:#1e3a8a}
-.symnb-table{border-collapse:collapse;font-size:12px;margin:6px 0}
-.symnb-table td,.symnb-table th{border-bottom:1px solid #e5e7eb;padding:2px 8px;text-align:left}
-.symnb-note{color:#6b7280;font-size:12px;margin:4px 0}
-.symnb-title{font-weight:bold;margin:6px 0 2px 0}
-.symnb-error{border-left:4px solid #dc2626;background:#fef2f2;padding:8px 12px;
- font-family:Helvetica,Arial,sans-serif;font-size:13px}
-.symnb-error pre{white-space:pre-wrap;margin:4px 0}
-.symnb-warning{border-left:4px solid #d97706;background:#fffbeb;padding:4px 12px;margin:4px 0;
- font-family:Helvetica,Arial,sans-serif;font-size:13px}
-.symnb-warning summary{cursor:pointer}
-.symnb-warning pre{white-space:pre-wrap;margin:4px 0}
-</style>"""
+from symnb.viz.theme import STYLE
 
 
 def dims_html(var) -> str:
@@ -51,7 +32,7 @@ def variable_card(var, with_graph: bool = True) -> str:
         f'<div class="symnb-note">built at {escape(str(var.source))}</div>' if var.source else ""
     )
     graph = picture(var).html() if with_graph and var.owner is not None else ""
-    math = formula(var)._repr_html_() if var.owner is not None else ""
+    math = formula(var).html() if var.owner is not None else ""
     return (
         f'{STYLE}<div class="symnb-card"><h4>{escape(var.name or "(unnamed)")} '
         f'<span class="symnb-badge">{short_dtype(var.type.dtype)}</span>{dims_html(var)}</h4>'

@@ -1,13 +1,33 @@
 """Small self-contained SVG charts (no plotting library, no network): bars, lines, and small
-matrices drawn as grids of coloured squares (weights, filters, digits)."""
+matrices drawn as grids of coloured squares (weights, filters, digits).
+
+Text and axes are drawn in ``currentColor``: inside a page (the HTML a notebook shows) they
+take the theme's text colour (symnb.viz.theme); the SVG shown on its own as an image gets a
+light paper of its own. Each chart names itself (``<title>`` and ``aria-label``)."""
 
 from __future__ import annotations
 
-from html import escape
+import re
+from html import escape, unescape
 
 import numpy as np
 
-FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11'"
+from symnb.viz.theme import ACCENT, STYLE
+
+FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11' fill='currentColor'"
+AXIS = "stroke='currentColor' stroke-opacity='0.55'"
+#: the colours of a chart shown on its own (an image: no page colours reach it)
+PAPER = "color:#111827;background:#ffffff"
+
+
+def svg_root(width, height, kind: str, label: str) -> str:
+    """The opening ``<svg>`` of a chart of ``kind`` ("bars", "lines"...), with its name for
+    screen readers and tooltips."""
+    name = escape(label, quote=True)
+    return (
+        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+        f"class='symnb-{kind}' role='img' aria-label='{name}'><title>{name}</title>"
+    )
 
 
 def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str:
@@ -22,14 +42,12 @@ def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str
             f"<text x='{label_w - 6}' y='{y + 13}' text-anchor='end' {FONT}>"
             f"{escape(label[:40])}</text>"
             f"<rect class='bar' x='{label_w}' y='{y + 2}' width='{bar:.1f}' height='{row_h - 6}'"
-            f" fill='#3b82f6'><title>{escape(label)}: {value:.2f}{unit}</title></rect>"
+            f" fill='{ACCENT}'><title>{escape(label)}: {value:.2f}{unit}</title></rect>"
             f"<text x='{label_w + bar + 4:.1f}' y='{y + 13}' {FONT}>{value:.1f}{unit}</text>"
         )
     height = 12 + len(rows) * row_h
-    return (
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-        f"class='symnb-bars'>{''.join(rows)}</svg>"
-    )
+    name = f"bar chart of {len(rows)} values" + (f" in {unit.strip()}" if unit.strip() else "")
+    return f"{svg_root(width, height, 'bars', name)}{''.join(rows)}</svg>"
 
 
 def line_chart_svg(values: list[float], title: str = "", xlabel: str = "step") -> str:
@@ -42,13 +60,12 @@ def line_chart_svg(values: list[float], title: str = "", xlabel: str = "step") -
         f"{pad + i * step:.1f},{height - pad - (v - lo) / span * (height - 2 * pad):.1f}"
         for i, v in enumerate(values)
     )
+    name = f"line chart {title or ''} of {len(values)} values, {lo:.3g} to {hi:.3g}"
     return (
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-        f"class='symnb-line'><text x='{width / 2}' y='16' text-anchor='middle' {FONT}>"
-        f"{escape(title)}</text>"
-        f"<line x1='{pad}' y1='{height - pad}' x2='{width - pad}' y2='{height - pad}' "
-        "stroke='#9ca3af'/>"
-        f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' stroke='#9ca3af'/>"
+        f"{svg_root(width, height, 'line', ' '.join(name.split()))}"
+        f"<text x='{width / 2}' y='16' text-anchor='middle' {FONT}>{escape(title)}</text>"
+        f"<line x1='{pad}' y1='{height - pad}' x2='{width - pad}' y2='{height - pad}' {AXIS}/>"
+        f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' {AXIS}/>"
         f"<polyline class='curve' fill='none' stroke='#2563eb' stroke-width='2' "
         f"points='{points}'/>"
         f"<text x='{pad - 4}' y='{pad + 4}' text-anchor='end' {FONT}>{hi:.3g}</text>"
@@ -120,12 +137,12 @@ def lines_chart_svg(
         return f"{10**v if log else v + 0.0:.3g}"  # + 0.0: no "-0"
 
     right = pad + plot_w
+    name = f"line chart {title} of {', '.join(data) or 'no series'} against {xlabel}"
     return (
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-        f"class='symnb-lines'><text x='{pad + plot_w / 2}' y='16' text-anchor='middle' {FONT}>"
-        f"{escape(title)}</text>"
-        f"<line x1='{pad}' y1='{height - pad}' x2='{right}' y2='{height - pad}' stroke='#9ca3af'/>"
-        f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' stroke='#9ca3af'/>"
+        f"{svg_root(width, height, 'lines', ' '.join(name.split()))}"
+        f"<text x='{pad + plot_w / 2}' y='16' text-anchor='middle' {FONT}>{escape(title)}</text>"
+        f"<line x1='{pad}' y1='{height - pad}' x2='{right}' y2='{height - pad}' {AXIS}/>"
+        f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' {AXIS}/>"
         + "".join(parts)
         + f"<text x='{pad - 4}' y='{pad + 4}' text-anchor='end' {FONT}>{tick(y_hi)}</text>"
         f"<text x='{pad - 4}' y='{height - pad}' text-anchor='end' {FONT}>{tick(y_lo)}</text>"
@@ -177,20 +194,30 @@ def heatmaps_svg(
             )
         parts.append("</g>")
     rows = -(-len(mats) // columns)
-    return (
-        f"<svg xmlns='http://www.w3.org/2000/svg' width='{columns * box_w}' "
-        f"height='{max(rows, 1) * box_h}' class='symnb-images'>{''.join(parts)}</svg>"
-    )
+    scale = "red positive, blue negative" if diverging else "white 0 to black 1"
+    name = f"{len(mats)} matrices as grids of squares ({scale})"
+    root = svg_root(columns * box_w, max(rows, 1) * box_h, "images", name)
+    return f"{root}{''.join(parts)}</svg>"
 
 
 class Chart:
-    """An SVG string that Jupyter displays as an image."""
+    """An SVG chart in a notebook: inline in the page's HTML (its text in the theme's
+    colours), and as an image on its own paper for frontends that show only images."""
 
     def __init__(self, svg: str):
         self.svg = svg
 
+    def html(self) -> str:
+        return f'{STYLE}<div class="symnb-chart">{self.svg}</div>'
+
     def _repr_svg_(self):
-        return self.svg
+        """The chart on its own light paper (an image sees no page colours)."""
+        return self.svg.replace("<svg ", f"<svg style='{PAPER}' ", 1)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        label = re.search(r"aria-label='([^']*)'", self.svg)
+        text = unescape(label.group(1)) if label else "(chart)"
+        return {"text/html": self.html(), "image/svg+xml": self._repr_svg_(), "text/plain": text}
 
 
 def plot_line(values, title: str = "", xlabel: str = "step") -> Chart:

@@ -16,6 +16,7 @@ from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.viz.collapse import collapse
 from symnb.viz.dot import to_dot
 from symnb.viz.render import RenderUnavailable, render_svg
+from symnb.viz.theme import STYLE
 from symnb.viz.view import ViewGraph, graph_view
 
 MAX_BOXES = 200  # above this (or 2x as many edges), repeated structure is merged
@@ -55,11 +56,13 @@ class GraphPicture:
         return to_dot(self.view, self.title, len(self.view.edges) <= MAX_EDGE_LABELS)
 
     def svg(self) -> str:
-        """The SVG text; raises RenderUnavailable when no Graphviz can be found."""
-        return render_svg(self.dot())
+        """The SVG text, named for screen readers (``<title>``, ``aria-label``); raises
+        RenderUnavailable when no Graphviz can be found."""
+        return labelled(render_svg(self.dot()), self.summary())
 
     def html(self) -> str:
-        """The SVG (or the DOT text with an explanation) plus notes, as an HTML fragment."""
+        """The SVG (or the DOT text with an explanation) plus notes, as an HTML fragment: a
+        frame that scrolls sideways when the graph is wider than the page."""
         try:
             body = f'<div class="symnb-graph">{self.svg()}</div>'
         except RenderUnavailable as exc:
@@ -68,10 +71,14 @@ class GraphPicture:
         return body + notes
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """In the page (HTML, themed and scrolling), and as an image on its own white paper
+        for frontends that show only images."""
         try:
-            return {"image/svg+xml": self.svg(), "text/plain": self.summary()}
+            svg = self.svg()
         except RenderUnavailable as exc:
             return {"text/html": unavailable_html(str(exc), self.dot()), "text/plain": str(exc)}
+        html = STYLE + self.html()
+        return {"text/html": html, "image/svg+xml": svg, "text/plain": self.summary()}
 
     def summary(self) -> str:
         kinds = ("input", "shared", "constant", "op", "grad", "scalar", "output")
@@ -80,6 +87,13 @@ class GraphPicture:
 
     def __repr__(self):
         return self.summary()
+
+
+def labelled(svg: str, name: str) -> str:
+    """``svg`` with ``role="img"``, ``aria-label`` and a ``<title>`` naming it."""
+    name = escape(name)
+    head, _, rest = svg.partition(">")
+    return f'{head} role="img" aria-label="{name}"><title>{name}</title>{rest}'
 
 
 def unavailable_html(message: str, dot: str) -> str:

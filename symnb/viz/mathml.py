@@ -14,6 +14,7 @@ import re
 from html import escape
 
 from symnb.viz.latex import to_latex
+from symnb.viz.theme import STYLE
 
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\s+|.", re.S)
 FUNCTIONS = {"exp", "log", "tanh", "sin", "cos", "tan", "max", "min", "det", "ln"}
@@ -46,8 +47,12 @@ class Formula:
     def __init__(self, latex: str):
         self.latex = latex
 
+    def html(self) -> str:
+        """The formula's element, without the style sheet (for a card that has it)."""
+        return f'<div class="symnb-formula">{to_mathml(self.latex)}</div>'
+
     def _repr_html_(self):
-        return f'<div class="symnb-formula" style="font-size:130%">{to_mathml(self.latex)}</div>'
+        return STYLE + self.html()
 
     def _repr_latex_(self):
         return f"$${self.latex}$$"

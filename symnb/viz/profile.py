@@ -1,8 +1,18 @@
 """``f.profile()``: time per node (or kernel), shown as a sorted table and a bar chart.
 
 The linker's ``run_profiled`` (a separate path from the normal call) reports
-``(node, seconds, bytes)`` per step; rows are summed over repeats. Backends without it are
-timed as one "whole call" row, with a note saying so. Profiling never writes updates.
+``(node, seconds, bytes)`` per step. Before anything is timed, the call runs untimed
+(``WARMUP`` times, both ways): the first call pays once for what later calls find ready (BLAS
+starting its threads, loading a kernel, the first touch of fresh buffers, cold caches), which
+a plain timed call does not pay either. Then each of ``repeat`` rounds times a whole call as
+``f(...)`` makes it (backend "c": the C runner, which times no step) and a call on the
+profiled path, each step timed. Times are reported by their median and spread (the
+interquartile range), so one slow call (the machine busy elsewhere) moves neither: the total
+per call is the whole calls' median, what a plain timed call measures; each step's row its
+median per call, and its share of the steps' sum, which the notes compare with the whole
+call (timing each step on its own costs a little per step). Backends without
+``run_profiled`` are timed as one "whole call" row, with a note saying so. Profiling never
+writes updates.
 """
 
 from __future__ import annotations
@@ -11,10 +21,24 @@ import time
 from dataclasses import dataclass, field
 from html import escape
 
-from symnb.viz.cards import STYLE
+import numpy as np
+
 from symnb.viz.charts import bar_chart_svg
 from symnb.viz.progress import progress
 from symnb.viz.samples import sample_inputs
+from symnb.viz.theme import STYLE
+
+#: untimed calls before timing: one pays the first-use costs, a second the ones it uncovers
+#: (a BLAS thread pool woken by the first call's product settles during the second)
+WARMUP = 2
+
+
+def quartiles(samples) -> tuple[float, float, float]:
+    """(first quartile, median, third quartile) of ``samples`` (zeros when empty)."""
+    if not len(samples):
+        return 0.0, 0.0, 0.0
+    q1, q2, q3 = np.percentile(np.asarray(samples, dtype=float), [25, 50, 75])
+    return float(q1), float(q2), float(q3)
 
 
 @dataclass
@@ -25,36 +49,73 @@ class ProfileRow:
     op: str
     where: str
     calls: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # over all timed calls
     bytes: int = 0
     steps: int = 0  # iterations of a loop (a scan), over all calls
     #: a step of a loop's body: the row of the loop (summed over its iterations)
     loop: ProfileRow | None = None
+    #: seconds in each timed call
+    samples: list = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        """Seconds per call, the median over the timed calls."""
+        return quartiles(self.samples)[1]
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        """The interquartile range of the seconds per call."""
+        q1, _, q3 = quartiles(self.samples)
+        return q1, q3
 
 
 @dataclass
 class Profile:
-    """Rows sorted by time, the number of calls, and notes (fallbacks, what was run)."""
+    """Rows sorted by median time, the number of timed calls, each call's total, and notes
+    (fallbacks, what was run)."""
 
     rows: list[ProfileRow]
     calls: int
     notes: list[str] = field(default_factory=list)
+    #: the seconds of each whole call, timed as ``f(...)`` runs it
+    per_call: list = field(default_factory=list)
+    warmup: int = 0
 
     @property
     def total(self) -> float:
+        """Seconds in the steps over all timed calls."""
         return sum(r.seconds for r in self.rows)
 
+    @property
+    def median(self) -> float:
+        """Seconds per call: the median of the whole calls."""
+        return quartiles(self.per_call)[1]
+
     def share(self, row: ProfileRow) -> float:
-        return row.seconds / self.total if self.total else 0.0
+        """The row's part of a call, by medians."""
+        whole = sum(r.median for r in self.rows)
+        return row.median / whole if whole else 0.0
+
+    def headline(self) -> str:
+        q1, median, q3 = quartiles(self.per_call)
+        warm = f" after {self.warmup} untimed" if self.warmup else ""
+        return (
+            f"profile: {self.calls} calls{warm}, median {median * 1e6:.1f} µs per call "
+            f"(interquartile range {q1 * 1e6:.1f}–{q3 * 1e6:.1f} µs)"
+        )
 
     def text(self) -> str:
         """A plain table for terminals."""
-        head = f"{'node':<28} {'where':<10} {'calls':>6} {'ms':>10} {'share':>7} {'bytes':>12}"
-        lines = [f"profile: {self.calls} calls, {self.total * 1e3:.3f} ms in nodes", head]
+        head = (
+            f"{'node':<28} {'where':<10} {'calls':>6} {'median µs':>10} {'IQR µs':>17} "
+            f"{'share':>7} {'bytes':>12}"
+        )
+        lines = [self.headline(), head]
         for r in self.rows:
+            low, high = r.spread
             lines.append(
-                f"{r.label[:28]:<28} {r.where[:10]:<10} {r.calls:>6} {r.seconds * 1e3:>10.3f} "
-                f"{self.share(r):>6.1%} {r.bytes:>12,}"
+                f"{r.label[:28]:<28} {r.where[:10]:<10} {r.calls:>6} {r.median * 1e6:>10.1f} "
+                f"{f'{low * 1e6:.1f}–{high * 1e6:.1f}':>17} {self.share(r):>6.1%} {r.bytes:>12,}"
             )
         return "\n".join(lines + self.notes)
 
@@ -70,7 +131,7 @@ class Profile:
         return self.html()
 
     def chart_svg(self, top: int = 15) -> str:
-        """Bar chart of the share of total time of the ``top`` slowest rows."""
+        """Bar chart of the share of a call's median time of the ``top`` slowest rows."""
         rows = self.rows[:top]
         labels = [f"{r.label} ({r.where})" for r in rows]
         return bar_chart_svg(labels, [self.share(r) * 100 for r in rows], unit="%")
@@ -86,22 +147,71 @@ def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profil
 
 
 def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
-    """Run ``function`` ``repeat`` times on its linker's profiled path and sum the timings."""
+    """Warm up, then ``repeat`` times: a whole call as a plain call runs it (timed as one),
+    and a call on the linker's profiled path (each step timed)."""
     arrays = function_arrays(function, args, kwargs or {})
     linker = function.linker
+    profiled = linker.run_profiled if linker.steps_timed else None
+    plain = plain_call(function, args, kwargs or {}, arrays)
+    for _ in range(WARMUP):
+        plain()
+        if profiled is not None:
+            profiled(arrays)
     rows: dict[int, ProfileRow] = {}
+    per_call, in_steps, around = [], [], []
+    where = linker.where
     for _ in progress(range(repeat), label=f"profiling {function.name or 'function'}"):
-        if linker.steps_timed:
-            _add_records(linker.run_profiled(arrays)[1], linker.where, rows)
+        start = time.perf_counter()
+        plain()
+        per_call.append(time.perf_counter() - start)
+        if profiled is None:
+            _add_whole_call(linker, per_call[-1], rows)
         else:
-            _time_whole_call(linker, arrays, rows)
-    notes = [] if linker.steps_timed else [_whole_call_note(linker)]
+            steps, python = _add_records(profiled(arrays)[1], where, rows)
+            in_steps.append(steps)
+            around.append(python)
+    notes = [] if profiled else [_whole_call_note(linker)]
+    notes += _steps_note(per_call, in_steps, around)
     notes += [_loop_note(r, rows.values()) for r in rows.values() if r.steps]
     notes += _transfer_note(rows)
     placement = _placement_note(function.kernels)
     notes += [placement] if placement else []
     ordered = sorted(rows.values(), key=_by_time, reverse=True)
-    return Profile(ordered, repeat, notes)
+    return Profile(ordered, repeat, notes, per_call, WARMUP)
+
+
+def plain_call(function, args, kwargs, arrays):
+    """A whole call, as ``function(...)`` makes it (backend "c": the C runner, which times no
+    step): the call itself, or for a function with updates (profiling writes none) the same
+    path from its leaf values, its results dropped."""
+    if not function.updates:
+        return lambda: function(*args, **kwargs)
+    runner = function.runner
+
+    def without_updates():
+        if runner is None or runner(*arrays) is None:  # no runner, or it declined this call
+            function.linker.run(arrays)
+
+    return without_updates
+
+
+def _steps_note(per_call: list, in_steps: list, around: list) -> list[str]:
+    """How the steps' own times, each timed on its own, add up against a whole call, and the
+    profiled path's Python around the native calls, which the steps' times leave out."""
+    if not in_steps:
+        return []
+    steps, whole, python = (quartiles(v)[1] for v in (in_steps, per_call, around))
+    note = (
+        f"the steps, each timed on its own, add up to {steps * 1e6:.1f} µs per call (median); "
+        f"a whole call takes {whole * 1e6:.1f} µs"
+    )
+    if python > 0:
+        note += (
+            f"; a kernel's or BLAS step's time is its C call alone, a view's none: the "
+            f"{python * 1e6:.1f} µs of Python around them when they are timed one by one are "
+            "left out (a plain call runs the steps from C)"
+        )
+    return [note]
 
 
 def _loop_note(row: ProfileRow, rows) -> str:
@@ -123,7 +233,7 @@ def _transfer_note(rows: dict) -> list[str]:
 
 
 def _by_time(row: ProfileRow) -> float:
-    return row.seconds
+    return row.median
 
 
 def function_arrays(function, args, kwargs) -> list:
@@ -131,13 +241,18 @@ def function_arrays(function, args, kwargs) -> list:
     return function.leaf_values(*args, **kwargs)
 
 
-def _add_records(records, where: str, rows: dict) -> None:
-    """Sum ``(node, seconds, bytes[, kind[, steps]])`` records into rows; a kernel backend's
-    records say what ran each step (kernel, blas, library, loop); ``steps``: a loop's
-    iterations."""
+def _add_records(records, where: str, rows: dict) -> tuple[float, float]:
+    """Add one call's ``(node, seconds, bytes[, kind[, steps[, within[, native]]]])`` records
+    to rows; a kernel backend's records say what ran each step (kernel, blas, library, loop);
+    ``steps``: a loop's iterations; ``native``: the seconds inside the step's kernel or BLAS
+    call, which is the step's time (the executor's Python around it is apart: a plain call
+    runs it in C, and makes a view step there, which counts as no time). Returns the call's
+    seconds in its steps and in that Python apart."""
+    total = around = 0.0
     for position, (node, seconds, moved, *rest) in enumerate(records):
         kind = rest[0] if rest else None
         within = rest[2] if len(rest) > 2 else None
+        native = rest[3] if len(rest) > 3 else None
         row = rows.get(position)
         if row is None:
             label = f"{position}: {node.op.op_name()}"
@@ -147,10 +262,17 @@ def _add_records(records, where: str, rows: dict) -> None:
                 label = f"{loop.label.split(':')[0]}/{within[1]}: {node.op.op_name()}"
             place = PLACES.get(kind, kind) if kind else _where(node, where)
             row = rows[position] = ProfileRow(label, str(node.op), place, loop=loop)
+        own = seconds if native is None else native
+        if kind == "view":  # no data moves: a plain call makes the view in C, in no time
+            own = 0.0
         row.calls += 1
-        row.seconds += seconds
+        row.seconds += own
+        row.samples.append(own)
         row.bytes += moved
         row.steps += (rest[1] if len(rest) > 1 else None) or 0
+        total += own
+        around += seconds - own
+    return total, around
 
 
 def _where(node, default: str) -> str:
@@ -158,12 +280,11 @@ def _where(node, default: str) -> str:
     return node.tag.get("device", default)
 
 
-def _time_whole_call(linker, arrays, rows: dict) -> None:
-    start = time.perf_counter()
-    linker.run(arrays)
+def _add_whole_call(linker, seconds: float, rows: dict) -> None:
     row = rows.setdefault(0, ProfileRow("whole call", "all steps", linker.name))
     row.calls += 1
-    row.seconds += time.perf_counter() - start
+    row.seconds += seconds
+    row.samples.append(seconds)
 
 
 def _whole_call_note(linker) -> str:
@@ -199,17 +320,19 @@ def profile_rows_html(profile: Profile) -> str:
     body = "".join(_row_html(profile, r) for r in profile.rows)
     return (
         '<table class="symnb-table"><thead><tr><th>node</th><th>op</th><th>where</th>'
-        "<th>calls</th><th>total ms</th><th>share</th><th>bytes</th></tr></thead>"
-        f"<tbody>{body}</tbody></table>"
+        "<th>calls</th><th>median µs</th><th>IQR µs</th><th>share</th><th>bytes</th></tr>"
+        f"</thead><tbody>{body}</tbody></table>"
     )
 
 
 def _row_html(profile: Profile, r: ProfileRow) -> str:
     share = profile.share(r)
-    bar = f'<div style="background:#60a5fa;height:8px;width:{share * 100:.1f}%"></div>'
+    low, high = r.spread
+    bar = f'<div class="symnb-share" style="width:{share * 100:.1f}%"></div>'
     return (
         f"<tr><td>{escape(r.label)}</td><td><code>{escape(r.op)}</code></td>"
-        f"<td>{escape(r.where)}</td><td>{r.calls}</td><td>{r.seconds * 1e3:.3f}</td>"
+        f"<td>{escape(r.where)}</td><td>{r.calls}</td><td>{r.median * 1e6:.1f}</td>"
+        f"<td>{low * 1e6:.1f}–{high * 1e6:.1f}</td>"
         f'<td style="min-width:90px">{share:.1%}{bar}</td><td>{r.bytes:,}</td></tr>'
     )
 
@@ -217,7 +340,7 @@ def _row_html(profile: Profile, r: ProfileRow) -> str:
 def profile_html(profile) -> str:
     notes = "".join(f'<div class="symnb-note">{escape(n)}</div>' for n in profile.notes)
     return (
-        f'{STYLE}<div class="symnb-card"><h4>profile: {profile.calls} calls, '
-        f"{profile.total * 1e3:.3f} ms in nodes</h4>{notes}{profile.chart_svg()}"
+        f'{STYLE}<div class="symnb-card"><h4>{escape(profile.headline())}</h4>{notes}'
+        f'<div class="symnb-chart">{profile.chart_svg()}</div>'
         f"{profile_rows_html(profile)}</div>"
     )

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from html import escape
 
-from symnb.viz.cards import STYLE
 from symnb.viz.diff import diff_graphs, diff_picture
 from symnb.viz.graphs import MAX_BOXES, picture
+from symnb.viz.theme import STYLE
 
 #: at most this many rewrites are embedded in a static stepper (each is one SVG)
 MAX_STATIC_STEPS = 60

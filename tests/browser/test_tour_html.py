@@ -7,18 +7,13 @@ Every request that is not for the page itself is refused, as in an offline class
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+from tests.browser.browser import launch, offline_page, sync_api
+
 pytest.importorskip("nbconvert")
 pytest.importorskip("pygraphviz")
 pytest.importorskip("sklearn")
-from tests.browser.test_lab import FLAGS  # noqa: E402
 from tests.helpers import needs_c  # noqa: E402
 from tests.magics.nbtools import build_tour  # noqa: E402
 
@@ -50,26 +45,11 @@ def tour(tmp_path_factory):
     return build_tour(tmp_path_factory)
 
 
-def _offline_page(browser, blocked: list):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-
-    def route(request_route):
-        url = request_route.request.url
-        if url.startswith("file://"):
-            request_route.continue_()
-        else:
-            blocked.append(url)
-            request_route.abort()
-
-    page.route("**/*", route)
-    return page
-
-
 def test_tour_html_offline_formulas_and_stepper(tour, tmp_path):
     blocked: list[str] = []
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        page = _offline_page(browser, blocked)
+        browser = launch(pw)
+        page = offline_page(browser, blocked)
         page.goto(tour.as_uri(), wait_until="load")
         math = page.evaluate(MATH_LAYOUT)
         assert math["stacked"] and math["raised"] and math["wide"]
