@@ -40,8 +40,10 @@ GRAPHS = {
     "sum_axis1": (lambda x: sn.sum(x, axis=1), lambda a: a.sum(1)),
     "softmax": (
         lambda x: sn.softmax(x, axis=-1),
-        lambda a: np.exp(a - a.max(-1, keepdims=True))
-        / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True),
+        lambda a: (
+            np.exp(a - a.max(-1, keepdims=True))
+            / np.exp(a - a.max(-1, keepdims=True)).sum(-1, keepdims=True)
+        ),
     ),
     "matmul": (lambda x: x @ x, lambda a: a @ a),
 }
