@@ -321,3 +321,47 @@ def test_pow_to_square_only_for_two():
     for c, fires in ((2.0, True), (2.5, False), (3.0, False), (-2.0, False)):
         f = assert_same_values([x], x**c, [np.abs(_x((N,))) + 0.5], rtol=1e-12)
         assert bool(_fired(f, "pow_two_to_square")) == fires, c
+
+
+def test_a_fused_loss_alone_keeps_the_users_line():
+    """No gradient: the loss rule makes the fused op itself and gives it the loss's line."""
+    x, y = sn.matrix("x", shape=(N, N)), sn.vector("y", shape=(N,), dtype="int64")
+    loss = sn.categorical_crossentropy(sn.softmax(x), y)
+    f = sn.function([x, y], loss, backend="py")
+    (fused,) = [n for n in f.graph.toposort() if isinstance(n.op, SoftmaxCrossEntropy)]
+    assert loss.source is not None and fused.outputs[0].source == loss.source
+
+
+def test_an_index_or_a_scatter_that_is_an_input_is_left_alone():
+    """The picked index, or the scattered array h, is an input (no node made it)."""
+    x = sn.matrix("x", shape=(N, N))
+    index = sn.matrix("index", shape=(N, 1), dtype="int64")
+    loss = -sn.squeeze(sn.take_along_axis(sn.log_softmax(x), index, 1), 1)
+    values = [_x(), _labels()[:, None]]
+    assert not _fired(assert_same_values([x, index], loss, values), "softmax_crossentropy_fused")
+    h = sn.matrix("h", shape=(N, N))
+    out = h - sn.softmax(x, axis=1) * sn.sum(h, axis=1, keepdims=True)
+    f = assert_same_values([x, h], out, [_x(), _x()], rtol=1e-12)
+    assert not _fired(f, "softmax_crossentropy_grad_fused")
+
+
+def test_labels_that_are_not_expanded_at_the_axis_are_not_fused():
+    """The index is a (1, N) label matrix transposed to (N, 1), not ``expand_dims(y, 1)``."""
+    x, y = sn.matrix("x", shape=(N, N)), sn.matrix("y", shape=(1, N), dtype="int64")
+    loss = -sn.squeeze(sn.take_along_axis(sn.log_softmax(x), y.T, 1), 1)
+    f = assert_same_values([x, y], loss, [_x(), _labels()[None, :]], rtol=1e-12)
+    assert not _fired(f, "softmax_crossentropy_fused")
+
+
+@pytest.mark.parametrize("form", ["expand", "negated", "reshape", "transpose"])
+def test_scattered_values_of_every_form_fuse(form):
+    """The scattered values as ``expand_dims(g, 1)``, ``expand_dims(-g, 1)``, a reshape or a
+    transposed row: each gives the fused gradient, with the per-row values read right."""
+    x, y = sn.matrix("x", shape=(N, N)), sn.vector("y", shape=(N,), dtype="int64")
+    g = sn.vector("g", shape=(N,))
+    values = {"expand": sn.expand_dims(g, 1), "negated": sn.expand_dims(-g, 1),
+              "reshape": sn.reshape(g, (N, 1)), "transpose": sn.reshape(g, (1, N)).T}[form]  # fmt: skip
+    h = IncAlongAxis(1)(sn.zeros((N, N)), sn.expand_dims(y, 1), values)
+    out = h - sn.softmax(x, axis=1) * sn.sum(h, axis=1, keepdims=True)
+    f = assert_same_values([x, y, g], out, [_x(), _labels(), _x((N,))], rtol=1e-10)
+    assert _fired(f, "softmax_crossentropy_grad_fused"), f.text()
