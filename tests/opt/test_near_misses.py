@@ -359,8 +359,12 @@ def test_scattered_values_of_every_form_fuse(form):
     transposed row: each gives the fused gradient, with the per-row values read right."""
     x, y = sn.matrix("x", shape=(N, N)), sn.vector("y", shape=(N,), dtype="int64")
     g = sn.vector("g", shape=(N,))
-    values = {"expand": sn.expand_dims(g, 1), "negated": sn.expand_dims(-g, 1),
-              "reshape": sn.reshape(g, (N, 1)), "transpose": sn.reshape(g, (1, N)).T}[form]  # fmt: skip
+    values = {
+        "expand": sn.expand_dims(g, 1),
+        "negated": sn.expand_dims(-g, 1),
+        "reshape": sn.reshape(g, (N, 1)),
+        "transpose": sn.reshape(g, (1, N)).T,
+    }[form]
     h = IncAlongAxis(1)(sn.zeros((N, N)), sn.expand_dims(y, 1), values)
     out = h - sn.softmax(x, axis=1) * sn.sum(h, axis=1, keepdims=True)
     f = assert_same_values([x, y, g], out, [_x(), _labels(), _x((N,))], rtol=1e-10)
