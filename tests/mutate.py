@@ -37,6 +37,16 @@ LINALG_GRADS = [
     "symnb.ops.linalg.x__free_axes*",
 ]
 
+#: the fused cross-entropy's tests: the rules' own and the op's
+XENT_TESTS = ["tests/opt", "tests/ops/test_xent.py", "tests/backends/test_xent.py"]
+#: the Python executor of plans and their planning: the runner against it, layouts, plans
+EXECUTOR_TESTS = [
+    "tests/backends/test_runner.py",
+    "tests/backends/test_keyed_caches.py",
+    "tests/backends/test_plan.py",
+    "tests/compile/test_output_ownership.py",
+]
+
 #: group: (modules to mutate, the tests that cover them, mutant-name patterns or all)
 GROUPS = {
     "dims": (["symnb/core/dims.py"], ["tests/core"], []),
@@ -62,6 +72,37 @@ GROUPS = {
         LINALG_GRADS,
     ),  # fmt: skip
     "kernel-ir": (["symnb/backends/kernels/ir.py"], ["tests/backends/test_kernel_ir.py"], []),
+    # the modules where issue 35's surviving deliberate bugs lived, each with its tests
+    "xent": (["symnb/opt/rules/xent.py"], XENT_TESTS, []),
+    "merge": (["symnb/opt/rules/merge.py"], ["tests/opt"], []),
+    "rop": (["symnb/grad/forward.py"], ["tests/grad"], []),
+    "scan-grad": (
+        ["symnb/ops/scan_grad.py"],
+        ["tests/ops/test_scan.py", "tests/ops/test_scan_truncation.py"],
+        [],
+    ),  # fmt: skip
+    "random": (
+        ["symnb/ops/random.py"],
+        ["tests/ops/test_random.py", "tests/ops/test_random_seeding.py"],
+        [],
+    ),  # fmt: skip
+    "dtype-cache": (
+        ["symnb/ops/_dtypes.py"],
+        ["tests/backends/test_keyed_caches.py", "tests/ops/test_first_set.py"],
+        [],
+    ),  # fmt: skip
+    "execute": (["symnb/backends/execute.py"], EXECUTOR_TESTS, []),
+    "planner": (["symnb/backends/planner.py"], EXECUTOR_TESTS, []),
+    "lowering": (
+        ["symnb/backends/kernels/lowering.py"],
+        [
+            "tests/backends/test_accumulation.py",
+            "tests/backends/test_xent.py",
+            "tests/backends/test_logsumexp.py",
+            "tests/backends/test_kernel_ir.py",
+        ],
+        [],
+    ),  # fmt: skip
 }
 
 #: the op suite without its OpenCL rows: a mutant's process, forked by mutmut, waited on a futex

@@ -107,6 +107,9 @@ class Function:
         self._direct = self._runner if not (self._shared or self.updates) else None
         #: results that may share memory with an argument (the rest are the plan's own storage)
         self._alias_check = self._maybe_aliased()
+        #: results that are an earlier result again (an output listed twice, merged with
+        #: another, or also an update's value): copied so that each is the caller's own
+        self._repeated = _repeated(self.graph.outputs)
         self.compile_time = time.perf_counter() - start
 
     def _maybe_aliased(self) -> tuple[int, ...] | None:
@@ -175,12 +178,13 @@ class Function:
         aliases a leaf's value unless ``borrow``)."""
         if not self.borrow and (
             self._leaf_results
+            or self._repeated
             or self._alias_check is None
             and any(may_alias(r, leaf_values) for r in results)
             or self._alias_check
             and any(may_alias(results[i], leaf_values) for i in self._alias_check)
         ):
-            results = [self._own(i, r, leaf_values) for i, r in enumerate(results)]
+            results = [self._own(i, r, [*leaf_values, *results[:i]]) for i, r in enumerate(results)]
         if self.updates:
             for (shared, _), value in zip(self.updates, results[self._n_out :]):
                 if isinstance(value, DeviceArray):
@@ -192,7 +196,7 @@ class Function:
 
     def _own(self, i, result, leaf_values):
         """``result`` itself when it is the function's own array, else a copy of it."""
-        if i in self._leaf_results:
+        if i in self._leaf_results or i in self._repeated and isinstance(result, np.ndarray):
             return np.array(result, copy=True)
         if may_alias(result, leaf_values) and _aliases(result, leaf_values):
             return np.array(result, copy=True)
@@ -269,6 +273,11 @@ def _make_linker(cls, graph, leaves, n_results: int):
     if cls.resident:
         return cls(graph, leaves, n_results)
     return cls(graph, leaves)
+
+
+def _repeated(outputs) -> frozenset[int]:
+    """Indices of the outputs that are an earlier output's variable again."""
+    return frozenset(i for i, v in enumerate(outputs) if any(v is w for w in outputs[:i]))
 
 
 def _aliases(array, leaf_values) -> bool:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import symnb as sn
-from tests.fuzz.graphs import Outcome, judge, programs
+from tests.fuzz.graphs import Outcome, every_backend, judge, programs
 
 BATCH = 12
 
@@ -34,7 +34,7 @@ def _run_for(seconds: float, outcome: Outcome, failures: list) -> None:
         if time.monotonic() > deadline:
             raise _TimeUp
         try:
-            judge(batch, outcome=outcome)
+            judge(batch, every_backend(), outcome=outcome)
         except _TimeUp:
             raise
         except Exception:
@@ -51,7 +51,7 @@ def _isolated(batch) -> list[str]:
     found = []
     for program in batch:
         try:
-            judge([program])
+            judge([program], every_backend())
         except AssertionError as exc:
             found.append(str(exc))
         except Exception as exc:

@@ -20,12 +20,15 @@ from hypothesis import strategies as st
 
 import symnb as sn
 from symnb.errors import SymnbError
+from tests.helpers import available_backends
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float32", "float64"]  # fmt: skip
 SHAPES = [(3, 4), (4,), (1, 4), (3, 1), ()]
 VIEWS = ["plain", "strided", "reversed", "transposed"]
-VALUES = ["small", "wide", "special"]
+VALUES = ["small", "wide", "special", "ranges"]
+#: what a declared dim is: its size, unknown, or a name (one name per size: "d3", "d4")
+DIM_KINDS = ["fixed", "unknown", "named"]
 
 UNARY = [sn.neg, sn.abs, sn.sign, sn.exp, sn.log, sn.sqrt, sn.tanh, sn.sigmoid, sn.sin, sn.cos,
          sn.floor, sn.ceil, sn.trunc, sn.round, sn.square, sn.reciprocal, sn.expm1, sn.log1p,
@@ -76,9 +79,22 @@ class Built:
 
 
 # -- drawing ------------------------------------------------------------------------------------
+def _range_landmarks(dt) -> np.ndarray:
+    """Floats of ``dt`` at the ends of every integer type's range and just inside them (with
+    fractions, which casts truncate): 2**63 and 2**64 - 2048 for uint64, -128.5 for int8."""
+    marks = []
+    for name in DTYPES:
+        if np.dtype(name).kind in "iu":
+            info = np.iinfo(name)
+            marks += [float(info.min), float(info.max), float(info.max) / 2 + 0.5, 0.75]
+    marks += [2.0**63, 2.0**64 - 2048, -(2.0**63), 2.0**32 - 1, -128.5, 255.5, 65535.25]
+    return np.array(marks, dtype=np.float64).astype(dt)
+
+
 def _array(rng, shape, dtype, values: str) -> np.ndarray:
-    """Values of ``dtype``: small numbers, the dtype's whole range, or specials (NaN, inf,
-    -0.0, huge and tiny floats; extremes of integers)."""
+    """Values of ``dtype``: small numbers, the dtype's whole range, specials (NaN, inf,
+    -0.0, huge and tiny floats; extremes of integers), or for floats the ends of every
+    integer type's range (what casts meet)."""
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return rng.random(shape) > 0.5
@@ -94,6 +110,8 @@ def _array(rng, shape, dtype, values: str) -> np.ndarray:
     if values == "special":
         picks = np.array([np.nan, np.inf, -np.inf, -0.0, 1e30, -1e-30, 0.5, -2.0], dtype=dt)
         return rng.choice(picks, size=shape)
+    if values == "ranges":
+        return rng.choice(_range_landmarks(dt), size=shape)
     scale = 3.0 if values == "small" else 1e4
     return rng.uniform(-scale, scale, size=shape).astype(dt)
 
@@ -117,8 +135,14 @@ def leaves(draw, shared: bool = False) -> Leaf:
     dtype = draw(st.sampled_from(DTYPES))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     value = _view(rng, shape, dtype, draw(st.sampled_from(VALUES)), draw(st.sampled_from(VIEWS)))
-    declared = tuple(None if draw(st.booleans()) else d for d in shape)
+    declared = tuple(_declared(d, draw(st.sampled_from(DIM_KINDS))) for d in shape)
     return Leaf(dtype, shape, shape if shared else declared, value, shared)
+
+
+def _declared(size: int, kind: str):
+    """A dim as declared: its size, unknown (None), or named after its size (so every leaf
+    that names a dim of that size names the same one)."""
+    return {"fixed": size, "unknown": None, "named": f"d{size}"}[kind]
 
 
 STEP = st.tuples(st.sampled_from(KINDS), *[st.integers(0, 255)] * 4)
@@ -198,14 +222,25 @@ def _apply(values, kind, a, b, c, d):
 
 def _cast(x, dtype):
     """x.astype(dtype); a float going to an integer is first limited to where NumPy's casts
-    agree with each other: NaN, infinities and values beyond int32 (int64 for 64-bit targets)
-    give results that differ between NumPy's own loops (contiguous or strided; see
-    docs/c_backend.md), so no backend can be held to one of them."""
+    agree with each other: NaN, infinities and values beyond the target's range give results
+    that differ between NumPy's own loops (contiguous or strided; see docs/c_backend.md), so
+    no backend can be held to one of them. The whole range is kept: up to 2**64 for uint64
+    and 2**32 for uint32; negative values into the unsigned types go through int64 as in
+    NumPy on x86 (from -2**31, -2**63 for uint64)."""
     target = np.dtype(dtype)
     if x.type.dtype.kind == "f" and target.kind in "iu":
-        bound = 2.0**63 if target.itemsize == 8 else 2.0**31
-        x = sn.where(sn.abs(x) < bound, x, 0)
+        low, high = _cast_bounds(target)
+        x = sn.where(sn.bitwise_and(x > low, x < high), x, 0)
     return sn.cast(x, dtype)
+
+
+def _cast_bounds(target: np.dtype) -> tuple[float, float]:
+    """(low, high): floats strictly between them truncate to a value NumPy's loops agree on
+    (the target's range, wider below for unsigned targets; powers of two, exact in float32)."""
+    bits = 8 * target.itemsize
+    if target.kind == "i":
+        return -(2.0 ** (bits - 1)) - 1, 2.0 ** (bits - 1)
+    return -(2.0 ** (63 if bits == 64 else 31)), 2.0**bits
 
 
 def _reduce(x, d):
@@ -231,9 +266,11 @@ def _index(x, d):
 
 
 def _constant(b, c):
+    """A constant of any dtype with values of any kind (specials too: NaN, inf, -0.0)."""
     dtype = DTYPES[b % len(DTYPES)]
     rng = np.random.default_rng(c)
-    return sn.constant(_array(rng, (4,) if c % 2 else (), dtype, "small"))
+    values = VALUES[(b // len(DTYPES)) % len(VALUES)]
+    return sn.constant(_array(rng, (4,) if c % 2 else (), dtype, values))
 
 
 # -- running and judging ------------------------------------------------------------------------
@@ -287,6 +324,14 @@ class Outcome:
 
 
 CONFIGS = [("py", "fast"), ("c", "fast"), ("c", "none")]
+#: the device backends compared too where this machine runs them (PoCL for "opencl")
+DEVICE_CONFIGS = [("opencl", "fast")]
+
+
+def every_backend(configs=CONFIGS) -> list:
+    """``configs`` and the device configurations this machine runs (tests/helpers.py)."""
+    here = available_backends()
+    return [*configs, *[(b, o) for b, o in DEVICE_CONFIGS if b in here]]
 
 
 def judge(batch: list[Program], configs=CONFIGS, outcome: Outcome | None = None) -> None:

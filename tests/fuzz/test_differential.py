@@ -1,5 +1,6 @@
 """The differential fuzzer in ``make test``: random well-typed graphs (tests/fuzz/graphs.py)
-compiled with and without rewrites on every backend, against the NumPy reference.
+compiled with and without rewrites on every backend ("opencl" where PoCL runs), against the
+NumPy reference.
 
 Batches of programs compile as one function, so their kernels compile together; a fixed seed
 keeps the graphs the same from run to run (``make fuzz`` draws new ones for a given time).
@@ -8,7 +9,7 @@ keeps the graphs the same from run to run (``make fuzz`` draws new ones for a gi
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.graphs import Outcome, judge, programs
+from tests.fuzz.graphs import Outcome, every_backend, judge, programs
 
 BATCH = 12
 EXAMPLES = 30  # 360 programs drawn; those whose reference raises are dropped
@@ -19,7 +20,7 @@ OUTCOME = Outcome()
           phases=[Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(st.lists(programs(), min_size=BATCH, max_size=BATCH))
 def test_random_graphs_agree_with_numpy(batch):
-    judge(batch, outcome=OUTCOME)
+    judge(batch, every_backend(), outcome=OUTCOME)
 
 
 def test_enough_graphs_were_compared():

@@ -39,11 +39,7 @@ def merge_nodes(m):
 
 def _least_used(clients, inputs):
     """The input with the fewest users: the cheapest list to search for a twin node."""
-    best = inputs[0]
-    for var in inputs[1:]:
-        if len(clients.get(var, ())) < len(clients.get(best, ())):
-            best = var
-    return best
+    return min(inputs, key=lambda var: len(clients[var]))  # each input has a client: node
 
 
 def _same_node(a, b) -> bool:

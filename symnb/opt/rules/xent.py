@@ -74,13 +74,11 @@ def softmax_crossentropy_grad_fused(m):
 
 def _softmax_of(sm: Variable):
     """(x, axis) where sm is softmax(x) or exp(log_softmax(x)); None otherwise."""
-    node = sm.owner
+    node, wanted = sm.owner, Softmax
     if node is not None and isinstance(node.op, Exp):
-        node = node.inputs[0].owner
-        if node is None or not isinstance(node.op, LogSoftmax):
-            return None
-    if node is None or not isinstance(node.op, (Softmax, LogSoftmax)):
-        return None
+        node, wanted = node.inputs[0].owner, LogSoftmax
+    if node is None or not isinstance(node.op, wanted):
+        return None  # (log_softmax(x) itself is no softmax)
     return node.inputs[0], node.op.axis
 
 

@@ -1,0 +1,92 @@
+"""The Theano layer's dtype rules as properties over argument types: every constructor that
+takes Python numbers gives floatX when *any* of them is a Python float, in *any* position,
+and int64 (or the requested dtype) otherwise, under both floatX settings. A rule that looks
+at some arguments only (``T.arange`` reading ``start`` and ``stop`` but not ``step``) fails
+here."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+
+FLOATX = ["float32", "float64"]
+#: a Python int and a Python float of each sign, the argument types Theano's rules look at
+NUMBERS = {"int": (1, -2), "float": (1.0, -2.5)}
+
+
+def _expected(kinds, floatx, default="int64"):
+    return floatx if "float" in kinds else default
+
+
+def _arange_args(kinds):
+    """(start, stop, step) of the given kinds, with a range that is not empty."""
+    start, stop, step = (NUMBERS[k][0] for k in kinds)
+    return start - 1, stop + 5, step
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+@pytest.mark.parametrize("kinds", list(itertools.product(NUMBERS, repeat=3)))
+def test_arange_takes_floatx_when_any_argument_is_a_python_float(floatx, kinds):
+    theano.config.floatX = floatx
+    start, stop, step = _arange_args(kinds)
+    out = T.arange(start, stop, step)
+    assert out.type.dtype == _expected(kinds, floatx)
+    want = np.arange(start, stop, step).astype(_expected(kinds, floatx))
+    np.testing.assert_allclose(out.eval(), want)
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+@pytest.mark.parametrize("kind", list(NUMBERS))
+@pytest.mark.parametrize("position", ["start", "stop", "step"])
+def test_arange_by_keyword_takes_floatx_from_any_argument(floatx, kind, position):
+    """One argument of ``kind`` given by keyword, the others Python ints."""
+    theano.config.floatX = floatx
+    args = {"start": 0, "stop": 6, "step": 2}
+    args[position] = NUMBERS[kind][0] * args[position] if position != "start" else 0.0
+    kinds = ["float"] if isinstance(args[position], float) else []
+    assert T.arange(**args).type.dtype == _expected(kinds, floatx)
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+def test_arange_with_a_dtype_ignores_floatx(floatx):
+    theano.config.floatX = floatx
+    assert T.arange(0, 3, 0.5, dtype="float64").type.dtype == "float64"
+    assert T.arange(0, 3, 1, dtype="floatX").type.dtype == floatx
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+@pytest.mark.parametrize("kind", list(NUMBERS))
+def test_constants_alloc_fill_take_floatx_for_python_floats(floatx, kind):
+    theano.config.floatX = floatx
+    value = NUMBERS[kind][1]
+    want = _expected([kind], floatx)
+    model = T.matrix("m")
+    built = {
+        "constant": T.constant(value),
+        "as_tensor_variable": T.as_tensor_variable(value),
+        "alloc": T.alloc(value, 2, 3),
+        "fill": T.fill(model, value),
+    }
+    assert {name: v.type.dtype for name, v in built.items()} == dict.fromkeys(built, want)
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+def test_zeros_ones_default_to_floatx_and_keep_a_given_dtype(floatx):
+    theano.config.floatX = floatx
+    for make in (T.zeros, T.ones):
+        assert make((2,)).type.dtype == floatx
+        assert make((2,), dtype="int8").type.dtype == "int8"
+        assert make((2,), dtype="floatX").type.dtype == floatx
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+@pytest.mark.parametrize("dtypes", list(itertools.product(["int8", "int64", "float32"], repeat=2)))
+def test_true_div_of_integers_gives_floatx_and_of_floats_numpy_dtype(floatx, dtypes):
+    theano.config.floatX = floatx
+    a, b = T.TensorType(dtypes[0], ())("a"), T.TensorType(dtypes[1], ())("b")
+    integers = all(np.dtype(d).kind in "iu" for d in dtypes)
+    want = floatx if integers else np.result_type(*dtypes, np.float16).name
+    assert T.true_div(a, b).type.dtype == want

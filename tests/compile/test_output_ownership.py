@@ -1,0 +1,90 @@
+"""Every output is the caller's own array (docs/reliability.md, "Values at the borders"):
+writable, holding each element once (no broadcast view with zero strides), sharing memory
+with no input, shared value, other output or later call. Checked over outputs that a
+rewrite can turn into a broadcast, a constant, a view or an input: gradients of sums and
+means (``grad(sum(x), x)`` is ones broadcast to x's shape), ``zeros_like``, ``alloc``,
+transposes, reshapes, an output listed twice. ``borrow=True`` is the documented exception."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+
+
+def _graphs(x, v, w):
+    """name: outputs over a (3, 4) matrix x, a (4,) vector v and a shared (3, 4) w."""
+    return {
+        "grad_of_sum": [sn.grad(sn.sum(x), x)],
+        "grad_of_mean": [sn.grad(sn.mean(x), x)],
+        "grad_of_broadcast_sum": [sn.grad(sn.sum(x + v), v)],
+        "grad_of_shared": [sn.grad(sn.sum(w * 2.0), w)],
+        "zeros_like": [sn.zeros_like(x)],
+        "ones": [sn.ones((3, 4))],
+        "alloc_of_a_row": [sn.alloc(v, 3, 4)],
+        "broadcast_add_of_zero": [x * 0.0 + v],
+        "transpose": [x.T],
+        "reshape": [sn.reshape(x, (4, 3))],
+        "constant": [sn.constant(np.arange(12.0).reshape(3, 4))],
+        "shared": [w, w.T],
+        "input": [x, v],
+        "twice": [x * 2.0, x * 2.0],
+        "same_output_twice": [sn.exp(x)] * 2,
+        "a_view_of_another_output": [sn.exp(x), sn.exp(x).T, sn.exp(x)[::-1]],
+        "scalar": [sn.sum(x)],
+    }
+
+
+NAMES = list(_graphs(sn.matrix("x"), sn.vector("v"), sn.shared(np.ones((3, 4)))))
+
+
+def _check_own(outs, others):
+    for i, out in enumerate(outs):
+        out = np.asarray(out)
+        assert out.flags.writeable, f"output {i} is read-only"
+        assert all(s != 0 for s, n in zip(out.strides, out.shape) if n > 1), (
+            f"output {i} is a broadcast view, strides {out.strides}"
+        )
+        for j, other in enumerate([*outs[:i], *outs[i + 1 :], *others]):
+            assert not np.shares_memory(out, other), f"output {i} shares memory with {j}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_output_is_writable_and_its_own(name, backend):
+    x = sn.matrix("x", shape=(3, 4), dtype="float64")
+    v = sn.vector("v", shape=(4,), dtype="float64")
+    w = sn.shared(np.arange(12.0).reshape(3, 4), name="w")
+    f = sn.function([x, v], _graphs(x, v, w)[name], backend=backend)
+    xv, vv = np.arange(12.0).reshape(3, 4) / 7, np.linspace(-1, 1, 4)
+    first = [np.array(o, copy=True) for o in f(xv, vv)]
+    outs = f(xv, vv)
+    _check_own(list(outs), [xv, vv, w.get_value(borrow=True)])
+    for out in outs:  # every element written: each holds its own value afterwards
+        out = np.asarray(out)
+        marks = np.arange(out.size, dtype=out.dtype).reshape(out.shape) + 100
+        out[...] = marks
+        np.testing.assert_array_equal(out, marks)
+    again = f(xv, vv)  # writing into the outputs changed nothing the function keeps
+    for a, b in zip(again, first, strict=True):
+        np.testing.assert_array_equal(a, b)
+    _check_own([*again, *outs], [xv, vv])
+
+
+def test_an_output_that_is_also_an_update_is_its_own(backend):
+    """An output whose value is also written to a shared variable: writing into the output
+    leaves the shared value alone."""
+    x = sn.vector("x", shape=(3,), dtype="float64")
+    w = sn.shared(np.zeros(3), name="w")
+    f = sn.function([x], sn.exp(x), updates={w: sn.exp(x)}, backend=backend)
+    out = f(np.zeros(3))
+    out[...] = 7.0
+    np.testing.assert_array_equal(w.get_value(), np.ones(3))
+
+
+def test_borrow_true_may_return_a_view_of_an_input(backend):
+    """The documented exception: with borrow=True an input comes back as itself."""
+    x = sn.vector("x", shape=(3,), dtype="float64")
+    xv = np.ones(3)
+    (out,) = sn.function([x], [x], backend=backend, borrow=True)(xv)
+    assert np.shares_memory(out, xv)
