@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from symnb.core.dims import format_shape, matches_value, normalize_shape
-from symnb.core.hooks import hook
+from symnb.core.hooks import hook, provided
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
@@ -78,7 +78,11 @@ class Variable(TensorMethods):
         return self.name or f"<{self.type}>"
 
     def __bool__(self):
-        """``if x > 0:`` cannot branch on a value that exists only when the function runs."""
+        """``if x > 0:`` cannot branch on a value that exists only when the function runs
+        (the Theano layer's variables are true, but for comparisons: its "truth_value" hook)."""
+        truth = provided("truth_value")
+        if truth is not None and truth(self):
+            return True
         loc = user_location()
         raise TypeError(
             f"`if`, `while`, `and`, `or` and `not` need a truth value, but {self.describe()} "
