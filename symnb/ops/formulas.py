@@ -10,7 +10,8 @@ formula, and the stabilize rules (symnb/opt/rules/handwritten.py) compute it as 
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from symnb.core.variable import Variable
 from symnb.ops.broadcast import Sum
