@@ -14,9 +14,11 @@ from symnb.compile.checkmode import CHECK
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
+from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.graph import Graph, clone_graph, default_updates, leaves
 from symnb.core.hooks import hook
+from symnb.core.op import _at_user_line
 from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
@@ -297,11 +299,15 @@ def _flatten_outputs(outputs):
 
 
 def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
-    pairs = list(updates.items()) if isinstance(updates, dict) else list(updates or [])
+    pairs = as_update_pairs(updates)
     checked = []
     for shared, value in pairs:
         if not isinstance(shared, SharedVariable):
-            raise GraphError(f"updates: {shared!r} is not a shared variable (sn.shared)")
+            what = shared.describe() if isinstance(shared, Variable) else repr(shared)
+            raise _at_user_line(GraphError(
+                f"updates: {what} is not a shared variable (sn.shared); each pair is "
+                "(shared variable, new value)"
+            ))  # fmt: skip
         if any(shared is s for s, _ in checked):
             raise GraphError(f"updates: {shared.describe()} is updated twice")
         checked.append((shared, _fit(shared, as_variable(value), "update")))

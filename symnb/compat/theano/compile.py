@@ -17,6 +17,7 @@ import numpy as np
 from symnb.compat.theano.configparser import ON_UNUSED, config, device_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.function import function as _sn_function
+from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
@@ -118,6 +119,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
+    updates = as_update_pairs(updates)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     built = {"outputs": [] if outputs is None else outputs, "updates": _pairs(updates),
              "givens": _pairs(givens), "name": name, "no_default_updates": no_default_updates,
