@@ -48,3 +48,47 @@ def test_softmax_over_the_batch_still_warns():
     x = sn.tensor("x", shape=("n", 10))  # no batch name: the role heuristic still speaks
     (message,) = _warnings_of(lambda: sn.softmax(x, axis=0))
     assert "which holds the examples ('n', axis 0 of the data input 'x'" in message
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, start=1) if marker in line)
+
+
+def test_an_input_made_again_under_its_name_is_a_different_variable():
+    x = sn.tensor("x", shape=("n", 3))  # <- first x
+    y = x * 2
+    x = sn.tensor("x", shape=("n", 3))  # <- second x
+    try:
+        sn.function([x], y)
+    except sn.GraphError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("no GraphError")
+    assert f"'x' (float64(n, 3)) (created at {__file__}, line {_line_of('<- first x')}" in message
+    assert "the input given under that name is a different variable with the same name" in message
+    assert f"created at {__file__}, line {_line_of('<- second x')}" in message
+
+
+def _error_of(build) -> str:
+    try:
+        build()
+    except (sn.ShapeError, sn.DTypeError) as exc:
+        return str(exc)
+    raise AssertionError("no error")
+
+
+def test_a_size_built_with_slash_gets_a_floor_division_hint():
+    x = sn.tensor("x", shape=("n", 4))
+    rng = sn.RandomStream(0)
+    hint = "hint: / divides into a float even for integers; use // for a size or an index"
+    for build in (
+        lambda: x.reshape((x.shape[0] / 2, 8)),
+        lambda: x.reshape((8 / 2, -1)),
+        lambda: sn.zeros((x.shape[0] / 2, 3)),
+        lambda: sn.zeros((4 / 2, 3)),
+        lambda: rng.normal(size=(x.shape[0] / 2,)),
+        lambda: x[: x.shape[0] / 2],
+    ):
+        assert hint in _error_of(build)
+    assert "use //" not in _error_of(lambda: x.reshape((x.shape[0] * 0.5, 8)))
