@@ -10,7 +10,7 @@ import numpy as np
 from symnb.backends import default_backend
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.plan import fresh_outputs, may_alias
-from symnb.compile.checkmode import CHECK
+from symnb.compile.checkmode import CHECK, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
@@ -109,6 +109,8 @@ class Function:
         self._direct = self._runner if not (self._shared or self.updates) else None
         #: results that may share memory with an argument (the rest are the plan's own storage)
         self._alias_check = self._maybe_aliased()
+        #: the first call warns about what its shapes reveal where dims were unknown
+        self._first_call = self.backend != CHECK and has_unknown_dims(self.graph_before)
         self.compile_time = time.perf_counter() - start
 
     def _maybe_aliased(self) -> tuple[int, ...] | None:
@@ -124,6 +126,8 @@ class Function:
         return make() if make else None
 
     def __call__(self, *args, **kwargs):
+        if self._first_call:
+            self._warn_for_first_call(args, kwargs)
         if self._direct is not None and not kwargs:  # no shared values, no updates
             results = self._direct(*args)
             if results is not None:
@@ -133,6 +137,15 @@ class Function:
             return self._call(args, kwargs)
         with self._turns:  # calls with updates take turns: read, compute, write as one
             return self._call(args, kwargs)
+
+    def _warn_for_first_call(self, args, kwargs) -> None:
+        """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
+        self._first_call = False
+        try:
+            shapes = [np.shape(v) for v in self._bind(args, kwargs)]
+        except (InputError, ValueError):
+            return  # the call itself reports it (a missing input, a ragged list)
+        warn_for_call_shapes(self.graph_before, shapes)
 
     def _call(self, args, kwargs, declined=False):
         if self._runner is not None and not kwargs and not declined:

@@ -92,3 +92,23 @@ def test_a_size_built_with_slash_gets_a_floor_division_hint():
     ):
         assert hint in _error_of(build)
     assert hint not in _error_of(lambda: x.reshape((x.shape[0] * 0.5, 8)))
+
+
+def test_first_call_warns_once_where_unknown_dims_broadcast_into_a_table():
+    y = sn.vector("y")
+    p = sn.tensor("p", shape=(None, None))  # the build cannot tell that p is a column
+    d = y - p  # <- outer
+    f = sn.function([y, p], sn.mean(d**2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f(np.ones(4), np.ones((4, 1)))
+        f(np.ones(4), np.ones((4, 1)))
+    (warning,) = [w for w in caught if issubclass(w.category, sn.BroadcastOuterWarning)]
+    message = str(warning.message)
+    assert message.startswith("with the shapes of this call: sub: 'y' (float64(4,)) and 'p' ")
+    assert "(float64(4, 1)) broadcast against each other into (4, 4)" in message
+    assert (warning.filename, warning.lineno) == (__file__, _line_of("<- outer"))
+    with warnings.catch_warnings(record=True) as caught:  # shapes that fit: no warning
+        warnings.simplefilter("always")
+        sn.function([y, p], sn.mean(d**2))(np.ones(4), np.ones((1, 4)))
+    assert not [w for w in caught if issubclass(w.category, sn.ShapeWarning)]
