@@ -12,7 +12,8 @@ CELLS = textwrap.dedent(
     shell.run_cell("%load_ext symnb", store_history=True)
     shell.run_cell("import numpy as np", store_history=True)
     number = shell.execution_count
-    cell = '%%symcompile f\\nx = tensor("x", shape=(3,))\\nW = tensor("W", shape=(4, 5))\\ny = W @ x\\ny'
+    cell = '%%symcompile f\\nx = tensor("x", shape=(3,))\\n'
+    cell += 'W = tensor("W", shape=(4, 5))\\ny = W @ x\\ny'
     result = shell.run_cell(cell, store_history=True)
     print("NUMBER", number)
     print("ERROR", result.error_in_exec)
