@@ -37,6 +37,7 @@ from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category pe
     SuspiciousAxisWarning,
 )
 from symnb.core.types import TensorType
+from symnb.core.upcast import Float64Warning  # noqa: F401 - a float64 shared in float32 work
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
 from symnb.grad import (  # noqa: F401

@@ -112,3 +112,37 @@ def test_first_call_warns_once_where_unknown_dims_broadcast_into_a_table():
         warnings.simplefilter("always")
         sn.function([y, p], sn.mean(d**2))(np.ones(4), np.ones((1, 4)))
     assert not [w for w in caught if issubclass(w.category, sn.ShapeWarning)]
+
+
+def _float64_warnings(build) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build()
+    return [w for w in caught if issubclass(w.category, sn.Float64Warning)]
+
+
+def test_a_float64_shared_among_float32_weights_warns_once_at_its_line():
+    x = sn.tensor("x", shape=("batch", 4), dtype="float32")
+    W = sn.shared(np.zeros((4, 3), "float32"), name="W")
+    b = sn.shared(np.zeros(3))  # float64: the slip
+
+    def layers():
+        h = sn.tanh(x @ W + b)  # <- float64 creeps in
+        sn.grad(sn.sum(h * 2 + b), W)
+
+    (warning,) = _float64_warnings(layers)
+    message = str(warning.message)
+    assert message.startswith("add: 'b' (float64(3,)) is a float64 shared variable; read with")
+    assert "(float32(batch, 3)) it makes the result float64" in message
+    assert "sn.cast(b, 'float32')" in message
+    assert (warning.filename, warning.lineno) == (__file__, _line_of("<- float64 creeps in"))
+
+
+def test_no_float64_warning_for_constants_float64_inputs_or_float32_shared():
+    x = sn.tensor("x", shape=("batch", 3), dtype="float32")
+    x64 = sn.tensor("x64", shape=("batch", 3), dtype="float64")
+    b32 = sn.shared(np.zeros(3, "float32"))
+    b64 = sn.shared(np.zeros(3))
+    assert not _float64_warnings(lambda: x * 0.5 + np.float64(2.0) + b32)
+    assert not _float64_warnings(lambda: x + sn.constant(np.zeros(3)))
+    assert not _float64_warnings(lambda: x64 + b64)
