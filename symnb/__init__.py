@@ -7,7 +7,10 @@ f = sn.function([x], sn.sum(x ** 2, axis=1))
 
 import sys as _sys
 
-from symnb import opt  # noqa: F401 - sn.opt.register, sn.opt.RULES, sn.opt.PHASES
+from symnb import (  # noqa: F401
+    magics,  # sn.magics.stepper(f), with no %load_ext needed
+    opt,  # sn.opt.register, sn.opt.RULES, sn.opt.PHASES
+)
 from symnb.backends import clear_cache  # noqa: F401 - sn.clear_cache()
 from symnb.compile import Function, function
 from symnb.config import config
@@ -34,6 +37,7 @@ from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category pe
     SuspiciousAxisWarning,
 )
 from symnb.core.types import TensorType
+from symnb.core.upcast import Float64Warning  # noqa: F401 - a float64 shared in float32 work
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
 from symnb.grad import (  # noqa: F401

@@ -100,6 +100,29 @@ class CheckLinker(Linker):
         return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
 
 
+def has_unknown_dims(graph: Graph) -> bool:
+    """Some node reads a variable with an unknown dim: real sizes may show it more."""
+    return any(d is None for node in graph.toposort() for v in node.inputs for d in v.type.shape)
+
+
+def warn_for_call_shapes(graph: Graph, shapes: list[tuple]) -> None:
+    """Run the shape rules of the user's graph on a call's input shapes and warn, at the line
+    that built each node, about what they reveal (``(n,) - (n, 1)`` giving ``(n, n)`` where n
+    was unknown): what a plain function does on its first call. A clash is left to the run,
+    which reports it."""
+    if any(len(s) != v.type.ndim for v, s in zip(graph.inputs, shapes, strict=True)):
+        return
+    concrete = {id(v): _filled(v, s) for v, s in zip(graph.inputs, shapes, strict=True)}
+    call = user_location()
+    try:
+        for node in graph.toposort():
+            _propagate(node, concrete, call)
+    except Warning:
+        raise  # a warning turned into an error by the user's filters
+    except Exception:  # noqa: BLE001 - a clash (or an op the rules cannot stub) is the run's
+        return
+
+
 def _named(d) -> bool:
     return isinstance(d, str)
 

@@ -10,13 +10,15 @@ import numpy as np
 from symnb.backends import default_backend
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.plan import fresh_outputs, may_alias
-from symnb.compile.checkmode import CHECK
+from symnb.compile.checkmode import CHECK, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
+from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import Graph, clone_graph, default_updates, leaves
 from symnb.core.hooks import hook
+from symnb.core.op import _at_user_line
 from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, InputError, ShapeError
@@ -110,6 +112,8 @@ class Function:
         #: results that are an earlier result again (an output listed twice, merged with
         #: another, or also an update's value): copied so that each is the caller's own
         self._repeated = _repeated(self.graph.outputs)
+        #: the first call warns about what its shapes reveal where dims were unknown
+        self._first_call = self.backend != CHECK and has_unknown_dims(self.graph_before)
         self.compile_time = time.perf_counter() - start
 
     def _maybe_aliased(self) -> tuple[int, ...] | None:
@@ -124,6 +128,8 @@ class Function:
         return self.linker.runner()
 
     def __call__(self, *args, **kwargs):
+        if self._first_call:
+            self._warn_for_first_call(args, kwargs)
         if self._direct is not None and not kwargs:  # no shared values, no updates
             results = self._direct(*args)
             if results is not None:
@@ -133,6 +139,15 @@ class Function:
             return self._call(args, kwargs)
         with self._turns:  # calls with updates take turns: read, compute, write as one
             return self._call(args, kwargs)
+
+    def _warn_for_first_call(self, args, kwargs) -> None:
+        """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
+        self._first_call = False
+        try:
+            shapes = [np.shape(v) for v in self._bind(args, kwargs)]
+        except (InputError, ValueError):
+            return  # the call itself reports it (a missing input, a ragged list)
+        warn_for_call_shapes(self.graph_before, shapes)
 
     def _call(self, args, kwargs, declined=False):
         if self._runner is not None and not kwargs and not declined:
@@ -318,11 +333,15 @@ def _flatten_outputs(outputs):
 
 
 def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
-    pairs = list(updates.items()) if isinstance(updates, dict) else list(updates or [])
+    pairs = as_update_pairs(updates)
     checked = []
     for shared, value in pairs:
         if not isinstance(shared, SharedVariable):
-            raise GraphError(f"updates: {shared!r} is not a shared variable (sn.shared)")
+            what = shared.describe() if isinstance(shared, Variable) else repr(shared)
+            raise _at_user_line(GraphError(
+                f"updates: {what} is not a shared variable (sn.shared); each pair is "
+                "(shared variable, new value)"
+            ))  # fmt: skip
         if any(shared is s for s, _ in checked):
             raise GraphError(f"updates: {shared.describe()} is updated twice")
         checked.append((shared, _fit(shared, as_variable(value), "update")))

@@ -81,6 +81,23 @@ def clone_graph(outputs: list[Variable], replace: dict | None = None) -> list[Va
     return [memo.get(id(o), o) for o in outputs]
 
 
+def _missing_input_message(var: Variable, inputs) -> str:
+    """The outputs read ``var``, not given; when an input has its name, the input is a
+    *different* variable of that name (made again, as a notebook cell run twice does)."""
+    created = f" (created at {var.source})" if var.source else ""
+    twin = next((v for v in inputs if var.name and v.name == var.name), None)
+    if twin is None:
+        return f"the outputs depend on {var.describe()}, which is not among the inputs{created}"
+    made = f", created at {twin.source}" if twin.source else ""
+    return (
+        f"the outputs depend on {var.describe()}{created}, but the input given under that "
+        f"name is a different variable with the same name{made}"
+        f"\n  hint: two variables were made with the name '{var.name}' (a cell or line run "
+        "again makes a new one); build the outputs from the variable you pass, or pass the "
+        "one they were built from"
+    )
+
+
 class Graph:
     """Inputs, outputs and the nodes between them, with each variable's clients."""
 
@@ -100,10 +117,7 @@ class Graph:
         for var in leaves(self.outputs):
             if id(var) in given or isinstance(var, (Constant, SharedVariable)):
                 continue
-            raise GraphError(
-                f"the outputs depend on {var.describe()}, which is not among the inputs"
-                + (f" (created at {var.source})" if var.source else "")
-            )
+            raise GraphError(_missing_input_message(var, self.inputs))
 
     def _attach(self, node: Apply):
         self.nodes.add(node)

@@ -25,3 +25,9 @@ def hook(name: str):
         return _hooks[name]
     except KeyError:
         raise LookupError(f"symnb: no {name!r} hook is registered; import symnb first") from None
+
+
+def provided(name: str):
+    """The provider registered as ``name``, or None: for hooks a layer above may add (the
+    Theano layer's truth values) that nothing below needs."""
+    return _hooks.get(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.types import TensorType
+from symnb.core.upcast import check_upcast
 from symnb.core.variable import FIND_SOURCE, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 
@@ -171,6 +172,7 @@ def _build(op: Op, inputs: tuple, loc) -> Apply:
         types = op.infer_types(*variables)
     except (ShapeError, DTypeError) as exc:
         raise _at_user_line(exc) from None
+    check_upcast(op, variables, types)
     return Apply(op, variables, types, loc)
 
 

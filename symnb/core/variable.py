@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import re
 
 import numpy as np
 
 from symnb.core.dims import format_shape, matches_value, normalize_shape
-from symnb.core.hooks import hook
+from symnb.core.hooks import hook, provided
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
@@ -37,6 +38,10 @@ class _MadeOnFirstUse:
             return self
         value = obj.__dict__[self.name] = self.make()
         return value
+
+
+#: ``name = ...`` (one target, not ``==``), the line an unnamed variable was made on
+_ASSIGNED = re.compile(r"([A-Za-z_][\w.]*)\s*(?::[^=]+)?=(?!=)")
 
 
 class Variable(TensorMethods):
@@ -78,7 +83,11 @@ class Variable(TensorMethods):
         return self.name or f"<{self.type}>"
 
     def __bool__(self):
-        """``if x > 0:`` cannot branch on a value that exists only when the function runs."""
+        """``if x > 0:`` cannot branch on a value that exists only when the function runs
+        (the Theano layer's variables are true, but for comparisons: its "truth_value" hook)."""
+        truth = provided("truth_value")
+        if truth is not None and truth(self):
+            return True
         loc = user_location()
         raise TypeError(
             f"`if`, `while`, `and`, `or` and `not` need a truth value, but {self.describe()} "
@@ -107,10 +116,19 @@ class Variable(TensorMethods):
         return self.owner.op.output_label(self.owner)
 
     def describe(self) -> str:
-        """How errors name this variable: its name, dtype and shape."""
-        label = self.label
+        """How errors name this variable: its name (or the Python name the user's line gave
+        it), dtype and shape."""
+        label = self.label or self.assigned_name()
         name = f"'{label}'" if label else "an unnamed variable"
         return f"{name} ({self.type.dtype.name}{format_shape(self.type.shape)})"
+
+    def assigned_name(self) -> str | None:
+        """The Python name of an unnamed input or shared variable: the one target of the
+        assignment on the line that made it (``W = sn.shared(np.zeros(3))`` is W)."""
+        if self.owner is not None or isinstance(self, Constant) or self.source is None:
+            return None
+        found = _ASSIGNED.match(self.source.code)
+        return found.group(1) if found else None
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):
         """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``

@@ -5,6 +5,10 @@ It adds no engine: every magic calls the library and ``symnb.viz``.
 
 from __future__ import annotations
 
+# ``sn.magics.stepper(f)`` works without ``%load_ext symnb`` (ipywidgets is imported when a
+# stepper is made, IPython only by the extension)
+from symnb.magics.stepper_widget import stepper  # noqa: F401 - the rewrite stepper widget
+
 
 def load_ipython_extension(shell) -> None:
     from symnb.magics import errors
@@ -18,10 +22,3 @@ def unload_ipython_extension(shell) -> None:
     from symnb.magics import errors
 
     errors.uninstall(shell)
-
-
-def stepper(function):
-    """The rewrite stepper widget for ``function`` (see symnb.magics.stepper_widget)."""
-    from symnb.magics.stepper_widget import stepper as make
-
-    return make(function)

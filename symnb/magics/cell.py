@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import shlex
+import sys
 import types
 
 from symnb.backends import LINKERS, PLANNED
@@ -164,10 +166,26 @@ def _name_outputs(last, value) -> None:
 
 
 def _register(shell, source: str) -> str:
-    """A file name linecache knows, so errors can quote the cell's line."""
+    """A file name linecache knows, so errors can quote the cell's line (and name its
+    In[N])."""
     if shell is not None and hasattr(shell, "compile"):
-        return shell.compile.cache(source, shell.execution_count)
+        return shell.compile.cache(source, _running_cell_number(shell))
     return "<symcompile>"
+
+
+def _running_cell_number(shell) -> int:
+    """The execution count of the cell running this magic: that of the nearest calling frame
+    whose code IPython compiled as a cell. IPython counts the cell before running it, so
+    ``shell.execution_count`` is already the next cell's number (In[N+1]) by then."""
+    namer = getattr(shell.compile, "format_code_name", None)
+    frame = sys._getframe(1)
+    while frame is not None and namer is not None:
+        label = namer(frame.f_code.co_filename)
+        found = re.fullmatch(r"In\[(\d+)\]", label[1]) if label else None
+        if found:
+            return int(found.group(1))
+        frame = frame.f_back
+    return shell.execution_count
 
 
 def pick_outputs(value, namespace: dict, names: str | None):

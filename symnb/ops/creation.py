@@ -19,6 +19,7 @@ from symnb.core.dims import DimExpr
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
+from symnb.core.shapes.hints import division_hint
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
@@ -168,6 +169,7 @@ def _size_entry(entry) -> Variable:
     if var.type.ndim != 0 or var.type.dtype.kind not in "iu":
         raise DTypeError(
             f"a size in a shape is an int or an integer scalar variable, not {var.describe()}"
+            + division_hint(entry if isinstance(entry, float) else var)
         )
     return var
 

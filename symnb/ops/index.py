@@ -24,6 +24,7 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
 from symnb.core.op import Op, _at_user_line
+from symnb.core.shapes.hints import division_hint
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
@@ -78,7 +79,9 @@ def _bound(b, inputs):
 
 def _check_integer(var, what):
     if var.type.dtype.kind not in "iu":
-        raise DTypeError(f"{what} must have an integer dtype, not {var.describe()}")
+        raise DTypeError(
+            f"{what} must have an integer dtype, not {var.describe()}" + division_hint(var)
+        )
 
 
 def _expand_ellipsis(x, spec):

@@ -308,14 +308,21 @@ class RandomMultinomial(_Random):
     def infer_types(self, key, counter, shape, n, pvals):
         if n.type.ndim != 0 or n.type.dtype.kind not in "iu":
             raise DTypeError(f"multinomial: n must be an integer scalar, not {n.describe()}")
+        if pvals.type.ndim == 2 and not self.dims:
+            return [TensorType(self.dtype, pvals.type.shape)]
         if pvals.type.ndim != 1:
-            raise ShapeError(f"multinomial: pvals must be 1-d, not {pvals.describe()}")
+            raise ShapeError(
+                "multinomial: pvals must be 1-d (one distribution), or 2-d (one per row) with "
+                f"size=(), not {pvals.describe()} with size {self.dims}"
+            )
         return [TensorType(self.dtype, (*self.dims, pvals.type.shape[0]))]
 
     def sample(self, blocks, shape, n, pvals):
         n, k, count = int(n), len(pvals), _size(shape)
         if n < 0:
             raise ValueError(f"multinomial: n must be >= 0, got {n}")
+        if np.ndim(pvals) == 2:
+            return _multinomial_rows(blocks, n, np.asarray(pvals))
         cdf = _cdf(pvals, k, "multinomial")
         w = blocks.take(count * n)
         draws = np.minimum(np.searchsorted(cdf, uniform53(w[0], w[1]), side="right"), k - 1)
@@ -323,6 +330,33 @@ class RandomMultinomial(_Random):
         counts = np.zeros((count, k), np.int64)
         np.add.at(counts, (rows, draws), 1)
         return counts.reshape((*shape, k))
+
+
+def _multinomial_rows(blocks: Blocks, n: int, pvals: np.ndarray) -> np.ndarray:
+    """Counts of n draws per row of pvals, each row its own distribution (Theano's MRG
+    ``multinomial(pvals=probs)``); row r uses blocks ``r * n .. r * n + n - 1``."""
+    rows, k = pvals.shape
+    p = pvals.astype(np.float64)
+    totals = p.sum(axis=1)
+    if np.any(p < 0) or not np.allclose(totals, 1.0, atol=_sum_tolerance(pvals.dtype)):
+        bad = int(np.argmax(np.abs(totals - 1.0)))
+        raise ValueError(
+            f"multinomial: each row of pvals must be non-negative and sum to 1; row {bad} sums "
+            f"to {totals[bad]:.6g}"
+        )
+    cdf = np.cumsum(p, axis=1) / totals[:, None]
+    w = blocks.take(rows * n)
+    u = uniform53(w[0], w[1]).reshape(rows, n)
+    draws = np.minimum((cdf[:, None, :] <= u[:, :, None]).sum(axis=2), k - 1)
+    counts = np.zeros((rows, k), np.int64)
+    np.add.at(counts, (np.repeat(np.arange(rows), n), draws.ravel()), 1)
+    return counts
+
+
+def _sum_tolerance(dtype) -> float:
+    """How far from 1 a row of probabilities may sum: a float32 softmax is off by ~1e-7 a
+    class."""
+    return 1e-4 if np.dtype(dtype).itemsize < 8 else 1e-6
 
 
 class RandomStream:
@@ -450,16 +484,17 @@ class RandomStream:
                                   blocks=lambda: cast(length, "int64"))  # fmt: skip
 
     def multinomial(self, size=(), n=1, pvals=None, dtype="int64"):
-        """Counts of n draws over the categories of ``pvals``."""
+        """Counts of n draws over the categories of ``pvals``: a 1-d pvals per element of
+        ``size``; a 2-d pvals (with size ``()``) per row, one distribution a row."""
         if pvals is None:
             raise _at_user_line(ValueError("multinomial: pvals (the probabilities) is needed"))
         dims, shape = _size_operand(size)
         _check_count(n, "multinomial: n")
         _check_probability(pvals, "multinomial: pvals", total=True)
-        n_var = _int(n)
-        return self._by_reference(RandomMultinomial(dims, dtype), shape, n_var,
-                                  as_variable(pvals),
-                                  blocks=lambda: _count(shape) * n_var)  # fmt: skip
+        n_var, p_var = _int(n), as_variable(pvals)
+        rows = p_var.shape[0] if p_var.type.ndim == 2 else 1
+        return self._by_reference(RandomMultinomial(dims, dtype), shape, n_var, p_var,
+                                  blocks=lambda: _count(shape) * rows * n_var)  # fmt: skip
 
 
 def _count(shape) -> Variable:
@@ -506,5 +541,6 @@ def _check_probability(p, what: str, total: bool = False) -> None:
     value = np.asarray(value, np.float64)
     if not np.all((value >= 0) & (value <= 1)):
         raise _at_user_line(ValueError(f"{what} must lie in [0, 1], got {value}"))
-    if total and not np.isclose(value.sum(), 1.0, atol=1e-6):
-        raise _at_user_line(ValueError(f"{what} must sum to 1, got sum {value.sum():.6g}"))
+    sums = value.sum(axis=-1) if value.ndim else value
+    if total and not np.allclose(sums, 1.0, atol=1e-6):
+        raise _at_user_line(ValueError(f"{what} must sum to 1, got sums {sums}"))

@@ -193,7 +193,10 @@ def size_dim(var: Variable):
 def _size_of_input(var: Variable):
     """A given size as a dim of the result; a negative or odd one is unknown."""
     if var.type.ndim != 0 or var.type.dtype.kind not in "iu":
-        raise ShapeError(f"reshape: a size must be an integer scalar, not {var.describe()}")
+        raise ShapeError(
+            f"reshape: a size must be an integer scalar, not {var.describe()}"
+            + shape_hints.division_hint(var)
+        )
     d = size_dim(var)
     return None if isinstance(d, int) and d < 0 else d
 
@@ -327,7 +330,10 @@ def _static_entry(x, d):
         return d if isinstance(d, str) else int(d)
     if not isinstance(d, Variable):
         raise _located(
-            ShapeError(f"reshape: a size is an int, a dim name or an int scalar, not {d!r}")
+            ShapeError(
+                f"reshape: a size is an int, a dim name or an int scalar, not {d!r}"
+                + shape_hints.division_hint(d)
+            )
         )
     static = _public([size_dim(d)])[0]
     if (

@@ -18,6 +18,7 @@ from symnb.compat.theano import (  # noqa: F401
     ifelse,
     printing,
     sandbox,
+    scalar,
     tensor,
 )
 from symnb.compat.theano.compile import In, Mode, Param, function, shared  # noqa: F401

@@ -14,9 +14,10 @@ import warnings
 
 import numpy as np
 
-from symnb.compat.theano.configparser import ON_UNUSED, config
+from symnb.compat.theano.configparser import ON_UNUSED, config, device_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.function import function as _sn_function
+from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
@@ -53,7 +54,8 @@ class Mode:
     are symnb's default backend ("c" when a compiler is present)."""
 
     OPTIMIZERS = {None: "none", "None": "none", "fast_run": "fast", "default": "fast",
-                  "fast_compile": "stable", "merge": "stable"}  # fmt: skip
+                  "fast_compile": "stable", "merge": "stable", "o4": "fast", "o3": "fast",
+                  "o2": "stable", "o1": "stable", "unsafe": "fast"}  # fmt: skip
     LINKERS = ("py", "c", "c|py", "c|py_nogc", "vm", "cvm", "vm_nogc", "cvm_nogc", None)
 
     def __init__(self, linker=None, optimizer="default", mode=None, include=(), exclude=()):
@@ -71,12 +73,16 @@ class Mode:
         return Mode(self.linker, self.optimizer, self.mode, self.include, self.exclude + tags)
 
     def options(self) -> dict:
-        """The keywords of ``sn.function`` this mode means."""
-        optimize = self.OPTIMIZERS[self.optimizer]
+        """The keywords of ``sn.function`` this mode means (the optimizer "default" is
+        ``theano.config.optimizer``, and a linker other than "py" runs on
+        ``theano.config.device``)."""
+        name = config.optimizer if self.optimizer == "default" else self.optimizer
+        optimize = self.OPTIMIZERS.get(name, "fast")
         if self.include or self.exclude:
             base = [] if optimize == "none" else [optimize]
             optimize = {"include": base + list(self.include), "exclude": list(self.exclude)}
-        return {"backend": "py" if self.linker == "py" else None, "optimize": optimize,
+        backend = "py" if self.linker == "py" else device_backend(config.device)
+        return {"backend": backend, "optimize": optimize,
                 "mode": self.mode}  # fmt: skip
 
     def __repr__(self):
@@ -85,8 +91,8 @@ class Mode:
 
 #: Theano's predefined mode names
 MODES = {
-    "FAST_RUN": Mode(None, "fast_run"),
-    "Mode": Mode(None, "fast_run"),
+    "FAST_RUN": Mode(None, "default"),  # theano.config.optimizer, fast_run by default
+    "Mode": Mode(None, "default"),
     "FAST_COMPILE": Mode("py", "fast_compile"),
     "DebugMode": Mode(None, "fast_run", mode="debug"),
     "DEBUG_MODE": Mode(None, "fast_run", mode="debug"),
@@ -113,6 +119,7 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
+    updates = as_update_pairs(updates)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     built = {"outputs": [] if outputs is None else outputs, "updates": _pairs(updates),
              "givens": _pairs(givens), "name": name, "no_default_updates": no_default_updates,

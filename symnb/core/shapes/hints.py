@@ -66,3 +66,14 @@ def permutation_hint(axes, ndim: int) -> str:
     if len(axes) != ndim:
         return _hint(f"give one axis per dim ({ndim}), each once, e.g. {tuple(range(ndim))[::-1]}")
     return _hint("each axis must appear exactly once")
+
+
+def division_hint(value) -> str:
+    """A size or index made with ``/``, which divides into a float even for integers (``8 /
+    2`` is 4.0, ``x.shape[0] / 2`` a float64 scalar)."""
+    integral_float = isinstance(value, float) and value.is_integer()
+    owner = getattr(value, "owner", None)
+    if not integral_float and (owner is None or owner.op.op_name() != "true_div"):
+        return ""
+    return _hint("/ divides into a float even for integers; use // for a size or an index "
+                 "(x.shape[0] // 2)")  # fmt: skip

@@ -292,6 +292,8 @@ def axis_hook(op, x, axis: int) -> None:
         return
     dim = x.type.shape[axis]
     origin = batch_origin(x, axis)
+    if origin is not None and _batch_named_elsewhere(x, origin, axis):
+        origin = None  # time-major ("T", "batch", ...): the name says where the examples are
     if dim == 1:
         why = "which has length 1 (the result does not depend on the values)"
     elif origin is not None:
@@ -308,6 +310,13 @@ def axis_hook(op, x, axis: int) -> None:
         f"{_op(op)}: over axis {axis} of {x.describe()}, {why}"
         f"\n  hint: the classes are usually the last axis (axis=-1)",
     )
+
+
+def _batch_named_elsewhere(x, origin, axis: int) -> bool:
+    """A dim named as a batch ("batch", "batch_size"...) sits at another axis of x, or of the
+    data input the role heuristic took axis 0 of: an explicit name beats the role."""
+    named = [k for k, d in enumerate(x.type.shape) if d in BATCH_NAMES and k != axis]
+    return bool(named) or any(d in BATCH_NAMES for d in origin.type.shape[1:])
 
 
 def _dim_words(dim) -> str:

@@ -5,5 +5,6 @@ The import order is the order rules are tried within a phase: merging and foldin
 
 # ruff: noqa: I001, F401 - imported in this order for their registrations
 from symnb.opt.rules import merge, fold
-from symnb.opt.rules import canonical, control, shapes, stabilize, specialize, xent, fuse, inplace
+from symnb.opt.rules import canonical, control, shapes, stabilize, handwritten
+from symnb.opt.rules import specialize, xent, fuse, inplace
 from symnb.opt.rules import loops

@@ -15,6 +15,7 @@ from symnb.compat.theano.tensor import (  # noqa: F401
     shared_randomstreams,
     signal,
     slinalg,
+    xlogx,
 )
 from symnb.compat.theano.tensor.basic import *  # noqa: F403
 from symnb.compat.theano.tensor.basic import all, any, max, min, round, sum  # noqa: F401, A004

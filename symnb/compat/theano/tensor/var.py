@@ -11,8 +11,11 @@ import numpy as np
 
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.config import config
+from symnb.core.graph import ancestors
+from symnb.core.hooks import register
 from symnb.core.types import TensorType as _SymnbType
 from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.ops.elemwise import _Logical
 
 
 def shape_of(broadcastable) -> tuple:
@@ -228,3 +231,17 @@ class TensorVariable(_TheanoRules, Variable, metaclass=_Truthy):
 
 class TensorSharedVariable(_TheanoRules, SharedVariable, metaclass=_Truthy):
     """``theano.shared``'s variable."""
+
+
+def theano_truth(var: Variable) -> bool:
+    """Theano's truth value of a computed tensor (the "truth_value" hook of core): true when
+    the Theano layer's variables are among its inputs (the deep belief network's second RBM
+    tests ``if not input:`` on a sigmoid output), unless it is a comparison or logic result,
+    which refuses (``if x > 0:``). Graphs of symnb's own variables refuse always."""
+    if var.owner is None or isinstance(var.owner.op, _Logical):
+        return False
+    nodes = ancestors([var])
+    return any(issubclass(type(v), _TheanoRules) for node in nodes for v in node.inputs)
+
+
+register("truth_value", theano_truth)

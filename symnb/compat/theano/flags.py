@@ -1,0 +1,70 @@
+"""``THEANO_FLAGS`` and ``.theanorc``: how Theano programs are launched
+(``THEANO_FLAGS=floatX=float32,device=cuda python lstm.py``).
+
+Theano read both when it was imported; so does this layer, when ``symnb.compat.theano`` is
+imported (symnb itself reads no environment at import: this is Theano's behaviour, kept for
+the programs written for it). ``THEANO_FLAGS`` is ``name=value`` pairs separated by commas;
+``.theanorc`` (``$THEANORC``, a list of files separated by ``:``, else ``~/.theanorc`` and
+``~/.theanorc.txt``) an INI file whose ``[global]`` section holds the plain flags and whose
+other sections the flags of a group (``[warn]`` ``round = False`` is ``warn.round``). The
+environment's flags override the files'.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+
+
+def parse_pairs(text: str, what: str = "THEANO_FLAGS") -> dict[str, str]:
+    """``"a=1,b=x"`` -> ``{"a": "1", "b": "x"}``; empty items are skipped, an item without
+    ``=`` is an error naming it."""
+    pairs = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{what}: {item!r} is not name=value (in {text!r})")
+        pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def rc_paths(environ) -> list[str]:
+    """The ``.theanorc`` files Theano read: ``$THEANORC`` or its two defaults."""
+    listed = environ.get("THEANORC")
+    if listed is None:
+        listed = os.pathsep.join(["~/.theanorc", "~/.theanorc.txt"])
+    return [os.path.expanduser(p) for p in listed.split(os.pathsep) if p]
+
+
+def read_rc(paths) -> dict[str, str]:
+    """The flags of the ``.theanorc`` files that exist (later files win)."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # flag names are case-sensitive (floatX)
+    parser.read([p for p in paths if os.path.isfile(p)])
+    flags = {}
+    for section in parser.sections():
+        prefix = "" if section == "global" else section + "."
+        for name, value in parser.items(section):
+            flags[prefix + name] = value
+    return flags
+
+
+def from_environment(environ=None) -> dict[str, str]:
+    """Every flag the files and ``THEANO_FLAGS`` set, the environment's last."""
+    environ = os.environ if environ is None else environ
+    return {**read_rc(rc_paths(environ)), **parse_pairs(environ.get("THEANO_FLAGS", ""))}
+
+
+def as_bool(value) -> bool:
+    """A flag's truth from its text (``True``, ``false``, ``1``, ``0``)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"{value!r} is not a truth value (True or False)")

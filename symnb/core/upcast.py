@@ -1,0 +1,58 @@
+"""Float64 that creeps into float32 work (Theano's ``warn_float64``).
+
+A course sets its weights to float32 and forgets one: ``b = sn.shared(np.zeros(10))`` is
+float64, and ``x @ W + b`` is then float64, and so is every layer after it and every
+gradient: twice the memory, a slower kernel, and an update that no longer fits the float32
+weights it should replace. The warning's class of case: a node that reads a float64 *shared*
+variable together with a float32 (or float16) variable and gives a float64 result. Constants
+and Python numbers never trigger it (they are weak or chosen by the code), nor do float64
+inputs (``sn.tensor(..., dtype="float64")`` says what it wants). Each shared variable warns
+once, at the line that first mixed it in.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from symnb.core.source import user_location
+from symnb.core.variable import Constant, SharedVariable
+
+FLOAT64 = np.dtype("float64")
+NARROW = (np.dtype("float32"), np.dtype("float16"))
+
+
+class Float64Warning(UserWarning):
+    """A float64 shared variable makes float32 work float64."""
+
+
+def check_upcast(op, inputs, types) -> None:
+    """Warn when this node's float64 result comes from a float64 shared variable read with
+    float32 ones (called for every node built; returns at once for the rest)."""
+    if not any(t.dtype == FLOAT64 for t in types):
+        return
+    wide = [v for v in inputs if isinstance(v, SharedVariable) and v.type.dtype == FLOAT64]
+    if not wide or wide[0].tag.get("float64_warned"):
+        return
+    narrow = [v for v in inputs if v.type.dtype in NARROW and not isinstance(v, Constant)]
+    if not narrow:
+        return
+    shared = wide[0]
+    shared.tag["float64_warned"] = True
+    name = shared.label or shared.assigned_name() or "v"
+    _warn(
+        f"{op.op_name()}: {shared.describe()} is a float64 shared variable; read with "
+        f"{narrow[0].describe()} it makes the result float64 (and what is computed from it, "
+        "gradients included)\n  hint: give it a float32 value (np.zeros(..., dtype='float32'), "
+        f"or dtype=sn.config.floatX), or cast it where it is read: sn.cast({name}, 'float32')",
+    )
+
+
+def _warn(message: str) -> None:
+    """At the user's line (the first frame outside symnb)."""
+    loc = user_location()
+    if loc is None:
+        warnings.warn(message, Float64Warning, stacklevel=4)
+    else:
+        warnings.warn_explicit(message, Float64Warning, loc.filename, loc.lineno)

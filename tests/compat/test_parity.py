@@ -1,0 +1,200 @@
+"""What the deeplearning.net tutorials use of Theano beyond its tutorial: MRG's multinomial
+of a matrix, truth values of computed tensors, ``theano.scalar``, ``config.warn``,
+``T.xlogx``, and ``THEANO_FLAGS``/``.theanorc``."""
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+from symnb.compat.theano.flags import parse_pairs, read_rc
+from symnb.compat.theano.sandbox.rng_mrg import MRG_RandomStreams
+from tests.helpers import named_backends, run_python
+
+PVALS = np.array([[0.1, 0.2, 0.3, 0.4], [1, 0, 0, 0], [0, 0, 0, 1], [0.5, 0, 0.5, 0]], "float32")
+
+
+def _row_draws(backend, n=1, seed=5):
+    rng = sn.RandomStream(seed)
+    p = sn.tensor("p", shape=("rows", 4), dtype="float32")
+    return sn.function([p], rng.multinomial(n=n, pvals=p), backend=backend)
+
+
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
+def test_multinomial_per_row_same_numbers_on_every_backend(backend):
+    draw, reference = _row_draws(backend), _row_draws("py")
+    got = [draw(PVALS) for _ in range(3)]
+    want = [reference(PVALS) for _ in range(3)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+        assert g.shape == (4, 4) and g.dtype == np.int64
+        np.testing.assert_array_equal(g.sum(axis=1), 1)
+        assert g[1, 0] == 1 and g[2, 3] == 1 and g[3, 1] == 0 and g[3, 3] == 0
+    assert not all(np.array_equal(got[0], g) for g in got[1:])  # the stream advances
+
+
+def test_multinomial_per_row_follows_each_rows_probabilities():
+    counts = _row_draws("py", n=20000)(PVALS)
+    np.testing.assert_array_equal(counts.sum(axis=1), 20000)
+    np.testing.assert_allclose(counts / 20000, PVALS, atol=0.015)
+
+
+def test_multinomial_per_row_refuses_rows_that_are_not_distributions():
+    rng = sn.RandomStream(0)
+    p = sn.tensor("p", shape=(2, 3), dtype="float64")
+    f = sn.function([p], rng.multinomial(pvals=p), backend="py")
+    with pytest.raises(Exception, match="row 1 sums to 0.5"):
+        f(np.array([[0.2, 0.3, 0.5], [0.25, 0.25, 0.0]]))
+    with pytest.raises(sn.ShapeError, match="2-d .one per row. with size=()"):
+        rng.multinomial(size=(3,), pvals=p)
+
+
+def test_mrg_multinomial_of_a_softmax_samples_words():
+    """Theano samplers draw from a softmax: ``trng.multinomial(pvals=probs).argmax(1)``."""
+    trng = MRG_RandomStreams(1234)
+    x = T.matrix("x")
+    probs = T.nnet.softmax(x * 50)
+    words = trng.multinomial(pvals=probs).argmax(1)
+    f = theano.function([x], words)
+    logits = np.eye(5)[[3, 1, 4]]
+    np.testing.assert_array_equal(f(logits), [3, 1, 4])
+
+
+def test_computed_theano_tensors_are_true_and_comparisons_refuse():
+    """The deep belief network hands its second RBM a sigmoid output: ``if not input:``."""
+    x = T.matrix("x")
+    W = theano.shared(np.ones((2, 2)))
+    hidden = T.nnet.sigmoid(T.dot(x, W) + 1)
+    assert hidden and (hidden * 2).sum() and not (not T.mean(hidden))
+    for comparison in (hidden > 0, T.eq(hidden, 1), (hidden > 0) & (hidden < 1)):
+        with pytest.raises(TypeError, match="truth value"):
+            bool(comparison)
+    y = sn.tensor("y", shape=(2, 2))
+    with pytest.raises(TypeError, match="truth value"):
+        bool(sn.exp(y))  # symnb's own graphs keep refusing
+
+
+def test_theano_scalar_upcast_and_constructors():
+    assert theano.scalar.upcast("float32", "int64") == "float64"
+    assert theano.scalar.upcast("int8", "int16", "uint8") == "int16"
+    assert theano.scalar.upcast("float32", "float32") == "float32"
+    s = theano.scalar.float32("s")
+    assert (s.name, s.type.ndim, s.dtype) == ("s", 0, "float32")
+    assert theano.scalar.Scalar("int64")("k").dtype == "int64"
+    assert theano.scalar.constant(2.5).type.dtype == np.dtype(theano.config.floatX)
+
+
+def test_config_warn_group():
+    assert theano.config.warn.subtensor_merge_bug is True
+    theano.config.warn.subtensor_merge_bug = False  # rnnrbm.py's first line
+    assert theano.config.warn.subtensor_merge_bug is False
+    theano.config.warn.subtensor_merge_bug = True
+    with pytest.raises(AttributeError, match="warn has no flag 'rond'"):
+        theano.config.warn.rond = False
+
+
+def test_xlogx_and_xlogy0_are_zero_where_x_is_zero():
+    x, y = T.dvectors("x", "y")
+    f = theano.function(
+        [x, y], [T.xlogx.xlogx(x), T.xlogx.xlogy0(x, y), T.grad(T.xlogx.xlogx(x).sum(), x)]
+    )
+    xs, ys = np.array([0.0, 0.5, 2.0]), np.array([0.0, 2.0, 3.0])
+    xlogx, xlogy, grad = f(xs, ys)
+    np.testing.assert_allclose(xlogx, [0, 0.5 * np.log(0.5), 2 * np.log(2)])
+    np.testing.assert_allclose(xlogy, [0, 0.5 * np.log(2), 2 * np.log(3)])
+    np.testing.assert_allclose(grad[1:], 1 + np.log(xs[1:]))
+    assert np.isfinite(grad).all()
+
+
+def test_flag_strings_and_theanorc(tmp_path):
+    assert parse_pairs("floatX=float32, device=cpu,,mode=FAST_COMPILE") == {
+        "floatX": "float32",
+        "device": "cpu",
+        "mode": "FAST_COMPILE",
+    }
+    with pytest.raises(ValueError, match="'float32' is not name=value"):
+        parse_pairs("floatX=float64,float32")
+    rc = tmp_path / "rc"
+    rc.write_text("[global]\nfloatX = float32\noptimizer = None\n[warn]\nround = False\n")
+    assert read_rc([str(rc), str(tmp_path / "absent")]) == {
+        "floatX": "float32",
+        "optimizer": "None",
+        "warn.round": "False",
+    }
+
+
+PROGRAM = """
+import warnings
+warnings.simplefilter("always")
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+import numpy as np
+x = T.matrix("x")
+f = theano.function([x], x * 2)
+print(theano.config.floatX, x.dtype, f(np.ones((1, 1), x.dtype)).dtype, f.built["backend"] or "c",
+      f.built["optimize"], theano.config.compiledir)
+"""
+
+
+def _run(tmp_path, flags=None, rc=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("THEANO_FLAGS", "THEANORC")}
+    env["THEANORC"] = str(tmp_path / "theanorc")
+    if rc is not None:
+        (tmp_path / "theanorc").write_text(rc)
+    if flags is not None:
+        env["THEANO_FLAGS"] = flags
+    return run_python(PROGRAM, env=env)
+
+
+def test_theano_flags_floatx_float32_gives_float32(tmp_path):
+    out = _run(tmp_path, "floatX=float32")
+    assert out.split()[:3] == ["float32", "float32", "float32"]
+
+
+def test_theanorc_sets_flags_and_theano_flags_win(tmp_path):
+    cache = tmp_path / "cache"
+    rc = f"[global]\nfloatX = float32\ndevice = cpu\noptimizer = None\ncompiledir = {cache}\n"
+    assert _run(tmp_path, rc=rc).split() == ["float32"] * 3 + ["c", "none", str(cache)]
+    out = _run(tmp_path, "floatX=float64,mode=FAST_COMPILE", rc=rc).split()
+    assert out[:5] == ["float64", "float64", "float64", "py", "stable"]
+
+
+def test_ignored_flags_warn_once_and_unknown_flags_are_errors(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "THEANO_FLAGS"}
+    env["THEANORC"] = str(tmp_path / "none")
+    code = PROGRAM.replace('warnings.simplefilter("always")', "")
+    env["THEANO_FLAGS"] = "floatX=float32,allow_gc=False,warn.round=False"
+    done = _subprocess(code, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("UserWarning") == 1
+    assert "ignores allow_gc=False, warn.round=False" in done.stderr
+    env["THEANO_FLAGS"] = "floatx=float32"
+    done = _subprocess(code, env)
+    assert done.returncode != 0 and "theano.config has no flag 'floatx'" in done.stderr
+
+
+def _subprocess(code, env):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+
+
+def test_device_flag_picks_the_backend():
+    before = theano.config.device
+    try:
+        theano.config.device = "opencl0:0"
+        assert theano.compile.get_mode(None).options()["backend"] == "opencl"
+        theano.config.device = "cuda0"
+        assert theano.compile.get_mode(None).options()["backend"] == "cuda"
+        with pytest.raises(ValueError, match="'tpu' is not a device"):
+            theano.config.device = "tpu"
+    finally:
+        theano.config.device = before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert theano.compile.get_mode(None).options()["backend"] is None
