@@ -33,6 +33,7 @@ from symnb.backends.kernels.ir import (
     Unsupported,
     check_dtype,
 )
+from symnb.core.dims import is_known
 from symnb.ops.blas import Gemm
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.linalg import Matmul
@@ -146,9 +147,11 @@ def _reduce(node, dialect, producer=None) -> Lowered:
 
 
 def _short_rows_reduced(shape, axis) -> bool:
-    """Whether the last two axes are reduced and the rows may be shorter than SHORT_ROW."""
+    """Whether the last two axes are reduced and the rows may be shorter than SHORT_ROW (a
+    named or unknown last dim may be)."""
     nd = len(shape)
-    return nd >= 2 and {nd - 2, nd - 1} <= set(axis) and (shape[-1] or 0) < SHORT_ROW
+    row = shape[-1] if nd and is_known(shape[-1]) else 0
+    return nd >= 2 and {nd - 2, nd - 1} <= set(axis) and row < SHORT_ROW
 
 
 @lowers(Matmul)
