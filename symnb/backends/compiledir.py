@@ -375,13 +375,16 @@ def _write_once(path: str, text: str) -> None:
 
 def _recreate(directory: str) -> None:
     """Make a directory of the cache again (another process cleared it)."""
+    forget_made(directory)
+    if marked(os.path.dirname(directory)):
+        private_dir(directory)
+    else:  # the compile directory went too: made (and marked) again
+        ensure_private(directory)
+
+
+def forget_made(directory: str) -> None:
+    """``directory`` is made and checked again on next use (another process removed it)."""
     _made.discard(directory)
-    if os.path.basename(directory) == MARKER:  # never: the marker is a file
-        return
-    parent = os.path.dirname(directory)
-    if _make(parent):
-        _mark(parent)
-    private_dir(directory)
 
 
 def temporary(path: str) -> str:
@@ -464,8 +467,11 @@ def verified(path: str, recorded: str | None, what: str) -> bool:
     an older symnb), which is deleted without a warning."""
     if not os.path.lexists(path):
         return False
-    if recorded and fingerprint(path) == recorded.strip():
+    got = fingerprint(path)
+    if recorded and got == recorded.strip():
         return True
+    if got is None and not os.path.lexists(path):
+        return False  # refused (and deleted) as unsafe: a warning said so
     _damaged(path, recorded, what)
     return False
 

@@ -33,6 +33,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     ensure_private,
     fingerprint,
     forget,
+    forget_made,
     kernel_dir,
     load_checked,
     marked,
@@ -204,6 +205,7 @@ def _compile_missing(sources: list[str]) -> None:
     names it. Stale temporary files go first and least-recently-used libraries after."""
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
+    sweep_stale(compiledir())
     try:
         _compile_batches(sources)
     except compiler.CompileError:
@@ -289,38 +291,70 @@ def _build(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
     for attempt in range(TRIES):
         try:
             return _build_once(batch, used)
+        except _Cleared:
+            if attempt == TRIES - 1:
+                raise FileNotFoundError(f"{kernel_dir()} was deleted during {TRIES} compiles")
         except compiler.CompileError as exc:
             if "No space left on device" in str(exc):
                 raise unwritable(kernel_dir(), OSError(errno.ENOSPC, "No space left")) from exc
-            if os.path.isdir(kernel_dir()) or attempt == TRIES - 1:
-                raise
-        except FileNotFoundError:
-            if attempt == TRIES - 1:
-                raise
+            raise
         except CompileDirError:
             raise
         except OSError as exc:
             raise unwritable(kernel_dir(), exc) from exc
 
 
+class _Cleared(Exception):
+    """The kernel directory was deleted (or made again) while a library was compiled."""
+
+
 def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
-    """Compile, move the library into place, then write the kernels' sources and entries."""
+    """Compile, move the library into place, then write the kernels' sources and entries.
+    The library is compiled beside ``c/`` (in the compile directory, the same file system),
+    so clearing the kernels meanwhile (``symnb cache clear``) does not fail the compile."""
     digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
     name = f"lib-{digest}.so"
-    path = os.path.join(kernel_dir(), name)
-    ensure_private(kernel_dir())
-    tmp = temporary(path)
+    directory = ensure_private(kernel_dir())
+    path = os.path.join(directory, name)
+    top = os.path.dirname(directory)
+    before = _identity(top)
+    tmp = temporary(os.path.join(top, name))
     try:
         compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used)
         record = _checked_output(tmp)
-        os.replace(tmp, path)
+        _move(tmp, path)
+    except (compiler.CompileError, FileNotFoundError) as exc:
+        if _identity(top) != before:
+            raise _Cleared() from exc
+        raise
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
     _verified[path] = record
     for key, source in batch:
-        write_private(os.path.join(kernel_dir(), key + ".c"), source)
+        write_private(os.path.join(directory, key + ".c"), source)
         write_private(_entry_path(key), f"{name} {record}")
+
+
+def _move(tmp: str, path: str) -> None:
+    """``os.replace``, making the kernel directory again if another process cleared it."""
+    for attempt in range(TRIES):
+        try:
+            os.replace(tmp, path)
+            return
+        except FileNotFoundError:
+            if attempt == TRIES - 1 or not os.path.exists(tmp):
+                raise
+            forget_made(os.path.dirname(path))
+            ensure_private(os.path.dirname(path))
+
+
+def _identity(directory: str) -> tuple | None:
+    try:
+        info = os.stat(directory)
+    except FileNotFoundError:
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 def _checked_output(tmp: str) -> str:
