@@ -452,7 +452,7 @@ def fingerprint(path: str) -> str | None:
 def _fingerprint_fd(fd: int, close: bool) -> str:
     digest = hashlib.sha256()
     size = 0
-    for block in iter(lambda: os.pread(fd, 1 << 20, size), b""):
+    while block := os.pread(fd, 1 << 20, size):
         digest.update(block)
         size += len(block)
     if close:

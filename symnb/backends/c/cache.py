@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import os
-import errno
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -293,7 +293,9 @@ def _build(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
             return _build_once(batch, used)
         except _Cleared:
             if attempt == TRIES - 1:
-                raise FileNotFoundError(f"{kernel_dir()} was deleted during {TRIES} compiles")
+                raise FileNotFoundError(
+                    f"{kernel_dir()} was deleted during {TRIES} compiles"
+                ) from None
         except compiler.CompileError as exc:
             if "No space left on device" in str(exc):
                 raise unwritable(kernel_dir(), OSError(errno.ENOSPC, "No space left")) from exc

@@ -56,7 +56,7 @@ def library(compiledir):
     return lib
 
 
-# -- ancestors another user may rename --------------------------------------------------------------
+# -- ancestors another user may rename -------------------------------------------------------------
 @as_root
 def test_a_parent_owned_by_another_user_is_refused(tmp_path, monkeypatch):
     parent = tmp_path / "theirs"
@@ -107,7 +107,7 @@ def test_a_symlinked_compile_directory_is_refused_with_the_right_advice(tmp_path
         build()
 
 
-# -- the files: checked as opened, loaded through the descriptor ------------------------------------
+# -- the files: checked as opened, loaded through the descriptor -----------------------------------
 @pytest.mark.parametrize("which", ["library", "entry"])
 def test_a_group_writable_file_is_refused_and_rebuilt(compiledir, which):
     works(build())
@@ -227,7 +227,7 @@ def test_clear_and_sweep_delete_only_symnb_names(compiledir):
     assert {p.name: p.read_text() for p in kernels.iterdir()} == foreign
 
 
-# -- another process clearing the cache; damaged entries ------------------------------------------
+# -- another process clearing the cache; damaged entries -------------------------------------------
 COMPILER_WORKER = textwrap.dedent(
     """
     import sys
@@ -261,9 +261,13 @@ def test_compiling_while_another_process_clears_the_cache(compiledir):
     env = dict(os.environ, PYTHONPATH=os.getcwd())
 
     def start(script, *args):
-        return subprocess.Popen([sys.executable, "-c", script, str(compiledir), *map(str, args)],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-c", script, str(compiledir), *map(str, args)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     workers = [start(COMPILER_WORKER, 6, n) for n in range(3)]
     clearer = start(CLEARER, 20)
@@ -304,7 +308,7 @@ def test_an_entry_that_is_a_directory_is_repaired(compiledir):
     assert entry.is_file()
 
 
-# -- messages ---------------------------------------------------------------------------------------
+# -- messages --------------------------------------------------------------------------------------
 def test_a_read_only_kernel_directory_names_the_directory_and_the_fix(compiledir, monkeypatch):
     works(build())
     real = os.open
@@ -330,7 +334,9 @@ def test_a_full_disk_names_the_compile_directory(compiledir, monkeypatch):
         return real(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", full)
-    with pytest.raises(cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"):
+    with pytest.raises(
+        cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"
+    ):
         works(build(4.0), 4.0)
 
 
@@ -338,9 +344,12 @@ def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledi
     works(build())
 
     def out_of_space(source, target, options):
-        raise compiler.CompileError("the C compiler failed\nld: final link failed: No space "
-                                    "left on device")  # fmt: skip
+        raise compiler.CompileError(
+            "the C compiler failed\nld: final link failed: No space left on device"
+        )
 
     monkeypatch.setattr(compiler, "_compile", out_of_space)
-    with pytest.raises(cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"):
+    with pytest.raises(
+        cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"
+    ):
         works(build(4.0), 4.0)
