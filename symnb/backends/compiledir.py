@@ -2,19 +2,34 @@
 
 The directory is ``sn.config.compiledir``, else ``$SYMNB_COMPILEDIR``, else
 ``~/.cache/symnb`` (``$XDG_CACHE_HOME/symnb``). Code found there is loaded into the process,
-so a directory another user can write is a way to run their code in ours: symnb creates it
-with mode 0700, refuses one that is not the user's or that group or others may write (naming
-the fix), writes files 0600 (libraries 0700), opens only regular files (a FIFO planted as an
-entry would block a read forever), and records each library's size and SHA-256 beside it so
-a truncated or replaced file is deleted and rebuilt instead of loaded (``verified``). A
-compile directory that cannot be written falls back, with one warning, to a private
+so a directory another user can change is a way to run their code in ours (docs/c_backend.md,
+"The compile directory"):
+
+- the directory must be the user's, not group- or other-writable, and not a symbolic link;
+- no ancestor may let another user rename it (a parent they own or may write, unless it is
+  sticky, like /tmp, and the entry is the user's or root's): such a user could swap the
+  directory after the check;
+- every file is opened relative to a descriptor of its directory, without following links,
+  and what was opened is checked (a regular file, the user's, not group- or other-writable)
+  before it is read or loaded; libraries are loaded through that descriptor, so the bytes
+  checked are the bytes run.
+
+symnb deletes only what it made: a directory it creates gets a marker file (``MARKER``); an
+existing directory without one is used only if empty (it is marked then); otherwise symnb
+works in its ``SUBFOLDER`` inside it. Sweeps and ``clear_cache`` delete only names symnb
+gives its files. Files are written 0600 (libraries 0700) and each library's size and SHA-256
+recorded beside it, so a damaged one is deleted and rebuilt instead of loaded (``verified``).
+A compile directory that cannot be written falls back, with one warning, to a private
 temporary directory for the process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -25,17 +40,24 @@ from symnb.config import config
 from symnb.errors import SymnbError
 
 STALE_SECONDS = 600  # a temporary file this old belongs to a compile that was killed
+MARKER = "SYMNB-COMPILEDIR"  # written in every compile directory symnb makes
+SUBFOLDER = "symnb-cache"  # used inside an existing directory symnb did not make
+MARKER_TEXT = "This directory is symnb's compile cache: symnb may delete what it holds.\n"
+TEMPORARY = re.compile(r".+\.[0-9]+\.[0-9a-f]{8}\.tmp")  # what ``temporary`` names
 _checked: dict[str, str] = {}  # directory asked for -> the checked directory used
 _swept: set[str] = set()
 _made: set[str] = set()
+_dir_fds: dict[str, int] = {}  # directory -> a descriptor of it, checked when opened
+HOW = "set sn.config.compiledir (or SYMNB_COMPILEDIR) to a directory of your own"
 
 
 class CompileDirError(SymnbError, PermissionError):
-    """The compile directory is not safe to load code from (owner or mode)."""
+    """The compile directory is not safe to load code from (owner, mode, a link, an
+    ancestor another user may rename), or cannot be written."""
 
 
 def compiledir() -> str:
-    """The checked compile directory (created 0700 on first use)."""
+    """The checked compile directory (created 0700, and marked, on first use)."""
     wanted = requested()
     if wanted not in _checked:
         _checked[wanted] = _usable(wanted)
@@ -62,8 +84,11 @@ def kernel_dir() -> str:
 
 def ensure_private(path: str) -> str:
     """``path`` and the compile directory above it made 0700 if missing, and checked (each
-    compile calls it again: the directory may have been cleared since)."""
-    private_dir(os.path.dirname(path))
+    compile calls it again: another process may have cleared the directory since)."""
+    top = os.path.dirname(path)
+    if _make(top):
+        _mark(top)
+    check_dir(top)
     private_dir(path)
     _made.add(path)
     return path
@@ -71,47 +96,97 @@ def ensure_private(path: str) -> str:
 
 def private_dir(path: str) -> str:
     """``path`` created with mode 0700 if missing, and checked (see ``check_dir``)."""
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-    except FileExistsError:
-        pass
+    _make(path)
     check_dir(path)
     return path
 
 
+def _make(path: str) -> bool:
+    """Create ``path`` (and missing parents) with mode 0700; whether this call created it."""
+    try:
+        os.makedirs(path, mode=0o700)
+        return True
+    except FileExistsError:
+        return False
+
+
 def check_dir(path: str) -> None:
     """Refuse a directory another user could have written code into."""
-    info = os.lstat(path)
-    how = ("remove it, or set sn.config.compiledir (or SYMNB_COMPILEDIR) to a directory of "
-           "your own")  # fmt: skip
+    _check_dir_info(path, os.lstat(path))
+
+
+def _check_dir_info(path: str, info: os.stat_result) -> None:
+    if stat.S_ISLNK(info.st_mode):
+        target = os.path.realpath(path)
+        raise CompileDirError(
+            f"the compile directory {path} is a symbolic link (to {target}); symnb does not "
+            f"follow links to the directory it loads code from: set sn.config.compiledir (or "
+            f"SYMNB_COMPILEDIR) to {target} itself if that directory is yours"
+        )
     if not stat.S_ISDIR(info.st_mode):
-        raise CompileDirError(f"the compile directory {path} is not a directory; {how}")
+        raise CompileDirError(
+            f"the compile directory {path} is not a directory; move that file away, or {HOW}"
+        )
     if info.st_uid != os.geteuid():
         raise CompileDirError(
             f"the compile directory {path} belongs to user {info.st_uid}, not to you "
-            f"({os.geteuid()}): code in it would run in your process; {how}"
+            f"({os.geteuid()}): code in it would run in your process; {HOW}"
         )
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise CompileDirError(
             f"the compile directory {path} is writable by group or others (mode "
             f"{stat.S_IMODE(info.st_mode):o}): anyone could plant code in it; run "
-            f"'chmod 700 {path}' after checking its contents, or {how}"
+            f"'chmod 700 {path}' after checking its contents, or {HOW}"
         )
 
 
+def check_ancestors(path: str) -> None:
+    """Refuse ``path`` when another user may rename it or a directory above it (then they
+    could put a directory of their own in its place after every check). Renaming an entry
+    needs write access to its parent; a sticky parent (/tmp) restricts that to the entry's
+    and the parent's owners. The user and root are trusted. Both the path as written and
+    the path its links lead to are checked."""
+    for chain in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+        child = chain
+        while os.path.dirname(child) != child:
+            parent = os.path.dirname(child)
+            who = _renamer(os.stat(parent), os.lstat(child))
+            if who:
+                raise CompileDirError(
+                    f"the compile directory {path} is not safe: {who} may rename {child} in "
+                    f"{parent}, and so put a directory of theirs in its place, whose code "
+                    f"would run in your process; {HOW} whose parents only you (or root) may "
+                    f"change, or 'chmod +t {parent}' if it is a shared directory like /tmp"
+                )
+            child = parent
+
+
+def _renamer(parent: os.stat_result, child: os.stat_result) -> str:
+    """Who other than the user and root may rename ``child`` in ``parent`` ('' if nobody)."""
+    trusted = (0, os.geteuid())
+    if parent.st_uid not in trusted:
+        return f"user {parent.st_uid} (who owns the parent)"
+    writers = parent.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    if not writers or parent.st_mode & stat.S_ISVTX and child.st_uid in trusted:
+        return ""
+    return "another user of its group" if writers == stat.S_IWGRP else "any user"
+
+
 def _usable(path: str) -> str:
-    """``path`` checked; a directory that cannot be written falls back to a private temporary
-    one (a warning says so), and a refused one raises CompileDirError."""
+    """``path`` (or the subfolder symnb works in) checked; a directory that cannot be
+    written falls back to a private temporary one (a warning says so), and a refused one
+    raises CompileDirError."""
     try:
-        private_dir(path)
-        if writable(path):
-            return path
+        chosen = claim(path)
+        check_ancestors(chosen)
+        if writable(chosen):
+            return chosen
         why = "it is read-only"
     except CompileDirError:
         raise
     except OSError as exc:
         why = f"{type(exc).__name__}: {exc}"
-    fallback = tempfile.mkdtemp(prefix="symnb-compiledir-")
+    fallback = claim(tempfile.mkdtemp(prefix="symnb-compiledir-"))
     warnings.warn(
         f"symnb: cannot use the compile directory {path} ({why}); compiled code goes to "
         f"{fallback} for this process (set sn.config.compiledir or SYMNB_COMPILEDIR)",
@@ -119,6 +194,34 @@ def _usable(path: str) -> str:
         stacklevel=4,
     )
     return fallback
+
+
+def claim(path: str) -> str:
+    """The directory symnb works in for ``path``: ``path`` itself when symnb made it (its
+    marker is there) or it is empty (it is marked now), else ``path/SUBFOLDER`` the same way,
+    so that nothing symnb did not make is ever swept or cleared."""
+    for candidate in (path, os.path.join(path, SUBFOLDER)):
+        made = _make(candidate)
+        check_dir(candidate)
+        if made or not os.listdir(candidate):
+            _mark(candidate)
+        if marked(candidate):
+            return candidate
+    raise CompileDirError(
+        f"the compile directory {path} holds files symnb did not make, and so does "
+        f"{candidate}: symnb will not write (or delete) there; empty or remove {candidate}, "
+        f"or {HOW}"
+    )
+
+
+def marked(path: str) -> bool:
+    """Whether symnb made the directory ``path`` (its marker file is there)."""
+    return read_regular(os.path.join(path, MARKER)) == MARKER_TEXT
+
+
+def _mark(path: str) -> None:
+    with contextlib.suppress(OSError):  # a read-only directory: claim then refuses it
+        write_private(os.path.join(path, MARKER), MARKER_TEXT)
 
 
 def writable(path: str) -> bool:
@@ -130,31 +233,158 @@ def forget() -> None:
     _checked.clear()
     _swept.clear()
     _made.clear()
+    for fd in _dir_fds.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _dir_fds.clear()
+
+
+def unwritable(path: str, exc: OSError) -> CompileDirError:
+    """The error for a write into the compile directory that failed: which directory, why,
+    and what to do (a full disk, a read-only or foreign directory)."""
+    top = compiledir()
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        fix = "free some space on that disk, or set sn.config.compiledir to a directory on another"
+        return CompileDirError(
+            f"the disk holding the compile directory {top} is full (writing {path}: "
+            f"{exc.strerror}); {fix}"
+        )
+    return CompileDirError(
+        f"cannot write {path} in the compile directory {top} ({type(exc).__name__}: "
+        f"{exc.strerror or exc}); run 'chmod -R u+rwX {top}', or {HOW}"
+    )
 
 
 # -- files ---------------------------------------------------------------------------------------
-def read_regular(path: str, limit: int = 1 << 16) -> str | None:
-    """The text of ``path`` if it is a regular file; None if missing or anything else (a FIFO
-    is opened without blocking and refused, a link is not followed)."""
+class UnsafeFile(SymnbError, PermissionError):
+    """A file in the compile directory that another user could have written."""
+
+
+def open_file(path: str) -> int | None:
+    """A descriptor of the regular file ``path``, opened relative to a descriptor of its
+    directory without following a link (a FIFO is opened without blocking); None when
+    missing or not a regular file. A file that is not the user's or that group or others may
+    write raises UnsafeFile: what was opened is checked, not what the path names later."""
+    directory = dir_fd(os.path.dirname(path))
+    if directory is None:
+        return None
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(os.path.basename(path), flags, dir_fd=directory)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    why = _unsafe(info)
+    if why or not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if why:
+            raise UnsafeFile(f"{path} {why}")
+        return None
+    return fd
+
+
+def _unsafe(info: os.stat_result) -> str:
+    if info.st_uid != os.geteuid():
+        return f"belongs to user {info.st_uid}, not to you ({os.geteuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by group or others (mode {stat.S_IMODE(info.st_mode):o})"
+    return ""
+
+
+def dir_fd(directory: str) -> int | None:
+    """A descriptor of ``directory``, opened once and checked (``check_dir``) when opened;
+    opened again when the path now names another directory (cleared and made again). None
+    when there is no directory there."""
+    fd = _dir_fds.get(directory)
+    try:
+        now = os.lstat(directory)
+    except OSError:
+        now = None
+    if fd is not None:
+        held = os.fstat(fd)
+        if now is not None and (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            return fd
+        os.close(_dir_fds.pop(directory))
+    if now is None:
+        return None
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, limit).decode("utf-8", "replace")
-    finally:
+        _check_dir_info(directory, os.fstat(fd))
+    except CompileDirError:
         os.close(fd)
+        raise
+    _dir_fds[directory] = fd
+    return fd
+
+
+def read_regular(path: str, limit: int = 1 << 16) -> str | None:
+    """The text of ``path`` if it is a regular file the user alone may write; None if missing
+    or anything else (a FIFO is not read, a link not followed). A file another user could
+    have written is refused with a warning and deleted (symnb writes it again)."""
+    fd = _open_or_refuse(path, "file")
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read(limit).decode("utf-8", "replace")
+
+
+def _open_or_refuse(path: str, what: str) -> int | None:
+    try:
+        return open_file(path)
+    except UnsafeFile as exc:
+        warnings.warn(
+            f"symnb: refused the cached {what} {exc} (another user could have written it); "
+            "it was deleted and is made again",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        _remove(path)
+        return None
 
 
 def write_private(path: str, text: str) -> None:
-    """Write ``text`` atomically (a unique temporary file, then ``os.replace``), mode 0600."""
+    """Write ``text`` atomically (a unique temporary file, then ``os.replace``), mode 0600.
+    A directory where the file goes (a damaged cache) is deleted first; the directory that
+    holds it is made again if another process cleared it."""
+    for attempt in range(3):
+        try:
+            _write_once(path, text)
+            return
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+            _recreate(os.path.dirname(path))
+        except IsADirectoryError:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _write_once(path: str, text: str) -> None:
     tmp = temporary(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _recreate(directory: str) -> None:
+    """Make a directory of the cache again (another process cleared it)."""
+    forget_made(directory)
+    if marked(os.path.dirname(directory)):
+        private_dir(directory)
+    else:  # the compile directory went too: made (and marked) again
+        ensure_private(directory)
+
+
+def forget_made(directory: str) -> None:
+    """``directory`` is made and checked again on next use (another process removed it)."""
+    _made.discard(directory)
 
 
 def temporary(path: str) -> str:
@@ -162,15 +392,16 @@ def temporary(path: str) -> str:
 
 
 def sweep_stale(directory: str) -> None:
-    """Delete temporary files older than STALE_SECONDS (left by killed compiles); once per
-    directory and process."""
+    """Delete symnb's temporary files (``temporary``'s names) older than STALE_SECONDS, left
+    by killed compiles; once per directory and process."""
     if directory in _swept:
         return
     _swept.add(directory)
     cutoff = time.time() - STALE_SECONDS
     for entry in scan(directory):
-        if ".tmp" in entry.name and _older(entry, cutoff):
-            _remove(entry.path)
+        if TEMPORARY.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            if _older(entry, cutoff):
+                _remove(entry.path)
 
 
 def scan(directory: str) -> list[os.DirEntry]:
@@ -199,22 +430,34 @@ def _remove(path: str) -> None:
         pass
 
 
-# -- fingerprints ---------------------------------------------------------------------------------
+def remove_named(directory: str, names: re.Pattern) -> None:
+    """Delete the entries of ``directory`` whose names match ``names`` (symnb's), then the
+    directory if that left it empty: what symnb did not name stays (``clear_cache``)."""
+    for entry in scan(directory):
+        if names.fullmatch(entry.name):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                _remove(entry.path)
+    _remove(directory)
+
+
+# -- fingerprints and loading ---------------------------------------------------------------------
 def fingerprint(path: str) -> str | None:
     """``"<size> <sha256>"`` of a regular file, None for anything else."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
+    fd = _open_or_refuse(path, "file")
+    return None if fd is None else _fingerprint_fd(fd, close=True)
+
+
+def _fingerprint_fd(fd: int, close: bool) -> str:
+    digest = hashlib.sha256()
+    size = 0
+    while block := os.pread(fd, 1 << 20, size):
+        digest.update(block)
+        size += len(block)
+    if close:
         os.close(fd)
-        return None
-    with os.fdopen(fd, "rb") as f:
-        digest = hashlib.sha256()
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return f"{info.st_size} {digest.hexdigest()}"
+    return f"{size} {digest.hexdigest()}"
 
 
 def verified(path: str, recorded: str | None, what: str) -> bool:
@@ -224,18 +467,52 @@ def verified(path: str, recorded: str | None, what: str) -> bool:
     an older symnb), which is deleted without a warning."""
     if not os.path.lexists(path):
         return False
-    if recorded and fingerprint(path) == recorded.strip():
+    got = fingerprint(path)
+    if recorded and got == recorded.strip():
         return True
+    if got is None and not os.path.lexists(path):
+        return False  # refused (and deleted) as unsafe: a warning said so
+    _damaged(path, recorded, what)
+    return False
+
+
+def _damaged(path: str, recorded: str | None, what: str) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path, ignore_errors=True)
     else:
         _remove(path)
-    if not recorded:
-        return False
-    warnings.warn(
-        f"symnb: the cached {what} {path} was damaged (its size or hash differs from the "
-        "record); it was deleted and is compiled again",
-        RuntimeWarning,
-        stacklevel=4,
-    )
-    return False
+    if recorded:
+        warnings.warn(
+            f"symnb: the cached {what} {path} was damaged (its size or hash differs from the "
+            "record); it was deleted and is compiled again",
+            RuntimeWarning,
+            stacklevel=5,
+        )
+
+
+def load_checked(path: str, recorded: str, loader, what: str):
+    """``loader(name)`` of the file at ``path`` as it was checked: opened once (see
+    ``open_file``), its fingerprint compared with ``recorded``, and loaded through that
+    descriptor (``/proc/self/fd/N`` where the system has it), so no one can swap the file
+    between the check and the load. None (the file deleted, a warning) when it differs.
+
+    The descriptor stays open while the process runs, as the library stays loaded: the
+    dynamic loader knows a library by the name it was opened under, and a closed number
+    reused for the next library would return the first one."""
+    fd = _open_or_refuse(path, what)
+    if fd is None:
+        return None
+    kept = False
+    try:
+        if _fingerprint_fd(fd, close=False) != (recorded or "").strip():
+            _damaged(path, recorded, what)
+            return None
+        through = f"/proc/self/fd/{fd}"
+        if not os.path.exists(through):
+            return loader(path)
+        loaded = loader(through)
+        kept = True
+        return loaded
+    finally:
+        if not kept:
+            os.close(fd)

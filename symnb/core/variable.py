@@ -230,13 +230,15 @@ class SharedVariable(Variable):
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
+        current = self._value if self._value is not None else self._device  # one is set
         if (
             borrow
             and type(value) is np.ndarray
-            and value.dtype == self._value.dtype
-            and value.shape == self._value.shape
+            and value.dtype == self.type.dtype
+            and value.shape == current.shape
         ):  # as a training step writes it back
             self._value = value  # the current value's shape was checked: this one fits too
+            self._device = None  # a device copy of the old value is stale
             return
         array = np.asarray(value)
         if array.dtype != self.type.dtype:

@@ -252,10 +252,22 @@ class Gamma(_Unary):
         return [gz * output * digamma(inputs[0])]
 
 
+def _gammaln(x):
+    """SciPy's gammaln, except for the nonzero x where 1/x overflows (subnormal float64):
+    SciPy gives inf there, C's lgamma (and the truth, to double precision) ``-log|x|``."""
+    result = _special("gammaln")(x)
+    if np.asarray(x).dtype != np.float64:
+        return result
+    tiny = (np.abs(x) <= np.finfo(np.float64).tiny) & (x != 0)
+    if np.any(tiny):
+        result = np.where(tiny, -np.log(np.abs(x, where=tiny, out=np.ones_like(x))), result)
+    return result
+
+
 class Gammaln(_Unary):
     """log |gamma(x)|, finite where gamma overflows."""
 
-    impl = staticmethod(_special("gammaln"))
+    impl = staticmethod(_gammaln)
 
     def scalar(self, k, x):
         """C's lgamma(-inf) is +inf; the reference's (|gamma| -> 0 there) is -inf."""

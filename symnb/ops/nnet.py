@@ -29,6 +29,7 @@ class _AlongAxis(Op):
 
     __props__ = ("axis",)
     dtype_rule = "the float dtype np.exp gives the input (int8 -> float16, int64 -> float64)"
+    finite_shift = False  # whether an infinite max shifts by 0 (SciPy's log_softmax does)
 
     def __init__(self, axis: int):
         self.axis = axis
@@ -47,9 +48,11 @@ class _AlongAxis(Op):
         x = np.asarray(x)
         out_dtype = np.exp(np.zeros((), x.dtype)).dtype
         x = x.astype(np.promote_types(out_dtype, np.float32), copy=False)
-        shifted = x - np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
+        peak = np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
+        if self.finite_shift:
+            peak = np.where(np.isfinite(peak), peak, 0)
         with np.errstate(divide="ignore"):  # only an empty axis sums to 0
-            return self.normalize(shifted).astype(out_dtype, copy=False)
+            return self.normalize(x - peak).astype(out_dtype, copy=False)
 
 
 class Softmax(_AlongAxis):
@@ -65,7 +68,10 @@ class Softmax(_AlongAxis):
 
 
 class LogSoftmax(_AlongAxis):
-    """``x - logsumexp(x)`` along ``axis``: finite even where softmax underflows to 0."""
+    """``x - logsumexp(x)`` along ``axis``: finite even where softmax underflows to 0. An
+    infinite max shifts by 0, as in SciPy: ``log_softmax([1, inf])`` is ``[-inf, nan]``."""
+
+    finite_shift = True
 
     def normalize(self, shifted):
         return shifted - np.log(np.sum(np.exp(shifted), axis=self.axis, keepdims=True))

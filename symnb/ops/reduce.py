@@ -38,12 +38,17 @@ class Mean(Reduce):
 
 
 class _Extremum(Reduce):
-    """max/min: the gradient goes to every element equal to the extremum."""
+    """max/min: the gradient is shared equally by the elements equal to the extremum (JAX's
+    and PyTorch's ``amax`` rule). Where the ties come from one value repeated (``repeat``,
+    ``tile``, a broadcast), their shares add up to that value's gradient, as the numerical
+    gradient says; giving each tie the whole gradient (Theano's rule) counted it again per
+    copy (docs/autodiff.md)."""
 
     def grad(self, inputs, outputs, output_grads):
         (x,), (z,), (g,) = inputs, outputs, output_grads
         hit = cast(equal(x, self._expanded(z)), g.type.dtype)
-        return [broadcast_like(self._expanded(g), x) * hit]
+        ties = sum(hit, axis=self.axis, keepdims=True)
+        return [broadcast_like(self._expanded(g), x) * hit / ties]
 
 
 class Max(_Extremum):

@@ -36,6 +36,9 @@ class Rule:
     pattern: Pattern | None = None
     graph_level: bool = False
     default: bool = True
+    #: False for a rule that changes IEEE results outside the ops' domain (``x - x -> 0`` is
+    #: NaN for NaN and inf); ``optimize="stable"`` leaves those out (docs/rewrites.md)
+    ieee: bool = True
     source: str = ""
     doc: str = field(default="", repr=False)
 
@@ -61,7 +64,9 @@ def _source_of(fn) -> str:
         return ""
 
 
-def make_rule(fn, phase, pattern=None, graph_level=False, name=None, default=True) -> Rule:
+def make_rule(
+    fn, phase, pattern=None, graph_level=False, name=None, default=True, ieee=True
+) -> Rule:
     """A Rule for ``fn`` (not registered)."""
     if pattern is None and not graph_level:
         raise ValueError(f"rule {fn.__name__}: give a pattern, or make it a graph rule")
@@ -72,20 +77,21 @@ def make_rule(fn, phase, pattern=None, graph_level=False, name=None, default=Tru
         pattern=pattern,
         graph_level=graph_level,
         default=default,
+        ieee=ieee,
         source=_source_of(fn),
         doc=inspect.getdoc(fn) or "",
     )
 
 
 def register(fn_or_rule, phase=None, pattern=None, *, graph_level=False, name=None,
-             default=True, replace=False) -> Rule:  # fmt: skip
+             default=True, replace=False, ieee=True) -> Rule:  # fmt: skip
     """Add a rule to the registry (``sn.opt.register``); names are unique unless ``replace``.
 
     ``default=False`` registers a rule that runs only when an ``include`` names it.
     """
     rule = fn_or_rule
     if not isinstance(rule, Rule):
-        rule = make_rule(fn_or_rule, phase, pattern, graph_level, name, default)
+        rule = make_rule(fn_or_rule, phase, pattern, graph_level, name, default, ieee)
     if rule.name in RULES and not replace and RULES[rule.name].fn is not rule.fn:
         raise ValueError(f"a rewrite rule named {rule.name!r} exists ({RULES[rule.name].source})")
     RULES[rule.name] = rule
@@ -97,11 +103,11 @@ def unregister(name: str) -> Rule:
     return RULES.pop(name)
 
 
-def rule(phase, pattern: Pattern | None = None, *, name=None, default=True):
+def rule(phase, pattern: Pattern | None = None, *, name=None, default=True, ieee=True):
     """Decorator: register a node rule with its pattern (the function keeps working as is)."""
 
     def decorate(fn):
-        register(fn, phase, pattern, name=name, default=default)
+        register(fn, phase, pattern, name=name, default=default, ieee=ieee)
         return fn
 
     return decorate

@@ -2,7 +2,9 @@
 
 Names in include/exclude are phases (all the rules of that phase) or single rules. Without
 ``include`` the selection starts from ``"fast"``. A rule registered with ``default=False``
-runs only when named in an include.
+runs only when named in an include. ``"stable"`` also leaves out the rules that change
+IEEE results for values outside the ops' domain (``ieee=False``: ``x - x -> 0`` is NaN for NaN
+and inf in NumPy), so it computes what NumPy computes, only more accurately.
 """
 
 from __future__ import annotations
@@ -43,14 +45,23 @@ def _parse(optimize) -> tuple[list[str], set[str]]:
     if optimize is True:
         optimize = "fast"
     if isinstance(optimize, str):
-        return list(_mode(optimize)), set()
+        return list(_mode(optimize)), _not_ieee([optimize])
     if isinstance(optimize, dict):
         unknown = set(optimize) - {"include", "exclude"}
         if unknown:
             raise ValueError(f"optimize: unknown keys {sorted(unknown)}; use include/exclude")
-        include = _expand(optimize.get("include", ["fast"]))
-        return include, set(_expand(optimize.get("exclude", [])))
+        named = optimize.get("include", ["fast"])
+        include = _expand(named)
+        exclude = set(_expand(optimize.get("exclude", [])))
+        return include, exclude | _not_ieee([named] if isinstance(named, str) else named)
     raise TypeError(f"optimize is a mode name {sorted(MODES)} or a dict, not {optimize!r}")
+
+
+def _not_ieee(names) -> set[str]:
+    """The rules ``"stable"`` leaves out: those that change IEEE results (``Rule.ieee``)."""
+    if "stable" not in names:
+        return set()
+    return {rule.name for rule in RULES.values() if not rule.ieee}
 
 
 def _mode(name: str):

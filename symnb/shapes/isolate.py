@@ -10,6 +10,7 @@ The child runs with the user's rights, like any program: checking a notebook is 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,6 +24,8 @@ from symnb.shapes.checker import Diagnostic, ProgramUnreadable, Report, check_pa
 #: seconds a program may run before symnb check stops it
 DEFAULT_TIMEOUT = 300.0
 _UNREADABLE = 3  # the child's exit status for a file that is not a program
+#: signals that end symnb check and, with it, the program it checks
+FORWARDED = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def check_isolated(path: str, timeout: float | None = DEFAULT_TIMEOUT, show_output=False):
@@ -46,13 +49,51 @@ def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int 
         env=_child_env(), start_new_session=True,
     )  # fmt: skip
     try:
-        return child.wait(timeout=timeout), False
+        with _signals_stop_the_check():
+            return child.wait(timeout=timeout), False
     except subprocess.TimeoutExpired:
         return None, True
+    except _Stopped as stopped:
+        _stop(child)
+        signal.raise_signal(stopped.signum)  # the handler is back: ends symnb as it would have
+        raise
     finally:
-        if child.poll() is None:  # timed out, or interrupted: stop the program and its children
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
+        _stop(child)
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """Stop the program and its children (timed out, interrupted or terminated)."""
+    if child.poll() is None:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+
+
+class _Stopped(BaseException):
+    """symnb check itself got SIGTERM or SIGHUP while the program ran."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_stop_the_check():
+    """SIGTERM and SIGHUP raise _Stopped while the child runs: the child has a session of its
+    own (the terminal's signals do not reach it), so without this it would run on forever
+    once its checker is gone."""
+
+    def stop(signum, frame):
+        raise _Stopped(signum)
+
+    previous = {}
+    with contextlib.suppress(ValueError):  # not the main thread: no handlers there
+        for name in FORWARDED:
+            previous[name] = signal.signal(name, stop)
+    try:
+        yield
+    finally:
+        for name, handler in previous.items():
+            signal.signal(name, handler)
 
 
 def _child_env() -> dict:

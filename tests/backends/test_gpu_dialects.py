@@ -183,3 +183,18 @@ def test_float64_mod_and_floor_div_compile_with_nvrtc():
     for out in (x % y, x // y):
         source = CUDADialect().render(lower(out.owner, CUDADialect()).kernel)
         assert b".entry sn_kernel" in compile_ptx(source, "compute_75")
+
+
+def test_defined_conversions_and_wrapping_compile_with_nvrtc():
+    """The float -> int helpers and the unsigned wrapping of integer arithmetic (issue #35)."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="pip install 'symnb[cuda]' for NVRTC")
+    from symnb.backends.cuda.nvrtc import compile_ptx
+
+    x, i = sn.vector("x"), sn.vector("i", dtype="int32")
+    targets = ("int8", "int16", "int64", "uint32", "uint64")
+    nodes = [fused_node([x], sn.cast(x * 2.0, t) + 1) for t in targets]
+    nodes += [fused_node([i], -((i + 1) * i - i)), fused_node([x], sn.maximum(x, x * 2.0) + x**0.5)]
+    nodes += [sn.sum(i * 3).owner, sn.prod(i).owner]
+    for node in nodes:
+        source = CUDADialect().render(lower(node, CUDADialect()).kernel)
+        assert b".entry sn_kernel" in compile_ptx(source, "compute_75"), source

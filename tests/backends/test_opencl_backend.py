@@ -36,6 +36,22 @@ def test_shared_values_stay_on_the_device_between_calls():
     assert pickle.loads(pickle.dumps(W)).get_value().shape == (2, 3)
 
 
+@pytest.mark.parametrize("after", ["an update", "an upload"])
+def test_a_borrowed_value_replaces_the_device_copy(after):
+    """``set_value(v, borrow=True)`` once raised AttributeError after an update (no host
+    value to compare with); after an upload, a stale device copy must not be read."""
+    W = sn.shared(np.ones(4), name="W")
+    updates = {W: W + 1} if after == "an update" else {}
+    f = sn.function([], sn.sum(W) * 1.0, updates=updates, backend="opencl")
+    f()
+    new = np.full(4, 10.0)
+    W.set_value(new, borrow=True)
+    assert W.get_value(borrow=True) is new
+    assert f() == 40.0
+    with pytest.raises(sn.DTypeError):
+        W.set_value(np.zeros(4, "complex128"), borrow=True)
+
+
 def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
     x = sn.matrix("x")
     f = sn.function([x], sn.exp(sn.sort(sn.exp(x), axis=1)), backend="opencl")

@@ -323,7 +323,8 @@ class Outcome:
     reasons: Counter = field(default_factory=Counter)  # why the reference refused
 
 
-CONFIGS = [("py", "fast"), ("c", "fast"), ("c", "none")]
+#: "stable" keeps IEEE semantics (no ``x - x -> 0``): it must agree with NumPy everywhere
+CONFIGS = [("py", "fast"), ("c", "fast"), ("c", "none"), ("py", "stable")]
 #: the device backends compared too where this machine runs them (PoCL for "opencl")
 DEVICE_CONFIGS = [("opencl", "fast")]
 

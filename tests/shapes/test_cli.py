@@ -1,12 +1,16 @@
 """``symnb check`` on a script and on a notebook with known bugs: what it prints, its exit code."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb.cli import main
@@ -128,3 +132,44 @@ def test_check_mode_functions_return_placeholders_of_the_inferred_shapes():
         out, total = f(np.ones((4, 3, 9, 12)))
     assert out.shape == (4, 8, 5, 6) and total.shape == (4,) and not out.any()
     assert w.get_value().shape == (8, 3, 3, 3)  # shared values are not updated
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet collected, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to see the program run")
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_check_stops_the_program_it_checks(tmp_path, name):
+    pid_file = tmp_path / "pid"
+    script = tmp_path / "forever.py"
+    script.write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+    )
+    check = subprocess.Popen(
+        [sys.executable, "-m", "symnb", "check", "--timeout", "0", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.time() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.time() < deadline:
+            time.sleep(0.05)
+        program = int(pid_file.read_text())
+        assert _alive(program)
+        check.send_signal(getattr(signal, name))
+        assert check.wait(timeout=30) == -getattr(signal, name)  # ends as the signal would
+        deadline = time.time() + 10
+        while _alive(program) and time.time() < deadline:
+            time.sleep(0.05)
+        assert not _alive(program), f"the checked program {program} still runs after {name}"
+    finally:
+        check.kill()
+        check.communicate(timeout=30)
+        if pid_file.exists() and pid_file.read_text() and _alive(int(pid_file.read_text())):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)

@@ -18,25 +18,31 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import hashlib
 import os
 import re
-import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from symnb.backends.c import compiler
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
+    CompileDirError,
     compiledir,
     ensure_private,
     fingerprint,
     forget,
+    forget_made,
     kernel_dir,
+    load_checked,
+    marked,
     read_regular,
+    remove_named,
     scan,
     sweep_stale,
     temporary,
+    unwritable,
     verified,
     write_private,
 )
@@ -47,9 +53,15 @@ BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still move
 PARALLEL_COST = 1.4  # compile time per character of a kernel with threads, against one without
 
 LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.so")
+#: every name symnb gives a file in ``c/`` (``clear_cache`` deletes these and nothing else)
+CACHE_NAME = re.compile(
+    r"([0-9a-f]{32}\.(entry|c)|lib-[0-9a-f]{32}\.so|(compiler|flags)-[0-9a-f]{16}\.txt)"
+    r"(\.[0-9]+\.[0-9a-f]{8}\.tmp)?"
+)
+TRIES = 3  # compiles of one kernel while other processes clear the cache, before giving up
 
 _loaded: dict[str, object] = {}
-_verified: set[str] = set()  # libraries whose fingerprint this process checked
+_verified: dict[str, str] = {}  # library -> the fingerprint this process checked it against
 _libraries: dict[str, ctypes.CDLL] = {}
 _lock = threading.Lock()
 _forbid = threading.local()
@@ -100,18 +112,33 @@ def load(source: str, opener=None):
         if mem_key in _loaded:
             stats.memory_hits += 1
             return _loaded[mem_key]
-        key = cache_key(source)
+        for _ in range(TRIES):
+            found = _load_from_disk(source, opener or open_symbol)
+            if found is not None:
+                _loaded[mem_key] = found
+                return found
+        raise CompileDirError(
+            f"a kernel compiled into {kernel_dir()} was deleted before it could be loaded, "
+            f"{TRIES} times: is another process clearing the cache in a loop?"
+        )
+
+
+def _load_from_disk(source: str, opener):
+    """The kernel from the disk cache, compiled first if missing; None when it was deleted
+    (another process cleared the cache) or damaged before it could be loaded."""
+    key = cache_key(source)
+    path = _library_of(key)
+    if path is None:
+        if getattr(_forbid, "on", False):
+            raise CacheMiss(f"kernel {key} is not in {kernel_dir()} and compiling is forbidden")
+        _compile_missing([source])
+        key = cache_key(source)  # the flags may have been probed and changed
         path = _library_of(key)
         if path is None:
-            if getattr(_forbid, "on", False):
-                raise CacheMiss(f"kernel {key} is not in {kernel_dir()} and compiling is forbidden")
-            _compile_missing([source])
-            key = cache_key(source)  # the flags may have been probed and changed
-            path = _library_of(key)
-        else:
-            stats.disk_hits += 1
-        _loaded[mem_key] = (opener or open_symbol)(path, symbol(key))
-        return _loaded[mem_key]
+            return None
+    else:
+        stats.disk_hits += 1
+    return opener(path, symbol(key))
 
 
 def open_symbol(path: str, name: str):
@@ -125,7 +152,11 @@ def open_symbol(path: str, name: str):
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     library = _libraries.get(path)
     if library is None:
-        library = _libraries[path] = ctypes.CDLL(path)
+        library = load_checked(path, _verified.get(path, ""), ctypes.CDLL, "kernel library")
+        if library is None:
+            _verified.pop(path, None)
+            return None
+        _libraries[path] = library
     return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
 
 
@@ -156,7 +187,7 @@ def _library_of(key: str) -> str | None:
         with contextlib.suppress(OSError):
             os.unlink(_entry_path(key))
         return None
-    _verified.add(path)
+    _verified[path] = record
     with contextlib.suppress(OSError):
         os.utime(path)
     return path
@@ -174,6 +205,7 @@ def _compile_missing(sources: list[str]) -> None:
     names it. Stale temporary files go first and least-recently-used libraries after."""
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
+    sweep_stale(compiledir())
     try:
         _compile_batches(sources)
     except compiler.CompileError:
@@ -253,23 +285,78 @@ def _build_each(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
 
 
 def _build(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
-    """Compile, move the library into place, then write the kernels' sources and entries."""
+    """``_build_once``, again when another process cleared the cache meanwhile (the
+    directory is made again); a write that fails for lack of space or permission names the
+    compile directory and the fix."""
+    for attempt in range(TRIES):
+        try:
+            return _build_once(batch, used)
+        except _Cleared:
+            if attempt == TRIES - 1:
+                raise FileNotFoundError(
+                    f"{kernel_dir()} was deleted during {TRIES} compiles"
+                ) from None
+        except compiler.CompileError as exc:
+            if "No space left on device" in str(exc):
+                raise unwritable(kernel_dir(), OSError(errno.ENOSPC, "No space left")) from exc
+            raise
+        except CompileDirError:
+            raise
+        except OSError as exc:
+            raise unwritable(kernel_dir(), exc) from exc
+
+
+class _Cleared(Exception):
+    """The kernel directory was deleted (or made again) while a library was compiled."""
+
+
+def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
+    """Compile, move the library into place, then write the kernels' sources and entries.
+    The library is compiled beside ``c/`` (in the compile directory, the same file system),
+    so clearing the kernels meanwhile (``symnb cache clear``) does not fail the compile."""
     digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
     name = f"lib-{digest}.so"
-    path = os.path.join(kernel_dir(), name)
-    ensure_private(kernel_dir())
-    tmp = temporary(path)
+    directory = ensure_private(kernel_dir())
+    path = os.path.join(directory, name)
+    top = os.path.dirname(directory)
+    before = _identity(top)
+    tmp = temporary(os.path.join(top, name))
     try:
         compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used)
         record = _checked_output(tmp)
-        os.replace(tmp, path)
+        _move(tmp, path)
+    except (compiler.CompileError, FileNotFoundError) as exc:
+        if _identity(top) != before:
+            raise _Cleared() from exc
+        raise
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
-    _verified.add(path)
+    _verified[path] = record
     for key, source in batch:
-        write_private(os.path.join(kernel_dir(), key + ".c"), source)
+        write_private(os.path.join(directory, key + ".c"), source)
         write_private(_entry_path(key), f"{name} {record}")
+
+
+def _move(tmp: str, path: str) -> None:
+    """``os.replace``, making the kernel directory again if another process cleared it."""
+    for attempt in range(TRIES):
+        try:
+            os.replace(tmp, path)
+            return
+        except FileNotFoundError:
+            if attempt == TRIES - 1 or not os.path.exists(tmp):
+                raise
+            forget_made(os.path.dirname(path))
+            ensure_private(os.path.dirname(path))
+
+
+def _identity(directory: str) -> tuple | None:
+    try:
+        info = os.stat(directory)
+    except FileNotFoundError:
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 def _checked_output(tmp: str) -> str:
@@ -278,7 +365,10 @@ def _checked_output(tmp: str) -> str:
     os.chmod(tmp, 0o700)
     record = fingerprint(tmp)
     if record is None or record.startswith("0 "):
-        raise compiler.CompileError(f"the C compiler left an empty library {tmp} (disk full?)")
+        raise compiler.CompileError(
+            f"the C compiler left an empty library {tmp} (is the disk holding the compile "
+            f"directory {compiledir()} full?)"
+        )
     return record
 
 
@@ -304,7 +394,7 @@ def info() -> CacheInfo:
     """What the kernel cache holds (``symnb cache info``)."""
     libs = _libraries_on_disk()
     kernels = sum(e.name.endswith(".entry") for e in scan(kernel_dir()))
-    total = sum(e.stat().st_size for e in libs)
+    total = sum(_size(e) for e in libs)
     return CacheInfo(kernel_dir(), kernels, len(libs), total, config.cache_limit_mb * 10**6)
 
 
@@ -314,15 +404,15 @@ def evict() -> list[str]:
     Returns the names deleted. A library this process loaded stays mapped (unlink is safe)."""
     limit = config.cache_limit_mb * 10**6
     libs = sorted(_libraries_on_disk(), key=_mtime)
-    total = sum(e.stat().st_size for e in libs)
+    total = sum(_size(e) for e in libs)
     gone = []
     for lib in libs:
         if total <= limit:
             break
-        total -= lib.stat().st_size
+        total -= _size(lib)
         with contextlib.suppress(OSError):
             os.unlink(lib.path)
-        _verified.discard(lib.path)
+        _verified.pop(lib.path, None)
         gone.append(lib.name)
     if gone:
         _drop_entries(set(gone))
@@ -330,7 +420,19 @@ def evict() -> list[str]:
 
 
 def _mtime(entry: os.DirEntry) -> float:
-    return entry.stat().st_mtime
+    return _stat(entry).st_mtime
+
+
+def _size(entry: os.DirEntry) -> int:
+    return _stat(entry).st_size
+
+
+def _stat(entry: os.DirEntry) -> os.stat_result:
+    """The entry's stat, zeros when another process deleted it meanwhile."""
+    try:
+        return entry.stat(follow_symlinks=False)
+    except FileNotFoundError:
+        return os.stat_result((0,) * 10)
 
 
 def _drop_entries(names: set[str]) -> None:
@@ -352,9 +454,16 @@ def forbid_compile():
 
 
 def clear_cache(memory: bool = True) -> str:
-    """Delete the cached kernels on disk (and forget loaded ones); returns the directory."""
-    target = os.path.join(compiledir(), "c")
-    shutil.rmtree(target, ignore_errors=True)
+    """Delete the cached kernels on disk (and forget loaded ones); returns the directory.
+    Only files with symnb's names go, and only from a directory symnb made (marked)."""
+    top = compiledir()
+    target = os.path.join(top, "c")
+    if not marked(top):
+        raise CompileDirError(
+            f"{top} has no symnb marker, so symnb did not make it and will not delete "
+            f"anything in it; delete {target} by hand if it holds only symnb's cache"
+        )
+    remove_named(target, CACHE_NAME)
     _verified.clear()
     forget()
     if memory:

@@ -30,6 +30,7 @@ from symnb.backends.c import cache, compiler
 from symnb.backends.compiledir import (
     ensure_private,
     fingerprint,
+    load_checked,
     read_regular,
     sweep_stale,
     temporary,
@@ -129,13 +130,18 @@ def _compiled():
     if not verified(path, read_regular(path + ".sum"), "C runner") and not _build(cc, path):
         return None
     try:
-        loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
-        spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
-        built = importlib.util.module_from_spec(spec)
-        loader.exec_module(built)
+        return load_checked(path, read_regular(path + ".sum"), _extension, "C runner")
     except ImportError as exc:
         _problem.append(f"loading {path}: {exc}")
         return None
+
+
+def _extension(path: str):
+    """The runner module loaded from ``path`` (a descriptor's path: load_checked)."""
+    loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
+    spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
+    built = importlib.util.module_from_spec(spec)
+    loader.exec_module(built)
     return built
 
 

@@ -33,6 +33,7 @@ from symnb.backends.kernels.ir import (
     Unsupported,
     check_dtype,
 )
+from symnb.core.dims import is_known
 from symnb.ops.blas import Gemm
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.linalg import Matmul
@@ -146,9 +147,11 @@ def _reduce(node, dialect, producer=None) -> Lowered:
 
 
 def _short_rows_reduced(shape, axis) -> bool:
-    """Whether the last two axes are reduced and the rows may be shorter than SHORT_ROW."""
+    """Whether the last two axes are reduced and the rows may be shorter than SHORT_ROW (a
+    named or unknown last dim may be)."""
     nd = len(shape)
-    return nd >= 2 and {nd - 2, nd - 1} <= set(axis) and (shape[-1] or 0) < SHORT_ROW
+    row = shape[-1] if nd and is_known(shape[-1]) else 0
+    return nd >= 2 and {nd - 2, nd - 1} <= set(axis) and row < SHORT_ROW
 
 
 @lowers(Matmul)
@@ -235,11 +238,17 @@ def _float_rows(node, *floats) -> str:
     return dtype
 
 
-def _exp_sum(b: Builder, x: int, store: int | None = None) -> tuple[Pass, Pass, int]:
+def _exp_sum(
+    b: Builder, x: int, store: int | None = None, finite_shift: bool = False
+) -> tuple[Pass, Pass, int]:
     """The max pass and the pass summing ``exp(x - max)`` (storing it when ``store`` is an
-    output), and the value ``x - max``."""
+    output), and the value ``x - max``; with ``finite_shift``, an infinite max shifts by 0
+    (SciPy's softmax and log_softmax: ``log_softmax([1, inf])`` is ``[-inf, nan]``)."""
     dtype = b.dtype_of(x)
-    shifted = b.sub(x, b.emit(RowValue(0, dtype)))
+    peak = b.emit(RowValue(0, dtype))
+    if finite_shift:
+        peak = b.where(b.isfinite(peak), peak, b.const(0))
+    shifted = b.sub(x, peak)
     e = b.exp(shifted)
     stores = ((store, e),) if store is not None else ()
     peak = Pass("max", x, dtype)
@@ -274,7 +283,7 @@ def _log_softmax(node, dialect, producer=None) -> Lowered:
     dtype = _float_rows(node, x)
     b = Builder(dialect)
     b.dtype = dtype
-    peak, total, shifted = _exp_sum(b, b.variable(x))
+    peak, total, shifted = _exp_sum(b, b.variable(x), finite_shift=True)
     lse = b.log(_row_sum(b, 1, dtype))
     body = Rows((peak, total, Pass(stores=((0, b.sub(shifted, lse)),))))
     kernel = _kernel(b, [Operand(dtype)], body, x.type.shape)

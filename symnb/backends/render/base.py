@@ -41,6 +41,31 @@ MATH = {
 }  # fmt: skip
 #: math functions that are type-generic macros or overloads in every dialect (no suffix)
 GENERIC = frozenset(("isnan", "isinf", "isfinite"))
+#: integer ops that overflow: computed in an unsigned type at least as wide as ``int`` (which
+#: wraps, in C, OpenCL C and CUDA C alike) and converted back, as NumPy's integers wrap
+WRAPPING = {"add": "+", "sub": "-", "mul": "*"}
+#: float -> integer conversions with a defined result for every float, the results GCC gives
+#: on x86-64 (and so NumPy's there): NaN and values out of range give the type's minimum, and
+#: 8- and 16-bit targets take the low bits of the int32 conversion, unsigned ones of int64's
+TO_INT = {
+    "to_i32": """
+static inline I32 NAME(T a) {
+    return (a > (T)-2147483648.0 && a < (T)2147483648.0) ? (I32)a : (I32)(-2147483647 - 1);
+}""",
+    "to_i64": """
+static inline I64 NAME(T a) {
+    return (a > (T)-9223372036854775808.0 && a < (T)9223372036854775808.0) ? (I64)a
+        : (I64)(-9223372036854775807LL - 1);
+}""",
+    "to_u64": """
+static inline U64 NAME(T a) {
+    const T two63 = (T)9223372036854775808.0;
+    if (a < (T)0) return (U64)(a > -two63 ? (I64)a : (I64)(-9223372036854775807LL - 1));
+    if (a < two63) return (U64)(I64)a;
+    if (a < (T)18446744073709551616.0) return (U64)(I64)(a - two63) + ((U64)1 << 63);
+    return 0;
+}""",
+}
 
 
 class Renderer:
@@ -121,14 +146,38 @@ class Renderer:
         t = self.type_name(dtype)
         if dtype == "bool" and source != "bool" and t != "bool":
             return f"(({t})({text} != 0))"  # a bool stored as an integer (OpenCL's uchar)
-        if np.dtype(source).kind == "f" and np.dtype(dtype).kind == "u":
-            through = f"(({t})({self.type_name('int64')}){text})"
-            return through if dtype != "uint64" else f"({text} < 0 ? {through} : (({t}){text}))"
+        if np.dtype(source).kind == "f" and np.dtype(dtype).kind in "iu":
+            return self.float_to_int(text, dtype, source)
         return f"(({t}){text})"
+
+    def float_to_int(self, text: str, dtype: str, source: str) -> str:
+        """A float converted to an integer type through ``TO_INT``'s defined helpers (a C cast
+        of an out-of-range float is undefined, and compilers exploit it: PoCL drops a clip
+        before one)."""
+        target = np.dtype(dtype)
+        name = {"uint64": "to_u64", "int64": "to_i64"}.get(dtype)
+        name = name or ("to_i64" if target.kind == "u" else "to_i32")
+        template = TO_INT[name].replace("LL", self.int_suffix)
+        for short, full in (("I32", "int32"), ("I64", "int64"), ("U64", "uint64")):
+            template = template.replace(short, self.type_name(full))
+        helper = self.helper(name, source, template)
+        return f"(({self.type_name(dtype)}){helper}({text}))"
+
+    def wrapping(self, symbol: str, args: list[str], dtype: str) -> str:
+        """``a symbol b`` (or ``-a``) of integers, wrapping without signed overflow."""
+        wide = self.type_name("uint64" if np.dtype(dtype).itemsize == 8 else "uint32")
+        t = self.type_name(dtype)
+        if len(args) == 1:
+            return f"(({t})(({wide})0 - ({wide}){args[0]}))"
+        return f"(({t})(({wide}){args[0]} {symbol} ({wide}){args[1]}))"
 
     def op(self, item: Op, names: list[str]) -> str:
         args = [names[a] for a in item.args]
         dtype = self._dtypes[item.args[-1]]
+        if np.dtype(dtype).kind in "iu" and (item.name in WRAPPING or item.name == "neg"):
+            return self.wrapping(WRAPPING.get(item.name, "-"), args, dtype)
+        if item.name == "pow" and self._is_literal(item.args[1], 0.5):
+            return f"{self.math_name('sqrt', dtype)}({args[0]})"  # NumPy's x ** 0.5 is sqrt
         if item.name in OPERATORS:
             return OPERATORS[item.name].format(*args)
         helpers = helper_table(np.dtype(dtype).kind)
@@ -142,6 +191,7 @@ class Renderer:
         """``const T vN = ...;`` for the values ``refs`` (SSA order); ``leaf(item)`` spells the
         values that read memory or the loop (loads, row values, the index)."""
         self._dtypes = [v.dtype for v in values]
+        self._values = values
         names = [f"v{i}" for i in range(len(values))]
         lines = []
         for ref in refs:
@@ -150,6 +200,12 @@ class Renderer:
             text = self.value(item, names) if known else leaf(item)
             lines.append(f"const {self.type_name(item.dtype)} v{ref} = {text};")
         return lines
+
+    def _is_literal(self, ref: int, value) -> bool:
+        item = self._values[ref]
+        while isinstance(item, Convert):
+            item = self._values[item.arg]
+        return isinstance(item, Literal) and item.value == value
 
     # -- helpers ----------------------------------------------------------------------------------
     def helper(self, name: str, dtype: str, template: str) -> str:

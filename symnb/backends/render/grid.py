@@ -14,6 +14,8 @@ qualifier of device pointers).
 
 from __future__ import annotations
 
+import numpy as np
+
 from symnb.backends.kernels.ir import (
     Contract,
     Extent,
@@ -99,6 +101,8 @@ class _Grid:
         if kind in ("max", "min"):
             return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
         op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
+        if kind in ("sum", "prod") and np.dtype(dtype).kind in "iu":
+            return self.r.wrapping(op, [acc, x], dtype)  # no signed overflow
         return f"({self.t(dtype)})({acc} {op} {x})"
 
 

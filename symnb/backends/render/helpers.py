@@ -15,7 +15,7 @@ from __future__ import annotations
 FLOAT_HELPERS = {
     "floor_div": """
 static inline T NAME(T a, T b) {
-    if (b == 0) return a / b;
+    if (b == 0 || isnan(a) || isnan(b)) return a / b;
     T mod = fmodF(a, b);
     T div = (a - mod) / b;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
@@ -40,10 +40,10 @@ static inline T NAME(T a) {
     return a >= 0 ? 1 / (1 + e) : e / (1 + e);
 }""",
     "maximum": """
-static inline T NAME(T a, T b) { T m = a >= b ? a : b; return a != a ? a : m; }""",
+static inline T NAME(T a, T b) { T m = a > b ? a : b; return a != a ? a : m; }""",
     "minimum": """
-static inline T NAME(T a, T b) { T m = a <= b ? a : b; return a != a ? a : m; }""",
-}
+static inline T NAME(T a, T b) { T m = a < b ? a : b; return a != a ? a : m; }""",
+}  # on a tie (+0.0 and -0.0) the second, as NumPy's maximum and minimum
 
 #: helpers for signed integer types
 SIGNED_HELPERS = {

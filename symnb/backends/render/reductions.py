@@ -71,6 +71,8 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
         if kind in ("max", "min"):
             return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
         op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
+        if kind in ("sum", "prod") and np.dtype(dtype).kind in "iu":
+            return self.r.wrapping(op, [acc, x], dtype)  # no signed overflow
         return f"({self.t(dtype)})({acc} {op} {x})"
 
     def row(self, acc_t: str, out_t: str, strided: bool) -> str:

@@ -4,7 +4,9 @@
 ``-(-x)`` and ``a*x + b*x``. Each rule fires only where the result keeps the node's dtype and
 shape (a constant that broadcasts ``x`` to a larger shape, or promotes its dtype, is kept).
 ``x-x -> 0`` and ``exp(log(x)) -> x`` assume values in the ops' domain (finite ``x``;
-``x > 0``), as Theano's and PyTensor's rules do.
+``x > 0``), as Theano's and PyTensor's rules do. Those, ``log(exp(x)) -> x`` (1000 where exp
+overflows to inf), ``x+0 -> x`` (-0.0 stays -0.0) and the collecting rules (``1e308*x -
+1e308*x`` is NaN at x=10) are ``ieee=False``: ``optimize="stable"`` leaves them out.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def pow_one(m):
     return _identity(m, 1)
 
 
-@rule("canonicalize", Pattern(Add, "x", Const("c"), commutative=True))
+@rule("canonicalize", Pattern(Add, "x", Const("c"), commutative=True), ieee=False)
 def add_zero(m):
     """x + 0 -> x"""
     return _identity(m, 0)
@@ -57,7 +59,7 @@ def sub_zero(m):
     return _identity(m, 0)
 
 
-@rule("canonicalize", Pattern(Sub, "x", "x"))
+@rule("canonicalize", Pattern(Sub, "x", "x"), ieee=False)
 def sub_self(m):
     """x - x -> 0 (a constant when x's shape is known, else 0 broadcast to x's shape)."""
     dtype = m.out.type.dtype
@@ -66,13 +68,13 @@ def sub_self(m):
     return BroadcastLike()(Constant(np.zeros((), dtype)), m.x)
 
 
-@rule("canonicalize", Pattern(Exp, Pattern(Log, "x")))
+@rule("canonicalize", Pattern(Exp, Pattern(Log, "x")), ieee=False)
 def exp_of_log(m):
     """exp(log(x)) -> x (for x > 0, log's domain)"""
     return m.x if fits(m.out, m.x) else None
 
 
-@rule("canonicalize", Pattern(Log, Pattern(Exp, "x")))
+@rule("canonicalize", Pattern(Log, Pattern(Exp, "x")), ieee=False)
 def log_of_exp(m):
     """log(exp(x)) -> x (also exact where exp overflows)"""
     return m.x if fits(m.out, m.x) else None
@@ -84,13 +86,17 @@ def neg_of_neg(m):
     return m.x if fits(m.out, m.x) else None
 
 
-@rule("canonicalize", Pattern(Add, Pattern(Mul, name="left"), Pattern(Mul, name="right")))
+@rule(
+    "canonicalize", Pattern(Add, Pattern(Mul, name="left"), Pattern(Mul, name="right")), ieee=False
+)
 def collect_add(m):
     """a*x + b*x -> (a + b)*x, when neither product is used elsewhere."""
     return _collect(m, add)
 
 
-@rule("canonicalize", Pattern(Sub, Pattern(Mul, name="left"), Pattern(Mul, name="right")))
+@rule(
+    "canonicalize", Pattern(Sub, Pattern(Mul, name="left"), Pattern(Mul, name="right")), ieee=False
+)
 def collect_sub(m):
     """a*x - b*x -> (a - b)*x, when neither product is used elsewhere."""
     return _collect(m, sub)

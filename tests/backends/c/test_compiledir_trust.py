@@ -1,0 +1,355 @@
+"""The compile directory after issue #35: no one else may swap it or the files in it, symnb
+deletes only what it made, another process clearing it does not break a compile, and a
+directory that cannot be used gets a message naming it and the fix.
+
+The tests run as root, so "another user" is a file or directory chowned to another uid (root
+may), a group-writable mode, or a stand-in for the failing call."""
+
+import ctypes
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb import cli
+from symnb.backends import compiledir as cdir
+from symnb.backends.c import cache, compiler
+
+OTHER = 54321  # a uid that is not ours
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    monkeypatch.setattr(cache, "_verified", {})
+    monkeypatch.setattr(cache, "_libraries", {})
+    monkeypatch.setattr(compiler, "_flags", {})
+    cdir.forget()
+    yield
+    cdir.forget()
+
+
+def build(scale=2.0):
+    x = sn.vector("x")
+    return sn.function([x], sn.exp(x) * scale + 1, backend="c")
+
+
+def works(f, scale=2.0):
+    x = np.linspace(0, 1, 5)
+    np.testing.assert_allclose(f(x), np.exp(x) * scale + 1)
+
+
+def reload_from_disk():
+    cache._loaded.clear()
+    cache._verified.clear()
+    cache._libraries.clear()
+
+
+def library(compiledir):
+    (lib,) = (compiledir / "c").glob("lib-*.so")
+    return lib
+
+
+# -- ancestors another user may rename -------------------------------------------------------------
+@as_root
+def test_a_parent_owned_by_another_user_is_refused(tmp_path, monkeypatch):
+    parent = tmp_path / "theirs"
+    parent.mkdir(mode=0o755)
+    os.chown(parent, OTHER, OTHER)
+    monkeypatch.setattr(sn.config, "compiledir", str(parent / "mine"))
+    with pytest.raises(cdir.CompileDirError, match=f"user {OTHER} .* may rename .*mine"):
+        build()
+
+
+@pytest.mark.parametrize("bits", [0o777, 0o775])
+def test_a_parent_others_may_write_is_refused(tmp_path, monkeypatch, bits):
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    parent.chmod(bits)
+    monkeypatch.setattr(sn.config, "compiledir", str(parent / "mine"))
+    with pytest.raises(cdir.CompileDirError, match="may rename .*chmod \\+t"):
+        build()
+
+
+def test_a_sticky_shared_parent_like_tmp_is_accepted_when_the_directory_is_ours(
+    tmp_path, monkeypatch
+):
+    parent = tmp_path / "tmp-like"
+    parent.mkdir()
+    parent.chmod(0o1777)
+    monkeypatch.setattr(sn.config, "compiledir", str(parent / "mine"))
+    monkeypatch.setattr(cache, "_loaded", {})
+    works(build())
+
+
+@as_root
+def test_a_grandparent_of_another_user_is_refused_too(tmp_path, monkeypatch):
+    top = tmp_path / "theirs"
+    (top / "mine").mkdir(parents=True, mode=0o700)
+    os.chown(top, OTHER, OTHER)
+    monkeypatch.setattr(sn.config, "compiledir", str(top / "mine" / "cache"))
+    with pytest.raises(cdir.CompileDirError, match=f"user {OTHER}"):
+        build()
+
+
+def test_a_symlinked_compile_directory_is_refused_with_the_right_advice(tmp_path, monkeypatch):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setattr(sn.config, "compiledir", str(tmp_path / "link"))
+    with pytest.raises(cdir.CompileDirError, match=f"symbolic link \\(to {real}\\).*to {real}"):
+        build()
+
+
+# -- the files: checked as opened, loaded through the descriptor -----------------------------------
+@pytest.mark.parametrize("which", ["library", "entry"])
+def test_a_group_writable_file_is_refused_and_rebuilt(compiledir, which):
+    works(build())
+    target = library(compiledir) if which == "library" else next((compiledir / "c").glob("*.entry"))
+    target.chmod(0o660 if which == "entry" else 0o770)
+    reload_from_disk()
+    compiles = cache.stats.compiles
+    with pytest.warns(RuntimeWarning, match="refused .*writable by group or others"):
+        works(build())
+    assert cache.stats.compiles == compiles + 1
+    assert target.stat().st_mode & 0o077 == 0
+
+
+@as_root
+def test_a_library_of_another_user_is_refused(compiledir):
+    works(build())
+    os.chown(library(compiledir), OTHER, OTHER)
+    reload_from_disk()
+    with pytest.warns(RuntimeWarning, match=f"refused .*belongs to user {OTHER}"):
+        works(build())
+    assert library(compiledir).stat().st_uid == os.geteuid()
+
+
+def test_a_symlinked_entry_is_not_followed(compiledir, tmp_path):
+    works(build())
+    (entry,) = (compiledir / "c").glob("*.entry")
+    planted = tmp_path / "planted.entry"
+    planted.write_text(entry.read_text())
+    planted.chmod(0o600)
+    entry.unlink()
+    entry.symlink_to(planted)
+    assert cdir.read_regular(str(entry)) is None
+
+
+def test_libraries_are_loaded_through_the_checked_descriptor(compiledir, monkeypatch):
+    opened = []
+    real = ctypes.CDLL
+
+    def recording(path, *args, **kwargs):
+        opened.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(ctypes, "CDLL", recording)
+    monkeypatch.setattr(cache, "_loaded", {})
+    works(build(7.0), 7.0)
+    assert opened and all(p.startswith("/proc/self/fd/") for p in opened), opened
+
+
+def test_a_library_swapped_after_its_check_is_not_loaded(compiledir):
+    works(build(2.0))
+    first = library(compiledir)
+    works(build(3.0), 3.0)  # a second library, a valid one
+    other = next(p for p in (compiledir / "c").glob("lib-*.so") if p != first)
+    reload_from_disk()
+    (entry,) = [e for e in (compiledir / "c").glob("*.entry") if first.name in e.read_text()]
+    key = entry.name[: -len(".entry")]
+    assert cache._library_of(key) == str(first)  # checked
+    os.replace(other, first)  # swapped after the check
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        assert cache.open_symbol(str(first), cache.symbol(key)) is None
+
+
+# -- deleting only what symnb made -----------------------------------------------------------------
+def users_files(root):
+    """A project directory that already has a c/ folder of the user's."""
+    mine = root / "c"
+    mine.mkdir(parents=True)
+    files = {
+        "notes.tmp": "draft",
+        "main.c": "int main(void) { return 0; }",
+        "data.tmp.csv": "1,2",
+        "lib-x.so": "not a library",
+    }
+    past = time.time() - 10 * cdir.STALE_SECONDS
+    for name, text in files.items():
+        (mine / name).write_text(text)
+        os.utime(mine / name, (past, past))
+    return files
+
+
+def test_a_directory_symnb_did_not_make_keeps_its_files(tmp_path, monkeypatch, capsys):
+    project = tmp_path / "project"
+    files = users_files(project)
+    project.chmod(0o700)
+    monkeypatch.setattr(sn.config, "compiledir", str(project))
+    monkeypatch.setattr(cache, "_loaded", {})
+    works(build())
+    assert cache.compiledir() == str(project / cdir.SUBFOLDER)
+    assert list((project / cdir.SUBFOLDER / "c").glob("lib-*.so"))
+    sn.clear_cache()
+    assert cli.main(["cache", "clear"]) == 0
+    assert {p.name: p.read_text() for p in (project / "c").iterdir()} == files
+    assert not (project / cdir.MARKER).exists()
+
+
+def test_an_empty_existing_directory_is_marked_and_used(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir(mode=0o700)
+    monkeypatch.setattr(sn.config, "compiledir", str(empty))
+    monkeypatch.setattr(cache, "_loaded", {})
+    works(build())
+    assert cache.compiledir() == str(empty)
+    assert (empty / cdir.MARKER).is_file()
+
+
+def test_clear_and_sweep_delete_only_symnb_names(compiledir):
+    works(build())
+    kernels = compiledir / "c"
+    foreign = {"readme.txt": "mine", "old.tmp": "mine", "x.1.abcdef01.tmp.bak": "mine"}
+    past = time.time() - 10 * cdir.STALE_SECONDS
+    for name, text in foreign.items():
+        (kernels / name).write_text(text)
+        os.utime(kernels / name, (past, past))
+    cdir.forget()
+    works(build(5.0), 5.0)  # the first compile of a process sweeps
+    sn.clear_cache()
+    assert {p.name: p.read_text() for p in kernels.iterdir()} == foreign
+
+
+# -- another process clearing the cache; damaged entries -------------------------------------------
+COMPILER_WORKER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import symnb as sn
+    sn.config.compiledir = sys.argv[1]
+    x = sn.vector("x")
+    for i in range(int(sys.argv[2])):
+        scale = 1.0 + int(sys.argv[3]) * 1000 + i
+        f = sn.function([x], sn.exp(x) * scale - 0.25, backend="c")
+        np.testing.assert_allclose(f(np.ones(3)), np.exp(1.0) * scale - 0.25)
+    print("ok")
+    """
+)
+CLEARER = textwrap.dedent(
+    """
+    import sys, time
+    import symnb as sn
+    sn.config.compiledir = sys.argv[1]
+    end = time.time() + float(sys.argv[2])
+    while time.time() < end:
+        sn.clear_cache()
+        time.sleep(0.05)
+    print("ok")
+    """
+)
+
+
+def test_compiling_while_another_process_clears_the_cache(compiledir):
+    works(build())  # the directory exists, marked
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+
+    def start(script, *args):
+        return subprocess.Popen(
+            [sys.executable, "-c", script, str(compiledir), *map(str, args)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    workers = [start(COMPILER_WORKER, 6, n) for n in range(3)]
+    clearer = start(CLEARER, 20)
+    try:
+        for proc in workers:
+            out, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0 and out.strip() == "ok", err[:3000]
+    finally:
+        clearer.kill()
+        clearer.communicate(timeout=30)
+        for proc in workers:
+            proc.kill()
+
+
+def test_a_cleared_kernel_directory_is_made_again_in_the_same_process(compiledir, monkeypatch):
+    works(build())
+    real = compiler.compile_kernels
+
+    def cleared_first(kernels, target, used):  # another process clears during this compile
+        if not cleared_first.done:
+            cleared_first.done = True
+            sn.backends.c.cache.remove_named(str(compiledir / "c"), cache.CACHE_NAME)
+        real(kernels, target, used)
+
+    cleared_first.done = False
+    monkeypatch.setattr(compiler, "compile_kernels", cleared_first)
+    works(build(9.0), 9.0)
+
+
+def test_an_entry_that_is_a_directory_is_repaired(compiledir):
+    works(build())
+    (entry,) = (compiledir / "c").glob("*.entry")
+    entry.unlink()
+    entry.mkdir()
+    (entry / "junk").write_text("x")
+    reload_from_disk()
+    works(build())
+    assert entry.is_file()
+
+
+# -- messages --------------------------------------------------------------------------------------
+def test_a_read_only_kernel_directory_names_the_directory_and_the_fix(compiledir, monkeypatch):
+    works(build())
+    real = os.open
+
+    def read_only(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and str(path).startswith(str(compiledir / "c")):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    reload_from_disk()
+    with pytest.raises(cdir.CompileDirError, match=f"compile directory {compiledir}.*chmod"):
+        works(build(4.0), 4.0)
+
+
+def test_a_full_disk_names_the_compile_directory(compiledir, monkeypatch):
+    works(build())
+    real = os.open
+
+    def full(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and str(path).startswith(str(compiledir)):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", full)
+    with pytest.raises(
+        cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"
+    ):
+        works(build(4.0), 4.0)
+
+
+def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledir, monkeypatch):
+    works(build())
+
+    def out_of_space(source, target, options):
+        raise compiler.CompileError(
+            "the C compiler failed\nld: final link failed: No space left on device"
+        )
+
+    monkeypatch.setattr(compiler, "_compile", out_of_space)
+    with pytest.raises(
+        cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"
+    ):
+        works(build(4.0), 4.0)

@@ -1,0 +1,169 @@
+"""Generated kernels have defined behaviour in every dialect, and their special values are the
+reference's (issue #35): integer arithmetic wraps through unsigned types (PoCL folded
+``x + 1 > x`` to true), float -> integer conversions go through defined helpers, and
+``log_softmax``, ``maximum``/``minimum`` of signed zeros, ``x ** 0.5``, ``x // nan`` and
+``gammaln`` of subnormals agree with NumPy/SciPy on every backend."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.special
+
+import symnb as sn
+from symnb.backends.c.dialect import CDialect
+from tests.helpers import check
+
+SIGNED = ["int8", "int16", "int32", "int64"]
+UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
+
+
+def quiet(fn, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def run(build, *arrays, backend, optimize="fast"):
+    xs = [sn.tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = sn.function(xs, build(*xs), backend=backend, optimize=optimize)
+    return quiet(f, *arrays)
+
+
+# -- integers wrap as NumPy's do ------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", SIGNED + UNSIGNED)
+def test_integer_arithmetic_wraps_at_the_extremes(dtype, backend):
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, info.max - 1, 0, 1, -1 if info.min else 7], dtype)
+    one = np.array(1, dtype)
+    outs = [
+        (lambda x: (x + 1) > x, lambda v: (v + one) > v),
+        (lambda x: (x - 1) < x, lambda v: (v - one) < v),
+        (lambda x: x * x, lambda v: v * v),
+        (lambda x: -x, lambda v: -v),
+        (lambda x: x * 3 + x, lambda v: v * np.array(3, dtype) + v),
+    ]
+    for build, reference in outs:
+        check(run(build, a, backend=backend), quiet(reference, a))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint64"])
+def test_integer_sums_and_products_wrap(dtype, backend):
+    info = np.iinfo(dtype)
+    a = np.array([[info.max, info.max, 3], [info.min, -1 if info.min else 2, 5]], dtype)
+    for name in ("sum", "prod"):
+        got = run(getattr(sn, name), a, backend=backend)
+        check(got, quiet(getattr(np, name), a))
+        got = run(getattr(sn, name), a.T.copy(), backend=backend)  # one row per output
+        check(got, quiet(getattr(np, name), a.T.copy()))
+
+
+def test_kernels_spell_signed_arithmetic_unsigned():
+    x = sn.vector("x", dtype="int32")
+    f = sn.function([x], (x + 1) * x - x, backend="c")
+    source = "\n".join(k.source for k in f.kernels)
+    assert "(uint32_t)" in source
+    assert not any(f"{op} v" in source for op in ("+", "*")), source  # every one wrapped
+
+
+# -- float -> integer conversions ----------------------------------------------------------------
+FLOATS = np.array([300.7, -300.2, 1e6, -129.5, 127.9, 2.5e9, -2.5e9, 1e12, -1e12, 1e19, 2e19,
+                   -1e19, 3e38, np.nan, np.inf, -np.inf, -0.5, 0.0])  # fmt: skip
+
+
+def x86_conversion(values: np.ndarray, dtype: str) -> np.ndarray:
+    """What the C backend gave before the conversions became defined (GCC on x86-64): NaN and
+    out-of-range values give the minimum of int32 (int64); narrower targets keep the low bits
+    of the int32 conversion, unsigned ones of the int64 conversion."""
+    target = np.dtype(dtype)
+
+    def convert(v: float, bits: int) -> int:
+        limit = 2.0 ** (bits - 1)
+        return int(v) if -limit < v < limit else -(2 ** (bits - 1))
+
+    out = []
+    for v in values.tolist():
+        if dtype == "uint64" and v >= 0 or dtype == "uint64" and v != v:
+            out.append(int(v) if v < 2.0**64 else 0)
+        elif target.kind == "u" or target.itemsize == 8:
+            out.append(convert(v, 64) % 2 ** (8 * target.itemsize))
+        else:
+            out.append(convert(v, 32) % 2 ** (8 * target.itemsize))
+    return np.array(out, dtype=np.uint64).astype(dtype)
+
+
+@pytest.mark.parametrize("source", ["float64", "float32"])
+@pytest.mark.parametrize("target", SIGNED + UNSIGNED)
+def test_float_to_integer_conversions_are_defined(source, target, backend):
+    values = quiet(FLOATS.astype, source)
+    want = x86_conversion(values.astype("float64"), target)
+    inside = np.abs(values.astype("float64")) < 2.0**31  # NumPy defines these: they agree
+    np.testing.assert_array_equal(quiet(values.astype, target)[inside], want[inside])
+    if backend == "py":
+        return  # NumPy's own loops differ out of range (docs/reliability.md)
+    check(run(lambda x: sn.cast(x, target), values, backend=backend), want)
+    fused = run(lambda x: sn.cast(x * 1.0 + 0.0, target), values, backend=backend)
+    check(fused, want)
+
+
+@pytest.mark.parametrize("target", ["int8", "int16", "uint8"])
+def test_a_clip_before_a_narrowing_conversion_is_kept(target, backend):
+    info = np.iinfo(target)
+    values = FLOATS[~np.isnan(FLOATS)]
+    got = run(lambda x: sn.cast(sn.clip(x, info.min, info.max), target), values, backend=backend)
+    check(got, np.clip(values, info.min, info.max).astype(target))
+
+
+def test_the_conversion_helpers_compile_in_every_dialect():
+    source = CDialect()
+    source.convert("v0", "int8", "float64")
+    assert "sn_to_i32_float64" in source.helpers
+
+
+# -- special values ----------------------------------------------------------------------------
+def test_log_softmax_of_an_infinite_row_is_scipys(backend):
+    rows = np.array([[1.0, np.inf], [-np.inf, -np.inf], [np.inf, np.inf], [1.0, -np.inf]])
+    got = run(lambda x: sn.log_softmax(x, axis=-1), rows, backend=backend)
+    check(got, quiet(scipy.special.log_softmax, rows, -1))
+    assert got[0, 0] == -np.inf and np.isnan(got[0, 1])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_maximum_and_minimum_of_signed_zeros_are_numpys(dtype, backend):
+    a = np.array([0.0, -0.0, 0.0, -0.0, np.nan, 1.0], dtype)
+    b = np.array([-0.0, 0.0, 0.0, -0.0, 1.0, np.nan], dtype)
+    for op in ("maximum", "minimum"):
+        got = run(getattr(sn, op), a, b, backend=backend)
+        want = getattr(np, op)(a, b)
+        check(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want)), (op, got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_square_root_power_of_special_values(dtype, backend):
+    a = np.array([-np.inf, -0.0, -8.0, np.inf, 4.0, np.nan], dtype)
+    got = run(lambda x: x**0.5, a, backend=backend)
+    want = quiet(np.power, a, 0.5)
+    check(got, want)
+    assert np.array_equal(np.signbit(got[~np.isnan(want)]), np.signbit(want[~np.isnan(want)]))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_floor_division_by_a_nan_constant(dtype, backend):
+    a = np.array([1.0, -2.0, 0.0, np.inf, np.nan], dtype)
+    for build, reference in (
+        (lambda x: x // np.nan, lambda v: v // np.array(np.nan, dtype)),
+        (lambda x: np.nan // (x + 1), lambda v: np.array(np.nan, dtype) // (v + 1)),
+        (lambda x: x % np.nan, lambda v: v % np.array(np.nan, dtype)),
+    ):
+        check(run(build, a, backend=backend), quiet(reference, a))
+
+
+def test_gammaln_of_subnormals_agrees_between_backends(backend):
+    a = np.array([5e-324, -5e-324, 1e-310, 5.562684646268003e-309, 2e-308, 0.0, 1e-45, 3.5])
+    got = run(sn.gammaln, a, backend=backend)
+    want = np.where(np.abs(a) < 1e-300, -np.log(np.abs(a)), quiet(scipy.special.gammaln, a))
+    want[a == 0] = np.inf
+    check(got, want)
