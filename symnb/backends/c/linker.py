@@ -9,6 +9,8 @@ reference, and ``f.kernels`` says so. Steps are chosen by op class (``@plan_step
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from symnb.backends import execute
@@ -34,6 +36,7 @@ PLANNERS = Planners(VIEWS)
 PLANNERS.update(CONVOLUTION)  # several steps each (convolution.py, pools.py)
 PLANNERS.update(POOLING)
 plan_step = PLANNERS.register
+log = logging.getLogger(__name__)
 VIEW_NOTE = "computed in C with NumPy's C API (a view: no copy, no Python call)"
 
 
@@ -90,6 +93,10 @@ class CLinker(PlanBuilder):
             if var.owner is not None and id(var.owner) in self.fused:
                 raise AssertionError("a fused node's output is read elsewhere")
         self.kernels.append(KernelInfo(kind, node, None, reason))
+        if kind == "library":
+            where = node.outputs[0].source
+            log.info("fallback: %s has no kernel here: %s%s", node.op, reason,
+                     f" (built at {where})" if where else "")  # fmt: skip
         return self.library(node, kind=kind)
 
     def _plan_fusion(self, order) -> dict:
