@@ -199,8 +199,8 @@ PYTHON_VALUES = (list, tuple, int, float, complex, np.generic)
 
 def _article(noun: str) -> str:
     """A noun with its article ("an array", "a torch Tensor"); a builtin's bare name."""
-    if noun[0].islower() and noun != "array":
-        return noun
+    if " " not in noun and noun != "array":
+        return noun  # a builtin's name: "got str", "got dict"
     return f"an {noun}" if noun[0] in "aeiouAEIOU" else f"a {noun}"
 
 
