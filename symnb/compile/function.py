@@ -11,7 +11,7 @@ import numpy as np
 from symnb.backends import default_backend
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.plan import fresh_outputs, may_alias
-from symnb.compile.checkmode import CHECK
+from symnb.compile.checkmode import CHECK, check_mode
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
@@ -281,10 +281,10 @@ class Function:
     def __reduce__(self):
         """Pickled as what it was built from: its variables (the graph, the shared variables
         with their current values) and options; loading compiles it again, which the kernel
-        cache turns into loads of the same kernels (no plan or kernel pointer is pickled)."""
-        if self.backend == CHECK:
-            raise TypeError("a function built in check mode cannot be pickled")
-        return Function, self._built_from
+        cache turns into loads of the same kernels (no plan or kernel pointer is pickled).
+        One built in check mode loads as one in check mode (zeros, no updates written), so a
+        program sending functions to other processes (Dask workers) can be checked."""
+        return (_checked if self.backend == CHECK else Function), self._built_from
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
@@ -292,6 +292,13 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _checked(inputs, outputs, updates, givens, *options):
+    """A check-mode function loaded from a pickle: built in check mode here too."""
+    with check_mode():
+        return function(inputs, outputs, updates, givens, name=options[1],
+                        no_default_updates=options[-1])  # fmt: skip
 
 
 def _make_linker(cls, graph, leaves, n_results: int):
