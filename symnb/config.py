@@ -51,7 +51,7 @@ class Config:
     #: the rewrites of ``sn.function`` when ``optimize`` is not given (docs/rewrites.md)
     optimize: str = "fast"
     #: wraps long loops (compiling many kernels): ``progress(iterable, total, label)``; symnb
-    #: sets it to symnb.viz.progress.progress, a bar in a notebook and silent elsewhere
+    #: sets it to ``sn.progress`` (tqdm's bar where installed, else its own; docs/notebook.md)
     progress: Callable = quiet
 
     def __setattr__(self, name, value):
