@@ -59,13 +59,14 @@ from symnb.grad import (  # noqa: F401
 )
 from symnb.ops import *  # noqa: F403 - the op catalogue is the public API
 from symnb.ops import getitem  # noqa: F401
-from symnb.viz.progress import progress as _progress
+from symnb.version import version as _version
+from symnb.viz.progress import progress
 from symnb.viz.text import format_expr, format_graph
 
-config.progress = _progress  # long work (compiling many kernels) shows a bar in a notebook
+config.progress = progress  # long work (compiling many kernels) shows a bar (tqdm's if installed)
 _hooks.register("symnb", _sys.modules[__name__])  # the public names, for %%symcompile cells
 
-__version__ = "0.1.0"
+__version__ = _version()
 
 
 def load_ipython_extension(ipython):
@@ -88,4 +89,5 @@ __all__ = [
     "grad", "Lop", "check_grad", "GradientError", "DisconnectedInputError",
     "DisconnectedInputWarning", "NotDifferentiableError", "Rop", "jacobian", "hessian",
     "stop_gradient", "zero_grad", "disconnected_grad", "grad_clip", "verify_grad",
+    "progress",
 ]  # fmt: skip

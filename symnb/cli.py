@@ -1,5 +1,5 @@
 """The ``symnb`` command line: ``symnb check FILE.py|NOTEBOOK.ipynb ...``; ``symnb cache
-info|clear`` (what the compiled-kernel cache holds; empty it)."""
+info|clear`` (what the compiled-kernel cache holds; empty it); ``symnb --version``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 
 from symnb.shapes.checker import ProgramUnreadable
 from symnb.shapes.isolate import DEFAULT_TIMEOUT, check_isolated
+from symnb.version import version
 
 #: exit status of ``symnb check`` when a file is not a program it can read
 UNREADABLE = 3
@@ -15,6 +16,7 @@ UNREADABLE = 3
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="symnb", description="symnb command line tools")
+    parser.add_argument("--version", action="version", version=f"symnb {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser(
         "check",

@@ -1,9 +1,14 @@
-"""Process-wide settings, read when used (never from the environment at import)."""
+"""Process-wide settings, read when used. The environment is read once, at import:
+``SYMNB_FLAGS="backend=py,optimize=stable"`` gives fields their starting values (symnb/flags.py);
+``$SYMNB_COMPILEDIR`` is read when the compile directory is."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from symnb import flags
 
 
 def quiet(iterable: Iterable, total: int | None = None, label: str = ""):
@@ -40,14 +45,32 @@ class Config:
     #: what launches backend "cuda"'s kernels: "cuda-python" (NVIDIA's driver bindings),
     #: "pycuda", or "" for the first of the two that is installed
     cuda_launcher: str = ""
+    #: the backend of ``sn.function`` when none is given: "" is "c" where a C compiler is
+    #: present, else "py"
+    backend: str = ""
+    #: the rewrites of ``sn.function`` when ``optimize`` is not given (docs/rewrites.md)
+    optimize: str = "fast"
     #: wraps long loops (compiling many kernels): ``progress(iterable, total, label)``; symnb
-    #: sets it to symnb.viz.progress.progress, a bar in a notebook and silent elsewhere
+    #: sets it to ``sn.progress`` (tqdm's bar where installed, else its own; docs/notebook.md)
     progress: Callable = quiet
 
     def __setattr__(self, name, value):
-        if name == "floatX" and value not in ("float16", "float32", "float64"):
-            raise ValueError(f"config.floatX must be float16, float32 or float64, not {value!r}")
+        choices = CHOICES.get(name)
+        if choices is not None and value not in choices:
+            spelled = [repr(c) if name in QUOTED else c for c in choices]
+            raise ValueError(f"config.{name} must be {', '.join(spelled[:-1])} or "
+                             f"{spelled[-1]}, not {value!r}")  # fmt: skip
         super().__setattr__(name, value)
 
 
+#: the values some fields may take (the backends are symnb.backends.LINKERS; a test keeps
+#: the two lists equal)
+CHOICES = {
+    "floatX": ("float16", "float32", "float64"),
+    "backend": ("", "c", "py", "opencl", "cuda"),
+    "optimize": ("fast", "stable", "none"),
+}
+QUOTED = ("backend", "optimize")
+
 config = Config()
+flags.apply(config, os.environ.get("SYMNB_FLAGS", ""), "SYMNB_FLAGS")

@@ -69,3 +69,8 @@ def numbered(source: str) -> str:
 
 class ShapeWarning(UserWarning):
     """A legal shape pattern that is usually a bug; each pattern has its own subclass."""
+
+
+class InputWarning(UserWarning):
+    """A value passed to a compiled function was taken with a change worth knowing (a torch
+    tensor that requires grad is detached)."""

@@ -20,7 +20,7 @@ from symnb.core.hooks import hook
 #: layer of each part of symnb (the name after ``symnb.``): a module may import modules of its
 #: own layer and of the layers below; the package itself and the tools sit on top
 LAYERS = {
-    "core": 0, "errors": 0, "config": 0,
+    "core": 0, "errors": 0, "config": 0, "flags": 0, "version": 0,
     "ops": 1,
     "grad": 2, "opt": 2,
     "compile": 3, "backends": 3,

@@ -15,11 +15,14 @@ an address found in the process, and a library step is a Python callable. A loop
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 
 class KernelRef:
@@ -42,18 +45,36 @@ class KernelRef:
 class OwnResults:
     """A fallback's callable whose results never share memory with its arguments: a NumPy
     reference may hand an input back (or a view of one), but a kernel or BLAS step's output is
-    storage of its own, and ``fresh_outputs`` counts on it."""
+    storage of its own, and ``fresh_outputs`` counts on it. Each run is a fallback, which the
+    ``symnb.backends.plan`` logger reports (INFO the first time per step, DEBUG after)."""
 
-    __slots__ = ("fn",)
+    __slots__ = ("fn", "node", "told")
 
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, node=None):
+        self.fn, self.node, self.told = fn, node, False
 
     def __call__(self, *args):
+        if log.isEnabledFor(logging.DEBUG if self.told else logging.INFO):
+            self._log(args)
         result = self.fn(*args)
         if isinstance(result, tuple):
             return tuple(_owned(r, args) for r in result)
         return _owned(result, args)
+
+    def _log(self, args) -> None:
+        level = logging.DEBUG if self.told else logging.INFO
+        self.told = True
+        values = ", ".join(_described(a) for a in args)
+        outputs = getattr(self.node, "outputs", None)
+        where = outputs[0].source if outputs else None
+        log.log(level, "fallback: %s ran its NumPy reference (its kernel or BLAS call declined "
+                "this call's layout or sizes) on %s%s", getattr(self.node, "op", "a step"),
+                values, f" (built at {where})" if where else "")  # fmt: skip
+
+
+def _described(value) -> str:
+    shape = getattr(value, "shape", None)
+    return f"{value.dtype}{list(shape)}" if shape is not None else type(value).__name__
 
 
 def _owned(value, args):

@@ -130,7 +130,7 @@ class PlanBuilder:
         """A kernel or BLAS step's fallback, its results never an argument's memory."""
         if isinstance(fallback.fn, OwnResults):
             return fallback
-        return dataclasses.replace(fallback, fn=OwnResults(fallback.fn))
+        return dataclasses.replace(fallback, fn=OwnResults(fallback.fn, fallback.node))
 
     def view(self, node, how: str, axes=(), target=(), like=None) -> View:
         fallback = self.library(node)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -10,11 +11,12 @@ import numpy as np
 from symnb.backends import default_backend
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.plan import fresh_outputs, may_alias
-from symnb.compile.checkmode import CHECK, has_unknown_dims, warn_for_call_shapes
+from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
 from symnb.compile.update_pairs import as_update_pairs
+from symnb.config import config
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import Graph, clone_graph, default_updates, leaves
 from symnb.core.hooks import hook
@@ -25,6 +27,8 @@ from symnb.errors import DTypeError, GraphError, InputError, ShapeError
 from symnb.ops.elemwise import cast
 from symnb.opt import optimize as rewrite
 
+log = logging.getLogger(__name__)
+
 
 def function(
     inputs,
@@ -33,7 +37,7 @@ def function(
     givens=None,
     backend=None,
     name=None,
-    optimize="fast",
+    optimize=None,
     borrow=False,
     mode=None,
     no_default_updates=False,
@@ -44,14 +48,15 @@ def function(
     returns the same structure. ``updates``: shared variable -> new value, all computed before
     any is written. ``givens``: variable -> variable or value, substituted before compiling.
     ``optimize``: "fast", "stable", "none" or ``{"include": [...], "exclude": [...]}`` (names
-    of rewrite phases or rules; see docs/rewrites.md).
-    ``backend``: "c" (the default when a C compiler is present) or "py".
+    of rewrite phases or rules; see docs/rewrites.md); None is ``sn.config.optimize``.
+    ``backend``: "c", "py", "opencl" or "cuda"; None is ``sn.config.backend``, else "c" when a
+    C compiler is present, else "py".
     ``borrow``: False (the default) copies at the borders: an output that is (a view of) an
     input, a shared value or a constant is returned as a copy, and an update that is (a view
     of) an input or another shared value is stored as a copy, so later writes to either side
     never reach the other. True returns and stores such arrays as they are (no copy).
     ``mode``: None, "debug" (every node checked against its NumPy reference) or "nanguard"
-    (stop at the first node giving NaN or Inf); see docs/debugging.md.
+    (stop at the first node giving NaN or Inf); see docs/reliability.md.
     Calls of one function that has updates take turns (each call reads, computes and writes
     its updates as one step), so threads sharing it lose no update.
     ``no_default_updates``: a shared variable with a default update (a random stream's state)
@@ -70,9 +75,12 @@ def function(
 class Function:
     """A compiled graph: call it with values for its inputs."""
 
-    def __init__(self, inputs, outputs, updates, givens, backend, name, optimize="fast",
+    def __init__(self, inputs, outputs, updates, givens, backend, name, optimize=None,
                  borrow=False, mode=None, no_default_updates=False):  # fmt: skip
         start = time.perf_counter()
+        # the defaults are resolved here, so a pickled function is rebuilt the same elsewhere
+        backend = backend or config.backend or default_backend()
+        optimize = config.optimize if optimize is None else optimize
         self._built_from = (inputs, outputs, updates, givens, backend, name, optimize, borrow,
                             mode, no_default_updates)  # fmt: skip
         self.name, self.borrow, self.mode = name, borrow, mode
@@ -85,7 +93,7 @@ class Function:
         self.graph_before = Graph(self.inputs, targets)
         self.graph = Graph(self.inputs, targets)
         self.rewrites = rewrite(self.graph, optimize)
-        self.backend = backend or default_backend()
+        self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values; constants' slots come after them
         self._leaves = (
@@ -115,6 +123,28 @@ class Function:
         #: the first call warns about what its shapes reveal where dims were unknown
         self._first_call = self.backend != CHECK and has_unknown_dims(self.graph_before)
         self.compile_time = time.perf_counter() - start
+        if log.isEnabledFor(logging.INFO):
+            log.info("compiled %s in %.3f s: %s", self._signature(), self.compile_time,
+                     self._contents(optimize))  # fmt: skip
+
+    def _signature(self) -> str:
+        ins = ", ".join(v.name or "?" for v in self.inputs)
+        updates = f" and {len(self.updates)} update(s)" if self.updates else ""
+        return f"{self._label()}({ins}) -> {self._n_out} output(s){updates}"
+
+    def _contents(self, optimize) -> str:
+        """What the log says a compile made: backend, rewrites, steps by kind."""
+        plan = self.linker.plan
+        parts = [f"backend {self.backend!r}", f"optimize {optimize!r}",
+                 f"{len(self.rewrites)} rewrites"]  # fmt: skip
+        if plan is not None:
+            kinds: dict[str, int] = {}
+            for step in plan.steps:
+                kinds[step.kind] = kinds.get(step.kind, 0) + 1
+            parts.append(f"{len(plan.steps)} steps (" + ", ".join(
+                f"{n} {kind}" for kind, n in sorted(kinds.items())) + ")")  # fmt: skip
+        runner = "the C runner" if self._runner is not None else "the Python executor"
+        return ", ".join(parts) + f"; calls run in {runner}"
 
     def _maybe_aliased(self) -> tuple[int, ...] | None:
         plan = self.linker.plan
@@ -134,6 +164,8 @@ class Function:
             results = self._direct(*args)
             if results is not None:
                 return self._finish(results, args)
+            if log.isEnabledFor(logging.DEBUG):
+                self._log_declined(args)
             return self._call(args, kwargs, declined=True)
         if self._turns is None:
             return self._call(args, kwargs)
@@ -157,6 +189,8 @@ class Function:
             results = self._runner(*leaf_values)
             if results is not None:  # None: not as planned; the Python runtime runs the call
                 return self._finish(results, leaf_values)
+            if log.isEnabledFor(logging.DEBUG):
+                self._log_declined(args)
         arrays = None
         if not kwargs and len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
@@ -187,6 +221,15 @@ class Function:
     def results(self) -> list:
         """The variables the function returns (the graph's outputs less the updates)."""
         return self.graph.outputs[: self._n_out]
+
+    def _log_declined(self, args) -> None:
+        given = ", ".join(_kind(a) for a in args)
+        log.debug(
+            "the C runner declined a call of %s (arguments: %s); the Python executor "
+            "checks and converts them and runs the call",
+            self._label(),
+            given or "none",
+        )
 
     def _finish(self, results, leaf_values):
         """Write the updates, return the outputs in the user's structure (copying what
@@ -269,10 +312,10 @@ class Function:
     def __reduce__(self):
         """Pickled as what it was built from: its variables (the graph, the shared variables
         with their current values) and options; loading compiles it again, which the kernel
-        cache turns into loads of the same kernels (no plan or kernel pointer is pickled)."""
-        if self.backend == CHECK:
-            raise TypeError("a function built in check mode cannot be pickled")
-        return Function, self._built_from
+        cache turns into loads of the same kernels (no plan or kernel pointer is pickled).
+        One built in check mode loads as one in check mode (zeros, no updates written), so a
+        program sending functions to other processes (Dask workers) can be checked."""
+        return (_checked if self.backend == CHECK else Function), self._built_from
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
@@ -280,6 +323,13 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _checked(inputs, outputs, updates, givens, *options):
+    """A check-mode function loaded from a pickle: built in check mode here too."""
+    with check_mode():
+        return function(inputs, outputs, updates, givens, name=options[1],
+                        no_default_updates=options[-1])  # fmt: skip
 
 
 def _make_linker(cls, graph, leaves, n_results: int):
@@ -293,6 +343,13 @@ def _make_linker(cls, graph, leaves, n_results: int):
 def _repeated(outputs) -> frozenset[int]:
     """Indices of the outputs that are an earlier output's variable again."""
     return frozenset(i for i, v in enumerate(outputs) if any(v is w for w in outputs[:i]))
+
+
+def _kind(value) -> str:
+    """An argument as the declined-call log names it: ``ndarray float32(2, 3)``, ``list``."""
+    if isinstance(value, np.ndarray):
+        return f"ndarray {value.dtype}{value.shape}"
+    return type(value).__name__
 
 
 def _aliases(array, leaf_values) -> bool:

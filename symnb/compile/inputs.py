@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.compile import array_kinds
 from symnb.core.dims import DimExpr, evaluate, format_shape
 from symnb.core.variable import Variable
 from symnb.errors import InputError, InputShapeError
@@ -64,19 +65,41 @@ class InputSpec:
                 self._fail(array, f"axis {i} ({d}) should be {want} with {where}")
 
     def _as_array(self, value) -> np.ndarray:
-        if isinstance(value, np.ma.MaskedArray):
-            raise InputError(
-                f"{self.label} got a masked array; symnb computes on plain arrays and would "
-                "drop the mask: pass value.filled(fill_value) (or np.asarray(value) to use "
-                "the data under the mask)"
-            )
+        """Arrays of every kind by their dtype (a lossy cast refused); Python values, lists
+        and NumPy scalars by their values (each must survive the cast)."""
         if isinstance(value, np.ndarray):
-            if value.dtype == self.dtype:
-                return value
-            if np.can_cast(value.dtype, self.dtype, "safe"):
-                return self._exactly(value, value.astype(self.dtype))
-            raise InputError(self._lossy_message(value))
-        return self._from_python(value)
+            if isinstance(value, np.ma.MaskedArray):
+                raise InputError(
+                    f"{self.label} got a masked array; symnb computes on plain arrays and would "
+                    "drop the mask: pass value.filled(fill_value) (or np.asarray(value) to use "
+                    "the data under the mask)"
+                )
+            return self._typed(value, value)
+        if isinstance(value, PYTHON_VALUES):
+            return self._from_python(value)
+        return self._typed(self._foreign(value), value)
+
+    def _foreign(self, value) -> np.ndarray:
+        """A torch tensor, JAX array, pandas object, memoryview, ... as an ndarray; an xarray
+        DataArray's dims put in the input's order by name."""
+        if not array_kinds.is_dataarray(value):
+            return array_kinds.to_numpy(value, self.label)
+        order = array_kinds.dataarray_order(tuple(value.dims), self.shape, self.label)
+        array = array_kinds.to_numpy(value.values, self.label)
+        return array if order is None else array.transpose(order)
+
+    def _typed(self, array: np.ndarray, value) -> np.ndarray:
+        """The ndarray rule: the input's dtype as it is, a safe cast when no value changes."""
+        if array.dtype == self.dtype:
+            return array
+        if array.dtype.kind not in "biufc":
+            of = f" of {array.dtype} values" if array.dtype.kind in "Mm" else ""
+            of = " holding Python objects (no one numeric dtype)" if array.dtype.kind == "O" else of
+            raise InputError(f"{self.label} expects {self.dtype.name}, got "
+                             f"{_article(array_kinds.describe(value))}{of}")  # fmt: skip
+        if np.can_cast(array.dtype, self.dtype, "safe"):
+            return self._exactly(array, array.astype(self.dtype))
+        raise InputError(self._lossy_message(array, value))
 
     def _exactly(self, value: np.ndarray, array: np.ndarray) -> np.ndarray:
         """``array`` (value cast to the input's dtype) when no value changed: NumPy calls
@@ -93,13 +116,14 @@ class InputSpec:
                 )
         return array
 
-    def _lossy_message(self, value) -> str:
+    def _lossy_message(self, array: np.ndarray, value) -> str:
         """Float values for an integer input are usually labels: convert them, do not widen
         the input (an int64 input feeds indexing and one-hot ops that need integers)."""
-        got = f"{self.label} expects {self.dtype.name}, got a {value.dtype.name} array"
-        cast = f"value.astype('{self.dtype.name}')"
-        if self.dtype.kind in "iu" and value.dtype.kind in "fc":
-            whole = bool(np.all(np.isfinite(value)) and np.all(np.mod(value, 1) == 0))
+        kind = array_kinds.describe(value)
+        got = f"{self.label} expects {self.dtype.name}, got a {array.dtype.name} {kind}"
+        cast = array_kinds.cast_hint(value, self.dtype)
+        if self.dtype.kind in "iu" and array.dtype.kind in "fc":
+            whole = bool(np.all(np.isfinite(array)) and np.all(np.mod(array, 1) == 0))
             why = "they are whole numbers" if whole else "some are not whole numbers: check them"
             return (
                 f"{got}; integer inputs take integer values such as class labels (yours are "
@@ -107,12 +131,12 @@ class InputSpec:
             )
         return (
             f"{got}, which would lose precision; pass {cast} or declare the input with "
-            f"dtype='{value.dtype.name}'"
+            f"dtype='{array.dtype.name}'"
         )
 
     def _from_python(self, value) -> np.ndarray:
-        """Lists and scalars are accepted when their values survive the cast (floats into a
-        float input are rounded to it, as a literal would be)."""
+        """Lists, Python numbers and NumPy scalars are accepted when their values survive the
+        cast; a bare Python float into a float input is rounded to it, as a literal is."""
         if type(value) is float and self.dtype.kind in "fc":  # the common scalar: no checks
             return np.array(value, dtype=self.dtype)
         try:
@@ -125,17 +149,30 @@ class InputSpec:
             raw = self._real_part(value, raw)
         with np.errstate(all="ignore"):
             array = raw.astype(self.dtype)
-            rounded = raw.dtype.kind in "fc" and self.dtype.kind in "fc"
-            exact = rounded or np.array_equal(array, raw)  # (no cast to a non-float gives NaN)
+            if raw.dtype.kind in "fc" and self.dtype.kind in "fc":
+                exact = np.array_equal(array.astype(raw.dtype), raw, equal_nan=True)
+            else:  # (no cast to a non-float gives NaN)
+                exact = np.array_equal(array, raw)
             if exact and raw.dtype.kind in "iu" and self.dtype.kind in "fc":
                 # the comparison above rounds raw too: 2**53 + 1 would equal its float64
                 exact = np.array_equal(array.real.astype(raw.dtype), raw)
         if not exact:
             raise InputError(
                 f"{self.label} expects {self.dtype.name}; the value {value!r} does not convert "
-                "without loss"
+                f"without loss{self._rounding(raw, array)}"
             )
         return array
+
+    def _rounding(self, raw: np.ndarray, array: np.ndarray) -> str:
+        """For floats that a narrower float input would round: the first one, and the way out."""
+        if not (raw.dtype.kind in "fc" and self.dtype.kind in "fc"):
+            return ""
+        flat, held = raw.reshape(-1), array.reshape(-1)
+        with np.errstate(all="ignore"):
+            kept = (held.astype(raw.dtype) == flat) | np.isnan(flat)
+        k = int(np.argmin(kept))
+        return (f" ({self.dtype.name} holds {flat[k].item()!r} as {held[k].item()!r}); pass "
+                f"np.asarray(value, '{self.dtype.name}') if rounding is fine")  # fmt: skip
 
     def _real_part(self, value, raw: np.ndarray) -> np.ndarray:
         """Complex Python numbers for a real input: only those with no imaginary part pass
@@ -153,6 +190,18 @@ class InputSpec:
             f"{self.label} expects shape {format_shape(self.shape)} ({self.dtype.name}), "
             f"got an array of shape {array.shape}: {why}"
         )
+
+
+#: values checked by value (each must survive the cast), not by dtype; NumPy scalars are here
+#: too (np.float64 is a float subclass; np.int64(3) fits an int32 input)
+PYTHON_VALUES = (list, tuple, int, float, complex, np.generic)
+
+
+def _article(noun: str) -> str:
+    """A noun with its article ("an array", "a torch Tensor"); a builtin's bare name."""
+    if " " not in noun and noun != "array":
+        return noun  # a builtin's name: "got str", "got dict"
+    return f"an {noun}" if noun[0] in "aeiouAEIOU" else f"a {noun}"
 
 
 def check_derived_dims(specs, arrays, sizes: dict) -> None:

@@ -107,6 +107,13 @@ DTYPE_CASES = [
     ("int64", [2 + 1j], "input 0 'x0' expects int64; the value [(2+1j)] has complex numbers "
      "with an imaginary part, which the cast would drop; declare the input with "
      "dtype='complex128' or pass the real part"),
+    # a list's floats follow the rule of an array's values: none is rounded silently
+    ("float32", [0.5, 0.1, np.nan], "input 0 'x0' expects float32; the value [0.5, 0.1, nan] "
+     "does not convert without loss (float32 holds 0.1 as 0.10000000149011612); pass "
+     "np.asarray(value, 'float32') if rounding is fine"),
+    ("float32", [[1.0], [1e300]], "input 0 'x0' expects float32; the value [[1.0], [1e+300]] "
+     "does not convert without loss (float32 holds 1e+300 as inf); pass "
+     "np.asarray(value, 'float32') if rounding is fine"),
 ]  # fmt: skip
 
 
@@ -132,7 +139,7 @@ def test_a_ragged_list_is_refused_with_numpys_reason():
 ACCEPTED = [
     ("float64", [1, 2], np.array([1.0, 2.0])),
     ("float64", [2**53], np.array([2.0**53])),
-    ("float32", [0.1, np.nan], np.array([0.1, np.nan], "float32")),  # rounded as a literal
+    ("float32", [0.5, np.nan, -2.0], np.array([0.5, np.nan, -2.0], "float32")),  # exact
     ("int64", [True, 3], np.array([1, 3])),
     ("uint8", [0, 255], np.array([0, 255], "uint8")),
     ("float64", np.array([3, 2**53], "int64"), np.array([3.0, 2.0**53])),

@@ -81,3 +81,18 @@ def test_compiled_function_loads_in_a_new_process_from_the_cache(tmp_path):
     out, shared, compiles = json.loads(done.stdout)
     np.testing.assert_allclose(out, want)
     assert shared == [2.0, 3.0, 4.0] and compiles == 0  # loaded from the cache, not compiled
+
+
+def test_a_function_built_in_check_mode_loads_in_check_mode():
+    """``symnb check`` runs programs that send functions to other processes (Dask workers):
+    there the function is a check-mode one too (zeros, nothing compiled, no update written)."""
+    from symnb.compile.checkmode import CHECK, check_mode
+
+    x, w, loss = model()
+    with check_mode():
+        f = sn.function([x], loss, updates={w: w * 2}, name="checked")
+    g = pickle.loads(pickle.dumps(f))  # outside check mode now
+    assert g.backend == CHECK and g.name == "checked"
+    np.testing.assert_array_equal(g(np.ones((4, 3))), np.zeros(4))
+    g(np.ones((4, 3)))
+    assert [v for v in g._shared][0].get_value().tolist() == [0.0, 1.0, 2.0]  # not updated

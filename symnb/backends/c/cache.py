@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import errno
 import hashlib
+import logging
 import os
 import re
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -65,6 +68,7 @@ _verified: dict[str, str] = {}  # library -> the fingerprint this process checke
 _libraries: dict[str, ctypes.CDLL] = {}
 _lock = threading.Lock()
 _forbid = threading.local()
+log = logging.getLogger(__name__)
 
 
 class CacheMiss(SymnbError, RuntimeError):
@@ -97,11 +101,18 @@ def symbol(key: str) -> str:
 # -- loading ------------------------------------------------------------------------------------
 def load_many(sources: list[str], opener=None) -> list:
     """Loaded kernels for several sources; the missing ones compile first, together."""
+    before, start = dataclasses.astuple(stats), time.perf_counter()
     missing = [s for s in dict.fromkeys(sources) if not _cached(s)]
     if missing and not getattr(_forbid, "on", False):
         with _lock:
             _compile_missing(missing)
-    return [load(s, opener) for s in sources]
+    loaded = [load(s, opener) for s in sources]
+    if sources and log.isEnabledFor(logging.INFO):
+        memory, disk, compiled = (a - b for a, b in zip(dataclasses.astuple(stats), before))
+        log.info("%d kernels in %.3f s: %d compiled, %d from the disk cache (%s), %d loaded "
+                 "already", len(sources), time.perf_counter() - start, compiled,
+                 disk - compiled, kernel_dir(), memory)  # fmt: skip
+    return loaded
 
 
 def load(source: str, opener=None):

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import platform
 import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 from symnb.backends.compiledir import kernel_dir, read_regular, write_private
 from symnb.config import config
@@ -45,6 +47,7 @@ PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated k
 MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
 
 _flags: dict[str, tuple[str, ...]] = {}  # compiler path -> flags known to link (probed)
+log = logging.getLogger(__name__)
 
 
 def find_compiler() -> str | None:
@@ -232,7 +235,10 @@ def _compile(source: str, target: str, options: list[str]) -> None:
             f.write(source)
         cmd = [path, "-pipe", "kernel.c", "-o", os.path.abspath(target)]
         cmd += _ordered(tuple(options))
+        start = time.perf_counter()
         result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work)
+    log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed",
+             time.perf_counter() - start, " ".join(cmd))  # fmt: skip
     if result.returncode != 0:
         raise CompileError(_failure(cmd, result.stderr + result.stdout, source))
 

@@ -11,6 +11,7 @@ and how its plan runs.
 
 from __future__ import annotations
 
+import logging
 from typing import ClassVar
 
 import numpy as np
@@ -29,6 +30,7 @@ from symnb.ops.elemwise import Elemwise
 from symnb.ops.reduce import Reduce
 from symnb.ops.scan import Scan
 
+log = logging.getLogger(__name__)
 VIEW_NOTE = "computed in C with NumPy's C API (a view: no copy, no Python call)"
 
 
@@ -86,6 +88,10 @@ class KernelLinker(PlanBuilder, Linker):
             if var.owner is not None and id(var.owner) in self.fused:
                 raise AssertionError("a fused node's output is read elsewhere")
         self.kernels.append(KernelInfo(kind, node, None, reason))
+        if kind == "library" and log.isEnabledFor(logging.INFO):
+            where = node.outputs[0].source
+            log.info("fallback: %s has no kernel here: %s%s", node.op, reason,
+                     f" (built at {where})" if where else "")  # fmt: skip
         return self.library(node, kind=kind)
 
     def _plan_fusion(self, order) -> dict:

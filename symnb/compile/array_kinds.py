@@ -1,0 +1,125 @@
+"""Array objects that are not NumPy arrays, read as ndarrays for the input checks.
+
+Whatever its kind, a value then meets the same dtype rule as an ndarray (symnb/compile/
+inputs.py): a torch tensor, a JAX array, a pandas object or a memoryview whose dtype does not
+cast safely to the input's is refused, never rounded. An object with ``__dlpack__`` (torch,
+JAX, CuPy, ...) is taken without a copy where its memory is on the host; a torch tensor that
+requires grad is detached first, with an ``InputWarning``. No array library is imported here:
+kinds are recognised by their protocols and their class's module.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+
+from symnb.core.source import user_location
+from symnb.errors import InputError, InputWarning
+
+#: DLPack device types whose memory the CPU reads (CPU, CUDA host, ROCm host, CUDA managed)
+HOST_DEVICES = {1, 3, 11, 13}
+DEVICE_NAMES = {2: "a CUDA device", 4: "an OpenCL device", 7: "a Vulkan device",
+                8: "a Metal device", 10: "a ROCm device"}  # fmt: skip
+#: the dims xarray gives an array it was not told the dims of (``dim_0``, ``dim_1``, ...)
+XARRAY_DEFAULT_DIM = re.compile(r"dim_\d+")
+_registry: dict = {}  # where the detach note was given (warn_explicit's once-per-line record)
+
+
+def describe(value) -> str:
+    """What the user passed, for messages: "array", "torch Tensor", "JAX array"."""
+    if isinstance(value, np.ndarray):
+        return "array"
+    kind = type(value)
+    library = kind.__module__.split(".")[0]
+    if library in ("jax", "jaxlib"):
+        return "JAX array"
+    return kind.__name__ if library == "builtins" else f"{library} {kind.__name__}"
+
+
+def cast_hint(value, dtype: np.dtype) -> str:
+    """How to convert ``value`` to ``dtype`` in its own library."""
+    library = type(value).__module__.split(".")[0]
+    if library == "torch":
+        return f"value.to(torch.{dtype.name})"
+    if hasattr(value, "astype"):
+        return f"value.astype('{dtype.name}')"
+    return f"np.asarray(value, '{dtype.name}')"
+
+
+def is_dataarray(value) -> bool:
+    """An xarray DataArray (recognised without importing xarray)."""
+    return type(value).__module__.startswith("xarray.") and hasattr(value, "dims")
+
+
+def to_numpy(value, label: str) -> np.ndarray:
+    """``value`` as an ndarray: through DLPack (no copy) where it offers it on the host, else
+    through ``__array__`` or the buffer protocol (pandas, memoryviews, array-likes)."""
+    if getattr(value, "requires_grad", False) is True and callable(getattr(value, "detach", None)):
+        _note_detached(label)
+        value = value.detach()
+    if hasattr(value, "__dlpack__"):
+        _check_device(value, label)
+        try:
+            return np.from_dlpack(value)
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            pass  # a dtype or layout DLPack cannot carry: NumPy's conversion says why
+    try:
+        return np.asarray(value)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise InputError(f"{label}: cannot read the {describe(value)} as an array: {exc}") from None
+
+
+def _note_detached(label: str) -> None:
+    message = (
+        f"{label} got a torch tensor that requires grad: symnb computes on its values "
+        "(detached), so no gradient flows back to torch; pass value.detach() to say so"
+    )
+    loc = user_location()
+    if loc is None:
+        warnings.warn(message, InputWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(message, InputWarning, loc.filename, loc.lineno, registry=_registry)
+
+
+def _check_device(value, label: str) -> None:
+    try:
+        device_type = int(value.__dlpack_device__()[0])
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return  # no device said: DLPack's import decides
+    if device_type not in HOST_DEVICES:
+        where = DEVICE_NAMES.get(device_type, f"DLPack device type {device_type}")
+        raise InputError(
+            f"{label} got a {describe(value)} on {where}; symnb's inputs are read on the host: "
+            "copy it there first (torch: value.cpu(), JAX: jax.device_get(value), CuPy: "
+            "value.get())"
+        )
+
+
+def dataarray_order(dims: tuple, shape: tuple, label: str) -> tuple[int, ...] | None:
+    """The transpose that puts a DataArray's ``dims`` in the input's order, matching the
+    input's named dims by name (the other dims keep their order); None when no transpose is
+    needed. A DataArray with xarray's default names (``dim_0``, ...) is taken as it is."""
+    names = [d for d in shape if isinstance(d, str)]
+    named = set(names)
+    if len(dims) != len(shape) or not named or len(named) < len(names):
+        return None  # a rank the check after says is wrong; no names; a name twice (n, n)
+    if all(XARRAY_DEFAULT_DIM.fullmatch(str(d)) for d in dims):
+        return None
+    missing = [name for name in names if name not in dims]
+    if missing:
+        others = [d for d in dims if d not in named]
+        old = repr(others[0]) if len(missing) == len(others) == 1 else "..."
+        raise InputError(
+            f"{label} has dims {_spelled(shape)}; the DataArray's dims are {_spelled(dims)}, "
+            f"with no {' or '.join(repr(m) for m in missing)}: rename them (value.rename("
+            f"{{{old}: {missing[0]!r}}})) or pass value.values to match by position"
+        )
+    rest = iter(k for k, d in enumerate(dims) if d not in named)
+    order = tuple(dims.index(d) if isinstance(d, str) else next(rest) for d in shape)
+    return None if order == tuple(range(len(dims))) else order
+
+
+def _spelled(dims) -> str:
+    return "(" + ", ".join(repr(d) if isinstance(d, str) else str(d) for d in dims) + ")"

@@ -1,0 +1,156 @@
+"""``SYMNB_FLAGS``: ``sn.config``'s starting values from the environment, parsed by each
+field's type; an unknown key or a bad value is an error that says what there is. Also
+``symnb --version``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb import flags
+from symnb.backends import LINKERS
+from symnb.config import CHOICES, Config
+from tests.helpers import run_python
+
+SHOW = (
+    "import symnb as sn\n"
+    "c = sn.config\n"
+    "print(c.backend, c.optimize, c.cc, c.floatX, c.cache_limit_mb, c.c_runner)\n"
+)
+
+
+def with_flags(value: str) -> dict:
+    return dict(os.environ, SYMNB_FLAGS=value)
+
+
+def import_error(value: str) -> str:
+    done = subprocess.run([sys.executable, "-c", "import symnb"], env=with_flags(value),
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode != 0, done.stdout
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_flags_set_config_fields_by_their_types():
+    env = with_flags("backend=py, optimize=stable,cc=clang,floatX=float32,cache_limit_mb=64,"
+                     "c_runner=off")  # fmt: skip
+    assert run_python(SHOW, env).split() == ["py", "stable", "clang", "float32", "64", "False"]
+
+
+def test_without_flags_the_defaults_hold():
+    env = {k: v for k, v in os.environ.items() if k != "SYMNB_FLAGS"}
+    assert run_python(SHOW, env).split() == ["fast", "float64", "1024", "True"]  # "" fields
+
+
+def test_sn_function_takes_its_backend_and_rewrites_from_the_config():
+    code = (
+        "import numpy as np, symnb as sn\n"
+        "x = sn.tensor('x', shape=('n',))\n"
+        "f = sn.function([x], sn.log(1 + sn.exp(x)))\n"
+        "print(f.backend, len(f.rewrites), f(np.zeros(2))[0])\n"
+        "g = sn.function([x], sn.log(1 + sn.exp(x)), backend='c', optimize='fast')\n"
+        "print(g.backend, len(g.rewrites) > 0)\n"
+    )
+    lines = run_python(code, with_flags("backend=py,optimize=none")).splitlines()
+    assert lines[0].split()[:2] == ["py", "0"]  # no rewrite ran
+    assert float(lines[0].split()[2]) == pytest.approx(np.log(2))
+    assert lines[1] == "c True"  # arguments win over the config
+
+
+def test_config_defaults_reach_sn_function_in_process():
+    x = sn.tensor("x", shape=("n",))
+    before = sn.config.backend, sn.config.optimize
+    try:
+        sn.config.backend, sn.config.optimize = "py", "none"
+        f = sn.function([x], sn.log(1 + x))
+        assert f.backend == "py" and len(f.rewrites) == 0
+        assert f._built_from[4:7] == ("py", None, "none")  # a pickle rebuilds it the same
+    finally:
+        sn.config.backend, sn.config.optimize = before
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("backnd=py", "SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, "
+         "c_runner, cache_limit_mb, cc, compiledir, cuda_launcher, floatX, "
+         "loop_products_on_one_thread, opencl_device, optimize, verify_rewrites"),
+        ("backend=fortran", "SYMNB_FLAGS: config.backend must be '', 'c', 'py', 'opencl' or "
+         "'cuda', not 'fortran'"),
+        ("optimize=fastest", "SYMNB_FLAGS: config.optimize must be 'fast', 'stable' or 'none', "
+         "not 'fastest'"),
+        ("floatX=float8", "SYMNB_FLAGS: config.floatX must be float16, float32 or float64, not "
+         "'float8'"),
+        ("cache_limit_mb=lots", "SYMNB_FLAGS: cache_limit_mb takes an integer, not 'lots'"),
+        ("c_runner=maybe", "SYMNB_FLAGS: c_runner takes true or false (1/0, yes/no, on/off), "
+         "not 'maybe'"),
+        ("backend", "SYMNB_FLAGS: 'backend' is not key=value (items are separated by commas, "
+         "e.g. backend=py,optimize=stable)"),
+        ("progress=tqdm", "SYMNB_FLAGS: unknown setting 'progress'; the settings are backend,"),
+    ],
+)  # fmt: skip
+def test_bad_flags_are_clear_errors(value, message):
+    settings = Config()
+    with pytest.raises(flags.FlagError) as info:
+        flags.apply(settings, value, "SYMNB_FLAGS")
+    assert str(info.value).startswith(message), str(info.value)
+    assert settings == Config()  # nothing was set
+
+
+def test_a_bad_flag_in_the_environment_stops_the_import_with_its_message():
+    assert import_error("optimize=fast,backnd=py").endswith(
+        "FlagError: SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, c_runner, "
+        "cache_limit_mb, cc, compiledir, cuda_launcher, floatX, loop_products_on_one_thread, "
+        "opencl_device, optimize, verify_rewrites"
+    )
+
+
+def test_every_settable_field_is_listed_and_parsed():
+    settable = flags.settable(Config())
+    assert "progress" not in settable  # a callable is set in code, not from text
+    assert set(settable) == {f.name for f in fields(Config)} - {"progress"}
+    settings = Config()
+    flags.apply(settings, "verify_rewrites=YES,,cache_limit_mb=3, compiledir=/tmp/x", "test")
+    assert settings.verify_rewrites is True and settings.cache_limit_mb == 3
+    assert settings.compiledir == "/tmp/x"
+    flags.apply(settings, "cc=", "test")  # an empty value is the field's empty string
+    assert settings.cc == ""
+
+
+def test_the_backend_choices_are_the_backends_there_are():
+    assert set(CHOICES["backend"]) == set(LINKERS) | {""}
+
+
+def test_symnb_version_from_the_command_line():
+    commands = [[sys.executable, "-m", "symnb", "--version"]]
+    script = Path(sys.executable).with_name("symnb")  # the console script pip installed
+    if script.exists():
+        commands.append([str(script), "--version"])
+    for command in commands:
+        done = subprocess.run(command, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == f"symnb {sn.__version__}"
+
+
+def test_the_version_is_written_once_in_pyproject():
+    from symnb.version import _from_pyproject
+
+    assert sn.__version__ == _from_pyproject(Path(sn.__file__).parent.parent / "pyproject.toml")
+    assert '__version__ = "' not in Path(sn.__file__).read_text()
+
+
+def test_the_version_is_read_from_pyproject_in_an_uninstalled_tree(tmp_path):
+    from symnb.version import UNKNOWN, _from_pyproject
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nversion = "9"\n\n[project]\nname = "symnb"\nversion = "1.2.3"\n'
+        '\n[tool.x]\nversion = "7"\n'
+    )
+    assert _from_pyproject(tmp_path / "pyproject.toml") == "1.2.3"
+    assert _from_pyproject(tmp_path / "missing.toml") == UNKNOWN
