@@ -6,7 +6,7 @@ the compiler's version banner, its flags and the CPU; ``<key>.entry`` names the 
 that holds the kernel, under the symbol ``sn_kernel_<key>``, and ``<key>.c`` is its source.
 
 The missing kernels of a function compile together: split into one batch per core, each batch
-one translation unit and one compiler run (``lib-<hash of its keys>.so``), the batches in
+one translation unit and one compiler run (``lib-<hash of its keys>.so``, ``.dylib`` on macOS), the batches in
 parallel. Since a kernel is found through its own entry, a kernel compiled once (by any
 function or process) is never compiled again. A library is compiled under a unique temporary
 name and moved into place with an atomic ``os.replace``, and the entries are written (atomically)
@@ -26,7 +26,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from symnb.backends.c import compiler
+from symnb.backends.c import compiler, forks, platforms
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     compiledir,
     ensure_private,
@@ -46,7 +46,8 @@ from symnb.errors import SymnbError
 BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
 PARALLEL_COST = 1.4  # compile time per character of a kernel with threads, against one without
 
-LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.so")
+#: a kernel library's name (its suffix is the platform's: .so, .dylib, .dll)
+LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.(?:so|dylib|dll)")
 
 _loaded: dict[str, object] = {}
 _verified: set[str] = set()  # libraries whose fingerprint this process checked
@@ -126,6 +127,7 @@ def open_symbol(path: str, name: str):
     library = _libraries.get(path)
     if library is None:
         library = _libraries[path] = ctypes.CDLL(path)
+        forks.note(library)  # a forked child runs it on one thread (forks.py)
     return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
 
 
@@ -168,18 +170,17 @@ def _entry_path(key: str) -> str:
 
 # -- compiling ----------------------------------------------------------------------------------
 def _compile_missing(sources: list[str]) -> None:
-    """Compile ``sources`` and index them. A failure probes the flags and compiles again: with
-    other flags (new keys; memoised flags may no longer link), or, while they were only
-    assumed, with the same ones, where the failing kernel then compiles alone and its error
-    names it. Stale temporary files go first and least-recently-used libraries after."""
+    """Compile ``sources`` and index them. A failure probes the flags again (memoised flags
+    may no longer link: a runtime library removed since) and, when they changed, compiles
+    again with them (new keys); with the same flags the kernel itself does not compile, and
+    its error stands. Stale temporary files go first and least-recently-used libraries after."""
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
     try:
         _compile_batches(sources)
     except compiler.CompileError:
         before = compiler.flags(cc)
-        assumed = compiler.flags_assumed(cc)
-        if compiler.probe_flags(cc) == before and not assumed:
+        if compiler.probe_flags(cc) == before:
             raise  # the flags are right: the kernel itself does not compile
         _compile_batches([s for s in sources if not _cached(s)])
     evict()
@@ -227,17 +228,16 @@ def _cost(item: tuple[str, str]) -> float:
 
 
 def _compile_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Compile one batch into one library; if it fails and the flags are settled, each kernel
-    compiles alone: the others are cached, and the error shows the kernel that fails."""
+    """Compile one batch into one library; if it fails, each kernel compiles alone: the
+    others are cached, and the error shows the kernel that fails."""
     cc = compiler.require_compiler()
     used = compiler.flags(cc)
     try:
         _build(batch, used)
     except compiler.CompileError:
-        if len(batch) == 1 or compiler.flags_assumed(cc):
+        if len(batch) == 1:
             raise
         _build_each(batch, used)
-    compiler.confirm_flags(cc, used)
     return batch
 
 
@@ -255,7 +255,7 @@ def _build_each(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
 def _build(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
     """Compile, move the library into place, then write the kernels' sources and entries."""
     digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
-    name = f"lib-{digest}.so"
+    name = f"lib-{digest}{platforms.current().library_suffix}"
     path = os.path.join(kernel_dir(), name)
     ensure_private(kernel_dir())
     tmp = temporary(path)
