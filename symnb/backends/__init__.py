@@ -32,8 +32,7 @@ def default_backend() -> str:
         _warned_no_compiler.append(True)
         warnings.warn(
             f"symnb: {problem}, so functions run on backend='py' (each op's NumPy "
-            f"reference, unfused: same results, slower); to compile them, "
-            + compiler.INSTALL_HINT,
+            f"reference, unfused: same results, slower); to compile them, {compiler.INSTALL_HINT}",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -6,7 +6,7 @@ the compiler's version banner, its flags and the CPU; ``<key>.entry`` names the 
 that holds the kernel, under the symbol ``sn_kernel_<key>``, and ``<key>.c`` is its source.
 
 The missing kernels of a function compile together: split into one batch per core, each batch
-one translation unit and one compiler run (``lib-<hash of its keys>.so``, ``.dylib`` on macOS), the batches in
+one translation unit and one compiler run (``lib-<hash of its keys>.so``), the batches in
 parallel. Since a kernel is found through its own entry, a kernel compiled once (by any
 function or process) is never compiled again. A library is compiled under a unique temporary
 name and moved into place with an atomic ``os.replace``, and the entries are written (atomically)

@@ -231,8 +231,9 @@ def _probe(path: str) -> tuple[str, ...]:
         return base + preferred + LIBRARIES
     ok, log = _accepts(path, base + LIBRARIES, ())
     if not ok:
+        needs = " ".join(base_flags())
         raise CompileError(f"the C compiler {path} cannot build a shared library with the "
-                           f"flags symnb needs ({' '.join(base_flags())}):\n{log.strip()}")
+                           f"flags symnb needs ({needs}):\n{log.strip()}")  # fmt: skip
     chosen = base
     for group in _wanted():
         for flag in group:
