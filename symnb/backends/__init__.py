@@ -30,9 +30,10 @@ def default_backend() -> str:
         return "c"
     if not _warned_no_compiler:
         _warned_no_compiler.append(True)
+        hint = compiler.install_hint()
         warnings.warn(
             f"symnb: {problem}, so functions run on backend='py' (each op's NumPy "
-            f"reference, unfused: same results, slower); to compile them, {compiler.INSTALL_HINT}",
+            f"reference, unfused: same results, slower); to compile them, {hint}",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -45,7 +45,6 @@ OPTIONAL = (
     ("-fopenmp", "-fopenmp-simd"), ("-lmvec",),
 )  # fmt: skip
 LIBRARIES = ("-lm",)
-INSTALL_HINT = platforms.current().install_hint
 ENTRY = "sn_kernel"  # the entry point every kernel defines (dialect.py)
 PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated kernel
 MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
@@ -95,7 +94,7 @@ def _resolve(setting: str, value: str) -> str:
     if path is None:
         raise CompileError(f"{setting} = {value!r}: no such compiler on the PATH (it names "
                            "one executable, e.g. gcc, clang or /usr/bin/gcc-12); "
-                           + INSTALL_HINT)  # fmt: skip
+                           + install_hint())  # fmt: skip
     return os.path.abspath(path)
 
 
@@ -103,8 +102,13 @@ def require_compiler() -> str:
     path = find_compiler()
     if path is None:
         raise CompileError(f"no C compiler found (looked for {'/'.join(CANDIDATES)}); "
-                           + INSTALL_HINT)  # fmt: skip
+                           + install_hint())  # fmt: skip
     return path
+
+
+def install_hint() -> str:
+    """How to get a C compiler that builds the kernels, on this platform."""
+    return platforms.current().install_hint
 
 
 def problem() -> str | None:
@@ -114,11 +118,11 @@ def problem() -> str | None:
         path = find_compiler()
         if path is None:
             return f"no C compiler found (looked for {'/'.join(CANDIDATES)})"
-        banner = compiler_identity(path)
+        if os.path.basename(path).lower() in ("cl", "cl.exe"):
+            return f"{path} is MSVC, which cannot build symnb's kernels (written for GCC/clang)"
+        compiler_identity(path)
     except CompileError as exc:
         return str(exc).split("; ")[0]
-    if banner.startswith("Microsoft") or os.path.basename(path).lower() in ("cl", "cl.exe"):
-        return f"{path} is MSVC, which cannot build symnb's kernels (written for GCC and clang)"
     return None
 
 
