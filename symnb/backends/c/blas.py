@@ -10,8 +10,7 @@ The BLAS is NumPy's own, found among the libraries this process has loaded by th
 its own thread pool, and alternating the two pools made the W3 training step 3-4x slower here
 (two pools spinning on two cores). A NumPy built against Apple's Accelerate (which threadpoolctl
 does not list) uses Accelerate's CBLAS. Where no BLAS of NumPy's is found (an MKL linked into
-NumPy statically, no threadpoolctl) the plan has no address and the step runs NumPy's
-reference.
+NumPy statically) the plan has no address and the step runs NumPy's reference.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import os
 import sys
 
 import numpy as np
+import threadpoolctl
 
 from symnb.backends.plan import BlasRef
 
@@ -72,10 +72,7 @@ def blas_library(libraries: list[dict], system: str, name: str, root: str = "") 
 
 
 def _loaded_libraries() -> list[dict]:
-    try:
-        import threadpoolctl  # noqa: PLC0415 - optional: reads every loaded library once
-    except ImportError:
-        return []
+    """threadpoolctl's record of each loaded BLAS and OpenMP library (read once)."""
     return threadpoolctl.threadpool_info()
 
 
