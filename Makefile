@@ -38,9 +38,10 @@ lab: $(VENV)/.stamp-demo,notebook
 # (the after_suite mark: every kernel it lowered, rendered in every dialect, in parts) in a run
 # of their own, also one process per core. A plain `pytest` runs both in one process.
 KERNELS := $(BUILD)/suite-kernels
-# The suite with the cuda extra (NVRTC) too, so its CUDA compile tests run; `pip install -e
-# .[test]` alone leaves the CUDA toolkit out and those tests skip, saying why.
-test: $(VENV)/.stamp-test,cuda
+# The suite with the cuda extra (NVRTC) and the interop extra (torch, JAX, pandas, xarray,
+# Dask) too, so their tests run; `pip install -e
+# .[test]` alone leaves them out and those tests skip, saying why.
+test: $(VENV)/.stamp-test,cuda,interop
 	rm -rf $(KERNELS)
 	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -n auto -m "not after_suite"
 	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -n auto -m after_suite

@@ -26,8 +26,13 @@ class Config:
     compiledir: str = ""
     #: the kernel cache's size cap in MB; least-recently-used libraries go beyond it
     cache_limit_mb: int = 1024
-    #: the C compiler for backend "c"; "" means the first of cc, gcc, clang on the PATH
+    #: the C compiler for backend "c": a name on the PATH or a path (relative to the working
+    #: directory); "" means $CC, else the first of cc, gcc, clang on the PATH
     cc: str = ""
+    #: compile backend "c"'s kernels with OpenMP threads where the compiler and its runtime
+    #: can (probed); False compiles them without (one thread a kernel, same results), as a
+    #: compiler without OpenMP does (Apple's clang); read when compiling
+    openmp: bool = True
     #: check the graph after every rewrite phase (types, shapes, clients); tests turn it on
     verify_rewrites: bool = False
     #: run calls of backend "c" functions through the C runner (symnb/backends/c/runner.c);

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import warnings
 
-from symnb.backends.c.compiler import INSTALL_HINT, find_compiler
+from symnb.backends.c import compiler
 
 #: backend name -> "module:class" of its linker
 LINKERS = {
@@ -23,14 +23,17 @@ _warned_no_compiler = []
 
 
 def default_backend() -> str:
-    """The default backend: "c" when a C compiler is present, else "py" (warning once)."""
-    if find_compiler() is not None:
+    """The default backend: "c" when a C compiler that can build the kernels is present,
+    else "py", with one warning a process saying why, what runs and what to install."""
+    problem = compiler.problem()
+    if problem is None:
         return "c"
     if not _warned_no_compiler:
         _warned_no_compiler.append(True)
+        hint = compiler.install_hint()
         warnings.warn(
-            "symnb: no C compiler found, so functions run on backend='py' (NumPy, unfused); "
-            + INSTALL_HINT,
+            f"symnb: {problem}, so functions run on backend='py' (each op's NumPy "
+            f"reference, unfused: same results, slower); to compile them, {hint}",
             RuntimeWarning,
             stacklevel=3,
         )

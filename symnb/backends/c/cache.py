@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from symnb.backends.c import compiler
+from symnb.backends.c import compiler, forks, platforms
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     CompileDirError,
     compiledir,
@@ -55,10 +55,11 @@ from symnb.errors import SymnbError
 BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
 PARALLEL_COST = 1.4  # compile time per character of a kernel with threads, against one without
 
-LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.so")
+#: a kernel library's name (its suffix is the platform's: .so, .dylib, .dll)
+LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.(?:so|dylib|dll)")
 #: every name symnb gives a file in ``c/`` (``clear_cache`` deletes these and nothing else)
 CACHE_NAME = re.compile(
-    r"([0-9a-f]{32}\.(entry|c)|lib-[0-9a-f]{32}\.so|(compiler|flags)-[0-9a-f]{16}\.txt)"
+    r"([0-9a-f]{32}\.(entry|c)|lib-[0-9a-f]{32}\.(?:so|dylib|dll)|(compiler|flags)-[0-9a-f]{16}\.txt)"
     r"(\.[0-9]+\.[0-9a-f]{8}\.tmp)?"
 )
 TRIES = 3  # compiles of one kernel while other processes clear the cache, before giving up
@@ -168,6 +169,7 @@ def open_symbol(path: str, name: str):
             _verified.pop(path, None)
             return None
         _libraries[path] = library
+        forks.note(library)  # a forked child runs it on one thread (forks.py)
     return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
 
 
@@ -210,10 +212,10 @@ def _entry_path(key: str) -> str:
 
 # -- compiling ----------------------------------------------------------------------------------
 def _compile_missing(sources: list[str]) -> None:
-    """Compile ``sources`` and index them. A failure probes the flags and compiles again: with
-    other flags (new keys; memoised flags may no longer link), or, while they were only
-    assumed, with the same ones, where the failing kernel then compiles alone and its error
-    names it. Stale temporary files go first and least-recently-used libraries after."""
+    """Compile ``sources`` and index them. A failure probes the flags again (memoised flags
+    may no longer link: a runtime library removed since) and, when they changed, compiles
+    again with them (new keys); with the same flags the kernel itself does not compile, and
+    its error stands. Stale temporary files go first and least-recently-used libraries after."""
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
     sweep_stale(compiledir())
@@ -221,8 +223,7 @@ def _compile_missing(sources: list[str]) -> None:
         _compile_batches(sources)
     except compiler.CompileError:
         before = compiler.flags(cc)
-        assumed = compiler.flags_assumed(cc)
-        if compiler.probe_flags(cc) == before and not assumed:
+        if compiler.probe_flags(cc) == before:
             raise  # the flags are right: the kernel itself does not compile
         _compile_batches([s for s in sources if not _cached(s)])
     evict()
@@ -270,17 +271,16 @@ def _cost(item: tuple[str, str]) -> float:
 
 
 def _compile_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Compile one batch into one library; if it fails and the flags are settled, each kernel
-    compiles alone: the others are cached, and the error shows the kernel that fails."""
+    """Compile one batch into one library; if it fails, each kernel compiles alone: the
+    others are cached, and the error shows the kernel that fails."""
     cc = compiler.require_compiler()
     used = compiler.flags(cc)
     try:
         _build(batch, used)
     except compiler.CompileError:
-        if len(batch) == 1 or compiler.flags_assumed(cc):
+        if len(batch) == 1:
             raise
         _build_each(batch, used)
-    compiler.confirm_flags(cc, used)
     return batch
 
 
@@ -326,7 +326,7 @@ def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
     The library is compiled beside ``c/`` (in the compile directory, the same file system),
     so clearing the kernels meanwhile (``symnb cache clear``) does not fail the compile."""
     digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
-    name = f"lib-{digest}.so"
+    name = f"lib-{digest}{platforms.current().library_suffix}"
     directory = ensure_private(kernel_dir())
     path = os.path.join(directory, name)
     top = os.path.dirname(directory)

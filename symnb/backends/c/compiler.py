@@ -1,13 +1,18 @@
-"""Finding the system C compiler and turning kernels' sources into one shared library.
+"""Finding the system C compiler, probing its flags, and turning kernels into one library.
+
+The compiler is ``sn.config.cc``, else ``$CC``, else the first of cc, gcc and clang on the
+PATH (GCC, clang with or without OpenMP, Apple's clang; docs/install.md has the matrix).
 
 Flags: ``-O2 -fvect-cost-model=dynamic``: the loop vectoriser as ``-O3`` runs it (strided rows
 get a vector version behind a runtime check) without -O3's other loop passes, which took a fifth
 of the compile time and bought no run time on the benchmarks (docs/c_backend.md).
 ``-march=native``, so the CPU is part of the cache key. ``-fopenmp`` for threads and ``omp
-simd`` (``-fopenmp-simd`` alone where the OpenMP runtime is missing). ``-fno-math-errno`` so
-libm calls can be vectorised, ``-fwrapv`` because NumPy integers wrap on overflow, and
-``-ffp-contract=off`` so ``a*b + c`` rounds twice, as in NumPy (no silent FMA). No
-``-ffast-math``: NaN and infinity behave as in NumPy.
+simd`` (``-fopenmp-simd`` alone where the OpenMP runtime is missing or ``sn.config.openmp`` is
+off). ``-fno-math-errno`` so libm calls can be vectorised, ``-fwrapv`` because NumPy integers
+wrap on overflow, and ``-ffp-contract=off`` so ``a*b + c`` rounds twice, as in NumPy (no silent
+FMA). No ``-ffast-math``: NaN and infinity behave as in NumPy. The last two and ``-O2`` are
+required; the others are probed one by one per compiler (``-fvect-cost-model`` is GCC's own)
+and a flag the compiler rejects is dropped, never sent to a kernel's compile.
 
 Several kernels compile as one translation unit in one compiler run: a compiler process, its
 parse of the headers and its link cost about as much as compiling a small kernel, so a cold
@@ -27,51 +32,109 @@ import subprocess
 import tempfile
 import time
 
+from symnb.backends.c import platforms
 from symnb.backends.compiledir import kernel_dir, read_regular, write_private
 from symnb.config import config
 from symnb.errors import CompileError, numbered
 
 CANDIDATES = ("cc", "gcc", "clang")
-BASE_FLAGS = (
-    "-O2", "-fvect-cost-model=dynamic", "-march=native", "-shared", "-fPIC", "-fno-math-errno",
-    "-fwrapv", "-ffp-contract=off",
+#: flags the results depend on: every compile has them, or it fails saying why
+REQUIRED = ("-O2", "-fwrapv", "-ffp-contract=off")
+#: flags each probed on its own and dropped where the compiler rejects them; of a group the
+#: first one accepted is kept (OpenMP threads, else OpenMP's simd pragmas alone)
+OPTIONAL = (
+    ("-fvect-cost-model=dynamic",), ("-march=native",), ("-fno-math-errno",),
+    ("-fopenmp", "-fopenmp-simd"), ("-lmvec",),
 )  # fmt: skip
-THREADING = (("-fopenmp",), ("-fopenmp-simd",))  # preferred first
-LIBRARIES = (("-lmvec", "-lm"), ("-lm",))
-INSTALL_HINT = (
-    "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora: dnf install gcc; "
-    "macOS: xcode-select --install; conda: conda install -c conda-forge c-compiler)"
-)
+LIBRARIES = ("-lm",)
 ENTRY = "sn_kernel"  # the entry point every kernel defines (dialect.py)
 PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated kernel
 MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
+#: what a probe compiles: a libm call, an OpenMP region and a simd loop
+PROBE = """#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+double sn_probe(double *x, int n) {
+    double s = 0;
+#ifdef _OPENMP
+    s += omp_get_max_threads();
+#endif
+    #pragma omp parallel for if(n > 1000)
+    for (int i = 0; i < n; i++) x[i] = exp(x[i]);
+    #pragma omp simd reduction(+:s)
+    for (int i = 0; i < n; i++) s += x[i];
+    return s;
+}
+"""
 
-_flags: dict[str, tuple[str, ...]] = {}  # compiler path -> flags known to link (probed)
+_flags: dict[tuple[str, bool], tuple[str, ...]] = {}  # (compiler, openmp) -> probed flags
 log = logging.getLogger(__name__)
 
 
 def find_compiler() -> str | None:
-    """The compiler to use: ``sn.config.cc`` when set, else the first of cc/gcc/clang found."""
-    names = (config.cc,) if config.cc else CANDIDATES
-    for name in names:
+    """The compiler's absolute path: ``sn.config.cc``, else ``$CC``, else the first of
+    cc/gcc/clang on the PATH; None when there is none. A setting that names no executable is
+    a CompileError naming the setting (a path is taken relative to the working directory)."""
+    for setting, value in (("sn.config.cc", config.cc), ("$CC", os.environ.get("CC", ""))):
+        if value.strip():
+            return _resolve(setting, value.strip())
+    for name in CANDIDATES:
         path = shutil.which(name)
         if path:
-            return path
+            return os.path.abspath(path)
     return None
+
+
+def _resolve(setting: str, value: str) -> str:
+    if os.sep in value or (os.altsep and os.altsep in value):
+        path = os.path.abspath(os.path.expanduser(value))
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+        raise CompileError(f"{setting} = {value!r} is not an executable file (looked for "
+                           f"{path}); name a C compiler on the PATH or its path")  # fmt: skip
+    path = shutil.which(value)
+    if path is None:
+        raise CompileError(f"{setting} = {value!r}: no such compiler on the PATH (it names "
+                           "one executable, e.g. gcc, clang or /usr/bin/gcc-12); "
+                           + install_hint())  # fmt: skip
+    return os.path.abspath(path)
 
 
 def require_compiler() -> str:
     path = find_compiler()
     if path is None:
-        wanted = config.cc or "/".join(CANDIDATES)
-        raise CompileError(f"no C compiler found (looked for {wanted}); {INSTALL_HINT}")
+        raise CompileError(f"no C compiler found (looked for {'/'.join(CANDIDATES)}); "
+                           + install_hint())  # fmt: skip
     return path
+
+
+def install_hint() -> str:
+    """How to get a C compiler that builds the kernels, on this platform."""
+    return platforms.current().install_hint
+
+
+def problem() -> str | None:
+    """Why backend "c" cannot compile here, or None: no compiler, a setting that names none,
+    one that does not run, or MSVC (the kernels are written for GCC and clang)."""
+    try:
+        path = find_compiler()
+        if path is None:
+            return f"no C compiler found (looked for {'/'.join(CANDIDATES)})"
+        if os.path.basename(path).lower() in ("cl", "cl.exe"):
+            return f"{path} is MSVC, which cannot build symnb's kernels (written for GCC/clang)"
+        compiler_identity(path)
+    except CompileError as exc:
+        return str(exc).split("; ")[0]
+    return None
 
 
 @functools.cache
 def compiler_identity(path: str) -> str:
     """The compiler's version banner, part of every cache key; remembered in the compile
-    directory per binary (path, size, mtime), since asking costs a process start."""
+    directory per binary (path, size, mtime), since asking costs a process start. A compiler
+    that does not answer ``--version`` is a CompileError (macOS's cc without the command line
+    tools, MSVC's cl)."""
     real = os.path.realpath(path)
     stat = os.stat(real)
     tag = hashlib.sha256(f"{real}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -79,10 +142,17 @@ def compiler_identity(path: str) -> str:
     known = read_regular(memo)
     if known and "\n" not in known.strip():
         return known
-    result = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
-    banner = (result.stdout.splitlines() or [path])[0]
-    _remember(memo, banner)
-    return banner
+    try:
+        result = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                check=False, timeout=60)  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise CompileError(f"the C compiler {path} does not run: {exc}") from None
+    lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
+    if result.returncode != 0:
+        raise CompileError(f"the C compiler {path} does not run ({path} --version: "
+                           f"{lines[0]})")  # fmt: skip
+    _remember(memo, lines[0])
+    return lines[0]
 
 
 def _memo_path(name: str) -> str:
@@ -110,78 +180,87 @@ def cpu_identity() -> str:
     return " ".join([platform.machine(), model, fields.get("flags", "")])
 
 
-# -- flags: assumed until a compile proves or refutes them -----------------------------------
+# -- flags: probed once per compiler, remembered in the compile directory ----------------------
 def flags(path: str) -> tuple[str, ...]:
-    """Compiler flags and libraries for kernels. Whether OpenMP and libmvec link here is known
-    once probed (remembered in the compile directory per compiler and CPU); before that the
-    preferred set is assumed, since it links on most systems and probing costs a compile. A
-    compile that succeeds with assumed flags confirms them (``confirm_flags``); one that fails
-    probes them (``probe_flags``)."""
-    if path not in _flags:
+    """Compiler flags and libraries for kernels: the required ones, the platform's link
+    flags, and each optional flag the compiler accepted when probed. Probed once per compiler,
+    CPU and ``sn.config.openmp`` (remembered in the compile directory), so a flag the compiler
+    rejects is dropped before any kernel is compiled with it."""
+    key = (path, bool(config.openmp))
+    if key not in _flags:
         memo = tuple((read_regular(_flags_memo(path)) or "").split())
-        if memo not in candidate_flags():  # missing, empty, garbage or planted: not trusted
-            return preferred_flags()
-        _flags[path] = memo
-    return _flags[path]
+        _flags[key] = memo if trusted(memo) else probe_flags(path)
+    return _flags[key]
 
 
-def candidate_flags() -> tuple[tuple[str, ...], ...]:
-    """Every set of flags symnb itself may choose: a flags memo must be one of them (it is
-    passed to the compiler, so a memo written by someone else could run anything)."""
-    sets = [BASE_FLAGS + extra + libs for extra in THREADING for libs in LIBRARIES]
-    return (*sets, BASE_FLAGS + ("-lm",))
+def trusted(memo: tuple[str, ...]) -> bool:
+    """Whether a flags memo holds only flags symnb itself may choose, the required ones among
+    them (it is passed to the compiler, so a memo written by someone else could run
+    anything)."""
+    known = set(base_flags()) | {f for group in _wanted() for f in group}
+    return bool(memo) and set(base_flags()) <= set(memo) <= known
 
 
-def preferred_flags() -> tuple[str, ...]:
-    return BASE_FLAGS + THREADING[0] + LIBRARIES[0]
+def base_flags() -> tuple[str, ...]:
+    """The flags every kernel compile has: the required ones, linking, libm."""
+    return REQUIRED + platforms.current().kernel_link + LIBRARIES
 
 
-def flags_assumed(path: str) -> bool:
-    """True while ``flags(path)`` is the untested preferred set."""
-    flags(path)
-    return path not in _flags
-
-
-def confirm_flags(path: str, used: tuple[str, ...]) -> None:
-    """A compile with ``used`` succeeded: they link, so the probe would choose them."""
-    if path not in _flags and used == preferred_flags():
-        _remember(_flags_memo(path), " ".join(used))
-        _flags[path] = used
+def _wanted() -> tuple[tuple[str, ...], ...]:
+    """The optional groups to probe: without ``sn.config.openmp``, OpenMP's simd alone."""
+    if config.openmp:
+        return OPTIONAL
+    return tuple(tuple(f for f in g if f != "-fopenmp") for g in OPTIONAL)
 
 
 def probe_flags(path: str) -> tuple[str, ...]:
-    """Find the flags that link here and remember them (a compile per candidate tried)."""
+    """Find the flags the compiler accepts and remember them: one compile with every flag
+    when all are accepted (GCC), else one per optional flag."""
     found = _probe(path)
     _remember(_flags_memo(path), " ".join(found))
-    _flags[path] = found
+    _flags[(path, bool(config.openmp))] = found
     return found
 
 
 def _flags_memo(path: str) -> str:
     # the candidates are part of the key: a release that changes them must not read the flags
     # an older one chose (they would stay in use, and in every kernel's cache key)
-    candidates = " ".join(preferred_flags() + tuple(f for c in THREADING + LIBRARIES for f in c))
+    candidates = " ".join(base_flags() + tuple(f for group in _wanted() for f in group))
     parts = [path, compiler_identity(path), cpu_identity(), candidates]
     tag = hashlib.sha256("\0".join(parts).encode())
     return _memo_path(f"flags-{tag.hexdigest()[:16]}.txt")
 
 
 def _probe(path: str) -> tuple[str, ...]:
-    for extra in THREADING:
-        for libs in LIBRARIES:
-            candidate = BASE_FLAGS + extra + libs
-            if _links(path, candidate):
-                return candidate
-    return BASE_FLAGS + ("-lm",)
+    base = REQUIRED + platforms.current().kernel_link
+    preferred = tuple(group[0] for group in _wanted())
+    if _accepts(path, base + preferred + LIBRARIES, preferred)[0]:
+        return base + preferred + LIBRARIES
+    ok, log = _accepts(path, base + LIBRARIES, ())
+    if not ok:
+        needs = " ".join(base_flags())
+        raise CompileError(f"the C compiler {path} cannot build a shared library with the "
+                           f"flags symnb needs ({needs}):\n{log.strip()}")  # fmt: skip
+    chosen = base
+    for group in _wanted():
+        for flag in group:
+            if _accepts(path, (*chosen, flag, *LIBRARIES), (flag,))[0]:
+                chosen += (flag,)
+                break
+    return chosen + LIBRARIES
 
 
-def _links(path: str, candidate: tuple[str, ...]) -> bool:
+def _accepts(path: str, candidate: tuple[str, ...], tried: tuple[str, ...]) -> tuple[bool, str]:
+    """Whether ``candidate`` builds the probe with no word about a flag of ``tried`` (clang
+    warns about, and ignores, some flags it does not know), and the compiler's output."""
     with tempfile.TemporaryDirectory(prefix="symnb-probe-") as tmp:
-        src = os.path.join(tmp, "probe.c")
-        with open(src, "w") as f:
-            f.write("#include <math.h>\ndouble sn_probe(double x) { return exp(x); }\n")
-        cmd = [path, src, "-o", os.path.join(tmp, "probe.so"), *_ordered(candidate)]
-        return subprocess.run(cmd, capture_output=True, check=False).returncode == 0
+        with open(os.path.join(tmp, "probe.c"), "w") as f:
+            f.write(PROBE)
+        cmd = [path, "probe.c", "-o", "probe" + platforms.current().library_suffix]
+        done = subprocess.run([*cmd, *_ordered(candidate)], capture_output=True, text=True,
+                              check=False, cwd=tmp)  # fmt: skip
+    log = done.stderr + done.stdout
+    return done.returncode == 0 and not any(flag in log for flag in tried), log
 
 
 def _ordered(candidate: tuple[str, ...]) -> list[str]:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symnb.backends.c import cache, compiler
+from symnb.backends.c import cache, compiler, forks, platforms
 from symnb.backends.compiledir import (
     ensure_private,
     fingerprint,
@@ -77,6 +77,8 @@ def module():
     """The extension module, or None when it cannot be had (then the Python executor runs)."""
     if not _module:
         _module.append(_installed() or _compiled())
+        if _module[0] is not None:
+            forks.note(ctypes.CDLL(_module[0].__file__))  # its products' OpenMP threads
         if _module[0] is None and _problem:
             warnings.warn(
                 f"symnb: the C runner could not be built ({_problem[0]}); backend 'c' runs "
@@ -94,7 +96,7 @@ def exports_helpers() -> bool:
     (Python loads extensions with RTLD_LOCAL; opening the same file again with RTLD_GLOBAL
     promotes it), so that a kernel library's references to them resolve when it is opened.
     ``sn.config.c_runner = False`` leaves the runner out of it too: kernels define their own."""
-    if not config.c_runner:
+    if not config.c_runner or not platforms.current().shares_helpers:
         return False
     if not _exports:
         _exports.append(_export(module()))
@@ -123,8 +125,10 @@ def _installed():
 
 def _compiled():
     """Compile runner.c into the cache (once per machine) and load it."""
+    if not platforms.current().builds_runner:
+        return None  # Windows: a DLL cannot leave Python's symbols to the loader
     cc = compiler.find_compiler()
-    if cc is None:
+    if cc is None or compiler.problem():
         return None
     path = _cached_path(cc)
     if not verified(path, read_regular(path + ".sum"), "C runner") and not _build(cc, path):
@@ -149,16 +153,19 @@ def _cached_path(cc: str) -> str:
     identity = compiler.compiler_identity(cc)
     parts = [source_hash(), sys.version, np.__version__, identity, *_threading(cc)]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
-    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    suffix = platforms.extension_suffix()
     return os.path.join(ensure_private(os.path.join(cache.compiledir(), "runner")),
                         f"_runner_{key}{suffix}")  # fmt: skip
 
 
 def compile_command(cc: str, target: str) -> list[str]:
-    """The command building runner.c (setup.py passes the same defines)."""
+    """The command building runner.c (setup.py passes the same defines), linked as this
+    Python links its extensions (sysconfig's ``LDSHARED``: ``-bundle -undefined
+    dynamic_lookup`` on macOS)."""
     includes = [sysconfig.get_paths()["include"], np.get_include()]
+    link = platforms.current().runner_link
     return [
-        cc, "-O2", "-shared", "-fPIC", *_threading(cc), *[f"-I{d}" for d in includes],
+        cc, "-O2", *link, *_threading(cc), *[f"-I{d}" for d in includes],
         f'-DSN_RUNNER_HASH="{source_hash()}"', f"-DSN_MAX_RANK={MAX_RANK}",
         f"-DSN_SERIAL_MAX={SERIAL_MAX}", str(SOURCE),
         "-o", target,

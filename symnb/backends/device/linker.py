@@ -141,6 +141,7 @@ class DeviceLinker(KernelLinker):
                          for step, seconds, moved in records]  # fmt: skip
 
     def _run(self, leaf_values: list, profiled: bool) -> tuple[list, list]:
+        self.runtime.check_process()
         call = execute.Call(self, profiled=profiled)
         outputs = execute.run(call, self.plan, leaf_values)
         if self._declined():

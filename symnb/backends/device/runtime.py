@@ -10,6 +10,8 @@ can never change a value someone else holds.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from symnb.backends.kernels.ir import Contract, Rows
@@ -41,7 +43,14 @@ class Runtime:
     float64 = True
     dialect = None
     errors: tuple = ()  # the API's exception classes, re-raised as DeviceError naming the op
+    pid = 0  # the process that made the runtime (0: not recorded)
     _built: dict | None = None  # a kernel's own source -> the kernel built from it
+
+    def check_process(self) -> None:
+        """A forked child cannot use its parent's device context: the driver's threads and
+        handles were not copied, and PoCL's child waits for them forever. A clear error."""
+        if self.pid and self.pid != os.getpid():
+            raise DeviceError(forked(self.label, self.pid))
 
     def kernels(self, descriptions: list, sources: list[str]) -> list:
         """The built kernel of each description, ``sources`` its own source (what the
@@ -109,6 +118,15 @@ class Runtime:
         host = np.ascontiguousarray(array)
         buffer = self.upload(host if host.nbytes else np.zeros(1, np.uint8))
         return DeviceArray(self, buffer, host.shape, host.dtype, host.strides, host.nbytes)
+
+
+def forked(label: str, parent: int) -> str:
+    """What a forked child is told when it reaches for a device its parent opened."""
+    return (f"{label} was opened in process {parent}, and this process ({os.getpid()}) is a "
+            f"fork of it: a forked child cannot use its parent's {label} driver (it would "
+            "hang). Start worker processes with the 'spawn' or 'forkserver' method "
+            "(ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))), or use "
+            "backend 'c' in forked workers")  # fmt: skip
 
 
 def c_strides(shape: tuple, itemsize: int) -> tuple:

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from symnb.backends.compiledir import compiledir, private_dir
-from symnb.backends.device.runtime import DeviceError, Runtime
+from symnb.backends.device.runtime import DeviceError, Runtime, forked
 from symnb.backends.opencl.device import NoOpenCLDevice, candidates, usable_device
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.opencl.launch import pyopencl
@@ -30,6 +30,8 @@ class OpenCLRuntime(Runtime):
 
     def __init__(self, device):
         cl = self.cl = pyopencl()
+        self.pid = os.getpid()
+        _opened_in.append(self.pid)
         self.device = device
         self.device_name = f"{device.name.strip()} ({device.platform.name.strip()})"
         self.float64 = bool(device.double_fp_config)
@@ -81,10 +83,17 @@ class OpenCLRuntime(Runtime):
                            "(sn.config.opencl_device)")  # fmt: skip
 
 
+#: the processes that opened an OpenCL context (a fork's child inherits the list)
+_opened_in: list[int] = []
+
+
 @functools.cache
 def opencl_runtime(choice: str) -> OpenCLRuntime:
     """The runtime of the device ``choice`` names (see ``sn.config.opencl_device``), made
-    once per process and choice."""
+    once per process and choice; a DeviceError in a forked child of a process that opened
+    OpenCL (a new context there hangs as the parent's does)."""
+    if _opened_in and _opened_in[0] != os.getpid():
+        raise DeviceError(forked("OpenCL", _opened_in[0]))
     cl = pyopencl()
     try:
         return OpenCLRuntime(chosen_device(cl, choice))
@@ -93,7 +102,9 @@ def opencl_runtime(choice: str) -> OpenCLRuntime:
 
 
 def current_runtime() -> OpenCLRuntime:
-    return opencl_runtime(config.opencl_device)
+    runtime = opencl_runtime(config.opencl_device)
+    runtime.check_process()
+    return runtime
 
 
 def chosen_device(cl, choice: str):

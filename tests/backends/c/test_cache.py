@@ -225,26 +225,36 @@ def test_a_failing_kernel_in_a_batch_is_the_one_the_error_shows(compiledir, monk
     assert list(entries(compiledir)) == [cache.cache_key(good)]  # the good one is cached
 
 
-def test_flags_are_assumed_until_a_compile_needs_the_probe(compiledir, monkeypatch):
+def test_flags_are_probed_once_and_remembered_per_compiler(compiledir, monkeypatch):
+    """One probe compile where the compiler takes every flag; a new process reads the memo."""
     monkeypatch.setattr(compiler, "_flags", {})
     probes = []
-    monkeypatch.setattr(compiler, "_links", lambda *args: probes.append(args) or True)
+    real = compiler._accepts
+    monkeypatch.setattr(compiler, "_accepts", lambda *args: probes.append(args) or real(*args))
     build()
-    assert probes == []  # the preferred flags linked: no probe compile
+    cc = compiler.require_compiler()
     (memo,) = (compiledir / "c").glob("flags-*.txt")
-    assert memo.read_text().split() == list(compiler.preferred_flags())
+    assert memo.read_text().split() == list(compiler.flags(cc))
+    assert set(compiler.REQUIRED) <= set(compiler.flags(cc))
+    monkeypatch.setattr(compiler, "_flags", {})  # as in a new process
+    count = len(probes)
+    cache._loaded.clear()
+    build()
+    assert len(probes) == count >= 1  # the memo was read: no probe again
 
 
-def test_flags_that_do_not_link_are_probed_and_replaced(compiledir, monkeypatch):
+def test_a_flag_the_compiler_rejects_is_dropped_and_remembered(compiledir, monkeypatch):
     monkeypatch.setattr(compiler, "_flags", {})
-    monkeypatch.setattr(compiler, "LIBRARIES", (("-lsn_no_such_library", "-lm"), ("-lm",)))
-    assumed_key = cache.cache_key("source")
+    monkeypatch.setattr(compiler, "OPTIONAL", (*compiler.OPTIONAL, ("-lsn_no_such_library",)))
+    sent = []
+    real = compiler._compile
+    monkeypatch.setattr(compiler, "_compile", lambda *args: sent.append(args[2]) or real(*args))
     f = build()
     np.testing.assert_allclose(f(np.array([0.5])), np.exp(0.5) * 2 + 1)
     (memo,) = (compiledir / "c").glob("flags-*.txt")
     assert "-lsn_no_such_library" not in memo.read_text().split()
     assert "-lm" in memo.read_text().split()
-    assert cache.cache_key("source") != assumed_key  # the flags are in every key
+    assert sent and not any("-lsn_no_such_library" in options for options in sent)
 
 
 def test_batches_balance_source_length_and_respect_the_limit():

@@ -119,9 +119,11 @@ def test_missing_compiler_falls_back_to_py_with_one_warning(monkeypatch):
 
     monkeypatch.setattr(sn.config, "cc", "symnb-no-such-compiler")
     monkeypatch.setattr(backends, "_warned_no_compiler", [])
-    assert compiler.find_compiler() is None
+    with pytest.raises(compiler.CompileError, match="sn.config.cc = 'symnb-no-such-compiler'"):
+        compiler.find_compiler()  # backend="c" asked for: the error names the setting
     x = sn.vector("x")
-    with pytest.warns(RuntimeWarning, match="no C compiler found.*install a C compiler"):
+    wanted = "sn.config.cc = 'symnb-no-such-compiler': no such.*backend='py'.*install a C"
+    with pytest.warns(RuntimeWarning, match=wanted):
         f = sn.function([x], x + 1)
     assert f.backend == "py"
     with warnings.catch_warnings():
