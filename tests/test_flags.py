@@ -80,7 +80,7 @@ def test_config_defaults_reach_sn_function_in_process():
     [
         ("backnd=py", "SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, "
          "c_runner, cache_limit_mb, cc, compiledir, cuda_launcher, floatX, "
-         "loop_products_on_one_thread, opencl_device, optimize, verify_rewrites"),
+         "loop_products_on_one_thread, opencl_device, openmp, optimize, verify_rewrites"),
         ("backend=fortran", "SYMNB_FLAGS: config.backend must be '', 'c', 'py', 'opencl' or "
          "'cuda', not 'fortran'"),
         ("optimize=fastest", "SYMNB_FLAGS: config.optimize must be 'fast', 'stable' or 'none', "
@@ -107,7 +107,7 @@ def test_a_bad_flag_in_the_environment_stops_the_import_with_its_message():
     assert import_error("optimize=fast,backnd=py").endswith(
         "FlagError: SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, c_runner, "
         "cache_limit_mb, cc, compiledir, cuda_launcher, floatX, loop_products_on_one_thread, "
-        "opencl_device, optimize, verify_rewrites"
+        "opencl_device, openmp, optimize, verify_rewrites"
     )
 
 
