@@ -4,7 +4,8 @@ private compile directory (the suite already avoids ~/.cache)."""
 import pytest
 
 import symnb as sn
-from symnb.backends.c import cache
+from symnb.backends import compiledir as cdir
+from symnb.backends.c import cache, compiler
 from symnb.backends.c.compiler import find_compiler
 
 
@@ -20,3 +21,14 @@ def compiledir(tmp_path, monkeypatch):
     monkeypatch.setattr(sn.config, "compiledir", str(tmp_path / "compiledir"))
     monkeypatch.setattr(cache, "_loaded", {})
     return tmp_path / "compiledir"
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """Each test checks its directory afresh and loads libraries from disk."""
+    monkeypatch.setattr(cache, "_verified", {})
+    monkeypatch.setattr(cache, "_libraries", {})
+    monkeypatch.setattr(compiler, "_flags", {})
+    cdir.forget()
+    yield
+    cdir.forget()

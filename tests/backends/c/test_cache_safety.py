@@ -15,41 +15,13 @@ import symnb as sn
 from symnb import cli
 from symnb.backends import compiledir as cdir
 from symnb.backends.c import cache, compiler, runner
+from tests.backends.c.cache_tools import build, library, reload_from_disk, works
 
-
-@pytest.fixture(autouse=True)
-def _fresh(monkeypatch):
-    """Each test checks its directory afresh and loads libraries from disk."""
-    monkeypatch.setattr(cache, "_verified", {})
-    monkeypatch.setattr(cache, "_libraries", {})
-    monkeypatch.setattr(compiler, "_flags", {})
-    cdir.forget()
-    yield
-    cdir.forget()
-
-
-def build(scale=2.0):
-    x = sn.vector("x")
-    return sn.function([x], sn.exp(x) * scale + 1, backend="c")
-
-
-def works(f, scale=2.0):
-    x = np.linspace(0, 1, 5)
-    np.testing.assert_allclose(f(x), np.exp(x) * scale + 1)
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 def mode(path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
-
-
-def library(compiledir):
-    (lib,) = (compiledir / "c").glob("lib-*.so")
-    return lib
-
-
-def reload_from_disk():
-    cache._loaded.clear()
-    cache._verified.clear()
 
 
 # -- owner and mode -------------------------------------------------------------------------------

@@ -13,47 +13,18 @@ import sys
 import textwrap
 import time
 
-import numpy as np
 import pytest
 
 import symnb as sn
 from symnb import cli
 from symnb.backends import compiledir as cdir
 from symnb.backends.c import cache, compiler
+from tests.backends.c.cache_tools import build, library, reload_from_disk, works
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 OTHER = 54321  # a uid that is not ours
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another user needs root")
-
-
-@pytest.fixture(autouse=True)
-def _fresh(monkeypatch):
-    monkeypatch.setattr(cache, "_verified", {})
-    monkeypatch.setattr(cache, "_libraries", {})
-    monkeypatch.setattr(compiler, "_flags", {})
-    cdir.forget()
-    yield
-    cdir.forget()
-
-
-def build(scale=2.0):
-    x = sn.vector("x")
-    return sn.function([x], sn.exp(x) * scale + 1, backend="c")
-
-
-def works(f, scale=2.0):
-    x = np.linspace(0, 1, 5)
-    np.testing.assert_allclose(f(x), np.exp(x) * scale + 1)
-
-
-def reload_from_disk():
-    cache._loaded.clear()
-    cache._verified.clear()
-    cache._libraries.clear()
-
-
-def library(compiledir):
-    (lib,) = (compiledir / "c").glob("lib-*.so")
-    return lib
 
 
 # -- ancestors another user may rename -------------------------------------------------------------
