@@ -20,16 +20,18 @@ class FlagError(SymnbError, ValueError):
     """A flag that names no setting, or a value its setting cannot take."""
 
 
-def parse(text: str, source: str) -> dict[str, str]:
-    """``"a=1, b=x"`` -> ``{"a": "1", "b": "x"}``; empty items are skipped."""
+def parse(text: str, source: str, form: str = "key=value",
+          example: str = "backend=py,optimize=stable") -> dict[str, str]:  # fmt: skip
+    """``"a=1, b=x"`` -> ``{"a": "1", "b": "x"}``; empty items are skipped. ``form`` and
+    ``example`` word the error for an item that is not a pair (Theano's flags say name=value)."""
     pairs: dict[str, str] = {}
     for item in text.split(","):
         key, sep, value = item.strip().partition("=")
         if not key and not sep:
             continue
         if not sep or not key.strip():
-            raise FlagError(f"{source}: {item.strip()!r} is not key=value (items are separated "
-                            "by commas, e.g. backend=py,optimize=stable)")  # fmt: skip
+            raise FlagError(f"{source}: {item.strip()!r} is not {form} (items are separated "
+                            f"by commas, e.g. {example})")  # fmt: skip
         pairs[key.strip()] = value.strip()
     return pairs
 

@@ -15,20 +15,12 @@ from __future__ import annotations
 import configparser
 import os
 
+from symnb import flags
+
 
 def parse_pairs(text: str, what: str = "THEANO_FLAGS") -> dict[str, str]:
-    """``"a=1,b=x"`` -> ``{"a": "1", "b": "x"}``; empty items are skipped, an item without
-    ``=`` is an error naming it."""
-    pairs = {}
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"{what}: {item!r} is not name=value (in {text!r})")
-        pairs[name.strip()] = value.strip()
-    return pairs
+    """``"a=1,b=x"`` -> ``{"a": "1", "b": "x"}`` (``symnb.flags.parse``, worded as Theano's)."""
+    return flags.parse(text, what, form="name=value", example="floatX=float32,device=cpu")
 
 
 def rc_paths(environ) -> list[str]:
@@ -63,8 +55,8 @@ def as_bool(value) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
-    if text in ("true", "1", "yes", "on"):
+    if text in flags.TRUE:
         return True
-    if text in ("false", "0", "no", "off"):
+    if text and text in flags.FALSE:  # an empty value is no truth value here
         return False
     raise ValueError(f"{value!r} is not a truth value (True or False)")
