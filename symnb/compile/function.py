@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -138,11 +139,9 @@ class Function:
         parts = [f"backend {self.backend!r}", f"optimize {optimize!r}",
                  f"{len(self.rewrites)} rewrites"]  # fmt: skip
         if plan is not None:
-            kinds: dict[str, int] = {}
-            for step in plan.steps:
-                kinds[step.kind] = kinds.get(step.kind, 0) + 1
-            parts.append(f"{len(plan.steps)} steps (" + ", ".join(
-                f"{n} {kind}" for kind, n in sorted(kinds.items())) + ")")  # fmt: skip
+            kinds = sorted(Counter(step.kind for step in plan.steps).items())
+            listed = ", ".join(f"{n} {kind}" for kind, n in kinds)
+            parts.append(f"{len(plan.steps)} steps ({listed})")
         runner = "the C runner" if self._runner is not None else "the Python executor"
         return ", ".join(parts) + f"; calls run in {runner}"
 

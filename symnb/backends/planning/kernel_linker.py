@@ -12,6 +12,7 @@ and how its plan runs.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from typing import ClassVar
 
 import numpy as np
@@ -166,7 +167,5 @@ def _scan(linker: KernelLinker, node) -> Repeat:
 
 
 def _kinds(steps) -> str:
-    counts: dict[str, int] = {}
-    for step in steps:
-        counts[step.kind] = counts.get(step.kind, 0) + 1
+    counts = Counter(step.kind for step in steps)  # in the order the kinds first come
     return ", ".join(f"{n} {kind}" for kind, n in counts.items())
