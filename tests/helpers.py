@@ -39,12 +39,15 @@ def available_backends() -> list[str]:
     ``make test`` runs the op suite on "opencl" wherever an OpenCL device builds kernels (PoCL
     on the CPU), and ``python -m benchmarks.gpu`` names "cuda". With
     ``SYMNB_REQUIRE_OPENCL=1`` (or ``SYMNB_REQUIRE_CUDA=1``) a named device backend is listed
-    even where it does not run, so a machine without it fails instead of skipping."""
-    c = ["c"] if find_compiler() is not None else []
+    even where it does not run, so a machine without it fails instead of skipping.
+    ``SYMNB_SUITE_HOST`` (comma-separated, default "py,c") narrows the host backends: CI's
+    clang runs set it to "c", since the "py" rows do not depend on the C compiler."""
+    host = os.environ.get("SYMNB_SUITE_HOST", "py,c").replace(" ", "").split(",")
+    c = ["c"] if "c" in host and find_compiler() is not None else []
     named = os.environ.get("SYMNB_SUITE_DEVICES", "opencl").replace(" ", "").split(",")
     opencl = opencl_backend() if "opencl" in named else []
     devices = [*opencl, *(cuda_backend() if "cuda" in named else [])]
-    return ["py", *c, *devices]
+    return [*(["py"] if "py" in host else []), *c, *devices]
 
 
 @functools.cache
