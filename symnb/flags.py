@@ -20,8 +20,9 @@ class FlagError(SymnbError, ValueError):
     """A flag that names no setting, or a value its setting cannot take."""
 
 
-def parse(text: str, source: str, form: str = "key=value",
-          example: str = "backend=py,optimize=stable") -> dict[str, str]:  # fmt: skip
+def parse(
+    text: str, source: str, form: str = "key=value", example: str = "backend=py,optimize=stable"
+) -> dict[str, str]:
     """``"a=1, b=x"`` -> ``{"a": "1", "b": "x"}``; empty items are skipped. ``form`` and
     ``example`` word the error for an item that is not a pair (Theano's flags say name=value)."""
     pairs: dict[str, str] = {}
@@ -30,8 +31,10 @@ def parse(text: str, source: str, form: str = "key=value",
         if not key and not sep:
             continue
         if not sep or not key.strip():
-            raise FlagError(f"{source}: {item.strip()!r} is not {form} (items are separated "
-                            f"by commas, e.g. {example})")  # fmt: skip
+            raise FlagError(
+                f"{source}: {item.strip()!r} is not {form} (items are separated "
+                f"by commas, e.g. {example})"
+            )
         pairs[key.strip()] = value.strip()
     return pairs
 
@@ -39,8 +42,9 @@ def parse(text: str, source: str, form: str = "key=value",
 def settable(settings) -> dict[str, type]:
     """The fields flags may set, with their types (callables and the like are left out)."""
     hints = typing.get_type_hints(type(settings))
-    return {f.name: hints[f.name] for f in dataclasses.fields(settings)
-            if hints[f.name] in CONVERTERS}  # fmt: skip
+    return {
+        f.name: hints[f.name] for f in dataclasses.fields(settings) if hints[f.name] in CONVERTERS
+    }
 
 
 def apply(settings, text: str, source: str) -> None:
@@ -50,8 +54,9 @@ def apply(settings, text: str, source: str) -> None:
     values = {}
     for key, raw in parse(text, source).items():
         if key not in fields:
-            raise FlagError(f"{source}: unknown setting {key!r}; the settings are "
-                            f"{', '.join(sorted(fields))}")  # fmt: skip
+            raise FlagError(
+                f"{source}: unknown setting {key!r}; the settings are {', '.join(sorted(fields))}"
+            )
         values[key] = _convert(raw, fields[key], f"{source}: {key}")
     for key, value in values.items():
         try:

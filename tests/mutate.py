@@ -60,7 +60,7 @@ GROUPS = {
             "tests/backends/test_plan.py",
         ],
         [],
-    ),  # fmt: skip
+    ),
     "linalg-grads": (
         ["symnb/ops/linalg.py"],
         [
@@ -70,7 +70,7 @@ GROUPS = {
             "tests/grad/test_higher_order.py",
         ],
         LINALG_GRADS,
-    ),  # fmt: skip
+    ),
     "kernel-ir": (["symnb/backends/kernels/ir.py"], ["tests/backends/test_kernel_ir.py"], []),
     # the modules where issue 35's surviving deliberate bugs lived, each with its tests
     "xent": (["symnb/opt/rules/xent.py"], XENT_TESTS, []),
@@ -80,17 +80,17 @@ GROUPS = {
         ["symnb/ops/scan_grad.py"],
         ["tests/ops/test_scan.py", "tests/ops/test_scan_truncation.py"],
         [],
-    ),  # fmt: skip
+    ),
     "random": (
         ["symnb/ops/random.py"],
         ["tests/ops/test_random.py", "tests/ops/test_random_seeding.py"],
         [],
-    ),  # fmt: skip
+    ),
     "dtype-cache": (
         ["symnb/ops/_dtypes.py"],
         ["tests/backends/test_keyed_caches.py", "tests/ops/test_first_set.py"],
         [],
-    ),  # fmt: skip
+    ),
     "execute": (["symnb/backends/execute.py"], EXECUTOR_TESTS, []),
     "planner": (["symnb/backends/planner.py"], EXECUTOR_TESTS, []),
     "lowering": (
@@ -102,7 +102,7 @@ GROUPS = {
             "tests/backends/test_kernel_ir.py",
         ],
         [],
-    ),  # fmt: skip
+    ),
 }
 
 #: the op suite without its OpenCL rows: a mutant's process, forked by mutmut, waited on a futex
@@ -110,8 +110,17 @@ GROUPS = {
 #: mutmut's timeouts count CPU time, so that group never ended
 WITHOUT_DEVICES = os.environ | {"SYMNB_SUITE_DEVICES": ""}
 
-COPIED = ["symnb", "tests", "pyproject.toml", "setup.py", "README.md", "benchmarks", "docs",
-          "notebooks", "examples"]  # fmt: skip
+COPIED = [
+    "symnb",
+    "tests",
+    "pyproject.toml",
+    "setup.py",
+    "README.md",
+    "benchmarks",
+    "docs",
+    "notebooks",
+    "examples",
+]
 
 
 def narrowed_pyproject(only: list[str], tests: list[str]) -> str:

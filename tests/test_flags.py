@@ -31,15 +31,20 @@ def with_flags(value: str) -> dict:
 
 
 def import_error(value: str) -> str:
-    done = subprocess.run([sys.executable, "-c", "import symnb"], env=with_flags(value),
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "import symnb"],
+        env=with_flags(value),
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode != 0, done.stdout
     return done.stderr.strip().splitlines()[-1]
 
 
 def test_flags_set_config_fields_by_their_types():
-    env = with_flags("backend=py, optimize=stable,cc=clang,floatX=float32,cache_limit_mb=64,"
-                     "c_runner=off")  # fmt: skip
+    env = with_flags(
+        "backend=py, optimize=stable,cc=clang,floatX=float32,cache_limit_mb=64,c_runner=off"
+    )
     assert run_python(SHOW, env).split() == ["py", "stable", "clang", "float32", "64", "False"]
 
 
@@ -78,23 +83,37 @@ def test_config_defaults_reach_sn_function_in_process():
 @pytest.mark.parametrize(
     "value,message",
     [
-        ("backnd=py", "SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, "
-         "c_runner, cache_limit_mb, cc, compiledir, cuda_launcher, floatX, "
-         "loop_products_on_one_thread, opencl_device, openmp, optimize, verify_rewrites"),
-        ("backend=fortran", "SYMNB_FLAGS: config.backend must be '', 'c', 'py', 'opencl' or "
-         "'cuda', not 'fortran'"),
-        ("optimize=fastest", "SYMNB_FLAGS: config.optimize must be 'fast', 'stable' or 'none', "
-         "not 'fastest'"),
-        ("floatX=float8", "SYMNB_FLAGS: config.floatX must be float16, float32 or float64, not "
-         "'float8'"),
+        (
+            "backnd=py",
+            "SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, "
+            "c_runner, cache_limit_mb, cc, compiledir, cuda_launcher, floatX, "
+            "loop_products_on_one_thread, opencl_device, openmp, optimize, verify_rewrites",
+        ),
+        (
+            "backend=fortran",
+            "SYMNB_FLAGS: config.backend must be '', 'c', 'py', 'opencl' or 'cuda', not 'fortran'",
+        ),
+        (
+            "optimize=fastest",
+            "SYMNB_FLAGS: config.optimize must be 'fast', 'stable' or 'none', not 'fastest'",
+        ),
+        (
+            "floatX=float8",
+            "SYMNB_FLAGS: config.floatX must be float16, float32 or float64, not 'float8'",
+        ),
         ("cache_limit_mb=lots", "SYMNB_FLAGS: cache_limit_mb takes an integer, not 'lots'"),
-        ("c_runner=maybe", "SYMNB_FLAGS: c_runner takes true or false (1/0, yes/no, on/off), "
-         "not 'maybe'"),
-        ("backend", "SYMNB_FLAGS: 'backend' is not key=value (items are separated by commas, "
-         "e.g. backend=py,optimize=stable)"),
+        (
+            "c_runner=maybe",
+            "SYMNB_FLAGS: c_runner takes true or false (1/0, yes/no, on/off), not 'maybe'",
+        ),
+        (
+            "backend",
+            "SYMNB_FLAGS: 'backend' is not key=value (items are separated by commas, "
+            "e.g. backend=py,optimize=stable)",
+        ),
         ("progress=tqdm", "SYMNB_FLAGS: unknown setting 'progress'; the settings are backend,"),
     ],
-)  # fmt: skip
+)
 def test_bad_flags_are_clear_errors(value, message):
     settings = Config()
     with pytest.raises(flags.FlagError) as info:

@@ -51,8 +51,11 @@ class _NodeByNode(Linker):
             values[id(v)] = v.data if isinstance(v, Constant) else None
         for node, linker in self.steps:
             args = [_value(v, values) for v in node.inputs]
-            fresh = [np.array(a, copy=True) for v, a in zip(node.inputs, args)
-                     if not isinstance(v, Constant)]  # fmt: skip
+            fresh = [
+                np.array(a, copy=True)
+                for v, a in zip(node.inputs, args)
+                if not isinstance(v, Constant)
+            ]
             with np.errstate(all="ignore"):  # NaN and Inf are what the checks report
                 got = [np.asarray(r) for r in linker.run(fresh)]
             self.check(node, args, got)
@@ -90,8 +93,11 @@ class NanGuardLinker(_NodeByNode):
         for var, g in zip(node.outputs, got):
             if g.dtype.kind in "fc" and not np.isfinite(g).all():
                 bad = [v.describe() for v, a in zip(node.inputs, args) if not _finite(a)]
-                before = (f"its inputs already held NaN/Inf: {', '.join(bad)}" if bad
-                          else "its inputs were all finite")  # fmt: skip
+                before = (
+                    f"its inputs already held NaN/Inf: {', '.join(bad)}"
+                    if bad
+                    else "its inputs were all finite"
+                )
                 raise NanGuardError(
                     f"{_count(g)} at {_node_text(node)} ({before}){_first_step(node, args)}\n"
                     f"{_inputs_text(node, args)}\n  result: {_summary(g)}{_built_at(var)}"
@@ -150,8 +156,9 @@ def _node_text(node) -> str:
 
 
 def _inputs_text(node, args) -> str:
-    return "\n".join(f"  input {v.describe()}: {_summary(np.asarray(a))}"
-                     for v, a in zip(node.inputs, args))  # fmt: skip
+    return "\n".join(
+        f"  input {v.describe()}: {_summary(np.asarray(a))}" for v, a in zip(node.inputs, args)
+    )
 
 
 def _summary(a: np.ndarray) -> str:

@@ -11,11 +11,21 @@ from symnb.core.dims import Dim, format_shape, normalize_shape
 MAX_RANK = 32
 
 _SHORT = {
-    "float16": "f16", "float32": "f32", "float64": "f64",
-    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "bool": "bool", "complex64": "c64", "complex128": "c128",
-}  # fmt: skip
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "bool": "bool",
+    "complex64": "c64",
+    "complex128": "c128",
+}
 _LONG = {v: k for k, v in _SHORT.items()}
 #: the supported dtypes as objects: every node's type passes through as_dtype, and most
 #: already hold one of these (the check of its name is the slow part)

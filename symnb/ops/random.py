@@ -402,13 +402,12 @@ class RandomStream:
 
     def _elementwise(self, op, size, *params):
         if not isinstance(op, PhiloxBernoulli) and op.dtype.kind != "f":
-            raise _at_user_line(DTypeError(
-                f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}"
-            ))  # fmt: skip
+            raise _at_user_line(
+                DTypeError(f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}")
+            )
         dims, shape = _size_operand(size)
         positions = Positions(dims)(shape)
-        return self._draw(lambda key, ctr: op(positions, key, ctr, *params),
-                          lambda: _count(shape))  # fmt: skip
+        return self._draw(lambda key, ctr: op(positions, key, ctr, *params), lambda: _count(shape))
 
     def _by_reference(self, op, shape, *params, blocks=None):
         blocks = blocks or (lambda: _count(shape))
@@ -433,17 +432,24 @@ class RandomStream:
             return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size)
         dims, shape = _size_operand(size)
         n_var = _int(n)
-        return self._by_reference(RandomBinomial(dims, dtype), shape, n_var, *_floats(p),
-                                  blocks=lambda: _count(shape) * n_var)  # fmt: skip
+        return self._by_reference(
+            RandomBinomial(dims, dtype),
+            shape,
+            n_var,
+            *_floats(p),
+            blocks=lambda: _count(shape) * n_var,
+        )
 
     def _bernoulli_per_element(self, size, n, p, dtype):
         """Draws with a probability per element (an RBM's units, Theano's
         ``binomial(size=h.shape, n=1, p=h)``): 1 where a uniform draw falls below p."""
         if _known(n) is None or int(_known(n)) != 1:
-            raise _at_user_line(NotImplementedError(
-                f"binomial: a probability per element ({p.describe()}) needs n=1, not {n!r}; "
-                "sum n such draws for more trials"
-            ))  # fmt: skip
+            raise _at_user_line(
+                NotImplementedError(
+                    f"binomial: a probability per element ({p.describe()}) needs n=1, not {n!r}; "
+                    "sum n such draws for more trials"
+                )
+            )
         u = self.uniform(size, dtype=p.type.dtype if p.type.is_float else config.floatX)
         return cast(less(u, p), dtype)
 
@@ -479,9 +485,12 @@ class RandomStream:
         x_var = _int(x) if of_range else as_variable(x)
         dtype = "int64" if of_range else x_var.type.dtype
         length = x_var if of_range else x_var.shape[0]
-        return self._by_reference(RandomPermutation(dtype, of_range),
-                                  Constant(np.zeros(0, np.int64)), x_var,
-                                  blocks=lambda: cast(length, "int64"))  # fmt: skip
+        return self._by_reference(
+            RandomPermutation(dtype, of_range),
+            Constant(np.zeros(0, np.int64)),
+            x_var,
+            blocks=lambda: cast(length, "int64"),
+        )
 
     def multinomial(self, size=(), n=1, pvals=None, dtype="int64"):
         """Counts of n draws over the categories of ``pvals``: a 1-d pvals per element of
@@ -493,8 +502,13 @@ class RandomStream:
         _check_probability(pvals, "multinomial: pvals", total=True)
         n_var, p_var = _int(n), as_variable(pvals)
         rows = p_var.shape[0] if p_var.type.ndim == 2 else 1
-        return self._by_reference(RandomMultinomial(dims, dtype), shape, n_var, p_var,
-                                  blocks=lambda: _count(shape) * rows * n_var)  # fmt: skip
+        return self._by_reference(
+            RandomMultinomial(dims, dtype),
+            shape,
+            n_var,
+            p_var,
+            blocks=lambda: _count(shape) * rows * n_var,
+        )
 
 
 def _count(shape) -> Variable:

@@ -15,7 +15,22 @@ from symnb.opt.select import MODES, plan
 from symnb.opt.verify import RewriteError, verify
 
 __all__ = [
-    "MODES", "PHASES", "RULES", "Const", "History", "Match", "Pattern", "RewriteError",
-    "RewriteLoopWarning", "Rule", "Step", "graph_rule", "optimize", "plan", "register", "rule",
-    "unregister", "verify",
-]  # fmt: skip
+    "MODES",
+    "PHASES",
+    "RULES",
+    "Const",
+    "History",
+    "Match",
+    "Pattern",
+    "RewriteError",
+    "RewriteLoopWarning",
+    "Rule",
+    "Step",
+    "graph_rule",
+    "optimize",
+    "plan",
+    "register",
+    "rule",
+    "unregister",
+    "verify",
+]

@@ -83,8 +83,17 @@ def make_rule(
     )
 
 
-def register(fn_or_rule, phase=None, pattern=None, *, graph_level=False, name=None,
-             default=True, replace=False, ieee=True) -> Rule:  # fmt: skip
+def register(
+    fn_or_rule,
+    phase=None,
+    pattern=None,
+    *,
+    graph_level=False,
+    name=None,
+    default=True,
+    replace=False,
+    ieee=True,
+) -> Rule:
     """Add a rule to the registry (``sn.opt.register``); names are unique unless ``replace``.
 
     ``default=False`` registers a rule that runs only when an ``include`` names it.

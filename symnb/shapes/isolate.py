@@ -45,9 +45,12 @@ def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int 
     output = None if show_output else subprocess.DEVNULL
     child = subprocess.Popen(
         command + (["--show-output"] if show_output else []),
-        stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-        env=_child_env(), start_new_session=True,
-    )  # fmt: skip
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=output,
+        env=_child_env(),
+        start_new_session=True,
+    )
     try:
         with _signals_stop_the_check():
             return child.wait(timeout=timeout), False

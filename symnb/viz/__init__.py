@@ -13,7 +13,13 @@ from symnb.viz.reprs import function_bundle, variable_bundle, variable_text
 from symnb.viz.text import format_graph
 
 for _provider in (
-    variable_bundle, variable_card, variable_text, to_latex,
-    format_graph, graph_svg, function_bundle, profile_function,
-):  # fmt: skip
+    variable_bundle,
+    variable_card,
+    variable_text,
+    to_latex,
+    format_graph,
+    graph_svg,
+    function_bundle,
+    profile_function,
+):
     register(_provider.__name__, _provider)

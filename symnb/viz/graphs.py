@@ -149,9 +149,11 @@ def apply_placement(view: ViewGraph, placement) -> None:
         for to in ("device", "host"):
             if (edge.src, dst, to) in crossing:
                 edge.transfer = to
-    view.notes.append(f"{placement.device} backend: blue boxes run on the device, grey dashed "
-                      "ones on the host (NumPy); red dashed arrows are copies across the bus "
-                      "(⇢ device, ⇢ host)")  # fmt: skip
+    view.notes.append(
+        f"{placement.device} backend: blue boxes run on the device, grey dashed "
+        "ones on the host (NumPy); red dashed arrows are copies across the bus "
+        "(⇢ device, ⇢ host)"
+    )
 
 
 def graph_svg(graph) -> str | None:

@@ -19,15 +19,49 @@ from symnb.viz.theme import STYLE
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\s+|.", re.S)
 FUNCTIONS = {"exp", "log", "tanh", "sin", "cos", "tan", "max", "min", "det", "ln"}
 GREEK = {
-    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eta": "η",
-    "theta": "θ", "lambda": "λ", "mu": "μ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ",
-    "phi": "φ", "psi": "ψ", "omega": "ω", "Sigma": "Σ", "Delta": "Δ", "Omega": "Ω",
-}  # fmt: skip
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "eta": "η",
+    "theta": "θ",
+    "lambda": "λ",
+    "mu": "μ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "phi": "φ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Sigma": "Σ",
+    "Delta": "Δ",
+    "Omega": "Ω",
+}
 SYMBOLS = {
-    "cdot": "·", "times": "×", "le": "≤", "ge": "≥", "ne": "≠", "ldots": "…", "cdots": "⋯",
-    "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉", "bmod": "mod", "to": "→",
-    "sum": "∑", "prod": "∏", "infty": "∞", "pm": "±", "{": "{", "}": "}", "_": "_", ",": " ",
-}  # fmt: skip
+    "cdot": "·",
+    "times": "×",
+    "le": "≤",
+    "ge": "≥",
+    "ne": "≠",
+    "ldots": "…",
+    "cdots": "⋯",
+    "lfloor": "⌊",
+    "rfloor": "⌋",
+    "lceil": "⌈",
+    "rceil": "⌉",
+    "bmod": "mod",
+    "to": "→",
+    "sum": "∑",
+    "prod": "∏",
+    "infty": "∞",
+    "pm": "±",
+    "{": "{",
+    "}": "}",
+    "_": "_",
+    ",": " ",
+}
 _OPERATORS = {"-": "−", "*": "∗"}
 _FONTS = {"operatorname": "normal", "mathrm": "normal", "mathbf": "bold", "text": "normal"}
 

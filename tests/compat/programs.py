@@ -35,8 +35,10 @@ class LogisticRegression:
 
     def errors(self, y):
         if y.ndim != self.y_pred.ndim:
-            raise TypeError("y should have the same shape as self.y_pred",
-                            ("y", y.type, "y_pred", self.y_pred.type))  # fmt: skip
+            raise TypeError(
+                "y should have the same shape as self.y_pred",
+                ("y", y.type, "y_pred", self.y_pred.type),
+            )
         if y.dtype.startswith("int"):  # the tutorial's test: Theano's dtypes are strings
             return T.mean(T.neq(self.y_pred, y))
         raise NotImplementedError()
@@ -80,8 +82,10 @@ def sgd_logistic(datasets, n_epochs=15, batch_size=50, learning_rate=0.1, mode=N
     index = T.lscalar()
     g_W = T.grad(cost=cost, wrt=classifier.W)
     g_b = T.grad(cost=cost, wrt=classifier.b)
-    updates = {classifier.W: classifier.W - learning_rate * g_W,
-               classifier.b: classifier.b - learning_rate * g_b}  # fmt: skip
+    updates = {
+        classifier.W: classifier.W - learning_rate * g_W,
+        classifier.b: classifier.b - learning_rate * g_b,
+    }
     train_model = theano.function(
         inputs=[index],
         outputs=cost,
@@ -125,8 +129,17 @@ def mlp(datasets, n_epochs=15, batch_size=20, learning_rate=0.1, n_hidden=32, mo
 class dA:
     """The tutorial's denoising autoencoder (tied weights, binomial corruption)."""
 
-    def __init__(self, numpy_rng, theano_rng=None, input=None, n_visible=64, n_hidden=32,
-                 W=None, bhid=None, bvis=None):  # fmt: skip
+    def __init__(
+        self,
+        numpy_rng,
+        theano_rng=None,
+        input=None,
+        n_visible=64,
+        n_hidden=32,
+        W=None,
+        bhid=None,
+        bvis=None,
+    ):
         if not theano_rng:
             theano_rng = RandomStreams(numpy_rng.randint(2**30))
         if not W:  # the tutorial's test: a shared variable given by an SdA is true
@@ -170,8 +183,9 @@ class dA:
         L = -T.sum(self.x * T.log(z) + (1 - self.x) * T.log(1 - z), axis=1)
         cost = T.mean(L)
         gparams = T.grad(cost, self.params)
-        updates = [(param, param - learning_rate * gparam)
-                   for param, gparam in zip(self.params, gparams)]  # fmt: skip
+        updates = [
+            (param, param - learning_rate * gparam) for param, gparam in zip(self.params, gparams)
+        ]
         return cost, updates
 
 
@@ -241,10 +255,12 @@ class LeNetConvPoolLayer:
         fan_out = filter_shape[0] * np.prod(filter_shape[2:]) // np.prod(poolsize)
         W_bound = np.sqrt(6.0 / (fan_in + fan_out))
         self.W = theano.shared(
-            np.asarray(rng.uniform(low=-W_bound, high=W_bound, size=filter_shape),
-                       dtype=theano.config.floatX),
+            np.asarray(
+                rng.uniform(low=-W_bound, high=W_bound, size=filter_shape),
+                dtype=theano.config.floatX,
+            ),
             borrow=True,
-        )  # fmt: skip
+        )
         b_values = np.zeros((filter_shape[0],), dtype=theano.config.floatX)
         self.b = theano.shared(value=b_values, borrow=True)
         conv_out = T.nnet.conv2d(
@@ -264,8 +280,13 @@ def lenet(datasets, n_epochs=6, batch_size=20, nkerns=8, learning_rate=0.1):
     x = T.matrix("x")
     y = T.ivector("y")
     layer0_input = x.reshape((batch_size, 1, 8, 8))
-    layer0 = LeNetConvPoolLayer(rng, input=layer0_input, image_shape=(batch_size, 1, 8, 8),
-                                filter_shape=(nkerns, 1, 3, 3), poolsize=(2, 2))  # fmt: skip
+    layer0 = LeNetConvPoolLayer(
+        rng,
+        input=layer0_input,
+        image_shape=(batch_size, 1, 8, 8),
+        filter_shape=(nkerns, 1, 3, 3),
+        poolsize=(2, 2),
+    )
     layer1 = HiddenLayer(rng, input=layer0.output.flatten(2), n_in=nkerns * 3 * 3, n_out=32)
     layer2 = LogisticRegression(input=layer1.output, n_in=32, n_out=10)
     cost = layer2.negative_log_likelihood(y)
@@ -307,8 +328,10 @@ class RBM:
         if theano_rng is None:
             theano_rng = RandomStreams(numpy_rng.randint(2**30))
         bound = 4 * np.sqrt(6.0 / (n_hidden + n_visible))
-        initial_W = np.asarray(numpy_rng.uniform(low=-bound, high=bound,
-                               size=(n_visible, n_hidden)), dtype=theano.config.floatX)  # fmt: skip
+        initial_W = np.asarray(
+            numpy_rng.uniform(low=-bound, high=bound, size=(n_visible, n_hidden)),
+            dtype=theano.config.floatX,
+        )
         self.W = theano.shared(value=initial_W, name="W", borrow=True)
         self.hbias = theano.shared(np.zeros(n_hidden, dtype=theano.config.floatX), name="hbias")
         self.vbias = theano.shared(np.zeros(n_visible, dtype=theano.config.floatX), name="vbias")
@@ -327,15 +350,17 @@ class RBM:
     def sample_h_given_v(self, v0_sample):
         pre_sigmoid_h1 = T.dot(v0_sample, self.W) + self.hbias
         h1_mean = T.nnet.sigmoid(pre_sigmoid_h1)
-        h1_sample = self.theano_rng.binomial(size=h1_mean.shape, n=1, p=h1_mean,
-                                             dtype=theano.config.floatX)  # fmt: skip
+        h1_sample = self.theano_rng.binomial(
+            size=h1_mean.shape, n=1, p=h1_mean, dtype=theano.config.floatX
+        )
         return [pre_sigmoid_h1, h1_mean, h1_sample]
 
     def sample_v_given_h(self, h0_sample):
         pre_sigmoid_v1 = T.dot(h0_sample, self.W.T) + self.vbias
         v1_mean = T.nnet.sigmoid(pre_sigmoid_v1)
-        v1_sample = self.theano_rng.binomial(size=v1_mean.shape, n=1, p=v1_mean,
-                                             dtype=theano.config.floatX)  # fmt: skip
+        v1_sample = self.theano_rng.binomial(
+            size=v1_mean.shape, n=1, p=v1_mean, dtype=theano.config.floatX
+        )
         return [pre_sigmoid_v1, v1_mean, v1_sample]
 
     def gibbs_hvh(self, h0_sample):
@@ -347,9 +372,11 @@ class RBM:
         pre_sigmoid_ph, ph_mean, ph_sample = self.sample_h_given_v(self.input)
         chain_start = ph_sample if persistent is None else persistent
         (_, _, nv_samples, _, _, nh_samples), updates = theano.scan(
-            self.gibbs_hvh, outputs_info=[None, None, None, None, None, chain_start],
-            n_steps=k, name="gibbs_hvh",
-        )  # fmt: skip
+            self.gibbs_hvh,
+            outputs_info=[None, None, None, None, None, chain_start],
+            n_steps=k,
+            name="gibbs_hvh",
+        )
         chain_end = nv_samples[-1]
         cost = T.mean(self.free_energy(self.input)) - T.mean(self.free_energy(chain_end))
         gparams = T.grad(cost, self.params, consider_constant=[chain_end])
@@ -373,10 +400,16 @@ def rbm_pcd(train_set_x, n_epochs=4, batch_size=20, n_hidden=32, k=5):
     """PCD-k training of an RBM on binarised digits; the mean monitoring cost per epoch."""
     index, x = T.lscalar(), T.matrix("x")
     rng = np.random.RandomState(123)
-    persistent_chain = theano.shared(np.zeros((batch_size, n_hidden),
-                                              dtype=theano.config.floatX), borrow=True)  # fmt: skip
-    rbm = RBM(input=x, n_visible=64, n_hidden=n_hidden, numpy_rng=rng,
-              theano_rng=RandomStreams(rng.randint(2**30)))  # fmt: skip
+    persistent_chain = theano.shared(
+        np.zeros((batch_size, n_hidden), dtype=theano.config.floatX), borrow=True
+    )
+    rbm = RBM(
+        input=x,
+        n_visible=64,
+        n_hidden=n_hidden,
+        numpy_rng=rng,
+        theano_rng=RandomStreams(rng.randint(2**30)),
+    )
     cost, updates = rbm.get_cost_updates(lr=0.1, persistent=persistent_chain, k=k)
     batch = train_set_x[index * batch_size : (index + 1) * batch_size]
     train_rbm = theano.function([index], cost, updates=updates, givens={x: batch})

@@ -77,12 +77,20 @@ def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
 
 @pytest.mark.parametrize(
     "mode, backend, option, check",
-    [("FAST_RUN", None, "fast", None), ("FAST_COMPILE", "py", "stable", None),
-     (theano.Mode(linker="py", optimizer=None), "py", "none", None),
-     ("DebugMode", None, "fast", "debug"), ("NanGuardMode", None, "fast", "nanguard"),
-     (theano.Mode(linker="py").excluding("fuse"), "py", {"include": ["fast"], "exclude": ["fuse"]},
-      None)],
-)  # fmt: skip
+    [
+        ("FAST_RUN", None, "fast", None),
+        ("FAST_COMPILE", "py", "stable", None),
+        (theano.Mode(linker="py", optimizer=None), "py", "none", None),
+        ("DebugMode", None, "fast", "debug"),
+        ("NanGuardMode", None, "fast", "nanguard"),
+        (
+            theano.Mode(linker="py").excluding("fuse"),
+            "py",
+            {"include": ["fast"], "exclude": ["fuse"]},
+            None,
+        ),
+    ],
+)
 def test_mode_names_map_to_symnb(mode, backend, option, check):
     assert theano.compile.get_mode(mode).options() == {
         "backend": backend,

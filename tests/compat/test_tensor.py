@@ -26,16 +26,26 @@ def run(inputs, output, *values):
 @pytest.mark.parametrize(
     "make, dtype, shape",
     [
-        (T.scalar, "float64", ()), (T.lscalar, "int64", ()), (T.iscalar, "int32", ()),
-        (T.dscalar, "float64", ()), (T.fscalar, "float32", ()), (T.vector, "float64", (None,)),
-        (T.ivector, "int32", (None,)), (T.lvector, "int64", (None,)),
-        (T.dvector, "float64", (None,)), (T.fvector, "float32", (None,)),
-        (T.matrix, "float64", (None, None)), (T.imatrix, "int32", (None, None)),
-        (T.dmatrix, "float64", (None, None)), (T.fmatrix, "float32", (None, None)),
-        (T.tensor3, "float64", (None,) * 3), (T.tensor4, "float64", (None,) * 4),
-        (T.row, "float64", (1, None)), (T.col, "float64", (None, 1)),
+        (T.scalar, "float64", ()),
+        (T.lscalar, "int64", ()),
+        (T.iscalar, "int32", ()),
+        (T.dscalar, "float64", ()),
+        (T.fscalar, "float32", ()),
+        (T.vector, "float64", (None,)),
+        (T.ivector, "int32", (None,)),
+        (T.lvector, "int64", (None,)),
+        (T.dvector, "float64", (None,)),
+        (T.fvector, "float32", (None,)),
+        (T.matrix, "float64", (None, None)),
+        (T.imatrix, "int32", (None, None)),
+        (T.dmatrix, "float64", (None, None)),
+        (T.fmatrix, "float32", (None, None)),
+        (T.tensor3, "float64", (None,) * 3),
+        (T.tensor4, "float64", (None,) * 4),
+        (T.row, "float64", (1, None)),
+        (T.col, "float64", (None, 1)),
     ],
-)  # fmt: skip
+)
 def test_constructors_give_theano_dtypes_and_broadcastable_dims(make, dtype, shape):
     var = make("v")
     assert (var.name, var.dtype.name, var.type.shape) == ("v", dtype, shape)
@@ -82,8 +92,14 @@ def test_reductions_dtype_argument_and_mean_of_comparisons(rng):
     np.testing.assert_array_equal(both[1], a.argmax(axis=1))
 
 
-DOT_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
-              ((2, 5, 3), (3, 4)), ((2, 3), (4, 3, 2))]  # fmt: skip
+DOT_SHAPES = [
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((3,), (3, 4)),
+    ((2, 3), (3, 4)),
+    ((2, 5, 3), (3, 4)),
+    ((2, 3), (4, 3, 2)),
+]
 
 
 @pytest.mark.parametrize("shapes", DOT_SHAPES)
@@ -100,17 +116,26 @@ def test_elementwise_and_layout_functions_against_numpy(rng):
     a = rng.normal(size=(3, 4))
     x = T.matrix("x")
     cases = {
-        T.tanh(x): np.tanh(a), T.exp(x): np.exp(a), T.sqr(x): a**2,
-        T.sqrt(T.abs_(x)): np.sqrt(np.abs(a)), T.log(T.abs_(x)): np.log(np.abs(a)),
-        T.maximum(x, 0.1): np.maximum(a, 0.1), T.switch(x > 0, x, -x): np.abs(a),
-        T.flatten(x): a.ravel(), x.flatten(2): a, T.zeros_like(x): np.zeros_like(a),
-        x.dimshuffle(1, "x", 0): a.T[:, None, :], T.concatenate([x, x], axis=1): np.hstack([a, a]),
-        x.reshape((x.shape[0] * 2, -1)): a.reshape(6, 2), T.arange(x.shape[1]): np.arange(4),
-        T.alloc(0.5, x.shape[0], 2): np.full((3, 2), 0.5), T.argmax(x, axis=0): a.argmax(0),
+        T.tanh(x): np.tanh(a),
+        T.exp(x): np.exp(a),
+        T.sqr(x): a**2,
+        T.sqrt(T.abs_(x)): np.sqrt(np.abs(a)),
+        T.log(T.abs_(x)): np.log(np.abs(a)),
+        T.maximum(x, 0.1): np.maximum(a, 0.1),
+        T.switch(x > 0, x, -x): np.abs(a),
+        T.flatten(x): a.ravel(),
+        x.flatten(2): a,
+        T.zeros_like(x): np.zeros_like(a),
+        x.dimshuffle(1, "x", 0): a.T[:, None, :],
+        T.concatenate([x, x], axis=1): np.hstack([a, a]),
+        x.reshape((x.shape[0] * 2, -1)): a.reshape(6, 2),
+        T.arange(x.shape[1]): np.arange(4),
+        T.alloc(0.5, x.shape[0], 2): np.full((3, 2), 0.5),
+        T.argmax(x, axis=0): a.argmax(0),
         T.set_subtensor(x[0], 9.0): np.vstack([np.full(4, 9.0), a[1:]]),
         T.inc_subtensor(x[:, 1], 1.0): a + np.eye(4)[1],
         T.eq(x, x) * 1 + T.neq(x, x): np.ones((3, 4)),
-    }  # fmt: skip
+    }
     results = run([x], list(cases), a)
     for got, want in zip(results, cases.values()):
         np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -303,16 +328,27 @@ MORE_FUNCTIONS = [
     ("nlinalg.det", lambda s: T.nlinalg.det(s), (S,), np.linalg.det(S)),
     ("nlinalg.matrix_dot", lambda s: T.nlinalg.matrix_dot(s, s, s), (S,), S @ S @ S),
     ("slinalg.solve", lambda s: T.slinalg.solve(s, s[:, 0]), (S,), np.linalg.solve(S, S[:, 0])),
-    ("slinalg.cholesky upper", lambda s: T.slinalg.cholesky(T.dot(s, s.T), lower=False), (S,),
-     np.linalg.cholesky(S @ S.T).T),
+    (
+        "slinalg.cholesky upper",
+        lambda s: T.slinalg.cholesky(T.dot(s, s.T), lower=False),
+        (S,),
+        np.linalg.cholesky(S @ S.T).T,
+    ),
     ("extra_ops.cumsum", lambda x: T.extra_ops.cumsum(x, axis=1), (A,), np.cumsum(A, axis=1)),
     ("nnet.softsign", lambda x: T.nnet.softsign(x), (A,), A / (1 + np.abs(A))),
-    ("nnet.softmax_with_bias", lambda x: T.nnet.softmax_with_bias(x, x[0]), (A,),
-     np.exp(A + A[0]) / np.exp(A + A[0]).sum(axis=1, keepdims=True)),
-    ("nnet.bn.batch_normalization",
-     lambda x: T.nnet.bn.batch_normalization(x, x[0], x[1], x.mean(axis=0), x.std(axis=0)),
-     (A,), (A - A.mean(0)) * (A[0] / A.std(0)) + A[1]),
-]  # fmt: skip
+    (
+        "nnet.softmax_with_bias",
+        lambda x: T.nnet.softmax_with_bias(x, x[0]),
+        (A,),
+        np.exp(A + A[0]) / np.exp(A + A[0]).sum(axis=1, keepdims=True),
+    ),
+    (
+        "nnet.bn.batch_normalization",
+        lambda x: T.nnet.bn.batch_normalization(x, x[0], x[1], x.mean(axis=0), x.std(axis=0)),
+        (A,),
+        (A - A.mean(0)) * (A[0] / A.std(0)) + A[1],
+    ),
+]
 
 
 @pytest.mark.parametrize(

@@ -84,8 +84,9 @@ def test_the_theano_tutorials_logistic_regression_matches_numpy(floatx):
         xent = -y * T.log(p_1) - (1 - y) * T.log(1 - p_1)
         cost = xent.mean() + 0.01 * (w**2).sum()
         gw, gb = T.grad(cost, [w, b])
-        train = theano.function([x, y], [p_1 > 0.5, xent],
-                                updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb)))  # fmt: skip
+        train = theano.function(
+            [x, y], [p_1 > 0.5, xent], updates=((w, w - 0.1 * gw), (b, b - 0.1 * gb))
+        )
     finally:
         theano.config.floatX = before
     X, Y = (a.astype("float64") for a in data)

@@ -29,13 +29,18 @@ def test_baby_steps_and_plural_constructors():
 @pytest.mark.parametrize(
     "plural, dtype, shape",
     [
-        (T.scalars, "float64", ()), (T.iscalars, "int32", ()), (T.fvectors, "float32", (None,)),
-        (T.lvectors, "int64", (None,)), (T.matrices, "float64", (None, None)),
-        (T.imatrices, "int32", (None, None)), (T.rows, "float64", (1, None)),
-        (T.dcols, "float64", (None, 1)), (T.ftensor3s, "float32", (None,) * 3),
+        (T.scalars, "float64", ()),
+        (T.iscalars, "int32", ()),
+        (T.fvectors, "float32", (None,)),
+        (T.lvectors, "int64", (None,)),
+        (T.matrices, "float64", (None, None)),
+        (T.imatrices, "int32", (None, None)),
+        (T.rows, "float64", (1, None)),
+        (T.dcols, "float64", (None, 1)),
+        (T.ftensor3s, "float32", (None,) * 3),
         (T.tensor4s, "float64", (None,) * 4),
     ],
-)  # fmt: skip
+)
 def test_plural_constructors_make_one_variable_per_name(plural, dtype, shape):
     made = plural("p", "q", "r")
     assert [v.name for v in made] == ["p", "q", "r"]
@@ -114,13 +119,15 @@ def test_derivatives_jacobian_and_hessian_through_scan():
     )
     v = T.dvector("x")
     y = v**2
-    J, updates = theano.scan(lambda i, y, x: T.grad(y[i], x),
-                             sequences=T.arange(y.shape[0]), non_sequences=[y, v])  # fmt: skip
+    J, updates = theano.scan(
+        lambda i, y, x: T.grad(y[i], x), sequences=T.arange(y.shape[0]), non_sequences=[y, v]
+    )
     np.testing.assert_array_equal(function([v], J, updates=updates)([4, 4]), [[8, 0], [0, 8]])
     gcost = T.grad(y.sum(), v)
     steps = T.arange(gcost.shape[0])
-    H, updates = theano.scan(lambda i, gy, x: T.grad(gy[i], x), sequences=steps,
-                             non_sequences=[gcost, v])  # fmt: skip
+    H, updates = theano.scan(
+        lambda i, gy, x: T.grad(gy[i], x), sequences=steps, non_sequences=[gcost, v]
+    )
     np.testing.assert_array_equal(function([v], H, updates=updates)([4, 4]), [[2, 0], [0, 2]])
 
 
@@ -146,19 +153,23 @@ def test_conditions_switch_and_ifelse():
 
 def test_loops_power_polynomial_and_taps():
     k, A = T.iscalar("k"), T.vector("A")
-    result, updates = theano.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A),
-                                  non_sequences=A, n_steps=k)  # fmt: skip
+    result, updates = theano.scan(
+        lambda prior, A: prior * A, outputs_info=T.ones_like(A), non_sequences=A, n_steps=k
+    )
     power = function([A, k], result[-1], updates=updates)
     np.testing.assert_array_equal(power(range(10), 2), np.arange(10.0) ** 2)
     coefficients, z = T.vector("coefficients"), T.scalar("x")
     powers = T.arange(10000)
-    components, _ = theano.scan(lambda c, p, free: c * (free**p), outputs_info=None,
-                                sequences=[coefficients, powers], non_sequences=z)  # fmt: skip
+    components, _ = theano.scan(
+        lambda c, p, free: c * (free**p),
+        outputs_info=None,
+        sequences=[coefficients, powers],
+        non_sequences=z,
+    )
     polynomial = function([coefficients, z], components.sum())
     assert polynomial(np.asarray([1, 0, 2], dtype=np.float32), 3) == 19.0
     X = T.vector("X")
-    fib, _ = theano.scan(lambda a, b: a + b, outputs_info=dict(initial=X, taps=[-2, -1]),
-                         n_steps=5)  # fmt: skip
+    fib, _ = theano.scan(lambda a, b: a + b, outputs_info=dict(initial=X, taps=[-2, -1]), n_steps=5)
     np.testing.assert_array_equal(function([X], fib)(np.array([1.0, 1.0])), [2, 3, 5, 8, 13])
 
 

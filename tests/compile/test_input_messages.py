@@ -31,20 +31,31 @@ def refusal(shapes_dtypes, *values, names=None, error=InputError) -> str:
 
 
 SHAPE_CASES = [
-    ([((3,), "float64")], [np.ones((3, 1))],
-     "input 0 'x0' expects shape (3,) (float64), got an array of shape (3, 1): it has 2 dims, "
-     "expected 1"),
-    ([((2, 3), "float32")], [np.ones((2, 4), "float32")],
-     "input 0 'x0' expects shape (2, 3) (float32), got an array of shape (2, 4): axis 1 has "
-     "length 4, expected 3"),
-    ([(("n",), "float64"), ((2, "n"), "float64")], [np.ones(3), np.ones((2, 4))],
-     "input 1 'x1' expects shape (2, n) (float64), got an array of shape (2, 4): dim 'n' "
-     "(axis 1) is 4 here but 3 in input 0 'x0'; a named dim has one size across a call"),
-    ([(("m",), "float64"), (("n",), "float64"), (("m+n",), "float64")],
-     [np.ones(2), np.ones(3), np.ones(4)],
-     "input 2 'x2' expects shape (m+n,) (float64), got an array of shape (4,): axis 0 (m+n) "
-     "should be 5 with m=2 in input 0 'x0', n=3 in input 1 'x1'"),
-]  # fmt: skip
+    (
+        [((3,), "float64")],
+        [np.ones((3, 1))],
+        "input 0 'x0' expects shape (3,) (float64), got an array of shape (3, 1): it has 2 dims, "
+        "expected 1",
+    ),
+    (
+        [((2, 3), "float32")],
+        [np.ones((2, 4), "float32")],
+        "input 0 'x0' expects shape (2, 3) (float32), got an array of shape (2, 4): axis 1 has "
+        "length 4, expected 3",
+    ),
+    (
+        [(("n",), "float64"), ((2, "n"), "float64")],
+        [np.ones(3), np.ones((2, 4))],
+        "input 1 'x1' expects shape (2, n) (float64), got an array of shape (2, 4): dim 'n' "
+        "(axis 1) is 4 here but 3 in input 0 'x0'; a named dim has one size across a call",
+    ),
+    (
+        [(("m",), "float64"), (("n",), "float64"), (("m+n",), "float64")],
+        [np.ones(2), np.ones(3), np.ones(4)],
+        "input 2 'x2' expects shape (m+n,) (float64), got an array of shape (4,): axis 0 (m+n) "
+        "should be 5 with m=2 in input 0 'x0', n=3 in input 1 'x1'",
+    ),
+]
 
 
 @pytest.mark.parametrize("decls,values,message", SHAPE_CASES)
@@ -64,57 +75,105 @@ def test_an_unnamed_input_is_named_by_its_position():
 
 
 DTYPE_CASES = [
-    ("int64", np.array([1.0, 2.0]),
-     "input 0 'x0' expects int64, got a float64 array; integer inputs take integer values "
-     "such as class labels (yours are floats; they are whole numbers)\n"
-     "  hint: convert them with value.astype('int64')"),
-    ("int32", np.array([0.5, np.nan]),
-     "input 0 'x0' expects int32, got a float64 array; integer inputs take integer values "
-     "such as class labels (yours are floats; some are not whole numbers: check them)\n"
-     "  hint: convert them with value.astype('int32')"),
-    ("int8", np.array([1.0, np.inf], "float32"),
-     "input 0 'x0' expects int8, got a float32 array; integer inputs take integer values "
-     "such as class labels (yours are floats; some are not whole numbers: check them)\n"
-     "  hint: convert them with value.astype('int8')"),
-    ("float32", np.array([0.1]),
-     "input 0 'x0' expects float32, got a float64 array, which would lose precision; pass "
-     "value.astype('float32') or declare the input with dtype='float64'"),
-    ("int16", np.array([7], "int64"),
-     "input 0 'x0' expects int16, got a int64 array, which would lose precision; pass "
-     "value.astype('int16') or declare the input with dtype='int64'"),
-    ("float64", np.array([1, 2**53 + 1], "int64"),
-     "input 0 'x0' expects float64; the int64 array holds integers that float64 cannot "
-     "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
-     "the input with dtype='int64'"),
-    ("float32", np.array([1, 2**24 + 1], "int32"),
-     None),  # int32 -> float32 is not a safe cast: the precision message
-    ("float64", np.array([1, 2**64 - 1], "uint64"),
-     "input 0 'x0' expects float64; the uint64 array holds integers that float64 cannot "
-     "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
-     "the input with dtype='uint64'"),
+    (
+        "int64",
+        np.array([1.0, 2.0]),
+        "input 0 'x0' expects int64, got a float64 array; integer inputs take integer values "
+        "such as class labels (yours are floats; they are whole numbers)\n"
+        "  hint: convert them with value.astype('int64')",
+    ),
+    (
+        "int32",
+        np.array([0.5, np.nan]),
+        "input 0 'x0' expects int32, got a float64 array; integer inputs take integer values "
+        "such as class labels (yours are floats; some are not whole numbers: check them)\n"
+        "  hint: convert them with value.astype('int32')",
+    ),
+    (
+        "int8",
+        np.array([1.0, np.inf], "float32"),
+        "input 0 'x0' expects int8, got a float32 array; integer inputs take integer values "
+        "such as class labels (yours are floats; some are not whole numbers: check them)\n"
+        "  hint: convert them with value.astype('int8')",
+    ),
+    (
+        "float32",
+        np.array([0.1]),
+        "input 0 'x0' expects float32, got a float64 array, which would lose precision; pass "
+        "value.astype('float32') or declare the input with dtype='float64'",
+    ),
+    (
+        "int16",
+        np.array([7], "int64"),
+        "input 0 'x0' expects int16, got a int64 array, which would lose precision; pass "
+        "value.astype('int16') or declare the input with dtype='int64'",
+    ),
+    (
+        "float64",
+        np.array([1, 2**53 + 1], "int64"),
+        "input 0 'x0' expects float64; the int64 array holds integers that float64 cannot "
+        "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
+        "the input with dtype='int64'",
+    ),
+    (
+        "float32",
+        np.array([1, 2**24 + 1], "int32"),
+        None,
+    ),  # int32 -> float32 is not a safe cast: the precision message
+    (
+        "float64",
+        np.array([1, 2**64 - 1], "uint64"),
+        "input 0 'x0' expects float64; the uint64 array holds integers that float64 cannot "
+        "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
+        "the input with dtype='uint64'",
+    ),
     ("float64", [1.5, "a"], "input 0 'x0' expects float64, got list"),
-    ("int64", [1, 2.5], "input 0 'x0' expects int64; the value [1, 2.5] does not convert "
-     "without loss"),
-    ("int64", [1, np.nan], "input 0 'x0' expects int64; the value [1, nan] does not convert "
-     "without loss"),
-    ("uint8", [300], "input 0 'x0' expects uint8; the value [300] does not convert without "
-     "loss"),
-    ("float64", [2**53 + 1], "input 0 'x0' expects float64; the value [9007199254740993] does "
-     "not convert without loss"),
-    ("float64", [1 + 2j, 3], "input 0 'x0' expects float64; the value [(1+2j), 3] has complex "
-     "numbers with an imaginary part, which the cast would drop; declare the input with "
-     "dtype='complex128' or pass the real part"),
-    ("int64", [2 + 1j], "input 0 'x0' expects int64; the value [(2+1j)] has complex numbers "
-     "with an imaginary part, which the cast would drop; declare the input with "
-     "dtype='complex128' or pass the real part"),
+    (
+        "int64",
+        [1, 2.5],
+        "input 0 'x0' expects int64; the value [1, 2.5] does not convert without loss",
+    ),
+    (
+        "int64",
+        [1, np.nan],
+        "input 0 'x0' expects int64; the value [1, nan] does not convert without loss",
+    ),
+    ("uint8", [300], "input 0 'x0' expects uint8; the value [300] does not convert without loss"),
+    (
+        "float64",
+        [2**53 + 1],
+        "input 0 'x0' expects float64; the value [9007199254740993] does not convert without loss",
+    ),
+    (
+        "float64",
+        [1 + 2j, 3],
+        "input 0 'x0' expects float64; the value [(1+2j), 3] has complex "
+        "numbers with an imaginary part, which the cast would drop; declare the input with "
+        "dtype='complex128' or pass the real part",
+    ),
+    (
+        "int64",
+        [2 + 1j],
+        "input 0 'x0' expects int64; the value [(2+1j)] has complex numbers "
+        "with an imaginary part, which the cast would drop; declare the input with "
+        "dtype='complex128' or pass the real part",
+    ),
     # a list's floats follow the rule of an array's values: none is rounded silently
-    ("float32", [0.5, 0.1, np.nan], "input 0 'x0' expects float32; the value [0.5, 0.1, nan] "
-     "does not convert without loss (float32 holds 0.1 as 0.10000000149011612); pass "
-     "np.asarray(value, 'float32') if rounding is fine"),
-    ("float32", [[1.0], [1e300]], "input 0 'x0' expects float32; the value [[1.0], [1e+300]] "
-     "does not convert without loss (float32 holds 1e+300 as inf); pass "
-     "np.asarray(value, 'float32') if rounding is fine"),
-]  # fmt: skip
+    (
+        "float32",
+        [0.5, 0.1, np.nan],
+        "input 0 'x0' expects float32; the value [0.5, 0.1, nan] "
+        "does not convert without loss (float32 holds 0.1 as 0.10000000149011612); pass "
+        "np.asarray(value, 'float32') if rounding is fine",
+    ),
+    (
+        "float32",
+        [[1.0], [1e300]],
+        "input 0 'x0' expects float32; the value [[1.0], [1e+300]] "
+        "does not convert without loss (float32 holds 1e+300 as inf); pass "
+        "np.asarray(value, 'float32') if rounding is fine",
+    ),
+]
 
 
 @pytest.mark.filterwarnings("error")  # a refusal is one clear error, not a cast warning too
@@ -179,8 +238,13 @@ def test_the_fast_path_takes_only_arrays_that_already_fit():
     fixed = InputSpec(sn.tensor("w", shape=(2, 3)), 0)
     a = np.ones((2, 3))
     assert fixed.quick(a) is a
-    for other in (np.ones((3, 2)), np.ones((2, 3), "float32"), np.ones(6), a.tolist(),
-                  np.ma.masked_array(a)):  # fmt: skip
+    for other in (
+        np.ones((3, 2)),
+        np.ones((2, 3), "float32"),
+        np.ones(6),
+        a.tolist(),
+        np.ma.masked_array(a),
+    ):
         assert fixed.quick(other) is None
     named = InputSpec(sn.tensor("v", shape=("n", 3)), 1)
     assert named.quick(a) is None and named.label == "input 1 'v'"

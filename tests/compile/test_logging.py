@@ -40,11 +40,15 @@ def test_a_compile_is_logged_with_its_kernels_command_and_seconds(caplog, fresh_
     ), compiled
     (kernels,) = messages(caplog, "symnb.backends.c.cache")
     where = re.escape(str(fresh_cache))
-    assert re.fullmatch(rf"2 kernels in \d+\.\d{{3}} s: 2 compiled, 0 from the disk cache "
-                        rf"\({where}/c\), 0 loaded already", kernels)  # fmt: skip
+    assert re.fullmatch(
+        rf"2 kernels in \d+\.\d{{3}} s: 2 compiled, 0 from the disk cache "
+        rf"\({where}/c\), 0 loaded already",
+        kernels,
+    )
     commands = messages(caplog, "symnb.backends.c.compiler")
-    assert commands and all(re.match(r"compiled in \d+\.\d{3} s: \S+ -pipe kernel\.c -o ", c)
-                            for c in commands), commands  # fmt: skip
+    assert commands and all(
+        re.match(r"compiled in \d+\.\d{3} s: \S+ -pipe kernel\.c -o ", c) for c in commands
+    ), commands
     assert all(str(fresh_cache) in c and "-shared" in c for c in commands)
     caplog.clear()
     sn.function([x], [sn.sum(sn.exp(x)), sn.tanh(x) * 2], name="f")  # the same kernels again
@@ -98,12 +102,15 @@ def test_a_kernel_that_declines_a_call_logs_its_fallback_once(caplog, runner):
     for _ in range(3):
         assert f(np.ones((0, 3))).shape == (0,)
     f(np.ones((2, 3)))  # the kernel runs: no record
-    said = [(r.levelname, r.getMessage()) for r in caplog.records
-            if r.name == "symnb.backends.plan"]  # fmt: skip
+    said = [
+        (r.levelname, r.getMessage()) for r in caplog.records if r.name == "symnb.backends.plan"
+    ]
     assert [level for level, _ in said] == ["INFO", "DEBUG", "DEBUG"], said
-    assert said[0][1].startswith("fallback: max[axis=(1,), keepdims=False] ran its NumPy "
-                                 "reference (its kernel or BLAS call declined this call's layout "
-                                 "or sizes) on float64[0, 3] (built at ")  # fmt: skip
+    assert said[0][1].startswith(
+        "fallback: max[axis=(1,), keepdims=False] ran its NumPy "
+        "reference (its kernel or BLAS call declined this call's layout "
+        "or sizes) on float64[0, 3] (built at "
+    )
 
 
 @needs_c

@@ -11,12 +11,19 @@ from symnb.core.dims import DimMismatch
 
 @pytest.mark.parametrize(
     "value, text",
-    [(D.neg("n"), "-n"), (D.sub("m", "n"), "m-n"), (D.mul("n", -2), "-n*2"),
-     (D.add(D.mul("n", -1), 5), "-n+5"), (D.sub(D.mul("n", 2), "m"), "n*2-m"),
-     (D.add("n", -1), "n-1"), (D.add(D.neg("n"), D.neg("m")), "-m-n"),
-     (D.neg(D.floordiv("n", 2)), "-(n//2)"), (D.sub("m", D.floordiv("n", 2)), "m-n//2"),
-     (D.add("m", D.mul(D.floordiv("n", 2), 3)), "m+(n//2)*3")],
-)  # fmt: skip
+    [
+        (D.neg("n"), "-n"),
+        (D.sub("m", "n"), "m-n"),
+        (D.mul("n", -2), "-n*2"),
+        (D.add(D.mul("n", -1), 5), "-n+5"),
+        (D.sub(D.mul("n", 2), "m"), "n*2-m"),
+        (D.add("n", -1), "n-1"),
+        (D.add(D.neg("n"), D.neg("m")), "-m-n"),
+        (D.neg(D.floordiv("n", 2)), "-(n//2)"),
+        (D.sub("m", D.floordiv("n", 2)), "m-n//2"),
+        (D.add("m", D.mul(D.floordiv("n", 2), 3)), "m+(n//2)*3"),
+    ],
+)
 def test_signs_print_once_and_only_where_negative(value, text):
     assert str(value) == text and D.parse_dim(text) == value
 
@@ -30,10 +37,17 @@ def test_shapes_print_with_separators_and_a_one_tuple_comma():
 
 @pytest.mark.parametrize(
     "size, kernel, stride, dilation, padding, want",
-    [(10, 3, 1, 1, "valid", 8), (10, 3, 2, 1, "same", 5), (10, 3, 1, 1, "same", 10),
-     (10, 3, 1, 2, (0, 2), 8), (10, 3, 1, 1, (2, 0), 10), (10, 3, 1, 1, (1, 2), 11),
-     ("H", 3, 1, 1, (1, 1), "H"), ("H", 3, 1, 1, "valid", D.sub("H", 2))],
-)  # fmt: skip
+    [
+        (10, 3, 1, 1, "valid", 8),
+        (10, 3, 2, 1, "same", 5),
+        (10, 3, 1, 1, "same", 10),
+        (10, 3, 1, 2, (0, 2), 8),
+        (10, 3, 1, 1, (2, 0), 10),
+        (10, 3, 1, 1, (1, 2), 11),
+        ("H", 3, 1, 1, (1, 1), "H"),
+        ("H", 3, 1, 1, "valid", D.sub("H", 2)),
+    ],
+)
 def test_window_output_for_every_padding(size, kernel, stride, dilation, padding, want):
     assert D.window_output(size, kernel, stride, dilation, padding) == want
 
@@ -48,12 +62,23 @@ def test_exact_division():
 
 @pytest.mark.parametrize(
     "a, b, differ",
-    [("n", 0, True), (D.mul("n", 2), 1, True),
-     (D.mul("n", 3), D.mul("n", 2), True), (D.add("n", 5), 3, True), (D.mul("n", 4), 6, True),
-     (D.add("n", "m"), 0, True),
-     ("n", 2, False), ("n", 5, False), (D.sub("n", "m"), 0, False), (D.add("n", 1), "m", False),
-     (D.floordiv("n", 2), 0, False), (None, 3, False), (3, 3, False), (3, 4, True)],
-)  # fmt: skip
+    [
+        ("n", 0, True),
+        (D.mul("n", 2), 1, True),
+        (D.mul("n", 3), D.mul("n", 2), True),
+        (D.add("n", 5), 3, True),
+        (D.mul("n", 4), 6, True),
+        (D.add("n", "m"), 0, True),
+        ("n", 2, False),
+        ("n", 5, False),
+        (D.sub("n", "m"), 0, False),
+        (D.add("n", 1), "m", False),
+        (D.floordiv("n", 2), 0, False),
+        (None, 3, False),
+        (3, 3, False),
+        (3, 4, True),
+    ],
+)
 def test_provably_differ(a, b, differ):
     assert D.provably_differ(a, b) is differ
     assert D.provably_differ(b, a) is differ
@@ -91,8 +116,14 @@ def test_unify_mismatch_names_both_dims():
 def test_hashes_agree_with_equality_and_tell_sizes_apart():
     assert hash(D.add(D.dim("n"), 0)) == hash("n")  # a DimExpr that is a plain name
     assert hash(D.sub(D.add("n", 5), "n")) == hash(5)
-    exprs = [D.add("n", 1), D.add("n", 2), D.mul("n", 2), D.floordiv("n", 2), D.floordiv("n", 3),
-             D.mul(D.floordiv("n", 2), "m")]  # fmt: skip
+    exprs = [
+        D.add("n", 1),
+        D.add("n", 2),
+        D.mul("n", 2),
+        D.floordiv("n", 2),
+        D.floordiv("n", 3),
+        D.mul(D.floordiv("n", 2), "m"),
+    ]
     assert len({hash(e) for e in exprs}) == len(exprs)
     assert hash(D.floordiv("n", 2)) == hash(D.parse_dim("n//2"))
     assert D.floordiv("n", 2) == D.parse_dim("n//2") != D.floordiv("n", 3)

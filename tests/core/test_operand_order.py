@@ -78,8 +78,7 @@ def test_three_operand_elementwise_shape_does_not_depend_on_operand_order(a, b, 
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.lists(DIMS, min_size=1, max_size=3), st.lists(DIMS, min_size=1, max_size=3), DIMS,
-       DIMS)  # fmt: skip
+@given(st.lists(DIMS, min_size=1, max_size=3), st.lists(DIMS, min_size=1, max_size=3), DIMS, DIMS)
 def test_concatenate_shape_does_not_depend_on_operand_order(rest_a, rest_b, n_a, n_b):
     if len(rest_a) != len(rest_b):
         rest_b = (rest_b * 3)[: len(rest_a)]
@@ -107,9 +106,14 @@ def test_matmul_inner_dims_unify_whichever_operand_holds_which(rows, k1, k2, col
 
 @pytest.mark.parametrize(
     "a, b, want",
-    [((3,), ("n",), (3,)), (("n",), (3,), (3,)), ((None,), ("n",), ("n",)),
-     (("n", 1), (1, 3), ("n", 3)), ((None, 3), ("m", None), ("m", 3))],
-)  # fmt: skip
+    [
+        ((3,), ("n",), (3,)),
+        (("n",), (3,), (3,)),
+        ((None,), ("n",), ("n",)),
+        (("n", 1), (1, 3), ("n", 3)),
+        ((None, 3), ("m", None), ("m", 3)),
+    ],
+)
 def test_known_results_in_both_orders(a, b, want):
     assert shape_of(lambda x, y: x + y, a, b) == want
     assert shape_of(lambda x, y: x + y, b, a) == want

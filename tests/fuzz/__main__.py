@@ -27,8 +27,13 @@ BATCH = 12
 def _run_for(seconds: float, outcome: Outcome, failures: list) -> None:
     deadline = time.monotonic() + seconds
 
-    @settings(max_examples=10**9, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=10**9,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.lists(programs(), min_size=BATCH, max_size=BATCH))
     def batch_agrees(batch):
         if time.monotonic() > deadline:
@@ -76,9 +81,11 @@ def main(argv=None) -> int:
         print(failure[:4000], "\n")
     for reason, count in outcome.reasons.most_common(8):
         print(f"  refused {count}x: {reason}")
-    print(f"fuzz: {outcome.graphs} graphs compared on {outcome.compares} configurations in "
-          f"{spent:.0f} s ({outcome.refused} refused by the reference); "
-          f"{len(set(failures))} disagreements")  # fmt: skip
+    print(
+        f"fuzz: {outcome.graphs} graphs compared on {outcome.compares} configurations in "
+        f"{spent:.0f} s ({outcome.refused} refused by the reference); "
+        f"{len(set(failures))} disagreements"
+    )
     return 1 if failures else 0
 
 

@@ -22,21 +22,75 @@ import symnb as sn
 from symnb.errors import SymnbError
 from tests.helpers import available_backends
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float32", "float64"]  # fmt: skip
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+]
 SHAPES = [(3, 4), (4,), (1, 4), (3, 1), ()]
 VIEWS = ["plain", "strided", "reversed", "transposed"]
 VALUES = ["small", "wide", "special", "ranges"]
 #: what a declared dim is: its size, unknown, or a name (one name per size: "d3", "d4")
 DIM_KINDS = ["fixed", "unknown", "named"]
 
-UNARY = [sn.neg, sn.abs, sn.sign, sn.exp, sn.log, sn.sqrt, sn.tanh, sn.sigmoid, sn.sin, sn.cos,
-         sn.floor, sn.ceil, sn.trunc, sn.round, sn.square, sn.reciprocal, sn.expm1, sn.log1p,
-         sn.softplus, sn.isnan, sn.isinf, sn.isfinite, sn.invert, sn.relu, sn.arctan,
-         sn.log2, sn.cosh]  # fmt: skip
-BINARY = [sn.add, sn.sub, sn.mul, sn.true_div, sn.floor_div, sn.mod, sn.maximum, sn.minimum,
-          sn.less, sn.greater, sn.equal, sn.not_equal, sn.less_equal, sn.bitwise_and,
-          sn.bitwise_or, sn.bitwise_xor, sn.logaddexp, sn.arctan2, sn.pow]  # fmt: skip
+UNARY = [
+    sn.neg,
+    sn.abs,
+    sn.sign,
+    sn.exp,
+    sn.log,
+    sn.sqrt,
+    sn.tanh,
+    sn.sigmoid,
+    sn.sin,
+    sn.cos,
+    sn.floor,
+    sn.ceil,
+    sn.trunc,
+    sn.round,
+    sn.square,
+    sn.reciprocal,
+    sn.expm1,
+    sn.log1p,
+    sn.softplus,
+    sn.isnan,
+    sn.isinf,
+    sn.isfinite,
+    sn.invert,
+    sn.relu,
+    sn.arctan,
+    sn.log2,
+    sn.cosh,
+]
+BINARY = [
+    sn.add,
+    sn.sub,
+    sn.mul,
+    sn.true_div,
+    sn.floor_div,
+    sn.mod,
+    sn.maximum,
+    sn.minimum,
+    sn.less,
+    sn.greater,
+    sn.equal,
+    sn.not_equal,
+    sn.less_equal,
+    sn.bitwise_and,
+    sn.bitwise_or,
+    sn.bitwise_xor,
+    sn.logaddexp,
+    sn.arctan2,
+    sn.pow,
+]
 REDUCTIONS = [sn.sum, sn.prod, sn.max, sn.min, sn.mean, sn.any, sn.all]
 SCALARS = [2, -1, 0.5, 3, 1e-3, True]
 KINDS = ["unary", "binary", "where", "clip", "reduce", "index", "cast", "scalar", "constant"]
@@ -62,8 +116,9 @@ class Program:
     update: bool = False  # the shared leaf (if any) gets an update
 
     def describe(self) -> str:
-        leaves = ", ".join(f"{leaf.dtype}{list(leaf.shape)}{'(shared)' * leaf.shared}"
-                           for leaf in self.leaves)  # fmt: skip
+        leaves = ", ".join(
+            f"{leaf.dtype}{list(leaf.shape)}{'(shared)' * leaf.shared}" for leaf in self.leaves
+        )
         return f"leaves [{leaves}], steps {self.steps}, update={self.update}"
 
 
@@ -294,8 +349,9 @@ def compile_all(built: list[Built], backend: str, optimize: str):
     inputs = [v for b in built for v in b.inputs]
     updates = {k: v for b in built for k, v in b.updates.items()}
     outputs = [b.output for b in built]
-    return quietly(sn.function, inputs, outputs, updates=updates, backend=backend,
-                   optimize=optimize)  # fmt: skip
+    return quietly(
+        sn.function, inputs, outputs, updates=updates, backend=backend, optimize=optimize
+    )
 
 
 def arrays_of(programs_: list[Program]) -> list:

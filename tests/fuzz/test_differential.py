@@ -16,8 +16,14 @@ EXAMPLES = 30  # 360 programs drawn; those whose reference raises are dropped
 OUTCOME = Outcome()
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-          phases=[Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 @given(st.lists(programs(), min_size=BATCH, max_size=BATCH))
 def test_random_graphs_agree_with_numpy(batch):
     judge(batch, every_backend(), outcome=OUTCOME)

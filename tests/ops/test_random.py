@@ -22,10 +22,13 @@ def _words(*values):
     [
         ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
         ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-        ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-         (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+        (
+            (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+            (0xA4093822, 0x299F31D0),
+            (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+        ),
     ],
-)  # fmt: skip
+)
 def test_philox_matches_random123_known_answers(counter, key, want):
     got = philox4x32(_words(*counter), key)
     assert tuple(int(w[0]) for w in got) == want
@@ -68,8 +71,16 @@ def test_same_seed_same_numbers_on_every_backend_and_calls_differ():
 def test_values_are_valid_samples():
     rng = sn.RandomStream(3)
     draws = sn.function([], _draws(rng, 50))()
-    u, z, b, k, c, w, p, m = draws[0], draws[1], draws[2], draws[4], draws[5], draws[6], \
-        draws[7], draws[8]  # fmt: skip
+    u, z, b, k, c, w, p, m = (
+        draws[0],
+        draws[1],
+        draws[2],
+        draws[4],
+        draws[5],
+        draws[6],
+        draws[7],
+        draws[8],
+    )
     assert u.shape == (50, 3) and u.min() >= -1.0 and u.max() < 2.0
     assert z.dtype == np.float32 and z.shape == (50,)
     assert set(np.unique(b)) <= {0, 1} and b.dtype == np.int8
@@ -86,10 +97,15 @@ def test_moments_and_chi_square():
     (20 bins) and integers (10 values) below the 99.9% point of its distribution."""
     rng = sn.RandomStream(2026)
     size = 100_000
-    f = sn.function([], [rng.uniform((size,), dtype="float64"),
-                         rng.normal((size,), dtype="float64"),
-                         rng.integers(0, 10, size=(size,)),
-                         rng.binomial((size,), n=4, p=0.3)])  # fmt: skip
+    f = sn.function(
+        [],
+        [
+            rng.uniform((size,), dtype="float64"),
+            rng.normal((size,), dtype="float64"),
+            rng.integers(0, 10, size=(size,)),
+            rng.binomial((size,), n=4, p=0.3),
+        ],
+    )
     u, z, k, b = f()
     se = 5 / np.sqrt(size)
     assert abs(u.mean() - 0.5) < se * np.sqrt(1 / 12) and abs(u.var() - 1 / 12) < se * 0.075
@@ -189,8 +205,9 @@ def test_dropout_mlp_trains(backend):
 def _walk(backend):
     """Four steps of a random walk drawn inside a scan, called twice."""
     rng = sn.RandomStream(3)
-    out, updates = sn.scan(lambda acc: acc + rng.uniform(size=(3,)),
-                           outputs_info=[sn.zeros((3,))], n_steps=4)  # fmt: skip
+    out, updates = sn.scan(
+        lambda acc: acc + rng.uniform(size=(3,)), outputs_info=[sn.zeros((3,))], n_steps=4
+    )
     f = sn.function([], out, updates=updates, backend=backend)
     return f(), f()
 

@@ -31,14 +31,16 @@ def _reference(x, labels, axis):
 def test_losses_and_softmax_match_scipy(shape, axis, dtype, rng, backend):
     x = rng.normal(scale=3, size=shape).astype(dtype)
     labels = rng.integers(0, shape[axis], size=_rows_of(shape, axis))
-    loss, probs = run_on(lambda a, y: SoftmaxCrossEntropy(axis % len(shape))(a, y), x, labels,
-                         backend=backend)  # fmt: skip
+    loss, probs = run_on(
+        lambda a, y: SoftmaxCrossEntropy(axis % len(shape))(a, y), x, labels, backend=backend
+    )
     want_loss, want_probs = _reference(x, labels, axis)
     tol = tolerance(dtype)  # float64 results must be float64-exact, not float32-close
     check(loss, want_loss.astype(dtype), rtol=tol, atol=tol)
     check(probs, want_probs.astype(dtype), rtol=tol, atol=tol)
-    public = run_on(lambda a, y: sn.softmax_cross_entropy(a, y, axis=axis), x, labels,
-                    backend=backend)  # fmt: skip
+    public = run_on(
+        lambda a, y: sn.softmax_cross_entropy(a, y, axis=axis), x, labels, backend=backend
+    )
     check(public, loss)
 
 
@@ -49,8 +51,13 @@ def test_gradient_op_matches_numpy(shape, axis, dtype, rng, backend):
     probs = sps.softmax(rng.normal(size=shape), axis=axis).astype(dtype)
     rows = _rows_of(shape, axis)
     labels, dloss = rng.integers(0, shape[axis], size=rows), rng.normal(size=rows).astype(dtype)
-    got = run_on(lambda d, p, y: SoftmaxCrossEntropyGrad(axis)(d, p, y), dloss, probs, labels,
-                 backend=backend)  # fmt: skip
+    got = run_on(
+        lambda d, p, y: SoftmaxCrossEntropyGrad(axis)(d, p, y),
+        dloss,
+        probs,
+        labels,
+        backend=backend,
+    )
     one_hot = np.moveaxis(np.eye(shape[axis], dtype=dtype)[labels], -1, axis)
     want = (probs - one_hot) * np.expand_dims(dloss, axis)
     check(got, want, rtol=tolerance(dtype), atol=tolerance(dtype))
@@ -59,8 +66,9 @@ def test_gradient_op_matches_numpy(shape, axis, dtype, rng, backend):
 def test_mixed_dtypes_promote_like_numpy(rng, backend):
     probs = sps.softmax(rng.normal(size=(3, 4)), axis=1).astype("float32")
     labels, dloss = np.array([0, 3, 1], dtype="int32"), np.array([1.0, -2.0, 0.5])
-    got = run_on(lambda d, p, y: SoftmaxCrossEntropyGrad(1)(d, p, y), dloss, probs, labels,
-                 backend=backend)  # fmt: skip
+    got = run_on(
+        lambda d, p, y: SoftmaxCrossEntropyGrad(1)(d, p, y), dloss, probs, labels, backend=backend
+    )
     want = (probs.astype("float64") - np.eye(4)[labels]) * dloss[:, None]
     check(got, want, rtol=1e-7)
 
@@ -93,8 +101,11 @@ def test_nan_and_inf_follow_the_reference(backend):
 @pytest.mark.parametrize("bad", [3, -4, 100])
 def test_labels_out_of_range_raise_a_clear_error(bad, backend):
     x, labels = np.zeros((2, 3), "float32"), np.array([0, bad])
-    with pytest.raises(Exception, match=rf"softmax_cross_entropy.*label {bad} is out of range "
-                       r"for axis 1 of size 3"):  # fmt: skip
+    with pytest.raises(
+        Exception,
+        match=rf"softmax_cross_entropy.*label {bad} is out of range "
+        r"for axis 1 of size 3",
+    ):
         run_on(sn.softmax_cross_entropy, x, labels, backend=backend)
 
 
@@ -105,8 +116,9 @@ def test_type_errors_name_the_op_and_the_variables():
     with pytest.raises(sn.DTypeError, match=r"logits 'i'.*floating point"):
         sn.softmax_cross_entropy(sn.tensor("i", shape=(2, 3), dtype="int64"), labels)
     with pytest.raises(sn.ShapeError, match=r"'y' \(int64\(4,\)\).*one value per row.*\(3,\)"):
-        sn.softmax_cross_entropy(sn.tensor("x", shape=(3, 5)), sn.tensor("y", shape=(4,),
-                                 dtype="int64"))  # fmt: skip
+        sn.softmax_cross_entropy(
+            sn.tensor("x", shape=(3, 5)), sn.tensor("y", shape=(4,), dtype="int64")
+        )
     assert sn.softmax_cross_entropy(x, labels).type.ndim == 1
 
 
@@ -117,8 +129,9 @@ def test_gradients_are_checked_numerically(rng):
     sn.check_grad(lambda a: SoftmaxCrossEntropy(1)(a, labels)[1], [x])
     sn.check_grad(lambda d, p: SoftmaxCrossEntropyGrad(1)(d, p, labels), [dloss, probs])
     second = SoftmaxCrossEntropy(1)
-    sn.check_grad(lambda d, a: SoftmaxCrossEntropyGrad(1)(d, second(a, labels)[1], labels),
-                  [dloss, x])  # fmt: skip
+    sn.check_grad(
+        lambda d, a: SoftmaxCrossEntropyGrad(1)(d, second(a, labels)[1], labels), [dloss, x]
+    )
 
 
 def test_gradient_of_the_loss_is_softmax_minus_one_hot(rng, backend):

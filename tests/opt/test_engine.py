@@ -70,8 +70,12 @@ def test_rules_that_undo_each_other_stop_with_a_warning(rng):
     try:
         x = sn.vector("x")
         with pytest.warns(sn.opt.RewriteLoopWarning, match="double_to_sum"):
-            f = sn.function([x], sn.exp(x) * 2.0, backend="py",
-                            optimize={"include": ["double_to_sum", "sum_to_double"]})  # fmt: skip
+            f = sn.function(
+                [x],
+                sn.exp(x) * 2.0,
+                backend="py",
+                optimize={"include": ["double_to_sum", "sum_to_double"]},
+            )
         np.testing.assert_allclose(f([0.5]), 2 * np.exp([0.5]))
     finally:
         sn.opt.unregister("double_to_sum")

@@ -50,8 +50,7 @@ def sigmoid_forms():
 def test_sigmoid_gradient_rule_on_its_forms(name, rng):
     inputs, s, forms = sigmoid_forms()
     q, fires = forms[name]
-    values = [rng.normal(size=5), rng.normal(size=5), rng.normal(size=5),
-              rng.normal(size=(3, 5))]  # fmt: skip
+    values = [rng.normal(size=5), rng.normal(size=5), rng.normal(size=5), rng.normal(size=(3, 5))]
     check_rule(inputs, q * s * (1 - s), values, SIGMOID_RULE, fires)
 
 
@@ -90,7 +89,13 @@ def test_softmax_gradient_rule_on_its_forms(name, rng):
     inputs, sm, forms = softmax_forms()
     g, fires = forms[name]
     expr = sm * (g - sn.sum(g * sm, axis=1, keepdims=True))
-    values = [rng.normal(size=(3, 4)), rng.normal(size=3), rng.uniform(1, 2, size=3),
-              np.array([[1], [3], [0]]), np.array([[2], [0], [0]]), rng.normal(size=(3, 1)),
-              rng.normal(size=(3, 1))]  # fmt: skip
+    values = [
+        rng.normal(size=(3, 4)),
+        rng.normal(size=3),
+        rng.uniform(1, 2, size=3),
+        np.array([[1], [3], [0]]),
+        np.array([[2], [0], [0]]),
+        rng.normal(size=(3, 1)),
+        rng.normal(size=(3, 1)),
+    ]
     check_rule(inputs, expr, values, SOFTMAX_RULE, fires)

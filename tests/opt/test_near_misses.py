@@ -141,18 +141,23 @@ def _scatter_grad(x, y, base, scatter_axis, sum_axis, keepdims, softmax_of):
 GRAD_FORMS = {
     "exact": dict(scatter_axis=1, sum_axis=1, keepdims=True, zeros=True, of="softmax"),
     "exp_of_log_softmax": dict(scatter_axis=1, sum_axis=1, keepdims=True, zeros=True, of="exp"),
-    "sum_along_other_axis": dict(scatter_axis=1, sum_axis=0, keepdims=True, zeros=True,
-                                 of="softmax"),
-    "scatter_along_other_axis": dict(scatter_axis=0, sum_axis=1, keepdims=True, zeros=True,
-                                     of="softmax"),
+    "sum_along_other_axis": dict(
+        scatter_axis=1, sum_axis=0, keepdims=True, zeros=True, of="softmax"
+    ),
+    "scatter_along_other_axis": dict(
+        scatter_axis=0, sum_axis=1, keepdims=True, zeros=True, of="softmax"
+    ),
     "into_ones": dict(scatter_axis=1, sum_axis=1, keepdims=True, zeros=False, of="softmax"),
-    "softmax_along_other_axis": dict(scatter_axis=1, sum_axis=1, keepdims=True, zeros=True,
-                                     of="softmax0"),
-    "exp_of_something_else": dict(scatter_axis=1, sum_axis=1, keepdims=True, zeros=True,
-                                  of="exp_x"),
-    "log_softmax_itself": dict(scatter_axis=1, sum_axis=1, keepdims=True, zeros=True,
-                               of="log_softmax"),
-}  # fmt: skip
+    "softmax_along_other_axis": dict(
+        scatter_axis=1, sum_axis=1, keepdims=True, zeros=True, of="softmax0"
+    ),
+    "exp_of_something_else": dict(
+        scatter_axis=1, sum_axis=1, keepdims=True, zeros=True, of="exp_x"
+    ),
+    "log_softmax_itself": dict(
+        scatter_axis=1, sum_axis=1, keepdims=True, zeros=True, of="log_softmax"
+    ),
+}
 SOFTMAX_OF = {
     "softmax": lambda x: sn.softmax(x, axis=1),
     "softmax0": lambda x: sn.softmax(x, axis=0),
@@ -168,8 +173,9 @@ def test_softmax_gradient_forms_by_hand(form):
     spec = GRAD_FORMS[form]
     x, y = sn.matrix("x", shape=(N, N)), sn.vector("y", shape=(N,), dtype="int64")
     base = sn.zeros((N, N)) if spec["zeros"] else sn.ones((N, N))
-    out = _scatter_grad(x, y, base, spec["scatter_axis"], spec["sum_axis"], spec["keepdims"],
-                        SOFTMAX_OF[spec["of"]])  # fmt: skip
+    out = _scatter_grad(
+        x, y, base, spec["scatter_axis"], spec["sum_axis"], spec["keepdims"], SOFTMAX_OF[spec["of"]]
+    )
     f = assert_same_values([x, y], out, [_x(), _labels()], rtol=1e-10)
     fused = _fused(f).get(SoftmaxCrossEntropyGrad.op_name(), 0)
     assert fused == (form in ("exact", "exp_of_log_softmax")), f.text()
@@ -252,8 +258,11 @@ def _ops_in_composites(f) -> dict:
     counts: dict = {}
     for node in f.graph.toposort():
         program = getattr(node.op, "program", None)
-        names = [type(s[0]).op_name() if isinstance(s, tuple) else str(s) for s in program] if (
-            program) else [type(node.op).op_name()]  # fmt: skip
+        names = (
+            [type(s[0]).op_name() if isinstance(s, tuple) else str(s) for s in program]
+            if (program)
+            else [type(node.op).op_name()]
+        )
         for name in names:
             counts[name] = counts.get(name, 0) + 1
     return counts
@@ -264,9 +273,11 @@ FUSION_NEAR_MISSES = {
     "also_an_output": lambda x: [sn.tanh(sn.exp(x) + 1.0) * 2.0, sn.exp(x)],
     "also_reduced": lambda x: [sn.tanh(sn.exp(x) + 1.0) * 2.0 + sn.sum(sn.exp(x))],
     "also_in_a_product": lambda x: [sn.tanh(sn.exp(x) + 1.0) * 2.0, sn.exp(x) @ x],
-    "two_elementwise_users": lambda x: [sn.tanh(sn.exp(x) + 1.0) * 2.0,
-                                        sn.sin(sn.exp(x) - 1.0) * 3.0],
-}  # fmt: skip
+    "two_elementwise_users": lambda x: [
+        sn.tanh(sn.exp(x) + 1.0) * 2.0,
+        sn.sin(sn.exp(x) - 1.0) * 3.0,
+    ],
+}
 
 
 @pytest.mark.parametrize("name", list(FUSION_NEAR_MISSES))

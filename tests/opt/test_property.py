@@ -20,11 +20,28 @@ def expressions(draw, depth=4):
     """A nested tuple describing an expression over x, y (3x4 matrices) and b (a row of 4)."""
     if depth == 0 or draw(st.integers(0, 4)) == 0:
         return draw(st.sampled_from(LEAVES))
-    kind = draw(st.sampled_from(["unary", "domain", "binary", "binary", "reduce", "transpose",
-                                 "log_of_one_plus", "pow2", "self_sub"]))  # fmt: skip
+    kind = draw(
+        st.sampled_from(
+            [
+                "unary",
+                "domain",
+                "binary",
+                "binary",
+                "reduce",
+                "transpose",
+                "log_of_one_plus",
+                "pow2",
+                "self_sub",
+            ]
+        )
+    )
     if kind in ("binary",):
-        return (kind, draw(st.integers(0, len(BINARY) - 1)),
-                draw(expressions(depth=depth - 1)), draw(expressions(depth=depth - 1)))  # fmt: skip
+        return (
+            kind,
+            draw(st.integers(0, len(BINARY) - 1)),
+            draw(expressions(depth=depth - 1)),
+            draw(expressions(depth=depth - 1)),
+        )
     index = draw(st.integers(0, 8))
     return (kind, index, draw(expressions(depth=depth - 1)))
 

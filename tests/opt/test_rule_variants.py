@@ -35,8 +35,9 @@ def large(rng, shape, dtype="float64", scale=800.0):
 def test_logsumexp_rule_keeps_axes_and_keepdims(axis, keepdims, dtype, rng):
     x = sn.tensor("x", shape=(3, 4, 5), dtype=dtype)
     values = large(rng, (3, 4, 5), dtype, scale=60.0 if dtype == "float32" else 800.0)
-    naive, got, counts = stable([x], sn.log(sn.sum(sn.exp(x), axis=axis, keepdims=keepdims)),
-                                [values])  # fmt: skip
+    naive, got, counts = stable(
+        [x], sn.log(sn.sum(sn.exp(x), axis=axis, keepdims=keepdims)), [values]
+    )
     want = special.logsumexp(values.astype("float64"), axis=axis, keepdims=keepdims)
     assert counts.get("logsumexp_of_exp") == 1, counts
     assert not np.isfinite(naive).all()
@@ -54,8 +55,9 @@ def test_log_of_softmax_rule_on_every_axis(axis, dtype, rng):
     assert np.isneginf(naive).any()
     want = special.log_softmax(values.astype("float64"), axis=axis)
     # near 0 the error is that of the inputs' magnitude (x - max - log(sum))
-    np.testing.assert_allclose(got, want, rtol=tolerance(dtype, 10),
-                               atol=tolerance(dtype, 10) * 200)  # fmt: skip
+    np.testing.assert_allclose(
+        got, want, rtol=tolerance(dtype, 10), atol=tolerance(dtype, 10) * 200
+    )
 
 
 @pytest.mark.parametrize("spelling", ["x + 1", "1 + x", "x + 1.0 (float32)"])
@@ -81,8 +83,7 @@ def test_expm1_and_log_sigmoid_rules_in_float32_too(dtype):
     far = np.array([low, -20.0, 0.0, 30.0], dtype=dtype)
     naive, got, counts = stable([x], sn.log(sn.sigmoid(x)), [far])
     assert counts == {"log_sigmoid": 1} and np.isneginf(naive[0])
-    np.testing.assert_allclose(got, special.log_expit(far.astype("float64")),
-                               rtol=tolerance(dtype))  # fmt: skip
+    np.testing.assert_allclose(got, special.log_expit(far.astype("float64")), rtol=tolerance(dtype))
 
 
 @pytest.mark.parametrize("label_dtype", ["int64", "int32", "uint8"])
@@ -93,8 +94,9 @@ def test_crossentropy_of_softmax_is_fused_and_finite(dtype, label_dtype, rng):
     values = large(rng, (5, 6), dtype, scale=300.0)
     picks = rng.integers(0, 6, 5).astype(label_dtype)
     loss = sn.mean(sn.crossentropy(sn.softmax(logits), labels))
-    naive, got, counts = stable([logits, labels], [loss, sn.grad(loss, logits)],
-                                [values, picks], mode="fast")  # fmt: skip
+    naive, got, counts = stable(
+        [logits, labels], [loss, sn.grad(loss, logits)], [values, picks], mode="fast"
+    )
     assert counts.get("softmax_crossentropy_fused") == 1, counts
     x = values.astype("float64")
     want_loss = -special.log_softmax(x, axis=1)[np.arange(5), picks].mean()
@@ -102,8 +104,9 @@ def test_crossentropy_of_softmax_is_fused_and_finite(dtype, label_dtype, rng):
     want_grad = (special.softmax(x, axis=1) - onehot) / 5
     assert not np.isfinite(naive[0])
     np.testing.assert_allclose(got[0], want_loss, rtol=tolerance(dtype, 10))
-    np.testing.assert_allclose(got[1], want_grad, rtol=tolerance(dtype, 10),
-                               atol=tolerance(dtype, 10))  # fmt: skip
+    np.testing.assert_allclose(
+        got[1], want_grad, rtol=tolerance(dtype, 10), atol=tolerance(dtype, 10)
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -130,8 +133,11 @@ def test_sigmoid_rules_leave_integer_inputs_alone(dtype):
     x = sn.tensor("x", shape=(None,), dtype=dtype)
     info = np.iinfo(dtype)
     values = np.array([info.min, 0, 3, info.max], dtype)
-    for build in (lambda v: sn.log(sn.sigmoid(v)), lambda v: sn.log(1 - sn.sigmoid(v)),
-                  lambda v: sn.log1p(-sn.sigmoid(v))):  # fmt: skip
+    for build in (
+        lambda v: sn.log(sn.sigmoid(v)),
+        lambda v: sn.log(1 - sn.sigmoid(v)),
+        lambda v: sn.log1p(-sn.sigmoid(v)),
+    ):
         naive, got, counts = stable([x], build(x), [values])
         assert counts == {}, counts
         np.testing.assert_array_equal(got, naive)

@@ -32,9 +32,20 @@ class In:
     """``theano.In(variable, name=None, value=None, ...)``: an input with a name and a
     default value (used when the call leaves it out)."""
 
-    def __init__(self, variable, name=None, value=None, update=None, mutable=None,
-                 strict=False, allow_downcast=None, autoname=True, implicit=None,
-                 borrow=False, shared=False):  # fmt: skip
+    def __init__(
+        self,
+        variable,
+        name=None,
+        value=None,
+        update=None,
+        mutable=None,
+        strict=False,
+        allow_downcast=None,
+        autoname=True,
+        implicit=None,
+        borrow=False,
+        shared=False,
+    ):
         if not isinstance(variable, Variable):
             raise _at_user_line(TypeError(f"In: {variable!r} is not a symbolic variable"))
         if update is not None:
@@ -53,9 +64,19 @@ class Mode:
     a function. ``linker="py"`` is symnb's NumPy reference backend; Theano's C and VM linkers
     are symnb's default backend ("c" when a compiler is present)."""
 
-    OPTIMIZERS = {None: "none", "None": "none", "fast_run": "fast", "default": "fast",
-                  "fast_compile": "stable", "merge": "stable", "o4": "fast", "o3": "fast",
-                  "o2": "stable", "o1": "stable", "unsafe": "fast"}  # fmt: skip
+    OPTIMIZERS = {
+        None: "none",
+        "None": "none",
+        "fast_run": "fast",
+        "default": "fast",
+        "fast_compile": "stable",
+        "merge": "stable",
+        "o4": "fast",
+        "o3": "fast",
+        "o2": "stable",
+        "o1": "stable",
+        "unsafe": "fast",
+    }
     LINKERS = ("py", "c", "c|py", "c|py_nogc", "vm", "cvm", "vm_nogc", "cvm_nogc", None)
 
     def __init__(self, linker=None, optimizer="default", mode=None, include=(), exclude=()):
@@ -82,8 +103,7 @@ class Mode:
             base = [] if optimize == "none" else [optimize]
             optimize = {"include": base + list(self.include), "exclude": list(self.exclude)}
         backend = "py" if self.linker == "py" else device_backend(config.device)
-        return {"backend": backend, "optimize": optimize,
-                "mode": self.mode}  # fmt: skip
+        return {"backend": backend, "optimize": optimize, "mode": self.mode}
 
     def __repr__(self):
         return f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r})"
@@ -110,9 +130,20 @@ def get_mode(mode) -> Mode:
     raise _at_user_line(ValueError(f"unknown mode {mode!r}; use one of {sorted(MODES)}"))
 
 
-def function(inputs, outputs=None, mode=None, updates=None, givens=None,
-             no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
-             allow_input_downcast=None, profile=None, on_unused_input=None):  # fmt: skip
+def function(
+    inputs,
+    outputs=None,
+    mode=None,
+    updates=None,
+    givens=None,
+    no_default_updates=False,
+    accept_inplace=False,
+    name=None,
+    rebuild_strict=True,
+    allow_input_downcast=None,
+    profile=None,
+    on_unused_input=None,
+):
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``."""
     if profile:
@@ -121,9 +152,14 @@ def function(inputs, outputs=None, mode=None, updates=None, givens=None,
     variables = [spec.variable for spec in specs]
     updates = as_update_pairs(updates)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
-    built = {"outputs": [] if outputs is None else outputs, "updates": _pairs(updates),
-             "givens": _pairs(givens), "name": name, "no_default_updates": no_default_updates,
-             **get_mode(mode).options()}  # fmt: skip
+    built = {
+        "outputs": [] if outputs is None else outputs,
+        "updates": _pairs(updates),
+        "givens": _pairs(givens),
+        "name": name,
+        "no_default_updates": no_default_updates,
+        **get_mode(mode).options(),
+    }
     return TheanoFunction(_sn_function(variables, **built), specs, allow_input_downcast, built)
 
 
@@ -208,15 +244,19 @@ class TheanoFunction:
 
     def __call__(self, *args, **kwargs):
         values = self._bind(args, kwargs)
-        values = [_downcast(v, s.variable) if d else v
-                  for v, s, d in zip(values, self.specs, self.downcast)]  # fmt: skip
+        values = [
+            _downcast(v, s.variable) if d else v
+            for v, s, d in zip(values, self.specs, self.downcast)
+        ]
         try:
             result = self.symnb_function(*values)
         except InputShapeError:
             raise
         except InputError as exc:  # a dtype that does not convert safely
-            raise type(exc)(f"{exc}\n  hint: theano.function(..., allow_input_downcast=True) "
-                            "converts inputs to the declared dtypes") from None  # fmt: skip
+            raise type(exc)(
+                f"{exc}\n  hint: theano.function(..., allow_input_downcast=True) "
+                "converts inputs to the declared dtypes"
+            ) from None
         return [] if self.no_outputs else result
 
     def _bind(self, args, kwargs) -> list:
@@ -240,8 +280,7 @@ class TheanoFunction:
         as course code inspects it after compiling."""
         return FunctionMaker(self.symnb_function.graph, self.specs)
 
-    def copy(self, share_memory=False, swap=None, delete_updates=False, name=None,
-             profile=None):  # fmt: skip
+    def copy(self, share_memory=False, swap=None, delete_updates=False, name=None, profile=None):
         """``f.copy()``: the same function compiled again; ``swap`` maps shared variables to
         others of the same type that the copy reads and updates instead, and
         ``delete_updates=True`` leaves out every update (random streams' too).
@@ -249,21 +288,31 @@ class TheanoFunction:
         swap = dict(swap or {})
         for old, new in swap.items():
             if not (isinstance(old, SharedVariable) and isinstance(new, SharedVariable)):
-                raise _at_user_line(TypeError("copy: swap maps shared variables to shared "
-                                              f"variables, not {old!r} -> {new!r}"))  # fmt: skip
+                raise _at_user_line(
+                    TypeError(
+                        "copy: swap maps shared variables to shared "
+                        f"variables, not {old!r} -> {new!r}"
+                    )
+                )
             if old.type != new.type:
-                raise _at_user_line(TypeError(f"copy: swap of {old.describe()} for "
-                                              f"{new.describe()}: their types differ"))  # fmt: skip
+                raise _at_user_line(
+                    TypeError(
+                        f"copy: swap of {old.describe()} for {new.describe()}: their types differ"
+                    )
+                )
         built = dict(self.built, name=name or self.built["name"])
         built["givens"] = built["givens"] + list(swap.items())
-        built["updates"] = [] if delete_updates else [
-            (swap.get(target, target), value) for target, value in built["updates"]
-        ]  # fmt: skip
+        built["updates"] = (
+            []
+            if delete_updates
+            else [(swap.get(target, target), value) for target, value in built["updates"]]
+        )
         if delete_updates:
             built["no_default_updates"] = True
         variables = [spec.variable for spec in self.specs]
-        return TheanoFunction(_sn_function(variables, **built), self.specs,
-                              self.allow_input_downcast, built)  # fmt: skip
+        return TheanoFunction(
+            _sn_function(variables, **built), self.specs, self.allow_input_downcast, built
+        )
 
     def __getattr__(self, name):
         if name == "symnb_function":  # not set yet (a copy being built)
@@ -284,8 +333,9 @@ def _downcast(value, var: Variable):
     return np.asarray(value, dtype=var.type.dtype)
 
 
-def shared(value, name=None, strict=False, allow_downcast=None, borrow=False,
-           broadcastable=None, **kwargs) -> SharedVariable:  # fmt: skip
+def shared(
+    value, name=None, strict=False, allow_downcast=None, borrow=False, broadcastable=None, **kwargs
+) -> SharedVariable:
     """``theano.shared``: a value kept between calls. Its dims are unknown to the graph
     (``set_value`` may change them) except those ``broadcastable`` marks, which are 1."""
     if kwargs:

@@ -86,8 +86,11 @@ class FlagGroup:
         self._values[name] = _flags.as_bool(value) if isinstance(default, bool) else value
 
     def _unknown(self, name) -> str:
-        return (f"theano.config.{self._name} has no flag {name!r} (known: "
-                + ", ".join(self._values) + ")")  # fmt: skip
+        return (
+            f"theano.config.{self._name} has no flag {name!r} (known: "
+            + ", ".join(self._values)
+            + ")"
+        )
 
     def __repr__(self):
         return f"theano.config.{self._name}({self._values})"

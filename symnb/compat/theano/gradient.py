@@ -10,16 +10,33 @@ from symnb.grad import jacobian as _jacobian
 from symnb.grad.reverse import grad as _grad
 from symnb.ops.markers import disconnected_grad, grad_clip, zero_grad
 
-__all__ = ["Lop", "Rop", "consider_constant", "disconnected_grad", "grad", "grad_clip", "hessian",
-           "jacobian", "zero_grad"]  # fmt: skip
+__all__ = [
+    "Lop",
+    "Rop",
+    "consider_constant",
+    "disconnected_grad",
+    "grad",
+    "grad_clip",
+    "hessian",
+    "jacobian",
+    "zero_grad",
+]
 
 #: Theano's ``return_disconnected`` spellings
 RETURN_DISCONNECTED = {"zero": "zero", "None": "none", "none": "none", "Disconnected": "none"}
 consider_constant = zero_grad  # Theano's older name for the marker
 
 
-def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", add_names=True,
-         known_grads=None, return_disconnected="zero", null_gradients="raise"):  # fmt: skip
+def grad(
+    cost,
+    wrt,
+    consider_constant=None,
+    disconnected_inputs="raise",
+    add_names=True,
+    known_grads=None,
+    return_disconnected="zero",
+    null_gradients="raise",
+):
     """``T.grad``: d cost / d wrt. ``consider_constant`` lists variables that gradients do
     not flow through; ``disconnected_inputs`` is "raise", "warn" or "ignore"."""
     if return_disconnected not in RETURN_DISCONNECTED:
@@ -29,8 +46,13 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", add_nam
         )
     if consider_constant:
         cost, wrt = _constant_through(cost, wrt, consider_constant)
-    return _grad(cost, wrt, known_grads=known_grads, disconnected=disconnected_inputs,
-                 return_disconnected=RETURN_DISCONNECTED[return_disconnected])  # fmt: skip
+    return _grad(
+        cost,
+        wrt,
+        known_grads=known_grads,
+        disconnected=disconnected_inputs,
+        return_disconnected=RETURN_DISCONNECTED[return_disconnected],
+    )
 
 
 def _constant_through(cost, wrt, constants):
@@ -60,8 +82,13 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
 
 def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):  # noqa: N802
     """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``."""
-    return _Rop(f, wrt, eval_points, disconnected=disconnected_outputs,
-                return_disconnected=RETURN_DISCONNECTED[return_disconnected])  # fmt: skip
+    return _Rop(
+        f,
+        wrt,
+        eval_points,
+        disconnected=disconnected_outputs,
+        return_disconnected=RETURN_DISCONNECTED[return_disconnected],
+    )
 
 
 def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):  # noqa: N802

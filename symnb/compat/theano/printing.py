@@ -53,8 +53,16 @@ def pp(obj) -> str:
     return _graph_text(obj)
 
 
-def pydotprint(fct, outfile=None, compact=True, format="png", with_ids=False,  # noqa: A002
-               print_output_file=True, return_image=False, **options):  # fmt: skip
+def pydotprint(
+    fct,
+    outfile=None,
+    compact=True,
+    format="png",
+    with_ids=False,  # noqa: A002
+    print_output_file=True,
+    return_image=False,
+    **options,
+):
     """Draw the graph of ``fct`` (a compiled function, a variable or variables) into
     ``outfile`` in ``format`` (png, svg, pdf, dot...). An ``outfile`` with an extension and no
     ``format`` given draws in the extension's format. ``return_image=True`` returns the

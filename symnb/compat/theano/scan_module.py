@@ -7,14 +7,27 @@ from symnb.ops.scan_build import scan as _scan
 from symnb.ops.scan_build import until  # noqa: F401 - theano.scan_module.until
 
 
-def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
-         truncate_gradient=-1, go_backwards=False, mode=None, name=None, profile=False,
-         allow_gc=None, strict=False, return_list=False):  # fmt: skip
+def scan(
+    fn,
+    sequences=None,
+    outputs_info=None,
+    non_sequences=None,
+    n_steps=None,
+    truncate_gradient=-1,
+    go_backwards=False,
+    mode=None,
+    name=None,
+    profile=False,
+    allow_gc=None,
+    strict=False,
+    return_list=False,
+):
     """``theano.scan``: ``(outputs, updates)``; pass ``updates`` to ``theano.function``.
     ``mode``, ``name``, ``profile`` and ``allow_gc`` are accepted; the loop compiles with the
     function that uses it."""
-    outputs, updates = _scan(fn, sequences, outputs_info, non_sequences, n_steps,
-                             go_backwards, truncate_gradient, strict)  # fmt: skip
+    outputs, updates = _scan(
+        fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, truncate_gradient, strict
+    )
     if return_list and not isinstance(outputs, list):
         outputs = [outputs]
     return outputs, updates

@@ -75,5 +75,6 @@ def division_hint(value) -> str:
     owner = getattr(value, "owner", None)
     if not integral_float and (owner is None or owner.op.op_name() != "true_div"):
         return ""
-    return _hint("/ divides into a float even for integers; use // for a size or an index "
-                 "(x.shape[0] // 2)")  # fmt: skip
+    return _hint(
+        "/ divides into a float even for integers; use // for a size or an index (x.shape[0] // 2)"
+    )

@@ -40,8 +40,15 @@ def softmax_from_log_softmax(m):
     return None
 
 
-@rule("specialize", Pattern(Mul, Pattern(MaxPool2dGrad, "x", "g", name="route"),
-                             Pattern(Greater, "x", Const("zero")), commutative=True))  # fmt: skip
+@rule(
+    "specialize",
+    Pattern(
+        Mul,
+        Pattern(MaxPool2dGrad, "x", "g", name="route"),
+        Pattern(Greater, "x", Const("zero")),
+        commutative=True,
+    ),
+)
 def relu_mask_through_max_pool(m):
     """max_pool2d_grad(x, g) * (x > 0) -> max_pool2d_grad(x, g, positive=True)
 

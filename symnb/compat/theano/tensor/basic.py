@@ -32,16 +32,25 @@ floor, ceil, trunc = sn.floor, sn.ceil, sn.trunc
 maximum, minimum, pow, sub = sn.maximum, sn.minimum, sn.pow, sn.sub  # noqa: A001
 mod, floor_div, int_div = sn.mod, sn.floor_div, sn.floor_div
 eq, neq, lt, gt, le, ge = (
-    sn.equal, sn.not_equal, sn.less, sn.greater, sn.less_equal, sn.greater_equal
-)  # fmt: skip
+    sn.equal,
+    sn.not_equal,
+    sn.less,
+    sn.greater,
+    sn.less_equal,
+    sn.greater_equal,
+)
 and_, or_, xor, invert = sn.bitwise_and, sn.bitwise_or, sn.bitwise_xor, sn.invert
 isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
 # -- layout, indexing, joins: the same functions symnb offers ------------------------------
 set_subtensor, inc_subtensor, take = sn.set_subtensor, sn.inc_subtensor, sn.take
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
 concatenate, shape, tile, outer, tensordot = (
-    sn.concatenate, sn.shape, sn.tile, sn.outer, sn.tensordot
-)  # fmt: skip
+    sn.concatenate,
+    sn.shape,
+    sn.tile,
+    sn.outer,
+    sn.tensordot,
+)
 zeros_like, ones_like, eye, diag = sn.zeros_like, sn.ones_like, sn.eye, sn.diag
 cumsum, cumprod, sort, argsort = sn.cumsum, sn.cumprod, sn.sort, sn.argsort
 argmin, argmax = sn.argmin, sn.argmax
@@ -81,9 +90,9 @@ def round(a, mode=None) -> Variable:  # noqa: A001
     if mode == "half_to_even" or a.type.dtype.kind in "biu":
         return sn.round(a)
     if mode not in (None, "half_away_from_zero"):
-        raise _at_user_line(ValueError(
-            f"round: mode must be 'half_away_from_zero' or 'half_to_even', not {mode!r}"
-        ))  # fmt: skip
+        raise _at_user_line(
+            ValueError(f"round: mode must be 'half_away_from_zero' or 'half_to_even', not {mode!r}")
+        )
     return sn.sign(a) * sn.floor(sn.abs(a) + 0.5)
 
 

@@ -25,8 +25,9 @@ class RandomStreams(RandomStream):
         """Uniform on [low, high); dtype floatX unless given."""
         return super().uniform(_size(size, ndim), low, high, dtype=dtype)
 
-    def normal(self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None,
-               truncate=False):  # fmt: skip
+    def normal(
+        self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
+    ):
         """Normal with mean ``avg`` and standard deviation ``std``."""
         if truncate:
             raise _at_user_line(NotImplementedError("normal: truncate=True is not implemented"))

@@ -69,9 +69,15 @@ def tensor(*args, name=None, **kwargs) -> Variable:
 
 #: Theano's one-letter dtype prefixes, in the order the families below unpack them
 PREFIXES = (
-    ("b", "int8"), ("w", "int16"), ("i", "int32"), ("l", "int64"),
-    ("f", "float32"), ("d", "float64"), ("c", "complex64"), ("z", "complex128"),
-)  # fmt: skip
+    ("b", "int8"),
+    ("w", "int16"),
+    ("i", "int32"),
+    ("l", "int64"),
+    ("f", "float32"),
+    ("d", "float64"),
+    ("c", "complex64"),
+    ("z", "complex128"),
+)
 #: the broadcastable pattern of each kind of constructor
 KINDS = {
     "scalar": (),
@@ -125,8 +131,15 @@ btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4, ztensor4 =
 
 
 #: the plural of each kind of constructor, as Theano spells it
-PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows",
-           "col": "cols", "tensor3": "tensor3s", "tensor4": "tensor4s"}  # fmt: skip
+PLURALS = {
+    "scalar": "scalars",
+    "vector": "vectors",
+    "matrix": "matrices",
+    "row": "rows",
+    "col": "cols",
+    "tensor3": "tensor3s",
+    "tensor4": "tensor4s",
+}
 
 
 def _plural(single, kind: str):
@@ -166,14 +179,12 @@ brows, wrows, irows, lrows, frows, drows, crows, zrows = _plurals(
 bcols, wcols, icols, lcols, fcols, dcols, ccols, zcols = _plurals(
     "col", (bcol, wcol, icol, lcol, fcol, dcol, ccol, zcol)
 )
-btensor3s, wtensor3s, itensor3s, ltensor3s, ftensor3s, dtensor3s, ctensor3s, ztensor3s = (
-    _plurals("tensor3", (btensor3, wtensor3, itensor3, ltensor3, ftensor3, dtensor3, ctensor3,
-                         ztensor3))
-)  # fmt: skip
-btensor4s, wtensor4s, itensor4s, ltensor4s, ftensor4s, dtensor4s, ctensor4s, ztensor4s = (
-    _plurals("tensor4", (btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4,
-                         ztensor4))
-)  # fmt: skip
+btensor3s, wtensor3s, itensor3s, ltensor3s, ftensor3s, dtensor3s, ctensor3s, ztensor3s = _plurals(
+    "tensor3", (btensor3, wtensor3, itensor3, ltensor3, ftensor3, dtensor3, ctensor3, ztensor3)
+)
+btensor4s, wtensor4s, itensor4s, ltensor4s, ftensor4s, dtensor4s, ctensor4s, ztensor4s = _plurals(
+    "tensor4", (btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4, ztensor4)
+)
 
 #: the class of constants Theano code tests with isinstance
 TensorConstant = Constant

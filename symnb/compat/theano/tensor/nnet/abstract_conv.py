@@ -41,9 +41,16 @@ def conv2d(
     if kwargs:
         raise _at_user_line(TypeError(f"conv2d: unexpected arguments {sorted(kwargs)}"))
     return theano_conv(
-        input, filters, border_mode, subsample, filter_flip, filter_dilation, num_groups,
-        filter_shape, input_shape if input_shape is not None else image_shape,
-    )  # fmt: skip
+        input,
+        filters,
+        border_mode,
+        subsample,
+        filter_flip,
+        filter_dilation,
+        num_groups,
+        filter_shape,
+        input_shape if input_shape is not None else image_shape,
+    )
 
 
 def theano_conv(input, filters, border_mode, subsample, flip_filters, dilation, groups,
@@ -57,8 +64,14 @@ def theano_conv(input, filters, border_mode, subsample, flip_filters, dilation, 
     padding = _padding(border_mode, _kernel(w, filter_shape, border_mode), dilation)
     if flip_filters:
         w = flip(w, (2, 3))
-    return _conv2d(x, w, stride=_pair(subsample, "subsample"), padding=padding,
-                   dilation=dilation, groups=groups)  # fmt: skip
+    return _conv2d(
+        x,
+        w,
+        stride=_pair(subsample, "subsample"),
+        padding=padding,
+        dilation=dilation,
+        groups=groups,
+    )
 
 
 def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:

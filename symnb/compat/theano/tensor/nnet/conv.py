@@ -26,5 +26,6 @@ def conv2d(
     unknown = set(kargs) - {"imshp", "kshp", "nkern", "bsize", "verbose"}
     if unknown:
         raise _at_user_line(TypeError(f"conv.conv2d: unexpected arguments {sorted(unknown)}"))
-    return theano_conv(input, filters, border_mode, subsample, True, (1, 1), 1,
-                       filter_shape, image_shape)  # fmt: skip
+    return theano_conv(
+        input, filters, border_mode, subsample, True, (1, 1), 1, filter_shape, image_shape
+    )
