@@ -14,6 +14,8 @@ from symnb import (  # noqa: F401
 from symnb.backends import clear_cache  # noqa: F401 - sn.clear_cache()
 from symnb.compile import Function, function
 from symnb.config import config
+from symnb.control import ifelse, scan, until  # noqa: F401
+from symnb.control.jacobian import hessian, jacobian  # noqa: F401
 from symnb.core import hooks as _hooks
 from symnb.core.constructors import (
     constant,
@@ -51,8 +53,6 @@ from symnb.grad import (  # noqa: F401
     disconnected_grad,
     grad,
     grad_clip,
-    hessian,
-    jacobian,
     stop_gradient,
     verify_grad,
     zero_grad,

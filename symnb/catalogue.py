@@ -6,11 +6,11 @@ has a gradient. The dtype rule is the class's ``dtype_rule`` text where it state
 elementwise ops it is measured, by building the op on inputs of a few dtypes. An op whose
 public functions have other names lists them in a ``functions`` class attribute.
 
-Public functions of ``symnb.ops`` that build on other ops (``einsum``, ``norm``, ...) are
-listed after the ops, with their signature and summary.
+Public functions of ``symnb.ops`` and ``symnb.control`` that build on other ops (``einsum``,
+``norm``, ...) are listed after the ops, with their signature and summary.
 
 It sits on top of the library, beside the CLI: it imports every module of the op packages
-(``symnb.ops``, ``symnb.grad``, ``symnb.opt``) to find their ops.
+(``symnb.ops``, ``symnb.grad``, ``symnb.control``, ``symnb.opt``) to find their ops.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from symnb.ops.elemwise import Elemwise
 from symnb.ops.reduce import Reduce
 
 #: packages whose modules define ops; all are imported so the registry is complete
-OP_PACKAGES = ("symnb.ops", "symnb.grad", "symnb.opt")
+OP_PACKAGES = ("symnb.ops", "symnb.grad", "symnb.control", "symnb.opt")
+#: packages whose public names spell ops (``sn.ifelse`` comes from symnb.control)
+BUILDER_PACKAGES = ("symnb.ops", "symnb.control")
 #: registered classes that only serve as bases of a family (they are not ops users build)
 FAMILY_BASES = ("symnb.ops.elemwise.Elemwise", "symnb.ops.broadcast.Reduce")
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "ops.md"
@@ -82,11 +84,14 @@ def family(cls) -> str:
 
 # -- what one row says ---------------------------------------------------------------------
 def public_builders(cls) -> list[tuple[str, object]]:
-    """(name, object) of the ``symnb.ops`` functions or op instances that build this op."""
-    ops = importlib.import_module("symnb.ops")
+    """(name, object) of the public functions or op instances that build this op."""
     names = cls.__dict__.get("functions") or (cls.op_name(),)
-    found = [(n, _attribute(ops, n)) for n in names]
+    found = [(n, _attribute(module, n)) for module in _builder_modules() for n in names]
     return [(n, obj) for n, obj in found if _builds(obj, cls)]
+
+
+def _builder_modules() -> list:
+    return [importlib.import_module(name) for name in BUILDER_PACKAGES]
 
 
 def _attribute(module, dotted: str):
@@ -186,12 +191,12 @@ def _cell(text: str) -> str:
 
 
 def composite_functions() -> list[tuple[str, object]]:
-    """Public functions of symnb.ops that no op class names as its builder."""
-    ops = importlib.import_module("symnb.ops")
+    """Public functions of the builder packages that no op class names as its builder."""
     claimed = {n for cls in op_classes() for n, _ in public_builders(cls)}
+    public = {n: obj for module in _builder_modules() for n, obj in vars(module).items()}
     return [
         (name, obj)
-        for name, obj in sorted(vars(ops).items())
+        for name, obj in sorted(public.items())
         if inspect.isfunction(obj) and not name.startswith("_") and name not in claimed
     ]
 

@@ -77,7 +77,7 @@ GROUPS = {
     "merge": (["symnb/opt/rules/merge.py"], ["tests/opt"], []),
     "rop": (["symnb/grad/forward.py"], ["tests/grad"], []),
     "scan-grad": (
-        ["symnb/ops/scan_grad.py"],
+        ["symnb/control/scan_grad.py"],
         ["tests/ops/test_scan.py", "tests/ops/test_scan_truncation.py"],
         [],
     ),

@@ -22,13 +22,15 @@ from symnb.core.hooks import hook
 LAYERS = {
     "core": 0, "errors": 0, "config": 0, "flags": 0, "version": 0,
     "ops": 1,
-    "grad": 2, "opt": 2,
-    "compile": 3, "backends": 3,
-    "viz": 4, "magics": 4, "compat": 4,
-    "": 5, "cli": 5, "__main__": 5,  # symnb/__init__ and the CLI
-    "shapes": 5, "catalogue": 5,  # tools: `symnb check`, `make docs` (docs/ops.md)
+    "grad": 2,
+    "control": 3,  # scan, ifelse, jacobian: a scan's gradient is built by grad's reverse mode
+    "opt": 4,  # the loop and branch rewrites read control's ops
+    "compile": 5, "backends": 5,
+    "viz": 6, "magics": 6, "compat": 6,
+    "": 7, "cli": 7, "__main__": 7,  # symnb/__init__ and the CLI
+    "shapes": 7, "catalogue": 7,  # tools: `symnb check`, `make docs` (docs/ops.md)
 }  # fmt: skip
-LAYER_NAMES = ["core", "ops", "grad/opt", "compile/backends", "viz/magics/compat", "top"]
+LAYER_NAMES = "core ops grad control opt compile/backends viz/magics/compat top".split()
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ contains every use). Both linkers plan their steps through :func:`plan_steps`.
 from __future__ import annotations
 
 from symnb.backends.plan import Branch
+from symnb.control.ifelse import IfElse
 from symnb.core.graph import OUTPUT
-from symnb.ops.ifelse import IfElse
 
 TOP = None  # the region of nodes every call runs
 

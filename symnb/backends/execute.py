@@ -28,9 +28,9 @@ from symnb.backends.plan import (
     step_inputs,
     step_outputs,
 )
+from symnb.control.loop import run_loop
+from symnb.control.scan import Scan
 from symnb.errors import SymnbError
-from symnb.ops.loop import run_loop
-from symnb.ops.scan import Scan
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 KERNEL_TYPE = "int(*)(int64_t *, char **)"  # the launch ABI's entry point (plan.py)

@@ -186,7 +186,7 @@ class View:
       ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left: where
       the first window starts), and out axis i is
       axis ``axes[i]`` of (N, C, out_h, out_w, kh, kw) (convolution and pooling; see
-      symnb/backends/c/convolution.py, pools.py);
+      symnb/backends/planning/convolution.py, pools.py);
     - "strided": any strides over ``src``, read-only: ``target`` = (nd, dims, coefficients
       (nd x src's ndim), offsets (src's ndim)); out axis k's stride is the sum of its
       coefficients times src's strides, a dim >= 0 is fixed and -(a+2) is ``like``'s axis a,
@@ -239,7 +239,7 @@ class Repeat:
     state's next value, the plain outputs, then (``until``) the truth that stops the loop
     after the step that computed it. ``backwards``: from the sequences' last row to their
     first, each step's results stored at the row it read (a gradient's loop). The meaning is
-    ``symnb.ops.loop.run_loop``'s; a call the runner cannot run as planned (a state that
+    ``symnb.control.loop.run_loop``'s; a call the runner cannot run as planned (a state that
     changes shape, no steps to run) is handed to the Python executor, which raises the
     error at the user's line."""
 

@@ -1,8 +1,10 @@
-"""Symbolic differentiation: gradients are ordinary graphs built from each op's rule."""
+"""Symbolic differentiation: gradients are ordinary graphs built from each op's rule.
 
-from symnb.core.hooks import register as _register
+``sn.jacobian`` and ``sn.hessian`` are built from these reverse passes one layer up, in
+:mod:`symnb.control.jacobian` (a symbolic shape takes its rows from a scan).
+"""
+
 from symnb.grad.check import GradientError, check_grad, verify_grad  # noqa: F401
-from symnb.grad.derived import hessian, jacobian  # noqa: F401
 from symnb.grad.errors import (  # noqa: F401
     DisconnectedInputError,
     DisconnectedInputWarning,
@@ -16,5 +18,3 @@ from symnb.ops.markers import (  # noqa: F401
     stop_gradient,
     zero_grad,
 )
-
-_register("lop", Lop)  # the gradient of a scan differentiates its inner graph (ops/scan_grad.py)

@@ -1,4 +1,5 @@
-"""The op catalogue, one module per family; every public op function is re-exported here.
+"""The op catalogue, one module per family; every public op function is re-exported here
+(the control-flow ops, ``scan`` and ``ifelse``, are in :mod:`symnb.control`, above grad).
 
 It registers itself as core's "ops" hook: the operators on variables (``x + y``, ``x.sum()``,
 in :mod:`symnb.core.sugar`) forward to it.
@@ -67,7 +68,6 @@ from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     trunc,
     where,
 )
-from symnb.ops.ifelse import ifelse  # noqa: F401
 from symnb.ops.index import IndexUpdate as _IndexUpdate
 from symnb.ops.index import (  # noqa: F401
     getitem,
@@ -157,7 +157,6 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     sum,
     var,
 )
-from symnb.ops.scan_build import scan, until  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
 

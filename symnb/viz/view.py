@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from symnb.control.scan import Scan
 from symnb.core.graph import leaves
 from symnb.core.variable import Constant, SharedVariable
-from symnb.ops.scan import Scan
 from symnb.viz.text import _Namer
 
 

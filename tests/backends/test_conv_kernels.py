@@ -1,8 +1,8 @@
-"""conv2d, its gradients and the pools on backend "c"'s kernel path (backends/c/convolution.py,
-pools.py): windows views, the packed product kernels (``Contract``) reading them, the pooling
-kernels;
-against the explicit-loop references of tests/ops/test_conv.py, checking which steps the plan
-holds and that its product kernels ran (not their NumPy fallbacks)."""
+"""conv2d, its gradients and the pools on backend "c"'s kernel path
+(backends/planning/convolution.py, pools.py): windows views, the packed product kernels
+(``Contract``) reading them, the pooling kernels; against the explicit-loop references of
+tests/ops/test_conv.py, checking which steps the plan holds and that its product kernels ran
+(not their NumPy fallbacks)."""
 
 import dataclasses
 import itertools

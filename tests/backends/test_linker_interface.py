@@ -170,10 +170,10 @@ def test_each_target_plans_ops_by_its_capabilities():
     from symnb.backends.c.linker import CLinker
     from symnb.backends.device.linker import DeviceLinker
     from symnb.backends.planner import PLANS
+    from symnb.control.scan import Scan
     from symnb.ops.blas import Gemm
     from symnb.ops.conv import MaxPool2dGrad
     from symnb.ops.linalg import Matmul
-    from symnb.ops.scan import Scan
 
     def plan_name(op_class, linker_class):
         op = op_class.__new__(op_class)

@@ -96,3 +96,37 @@ def test_a_function_built_in_check_mode_loads_in_check_mode():
     np.testing.assert_array_equal(g(np.ones((4, 3))), np.zeros(4))
     g(np.ones((4, 3)))
     assert [v for v in g._shared][0].get_value().tolist() == [0.0, 1.0, 2.0]  # not updated
+
+
+OLD_PATHS = {  # where the loop and branch ops lived before symnb.control
+    b"symnb.control.scan\n": b"symnb.ops.scan\n",
+    b"symnb.control.loop\n": b"symnb.ops.loop\n",
+    b"symnb.control.ifelse\n": b"symnb.ops.ifelse\n",
+}
+
+
+def test_a_function_pickled_when_scan_and_ifelse_were_in_ops_still_loads(tmp_path):
+    """Pickles record each op's class by module path; ``symnb.ops.scan.Scan`` (and
+    ``symnb.ops.loop.Loop``, ``symnb.ops.ifelse.IfElse``) load in a fresh process as the ops
+    of symnb.control."""
+    x, c = sn.vector("x"), sn.scalar("c", dtype="int64")
+    running, _ = sn.scan(lambda v, total: total + v, sequences=x, outputs_info=sn.zeros(()))
+    f = sn.function([x, c], [running, sn.ifelse(c, x.sum(), x.max())], backend="py")
+    data = pickle.dumps(f, protocol=2)  # protocol 2 names classes as "module\nname\n"
+    for new, old in OLD_PATHS.items():
+        assert new in data
+        data = data.replace(new, old)
+    path = tmp_path / "old.pkl"
+    path.write_bytes(data)
+    script = (
+        "import pickle, sys; import numpy as np\n"
+        "g = pickle.load(open(sys.argv[1], 'rb'))\n"
+        "print([v.tolist() for v in g(np.array([1.0, 4.0, 2.0]), 0)])\n"
+        "from symnb.control.scan import Scan\n"
+        "print(any(isinstance(n.op, Scan) for n in g.graph.toposort()))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    run = [sys.executable, "-c", script, str(path)]
+    done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[[1.0, 5.0, 7.0], 4.0]", "True"]

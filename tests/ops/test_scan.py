@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.ops.scan import Scan
+from symnb.control.scan import Scan
 from tests.helpers import available_backends
 
 BACKENDS = available_backends()

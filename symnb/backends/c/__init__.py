@@ -2,10 +2,12 @@
 
 Modules: ``dialect`` (how C spells the shared renderer's walk: loops, OpenMP, SIMD),
 ``vecmath`` (libmvec), ``stores`` (streaming stores), ``compiler`` (the system compiler),
-``cache`` (memory and disk layers), ``linker`` (the plan, steps by op class), ``convolution``,
-``pools`` and ``windowed`` (their steps), ``blas`` (the ?gemm addresses), ``runner`` with
-``runner.c`` and its headers (the C executor of the plan). ``python -m symnb.backends.c
-clear`` empties the cache.
+``platforms`` (what differs between operating systems), ``cache`` (memory and disk layers),
+``forks`` (a forked process runs the kernels on one thread), ``linker`` (``CLinker``: C's
+additions to the planning every kernel target shares, which lives in
+symnb/backends/planning/ with convolution, pools and windowed views), ``blas`` (the ?gemm
+addresses), ``runner`` with ``runner.c`` and its headers (the C executor of the plan).
+``python -m symnb.backends.c clear`` empties the cache.
 """
 
 from __future__ import annotations

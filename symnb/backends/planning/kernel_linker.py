@@ -26,10 +26,10 @@ from symnb.backends.loop import compile_body, plan_loop
 from symnb.backends.plan import Library, Repeat, View
 from symnb.backends.planner import PLANS, PlanBuilder
 from symnb.backends.planning import convolution, pools  # noqa: F401 - pools: its planners join PLANS
+from symnb.control.scan import Scan
 from symnb.core.op import Op
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.reduce import Reduce
-from symnb.ops.scan import Scan
 
 log = logging.getLogger(__name__)
 VIEW_NOTE = "computed in C with NumPy's C API (a view: no copy, no Python call)"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from symnb.control.jacobian import hessian as _hessian
+from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
-from symnb.grad import hessian as _hessian
-from symnb.grad import jacobian as _jacobian
 from symnb.grad.reverse import grad as _grad
 from symnb.ops.markers import disconnected_grad, grad_clip, zero_grad
 

@@ -1,3 +1,3 @@
 """``theano.ifelse.ifelse``: symnb's lazy ``ifelse`` (only the branch taken runs)."""
 
-from symnb.ops.ifelse import ifelse  # noqa: F401
+from symnb.control.ifelse import ifelse  # noqa: F401

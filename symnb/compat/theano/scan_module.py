@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from symnb.control.scan_build import scan as _scan
+from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.graph import clone_graph
-from symnb.ops.scan_build import scan as _scan
-from symnb.ops.scan_build import until  # noqa: F401 - theano.scan_module.until
 
 
 def scan(

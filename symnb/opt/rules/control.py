@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symnb.ops.ifelse import IfElse
+from symnb.control.ifelse import IfElse
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import constant_value, fits

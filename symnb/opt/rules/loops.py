@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from symnb.control.loop import Loop
+from symnb.control.scan import Scan
 from symnb.core.graph import Graph, ancestors
-from symnb.ops.loop import Loop
-from symnb.ops.scan import Scan
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
 

@@ -8,13 +8,15 @@ element, which suits the small Jacobians and Hessians of teaching and testing.
 
 An expression whose shape is known only when the function runs gets its rows from a scan
 over its flattened elements instead (``sn.scan``; the forward work, the same for every row,
-moves out of the loop), so ``jacobian`` and ``hessian`` work for symbolic shapes too.
+moves out of the loop), so ``jacobian`` and ``hessian`` work for symbolic shapes too. That
+scan is why this module sits in symnb.control, above symnb.grad, whose reverse passes it uses.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from symnb.control.scan_build import scan
 from symnb.core.graph import ancestors
 from symnb.core.variable import Constant, Variable
 from symnb.grad.reverse import (
@@ -35,7 +37,6 @@ from symnb.ops.creation import arange, zeros
 from symnb.ops.elemwise import cast, equal
 from symnb.ops.index import getitem
 from symnb.ops.layout import flatten
-from symnb.ops.scan_build import scan
 from symnb.ops.shape import expand_dims, reshape, shape
 
 

@@ -7,9 +7,9 @@ here, so the backward loop of BPTT gets the same motion (``W.T`` is transposed o
 
 from __future__ import annotations
 
+from symnb.control.loop import Loop
 from symnb.core.graph import Graph, ancestors, clone_graph
 from symnb.core.variable import Constant, Variable
-from symnb.ops.loop import Loop
 
 
 class LoopInputs:

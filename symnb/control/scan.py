@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.control import scan_grad
+from symnb.control.loop import Loop, reference_step, run_loop
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops import scan_grad
-from symnb.ops.loop import Loop, reference_step, run_loop
 
 INT = np.dtype("int64")
 

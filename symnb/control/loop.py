@@ -2,7 +2,7 @@
 
 :func:`run_loop` runs a step function over the steps, writing the outputs into storage
 allocated once; the NumPy reference (``Scan.perform``) passes :func:`reference_step`, a backend
-the inner graph compiled to its own plan. See ``symnb/ops/scan.py`` for the canonical form.
+the inner graph compiled to its own plan. See ``symnb/control/scan.py`` for the canonical form.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 For a step ``h_t, y_t = F(x_t, h_{t-1}, w)`` the backward loop carries ``a = dL/dh`` and
 a running sum of ``dL/dw``; at each step (last first) it reads ``x_t``, ``h_{t-1}`` and the
 gradients arriving at ``h_t`` and ``y_t``, and applies the vector-Jacobian product of ``F``
-(the inner graph differentiated with ``sn.Lop``, reached through the "lop" hook that
-``symnb.grad`` registers: ops sit below grad). Being an ordinary scan, it is compiled like
-one, and is differentiable again (``sn.Rop``, ``sn.hessian``).
+(the inner graph differentiated with ``sn.Lop``: symnb.control sits above symnb.grad). Being
+an ordinary scan, it is compiled like one, and is differentiable again (``sn.Rop``,
+``sn.hessian``).
 
 ``truncate_gradient=k``: the backward loop runs the last ``k`` steps only; earlier steps and
 the initial states get no gradient (Theano's rule).
@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from symnb.control.loop_graph import LoopInputs
 from symnb.core.graph import ancestors, clone_graph
-from symnb.core.hooks import hook
 from symnb.core.variable import Constant, Variable
+from symnb.grad.reverse import Lop
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.elemwise import add, cast, greater_equal, minimum
 from symnb.ops.index import getitem, set_subtensor
 from symnb.ops.join import concatenate
 from symnb.ops.layout import flip
 from symnb.ops.linalg import Matmul, matmul
-from symnb.ops.loop_graph import LoopInputs
 from symnb.ops.shape import DimShuffle, expand_dims, reshape, shape, transpose
 
 INT = "int64"
@@ -128,8 +128,7 @@ class _Backward:
         points = [(out, ct) for out, ct in zip(forward, cotangents) if ct is not None]
         wrt_phs = [ph for ph in self.inner if _float(ph)]
         wrt = [replace[ph] for ph in wrt_phs]
-        lop = hook("lop")
-        grads = lop([o for o, _ in points], wrt, [c for _, c in points], "ignore", "zero")
+        grads = Lop([o for o, _ in points], wrt, [c for _, c in points], "ignore", "zero")
         grads = self._reuse_forward(forward, grads)
         by_ph = {id(ph): g for ph, g in zip(wrt_phs, grads)}
         new_carries = [by_ph[id(ph)] for ph in self.state_phs if _float(ph)]

@@ -2,7 +2,7 @@
 
 The step function is called once, on placeholders, and what it returns becomes the inner
 graph; its shape rules run then, so a shape error points at the user's line inside it. The
-builder then puts the loop in the canonical form of ``symnb/ops/scan.py``:
+builder then puts the loop in the canonical form of ``symnb/control/scan.py``:
 
 - a sequence read at taps ``[-1, 0]`` becomes two shifted slices of the outer array;
 - a recurrent output with taps ``[-1, -2]`` becomes two states, the second taking the first's
@@ -20,6 +20,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from symnb.control.loop_graph import LoopInputs
+from symnb.control.scan import INT, Scan
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
@@ -29,8 +31,6 @@ from symnb.errors import DTypeError, GraphError, ShapeError
 from symnb.ops.elemwise import cast
 from symnb.ops.index import getitem
 from symnb.ops.layout import flip
-from symnb.ops.loop_graph import LoopInputs
-from symnb.ops.scan import INT, Scan
 
 
 class until:  # noqa: N801 - Theano's spelling
