@@ -253,3 +253,19 @@ def test_baseline_export_names_a_bad_revision(fake_repo, tmp_path):
         baseline.export(fake_repo, "no-such-rev", parent=str(tmp_path))
     with pytest.raises(ValueError, match="--baseline"):
         runner.WorkerProcess(peers.BASE_PEER, None)
+
+
+def test_readme_table_has_a_row_per_condition_with_the_minimum(tmp_path):
+    rows = [
+        timed("W2", "numpy", [4.0, 3.0, 5.0], "idle"),
+        timed("W2", "numpy", [8.0, 6.0, 9.0], "loaded"),
+    ]
+    report.add_ratios(rows)
+    readme = tmp_path / "README.md"
+    readme.write_text("# title\n")
+    report.update_readme(readme, {"started": "now", "machine_line": "cpu",
+                                  "background": "one process spinning"}, rows)  # fmt: skip
+    text = readme.read_text()
+    assert "| W2 (idle) | 4 s (1.00x), min 3 s |" in text
+    assert "| W2 (loaded) | 8 s (1.00x), min 6 s |" in text
+    assert "(loaded) beside one process spinning" in text
