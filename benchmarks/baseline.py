@@ -109,14 +109,16 @@ def ab_section(results: list, tree: Tree) -> str | None:
     if not rows:
         return None
     header = ["Workload", "Peer", "new median, min", "base median, min", "new/base median",
-              "new/base min", ""]  # fmt: skip
+              "new/base min", "Flag"]  # fmt: skip
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     flagged = []
     for new, base in rows:
         median, minimum = ratios(new, base)
         slower = [n for n, r in (("median", median), ("min", minimum)) if r and r > SLOWER]
         if slower:
-            flagged.append(new.group)
+            flagged.append(
+                new.group + (peers.ONE_THREAD_SUFFIX if peers.is_one_thread(new.peer) else "")
+            )
         cells = [
             new.group,
             new.peer,

@@ -169,6 +169,8 @@ def test_ab_ratios_and_flags():
     assert "| W2 | symnb-c | 3 s, 2 s | 2 s, 1 s | **1.50** | **2.00** | SLOWER" in section
     assert "| W6 | symnb-c | 1.02 s, 1 s | 1 s, 1 s | 1.02 | 1.00 |  |" in section
     assert section.endswith("Slower than 1.05x the baseline: W2.")
+    twins = [timed("W2", "symnb-c [1 thread]", [2.0]), timed("W2", "symnb-base [1 thread]", [1.0])]
+    assert baseline.ab_section(rows + twins, tree).endswith("baseline: W2, W2 [1 thread].")
     wrong = Result("W2", "symnb-base", "WRONG", "off")
     assert baseline.ratios(rows[0], wrong) == (None, None)
 
