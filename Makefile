@@ -71,8 +71,16 @@ $(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python
 	$(PIP) install -q -e ".[bench]" || echo "make bench: not every peer installed; the suite skips the absent ones"
 	touch $@
 
+# LOADED=1: each workload idle, then beside a process spinning on one core; ONE_THREAD=1 adds
+# a one-thread twin of every peer; BASELINE=REV adds symnb of commit REV (symnb-base) and prints
+# new/base ratios; BENCH_ARGS passes anything else (docs/benchmarks.md, "Running it").
+LOADED ?=
+ONE_THREAD ?=
+BASELINE ?=
+BENCH_ARGS ?=
 bench: $(VENV)/.stamp-bench
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(if $(LOADED),--loaded) $(if $(ONE_THREAD),--one-thread) \
+		$(if $(BASELINE),--baseline $(BASELINE)) $(BENCH_ARGS)
 
 # Mutation testing of the modules where a silent bug costs most, one group (a module and the
 # tests that cover it) at a time, each in its own copy under build/mutate/GROUP (tests/mutate.py

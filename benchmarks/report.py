@@ -10,7 +10,7 @@ from benchmarks import peers
 
 README_START = "<!-- benchmarks:start (written by python -m benchmarks) -->"
 README_END = "<!-- benchmarks:end -->"
-COLUMNS = ("Workload", "Peer", "Median", "Spread", "x symnb", "x fastest", "Load", "Note")
+COLUMNS = ("Workload", "Peer", "Median", "Min", "Spread", "x symnb", "x fastest", "Load", "Note")
 PHASE_NAMES = {"import_s": "import", "runtime_s": "runtime start",
                "compile_s": "compile + first call"}  # fmt: skip
 
@@ -18,13 +18,15 @@ PHASE_NAMES = {"import_s": "import", "runtime_s": "runtime start",
 def add_ratios(results: list) -> None:
     """Each timed row gets its ratio to the best symnb backend, to the fastest headline row
     (``out=`` rows are compared with it but never are it) and, on a workload with a floor
-    (W1b), to the lowest floor. Ratios above 1 mean slower."""
-    for key in dict.fromkeys(r.workload for r in results):
-        rows = [r for r in results if r.workload == key and r.median_s is not None]
+    (W1b), to the lowest floor. Ratios above 1 mean slower. The loaded mode's conditions are
+    compared apart (idle rows with idle rows); one-thread twins and the ``--baseline`` tree are
+    compared with the best symnb and the fastest row but never are either."""
+    for key in dict.fromkeys(r.group for r in results):
+        rows = [r for r in results if r.group == key and r.median_s is not None]
         timed = [r for r in rows if r.status == "ok"]
-        symnb = [r.median_s for r in timed if peers.is_symnb(r.peer)]
+        symnb = [r.median_s for r in timed if peers.is_symnb(r.peer) and peers.is_headline(r.peer)]
         floors = [r.median_s for r in rows if r.status == "floor"]
-        headline = [r.median_s for r in timed if not peers.is_variant(r.peer)]
+        headline = [r.median_s for r in timed if peers.is_headline(r.peer)]
         fastest = min(headline or [r.median_s for r in timed], default=None)
         for row in timed:
             row.extra["vs_symnb"] = row.median_s / min(symnb) if symnb else None
@@ -73,10 +75,12 @@ def row_cells(result) -> list[str]:
     median = format_seconds(result.median_s) if result.median_s is not None else result.status
     if result.status == "WRONG":
         median = "WRONG"
+    minimum = format_seconds(result.min_s) if result.status in ("ok", "floor") else "-"
     return [
-        result.workload,
+        result.group,
         result.peer,
         median,
+        minimum,
         spread(result) if result.status in ("ok", "floor") else "-",
         _ratio(result.extra.get("vs_symnb")),
         _ratio(result.extra.get("vs_fastest")),
@@ -105,17 +109,17 @@ def markdown_table(results: list) -> str:
 
 
 def summary_matrix(results: list) -> str:
-    """Workloads down, peers across (the headline rows, not ``out=``); each cell the median
-    and its ratio to the fastest."""
+    """Workloads (and conditions) down, peers across (not the ``out=`` rows); each cell the
+    median, its ratio to the fastest and the minimum."""
     shown = [r for r in results if not peers.is_variant(r.peer)]
     peer_names = list(dict.fromkeys(r.peer for r in shown if r.status in ("ok", "WRONG")))
-    keys = list(dict.fromkeys(r.workload for r in results))
-    cell = {(r.workload, r.peer): r for r in results}
+    keys = list(dict.fromkeys(r.group for r in results))
+    cell = {(r.group, r.peer): r for r in results}
     header = ["Workload", *peer_names, "Note"]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for key in keys:
         cells = [_matrix_cell(cell.get((key, name))) for name in peer_names]
-        notes = [_side_note(r) for r in shown if r.workload == key and r.peer not in peer_names]
+        notes = [_side_note(r) for r in shown if r.group == key and r.peer not in peer_names]
         lines.append(f"| {key} | " + " | ".join([*cells, "; ".join(notes)]) + " |")
     return "\n".join(lines)
 
@@ -131,7 +135,8 @@ def _matrix_cell(result) -> str:
         return ""
     if result.status != "ok":
         return result.status
-    return f"{format_seconds(result.median_s)} ({result.extra['vs_fastest']:.2f}x)"
+    return (f"{format_seconds(result.median_s)} ({result.extra['vs_fastest']:.2f}x), "
+            f"min {format_seconds(result.min_s)}")  # fmt: skip
 
 
 def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
@@ -144,10 +149,19 @@ def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
         f"Load average (1 min) at the start and the end: {run['load'][0]:.1f}, "
         f"{run['load'][1]:.1f} (other jobs on the machine make every number noisier).",
         "Ratios: each median divided by the best symnb backend's (x symnb) and by the fastest "
-        "headline row's (x fastest; `out=` rows are compared with it, never are it); above 1 "
-        "is slower. Spread: the fastest and the slowest sample against the median. Load: the "
-        "1-minute load average as the row's workload ended. See docs/benchmarks.md.",
-        "## Summary (median, and ratio to the fastest)",
+        "headline row's (x fastest; `out=` rows, one-thread twins and the baseline tree are "
+        "compared with it, never are it); above 1 is slower. Min: the fastest sample. Spread: "
+        "the fastest and the slowest sample against the median. Load: the 1-minute load "
+        "average as the row's workload ended. See docs/benchmarks.md.",
+        *(
+            [
+                f"Conditions: each workload timed as the machine was (idle), then beside "
+                f"{run['background']} (loaded), the background started and stopped by the harness."
+            ]
+            if run.get("background")
+            else []
+        ),
+        "## Summary (median, ratio to the fastest, minimum)",
         summary_matrix(results),
         "## All rows",
         markdown_table(results),
@@ -200,6 +214,65 @@ def w11_section(results: list) -> str | None:
     return intro + "\n\n" + "\n".join(lines)
 
 
+ONE_THREAD_TARGET = 1.15  # issue 37: loaded median within 1.15x of its own one-thread median
+PEER_TARGET = 1.0  # ... and at most the fastest peer's median
+
+
+def threads_section(results: list) -> str | None:
+    """Issue 37's ratios, per workload and condition: symnb's best backend against its own
+    one-thread twin and against the fastest other peer (medians; the minimums beside them).
+    Only for a run with conditions (``--loaded``) or one-thread twins (``--one-thread``)."""
+    if not any(r.condition or peers.is_one_thread(r.peer) for r in results):
+        return None
+    header = ["Workload", "symnb (median, min)", "symnb on 1 thread", "x own 1 thread",
+              "fastest peer", "x fastest peer", "fastest peer on 1 thread"]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for key in dict.fromkeys(r.group for r in results):
+        timed = {r.peer: r for r in results if r.group == key and r.status == "ok" and r.samples}
+        ours = _fastest(timed, lambda p: peers.is_symnb(p) and peers.is_headline(p))
+        if ours is None:
+            continue
+        alone = timed.get(peers.one_thread(ours.peer))
+        best = _fastest(timed, lambda p: peers.is_headline(p) and not peers.is_symnb(p))
+        best_alone = _fastest(timed, lambda p: peers.is_one_thread(p) and not peers.is_symnb(p))
+        cells = [
+            key,
+            f"{ours.peer}: {_median_min(ours)}",
+            _median_min(alone),
+            _target(ours, alone, ONE_THREAD_TARGET),
+            f"{best.peer}: {_median_min(best)}" if best else "-",
+            _target(ours, best, PEER_TARGET),
+            f"{peers.plain(best_alone.peer)}: {_median_min(best_alone)}" if best_alone else "-",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    intro = (
+        "## Threads on a busy machine (issue 37)\n\n"
+        "symnb's best backend in each condition against its own one-thread twin (target: at "
+        f"most {ONE_THREAD_TARGET}x) and against the fastest other peer at its default threads "
+        f"(target: at most {PEER_TARGET:.2f}x); ratios of medians, then of minimums; a ratio "
+        "over its target is in bold. `loaded`: beside one process spinning on one core; "
+        "`[1 thread]`: every thread pool at one, the worker pinned to one core."
+    )
+    return intro + "\n\n" + "\n".join(lines)
+
+
+def _fastest(timed: dict, wanted):
+    rows = [r for name, r in timed.items() if wanted(name)]
+    return min(rows, key=lambda r: r.median_s, default=None)
+
+
+def _median_min(row) -> str:
+    return "-" if row is None else f"{format_seconds(row.median_s)}, {format_seconds(row.min_s)}"
+
+
+def _target(row, other, target: float) -> str:
+    """``median ratio, min ratio``, each in bold above ``target``."""
+    if other is None:
+        return "-"
+    ratios = (row.median_s / other.median_s, row.min_s / other.min_s)
+    return ", ".join(f"**{r:.2f}**" if r > target else f"{r:.2f}" for r in ratios)
+
+
 def profile_section(results: list) -> str | None:
     """The profiles of symnb's best backend: taken where it was slower than the fastest row,
     and always for the workloads whose targets name one (W3s, W8, W8b)."""
@@ -227,7 +300,9 @@ def to_json(run: dict, results: list) -> str:
             "peer": r.peer,
             "status": r.status,
             "note": r.note,
+            "condition": r.condition,
             "median_s": r.median_s,
+            "min_s": r.min_s,
             "samples_s": r.samples,
             "calls_per_sample": r.calls_per_sample,
             **r.extra,
@@ -247,9 +322,11 @@ def update_readme(readme: Path, run: dict, results: list) -> None:
     """Replace (or append) the README's Benchmarks section with the latest summary."""
     section = "\n\n".join([
         README_START,
-        f"Latest `make bench` ({run['started']}, {run['machine_line']}). Median per call and "
-        "its ratio to the fastest; full table in `benchmarks/results/latest.md`, method in "
-        "`docs/benchmarks.md`.",
+        f"Latest `make bench` ({run['started']}, {run['machine_line']}). Median per call, "
+        "its ratio to the fastest, and the minimum"
+        + (f"; (idle) as the machine was, (loaded) beside {run['background']}" if
+           run.get("background") else "")
+        + "; full table in `benchmarks/results/latest.md`, method in `docs/benchmarks.md`.",
         summary_matrix(results),
         README_END,
     ])  # fmt: skip

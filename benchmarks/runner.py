@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import peers
+from benchmarks import load, peers
 
 REPO = Path(__file__).resolve().parent.parent
 SETUP_TIMEOUT_S = 420  # torch.compile's first compile of a training step can take minutes here
@@ -47,21 +47,38 @@ class Result:
     samples: list = field(default_factory=list)
     calls_per_sample: int = 0
     extra: dict = field(default_factory=dict)
+    condition: str = ""  # "" (a plain run), or the loaded mode's "idle" / "loaded"
 
     @property
     def median_s(self) -> float | None:
         return statistics.median(self.samples) if self.samples else None
 
+    @property
+    def min_s(self) -> float | None:
+        return min(self.samples) if self.samples else None
+
+    @property
+    def group(self) -> str:
+        """The table's row label: the workload, with the condition where there is one."""
+        return f"{self.workload} ({self.condition})" if self.condition else self.workload
+
 
 class WorkerProcess:
     """A ``benchmarks.worker`` subprocess answering one JSON request at a time."""
 
-    def __init__(self, peer: str, log):
+    def __init__(self, peer: str, log, base=None):
         self.peer = peer
+        env, cwd = worker_env(), REPO
+        if peers.is_baseline(peer):
+            if base is None:
+                raise ValueError(f"peer {peer!r} needs --baseline REV (the tree to run)")
+            env, cwd = base.env(env), base.path
+        if peers.is_one_thread(peer):
+            env = load.one_thread_env(env, load.one_thread_core())
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.worker", peer],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-            text=True, cwd=REPO, env=worker_env(),
+            text=True, cwd=cwd, env=env,
         )  # fmt: skip
 
     def ask(self, cmd: str, timeout: float, **args) -> dict:
@@ -99,17 +116,25 @@ def worker_env() -> dict:
     return env
 
 
-def start_workers(peer_names: list[str], log) -> tuple[dict, dict]:
-    """Start every worker, then greet them: (live workers by peer, versions or absence notes)."""
-    started = {name: WorkerProcess(name, log) for name in peer_names}
-    live, hello = {}, {}
-    for name, worker in started.items():
-        reply = worker.ask("hello", SETUP_TIMEOUT_S)
-        hello[name] = reply
-        if reply["status"] == "ok":
-            live[name] = worker
-        else:
+def start_workers(peer_names: list[str], log, base=None) -> tuple[dict, dict]:
+    """Start every worker, then greet them: (live workers by peer, versions or absence notes).
+    ``base`` is the ``--baseline`` tree (benchmarks/baseline.py) the ``symnb-base`` worker
+    imports symnb from."""
+    started, live, hello = {}, {}, {}
+    try:
+        for name in peer_names:
+            started[name] = WorkerProcess(name, log, base)
+        for name, worker in started.items():
+            reply = worker.ask("hello", SETUP_TIMEOUT_S)
+            hello[name] = reply
+            if reply["status"] == "ok":
+                live[name] = worker
+            else:
+                worker.close()
+    except BaseException:  # Ctrl-C while starting: no worker left behind
+        for worker in started.values():
             worker.close()
+        raise
     return live, hello
 
 
@@ -120,35 +145,52 @@ def rounds_for(sample_s: float, rounds: int, budget_s: float) -> int:
     return max(min(rounds, MIN_ROUNDS), min(rounds, fitting))
 
 
-def run_workload(workload, workers: dict, mode: str, pace, say):
-    """Prepare the workload in every worker, then time it over alternating rounds."""
-    results, ready, wanted = {}, [], {}
+def run_workload(workload, workers: dict, mode: str, pace, say, conditions=("",)):
+    """Prepare the workload in every worker, then time it over alternating rounds, once per
+    condition (the loaded mode's ``idle`` and ``loaded``: benchmarks/load.py)."""
+    replies, ready, wanted = {}, [], {}
     for name, worker in workers.items():
         say(f"  {workload.key}: preparing {name}")
         reply = worker.ask("setup", SETUP_TIMEOUT_S, workload=workload.key, mode=mode,
                            target_s=pace.sample_s)  # fmt: skip
-        results[name] = Result(workload.key, name, reply["status"], reply.get("note", ""))
+        replies[name] = reply
         if reply["status"] == "ok":
-            results[name].calls_per_sample = reply["calls"]
-            results[name].extra["first_call_s"] = reply["first_call_s"]
             wanted[name] = rounds_for(reply["sample_s"], pace.rounds, pace.budget_s)
             ready.append(name)
-    for index in range(pace.rounds):
-        order = ready[index % len(ready) :] + ready[: index % len(ready)] if ready else []
-        for name in order:
-            if index < wanted[name]:
-                _sample(workers[name], results[name])
-    _profile_symnb(workers, [results[name] for name in ready], always=workload.profiled)
+    rows = []
+    for condition in conditions:
+        results = {name: _row(workload.key, name, reply, condition)
+                   for name, reply in replies.items()}  # fmt: skip
+        with load.condition(condition, say) as background:
+            for index in range(pace.rounds):
+                order = ready[index % len(ready) :] + ready[: index % len(ready)] if ready else []
+                for name in order:
+                    if index < wanted[name]:
+                        _sample(workers[name], results[name])
+            timed = [results[name] for name in ready]
+            if condition == conditions[0]:
+                _profile_symnb(workers, timed, always=workload.profiled)
+            for row in timed:
+                row.extra.update({"background": background} if background else {})
+            rows += with_load([r for r in results.values() if not _variant_without_version(r)])
     for name in ready:
         workers[name].ask("release", TIME_TIMEOUT_S)
-    return with_load([r for r in results.values() if not _variant_without_version(r)])
+    return rows
+
+
+def _row(key: str, name: str, reply: dict, condition: str) -> Result:
+    row = Result(key, name, reply["status"], reply.get("note", ""), condition=condition)
+    if reply["status"] == "ok":
+        row.calls_per_sample = reply["calls"]
+        row.extra["first_call_s"] = reply["first_call_s"]
+    return row
 
 
 def with_load(results: list) -> list:
     """The rows, each with the machine's 1-minute load average as its workload ended."""
-    load = os.getloadavg()[0]
+    average = os.getloadavg()[0]
     for result in results:
-        result.extra["load"] = load
+        result.extra["load"] = average
     return results
 
 
@@ -161,8 +203,8 @@ def _profile_symnb(workers: dict, timed: list, always: bool = False) -> None:
     """A profile of symnb's best backend when a peer is faster (or ``always``, for the
     workloads whose targets name a profile): where its time goes."""
     valid = [r for r in timed if r.status == "ok" and r.samples]
-    ours = [r for r in valid if peers.is_symnb(r.peer)]
-    theirs = [r.median_s for r in valid if not (peers.is_symnb(r.peer) or peers.is_variant(r.peer))]
+    ours = [r for r in valid if peers.is_symnb(r.peer) and peers.is_headline(r.peer)]
+    theirs = [r.median_s for r in valid if peers.is_headline(r.peer) and not peers.is_symnb(r.peer)]
     if not (ours and theirs):
         return
     best = min(ours, key=_median)

@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 
-from benchmarks import peers, profiling, timing
+from benchmarks import load, peers, profiling, timing
 from benchmarks.check import Skip, problem_with
 from benchmarks.workloads import BY_KEY, comparable, copy_inputs, make_inputs, reference
 
@@ -47,7 +47,7 @@ class Worker:
             version = self.peer.version()  # a device backend may find no device here
         except ImportError as exc:
             return {"status": "absent", "note": f"cannot be imported ({_one_line(exc)})"}
-        return {"status": "ok", "version": version}
+        return {"status": "ok", "version": version, "threads": _threads()}
 
     def cmd_setup(self, workload: str, mode: str, target_s: float) -> dict:
         self.run, self.kept = None, timing.Kept()
@@ -94,6 +94,15 @@ class Worker:
         return {"status": "ok"}
 
 
+def _threads() -> dict:
+    """What this worker may use: its cores (affinity) and the OpenMP thread count asked for."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count()
+    return {"cores": cores, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "")}
+
+
 def _one_line(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
@@ -111,6 +120,7 @@ def serve(peer_name: str, requests, replies) -> None:
 
 
 def main(argv: list[str]) -> None:
+    load.pin_from_env()  # a one-thread twin: before any library sizes its thread pool
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # library output (C level too) goes to stderr, not into the protocol
     sys.stdout = sys.stderr

@@ -26,6 +26,12 @@ EXTERNAL = {
 # fastest, and left out of a workload they have no version of (see is_variant).
 OUT_SUFFIX = " (out=)"
 SYMNB_PREFIX = "symnb-"
+# ``--baseline REV``: symnb of another commit, backend "c", in a worker of its own whose path
+# puts that tree's symnb first (benchmarks/baseline.py).
+BASE_PEER = "symnb-base"
+# ``--one-thread``: the same peer in a worker with every thread pool at one thread, pinned to
+# one core (benchmarks/load.py).
+ONE_THREAD_SUFFIX = " [1 thread]"
 
 
 def symnb_peers() -> list[str]:
@@ -54,9 +60,37 @@ def is_variant(peer: str) -> bool:
     return peer.endswith(OUT_SUFFIX)
 
 
+def is_one_thread(peer: str) -> bool:
+    return peer.endswith(ONE_THREAD_SUFFIX)
+
+
+def one_thread(peer: str) -> str:
+    """The name of ``peer``'s one-thread twin: ``symnb-c [1 thread]``."""
+    return peer + ONE_THREAD_SUFFIX
+
+
+def plain(peer: str) -> str:
+    """The peer a one-thread twin runs: ``symnb-c`` for ``symnb-c [1 thread]``."""
+    return peer.removesuffix(ONE_THREAD_SUFFIX)
+
+
+def is_baseline(peer: str) -> bool:
+    """symnb of the ``--baseline`` commit (also on one thread)."""
+    return plain(peer) == BASE_PEER
+
+
+def is_headline(peer: str) -> bool:
+    """A row that may be the fastest or the best symnb one: the peers as their users run them,
+    on this tree; not an ``out=`` row, a one-thread twin or the baseline commit."""
+    return not (is_variant(peer) or is_one_thread(peer) or is_baseline(peer))
+
+
 def load(peer: str):
     """The ``Peer`` object for a name such as ``numpy``, ``torch.compile`` or ``symnb-c``."""
-    if is_symnb(peer):
+    peer = plain(peer)
+    if is_baseline(peer):
+        module, kwargs = "benchmarks.peers.symnb_peer", {"backend": "c", "name": BASE_PEER}
+    elif is_symnb(peer):
         module, kwargs = "benchmarks.peers.symnb_peer", {"backend": peer[len(SYMNB_PREFIX) :]}
     elif peer in EXTERNAL:
         module, kwargs = EXTERNAL[peer]

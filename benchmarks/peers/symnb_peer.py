@@ -6,10 +6,13 @@ with "sn.X not available" rather than failing.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 import symnb as sn
 from benchmarks.check import Skip
+from benchmarks.peers import BASE_PEER
 from benchmarks.peers.base import BasePeer
 from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE
 
@@ -26,9 +29,9 @@ def need(name: str):
 
 
 class Peer(BasePeer):
-    def __init__(self, backend: str):
+    def __init__(self, backend: str, name: str = ""):
         self.backend = backend
-        self.name = f"symnb-{backend}"
+        self.name = name or f"symnb-{backend}"
 
     def version(self) -> str:
         """The version; a device backend whose device cannot start here (no GPU driver, no
@@ -40,7 +43,13 @@ class Peer(BasePeer):
             except Exception as exc:  # noqa: BLE001 - the reason is the row's note
                 raise ImportError(f"backend {self.backend!r} cannot start here: {exc}") from exc
             return f"{sn.__version__} (backend {self.backend}, {runtime.device_name})"
-        return f"{sn.__version__} (backend {self.backend})"
+        return f"{sn.__version__} (backend {self.backend}{self._tree()})"
+
+    def _tree(self) -> str:
+        """Where the baseline's symnb was imported from (proof that it is the other tree)."""
+        if self.name != BASE_PEER:
+            return ""
+        return f", from {os.path.dirname(os.path.dirname(os.path.abspath(sn.__file__)))}"
 
     def start_runtime(self) -> None:
         """Import the backend's code (cffi, the code generator): ``import symnb`` defers it to

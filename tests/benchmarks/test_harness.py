@@ -175,7 +175,7 @@ def test_out_rows_are_compared_with_the_fastest_but_never_are_it():
     assert "numpy (out=)" not in report.summary_matrix(rows)
     assert report.spread(rows[0]) == "-10%/+20%" and report.spread(rows[1]) == "1 sample"
     rows[0].extra["load"] = 3.25
-    assert report.row_cells(rows[0])[3:7] == ["-10%/+20%", "0.50", "0.50", "3.2"]
+    assert report.row_cells(rows[0])[2:8] == ["10 ms", "9 ms", "-10%/+20%", "0.50", "0.50", "3.2"]
 
 
 def test_w5_probe_times_each_phase_from_the_import():
