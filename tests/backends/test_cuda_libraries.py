@@ -118,10 +118,17 @@ class FakeDriver(types.SimpleNamespace):
                 return (7, 5)
 
             def retain_primary_context(self):
-                return types.SimpleNamespace(push=lambda: driver.calls.append(("push",)))
+                return types.SimpleNamespace(push=lambda: driver.calls.append(("push",)),
+                                             pop=lambda: driver.calls.append(("pop",)))  # fmt: skip
 
         self.Device = Device
         self.Context = types.SimpleNamespace(synchronize=lambda: self.calls.append(("sync",)))
+
+    def init(self):
+        self.calls.append(("init",))
+
+    def get_driver_version(self):
+        return 13000
 
     def module_from_buffer(self, cubin):
         self.calls.append(("module", cubin[:4]))
