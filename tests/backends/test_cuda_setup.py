@@ -47,6 +47,7 @@ def test_a_cuda_13_build_on_a_cuda_12_driver_is_told_to_install_cuda12():
     problem = version_problem((12, 4), (13, 5), (13, 4))
     assert "runs CUDA 12.4 at most" in problem and "NVRTC 13.5 and cuda-python 13.4" in problem
     assert "580.65 or newer" in problem and "pip install 'symnb[cuda12]'" in problem
+    assert "pip uninstall -y cuda-python cuda-bindings cuda-toolkit nvidia-cuda-nvrtc " in problem
     assert version_problem((13, 0), (13, 5), (13, 4)) is None  # minor versions: compatible
     assert version_problem((12, 9), (12, 9), (12, 9)) is None
     assert version_problem((13, 1), (12, 9), (12, 9)) is None  # a newer driver runs older code
@@ -81,9 +82,13 @@ def test_a_gpu_newer_than_nvrtc_gets_ptx_for_the_newest_architecture_it_knows():
     assert nvrtc.target(90, known) == ("sm_90", "CUBIN")
     assert nvrtc.target(130, known) == ("compute_120", "PTX")
     assert nvrtc.target(87, known) == ("compute_86", "PTX")
-    with pytest.raises(nvrtc.ArchitectureTooOld, match=r"NVRTC 13.0 builds for sm_75 and newer, "
-                       r"not sm_60: pip install 'symnb\[cuda12\]'"):  # fmt: skip
+    fix = r"not sm_60: install the CUDA 12 build, pip install 'symnb\[cuda12\]'"
+    with pytest.raises(
+        nvrtc.ArchitectureTooOld, match=f"NVRTC 13.0 builds for sm_75 and newer, {fix}"
+    ):
         nvrtc.target(60, known, (13, 0))
+    with pytest.raises(nvrtc.ArchitectureTooOld, match="not sm_35: use backend 'c' or 'opencl'"):
+        nvrtc.target(35, (50, 60), (12, 9))
 
 
 def test_the_runtime_loads_ptx_on_a_gpu_nvrtc_does_not_know(standin):
@@ -97,7 +102,7 @@ def test_the_runtime_loads_ptx_on_a_gpu_nvrtc_does_not_know(standin):
 
 def test_a_gpu_older_than_nvrtc_knows_is_a_device_error_naming_the_fix(standin):
     standin(capability=(3, 5))
-    with pytest.raises(DeviceError, match=r"Stand-in H200 .*sm_35.*symnb\[cuda12\]"):
+    with pytest.raises(DeviceError, match=r"Stand-in H200 .*sm_35.*(symnb\[cuda12\]|'opencl')"):
         cuda_runtime.cuda_runtime()
 
 

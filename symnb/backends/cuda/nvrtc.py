@@ -99,9 +99,10 @@ def target(arch: int, supported=None, nvrtc_version=None) -> tuple[str, str]:
     below = [a for a in supported if a <= arch]
     if not below:
         major, minor = nvrtc_version or version()
+        fix = ("install the CUDA 12 build, pip install 'symnb[cuda12]' (NVRTC 12 builds for "
+               "sm_50 and newer)" if major > 12 else "use backend 'c' or 'opencl'")  # fmt: skip
         raise ArchitectureTooOld(
-            f"NVRTC {major}.{minor} builds for sm_{supported[0]} and newer, not sm_{arch}: "
-            "pip install 'symnb[cuda12]' (NVRTC 12 builds for sm_50 and newer)"
+            f"NVRTC {major}.{minor} builds for sm_{supported[0]} and newer, not sm_{arch}: {fix}"
         )
     return f"compute_{below[-1]}", "PTX"
 

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 #: the oldest Linux driver of each CUDA major version (NVIDIA's release notes)
 MIN_DRIVER = {12: "525.60", 13: "580.65"}
+#: what the extra of each CUDA major version installs (pyproject.toml), to uninstall
+WHEELS = {
+    13: "cuda-python cuda-bindings cuda-toolkit nvidia-cuda-nvrtc nvidia-cublas",
+    12: "cuda-python cuda-bindings cuda-toolkit nvidia-cuda-nvrtc-cu12 nvidia-cublas-cu12",
+}
 
 
 def dotted(version) -> str:
@@ -44,6 +49,13 @@ def version_problem(driver, nvrtc, bindings) -> str | None:
     bound = "" if bindings is None else f" and cuda-python {dotted(bindings)}"
     return (f"the NVIDIA driver here runs CUDA {have} at most, but NVRTC {dotted(nvrtc)}"
             f"{bound} are CUDA {needed}, which needs a driver of "
-            f"{MIN_DRIVER.get(needed, 'a newer version')} or newer: pip install "
-            f"'symnb[cuda{driver[0]}]' (the CUDA {driver[0]} builds of cuda-python, NVRTC "
-            "and cuBLAS), or update the driver")  # fmt: skip
+            f"{MIN_DRIVER.get(needed, 'a newer version')} or newer: install the CUDA "
+            f"{driver[0]} builds of cuda-python, NVRTC and cuBLAS in place of them, "
+            f"{replace(needed, driver[0])}, or update the driver")  # fmt: skip
+
+
+def replace(installed: int, wanted: int) -> str:
+    """The commands that swap CUDA ``installed``'s wheels for CUDA ``wanted``'s: with both
+    NVRTC wheels present, cuda.pathfinder may load the newer library for the older bindings."""
+    wheels = WHEELS.get(installed, "cuda-python cuda-bindings cuda-toolkit")
+    return f"pip uninstall -y {wheels} && pip install 'symnb[cuda{wanted}]'"
