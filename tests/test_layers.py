@@ -27,6 +27,7 @@ LAYERS = {
     "viz": 4, "magics": 4, "compat": 4,
     "": 5, "cli": 5, "__main__": 5,  # symnb/__init__ and the CLI
     "shapes": 5, "catalogue": 5,  # tools: `symnb check`, `make docs` (docs/ops.md)
+    "gpucheck": 5,  # `python -m symnb.gpucheck` (docs/gpu_backends.md)
 }  # fmt: skip
 LAYER_NAMES = ["core", "ops", "grad/opt", "compile/backends", "viz/magics/compat", "top"]
 
