@@ -179,3 +179,20 @@ def test_tiled_products_compile_with_nvrtc(dtype):
     assert "__shared__" in source and "__syncthreads()" in source
     for arch in ("compute_75", "compute_90"):
         assert b".entry sn_kernel" in compile_ptx(source, arch)
+
+
+def test_pycuda_runtime_pushes_its_context_once_in_each_thread():
+    import threading
+
+    from symnb.backends.cuda.pycuda_runtime import PyCUDARuntime
+
+    pytest.importorskip("cuda.bindings.nvrtc", reason="pip install 'symnb[cuda]' for NVRTC")
+    drv = FakeDriver()
+    runtime = PyCUDARuntime(0, drv=drv)
+    runtime.alloc(8)
+    worker = threading.Thread(target=lambda: [runtime.alloc(8), runtime.synchronize()])
+    worker.start()
+    worker.join()
+    assert drv.calls.count(("push",)) == 2  # the first thread's, then the worker's
+    runtime.close()
+    assert drv.calls[-1] == ("pop",)

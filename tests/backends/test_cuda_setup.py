@@ -273,3 +273,30 @@ def test_pycuda_on_an_old_driver_is_told_which_extra(tmp_path, monkeypatch):
 def test_the_runtime_is_made_with_the_standin(standin):
     runtime = CUDARuntime(0, cu=StandInDriver(name="Other GPU"))
     assert runtime.device_name == "Other GPU (CUDA device 0)" and runtime.arch == "sm_90"
+
+
+def test_a_forked_child_is_told_to_spawn(standin, monkeypatch):
+    standin()
+    x = sn.vector("x", dtype="float32")
+    f = sn.function([x], x * 2, backend="cuda")
+    parent = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: parent + 1)
+    with pytest.raises(DeviceError, match=f"CUDA was opened in process {parent}.*'spawn'"):
+        f(np.ones(2, "float32"))
+
+
+def test_a_cublas_failure_is_a_device_error_naming_the_node(standin, monkeypatch):
+    from symnb.backends.cuda import cublas
+
+    standin()
+    x = sn.matrix("x", dtype="float32")
+    W = sn.shared(np.ones((3, 2), "float32"), name="W")
+    f = sn.function([x], x @ W, backend="cuda")
+
+    def failing(runtime, kernel, arrays, out, address):
+        cublas.CuBLAS.check(13, "cublasSgemmStridedBatched")  # CUBLAS_STATUS_EXECUTION_FAILED
+
+    monkeypatch.setattr(cublas, "product", failing)
+    with pytest.raises(DeviceError, match=r"Stand-in H200.*cublasSgemmStridedBatched returned "
+                       r"cuBLAS status 13\n  built at .*test_cuda_setup.py"):  # fmt: skip
+        f(np.ones((4, 3), "float32"))

@@ -45,7 +45,7 @@ class PyCUDARuntime(Runtime):
 
     def __init__(self, ordinal: int = 0, drv=None):
         drv = self.drv = drv or pycuda_driver()
-        self.errors = (drv.Error,)
+        self.errors = (drv.Error, cublas.CuBLASError)
         self.device_name = f"CUDA device {ordinal} (pycuda)"
         try:
             self.nvrtc_version = nvrtc.version()

@@ -87,7 +87,7 @@ class CUDARuntime(Runtime):
 
     label = "CUDA"
     dialect = CUDADialect()
-    errors = (CUDAError,)
+    errors = (CUDAError, cublas.CuBLASError)
 
     def __init__(self, ordinal: int = 0, cu=None):
         self.cu = cu or driver()
