@@ -234,7 +234,10 @@ class CUDARuntime(Runtime):
 
     def product(self, kernel, arrays: list, out) -> bool:
         self.current()
-        return cublas.product(self, kernel, arrays, out, lambda buffer: int(buffer.pointer))
+        done = cublas.product(self, kernel, arrays, out, lambda buffer: int(buffer.pointer))
+        if done and config.cuda_debug_sync:
+            self.check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize after cuBLAS")
+        return done
 
 
 class _Allocation:
