@@ -112,6 +112,8 @@ def test_a_gpu_older_than_nvrtc_knows_is_a_device_error_naming_the_fix(standin):
     [
         (dict(fail={"cuInit": "CUDA_ERROR_NO_DEVICE"}), "no CUDA GPU is visible.*CUDA_VISIBLE"),
         (dict(fail={"cuInit": "CUDA_ERROR_INSUFFICIENT_DRIVER"}), r"symnb\[cuda12\]"),
+        (dict(fail={"cuInit": "CUDA_ERROR_NOT_INITIALIZED"}),
+         "CUDA device 0: cuInit returned CUDA_ERROR_NOT_INITIALIZED; check that nvidia-smi"),
         (dict(devices=0), "cuDeviceGet returned CUDA_ERROR_INVALID_DEVICE.*no such CUDA device"),
         (dict(fail={"cuDevicePrimaryCtxRetain": "CUDA_ERROR_DEVICE_UNAVAILABLE"}),
          "Stand-in H200.*exclusive-process.*nvidia-smi -c DEFAULT"),

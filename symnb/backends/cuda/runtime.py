@@ -102,8 +102,8 @@ class CUDARuntime(Runtime):
             raise
         except CUDAError as exc:
             raise DeviceError(self.start_failure(exc.name, str(exc))) from None
-        except (RuntimeError, AttributeError) as exc:  # a symbol the driver lacks
-            missing = "not found" in str(exc) or isinstance(exc, AttributeError)
+        except RuntimeError as exc:  # FunctionNotFoundError: a function the driver lacks
+            missing = type(exc).__name__ == "FunctionNotFoundError" or "not found" in str(exc)
             why = ("the driver lacks a function cuda-python calls, so it is older than "
                    "cuda-python: pip install 'symnb[cuda12]' for a CUDA 12 driver, or update "
                    "the driver") if missing else "see the error"  # fmt: skip
@@ -115,9 +115,9 @@ class CUDARuntime(Runtime):
         cu = self.cu
         try:
             self.check(cu.cuInit(0), "cuInit")
-        except (RuntimeError, CUDAError) as exc:  # no libcuda: a RuntimeError subclass
-            if isinstance(exc, CUDAError) and exc.name in HINTS:
-                raise
+        except CUDAError:
+            raise  # the driver is there but does not start: start_failure says why
+        except RuntimeError as exc:  # no libcuda: cuda.pathfinder's DynamicLibNotFoundError
             raise DeviceError(
                 f"backend 'cuda': no CUDA driver on this machine ({exc}); "
                 "install NVIDIA's driver (libcuda) on a machine with a GPU"
