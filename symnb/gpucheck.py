@@ -214,6 +214,20 @@ def problem(backend: str) -> str | None:
     return None
 
 
+def describe(linker) -> str:
+    """The device, and for CUDA the versions and whether cuBLAS runs the products."""
+    runtime = linker.runtime
+    parts = [linker.device]
+    for label, attribute in (("driver CUDA", "driver_version"), ("NVRTC", "nvrtc_version")):
+        version = getattr(runtime, attribute, None)
+        if version:
+            parts.append(f"{label} {'.'.join(map(str, version))}")
+    if getattr(runtime, "arch", None):
+        parts.append(runtime.arch)
+    parts.append(f"products: {runtime.product_library() or 'the tiled kernel'}")
+    return ", ".join(parts)
+
+
 def check_case(name: str, backend: str, sizes: Sizes, out) -> bool:
     make = CASES[name]
     start = time.perf_counter()
@@ -250,8 +264,7 @@ def run_check(backends, sizes: Sizes = FULL, budget: float = BUDGET_S, out=None)
         if why is not None:
             out(f"SKIP {backend}: no device to run on here ({why})")
             continue
-        device = sn.function([], sn.constant(1.0), backend=backend).linker.device
-        out(f"{backend}: {device}")
+        out(f"{backend}: {describe(sn.function([], sn.constant(1.0), backend=backend).linker)}")
         for name in CASES:
             if time.monotonic() - start > budget:
                 out(f"  {name:15s} not run: the {budget:.0f} s budget is spent")
