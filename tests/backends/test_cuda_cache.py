@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,18 @@ def test_a_binary_others_may_write_is_refused(tmp_path, monkeypatch):
     with pytest.warns(RuntimeWarning, match="refused the cached file .* writable by group"):
         assert nvrtc.compile_for_device(SOURCE, 90)[0] == code
     assert nvrtc.compiles == before + 1 and os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_temporary_files_of_killed_writes_are_swept(tmp_path, monkeypatch):
+    from symnb.backends import compiledir
+
+    monkeypatch.setattr(sn.config, "compiledir", str(tmp_path))
+    monkeypatch.setattr(compiledir, "_swept", set())
+    folder = Path(nvrtc.cache_path(SOURCE, "sm_90", "CUBIN", ())).parent
+    monkeypatch.setattr(compiledir, "_swept", set())
+    stale, fresh = folder / "a.cubin.123.0badf00d.tmp", folder / "b.cubin.123.0badf00d.tmp"
+    for path in (stale, fresh):
+        path.write_bytes(b"half")
+    os.utime(stale, (1, 1))
+    nvrtc.compile_for_device(SOURCE, 90)
+    assert not stale.exists() and fresh.exists()  # another process may be writing that one

@@ -20,7 +20,13 @@ import hashlib
 import os
 import warnings
 
-from symnb.backends.compiledir import compiledir, private_dir, read_private_bytes, write_private
+from symnb.backends.compiledir import (
+    compiledir,
+    private_dir,
+    read_private_bytes,
+    sweep_stale,
+    write_private,
+)
 from symnb.backends.cuda.versions import dotted
 from symnb.errors import CompileError, numbered
 
@@ -137,7 +143,9 @@ def cache_path(source: str, arch: str, kind: str, options: tuple[str, ...]) -> s
     kept: ``<compiledir>/cuda/<sha256 of all of them>.cubin`` (or ``.ptx``)."""
     key = "\0".join([source, arch, kind, dotted(version()), *options])
     name = hashlib.sha256(key.encode()).hexdigest()
-    return os.path.join(private_dir(os.path.join(compiledir(), "cuda")), f"{name}.{kind.lower()}")
+    directory = private_dir(os.path.join(compiledir(), "cuda"))
+    sweep_stale(directory)  # temporary files of writes that were killed (once per process)
+    return os.path.join(directory, f"{name}.{kind.lower()}")
 
 
 def _read_cached(path: str) -> bytes | None:
