@@ -38,10 +38,10 @@ lab: $(VENV)/.stamp-demo,notebook
 # (the after_suite mark: every kernel it lowered, rendered in every dialect, in parts) in a run
 # of their own, also one process per core. A plain `pytest` runs both in one process.
 KERNELS := $(BUILD)/suite-kernels
-# The suite with the cuda extra (NVRTC) and the interop extra (torch, JAX, pandas, xarray,
-# Dask) too, so their tests run; `pip install -e
+# The suite with the nvrtc extra (NVRTC: CUDA kernels compile, no GPU needed) and the interop
+# extra (torch, JAX, pandas, xarray, Dask) too, so their tests run; `pip install -e
 # .[test]` alone leaves them out and those tests skip, saying why.
-test: $(VENV)/.stamp-test,cuda,interop
+test: $(VENV)/.stamp-test,nvrtc,interop
 	rm -rf $(KERNELS)
 	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -n auto -m "not after_suite"
 	SYMNB_SUITE_KERNELS=$(KERNELS) $(BIN)/python -m pytest -n auto -m after_suite

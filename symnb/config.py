@@ -50,6 +50,10 @@ class Config:
     #: what launches backend "cuda"'s kernels: "cuda-python" (NVIDIA's driver bindings),
     #: "pycuda", or "" for the first of the two that is installed
     cuda_launcher: str = ""
+    #: wait for each of backend "cuda"'s kernels after its launch, so a kernel that faults
+    #: (an illegal address) is reported by its own step, naming the node and your line,
+    #: instead of by a later copy; slower, for debugging (read at each launch)
+    cuda_debug_sync: bool = False
     #: the backend of ``sn.function`` when none is given: "" is "c" where a C compiler is
     #: present, else "py"
     backend: str = ""

@@ -29,6 +29,7 @@ LAYERS = {
     "viz": 6, "magics": 6, "compat": 6,
     "": 7, "cli": 7, "__main__": 7,  # symnb/__init__ and the CLI
     "shapes": 7, "catalogue": 7,  # tools: `symnb check`, `make docs` (docs/ops.md)
+    "gpucheck": 7,  # `python -m symnb.gpucheck` (docs/gpu_backends.md)
 }  # fmt: skip
 LAYER_NAMES = "core ops grad control opt compile/backends viz/magics/compat top".split()
 

@@ -331,6 +331,15 @@ def read_regular(path: str, limit: int = 1 << 16) -> str | None:
         return f.read(limit).decode("utf-8", "replace")
 
 
+def read_private_bytes(path: str, limit: int = 1 << 28) -> bytes | None:
+    """The bytes of ``path`` under the rules of ``read_regular`` (device binaries)."""
+    fd = _open_or_refuse(path, "file")
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read(limit)
+
+
 def _open_or_refuse(path: str, what: str) -> int | None:
     try:
         return open_file(path)
@@ -345,8 +354,9 @@ def _open_or_refuse(path: str, what: str) -> int | None:
         return None
 
 
-def write_private(path: str, text: str) -> None:
-    """Write ``text`` atomically (a unique temporary file, then ``os.replace``), mode 0600.
+def write_private(path: str, text: str | bytes) -> None:
+    """Write ``text`` (str or bytes) atomically (a unique temporary file, then
+    ``os.replace``), mode 0600.
     A directory where the file goes (a damaged cache) is deleted first; the directory that
     holds it is made again if another process cleared it."""
     for attempt in range(3):
@@ -361,11 +371,11 @@ def write_private(path: str, text: str) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def _write_once(path: str, text: str) -> None:
+def _write_once(path: str, text: str | bytes) -> None:
     tmp = temporary(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
         os.replace(tmp, path)
     finally:

@@ -118,10 +118,17 @@ class FakeDriver(types.SimpleNamespace):
                 return (7, 5)
 
             def retain_primary_context(self):
-                return types.SimpleNamespace(push=lambda: driver.calls.append(("push",)))
+                return types.SimpleNamespace(push=lambda: driver.calls.append(("push",)),
+                                             pop=lambda: driver.calls.append(("pop",)))  # fmt: skip
 
         self.Device = Device
         self.Context = types.SimpleNamespace(synchronize=lambda: self.calls.append(("sync",)))
+
+    def init(self):
+        self.calls.append(("init",))
+
+    def get_driver_version(self):
+        return 13000
 
     def module_from_buffer(self, cubin):
         self.calls.append(("module", cubin[:4]))
@@ -172,3 +179,20 @@ def test_tiled_products_compile_with_nvrtc(dtype):
     assert "__shared__" in source and "__syncthreads()" in source
     for arch in ("compute_75", "compute_90"):
         assert b".entry sn_kernel" in compile_ptx(source, arch)
+
+
+def test_pycuda_runtime_pushes_its_context_once_in_each_thread():
+    import threading
+
+    from symnb.backends.cuda.pycuda_runtime import PyCUDARuntime
+
+    pytest.importorskip("cuda.bindings.nvrtc", reason="pip install 'symnb[cuda]' for NVRTC")
+    drv = FakeDriver()
+    runtime = PyCUDARuntime(0, drv=drv)
+    runtime.alloc(8)
+    worker = threading.Thread(target=lambda: [runtime.alloc(8), runtime.synchronize()])
+    worker.start()
+    worker.join()
+    assert drv.calls.count(("push",)) == 2  # the first thread's, then the worker's
+    runtime.close()
+    assert drv.calls[-1] == ("pop",)

@@ -145,7 +145,12 @@ class CuBLAS:
     @staticmethod
     def check(status: int, name: str) -> None:
         if status != 0:
-            raise RuntimeError(f"{name} returned cuBLAS status {status}")
+            raise CuBLASError(f"{name} returned cuBLAS status {status}")
+
+
+class CuBLASError(RuntimeError):
+    """A cuBLAS call that did not return CUBLAS_STATUS_SUCCESS (the runtimes list it in
+    ``errors``, so the executor reports it as a DeviceError naming the node)."""
 
 
 @functools.cache

@@ -10,53 +10,107 @@ how arguments are packed, not that pycuda accepts them.
 
 from __future__ import annotations
 
+import atexit
+import threading
+import weakref
+
 import numpy as np
 
-from symnb.backends.cuda import cublas
+from symnb.backends.cuda import cublas, nvrtc
 from symnb.backends.cuda.dialect import CUDADialect
-from symnb.backends.cuda.nvrtc import compile_cubin
+from symnb.backends.cuda.nvrtc import INSTALL, compile_for_device
+from symnb.backends.cuda.versions import driver_cuda, version_problem
 from symnb.backends.device.runtime import DeviceError, Runtime
+from symnb.config import config
 from symnb.errors import CompileError
 
 
 def pycuda_driver():
-    """``pycuda.driver``, initialised, or a DeviceError saying what is missing."""
+    """``pycuda.driver``, or a DeviceError saying what is missing."""
     try:
         import pycuda.driver as drv
     except ImportError as exc:  # not installed, or installed where there is no libcuda
         raise DeviceError(f"sn.config.cuda_launcher is 'pycuda', which does not import "
                           f"({exc}); pip install pycuda on a machine with a CUDA driver, "
-                          "or use cuda-python ('symnb[cuda]')") from None  # fmt: skip
-    drv.init()
+                          "or use cuda-python ('symnb[cuda12]' or 'symnb[cuda13]')"
+                          ) from None  # fmt: skip
     return drv
 
 
 class PyCUDARuntime(Runtime):
+    """``drv`` stands in for ``pycuda.driver`` in the tests."""
+
     label = "CUDA"
     dialect = CUDADialect()
 
     def __init__(self, ordinal: int = 0, drv=None):
         drv = self.drv = drv or pycuda_driver()
-        self.errors = (drv.Error,)
-        self.device = drv.Device(ordinal)
-        self.device_name = f"{self.device.name()} (pycuda)"
-        major, minor = self.device.compute_capability()
-        self.arch = f"sm_{major}{minor}"
-        self.context = self.device.retain_primary_context()
-        self.context.push()
+        self.errors = (drv.Error, cublas.CuBLASError)
+        self.device_name = f"CUDA device {ordinal} (pycuda)"
+        try:
+            self.nvrtc_version = nvrtc.version()
+        except (ImportError, CompileError) as exc:
+            raise DeviceError(f"sn.config.cuda_launcher is 'pycuda': pycuda launches the "
+                              f"kernels, NVRTC compiles them, and NVRTC does not load ({exc})"
+                              ) from None  # fmt: skip
+        self._local = threading.local()
+        self.context = None
+        try:
+            drv.init()
+            self._start(drv, ordinal)
+        except DeviceError:
+            raise
+        except drv.Error as exc:
+            raise DeviceError(f"backend 'cuda' (pycuda) could not start on {self.device_name}: "
+                              f"{exc}; check that nvidia-smi lists the GPU, that no other "
+                              "process holds it in exclusive compute mode, and the driver "
+                              f"version; or use cuda-python: {INSTALL}") from None  # fmt: skip
         self.modules: list = []
         self.cublas_path = cublas.find_cublas()
 
+    def _start(self, drv, ordinal: int) -> None:
+        found = drv.get_driver_version()
+        driver_version = driver_cuda(found)
+        problem = version_problem(driver_version, self.nvrtc_version, None)
+        if problem:
+            raise DeviceError(f"backend 'cuda' (pycuda) cannot use {self.device_name}: {problem}")
+        self.device = drv.Device(ordinal)
+        self.device_name = f"{self.device.name()} (CUDA device {ordinal}, pycuda)"
+        major, minor = self.device.compute_capability()
+        self.arch_number = 10 * major + minor
+        self.arch = f"sm_{self.arch_number}"
+        self.context = self.device.retain_primary_context()
+        self.current()
+        # pycuda aborts the process at exit when a context is still pushed: pop it first
+        # (atexit runs this before pycuda's own clean-up, registered when it was imported)
+        atexit.register(_pop_at_exit, weakref.ref(self), threading.get_ident())
+
+    def current(self) -> None:
+        """Push the context in the calling thread, once per thread (pycuda keeps a stack of
+        contexts per thread; one made in another thread is not current in this one)."""
+        if getattr(self._local, "context", None) is not self.context:
+            self.context.push()
+            self._local.context = self.context
+
+    def close(self) -> None:
+        """Pop the context this thread pushed (at exit for the thread that made it)."""
+        if getattr(self._local, "context", None) is self.context and self.context is not None:
+            self._local.context = None
+            self.context.pop()
+
     def build(self, source: str, names: list[str]) -> list:
+        self.current()
         try:
-            module = self.drv.module_from_buffer(compile_cubin(source, self.arch))
-        except (CompileError, self.drv.Error) as exc:
+            code, _ = compile_for_device(source, self.arch_number)
+            module = self.drv.module_from_buffer(code)
+        except (CompileError, ImportError, self.drv.Error) as exc:
             raise DeviceError(f"CUDA kernels do not build for {self.device_name} "
                               f"({self.arch}): {exc}") from None  # fmt: skip
         self.modules.append(module)
         return [module.get_function(name) for name in names]
 
     def alloc(self, nbytes: int):
+        self.current()
         try:
             return self.drv.mem_alloc(nbytes)
         except (self.drv.MemoryError, MemoryError) as exc:
@@ -72,19 +126,34 @@ class PyCUDARuntime(Runtime):
     def download(self, buffer, nbytes: int) -> np.ndarray:
         host = np.empty(nbytes, np.uint8)
         if nbytes:
+            self.current()
             self.drv.memcpy_dtoh(host, buffer)
         return host
 
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
         """Buffers go in as pycuda's DeviceAllocations (pointer parameters), on the default
-        stream, like cuda-python's launches."""
+        stream, like cuda-python's launches (waited for with ``sn.config.cuda_debug_sync``)."""
+        self.current()
         kernel(*args, block=(group_size, 1, 1), grid=(groups, 1, 1))
+        if config.cuda_debug_sync:
+            self.drv.Context.synchronize()
 
     def synchronize(self) -> None:
+        self.current()
         self.drv.Context.synchronize()
 
     def product_library(self) -> str | None:
         return "cuBLAS" if self.cublas_path else None
 
     def product(self, kernel, arrays: list, out) -> bool:
+        self.current()
         return cublas.product(self, kernel, arrays, out, int)
+
+
+def _pop_at_exit(ref, thread: int) -> None:
+    runtime = ref()
+    if runtime is not None and threading.get_ident() == thread:
+        try:
+            runtime.close()
+        except Exception:  # the driver already gone: nothing left to pop
+            pass
