@@ -36,6 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
 #ifdef _WIN32
 #include <windows.h>
 #else
@@ -194,6 +197,45 @@ static double seconds_now(void) {
 
 /* ---- arguments ------------------------------------------------------------------------- */
 
+/* A Python float, int or bool for a 0-d input of ``type``, converted as the input checks
+ * convert it (symnb/compile/inputs.py's _from_python): a float into a float input rounded
+ * to it, an int into an integer or float input and a bool into a bool input where the value
+ * survives unchanged. NULL (no error set) for anything else: the input checks then convert
+ * it or raise the error naming the input. */
+static PyObject *python_number(PyObject *arg, int type) {
+    double real = 0.0;
+    long long whole = 0;
+    int kind = 0; /* 1 a float, 2 an int, 3 a bool */
+    if (PyFloat_CheckExact(arg)) {
+        real = PyFloat_AS_DOUBLE(arg);
+        kind = 1;
+        if (type == NPY_FLOAT32 && isfinite(real) && fabs(real) > FLT_MAX) return NULL;
+        if (type != NPY_FLOAT64 && type != NPY_FLOAT32) return NULL;
+    } else if (PyLong_CheckExact(arg)) {
+        int overflow = 0;
+        whole = PyLong_AsLongLongAndOverflow(arg, &overflow);
+        if (overflow || (whole == -1 && PyErr_Occurred())) { PyErr_Clear(); return NULL; }
+        kind = 2;
+        long long exact = type == NPY_FLOAT64 ? (1LL << 53) : type == NPY_FLOAT32 ? (1LL << 24)
+                          : type == NPY_INT32 ? INT32_MAX : type == NPY_INT64 ? LLONG_MAX : 0;
+        if (whole > exact || whole < -exact) return NULL;
+    } else if (PyBool_Check(arg)) {
+        if (type != NPY_BOOL) return NULL;
+        kind = 3;
+    } else {
+        return NULL;
+    }
+    PyObject *out = PyArray_SimpleNew(0, NULL, type);
+    if (out == NULL) { PyErr_Clear(); return NULL; }
+    void *at = PyArray_DATA((PyArrayObject *)out);
+    if (kind == 3) *(npy_bool *)at = arg == Py_True;
+    else if (type == NPY_FLOAT64) *(double *)at = kind == 1 ? real : (double)whole;
+    else if (type == NPY_FLOAT32) *(float *)at = kind == 1 ? (float)real : (float)whole;
+    else if (type == NPY_INT32) *(int32_t *)at = (int32_t)whole;
+    else *(int64_t *)at = (int64_t)whole;
+    return out;
+}
+
 /* The argument as an array of the planned type, shape and named dims (a new reference), or
  * NULL with no error set when it is not one. */
 static PyObject *checked_input(Schedule *s, int i, PyObject *arg, int64_t *names) {
@@ -201,9 +243,12 @@ static PyObject *checked_input(Schedule *s, int i, PyObject *arg, int64_t *names
     if (PyArray_CheckExact(arg)) {
         Py_INCREF(arg);
         array = arg;
-    } else if (PyArray_IsScalar(arg, Generic) && s->in_ndim[i] == 0) {
+    } else if (s->in_ndim[i] == 0 && PyArray_IsScalar(arg, Generic)) {
         array = PyArray_FromScalar(arg, NULL);
         if (array == NULL) { PyErr_Clear(); return NULL; }
+    } else if (s->in_ndim[i] == 0) {
+        array = python_number(arg, s->in_types[i]);
+        if (array == NULL) return NULL;
     } else {
         return NULL;
     }
