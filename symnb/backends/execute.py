@@ -5,8 +5,9 @@ runner hands back (``run_declined``: a step runner.c cannot run as planned, run 
 after which the runner goes on), and every step of backend "c" where there is no runner: no
 Python headers to build it with (Debian's system Python without python3-dev), a failed
 build, or ``sn.config.c_runner = False``. That last path is why kernel launches (through
-cffi), ``?gemm`` calls and views have functions here too: without them a machine with no
-runner would run each kernel's NumPy reference instead of the kernel. It times steps for
+cffi) and views have functions here too: without them a machine with no runner would run
+each kernel's NumPy reference instead of the kernel (a product runs its NumPy reference,
+whose matmul calls the same BLAS runner.c calls). It times steps for
 ``f.profile()`` only on backend "py" and without a runner (runner.c times its own steps
 where it runs). It never reruns a call of backend "c" that the runner started.
 
@@ -38,7 +39,6 @@ from symnb.ops.loop import run_loop
 from symnb.ops.scan import Scan
 
 log = logging.getLogger(__name__)
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 KERNEL_TYPE = "int(*)(int64_t *, char **)"  # the launch ABI's entry point (plan.py)
 
 
@@ -332,79 +332,15 @@ def pointer(array: np.ndarray):
 
 # -- Gemm --------------------------------------------------------------------------------------
 def run_gemm(step: Gemm, slots: list) -> None:
-    x, y = slots[step.x], slots[step.y]
-    z = None if step.z is None else slots[step.z]
-    shape = gemm_shape(step, z, x, y)
-    if shape is None or step.blas is None:
-        return run_library(step.fallback, slots)
-    alpha = 1.0 if step.alpha is None else float(slots[step.alpha])
-    beta = 0.0 if step.beta is None or z is None else float(slots[step.beta])
-    c = _accumulator(step, z, shape, beta, x, y)
-    ta, lda, x = blas_operand(x)
-    tb, ldb, y = blas_operand(y)
-    gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
-    m, k, n = x.shape[0], x.shape[1], y.shape[1]
-    gemm(ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb, beta, pointer(c), n)
-    slots[step.out] = c
-    return None
-
-
-def gemm_shape(step: Gemm, z, x, y) -> tuple | None:
-    """(m, n) when one ?gemm call computes the step: 2-d operands of the planned dtype and
-    no empty axis, z broadcasting to the product; None sends the step to NumPy."""
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or 0 in (*x.shape, *y.shape):
-        return None
-    if not x.dtype == y.dtype == step.dtype:
-        return None
-    shape = (x.shape[0], y.shape[1])
-    if z is not None and not isinstance(z, np.ndarray):
-        return None
-    if z is not None and (z.dtype != step.dtype or not _broadcasts_to(z.shape, shape)):
-        return None
-    return shape
+    """The product by its NumPy reference, whose matmul calls the same BLAS: runner.c makes
+    the one ``?gemm`` call (alpha, beta and z folded in); without a runner NumPy does."""
+    run_library(step.fallback, slots)
 
 
 def _broadcasts_to(small: tuple, shape: tuple) -> bool:
     if len(small) > len(shape):
         return False
     return all(d == 1 or d == s for d, s in zip(reversed(small), reversed(shape)))
-
-
-def _accumulator(step: Gemm, z, shape: tuple, beta: float, x, y):
-    """z itself for an in-place step when it can hold the result and overlaps neither x nor
-    y; else a new array holding z broadcast (left uninitialised when beta is 0)."""
-    if step.inplace and z.shape == shape and z.flags.writeable and z.flags.c_contiguous:
-        if not (np.may_share_memory(z, x) or np.may_share_memory(z, y)):
-            return z
-    c = np.empty(shape, step.dtype)
-    if beta != 0:
-        c[...] = z
-    return c
-
-
-def blas_operand(a: np.ndarray):
-    """(transpose flag, leading dimension, array) for a row-major BLAS call, copying only a
-    layout BLAS cannot read (neither axis unit-strided, negative or unaligned strides)."""
-    item = a.itemsize
-    rows, cols = a.shape
-    s0, s1 = a.strides
-    if (s1 == item or cols == 1) and s0 % item == 0 and s0 >= max(1, cols) * item:
-        return NO_TRANS, s0 // item, a
-    if (s0 == item or rows == 1) and s1 % item == 0 and s1 >= max(1, rows) * item:
-        return TRANS, s1 // item, a
-    return NO_TRANS, cols, np.ascontiguousarray(a)
-
-
-@functools.cache
-def _gemm_function(address: int, ilp64: bool, char: str):
-    """The ``cblas_?gemm`` at ``address`` as a cffi function (matrices as ``void *``)."""
-    index = "int64_t" if ilp64 else "int"
-    real = "float" if char == "f" else "double"
-    signature = (
-        f"void(*)(int, int, int, {index}, {index}, {index}, {real}, const void *, {index},"
-        f" const void *, {index}, {real}, void *, {index})"
-    )
-    return _ffi().cast(signature, address)
 
 
 # -- View --------------------------------------------------------------------------------------
