@@ -133,7 +133,7 @@ class Launch:
 #: multiply-adds below which a product outside loops runs on one BLAS thread: woken for a
 #: small product, OpenBLAS's threads spin for about 0.1 s on the core the next kernel's
 #: OpenMP threads need. runner.c gets it as ``SN_SERIAL_MAX`` (runner_gemm.h gives the bands
-#: above it); the Python executor follows it too.
+#: above it).
 SERIAL_MAX = 1 << 24
 
 
