@@ -44,6 +44,7 @@ EXECUTOR_TESTS = [
     "tests/backends/test_runner.py",
     "tests/backends/test_keyed_caches.py",
     "tests/backends/test_plan.py",
+    "tests/backends/test_declined_steps.py",
     "tests/compile/test_output_ownership.py",
 ]
 

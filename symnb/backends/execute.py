@@ -1,24 +1,30 @@
 """The Python executor of a plan (symnb/backends/plan.py): the same records runner.c runs.
 
-It runs a call when the C runner declines it (an argument not as planned: the function's
-input checks then raise their clear errors before it is reached), for ``f.profile()`` (timing
-each step), where no C extension can be built, and for backend "py". Each step kind has one
-function here; a step that cannot run as planned (inputs that do not broadcast, a layout a
-kernel declines, no BLAS) runs its ``fallback``, the node's NumPy reference, which computes
-the value or raises the error naming the node and the user's line.
+It runs backend "py" (a plan of ``Library`` steps and lazy branches), the single steps the C
+runner hands back (``run_declined``: a step runner.c cannot run as planned, run here alone,
+after which the runner goes on), and every step of backend "c" where there is no runner: no
+Python headers to build it with (Debian's system Python without python3-dev), a failed
+build, or ``sn.config.c_runner = False``. That last path is why kernel launches (through
+cffi) and views have functions here too: without them a machine with no runner would run
+each kernel's NumPy reference instead of the kernel (a product runs its NumPy reference,
+whose matmul calls the same BLAS runner.c calls). It times steps for
+``f.profile()`` only on backend "py" and without a runner (runner.c times its own steps
+where it runs). It never reruns a call of backend "c" that the runner started.
+
+Each step kind has one function here; a step that cannot run as planned (inputs that do not
+broadcast, a layout a kernel declines, no BLAS) runs its ``fallback``, the node's NumPy
+reference, which computes the value or raises the error naming the node and the user's line.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
-import threading
+import logging
 import time
 
 import numpy as np
 
 from symnb.backends.plan import (
-    SERIAL_MAX,
     Branch,
     Gemm,
     Launch,
@@ -32,7 +38,7 @@ from symnb.control.loop import run_loop
 from symnb.control.scan import Scan
 from symnb.errors import SymnbError
 
-ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
+log = logging.getLogger(__name__)
 KERNEL_TYPE = "int(*)(int64_t *, char **)"  # the launch ABI's entry point (plan.py)
 
 
@@ -83,14 +89,12 @@ def run(plan, leaf_values: list) -> list:
 
 
 def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
-    """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind, steps,
-    within, native)])`` where ``steps`` is the number of iterations a loop ran (None for other
-    steps). A loop's record (its own time: binding rows, checking and storing results) is
-    followed by one record per step of its body, summed over the iterations, whose
-    ``within`` is ``(the loop's record's index, the body step's index)`` (None elsewhere).
-    ``native``: the seconds inside the step's kernel or BLAS call itself, without this
-    executor's Python around it (which a call of the C runner does not pay); None for a step
-    that ran no such call (NumPy, a view, a kernel that handed the step to its fallback)."""
+    """Like ``run``, timing each step (backend "py", and backend "c" without a runner:
+    runner.c times its own steps, ``runner.run_profiled``): ``(outputs, [(node, seconds,
+    bytes, kind, steps, within)])`` where ``steps`` is the number of iterations a loop ran
+    (None for other steps) and ``within`` is None (runner.c's records give a loop's body
+    steps, with ``within`` the loop's record's index and the body step's). A branch's
+    records follow those of the steps it ran; a loop here is one record."""
     slots = plan.template()
     slots[: len(leaf_values)] = leaf_values
     records: list = []
@@ -102,85 +106,30 @@ def _run_timed(steps, slots: list, records: list) -> None:
     """Run and time each step; a branch's steps are timed one by one (then the branch)."""
     for step in steps:
         start = time.perf_counter()
-        if isinstance(step, Repeat):
-            _run_loop_timed(step, slots, records)
-            continue
         if isinstance(step, Branch):
             taken = branch_taken(step, slots)
             _run_timed(step.then_steps if taken else step.else_steps, slots, records)
             start = time.perf_counter()
             branch_results(step, slots, taken)
-            native = None
         else:
-            native = _execute_timed(step, slots)
+            EXECUTE[type(step)](step, slots)
         seconds = time.perf_counter() - start
         records.append((step.node, seconds, _bytes_touched(step, slots), step.kind,
-                        _loop_steps(step, slots), None, native))  # fmt: skip
+                        _loop_steps(step, slots), None))  # fmt: skip
 
 
-#: on the profiled path, the seconds of each native call of the step being run (``_native``)
-_CLOCK = threading.local()
-
-
-def _execute_timed(step, slots: list) -> float | None:
-    """Run one step; the seconds spent inside its native calls (None: it made none, or its
-    result came from its fallback)."""
-    _CLOCK.calls = calls = []
-    try:
-        EXECUTE[type(step)](step, slots)
-    finally:
-        _CLOCK.calls = None
-    return sum(calls) if calls and None not in calls else None
-
-
-def _native(fn, *args):
-    """Call a kernel or BLAS function; on the profiled path, time the call itself."""
-    calls = getattr(_CLOCK, "calls", None)
-    if calls is None:
-        return fn(*args)
-    start = time.perf_counter()
-    try:
-        return fn(*args)
-    finally:
-        calls.append(time.perf_counter() - start)
-
-
-def _not_native() -> None:
-    """The step's result comes from its fallback: its native time is not the step's."""
-    calls = getattr(_CLOCK, "calls", None)
-    if calls is not None:
-        calls.append(None)
-
-
-def _run_loop_timed(step: Repeat, slots: list, records: list) -> None:
-    """The loop, each of its body's steps timed at every iteration and summed."""
-    at = len(records)
-    records.append(None)  # the loop's own record, once its body's time is known
-    body: list = []  # per body step: [node, seconds, bytes, kind, native]
-
-    def one_step(values: list) -> list:
-        body_slots = step.body.template()
-        body_slots[: len(values)] = values
-        timed: list = []
-        _run_timed(step.body.steps, body_slots, timed)
-        for i, (node, seconds, moved, kind, *_, native) in enumerate(timed):
-            if i == len(body):
-                body.append([node, 0.0, 0, kind, 0.0])
-            body[i][1] += seconds
-            body[i][2] += moved
-            body[i][4] = None if native is None or body[i][4] is None else body[i][4] + native
-        return [body_slots[i] for i in step.body.outputs]
-
-    start = time.perf_counter()
-    n_steps, *arrays = [slots[i] for i in step.ins]
-    results = run_loop(step.node.op.loop, one_step, int(n_steps), arrays)
-    for slot, value in zip(step.outs, results, strict=True):
-        slots[slot] = value
-    own = time.perf_counter() - start - sum(row[1] for row in body)
-    records[at] = (step.node, max(own, 0.0), _bytes_touched(step, slots), step.kind,
-                   _loop_steps(step, slots), None, None)  # fmt: skip
-    records.extend((node, seconds, moved, kind, None, (at, i), native)
-                   for i, (node, seconds, moved, kind, native) in enumerate(body))  # fmt: skip
+def run_declined(step, slots: list, raised=None) -> None:
+    """A step the C runner hands back (runner.c's ``decline_step``), run here alone over the
+    call's slots (a list the runner copies back); with ``raised``, the exception the step's
+    Python callable (a library step, a fallback) raised in the runner: the error naming the
+    node and the user's line, raised by the runner's call."""
+    if raised is not None:
+        if isinstance(raised, RuntimeFailure):
+            raise raised
+        raise RuntimeFailure(failure_message(step.node, raised)) from raised
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("the C runner handed a %s step of %s to Python", step.kind, step.node.op)
+    EXECUTE[type(step)](step, slots)
 
 
 def _loop_steps(step, slots) -> int | None:
@@ -217,7 +166,6 @@ def run_launch(step: Launch, slots: list) -> None:
     """The kernel over its inputs, else its fallback; output 0 in the ``into`` array either
     way when the step has one (``_fill_into``)."""
     if not _launch(step, slots):
-        _not_native()
         run_library(step.fallback, slots)
         if step.into is not None:
             _fill_into(step, slots)
@@ -257,7 +205,7 @@ def _launch(step: Launch, slots: list):
             for k, shape in enumerate(shapes)]  # fmt: skip
     if args is not None:
         pointers = _ffi().new("char *[]", [pointer(a) for a in [*arrays, *outs]])
-        if _native(kernel_function(step.kernel), args, pointers):
+        if kernel_function(step.kernel)(args, pointers):
             return False  # the kernel declined this layout
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
@@ -335,27 +283,7 @@ def _output(step: Launch, k: int, shape: tuple, arrays):
         if target.shape == shape and target.dtype == dtype and flags.writeable:
             if flags.c_contiguous:
                 return target
-    return _kept_buffer(step.buffers.setdefault(k, []), shape, dtype)
-
-
-POOL = 2  # output buffers kept per launch output, as runner.c keeps them (its POOL)
-_POOL_LOCK = threading.Lock()  # calls on several threads share a step's buffers
-_FREE = 3  # sys.getrefcount of a kept buffer nothing else holds: the list, the loop, the call
-
-
-def _kept_buffer(pool: list, shape: tuple, dtype):
-    """A C-ordered array from ``pool`` that nothing outside it holds (no result the caller
-    kept, no view of one), else a new one kept in its place: as runner.c's ``pooled``, so
-    that ``f.profile()`` times a step as a call runs it, without fresh pages each time."""
-    with _POOL_LOCK:
-        for buffer in pool:
-            if buffer.shape == shape and buffer.dtype == dtype and sys.getrefcount(buffer) == _FREE:
-                return buffer
-        fresh = np.empty(shape, dtype)
-        if len(pool) >= POOL:
-            pool.pop(0)
-        pool.append(fresh)
-        return fresh
+    return np.empty(shape, dtype)
 
 
 def operand_strides(array, absent, ndim: int) -> list[int]:
@@ -404,106 +332,15 @@ def pointer(array: np.ndarray):
 
 # -- Gemm --------------------------------------------------------------------------------------
 def run_gemm(step: Gemm, slots: list) -> None:
-    x, y = slots[step.x], slots[step.y]
-    z = None if step.z is None else slots[step.z]
-    shape = gemm_shape(step, z, x, y)
-    if shape is None or step.blas is None:
-        return run_library(step.fallback, slots)
-    alpha = 1.0 if step.alpha is None else float(slots[step.alpha])
-    beta = 0.0 if step.beta is None or z is None else float(slots[step.beta])
-    c = _accumulator(step, z, shape, beta, x, y)
-    ta, lda, x = blas_operand(x)
-    tb, ldb, y = blas_operand(y)
-    gemm = _gemm_function(step.blas.address, step.blas.ilp64, step.dtype.char)
-    m, k, n = x.shape[0], x.shape[1], y.shape[1]
-    # without it, f.profile() timed the kernels after a small product up to 10x slower
-    restore = _one_blas_thread(step.blas) if m * n * k < SERIAL_MAX else None
-    try:
-        _native(gemm, ROW_MAJOR, ta, tb, m, n, k, alpha, pointer(x), lda, pointer(y), ldb,
-                beta, pointer(c), n)  # fmt: skip
-    finally:
-        if restore is not None:
-            restore[0](restore[1])
-    slots[step.out] = c
-    return None
-
-
-def _one_blas_thread(blas):
-    """BLAS on one thread where its library can say so: ``(set_threads, count)`` to restore
-    after the call, or None when nothing changed. A plain call, not a context manager: it
-    runs around every small product."""
-    if not (blas.threads[0] and blas.threads[1]):
-        return None
-    set_threads, get_threads = _thread_functions(*blas.threads)
-    threads = get_threads()
-    if threads <= 1:
-        return None
-    set_threads(1)
-    return set_threads, threads
-
-
-@functools.cache
-def _thread_functions(set_address: int, get_address: int):
-    """The BLAS library's thread-count setter and getter as cffi functions."""
-    return _ffi().cast("void(*)(int)", set_address), _ffi().cast("int(*)(void)", get_address)
-
-
-def gemm_shape(step: Gemm, z, x, y) -> tuple | None:
-    """(m, n) when one ?gemm call computes the step: 2-d operands of the planned dtype and
-    no empty axis, z broadcasting to the product; None sends the step to NumPy."""
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or 0 in (*x.shape, *y.shape):
-        return None
-    if not x.dtype == y.dtype == step.dtype:
-        return None
-    shape = (x.shape[0], y.shape[1])
-    if z is not None and not isinstance(z, np.ndarray):
-        return None
-    if z is not None and (z.dtype != step.dtype or not _broadcasts_to(z.shape, shape)):
-        return None
-    return shape
+    """The product by its NumPy reference, whose matmul calls the same BLAS: runner.c makes
+    the one ``?gemm`` call (alpha, beta and z folded in); without a runner NumPy does."""
+    run_library(step.fallback, slots)
 
 
 def _broadcasts_to(small: tuple, shape: tuple) -> bool:
     if len(small) > len(shape):
         return False
     return all(d == 1 or d == s for d, s in zip(reversed(small), reversed(shape)))
-
-
-def _accumulator(step: Gemm, z, shape: tuple, beta: float, x, y):
-    """z itself for an in-place step when it can hold the result and overlaps neither x nor
-    y; else a new array holding z broadcast (left uninitialised when beta is 0)."""
-    if step.inplace and z.shape == shape and z.flags.writeable and z.flags.c_contiguous:
-        if not (np.may_share_memory(z, x) or np.may_share_memory(z, y)):
-            return z
-    c = np.empty(shape, step.dtype)
-    if beta != 0:
-        c[...] = z
-    return c
-
-
-def blas_operand(a: np.ndarray):
-    """(transpose flag, leading dimension, array) for a row-major BLAS call, copying only a
-    layout BLAS cannot read (neither axis unit-strided, negative or unaligned strides)."""
-    item = a.itemsize
-    rows, cols = a.shape
-    s0, s1 = a.strides
-    if (s1 == item or cols == 1) and s0 % item == 0 and s0 >= max(1, cols) * item:
-        return NO_TRANS, s0 // item, a
-    if (s0 == item or rows == 1) and s1 % item == 0 and s1 >= max(1, rows) * item:
-        return TRANS, s1 // item, a
-    return NO_TRANS, cols, np.ascontiguousarray(a)
-
-
-@functools.cache
-def _gemm_function(address: int, ilp64: bool, char: str):
-    """The ``cblas_?gemm`` at ``address`` as a cffi function (matrices as ``void *``)."""
-    index = "int64_t" if ilp64 else "int"
-    real = "float" if char == "f" else "double"
-    signature = (
-        f"void(*)(int, int, int, {index}, {index}, {index}, {real}, const void *, {index},"
-        f" const void *, {index}, {real}, void *, {index})"
-    )
-    return _ffi().cast(signature, address)
 
 
 # -- View --------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ the same linker, and the loop one ``Repeat`` step of the outer plan (symnb/backe
 runner.c runs the whole loop itself: per step it points the body's slots at the sequences'
 rows, runs the body's steps (kernels, BLAS calls, views) with no Python call, checks the
 states and writes the results into storage allocated once per call. The Python executor runs
-the same step with the one loop runtime (``symnb/control/loop.py``), so both mean the same.
+the same step (without a runner, or a loop the runner hands back) with the one Python loop
+runtime (``symnb/control/loop.py``), so both mean the same.
 """
 
 from __future__ import annotations

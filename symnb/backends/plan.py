@@ -1,9 +1,10 @@
 """The frozen plan of a compiled function: step records over numbered slots.
 
 A linker turns the optimised graph into a ``Plan``; executors run it: ``runner.c`` for
-backend "c" (it converts the records into C structs once), and the small Python executor
-(``symnb/backends/execute.py``) for calls the runner declines, for ``f.profile()``, where no C
-extension can be built, and for backend "py" (a plan of ``Library`` steps only).
+backend "c" (it converts the records into C structs once, and hands a step it cannot run as
+planned to Python for that step only), and the Python executor
+(``symnb/backends/execute.py``) for backend "py" (a plan of ``Library`` steps and branches),
+the single steps the runner hands back, and backend "c" where no C extension can be built.
 
 Slots: the call's arguments first (the inputs, then the shared values), then the constants,
 then one slot per value a step computes. The records know no language: a kernel is an opaque
@@ -127,14 +128,12 @@ class Launch:
     into: int | None = None
     #: the Python executor's kernel arguments per input layout (a cache, not part of the plan)
     layouts: dict = field(init=False, repr=False, default_factory=dict)
-    #: the Python executor's output buffers kept between calls, per output (as runner.c's)
-    buffers: dict = field(init=False, repr=False, default_factory=dict)
 
 
 #: multiply-adds below which a product outside loops runs on one BLAS thread: woken for a
 #: small product, OpenBLAS's threads spin for about 0.1 s on the core the next kernel's
 #: OpenMP threads need. runner.c gets it as ``SN_SERIAL_MAX`` (runner_gemm.h gives the bands
-#: above it); the Python executor follows it too.
+#: above it).
 SERIAL_MAX = 1 << 24
 
 
@@ -239,9 +238,9 @@ class Repeat:
     state's next value, the plain outputs, then (``until``) the truth that stops the loop
     after the step that computed it. ``backwards``: from the sequences' last row to their
     first, each step's results stored at the row it read (a gradient's loop). The meaning is
-    ``symnb.control.loop.run_loop``'s; a call the runner cannot run as planned (a state that
-    changes shape, no steps to run) is handed to the Python executor, which raises the
-    error at the user's line."""
+    ``symnb.control.loop.run_loop``'s; a loop the runner cannot run as planned (a state that
+    changes shape, no steps to run) is handed to the Python executor as one step, which
+    runs it with ``run_loop`` and raises the error at the user's line."""
 
     kind: ClassVar[str] = "loop"
     ins: tuple[int, ...]

@@ -160,7 +160,7 @@ class Function:
         if self._first_call:
             self._warn_for_first_call(args, kwargs)
         if self._direct is not None and not kwargs:  # no shared values, no updates
-            results = self._direct(*args)
+            results = self._direct(*args)  # None: an argument not as planned, no step ran
             if results is not None:
                 return self._finish(results, args)
             if log.isEnabledFor(logging.DEBUG):
@@ -186,7 +186,7 @@ class Function:
                 [*args, *[v.get_value(borrow=True) for v in self._shared]] if self._shared else args
             )
             results = self._runner(*leaf_values)
-            if results is not None:  # None: not as planned; the Python runtime runs the call
+            if results is not None:  # None: an argument not as planned, no step ran
                 return self._finish(results, leaf_values)
             if log.isEnabledFor(logging.DEBUG):
                 self._log_declined(args)
@@ -194,7 +194,7 @@ class Function:
         if not kwargs and len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
             arrays = None if any(a is None for a in arrays) else arrays
-        if arrays is None:
+        if arrays is None:  # the input checks raise the error naming the input
             arrays = self._convert(self._bind(args, kwargs))
         converted = any(a is not v for a, v in zip(arrays, args)) or len(args) != len(arrays)
         arrays = self._with_shared(arrays)
@@ -203,6 +203,7 @@ class Function:
             results = self._runner(*arrays)
             if results is not None:
                 return self._finish(results, arrays)
+        # no runner (none could be built, or it is off), or arguments it still declines
         return self._finish(self.linker.run(arrays), arrays)
 
     def leaf_values(self, *args, **kwargs) -> list:
@@ -224,8 +225,8 @@ class Function:
     def _log_declined(self, args) -> None:
         given = ", ".join(_kind(a) for a in args)
         log.debug(
-            "the C runner declined a call of %s (arguments: %s); the Python executor "
-            "checks and converts them and runs the call",
+            "the C runner declined the arguments of a call of %s (arguments: %s); the input "
+            "checks convert them and the runner runs the call",
             self._label(),
             given or "none",
         )
@@ -286,7 +287,8 @@ class Function:
     @property
     def runner(self):
         """The C runner's schedule (backend "c"): ``.runs`` counts the calls it ran,
-        ``.declined`` those it handed to the Python runtime; None where there is none."""
+        ``.declined`` the calls whose arguments it declined (converted, then run) and the
+        steps it handed to Python; None where there is none."""
         return self._runner
 
     @property

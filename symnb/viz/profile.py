@@ -1,18 +1,18 @@
 """``f.profile()``: time per node (or kernel), shown as a sorted table and a bar chart.
 
-The linker's ``run_profiled`` (a separate path from the normal call) reports
-``(node, seconds, bytes)`` per step. Before anything is timed, the call runs untimed
+The linker's ``run_profiled`` (a separate call from the normal one) reports
+``(node, seconds, bytes, kind, steps, within)`` per step: on backend "c" the C runner times
+its own steps, on the path a plain call takes; backend "py" (and "c" without a runner) the
+Python executor, which is that path there. Before anything is timed, the call runs untimed
 (``WARMUP`` times, both ways): the first call pays once for what later calls find ready (BLAS
 starting its threads, loading a kernel, the first touch of fresh buffers, cold caches), which
 a plain timed call does not pay either. Then each of ``repeat`` rounds times a whole call as
-``f(...)`` makes it (backend "c": the C runner, which times no step) and a call on the
-profiled path, each step timed. Times are reported by their median and spread (the
-interquartile range), so one slow call (the machine busy elsewhere) moves neither: the total
-per call is the whole calls' median, what a plain timed call measures; each step's row its
-median per call, and its share of the steps' sum, which the notes compare with the whole
-call (timing each step on its own costs a little per step). Backends without
-``run_profiled`` are timed as one "whole call" row, with a note saying so. Profiling never
-writes updates.
+``f(...)`` makes it and a profiled call, each step timed. Times are reported by their median
+and spread (the interquartile range), so one slow call (the machine busy elsewhere) moves
+neither: the total per call is the whole calls' median, what a plain timed call measures;
+each step's row its median per call, and its share of the steps' sum, which a note compares
+with the whole call. Backends without ``run_profiled`` are timed as one "whole call" row,
+with a note saying so. Profiling never writes updates.
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ class Profile:
     #: the seconds of each whole call, timed as ``f(...)`` runs it
     per_call: list = field(default_factory=list)
     warmup: int = 0
+    #: the seconds of each profiled call's steps, added up
+    in_steps: list = field(default_factory=list)
 
     @property
     def total(self) -> float:
@@ -158,7 +160,7 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
         if profiled is not None:
             profiled(arrays)
     rows: dict[int, ProfileRow] = {}
-    per_call, in_steps, around = [], [], []
+    per_call, in_steps = [], []
     where = linker.where
     for _ in progress(range(repeat), label=f"profiling {function.name or 'function'}"):
         start = time.perf_counter()
@@ -167,23 +169,21 @@ def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
         if profiled is None:
             _add_whole_call(linker, per_call[-1], rows)
         else:
-            steps, python = _add_records(profiled(arrays)[1], where, rows)
-            in_steps.append(steps)
-            around.append(python)
+            in_steps.append(_add_records(profiled(arrays)[1], where, rows))
     notes = [] if profiled else [_whole_call_note(linker)]
-    notes += _steps_note(per_call, in_steps, around)
+    notes += _steps_note(per_call, in_steps)
     notes += [_loop_note(r, rows.values()) for r in rows.values() if r.steps]
     notes += _transfer_note(rows)
     placement = _placement_note(function.kernels)
     notes += [placement] if placement else []
     ordered = sorted(rows.values(), key=_by_time, reverse=True)
-    return Profile(ordered, repeat, notes, per_call, WARMUP)
+    return Profile(ordered, repeat, notes, per_call, WARMUP, in_steps)
 
 
 def plain_call(function, args, kwargs, arrays):
-    """A whole call, as ``function(...)`` makes it (backend "c": the C runner, which times no
-    step): the call itself, or for a function with updates (profiling writes none) the same
-    path from its leaf values, its results dropped."""
+    """A whole call, as ``function(...)`` makes it: the call itself, or for a function with
+    updates (profiling writes none) the same path from its leaf values, its results
+    dropped."""
     if not function.updates:
         return lambda: function(*args, **kwargs)
     runner = function.runner
@@ -195,23 +195,14 @@ def plain_call(function, args, kwargs, arrays):
     return without_updates
 
 
-def _steps_note(per_call: list, in_steps: list, around: list) -> list[str]:
-    """How the steps' own times, each timed on its own, add up against a whole call, and the
-    profiled path's Python around the native calls, which the steps' times leave out."""
+def _steps_note(per_call: list, in_steps: list) -> list[str]:
+    """How the steps' own times add up against a whole call (its arguments' checks, the
+    outputs and the clock reads are apart)."""
     if not in_steps:
         return []
-    steps, whole, python = (quartiles(v)[1] for v in (in_steps, per_call, around))
-    note = (
-        f"the steps, each timed on its own, add up to {steps * 1e6:.1f} µs per call (median); "
-        f"a whole call takes {whole * 1e6:.1f} µs"
-    )
-    if python > 0:
-        note += (
-            f"; a kernel's or BLAS step's time is its C call alone, a view's none: the "
-            f"{python * 1e6:.1f} µs of Python around them when they are timed one by one are "
-            "left out (a plain call runs the steps from C)"
-        )
-    return [note]
+    steps, whole = (quartiles(v)[1] for v in (in_steps, per_call))
+    return [f"the steps, each timed on its own, add up to {steps * 1e6:.1f} µs per call "
+            f"(median); a whole call takes {whole * 1e6:.1f} µs"]  # fmt: skip
 
 
 def _loop_note(row: ProfileRow, rows) -> str:
@@ -241,18 +232,15 @@ def function_arrays(function, args, kwargs) -> list:
     return function.leaf_values(*args, **kwargs)
 
 
-def _add_records(records, where: str, rows: dict) -> tuple[float, float]:
-    """Add one call's ``(node, seconds, bytes[, kind[, steps[, within[, native]]]])`` records
-    to rows; a kernel backend's records say what ran each step (kernel, blas, library, loop);
-    ``steps``: a loop's iterations; ``native``: the seconds inside the step's kernel or BLAS
-    call, which is the step's time (the executor's Python around it is apart: a plain call
-    runs it in C, and makes a view step there, which counts as no time). Returns the call's
-    seconds in its steps and in that Python apart."""
-    total = around = 0.0
+def _add_records(records, where: str, rows: dict) -> float:
+    """Add one call's ``(node, seconds, bytes[, kind[, steps[, within]]])`` records to rows;
+    a kernel backend's records say what ran each step (kernel, blas, library, loop);
+    ``steps``: a loop's iterations; ``within``: a loop's body step's (the loop's record,
+    the body step's index). Returns the call's seconds in its steps."""
+    total = 0.0
     for position, (node, seconds, moved, *rest) in enumerate(records):
         kind = rest[0] if rest else None
         within = rest[2] if len(rest) > 2 else None
-        native = rest[3] if len(rest) > 3 else None
         row = rows.get(position)
         if row is None:
             label = f"{position}: {node.op.op_name()}"
@@ -262,17 +250,13 @@ def _add_records(records, where: str, rows: dict) -> tuple[float, float]:
                 label = f"{loop.label.split(':')[0]}/{within[1]}: {node.op.op_name()}"
             place = PLACES.get(kind, kind) if kind else _where(node, where)
             row = rows[position] = ProfileRow(label, str(node.op), place, loop=loop)
-        own = seconds if native is None else native
-        if kind == "view":  # no data moves: a plain call makes the view in C, in no time
-            own = 0.0
         row.calls += 1
-        row.seconds += own
-        row.samples.append(own)
+        row.seconds += seconds
+        row.samples.append(seconds)
         row.bytes += moved
         row.steps += (rest[1] if len(rest) > 1 else None) or 0
-        total += own
-        around += seconds - own
-    return total, around
+        total += seconds  # a loop's own record leaves its body steps' time to theirs
+    return total
 
 
 def _where(node, default: str) -> str:

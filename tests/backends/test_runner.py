@@ -43,9 +43,36 @@ def test_zero_d_inputs_accept_numpy_scalars():
     f = sn.function([a, b], a * b + 1, backend="c")
     assert f(np.float64(2.0), np.asarray(3.0)) == 7.0
     assert f.runner.runs == 1
-    assert f(2.0, 3) == 7.0  # Python numbers: handed back, converted, then run by the runner
-    assert f.runner.declined == 1
+    assert f(2.0, 3) == 7.0  # Python numbers: converted by the runner itself
+    assert f.runner.declined == 0
     assert f.runner.runs == 2
+    assert f(2.0, 2**60) == 2.0**61 + 1  # an int float64 cannot hold exactly: the input checks
+    assert f.runner.declined == 1
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # 1e300 as float32: inf
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "bool"])
+def test_python_numbers_take_the_fast_path_as_the_input_checks_convert_them(dtype):
+    """A Python float, int or bool for a 0-d input: the runner converts the values the input
+    checks convert the same way (to the same value), and hands the rest to them, which
+    convert them or raise the same errors as before."""
+    a = sn.scalar("a", dtype=dtype)
+    f = sn.function([a], a * 1 if dtype != "bool" else ~a, backend="c")
+    values = [0.1, 1e300, -2.5, float("nan"), float("inf"), 3, -7, 2**24 + 1, 2**53 + 1, 2**31,
+              -(2**31), 2**70, True, False]  # fmt: skip
+    for value in values:
+        try:
+            (want,) = f._convert([value])
+        except sn.SymnbError as exc:
+            with pytest.raises(type(exc)):
+                f(value)
+            continue
+        want = np.asarray(want)
+        got = f(value)
+        assert got.dtype == want.dtype, value
+        expected = np.logical_not(want) if dtype == "bool" else want
+        np.testing.assert_array_equal(got, expected, err_msg=repr(value))
+    assert f.runner.runs >= 2  # (a bool input takes only True and False)
 
 
 def test_non_contiguous_and_negative_strides():

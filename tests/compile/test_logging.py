@@ -123,10 +123,10 @@ def test_a_call_the_runner_declines_is_logged_at_debug(caplog):
     f(np.ones(3, "float32"))
     said = messages(caplog, "symnb.compile.function")
     assert said == [
-        "the C runner declined a call of function 'double' (arguments: list); the Python "
-        "executor checks and converts them and runs the call",
-        "the C runner declined a call of function 'double' (arguments: ndarray float32(3,)); "
-        "the Python executor checks and converts them and runs the call",
+        "the C runner declined the arguments of a call of function 'double' (arguments: "
+        "list); the input checks convert them and the runner runs the call",
+        "the C runner declined the arguments of a call of function 'double' (arguments: "
+        "ndarray float32(3,)); the input checks convert them and the runner runs the call",
     ]
     assert f.runner.declined == 2
 

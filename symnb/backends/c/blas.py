@@ -2,7 +2,8 @@
 
 A Gemm step (symnb/backends/plan.py) is one ``cblas_?gemm`` call with alpha, beta and the add
 into z folded in: no product temporary (a fresh 1-2 MB array page-faults on every call) and
-no extra passes. runner.c calls it through its address; the Python executor through cffi.
+no extra passes. runner.c calls it through its address (the Python executor, without a
+runner, runs the step's NumPy reference, whose matmul calls the same BLAS).
 Only addresses are looked up here (ctypes: declaring each symbol to cffi parsed C at about
 1 ms a declaration, 7 ms of a cold compile).
 The BLAS is NumPy's own, found among the libraries this process has loaded by threadpoolctl

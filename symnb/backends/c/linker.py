@@ -1,5 +1,6 @@
 """Backend "c": the graph becomes a plan (symnb/backends/plan.py) of C kernels, BLAS calls,
-views and library calls, which runner.c runs (and symnb/backends/execute.py when it cannot).
+views and library calls, which runner.c runs (symnb/backends/execute.py runs the single steps
+it hands back, and every call where there is no runner).
 
 The planning every kernel target shares is ``KernelLinker``'s
 (symnb/backends/planning/kernel_linker.py); this target adds C (the dialect, the compiler and
@@ -34,6 +35,7 @@ class CLinker(KernelLinker):
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
+        self._schedule = _UNMADE
         self._load_kernels()
 
     def product_step(self, steps, a, b, out) -> Gemm:
@@ -54,17 +56,29 @@ class CLinker(KernelLinker):
     # -- running ----------------------------------------------------------------------------
     def runner(self):
         """The plan as one C call (runner.py; the extension is built or loaded on the first
-        one), or None where it does not apply."""
-        return runner.schedule(self.plan)
+        one), made once; None where it does not apply (then the Python executor runs every
+        call)."""
+        if self._schedule is _UNMADE:
+            self._schedule = runner.schedule(self.plan)
+        return self._schedule
 
     def run(self, leaf_values: list) -> list:
+        """A call without the runner (none could be built, or it is turned off)."""
         return execute.run(self.plan, leaf_values)
 
     def run_profiled(self, leaf_values: list) -> tuple[list, list]:
-        """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, where), ...])``
-        where ``where`` is the step's kind (kernel, blas, view, library). A separate path, so
-        the normal call pays nothing for profiling (``f.profile()``)."""
-        return execute.run_profiled(self.plan, leaf_values)
+        """Like ``run``, timing each step: ``(outputs, [(node, seconds, bytes, kind, steps,
+        within), ...])`` where ``kind`` is the step's (kernel, blas, view, library, loop).
+        The runner times its own steps, the path a plain call takes; without a runner the
+        Python executor times its steps. A separate call, so the normal call pays nothing
+        for profiling (``f.profile()``)."""
+        schedule = self.runner()
+        timed = None if schedule is None else runner.run_profiled(schedule, self.plan,
+                                                                  leaf_values)  # fmt: skip
+        return timed or execute.run_profiled(self.plan, leaf_values)
+
+
+_UNMADE = object()  # CLinker._schedule before runner() first ran
 
 
 # -- products through the host BLAS -----------------------------------------------------------

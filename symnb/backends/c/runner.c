@@ -3,20 +3,28 @@
  * A Schedule is a plan (symnb/backends/plan.py) converted once into C structs by runner.py:
  * the inputs' dtypes and dims, the constants' slots, and the steps. It runs every kind of step
  * itself: a kernel launch (the generic ABI: shape, strides, element counts), a ?gemm call
- * through the BLAS address in the plan, a view (layout ops through NumPy's C API), and a
- * library step through its Python callable. A launch, gemm or view that cannot run as planned
- * (inputs that do not broadcast, a kernel declining a layout, an empty reduction, a layout
- * BLAS cannot take) runs its fallback, the node's NumPy reference.
+ * through the BLAS address in the plan, a view (layout ops through NumPy's C API), a lazy
+ * branch, a loop, and a library step through its Python callable. A launch, gemm or view that
+ * cannot run as planned (inputs that do not broadcast, a kernel declining a layout, an empty
+ * reduction, a layout BLAS cannot take) runs its fallback, the node's NumPy reference.
  *
- * Whenever a call is not as planned (an argument of another type or shape, an exception in a
- * Python step, a result of another dtype) it returns None and symnb/backends/execute.py runs
- * the same plan: it converts what can be converted and raises the error that names the input
- * or the node and the user's line. Steps have no side effects on the arguments (in-place
- * steps only write buffers made in the call), so running again is safe.
+ * It is the executor of record for backend "c", and declines one step at a time: a step it
+ * cannot run as planned (an exception in a Python step or a fallback, a result of another
+ * dtype, a branch condition with no truth value, a loop whose state changes shape or that
+ * has no step to run) is handed to Python for that step only (its record's ``decline``
+ * callable, symnb/backends/execute.py's ``run_declined``, over a list holding the slots; the
+ * slots it wrote are copied back), and the runner goes on with the next step. A Python
+ * step's exception is raised by the call itself, as the error naming the node and the
+ * user's line. Only arguments not as planned (another type or shape, a Python number) make a
+ * call return None before any step ran: the function converts them with its input checks
+ * (which raise the error naming the input) and calls the runner again.
  *
  * A loop (a scan) runs here too: per step its body's steps run over slots of their own that
  * take the sequences' rows (views), the states and the non-sequences; the results are checked
  * and written into storage allocated once per call (see run_repeat).
+ *
+ * ``Schedule.profile(*args)`` runs a call timing each step (a loop's body steps summed over
+ * its iterations): ``f.profile()`` measures the path a plain call takes.
  *
  * Output buffers are kept between calls, up to POOL per step output, and one is reused only
  * when the runner holds its only reference: an array the caller still holds, or a view of it,
@@ -28,6 +36,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <time.h>
+#endif
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #ifdef _OPENMP
@@ -44,6 +60,12 @@
 #define STACK_SLOTS 256    /* schedules with more slots allocate their slot array per call */
 #define RELEASE_GIL_MIN (1 << 16) /* elements (or multiply-adds) above which the GIL is let go */
 #define FALLBACK 2         /* a step's result: run its fallback */
+#define RAISED 3           /* a library step raised: its exception is set (run_step) */
+#if defined(_MSC_VER)
+#define SN_THREAD_LOCAL __declspec(thread)
+#else
+#define SN_THREAD_LOCAL _Thread_local
+#endif
 
 /* The kernels' index helpers (symnb/backends/render/runtime.h), exported as snrt_*: runner.py
  * makes this library's symbols global, and kernels compiled while it is loaded call these
@@ -131,6 +153,13 @@ struct Step {
     int n_seqs, n_states;    /* loop: ins = (n_steps, sequences, states, non-sequences) */
     int until, backwards;    /* loop: the body's last result stops it; last row first */
     int *history;            /* loop: per state, 1 when every value is kept */
+    PyObject *decline;       /* decline(slots, raised): Python runs this step (execute.py) */
+    int nslots;              /* the slots the step runs over (a loop body's own) */
+    int forced;              /* tests: always hand this step to Python (force_decline) */
+    Py_ssize_t declines;     /* times it was handed to Python */
+    double seconds;          /* profiled calls: time in the step, its calls, bytes it touched */
+    Py_ssize_t calls, iterations;
+    int64_t bytes;
 };
 
 typedef struct {
@@ -147,10 +176,65 @@ typedef struct {
     Step *steps;
     int nout;
     int *out_slots;
-    Py_ssize_t runs, declined; /* calls run here, and calls handed back (returned None) */
+    Py_ssize_t runs, declined; /* calls run here, and calls whose arguments it declined */
 } Schedule;
 
+/* Set while Schedule.profile runs a call on this thread: run_step times each step. */
+static SN_THREAD_LOCAL int timing;
+
+static double seconds_now(void) {
+#ifdef _WIN32
+    LARGE_INTEGER count, frequency;
+    QueryPerformanceCounter(&count);
+    QueryPerformanceFrequency(&frequency);
+    return (double)count.QuadPart / (double)frequency.QuadPart;
+#else
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#endif
+}
+
 /* ---- arguments ------------------------------------------------------------------------- */
+
+/* A Python float, int or bool for a 0-d input of ``type``, converted as the input checks
+ * convert it (symnb/compile/inputs.py's _from_python): a float into a float input rounded
+ * to it, an int into an integer or float input and a bool into a bool input where the value
+ * survives unchanged. NULL (no error set) for anything else: the input checks then convert
+ * it or raise the error naming the input. */
+static PyObject *python_number(PyObject *arg, int type) {
+    double real = 0.0;
+    long long whole = 0;
+    int kind = 0; /* 1 a float, 2 an int, 3 a bool */
+    if (PyFloat_CheckExact(arg)) {
+        real = PyFloat_AS_DOUBLE(arg);
+        kind = 1;
+        if (type == NPY_FLOAT32 && isfinite(real) && fabs(real) > FLT_MAX) return NULL;
+        if (type != NPY_FLOAT64 && type != NPY_FLOAT32) return NULL;
+    } else if (PyLong_CheckExact(arg)) {
+        int overflow = 0;
+        whole = PyLong_AsLongLongAndOverflow(arg, &overflow);
+        if (overflow || (whole == -1 && PyErr_Occurred())) { PyErr_Clear(); return NULL; }
+        kind = 2;
+        long long exact = type == NPY_FLOAT64 ? (1LL << 53) : type == NPY_FLOAT32 ? (1LL << 24)
+                          : type == NPY_INT32 ? INT32_MAX : type == NPY_INT64 ? LLONG_MAX : 0;
+        if (whole > exact || whole < -exact) return NULL;
+    } else if (PyBool_Check(arg)) {
+        if (type != NPY_BOOL) return NULL;
+        kind = 3;
+    } else {
+        return NULL;
+    }
+    PyObject *out = PyArray_SimpleNew(0, NULL, type);
+    if (out == NULL) { PyErr_Clear(); return NULL; }
+    void *at = PyArray_DATA((PyArrayObject *)out);
+    if (kind == 3) *(npy_bool *)at = arg == Py_True;
+    else if (type == NPY_FLOAT64) *(double *)at = kind == 1 ? real : (double)whole;
+    else if (type == NPY_FLOAT32) *(float *)at = kind == 1 ? (float)real : (float)whole;
+    else if (type == NPY_INT32) *(int32_t *)at = (int32_t)whole;
+    else *(int64_t *)at = (int64_t)whole;
+    return out;
+}
 
 /* The argument as an array of the planned type, shape and named dims (a new reference), or
  * NULL with no error set when it is not one. */
@@ -159,9 +243,12 @@ static PyObject *checked_input(Schedule *s, int i, PyObject *arg, int64_t *names
     if (PyArray_CheckExact(arg)) {
         Py_INCREF(arg);
         array = arg;
-    } else if (PyArray_IsScalar(arg, Generic) && s->in_ndim[i] == 0) {
+    } else if (s->in_ndim[i] == 0 && PyArray_IsScalar(arg, Generic)) {
         array = PyArray_FromScalar(arg, NULL);
         if (array == NULL) { PyErr_Clear(); return NULL; }
+    } else if (s->in_ndim[i] == 0) {
+        array = python_number(arg, s->in_types[i]);
+        if (array == NULL) return NULL;
     } else {
         return NULL;
     }
@@ -237,6 +324,7 @@ static int store_result(Step *step, PyObject **slots, int k, PyObject *value) {
     return 0;
 }
 
+/* 0 done, 1 a result not of the planned type, RAISED an exception is set, -1 an error. */
 static int run_library(Step *step, PyObject **slots) {
     PyObject *stack[MAXOPS], **args = stack;
     if (step->nin > MAXOPS && !(args = PyMem_Malloc(step->nin * sizeof(PyObject *)))) {
@@ -246,11 +334,8 @@ static int run_library(Step *step, PyObject **slots) {
     for (int k = 0; k < step->nin; k++) args[k] = slots[step->ins[k]];
     PyObject *result = PyObject_Vectorcall(step->fn, args, step->nin, NULL);
     if (args != stack) PyMem_Free(args);
-    if (result == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1; /* KeyboardInterrupt... */
-        PyErr_Clear();
-        return 1;
-    }
+    if (result == NULL) /* an Exception: run_step hands it to Python, which names the node */
+        return PyErr_ExceptionMatches(PyExc_Exception) ? RAISED : -1; /* KeyboardInterrupt */
     int rc = 0;
     if (step->nout == 1) {
         rc = store_result(step, slots, 0, result);
@@ -497,8 +582,8 @@ static int run_branch(Step *st, PyObject **slots) {
 #include "runner_loop.h" /* run_repeat: a scan's loop */
 
 
-/* Runs one step: 0 done, 1 not as planned, -1 an error is set. */
-static int run_step(Step *st, PyObject **slots) {
+/* The step as planned: 0 done, 1 not as planned, RAISED, or -1 an error is set. */
+static int run_planned(Step *st, PyObject **slots) {
     int rc = st->kind == STEP_LAUNCH   ? run_launch(st, slots)
              : st->kind == STEP_GEMM   ? run_gemm(st, slots)
              : st->kind == STEP_VIEW   ? run_view(st, slots)
@@ -508,6 +593,72 @@ static int run_step(Step *st, PyObject **slots) {
     if (rc != FALLBACK) return rc;
     rc = run_library(st->fallback, slots);
     return rc == 0 && st->kind == STEP_LAUNCH && st->into >= 0 ? fill_into(st, slots) : rc;
+}
+
+/* The pending exception, normalised, with its traceback (a new reference). */
+static PyObject *raised_exception(void) {
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+/* The step run by Python (its ``decline`` callable) over a list holding the slots, with the
+ * exception a library step raised (or None); the slots it wrote copied back. 0 done, -1 an
+ * error is set (the step's error, raised by the call). */
+static int decline_step(Step *st, PyObject **slots, int raised) {
+    PyObject *exc = raised ? raised_exception() : Py_NewRef(Py_None);
+    if (exc == NULL) return -1;
+    st->declines++;
+    PyObject *list = PyList_New(st->nslots);
+    if (list == NULL) { Py_DECREF(exc); return -1; }
+    for (int i = 0; i < st->nslots; i++)
+        PyList_SET_ITEM(list, i, Py_NewRef(slots[i] ? slots[i] : Py_None));
+    PyObject *done = PyObject_CallFunctionObjArgs(st->decline, list, exc, NULL);
+    Py_DECREF(exc);
+    if (done != NULL) {
+        Py_DECREF(done);
+        for (int i = 0; i < st->nslots; i++) {
+            PyObject *value = PyList_GET_ITEM(list, i);
+            if (value != (slots[i] ? slots[i] : Py_None)) Py_XSETREF(slots[i], Py_NewRef(value));
+        }
+    }
+    Py_DECREF(list);
+    return done == NULL ? -1 : 0;
+}
+
+/* Bytes of the step's operands and results as they are after it ran (profiled calls). */
+static int64_t step_bytes(Step *st, PyObject **slots) {
+    int64_t n = 0;
+    for (int k = 0; k < st->nin + st->nout; k++) {
+        int slot = k < st->nin ? st->ins[k] : st->outs[k - st->nin];
+        PyObject *v = slot >= 0 ? slots[slot] : NULL;
+        if (v != NULL && PyArray_Check(v)) n += PyArray_NBYTES((PyArrayObject *)v);
+    }
+    if (st->kind == STEP_LAUNCH && st->into >= 0 && PyArray_Check(slots[st->into]))
+        n += PyArray_NBYTES((PyArrayObject *)slots[st->into]);
+    return n;
+}
+
+/* Runs one step, handing it to Python when it is not as planned: 0 done, -1 an error is
+ * set. On a profiled call (``timing``) its seconds and bytes are added to its counters. */
+static int run_step(Step *st, PyObject **slots) {
+    double start = timing ? seconds_now() : 0.0;
+    int rc = st->forced ? 1 : run_planned(st, slots);
+    if (rc == 1 || rc == RAISED) rc = decline_step(st, slots, rc == RAISED);
+    if (timing) {
+        st->seconds += seconds_now() - start;
+        st->calls++;
+        if (rc == 0) st->bytes += step_bytes(st, slots);
+    }
+    return rc;
 }
 
 /* Fills the argument slots: 0 done, 1 an argument is not as planned. */
@@ -548,7 +699,7 @@ static PyObject *schedule_call(PyObject *self, PyObject *const *args, size_t nar
     int rc = bind_arguments(s, args, slots);
     for (int i = 0; rc == 0 && i < s->nsteps; i++) rc = run_step(&s->steps[i], slots);
     if (rc == 0) result = outputs_of(s, slots);
-    else if (rc == 1) result = Py_NewRef(Py_None);
+    else if (rc == 1) result = Py_NewRef(Py_None); /* an argument not as planned */
     s->runs += rc == 0;
     s->declined += rc == 1;
     for (int i = 0; i < s->nslots; i++) Py_XDECREF(slots[i]);
@@ -572,6 +723,8 @@ static void schedule_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
+static void set_nslots(Step *steps, int n, int nslots);
+
 static PyObject *schedule_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *keywords[] = {"nargs", "specs", "nnames", "nslots", "constants", "steps",
                                "out_slots", NULL};
@@ -592,7 +745,90 @@ static PyObject *schedule_new(PyTypeObject *type, PyObject *args, PyObject *kwds
         Py_DECREF(s);
         return NULL;
     }
+    set_nslots(s->steps, s->nsteps, s->nslots);
     return (PyObject *)s;
+}
+
+/* ---- walking the steps: each step, then a branch's sides and a loop's body ------------- */
+
+typedef void (*step_visit)(Step *st, void *arg);
+
+static void walk_steps(Step *steps, int n, step_visit visit, void *arg) {
+    for (int i = 0; i < n; i++) {
+        Step *st = &steps[i];
+        visit(st, arg);
+        for (int side = 0; st->kind == STEP_BRANCH && side < 2; side++)
+            walk_steps(st->sub[side], st->nsub[side], visit, arg);
+        if (st->kind == STEP_REPEAT) walk_steps(st->body->steps, st->body->nsteps, visit, arg);
+    }
+}
+
+/* Each step learns how many slots it runs over (a loop body's steps, the body's), as does
+ * the fallback it runs in its place. */
+static void set_nslots(Step *steps, int n, int nslots) {
+    for (int i = 0; i < n; i++) {
+        Step *st = &steps[i];
+        st->nslots = nslots;
+        if (st->fallback != NULL) st->fallback->nslots = nslots;
+        for (int side = 0; st->kind == STEP_BRANCH && side < 2; side++)
+            set_nslots(st->sub[side], st->nsub[side], nslots);
+        if (st->kind == STEP_REPEAT)
+            set_nslots(st->body->steps, st->body->nsteps, st->body->nslots);
+    }
+}
+
+static void force_visit(Step *st, void *arg) { st->forced = (*(long *)arg >> st->kind) & 1; }
+
+static void reset_visit(Step *st, void *arg) {
+    (void)arg;
+    st->seconds = 0.0;
+    st->calls = st->iterations = 0;
+    st->bytes = 0;
+}
+
+static void count_visit(Step *st, void *arg) { *(Py_ssize_t *)arg += st->declines; }
+
+/* (seconds, calls, bytes, iterations) of each step, in walk_steps' order; NULL on error. */
+static void times_visit(Step *st, void *arg) {
+    PyObject **list = arg;
+    if (*list == NULL) return;
+    PyObject *row = Py_BuildValue("(dnLn)", st->seconds, st->calls, (long long)st->bytes,
+                                  st->iterations);
+    if (row == NULL || PyList_Append(*list, row) < 0) Py_CLEAR(*list);
+    Py_XDECREF(row);
+}
+
+static PyObject *schedule_profile(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Schedule *s = (Schedule *)self;
+    walk_steps(s->steps, s->nsteps, reset_visit, NULL);
+    int before = timing;
+    timing = 1;
+    PyObject *result = schedule_call(self, args, (size_t)nargs, NULL);
+    timing = before;
+    if (result == NULL) return NULL;
+    PyObject *times = PyList_New(0);
+    walk_steps(s->steps, s->nsteps, times_visit, &times);
+    if (times == NULL) { Py_DECREF(result); return NULL; }
+    PyObject *pair = PyTuple_Pack(2, result, times);
+    Py_DECREF(result);
+    Py_DECREF(times);
+    return pair;
+}
+
+static PyObject *schedule_force_decline(PyObject *self, PyObject *mask) {
+    long bits = PyLong_AsLong(mask);
+    if (bits == -1 && PyErr_Occurred()) return NULL;
+    Schedule *s = (Schedule *)self;
+    walk_steps(s->steps, s->nsteps, force_visit, &bits);
+    Py_RETURN_NONE;
+}
+
+static PyObject *schedule_declined(PyObject *self, void *unused) {
+    (void)unused;
+    Schedule *s = (Schedule *)self;
+    Py_ssize_t n = s->declined;
+    walk_steps(s->steps, s->nsteps, count_visit, &n);
+    return PyLong_FromSsize_t(n);
 }
 
 static PyObject *schedule_pooled(PyObject *self, PyObject *unused) {
@@ -606,20 +842,32 @@ static PyObject *schedule_pooled(PyObject *self, PyObject *unused) {
 
 static PyMethodDef schedule_methods[] = {
     {"pooled", schedule_pooled, METH_NOARGS, "How many output buffers are kept between calls."},
+    {"profile", (PyCFunction)(void (*)(void))schedule_profile, METH_FASTCALL,
+     "profile(*args): (the call's outputs or None, [(seconds, calls, bytes, iterations) per "
+     "step: each step, then a branch's sides and a loop's body]), each step timed."},
+    {"force_decline", schedule_force_decline, METH_O,
+     "force_decline(mask): tests: hand every step whose kind's bit is set to Python "
+     "(runner.py's KIND_BITS)."},
     {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef schedule_getset[] = {
+    {"declined", schedule_declined, NULL,
+     "Calls whose arguments were not as planned (returned None) and steps handed to Python.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMemberDef schedule_members[] = {
     {"runs", T_PYSSIZET, offsetof(Schedule, runs), READONLY, "Calls this runner ran."},
-    {"declined", T_PYSSIZET, offsetof(Schedule, declined), READONLY,
-     "Calls handed back to the Python executor (an argument or a result not as planned)."},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyTypeObject ScheduleType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "symnb.backends.c._runner.Schedule",
-    .tp_doc = "A compiled function's schedule; calling it runs one call (None: not as planned).",
+    .tp_doc = "A compiled function's schedule; calling it runs one call (None: an argument "
+              "not as planned).",
     .tp_basicsize = sizeof(Schedule),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = schedule_new,
@@ -628,6 +876,7 @@ static PyTypeObject ScheduleType = {
     .tp_vectorcall_offset = offsetof(Schedule, vectorcall),
     .tp_methods = schedule_methods,
     .tp_members = schedule_members,
+    .tp_getset = schedule_getset,
 };
 
 static struct PyModuleDef runner_module = {

@@ -6,8 +6,13 @@ installed build is missing or older than ``runner.c``, it is compiled once into
 Without it (no Python headers, a failed build, ``sn.config.c_runner = False``) the Python
 executor (symnb/backends/execute.py) runs every call of the same plan, with the same results.
 
-The runner is an accelerator, never the authority: whenever a call is not as planned it
-returns None and the Python executor runs the call, raising its errors (see runner.c).
+The runner is the executor of record for backend "c". Each step's record carries a Python
+callable (``execute.run_declined`` bound to the step) that runs that one step when the runner
+cannot run it as planned: the runner goes on with the next step, and a failing step's error
+(naming the node and the user's line) is raised by the call itself. A call returns None only
+when an argument is not as planned, before any step ran: the function then converts its
+arguments and calls the runner again. ``run_profiled`` times the runner's own steps for
+``f.profile()``; ``force_decline`` (tests) hands every step of some kinds to Python.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from symnb.backends import execute
 from symnb.backends.c import cache, compiler, forks, platforms
 from symnb.backends.compiledir import (
     ensure_private,
@@ -244,9 +250,10 @@ def _input_dims(inputs):
     return dims, names
 
 
-# -- plan records as runner.c reads them: (kind, target, ins, outs, types, fallback, params) --
+# -- plan records as runner.c reads them: (kind, target, ins, outs, types, fallback, params,
+# decline) -------------------------------------------------------------------------------------
 def _record(step) -> tuple:
-    return RECORDS[type(step)](step)
+    return (*RECORDS[type(step)](step), functools.partial(execute.run_declined, step))
 
 
 def _library(step: Library) -> tuple:
@@ -266,7 +273,7 @@ def _launch(step: Launch) -> tuple:
     into = -1 if step.into is None else step.into
     params = (step.ndim, inplace, int(step.empty == "skip"), masks, keepdims, into)
     types = [dtype for _, dtype, *_ in step.outs]
-    return ("launch", step.kernel.address, ins, outs, types, _library(step.fallback), params)
+    return ("launch", step.kernel.address, ins, outs, types, _record(step.fallback), params)
 
 
 def _gemm(step: Gemm) -> tuple:
@@ -276,7 +283,7 @@ def _gemm(step: Gemm) -> tuple:
                                                                    ref.threads)  # fmt: skip
     loop_serial = int(config.loop_products_on_one_thread)
     params = (int(step.inplace), ilp64, *threads, loop_serial)
-    return ("gemm", address, ins, [step.out], [step.dtype], _library(step.fallback), params)
+    return ("gemm", address, ins, [step.out], [step.dtype], _record(step.fallback), params)
 
 
 def _view(step: View) -> tuple:
@@ -284,7 +291,7 @@ def _view(step: View) -> tuple:
     types = list(step.fallback.dtypes)
     params = (list(step.axes), list(step.target))
     how = VIEW_KINDS.index(step.how)
-    return ("view", how, ins, [step.out], types, _library(step.fallback), params)
+    return ("view", how, ins, [step.out], types, _record(step.fallback), params)
 
 
 def _branch(step: Branch) -> tuple:
@@ -309,3 +316,67 @@ def _repeat(step: Repeat) -> tuple:
 VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows", "strided")
 RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch,
            Repeat: _repeat}  # fmt: skip
+#: runner.c's STEP_* numbers, by the names of the records' kinds
+KIND_BITS = {"library": 0, "launch": 1, "gemm": 2, "view": 3, "branch": 4, "loop": 5}
+
+
+def force_decline(schedule, kinds) -> None:
+    """Tests: the runner hands every step of these kinds (names of ``KIND_BITS``; a branch's
+    and a loop's body's steps too) to Python, as it does a step it cannot run as planned."""
+    schedule.force_decline(sum(1 << KIND_BITS[kind] for kind in set(kinds)))
+
+
+# -- profiling ---------------------------------------------------------------------------------
+def run_profiled(schedule, plan, leaf_values: list) -> tuple[list, list] | None:
+    """A call run by the runner with each step timed: ``(outputs, records)`` in the format of
+    ``execute.run_profiled`` (``(node, seconds, bytes, kind, steps, within)``: a branch's
+    records after those of the steps it ran, a loop's before one record per step of its
+    body, summed over the iterations, whose ``within`` is ``(the loop's record's index, the
+    body step's index)``); None when an argument is not as planned."""
+    outputs, times = schedule.profile(*leaf_values)
+    if outputs is None:
+        return None
+    records: list = []
+    _records(plan.steps, iter(times), records)
+    return list(outputs), records
+
+
+def _records(steps, times, records: list, ran_only: bool = False) -> float:
+    """Records of ``steps`` (their rows of ``times`` in runner.c's walk order); a branch's
+    steps that did not run (``ran_only``) have none. Returns the seconds they took."""
+    total = 0.0
+    for step in steps:
+        seconds, calls, moved, iterations = next(times)
+        total += seconds
+        if isinstance(step, Branch):
+            inner = _records((*step.then_steps, *step.else_steps), times, records, True)
+            if calls or not ran_only:
+                records.append((step.node, max(seconds - inner, 0.0), moved, step.kind, None,
+                                None))  # fmt: skip
+        elif isinstance(step, Repeat):
+            at = len(records)
+            body = []
+            for sub in step.body.steps:
+                body.append((sub, *next(times)))
+                _skip(sub, times)
+            inner = sum(row[1] for row in body)
+            if calls or not ran_only:
+                records.append((step.node, max(seconds - inner, 0.0), moved, step.kind,
+                                iterations, None))  # fmt: skip
+                records.extend((sub.node, sec, b, sub.kind, None, (at, i))
+                               for i, (sub, sec, _, b, _) in enumerate(body))  # fmt: skip
+        elif calls or not ran_only:
+            records.append((step.node, seconds, moved, step.kind, None, None))
+    return total
+
+
+def _skip(step, times) -> None:
+    """Past the rows of a body step's own steps (a branch's sides, a nested loop's body)."""
+    inner = ()
+    if isinstance(step, Branch):
+        inner = (*step.then_steps, *step.else_steps)
+    elif isinstance(step, Repeat):
+        inner = step.body.steps
+    for sub in inner:
+        next(times)
+        _skip(sub, times)

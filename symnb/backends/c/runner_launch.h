@@ -138,7 +138,8 @@ static int run_launch(Step *st, PyObject **slots) {
 }
 
 /* A launch's fallback result copied into its ``into`` array, which then holds output 0 as
- * when the kernel ran; 1 (the Python executor then raises the error) when it cannot take it. */
+ * when the kernel ran; 1 (Python then runs the step and raises the error) when it cannot
+ * take it. */
 static int fill_into(Step *st, PyObject **slots) {
     PyObject *dst = slots[st->into], *src = slots[st->outs[0]];
     if (dst == src) return 0;

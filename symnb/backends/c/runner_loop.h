@@ -8,8 +8,8 @@ static PyObject *row_of(PyArrayObject *a, npy_intp t, int writeable) {
                    PyArray_STRIDES(a) + 1, writeable);
 }
 
-/* The steps to run into *n: n_steps, or (-1) the rows every sequence has. 1 (the Python
- * executor runs the call and names the problem) when n_steps is not an int, a sequence is
+/* The steps to run into *n: n_steps, or (-1) the rows every sequence has. 1 (Python runs
+ * the loop step and names the problem) when n_steps is not an int, a sequence is
  * shorter, or there is no step to run. */
 static int loop_length(Step *st, PyObject **slots, npy_intp *n) {
     npy_intp want = PyArray_PyIntAsIntp(slots[st->ins[0]]), fewest = -1;
@@ -58,7 +58,8 @@ static int bind_step(Step *st, PyObject **slots, PyObject **in, PyObject **state
 
 /* Result j of a step into row ``at`` of its storage (a plain output's, made on the first
  * step); a state's next value is that row, or the result itself when only the last value is
- * kept. 1 when the result is not of the planned type and shape (Python names the problem). */
+ * kept. 1 when the result is not of the planned type and shape (Python runs the loop step and
+ * names the problem). */
 static int keep_result(Step *st, int j, PyObject *value, PyObject **state, PyObject **kept,
                        npy_intp at, npy_intp n) {
     if (value == NULL || !PyArray_Check(value)) return 1;
@@ -151,6 +152,7 @@ static int run_repeat(Step *st, PyObject **slots) {
     rc = state_storage(st, state, kept, n);
     for (; rc == 0 && t < n && !stop; t++) rc = loop_step(st, slots, in, state, kept, t, n, &stop);
     if (rc == 0) rc = loop_outputs(st, slots, state, kept, n, t);
+    if (timing) st->iterations += t;
     for (int j = 0; j < st->nout; j++) {
         Py_XDECREF(state[j]);
         Py_XDECREF(kept[j]);

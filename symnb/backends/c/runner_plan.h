@@ -184,14 +184,18 @@ static int parse_repeat(Step *st, PyObject *params) {
     return 0;
 }
 
-/* One step from (kind, target, ins, outs, types, fallback or None, params). */
+/* One step from (kind, target, ins, outs, types, fallback or None, params, decline): decline
+ * is the callable that runs the step in Python when the runner cannot (runner.c's
+ * decline_step). */
 static int parse_step(PyObject *spec, Step *st) {
     const char *kind;
-    PyObject *target, *ins, *outs, *types, *fallback, *params;
+    PyObject *target, *ins, *outs, *types, *fallback, *params, *decline;
     int ntypes = 0;
-    if (!PyArg_ParseTuple(spec, "sOOOOOO", &kind, &target, &ins, &outs, &types, &fallback,
-                          &params))
+    if (!PyArg_ParseTuple(spec, "sOOOOOOO", &kind, &target, &ins, &outs, &types, &fallback,
+                          &params, &decline))
         return -1;
+    if (!PyCallable_Check(decline)) return invalid("a step needs a callable to decline it");
+    st->decline = Py_NewRef(decline);
     if (!(st->ins = int_list(ins, &st->nin)) || !(st->outs = int_list(outs, &st->nout))
         || !(st->out_types = type_list(types, &ntypes)))
         return -1;
@@ -325,6 +329,7 @@ static void free_step(Step *st) {
     PyMem_Free(st->axes);
     PyMem_Free(st->dims);
     Py_XDECREF(st->fn);
+    Py_XDECREF(st->decline);
     for (int k = 0; st->pool && k < st->nout * POOL; k++) Py_XDECREF(st->pool[k]);
     PyMem_Free(st->pool);
     PyMem_Free(st->next);
