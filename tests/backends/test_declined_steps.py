@@ -172,11 +172,11 @@ def test_the_profile_times_the_runners_steps_and_adds_up_to_a_plain_call(monkeyp
     """The profiled call is the runner's (the Python executor runs nothing), and the steps'
     time per call (median) is within 20% of a plain timed call's (median; the profile times
     one of each per round, alternated, so a machine busy elsewhere slows both alike): a
-    relative check in one process, tried three times."""
+    relative check in one process, tried up to five times."""
     f, args = _mlp_step()
     monkeypatch.setattr(execute, "run_profiled", lambda *a: pytest.fail("Python profiled"))
     ratios = []
-    for _attempt in range(3):
+    for _attempt in range(5):
         profile = f.profile(*args, repeat=30)
         ratios.append(float(np.median(profile.in_steps)) / profile.median)
         if abs(ratios[-1] - 1) <= 0.2:
