@@ -176,11 +176,14 @@ class Pool:
 
     def take(self, nbytes: int) -> Lease:
         size = bucket_of(nbytes)
-        blocks = self.free.get(size)
-        if blocks:
+        try:
+            buffer = self.free.get(size, []).pop()  # (atomic: threads may share a runtime)
+        except IndexError:
+            pass
+        else:
             self.reuses += 1
             self.held -= size
-            return Lease(self, size, blocks.pop())
+            return Lease(self, size, buffer)
         try:
             buffer = self.allocate(size)
         except DeviceError:
