@@ -138,7 +138,8 @@ def _stub(var, concrete) -> Variable:
     if isinstance(var, Constant):
         return var
     if isinstance(var, SharedVariable):
-        return Variable(_filled(var, var.get_value(borrow=True).shape), name=var.name)
+        shape = var.current_value().shape  # a device copy: its shape, not a download
+        return Variable(_filled(var, shape), name=var.name)
     return Variable(concrete.get(id(var), var.type), name=var.label)  # hints say "W.T"
 
 

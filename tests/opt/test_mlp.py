@@ -44,3 +44,20 @@ def test_large_logits_train_to_finite_values():
     value = fast(x, np.array([1, 1, 2, 2]))
     assert np.isfinite(value) and value > 100
     assert all(np.isfinite(p.get_value()).all() for p in params)
+
+
+def test_the_gradient_fuses_where_the_batch_size_is_unknown(rng):
+    """sn.matrix's rows are None: the scattered gradient has the softmax's shape because it
+    is scattered into zeros made with that shape, so no ``+ zeros`` blocks the fused op."""
+    x, y = sn.matrix("x"), sn.vector("y", dtype="int64")
+    W, b = sn.shared(rng.normal(size=(4, 3)), name="W"), sn.shared(np.zeros(3), name="b")
+    loss = sn.mean(sn.crossentropy(sn.softmax(sn.tanh(x) @ W + b, axis=1), y))
+    gW, gb = sn.grad(loss, [W, b])
+    fast = sn.function([x, y], [loss, gW, gb], backend="py")
+    plain = sn.function([x, y], [loss, gW, gb], backend="py", optimize="none")
+    ops = {type(node.op).op_name() for node in fast.graph.toposort()}
+    assert "softmax_cross_entropy_grad" in ops
+    assert not ops & {"inc_along_axis", "alloc", "shape"}, ops
+    xv, yv = rng.normal(size=(6, 4)), rng.integers(0, 3, size=6)
+    for got, want in zip(fast(xv, yv), plain(xv, yv)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-15)

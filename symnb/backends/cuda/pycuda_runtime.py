@@ -119,9 +119,12 @@ class PyCUDARuntime(Runtime):
 
     def upload(self, array: np.ndarray):
         buffer = self.alloc(max(array.nbytes, 1))
+        self.write(buffer, array)
+        return buffer
+
+    def write(self, buffer, array: np.ndarray) -> None:
         if array.nbytes:
             self.drv.memcpy_htod(buffer, array)
-        return buffer
 
     def download(self, buffer, nbytes: int) -> np.ndarray:
         host = np.empty(nbytes, np.uint8)

@@ -202,9 +202,14 @@ class CUDARuntime(Runtime):
 
     def upload(self, array: np.ndarray):
         buffer = self.alloc(array.nbytes)
-        self.check(self.cu.cuMemcpyHtoD(buffer.pointer, array.ctypes.data, array.nbytes),
-                   "cuMemcpyHtoD")  # fmt: skip
+        self.write(buffer, array)
         return buffer
+
+    def write(self, buffer, array: np.ndarray) -> None:
+        self.current()
+        self.check(
+            self.cu.cuMemcpyHtoD(buffer.pointer, array.ctypes.data, array.nbytes), "cuMemcpyHtoD"
+        )
 
     def download(self, buffer, nbytes: int) -> np.ndarray:
         host = np.empty(nbytes, np.uint8)

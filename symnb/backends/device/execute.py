@@ -16,6 +16,7 @@ import numpy as np
 
 from symnb.backends import execute
 from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
+from symnb.backends.device.transfers import HOST_VIEWS
 from symnb.backends.kernels.ir import Contract, Map
 from symnb.backends.plan import Gemm, Launch, Library, Transfer, View, step_inputs, step_outputs
 
@@ -28,12 +29,28 @@ class Call:
         self.linker, self.runtime, self.host_only = linker, linker.runtime, host_only
         self.status = None if host_only else linker.status_flag()
         self.records: list | None = [] if profiled else None
+        self.uploaded: dict = {}  # slot -> its host value's copy on the device, this call
 
     def host(self, value):
         return value.to_host() if isinstance(value, DeviceArray) else value
 
     def device(self, value):
         return self.runtime.to_device(value)
+
+    def operand(self, slots: list, slot: int) -> DeviceArray:
+        """Slot ``slot``'s value on the device. A shared value still on the host (one no
+        function has updated) is uploaded once and kept with it (``cache_on_device``), so
+        the next call finds it there."""
+        value = slots[slot]
+        if isinstance(value, DeviceArray) and value.runtime is self.runtime:
+            return value
+        if slot in self.uploaded:  # (the host steps keep reading the host value)
+            return self.uploaded[slot]
+        device = self.uploaded[slot] = self.runtime.to_device(value)
+        shared = self.linker.shared_of.get(slot)
+        if shared is not None:
+            shared.cache_on_device(device)
+        return device
 
 
 class HostSlots:
@@ -86,7 +103,7 @@ def _bytes(step, slots) -> int:
 
 # -- on the device ----------------------------------------------------------------------------
 def run_launch(call: Call, step: Launch, slots: list) -> None:
-    arrays = [call.device(slots[slot]) for slot, _ in step.ins]
+    arrays = [call.operand(slots, slot) for slot, _ in step.ins]
     space = execute.index_space(step, arrays)
     kernel = step.kernel.description
     if space is None or (step.empty == "decline" and 0 in space) or _mismatched(kernel, arrays):
@@ -121,19 +138,23 @@ def run_transfer(call: Call, step: Transfer, slots: list) -> None:
         slots[step.out] = call.host(value)
     elif step.src in call.linker.constant_slots:
         slots[step.out] = call.linker.constant_on_device(step.src, value)
+    elif step.src >= call.linker.plan.nargs and not isinstance(value, DeviceArray):
+        slots[step.out] = call.linker.small_on_device(value)  # a length read on the host
     else:
-        slots[step.out] = call.device(value)
-        shared = call.linker.shared_of.get(step.src)
-        if shared is not None and not isinstance(value, DeviceArray):
-            shared.cache_on_device(slots[step.out])  # uploaded once, not every call
+        slots[step.out] = call.operand(slots, step.src)
 
 
 def run_view(call: Call, step: View, slots: list) -> None:
-    src = slots[step.src]
-    if not isinstance(src, DeviceArray):
-        return execute.run_view(step, slots)
+    if step.src in call.linker.shared_of and step.how not in HOST_VIEWS:
+        call.operand(slots, step.src)  # a weight still on the host goes up once (W.T)
+    src = call.uploaded.get(step.src, slots[step.src])
     like = None if step.like is None else slots[step.like]
-    value = DEVICE_VIEWS[step.how](step, src, like)
+    if step.how in OWN_VIEWS:
+        value = OWN_VIEWS[step.how](step, src, like)
+    elif not isinstance(src, DeviceArray):
+        return execute.run_view(step, slots)
+    else:
+        value = DEVICE_VIEWS[step.how](step, src, like)
     if value is None:
         return run_host(call, step.fallback, slots)
     slots[step.out] = value
@@ -191,6 +212,38 @@ def view_windows(step: View, src: DeviceArray, like):
     return src.view([dims[a] for a in step.axes], [strides[a] for a in step.axes])
 
 
+def view_shape(step: View, src, like):
+    """``Shape``: read from the array's metadata, wherever it is (nothing crosses)."""
+    return np.array(getattr(src, "shape", np.shape(src)), dtype=np.int64)
+
+
+def view_alloc(step: View, src, like):
+    """``Alloc``: the value (on the device) broadcast to the shape in ``like``, as strides
+    of 0: nothing writes a device array after its kernel, so a fill needs no buffer of its
+    own; kernels read it through its strides. None (the reference's error) when the value
+    does not broadcast to the shape."""
+    if not isinstance(src, DeviceArray):
+        return None
+    shape = tuple(int(n) for n in (like.to_host() if isinstance(like, DeviceArray) else like))
+    if min(shape, default=0) < 0 or not execute._broadcasts_to(src.shape, shape):
+        return None
+    strides = [0 if n == 1 else s for n, s in zip(src.shape, src.strides)]
+    return src.view(shape, [0] * (len(shape) - src.ndim) + strides)
+
+
+def view_sum_to_like(step: View, src, like):
+    """``SumToLike`` where ``like``'s run-time shape sums no axis of ``src`` (the gradient of
+    a bias added to a batch whose size is unknown when compiling): ``src`` itself. A sum over
+    axes runs the reference on the host (None)."""
+    shape = like.shape if hasattr(like, "shape") else np.shape(like)
+    lead = len(src.shape) - len(shape)
+    if lead or any(n == 1 and g != 1 for n, g in zip(shape, src.shape)):
+        return None
+    return src
+
+
+#: views the device executor makes itself (planned only for device linkers, ``linker.py``)
+OWN_VIEWS = {"shape": view_shape, "alloc": view_alloc, "sum_to_like": view_sum_to_like}
 DEVICE_VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
                 "size": view_size, "windows": view_windows}  # fmt: skip
 EXECUTE = {Library: run_host, Launch: run_launch, Gemm: run_gemm, View: run_view,
@@ -207,7 +260,9 @@ def host_transfer(call: Call, step: Transfer, slots: list) -> None:
 
 
 def host_view(call: Call, step: View, slots: list) -> None:
-    execute.run_view(step, HostSlots(call, slots))
+    if step.how in OWN_VIEWS:
+        return run_host(call, step.fallback, slots)
+    return execute.run_view(step, HostSlots(call, slots))
 
 
 HOST_ONLY = {Library: run_host, Launch: host_launch, Gemm: run_gemm, View: host_view,

@@ -24,11 +24,16 @@ from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
 from symnb.backends.listing import KernelInfo
+from symnb.backends.plan import View
 from symnb.backends.planner import PLANS
 from symnb.backends.planning.kernel_linker import KernelLinker
 from symnb.ops.blas import Gemm as GemmOp
+from symnb.ops.broadcast import Alloc, SumToLike
 from symnb.ops.linalg import Matmul
+from symnb.ops.shape import Shape
 
+#: bytes up to which a value computed on the host is uploaded once per distinct value
+SMALL = 64
 HOST_NOTE = "no {label} kernel for this op: runs its NumPy reference on the host (transfers)"
 PLACES = {"kernel": "{label} kernel", "view": "view (device)", "library": "NumPy on the host",
           "blas": "NumPy on the host", "transfer": "transfer"}  # fmt: skip
@@ -44,7 +49,9 @@ class DeviceLinker(KernelLinker):
     #: a matrix product is the description's tiled kernel; no host BLAS, no Branch or Repeat
     #: step in the executor (an ifelse or a scan runs its reference), and no offset views (a
     #: device array has none: convolution.py keeps its other steps)
-    capabilities = frozenset({"product_kernels"})
+    #: ``"device_views"``: views only this executor makes (``Shape`` read from a device
+    #: array's metadata, ``Alloc`` as its value broadcast, ``SumToLike`` that sums nothing)
+    capabilities = frozenset({"product_kernels", "device_views"})
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):
         self.runtime = self.make_runtime()
@@ -59,6 +66,7 @@ class DeviceLinker(KernelLinker):
         n_inputs = len(graph.inputs)
         self.shared_of = {i: leaves[i] for i in range(n_inputs, self.plan.nargs)}
         self._constants: dict = {}
+        self._small: dict = {}
         self._args: dict = {}
         self._status = None
         library = self.runtime.product_library()
@@ -143,11 +151,41 @@ class DeviceLinker(KernelLinker):
     def _run(self, leaf_values: list, profiled: bool) -> tuple[list, list]:
         self.runtime.check_process()
         call = execute.Call(self, profiled=profiled)
-        outputs = execute.run(call, self.plan, leaf_values)
-        if self._declined():
+        try:
+            outputs = execute.run(call, self.plan, leaf_values)
+            if profiled:  # each result's copy timed on its own, after the flag
+                results = None if self._declined() else self._results(call, outputs)
+            else:
+                results = self._fetch(outputs)
+        except BaseException:
+            self._settle()
+            raise
+        if results is None:
             call = execute.Call(self, host_only=True, profiled=profiled)
             outputs = execute.run(call, self.plan, leaf_values)
-        return self._results(call, outputs), call.records or []
+            results = self._results(call, outputs)
+        return results, call.records or []
+
+    def _fetch(self, outputs: list) -> list | None:
+        """The first ``n_results`` on the host and the rest as they are, after one
+        synchronisation: the status flag and the results are read behind the kernels
+        together. None when a kernel declined (the call runs again on the host)."""
+        flag = self.runtime.read(self._status.buffer, 4)
+        finish = [value.read() if i < self.n_results and isinstance(value, DeviceArray)
+                  else None for i, value in enumerate(outputs)]  # fmt: skip
+        self.runtime.synchronize()
+        if flag.view(np.int32)[0]:
+            self._status = None
+            return None
+        return [value if done is None else done() for value, done in zip(outputs, finish)]
+
+    def _settle(self) -> None:
+        """After a failed call: wait for what it queued (a copy from a host array the caller
+        may change once the call raised)."""
+        try:
+            self.runtime.synchronize()
+        except Exception:  # noqa: BLE001 - the call's own error is the one to report
+            pass
 
     def _results(self, call, outputs: list) -> list:
         """The first ``n_results`` copied to the host (timed as transfers when profiled)."""
@@ -190,6 +228,36 @@ class DeviceLinker(KernelLinker):
         if slot not in self._constants:
             self._constants[slot] = self.runtime.to_device(np.asarray(value))
         return self._constants[slot]
+
+    def small_on_device(self, value) -> DeviceArray:
+        """A value computed on the host (a batch size a mean divides by) on the device:
+        uploaded once per distinct value of at most SMALL bytes (device arrays are never
+        written after their kernel, so calls share it); a larger one each time."""
+        array = np.asarray(value)
+        if array.nbytes > SMALL:
+            return self.runtime.to_device(array)
+        key = (array.dtype.str, array.shape, array.tobytes())
+        found = self._small.get(key)
+        if found is None:
+            if len(self._small) >= 256:
+                self._small.clear()
+            found = self._small[key] = self.runtime.to_device(array)
+        return found
+
+
+@PLANS.register(Shape, needs={"device_views"})
+def _shape(linker: DeviceLinker, node) -> View:
+    return linker.view(node, "shape")
+
+
+@PLANS.register(Alloc, needs={"device_views"})
+def _alloc(linker: DeviceLinker, node) -> View:
+    return linker.view(node, "alloc", like=node.inputs[1])
+
+
+@PLANS.register(SumToLike, needs={"device_views"})
+def _sum_to_like(linker: DeviceLinker, node) -> View:
+    return linker.view(node, "sum_to_like", like=node.inputs[1])
 
 
 @PLANS.register(GemmOp, needs={"product_kernels"})

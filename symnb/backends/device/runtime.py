@@ -45,6 +45,7 @@ class Runtime:
     errors: tuple = ()  # the API's exception classes, re-raised as DeviceError naming the op
     pid = 0  # the process that made the runtime (0: not recorded)
     _built: dict | None = None  # a kernel's own source -> the kernel built from it
+    _pool: Pool | None = None
 
     def check_process(self) -> None:
         """A forked child cannot use its parent's device context: the driver's threads and
@@ -75,15 +76,26 @@ class Runtime:
         raise NotImplementedError
 
     def alloc(self, nbytes: int):
+        """A new buffer of ``nbytes`` from the driver (the pool's source: ``Pool``)."""
         raise NotImplementedError
 
     def upload(self, array: np.ndarray):
         """A new buffer holding the bytes of the C-contiguous ``array``."""
         raise NotImplementedError
 
+    def write(self, buffer, array: np.ndarray) -> None:
+        """Copy the C-contiguous ``array`` into the start of ``buffer``, queued: the host
+        array is not written before the call's synchronisation."""
+        raise NotImplementedError
+
     def download(self, buffer, nbytes: int) -> np.ndarray:
         """The first ``nbytes`` of ``buffer`` as uint8 on the host (waits for the queue)."""
         raise NotImplementedError
+
+    def read(self, buffer, nbytes: int) -> np.ndarray:
+        """A host array that holds the first ``nbytes`` of ``buffer`` once ``synchronize``
+        returned (a copy queued behind the kernels; the default waits now)."""
+        return self.download(buffer, nbytes)
 
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
         """Queue ``kernel`` on ``groups`` work-groups of ``group_size`` items over buffers."""
@@ -103,21 +115,108 @@ class Runtime:
         return False
 
     # -- arrays -------------------------------------------------------------------------------
+    @property
+    def pool(self) -> Pool:
+        """This runtime's free buffers by size (made on first use)."""
+        if self._pool is None:
+            self._pool = Pool(self.alloc)
+        return self._pool
+
     def empty(self, shape: tuple, dtype) -> DeviceArray:
+        """A new array (its buffer from the pool: reused once no array reads the last one
+        of its size; kernels queue in order, so a later kernel writes it only after the
+        earlier ones read it)."""
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         strides = c_strides(shape, dtype.itemsize)
-        return DeviceArray(self, self.alloc(max(nbytes, 1)), shape, dtype, strides, nbytes)
+        lease = self.pool.take(max(nbytes, 1))
+        return DeviceArray(self, lease.buffer, shape, dtype, strides, nbytes, lease)
 
     def to_device(self, array) -> DeviceArray:
-        """``array`` on this device: a device array of this runtime as it is, else a copy."""
+        """``array`` on this device: a device array of this runtime as it is, else a copy
+        (into a buffer from the pool)."""
         if isinstance(array, DeviceArray):
             if array.runtime is self:
                 return array
             array = array.to_host()
-        host = np.ascontiguousarray(array)
-        buffer = self.upload(host if host.nbytes else np.zeros(1, np.uint8))
-        return DeviceArray(self, buffer, host.shape, host.dtype, host.strides, host.nbytes)
+        host = np.require(array, requirements="C")  # (ascontiguousarray makes 0-d 1-d)
+        lease = self.pool.take(max(host.nbytes, 1))
+        if host.nbytes:
+            self.write(lease.buffer, host)
+        return DeviceArray(self, lease.buffer, host.shape, host.dtype, host.strides,
+                           host.nbytes, lease)  # fmt: skip
+
+
+#: the smallest block the pool hands out; each power of two above it is split in QUARTERS
+MIN_BLOCK = 256
+QUARTERS = 4
+#: bytes of free blocks a pool keeps at most (past it a freed block goes back to the driver)
+MAX_HELD = 1 << 30
+
+
+def bucket_of(nbytes: int) -> int:
+    """The block size for ``nbytes``: at least MIN_BLOCK, rounded up to a quarter step of
+    its power of two (at most 25% of a block unused)."""
+    if nbytes <= MIN_BLOCK:
+        return MIN_BLOCK
+    step = 1 << max((nbytes - 1).bit_length() - 1 - (QUARTERS.bit_length() - 1), 0)
+    return -(-nbytes // step) * step
+
+
+class Pool:
+    """Free device buffers of a runtime by block size (``bucket_of``): ``take`` reuses a
+    free one of the size or asks the driver (``allocate``); a buffer goes back when the
+    last array reading it goes (``Lease``). ``allocations``: the driver's, counted; where
+    the driver has no memory left, the free blocks are handed back and the driver asked
+    again."""
+
+    def __init__(self, allocate):
+        self.allocate, self.free, self.held = allocate, {}, 0
+        self.allocations = self.reuses = 0
+
+    def take(self, nbytes: int) -> Lease:
+        size = bucket_of(nbytes)
+        try:
+            buffer = self.free.get(size, []).pop()  # (atomic: threads may share a runtime)
+        except IndexError:
+            pass
+        else:
+            self.reuses += 1
+            self.held -= size
+            return Lease(self, size, buffer)
+        try:
+            buffer = self.allocate(size)
+        except DeviceError:
+            if not self.held:
+                raise
+            self.release()
+            buffer = self.allocate(size)
+        self.allocations += 1
+        return Lease(self, size, buffer)
+
+    def give(self, size: int, buffer) -> None:
+        if self.held + size <= MAX_HELD:
+            self.free.setdefault(size, []).append(buffer)
+            self.held += size
+
+    def release(self) -> None:
+        """Every free block back to the driver."""
+        self.free, self.held = {}, 0
+
+
+class Lease:
+    """A pool's block while arrays read it: back to the pool when the last one goes."""
+
+    __slots__ = ("pool", "size", "buffer")
+
+    def __init__(self, pool: Pool, size: int, buffer):
+        self.pool, self.size, self.buffer = pool, size, buffer
+
+    def __del__(self):
+        try:
+            self.pool.give(self.size, self.buffer)
+        except Exception:  # interpreter shutdown
+            pass
 
 
 def forked(label: str, parent: int) -> str:
@@ -141,11 +240,12 @@ class DeviceArray:
     """An array in device memory: a buffer of ``nbytes`` read through ``shape`` and byte
     ``strides`` from its start (views share the buffer; nothing writes it after its kernel)."""
 
-    __slots__ = ("runtime", "buffer", "shape", "dtype", "strides", "nbytes")
+    __slots__ = ("runtime", "buffer", "shape", "dtype", "strides", "nbytes", "lease")
 
-    def __init__(self, runtime, buffer, shape, dtype, strides, nbytes):
+    def __init__(self, runtime, buffer, shape, dtype, strides, nbytes, lease=None):
         self.runtime, self.buffer, self.nbytes = runtime, buffer, nbytes
         self.shape, self.dtype, self.strides = tuple(shape), np.dtype(dtype), tuple(strides)
+        self.lease = lease  # the pool's block (``Lease``), held while an array reads it
 
     @property
     def ndim(self) -> int:
@@ -160,14 +260,27 @@ class DeviceArray:
         return self.strides == c_strides(self.shape, self.dtype.itemsize) or self.size <= 1
 
     def view(self, shape, strides) -> DeviceArray:
-        return DeviceArray(self.runtime, self.buffer, shape, self.dtype, strides, self.nbytes)
+        return DeviceArray(self.runtime, self.buffer, shape, self.dtype, strides, self.nbytes,
+                           self.lease)  # fmt: skip
 
     def to_host(self) -> np.ndarray:
         """A new host array with the values (a broadcast or transposed view is copied into a
         C-ordered array)."""
         if self.size == 0:
             return np.empty(self.shape, self.dtype)
-        raw = self.runtime.download(self.buffer, self.nbytes).view(self.dtype)
+        return self.from_bytes(self.runtime.download(self.buffer, self.nbytes))
+
+    def read(self):
+        """The values as ``to_host`` gives them, once the runtime synchronised: a copy queued
+        now, finished by the returned function (several results wait for one sync)."""
+        if self.size == 0:
+            return lambda: np.empty(self.shape, self.dtype)
+        raw = self.runtime.read(self.buffer, self.nbytes)
+        return lambda: self.from_bytes(raw)
+
+    def from_bytes(self, raw: np.ndarray) -> np.ndarray:
+        """The array from a copy of its buffer's bytes."""
+        raw = raw.view(self.dtype)
         if self.c_contiguous:
             return raw[: self.size].reshape(self.shape)
         viewed = np.lib.stride_tricks.as_strided(raw, self.shape, self.strides, writeable=False)

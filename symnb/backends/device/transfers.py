@@ -20,16 +20,33 @@ HOST, DEVICE = "host", "device"
 
 
 def with_transfers(plan: Plan, n_inputs: int) -> Plan:
-    """``plan`` with a Transfer before each step that needs an operand from the other side."""
+    """``plan`` with a Transfer before each step that needs an operand from the other side.
+    A view of a host value (an input's transpose) that only device steps read is made on the
+    device, of the value's device copy, rather than uploaded as a second copy of it."""
+    follow: set[int] = set()
+    while True:
+        steps, moved_up, nslots = _placed(plan, n_inputs, follow)
+        more = _views_to_follow(plan, steps, moved_up) - follow
+        if not more:
+            return Plan(plan.inputs, plan.nargs, nslots, plan.constants, tuple(steps),
+                        plan.outputs)  # fmt: skip
+        follow |= more
+
+
+def _placed(plan: Plan, n_inputs: int, follow: set) -> tuple[list, set, int]:
+    """The steps with transfers, views in ``follow`` (by position) made on the device; the
+    slots uploaded; the slot count."""
     where = {slot: HOST for slot in range(plan.nslots)}
     where.update({slot: DEVICE for slot in range(n_inputs, plan.nargs)})
     moved: dict[tuple[int, str], int] = {}
     steps: list = []
     nslots = plan.nslots
-    for step in plan.steps:
+    for index, step in enumerate(plan.steps):
         side = needs(step)
-        if side is None:  # a view: where its source is
-            out_side = HOST if step.how == "size" else where[step.src]
+        if side is None and index in follow and where[step.src] == HOST:
+            side = DEVICE
+        if side is None:  # a view: where its source is (a shape or size: on the host)
+            out_side = view_side(step, where)
         else:
             remap = {}
             for slot in operands(step):
@@ -41,11 +58,37 @@ def with_transfers(plan: Plan, n_inputs: int) -> Plan:
                     steps.append(Transfer(side, slot, nslots, step.node))
                     nslots += 1
                 remap[slot] = moved[slot, side]
-            step, out_side = remapped(step, remap), side
+            step, out_side = remapped(step, remap), view_side(step, where, side)
         steps.append(step)
         for slot in step_outputs(step):
             where[slot] = out_side
-    return Plan(plan.inputs, plan.nargs, nslots, plan.constants, tuple(steps), plan.outputs)
+    return steps, {slot for slot, side in moved if side == DEVICE}, nslots
+
+
+def _views_to_follow(plan: Plan, steps: list, moved_up: set) -> set[int]:
+    """Positions of views computed on the host whose result was uploaded and is read by no
+    host step: made on the device instead (their source goes up, or already went)."""
+    host_reads = {slot for step in steps if needs(step) == HOST for slot in operands(step)}
+    host_reads |= set(plan.outputs)  # a result that stays on the host stays where it was
+    return {index for index, step in enumerate(plan.steps)
+            if isinstance(step, View) and step.how not in HOST_VIEWS
+            and step.out in moved_up and step.out not in host_reads}  # fmt: skip
+
+
+#: views whose result is on the host whatever their source: lengths read from the shape
+HOST_VIEWS = ("size", "shape")
+#: views made on the device (their source goes up): windows read by kernels, fills
+DEVICE_VIEWS = ("windows", "alloc")
+
+
+def view_side(step, where: dict, side: str | None = None) -> str:
+    """Where a step's result lives: ``side`` for a step that runs there; for a view, the
+    host for lengths, else where its source is."""
+    if not isinstance(step, View):
+        return side
+    if step.how in HOST_VIEWS:
+        return HOST
+    return side or where[step.src]
 
 
 def needs(step) -> str | None:
@@ -53,7 +96,7 @@ def needs(step) -> str | None:
     if isinstance(step, Launch):
         return DEVICE
     if isinstance(step, View):
-        return DEVICE if step.how == "windows" else None
+        return DEVICE if step.how in DEVICE_VIEWS else None
     return HOST
 
 
@@ -117,7 +160,7 @@ def placement(plan: Plan, n_inputs: int, variables: dict, device: str,
                 inner.add(id(step.node))
             where[step.out] = step.to
             continue
-        side = needs(step) or (HOST if step.how == "size" else where[step.src])
+        side = view_side(step, where, needs(step))
         for slot in step_outputs(step):
             where[slot] = side
         sides.setdefault(id(step.node), set()).add(side)

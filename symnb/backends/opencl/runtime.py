@@ -62,10 +62,20 @@ class OpenCLRuntime(Runtime):
         except self.cl.Error as exc:
             raise self.out_of_memory(array.nbytes, exc) from exc
 
+    def write(self, buffer, array: np.ndarray) -> None:
+        """Queued (pyopencl keeps ``array`` alive until the copy ran)."""
+        self.cl.enqueue_copy(self.queue, buffer, array, is_blocking=False)
+
     def download(self, buffer, nbytes: int) -> np.ndarray:
         host = np.empty(nbytes, np.uint8)
         if nbytes:
             self.cl.enqueue_copy(self.queue, host, buffer, is_blocking=True)
+        return host
+
+    def read(self, buffer, nbytes: int) -> np.ndarray:
+        host = np.empty(nbytes, np.uint8)
+        if nbytes:
+            self.cl.enqueue_copy(self.queue, host, buffer, is_blocking=False)
         return host
 
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:

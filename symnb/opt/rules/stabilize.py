@@ -12,7 +12,7 @@ probability that may underflow to 0. They fire on floating-point values only: on
 
 from __future__ import annotations
 
-from symnb.ops.broadcast import SumToLike, zeros_like
+from symnb.ops.broadcast import Alloc, SumToLike, zeros_like
 from symnb.ops.elemwise import (
     Add,
     Exp,
@@ -29,7 +29,7 @@ from symnb.ops.index import AdvancedSubtensor, IncAlongAxis, Subtensor, TakeAlon
 from symnb.ops.math import Log1p, expm1, log1p, softplus
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp, Sum
-from symnb.ops.shape import DimShuffle
+from symnb.ops.shape import DimShuffle, Shape
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with
@@ -200,7 +200,22 @@ def _as_wide_as(h, sm) -> bool:
     h against sm cannot repeat it (when unsure, the rule broadcasts h first)."""
     if h.type.ndim < sm.type.ndim:
         return False
+    if _scattered_into_shape_of(h, sm):
+        return True
     return all(d is not None and d == e for d, e in zip(h.type.shape[::-1], sm.type.shape[::-1]))
+
+
+def _scattered_into_shape_of(h, sm) -> bool:
+    """h is scattered into ``alloc(value, shape(sm))`` (the gradient of a cross-entropy
+    picking from sm): it has sm's run-time shape even where a dim is unknown."""
+    node = h.owner
+    if node is None or not isinstance(node.op, IncAlongAxis) or h.type.ndim != sm.type.ndim:
+        return False
+    alloc = node.inputs[0].owner
+    if alloc is None or not isinstance(alloc.op, Alloc):
+        return False
+    shape = alloc.inputs[1].owner
+    return shape is not None and isinstance(shape.op, Shape) and shape.inputs[0] is sm
 
 
 def _undivided(g, sm, axis):

@@ -1,0 +1,153 @@
+"""backend="cuda"'s runtime (symnb/backends/cuda/runtime.py: its allocations through the pool,
+its copies, its launches) against a stand-in for cuda-python's driver module that counts
+``cuMemAlloc``, ``cuMemcpyHtoD``, ``cuMemcpyDtoH`` and ``cuLaunchKernel`` and runs them on
+PoCL: device memory is OpenCL buffers, and a launch runs the kernel's OpenCL C rendering with
+the buffers its parameters point to. So the counts are the CUDA runtime's own calls, and the
+values are checked against backend "py". No GPU is needed (none was used to write this)."""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.backends.cuda import runtime as cuda_runtime
+from symnb.backends.cuda.linker import CUDALinker
+from symnb.backends.device.runtime import DeviceArray
+from symnb.backends.opencl.dialect import OpenCLDialect
+from tests.backends.test_device_residency import mlp_step, mlp_values
+from tests.helpers import opencl_problem
+
+pytestmark = pytest.mark.skipif(opencl_problem() is not None, reason=str(opencl_problem()))
+real = pytest.importorskip("cuda.bindings.driver", reason="the stand-in uses cuda-python's enums")
+
+
+class StandInDriver:
+    """The driver calls CUDARuntime makes, recorded in ``calls``; memory and launches on an
+    OpenCL runtime (``cl_runtime``). Any other ``cu*`` call succeeds and returns 0."""
+
+    def __init__(self, cl_runtime):
+        self.cl, self.queue = cl_runtime.cl, cl_runtime.queue
+        self.context = cl_runtime.context
+        self.CUresult, self.CUdevice_attribute = real.CUresult, real.CUdevice_attribute
+        self.calls: collections.Counter = collections.Counter()
+        self.memory: dict[int, object] = {}
+        self.next = 1 << 16
+
+    def ok(self, *values):
+        return (self.CUresult.CUDA_SUCCESS, *values)
+
+    def __getattr__(self, name):
+        if not name.startswith("cu"):
+            raise AttributeError(name)
+        return lambda *args: self.ok(0)
+
+    def cuDeviceGetName(self, size, device):
+        return self.ok(b"stand-in GPU\0")
+
+    def cuDeviceGetAttribute(self, attribute, device):
+        return self.ok(9 if "MAJOR" in str(attribute) else 0)
+
+    def cuGetErrorName(self, error):
+        return self.ok(str(error).encode())
+
+    def cuMemAlloc(self, nbytes):
+        self.calls["cuMemAlloc"] += 1
+        pointer, self.next = self.next, self.next + -(-nbytes // 256) * 256
+        self.memory[pointer] = self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
+        return self.ok(pointer)
+
+    def cuMemFree(self, pointer):
+        self.calls["cuMemFree"] += 1
+        del self.memory[int(pointer)]
+        return self.ok()
+
+    def cuMemcpyHtoD(self, pointer, address, nbytes):
+        self.calls["cuMemcpyHtoD"] += 1
+        host = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
+        self.cl.enqueue_copy(self.queue, self.memory[int(pointer)], host, is_blocking=True)
+        return self.ok()
+
+    def cuMemcpyDtoH(self, address, pointer, nbytes):
+        self.calls["cuMemcpyDtoH"] += 1
+        host = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
+        self.cl.enqueue_copy(self.queue, host, self.memory[int(pointer)], is_blocking=True)
+        return self.ok()
+
+    def cuLaunchKernel(self, kernel, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        self.calls["cuLaunchKernel"] += 1
+        count = kernel.get_info(self.cl.kernel_info.NUM_ARGS)
+        slots = (ctypes.c_uint64 * count).from_address(params)
+        pointers = [ctypes.c_uint64.from_address(int(slot)).value for slot in slots]
+        kernel(self.queue, (gx * bx,), (bx,), *[self.memory[p] for p in pointers])
+        return self.ok()
+
+    def cuCtxSynchronize(self):
+        self.calls["cuCtxSynchronize"] += 1
+        self.queue.finish()
+        return self.ok()
+
+
+@pytest.fixture
+def stand_in(monkeypatch, opencl_runtime):
+    """backend="cuda" on the stand-in driver: CUDARuntime itself, its kernels rendered in
+    OpenCL C and built on PoCL (NVRTC's output could not run here)."""
+    driver = StandInDriver(opencl_runtime)
+    monkeypatch.setattr(cuda_runtime, "driver", lambda: driver)
+
+    class StandInRuntime(cuda_runtime.CUDARuntime):
+        dialect = OpenCLDialect()
+
+        def build(self, source, names):
+            return opencl_runtime.build(source, names)
+
+    runtime = StandInRuntime(0)
+    runtime.cublas_path = None  # the tiled kernel, as without the cuBLAS wheel
+    monkeypatch.setattr(CUDALinker, "make_runtime", classmethod(lambda cls: runtime))
+    return driver
+
+
+def taken(driver) -> dict:
+    counts = dict(driver.calls)
+    driver.calls.clear()
+    return counts
+
+
+def test_an_mlp_step_on_the_cuda_runtime_copies_only_inputs_and_the_loss(stand_in, rng):
+    values = mlp_values(rng)
+    batches = [(rng.random((256, 784), dtype=np.float32), rng.integers(0, 10, 256))
+               for _ in range(3)]  # fmt: skip
+    step, params = mlp_step(values, "cuda")
+    losses = [step(*batches[0])]
+    first = taken(stand_in)
+    assert first["cuMemAlloc"] > 10 and first["cuMemcpyHtoD"] > 2, first
+    for x, y in batches[1:]:
+        losses.append(step(x, y))
+        counts = taken(stand_in)
+        assert counts["cuMemcpyHtoD"] == 2, counts  # x and y
+        assert counts["cuMemcpyDtoH"] == 2, counts  # the status word and the loss
+        assert counts.get("cuMemAlloc", 0) <= 2 and not counts.get("cuMemFree"), counts
+        assert counts["cuLaunchKernel"] == first["cuLaunchKernel"], counts
+    assert all(isinstance(p.current_value(), DeviceArray) for p in params)
+    reference, ref_params = mlp_step(values, "py")
+    np.testing.assert_allclose(losses, [reference(x, y) for x, y in batches], rtol=1e-4)
+    for p, q in zip(params, ref_params):
+        np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-3, atol=1e-5)
+
+
+def test_inference_on_the_cuda_runtime_uploads_only_its_input(stand_in, rng):
+    W = sn.shared(rng.normal(size=(96, 96)).astype("float32"), name="W")
+    x = sn.matrix("x", dtype="float32")
+    f = sn.function([x], sn.tanh(x @ W.T), backend="cuda")
+    xv = rng.random((8, 96), dtype=np.float32)
+    want = np.tanh(xv @ W.get_value().T)
+    np.testing.assert_allclose(f(xv), want, rtol=1e-5, atol=1e-5)
+    assert taken(stand_in)["cuMemcpyHtoD"] >= 2  # x, W (and the launch arguments)
+    for _ in range(2):
+        np.testing.assert_allclose(f(xv), want, rtol=1e-5, atol=1e-5)
+        counts = taken(stand_in)
+        assert counts["cuMemcpyHtoD"] == 1 and counts["cuMemcpyDtoH"] == 2, counts
+        assert not counts.get("cuMemAlloc"), counts
