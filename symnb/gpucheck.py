@@ -166,19 +166,22 @@ def compare(got: list, want: list) -> tuple[bool, float]:
 @contextlib.contextmanager
 def counting(runtime):
     """Counts of the runtime's uploads, downloads and other allocations (and their bytes)
-    while the block runs: its methods are wrapped on the instance, then restored."""
+    while the block runs: its methods are wrapped on the instance, then restored. A copy into
+    a pooled buffer (``write``) counts as an upload, a queued read (``read``) as a download,
+    and ``alloc`` is a buffer the pool had to ask the driver for."""
     counts: Counter = Counter()
-    names = ("upload", "download", "alloc")
+    kinds = {"upload": "upload", "write": "upload", "download": "download",
+             "read": "download", "alloc": "alloc"}  # fmt: skip
     inside = []  # an upload that allocates through ``alloc`` counts once, as an upload
-    for name in names:
+    for name, kind in kinds.items():
         original = getattr(runtime, name)
 
-        def counted(*args, _original=original, _name=name):
+        def counted(*args, _original=original, _kind=kind):
             if not inside:
-                counts[_name] += 1
-                size = args[0].nbytes if _name == "upload" else args[-1]
-                counts[_name + " bytes"] += int(size)
-            inside.append(_name)
+                counts[_kind] += 1
+                size = args[-1].nbytes if isinstance(args[-1], np.ndarray) else args[-1]
+                counts[_kind + " bytes"] += int(size)
+            inside.append(_kind)
             try:
                 return _original(*args)
             finally:
@@ -188,7 +191,7 @@ def counting(runtime):
     try:
         yield counts
     finally:
-        for name in names:
+        for name in kinds:
             vars(runtime).pop(name, None)
 
 

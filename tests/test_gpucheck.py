@@ -80,14 +80,22 @@ def test_compare_and_counting():
         def upload(self, array):
             return self.alloc(array.nbytes)
 
+        def write(self, buffer, array):
+            pass
+
         def download(self, buffer, nbytes):
             return np.zeros(nbytes, np.uint8)
+
+        def read(self, buffer, nbytes):
+            return self.download(buffer, nbytes)
 
     runtime = Runtime()
     with gpucheck.counting(runtime) as counts:
         runtime.upload(np.ones(4))
         runtime.alloc(16)
         runtime.download(None, 8)
-    assert counts == {"upload": 1, "upload bytes": 32, "alloc": 1, "alloc bytes": 16,
-                      "download": 1, "download bytes": 8}  # fmt: skip
+        runtime.write(None, np.ones(2))  # into a pooled buffer: an upload too
+        runtime.read(None, 4)  # queued: a download, counted once
+    assert counts == {"upload": 2, "upload bytes": 48, "alloc": 1, "alloc bytes": 16,
+                      "download": 2, "download bytes": 12}  # fmt: skip
     assert "upload" not in vars(runtime)  # restored

@@ -45,6 +45,9 @@ class StandInDriver:
             raise AttributeError(name)
         return lambda *args: self.ok(0)
 
+    def cuDriverGetVersion(self):
+        return self.ok(13000)  # a CUDA 13 driver, as the installed NVRTC needs
+
     def cuDeviceGetName(self, size, device):
         return self.ok(b"stand-in GPU\0")
 
