@@ -19,6 +19,7 @@ from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.kernels.lowering import lower
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.render.grid import render_program
+from symnb.backends.schedule import gpu
 from symnb.core.variable import Constant
 from tests.conftest import KERNELS_DIR, LOWERED, UNSAVED
 from tests.helpers import OPENCL_CHUNK
@@ -159,7 +160,9 @@ def test_every_kernel_compiles_with_nvrtc(arch):
 
     def compiled(chunk) -> bool:
         names = [f"sn_kernel_{i}" for i in range(len(chunk))]
-        ptx = compile_ptx(render_program(CUDADialect(), chunk, names), arch, FAST_COMPILE)
+        schedules = [gpu.schedule(kernel, None) for kernel in chunk]
+        program = render_program(CUDADialect(), chunk, names, schedules)
+        ptx = compile_ptx(program, arch, FAST_COMPILE)
         return all(f".entry {name}(".encode() in ptx for name in names)
 
     with ThreadPoolExecutor(max(1, min(len(chunks), os.cpu_count() or 1))) as pool:

@@ -25,8 +25,6 @@ from symnb.backends.kernels.ir import Load, Unsupported, closure
 
 #: the product's C text (micro-kernel, packing, threads, entry helper)
 HEADER = Path(__file__).with_name("contract.h")
-#: accumulating types the product is written for
-FLOATS = ("float32", "float64")
 
 
 @functools.cache
@@ -39,10 +37,10 @@ class ContractLoops:
 
     streams = False
 
-    def __init__(self, r, kernel):
+    def __init__(self, r, kernel, schedule):
         self.r, self.k = r, kernel
         self.nin = len(kernel.inputs)
-        self.threshold = 1 << 22  # the product's own (SN_CONTRACT_PARALLEL_MIN)
+        self.threshold = schedule.parallel_min
 
     def source(self) -> str:
         body = self.k.body
@@ -115,16 +113,3 @@ class ContractLoops:
             f"static inline int {name}(int64_t *const *{table}, int64_t {i}) {{\n"
             f"    (void){table}; (void){i};\n    return {' && '.join(tests) or '1'};\n}}"
         )
-
-
-def packable(kernel) -> bool:
-    """Whether a ``Contract`` kernel has the packed product's form: one output of a float
-    dtype, accumulated in it. Others are written as the sum they are (``loops.py``)."""
-    body = kernel.body
-    dtypes = {body.acc_dtype, kernel.outputs[0].dtype}
-    return (
-        len(kernel.outputs) == 1
-        and len(dtypes) == 1
-        and dtypes <= set(FLOATS)
-        and all(np.dtype(op.dtype).kind in "biuf" for op in kernel.inputs)
-    )

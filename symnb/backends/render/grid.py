@@ -7,7 +7,8 @@ combining their partial reductions in local memory between barriers. The argumen
 launch ABI's (``symnb/backends/plan.py``) with ``a`` in device memory and one pointer
 parameter per operand; a row whose check fails sets ``status`` to 1 (the kernel declines).
 
-The dialect supplies ``entry_signature``, the thread indices (``global_id``, ``global_size``,
+The schedule (``symnb/backends/schedule/gpu.py``) gives the work-group size and a product's
+tiles; the dialect supplies ``entry_signature``, the thread indices (``global_id``, ``global_size``,
 ``group_id``, ``group_count``, ``local_id``), ``barrier``, ``local_array`` and ``space`` (the
 qualifier of device pointers).
 """
@@ -17,49 +18,42 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import (
-    Contract,
     Extent,
     Gather,
     Index,
     Load,
-    Map,
-    Reduce,
     RowValue,
     Stored,
     Unsupported,
     closure,
     identity,
 )
-
-#: work-items of a row program's work-group (a power of two; the launcher uses it)
-GROUP = 64
-#: a matrix product's tiling: a work-group computes TILE x TILE outputs, each of its
-#: TILE_ITEMS work-items WORK x WORK of them, reading k TILE_K at a time through local memory
-TILE, TILE_K, WORK = 64, 16, 4
-SIDE = TILE // WORK
-TILE_ITEMS = SIDE * SIDE
+from symnb.backends.schedule.base import GpuGrid
 
 
-def render_grid(r, kernel) -> str:
-    return render_program(r, [kernel], ["sn_kernel"])
+def render_grid(r, kernel, schedule: GpuGrid) -> str:
+    return render_program(r, [kernel], ["sn_kernel"], [schedule])
 
 
-def render_program(r, kernels, names) -> str:
-    """One program holding every kernel under its name (helpers written once): a device
-    compiler builds many kernels in one run for about the cost of one."""
+def render_program(r, kernels, names, schedules) -> str:
+    """One program holding every kernel under its name (helpers written once), each laid out
+    as its schedule says: a device compiler builds many kernels in one run for about the cost
+    of one. The kernels of one program share its work-group size (``SN_GROUP``)."""
     r = r.fresh()
+    groups = {s.group for s in schedules}
+    if len(groups) != 1:
+        raise ValueError(f"one program's kernels have work-groups of {sorted(groups)} items")
     entries = []
-    for kernel, name in zip(kernels, names):
-        writers = {Map: MapGrid, Reduce: ReduceGrid, Contract: ContractGrid}
-        writer = writers.get(type(kernel.body), RowGrid)(r, kernel)
+    for kernel, name, schedule in zip(kernels, names, schedules):
+        writer = WRITERS[schedule.strategy](r, kernel, schedule)
         entries.append(writer.source().replace("sn_kernel(", f"{name}(", 1))
     preamble = r.preamble(*kernels)
-    return "\n".join([preamble, f"#define SN_GROUP {GROUP}", r.helper_source(), *entries])
+    return "\n".join([preamble, f"#define SN_GROUP {groups.pop()}", r.helper_source(), *entries])
 
 
 class _Grid:
-    def __init__(self, r, kernel):
-        self.r, self.k = r, kernel
+    def __init__(self, r, kernel, schedule: GpuGrid):
+        self.r, self.k, self.s = r, kernel, schedule
         self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
         self.nops = self.nin + self.nout
         self.g = r.space
@@ -257,22 +251,23 @@ class RowGrid(_Grid):
 
 
 class ContractGrid(_Grid):
-    """A matrix product (``Contract``) in tiles: a work-group per TILE x TILE block of outputs
-    (a grid-stride loop over the blocks of every batch), k advancing TILE_K at a time. Each
-    step loads a TILE x TILE_K block of ``left`` and a TILE_K x TILE block of ``right`` into
-    local memory (zeros past the edges, so any size works) between barriers; each work-item
-    then accumulates its WORK x WORK outputs in registers. Operands are read through their
-    strides, so transposed and broadcast operands need no copy."""
+    """A matrix product (``Contract``) in tiles: a work-group per tile x tile block of outputs
+    (a grid-stride loop over the blocks of every batch), k advancing tile_k at a time (the
+    schedule's). Each step loads a tile x tile_k block of ``left`` and a tile_k x tile block
+    of ``right`` into local memory (zeros past the edges, so any size works) between barriers;
+    each work-item then accumulates its work x work outputs in registers. Operands are read
+    through their strides, so transposed and broadcast operands need no copy."""
 
     def source(self) -> str:
+        tile, tile_k, work, side, items = self._geometry()
         c = self.k.body
         if c.groups != (1, 1, 1):
             raise Unsupported("a product over groups of axes (one axis each for m, k and n on "
                               "a device)")  # fmt: skip
         left_t, right_t = (self.t(self.k.values[v].dtype) for v in (c.left, c.right))
         lines = [
-            self.r.local_array(left_t, "ta", str(TILE_K * (TILE + 1))),
-            self.r.local_array(right_t, "tb", str(TILE_K * TILE)),
+            self.r.local_array(left_t, "ta", str(tile_k * (tile + 1))),
+            self.r.local_array(right_t, "tb", str(tile_k * tile)),
             self.header(),
             "    const int64_t M = shape[nd - 3], K = shape[nd - 2], N = shape[nd - 1];",
         ]
@@ -280,22 +275,22 @@ class ContractGrid(_Grid):
                   f"sk{j} = st[{j} * nd + nd - 2], sn{j} = st[{j} * nd + nd - 1];"
                   for j in range(self.nops)]  # fmt: skip
         lines += [
-            f"    const int64_t lid = {self.r.local_id}, tx = lid % {SIDE}, ty = lid / {SIDE};",
-            f"    const int64_t tm = (M + {TILE - 1}) / {TILE}, tn = (N + {TILE - 1}) / {TILE};",
+            f"    const int64_t lid = {self.r.local_id}, tx = lid % {side}, ty = lid / {side};",
+            f"    const int64_t tm = (M + {tile - 1}) / {tile}, tn = (N + {tile - 1}) / {tile};",
             "    int64_t blocks = tm * tn;",
             "    for (int64_t d = 0; d + 3 < nd; d++) blocks *= shape[d];",
             f"    for (int64_t blk = {self.r.group_id}; blk < blocks; "
             f"blk += {self.r.group_count}) {{",
-            f"        const int64_t m0 = blk % (tm * tn) / tn * {TILE}, n0 = blk % tn * {TILE};",
+            f"        const int64_t m0 = blk % (tm * tn) / tn * {tile}, n0 = blk % tn * {tile};",
             self.offsets("blk / (tm * tn)", "nd - 4"),
-            f"        {self.t(c.acc_dtype)} acc[{WORK * WORK}];",
-            f"        for (int w = 0; w < {WORK * WORK}; w++) acc[w] = "
+            f"        {self.t(c.acc_dtype)} acc[{work * work}];",
+            f"        for (int w = 0; w < {work * work}; w++) acc[w] = "
             f"{self.r.literal(0, c.acc_dtype)};",
-            f"        for (int64_t k0 = 0; k0 < K; k0 += {TILE_K}) {{",
-            self._tile("ta", c.left, left_t, f"kk * {TILE + 1} + mm", "m", f"e % {TILE_K}",
-                       f"e / {TILE_K}"),
-            self._tile("tb", c.right, right_t, f"kk * {TILE} + nn", "n", f"e / {TILE}",
-                       f"e % {TILE}"),
+            f"        for (int64_t k0 = 0; k0 < K; k0 += {tile_k}) {{",
+            self._tile("ta", c.left, left_t, f"kk * {tile + 1} + mm", "m", f"e % {tile_k}",
+                       f"e / {tile_k}"),
+            self._tile("tb", c.right, right_t, f"kk * {tile} + nn", "n", f"e / {tile}",
+                       f"e % {tile}"),
             f"            {self.r.barrier};",
             self._multiply(c.acc_dtype),
             f"            {self.r.barrier};",
@@ -305,18 +300,23 @@ class ContractGrid(_Grid):
         ]  # fmt: skip
         return f"\n{self.r.entry_signature(self.nops)} {{\n" + "\n".join(lines) + "\n}"
 
-    def _tile(self, name, value, ctype, at, side, kk, rest) -> str:
-        """Load ``value`` at (m, k) (``side`` "m": the left tile) or (k, n) into ``name``."""
-        index = "mm" if side == "m" else "nn"
-        other = "m" if side == "m" else "n"
-        bound = "M" if side == "m" else "N"
+    def _geometry(self) -> tuple[int, int, int, int, int]:
+        s = self.s
+        return s.tile, s.tile_k, s.work, s.side, s.tile_items
+
+    def _tile(self, name, value, ctype, at, which, kk, rest) -> str:
+        """Load ``value`` at (m, k) (``which`` "m": the left tile) or (k, n) into ``name``."""
+        tile, tile_k, work, side, items = self._geometry()
+        index = "mm" if which == "m" else "nn"
+        other = "m" if which == "m" else "n"
+        bound = "M" if which == "m" else "N"
 
         def element(j):
             return self.at(j, f"o{j} + {other} * s{other}{j} + k * sk{j}")
 
         refs = closure(self.k.values, [value])
         zero = self.r.literal(0, self.k.values[value].dtype)
-        return f"""            for (int64_t e = lid; e < {TILE * TILE_K}; e += {TILE_ITEMS}) {{
+        return f"""            for (int64_t e = lid; e < {tile * tile_k}; e += {items}) {{
                 const int64_t kk = {kk}, {index} = {rest};
                 const int64_t {other} = {other}0 + {index}, k = k0 + kk;
                 {ctype} value = {zero};
@@ -328,28 +328,35 @@ class ContractGrid(_Grid):
             }}"""
 
     def _multiply(self, acc_dtype) -> str:
+        tile, tile_k, work, side, items = self._geometry()
         acc = self.t(acc_dtype)
-        return f"""            for (int kk = 0; kk < {TILE_K}; kk++) {{
-                {acc} av[{WORK}], bv[{WORK}];
-                for (int w = 0; w < {WORK}; w++) {{
-                    av[w] = ({acc})ta[kk * {TILE + 1} + ty + w * {SIDE}];
-                    bv[w] = ({acc})tb[kk * {TILE} + tx + w * {SIDE}];
+        return f"""            for (int kk = 0; kk < {tile_k}; kk++) {{
+                {acc} av[{work}], bv[{work}];
+                for (int w = 0; w < {work}; w++) {{
+                    av[w] = ({acc})ta[kk * {tile + 1} + ty + w * {side}];
+                    bv[w] = ({acc})tb[kk * {tile} + tx + w * {side}];
                 }}
-                for (int i = 0; i < {WORK}; i++)
-                    for (int j = 0; j < {WORK}; j++) acc[i * {WORK} + j] += av[i] * bv[j];
+                for (int i = 0; i < {work}; i++)
+                    for (int j = 0; j < {work}; j++) acc[i * {work} + j] += av[i] * bv[j];
             }}"""
 
     def _store(self) -> str:
+        tile, tile_k, work, side, items = self._geometry()
         out = self.nin
         t = self.t(self.k.outputs[0].dtype)
         target = self.at(out, f"o{out} + m * sm{out} + n * sn{out}")
-        return f"""        for (int i = 0; i < {WORK}; i++) {{
-            const int64_t m = m0 + ty + i * {SIDE};
-            for (int j = 0; j < {WORK}; j++) {{
-                const int64_t n = n0 + tx + j * {SIDE};
-                if (m < M && n < N) {target} = ({t})acc[i * {WORK} + j];
+        return f"""        for (int i = 0; i < {work}; i++) {{
+            const int64_t m = m0 + ty + i * {side};
+            for (int j = 0; j < {work}; j++) {{
+                const int64_t n = n0 + tx + j * {side};
+                if (m < M && n < N) {target} = ({t})acc[i * {work} + j];
             }}
         }}"""
+
+
+#: the writer of each strategy (``GpuGrid.strategy``)
+WRITERS = {"elements": MapGrid, "outputs": ReduceGrid, "group-rows": RowGrid,
+           "tiles": ContractGrid}  # fmt: skip
 
 
 def _per_element(grid: _Grid, ref: int) -> bool:

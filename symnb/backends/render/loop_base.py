@@ -1,39 +1,28 @@
 """What every CPU loop writer shares: the operands' loads, the launch's decoding and the walk
 over rows (``LoopWriter``); maps and row programs are written in loops.py, reductions in
-reductions.py."""
+reductions.py. Each writer spells the schedule it is given (``symnb/backends/schedule``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-#: elements below which a kernel stays on one thread. A parallel region costs a few us on an
-#: idle machine but milliseconds when other processes hold the cores, so only kernels of about
-#: a millisecond of work use threads. Cheap arithmetic once waited for 4M elements (memory-bound,
-#: it gains little in the caches), but maps of 1-2M elements gained on two threads once
-#: OpenBLAS's pool no longer spun on the second core (runner.c's SERIAL_MAX; the numbers are
-#: in docs/benchmarks.md, "Measurements behind the code").
-PARALLEL_MIN = 1 << 20
-
 
 class LoopWriter:
-    """Operand access shared by the loop writers."""
+    """Operand access shared by the loop writers; ``s``: the kernel's schedule."""
 
     streams = False
 
-    def __init__(self, r, kernel):
-        self.r, self.k = r, kernel
+    def __init__(self, r, kernel, schedule):
+        self.r, self.k, self.s = r, kernel, schedule
         self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
         self.nops = self.nin + self.nout
-        self.threshold = PARALLEL_MIN
+        self.threshold = schedule.parallel_min
 
     def t(self, dtype: str) -> str:
         return self.r.type_name(dtype)
 
-    def may_reach(self, elements: int) -> bool:
-        return self.k.size is None or self.k.size >= elements
-
     def threaded(self) -> bool:
-        return self.may_reach(self.threshold)
+        return self.s.threads
 
     def out_type(self, j: int) -> str:
         return self.t(self.k.outputs[j].dtype)

@@ -1,10 +1,11 @@
 """The CPU form of each loop shape: loop nests over the index space, threads, SIMD.
 
-Maps get a flat loop for contiguous calls (threaded when large, with streaming stores for
-outputs far larger than the caches) and a strided row loop for the rest; row programs run
-their passes over each row with rows split between threads; reductions are written in
-reductions.py, and what all three share in loop_base.py. The dialect supplies the spelling
-of threads (``parallel_for``, ``team``), SIMD (``simd``), ``prefetch`` and streaming stores.
+Maps get a flat loop for contiguous calls (threaded, with streaming stores, where the
+schedule says) and a strided row loop for the rest, plus the row variants the schedule asks
+for; row programs run their passes over each row with rows split between threads; reductions
+are written in reductions.py, and what all three share in loop_base.py. The schedule
+(``symnb/backends/schedule/cpu.py``) decides; the dialect supplies the spelling of threads
+(``parallel_for``, ``team``), SIMD (``simd``), ``prefetch`` and streaming stores.
 """
 
 from __future__ import annotations
@@ -12,47 +13,30 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import (
-    Contract,
     Extent,
     Gather,
     Index,
     Load,
-    Map,
-    Reduce,
     RowValue,
     Stored,
     closure,
     depends,
     identity,
 )
-from symnb.backends.render.contract import ContractLoops, packable
-from symnb.backends.render.loop_base import PARALLEL_MIN, LoopWriter, indent
+from symnb.backends.render.contract import ContractLoops
+from symnb.backends.render.loop_base import LoopWriter, indent
 from symnb.backends.render.reductions import ReduceLoops
 from symnb.backends.render.runtime import runtime
-
-#: row programs (softmax, cross-entropy, logsumexp) split rows between threads from this many
-#: elements: waking the other thread costs more than half a millisecond of exp saves
-#: (docs/benchmarks.md, "Measurements behind the code")
-ROW_PARALLEL_MIN = 1 << 20
-#: output bytes from which a flat loop writes with streaming stores: an output this much larger
-#: than the caches is evicted before anything reads it, and normal stores would first read each
-#: line in (write-allocate), one more stream of memory traffic.
-STREAM_MIN_BYTES = 1 << 24
-#: the staging block, in bytes: results are computed into it (vectorised, in L1), then copied
-#: out one 64-byte line per streaming store.
-STREAM_BLOCK_BYTES = 512
-#: elements per chunk of a row pass that prefetches the next row
-PREFETCH_CHUNK = 64
+from symnb.backends.schedule.base import CpuContract, CpuMap, CpuReduce, CpuRows
 
 
-def render_loops(r, kernel) -> str:
-    """The entry point and its loops for a CPU dialect ``r``."""
+def render_loops(r, kernel, schedule) -> str:
+    """The entry point and its loops for a CPU dialect ``r``, as ``schedule`` lays them out
+    (a product the schedule does not pack is written as the sum it is)."""
     r = r.fresh()
-    writers = {Map: MapLoops, Reduce: ReduceLoops, Contract: ContractLoops}
-    writer = writers.get(type(kernel.body), RowLoops)
-    if writer is ContractLoops and not packable(kernel):
-        writer = ReduceLoops  # a product is a sum
-    writer = writer(r, kernel)
+    writers = {CpuMap: MapLoops, CpuReduce: ReduceLoops, CpuContract: ContractLoops,
+               CpuRows: RowLoops}  # fmt: skip
+    writer = writers[type(schedule)](r, kernel, schedule)
     entry = writer.source()
     return "\n".join(
         [
@@ -67,16 +51,11 @@ def render_loops(r, kernel) -> str:
 class MapLoops(LoopWriter):
     """out[i] = f(in...[i]) over a broadcast index space (one output)."""
 
-    def __init__(self, r, kernel):
-        super().__init__(r, kernel)
-        self.threshold = map_threshold(kernel)
-
     def source(self) -> str:
         ((out, value),) = self.k.body.stores
         self.refs = closure(self.k.values, [value])
         out_t, result = self.out_type(out), f"v{value}"
-        itemsize = np.dtype(self.k.outputs[out].dtype).itemsize
-        self.streams = self.r.streams and self.may_reach(STREAM_MIN_BYTES // itemsize)
+        self.streams = self.s.stream
         chunk = self.streamed(out_t, result) if self.streams else _PLAIN_CHUNK
         parts = [self.flat(out_t, result), chunk, self.strided(out_t, result)]
         if self.row_constants():
@@ -89,8 +68,8 @@ class MapLoops(LoopWriter):
         return lambda item: self.load(item, strided, constants, steps)
 
     def row_constants(self) -> tuple[int, ...]:
-        """The inputs whose type makes them likely constant along a row (``row_constant``)."""
-        return tuple(k for k, op in enumerate(self.k.inputs) if op.row_constant)
+        """The inputs a row variant reads once (the schedule's ``constant_rows``)."""
+        return self.s.constant_rows
 
     def constant_row(self, out_t: str, result: str) -> str:
         """A row where the ``row_constants`` inputs have stride 0 and the rest unit stride
@@ -101,11 +80,9 @@ class MapLoops(LoopWriter):
                                 "(void)st; (void)last;")  # fmt: skip
 
     def row_steps(self) -> tuple[int, ...] | None:
-        """The element steps along a row the planner expects (``Operand.row_step``, 1 where
-        it does not say) of the inputs then the output, when one of them is not 1."""
-        steps = tuple(1 if op.row_step is None else op.row_step
-                      for op in self.k.inputs + self.k.outputs)  # fmt: skip
-        return steps if any(s != 1 for s in steps) else None
+        """The element steps of the inputs then the output compiled into a row variant (the
+        schedule's ``row_steps``), or None."""
+        return self.s.row_steps
 
     def stepped_row(self, out_t: str, result: str) -> str:
         """A row whose operands take the ``row_steps`` (compiled in: the C compiler
@@ -167,7 +144,7 @@ static void {head} {{
         hoist = "\n    ".join(self.hoisted(strided=False))
         return f"""
 #if SN_STREAM
-#define SN_BLOCK ({STREAM_BLOCK_BYTES} / (int64_t)sizeof({out_t}))
+#define SN_BLOCK ({self.s.stream_block_bytes} / (int64_t)sizeof({out_t}))
 static void sn_block(int64_t lo, char *const *p, {out_t} *restrict buf) {{
     {hoist}
     {self.r.simd([])}
@@ -189,7 +166,7 @@ static void sn_flat_stream(int64_t lo, int64_t hi, char *const *p) {{
     int64_t i = lo + head;
     for (; i + SN_BLOCK <= hi; i += SN_BLOCK) {{
         sn_block(i, p, buf);
-        sn_stream_copy((char *)(out + i), (const char *)buf, {STREAM_BLOCK_BYTES});
+        sn_stream_copy((char *)(out + i), (const char *)buf, {self.s.stream_block_bytes});
     }}
     sn_stream_fence();
     sn_flat(i, hi, p);
@@ -217,7 +194,8 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 }}"""
 
     def entry(self, out_t: str) -> str:
-        stream = f"n * (int64_t)sizeof({out_t}) >= {STREAM_MIN_BYTES}" if self.streams else "0"
+        streams = f"n * (int64_t)sizeof({out_t}) >= {self.s.stream_min_bytes}"
+        stream = streams if self.streams else "0"
         flat = self.threaded_flat(stream) if self.threaded() else "sn_chunk(0, shape[0], p0, 0);"
         return f"""
 {self.r.driver_signature()} {{
@@ -263,18 +241,6 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         }}"""
 
 
-def map_threshold(kernel) -> int:
-    """Elements from which a map's rows are split between threads: PARALLEL_MIN, fewer where
-    operands take steps along the rows (``Operand.row_step``): an operand stepping s elements
-    touches s times the memory per element (each cache line serves 1/s of its elements), so
-    a 2x2 max-pool's maps over four windows views take threads at a quarter of the size.
-    Weighing every map by the bytes it moves instead split small maps of more arrays too,
-    which ran slower (docs/benchmarks.md, "Measurements behind the code")."""
-    arrays = [op for op in kernel.inputs + kernel.outputs if not (op.scalar or op.per_row)]
-    touched = sum(op.row_step or 1 for op in arrays)  # a map has its output at least
-    return -(-PARALLEL_MIN * len(arrays) // touched)
-
-
 #: ``sn_chunk`` of a kernel whose output is too small for streaming stores
 _PLAIN_CHUNK = """
 static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
@@ -286,9 +252,8 @@ static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
 class RowLoops(LoopWriter):
     """Row programs: per row (rows split between threads), the passes then the finals."""
 
-    def __init__(self, r, kernel):
-        super().__init__(r, kernel)
-        self.threshold = ROW_PARALLEL_MIN
+    def __init__(self, r, kernel, schedule):
+        super().__init__(r, kernel, schedule)
         element = (Index, Stored)
         self.element = {
             i for i in range(len(kernel.values))
@@ -413,11 +378,12 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         pragma = self.r.simd([(p.kind, "acc")])
         loop = (f"{pragma}\n    for (int64_t i = lo; i < hi; i++) "
                 f"{{\n{body}\n        {update}\n    }}")  # fmt: skip
-        if p.block:
+        block = self.s.blocks[step]
+        if block:
             total_t = self.t(p.total_dtype)
             return [f"{total_t} tot{step} = 0;", *self.next_rows(step, strided),
-                    f"for (int64_t lo = 0; lo < n; lo += {p.block}) {{",
-                    f"    const int64_t hi = lo + {p.block} < n ? lo + {p.block} : n;",
+                    f"for (int64_t lo = 0; lo < n; lo += {block}) {{",
+                    f"    const int64_t hi = lo + {block} < n ? lo + {block} : n;",
                     f"    {acc_t} acc = {start};",
                     indent(self.prefetched(step, strided, loop, "hi - lo")),
                     f"    tot{step} += acc;", "}",
@@ -431,7 +397,7 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         """The pass over [0, n): in chunks that prefetch the next row where that pays."""
         if not self.prefetches(step, strided):
             return "{\n    const int64_t lo = 0, hi = n;\n" + indent(loop) + "\n}"
-        c = PREFETCH_CHUNK
+        c = self.s.prefetch_chunk
         ahead = "".join(line + "\n" for line in self.next_rows(step, strided))
         chunk = indent(self.prefetched(step, strided, loop, c))
         return (f"{ahead}int64_t lo = 0;\nfor (; lo + {c} <= n; lo += {c}) {{\n"
@@ -439,9 +405,9 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
                 f"\n}}\n{{\n    const int64_t hi = n;\n{indent(loop)}\n}}")  # fmt: skip
 
     def prefetches(self, step: int, strided: bool) -> bool:
-        """A second pass over flat rows reads what the first left in cache and computes
-        (exp): it fetches the next row meanwhile, so the next first pass finds it in cache."""
-        return step == 1 and not strided and bool(self.r.prefetch("x"))
+        """Whether pass ``step`` over a flat row fetches the next row meanwhile (the
+        schedule's ``prefetch``)."""
+        return step in self.s.prefetch and not strided
 
     def fetched_inputs(self):
         """The inputs whose next row a prefetching pass fetches: (index, item size)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.backends.kernels.ir import SHORT_ROW, closure, identity
+from symnb.backends.kernels.ir import closure, identity
 from symnb.backends.render.loop_base import LoopWriter, indent
 
 
@@ -29,8 +29,9 @@ class ReduceLoops(LoopWriter):
         return "\n".join(parts)
 
     def blocks(self) -> bool:
-        """Whether short rows may be summed in blocks (``block``; ``Reduce.blocks``)."""
-        return self.k.body.blocks
+        """Whether short rows may be summed in blocks (``block``; the schedule's
+        ``short_rows``)."""
+        return self.s.short_rows is not None
 
     def block(self, acc_t: str, out_t: str) -> str:
         """m short rows of n unit-strided elements that all reduce into one output (the last
@@ -44,7 +45,7 @@ class ReduceLoops(LoopWriter):
         out = f"*({out_t} *)p0[{self.nin}]"
         final = self.combine(out, f"({out_t})acc", self.k.outputs[0].dtype)
         return f"""
-#define SN_BLOCK_N {SHORT_ROW}
+#define SN_BLOCK_N {self.s.short_rows}
 static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st,
                           int64_t last) {{
     char *p[{self.nops}];

@@ -11,7 +11,7 @@ import pytest
 from scipy import special
 
 import symnb as sn
-from symnb.backends.render.loops import PARALLEL_MIN, ROW_PARALLEL_MIN
+from symnb.backends.schedule.cpu import PARALLEL_MIN, ROW_PARALLEL_MIN
 from tests.helpers import tolerance
 
 CALLS = 5
