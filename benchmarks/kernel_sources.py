@@ -4,8 +4,9 @@ renderer (or of the schedule step) kernel by kernel.
 ``python -m benchmarks.kernel_sources dump DIR [--mode full,quick] [--suite DIR2]`` builds each
 timed benchmark workload (benchmarks/workloads.py) with backend "c" and writes the C of every
 kernel its compilation rendered to ``DIR/c/<workload>-<mode>/<n>.c``; the same kernel
-descriptions, and those a test run left in ``DIR2`` (``SYMNB_SUITE_KERNELS=DIR2 pytest ...``,
-tests/conftest.py), are rendered as OpenCL C and CUDA C into ``DIR/opencl`` and ``DIR/cuda``.
+descriptions are rendered as OpenCL C and CUDA C into ``DIR/opencl`` and ``DIR/cuda``, and
+those a test run left in ``DIR2`` (``SYMNB_SUITE_KERNELS=DIR2 pytest ...``, tests/conftest.py)
+in all three into ``DIR/*/suite``.
 The descriptions are kept in ``DIR/kernels.pickle``.
 
 ``python -m benchmarks.kernel_sources render DIR OUT`` renders the descriptions kept in DIR
@@ -87,11 +88,10 @@ def render(kernel, dialect: str) -> str | None:
 
 
 def write(groups: dict[str, list], out: Path) -> int:
-    """Every kernel of every group in every dialect (C only for workloads' own C) under out."""
+    """Every kernel of every group in every dialect under out."""
     count = 0
     for group, kernels in groups.items():
-        dialects = ("opencl", "cuda") if group.startswith("suite") else ("c", "opencl", "cuda")
-        for dialect in dialects:
+        for dialect in DIALECTS:
             folder = out / dialect / group
             folder.mkdir(parents=True, exist_ok=True)
             ext = {"c": "c", "opencl": "cl", "cuda": "cu"}[dialect]
