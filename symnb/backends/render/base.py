@@ -86,6 +86,7 @@ class Renderer:
     int_suffix = "LL"
     streams = False  # capabilities the CPU schedule reads: streaming stores,
     prefetches = False  # prefetch instructions
+    space = ""  # the qualifier of pointers to the operands' memory (a GPU's global space)
 
     def __init__(self):
         self.helpers: dict[str, str] = {}

@@ -40,7 +40,6 @@ class ContractLoops:
     def __init__(self, r, kernel, schedule):
         self.r, self.k = r, kernel
         self.nin = len(kernel.inputs)
-        self.threshold = schedule.parallel_min
 
     def source(self) -> str:
         body = self.k.body

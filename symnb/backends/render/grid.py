@@ -15,8 +15,6 @@ qualifier of device pointers).
 
 from __future__ import annotations
 
-import numpy as np
-
 from symnb.backends.kernels.ir import (
     Extent,
     Gather,
@@ -28,6 +26,8 @@ from symnb.backends.kernels.ir import (
     closure,
     identity,
 )
+from symnb.backends.render.maps import MapWriter
+from symnb.backends.render.walk import Walk
 from symnb.backends.schedule.base import GpuGrid
 
 
@@ -51,73 +51,7 @@ def render_program(r, kernels, names, schedules) -> str:
     return "\n".join([preamble, f"#define SN_GROUP {groups.pop()}", r.helper_source(), *entries])
 
 
-class _Grid:
-    def __init__(self, r, kernel, schedule: GpuGrid):
-        self.r, self.k, self.s = r, kernel, schedule
-        self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
-        self.nops = self.nin + self.nout
-        self.g = r.space
-
-    def t(self, dtype: str) -> str:
-        return self.r.type_name(dtype)
-
-    def operand(self, k: int):
-        return (self.k.inputs + self.k.outputs)[k]
-
-    def header(self) -> str:
-        return (f"    const int64_t nd = a[0];\n"
-                f"    {self.g}const int64_t *shape = a + 1;\n"
-                f"    {self.g}const int64_t *st = a + 1 + nd;\n")  # fmt: skip
-
-    def offsets(self, index: str, dims: str, offsets: str = "o") -> str:
-        """Decode ``index`` over the axes ``d`` of ``dims`` into each operand's byte offset."""
-        zero = ", ".join(f"{offsets}{k} = 0" for k in range(self.nops))
-        adds = "\n".join(
-            f"            {offsets}{k} += i * st[{k} * nd + d];" for k in range(self.nops)
-        )
-        return f"""        int64_t rest = {index}, {zero};
-        for (int64_t d = {dims}; d >= 0; d--) {{
-            const int64_t i = rest % shape[d];
-            rest /= shape[d];
-{adds}
-        }}"""
-
-    def at(self, k: int, offset: str) -> str:
-        t = self.t(self.operand(k).dtype)
-        const = "const " if k < self.nin else ""
-        return f"*({self.g}{const}{t} *)(p{k} + {offset})"
-
-    def body(self, refs, leaf, indent: str = "        ") -> str:
-        lines = self.r.statements(self.k.values, refs, leaf)
-        return "\n".join(indent + line for line in lines)
-
-    def combine(self, kind: str, acc: str, x: str, dtype: str) -> str:
-        if kind in ("max", "min"):
-            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
-        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
-        if kind in ("sum", "prod") and np.dtype(dtype).kind in "iu":
-            return self.r.wrapping(op, [acc, x], dtype)  # no signed overflow
-        return f"({self.t(dtype)})({acc} {op} {x})"
-
-
-class MapGrid(_Grid):
-    def source(self) -> str:
-        ((out, value),) = self.k.body.stores
-        refs = closure(self.k.values, [value])
-        leaf = _leaf(self, lambda k: self.at(k, f"o{k}"))
-        return f"""
-{self.r.entry_signature(self.nops)} {{
-{self.header()}    int64_t total = 1;
-    for (int64_t d = 0; d < nd; d++) total *= shape[d];
-    for (int64_t e = {self.r.global_id}; e < total; e += {self.r.global_size}) {{
-{self.offsets("e", "nd - 1")}
-{self.body(refs, leaf)}
-        {self.at(self.nin + out, f"o{self.nin + out}")} = v{value};
-    }}
-}}"""
-
-
-class ReduceGrid(_Grid):
+class ReduceGrid(Walk):
     """One work-item per output element, looping over the reduced axes (out stride 0)."""
 
     def source(self) -> str:
@@ -170,7 +104,7 @@ class ReduceGrid(_Grid):
             }}"""
 
 
-class RowGrid(_Grid):
+class RowGrid(Walk):
     """A work-group per row: work-items split each pass, reductions meet in local memory."""
 
     def source(self) -> str:
@@ -250,7 +184,7 @@ class RowGrid(_Grid):
         ]
 
 
-class ContractGrid(_Grid):
+class ContractGrid(Walk):
     """A matrix product (``Contract``) in tiles: a work-group per tile x tile block of outputs
     (a grid-stride loop over the blocks of every batch), k advancing tile_k at a time (the
     schedule's). Each step loads a tile x tile_k block of ``left`` and a tile_k x tile block
@@ -355,11 +289,11 @@ class ContractGrid(_Grid):
 
 
 #: the writer of each strategy (``GpuGrid.strategy``)
-WRITERS = {"elements": MapGrid, "outputs": ReduceGrid, "group-rows": RowGrid,
+WRITERS = {"elements": MapWriter, "outputs": ReduceGrid, "group-rows": RowGrid,
            "tiles": ContractGrid}  # fmt: skip
 
 
-def _per_element(grid: _Grid, ref: int) -> bool:
+def _per_element(grid: Walk, ref: int) -> bool:
     values = grid.k.values
     for i in closure(values, [ref]):
         item = values[i]
@@ -372,7 +306,7 @@ def _per_element(grid: _Grid, ref: int) -> bool:
     return False
 
 
-def _leaf(grid: _Grid, element, rows: bool = False):
+def _leaf(grid: Walk, element, rows: bool = False):
     """Spells the values that read memory or the loop, for a grid writer."""
 
     def spell(item) -> str:

@@ -24,9 +24,10 @@ from symnb.backends.kernels.ir import (
     identity,
 )
 from symnb.backends.render.contract import ContractLoops
-from symnb.backends.render.loop_base import LoopWriter, indent
+from symnb.backends.render.maps import MapWriter
 from symnb.backends.render.reductions import ReduceLoops
 from symnb.backends.render.runtime import runtime
+from symnb.backends.render.walk import Walk, indent
 from symnb.backends.schedule.base import CpuContract, CpuMap, CpuReduce, CpuRows
 
 
@@ -34,7 +35,7 @@ def render_loops(r, kernel, schedule) -> str:
     """The entry point and its loops for a CPU dialect ``r``, as ``schedule`` lays them out
     (a product the schedule does not pack is written as the sum it is)."""
     r = r.fresh()
-    writers = {CpuMap: MapLoops, CpuReduce: ReduceLoops, CpuContract: ContractLoops,
+    writers = {CpuMap: MapWriter, CpuReduce: ReduceLoops, CpuContract: ContractLoops,
                CpuRows: RowLoops}  # fmt: skip
     writer = writers[type(schedule)](r, kernel, schedule)
     entry = writer.source()
@@ -42,214 +43,13 @@ def render_loops(r, kernel, schedule) -> str:
         [
             r.preamble(kernel, writer.streams),
             r.helper_source(),
-            runtime(writer.threshold, r.shared_helpers()),
+            runtime(schedule.parallel_min, r.shared_helpers()),
             entry,
         ]
     )
 
 
-class MapLoops(LoopWriter):
-    """out[i] = f(in...[i]) over a broadcast index space (one output)."""
-
-    def source(self) -> str:
-        ((out, value),) = self.k.body.stores
-        self.refs = closure(self.k.values, [value])
-        out_t, result = self.out_type(out), f"v{value}"
-        self.streams = self.s.stream
-        chunk = self.streamed(out_t, result) if self.streams else _PLAIN_CHUNK
-        parts = [self.flat(out_t, result), chunk, self.strided(out_t, result)]
-        if self.row_constants():
-            parts.append(self.constant_row(out_t, result))
-        if self.row_steps():
-            parts.append(self.stepped_row(out_t, result))
-        return "\n".join([*parts, self.entry(out_t)])
-
-    def leaf(self, strided: bool, constants=(), steps=None):
-        return lambda item: self.load(item, strided, constants, steps)
-
-    def row_constants(self) -> tuple[int, ...]:
-        """The inputs a row variant reads once (the schedule's ``constant_rows``)."""
-        return self.s.constant_rows
-
-    def constant_row(self, out_t: str, result: str) -> str:
-        """A row where the ``row_constants`` inputs have stride 0 and the rest unit stride
-        (a bias added to NCHW data, ``x / x.sum(1, keepdims=True)``): those inputs are read
-        once and the row is vectorised like a flat one, where the strided row was not."""
-        head = "sn_row_const(int64_t n, char *const *p, int64_t *const *st, int64_t last)"
-        return self.vector_loop(head, "0", "n", out_t, result, self.row_constants(),
-                                "(void)st; (void)last;")  # fmt: skip
-
-    def row_steps(self) -> tuple[int, ...] | None:
-        """The element steps of the inputs then the output compiled into a row variant (the
-        schedule's ``row_steps``), or None."""
-        return self.s.row_steps
-
-    def stepped_row(self, out_t: str, result: str) -> str:
-        """A row whose operands take the ``row_steps`` (compiled in: the C compiler
-        vectorises it with permutes and masked stores, where run-time strides left it a
-        scalar loop 8x slower)."""
-        steps = self.row_steps()
-        constants = tuple(k for k in range(self.nin) if steps[k] == 0)
-        head = "sn_row_step(int64_t n, char *const *p, int64_t *const *st, int64_t last)"
-        return self.vector_loop(head, "0", "n", out_t, result, constants,
-                                "(void)st; (void)last;", steps)  # fmt: skip
-
-    def stepped_test(self, axis: str) -> str:
-        """Every array operand's stride along ``axis`` is its ``row_steps`` elements."""
-        return self.steps_test(axis, self.row_steps())
-
-    def constant_row_test(self, axis: str) -> str:
-        """The ``row_constants`` inputs have stride 0 along ``axis``, every other array unit
-        stride."""
-        constants = self.row_constants()
-        steps = [0 if k in constants else 1 for k in range(self.nops)]
-        return self.steps_test(axis, steps)
-
-    def steps_test(self, axis: str, steps) -> str:
-        """Every array operand k (inputs then the output) has a stride of ``steps[k]``
-        elements along ``axis``."""
-        tests = [
-            f"st[{k}][{axis}] == {steps[k] * np.dtype(op.dtype).itemsize}"
-            for k, op in enumerate(self.k.inputs + self.k.outputs)
-            if not (op.scalar or op.per_row)
-        ]
-        return "(" + " && ".join(tests) + ")"
-
-    def flat(self, out_t: str, result: str) -> str:
-        head = "sn_flat(int64_t lo, int64_t hi, char *const *p)"
-        return self.vector_loop(head, "lo", "hi", out_t, result)
-
-    def vector_loop(self, head: str, lo: str, hi: str, out_t: str, result: str, constants=(),
-                    prelude: str = "", steps=None) -> str:  # fmt: skip
-        """A vectorised loop over [lo, hi) of unit-strided operands; ``constants``: inputs
-        read once instead (see ``constant_row``); ``steps``: the operands' element steps
-        (inputs then the output) where they are not 1 (see ``stepped_row``)."""
-        hoist = "\n    ".join([*([prelude] if prelude else []),
-                               *self.hoisted(strided=False, constants=constants)])  # fmt: skip
-        at = "i" if steps is None or steps[self.nin] == 1 else f"i * {steps[self.nin]}"
-        return f"""
-static void {head} {{
-    {hoist}
-    {out_t} *out = ({out_t} *)p[{self.nin}];
-    {self.r.simd([])}
-    for (int64_t i = {lo}; i < {hi}; i++) {{
-{self.body(self.refs, self.leaf(False, constants, steps))}
-        out[{at}] = {result};
-    }}
-}}"""
-
-    def streamed(self, out_t: str, result: str) -> str:
-        """Large outputs: blocks computed into an aligned L1 buffer by the same vectorised
-        body, then written with streaming stores (no write-allocate reads)."""
-        hoist = "\n    ".join(self.hoisted(strided=False))
-        return f"""
-#if SN_STREAM
-#define SN_BLOCK ({self.s.stream_block_bytes} / (int64_t)sizeof({out_t}))
-static void sn_block(int64_t lo, char *const *p, {out_t} *restrict buf) {{
-    {hoist}
-    {self.r.simd([])}
-    for (int64_t j = 0; j < SN_BLOCK; j++) {{
-        const int64_t i = lo + j;
-{self.body(self.refs, self.leaf(False))}
-        buf[j] = {result};
-    }}
-}}
-
-static void sn_flat_stream(int64_t lo, int64_t hi, char *const *p) {{
-    {out_t} *out = ({out_t} *)p[{self.nin}];
-    uintptr_t addr = (uintptr_t)(out + lo);
-    if (addr % sizeof({out_t})) {{ sn_flat(lo, hi, p); return; }}
-    int64_t head = (int64_t)((64 - addr % 64) % 64 / sizeof({out_t}));
-    if (head > hi - lo) head = hi - lo;
-    sn_flat(lo, lo + head, p);
-    {out_t} buf[SN_BLOCK] __attribute__((aligned(64)));
-    int64_t i = lo + head;
-    for (; i + SN_BLOCK <= hi; i += SN_BLOCK) {{
-        sn_block(i, p, buf);
-        sn_stream_copy((char *)(out + i), (const char *)buf, {self.s.stream_block_bytes});
-    }}
-    sn_stream_fence();
-    sn_flat(i, hi, p);
-}}
-#endif
-
-static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {{
-#if SN_STREAM
-    if (stream) {{ sn_flat_stream(lo, hi, p); return; }}
-#endif
-    (void)stream;
-    sn_flat(lo, hi, p);
-}}"""
-
-    def strided(self, out_t: str, result: str) -> str:
-        hoist = "\n    ".join(self.hoisted(strided=True))
-        return f"""
-static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
-    {hoist}
-    const int64_t so = st[{self.nin}][last];
-    for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, self.leaf(True))}
-        *({out_t} *)(p[{self.nin}] + i * so) = {result};
-    }}
-}}"""
-
-    def entry(self, out_t: str) -> str:
-        streams = f"n * (int64_t)sizeof({out_t}) >= {self.s.stream_min_bytes}"
-        stream = streams if self.streams else "0"
-        flat = self.threaded_flat(stream) if self.threaded() else "sn_chunk(0, shape[0], p0, 0);"
-        return f"""
-{self.r.driver_signature()} {{
-{self.decode()}    if (nd == 1 && {self.contiguous_test("0")}) {{
-        {flat}
-        return 0;
-    }}
-    nd = sn_tile(local, nd, shape, {self.nops}, st, {self.nin});
-    if (nd > 1 && shape[nd - 1] < 8) sn_inner_axis(nd, shape, {self.nops}, st, {self.nin});
-{self.SPLIT}    const int unit = {self.contiguous_test("nd - 1")};  /* rows of adjacent elements */
-{self.row_choice()}
-    return 0;
-}}"""
-
-    def row_choice(self) -> str:
-        """Each row by the flat loop, the constant row, the stepped row or the strided one,
-        whichever fits."""
-        rows = ""
-        if self.threaded():
-            rows = self.r.parallel_for("outer > 1 && outer * n >= SN_PARALLEL_MIN")
-        tests, calls = [], ["if (unit) sn_flat(0, n, p);"]
-        if self.row_constants():
-            tests.append(f"    const int constant = {self.constant_row_test('nd - 1')};\n")
-            calls.append("else if (constant) sn_row_const(n, p, st, nd - 1);")
-        if self.row_steps():
-            tests.append(f"    const int stepped = {self.stepped_test('nd - 1')};\n")
-            calls.append("else if (stepped) sn_row_step(n, p, st, nd - 1);")
-        calls.append("else sn_row(n, p, st, nd - 1);")
-        return "".join(tests) + self.outer_rows(" ".join(calls), rows)
-
-    def threaded_flat(self, stream: str) -> str:
-        """The contiguous case split into 16-element-aligned chunks, one per thread."""
-        team, count, me = self.r.team()
-        return f"""int64_t n = shape[0];
-        int stream = {stream};
-        if (n < SN_PARALLEL_MIN) {{ sn_chunk(0, n, p0, stream); return 0; }}
-        {team}
-        {{
-            const int64_t nt = {count}, t = {me};
-            int64_t chunk = ((n + nt - 1) / nt + 15) & ~(int64_t)15;
-            int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
-            if (lo < hi) sn_chunk(lo, hi, p0, stream);
-        }}"""
-
-
-#: ``sn_chunk`` of a kernel whose output is too small for streaming stores
-_PLAIN_CHUNK = """
-static void sn_chunk(int64_t lo, int64_t hi, char *const *p, int stream) {
-    (void)stream;
-    sn_flat(lo, hi, p);
-}"""
-
-
-class RowLoops(LoopWriter):
+class RowLoops(Walk):
     """Row programs: per row (rows split between threads), the passes then the finals."""
 
     def __init__(self, r, kernel, schedule):

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import closure, identity
-from symnb.backends.render.loop_base import LoopWriter, indent
+from symnb.backends.render.walk import Walk, indent
 
 
-class ReduceLoops(LoopWriter):
+class ReduceLoops(Walk):
     """Accumulate f(in...) into output 0, which has stride 0 on the reduced axes."""
 
     def source(self) -> str:
@@ -41,9 +41,9 @@ class ReduceLoops(LoopWriter):
         red = self.k.body
         zero = self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
         hoist = "\n        ".join(self.hoisted(strided=False))
-        column = self.combine("col[i]", f"v{red.value}", red.acc_dtype)
+        column = self.fold("col[i]", f"v{red.value}", red.acc_dtype)
         out = f"*({out_t} *)p0[{self.nin}]"
-        final = self.combine(out, f"({out_t})acc", self.k.outputs[0].dtype)
+        final = self.fold(out, f"({out_t})acc", self.k.outputs[0].dtype)
         return f"""
 #define SN_BLOCK_N {self.s.short_rows}
 static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st,
@@ -63,25 +63,19 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
     }}
     {acc_t} acc = {zero};
     {self.r.simd([(red.kind, "acc")])}
-    for (int64_t i = 0; i < n; i++) acc = {self.combine("acc", "col[i]", red.acc_dtype)};
+    for (int64_t i = 0; i < n; i++) acc = {self.fold("acc", "col[i]", red.acc_dtype)};
     *({out_t} *)p0[{self.nin}] = {final};
 }}"""
 
-    def combine(self, acc: str, x: str, dtype: str) -> str:
-        kind = self.k.body.kind
-        if kind in ("max", "min"):
-            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
-        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
-        if kind in ("sum", "prod") and np.dtype(dtype).kind in "iu":
-            return self.r.wrapping(op, [acc, x], dtype)  # no signed overflow
-        return f"({self.t(dtype)})({acc} {op} {x})"
+    def fold(self, acc: str, x: str, dtype: str) -> str:
+        return self.combine(self.k.body.kind, acc, x, dtype)
 
     def row(self, acc_t: str, out_t: str, strided: bool) -> str:
         """The reduced axis is innermost: accumulate in a register, SIMD where possible."""
         red = self.k.body
         hoist = "\n    ".join(self.hoisted(strided=strided))
         pragma, update, after = self.vector_reduction(f"v{red.value}")
-        final = self.combine(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
+        final = self.fold(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
         name = "sn_row" if strided else "sn_row_flat"
         return f"""
 static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
@@ -101,7 +95,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     def vector_reduction(self, value: str) -> tuple[str, str, str]:
         kind, dtype = self.k.body.kind, self.k.body.acc_dtype
         if kind not in ("max", "min"):
-            return self.r.simd([(kind, "acc")]), f"acc = {self.combine('acc', value, dtype)};", ""
+            return self.r.simd([(kind, "acc")]), f"acc = {self.fold('acc', value, dtype)};", ""
         pick = ">" if kind == "max" else "<"
         update = f"acc = {value} {pick} acc ? {value} : acc;"
         if np.dtype(dtype).kind != "f":
@@ -119,7 +113,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             name, pragma = "sn_scatter_flat", self.r.simd([])
             step, target = f"{out_t} *out = ({out_t} *)p[{self.nin}];", "out[i]"
         value = f"({out_t})v{self.k.body.value}"
-        combined = self.combine(target, value, self.k.outputs[0].dtype)
+        combined = self.fold(target, value, self.k.outputs[0].dtype)
         return f"""
 static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
     (void)st; (void)last;
@@ -152,7 +146,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         if not self.threaded():
             return plain
         nin, nops, out_t, start = self.nin, self.nops, self.out_type(0), self.start()
-        combined = self.combine("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
+        combined = self.fold("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
         return f"""    {out_t} *parts = NULL;
     const int64_t nt = sn_max_threads();
     if (nt > 1 && {outer} > 1 && outer * n >= SN_PARALLEL_MIN && size * 16 <= outer * n
