@@ -27,6 +27,7 @@ from symnb.backends.kernels.ir import (
     identity,
 )
 from symnb.backends.render.maps import MapWriter
+from symnb.backends.render.rows import RowWriter
 from symnb.backends.render.walk import Walk
 from symnb.backends.schedule.base import GpuGrid
 
@@ -102,86 +103,6 @@ class ReduceGrid(Walk):
                 left /= shape[d];
 {adds}
             }}"""
-
-
-class RowGrid(Walk):
-    """A work-group per row: work-items split each pass, reductions meet in local memory."""
-
-    def source(self) -> str:
-        rows = self.k.body
-        leaf = _leaf(self, self.element, rows=True)
-        lines = [self.r.local_array(self._red_type(p), f"red{j}", "SN_GROUP")
-                 for j, p in enumerate(rows.passes) if p.kind]  # fmt: skip
-        lines += self.row_start()
-        done: set[int] = set()
-        if rows.check is not None:
-            done.update(closure(self.k.values, [rows.check]))
-            lines.append(self.body(sorted(done), leaf))
-            lines.append(f"        if (!v{rows.check}) {{ if (lid == 0) *status = 1; continue; }}")
-        for j, p in enumerate(rows.passes):
-            lines += self.sweep(j, p, leaf, done)
-        finals = [v for _, v in rows.finals]
-        todo = [i for i in closure(self.k.values, finals) if i not in done]
-        lines.append("        if (lid == 0) {")
-        lines.append(self.body(todo, leaf, "            "))
-        for j, v in rows.finals:
-            t = self.t(self.k.outputs[j].dtype)
-            lines.append(f"            *({self.g}{t} *)q{self.nin + j} = v{v};")
-        lines += ["        }", "    }"]
-        return f"\n{self.r.entry_signature(self.nops)} {{\n" + "\n".join(lines) + "\n}"
-
-    def _red_type(self, p) -> str:
-        return self.t(p.total_dtype or p.acc_dtype)
-
-    def row_start(self) -> list[str]:
-        ptrs = "\n".join(f"        {self.g}char *q{k} = p{k} + o{k};" for k in range(self.nops))
-        strides = "\n".join(
-            f"        const int64_t s{k} = st[{k} * nd + nd - 1];" for k in range(self.nops)
-        )
-        return [self.header(), f"    const int64_t lid = {self.r.local_id}, n = shape[nd - 1];",
-                "    int64_t outer = 1;",
-                "    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];",
-                f"    for (int64_t row = {self.r.group_id}; row < outer; "
-                f"row += {self.r.group_count}) {{",
-                self.offsets("row", "nd - 2"), ptrs, strides]  # fmt: skip
-
-    def element(self, k: int) -> str:
-        return f"*({self.g}const {self.t(self.operand(k).dtype)} *)(q{k} + i * s{k})"
-
-    def sweep(self, j: int, p, leaf, done: set) -> list[str]:
-        refs = [i for i in closure(self.k.values, [v for v in [p.value] if v is not None] +
-                                   [v for _, v in p.stores]) if i not in done]  # fmt: skip
-        row_level = [i for i in refs if not _per_element(self, i)]
-        element = [i for i in refs if _per_element(self, i)]
-        done.update(row_level)
-        lines = [self.body(row_level, leaf)]
-        stores = "".join(
-            f"\n            *({self.g}{self.t(self.k.outputs[o].dtype)} *)"
-            f"(q{self.nin + o} + i * s{self.nin + o}) = v{v};"
-            for o, v in p.stores
-        )
-        loop_body = self.body(element, leaf, "            ") + stores
-        if p.kind is None:
-            return lines + [f"        for (int64_t i = lid; i < n; i += SN_GROUP) {{\n"
-                            f"{loop_body}\n        }}", f"        {self.r.barrier};"]  # fmt: skip
-        t = self._red_type(p)
-        dtype = p.total_dtype or p.acc_dtype
-        start = self.r.literal(identity(p.kind, dtype), dtype)
-        step = self.combine(p.kind, "acc", f"({t})v{p.value}", dtype)
-        tree = self.combine(p.kind, f"red{j}[lid]", f"red{j}[lid + s]", dtype)
-        return lines + [
-            f"        {{\n        {t} acc = {start};",
-            f"        for (int64_t i = lid; i < n; i += SN_GROUP) {{\n{loop_body}\n"
-            f"            acc = {step};\n        }}",
-            f"        red{j}[lid] = acc;\n        }}",
-            f"        {self.r.barrier};",
-            "        for (int64_t s = SN_GROUP / 2; s > 0; s >>= 1) {",
-            f"            if (lid < s) red{j}[lid] = {tree};",
-            f"            {self.r.barrier};",
-            "        }",
-            f"        const {t} rv{j} = red{j}[0];",
-            f"        {self.r.barrier};",
-        ]
 
 
 class ContractGrid(Walk):
@@ -289,21 +210,8 @@ class ContractGrid(Walk):
 
 
 #: the writer of each strategy (``GpuGrid.strategy``)
-WRITERS = {"elements": MapWriter, "outputs": ReduceGrid, "group-rows": RowGrid,
+WRITERS = {"elements": MapWriter, "outputs": ReduceGrid, "group-rows": RowWriter,
            "tiles": ContractGrid}  # fmt: skip
-
-
-def _per_element(grid: Walk, ref: int) -> bool:
-    values = grid.k.values
-    for i in closure(values, [ref]):
-        item = values[i]
-        if isinstance(item, (Index, Stored)):
-            return True
-        if isinstance(item, Load):
-            op = grid.k.inputs[item.operand]
-            if not (op.scalar or op.per_row):
-                return True
-    return False
 
 
 def _leaf(grid: Walk, element, rows: bool = False):
