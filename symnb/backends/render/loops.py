@@ -10,9 +10,9 @@ are written in reductions.py, and what all three share in loop_base.py. The sche
 
 from __future__ import annotations
 
-from symnb.backends.render.contract import ContractLoops
+from symnb.backends.render.contract import ContractWriter
 from symnb.backends.render.maps import MapWriter
-from symnb.backends.render.reductions import ReduceLoops
+from symnb.backends.render.reductions import ReduceWriter
 from symnb.backends.render.rows import RowWriter
 from symnb.backends.render.runtime import runtime
 from symnb.backends.schedule.base import CpuContract, CpuMap, CpuReduce, CpuRows
@@ -22,7 +22,7 @@ def render_loops(r, kernel, schedule) -> str:
     """The entry point and its loops for a CPU dialect ``r``, as ``schedule`` lays them out
     (a product the schedule does not pack is written as the sum it is)."""
     r = r.fresh()
-    writers = {CpuMap: MapWriter, CpuReduce: ReduceLoops, CpuContract: ContractLoops,
+    writers = {CpuMap: MapWriter, CpuReduce: ReduceWriter, CpuContract: ContractWriter,
                CpuRows: RowWriter}  # fmt: skip
     writer = writers[type(schedule)](r, kernel, schedule)
     entry = writer.source()

@@ -1,7 +1,11 @@
-"""The CPU form of a reduction: innermost rows accumulated in a register (reduced axis
-innermost) or combined into the output row by row (kept axis innermost), the innermost axis
-chosen by the inputs' steps, short reduced rows summed in blocks, and threads over distinct
-outputs or into a copy of the output each."""
+"""A reduction, on every C-family target: output 0 (stride 0 on the reduced axes) accumulates
+the element value (``ReduceWriter.element``, written once) by the reduction's combine.
+
+On a CPU (``CpuReduce``): innermost rows accumulated in a register (reduced axis innermost) or
+combined into the output row by row (kept axis innermost), the innermost axis chosen by the
+inputs' steps, short reduced rows summed in blocks, and threads over distinct outputs or into
+a copy of the output each. On a GPU (``GpuGrid`` "outputs"): a work-item per output element,
+looping over the reduced axes."""
 
 from __future__ import annotations
 
@@ -11,12 +15,14 @@ from symnb.backends.kernels.ir import closure, identity
 from symnb.backends.render.walk import Walk, indent
 
 
-class ReduceLoops(Walk):
+class ReduceWriter(Walk):
     """Accumulate f(in...) into output 0, which has stride 0 on the reduced axes."""
 
     def source(self) -> str:
         red = self.k.body
         self.refs = closure(self.k.values, [red.value])
+        if self.grid:
+            return self.per_output()
         acc_t, out_t = self.t(red.acc_dtype), self.out_type(0)
         parts = ["typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"]
         if self.threaded():
@@ -39,7 +45,7 @@ class ReduceLoops(Walk):
         column in a local buffer, then across it once, where each row of ``sn_row_flat``
         paid its own horizontal sum (rows of 24 ran 4x slower than contiguous data)."""
         red = self.k.body
-        zero = self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
+        zero = self.acc_start()
         hoist = "\n        ".join(self.hoisted(strided=False))
         column = self.fold("col[i]", f"v{red.value}", red.acc_dtype)
         out = f"*({out_t} *)p0[{self.nin}]"
@@ -56,7 +62,7 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
         {hoist}
         {self.r.simd([])}
         for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, False), "            ")}
+{self.element(self.leaf(False), "            ")}
             col[i] = {column};
         }}
         for (int k = 0; k < {self.nops}; k++) p[k] += st[k][last - 1];
@@ -68,7 +74,24 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
 }}"""
 
     def fold(self, acc: str, x: str, dtype: str) -> str:
+        """``acc`` combined with ``x`` by the reduction's kind."""
         return self.combine(self.k.body.kind, acc, x, dtype)
+
+    def acc_start(self) -> str:
+        """The accumulator's first value: the reduction's identity in its type."""
+        red = self.k.body
+        return self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
+
+    def element(self, leaf, indent: str = "        ") -> str:
+        """The statements of the element value the reduction accumulates."""
+        return self.body(self.refs, leaf, indent)
+
+    def leaf(self, strided: bool = False):
+        """Spells an input's element: through the host loop's pointers or strides, or on a GPU
+        at the output element's offset plus the reduced position's."""
+        if self.grid:
+            return lambda item: self.at(item.operand, f"o{item.operand} + q{item.operand}")
+        return lambda item: self.load(item, strided)
 
     def row(self, acc_t: str, out_t: str, strided: bool) -> str:
         """The reduced axis is innermost: accumulate in a register, SIMD where possible."""
@@ -81,11 +104,11 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
 static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
     (void)st; (void)last;
     {hoist}
-    {acc_t} acc = {self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)};
+    {acc_t} acc = {self.acc_start()};
     int nan = 0; (void)nan;
     {pragma}
     for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, strided))}
+{self.element(self.leaf(strided))}
         {update}
     }}
     {after}
@@ -121,7 +144,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     {step}
     {pragma}
     for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, strided))}
+{self.element(self.leaf(strided))}
         {target} = {combined};
     }}
 }}"""
@@ -222,3 +245,50 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     }}
 {mean}    return 0;
 }}"""
+
+    # -- a GPU: a work-item per output element, looping over the reduced axes ------------------
+    def per_output(self) -> str:
+        red, out = self.k.body, self.k.outputs[0]
+        nout = self.nin
+        acc_t, start = self.t(red.acc_dtype), self.acc_start()
+        combined = self.fold("acc", f"v{red.value}", red.acc_dtype)
+        final = f"({self.t(out.dtype)})(acc / (double)count)" if red.mean else "acc"
+        return f"""
+{self.r.entry_signature(self.nops)} {{
+{self.header()}    const int64_t size = a[1 + nd + {self.nops} * nd];
+    int64_t count = 1;
+    for (int64_t d = 0; d < nd; d++) if (st[{nout} * nd + d] == 0) count *= shape[d];
+    for (int64_t j = {self.r.global_id}; j < size; j += {self.r.global_size}) {{
+{self._kept()}
+        {acc_t} acc = {start};
+        for (int64_t r = 0; r < count; r++) {{
+{self._reduced()}
+{self.element(self.leaf(), "            ")}
+            acc = {combined};
+        }}
+        {self.at(nout, f"o{nout}")} = {final};
+    }}
+}}"""
+
+    def _kept(self) -> str:
+        """Offsets of output element ``j``: decoded over the axes the output keeps."""
+        zero = ", ".join(f"o{k} = 0" for k in range(self.nops))
+        adds = "\n".join(f"            o{k} += i * st[{k} * nd + d];" for k in range(self.nops))
+        return f"""        int64_t rest = j, {zero};
+        for (int64_t d = nd - 1; d >= 0; d--) {{
+            if (st[{self.nin} * nd + d] == 0) continue;
+            const int64_t i = rest % shape[d];
+            rest /= shape[d];
+{adds}
+        }}"""
+
+    def _reduced(self) -> str:
+        zero = ", ".join(f"q{k} = 0" for k in range(self.nin))
+        adds = "\n".join(f"                q{k} += i * st[{k} * nd + d];" for k in range(self.nin))
+        return f"""            int64_t left = r, {zero};
+            for (int64_t d = nd - 1; d >= 0; d--) {{
+                if (st[{self.nin} * nd + d] != 0) continue;
+                const int64_t i = left % shape[d];
+                left /= shape[d];
+{adds}
+            }}"""
