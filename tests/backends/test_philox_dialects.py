@@ -10,7 +10,7 @@ import symnb as sn
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.kernels.lowering import lower
 from symnb.backends.opencl.dialect import OpenCLDialect
-from symnb.backends.render.grid import render_program
+from symnb.backends.render.source import render_program
 from symnb.backends.schedule import gpu
 from symnb.core.variable import Constant
 

@@ -19,7 +19,7 @@ from symnb.backends.c.dialect import CDialect
 from symnb.backends.kernels.ir import Kernel, Load, Map, Op, Operand
 from symnb.backends.kernels.lowering import lower, product_kernel
 from symnb.backends.opencl.dialect import OpenCLDialect
-from symnb.backends.render.grid import render_program
+from symnb.backends.render.source import render_program
 from symnb.backends.schedule import base, cpu, gpu, schedule
 from symnb.ops.nnet import SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
 

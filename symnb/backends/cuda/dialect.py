@@ -9,7 +9,7 @@ INFINITY/NAN constants are declared here (NVRTC has no standard headers). The ke
 from __future__ import annotations
 
 from symnb.backends.render.base import Renderer
-from symnb.backends.render.grid import render_grid
+from symnb.backends.render.source import render
 from symnb.backends.schedule import gpu
 
 PREAMBLE = """typedef signed char int8_t; typedef short int16_t; typedef int int32_t;
@@ -34,7 +34,7 @@ class CUDADialect(Renderer):
 
     def render(self, kernel, schedule=None) -> str:
         """The kernel's program as ``schedule`` lays it out (the GPU schedule's when None)."""
-        return render_grid(self, kernel, schedule or gpu.schedule(kernel, self))
+        return render(kernel, schedule or gpu.schedule(kernel, self), self)
 
     def preamble(self, *kernels) -> str:
         return PREAMBLE

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from symnb.backends.render.grid import render_program
+from symnb.backends.render.source import render_program
 from symnb.backends.schedule import gpu
 from symnb.errors import SymnbError
 

@@ -9,7 +9,7 @@ overloaded (``exp`` for float and double), and bools are stored as ``uchar``. Th
 from __future__ import annotations
 
 from symnb.backends.render.base import Renderer
-from symnb.backends.render.grid import render_grid
+from symnb.backends.render.source import render
 from symnb.backends.schedule import gpu
 
 TYPEDEFS = """typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;
@@ -36,7 +36,7 @@ class OpenCLDialect(Renderer):
 
     def render(self, kernel, schedule=None) -> str:
         """The kernel's program as ``schedule`` lays it out (the GPU schedule's when None)."""
-        return render_grid(self, kernel, schedule or gpu.schedule(kernel, self))
+        return render(kernel, schedule or gpu.schedule(kernel, self), self)
 
     def math_suffix(self, dtype: str) -> str:
         return ""  # OpenCL's math builtins are overloaded on the argument type

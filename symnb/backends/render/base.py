@@ -4,8 +4,8 @@ It spells the kernel description's SSA values as ``const T vN = ...;`` statement
 C-family languages write alike (operators, the ternary) are spelled here; math functions go
 through :meth:`Renderer.math_name` (``expf`` in C, the overloaded ``exp`` in OpenCL); ops with
 NumPy semantics that no language has become helpers (``helpers.py``). The loop structure is
-written by ``loops.py`` (CPU) or ``grid.py`` (GPU), chosen by ``model``, as the kernel's
-schedule (``symnb/backends/schedule``) lays it out.
+written by one writer per body shape (``maps.py``, ``reductions.py``, ``rows.py``,
+``contract.py``) as the kernel's schedule (``symnb/backends/schedule``) lays it out.
 
 A dialect subclass sets: ``name``, ``model``, ``TYPES``, ``math_suffix``, ``int_suffix``,
 ``helper_qualifier``, ``preamble(kernel)``, the capabilities the schedule reads (``streams``,

@@ -6,8 +6,8 @@ axes; a row program gives each work-group rows, its work-items sharing every pas
 combining partial reductions as a tree in local memory; a product is tiled through local
 memory. ``launch`` turns a schedule and a call's sizes into (work-groups, items per group).
 This is where other strategies go (a reduction split over a work-group, a tree across groups):
-a new strategy is a new value here and its spelling in ``render/grid.py``. The numbers are
-explained in docs/schedule.md.
+a new strategy is a new value here and its spelling in its shape's writer (``render/``). The
+numbers are explained in docs/schedule.md.
 """
 
 from __future__ import annotations
