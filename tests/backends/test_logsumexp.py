@@ -6,7 +6,7 @@ import pytest
 import scipy.special as sps
 
 import symnb as sn
-from symnb.backends.render.loops import PREFETCH_CHUNK as CHUNK
+from symnb.backends.schedule.cpu import PREFETCH_CHUNK as CHUNK
 from symnb.ops.reduce import Logsumexp
 from tests.helpers import needs_c
 

@@ -10,7 +10,8 @@ import symnb as sn
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.kernels.lowering import lower
 from symnb.backends.opencl.dialect import OpenCLDialect
-from symnb.backends.render.grid import render_program
+from symnb.backends.render.source import render_program
+from symnb.backends.schedule import gpu
 from symnb.core.variable import Constant
 
 COUNTER = np.uint64(2**32 - 100)  # the blocks cross into the counter's high word
@@ -54,5 +55,6 @@ def test_cuda_compiles_philox():
 
     kernels = [lower(node, CUDADialect()).kernel for node in _draw_nodes()]
     names = [f"sn_kernel_{i}" for i in range(len(kernels))]
-    ptx = compile_ptx(render_program(CUDADialect(), kernels, names), "compute_90")
+    schedules = [gpu.schedule(kernel, None) for kernel in kernels]
+    ptx = compile_ptx(render_program(CUDADialect(), kernels, names, schedules), "compute_90")
     assert all(f".entry {name}(".encode() in ptx for name in names)

@@ -18,7 +18,8 @@ import symnb as sn
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.kernels.lowering import lower
 from symnb.backends.opencl.dialect import OpenCLDialect
-from symnb.backends.render.grid import render_program
+from symnb.backends.render.source import render_program
+from symnb.backends.schedule import gpu
 from symnb.core.variable import Constant
 from tests.conftest import KERNELS_DIR, LOWERED, UNSAVED
 from tests.helpers import OPENCL_CHUNK
@@ -161,7 +162,9 @@ def test_every_kernel_compiles_with_nvrtc(arch):
 
     def compiled(chunk) -> bool:
         names = [f"sn_kernel_{i}" for i in range(len(chunk))]
-        ptx = compile_ptx(render_program(CUDADialect(), chunk, names), arch, fast)
+        schedules = [gpu.schedule(kernel, None) for kernel in chunk]
+        program = render_program(CUDADialect(), chunk, names, schedules)
+        ptx = compile_ptx(program, arch, fast)
         return all(f".entry {name}(".encode() in ptx for name in names)
 
     with ThreadPoolExecutor(max(1, min(len(chunks), os.cpu_count() or 1))) as pool:

@@ -6,7 +6,7 @@ import pytest
 import scipy.special as sps
 
 import symnb as sn
-from symnb.backends.render.loops import ROW_PARALLEL_MIN as PARALLEL_MIN
+from symnb.backends.schedule.cpu import ROW_PARALLEL_MIN as PARALLEL_MIN
 from tests.helpers import needs_c
 
 pytestmark = needs_c

@@ -11,7 +11,8 @@ from symnb.backends.c.runner import exports_helpers
 from symnb.backends.c.stores import STREAM_COPY
 from symnb.backends.c.vecmath import simd_declarations
 from symnb.backends.render.base import Renderer
-from symnb.backends.render.loops import render_loops
+from symnb.backends.render.source import render
+from symnb.backends.schedule import cpu
 
 INCLUDES = """#include <stdint.h>
 #include <stdbool.h>
@@ -59,9 +60,11 @@ class CDialect(Renderer):
     name = "C"
     model = "loops"
     streams = True  # flat loops may write with streaming stores (``stores.py``)
+    prefetches = True  # __builtin_prefetch
 
-    def render(self, kernel) -> str:
-        return render_loops(self, kernel)
+    def render(self, kernel, schedule=None) -> str:
+        """The kernel's source as ``schedule`` lays it out (the CPU schedule's when None)."""
+        return render(kernel, schedule or cpu.schedule(kernel, self), self)
 
     def preamble(self, kernel, streams: bool) -> str:
         stores = STREAM_COPY if streams else ""

@@ -9,7 +9,8 @@ INFINITY/NAN constants are declared here (NVRTC has no standard headers). The ke
 from __future__ import annotations
 
 from symnb.backends.render.base import Renderer
-from symnb.backends.render.grid import render_grid
+from symnb.backends.render.source import render
+from symnb.backends.schedule import gpu
 
 PREAMBLE = """typedef signed char int8_t; typedef short int16_t; typedef int int32_t;
 typedef long long int64_t; typedef unsigned char uint8_t; typedef unsigned short uint16_t;
@@ -31,8 +32,9 @@ class CUDADialect(Renderer):
     group_id, group_count, local_id = "blockIdx.x", "gridDim.x", "threadIdx.x"
     barrier = "__syncthreads()"
 
-    def render(self, kernel) -> str:
-        return render_grid(self, kernel)
+    def render(self, kernel, schedule=None) -> str:
+        """The kernel's program as ``schedule`` lays it out (the GPU schedule's when None)."""
+        return render(kernel, schedule or gpu.schedule(kernel, self), self)
 
     def preamble(self, *kernels) -> str:
         return PREAMBLE

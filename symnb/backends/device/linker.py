@@ -113,7 +113,7 @@ class DeviceLinker(KernelLinker):
     def product_step(self, steps, a, b, out):
         """``out = a @ b`` inside a convolution's steps (convolution.py): the tiled kernel."""
         lowered = contraction(a, b, out, (steps.node,))
-        source = self.dialect.render(lowered.kernel)
+        source = self.render(lowered.kernel)
         fallback = steps.fallback(np.matmul, [a, b], out, kind="blas")
         outs = [(out, steps.dtype, absent, keep) for _, absent, keep in lowered.outputs]
         step = self.launch(steps.node, source, lowered.inputs, outs, None, lowered.empty,
@@ -275,7 +275,7 @@ def _gemm(linker: DeviceLinker, node) -> tuple:
 
 
 def _launch(linker: DeviceLinker, node, lowered):
-    source = linker.dialect.render(lowered.kernel)
+    source = linker.render(lowered.kernel)
     outs = [(v, v.type.dtype, absent, keep) for v, absent, keep in lowered.outputs]
     step = linker.launch(node, source, lowered.inputs, outs, None, lowered.empty, None,
                          lowered.kernel)  # fmt: skip

@@ -14,16 +14,10 @@ import os
 
 import numpy as np
 
-from symnb.backends.kernels.ir import Contract, Rows
-from symnb.backends.render.grid import GROUP, TILE, TILE_ITEMS, render_program
+from symnb.backends.render.source import render_program
+from symnb.backends.schedule import gpu
 from symnb.errors import SymnbError
 
-#: work-items of an elementwise or reduction launch at most (a grid-stride loop covers more)
-MAX_ITEMS = 1 << 16
-#: work-groups of a row launch at most
-MAX_GROUPS = 1 << 10
-#: work-groups of a matrix product at most (each loops over blocks of TILE x TILE outputs)
-MAX_BLOCKS = 1 << 16
 #: built kernels a runtime keeps for later functions (past it, it starts again empty)
 MAX_BUILT = 16384
 
@@ -67,7 +61,9 @@ class Runtime:
                 new.setdefault(source, description)
         if new:
             names = [f"sn_kernel_{i}" for i in range(len(new))]
-            program = render_program(self.dialect, list(new.values()), names)
+            kernels = list(new.values())
+            schedules = [gpu.schedule(kernel, self.dialect) for kernel in kernels]
+            program = render_program(self.dialect, kernels, names, schedules)
             self._built.update(zip(new, self.build(program, names)))
         return [self._built[source] for source in sources]
 
@@ -292,15 +288,6 @@ class DeviceArray:
 
 
 def grid_of(kernel, space: tuple, out_count: int) -> tuple[int, int]:
-    """(work-groups, items per group) of a launch: a group per row (up to MAX_GROUPS) for row
-    programs, a group per block of outputs (up to MAX_BLOCKS) for a matrix product, else enough
-    items for every element (up to MAX_ITEMS: the kernels loop)."""
-    if isinstance(kernel.body, Contract):
-        batch = int(np.prod(space[:-3], dtype=np.int64))
-        blocks = batch * -(-space[-3] // TILE) * -(-space[-1] // TILE)
-        return max(1, min(blocks, MAX_BLOCKS)), TILE_ITEMS
-    if isinstance(kernel.body, Rows):
-        rows = int(np.prod(space[:-1], dtype=np.int64))
-        return max(1, min(rows, MAX_GROUPS)), GROUP
-    items = max(1, min(out_count, MAX_ITEMS))
-    return -(-items // GROUP), GROUP
+    """(work-groups, items per group) of a launch, as the kernel's GPU schedule lays it out
+    (``symnb/backends/schedule/gpu.py``)."""
+    return gpu.launch(gpu.schedule(kernel, None), space, out_count)

@@ -59,14 +59,11 @@ class Operand:
     """An array the kernel reads or writes. ``scalar``: one element (read once);
     ``per_row``: a row kernel's operand without the row axis (labels, a per-row loss);
     ``row_constant``: its type's last axis has length 1, so it is likely broadcast along the
-    output's rows (a bias of shape (1, C, 1, 1), a column (N, 1)): CPU loops then have a row
-    that reads it once, taken when its stride along the row is 0 at run time. ``row_step``:
-    the step in elements the planner expects this operand to take along the rows (an input or
-    the output; 0: constant along them), None where it does not say; a kernel where some
-    operand expects a step other than 1 has a row with the steps compiled in, taken when the
-    run-time strides are those (a 2x2 max-pool's windows: inputs every other element; its
-    gradient's route: the output every other). Runtime strides left the C compiler a scalar
-    loop 8x slower."""
+    output's rows (a bias of shape (1, C, 1, 1), a column (N, 1)). ``row_step``: the step in
+    elements the planner expects this operand to take along the rows (an input or the output;
+    0: constant along them), None where it does not say (a 2x2 max-pool's windows: inputs every
+    other element; its gradient's route: the output every other). Both are facts the schedule
+    reads (``symnb/backends/schedule/cpu.py``: CPU loops get a row variant for them)."""
 
     dtype: str
     scalar: bool = False
@@ -150,34 +147,32 @@ class Map:
     stores: tuple[tuple[int, int], ...]  # (output, value)
 
 
-#: rows shorter than this are summed in blocks when the axis above them is reduced too
-SHORT_ROW = 64
-
-
 @dataclass(frozen=True)
 class Reduce:
     """Output 0 = ``kind`` of ``value`` over the reduced axes; ``mean`` divides by the count.
-    ``blocks``: a sum whose last two axes are reduced and whose rows may be short (a bias
-    gradient over a padded plane's interior), which then adds its rows in blocks."""
+    ``tail``: how many of the index space's last axes are reduced (0, 1, or 2 for two or
+    more); ``row``: the last axis' length when the types fix it (the schedule sums short rows
+    in blocks where the axis above them is reduced too: a bias gradient over a padded plane's
+    interior)."""
 
     value: int
     kind: str
     acc_dtype: str
     mean: bool = False
-    blocks: bool = False
+    tail: int = 0
+    row: int | None = None
 
 
 @dataclass(frozen=True)
 class Pass:
     """One sweep over a row: stores elements and/or reduces ``value`` with ``kind``.
-    ``block``: accumulate in ``acc_dtype`` over blocks of this many elements and add the blocks
-    up in ``total_dtype`` (float32 sums that are both fast and accurate)."""
+    ``total_dtype``: partial sums accumulate in ``acc_dtype`` and are added up in this wider
+    type (float32 sums that are both fast and accurate; the schedule sizes the parts)."""
 
     kind: str | None = None
     value: int | None = None
     acc_dtype: str = ""
     stores: tuple[tuple[int, int], ...] = ()
-    block: int | None = None
     total_dtype: str = ""
 
 
@@ -197,7 +192,8 @@ class Contract:
     ``Reduce`` (``kind``, ``mean``). ``groups``: how many axes m, k and n each span at the end
     of the space (a convolution's k is (C, kh, kw) of its input's windows, its n (N, out_h,
     out_w)); CPU renderers pack each operand by tables of offsets per group, GPU renderers
-    take one axis each. ``columns``: the CPU micro-kernel's width is chosen to fit it."""
+    take one axis each. ``columns``: the n axes' element count when the types fix it (the
+    CPU micro-kernel's width is chosen at compile time to fit it)."""
 
     value: int
     left: int
@@ -211,8 +207,9 @@ class Contract:
 
 @dataclass(frozen=True)
 class Kernel:
-    """``size``: the index space's element count when the types fix it, else None; renderers
-    leave out what that size rules out (threads, streaming stores)."""
+    """``size``: the index space's element count when the types fix it, else None; the
+    schedule (``symnb/backends/schedule``) leaves out what that size rules out (threads,
+    streaming stores)."""
 
     inputs: tuple[Operand, ...]
     outputs: tuple[Operand, ...]

@@ -16,7 +16,6 @@ import numpy as np
 
 from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import (
-    SHORT_ROW,
     Contract,
     Extent,
     Gather,
@@ -41,9 +40,6 @@ from symnb.ops.nnet import LogSoftmax, Softmax, SoftmaxCrossEntropy, SoftmaxCros
 from symnb.ops.reduce import Logsumexp, Mean
 from symnb.ops.reduce import Reduce as ReduceOp
 
-#: float32 row sums run over blocks of this many elements in float32 (SIMD lanes are not
-#: widened one by one), the blocks added up in float64: as accurate as NumPy's pairwise sum
-ROW_BLOCK = 512
 FLOATS = ("float32", "float64")
 
 _LOWERINGS: dict[type, object] = {}
@@ -138,20 +134,20 @@ def _reduce(node, dialect, producer=None) -> Lowered:
     check_dtype(out)
     acc = "float64" if op.kind == "sum" and out.kind == "f" else out.name
     shape = node.inputs[0].type.shape
-    blocks = op.kind == "sum" and _short_rows_reduced(shape, op.axis)
-    body = Reduce(builder.convert(value, acc), op.kind, acc, isinstance(op, Mean), blocks)
+    tail, row = _reduced_tail(shape, op.axis)
+    body = Reduce(builder.convert(value, acc), op.kind, acc, isinstance(op, Mean), tail, row)
     kernel = _kernel(builder, [Operand(out.name)], body, shape)
     nodes = (producer, node) if producer is not None else (node,)
     outputs = ((node.outputs[0], op.axis, op.keepdims),)
     return Lowered(kernel, _operands(builder), outputs, nodes, empty="decline")
 
 
-def _short_rows_reduced(shape, axis) -> bool:
-    """Whether the last two axes are reduced and the rows may be shorter than SHORT_ROW (a
-    named or unknown last dim may be)."""
-    nd = len(shape)
-    row = shape[-1] if nd and is_known(shape[-1]) else 0
-    return nd >= 2 and {nd - 2, nd - 1} <= set(axis) and row < SHORT_ROW
+def _reduced_tail(shape, axis) -> tuple[int, int | None]:
+    """How many of the last axes (up to two) are reduced, and the last axis' length when it is
+    known (a named or unknown dim is not)."""
+    nd, axis = len(shape), set(axis)
+    tail = 2 if nd >= 2 and {nd - 2, nd - 1} <= axis else int(nd >= 1 and nd - 1 in axis)
+    return tail, shape[-1] if nd and is_known(shape[-1]) else None
 
 
 @lowers(Matmul)
@@ -252,7 +248,7 @@ def _exp_sum(
     e = b.exp(shifted)
     stores = ((store, e),) if store is not None else ()
     peak = Pass("max", x, dtype)
-    total = Pass("sum", e, dtype, stores, ROW_BLOCK, "float64")
+    total = Pass("sum", e, dtype, stores, "float64")
     return peak, total, shifted
 
 

@@ -9,7 +9,8 @@ overloaded (``exp`` for float and double), and bools are stored as ``uchar``. Th
 from __future__ import annotations
 
 from symnb.backends.render.base import Renderer
-from symnb.backends.render.grid import render_grid
+from symnb.backends.render.source import render
+from symnb.backends.schedule import gpu
 
 TYPEDEFS = """typedef char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t;
 typedef uchar uint8_t; typedef ushort uint16_t; typedef uint uint32_t; typedef ulong uint64_t;
@@ -33,8 +34,9 @@ class OpenCLDialect(Renderer):
     group_id, group_count, local_id = "get_group_id(0)", "get_num_groups(0)", "get_local_id(0)"
     barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
 
-    def render(self, kernel) -> str:
-        return render_grid(self, kernel)
+    def render(self, kernel, schedule=None) -> str:
+        """The kernel's program as ``schedule`` lays it out (the GPU schedule's when None)."""
+        return render(kernel, schedule or gpu.schedule(kernel, self), self)
 
     def math_suffix(self, dtype: str) -> str:
         return ""  # OpenCL's math builtins are overloaded on the argument type

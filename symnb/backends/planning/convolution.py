@@ -224,7 +224,7 @@ CONVOLUTION_OPS = (Conv2d, Conv2dGradFilters, Conv2dGradInput)
 def _reads_planes_fast(client) -> bool:
     """Whether ``client`` reads a padded plane's interior (rows shorter than their pitch) at
     about the speed of contiguous data: a product kernel, or a sum over the last two axes (a
-    bias gradient), which adds the short rows in blocks (``ReduceLoops.block``)."""
+    bias gradient), which adds the short rows in blocks (``ReduceWriter.block``)."""
     op = getattr(client, "op", None)
     if isinstance(op, CONVOLUTION_OPS):
         return True

@@ -26,6 +26,7 @@ from symnb.backends.loop import compile_body, plan_loop
 from symnb.backends.plan import Library, Repeat, View
 from symnb.backends.planner import PLANS, PlanBuilder
 from symnb.backends.planning import convolution, pools  # noqa: F401 - pools: its planners join PLANS
+from symnb.backends.schedule import schedule
 from symnb.control.scan import Scan
 from symnb.core.op import Op
 from symnb.ops.elemwise import Elemwise
@@ -58,6 +59,11 @@ class KernelLinker(PlanBuilder, Linker):
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
+
+    def render(self, kernel) -> str:
+        """The kernel's source: the target's schedule of it (``symnb/backends/schedule``),
+        then the dialect's spelling of that schedule."""
+        return self.dialect.render(kernel, schedule(kernel, self.dialect))
 
     @property
     def steps(self) -> tuple:
@@ -125,7 +131,7 @@ def _kernel(linker: KernelLinker, node):
     """Any op with a registered lowering (symnb/backends/kernels/lowering.py) is a kernel;
     the others raise Unsupported, and run their NumPy reference."""
     lowered = lower(node, linker.dialect, linker.producers.get(id(node)))
-    source = linker.dialect.render(lowered.kernel)
+    source = linker.render(lowered.kernel)
     outs = [(v, v.type.dtype, absent, keep) for v, absent, keep in lowered.outputs]
     fallback = None
     if len(lowered.nodes) > 1:  # the producer's inputs feed the reference of both

@@ -239,7 +239,7 @@ def _route_kernel(dialect, first, ranks, spread) -> Kernel:
     """Each element's gradient: its window's where its rank is the window's first maximum.
     A product with the hit (0 or 1), as the reference computes it, not a select: the C
     compiler made the select a jump, which the random positions of maxima mispredict. Rows
-    of fewer than 8 window columns give way to rows along out_w (render/loops.py), where the
+    of fewer than 8 window columns give way to rows along out_w (render/maps.py), where the
     output takes kw elements a step and the ranks none: the stepped row."""
     b = Builder(dialect)
     dtype = spread.type.dtype.name

@@ -110,7 +110,7 @@ class Steps:
         """``kernel`` over ``ins`` into ``out`` (lacking the ``absent`` axes of the space);
         an input is a variable or (variable, the axes of the space it lacks); ``into``: the
         variable (a view) whose array ``out`` is written into (the plan's ``Launch.into``)."""
-        source = self.linker.dialect.render(kernel)
+        source = self.linker.render(kernel)
         outs = [(out, out.type.dtype, absent, False)]
         empty = "decline" if isinstance(kernel.body, (Reduce, Contract)) else "skip"
         ins = [v if isinstance(v, tuple) else (v, ()) for v in ins]

@@ -4,10 +4,12 @@ It spells the kernel description's SSA values as ``const T vN = ...;`` statement
 C-family languages write alike (operators, the ternary) are spelled here; math functions go
 through :meth:`Renderer.math_name` (``expf`` in C, the overloaded ``exp`` in OpenCL); ops with
 NumPy semantics that no language has become helpers (``helpers.py``). The loop structure is
-written by ``loops.py`` (CPU) or ``grid.py`` (GPU), chosen by ``model``.
+written by one writer per body shape (``maps.py``, ``reductions.py``, ``rows.py``,
+``contract.py``) as the kernel's schedule (``symnb/backends/schedule``) lays it out.
 
 A dialect subclass sets: ``name``, ``model``, ``TYPES``, ``math_suffix``, ``int_suffix``,
-``helper_qualifier``, ``preamble(kernel)`` and the hooks its model uses (see loops/grid).
+``helper_qualifier``, ``preamble(kernel)``, the capabilities the schedule reads (``streams``,
+``prefetches``) and the hooks its model uses (see loops/grid).
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ class Renderer:
     helper_prefix = "sn_"
     helper_qualifier = "static inline"
     int_suffix = "LL"
+    streams = False  # capabilities the CPU schedule reads: streaming stores,
+    prefetches = False  # prefetch instructions
+    space = ""  # the qualifier of pointers to the operands' memory (a GPU's global space)
 
     def __init__(self):
         self.helpers: dict[str, str] = {}

@@ -22,11 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from symnb.backends.kernels.ir import Load, Unsupported, closure
+from symnb.backends.render.walk import Walk
 
 #: the product's C text (micro-kernel, packing, threads, entry helper)
 HEADER = Path(__file__).with_name("contract.h")
-#: accumulating types the product is written for
-FLOATS = ("float32", "float64")
 
 
 @functools.cache
@@ -34,17 +33,13 @@ def product_source() -> str:
     return HEADER.read_text()
 
 
-class ContractLoops:
-    """Writes a ``Contract`` kernel for a CPU dialect ``r``."""
-
-    streams = False
-
-    def __init__(self, r, kernel):
-        self.r, self.k = r, kernel
-        self.nin = len(kernel.inputs)
-        self.threshold = 1 << 22  # the product's own (SN_CONTRACT_PARALLEL_MIN)
+class ContractWriter(Walk):
+    """Writes a ``Contract`` kernel: its operands' values (``factor``, written once) packed by
+    ``contract.h`` on a CPU, staged in tiles on a GPU."""
 
     def source(self) -> str:
+        if self.grid:
+            return self.tiles()
         body = self.k.body
         acc = self.r.type_name(body.acc_dtype)
         gm, gk, gn = body.groups
@@ -66,6 +61,25 @@ class ContractLoops:
             f"    return sn_contract(a, ptr, {gm}, {gk}, {gn});\n}}",
         ]  # fmt: skip
         return "\n".join(parts)
+
+    def factor(self, ref, leaf, indent: str) -> str:
+        """The statements of operand value ``ref`` (``left`` or ``right``), inputs read by
+        ``leaf``: the one definition of what a product multiplies, whatever reads it."""
+        return self.body(closure(self.k.values, [ref]), leaf, indent)
+
+    def leaf(self, at):
+        """Spells an operand's loads: input k's element where ``at(k)`` says."""
+
+        def spell(item) -> str:
+            if not isinstance(item, Load):
+                raise Unsupported(f"{type(item).__name__} in a product's operand")
+            return at(item.operand)
+
+        return spell
+
+    def run_element(self, k: int) -> str:
+        """Input k's j-th element of the run starting at ``at[k]`` (packing reads these)."""
+        return f"((const {self.t(self.k.inputs[k].dtype)} *)at[{k}])[j]"
 
     def columns(self) -> int:
         """The product's column count when the types fix it (the micro-kernel's width may fit
@@ -90,16 +104,7 @@ class ContractLoops:
         """``name(at, j)``: the value ``ref`` in the product's accumulating type, each operand
         ``i`` read at ``at[i] + j`` elements: the ``j``-th element of a run (the caller finds
         where each operand's run starts from the offset tables)."""
-        values = self.k.values
-
-        def leaf(item) -> str:
-            if not isinstance(item, Load):
-                raise Unsupported(f"{type(item).__name__} in a product's operand")
-            k, t = item.operand, self.r.type_name(self.k.inputs[item.operand].dtype)
-            return f"((const {t} *)at[{k}])[j]"
-
-        lines = self.r.statements(values, closure(values, [ref]), leaf)
-        body = "\n".join("    " + line for line in lines)
+        body = self.factor(ref, self.leaf(self.run_element), "    ")
         return (f"static inline sn_acc {name}(char *const *at, const int64_t j) {{\n"
                 f"{body}\n    return (sn_acc)v{ref};\n}}")  # fmt: skip
 
@@ -116,15 +121,103 @@ class ContractLoops:
             f"    (void){table}; (void){i};\n    return {' && '.join(tests) or '1'};\n}}"
         )
 
+    # -- a GPU: tiles through local memory -------------------------------------------------------
+    def tiles(self) -> str:
+        """A matrix product (``Contract``) in tiles: a work-group per tile x tile block of outputs
+        (a grid-stride loop over the blocks of every batch), k advancing tile_k at a time (the
+        schedule's). Each step loads a tile x tile_k block of ``left`` and a tile_k x tile block
+        of ``right`` into local memory (zeros past the edges, so any size works) between barriers;
+        each work-item then accumulates its work x work outputs in registers. Operands are read
+        through their strides, so transposed and broadcast operands need no copy."""
+        tile, tile_k, work, side, items = self._geometry()
+        c = self.k.body
+        if c.groups != (1, 1, 1):
+            raise Unsupported("a product over groups of axes (one axis each for m, k and n on "
+                              "a device)")  # fmt: skip
+        left_t, right_t = (self.t(self.k.values[v].dtype) for v in (c.left, c.right))
+        lines = [
+            self.r.local_array(left_t, "ta", str(tile_k * (tile + 1))),
+            self.r.local_array(right_t, "tb", str(tile_k * tile)),
+            self.header(),
+            "    const int64_t M = shape[nd - 3], K = shape[nd - 2], N = shape[nd - 1];",
+        ]
+        lines += [f"    const int64_t sm{j} = st[{j} * nd + nd - 3], "
+                  f"sk{j} = st[{j} * nd + nd - 2], sn{j} = st[{j} * nd + nd - 1];"
+                  for j in range(self.nops)]  # fmt: skip
+        lines += [
+            f"    const int64_t lid = {self.r.local_id}, tx = lid % {side}, ty = lid / {side};",
+            f"    const int64_t tm = (M + {tile - 1}) / {tile}, tn = (N + {tile - 1}) / {tile};",
+            "    int64_t blocks = tm * tn;",
+            "    for (int64_t d = 0; d + 3 < nd; d++) blocks *= shape[d];",
+            f"    for (int64_t blk = {self.r.group_id}; blk < blocks; "
+            f"blk += {self.r.group_count}) {{",
+            f"        const int64_t m0 = blk % (tm * tn) / tn * {tile}, n0 = blk % tn * {tile};",
+            self.offsets("blk / (tm * tn)", "nd - 4"),
+            f"        {self.t(c.acc_dtype)} acc[{work * work}];",
+            f"        for (int w = 0; w < {work * work}; w++) acc[w] = "
+            f"{self.r.literal(0, c.acc_dtype)};",
+            f"        for (int64_t k0 = 0; k0 < K; k0 += {tile_k}) {{",
+            self._tile("ta", c.left, left_t, f"kk * {tile + 1} + mm", "m", f"e % {tile_k}",
+                       f"e / {tile_k}"),
+            self._tile("tb", c.right, right_t, f"kk * {tile} + nn", "n", f"e / {tile}",
+                       f"e % {tile}"),
+            f"            {self.r.barrier};",
+            self._multiply(c.acc_dtype),
+            f"            {self.r.barrier};",
+            "        }",
+            self._store(),
+            "    }",
+        ]  # fmt: skip
+        return f"\n{self.r.entry_signature(self.nops)} {{\n" + "\n".join(lines) + "\n}"
 
-def packable(kernel) -> bool:
-    """Whether a ``Contract`` kernel has the packed product's form: one output of a float
-    dtype, accumulated in it. Others are written as the sum they are (``loops.py``)."""
-    body = kernel.body
-    dtypes = {body.acc_dtype, kernel.outputs[0].dtype}
-    return (
-        len(kernel.outputs) == 1
-        and len(dtypes) == 1
-        and dtypes <= set(FLOATS)
-        and all(np.dtype(op.dtype).kind in "biuf" for op in kernel.inputs)
-    )
+    def _geometry(self) -> tuple[int, int, int, int, int]:
+        s = self.s
+        return s.tile, s.tile_k, s.work, s.side, s.tile_items
+
+    def _tile(self, name, value, ctype, at, which, kk, rest) -> str:
+        """Load ``value`` at (m, k) (``which`` "m": the left tile) or (k, n) into ``name``."""
+        tile, tile_k, work, side, items = self._geometry()
+        index = "mm" if which == "m" else "nn"
+        other = "m" if which == "m" else "n"
+        bound = "M" if which == "m" else "N"
+
+        def element(j):
+            return self.at(j, f"o{j} + {other} * s{other}{j} + k * sk{j}")
+
+        zero = self.r.literal(0, self.k.values[value].dtype)
+        return f"""            for (int64_t e = lid; e < {tile * tile_k}; e += {items}) {{
+                const int64_t kk = {kk}, {index} = {rest};
+                const int64_t {other} = {other}0 + {index}, k = k0 + kk;
+                {ctype} value = {zero};
+                if ({other} < {bound} && k < K) {{
+{self.factor(value, self.leaf(element), "                    ")}
+                    value = v{value};
+                }}
+                {name}[{at}] = value;
+            }}"""
+
+    def _multiply(self, acc_dtype) -> str:
+        tile, tile_k, work, side, items = self._geometry()
+        acc = self.t(acc_dtype)
+        return f"""            for (int kk = 0; kk < {tile_k}; kk++) {{
+                {acc} av[{work}], bv[{work}];
+                for (int w = 0; w < {work}; w++) {{
+                    av[w] = ({acc})ta[kk * {tile + 1} + ty + w * {side}];
+                    bv[w] = ({acc})tb[kk * {tile} + tx + w * {side}];
+                }}
+                for (int i = 0; i < {work}; i++)
+                    for (int j = 0; j < {work}; j++) acc[i * {work} + j] += av[i] * bv[j];
+            }}"""
+
+    def _store(self) -> str:
+        tile, tile_k, work, side, items = self._geometry()
+        out = self.nin
+        t = self.t(self.k.outputs[0].dtype)
+        target = self.at(out, f"o{out} + m * sm{out} + n * sn{out}")
+        return f"""        for (int i = 0; i < {work}; i++) {{
+            const int64_t m = m0 + ty + i * {side};
+            for (int j = 0; j < {work}; j++) {{
+                const int64_t n = n0 + tx + j * {side};
+                if (m < M && n < N) {target} = ({t})acc[i * {work} + j];
+            }}
+        }}"""

@@ -1,22 +1,28 @@
-"""The CPU form of a reduction: innermost rows accumulated in a register (reduced axis
-innermost) or combined into the output row by row (kept axis innermost), the innermost axis
-chosen by the inputs' steps, short reduced rows summed in blocks, and threads over distinct
-outputs or into a copy of the output each."""
+"""A reduction, on every C-family target: output 0 (stride 0 on the reduced axes) accumulates
+the element value (``ReduceWriter.element``, written once) by the reduction's combine.
+
+On a CPU (``CpuReduce``): innermost rows accumulated in a register (reduced axis innermost) or
+combined into the output row by row (kept axis innermost), the innermost axis chosen by the
+inputs' steps, short reduced rows summed in blocks, and threads over distinct outputs or into
+a copy of the output each. On a GPU (``GpuGrid`` "outputs"): a work-item per output element,
+looping over the reduced axes."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from symnb.backends.kernels.ir import SHORT_ROW, closure, identity
-from symnb.backends.render.loop_base import LoopWriter, indent
+from symnb.backends.kernels.ir import closure, identity
+from symnb.backends.render.walk import Walk, indent
 
 
-class ReduceLoops(LoopWriter):
+class ReduceWriter(Walk):
     """Accumulate f(in...) into output 0, which has stride 0 on the reduced axes."""
 
     def source(self) -> str:
         red = self.k.body
         self.refs = closure(self.k.values, [red.value])
+        if self.grid:
+            return self.per_output()
         acc_t, out_t = self.t(red.acc_dtype), self.out_type(0)
         parts = ["typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"]
         if self.threaded():
@@ -29,8 +35,9 @@ class ReduceLoops(LoopWriter):
         return "\n".join(parts)
 
     def blocks(self) -> bool:
-        """Whether short rows may be summed in blocks (``block``; ``Reduce.blocks``)."""
-        return self.k.body.blocks
+        """Whether short rows may be summed in blocks (``block``; the schedule's
+        ``short_rows``)."""
+        return self.s.short_rows is not None
 
     def block(self, acc_t: str, out_t: str) -> str:
         """m short rows of n unit-strided elements that all reduce into one output (the last
@@ -38,13 +45,13 @@ class ReduceLoops(LoopWriter):
         column in a local buffer, then across it once, where each row of ``sn_row_flat``
         paid its own horizontal sum (rows of 24 ran 4x slower than contiguous data)."""
         red = self.k.body
-        zero = self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
+        zero = self.acc_start()
         hoist = "\n        ".join(self.hoisted(strided=False))
-        column = self.combine("col[i]", f"v{red.value}", red.acc_dtype)
+        column = self.fold("col[i]", f"v{red.value}", red.acc_dtype)
         out = f"*({out_t} *)p0[{self.nin}]"
-        final = self.combine(out, f"({out_t})acc", self.k.outputs[0].dtype)
+        final = self.fold(out, f"({out_t})acc", self.k.outputs[0].dtype)
         return f"""
-#define SN_BLOCK_N {SHORT_ROW}
+#define SN_BLOCK_N {self.s.short_rows}
 static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const *st,
                           int64_t last) {{
     char *p[{self.nops}];
@@ -55,42 +62,53 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
         {hoist}
         {self.r.simd([])}
         for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, False), "            ")}
+{self.element(self.leaf(False), "            ")}
             col[i] = {column};
         }}
         for (int k = 0; k < {self.nops}; k++) p[k] += st[k][last - 1];
     }}
     {acc_t} acc = {zero};
     {self.r.simd([(red.kind, "acc")])}
-    for (int64_t i = 0; i < n; i++) acc = {self.combine("acc", "col[i]", red.acc_dtype)};
+    for (int64_t i = 0; i < n; i++) acc = {self.fold("acc", "col[i]", red.acc_dtype)};
     *({out_t} *)p0[{self.nin}] = {final};
 }}"""
 
-    def combine(self, acc: str, x: str, dtype: str) -> str:
-        kind = self.k.body.kind
-        if kind in ("max", "min"):
-            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
-        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
-        if kind in ("sum", "prod") and np.dtype(dtype).kind in "iu":
-            return self.r.wrapping(op, [acc, x], dtype)  # no signed overflow
-        return f"({self.t(dtype)})({acc} {op} {x})"
+    def fold(self, acc: str, x: str, dtype: str) -> str:
+        """``acc`` combined with ``x`` by the reduction's kind."""
+        return self.combine(self.k.body.kind, acc, x, dtype)
+
+    def acc_start(self) -> str:
+        """The accumulator's first value: the reduction's identity in its type."""
+        red = self.k.body
+        return self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)
+
+    def element(self, leaf, indent: str = "        ") -> str:
+        """The statements of the element value the reduction accumulates."""
+        return self.body(self.refs, leaf, indent)
+
+    def leaf(self, strided: bool = False):
+        """Spells an input's element: through the host loop's pointers or strides, or on a GPU
+        at the output element's offset plus the reduced position's."""
+        if self.grid:
+            return lambda item: self.at(item.operand, f"o{item.operand} + q{item.operand}")
+        return lambda item: self.load(item, strided)
 
     def row(self, acc_t: str, out_t: str, strided: bool) -> str:
         """The reduced axis is innermost: accumulate in a register, SIMD where possible."""
         red = self.k.body
         hoist = "\n    ".join(self.hoisted(strided=strided))
         pragma, update, after = self.vector_reduction(f"v{red.value}")
-        final = self.combine(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
+        final = self.fold(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
         name = "sn_row" if strided else "sn_row_flat"
         return f"""
 static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
     (void)st; (void)last;
     {hoist}
-    {acc_t} acc = {self.r.literal(identity(red.kind, red.acc_dtype), red.acc_dtype)};
+    {acc_t} acc = {self.acc_start()};
     int nan = 0; (void)nan;
     {pragma}
     for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, strided))}
+{self.element(self.leaf(strided))}
         {update}
     }}
     {after}
@@ -100,7 +118,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     def vector_reduction(self, value: str) -> tuple[str, str, str]:
         kind, dtype = self.k.body.kind, self.k.body.acc_dtype
         if kind not in ("max", "min"):
-            return self.r.simd([(kind, "acc")]), f"acc = {self.combine('acc', value, dtype)};", ""
+            return self.r.simd([(kind, "acc")]), f"acc = {self.fold('acc', value, dtype)};", ""
         pick = ">" if kind == "max" else "<"
         update = f"acc = {value} {pick} acc ? {value} : acc;"
         if np.dtype(dtype).kind != "f":
@@ -118,7 +136,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             name, pragma = "sn_scatter_flat", self.r.simd([])
             step, target = f"{out_t} *out = ({out_t} *)p[{self.nin}];", "out[i]"
         value = f"({out_t})v{self.k.body.value}"
-        combined = self.combine(target, value, self.k.outputs[0].dtype)
+        combined = self.fold(target, value, self.k.outputs[0].dtype)
         return f"""
 static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {{
     (void)st; (void)last;
@@ -126,7 +144,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     {step}
     {pragma}
     for (int64_t i = 0; i < n; i++) {{
-{self.body(self.refs, lambda item: self.load(item, strided))}
+{self.element(self.leaf(strided))}
         {target} = {combined};
     }}
 }}"""
@@ -151,7 +169,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         if not self.threaded():
             return plain
         nin, nops, out_t, start = self.nin, self.nops, self.out_type(0), self.start()
-        combined = self.combine("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
+        combined = self.fold("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
         return f"""    {out_t} *parts = NULL;
     const int64_t nt = sn_max_threads();
     if (nt > 1 && {outer} > 1 && outer * n >= SN_PARALLEL_MIN && size * 16 <= outer * n
@@ -227,3 +245,50 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     }}
 {mean}    return 0;
 }}"""
+
+    # -- a GPU: a work-item per output element, looping over the reduced axes ------------------
+    def per_output(self) -> str:
+        red, out = self.k.body, self.k.outputs[0]
+        nout = self.nin
+        acc_t, start = self.t(red.acc_dtype), self.acc_start()
+        combined = self.fold("acc", f"v{red.value}", red.acc_dtype)
+        final = f"({self.t(out.dtype)})(acc / (double)count)" if red.mean else "acc"
+        return f"""
+{self.r.entry_signature(self.nops)} {{
+{self.header()}    const int64_t size = a[1 + nd + {self.nops} * nd];
+    int64_t count = 1;
+    for (int64_t d = 0; d < nd; d++) if (st[{nout} * nd + d] == 0) count *= shape[d];
+    for (int64_t j = {self.r.global_id}; j < size; j += {self.r.global_size}) {{
+{self._kept()}
+        {acc_t} acc = {start};
+        for (int64_t r = 0; r < count; r++) {{
+{self._reduced()}
+{self.element(self.leaf(), "            ")}
+            acc = {combined};
+        }}
+        {self.at(nout, f"o{nout}")} = {final};
+    }}
+}}"""
+
+    def _kept(self) -> str:
+        """Offsets of output element ``j``: decoded over the axes the output keeps."""
+        zero = ", ".join(f"o{k} = 0" for k in range(self.nops))
+        adds = "\n".join(f"            o{k} += i * st[{k} * nd + d];" for k in range(self.nops))
+        return f"""        int64_t rest = j, {zero};
+        for (int64_t d = nd - 1; d >= 0; d--) {{
+            if (st[{self.nin} * nd + d] == 0) continue;
+            const int64_t i = rest % shape[d];
+            rest /= shape[d];
+{adds}
+        }}"""
+
+    def _reduced(self) -> str:
+        zero = ", ".join(f"q{k} = 0" for k in range(self.nin))
+        adds = "\n".join(f"                q{k} += i * st[{k} * nd + d];" for k in range(self.nin))
+        return f"""            int64_t left = r, {zero};
+            for (int64_t d = nd - 1; d >= 0; d--) {{
+                if (st[{self.nin} * nd + d] != 0) continue;
+                const int64_t i = left % shape[d];
+                left /= shape[d];
+{adds}
+            }}"""

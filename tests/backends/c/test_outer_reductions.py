@@ -111,7 +111,7 @@ def test_short_rows_of_padded_planes_sum_in_blocks(width, name, dtype):
 
 
 def test_only_sums_that_may_have_short_reduced_rows_compile_the_block_loop():
-    """The lowering marks the sums that may need ``sn_block_flat`` (``Reduce.blocks``); the
+    """The schedule gives ``sn_block_flat`` to the sums that may need it (``short_rows``); the
     others compile without it (compile time is paid per kernel)."""
     x, t = sn.matrix("x", dtype="float32"), sn.tensor("t", (2, 3, 5, 100), "float32")
     u = sn.tensor("u", (2, 3, 5, 24), "float32")

@@ -8,9 +8,9 @@ import pytest
 import symnb as sn
 from symnb.backends.c import stores
 from symnb.backends.execute import ffi, kernel_function
-from symnb.backends.render import loops
+from symnb.backends.schedule import cpu
 
-STREAMED = loops.STREAM_MIN_BYTES
+STREAMED = cpu.STREAM_MIN_BYTES
 
 
 def function(build, dtype, backend="c"):
@@ -68,7 +68,7 @@ def test_w1b_four_inputs_on_two_threads(offset):
     without may_alias let GCC -O3 read the buffer before the values were stored (one line in
     eight came out wrong); -O2 happened to keep the order, so the source is checked too."""
     # on threads, and at least STREAM_MIN_BYTES of float32 output: streamed
-    n = max(loops.PARALLEL_MIN, loops.STREAM_MIN_BYTES // 4) + 77
+    n = max(cpu.PARALLEL_MIN, cpu.STREAM_MIN_BYTES // 4) + 77
     arrays = [np.random.default_rng(k).random(n, dtype=np.float32) for k in range(4)]
     xs = [sn.vector(k, dtype="float32") for k in "xyzw"]
     f = sn.function(xs, 2 * xs[0] + 3 * xs[1] - xs[2] * xs[3], backend="c")

@@ -1,5 +1,5 @@
 """Values on the threaded paths of the C kernels: index spaces above the thresholds where
-OpenMP splits the work (symnb/backends/render/loops.py), reductions over axes that are not
+OpenMP splits the work (symnb/backends/render/maps.py), reductions over axes that are not
 innermost (threads must never share an output element), strided, reversed and broadcast
 operands, row kernels over many rows. Each call repeats, since a race shows in some calls only.
 """
@@ -11,7 +11,7 @@ import pytest
 from scipy import special
 
 import symnb as sn
-from symnb.backends.render.loops import PARALLEL_MIN, ROW_PARALLEL_MIN
+from symnb.backends.schedule.cpu import PARALLEL_MIN, ROW_PARALLEL_MIN
 from tests.helpers import tolerance
 
 CALLS = 5

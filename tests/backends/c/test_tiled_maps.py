@@ -1,5 +1,5 @@
 """Maps whose input is read across the output's rows (a transposed operand) run in tiles of
-the last two axes (``sn_tile`` in symnb/backends/render/loops.py): the same values as NumPy
+the last two axes (``sn_tile`` in symnb/backends/render/maps.py): the same values as NumPy
 for every tile size, for shapes no tile divides, and with other operands broadcast, strided
 or reversed."""
 

@@ -1,42 +1,52 @@
-"""What every CPU loop writer shares: the operands' loads, the launch's decoding and the walk
-over rows (``LoopWriter``); maps and row programs are written in loops.py, reductions in
-reductions.py."""
+"""What the writer of every body shape shares (``Walk``): the kernel, its schedule and the
+dialect, the values' statements, the combining of reductions, and the two spellings of where
+the work runs: the CPU's (the launch decoded on the host, rows walked by loops, operands
+through hoisted pointers and strides) and the GPU's (the launch read from device memory,
+work-items over the index space, operands through byte offsets). Each shape's writer (maps.py,
+reductions.py, rows.py, contract.py) walks its body once and asks ``grid`` (the schedule's
+target family) which spelling the walk takes."""
 
 from __future__ import annotations
 
 import numpy as np
 
-#: elements below which a kernel stays on one thread. A parallel region costs a few us on an
-#: idle machine but milliseconds when other processes hold the cores, so only kernels of about
-#: a millisecond of work use threads. Cheap arithmetic once waited for 4M elements (memory-bound,
-#: it gains little in the caches), but maps of 1-2M elements gained on two threads once
-#: OpenBLAS's pool no longer spun on the second core (runner.c's SERIAL_MAX; the numbers are
-#: in docs/benchmarks.md, "Measurements behind the code").
-PARALLEL_MIN = 1 << 20
+from symnb.backends.schedule.base import GpuGrid
 
 
-class LoopWriter:
-    """Operand access shared by the loop writers."""
+class Walk:
+    """A body shape's writer: ``r`` the dialect, ``k`` the kernel, ``s`` its schedule."""
 
     streams = False
 
-    def __init__(self, r, kernel):
-        self.r, self.k = r, kernel
+    def __init__(self, r, kernel, schedule):
+        self.r, self.k, self.s = r, kernel, schedule
         self.nin, self.nout = len(kernel.inputs), len(kernel.outputs)
         self.nops = self.nin + self.nout
-        self.threshold = PARALLEL_MIN
+        self.grid = isinstance(schedule, GpuGrid)
+        self.g = r.space
 
     def t(self, dtype: str) -> str:
         return self.r.type_name(dtype)
 
-    def may_reach(self, elements: int) -> bool:
-        return self.k.size is None or self.k.size >= elements
-
-    def threaded(self) -> bool:
-        return self.may_reach(self.threshold)
-
     def out_type(self, j: int) -> str:
         return self.t(self.k.outputs[j].dtype)
+
+    def body(self, refs, leaf, indent: str = "        ") -> str:
+        lines = self.r.statements(self.k.values, refs, leaf)
+        return "\n".join(indent + line for line in lines)
+
+    def combine(self, kind: str, acc: str, x: str, dtype: str) -> str:
+        """``acc`` combined with ``x`` by the reduction ``kind``, in ``dtype``."""
+        if kind in ("max", "min"):
+            return f"{self.r.extremum(kind, dtype)}({acc}, {x})"
+        op = {"sum": "+", "prod": "*", "all": "&&", "any": "||"}[kind]
+        if kind in ("sum", "prod") and np.dtype(dtype).kind in "iu":
+            return self.r.wrapping(op, [acc, x], dtype)  # no signed overflow
+        return f"({self.t(dtype)})({acc} {op} {x})"
+
+    # -- the CPU's spelling: host-decoded launch, loops over rows --------------------------------
+    def threaded(self) -> bool:
+        return self.s.threads
 
     def hoisted(self, strided: bool, constants=()) -> list[str]:
         """Scalar operands (and ``constants``: inputs constant along the row) are read once;
@@ -62,10 +72,6 @@ class LoopWriter:
             return f"*(const {self.t(op.dtype)} *)(p[{item.operand}] + i * s{item.operand})"
         step = 1 if steps is None else steps[item.operand]
         return f"in{item.operand}[i]" if step == 1 else f"in{item.operand}[i * {step}]"
-
-    def body(self, refs, leaf, indent: str = "        ") -> str:
-        lines = self.r.statements(self.k.values, refs, leaf)
-        return "\n".join(indent + line for line in lines)
 
     def contiguous_test(self, axis: str, outputs: bool = True) -> str:
         """Every non-scalar operand (input, with ``outputs`` output too) has unit stride along
@@ -112,6 +118,33 @@ class LoopWriter:
             sn_advance({nd}, shape, {self.nops}, st, p, idx);
         }}
     }}"""
+
+    # -- the GPU's spelling: launch in device memory, work-items over the index space ---------
+    def operand(self, k: int):
+        return (self.k.inputs + self.k.outputs)[k]
+
+    def header(self) -> str:
+        return (f"    const int64_t nd = a[0];\n"
+                f"    {self.g}const int64_t *shape = a + 1;\n"
+                f"    {self.g}const int64_t *st = a + 1 + nd;\n")  # fmt: skip
+
+    def offsets(self, index: str, dims: str, offsets: str = "o") -> str:
+        """Decode ``index`` over the axes ``d`` of ``dims`` into each operand's byte offset."""
+        zero = ", ".join(f"{offsets}{k} = 0" for k in range(self.nops))
+        adds = "\n".join(
+            f"            {offsets}{k} += i * st[{k} * nd + d];" for k in range(self.nops)
+        )
+        return f"""        int64_t rest = {index}, {zero};
+        for (int64_t d = {dims}; d >= 0; d--) {{
+            const int64_t i = rest % shape[d];
+            rest /= shape[d];
+{adds}
+        }}"""
+
+    def at(self, k: int, offset: str) -> str:
+        t = self.t(self.operand(k).dtype)
+        const = "const " if k < self.nin else ""
+        return f"*({self.g}{const}{t} *)(p{k} + {offset})"
 
 
 def indent(text: str) -> str:

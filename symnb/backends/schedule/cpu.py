@@ -1,0 +1,135 @@
+"""The CPU schedule: threads, streaming stores, row variants, blocks and prefetches.
+
+Each function takes a kernel description and the dialect (its capabilities: ``streams``,
+``prefetches``) and returns the body shape's schedule (``base.py``). Every number here is
+explained in terms of the machine in docs/schedule.md; what was measured to set it is in
+docs/benchmarks.md, "Measurements behind the code".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.kernels.ir import Contract, Map, Reduce, Rows
+from symnb.backends.schedule.base import CpuContract, CpuMap, CpuReduce, CpuRows
+
+#: elements from which a map or a reduction splits between threads: a parallel region costs a
+#: few microseconds on idle cores but can cost milliseconds when other processes hold them, so
+#: only a kernel of about a millisecond of work (a million cheap elements) takes threads
+PARALLEL_MIN = 1 << 20
+#: elements from which a row program splits its rows between threads (the same cost weighed
+#: against a row program's work per element, which is larger: an exp per element)
+ROW_PARALLEL_MIN = 1 << 20
+#: output bytes from which a flat map writes with streaming stores: an output this much larger
+#: than the last-level cache is evicted before anything reads it, and normal stores would
+#: first read each line in (write-allocate), one more stream of memory traffic
+STREAM_MIN_BYTES = 1 << 24
+#: the staging block of a streamed map: results are computed into it (vectorised, in L1), then
+#: copied out one 64-byte cache line per streaming store
+STREAM_BLOCK_BYTES = 512
+#: reduced rows shorter than this (the axis above them reduced too) are summed in blocks of
+#: rows: each row of a vectorised reduction pays a horizontal sum of its vector registers,
+#: which a short row cannot amortise
+SHORT_ROW = 64
+#: a blocked row sum (a pass that accumulates in a narrower type than its total) adds this many
+#: elements in its accumulating type, vectorised, before adding them to the total: as accurate
+#: as NumPy's pairwise sum, and the vector lanes are not widened element by element
+ROW_BLOCK = 512
+#: elements per chunk of a row pass that prefetches the next row: a few cache lines of each
+#: input ahead, so the prefetches overlap the chunk's arithmetic
+PREFETCH_CHUNK = 64
+#: multiply-adds from which a packed product splits between threads (``contract.h``'s own
+#: SN_CONTRACT_PARALLEL_MIN decides per call; this is the kernel's define)
+CONTRACT_PARALLEL_MIN = 1 << 22
+#: accumulating types the packed product is written for
+PACKED_FLOATS = ("float32", "float64")
+
+
+def schedule(kernel, dialect):
+    """The CPU schedule of ``kernel`` for a loop dialect."""
+    body = kernel.body
+    if isinstance(body, Map):
+        return map_schedule(kernel, dialect)
+    if isinstance(body, Contract) and packable(kernel):
+        return CpuContract(CONTRACT_PARALLEL_MIN)
+    if isinstance(body, (Reduce, Contract)):
+        return reduce_schedule(kernel)
+    if isinstance(body, Rows):
+        return rows_schedule(kernel, dialect)
+    raise TypeError(f"no CPU schedule for a {type(body).__name__} body")
+
+
+def may_reach(kernel, elements: int) -> bool:
+    """Whether the kernel's index space may hold ``elements`` (always, for unknown sizes)."""
+    return kernel.size is None or kernel.size >= elements
+
+
+def array_operands(kernel) -> list:
+    return [op for op in kernel.inputs + kernel.outputs if not (op.scalar or op.per_row)]
+
+
+def map_threshold(kernel) -> int:
+    """Elements from which a map's rows are split between threads: PARALLEL_MIN, fewer where
+    operands take steps along the rows (``Operand.row_step``): an operand stepping s elements
+    touches s times the memory per element (each cache line serves 1/s of its elements), so
+    the map does s times the memory work per element. Weighing every map by the bytes it moves
+    instead split small maps of many arrays too, which ran slower."""
+    arrays = array_operands(kernel)
+    touched = sum(op.row_step or 1 for op in arrays)  # a map has its output at least
+    return -(-PARALLEL_MIN * len(arrays) // touched)
+
+
+def map_schedule(kernel, dialect) -> CpuMap:
+    """Threads by ``map_threshold``; streaming stores where the dialect has them and the
+    output may pass STREAM_MIN_BYTES; a constant row for inputs whose type makes them likely
+    constant along the rows (``Operand.row_constant``); a stepped row where the planner expects
+    steps other than 1 (``Operand.row_step``: compiled-in steps let the C compiler vectorise
+    with permutes, where run-time strides left a scalar loop)."""
+    threshold = map_threshold(kernel)
+    ((out, _),) = kernel.body.stores
+    itemsize = np.dtype(kernel.outputs[out].dtype).itemsize
+    stream = dialect.streams and may_reach(kernel, STREAM_MIN_BYTES // itemsize)
+    constant = tuple(k for k, op in enumerate(kernel.inputs) if op.row_constant)
+    steps = tuple(
+        1 if op.row_step is None else op.row_step for op in kernel.inputs + kernel.outputs
+    )
+    stepped = steps if any(s != 1 for s in steps) else None
+    threads = may_reach(kernel, threshold)
+    return CpuMap(
+        threads, threshold, stream, STREAM_MIN_BYTES, STREAM_BLOCK_BYTES, constant, stepped
+    )
+
+
+def reduce_schedule(kernel) -> CpuReduce:
+    """Threads from PARALLEL_MIN; blocks of short rows for a sum over the last two axes
+    whose rows may be shorter than SHORT_ROW (``Reduce.tail``, ``Reduce.row``)."""
+    body = kernel.body
+    tail, row = getattr(body, "tail", 0), getattr(body, "row", None)
+    short = body.kind == "sum" and tail >= 2 and (row is None or row < SHORT_ROW)
+    return CpuReduce(may_reach(kernel, PARALLEL_MIN), PARALLEL_MIN, SHORT_ROW if short else None)
+
+
+def rows_schedule(kernel, dialect) -> CpuRows:
+    """Rows split between threads from ROW_PARALLEL_MIN elements (decided at run time: every
+    row program carries the threaded loop); blocked sums where a pass totals in a wider type
+    than it accumulates; the second pass prefetches the next row where the dialect can: it
+    reads what the first pass left in cache and computes (an exp per element), so the next
+    row's first pass finds its row in cache."""
+    passes = kernel.body.passes
+    blocks = tuple(ROW_BLOCK if p.kind == "sum" and p.total_dtype else None for p in passes)
+    prefetch = (1,) if dialect.prefetches and len(passes) > 1 and passes[1].kind else ()
+    return CpuRows(True, ROW_PARALLEL_MIN, blocks, prefetch,
+                   PREFETCH_CHUNK if prefetch else 0)  # fmt: skip
+
+
+def packable(kernel) -> bool:
+    """Whether a ``Contract`` kernel has the packed product's form: one output of a float
+    dtype, accumulated in it. Others are written as the sum they are."""
+    body = kernel.body
+    dtypes = {body.acc_dtype, kernel.outputs[0].dtype}
+    return (
+        len(kernel.outputs) == 1
+        and len(dtypes) == 1
+        and dtypes <= set(PACKED_FLOATS)
+        and all(np.dtype(op.dtype).kind in "biuf" for op in kernel.inputs)
+    )

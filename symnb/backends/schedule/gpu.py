@@ -1,0 +1,83 @@
+"""The GPU schedule: how work-items and work-groups share a kernel, and the launch's size.
+
+One function per body shape's strategy (``base.GpuGrid``): a map is a grid-stride loop over
+its elements; a reduction gives each work-item output elements, looping over the reduced
+axes; a row program gives each work-group rows, its work-items sharing every pass and
+combining partial reductions as a tree in local memory; a product is tiled through local
+memory. ``launch`` turns a schedule and a call's sizes into (work-groups, items per group).
+This is where other strategies go (a reduction split over a work-group, a tree across groups):
+a new strategy is a new value here and its spelling in its shape's writer (``render/``). The
+numbers are explained in docs/schedule.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.backends.kernels.ir import Contract, Map, Reduce, Rows
+from symnb.backends.schedule.base import DeviceFacts, GpuGrid
+
+#: work-items per work-group (a power of two: the row programs' tree halves it): two warps of
+#: 32 (CUDA) or one wavefront of 64 (AMD), small enough that a short row keeps most busy
+GROUP = 64
+#: work-items of an elementwise or reduction launch at most; a grid-stride loop covers more
+#: elements (a few per work-item amortise its index decoding; 64k fill any current GPU)
+MAX_ITEMS = 1 << 16
+#: work-groups of a row launch at most (each loops over rows)
+MAX_GROUPS = 1 << 10
+#: work-groups of a product launch at most (each loops over blocks of TILE x TILE outputs)
+MAX_BLOCKS = 1 << 16
+#: a product's tiling: a work-group computes TILE x TILE outputs, each work-item WORK x WORK
+#: of them in registers, reading k TILE_K at a time through local memory; (TILE / WORK)^2 =
+#: 256 work-items, and the two staged tiles take TILE_K * (2 * TILE + 1) values of local memory
+TILE, TILE_K, WORK = 64, 16, 4
+
+
+def schedule(kernel, dialect, device: DeviceFacts | None = None) -> GpuGrid:
+    """The GPU schedule of ``kernel`` on ``device`` (``DeviceFacts()``'s when None)."""
+    device = device or DeviceFacts()
+    body = kernel.body
+    group = _group(device)
+    if isinstance(body, Map):
+        return GpuGrid("elements", group, MAX_ITEMS // group)
+    if isinstance(body, Reduce):
+        return GpuGrid("outputs", group, MAX_ITEMS // group)
+    if isinstance(body, Rows):
+        return GpuGrid("group-rows", group, MAX_GROUPS)
+    if isinstance(body, Contract):
+        return _tiles(kernel, device, group)
+    raise TypeError(f"no GPU schedule for a {type(body).__name__} body")
+
+
+def _group(device: DeviceFacts) -> int:
+    """GROUP, or the device's largest power of two below it."""
+    group = GROUP
+    while group > device.max_group:
+        group //= 2
+    return group
+
+
+def _tiles(kernel, device: DeviceFacts, group: int) -> GpuGrid:
+    tile, work = TILE, WORK
+    value_bytes = max(np.dtype(kernel.values[v].dtype).itemsize
+                      for v in (kernel.body.left, kernel.body.right))  # fmt: skip
+    while (tile // work) ** 2 > device.max_group or (
+        TILE_K * (2 * tile + 1) * value_bytes > device.local_bytes
+    ):
+        tile //= 2  # smaller tiles: fewer work-items, less local memory
+    return GpuGrid("tiles", group, MAX_BLOCKS, tile, TILE_K, work)
+
+
+def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
+    """(work-groups, items per group) of a call over ``space`` with ``out_count`` output
+    elements: a group per row or per tile of a product (up to ``max_groups``: the kernels
+    loop), else enough items for every output element (the kernels loop past it)."""
+    if schedule.strategy == "tiles":
+        batch = int(np.prod(space[:-3], dtype=np.int64))
+        blocks = batch * -(-space[-3] // schedule.tile) * -(-space[-1] // schedule.tile)
+        return max(1, min(blocks, schedule.max_groups)), schedule.tile_items
+    if schedule.strategy == "group-rows":
+        rows = int(np.prod(space[:-1], dtype=np.int64))
+        return max(1, min(rows, schedule.max_groups)), schedule.group
+    items = max(1, min(out_count, schedule.max_groups * schedule.group))
+    return -(-items // schedule.group), schedule.group
