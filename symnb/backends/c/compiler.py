@@ -32,6 +32,7 @@ import subprocess
 import tempfile
 import time
 
+from symnb.backends import phases
 from symnb.backends.c import platforms
 from symnb.backends.compiledir import kernel_dir, read_regular, write_private
 from symnb.config import config
@@ -143,8 +144,9 @@ def compiler_identity(path: str) -> str:
     if known and "\n" not in known.strip():
         return known
     try:
-        result = subprocess.run([path, "--version"], capture_output=True, text=True,
-                                check=False, timeout=60)  # fmt: skip
+        with phases.timed("probe"):
+            result = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                    check=False, timeout=60)  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         raise CompileError(f"the C compiler {path} does not run: {exc}") from None
     lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
@@ -216,7 +218,8 @@ def _wanted() -> tuple[tuple[str, ...], ...]:
 def probe_flags(path: str) -> tuple[str, ...]:
     """Find the flags the compiler accepts and remember them: one compile with every flag
     when all are accepted (GCC), else one per optional flag."""
-    found = _probe(path)
+    with phases.timed("probe"):
+        found = _probe(path)
     _remember(_flags_memo(path), " ".join(found))
     _flags[(path, bool(config.openmp))] = found
     return found
@@ -316,8 +319,10 @@ def _compile(source: str, target: str, options: list[str]) -> None:
         cmd += _ordered(tuple(options))
         start = time.perf_counter()
         result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work)
-    log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed",
-             time.perf_counter() - start, " ".join(cmd))  # fmt: skip
+        seconds = time.perf_counter() - start
+    phases.current().ran(seconds)
+    log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed", seconds,
+             " ".join(cmd))  # fmt: skip
     if result.returncode != 0:
         raise CompileError(_failure(cmd, result.stderr + result.stdout, source))
 
