@@ -91,6 +91,7 @@ def cache_key(source: str) -> str:
     """Hash of everything the machine code depends on."""
     cc = compiler.require_compiler()
     parts = [source, compiler.compiler_identity(cc), " ".join(compiler.flags(cc))]
+    parts.append(compiler.STRIDED_PRELUDE)  # how the strided row functions compile
     parts.append(compiler.cpu_identity())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 

@@ -51,6 +51,16 @@ LIBRARIES = ("-lm",)
 ENTRY = "sn_kernel"  # the entry point every kernel defines (dialect.py)
 PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated kernel
 MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
+#: a kernel's static row function: its name, and the line that begins its definition
+ROW_FUNCTION = re.compile(r"^static (?:int|void) (sn_\w+)\(", re.MULTILINE)
+#: what ``SN_STRIDED`` means: -O1 and not inlined for GCC; nothing for clang, which has no
+#: optimisation level per function (its ``cold`` attribute changed the hot entry's code)
+STRIDED_PRELUDE = """#if defined(__GNUC__) && !defined(__clang__)
+#define SN_STRIDED __attribute__((optimize("O1"), noinline))
+#else
+#define SN_STRIDED
+#endif
+"""
 #: what a probe compiles: a libm call, an OpenMP region and a simd loop
 PROBE = """#include <math.h>
 #ifdef _OPENMP
@@ -277,13 +287,15 @@ def _ordered(candidate: tuple[str, ...]) -> list[str]:
 def translation_unit(kernels: list[tuple[str, str]]) -> str:
     """Several kernels' sources as one C file; ``kernels`` holds (symbol, source) pairs.
 
-    Each kernel's text is kept as it is, between ``#define`` lines that rename its entry point
-    to ``symbol`` and every other ``sn_`` name (its static helpers) to one private to it, and
-    ``#undef`` lines that drop those and its own macros, so no name of one kernel reaches the
-    next. An ``sn_`` name the kernel defines as a macro (a helper the runner exports, spelled
-    ``snrt_``: render/runtime.py) is its own macro, not renamed. A kernel that broke the
-    naming convention fails to compile here, and the cache then compiles it alone."""
-    return "\n".join(_renamed(index, *kernel) for index, kernel in enumerate(kernels))
+    Each kernel's text is kept as it is (its strided row functions marked: ``strided``),
+    between ``#define`` lines that rename its entry point to ``symbol`` and every other ``sn_``
+    name (its static helpers) to one private to it, and ``#undef`` lines that drop those and
+    its own macros, so no name of one kernel reaches the next. An ``sn_`` name the kernel
+    defines as a macro (a helper the runner exports, spelled ``snrt_``: render/runtime.py) is
+    its own macro, not renamed. A kernel that broke the naming convention fails to compile
+    here, and the cache then compiles it alone."""
+    renamed = (_renamed(index, *kernel) for index, kernel in enumerate(kernels))
+    return STRIDED_PRELUDE + "\n".join(renamed)
 
 
 def _renamed(index: int, symbol: str, source: str) -> str:
@@ -291,26 +303,44 @@ def _renamed(index: int, symbol: str, source: str) -> str:
     before = [f"#define {name} {name}__k{index}" for name in names]
     before.append(f"#define {ENTRY} {symbol}")
     undone = [*names, ENTRY, *dict.fromkeys(MACRO.findall(source))]
-    return "\n".join([*before, source, *[f"#undef {name}" for name in undone], ""])
+    return "\n".join([*before, strided(source), *[f"#undef {name}" for name in undone], ""])
+
+
+def strided(source: str) -> str:
+    """``source`` with ``SN_STRIDED`` before each of its strided row functions, the ones a
+    kernel calls only where rows are not contiguous: ``sn_X`` beside its twin ``sn_X_flat``
+    (row programs, reductions, scatters), and a map's ``sn_row`` beside ``sn_flat``. GCC
+    compiles them at -O1 and not inlined (``STRIDED_PRELUDE``), which leaves the code of every
+    other function as it was (checked instruction by instruction on W3's kernels) and takes
+    11% off the compiler's CPU for W3 (docs/c_backend.md, "Cache"). Only that line changes,
+    so compiler messages keep the kernel's line numbers."""
+    names = set(ROW_FUNCTION.findall(source))
+    cold = {n for n in names if n + "_flat" in names}
+    if "sn_flat" in names and "sn_row" in names:
+        cold.add("sn_row")
+    if not cold:
+        return source
+    return ROW_FUNCTION.sub(lambda m: "SN_STRIDED " + m[0] if m[1] in cold else m[0], source)
 
 
 def compile_kernels(kernels: list[tuple[str, str]], target: str, used: tuple[str, ...]) -> None:
     """Compile (symbol, source) pairs into the shared library ``target`` in one compiler run,
     with the flags ``used``. A single kernel compiles from its own text (its entry point renamed
-    on the command line), so compiler messages give its own line numbers."""
+    on the command line, the prelude's lines not counted: ``#line``), so compiler messages give
+    its own line numbers."""
     if len(kernels) == 1:
         symbol, source = kernels[0]
-        defines = [f"-D{ENTRY}={symbol}"]
+        text = f"{STRIDED_PRELUDE}#line 1\n{strided(source)}"
+        _compile(text, target, [f"-D{ENTRY}={symbol}", *used], shown=source)
     else:
-        source, defines = translation_unit(kernels), []
-    _compile(source, target, [*defines, *used])
+        _compile(translation_unit(kernels), target, list(used))
 
 
-def _compile(source: str, target: str, options: list[str]) -> None:
-    """Compile ``source`` into ``target``. The source is written as ``kernel.c`` in a private
-    temporary directory and named relatively, so the library's bytes depend on nothing but
-    the source and flags (processes that race to build it write the same file, whose size
-    and hash the cache records)."""
+def _compile(source: str, target: str, options: list[str], shown: str | None = None) -> None:
+    """Compile ``source`` into ``target`` (a failure shows ``shown``, else ``source``). The
+    source is written as ``kernel.c`` in a private temporary directory and named relatively,
+    so the library's bytes depend on nothing but the source and flags (processes that race
+    to build it write the same file, whose size and hash the cache records)."""
     path = require_compiler()
     with tempfile.TemporaryDirectory(prefix="symnb-cc-") as work:
         with open(os.path.join(work, "kernel.c"), "w") as f:
@@ -324,7 +354,7 @@ def _compile(source: str, target: str, options: list[str]) -> None:
     log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed", seconds,
              " ".join(cmd))  # fmt: skip
     if result.returncode != 0:
-        raise CompileError(_failure(cmd, result.stderr + result.stdout, source))
+        raise CompileError(_failure(cmd, result.stderr + result.stdout, shown or source))
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:
