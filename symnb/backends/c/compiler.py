@@ -61,6 +61,8 @@ STRIDED_PRELUDE = """#if defined(__GNUC__) && !defined(__clang__)
 #define SN_STRIDED
 #endif
 """
+#: what comes before a kernel compiled alone: its lines keep their numbers (``#line``)
+ALONE = STRIDED_PRELUDE + "#line 1\n"
 #: what a probe compiles: a libm call, an OpenMP region and a simd loop
 PROBE = """#include <math.h>
 #ifdef _OPENMP
@@ -330,17 +332,17 @@ def compile_kernels(kernels: list[tuple[str, str]], target: str, used: tuple[str
     its own line numbers."""
     if len(kernels) == 1:
         symbol, source = kernels[0]
-        text = f"{STRIDED_PRELUDE}#line 1\n{strided(source)}"
-        _compile(text, target, [f"-D{ENTRY}={symbol}", *used], shown=source)
+        _compile(ALONE + strided(source), target, [f"-D{ENTRY}={symbol}", *used])
     else:
         _compile(translation_unit(kernels), target, list(used))
 
 
-def _compile(source: str, target: str, options: list[str], shown: str | None = None) -> None:
-    """Compile ``source`` into ``target`` (a failure shows ``shown``, else ``source``). The
-    source is written as ``kernel.c`` in a private temporary directory and named relatively,
-    so the library's bytes depend on nothing but the source and flags (processes that race
-    to build it write the same file, whose size and hash the cache records)."""
+def _compile(source: str, target: str, options: list[str]) -> None:
+    """Compile ``source`` into ``target`` (a failure shows it without the prelude ``ALONE``,
+    as the kernel's own lines). The source is written as ``kernel.c`` in a private temporary
+    directory and named relatively, so the library's bytes depend on nothing but the source
+    and flags (processes that race to build it write the same file, whose size and hash the
+    cache records)."""
     path = require_compiler()
     with tempfile.TemporaryDirectory(prefix="symnb-cc-") as work:
         with open(os.path.join(work, "kernel.c"), "w") as f:
@@ -354,7 +356,8 @@ def _compile(source: str, target: str, options: list[str], shown: str | None = N
     log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed", seconds,
              " ".join(cmd))  # fmt: skip
     if result.returncode != 0:
-        raise CompileError(_failure(cmd, result.stderr + result.stdout, shown or source))
+        shown = source.removeprefix(ALONE)
+        raise CompileError(_failure(cmd, result.stderr + result.stdout, shown))
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:
