@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from symnb.backends import default_backend
+from symnb.backends import default_backend, phases
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
@@ -79,6 +79,22 @@ class Function:
     def __init__(self, inputs, outputs, updates, givens, backend, name, optimize=None,
                  borrow=False, mode=None, no_default_updates=False):  # fmt: skip
         start = time.perf_counter()
+        #: seconds per phase of this compile (symnb/backends/phases.py); the log reports them
+        with phases.recording() as self.compile_phases, phases.timed("graph"):
+            self._build(inputs, outputs, updates, givens, backend, name, optimize, borrow, mode,
+                        no_default_updates)  # fmt: skip
+        self.compile_time = time.perf_counter() - start
+        if log.isEnabledFor(logging.INFO):
+            log.info("compiled %s in %.3f s: %s; phases: %s", self._signature(),
+                     self.compile_time, self._contents(),
+                     self.compile_phases)  # fmt: skip
+
+    def _build(self, inputs, outputs, updates, givens, backend, name, optimize, borrow, mode,
+               no_default_updates):  # fmt: skip
+        """The compile, in phases: "graph" (the checks, the graph's copy and what no other
+        phase covers), "rewrites", "planning" (lowering, rendering, the plan's steps), the
+        backend's own ("probe", "compile", "loading": symnb/backends/c/cache.py) and
+        "runner"."""
         # the defaults are resolved here, so a pickled function is rebuilt the same elsewhere
         backend = backend or config.backend or default_backend()
         optimize = config.optimize if optimize is None else optimize
@@ -93,7 +109,8 @@ class Function:
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
         self.graph = Graph(self.inputs, targets)
-        self.rewrites = rewrite(self.graph, optimize)
+        with phases.timed("rewrites"):
+            self.rewrites = rewrite(self.graph, optimize)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values; constants' slots come after them
@@ -109,11 +126,13 @@ class Function:
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = threading.Lock() if self.updates else None
-        self.linker = _make_linker(get_linker(self.backend, mode), self.graph, self._leaves,
-                                   self._n_out)  # fmt: skip
+        with phases.timed("planning"):
+            self.linker = _make_linker(get_linker(self.backend, mode), self.graph,
+                                       self._leaves, self._n_out)  # fmt: skip
         #: a device linker reads shared values where they are (kept on the device)
         self._resident = self.linker.resident
-        self._runner = None if mode is not None else self._make_runner()
+        with phases.timed("runner"):
+            self._runner = None if mode is not None else self._make_runner()
         #: the runner when a call is its arguments alone (nothing shared to read or write)
         self._direct = self._runner if not (self._shared or self.updates) else None
         #: results that may share memory with an argument (the rest are the plan's own storage)
@@ -123,19 +142,15 @@ class Function:
         self._repeated = _repeated(self.graph.outputs)
         #: the first call warns about what its shapes reveal where dims were unknown
         self._first_call = self.backend != CHECK and has_unknown_dims(self.graph_before)
-        self.compile_time = time.perf_counter() - start
-        if log.isEnabledFor(logging.INFO):
-            log.info("compiled %s in %.3f s: %s", self._signature(), self.compile_time,
-                     self._contents(optimize))  # fmt: skip
 
     def _signature(self) -> str:
         ins = ", ".join(v.name or "?" for v in self.inputs)
         updates = f" and {len(self.updates)} update(s)" if self.updates else ""
         return f"{self._label()}({ins}) -> {self._n_out} output(s){updates}"
 
-    def _contents(self, optimize) -> str:
+    def _contents(self) -> str:
         """What the log says a compile made: backend, rewrites, steps by kind."""
-        plan = self.linker.plan
+        plan, optimize = self.linker.plan, self._built_from[6]
         parts = [f"backend {self.backend!r}", f"optimize {optimize!r}",
                  f"{len(self.rewrites)} rewrites"]  # fmt: skip
         if plan is not None:

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.backends import phases
+from symnb.backends.c import cache
 from tests.helpers import needs_c, run_python
 
 
@@ -35,7 +37,8 @@ def test_a_compile_is_logged_with_its_kernels_command_and_seconds(caplog, fresh_
     (compiled,) = messages(caplog, "symnb.compile.function")
     assert re.fullmatch(
         r"compiled function 'f'\(x\) -> 2 output\(s\) in \d+\.\d{3} s: backend 'c', optimize "
-        r"'fast', \d+ rewrites, 2 steps \(2 kernel\); calls run in the (C runner|Python executor)",
+        r"'fast', \d+ rewrites, 2 steps \(2 kernel\); calls run in the (C runner|Python executor)"
+        r"; phases: .*",
         compiled,
     ), compiled
     (kernels,) = messages(caplog, "symnb.backends.c.cache")
@@ -56,6 +59,35 @@ def test_a_compile_is_logged_with_its_kernels_command_and_seconds(caplog, fresh_
     assert ": 0 compiled, 0 from the disk cache" in messages(caplog, "symnb.backends.c.cache")[0]
     assert messages(caplog, "symnb.backends.c.cache")[0].endswith(", 2 loaded already")
     np.testing.assert_allclose(f(np.zeros(3))[0], 3.0)
+
+
+def phases_of(message: str) -> tuple[dict[str, float], list[float]]:
+    """The phases a compile's log line gives (name -> seconds), and its compiler runs'."""
+    said = message.split("; phases: ")[1]
+    seconds = {name: float(s) for name, s in re.findall(r"(?:^|, )([a-z]+) (\d+\.\d{3}) s", said)}
+    runs = re.search(r"\(\d+ compiler runs?: ([\d., ]+) s\)", said)
+    return seconds, [float(s) for s in runs[1].split(", ")] if runs else []
+
+
+@needs_c
+def test_a_compile_logs_its_phases_which_add_up_to_its_seconds(caplog, fresh_cache, monkeypatch):
+    monkeypatch.setattr(cache, "_cores", lambda: 2)  # two compiler runs at once
+    caplog.set_level(logging.INFO, logger="symnb")
+    x = sn.tensor("x", shape=("n",))
+    f = sn.function([x], [sn.sum(sn.exp(x)), sn.tanh(x) * 2, sn.max(x * 3)], name="f")
+    (compiled,) = messages(caplog, "symnb.compile.function")
+    total = float(re.search(r" in (\d+\.\d{3}) s: ", compiled)[1])
+    seconds, runs = phases_of(compiled)
+    assert {"graph", "rewrites", "planning", "compile", "loading", "runner"} <= set(seconds)
+    assert set(seconds) <= set(phases.ORDER), compiled  # "probe" where the flags were probed
+    assert sum(seconds.values()) == pytest.approx(total, abs=0.005), compiled
+    assert f.compile_phases.total() == pytest.approx(f.compile_time, rel=0.01, abs=1e-3)
+    assert len(runs) == 2 and all(0 < r <= seconds["compile"] + 0.001 for r in runs), compiled
+    assert seconds["compile"] > 0.5 * max(runs)  # the runs went at once, inside the phase
+    caplog.clear()
+    sn.function([x], [sn.sum(sn.exp(x)), sn.tanh(x) * 2, sn.max(x * 3)], name="f")
+    seconds, runs = phases_of(messages(caplog, "symnb.compile.function")[0])
+    assert "compile" not in seconds and runs == []  # nothing compiled: no such phase
 
 
 @needs_c

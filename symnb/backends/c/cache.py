@@ -29,6 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from symnb.backends import phases
 from symnb.backends.c import compiler, forks, platforms
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     CompileDirError,
@@ -89,7 +90,8 @@ stats = Stats()
 def cache_key(source: str) -> str:
     """Hash of everything the machine code depends on."""
     cc = compiler.require_compiler()
-    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.flags(cc))]
+    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.kernel_flags(cc))]
+    parts.append(compiler.STRIDED_PRELUDE)  # how the strided row functions compile
     parts.append(compiler.cpu_identity())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
@@ -103,11 +105,12 @@ def symbol(key: str) -> str:
 def load_many(sources: list[str], opener=None) -> list:
     """Loaded kernels for several sources; the missing ones compile first, together."""
     before, start = dataclasses.astuple(stats), time.perf_counter()
-    missing = [s for s in dict.fromkeys(sources) if not _cached(s)]
-    if missing and not getattr(_forbid, "on", False):
-        with _lock:
-            _compile_missing(missing)
-    loaded = [load(s, opener) for s in sources]
+    with phases.timed("loading"):  # the compile and the probe inside are their own phases
+        missing = [s for s in dict.fromkeys(sources) if not _cached(s)]
+        if missing and not getattr(_forbid, "on", False):
+            with _lock, phases.timed("compile"):
+                _compile_missing(missing)
+        loaded = [load(s, opener) for s in sources]
     if sources and log.isEnabledFor(logging.INFO):
         memory, disk, compiled = (a - b for a, b in zip(dataclasses.astuple(stats), before))
         log.info("%d kernels in %.3f s: %d compiled, %d from the disk cache (%s), %d loaded "
@@ -213,16 +216,17 @@ def _entry_path(key: str) -> str:
 # -- compiling ----------------------------------------------------------------------------------
 def _compile_missing(sources: list[str]) -> None:
     """Compile ``sources`` and index them. A failure probes the flags again (memoised flags
-    may no longer link: a runtime library removed since) and, when they changed, compiles
-    again with them (new keys); with the same flags the kernel itself does not compile, and
-    its error stands. Stale temporary files go first and least-recently-used libraries after."""
+    may no longer link: a runtime library removed since; assumed ones were never probed)
+    and, when they changed, compiles again with them (new keys); with the same flags the
+    kernel itself does not compile, and its error stands. Stale temporary files go first and
+    least-recently-used libraries after."""
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
     sweep_stale(compiledir())
     try:
         _compile_batches(sources)
     except compiler.CompileError:
-        before = compiler.flags(cc)
+        before = compiler.kernel_flags(cc)
         if compiler.probe_flags(cc) == before:
             raise  # the flags are right: the kernel itself does not compile
         _compile_batches([s for s in sources if not _cached(s)])
@@ -230,23 +234,76 @@ def _compile_missing(sources: list[str]) -> None:
 
 
 def _compile_batches(sources: list[str]) -> None:
-    """One batch per core, compiled in parallel; progress counts kernels."""
+    """One batch per free core, compiled in parallel; progress counts kernels."""
     keyed = {cache_key(s): s for s in sources}
-    batches = _batches(sorted(keyed.items()), _cores())
+    cores = _cores()
+    batches = _batches(sorted(keyed.items()), cores)
     if len(keyed) == 1:
         _compile_batch(batches[0])
     else:
-        with ThreadPoolExecutor(min(len(batches), _cores())) as pool:
-            done = (kernel for batch in pool.map(_compile_batch, batches) for kernel in batch)
+        record = phases.current()  # the compiler runs' threads report to the caller's log
+
+        def compile_batch(batch):
+            with phases.joined(record):
+                return _compile_batch(batch)
+
+        with ThreadPoolExecutor(min(len(batches), cores)) as pool:
+            built = pool.map(compile_batch, batches)
+            done = (kernel for batch in built for kernel in batch)
             list(config.progress(done, total=len(keyed), label="compiling kernels"))
     stats.compiles += len(keyed)
 
 
 def _cores() -> int:
+    """How many compiler runs may go at once: the cores this process may use, less those
+    other processes keep busy (``free_cores``)."""
+    return free_cores(allowed_cores(), os.cpu_count() or 1, busy_cores())
+
+
+def free_cores(allowed: int, total: int, busy: float) -> int:
+    """Of the ``allowed`` cores (this process's affinity) among ``total``, those that ``busy``
+    cores' worth of other work leaves idle, at least one; other work is counted against the
+    allowed cores only where the others cannot hold it (2 busy of 16 leave 2 allowed cores
+    free, 1.4 busy of 2 leave 1). Compiler runs beyond the idle cores make the compile no
+    faster (one run of many kernels costs less in all than several runs of few) and slow
+    the other work down."""
+    idle = int(total - max(busy, 0.0) + 0.5)
+    return max(1, min(allowed, idle))
+
+
+def allowed_cores() -> int:
+    """The cores this process may run on: its affinity (Linux), else every core."""
     try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # macOS, Windows: no affinity mask to read
+        return getattr(os, "process_cpu_count", os.cpu_count)() or 1
+
+
+def busy_cores() -> float:
+    """How many cores other processes keep busy now. On Linux, from ``/proc/loadavg``: the
+    one-minute load, but no more than the tasks running at this instant less this process,
+    so neither a spike of one moment nor this process's own last minute counts as others'
+    work. Elsewhere ``os.getloadavg()`` (macOS, BSD), and none where there is no load to
+    read (Windows)."""
+    fields = (_proc_loadavg() or "").split()
+    try:
+        running = int(fields[3].split("/")[0]) - 1
+        return max(0.0, min(float(fields[0]), float(running)))
+    except (IndexError, ValueError):
+        pass
+    try:
+        return max(0.0, os.getloadavg()[0])
+    except (AttributeError, OSError):  # Windows
+        return 0.0
+
+
+def _proc_loadavg() -> str | None:
+    """The text of ``/proc/loadavg`` (Linux), None elsewhere."""
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read(256)
+    except OSError:
+        return None
 
 
 def _batches(items: list[tuple[str, str]], cores: int) -> list[list[tuple[str, str]]]:
@@ -274,12 +331,12 @@ def _compile_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Compile one batch into one library; if it fails, each kernel compiles alone: the
     others are cached, and the error shows the kernel that fails."""
     cc = compiler.require_compiler()
-    used = compiler.flags(cc)
+    used = compiler.kernel_flags(cc)
     try:
         _build(batch, used)
     except compiler.CompileError:
-        if len(batch) == 1:
-            raise
+        if len(batch) == 1 or compiler.assumed(cc):
+            raise  # with flags not probed yet, the probe runs first (_compile_missing)
         _build_each(batch, used)
     return batch
 

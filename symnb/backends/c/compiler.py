@@ -12,7 +12,9 @@ off). ``-fno-math-errno`` so libm calls can be vectorised, ``-fwrapv`` because N
 wrap on overflow, and ``-ffp-contract=off`` so ``a*b + c`` rounds twice, as in NumPy (no silent
 FMA). No ``-ffast-math``: NaN and infinity behave as in NumPy. The last two and ``-O2`` are
 required; the others are probed one by one per compiler (``-fvect-cost-model`` is GCC's own)
-and a flag the compiler rejects is dropped, never sent to a kernel's compile.
+and a flag the compiler rejects is dropped. In a compile directory with no flags remembered
+yet, the kernels' own compile tries every flag first, as the probe would, and the probe runs
+only when that fails or warns about a flag (``kernel_flags``).
 
 Several kernels compile as one translation unit in one compiler run: a compiler process, its
 parse of the headers and its link cost about as much as compiling a small kernel, so a cold
@@ -32,6 +34,7 @@ import subprocess
 import tempfile
 import time
 
+from symnb.backends import phases
 from symnb.backends.c import platforms
 from symnb.backends.compiledir import kernel_dir, read_regular, write_private
 from symnb.config import config
@@ -50,6 +53,18 @@ LIBRARIES = ("-lm",)
 ENTRY = "sn_kernel"  # the entry point every kernel defines (dialect.py)
 PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated kernel
 MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
+#: a kernel's static row function: its name, and the line that begins its definition
+ROW_FUNCTION = re.compile(r"^static (?:int|void) (sn_\w+)\(", re.MULTILINE)
+#: what ``SN_STRIDED`` means: -O1 and not inlined for GCC; nothing for clang, which has no
+#: optimisation level per function (its ``cold`` attribute changed the hot entry's code)
+STRIDED_PRELUDE = """#if defined(__GNUC__) && !defined(__clang__)
+#define SN_STRIDED __attribute__((optimize("O1"), noinline))
+#else
+#define SN_STRIDED
+#endif
+"""
+#: what comes before a kernel compiled alone: its lines keep their numbers (``#line``)
+ALONE = STRIDED_PRELUDE + "#line 1\n"
 #: what a probe compiles: a libm call, an OpenMP region and a simd loop
 PROBE = """#include <math.h>
 #ifdef _OPENMP
@@ -69,6 +84,7 @@ double sn_probe(double *x, int n) {
 """
 
 _flags: dict[tuple[str, bool], tuple[str, ...]] = {}  # (compiler, openmp) -> probed flags
+_assumed: set[tuple[str, bool]] = set()  # keys of _flags not probed or proven yet
 log = logging.getLogger(__name__)
 
 
@@ -143,8 +159,9 @@ def compiler_identity(path: str) -> str:
     if known and "\n" not in known.strip():
         return known
     try:
-        result = subprocess.run([path, "--version"], capture_output=True, text=True,
-                                check=False, timeout=60)  # fmt: skip
+        with phases.timed("probe"):
+            result = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                    check=False, timeout=60)  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         raise CompileError(f"the C compiler {path} does not run: {exc}") from None
     lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
@@ -182,15 +199,60 @@ def cpu_identity() -> str:
 
 # -- flags: probed once per compiler, remembered in the compile directory ----------------------
 def flags(path: str) -> tuple[str, ...]:
-    """Compiler flags and libraries for kernels: the required ones, the platform's link
-    flags, and each optional flag the compiler accepted when probed. Probed once per compiler,
-    CPU and ``sn.config.openmp`` (remembered in the compile directory), so a flag the compiler
-    rejects is dropped before any kernel is compiled with it."""
+    """Compiler flags and libraries, probed: the required ones, the platform's link flags,
+    and each optional flag the compiler accepted when probed. Probed once per compiler, CPU
+    and ``sn.config.openmp`` (remembered in the compile directory). Kernels compile with
+    ``kernel_flags``, which saves a cold compile the probe where the kernels prove them."""
+    key = (path, bool(config.openmp))
+    if key not in _flags or key in _assumed:
+        memo = tuple((read_regular(_flags_memo(path)) or "").split())
+        _flags[key] = memo if trusted(memo) else probe_flags(path)
+        _assumed.discard(key)
+    return _flags[key]
+
+
+def kernel_flags(path: str) -> tuple[str, ...]:
+    """The flags kernels compile with: the remembered ones (``flags``), else, in a compile
+    directory that has none yet, every flag as the probe tries them first (``assumed``): the
+    kernels' own compile is then the probe. When it succeeds saying nothing about a flag
+    (GCC), ``proven`` remembers them; when it fails or warns about one, the probe runs and
+    the cache compiles again with what it found (a failed compile of the first kernels, once
+    per compiler; clang ignores some flags with a warning). This takes a compile of the
+    probe (about 67 ms of CPU) off every cold compile."""
     key = (path, bool(config.openmp))
     if key not in _flags:
         memo = tuple((read_regular(_flags_memo(path)) or "").split())
-        _flags[key] = memo if trusted(memo) else probe_flags(path)
+        if trusted(memo):
+            _flags[key] = memo
+        else:
+            _flags[key] = _first_choice()
+            _assumed.add(key)
     return _flags[key]
+
+
+def assumed(path: str) -> bool:
+    """Whether the kernels' flags for ``path`` are assumed, not yet probed or proven."""
+    return (path, bool(config.openmp)) in _assumed
+
+
+def proven(path: str, used: tuple[str, ...], output: str) -> None:
+    """A compile with the flags ``used`` succeeded with ``output``: assumed flags that it
+    names none of are remembered as the probe would; one it names (accepted with a warning,
+    ignored) has them probed."""
+    key = (path, bool(config.openmp))
+    if key not in _assumed or _flags.get(key) != used:
+        return
+    if any(flag in output for group in _wanted() for flag in group):
+        probe_flags(path)
+        return
+    _remember(_flags_memo(path), " ".join(used))
+    _assumed.discard(key)
+
+
+def _first_choice() -> tuple[str, ...]:
+    """The flags the probe tries first: every optional group's first flag."""
+    base = REQUIRED + platforms.current().kernel_link
+    return base + tuple(group[0] for group in _wanted()) + LIBRARIES
 
 
 def trusted(memo: tuple[str, ...]) -> bool:
@@ -216,9 +278,11 @@ def _wanted() -> tuple[tuple[str, ...], ...]:
 def probe_flags(path: str) -> tuple[str, ...]:
     """Find the flags the compiler accepts and remember them: one compile with every flag
     when all are accepted (GCC), else one per optional flag."""
-    found = _probe(path)
+    with phases.timed("probe"):
+        found = _probe(path)
     _remember(_flags_memo(path), " ".join(found))
     _flags[(path, bool(config.openmp))] = found
+    _assumed.discard((path, bool(config.openmp)))
     return found
 
 
@@ -234,8 +298,8 @@ def _flags_memo(path: str) -> str:
 def _probe(path: str) -> tuple[str, ...]:
     base = REQUIRED + platforms.current().kernel_link
     preferred = tuple(group[0] for group in _wanted())
-    if _accepts(path, base + preferred + LIBRARIES, preferred)[0]:
-        return base + preferred + LIBRARIES
+    if _accepts(path, _first_choice(), preferred)[0]:
+        return _first_choice()
     ok, log = _accepts(path, base + LIBRARIES, ())
     if not ok:
         needs = " ".join(base_flags())
@@ -274,13 +338,15 @@ def _ordered(candidate: tuple[str, ...]) -> list[str]:
 def translation_unit(kernels: list[tuple[str, str]]) -> str:
     """Several kernels' sources as one C file; ``kernels`` holds (symbol, source) pairs.
 
-    Each kernel's text is kept as it is, between ``#define`` lines that rename its entry point
-    to ``symbol`` and every other ``sn_`` name (its static helpers) to one private to it, and
-    ``#undef`` lines that drop those and its own macros, so no name of one kernel reaches the
-    next. An ``sn_`` name the kernel defines as a macro (a helper the runner exports, spelled
-    ``snrt_``: render/runtime.py) is its own macro, not renamed. A kernel that broke the
-    naming convention fails to compile here, and the cache then compiles it alone."""
-    return "\n".join(_renamed(index, *kernel) for index, kernel in enumerate(kernels))
+    Each kernel's text is kept as it is (its strided row functions marked: ``strided``),
+    between ``#define`` lines that rename its entry point to ``symbol`` and every other ``sn_``
+    name (its static helpers) to one private to it, and ``#undef`` lines that drop those and
+    its own macros, so no name of one kernel reaches the next. An ``sn_`` name the kernel
+    defines as a macro (a helper the runner exports, spelled ``snrt_``: render/runtime.py) is
+    its own macro, not renamed. A kernel that broke the naming convention fails to compile
+    here, and the cache then compiles it alone."""
+    renamed = (_renamed(index, *kernel) for index, kernel in enumerate(kernels))
+    return STRIDED_PRELUDE + "\n".join(renamed)
 
 
 def _renamed(index: int, symbol: str, source: str) -> str:
@@ -288,26 +354,45 @@ def _renamed(index: int, symbol: str, source: str) -> str:
     before = [f"#define {name} {name}__k{index}" for name in names]
     before.append(f"#define {ENTRY} {symbol}")
     undone = [*names, ENTRY, *dict.fromkeys(MACRO.findall(source))]
-    return "\n".join([*before, source, *[f"#undef {name}" for name in undone], ""])
+    return "\n".join([*before, strided(source), *[f"#undef {name}" for name in undone], ""])
+
+
+def strided(source: str) -> str:
+    """``source`` with ``SN_STRIDED`` before each of its strided row functions, the ones a
+    kernel calls only where rows are not contiguous: ``sn_X`` beside its twin ``sn_X_flat``
+    (row programs, reductions, scatters), and a map's ``sn_row`` beside ``sn_flat``. GCC
+    compiles them at -O1 and not inlined (``STRIDED_PRELUDE``), which leaves the code of every
+    other function as it was (checked instruction by instruction on W3's kernels) and takes
+    11% off the compiler's CPU for W3 (docs/c_backend.md, "Cache"). Only that line changes,
+    so compiler messages keep the kernel's line numbers."""
+    names = set(ROW_FUNCTION.findall(source))
+    cold = {n for n in names if n + "_flat" in names}
+    if "sn_flat" in names and "sn_row" in names:
+        cold.add("sn_row")
+    if not cold:
+        return source
+    return ROW_FUNCTION.sub(lambda m: "SN_STRIDED " + m[0] if m[1] in cold else m[0], source)
 
 
 def compile_kernels(kernels: list[tuple[str, str]], target: str, used: tuple[str, ...]) -> None:
     """Compile (symbol, source) pairs into the shared library ``target`` in one compiler run,
     with the flags ``used``. A single kernel compiles from its own text (its entry point renamed
-    on the command line), so compiler messages give its own line numbers."""
+    on the command line, the prelude's lines not counted: ``#line``), so compiler messages give
+    its own line numbers."""
     if len(kernels) == 1:
         symbol, source = kernels[0]
-        defines = [f"-D{ENTRY}={symbol}"]
+        output = _compile(ALONE + strided(source), target, [f"-D{ENTRY}={symbol}", *used])
     else:
-        source, defines = translation_unit(kernels), []
-    _compile(source, target, [*defines, *used])
+        output = _compile(translation_unit(kernels), target, list(used))
+    proven(require_compiler(), used, output or "")
 
 
-def _compile(source: str, target: str, options: list[str]) -> None:
-    """Compile ``source`` into ``target``. The source is written as ``kernel.c`` in a private
-    temporary directory and named relatively, so the library's bytes depend on nothing but
-    the source and flags (processes that race to build it write the same file, whose size
-    and hash the cache records)."""
+def _compile(source: str, target: str, options: list[str]) -> str:
+    """Compile ``source`` into ``target`` (a failure shows it without the prelude ``ALONE``,
+    as the kernel's own lines). The source is written as ``kernel.c`` in a private temporary
+    directory and named relatively, so the library's bytes depend on nothing but the source
+    and flags (processes that race to build it write the same file, whose size and hash the
+    cache records). Returns what the compiler said."""
     path = require_compiler()
     with tempfile.TemporaryDirectory(prefix="symnb-cc-") as work:
         with open(os.path.join(work, "kernel.c"), "w") as f:
@@ -316,10 +401,14 @@ def _compile(source: str, target: str, options: list[str]) -> None:
         cmd += _ordered(tuple(options))
         start = time.perf_counter()
         result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work)
-    log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed",
-             time.perf_counter() - start, " ".join(cmd))  # fmt: skip
+        seconds = time.perf_counter() - start
+    phases.current().ran(seconds)
+    log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed", seconds,
+             " ".join(cmd))  # fmt: skip
     if result.returncode != 0:
-        raise CompileError(_failure(cmd, result.stderr + result.stdout, source))
+        shown = source.removeprefix(ALONE)
+        raise CompileError(_failure(cmd, result.stderr + result.stdout, shown))
+    return result.stderr + result.stdout
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:

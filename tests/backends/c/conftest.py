@@ -29,6 +29,7 @@ def fresh_cache(monkeypatch):
     monkeypatch.setattr(cache, "_verified", {})
     monkeypatch.setattr(cache, "_libraries", {})
     monkeypatch.setattr(compiler, "_flags", {})
+    monkeypatch.setattr(compiler, "_assumed", set())
     cdir.forget()
     yield
     cdir.forget()

@@ -114,3 +114,57 @@ def test_every_file_scope_name_of_a_generated_kernel_starts_with_sn():
         shared = {runtime.EXPORTED + n[len("sn_") :] for n in runtime.names()}
         names = file_scope_names(source) - shared
         assert all(name.startswith("sn_") for name in names), source
+
+
+def test_only_the_strided_row_functions_are_marked(compiledir):
+    """W3's kinds of kernel: a map (``sn_flat`` and its strided ``sn_row``), a row program
+    (``sn_rows`` and ``sn_rows_flat``) and a reduction with its scatter rows. Each strided
+    function's definition line gains ``SN_STRIDED``; every other line is as rendered."""
+    x = sn.matrix("x", dtype="float32")
+    f = sn.function([x], [sn.maximum(x, 0) * 2, sn.softmax(x, axis=-1), sn.sum(x, axis=0)])
+    marked = set()
+    for source in f.kernels.sources():
+        lines, done = source.splitlines(), compiler.strided(source).splitlines()
+        assert len(done) == len(lines)
+        for old, new in zip(lines, done):
+            if new != old:
+                assert new == "SN_STRIDED " + old, new
+                marked.add(re.match(r"static \w+ (sn_\w+)\(", old)[1])
+    assert marked == {"sn_row", "sn_rows", "sn_scatter"}
+    unit = compiler.translation_unit(
+        [(f"sn_kernel_{i}", s) for i, s in enumerate(f.kernels.sources())]
+    )
+    assert unit.startswith(compiler.STRIDED_PRELUDE) and "SN_STRIDED static void sn_row(" in unit
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_strided_rows_compute_what_numpy_does(compiledir, dtype):
+    """Transposed and broadcast operands run the strided row functions (-O1 under GCC)."""
+    x, m = sn.matrix("x", dtype=dtype), sn.vector("m", dtype=dtype)
+    outs = [sn.exp(x.T) * 2 + 1, sn.tanh(x - m.dimshuffle(0, "x")), sn.sum(sn.exp(x.T), axis=1),
+            sn.softmax(x.T, axis=-1), sn.max(x.T * 3, axis=0)]  # fmt: skip
+    f = sn.function([x, m], outs)
+    a = np.random.default_rng(0).standard_normal((37, 45)).astype(dtype)
+    b = np.linspace(-1, 1, 37).astype(dtype)
+    e = np.exp(a.T)
+    expected = [e * 2 + 1, np.tanh(a - b[:, None]), e.sum(axis=1), e / e.sum(axis=1, keepdims=True)]
+    expected.append((a.T * 3).max(axis=0))
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    for got, want in zip(f(a, b), expected):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+
+
+def test_a_single_kernel_error_gives_the_kernels_own_line(compiledir):
+    """The prelude before a kernel compiled alone does not shift the compiler's line numbers."""
+    source = (
+        "#include <stdint.h>\n"
+        "static void sn_flat(int64_t n) { (void)n; }\n"
+        "static void sn_row(int64_t n) { (void)n; }\n"
+        "int sn_kernel(int64_t *a, char **ptr) {\n"
+        "    not C at all;\n"
+        "}\n"
+    )
+    with pytest.raises(compiler.CompileError) as info:
+        cache.load_many([source])
+    assert "kernel.c:5:" in str(info.value)
+    assert "   5      not C at all;" in str(info.value)  # the numbered source is the kernel's
