@@ -39,15 +39,25 @@ def measure(n: int, threads=(1, 2), reps: int = 11) -> list[dict]:
 def _measure_c(compiler: str, n: int, threads, reps: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         binary = os.path.join(tmp, "stream")
-        subprocess.run([compiler, *FLAGS, str(SOURCE), "-o", binary], check=True,
-                       capture_output=True, timeout=60)  # fmt: skip
+        subprocess.run(
+            [compiler, *FLAGS, str(SOURCE), "-o", binary],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         return [_run_c(binary, n, count, reps) for count in threads]
 
 
 def _run_c(binary: str, n: int, threads: int, reps: int) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    done = subprocess.run([binary, str(n), str(reps)], env=env, check=True,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [binary, str(n), str(reps)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     label = f"floor, {threads} thread" + ("s" if threads > 1 else "")
     floor, _, normal, streaming = (float(v) for v in done.stdout.split())
     method = (

@@ -108,8 +108,15 @@ def ab_section(results: list, tree: Tree) -> str | None:
     rows = pairs(results)
     if not rows:
         return None
-    header = ["Workload", "Peer", "new median, min", "base median, min", "new/base median",
-              "new/base min", "Flag"]  # fmt: skip
+    header = [
+        "Workload",
+        "Peer",
+        "new median, min",
+        "base median, min",
+        "new/base median",
+        "new/base min",
+        "Flag",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     flagged = []
     for new, base in rows:
@@ -129,8 +136,11 @@ def ab_section(results: list, tree: Tree) -> str | None:
             f"SLOWER ({', '.join(slower)} > {SLOWER})" if slower else "",
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    verdict = (f"Slower than {SLOWER}x the baseline: {', '.join(flagged)}." if flagged
-               else f"No workload above {SLOWER}x the baseline (median or min).")  # fmt: skip
+    verdict = (
+        f"Slower than {SLOWER}x the baseline: {', '.join(flagged)}."
+        if flagged
+        else f"No workload above {SLOWER}x the baseline (median or min)."
+    )
     intro = (
         f"## A/B: this tree against {tree.rev} ({tree.commit[:10]})\n\n"
         f"`{NEW_PEER}` (this tree) and `{peers.BASE_PEER}` (symnb of {tree.commit[:10]}, "

@@ -124,8 +124,10 @@ def rows(peer: str, reply: dict) -> list[Result]:
         row.extra.update(nodes=nodes, cpu_s=cpu)
         row.extra["us_per_node"] = 1e6 * row.median_s / nodes if nodes else None
         if nodes:
-            row.note = (f"{nodes} nodes, {row.extra['us_per_node']:.1f} us/node "
-                        f"({1e6 * cpu / nodes:.1f} us/node of CPU)")  # fmt: skip
+            row.note = (
+                f"{nodes} nodes, {row.extra['us_per_node']:.1f} us/node "
+                f"({1e6 * cpu / nodes:.1f} us/node of CPU)"
+            )
         out.append(row)
     return out
 

@@ -41,19 +41,28 @@ def parse(argv):
     parser.add_argument("--peers", help="comma-separated peers (default: all installed)")
     parser.add_argument("--rounds", type=int, help="alternating rounds per workload")
     parser.add_argument("--out", type=Path, help="where to write latest.json and latest.md")
-    parser.add_argument("--loaded", action="store_true",
-                        help="time each workload idle, then beside a process spinning on one "
-                        "core (issue 37)")  # fmt: skip
-    parser.add_argument("--one-thread", nargs="?", const="all", metavar="PEERS",
-                        help="add a twin of each peer (or of these, comma-separated) with "
-                        "every thread pool at one thread, pinned to one core")  # fmt: skip
-    parser.add_argument("--baseline", metavar="REV",
-                        help="also run symnb of git commit REV as peer symnb-base (backend c), "
-                        "and print new/base ratios; peers default to symnb-c")  # fmt: skip
+    parser.add_argument(
+        "--loaded",
+        action="store_true",
+        help="time each workload idle, then beside a process spinning on one core (issue 37)",
+    )
+    parser.add_argument(
+        "--one-thread",
+        nargs="?",
+        const="all",
+        metavar="PEERS",
+        help="add a twin of each peer (or of these, comma-separated) with "
+        "every thread pool at one thread, pinned to one core",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also run symnb of git commit REV as peer symnb-base (backend c), "
+        "and print new/base ratios; peers default to symnb-c",
+    )
     args = parser.parse_args(argv)
     args.mode = args.size or ("quick" if args.quick else "full")
-    args.partial = (args.mode != "full" or bool(args.only) or bool(args.peers)
-                    or bool(args.baseline))  # fmt: skip
+    args.partial = args.mode != "full" or bool(args.only) or bool(args.peers) or bool(args.baseline)
     args.conditions = (load.IDLE, load.LOADED) if args.loaded else ("",)
     return args
 
@@ -78,8 +87,10 @@ def chosen_peers(spec: str | None, rev: str | None = None, twins: str | None = N
     else:
         doubled = []
     if unknown:
-        raise SystemExit(f"unknown peer(s) {unknown}; choose from {known} (a one-thread twin's "
-                         "peer must be run too)")  # fmt: skip
+        raise SystemExit(
+            f"unknown peer(s) {unknown}; choose from {known} (a one-thread twin's "
+            "peer must be run too)"
+        )
     return wanted + [peers.one_thread(name) for name in doubled]
 
 
@@ -104,11 +115,11 @@ def run_workloads(workloads, live: dict, args) -> tuple[list[Result], list[str]]
                 results += conditioned(args.conditions, say, floor_rows, workload, args.mode)
             results += runner.run_workload(workload, live, args.mode, pace, say, args.conditions)
         elif workload.kind == "compile":
-            results += conditioned(args.conditions, say, compile_time.measure, probed,
-                                   args.mode, say)  # fmt: skip
+            results += conditioned(
+                args.conditions, say, compile_time.measure, probed, args.mode, say
+            )
         elif workload.kind == "build":
-            results += conditioned(args.conditions, say, build_time.measure, probed,
-                                   args.mode, say)  # fmt: skip
+            results += conditioned(args.conditions, say, build_time.measure, probed, args.mode, say)
         elif workload.kind == "rewrite":
             rows, extra = special.rewrite_rows(say)
             results, sections = results + rows, sections + extra
@@ -139,8 +150,9 @@ def main(argv=None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     started, load_at_start = time.perf_counter(), os.getloadavg()[0]
     workloads = select(args.only)
-    log = tempfile.NamedTemporaryFile("w", prefix="symnb-bench-workers-", suffix=".log",
-                                      delete=False)  # fmt: skip
+    log = tempfile.NamedTemporaryFile(
+        "w", prefix="symnb-bench-workers-", suffix=".log", delete=False
+    )
     names = chosen_peers(args.peers, args.baseline, args.one_thread)
     base = baseline.export(runner.REPO, args.baseline) if args.baseline else None
     if base:
@@ -157,18 +169,25 @@ def main(argv=None) -> int:
             base.remove()
     report.add_ratios(results)
     run = run_record(args, hello, started)
-    run["background"] = next((r.extra["background"] for r in results
-                              if "background" in r.extra), "")  # fmt: skip
+    run["background"] = next(
+        (r.extra["background"] for r in results if "background" in r.extra), ""
+    )
     if base:
         run["baseline"] = {"rev": base.rev, "commit": base.commit}
         sections.insert(0, baseline.ab_section(results, base) or "## A/B\n\nNothing timed.")
     run["load"] = [load_at_start, os.getloadavg()[0]]
-    absent = [f"{name}: {reply.get('note', '')}" for name, reply in hello.items()
-              if reply["status"] != "ok"]  # fmt: skip
+    absent = [
+        f"{name}: {reply.get('note', '')}"
+        for name, reply in hello.items()
+        if reply["status"] != "ok"
+    ]
     if absent:
         sections.append("## Peers not run\n\n" + "\n".join(f"- {a}" for a in absent))
-    extra = (report.threads_section(results), report.w5_section(results),
-             report.w11_section(results))  # fmt: skip
+    extra = (
+        report.threads_section(results),
+        report.w5_section(results),
+        report.w11_section(results),
+    )
     sections += [s for s in (*extra, report.profile_section(results)) if s]
     publish(args, run, results, sections)
     return 0

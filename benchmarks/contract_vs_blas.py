@@ -88,21 +88,28 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    print("| layer | product | M x K x N | symnb-c | numpy blas | im2col+blas | "
-          "symnb / blas | symnb / im2col+blas |")  # fmt: skip
+    print(
+        "| layer | product | M x K x N | symnb-c | numpy blas | im2col+blas | "
+        "symnb / blas | symnb / im2col+blas |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for label, *shape in LAYERS:
         for name, f, f_args, (a, b), with_copy in cases(*shape, rng):
             got = f(*f_args)
             want = with_copy()
-            assert np.allclose(np.ravel(got), np.ravel(_as_result(want, name, shape)),
-                               rtol=1e-3, atol=1e-2), (label, name)  # fmt: skip
-            ts = timed([lambda f=f, f_args=f_args: f(*f_args), lambda a=a, b=b: a @ b,
-                        with_copy], args.rounds)  # fmt: skip
+            assert np.allclose(
+                np.ravel(got), np.ravel(_as_result(want, name, shape)), rtol=1e-3, atol=1e-2
+            ), (label, name)
+            ts = timed(
+                [lambda f=f, f_args=f_args: f(*f_args), lambda a=a, b=b: a @ b, with_copy],
+                args.rounds,
+            )
             med = [np.median(t) * 1e3 for t in ts]
             mk = f"{a.shape[0]} x {a.shape[1]} x {b.shape[1]}"
-            print(f"| {label} | {name} | {mk} | {med[0]:.3f} ms | {med[1]:.3f} ms | "
-                  f"{med[2]:.3f} ms | {med[0] / med[1]:.2f} | {med[0] / med[2]:.2f} |")  # fmt: skip
+            print(
+                f"| {label} | {name} | {mk} | {med[0]:.3f} ms | {med[1]:.3f} ms | "
+                f"{med[2]:.3f} ms | {med[0] / med[1]:.2f} | {med[0] / med[2]:.2f} |"
+            )
 
 
 def _as_result(product, name, shape):

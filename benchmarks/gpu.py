@@ -46,18 +46,29 @@ def timed(run, repeat: int, sync=None) -> float:
 
 def op_suite() -> str:
     """The op suite's cuda tests: pytest's summary line."""
-    env = dict(os.environ, SYMNB_REQUIRE_CUDA="1", SYMNB_SUITE_DEVICES="cuda",
-               PYTHONPATH=os.getcwd())  # fmt: skip
-    cmd = [sys.executable, "-m", "pytest", "tests/ops", "-q", "-k", "cuda", "-p",
-           "no:cacheprovider"]  # fmt: skip
+    env = dict(
+        os.environ, SYMNB_REQUIRE_CUDA="1", SYMNB_SUITE_DEVICES="cuda", PYTHONPATH=os.getcwd()
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/ops",
+        "-q",
+        "-k",
+        "cuda",
+        "-p",
+        "no:cacheprovider",
+    ]
     try:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=SUITE_S)
     except subprocess.TimeoutExpired:
         return f"op suite on cuda: stopped after {SUITE_S} s"
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     failures = [line for line in lines if line.startswith("FAILED")][:10]
-    return "\n".join(["op suite on cuda: " + (lines[-1] if lines else done.stderr[-500:]),
-                      *failures])  # fmt: skip
+    return "\n".join(
+        ["op suite on cuda: " + (lines[-1] if lines else done.stderr[-500:]), *failures]
+    )
 
 
 def w1(torch) -> list[str]:
@@ -75,8 +86,11 @@ def w1(torch) -> list[str]:
     ok = np.allclose(out.get_value()[: 10**6], want[: 10**6], rtol=1e-4, atol=1e-5)
     ours = timed(f, 5, f.linker.runtime.synchronize)
     tx, ty, tz = (torch.from_numpy(v).cuda() for v in host)
-    theirs = timed(lambda: torch.exp(-tx * tx) * torch.sin(ty) + torch.log1p(torch.abs(tz))
-                   / (1 + tx * tx), 5, torch.cuda.synchronize)  # fmt: skip
+    theirs = timed(
+        lambda: torch.exp(-tx * tx) * torch.sin(ty) + torch.log1p(torch.abs(tz)) / (1 + tx * tx),
+        5,
+        torch.cuda.synchronize,
+    )
     copy_to = torch.empty_like(tx)
     copy = timed(lambda: copy_to.copy_(tx), 5, torch.cuda.synchronize)
     bandwidth = 2 * tx.nbytes / copy
@@ -108,8 +122,9 @@ def w3(torch) -> list[str]:
         h = sn.relu(h) if i + 2 < len(params) else h
     loss = sn.mean(sn.crossentropy(sn.softmax(h, axis=-1), y))
     grads = sn.grad(loss, params)
-    step = sn.function([x, y], loss, backend="cuda",
-                       updates={p: p - 0.01 * g for p, g in zip(params, grads)})  # fmt: skip
+    step = sn.function(
+        [x, y], loss, backend="cuda", updates={p: p - 0.01 * g for p, g in zip(params, grads)}
+    )
     ours = timed(lambda: step(xv, labels), 5)
     tp = [torch.from_numpy(p.get_value()).cuda().requires_grad_() for p in params]
     tx, ty = torch.from_numpy(xv).cuda(), torch.from_numpy(labels).cuda()
@@ -146,16 +161,20 @@ def matmul(torch) -> list[str]:
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
     theirs = timed(lambda: ta @ tb, 5, torch.cuda.synchronize)
     flops = 2 * MATMUL_N**3
-    lines = [f"matmul {MATMUL_N}^2 float32: torch {theirs * 1e3:.1f} ms "
-             f"({flops / theirs / 1e12:.1f} TFLOP/s)"]  # fmt: skip
+    lines = [
+        f"matmul {MATMUL_N}^2 float32: torch {theirs * 1e3:.1f} ms "
+        f"({flops / theirs / 1e12:.1f} TFLOP/s)"
+    ]
     paths = [("cuBLAS", runtime.cublas_path)] if runtime.cublas_path else []
     for name, path in [*paths, ("tiled kernel", None)]:
         runtime.cublas_path = path
         ours = timed(f, 2, runtime.synchronize)
         ok = np.allclose(c.get_value()[:64, :64], want, rtol=1e-3, atol=1e-2)
-        lines.append(f"  symnb-cuda ({name}): {ours * 1e3:.1f} ms "
-                     f"({flops / ours / 1e12:.1f} TFLOP/s), ratio {ours / theirs:.1f}; "
-                     f"matches float64 on a corner: {ok}")  # fmt: skip
+        lines.append(
+            f"  symnb-cuda ({name}): {ours * 1e3:.1f} ms "
+            f"({flops / ours / 1e12:.1f} TFLOP/s), ratio {ours / theirs:.1f}; "
+            f"matches float64 on a corner: {ok}"
+        )
     runtime.cublas_path = paths[0][1] if paths else None
     return lines
 

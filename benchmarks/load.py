@@ -90,9 +90,11 @@ class Spinner:
         # A session of its own: Ctrl-C reaches the harness, which stops the spinner in order.
         self.proc = subprocess.Popen(
             [sys.executable, "-c", SPIN, str(os.getpid())],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
         atexit.register(self.stop)
         self.pinned = pin(self.proc.pid, self.core)
         return self

@@ -179,7 +179,13 @@ def convnet2_step(params, x, labels, lr):
     dk2 = np.tensordot(dact2, patches2, axes=([0, 2, 3], [0, 2, 3]))
     dact1 = conv_valid_grad_input(dact2, k2, act1.shape) * (act1 > 0)
     dk1 = np.tensordot(dact1, patches1, axes=([0, 2, 3], [0, 2, 3]))
-    grads = [dk1, dact1.sum(axis=(0, 2, 3)), dk2, dact2.sum(axis=(0, 2, 3)), flat.T @ dlogits,
-             dlogits.sum(0)]  # fmt: skip
+    grads = [
+        dk1,
+        dact1.sum(axis=(0, 2, 3)),
+        dk2,
+        dact2.sum(axis=(0, 2, 3)),
+        flat.T @ dlogits,
+        dlogits.sum(0),
+    ]
     _sgd(params, grads, lr)
     return loss

@@ -16,8 +16,12 @@ def run_probe(module: str, args: list[str], env: dict, timeout_s: float) -> dict
     try:
         done = subprocess.run(
             [sys.executable, "-m", module, *args],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s,
-        )  # fmt: skip
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
     except subprocess.TimeoutExpired:
         return {"status": "error", "note": f"probe took over {timeout_s} s"}
     lines = done.stdout.strip().splitlines()

@@ -11,8 +11,11 @@ from benchmarks import peers
 README_START = "<!-- benchmarks:start (written by python -m benchmarks) -->"
 README_END = "<!-- benchmarks:end -->"
 COLUMNS = ("Workload", "Peer", "Median", "Min", "Spread", "x symnb", "x fastest", "Load", "Note")
-PHASE_NAMES = {"import_s": "import", "runtime_s": "runtime start",
-               "compile_s": "compile + first call"}  # fmt: skip
+PHASE_NAMES = {
+    "import_s": "import",
+    "runtime_s": "runtime start",
+    "compile_s": "compile + first call",
+}
 
 
 def add_ratios(results: list) -> None:
@@ -135,8 +138,10 @@ def _matrix_cell(result) -> str:
         return ""
     if result.status != "ok":
         return result.status
-    return (f"{format_seconds(result.median_s)} ({result.extra['vs_fastest']:.2f}x), "
-            f"min {format_seconds(result.min_s)}")  # fmt: skip
+    return (
+        f"{format_seconds(result.median_s)} ({result.extra['vs_fastest']:.2f}x), "
+        f"min {format_seconds(result.min_s)}"
+    )
 
 
 def markdown_report(run: dict, results: list, extra_sections: list[str]) -> str:
@@ -201,9 +206,16 @@ def w11_section(results: list) -> str | None:
     for r in rows:
         per, nodes = r.extra.get("us_per_node"), r.extra.get("nodes")
         cpu = 1e6 * r.extra["cpu_s"] / nodes if nodes and "cpu_s" in r.extra else None
-        cells = [r.workload.removeprefix("W11-"), r.peer, str(nodes or "-"),
-                 format_seconds(r.median_s), "-" if per is None else f"{per:.2f}",
-                 "-" if cpu is None else f"{cpu:.2f}", spread(r), str(len(r.samples))]  # fmt: skip
+        cells = [
+            r.workload.removeprefix("W11-"),
+            r.peer,
+            str(nodes or "-"),
+            format_seconds(r.median_s),
+            "-" if per is None else f"{per:.2f}",
+            "-" if cpu is None else f"{cpu:.2f}",
+            spread(r),
+            str(len(r.samples)),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     intro = (
         "## W11: graph building (benchmarks/build_time.py)\n\n"
@@ -224,8 +236,15 @@ def threads_section(results: list) -> str | None:
     Only for a run with conditions (``--loaded``) or one-thread twins (``--one-thread``)."""
     if not any(r.condition or peers.is_one_thread(r.peer) for r in results):
         return None
-    header = ["Workload", "symnb (median, min)", "symnb on 1 thread", "x own 1 thread",
-              "fastest peer", "x fastest peer", "fastest peer on 1 thread"]  # fmt: skip
+    header = [
+        "Workload",
+        "symnb (median, min)",
+        "symnb on 1 thread",
+        "x own 1 thread",
+        "fastest peer",
+        "x fastest peer",
+        "fastest peer on 1 thread",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for key in dict.fromkeys(r.group for r in results):
         timed = {r.peer: r for r in results if r.group == key and r.status == "ok" and r.samples}
@@ -320,16 +339,21 @@ def save(directory: Path, run: dict, results: list, extra_sections: list[str]) -
 
 def update_readme(readme: Path, run: dict, results: list) -> None:
     """Replace (or append) the README's Benchmarks section with the latest summary."""
-    section = "\n\n".join([
-        README_START,
-        f"Latest `make bench` ({run['started']}, {run['machine_line']}). Median per call, "
-        "its ratio to the fastest, and the minimum"
-        + (f"; (idle) as the machine was, (loaded) beside {run['background']}" if
-           run.get("background") else "")
-        + "; full table in `benchmarks/results/latest.md`, method in `docs/benchmarks.md`.",
-        summary_matrix(results),
-        README_END,
-    ])  # fmt: skip
+    section = "\n\n".join(
+        [
+            README_START,
+            f"Latest `make bench` ({run['started']}, {run['machine_line']}). Median per call, "
+            "its ratio to the fastest, and the minimum"
+            + (
+                f"; (idle) as the machine was, (loaded) beside {run['background']}"
+                if run.get("background")
+                else ""
+            )
+            + "; full table in `benchmarks/results/latest.md`, method in `docs/benchmarks.md`.",
+            summary_matrix(results),
+            README_END,
+        ]
+    )
     text = readme.read_text()
     if README_START in text and README_END in text:
         head, rest = text.split(README_START, 1)

@@ -77,9 +77,13 @@ class WorkerProcess:
             env = load.one_thread_env(env, load.one_thread_core())
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.worker", peer],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-            text=True, cwd=cwd, env=env,
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=cwd,
+            env=env,
+        )
 
     def ask(self, cmd: str, timeout: float, **args) -> dict:
         if self.proc.poll() is not None:
@@ -151,16 +155,18 @@ def run_workload(workload, workers: dict, mode: str, pace, say, conditions=("",)
     replies, ready, wanted = {}, [], {}
     for name, worker in workers.items():
         say(f"  {workload.key}: preparing {name}")
-        reply = worker.ask("setup", SETUP_TIMEOUT_S, workload=workload.key, mode=mode,
-                           target_s=pace.sample_s)  # fmt: skip
+        reply = worker.ask(
+            "setup", SETUP_TIMEOUT_S, workload=workload.key, mode=mode, target_s=pace.sample_s
+        )
         replies[name] = reply
         if reply["status"] == "ok":
             wanted[name] = rounds_for(reply["sample_s"], pace.rounds, pace.budget_s)
             ready.append(name)
     rows = []
     for condition in conditions:
-        results = {name: _row(workload.key, name, reply, condition)
-                   for name, reply in replies.items()}  # fmt: skip
+        results = {
+            name: _row(workload.key, name, reply, condition) for name, reply in replies.items()
+        }
         with load.condition(condition, say) as background:
             for index in range(pace.rounds):
                 order = ready[index % len(ready) :] + ready[: index % len(ready)] if ready else []

@@ -55,9 +55,11 @@ def main(argv=None) -> None:
     for _ in range(args.sets):
         a, b = one_set(first, second, args.steps)
         ratio = np.median(a) / np.median(b)
-        print(f"{args.workload}: {args.first} {np.median(a) * 1e3:.2f} ms, {args.second} "
-              f"{np.median(b) * 1e3:.2f} ms, ratio {ratio:.2f}; minimums "
-              f"{a.min() * 1e3:.2f} / {b.min() * 1e3:.2f} ms")  # fmt: skip
+        print(
+            f"{args.workload}: {args.first} {np.median(a) * 1e3:.2f} ms, {args.second} "
+            f"{np.median(b) * 1e3:.2f} ms, ratio {ratio:.2f}; minimums "
+            f"{a.min() * 1e3:.2f} / {b.min() * 1e3:.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -19,9 +19,13 @@ def rewrite_rows(say) -> tuple[list[Result], list[str]]:
     say("  W10: python -m benchmarks.rewrite_time")
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.rewrite_time"], cwd=REPO, env=worker_env(),
-            capture_output=True, text=True, timeout=REWRITE_TIMEOUT_S,
-        )  # fmt: skip
+            [sys.executable, "-m", "benchmarks.rewrite_time"],
+            cwd=REPO,
+            env=worker_env(),
+            capture_output=True,
+            text=True,
+            timeout=REWRITE_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         note = f"benchmarks.rewrite_time ran over {REWRITE_TIMEOUT_S} s"
         return [Result("W10", "symnb", "error", note)], []

@@ -39,8 +39,9 @@ class Sizes:
     rnn: tuple  # steps, batch, inputs, hidden
 
 
-FULL = Sizes(1 << 22, 2048, 2048, 1024, (256, 784, 512, 256, 10), (32, 3, 32, 16, 10),
-             (32, 32, 64, 128))  # fmt: skip
+FULL = Sizes(
+    1 << 22, 2048, 2048, 1024, (256, 784, 512, 256, 10), (32, 3, 32, 16, 10), (32, 32, 64, 128)
+)
 SMALL = Sizes(5000, 33, 70, 48, (8, 20, 16, 12, 4), (2, 3, 8, 4, 3), (5, 3, 4, 6))
 
 
@@ -105,8 +106,9 @@ def mlp_step(backend: str, s: Sizes) -> Built:
         h = sn.relu(h) if i + 2 < len(params) else h
     loss = sn.mean(sn.crossentropy(sn.softmax(h, axis=-1), y))
     grads = sn.grad(loss, params)
-    f = sn.function([x, y], loss, backend=backend,
-                    updates={p: p - 0.05 * g for p, g in zip(params, grads)})  # fmt: skip
+    f = sn.function(
+        [x, y], loss, backend=backend, updates={p: p - 0.05 * g for p, g in zip(params, grads)}
+    )
     return _train(f, (xv, labels), params)
 
 
@@ -143,8 +145,14 @@ def scan_rnn(backend: str, s: Sizes) -> Built:
     return Built(lambda: f(xv), lambda: f(xv), f)
 
 
-CASES = {"fused map": fused_map, "reductions": reductions, "matmul": matmul,
-         "MLP step": mlp_step, "conv+pool step": conv_pool_step, "scan": scan_rnn}  # fmt: skip
+CASES = {
+    "fused map": fused_map,
+    "reductions": reductions,
+    "matmul": matmul,
+    "MLP step": mlp_step,
+    "conv+pool step": conv_pool_step,
+    "scan": scan_rnn,
+}
 
 
 def compare(got: list, want: list) -> tuple[bool, float]:
@@ -170,8 +178,13 @@ def counting(runtime):
     a pooled buffer (``write``) counts as an upload, a queued read (``read``) as a download,
     and ``alloc`` is a buffer the pool had to ask the driver for."""
     counts: Counter = Counter()
-    kinds = {"upload": "upload", "write": "upload", "download": "download",
-             "read": "download", "alloc": "alloc"}  # fmt: skip
+    kinds = {
+        "upload": "upload",
+        "write": "upload",
+        "download": "download",
+        "read": "download",
+        "alloc": "alloc",
+    }
     inside = []  # an upload that allocates through ``alloc`` counts once, as an upload
     for name, kind in kinds.items():
         original = getattr(runtime, name)
@@ -248,12 +261,14 @@ def check_case(name: str, backend: str, sizes: Sizes, out) -> bool:
     host.call()
     theirs = timed(host.call, lambda: None)
     kib = {k: counts[k + " bytes"] / 1024 for k in ("upload", "download")}
-    out(f"  {name:15s} {'ok' if ok else 'DIFFERS'} (largest difference {error:.1e} of the "
+    out(
+        f"  {name:15s} {'ok' if ok else 'DIFFERS'} (largest difference {error:.1e} of the "
         f"scale) | {backend} {ours * 1e3:8.2f} ms, c {theirs * 1e3:8.2f} ms "
         f"(c time / {backend} time {theirs / ours:5.2f}) | a call: {counts['upload']} uploads "
         f"({kib['upload']:.0f} KiB), {counts['download']} downloads "
         f"({kib['download']:.0f} KiB), {counts['alloc']} other allocations "
-        f"[{time.perf_counter() - start:.1f} s]")  # fmt: skip
+        f"[{time.perf_counter() - start:.1f} s]"
+    )
     return ok
 
 

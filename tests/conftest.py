@@ -100,8 +100,9 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     """The op suite's "opencl" rows run after the other tests (``prebuild`` below), and tests
     marked ``after_suite`` go last, in their own order."""
-    items.sort(key=lambda item: (item.get_closest_marker("after_suite") is not None,
-                                 _on_opencl(item)))  # fmt: skip
+    items.sort(
+        key=lambda item: (item.get_closest_marker("after_suite") is not None, _on_opencl(item))
+    )
 
 
 def _on_opencl(item) -> bool:

@@ -52,6 +52,7 @@ def test_document_snippets_run(doc, tmp_path):
     code = COMMON + PREAMBLE.get(doc.name, "") + "\n".join(BLOCK.findall(doc.read_text()))
     script = tmp_path / "snippets.py"
     script.write_text(code + "\n" + CHECKS[doc.name] + "print('snippets ran')\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0 and "snippets ran" in done.stdout, done.stderr[-3000:]

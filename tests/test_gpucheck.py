@@ -23,8 +23,13 @@ def test_without_a_gpu_it_says_skip_and_exits_0():
     if cuda_problem() is None:
         pytest.skip("a CUDA GPU is present")
     env = dict(os.environ, PYTHONPATH=ROOT)
-    done = subprocess.run([sys.executable, "-m", "symnb.gpucheck"], env=env, text=True,
-                          capture_output=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "symnb.gpucheck"],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("SKIP cuda: no device to run on here (DeviceError: ")
     assert "gpucheck: done" in done.stdout
@@ -41,8 +46,14 @@ def test_every_case_agrees_with_py_on_pocl():
     status = gpucheck.run_check(["opencl"], gpucheck.SMALL, out=lines.append)
     rows = [line for line in lines if line.startswith("  ")]
     assert status == 0, "\n".join(lines)
-    assert [row.split()[0] for row in rows] == ["fused", "reductions", "matmul", "MLP", "conv+pool",
-                                                 "scan"]  # fmt: skip
+    assert [row.split()[0] for row in rows] == [
+        "fused",
+        "reductions",
+        "matmul",
+        "MLP",
+        "conv+pool",
+        "scan",
+    ]
     assert all(" ok (" in row for row in rows), "\n".join(lines)
     fused = rows[0]
     assert "a call: 3 uploads (59 KiB)" in fused  # x, y, z: 3 x 5000 float32
@@ -96,6 +107,12 @@ def test_compare_and_counting():
         runtime.download(None, 8)
         runtime.write(None, np.ones(2))  # into a pooled buffer: an upload too
         runtime.read(None, 4)  # queued: a download, counted once
-    assert counts == {"upload": 2, "upload bytes": 48, "alloc": 1, "alloc bytes": 16,
-                      "download": 2, "download bytes": 12}  # fmt: skip
+    assert counts == {
+        "upload": 2,
+        "upload bytes": 48,
+        "alloc": 1,
+        "alloc bytes": 16,
+        "download": 2,
+        "download bytes": 12,
+    }
     assert "upload" not in vars(runtime)  # restored

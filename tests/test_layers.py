@@ -20,17 +20,27 @@ from symnb.core.hooks import hook
 #: layer of each part of symnb (the name after ``symnb.``): a module may import modules of its
 #: own layer and of the layers below; the package itself and the tools sit on top
 LAYERS = {
-    "core": 0, "errors": 0, "config": 0, "flags": 0, "version": 0,
+    "core": 0,
+    "errors": 0,
+    "config": 0,
+    "flags": 0,
+    "version": 0,
     "ops": 1,
     "grad": 2,
     "control": 3,  # scan, ifelse, jacobian: a scan's gradient is built by grad's reverse mode
     "opt": 4,  # the loop and branch rewrites read control's ops
-    "compile": 5, "backends": 5,
-    "viz": 6, "magics": 6, "compat": 6,
-    "": 7, "cli": 7, "__main__": 7,  # symnb/__init__ and the CLI
-    "shapes": 7, "catalogue": 7,  # tools: `symnb check`, `make docs` (docs/ops.md)
+    "compile": 5,
+    "backends": 5,
+    "viz": 6,
+    "magics": 6,
+    "compat": 6,
+    "": 7,
+    "cli": 7,
+    "__main__": 7,  # symnb/__init__ and the CLI
+    "shapes": 7,
+    "catalogue": 7,  # tools: `symnb check`, `make docs` (docs/ops.md)
     "gpucheck": 7,  # `python -m symnb.gpucheck` (docs/gpu_backends.md)
-}  # fmt: skip
+}
 LAYER_NAMES = "core ops grad control opt compile/backends viz/magics/compat top".split()
 
 
@@ -219,8 +229,11 @@ def test_there_is_no_import_cycle():
 def test_nothing_outside_compat_imports_it():
     """Compatibility layers (symnb.compat) sit on top: viz and magics share their layer, but
     symnb's own code never depends on them."""
-    inward = [str(e) for e in EDGES if e.target.startswith("symnb.compat")
-              and not e.source.startswith("symnb.compat")]  # fmt: skip
+    inward = [
+        str(e)
+        for e in EDGES
+        if e.target.startswith("symnb.compat") and not e.source.startswith("symnb.compat")
+    ]
     assert not inward, "modules that import symnb.compat:\n  " + "\n  ".join(inward)
 
 
@@ -257,8 +270,11 @@ def test_imports_inside_functions_and_from_imports_of_submodules_count(tmp_path)
     )
     pairs = {(e.source, e.target) for e in edges}
     assert pairs == {
-        ("pkg", "pkg.low"), ("pkg.low", "pkg.high"), ("pkg.high", "pkg.low"), ("pkg.high", "pkg")
-    }  # fmt: skip
+        ("pkg", "pkg.low"),
+        ("pkg.low", "pkg.high"),
+        ("pkg.high", "pkg.low"),
+        ("pkg.high", "pkg"),
+    }
     (cycle,) = cycles(edges)
     assert describe(cycle).startswith("pkg -> pkg.low -> pkg.high -> pkg")
     assert "pkg/low.py:2: pkg.low imports pkg.high" in describe(cycle)

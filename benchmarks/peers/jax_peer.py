@@ -230,6 +230,5 @@ def _convnet2_loss(params, x, labels):
     k1, b1, k2, b2, dense, dbias = params
     act1 = jax.nn.relu(jax.lax.conv(x, k1, (1, 1), "VALID") + b1[None, :, None, None])
     act2 = jax.nn.relu(jax.lax.conv(act1, k2, (1, 1), "VALID") + b2[None, :, None, None])
-    pooled = jax.lax.reduce_window(act2, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2),
-                                   "VALID")  # fmt: skip
+    pooled = jax.lax.reduce_window(act2, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
     return _xent(pooled.reshape(x.shape[0], -1) @ dense + dbias, labels)

@@ -15,9 +15,18 @@ from benchmarks.peers.base import BasePeer, returning_list
 from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE
 
 INTO_OPS = SimpleNamespace(
-    mul=np.multiply, add=np.add, sub=np.subtract, div=np.divide, neg=np.negative, exp=np.exp,
-    sin=np.sin, log1p=np.log1p, abs=np.abs, tanh=np.tanh, empty_like=np.empty_like,
-)  # fmt: skip
+    mul=np.multiply,
+    add=np.add,
+    sub=np.subtract,
+    div=np.divide,
+    neg=np.negative,
+    exp=np.exp,
+    sin=np.sin,
+    log1p=np.log1p,
+    abs=np.abs,
+    tanh=np.tanh,
+    empty_like=np.empty_like,
+)
 
 
 class Peer(BasePeer):

@@ -134,8 +134,12 @@ class Peer(BasePeer):
         """``sn.scan`` over the steps; ``sn.grad`` builds the backward loop (BPTT)."""
         scan = need("scan")
         x, h0, w, u = (_like(k, v[k]) for k in ("x", "h0", "w", "u"))
-        hs, _ = scan(lambda xt, h, w, u: sn.tanh(xt @ u + h @ w), sequences=x,
-                     outputs_info=h0, non_sequences=[w, u])  # fmt: skip
+        hs, _ = scan(
+            lambda xt, h, w, u: sn.tanh(xt @ u + h @ w),
+            sequences=x,
+            outputs_info=h0,
+            non_sequences=[w, u],
+        )
         loss = sn.mean(hs * hs)
         f = self.function([x, h0, w, u], [loss, *need("grad")(loss, [w, u])])
         args = [v[k] for k in ("x", "h0", "w", "u")]

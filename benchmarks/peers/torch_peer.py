@@ -21,10 +21,18 @@ from benchmarks.workloads import CHAIN_DEPTH, CONVNET2, LEARNING_RATE
 MLP = ("w1", "b1", "w2", "b2", "w3", "b3")
 CONVNET = ("kernels", "kbias", "dense", "dbias")
 INTO_OPS = SimpleNamespace(
-    mul=torch.mul, add=torch.add, sub=torch.sub, div=torch.div, neg=torch.neg, exp=torch.exp,
-    sin=torch.sin, log1p=torch.log1p, abs=torch.abs, tanh=torch.tanh,
+    mul=torch.mul,
+    add=torch.add,
+    sub=torch.sub,
+    div=torch.div,
+    neg=torch.neg,
+    exp=torch.exp,
+    sin=torch.sin,
+    log1p=torch.log1p,
+    abs=torch.abs,
+    tanh=torch.tanh,
     empty_like=torch.empty_like,
-)  # fmt: skip
+)
 
 
 class Peer(BasePeer):

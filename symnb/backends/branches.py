@@ -22,8 +22,11 @@ def regions(graph, order) -> dict:
     where: dict = {}
     parent: dict = {TOP: TOP}
     for node in reversed(order):
-        uses = [_use(client, i, where) for out in node.outputs
-                for client, i in graph.clients.get(out, [])]  # fmt: skip
+        uses = [
+            _use(client, i, where)
+            for out in node.outputs
+            for client, i in graph.clients.get(out, [])
+        ]
         where[id(node)] = _innermost_common(uses, parent) if uses else TOP
         if isinstance(node.op, IfElse):
             for side in ("then", "else"):
@@ -71,8 +74,11 @@ def plan_steps(builder, order, make_step) -> list:
         steps = []
         for node in members.get(region, []):
             if isinstance(node.op, IfElse):
-                steps.append(_branch(builder, node, steps_of((id(node), "then")),
-                                     steps_of((id(node), "else"))))  # fmt: skip
+                steps.append(
+                    _branch(
+                        builder, node, steps_of((id(node), "then")), steps_of((id(node), "else"))
+                    )
+                )
             else:
                 _add(steps, make_step(node))
         return steps
@@ -99,5 +105,13 @@ def _add(steps: list, step) -> None:
 def _branch(builder, node, then_steps: list, else_steps: list) -> Branch:
     n = node.op.n
     cond, *values = builder.slots_of(node.inputs)
-    return Branch(cond, tuple(then_steps), tuple(values[:n]), tuple(else_steps),
-                  tuple(values[n:]), builder.out_slots(node), builder.n_leaves, node)  # fmt: skip
+    return Branch(
+        cond,
+        tuple(then_steps),
+        tuple(values[:n]),
+        tuple(else_steps),
+        tuple(values[n:]),
+        builder.out_slots(node),
+        builder.n_leaves,
+        node,
+    )

@@ -114,8 +114,16 @@ def _run_timed(steps, slots: list, records: list) -> None:
         else:
             EXECUTE[type(step)](step, slots)
         seconds = time.perf_counter() - start
-        records.append((step.node, seconds, _bytes_touched(step, slots), step.kind,
-                        _loop_steps(step, slots), None))  # fmt: skip
+        records.append(
+            (
+                step.node,
+                seconds,
+                _bytes_touched(step, slots),
+                step.kind,
+                _loop_steps(step, slots),
+                None,
+            )
+        )
 
 
 def run_declined(step, slots: list, raised=None) -> None:
@@ -178,10 +186,11 @@ def _fill_into(step: Launch, slots: list) -> None:
     if into is result:
         return
     if not (isinstance(result, np.ndarray) and _fits(into, result.shape, result.dtype)):
-        raise RuntimeFailure(failure_message(step.node, ValueError(
-            f"its result {result.dtype}{list(result.shape)} cannot go into the "
-            f"{getattr(into, 'dtype', '')}{list(getattr(into, 'shape', ()))} it was planned "
-            "for")))  # fmt: skip
+        planned = f"{getattr(into, 'dtype', '')}{list(getattr(into, 'shape', ()))}"
+        problem = f"its result {result.dtype}{list(result.shape)} cannot go into the {planned}"
+        raise RuntimeFailure(
+            failure_message(step.node, ValueError(problem + " it was planned for"))
+        )
     view_at(into, into.shape, into.strides, 0, writeable=True)[...] = result
     slots[step.outs[0][0]] = into
 
@@ -201,8 +210,10 @@ def _launch(step: Launch, slots: list):
     shapes, args = layout
     if into is not None and not _fits(into, shapes[0], step.outs[0][1]):
         return False
-    outs = [into if k == 0 and into is not None else _output(step, k, shape, arrays)
-            for k, shape in enumerate(shapes)]  # fmt: skip
+    outs = [
+        into if k == 0 and into is not None else _output(step, k, shape, arrays)
+        for k, shape in enumerate(shapes)
+    ]
     if args is not None:
         pointers = _ffi().new("char *[]", [pointer(a) for a in [*arrays, *outs]])
         if kernel_function(step.kernel)(args, pointers):
@@ -373,8 +384,9 @@ def view_broadcast(step: View, src, like):
     shape = like.shape
     if not _broadcasts_to(src.shape, shape):
         return None
-    strides = placed([0 if n == 1 else s for n, s in zip(src.shape, src.strides)], (),
-                     len(shape), 0)  # fmt: skip
+    strides = placed(
+        [0 if n == 1 else s for n, s in zip(src.shape, src.strides)], (), len(shape), 0
+    )
     return _strided(src, shape, strides, writeable=False)
 
 
@@ -480,8 +492,14 @@ class _Memory:
         self.__array_interface__, self.owner = interface, owner
 
 
-VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
-         "size": view_size, "windows": view_windows, "strided": view_strided}  # fmt: skip
+VIEWS = {
+    "axes": view_axes,
+    "broadcast": view_broadcast,
+    "reshape": view_reshape,
+    "size": view_size,
+    "windows": view_windows,
+    "strided": view_strided,
+}
 
 
 # -- Branch ------------------------------------------------------------------------------------
@@ -522,5 +540,11 @@ def _body_runner(body):
     return one_step
 
 
-EXECUTE = {Library: run_library, Launch: run_launch, Gemm: run_gemm, View: run_view,
-           Branch: run_branch, Repeat: run_repeat}  # fmt: skip
+EXECUTE = {
+    Library: run_library,
+    Launch: run_launch,
+    Gemm: run_gemm,
+    View: run_view,
+    Branch: run_branch,
+    Repeat: run_repeat,
+}

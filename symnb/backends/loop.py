@@ -37,6 +37,15 @@ def plan_loop(builder, node, body) -> Repeat:
     """The scan as one step of the outer plan, its step ``body``'s plan."""
     loop = node.op.loop
     dtypes = tuple(v.type.dtype for v in node.outputs)
-    return Repeat(builder.slots_of(node.inputs), builder.out_slots(node), dtypes, loop.n_seqs,
-                  loop.n_states, tuple(loop.history), loop.until, loop.backwards, body.plan,
-                  node)  # fmt: skip
+    return Repeat(
+        builder.slots_of(node.inputs),
+        builder.out_slots(node),
+        dtypes,
+        loop.n_seqs,
+        loop.n_states,
+        tuple(loop.history),
+        loop.until,
+        loop.backwards,
+        body.plan,
+        node,
+    )

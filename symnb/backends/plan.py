@@ -68,9 +68,14 @@ class OwnResults:
         values = ", ".join(_described(a) for a in args)
         outputs = getattr(self.node, "outputs", None)
         where = outputs[0].source if outputs else None
-        log.log(level, "fallback: %s ran its NumPy reference (its kernel or BLAS call declined "
-                "this call's layout or sizes) on %s%s", getattr(self.node, "op", "a step"),
-                values, f" (built at {where})" if where else "")  # fmt: skip
+        log.log(
+            level,
+            "fallback: %s ran its NumPy reference (its kernel or BLAS call declined "
+            "this call's layout or sizes) on %s%s",
+            getattr(self.node, "op", "a step"),
+            values,
+            f" (built at {where})" if where else "",
+        )
 
 
 def _described(value) -> str:

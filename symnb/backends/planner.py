@@ -109,8 +109,18 @@ class PlanBuilder:
         self.kernel_refs.append(ref)
         return ref
 
-    def launch(self, node, source: str, ins, outs, inplace=None, empty="skip", fallback=None,
-               description=None, into=None):  # fmt: skip
+    def launch(
+        self,
+        node,
+        source: str,
+        ins,
+        outs,
+        inplace=None,
+        empty="skip",
+        fallback=None,
+        description=None,
+        into=None,
+    ):
         """The step calling the kernel in ``source`` (see ``Launch``): ``ins`` = [(variable,
         absent axes)], ``outs`` = [(variable, dtype, absent axes, keepdims)], ``inplace`` =
         the input whose buffer output 0 may take, ``into`` the variable output 0 is written
@@ -136,8 +146,9 @@ class PlanBuilder:
         fallback = self.library(node)
         like_slot = None if like is None else self.slot[id(like)]
         src = self.slot[id(node.inputs[0])]
-        return View(how, src, like_slot, fallback.outs[0], tuple(axes), tuple(target), node,
-                    fallback)  # fmt: skip
+        return View(
+            how, src, like_slot, fallback.outs[0], tuple(axes), tuple(target), node, fallback
+        )
 
     def plan_of(self, steps, n_inputs: int) -> Plan:
         inputs = tuple((v.type.dtype, v.type.shape) for v in self.leaves[:n_inputs])
@@ -150,8 +161,10 @@ class PlanBuilder:
 def launch_rank(ins, outs) -> int:
     """The rank of a launch's index space: ``ins`` = [(variable, absent axes)], ``outs`` =
     [(variable, dtype, absent axes, keepdims)]."""
-    return max([v.type.ndim + len(a) for v, a in ins]
-               + [v.type.ndim + (0 if keep else len(a)) for v, _, a, keep in outs])  # fmt: skip
+    return max(
+        [v.type.ndim + len(a) for v, a in ins]
+        + [v.type.ndim + (0 if keep else len(a)) for v, _, a, keep in outs]
+    )
 
 
 # -- layout ops as views ------------------------------------------------------------------------

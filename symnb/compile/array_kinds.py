@@ -20,8 +20,13 @@ from symnb.errors import InputError, InputWarning
 
 #: DLPack device types whose memory the CPU reads (CPU, CUDA host, ROCm host, CUDA managed)
 HOST_DEVICES = {1, 3, 11, 13}
-DEVICE_NAMES = {2: "a CUDA device", 4: "an OpenCL device", 7: "a Vulkan device",
-                8: "a Metal device", 10: "a ROCm device"}  # fmt: skip
+DEVICE_NAMES = {
+    2: "a CUDA device",
+    4: "an OpenCL device",
+    7: "a Vulkan device",
+    8: "a Metal device",
+    10: "a ROCm device",
+}
 #: the dims xarray gives an array it was not told the dims of (``dim_0``, ``dim_1``, ...)
 XARRAY_DEFAULT_DIM = re.compile(r"dim_\d+")
 _registry: dict = {}  # where the detach note was given (warn_explicit's once-per-line record)

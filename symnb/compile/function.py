@@ -65,32 +65,77 @@ def function(
     every such update, a list of shared variables skips theirs (Theano's argument).
     """
     if check_mode_active():  # no rewrites; a linker that returns zeros of the checked shapes
-        checked = Function(inputs, outputs, updates, givens, CHECK, name, "none",
-                           no_default_updates=no_default_updates)  # fmt: skip
+        checked = Function(
+            inputs,
+            outputs,
+            updates,
+            givens,
+            CHECK,
+            name,
+            "none",
+            no_default_updates=no_default_updates,
+        )
         checked.linker.skip_updates(len(checked.updates))  # shared values are not written
         return checked
-    return Function(inputs, outputs, updates, givens, backend, name, optimize, borrow, mode,
-                    no_default_updates)  # fmt: skip
+    return Function(
+        inputs, outputs, updates, givens, backend, name, optimize, borrow, mode, no_default_updates
+    )
 
 
 class Function:
     """A compiled graph: call it with values for its inputs."""
 
-    def __init__(self, inputs, outputs, updates, givens, backend, name, optimize=None,
-                 borrow=False, mode=None, no_default_updates=False):  # fmt: skip
+    def __init__(
+        self,
+        inputs,
+        outputs,
+        updates,
+        givens,
+        backend,
+        name,
+        optimize=None,
+        borrow=False,
+        mode=None,
+        no_default_updates=False,
+    ):
         start = time.perf_counter()
         #: seconds per phase of this compile (symnb/backends/phases.py); the log reports them
         with phases.recording() as self.compile_phases, phases.timed("graph"):
-            self._build(inputs, outputs, updates, givens, backend, name, optimize, borrow, mode,
-                        no_default_updates)  # fmt: skip
+            self._build(
+                inputs,
+                outputs,
+                updates,
+                givens,
+                backend,
+                name,
+                optimize,
+                borrow,
+                mode,
+                no_default_updates,
+            )
         self.compile_time = time.perf_counter() - start
         if log.isEnabledFor(logging.INFO):
-            log.info("compiled %s in %.3f s: %s; phases: %s", self._signature(),
-                     self.compile_time, self._contents(),
-                     self.compile_phases)  # fmt: skip
+            log.info(
+                "compiled %s in %.3f s: %s; phases: %s",
+                self._signature(),
+                self.compile_time,
+                self._contents(),
+                self.compile_phases,
+            )
 
-    def _build(self, inputs, outputs, updates, givens, backend, name, optimize, borrow, mode,
-               no_default_updates):  # fmt: skip
+    def _build(
+        self,
+        inputs,
+        outputs,
+        updates,
+        givens,
+        backend,
+        name,
+        optimize,
+        borrow,
+        mode,
+        no_default_updates,
+    ):
         """The compile, in phases: "graph" (the checks, the graph's copy and what no other
         phase covers), "rewrites", "planning" (lowering, rendering, the plan's steps), the
         backend's own ("probe", "compile", "loading": symnb/backends/c/cache.py) and
@@ -98,13 +143,22 @@ class Function:
         # the defaults are resolved here, so a pickled function is rebuilt the same elsewhere
         backend = backend or config.backend or default_backend()
         optimize = config.optimize if optimize is None else optimize
-        self._built_from = (inputs, outputs, updates, givens, backend, name, optimize, borrow,
-                            mode, no_default_updates)  # fmt: skip
+        self._built_from = (
+            inputs,
+            outputs,
+            updates,
+            givens,
+            backend,
+            name,
+            optimize,
+            borrow,
+            mode,
+            no_default_updates,
+        )
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
-        self.updates = _with_default_updates(_check_updates(updates), out_vars,
-                                             no_default_updates)  # fmt: skip
+        self.updates = _with_default_updates(_check_updates(updates), out_vars, no_default_updates)
         targets = out_vars + [value for _, value in self.updates]
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
@@ -127,8 +181,9 @@ class Function:
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = threading.Lock() if self.updates else None
         with phases.timed("planning"):
-            self.linker = _make_linker(get_linker(self.backend, mode), self.graph,
-                                       self._leaves, self._n_out)  # fmt: skip
+            self.linker = _make_linker(
+                get_linker(self.backend, mode), self.graph, self._leaves, self._n_out
+            )
         #: a device linker reads shared values where they are (kept on the device)
         self._resident = self.linker.resident
         with phases.timed("runner"):
@@ -151,8 +206,11 @@ class Function:
     def _contents(self) -> str:
         """What the log says a compile made: backend, rewrites, steps by kind."""
         plan, optimize = self.linker.plan, self._built_from[6]
-        parts = [f"backend {self.backend!r}", f"optimize {optimize!r}",
-                 f"{len(self.rewrites)} rewrites"]  # fmt: skip
+        parts = [
+            f"backend {self.backend!r}",
+            f"optimize {optimize!r}",
+            f"{len(self.rewrites)} rewrites",
+        ]
         if plan is not None:
             kinds = sorted(Counter(step.kind for step in plan.steps).items())
             listed = ", ".join(f"{n} {kind}" for kind, n in kinds)
@@ -344,8 +402,9 @@ _MISSING = object()
 def _checked(inputs, outputs, updates, givens, *options):
     """A check-mode function loaded from a pickle: built in check mode here too."""
     with check_mode():
-        return function(inputs, outputs, updates, givens, name=options[1],
-                        no_default_updates=options[-1])  # fmt: skip
+        return function(
+            inputs, outputs, updates, givens, name=options[1], no_default_updates=options[-1]
+        )
 
 
 def _make_linker(cls, graph, leaves, n_results: int):
@@ -411,10 +470,12 @@ def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
     for shared, value in pairs:
         if not isinstance(shared, SharedVariable):
             what = shared.describe() if isinstance(shared, Variable) else repr(shared)
-            raise _at_user_line(GraphError(
-                f"updates: {what} is not a shared variable (sn.shared); each pair is "
-                "(shared variable, new value)"
-            ))  # fmt: skip
+            raise _at_user_line(
+                GraphError(
+                    f"updates: {what} is not a shared variable (sn.shared); each pair is "
+                    "(shared variable, new value)"
+                )
+            )
         if any(shared is s for s, _ in checked):
             raise GraphError(f"updates: {shared.describe()} is updated twice")
         checked.append((shared, _fit(shared, as_variable(value), "update")))
@@ -439,8 +500,9 @@ def _skipped_list(skipped) -> list:
     listed = list(skipped) if isinstance(skipped, (list, tuple, set)) else [skipped]
     for var in listed:
         if not isinstance(var, SharedVariable):
-            raise GraphError("no_default_updates takes True, False or a list of shared "
-                             f"variables, not {var!r}")  # fmt: skip
+            raise GraphError(
+                f"no_default_updates takes True, False or a list of shared variables, not {var!r}"
+            )
     return listed
 
 

@@ -95,8 +95,10 @@ class InputSpec:
         if array.dtype.kind not in "biufc":
             of = f" of {array.dtype} values" if array.dtype.kind in "Mm" else ""
             of = " holding Python objects (no one numeric dtype)" if array.dtype.kind == "O" else of
-            raise InputError(f"{self.label} expects {self.dtype.name}, got "
-                             f"{_article(array_kinds.describe(value))}{of}")  # fmt: skip
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}, got "
+                f"{_article(array_kinds.describe(value))}{of}"
+            )
         if np.can_cast(array.dtype, self.dtype, "safe"):
             return self._exactly(array, array.astype(self.dtype))
         raise InputError(self._lossy_message(array, value))
@@ -171,8 +173,10 @@ class InputSpec:
         with np.errstate(all="ignore"):
             kept = (held.astype(raw.dtype) == flat) | np.isnan(flat)
         k = int(np.argmin(kept))
-        return (f" ({self.dtype.name} holds {flat[k].item()!r} as {held[k].item()!r}); pass "
-                f"np.asarray(value, '{self.dtype.name}') if rounding is fine")  # fmt: skip
+        return (
+            f" ({self.dtype.name} holds {flat[k].item()!r} as {held[k].item()!r}); pass "
+            f"np.asarray(value, '{self.dtype.name}') if rounding is fine"
+        )
 
     def _real_part(self, value, raw: np.ndarray) -> np.ndarray:
         """Complex Python numbers for a real input: only those with no imaginary part pass

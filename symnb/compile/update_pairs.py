@@ -35,8 +35,11 @@ def as_update_pairs(updates) -> list[tuple]:
         raise _error(f"updates is a {type(updates).__name__}", []) from None
     for index, item in enumerate(items):
         if isinstance(item, Variable):
-            raise _error(f"updates[{index}] is the value {_name(item)} alone, without the "
-                         "shared variable it replaces", items)  # fmt: skip
+            raise _error(
+                f"updates[{index}] is the value {_name(item)} alone, without the "
+                "shared variable it replaces",
+                items,
+            )
         if not isinstance(item, (tuple, list)) or len(item) != 2:
             raise _error(f"updates[{index}] is {_short(item)}, not a pair", items)
     return [tuple(item) for item in items]

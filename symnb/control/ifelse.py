@@ -108,10 +108,12 @@ def ifelse(cond, then, else_, name: str | None = None):
     thens = [then] if single else list(then)
     elses = list(else_) if isinstance(else_, (list, tuple)) else [else_]
     if len(thens) != len(elses):
-        raise _at_user_line(ShapeError(
-            f"ifelse: the then-branch has {len(thens)} values and the else-branch "
-            f"{len(elses)}; give both the same number"
-        ))  # fmt: skip
+        raise _at_user_line(
+            ShapeError(
+                f"ifelse: the then-branch has {len(thens)} values and the else-branch "
+                f"{len(elses)}; give both the same number"
+            )
+        )
     thens, elses = _pair_up(thens, elses)
     outputs = IfElse(len(thens))(as_variable(cond), *thens, *elses)
     outputs = [outputs] if len(thens) == 1 else outputs

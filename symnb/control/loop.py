@@ -113,8 +113,10 @@ class Storage:
 
     def __init__(self, loop: Loop, states: list, n: int):
         self.loop, self.n = loop, n
-        self.history = [np.empty((n,) + s.shape, s.dtype) if keep else None
-                        for s, keep in zip(states, loop.history)]  # fmt: skip
+        self.history = [
+            np.empty((n,) + s.shape, s.dtype) if keep else None
+            for s, keep in zip(states, loop.history)
+        ]
         self.plain: list = [None] * loop.n_plain
         self.shapes = [s.shape for s in states]
 

@@ -48,8 +48,16 @@ class LoopInputs:
         pairs = self.seqs + self.states + [(ph, outer) for _, ph, outer in nonseqs]
         names = [f"'{o.name}'" if o.name else f"input {i}" for i, (_, o) in enumerate(pairs)]
         graph = Graph([p for p, _ in pairs], inner_outs, clone=False)
-        loop = Loop(graph, len(self.seqs), len(self.states), tuple(self.history), until,
-                    tuple(names), truncate, backwards)  # fmt: skip
+        loop = Loop(
+            graph,
+            len(self.seqs),
+            len(self.states),
+            tuple(self.history),
+            until,
+            tuple(names),
+            truncate,
+            backwards,
+        )
         return loop, [o for _, o in pairs]
 
 

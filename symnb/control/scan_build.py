@@ -39,15 +39,25 @@ class until:  # noqa: N801 - Theano's spelling
     def __init__(self, cond):
         cond = as_variable(cond)
         if cond.type.dtype != np.bool_ or cond.type.ndim != 0:
-            raise _at_user_line(DTypeError(
-                f"sn.until needs a boolean scalar, got {cond.describe()}; compare "
-                "(sn.until(err < tol)) and reduce (sn.any, sn.all) to one truth value"
-            ))  # fmt: skip
+            raise _at_user_line(
+                DTypeError(
+                    f"sn.until needs a boolean scalar, got {cond.describe()}; compare "
+                    "(sn.until(err < tol)) and reduce (sn.any, sn.all) to one truth value"
+                )
+            )
         self.cond = cond
 
 
-def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
-         go_backwards=False, truncate_gradient=-1, strict=False):  # fmt: skip
+def scan(
+    fn,
+    sequences=None,
+    outputs_info=None,
+    non_sequences=None,
+    n_steps=None,
+    go_backwards=False,
+    truncate_gradient=-1,
+    strict=False,
+):
     """Loop ``fn`` over the rows of ``sequences``; ``(outputs, updates)`` as in Theano.
 
     ``fn`` receives, in order, each sequence's value at each of its taps, each recurrent
@@ -59,8 +69,16 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     last ``k`` steps only. See docs/loops.md.
     """
     try:
-        return _Builder(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
-                        truncate_gradient, strict).build()  # fmt: skip
+        return _Builder(
+            fn,
+            sequences,
+            outputs_info,
+            non_sequences,
+            n_steps,
+            go_backwards,
+            truncate_gradient,
+            strict,
+        ).build()
     except (ShapeError, DTypeError, GraphError) as exc:
         if getattr(exc, "location", None) is not None:
             raise
@@ -108,8 +126,11 @@ class _Sequence:
         out = []
         for tap in self.taps:
             stop = None if tap == high else tap - high
-            out.append(self.var if (tap == low and stop is None) else
-                       getitem(self.var, slice(tap - low, stop)))  # fmt: skip
+            out.append(
+                self.var
+                if (tap == low and stop is None)
+                else getitem(self.var, slice(tap - low, stop))
+            )
         return out
 
     def length(self):
@@ -169,13 +190,24 @@ class _Output:
         if self.taps == [-1]:
             return [(Variable(init.type, name=f"{init.name or 'h'}[t-1]"), init)]
         step = TensorType(init.type.dtype, init.type.shape[1:])
-        return [(Variable(step, name=f"{init.name or 'h'}[t-{d}]"), getitem(init, -d))
-                for d in range(1, self.depth + 1)]  # fmt: skip
+        return [
+            (Variable(step, name=f"{init.name or 'h'}[t-{d}]"), getitem(init, -d))
+            for d in range(1, self.depth + 1)
+        ]
 
 
 class _Builder:
-    def __init__(self, fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
-                 truncate_gradient, strict):  # fmt: skip
+    def __init__(
+        self,
+        fn,
+        sequences,
+        outputs_info,
+        non_sequences,
+        n_steps,
+        go_backwards,
+        truncate_gradient,
+        strict,
+    ):
         self.fn, self.strict = fn, strict
         self.truncate = int(truncate_gradient)
         self.seqs = [_Sequence(s, i, go_backwards) for i, s in enumerate(_as_list(sequences))]
@@ -216,8 +248,9 @@ class _Builder:
         returned = self.fn(*args, *self.nonseqs)
         outputs, updates, cond = _parse_return(returned)
         self._check_count(outputs)
-        outputs, updates, cond = _over_placeholders(nonseq_phs, self.nonseqs, outputs,
-                                                    updates, cond)  # fmt: skip
+        outputs, updates, cond = _over_placeholders(
+            nonseq_phs, self.nonseqs, outputs, updates, cond
+        )
         # a random draw in the step advances its stream every step, not once per call
         reads = [as_variable(o) for o in outputs] + [as_variable(v) for v in updates.values()]
         reads += [cond.cond] if cond is not None else []

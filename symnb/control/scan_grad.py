@@ -104,8 +104,10 @@ class _Backward:
         self.rows = [
             s if _same_dim(s.type.shape[0], steps_dim) else getitem(s, slice(None, n)) for s in seqs
         ]  # the first n rows (no copy where the types show n)
-        self.prev = [concatenate([expand_dims(i, 0), getitem(h, slice(None, -1))])
-                     for i, h in zip(inits, histories)]  # fmt: skip
+        self.prev = [
+            concatenate([expand_dims(i, 0), getitem(h, slice(None, -1))])
+            for i, h in zip(inits, histories)
+        ]
         self.output_grads = output_grads
         self.inits, self.nonseqs = inits, nonseqs
         self.n = n
@@ -132,21 +134,26 @@ class _Backward:
         grads = self._reuse_forward(forward, grads)
         by_ph = {id(ph): g for ph, g in zip(wrt_phs, grads)}
         new_carries = [by_ph[id(ph)] for ph in self.state_phs if _float(ph)]
-        sums = [self._sum(ph, w, by_ph[id(ph)]) for ph, w in zip(self.nonseq_phs, self.nonseqs)
-                if _float(ph)]  # fmt: skip
+        sums = [
+            self._sum(ph, w, by_ph[id(ph)])
+            for ph, w in zip(self.nonseq_phs, self.nonseqs)
+            if _float(ph)
+        ]
         in_loop = [v for kind, v in sums if kind == "loop"]
         rows = _unique([v[1] for kind, v in sums if kind == "rows"])  # e.g. dW, dU share dz
         per_step = [by_ph[id(ph)] for ph in self.seq_phs if _float(ph)]
-        backward, outer = io.finish(new_carries + in_loop + per_step + rows, until=False,
-                                    backwards=True)  # fmt: skip
+        backward, outer = io.finish(
+            new_carries + in_loop + per_step + rows, until=False, backwards=True
+        )
         outs = iter(type(op)(backward).make_node(steps, *outer).outputs)
         carries = [next(outs) for _ in new_carries]
         summed = iter([next(outs) for _ in in_loop])
         per_step_rows = [next(outs) for _ in per_step]
         stacked = {id(d): next(outs) for d in rows}
-        totals = [next(summed) if kind == "loop"
-                  else self._summed_product(v[0], stacked[id(v[1])], steps)
-                  for kind, v in sums]  # fmt: skip
+        totals = [
+            next(summed) if kind == "loop" else self._summed_product(v[0], stacked[id(v[1])], steps)
+            for kind, v in sums
+        ]
         return carries + totals + per_step_rows
 
     def _sum(self, ph, outer, g):
@@ -234,8 +241,11 @@ class _Backward:
         """Gradients of the sequences, initial states and non-sequences."""
         it = iter(results)
         truncated = self.loop.truncate >= 0
-        reached = cast(greater_equal(steps, n), self.inits[0].type.dtype) if (
-            truncated and self.inits) else None  # fmt: skip
+        reached = (
+            cast(greater_equal(steps, n), self.inits[0].type.dtype)
+            if (truncated and self.inits)
+            else None
+        )
         init_grads = []
         for ph, init in zip(self.state_phs, inits):
             g = next(it) if _float(ph) else None

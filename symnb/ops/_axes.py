@@ -17,17 +17,20 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
     else:
-        raise _at_user_line(TypeError(f"{op}: axis is an int, a tuple of ints or None, not "
-                                      f"{axis!r}"))  # fmt: skip
+        raise _at_user_line(
+            TypeError(f"{op}: axis is an int, a tuple of ints or None, not {axis!r}")
+        )
     out = []
     for a in axes:
         if not isinstance(a, numbers.Integral) or isinstance(a, bool):
             raise _at_user_line(TypeError(f"{op}: an axis is an int, not {a!r}"))
         if not -ndim <= a < ndim:
-            raise _at_user_line(ShapeError(
-                f"{op}: axis {a} is out of range for {var.describe()}, which has {ndim} "
-                f"dim{'s' if ndim != 1 else ''} (valid: {-ndim}..{ndim - 1})"
-            ))  # fmt: skip
+            raise _at_user_line(
+                ShapeError(
+                    f"{op}: axis {a} is out of range for {var.describe()}, which has {ndim} "
+                    f"dim{'s' if ndim != 1 else ''} (valid: {-ndim}..{ndim - 1})"
+                )
+            )
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):
         raise _at_user_line(ShapeError(f"{op}: repeated axis in {axis!r}"))

@@ -33,11 +33,14 @@ class Gemm(Op):
         dtype = z.type.dtype
         for v in (z, alpha, x, y, beta):
             if v.type.dtype != dtype or dtype.name not in FLOATS:
-                raise DTypeError(f"{self}: every operand must be {dtype.name} float32/64, "
-                                 f"got {v.describe()}")  # fmt: skip
+                raise DTypeError(
+                    f"{self}: every operand must be {dtype.name} float32/64, got {v.describe()}"
+                )
         if x.type.ndim != 2 or y.type.ndim != 2 or alpha.type.ndim or beta.type.ndim:
-            raise ShapeError(f"{self}: x and y must be matrices, alpha and beta scalars; got "
-                             f"{x.describe()}, {y.describe()}")  # fmt: skip
+            raise ShapeError(
+                f"{self}: x and y must be matrices, alpha and beta scalars; got "
+                f"{x.describe()}, {y.describe()}"
+            )
         product = Variable(TensorType(dtype, (x.type.shape[0], y.type.shape[1])), name="x @ y")
         return [TensorType(dtype, broadcast_shapes(self, [z, product]))]
 

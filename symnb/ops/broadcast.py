@@ -99,8 +99,15 @@ class Alloc(Op):
     ``broadcast_to``); ``dims`` is the static shape of the result."""
 
     functions = (
-        "alloc", "broadcast_to", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like"
-    )  # fmt: skip
+        "alloc",
+        "broadcast_to",
+        "zeros",
+        "ones",
+        "full",
+        "zeros_like",
+        "ones_like",
+        "full_like",
+    )
     dtype_rule = "the value's dtype; zeros/ones: ``dtype`` or config.floatX; *_like: x's"
     family = "creation"
     __props__ = ("dims",)

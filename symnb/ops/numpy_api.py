@@ -17,11 +17,24 @@ from symnb.core.variable import Variable
 
 #: NumPy (and SciPy) names of functions the catalogue has under another name
 ALIASES = {
-    "negative": "neg", "absolute": "abs", "fabs": "abs", "power": "pow", "multiply": "mul",
-    "subtract": "sub", "floor_divide": "floor_div", "remainder": "mod", "positive": "pos",
-    "true_divide": "true_div", "amax": "max", "amin": "min", "around": "round",
-    "ravel": "flatten", "expit": "sigmoid", "concat": "concatenate", "permute_dims": "transpose",
-}  # fmt: skip
+    "negative": "neg",
+    "absolute": "abs",
+    "fabs": "abs",
+    "power": "pow",
+    "multiply": "mul",
+    "subtract": "sub",
+    "floor_divide": "floor_div",
+    "remainder": "mod",
+    "positive": "pos",
+    "true_divide": "true_div",
+    "amax": "max",
+    "amin": "min",
+    "around": "round",
+    "ravel": "flatten",
+    "expit": "sigmoid",
+    "concat": "concatenate",
+    "permute_dims": "transpose",
+}
 
 #: ``ufunc.reduce`` / ``ufunc.accumulate`` as the catalogue's reductions
 REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}

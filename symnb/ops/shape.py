@@ -267,10 +267,12 @@ def expand_dims(x, axis) -> Variable:
     n = x.type.ndim + len(axis)
     for a in axis:  # positions in the result, which has n dims (NumPy's rule)
         if isinstance(a, numbers.Integral) and not -n <= a < n:
-            raise _at_user_line(ShapeError(
-                f"expand_dims: axis {a} is out of range for a result of {n} dims from "
-                f"{x.describe()} (valid: {-n}..{n - 1})"
-            ))  # fmt: skip
+            raise _at_user_line(
+                ShapeError(
+                    f"expand_dims: axis {a} is out of range for a result of {n} dims from "
+                    f"{x.describe()} (valid: {-n}..{n - 1})"
+                )
+            )
     new = set(normalize_axis(axis, n, "expand_dims", x))
     rest = iter(range(x.type.ndim))
     return DimShuffle(tuple("x" if i in new else next(rest) for i in range(n)))(x)

@@ -201,8 +201,10 @@ def _steps_note(per_call: list, in_steps: list) -> list[str]:
     if not in_steps:
         return []
     steps, whole = (quartiles(v)[1] for v in (in_steps, per_call))
-    return [f"the steps, each timed on its own, add up to {steps * 1e6:.1f} µs per call "
-            f"(median); a whole call takes {whole * 1e6:.1f} µs"]  # fmt: skip
+    return [
+        f"the steps, each timed on its own, add up to {steps * 1e6:.1f} µs per call "
+        f"(median); a whole call takes {whole * 1e6:.1f} µs"
+    ]
 
 
 def _loop_note(row: ProfileRow, rows) -> str:
@@ -219,8 +221,10 @@ def _transfer_note(rows: dict) -> list[str]:
         return []
     seconds = sum(r.seconds for r in moved)
     total = sum(r.seconds for r in rows.values())
-    return [f"transfers between host and device: {seconds * 1e3:.3f} ms of "
-            f"{total * 1e3:.3f} ms ({sum(r.bytes for r in moved):,} bytes)"]  # fmt: skip
+    return [
+        f"transfers between host and device: {seconds * 1e3:.3f} ms of "
+        f"{total * 1e3:.3f} ms ({sum(r.bytes for r in moved):,} bytes)"
+    ]
 
 
 def _by_time(row: ProfileRow) -> float:

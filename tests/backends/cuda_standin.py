@@ -52,8 +52,16 @@ class FunctionNotFoundError(RuntimeError):
     """What cuda-python raises for a function the installed driver does not have."""
 
 
-NEEDS_CONTEXT = {"cuMemAlloc", "cuMemFree", "cuMemcpyHtoD", "cuMemcpyDtoH", "cuModuleLoadData",
-                 "cuModuleGetFunction", "cuLaunchKernel", "cuCtxSynchronize"}  # fmt: skip
+NEEDS_CONTEXT = {
+    "cuMemAlloc",
+    "cuMemFree",
+    "cuMemcpyHtoD",
+    "cuMemcpyDtoH",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuLaunchKernel",
+    "cuCtxSynchronize",
+}
 SYNCHRONISING = {"cuMemcpyHtoD", "cuMemcpyDtoH", "cuCtxSynchronize"}
 OK = CUresult.CUDA_SUCCESS
 
@@ -64,8 +72,16 @@ class StandInDriver:
     CUresult = CUresult
     CUdevice_attribute = CUdevice_attribute
 
-    def __init__(self, version=13000, capability=(9, 0), name="Stand-in H200", devices=1,
-                 fail=None, missing=(), fault_at_launch=None):  # fmt: skip
+    def __init__(
+        self,
+        version=13000,
+        capability=(9, 0),
+        name="Stand-in H200",
+        devices=1,
+        fail=None,
+        missing=(),
+        fault_at_launch=None,
+    ):
         self.version, self.capability, self.name = version, capability, name
         self.devices = devices
         self.fail = {call: CUresult[error] for call, error in (fail or {}).items()}
@@ -121,11 +137,11 @@ class StandInDriver:
         return self._enter("cuDeviceGetName") or OK, self.name.encode().ljust(length, b"\0")
 
     def cuDeviceGetAttribute(self, attribute, device):  # noqa: N802
-        values = {CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-                  self.capability[0],
-                  CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-                  self.capability[1],
-                  CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132}  # fmt: skip
+        values = {
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: self.capability[0],
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: self.capability[1],
+            CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132,
+        }
         return self._enter("cuDeviceGetAttribute") or OK, values[attribute]
 
     def cuDevicePrimaryCtxRetain(self, device):  # noqa: N802

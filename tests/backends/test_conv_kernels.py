@@ -43,10 +43,10 @@ def loop_conv2d_grads(x, w, g, stride, padding, dilation, groups):
             r, s = i * stride[0] + a * dilation[0], j * stride[1] + b * dilation[1]
             dw[o, c, a, b] += g[n, o, i, j] * xp[n, first + c, r, s]
             dxp[n, first + c, r, s] += g[n, o, i, j] * w[o, c, a, b]
-    top = (xp.shape[2] - x.shape[2]) and _before(padding[0], x.shape[2], kh, stride[0],
-                                                  dilation[0])  # fmt: skip
-    left = (xp.shape[3] - x.shape[3]) and _before(padding[1], x.shape[3], kw, stride[1],
-                                                   dilation[1])  # fmt: skip
+    top = (xp.shape[2] - x.shape[2]) and _before(padding[0], x.shape[2], kh, stride[0], dilation[0])
+    left = (xp.shape[3] - x.shape[3]) and _before(
+        padding[1], x.shape[3], kw, stride[1], dilation[1]
+    )
     return dxp[:, :, top : top + x.shape[2], left : left + x.shape[3]], dw
 
 
@@ -64,16 +64,21 @@ def kinds_for(f, op_class) -> list[str]:
 
 def products_for(f, op_class) -> list:
     """The plan's product kernels (``Contract`` launches) computing nodes of ``op_class``."""
-    return [s for s in f.linker.plan.steps if isinstance(s, Launch)
-            and isinstance(s.kernel.description.body, Contract)
-            and isinstance(s.node.op, op_class)]  # fmt: skip
+    return [
+        s
+        for s in f.linker.plan.steps
+        if isinstance(s, Launch)
+        and isinstance(s.kernel.description.body, Contract)
+        and isinstance(s.node.op, op_class)
+    ]
 
 
 def products_ran(f, args, monkeypatch) -> bool:
     """Runs the plan step by step (the Python executor, the same kernels) and says whether
     every product kernel computed its result, none of them handing over to its fallback."""
-    fallbacks = {id(s.fallback) for s in products_for(f, (Conv2d, Conv2dGradFilters,
-                                                            Conv2dGradInput))}  # fmt: skip
+    fallbacks = {
+        id(s.fallback) for s in products_for(f, (Conv2d, Conv2dGradFilters, Conv2dGradInput))
+    }
     ran = []
     original = execute.run_library
 
@@ -97,8 +102,9 @@ def compiled_conv(x, w, stride, padding, dilation, groups):
 
 
 @pytest.mark.parametrize("stride,padding,dilation,groups", CONV_GRID)
-def test_conv2d_and_gradients_on_the_kernel_path(stride, padding, dilation, groups, rng,
-                                                 monkeypatch):  # fmt: skip
+def test_conv2d_and_gradients_on_the_kernel_path(
+    stride, padding, dilation, groups, rng, monkeypatch
+):
     x, w = rng.normal(size=(2, 4, 7, 6)), rng.normal(size=(4, 4 // groups, 3, 2))
     want = loop_conv2d(x, w, stride, padding, dilation, groups)
     g = rng.normal(size=want.shape)
@@ -122,8 +128,11 @@ def test_conv2d_and_gradients_on_the_kernel_path(stride, padding, dilation, grou
 
 
 def views_for(f, op_class) -> list[str]:
-    return [s.how for s in f.linker.plan.steps if isinstance(s, View)
-            and isinstance(s.node.op, op_class)]  # fmt: skip
+    return [
+        s.how
+        for s in f.linker.plan.steps
+        if isinstance(s, View) and isinstance(s.node.op, op_class)
+    ]
 
 
 def library_calls(f, op_class) -> list[str]:
@@ -153,8 +162,7 @@ def test_stride_one_input_gradient_reads_zeros_outside_the_output(groups, rng):
 
 @pytest.mark.parametrize("kernel,dilation", [((3, 3), (1, 1)), ((4, 2), (1, 2)), ((2, 3), (2, 1))])
 @pytest.mark.parametrize("padding", [(1, 1), (2, 0), (0, 3), ((1, 2), (0, 2)), ("same", "same")])
-def test_flat_padded_planes_share_their_zero_margins(padding, kernel, dilation, rng,
-                                                    monkeypatch):  # fmt: skip
+def test_flat_padded_planes_share_their_zero_margins(padding, kernel, dilation, rng, monkeypatch):
     """Stride 1, one group: the forward convolution and the input gradient read flat windows
     of planes whose rows share their zero margins (``FlatPadding``): symmetric, one-sided,
     uneven and wider-than-the-filter paddings, dilated, against the loops; the products ran
@@ -196,12 +204,17 @@ def test_the_padded_planes_copy_falls_back_into_the_planes(rng):
     f(x + 1, w, g + 1)  # the planes now hold other values: the fallback must write them
     copies = [s for s in f.linker.plan.steps if isinstance(s, Launch) and s.into is not None]
     assert len(copies) == 2  # the forward's input, the input gradient's output gradient
-    (declines,) = cache.load_many(["#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
-                                   "{ (void)a; (void)p; return 1; }\n"])  # fmt: skip
+    (declines,) = cache.load_many(
+        [
+            "#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
+            "{ (void)a; (void)p; return 1; }\n"
+        ]
+    )
     ref = type(copies[0].kernel)("declines", None)
     ref.load(None, declines)
-    steps = tuple(dataclasses.replace(s, kernel=ref) if s in copies else s
-                  for s in f.linker.plan.steps)  # fmt: skip
+    steps = tuple(
+        dataclasses.replace(s, kernel=ref) if s in copies else s for s in f.linker.plan.steps
+    )
     plan = dataclasses.replace(f.linker.plan, steps=steps)
     for got in (execute.run(plan, [x, w, g]), list(runner.schedule(plan)(x, w, g))):
         for a, b in zip(got, want, strict=True):
@@ -215,8 +228,11 @@ def test_the_padded_planes_copy_falls_back_into_the_planes(rng):
 
 def _into_nodes(f) -> list:
     """The op names of the launches writing into padded planes."""
-    return [s.node.op.op_name() for s in f.linker.plan.steps
-            if isinstance(s, Launch) and s.into is not None]  # fmt: skip
+    return [
+        s.node.op.op_name()
+        for s in f.linker.plan.steps
+        if isinstance(s, Launch) and s.into is not None
+    ]
 
 
 def test_a_map_feeding_a_padded_convolution_writes_into_its_planes(rng, monkeypatch):
@@ -246,15 +262,24 @@ def test_a_map_feeding_a_padded_convolution_writes_into_its_planes(rng, monkeypa
     g = sn.function([xs, ws], [h, sn.conv2d(h, ws, padding="same")], backend="c")
     got_h, got_y = g(x, w)
     check(got_h, np.maximum(x, 0), atol=0)
-    check(got_y, loop_conv2d(np.maximum(x, 0), w, (1, 1), ("same", "same"), (1, 1), 1),
-          rtol=1e-4, atol=1e-4)  # fmt: skip
+    check(
+        got_y,
+        loop_conv2d(np.maximum(x, 0), w, (1, 1), ("same", "same"), (1, 1), 1),
+        rtol=1e-4,
+        atol=1e-4,
+    )
     assert _into_nodes(g) == ["conv2d"]  # the convolution's own copy kernel
     # two paddings of one map: each convolution copies it into planes of its own
-    two = sn.function([xs, ws], [sn.conv2d(h, ws, padding="same"),
-                                 sn.conv2d(h, ws, padding=2)], backend="c")  # fmt: skip
+    two = sn.function(
+        [xs, ws], [sn.conv2d(h, ws, padding="same"), sn.conv2d(h, ws, padding=2)], backend="c"
+    )
     a, b = two(x, w)
-    check(a, loop_conv2d(np.maximum(x, 0), w, (1, 1), ("same", "same"), (1, 1), 1),
-          rtol=1e-4, atol=1e-4)  # fmt: skip
+    check(
+        a,
+        loop_conv2d(np.maximum(x, 0), w, (1, 1), ("same", "same"), (1, 1), 1),
+        rtol=1e-4,
+        atol=1e-4,
+    )
     check(b, loop_conv2d(np.maximum(x, 0), w, (1, 1), (2, 2), (1, 1), 1), rtol=1e-4, atol=1e-4)
     assert _into_nodes(two) == ["conv2d", "conv2d"]
 
@@ -272,8 +297,11 @@ def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
     # the kernel computing the output gradient writes it into the padded planes: the
     # planes' margins are the one NumPy step, no copy kernel
     assert library_calls(f, Conv2dGradInput) == []
-    planes = [s for s in f.linker.plan.steps if isinstance(s, Library)
-              and isinstance(getattr(s.fn, "__self__", None), FlatPadding)]  # fmt: skip
+    planes = [
+        s
+        for s in f.linker.plan.steps
+        if isinstance(s, Library) and isinstance(getattr(s.fn, "__self__", None), FlatPadding)
+    ]
     assert len(planes) == 1
     into = [s for s in f.linker.plan.steps if isinstance(s, Launch) and s.into is not None]
     assert [type(s.node.op) for s in into] != [Conv2dGradInput]
@@ -290,8 +318,10 @@ def test_conv2d_plan_is_views_and_one_product_kernel(rng, monkeypatch):
 )
 @pytest.mark.parametrize("name", ["max", "avg"])
 def test_pools_are_kernels(name, kernel, stride, padding, rng):
-    fn, reduce, fill = {"max": (sn.max_pool2d, np.max, -np.inf),
-                        "avg": (sn.avg_pool2d, np.mean, 0.0)}[name]  # fmt: skip
+    fn, reduce, fill = {
+        "max": (sn.max_pool2d, np.max, -np.inf),
+        "avg": (sn.avg_pool2d, np.mean, 0.0),
+    }[name]
     x = rng.normal(size=(2, 3, 7, 6))
     xs = sn.tensor("x", x.shape)
     y = fn(xs, kernel, stride, padding_arg(padding))
@@ -310,8 +340,10 @@ def test_pools_are_kernels(name, kernel, stride, padding, rng):
 def test_pools_of_large_windows_are_reductions(name, rng):
     """Windows of more than MAX_WINDOW elements: a reduction kernel over the windows view
     (a map would take one operand per window element)."""
-    fn, reduce, fill = {"max": (sn.max_pool2d, np.max, -np.inf),
-                        "avg": (sn.avg_pool2d, np.mean, 0.0)}[name]  # fmt: skip
+    fn, reduce, fill = {
+        "max": (sn.max_pool2d, np.max, -np.inf),
+        "avg": (sn.avg_pool2d, np.mean, 0.0),
+    }[name]
     x = rng.normal(size=(2, 3, 11, 10))
     xs = sn.tensor("x", x.shape)
     f = sn.function([xs], fn(xs, 5, 2, 1), backend="c")
@@ -383,8 +415,9 @@ def test_conv2d_kernel_path_with_named_batch(rng):
         x = rng.normal(size=(batch, 2, 6, 5))
         check(f(x, w), loop_conv2d(x, w, (1, 1), (1, 1), (1, 1), 1), rtol=1e-10, atol=1e-12)
     assert len(products_for(f, Conv2d)) == 1
-    numpy_steps = [getattr(s.fn, "func", s.fn).__name__ for s in f.linker.plan.steps
-                   if isinstance(s, Library)]  # fmt: skip
+    numpy_steps = [
+        getattr(s.fn, "func", s.fn).__name__ for s in f.linker.plan.steps if isinstance(s, Library)
+    ]
     assert numpy_steps == ["margins"]  # the only NumPy step: the padded planes
 
 
@@ -420,8 +453,9 @@ def test_strided_geometry_refuses_reads_outside_the_source():
     before_start = (2, -2, 3, 1, 0, 0, 0, 0, -1, 0, 0, 1)
     assert execute.strided_geometry(before_start, src, like) is None
     every_other = (2, -2, 2, 1, 0, 0, 0, 0, 1, 0, 0, 0)  # [n, k] = src[n, 0, 2k]
-    view = execute.view_strided(View("strided", 0, 1, 2, (), every_other, None, None),
-                                src[:, :, ::2], like)  # fmt: skip
+    view = execute.view_strided(
+        View("strided", 0, 1, 2, (), every_other, None, None), src[:, :, ::2], like
+    )
     np.testing.assert_array_equal(view, src[:, 0, ::2])
 
 
@@ -431,8 +465,10 @@ def test_avg_pool_gradient_of_tiling_windows_is_a_kernel(dtype, rng):
     to the reference; overlapping windows keep the reference."""
     x = rng.normal(size=(2, 3, 6, 8)).astype(dtype)
     xs = sn.tensor("x", x.shape, dtype=dtype)
-    for kernel, stride, kinds in [((2, 2), None, ["View", "Library", "Launch", "View"]),
-                                  ((3, 2), (1, 2), ["Library"])]:  # fmt: skip
+    for kernel, stride, kinds in [
+        ((2, 2), None, ["View", "Library", "Launch", "View"]),
+        ((3, 2), (1, 2), ["Library"]),
+    ]:
         y = sn.avg_pool2d(xs, kernel, stride)
         g = rng.normal(size=y.type.shape).astype(dtype)
         dx = sn.grad(sn.sum(y * g), xs)
@@ -485,9 +521,11 @@ def test_a_map_read_by_a_bias_gradient_still_writes_into_the_planes(rng):
     w = rng.normal(size=(4, 3, 3, 3)).astype("float32")
     xs, ws = sn.tensor("x", x.shape, "float32"), sn.tensor("w", w.shape, "float32")
     y = sn.relu(sn.conv2d(xs, ws, padding="valid"))  # (2, 4, 5, 6)
-    cases = (((1, 4, 1, 1), "composite", "conv2d_grad_input"),
-             ((1, 1, 1, 4), "conv2d_grad_input", "composite"),
-             ((4,), "conv2d_grad_input", "composite"))  # fmt: skip
+    cases = (
+        ((1, 4, 1, 1), "composite", "conv2d_grad_input"),
+        ((1, 1, 1, 4), "conv2d_grad_input", "composite"),
+        ((4,), "conv2d_grad_input", "composite"),
+    )
     for bias_shape, into, not_into in cases:
         c = sn.tensor("c", bias_shape, "float32")
         cc = rng.normal(size=bias_shape).astype("float32")
@@ -534,8 +572,9 @@ def test_a_max_pool_gradient_routes_into_the_convolutions_planes(rng):
                 check(a, b, rtol=2e-4, atol=2e-4)
 
 
-@pytest.mark.parametrize("shape, kernel", [((2, 3, 6, 8), 2), ((1, 2, 6, 27), 3),
-                                           ((2, 3, 5, 7), 2)])  # fmt: skip
+@pytest.mark.parametrize(
+    "shape, kernel", [((2, 3, 6, 8), 2), ((1, 2, 6, 27), 3), ((2, 3, 5, 7), 2)]
+)
 def test_a_positive_max_pool_gradient_skips_windows_not_above_zero(shape, kernel, rng):
     """``MaxPool2dGrad(positive=True)``: a window whose maximum is not above 0 (all
     negative, all zero, a NaN) passes nothing on, the others as the plain gradient; the
@@ -545,8 +584,10 @@ def test_a_positive_max_pool_gradient_skips_windows_not_above_zero(shape, kernel
     x[0, 0, :kernel, :kernel] = -np.abs(x[0, 0, :kernel, :kernel])  # all negative
     x[0, 1, :kernel, :kernel] = 0.0
     x[-1, -1, 0, 1] = np.nan
-    xs, g = sn.tensor("x", x.shape), rng.normal(size=sn.max_pool2d(sn.tensor("v", shape),
-                                                                   kernel).type.shape)  # fmt: skip
+    xs, g = (
+        sn.tensor("x", x.shape),
+        rng.normal(size=sn.max_pool2d(sn.tensor("v", shape), kernel).type.shape),
+    )
     gs = sn.tensor("g", g.shape)
     op = MaxPool2dGrad((kernel, kernel), (kernel, kernel), ((0, 0), (0, 0)), positive=True)
     plain = MaxPool2dGrad((kernel, kernel), (kernel, kernel), ((0, 0), (0, 0)))

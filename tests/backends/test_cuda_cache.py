@@ -37,8 +37,14 @@ print(nvrtc.compiles, len(driver.modules), hashlib.sha256(b"".join(driver.module
 
 def run_process(compiledir) -> tuple[int, int, str]:
     env = dict(os.environ, PYTHONPATH=ROOT, SYMNB_COMPILEDIR=str(compiledir))
-    done = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
-                          text=True, timeout=300, cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     compiles, modules, digest = done.stdout.split()
     return int(compiles), int(modules), digest
@@ -57,10 +63,12 @@ def test_a_second_process_compiles_nothing(tmp_path):
 def test_the_key_is_source_architecture_version_and_options(monkeypatch):
     path = nvrtc.cache_path(SOURCE, "sm_90", "CUBIN", ())
     assert path.startswith(os.path.join(sn.config.compiledir, "cuda")) and path.endswith(".cubin")
-    others = {nvrtc.cache_path(SOURCE + " ", "sm_90", "CUBIN", ()),
-              nvrtc.cache_path(SOURCE, "sm_80", "CUBIN", ()),
-              nvrtc.cache_path(SOURCE, "compute_90", "PTX", ()),
-              nvrtc.cache_path(SOURCE, "sm_90", "CUBIN", ("--use_fast_math",))}  # fmt: skip
+    others = {
+        nvrtc.cache_path(SOURCE + " ", "sm_90", "CUBIN", ()),
+        nvrtc.cache_path(SOURCE, "sm_80", "CUBIN", ()),
+        nvrtc.cache_path(SOURCE, "compute_90", "PTX", ()),
+        nvrtc.cache_path(SOURCE, "sm_90", "CUBIN", ("--use_fast_math",)),
+    }
     major, minor = nvrtc.version()
     monkeypatch.setattr(nvrtc, "version", lambda: (major, minor + 1))
     others.add(nvrtc.cache_path(SOURCE, "sm_90", "CUBIN", ()))

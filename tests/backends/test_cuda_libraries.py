@@ -42,9 +42,17 @@ def layouts(rng):
     b = rng.standard_normal((7, 3))
     s = rng.standard_normal((4, 5, 7))
     t = rng.standard_normal((4, 7, 3))
-    return [(a, b), (np.asfortranarray(a), b), (a, np.asfortranarray(b)),
-            (rng.standard_normal((7, 5)).T, rng.standard_normal((3, 7)).T), (s, t), (a, t),
-            (s, b), (a[:1], b), (a[:, :1], b[:1])]  # fmt: skip
+    return [
+        (a, b),
+        (np.asfortranarray(a), b),
+        (a, np.asfortranarray(b)),
+        (rng.standard_normal((7, 5)).T, rng.standard_normal((3, 7)).T),
+        (s, t),
+        (a, t),
+        (s, b),
+        (a[:1], b),
+        (a[:, :1], b[:1]),
+    ]
 
 
 def test_gemm_arguments_compute_the_product_as_cublas_reads_memory(rng):
@@ -53,8 +61,7 @@ def test_gemm_arguments_compute_the_product_as_cublas_reads_memory(rng):
         out = np.empty(want.shape)
         call = gemm_call(x, y, out)
         assert call is not None, (x.shape, x.strides, y.strides)
-        assert call.ldc == want.shape[-1] and call.batch == (want.shape[0] if want.ndim == 3
-                                                             else 1)  # fmt: skip
+        assert call.ldc == want.shape[-1] and call.batch == (want.shape[0] if want.ndim == 3 else 1)
         got = emulate(call, x, y)
         np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-12)
 
@@ -118,8 +125,10 @@ class FakeDriver(types.SimpleNamespace):
                 return (7, 5)
 
             def retain_primary_context(self):
-                return types.SimpleNamespace(push=lambda: driver.calls.append(("push",)),
-                                             pop=lambda: driver.calls.append(("pop",)))  # fmt: skip
+                return types.SimpleNamespace(
+                    push=lambda: driver.calls.append(("push",)),
+                    pop=lambda: driver.calls.append(("pop",)),
+                )
 
         self.Device = Device
         self.Context = types.SimpleNamespace(synchronize=lambda: self.calls.append(("sync",)))

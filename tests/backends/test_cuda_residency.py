@@ -121,8 +121,9 @@ def taken(driver) -> dict:
 
 def test_an_mlp_step_on_the_cuda_runtime_copies_only_inputs_and_the_loss(stand_in, rng):
     values = mlp_values(rng)
-    batches = [(rng.random((256, 784), dtype=np.float32), rng.integers(0, 10, 256))
-               for _ in range(3)]  # fmt: skip
+    batches = [
+        (rng.random((256, 784), dtype=np.float32), rng.integers(0, 10, 256)) for _ in range(3)
+    ]
     step, params = mlp_step(values, "cuda")
     losses = [step(*batches[0])]
     first = taken(stand_in)

@@ -73,8 +73,9 @@ def test_compile_options_follow_nvrtcs_version():
     source = textwrap.dedent("""
         extern "C" __global__ void sn_kernel(float *x) { x[threadIdx.x] *= 2.0f; }
     """)
-    assert b".entry sn_kernel" in nvrtc.compile_ptx(source, "compute_75",
-                                                    nvrtc.fast_compile_options())  # fmt: skip
+    assert b".entry sn_kernel" in nvrtc.compile_ptx(
+        source, "compute_75", nvrtc.fast_compile_options()
+    )
 
 
 def test_a_gpu_newer_than_nvrtc_gets_ptx_for_the_newest_architecture_it_knows():
@@ -112,21 +113,31 @@ def test_a_gpu_older_than_nvrtc_knows_is_a_device_error_naming_the_fix(standin):
     [
         (dict(fail={"cuInit": "CUDA_ERROR_NO_DEVICE"}), "no CUDA GPU is visible.*CUDA_VISIBLE"),
         (dict(fail={"cuInit": "CUDA_ERROR_INSUFFICIENT_DRIVER"}), r"symnb\[cuda12\]"),
-        (dict(fail={"cuInit": "CUDA_ERROR_NOT_INITIALIZED"}),
-         "CUDA device 0: cuInit returned CUDA_ERROR_NOT_INITIALIZED; check that nvidia-smi"),
+        (
+            dict(fail={"cuInit": "CUDA_ERROR_NOT_INITIALIZED"}),
+            "CUDA device 0: cuInit returned CUDA_ERROR_NOT_INITIALIZED; check that nvidia-smi",
+        ),
         (dict(devices=0), "cuDeviceGet returned CUDA_ERROR_INVALID_DEVICE.*no such CUDA device"),
-        (dict(fail={"cuDevicePrimaryCtxRetain": "CUDA_ERROR_DEVICE_UNAVAILABLE"}),
-         "Stand-in H200.*exclusive-process.*nvidia-smi -c DEFAULT"),
-        (dict(fail={"cuDevicePrimaryCtxRetain": "CUDA_ERROR_OUT_OF_MEMORY"}),
-         "Stand-in H200.*memory is full"),
-        (dict(fail={"cuCtxSetCurrent": "CUDA_ERROR_INVALID_CONTEXT"}),
-         "Stand-in H200.*cuCtxSetCurrent returned CUDA_ERROR_INVALID_CONTEXT.*nvidia-smi"),
-        (dict(missing={"cuDevicePrimaryCtxRetain"}),
-         r"Stand-in H200.*cuDevicePrimaryCtxRetain is not found.*older than cuda-python.*"
-         r"symnb\[cuda12\]"),
+        (
+            dict(fail={"cuDevicePrimaryCtxRetain": "CUDA_ERROR_DEVICE_UNAVAILABLE"}),
+            "Stand-in H200.*exclusive-process.*nvidia-smi -c DEFAULT",
+        ),
+        (
+            dict(fail={"cuDevicePrimaryCtxRetain": "CUDA_ERROR_OUT_OF_MEMORY"}),
+            "Stand-in H200.*memory is full",
+        ),
+        (
+            dict(fail={"cuCtxSetCurrent": "CUDA_ERROR_INVALID_CONTEXT"}),
+            "Stand-in H200.*cuCtxSetCurrent returned CUDA_ERROR_INVALID_CONTEXT.*nvidia-smi",
+        ),
+        (
+            dict(missing={"cuDevicePrimaryCtxRetain"}),
+            r"Stand-in H200.*cuDevicePrimaryCtxRetain is not found.*older than cuda-python.*"
+            r"symnb\[cuda12\]",
+        ),
         (dict(missing={"cuDriverGetVersion"}), r"CUDA device 0.*older than cuda-python"),
     ],
-)  # fmt: skip
+)
 def test_every_setup_failure_is_a_device_error_naming_the_device_and_fix(
     standin, options, expected
 ):
@@ -141,8 +152,10 @@ def test_no_libcuda_at_all_says_to_install_the_driver(standin, monkeypatch):
     driver = standin()
 
     def no_library(flags):
-        raise RuntimeError('"cuda" is an NVIDIA driver library and can only be found via system '
-                           "search. Ensure the NVIDIA display driver is installed.")  # fmt: skip
+        raise RuntimeError(
+            '"cuda" is an NVIDIA driver library and can only be found via system '
+            "search. Ensure the NVIDIA display driver is installed."
+        )
 
     monkeypatch.setattr(driver, "cuInit", no_library)
     with pytest.raises(DeviceError, match="no CUDA driver on this machine.*install NVIDIA's"):
@@ -183,8 +196,9 @@ def test_calls_from_other_threads_make_the_context_current_there(standin):
     f = sn.function([x], sn.exp(x) * 2, backend="cuda")
     made_in = threading.get_ident()
     with ThreadPoolExecutor(2) as pool:
-        threads = list(pool.map(lambda _: (f(np.ones(5, "float32")), threading.get_ident())[1],
-                                range(4)))  # fmt: skip
+        threads = list(
+            pool.map(lambda _: (f(np.ones(5, "float32")), threading.get_ident())[1], range(4))
+        )
         moved = pool.submit(lambda: f.linker.runtime.to_device(np.arange(3.0)).to_host()).result()
     np.testing.assert_array_equal(moved, np.arange(3.0))
     workers = set(threads) - {made_in}
@@ -230,10 +244,15 @@ print(len(sn.function([x], sn.exp(x), backend="cuda").kernels))
 
 def test_pycuda_pops_its_context_at_exit(tmp_path):
     install_pycuda(tmp_path)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]),
-               SYMNB_COMPILEDIR=str(tmp_path / "cache"), STANDIN_PYCUDA_REPORT="1")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", PYCUDA_PROGRAM], env=env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]),
+        SYMNB_COMPILEDIR=str(tmp_path / "cache"),
+        STANDIN_PYCUDA_REPORT="1",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PYCUDA_PROGRAM], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert "Stand-in T4 (CUDA device 0, pycuda) sm_75" in done.stdout
     assert "[0. 1. 2. 3.]" in done.stdout
@@ -299,6 +318,9 @@ def test_a_cublas_failure_is_a_device_error_naming_the_node(standin, monkeypatch
         cublas.CuBLAS.check(13, "cublasSgemmStridedBatched")  # CUBLAS_STATUS_EXECUTION_FAILED
 
     monkeypatch.setattr(cublas, "product", failing)
-    with pytest.raises(DeviceError, match=r"Stand-in H200.*cublasSgemmStridedBatched returned "
-                       r"cuBLAS status 13\n  built at .*test_cuda_setup.py"):  # fmt: skip
+    with pytest.raises(
+        DeviceError,
+        match=r"Stand-in H200.*cublasSgemmStridedBatched returned "
+        r"cuBLAS status 13\n  built at .*test_cuda_setup.py",
+    ):
         f(np.ones((4, 3), "float32"))

@@ -58,15 +58,22 @@ def _every_kind():
     s = sn.sort(h, axis=1)
     t = s.T * 2.0
     picked = sn.ifelse(c, sn.sum(t * 3.0), sn.sum(sn.exp(t)))
-    rows, _ = sn.scan(lambda row, acc: acc + sn.tanh(row) * 0.5, sequences=h,
-                      outputs_info=sn.zeros(5))  # fmt: skip
+    rows, _ = sn.scan(
+        lambda row, acc: acc + sn.tanh(row) * 0.5, sequences=h, outputs_info=sn.zeros(5)
+    )
     outputs = [h, s, t, picked, rows]
     args = [RNG.standard_normal((6, 4)), RNG.standard_normal((4, 5))]
     return counted, [x, w, c], outputs, args
 
 
-KINDS = {"library": Library, "launch": Launch, "gemm": Gemm, "view": View, "branch": Branch,
-         "loop": Repeat}  # fmt: skip
+KINDS = {
+    "library": Library,
+    "launch": Launch,
+    "gemm": Gemm,
+    "view": View,
+    "branch": Branch,
+    "loop": Repeat,
+}
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -86,8 +93,12 @@ def test_each_step_kind_declined_in_c_gives_the_same_values_without_rerunning(ki
     f = sn.function(inputs, outputs, backend="c")
     plan = f.linker.plan
     present = {type(step) for step in plan.steps}
-    present |= {type(s) for step in plan.steps if isinstance(step, Branch)
-                for s in (*step.then_steps, *step.else_steps)}  # fmt: skip
+    present |= {
+        type(s)
+        for step in plan.steps
+        if isinstance(step, Branch)
+        for s in (*step.then_steps, *step.else_steps)
+    }
     assert set(KINDS.values()) <= present, f.kernels
     schedule = runner.schedule(plan)
     runner.force_decline(schedule, [kind])
@@ -190,8 +201,12 @@ def test_the_profile_times_the_runners_steps_and_adds_up_to_a_plain_call(monkeyp
 def test_a_loops_body_steps_are_timed_apart_and_summed_over_its_steps():
     x = sn.matrix("x")
     w = sn.matrix("w")
-    hs, _ = sn.scan(lambda row, h, w: sn.tanh(row + h @ w), sequences=x,
-                    outputs_info=sn.zeros(8), non_sequences=w)  # fmt: skip
+    hs, _ = sn.scan(
+        lambda row, h, w: sn.tanh(row + h @ w),
+        sequences=x,
+        outputs_info=sn.zeros(8),
+        non_sequences=w,
+    )
     f = sn.function([x, w], hs, backend="c")
     args = [RNG.standard_normal((20, 8)), RNG.standard_normal((8, 8)) * 0.1]
     outputs, records = f.linker.run_profiled(args)

@@ -69,8 +69,28 @@ def test_kernels_spell_signed_arithmetic_unsigned():
 
 
 # -- float -> integer conversions ----------------------------------------------------------------
-FLOATS = np.array([300.7, -300.2, 1e6, -129.5, 127.9, 2.5e9, -2.5e9, 1e12, -1e12, 1e19, 2e19,
-                   -1e19, 3e38, np.nan, np.inf, -np.inf, -0.5, 0.0])  # fmt: skip
+FLOATS = np.array(
+    [
+        300.7,
+        -300.2,
+        1e6,
+        -129.5,
+        127.9,
+        2.5e9,
+        -2.5e9,
+        1e12,
+        -1e12,
+        1e19,
+        2e19,
+        -1e19,
+        3e38,
+        np.nan,
+        np.inf,
+        -np.inf,
+        -0.5,
+        0.0,
+    ]
+)
 
 
 def x86_conversion(values: np.ndarray, dtype: str) -> np.ndarray:

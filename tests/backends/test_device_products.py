@@ -32,8 +32,9 @@ def test_tiled_products_match_numpy(dtype, rtol):
     outs = [x @ y, x.T @ x, s @ y, s @ s.transpose(0, 2, 1)]
     f = sn.function([x, y, s], outs, backend="opencl")
     assert len(products(f)) == 4, f.linker.plan
-    assert not any(isinstance(st, Library) and isinstance(st.node.op, Matmul)
-                   for st in f.linker.plan.steps)  # fmt: skip
+    assert not any(
+        isinstance(st, Library) and isinstance(st.node.op, Matmul) for st in f.linker.plan.steps
+    )
     assert sum("in tiles through local memory" in k.reason for k in f.kernels) == 4
     for m, k, n, b in [(70, 33, 65, 2), (1, 17, 3, 1), (129, 64, 64, 3)]:
         xv = rng.standard_normal((m, k)).astype(dtype)
@@ -101,8 +102,9 @@ def test_graph_display_shows_placement_and_transfers():
     W = sn.shared(np.ones((3, 2)), name="W")
     f = sn.function([x], sn.sort(sn.exp(x @ W), axis=1) * 2, backend="opencl")
     place = f.linker.placement()
-    kinds = {type(n.op).__name__: place.sides[id(n)] for n in f.graph.toposort()
-             if id(n) in place.sides}  # fmt: skip
+    kinds = {
+        type(n.op).__name__: place.sides[id(n)] for n in f.graph.toposort() if id(n) in place.sides
+    }
     assert kinds["Matmul"] == "device" and kinds["Sort"] == "host"
     dot = picture(f).dot()
     assert dot.count("on-device") >= 2 and dot.count("on-host") == 1

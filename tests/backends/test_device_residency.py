@@ -33,8 +33,12 @@ class Counter:
 
     def _counting(self, name, method):
         def counted(*args):
-            size = {"write": lambda: args[1].nbytes, "upload": lambda: args[0].nbytes,
-                    "read": lambda: args[1], "download": lambda: args[1]}  # fmt: skip
+            size = {
+                "write": lambda: args[1].nbytes,
+                "upload": lambda: args[0].nbytes,
+                "read": lambda: args[1],
+                "download": lambda: args[1],
+            }
             self.calls[name].append(size[name]() if name in size else 1)
             return method(*args)
 
@@ -75,8 +79,9 @@ def mlp_values(rng, sizes=(784, 512, 256, 10)) -> dict:
 @needs_opencl
 def test_an_mlp_training_step_makes_no_host_round_trip(rng, monkeypatch):
     values = mlp_values(rng)
-    batches = [(rng.random((256, 784), dtype=np.float32), rng.integers(0, 10, 256))
-               for _ in range(3)]  # fmt: skip
+    batches = [
+        (rng.random((256, 784), dtype=np.float32), rng.integers(0, 10, 256)) for _ in range(3)
+    ]
     step, params = mlp_step(values, "opencl")
     plan = step.linker.plan
     ups = [s for s in plan.steps if isinstance(s, Transfer) and s.to == "device"]
@@ -158,8 +163,7 @@ def test_shape_alloc_and_sum_to_like_stay_on_the_device(rng):
 @needs_opencl
 def test_a_declining_kernel_still_reruns_after_one_synchronisation():
     x, y = sn.matrix("x"), sn.vector("y", dtype="int64")
-    f = sn.function([x, y], sn.mean(sn.crossentropy(sn.softmax(x, axis=1), y)),
-                    backend="opencl")  # fmt: skip
+    f = sn.function([x, y], sn.mean(sn.crossentropy(sn.softmax(x, axis=1), y)), backend="opencl")
     xv = np.random.default_rng(0).standard_normal((3, 4))
     with pytest.raises(Exception, match="out of range|out of bounds|index"):
         f(xv, np.array([0, 1, 7]))
@@ -169,7 +173,15 @@ def test_a_declining_kernel_still_reruns_after_one_synchronisation():
 
 def test_buckets_round_up_to_quarter_steps():
     assert [bucket_of(n) for n in (1, 256, 257, 320, 321, 1000, 1024, 1025)] == [
-        256, 256, 320, 320, 384, 1024, 1024, 1280]  # fmt: skip
+        256,
+        256,
+        320,
+        320,
+        384,
+        1024,
+        1024,
+        1280,
+    ]
     for n in range(1, 1 << 16, 97):
         assert n <= bucket_of(n) < max(2 * n, 512)
 

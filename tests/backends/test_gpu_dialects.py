@@ -58,8 +58,9 @@ def test_broadcast_and_non_contiguous_operands(context):
     node = fused_node([a, b], sn.tanh(a - b) * 2)
     base = np.random.default_rng(1).standard_normal((6, 10))
     av, bv = base[::2, ::-2], np.arange(5.0)[None, :]
-    np.testing.assert_allclose(run(context, node, av, bv), np.tanh(av - bv) * 2,
-                               rtol=1e-13, atol=1e-15)  # fmt: skip
+    np.testing.assert_allclose(
+        run(context, node, av, bv), np.tanh(av - bv) * 2, rtol=1e-13, atol=1e-15
+    )
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
@@ -145,8 +146,12 @@ def test_cuda_kernels_compile_with_nvrtc():
     from symnb.backends.cuda.nvrtc import compile_ptx
 
     x, y = sn.matrix("x", dtype="float32"), sn.vector("y", dtype="int64")
-    for out in (sn.sigmoid(x) // 2, sn.sum(x, axis=0), sn.softmax(x),
-                sn.ops.nnet.SoftmaxCrossEntropy(1)(x, y)[0]):  # fmt: skip
+    for out in (
+        sn.sigmoid(x) // 2,
+        sn.sum(x, axis=0),
+        sn.softmax(x),
+        sn.ops.nnet.SoftmaxCrossEntropy(1)(x, y)[0],
+    ):
         source = CUDADialect().render(lower(out.owner, CUDADialect()).kernel)
         for arch in ("compute_75", "compute_90"):
             assert b".entry sn_kernel" in compile_ptx(source, arch)

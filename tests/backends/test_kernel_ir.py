@@ -34,10 +34,27 @@ from symnb.backends.kernels.ir import (
     identity,
 )
 
-KERNEL_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                 "uint64", "float32", "float64"]  # fmt: skip
-COMBINE = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
-           "all": np.logical_and, "any": np.logical_or}  # fmt: skip
+KERNEL_DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+]
+COMBINE = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "all": np.logical_and,
+    "any": np.logical_or,
+}
 
 
 def extremes(dtype: str) -> np.ndarray:
@@ -53,8 +70,9 @@ def extremes(dtype: str) -> np.ndarray:
 
 
 #: every reduction over every dtype it accumulates in (all/any accumulate bools)
-REDUCED = [(k, d) for k in sorted(COMBINE) for d in KERNEL_DTYPES
-           if k not in ("all", "any") or d == "bool"]  # fmt: skip
+REDUCED = [
+    (k, d) for k in sorted(COMBINE) for d in KERNEL_DTYPES if k not in ("all", "any") or d == "bool"
+]
 
 
 @pytest.mark.parametrize("kind,dtype", REDUCED)
@@ -110,8 +128,19 @@ VALUES = (
 
 
 def test_arguments_are_the_values_each_value_reads():
-    assert [arguments(v) for v in VALUES] == [(), (), (), (0, 2), (), (4,), (5,), (3, 6), (),
-                                              (), ()]  # fmt: skip
+    assert [arguments(v) for v in VALUES] == [
+        (),
+        (),
+        (),
+        (0, 2),
+        (),
+        (4,),
+        (5,),
+        (3, 6),
+        (),
+        (),
+        (),
+    ]
 
 
 def test_closure_is_every_value_needed_in_ssa_order():

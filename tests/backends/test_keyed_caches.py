@@ -63,8 +63,9 @@ def _check_every_layout_in_turn(f, reference):
     layouts = _layouts()
     for order in (list(layouts), list(layouts)[::-1]):  # each layout after each other one
         for name in order:
-            np.testing.assert_allclose(f(layouts[name]), reference(layouts[name]), rtol=1e-12,
-                                       atol=1e-12, err_msg=name)  # fmt: skip
+            np.testing.assert_allclose(
+                f(layouts[name]), reference(layouts[name]), rtol=1e-12, atol=1e-12, err_msg=name
+            )
 
 
 @pytest.mark.parametrize("backend", available_backends())

@@ -37,13 +37,28 @@ def probes_of(path: Path) -> list[str]:
 
 
 def test_the_interface_names_what_callers_use():
-    assert {"plan", "kernels", "runner", "run", "run_profiled", "resident", "device",
-            "placement", "bodies", "steps_timed", "where"} <= INTERFACE  # fmt: skip
+    assert {
+        "plan",
+        "kernels",
+        "runner",
+        "run",
+        "run_profiled",
+        "resident",
+        "device",
+        "placement",
+        "bodies",
+        "steps_timed",
+        "where",
+    } <= INTERFACE
 
 
 def test_no_probe_of_a_linker_above_the_backends():
-    found = [p for part in ("compile", "viz") for f in sorted((ROOT / part).rglob("*.py"))
-             for p in probes_of(f)]  # fmt: skip
+    found = [
+        p
+        for part in ("compile", "viz")
+        for f in sorted((ROOT / part).rglob("*.py"))
+        for p in probes_of(f)
+    ]
     assert found == []
 
 
@@ -84,8 +99,12 @@ def test_defaults_say_what_a_backend_lacks():
 
     bare = Bare()
     assert (bare.plan, bare.kernels, bare.runner(), bare.placement(), bare.rewrites) == (
-        None, None, None, None, None,
-    )  # fmt: skip
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
     assert list(bare.bodies) == [] and bare.where == "bare" and not bare.steps_timed
     with pytest.raises(NotImplementedError):
         bare.run([])

@@ -19,9 +19,12 @@ COUNTER = np.uint64(2**32 - 100)  # the blocks cross into the counter's high wor
 
 def _draw_nodes():
     rng = sn.RandomStream(9)
-    draws = [rng.uniform((257,), dtype="float64", low=-1.0, high=3.0),
-             rng.uniform((257,), dtype="float32"), rng.normal((257,), dtype="float64"),
-             rng.bernoulli((257,), p=0.3, dtype="float32")]  # fmt: skip
+    draws = [
+        rng.uniform((257,), dtype="float64", low=-1.0, high=3.0),
+        rng.uniform((257,), dtype="float32"),
+        rng.normal((257,), dtype="float64"),
+        rng.bernoulli((257,), p=0.3, dtype="float32"),
+    ]
     return [d.owner for d in draws]
 
 

@@ -58,8 +58,22 @@ def test_python_numbers_take_the_fast_path_as_the_input_checks_convert_them(dtyp
     convert them or raise the same errors as before."""
     a = sn.scalar("a", dtype=dtype)
     f = sn.function([a], a * 1 if dtype != "bool" else ~a, backend="c")
-    values = [0.1, 1e300, -2.5, float("nan"), float("inf"), 3, -7, 2**24 + 1, 2**53 + 1, 2**31,
-              -(2**31), 2**70, True, False]  # fmt: skip
+    values = [
+        0.1,
+        1e300,
+        -2.5,
+        float("nan"),
+        float("inf"),
+        3,
+        -7,
+        2**24 + 1,
+        2**53 + 1,
+        2**31,
+        -(2**31),
+        2**70,
+        True,
+        False,
+    ]
     for value in values:
         try:
             (want,) = f._convert([value])

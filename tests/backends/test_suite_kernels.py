@@ -38,9 +38,15 @@ def kernels() -> list:
         assert len(LOWERED) >= 20, f"the suite left {len(LOWERED)} kernels in {KERNELS_DIR}"
     elif len(LOWERED) < 20:  # run alone: lower a few of each shape first
         x, y = sn.matrix("x", dtype="float32"), sn.vector("y", dtype="int64")
-        for out in (sn.exp(x) * 2 - x, sn.sum(x, axis=0), sn.max(x * x, axis=1),
-                    sn.softmax(x), sn.logsumexp(x, axis=1), sn.where(x > 1, x, 0.5),
-                    sn.ops.nnet.SoftmaxCrossEntropy(1)(x, y)[0]):  # fmt: skip
+        for out in (
+            sn.exp(x) * 2 - x,
+            sn.sum(x, axis=0),
+            sn.max(x * x, axis=1),
+            sn.softmax(x),
+            sn.logsumexp(x, axis=1),
+            sn.where(x > 1, x, 0.5),
+            sn.ops.nnet.SoftmaxCrossEntropy(1)(x, y)[0],
+        ):
             lower(out.owner, OpenCLDialect())
     return list(LOWERED.values())
 
@@ -85,8 +91,11 @@ def computed_in(lowered, dtype) -> np.dtype:
     """The narrowest float the kernel computes in: a float64 result of a float32 step (a
     float32 tanh, then exp in float64) carries float32's error, and the device's float32
     tanh may differ from NumPy's by an ulp."""
-    floats = [np.dtype(v.dtype) for v in lowered.kernel.values
-              if np.dtype(getattr(v, "dtype", "int8")).kind == "f"]  # fmt: skip
+    floats = [
+        np.dtype(v.dtype)
+        for v in lowered.kernel.values
+        if np.dtype(getattr(v, "dtype", "int8")).kind == "f"
+    ]
     return min([np.dtype(dtype), *floats], key=lambda d: (d.kind != "f", d.itemsize))
 
 
@@ -120,8 +129,9 @@ def test_every_kernel_runs_on_pocl_like_numpy(context, shard):
         program = OpenCLProgram(context, [low.kernel for low in chunk])
         for index, lowered in enumerate(chunk):
             values = sample(lowered, rng)
-            arrays = [v.data if isinstance(v, Constant) else values[id(v)]
-                      for v, _ in lowered.inputs]  # fmt: skip
+            arrays = [
+                v.data if isinstance(v, Constant) else values[id(v)] for v, _ in lowered.inputs
+            ]
             got = program.launch(index, launch_record(lowered), arrays)
             want = reference(lowered, values)
             if got is None or want is None:

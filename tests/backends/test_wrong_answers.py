@@ -123,8 +123,13 @@ def test_clip_with_crossed_or_nan_bounds(backend):
 
 
 # -- comparisons with a Python int the dtype cannot hold are exact, as NumPy's (tests/fuzz) ----
-OUT_OF_RANGE = [("uint64", [-1, -300]), ("uint8", [-1, 300]), ("int8", [-129, 1000]),
-                ("int64", [2**63, 2**64 - 1]), ("uint32", [2**32, -7])]  # fmt: skip
+OUT_OF_RANGE = [
+    ("uint64", [-1, -300]),
+    ("uint8", [-1, 300]),
+    ("int8", [-129, 1000]),
+    ("int64", [2**63, 2**64 - 1]),
+    ("uint32", [2**32, -7]),
+]
 
 
 @pytest.mark.parametrize("dtype,scalars", OUT_OF_RANGE)

@@ -119,8 +119,11 @@ def test_a_label_out_of_range_is_a_clear_error(rows, rng):
     f = sn.function(inputs, outputs, backend="c")
     x, labels = _values(rng, (rows, 10))
     labels[rows // 2] = 10
-    with pytest.raises(Exception, match=r"softmax_cross_entropy\[axis=1\].*label 10 is out of "
-                       r"range for axis 1 of size 10") as caught:  # fmt: skip
+    with pytest.raises(
+        Exception,
+        match=r"softmax_cross_entropy\[axis=1\].*label 10 is out of "
+        r"range for axis 1 of size 10",
+    ) as caught:
         f(x, labels)
     assert "built at" in str(caught.value) and "loss = sn.mean(sn.crossentropy(" in str(
         caught.value

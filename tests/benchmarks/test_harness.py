@@ -54,8 +54,9 @@ def prepared(peer) -> Worker:
 
 def test_wrong_answer_is_reported_and_not_timed():
     worker = prepared(OffByOnePercent())
-    reply = worker.handle({"cmd": "setup", "args": {"workload": "W4", "mode": "tiny",
-                                                    "target_s": 0.001}})  # fmt: skip
+    reply = worker.handle(
+        {"cmd": "setup", "args": {"workload": "W4", "mode": "tiny", "target_s": 0.001}}
+    )
     assert reply["status"] == "WRONG"
     assert "off by 0.01" in reply["note"]
     assert worker.handle({"cmd": "time"})["status"] == "error"
@@ -141,10 +142,13 @@ class Float64Loss(NumpyPeer):
 
 
 def test_an_output_of_the_wrong_dtype_is_wrong():
-    reply = prepared(Float64Loss()).handle({"cmd": "setup", "args": {
-        "workload": "W2", "mode": "tiny", "target_s": 0.001}})  # fmt: skip
-    assert reply == {"status": "WRONG", "note": "output 0 has dtype float64, the reference's is "
-                     "float32"}  # fmt: skip
+    reply = prepared(Float64Loss()).handle(
+        {"cmd": "setup", "args": {"workload": "W2", "mode": "tiny", "target_s": 0.001}}
+    )
+    assert reply == {
+        "status": "WRONG",
+        "note": "output 0 has dtype float64, the reference's is float32",
+    }
 
 
 def test_each_call_runs_while_the_previous_results_are_still_held():
@@ -205,7 +209,9 @@ def test_w5_gives_every_peer_the_same_repeats_and_a_phase_table(monkeypatch):
     monkeypatch.setitem(compile_time.REPEATS, "tiny", 2)
     rows = compile_time.measure(["numpy", "numpy (out=)"], "tiny", lambda message: None)
     assert [(r.workload, r.peer, r.status, len(r.samples)) for r in rows] == [
-        ("W5-cold", "numpy", "ok", 2), ("W5-warm", "numpy", "ok", 2)]  # fmt: skip
+        ("W5-cold", "numpy", "ok", 2),
+        ("W5-warm", "numpy", "ok", 2),
+    ]
     assert all(len(r.extra["import_s"]) == 2 and "load" in r.extra for r in rows)
     table = report.w5_section(rows)
     assert "| import | runtime start | compile + first call | W5 time | Spread | Repeats |" in table

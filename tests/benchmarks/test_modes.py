@@ -60,8 +60,14 @@ def test_spinner_ends_by_itself_when_its_parent_is_killed():
         "print(spinner.proc.pid, flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"  # no finally, no atexit
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=runner.REPO, env=runner.worker_env(),
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=runner.REPO,
+        env=runner.worker_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     pid = int(done.stdout.split()[0])
     assert done.returncode == -9
     assert wait_gone(pid), f"spinner {pid} outlived its parent"
@@ -93,8 +99,22 @@ def test_loaded_mode_times_idle_and_loaded_rows_and_stops_every_spinner(tmp_path
             return super().start()
 
     monkeypatch.setattr(load, "Spinner", Recorded)
-    cli.main(["--size", "tiny", "--only", "W4", "--peers", "numpy", "--loaded", "--one-thread",
-              "--rounds", "2", "--out", str(tmp_path)])  # fmt: skip
+    cli.main(
+        [
+            "--size",
+            "tiny",
+            "--only",
+            "W4",
+            "--peers",
+            "numpy",
+            "--loaded",
+            "--one-thread",
+            "--rounds",
+            "2",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     saved = json.loads((tmp_path / "latest.json").read_text())
     rows = {(r["workload"], r["condition"], r["peer"]): r for r in saved["results"]}
     keys = {key for key, _, _ in rows}
@@ -178,9 +198,13 @@ def test_ab_ratios_and_flags():
 def test_baseline_defaults_to_symnb_c_and_twins_follow_the_peers():
     assert cli.chosen_peers(None, "HEAD") == ["symnb-c", "symnb-base"]
     assert cli.chosen_peers("numpy,symnb-c", "HEAD", "all") == [
-        "numpy", "symnb-c", "symnb-base",
-        "numpy [1 thread]", "symnb-c [1 thread]", "symnb-base [1 thread]",
-    ]  # fmt: skip
+        "numpy",
+        "symnb-c",
+        "symnb-base",
+        "numpy [1 thread]",
+        "symnb-c [1 thread]",
+        "symnb-base [1 thread]",
+    ]
     assert cli.chosen_peers("numpy,numpy (out=)", None, "all")[-1] == "numpy [1 thread]"
     with pytest.raises(SystemExit, match="symnb-base"):
         cli.chosen_peers("symnb-base")
@@ -190,8 +214,11 @@ def test_baseline_defaults_to_symnb_c_and_twins_follow_the_peers():
 
 
 def git(repo, *args):
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
-                    *args], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 FAKE_SYMNB = """\
@@ -265,8 +292,11 @@ def test_readme_table_has_a_row_per_condition_with_the_minimum(tmp_path):
     report.add_ratios(rows)
     readme = tmp_path / "README.md"
     readme.write_text("# title\n")
-    report.update_readme(readme, {"started": "now", "machine_line": "cpu",
-                                  "background": "one process spinning"}, rows)  # fmt: skip
+    report.update_readme(
+        readme,
+        {"started": "now", "machine_line": "cpu", "background": "one process spinning"},
+        rows,
+    )
     text = readme.read_text()
     assert "| W2 (idle) | 4 s (1.00x), min 3 s |" in text
     assert "| W2 (loaded) | 8 s (1.00x), min 6 s |" in text

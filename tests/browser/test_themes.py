@@ -35,8 +35,15 @@ nbformat = pytest.importorskip("nbformat")
 
 TOUR = ROOT / "notebooks" / "00_tour.ipynb"
 #: every kind of display whose text is checked, by the class of its root element
-KINDS = ("symnb-card", "symnb-error", "symnb-warning", "symnb-formula", "symnb-chart",
-         "symnb-graph", "symnb-note")  # fmt: skip
+KINDS = (
+    "symnb-card",
+    "symnb-error",
+    "symnb-warning",
+    "symnb-formula",
+    "symnb-chart",
+    "symnb-graph",
+    "symnb-note",
+)
 #: the shots taken in each theme: name -> the output it shows
 SHOTS = {
     "card": ".symnb-card:has(.symnb-formula)",

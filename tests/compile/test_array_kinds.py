@@ -115,8 +115,11 @@ def test_a_tensor_that_requires_grad_is_detached_with_a_note(backend):
 
 def test_a_tensor_of_a_dtype_numpy_lacks_is_a_clear_error():
     torch = pytest.importorskip("torch")
-    with pytest.raises(InputError, match=r"^input 0 'x': cannot read the torch Tensor as an "
-                                         r"array: .*BFloat16"):  # fmt: skip
+    with pytest.raises(
+        InputError,
+        match=r"^input 0 'x': cannot read the torch Tensor as an "
+        r"array: .*BFloat16",
+    ):
         batch_sums("py")(torch.ones((2, 3), dtype=torch.bfloat16))
 
 

@@ -75,8 +75,11 @@ def test_compiled_function_loads_in_a_new_process_from_the_cache(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     done = subprocess.run(
         [sys.executable, "-c", WORKER, sn.config.compiledir, str(tmp_path / "f.pkl")],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     out, shared, compiles = json.loads(done.stdout)
     np.testing.assert_allclose(out, want)

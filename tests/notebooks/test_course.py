@@ -162,8 +162,9 @@ def check_dask_sweep(nb):
     """Two worker processes each trained their own copies, compiling nothing (the kernels
     came from the shared cache), and what came back is what this process computes."""
     shown = text(nb)
-    workers = re.findall(r"^worker \d+: (\d+) kernels compiled, (\d+) loaded from the disk cache",
-                         shown, re.M)  # fmt: skip
+    workers = re.findall(
+        r"^worker \d+: (\d+) kernels compiled, (\d+) loaded from the disk cache", shown, re.M
+    )
     assert len(workers) == 2 and all(c == "0" and int(d) > 0 for c, d in workers), workers
     assert "W here is still zeros: True" in shown
     assert len(set(re.findall(r"\(worker (\d+)\)", shown))) == 2  # the tasks used both
@@ -208,8 +209,10 @@ def test_notebook_executes_and_shows_its_results(path, tmp_path, _private_compil
 def _repo_notebooks() -> list:
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.ipynb"],
-        cwd=ROOT, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if listed.returncode != 0:  # not a git checkout: every notebook outside hidden folders
         return [p for p in ROOT.rglob("*.ipynb") if not any(s.startswith(".") for s in p.parts)]
     return [ROOT / line for line in listed.stdout.splitlines()]

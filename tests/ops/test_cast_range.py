@@ -94,8 +94,24 @@ def test_floats_into_floats_over_the_targets_range(src, backend):
         info = np.finfo(dst)
         big = float(min(info.max, np.finfo(src).max))
         tiny = float(max(info.smallest_subnormal, np.finfo(src).smallest_subnormal))
-        values = np.array([0.0, -0.0, tiny, -tiny, float(info.tiny), 1.0, -1.0, 1 / 3, big,
-                           -big, np.inf, -np.inf, np.nan], dtype=src)  # fmt: skip
+        values = np.array(
+            [
+                0.0,
+                -0.0,
+                tiny,
+                -tiny,
+                float(info.tiny),
+                1.0,
+                -1.0,
+                1 / 3,
+                big,
+                -big,
+                np.inf,
+                -np.inf,
+                np.nan,
+            ],
+            dtype=src,
+        )
         cases.append((values, dst))
     for got, (values, dst) in zip(_run(cases, backend), cases, strict=True):
         np.testing.assert_array_equal(got, values.astype(dst))

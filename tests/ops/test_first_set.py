@@ -186,8 +186,9 @@ def test_reshape_refuses_wrong_element_counts():
 def test_print_value_prints_each_time_it_is_computed(backend, capsys):
     x = sn.vector("x")
     y = sn.print_value(x * 2, "doubled", attrs=("shape", "__str__")) + 1
-    f = sn.function([x], [y, sn.print_value(x * 2, "doubled", attrs=("shape", "__str__"))],
-                    backend=backend)  # fmt: skip
+    f = sn.function(
+        [x], [y, sn.print_value(x * 2, "doubled", attrs=("shape", "__str__"))], backend=backend
+    )
     got, twin = f(np.arange(3.0))
     np.testing.assert_array_equal(got, [1.0, 3.0, 5.0])
     np.testing.assert_array_equal(twin, [0.0, 2.0, 4.0])

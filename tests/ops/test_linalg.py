@@ -86,8 +86,12 @@ def test_decompositions_match_numpy(name, shape, dtype, rng, backend):
     fn, ref = DECOMPOSITIONS[name]
     a = np.round(well_conditioned(rng, shape)).astype(dtype)
     want = np.asarray(ref(a))
-    check(run_on(fn, a, backend=backend), want, rtol=tolerance(want.dtype, 100),
-          atol=tolerance(want.dtype, 100))  # fmt: skip
+    check(
+        run_on(fn, a, backend=backend),
+        want,
+        rtol=tolerance(want.dtype, 100),
+        atol=tolerance(want.dtype, 100),
+    )
 
 
 @pytest.mark.parametrize(

@@ -31,11 +31,15 @@ VALUES = {
     "det": (sn.det, np.linalg.det),
     "slogdet sign": (lambda x: sn.slogdet(x)[0], lambda a: np.linalg.slogdet(a)[0]),
     "slogdet log": (lambda x: sn.slogdet(x)[1], lambda a: np.linalg.slogdet(a)[1]),
-    "solve column": (lambda x: sn.solve(x, sn.expand_dims(sn.sum(x, axis=-1), -1)),
-                     lambda a: np.linalg.solve(a, a.sum(-1)[..., None])),
-    "solve matrix": (lambda x: sn.solve(x, x[..., :2] * 3),
-                     lambda a: np.linalg.solve(a, a[..., :2] * 3)),
-}  # fmt: skip
+    "solve column": (
+        lambda x: sn.solve(x, sn.expand_dims(sn.sum(x, axis=-1), -1)),
+        lambda a: np.linalg.solve(a, a.sum(-1)[..., None]),
+    ),
+    "solve matrix": (
+        lambda x: sn.solve(x, x[..., :2] * 3),
+        lambda a: np.linalg.solve(a, a[..., :2] * 3),
+    ),
+}
 
 
 @pytest.mark.parametrize("name", sorted(VALUES))
@@ -66,9 +70,15 @@ def test_gradients_on_general_matrices(name, shape, rng):
 
 @pytest.mark.parametrize(
     "a_shape, b_shape",
-    [((3, 3), (3,)), ((3, 3), (3, 2)), ((3, 3), (2, 3, 2)), ((2, 3, 3), (3,)),
-     ((2, 3, 3), (3, 2)), ((2, 3, 3), (1, 3, 2))],
-)  # fmt: skip
+    [
+        ((3, 3), (3,)),
+        ((3, 3), (3, 2)),
+        ((3, 3), (2, 3, 2)),
+        ((2, 3, 3), (3,)),
+        ((2, 3, 3), (3, 2)),
+        ((2, 3, 3), (1, 3, 2)),
+    ],
+)
 def test_solve_gradient_for_both_operands(a_shape, b_shape, rng):
     """A stack of matrices with one vector b (NumPy 2: solved against each matrix) too: its
     gradient once solved g, a stack of vectors, as if it were one matrix (a ShapeError)."""

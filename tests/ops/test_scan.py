@@ -76,8 +76,7 @@ def test_power_iteration_stops_with_until(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fibonacci_with_two_taps(backend):
     f0 = sn.tensor("f0", shape=(2,), dtype="int64")
-    fib, _ = sn.scan(lambda a, b: a + b, outputs_info={"initial": f0, "taps": [-2, -1]},
-                     n_steps=10)  # fmt: skip
+    fib, _ = sn.scan(lambda a, b: a + b, outputs_info={"initial": f0, "taps": [-2, -1]}, n_steps=10)
     f = sn.function([f0], fib, backend=backend)
     np.testing.assert_array_equal(f(np.array([0, 1])), [1, 2, 3, 5, 8, 13, 21, 34, 55, 89])
     _in_runner(f, backend)
@@ -99,8 +98,9 @@ def test_sequence_taps_go_backwards_and_plain_outputs(backend):
         return acc + now, now - prev  # the running sum and a difference not fed back
 
     taps = {"input": x, "taps": [-1, 0]}
-    (sums, diffs), _ = sn.scan(step, sequences=taps, outputs_info=[sn.constant(0.0), None],
-                               go_backwards=True)  # fmt: skip
+    (sums, diffs), _ = sn.scan(
+        step, sequences=taps, outputs_info=[sn.constant(0.0), None], go_backwards=True
+    )
     xv = _f64(6)
     rev = xv[::-1]
     got_sums, got_diffs = sn.function([x], [sums, diffs], backend=backend)(xv)
@@ -128,8 +128,11 @@ def test_symbolic_n_steps_and_shared_updates(backend):
 def test_loop_invariant_work_moves_out():
     x = sn.tensor("x", shape=("T", 3), dtype="float64")
     w = sn.shared(_f64(3, 3), name="W")
-    out, _ = sn.scan(lambda xt, h: sn.tanh(xt + h @ (w.T * 2.0)), sequences=x,
-                     outputs_info=sn.constant(np.zeros(3)))  # fmt: skip
+    out, _ = sn.scan(
+        lambda xt, h: sn.tanh(xt + h @ (w.T * 2.0)),
+        sequences=x,
+        outputs_info=sn.constant(np.zeros(3)),
+    )
     loop = out.owner.op.loop
     inner_ops = {type(n.op).__name__ for n in loop.order()}
     assert "DimShuffle" not in inner_ops and "Mul" not in inner_ops, inner_ops
@@ -138,8 +141,12 @@ def test_loop_invariant_work_moves_out():
 
 # -- recurrent networks -------------------------------------------------------------------------
 def _elman(x, h0, w, u):
-    hs, _ = sn.scan(lambda xt, h, w, u: sn.tanh(xt @ u + h @ w), sequences=x,
-                    outputs_info=h0, non_sequences=[w, u])  # fmt: skip
+    hs, _ = sn.scan(
+        lambda xt, h, w, u: sn.tanh(xt @ u + h @ w),
+        sequences=x,
+        outputs_info=h0,
+        non_sequences=[w, u],
+    )
     return hs
 
 
@@ -232,8 +239,13 @@ def test_gradient_of_fewer_steps_than_rows():
 
     def three_steps(x, h0, w):
         n = sn.cast(sn.shape(x)[0] - 2, "int64")  # symbolic: the sequence keeps its 5 rows
-        return sn.scan(lambda xt, h, w: sn.tanh(xt + h @ w), sequences=x, outputs_info=h0,
-                       non_sequences=w, n_steps=n)[0]  # fmt: skip
+        return sn.scan(
+            lambda xt, h, w: sn.tanh(xt + h @ w),
+            sequences=x,
+            outputs_info=h0,
+            non_sequences=w,
+            n_steps=n,
+        )[0]
 
     sn.check_grad(three_steps, [_f64(5, 2, 3), _f64(2, 3), 0.5 * _f64(3, 3)])
 
@@ -247,8 +259,13 @@ def test_truncated_gradient_matches_a_hand_truncated_reference(backend):
     t, k = 6, 2
     x, h0, w, u = _elman_data(t=t)
     xs = _symbols([x, h0, w, u])
-    hs, _ = sn.scan(lambda xt, h, w, u: sn.tanh(xt @ u + h @ w), sequences=xs[0],
-                    outputs_info=xs[1], non_sequences=xs[2:], truncate_gradient=k)  # fmt: skip
+    hs, _ = sn.scan(
+        lambda xt, h, w, u: sn.tanh(xt @ u + h @ w),
+        sequences=xs[0],
+        outputs_info=xs[1],
+        non_sequences=xs[2:],
+        truncate_gradient=k,
+    )
     f = sn.function(xs, sn.grad(sn.sum(hs), xs), backend=backend)
     got = f(x, h0, w, u)
     _in_runner(f, backend)
@@ -306,9 +323,14 @@ def test_sequence_classifier_trains():
     labels = (data.sum(axis=(0, 2)) > 0).astype("float32")
     x = sn.tensor("x", shape=(t, "batch", 1), dtype="float32")
     y = sn.tensor("y", shape=("batch",), dtype="float32")
-    params = [sn.shared((s * rng.standard_normal(shape)).astype("float32"), name=name)
-              for name, shape, s in [("U", (1, hidden), 1.0), ("W", (hidden, hidden), 0.2),
-                                     ("v", (hidden,), 0.5)]]  # fmt: skip
+    params = [
+        sn.shared((s * rng.standard_normal(shape)).astype("float32"), name=name)
+        for name, shape, s in [
+            ("U", (1, hidden), 1.0),
+            ("W", (hidden, hidden), 0.2),
+            ("v", (hidden,), 0.5),
+        ]
+    ]
     u, w, v = params
     h0 = sn.zeros((x.shape[1], hidden), dtype="float32")
     hs, _ = sn.scan(lambda xt, h: sn.tanh(xt @ u + h @ w), sequences=x, outputs_info=h0)
@@ -316,8 +338,9 @@ def test_sequence_classifier_trains():
     p = sn.sigmoid(logit)
     loss = sn.mean(sn.binary_crossentropy(p, y))
     grads = sn.grad(loss, params)
-    train = sn.function([x, y], loss, updates={q: q - 0.5 * g for q, g in zip(params, grads)},
-                        backend="c")  # fmt: skip
+    train = sn.function(
+        [x, y], loss, updates={q: q - 0.5 * g for q, g in zip(params, grads)}, backend="c"
+    )
     for _ in range(150):
         train(data, labels)
     _in_runner(train, "c")
@@ -425,8 +448,9 @@ def test_the_backward_loop_computes_only_the_gradients_asked_for():
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_scan_inside_a_scan(backend):
     def row_sum(row, acc):
-        inner, _ = sn.scan(lambda v, a: a * 0.5 + sn.sin(v), sequences=row,
-                           outputs_info=sn.constant(0.0))  # fmt: skip
+        inner, _ = sn.scan(
+            lambda v, a: a * 0.5 + sn.sin(v), sequences=row, outputs_info=sn.constant(0.0)
+        )
         return acc + inner[-1]
 
     def nested(x):
@@ -455,8 +479,9 @@ def test_the_step_may_differentiate_through_its_non_sequences(backend):
     computed from them outside can be differentiated inside: a Jacobian row per step."""
     x = sn.vector("x")
     y = sn.tanh(x) * x[::-1]
-    rows, _ = sn.scan(lambda i, y, x: sn.grad(y[i], x), sequences=sn.arange(y.shape[0]),
-                      non_sequences=[y, x])  # fmt: skip
+    rows, _ = sn.scan(
+        lambda i, y, x: sn.grad(y[i], x), sequences=sn.arange(y.shape[0]), non_sequences=[y, x]
+    )
     xv = _f64(4)
     got = sn.function([x], rows, backend=backend)(xv)
     want = np.diag((1 - np.tanh(xv) ** 2) * xv[::-1])

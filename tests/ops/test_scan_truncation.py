@@ -18,8 +18,12 @@ EDGES = [0, 1, N_STEPS - 1, N_STEPS, N_STEPS + 1, -1]
 
 def _data(t=N_STEPS, b=2, n=3):
     rng = np.random.default_rng(35)
-    return [rng.standard_normal((t, b, n)), rng.standard_normal((b, n)),
-            0.5 * rng.standard_normal((n, n)), 0.5 * rng.standard_normal((n, n))]  # fmt: skip
+    return [
+        rng.standard_normal((t, b, n)),
+        rng.standard_normal((b, n)),
+        0.5 * rng.standard_normal((n, n)),
+        0.5 * rng.standard_normal((n, n)),
+    ]
 
 
 def _bptt(x, h0, w, u, k, backwards=False):
@@ -44,9 +48,14 @@ def _bptt(x, h0, w, u, k, backwards=False):
 
 def _grads(k, backwards, shapes, backend):
     xs = [sn.tensor(f"a{i}", shape=s, dtype="float64") for i, s in enumerate(shapes)]
-    hs, _ = sn.scan(lambda xt, h, w, u: sn.tanh(xt @ u + h @ w), sequences=xs[0],
-                    outputs_info=xs[1], non_sequences=xs[2:], truncate_gradient=k,
-                    go_backwards=backwards)  # fmt: skip
+    hs, _ = sn.scan(
+        lambda xt, h, w, u: sn.tanh(xt @ u + h @ w),
+        sequences=xs[0],
+        outputs_info=xs[1],
+        non_sequences=xs[2:],
+        truncate_gradient=k,
+        go_backwards=backwards,
+    )
     return sn.function(xs, sn.grad(sn.sum(hs), xs), backend=backend)
 
 

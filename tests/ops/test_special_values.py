@@ -22,8 +22,19 @@ from symnb import catalogue
 from symnb.ops.elemwise import Elemwise
 from tests.helpers import tolerance
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float32", "float64"]  # fmt: skip
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+]
 
 
 def special(dtype) -> list:
@@ -123,7 +134,6 @@ def test_every_elementwise_op_on_special_values(dtype, backend):
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
             results = f(*values)
-    wrong = [mismatches(op, args, got, want)
-             for (op, _, _, args, want), got in zip(found, results)]  # fmt: skip
+    wrong = [mismatches(op, args, got, want) for (op, _, _, args, want), got in zip(found, results)]
     wrong = [w for w in wrong if w]
     assert not wrong, f"{len(wrong)} ops differ from NumPy in {dtype}:\n" + "\n".join(wrong)

@@ -131,8 +131,9 @@ def _curves(svg: str) -> dict[str, list[list[tuple[float, float]]]]:
 def test_lines_share_axes_and_break_where_values_are_not_finite():
     svg = plot_lines(
         {"train": [4.0, 2.0, 1.0], "as written": [1.0, np.inf, np.nan, 3.0, 2.0]},
-        title="loss", x=None,
-    )._repr_svg_()  # fmt: skip
+        title="loss",
+        x=None,
+    )._repr_svg_()
     curves = _curves(svg)
     (train,) = curves["train"]
     first, second = curves["as written"]  # the inf and the nan leave one gap

@@ -9,17 +9,19 @@ def test_text_form_of_a_small_graph():
     b = sn.constant(np.array([1, 2], "float32"), name="b")
     loss = sn.mean(sn.tanh(x @ W + b) * 2.0, axis=1)
     f = sn.function([x], loss, optimize="none", backend="py")
-    assert f.text() == "\n".join([
-        "inputs: x:f32[batch,3]",
-        "shared: W:f32[3,2]",
-        "constants: b:f32[2]=[1., 2.]",
-        "  v0:f32[batch,2] = matmul x W",
-        "  v1:f32[batch,2] = add v0 b",
-        "  v2:f32[batch,2] = tanh v1",
-        "  v3:f32[batch,2] = mul v2 2.0",
-        "  v4:f32[batch] = mean[axis=(1,), keepdims=False] v3",
-        "outputs: v4",
-    ])  # fmt: skip
+    assert f.text() == "\n".join(
+        [
+            "inputs: x:f32[batch,3]",
+            "shared: W:f32[3,2]",
+            "constants: b:f32[2]=[1., 2.]",
+            "  v0:f32[batch,2] = matmul x W",
+            "  v1:f32[batch,2] = add v0 b",
+            "  v2:f32[batch,2] = tanh v1",
+            "  v3:f32[batch,2] = mul v2 2.0",
+            "  v4:f32[batch] = mean[axis=(1,), keepdims=False] v3",
+            "outputs: v4",
+        ]
+    )
 
 
 def test_text_form_names_are_unique():

@@ -17,10 +17,14 @@ import importlib
 #: public name -> the module defining it; imported on first use (PEP 562), so importing
 #: ``symnb.backends.c.compiler`` does not bring in cffi and the code generator
 _EXPORTS = {
-    "CLinker": "linker", "CacheMiss": "cache", "CompileError": "compiler",
-    "clear_cache": "cache", "compiledir": "cache", "find_compiler": "compiler",
+    "CLinker": "linker",
+    "CacheMiss": "cache",
+    "CompileError": "compiler",
+    "clear_cache": "cache",
+    "compiledir": "cache",
+    "find_compiler": "compiler",
     "forbid_compile": "cache",
-}  # fmt: skip
+}
 __all__ = sorted(_EXPORTS)
 
 

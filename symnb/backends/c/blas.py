@@ -107,10 +107,10 @@ def _address(lib, name: str) -> int:
 def _thread_control(lib) -> tuple[int, int]:
     """The addresses of OpenBLAS's ``set_num_threads(int)`` and ``get_num_threads()`` (as
     NumPy's wheels name them, or as plain OpenBLAS does), or (0, 0)."""
-    for prefix, suffix in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""),
-                           ("openblas_", "")):  # fmt: skip
-        addresses = tuple(_address(lib, f"{prefix}{what}_num_threads{suffix}")
-                          for what in ("set", "get"))  # fmt: skip
+    for prefix, suffix in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""), ("openblas_", "")):
+        addresses = tuple(
+            _address(lib, f"{prefix}{what}_num_threads{suffix}") for what in ("set", "get")
+        )
         if all(addresses):
             return addresses
     return (0, 0)

@@ -113,9 +113,15 @@ def load_many(sources: list[str], opener=None) -> list:
         loaded = [load(s, opener) for s in sources]
     if sources and log.isEnabledFor(logging.INFO):
         memory, disk, compiled = (a - b for a, b in zip(dataclasses.astuple(stats), before))
-        log.info("%d kernels in %.3f s: %d compiled, %d from the disk cache (%s), %d loaded "
-                 "already", len(sources), time.perf_counter() - start, compiled,
-                 disk - compiled, kernel_dir(), memory)  # fmt: skip
+        log.info(
+            "%d kernels in %.3f s: %d compiled, %d from the disk cache (%s), %d loaded already",
+            len(sources),
+            time.perf_counter() - start,
+            compiled,
+            disk - compiled,
+            kernel_dir(),
+            memory,
+        )
     return loaded
 
 
@@ -450,8 +456,10 @@ class CacheInfo:
     limit: int
 
     def __str__(self):
-        return (f"{self.directory}: {self.kernels} kernels in {self.libraries} libraries, "
-                f"{self.bytes / 1e6:.1f} MB of {self.limit / 1e6:.0f} MB")  # fmt: skip
+        return (
+            f"{self.directory}: {self.kernels} kernels in {self.libraries} libraries, "
+            f"{self.bytes / 1e6:.1f} MB of {self.limit / 1e6:.0f} MB"
+        )
 
 
 def _libraries_on_disk() -> list[os.DirEntry]:

@@ -46,9 +46,12 @@ REQUIRED = ("-O2", "-fwrapv", "-ffp-contract=off")
 #: flags each probed on its own and dropped where the compiler rejects them; of a group the
 #: first one accepted is kept (OpenMP threads, else OpenMP's simd pragmas alone)
 OPTIONAL = (
-    ("-fvect-cost-model=dynamic",), ("-march=native",), ("-fno-math-errno",),
-    ("-fopenmp", "-fopenmp-simd"), ("-lmvec",),
-)  # fmt: skip
+    ("-fvect-cost-model=dynamic",),
+    ("-march=native",),
+    ("-fno-math-errno",),
+    ("-fopenmp", "-fopenmp-simd"),
+    ("-lmvec",),
+)
 LIBRARIES = ("-lm",)
 ENTRY = "sn_kernel"  # the entry point every kernel defines (dialect.py)
 PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated kernel
@@ -107,21 +110,25 @@ def _resolve(setting: str, value: str) -> str:
         path = os.path.abspath(os.path.expanduser(value))
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
-        raise CompileError(f"{setting} = {value!r} is not an executable file (looked for "
-                           f"{path}); name a C compiler on the PATH or its path")  # fmt: skip
+        raise CompileError(
+            f"{setting} = {value!r} is not an executable file (looked for "
+            f"{path}); name a C compiler on the PATH or its path"
+        )
     path = shutil.which(value)
     if path is None:
-        raise CompileError(f"{setting} = {value!r}: no such compiler on the PATH (it names "
-                           "one executable, e.g. gcc, clang or /usr/bin/gcc-12); "
-                           + install_hint())  # fmt: skip
+        raise CompileError(
+            f"{setting} = {value!r}: no such compiler on the PATH (it names "
+            "one executable, e.g. gcc, clang or /usr/bin/gcc-12); " + install_hint()
+        )
     return os.path.abspath(path)
 
 
 def require_compiler() -> str:
     path = find_compiler()
     if path is None:
-        raise CompileError(f"no C compiler found (looked for {'/'.join(CANDIDATES)}); "
-                           + install_hint())  # fmt: skip
+        raise CompileError(
+            f"no C compiler found (looked for {'/'.join(CANDIDATES)}); " + install_hint()
+        )
     return path
 
 
@@ -160,14 +167,14 @@ def compiler_identity(path: str) -> str:
         return known
     try:
         with phases.timed("probe"):
-            result = subprocess.run([path, "--version"], capture_output=True, text=True,
-                                    check=False, timeout=60)  # fmt: skip
+            result = subprocess.run(
+                [path, "--version"], capture_output=True, text=True, check=False, timeout=60
+            )
     except (OSError, subprocess.SubprocessError) as exc:
         raise CompileError(f"the C compiler {path} does not run: {exc}") from None
     lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
     if result.returncode != 0:
-        raise CompileError(f"the C compiler {path} does not run ({path} --version: "
-                           f"{lines[0]})")  # fmt: skip
+        raise CompileError(f"the C compiler {path} does not run ({path} --version: {lines[0]})")
     _remember(memo, lines[0])
     return lines[0]
 
@@ -303,8 +310,10 @@ def _probe(path: str) -> tuple[str, ...]:
     ok, log = _accepts(path, base + LIBRARIES, ())
     if not ok:
         needs = " ".join(base_flags())
-        raise CompileError(f"the C compiler {path} cannot build a shared library with the "
-                           f"flags symnb needs ({needs}):\n{log.strip()}")  # fmt: skip
+        raise CompileError(
+            f"the C compiler {path} cannot build a shared library with the "
+            f"flags symnb needs ({needs}):\n{log.strip()}"
+        )
     chosen = base
     for group in _wanted():
         for flag in group:
@@ -321,8 +330,9 @@ def _accepts(path: str, candidate: tuple[str, ...], tried: tuple[str, ...]) -> t
         with open(os.path.join(tmp, "probe.c"), "w") as f:
             f.write(PROBE)
         cmd = [path, "probe.c", "-o", "probe" + platforms.current().library_suffix]
-        done = subprocess.run([*cmd, *_ordered(candidate)], capture_output=True, text=True,
-                              check=False, cwd=tmp)  # fmt: skip
+        done = subprocess.run(
+            [*cmd, *_ordered(candidate)], capture_output=True, text=True, check=False, cwd=tmp
+        )
     log = done.stderr + done.stdout
     return done.returncode == 0 and not any(flag in log for flag in tried), log
 
@@ -403,8 +413,12 @@ def _compile(source: str, target: str, options: list[str]) -> str:
         result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work)
         seconds = time.perf_counter() - start
     phases.current().ran(seconds)
-    log.info("%s in %.3f s: %s", "compiled" if result.returncode == 0 else "failed", seconds,
-             " ".join(cmd))  # fmt: skip
+    log.info(
+        "%s in %.3f s: %s",
+        "compiled" if result.returncode == 0 else "failed",
+        seconds,
+        " ".join(cmd),
+    )
     if result.returncode != 0:
         shown = source.removeprefix(ALONE)
         raise CompileError(_failure(cmd, result.stderr + result.stdout, shown))

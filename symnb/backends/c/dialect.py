@@ -50,8 +50,15 @@ static inline int64_t sn_thread(void) {
 }
 """
 #: reduction kind -> OpenMP's reduction identifier
-OMP_REDUCTIONS = {"sum": "+", "prod": "*", "all": "&&", "any": "||", "max": "max",
-                  "min": "min", "or": "|"}  # fmt: skip
+OMP_REDUCTIONS = {
+    "sum": "+",
+    "prod": "*",
+    "all": "&&",
+    "any": "||",
+    "max": "max",
+    "min": "min",
+    "or": "|",
+}
 
 
 class CDialect(Renderer):

@@ -44,17 +44,36 @@ def current(system: str | None = None, ldshared: str | None = None) -> Platform:
     if ldshared is None:
         ldshared = sysconfig.get_config_var("LDSHARED") or ""
     if system == "darwin":
-        return Platform(system, ".dylib", ("-dynamiclib", "-undefined", "dynamic_lookup"),
-                        _darwin_link(_link_mode(ldshared)), True, True,
-                        "install Apple's command line tools: xcode-select --install")  # fmt: skip
+        return Platform(
+            system,
+            ".dylib",
+            ("-dynamiclib", "-undefined", "dynamic_lookup"),
+            _darwin_link(_link_mode(ldshared)),
+            True,
+            True,
+            "install Apple's command line tools: xcode-select --install",
+        )
     if system in ("win32", "cygwin"):
-        return Platform(system, ".dll", ("-shared",), (), False, False,
-                        "install MinGW-w64 gcc or LLVM clang and put it on the PATH (MSVC's cl "
-                        "cannot build symnb's kernels), or set sn.config.cc to it")  # fmt: skip
-    return Platform(system, ".so", ("-shared", "-fPIC"),
-                    (*(_link_mode(ldshared) or ("-shared",)), "-fPIC"), True, True,
-                    "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora: dnf "
-                    "install gcc; conda: conda install -c conda-forge c-compiler)")  # fmt: skip
+        return Platform(
+            system,
+            ".dll",
+            ("-shared",),
+            (),
+            False,
+            False,
+            "install MinGW-w64 gcc or LLVM clang and put it on the PATH (MSVC's cl "
+            "cannot build symnb's kernels), or set sn.config.cc to it",
+        )
+    return Platform(
+        system,
+        ".so",
+        ("-shared", "-fPIC"),
+        (*(_link_mode(ldshared) or ("-shared",)), "-fPIC"),
+        True,
+        True,
+        "install a C compiler (Debian/Ubuntu: apt-get install gcc; Fedora: dnf "
+        "install gcc; conda: conda install -c conda-forge c-compiler)",
+    )
 
 
 def _link_mode(ldshared: str) -> tuple[str, ...]:

@@ -23,8 +23,10 @@ import numpy as np
 from symnb.backends.kernels.ir import Contract, Load
 
 OP_N, OP_T = 0, 1  # cublasOperation_t
-GEMMS = {"float32": ("cublasSgemmStridedBatched", ctypes.c_float),
-         "float64": ("cublasDgemmStridedBatched", ctypes.c_double)}  # fmt: skip
+GEMMS = {
+    "float32": ("cublasSgemmStridedBatched", ctypes.c_float),
+    "float64": ("cublasDgemmStridedBatched", ctypes.c_double),
+}
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,12 @@ def plain_product(kernel) -> bool:
     left, right = kernel.values[body.left], kernel.values[body.right]
     dtypes = {left.dtype, right.dtype, body.acc_dtype, kernel.outputs[0].dtype}
     loads = isinstance(left, Load) and isinstance(right, Load)
-    return loads and (left.operand, right.operand) == (0, 1) and dtypes <= set(GEMMS) and (
-        len(dtypes) == 1)  # fmt: skip
+    return (
+        loads
+        and (left.operand, right.operand) == (0, 1)
+        and dtypes <= set(GEMMS)
+        and (len(dtypes) == 1)
+    )
 
 
 def matrix_layout(shape, strides, itemsize: int) -> tuple[int, int] | None:
@@ -136,10 +142,26 @@ class CuBLAS:
         fn = getattr(self.lib, name)
         one, zero = scalar(1), scalar(0)
         i, big, ptr = ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p
-        status = fn(self.handle, i(call.op_a), i(call.op_b), i(call.m), i(call.n), i(call.k),
-                    ctypes.byref(one), ptr(a), i(call.lda), big(call.stride_a), ptr(b),
-                    i(call.ldb), big(call.stride_b), ctypes.byref(zero), ptr(c), i(call.ldc),
-                    big(call.stride_c), i(call.batch))  # fmt: skip
+        status = fn(
+            self.handle,
+            i(call.op_a),
+            i(call.op_b),
+            i(call.m),
+            i(call.n),
+            i(call.k),
+            ctypes.byref(one),
+            ptr(a),
+            i(call.lda),
+            big(call.stride_a),
+            ptr(b),
+            i(call.ldb),
+            big(call.stride_b),
+            ctypes.byref(zero),
+            ptr(c),
+            i(call.ldc),
+            big(call.stride_c),
+            i(call.batch),
+        )
         self.check(status, name)
 
     @staticmethod

@@ -105,8 +105,12 @@ def target(arch: int, supported=None, nvrtc_version=None) -> tuple[str, str]:
     below = [a for a in supported if a <= arch]
     if not below:
         major, minor = nvrtc_version or version()
-        fix = ("install the CUDA 12 build, pip install 'symnb[cuda12]' (NVRTC 12 builds for "
-               "sm_50 and newer)" if major > 12 else "use backend 'c' or 'opencl'")  # fmt: skip
+        fix = (
+            "install the CUDA 12 build, pip install 'symnb[cuda12]' (NVRTC 12 builds for "
+            "sm_50 and newer)"
+            if major > 12
+            else "use backend 'c' or 'opencl'"
+        )
         raise ArchitectureTooOld(
             f"NVRTC {major}.{minor} builds for sm_{supported[0]} and newer, not sm_{arch}: {fix}"
         )
@@ -158,9 +162,12 @@ def _read_cached(path: str) -> bytes | None:
     digest, _, code = stored.partition(b"\n")
     if hashlib.sha256(code).hexdigest().encode() == digest and code:
         return code
-    warnings.warn(f"symnb: the cached CUDA binary {path} was damaged (its hash differs from "
-                  "the record); it was deleted and is compiled again", RuntimeWarning,
-                  stacklevel=3)  # fmt: skip
+    warnings.warn(
+        f"symnb: the cached CUDA binary {path} was damaged (its hash differs from "
+        "the record); it was deleted and is compiled again",
+        RuntimeWarning,
+        stacklevel=3,
+    )
     try:
         os.unlink(path)
     except OSError:
@@ -172,16 +179,18 @@ def _write_cached(path: str, code: bytes) -> None:
     try:
         write_private(path, hashlib.sha256(code).hexdigest().encode() + b"\n" + code)
     except OSError as exc:  # a full disk: the build is used, not kept
-        warnings.warn(f"symnb: could not keep the CUDA binary {path} ({exc})", RuntimeWarning,
-                      stacklevel=3)  # fmt: skip
+        warnings.warn(
+            f"symnb: could not keep the CUDA binary {path} ({exc})", RuntimeWarning, stacklevel=3
+        )
 
 
 def _compile(source: str, arch: str, kind: str, more: tuple[str, ...] = ()) -> bytes:
     global compiles
     api = nvrtc()
     compiles += 1
-    program = _check(api, api.nvrtcCreateProgram(source.encode(), b"symnb.cu", 0, [], []),
-                     "nvrtcCreateProgram")  # fmt: skip
+    program = _check(
+        api, api.nvrtcCreateProgram(source.encode(), b"symnb.cu", 0, [], []), "nvrtcCreateProgram"
+    )
     try:
         options = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in more)]
         (result,) = api.nvrtcCompileProgram(program, len(options), options)

@@ -30,10 +30,11 @@ def pycuda_driver():
     try:
         import pycuda.driver as drv
     except ImportError as exc:  # not installed, or installed where there is no libcuda
-        raise DeviceError(f"sn.config.cuda_launcher is 'pycuda', which does not import "
-                          f"({exc}); pip install pycuda on a machine with a CUDA driver, "
-                          "or use cuda-python ('symnb[cuda12]' or 'symnb[cuda13]')"
-                          ) from None  # fmt: skip
+        raise DeviceError(
+            f"sn.config.cuda_launcher is 'pycuda', which does not import "
+            f"({exc}); pip install pycuda on a machine with a CUDA driver, "
+            "or use cuda-python ('symnb[cuda12]' or 'symnb[cuda13]')"
+        ) from None
     return drv
 
 
@@ -50,9 +51,10 @@ class PyCUDARuntime(Runtime):
         try:
             self.nvrtc_version = nvrtc.version()
         except (ImportError, CompileError) as exc:
-            raise DeviceError(f"sn.config.cuda_launcher is 'pycuda': pycuda launches the "
-                              f"kernels, NVRTC compiles them, and NVRTC does not load ({exc})"
-                              ) from None  # fmt: skip
+            raise DeviceError(
+                f"sn.config.cuda_launcher is 'pycuda': pycuda launches the "
+                f"kernels, NVRTC compiles them, and NVRTC does not load ({exc})"
+            ) from None
         self._local = threading.local()
         self.context = None
         try:
@@ -61,10 +63,12 @@ class PyCUDARuntime(Runtime):
         except DeviceError:
             raise
         except drv.Error as exc:
-            raise DeviceError(f"backend 'cuda' (pycuda) could not start on {self.device_name}: "
-                              f"{exc}; check that nvidia-smi lists the GPU, that no other "
-                              "process holds it in exclusive compute mode, and the driver "
-                              f"version; or use cuda-python: {INSTALL}") from None  # fmt: skip
+            raise DeviceError(
+                f"backend 'cuda' (pycuda) could not start on {self.device_name}: "
+                f"{exc}; check that nvidia-smi lists the GPU, that no other "
+                "process holds it in exclusive compute mode, and the driver "
+                f"version; or use cuda-python: {INSTALL}"
+            ) from None
         self.modules: list = []
         self.cublas_path = cublas.find_cublas()
 
@@ -104,8 +108,9 @@ class PyCUDARuntime(Runtime):
             code, _ = compile_for_device(source, self.arch_number)
             module = self.drv.module_from_buffer(code)
         except (CompileError, ImportError, self.drv.Error) as exc:
-            raise DeviceError(f"CUDA kernels do not build for {self.device_name} "
-                              f"({self.arch}): {exc}") from None  # fmt: skip
+            raise DeviceError(
+                f"CUDA kernels do not build for {self.device_name} ({self.arch}): {exc}"
+            ) from None
         self.modules.append(module)
         return [module.get_function(name) for name in names]
 
@@ -114,8 +119,10 @@ class PyCUDARuntime(Runtime):
         try:
             return self.drv.mem_alloc(nbytes)
         except (self.drv.MemoryError, MemoryError) as exc:
-            raise DeviceError(f"CUDA device {self.device_name} could not allocate {nbytes:,} "
-                              f"bytes ({exc}); use smaller batches") from None  # fmt: skip
+            raise DeviceError(
+                f"CUDA device {self.device_name} could not allocate {nbytes:,} "
+                f"bytes ({exc}); use smaller batches"
+            ) from None
 
     def upload(self, array: np.ndarray):
         buffer = self.alloc(max(array.nbytes, 1))

@@ -60,9 +60,15 @@ HINTS = {
     "(pip install -U 'symnb[cuda13]') or the driver",
 }
 #: errors of a kernel that faulted, reported by whichever later call meets them
-FAULTS = ("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_ASSERT",
-          "CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_MISALIGNED_ADDRESS",
-          "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_HARDWARE_STACK_ERROR")  # fmt: skip
+FAULTS = (
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_FAILED",
+    "CUDA_ERROR_ASSERT",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "CUDA_ERROR_LAUNCH_TIMEOUT",
+    "CUDA_ERROR_HARDWARE_STACK_ERROR",
+)
 
 
 def driver():
@@ -104,11 +110,19 @@ class CUDARuntime(Runtime):
             raise DeviceError(self.start_failure(exc.name, str(exc))) from None
         except RuntimeError as exc:  # FunctionNotFoundError: a function the driver lacks
             missing = type(exc).__name__ == "FunctionNotFoundError" or "not found" in str(exc)
-            why = ("the driver lacks a function cuda-python calls, so it is older than "
-                   "cuda-python: pip install 'symnb[cuda12]' for a CUDA 12 driver, or update "
-                   "the driver") if missing else "see the error"  # fmt: skip
-            raise DeviceError(f"backend 'cuda' could not start on {self.device_name}: "
-                              f"{type(exc).__name__}: {exc}; {why}") from None  # fmt: skip
+            why = (
+                (
+                    "the driver lacks a function cuda-python calls, so it is older than "
+                    "cuda-python: pip install 'symnb[cuda12]' for a CUDA 12 driver, or update "
+                    "the driver"
+                )
+                if missing
+                else "see the error"
+            )
+            raise DeviceError(
+                f"backend 'cuda' could not start on {self.device_name}: "
+                f"{type(exc).__name__}: {exc}; {why}"
+            ) from None
         self.cublas_path = cublas.find_cublas()
 
     def _start(self, ordinal: int) -> None:
@@ -129,22 +143,30 @@ class CUDARuntime(Runtime):
         name = name.split(b"\0")[0].decode(errors="replace")
         self.device_name = f"{name} (CUDA device {ordinal})"
         attr = cu.CUdevice_attribute
-        major, minor = (self.check(cu.cuDeviceGetAttribute(getattr(
-            attr, f"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{part}"), self.handle),
-            "cuDeviceGetAttribute") for part in ("MAJOR", "MINOR"))  # fmt: skip
+        major, minor = (
+            self.check(
+                cu.cuDeviceGetAttribute(
+                    getattr(attr, f"CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_{part}"), self.handle
+                ),
+                "cuDeviceGetAttribute",
+            )
+            for part in ("MAJOR", "MINOR")
+        )
         self.arch_number = 10 * major + minor
         self.arch = f"sm_{self.arch_number}"
         try:
             self.nvrtc_version = nvrtc.version()
             nvrtc.target(self.arch_number)
         except (ImportError, CompileError) as exc:
-            raise DeviceError(f"backend 'cuda' cannot build kernels for {self.device_name} "
-                              f"({self.arch}): {exc}") from None  # fmt: skip
+            raise DeviceError(
+                f"backend 'cuda' cannot build kernels for {self.device_name} ({self.arch}): {exc}"
+            ) from None
         problem = version_problem(self.driver_version, self.nvrtc_version, bindings_version())
         if problem:
             raise DeviceError(f"backend 'cuda' cannot use {self.device_name}: {problem}")
-        self.context = self.check(cu.cuDevicePrimaryCtxRetain(self.handle),
-                                  "cuDevicePrimaryCtxRetain")  # fmt: skip
+        self.context = self.check(
+            cu.cuDevicePrimaryCtxRetain(self.handle), "cuDevicePrimaryCtxRetain"
+        )
         self.current()
 
     def start_failure(self, name: str, message: str) -> str:
@@ -169,8 +191,10 @@ class CUDARuntime(Runtime):
             name = name.decode() if isinstance(name, bytes) else str(error)
             message = f"{call} returned {name}" if call else name
             if name in FAULTS and not config.cuda_debug_sync:
-                message += (" (a kernel faulted, maybe an earlier one: set "
-                            "sn.config.cuda_debug_sync = True to name its node)")  # fmt: skip
+                message += (
+                    " (a kernel faulted, maybe an earlier one: set "
+                    "sn.config.cuda_debug_sync = True to name its node)"
+                )
             elif name in HINTS:
                 message += f" ({HINTS[name]})"
             raise CUDAError(message, name)
@@ -185,20 +209,25 @@ class CUDARuntime(Runtime):
             code, kind = compile_for_device(source, self.arch_number)
             module = self.check(self.cu.cuModuleLoadData(code), "cuModuleLoadData")
             self.modules.append(module)
-            return [self.check(self.cu.cuModuleGetFunction(module, n.encode()),
-                               "cuModuleGetFunction") for n in names]  # fmt: skip
+            return [
+                self.check(self.cu.cuModuleGetFunction(module, n.encode()), "cuModuleGetFunction")
+                for n in names
+            ]
         except (CompileError, CUDAError, ImportError) as exc:
             made = "" if kind == "CUBIN" else ", as PTX for the newest architecture NVRTC knows"
-            raise DeviceError(f"CUDA kernels do not build for {self.device_name} "
-                              f"({self.arch}{made}): {exc}") from None  # fmt: skip
+            raise DeviceError(
+                f"CUDA kernels do not build for {self.device_name} ({self.arch}{made}): {exc}"
+            ) from None
 
     def alloc(self, nbytes: int):
         self.current()
         try:
             return _Allocation(self, self.check(self.cu.cuMemAlloc(nbytes), "cuMemAlloc"))
         except CUDAError as exc:
-            raise DeviceError(f"CUDA device {self.device_name} could not allocate {nbytes:,} "
-                              f"bytes ({exc}); use smaller batches") from None  # fmt: skip
+            raise DeviceError(
+                f"CUDA device {self.device_name} could not allocate {nbytes:,} "
+                f"bytes ({exc}); use smaller batches"
+            ) from None
 
     def upload(self, array: np.ndarray):
         buffer = self.alloc(array.nbytes)
@@ -215,8 +244,9 @@ class CUDARuntime(Runtime):
         host = np.empty(nbytes, np.uint8)
         if nbytes:
             self.current()
-            self.check(self.cu.cuMemcpyDtoH(host.ctypes.data, buffer.pointer, nbytes),
-                       "cuMemcpyDtoH")  # fmt: skip
+            self.check(
+                self.cu.cuMemcpyDtoH(host.ctypes.data, buffer.pointer, nbytes), "cuMemcpyDtoH"
+            )
         return host
 
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
@@ -225,8 +255,12 @@ class CUDARuntime(Runtime):
         self.current()
         pointers = np.array([int(a.pointer) for a in args], np.uint64)
         params = np.array([pointers.ctypes.data + 8 * i for i in range(len(args))], np.uint64)
-        self.check(self.cu.cuLaunchKernel(kernel, groups, 1, 1, group_size, 1, 1, 0, 0,
-                                          params.ctypes.data, 0), "cuLaunchKernel")  # fmt: skip
+        self.check(
+            self.cu.cuLaunchKernel(
+                kernel, groups, 1, 1, group_size, 1, 1, 0, 0, params.ctypes.data, 0
+            ),
+            "cuLaunchKernel",
+        )
         if config.cuda_debug_sync:
             self.check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize after the launch")
 
@@ -280,8 +314,10 @@ def choose_launcher(choice: str, available) -> str:
     says what to install). An unknown choice is an error listing the known ones."""
     if choice:
         if choice not in LAUNCHERS:
-            raise DeviceError(f"sn.config.cuda_launcher = {choice!r}: use one of "
-                              f"{', '.join(LAUNCHERS)} or \"\" (the first installed)")  # fmt: skip
+            raise DeviceError(
+                f"sn.config.cuda_launcher = {choice!r}: use one of "
+                f'{", ".join(LAUNCHERS)} or "" (the first installed)'
+            )
         return choice
     return next((name for name in LAUNCHERS if available(name)), LAUNCHERS[0])
 

@@ -41,17 +41,21 @@ def version_problem(driver, nvrtc, bindings) -> str | None:
     needed = max(nvrtc[0], bindings[0] if bindings else 0)
     have = dotted(driver)
     if driver[0] < 12:
-        return (f"the NVIDIA driver here runs CUDA {have}; symnb needs a CUDA 12 driver "
-                f"({MIN_DRIVER[12]} or newer) or a CUDA 13 one ({MIN_DRIVER[13]} or newer): "
-                "update the driver")  # fmt: skip
+        return (
+            f"the NVIDIA driver here runs CUDA {have}; symnb needs a CUDA 12 driver "
+            f"({MIN_DRIVER[12]} or newer) or a CUDA 13 one ({MIN_DRIVER[13]} or newer): "
+            "update the driver"
+        )
     if driver[0] >= needed:
         return None
     bound = "" if bindings is None else f" and cuda-python {dotted(bindings)}"
-    return (f"the NVIDIA driver here runs CUDA {have} at most, but NVRTC {dotted(nvrtc)}"
-            f"{bound} are CUDA {needed}, which needs a driver of "
-            f"{MIN_DRIVER.get(needed, 'a newer version')} or newer: install the CUDA "
-            f"{driver[0]} builds of cuda-python, NVRTC and cuBLAS in place of them, "
-            f"{replace(needed, driver[0])}, or update the driver")  # fmt: skip
+    return (
+        f"the NVIDIA driver here runs CUDA {have} at most, but NVRTC {dotted(nvrtc)}"
+        f"{bound} are CUDA {needed}, which needs a driver of "
+        f"{MIN_DRIVER.get(needed, 'a newer version')} or newer: install the CUDA "
+        f"{driver[0]} builds of cuda-python, NVRTC and cuBLAS in place of them, "
+        f"{replace(needed, driver[0])}, or update the driver"
+    )
 
 
 def replace(installed: int, wanted: int) -> str:

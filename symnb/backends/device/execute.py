@@ -92,8 +92,10 @@ def run_step(call: Call, step, slots: list) -> None:
         errors = call.runtime.errors
         if not isinstance(exc, errors):
             raise
-        raise DeviceError(f"{call.runtime.label} device {call.runtime.device_name}: "
-                          + execute.failure_message(step.node, exc)) from exc  # fmt: skip
+        raise DeviceError(
+            f"{call.runtime.label} device {call.runtime.device_name}: "
+            + execute.failure_message(step.node, exc)
+        ) from exc
 
 
 def _bytes(step, slots) -> int:
@@ -109,8 +111,7 @@ def run_launch(call: Call, step: Launch, slots: list) -> None:
     if space is None or (step.empty == "decline" and 0 in space) or _mismatched(kernel, arrays):
         return run_host(call, step.fallback, slots)
     shapes = [execute.output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
-    outs = [call.runtime.empty(shape, dtype) for shape, (_, dtype, _, _) in
-            zip(shapes, step.outs)]  # fmt: skip
+    outs = [call.runtime.empty(shape, dtype) for shape, (_, dtype, _, _) in zip(shapes, step.outs)]
     if 0 not in space and not _library_product(call, kernel, arrays, outs):
         count = int(np.prod(space if isinstance(kernel.body, Map) else shapes[0], dtype=np.int64))
         groups, size = grid_of(kernel, space, count)
@@ -182,8 +183,9 @@ def view_axes(step: View, src: DeviceArray, like):
 def view_broadcast(step: View, src: DeviceArray, like):
     if not execute._broadcasts_to(src.shape, like.shape):
         return None
-    strides = execute.placed([0 if n == 1 else s for n, s in zip(src.shape, src.strides)], (),
-                             len(like.shape), 0)  # fmt: skip
+    strides = execute.placed(
+        [0 if n == 1 else s for n, s in zip(src.shape, src.strides)], (), len(like.shape), 0
+    )
     return src.view(like.shape, strides)
 
 
@@ -206,8 +208,7 @@ def view_windows(step: View, src: DeviceArray, like):
         return None
     n, c, h, w = src.shape
     s_n, s_c, s_h, s_w = src.strides
-    dims = (n, c, (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1,
-            kh, kw)  # fmt: skip
+    dims = (n, c, (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1, kh, kw)
     strides = (s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw)
     return src.view([dims[a] for a in step.axes], [strides[a] for a in step.axes])
 
@@ -244,10 +245,20 @@ def view_sum_to_like(step: View, src, like):
 
 #: views the device executor makes itself (planned only for device linkers, ``linker.py``)
 OWN_VIEWS = {"shape": view_shape, "alloc": view_alloc, "sum_to_like": view_sum_to_like}
-DEVICE_VIEWS = {"axes": view_axes, "broadcast": view_broadcast, "reshape": view_reshape,
-                "size": view_size, "windows": view_windows}  # fmt: skip
-EXECUTE = {Library: run_host, Launch: run_launch, Gemm: run_gemm, View: run_view,
-           Transfer: run_transfer}  # fmt: skip
+DEVICE_VIEWS = {
+    "axes": view_axes,
+    "broadcast": view_broadcast,
+    "reshape": view_reshape,
+    "size": view_size,
+    "windows": view_windows,
+}
+EXECUTE = {
+    Library: run_host,
+    Launch: run_launch,
+    Gemm: run_gemm,
+    View: run_view,
+    Transfer: run_transfer,
+}
 
 
 # -- on the host only (a call a kernel declined, run again) -----------------------------------
@@ -265,5 +276,10 @@ def host_view(call: Call, step: View, slots: list) -> None:
     return execute.run_view(step, HostSlots(call, slots))
 
 
-HOST_ONLY = {Library: run_host, Launch: host_launch, Gemm: run_gemm, View: host_view,
-             Transfer: host_transfer}  # fmt: skip
+HOST_ONLY = {
+    Library: run_host,
+    Launch: host_launch,
+    Gemm: run_gemm,
+    View: host_view,
+    Transfer: host_transfer,
+}

@@ -35,8 +35,13 @@ from symnb.ops.shape import Shape
 #: bytes up to which a value computed on the host is uploaded once per distinct value
 SMALL = 64
 HOST_NOTE = "no {label} kernel for this op: runs its NumPy reference on the host (transfers)"
-PLACES = {"kernel": "{label} kernel", "view": "view (device)", "library": "NumPy on the host",
-          "blas": "NumPy on the host", "transfer": "transfer"}  # fmt: skip
+PLACES = {
+    "kernel": "{label} kernel",
+    "view": "view (device)",
+    "library": "NumPy on the host",
+    "blas": "NumPy on the host",
+    "transfer": "transfer",
+}
 
 
 class DeviceLinker(KernelLinker):
@@ -96,9 +101,12 @@ class DeviceLinker(KernelLinker):
     def _warn_float64(self) -> None:
         if self._no_float64:
             ops = ", ".join(sorted({str(n.op) for n in self._no_float64}))
-            warnings.warn(f"{self.device} has no float64 support: {len(self._no_float64)} "
-                          f"float64 node(s) ({ops}) run as NumPy on the host", RuntimeWarning,
-                          stacklevel=4)  # fmt: skip
+            warnings.warn(
+                f"{self.device} has no float64 support: {len(self._no_float64)} "
+                f"float64 node(s) ({ops}) run as NumPy on the host",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
     def _load_kernels(self) -> None:
         """The plan's kernels that the runtime has not built yet, built as one program (one
@@ -116,8 +124,9 @@ class DeviceLinker(KernelLinker):
         source = self.render(lowered.kernel)
         fallback = steps.fallback(np.matmul, [a, b], out, kind="blas")
         outs = [(out, steps.dtype, absent, keep) for _, absent, keep in lowered.outputs]
-        step = self.launch(steps.node, source, lowered.inputs, outs, None, lowered.empty,
-                           fallback, lowered.kernel)  # fmt: skip
+        step = self.launch(
+            steps.node, source, lowered.inputs, outs, None, lowered.empty, fallback, lowered.kernel
+        )
         steps.note("kernel", lowered.note, source)
         return step
 
@@ -126,8 +135,9 @@ class DeviceLinker(KernelLinker):
         an elementwise node computed inside a reduction's kernel runs where that kernel does."""
         graph_vars = [*self.leaves, *(v for n in self.graph.toposort() for v in n.outputs)]
         variables = {self.slot[id(v)]: v for v in graph_vars if id(v) in self.slot}
-        found = placement(self.plan, len(self.graph.inputs), variables, self.runtime.label,
-                          self.n_results)  # fmt: skip
+        found = placement(
+            self.plan, len(self.graph.inputs), variables, self.runtime.label, self.n_results
+        )
         for reduction, producer in self.producers.items():
             if reduction in found.sides:
                 found.sides[id(producer)] = found.sides[reduction]
@@ -145,8 +155,10 @@ class DeviceLinker(KernelLinker):
         ``(node, seconds, bytes, where)``, transfers in rows of their own."""
         outputs, records = self._run(leaf_values, profiled=True)
         label = self.runtime.label
-        return outputs, [(step.node, seconds, moved, PLACES[step.kind].format(label=label))
-                         for step, seconds, moved in records]  # fmt: skip
+        return outputs, [
+            (step.node, seconds, moved, PLACES[step.kind].format(label=label))
+            for step, seconds, moved in records
+        ]
 
     def _run(self, leaf_values: list, profiled: bool) -> tuple[list, list]:
         self.runtime.check_process()
@@ -171,8 +183,10 @@ class DeviceLinker(KernelLinker):
         synchronisation: the status flag and the results are read behind the kernels
         together. None when a kernel declined (the call runs again on the host)."""
         flag = self.runtime.read(self._status.buffer, 4)
-        finish = [value.read() if i < self.n_results and isinstance(value, DeviceArray)
-                  else None for i, value in enumerate(outputs)]  # fmt: skip
+        finish = [
+            value.read() if i < self.n_results and isinstance(value, DeviceArray) else None
+            for i, value in enumerate(outputs)
+        ]
         self.runtime.synchronize()
         if flag.view(np.int32)[0]:
             self._status = None
@@ -277,8 +291,9 @@ def _gemm(linker: DeviceLinker, node) -> tuple:
 def _launch(linker: DeviceLinker, node, lowered):
     source = linker.render(lowered.kernel)
     outs = [(v, v.type.dtype, absent, keep) for v, absent, keep in lowered.outputs]
-    step = linker.launch(node, source, lowered.inputs, outs, None, lowered.empty, None,
-                         lowered.kernel)  # fmt: skip
+    step = linker.launch(
+        node, source, lowered.inputs, outs, None, lowered.empty, None, lowered.kernel
+    )
     linker.kernels.append(KernelInfo("kernel", node, source, lowered.note))
     return step
 

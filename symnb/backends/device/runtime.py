@@ -139,8 +139,9 @@ class Runtime:
         lease = self.pool.take(max(host.nbytes, 1))
         if host.nbytes:
             self.write(lease.buffer, host)
-        return DeviceArray(self, lease.buffer, host.shape, host.dtype, host.strides,
-                           host.nbytes, lease)  # fmt: skip
+        return DeviceArray(
+            self, lease.buffer, host.shape, host.dtype, host.strides, host.nbytes, lease
+        )
 
 
 #: the smallest block the pool hands out; each power of two above it is split in QUARTERS
@@ -217,11 +218,13 @@ class Lease:
 
 def forked(label: str, parent: int) -> str:
     """What a forked child is told when it reaches for a device its parent opened."""
-    return (f"{label} was opened in process {parent}, and this process ({os.getpid()}) is a "
-            f"fork of it: a forked child cannot use its parent's {label} driver (it would "
-            "hang). Start worker processes with the 'spawn' or 'forkserver' method "
-            "(ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))), or use "
-            "backend 'c' in forked workers")  # fmt: skip
+    return (
+        f"{label} was opened in process {parent}, and this process ({os.getpid()}) is a "
+        f"fork of it: a forked child cannot use its parent's {label} driver (it would "
+        "hang). Start worker processes with the 'spawn' or 'forkserver' method "
+        "(ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))), or use "
+        "backend 'c' in forked workers"
+    )
 
 
 def c_strides(shape: tuple, itemsize: int) -> tuple:
@@ -256,8 +259,9 @@ class DeviceArray:
         return self.strides == c_strides(self.shape, self.dtype.itemsize) or self.size <= 1
 
     def view(self, shape, strides) -> DeviceArray:
-        return DeviceArray(self.runtime, self.buffer, shape, self.dtype, strides, self.nbytes,
-                           self.lease)  # fmt: skip
+        return DeviceArray(
+            self.runtime, self.buffer, shape, self.dtype, strides, self.nbytes, self.lease
+        )
 
     def to_host(self) -> np.ndarray:
         """A new host array with the values (a broadcast or transposed view is copied into a

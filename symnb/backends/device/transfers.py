@@ -28,8 +28,7 @@ def with_transfers(plan: Plan, n_inputs: int) -> Plan:
         steps, moved_up, nslots = _placed(plan, n_inputs, follow)
         more = _views_to_follow(plan, steps, moved_up) - follow
         if not more:
-            return Plan(plan.inputs, plan.nargs, nslots, plan.constants, tuple(steps),
-                        plan.outputs)  # fmt: skip
+            return Plan(plan.inputs, plan.nargs, nslots, plan.constants, tuple(steps), plan.outputs)
         follow |= more
 
 
@@ -70,9 +69,14 @@ def _views_to_follow(plan: Plan, steps: list, moved_up: set) -> set[int]:
     host step: made on the device instead (their source goes up, or already went)."""
     host_reads = {slot for step in steps if needs(step) == HOST for slot in operands(step)}
     host_reads |= set(plan.outputs)  # a result that stays on the host stays where it was
-    return {index for index, step in enumerate(plan.steps)
-            if isinstance(step, View) and step.how not in HOST_VIEWS
-            and step.out in moved_up and step.out not in host_reads}  # fmt: skip
+    return {
+        index
+        for index, step in enumerate(plan.steps)
+        if isinstance(step, View)
+        and step.how not in HOST_VIEWS
+        and step.out in moved_up
+        and step.out not in host_reads
+    }
 
 
 #: views whose result is on the host whatever their source: lengths read from the shape
@@ -124,8 +128,11 @@ def remapped(step, remap: dict):
         return dataclasses.replace(step, ins=tuple(remap.get(s, s) for s in step.ins))
     if isinstance(step, View):
         return dataclasses.replace(step, src=remap.get(step.src, step.src))
-    fields = {k: remap.get(getattr(step, k), getattr(step, k)) for k in ("z", "alpha", "x", "y",
-              "beta") if getattr(step, k) is not None}  # fmt: skip
+    fields = {
+        k: remap.get(getattr(step, k), getattr(step, k))
+        for k in ("z", "alpha", "x", "y", "beta")
+        if getattr(step, k) is not None
+    }
     return dataclasses.replace(step, **fields)
 
 
@@ -144,8 +151,7 @@ class Placement:
     inner: frozenset
 
 
-def placement(plan: Plan, n_inputs: int, variables: dict, device: str,
-              n_results: int) -> Placement:  # fmt: skip
+def placement(plan: Plan, n_inputs: int, variables: dict, device: str, n_results: int) -> Placement:
     """The Placement of a plan with transfers; ``variables`` maps slots to graph variables;
     the first ``n_results`` outputs come back to the host (updates stay where they are)."""
     where = {slot: HOST for slot in range(plan.nslots)}
@@ -164,7 +170,10 @@ def placement(plan: Plan, n_inputs: int, variables: dict, device: str,
         for slot in step_outputs(step):
             where[slot] = side
         sides.setdefault(id(step.node), set()).add(side)
-    crossings += [(variables[s], HOST, None) for s in plan.outputs[:n_results]
-                  if where[s] == DEVICE and s in variables]  # fmt: skip
+    crossings += [
+        (variables[s], HOST, None)
+        for s in plan.outputs[:n_results]
+        if where[s] == DEVICE and s in variables
+    ]
     joined = {k: "+".join(sorted(v, reverse=True)) for k, v in sides.items()}
     return Placement(device, joined, tuple(crossings), frozenset(inner))

@@ -43,8 +43,14 @@ SCALAR_OPS = {
 #: ops whose result is a bool whatever their operands
 BOOLEAN_OPS = frozenset("lt le gt ge eq ne not isnan isinf isfinite".split())
 #: reduction kinds and their combine ops
-REDUCTIONS = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "all": "bit_and",
-              "any": "bit_or"}  # fmt: skip
+REDUCTIONS = {
+    "sum": "add",
+    "prod": "mul",
+    "max": "maximum",
+    "min": "minimum",
+    "all": "bit_and",
+    "any": "bit_or",
+}
 #: dtypes a kernel may compute in; float16 and complex are left to NumPy (library calls)
 KERNEL_KINDS = "biuf"
 

@@ -108,8 +108,9 @@ def _operands(builder: Builder, absent_of=None) -> tuple:
 
 
 def _kernel(builder: Builder, outputs, body, shape) -> Kernel:
-    return Kernel(tuple(builder.inputs), tuple(outputs), tuple(builder.values), body,
-                  fixed_size(shape))  # fmt: skip
+    return Kernel(
+        tuple(builder.inputs), tuple(outputs), tuple(builder.values), body, fixed_size(shape)
+    )
 
 
 # -- maps and reductions ----------------------------------------------------------------------
@@ -172,8 +173,9 @@ def contraction(x, y, out, nodes) -> Lowered:
     nd = len(space)
     kernel = product_kernel(x, y, dtype, space)
     inputs = ((x, (nd - 1,)), (y, (nd - 3,)))
-    return Lowered(kernel, inputs, ((out, (nd - 2,), False),), tuple(nodes), empty="decline",
-                   note=PRODUCT_NOTE)  # fmt: skip
+    return Lowered(
+        kernel, inputs, ((out, (nd - 2,), False),), tuple(nodes), empty="decline", note=PRODUCT_NOTE
+    )
 
 
 def product_kernel(x, y, dtype: str, space, groups=(1, 1, 1), columns=None) -> Kernel:
@@ -199,8 +201,9 @@ def gemm_epilogue(node, product, dialect) -> Lowered:
     out = node.outputs[0]
     builder = Builder(dialect)
     scaled_z = builder.op("mul", builder.variable(beta), builder.variable(z))
-    value = builder.op("add", scaled_z, builder.op("mul", builder.variable(alpha),
-                                                   builder.variable(product)))  # fmt: skip
+    value = builder.op(
+        "add", scaled_z, builder.op("mul", builder.variable(alpha), builder.variable(product))
+    )
     kernel = _kernel(builder, [Operand(out.type.dtype.name)], Map(((0, value),)), out.type.shape)
     return Lowered(kernel, _operands(builder), ((out, (), False),), (node,))
 
@@ -229,8 +232,9 @@ def _float_rows(node, *floats) -> str:
     dtype = node.outputs[-1].type.dtype.name
     if dtype not in FLOATS or any(v.type.dtype.name != dtype for v in floats):
         got = "/".join(sorted({dtype, *(v.type.dtype.name for v in floats)}))
-        raise Unsupported(f"{got} rows run in NumPy (kernels take float32/float64 rows of one "
-                          "dtype)")  # fmt: skip
+        raise Unsupported(
+            f"{got} rows run in NumPy (kernels take float32/float64 rows of one dtype)"
+        )
     return dtype
 
 
@@ -268,8 +272,14 @@ def _softmax(node, dialect, producer=None) -> Lowered:
     normalise = Pass(stores=((0, b.mul(b.emit(Stored(0, dtype)), scale)),))
     body = Rows((peak, total, normalise))
     kernel = _kernel(b, [Operand(dtype)], body, x.type.shape)
-    return Lowered(kernel, _operands(b), ((node.outputs[0], (), False),), (node,),
-                   empty="decline", note=_ROW_NOTE)  # fmt: skip
+    return Lowered(
+        kernel,
+        _operands(b),
+        ((node.outputs[0], (), False),),
+        (node,),
+        empty="decline",
+        note=_ROW_NOTE,
+    )
 
 
 @lowers(LogSoftmax)
@@ -283,8 +293,14 @@ def _log_softmax(node, dialect, producer=None) -> Lowered:
     lse = b.log(_row_sum(b, 1, dtype))
     body = Rows((peak, total, Pass(stores=((0, b.sub(shifted, lse)),))))
     kernel = _kernel(b, [Operand(dtype)], body, x.type.shape)
-    return Lowered(kernel, _operands(b), ((node.outputs[0], (), False),), (node,),
-                   empty="decline", note=_ROW_NOTE)  # fmt: skip
+    return Lowered(
+        kernel,
+        _operands(b),
+        ((node.outputs[0], (), False),),
+        (node,),
+        empty="decline",
+        note=_ROW_NOTE,
+    )
 
 
 @lowers(Logsumexp)
@@ -339,8 +355,7 @@ def _xent(node, dialect, producer=None) -> Lowered:
     kernel = _kernel(b, outs, body, logits.type.shape)
     absent = {id(labels): (last,)}
     outputs = ((node.outputs[0], (last,), False), (node.outputs[1], (), False))
-    return Lowered(kernel, _operands(b, absent), outputs, (node,), empty="decline",
-                   note=_ROW_NOTE)  # fmt: skip
+    return Lowered(kernel, _operands(b, absent), outputs, (node,), empty="decline", note=_ROW_NOTE)
 
 
 @lowers(SoftmaxCrossEntropyGrad)
@@ -357,8 +372,14 @@ def _xent_grad(node, dialect, producer=None) -> Lowered:
     body = Rows((Pass(stores=((0, y),)),), check=in_range)
     kernel = _kernel(b, [Operand(dtype)], body, probs.type.shape)
     absent = {id(labels): (last,), id(dloss): (last,)}
-    return Lowered(kernel, _operands(b, absent), ((node.outputs[0], (), False),), (node,),
-                   empty="decline", note=_ROW_NOTE)  # fmt: skip
+    return Lowered(
+        kernel,
+        _operands(b, absent),
+        ((node.outputs[0], (), False),),
+        (node,),
+        empty="decline",
+        note=_ROW_NOTE,
+    )
 
 
 _ROW_NOTE = "last axis, float32/float64; otherwise the NumPy reference runs"

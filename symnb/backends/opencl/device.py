@@ -60,8 +60,9 @@ def usable_device(cl):
         problems.append(f"{device.name} ({device.platform.version.strip()}): {problem}")
     if not problems:
         raise NoOpenCLDevice("no OpenCL device found; pip install 'symnb[opencl]' (PoCL)")
-    raise NoOpenCLDevice("no OpenCL device can build kernels:\n  " + "\n  ".join(problems)
-                         + f"\n{FIX}")  # fmt: skip
+    raise NoOpenCLDevice(
+        "no OpenCL device can build kernels:\n  " + "\n  ".join(problems) + f"\n{FIX}"
+    )
 
 
 def usable_context(cl):

@@ -23,10 +23,18 @@ class OpenCLDialect(Renderer):
     name = "OpenCL C"
     model = "grid"
     TYPES = {
-        "bool": "uchar", "int8": "char", "int16": "short", "int32": "int", "int64": "long",
-        "uint8": "uchar", "uint16": "ushort", "uint32": "uint", "uint64": "ulong",
-        "float32": "float", "float64": "double",
-    }  # fmt: skip
+        "bool": "uchar",
+        "int8": "char",
+        "int16": "short",
+        "int32": "int",
+        "int64": "long",
+        "uint8": "uchar",
+        "uint16": "ushort",
+        "uint32": "uint",
+        "uint64": "ulong",
+        "float32": "float",
+        "float64": "double",
+    }
     helper_qualifier = "inline"
     int_suffix = "L"
     space = "__global "
@@ -50,8 +58,7 @@ class OpenCLDialect(Renderer):
 
     def entry_signature(self, nops: int) -> str:
         params = ", ".join(f"__global char *p{k}" for k in range(nops))
-        return (f"__kernel void sn_kernel(__global const int64_t *a, {params}, "
-                "__global int *status)")  # fmt: skip
+        return f"__kernel void sn_kernel(__global const int64_t *a, {params}, __global int *status)"
 
     def local_array(self, ctype: str, name: str, size: str) -> str:
         return f"    __local {ctype} {name}[{size}];"

@@ -72,8 +72,10 @@ class OpenCLProgram:
 def launch_record(lowered) -> Launch:
     """A lowered kernel as a plan step over its own slots: inputs, then outputs."""
     ins = tuple((k, tuple(absent)) for k, (_, absent) in enumerate(lowered.inputs))
-    outs = tuple((len(ins) + j, np.dtype(v.type.dtype), tuple(absent), bool(keep))
-                 for j, (v, absent, keep) in enumerate(lowered.outputs))  # fmt: skip
+    outs = tuple(
+        (len(ins) + j, np.dtype(v.type.dtype), tuple(absent), bool(keep))
+        for j, (v, absent, keep) in enumerate(lowered.outputs)
+    )
     rank = launch_rank(lowered.inputs, [(v, None, a, k) for v, a, k in lowered.outputs])
     return Launch(None, ins, outs, rank, lowered.inplace, lowered.empty, lowered.nodes[-1], None)
 

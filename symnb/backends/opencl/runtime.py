@@ -45,8 +45,10 @@ class OpenCLRuntime(Runtime):
         try:
             program = self.cl.Program(self.context, source).build(cache_dir=cache)
         except self.cl.Error as exc:
-            raise DeviceError(f"OpenCL kernels do not build on {self.device_name}:\n{exc}\n"
-                              f"source:\n{numbered(source)}") from None  # fmt: skip
+            raise DeviceError(
+                f"OpenCL kernels do not build on {self.device_name}:\n{exc}\n"
+                f"source:\n{numbered(source)}"
+            ) from None
         return [getattr(program, name) for name in names]
 
     def alloc(self, nbytes: int):
@@ -88,9 +90,11 @@ class OpenCLRuntime(Runtime):
         self.queue.finish()
 
     def out_of_memory(self, nbytes: int, exc) -> DeviceError:
-        return DeviceError(f"OpenCL device {self.device_name} could not allocate {nbytes:,} "
-                           f"bytes ({exc}); use smaller batches or another device "
-                           "(sn.config.opencl_device)")  # fmt: skip
+        return DeviceError(
+            f"OpenCL device {self.device_name} could not allocate {nbytes:,} "
+            f"bytes ({exc}); use smaller batches or another device "
+            "(sn.config.opencl_device)"
+        )
 
 
 #: the processes that opened an OpenCL context (a fork's child inherits the list)
@@ -134,5 +138,6 @@ def chosen_device(cl, choice: str):
             if choice.lower() in name.lower():
                 return device
     listed = "\n  ".join(names) or "(none)"
-    raise NoOpenCLDevice(f"sn.config.opencl_device = {choice!r} names no device; the devices "
-                         f"are:\n  {listed}")  # fmt: skip
+    raise NoOpenCLDevice(
+        f"sn.config.opencl_device = {choice!r} names no device; the devices are:\n  {listed}"
+    )

@@ -65,9 +65,13 @@ def _windows_of(steps, x, axes, order):
     """The windows of x (padded as the op asks) as a view, its axes in ``order`` (of N, C,
     OUT_H, OUT_W, KH, KW)."""
     pads = pads_of(axes, x.type.shape[2:])
-    sizes = (x.type.shape[0], x.type.shape[1],
-             *(out_size(n, ax, p) for n, ax, p in zip(x.type.shape[2:], axes, pads)),
-             axes[0].kernel, axes[1].kernel)  # fmt: skip
+    sizes = (
+        x.type.shape[0],
+        x.type.shape[1],
+        *(out_size(n, ax, p) for n, ax, p in zip(x.type.shape[2:], axes, pads)),
+        axes[0].kernel,
+        axes[1].kernel,
+    )
     shape = tuple(sizes[a] for a in order)
     source = padded_source(steps, x, pads)
     return steps.windows(source, steps.temp("windows", shape), window_geometry(axes), order)
@@ -102,8 +106,9 @@ def _flat_planes(steps, x, pads, reach) -> tuple:
     n, c, height, width = x.type.shape
     (top, bottom), (left, right) = pads
     if not (top or bottom or left or right):
-        return steps.reshape(x, steps.temp("planes", (n, c, height * width)),
-                             (-2, c, height * width)), width  # fmt: skip
+        return steps.reshape(
+            x, steps.temp("planes", (n, c, height * width)), (-2, c, height * width)
+        ), width
     placed = steps.linker.planned.get(_planes_key(x, pads, reach))
     if placed is not None:
         return placed
@@ -111,8 +116,14 @@ def _flat_planes(steps, x, pads, reach) -> tuple:
     planes, interior = _planes_steps(steps, padding, x.type.shape, [x])
     copied = steps.temp("x in the planes", x.type.shape)
     fallback = steps.fallback(np.array, [x], copied)
-    steps.launch(steps.copy_kernel(x), [x], copied, fallback, "x copied into the padded "
-                 "planes (on every thread)", into=interior)  # fmt: skip
+    steps.launch(
+        steps.copy_kernel(x),
+        [x],
+        copied,
+        fallback,
+        "x copied into the padded planes (on every thread)",
+        into=interior,
+    )
     return planes, padding.pitch
 
 
@@ -141,9 +152,12 @@ def _planes_steps(steps, padding, shape, sources) -> tuple:
 
 def _margins(steps, padding, shape, sources):
     """The padded planes of an x of ``shape``, margins zero (N and C from ``sources``)."""
-    return steps.library(padding.margins, sources, steps.temp("padded planes",
-                         (*shape[:2], padding.length)), "padded planes: zero margins, kept "
-                         "from call to call")  # fmt: skip
+    return steps.library(
+        padding.margins,
+        sources,
+        steps.temp("padded planes", (*shape[:2], padding.length)),
+        "padded planes: zero margins, kept from call to call",
+    )
 
 
 def planes_view(steps, planes, padding, shape, tile=(1, 1), out=None) -> Variable:
@@ -169,8 +183,22 @@ def _interior_place(padding, shape, tile=(1, 1)) -> tuple:
     else:
         dims, steps = (height // th, th, width // tw, tw), (th * pitch, pitch, tw, 1)
     plane_axes = [(0, 0, step) for step in steps]
-    return (2 + len(dims), -2, c, *dims, 1, 0, 0, 0, 1, 0, *[v for a in plane_axes for v in a],
-            0, 0, top * pitch + left)  # fmt: skip
+    return (
+        2 + len(dims),
+        -2,
+        c,
+        *dims,
+        1,
+        0,
+        0,
+        0,
+        1,
+        0,
+        *[v for a in plane_axes for v in a],
+        0,
+        0,
+        top * pitch + left,
+    )
 
 
 def planes_for(linker, steps, x, sources) -> tuple | None:
@@ -321,15 +349,17 @@ def _conv2d(linker, node) -> tuple:
         pads = pads_of(axes, x.type.shape[2:])
         windows, grid = _flat_windows(steps, x, x, pads, (kh, kw), op.dilation)
         product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
-        steps.contract(w, windows, product, (1, 3, 2), "filters times windows (packed, "
-                       "no im2col copy)")  # fmt: skip
+        steps.contract(
+            w, windows, product, (1, 3, 2), "filters times windows (packed, no im2col copy)"
+        )
         _unflattened(steps, product, x, grid, out)
         return tuple(steps.steps)
     if packs(linker, op):
         windows = _windows_of(steps, x, op._geometry(w.type.shape), COLUMNS)
         product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
-        steps.contract(w, windows, product, (1, 3, 3), "filters times windows (packed, "
-                       "no im2col copy)")  # fmt: skip
+        steps.contract(
+            w, windows, product, (1, 3, 3), "filters times windows (packed, no im2col copy)"
+        )
         steps.transpose(product, out, (1, 0, 2, 3))
         return tuple(steps.steps)
     cols = _columns(steps, x, (kh, kw), op._geometry(w.type.shape))
@@ -361,8 +391,13 @@ def _conv2d_grad_filters(linker, node) -> tuple:
         n, _, h, w = g.type.shape
         columns = steps.transpose(g, steps.temp("g moved", (n, h, w, o)), (0, 2, 3, 1))
         product = steps.temp("windows * g", (per_group, kh, kw, o))
-        steps.contract(windows, columns, product, (3, 3, 1), "windows times the output "
-                       "gradient (packed, no im2col copy)")  # fmt: skip
+        steps.contract(
+            windows,
+            columns,
+            product,
+            (3, 3, 1),
+            "windows times the output gradient (packed, no im2col copy)",
+        )
         steps.transpose(product, out, (3, 0, 1, 2))
         return tuple(steps.steps)
     cols = _columns(steps, x, (kh, kw), op._geometry(out.type.shape))
@@ -395,8 +430,7 @@ def _conv2d_grad_input(linker, node) -> tuple:
         n, _, h, width = g.type.shape
         rows = steps.transpose(g, steps.temp("g.T", (o, n, h, width)), (1, 0, 2, 3))
         grads = steps.temp("window gradients", (per_group, kh, kw, n, h, width))
-        steps.contract(taps, rows, grads, (3, 1, 3), "filters times the output gradient "
-                       "(packed)")  # fmt: skip
+        steps.contract(taps, rows, grads, (3, 1, 3), "filters times the output gradient (packed)")
         steps.reshape(grads, dcols, (channels * kh * kw, -1))
     else:
         rows = _output_rows(steps, g)
@@ -405,8 +439,12 @@ def _conv2d_grad_input(linker, node) -> tuple:
     axes = op._geometry(w.type.shape)
     pads = pads_of(axes, out.type.shape[2:])
     fn = functools.partial(_col2im_of, x_shape=out.type.shape[1:], axes=axes, pads=pads)
-    steps.library(fn, [dcols, g], out, "window gradients added into place (NumPy's "
-                  "strided adds, kh*kw of them)")  # fmt: skip
+    steps.library(
+        fn,
+        [dcols, g],
+        out,
+        "window gradients added into place (NumPy's strided adds, kh*kw of them)",
+    )
     return tuple(steps.steps)
 
 
@@ -420,12 +458,21 @@ def _full_correlation(steps, w, g, out) -> bool:
     if tuple(op.stride) != (1, 1) or pads is None:
         return False
     coefficients = (0, 1, 0, 0, 1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1)
-    flipped = steps.strided(w, w, steps.temp("w flipped", (c, o, kh, kw)),
-                            (4, c, o, kh, kw, *coefficients, 0, 0, kh - 1, kw - 1))  # fmt: skip
+    flipped = steps.strided(
+        w,
+        w,
+        steps.temp("w flipped", (c, o, kh, kw)),
+        (4, c, o, kh, kw, *coefficients, 0, 0, kh - 1, kw - 1),
+    )
     windows, grid = _flat_windows(steps, g, g, pads, (kh, kw), op.dilation)
     product = steps.temp("w * windows", (c, *windows.type.shape[3:]))
-    steps.contract(flipped, windows, product, (1, 3, 2), "flipped filters times the output "
-                   "gradient's windows (packed, no col2im)")  # fmt: skip
+    steps.contract(
+        flipped,
+        windows,
+        product,
+        (1, 3, 2),
+        "flipped filters times the output gradient's windows (packed, no col2im)",
+    )
     _unflattened(steps, product, g, grid, out)
     return True
 
@@ -451,18 +498,28 @@ def _shifted_grad_input(steps, w, g, out) -> None:
     op, (o, _, kh, kw) = steps.node.op, w.type.shape
     layout = shifted_layout(op, w.type.shape, out.type.shape[2:], g.type.shape[2:])
     lead, (hp, wp), (top, left) = layout
-    rows = steps.library(functools.partial(shifted_rows, grid=(hp, wp), lead=lead), [g],
-                         steps.temp("g grid", (o, None)), "output gradient on a grid with "
-                         "zero margins (NumPy)")  # fmt: skip
+    rows = steps.library(
+        functools.partial(shifted_rows, grid=(hp, wp), lead=lead),
+        [g],
+        steps.temp("g grid", (o, None)),
+        "output gradient on a grid with zero margins (NumPy)",
+    )
     filters = steps.reshape(w, steps.temp("w2", (o, None)), (o, -1))
     channels, height, width = out.type.shape[1:]
     dcols = steps.temp("dcols", (channels * kh * kw, None))
     steps.product(filters, rows, dcols, op.groups, trans_a=True)
-    planes = steps.reshape(dcols, steps.temp("dcols3", (channels, kh * kw, None)),
-                           (channels, kh * kw, -1))  # fmt: skip
+    planes = steps.reshape(
+        dcols, steps.temp("dcols3", (channels, kh * kw, None)), (channels, kh * kw, -1)
+    )
     dh, dw = op.dilation
-    coefficients = ((0, 0, hp * wp), (1, 0, 0), (0, kw, -dh * wp), (0, 1, -dw), (0, 0, wp),
-                    (0, 0, 1))  # fmt: skip
+    coefficients = (
+        (0, 0, hp * wp),
+        (1, 0, 0),
+        (0, kw, -dh * wp),
+        (0, 1, -dw),
+        (0, 0, wp),
+        (0, 0, 1),
+    )
     dims = (-2, channels, kh, kw, height, width)  # -2: the batch, g's axis 0
     target = (6, *dims, *(c for row in coefficients for c in row), 0, 0, lead + top * wp + left)
     shape = (g.type.shape[0], channels, kh, kw, height, width)

@@ -97,8 +97,12 @@ class KernelLinker(PlanBuilder, Linker):
         self.kernels.append(KernelInfo(kind, node, None, reason))
         if kind == "library" and log.isEnabledFor(logging.INFO):
             where = node.outputs[0].source
-            log.info("fallback: %s has no kernel here: %s%s", node.op, reason,
-                     f" (built at {where})" if where else "")  # fmt: skip
+            log.info(
+                "fallback: %s has no kernel here: %s%s",
+                node.op,
+                reason,
+                f" (built at {where})" if where else "",
+            )
         return self.library(node, kind=kind)
 
     def _plan_fusion(self, order) -> dict:
@@ -140,8 +144,9 @@ def _kernel(linker: KernelLinker, node):
     # a result a convolution reads padded: written into its padded planes (convolution.py)
     before, into = convolution.output_planes(linker, node, lowered)
     inplace = None if into is not None else lowered.inplace
-    step = linker.launch(node, source, lowered.inputs, outs, inplace, lowered.empty,
-                         fallback, lowered.kernel, into)  # fmt: skip
+    step = linker.launch(
+        node, source, lowered.inputs, outs, inplace, lowered.empty, fallback, lowered.kernel, into
+    )
     nodes = list(lowered.nodes) if len(lowered.nodes) > 1 else node
     note = lowered.note + (" (into a convolution's padded planes)" if into is not None else "")
     linker.kernels.append(KernelInfo("kernel", nodes, source, note))
@@ -166,8 +171,10 @@ def _scan(linker: KernelLinker, node) -> Repeat:
     the target's executor runs the loop."""
     body = compile_body(node, type(linker))
     linker.bodies.append((node, body))
-    note = (f"a loop run by the C runner: its step is a plan of {len(body.steps)} steps "
-            f"({_kinds(body.steps)})")  # fmt: skip
+    note = (
+        f"a loop run by the C runner: its step is a plan of {len(body.steps)} steps "
+        f"({_kinds(body.steps)})"
+    )
     linker.kernels.append(KernelInfo("loop", node, None, note))
     return plan_loop(linker, node, body)
 

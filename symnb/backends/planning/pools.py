@@ -76,10 +76,15 @@ def _window_elements(steps, source, batch, kernel, stride, out_shape) -> list:
     channels, out_h, out_w = out_shape[1:]
     coefficients = (1, 0, 0, 0, 0, 1, 0, 0, 0, 0, sh, 0, 0, 0, 0, sw)
     return [
-        steps.strided(source, batch, steps.temp(f"x[{a},{b}]", out_shape),
-                      (4, -2, channels, out_h, out_w, *coefficients, 0, 0, a, b))
-        for a in range(kh) for b in range(kw)
-    ]  # fmt: skip
+        steps.strided(
+            source,
+            batch,
+            steps.temp(f"x[{a},{b}]", out_shape),
+            (4, -2, channels, out_h, out_w, *coefficients, 0, 0, a, b),
+        )
+        for a in range(kh)
+        for b in range(kw)
+    ]
 
 
 def _pool_kernel(dialect, elements, is_max: bool, dtype: str, step: int) -> Kernel:
@@ -96,8 +101,13 @@ def _pool_kernel(dialect, elements, is_max: bool, dtype: str, step: int) -> Kern
         for value in values[1:]:
             result = b.add(result, b.convert(value, "float64"))
         result = b.convert(b.div(result, b.literal(len(values), "float64")), dtype)
-    return Kernel(_stepped(b.inputs, step), (Operand(dtype),), tuple(b.values),
-                  Map(((0, result),)), fixed_size(elements[0].type.shape))  # fmt: skip
+    return Kernel(
+        _stepped(b.inputs, step),
+        (Operand(dtype),),
+        tuple(b.values),
+        Map(((0, result),)),
+        fixed_size(elements[0].type.shape),
+    )
 
 
 def _stepped(operands, step: int) -> tuple:
@@ -125,19 +135,20 @@ def _max_pool_grad(linker, node) -> tuple:
     tile = (n, c, oh, 1, ow, 1)
     elements = [
         steps.windows(x, steps.temp(f"x[{a},{b}]", tile), (1, 1, kh, kw, 1, 1, a, b), TILED)
-        for a in range(kh) for b in range(kw)
-    ]  # fmt: skip
+        for a in range(kh)
+        for b in range(kw)
+    ]
     first = Variable(TensorType(np.dtype(POSITION), tile), name="first max")
     positive = node.op.positive
-    fallback = steps.fallback(functools.partial(first_max_positions, kh=kh, kw=kw,
-                                                positive=positive), [x], first)  # fmt: skip
+    fallback = steps.fallback(
+        functools.partial(first_max_positions, kh=kh, kw=kw, positive=positive), [x], first
+    )
     kernel = _first_max_kernel(linker.dialect, elements, kw, positive)
     steps.launch(kernel, elements, first, fallback, "each window's first maximum")
     ranks = Variable(TensorType(np.dtype(POSITION), (1, 1, 1, kh, 1, kw)), name="ranks")
     steps.library(functools.partial(window_ranks, kh, kw), [], ranks, "window positions")
     grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
-    fallback = steps.fallback(functools.partial(_first_max_reference, op=node.op),
-                              [x, g], grads)  # fmt: skip
+    fallback = steps.fallback(functools.partial(_first_max_reference, op=node.op), [x, g], grads)
     kernel = _route_kernel(linker.dialect, first, ranks, spread)
     # read by convolutions through padded planes: routed straight into their interior
     found = planes_for(linker, steps, out, [x])
@@ -145,10 +156,15 @@ def _max_pool_grad(linker, node) -> tuple:
     if found is not None:
         planes, padding = found
         into = planes_view(steps, planes, padding, out.type.shape, (kh, kw))
-    steps.launch(kernel, [first, ranks, spread], grads, fallback,
-                 "each element's gradient: its window's, at the first maximum"
-                 + (" (into a convolution's padded planes)" if into is not None else ""),
-                 into=into)  # fmt: skip
+    steps.launch(
+        kernel,
+        [first, ranks, spread],
+        grads,
+        fallback,
+        "each element's gradient: its window's, at the first maximum"
+        + (" (into a convolution's padded planes)" if into is not None else ""),
+        into=into,
+    )
     if found is None:
         steps.reshape(grads, out, (-1, c, height, width))
     else:
@@ -166,17 +182,27 @@ def _avg_pool_grad(linker, node) -> tuple:
     (kh, kw), (n, c, height, width) = node.op.kernel, like.type.shape
     oh, ow = height // kh, width // kw
     sizes = steps.temp("window size", (1, 1, 1, kh, 1, kw))  # spans the window axes
-    steps.library(functools.partial(np.full, (1, 1, 1, kh, 1, kw), kh * kw, steps.dtype), [],
-                  sizes, "window sizes")  # fmt: skip
+    steps.library(
+        functools.partial(np.full, (1, 1, 1, kh, 1, kw), kh * kw, steps.dtype),
+        [],
+        sizes,
+        "window sizes",
+    )
     b = Builder(linker.dialect)
     dtype = steps.dtype.name
     result = b.div(b.variable(spread), b.variable(sizes))
     grads = steps.temp("dx tiles", (n, c, oh, kh, ow, kw))
-    kernel = Kernel(tuple(b.inputs), (Operand(dtype),), tuple(b.values), Map(((0, result),)),
-                    fixed_size(grads.type.shape))  # fmt: skip
+    kernel = Kernel(
+        tuple(b.inputs),
+        (Operand(dtype),),
+        tuple(b.values),
+        Map(((0, result),)),
+        fixed_size(grads.type.shape),
+    )
     fallback = steps.fallback(functools.partial(_spread_reference, op=node.op), [g, like], grads)
-    steps.launch(kernel, [spread, sizes], grads, fallback,
-                 "each window's gradient over its elements")  # fmt: skip
+    steps.launch(
+        kernel, [spread, sizes], grads, fallback, "each window's gradient over its elements"
+    )
     steps.reshape(grads, out, (-1, c, height, width))
     return tuple(steps.steps)
 
@@ -231,8 +257,13 @@ def _first_max_kernel(dialect, elements, step: int, positive: bool = False) -> K
         above = b.gt(peak, b.literal(0, b.dtype_of(peak)))
         past = b.mul(b.convert(b.op("not", above), POSITION), b.literal(len(values), POSITION))
         position = b.add(position, past)
-    return Kernel(_stepped(b.inputs, step), (Operand(POSITION),), tuple(b.values),
-                  Map(((0, position),)), fixed_size(elements[0].type.shape))  # fmt: skip
+    return Kernel(
+        _stepped(b.inputs, step),
+        (Operand(POSITION),),
+        tuple(b.values),
+        Map(((0, position),)),
+        fixed_size(elements[0].type.shape),
+    )
 
 
 def _route_kernel(dialect, first, ranks, spread) -> Kernel:
@@ -249,11 +280,13 @@ def _route_kernel(dialect, first, ranks, spread) -> Kernel:
     kh, kw = ranks.type.shape[3], ranks.type.shape[5]
     inputs, output = tuple(b.inputs), Operand(dtype)
     if kw < 8:
-        inputs = tuple(dataclasses.replace(op, row_step=0 if k == 1 else 1)
-                       for k, op in enumerate(inputs))  # fmt: skip
+        inputs = tuple(
+            dataclasses.replace(op, row_step=0 if k == 1 else 1) for k, op in enumerate(inputs)
+        )
         output = dataclasses.replace(output, row_step=kw)
-    return Kernel(inputs, (output,), tuple(b.values), Map(((0, result),)),
-                  fixed_size((n, c, oh, kh, ow, kw)))  # fmt: skip
+    return Kernel(
+        inputs, (output,), tuple(b.values), Map(((0, result),)), fixed_size((n, c, oh, kh, ow, kw))
+    )
 
 
 def first_max_positions(x, kh, kw, positive=False):

@@ -75,8 +75,16 @@ class Steps:
 
     def view(self, how, src, out, reference, axes=(), target=()) -> Variable:
         fallback = self.fallback(reference, [src], out)
-        step = View(how, self.slot(src), None, fallback.outs[0], tuple(axes), tuple(target),
-                    self.node, fallback)  # fmt: skip
+        step = View(
+            how,
+            self.slot(src),
+            None,
+            fallback.outs[0],
+            tuple(axes),
+            tuple(target),
+            self.node,
+            fallback,
+        )
         self.steps.append(step)
         self.note("view", f"{how} view (no copy)")
         return out
@@ -92,8 +100,16 @@ class Steps:
     def strided(self, src, like, out, target) -> Variable:
         """A "strided" view of ``src`` (see the plan's View), its batch from ``like``."""
         fallback = self.fallback(functools.partial(strided_view, target=target), [src, like], out)
-        step = View("strided", self.slot(src), self.slot(like), fallback.outs[0], (),
-                    tuple(target), self.node, fallback)  # fmt: skip
+        step = View(
+            "strided",
+            self.slot(src),
+            self.slot(like),
+            fallback.outs[0],
+            (),
+            tuple(target),
+            self.node,
+            fallback,
+        )
         self.steps.append(step)
         self.note("view", "shifted reads (strided view, no copy)")
         return out
@@ -114,8 +130,7 @@ class Steps:
         outs = [(out, out.type.dtype, absent, False)]
         empty = "decline" if isinstance(kernel.body, (Reduce, Contract)) else "skip"
         ins = [v if isinstance(v, tuple) else (v, ()) for v in ins]
-        step = self.linker.launch(self.node, source, ins, outs, None, empty, fallback,
-                                  kernel, into)  # fmt: skip
+        step = self.linker.launch(self.node, source, ins, outs, None, empty, fallback, kernel, into)
         self.steps.append(step)
         self.note("kernel", note, source)
         return out
@@ -143,8 +158,13 @@ class Steps:
         """A map kernel whose output is ``src``."""
         b = Builder(self.linker.dialect)
         value = b.variable(src)
-        return Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values),
-                      Map(((0, value),)), fixed_size(src.type.shape))  # fmt: skip
+        return Kernel(
+            tuple(b.inputs),
+            (Operand(self.dtype.name),),
+            tuple(b.values),
+            Map(((0, value),)),
+            fixed_size(src.type.shape),
+        )
 
     def reduce(self, src, out, kind: str, mean: bool, acc=None) -> Variable:
         """``kind`` of ``src``'s axes 2 and 3 by a reduction kernel (a sum in float64 unless
@@ -153,18 +173,29 @@ class Steps:
         acc = acc or ("float64" if kind == "sum" else self.dtype.name)
         value = b.convert(b.variable(src), acc)
         body = Reduce(value, kind, acc, mean)
-        kernel = Kernel(tuple(b.inputs), (Operand(self.dtype.name),), tuple(b.values), body,
-                        fixed_size(src.type.shape))  # fmt: skip
+        kernel = Kernel(
+            tuple(b.inputs),
+            (Operand(self.dtype.name),),
+            tuple(b.values),
+            body,
+            fixed_size(src.type.shape),
+        )
         return self.kernel(kernel, src, out, (2, 3), note=f"{kind} over each window")
 
     def product(self, a, b, out, groups: int, trans_a=False, trans_b=False) -> Variable:
         """``a @ b`` (each transposed when asked), one gemm, or a device's product kernel;
         per group with groups."""
         if groups > 1:
-            reference = functools.partial(grouped_product, groups=groups, trans_a=trans_a,
-                                          trans_b=trans_b)  # fmt: skip
-            return self.library(reference, [a, b], out, "NumPy's batched matmul, one BLAS call "
-                                "per group", kind="blas")  # fmt: skip
+            reference = functools.partial(
+                grouped_product, groups=groups, trans_a=trans_a, trans_b=trans_b
+            )
+            return self.library(
+                reference,
+                [a, b],
+                out,
+                "NumPy's batched matmul, one BLAS call per group",
+                kind="blas",
+            )
         if trans_a:
             a = self.transpose(a, self.temp("a.T", (None, None)), (1, 0))
         if trans_b:
@@ -291,8 +322,10 @@ def fixed_sizes(*shapes) -> None:
 def float_operands(node) -> None:
     dtypes = {v.type.dtype.name for v in (*node.inputs, *node.outputs)}
     if len(dtypes) != 1 or not dtypes <= set(FLOATS):
-        raise Unsupported(f"{'/'.join(sorted(dtypes))}: the kernel path takes float32 or "
-                          "float64 operands of one dtype")  # fmt: skip
+        raise Unsupported(
+            f"{'/'.join(sorted(dtypes))}: the kernel path takes float32 or "
+            "float64 operands of one dtype"
+        )
 
 
 def padded_source(steps, x, pads, fill=0.0):

@@ -27,20 +27,35 @@ _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\(")
 
 #: ops every C-family language writes the same way
 OPERATORS = {
-    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
-    "neg": "(-{0})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})",
-    "ge": "({0} >= {1})", "eq": "({0} == {1})", "ne": "({0} != {1})", "not": "(!{0})",
-    "bit_and": "({0} & {1})", "bit_or": "({0} | {1})", "bit_xor": "({0} ^ {1})",
+    "add": "({0} + {1})",
+    "sub": "({0} - {1})",
+    "mul": "({0} * {1})",
+    "div": "({0} / {1})",
+    "neg": "(-{0})",
+    "lt": "({0} < {1})",
+    "le": "({0} <= {1})",
+    "gt": "({0} > {1})",
+    "ge": "({0} >= {1})",
+    "eq": "({0} == {1})",
+    "ne": "({0} != {1})",
+    "not": "(!{0})",
+    "bit_and": "({0} & {1})",
+    "bit_or": "({0} | {1})",
+    "bit_xor": "({0} ^ {1})",
     "where": "({0} ? {1} : {2})",
-}  # fmt: skip
+}
 #: op name -> the math-library function computing it for floats
 MATH = {
-    **{n: n for n in (
-        "exp log sqrt tanh sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh expm1 "
-        "log1p log2 log10 exp2 pow erf erfc tgamma lgamma cbrt hypot floor ceil trunc rint "
-        "fmod copysign isnan isinf isfinite".split())},
+    **{
+        n: n
+        for n in (
+            "exp log sqrt tanh sin cos tan asin acos atan atan2 sinh cosh asinh acosh atanh expm1 "
+            "log1p log2 log10 exp2 pow erf erfc tgamma lgamma cbrt hypot floor ceil trunc rint "
+            "fmod copysign isnan isinf isfinite".split()
+        )
+    },
     "abs": "fabs",
-}  # fmt: skip
+}
 #: math functions that are type-generic macros or overloads in every dialect (no suffix)
 GENERIC = frozenset(("isnan", "isinf", "isfinite"))
 #: integer ops that overflow: computed in an unsigned type at least as wide as ``int`` (which
@@ -76,10 +91,18 @@ class Renderer:
     name = "C-family"
     model = "loops"
     TYPES = {
-        "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
-        "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-        "uint64": "uint64_t", "float32": "float", "float64": "double",
-    }  # fmt: skip
+        "bool": "bool",
+        "int8": "int8_t",
+        "int16": "int16_t",
+        "int32": "int32_t",
+        "int64": "int64_t",
+        "uint8": "uint8_t",
+        "uint16": "uint16_t",
+        "uint32": "uint32_t",
+        "uint64": "uint64_t",
+        "float32": "float",
+        "float64": "double",
+    }
     math_names = frozenset(MATH)  # the math functions the dialect's library has
     helper_prefix = "sn_"
     helper_qualifier = "static inline"

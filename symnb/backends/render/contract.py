@@ -59,7 +59,7 @@ class ContractWriter(Walk):
             f"{self.r.entry_signature()} {{\n"
             f"    if (a[0] > SN_MAXDIM) return 2;\n"
             f"    return sn_contract(a, ptr, {gm}, {gk}, {gn});\n}}",
-        ]  # fmt: skip
+        ]
         return "\n".join(parts)
 
     def factor(self, ref, leaf, indent: str) -> str:
@@ -97,16 +97,19 @@ class ContractWriter(Walk):
     def reads(self, ref) -> list[int]:
         """The operands value ``ref`` reads."""
         values = self.k.values
-        return sorted({values[v].operand for v in closure(values, [ref])
-                       if isinstance(values[v], Load)})  # fmt: skip
+        return sorted(
+            {values[v].operand for v in closure(values, [ref]) if isinstance(values[v], Load)}
+        )
 
     def value(self, name, ref) -> str:
         """``name(at, j)``: the value ``ref`` in the product's accumulating type, each operand
         ``i`` read at ``at[i] + j`` elements: the ``j``-th element of a run (the caller finds
         where each operand's run starts from the offset tables)."""
         body = self.factor(ref, self.leaf(self.run_element), "    ")
-        return (f"static inline sn_acc {name}(char *const *at, const int64_t j) {{\n"
-                f"{body}\n    return (sn_acc)v{ref};\n}}")  # fmt: skip
+        return (
+            f"static inline sn_acc {name}(char *const *at, const int64_t j) {{\n"
+            f"{body}\n    return (sn_acc)v{ref};\n}}"
+        )
 
     def runs(self, name, ref, table, i) -> str:
         """``name(table, i)``: whether every operand value ``ref`` reads has its element at
@@ -132,8 +135,9 @@ class ContractWriter(Walk):
         tile, tile_k, work, side, items = self._geometry()
         c = self.k.body
         if c.groups != (1, 1, 1):
-            raise Unsupported("a product over groups of axes (one axis each for m, k and n on "
-                              "a device)")  # fmt: skip
+            raise Unsupported(
+                "a product over groups of axes (one axis each for m, k and n on a device)"
+            )
         left_t, right_t = (self.t(self.k.values[v].dtype) for v in (c.left, c.right))
         lines = [
             self.r.local_array(left_t, "ta", str(tile_k * (tile + 1))),
@@ -141,9 +145,11 @@ class ContractWriter(Walk):
             self.header(),
             "    const int64_t M = shape[nd - 3], K = shape[nd - 2], N = shape[nd - 1];",
         ]
-        lines += [f"    const int64_t sm{j} = st[{j} * nd + nd - 3], "
-                  f"sk{j} = st[{j} * nd + nd - 2], sn{j} = st[{j} * nd + nd - 1];"
-                  for j in range(self.nops)]  # fmt: skip
+        lines += [
+            f"    const int64_t sm{j} = st[{j} * nd + nd - 3], "
+            f"sk{j} = st[{j} * nd + nd - 2], sn{j} = st[{j} * nd + nd - 1];"
+            for j in range(self.nops)
+        ]
         lines += [
             f"    const int64_t lid = {self.r.local_id}, tx = lid % {side}, ty = lid / {side};",
             f"    const int64_t tm = (M + {tile - 1}) / {tile}, tn = (N + {tile - 1}) / {tile};",
@@ -157,17 +163,19 @@ class ContractWriter(Walk):
             f"        for (int w = 0; w < {work * work}; w++) acc[w] = "
             f"{self.r.literal(0, c.acc_dtype)};",
             f"        for (int64_t k0 = 0; k0 < K; k0 += {tile_k}) {{",
-            self._tile("ta", c.left, left_t, f"kk * {tile + 1} + mm", "m", f"e % {tile_k}",
-                       f"e / {tile_k}"),
-            self._tile("tb", c.right, right_t, f"kk * {tile} + nn", "n", f"e / {tile}",
-                       f"e % {tile}"),
+            self._tile(
+                "ta", c.left, left_t, f"kk * {tile + 1} + mm", "m", f"e % {tile_k}", f"e / {tile_k}"
+            ),
+            self._tile(
+                "tb", c.right, right_t, f"kk * {tile} + nn", "n", f"e / {tile}", f"e % {tile}"
+            ),
             f"            {self.r.barrier};",
             self._multiply(c.acc_dtype),
             f"            {self.r.barrier};",
             "        }",
             self._store(),
             "    }",
-        ]  # fmt: skip
+        ]
         return f"\n{self.r.entry_signature(self.nops)} {{\n" + "\n".join(lines) + "\n}"
 
     def _geometry(self) -> tuple[int, int, int, int, int]:

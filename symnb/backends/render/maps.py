@@ -70,8 +70,9 @@ class MapWriter(Walk):
         (a bias added to NCHW data, ``x / x.sum(1, keepdims=True)``): those inputs are read
         once and the row is vectorised like a flat one, where the strided row was not."""
         head = "sn_row_const(int64_t n, char *const *p, int64_t *const *st, int64_t last)"
-        return self.vector_loop(head, "0", "n", out_t, self.row_constants(),
-                                "(void)st; (void)last;")  # fmt: skip
+        return self.vector_loop(
+            head, "0", "n", out_t, self.row_constants(), "(void)st; (void)last;"
+        )
 
     def row_steps(self) -> tuple[int, ...] | None:
         """The element steps of the inputs then the output compiled into a row variant (the
@@ -85,8 +86,7 @@ class MapWriter(Walk):
         steps = self.row_steps()
         constants = tuple(k for k in range(self.nin) if steps[k] == 0)
         head = "sn_row_step(int64_t n, char *const *p, int64_t *const *st, int64_t last)"
-        return self.vector_loop(head, "0", "n", out_t, constants,
-                                "(void)st; (void)last;", steps)  # fmt: skip
+        return self.vector_loop(head, "0", "n", out_t, constants, "(void)st; (void)last;", steps)
 
     def stepped_test(self, axis: str) -> str:
         """Every array operand's stride along ``axis`` is its ``row_steps`` elements."""
@@ -113,13 +113,15 @@ class MapWriter(Walk):
         head = "sn_flat(int64_t lo, int64_t hi, char *const *p)"
         return self.vector_loop(head, "lo", "hi", out_t)
 
-    def vector_loop(self, head: str, lo: str, hi: str, out_t: str, constants=(),
-                    prelude: str = "", steps=None) -> str:  # fmt: skip
+    def vector_loop(
+        self, head: str, lo: str, hi: str, out_t: str, constants=(), prelude: str = "", steps=None
+    ) -> str:
         """A vectorised loop over [lo, hi) of unit-strided operands; ``constants``: inputs
         read once instead (see ``constant_row``); ``steps``: the operands' element steps
         (inputs then the output) where they are not 1 (see ``stepped_row``)."""
-        hoist = "\n    ".join([*([prelude] if prelude else []),
-                               *self.hoisted(strided=False, constants=constants)])  # fmt: skip
+        hoist = "\n    ".join(
+            [*([prelude] if prelude else []), *self.hoisted(strided=False, constants=constants)]
+        )
         at = "i" if steps is None or steps[self.nin] == 1 else f"i * {steps[self.nin]}"
         return f"""
 static void {head} {{

@@ -35,15 +35,18 @@ class RowWriter(Walk):
         super().__init__(r, kernel, schedule)
         element = (Index, Stored)
         self.element = {
-            i for i in range(len(kernel.values))
+            i
+            for i in range(len(kernel.values))
             if depends(kernel.values, i, element) or self._reads_rows(i)
-        }  # fmt: skip
+        }
 
     def _reads_rows(self, ref: int) -> bool:
         loads = [i for i in closure(self.k.values, [ref]) if isinstance(self.k.values[i], Load)]
         ops = self.k.inputs
-        return any(not (ops[self.k.values[i].operand].scalar or
-                        ops[self.k.values[i].operand].per_row) for i in loads)  # fmt: skip
+        return any(
+            not (ops[self.k.values[i].operand].scalar or ops[self.k.values[i].operand].per_row)
+            for i in loads
+        )
 
     def levels(self) -> tuple[list, list, list]:
         """The walk every target shares: the values of the row's check, of each pass (those
@@ -60,8 +63,9 @@ class RowWriter(Walk):
         passes = []
         for p in rows.passes:
             row_values = new(self.needs(p))
-            passes.append((row_values, [i for i in closure(values, self.needs(p))
-                                        if i in self.element]))  # fmt: skip
+            passes.append(
+                (row_values, [i for i in closure(values, self.needs(p)) if i in self.element])
+            )
         return check, passes, new([v for _, v in rows.finals])
 
     def needs(self, p) -> list[int]:
@@ -170,31 +174,51 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
             pick = ">" if p.kind == "max" else "<"
             update = f"acc = {value} {pick} acc ? {value} : acc; nan |= {value} != {value};"
             pragma = self.r.simd([(p.kind, "acc"), ("or", "nan")])
-            loop = self.chunked(step, strided, f"{pragma}\n    for (int64_t i = lo; i < hi; i++) "
-                                f"{{\n{body}\n        {update}\n    }}")  # fmt: skip
-            return [f"{acc_t} acc{step} = {start}; int nan{step} = 0;",
-                    "{", f"    {acc_t} acc = acc{step}; int nan = nan{step};",
-                    indent(loop), f"    acc{step} = acc; nan{step} = nan;", "}",
-                    f"if (nan{step}) acc{step} = NAN;",
-                    f"const {acc_t} rv{step} = acc{step};"]  # fmt: skip
+            loop = self.chunked(
+                step,
+                strided,
+                f"{pragma}\n    for (int64_t i = lo; i < hi; i++) "
+                f"{{\n{body}\n        {update}\n    }}",
+            )
+            return [
+                f"{acc_t} acc{step} = {start}; int nan{step} = 0;",
+                "{",
+                f"    {acc_t} acc = acc{step}; int nan = nan{step};",
+                indent(loop),
+                f"    acc{step} = acc; nan{step} = nan;",
+                "}",
+                f"if (nan{step}) acc{step} = NAN;",
+                f"const {acc_t} rv{step} = acc{step};",
+            ]
         update = f"acc += {value};" if p.kind == "sum" else f"acc = acc && {value};"
         pragma = self.r.simd([(p.kind, "acc")])
-        loop = (f"{pragma}\n    for (int64_t i = lo; i < hi; i++) "
-                f"{{\n{body}\n        {update}\n    }}")  # fmt: skip
+        loop = (
+            f"{pragma}\n    for (int64_t i = lo; i < hi; i++) {{\n{body}\n        {update}\n    }}"
+        )
         block = self.s.blocks[step]
         if block:
             total_t = self.t(p.total_dtype)
-            return [f"{total_t} tot{step} = 0;", *self.next_rows(step, strided),
-                    f"for (int64_t lo = 0; lo < n; lo += {block}) {{",
-                    f"    const int64_t hi = lo + {block} < n ? lo + {block} : n;",
-                    f"    {acc_t} acc = {start};",
-                    indent(self.prefetched(step, strided, loop, "hi - lo")),
-                    f"    tot{step} += acc;", "}",
-                    f"const {total_t} rv{step} = tot{step};"]  # fmt: skip
+            return [
+                f"{total_t} tot{step} = 0;",
+                *self.next_rows(step, strided),
+                f"for (int64_t lo = 0; lo < n; lo += {block}) {{",
+                f"    const int64_t hi = lo + {block} < n ? lo + {block} : n;",
+                f"    {acc_t} acc = {start};",
+                indent(self.prefetched(step, strided, loop, "hi - lo")),
+                f"    tot{step} += acc;",
+                "}",
+                f"const {total_t} rv{step} = tot{step};",
+            ]
         loop = self.chunked(step, strided, loop)
-        return [f"{acc_t} acc{step} = {start};", "{", f"    {acc_t} acc = acc{step};",
-                indent(loop), f"    acc{step} = acc;", "}",
-                f"const {acc_t} rv{step} = acc{step};"]  # fmt: skip
+        return [
+            f"{acc_t} acc{step} = {start};",
+            "{",
+            f"    {acc_t} acc = acc{step};",
+            indent(loop),
+            f"    acc{step} = acc;",
+            "}",
+            f"const {acc_t} rv{step} = acc{step};",
+        ]
 
     def chunked(self, step: int, strided: bool, loop: str) -> str:
         """The pass over [0, n): in chunks that prefetch the next row where that pays."""
@@ -203,9 +227,11 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         c = self.s.prefetch_chunk
         ahead = "".join(line + "\n" for line in self.next_rows(step, strided))
         chunk = indent(self.prefetched(step, strided, loop, c))
-        return (f"{ahead}int64_t lo = 0;\nfor (; lo + {c} <= n; lo += {c}) {{\n"
-                f"    const int64_t hi = lo + {c};\n{chunk}"
-                f"\n}}\n{{\n    const int64_t hi = n;\n{indent(loop)}\n}}")  # fmt: skip
+        return (
+            f"{ahead}int64_t lo = 0;\nfor (; lo + {c} <= n; lo += {c}) {{\n"
+            f"    const int64_t hi = lo + {c};\n{chunk}"
+            f"\n}}\n{{\n    const int64_t hi = n;\n{indent(loop)}\n}}"
+        )
 
     def prefetches(self, step: int, strided: bool) -> bool:
         """Whether pass ``step`` over a flat row fetches the next row meanwhile (the
@@ -214,16 +240,21 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
 
     def fetched_inputs(self):
         """The inputs whose next row a prefetching pass fetches: (index, item size)."""
-        return [(k, np.dtype(op.dtype).itemsize) for k, op in enumerate(self.k.inputs)
-                if not (op.scalar or op.per_row)]  # fmt: skip
+        return [
+            (k, np.dtype(op.dtype).itemsize)
+            for k, op in enumerate(self.k.inputs)
+            if not (op.scalar or op.per_row)
+        ]
 
     def next_rows(self, step: int, strided: bool) -> list[str]:
         """How far each fetched input's next row lies, read once per row and not inside the
         chunk loop: re-reading it there through ``st`` cost a tenth of a reduction's time."""
         if not self.prefetches(step, strided):
             return []
-        return [f"const int64_t ahead{k} = last > 0 ? st[{k}][last - 1] : 0;"
-                for k, _ in self.fetched_inputs()]  # fmt: skip
+        return [
+            f"const int64_t ahead{k} = last > 0 ? st[{k}][last - 1] : 0;"
+            for k, _ in self.fetched_inputs()
+        ]
 
     def prefetched(self, step: int, strided: bool, loop: str, span) -> str:
         """``loop`` preceded by prefetches of the next row's ``span`` elements (a constant
@@ -255,8 +286,11 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
     def group_rows(self) -> str:
         """Work-items split each pass; reductions meet in local memory as a tree."""
         rows, leaf = self.k.body, self.leaf()
-        lines = [self.r.local_array(self._red_type(p), f"red{j}", "SN_GROUP")
-                 for j, p in enumerate(rows.passes) if p.kind]  # fmt: skip
+        lines = [
+            self.r.local_array(self._red_type(p), f"red{j}", "SN_GROUP")
+            for j, p in enumerate(rows.passes)
+            if p.kind
+        ]
         lines += self.row_start()
         check, passes, finals = self.levels()
         if rows.check is not None:
@@ -280,12 +314,17 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         strides = "\n".join(
             f"        const int64_t s{k} = st[{k} * nd + nd - 1];" for k in range(self.nops)
         )
-        return [self.header(), f"    const int64_t lid = {self.r.local_id}, n = shape[nd - 1];",
-                "    int64_t outer = 1;",
-                "    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];",
-                f"    for (int64_t row = {self.r.group_id}; row < outer; "
-                f"row += {self.r.group_count}) {{",
-                self.offsets("row", "nd - 2"), ptrs, strides]  # fmt: skip
+        return [
+            self.header(),
+            f"    const int64_t lid = {self.r.local_id}, n = shape[nd - 1];",
+            "    int64_t outer = 1;",
+            "    for (int64_t d = 0; d + 1 < nd; d++) outer *= shape[d];",
+            f"    for (int64_t row = {self.r.group_id}; row < outer; "
+            f"row += {self.r.group_count}) {{",
+            self.offsets("row", "nd - 2"),
+            ptrs,
+            strides,
+        ]
 
     def group_sweep(self, j: int, p, leaf, row_values, element_values) -> list[str]:
         """Pass ``j``: its per-row values, then its elements split between the work-items."""
@@ -293,8 +332,10 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         stores = "".join(f"\n            {self.stored(o)} = v{v};" for o, v in p.stores)
         loop_body = self.body(element_values, leaf, "            ") + stores
         if p.kind is None:
-            return lines + [f"        for (int64_t i = lid; i < n; i += SN_GROUP) {{\n"
-                            f"{loop_body}\n        }}", f"        {self.r.barrier};"]  # fmt: skip
+            return lines + [
+                f"        for (int64_t i = lid; i < n; i += SN_GROUP) {{\n{loop_body}\n        }}",
+                f"        {self.r.barrier};",
+            ]
         t = self._red_type(p)
         dtype = p.total_dtype or p.acc_dtype
         start = self.r.literal(identity(p.kind, dtype), dtype)

@@ -19,10 +19,15 @@ from symnb.backends.schedule.base import CpuContract, CpuMap, CpuReduce, CpuRows
 #: the writer of each schedule: a CPU schedule's class, a GPU schedule's strategy (a product
 #: the CPU schedule does not pack has a ``CpuReduce``: it is written as the sum it is)
 WRITERS = {
-    CpuMap: MapWriter, CpuReduce: ReduceWriter, CpuRows: RowWriter, CpuContract: ContractWriter,
-    "elements": MapWriter, "outputs": ReduceWriter, "group-rows": RowWriter,
+    CpuMap: MapWriter,
+    CpuReduce: ReduceWriter,
+    CpuRows: RowWriter,
+    CpuContract: ContractWriter,
+    "elements": MapWriter,
+    "outputs": ReduceWriter,
+    "group-rows": RowWriter,
     "tiles": ContractWriter,
-}  # fmt: skip
+}
 
 
 def writer(r, kernel, schedule):

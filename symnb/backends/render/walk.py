@@ -124,9 +124,11 @@ class Walk:
         return (self.k.inputs + self.k.outputs)[k]
 
     def header(self) -> str:
-        return (f"    const int64_t nd = a[0];\n"
-                f"    {self.g}const int64_t *shape = a + 1;\n"
-                f"    {self.g}const int64_t *st = a + 1 + nd;\n")  # fmt: skip
+        return (
+            f"    const int64_t nd = a[0];\n"
+            f"    {self.g}const int64_t *shape = a + 1;\n"
+            f"    {self.g}const int64_t *st = a + 1 + nd;\n"
+        )
 
     def offsets(self, index: str, dims: str, offsets: str = "o") -> str:
         """Decode ``index`` over the axes ``d`` of ``dims`` into each operand's byte offset."""

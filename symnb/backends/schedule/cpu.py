@@ -118,8 +118,7 @@ def rows_schedule(kernel, dialect) -> CpuRows:
     passes = kernel.body.passes
     blocks = tuple(ROW_BLOCK if p.kind == "sum" and p.total_dtype else None for p in passes)
     prefetch = (1,) if dialect.prefetches and len(passes) > 1 and passes[1].kind else ()
-    return CpuRows(True, ROW_PARALLEL_MIN, blocks, prefetch,
-                   PREFETCH_CHUNK if prefetch else 0)  # fmt: skip
+    return CpuRows(True, ROW_PARALLEL_MIN, blocks, prefetch, PREFETCH_CHUNK if prefetch else 0)
 
 
 def packable(kernel) -> bool:

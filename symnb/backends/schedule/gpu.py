@@ -59,8 +59,9 @@ def _group(device: DeviceFacts) -> int:
 
 def _tiles(kernel, device: DeviceFacts, group: int) -> GpuGrid:
     tile, work = TILE, WORK
-    value_bytes = max(np.dtype(kernel.values[v].dtype).itemsize
-                      for v in (kernel.body.left, kernel.body.right))  # fmt: skip
+    value_bytes = max(
+        np.dtype(kernel.values[v].dtype).itemsize for v in (kernel.body.left, kernel.body.right)
+    )
     while (tile // work) ** 2 > device.max_group or (
         TILE_K * (2 * tile + 1) * value_bytes > device.local_bytes
     ):

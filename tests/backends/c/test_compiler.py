@@ -19,9 +19,11 @@ def test_translation_unit_keeps_each_kernels_names_apart():
     first = "#define SN_N 2\nstatic int sn_half(int x) { return x / SN_N; }\n"
     second = "#define SN_N 3\nstatic int sn_half(int x) { return x / SN_N; }\n"
     unit = compiler.translation_unit(
-        [("sn_kernel_a", first + "int sn_kernel(void) { return sn_half(6); }\n"),
-         ("sn_kernel_b", second + "int sn_kernel(void) { return sn_half(6); }\n")]
-    )  # fmt: skip
+        [
+            ("sn_kernel_a", first + "int sn_kernel(void) { return sn_half(6); }\n"),
+            ("sn_kernel_b", second + "int sn_kernel(void) { return sn_half(6); }\n"),
+        ]
+    )
     assert "#define sn_half sn_half__k0" in unit and "#define sn_half sn_half__k1" in unit
     assert unit.index("#undef SN_N") < unit.index("#define SN_N 3")
     assert "#define sn_kernel sn_kernel_b" in unit
@@ -141,8 +143,13 @@ def test_only_the_strided_row_functions_are_marked(compiledir):
 def test_strided_rows_compute_what_numpy_does(compiledir, dtype):
     """Transposed and broadcast operands run the strided row functions (-O1 under GCC)."""
     x, m = sn.matrix("x", dtype=dtype), sn.vector("m", dtype=dtype)
-    outs = [sn.exp(x.T) * 2 + 1, sn.tanh(x - m.dimshuffle(0, "x")), sn.sum(sn.exp(x.T), axis=1),
-            sn.softmax(x.T, axis=-1), sn.max(x.T * 3, axis=0)]  # fmt: skip
+    outs = [
+        sn.exp(x.T) * 2 + 1,
+        sn.tanh(x - m.dimshuffle(0, "x")),
+        sn.sum(sn.exp(x.T), axis=1),
+        sn.softmax(x.T, axis=-1),
+        sn.max(x.T * 3, axis=0),
+    ]
     f = sn.function([x, m], outs)
     a = np.random.default_rng(0).standard_normal((37, 45)).astype(dtype)
     b = np.linspace(-1, 1, 37).astype(dtype)

@@ -102,10 +102,23 @@ def check(got, want, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize(
     "m, k, n",
-    [(1, 1, 1), (7, 5, 3), (8, 576, 48), (9, 577, 49), (5, 288, 17), (6, 289, 1537),
-     (47, 97, 95), (64, 500, 130), (200, 40, 1000), (20, 4000, 20), (3, 2000, 300),
-     (24, 20000, 24), (9, 3000, 8), (16, 30000, 16)],
-)  # fmt: skip
+    [
+        (1, 1, 1),
+        (7, 5, 3),
+        (8, 576, 48),
+        (9, 577, 49),
+        (5, 288, 17),
+        (6, 289, 1537),
+        (47, 97, 95),
+        (64, 500, 130),
+        (200, 40, 1000),
+        (20, 4000, 20),
+        (3, 2000, 300),
+        (24, 20000, 24),
+        (9, 3000, 8),
+        (16, 30000, 16),
+    ],
+)
 def test_products_of_matrices_match_numpy(dtype, m, k, n):
     """Sizes on either side of the micro-kernel's block (8 x 48 floats), of the packing
     blocks' steps (576 floats, 288 doubles) and columns (1536 floats), and long inner lengths
@@ -118,8 +131,14 @@ def test_products_of_matrices_match_numpy(dtype, m, k, n):
     x = rng.standard_normal((m, k)).astype(dtype)
     y = rng.standard_normal((k, n)).astype(dtype)
     # ("C", "F"): both operands run along the sum, as dot products when the result is small
-    for how_x, how_y in [("C", "C"), ("F", "reversed"), ("misaligned", "every other"),
-                         ("reversed", "F"), ("C", "F"), ("misaligned", "F")]:  # fmt: skip
+    for how_x, how_y in [
+        ("C", "C"),
+        ("F", "reversed"),
+        ("misaligned", "every other"),
+        ("reversed", "F"),
+        ("C", "F"),
+        ("misaligned", "F"),
+    ]:
         out, code = call(fn, layout(x, how_x, rng), layout(y, how_y, rng), (1, 1, 1), 0, dtype)
         assert code == 0
         check(out, reference(x, y, (1, 1, 1), 0, dtype), dtype)
@@ -153,8 +172,9 @@ def test_windows_of_an_image_as_the_right_operand():
     n, c, h, w = image.shape
     oh, ow = h - 2, w - 2
     s = image.strides
-    windows = np.lib.stride_tricks.as_strided(image, (c, 3, 3, n, oh, ow),
-                                              (s[1], s[2], s[3], s[0], s[2], s[3]))  # fmt: skip
+    windows = np.lib.stride_tricks.as_strided(
+        image, (c, 3, 3, n, oh, ow), (s[1], s[2], s[3], s[0], s[2], s[3])
+    )
     filters = rng.standard_normal((4, c, 3, 3)).astype("float32")
     fn = compiled(contract_kernel("float32", (1, 3, 3)))
     out, code = call(fn, filters, windows, (1, 3, 3), 0, "float32")
@@ -187,8 +207,9 @@ def test_reads_stay_inside_the_operands_bytes(at_end):
     image = guarded(rng.standard_normal((3, 2, 9, 7)).astype("float32"), at_end)
     n, c, h, w = image.shape
     s = image.strides
-    windows = np.lib.stride_tricks.as_strided(image, (c, 3, 3, n, h - 2, w - 2),
-                                              (s[1], s[2], s[3], s[0], s[2], s[3]))  # fmt: skip
+    windows = np.lib.stride_tricks.as_strided(
+        image, (c, 3, 3, n, h - 2, w - 2), (s[1], s[2], s[3], s[0], s[2], s[3])
+    )
     filters = guarded(rng.standard_normal((5, c, 3, 3)).astype("float32"), at_end)
     out, code = call(fn, filters, windows, (1, 3, 3), 0, "float32")
     assert code == 0
@@ -219,11 +240,13 @@ def test_computed_operand_values_are_packed_as_computed():
     panels of consecutive columns, by runs of them, and column by column (transposed)."""
     rng = np.random.default_rng(4)
     kernel = contract_kernel(
-        "float64", (1, 1, 1),
-        left=lambda b, v: b.op("sub", b.op("mul", v, b.literal(2.0, "float64")),
-                               b.literal(1.0, "float64")),
+        "float64",
+        (1, 1, 1),
+        left=lambda b, v: b.op(
+            "sub", b.op("mul", v, b.literal(2.0, "float64")), b.literal(1.0, "float64")
+        ),
         in_dtypes=("float64", "float32"),
-    )  # fmt: skip
+    )
     fn = compiled(kernel)
     x = rng.standard_normal((33, 300))
     y = rng.standard_normal((300, 77)).astype("float32")

@@ -65,8 +65,9 @@ PERMUTED = {
 
 @pytest.mark.parametrize("view", sorted(PERMUTED))
 @pytest.mark.parametrize("axis", [0, 1, 2, (0, 1), (0, 2), (1, 2), None])
-@pytest.mark.parametrize("name, dtype", [("sum", "float64"), ("max", "float32"),
-                                         ("mean", "float64"), ("prod", "int64")])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, dtype", [("sum", "float64"), ("max", "float32"), ("mean", "float64"), ("prod", "int64")]
+)
 def test_reductions_of_permuted_views_match_numpy(view, axis, name, dtype):
     """A reduction visits its index space in any order: the axis the input steps along most
     closely goes innermost (``sn_reduce_axis``), a transposed input's unit-stride axis among
@@ -78,16 +79,16 @@ def test_reductions_of_permuted_views_match_numpy(view, axis, name, dtype):
         a[4, 5, 6] = np.nan
     v = PERMUTED[view](a)
     x = sn.tensor("x", shape=(None,) * 3, dtype=dtype)
-    f = sn.function([x], getattr(sn, name)(sn.cos(x) * 3 if name == "prod" else x, axis=axis),
-                    backend="c")  # fmt: skip
+    f = sn.function(
+        [x], getattr(sn, name)(sn.cos(x) * 3 if name == "prod" else x, axis=axis), backend="c"
+    )
     source = np.cos(v) * 3 if name == "prod" else v
     want = getattr(np, name)(source.astype(np.float64) if name == "prod" else source, axis=axis)
     np.testing.assert_allclose(f(v), want, rtol=1e-5 if dtype == "float32" else 1e-12)
 
 
 @pytest.mark.parametrize("width", [1, 7, 24, 63, 64])
-@pytest.mark.parametrize("name, dtype", [("sum", "float64"), ("mean", "float32"),
-                                         ("sum", "int32")])  # fmt: skip
+@pytest.mark.parametrize("name, dtype", [("sum", "float64"), ("mean", "float32"), ("sum", "int32")])
 def test_short_rows_of_padded_planes_sum_in_blocks(width, name, dtype):
     """Sums over a padded plane's interior (rows shorter than SN_BLOCK_N, the last two axes
     reduced) go through ``sn_block_flat``: rows added column by column, then across; equal
@@ -115,9 +116,13 @@ def test_only_sums_that_may_have_short_reduced_rows_compile_the_block_loop():
     others compile without it (compile time is paid per kernel)."""
     x, t = sn.matrix("x", dtype="float32"), sn.tensor("t", (2, 3, 5, 100), "float32")
     u = sn.tensor("u", (2, 3, 5, 24), "float32")
-    cases = [(x, sn.sum(x, axis=0), False), (x, sn.sum(x), True),
-             (u, sn.max(u, axis=(2, 3)), False), (t, sn.sum(t, axis=(2, 3)), False),
-             (u, sn.mean(u, axis=(0, 2, 3)), True)]  # fmt: skip
+    cases = [
+        (x, sn.sum(x, axis=0), False),
+        (x, sn.sum(x), True),
+        (u, sn.max(u, axis=(2, 3)), False),
+        (t, sn.sum(t, axis=(2, 3)), False),
+        (u, sn.mean(u, axis=(0, 2, 3)), True),
+    ]
     for v, out, blocks in cases:
         f = sn.function([v], out, backend="c")
         (source,) = [k.source for k in f.kernels if k.kind == "kernel"]
@@ -129,13 +134,15 @@ BIG = 1 << 21  # past PARALLEL_MIN: reductions whose rows share outputs split be
 
 @pytest.mark.parametrize(
     "shape, view, axis, name, dtype",
-    [((2048, 1100), np.s_[:, :1000], None, "sum", "float64"),  # one output for every row
-     ((BIG // 64, 64), np.s_[:], 0, "sum", "int64"),  # the innermost axis kept: scatter rows
-     ((BIG // 64, 70), np.s_[:, 3:67], None, "max", "float32"),  # a NaN in thread 2's share
-     ((32, 16, 64, 64), np.s_[:], (0, 2, 3), "mean", "float64"),  # a bias gradient's axes
-     ((64, 16, 64, 26), np.s_[..., 1:25], (0, 2, 3), "sum", "float32"),  # in blocks
-     ((BIG // 8, 8), np.s_[:], 1, "prod", "float64")],  # distinct outputs: no copies
-)  # fmt: skip
+    [
+        ((2048, 1100), np.s_[:, :1000], None, "sum", "float64"),  # one output for every row
+        ((BIG // 64, 64), np.s_[:], 0, "sum", "int64"),  # the innermost axis kept: scatter rows
+        ((BIG // 64, 70), np.s_[:, 3:67], None, "max", "float32"),  # a NaN in thread 2's share
+        ((32, 16, 64, 64), np.s_[:], (0, 2, 3), "mean", "float64"),  # a bias gradient's axes
+        ((64, 16, 64, 26), np.s_[..., 1:25], (0, 2, 3), "sum", "float32"),  # in blocks
+        ((BIG // 8, 8), np.s_[:], 1, "prod", "float64"),
+    ],  # distinct outputs: no copies
+)
 def test_large_reductions_sharing_outputs_add_per_thread_copies(shape, view, axis, name, dtype):
     """Each thread reduces its share of the rows into its own copy of the output, and the
     copies are added up in thread order: NumPy's values, the same on every call."""

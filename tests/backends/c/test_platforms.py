@@ -116,14 +116,23 @@ def lib(path, api="blas"):
 @pytest.mark.parametrize(
     "system, numpys, scipys",
     [
-        ("darwin", "/sp/numpy/.dylibs/libscipy_openblas64_.dylib",
-         "/sp/scipy/.dylibs/libscipy_openblas.dylib"),
-        ("win32", "/sp/numpy.libs/libscipy_openblas64_-ab12.dll",
-         "/sp/scipy.libs/libscipy_openblas-cd34.dll"),
-        ("linux", "/sp/numpy.libs/libscipy_openblas64_-ab12.so",
-         "/sp/scipy.libs/libscipy_openblas-cd34.so"),
+        (
+            "darwin",
+            "/sp/numpy/.dylibs/libscipy_openblas64_.dylib",
+            "/sp/scipy/.dylibs/libscipy_openblas.dylib",
+        ),
+        (
+            "win32",
+            "/sp/numpy.libs/libscipy_openblas64_-ab12.dll",
+            "/sp/scipy.libs/libscipy_openblas-cd34.dll",
+        ),
+        (
+            "linux",
+            "/sp/numpy.libs/libscipy_openblas64_-ab12.so",
+            "/sp/scipy.libs/libscipy_openblas-cd34.so",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_blas_is_numpys_among_the_loaded_libraries(system, numpys, scipys):
     loaded = [lib(scipys), lib("/usr/lib/libgomp.so.1", "openmp"), lib(numpys)]
     assert blas.blas_library(loaded, system, "scipy-openblas", root="/sp") == numpys

@@ -39,8 +39,13 @@ def graphs(draw):
     shapes = [draw(st.sampled_from(SHAPES)) for _ in range(n_inputs)]
     dtypes = [draw(st.sampled_from(DTYPES)) for _ in range(n_inputs)]
     arrays = [_views(draw, s, d) for s, d in zip(shapes, dtypes)]
-    steps = draw(st.lists(st.tuples(st.booleans(), st.integers(0, 99), st.integers(0, 99),
-                                    st.integers(0, 99)), min_size=1, max_size=6))  # fmt: skip
+    steps = draw(
+        st.lists(
+            st.tuples(st.booleans(), st.integers(0, 99), st.integers(0, 99), st.integers(0, 99)),
+            min_size=1,
+            max_size=6,
+        )
+    )
     return arrays, steps
 
 

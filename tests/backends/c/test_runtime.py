@@ -14,8 +14,10 @@ from tests.helpers import check, run_python, tolerance
 
 
 def compile_c(build, *arrays):
-    xs = [sn.tensor(f"x{i}", shape=(None,) * np.ndim(a), dtype=np.asarray(a).dtype)
-          for i, a in enumerate(arrays)]  # fmt: skip
+    xs = [
+        sn.tensor(f"x{i}", shape=(None,) * np.ndim(a), dtype=np.asarray(a).dtype)
+        for i, a in enumerate(arrays)
+    ]
     return sn.function(xs, build(*xs), backend="c")
 
 

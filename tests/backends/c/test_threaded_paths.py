@@ -44,8 +44,12 @@ def test_reductions_over_any_axes_of_a_large_tensor(axis, kind):
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_large_elementwise_kernels_on_every_layout(layout, dtype):
     base = rng.standard_normal((1200, 2000)).astype(dtype)
-    a = {"contiguous": base[:, :1000], "strided": base[:, ::2], "reversed": base[::-1, ::-2],
-         "transposed": base[:1000, :1200].T}[layout]  # fmt: skip
+    a = {
+        "contiguous": base[:, :1000],
+        "strided": base[:, ::2],
+        "reversed": base[::-1, ::-2],
+        "transposed": base[:1000, :1200].T,
+    }[layout]
     b = rng.standard_normal(a.shape[1]).astype(dtype)
     x = sn.tensor("x", shape=(None, None), dtype=dtype)
     y = sn.tensor("y", shape=(None,), dtype=dtype)
@@ -59,8 +63,12 @@ def test_large_elementwise_kernels_on_every_layout(layout, dtype):
 @pytest.mark.parametrize("layout", ["contiguous", "strided rows", "reversed rows", "column"])
 def test_row_kernels_over_many_rows(layout):
     base = rng.standard_normal((14000, 160)) * 30
-    a = {"contiguous": base[:, :80], "strided rows": base[:, ::2],
-         "reversed rows": base[::-1, ::-2], "column": base[:160, :].T}[layout]  # fmt: skip
+    a = {
+        "contiguous": base[:, :80],
+        "strided rows": base[:, ::2],
+        "reversed rows": base[::-1, ::-2],
+        "column": base[:160, :].T,
+    }[layout]
     x = sn.tensor("x", shape=(None, None))
     f = sn.function([x], [sn.softmax(x), sn.logsumexp(x, axis=1), sn.log_softmax(x)], backend="c")
     softmax, lse, log_softmax = (repeated(lambda v, k=k: f(v)[k], a) for k in range(3))
@@ -84,8 +92,9 @@ def test_fused_crossentropy_and_its_gradient_over_many_rows(dtype):
     want_grad = (special.softmax(z, axis=1) - np.eye(100)[labels]) / 11000
     want_loss = -special.log_softmax(z, axis=1)[np.arange(11000), labels].mean()
     np.testing.assert_allclose(got_loss, want_loss, rtol=tolerance(dtype, 100))
-    np.testing.assert_allclose(got_grad, want_grad, rtol=tolerance(dtype, 100),
-                               atol=tolerance(dtype, 1) / 11000)  # fmt: skip
+    np.testing.assert_allclose(
+        got_grad, want_grad, rtol=tolerance(dtype, 100), atol=tolerance(dtype, 1) / 11000
+    )
 
 
 def _threaded(f) -> list[bool]:

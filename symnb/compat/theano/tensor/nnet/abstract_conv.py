@@ -53,8 +53,17 @@ def conv2d(
     )
 
 
-def theano_conv(input, filters, border_mode, subsample, flip_filters, dilation, groups,
-                filter_shape, input_shape) -> Variable:  # fmt: skip  # noqa: A002
+def theano_conv(
+    input,
+    filters,
+    border_mode,
+    subsample,
+    flip_filters,
+    dilation,
+    groups,
+    filter_shape,
+    input_shape,
+) -> Variable:  # noqa: A002
     """The convolution both of Theano's conv2d interfaces describe."""
     x, w = as_variable(input), as_variable(filters)
     _check_hint(x, input_shape, "input_shape")
