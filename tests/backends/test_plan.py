@@ -334,8 +334,10 @@ def test_a_loop_with_until_taps_plain_outputs_and_a_loop_inside():
 def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
     """runner.c gets OpenBLAS's set/get_num_threads for every gemm step (for small products
     on one thread and for splitting large products between threads), and takes small products
-    inside loops to one thread only when ``sn.config.loop_products_on_one_thread`` is on."""
-    monkeypatch.setattr(sn.config, "loop_products_on_one_thread", True)
+    inside loops to one thread only when ``sn.config.loop_products_on_one_thread`` is on
+    (deprecated: the thread policy does it when the cores are busy)."""
+    with pytest.warns(DeprecationWarning, match="thread policy"):
+        monkeypatch.setattr(sn.config, "loop_products_on_one_thread", True)
     inputs, hs, args = _rnn()
     f = agree(inputs, hs, args, [Repeat])
     (loop,) = f.linker.plan.steps
@@ -344,7 +346,7 @@ def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
         pytest.skip("no BLAS found")
     assert runner._record(gemm)[6][2:4] == gemm.blas.threads != (0, 0)
     assert runner._record(gemm)[6][4:] == (1,)  # one thread inside loops
-    monkeypatch.setattr(sn.config, "loop_products_on_one_thread", False)
+    sn.config.loop_products_on_one_thread = False  # (monkeypatch's undo: no warning)
     assert runner._record(gemm)[6][2:] == (*gemm.blas.threads, 0)
     for name, run in executors(f).items():  # the same values either way
         np.testing.assert_allclose(run(*args)[0], f(*args), rtol=1e-12, err_msg=name)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.c import blas, cache, runner
+from symnb.backends.c import blas, cache, runner, threads
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.listing import KernelInfo
 from symnb.backends.plan import Gemm, Library
@@ -47,7 +47,8 @@ class CLinker(KernelLinker):
 
     def _load_kernels(self) -> None:
         """Compile every kernel of the plan at once (cache.py batches them)."""
-        addresses = cache.load_many([ref.source for ref in self.kernel_refs])
+        with threads.openmp_environment():  # the first library may bring OpenMP in
+            addresses = cache.load_many([ref.source for ref in self.kernel_refs])
         for ref, address in zip(self.kernel_refs, addresses):
             ref.load(None, address)  # the Python executor makes its cffi function
 

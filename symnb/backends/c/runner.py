@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from symnb.backends.c import cache, compiler, forks, platforms
+from symnb.backends.c import cache, compiler, forks, platforms, threads
 from symnb.backends.compiledir import (
     ensure_private,
     fingerprint,
@@ -39,16 +39,17 @@ from symnb.backends.compiledir import (
 )
 from symnb.backends.plan import SERIAL_MAX, Branch, Gemm, Launch, Library, Repeat, View
 from symnb.backends.render.runtime import EXPORTED, names
-from symnb.config import config
+from symnb.config import config, watch
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
 
 SOURCE = Path(__file__).with_name("runner.c")
-#: every file of the extension (runner.c includes its four headers and the kernels'
+#: every file of the extension (runner.c includes its five headers and the kernels'
 #: helpers), hashed together
 SOURCES = (
     SOURCE,
     SOURCE.with_name("runner_plan.h"),
+    SOURCE.with_name("runner_threads.h"),
     SOURCE.with_name("runner_launch.h"),
     SOURCE.with_name("runner_gemm.h"),
     SOURCE.with_name("runner_loop.h"),
@@ -76,9 +77,11 @@ def _salt() -> str:
 def module():
     """The extension module, or None when it cannot be had (then the Python executor runs)."""
     if not _module:
-        _module.append(_installed() or _compiled())
+        with threads.openmp_environment():  # the OpenMP runtime it brings in sleeps when idle
+            _module.append(_installed() or _compiled())
         if _module[0] is not None:
             forks.note(ctypes.CDLL(_module[0].__file__))  # its products' OpenMP threads
+            reset_team()
         if _module[0] is None and _problem:
             warnings.warn(
                 f"symnb: the C runner could not be built ({_problem[0]}); backend 'c' runs "
@@ -88,6 +91,17 @@ def module():
                 stacklevel=4,
             )
     return _module[0]
+
+
+def reset_team(value=None) -> None:
+    """Give a loaded runner the thread policy (threads.py); it asks again on its next call
+    (also whenever ``sn.config.threads`` is set)."""
+    built = _module[0] if _module else None
+    if built is not None and hasattr(built, "set_team_policy"):
+        built.set_team_policy(threads.team)
+
+
+watch("threads", reset_team)
 
 
 def exports_helpers() -> bool:
