@@ -17,6 +17,7 @@ HEADER = "symnb/backends/c/runner_plan.h"  # included by runner.c
 LAUNCH = "symnb/backends/c/runner_launch.h"  # included by runner.c
 GEMM = "symnb/backends/c/runner_gemm.h"  # included by runner.c
 LOOP = "symnb/backends/c/runner_loop.h"  # included by runner.c
+THREADS = "symnb/backends/c/runner_threads.h"  # included by runner.c
 HELPERS = "symnb/backends/render/runtime.h"  # included by runner.c: the kernels' helpers
 #: symnb.core.types.MAX_RANK, read from its file (the build does not import symnb);
 #: runner.py passes the same define
@@ -26,7 +27,9 @@ SERIAL_MAX = 1 << int(
     re.search(r"^SERIAL_MAX = 1 << (\d+)", Path("symnb/backends/plan.py").read_text(), re.M)[1]
 )
 SALT = f"MAX_RANK={MAX_RANK} SERIAL_MAX={SERIAL_MAX}".encode()
-SOURCES = b"".join(Path(p).read_bytes() for p in (RUNNER, HEADER, LAUNCH, GEMM, LOOP, HELPERS))
+#: in runner.py's order (runner.SOURCES)
+FILES = (RUNNER, HEADER, THREADS, LAUNCH, GEMM, LOOP, HELPERS)
+SOURCES = b"".join(Path(p).read_bytes() for p in FILES)
 DIGEST = hashlib.sha256(SOURCES + SALT).hexdigest()[:16]  # as runner.source_hash()
 
 setup(
@@ -34,7 +37,7 @@ setup(
         Extension(
             "symnb.backends.c._runner",
             [RUNNER],
-            depends=[HEADER, LAUNCH, GEMM, LOOP, HELPERS],
+            depends=[HEADER, THREADS, LAUNCH, GEMM, LOOP, HELPERS],
             include_dirs=[numpy.get_include()],
             define_macros=[
                 ("SN_RUNNER_HASH", f'"{DIGEST}"'),

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -38,10 +39,14 @@ class Config:
     #: run calls of backend "c" functions through the C runner (symnb/backends/c/runner.c);
     #: False runs them in Python (same results, more overhead per call); read when compiling
     c_runner: bool = True
-    #: inside a loop (a scan), run each matrix product of at most 4M multiply-adds on one
-    #: OpenBLAS thread (docs/loops.md): much faster where the cores are shared with other
-    #: work, up to a third slower on idle cores, so off unless asked (docs/benchmarks.md,
-    #: "Measurements behind the code"); read when compiling
+    #: the threads of a backend "c" call (its OpenMP kernels and BLAS products): None is the
+    #: thread policy (the cores this process may use that other processes leave free, sampled
+    #: every 0.15 s; docs/c_backend.md, "Threads"), a number pins it (1: one thread); never
+    #: more than OMP_NUM_THREADS and the BLAS's own limit; read on every call
+    threads: int | None = None
+    #: deprecated (the thread policy runs a loop's products on one thread when the cores are
+    #: busy): inside a loop (a scan), run each matrix product of at most 4M multiply-adds on
+    #: one OpenBLAS thread whatever the machine's load; read when compiling
     loop_products_on_one_thread: bool = False
     #: the OpenCL device of backend "opencl": "" is the first device that builds a kernel
     #: (symnb/backends/opencl/device.py); else "P:D" (platform and device numbers) or text
@@ -67,9 +72,29 @@ class Config:
         choices = CHOICES.get(name)
         if choices is not None and value not in choices:
             spelled = [repr(c) if name in QUOTED else c for c in choices]
-            raise ValueError(f"config.{name} must be {', '.join(spelled[:-1])} or "
-                             f"{spelled[-1]}, not {value!r}")  # fmt: skip
+            raise ValueError(
+                f"config.{name} must be {', '.join(spelled[:-1])} or {spelled[-1]}, not {value!r}"
+            )
+        if name == "threads" and not (value is None or _is_count(value)):
+            raise ValueError(
+                "config.threads must be None (the thread policy) or a number of threads of "
+                f"at least 1, not {value!r}"
+            )
+        if name == "loop_products_on_one_thread" and value:
+            warnings.warn(
+                "sn.config.loop_products_on_one_thread is deprecated: the thread policy runs "
+                "products on one thread when other processes keep the cores busy; "
+                "sn.config.threads = 1 pins every call to one thread",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         super().__setattr__(name, value)
+        for watcher in WATCHERS.get(name, ()):
+            watcher(value)
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 #: the values some fields may take (the backends are symnb.backends.LINKERS; a test keeps
@@ -80,6 +105,16 @@ CHOICES = {
     "optimize": ("fast", "stable", "none"),
 }
 QUOTED = ("backend", "optimize")
+#: field -> functions called with its new value when it is set (``watch``)
+WATCHERS: dict[str, list[Callable]] = {}
+
+
+def watch(name: str, watcher: Callable) -> None:
+    """Call ``watcher(value)`` whenever ``config.<name>`` is set (the C runner keeps the
+    thread policy's answer between calls and asks again when ``threads`` changes)."""
+    if watcher not in WATCHERS.setdefault(name, []):
+        WATCHERS[name].append(watcher)
+
 
 config = Config()
 flags.apply(config, os.environ.get("SYMNB_FLAGS", ""), "SYMNB_FLAGS")

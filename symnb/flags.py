@@ -1,8 +1,8 @@
 """Settings from text such as ``SYMNB_FLAGS="backend=py,optimize=stable,cc=clang"``.
 
 Each ``key=value`` sets one field of a settings dataclass (``sn.config``); the value is parsed
-by the field's declared type (str, int, float, bool), so a typo is an error that lists the
-keys there are, never a setting silently ignored.
+by the field's declared type (str, int, float, bool; ``int | None`` also takes ``none``), so a
+typo is an error that lists the keys there are, never a setting silently ignored.
 """
 
 from __future__ import annotations
@@ -76,5 +76,10 @@ def _convert(raw: str, kind: type, label: str):
         raise FlagError(f"{label} takes {NOUNS[kind]}, not {raw!r}") from None
 
 
-CONVERTERS = {str: str, int: int, float: float, bool: bool}
-NOUNS = {int: "an integer", float: "a number"}
+def _optional_int(raw: str) -> int | None:
+    """A number, or None for "" or "none" (a field whose None means "decide for me")."""
+    return None if raw.lower() in ("", "none") else int(raw)
+
+
+CONVERTERS = {str: str, int: int, float: float, bool: bool, int | None: _optional_int}
+NOUNS = {int: "an integer", float: "a number", int | None: "an integer or none"}

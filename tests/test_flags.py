@@ -87,7 +87,8 @@ def test_config_defaults_reach_sn_function_in_process():
             "backnd=py",
             "SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, "
             "c_runner, cache_limit_mb, cc, compiledir, cuda_debug_sync, cuda_launcher, floatX, "
-            "loop_products_on_one_thread, opencl_device, openmp, optimize, verify_rewrites",
+            "loop_products_on_one_thread, opencl_device, openmp, optimize, threads, "
+            "verify_rewrites",
         ),
         (
             "backend=fortran",
@@ -126,7 +127,8 @@ def test_a_bad_flag_in_the_environment_stops_the_import_with_its_message():
     assert import_error("optimize=fast,backnd=py").endswith(
         "FlagError: SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, c_runner, "
         "cache_limit_mb, cc, compiledir, cuda_debug_sync, cuda_launcher, floatX, "
-        "loop_products_on_one_thread, opencl_device, openmp, optimize, verify_rewrites"
+        "loop_products_on_one_thread, opencl_device, openmp, optimize, threads, "
+        "verify_rewrites"
     )
 
 
@@ -140,6 +142,14 @@ def test_every_settable_field_is_listed_and_parsed():
     assert settings.compiledir == "/tmp/x"
     flags.apply(settings, "cc=", "test")  # an empty value is the field's empty string
     assert settings.cc == ""
+    flags.apply(settings, "threads=2", "test")
+    assert settings.threads == 2
+    flags.apply(settings, "threads=none", "test")
+    assert settings.threads is None
+    with pytest.raises(flags.FlagError, match="threads takes an integer or none, not 'all'"):
+        flags.apply(settings, "threads=all", "test")
+    with pytest.raises(flags.FlagError, match="config.threads must be None"):
+        flags.apply(settings, "threads=0", "test")
 
 
 def test_the_backend_choices_are_the_backends_there_are():

@@ -91,8 +91,7 @@ def test_launch_empty_reduction_declines_to_numpy():
     x = sn.matrix("x")
     f = agree([x], sn.sum(x, axis=1), [np.ones((3, 0))], [Launch])
     with pytest.raises(sn.SymnbError, match="zero-size|identity|empty"):
-        execute.run(sn.function([x], sn.max(x, axis=1), backend="c").linker.plan,
-                    [np.ones((3, 0))])  # fmt: skip
+        execute.run(sn.function([x], sn.max(x, axis=1), backend="c").linker.plan, [np.ones((3, 0))])
     assert f.linker.plan.steps[0].empty == "decline"
 
 
@@ -129,8 +128,12 @@ def test_launch_into_writes_through_the_arrays_strides():
     x, y, z = sn.matrix("x"), sn.matrix("y"), sn.matrix("z")
     f = sn.function([x, y, z], x + y, backend="c")
     (step,) = f.linker.plan.steps
-    (declines,) = cache.load_many(["#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
-                                   "{ (void)a; (void)p; return 1; }\n"])  # fmt: skip
+    (declines,) = cache.load_many(
+        [
+            "#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
+            "{ (void)a; (void)p; return 1; }\n"
+        ]
+    )
     declining = type(step.kernel)("declines", None)
     declining.load(None, declines)
     for kernel in (step.kernel, declining):
@@ -155,8 +158,9 @@ def test_launch_inputs_with_absent_axes():
     """The generic ABI: y lacks axis 1 of the space, so it runs along axis 0 (y[:, None])."""
     f, step = _add_plan(y_ndim=1)
     (x_in, _), (y_in, _) = step.ins
-    fallback = Library(_column_add, step.fallback.ins, step.fallback.outs,
-                       step.fallback.dtypes, step.node)  # fmt: skip
+    fallback = Library(
+        _column_add, step.fallback.ins, step.fallback.outs, step.fallback.dtypes, step.node
+    )
     absent = dataclasses.replace(step, ins=((x_in, ()), (y_in, (1,))), fallback=fallback)
     for name, run in executors(f, _with_step(f, absent)).items():
         x, y = rng.random((4, 3)), rng.random(4)
@@ -171,8 +175,12 @@ def _column_add(x, y):
 
 
 def test_a_declining_kernel_runs_the_reference():
-    (declines,) = cache.load_many(["#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
-                                   "{ (void)a; (void)p; return 1; }\n"])  # fmt: skip
+    (declines,) = cache.load_many(
+        [
+            "#include <stdint.h>\nint sn_kernel(int64_t *a, char **p) "
+            "{ (void)a; (void)p; return 1; }\n"
+        ]
+    )
     f, step = _add_plan()
     ref = type(step.kernel)("declines", None)
     ref.load(None, declines)
@@ -287,8 +295,9 @@ def test_library_steps_and_their_dtype_check():
 def _rnn(t=5, b=3, n=4):
     x = sn.tensor("x", shape=("T", b, n))
     h0, w = sn.matrix("h0"), sn.matrix("w")
-    hs, _ = sn.scan(lambda xt, h, w: sn.tanh(xt + h @ w), sequences=x, outputs_info=h0,
-                    non_sequences=w)  # fmt: skip
+    hs, _ = sn.scan(
+        lambda xt, h, w: sn.tanh(xt + h @ w), sequences=x, outputs_info=h0, non_sequences=w
+    )
     args = [rng.standard_normal((t, b, n)), rng.standard_normal((b, n)), 0.5 * rng.random((n, n))]
     return [x, h0, w], hs, args
 
@@ -320,13 +329,15 @@ def test_a_loop_with_until_taps_plain_outputs_and_a_loop_inside():
     x = sn.vector("x")
 
     def inner(prev, now, acc):
-        rows, _ = sn.scan(lambda r, c: c * 0.5 + r, sequences=sn.stack([prev, now]),
-                          outputs_info=sn.constant(0.0))  # fmt: skip
+        rows, _ = sn.scan(
+            lambda r, c: c * 0.5 + r, sequences=sn.stack([prev, now]), outputs_info=sn.constant(0.0)
+        )
         return acc + rows[-1], now - prev  # fed back, and a plain output
 
     taps = {"input": x, "taps": [-1, 0]}
-    outs, _ = sn.scan(inner, sequences=taps, outputs_info=[sn.constant(0.0), None],
-                      go_backwards=True)  # fmt: skip
+    outs, _ = sn.scan(
+        inner, sequences=taps, outputs_info=[sn.constant(0.0), None], go_backwards=True
+    )
     f = agree([x], list(outs), [rng.random(6)], [Repeat])
     (outer,) = [s for s in f.linker.plan.steps if isinstance(s, Repeat)]
     assert any(isinstance(s, Repeat) for s in outer.body.steps)
@@ -335,8 +346,10 @@ def test_a_loop_with_until_taps_plain_outputs_and_a_loop_inside():
 def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
     """runner.c gets OpenBLAS's set/get_num_threads for every gemm step (for small products
     on one thread and for splitting large products between threads), and takes small products
-    inside loops to one thread only when ``sn.config.loop_products_on_one_thread`` is on."""
-    monkeypatch.setattr(sn.config, "loop_products_on_one_thread", True)
+    inside loops to one thread only when ``sn.config.loop_products_on_one_thread`` is on
+    (deprecated: the thread policy does it when the cores are busy)."""
+    with pytest.warns(DeprecationWarning, match="thread policy"):
+        monkeypatch.setattr(sn.config, "loop_products_on_one_thread", True)
     inputs, hs, args = _rnn()
     f = agree(inputs, hs, args, [Repeat])
     (loop,) = f.linker.plan.steps
@@ -345,7 +358,7 @@ def test_small_products_in_a_loop_take_the_blas_thread_control(monkeypatch):
         pytest.skip("no BLAS found")
     assert runner._record(gemm)[6][2:4] == gemm.blas.threads != (0, 0)
     assert runner._record(gemm)[6][4:] == (1,)  # one thread inside loops
-    monkeypatch.setattr(sn.config, "loop_products_on_one_thread", False)
+    sn.config.loop_products_on_one_thread = False  # (monkeypatch's undo: no warning)
     assert runner._record(gemm)[6][2:] == (*gemm.blas.threads, 0)
     for name, run in executors(f).items():  # the same values either way
         np.testing.assert_allclose(run(*args)[0], f(*args), rtol=1e-12, err_msg=name)
@@ -359,8 +372,9 @@ def test_the_runner_is_built_with_the_plans_serial_max():
 
 def test_a_library_step_inside_a_loop_runs_from_the_runner():
     x = sn.matrix("x")
-    sums, _ = sn.scan(lambda row, acc: acc + sn.sort(row) * 1.5, sequences=x,
-                      outputs_info=sn.zeros(4))  # fmt: skip
+    sums, _ = sn.scan(
+        lambda row, acc: acc + sn.sort(row) * 1.5, sequences=x, outputs_info=sn.zeros(4)
+    )
     f = agree([x], sums, [rng.random((5, 4))], [Repeat])
     (loop,) = f.linker.plan.steps
     assert Library in {type(s) for s in loop.body.steps}
@@ -375,8 +389,7 @@ def test_a_loop_not_as_planned_is_handed_to_python_which_names_it():
     assert f.runner.declined == 1 and f.runner.runs == 0
     n = sn.scalar("n", dtype="int64")
     inputs, _, args = _rnn()
-    hs, _ = sn.scan(lambda xt, h: h + xt, sequences=inputs[0], outputs_info=inputs[1],
-                    n_steps=n)  # fmt: skip
+    hs, _ = sn.scan(lambda xt, h: h + xt, sequences=inputs[0], outputs_info=inputs[1], n_steps=n)
     f = sn.function([inputs[0], inputs[1], n], hs, backend="c")
     for name, run in executors(f).items():
         got = run(*args[:2], np.int64(2))[0]
@@ -389,8 +402,11 @@ def test_a_loop_not_as_planned_is_handed_to_python_which_names_it():
 
 # -- rank --------------------------------------------------------------------------------------
 def test_more_dims_than_max_rank_is_a_clear_error_at_the_users_line():
-    with pytest.raises(ShapeError, match=rf"(?s)'big' would have {MAX_RANK + 1} dims.*at most "
-                                         rf"{MAX_RANK}.*test_plan.py"):  # fmt: skip
+    with pytest.raises(
+        ShapeError,
+        match=rf"(?s)'big' would have {MAX_RANK + 1} dims.*at most "
+        rf"{MAX_RANK}.*test_plan.py",
+    ):
         sn.tensor("big", shape=(1,) * (MAX_RANK + 1))
     top = sn.tensor("top", shape=(1,) * MAX_RANK)
     with pytest.raises(ShapeError, match=rf"(?s){MAX_RANK + 1} dims.*test_plan.py"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.c import blas, cache, runner
+from symnb.backends.c import blas, cache, runner, threads
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.listing import KernelInfo
 from symnb.backends.plan import Gemm, Library
@@ -42,14 +42,26 @@ class CLinker(KernelLinker):
         """``out = a @ b`` of two matrices inside a convolution's steps: one ``?gemm``."""
         ref = blas.gemm_ref(steps.dtype)
         fallback = steps.fallback(np.matmul, [a, b], out, kind="blas")
-        step = Gemm(None, None, steps.slot(a), steps.slot(b), None, fallback.outs[0],
-                    steps.dtype, False, ref, steps.node, fallback)  # fmt: skip
+        step = Gemm(
+            None,
+            None,
+            steps.slot(a),
+            steps.slot(b),
+            None,
+            fallback.outs[0],
+            steps.dtype,
+            False,
+            ref,
+            steps.node,
+            fallback,
+        )
         steps.note("blas", blas.describe(ref))
         return step
 
     def _load_kernels(self) -> None:
         """Compile every kernel of the plan at once (cache.py batches them)."""
-        addresses = cache.load_many([ref.source for ref in self.kernel_refs])
+        with threads.openmp_environment():  # the first library may bring OpenMP in
+            addresses = cache.load_many([ref.source for ref in self.kernel_refs])
         for ref, address in zip(self.kernel_refs, addresses):
             ref.load(None, address)  # the Python executor makes its cffi function
 
@@ -73,8 +85,7 @@ class CLinker(KernelLinker):
         Python executor times its steps. A separate call, so the normal call pays nothing
         for profiling (``f.profile()``)."""
         schedule = self.runner()
-        timed = None if schedule is None else runner.run_profiled(schedule, self.plan,
-                                                                  leaf_values)  # fmt: skip
+        timed = None if schedule is None else runner.run_profiled(schedule, self.plan, leaf_values)
         return timed or execute.run_profiled(self.plan, leaf_values)
 
 

@@ -349,6 +349,8 @@ static int run_library(Step *step, PyObject **slots) {
     return rc;
 }
 
+#include "runner_threads.h" /* team_begin, team_end: a call's threads (threads.py) */
+
 #include "runner_launch.h" /* run_launch, and fill_into for its fallback */
 
 #include "runner_gemm.h" /* run_gemm: one ?gemm call, or parts of one on OpenMP threads */
@@ -697,7 +699,10 @@ static PyObject *schedule_call(PyObject *self, PyObject *const *args, size_t nar
     for (int i = 0; i < s->nslots; i++) slots[i] = Py_XNewRef(s->constants[i]);
     PyObject *result = NULL;
     int rc = bind_arguments(s, args, slots);
+    Team team;
+    team_begin(&team);
     for (int i = 0; rc == 0 && i < s->nsteps; i++) rc = run_step(&s->steps[i], slots);
+    team_end(&team);
     if (rc == 0) result = outputs_of(s, slots);
     else if (rc == 1) result = Py_NewRef(Py_None); /* an argument not as planned */
     s->runs += rc == 0;
@@ -884,6 +889,7 @@ static struct PyModuleDef runner_module = {
     .m_name = "_runner",
     .m_doc = "symnb's C runner of compiled schedules.",
     .m_size = -1,
+    .m_methods = thread_methods,
 };
 
 PyMODINIT_FUNC PyInit__runner(void) {

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.c import cache, compiler, forks, platforms
+from symnb.backends.c import cache, compiler, forks, platforms, threads
 from symnb.backends.compiledir import (
     ensure_private,
     fingerprint,
@@ -45,16 +45,17 @@ from symnb.backends.compiledir import (
 )
 from symnb.backends.plan import SERIAL_MAX, Branch, Gemm, Launch, Library, Repeat, View
 from symnb.backends.render.runtime import EXPORTED, names
-from symnb.config import config
+from symnb.config import config, watch
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
 
 SOURCE = Path(__file__).with_name("runner.c")
-#: every file of the extension (runner.c includes its four headers and the kernels'
+#: every file of the extension (runner.c includes its five headers and the kernels'
 #: helpers), hashed together
 SOURCES = (
     SOURCE,
     SOURCE.with_name("runner_plan.h"),
+    SOURCE.with_name("runner_threads.h"),
     SOURCE.with_name("runner_launch.h"),
     SOURCE.with_name("runner_gemm.h"),
     SOURCE.with_name("runner_loop.h"),
@@ -82,9 +83,11 @@ def _salt() -> str:
 def module():
     """The extension module, or None when it cannot be had (then the Python executor runs)."""
     if not _module:
-        _module.append(_installed() or _compiled())
+        with threads.openmp_environment():  # the OpenMP runtime it brings in sleeps when idle
+            _module.append(_installed() or _compiled())
         if _module[0] is not None:
             forks.note(ctypes.CDLL(_module[0].__file__))  # its products' OpenMP threads
+            reset_team()
         if _module[0] is None and _problem:
             warnings.warn(
                 f"symnb: the C runner could not be built ({_problem[0]}); backend 'c' runs "
@@ -94,6 +97,17 @@ def module():
                 stacklevel=4,
             )
     return _module[0]
+
+
+def reset_team(value=None) -> None:
+    """Give a loaded runner the thread policy (threads.py); it asks again on its next call
+    (also whenever ``sn.config.threads`` is set)."""
+    built = _module[0] if _module else None
+    if built is not None and hasattr(built, "set_team_policy"):
+        built.set_team_policy(threads.team)
+
+
+watch("threads", reset_team)
 
 
 def exports_helpers() -> bool:
@@ -160,8 +174,9 @@ def _cached_path(cc: str) -> str:
     parts = [source_hash(), sys.version, np.__version__, identity, *_threading(cc)]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     suffix = platforms.extension_suffix()
-    return os.path.join(ensure_private(os.path.join(cache.compiledir(), "runner")),
-                        f"_runner_{key}{suffix}")  # fmt: skip
+    return os.path.join(
+        ensure_private(os.path.join(cache.compiledir(), "runner")), f"_runner_{key}{suffix}"
+    )
 
 
 def compile_command(cc: str, target: str) -> list[str]:
@@ -171,11 +186,18 @@ def compile_command(cc: str, target: str) -> list[str]:
     includes = [sysconfig.get_paths()["include"], np.get_include()]
     link = platforms.current().runner_link
     return [
-        cc, "-O2", *link, *_threading(cc), *[f"-I{d}" for d in includes],
-        f'-DSN_RUNNER_HASH="{source_hash()}"', f"-DSN_MAX_RANK={MAX_RANK}",
-        f"-DSN_SERIAL_MAX={SERIAL_MAX}", str(SOURCE),
-        "-o", target,
-    ]  # fmt: skip
+        cc,
+        "-O2",
+        *link,
+        *_threading(cc),
+        *[f"-I{d}" for d in includes],
+        f'-DSN_RUNNER_HASH="{source_hash()}"',
+        f"-DSN_MAX_RANK={MAX_RANK}",
+        f"-DSN_SERIAL_MAX={SERIAL_MAX}",
+        str(SOURCE),
+        "-o",
+        target,
+    ]
 
 
 def _threading(cc: str) -> tuple[str, ...]:
@@ -279,8 +301,9 @@ def _launch(step: Launch) -> tuple:
 def _gemm(step: Gemm) -> tuple:
     ins = [-1 if s is None else s for s in (step.z, step.alpha, step.x, step.y, step.beta)]
     ref = step.blas
-    address, ilp64, threads = (0, 0, (0, 0)) if ref is None else (ref.address, int(ref.ilp64),
-                                                                   ref.threads)  # fmt: skip
+    address, ilp64, threads = (
+        (0, 0, (0, 0)) if ref is None else (ref.address, int(ref.ilp64), ref.threads)
+    )
     loop_serial = int(config.loop_products_on_one_thread)
     params = (int(step.inplace), ilp64, *threads, loop_serial)
     return ("gemm", address, ins, [step.out], [step.dtype], _record(step.fallback), params)
@@ -297,8 +320,7 @@ def _view(step: View) -> tuple:
 def _branch(step: Branch) -> tuple:
     then_records = [_record(s) for s in step.then_steps]
     else_records = [_record(s) for s in step.else_steps]
-    params = (then_records, list(step.then_outs), else_records, list(step.else_outs),
-              step.n_leaves)  # fmt: skip
+    params = (then_records, list(step.then_outs), else_records, list(step.else_outs), step.n_leaves)
     types = [v.type.dtype for v in step.node.outputs]
     return ("branch", None, [step.cond], list(step.outs), types, None, params)
 
@@ -307,15 +329,27 @@ def _repeat(step: Repeat) -> tuple:
     body = step.body
     records = [_record(s) for s in body.steps]
     plan = (body.nargs, body.nslots, list(body.constants), records, list(body.outputs))
-    params = (step.n_seqs, step.n_states, [int(h) for h in step.history], int(step.until),
-              int(step.backwards), plan)  # fmt: skip
+    params = (
+        step.n_seqs,
+        step.n_states,
+        [int(h) for h in step.history],
+        int(step.until),
+        int(step.backwards),
+        plan,
+    )
     return ("loop", None, list(step.ins), list(step.outs), list(step.dtypes), None, params)
 
 
 #: runner.c's VIEW_* numbers
 VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows", "strided")
-RECORDS = {Library: _library, Launch: _launch, Gemm: _gemm, View: _view, Branch: _branch,
-           Repeat: _repeat}  # fmt: skip
+RECORDS = {
+    Library: _library,
+    Launch: _launch,
+    Gemm: _gemm,
+    View: _view,
+    Branch: _branch,
+    Repeat: _repeat,
+}
 #: runner.c's STEP_* numbers, by the names of the records' kinds
 KIND_BITS = {"library": 0, "launch": 1, "gemm": 2, "view": 3, "branch": 4, "loop": 5}
 
@@ -351,8 +385,7 @@ def _records(steps, times, records: list, ran_only: bool = False) -> float:
         if isinstance(step, Branch):
             inner = _records((*step.then_steps, *step.else_steps), times, records, True)
             if calls or not ran_only:
-                records.append((step.node, max(seconds - inner, 0.0), moved, step.kind, None,
-                                None))  # fmt: skip
+                records.append((step.node, max(seconds - inner, 0.0), moved, step.kind, None, None))
         elif isinstance(step, Repeat):
             at = len(records)
             body = []
@@ -361,10 +394,13 @@ def _records(steps, times, records: list, ran_only: bool = False) -> float:
                 _skip(sub, times)
             inner = sum(row[1] for row in body)
             if calls or not ran_only:
-                records.append((step.node, max(seconds - inner, 0.0), moved, step.kind,
-                                iterations, None))  # fmt: skip
-                records.extend((sub.node, sec, b, sub.kind, None, (at, i))
-                               for i, (sub, sec, _, b, _) in enumerate(body))  # fmt: skip
+                records.append(
+                    (step.node, max(seconds - inner, 0.0), moved, step.kind, iterations, None)
+                )
+                records.extend(
+                    (sub.node, sec, b, sub.kind, None, (at, i))
+                    for i, (sub, sec, _, b, _) in enumerate(body)
+                )
         elif calls or not ran_only:
             records.append((step.node, seconds, moved, step.kind, None, None))
     return total

@@ -1,7 +1,8 @@
 /* runner.c's gemm step (included by it, after the Step type and the output pool): one
  * ?gemm call through the BLAS address in the plan, with alpha, beta and the add into z folded
  * in, operands transposed by their strides; and who runs the product: one BLAS thread,
- * OpenBLAS's threads, or parts of it on OpenMP threads (the thresholds below). */
+ * OpenBLAS's threads, or parts of it on OpenMP threads (the thresholds below), never more
+ * than the call's team (runner_threads.h: the cores other processes leave free). */
 
 /* Multiply-adds up to which a product inside a loop runs on one BLAS thread: a loop calls
  * hundreds of small ?gemm back to back, and waking OpenBLAS's threads for each cost more than
@@ -205,13 +206,18 @@ static int run_gemm(Step *st, PyObject **slots) {
                      || (st->in_loop && st->loop_serial && work <= LOOP_SERIAL_MAX));
     if (work >= RELEASE_GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        int threads = serial || split ? st->get_threads() : 0;
-        if (threads > 1) st->set_threads(1);
-        if (split && threads > 1)
-            split_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp, threads);
+        /* the BLAS's own count (the user's limit), the call's team within it (threads.py),
+         * and BLAS threads of one under parts on OpenMP threads: never one pool inside the
+         * other */
+        int threads = st->set_threads != NULL ? st->get_threads() : 0;
+        int team = serial ? 1 : team_limit(threads);
+        int parts = split ? team : 1, blas = parts > 1 ? 1 : team;
+        if (blas < threads) st->set_threads(blas);
+        if (parts > 1)
+            split_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp, parts);
         else
             call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
-        if (threads > 1) st->set_threads(threads);
+        if (blas < threads) st->set_threads(threads);
         Py_END_ALLOW_THREADS
     } else {
         call_gemm(st, ta, tb, mnk, alpha, xp, lda, yp, ldb, beta, cp);
