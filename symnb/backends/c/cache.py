@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from symnb.backends import phases
-from symnb.backends.c import compiler, forks, platforms
+from symnb.backends.c import compiler, forks, platforms, threads
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     CompileDirError,
     compiledir,
@@ -169,11 +169,12 @@ def open_symbol(path: str, name: str):
     ctypes opens the library and never closes it: kernels stay valid for the process, and so
     does the OpenMP runtime they load, whose worker threads must not be unmapped at exit.
     OpenMP threads sleep between parallel regions unless the user chose otherwise
-    (``OMP_WAIT_POLICY``), so idle workers do not take a core from NumPy and BLAS."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    (``threads.openmp_environment``: the user's environment is left as it was), so idle
+    workers do not take a core from NumPy and BLAS."""
     library = _libraries.get(path)
     if library is None:
-        library = load_checked(path, _verified.get(path, ""), ctypes.CDLL, "kernel library")
+        with threads.openmp_environment():
+            library = load_checked(path, _verified.get(path, ""), ctypes.CDLL, "kernel library")
         if library is None:
             _verified.pop(path, None)
             return None

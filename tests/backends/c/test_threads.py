@@ -192,6 +192,23 @@ def test_openmp_environment_is_restored(monkeypatch):
 
 
 @needs_c
+def test_compiling_and_calling_leave_the_users_environment_as_it_was(tmp_path):
+    """The runner and a kernel library load with a passive wait policy, but the process's
+    environment (what the user's own subprocesses inherit) is not changed by symnb."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["SYMNB_COMPILEDIR"] = str(tmp_path)
+    code = (
+        "import os, numpy as np, symnb as sn\n"
+        "x = sn.vector('x')\n"
+        "f = sn.function([x], sn.exp(x) * 2 + 1, backend='c')\n"
+        "assert np.allclose(f(np.arange(5.0)), np.exp(np.arange(5.0)) * 2 + 1)\n"
+        "assert f.kernels, 'no kernel was compiled'\n"
+        "print(os.environ.get('OMP_WAIT_POLICY'))\n"
+    )
+    assert run_python(code, env).split()[-1] == "None"
+
+
+@needs_c
 def test_the_runner_asks_again_when_config_threads_changes(policy):
     built = runner.module()
     if built is None:
