@@ -56,9 +56,11 @@ def _parser() -> argparse.ArgumentParser:
 def cache_command(action: str) -> int:
     """``symnb cache info`` prints what the kernel cache holds; ``clear`` empties it."""
     from symnb.backends.c import cache  # cffi and the code generator: only for this command
+    from symnb.backends.cuda import nvrtc
 
     if action == "clear":
         print(f"removed {cache.clear_cache()}")
+        print(f"removed {nvrtc.clear_cache()}")
     else:
         print(cache.info())
     return 0

@@ -53,7 +53,12 @@ def get_linker(name: str):
 
 
 def clear_cache(memory: bool = True) -> str:
-    """Delete the cached C kernels on disk (and forget loaded ones); returns the directory."""
+    """Delete the cached C kernels on disk (and forget loaded ones) and the kept CUDA
+    binaries; returns the C kernels' directory. (Imported here, not at the top: importing
+    symnb does not bring in cffi and the code generator.)"""
     from symnb.backends.c.cache import clear_cache as clear
+    from symnb.backends.cuda import nvrtc
 
-    return clear(memory)
+    target = clear(memory)
+    nvrtc.clear_cache()
+    return target

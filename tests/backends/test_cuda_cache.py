@@ -86,6 +86,19 @@ def test_built_once_then_read_from_disk(tmp_path, monkeypatch):
     assert os.stat(path).st_mode & 0o777 == 0o600
 
 
+def test_clear_cache_deletes_the_binaries_and_only_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(sn.config, "compiledir", str(tmp_path / "cache"))
+    code, _ = nvrtc.compile_for_device(SOURCE, 90)
+    path = nvrtc.cache_path(SOURCE, "sm_90", "CUBIN", ())
+    mine = Path(path).with_name("notes.txt")
+    mine.write_text("the user's own file")
+    sn.clear_cache()
+    assert not os.path.exists(path) and mine.read_text() == "the user's own file"
+    before = nvrtc.compiles
+    assert nvrtc.compile_for_device(SOURCE, 90) == (code, "CUBIN")  # built again
+    assert nvrtc.compiles == before + 1
+
+
 def test_a_damaged_binary_is_deleted_and_built_again(tmp_path, monkeypatch):
     monkeypatch.setattr(sn.config, "compiledir", str(tmp_path))
     code, _ = nvrtc.compile_for_device(SOURCE, 90)

@@ -18,12 +18,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import warnings
 
 from symnb.backends.compiledir import (
     compiledir,
     private_dir,
     read_private_bytes,
+    remove_named,
     sweep_stale,
     write_private,
 )
@@ -150,6 +152,19 @@ def cache_path(source: str, arch: str, kind: str, options: tuple[str, ...]) -> s
     directory = private_dir(os.path.join(compiledir(), "cuda"))
     sweep_stale(directory)  # temporary files of writes that were killed (once per process)
     return os.path.join(directory, f"{name}.{kind.lower()}")
+
+
+#: the names ``cache_path`` gives (and a write's temporary files): all ``clear_cache`` deletes
+CACHE_NAME = re.compile(r"[0-9a-f]{64}\.(cubin|ptx)(\.[0-9]+\.[0-9a-f]{8}\.tmp)?")
+
+
+def clear_cache() -> str:
+    """Delete the kept CUDA binaries (``<compiledir>/cuda``; only symnb's names); returns
+    the directory. ``sn.clear_cache()`` and ``symnb cache clear`` call it."""
+    directory = os.path.join(compiledir(), "cuda")
+    if os.path.isdir(directory):
+        remove_named(directory, CACHE_NAME)
+    return directory
 
 
 def _read_cached(path: str) -> bytes | None:
