@@ -7,8 +7,13 @@ For each convolution layer of the course workloads (W8b's two 3x3 layers, LeNet'
 layers) and each of its three products (forward, filter gradient, input gradient), three
 timings of the same result, interleaved call by call in one process (medians and minimums):
 
-- ``symnb-c``: backend "c"'s function of that one op: the product kernel reading the windows
-  in place (strided views, no copy);
+- ``symnb packed``: backend "c"'s function of that one op planned as the product kernel
+  reading the windows in place (strided views, no copy);
+- ``symnb gemm``: the same function planned as im2col's copy (a copy kernel) and a BLAS gemm
+  (the input gradient: the output gradient on a grid, one gemm, a sum of shifted reads);
+- ``symnb``: the function as the planner chooses (``cpu.packed_product``'s rule: the column
+  ``rule`` says which form it picked, ``best`` which of the two forced forms was faster by
+  their minimums, the least disturbed by other processes, ``packed / gemm`` their ratio);
 - ``numpy blas``: ``np.matmul`` of operands already laid out as the BLAS wants them (the im2col
   matrix made beforehand, untimed): the best a BLAS call can do, the copy left out;
 - ``numpy im2col+blas``: the copy into that layout, then ``np.matmul``: what a library that
@@ -20,12 +25,15 @@ Results go in docs/benchmarks.md ("The packed product against BLAS").
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 import symnb as sn
+from symnb.backends.schedule import cpu
+from symnb.ops.conv import Conv2dGradFilters, Conv2dGradInput
 
 #: (label, batch, channels, size, filters, kernel)
 LAYERS = [
@@ -43,8 +51,39 @@ def _windows(x, k):
     return np.ascontiguousarray(w.transpose(1, 4, 5, 0, 2, 3)).reshape(c * k * k, -1)
 
 
+@contextlib.contextmanager
+def forced(form):
+    """Plan every convolution product as ``form`` ("packed", "gemm"; None: the rule)."""
+    rule = cpu.packed_product
+    if form is not None:
+        cpu.packed_product = lambda *sizes: form == "packed"
+    try:
+        yield
+    finally:
+        cpu.packed_product = rule
+
+
+def functions(xs, ws, gs, form) -> list:
+    """The forward, filter gradient and input gradient functions, planned as ``form``: each
+    one op (the gradients built from their ops, so that no forward is computed with them)."""
+    y = sn.conv2d(xs, ws)
+    params = y.owner.op.params()
+    with forced(form):
+        return [
+            sn.function([xs, ws], y, backend="c"),
+            sn.function([xs, gs, ws], Conv2dGradFilters(*params)(xs, gs, ws), backend="c"),
+            sn.function([xs, gs, ws], Conv2dGradInput(*params)(ws, gs, xs), backend="c"),
+        ]
+
+
+def chose_packed(f) -> bool:
+    """Whether f's plan has a packed product kernel (else its product is a gemm)."""
+    return any("packed" in k.reason for k in f.kernels)
+
+
 def cases(batch, channels, size, filters, k, rng):
-    """(name, symnb function, its args, BLAS operands, im2col+BLAS callable) per product."""
+    """(name, symnb functions (packed, gemm, chosen), their args, BLAS operands, im2col+BLAS
+    callable) per product."""
     out = size - k + 1
     x = rng.standard_normal((batch, channels, size, size)).astype("float32")
     w = rng.standard_normal((filters, channels, k, k)).astype("float32")
@@ -52,10 +91,8 @@ def cases(batch, channels, size, filters, k, rng):
     xs = sn.tensor("x", x.shape, "float32")
     ws = sn.tensor("w", w.shape, "float32")
     gs = sn.tensor("g", g.shape, "float32")
-    y = sn.conv2d(xs, ws)
-    forward = sn.function([xs, ws], y, backend="c")
-    dw = sn.function([xs, gs, ws], sn.grad(sn.sum(y * gs), ws), backend="c")
-    dx = sn.function([xs, gs, ws], sn.grad(sn.sum(y * gs), xs), backend="c")
+    planned = zip(*(functions(xs, ws, gs, form) for form in ("packed", "gemm", None)))
+    forward, dw, dx = planned
 
     cols = _windows(x, k)
     w2 = w.reshape(filters, -1)
@@ -72,13 +109,17 @@ def cases(batch, channels, size, filters, k, rng):
 
 
 def timed(calls: list, rounds: int) -> list[np.ndarray]:
+    """Each call's times over ``rounds``, the calls interleaved, each round starting one call
+    later (a call right after NumPy's threaded BLAS pays for its spinning threads: rotating
+    spreads that over every column)."""
     for call in calls:
         call()
     times = [[] for _ in calls]
-    for _ in range(rounds):
-        for i, call in enumerate(calls):
+    for r in range(rounds):
+        for j in range(len(calls)):
+            i = (r + j) % len(calls)
             start = time.perf_counter()
-            call()
+            calls[i]()
             times[i].append(time.perf_counter() - start)
     return [np.array(t) for t in times]
 
@@ -89,26 +130,29 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     print(
-        "| layer | product | M x K x N | symnb-c | numpy blas | im2col+blas | "
-        "symnb / blas | symnb / im2col+blas |"
+        "| layer | product | M x K x N | symnb packed | symnb gemm | symnb | rule | best | "
+        "packed / gemm (min) | numpy blas | im2col+blas | symnb / im2col+blas |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|")
     for label, *shape in LAYERS:
-        for name, f, f_args, (a, b), with_copy in cases(*shape, rng):
-            got = f(*f_args)
-            want = with_copy()
-            assert np.allclose(
-                np.ravel(got), np.ravel(_as_result(want, name, shape)), rtol=1e-3, atol=1e-2
-            ), (label, name)
-            ts = timed(
-                [lambda f=f, f_args=f_args: f(*f_args), lambda a=a, b=b: a @ b, with_copy],
-                args.rounds,
-            )
+        for name, fs, f_args, (a, b), with_copy in cases(*shape, rng):
+            want = np.ravel(_as_result(with_copy(), name, shape))
+            for f in fs:
+                got = np.ravel(f(*f_args))
+                assert np.allclose(got, want, rtol=1e-3, atol=1e-2), (label, name)
+            calls = [lambda f=f, f_args=f_args: f(*f_args) for f in fs]
+            ts = timed([*calls, lambda a=a, b=b: a @ b, with_copy], args.rounds)
             med = [np.median(t) * 1e3 for t in ts]
+            rule = "packed" if chose_packed(fs[2]) else "gemm"
+            low = [t.min() for t in ts]
+            best = "packed" if low[0] <= low[1] else "gemm"
             mk = f"{a.shape[0]} x {a.shape[1]} x {b.shape[1]}"
+            cells = " | ".join(f"{m:.3f} ms" for m in med[:3])
             print(
-                f"| {label} | {name} | {mk} | {med[0]:.3f} ms | {med[1]:.3f} ms | "
-                f"{med[2]:.3f} ms | {med[0] / med[1]:.2f} | {med[0] / med[2]:.2f} |"
+                f"| {label} | {name} | {mk} | {cells} | {rule} | {best} | {low[0] / low[1]:.2f} | "
+                f"{med[3]:.3f} ms | "
+                f"{med[4]:.3f} ms | {med[2] / med[4]:.2f} |",
+                flush=True,
             )
 
 

@@ -2,7 +2,9 @@
 (backends/planning/convolution.py, pools.py): windows views, the packed product kernels
 (``Contract``) reading them, the pooling kernels; against the explicit-loop references of
 tests/ops/test_conv.py, checking which steps the plan holds and that its product kernels ran
-(not their NumPy fallbacks)."""
+(not their NumPy fallbacks). Each product's form (packed, or im2col's copy and a gemm) is the
+CPU schedule's rule (``cpu.packed_product``): the tests of the packed path force it
+(``packed_everywhere``), those at the end check the rule's choice and both forms' values."""
 
 import dataclasses
 import itertools
@@ -16,6 +18,7 @@ from symnb.backends.c import cache, runner
 from symnb.backends.kernels.ir import Contract
 from symnb.backends.plan import Launch, Library, View
 from symnb.backends.planning.windowed import FlatPadding, Padding
+from symnb.backends.schedule import cpu
 from symnb.ops.conv import (
     AvgPool2d,
     AvgPool2dGrad,
@@ -29,6 +32,17 @@ from tests.helpers import check, needs_c
 from tests.ops.test_conv import CONV_GRID, loop_conv2d, loop_pool, pad_input, padding_arg
 
 pytestmark = needs_c
+
+#: the schedule's rule, kept before ``packed_everywhere`` replaces it
+RULE = cpu.packed_product
+
+
+@pytest.fixture(autouse=True)
+def packed_everywhere(monkeypatch):
+    """Every convolution product a packed product kernel (the path most tests here check,
+    at shapes the rule would give to BLAS); ``monkeypatch.setattr(cpu, "packed_product",
+    RULE)`` restores the rule."""
+    monkeypatch.setattr(cpu, "packed_product", lambda m, k, n: True)
 
 
 def loop_conv2d_grads(x, w, g, stride, padding, dilation, groups):
@@ -597,3 +611,72 @@ def test_a_positive_max_pool_gradient_skips_windows_not_above_zero(shape, kernel
     for got in (f(x, g), execute.run(f.linker.plan, [x, g])[0]):
         np.testing.assert_array_equal(got, spread)
     assert op.perform(x, g)[0, 0, :kernel, :kernel].tolist() == [[0.0] * kernel] * kernel
+
+
+def _forms(f) -> dict:
+    """Each convolution op class of f's plan -> "packed" (a product kernel) or "gemm"."""
+    forms = {}
+    for op_class in (Conv2d, Conv2dGradFilters, Conv2dGradInput):
+        gemm = any(
+            type(s).__name__ == "Gemm" and isinstance(s.node.op, op_class)
+            for s in f.linker.plan.steps
+        )
+        packed = bool(products_for(f, op_class))
+        if gemm or packed:
+            assert gemm != packed, op_class
+            forms[op_class] = "gemm" if gemm else "packed"
+    return forms
+
+
+@pytest.mark.parametrize(
+    "shape,filters,kernel,padding,want",
+    [
+        # one channel, 3x3: the forward's sum K = 9 and the input gradient's M = 1 to BLAS;
+        # the filter gradient's output is 9 x 8 (a long sum into a few tiles): BLAS
+        ((2, 1, 12, 12), 8, 3, "valid", ("gemm", "gemm", "gemm")),
+        # 16 channels, 3x3, 32 filters: forward K = 144, input gradient M = 16 and K = 288,
+        # filter gradient output 144 x 32: all packed
+        ((4, 16, 10, 10), 32, 3, "same", ("packed", "packed", "packed")),
+        # 8 channels, 3x3, 4 filters: the forward (K = 72, output 4 x 2592) packed; the
+        # filter gradient's output 72 x 4 < PACKED_OUTPUT_MIN and the input gradient's
+        # K = 4*9 = 36: BLAS
+        ((8, 8, 20, 20), 4, 3, "valid", ("packed", "gemm", "gemm")),
+    ],
+)
+def test_the_rule_chooses_each_products_form(
+    shape, filters, kernel, padding, want, rng, monkeypatch
+):
+    """Backend "c" plans each product as ``cpu.packed_product`` says from its (M, K, N) (a
+    packed product kernel, or im2col's copy and a gemm; the input gradient's gemm a sum of
+    shifted reads), and the values of all three match backend "py"'s on both sides of the
+    rule."""
+    monkeypatch.setattr(cpu, "packed_product", RULE)
+    x = rng.normal(size=shape).astype("float32")
+    w = rng.normal(size=(filters, shape[1], kernel, kernel)).astype("float32")
+    f = compiled_conv(x, w, (1, 1), (padding, padding), (1, 1), 1)
+    n, c, h, w_ = shape
+    span = 0 if padding == "same" else kernel - 1
+    g = rng.normal(size=(n, filters, h - span, w_ - span)).astype("float32")
+    forms = _forms(f)
+    assert tuple(forms[c] for c in (Conv2d, Conv2dGradFilters, Conv2dGradInput)) == want
+    o, out = filters, g.shape[2] * g.shape[3] * n
+    taps = c * kernel * kernel
+    assert RULE(o, taps, out) == (want[0] == "packed")
+    assert RULE(taps, out, o) == (want[1] == "packed")
+    assert RULE(c, o * kernel * kernel, n * h * w_) == (want[2] == "packed")
+    xs, ws = sn.tensor("x", x.shape, "float32"), sn.tensor("w", w.shape, "float32")
+    y = sn.conv2d(xs, ws, padding=padding)
+    gs = sn.tensor("g", y.type.shape, "float32")
+    reference = sn.function([xs, ws, gs], [y, *sn.grad(sn.sum(y * gs), [xs, ws])], backend="py")
+    for got, expected in zip(f(x, w, g), reference(x, w, g), strict=True):
+        check(got, expected, rtol=2e-4, atol=2e-4)
+
+
+def test_the_rule_in_terms_of_the_products_sizes():
+    """Packed from PACKED_ROWS_MIN rows, PACKED_INNER_MIN of inner length and
+    PACKED_OUTPUT_MIN output elements, each bound included; BLAS below any of them."""
+    rows, inner, output = cpu.PACKED_ROWS_MIN, cpu.PACKED_INNER_MIN, cpu.PACKED_OUTPUT_MIN
+    assert RULE(rows, inner, output // rows)
+    assert not RULE(rows - 1, inner, 10**5)
+    assert not RULE(rows, inner - 1, 10**5)
+    assert not RULE(rows, 10**5, output // rows - 1)

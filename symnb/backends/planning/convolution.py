@@ -45,6 +45,7 @@ from symnb.backends.planning.windowed import (
     pads_of,
     window_geometry,
 )
+from symnb.backends.schedule import cpu
 from symnb.core.variable import Variable
 from symnb.ops.broadcast import Sum, SumToLike
 from symnb.ops.conv import Conv2d, Conv2dGradFilters, Conv2dGradInput, scatter_windows
@@ -267,8 +268,9 @@ def _reads_planes_fast(client) -> bool:
 
 def _planes_wanted(linker, client, i) -> tuple | None:
     """(pads, reach) of the padded planes through which ``client`` reads its input i, or None:
-    a stride-1 convolution with one group reading its input x (padded as the op asks) or its
-    output gradient (padded for the full correlation)."""
+    a stride-1 convolution with one group whose product is packed (``packed``) reading its
+    input x (padded as the op asks) or its output gradient (padded for the full
+    correlation)."""
     op = getattr(client, "op", None)
     if not isinstance(op, (Conv2d, Conv2dGradInput)) or not packs(linker, op):
         return None
@@ -278,11 +280,16 @@ def _planes_wanted(linker, client, i) -> tuple | None:
         x, w = client.inputs
         axes = op._geometry(w.type.shape)
         pads = pads_of(axes, x.type.shape[2:])
+        sizes = product_sizes(op, x.type.shape, w.type.shape, "forward")
     elif isinstance(op, Conv2dGradInput) and i == 1:
         w, _, _ = client.inputs
-        pads = _correlation_pads(op, w.type.shape, client.outputs[0].type.shape[2:])
+        shape = client.outputs[0].type.shape
+        pads = _correlation_pads(op, w.type.shape, shape[2:])
+        sizes = product_sizes(op, shape, w.type.shape, "input")
     else:
         return None
+    if not packed(linker, op, sizes):
+        return None  # im2col's copy and a gemm: no windows of padded planes
     if pads is None or not any(p for side in pads for p in side):
         return None
     return pads, op.dilation[1] * (w.type.shape[3] - 1)
@@ -299,9 +306,35 @@ def _unflattened(steps, product, like, grid, out) -> Variable:
 
 
 def packs(linker, op) -> bool:
-    """Whether the convolution's products are packed product kernels reading the windows
-    (CPU loops, no groups): no im2col matrix, no col2im."""
+    """Whether the convolution's products may be packed product kernels reading the windows
+    (CPU loops, no groups): no im2col matrix, no col2im. Each product then chooses between
+    that and im2col's copy with a BLAS gemm (``packed``)."""
     return linker.dialect.model == "loops" and op.groups == 1
+
+
+def packed(linker, op, mkn) -> bool:
+    """Whether the product (M, K, N = ``mkn``) of a convolution ``op`` is a packed product
+    kernel reading the windows in place, rather than a copy laid out for a BLAS gemm: where
+    it ``packs``, by the CPU schedule's rule (``cpu.packed_product``)."""
+    return packs(linker, op) and cpu.packed_product(*mkn)
+
+
+def product_sizes(op, x_shape, w_shape, kind) -> tuple:
+    """(M, K, N) of a convolution's packed product: ``kind`` "forward" (filters times
+    windows), "filters" (the filter gradient: windows times the output gradient) or "input"
+    (the input gradient as the full correlation: M = C, K = O*kh*kw, N = the input's
+    pixels)."""
+    n, c = x_shape[:2]
+    o, _, kh, kw = w_shape
+    axes = op._geometry(w_shape)
+    pads = pads_of(axes, x_shape[2:])
+    pixels = n * int(np.prod([out_size(s, ax, p) for s, ax, p in zip(x_shape[2:], axes, pads)]))
+    taps = c * kh * kw
+    if kind == "forward":
+        return o, taps, pixels
+    if kind == "filters":
+        return taps, pixels, o
+    return c, o * kh * kw, n * int(np.prod(x_shape[2:]))
 
 
 def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
@@ -344,7 +377,8 @@ def _conv2d(linker, node) -> tuple:
     fixed_sizes(x.type.shape, (None, *w.type.shape), out.type.shape)
     op, steps = node.op, Steps(linker, node)
     o, _, kh, kw = w.type.shape
-    if packs(linker, op) and tuple(op.stride) == (1, 1):
+    in_place = packed(linker, op, product_sizes(op, x.type.shape, w.type.shape, "forward"))
+    if in_place and tuple(op.stride) == (1, 1):
         axes = op._geometry(w.type.shape)
         pads = pads_of(axes, x.type.shape[2:])
         windows, grid = _flat_windows(steps, x, x, pads, (kh, kw), op.dilation)
@@ -354,7 +388,7 @@ def _conv2d(linker, node) -> tuple:
         )
         _unflattened(steps, product, x, grid, out)
         return tuple(steps.steps)
-    if packs(linker, op):
+    if in_place:
         windows = _windows_of(steps, x, op._geometry(w.type.shape), COLUMNS)
         product = steps.temp("w * windows", (o, *windows.type.shape[3:]))
         steps.contract(
@@ -386,7 +420,7 @@ def _conv2d_grad_filters(linker, node) -> tuple:
     fixed_sizes(x.type.shape, g.type.shape, (None, *out.type.shape))
     op, steps = node.op, Steps(linker, node)
     o, per_group, kh, kw = out.type.shape
-    if packs(linker, op):
+    if packed(linker, op, product_sizes(op, x.type.shape, out.type.shape, "filters")):
         windows = _windows_of(steps, x, op._geometry(out.type.shape), COLUMNS)
         n, _, h, w = g.type.shape
         columns = steps.transpose(g, steps.temp("g moved", (n, h, w, o)), (0, 2, 3, 1))
@@ -415,7 +449,8 @@ def _conv2d_grad_input(linker, node) -> tuple:
     float_operands(node)
     fixed_sizes((None, *w.type.shape), g.type.shape, out.type.shape)
     op, steps = node.op, Steps(linker, node)
-    if packs(linker, op) and _full_correlation(steps, w, g, out):
+    in_place = packed(linker, op, product_sizes(op, out.type.shape, w.type.shape, "input"))
+    if in_place and _full_correlation(steps, w, g, out):
         return tuple(steps.steps)
     if tuple(op.stride) == (1, 1) and linker.can("offset_views"):
         _shifted_grad_input(steps, w, g, out)
@@ -423,7 +458,7 @@ def _conv2d_grad_input(linker, node) -> tuple:
     o, per_group, kh, kw = w.type.shape
     channels = out.type.shape[1]
     dcols = steps.temp("dcols", (channels * kh * kw, None))
-    if packs(linker, op):
+    if in_place:
         # the window gradients (C, kh, kw, N, out_h, out_w) as one packed product of the
         # filters and the output gradient, both read through their strides
         taps = steps.transpose(w, steps.temp("w moved", (per_group, kh, kw, o)), (1, 2, 3, 0))

@@ -43,6 +43,21 @@ PREFETCH_CHUNK = 64
 CONTRACT_PARALLEL_MIN = 1 << 22
 #: accumulating types the packed product is written for
 PACKED_FLOATS = ("float32", "float64")
+#: a convolution's product is a packed product kernel reading the windows in place only with
+#: at least this many rows on the left: fewer leave the micro-kernel's register tile (SN_MR
+#: rows, 4 to 12 by vector width: render/contract.h) mostly empty, a matrix-vector product
+#: reading each window element for one multiply-add (see ``packed_product``)
+PACKED_ROWS_MIN = 4
+#: ... and an inner length (the sum) of at least this: a shorter sum does few multiply-adds
+#: per output element, so both forms are bound by memory, and the im2col copy (K x N, K short)
+#: is small next to the output the product writes
+PACKED_INNER_MIN = 64
+#: ... and at least this many output elements (M x N: 40 of AVX2's 6 x 16 register tiles, 20
+#: of AVX-512's): a smaller output with its long sum (the filter gradient of a layer with few
+#: channels, a sum over every output pixel) leaves the packed kernel a few tiles, each packing
+#: and storing its tile per block of the sum, and threads that can only split the sum and add
+#: their partial tiles back; BLAS's kernels for that shape outrun the copy they need
+PACKED_OUTPUT_MIN = 4096
 
 
 def schedule(kernel, dialect):
@@ -132,3 +147,14 @@ def packable(kernel) -> bool:
         and dtypes <= set(PACKED_FLOATS)
         and all(np.dtype(op.dtype).kind in "biuf" for op in kernel.inputs)
     )
+
+
+def packed_product(m: int, k: int, n: int) -> bool:
+    """Whether a convolution's product (m x k) @ (k x n) is a packed product kernel reading
+    the windows in place (``Contract``: no copy), rather than im2col's copy (or the input
+    gradient's grid) and a BLAS gemm: at least PACKED_ROWS_MIN rows, an inner length of at
+    least PACKED_INNER_MIN and an output of at least PACKED_OUTPUT_MIN elements. There the
+    packed kernel's register tiles are full and many, and it saves the copy; outside, BLAS
+    multiplies faster than the copy costs. docs/benchmarks.md, "The packed product against
+    BLAS", has the measurements."""
+    return m >= PACKED_ROWS_MIN and k >= PACKED_INNER_MIN and m * n >= PACKED_OUTPUT_MIN
