@@ -59,7 +59,8 @@ class OpenCLProgram:
         outputs = [runtime.alloc(max(r.nbytes, 1)) for r in results]
         status = runtime.upload(np.zeros(1, np.int32))
         count = space if isinstance(kernel.body, Map) else results[0].shape
-        groups, size = grid_of(kernel, space, int(np.prod(count, dtype=np.int64)))
+        count = int(np.prod(count, dtype=np.int64))
+        groups, size = grid_of(kernel, space, count, runtime.facts)
         buffers = [runtime.upload(np.array(args, np.int64)), *inputs, *outputs, status]
         runtime.launch(self.built[index], groups, size, buffers)
         for result, buffer in zip(results, outputs):

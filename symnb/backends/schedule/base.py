@@ -103,12 +103,15 @@ class GpuGrid:
 @dataclass(frozen=True)
 class DeviceFacts:
     """What the GPU schedule knows of the device: ``max_group``: work-items per work-group at
-    most; ``local_bytes``: local (shared) memory per work-group. The defaults hold for every
-    OpenCL 1.2 GPU (32 KiB of local memory is its minimum) and CUDA device; a runtime that
-    knows its device passes its own."""
+    most; ``local_bytes``: local (shared) memory per work-group; ``compute_units``: its
+    multiprocessors (CUDA) or compute units (OpenCL), which size a launch. The defaults hold
+    for every OpenCL 1.2 GPU (32 KiB of local memory is its minimum) and CUDA device; each
+    runtime reads its device's (``Runtime.facts``: pyopencl's device info, the CUDA driver's
+    attributes)."""
 
     max_group: int = 256
     local_bytes: int = 32768
+    compute_units: int = 16
 
 
 Schedule = CpuMap | CpuReduce | CpuRows | CpuContract | GpuGrid

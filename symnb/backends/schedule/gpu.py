@@ -17,12 +17,16 @@ import numpy as np
 from symnb.backends.kernels.ir import Contract, Map, Reduce, Rows
 from symnb.backends.schedule.base import DeviceFacts, GpuGrid
 
-#: work-items per work-group (a power of two: the row programs' tree halves it): two warps of
-#: 32 (CUDA) or one wavefront of 64 (AMD), small enough that a short row keeps most busy
+#: work-items per work-group of a row program (a power of two: its tree halves it): two warps
+#: of 32 (CUDA) or one wavefront of 64 (AMD), small enough that a short row keeps most busy
 GROUP = 64
-#: work-items of an elementwise or reduction launch at most; a grid-stride loop covers more
-#: elements (a few per work-item amortise its index decoding; 64k fill any current GPU)
-MAX_ITEMS = 1 << 16
+#: work-items per work-group of a map or a reduction (where the device allows): eight warps,
+#: enough to hide memory latency, and the width of a reduction's tree in local memory
+WIDE = 256
+#: work-groups per compute unit (multiprocessor) of a map or reduction launch: a few groups'
+#: worth of items resident on each (2048 threads per H100 multiprocessor), a grid-stride
+#: loop over the rest (a few elements per work-item amortise its index decoding)
+GROUPS_PER_UNIT = 8
 #: work-groups of a row launch at most (each loops over rows)
 MAX_GROUPS = 1 << 10
 #: work-groups of a product launch at most (each loops over blocks of TILE x TILE outputs)
@@ -38,10 +42,12 @@ def schedule(kernel, dialect, device: DeviceFacts | None = None) -> GpuGrid:
     device = device or DeviceFacts()
     body = kernel.body
     group = _group(device)
+    wide = _group(device, WIDE)
+    fill = max(device.compute_units, 1) * GROUPS_PER_UNIT
     if isinstance(body, Map):
-        return GpuGrid("elements", group, MAX_ITEMS // group)
+        return GpuGrid("elements", wide, fill)
     if isinstance(body, Reduce):
-        return GpuGrid("outputs", group, MAX_ITEMS // group)
+        return GpuGrid("outputs", wide, fill)
     if isinstance(body, Rows):
         return GpuGrid("group-rows", group, MAX_GROUPS)
     if isinstance(body, Contract):
@@ -49,9 +55,8 @@ def schedule(kernel, dialect, device: DeviceFacts | None = None) -> GpuGrid:
     raise TypeError(f"no GPU schedule for a {type(body).__name__} body")
 
 
-def _group(device: DeviceFacts) -> int:
-    """GROUP, or the device's largest power of two below it."""
-    group = GROUP
+def _group(device: DeviceFacts, group: int = GROUP) -> int:
+    """``group``, or the device's largest power of two below it."""
     while group > device.max_group:
         group //= 2
     return group
