@@ -27,6 +27,10 @@ WIDE = 256
 #: worth of items resident on each (2048 threads per H100 multiprocessor), a grid-stride
 #: loop over the rest (a few elements per work-item amortise its index decoding)
 GROUPS_PER_UNIT = 8
+#: a reduction's elements per output from which a work-group reduces one output together (its
+#: items striding over them, then a tree in local memory) where outputs are few: sum(x) ran
+#: on one work-item; past 64 elements even a quarter-busy group beats one item
+COOP = 64
 #: work-groups of a row launch at most (each loops over rows)
 MAX_GROUPS = 1 << 10
 #: work-groups of a product launch at most (each loops over blocks of TILE x TILE outputs)
@@ -47,7 +51,7 @@ def schedule(kernel, dialect, device: DeviceFacts | None = None) -> GpuGrid:
     if isinstance(body, Map):
         return GpuGrid("elements", wide, fill)
     if isinstance(body, Reduce):
-        return GpuGrid("outputs", wide, fill)
+        return GpuGrid("outputs", wide, fill, coop=COOP)
     if isinstance(body, Rows):
         return GpuGrid("group-rows", group, MAX_GROUPS)
     if isinstance(body, Contract):
@@ -77,7 +81,9 @@ def _tiles(kernel, device: DeviceFacts, group: int) -> GpuGrid:
 def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
     """(work-groups, items per group) of a call over ``space`` with ``out_count`` output
     elements: a group per row or per tile of a product (up to ``max_groups``: the kernels
-    loop), else enough items for every output element (the kernels loop past it)."""
+    loop), else enough items for every output element (the kernels loop past it), and for a
+    reduction at least a group per output (up to ``max_groups``), which its kernel uses
+    where its outputs are few and long (``ReduceWriter.per_output``)."""
     if schedule.strategy == "tiles":
         batch = int(np.prod(space[:-3], dtype=np.int64))
         blocks = batch * -(-space[-3] // schedule.tile) * -(-space[-1] // schedule.tile)
@@ -86,4 +92,7 @@ def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
         rows = int(np.prod(space[:-1], dtype=np.int64))
         return max(1, min(rows, schedule.max_groups)), schedule.group
     items = max(1, min(out_count, schedule.max_groups * schedule.group))
-    return -(-items // schedule.group), schedule.group
+    groups = -(-items // schedule.group)
+    if schedule.coop:  # enough groups for a group per output, where the kernel takes that way
+        groups = max(groups, min(out_count, schedule.max_groups))
+    return groups, schedule.group
