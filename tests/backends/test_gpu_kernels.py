@@ -91,3 +91,34 @@ def test_integer_and_boolean_reductions_over_long_vectors():
     assert _on_opencl(sn.max, i) == i.max()
     assert _on_opencl(lambda a: sn.any(a > 3), i) == True  # noqa: E712
     assert _on_opencl(lambda a: sn.all(a > -5), i) == bool(np.all(i > -5))
+
+
+MAPS = {
+    "contiguous": lambda: (RNG.standard_normal((300, 70)), RNG.standard_normal((300, 70))),
+    "scalar broadcast": lambda: (RNG.standard_normal((3, 50, 7)), np.float64(2.5)),
+    "row broadcast": lambda: (RNG.standard_normal((300, 70)), RNG.standard_normal(70)),
+    "column broadcast": lambda: (RNG.standard_normal((300, 70)), RNG.standard_normal((300, 1))),
+    "outer product": lambda: (RNG.standard_normal((300, 1)), RNG.standard_normal((1, 70))),
+    "one element": lambda: (RNG.standard_normal((1, 1)), RNG.standard_normal((1, 1))),
+    "long vector": lambda: (RNG.standard_normal(100_003), RNG.standard_normal(100_003)),
+}
+
+
+@pytest.mark.parametrize("name", list(MAPS))
+def test_maps_over_contiguous_and_broadcast_operands(name):
+    x, y = MAPS[name]()
+    got = _on_opencl(lambda a, b: sn.exp(a) * b + a, np.asarray(x), np.asarray(y))
+    _close(got, np.exp(x) * y + x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("view", ["transposed", "every other", "sliced rows"])
+def test_maps_over_strided_views(view):
+    x = RNG.standard_normal((60, 40, 6))
+    y = RNG.standard_normal((60, 40, 6))
+    pick = {
+        "transposed": lambda a: a.transpose(2, 0, 1),
+        "every other": lambda a: a[::2, :, ::3],
+        "sliced rows": lambda a: a[5:50, 3:, :],
+    }[view]
+    got = _on_opencl(lambda a, b: pick(a) * 2 - sn.sin(pick(b)), x, y)
+    _close(got, pick(x) * 2 - np.sin(pick(y)), rtol=1e-12)

@@ -204,3 +204,21 @@ def test_each_kernel_of_a_program_has_its_work_group_size():
     assert source.rindex("#define SN_GROUP", 0, a) == source.rindex("#define SN_GROUP 256", 0, a)
     assert source.rindex("#define SN_GROUP", 0, b) == source.index("#define SN_GROUP 32")
     assert a < source.index("#define SN_GROUP 32") < b
+
+
+def test_launches_collapse_axes_that_step_alike():
+    # [nd, shape, strides of each operand (inputs, then output), output counts]
+    contiguous = [3, 2, 3, 4, 48, 16, 4, 0, 0, 0, 96, 32, 8, 24]  # x (f32) * scalar -> f64
+    assert gpu.collapse(contiguous, 3) == [1, 24, 4, 0, 8, 24]
+    row_bias = [2, 3, 4, 16, 4, 0, 4, 16, 4, 12]  # a row broadcast stays two axes
+    assert gpu.collapse(row_bias, 3) == row_bias
+    transposed = [2, 3, 4, 4, 12, 16, 4, 12]
+    assert gpu.collapse(transposed, 2) == transposed
+    # a reduction: reduced axes (output stride 0) merge with reduced ones only
+    kept_reduced = [3, 5, 6, 7, 168, 28, 4, 0, 0, 0, 1]
+    assert gpu.collapse(kept_reduced, 2) == [1, 210, 4, 0, 1]
+    mixed = [3, 5, 6, 7, 168, 28, 4, 0, 4, 0, 6]
+    assert gpu.collapse(mixed, 2) == mixed
+    ones = [3, 1, 5, 1, 99, 8, 77, 33, 4, 55, 5]  # axes of length 1 dropped, whatever steps
+    assert gpu.collapse(ones, 2) == [1, 5, 8, 4, 5]
+    assert gpu.collapse([2, 1, 1, 4, 4, 8, 8, 1], 2) == [1, 1, 0, 0, 1]

@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from symnb.backends.kernels.ir import Map, Reduce
 from symnb.backends.render.source import render_program
 from symnb.backends.schedule import gpu
 from symnb.backends.schedule.base import DeviceFacts
@@ -299,6 +300,15 @@ def grid_of(kernel, space: tuple, out_count: int, facts: DeviceFacts | None = No
     """(work-groups, items per group) of a launch, as the kernel's GPU schedule on a device
     with ``facts`` lays it out (``symnb/backends/schedule/gpu.py``)."""
     return gpu.launch(gpu.schedule(kernel, None, facts), space, out_count)
+
+
+def launch_ints(kernel, args: list[int], nops: int) -> list[int]:
+    """The launch integers a kernel reads: a map's or reduction's over its collapsed axes
+    (``gpu.collapse``: a contiguous call is one axis, indexed without division); a row
+    program's and a product's as they are (they address rows and tiles by their axes)."""
+    if isinstance(kernel.body, (Map, Reduce)):
+        return gpu.collapse(list(args), nops)
+    return list(args)
 
 
 def device_facts(max_group, local_bytes, compute_units) -> DeviceFacts:

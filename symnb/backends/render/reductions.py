@@ -322,7 +322,9 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     def _reduced(self) -> str:
         zero = ", ".join(f"q{k} = 0" for k in range(self.nin))
         adds = "\n".join(f"                q{k} += i * st[{k} * nd + d];" for k in range(self.nin))
+        flat = " ".join(f"q{k} = r * st[{k} * nd];" for k in range(self.nin))
         return f"""            int64_t left = r, {zero};
+            if (nd == 1) {{ {flat} left = 0; }}
             for (int64_t d = nd - 1; d >= 0 && left; d--) {{
                 if (st[{self.nin} * nd + d] != 0) continue;
                 const int64_t i = left % shape[d];

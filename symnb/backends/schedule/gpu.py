@@ -96,3 +96,31 @@ def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
     if schedule.coop:  # enough groups for a group per output, where the kernel takes that way
         groups = max(groups, min(out_count, schedule.max_groups))
     return groups, schedule.group
+
+
+def collapse(args: list[int], nops: int) -> list[int]:
+    """A map's or reduction's launch integers (``[nd, shape, each operand's strides, output
+    counts]``, execute.kernel_args) over the fewest axes that address the same elements:
+    axes of length 1 dropped, and an axis merged into the next one in where every operand
+    (the outputs too: a reduced axis is merged only with a reduced one) steps across it by
+    the next one's length times its step. A C-contiguous call (scalars broadcast) becomes
+    one axis, which the kernels index without dividing (``MapWriter.grid_stride``)."""
+    nd = args[0]
+    shape = args[1 : 1 + nd]
+    strides = [args[1 + nd + k * nd : 1 + nd + (k + 1) * nd] for k in range(nops)]
+    tail = args[1 + nd + nops * nd :]
+    kept = [d for d in range(nd) if shape[d] != 1] or [nd - 1]
+    axes = [[shape[d], [st[d] for st in strides]] for d in kept]
+    merged = [axes[-1]]
+    for n, steps in reversed(axes[:-1]):
+        inner_n, inner = merged[0]
+        if all(outer == step * inner_n for outer, step in zip(steps, inner)):
+            merged[0] = [n * inner_n, inner]
+        else:
+            merged.insert(0, [n, steps])
+    if len(kept) == 1 and shape[kept[0]] == 1:
+        merged = [[1, [0] * nops]]
+    out = [len(merged), *(n for n, _ in merged)]
+    for k in range(nops):
+        out += [steps[k] for _, steps in merged]
+    return out + list(tail)
