@@ -1,11 +1,14 @@
 """The GPU schedule: how work-items and work-groups share a kernel, and the launch's size.
 
 One function per body shape's strategy (``base.GpuGrid``): a map is a grid-stride loop over
-its elements; a reduction gives each work-item output elements, looping over the reduced
+its elements; a reduction gives each work-group an output where outputs are few and long
+(a tree in local memory), else each work-item output elements, looping over the reduced
 axes; a row program gives each work-group rows, its work-items sharing every pass and
 combining partial reductions as a tree in local memory; a product is tiled through local
-memory. ``launch`` turns a schedule and a call's sizes into (work-groups, items per group).
-This is where other strategies go (a reduction split over a work-group, a tree across groups):
+memory. ``launch`` turns a schedule and a call's sizes into (work-groups, items per group);
+``collapse`` merges a map's or reduction's axes that step alike before launch. Sizes follow
+the device (``DeviceFacts``, read by each runtime). This is where other strategies go (a
+second pass across work-groups for one long output):
 a new strategy is a new value here and its spelling in its shape's writer (``render/``). The
 numbers are explained in docs/schedule.md.
 """
