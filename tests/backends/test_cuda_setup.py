@@ -17,11 +17,15 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.backends.c.dialect import CDialect
 from symnb.backends.cuda import nvrtc
 from symnb.backends.cuda import runtime as cuda_runtime
 from symnb.backends.cuda.runtime import CUDARuntime, cuda_problem
 from symnb.backends.cuda.versions import version_problem
-from symnb.backends.device.runtime import DeviceArray, DeviceError
+from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
+from symnb.backends.kernels.lowering import lower
+from symnb.backends.schedule import gpu
+from symnb.backends.schedule.base import DeviceFacts
 from symnb.errors import CompileError
 from tests.backends.cuda_standin import StandInDriver, install_pycuda, use
 
@@ -90,6 +94,16 @@ def test_a_gpu_newer_than_nvrtc_gets_ptx_for_the_newest_architecture_it_knows():
         nvrtc.target(60, known, (13, 0))
     with pytest.raises(nvrtc.ArchitectureTooOld, match="not sm_35: use backend 'c' or 'opencl'"):
         nvrtc.target(35, (50, 60), (12, 9))
+
+
+def test_the_schedule_reads_the_devices_multiprocessors_and_limits(standin):
+    standin()
+    runtime = cuda_runtime.cuda_runtime()
+    assert runtime.facts == DeviceFacts(max_group=1024, local_bytes=49152, compute_units=132)
+    x = sn.vector("x", dtype="float32")
+    kernel = lower(sn.exp(x).owner, CDialect()).kernel
+    # a map launches 256-item groups, GROUPS_PER_UNIT per multiprocessor at most
+    assert grid_of(kernel, (10**8,), 10**8, runtime.facts) == (132 * gpu.GROUPS_PER_UNIT, 256)
 
 
 def test_the_runtime_loads_ptx_on_a_gpu_nvrtc_does_not_know(standin):

@@ -146,6 +146,7 @@ def _nodes():
 NODES = list(_nodes())
 PRODUCTS = [n for n in NODES if n.startswith("matmul")]
 ROWS = ["softmax", "log_softmax", "logsumexp", "softmax_cross_entropy"]
+REDUCTIONS = ["sum_rows", "sum_columns", "sum_all", "max_rows", "mean_rows"]
 
 
 def _source(dialect, name):
@@ -164,7 +165,7 @@ def test_every_shared_array_is_read_and_rewritten_across_a_barrier(dialect, name
     assert unsynchronised(source, DIALECTS[dialect].barrier) == [], source
 
 
-@pytest.mark.parametrize("name", PRODUCTS + ROWS)
+@pytest.mark.parametrize("name", PRODUCTS + ROWS + REDUCTIONS)
 @pytest.mark.parametrize("dialect", list(DIALECTS))
 def test_the_tiled_and_row_kernels_use_work_group_memory(dialect, name):
     """The check above is not empty for them: they declare shared arrays and barriers."""
@@ -204,6 +205,20 @@ def test_dropping_the_row_kernels_barriers_is_found(dialect, name):
     source = _source(dialect, name)
     barrier = DIALECTS[dialect].barrier
     assert unsynchronised(_without(source, set(_barrier_lines(source, barrier))), barrier)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dialect", list(DIALECTS))
+def test_dropping_any_one_barrier_of_a_reductions_tree_is_found(dialect, name):
+    """A reduction's work-group tree (few long outputs): the barrier after each item stores
+    its partial, the one after each halving, and the one before the next output's partials
+    overwrite what the first item may still read: each is needed, and seen missing."""
+    source = _source(dialect, name)
+    barrier = DIALECTS[dialect].barrier
+    at = _barrier_lines(source, barrier)
+    assert len(at) == 3, source
+    for i in at:
+        assert unsynchronised(_without(source, {i}), barrier), f"line {i} dropped"
 
 
 def test_the_checker_on_small_kernels():

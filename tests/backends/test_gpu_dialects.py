@@ -149,6 +149,8 @@ def test_cuda_kernels_compile_with_nvrtc():
     for out in (
         sn.sigmoid(x) // 2,
         sn.sum(x, axis=0),
+        sn.max(x),  # a work-group's tree in shared memory, chosen per call
+        sn.mean(sn.cast(x, "float64"), axis=1),
         sn.softmax(x),
         sn.ops.nnet.SoftmaxCrossEntropy(1)(x, y)[0],
     ):

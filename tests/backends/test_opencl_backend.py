@@ -12,6 +12,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.device.runtime import DeviceArray, DeviceError
+from symnb.backends.opencl.runtime import current_runtime
 from symnb.backends.plan import Library, Transfer
 from tests.helpers import needs_c, opencl_problem
 
@@ -72,6 +73,14 @@ def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
     places = {row.where for row in profile.rows}
     assert {"OpenCL kernel", "transfer", "NumPy on the host"} <= places
     assert any("transfers between host and device" in note for note in profile.notes)
+
+
+def test_the_schedule_reads_the_devices_compute_units_and_limits():
+    runtime = current_runtime()
+    device = runtime.device
+    assert runtime.facts.compute_units == device.max_compute_units
+    assert runtime.facts.max_group == device.max_work_group_size
+    assert runtime.facts.local_bytes == device.local_mem_size
 
 
 def test_card_names_the_device():

@@ -170,8 +170,13 @@ def test_gpu_launches_follow_the_schedule():
     found = kernels()
     sched = {name: gpu.schedule(k, None) for name, k in found.items()}
     mapped = sched["map exp unknown float32"]
-    assert gpu.launch(mapped, (300, 7), 2100) == (33, 64)  # every element an item
-    assert gpu.launch(mapped, (10**8,), 10**8) == (1024, 64)  # at most 64k items: they loop
+    assert gpu.launch(mapped, (300, 7), 2100) == (9, 256)  # every element an item
+    # at most GROUPS_PER_UNIT groups per compute unit (16 by default): the items loop
+    assert gpu.launch(mapped, (10**8,), 10**8) == (16 * gpu.GROUPS_PER_UNIT, 256)
+    h100 = gpu.schedule(found["map exp unknown float32"], None, base.DeviceFacts(compute_units=132))
+    assert gpu.launch(h100, (10**8,), 10**8) == (132 * gpu.GROUPS_PER_UNIT, 256)
+    narrow = gpu.schedule(found["map exp unknown float32"], None, base.DeviceFacts(max_group=128))
+    assert gpu.launch(narrow, (300, 7), 2100) == (17, 128)
     rows = sched["rows softmax 512x1000 float32"]
     assert gpu.launch(rows, (512, 1000), 512) == (512, 64)  # a group per row
     assert gpu.launch(rows, (5000, 10), 5000) == (1024, 64)
@@ -189,11 +194,31 @@ def test_device_facts_shrink_groups_and_tiles():
     assert gpu.schedule(product, None).tile == gpu.TILE
 
 
-def test_one_program_shares_one_work_group_size():
+def test_each_kernel_of_a_program_has_its_work_group_size():
     found = kernels()
     cl = OpenCLDialect()
     k1, k2 = found["map exp unknown float32"], found["rows softmax 512x1000 float32"]
-    s1, s2 = gpu.schedule(k1, None), gpu.schedule(k2, None)
-    assert "sn_a(" in render_program(cl, [k1, k2], ["sn_a", "sn_b"], [s1, s2])
-    with pytest.raises(ValueError, match="work-groups of"):
-        render_program(cl, [k1, k2], ["sn_a", "sn_b"], [s1, dataclasses.replace(s2, group=32)])
+    s1, s2 = gpu.schedule(k1, None), dataclasses.replace(gpu.schedule(k2, None), group=32)
+    source = render_program(cl, [k1, k2], ["sn_a", "sn_b"], [s1, s2])
+    a, b = source.index("sn_a("), source.index("sn_b(")
+    assert source.rindex("#define SN_GROUP", 0, a) == source.rindex("#define SN_GROUP 256", 0, a)
+    assert source.rindex("#define SN_GROUP", 0, b) == source.index("#define SN_GROUP 32")
+    assert a < source.index("#define SN_GROUP 32") < b
+
+
+def test_launches_collapse_axes_that_step_alike():
+    # [nd, shape, strides of each operand (inputs, then output), output counts]
+    contiguous = [3, 2, 3, 4, 48, 16, 4, 0, 0, 0, 96, 32, 8, 24]  # x (f32) * scalar -> f64
+    assert gpu.collapse(contiguous, 3) == [1, 24, 4, 0, 8, 24]
+    row_bias = [2, 3, 4, 16, 4, 0, 4, 16, 4, 12]  # a row broadcast stays two axes
+    assert gpu.collapse(row_bias, 3) == row_bias
+    transposed = [2, 3, 4, 4, 12, 16, 4, 12]
+    assert gpu.collapse(transposed, 2) == transposed
+    # a reduction: reduced axes (output stride 0) merge with reduced ones only
+    kept_reduced = [3, 5, 6, 7, 168, 28, 4, 0, 0, 0, 1]
+    assert gpu.collapse(kept_reduced, 2) == [1, 210, 4, 0, 1]
+    mixed = [3, 5, 6, 7, 168, 28, 4, 0, 4, 0, 6]
+    assert gpu.collapse(mixed, 2) == mixed
+    ones = [3, 1, 5, 1, 99, 8, 77, 33, 4, 55, 5]  # axes of length 1 dropped, whatever steps
+    assert gpu.collapse(ones, 2) == [1, 5, 8, 4, 5]
+    assert gpu.collapse([2, 1, 1, 4, 4, 8, 8, 1], 2) == [1, 1, 0, 0, 1]

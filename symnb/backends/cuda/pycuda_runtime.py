@@ -20,7 +20,7 @@ from symnb.backends.cuda import cublas, nvrtc
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.nvrtc import INSTALL, compile_for_device
 from symnb.backends.cuda.versions import driver_cuda, version_problem
-from symnb.backends.device.runtime import DeviceError, Runtime
+from symnb.backends.device.runtime import DeviceError, Runtime, device_facts
 from symnb.config import config
 from symnb.errors import CompileError
 
@@ -83,6 +83,13 @@ class PyCUDARuntime(Runtime):
         major, minor = self.device.compute_capability()
         self.arch_number = 10 * major + minor
         self.arch = f"sm_{self.arch_number}"
+        self.facts = device_facts(
+            *(
+                _attribute(drv, self.device, name)
+                for name in ("MAX_THREADS_PER_BLOCK", "MAX_SHARED_MEMORY_PER_BLOCK")
+            ),
+            _attribute(drv, self.device, "MULTIPROCESSOR_COUNT"),
+        )
         self.context = self.device.retain_primary_context()
         self.current()
         # pycuda aborts the process at exit when a context is still pushed: pop it first
@@ -167,3 +174,12 @@ def _pop_at_exit(ref, thread: int) -> None:
             runtime.close()
         except Exception:  # the driver already gone: nothing left to pop
             pass
+
+
+def _attribute(drv, device, name: str):
+    """The device's attribute ``name`` through pycuda, or None where it does not give it
+    (the GPU schedule then takes its default)."""
+    try:
+        return device.get_attribute(getattr(drv.device_attribute, name))
+    except Exception:  # an old pycuda, a stand-in: the schedule's default
+        return None

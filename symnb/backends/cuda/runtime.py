@@ -31,7 +31,7 @@ from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.nvrtc import INSTALL, compile_for_device
 from symnb.backends.cuda.pycuda_runtime import PyCUDARuntime
 from symnb.backends.cuda.versions import bindings_version, driver_cuda, version_problem
-from symnb.backends.device.runtime import DeviceError, Runtime
+from symnb.backends.device.runtime import DeviceError, Runtime, device_facts
 from symnb.config import config
 from symnb.errors import CompileError
 
@@ -153,6 +153,16 @@ class CUDARuntime(Runtime):
             for part in ("MAJOR", "MINOR")
         )
         self.arch_number = 10 * major + minor
+        self.facts = device_facts(
+            *(
+                self._attribute(name)
+                for name in (
+                    "MAX_THREADS_PER_BLOCK",
+                    "MAX_SHARED_MEMORY_PER_BLOCK",
+                    "MULTIPROCESSOR_COUNT",
+                )
+            )
+        )
         self.arch = f"sm_{self.arch_number}"
         try:
             self.nvrtc_version = nvrtc.version()
@@ -168,6 +178,15 @@ class CUDARuntime(Runtime):
             cu.cuDevicePrimaryCtxRetain(self.handle), "cuDevicePrimaryCtxRetain"
         )
         self.current()
+
+    def _attribute(self, name: str):
+        """The device's ``CU_DEVICE_ATTRIBUTE_<name>``, or None where the driver or its
+        bindings do not give it (the schedule then takes its default)."""
+        try:
+            attribute = getattr(self.cu.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+            return self.check(self.cu.cuDeviceGetAttribute(attribute, self.handle), name)
+        except (AttributeError, RuntimeError):
+            return None
 
     def start_failure(self, name: str, message: str) -> str:
         """A driver error met while starting, as a DeviceError's message."""

@@ -114,7 +114,7 @@ def run_launch(call: Call, step: Launch, slots: list) -> None:
     outs = [call.runtime.empty(shape, dtype) for shape, (_, dtype, _, _) in zip(shapes, step.outs)]
     if 0 not in space and not _library_product(call, kernel, arrays, outs):
         count = int(np.prod(space if isinstance(kernel.body, Map) else shapes[0], dtype=np.int64))
-        groups, size = grid_of(kernel, space, count)
+        groups, size = grid_of(kernel, space, count, call.runtime.facts)
         args = call.linker.launch_args(step, space, arrays)
         buffers = [a.buffer for a in (*arrays, *outs)]
         call.runtime.launch(step.kernel.fn, groups, size, [args, *buffers, call.status])

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from symnb.backends.device import execute
-from symnb.backends.device.runtime import DeviceArray
+from symnb.backends.device.runtime import DeviceArray, launch_ints
 from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
@@ -234,7 +234,9 @@ class DeviceLinker(KernelLinker):
         if buffer is None:
             if len(self._args) >= 4096:
                 self._args.clear()
-            args = np.array(execute.execute.kernel_args(step, space, arrays), np.int64)
+            args = execute.execute.kernel_args(step, space, arrays)
+            nops = len(arrays) + len(step.outs)
+            args = np.array(launch_ints(step.kernel.description, args, nops), np.int64)
             buffer = self._args[key] = self.runtime.upload(args)
         return buffer
 

@@ -14,8 +14,10 @@ import os
 
 import numpy as np
 
+from symnb.backends.kernels.ir import Map, Reduce
 from symnb.backends.render.source import render_program
 from symnb.backends.schedule import gpu
+from symnb.backends.schedule.base import DeviceFacts
 from symnb.errors import SymnbError
 
 #: built kernels a runtime keeps for later functions (past it, it starts again empty)
@@ -30,12 +32,15 @@ class DeviceError(SymnbError, RuntimeError):
 class Runtime:
     """What a device API supplies (see the module docstring). ``label``: "OpenCL" or
     "CUDA"; ``device_name``: the device, for cards and errors; ``float64``: whether kernels
-    may use double precision; ``dialect``: the renderer of its kernel source."""
+    may use double precision; ``dialect``: the renderer of its kernel source; ``facts``: what
+    the GPU schedule knows of the device (work-group and local memory limits, compute units),
+    read from it when the runtime starts."""
 
     label = "device"
     device_name = "?"
     float64 = True
     dialect = None
+    facts = DeviceFacts()
     errors: tuple = ()  # the API's exception classes, re-raised as DeviceError naming the op
     pid = 0  # the process that made the runtime (0: not recorded)
     _built: dict | None = None  # a kernel's own source -> the kernel built from it
@@ -62,7 +67,7 @@ class Runtime:
         if new:
             names = [f"sn_kernel_{i}" for i in range(len(new))]
             kernels = list(new.values())
-            schedules = [gpu.schedule(kernel, self.dialect) for kernel in kernels]
+            schedules = [gpu.schedule(kernel, self.dialect, self.facts) for kernel in kernels]
             program = render_program(self.dialect, kernels, names, schedules)
             self._built.update(zip(new, self.build(program, names)))
         return [self._built[source] for source in sources]
@@ -291,7 +296,30 @@ class DeviceArray:
         return f"<device array {self.dtype}{list(self.shape)} on {where}>"
 
 
-def grid_of(kernel, space: tuple, out_count: int) -> tuple[int, int]:
-    """(work-groups, items per group) of a launch, as the kernel's GPU schedule lays it out
-    (``symnb/backends/schedule/gpu.py``)."""
-    return gpu.launch(gpu.schedule(kernel, None), space, out_count)
+def grid_of(kernel, space: tuple, out_count: int, facts: DeviceFacts | None = None):
+    """(work-groups, items per group) of a launch, as the kernel's GPU schedule on a device
+    with ``facts`` lays it out (``symnb/backends/schedule/gpu.py``)."""
+    return gpu.launch(gpu.schedule(kernel, None, facts), space, out_count)
+
+
+def launch_ints(kernel, args: list[int], nops: int) -> list[int]:
+    """The launch integers a kernel reads: a map's or reduction's over its collapsed axes
+    (``gpu.collapse``: a contiguous call is one axis, indexed without division); a row
+    program's and a product's as they are (they address rows and tiles by their axes)."""
+    if isinstance(kernel.body, (Map, Reduce)):
+        return gpu.collapse(list(args), nops)
+    return list(args)
+
+
+def device_facts(max_group, local_bytes, compute_units) -> DeviceFacts:
+    """``DeviceFacts`` from what a driver reported, its defaults where it reported nothing
+    usable (None or not a positive number)."""
+    found, default = {}, DeviceFacts()
+    for name, value in (
+        ("max_group", max_group),
+        ("local_bytes", local_bytes),
+        ("compute_units", compute_units),
+    ):
+        ok = isinstance(value, (int, np.integer)) and value > 0
+        found[name] = int(value) if ok else getattr(default, name)
+    return DeviceFacts(**found)

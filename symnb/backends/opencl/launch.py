@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.device.runtime import grid_of
+from symnb.backends.device.runtime import grid_of, launch_ints
 from symnb.backends.kernels.ir import Map
 from symnb.backends.plan import Launch
 from symnb.backends.planner import launch_rank
@@ -59,7 +59,9 @@ class OpenCLProgram:
         outputs = [runtime.alloc(max(r.nbytes, 1)) for r in results]
         status = runtime.upload(np.zeros(1, np.int32))
         count = space if isinstance(kernel.body, Map) else results[0].shape
-        groups, size = grid_of(kernel, space, int(np.prod(count, dtype=np.int64)))
+        count = int(np.prod(count, dtype=np.int64))
+        groups, size = grid_of(kernel, space, count, runtime.facts)
+        args = launch_ints(kernel, args, len(arrays) + len(results))
         buffers = [runtime.upload(np.array(args, np.int64)), *inputs, *outputs, status]
         runtime.launch(self.built[index], groups, size, buffers)
         for result, buffer in zip(results, outputs):

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from symnb.backends.compiledir import compiledir, private_dir
-from symnb.backends.device.runtime import DeviceError, Runtime, forked
+from symnb.backends.device.runtime import DeviceError, Runtime, device_facts, forked
 from symnb.backends.opencl.device import NoOpenCLDevice, candidates, usable_device
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.opencl.launch import pyopencl
@@ -35,6 +35,9 @@ class OpenCLRuntime(Runtime):
         self.device = device
         self.device_name = f"{device.name.strip()} ({device.platform.name.strip()})"
         self.float64 = bool(device.double_fp_config)
+        self.facts = device_facts(
+            device.max_work_group_size, device.local_mem_size, device.max_compute_units
+        )
         self.context = cl.Context(devices=[device])
         self.queue = cl.CommandQueue(self.context)
         self.errors = (cl.Error,)

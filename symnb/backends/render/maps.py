@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends.kernels.ir import Load, closure
-from symnb.backends.render.walk import Walk
+from symnb.backends.render.walk import Walk, indent
 
 
 class MapWriter(Walk):
@@ -48,11 +48,24 @@ class MapWriter(Walk):
 
     # -- a GPU: a grid-stride loop over the elements ---------------------------------------------
     def grid_stride(self, out: int) -> str:
+        """One axis (a contiguous call, its axes collapsed before launch: ``gpu.collapse``)
+        steps each operand by its stride, without dividing; more decode each element's
+        index axis by axis."""
         target = self.at(self.nin + out, f"o{self.nin + out}")
+        steps = "\n".join(f"    const int64_t s{k} = st[{k} * nd];" for k in range(self.nops))
+        flat = "\n".join(f"        const int64_t o{k} = e * s{k};" for k in range(self.nops))
         return f"""
 {self.r.entry_signature(self.nops)} {{
 {self.header()}    int64_t total = 1;
     for (int64_t d = 0; d < nd; d++) total *= shape[d];
+    if (nd == 1) {{
+{steps}
+        for (int64_t e = {self.r.global_id}; e < total; e += {self.r.global_size}) {{
+{indent(flat)}
+{indent(self.element(self.leaf(False), target))}
+        }}
+        return;
+    }}
     for (int64_t e = {self.r.global_id}; e < total; e += {self.r.global_size}) {{
 {self.offsets("e", "nd - 1")}
 {self.element(self.leaf(False), target)}

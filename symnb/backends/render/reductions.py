@@ -5,7 +5,8 @@ On a CPU (``CpuReduce``): innermost rows accumulated in a register (reduced axis
 combined into the output row by row (kept axis innermost), the innermost axis chosen by the
 inputs' steps, short reduced rows summed in blocks, and threads over distinct outputs or into
 a copy of the output each. On a GPU (``GpuGrid`` "outputs"): a work-item per output element,
-looping over the reduced axes."""
+looping over the reduced axes, or a work-group per output where the outputs are few and
+long, its items meeting as a tree in local memory (``per_output``)."""
 
 from __future__ import annotations
 
@@ -246,19 +247,55 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 {mean}    return 0;
 }}"""
 
-    # -- a GPU: a work-item per output element, looping over the reduced axes ------------------
+    # -- a GPU: a work-group per output, or a work-item per output ------------------------------
     def per_output(self) -> str:
+        """Two ways in one kernel, chosen per call (the same for every work-item, so the
+        barriers are met by all of a group): where each output reduces the schedule's ``coop``
+        elements or more and the outputs are few (at most one per ``coop`` work-items) or
+        each reduces along the innermost axis, a work-group reduces one output at a time,
+        its work-items striding over the reduced elements and meeting as a tree in local
+        memory; else each work-item reduces output elements of its own (adjacent items,
+        adjacent outputs)."""
         red, out = self.k.body, self.k.outputs[0]
         nout = self.nin
         acc_t, start = self.t(red.acc_dtype), self.acc_start()
         combined = self.fold("acc", f"v{red.value}", red.acc_dtype)
-        final = f"({self.t(out.dtype)})(acc / (double)count)" if red.mean else "acc"
+        tree = self.fold("red[lid]", "red[lid + s]", red.acc_dtype)
+        store = self.at(nout, f"o{nout}")
+        coop = self.s.coop
+
+        def final(acc: str) -> str:
+            return f"({self.t(out.dtype)})({acc} / (double)count)" if red.mean else acc
+
         return f"""
 {self.r.entry_signature(self.nops)} {{
+{self.r.local_array(acc_t, "red", "SN_GROUP")}
 {self.header()}    const int64_t size = a[1 + nd + {self.nops} * nd];
     int64_t count = 1;
     for (int64_t d = 0; d < nd; d++) if (st[{nout} * nd + d] == 0) count *= shape[d];
-    for (int64_t j = {self.r.global_id}; j < size; j += {self.r.global_size}) {{
+    const int64_t lid = {self.r.local_id}, items = {self.r.global_size};
+    const int inner = st[{nout} * nd + nd - 1] == 0;
+    if (count >= {coop} && (inner || size * {coop} <= items)) {{
+        for (int64_t j = {self.r.group_id}; j < size; j += {self.r.group_count}) {{
+{indent(self._kept())}
+            {acc_t} acc = {start};
+            for (int64_t r = lid; r < count; r += SN_GROUP) {{
+{indent(self._reduced())}
+{self.element(self.leaf(), "                ")}
+                acc = {combined};
+            }}
+            red[lid] = acc;
+            {self.r.barrier};
+            for (int64_t s = SN_GROUP / 2; s > 0; s >>= 1) {{
+                if (lid < s) red[lid] = {tree};
+                {self.r.barrier};
+            }}
+            if (lid == 0) {store} = {final("red[0]")};
+            {self.r.barrier};
+        }}
+        return;
+    }}
+    for (int64_t j = {self.r.global_id}; j < size; j += items) {{
 {self._kept()}
         {acc_t} acc = {start};
         for (int64_t r = 0; r < count; r++) {{
@@ -266,7 +303,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 {self.element(self.leaf(), "            ")}
             acc = {combined};
         }}
-        {self.at(nout, f"o{nout}")} = {final};
+        {store} = {final("acc")};
     }}
 }}"""
 
@@ -275,7 +312,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         zero = ", ".join(f"o{k} = 0" for k in range(self.nops))
         adds = "\n".join(f"            o{k} += i * st[{k} * nd + d];" for k in range(self.nops))
         return f"""        int64_t rest = j, {zero};
-        for (int64_t d = nd - 1; d >= 0; d--) {{
+        for (int64_t d = nd - 1; d >= 0 && rest; d--) {{
             if (st[{self.nin} * nd + d] == 0) continue;
             const int64_t i = rest % shape[d];
             rest /= shape[d];
@@ -285,8 +322,10 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     def _reduced(self) -> str:
         zero = ", ".join(f"q{k} = 0" for k in range(self.nin))
         adds = "\n".join(f"                q{k} += i * st[{k} * nd + d];" for k in range(self.nin))
+        flat = " ".join(f"q{k} = r * st[{k} * nd];" for k in range(self.nin))
         return f"""            int64_t left = r, {zero};
-            for (int64_t d = nd - 1; d >= 0; d--) {{
+            if (nd == 1) {{ {flat} left = 0; }}
+            for (int64_t d = nd - 1; d >= 0 && left; d--) {{
                 if (st[{self.nin} * nd + d] != 0) continue;
                 const int64_t i = left % shape[d];
                 left /= shape[d];

@@ -55,14 +55,13 @@ def render(kernel, schedule, dialect) -> str:
 def render_program(dialect, kernels, names, schedules) -> str:
     """One GPU program holding every kernel under its name (helpers written once), each laid
     out as its schedule says: a device compiler builds many kernels in one run for about the
-    cost of one. The kernels of one program share its work-group size (``SN_GROUP``)."""
+    cost of one. Each kernel's work-group size is ``SN_GROUP`` in its own source (defined
+    again before each: a map's groups are wider than a row program's)."""
     r = dialect.fresh()
-    groups = {s.group for s in schedules}
-    if len(groups) != 1:
-        raise ValueError(f"one program's kernels have work-groups of {sorted(groups)} items")
     entries = []
     for kernel, name, schedule in zip(kernels, names, schedules):
         source = writer(r, kernel, schedule).source()
-        entries.append(source.replace("sn_kernel(", f"{name}(", 1))
+        group = f"#undef SN_GROUP\n#define SN_GROUP {schedule.group}"
+        entries.append(group + source.replace("sn_kernel(", f"{name}(", 1))
     preamble = r.preamble(*kernels)
-    return "\n".join([preamble, f"#define SN_GROUP {groups.pop()}", r.helper_source(), *entries])
+    return "\n".join([preamble, r.helper_source(), *entries])

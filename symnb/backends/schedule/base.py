@@ -75,12 +75,15 @@ class CpuContract:
 class GpuGrid:
     """A kernel's grid. ``strategy``: how work-items share the work: "elements" (a
     grid-stride loop over the index space), "outputs" (a work-item per output element,
-    looping over the reduced axes), "group-rows" (a work-group per row, partial reductions
-    combined as a tree in local memory), "tiles" (a work-group per tile of a product's
+    looping over the reduced axes, or a work-group per output past ``coop`` elements
+    each), "group-rows" (a work-group per row, partial reductions combined as a tree in
+    local memory), "tiles" (a work-group per tile of a product's
     outputs, operands staged in local memory). ``group``: work-items per work-group;
     ``max_groups``: work-groups per launch at most (grid-stride loops cover the rest);
     ``tile``, ``tile_k``, ``work``: a product's tile of outputs, its step along k, and the
-    outputs per work-item along each side (0 elsewhere)."""
+    outputs per work-item along each side (0 elsewhere); ``coop``: a reduction's elements
+    per output from which a work-group reduces one output together (a tree in local
+    memory), where the outputs are few or reduce along the innermost axis (0 elsewhere)."""
 
     strategy: str
     group: int
@@ -88,6 +91,7 @@ class GpuGrid:
     tile: int = 0
     tile_k: int = 0
     work: int = 0
+    coop: int = 0
 
     @property
     def side(self) -> int:
@@ -103,12 +107,15 @@ class GpuGrid:
 @dataclass(frozen=True)
 class DeviceFacts:
     """What the GPU schedule knows of the device: ``max_group``: work-items per work-group at
-    most; ``local_bytes``: local (shared) memory per work-group. The defaults hold for every
-    OpenCL 1.2 GPU (32 KiB of local memory is its minimum) and CUDA device; a runtime that
-    knows its device passes its own."""
+    most; ``local_bytes``: local (shared) memory per work-group; ``compute_units``: its
+    multiprocessors (CUDA) or compute units (OpenCL), which size a launch. The defaults hold
+    for every OpenCL 1.2 GPU (32 KiB of local memory is its minimum) and CUDA device; each
+    runtime reads its device's (``Runtime.facts``: pyopencl's device info, the CUDA driver's
+    attributes)."""
 
     max_group: int = 256
     local_bytes: int = 32768
+    compute_units: int = 16
 
 
 Schedule = CpuMap | CpuReduce | CpuRows | CpuContract | GpuGrid

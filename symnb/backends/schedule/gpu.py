@@ -1,11 +1,14 @@
 """The GPU schedule: how work-items and work-groups share a kernel, and the launch's size.
 
 One function per body shape's strategy (``base.GpuGrid``): a map is a grid-stride loop over
-its elements; a reduction gives each work-item output elements, looping over the reduced
+its elements; a reduction gives each work-group an output where outputs are few and long
+(a tree in local memory), else each work-item output elements, looping over the reduced
 axes; a row program gives each work-group rows, its work-items sharing every pass and
 combining partial reductions as a tree in local memory; a product is tiled through local
-memory. ``launch`` turns a schedule and a call's sizes into (work-groups, items per group).
-This is where other strategies go (a reduction split over a work-group, a tree across groups):
+memory. ``launch`` turns a schedule and a call's sizes into (work-groups, items per group);
+``collapse`` merges a map's or reduction's axes that step alike before launch. Sizes follow
+the device (``DeviceFacts``, read by each runtime). This is where other strategies go (a
+second pass across work-groups for one long output):
 a new strategy is a new value here and its spelling in its shape's writer (``render/``). The
 numbers are explained in docs/schedule.md.
 """
@@ -17,12 +20,20 @@ import numpy as np
 from symnb.backends.kernels.ir import Contract, Map, Reduce, Rows
 from symnb.backends.schedule.base import DeviceFacts, GpuGrid
 
-#: work-items per work-group (a power of two: the row programs' tree halves it): two warps of
-#: 32 (CUDA) or one wavefront of 64 (AMD), small enough that a short row keeps most busy
+#: work-items per work-group of a row program (a power of two: its tree halves it): two warps
+#: of 32 (CUDA) or one wavefront of 64 (AMD), small enough that a short row keeps most busy
 GROUP = 64
-#: work-items of an elementwise or reduction launch at most; a grid-stride loop covers more
-#: elements (a few per work-item amortise its index decoding; 64k fill any current GPU)
-MAX_ITEMS = 1 << 16
+#: work-items per work-group of a map or a reduction (where the device allows): eight warps,
+#: enough to hide memory latency, and the width of a reduction's tree in local memory
+WIDE = 256
+#: work-groups per compute unit (multiprocessor) of a map or reduction launch: a few groups'
+#: worth of items resident on each (2048 threads per H100 multiprocessor), a grid-stride
+#: loop over the rest (a few elements per work-item amortise its index decoding)
+GROUPS_PER_UNIT = 8
+#: a reduction's elements per output from which a work-group reduces one output together (its
+#: items striding over them, then a tree in local memory) where outputs are few: sum(x) ran
+#: on one work-item; past 64 elements even a quarter-busy group beats one item
+COOP = 64
 #: work-groups of a row launch at most (each loops over rows)
 MAX_GROUPS = 1 << 10
 #: work-groups of a product launch at most (each loops over blocks of TILE x TILE outputs)
@@ -38,10 +49,12 @@ def schedule(kernel, dialect, device: DeviceFacts | None = None) -> GpuGrid:
     device = device or DeviceFacts()
     body = kernel.body
     group = _group(device)
+    wide = _group(device, WIDE)
+    fill = max(device.compute_units, 1) * GROUPS_PER_UNIT
     if isinstance(body, Map):
-        return GpuGrid("elements", group, MAX_ITEMS // group)
+        return GpuGrid("elements", wide, fill)
     if isinstance(body, Reduce):
-        return GpuGrid("outputs", group, MAX_ITEMS // group)
+        return GpuGrid("outputs", wide, fill, coop=COOP)
     if isinstance(body, Rows):
         return GpuGrid("group-rows", group, MAX_GROUPS)
     if isinstance(body, Contract):
@@ -49,9 +62,8 @@ def schedule(kernel, dialect, device: DeviceFacts | None = None) -> GpuGrid:
     raise TypeError(f"no GPU schedule for a {type(body).__name__} body")
 
 
-def _group(device: DeviceFacts) -> int:
-    """GROUP, or the device's largest power of two below it."""
-    group = GROUP
+def _group(device: DeviceFacts, group: int = GROUP) -> int:
+    """``group``, or the device's largest power of two below it."""
     while group > device.max_group:
         group //= 2
     return group
@@ -72,7 +84,9 @@ def _tiles(kernel, device: DeviceFacts, group: int) -> GpuGrid:
 def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
     """(work-groups, items per group) of a call over ``space`` with ``out_count`` output
     elements: a group per row or per tile of a product (up to ``max_groups``: the kernels
-    loop), else enough items for every output element (the kernels loop past it)."""
+    loop), else enough items for every output element (the kernels loop past it), and for a
+    reduction at least a group per output (up to ``max_groups``), which its kernel uses
+    where its outputs are few and long (``ReduceWriter.per_output``)."""
     if schedule.strategy == "tiles":
         batch = int(np.prod(space[:-3], dtype=np.int64))
         blocks = batch * -(-space[-3] // schedule.tile) * -(-space[-1] // schedule.tile)
@@ -81,4 +95,35 @@ def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
         rows = int(np.prod(space[:-1], dtype=np.int64))
         return max(1, min(rows, schedule.max_groups)), schedule.group
     items = max(1, min(out_count, schedule.max_groups * schedule.group))
-    return -(-items // schedule.group), schedule.group
+    groups = -(-items // schedule.group)
+    if schedule.coop:  # enough groups for a group per output, where the kernel takes that way
+        groups = max(groups, min(out_count, schedule.max_groups))
+    return groups, schedule.group
+
+
+def collapse(args: list[int], nops: int) -> list[int]:
+    """A map's or reduction's launch integers (``[nd, shape, each operand's strides, output
+    counts]``, execute.kernel_args) over the fewest axes that address the same elements:
+    axes of length 1 dropped, and an axis merged into the next one in where every operand
+    (the outputs too: a reduced axis is merged only with a reduced one) steps across it by
+    the next one's length times its step. A C-contiguous call (scalars broadcast) becomes
+    one axis, which the kernels index without dividing (``MapWriter.grid_stride``)."""
+    nd = args[0]
+    shape = args[1 : 1 + nd]
+    strides = [args[1 + nd + k * nd : 1 + nd + (k + 1) * nd] for k in range(nops)]
+    tail = args[1 + nd + nops * nd :]
+    kept = [d for d in range(nd) if shape[d] != 1] or [nd - 1]
+    axes = [[shape[d], [st[d] for st in strides]] for d in kept]
+    merged = [axes[-1]]
+    for n, steps in reversed(axes[:-1]):
+        inner_n, inner = merged[0]
+        if all(outer == step * inner_n for outer, step in zip(steps, inner)):
+            merged[0] = [n * inner_n, inner]
+        else:
+            merged.insert(0, [n, steps])
+    if len(kept) == 1 and shape[kept[0]] == 1:
+        merged = [[1, [0] * nops]]
+    out = [len(merged), *(n for n, _ in merged)]
+    for k in range(nops):
+        out += [steps[k] for _, steps in merged]
+    return out + list(tail)
