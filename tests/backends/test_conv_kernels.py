@@ -680,3 +680,26 @@ def test_the_rule_in_terms_of_the_products_sizes():
     assert not RULE(rows - 1, inner, 10**5)
     assert not RULE(rows, inner - 1, 10**5)
     assert not RULE(rows, 10**5, output // rows - 1)
+
+
+@pytest.mark.parametrize("batch_dim", ["batch", None])
+@pytest.mark.parametrize("channels,filters", [(1, 8), (16, 32)])
+def test_the_rule_with_a_batch_known_only_when_called(
+    batch_dim, channels, filters, rng, monkeypatch
+):
+    """A named or unknown batch (as a course's `sn.tensor("x", ("batch", ...))` gives) is a
+    size the rule does not know when compiling: the products are planned all the same, and
+    the forward and both gradients match backend "py" for batches of 1 and 5."""
+    monkeypatch.setattr(cpu, "packed_product", RULE)
+    xs = sn.tensor("x", (batch_dim, channels, 9, 9), "float32")
+    ws = sn.tensor("w", (filters, channels, 3, 3), "float32")
+    y = sn.conv2d(xs, ws, padding=1)
+    outputs = [y, *sn.grad(sn.sum(y * y), [xs, ws])]
+    f = sn.function([xs, ws], outputs, backend="c")
+    reference = sn.function([xs, ws], outputs, backend="py")
+    w = rng.normal(size=(filters, channels, 3, 3)).astype("float32")
+    for batch in (1, 5):
+        x = rng.normal(size=(batch, channels, 9, 9)).astype("float32")
+        for got, expected in zip(f(x, w), reference(x, w), strict=True):
+            check(got, expected, rtol=2e-4, atol=2e-3)
+    assert _forms(f), "no convolution product was planned"

@@ -323,18 +323,32 @@ def product_sizes(op, x_shape, w_shape, kind) -> tuple:
     """(M, K, N) of a convolution's packed product: ``kind`` "forward" (filters times
     windows), "filters" (the filter gradient: windows times the output gradient) or "input"
     (the input gradient as the full correlation: M = C, K = O*kh*kw, N = the input's
-    pixels)."""
-    n, c = x_shape[:2]
-    o, _, kh, kw = w_shape
-    axes = op._geometry(w_shape)
-    pads = pads_of(axes, x_shape[2:])
-    pixels = n * int(np.prod([out_size(s, ax, p) for s, ax, p in zip(x_shape[2:], axes, pads)]))
-    taps = c * kh * kw
+    pixels). A size not known when compiling (a named or unknown batch) is None."""
+    n, c = (_known(d) for d in x_shape[:2])
+    o, _, kh, kw = (_known(d) for d in w_shape)
+    spatial = [_known(d) for d in x_shape[2:]]
+    if None in spatial:
+        pixels = image = None
+    else:
+        axes = op._geometry(w_shape)
+        pads = pads_of(axes, spatial)
+        pixels = _times(n, *(out_size(s, ax, p) for s, ax, p in zip(spatial, axes, pads)))
+        image = _times(n, *spatial)
+    taps = _times(c, kh, kw)
     if kind == "forward":
         return o, taps, pixels
     if kind == "filters":
         return taps, pixels, o
-    return c, o * kh * kw, n * int(np.prod(x_shape[2:]))
+    return c, _times(o, kh, kw), image
+
+
+def _known(d) -> int | None:
+    return d if isinstance(d, int) else None
+
+
+def _times(*sizes) -> int | None:
+    """The product of the sizes, None when one is not known."""
+    return None if None in sizes else int(np.prod(sizes, dtype=np.int64))
 
 
 def _columns(steps, x, kernel_shape, geometry_axes, fill=0.0):
