@@ -26,22 +26,21 @@ class Phases:
     def __init__(self):
         self.seconds: dict[str, float] = {}
         self.runs: list[float] = []
-        self._threads = threading.local()  # .open: per open phase, [seconds of those inside]
+        self._open: list[list[float]] = []  # per open phase: [seconds of the phases inside]
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def timed(self, phase: str):
-        opened = self._threads.__dict__.setdefault("open", [])
         inner = [0.0]
-        opened.append(inner)
+        self._open.append(inner)
         start = time.perf_counter()
         try:
             yield
         finally:
             spent = time.perf_counter() - start
-            opened.pop()
-            if opened:
-                opened[-1][0] += spent
+            self._open.pop()
+            if self._open:
+                self._open[-1][0] += spent
             self.add(phase, spent - inner[0])
 
     def add(self, phase: str, seconds: float) -> None:

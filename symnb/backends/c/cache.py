@@ -90,7 +90,7 @@ stats = Stats()
 def cache_key(source: str) -> str:
     """Hash of everything the machine code depends on."""
     cc = compiler.require_compiler()
-    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.kernel_flags(cc))]
+    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.flags(cc))]
     parts.append(compiler.STRIDED_PRELUDE)  # how the strided row functions compile
     parts.append(compiler.cpu_identity())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
@@ -223,17 +223,16 @@ def _entry_path(key: str) -> str:
 # -- compiling ----------------------------------------------------------------------------------
 def _compile_missing(sources: list[str]) -> None:
     """Compile ``sources`` and index them. A failure probes the flags again (memoised flags
-    may no longer link: a runtime library removed since; assumed ones were never probed)
-    and, when they changed, compiles again with them (new keys); with the same flags the
-    kernel itself does not compile, and its error stands. Stale temporary files go first and
-    least-recently-used libraries after."""
+    may no longer link: a runtime library removed since) and, when they changed, compiles
+    again with them (new keys); with the same flags the kernel itself does not compile, and
+    its error stands. Stale temporary files go first and least-recently-used libraries after."""
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
     sweep_stale(compiledir())
     try:
         _compile_batches(sources)
     except compiler.CompileError:
-        before = compiler.kernel_flags(cc)
+        before = compiler.flags(cc)
         if compiler.probe_flags(cc) == before:
             raise  # the flags are right: the kernel itself does not compile
         _compile_batches([s for s in sources if not _cached(s)])
@@ -338,12 +337,12 @@ def _compile_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Compile one batch into one library; if it fails, each kernel compiles alone: the
     others are cached, and the error shows the kernel that fails."""
     cc = compiler.require_compiler()
-    used = compiler.kernel_flags(cc)
+    used = compiler.flags(cc)
     try:
         _build(batch, used)
     except compiler.CompileError:
-        if len(batch) == 1 or compiler.assumed(cc):
-            raise  # with flags not probed yet, the probe runs first (_compile_missing)
+        if len(batch) == 1:
+            raise
         _build_each(batch, used)
     return batch
 

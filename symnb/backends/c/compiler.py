@@ -12,9 +12,7 @@ off). ``-fno-math-errno`` so libm calls can be vectorised, ``-fwrapv`` because N
 wrap on overflow, and ``-ffp-contract=off`` so ``a*b + c`` rounds twice, as in NumPy (no silent
 FMA). No ``-ffast-math``: NaN and infinity behave as in NumPy. The last two and ``-O2`` are
 required; the others are probed one by one per compiler (``-fvect-cost-model`` is GCC's own)
-and a flag the compiler rejects is dropped. In a compile directory with no flags remembered
-yet, the kernels' own compile tries every flag first, as the probe would, and the probe runs
-only when that fails or warns about a flag (``kernel_flags``).
+and a flag the compiler rejects is dropped, never sent to a kernel's compile.
 
 Several kernels compile as one translation unit in one compiler run: a compiler process, its
 parse of the headers and its link cost about as much as compiling a small kernel, so a cold
@@ -87,7 +85,6 @@ double sn_probe(double *x, int n) {
 """
 
 _flags: dict[tuple[str, bool], tuple[str, ...]] = {}  # (compiler, openmp) -> probed flags
-_assumed: set[tuple[str, bool]] = set()  # keys of _flags not probed or proven yet
 log = logging.getLogger(__name__)
 
 
@@ -206,60 +203,15 @@ def cpu_identity() -> str:
 
 # -- flags: probed once per compiler, remembered in the compile directory ----------------------
 def flags(path: str) -> tuple[str, ...]:
-    """Compiler flags and libraries, probed: the required ones, the platform's link flags,
-    and each optional flag the compiler accepted when probed. Probed once per compiler, CPU
-    and ``sn.config.openmp`` (remembered in the compile directory). Kernels compile with
-    ``kernel_flags``, which saves a cold compile the probe where the kernels prove them."""
-    key = (path, bool(config.openmp))
-    if key not in _flags or key in _assumed:
-        memo = tuple((read_regular(_flags_memo(path)) or "").split())
-        _flags[key] = memo if trusted(memo) else probe_flags(path)
-        _assumed.discard(key)
-    return _flags[key]
-
-
-def kernel_flags(path: str) -> tuple[str, ...]:
-    """The flags kernels compile with: the remembered ones (``flags``), else, in a compile
-    directory that has none yet, every flag as the probe tries them first (``assumed``): the
-    kernels' own compile is then the probe. When it succeeds saying nothing about a flag
-    (GCC), ``proven`` remembers them; when it fails or warns about one, the probe runs and
-    the cache compiles again with what it found (a failed compile of the first kernels, once
-    per compiler; clang ignores some flags with a warning). This takes a compile of the
-    probe (about 67 ms of CPU) off every cold compile."""
+    """Compiler flags and libraries for kernels: the required ones, the platform's link
+    flags, and each optional flag the compiler accepted when probed. Probed once per compiler,
+    CPU and ``sn.config.openmp`` (remembered in the compile directory), so a flag the compiler
+    rejects is dropped before any kernel is compiled with it."""
     key = (path, bool(config.openmp))
     if key not in _flags:
         memo = tuple((read_regular(_flags_memo(path)) or "").split())
-        if trusted(memo):
-            _flags[key] = memo
-        else:
-            _flags[key] = _first_choice()
-            _assumed.add(key)
+        _flags[key] = memo if trusted(memo) else probe_flags(path)
     return _flags[key]
-
-
-def assumed(path: str) -> bool:
-    """Whether the kernels' flags for ``path`` are assumed, not yet probed or proven."""
-    return (path, bool(config.openmp)) in _assumed
-
-
-def proven(path: str, used: tuple[str, ...], output: str) -> None:
-    """A compile with the flags ``used`` succeeded with ``output``: assumed flags that it
-    names none of are remembered as the probe would; one it names (accepted with a warning,
-    ignored) has them probed."""
-    key = (path, bool(config.openmp))
-    if key not in _assumed or _flags.get(key) != used:
-        return
-    if any(flag in output for group in _wanted() for flag in group):
-        probe_flags(path)
-        return
-    _remember(_flags_memo(path), " ".join(used))
-    _assumed.discard(key)
-
-
-def _first_choice() -> tuple[str, ...]:
-    """The flags the probe tries first: every optional group's first flag."""
-    base = REQUIRED + platforms.current().kernel_link
-    return base + tuple(group[0] for group in _wanted()) + LIBRARIES
 
 
 def trusted(memo: tuple[str, ...]) -> bool:
@@ -289,7 +241,6 @@ def probe_flags(path: str) -> tuple[str, ...]:
         found = _probe(path)
     _remember(_flags_memo(path), " ".join(found))
     _flags[(path, bool(config.openmp))] = found
-    _assumed.discard((path, bool(config.openmp)))
     return found
 
 
@@ -305,8 +256,8 @@ def _flags_memo(path: str) -> str:
 def _probe(path: str) -> tuple[str, ...]:
     base = REQUIRED + platforms.current().kernel_link
     preferred = tuple(group[0] for group in _wanted())
-    if _accepts(path, _first_choice(), preferred)[0]:
-        return _first_choice()
+    if _accepts(path, base + preferred + LIBRARIES, preferred)[0]:
+        return base + preferred + LIBRARIES
     ok, log = _accepts(path, base + LIBRARIES, ())
     if not ok:
         needs = " ".join(base_flags())
@@ -391,18 +342,17 @@ def compile_kernels(kernels: list[tuple[str, str]], target: str, used: tuple[str
     its own line numbers."""
     if len(kernels) == 1:
         symbol, source = kernels[0]
-        output = _compile(ALONE + strided(source), target, [f"-D{ENTRY}={symbol}", *used])
+        _compile(ALONE + strided(source), target, [f"-D{ENTRY}={symbol}", *used])
     else:
-        output = _compile(translation_unit(kernels), target, list(used))
-    proven(require_compiler(), used, output or "")
+        _compile(translation_unit(kernels), target, list(used))
 
 
-def _compile(source: str, target: str, options: list[str]) -> str:
+def _compile(source: str, target: str, options: list[str]) -> None:
     """Compile ``source`` into ``target`` (a failure shows it without the prelude ``ALONE``,
     as the kernel's own lines). The source is written as ``kernel.c`` in a private temporary
     directory and named relatively, so the library's bytes depend on nothing but the source
     and flags (processes that race to build it write the same file, whose size and hash the
-    cache records). Returns what the compiler said."""
+    cache records)."""
     path = require_compiler()
     with tempfile.TemporaryDirectory(prefix="symnb-cc-") as work:
         with open(os.path.join(work, "kernel.c"), "w") as f:
@@ -422,7 +372,6 @@ def _compile(source: str, target: str, options: list[str]) -> str:
     if result.returncode != 0:
         shown = source.removeprefix(ALONE)
         raise CompileError(_failure(cmd, result.stderr + result.stdout, shown))
-    return result.stderr + result.stdout
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:

@@ -29,7 +29,6 @@ def fresh_cache(monkeypatch):
     monkeypatch.setattr(cache, "_verified", {})
     monkeypatch.setattr(cache, "_libraries", {})
     monkeypatch.setattr(compiler, "_flags", {})
-    monkeypatch.setattr(compiler, "_assumed", set())
     cdir.forget()
     yield
     cdir.forget()
