@@ -213,7 +213,7 @@ def _walk(backend):
 
 
 def test_a_draw_inside_scan_advances_every_step_and_every_call():
-    results = {backend: _walk(backend) for backend in available_backends()}
+    results = {backend: _walk(backend) for backend in BACKENDS}
     first, second = results["py"]
     steps = np.diff(np.vstack([np.zeros(3), first]), axis=0)
     assert len({tuple(row) for row in steps.round(12)}) == 4  # each step drew new numbers
