@@ -262,54 +262,17 @@ def _compile_batches(sources: list[str]) -> None:
 
 def _cores() -> int:
     """How many compiler runs may go at once: the cores this process may use, less those
-    other processes keep busy (``free_cores``)."""
-    return free_cores(allowed_cores(), os.cpu_count() or 1, busy_cores())
-
-
-def free_cores(allowed: int, total: int, busy: float) -> int:
-    """Of the ``allowed`` cores (this process's affinity) among ``total``, those that ``busy``
-    cores' worth of other work leaves idle, at least one; other work is counted against the
-    allowed cores only where the others cannot hold it (2 busy of 16 leave 2 allowed cores
-    free, 1.4 busy of 2 leave 1). Compiler runs beyond the idle cores make the compile no
-    faster (one run of many kernels costs less in all than several runs of few) and slow
-    the other work down."""
-    idle = int(total - max(busy, 0.0) + 0.5)
-    return max(1, min(allowed, idle))
-
-
-def allowed_cores() -> int:
-    """The cores this process may run on: its affinity (Linux), else every core."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # macOS, Windows: no affinity mask to read
-        return getattr(os, "process_cpu_count", os.cpu_count)() or 1
+    other processes keep busy (``threads.free_cores``). Runs beyond the idle cores make the
+    compile no faster (one run of many kernels costs less in all than several runs of few)
+    and slow the other work down."""
+    return threads.free_cores(threads.allowed_cores(), os.cpu_count() or 1, busy_cores())
 
 
 def busy_cores() -> float:
-    """How many cores other processes keep busy now. On Linux, from ``/proc/loadavg``: the
-    one-minute load, but no more than the tasks running at this instant less this process,
-    so neither a spike of one moment nor this process's own last minute counts as others'
-    work. Elsewhere ``os.getloadavg()`` (macOS, BSD), and none where there is no load to
-    read (Windows)."""
-    fields = (_proc_loadavg() or "").split()
-    try:
-        running = int(fields[3].split("/")[0]) - 1
-        return max(0.0, min(float(fields[0]), float(running)))
-    except (IndexError, ValueError):
-        pass
-    try:
-        return max(0.0, os.getloadavg()[0])
-    except (AttributeError, OSError):  # Windows
-        return 0.0
-
-
-def _proc_loadavg() -> str | None:
-    """The text of ``/proc/loadavg`` (Linux), None elsewhere."""
-    try:
-        with open("/proc/loadavg") as f:
-            return f.read(256)
-    except OSError:
-        return None
+    """How many cores other processes keep busy now, from the load average
+    (``threads.load_average``): a compile is a moment, so no ``/proc/stat`` sample is taken."""
+    loadavg = threads.read_text("/proc/loadavg")
+    return threads.load_average(loadavg, getattr(os, "getloadavg", None))
 
 
 def _batches(items: list[tuple[str, str]], cores: int) -> list[list[tuple[str, str]]]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends.c import CacheMiss, CompileError, cache, compiler, forbid_compile
+from symnb.backends.c import CacheMiss, CompileError, cache, compiler, forbid_compile, threads
 from symnb.backends.c.cache import stats
 from tests.helpers import run_python
 
@@ -290,7 +290,7 @@ def test_a_kernel_with_threads_counts_more_when_batching():
     ],
 )
 def test_compiler_runs_are_as_many_as_free_cores(allowed, total, busy, free):
-    assert cache.free_cores(allowed, total, busy) == free
+    assert threads.free_cores(allowed, total, busy) == free
 
 
 @pytest.mark.parametrize(
@@ -302,12 +302,12 @@ def test_compiler_runs_are_as_many_as_free_cores(allowed, total, busy, free):
     ],
 )
 def test_busy_cores_on_linux_from_proc_loadavg(monkeypatch, loadavg, busy):
-    monkeypatch.setattr(cache, "_proc_loadavg", lambda: loadavg)
+    monkeypatch.setattr(threads, "read_text", lambda path: loadavg)
     assert cache.busy_cores() == pytest.approx(busy)
 
 
 def test_busy_cores_elsewhere_from_getloadavg_or_none(monkeypatch):
-    monkeypatch.setattr(cache, "_proc_loadavg", lambda: None)  # macOS, BSD
+    monkeypatch.setattr(threads, "read_text", lambda path: None)  # macOS, BSD
     monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.0, 0.5), raising=False)
     assert cache.busy_cores() == 1.5
     monkeypatch.delattr(os, "getloadavg")  # Windows
@@ -317,24 +317,24 @@ def test_busy_cores_elsewhere_from_getloadavg_or_none(monkeypatch):
 def test_allowed_cores_from_the_affinity_else_every_core(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3}, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    assert cache.allowed_cores() == 2
+    assert threads.allowed_cores() == 2
     monkeypatch.delattr(os, "sched_getaffinity")  # macOS, Windows
     monkeypatch.delattr(os, "process_cpu_count", raising=False)
-    assert cache.allowed_cores() == 8
+    assert threads.allowed_cores() == 8
 
 
 def test_a_busy_two_core_machine_compiles_in_one_run(compiledir, monkeypatch):
     """Two cores, one of them kept busy by another process: all kernels in one compiler run."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(cache, "_proc_loadavg", lambda: "1.40 1.20 1.00 3/200 4242\n")
+    monkeypatch.setattr(threads, "read_text", lambda path: "1.40 1.20 1.00 3/200 4242\n")
     assert cache._cores() == 1
     runs = []
     real = compiler._compile
     monkeypatch.setattr(compiler, "_compile", lambda *args: runs.append(args) or real(*args))
     several_kernels()
     assert len(runs) == 1
-    monkeypatch.setattr(cache, "_proc_loadavg", lambda: "0.00 0.00 0.00 1/200 4242\n")
+    monkeypatch.setattr(threads, "read_text", lambda path: "0.00 0.00 0.00 1/200 4242\n")
     cache.clear_cache()
     several_kernels()
     assert len(runs) == 3  # idle: two runs at once
