@@ -26,6 +26,22 @@ from symnb.backends.cuda.runtime import cuda_problem as runtime_cuda_problem
 needs_c = pytest.mark.skipif(find_compiler() is None, reason="no C compiler (cc, gcc or clang)")
 
 
+#: every dtype kernels are written for (real numbers and bool), for tests that sweep them
+KERNEL_DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+]
+
+
 def named_backends(*names: str) -> list:
     """Parameter values for a test that names its backends: "c" carries ``needs_c``, so it
     skips, saying why, where no C compiler is found instead of failing."""

@@ -33,20 +33,8 @@ from symnb.backends.kernels.ir import (
     depends,
     identity,
 )
+from tests.helpers import KERNEL_DTYPES
 
-KERNEL_DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-]
 COMBINE = {
     "sum": np.add,
     "prod": np.multiply,

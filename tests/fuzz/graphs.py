@@ -20,21 +20,9 @@ from hypothesis import strategies as st
 
 import symnb as sn
 from symnb.errors import SymnbError
-from tests.helpers import available_backends
+from tests.helpers import KERNEL_DTYPES, available_backends
 
-DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-]
+DTYPES = KERNEL_DTYPES
 SHAPES = [(3, 4), (4,), (1, 4), (3, 1), ()]
 VIEWS = ["plain", "strided", "reversed", "transposed"]
 VALUES = ["small", "wide", "special", "ranges"]

@@ -20,21 +20,9 @@ import pytest
 import symnb as sn
 from symnb import catalogue
 from symnb.ops.elemwise import Elemwise
-from tests.helpers import tolerance
+from tests.helpers import KERNEL_DTYPES, tolerance
 
-DTYPES = [
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float32",
-    "float64",
-]
+DTYPES = KERNEL_DTYPES
 
 
 def special(dtype) -> list:
