@@ -226,6 +226,51 @@ def test_a_runner_that_cannot_be_built_warns_once_and_python_runs(monkeypatch, t
     np.testing.assert_array_equal(f(np.arange(3.0)), [0.0, 2.0, 4.0])
 
 
+@pytest.mark.parametrize(
+    ("kernels", "built", "used"),
+    [
+        ("libgomp", "libgomp", True),
+        ("libomp", "libgomp", False),  # CC=clang beside pip's GCC build: CI's clang pass
+        ("libgomp", "libomp", False),
+        ("libgomp", "", False),  # a build without OpenMP cannot give the kernels a team
+        ("", "libgomp", True),  # kernels without OpenMP (Apple's clang): any build serves
+        ("", "", True),
+    ],
+)
+def test_the_installed_runner_serves_only_kernels_of_its_openmp_runtime(
+    monkeypatch, kernels, built, used
+):
+    monkeypatch.setattr(runner.compiler, "find_compiler", lambda: "/usr/bin/cc")
+    monkeypatch.setattr(runner.compiler, "problem", lambda: None)
+    monkeypatch.setattr(runner.compiler, "openmp_runtime", lambda cc: kernels)
+    assert runner._same_openmp(built) is used
+
+
+@pytest.mark.parametrize(
+    ("banner", "flags", "runtime"),
+    [
+        ("gcc (Debian 12.2.0-14) 12.2.0", ("-O3", "-fopenmp"), "libgomp"),
+        ("cc (Ubuntu 13.2.0-4ubuntu3) 13.2.0", ("-fopenmp",), "libgomp"),
+        ("Debian clang version 14.0.6", ("-fopenmp",), "libomp"),
+        ("Apple clang version 15.0.0 (clang-1500.3.9.4)", ("-O3",), ""),
+        ("gcc (GCC) 14.1.0", ("-O3",), ""),  # sn.config.openmp = False
+    ],
+)
+def test_the_kernels_openmp_runtime_is_named_from_the_compiler(monkeypatch, banner, flags, runtime):
+    monkeypatch.setattr(runner.compiler, "flags", lambda cc: flags)
+    monkeypatch.setattr(runner.compiler, "compiler_identity", lambda cc: banner)
+    assert runner.compiler.openmp_runtime("/usr/bin/cc") == runtime
+
+
+@needs_c
+def test_the_loaded_runner_links_the_kernels_openmp_runtime():
+    built = runner.module()
+    if built is None or not hasattr(built, "OPENMP"):
+        pytest.skip("no C runner")
+    wanted = runner.compiler.openmp_runtime(runner.compiler.find_compiler())
+    assert wanted in ("", built.OPENMP)
+
+
 def test_two_threads_calling_one_function_get_their_own_results():
     import threading
 

@@ -176,6 +176,15 @@ def compiler_identity(path: str) -> str:
     return lines[0]
 
 
+def openmp_runtime(path: str) -> str:
+    """The OpenMP runtime kernels built by ``path`` link, named as runner.c names its own
+    (``SN_OPENMP_RUNTIME``): "" without OpenMP, "libomp" for clang (LLVM's, Apple's), else
+    "libgomp". A call's team reaches the kernels only through the runtime they link."""
+    if "-fopenmp" not in flags(path):
+        return ""
+    return "libomp" if "clang" in compiler_identity(path).lower() else "libgomp"
+
+
 def _memo_path(name: str) -> str:
     return os.path.join(kernel_dir(), name)
 

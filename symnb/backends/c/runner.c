@@ -884,6 +884,18 @@ static PyTypeObject ScheduleType = {
     .tp_getset = schedule_getset,
 };
 
+/* The OpenMP runtime this build links (runner.openmp_runtime names the kernels' the same way):
+ * the runner's team (omp_set_num_threads) reaches only kernels that link the same one. */
+#if !defined(_OPENMP)
+#define SN_OPENMP_RUNTIME ""
+#elif defined(__clang__)
+#define SN_OPENMP_RUNTIME "libomp"
+#elif defined(__GNUC__)
+#define SN_OPENMP_RUNTIME "libgomp"
+#else
+#define SN_OPENMP_RUNTIME "other"
+#endif
+
 static struct PyModuleDef runner_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_runner",
@@ -899,6 +911,7 @@ PyMODINIT_FUNC PyInit__runner(void) {
     if (m == NULL) return NULL;
 #ifdef SN_RUNNER_HASH
     if (PyModule_AddStringConstant(m, "SOURCE_HASH", SN_RUNNER_HASH) < 0
+        || PyModule_AddStringConstant(m, "OPENMP", SN_OPENMP_RUNTIME) < 0
         || PyModule_AddIntConstant(m, "MAX_RANK", MAXDIM) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -46,6 +46,7 @@ from symnb.backends.compiledir import (
 from symnb.backends.plan import SERIAL_MAX, Branch, Gemm, Launch, Library, Repeat, View
 from symnb.backends.render.runtime import EXPORTED, names
 from symnb.config import config, watch
+from symnb.errors import CompileError
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
 
@@ -135,12 +136,29 @@ def _export(built) -> bool:
 
 
 def _installed():
-    """The build pip made, when it was made from this very runner.c."""
+    """The build pip made, when it was made from this very runner.c and links the kernels'
+    OpenMP runtime (``$CC=clang`` kernels link LLVM's libomp, pip's GCC build libgomp: the
+    runner's team would never reach them, and the process would hold two thread pools)."""
     try:
         from symnb.backends.c import _runner
     except ImportError:
         return None
-    return _runner if getattr(_runner, "SOURCE_HASH", None) == source_hash() else None
+    if getattr(_runner, "SOURCE_HASH", None) != source_hash():
+        return None
+    return _runner if _same_openmp(getattr(_runner, "OPENMP", None)) else None
+
+
+def _same_openmp(built: str | None) -> bool:
+    """Whether a runner linking ``built`` serves the kernels: always where they have no
+    OpenMP (or there is no compiler, so no kernels), else when it links the same runtime."""
+    cc = compiler.find_compiler()
+    if cc is None or compiler.problem():
+        return True
+    try:
+        wanted = compiler.openmp_runtime(cc)
+    except CompileError:
+        return True
+    return wanted == "" or built == wanted
 
 
 def _compiled():
