@@ -46,9 +46,9 @@ from symnb.backends.compiledir import (
 from symnb.backends.plan import SERIAL_MAX, Branch, Gemm, Launch, Library, Repeat, View
 from symnb.backends.render.runtime import EXPORTED, names
 from symnb.config import config, watch
-from symnb.errors import CompileError
 from symnb.core.dims import DimExpr
 from symnb.core.types import MAX_RANK
+from symnb.errors import CompileError
 
 SOURCE = Path(__file__).with_name("runner.c")
 #: every file of the extension (runner.c includes its five headers and the kernels'
