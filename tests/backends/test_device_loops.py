@@ -207,6 +207,18 @@ def _strided_operands():
     return [x, h0], [hs, fills], [(3, 6), (3, 3)]
 
 
+def _nested_and_its_gradient():
+    """A loop in a loop's step (the body's own Repeat, run by the body's executor)."""
+    x = sn.tensor("x", shape=(4, 3, 2), dtype="float64")
+
+    def outer(xt, acc):
+        inner, _ = sn.scan(lambda r, h: 0.5 * h + sn.sin(r), sequences=xt, outputs_info=sn.zeros(2))
+        return acc + inner[-1] + sn.sum(inner, axis=0)
+
+    hs, _ = sn.scan(outer, sequences=x, outputs_info=sn.zeros(2))
+    return [x], [hs, sn.grad(sn.sum(hs * hs), x)], [(4, 3, 2)]
+
+
 def _no_steps():
     x = sn.tensor("x", shape=("T", 2), dtype="float64")
     n = sn.scalar("n", dtype="int64")
@@ -224,6 +236,7 @@ CASES = {
     "until": _until,
     "until early and its gradient": _until_early_and_its_gradient,
     "strided operands": _strided_operands,
+    "nested and its gradient": _nested_and_its_gradient,
     "no steps": _no_steps,
 }
 

@@ -45,7 +45,7 @@ PLACES = {
     "library": "NumPy on the host",
     "blas": "NumPy on the host",
     "transfer": "transfer",
-    "loop": "{label} loop (its steps on the device)",
+    "loop": "{label} loop",
 }
 
 
