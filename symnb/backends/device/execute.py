@@ -39,7 +39,10 @@ class Call:
 
     def __init__(self, linker, host_only: bool = False, profiled: bool = False, status=None):
         self.linker, self.runtime, self.host_only = linker, linker.runtime, host_only
-        self.status = None if host_only else (status or linker.status_flag())
+        if host_only:
+            self.status = None
+        else:
+            self.status = linker.status_flag() if status is None else status
         self.records: list | None = [] if profiled else None
         self.uploaded: dict = {}  # slot -> its host value's copy on the device, this call
 
