@@ -17,8 +17,10 @@ import pytest
 import symnb as sn
 from symnb.backends.cuda import runtime as cuda_runtime
 from symnb.backends.cuda.linker import CUDALinker
+from symnb.backends.device import execute as device_execute
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.opencl.dialect import OpenCLDialect
+from symnb.backends.plan import Repeat
 from tests.backends.test_device_loops import (
     launches_per_call,
     loops_of,
@@ -180,20 +182,33 @@ def test_inference_on_the_cuda_runtime_uploads_only_its_input(stand_in, rng):
         assert not counts.get("cuMemAlloc"), counts
 
 
-def test_an_rnn_step_on_the_cuda_runtime_runs_its_loop_on_the_device(stand_in, rng):
+def test_an_rnn_step_on_the_cuda_runtime_runs_its_loop_on_the_device(stand_in, rng, monkeypatch):
     """The scan's loops run on the device executor: per step the body's kernels launch and
     rows are copied within the device (``cuMemcpyDtoD``); copies to and from the host do not
     grow with the steps."""
     values = rnn_values(rng)
     f, reference = rnn_step(values, "cuda"), rnn_step(values, "py")
     assert len(loops_of(f)) == 2
+    inside = []  # the driver calls of each loop step of a call, from its start to its end
+
+    def run_repeat(call, step, slots):
+        before = collections.Counter(stand_in.calls)
+        device_execute.run_repeat(call, step, slots)
+        inside.append(stand_in.calls - before)
+
+    monkeypatch.setitem(device_execute.EXECUTE, Repeat, run_repeat)
     counts = {}
     for n_steps in (20, 40):
         x, h0 = rnn_inputs(rng, n_steps)
         f(x, h0)
         taken(stand_in)
+        inside.clear()
         got = f(x, h0)
         counts[n_steps] = taken(stand_in)
+        assert len(inside) == 2, inside
+        for did in inside:  # nothing crossed the bus while a loop ran
+            assert not did["cuMemcpyHtoD"] and not did["cuMemcpyDtoH"], did
+            assert did["cuLaunchKernel"] and did["cuMemcpyDtoD"], did
         for g, want in zip(got, reference(x, h0)):
             np.testing.assert_allclose(g, want, rtol=2e-4, atol=1e-5)
         assert counts[n_steps]["cuLaunchKernel"] == launches_per_call(f, n_steps), counts

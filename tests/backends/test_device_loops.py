@@ -111,13 +111,26 @@ def test_an_rnn_step_runs_its_loop_on_the_device(rng, monkeypatch):
     f, reference = rnn_step(values, "opencl"), rnn_step(values, "py")
     assert len(loops_of(f)) == 2  # the forward loop and its gradient's backward loop
     counter = Counter(f.linker.runtime, monkeypatch)
+    inside = []  # what each loop step of a call did, counted from its start to its end
+
+    def run_repeat(call, step, slots):
+        before = dict(counter.calls)
+        device_execute.run_repeat(call, step, slots)
+        inside.append({k: counter.calls[k] - before.get(k, 0) for k in COUNTED})
+
+    monkeypatch.setitem(device_execute.EXECUTE, Repeat, run_repeat)
     counts = {}
     for n_steps in (20, 40):
         x, h0 = rnn_inputs(rng, n_steps)
         f(x, h0)  # (the launch arguments of new shapes go up once)
         counter.take()
+        inside.clear()
         got = f(x, h0)
         counts[n_steps] = counter.take()
+        for loop, did in zip(loops_of(f), inside, strict=True):  # nothing crosses the bus
+            body = sum(isinstance(s, Launch) for s in loop.body.steps)
+            assert did["launch"] == n_steps * body, (did, loop.body)
+            assert did["write"] == did["upload"] == did["read"] == did["download"] == 0, did
         for g, want in zip(got, reference(x, h0)):
             np.testing.assert_allclose(g, want, rtol=2e-4, atol=1e-5)
         assert counts[n_steps]["launch"] == launches_per_call(f, n_steps), counts
