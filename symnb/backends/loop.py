@@ -5,7 +5,8 @@ runner.c runs the whole loop itself: per step it points the body's slots at the 
 rows, runs the body's steps (kernels, BLAS calls, views) with no Python call, checks the
 states and writes the results into storage allocated once per call. The Python executor runs
 the same step (without a runner, or a loop the runner hands back) with the one Python loop
-runtime (``symnb/control/loop.py``), so both mean the same.
+runtime (``symnb/control/loop.py``), so both mean the same; so does the device executor
+(``symnb/backends/device/execute.py``), whose body is a device plan run over device memory.
 """
 
 from __future__ import annotations

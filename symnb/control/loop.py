@@ -76,32 +76,76 @@ def reference_step(loop: Loop):
 def steps_to_run(loop: Loop, n_steps: int, seqs) -> int:
     """``n_steps`` checked against the sequences, or the rows they all have."""
     names = loop.names
+    lengths = [np.shape(seq)[0] for seq in seqs]  # (a device array's too: its shape)
     if n_steps >= 0:
-        for i, seq in enumerate(seqs):
-            if len(seq) < n_steps:
+        for i, length in enumerate(lengths):
+            if length < n_steps:
                 raise ShapeError(
-                    f"scan: n_steps={n_steps}, but the sequence {names[i]} has only "
-                    f"{len(seq)} steps"
+                    f"scan: n_steps={n_steps}, but the sequence {names[i]} has only {length} steps"
                 )
         return n_steps
     if not seqs:
         raise ShapeError("scan: give n_steps or at least one sequence")
-    return min(len(s) for s in seqs)
+    return min(lengths)
 
 
-def run_loop(loop: Loop, step, n_steps: int, arrays) -> list:
-    """Run ``step(values) -> outputs`` over the steps; the op's outputs, in order."""
+class Memory:
+    """Where a loop's arrays live, and the few things ``run_loop`` and ``Storage`` do with
+    them: here NumPy arrays on the host. A device executor passes its own
+    (``symnb/backends/device/loop.py``: rows copied between device buffers), so every
+    backend runs the one loop, with its checks and messages."""
+
+    def sequence(self, seq):
+        """A sequence as the loop reads its rows (a device makes a strided one dense)."""
+        return seq
+
+    def row(self, seq, t: int):
+        return seq[t]
+
+    def value(self, value):
+        """A step's result (or an initial state) as storage takes it."""
+        return np.asarray(value)
+
+    def empty(self, shape: tuple, dtype):
+        return np.empty(shape, dtype)
+
+    def put(self, rows, t: int, value):
+        """``rows[t] = value``; what the next step reads as this state (the stored row)."""
+        rows[t] = value
+        return rows[t]
+
+    def cast(self, value, dtype):
+        """A state kept without history, as the next step reads it (in its dtype: no copy
+        where it has it already)."""
+        return np.asarray(value, dtype=dtype)
+
+    def part(self, rows, start: int, stop: int):
+        """Rows ``start:stop`` (a loop that stopped early keeps the rows it wrote)."""
+        return rows[start:stop]
+
+    def truth(self, value) -> bool:
+        """An ``until`` condition's truth."""
+        return bool(value)
+
+
+HOST = Memory()
+
+
+def run_loop(loop: Loop, step, n_steps: int, arrays, memory: Memory = HOST) -> list:
+    """Run ``step(values) -> outputs`` over the steps; the op's outputs, in order.
+    ``memory``: where the arrays live (``Memory``; NumPy's by default)."""
     k, m = loop.n_seqs, loop.n_states
     seqs, nonseqs = arrays[:k], list(arrays[k + m :])
     n = steps_to_run(loop, n_steps, seqs)
-    states = [np.asarray(v) for v in arrays[k : k + m]]
-    store = Storage(loop, states, n)
+    seqs = [memory.sequence(s) for s in seqs]
+    states = [memory.value(v) for v in arrays[k : k + m]]
+    store = Storage(loop, states, n, memory)
     done = n
     for t in range(n):
-        rows = [s[len(s) - 1 - t] for s in seqs] if loop.backwards else [s[t] for s in seqs]
+        rows = [memory.row(s, np.shape(s)[0] - 1 - t if loop.backwards else t) for s in seqs]
         outs = step(rows + states + nonseqs)
         states = store.write(n - 1 - t if loop.backwards else t, outs)
-        if loop.until and bool(outs[-1]):
+        if loop.until and memory.truth(outs[-1]):
             done = t + 1
             break
     return store.results(done, states)
@@ -109,12 +153,13 @@ def run_loop(loop: Loop, step, n_steps: int, arrays) -> list:
 
 class Storage:
     """The loop's outputs, allocated once: each state's values (or only its last one) and
-    each plain output's rows; every step's result is checked against what it replaces."""
+    each plain output's rows; every step's result is checked against what it replaces.
+    ``memory``: where they live (``Memory``)."""
 
-    def __init__(self, loop: Loop, states: list, n: int):
-        self.loop, self.n = loop, n
+    def __init__(self, loop: Loop, states: list, n: int, memory: Memory = HOST):
+        self.loop, self.n, self.memory = loop, n, memory
         self.history = [
-            np.empty((n,) + s.shape, s.dtype) if keep else None
+            memory.empty((n,) + s.shape, s.dtype) if keep else None
             for s, keep in zip(states, loop.history)
         ]
         self.plain: list = [None] * loop.n_plain
@@ -122,19 +167,18 @@ class Storage:
 
     def write(self, t: int, outs) -> list:
         """Store step ``t``'s results; the states the next step reads."""
-        loop, m = self.loop, self.loop.n_states
+        loop, m, memory = self.loop, self.loop.n_states, self.memory
         states = []
         for j in range(m):
-            value = np.asarray(outs[j])
+            value = memory.value(outs[j])
             self._check_state(j, t, value)
             if self.history[j] is not None:
-                self.history[j][t] = value
-                states.append(self.history[j][t])
+                states.append(memory.put(self.history[j], t, value))
             else:  # no copy: steps never write into their inputs (nor runner.c into a
                 # buffer someone else holds), so the value stays as it is until replaced
-                states.append(np.asarray(value, dtype=self.loop.graph.outputs[j].type.dtype))
+                states.append(memory.cast(value, loop.graph.outputs[j].type.dtype))
         for i in range(loop.n_plain):
-            self._write_plain(i, t, np.asarray(outs[m + i]))
+            self._write_plain(i, t, memory.value(outs[m + i]))
         return states
 
     def _check_state(self, j: int, t: int, value):
@@ -149,22 +193,23 @@ class Storage:
         rows = self.plain[i]
         if rows is None:
             dtype = self.loop.graph.outputs[self.loop.n_states + i].type.dtype
-            rows = self.plain[i] = np.empty((self.n,) + value.shape, dtype)
+            rows = self.plain[i] = self.memory.empty((self.n,) + value.shape, dtype)
         if value.shape != rows.shape[1:]:
             raise ShapeError(
                 f"scan: output {i} of the step has shape {value.shape} at step {t}, but "
                 f"{rows.shape[1:]} before; every step must return the same shape"
             )
-        rows[t] = value
+        self.memory.put(rows, t, value)
 
     def results(self, done: int, states: list) -> list:
-        kept = slice(self.n - done, None) if self.loop.backwards else slice(None, done)
-        out = [h[kept] if h is not None else s for h, s in zip(self.history, states)]
+        start, stop = (self.n - done, self.n) if self.loop.backwards else (0, done)
+        part = self.memory.part
+        out = [part(h, start, stop) if h is not None else s for h, s in zip(self.history, states)]
         for i, rows in enumerate(self.plain):
-            out.append(rows[kept] if rows is not None else self._empty_plain(i))
+            out.append(part(rows, start, stop) if rows is not None else self._empty_plain(i))
         return out
 
     def _empty_plain(self, i: int):
         var = self.loop.graph.outputs[self.loop.n_states + i]
         shape = tuple(d if isinstance(d, int) else 0 for d in var.type.shape)
-        return np.empty((0,) + shape, var.type.dtype)
+        return self.memory.empty((0,) + shape, var.type.dtype)

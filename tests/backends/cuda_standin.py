@@ -59,6 +59,7 @@ NEEDS_CONTEXT = {
     "cuMemFree",
     "cuMemcpyHtoD",
     "cuMemcpyDtoH",
+    "cuMemcpyDtoD",
     "cuModuleLoadData",
     "cuModuleGetFunction",
     "cuLaunchKernel",
@@ -94,7 +95,7 @@ class StandInDriver:
         self.modules: list[bytes] = []
         self.launches: list[tuple] = []
         self.sticky = None  # the error a faulted kernel left in the context
-        self._addresses = itertools.count(1 << 32, 1 << 20)
+        self._addresses = itertools.count(1 << 32, 1 << 35)  # (past the largest allocation)
         self._current = threading.local()
         self._lock = threading.Lock()
 
@@ -198,6 +199,19 @@ class StandInDriver:
         if error is None and nbytes:
             ctypes.memmove(host, self.memory[int(address)].ctypes.data, nbytes)
         return (error or OK,)
+
+    def cuMemcpyDtoD(self, dst, src, nbytes):  # noqa: N802
+        error = self._enter("cuMemcpyDtoD")
+        if error is None and nbytes:
+            (target, at), (source, start) = self._at(dst), self._at(src)
+            target[at : at + nbytes] = source[start : start + nbytes]
+        return (error or OK,)
+
+    def _at(self, address) -> tuple:
+        """The allocation holding a device address, and the address's offset into it."""
+        address = int(address)
+        base = max(a for a in self.memory if a <= address)
+        return self.memory[base], address - base
 
     def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):  # noqa: N802
         error = self._enter("cuLaunchKernel")

@@ -1,6 +1,7 @@
 """backend="cuda"'s runtime (symnb/backends/cuda/runtime.py: its allocations through the pool,
 its copies, its launches) against a stand-in for cuda-python's driver module that counts
-``cuMemAlloc``, ``cuMemcpyHtoD``, ``cuMemcpyDtoH`` and ``cuLaunchKernel`` and runs them on
+``cuMemAlloc``, ``cuMemcpyHtoD``, ``cuMemcpyDtoH``, ``cuMemcpyDtoD`` and ``cuLaunchKernel`` and
+runs them on
 PoCL: device memory is OpenCL buffers, and a launch runs the kernel's OpenCL C rendering with
 the buffers its parameters point to. So the counts are the CUDA runtime's own calls, and the
 values are checked against backend "py". No GPU is needed (none was used to write this)."""
@@ -16,8 +17,18 @@ import pytest
 import symnb as sn
 from symnb.backends.cuda import runtime as cuda_runtime
 from symnb.backends.cuda.linker import CUDALinker
+from symnb.backends.device import execute as device_execute
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.opencl.dialect import OpenCLDialect
+from symnb.backends.plan import Repeat
+from tests.backends.test_device_loops import (
+    launches_per_call,
+    loops_of,
+    rnn_inputs,
+    rnn_step,
+    rnn_values,
+    row_copies_per_call,
+)
 from tests.backends.test_device_residency import mlp_step, mlp_values
 from tests.helpers import opencl_problem
 
@@ -79,6 +90,20 @@ class StandInDriver:
         host = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
         self.cl.enqueue_copy(self.queue, host, self.memory[int(pointer)], is_blocking=True)
         return self.ok()
+
+    def cuMemcpyDtoD(self, dst, src, nbytes):
+        self.calls["cuMemcpyDtoD"] += 1
+        (target, at), (source, start) = self._at(dst), self._at(src)
+        self.cl.enqueue_copy(
+            self.queue, target, source, byte_count=nbytes, src_offset=start, dst_offset=at
+        )
+        return self.ok()
+
+    def _at(self, pointer) -> tuple:
+        """The buffer holding a device address, and the address's offset into it."""
+        pointer = int(pointer)
+        base = max(p for p in self.memory if p <= pointer)
+        return self.memory[base], pointer - base
 
     def cuLaunchKernel(self, kernel, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         self.calls["cuLaunchKernel"] += 1
@@ -155,3 +180,39 @@ def test_inference_on_the_cuda_runtime_uploads_only_its_input(stand_in, rng):
         counts = taken(stand_in)
         assert counts["cuMemcpyHtoD"] == 1 and counts["cuMemcpyDtoH"] == 2, counts
         assert not counts.get("cuMemAlloc"), counts
+
+
+def test_an_rnn_step_on_the_cuda_runtime_runs_its_loop_on_the_device(stand_in, rng, monkeypatch):
+    """The scan's loops run on the device executor: per step the body's kernels launch and
+    rows are copied within the device (``cuMemcpyDtoD``); copies to and from the host do not
+    grow with the steps."""
+    values = rnn_values(rng)
+    f, reference = rnn_step(values, "cuda"), rnn_step(values, "py")
+    assert len(loops_of(f)) == 2
+    inside = []  # the driver calls of each loop step of a call, from its start to its end
+
+    def run_repeat(call, step, slots):
+        before = collections.Counter(stand_in.calls)
+        device_execute.run_repeat(call, step, slots)
+        inside.append(stand_in.calls - before)
+
+    monkeypatch.setitem(device_execute.EXECUTE, Repeat, run_repeat)
+    counts = {}
+    for n_steps in (20, 40):
+        x, h0 = rnn_inputs(rng, n_steps)
+        f(x, h0)
+        taken(stand_in)
+        inside.clear()
+        got = f(x, h0)
+        counts[n_steps] = taken(stand_in)
+        assert len(inside) == 2, inside
+        for did in inside:  # nothing crossed the bus while a loop ran
+            assert not did["cuMemcpyHtoD"] and not did["cuMemcpyDtoH"], did
+            assert did["cuLaunchKernel"] and did["cuMemcpyDtoD"], did
+        for g, want in zip(got, reference(x, h0)):
+            np.testing.assert_allclose(g, want, rtol=2e-4, atol=1e-5)
+        assert counts[n_steps]["cuLaunchKernel"] == launches_per_call(f, n_steps), counts
+        assert counts[n_steps]["cuMemcpyDtoD"] == row_copies_per_call(f, n_steps), counts
+    across = ("cuMemcpyHtoD", "cuMemcpyDtoH", "cuCtxSynchronize", "cuMemAlloc")
+    assert {k: counts[20].get(k) for k in across} == {k: counts[40].get(k) for k in across}
+    assert counts[20]["cuCtxSynchronize"] == 1, counts

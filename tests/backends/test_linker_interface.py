@@ -205,7 +205,7 @@ def test_each_target_plans_ops_by_its_capabilities():
         "device.linker"
     )
     assert plan_name(Scan, CLinker) == "_scan"  # runner.c runs the loop
-    assert plan_name(Scan, DeviceLinker) == "_kernel"  # no lowering: the reference on the host
+    assert plan_name(Scan, DeviceLinker) == "_scan"  # the device executor runs the loop
     assert plan_name(MaxPool2dGrad, CLinker) == "_max_pool_grad"
     assert plan_name(MaxPool2dGrad, DeviceLinker) == "_kernel"
 

@@ -147,6 +147,11 @@ class PyCUDARuntime(Runtime):
             self.drv.memcpy_dtoh(host, buffer)
         return host
 
+    def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        if nbytes:
+            self.current()
+            self.drv.memcpy_dtod(int(dst) + dst_offset, int(src) + src_offset, nbytes)
+
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
         """Buffers go in as pycuda's DeviceAllocations (pointer parameters), on the default
         stream, like cuda-python's launches (waited for with ``sn.config.cuda_debug_sync``)."""

@@ -268,6 +268,18 @@ class CUDARuntime(Runtime):
             )
         return host
 
+    def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        """On the default stream, behind the kernels queued before it (a copy between device
+        addresses does not wait for the device)."""
+        if nbytes:
+            self.current()
+            self.check(
+                self.cu.cuMemcpyDtoD(
+                    int(dst.pointer) + dst_offset, int(src.pointer) + src_offset, nbytes
+                ),
+                "cuMemcpyDtoD",
+            )
+
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
         """Queue the kernel; with ``sn.config.cuda_debug_sync`` wait for it, so a kernel that
         faults is reported by its own step (the executor names the node and your line)."""

@@ -1,5 +1,6 @@
 """Running a device plan: the same records as ``symnb/backends/execute.py``, over values that
-are device arrays (kernels, views of them) or host arrays (inputs, NumPy fallbacks).
+are device arrays (kernels, views of them) or host arrays (inputs, NumPy fallbacks). A scan's
+loop (``Repeat``) runs here too, its step the body's device plan (``run_repeat``, ``loop.py``).
 
 Kernels are queued without waiting; a call waits once, when its results come back. A row
 kernel that declines (a label out of range) sets the call's status flag; the call is then run
@@ -15,21 +16,41 @@ import time
 import numpy as np
 
 from symnb.backends import execute
+from symnb.backends.device.loop import DeviceMemory
 from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
 from symnb.backends.device.transfers import HOST_VIEWS
 from symnb.backends.kernels.ir import Contract, Map
-from symnb.backends.plan import Gemm, Launch, Library, Transfer, View, step_inputs, step_outputs
+from symnb.backends.plan import (
+    Gemm,
+    Launch,
+    Library,
+    Repeat,
+    Transfer,
+    View,
+    step_inputs,
+    step_outputs,
+)
+from symnb.control.loop import run_loop
 
 
 class Call:
     """One call's state: the runtime, its status flag, the linker's caches of kernel
     arguments and uploaded constants, whether steps run on the host only, and the timings."""
 
-    def __init__(self, linker, host_only: bool = False, profiled: bool = False):
+    def __init__(self, linker, host_only: bool = False, profiled: bool = False, status=None):
         self.linker, self.runtime, self.host_only = linker, linker.runtime, host_only
-        self.status = None if host_only else linker.status_flag()
+        if host_only:
+            self.status = None
+        else:
+            self.status = linker.status_flag() if status is None else status
         self.records: list | None = [] if profiled else None
         self.uploaded: dict = {}  # slot -> its host value's copy on the device, this call
+
+    def inner(self, linker) -> Call:
+        """A call of another linker's plan (a loop's step, a copy) within this one: the
+        same status flag (a kernel of it that declines reruns this whole call on the host),
+        untimed (the loop is one record)."""
+        return Call(linker, self.host_only, status=self.status)
 
     def host(self, value):
         return value.to_host() if isinstance(value, DeviceArray) else value
@@ -171,6 +192,26 @@ def run_gemm(call: Call, step: Gemm, slots: list) -> None:
     run_host(call, step.fallback, slots)
 
 
+def run_repeat(call: Call, step: Repeat, slots: list) -> None:
+    """A scan's loop on the device: the one loop runtime (``run_loop``: its checks raise the
+    errors other backends raise) with device memory (``DeviceMemory``), each step the body's
+    device plan run by this executor over device arrays: the sequences' rows, the states,
+    the non-sequences. Only the step count (once) and an ``until`` condition's truth (once
+    per step) are read on the host."""
+    body = call.linker.body_of(step)
+    n_steps = int(call.host(slots[step.ins[0]]))
+    arrays = [call.operand(slots, slot) for slot in step.ins[1:]]
+    inner = call.inner(body)
+    memory = DeviceMemory(call.runtime, lambda array: call.linker.dense(array, call))
+
+    def one_step(values: list) -> list:
+        return run(inner, body.plan, values)
+
+    results = run_loop(step.node.op.loop, one_step, n_steps, arrays, memory)
+    for slot, value in zip(step.outs, results, strict=True):
+        slots[slot] = value
+
+
 def view_axes(step: View, src: DeviceArray, like):
     kept = [a for a in step.axes if a >= 0]
     if any(n != 1 for d, n in enumerate(src.shape) if d not in kept):
@@ -258,6 +299,7 @@ EXECUTE = {
     Gemm: run_gemm,
     View: run_view,
     Transfer: run_transfer,
+    Repeat: run_repeat,
 }
 
 
@@ -276,10 +318,26 @@ def host_view(call: Call, step: View, slots: list) -> None:
     return execute.run_view(step, HostSlots(call, slots))
 
 
+def host_repeat(call: Call, step: Repeat, slots: list) -> None:
+    """The loop on the host: ``run_loop`` over NumPy arrays, each step the body's plan run
+    on the host as this call's steps are."""
+    body = call.linker.body_of(step)
+    n_steps, *arrays = [call.host(slots[slot]) for slot in step.ins]
+    inner = call.inner(body)
+
+    def one_step(values: list) -> list:
+        return [call.host(value) for value in run(inner, body.plan, values)]
+
+    results = run_loop(step.node.op.loop, one_step, int(n_steps), arrays)
+    for slot, value in zip(step.outs, results, strict=True):
+        slots[slot] = value
+
+
 HOST_ONLY = {
     Library: run_host,
     Launch: host_launch,
     Gemm: run_gemm,
     View: host_view,
     Transfer: host_transfer,
+    Repeat: host_repeat,
 }

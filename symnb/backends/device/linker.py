@@ -27,8 +27,12 @@ from symnb.backends.listing import KernelInfo
 from symnb.backends.plan import View
 from symnb.backends.planner import PLANS
 from symnb.backends.planning.kernel_linker import KernelLinker
+from symnb.core.graph import Graph
+from symnb.core.types import TensorType
+from symnb.core.variable import Variable
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.broadcast import Alloc, SumToLike
+from symnb.ops.elemwise import Pos
 from symnb.ops.linalg import Matmul
 from symnb.ops.shape import Shape
 
@@ -41,6 +45,7 @@ PLACES = {
     "library": "NumPy on the host",
     "blas": "NumPy on the host",
     "transfer": "transfer",
+    "loop": "{label} loop",
 }
 
 
@@ -51,12 +56,14 @@ class DeviceLinker(KernelLinker):
 
     resident = True  # sn.function passes shared values as they are (device arrays)
     steps_timed = True
-    #: a matrix product is the description's tiled kernel; no host BLAS, no Branch or Repeat
-    #: step in the executor (an ifelse or a scan runs its reference), and no offset views (a
-    #: device array has none: convolution.py keeps its other steps)
+    #: a matrix product is the description's tiled kernel; no host BLAS, no Branch step in
+    #: the executor (an ifelse runs its reference), and no offset views (a device array has
+    #: none: convolution.py keeps its other steps). ``"loops"``: a scan is a ``Repeat`` step,
+    #: its body a device plan the executor runs per step (``execute.run_repeat``).
     #: ``"device_views"``: views only this executor makes (``Shape`` read from a device
     #: array's metadata, ``Alloc`` as its value broadcast, ``SumToLike`` that sums nothing)
-    capabilities = frozenset({"product_kernels", "device_views"})
+    capabilities = frozenset({"product_kernels", "device_views", "loops"})
+    loop_runner = "the device executor"
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):
         self.runtime = self.make_runtime()
@@ -74,6 +81,7 @@ class DeviceLinker(KernelLinker):
         self._small: dict = {}
         self._args: dict = {}
         self._status = None
+        self._dense: dict = {}  # (dtype, ndim) -> the linker of a copy kernel (``dense``)
         library = self.runtime.product_library()
         for info in self.kernels:
             info.language = self.dialect.name
@@ -239,6 +247,23 @@ class DeviceLinker(KernelLinker):
             args = np.array(launch_ints(step.kernel.description, args, nops), np.int64)
             buffer = self._args[key] = self.runtime.upload(args)
         return buffer
+
+    def body_of(self, step) -> DeviceLinker:
+        """The linker of a loop step's body (``compile_body``: a linker of this class)."""
+        return next(body for node, body in self.bodies if node is step.node)
+
+    def dense(self, array: DeviceArray, call) -> DeviceArray:
+        """A C-ordered copy of a strided device array (a transposed or broadcast view), made
+        on the device by a copy kernel (``+x``, one linker per dtype and rank, built once)
+        within ``call`` (its status flag)."""
+        key = (array.dtype.str, array.ndim)
+        linker = self._dense.get(key)
+        if linker is None:
+            x = Variable(TensorType(array.dtype, (None,) * array.ndim), name="x")
+            graph = Graph([x], [Pos().make_node(x).outputs[0]], clone=False)
+            linker = self._dense[key] = type(self)(graph, [x])
+        (out,) = execute.run(call.inner(linker), linker.plan, [array])
+        return out
 
     def constant_on_device(self, slot: int, value) -> DeviceArray:
         if slot not in self._constants:

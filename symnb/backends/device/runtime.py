@@ -1,7 +1,7 @@
 """The device runtime interface and the arrays that live on a device.
 
-A runtime does five things: build a program from kernel source, allocate, copy to and from
-the device, launch a kernel over a grid, synchronize. The executor (``execute.py``) is
+A runtime does five things: build a program from kernel source, allocate, copy to, from and
+within the device, launch a kernel over a grid, synchronize. The executor (``execute.py``) is
 written once against it; OpenCL (pyopencl) and CUDA (the driver API) each implement it in a
 small class. Device arrays are immutable once written: a kernel always writes a new buffer,
 so a view, an update that aliases another shared value, or an error half-way through a call
@@ -97,6 +97,12 @@ class Runtime:
         """A host array that holds the first ``nbytes`` of ``buffer`` once ``synchronize``
         returned (a copy queued behind the kernels; the default waits now)."""
         return self.download(buffer, nbytes)
+
+    def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        """Queue a copy of ``nbytes`` bytes of buffer ``src`` from byte ``src_offset`` into
+        buffer ``dst`` at byte ``dst_offset``, on the device (nothing crosses the bus),
+        ordered behind what was queued before it (a loop's rows: ``device/loop.py``)."""
+        raise NotImplementedError
 
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
         """Queue ``kernel`` on ``groups`` work-groups of ``group_size`` items over buffers."""

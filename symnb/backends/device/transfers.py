@@ -1,9 +1,10 @@
 """Where each slot of a device plan lives, and the ``Transfer`` steps between host and device.
 
-A kernel reads and writes the device; a NumPy fallback (``Library``) reads and writes the
-host; a view lives where its source does (the size of an axis on the host), but the windows of
-a convolution are made on the device (their kernels read them there, and the input is kh*kw
-times smaller than its windows copied out). Before each step
+A kernel reads and writes the device, and so does a scan's loop (``Repeat``: its sequences,
+states and non-sequences go up, its outputs stay there); a NumPy fallback (``Library``) reads
+and writes the host; a view lives where its source does (the size of an axis on the host),
+but the windows of a convolution are made on the device (their kernels read them there, and
+the input is kh*kw times smaller than its windows copied out). Before each step
 whose operand is on the other side, one ``Transfer`` copies it, once: later steps reading the
 same value there reuse the copy. Inputs and constants start on the host, shared values on the
 device (a transfer of a value already there passes it through), so inputs cross once per call
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from symnb.backends.plan import Gemm, Launch, Library, Plan, Transfer, View, step_outputs
+from symnb.backends.plan import Gemm, Launch, Library, Plan, Repeat, Transfer, View, step_outputs
 
 HOST, DEVICE = "host", "device"
 
@@ -96,8 +97,9 @@ def view_side(step, where: dict, side: str | None = None) -> str:
 
 
 def needs(step) -> str | None:
-    """The side a step runs on: None for a view (either)."""
-    if isinstance(step, Launch):
+    """The side a step runs on: None for a view (either). A loop runs on the device (its
+    body's own plan has its own transfers), its outputs stay there."""
+    if isinstance(step, (Launch, Repeat)):
         return DEVICE
     if isinstance(step, View):
         return DEVICE if step.how in DEVICE_VIEWS else None
@@ -113,6 +115,8 @@ def operands(step) -> tuple[int, ...]:
         return tuple(s for s in (step.z, step.alpha, step.x, step.y, step.beta) if s is not None)
     if isinstance(step, View):
         return (step.src,)
+    if isinstance(step, Repeat):  # its step count is read where it is (one scalar)
+        return step.ins[1:]
     return ()
 
 
@@ -128,6 +132,8 @@ def remapped(step, remap: dict):
         return dataclasses.replace(step, ins=tuple(remap.get(s, s) for s in step.ins))
     if isinstance(step, View):
         return dataclasses.replace(step, src=remap.get(step.src, step.src))
+    if isinstance(step, Repeat):
+        return dataclasses.replace(step, ins=tuple(remap.get(s, s) for s in step.ins))
     fields = {
         k: remap.get(getattr(step, k), getattr(step, k))
         for k in ("z", "alpha", "x", "y", "beta")

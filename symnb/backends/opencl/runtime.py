@@ -83,6 +83,17 @@ class OpenCLRuntime(Runtime):
             self.cl.enqueue_copy(self.queue, host, buffer, is_blocking=False)
         return host
 
+    def copy(self, dst, dst_offset: int, src, src_offset: int, nbytes: int) -> None:
+        if nbytes:
+            self.cl.enqueue_copy(
+                self.queue,
+                dst,
+                src,
+                byte_count=nbytes,
+                src_offset=src_offset,
+                dst_offset=dst_offset,
+            )
+
     def launch(self, kernel, groups: int, group_size: int, args: list) -> None:
         """One kernel object serves every function whose kernel has its source, and pyopencl
         sets its arguments and then queues it: two threads must not interleave the two."""

@@ -43,6 +43,8 @@ class KernelLinker(PlanBuilder, Linker):
     capabilities: ClassVar[frozenset] = frozenset()
     #: how the target spells kernels (a ``Dialect``)
     dialect = None
+    #: what runs a loop's step (``f.kernels``' note on a scan)
+    loop_runner: ClassVar[str] = "the C runner"
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
@@ -172,7 +174,7 @@ def _scan(linker: KernelLinker, node) -> Repeat:
     body = compile_body(node, type(linker))
     linker.bodies.append((node, body))
     note = (
-        f"a loop run by the C runner: its step is a plan of {len(body.steps)} steps "
+        f"a loop run by {linker.loop_runner}: its step is a plan of {len(body.steps)} steps "
         f"({_kinds(body.steps)})"
     )
     linker.kernels.append(KernelInfo("loop", node, None, note))
