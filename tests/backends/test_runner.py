@@ -257,7 +257,7 @@ def test_the_installed_runner_serves_only_kernels_of_its_openmp_runtime(
     ],
 )
 def test_the_kernels_openmp_runtime_is_named_from_the_compiler(monkeypatch, banner, flags, runtime):
-    monkeypatch.setattr(runner.compiler, "flags", lambda cc: flags)
+    monkeypatch.setattr(runner.compiler, "likely_flags", lambda cc: flags)
     monkeypatch.setattr(runner.compiler, "compiler_identity", lambda cc: banner)
     assert runner.compiler.openmp_runtime("/usr/bin/cc") == runtime
 

@@ -90,7 +90,7 @@ stats = Stats()
 def cache_key(source: str) -> str:
     """Hash of everything the machine code depends on."""
     cc = compiler.require_compiler()
-    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.flags(cc))]
+    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.likely_flags(cc))]
     parts.append(compiler.STRIDED_PRELUDE)  # how the strided row functions compile
     parts.append(compiler.cpu_identity())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
@@ -229,8 +229,12 @@ def _compile_missing(sources: list[str]) -> None:
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
     sweep_stale(compiledir())
+    if compiler.known_flags(cc) is None and _first_try(cc, sources):
+        evict()
+        return
+    compiler.flags(cc)  # probes where a first try failed, before any key is computed again
     try:
-        _compile_batches(sources)
+        _compile_batches([s for s in sources if not _cached(s)])
     except compiler.CompileError:
         before = compiler.flags(cc)
         if compiler.probe_flags(cc) == before:
@@ -239,19 +243,37 @@ def _compile_missing(sources: list[str]) -> None:
     evict()
 
 
-def _compile_batches(sources: list[str]) -> None:
-    """One batch per free core, compiled in parallel; progress counts kernels."""
+def _first_try(cc: str, sources: list[str]) -> bool:
+    """A cold compile directory's first compile, with the flags the probe tries first and
+    no probe (67 ms of a cold start): when every compiler run succeeds and says nothing about
+    an optional flag, they are the flags (remembered as a probe remembers them). Else False:
+    the probe runs and its flags compile what is missing (the same flags: the libraries built
+    here are found; others: new keys). No kernel-by-kernel retry here, and nothing but this
+    compile uses the unprobed flags."""
+    try:
+        _compile_batches(sources, compiler.preferred())
+    except (compiler.CompileError, OSError):  # OSError: cleared by another process meanwhile
+        return False  # (a real problem with the directory is raised by the compile after)
+    compiler.accept_flags(cc, compiler.first_try())
+    return True
+
+
+def _compile_batches(sources: list[str], unprobed: tuple[str, ...] = ()) -> None:
+    """One batch per free core, compiled in parallel; progress counts kernels. ``unprobed``:
+    the optional flags of a first try (``_first_try``), whose batches are not retried."""
     keyed = {cache_key(s): s for s in sources}
+    if not keyed:
+        return
     cores = _cores()
     batches = _batches(sorted(keyed.items()), cores)
     if len(keyed) == 1:
-        _compile_batch(batches[0])
+        _compile_batch(batches[0], unprobed)
     else:
         record = phases.current()  # the compiler runs' threads report to the caller's log
 
         def compile_batch(batch):
             with phases.joined(record):
-                return _compile_batch(batch)
+                return _compile_batch(batch, unprobed)
 
         with ThreadPoolExecutor(min(len(batches), cores)) as pool:
             built = pool.map(compile_batch, batches)
@@ -296,15 +318,15 @@ def _cost(item: tuple[str, str]) -> float:
     return len(source) * (PARALLEL_COST if "#pragma omp parallel" in source else 1.0)
 
 
-def _compile_batch(batch: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _compile_batch(batch: list[tuple[str, str]], unprobed: tuple = ()) -> list[tuple[str, str]]:
     """Compile one batch into one library; if it fails, each kernel compiles alone: the
-    others are cached, and the error shows the kernel that fails."""
+    others are cached, and the error shows the kernel that fails (not on a first try)."""
     cc = compiler.require_compiler()
-    used = compiler.flags(cc)
+    used = compiler.likely_flags(cc) if unprobed else compiler.flags(cc)
     try:
-        _build(batch, used)
+        _build(batch, used, unprobed)
     except compiler.CompileError:
-        if len(batch) == 1:
+        if len(batch) == 1 or unprobed:
             raise
         _build_each(batch, used)
     return batch
@@ -321,13 +343,13 @@ def _build_each(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
         raise errors[0]
 
 
-def _build(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
+def _build(batch: list[tuple[str, str]], used: tuple[str, ...], unprobed: tuple = ()) -> None:
     """``_build_once``, again when another process cleared the cache meanwhile (the
     directory is made again); a write that fails for lack of space or permission names the
     compile directory and the fix."""
     for attempt in range(TRIES):
         try:
-            return _build_once(batch, used)
+            return _build_once(batch, used, unprobed)
         except _Cleared:
             if attempt == TRIES - 1:
                 raise FileNotFoundError(
@@ -347,7 +369,7 @@ class _Cleared(Exception):
     """The kernel directory was deleted (or made again) while a library was compiled."""
 
 
-def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
+def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...], unprobed: tuple) -> None:
     """Compile, move the library into place, then write the kernels' sources and entries.
     The library is compiled beside ``c/`` (in the compile directory, the same file system),
     so clearing the kernels meanwhile (``symnb cache clear``) does not fail the compile."""
@@ -359,7 +381,7 @@ def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...]) -> None:
     before = _identity(top)
     tmp = temporary(os.path.join(top, name))
     try:
-        compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used)
+        compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used, unprobed)
         record = _checked_output(tmp)
         _move(tmp, path)
     except (compiler.CompileError, FileNotFoundError) as exc:

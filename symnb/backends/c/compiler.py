@@ -179,8 +179,9 @@ def compiler_identity(path: str) -> str:
 def openmp_runtime(path: str) -> str:
     """The OpenMP runtime kernels built by ``path`` link, named as runner.c names its own
     (``SN_OPENMP_RUNTIME``): "" without OpenMP, "libomp" for clang (LLVM's, Apple's), else
-    "libgomp". A call's team reaches the kernels only through the runtime they link."""
-    if "-fopenmp" not in flags(path):
+    "libgomp". A call's team reaches the kernels only through the runtime they link. From
+    the flags known, else the likely ones: the runner's load probes nothing."""
+    if "-fopenmp" not in likely_flags(path):
         return ""
     return "libomp" if "clang" in compiler_identity(path).lower() else "libgomp"
 
@@ -216,11 +217,42 @@ def flags(path: str) -> tuple[str, ...]:
     flags, and each optional flag the compiler accepted when probed. Probed once per compiler,
     CPU and ``sn.config.openmp`` (remembered in the compile directory), so a flag the compiler
     rejects is dropped before any kernel is compiled with it."""
+    return known_flags(path) or probe_flags(path)
+
+
+def known_flags(path: str) -> tuple[str, ...] | None:
+    """The flags when they are known without a compiler run (probed in this process, or
+    remembered in the compile directory); None in a cold compile directory."""
     key = (path, bool(config.openmp))
     if key not in _flags:
         memo = tuple((read_regular(_flags_memo(path)) or "").split())
-        _flags[key] = memo if trusted(memo) else probe_flags(path)
+        if not trusted(memo):
+            return None
+        _flags[key] = memo
     return _flags[key]
+
+
+def likely_flags(path: str) -> tuple[str, ...]:
+    """What the probe tries first (each group's preferred flag): the flags a cold compile
+    directory's first compile uses before anything is probed (cache.py); GCC takes them all."""
+    return known_flags(path) or first_try()
+
+
+def first_try() -> tuple[str, ...]:
+    """The required and link flags with each optional group's first flag."""
+    return REQUIRED + platforms.current().kernel_link + preferred() + LIBRARIES
+
+
+def preferred() -> tuple[str, ...]:
+    """Each optional group's first flag."""
+    return tuple(group[0] for group in _wanted())
+
+
+def accept_flags(path: str, found: tuple[str, ...]) -> None:
+    """Remember ``found`` as the flags, as a probe does: a compile with them built and linked
+    every kernel and said nothing about any of them, which is all the probe asks."""
+    _remember(_flags_memo(path), " ".join(found))
+    _flags[(path, bool(config.openmp))] = found
 
 
 def trusted(memo: tuple[str, ...]) -> bool:
@@ -248,8 +280,7 @@ def probe_flags(path: str) -> tuple[str, ...]:
     when all are accepted (GCC), else one per optional flag."""
     with phases.timed("probe"):
         found = _probe(path)
-    _remember(_flags_memo(path), " ".join(found))
-    _flags[(path, bool(config.openmp))] = found
+    accept_flags(path, found)
     return found
 
 
@@ -264,9 +295,8 @@ def _flags_memo(path: str) -> str:
 
 def _probe(path: str) -> tuple[str, ...]:
     base = REQUIRED + platforms.current().kernel_link
-    preferred = tuple(group[0] for group in _wanted())
-    if _accepts(path, base + preferred + LIBRARIES, preferred)[0]:
-        return base + preferred + LIBRARIES
+    if _accepts(path, first_try(), preferred())[0]:
+        return first_try()
     ok, log = _accepts(path, base + LIBRARIES, ())
     if not ok:
         needs = " ".join(base_flags())
@@ -294,7 +324,12 @@ def _accepts(path: str, candidate: tuple[str, ...], tried: tuple[str, ...]) -> t
             [*cmd, *_ordered(candidate)], capture_output=True, text=True, check=False, cwd=tmp
         )
     log = done.stderr + done.stdout
-    return done.returncode == 0 and not any(flag in log for flag in tried), log
+    return done.returncode == 0 and not mentions(log, tried), log
+
+
+def mentions(log: str, tried: tuple[str, ...]) -> bool:
+    """Whether the compiler's output says a word about a flag of ``tried``."""
+    return any(flag in log for flag in tried)
 
 
 def _ordered(candidate: tuple[str, ...]) -> list[str]:
@@ -344,19 +379,23 @@ def strided(source: str) -> str:
     return ROW_FUNCTION.sub(lambda m: "SN_STRIDED " + m[0] if m[1] in cold else m[0], source)
 
 
-def compile_kernels(kernels: list[tuple[str, str]], target: str, used: tuple[str, ...]) -> None:
+def compile_kernels(
+    kernels: list[tuple[str, str]], target: str, used: tuple[str, ...], unprobed: tuple = ()
+) -> None:
     """Compile (symbol, source) pairs into the shared library ``target`` in one compiler run,
     with the flags ``used``. A single kernel compiles from its own text (its entry point renamed
     on the command line, the prelude's lines not counted: ``#line``), so compiler messages give
-    its own line numbers."""
+    its own line numbers. ``unprobed``: flags not probed yet; the compiler saying a word about
+    one of them fails the compile, as it fails the probe (clang warns about, and ignores, some
+    GCC flags)."""
     if len(kernels) == 1:
         symbol, source = kernels[0]
-        _compile(ALONE + strided(source), target, [f"-D{ENTRY}={symbol}", *used])
+        _compile(ALONE + strided(source), target, [f"-D{ENTRY}={symbol}", *used], unprobed)
     else:
-        _compile(translation_unit(kernels), target, list(used))
+        _compile(translation_unit(kernels), target, list(used), unprobed)
 
 
-def _compile(source: str, target: str, options: list[str]) -> None:
+def _compile(source: str, target: str, options: list[str], unprobed: tuple = ()) -> None:
     """Compile ``source`` into ``target`` (a failure shows it without the prelude ``ALONE``,
     as the kernel's own lines). The source is written as ``kernel.c`` in a private temporary
     directory and named relatively, so the library's bytes depend on nothing but the source
@@ -378,9 +417,9 @@ def _compile(source: str, target: str, options: list[str]) -> None:
         seconds,
         " ".join(cmd),
     )
-    if result.returncode != 0:
-        shown = source.removeprefix(ALONE)
-        raise CompileError(_failure(cmd, result.stderr + result.stdout, shown))
+    output = result.stderr + result.stdout
+    if result.returncode != 0 or mentions(output, unprobed):
+        raise CompileError(_failure(cmd, output, source.removeprefix(ALONE)))
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:

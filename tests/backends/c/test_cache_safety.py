@@ -94,11 +94,11 @@ def test_memoised_flags_that_fail_are_probed_again(compiledir, monkeypatch):
     compiler._remember(compiler._flags_memo(cc), " ".join(first))
     real, calls = compiler.compile_kernels, []
 
-    def fails_with_first(kernels, target, used):
+    def fails_with_first(kernels, target, used, unprobed=()):
         calls.append(used)
         if used == first:
             raise compiler.CompileError("libgomp went away")
-        real(kernels, target, used)
+        real(kernels, target, used, unprobed)
 
     monkeypatch.setattr(compiler, "compile_kernels", fails_with_first)
     monkeypatch.setattr(compiler, "_probe", lambda path: other)
@@ -149,7 +149,7 @@ def test_damaged_library_is_deleted_and_compiled_again_with_one_warning(compiled
 
 
 def test_a_library_the_compiler_left_empty_is_never_indexed(compiledir, monkeypatch):
-    monkeypatch.setattr(compiler, "_compile", lambda source, target, options: empty(target))
+    monkeypatch.setattr(compiler, "_compile", lambda source, target, *options: empty(target))
     monkeypatch.setattr(cache, "_loaded", {})
     with pytest.raises(compiler.CompileError, match="empty library"):
         build()

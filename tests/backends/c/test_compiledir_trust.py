@@ -257,11 +257,11 @@ def test_a_cleared_kernel_directory_is_made_again_in_the_same_process(compiledir
     works(build())
     real = compiler.compile_kernels
 
-    def cleared_first(kernels, target, used):  # another process clears during this compile
+    def cleared_first(kernels, target, used, unprobed=()):  # another process clears meanwhile
         if not cleared_first.done:
             cleared_first.done = True
             sn.backends.c.cache.remove_named(str(compiledir / "c"), cache.CACHE_NAME)
-        real(kernels, target, used)
+        real(kernels, target, used, unprobed)
 
     cleared_first.done = False
     monkeypatch.setattr(compiler, "compile_kernels", cleared_first)
@@ -314,7 +314,7 @@ def test_a_full_disk_names_the_compile_directory(compiledir, monkeypatch):
 def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledir, monkeypatch):
     works(build())
 
-    def out_of_space(source, target, options):
+    def out_of_space(source, target, options, unprobed=()):
         raise compiler.CompileError(
             "the C compiler failed\nld: final link failed: No space left on device"
         )
