@@ -208,6 +208,29 @@ def test_reshape_to_given_sizes_equals_backend_py(dtype, backend, on_host, rng):
             check([x, n], out * 3, args, backend, on_host)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_a_reshape_of_a_transposed_array_to_fixed_sizes_stays_on_the_device(
+    dtype, backend, monkeypatch, rng
+):
+    """The shared "reshape" view of a strided device array: made C-ordered by the copy
+    kernel on the device, then viewed (it ran its reference on host copies)."""
+    ran = []
+    run_host = device_execute.run_host
+
+    def spy(call, step, slots):
+        ran.append(step.node)
+        return run_host(call, step, slots)
+
+    monkeypatch.setattr(device_execute, "run_host", spy)
+    x = sn.tensor("x", shape=(3, 4), dtype=dtype)
+    out = sn.reshape((x * 2).T, (2, 6)) * 3
+    f = sn.function([x], out, backend=backend)
+    args = [_array(rng, (3, 4), dtype)]
+    for _ in range(2):
+        np.testing.assert_array_equal(f(*args), sn.function([x], out, backend="py")(*args))
+    assert not ran, ran
+
+
 def test_a_reshape_that_does_not_fit_raises_the_references_error(backend, rng):
     x = sn.tensor("x", shape=(None, None), dtype="float32")
     n = sn.scalar("n", dtype="int64")

@@ -178,6 +178,8 @@ def run_view(call: Call, step: View, slots: list) -> None:
     elif not isinstance(src, DeviceArray):
         return execute.run_view(step, slots)
     else:
+        if step.how == "reshape" and not src.c_contiguous:  # (a transposed array, say)
+            src = call.linker.dense(src, call)  # made C-ordered on the device, then viewed
         value = DEVICE_VIEWS[step.how](step, src, like)
     if value is None:
         return run_host(call, step.fallback, slots)
