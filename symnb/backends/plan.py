@@ -213,6 +213,33 @@ class View:
 
 
 @dataclass(frozen=True, eq=False)
+class Layout:
+    """A layout op a device executor computes within the device, by a view of its source or
+    copies between device buffers at byte offsets (a device array has no offset of its
+    own): ``how`` is
+
+    - "slice": ``arrays[0][index]`` for a basic index (``params``: Subtensor's spec, its
+      symbolic bounds read from the ``ints`` slots);
+    - "concatenate": ``arrays`` joined along axis ``params[0]``;
+    - "reshape": ``arrays[0]`` reshaped to ``params`` = (target, name_axes), Reshape's, the
+      sizes given as inputs read from the ``ints`` slots.
+
+    It runs where its arrays are: on the device when one of them is there, else on the host
+    (the ``fallback``, the node's reference). The ``ints`` are read on the host. A layout the
+    device cannot express (a negative step, pieces of other dtypes) runs the fallback.
+    Planned for device linkers only (symnb/backends/device/linker.py)."""
+
+    kind: ClassVar[str] = "view"
+    how: str
+    arrays: tuple[int, ...]
+    ints: tuple[int, ...]
+    out: int
+    params: tuple
+    node: object
+    fallback: Library
+
+
+@dataclass(frozen=True, eq=False)
 class Branch:
     """A lazy ``ifelse``: when the scalar in slot ``cond`` is true the ``then_steps`` run and
     ``outs`` take the values in ``then_outs``, else the ``else_steps`` and ``else_outs``; the
@@ -356,4 +383,6 @@ def step_inputs(step) -> tuple[int, ...]:
         return (step.cond,)
     if isinstance(step, Transfer):
         return (step.src,)
+    if isinstance(step, Layout):
+        return step.arrays + step.ints
     return step.ins

@@ -140,10 +140,17 @@ def test_an_rnn_step_runs_its_loop_on_the_device(rng, monkeypatch):
         for g, want in zip(got, reference(x, h0)):
             np.testing.assert_allclose(g, want, rtol=2e-4, atol=1e-5)
         assert counts[n_steps]["launch"] == launches_per_call(f, n_steps), counts
-        assert counts[n_steps]["copy"] == row_copies_per_call(f, n_steps), counts
+        # the loops' rows, and the gradient's concatenate(h0[None], hs[:-1]): one copy per
+        # piece (the slices x[:n] and hs[:-1] start at their source's start: views)
+        assert counts[n_steps]["copy"] == row_copies_per_call(f, n_steps) + 2, counts
     across = ("write", "upload", "read", "download", "synchronize")
     assert {k: counts[20][k] for k in across} == {k: counts[40][k] for k in across}, counts
     assert counts[20]["synchronize"] == 1 and counts[20]["upload"] == 0, counts
+    # only the inputs go up (x, h0: written into pooled buffers), only the results come
+    # home (the loss and 3 gradients, queued behind the kernels with the status word): the
+    # gradient's slices, concatenate and reshape between the loops stay on the device
+    assert counts[20]["write"] == len(f.inputs), counts
+    assert counts[20]["read"] == 4 + 1 and counts[20]["download"] == 0, counts
 
 
 # -- results equal backend "py"'s ------------------------------------------------------------------

@@ -192,7 +192,10 @@ def test_each_target_plans_ops_by_its_capabilities():
     from symnb.control.scan import Scan
     from symnb.ops.blas import Gemm
     from symnb.ops.conv import MaxPool2dGrad
+    from symnb.ops.index import Subtensor
+    from symnb.ops.join import Concatenate
     from symnb.ops.linalg import Matmul
+    from symnb.ops.shape import Reshape
 
     def plan_name(op_class, linker_class):
         op = op_class.__new__(op_class)
@@ -208,6 +211,11 @@ def test_each_target_plans_ops_by_its_capabilities():
     assert plan_name(Scan, DeviceLinker) == "_scan"  # the device executor runs the loop
     assert plan_name(MaxPool2dGrad, CLinker) == "_max_pool_grad"
     assert plan_name(MaxPool2dGrad, DeviceLinker) == "_kernel"
+    # slices, concatenations and sized reshapes: device Layout steps; runner.c's own
+    assert plan_name(Subtensor, DeviceLinker) == "_subtensor"
+    assert plan_name(Concatenate, DeviceLinker) == "_concatenate"
+    assert plan_name(Reshape, DeviceLinker) == "_reshape_sized"
+    assert plan_name(Reshape, CLinker) == "_reshape"
 
 
 def test_device_linkers_are_siblings_of_the_c_linker():

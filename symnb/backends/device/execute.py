@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from symnb.backends import execute
+from symnb.backends.device import layouts
 from symnb.backends.device.loop import DeviceMemory
 from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
 from symnb.backends.device.transfers import HOST_VIEWS
@@ -23,6 +24,7 @@ from symnb.backends.kernels.ir import Contract, Map
 from symnb.backends.plan import (
     Gemm,
     Launch,
+    Layout,
     Library,
     Repeat,
     Transfer,
@@ -176,7 +178,25 @@ def run_view(call: Call, step: View, slots: list) -> None:
     elif not isinstance(src, DeviceArray):
         return execute.run_view(step, slots)
     else:
+        if step.how == "reshape" and not src.c_contiguous:  # (a transposed array, say)
+            src = call.linker.dense(src, call)  # made C-ordered on the device, then viewed
         value = DEVICE_VIEWS[step.how](step, src, like)
+    if value is None:
+        return run_host(call, step.fallback, slots)
+    slots[step.out] = value
+    return None
+
+
+def run_layout(call: Call, step: Layout, slots: list) -> None:
+    """A slice, concatenation or reshape: made on the device when one of its arrays is there
+    (``layouts.py``: a view, or copies within the device), else the reference on the host;
+    a layout the device cannot express runs the reference on host copies."""
+    arrays = [slots[slot] for slot in step.arrays]
+    if not any(isinstance(a, DeviceArray) for a in arrays):
+        return run_host(call, step.fallback, slots)
+    arrays = [call.operand(slots, slot) for slot in step.arrays]
+    ints = [call.host(slots[slot]) for slot in step.ints]
+    value = layouts.LAYOUTS[step.how](step, arrays, ints, lambda a: call.linker.dense(a, call))
     if value is None:
         return run_host(call, step.fallback, slots)
     slots[step.out] = value
@@ -298,6 +318,7 @@ EXECUTE = {
     Launch: run_launch,
     Gemm: run_gemm,
     View: run_view,
+    Layout: run_layout,
     Transfer: run_transfer,
     Repeat: run_repeat,
 }
@@ -338,6 +359,7 @@ HOST_ONLY = {
     Launch: host_launch,
     Gemm: run_gemm,
     View: host_view,
+    Layout: lambda call, step, slots: run_host(call, step.fallback, slots),
     Transfer: host_transfer,
     Repeat: host_repeat,
 }

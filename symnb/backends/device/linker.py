@@ -24,8 +24,8 @@ from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
 from symnb.backends.listing import KernelInfo
-from symnb.backends.plan import View
-from symnb.backends.planner import PLANS
+from symnb.backends.plan import Layout, View
+from symnb.backends.planner import PLANS, _reshape
 from symnb.backends.planning.kernel_linker import KernelLinker
 from symnb.core.graph import Graph
 from symnb.core.types import TensorType
@@ -33,9 +33,15 @@ from symnb.core.variable import Variable
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.broadcast import Alloc, SumToLike
 from symnb.ops.elemwise import Pos
+from symnb.ops.index import Subtensor
+from symnb.ops.join import Concatenate
 from symnb.ops.linalg import Matmul
-from symnb.ops.shape import Shape
+from symnb.ops.shape import Reshape, Shape
 
+LAYOUT_NOTE = (
+    "made on the device where its arrays are ({how}: a view of its source, or copies "
+    "within the device at byte offsets), else NumPy on the host"
+)
 #: bytes up to which a value computed on the host is uploaded once per distinct value
 SMALL = 64
 HOST_NOTE = "no {label} kernel for this op: runs its NumPy reference on the host (transfers)"
@@ -61,7 +67,8 @@ class DeviceLinker(KernelLinker):
     #: none: convolution.py keeps its other steps). ``"loops"``: a scan is a ``Repeat`` step,
     #: its body a device plan the executor runs per step (``execute.run_repeat``).
     #: ``"device_views"``: views only this executor makes (``Shape`` read from a device
-    #: array's metadata, ``Alloc`` as its value broadcast, ``SumToLike`` that sums nothing)
+    #: array's metadata, ``Alloc`` as its value broadcast, ``SumToLike`` that sums nothing,
+    #: and ``Layout`` steps: basic slices, ``concatenate``, reshapes to given sizes)
     capabilities = frozenset({"product_kernels", "device_views", "loops"})
     loop_runner = "the device executor"
 
@@ -299,6 +306,35 @@ def _alloc(linker: DeviceLinker, node) -> View:
 @PLANS.register(SumToLike, needs={"device_views"})
 def _sum_to_like(linker: DeviceLinker, node) -> View:
     return linker.view(node, "sum_to_like", like=node.inputs[1])
+
+
+def _layout(linker: DeviceLinker, node, how: str, n_arrays: int, params: tuple) -> Layout:
+    """A ``Layout`` step of the node's first ``n_arrays`` inputs, the rest read as ints."""
+    fallback = linker.library(node)
+    arrays = linker.slots_of(node.inputs[:n_arrays])
+    ints = linker.slots_of(node.inputs[n_arrays:])
+    linker.kernels.append(KernelInfo("view", node, None, LAYOUT_NOTE.format(how=how)))
+    return Layout(how, arrays, ints, fallback.outs[0], params, node, fallback)
+
+
+@PLANS.register(Subtensor, needs={"device_views"})
+def _subtensor(linker: DeviceLinker, node) -> Layout:
+    return _layout(linker, node, "slice", 1, node.op.spec)
+
+
+@PLANS.register(Concatenate, needs={"device_views"})
+def _concatenate(linker: DeviceLinker, node) -> Layout:
+    return _layout(linker, node, "concatenate", len(node.inputs), (node.op.axis,))
+
+
+@PLANS.register(Reshape, needs={"device_views"})
+def _reshape_sized(linker: DeviceLinker, node) -> View | Layout:
+    """A reshape to fixed sizes is the shared view; one to sizes given as inputs a layout
+    (the sizes are read on the host, the array stays where it is)."""
+    if None not in node.op.target:
+        return _reshape(linker, node)
+    params = (node.op.target, node.op.name_axes)
+    return _layout(linker, node, "reshape", 1, params)
 
 
 @PLANS.register(GemmOp, needs={"product_kernels"})

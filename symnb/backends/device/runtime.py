@@ -267,7 +267,12 @@ class DeviceArray:
 
     @property
     def c_contiguous(self) -> bool:
-        return self.strides == c_strides(self.shape, self.dtype.itemsize) or self.size <= 1
+        """Whether the elements are C-ordered from the buffer's start (as NumPy says: the
+        stride of a length-1 axis does not matter)."""
+        if self.size <= 1:
+            return True
+        dense = c_strides(self.shape, self.dtype.itemsize)
+        return all(n == 1 or s == d for n, s, d in zip(self.shape, self.strides, dense))
 
     def view(self, shape, strides) -> DeviceArray:
         return DeviceArray(

@@ -13,9 +13,20 @@ and weights stay on the device between calls.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 
-from symnb.backends.plan import Gemm, Launch, Library, Plan, Repeat, Transfer, View, step_outputs
+from symnb.backends.plan import (
+    Gemm,
+    Launch,
+    Layout,
+    Library,
+    Plan,
+    Repeat,
+    Transfer,
+    View,
+    step_outputs,
+)
 
 HOST, DEVICE = "host", "device"
 
@@ -42,8 +53,8 @@ def _placed(plan: Plan, n_inputs: int, follow: set) -> tuple[list, set, int]:
     steps: list = []
     nslots = plan.nslots
     for index, step in enumerate(plan.steps):
-        side = needs(step)
-        if side is None and index in follow and where[step.src] == HOST:
+        side = side_of(step, where)
+        if side is None and index in follow and all(where[s] == HOST for s in sources(step)):
             side = DEVICE
         if side is None:  # a view: where its source is (a shape or size: on the host)
             out_side = view_side(step, where)
@@ -66,15 +77,26 @@ def _placed(plan: Plan, n_inputs: int, follow: set) -> tuple[list, set, int]:
 
 
 def _views_to_follow(plan: Plan, steps: list, moved_up: set) -> set[int]:
-    """Positions of views computed on the host whose result was uploaded and is read by no
-    host step: made on the device instead (their source goes up, or already went)."""
-    host_reads = {slot for step in steps if needs(step) == HOST for slot in operands(step)}
-    host_reads |= set(plan.outputs)  # a result that stays on the host stays where it was
+    """Positions of views (and layouts) computed on the host whose result was uploaded and is
+    read by no host step: made on the device instead (their sources go up, or already went)."""
+    where = collections.defaultdict(lambda: HOST)
+    where.update({slot: DEVICE for slot in range(len(plan.inputs), plan.nargs)})
+    host_reads = set(plan.outputs)  # a result that stays on the host stays where it was
+    for step in steps:
+        if isinstance(step, Transfer):
+            where[step.out] = step.to
+            continue
+        side = side_of(step, where)
+        if side == HOST or (side is None and isinstance(step, Layout)):
+            host_reads.update(operands(step))
+        out_side = view_side(step, where, side)
+        for slot in step_outputs(step):
+            where[slot] = out_side
     return {
         index
         for index, step in enumerate(plan.steps)
-        if isinstance(step, View)
-        and step.how not in HOST_VIEWS
+        if isinstance(step, (View, Layout))
+        and getattr(step, "how", None) not in HOST_VIEWS
         and step.out in moved_up
         and step.out not in host_reads
     }
@@ -88,12 +110,28 @@ DEVICE_VIEWS = ("windows", "alloc")
 
 def view_side(step, where: dict, side: str | None = None) -> str:
     """Where a step's result lives: ``side`` for a step that runs there; for a view, the
-    host for lengths, else where its source is."""
+    host for lengths, else where its source is (a layout's: the host when ``side`` is None,
+    its arrays all being there)."""
+    if isinstance(step, Layout):
+        return side or HOST
     if not isinstance(step, View):
         return side
     if step.how in HOST_VIEWS:
         return HOST
     return side or where[step.src]
+
+
+def side_of(step, where: dict) -> str | None:
+    """The side a step runs on, ``where`` the slots' sides so far: ``needs``; a layout on
+    the device when one of its arrays is there, else None (with its arrays, on the host)."""
+    if isinstance(step, Layout):
+        return DEVICE if any(where[slot] == DEVICE for slot in step.arrays) else None
+    return needs(step)
+
+
+def sources(step) -> tuple[int, ...]:
+    """The slots a view (or layout) made on the device reads there."""
+    return step.arrays if isinstance(step, Layout) else (step.src,)
 
 
 def needs(step) -> str | None:
@@ -115,6 +153,8 @@ def operands(step) -> tuple[int, ...]:
         return tuple(s for s in (step.z, step.alpha, step.x, step.y, step.beta) if s is not None)
     if isinstance(step, View):
         return (step.src,)
+    if isinstance(step, Layout):  # (its ints are read on the host, wherever they are)
+        return step.arrays
     if isinstance(step, Repeat):  # its step count is read where it is (one scalar)
         return step.ins[1:]
     return ()
@@ -132,6 +172,8 @@ def remapped(step, remap: dict):
         return dataclasses.replace(step, ins=tuple(remap.get(s, s) for s in step.ins))
     if isinstance(step, View):
         return dataclasses.replace(step, src=remap.get(step.src, step.src))
+    if isinstance(step, Layout):
+        return dataclasses.replace(step, arrays=tuple(remap.get(s, s) for s in step.arrays))
     if isinstance(step, Repeat):
         return dataclasses.replace(step, ins=tuple(remap.get(s, s) for s in step.ins))
     fields = {
@@ -172,7 +214,7 @@ def placement(plan: Plan, n_inputs: int, variables: dict, device: str, n_results
                 inner.add(id(step.node))
             where[step.out] = step.to
             continue
-        side = view_side(step, where, needs(step))
+        side = view_side(step, where, side_of(step, where))
         for slot in step_outputs(step):
             where[slot] = side
         sides.setdefault(id(step.node), set()).add(side)
