@@ -322,7 +322,9 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         meet as a tree, item 0 writing the partial result (in the accumulator's type) and
         group 0 writing G at the buffer's start. The second launch (``size`` groups: G >= 2
         tells them apart) gives each output a group, which combines its G partials by the
-        same tree and stores the result as one pass would (a mean divided once)."""
+        same tree and stores the result as one pass would (a mean divided once). Each way
+        ends at a barrier, as the one-pass loop does (``red`` is read before it is written
+        again: test_gpu_barriers reads the kernel without its returns)."""
         red, g = self.k.body, self.g
         nout, scratch = self.nin, f"p{self.nops}"
         acc_t, start = self.t(red.acc_dtype), self.acc_start()
@@ -346,6 +348,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             }}
 {indent(self.tree())}
             if (lid == 0) part[b] = red[0];
+            {self.r.barrier};
             return;
         }}
         const int64_t parts = head[0], j = b;
@@ -353,6 +356,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         for (int64_t r = lid; r < parts; r += SN_GROUP) acc = {partial};
 {self.tree()}
         if (lid == 0) {store} = {final("red[0]")};
+        {self.r.barrier};
         return;
     }}"""
 
