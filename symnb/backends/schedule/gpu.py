@@ -94,7 +94,8 @@ def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
     elements: a group per row or per tile of a product (up to ``max_groups``: the kernels
     loop), else enough items for every output element (the kernels loop past it), and for a
     reduction at least a group per output (up to ``max_groups``), which its kernel uses
-    where its outputs are few and long (``ReduceWriter.per_output``)."""
+    where its outputs are few and long (``ReduceWriter.per_output``). The one-pass grid: a
+    reduction that ``parts`` splits launches twice instead (``runtime.launch_kernel``)."""
     if schedule.strategy == "tiles":
         batch = int(np.prod(space[:-3], dtype=np.int64))
         blocks = batch * -(-space[-3] // schedule.tile) * -(-space[-1] // schedule.tile)
