@@ -220,3 +220,20 @@ def test_an_rnn_step_on_the_cuda_runtime_runs_its_loop_on_the_device(stand_in, r
     # up: the inputs x and h0; home: the status word, the loss and 3 gradients (the slices,
     # concatenate and reshape between the loops run on the device)
     assert counts[20]["cuMemcpyHtoD"] == 2 and counts[20]["cuMemcpyDtoH"] == 5, counts
+
+
+def test_a_full_sum_on_the_cuda_runtime_runs_in_two_launches_over_a_pooled_scratch(stand_in, rng):
+    """``sum(x)`` of 2^20 elements on a 16-unit device (the stand-in reports none: the
+    default) splits over work-groups (``gpu.parts``): two launches a call, their partials in
+    a block from the pool, which later calls reuse (no allocation past the first call)."""
+    x = sn.vector("x", dtype="float32")
+    f = sn.function([x], [sn.sum(x), sn.mean(x * x)], backend="cuda")
+    xv = rng.standard_normal((1 << 20) + 3).astype(np.float32)
+    for call in range(3):
+        total, mean = f(xv)
+        counts = taken(stand_in)
+        np.testing.assert_allclose(total, xv.astype(np.float64).sum(), rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(mean, np.mean(xv.astype(np.float64) ** 2), rtol=1e-5)
+        assert counts["cuLaunchKernel"] == 4, counts  # (x*x is fused into the mean's kernel)
+        if call:
+            assert not counts.get("cuMemAlloc"), counts

@@ -3,7 +3,8 @@
 Threads and blocks come from ``threadIdx``/``blockIdx``, row reductions meet in
 ``__shared__`` memory between ``__syncthreads()``, and the fixed-width types and the
 INFINITY/NAN constants are declared here (NVRTC has no standard headers). The kernel is
-``extern "C" sn_kernel(a, p0, ..., status)``: the launch ABI's arguments in device memory.
+``extern "C" sn_kernel(a, p0, ..., status)``: the launch ABI's arguments in device memory (a
+reduction's also a scratch buffer before ``status``: ``device/runtime.py: launch_kernel``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import numpy as np
 from symnb.backends import execute
 from symnb.backends.device import layouts
 from symnb.backends.device.loop import DeviceMemory
-from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
+from symnb.backends.device.runtime import DeviceArray, DeviceError, launch_kernel
 from symnb.backends.device.transfers import HOST_VIEWS
 from symnb.backends.kernels.ir import Contract, Map
 from symnb.backends.plan import (
@@ -137,10 +137,11 @@ def run_launch(call: Call, step: Launch, slots: list) -> None:
     outs = [call.runtime.empty(shape, dtype) for shape, (_, dtype, _, _) in zip(shapes, step.outs)]
     if 0 not in space and not _library_product(call, kernel, arrays, outs):
         count = int(np.prod(space if isinstance(kernel.body, Map) else shapes[0], dtype=np.int64))
-        groups, size = grid_of(kernel, space, count, call.runtime.facts)
         args = call.linker.launch_args(step, space, arrays)
         buffers = [a.buffer for a in (*arrays, *outs)]
-        call.runtime.launch(step.kernel.fn, groups, size, [args, *buffers, call.status])
+        launch_kernel(
+            call.runtime, step.kernel.fn, kernel, space, count, args, [*buffers, call.status]
+        )
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
     return None

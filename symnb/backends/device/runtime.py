@@ -313,6 +313,31 @@ def grid_of(kernel, space: tuple, out_count: int, facts: DeviceFacts | None = No
     return gpu.launch(gpu.schedule(kernel, None, facts), space, out_count)
 
 
+def launch_kernel(runtime, fn, kernel, space: tuple, out_count: int, args, buffers) -> None:
+    """Queue built ``fn`` (``kernel``'s) over ``space`` with ``out_count`` output elements,
+    ``args`` the launch integers' buffer, ``buffers`` the operands' then the status flag's,
+    as the kernel's GPU schedule on this device lays it out. A reduction's kernel takes a
+    scratch buffer before the status flag: its output for one pass; where its outputs are
+    few and long (``gpu.parts``), a block from the pool for the partial results (8 bytes,
+    then G per output in the accumulator's type) and two launches over it (``size * G``
+    work-groups, then ``size``; ``ReduceWriter.two_pass``). The block goes back to the pool
+    once queued: a later kernel that takes it is queued behind both."""
+    schedule = gpu.schedule(kernel, None, runtime.facts)
+    groups, size = gpu.launch(schedule, space, out_count)
+    *operands, status = buffers
+    if not isinstance(kernel.body, Reduce):
+        return runtime.launch(fn, groups, size, [args, *operands, status])
+    out = operands[len(kernel.inputs)]
+    parts = gpu.parts(schedule, space, out_count)
+    if not parts:
+        return runtime.launch(fn, groups, size, [args, *operands, out, status])
+    itemsize = np.dtype(kernel.body.acc_dtype).itemsize
+    lease = runtime.pool.take(8 + out_count * parts * itemsize)
+    runtime.launch(fn, out_count * parts, size, [args, *operands, lease.buffer, status])
+    runtime.launch(fn, out_count, size, [args, *operands, lease.buffer, status])
+    return None
+
+
 def launch_ints(kernel, args: list[int], nops: int) -> list[int]:
     """The launch integers a kernel reads: a map's or reduction's over its collapsed axes
     (``gpu.collapse``: a contiguous call is one axis, indexed without division); a row

@@ -3,7 +3,8 @@
 Work-items and work-groups come from ``get_global_id``/``get_group_id``, device pointers are
 ``__global``, row reductions meet in ``__local`` memory between barriers, math builtins are
 overloaded (``exp`` for float and double), and bools are stored as ``uchar``. The kernel is
-``sn_kernel(a, p0, ..., status)``: the launch ABI's arguments in device buffers.
+``sn_kernel(a, p0, ..., status)``: the launch ABI's arguments in device buffers (a reduction's
+also a scratch buffer before ``status``: ``device/runtime.py: launch_kernel``).
 """
 
 from __future__ import annotations

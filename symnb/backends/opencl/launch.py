@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import execute
-from symnb.backends.device.runtime import grid_of, launch_ints
+from symnb.backends.device.runtime import launch_ints, launch_kernel
 from symnb.backends.kernels.ir import Map
 from symnb.backends.plan import Launch
 from symnb.backends.planner import launch_rank
@@ -60,10 +60,10 @@ class OpenCLProgram:
         status = runtime.upload(np.zeros(1, np.int32))
         count = space if isinstance(kernel.body, Map) else results[0].shape
         count = int(np.prod(count, dtype=np.int64))
-        groups, size = grid_of(kernel, space, count, runtime.facts)
         args = launch_ints(kernel, args, len(arrays) + len(results))
-        buffers = [runtime.upload(np.array(args, np.int64)), *inputs, *outputs, status]
-        runtime.launch(self.built[index], groups, size, buffers)
+        args = runtime.upload(np.array(args, np.int64))
+        built = self.built[index]
+        launch_kernel(runtime, built, kernel, space, count, args, [*inputs, *outputs, status])
         for result, buffer in zip(results, outputs):
             if result.nbytes:
                 raw = runtime.download(buffer, result.nbytes).view(result.dtype)

@@ -6,7 +6,9 @@ combined into the output row by row (kept axis innermost), the innermost axis ch
 inputs' steps, short reduced rows summed in blocks, and threads over distinct outputs or into
 a copy of the output each. On a GPU (``GpuGrid`` "outputs"): a work-item per output element,
 looping over the reduced axes, or a work-group per output where the outputs are few and
-long, its items meeting as a tree in local memory (``per_output``)."""
+long, its items meeting as a tree in local memory (``per_output``), or, for outputs fewer
+than the device's compute units and long, two launches: work-groups reduce parts of each
+output into partial results, then a work-group per output combines them (``two_pass``)."""
 
 from __future__ import annotations
 
@@ -260,7 +262,6 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         nout = self.nin
         acc_t, start = self.t(red.acc_dtype), self.acc_start()
         combined = self.fold("acc", f"v{red.value}", red.acc_dtype)
-        tree = self.fold("red[lid]", "red[lid + s]", red.acc_dtype)
         store = self.at(nout, f"o{nout}")
         coop = self.s.coop
 
@@ -268,12 +269,13 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             return f"({self.t(out.dtype)})({acc} / (double)count)" if red.mean else acc
 
         return f"""
-{self.r.entry_signature(self.nops)} {{
+{self.r.entry_signature(self.nops + 1)} {{
 {self.r.local_array(acc_t, "red", "SN_GROUP")}
 {self.header()}    const int64_t size = a[1 + nd + {self.nops} * nd];
     int64_t count = 1;
     for (int64_t d = 0; d < nd; d++) if (st[{nout} * nd + d] == 0) count *= shape[d];
     const int64_t lid = {self.r.local_id}, items = {self.r.global_size};
+{self.two_pass(final)}
     const int inner = st[{nout} * nd + nd - 1] == 0;
     if (count >= {coop} && (inner || size * {coop} <= items)) {{
         for (int64_t j = {self.r.group_id}; j < size; j += {self.r.group_count}) {{
@@ -284,12 +286,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 {self.element(self.leaf(), "                ")}
                 acc = {combined};
             }}
-            red[lid] = acc;
-            {self.r.barrier};
-            for (int64_t s = SN_GROUP / 2; s > 0; s >>= 1) {{
-                if (lid < s) red[lid] = {tree};
-                {self.r.barrier};
-            }}
+{indent(indent(self.tree()))}
             if (lid == 0) {store} = {final("red[0]")};
             {self.r.barrier};
         }}
@@ -306,6 +303,62 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         {store} = {final("acc")};
     }}
 }}"""
+
+    def tree(self) -> str:
+        """The work-group's ``acc`` values combined into ``red[0]``, halving in local memory."""
+        tree = self.fold("red[lid]", "red[lid + s]", self.k.body.acc_dtype)
+        return f"""    red[lid] = acc;
+    {self.r.barrier};
+    for (int64_t s = SN_GROUP / 2; s > 0; s >>= 1) {{
+        if (lid < s) red[lid] = {tree};
+        {self.r.barrier};
+    }}"""
+
+    def two_pass(self, final) -> str:
+        """The kernel's last parameter is a scratch buffer: the output itself for one pass,
+        else ``8 + outputs * G`` bytes' worth of partials, launched twice (``gpu.parts``,
+        ``runtime.launch_kernel``). The first launch (``size * G`` work-groups) gives group
+        b part ``b % G`` of output ``b / G``: its items stride over that part's elements and
+        meet as a tree, item 0 writing the partial result (in the accumulator's type) and
+        group 0 writing G at the buffer's start. The second launch (``size`` groups: G >= 2
+        tells them apart) gives each output a group, which combines its G partials by the
+        same tree and stores the result as one pass would (a mean divided once). Each way
+        ends at a barrier, as the one-pass loop does (``red`` is read before it is written
+        again: test_gpu_barriers reads the kernel without its returns)."""
+        red, g = self.k.body, self.g
+        nout, scratch = self.nin, f"p{self.nops}"
+        acc_t, start = self.t(red.acc_dtype), self.acc_start()
+        combined = self.fold("acc", f"v{red.value}", red.acc_dtype)
+        partial = self.fold("acc", "part[j * parts + r]", red.acc_dtype)
+        store = self.at(nout, f"o{nout}")
+        return f"""    if ({scratch} != p{nout}) {{
+        {g}int64_t *head = ({g}int64_t *){scratch};
+        {g}{acc_t} *part = ({g}{acc_t} *)({scratch} + 8);
+        const int64_t b = {self.r.group_id}, groups = {self.r.group_count};
+        {acc_t} acc = {start};
+        if (groups != size) {{
+            const int64_t parts = groups / size, j = b / parts, g = b % parts;
+            if (b == 0 && lid == 0) head[0] = parts;
+{indent(self._kept())}
+            const int64_t hi = count * (g + 1) / parts;
+            for (int64_t r = count * g / parts + lid; r < hi; r += SN_GROUP) {{
+{indent(self._reduced())}
+{self.element(self.leaf(), "                ")}
+                acc = {combined};
+            }}
+{indent(self.tree())}
+            if (lid == 0) part[b] = red[0];
+            {self.r.barrier};
+            return;
+        }}
+        const int64_t parts = head[0], j = b;
+{self._kept()}
+        for (int64_t r = lid; r < parts; r += SN_GROUP) acc = {partial};
+{self.tree()}
+        if (lid == 0) {store} = {final("red[0]")};
+        {self.r.barrier};
+        return;
+    }}"""
 
     def _kept(self) -> str:
         """Offsets of output element ``j``: decoded over the axes the output keeps."""

@@ -83,7 +83,11 @@ class GpuGrid:
     ``tile``, ``tile_k``, ``work``: a product's tile of outputs, its step along k, and the
     outputs per work-item along each side (0 elsewhere); ``coop``: a reduction's elements
     per output from which a work-group reduces one output together (a tree in local
-    memory), where the outputs are few or reduce along the innermost axis (0 elsewhere)."""
+    memory), where the outputs are few or reduce along the innermost axis (0 elsewhere);
+    ``split``, ``few``: a reduction to fewer than ``few`` outputs (the device's compute
+    units) splits each output's elements over work-groups of ``split`` elements or more,
+    each writing a partial result, and a second launch combines each output's partials
+    (``gpu.parts``; 0: one pass only)."""
 
     strategy: str
     group: int
@@ -92,6 +96,8 @@ class GpuGrid:
     tile_k: int = 0
     work: int = 0
     coop: int = 0
+    split: int = 0
+    few: int = 0
 
     @property
     def side(self) -> int:

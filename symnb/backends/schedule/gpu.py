@@ -7,9 +7,10 @@ axes; a row program gives each work-group rows, its work-items sharing every pas
 combining partial reductions as a tree in local memory; a product is tiled through local
 memory. ``launch`` turns a schedule and a call's sizes into (work-groups, items per group);
 ``collapse`` merges a map's or reduction's axes that step alike before launch. Sizes follow
-the device (``DeviceFacts``, read by each runtime). This is where other strategies go (a
-second pass across work-groups for one long output):
-a new strategy is a new value here and its spelling in its shape's writer (``render/``). The
+the device (``DeviceFacts``, read by each runtime). A reduction to fewer outputs than the
+device has compute units, each long, runs in two passes (``parts``): each output's elements
+split over work-groups that write partial results, a second launch combining them. A new
+strategy is a new value here and its spelling in its shape's writer (``render/``). The
 numbers are explained in docs/schedule.md.
 """
 
@@ -34,6 +35,12 @@ GROUPS_PER_UNIT = 8
 #: items striding over them, then a tree in local memory) where outputs are few: sum(x) ran
 #: on one work-item; past 64 elements even a quarter-busy group beats one item
 COOP = 64
+#: a two-pass reduction's elements per work-group at least (each of its WIDE items folds 16
+#: or more before the tree): an output splits over G = min(launch groups / outputs, its
+#: elements / SPLIT) work-groups when G >= 2 and the outputs are fewer than compute units.
+#: Below it the second launch (a few microseconds on a GPU) and the partials' round trip
+#: through global memory cost more than one group streaming the elements alone saves
+SPLIT = 4096
 #: work-groups of a row launch at most (each loops over rows)
 MAX_GROUPS = 1 << 10
 #: work-groups of a product launch at most (each loops over blocks of TILE x TILE outputs)
@@ -54,7 +61,8 @@ def schedule(kernel, dialect, device: DeviceFacts | None = None) -> GpuGrid:
     if isinstance(body, Map):
         return GpuGrid("elements", wide, fill)
     if isinstance(body, Reduce):
-        return GpuGrid("outputs", wide, fill, coop=COOP)
+        units = max(device.compute_units, 1)
+        return GpuGrid("outputs", wide, fill, coop=COOP, split=SPLIT, few=units)
     if isinstance(body, Rows):
         return GpuGrid("group-rows", group, MAX_GROUPS)
     if isinstance(body, Contract):
@@ -86,7 +94,8 @@ def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
     elements: a group per row or per tile of a product (up to ``max_groups``: the kernels
     loop), else enough items for every output element (the kernels loop past it), and for a
     reduction at least a group per output (up to ``max_groups``), which its kernel uses
-    where its outputs are few and long (``ReduceWriter.per_output``)."""
+    where its outputs are few and long (``ReduceWriter.per_output``). The one-pass grid: a
+    reduction that ``parts`` splits launches twice instead (``runtime.launch_kernel``)."""
     if schedule.strategy == "tiles":
         batch = int(np.prod(space[:-3], dtype=np.int64))
         blocks = batch * -(-space[-3] // schedule.tile) * -(-space[-1] // schedule.tile)
@@ -99,6 +108,21 @@ def launch(schedule: GpuGrid, space: tuple, out_count: int) -> tuple[int, int]:
     if schedule.coop:  # enough groups for a group per output, where the kernel takes that way
         groups = max(groups, min(out_count, schedule.max_groups))
     return groups, schedule.group
+
+
+def parts(schedule: GpuGrid, space: tuple, out_count: int) -> int:
+    """Work-groups each output of a reduction over ``space`` to ``out_count`` outputs is
+    split over in a first pass (its partial results combined by a second launch), or 0 for
+    one pass: outputs fewer than the device's compute units (``few``), each at least twice
+    ``split`` elements long; as many parts as fill the launch's groups (``max_groups``) and
+    keep ``split`` elements each. Every reduction kind splits (sum, prod, max, min, any,
+    all, and a mean, divided once in the second pass): each is associative, as the
+    one-pass tree already assumes."""
+    if not schedule.split or out_count < 1 or out_count >= schedule.few:
+        return 0
+    count = int(np.prod(space, dtype=np.int64)) // out_count
+    g = min(schedule.max_groups // out_count, count // schedule.split)
+    return g if g >= 2 else 0
 
 
 def collapse(args: list[int], nops: int) -> list[int]:
