@@ -8,6 +8,8 @@ its gradient agrees with finite differences."""
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -283,3 +285,20 @@ def test_the_kernels_decline_what_they_do_not_take(opencl_runtime):
     x4 = opencl_runtime.to_device(np.zeros((1, 1, 4, 4), "float32"))
     g = opencl_runtime.to_device(np.zeros((1, 1, 3, 2), "float32"))
     assert windows.max_pool_grad(x4, g, op) is None  # g of another shape: the reference's error
+
+
+def test_the_cuda_spellings_compile_with_nvrtc():
+    """The stand-in runs the OpenCL C spelling; the CUDA C one is compiled by NVRTC."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="pip install 'symnb[cuda]' for NVRTC")
+    from symnb.backends.cuda.dialect import CUDADialect
+    from symnb.backends.cuda.nvrtc import compile_ptx
+
+    runtime = types.SimpleNamespace(dialect=CUDADialect())
+    for how, name, dtypes in (
+        ("pad", b"sn_pad", ("float32", "float64", "int64")),
+        ("max_pool_grad", b"sn_max_pool_grad", ("float32", "float64")),
+    ):
+        for dtype in dtypes:
+            source = windows.source_of(runtime, how, dtype, -1.5)
+            for arch in ("compute_75", "compute_90"):
+                assert b".entry " + name in compile_ptx(source, arch)
