@@ -223,6 +223,10 @@ class Layout:
     - "concatenate": ``arrays`` joined along axis ``params[0]``;
     - "reshape": ``arrays[0]`` reshaped to ``params`` = (target, name_axes), Reshape's, the
       sizes given as inputs read from the ``ints`` slots.
+    - "pad": ``arrays[0]`` padded around its last two axes, ``params`` = (((top, bottom),
+      (left, right)), fill), by a kernel (symnb/backends/device/windows.py);
+    - "max_pool_grad": ``MaxPool2dGrad`` (``params[0]``, the op) of ``arrays`` = (x, g), by
+      a kernel gathering each input element's gradient (windows.py).
 
     It runs where its arrays are: on the device when one of them is there, else on the host
     (the ``fallback``, the node's reference). The ``ints`` are read on the host. A layout the

@@ -25,10 +25,12 @@ class PlanTable:
     A plan is ``plan(builder, node) -> step``; ``needs`` names what a target must be able to
     do for it (``"blas"``: call a host BLAS; ``"loops"``: run a loop's plan in its executor;
     ``"offset_views"``: views that start past their array's first element; ``"branches"``: run
-    only the side of an ifelse taken). A linker declares its capabilities, and ``find`` gives
-    the first entry it can use, walking the op's classes from the most specific; an op with
-    none runs its NumPy reference. There is one table (``PLANS``): targets register their own
-    entries beside their code (``@PLANS.register(Matmul, needs={"blas"})``).
+    only the side of an ifelse taken; ``"window_kernels"``: a device's pad and max-pool
+    gradient kernels, symnb/backends/device/windows.py). A linker declares its capabilities,
+    and ``find`` gives the first entry it can use, walking the op's classes from the most
+    specific; an op with none runs its NumPy reference. There is one table (``PLANS``):
+    targets register their own entries beside their code
+    (``@PLANS.register(Matmul, needs={"blas"})``).
     """
 
     def __init__(self):

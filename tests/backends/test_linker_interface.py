@@ -194,6 +194,7 @@ def test_each_target_plans_ops_by_its_capabilities():
     from symnb.ops.conv import MaxPool2dGrad
     from symnb.ops.index import Subtensor
     from symnb.ops.join import Concatenate
+    from symnb.ops.layout import Pad
     from symnb.ops.linalg import Matmul
     from symnb.ops.shape import Reshape
 
@@ -210,7 +211,11 @@ def test_each_target_plans_ops_by_its_capabilities():
     assert plan_name(Scan, CLinker) == "_scan"  # runner.c runs the loop
     assert plan_name(Scan, DeviceLinker) == "_scan"  # the device executor runs the loop
     assert plan_name(MaxPool2dGrad, CLinker) == "_max_pool_grad"
-    assert plan_name(MaxPool2dGrad, DeviceLinker) == "_kernel"
+    # the max-pool gradient and sn.pad: the device's hand-written kernels (device/windows.py)
+    for op_class, name in ((MaxPool2dGrad, "_max_pool_grad"), (Pad, "_pad")):
+        found = PLANS.find(op_class.__new__(op_class), DeviceLinker.capabilities)
+        assert (found.__name__, found.__module__) == (name, "symnb.backends.device.linker")
+    assert plan_name(Pad, CLinker) == "_kernel"
     # slices, concatenations and sized reshapes: device Layout steps; runner.c's own
     assert plan_name(Subtensor, DeviceLinker) == "_subtensor"
     assert plan_name(Concatenate, DeviceLinker) == "_concatenate"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.backends.device import windows
 from symnb.backends.device.runtime import DeviceArray, c_strides
 from symnb.ops.index import SYM
 
@@ -135,4 +136,10 @@ def reshaped(step, arrays: list, ints: list, dense) -> DeviceArray | None:
     return source.view(tuple(shape), c_strides(tuple(shape), x.dtype.itemsize))
 
 
-LAYOUTS = {"slice": sliced, "concatenate": concatenated, "reshape": reshaped}
+#: ``Layout.how`` -> its device form; "pad" and "max_pool_grad" are kernels (``windows.py``)
+LAYOUTS = {
+    "slice": sliced,
+    "concatenate": concatenated,
+    "reshape": reshaped,
+    **windows.KERNELS,
+}

@@ -7,7 +7,8 @@ A subclass names its runtime (``runtime()``): ``symnb/backends/opencl/linker.py`
 ``symnb/backends/cuda/linker.py``. Matrix products are the tiled kernel of the description
 (``Contract``; a runtime with a BLAS, cuBLAS, may run it instead, see ``Runtime.product``);
 convolution and pooling are the shared steps (symnb/backends/planning/) with that kernel as
-their product, and the steps without a device form (padding, col2im) run NumPy on the host.
+their product; their padding and the max-pool gradient are the device's hand-written kernels
+(``windows.py``), and the steps without a device form (col2im) run NumPy on the host.
 The capabilities a device lacks (a host BLAS, loops and branches in an executor, views at an
 offset) leave those ops to their NumPy reference on the host (``PlanTable``).
 """
@@ -18,13 +19,13 @@ import warnings
 
 import numpy as np
 
-from symnb.backends.device import execute
+from symnb.backends.device import execute, windows
 from symnb.backends.device.runtime import DeviceArray, launch_ints
 from symnb.backends.device.transfers import Placement, placement, with_transfers
 from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import PRODUCT_NOTE, contraction, gemm_epilogue, lower
 from symnb.backends.listing import KernelInfo
-from symnb.backends.plan import Layout, View
+from symnb.backends.plan import Layout, Library, View
 from symnb.backends.planner import PLANS, _reshape
 from symnb.backends.planning.kernel_linker import KernelLinker
 from symnb.core.graph import Graph
@@ -32,15 +33,20 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.broadcast import Alloc, SumToLike
+from symnb.ops.conv import MaxPool2dGrad
 from symnb.ops.elemwise import Pos
 from symnb.ops.index import Subtensor
 from symnb.ops.join import Concatenate
+from symnb.ops.layout import Pad
 from symnb.ops.linalg import Matmul
 from symnb.ops.shape import Reshape, Shape
 
 LAYOUT_NOTE = (
     "made on the device where its arrays are ({how}: a view of its source, or copies "
     "within the device at byte offsets), else NumPy on the host"
+)
+WINDOW_NOTE = (
+    "a hand-written {what} kernel on the device (device/windows.py), else NumPy on the host"
 )
 #: bytes up to which a value computed on the host is uploaded once per distinct value
 SMALL = 64
@@ -68,8 +74,10 @@ class DeviceLinker(KernelLinker):
     #: its body a device plan the executor runs per step (``execute.run_repeat``).
     #: ``"device_views"``: views only this executor makes (``Shape`` read from a device
     #: array's metadata, ``Alloc`` as its value broadcast, ``SumToLike`` that sums nothing,
-    #: and ``Layout`` steps: basic slices, ``concatenate``, reshapes to given sizes)
-    capabilities = frozenset({"product_kernels", "device_views", "loops"})
+    #: and ``Layout`` steps: basic slices, ``concatenate``, reshapes to given sizes).
+    #: ``"window_kernels"``: padding (of convolutions, pools, ``sn.pad``) and the max-pool
+    #: gradient as the device's hand-written kernels (``windows.py``)
+    capabilities = frozenset({"product_kernels", "device_views", "loops", "window_kernels"})
     loop_runner = "the device executor"
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):
@@ -144,6 +152,19 @@ class DeviceLinker(KernelLinker):
         )
         steps.note("kernel", lowered.note, source)
         return step
+
+    def window_kernel(self, node, how: str, what: str, dtype, fill=0.0) -> None:
+        """Lists the "pad" or "max_pool_grad" kernel (``windows.py``) of ``node`` in
+        ``f.kernels``, its source for ``dtype``; a dtype the dialect has no type for is
+        listed as NumPy (the kernel declines it at run time)."""
+        try:
+            source = windows.source_of(self.runtime, how, dtype, fill)
+        except Unsupported:
+            reason = f"{np.dtype(dtype).name}: NumPy on the host"
+            self.kernels.append(KernelInfo("library", node, None, reason))
+            return
+        note = WINDOW_NOTE.format(what=what)
+        self.kernels.append(KernelInfo("kernel", node, source, note, language=self.dialect.name))
 
     def placement(self) -> Placement:
         """Where each node runs and which values cross the bus (the graph display draws it);
@@ -335,6 +356,29 @@ def _reshape_sized(linker: DeviceLinker, node) -> View | Layout:
         return _reshape(linker, node)
     params = (node.op.target, node.op.name_axes)
     return _layout(linker, node, "reshape", 1, params)
+
+
+@PLANS.register(Pad, needs={"window_kernels"})
+def _pad(linker: DeviceLinker, node) -> Layout | Library:
+    """``sn.pad`` of the last two axes only (x of 2 to 4 axes): the pad kernel."""
+    widths, x = node.op.widths, node.inputs[0]
+    if not 2 <= x.type.ndim <= 4 or any(a or b for a, b in widths[:-2]):
+        return linker._library_step(node, "padding of other axes than the last two: NumPy")
+    params = (tuple(map(tuple, widths[-2:])), node.op.value)
+    fallback = linker.library(node)
+    linker.window_kernel(node, "pad", "pad", x.type.dtype, node.op.value)
+    arrays = linker.slots_of(node.inputs)
+    return Layout("pad", arrays, (), fallback.outs[0], params, node, fallback)
+
+
+@PLANS.register(MaxPool2dGrad, needs={"window_kernels"})
+def _max_pool_grad(linker: DeviceLinker, node) -> Layout:
+    """The max-pool gradient: a kernel gathering each input element's gradient."""
+    fallback = linker.library(node)
+    what = "max-pool gradient (each input element's windows)"
+    linker.window_kernel(node, "max_pool_grad", what, node.inputs[1].type.dtype)
+    arrays = linker.slots_of(node.inputs)
+    return Layout("max_pool_grad", arrays, (), fallback.outs[0], (node.op,), node, fallback)
 
 
 @PLANS.register(GemmOp, needs={"product_kernels"})

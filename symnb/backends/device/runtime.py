@@ -45,6 +45,7 @@ class Runtime:
     pid = 0  # the process that made the runtime (0: not recorded)
     _built: dict | None = None  # a kernel's own source -> the kernel built from it
     _pool: Pool | None = None
+    _ints: dict | None = None  # int64 parameters -> their buffer (``ints_on_device``)
 
     def check_process(self) -> None:
         """A forked child cannot use its parent's device context: the driver's threads and
@@ -71,6 +72,27 @@ class Runtime:
             program = render_program(self.dialect, kernels, names, schedules)
             self._built.update(zip(new, self.build(program, names)))
         return [self._built[source] for source in sources]
+
+    def program(self, source: str, name: str):
+        """Kernel ``name`` of a hand-written ``source`` (``device/windows.py``), built once
+        per runtime, kept with the described kernels it built."""
+        if self._built is None or len(self._built) >= MAX_BUILT:
+            self._built = {}
+        kernel = self._built.get(source)
+        if kernel is None:
+            kernel = self._built[source] = self.build(source, [name])[0]
+        return kernel
+
+    def ints_on_device(self, values) -> object:
+        """A buffer holding ``values`` as int64 (a hand-written kernel's parameters),
+        uploaded once per distinct tuple (the buffer is never written after)."""
+        key = tuple(int(v) for v in values)
+        if self._ints is None or len(self._ints) >= MAX_BUILT:
+            self._ints = {}
+        buffer = self._ints.get(key)
+        if buffer is None:
+            buffer = self._ints[key] = self.upload(np.array(key, np.int64))
+        return buffer
 
     def build(self, source: str, names: list[str]) -> list:
         """The kernels ``names`` of ``source``, built for the device (DeviceError if not)."""

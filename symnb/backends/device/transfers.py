@@ -106,6 +106,8 @@ def _views_to_follow(plan: Plan, steps: list, moved_up: set) -> set[int]:
 HOST_VIEWS = ("size", "shape")
 #: views made on the device (their source goes up): windows read by kernels, fills
 DEVICE_VIEWS = ("windows", "alloc")
+#: layouts that are kernels (``device/windows.py``): on the device, their arrays going up
+KERNEL_LAYOUTS = ("pad", "max_pool_grad")
 
 
 def view_side(step, where: dict, side: str | None = None) -> str:
@@ -123,8 +125,9 @@ def view_side(step, where: dict, side: str | None = None) -> str:
 
 def side_of(step, where: dict) -> str | None:
     """The side a step runs on, ``where`` the slots' sides so far: ``needs``; a layout on
-    the device when one of its arrays is there, else None (with its arrays, on the host)."""
-    if isinstance(step, Layout):
+    the device when one of its arrays is there, else None (with its arrays, on the host),
+    a kernel's (``KERNEL_LAYOUTS``) on the device."""
+    if isinstance(step, Layout) and step.how not in KERNEL_LAYOUTS:
         return DEVICE if any(where[slot] == DEVICE for slot in step.arrays) else None
     return needs(step)
 
@@ -137,7 +140,7 @@ def sources(step) -> tuple[int, ...]:
 def needs(step) -> str | None:
     """The side a step runs on: None for a view (either). A loop runs on the device (its
     body's own plan has its own transfers), its outputs stay there."""
-    if isinstance(step, (Launch, Repeat)):
+    if isinstance(step, (Launch, Repeat)) or getattr(step, "how", None) in KERNEL_LAYOUTS:
         return DEVICE
     if isinstance(step, View):
         return DEVICE if step.how in DEVICE_VIEWS else None

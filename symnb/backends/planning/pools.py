@@ -21,10 +21,10 @@ from symnb.backends.planning.windowed import (
     POOLED,
     POSITION,
     TILED,
-    Padding,
     Steps,
     fixed_sizes,
     float_operands,
+    padded_source,
     pads_of,
     window_geometry,
 )
@@ -48,13 +48,7 @@ def _pool(linker, node) -> tuple:
     axes = op._geometry()
     pads = pads_of(axes, x.type.shape[2:])
     is_max = isinstance(op, MaxPool2d)
-    source = x
-    if any(p for side in pads for p in side):
-        shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
-        fill = -np.inf if is_max else 0.0
-        source = steps.library(
-            Padding(pads, fill), [x], steps.temp("padded", shape), "padding (NumPy)"
-        )
+    source = padded_source(steps, x, pads, -np.inf if is_max else 0.0)
     if op.kernel[0] * op.kernel[1] <= MAX_WINDOW and linker.can("offset_views"):
         elements = _window_elements(steps, source, x, op.kernel, op.stride, out.type.shape)
         fallback = steps.fallback(functools.partial(type(op).perform, op), [x], out)

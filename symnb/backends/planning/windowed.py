@@ -19,7 +19,7 @@ from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import Contract, Kernel, Map, Operand, Reduce, Unsupported
 from symnb.backends.kernels.lowering import product_kernel
 from symnb.backends.listing import KernelInfo
-from symnb.backends.plan import Library, View
+from symnb.backends.plan import Layout, Library, View
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 
@@ -71,6 +71,21 @@ class Steps:
     def library(self, fn, ins, out, reason: str, kind: str = "library") -> Variable:
         self.steps.append(self.fallback(fn, ins, out, kind))
         self.note(kind, reason)
+        return out
+
+    def pad(self, x, pads, fill=0.0) -> Variable:
+        """x with ``pads`` ((top, bottom), (left, right)) of ``fill`` around its last two
+        axes: a device's pad kernel where the linker has one (``"window_kernels"``: a
+        ``Layout`` step, symnb/backends/device/windows.py), else a NumPy step."""
+        shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
+        out = self.temp("padded", shape)
+        if not self.linker.can("window_kernels"):
+            return self.library(Padding(pads, fill), [x], out, "padding (NumPy)")
+        fallback = self.fallback(Padding(pads, fill), [x], out)
+        params = (tuple(map(tuple, pads)), fill)
+        step = Layout("pad", (self.slot(x),), (), fallback.outs[0], params, self.node, fallback)
+        self.steps.append(step)
+        self.linker.window_kernel(self.node, "pad", "pad", x.type.dtype, fill)
         return out
 
     def view(self, how, src, out, reference, axes=(), target=()) -> Variable:
@@ -330,11 +345,10 @@ def float_operands(node) -> None:
 
 def padded_source(steps, x, pads, fill=0.0):
     """x with ``pads`` ((top, bottom), (left, right)) of ``fill`` around its last two axes
-    (a NumPy step), or x itself without padding."""
+    (``Steps.pad``: a device's kernel, else a NumPy step), or x itself without padding."""
     if not any(p for side in pads for p in side):
         return x
-    shape = x.type.shape[:2] + tuple(n + a + b for n, (a, b) in zip(x.type.shape[2:], pads))
-    return steps.library(Padding(pads, fill), [x], steps.temp("padded", shape), "padding (NumPy)")
+    return steps.pad(x, pads, fill)
 
 
 def window_geometry(axes) -> tuple:
