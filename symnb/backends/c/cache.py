@@ -229,12 +229,14 @@ def _compile_missing(sources: list[str]) -> None:
     cc = compiler.require_compiler()
     sweep_stale(kernel_dir())
     sweep_stale(compiledir())
-    if compiler.known_flags(cc) is None and _first_try(cc, sources):
-        evict()
-        return
-    compiler.flags(cc)  # probes where a first try failed, before any key is computed again
+    if compiler.known_flags(cc) is None:
+        if _first_try(cc, sources):
+            evict()
+            return
+        compiler.flags(cc)  # the probe, before any key is computed again
+        sources = [s for s in sources if not _cached(s)]  # what the first try left
     try:
-        _compile_batches([s for s in sources if not _cached(s)])
+        _compile_batches(sources)
     except compiler.CompileError:
         before = compiler.flags(cc)
         if compiler.probe_flags(cc) == before:
