@@ -197,6 +197,14 @@ class Function:
         self._repeated = _repeated(self.graph.outputs)
         #: the first call warns about what its shapes reveal where dims were unknown
         self._first_call = self.backend != CHECK and has_unknown_dims(self.graph_before)
+        #: the runner when its results are the caller's as they come: nothing to copy (no
+        #: result can alias an argument, or ``borrow``), nothing to write; set once the first
+        #: call has warned. ``__call__`` then costs one check and the runner (docs/c_backend.md)
+        copies = not self.borrow and (
+            self._leaf_results or self._repeated or self._alias_check != ()
+        )
+        self._plain = None if copies else self._direct
+        self._fast = None if self._first_call else self._plain
 
     def _signature(self) -> str:
         ins = ", ".join(v.name or "?" for v in self.inputs)
@@ -230,23 +238,34 @@ class Function:
         return self.linker.runner()
 
     def __call__(self, *args, **kwargs):
+        if self._fast is not None and not kwargs:  # the runner's results are ours as they come
+            results = self._fast(*args)  # None: an argument not as planned, no step ran
+            if results is not None:
+                return results[0] if self._structure is _first else self._structure(results)
+            return self._declined(args, kwargs)
         if self._first_call:
             self._warn_for_first_call(args, kwargs)
         if self._direct is not None and not kwargs:  # no shared values, no updates
             results = self._direct(*args)  # None: an argument not as planned, no step ran
             if results is not None:
                 return self._finish(results, args)
-            if log.isEnabledFor(logging.DEBUG):
-                self._log_declined(args)
-            return self._call(args, kwargs, declined=True)
+            return self._declined(args, kwargs)
         if self._turns is None:
             return self._call(args, kwargs)
         with self._turns:  # calls with updates take turns: read, compute, write as one
             return self._call(args, kwargs)
 
+    def _declined(self, args, kwargs):
+        """The call the runner declined (an argument not as planned), run and checked in
+        Python: it converts what it can and raises the error naming the input."""
+        if log.isEnabledFor(logging.DEBUG):
+            self._log_declined(args)
+        return self._call(args, kwargs, declined=True)
+
     def _warn_for_first_call(self, args, kwargs) -> None:
         """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
         self._first_call = False
+        self._fast = self._plain
         try:
             shapes = [np.shape(v) for v in self._bind(args, kwargs)]
         except (InputError, ValueError):
@@ -451,6 +470,11 @@ def _check_inputs(inputs) -> list[Variable]:
     return inputs
 
 
+def _first(results):
+    """The structure of a function of one output (not a list of one): that output."""
+    return results[0]
+
+
 def _flatten_outputs(outputs):
     """The output variables in order, and a function that rebuilds the user's structure."""
     if isinstance(outputs, dict):
@@ -461,7 +485,7 @@ def _flatten_outputs(outputs):
         return (lambda r: kind(r)), [as_variable(v) for v in outputs]
     if outputs is None:
         return (lambda r: None), []
-    return (lambda r: r[0]), [as_variable(outputs)]
+    return _first, [as_variable(outputs)]
 
 
 def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
