@@ -30,6 +30,13 @@ needs_opencl = pytest.mark.skipif(
 COUNTED = ("write", "upload", "read", "download", "copy", "launch", "synchronize")
 
 
+@pytest.fixture(autouse=True)
+def loops_on_the_device(monkeypatch):
+    """PoCL is a CPU device, whose loops run on the host by default (``device_loops="auto"``,
+    tested at the end): these tests run the device loop there, as on a GPU."""
+    monkeypatch.setattr(sn.config, "device_loops", "device")
+
+
 class Counter:
     """Calls of a runtime's copies (to, from and within the device), launches and waits
     since the last ``take``."""
@@ -414,3 +421,44 @@ def test_a_shared_value_a_loop_updates_stays_on_the_device():
     for _ in range(4):
         want, h = want + h, 0.5 * h + 1.0
     np.testing.assert_allclose(total.get_value(), 2 * want)
+
+
+# -- where the loop runs (sn.config.device_loops) -------------------------------------------------
+def _where_loops_ran(f) -> list[str]:
+    """The kinds of the plan's scan steps and their notes in ``f.kernels``."""
+    return [
+        (info.kind, info.reason) for info in f.linker.kernels if info.kind in ("loop", "library")
+    ]
+
+
+@needs_opencl
+@pytest.mark.parametrize("setting", ["auto", "host", "device"])
+def test_device_loops_picks_where_a_scan_runs_and_the_results_agree(setting, rng, monkeypatch):
+    """On PoCL (a CPU device) "auto" runs the loop on the host, as "host" does; "device"
+    runs it on the device. The listing says which and why; the values equal backend "py"'s."""
+    monkeypatch.setattr(sn.config, "device_loops", setting)
+    values = rnn_values(rng)
+    f, reference = rnn_step(values, "opencl"), rnn_step(values, "py")
+    ran = spy_on_loops(monkeypatch)
+    x, h0 = rnn_inputs(rng, 7)
+    for g, want in zip(f(x, h0), reference(x, h0), strict=True):
+        np.testing.assert_allclose(g, want, rtol=2e-4, atol=1e-5)
+    assert f.linker.runtime.on_cpu  # PoCL
+    notes = [reason for kind, reason in _where_loops_ran(f) if "loop" in reason]
+    if setting == "device":
+        assert len(loops_of(f)) == 2 and len(ran) == 2
+        assert f.linker.host_loops is None
+        assert all(n.startswith("a loop run by the device executor") for n in notes), notes
+    else:
+        assert loops_of(f) == [] and ran == []
+        why = "is a CPU device" if setting == "auto" else 'sn.config.device_loops is "host"'
+        assert why in f.linker.host_loops
+        assert len(notes) == 2 and all(
+            n.startswith("a loop run on the host (its NumPy reference): ") and why in n
+            for n in notes
+        ), notes
+
+
+def test_device_loops_takes_only_its_three_values():
+    with pytest.raises(ValueError, match="config.device_loops must be 'auto', 'device' or 'host'"):
+        sn.config.device_loops = "gpu"

@@ -28,6 +28,7 @@ from symnb.backends.listing import KernelInfo
 from symnb.backends.plan import Layout, Library, View
 from symnb.backends.planner import PLANS, _reshape
 from symnb.backends.planning.kernel_linker import KernelLinker
+from symnb.config import config
 from symnb.core.graph import Graph
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
@@ -51,6 +52,10 @@ WINDOW_NOTE = (
 #: bytes up to which a value computed on the host is uploaded once per distinct value
 SMALL = 64
 HOST_NOTE = "no {label} kernel for this op: runs its NumPy reference on the host (transfers)"
+HOST_LOOP_NOTE = (
+    "a loop run on the host (its NumPy reference): {why} (sn.config.device_loops, "
+    "docs/gpu_backends.md)"
+)
 PLACES = {
     "kernel": "{label} kernel",
     "view": "view (device)",
@@ -83,6 +88,10 @@ class DeviceLinker(KernelLinker):
     def __init__(self, graph, leaves: list, n_results: int | None = None):
         self.runtime = self.make_runtime()
         self.dialect = self.runtime.dialect
+        #: why a scan's loop runs on the host, or None when it runs on the device
+        self.host_loops = host_loops(self.runtime)
+        if self.host_loops:
+            self.capabilities = self.capabilities - {"loops"}
         self.device = f"{self.runtime.label} on {self.runtime.device_name}"
         self.n_results = len(graph.outputs) if n_results is None else n_results
         self._no_float64: list = []
@@ -117,7 +126,9 @@ class DeviceLinker(KernelLinker):
         return super()._step(node)
 
     def _library_step(self, node, reason: str, kind: str = "library"):
-        if reason.startswith("no kernel for this op"):
+        if self.host_loops and getattr(node.op, "family", None) == "loops":
+            reason = HOST_LOOP_NOTE.format(why=self.host_loops)
+        elif reason.startswith("no kernel for this op"):
             reason = HOST_NOTE.format(label=self.runtime.label)
         return super()._library_step(node, reason, kind)
 
@@ -416,3 +427,19 @@ class _Download:
 
 def _uses_float64(node) -> bool:
     return any(v.type.dtype == np.float64 for v in (*node.inputs, *node.outputs))
+
+
+def host_loops(runtime) -> str | None:
+    """Why a scan's loop runs on the host on ``runtime``'s device, or None when its steps run
+    on the device (``sn.config.device_loops``). On a CPU device the device's memory is the
+    host's, so the device loop saves no transfer and pays a launch per kernel per step: an
+    RNN's 100 steps took 289-305 ms on PoCL against 173 ms on the host (docs/benchmarks.md)."""
+    wanted = config.device_loops
+    if wanted == "host":
+        return 'sn.config.device_loops is "host"'
+    if wanted == "auto" and runtime.on_cpu:
+        return (
+            f"{runtime.device_name} is a CPU device, where the host's loop costs less than "
+            "a launch per step"
+        )
+    return None

@@ -34,11 +34,14 @@ class Runtime:
     "CUDA"; ``device_name``: the device, for cards and errors; ``float64``: whether kernels
     may use double precision; ``dialect``: the renderer of its kernel source; ``facts``: what
     the GPU schedule knows of the device (work-group and local memory limits, compute units),
-    read from it when the runtime starts."""
+    read from it when the runtime starts; ``on_cpu``: whether the device is the host's CPU
+    (an OpenCL CPU device such as PoCL), where a loop costs less on the host than a launch
+    per step (``sn.config.device_loops``)."""
 
     label = "device"
     device_name = "?"
     float64 = True
+    on_cpu = False
     dialect = None
     facts = DeviceFacts()
     errors: tuple = ()  # the API's exception classes, re-raised as DeviceError naming the op

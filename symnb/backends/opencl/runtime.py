@@ -35,6 +35,7 @@ class OpenCLRuntime(Runtime):
         self.device = device
         self.device_name = f"{device.name.strip()} ({device.platform.name.strip()})"
         self.float64 = bool(device.double_fp_config)
+        self.on_cpu = bool(device.type & cl.device_type.CPU)
         self.facts = device_facts(
             device.max_work_group_size, device.local_mem_size, device.max_compute_units
         )
