@@ -39,8 +39,9 @@ VIEW_NOTE = "computed in C with NumPy's C API (a view: no copy, no Python call)"
 class KernelLinker(PlanBuilder, Linker):
     """Compiles a Graph into a plan of kernels; a subclass is one target."""
 
-    #: what the target can do beyond kernels and views (see ``PlanTable``)
-    capabilities: ClassVar[frozenset] = frozenset()
+    #: what the target can do beyond kernels and views (see ``PlanTable``); a linker may
+    #: narrow its own before planning (a device linker on a CPU device leaves out "loops")
+    capabilities: frozenset = frozenset()
     #: how the target spells kernels (a ``Dialect``)
     dialect = None
     #: what runs a loop's step (``f.kernels``' note on a scan)
