@@ -52,12 +52,12 @@ class Config:
     #: (symnb/backends/opencl/device.py); else "P:D" (platform and device numbers) or text
     #: found in "platform name / device name" (``python -m symnb.backends.opencl`` lists them)
     opencl_device: str = ""
-    #: where backends "opencl" and "cuda" run a scan's loop: "device" runs each step's
-    #: kernels on the device (nothing crosses the bus per step), "host" runs the loop's
-    #: NumPy reference on the host (its operands copied there and back once a call); "auto"
-    #: is "device", except on a CPU device (PoCL, Intel's CPU runtime), where a launch per
-    #: step costs more than the host's loop (docs/gpu_backends.md); read when compiling
-    device_loops: str = "auto"
+    #: where backends "opencl" and "cuda" run a scan's loop: "device" (the default) runs
+    #: each step's kernels on the device (nothing crosses the bus per step), "host" runs the
+    #: loop's NumPy reference on the host (its operands copied there and back once a call);
+    #: "auto" is "device", except on a CPU device (PoCL, Intel's CPU runtime), where a launch
+    #: per step costs more than the host's loop (docs/gpu_backends.md); read when compiling
+    device_loops: str = "device"
     #: what launches backend "cuda"'s kernels: "cuda-python" (NVIDIA's driver bindings),
     #: "pycuda", or "" for the first of the two that is installed
     cuda_launcher: str = ""
@@ -109,7 +109,7 @@ CHOICES = {
     "floatX": ("float16", "float32", "float64"),
     "backend": ("", "c", "py", "opencl", "cuda"),
     "optimize": ("fast", "stable", "none"),
-    "device_loops": ("auto", "device", "host"),
+    "device_loops": ("device", "auto", "host"),
 }
 QUOTED = ("backend", "optimize", "device_loops")
 #: field -> functions called with its new value when it is set (``watch``)

@@ -6,6 +6,7 @@ with "sn.X not available" rather than failing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -26,6 +27,22 @@ def need(name: str):
     if op is None:
         raise Skip(f"sn.{name} not available")
     return op
+
+
+@contextlib.contextmanager
+def _best_loops():
+    """While compiling: a scan's loop where it runs best on the device at hand (on a GPU the
+    device, on a CPU device such as PoCL the host: ``device_loops="auto"``, docs/benchmarks.md,
+    "session 14"); a baseline tree may predate the setting."""
+    before = getattr(sn.config, "device_loops", None)
+    if before is None:
+        yield
+        return
+    sn.config.device_loops = "auto"
+    try:
+        yield
+    finally:
+        sn.config.device_loops = before
 
 
 class Peer(BasePeer):
@@ -61,7 +78,8 @@ class Peer(BasePeer):
             sn.config.compiledir = directory
 
     def function(self, inputs, outputs, updates=None):
-        return sn.function(inputs, outputs, updates=updates, backend=self.backend)
+        with _best_loops():
+            return sn.function(inputs, outputs, updates=updates, backend=self.backend)
 
     def build_w1(self, v):
         x, y, z = (_like(k, v[k]) for k in "xyz")

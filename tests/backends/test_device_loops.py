@@ -32,8 +32,9 @@ COUNTED = ("write", "upload", "read", "download", "copy", "launch", "synchronize
 
 @pytest.fixture(autouse=True)
 def loops_on_the_device(monkeypatch):
-    """PoCL is a CPU device, whose loops run on the host by default (``device_loops="auto"``,
-    tested at the end): these tests run the device loop there, as on a GPU."""
+    """The device loop (the default, ``device_loops="device"``) whatever ``SYMNB_FLAGS`` says:
+    PoCL is a CPU device, where ``"auto"`` would run the loops on the host (tested at the
+    end)."""
     monkeypatch.setattr(sn.config, "device_loops", "device")
 
 
@@ -434,8 +435,9 @@ def _where_loops_ran(f) -> list[str]:
 @needs_opencl
 @pytest.mark.parametrize("setting", ["auto", "host", "device"])
 def test_device_loops_picks_where_a_scan_runs_and_the_results_agree(setting, rng, monkeypatch):
-    """On PoCL (a CPU device) "auto" runs the loop on the host, as "host" does; "device"
-    runs it on the device. The listing says which and why; the values equal backend "py"'s."""
+    """On PoCL (a CPU device) "auto" runs the loop on the host, as "host" does; "device", the
+    default, runs it on the device. The listing says which and why; the values equal backend
+    "py"'s."""
     monkeypatch.setattr(sn.config, "device_loops", setting)
     values = rnn_values(rng)
     f, reference = rnn_step(values, "opencl"), rnn_step(values, "py")
@@ -459,6 +461,7 @@ def test_device_loops_picks_where_a_scan_runs_and_the_results_agree(setting, rng
         ), notes
 
 
-def test_device_loops_takes_only_its_three_values():
-    with pytest.raises(ValueError, match="config.device_loops must be 'auto', 'device' or 'host'"):
+def test_device_loops_is_device_by_default_and_takes_only_its_three_values():
+    assert sn.config.__class__().device_loops == "device"  # a scan runs on the GPU's side
+    with pytest.raises(ValueError, match="config.device_loops must be 'device', 'auto' or 'host'"):
         sn.config.device_loops = "gpu"
