@@ -19,7 +19,7 @@ from symnb.backends.device import layouts, windows
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.plan import Layout, Library, Transfer
 from tests.backends.test_device_residency import Counter
-from tests.backends.test_device_views import HostRuns
+from tests.backends.test_device_views import HostRuns, device_backend  # noqa: F401 - "backend"
 from tests.helpers import opencl_problem
 
 try:  # backend "cuda" on a stand-in driver (skipped without cuda-python's enums)
@@ -28,15 +28,6 @@ except pytest.skip.Exception:
     stand_in = None
 
 pytestmark = pytest.mark.skipif(opencl_problem() is not None, reason=str(opencl_problem()))
-
-
-@pytest.fixture(params=["opencl", "cuda"])
-def backend(request):
-    if request.param == "cuda":
-        if stand_in is None:
-            pytest.skip("no cuda-python for the stand-in driver")
-        request.getfixturevalue("stand_in")
-    return request.param
 
 
 @pytest.fixture

@@ -26,8 +26,10 @@ except pytest.skip.Exception:
 pytestmark = pytest.mark.skipif(opencl_problem() is not None, reason=str(opencl_problem()))
 
 
-@pytest.fixture(params=["opencl", "cuda"])
-def backend(request):
+@pytest.fixture(params=["opencl", "cuda"], name="backend")
+def device_backend(request):
+    """Backend "opencl" on PoCL, then "cuda" on the stand-in driver (test_device_pad_pool.py
+    imports it too; a module using it imports ``stand_in`` as well)."""
     if request.param == "cuda":
         if stand_in is None:
             pytest.skip("no cuda-python for the stand-in driver")
