@@ -62,8 +62,7 @@ class Runtime:
         built together as one program (one device-compiler run); the others are the kernels
         built before, so functions that share a kernel, or a function compiled again, do not
         compile it again in this process. Two descriptions of one source build once."""
-        if self._built is None or len(self._built) >= MAX_BUILT:
-            self._built = {}
+        self._built = _room(self._built)
         new: dict[str, object] = {}
         for description, source in zip(descriptions, sources):
             if source not in self._built:
@@ -79,8 +78,7 @@ class Runtime:
     def program(self, source: str, name: str):
         """Kernel ``name`` of a hand-written ``source`` (``device/windows.py``), built once
         per runtime, kept with the described kernels it built."""
-        if self._built is None or len(self._built) >= MAX_BUILT:
-            self._built = {}
+        self._built = _room(self._built)
         kernel = self._built.get(source)
         if kernel is None:
             kernel = self._built[source] = self.build(source, [name])[0]
@@ -90,8 +88,7 @@ class Runtime:
         """A buffer holding ``values`` as int64 (a hand-written kernel's parameters),
         uploaded once per distinct tuple (the buffer is never written after)."""
         key = tuple(int(v) for v in values)
-        if self._ints is None or len(self._ints) >= MAX_BUILT:
-            self._ints = {}
+        self._ints = _room(self._ints)
         buffer = self._ints.get(key)
         if buffer is None:
             buffer = self._ints[key] = self.upload(np.array(key, np.int64))
@@ -250,6 +247,12 @@ class Lease:
             self.pool.give(self.size, self.buffer)
         except Exception:  # interpreter shutdown
             pass
+
+
+def _room(cache: dict | None) -> dict:
+    """``cache``, or a new one where there is none yet or it holds ``MAX_BUILT`` entries (a
+    long session of many kernels starts again rather than grow without end)."""
+    return {} if cache is None or len(cache) >= MAX_BUILT else cache
 
 
 def forked(label: str, parent: int) -> str:
