@@ -29,6 +29,7 @@ from symnb.backends.plan import Layout, Library, View
 from symnb.backends.planner import PLANS, _reshape
 from symnb.backends.planning.kernel_linker import KernelLinker
 from symnb.config import config
+from symnb.control.scan import Scan
 from symnb.core.graph import Graph
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
@@ -126,7 +127,7 @@ class DeviceLinker(KernelLinker):
         return super()._step(node)
 
     def _library_step(self, node, reason: str, kind: str = "library"):
-        if self.host_loops and getattr(node.op, "family", None) == "loops":
+        if self.host_loops and isinstance(node.op, Scan):
             reason = HOST_LOOP_NOTE.format(why=self.host_loops)
         elif reason.startswith("no kernel for this op"):
             reason = HOST_NOTE.format(label=self.runtime.label)
