@@ -39,6 +39,7 @@ import warnings
 from symnb.config import config
 from symnb.errors import SymnbError
 
+MAKE_TRIES = 3  # makes of a directory another process keeps removing, before giving up
 STALE_SECONDS = 600  # a temporary file this old belongs to a compile that was killed
 MARKER = "SYMNB-COMPILEDIR"  # written in every compile directory symnb makes
 SUBFOLDER = "symnb-cache"  # used inside an existing directory symnb did not make
@@ -95,7 +96,13 @@ def ensure_private(path: str) -> str:
 
 
 def private_dir(path: str) -> str:
-    """``path`` created with mode 0700 if missing, and checked (see ``check_dir``)."""
+    """``path`` created with mode 0700 if missing, and checked (see ``check_dir``). Made
+    again when another process (``symnb cache clear``) removes it between the two."""
+    for _ in range(MAKE_TRIES - 1):
+        _make(path)
+        with contextlib.suppress(FileNotFoundError):
+            check_dir(path)
+            return path
     _make(path)
     check_dir(path)
     return path
@@ -359,12 +366,12 @@ def write_private(path: str, text: str | bytes) -> None:
     ``os.replace``), mode 0600.
     A directory where the file goes (a damaged cache) is deleted first; the directory that
     holds it is made again if another process cleared it."""
-    for attempt in range(3):
+    for attempt in range(MAKE_TRIES):
         try:
             _write_once(path, text)
             return
         except FileNotFoundError:
-            if attempt == 2:
+            if attempt == MAKE_TRIES - 1:
                 raise
             _recreate(os.path.dirname(path))
         except IsADirectoryError:

@@ -379,17 +379,10 @@ def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...], unprobed: t
     name = f"lib-{digest}{platforms.current().library_suffix}"
     directory = ensure_private(kernel_dir())
     path = os.path.join(directory, name)
-    top = os.path.dirname(directory)
-    before = _identity(top)
-    tmp = temporary(os.path.join(top, name))
+    tmp = temporary(os.path.join(os.path.dirname(directory), name))
     try:
-        compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used, unprobed)
-        record = _checked_output(tmp)
+        record = _compile_library(batch, tmp, used, unprobed)
         _move(tmp, path)
-    except (compiler.CompileError, FileNotFoundError) as exc:
-        if _identity(top) != before:
-            raise _Cleared() from exc
-        raise
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
@@ -399,16 +392,32 @@ def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...], unprobed: t
         write_private(_entry_path(key), f"{name} {record}")
 
 
+def _compile_library(batch: list[tuple[str, str]], tmp: str, used: tuple, unprobed: tuple) -> str:
+    """Compile ``batch`` into ``tmp``; its fingerprint. ``_Cleared`` when the compile failed
+    because the compile directory was deleted (or made again) meanwhile."""
+    top = os.path.dirname(tmp)
+    before = _identity(top)
+    try:
+        compiler.compile_kernels([(symbol(k), s) for k, s in batch], tmp, used, unprobed)
+        return _checked_output(tmp)
+    except (compiler.CompileError, FileNotFoundError) as exc:
+        if _identity(top) != before:
+            raise _Cleared() from exc
+        raise
+
+
 def _move(tmp: str, path: str) -> None:
-    """``os.replace``, making the kernel directory again if another process cleared it."""
+    """``os.replace``, making the kernel directory again if another process cleared it;
+    ``_Cleared`` when it went each time (or the library went with it)."""
     for attempt in range(TRIES):
         try:
             os.replace(tmp, path)
             return
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
             if attempt == TRIES - 1 or not os.path.exists(tmp):
-                raise
-            forget_made(os.path.dirname(path))
+                raise _Cleared() from exc
+        forget_made(os.path.dirname(path))
+        with contextlib.suppress(FileNotFoundError):  # removed again: the next replace says
             ensure_private(os.path.dirname(path))
 
 

@@ -268,6 +268,52 @@ def test_a_cleared_kernel_directory_is_made_again_in_the_same_process(compiledir
     works(build(9.0), 9.0)
 
 
+def test_a_kernel_directory_removed_again_as_it_is_made_again(compiledir, monkeypatch):
+    """Another process clears ``c/`` just before the library moves in, and again between the
+    directory being made again and checked (a `symnb cache clear` loop did this in CI)."""
+    works(build())
+    kernels = str(compiledir / "c")
+    real_replace, real_make = os.replace, cdir._make
+    removals = []
+
+    def replace(src, dst):
+        if os.path.basename(dst).startswith("lib-") and not removals:
+            removals.append("before the move")
+            cache.remove_named(kernels, cache.CACHE_NAME)
+        return real_replace(src, dst)
+
+    def make(path):
+        made = real_make(path)
+        if path == kernels and removals == ["before the move"]:
+            removals.append("before the check")
+            os.rmdir(path)
+        return made
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(cdir, "_make", make)
+    works(build(7.0), 7.0)
+    assert removals == ["before the move", "before the check"]
+    assert any(name.startswith("lib-") for name in os.listdir(kernels))
+
+
+def test_a_private_directory_removed_between_made_and_checked_is_made_again(tmp_path, monkeypatch):
+    real_make, made = cdir._make, []
+
+    def make(path):  # another process removes it right after each of the first two makes
+        real_make(path)
+        made.append(path)
+        if len(made) < cdir.MAKE_TRIES:
+            os.rmdir(path)
+
+    monkeypatch.setattr(cdir, "_make", make)
+    target = str(tmp_path / "kernels")
+    assert cdir.private_dir(target) == target and os.path.isdir(target)
+    assert made == [target] * cdir.MAKE_TRIES
+    monkeypatch.setattr(cdir, "_make", lambda path: real_make(path) and os.rmdir(path))
+    with pytest.raises(FileNotFoundError):  # removed after every make: it gives up
+        cdir.private_dir(str(tmp_path / "gone"))
+
+
 def test_an_entry_that_is_a_directory_is_repaired(compiledir):
     works(build())
     (entry,) = (compiledir / "c").glob("*.entry")
