@@ -29,21 +29,27 @@ class Float64Warning(UserWarning):
 
 def check_upcast(op, inputs, types) -> None:
     """Warn when this node's float64 result comes from a float64 shared variable read with
-    float32 ones (called for every node built; returns at once for the rest)."""
-    if not any(t.dtype == FLOAT64 for t in types):
+    float32 ones (called for every node built: one pass, no list, for the rest)."""
+    for t in types:
+        if t.dtype == FLOAT64:
+            break
+    else:
         return
-    wide = [v for v in inputs if isinstance(v, SharedVariable) and v.type.dtype == FLOAT64]
-    if not wide or wide[0].tag.get("float64_warned"):
+    shared = narrow = None
+    for v in inputs:
+        dtype = v.type.dtype
+        if dtype == FLOAT64:
+            if shared is None and isinstance(v, SharedVariable):
+                shared = v
+        elif narrow is None and dtype in NARROW and not isinstance(v, Constant):
+            narrow = v
+    if shared is None or narrow is None or shared.tag.get("float64_warned"):
         return
-    narrow = [v for v in inputs if v.type.dtype in NARROW and not isinstance(v, Constant)]
-    if not narrow:
-        return
-    shared = wide[0]
     shared.tag["float64_warned"] = True
     name = shared.label or shared.assigned_name() or "v"
     _warn(
         f"{op.op_name()}: {shared.describe()} is a float64 shared variable; read with "
-        f"{narrow[0].describe()} it makes the result float64 (and what is computed from it, "
+        f"{narrow.describe()} it makes the result float64 (and what is computed from it, "
         "gradients included)\n  hint: give it a float32 value (np.zeros(..., dtype='float32'), "
         f"or dtype=sn.config.floatX), or cast it where it is read: sn.cast({name}, 'float32')",
     )
