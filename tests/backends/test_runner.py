@@ -89,6 +89,27 @@ def test_python_numbers_take_the_fast_path_as_the_input_checks_convert_them(dtyp
     assert f.runner.runs >= 2  # (a bool input takes only True and False)
 
 
+@pytest.mark.parametrize("kind", [float, np.float64, np.float32, int, np.int64])
+def test_a_reused_zero_d_argument_array_never_changes_a_held_result(kind):
+    """A Python or NumPy number for a 0-d input is written into the array the last call used
+    when nothing holds it now: a result that is that array (``borrow=True``), a view of it or
+    a value computed from it keeps its value through the next calls, and each call reads its
+    own argument."""
+    a, b = sn.scalar("a"), sn.scalar("b")
+    same = sn.function([a], a, backend="c", borrow=True)  # the result is the argument's array
+    view = sn.function([a], a.reshape((1,)), backend="c", borrow=True)
+    product = sn.function([a, b], a * b + 1, backend="c")
+    held = [(same(kind(v)), view(kind(v)), product(kind(v), kind(v + 1))) for v in range(1, 6)]
+    for v, (x, y, z) in enumerate(held, start=1):
+        assert x == v and x.shape == () and x.dtype == np.float64
+        np.testing.assert_array_equal(y, [v])
+        assert z == v * (v + 1) + 1
+    for _ in range(3):  # nothing held: the same two arrays each call, read afresh
+        assert product(kind(2), kind(3)) == 7 and product(kind(4), kind(5)) == 21
+    if kind in (float, np.float64, int):  # the others' dtype is not the input's: converted
+        assert product.runner.declined == 0  # by the input checks (the call is declined)
+
+
 def test_non_contiguous_and_negative_strides():
     x = sn.matrix("x")
     fast, slow = both([x], sn.exp(x) * 2)

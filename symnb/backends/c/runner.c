@@ -46,6 +46,7 @@
 #endif
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
+#include <numpy/arrayscalars.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -168,6 +169,8 @@ typedef struct {
     Py_ssize_t nargs;        /* arguments of a call: the inputs, then the shared values */
     int nchecked;            /* the first nchecked arguments are checked against a spec */
     int *in_types, *in_ndim; /* per checked input */
+    PyObject **in_scalars;   /* per checked 0-d input: its array of the last call, reused */
+    PyObject **in_scalar_types; /* per checked input: NumPy's scalar type of its dtype */
     int64_t **in_dims;       /* >= 0 fixed, -1 any, <= -2 the named dim number -(d+2) */
     int nnames;
     int nslots;
@@ -197,12 +200,25 @@ static double seconds_now(void) {
 
 /* ---- arguments ------------------------------------------------------------------------- */
 
-/* A Python float, int or bool for a 0-d input of ``type``, converted as the input checks
- * convert it (symnb/compile/inputs.py's _from_python): a float into a float input rounded
- * to it, an int into an integer or float input and a bool into a bool input where the value
- * survives unchanged. NULL (no error set) for anything else: the input checks then convert
- * it or raise the error naming the input. */
-static PyObject *python_number(PyObject *arg, int type) {
+/* The 0-d array of type ``type`` input i's value is written into: the one the last call
+ * used when nothing else holds it now (no result, view or user took it), else a new one
+ * kept for the next call. A new reference, or NULL with an error set. */
+static PyObject *scalar_slot(Schedule *s, int i, int type) {
+    PyObject *last = s->in_scalars[i];
+    if (last != NULL && Py_REFCNT(last) == 1) return Py_NewRef(last);
+    PyObject *fresh = PyArray_SimpleNew(0, NULL, type);
+    if (fresh == NULL) return NULL;
+    Py_XSETREF(s->in_scalars[i], Py_NewRef(fresh));
+    return fresh;
+}
+
+/* A Python float, int or bool for a 0-d input i, converted as the input checks convert it
+ * (symnb/compile/inputs.py's _from_python): a float into a float input rounded to it, an
+ * int into an integer or float input and a bool into a bool input where the value survives
+ * unchanged. NULL (no error set) for anything else: the input checks then convert it or
+ * raise the error naming the input. */
+static PyObject *python_number(Schedule *s, int i, PyObject *arg) {
+    int type = s->in_types[i];
     double real = 0.0;
     long long whole = 0;
     int kind = 0; /* 1 a float, 2 an int, 3 a bool */
@@ -225,7 +241,7 @@ static PyObject *python_number(PyObject *arg, int type) {
     } else {
         return NULL;
     }
-    PyObject *out = PyArray_SimpleNew(0, NULL, type);
+    PyObject *out = scalar_slot(s, i, type);
     if (out == NULL) { PyErr_Clear(); return NULL; }
     void *at = PyArray_DATA((PyArrayObject *)out);
     if (kind == 3) *(npy_bool *)at = arg == Py_True;
@@ -236,6 +252,26 @@ static PyObject *python_number(PyObject *arg, int type) {
     return out;
 }
 
+/* A NumPy scalar (np.float64(2.5)) for a 0-d input i: its value in input i's array when it
+ * is exactly the input's scalar type, else a new array of its own type (the checks below
+ * then decline one of another type). NULL with no error set when it fails. */
+static PyObject *numpy_scalar(Schedule *s, int i, PyObject *arg) {
+    int type = s->in_types[i];
+    PyObject *array;
+    if (Py_TYPE(arg) == (PyTypeObject *)s->in_scalar_types[i]) {
+        array = scalar_slot(s, i, type);
+        if (array == NULL) { PyErr_Clear(); return NULL; }
+        void *at = PyArray_DATA((PyArrayObject *)array);
+        if (type == NPY_FLOAT64) *(double *)at = ((PyDoubleScalarObject *)arg)->obval;
+        else if (type == NPY_FLOAT32) *(float *)at = ((PyFloatScalarObject *)arg)->obval;
+        else PyArray_ScalarAsCtype(arg, at);
+        return array;
+    }
+    array = PyArray_FromScalar(arg, NULL);
+    if (array == NULL) PyErr_Clear();
+    return array;
+}
+
 /* The argument as an array of the planned type, shape and named dims (a new reference), or
  * NULL with no error set when it is not one. */
 static PyObject *checked_input(Schedule *s, int i, PyObject *arg, int64_t *names) {
@@ -244,10 +280,10 @@ static PyObject *checked_input(Schedule *s, int i, PyObject *arg, int64_t *names
         Py_INCREF(arg);
         array = arg;
     } else if (s->in_ndim[i] == 0 && PyArray_IsScalar(arg, Generic)) {
-        array = PyArray_FromScalar(arg, NULL);
-        if (array == NULL) { PyErr_Clear(); return NULL; }
+        array = numpy_scalar(s, i, arg);
+        if (array == NULL) return NULL;
     } else if (s->in_ndim[i] == 0) {
-        array = python_number(arg, s->in_types[i]);
+        array = python_number(s, i, arg);
         if (array == NULL) return NULL;
     } else {
         return NULL;
@@ -722,6 +758,11 @@ static void schedule_dealloc(PyObject *self) {
     PyMem_Free(s->constants);
     for (int i = 0; s->in_dims && i < s->nchecked; i++) PyMem_Free(s->in_dims[i]);
     PyMem_Free(s->in_dims);
+    for (int i = 0; s->in_scalars && i < s->nchecked; i++) Py_XDECREF(s->in_scalars[i]);
+    PyMem_Free(s->in_scalars);
+    for (int i = 0; s->in_scalar_types && i < s->nchecked; i++)
+        Py_XDECREF(s->in_scalar_types[i]);
+    PyMem_Free(s->in_scalar_types);
     PyMem_Free(s->in_types);
     PyMem_Free(s->in_ndim);
     PyMem_Free(s->out_slots);

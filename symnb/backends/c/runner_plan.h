@@ -243,12 +243,16 @@ static int parse_specs(Schedule *s, PyObject *specs) {
     s->in_types = PyMem_Calloc(n, sizeof(int));
     s->in_ndim = PyMem_Calloc(n, sizeof(int));
     s->in_dims = PyMem_Calloc(n, sizeof(int64_t *));
-    int rc = s->in_types && s->in_ndim && s->in_dims ? 0 : -1;
+    s->in_scalars = PyMem_Calloc(n, sizeof(PyObject *));
+    s->in_scalar_types = PyMem_Calloc(n, sizeof(PyObject *));
+    int rc = s->in_types && s->in_ndim && s->in_dims && s->in_scalars && s->in_scalar_types
+             ? 0 : -1;
     for (int i = 0; rc == 0 && i < s->nchecked; i++) {
         PyObject *dtype, *dims;
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "OO", &dtype, &dims)
             || (s->in_types[i] = type_of(dtype)) < 0
-            || !(s->in_dims[i] = int64_list(dims, &s->in_ndim[i])) || s->in_ndim[i] > MAXDIM)
+            || !(s->in_dims[i] = int64_list(dims, &s->in_ndim[i])) || s->in_ndim[i] > MAXDIM
+            || !(s->in_scalar_types[i] = PyArray_TypeObjectFromType(s->in_types[i])))
             rc = -1;
     }
     Py_DECREF(fast);
