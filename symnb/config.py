@@ -41,7 +41,7 @@ class Config:
     c_runner: bool = True
     #: the threads of a backend "c" call (its OpenMP kernels and BLAS products): None is the
     #: thread policy (the cores this process may use that other processes leave free, sampled
-    #: every 0.15 s; docs/c_backend.md, "Threads"), a number pins it (1: one thread); never
+    #: every 0.05-0.15 s; docs/c_backend.md, "Threads"), a number pins it (1: one thread); never
     #: more than OMP_NUM_THREADS and the BLAS's own limit; read on every call
     threads: int | None = None
     #: deprecated (the thread policy runs a loop's products on one thread when the cores are

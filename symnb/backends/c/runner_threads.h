@@ -3,14 +3,15 @@
  *
  * The team is symnb/backends/c/threads.py's ``team()`` (sn.config.threads, else the cores
  * this process may use that other processes leave free), asked at most every
- * TEAM_INTERVAL_NS (a call pays one clock read), never more than the calling thread's OpenMP
+ * TEAM_INTERVAL_NS (a call pays one clock read; threads.py samples the machine less often
+ * while the whole team is free), never more than the calling thread's OpenMP
  * limit (OMP_NUM_THREADS, omp_set_num_threads) nor, for a product, the BLAS's own count.
  * team_begin lowers the calling thread's OpenMP limit to it for the call and team_end puts
  * it back: every parallel region of the kernels takes its threads from omp_get_max_threads(),
  * and run_gemm gives a product at most call_team BLAS threads (or parts). */
 #include <time.h>
 
-#define TEAM_INTERVAL_NS 150000000LL /* threads.INTERVAL_S */
+#define TEAM_INTERVAL_NS 50000000LL /* threads.RECHECK_S */
 
 static PyObject *team_policy = NULL; /* threads.team, registered by runner.py */
 static int team_size = 0;            /* its last answer; 0: ask on the next call */
@@ -24,7 +25,7 @@ typedef struct {
 
 /* A coarse clock where there is one (Linux: the last tick's time, a few ns to read, where a
  * precise read costs 20-30 ns in a virtual machine, 3% of a scalar call): the interval is
- * 150 ms, the tick 1-10 ms. */
+ * 50 ms, the tick 1-10 ms. */
 #ifdef CLOCK_MONOTONIC_COARSE
 #define TEAM_CLOCK CLOCK_MONOTONIC_COARSE
 #else

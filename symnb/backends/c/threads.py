@@ -6,7 +6,7 @@ more than the OpenMP and BLAS runtimes allow (``OMP_NUM_THREADS``, ``OPENBLAS_NU
 threadpoolctl's limits). Work too small for threads stays on one thread whatever the team: the
 kernels' size thresholds and runner_gemm.h's bands decide that, within the team.
 
-runner.c asks ``team()`` at most every ``INTERVAL_S`` (runner_threads.h) and, for each call,
+runner.c asks ``team()`` at most every ``RECHECK_S`` (runner_threads.h) and, for each call,
 lowers the calling thread's OpenMP team (``omp_set_num_threads``, restored after the call),
 which every parallel region of the kernels obeys, and the BLAS threads of its products. So
 on a machine where another process holds a core, a call runs on the cores that are free
@@ -15,10 +15,15 @@ before, docs/c_backend.md, "Threads").
 
 How busy the machine is: on Linux, ``/proc/stat``'s busy time of all cores between two
 samples, less this process's own CPU time over the same interval (its threads, spinning or
-not, are not other work); the first sample, and macOS and the BSDs, read the load average
+not, are not other work), and never more than the other tasks running at the sample's
+instant (``/proc/loadavg``): an interval describes the past, and work that has stopped (a
+process that just finished, its BLAS threads' 0.1 s of spinning after its last product)
+takes no core now. The first sample, and macOS and the BSDs, read the load average
 (``/proc/loadavg``: no more than the tasks running at that instant; ``os.getloadavg``);
 Windows has neither and counts every core as free. The samples are cheap (one read of
-``/proc/stat``, about 20 us) and rate-limited, never one per call.
+``/proc/stat`` and one of ``/proc/loadavg``, about 30 us) and rate-limited, never one per
+call: every ``INTERVAL_S`` while the whole team is free, every ``RECHECK_S`` while it is
+smaller, so a core given back is used again within a twentieth of a second.
 
 ``openmp_environment()`` gives the OpenMP runtime a passive wait policy when symnb loads it
 (its idle workers sleep instead of spinning on a core another process or OpenBLAS needs),
@@ -35,8 +40,11 @@ from collections.abc import Callable
 
 from symnb.config import config
 
-#: how often the policy samples the machine (runner.c asks no more often, runner_threads.h)
+#: how often the policy samples the machine while every allowed core is free
 INTERVAL_S = 0.15
+#: how often while other work leaves fewer (runner.c asks no more often, runner_threads.h):
+#: contention that ends gives its core back sooner than a full interval
+RECHECK_S = 0.05
 #: a /proc/stat delta over more than this (calls far apart) says little about now: the load
 #: average stands in for that sample, and the next one measures from it
 STALE_S = 1.0
@@ -107,14 +115,24 @@ def stat_jiffies(text: str | None, cpus: frozenset[int] | None) -> tuple[int, in
     return (busy, total, cores) if cores else None
 
 
+def running_now(loadavg_text: str | None) -> float:
+    """The other tasks running at this instant (``/proc/loadavg``'s runnable count less the
+    thread reading it; this process's other threads, if running, count too: an upper bound),
+    infinity where it cannot be read."""
+    fields = (loadavg_text or "").split()
+    try:
+        return max(0.0, float(int(fields[3].split("/")[0]) - 1))
+    except (IndexError, ValueError):
+        return float("inf")
+
+
 def load_average(loadavg_text: str | None, getloadavg: Callable | None) -> float:
     """Other processes' busy cores from the load average: ``/proc/loadavg``'s one-minute load
     but no more than the tasks running at that instant less this one (so neither a moment's
     spike nor this process's own last minute counts); else ``os.getloadavg()``; else 0."""
     fields = (loadavg_text or "").split()
     try:
-        running = int(fields[3].split("/")[0]) - 1
-        return max(0.0, min(float(fields[0]), float(running)))
+        return max(0.0, min(float(fields[0]), running_now(loadavg_text)))
     except (IndexError, ValueError):
         pass
     try:
@@ -124,7 +142,7 @@ def load_average(loadavg_text: str | None, getloadavg: Callable | None) -> float
 
 
 class Sampler:
-    """How busy other processes keep the cores, sampled at most every ``INTERVAL_S``. The
+    """How busy other processes keep the cores, sampled at most every ``RECHECK_S``. The
     sources are arguments so tests can stand in for Linux, macOS and Windows.
 
     ``busy`` is other processes' busy cores among ``scope`` cores: on Linux, among the cores
@@ -147,15 +165,18 @@ class Sampler:
         self.ticks: tuple | None = None  # (busy, total, cores, cpus) of /proc/stat then
         self.cpu = 0.0  # this process's CPU seconds then
         self.busy, self.scope = 0.0, self.total
+        self.interval = INTERVAL_S  # until the next sample (see ``free``)
         self.samples = 0
 
     def free(self, allowed: int) -> int:
         """The free cores of the ``allowed`` ones, sampled again when ``INTERVAL_S`` has
-        passed."""
+        passed (``RECHECK_S`` when the last answer was fewer than ``allowed``)."""
         now = self.clock()
-        if self.when is None or now - self.when >= INTERVAL_S:
+        if self.when is None or now - self.when >= self.interval:
             self.sample(now)
-        return free_cores(allowed, self.scope, self.busy)
+        free = free_cores(allowed, self.scope, self.busy)
+        self.interval = INTERVAL_S if free >= allowed else RECHECK_S
+        return free
 
     def sample(self, now: float) -> None:
         cpus, cpu = self.cpus(), self.own_cpu()
@@ -168,7 +189,8 @@ class Sampler:
             if total <= 0:
                 return
             own = (cpu - self.cpu) / wall  # this process's cores' worth over the interval
-            self.busy, self.scope = max(0.0, busy / total * ticks[2] - own), ticks[2]
+            others = max(0.0, busy / total * ticks[2] - own)
+            self.busy, self.scope = min(others, running_now(self.read("/proc/loadavg"))), ticks[2]
         else:  # the first sample, or no /proc/stat
             self.busy = load_average(self.read("/proc/loadavg"), self.getloadavg)
             self.scope = self.total

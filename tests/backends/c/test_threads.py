@@ -4,9 +4,11 @@ busy process is not slower than the same call pinned to one thread."""
 
 import os
 import random
+import re
 import statistics
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,13 +77,19 @@ class FakeMachine:
             return None if self.cores is None else stat_text(self.cores)
         return self.loadavg if path == "/proc/loadavg" else None
 
-    def advance(self, seconds, busy, own_cpu=0.0):
-        """Time passes; core k is busy for the fraction busy[k] of it (100 ticks a second)."""
+    def advance(self, seconds, busy, own_cpu=0.0, running=None):
+        """Time passes; core k is busy for the fraction busy[k] of it (100 ticks a second),
+        and ``running`` other tasks run at its end (default: one per core busy at all)."""
         ticks = round(seconds * 100)
         spent = [round(f * ticks) for f in busy]
         self.cores = [(b + s, i + ticks - s) for (b, i), s in zip(self.cores, spent)]
         self.now += seconds
         self.cpu += own_cpu
+        if self.loadavg is not None:
+            fields = self.loadavg.split()
+            others = sum(f > 0 for f in busy) if running is None else running
+            fields[3] = f"{others + 1}/300"  # this thread, reading it, runs too
+            self.loadavg = " ".join(fields) + "\n"
 
 
 def test_stat_jiffies_reads_the_cores_asked_for():
@@ -107,10 +115,47 @@ def test_linux_counts_other_processes_from_proc_stat_deltas():
     # calls far apart: a delta over 5 s says little about now; the load average (no other
     # task running at this instant) stands in, then deltas again
     m.loadavg = "1.70 1.0 1.0 1/300 99\n"
-    m.advance(5.0, busy=[1.0, 1.0])
+    m.advance(5.0, busy=[1.0, 1.0], running=0)
     assert m.sampler.free(2) == 2
     m.advance(0.3, busy=[1.0, 0.0])
     assert m.sampler.free(2) == 1
+
+
+def test_work_that_has_stopped_takes_no_core_now():
+    """An interval describes the past: another process busy for most of it (its round of
+    products, then its BLAS threads spinning) but running no task at the sample's instant
+    leaves the cores free; one still running at that instant keeps its core."""
+    m = FakeMachine([(0, 0)] * 2, loadavg="0 0 0 1/300 1", cpus=frozenset({0, 1}))
+    m.sampler.free(2)
+    m.advance(0.3, busy=[1.0, 0.9], running=0)
+    assert m.sampler.free(2) == 2
+    assert m.sampler.busy == 0.0
+    m.advance(0.3, busy=[1.0, 0.9], running=1)
+    assert m.sampler.free(2) == 1
+    assert m.sampler.busy == pytest.approx(1.0)
+    m.advance(0.3, busy=[0.2, 0.0], running=3)  # running now, but not over the interval
+    assert m.sampler.free(2) == 2
+    assert m.sampler.busy == pytest.approx(0.2)
+
+
+def test_a_smaller_team_is_checked_again_sooner():
+    """While the whole team is free the machine is sampled every INTERVAL_S; while other work
+    takes a core, every RECHECK_S, so a core given back is used again soon."""
+    m = FakeMachine([(0, 0)] * 2, loadavg="0 0 0 1/300 1", cpus=frozenset({0, 1}))
+    m.sampler.free(2)
+    m.advance(threads.RECHECK_S, busy=[0.0, 0.0])
+    assert m.sampler.free(2) == 2 and m.sampler.samples == 1  # free: not sampled yet
+    m.advance(threads.INTERVAL_S, busy=[1.0, 0.0])
+    assert m.sampler.free(2) == 1 and m.sampler.samples == 2
+    m.advance(threads.RECHECK_S * 1.01, busy=[0.0, 0.0])  # the other work stopped
+    assert m.sampler.free(2) == 2 and m.sampler.samples == 3
+    assert threads.RECHECK_S < threads.INTERVAL_S
+
+
+def test_the_runner_asks_as_often_as_the_policy_may_sample():
+    header = (Path(threads.__file__).parent / "runner_threads.h").read_text()
+    (nanoseconds,) = re.findall(r"#define TEAM_INTERVAL_NS (\d+)LL", header)
+    assert int(nanoseconds) == round(threads.RECHECK_S * 1e9)
 
 
 def test_linux_counts_only_the_cores_of_the_affinity():
