@@ -3,6 +3,8 @@ cannot take handed back with the same errors, and output buffers never reused wh
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -265,6 +267,44 @@ def test_the_installed_runner_serves_only_kernels_of_its_openmp_runtime(
     monkeypatch.setattr(runner.compiler, "problem", lambda: None)
     monkeypatch.setattr(runner.compiler, "openmp_runtime", lambda cc: kernels)
     assert runner._same_openmp(built) is used
+
+
+@pytest.mark.parametrize(
+    ("marker", "kernels", "loaded"),
+    [
+        ("SYMNB-RUNNER-BUILD {hash} libgomp;", "libgomp", True),
+        ("SYMNB-RUNNER-BUILD {hash} libgomp;", "libomp", False),  # CC=clang's kernels
+        ("SYMNB-RUNNER-BUILD {hash} ;", "", True),  # no OpenMP on either side
+        ("SYMNB-RUNNER-BUILD 0123456789abcdef libgomp;", "libgomp", False),  # another runner.c
+        ("no marker at all", "libgomp", False),  # a build from before the marker
+    ],
+)
+def test_an_installed_runner_that_will_not_serve_is_never_loaded(
+    monkeypatch, tmp_path, marker, kernels, loaded
+):
+    """Its source hash and OpenMP runtime are read from the file: importing a libgomp build
+    to find out, beside kernels linking LLVM's libomp, would load both runtimes."""
+    build = tmp_path / "_runner.so"
+    build.write_bytes(b"\x7fELF..." + marker.format(hash=runner.source_hash()).encode() + b"...")
+    imported = []
+    monkeypatch.setattr(
+        runner.importlib.util, "find_spec", lambda name: types.SimpleNamespace(origin=str(build))
+    )
+    monkeypatch.setattr(runner.importlib, "import_module", lambda name: imported.append(name))
+    monkeypatch.setattr(runner.compiler, "find_compiler", lambda: "/usr/bin/cc")
+    monkeypatch.setattr(runner.compiler, "problem", lambda: None)
+    monkeypatch.setattr(runner.compiler, "openmp_runtime", lambda cc: kernels)
+    runner._installed()
+    assert imported == ([runner.MODULE] if loaded else [])
+
+
+def test_the_loaded_runner_carries_the_marker_it_was_chosen_by():
+    built = runner.module()
+    if not hasattr(built, "BUILD"):
+        pytest.skip("a runner built without SN_RUNNER_HASH")
+    assert built.BUILD == f"SYMNB-RUNNER-BUILD {runner.source_hash()} {built.OPENMP};"
+    if runner._installed() is built:  # (a build in the cache is loaded through a descriptor)
+        assert runner.build_of(built.__file__) == (runner.source_hash(), built.OPENMP)
 
 
 @pytest.mark.parametrize(

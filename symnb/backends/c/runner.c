@@ -937,6 +937,13 @@ static PyTypeObject ScheduleType = {
 #define SN_OPENMP_RUNTIME "other"
 #endif
 
+#ifdef SN_RUNNER_HASH
+/* What runner.py reads from the file before it imports a build (runner.build_of): its source
+ * hash and OpenMP runtime, so that one it will not use is never loaded (loading pip's libgomp
+ * build beside clang's libomp kernels would put two OpenMP runtimes in the process). */
+static const char build_id[] = "SYMNB-RUNNER-BUILD " SN_RUNNER_HASH " " SN_OPENMP_RUNTIME ";";
+#endif
+
 static struct PyModuleDef runner_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_runner",
@@ -953,6 +960,7 @@ PyMODINIT_FUNC PyInit__runner(void) {
 #ifdef SN_RUNNER_HASH
     if (PyModule_AddStringConstant(m, "SOURCE_HASH", SN_RUNNER_HASH) < 0
         || PyModule_AddStringConstant(m, "OPENMP", SN_OPENMP_RUNTIME) < 0
+        || PyModule_AddStringConstant(m, "BUILD", build_id) < 0
         || PyModule_AddIntConstant(m, "MAX_RANK", MAXDIM) < 0) {
         Py_DECREF(m);
         return NULL;

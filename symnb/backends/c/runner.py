@@ -20,9 +20,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import importlib
 import importlib.machinery
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -63,6 +65,8 @@ SOURCES = (
     SOURCE.parent.parent / "render" / "runtime.h",
 )
 MODULE = "symnb.backends.c._runner"
+#: runner.c's ``build_id`` in a build's file: its source hash and OpenMP runtime
+BUILD_ID = re.compile(rb"SYMNB-RUNNER-BUILD ([0-9a-f]{16}) (\w*);")
 MAX_NAMES = MAX_RANK * 4  # named dims one call may bind (runner.c's MAXDIM * 4)
 _module: list = []  # [module or None] once looked up
 _problem: list[str] = []  # why the runner could not be built, when it could not
@@ -138,14 +142,29 @@ def _export(built) -> bool:
 def _installed():
     """The build pip made, when it was made from this very runner.c and links the kernels'
     OpenMP runtime (``$CC=clang`` kernels link LLVM's libomp, pip's GCC build libgomp: the
-    runner's team would never reach them, and the process would hold two thread pools)."""
+    runner's team would never reach them, and the process would hold two thread pools). Both
+    are read from the file first: a build that does not serve is never loaded."""
     try:
-        from symnb.backends.c import _runner
+        spec = importlib.util.find_spec(MODULE)
+    except (ImportError, ValueError):
+        return None
+    found = build_of(spec.origin) if spec is not None and spec.origin else None
+    if found is None or found[0] != source_hash() or not _same_openmp(found[1]):
+        return None
+    try:
+        return importlib.import_module(MODULE)
     except ImportError:
         return None
-    if getattr(_runner, "SOURCE_HASH", None) != source_hash():
+
+
+def build_of(path: str) -> tuple[str, str] | None:
+    """(source hash, OpenMP runtime) of the runner build at ``path`` (runner.c's
+    ``build_id``), None when the file has none (a build of another runner.c)."""
+    try:
+        found = BUILD_ID.search(Path(path).read_bytes())
+    except OSError:
         return None
-    return _runner if _same_openmp(getattr(_runner, "OPENMP", None)) else None
+    return None if found is None else (found[1].decode(), found[2].decode())
 
 
 def _same_openmp(built: str | None) -> bool:
