@@ -11,7 +11,7 @@
  * and run_gemm gives a product at most call_team BLAS threads (or parts). */
 #include <time.h>
 
-#define TEAM_INTERVAL_NS 50000000LL /* threads.RECHECK_S */
+#define TEAM_INTERVAL_NS 10000000LL /* threads.PEEK_S */
 
 static PyObject *team_policy = NULL; /* threads.team, registered by runner.py */
 static int team_size = 0;            /* its last answer; 0: ask on the next call */
@@ -25,7 +25,7 @@ typedef struct {
 
 /* A coarse clock where there is one (Linux: the last tick's time, a few ns to read, where a
  * precise read costs 20-30 ns in a virtual machine, 3% of a scalar call): the interval is
- * 50 ms, the tick 1-10 ms. */
+ * 10 ms, the tick 1-10 ms. */
 #ifdef CLOCK_MONOTONIC_COARSE
 #define TEAM_CLOCK CLOCK_MONOTONIC_COARSE
 #else

@@ -6,7 +6,7 @@ more than the OpenMP and BLAS runtimes allow (``OMP_NUM_THREADS``, ``OPENBLAS_NU
 threadpoolctl's limits). Work too small for threads stays on one thread whatever the team: the
 kernels' size thresholds and runner_gemm.h's bands decide that, within the team.
 
-runner.c asks ``team()`` at most every ``RECHECK_S`` (runner_threads.h) and, for each call,
+runner.c asks ``team()`` at most every ``PEEK_S`` (runner_threads.h) and, for each call,
 lowers the calling thread's OpenMP team (``omp_set_num_threads``, restored after the call),
 which every parallel region of the kernels obeys, and the BLAS threads of its products. So
 on a machine where another process holds a core, a call runs on the cores that are free
@@ -23,7 +23,10 @@ takes no core now. The first sample, and macOS and the BSDs, read the load avera
 Windows has neither and counts every core as free. The samples are cheap (one read of
 ``/proc/stat`` and one of ``/proc/loadavg``, about 30 us) and rate-limited, never one per
 call: every ``INTERVAL_S`` while the whole team is free, every ``RECHECK_S`` while it is
-smaller, so a core given back is used again within a twentieth of a second.
+smaller. A smaller team also peeks at the tasks running now every ``PEEK_S`` (one read of
+``/proc/loadavg``), which can only lower the count: a core given back (another process's
+OpenMP threads spin a few milliseconds after its parallel region, OpenBLAS's 0.1 s after its
+product) is used again within ``PEEK_S``.
 
 ``openmp_environment()`` gives the OpenMP runtime a passive wait policy when symnb loads it
 (its idle workers sleep instead of spinning on a core another process or OpenBLAS needs),
@@ -42,9 +45,10 @@ from symnb.config import config
 
 #: how often the policy samples the machine while every allowed core is free
 INTERVAL_S = 0.15
-#: how often while other work leaves fewer (runner.c asks no more often, runner_threads.h):
-#: contention that ends gives its core back sooner than a full interval
+#: how often while other work leaves fewer: contention that ends gives its core back sooner
 RECHECK_S = 0.05
+#: how often a smaller team looks at the tasks running now (runner.c asks no more often)
+PEEK_S = 0.01
 #: a /proc/stat delta over more than this (calls far apart) says little about now: the load
 #: average stands in for that sample, and the next one measures from it
 STALE_S = 1.0
@@ -166,14 +170,20 @@ class Sampler:
         self.cpu = 0.0  # this process's CPU seconds then
         self.busy, self.scope = 0.0, self.total
         self.interval = INTERVAL_S  # until the next sample (see ``free``)
+        self.peeked = 0.0  # when the tasks running were last looked at
         self.samples = 0
 
     def free(self, allowed: int) -> int:
         """The free cores of the ``allowed`` ones, sampled again when ``INTERVAL_S`` has
-        passed (``RECHECK_S`` when the last answer was fewer than ``allowed``)."""
+        passed (``RECHECK_S`` when the last answer was fewer than ``allowed``, which also
+        looks at the tasks running now every ``PEEK_S``)."""
         now = self.clock()
         if self.when is None or now - self.when >= self.interval:
             self.sample(now)
+            self.peeked = now
+        elif self.interval == RECHECK_S and now - self.peeked >= PEEK_S and self.ticks:
+            self.peeked = now  # (only where /proc/stat is read: the running count is Linux's)
+            self.busy = min(self.busy, running_now(self.read("/proc/loadavg")))
         free = free_cores(allowed, self.scope, self.busy)
         self.interval = INTERVAL_S if free >= allowed else RECHECK_S
         return free

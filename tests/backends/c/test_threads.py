@@ -152,10 +152,30 @@ def test_a_smaller_team_is_checked_again_sooner():
     assert threads.RECHECK_S < threads.INTERVAL_S
 
 
+def test_a_smaller_team_grows_as_soon_as_no_other_task_runs():
+    """Between samples, a smaller team peeks at the tasks running now every PEEK_S: another
+    process's threads that stopped spinning give their core back at once; a peek never
+    counts more work than the last sample did."""
+    m = FakeMachine([(0, 0)] * 2, loadavg="0 0 0 1/300 1", cpus=frozenset({0, 1}))
+    m.sampler.free(2)
+    m.advance(threads.INTERVAL_S, busy=[1.0, 0.0])
+    assert m.sampler.free(2) == 1 and m.sampler.samples == 2
+    m.advance(threads.PEEK_S / 2, busy=[1.0, 0.0], running=0)
+    assert m.sampler.free(2) == 1  # too soon to look again
+    m.advance(threads.PEEK_S, busy=[0.0, 0.0], running=0)
+    assert m.sampler.free(2) == 2 and m.sampler.samples == 2  # a peek, not a sample
+    m.advance(threads.INTERVAL_S * 1.01, busy=[0.0, 0.0], running=2)  # samples again: free
+    assert m.sampler.free(2) == 2 and m.sampler.samples == 3
+    m.advance(threads.INTERVAL_S * 1.01, busy=[1.0, 0.0], running=1)
+    assert m.sampler.free(2) == 1
+    m.advance(threads.PEEK_S * 1.01, busy=[1.0, 0.0], running=2)
+    assert m.sampler.free(2) == 1 and m.sampler.busy == pytest.approx(1.0)
+
+
 def test_the_runner_asks_as_often_as_the_policy_may_sample():
     header = (Path(threads.__file__).parent / "runner_threads.h").read_text()
     (nanoseconds,) = re.findall(r"#define TEAM_INTERVAL_NS (\d+)LL", header)
-    assert int(nanoseconds) == round(threads.RECHECK_S * 1e9)
+    assert int(nanoseconds) == round(threads.PEEK_S * 1e9)
 
 
 def test_linux_counts_only_the_cores_of_the_affinity():
