@@ -301,3 +301,22 @@ def test_readme_table_has_a_row_per_condition_with_the_minimum(tmp_path):
     assert "| W2 (idle) | 4 s (1.00x), min 3 s |" in text
     assert "| W2 (loaded) | 8 s (1.00x), min 6 s |" in text
     assert "(loaded) beside one process spinning" in text
+
+
+def test_alternating_rounds_report_both_workers_and_the_policys_share_of_one_thread():
+    """``python -m benchmarks.alternating``: two workers by turns, each row with its calls."""
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.alternating", "2", "0.05", "map+gemm"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0] == "map+gemm: 2 alternating rounds of 0.05 s"
+    for name, line in zip(("policy", "pinned"), lines[1:3]):
+        words = line.split()
+        assert words[0] == name and words[1] == "median" and int(words[-2]) >= 2
+    share = lines[3].rsplit(" ", 1)[1]
+    assert lines[3].startswith("  calls of the policy's worker on one thread: ")
+    assert share.endswith("%") and 0 <= int(share[:-1]) <= 100
