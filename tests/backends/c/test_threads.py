@@ -70,7 +70,17 @@ class FakeMachine:
             own_cpu=lambda: self.cpu,
             cpus=lambda: cpus,
             total=total,
+            sleep=self.sleep,
         )
+        self.slept = []  # the sampler's sleeps
+        self.woke_us = None  # the tasks other than us running only until a sleep ends
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        if self.woke_us is not None:
+            fields = self.loadavg.split()
+            fields[3] = "1/300"  # the task that woke this process has blocked again
+            self.loadavg, self.woke_us = " ".join(fields) + "\n", None
 
     def read(self, path):
         if path == "/proc/stat":
@@ -170,6 +180,21 @@ def test_a_smaller_team_grows_as_soon_as_no_other_task_runs():
     assert m.sampler.free(2) == 1
     m.advance(threads.PEEK_S * 1.01, busy=[1.0, 0.0], running=2)
     assert m.sampler.free(2) == 1 and m.sampler.busy == pytest.approx(1.0)
+
+
+def test_the_task_that_woke_a_call_after_a_pause_is_not_other_work():
+    """The first call after a pause (a parent, Jupyter's server, sent it work) finds the
+    sender still running for about 0.5 ms: a sample that sees tasks running after calls far
+    apart looks again SETTLE_S later and counts the fewer. Work still running then counts."""
+    m = FakeMachine([(0, 0)] * 2, loadavg="0 0 0 1/300 1", cpus=frozenset({0, 1}))
+    m.sampler.free(2)
+    m.advance(threads.LONG_S * 2, busy=[0.7, 0.0], running=1)  # busy earlier, not now
+    m.woke_us = True
+    assert m.sampler.free(2) == 2 and m.slept == [threads.SETTLE_S]
+    m.advance(threads.LONG_S * 2, busy=[0.7, 0.0], running=1)  # still running a core
+    assert m.sampler.free(2) == 1 and m.slept == [threads.SETTLE_S] * 2
+    m.advance(threads.RECHECK_S * 1.01, busy=[1.0, 0.0], running=1)  # calls close: no look
+    assert m.sampler.free(2) == 1 and len(m.slept) == 2
 
 
 def test_the_runner_asks_as_often_as_the_policy_may_sample():
