@@ -196,19 +196,11 @@ class Sampler:
         self.interval = INTERVAL_S if free >= allowed else RECHECK_S
         return free
 
-    def running(self, settle: bool) -> float:
-        """The other tasks running now; with ``settle``, the fewer of two looks ``SETTLE_S``
-        apart when the first sees any (a task that woke this one is not other work)."""
-        running = running_now(self.read("/proc/loadavg"))
-        if settle and 0 < running < float("inf"):
-            self.sleep(SETTLE_S)
-            running = min(running, running_now(self.read("/proc/loadavg")))
-        return running
-
     def sample(self, now: float) -> None:
         cpus, cpu = self.cpus(), self.own_cpu()
         ticks = stat_jiffies(self.read("/proc/stat"), cpus)
         ticks = None if ticks is None else (*ticks, cpus)
+        loadavg = self.read("/proc/loadavg")
         before, wall = self.ticks, now - (self.when or now)
         fresh = before is not None and before[3] == cpus and 0 < wall <= STALE_S
         if ticks is not None and fresh:
@@ -217,13 +209,14 @@ class Sampler:
                 return
             own = (cpu - self.cpu) / wall  # this process's cores' worth over the interval
             others = max(0.0, busy / total * ticks[2] - own)
-            self.busy = min(others, self.running(settle=wall > LONG_S and others > 0))
-            self.scope = ticks[2]
+            self.busy, self.scope = min(others, running_now(loadavg)), ticks[2]
+            after_pause = wall > LONG_S
         else:  # the first sample, or no /proc/stat
-            self.busy = load_average(self.read("/proc/loadavg"), self.getloadavg)
-            if self.busy > 0:
-                self.busy = min(self.busy, self.running(settle=True))
-            self.scope = self.total
+            self.busy, self.scope = load_average(loadavg, self.getloadavg), self.total
+            after_pause = True
+        if after_pause and self.busy > 0 and running_now(loadavg) < float("inf"):
+            self.sleep(SETTLE_S)  # a task that woke this process is not other work: look again
+            self.busy = min(self.busy, running_now(self.read("/proc/loadavg")))
         self.when, self.ticks, self.cpu = now, ticks, cpu
         self.samples += 1
 
