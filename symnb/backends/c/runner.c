@@ -200,13 +200,13 @@ static double seconds_now(void) {
 
 /* ---- arguments ------------------------------------------------------------------------- */
 
-/* The 0-d array of type ``type`` input i's value is written into: the one the last call
- * used when nothing else holds it now (no result, view or user took it), else a new one
- * kept for the next call. A new reference, or NULL with an error set. */
-static PyObject *scalar_slot(Schedule *s, int i, int type) {
+/* The 0-d array (of input i's type) its value is written into: the one the last call used
+ * when nothing else holds it now (no result, view or user took it), else a new one kept for
+ * the next call. A new reference, or NULL with an error set. */
+static PyObject *scalar_slot(Schedule *s, int i) {
     PyObject *last = s->in_scalars[i];
     if (last != NULL && Py_REFCNT(last) == 1) return Py_NewRef(last);
-    PyObject *fresh = PyArray_SimpleNew(0, NULL, type);
+    PyObject *fresh = PyArray_SimpleNew(0, NULL, s->in_types[i]);
     if (fresh == NULL) return NULL;
     Py_XSETREF(s->in_scalars[i], Py_NewRef(fresh));
     return fresh;
@@ -241,7 +241,7 @@ static PyObject *python_number(Schedule *s, int i, PyObject *arg) {
     } else {
         return NULL;
     }
-    PyObject *out = scalar_slot(s, i, type);
+    PyObject *out = scalar_slot(s, i);
     if (out == NULL) { PyErr_Clear(); return NULL; }
     void *at = PyArray_DATA((PyArrayObject *)out);
     if (kind == 3) *(npy_bool *)at = arg == Py_True;
@@ -259,7 +259,7 @@ static PyObject *numpy_scalar(Schedule *s, int i, PyObject *arg) {
     int type = s->in_types[i];
     PyObject *array;
     if (Py_TYPE(arg) == (PyTypeObject *)s->in_scalar_types[i]) {
-        array = scalar_slot(s, i, type);
+        array = scalar_slot(s, i);
         if (array == NULL) { PyErr_Clear(); return NULL; }
         void *at = PyArray_DATA((PyArrayObject *)array);
         if (type == NPY_FLOAT64) *(double *)at = ((PyDoubleScalarObject *)arg)->obval;
