@@ -14,6 +14,8 @@ from setuptools import Extension, setup
 
 RUNNER = "symnb/backends/c/runner.c"
 HEADER = "symnb/backends/c/runner_plan.h"  # included by runner.c
+ARGS = "symnb/backends/c/runner_args.h"  # included by runner.c
+VIEWS = "symnb/backends/c/runner_views.h"  # included by runner.c
 LAUNCH = "symnb/backends/c/runner_launch.h"  # included by runner.c
 GEMM = "symnb/backends/c/runner_gemm.h"  # included by runner.c
 LOOP = "symnb/backends/c/runner_loop.h"  # included by runner.c
@@ -28,7 +30,7 @@ SERIAL_MAX = 1 << int(
 )
 SALT = f"MAX_RANK={MAX_RANK} SERIAL_MAX={SERIAL_MAX}".encode()
 #: in runner.py's order (runner.SOURCES)
-FILES = (RUNNER, HEADER, THREADS, LAUNCH, GEMM, LOOP, HELPERS)
+FILES = (RUNNER, HEADER, ARGS, VIEWS, THREADS, LAUNCH, GEMM, LOOP, HELPERS)
 SOURCES = b"".join(Path(p).read_bytes() for p in FILES)
 DIGEST = hashlib.sha256(SOURCES + SALT).hexdigest()[:16]  # as runner.source_hash()
 
@@ -37,7 +39,7 @@ setup(
         Extension(
             "symnb.backends.c._runner",
             [RUNNER],
-            depends=[HEADER, THREADS, LAUNCH, GEMM, LOOP, HELPERS],
+            depends=[HEADER, ARGS, VIEWS, THREADS, LAUNCH, GEMM, LOOP, HELPERS],
             include_dirs=[numpy.get_include()],
             define_macros=[
                 ("SN_RUNNER_HASH", f'"{DIGEST}"'),

@@ -3,7 +3,9 @@ cannot take handed back with the same errors, and output buffers never reused wh
 
 from __future__ import annotations
 
+import re
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -370,3 +372,23 @@ def test_two_threads_calling_one_function_get_their_own_results():
         t.join()
     assert problems == []
     assert f.runner.runs >= 50 and f.runner.declined >= 25  # lists take the Python runtime
+
+
+def test_every_file_runner_c_includes_is_hashed_and_built_in_the_same_order():
+    """A header left out of ``runner.SOURCES`` (or setup.py's ``FILES``) would let a build of
+    an older header pass for the current one."""
+    included, todo = set(), [runner.SOURCE]
+    while todo:
+        for name in re.findall(r'#include "([^"]+)"', todo.pop().read_text()):
+            path = (runner.SOURCE.parent / name).resolve()
+            if path not in included:
+                included.add(path)
+                todo.append(path)
+    hashed = [p.resolve() for p in runner.SOURCES]
+    assert set(hashed) == included | {runner.SOURCE.resolve()}
+    root = Path(runner.__file__).resolve().parents[3]
+    setup = (root / "setup.py").read_text()
+    constants = dict(re.findall(r'^([A-Z]+) = "(symnb/[^"]+)"', setup, re.M))
+    (files,) = re.findall(r"^FILES = \(([^)]*)\)", setup, re.M)
+    built = [(root / constants[name.strip()]).resolve() for name in files.split(",")]
+    assert built == hashed

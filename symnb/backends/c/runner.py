@@ -53,11 +53,13 @@ from symnb.core.types import MAX_RANK
 from symnb.errors import CompileError
 
 SOURCE = Path(__file__).with_name("runner.c")
-#: every file of the extension (runner.c includes its five headers and the kernels'
+#: every file of the extension (runner.c includes its seven headers and the kernels'
 #: helpers), hashed together
 SOURCES = (
     SOURCE,
     SOURCE.with_name("runner_plan.h"),
+    SOURCE.with_name("runner_args.h"),
+    SOURCE.with_name("runner_views.h"),
     SOURCE.with_name("runner_threads.h"),
     SOURCE.with_name("runner_launch.h"),
     SOURCE.with_name("runner_gemm.h"),
