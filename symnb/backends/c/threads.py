@@ -28,9 +28,10 @@ smaller. A smaller team also peeks at the tasks running now every ``PEEK_S`` (on
 OpenMP threads spin a few milliseconds after its parallel region, OpenBLAS's 0.1 s after its
 product) is used again within ``PEEK_S``.
 
-``openmp_environment()`` gives the OpenMP runtime a passive wait policy when symnb loads it
-(its idle workers sleep instead of spinning on a core another process or OpenBLAS needs),
-without leaving the setting in the user's environment.
+``openmp_environment()`` gives the OpenMP runtime a passive wait policy with a short spin when
+symnb loads it (its idle workers sleep instead of spinning on a core another process or
+OpenBLAS needs, yet stay awake through the short serial gaps between one call's parallel
+regions), without leaving the setting in the user's environment.
 """
 
 from __future__ import annotations
@@ -58,8 +59,16 @@ SETTLE_S = 0.001
 #: a /proc/stat delta over more than this (calls far apart) says little about now: the load
 #: average stands in for that sample, and the next one measures from it
 STALE_S = 1.0
-#: what libgomp and LLVM's libomp read when they are loaded; set when the user has not
-WAIT_POLICY = {"OMP_WAIT_POLICY": "PASSIVE"}
+#: what libgomp and LLVM's libomp read when they are loaded; set when the user has not. A
+#: passive worker sleeps as soon as a region ends, and on a virtual machine a core left idle
+#: for a while wakes slowly: with no spin, the first call after a pause woke it at every
+#: region (a conv training step's first call 15-20% slower, docs/benchmarks.md, "Wait
+#: policy"). libgomp's spin count bridges the gaps between a call's regions (3000 pauses,
+#: 30-150 us by CPU) and still sleeps long before another process needs the core. libomp
+#: keeps its own passive wait (its first calls showed no such cost; KMP_BLOCKTIME counts ms)
+WAIT_SETTINGS = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "3000"}
+#: any of these set by the user is their choice of how the runtimes wait: symnb adds nothing
+USER_WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
 
 _lock = threading.Lock()
 #: the load average where the platform has one (macOS, the BSDs, Linux; not Windows)
@@ -237,14 +246,13 @@ def team(sampler: Sampler | None = None) -> int:
 @contextlib.contextmanager
 def openmp_environment():
     """While symnb loads a library that may bring in the OpenMP runtime (the runner, a kernel
-    library), ``OMP_WAIT_POLICY=PASSIVE`` unless the user set it: the runtime reads it once,
-    when it is loaded, and its idle workers then sleep instead of spinning on a core another
-    process (or OpenBLAS's threads) needs. The environment is restored afterwards: the user's
-    own subprocesses and libraries see it as it was. A runtime another library loaded first
-    keeps the settings it read then."""
-    added = {k: v for k, v in WAIT_POLICY.items() if k not in os.environ}
-    if "GOMP_SPINCOUNT" in os.environ:  # the user chose how long libgomp spins
-        added.pop("OMP_WAIT_POLICY", None)
+    library), ``WAIT_SETTINGS`` unless the user chose how the runtimes wait: the runtime reads
+    them once, when it is loaded, and its idle workers then sleep after a short spin instead
+    of spinning on a core another process (or OpenBLAS's threads) needs. The environment is
+    restored afterwards: the user's own subprocesses and libraries see it as it was. A
+    runtime another library loaded first keeps the settings it read then."""
+    chosen = any(name in os.environ for name in USER_WAIT_SETTINGS)
+    added = {} if chosen else dict(WAIT_SETTINGS)
     os.environ.update(added)
     try:
         yield

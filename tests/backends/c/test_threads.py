@@ -6,6 +6,8 @@ import os
 import random
 import re
 import statistics
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -265,27 +267,54 @@ def test_loop_products_on_one_thread_is_deprecated():
         settings.loop_products_on_one_thread = False
 
 
-def test_openmp_environment_is_restored(monkeypatch):
-    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
-    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+@pytest.mark.parametrize("user", [None, *threads.USER_WAIT_SETTINGS])
+def test_openmp_environment_is_restored(monkeypatch, user):
+    """A passive policy with a short libgomp spin while symnb loads the runtime, unless the
+    user set any of the runtimes' wait settings: then nothing is added."""
+    names = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+    for name in names:
+        monkeypatch.delenv(name, raising=False)
+    if user is not None:
+        monkeypatch.setenv(user, "7")
     with threads.openmp_environment():
-        assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
-    assert "OMP_WAIT_POLICY" not in os.environ
-    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # the user's choice stands
-    with threads.openmp_environment():
-        assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
-    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
-    monkeypatch.delenv("OMP_WAIT_POLICY")
-    monkeypatch.setenv("GOMP_SPINCOUNT", "1000")  # so does a spin count the user chose
-    with threads.openmp_environment():
-        assert "OMP_WAIT_POLICY" not in os.environ
+        inside = {name: os.environ.get(name) for name in names}
+    after = {name: os.environ.get(name) for name in names}
+    users = {name: "7" if name == user else None for name in names}
+    assert after == users
+    ours = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "3000", "KMP_BLOCKTIME": None}
+    assert inside == (ours if user is None else users)
+
+
+@needs_c
+def test_the_openmp_runtime_reads_the_wait_settings(tmp_path):
+    """The runtime the runner and kernels bring in was loaded with the settings (OpenMP's
+    own report of what it read: libgomp's spin count, libomp's policy)."""
+    env = {k: v for k, v in os.environ.items() if k not in threads.USER_WAIT_SETTINGS}
+    env.update(SYMNB_COMPILEDIR=str(tmp_path), OMP_DISPLAY_ENV="VERBOSE")
+    code = (
+        "import numpy as np, symnb as sn\n"
+        "x = sn.vector('x')\n"
+        "f = sn.function([x], sn.exp(x) * 2 + 1, backend='c')\n"
+        "f(np.arange(5.0))\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print('libgomp' if 'libgomp' in maps else 'libomp' if 'libomp' in maps else 'none')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    runtime = done.stdout.split()[-1]
+    if runtime == "none":
+        pytest.skip("kernels built without OpenMP (SYMNB_FLAGS or the compiler)")
+    report = " ".join(done.stderr.split())  # libgomp pads with spaces, libomp does not
+    assert "OMP_WAIT_POLICY = 'PASSIVE'" in report or "OMP_WAIT_POLICY='PASSIVE'" in report
+    if runtime == "libgomp":
+        assert "GOMP_SPINCOUNT = '3000'" in report
 
 
 @needs_c
 def test_compiling_and_calling_leave_the_users_environment_as_it_was(tmp_path):
     """The runner and a kernel library load with a passive wait policy, but the process's
     environment (what the user's own subprocesses inherit) is not changed by symnb."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env = {k: v for k, v in os.environ.items() if k not in threads.USER_WAIT_SETTINGS}
     env["SYMNB_COMPILEDIR"] = str(tmp_path)
     code = (
         "import os, numpy as np, symnb as sn\n"
@@ -293,9 +322,9 @@ def test_compiling_and_calling_leave_the_users_environment_as_it_was(tmp_path):
         "f = sn.function([x], sn.exp(x) * 2 + 1, backend='c')\n"
         "assert np.allclose(f(np.arange(5.0)), np.exp(np.arange(5.0)) * 2 + 1)\n"
         "assert f.kernels, 'no kernel was compiled'\n"
-        "print(os.environ.get('OMP_WAIT_POLICY'))\n"
+        "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'))\n"
     )
-    assert run_python(code, env).split()[-1] == "None"
+    assert run_python(code, env).split()[-2:] == ["None", "None"]
 
 
 @needs_c
