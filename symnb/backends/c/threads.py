@@ -50,12 +50,20 @@ INTERVAL_S = 0.15
 RECHECK_S = 0.05
 #: how often a smaller team looks at the tasks running now (runner.c asks no more often)
 PEEK_S = 0.01
-#: a sample after calls this far apart that sees other tasks running looks again after
-#: ``SETTLE_S``: the process that woke this one (a parent sending it work, Jupyter's server
-#: sending a cell) still runs for about 0.5 ms after it (measured on the 2-core machine), and
-#: taking it for other work put the first call after every pause on one thread
+#: a sample after calls this far apart that sees other tasks running looks again every
+#: ``SETTLE_STEP_S``, at most ``SETTLE_LOOKS`` times, until none runs: the process that woke
+#: this one (a parent sending it work, Jupyter's server sending a cell) still runs for up to
+#: about 0.5 ms after it (measured on the 2-core machine), and taking it for other work put
+#: the first call after every pause on one thread. One look 1 ms later cost that call 1.2 ms
+#: (W3's first call after a pause 7.67 ms, 6.42 with an immediate look; docs/benchmarks.md)
 LONG_S = 0.3
-SETTLE_S = 0.001
+SETTLE_STEP_S = 0.0001
+SETTLE_LOOKS = 8
+#: no look is needed where the interval saw work all along as large as what runs now, less
+#: this (a process spinning on a core shows as 0.9-1.0 core): that work is still there, and
+#: looking cost every first call after a pause on a busy machine the looks' 1.2 ms. Nor
+#: where the answer cannot change: other work of half a core or less leaves every core free
+STEADY_MARGIN = 0.25
 #: a /proc/stat delta over more than this (calls far apart) says little about now: the load
 #: average stands in for that sample, and the next one measures from it
 STALE_S = 1.0
@@ -219,15 +227,26 @@ class Sampler:
             own = (cpu - self.cpu) / wall  # this process's cores' worth over the interval
             others = max(0.0, busy / total * ticks[2] - own)
             self.busy, self.scope = min(others, running_now(loadavg)), ticks[2]
-            after_pause = wall > LONG_S
+            steady, after_pause = others, wall > LONG_S
         else:  # the first sample, or no /proc/stat
             self.busy, self.scope = load_average(loadavg, self.getloadavg), self.total
-            after_pause = True
-        if after_pause and self.busy > 0 and running_now(loadavg) < float("inf"):
-            self.sleep(SETTLE_S)  # a task that woke this process is not other work: look again
-            self.busy = min(self.busy, running_now(self.read("/proc/loadavg")))
+            steady, after_pause = 0.0, True
+        if after_pause and self.busy > 0.5 and steady < running_now(loadavg) - STEADY_MARGIN:
+            self.busy = self.settle(self.busy, steady)  # a task that woke this process
         self.when, self.ticks, self.cpu = now, ticks, cpu
         self.samples += 1
+
+    def settle(self, busy: float, steady: float) -> float:
+        """``busy``, lowered by looks at the tasks running now, ``SETTLE_STEP_S`` apart, that
+        stop as soon as no more run than the ``steady`` work the interval saw all along (the
+        task that woke this process has blocked again)."""
+        for _ in range(SETTLE_LOOKS):
+            self.sleep(SETTLE_STEP_S)
+            running = running_now(self.read("/proc/loadavg"))
+            busy = min(busy, running)
+            if running <= steady + STEADY_MARGIN:
+                break
+        return busy
 
 
 _sampler = Sampler()

@@ -75,14 +75,16 @@ class FakeMachine:
             sleep=self.sleep,
         )
         self.slept = []  # the sampler's sleeps
-        self.woke_us = None  # the tasks other than us running only until a sleep ends
+        self.woke_us = None  # how many sleeps the task that woke this process still runs
 
     def sleep(self, seconds):
         self.slept.append(seconds)
         if self.woke_us is not None:
-            fields = self.loadavg.split()
-            fields[3] = "1/300"  # the task that woke this process has blocked again
-            self.loadavg, self.woke_us = " ".join(fields) + "\n", None
+            self.woke_us -= 1
+            if self.woke_us == 0:  # the task that woke this process has blocked again
+                fields = self.loadavg.split()
+                fields[3] = f"{int(fields[3].split('/')[0]) - 1}/300"
+                self.loadavg, self.woke_us = " ".join(fields) + "\n", None
 
     def read(self, path):
         if path == "/proc/stat":
@@ -186,17 +188,35 @@ def test_a_smaller_team_grows_as_soon_as_no_other_task_runs():
 
 def test_the_task_that_woke_a_call_after_a_pause_is_not_other_work():
     """The first call after a pause (a parent, Jupyter's server, sent it work) finds the
-    sender still running for about 0.5 ms: a sample that sees tasks running after calls far
-    apart looks again SETTLE_S later and counts the fewer. Work still running then counts."""
+    sender still running for up to about 0.5 ms: a sample that sees tasks running after
+    calls far apart looks again every SETTLE_STEP_S until none runs and counts the fewer;
+    work still running after SETTLE_LOOKS looks counts."""
     m = FakeMachine([(0, 0)] * 2, loadavg="0 0 0 1/300 1", cpus=frozenset({0, 1}))
     m.sampler.free(2)
     m.advance(threads.LONG_S * 2, busy=[0.7, 0.0], running=1)  # busy earlier, not now
-    m.woke_us = True
-    assert m.sampler.free(2) == 2 and m.slept == [threads.SETTLE_S]
+    m.woke_us = 3  # the waker blocks during the third look's sleep
+    assert m.sampler.free(2) == 2 and m.slept == [threads.SETTLE_STEP_S] * 3
+    m.slept.clear()
     m.advance(threads.LONG_S * 2, busy=[0.7, 0.0], running=1)  # still running a core
-    assert m.sampler.free(2) == 1 and m.slept == [threads.SETTLE_S] * 2
+    assert m.sampler.free(2) == 1 and m.slept == [threads.SETTLE_STEP_S] * threads.SETTLE_LOOKS
+    assert threads.SETTLE_STEP_S * threads.SETTLE_LOOKS <= 0.001  # what a first call may wait
     m.advance(threads.RECHECK_S * 1.01, busy=[1.0, 0.0], running=1)  # calls close: no look
-    assert m.sampler.free(2) == 1 and len(m.slept) == 2
+    assert m.sampler.free(2) == 1 and len(m.slept) == threads.SETTLE_LOOKS
+
+
+def test_work_running_all_through_a_pause_needs_no_second_look():
+    """A process that spun on a core all through the pause is the task running now: no look
+    (it would only cost the call its wait); beside it, the waker is looked past."""
+    m = FakeMachine([(0, 0)] * 2, loadavg="0 0 0 1/300 1", cpus=frozenset({0, 1}))
+    m.sampler.free(2)
+    m.advance(threads.LONG_S * 2, busy=[1.0, 0.0], running=1)
+    assert m.sampler.free(2) == 1 and m.slept == []
+    m.advance(threads.LONG_S * 2, busy=[1.0, 0.0], running=2)  # and the task that woke us
+    m.woke_us = 1
+    assert m.sampler.free(2) == 1 and m.slept == [threads.SETTLE_STEP_S]
+    m.slept.clear()
+    m.advance(threads.LONG_S * 2, busy=[0.3, 0.0], running=1)  # a third of a core: still 2
+    assert m.sampler.free(2) == 2 and m.slept == []
 
 
 def test_the_runner_asks_as_often_as_the_policy_may_sample():
