@@ -20,6 +20,7 @@ LAUNCH = "symnb/backends/c/runner_launch.h"  # included by runner.c
 GEMM = "symnb/backends/c/runner_gemm.h"  # included by runner.c
 LOOP = "symnb/backends/c/runner_loop.h"  # included by runner.c
 THREADS = "symnb/backends/c/runner_threads.h"  # included by runner.c
+ENTRY = "symnb/backends/c/runner_entry.h"  # included by runner.c
 HELPERS = "symnb/backends/render/runtime.h"  # included by runner.c: the kernels' helpers
 #: symnb.core.types.MAX_RANK, read from its file (the build does not import symnb);
 #: runner.py passes the same define
@@ -30,7 +31,7 @@ SERIAL_MAX = 1 << int(
 )
 SALT = f"MAX_RANK={MAX_RANK} SERIAL_MAX={SERIAL_MAX}".encode()
 #: in runner.py's order (runner.SOURCES)
-FILES = (RUNNER, HEADER, ARGS, VIEWS, THREADS, LAUNCH, GEMM, LOOP, HELPERS)
+FILES = (RUNNER, HEADER, ARGS, VIEWS, THREADS, LAUNCH, GEMM, LOOP, ENTRY, HELPERS)
 SOURCES = b"".join(Path(p).read_bytes() for p in FILES)
 DIGEST = hashlib.sha256(SOURCES + SALT).hexdigest()[:16]  # as runner.source_hash()
 
@@ -39,7 +40,7 @@ setup(
         Extension(
             "symnb.backends.c._runner",
             [RUNNER],
-            depends=[HEADER, ARGS, VIEWS, THREADS, LAUNCH, GEMM, LOOP, HELPERS],
+            depends=[HEADER, ARGS, VIEWS, THREADS, LAUNCH, GEMM, LOOP, ENTRY, HELPERS],
             include_dirs=[numpy.get_include()],
             define_macros=[
                 ("SN_RUNNER_HASH", f'"{DIGEST}"'),

@@ -54,6 +54,15 @@ class Linker:
         """A callable running whole calls natively (backend "c"'s C runner), or None."""
         return None
 
+    def entry(self, fast, owner, call, declined, structure):
+        """``f(...)`` as one native callable, or None. ``owner`` is a weak reference to the
+        function; ``call`` and ``declined`` take it as their first argument. A call without
+        keywords runs ``fast(*args)`` (the runner; None until set on the result's ``fast``)
+        and gives its first result, or ``structure(results)`` where ``structure`` is not
+        None; ``declined(function, *args)`` where ``fast`` returns None; every other call
+        ``call(function, *args, **kwargs)``."""
+        return None
+
     def placement(self):
         """Where each node runs and which values cross to a device (a device backend's
         ``Placement``), or None on the host."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+import keyword
 import logging
+import operator
 import threading
 import time
+import weakref
 from collections import Counter
 
 import numpy as np
@@ -205,6 +209,7 @@ class Function:
         )
         self._plain = None if copies else self._direct
         self._fast = None if self._first_call else self._plain
+        self._entry = self._make_entry()
 
     def _signature(self) -> str:
         ins = ", ".join(v.name or "?" for v in self.inputs)
@@ -237,7 +242,36 @@ class Function:
         """The linker's C runner for whole calls (backend "c"), or None."""
         return self.linker.runner()
 
-    def __call__(self, *args, **kwargs):
+    #: ``f(...)``: a property, so that a call reaches the linker's native entry point (the C
+    #: runner's ``Entry``) with no Python frame in between; ``_PythonEntry`` where there is none
+    __call__ = property(operator.attrgetter("_entry"), doc="Call the compiled function.")
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """``f(x, W, b)`` for help(), Jupyter and ``inspect``: the inputs by name (the name a
+        keyword argument takes), or ``input0``... where a name is not an identifier."""
+        names = [v.name for v in self.inputs]
+        usable = all(n and n.isidentifier() and not keyword.iskeyword(n) for n in names)
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        if not usable or len(set(names)) != len(names):
+            names = [f"input{i}" for i in range(len(names))]
+            kind = inspect.Parameter.POSITIONAL_ONLY
+        return inspect.Signature([inspect.Parameter(n, kind) for n in names])
+
+    def _make_entry(self):
+        """What ``f(...)`` calls: the linker's native entry point where it has one (no Python
+        frame per call), else ``_PythonEntry``. Either holds this function weakly, so that a
+        function nothing else holds goes at once (its buffers, a device's memory with it)."""
+        structure = None if self._structure is _first else self._structure
+        owner = weakref.ref(self)
+        entry = self.linker.entry(
+            self._fast, owner, Function._python_call, Function._declined_call, structure
+        )
+        return _PythonEntry(owner) if entry is None else entry
+
+    def _python_call(self, *args, **kwargs):
+        """A call in Python: keywords, the first call's shape warnings, copies of results that
+        may alias an argument, shared values and updates (and every call without a runner)."""
         if self._fast is not None and not kwargs:  # the runner's results are ours as they come
             results = self._fast(*args)  # None: an argument not as planned, no step ran
             if results is not None:
@@ -255,6 +289,10 @@ class Function:
         with self._turns:  # calls with updates take turns: read, compute, write as one
             return self._call(args, kwargs)
 
+    def _declined_call(self, *args):
+        """The entry point's call the runner declined (no keywords)."""
+        return self._declined(args, {})
+
     def _declined(self, args, kwargs):
         """The call the runner declined (an argument not as planned), run and checked in
         Python: it converts what it can and raises the error naming the input."""
@@ -266,6 +304,8 @@ class Function:
         """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
         self._first_call = False
         self._fast = self._plain
+        if not isinstance(self._entry, _PythonEntry):  # the native entry point
+            self._entry.fast = self._plain
         try:
             shapes = [np.shape(v) for v in self._bind(args, kwargs)]
         except (InputError, ValueError):
@@ -416,6 +456,22 @@ class Function:
 
 
 _MISSING = object()
+
+
+class _PythonEntry:
+    """``f(...)`` where the linker has no native entry point: the Python path, reached
+    through a weak reference (the function holds its entry, not the other way round)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: weakref.ref):
+        self._owner = owner
+
+    def __call__(self, *args, **kwargs):
+        function = self._owner()
+        if function is None:
+            raise ReferenceError("this compiled function was deleted")
+        return function._python_call(*args, **kwargs)
 
 
 def _checked(inputs, outputs, updates, givens, *options):

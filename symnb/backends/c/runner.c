@@ -637,6 +637,8 @@ static PyTypeObject ScheduleType = {
     .tp_getset = schedule_getset,
 };
 
+#include "runner_entry.h" /* Entry: a compiled function's __call__, straight to the runner */
+
 /* The OpenMP runtime this build links (runner.openmp_runtime names the kernels' the same way):
  * the runner's team (omp_set_num_threads) reaches only kernels that link the same one. */
 #if !defined(_OPENMP)
@@ -666,7 +668,7 @@ static struct PyModuleDef runner_module = {
 
 PyMODINIT_FUNC PyInit__runner(void) {
     import_array();
-    if (PyType_Ready(&ScheduleType) < 0) return NULL;
+    if (PyType_Ready(&ScheduleType) < 0 || PyType_Ready(&EntryType) < 0) return NULL;
     PyObject *m = PyModule_Create(&runner_module);
     if (m == NULL) return NULL;
 #ifdef SN_RUNNER_HASH
@@ -678,9 +680,8 @@ PyMODINIT_FUNC PyInit__runner(void) {
         return NULL;
     }
 #endif
-    Py_INCREF(&ScheduleType);
-    if (PyModule_AddObject(m, "Schedule", (PyObject *)&ScheduleType) < 0) {
-        Py_DECREF(&ScheduleType);
+    if (PyModule_AddObjectRef(m, "Schedule", (PyObject *)&ScheduleType) < 0
+        || PyModule_AddObjectRef(m, "Entry", (PyObject *)&EntryType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

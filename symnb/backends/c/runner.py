@@ -53,7 +53,7 @@ from symnb.core.types import MAX_RANK
 from symnb.errors import CompileError
 
 SOURCE = Path(__file__).with_name("runner.c")
-#: every file of the extension (runner.c includes its seven headers and the kernels'
+#: every file of the extension (runner.c includes its eight headers and the kernels'
 #: helpers), hashed together
 SOURCES = (
     SOURCE,
@@ -64,6 +64,7 @@ SOURCES = (
     SOURCE.with_name("runner_launch.h"),
     SOURCE.with_name("runner_gemm.h"),
     SOURCE.with_name("runner_loop.h"),
+    SOURCE.with_name("runner_entry.h"),
     SOURCE.parent.parent / "render" / "runtime.h",
 )
 MODULE = "symnb.backends.c._runner"
@@ -266,6 +267,13 @@ def _build(cc: str, path: str) -> bool:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def entry(fast, owner, call, declined, structure):
+    """A compiled function's native entry point (runner_entry.h's ``Entry``), or None where
+    there is no runner module."""
+    built = module()
+    return None if built is None else built.Entry(fast, owner, call, declined, structure)
 
 
 def schedule(plan):

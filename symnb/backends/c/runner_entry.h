@@ -1,0 +1,170 @@
+/* symnb's C runner: a compiled function's entry point (included by runner.c).
+ *
+ * ``f(...)`` of a Function (symnb/compile/function.py) reaches this object with no Python
+ * frame in between: its ``__call__`` is a property returning it. A call without keywords goes
+ * straight to the runner when the runner's results are the caller's as they come (``fast``:
+ * nothing to copy or write back); a call the runner declines (an argument not as planned, no
+ * step ran) goes to ``declined``; any other call (keywords, the first call of a function that
+ * warns about its shapes, copies, updates) to ``call``, the Python path, with the function
+ * (held weakly: the function holds its entry) as its first argument. The Python frame
+ * cost a call of ``a*b + 1`` about 140 ns of its 420 (docs/c_backend.md, "Calls").
+ */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fast;      /* the Schedule whose results are the caller's, or None */
+    PyObject *owner;     /* a weak reference to the function: no cycle keeps it alive */
+    PyObject *call;      /* call(function, *args, **kwargs): the Python path, unbound */
+    PyObject *declined;  /* declined(function, *args): a call the runner declined, unbound */
+    PyObject *structure; /* None: the first result alone; else structure(results) */
+} Entry;
+
+#define ENTRY_STACK 8
+
+/* ``method(function, *args)`` with the call's own keywords. */
+static PyObject *call_owner(Entry *e, PyObject *method, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *owner = NULL;
+    if (PyWeakref_GetRef(e->owner, &owner) < 0) return NULL;
+#else
+    PyObject *owner = PyWeakref_GetObject(e->owner); /* borrowed */
+    if (owner == NULL) return NULL;
+    owner = owner == Py_None ? NULL : Py_NewRef(owner);
+#endif
+    if (owner == NULL) {
+        PyErr_SetString(PyExc_ReferenceError, "this compiled function was deleted");
+        return NULL;
+    }
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t n = nargs + (kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *small[ENTRY_STACK + 1], **stack = small;
+    if (n + 1 > ENTRY_STACK + 1 && !(stack = PyMem_Malloc((n + 1) * sizeof(PyObject *)))) {
+        Py_DECREF(owner);
+        return PyErr_NoMemory();
+    }
+    stack[0] = owner;
+    if (n > 0) memcpy(stack + 1, args, n * sizeof(PyObject *));
+    PyObject *result = PyObject_Vectorcall(method, stack, nargs + 1, kwnames);
+    if (stack != small) PyMem_Free(stack);
+    Py_DECREF(owner);
+    return result;
+}
+
+static PyObject *entry_call(PyObject *self, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames) {
+    Entry *e = (Entry *)self;
+    int keywords = kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0;
+    if (keywords || e->fast == Py_None) return call_owner(e, e->call, args, nargsf, kwnames);
+    PyObject *results = PyObject_Vectorcall(e->fast, args, nargsf, NULL);
+    if (results == NULL) return NULL;
+    if (results == Py_None) {
+        Py_DECREF(results);
+        return call_owner(e, e->declined, args, nargsf, NULL);
+    }
+    if (e->structure != Py_None) {
+        PyObject *shaped = PyObject_CallOneArg(e->structure, results);
+        Py_DECREF(results);
+        return shaped;
+    }
+    if (!PyTuple_Check(results) || PyTuple_GET_SIZE(results) < 1) {
+        Py_DECREF(results);
+        PyErr_SetString(PyExc_SystemError, "symnb runner: a call returned no results");
+        return NULL;
+    }
+    PyObject *first = Py_NewRef(PyTuple_GET_ITEM(results, 0));
+    Py_DECREF(results);
+    return first;
+}
+
+static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *keywords[] = {"fast", "owner", "call", "declined", "structure", NULL};
+    PyObject *fast, *owner, *call, *declined, *structure;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOO", keywords, &fast, &owner, &call,
+                                     &declined, &structure))
+        return NULL;
+    if (!PyWeakref_CheckRef(owner) || !PyCallable_Check(call) || !PyCallable_Check(declined)
+        || (fast != Py_None && !PyCallable_Check(fast))
+        || (structure != Py_None && !PyCallable_Check(structure))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "Entry(fast, owner, call, declined, structure): owner a weak reference, "
+                        "the rest callables (fast and structure may be None)");
+        return NULL;
+    }
+    Entry *e = (Entry *)type->tp_alloc(type, 0);
+    if (e == NULL) return NULL;
+    e->vectorcall = entry_call;
+    e->fast = Py_NewRef(fast);
+    e->owner = Py_NewRef(owner);
+    e->call = Py_NewRef(call);
+    e->declined = Py_NewRef(declined);
+    e->structure = Py_NewRef(structure);
+    return (PyObject *)e;
+}
+
+/* The function holds its entry; the entry holds the function only weakly, so a function
+ * nothing else holds goes at once (its device memory with it), not at the next collection. */
+static int entry_traverse(PyObject *self, visitproc visit, void *arg) {
+    Entry *e = (Entry *)self;
+    Py_VISIT(e->fast);
+    Py_VISIT(e->owner);
+    Py_VISIT(e->call);
+    Py_VISIT(e->declined);
+    Py_VISIT(e->structure);
+    return 0;
+}
+
+static int entry_clear(PyObject *self) {
+    Entry *e = (Entry *)self;
+    Py_CLEAR(e->fast);
+    Py_CLEAR(e->owner);
+    Py_CLEAR(e->call);
+    Py_CLEAR(e->declined);
+    Py_CLEAR(e->structure);
+    return 0;
+}
+
+static void entry_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    entry_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+/* ``fast`` is set once the first call has warned (None until then); never NULL. */
+static int entry_set_fast(PyObject *self, PyObject *value, void *unused) {
+    (void)unused;
+    if (value == NULL || (value != Py_None && !PyCallable_Check(value))) {
+        PyErr_SetString(PyExc_TypeError, "Entry.fast: the runner or None");
+        return -1;
+    }
+    Py_XSETREF(((Entry *)self)->fast, Py_NewRef(value));
+    return 0;
+}
+
+static PyObject *entry_get_fast(PyObject *self, void *unused) {
+    (void)unused;
+    PyObject *fast = ((Entry *)self)->fast;
+    return Py_NewRef(fast != NULL ? fast : Py_None);
+}
+
+static PyGetSetDef entry_getset[] = {
+    {"fast", entry_get_fast, entry_set_fast,
+     "The runner called directly (its results are the caller's as they come), or None.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject EntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "symnb.backends.c._runner.Entry",
+    .tp_doc = "A compiled function's entry point: Entry(fast, owner, call, declined, structure).",
+    .tp_basicsize = sizeof(Entry),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+    .tp_new = entry_new,
+    .tp_dealloc = entry_dealloc,
+    .tp_traverse = entry_traverse,
+    .tp_clear = entry_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Entry, vectorcall),
+    .tp_getset = entry_getset,
+};
