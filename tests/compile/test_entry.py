@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import gc
 import inspect
+import os
 import sys
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,12 +28,16 @@ def native():
         pytest.skip("no C runner on this machine")
 
 
+PACKAGE = str(Path(sn.__file__).resolve().parent) + os.sep
+
+
 def python_frames(call) -> list[str]:
-    """The names of the Python functions of symnb that run during ``call()``."""
+    """The names of the Python functions of the symnb package that run during ``call()``
+    (by the package's own folder: a checkout's folder may be called symnb too)."""
     seen = []
 
     def profile(frame, event, arg):
-        if event == "call" and "symnb" in frame.f_code.co_filename:
+        if event == "call" and str(Path(frame.f_code.co_filename).resolve()).startswith(PACKAGE):
             seen.append(frame.f_code.co_name)
 
     sys.setprofile(profile)
