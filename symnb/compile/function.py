@@ -208,8 +208,7 @@ class Function:
             self._leaf_results or self._repeated or self._alias_check != ()
         )
         self._plain = None if copies else self._direct
-        self._fast = None if self._first_call else self._plain
-        self._entry = self._make_entry()
+        self._entry = self._make_entry(None if self._first_call else self._plain)
 
     def _signature(self) -> str:
         ins = ", ".join(v.name or "?" for v in self.inputs)
@@ -258,25 +257,22 @@ class Function:
             kind = inspect.Parameter.POSITIONAL_ONLY
         return inspect.Signature([inspect.Parameter(n, kind) for n in names])
 
-    def _make_entry(self):
+    def _make_entry(self, fast):
         """What ``f(...)`` calls: the linker's native entry point where it has one (no Python
         frame per call), else ``_PythonEntry``. Either holds this function weakly, so that a
         function nothing else holds goes at once (its buffers, a device's memory with it)."""
         structure = None if self._structure is _first else self._structure
         owner = weakref.ref(self)
         entry = self.linker.entry(
-            self._fast, owner, Function._python_call, Function._declined_call, structure
+            fast, owner, Function._python_call, Function._declined_call, structure
         )
         return _PythonEntry(owner) if entry is None else entry
 
     def _python_call(self, *args, **kwargs):
         """A call in Python: keywords, the first call's shape warnings, copies of results that
-        may alias an argument, shared values and updates (and every call without a runner)."""
-        if self._fast is not None and not kwargs:  # the runner's results are ours as they come
-            results = self._fast(*args)  # None: an argument not as planned, no step ran
-            if results is not None:
-                return results[0] if self._structure is _first else self._structure(results)
-            return self._declined(args, kwargs)
+        may alias an argument, shared values and updates (and every call without a runner).
+        A call whose runner results are the caller's as they come never gets here: the entry
+        point (runner_entry.h) makes it."""
         if self._first_call:
             self._warn_for_first_call(args, kwargs)
         if self._direct is not None and not kwargs:  # no shared values, no updates
@@ -303,8 +299,7 @@ class Function:
     def _warn_for_first_call(self, args, kwargs) -> None:
         """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
         self._first_call = False
-        self._fast = self._plain
-        if not isinstance(self._entry, _PythonEntry):  # the native entry point
+        if not isinstance(self._entry, _PythonEntry):  # from now on the entry calls the runner
             self._entry.fast = self._plain
         try:
             shapes = [np.shape(v) for v in self._bind(args, kwargs)]
