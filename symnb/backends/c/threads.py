@@ -218,6 +218,7 @@ class Sampler:
         ticks = stat_jiffies(self.read("/proc/stat"), cpus)
         ticks = None if ticks is None else (*ticks, cpus)
         loadavg = self.read("/proc/loadavg")
+        running = running_now(loadavg)
         before, wall = self.ticks, now - (self.when or now)
         fresh = before is not None and before[3] == cpus and 0 < wall <= STALE_S
         if ticks is not None and fresh:
@@ -226,12 +227,12 @@ class Sampler:
                 return
             own = (cpu - self.cpu) / wall  # this process's cores' worth over the interval
             others = max(0.0, busy / total * ticks[2] - own)
-            self.busy, self.scope = min(others, running_now(loadavg)), ticks[2]
+            self.busy, self.scope = min(others, running), ticks[2]
             steady, after_pause = others, wall > LONG_S
         else:  # the first sample, or no /proc/stat
             self.busy, self.scope = load_average(loadavg, self.getloadavg), self.total
             steady, after_pause = 0.0, True
-        if after_pause and self.busy > 0.5 and steady < running_now(loadavg) - STEADY_MARGIN:
+        if after_pause and self.busy > 0.5 and steady < running - STEADY_MARGIN:
             self.busy = self.settle(self.busy, steady)  # a task that woke this process
         self.when, self.ticks, self.cpu = now, ticks, cpu
         self.samples += 1
