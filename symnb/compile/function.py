@@ -263,8 +263,9 @@ class Function:
         function nothing else holds goes at once (its buffers, a device's memory with it)."""
         structure = None if self._structure is _first else self._structure
         owner = weakref.ref(self)
+        names = tuple(v.name or None for v in self.inputs)  # as _bind binds keywords
         entry = self.linker.entry(
-            fast, owner, Function._python_call, Function._declined_call, structure
+            fast, owner, Function._python_call, Function._declined_call, structure, names
         )
         return _PythonEntry(owner) if entry is None else entry
 
@@ -272,7 +273,9 @@ class Function:
         """A call in Python: keywords, the first call's shape warnings, copies of results that
         may alias an argument, shared values and updates (and every call without a runner).
         A call whose runner results are the caller's as they come never gets here: the entry
-        point (runner_entry.h) makes it."""
+        point (runner_entry.h) makes it. Keywords are put in their inputs' places first."""
+        if kwargs:
+            args, kwargs = tuple(self._bind(args, kwargs)), {}
         if self._first_call:
             self._warn_for_first_call(args, kwargs)
         if self._direct is not None and not kwargs:  # no shared values, no updates

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends.c import runner
+from symnb.backends.c import runner, threads
 from symnb.errors import InputError
 from tests.helpers import needs_c
 
@@ -29,22 +29,31 @@ def native():
 
 
 PACKAGE = str(Path(sn.__file__).resolve().parent) + os.sep
+#: the thread policy the runner asks at most every 10 ms (runner_threads.h): not the call path
+POLICY = str(Path(threads.__file__).resolve())
 
 
 def python_frames(call) -> list[str]:
     """The names of the Python functions of the symnb package that run during ``call()``
-    (by the package's own folder: a checkout's folder may be called symnb too)."""
+    (by the package's own folder: a checkout's folder may be called symnb too), less the
+    thread policy's, the garbage collector held off."""
     seen = []
 
     def profile(frame, event, arg):
-        if event == "call" and str(Path(frame.f_code.co_filename).resolve()).startswith(PACKAGE):
+        path = str(Path(frame.f_code.co_filename).resolve())
+        if event == "call" and path.startswith(PACKAGE) and path != POLICY:
             seen.append(frame.f_code.co_name)
 
+    gc.collect()  # another test's garbage (a function's finalizers) is not this call's frames
+    enabled = gc.isenabled()
+    gc.disable()
     sys.setprofile(profile)
     try:
         call()
     finally:
         sys.setprofile(None)
+        if enabled:
+            gc.enable()
     return seen
 
 
@@ -80,6 +89,44 @@ def test_results_keep_the_structure_asked_for(native, outputs, expected):
         many = isinstance(got, (list, tuple))
         for g, e in zip(got if many else [got], expected_values if many else [expected_values]):
             np.testing.assert_array_equal(g, e)
+
+
+def test_keywords_are_bound_in_c_and_bad_ones_named_by_the_python_path(native):
+    a, b = sn.scalar("a"), sn.scalar("b")
+    f = sn.function([a, b], a - 2.0 * b, backend="c")
+    name = "".join(["b"])  # not the interned string of the input's name
+    for call in (
+        lambda: f(a=1.5, b=2.0),
+        lambda: f(b=2.0, a=1.5),
+        lambda: f(1.5, b=2.0),
+        lambda: f(1.5, **{name: 2.0}),
+    ):
+        assert call() == -2.5
+        assert python_frames(call) == []
+    x = sn.vector("x", dtype="float32")
+    g = sn.function([x], x * 2.0, backend="c")
+    got = g(x=[1, 2, 3])  # a list: declined, then converted and run
+    assert got.dtype == np.float32 and got.tolist() == [2.0, 4.0, 6.0]
+    with pytest.raises(InputError, match="'x'"):
+        g(x=np.ones((2, 2), np.float32))
+    for call, message in (
+        (lambda: f(a=1.0, c=2.0), "no input named 'c'"),
+        (lambda: f(1.0, a=2.0), "'a' given twice"),
+        (lambda: f(1.0, 2.0, a=3.0), "'a' given twice"),
+        (lambda: f(a=1.0), "missing .*b"),
+        (lambda: f(1.0, 2.0, 3.0, a=1.0), "takes 2 inputs, got 3"),
+    ):
+        with pytest.raises(InputError, match=message):
+            call()
+
+
+def test_keywords_bind_past_the_entry_points_stack(native):
+    inputs = [sn.scalar(f"x{i}") for i in range(11)]
+    f = sn.function(inputs, sum(x * (i + 1) for i, x in enumerate(inputs)), backend="c")
+    values = {f"x{i}": float(10 - i) for i in range(11)}
+    want = sum(v * (i + 1) for i, v in enumerate(values.values()))
+    assert f(**dict(reversed(values.items()))) == want
+    assert f(10.0, 9.0, **{k: v for k, v in list(values.items())[2:]}) == want
 
 
 def test_a_declined_call_is_converted_or_names_the_input(native):
@@ -134,7 +181,7 @@ def test_a_function_nothing_holds_goes_at_once(backend):
         if enabled:
             gc.enable()
     with pytest.raises(ReferenceError, match="deleted"):
-        entry(x=np.ones(3))  # the Python path (keywords) needs the function
+        entry(y=np.ones(3))  # the Python path (a keyword that binds nothing) needs it
 
 
 def test_the_signature_names_the_inputs():

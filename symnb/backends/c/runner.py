@@ -269,11 +269,11 @@ def _build(cc: str, path: str) -> bool:
             os.remove(tmp)
 
 
-def entry(fast, owner, call, declined, structure):
+def entry(fast, owner, call, declined, structure, names):
     """A compiled function's native entry point (runner_entry.h's ``Entry``), or None where
     there is no runner module."""
     built = module()
-    return None if built is None else built.Entry(fast, owner, call, declined, structure)
+    return None if built is None else built.Entry(fast, owner, call, declined, structure, names)
 
 
 def schedule(plan):

@@ -1,13 +1,15 @@
 /* symnb's C runner: a compiled function's entry point (included by runner.c).
  *
  * ``f(...)`` of a Function (symnb/compile/function.py) reaches this object with no Python
- * frame in between: its ``__call__`` is a property returning it. A call without keywords goes
- * straight to the runner when the runner's results are the caller's as they come (``fast``:
- * nothing to copy or write back); a call the runner declines (an argument not as planned, no
- * step ran) goes to ``declined``; any other call (keywords, the first call of a function that
- * warns about its shapes, copies, updates) to ``call``, the Python path, with the function
- * (held weakly: the function holds its entry) as its first argument. The Python frame
- * cost a call of ``a*b + 1`` about 140 ns of its 420 (docs/c_backend.md, "Calls").
+ * frame in between: its ``__call__`` is a property returning it. A call goes straight to the
+ * runner when the runner's results are the caller's as they come (``fast``: nothing to copy or
+ * write back); keywords are put in their inputs' places first (``names``), and a call whose
+ * keywords do not bind (an unknown name, an input given twice or left out) goes to the Python
+ * path, which names the problem. A call the runner declines (an argument not as planned, no
+ * step ran) goes to ``declined``; any other call (the first call of a function that warns
+ * about its shapes, copies, updates) to ``call``, the Python path, with the function (held
+ * weakly: the function holds its entry) as its first argument. The Python frame cost a call
+ * of ``a*b + 1`` about 140 ns of its 420, keywords 7 us (docs/c_backend.md, "Calls").
  */
 
 typedef struct {
@@ -18,6 +20,7 @@ typedef struct {
     PyObject *call;      /* call(function, *args, **kwargs): the Python path, unbound */
     PyObject *declined;  /* declined(function, *args): a call the runner declined, unbound */
     PyObject *structure; /* None: the first result alone; else structure(results) */
+    PyObject *names;     /* the inputs' names in order (None where one has none): keywords */
 } Entry;
 
 #define ENTRY_STACK 8
@@ -52,11 +55,65 @@ static PyObject *call_owner(Entry *e, PyObject *method, PyObject *const *args, s
     return result;
 }
 
+/* The place of the input named ``key`` (the last of that name, as the Python path binds), or
+ * -1 where no input has it. Keywords are usually the very strings of the names (interned). */
+static Py_ssize_t entry_place(Entry *e, PyObject *key) {
+    Py_ssize_t n = PyTuple_GET_SIZE(e->names);
+    for (Py_ssize_t i = n - 1; i >= 0; i--)
+        if (PyTuple_GET_ITEM(e->names, i) == key) return i;
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        PyObject *name = PyTuple_GET_ITEM(e->names, i);
+        if (name != Py_None && PyUnicode_Compare(name, key) == 0) return i;
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    return -1;
+}
+
+/* ``args`` and the keywords' values in the inputs' places, in ``bound`` (n inputs long): 1
+ * when every input has exactly one value, 0 when the Python path must say what is wrong. */
+static int entry_bind(Entry *e, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      PyObject **bound, Py_ssize_t n) {
+    if (nargs > n) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) bound[i] = i < nargs ? args[i] : NULL;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
+        Py_ssize_t at = entry_place(e, PyTuple_GET_ITEM(kwnames, k));
+        if (at < 0 || bound[at] != NULL) return 0;
+        bound[at] = args[nargs + k];
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (bound[i] == NULL) return 0;
+    return 1;
+}
+
+static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf);
+
+/* A call with keywords: bound to the inputs' places, then run as a positional call. */
+static PyObject *entry_keywords(Entry *e, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames) {
+    Py_ssize_t n = e->names == Py_None ? -1 : PyTuple_GET_SIZE(e->names);
+    PyObject *small[ENTRY_STACK], **bound = small;
+    if (n > ENTRY_STACK && !(bound = PyMem_Malloc(n * sizeof(PyObject *))))
+        return PyErr_NoMemory();
+    PyObject *result;
+    if (n >= 0 && entry_bind(e, args, PyVectorcall_NARGS(nargsf), kwnames, bound, n))
+        result = entry_run(e, bound, (size_t)n);
+    else
+        result = call_owner(e, e->call, args, nargsf, kwnames);
+    if (bound != small) PyMem_Free(bound);
+    return result;
+}
+
 static PyObject *entry_call(PyObject *self, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames) {
     Entry *e = (Entry *)self;
     int keywords = kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0;
-    if (keywords || e->fast == Py_None) return call_owner(e, e->call, args, nargsf, kwnames);
+    if (e->fast == Py_None) return call_owner(e, e->call, args, nargsf, kwnames);
+    if (keywords) return entry_keywords(e, args, nargsf, kwnames);
+    return entry_run(e, args, nargsf);
+}
+
+/* A positional call through the runner (``fast``). */
+static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
     PyObject *results = PyObject_Vectorcall(e->fast, args, nargsf, NULL);
     if (results == NULL) return NULL;
     if (results == Py_None) {
@@ -79,17 +136,23 @@ static PyObject *entry_call(PyObject *self, PyObject *const *args, size_t nargsf
 }
 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *keywords[] = {"fast", "owner", "call", "declined", "structure", NULL};
-    PyObject *fast, *owner, *call, *declined, *structure;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOO", keywords, &fast, &owner, &call,
-                                     &declined, &structure))
+    static char *keywords[] = {"fast", "owner", "call", "declined", "structure", "names", NULL};
+    PyObject *fast, *owner, *call, *declined, *structure, *names;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO", keywords, &fast, &owner, &call,
+                                     &declined, &structure, &names))
         return NULL;
+    int named = names == Py_None || PyTuple_Check(names);
+    for (Py_ssize_t i = 0; named && names != Py_None && i < PyTuple_GET_SIZE(names); i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        named = name == Py_None || PyUnicode_Check(name);
+    }
     if (!PyWeakref_CheckRef(owner) || !PyCallable_Check(call) || !PyCallable_Check(declined)
         || (fast != Py_None && !PyCallable_Check(fast))
-        || (structure != Py_None && !PyCallable_Check(structure))) {
+        || (structure != Py_None && !PyCallable_Check(structure)) || !named) {
         PyErr_SetString(PyExc_TypeError,
-                        "Entry(fast, owner, call, declined, structure): owner a weak reference, "
-                        "the rest callables (fast and structure may be None)");
+                        "Entry(fast, owner, call, declined, structure, names): owner a weak "
+                        "reference, the rest callables (fast and structure may be None), names "
+                        "a tuple of str or None (or None)");
         return NULL;
     }
     Entry *e = (Entry *)type->tp_alloc(type, 0);
@@ -100,6 +163,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     e->call = Py_NewRef(call);
     e->declined = Py_NewRef(declined);
     e->structure = Py_NewRef(structure);
+    e->names = Py_NewRef(names);
     return (PyObject *)e;
 }
 
@@ -112,6 +176,7 @@ static int entry_traverse(PyObject *self, visitproc visit, void *arg) {
     Py_VISIT(e->call);
     Py_VISIT(e->declined);
     Py_VISIT(e->structure);
+    Py_VISIT(e->names);
     return 0;
 }
 
@@ -122,6 +187,7 @@ static int entry_clear(PyObject *self) {
     Py_CLEAR(e->call);
     Py_CLEAR(e->declined);
     Py_CLEAR(e->structure);
+    Py_CLEAR(e->names);
     return 0;
 }
 
@@ -157,7 +223,8 @@ static PyGetSetDef entry_getset[] = {
 static PyTypeObject EntryType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "symnb.backends.c._runner.Entry",
-    .tp_doc = "A compiled function's entry point: Entry(fast, owner, call, declined, structure).",
+    .tp_doc = "A compiled function's entry point: "
+              "Entry(fast, owner, call, declined, structure, names).",
     .tp_basicsize = sizeof(Entry),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
     .tp_new = entry_new,
