@@ -54,15 +54,17 @@ class Linker:
         """A callable running whole calls natively (backend "c"'s C runner), or None."""
         return None
 
-    def entry(self, fast, owner, call, declined, structure, names):
+    def entry(self, fast, owner, call, declined, structure, names, **state):
         """``f(...)`` as one native callable, or None. ``owner`` is a weak reference to the
         function; ``call`` and ``declined`` take it as their first argument. A call runs
-        ``fast(*args)`` (the runner; None until set on the result's ``fast``), keywords put
-        in their inputs' places by ``names`` (the inputs' names, None for one without; None
-        for no keywords), and gives its first result, or ``structure(results)`` where
-        ``structure`` is not None; ``declined(function, *args)`` where ``fast`` returns
-        None; every other call (keywords that do not bind) ``call(function, *args,
-        **kwargs)``."""
+        ``fast(*args, *shared values)`` (the runner; None until set on the result's
+        ``fast``), keywords put in their inputs' places by ``names`` (the inputs' names, None
+        for one without; None for no keywords), writes the last results to ``state``'s
+        ``updates`` (SharedVariables), holding its ``turns`` (a lock, or None) from the read
+        of ``state``'s ``shared`` to the last write, and gives its first result, or
+        ``structure(outputs)`` where ``structure`` is not None; ``declined(function,
+        *args)`` where ``fast`` returns None or a shared value is not on the host; every
+        other call (keywords that do not bind) ``call(function, *args, **kwargs)``."""
         return None
 
     def placement(self):

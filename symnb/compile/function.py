@@ -201,13 +201,14 @@ class Function:
         self._repeated = _repeated(self.graph.outputs)
         #: the first call warns about what its shapes reveal where dims were unknown
         self._first_call = self.backend != CHECK and has_unknown_dims(self.graph_before)
-        #: the runner when its results are the caller's as they come: nothing to copy (no
-        #: result can alias an argument, or ``borrow``), nothing to write; set once the first
-        #: call has warned. ``__call__`` then costs one check and the runner (docs/c_backend.md)
+        #: the runner when its results are the caller's as they come (nothing to copy: no
+        #: result can alias an argument, or ``borrow``), for the entry point to call, reading
+        #: the shared values and writing the updates itself; set once the first call has
+        #: warned (docs/c_backend.md, "Calls")
         copies = not self.borrow and (
             self._leaf_results or self._repeated or self._alias_check != ()
         )
-        self._plain = None if copies else self._direct
+        self._plain = None if copies or self._resident else self._runner
         self._entry = self._make_entry(None if self._first_call else self._plain)
 
     def _signature(self) -> str:
@@ -265,15 +266,24 @@ class Function:
         owner = weakref.ref(self)
         names = tuple(v.name or None for v in self.inputs)  # as _bind binds keywords
         entry = self.linker.entry(
-            fast, owner, Function._python_call, Function._declined_call, structure, names
+            fast,
+            owner,
+            Function._python_call,
+            Function._declined_call,
+            structure,
+            names,
+            shared=tuple(self._shared),
+            updates=tuple(shared for shared, _ in self.updates),
+            turns=self._turns,
         )
         return _PythonEntry(owner) if entry is None else entry
 
     def _python_call(self, *args, **kwargs):
-        """A call in Python: keywords, the first call's shape warnings, copies of results that
-        may alias an argument, shared values and updates (and every call without a runner).
-        A call whose runner results are the caller's as they come never gets here: the entry
-        point (runner_entry.h) makes it. Keywords are put in their inputs' places first."""
+        """A call in Python: the first call's shape warnings, copies of results that may alias
+        an argument, keywords that do not bind (and every call without a runner). A call
+        whose runner results are the caller's as they come never gets here: the entry point
+        (runner_entry.h) makes it, shared values and updates too. Keywords are put in their
+        inputs' places first."""
         if kwargs:
             args, kwargs = tuple(self._bind(args, kwargs)), {}
         if self._first_call:
@@ -289,8 +299,12 @@ class Function:
             return self._call(args, kwargs)
 
     def _declined_call(self, *args):
-        """The entry point's call the runner declined (no keywords)."""
-        return self._declined(args, {})
+        """The entry point's call the runner declined (no keywords), or that it could not
+        make (a shared value only on a device); nothing ran, and it has let go of the turns."""
+        if self._turns is None:
+            return self._declined(args, {})
+        with self._turns:
+            return self._declined(args, {})
 
     def _declined(self, args, kwargs):
         """The call the runner declined (an argument not as planned), run and checked in

@@ -8,6 +8,7 @@ import gc
 import inspect
 import os
 import sys
+import threading
 import weakref
 from pathlib import Path
 
@@ -150,17 +151,95 @@ def test_the_first_call_warns_then_calls_go_straight_to_the_runner(native):
     assert python_frames(lambda: f(np.ones(3), np.ones((3, 1)))) == []
 
 
-def test_functions_with_updates_or_copies_take_the_python_path(native):
-    w = sn.shared(np.zeros(2), name="w")
+def test_functions_whose_results_need_copies_take_the_python_path(native):
     x = sn.vector("x")
-    f = sn.function([x], sn.sum(x), updates={w: w + x}, backend="c")
-    f(np.array([1.0, 2.0]))
-    f(np.array([1.0, 2.0]))
-    np.testing.assert_array_equal(w.get_value(), [2.0, 4.0])
     g = sn.function([x], x, backend="c")  # the input itself: a copy, the caller's own
     a = np.array([1.0, 2.0])
     out = g(a)
     assert out is not a and not np.shares_memory(out, a)
+    assert g._entry.fast is None
+    w = sn.shared(np.zeros(2), name="w")
+    h = sn.function([], w, updates={w: w + 1.0}, backend="c")  # the old value, returned
+    olds = [h() for _ in range(3)]
+    np.testing.assert_array_equal(olds, [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    assert not any(np.shares_memory(o, w.get_value(borrow=True)) for o in olds)
+
+
+def test_a_training_step_reads_and_writes_its_shared_values_in_c(native):
+    rng = np.random.default_rng(7)
+    w0, b0 = rng.standard_normal((3, 2)), rng.standard_normal(2)
+    w, b = sn.shared(w0.copy(), name="W"), sn.shared(b0.copy(), name="b")
+    x, y = sn.matrix("x", shape=(5, 3)), sn.matrix("y", shape=(5, 2))  # no Python steps
+    loss = sn.mean((x @ w + b - y) ** 2)
+    grad_w, grad_b = sn.grad(loss, [w, b])
+    updates = {w: w - 0.1 * grad_w, b: b - 0.1 * grad_b}
+    step = sn.function([x, y], loss, updates=updates, backend="c")
+    xv, yv = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    want_w, want_b = w0.copy(), b0.copy()
+    for call in range(4):
+        err = xv @ want_w + want_b - yv
+        got = step(xv, yv) if call % 2 else step(y=yv, x=xv)
+        np.testing.assert_allclose(got, np.mean(err**2), rtol=1e-10)
+        want_w = want_w - 0.1 * 2 * xv.T @ err / err.size
+        want_b = want_b - 0.1 * 2 * err.sum(axis=0) / err.size
+        np.testing.assert_allclose(w.get_value(), want_w, rtol=1e-10)
+        np.testing.assert_allclose(b.get_value(), want_b, rtol=1e-10)
+    assert python_frames(lambda: step(xv, yv)) == []
+    assert python_frames(lambda: step(x=xv, y=yv)) == []
+
+
+class _OnDevice:
+    """A value a device backend keeps (shape, dtype, ``to_host()``)."""
+
+    def __init__(self, array):
+        self.array, self.shape, self.dtype = array, array.shape, array.dtype
+
+    def to_host(self):
+        return self.array.copy()
+
+
+def test_shared_values_on_a_device_or_of_a_new_shape_take_the_python_way(native):
+    w = sn.shared(np.ones(3), name="w")
+    x = sn.vector("x")
+    f = sn.function([x], sn.sum(w * x), updates={w: w + x}, backend="c")
+    assert f(np.ones(3)) == 3.0
+    w._device = _OnDevice(np.ones(3))  # a device copy of the current value: stale after
+    assert f(np.ones(3)) == 6.0
+    assert w._device is None
+    np.testing.assert_array_equal(w.get_value(), [3.0, 3.0, 3.0])
+    w._value, w._device = None, _OnDevice(np.full(3, 5.0))  # only on the device
+    assert f(np.ones(3)) == 15.0
+    assert w._device is None
+    np.testing.assert_array_equal(w.get_value(), [6.0, 6.0, 6.0])
+    grows = sn.shared(np.ones(2), name="grows", shape=(None,))
+    twice = sn.concatenate([grows, grows])
+    g = sn.function([], sn.sum(grows), updates={grows: twice}, backend="c")
+    assert [float(g()) for _ in range(4)] == [2.0, 4.0, 8.0, 16.0]
+    assert grows.get_value().shape == (32,)
+
+
+def test_calls_with_updates_from_threads_take_turns_in_c(native):
+    size, threads, calls = 200_000, 4, 40  # past the size whose kernels let go of the GIL
+    w = sn.shared(np.zeros(size), name="w")
+    step = sn.function([], [], updates={w: w + 1.0}, backend="c")
+    assert step() == []
+    assert step._entry.fast is not None  # the entry point makes these calls
+    errors = []
+
+    def work():
+        try:
+            for _ in range(calls):
+                step()
+        except BaseException as exc:  # collected: a worker's failure must fail the test
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert not errors, errors
+    np.testing.assert_array_equal(w.get_value(), 1.0 + threads * calls)
 
 
 @pytest.mark.parametrize("backend", ["c", "py"])

@@ -74,11 +74,11 @@ class CLinker(KernelLinker):
             self._schedule = runner.schedule(self.plan)
         return self._schedule
 
-    def entry(self, fast, owner, call, declined, structure, names):
+    def entry(self, fast, owner, call, declined, structure, names, **state):
         """The C runner's ``Entry`` (runner_entry.h) where the runner runs this plan."""
         if self.runner() is None:
             return None
-        return runner.entry(fast, owner, call, declined, structure, names)
+        return runner.entry(fast, owner, call, declined, structure, names, **state)
 
     def run(self, leaf_values: list) -> list:
         """A call without the runner (none could be built, or it is turned off)."""

@@ -668,7 +668,8 @@ static struct PyModuleDef runner_module = {
 
 PyMODINIT_FUNC PyInit__runner(void) {
     import_array();
-    if (PyType_Ready(&ScheduleType) < 0 || PyType_Ready(&EntryType) < 0) return NULL;
+    if (PyType_Ready(&ScheduleType) < 0 || PyType_Ready(&EntryType) < 0 || entry_init() < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&runner_module);
     if (m == NULL) return NULL;
 #ifdef SN_RUNNER_HASH

@@ -269,11 +269,13 @@ def _build(cc: str, path: str) -> bool:
             os.remove(tmp)
 
 
-def entry(fast, owner, call, declined, structure, names):
-    """A compiled function's native entry point (runner_entry.h's ``Entry``), or None where
-    there is no runner module."""
+def entry(fast, owner, call, declined, structure, names, **state):
+    """A compiled function's native entry point (runner_entry.h's ``Entry``; ``state``: its
+    ``shared``, ``updates`` and ``turns``), or None where there is no runner module."""
     built = module()
-    return None if built is None else built.Entry(fast, owner, call, declined, structure, names)
+    if built is None:
+        return None
+    return built.Entry(fast, owner, call, declined, structure, names, **state)
 
 
 def schedule(plan):

@@ -2,14 +2,22 @@
  *
  * ``f(...)`` of a Function (symnb/compile/function.py) reaches this object with no Python
  * frame in between: its ``__call__`` is a property returning it. A call goes straight to the
- * runner when the runner's results are the caller's as they come (``fast``: nothing to copy or
- * write back); keywords are put in their inputs' places first (``names``), and a call whose
- * keywords do not bind (an unknown name, an input given twice or left out) goes to the Python
- * path, which names the problem. A call the runner declines (an argument not as planned, no
- * step ran) goes to ``declined``; any other call (the first call of a function that warns
- * about its shapes, copies, updates) to ``call``, the Python path, with the function (held
- * weakly: the function holds its entry) as its first argument. The Python frame cost a call
- * of ``a*b + 1`` about 140 ns of its 420, keywords 7 us (docs/c_backend.md, "Calls").
+ * runner when the runner's results are the caller's as they come (``fast``: nothing to copy);
+ * keywords are put in their inputs' places first (``names``), and a call whose keywords do
+ * not bind (an unknown name, an input given twice or left out) goes to the Python path, which
+ * names the problem. A call the runner declines (an argument not as planned, no step ran)
+ * goes to ``declined``; any other call (the first call of a function that warns about its
+ * shapes, results to copy) to ``call``, the Python path, with the function (held weakly: the
+ * function holds its entry) as its first argument. The Python frame cost a call of ``a*b +
+ * 1`` about 140 ns of its 420, keywords 7 us, a training step's updates 4 us or more
+ * (docs/c_backend.md, "Calls").
+ *
+ * A function with shared values and updates (a training step) runs here too: holding its
+ * ``turns`` (the function's lock: read, compute, write as one), the shared values' host arrays
+ * follow the arguments, and each update's result becomes its shared variable's value as
+ * ``SharedVariable.set_value(value, borrow=True)`` makes it (called where the result is not an
+ * array of the value's dtype and shape). A shared value that is only on a device goes to the
+ * Python path, before anything ran.
  */
 
 typedef struct {
@@ -21,7 +29,20 @@ typedef struct {
     PyObject *declined;  /* declined(function, *args): a call the runner declined, unbound */
     PyObject *structure; /* None: the first result alone; else structure(results) */
     PyObject *names;     /* the inputs' names in order (None where one has none): keywords */
+    PyObject *shared;    /* the SharedVariables whose values follow the arguments (a tuple) */
+    PyObject *updates;   /* the SharedVariables the last results are written to (a tuple) */
+    PyObject *acquire;   /* the turns' acquire and release (bound methods), or None */
+    PyObject *release;
 } Entry;
+
+static PyObject *str_value, *str_device, *str_set_value; /* interned by entry_init */
+
+static int entry_init(void) {
+    str_value = PyUnicode_InternFromString("_value");
+    str_device = PyUnicode_InternFromString("_device");
+    str_set_value = PyUnicode_InternFromString("set_value");
+    return str_value && str_device && str_set_value ? 0 : -1;
+}
 
 #define ENTRY_STACK 8
 
@@ -112,35 +133,147 @@ static PyObject *entry_call(PyObject *self, PyObject *const *args, size_t nargsf
     return entry_run(e, args, nargsf);
 }
 
-/* A positional call through the runner (``fast``). */
-static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
-    PyObject *results = PyObject_Vectorcall(e->fast, args, nargsf, NULL);
-    if (results == NULL) return NULL;
-    if (results == Py_None) {
-        Py_DECREF(results);
-        return call_owner(e, e->declined, args, nargsf, NULL);
-    }
+/* The results in the user's structure: the first result, or ``structure`` of the results
+ * less the updates' values. Steals ``results``. */
+static PyObject *entry_shaped(Entry *e, PyObject *results) {
+    Py_ssize_t n = PyTuple_GET_SIZE(results) - PyTuple_GET_SIZE(e->updates);
     if (e->structure != Py_None) {
-        PyObject *shaped = PyObject_CallOneArg(e->structure, results);
+        PyObject *outputs = PyTuple_GET_SIZE(e->updates) ? PyTuple_GetSlice(results, 0, n)
+                                                         : Py_NewRef(results);
         Py_DECREF(results);
+        if (outputs == NULL) return NULL;
+        PyObject *shaped = PyObject_CallOneArg(e->structure, outputs);
+        Py_DECREF(outputs);
         return shaped;
     }
-    if (!PyTuple_Check(results) || PyTuple_GET_SIZE(results) < 1) {
-        Py_DECREF(results);
-        PyErr_SetString(PyExc_SystemError, "symnb runner: a call returned no results");
-        return NULL;
-    }
-    PyObject *first = Py_NewRef(PyTuple_GET_ITEM(results, 0));
+    PyObject *first = n >= 1 ? Py_NewRef(PyTuple_GET_ITEM(results, 0)) : NULL;
     Py_DECREF(results);
+    if (first == NULL) PyErr_SetString(PyExc_SystemError, "symnb runner: a call returned no results");
     return first;
 }
 
+/* ``value`` as the new value of ``shared`` (its host array ``old``): set in place of
+ * ``set_value(value, borrow=True)`` where that would only assign it (an array of the same
+ * dtype and shape), which is what a training step's updates are. 0, or -1 with an error. */
+static int entry_write(PyObject *shared, PyObject *value) {
+    PyObject *old = PyObject_GetAttr(shared, str_value);
+    if (old == NULL) return -1;
+    int same = PyArray_CheckExact(value) && PyArray_CheckExact(old)
+               && PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)value),
+                                     PyArray_DESCR((PyArrayObject *)old))
+               && same_dims(PyArray_NDIM((PyArrayObject *)value),
+                            PyArray_DIMS((PyArrayObject *)value),
+                            PyArray_NDIM((PyArrayObject *)old), PyArray_DIMS((PyArrayObject *)old));
+    Py_DECREF(old);
+    if (same)
+        return PyObject_SetAttr(shared, str_value, value) < 0
+                       || PyObject_SetAttr(shared, str_device, Py_None) < 0
+                   ? -1
+                   : 0;
+    PyObject *done = PyObject_CallMethodObjArgs(shared, str_set_value, value, Py_True, NULL);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}
+
+/* The runner on the arguments then the shared values' host arrays; NULL with an error, or
+ * Py_None (new) where a shared value is only on a device (nothing ran). */
+static PyObject *entry_with_shared(Entry *e, PyObject *const *args, Py_ssize_t nargs) {
+    Py_ssize_t nshared = PyTuple_GET_SIZE(e->shared), n = nargs + nshared;
+    PyObject *small[ENTRY_STACK * 2], **stack = small;
+    if (n > ENTRY_STACK * 2 && !(stack = PyMem_Malloc(n * sizeof(PyObject *))))
+        return PyErr_NoMemory();
+    if (nargs > 0) memcpy(stack, args, nargs * sizeof(PyObject *));
+    Py_ssize_t got = 0;
+    PyObject *results = NULL;
+    for (; got < nshared; got++) {
+        PyObject *value = PyObject_GetAttr(PyTuple_GET_ITEM(e->shared, got), str_value);
+        if (value == NULL) goto done;
+        stack[nargs + got] = value;
+        if (value == Py_None) {
+            got++;
+            results = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    results = PyObject_Vectorcall(e->fast, stack, (size_t)n, NULL);
+done:
+    for (Py_ssize_t i = 0; i < got; i++) Py_DECREF(stack[nargs + i]);
+    if (stack != small) PyMem_Free(stack);
+    return results;
+}
+
+/* A positional call through the runner (``fast``); with shared values or updates, inside
+ * the function's turns. */
+static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (PyTuple_GET_SIZE(e->shared) == 0 && PyTuple_GET_SIZE(e->updates) == 0) {
+        PyObject *results = PyObject_Vectorcall(e->fast, args, nargsf, NULL);
+        if (results == NULL) return NULL;
+        if (results == Py_None) {
+            Py_DECREF(results);
+            return call_owner(e, e->declined, args, nargsf, NULL);
+        }
+        return entry_shaped(e, results);
+    }
+    if (e->acquire != Py_None) {
+        PyObject *held = PyObject_CallNoArgs(e->acquire); /* waits without the GIL */
+        if (held == NULL) return NULL;
+        Py_DECREF(held);
+    }
+    PyObject *results = entry_with_shared(e, args, nargs);
+    if (results != NULL && results != Py_None) {
+        Py_ssize_t n = PyTuple_GET_SIZE(results) - PyTuple_GET_SIZE(e->updates);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(e->updates); i++) {
+            if (entry_write(PyTuple_GET_ITEM(e->updates, i), PyTuple_GET_ITEM(results, n + i))
+                < 0) {
+                Py_CLEAR(results);
+                break;
+            }
+        }
+    }
+    if (e->release != Py_None) { /* the error of the call, if any, survives the release */
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *done = PyObject_CallNoArgs(e->release);
+        if (done == NULL) {
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(traceback);
+            Py_XDECREF(results);
+            return NULL;
+        }
+        Py_DECREF(done);
+        PyErr_Restore(type, value, traceback);
+    }
+    if (results == NULL) return NULL;
+    if (results == Py_None) { /* declined, or a value only on a device: nothing ran */
+        Py_DECREF(results);
+        return call_owner(e, e->declined, args, nargsf, NULL);
+    }
+    return entry_shaped(e, results);
+}
+
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *keywords[] = {"fast", "owner", "call", "declined", "structure", "names", NULL};
+    static char *keywords[] = {"fast",  "owner",  "call",    "declined", "structure",
+                               "names", "shared", "updates", "turns",    NULL};
     PyObject *fast, *owner, *call, *declined, *structure, *names;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO", keywords, &fast, &owner, &call,
-                                     &declined, &structure, &names))
+    PyObject *shared = NULL, *updates = NULL, *turns = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|O!O!O", keywords, &fast, &owner, &call,
+                                     &declined, &structure, &names, &PyTuple_Type, &shared,
+                                     &PyTuple_Type, &updates, &turns))
         return NULL;
+    PyObject *acquire = Py_None, *release = Py_None;
+    if (turns != Py_None) {
+        acquire = PyObject_GetAttrString(turns, "acquire");
+        release = acquire ? PyObject_GetAttrString(turns, "release") : NULL;
+        if (release == NULL) {
+            Py_XDECREF(acquire);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(acquire);
+        Py_INCREF(release);
+    }
     int named = names == Py_None || PyTuple_Check(names);
     for (Py_ssize_t i = 0; named && names != Py_None && i < PyTuple_GET_SIZE(names); i++) {
         PyObject *name = PyTuple_GET_ITEM(names, i);
@@ -153,10 +286,20 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
                         "Entry(fast, owner, call, declined, structure, names): owner a weak "
                         "reference, the rest callables (fast and structure may be None), names "
                         "a tuple of str or None (or None)");
+        Py_DECREF(acquire);
+        Py_DECREF(release);
         return NULL;
     }
     Entry *e = (Entry *)type->tp_alloc(type, 0);
-    if (e == NULL) return NULL;
+    if (e == NULL) {
+        Py_DECREF(acquire);
+        Py_DECREF(release);
+        return NULL;
+    }
+    e->shared = shared ? Py_NewRef(shared) : PyTuple_New(0);
+    e->updates = updates ? Py_NewRef(updates) : PyTuple_New(0);
+    e->acquire = acquire; /* (new references) */
+    e->release = release;
     e->vectorcall = entry_call;
     e->fast = Py_NewRef(fast);
     e->owner = Py_NewRef(owner);
@@ -164,6 +307,10 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     e->declined = Py_NewRef(declined);
     e->structure = Py_NewRef(structure);
     e->names = Py_NewRef(names);
+    if (e->shared == NULL || e->updates == NULL) {
+        Py_DECREF(e);
+        return NULL;
+    }
     return (PyObject *)e;
 }
 
@@ -177,6 +324,10 @@ static int entry_traverse(PyObject *self, visitproc visit, void *arg) {
     Py_VISIT(e->declined);
     Py_VISIT(e->structure);
     Py_VISIT(e->names);
+    Py_VISIT(e->shared);
+    Py_VISIT(e->updates);
+    Py_VISIT(e->acquire);
+    Py_VISIT(e->release);
     return 0;
 }
 
@@ -188,6 +339,10 @@ static int entry_clear(PyObject *self) {
     Py_CLEAR(e->declined);
     Py_CLEAR(e->structure);
     Py_CLEAR(e->names);
+    Py_CLEAR(e->shared);
+    Py_CLEAR(e->updates);
+    Py_CLEAR(e->acquire);
+    Py_CLEAR(e->release);
     return 0;
 }
 
@@ -224,7 +379,8 @@ static PyTypeObject EntryType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "symnb.backends.c._runner.Entry",
     .tp_doc = "A compiled function's entry point: "
-              "Entry(fast, owner, call, declined, structure, names).",
+              "Entry(fast, owner, call, declined, structure, names, shared=(), updates=(), "
+              "turns=None).",
     .tp_basicsize = sizeof(Entry),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
     .tp_new = entry_new,
