@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 
 import numpy as np
 import pytest
@@ -190,3 +191,23 @@ def run_python(code: str, env: dict | None = None) -> str:
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+def call_from_threads(call, threads: int, calls: int) -> None:
+    """``call()`` ``calls`` times in each of ``threads`` threads at once; a worker's exception
+    fails the caller (collected, then raised after every thread has ended)."""
+    errors = []
+
+    def work():
+        try:
+            for _ in range(calls):
+                call()
+        except BaseException as exc:
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert not errors, errors

@@ -1,13 +1,12 @@
 """Values at the borders of a compiled function (issue #17): copies unless ``borrow=True``,
 updates from several threads, integers a float input cannot hold, masked arrays."""
 
-import threading
-
 import numpy as np
 import pytest
 
 import symnb as sn
 from symnb.errors import InputError
+from tests.helpers import call_from_threads
 
 
 def test_returned_shared_value_is_a_copy(backend):
@@ -82,21 +81,8 @@ def test_borrow_true_returns_the_arrays_themselves(backend):
 def test_updates_from_several_threads_are_not_lost(backend, threads):
     count = sn.shared(np.zeros((), "int64"), name="count")
     step = sn.function([], count, updates={count: count + 1}, backend=backend)
-    errors, calls = [], 2000
-
-    def work():
-        try:
-            for _ in range(calls):
-                step()
-        except BaseException as exc:  # collected: a worker's failure must fail the test
-            errors.append(exc)
-
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    assert not errors, errors
+    calls = 2000
+    call_from_threads(step, threads, calls)
     assert int(count.get_value()) == threads * calls
 
 

@@ -8,7 +8,6 @@ import gc
 import inspect
 import os
 import sys
-import threading
 import weakref
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 import symnb as sn
 from symnb.backends.c import runner, threads
 from symnb.errors import InputError
-from tests.helpers import needs_c
+from tests.helpers import call_from_threads, needs_c
 
 pytestmark = needs_c
 
@@ -224,21 +223,7 @@ def test_calls_with_updates_from_threads_take_turns_in_c(native):
     step = sn.function([], [], updates={w: w + 1.0}, backend="c")
     assert step() == []
     assert step._entry.fast is not None  # the entry point makes these calls
-    errors = []
-
-    def work():
-        try:
-            for _ in range(calls):
-                step()
-        except BaseException as exc:  # collected: a worker's failure must fail the test
-            errors.append(exc)
-
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    assert not errors, errors
+    call_from_threads(step, threads, calls)
     np.testing.assert_array_equal(w.get_value(), 1.0 + threads * calls)
 
 
