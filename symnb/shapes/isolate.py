@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 import symnb
 from symnb.shapes.checker import Diagnostic, ProgramUnreadable, Report, check_path
@@ -43,16 +44,18 @@ def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int 
     open(events, "w").close()
     command = [sys.executable, "-m", "symnb.shapes.isolate", path, events]
     output = None if show_output else subprocess.DEVNULL
-    child = subprocess.Popen(
-        command + (["--show-output"] if show_output else []),
-        stdin=subprocess.DEVNULL,
-        stdout=output,
-        stderr=output,
-        env=_child_env(),
-        start_new_session=True,
-    )
+    child = None
     try:
+        # the handlers first: a signal that comes while the child starts stops it too
         with _signals_stop_the_check():
+            child = subprocess.Popen(
+                command + (["--show-output"] if show_output else []),
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=output,
+                env=_child_env(),
+                start_new_session=True,
+            )
             return child.wait(timeout=timeout), False
     except subprocess.TimeoutExpired:
         return None, True
@@ -64,9 +67,9 @@ def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int 
         _stop(child)
 
 
-def _stop(child: subprocess.Popen) -> None:
+def _stop(child: subprocess.Popen | None) -> None:
     """Stop the program and its children (timed out, interrupted or terminated)."""
-    if child.poll() is None:
+    if child is not None and child.poll() is None:
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
 
@@ -88,15 +91,20 @@ def _signals_stop_the_check():
     def stop(signum, frame):
         raise _Stopped(signum)
 
-    previous = {}
-    with contextlib.suppress(ValueError):  # not the main thread: no handlers there
-        for name in FORWARDED:
-            previous[name] = signal.signal(name, stop)
+    if threading.current_thread() is not threading.main_thread():
+        yield  # no handlers outside the main thread
+        return
+    # read before any is replaced, and put back even when a signal comes while they are set
+    # (raised here, then raised again by the caller to end symnb as the signal would)
+    previous = {name: signal.getsignal(name) for name in FORWARDED}
     try:
+        for name in FORWARDED:
+            signal.signal(name, stop)
         yield
     finally:
         for name, handler in previous.items():
-            signal.signal(name, handler)
+            if handler is not None:  # (None: set outside Python, cannot be put back)
+                signal.signal(name, handler)
 
 
 def _child_env() -> dict:

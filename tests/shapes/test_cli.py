@@ -143,6 +143,28 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def test_a_signal_while_the_handlers_are_set_leaves_the_old_handlers(monkeypatch):
+    """A signal that comes while symnb check sets its handlers (a loaded machine that ran the
+    child first) is raised there and the old handlers are back, so re-raising it ends symnb
+    check as the signal would (it once ended with status 1 and an uncaught _Stopped)."""
+    from symnb.shapes import isolate
+
+    before = {number: signal.getsignal(number) for number in isolate.FORWARDED}
+    real = signal.signal
+
+    def setting(number, handler):
+        old = real(number, handler)
+        if number == isolate.FORWARDED[-1] and handler not in before.values():
+            signal.raise_signal(number)  # comes as the last handler is set
+        return old
+
+    monkeypatch.setattr(isolate.signal, "signal", setting)
+    with pytest.raises(isolate._Stopped), isolate._signals_stop_the_check():
+        pass
+    monkeypatch.undo()
+    assert {number: signal.getsignal(number) for number in isolate.FORWARDED} == before
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc to see the program run")
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
 def test_a_terminated_check_stops_the_program_it_checks(tmp_path, name):
