@@ -95,10 +95,12 @@ def _signals_stop_the_check():
         yield  # no handlers outside the main thread
         return
     # read before any is replaced, and put back even when a signal comes while they are set
-    # (raised here, then raised again by the caller to end symnb as the signal would)
+    # (raised here, then raised again by the caller to end symnb as the signal would); one
+    # this process ignores (``nohup symnb check``: SIGHUP) stays ignored
     previous = {name: signal.getsignal(name) for name in FORWARDED}
+    previous = {name: h for name, h in previous.items() if h is not signal.SIG_IGN}
     try:
-        for name in FORWARDED:
+        for name in previous:
             signal.signal(name, stop)
         yield
     finally:

@@ -154,8 +154,8 @@ def test_a_signal_while_the_handlers_are_set_leaves_the_old_handlers(monkeypatch
 
     def setting(number, handler):
         old = real(number, handler)
-        if number == isolate.FORWARDED[-1] and handler not in before.values():
-            signal.raise_signal(number)  # comes as the last handler is set
+        if number == signal.SIGTERM and handler not in before.values():
+            signal.raise_signal(number)  # comes as the handlers are set
         return old
 
     monkeypatch.setattr(isolate.signal, "signal", setting)
@@ -173,10 +173,13 @@ def test_a_terminated_check_stops_the_program_it_checks(tmp_path, name):
     script.write_text(
         f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
     )
+    number = getattr(signal, name)
     check = subprocess.Popen(
         [sys.executable, "-m", "symnb", "check", "--timeout", "0", str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # as a terminal starts it, whatever started the tests (nohup ignores SIGHUP)
+        preexec_fn=lambda: signal.signal(number, signal.SIG_DFL),
     )
     try:
         deadline = time.time() + 60
@@ -184,8 +187,8 @@ def test_a_terminated_check_stops_the_program_it_checks(tmp_path, name):
             time.sleep(0.05)
         program = int(pid_file.read_text())
         assert _alive(program)
-        check.send_signal(getattr(signal, name))
-        assert check.wait(timeout=30) == -getattr(signal, name)  # ends as the signal would
+        check.send_signal(number)
+        assert check.wait(timeout=30) == -number  # ends as the signal would
         deadline = time.time() + 10
         while _alive(program) and time.time() < deadline:
             time.sleep(0.05)
@@ -195,3 +198,20 @@ def test_a_terminated_check_stops_the_program_it_checks(tmp_path, name):
         check.communicate(timeout=30)
         if pid_file.exists() and pid_file.read_text() and _alive(int(pid_file.read_text())):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+def test_a_check_under_nohup_keeps_running_on_sighup(tmp_path):
+    """``nohup symnb check ...``: SIGHUP is ignored, by the check as by any program."""
+    script = tmp_path / "short.py"
+    script.write_text("import time\ntime.sleep(3)\nprint('done')\n")
+    check = subprocess.Popen(
+        [sys.executable, "-m", "symnb", "check", "--timeout", "0", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    time.sleep(1.5)  # symnb imported, the program running
+    check.send_signal(signal.SIGHUP)
+    out, err = check.communicate(timeout=60)
+    assert check.returncode == 0, err.decode()[-2000:]
