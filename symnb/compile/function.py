@@ -285,47 +285,49 @@ class Function:
         (runner_entry.h) makes it, shared values and updates too. Keywords are put in their
         inputs' places first."""
         if kwargs:
-            args, kwargs = tuple(self._bind(args, kwargs)), {}
+            args = tuple(self._bind(args, kwargs))
         if self._first_call:
-            self._warn_for_first_call(args, kwargs)
-        if self._direct is not None and not kwargs:  # no shared values, no updates
+            self._warn_for_first_call(args)
+        if self._direct is not None:  # no shared values, no updates
             results = self._direct(*args)  # None: an argument not as planned, no step ran
             if results is not None:
                 return self._finish(results, args)
-            return self._declined(args, kwargs)
+            return self._declined(args)
         if self._turns is None:
-            return self._call(args, kwargs)
+            return self._call(args)
         with self._turns:  # calls with updates take turns: read, compute, write as one
-            return self._call(args, kwargs)
+            return self._call(args)
 
     def _declined_call(self, *args):
         """The entry point's call the runner declined (no keywords), or that it could not
         make (a shared value only on a device); nothing ran, and it has let go of the turns."""
         if self._turns is None:
-            return self._declined(args, {})
+            return self._declined(args)
         with self._turns:
-            return self._declined(args, {})
+            return self._declined(args)
 
-    def _declined(self, args, kwargs):
+    def _declined(self, args):
         """The call the runner declined (an argument not as planned), run and checked in
         Python: it converts what it can and raises the error naming the input."""
         if log.isEnabledFor(logging.DEBUG):
             self._log_declined(args)
-        return self._call(args, kwargs, declined=True)
+        return self._call(args, declined=True)
 
-    def _warn_for_first_call(self, args, kwargs) -> None:
+    def _warn_for_first_call(self, args) -> None:
         """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
         self._first_call = False
         if not isinstance(self._entry, _PythonEntry):  # from now on the entry calls the runner
             self._entry.fast = self._plain
         try:
-            shapes = [np.shape(v) for v in self._bind(args, kwargs)]
+            shapes = [np.shape(v) for v in self._bind(args, {})]
         except (InputError, ValueError):
             return  # the call itself reports it (a missing input, a ragged list)
         warn_for_call_shapes(self.graph_before, shapes)
 
-    def _call(self, args, kwargs, declined=False):
-        if self._runner is not None and not kwargs and not declined:
+    def _call(self, args, declined=False):
+        """A positional call (keywords bound already): the runner, else the input checks and
+        conversions, then the runner or the linker's Python run."""
+        if self._runner is not None and not declined:
             leaf_values = (
                 [*args, *[v.get_value(borrow=True) for v in self._shared]] if self._shared else args
             )
@@ -335,15 +337,15 @@ class Function:
             if log.isEnabledFor(logging.DEBUG):
                 self._log_declined(args)
         arrays = None
-        if not kwargs and len(args) == len(self._specs):  # fast path: arrays that fit as given
+        if len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
             arrays = None if any(a is None for a in arrays) else arrays
         if arrays is None:  # the input checks raise the error naming the input
-            arrays = self._convert(self._bind(args, kwargs))
-        converted = any(a is not v for a, v in zip(arrays, args)) or len(args) != len(arrays)
+            arrays = self._convert(self._bind(args, {}))
+        converted = any(a is not v for a, v in zip(arrays, args))
         arrays = self._with_shared(arrays)
         if self._runner is not None and converted:
-            # Python scalars, lists or keywords the runner declined: it takes them as arrays
+            # Python scalars or lists the runner declined: it takes them as arrays
             results = self._runner(*arrays)
             if results is not None:
                 return self._finish(results, arrays)

@@ -148,7 +148,8 @@ static PyObject *entry_shaped(Entry *e, PyObject *results) {
     }
     PyObject *first = n >= 1 ? Py_NewRef(PyTuple_GET_ITEM(results, 0)) : NULL;
     Py_DECREF(results);
-    if (first == NULL) PyErr_SetString(PyExc_SystemError, "symnb runner: a call returned no results");
+    if (first == NULL)
+        PyErr_SetString(PyExc_SystemError, "symnb runner: a call returned no results");
     return first;
 }
 
