@@ -59,6 +59,17 @@
 #define SN_NC (SN_NR * 32)
 /* multiply-adds below which the product stays on one thread */
 #define SN_CONTRACT_PARALLEL_MIN (1LL << 22)
+/* a long sum with a small result is cut into 24, 12, 8, 4 or 2 pieces of the sum (teams of
+ * 2 and 4 threads take equal shares of any of them, of 3, 6, 8 and 12 of the larger), of at
+ * least a KC step each, their partial results (SN_PARTIALS elements in all at most) added up
+ * once */
+#define SN_PARTIALS (1LL << 22)
+static int64_t sn_k_pieces(int64_t most) {
+    static const int64_t counts[] = {24, 12, 8, 4, 2};
+    for (int i = 0; i < 5; i++)
+        if (counts[i] <= most) return counts[i];
+    return 1;
+}
 
 typedef sn_acc sn_vec __attribute__((vector_size(SN_VB)));
 typedef sn_acc sn_uvec __attribute__((vector_size(SN_VB), aligned(sizeof(sn_acc))));
@@ -532,19 +543,28 @@ static int sn_dots_pay(const sn_problem *q) {
 static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
     const int64_t M = q->M, N = q->N, K = q->K;
     const int64_t mp = (M + SN_MR - 1) / SN_MR, np = (N + SN_NR - 1) / SN_NR;
+    const int big = (double)M * N * K >= SN_CONTRACT_PARALLEL_MIN;
     int threads = 1;
 #ifdef _OPENMP
-    if ((double)M * N * K >= SN_CONTRACT_PARALLEL_MIN) threads = omp_get_max_threads();
+    if (big) threads = omp_get_max_threads();
 #endif
-    /* the inner length for long products with a small result: each thread then packs only
-     * its part of both values */
-    const int by_k = threads > 1 && K >= 4 * threads * SN_KC && K >= 8 * (M + N)
-                     && M * N <= (1 << 20);
+    /* a long sum with a small result is cut into pieces of the sum, each packing only its
+     * part of both values, the partial results added in piece order: the cut depends on the
+     * sizes alone, never on the team (which a loaded machine lowers from one call to the
+     * next), so the rounding is the same whatever the threads */
+    int64_t pieces = 0;
+    if (big && K >= 8 * (M + N) && M * N <= (1 << 20)) {
+        pieces = K / SN_KC;
+        if (pieces > SN_PARTIALS / (M * N)) pieces = SN_PARTIALS / (M * N);
+        pieces = sn_k_pieces(pieces);
+    }
+    const int by_k = pieces > 1;
+    if (by_k && threads > pieces) threads = (int)pieces;
     const int dots = sn_dots_pay(q);
     sn_acc *partial = NULL;
     if (by_k) {
         partial = (sn_acc *)sn_kept(&sn_partials, &sn_partials_size,
-                                    (size_t)threads * M * N * sizeof(sn_acc));
+                                    (size_t)pieces * M * N * sizeof(sn_acc));
         if (partial == NULL) return 3;
     }
     int failed = 0;
@@ -558,17 +578,17 @@ static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
             #pragma omp atomic write
             failed = 1;
         } else if (by_k) {
-            const int64_t steps = (K + SN_KC - 1) / SN_KC, per = (steps + nt - 1) / nt;
-            const int64_t k0 = t * per * SN_KC, k1 = (t + 1) * per * SN_KC < K ? (t + 1) * per * SN_KC : K;
-            sn_acc *mine = partial + t * M * N;
-            if (k0 >= k1) memset(mine, 0, (size_t)M * N * sizeof(sn_acc));
+            for (int64_t u = pieces * t / nt; u < pieces * (t + 1) / nt; u++) {
+                const int64_t k0 = K * u / pieces, k1 = K * (u + 1) / pieces;
+                sn_acc *mine = partial + u * M * N;
 #if SN_CAN_DOT
-            else if (dots && sn_dots(q, 0, M, 0, N, k0, k1, mine, N)) {
-                #pragma omp atomic write
-                failed = 1;
-            }
+                if (dots && sn_dots(q, 0, M, 0, N, k0, k1, mine, N)) {
+                    #pragma omp atomic write
+                    failed = 1;
+                } else if (!dots)
 #endif
-            else sn_product(q, 0, M, 0, N, k0, k1, mine, N, pa, pb);
+                    sn_product(q, 0, M, 0, N, k0, k1, mine, N, pa, pb);
+            }
         } else if (dots) {
 #if SN_CAN_DOT
             const int64_t per = (M + nt - 1) / nt;
@@ -594,7 +614,7 @@ static int sn_contract_one(const sn_problem *q, sn_acc *out, int64_t ldc) {
                 for (int64_t i = t * per; i < (t + 1) * per && i < M; i++)
                     for (int64_t j = 0; j < N; j++) {
                         sn_acc s = 0;
-                        for (int64_t u = 0; u < nt; u++) s += partial[(u * M + i) * N + j];
+                        for (int64_t u = 0; u < pieces; u++) s += partial[(u * M + i) * N + j];
                         out[i * ldc + j] = s;
                     }
             }

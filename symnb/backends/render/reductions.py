@@ -165,39 +165,58 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     def walk(self, call: str, outer: str = "outer", nd: str = "nd") -> str:
         """The ``outer`` rows (over the axes before ``nd``'s last) through ``call``: split
         between threads where their outputs are distinct; where rows share outputs and are
-        many enough (a bias gradient, a sum of everything), each thread adds its share into
-        a copy of the output of its own (``parts``) and the copies are added up in thread
-        order; else on one thread."""
+        many enough (a bias gradient, a sum of everything), cut into pieces by their sizes
+        alone (the schedule's ``pieces``), each reduced into a copy of the output of its own
+        (piece 0 into the output), the copies then added up in piece order (a vectorised
+        pass per copy over blocks of 256 outputs), on however many threads the call has (one
+        included): the same bits whatever the team; else on one thread."""
         plain = self.outer_rows(call, self.row_threads(outer, nd), outer, nd)
         if not self.threaded():
             return plain
-        nin, nops, out_t, start = self.nin, self.nops, self.out_type(0), self.start()
-        combined = self.fold("out[i]", "parts[(u - 1) * size + i]", self.k.outputs[0].dtype)
+        nin, nops, out_t, start, s = self.nin, self.nops, self.out_type(0), self.start(), self.s
+        combined = self.fold("out[i]", "part[i]", self.k.outputs[0].dtype)
+        counts = ", ".join(map(str, s.pieces))
         return f"""    {out_t} *parts = NULL;
-    const int64_t nt = sn_max_threads();
-    if (nt > 1 && {outer} > 1 && outer * n >= SN_PARALLEL_MIN && size * 16 <= outer * n
-        && !sn_outer_distinct({nd}, st, {nin}))
-        parts = ({out_t} *)malloc((size_t)((nt - 1) * size) * sizeof({out_t}));
+    const int64_t by_copies = outer * n / (size * {s.piece_outputs});
+    int64_t most = outer * n / {s.piece_min}, pieces = 1;
+    if (most > by_copies) most = by_copies;
+    if (most > {outer}) most = {outer};
+    static const int64_t counts[] = {{{counts}}};
+    for (int i = 0; i < {len(s.pieces)} && pieces == 1; i++)
+        if (counts[i] <= most) pieces = counts[i];
+    if (pieces > 1 && outer * n >= SN_PARALLEL_MIN && !sn_outer_distinct({nd}, st, {nin}))
+        parts = ({out_t} *)malloc((size_t)((pieces - 1) * size) * sizeof({out_t}));
     if (parts) {{
+        const int64_t team = sn_max_threads(), nt = team < pieces ? team : pieces;
         {self.r.team()[0]} num_threads(nt)
         {{
-            const int64_t t = sn_thread(), count = sn_threads();
-            {out_t} *mine = t == 0 ? out : parts + (t - 1) * size;
-            if (t > 0) for (int64_t i = 0; i < size; i++) mine[i] = {start};
             char *q[{nops}], *p[{nops}];
             int64_t idx[SN_MAXDIM];
             for (int k = 0; k < {nops}; k++) q[k] = p0[k];
-            q[{nin}] = (char *)mine;
-            const int64_t lo = {outer} * t / count, hi = {outer} * (t + 1) / count;
-            if (lo < hi) sn_locate(lo, {nd}, shape, {nops}, q, st, p, idx);
-            for (int64_t o = lo; o < hi; o++) {{
-                {call}
-                sn_advance({nd}, shape, {nops}, st, p, idx);
-            }}
-            #pragma omp barrier
             #pragma omp for schedule(static)
-            for (int64_t i = 0; i < size; i++)
-                for (int64_t u = 1; u < count; u++) out[i] = {combined};
+            for (int64_t u = 0; u < pieces; u++) {{
+                {out_t} *mine = u == 0 ? out : parts + (u - 1) * size;
+                if (u > 0) {{
+                    {self.r.simd([])}
+                    for (int64_t i = 0; i < size; i++) mine[i] = {start};
+                }}
+                q[{nin}] = (char *)mine;
+                const int64_t lo = {outer} * u / pieces, hi = {outer} * (u + 1) / pieces;
+                sn_locate(lo, {nd}, shape, {nops}, q, st, p, idx);
+                for (int64_t o = lo; o < hi; o++) {{
+                    {call}
+                    sn_advance({nd}, shape, {nops}, st, p, idx);
+                }}
+            }}
+            #pragma omp for schedule(static)
+            for (int64_t c = 0; c < size; c += 256) {{
+                const int64_t end = size - c < 256 ? size : c + 256;
+                for (int64_t u = 1; u < pieces; u++) {{
+                    const {out_t} *part = parts + (u - 1) * size;
+                    {self.r.simd([])}
+                    for (int64_t i = c; i < end; i++) out[i] = {combined};
+                }}
+            }}
         }}
         free(parts);
     }} else {{

@@ -38,13 +38,20 @@ class CpuMap:
 @dataclass(frozen=True)
 class CpuReduce:
     """A reduction's loops (also a product that is not packed: it is a sum). ``threads``,
-    ``parallel_min``: as a map's (threads over distinct output rows, or into a copy of the
-    output each); ``short_rows``: rows shorter than this, whose axis above is reduced too, are
-    summed in blocks of rows (None: no such variant)."""
+    ``parallel_min``: as a map's (threads over distinct output rows, or over pieces of the
+    rows, each into a copy of the output); ``short_rows``: rows shorter than this, whose axis
+    above is reduced too, are summed in blocks of rows (None: no such variant). Rows that
+    share outputs are cut into the largest count of ``pieces`` (in decreasing order) that
+    leaves each piece ``piece_min`` elements or more, and at least ``piece_outputs`` elements
+    per output element (its copy's cost): by their sizes alone, so the result is the same
+    bits whatever the team."""
 
     threads: bool
     parallel_min: int
     short_rows: int | None = None
+    pieces: tuple[int, ...] = ()
+    piece_min: int = 0
+    piece_outputs: int = 0
 
 
 @dataclass(frozen=True)

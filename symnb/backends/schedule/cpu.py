@@ -17,6 +17,20 @@ from symnb.backends.schedule.base import CpuContract, CpuMap, CpuReduce, CpuRows
 #: few microseconds on idle cores but can cost milliseconds when other processes hold them, so
 #: only a kernel of about a millisecond of work (a million cheap elements) takes threads
 PARALLEL_MIN = 1 << 20
+#: a reduction whose rows share outputs (a bias gradient, a sum of everything) cuts them into
+#: pieces, each reduced into a copy of the output, the copies combined in piece order: the cut
+#: depends on the sizes alone, never on the team (a loaded machine gives a call fewer threads,
+#: and a cut by threads would change the rounding from one call to the next). The count is the
+#: largest of PIECES that leaves each piece at least PIECE_MIN elements: teams of 2 and 4
+#: threads take equal shares of any of them, of 3, 6, 8, 12 and 16 of the larger. A piece is
+#: about 100 us of a plain sum on one core, so a million elements make 4 pieces: on one thread
+#: every copy costs a pass over the output, so fewer, larger pieces are cheaper there ...
+PIECES = (48, 24, 12, 8, 4, 2)
+PIECE_MIN = 1 << 18
+#: ... and of at least PIECE_OUTPUTS elements per output element: a piece's copy is written
+#: once and added once, so on one thread the copies cost at most about 2/PIECE_OUTPUTS of
+#: the reduction's own reads
+PIECE_OUTPUTS = 32
 #: elements from which a row program splits its rows between threads (the same cost weighed
 #: against a row program's work per element, which is larger: an exp per element)
 ROW_PARALLEL_MIN = 1 << 20
@@ -116,12 +130,20 @@ def map_schedule(kernel, dialect) -> CpuMap:
 
 
 def reduce_schedule(kernel) -> CpuReduce:
-    """Threads from PARALLEL_MIN; blocks of short rows for a sum over the last two axes
+    """Threads from PARALLEL_MIN, pieces of shared rows by PIECES, PIECE_MIN and
+    PIECE_OUTPUTS; blocks of short rows for a sum over the last two axes
     whose rows may be shorter than SHORT_ROW (``Reduce.tail``, ``Reduce.row``)."""
     body = kernel.body
     tail, row = getattr(body, "tail", 0), getattr(body, "row", None)
     short = body.kind == "sum" and tail >= 2 and (row is None or row < SHORT_ROW)
-    return CpuReduce(may_reach(kernel, PARALLEL_MIN), PARALLEL_MIN, SHORT_ROW if short else None)
+    return CpuReduce(
+        may_reach(kernel, PARALLEL_MIN),
+        PARALLEL_MIN,
+        SHORT_ROW if short else None,
+        PIECES,
+        PIECE_MIN,
+        PIECE_OUTPUTS,
+    )
 
 
 def rows_schedule(kernel, dialect) -> CpuRows:

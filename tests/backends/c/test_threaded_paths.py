@@ -1,7 +1,10 @@
 """Values on the threaded paths of the C kernels: index spaces above the thresholds where
 OpenMP splits the work (symnb/backends/render/maps.py), reductions over axes that are not
 innermost (threads must never share an output element), strided, reversed and broadcast
-operands, row kernels over many rows. Each call repeats, since a race shows in some calls only.
+operands, row kernels over many rows, a packed product's long sum cut into pieces. Each call
+repeats, since a race shows in some calls only, on teams of one thread, two and the thread
+policy's (a loaded machine changes the team from one call to the next): the bits must not
+change with the team.
 """
 
 from __future__ import annotations
@@ -14,16 +17,29 @@ import symnb as sn
 from symnb.backends.schedule.cpu import PARALLEL_MIN, ROW_PARALLEL_MIN
 from tests.helpers import tolerance
 
-CALLS = 5
+#: the team of each call: pinned to one thread, to two, the thread policy's
+TEAMS = (1, 2, None, 2, 1)
 rng = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def policy():
+    """Each test leaves ``sn.config.threads`` as it found it."""
+    before = sn.config.threads
+    yield
+    sn.config.threads = before
+
+
 def repeated(f, *args):
-    """``f(*args)`` CALLS times; every result must be the same as the first, bit for bit."""
-    first = np.array(f(*args), copy=True)
-    for _ in range(CALLS - 1):
-        np.testing.assert_array_equal(f(*args), first)
-    return first
+    """``f(*args)`` on each of TEAMS; every result must be the same as the first, bit for bit
+    (a team of two on a machine of one core is clipped to one: the check then only repeats)."""
+    results = []
+    for team in TEAMS:
+        sn.config.threads = team
+        results.append(np.array(f(*args), copy=True))
+    for team, result in zip(TEAMS[1:], results[1:], strict=True):
+        np.testing.assert_array_equal(result, results[0], err_msg=f"team {team} against 1")
+    return results[0]
 
 
 def test_the_sizes_here_are_above_the_thresholds():
@@ -117,3 +133,21 @@ def test_maps_of_stepping_operands_take_threads_at_fewer_elements():
     xv = rng.standard_normal((n, c, 24, 24)).astype("float32")
     want = xv.reshape(n, c, 12, 2, 12, 2).max(axis=(3, 5))
     np.testing.assert_array_equal(repeated(pooled, xv), want)
+
+
+def test_a_packed_products_long_sum_cut_into_pieces():
+    """A convolution's filter gradient, a packed product (render/contract.h) of a 144 x 32
+    result summing 12,544 terms: the sum is cut into pieces by its sizes (not the team), their
+    partial results added in piece order."""
+    x = rng.standard_normal((16, 16, 28, 28)).astype("float32")
+    w = rng.standard_normal((32, 16, 3, 3)).astype("float32")
+    xs, ws = sn.tensor("x", x.shape, "float32"), sn.tensor("w", w.shape, "float32")
+    y = sn.conv2d(xs, ws, padding="same")
+    gs = sn.tensor("g", y.type.shape, "float32")
+    g = rng.standard_normal(y.type.shape).astype("float32")
+    grad = sn.grad(sn.sum(y * gs), ws)
+    f = sn.function([xs, ws, gs], grad, backend="c")
+    packed = [k.source for k in f.kernels if k.source and "grad_filters" in str(k.nodes)]
+    assert packed and "sn_contract(" in packed[0], "the filter gradient is not packed"
+    want = sn.function([xs, ws, gs], grad, backend="py")(x, w, g)
+    np.testing.assert_allclose(repeated(f, x, w, g), want, rtol=2e-4, atol=2e-4)
