@@ -411,6 +411,14 @@ def view_reshape(step: View, src, like):
     return src.reshape(shape)
 
 
+def view_same_shape(step: View, src, like):
+    """``src``, read-only, where ``like`` has its shape (runner.c's view_same_shape); else
+    None: the fallback sums (``SumToLike``)."""
+    if np.shape(like) != src.shape:
+        return None
+    return _strided(src, src.shape, src.strides, writeable=False)
+
+
 def view_size(step: View, src, like):
     return np.array(int(np.prod([src.shape[a] for a in step.axes])), dtype=np.int64)
 
@@ -499,6 +507,7 @@ VIEWS = {
     "size": view_size,
     "windows": view_windows,
     "strided": view_strided,
+    "same_shape": view_same_shape,
 }
 
 

@@ -185,6 +185,9 @@ class View:
     - "broadcast": ``src`` broadcast to ``like``'s shape, a read-only view (BroadcastLike);
     - "reshape": a C-contiguous ``src`` viewed as ``target`` (>= 0 fixed, -1 the rest,
       -(k+2) the length of input axis k), or as ``like``'s shape when ``like`` is set;
+    - "same_shape": ``src`` itself, read-only, where ``like`` has its shape, else the fallback
+      (``SumToLike``, which sums nothing then: a bias's gradient when the batch's sizes were
+      unknown at compile time);
     - "size": the int64 product of ``src``'s lengths over ``axes`` (ReducedSize);
     - "windows": every window of a 4-d ``src``'s last two axes, read-only, with no copy:
       ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left: where

@@ -16,7 +16,7 @@ from symnb.backends.plan import Gemm, Launch, Library, Repeat, View
 from symnb.core.op import Op
 from symnb.core.types import MAX_RANK, TensorType
 from symnb.errors import ShapeError
-from symnb.ops.broadcast import BroadcastLike
+from symnb.ops.broadcast import BroadcastLike, SumToLike
 from symnb.ops.shape import ReducedSize, ReshapeLike
 from tests.helpers import needs_c, tolerance
 
@@ -258,6 +258,30 @@ def test_views_of_broadcast_reshape_and_size():
     x = sn.matrix("x", shape=("n", 6))
     agree([x], sn.reshape(x, ("n", 2, -1)) * 1, [rng.random((4, 6))], [View])
     agree([x], sn.reshape(x.T, (-1,)) * 1, [rng.random((4, 6))], [View])  # a copy: NumPy
+
+
+def test_a_sum_to_like_that_sums_nothing_is_a_view_else_the_reference_sums():
+    """``SumToLike`` (a bias's gradient when the batch's sizes are unknown when compiling):
+    where ``like`` has g's shape at run time, g itself (a view step, no Python); where
+    ``like`` is broadcast along an axis (length 1) or has fewer axes, the fallback sums."""
+    g, like = sn.matrix("g"), sn.matrix("like")
+    out = [SumToLike()(g, like) * 2]
+    f = agree([g, like], out, [rng.random((3, 4)), rng.random((3, 4))], [View])
+    (view,) = [s for s in f.linker.plan.steps if isinstance(s, View)]
+    assert view.how == "same_shape"
+    agree([g, like], out, [rng.random((3, 4)), rng.random((1, 4))])
+    agree([g, like], out, [rng.random((3, 4))[:, ::-1], rng.random((3, 1))])
+    agree([g, like], out, [rng.random((3, 4)), rng.random((1, 1))])
+    for name, run in executors(f).items():  # the view's result is g's values, not a copy
+        a = rng.random((5, 2))
+        np.testing.assert_array_equal(run(a, a)[0], 2 * a, err_msg=name)
+        np.testing.assert_array_equal(run(a, a[:1])[0], 2 * a.sum(0, keepdims=True), name)
+    # a result the caller owns: NumPy's copy (the library step), never a view of g
+    h = sn.function([g, like], SumToLike()(g, like), backend="c")
+    a = rng.random((2, 3))
+    got = h(a, a)
+    assert not np.shares_memory(got, a) and got.flags.writeable
+    np.testing.assert_array_equal(got, a)
 
 
 def test_a_view_that_does_not_fit_runs_the_reference():

@@ -118,6 +118,17 @@ static PyObject *view_broadcast(PyArrayObject *src, PyObject *like) {
     return view_of(src, nd, PyArray_DIMS(l), strides, 0);
 }
 
+/* src, read-only, where like has its shape (a SumToLike that sums nothing: the gradient of a
+ * bias added to a batch whose sizes were unknown when compiling); else the fallback sums. */
+static PyObject *view_same_shape(PyArrayObject *src, PyObject *like) {
+    if (like == NULL || !PyArray_Check(like)) return NULL;
+    PyArrayObject *l = (PyArrayObject *)like;
+    int nd = PyArray_NDIM(l);
+    if (nd != PyArray_NDIM(src) || !PyArray_CompareLists(PyArray_DIMS(l), PyArray_DIMS(src), nd))
+        return NULL;
+    return view_of(src, nd, PyArray_DIMS(src), PyArray_STRIDES(src), 0);
+}
+
 /* The dims a reshape asks for with its -1 filled into dims[]; -1 when they do not fit. */
 static int reshape_dims(Step *st, PyArrayObject *src, PyObject *like, npy_intp *dims) {
     int nd = st->ndims, fill = -1;
@@ -176,6 +187,7 @@ static int run_view(Step *st, PyObject **slots) {
                     : st->how == VIEW_RESHAPE   ? view_reshape(st, a, like)
                     : st->how == VIEW_WINDOWS   ? view_windows(st, a)
                     : st->how == VIEW_STRIDED   ? view_strided(st, a, like)
+                    : st->how == VIEW_SAME_SHAPE ? view_same_shape(a, like)
                                                 : view_size(st, a);
     if (out == NULL) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;
