@@ -419,6 +419,11 @@ def view_same_shape(step: View, src, like):
     return _strided(src, src.shape, src.strides, writeable=False)
 
 
+def view_shape(step: View, src, like):
+    """``Shape``: src's dims as an int64 vector (runner.c's view_shape)."""
+    return np.array(src.shape, dtype=np.int64)
+
+
 def view_size(step: View, src, like):
     return np.array(int(np.prod([src.shape[a] for a in step.axes])), dtype=np.int64)
 
@@ -508,6 +513,7 @@ VIEWS = {
     "windows": view_windows,
     "strided": view_strided,
     "same_shape": view_same_shape,
+    "shape": view_shape,
 }
 
 

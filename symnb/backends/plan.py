@@ -188,6 +188,7 @@ class View:
     - "same_shape": ``src`` itself, read-only, where ``like`` has its shape, else the fallback
       (``SumToLike``, which sums nothing then: a bias's gradient when the batch's sizes were
       unknown at compile time);
+    - "shape": ``src``'s dims as a new int64 vector (``Shape``);
     - "size": the int64 product of ``src``'s lengths over ``axes`` (ReducedSize);
     - "windows": every window of a 4-d ``src``'s last two axes, read-only, with no copy:
       ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left: where

@@ -16,7 +16,7 @@ import numpy as np
 from symnb.backends.plan import KernelRef, Launch, Library, OwnResults, Plan, View
 from symnb.core.variable import Constant
 from symnb.ops.broadcast import BroadcastLike, SumToLike
-from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, ReshapeLike
+from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, ReshapeLike, Shape
 
 
 class PlanTable:
@@ -183,6 +183,11 @@ def _broadcast_like(builder: PlanBuilder, node) -> View | Library:
     if any(node.outputs[0] is v for v in builder.graph.outputs):
         return builder.library(node)  # a result the caller may write into: NumPy's copy
     return builder.view(node, "broadcast", like=node.inputs[1])
+
+
+@PLANS.register(Shape)
+def _shape(builder: PlanBuilder, node) -> View:
+    return builder.view(node, "shape")
 
 
 @PLANS.register(SumToLike)

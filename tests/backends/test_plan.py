@@ -284,6 +284,23 @@ def test_a_sum_to_like_that_sums_nothing_is_a_view_else_the_reference_sums():
     np.testing.assert_array_equal(got, a)
 
 
+def test_shapes_are_views_made_in_c():
+    """``Shape`` (``x.shape[0]``, the zeros a gradient allocates) is a view step: a new int64
+    vector of the dims, also as an output the caller owns and of a 0-d or empty array."""
+    x, s = sn.tensor("x", shape=(None, None, None)), sn.scalar("s")
+    out = [sn.shape(x), sn.shape(x) * 2, sn.shape(s), sn.zeros_like(x) + x]
+    f = agree([x, s], out, [rng.random((2, 3, 4)), np.float64(1.5)], [View])
+    kinds = {step.how for step in f.linker.plan.steps if isinstance(step, View)}
+    assert "shape" in kinds, kinds
+    agree([x, s], out, [np.empty((0, 5, 1)), np.float64(0.0)])
+    for name, run in executors(f).items():
+        got = run(np.ones((4, 1, 2)), np.float64(2.0))
+        assert got[0].dtype == np.int64 and got[0].tolist() == [4, 1, 2], name
+        assert got[2].shape == (0,) and got[2].dtype == np.int64, name
+        got[0][0] = 99  # a vector of its own
+        assert run(np.ones((4, 1, 2)), np.float64(2.0))[0].tolist() == [4, 1, 2], name
+
+
 def test_a_view_that_does_not_fit_runs_the_reference():
     x = sn.tensor("x", shape=(None, None))
     f = sn.function([x], sn.squeeze(x, 1) + 0, backend="c", optimize="none")

@@ -390,7 +390,7 @@ def _repeat(step: Repeat) -> tuple:
 
 
 #: runner.c's VIEW_* numbers
-VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows", "strided", "same_shape")
+VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows", "strided", "same_shape", "shape")
 RECORDS = {
     Library: _library,
     Launch: _launch,

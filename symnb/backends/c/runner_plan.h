@@ -108,7 +108,7 @@ static int parse_view(Step *st, PyObject *target, PyObject *params) {
     if (PyErr_Occurred() || !PyArg_ParseTuple(params, "OO", &axes, &dims)) return -1;
     if (!(st->axes = int_list(axes, &st->naxes)) || !(st->dims = int64_list(dims, &st->ndims)))
         return -1;
-    if (st->how < VIEW_AXES || st->how > VIEW_SAME_SHAPE || st->nin != 2 || st->nout != 1
+    if (st->how < VIEW_AXES || st->how > VIEW_SHAPE || st->nin != 2 || st->nout != 1
         || st->ins[0] < 0 || st->naxes > MAXDIM || st->ndims > MAXDIM * (MAXDIM + 2) + 1)
         return invalid("a view step needs (src, like), one output and at most MAXDIM axes");
     return 0;

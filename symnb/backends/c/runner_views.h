@@ -178,6 +178,19 @@ static PyObject *view_size(Step *st, PyArrayObject *src) {
     return out;
 }
 
+/* src's dims as an int64 vector (Shape: ``x.shape[0]``, the zeros a gradient allocates). */
+static PyObject *view_shape(PyArrayObject *src) {
+    npy_intp nd = PyArray_NDIM(src);
+    PyObject *out = PyArray_SimpleNew(1, &nd, NPY_INT64);
+    if (out == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    for (npy_intp d = 0; d < nd; d++)
+        ((int64_t *)PyArray_DATA((PyArrayObject *)out))[d] = PyArray_DIM(src, (int)d);
+    return out;
+}
+
 static int run_view(Step *st, PyObject **slots) {
     PyObject *src = slots[st->ins[0]], *like = st->ins[1] >= 0 ? slots[st->ins[1]] : NULL;
     if (!PyArray_Check(src)) return FALLBACK;
@@ -188,6 +201,7 @@ static int run_view(Step *st, PyObject **slots) {
                     : st->how == VIEW_WINDOWS   ? view_windows(st, a)
                     : st->how == VIEW_STRIDED   ? view_strided(st, a, like)
                     : st->how == VIEW_SAME_SHAPE ? view_same_shape(a, like)
+                    : st->how == VIEW_SHAPE     ? view_shape(a)
                                                 : view_size(st, a);
     if (out == NULL) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;
