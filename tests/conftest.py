@@ -1,8 +1,10 @@
-"""Fixtures: a seeded random generator, and the backend each op test runs on."""
+"""Fixtures: a seeded random generator (and each module's, seeded per test), and the backend
+each op test runs on."""
 
 import os
 import pickle
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +41,22 @@ def _private_compiledir(tmp_path_factory):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+#: module-level generators a test module draws its inputs from
+MODULE_GENERATORS = ("RNG", "rng")
+
+
+@pytest.fixture(autouse=True)
+def _inputs_of_the_test_alone(request, monkeypatch):
+    """A module's generator (``RNG`` or ``rng``) is seeded again for each test, from the
+    test's id: the test draws the same inputs whichever tests ran before it in its process
+    (pytest -n spreads them differently on every run), so a failure reruns as it failed."""
+    module = request.module
+    seed = zlib.crc32(request.node.nodeid.encode())
+    for name in MODULE_GENERATORS:
+        if isinstance(getattr(module, name, None), np.random.Generator):
+            monkeypatch.setattr(module, name, np.random.default_rng(seed))
 
 
 @pytest.fixture(params=available_backends())

@@ -6,8 +6,6 @@ rule, so the near misses are not missed for a trivial reason."""
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
 
@@ -19,14 +17,6 @@ from tests.opt.util import assert_same_values, compile_pair
 
 N = 5
 RNG = np.random.default_rng(35)
-
-
-@pytest.fixture(autouse=True)
-def _inputs_of_the_test_alone(request):
-    """Each test draws the same inputs whichever tests ran before it in its worker (pytest
-    -n spreads them differently every run): a failure reruns as it failed."""
-    global RNG
-    RNG = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def _x(shape=(N, N)):
