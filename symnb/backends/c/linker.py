@@ -107,9 +107,12 @@ def _gemm(linker: CLinker, node) -> Gemm:
 
 @PLANS.register(Matmul, needs={"blas"})
 def _matmul(linker: CLinker, node) -> Gemm | Library:
+    """Matrices, or a matrix and a vector (``T.dot(x, w)``): one ?gemm call in runner.c where
+    the product is small (runner_gemm.h's VECTOR_MAX), else NumPy's matmul (its gemv)."""
     x, y = node.inputs
     dtype = node.outputs[0].type.dtype
-    if x.type.ndim != 2 or y.type.ndim != 2 or not x.type.dtype == y.type.dtype == dtype:
+    ranks = (x.type.ndim, y.type.ndim)
+    if ranks not in ((2, 2), (2, 1), (1, 2)) or not x.type.dtype == y.type.dtype == dtype:
         return linker._library_step(node, "BLAS through numpy.matmul", kind="blas")
     if dtype.name not in blas.FLOATS:
         return linker._library_step(node, "BLAS through numpy.matmul", kind="blas")

@@ -31,6 +31,20 @@
 
 /* ---- gemm --------------------------------------------------------------------------------- */
 
+/* multiply-adds up to which a matrix-vector product is one ?gemm call here (see gemm_fits) */
+#define VECTOR_MAX (1 << 16)
+
+/* (transpose flag, leading dimension) of a vector read as one row (``row``) or one column of
+ * a row-major matrix; -1 for steps BLAS cannot take (negative, zero, not whole elements). */
+static int vector_operand(PyArrayObject *v, int row, int *trans, int64_t *ld) {
+    npy_intp item = PyArray_ITEMSIZE(v), s = PyArray_STRIDE(v, 0), n = PyArray_DIM(v, 0);
+    if (n == 1) s = item;
+    if (s <= 0 || s % item) return -1;
+    *trans = row && s != item ? TRANS : NO_TRANS;
+    *ld = row && s == item ? n : s / item;
+    return 0;
+}
+
 /* (transpose flag, leading dimension) for a row-major call; a C-ordered copy (``*copy``)
  * only for a layout BLAS cannot read (neither axis unit-strided, negative strides). */
 static int blas_operand(PyArrayObject *a, int *trans, int64_t *ld, PyObject **copy) {
@@ -162,18 +176,25 @@ static int scalar_of(PyObject **slots, int slot, double otherwise, double *value
     return 0;
 }
 
-/* 2-d operands of the planned type, no empty axis, z broadcasting: (m, n, k); else 0. */
+/* Operands of the planned type, no empty axis, z broadcasting: (m, n, k); else 0. Matrices,
+ * or with no z one vector (x: a row, m = 1; y: a column, n = 1) in a product of at most
+ * VECTOR_MAX multiply-adds: a larger one is NumPy's gemv, which reads the matrix once where
+ * ?gemm would pack it first. */
 static int gemm_fits(Step *st, PyObject **slots, npy_intp *mnk) {
     PyObject *x = slots[st->ins[GEMM_X]], *y = slots[st->ins[GEMM_Y]];
     PyObject *z = st->ins[GEMM_Z] >= 0 ? slots[st->ins[GEMM_Z]] : NULL;
     int type = st->out_types[0];
     if (st->target == NULL || !PyArray_Check(x) || !PyArray_Check(y)) return 0;
     PyArrayObject *a = (PyArrayObject *)x, *b = (PyArrayObject *)y;
-    if (PyArray_NDIM(a) != 2 || PyArray_NDIM(b) != 2 || PyArray_TYPE(a) != type
-        || PyArray_TYPE(b) != type || PyArray_DIM(a, 1) != PyArray_DIM(b, 0))
+    int na = PyArray_NDIM(a), nb = PyArray_NDIM(b);
+    if (na < 1 || na > 2 || nb < 1 || nb > 2 || na + nb < 3 || (z != NULL && na + nb != 4)
+        || PyArray_TYPE(a) != type || PyArray_TYPE(b) != type
+        || PyArray_DIM(a, na - 1) != PyArray_DIM(b, 0))
         return 0;
-    mnk[0] = PyArray_DIM(a, 0), mnk[1] = PyArray_DIM(b, 1), mnk[2] = PyArray_DIM(a, 1);
+    mnk[0] = na == 2 ? PyArray_DIM(a, 0) : 1, mnk[1] = nb == 2 ? PyArray_DIM(b, 1) : 1;
+    mnk[2] = PyArray_DIM(a, na - 1);
     if (mnk[0] == 0 || mnk[1] == 0 || mnk[2] == 0) return 0;
+    if (na + nb == 3 && mnk[0] * mnk[1] * mnk[2] > VECTOR_MAX) return 0;
     if (z == NULL) return 1;
     return PyArray_Check(z) && PyArray_TYPE((PyArrayObject *)z) == type
            && broadcasts_to((PyArrayObject *)z, mnk[0], mnk[1]);
@@ -193,8 +214,18 @@ static int run_gemm(Step *st, PyObject **slots) {
     int ta, tb, rc = -1;
     int64_t lda, ldb;
     npy_intp dims[2] = {mnk[0], mnk[1]};
-    if (blas_operand(x, &ta, &lda, &xc) || blas_operand(y, &tb, &ldb, &yc)) goto done;
-    if ((c = gemm_output(st, z, x, y, dims, beta)) == NULL) goto done;
+    if (PyArray_NDIM(x) + PyArray_NDIM(y) == 3) { /* a vector: x a row (m = 1), y a column */
+        int xv = PyArray_NDIM(x) == 1, yv = !xv;
+        if ((xv ? vector_operand(x, 1, &ta, &lda) : blas_operand(x, &ta, &lda, &xc))
+            || (yv ? vector_operand(y, 0, &tb, &ldb) : blas_operand(y, &tb, &ldb, &yc))) {
+            rc = PyErr_Occurred() ? -1 : FALLBACK;
+            goto done;
+        }
+        if ((c = pooled(st, 0, 1, xv ? dims + 1 : dims, st->out_types[0])) == NULL) goto done;
+    } else {
+        if (blas_operand(x, &ta, &lda, &xc) || blas_operand(y, &tb, &ldb, &yc)) goto done;
+        if ((c = gemm_output(st, z, x, y, dims, beta)) == NULL) goto done;
+    }
     char *xp = PyArray_BYTES(xc ? (PyArrayObject *)xc : x);
     char *yp = PyArray_BYTES(yc ? (PyArrayObject *)yc : y);
     char *cp = PyArray_BYTES((PyArrayObject *)c);

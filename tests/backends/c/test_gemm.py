@@ -1,5 +1,6 @@
 """gemm on backend c: one ?gemm call into NumPy's own OpenBLAS, over every operand layout."""
 
+import itertools
 import os
 
 import numpy as np
@@ -94,6 +95,60 @@ def test_empty_and_mixed_cases_fall_back_to_matmul():
     np.testing.assert_array_equal(got, np.ones((4, 3)))
     got = f(np.ones(0), 2.0, np.ones((0, 5)), np.ones((5, 0)), 1.0)
     assert got.shape == (0, 0)
+
+
+def vector_layouts(v):
+    """The same vector contiguous, every other element of a longer one, and reversed (BLAS
+    takes no negative step: NumPy runs it)."""
+    wide = np.zeros(2 * v.size, v.dtype)
+    wide[::2] = v
+    return {"c": v.copy(), "strided": wide[::2], "reversed": v[::-1].copy()[::-1]}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(32, 20), (1, 5), (7, 1), (1, 1), (300, 200), (300, 300)])
+def test_a_matrix_and_a_vector_are_one_gemm_call(dtype, shape):
+    """``x @ w`` and ``v @ x`` (Theano's ``T.dot(x, w)``): a Gemm step, the vector a row or
+    a column of the call, over every layout of both; products past runner_gemm.h's VECTOR_MAX
+    (300 x 300) are NumPy's gemv. Each against NumPy, shape and dtype too."""
+    rng = np.random.default_rng(sum(shape))
+    x, w, v = sn.matrix("x", dtype=dtype), sn.vector("w", dtype=dtype), sn.vector("v", dtype=dtype)
+    f = sn.function([x, w, v], [sn.dot(x, w), sn.dot(v, x)], backend="c")
+    steps = [type(s).__name__ for s in f.linker.plan.steps]
+    assert steps == ["Gemm", "Gemm"], steps
+    tol = tolerance(dtype, 10 * shape[0])
+
+    # new values for every call: a result left in a reused buffer by the call before shows
+    for xl in ["c", "fortran", "rows-strided", "cols-strided", "reversed"]:
+        for wl, vl in itertools.product(["c", "strided", "reversed"], repeat=2):
+            xs = layouts(rng.standard_normal(shape).astype(dtype))[xl]
+            ws = vector_layouts(rng.standard_normal(shape[1]).astype(dtype))[wl]
+            vs = vector_layouts(rng.standard_normal(shape[0]).astype(dtype))[vl]
+            for got, want in zip(f(xs, ws, vs), [xs @ ws, vs @ xs], strict=True):
+                assert got.shape == want.shape and got.dtype == want.dtype
+                np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=(xl, wl, vl))
+
+
+def test_a_matrix_vector_product_in_a_training_step():
+    """Theano's logistic regression tutorial: ``T.dot(x, w)`` with w a shared vector, its
+    gradient ``T.dot(x.T, d)``, 20 steps against NumPy."""
+    rng = np.random.default_rng(5)
+    xs, ys = rng.standard_normal((40, 7)), (rng.random(40) > 0.5).astype(float)
+    x, y = sn.matrix("x"), sn.vector("y")
+    w, b = sn.shared(np.zeros(7), name="w"), sn.shared(0.0, name="b")
+    p = 1 / (1 + sn.exp(-sn.dot(x, w) - b))
+    cost = sn.mean(-y * sn.log(p) - (1 - y) * sn.log(1 - p))
+    gw, gb = sn.grad(cost, [w, b])
+    updates = [(w, w - 0.5 * gw), (b, b - 0.5 * gb)]
+    train = sn.function([x, y], cost, updates=updates, backend="c")
+    assert any(type(s).__name__ == "Gemm" for s in train.linker.plan.steps)
+    wv, bv = np.zeros(7), 0.0
+    for _ in range(20):
+        pv = 1 / (1 + np.exp(-(xs @ wv) - bv))
+        want = np.mean(-ys * np.log(pv) - (1 - ys) * np.log(1 - pv))
+        np.testing.assert_allclose(train(xs, ys), want, rtol=1e-12)
+        wv, bv = wv - 0.5 * xs.T @ (pv - ys) / 40, bv - 0.5 * np.mean(pv - ys)
+    np.testing.assert_allclose(w.get_value(), wv, rtol=1e-12, atol=1e-15)
 
 
 #: (m, n, k) above runner.c's SPLIT_MIN (2^28 multiply-adds): split by columns (n >= m) and by
