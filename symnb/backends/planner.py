@@ -144,6 +144,10 @@ class PlanBuilder:
             return fallback
         return dataclasses.replace(fallback, fn=OwnResults(fallback.fn, fallback.node))
 
+    def is_result(self, variable) -> bool:
+        """Whether ``variable`` is one of the graph's outputs (the caller owns it)."""
+        return any(variable is v for v in self.graph.outputs)
+
     def view(self, node, how: str, axes=(), target=(), like=None) -> View:
         fallback = self.library(node)
         like_slot = None if like is None else self.slot[id(like)]
@@ -180,7 +184,7 @@ def _dimshuffle(builder: PlanBuilder, node) -> View:
 
 @PLANS.register(BroadcastLike)
 def _broadcast_like(builder: PlanBuilder, node) -> View | Library:
-    if any(node.outputs[0] is v for v in builder.graph.outputs):
+    if builder.is_result(node.outputs[0]):
         return builder.library(node)  # a result the caller may write into: NumPy's copy
     return builder.view(node, "broadcast", like=node.inputs[1])
 
@@ -192,7 +196,7 @@ def _shape(builder: PlanBuilder, node) -> View:
 
 @PLANS.register(SumToLike)
 def _sum_to_like(builder: PlanBuilder, node) -> View | Library:
-    if any(node.outputs[0] is v for v in builder.graph.outputs):
+    if builder.is_result(node.outputs[0]):
         return builder.library(node)  # a result the caller may write into: NumPy's copy
     return builder.view(node, "same_shape", like=node.inputs[1])
 

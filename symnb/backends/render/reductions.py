@@ -29,7 +29,7 @@ class ReduceWriter(Walk):
         acc_t, out_t = self.t(red.acc_dtype), self.out_type(0)
         parts = ["typedef void (*sn_row_fn)(int64_t, char *const *, int64_t *const *, int64_t);"]
         if self.threaded():
-            parts.insert(0, "#include <stdlib.h>")
+            parts[:0] = ["#include <stdlib.h>", self.piece_count()]
         parts += [self.row(acc_t, out_t, True), self.row(acc_t, out_t, False)]
         parts += [self.scatter(out_t, True), self.scatter(out_t, False)]
         if self.blocks():
@@ -162,28 +162,36 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             + self.r.parallel_for("par")
         )
 
+    def piece_count(self) -> str:
+        """``sn_pieces``: how many pieces ``rows`` rows of ``work`` elements that share
+        ``size`` outputs are cut into, by the schedule's ``pieces``, ``piece_min`` and
+        ``piece_outputs`` (1: no cut)."""
+        s = self.s
+        return f"""static int64_t sn_pieces(int64_t work, int64_t size, int64_t rows) {{
+    static const int64_t counts[] = {{{", ".join(map(str, s.pieces))}}};
+    int64_t most = work / {s.piece_min};
+    if (most > work / (size * {s.piece_outputs})) most = work / (size * {s.piece_outputs});
+    if (most > rows) most = rows;
+    for (int i = 0; i < {len(s.pieces)}; i++)
+        if (counts[i] <= most) return counts[i];
+    return 1;
+}}"""
+
     def walk(self, call: str, outer: str = "outer", nd: str = "nd") -> str:
         """The ``outer`` rows (over the axes before ``nd``'s last) through ``call``: split
         between threads where their outputs are distinct; where rows share outputs and are
         many enough (a bias gradient, a sum of everything), cut into pieces by their sizes
-        alone (the schedule's ``pieces``), each reduced into a copy of the output of its own
+        alone (``sn_pieces``), each reduced into a copy of the output of its own
         (piece 0 into the output), the copies then added up in piece order (a vectorised
         pass per copy over blocks of 256 outputs), on however many threads the call has (one
         included): the same bits whatever the team; else on one thread."""
         plain = self.outer_rows(call, self.row_threads(outer, nd), outer, nd)
         if not self.threaded():
             return plain
-        nin, nops, out_t, start, s = self.nin, self.nops, self.out_type(0), self.start(), self.s
+        nin, nops, out_t, start = self.nin, self.nops, self.out_type(0), self.start()
         combined = self.fold("out[i]", "part[i]", self.k.outputs[0].dtype)
-        counts = ", ".join(map(str, s.pieces))
         return f"""    {out_t} *parts = NULL;
-    const int64_t by_copies = outer * n / (size * {s.piece_outputs});
-    int64_t most = outer * n / {s.piece_min}, pieces = 1;
-    if (most > by_copies) most = by_copies;
-    if (most > {outer}) most = {outer};
-    static const int64_t counts[] = {{{counts}}};
-    for (int i = 0; i < {len(s.pieces)} && pieces == 1; i++)
-        if (counts[i] <= most) pieces = counts[i];
+    const int64_t pieces = sn_pieces(outer * n, size, {outer});
     if (pieces > 1 && outer * n >= SN_PARALLEL_MIN && !sn_outer_distinct({nd}, st, {nin}))
         parts = ({out_t} *)malloc((size_t)((pieces - 1) * size) * sizeof({out_t}));
     if (parts) {{
