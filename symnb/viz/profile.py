@@ -23,6 +23,7 @@ from html import escape
 
 import numpy as np
 
+from symnb.errors import SymnbError
 from symnb.viz.charts import bar_chart_svg
 from symnb.viz.progress import progress
 from symnb.viz.samples import sample_inputs
@@ -142,10 +143,29 @@ class Profile:
 def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     """``f.profile()``: with no arguments, random inputs that fit the input types are used."""
     if not args and not kwargs and function.inputs:
-        profile = run_profile(function, sample_inputs(function), {}, repeat)
+        samples = sample_inputs(function)
+        try:
+            profile = run_profile(function, samples, {}, repeat)
+        except Exception as exc:  # the drawn sizes do not fit the graph: say so, not where
+            raise SymnbError(_samples_failed(function, samples, exc)) from None
         profile.notes.append("inputs: random arrays fitting the input types (named dims = 64)")
         return profile
     return run_profile(function, args, kwargs, repeat)
+
+
+def _samples_failed(function, samples, exc) -> str:
+    """Why ``f.profile()`` without inputs failed: the random inputs it drew, and the way out."""
+    drawn = ", ".join(
+        f"{var.name or f'input {i}'}: {value.dtype}{list(value.shape)}"
+        for i, (var, value) in enumerate(zip(function.inputs, samples))
+    )
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return (
+        "f.profile() without inputs calls the function on random arrays fitting the input "
+        f"types, every dim that the types do not fix of size 64 ({drawn}), and that call "
+        f"failed:\n  {type(exc).__name__}: {first}\n"
+        "  hint: pass inputs of the sizes you mean to time: f.profile(x_value, ...)"
+    )
 
 
 def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:

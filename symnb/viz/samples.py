@@ -1,26 +1,32 @@
 """Random inputs that fit a function's input types, so ``f.profile()`` runs with no data.
 
-Named dims take one size everywhere (``batch`` is the same in every input); unknown dims
-and named dims default to ``size``.
+Named dims take one size everywhere (``batch`` is the same in every input), and a dim
+written as an expression of names (``"n+m"``, ``"2*n"``) takes the size it evaluates to
+from theirs. Names and unknown dims default to ``size``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.dims import evaluate, names_in
+
 
 def sample_inputs(function, size: int = 64, sizes: dict | None = None, seed: int = 0) -> list:
     rng = np.random.default_rng(seed)
     named = dict(sizes or {})
+    for var in function.inputs:
+        for d in var.type.shape:
+            for name in sorted(names_in(d)):
+                named.setdefault(name, size)
     return [_sample(var.type, rng, named, size) for var in function.inputs]
 
 
 def _dims(shape, named: dict, size: int) -> tuple:
     out = []
     for d in shape:
-        if isinstance(d, str):
-            d = named.setdefault(d, size)
-        out.append(size if d is None else d)
+        value = evaluate(d, named)
+        out.append(size if value is None else max(int(value), 0))
     return tuple(out)
 
 

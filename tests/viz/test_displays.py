@@ -8,6 +8,7 @@ import pytest
 import symnb as sn
 from symnb.viz.charts import bar_chart_svg, plot_bars, plot_line, plot_lines, show_images
 from symnb.viz.latex import to_latex
+from symnb.viz.samples import sample_inputs
 from tests.helpers import needs_c
 
 pytest.importorskip("pygraphviz")
@@ -101,6 +102,27 @@ def test_profile_without_arguments_uses_random_inputs():
     profile = f.profile(repeat=2)
     assert profile.calls == 2 and profile.rows
     assert "random arrays" in profile.notes[-1]
+
+
+def test_profile_without_arguments_sizes_dims_written_as_expressions():
+    a, b = sn.tensor("a", shape=("n",)), sn.tensor("b", shape=("m",))
+    c = sn.tensor("c", shape=("n+m",))
+    d = sn.tensor("d", shape=("2*n", 3))
+    f = sn.function([a, b, c, d], [sn.concatenate([a, b]) + c, d], backend="py")
+    assert [np.shape(v) for v in sample_inputs(f)] == [(64,), (64,), (128,), (128, 3)]
+    assert f.profile(repeat=1).calls == 1
+
+
+def test_profile_without_arguments_says_which_random_inputs_did_not_fit():
+    x = sn.tensor("x", shape=(None, None))  # as theano's T.matrix(): dims unknown
+    W = sn.shared(np.ones((5, 2)), name="W")
+    f = sn.function([x], x @ W, backend="py")
+    with pytest.raises(sn.SymnbError) as error:
+        f.profile(repeat=1)
+    message = str(error.value)
+    assert "x: float64[64, 64]" in message and "size 5 is different from 64" in message
+    assert "f.profile(x_value, ...)" in message
+    assert f.profile(np.ones((3, 5)), repeat=1).calls == 1
 
 
 def test_profile_of_a_backend_without_step_timing_says_so():
