@@ -25,6 +25,9 @@ import time
 import numpy as np
 
 from symnb.backends.plan import (
+    BASIC_ENTRY,
+    BASIC_INT,
+    BASIC_NEW,
     Branch,
     Gemm,
     Launch,
@@ -359,7 +362,8 @@ def run_view(step: View, slots: list) -> None:
     src = slots[step.src]
     like = None if step.like is None else slots[step.like]
     arrays = isinstance(src, np.ndarray) and (like is None or isinstance(like, np.ndarray))
-    value = VIEWS[step.how](step, src, like) if arrays else None
+    bounds = [slots[i] for i in step.bounds]
+    value = VIEWS[step.how](step, src, like, *bounds) if arrays else None
     if value is None:
         return run_library(step.fallback, slots)
     slots[step.out] = value
@@ -422,6 +426,39 @@ def view_same_shape(step: View, src, like):
 def view_shape(step: View, src, like):
     """``Shape``: src's dims as an int64 vector (runner.c's view_shape)."""
     return np.array(src.shape, dtype=np.int64)
+
+
+def view_basic(step: View, src, like, *bounds):
+    """``src[index]``, read-only, for the index ``basic_index`` encoded in ``step.target``
+    (runner.c's view_basic); None where NumPy would raise (the fallback raises it)."""
+    index, target = [], step.target
+    for at in range(0, len(target), BASIC_ENTRY):
+        kind, *fields, mask = target[at : at + BASIC_ENTRY]
+        values = [
+            None if mask >> k & 1 else bound_value(bounds, v) if mask >> (k + 3) & 1 else v
+            for k, v in enumerate(fields)
+        ]
+        if BAD_BOUND in values:
+            return None
+        index.append(
+            None if kind == BASIC_NEW else values[0] if kind == BASIC_INT else slice(*values)
+        )
+    try:
+        view = src[(*index, Ellipsis)]
+    except (IndexError, ValueError):
+        return None
+    return _strided(view, view.shape, view.strides, writeable=False)
+
+
+BAD_BOUND = object()
+
+
+def bound_value(bounds, at: int):
+    """The int in the 0-d integer array ``bounds[at]``; BAD_BOUND for anything else."""
+    value = bounds[at] if 0 <= at < len(bounds) else None
+    if not isinstance(value, np.ndarray) or value.ndim or value.dtype.kind not in "iu":
+        return BAD_BOUND
+    return int(value)
 
 
 def view_size(step: View, src, like):
@@ -514,6 +551,7 @@ VIEWS = {
     "strided": view_strided,
     "same_shape": view_same_shape,
     "shape": view_shape,
+    "basic": view_basic,
 }
 
 

@@ -189,6 +189,11 @@ class View:
       (``SumToLike``, which sums nothing then: a bias's gradient when the batch's sizes were
       unknown at compile time);
     - "shape": ``src``'s dims as a new int64 vector (``Shape``);
+    - "basic": ``src[index]``, read-only, for Subtensor's basic index (ints, slices, new
+      axes; ``basic_index``'s encoding in ``target``), its symbolic ints read from the
+      0-d integer arrays in the ``bounds`` slots: a minibatch sliced from a shared dataset
+      by a symbolic index; an int out of range or a zero step runs the fallback, which
+      raises NumPy's error naming the node;
     - "size": the int64 product of ``src``'s lengths over ``axes`` (ReducedSize);
     - "windows": every window of a 4-d ``src``'s last two axes, read-only, with no copy:
       ``target`` = (kh, kw, stride h, stride w, dilation h, dilation w, top, left: where
@@ -214,6 +219,34 @@ class View:
     target: tuple[int, ...]
     node: object
     fallback: Library
+    bounds: tuple[int, ...] = ()
+
+
+#: ``basic_index``'s entry kinds, and its mask bits: bit k (k = 0, 1, 2: start, stop, step)
+#: a ``None``, bit k + 3 a symbolic value (the value is then its position in ``bounds``)
+BASIC_NEW, BASIC_INT, BASIC_SLICE = 0, 1, 2
+BASIC_ENTRY = 5  # int64s per entry: (kind, start, stop, step, mask)
+
+
+def basic_index(spec) -> tuple[int, ...]:
+    """Subtensor's basic index as a "basic" view's ``target``: per entry (kind, start, stop,
+    step, mask); an int index is a slice's start. Symbolic parts count from 0 in order."""
+    out, symbolic = [], 0
+    for entry in spec:
+        if entry[0] == "new":
+            out += [BASIC_NEW, 0, 0, 0, 0]
+            continue
+        kind, values = (BASIC_INT, entry[1:2]) if entry[0] == "int" else (BASIC_SLICE, entry[1:])
+        fields, mask = [0, 0, 0], 0
+        for k, value in enumerate(values):
+            if value is None:
+                mask |= 1 << k
+            elif isinstance(value, int):
+                fields[k] = value
+            else:  # SYM: the next bound
+                fields[k], mask, symbolic = symbolic, mask | 1 << (k + 3), symbolic + 1
+        out += [kind, *fields, mask]
+    return tuple(out)
 
 
 @dataclass(frozen=True, eq=False)
@@ -386,7 +419,7 @@ def step_inputs(step) -> tuple[int, ...]:
     if isinstance(step, Gemm):
         return tuple(s for s in (step.z, step.alpha, step.x, step.y, step.beta) if s is not None)
     if isinstance(step, View):
-        return (step.src,) if step.like is None else (step.src, step.like)
+        return (step.src,) + (() if step.like is None else (step.like,)) + step.bounds
     if isinstance(step, Branch):
         return (step.cond,)
     if isinstance(step, Transfer):

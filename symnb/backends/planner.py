@@ -13,9 +13,10 @@ import dataclasses
 
 import numpy as np
 
-from symnb.backends.plan import KernelRef, Launch, Library, OwnResults, Plan, View
+from symnb.backends.plan import KernelRef, Launch, Library, OwnResults, Plan, View, basic_index
 from symnb.core.variable import Constant
 from symnb.ops.broadcast import BroadcastLike, SumToLike
+from symnb.ops.index import Subtensor
 from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, ReshapeLike, Shape
 
 
@@ -148,13 +149,13 @@ class PlanBuilder:
         """Whether ``variable`` is one of the graph's outputs (the caller owns it)."""
         return any(variable is v for v in self.graph.outputs)
 
-    def view(self, node, how: str, axes=(), target=(), like=None) -> View:
+    def view(self, node, how: str, axes=(), target=(), like=None, bounds=()) -> View:
         fallback = self.library(node)
         like_slot = None if like is None else self.slot[id(like)]
         src = self.slot[id(node.inputs[0])]
-        return View(
-            how, src, like_slot, fallback.outs[0], tuple(axes), tuple(target), node, fallback
-        )
+        out = fallback.outs[0]
+        axes, target, bounds = tuple(axes), tuple(target), self.slots_of(bounds)
+        return View(how, src, like_slot, out, axes, target, node, fallback, bounds)
 
     def plan_of(self, steps, n_inputs: int) -> Plan:
         inputs = tuple((v.type.dtype, v.type.shape) for v in self.leaves[:n_inputs])
@@ -218,3 +219,12 @@ def _reshape_like(builder: PlanBuilder, node) -> View:
 @PLANS.register(ReducedSize)
 def _reduced_size(builder: PlanBuilder, node) -> View:
     return builder.view(node, "size", axes=node.op.axis)
+
+
+
+@PLANS.register(Subtensor, needs={"offset_views"})
+def _subtensor(builder: PlanBuilder, node) -> View | Library:
+    if builder.is_result(node.outputs[0]):
+        return builder.library(node)  # a result the caller may write into: NumPy's copy
+    target = basic_index(node.op.spec)
+    return builder.view(node, "basic", target=target, bounds=node.inputs[1:])

@@ -301,6 +301,78 @@ def test_shapes_are_views_made_in_c():
         assert run(np.ones((4, 1, 2)), np.float64(2.0))[0].tolist() == [4, 1, 2], name
 
 
+BASIC_INDEXES = {
+    "a:b": lambda x, a, b, c: x[a:b],
+    "a:b:c": lambda x, a, b, c: x[a:b:c],
+    "a": lambda x, a, b, c: x[a],
+    ":, a, b:": lambda x, a, b, c: x[:, a, b:],
+    "None, a:, ::c, 1": lambda x, a, b, c: x[None, a:, ::c, 1],
+    "-1, :, a:b:2": lambda x, a, b, c: x[-1, :, a:b:2],
+    "a, b, c": lambda x, a, b, c: x[a, b, c],
+    "::-1, None": lambda x, a, b, c: x[::-1, None],
+    "c:a:-2, ..., None": lambda x, a, b, c: x[c:a:-2, ..., None],
+}
+
+
+@pytest.mark.parametrize("index", list(BASIC_INDEXES))
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_basic_indexes_with_symbolic_parts_are_views(index, dtype):
+    """Subtensor's basic index (ints, slices whose bounds are computed, new axes) is a
+    read-only view made in C, as NumPy indexes: negative and out-of-range bounds clamp,
+    negative steps, 0-d and empty results, bounds of any integer dtype, a source of any
+    strides; a result the caller owns is a copy."""
+    x = sn.tensor("x", shape=(None, None, None))
+    a, b, c = (sn.scalar(name, dtype=dtype) for name in "abc")
+    out = BASIC_INDEXES[index](x, a, b, c)
+    f = agree([x, a, b, c], [out * 2], [rng.random((5, 6, 7)), *np.array([1, 4, 2], dtype)])
+    assert "basic" in {s.how for s in f.linker.plan.steps if isinstance(s, View)}
+    pick = np.random.default_rng(len(index))
+    sources = [rng.random((5, 6, 7)), rng.random((7, 6, 5)).T, rng.random((9, 6, 14))[::2, :, ::-2]]
+    signed = np.dtype(dtype).kind == "i"
+    for source in sources:
+        for _ in range(6):
+            bounds = pick.integers(-8 if signed else 0, 9, 3)
+            bounds[2] = bounds[2] or 1
+            try:
+                want = BASIC_INDEXES[index](source, *bounds)
+            except IndexError:
+                continue  # an int out of range: test_a_basic_index_out_of_range_...
+            for name, run in executors(f).items():
+                (got,) = run(source, *bounds.astype(dtype))
+                assert got.shape == want.shape, (name, bounds)
+                np.testing.assert_array_equal(got, want * 2, err_msg=f"{name} {bounds}")
+    owned = sn.function([x, a, b, c], out, backend="c")
+    source, bounds = rng.random((5, 6, 7)), np.array([1, 4, 2], dtype)
+    got = owned(source, *bounds)
+    np.testing.assert_array_equal(got, BASIC_INDEXES[index](source, *bounds))
+    assert not np.shares_memory(got, source) and got.flags.writeable
+
+
+def test_a_basic_index_out_of_range_or_of_step_zero_raises_numpys_error_at_the_users_line():
+    x, i, k = sn.matrix("x"), sn.scalar("i", dtype="int64"), sn.scalar("k", dtype="int64")
+    f = sn.function([x, i, k], x[i, ::k] * 2, backend="c")
+    for name, run in executors(f).items():
+        with pytest.raises(execute.RuntimeFailure, match="IndexError: index 3") as err:
+            run(rng.random((3, 4)), np.int64(3), np.int64(1))
+        assert "test_plan.py" in str(err.value), name
+        with pytest.raises(execute.RuntimeFailure, match="slice step cannot be zero"):
+            run(rng.random((3, 4)), np.int64(0), np.int64(0))
+        np.testing.assert_array_equal(run(np.eye(3), np.int64(-1), np.int64(-1))[0], [2, 0, 0])
+
+
+def test_a_minibatch_sliced_from_a_shared_dataset_reads_its_rows_in_place():
+    """Theano's ``givens={x: data[i * n:(i + 1) * n]}``: no copy of the rows each call."""
+    values = rng.random((50, 8))
+    data, i = sn.shared(values, name="data"), sn.scalar("i", dtype="int64")
+    f = sn.function([i], sn.sum(data[i * 10 : (i + 1) * 10] ** 2, axis=0), backend="c")
+    (view,) = [s for s in f.linker.plan.steps if isinstance(s, View)]
+    assert view.how == "basic" and view.bounds
+    for k in (0, 3, 4, 5, -1):
+        want = (values[k * 10 : (k + 1) * 10] ** 2).sum(0)
+        np.testing.assert_allclose(f(k), want, rtol=1e-12)
+    assert f.runner.declined == 0
+
+
 def test_a_view_that_does_not_fit_runs_the_reference():
     x = sn.tensor("x", shape=(None, None))
     f = sn.function([x], sn.squeeze(x, 1) + 0, backend="c", optimize="none")

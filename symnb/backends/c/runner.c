@@ -106,7 +106,7 @@ typedef void (*dgemm64_fn)(int, int, int, int64_t, int64_t, int64_t, double, con
 enum { STEP_LIBRARY = 0, STEP_LAUNCH = 1, STEP_GEMM = 2, STEP_VIEW = 3, STEP_BRANCH = 4,
        STEP_REPEAT = 5 };
 enum { VIEW_AXES = 0, VIEW_BROADCAST = 1, VIEW_RESHAPE = 2, VIEW_SIZE = 3, VIEW_WINDOWS = 4,
-       VIEW_STRIDED = 5, VIEW_SAME_SHAPE = 6, VIEW_SHAPE = 7 };
+       VIEW_STRIDED = 5, VIEW_SAME_SHAPE = 6, VIEW_SHAPE = 7, VIEW_BASIC = 8 };
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
 enum { GEMM_Z, GEMM_ALPHA, GEMM_X, GEMM_Y, GEMM_BETA };
 
@@ -143,7 +143,8 @@ struct Step {
     int how, naxes, ndims;   /* view */
     int *axes;               /* view: "axes" source axes (-1 new), "size" counted axes */
     int64_t *dims;           /* view: "reshape" dims (>= 0, -1 the rest, -(k+2) input axis k);
-                                "windows" (kh, kw, stride h, w, dilation h, w) */
+                                "windows" (kh, kw, stride h, w, dilation h, w); "basic" the
+                                index (plan.py's basic_index), its symbolic ints in ins[2:] */
     PyObject **pool;         /* nout * POOL buffers kept between calls */
     int *next;               /* per output: the pool entry to replace when all are in use */
     Step *sub[2];            /* branch: the then-steps and the else-steps */

@@ -359,7 +359,7 @@ def _gemm(step: Gemm) -> tuple:
 
 
 def _view(step: View) -> tuple:
-    ins = [step.src, -1 if step.like is None else step.like]
+    ins = [step.src, -1 if step.like is None else step.like, *step.bounds]
     types = list(step.fallback.dtypes)
     params = (list(step.axes), list(step.target))
     how = VIEW_KINDS.index(step.how)
@@ -390,7 +390,17 @@ def _repeat(step: Repeat) -> tuple:
 
 
 #: runner.c's VIEW_* numbers
-VIEW_KINDS = ("axes", "broadcast", "reshape", "size", "windows", "strided", "same_shape", "shape")
+VIEW_KINDS = (
+    "axes",
+    "broadcast",
+    "reshape",
+    "size",
+    "windows",
+    "strided",
+    "same_shape",
+    "shape",
+    "basic",
+)
 RECORDS = {
     Library: _library,
     Launch: _launch,

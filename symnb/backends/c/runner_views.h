@@ -191,6 +191,78 @@ static PyObject *view_shape(PyArrayObject *src) {
     return out;
 }
 
+/* The int in a 0-d integer array, into *out; 1 for anything else (the fallback runs). */
+static int bound_value(PyObject *value, npy_intp *out) {
+    if (!PyArray_Check(value)) return 1;
+    PyArrayObject *a = (PyArrayObject *)value;
+    if (PyArray_NDIM(a) != 0) return 1;
+    const void *p = PyArray_DATA(a);
+    switch (PyArray_TYPE(a)) {
+    case NPY_INT64: *out = (npy_intp) * (const int64_t *)p; return 0;
+    case NPY_INT32: *out = *(const int32_t *)p; return 0;
+    case NPY_INT16: *out = *(const int16_t *)p; return 0;
+    case NPY_INT8: *out = *(const int8_t *)p; return 0;
+    case NPY_UINT32: *out = (npy_intp) * (const uint32_t *)p; return 0;
+    case NPY_UINT16: *out = *(const uint16_t *)p; return 0;
+    case NPY_UINT8: *out = *(const uint8_t *)p; return 0;
+    case NPY_UINT64: {
+        uint64_t v = *(const uint64_t *)p;
+        if (v > (uint64_t)PY_SSIZE_T_MAX) return 1;
+        *out = (npy_intp)v;
+        return 0;
+    }
+    default: return 1;
+    }
+}
+
+/* src[index], read-only, for Subtensor's basic index: per entry of st->dims (kind, start,
+ * stop, step, mask) as plan.py's basic_index writes it (kind 0 a new axis, 1 an int, 2 a
+ * slice; mask bit k a None, bit k + 3 a symbolic value read from the 0-d array in slot
+ * ins[2 + value]); the axes the index does not reach are kept. NULL where NumPy raises (an
+ * int out of range, a zero step: the fallback raises it, naming the node). */
+static PyObject *view_basic(Step *st, PyArrayObject *src, PyObject **slots) {
+    npy_intp dims[MAXDIM], strides[MAXDIM], offset = 0;
+    int nd = 0, axis = 0, m = PyArray_NDIM(src);
+    if (st->ndims % 5) return NULL;
+    for (const int64_t *e = st->dims; e < st->dims + st->ndims; e += 5) {
+        int64_t mask = e[4];
+        npy_intp v[3];
+        for (int k = 0; k < 3; k++) {
+            v[k] = (npy_intp)e[1 + k];
+            if (!((mask >> (k + 3)) & 1)) continue;
+            if (e[1 + k] < 0 || e[1 + k] >= st->nin - 2
+                || bound_value(slots[st->ins[2 + e[1 + k]]], &v[k]))
+                return NULL;
+        }
+        if (e[0] != 0 && axis == m) return NULL;
+        if (e[0] == 1) { /* an int: the axis goes */
+            npy_intp size = PyArray_DIM(src, axis), at = v[0] < 0 ? v[0] + size : v[0];
+            if (at < 0 || at >= size) return NULL;
+            offset += at * PyArray_STRIDE(src, axis++);
+            continue;
+        }
+        if (nd == MAXDIM) return NULL;
+        if (e[0] == 0) { /* a new axis of length 1 */
+            dims[nd] = 1, strides[nd++] = 0;
+            continue;
+        }
+        Py_ssize_t step = mask & 4 ? 1 : v[2];
+        if (step == 0) return NULL;
+        if (step < -PY_SSIZE_T_MAX) step = -PY_SSIZE_T_MAX; /* as Python's slices clamp it */
+        Py_ssize_t start = mask & 1 ? (step < 0 ? PY_SSIZE_T_MAX : 0) : v[0];
+        Py_ssize_t stop = mask & 2 ? (step < 0 ? PY_SSIZE_T_MIN : PY_SSIZE_T_MAX) : v[1];
+        npy_intp stride = PyArray_STRIDE(src, axis), length =
+            PySlice_AdjustIndices(PyArray_DIM(src, axis++), &start, &stop, step);
+        if (length > 0) offset += start * stride;
+        dims[nd] = length, strides[nd++] = length > 1 ? step * stride : stride;
+    }
+    for (; axis < m; axis++) {
+        if (nd == MAXDIM) return NULL;
+        dims[nd] = PyArray_DIM(src, axis), strides[nd++] = PyArray_STRIDE(src, axis);
+    }
+    return view_at(src, offset, nd, dims, strides, 0);
+}
+
 static int run_view(Step *st, PyObject **slots) {
     PyObject *src = slots[st->ins[0]], *like = st->ins[1] >= 0 ? slots[st->ins[1]] : NULL;
     if (!PyArray_Check(src)) return FALLBACK;
@@ -202,6 +274,7 @@ static int run_view(Step *st, PyObject **slots) {
                     : st->how == VIEW_STRIDED   ? view_strided(st, a, like)
                     : st->how == VIEW_SAME_SHAPE ? view_same_shape(a, like)
                     : st->how == VIEW_SHAPE     ? view_shape(a)
+                    : st->how == VIEW_BASIC     ? view_basic(st, a, slots)
                                                 : view_size(st, a);
     if (out == NULL) {
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return -1;
