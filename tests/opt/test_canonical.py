@@ -107,3 +107,23 @@ def test_shape_of_known_dims_is_a_constant():
     np.testing.assert_array_equal(f(np.zeros((2, 3))), [2, 3])
     u = sn.tensor("u", shape=("batch", 3))
     assert fired([u], u.shape, CANONICALIZE) == {}
+
+
+def test_a_slice_of_an_elementwise_op_of_one_input_slices_the_input(rng):
+    """``cast(labels)[i * n:(i + 1) * n]`` casts the slice alone; a value read elsewhere
+    too, or an op of two inputs, keeps its order."""
+    labels = sn.shared(rng.uniform(0, 9, 50), name="labels")
+    i = sn.scalar("i", dtype="int64")
+    batch = sn.cast(labels, "int32")[i * 10 : (i + 1) * 10]
+    f = assert_same_values([i], [batch], [np.int64(2)])
+    assert f.rewrites.counts().get("subtensor_of_elemwise") == 1
+    (cast,) = [n for n in f.graph.toposort() if type(n.op).op_name() == "cast"]
+    assert type(cast.inputs[0].owner.op).op_name() == "subtensor"  # it reads the slice
+    x = sn.tensor("x", shape=(None, None))
+    k = sn.scalar("k", dtype="int64")
+    for expr in [sn.exp(x)[k, ::-1], sn.tanh(x)[None, 1:k]]:
+        f = assert_same_values([x, k], [expr], [rng.normal(size=(4, 5)), np.int64(-2)])
+        assert f.rewrites.counts().get("subtensor_of_elemwise") == 1
+    shared = sn.exp(x)
+    for expr in [[shared[k], shared], [(x + x.T)[k]]]:
+        assert "subtensor_of_elemwise" not in fired([x, k], expr)

@@ -1,5 +1,6 @@
-"""Canonicalize shapes: chains of transposes/reshapes become one, no-ops disappear, and the
-shape of a tensor whose dims are all known becomes a constant."""
+"""Canonicalize shapes: chains of transposes/reshapes become one, no-ops disappear, the
+shape of a tensor whose dims are all known becomes a constant, and a slice of an
+elementwise op of one input slices the input instead (so only the slice is computed)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import numpy as np
 
 from symnb.core.dims import is_known
 from symnb.core.variable import Constant
+from symnb.ops.elemwise import Elemwise
+from symnb.ops.index import Subtensor
 from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, Shape
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
-from symnb.opt.rules._util import fits, same_static_shape
+from symnb.opt.rules._util import fits, only_user, same_static_shape
 
 
 @rule("canonicalize", Pattern(DimShuffle, Pattern(DimShuffle, "x", name="inner")))
@@ -63,3 +66,19 @@ def reduced_size_of_known(m):
     if not all(is_known(d) for d in dims):
         return None
     return Constant(np.array(int(np.prod(dims)), dtype=np.int64))
+
+
+@rule("canonicalize", Pattern(Subtensor))
+def subtensor_of_elemwise(m):
+    """f(x)[index] -> f(x[index]) for an elementwise f of one input that nothing else reads:
+    Theano's tutorials cast a whole shared label set (``T.cast(y, "int32")``) and slice a
+    minibatch of it on every call"""
+    inner = m.node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, Elemwise) or len(inner.inputs) != 1:
+        return None
+    if not only_user(m.graph, m.node.inputs[0], m.node):
+        return None
+    sliced = Subtensor(m.node.op.spec)(inner.inputs[0], *m.node.inputs[1:])
+    new = inner.op(sliced)
+    sliced.source = new.source = m.out.source
+    return new if fits(m.out, new) else None
