@@ -221,7 +221,6 @@ def _reduced_size(builder: PlanBuilder, node) -> View:
     return builder.view(node, "size", axes=node.op.axis)
 
 
-
 @PLANS.register(Subtensor, needs={"offset_views"})
 def _subtensor(builder: PlanBuilder, node) -> View | Library:
     if builder.is_result(node.outputs[0]):
