@@ -33,6 +33,9 @@ class Loop:
     #: run from the sequences' last row to their first, storing each step's results at the
     #: row it read (the backward loop of a gradient: no reversed copies of its inputs)
     backwards: bool = False
+    #: the states that stand for shared variables the step updates (their last value is the
+    #: update ``sn.scan`` returns)
+    updated: tuple[int, ...] = ()
 
     @property
     def n_plain(self) -> int:

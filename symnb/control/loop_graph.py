@@ -19,6 +19,7 @@ class LoopInputs:
         self.seqs: list[tuple[Variable, Variable]] = []
         self.states: list[tuple[Variable, Variable]] = []
         self.history: list[bool] = []
+        self.updated: list[int] = []
         self.nonseqs: list[tuple[Variable, Variable]] = []
         self.replace: dict = {}
 
@@ -32,6 +33,7 @@ class LoopInputs:
         self.history.append(history)
         if replaces is not None:
             self.replace[replaces] = ph
+            self.updated.append(len(self.states) - 1)
 
     def given(self, ph, outer):
         self.nonseqs.append((ph, outer))
@@ -57,6 +59,7 @@ class LoopInputs:
             tuple(names),
             truncate,
             backwards,
+            tuple(self.updated),
         )
         return loop, [o for _, o in pairs]
 

@@ -27,7 +27,7 @@ from symnb.control.loop import Loop, reference_step, run_loop
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.op import Op
 from symnb.core.types import TensorType
-from symnb.core.variable import Constant, Variable
+from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, ShapeError
 
 INT = np.dtype("int64")
@@ -96,6 +96,18 @@ class Scan(Op):
         loop = self.loop
         kept = [v for v, keep in zip(values, loop.history) if keep] + list(values[loop.n_states :])
         return len(kept[0]) if kept else None
+
+    def default_updates(self, node) -> list:
+        """A shared variable with a default update (a random stream's counter) that the step
+        updates: its last value here is the default update of any graph reading the loop,
+        so a function not passed scan's updates still moves the stream past every step's
+        draws (docs/random.md), never by one step's worth only."""
+        k, pairs = 1 + self.loop.n_seqs, []
+        for j in self.loop.updated:
+            var = node.inputs[k + j]
+            if isinstance(var, SharedVariable) and "default_update" in var.tag:
+                pairs.append((var, node.outputs[j]))
+        return pairs
 
     def grad(self, inputs, outputs, output_grads):
         """Backpropagation through time: a second scan, backwards (scan_grad.py)."""

@@ -46,13 +46,26 @@ def default_updates(outputs: list[Variable], updated) -> list[tuple[SharedVariab
     pending = list(outputs)
     while pending:
         new = []
+        by_node = _node_default_updates(pending)
         for var in leaves(pending):
             default = var.tag.get("default_update") if isinstance(var, SharedVariable) else None
+            if default is not None:
+                default = by_node.get(id(var), default)
             taken = any(var is s for s in updated) or any(var is s for s, _ in found)
             if default is not None and not taken:
                 found.append((var, default))
                 new.append(default)
         pending = new
+    return found
+
+
+def _node_default_updates(outputs: list[Variable]) -> dict:
+    """``{id(shared): value}`` from the nodes ``outputs`` depend on that advance a shared
+    variable themselves (``Op.default_updates``: a loop drawing random numbers step by step)."""
+    found: dict = {}
+    for node in ancestors(outputs):
+        for var, value in node.op.default_updates(node):
+            found.setdefault(id(var), value)
     return found
 
 

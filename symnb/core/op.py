@@ -139,6 +139,13 @@ class Op:
         """A short name for the unnamed output of ``node`` in messages (None: no name)."""
         return None
 
+    def default_updates(self, node: Apply) -> list:
+        """``(shared variable, value)`` pairs that replace those variables' own
+        ``default_update`` in a graph reading ``node``: a loop that advances a random stream
+        step by step gives its last value, so a function not passed the loop's updates still
+        moves the stream past every draw the loop made (none repeats in the next call)."""
+        return []
+
     # -- the rules every op defines --------------------------------------------------------
     def infer_types(self, *inputs: Variable) -> list[TensorType]:
         """Output types from input variables; raise ShapeError/DTypeError on misuse."""

@@ -149,6 +149,24 @@ def test_scan_accumulates_and_differentiates(rng):
     assert isinstance(out, list) and len(out) == 1
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])  # backends "py" and "c"
+def test_random_draws_in_scan_never_repeat_across_calls_without_scans_updates(mode):
+    from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+
+    srng, x = RandomStreams(seed=1), T.vector("X")
+    r, _ = theano.scan(lambda v: v + srng.uniform((2,)), sequences=x)
+    f = theano.function([x], r, mode=mode)  # scan's updates not passed
+    first, second = f(np.zeros(3)).ravel(), f(np.zeros(3)).ravel()
+    assert not set(first) & set(second)  # the stream moved past all 3 steps' draws
+    srng, x = RandomStreams(seed=1), T.vector("X")
+    r, updates = theano.scan(lambda v: v + srng.uniform((2,)), sequences=x)
+    g = theano.function([x], r, updates=updates, mode=mode)
+    np.testing.assert_array_equal(g(np.zeros(3)).ravel(), first)
+    np.testing.assert_array_equal(g(np.zeros(3)).ravel(), second)  # as if they were passed
+    frozen = theano.function([x], r, no_default_updates=True, mode=mode)
+    np.testing.assert_array_equal(frozen(np.zeros(3)), frozen(np.zeros(3)))  # Theano's
+
+
 def test_debugprint_and_pydotprint(tmp_path):
     x = T.dvector("x")
     y = T.tanh(x) * 2

@@ -94,6 +94,52 @@ def test_random_streams_and_no_default_updates():
     np.testing.assert_allclose(nearly_zero(), 0, atol=1e-15)
 
 
+def test_seeding_and_sharing_streams_through_rv_rng():
+    srng = RandomStreams(seed=234)
+    rv_u = srng.uniform((2, 2))
+    f = function([], rv_u)
+    nearly_zeros = function([], rv_u + rv_u - 2 * rv_u)
+    f()  # (not in the tutorial: seeding restarts a stream that has drawn already)
+    rng_val = rv_u.rng.get_value(borrow=True)  # "Seeding Streams"
+    rng_val.seed(89234)
+    rv_u.rng.set_value(rng_val, borrow=True)
+    seeded = f()  # what a stream seeded with 89234 draws first
+    np.testing.assert_array_equal(seeded, function([], RandomStreams(89234).uniform((2, 2)))())
+    state_after_v0 = rv_u.rng.get_value().get_state()  # "Sharing Streams Between Functions"
+    nearly_zeros()  # this affects rv_u's generator
+    v1 = f()
+    rng = rv_u.rng.get_value(borrow=True)
+    rng.set_state(state_after_v0)
+    rv_u.rng.set_value(rng, borrow=True)
+    v2, v3 = f(), f()
+    assert not np.array_equal(v1, v2)
+    np.testing.assert_array_equal(v1, v3)
+    assert srng.state_updates[0][0] is rv_u.rng
+    with pytest.raises(TypeError, match=r"Philox key and counter, not RandomState.*seed"):
+        rv_u.rng.set_value(np.random.RandomState(3))
+
+
+def test_copying_random_state_between_graphs():
+    class Graph:
+        def __init__(self, seed=123):
+            self.rng = RandomStreams(seed)
+            self.y = self.rng.uniform(size=(1,))
+
+    g1 = Graph(seed=123)
+    f1 = theano.function([], g1.y)
+    g2 = Graph(seed=987)
+    f2 = theano.function([], g2.y)
+    assert f1() != f2()  # by default, the two functions are out of sync
+
+    def copy_random_state(g1, g2):
+        for su1, su2 in zip(g1.rng.state_updates, g2.rng.state_updates):
+            su2[0].set_value(su1[0].get_value())
+
+    copy_random_state(g1, g2)
+    assert f1() == f2()
+    assert f1() == f2()  # and they stay in step
+
+
 def test_a_per_element_probability_draws_bernoulli_samples():
     """An RBM's Gibbs step draws each unit with its own probability."""
     srng = RandomStreams(seed=5)

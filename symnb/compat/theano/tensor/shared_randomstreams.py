@@ -2,29 +2,122 @@
 Theano's method signatures (``ndim``, ``nstreams``, ``prob`` accepted).
 
 The draws depend only on the seed and the order of the draws, as in Theano, but the numbers
-are symnb's (Philox), not those of NumPy's or MRG31k3p's generators (docs/theano.md).
+are symnb's (Philox), not those of NumPy's or MRG31k3p's generators (docs/theano.md). A
+draw's ``rng`` and the stream's ``state_updates`` give its state, a Philox key and counter
+with the ``RandomState`` methods Theano's tutorial uses (``seed``, ``get_state``...).
 """
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
+from symnb.ops.philox import seed_key
 from symnb.ops.random import RandomStream
+
+
+class PhiloxState:
+    """The value of a draw's ``rng``: its Philox key and counter (a snapshot, not NumPy's
+    ``RandomState``), with the ``RandomState`` methods Theano's tutorial calls on it."""
+
+    kind = "Philox4x32-10"
+
+    def __init__(self, key, counter, index: int):
+        self.key, self.counter, self.index = np.uint64(key), np.uint64(counter), index
+
+    def seed(self, seed: int) -> None:
+        """Start again from ``seed``: the key ``RandomStreams(seed)`` gives this draw."""
+        self.key, self.counter = np.uint64(seed_key(seed, self.index)), np.uint64(0)
+
+    def get_state(self) -> tuple:
+        return (self.kind, int(self.key), int(self.counter))
+
+    def set_state(self, state) -> None:
+        kind, key, counter = state
+        if kind != self.kind:
+            raise ValueError(f"set_state: a {self.kind} state, not {kind!r}")
+        self.key, self.counter = np.uint64(key), np.uint64(counter)
+
+    def __repr__(self):
+        return f"PhiloxState(key={int(self.key):#x}, counter={int(self.counter)})"
+
+
+class StreamState:
+    """Theano's ``rv.rng`` (the shared variable holding a draw's generator): ``get_value``
+    gives a :class:`PhiloxState`, ``set_value`` of one puts the draw's key and counter back,
+    so the next call repeats what followed it."""
+
+    def __init__(self, key, counter, index: int):
+        self.key, self.counter, self.index = key, counter, index
+        self.name = f"rng{index}"
+
+    @property
+    def default_update(self):
+        """The counter's next value: what every function using the draw writes."""
+        return self.counter.tag["default_update"]
+
+    def get_value(self, borrow: bool = False) -> PhiloxState:
+        """A copy of the state (also with ``borrow=True``: change it, then ``set_value``)."""
+        key, counter = self.key.get_value(), self.counter.get_value()
+        return PhiloxState(key, counter, self.index)
+
+    def set_value(self, value, borrow: bool = False) -> None:
+        if not isinstance(value, PhiloxState):
+            raise TypeError(
+                f"{self.name}.set_value: a draw's state is symnb's Philox key and counter, "
+                f"not {type(value).__name__}; pass the value get_value() gave (after its "
+                ".seed(n) or .set_state(...)), or reseed every draw with srng.seed(n)"
+            )
+        self.key.set_value(np.uint64(value.key))
+        self.counter.set_value(np.uint64(value.counter))
+
+    def __repr__(self):
+        return f"<StreamState {self.name}>"
+
+
+def _with_rng(method):
+    """The draw gets ``rng`` (Theano's ``rv.rng``): the state of the draw just made."""
+
+    @functools.wraps(method)
+    def draw(self, *args, **kwargs):
+        sample = method(self, *args, **kwargs)
+        sample.rng = self._rng(len(self.states) - 1)
+        return sample
+
+    return draw
 
 
 class RandomStreams(RandomStream):
     """``RandomStreams(seed)``: ``uniform``, ``normal``, ``binomial``, ``random_integers``,
-    ``permutation``, ``choice``, ``multinomial``; every function using a draw advances it."""
+    ``permutation``, ``choice``, ``multinomial``; every function using a draw advances it.
+    Each draw's ``rng`` and ``state_updates`` give its state (docs/theano.md)."""
 
     default_seed = 0
 
     def __init__(self, seed=None):
         super().__init__(self.default_seed if seed is None else seed)
+        self._rngs: dict = {}
 
+    def _rng(self, index: int) -> StreamState:
+        if index not in self._rngs:
+            self._rngs[index] = StreamState(*self.states[index], index)
+        return self._rngs[index]
+
+    @property
+    def state_updates(self) -> list:
+        """``(state, next counter)`` per draw, in order: the states have ``get_value`` and
+        ``set_value``, so copying them copies the streams (Theano's tutorial)."""
+        return [(self._rng(i), c.tag["default_update"]) for i, (_, c) in enumerate(self.states)]
+
+    @_with_rng
     def uniform(self, size=(), low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
         """Uniform on [low, high); dtype floatX unless given."""
         return super().uniform(_size(size, ndim), low, high, dtype=dtype)
 
+    @_with_rng
     def normal(
         self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
     ):
@@ -33,20 +126,25 @@ class RandomStreams(RandomStream):
             raise _at_user_line(NotImplementedError("normal: truncate=True is not implemented"))
         return super().normal(_size(size, ndim), avg, std, dtype=dtype)
 
+    @_with_rng
     def binomial(self, size=(), n=1, p=0.5, ndim=None, dtype="int64", nstreams=None, prob=None):
         """Successes in ``n`` trials of probability ``p`` (``prob`` is Theano's old name)."""
         return super().binomial(_size(size, ndim), n, p if prob is None else prob, dtype=dtype)
 
+    @_with_rng
     def random_integers(self, size=(), low=0, high=1, ndim=None, dtype="int64"):
         """Integers in [low, high], both ends included (Theano's rule)."""
         return super().integers(low, high + 1, size=_size(size, ndim), dtype=dtype)
 
+    @_with_rng
     def multinomial(self, size=(), n=1, pvals=None, ndim=None, dtype="int64", nstreams=None):
         return super().multinomial(_size(size, ndim), n, pvals, dtype=dtype)
 
+    @_with_rng
     def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):
         return super().choice(a, size=_size(size, ndim), replace=replace, p=p)
 
+    @_with_rng
     def permutation(self, size=(), n=1, ndim=None, dtype="int64"):
         if size not in ((), None):
             raise _at_user_line(NotImplementedError("permutation: only size=() is implemented"))
