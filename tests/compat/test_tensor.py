@@ -10,6 +10,7 @@ import symnb.compat.theano as theano
 import symnb.compat.theano.tensor as T
 from symnb.compat.theano.tensor.nnet import conv
 from symnb.compat.theano.tensor.signal import downsample, pool
+from tests.helpers import run_python
 
 
 @pytest.fixture(autouse=True)
@@ -393,3 +394,26 @@ def test_printing_print_prints_the_value_when_computed(capsys):
     f = theano.function([x], theano.printing.Print("this is x")(x) * 2)
     np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
     assert capsys.readouterr().out == "this is x __str__ = [1. 2.]\n"
+
+
+def test_t_var_is_the_variance_and_tensor_var_stays_importable(rng):
+    """``theano/tensor/var.py`` and ``T.var`` share a name in Theano too: the submodule must
+    not shadow the function, whichever of the two a program imports first."""
+    m = T.dmatrix("m")
+    a = rng.normal(size=(4, 3))
+    np.testing.assert_allclose(run([m], T.var(m), a), np.var(a))
+    np.testing.assert_allclose(run([m], T.var(m, axis=0, ddof=1), a), np.var(a, 0, ddof=1))
+    got = run([m], T.var(m, axis=1, keepdims=True, corrected=True), a)
+    np.testing.assert_allclose(got, np.var(a, 1, ddof=1, keepdims=True))
+    from symnb.compat.theano.tensor.var import TensorType, TensorVariable
+
+    assert isinstance(m, TensorVariable) and TensorType is T.TensorType
+    program = (
+        "{first}\n"
+        "import symnb.compat.theano.tensor as T\n"
+        "from symnb.compat.theano.tensor.var import TensorVariable\n"
+        "x = T.dvector('x')\n"
+        "print(callable(T.var), T.var(x).type.ndim, isinstance(x, TensorVariable))\n"
+    )
+    for first in ("import symnb.compat.theano", "import symnb.compat.theano.tensor.var"):
+        assert run_python(program.format(first=first)).split() == ["True", "0", "True"]
