@@ -45,6 +45,20 @@ def test_in_and_param_defaults_and_keywords():
         f(1.0, z=2.0)
 
 
+def test_an_input_given_by_position_and_by_keyword_is_refused():
+    """Theano's "Multiple values for input": neither value may win silently."""
+    x, y = T.dscalar("x"), T.dscalar("y")
+    f = theano.function([x, y], x - y)
+    with pytest.raises(sn.InputError, match=r"multiple values for input 1 'y'.* keyword y="):
+        f(1.0, 2.0, y=10.0)  # every input positional: the direct path is not taken
+    with pytest.raises(sn.InputError, match=r"multiple values for input 0 'x'.* keyword x="):
+        f(5.0, x=1.0)
+    g = theano.function([x, theano.In(y, value=1.0, name="bias")], x + y)
+    with pytest.raises(sn.InputError, match=r"multiple values for input 1 'y'.* keyword bias="):
+        g(2.0, 5.0, bias=0.5)
+    assert f(1.0, y=10.0) == -9.0 and g(2.0, bias=0.5) == 2.5
+
+
 def test_allow_input_downcast():
     x = T.fvector("x")
     strict = theano.function([x], x * 2)

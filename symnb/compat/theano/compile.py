@@ -275,7 +275,13 @@ class TheanoFunction:
         for key, value in kwargs.items():
             if key not in self.names:
                 raise InputError(f"the function has no input named {key!r}")
-            values[self.names[key]] = value
+            i = self.names[key]
+            if values[i] is not _MISSING:  # Theano refuses it too; here the keyword won
+                raise InputError(
+                    f"multiple values for input {i} {self.specs[i].variable.describe()}: "
+                    f"given by position and as the keyword {key}="
+                )
+            values[i] = value
         for i, spec in enumerate(self.specs):
             if values[i] is _MISSING:
                 if spec.value is None:
