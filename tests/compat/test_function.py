@@ -216,3 +216,23 @@ def test_the_optimised_graph_is_reachable_as_maker_fgraph():
     assert [node.op.op_name() for node in nodes] == ["composite"]  # fused into one kernel
     assert f.maker.fgraph.inputs == [x] and len(f.maker.fgraph.outputs) == 1
     assert f.maker.inputs[0].variable is x
+
+
+def test_dict_outputs_return_a_dict_with_the_same_keys():
+    """Theano 0.9's dict outputs: the keys come back, in the order given; every input is
+    used through the dict's values (the check read the keys before)."""
+    x = T.dvector("x")
+    w = theano.shared(np.float64(1.0), name="w")
+    f = theano.function([x], {"twice": x * 2, "plus_w": x + w}, updates=[(w, w + 1)])
+    got = f(np.array([1.0, 2.0]))
+    assert list(got) == ["twice", "plus_w"]
+    np.testing.assert_array_equal(got["twice"], [2.0, 4.0])
+    np.testing.assert_array_equal(got["plus_w"], [2.0, 3.0])
+    np.testing.assert_array_equal(f(x=np.array([0.0]))["plus_w"], [2.0])  # keywords too
+    assert f.maker.output_keys == f.output_keys == ["twice", "plus_w"]
+    copy = f.copy(delete_updates=True)
+    np.testing.assert_array_equal(copy(np.array([0.0]))["plus_w"], [3.0])
+    assert list(copy(np.array([0.0]))) == ["twice", "plus_w"] and w.get_value() == 3.0
+    assert theano.function([x], {"one": x.sum()})(np.ones(3)) == {"one": 3.0}
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 'x'"):
+        theano.function([x], {"w": w * 2})

@@ -145,9 +145,13 @@ def function(
     on_unused_input=None,
 ):
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
-    ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``."""
+    ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
+    a dict (Theano 0.9's): the function then returns a dict with the same keys."""
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
+    output_keys = None
+    if isinstance(outputs, dict):  # compiled as a list; the call puts the keys back
+        output_keys, outputs = list(outputs), list(outputs.values())
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
     updates = as_update_pairs(updates)
@@ -160,7 +164,8 @@ def function(
         "no_default_updates": no_default_updates,
         **get_mode(mode).options(),
     }
-    return TheanoFunction(_sn_function(variables, **built), specs, allow_input_downcast, built)
+    compiled = _sn_function(variables, **built)
+    return TheanoFunction(compiled, specs, allow_input_downcast, built, output_keys)
 
 
 def _pairs(mapping) -> list:
@@ -220,19 +225,23 @@ def _used_leaves(outputs, updates, givens) -> set[int]:
 class FunctionMaker:
     """What ``f.maker`` holds in Theano that programs read: ``fgraph``, the graph after the
     rewrites (a symnb ``Graph``: ``toposort()``, ``inputs``, ``outputs``, ``clients``), and
-    ``inputs``, the ``In`` specs."""
+    ``inputs``, the ``In`` specs; ``output_keys``, the keys of dict outputs (else None)."""
 
-    def __init__(self, fgraph, inputs):
-        self.fgraph, self.inputs = fgraph, inputs
+    def __init__(self, fgraph, inputs, output_keys=None):
+        self.fgraph, self.inputs, self.output_keys = fgraph, inputs, output_keys
 
 
 class TheanoFunction:
     """A compiled ``theano.function``: call it with positional values, keywords by input
     name, or neither for inputs with defaults. ``symnb_function`` is the symnb Function
-    (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too)."""
+    (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too).
+    ``output_keys``: the keys of outputs given as a dict, which a call returns (else None)."""
 
-    def __init__(self, compiled, specs: list[In], allow_input_downcast, built: dict):
+    def __init__(
+        self, compiled, specs: list[In], allow_input_downcast, built: dict, output_keys=None
+    ):
         self.symnb_function = compiled
+        self.output_keys = output_keys
         self.specs = specs
         self.allow_input_downcast, self.built = allow_input_downcast, built
         self.names = {spec.name: i for i, spec in enumerate(specs) if spec.name}
@@ -258,6 +267,8 @@ class TheanoFunction:
                 f"{exc}\n  hint: theano.function(..., allow_input_downcast=True) "
                 "converts inputs to the declared dtypes"
             ) from None
+        if self.output_keys is not None:
+            return dict(zip(self.output_keys, result or ()))
         return [] if self.no_outputs else result
 
     def _values(self, args, kwargs) -> list:
@@ -293,7 +304,7 @@ class TheanoFunction:
     def maker(self) -> FunctionMaker:
         """``f.maker.fgraph``: the optimised graph (``toposort()``, ``inputs``, ``outputs``),
         as course code inspects it after compiling."""
-        return FunctionMaker(self.symnb_function.graph, self.specs)
+        return FunctionMaker(self.symnb_function.graph, self.specs, self.output_keys)
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None, profile=None):
         """``f.copy()``: the same function compiled again; ``swap`` maps shared variables to
@@ -325,8 +336,9 @@ class TheanoFunction:
         if delete_updates:
             built["no_default_updates"] = True
         variables = [spec.variable for spec in self.specs]
+        compiled = _sn_function(variables, **built)
         return TheanoFunction(
-            _sn_function(variables, **built), self.specs, self.allow_input_downcast, built
+            compiled, self.specs, self.allow_input_downcast, built, self.output_keys
         )
 
     def __getattr__(self, name):
