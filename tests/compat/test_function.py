@@ -236,3 +236,24 @@ def test_dict_outputs_return_a_dict_with_the_same_keys():
     assert theano.function([x], {"one": x.sum()})(np.ones(3)) == {"one": 3.0}
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 'x'"):
         theano.function([x], {"w": w * 2})
+
+
+def test_a_disconnected_input_hint_names_the_theano_argument_at_the_users_line():
+    """T.grad's argument is ``disconnected_inputs`` (sn.grad's ``disconnected=`` is a
+    TypeError there): the hint names the one the user can pass, and the following call works."""
+    m, v = T.dmatrix("m"), T.dvector("v")
+    with pytest.raises(sn.DisconnectedInputError, match="T.grad: .*'v'") as info:
+        T.grad(T.sum(m), v)
+    assert "pass disconnected_inputs='ignore' or 'warn'" in str(info.value)
+    assert "test_function.py" in str(info.value)  # the user's line
+    zeros = T.grad(T.sum(m), v, disconnected_inputs="ignore")
+    np.testing.assert_array_equal(theano.function([v], zeros)(np.ones(2)), [0.0, 0.0])
+    with pytest.warns(sn.DisconnectedInputWarning, match="disconnected_inputs='ignore'") as got:
+        T.grad(T.sum(m), v, disconnected_inputs="warn")
+    assert got[0].filename == __file__
+    with pytest.raises(sn.DisconnectedInputError, match="T.jacobian: .*disconnected_inputs="):
+        T.jacobian(T.sum(m, axis=0), v)
+    with pytest.raises(sn.DisconnectedInputError, match="T.Rop: .*disconnected_outputs="):
+        T.Rop(m * 2, v, v)
+    with pytest.raises(sn.DisconnectedInputError, match=r"sn.grad: .*disconnected='ignore'"):
+        sn.grad(sn.sum(m), v)  # symnb's own words, outside the layer
