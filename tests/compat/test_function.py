@@ -257,3 +257,19 @@ def test_a_disconnected_input_hint_names_the_theano_argument_at_the_users_line()
         T.Rop(m * 2, v, v)
     with pytest.raises(sn.DisconnectedInputError, match=r"sn.grad: .*disconnected='ignore'"):
         sn.grad(sn.sum(m), v)  # symnb's own words, outside the layer
+
+
+def test_nanguardmode_imports_from_theanos_path_and_stops_at_nan_or_inf():
+    from symnb.compat.theano.compile.nanguardmode import NanGuardMode
+    from symnb.compile.debugmode import NanGuardError
+
+    x = T.dvector("x")
+    mode = NanGuardMode(nan_is_error=True, inf_is_error=True, big_is_error=True)
+    f = theano.function([x], T.log(x), mode=mode)
+    np.testing.assert_allclose(f(np.array([1.0, np.e])), [0.0, 1.0])
+    with pytest.raises(NanGuardError, match="1 Inf at node log"):
+        f(np.array([0.0, 1.0]))
+    assert theano.compile.get_mode("NanGuardMode").options()["mode"] == "nanguard"
+    with pytest.raises(NotImplementedError, match="inf_is_error=False") as info:
+        NanGuardMode(inf_is_error=False)
+    assert "test_function.py" in str(info.value)

@@ -109,6 +109,30 @@ class Mode:
         return f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r})"
 
 
+class NanGuardMode(Mode):
+    """``theano.compile.nanguardmode.NanGuardMode``: symnb's ``mode="nanguard"``, which stops
+    at the first node whose result holds NaN or an infinity (both always: turning one check
+    off is refused). ``big_is_error`` is accepted and not checked (docs/theano.md)."""
+
+    def __init__(
+        self,
+        nan_is_error=None,
+        inf_is_error=None,
+        big_is_error=None,
+        optimizer="default",
+        linker=None,
+    ):
+        for name, flag in (("nan_is_error", nan_is_error), ("inf_is_error", inf_is_error)):
+            if flag is not None and not flag:
+                raise _at_user_line(
+                    NotImplementedError(
+                        f"NanGuardMode: {name}={flag!r}: symnb's nanguard checks NaN and "
+                        "infinities together; leave it True or use another mode"
+                    )
+                )
+        super().__init__(linker, optimizer, mode="nanguard")
+
+
 #: Theano's predefined mode names
 MODES = {
     "FAST_RUN": Mode(None, "default"),  # theano.config.optimizer, fast_run by default
@@ -116,7 +140,7 @@ MODES = {
     "FAST_COMPILE": Mode("py", "fast_compile"),
     "DebugMode": Mode(None, "fast_run", mode="debug"),
     "DEBUG_MODE": Mode(None, "fast_run", mode="debug"),
-    "NanGuardMode": Mode(None, "fast_run", mode="nanguard"),
+    "NanGuardMode": NanGuardMode(optimizer="fast_run"),
 }
 
 
