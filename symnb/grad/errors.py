@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from symnb.core.op import NotDifferentiable
 from symnb.errors import SymnbError
+
+#: the call and the argument that the disconnected-input report names: ``sn.grad``'s own,
+#: unless a layer over it sets those its caller used (the Theano layer: ``T.grad``'s
+#: ``disconnected_inputs``), so that following the hint works
+DISCONNECTED_HINT: ContextVar[tuple[str, str]] = ContextVar(
+    "disconnected_hint", default=("sn.grad", "disconnected")
+)
 
 
 class DisconnectedInputError(SymnbError, ValueError):

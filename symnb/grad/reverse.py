@@ -25,6 +25,7 @@ from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import (
+    DISCONNECTED_HINT,
     DisconnectedInputError,
     DisconnectedInputWarning,
     NotDifferentiableError,
@@ -346,14 +347,19 @@ def report_disconnected(var: Variable, disconnected: str, return_disconnected: s
     if disconnected == "ignore":
         return
     answer = "zeros" if return_disconnected == "zero" else "None"
+    call, argument = DISCONNECTED_HINT.get()
     message = (
-        f"sn.grad: the cost does not depend on {var.describe()} (it is disconnected from the "
-        f"cost, or connected only through sn.disconnected_grad); pass disconnected='ignore' "
+        f"{call}: the cost does not depend on {var.describe()} (it is disconnected from the "
+        f"cost, or connected only through sn.disconnected_grad); pass {argument}='ignore' "
         f"or 'warn' to get {answer} for it"
     )
     if disconnected == "raise":
         raise DisconnectedInputError(message)
-    warnings.warn(message, DisconnectedInputWarning, stacklevel=3)
+    loc = user_location()  # the grad line (pinned by grad), or the first frame outside symnb
+    if loc is None:
+        warnings.warn(message, DisconnectedInputWarning, stacklevel=3)
+    else:
+        warnings.warn_explicit(message, DisconnectedInputWarning, loc.filename, loc.lineno)
 
 
 def _show(var: Variable) -> str:

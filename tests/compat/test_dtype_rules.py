@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
+import symnb as sn
 import symnb.compat.theano as theano
 import symnb.compat.theano.tensor as T
 
@@ -90,3 +91,42 @@ def test_true_div_of_integers_gives_floatx_and_of_floats_numpy_dtype(floatx, dty
     integers = all(np.dtype(d).kind in "iu" for d in dtypes)
     want = floatx if integers else np.result_type(*dtypes, np.float16).name
     assert T.true_div(a, b).type.dtype == want
+
+
+#: the layer's float math and NumPy's function of a float array, for integer arguments
+FLOAT_MATH = {
+    "exp": (T.exp, np.exp),
+    "log": (T.log, np.log),
+    "sqrt": (T.sqrt, np.sqrt),
+    "tanh": (T.tanh, np.tanh),
+    "cos": (T.cos, np.cos),
+    "arctan": (T.arctan, np.arctan),
+    "log1p": (T.log1p, np.log1p),
+    "expm1": (T.expm1, np.expm1),
+    "exp2": (T.exp2, np.exp2),
+    "sigmoid": (T.nnet.sigmoid, lambda a: 1 / (1 + np.exp(-a))),
+    "softplus": (T.nnet.softplus, lambda a: np.log1p(np.exp(a))),
+}
+#: Theano's upgrade_to_float (NumPy gives float16 for the 8-bit ones)
+UPGRADED = {"int8": "float32", "uint8": "float32", "int16": "float32"}
+UPGRADED.update(int32="float64", int64="float64")
+
+
+@pytest.mark.parametrize("dtype", list(UPGRADED))
+def test_float_math_of_integers_follows_theanos_upgrade_to_float(dtype):
+    """``T.exp(T.bvector())`` is float32 (NumPy's float16 makes exp(10) 2.203e+04); the
+    values are NumPy's computed in that float. symnb's own ``sn.exp`` keeps NumPy's rule."""
+    x = T.TensorType(dtype, (False,))("x")
+    outputs = {name: theano_fn(x) for name, (theano_fn, _) in FLOAT_MATH.items()}
+    assert {name: out.dtype for name, out in outputs.items()} == dict.fromkeys(
+        FLOAT_MATH, UPGRADED[dtype]
+    )
+    values = np.array([1, 2, 5, 10, 50], dtype)
+    got = theano.function([x], outputs)(values)
+    as_float = values.astype(UPGRADED[dtype])
+    rtol = 1e-6 if UPGRADED[dtype] == "float32" else 1e-13
+    for name, (_, numpy_fn) in FLOAT_MATH.items():
+        assert got[name].dtype == UPGRADED[dtype], name
+        np.testing.assert_allclose(got[name], numpy_fn(as_float), rtol=rtol, err_msg=name)
+    assert sn.exp(x).type.dtype == np.exp(values[:0]).dtype  # float16 for 8 bits: NumPy's rule
+    assert T.exp(T.dvector()).dtype == "float64" and T.exp(T.fvector()).dtype == "float32"

@@ -45,6 +45,20 @@ def test_in_and_param_defaults_and_keywords():
         f(1.0, z=2.0)
 
 
+def test_an_input_given_by_position_and_by_keyword_is_refused():
+    """Theano's "Multiple values for input": neither value may win silently."""
+    x, y = T.dscalar("x"), T.dscalar("y")
+    f = theano.function([x, y], x - y)
+    with pytest.raises(sn.InputError, match=r"multiple values for input 1 'y'.* keyword y="):
+        f(1.0, 2.0, y=10.0)  # every input positional: the direct path is not taken
+    with pytest.raises(sn.InputError, match=r"multiple values for input 0 'x'.* keyword x="):
+        f(5.0, x=1.0)
+    g = theano.function([x, theano.In(y, value=1.0, name="bias")], x + y)
+    with pytest.raises(sn.InputError, match=r"multiple values for input 1 'y'.* keyword bias="):
+        g(2.0, 5.0, bias=0.5)
+    assert f(1.0, y=10.0) == -9.0 and g(2.0, bias=0.5) == 2.5
+
+
 def test_allow_input_downcast():
     x = T.fvector("x")
     strict = theano.function([x], x * 2)
@@ -220,3 +234,60 @@ def test_the_optimised_graph_is_reachable_as_maker_fgraph():
     assert [node.op.op_name() for node in nodes] == ["composite"]  # fused into one kernel
     assert f.maker.fgraph.inputs == [x] and len(f.maker.fgraph.outputs) == 1
     assert f.maker.inputs[0].variable is x
+
+
+def test_dict_outputs_return_a_dict_with_the_same_keys():
+    """Theano 0.9's dict outputs: the keys come back, in the order given; every input is
+    used through the dict's values (the check read the keys before)."""
+    x = T.dvector("x")
+    w = theano.shared(np.float64(1.0), name="w")
+    f = theano.function([x], {"twice": x * 2, "plus_w": x + w}, updates=[(w, w + 1)])
+    got = f(np.array([1.0, 2.0]))
+    assert list(got) == ["twice", "plus_w"]
+    np.testing.assert_array_equal(got["twice"], [2.0, 4.0])
+    np.testing.assert_array_equal(got["plus_w"], [2.0, 3.0])
+    np.testing.assert_array_equal(f(x=np.array([0.0]))["plus_w"], [2.0])  # keywords too
+    assert f.maker.output_keys == f.output_keys == ["twice", "plus_w"]
+    copy = f.copy(delete_updates=True)
+    np.testing.assert_array_equal(copy(np.array([0.0]))["plus_w"], [3.0])
+    assert list(copy(np.array([0.0]))) == ["twice", "plus_w"] and w.get_value() == 3.0
+    assert theano.function([x], {"one": x.sum()})(np.ones(3)) == {"one": 3.0}
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 'x'"):
+        theano.function([x], {"w": w * 2})
+
+
+def test_a_disconnected_input_hint_names_the_theano_argument_at_the_users_line():
+    """T.grad's argument is ``disconnected_inputs`` (sn.grad's ``disconnected=`` is a
+    TypeError there): the hint names the one the user can pass, and the following call works."""
+    m, v = T.dmatrix("m"), T.dvector("v")
+    with pytest.raises(sn.DisconnectedInputError, match="T.grad: .*'v'") as info:
+        T.grad(T.sum(m), v)
+    assert "pass disconnected_inputs='ignore' or 'warn'" in str(info.value)
+    assert "test_function.py" in str(info.value)  # the user's line
+    zeros = T.grad(T.sum(m), v, disconnected_inputs="ignore")
+    np.testing.assert_array_equal(theano.function([v], zeros)(np.ones(2)), [0.0, 0.0])
+    with pytest.warns(sn.DisconnectedInputWarning, match="disconnected_inputs='ignore'") as got:
+        T.grad(T.sum(m), v, disconnected_inputs="warn")
+    assert got[0].filename == __file__
+    with pytest.raises(sn.DisconnectedInputError, match="T.jacobian: .*disconnected_inputs="):
+        T.jacobian(T.sum(m, axis=0), v)
+    with pytest.raises(sn.DisconnectedInputError, match="T.Rop: .*disconnected_outputs="):
+        T.Rop(m * 2, v, v)
+    with pytest.raises(sn.DisconnectedInputError, match=r"sn.grad: .*disconnected='ignore'"):
+        sn.grad(sn.sum(m), v)  # symnb's own words, outside the layer
+
+
+def test_nanguardmode_imports_from_theanos_path_and_stops_at_nan_or_inf():
+    from symnb.compat.theano.compile.nanguardmode import NanGuardMode
+    from symnb.compile.debugmode import NanGuardError
+
+    x = T.dvector("x")
+    mode = NanGuardMode(nan_is_error=True, inf_is_error=True, big_is_error=True)
+    f = theano.function([x], T.log(x), mode=mode)
+    np.testing.assert_allclose(f(np.array([1.0, np.e])), [0.0, 1.0])
+    with pytest.raises(NanGuardError, match="1 Inf at node log"):
+        f(np.array([0.0, 1.0]))
+    assert theano.compile.get_mode("NanGuardMode").options()["mode"] == "nanguard"
+    with pytest.raises(NotImplementedError, match="inf_is_error=False") as info:
+        NanGuardMode(inf_is_error=False)
+    assert "test_function.py" in str(info.value)

@@ -10,6 +10,7 @@ import symnb.compat.theano as theano
 import symnb.compat.theano.tensor as T
 from symnb.compat.theano.tensor.nnet import conv
 from symnb.compat.theano.tensor.signal import downsample, pool
+from tests.helpers import run_python
 
 
 @pytest.fixture(autouse=True)
@@ -393,3 +394,53 @@ def test_printing_print_prints_the_value_when_computed(capsys):
     f = theano.function([x], theano.printing.Print("this is x")(x) * 2)
     np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
     assert capsys.readouterr().out == "this is x __str__ = [1. 2.]\n"
+
+
+def test_t_var_is_the_variance_and_tensor_var_stays_importable(rng):
+    """``theano/tensor/var.py`` and ``T.var`` share a name in Theano too: the submodule must
+    not shadow the function, whichever of the two a program imports first."""
+    m = T.dmatrix("m")
+    a = rng.normal(size=(4, 3))
+    np.testing.assert_allclose(run([m], T.var(m), a), np.var(a))
+    np.testing.assert_allclose(run([m], T.var(m, axis=0, ddof=1), a), np.var(a, 0, ddof=1))
+    got = run([m], T.var(m, axis=1, keepdims=True, corrected=True), a)
+    np.testing.assert_allclose(got, np.var(a, 1, ddof=1, keepdims=True))
+    from symnb.compat.theano.tensor.var import TensorType, TensorVariable
+
+    assert isinstance(m, TensorVariable) and TensorType is T.TensorType
+    program = (
+        "{first}\n"
+        "import symnb.compat.theano.tensor as T\n"
+        "from symnb.compat.theano.tensor.var import TensorVariable\n"
+        "x = T.dvector('x')\n"
+        "print(callable(T.var), T.var(x).type.ndim, isinstance(x, TensorVariable))\n"
+    )
+    for first in ("import symnb.compat.theano", "import symnb.compat.theano.tensor.var"):
+        assert run_python(program.format(first=first)).split() == ["True", "0", "True"]
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_gradients_at_tied_maxima_are_symnbs_as_docs_theano_md_says(mode):
+    """docs/theano.md: T.max/T.min share the gradient 1/k among k tied elements (Theano gave
+    each all of it, ``g * eq(x, max)``), and max pooling gives a window's gradient to its
+    first maximum in row-major order (Theano's to every element equal to the maximum)."""
+    v, m, t = T.dvector("v"), T.dmatrix("m"), T.dtensor4("t")
+    a = np.array([1.0, 3.0, 3.0, 2.0, 3.0])
+    got = theano.function([v], T.grad(T.max(v), v), mode=mode)(a)
+    np.testing.assert_allclose(got, (a == 3.0) / 3)  # Theano: (a == 3.0) * 1.0
+    got = theano.function([v], T.grad(T.min(v), v), mode=mode)(a)
+    np.testing.assert_allclose(got, a == 1.0)  # no tie: the same as Theano
+    b = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
+    cost = T.sum(T.max(m, axis=1) * np.array([1.0, 2.0]))
+    got = theano.function([m], T.grad(cost, m), mode=mode)(b)
+    np.testing.assert_allclose(got, [[0.0, 0.5, 0.5], [1.0, 1.0, 0.0]])  # Theano: 0 1 1, 2 2 0
+    image = np.array([[1, 4, 4, 0], [4, 2, 1, 1], [0, 0, 5, 5], [5, 5, 5, 0]], float)[None, None]
+    pooled = pool.pool_2d(t, (2, 2), ignore_border=True)
+    weights = np.array([[1.0, 10.0], [100.0, 1000.0]])
+    got = theano.function([t], T.grad(T.sum(pooled * weights), t), mode=mode)(image)
+    first = np.zeros((4, 4))  # each 2x2 window's first maximum, row by row
+    first[0, 1], first[0, 2], first[3, 0], first[2, 2] = 1.0, 10.0, 100.0, 1000.0
+    np.testing.assert_array_equal(got[0, 0], first)
+    maxima = np.kron([[4.0, 4.0], [5.0, 5.0]], np.ones((2, 2)))  # each element's window's
+    theanos = np.kron(weights, np.ones((2, 2))) * (image[0, 0] == maxima)
+    assert not np.array_equal(got[0, 0], theanos)  # every tie: 1, 1 | 10 | 100, 100 | 1000 x3

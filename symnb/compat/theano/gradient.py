@@ -5,8 +5,10 @@ from __future__ import annotations
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
+from symnb.core.op import _at_user_line
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
+from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError
 from symnb.grad.reverse import grad as _grad
 from symnb.ops.markers import disconnected_grad, grad_clip, zero_grad
 
@@ -25,6 +27,19 @@ __all__ = [
 #: Theano's ``return_disconnected`` spellings
 RETURN_DISCONNECTED = {"zero": "zero", "None": "none", "none": "none", "Disconnected": "none"}
 consider_constant = zero_grad  # Theano's older name for the marker
+
+
+def _as_called(call: str, argument: str, compute, *args, **kwargs):
+    """``compute(*args, **kwargs)`` with a disconnected input reported in the words of the
+    Theano call made (``T.grad: ... pass disconnected_inputs='ignore'``), the error at the
+    user's line: sn.grad's own hint (``disconnected=``) is a TypeError when followed here."""
+    token = DISCONNECTED_HINT.set((call, argument))
+    try:
+        return compute(*args, **kwargs)
+    except DisconnectedInputError as exc:
+        raise _at_user_line(exc) from None
+    finally:
+        DISCONNECTED_HINT.reset(token)
 
 
 def grad(
@@ -46,7 +61,10 @@ def grad(
         )
     if consider_constant:
         cost, wrt = _constant_through(cost, wrt, consider_constant)
-    return _grad(
+    return _as_called(
+        "T.grad",
+        "disconnected_inputs",
+        _grad,
         cost,
         wrt,
         known_grads=known_grads,
@@ -71,18 +89,30 @@ def _constant_through(cost, wrt, constants):
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
     if consider_constant:
         expression, wrt = _constant_through(expression, wrt, consider_constant)
-    return _jacobian(expression, wrt, disconnected=disconnected_inputs)
+    return _as_called(
+        "T.jacobian",
+        "disconnected_inputs",
+        _jacobian,
+        expression,
+        wrt,
+        disconnected=disconnected_inputs,
+    )
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     if consider_constant:
         cost, wrt = _constant_through(cost, wrt, consider_constant)
-    return _hessian(cost, wrt, disconnected=disconnected_inputs)
+    return _as_called(
+        "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
+    )
 
 
 def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):  # noqa: N802
     """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``."""
-    return _Rop(
+    return _as_called(
+        "T.Rop",
+        "disconnected_outputs",
+        _Rop,
         f,
         wrt,
         eval_points,
@@ -95,4 +125,6 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt."""
     if consider_constant:
         f, wrt = _constant_through(f, wrt, consider_constant)
-    return _Lop(f, wrt, eval_points, disconnected=disconnected_inputs)
+    return _as_called(
+        "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
+    )

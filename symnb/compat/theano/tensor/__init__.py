@@ -9,6 +9,7 @@ lists each difference.
 
 from symnb.compat.theano.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
 from symnb.compat.theano.tensor import (  # noqa: F401
+    basic,
     extra_ops,
     nlinalg,
     nnet,
@@ -20,3 +21,9 @@ from symnb.compat.theano.tensor import (  # noqa: F401
 from symnb.compat.theano.tensor.basic import *  # noqa: F403
 from symnb.compat.theano.tensor.basic import all, any, max, min, round, sum  # noqa: F401, A004
 from symnb.compat.theano.tensor.var import *  # noqa: F403
+
+# ``T.var`` is the variance, as in Theano, whose ``theano/tensor/var.py`` also shares the
+# name: loading the submodule ``tensor.var`` (above, and first through ``compile``) binds
+# the package's ``var`` to it, so the function is bound again last. ``from
+# symnb.compat.theano.tensor.var import TensorVariable`` still finds the module.
+var = basic.var

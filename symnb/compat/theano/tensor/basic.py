@@ -3,8 +3,9 @@
 Most are symnb's own ops under Theano's names. The few that follow Theano where it differs
 from NumPy (listed in docs/theano.md): ``true_div`` of two integers gives ``floatX``,
 ``dot`` follows ``np.dot`` for every rank, ``cast``/``TensorType`` accept ``"floatX"``,
-reductions take Theano's ``dtype``/``acc_dtype`` arguments, and Python floats given to
-``alloc``/``fill``/``arange`` take ``floatX``.
+reductions take Theano's ``dtype``/``acc_dtype`` arguments, Python floats given to
+``alloc``/``fill``/``arange`` take ``floatX``, and math that makes floats of integers
+(``exp``, ``log``, ``sigmoid``...) gives Theano's float32 for 8- and 16-bit ones.
 """
 
 from __future__ import annotations
@@ -21,13 +22,47 @@ from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.ops.elemwise import cast as _cast
 
+#: Theano's ``upgrade_to_float``: the float an integer (or boolean) argument of float math
+#: becomes. NumPy's rule gives float16 for 8-bit integers (``exp(10)`` is 2.203e+04 there)
+_UPGRADE_TO_FLOAT = {
+    **dict.fromkeys(["bool", "int8", "uint8", "int16", "uint16"], "float32"),
+    **dict.fromkeys(["int32", "uint32", "int64", "uint64"], "float64"),
+}
+
+
+def _as_float(x) -> Variable:
+    """x, converted first to Theano's float for its dtype if it is an integer or boolean."""
+    x = as_variable(x)
+    target = _UPGRADE_TO_FLOAT.get(x.type.dtype.name)
+    return x if target is None else _cast(x, target)
+
+
+def _float_math(op, name=None):
+    """``op`` (a symnb function of one tensor that gives floats) under Theano's rule for
+    integer arguments; float arguments go to it unchanged, and ``sn.*`` keeps NumPy's rule.
+    ``name``: the name it has here (the op's by default), which pickle finds it by."""
+
+    def theano_rule(x, *args, **kwargs):
+        return op(_as_float(x), *args, **kwargs)
+
+    name = name or getattr(op, "__name__", None) or str(op)
+    theano_rule.__name__ = theano_rule.__qualname__ = name
+    theano_rule.__doc__ = (
+        f"``sn.{name}``; an integer x is made float32 or float64 first, as in Theano."
+    )
+    theano_rule.__wrapped__ = op
+    return theano_rule
+
+
 # -- elementwise: symnb's ops under Theano's names -----------------------------------------
-tanh, log, exp, sqrt, sgn, sigmoid = sn.tanh, sn.log, sn.exp, sn.sqrt, sn.sign, sn.sigmoid
-sqr, abs_, neg, inv = sn.square, sn.abs, sn.neg, sn.reciprocal
-log1p, expm1, log2, log10 = sn.log1p, sn.expm1, sn.log2, sn.log10
-sin, cos, tan, sinh, cosh = sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh
-arcsin, arccos, arctan, arctan2 = sn.arcsin, sn.arccos, sn.arctan, sn.arctan2
-erf, erfc, erfinv, gamma, gammaln, psi = sn.erf, sn.erfc, sn.erfinv, sn.gamma, sn.gammaln, sn.psi
+tanh, log, exp, sqrt, sigmoid = map(_float_math, (sn.tanh, sn.log, sn.exp, sn.sqrt, sn.sigmoid))
+log1p, expm1, log2, log10 = map(_float_math, (sn.log1p, sn.expm1, sn.log2, sn.log10))
+sin, cos, tan, sinh, cosh = map(_float_math, (sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh))
+arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
+erf, erfc, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfinv))
+gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
+sgn, sqr, abs_, neg, inv = sn.sign, sn.square, sn.abs, sn.neg, sn.reciprocal
+arctan2 = sn.arctan2
 floor, ceil, trunc = sn.floor, sn.ceil, sn.trunc
 maximum, minimum, pow, sub = sn.maximum, sn.minimum, sn.pow, sn.sub  # noqa: A001
 mod, floor_div, int_div = sn.mod, sn.floor_div, sn.floor_div
@@ -79,8 +114,8 @@ def smallest(*args) -> Variable:
 
 
 def exp2(x) -> Variable:
-    """2 ** x."""
-    return sn.pow(2.0, as_variable(x))
+    """2 ** x (an integer x made float first, as for ``exp``)."""
+    return sn.pow(2.0, _as_float(x))
 
 
 def round(a, mode=None) -> Variable:  # noqa: A001

@@ -6,17 +6,23 @@ matrix, the softmax of each row.
 
 from __future__ import annotations
 
+from symnb.compat.theano.tensor.basic import _as_float, sigmoid
 from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
 from symnb.core.variable import Variable, as_variable
 from symnb.ops import elemwise, math, nnet
 from symnb.ops.layout import dimshuffle
 
-sigmoid, softplus, categorical_crossentropy = elemwise.sigmoid, math.softplus, nnet.crossentropy
+categorical_crossentropy = nnet.crossentropy
 binary_crossentropy = nnet.binary_crossentropy
 sigmoid_binary_crossentropy = nnet.sigmoid_binary_crossentropy
 #: Theano's fast approximations of the sigmoid; symnb computes the exact one (docs/theano.md)
-ultra_fast_sigmoid = elemwise.sigmoid
+ultra_fast_sigmoid = sigmoid  # T.sigmoid: integers made float first, as in Theano
+
+
+def softplus(x) -> Variable:
+    """``log(1 + exp(x))``; an integer x is made float32 or float64 first, as in Theano."""
+    return math.softplus(_as_float(x))
 
 
 def _as_rows(x: Variable) -> Variable:
@@ -48,7 +54,7 @@ def hard_sigmoid(x) -> Variable:
 
 def elu(x, alpha=1) -> Variable:
     """``x`` for x > 0, ``alpha (exp(x) - 1)`` otherwise."""
-    x = as_variable(x)
+    x = _as_float(x)
     return elemwise.where(x > 0, x, alpha * math.expm1(x))
 
 

@@ -109,6 +109,30 @@ class Mode:
         return f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r})"
 
 
+class NanGuardMode(Mode):
+    """``theano.compile.nanguardmode.NanGuardMode``: symnb's ``mode="nanguard"``, which stops
+    at the first node whose result holds NaN or an infinity (both always: turning one check
+    off is refused). ``big_is_error`` is accepted and not checked (docs/theano.md)."""
+
+    def __init__(
+        self,
+        nan_is_error=None,
+        inf_is_error=None,
+        big_is_error=None,
+        optimizer="default",
+        linker=None,
+    ):
+        for name, flag in (("nan_is_error", nan_is_error), ("inf_is_error", inf_is_error)):
+            if flag is not None and not flag:
+                raise _at_user_line(
+                    NotImplementedError(
+                        f"NanGuardMode: {name}={flag!r}: symnb's nanguard checks NaN and "
+                        "infinities together; leave it True or use another mode"
+                    )
+                )
+        super().__init__(linker, optimizer, mode="nanguard")
+
+
 #: Theano's predefined mode names
 MODES = {
     "FAST_RUN": Mode(None, "default"),  # theano.config.optimizer, fast_run by default
@@ -116,7 +140,7 @@ MODES = {
     "FAST_COMPILE": Mode("py", "fast_compile"),
     "DebugMode": Mode(None, "fast_run", mode="debug"),
     "DEBUG_MODE": Mode(None, "fast_run", mode="debug"),
-    "NanGuardMode": Mode(None, "fast_run", mode="nanguard"),
+    "NanGuardMode": NanGuardMode(optimizer="fast_run"),
 }
 
 
@@ -145,9 +169,13 @@ def function(
     on_unused_input=None,
 ):
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
-    ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``."""
+    ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
+    a dict (Theano 0.9's): the function then returns a dict with the same keys."""
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
+    output_keys = None
+    if isinstance(outputs, dict):  # compiled as a list; the call puts the keys back
+        output_keys, outputs = list(outputs), list(outputs.values())
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
     updates = as_update_pairs(updates)
@@ -160,7 +188,8 @@ def function(
         "no_default_updates": no_default_updates,
         **get_mode(mode).options(),
     }
-    return TheanoFunction(_sn_function(variables, **built), specs, allow_input_downcast, built)
+    compiled = _sn_function(variables, **built)
+    return TheanoFunction(compiled, specs, allow_input_downcast, built, output_keys)
 
 
 def _pairs(mapping) -> list:
@@ -220,19 +249,23 @@ def _used_leaves(outputs, updates, givens) -> set[int]:
 class FunctionMaker:
     """What ``f.maker`` holds in Theano that programs read: ``fgraph``, the graph after the
     rewrites (a symnb ``Graph``: ``toposort()``, ``inputs``, ``outputs``, ``clients``), and
-    ``inputs``, the ``In`` specs."""
+    ``inputs``, the ``In`` specs; ``output_keys``, the keys of dict outputs (else None)."""
 
-    def __init__(self, fgraph, inputs):
-        self.fgraph, self.inputs = fgraph, inputs
+    def __init__(self, fgraph, inputs, output_keys=None):
+        self.fgraph, self.inputs, self.output_keys = fgraph, inputs, output_keys
 
 
 class TheanoFunction:
     """A compiled ``theano.function``: call it with positional values, keywords by input
     name, or neither for inputs with defaults. ``symnb_function`` is the symnb Function
-    (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too)."""
+    (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too).
+    ``output_keys``: the keys of outputs given as a dict, which a call returns (else None)."""
 
-    def __init__(self, compiled, specs: list[In], allow_input_downcast, built: dict):
+    def __init__(
+        self, compiled, specs: list[In], allow_input_downcast, built: dict, output_keys=None
+    ):
         self.symnb_function = compiled
+        self.output_keys = output_keys
         self.specs = specs
         self.allow_input_downcast, self.built = allow_input_downcast, built
         self.names = {spec.name: i for i, spec in enumerate(specs) if spec.name}
@@ -258,6 +291,8 @@ class TheanoFunction:
                 f"{exc}\n  hint: theano.function(..., allow_input_downcast=True) "
                 "converts inputs to the declared dtypes"
             ) from None
+        if self.output_keys is not None:
+            return dict(zip(self.output_keys, result or ()))
         return [] if self.no_outputs else result
 
     def _values(self, args, kwargs) -> list:
@@ -275,7 +310,13 @@ class TheanoFunction:
         for key, value in kwargs.items():
             if key not in self.names:
                 raise InputError(f"the function has no input named {key!r}")
-            values[self.names[key]] = value
+            i = self.names[key]
+            if values[i] is not _MISSING:  # Theano refuses it too; here the keyword won
+                raise InputError(
+                    f"multiple values for input {i} {self.specs[i].variable.describe()}: "
+                    f"given by position and as the keyword {key}="
+                )
+            values[i] = value
         for i, spec in enumerate(self.specs):
             if values[i] is _MISSING:
                 if spec.value is None:
@@ -287,7 +328,7 @@ class TheanoFunction:
     def maker(self) -> FunctionMaker:
         """``f.maker.fgraph``: the optimised graph (``toposort()``, ``inputs``, ``outputs``),
         as course code inspects it after compiling."""
-        return FunctionMaker(self.symnb_function.graph, self.specs)
+        return FunctionMaker(self.symnb_function.graph, self.specs, self.output_keys)
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None, profile=None):
         """``f.copy()``: the same function compiled again; ``swap`` maps shared variables to
@@ -319,8 +360,9 @@ class TheanoFunction:
         if delete_updates:
             built["no_default_updates"] = True
         variables = [spec.variable for spec in self.specs]
+        compiled = _sn_function(variables, **built)
         return TheanoFunction(
-            _sn_function(variables, **built), self.specs, self.allow_input_downcast, built
+            compiled, self.specs, self.allow_input_downcast, built, self.output_keys
         )
 
     def __getattr__(self, name):
