@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from symnb.control.loop import Loop
 from symnb.core.graph import Graph, ancestors, clone_graph
+from symnb.core.source import user_location
 from symnb.core.variable import Constant, Variable
 
 
@@ -36,9 +37,12 @@ class LoopInputs:
     def given(self, ph, outer):
         self.nonseqs.append((ph, outer))
 
-    def finish(self, inner_outs, until: bool, truncate: int = -1, check=None, backwards=False):
+    def finish(
+        self, inner_outs, until: bool, truncate: int = -1, check=None, backwards=False, counted=True
+    ):
         """The Loop and its outer inputs (sequences, initial states, non-sequences);
-        ``check(nonseqs)`` sees the non-sequences found before the loop is made."""
+        ``check(nonseqs)`` sees the non-sequences found before the loop is made; ``counted``:
+        the outer n_steps is a step count (False: -1, the rows of the sequences)."""
         if self.replace:
             inner_outs = clone_graph(inner_outs, self.replace)
         nonseqs = hoist(inner_outs, [p for p, _ in self.seqs + self.states], self.nonseqs)
@@ -57,6 +61,8 @@ class LoopInputs:
             tuple(names),
             truncate,
             backwards,
+            counted,
+            user_location(),
         )
         return loop, [o for _, o in pairs]
 

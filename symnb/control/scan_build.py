@@ -214,6 +214,7 @@ class _Builder:
         self.outs = [_Output(o, i) for i, o in enumerate(_as_list(outputs_info))]
         self.nonseqs = [as_variable(v) for v in _as_list(non_sequences)]
         self.n_steps = self._n_steps(n_steps)
+        self.counted = n_steps is not None
 
     def _n_steps(self, n_steps) -> Variable:
         if n_steps is None:
@@ -276,7 +277,9 @@ class _Builder:
             loop_inputs.given(ph, outer)
         inner_outs = new_states + plain + ([cond.cond] if cond is not None else [])
         check = _check_strict if self.strict else None
-        loop, outer = loop_inputs.finish(inner_outs, cond is not None, self.truncate, check)
+        loop, outer = loop_inputs.finish(
+            inner_outs, cond is not None, self.truncate, check, counted=self.counted
+        )
         results = Scan(loop).make_node(self.n_steps, *outer).outputs
         return self._user_results(results, update_targets, len(plain))
 
