@@ -67,6 +67,16 @@ class LoopInputs:
         return loop, [o for _, o in pairs]
 
 
+def placeholder(outer: Variable, name: str | None = None) -> Variable:
+    """An inner input standing for ``outer`` (named ``name``, else as ``outer`` is). An
+    unnamed input or shared value is named in messages after the assignment on the line
+    that made it; a placeholder made on the user's line would take the name the line
+    assigns to, that of the result of the whole ``sn.function(... sn.scan(...))``. So it has
+    ``outer``'s line where ``outer`` is such a value, and none otherwise."""
+    source = outer.source if outer.owner is None else None
+    return Variable(outer.type, name=outer.name if name is None else name, source=source)
+
+
 def hoist(inner_outs, per_step: list, given: list) -> list:
     """The loop's non-sequences: ``(inner variable, placeholder, outer value)`` for each
     value the step reads that depends on no per-step placeholder: a given non-sequence, a
@@ -91,7 +101,7 @@ def hoist(inner_outs, per_step: list, given: list) -> list:
             found.append((var, var, outer_of[id(var)]))
             continue
         (outer,) = clone_graph([var], replace)
-        found.append((var, Variable(var.type, name=var.name), outer))
+        found.append((var, placeholder(var), outer))
     return found
 
 

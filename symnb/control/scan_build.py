@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from symnb.control.loop_graph import LoopInputs
+from symnb.control.loop_graph import LoopInputs, placeholder
 from symnb.control.scan import INT, Scan
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import clone_graph, default_updates, leaves
@@ -239,7 +239,7 @@ class _Builder:
 
     # -- tracing --------------------------------------------------------------------------
     def build(self):
-        nonseq_phs = [Variable(v.type, name=v.name) for v in self.nonseqs]
+        nonseq_phs = [placeholder(v) for v in self.nonseqs]
         state_phs = {o.i: o.states() if o.is_state else [] for o in self.outs}
         args = [ph for s in self.seqs for ph in s.placeholders]
         for o in self.outs:
@@ -322,7 +322,7 @@ class _Builder:
                     f"sn.scan: an update's key must be a shared variable, not {shared!r}"
                 )
             value = as_variable(value)
-            ph = Variable(shared.type, name=shared.name)
+            ph = placeholder(shared)
             _check_state_type(_label(shared, "a shared variable"), ph, value)
             loop_inputs.state(ph, shared, history=False, replaces=shared)
             new_states.append(value)
