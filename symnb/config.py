@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import warnings
 from collections.abc import Callable, Iterable
@@ -75,6 +76,8 @@ class Config:
     progress: Callable = quiet
 
     def __setattr__(self, name, value):
+        if name not in self.__dataclass_fields__:
+            raise AttributeError(_unknown(name), name=name, obj=self)
         choices = CHOICES.get(name)
         if choices is not None and value not in choices:
             spelled = [repr(c) if name in QUOTED else c for c in choices]
@@ -97,6 +100,23 @@ class Config:
         super().__setattr__(name, value)
         for watcher in WATCHERS.get(name, ()):
             watcher(value)
+
+    def __getattr__(self, name):
+        """Only for names that are not fields: a misspelt read fails naming the field meant."""
+        raise AttributeError(_unknown(name), name=name, obj=self)
+
+
+def _unknown(name: str) -> str:
+    """Setting a misspelt field would make a new attribute that nothing reads; both a read
+    and a write of one say which field was meant."""
+    known = list(Config.__dataclass_fields__)
+    close = difflib.get_close_matches(name, known, n=1) or difflib.get_close_matches(
+        name.lower(), [k.lower() for k in known], n=1
+    )
+    if close:
+        meant = next(k for k in known if k.lower() == close[0].lower())
+        return f"sn.config has no setting {name!r}; did you mean {meant!r}?"
+    return f"sn.config has no setting {name!r}; the settings are {', '.join(sorted(known))}"
 
 
 def _is_count(value) -> bool:

@@ -153,6 +153,24 @@ def test_every_settable_field_is_listed_and_parsed():
         flags.apply(settings, "threads=0", "test")
 
 
+@pytest.mark.parametrize(
+    "name,meant", [("floatx", "floatX"), ("Backend", "backend"), ("c_runer", "c_runner")]
+)
+def test_a_misspelt_setting_is_an_error_naming_the_one_meant(name, meant, monkeypatch):
+    """``sn.config.floatx = "float32"`` once made an attribute nothing reads."""
+    message = f"sn.config has no setting {name!r}; did you mean {meant!r}?"
+    with pytest.raises(AttributeError, match=message.replace("?", r"\?")):
+        setattr(sn.config, name, "float32")
+    assert name not in vars(sn.config)
+    with pytest.raises(AttributeError, match=message.replace("?", r"\?")):
+        getattr(sn.config, name)
+    with pytest.raises(AttributeError, match="no setting 'zzz'; the settings are backend, c_"):
+        sn.config.zzz = 1
+    assert getattr(sn.config, "zzz", None) is None and hasattr(sn.config, meant)
+    monkeypatch.setattr(sn.config, "optimize", "stable")  # a field is set as before
+    assert sn.config.optimize == "stable"
+
+
 def test_the_backend_choices_are_the_backends_there_are():
     assert set(CHOICES["backend"]) == set(LINKERS) | {""}
 

@@ -37,7 +37,7 @@ from symnb.backends.plan import (
     step_inputs,
     step_outputs,
 )
-from symnb.control.loop import run_loop
+from symnb.control.loop import LoopShapeError, run_loop
 from symnb.control.scan import Scan
 from symnb.errors import SymnbError
 
@@ -160,7 +160,7 @@ def _bytes_touched(step, slots) -> int:
 def run_library(step: Library, slots: list) -> None:
     try:
         result = step.fn(*[slots[i] for i in step.ins])
-    except RuntimeFailure:
+    except (RuntimeFailure, LoopShapeError):  # (a loop's own check: as backend "c" raises it)
         raise
     except Exception as exc:
         raise RuntimeFailure(failure_message(step.node, exc)) from exc

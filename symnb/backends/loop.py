@@ -47,6 +47,7 @@ def plan_loop(builder, node, body) -> Repeat:
         tuple(loop.history),
         loop.until,
         loop.backwards,
+        loop.counted,
         body.plan,
         node,
     )

@@ -324,6 +324,8 @@ class Repeat:
     history: tuple[bool, ...]
     until: bool
     backwards: bool
+    #: n_steps is a step count (``Loop.counted``): a negative one is handed to Python
+    counted: bool
     body: Plan
     node: object
 

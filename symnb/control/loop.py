@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from symnb.core.graph import Graph
+from symnb.core.source import SourceLoc
 from symnb.errors import ShapeError
 
 
@@ -36,6 +37,12 @@ class Loop:
     #: the states that stand for shared variables the step updates (their last value is the
     #: update ``sn.scan`` returns)
     updated: tuple[int, ...] = ()
+    #: the step count is given (``n_steps``): a negative one is an error, where without it
+    #: the -1 that stands in for it means "the rows the sequences have"
+    counted: bool = False
+    #: the user's line of the ``sn.scan`` (or ``sn.grad``) that built it, where the loop's
+    #: run-time errors point
+    source: SourceLoc | None = None
 
     @property
     def n_plain(self) -> int:
@@ -76,19 +83,36 @@ def reference_step(loop: Loop):
     return step
 
 
+class LoopShapeError(ShapeError):
+    """A loop's own run-time check failed (its step count, a step's result against what it
+    replaces): a ShapeError at the line of the scan, which every executor raises as it is
+    (backend "py" does not wrap it naming the scan node, so both backends raise one type)."""
+
+    def __init__(self, message: str, source: SourceLoc | None = None):
+        super().__init__(message)  # (one argument, as a pickled copy is made again)
+        if source is not None:
+            self.location = source
+
+
+LoopShapeError.__name__ = LoopShapeError.__qualname__ = "ShapeError"
+
+
 def steps_to_run(loop: Loop, n_steps: int, seqs) -> int:
     """``n_steps`` checked against the sequences, or the rows they all have."""
     names = loop.names
     lengths = [np.shape(seq)[0] for seq in seqs]  # (a device array's too: its shape)
+    if n_steps < 0 and loop.counted:
+        raise LoopShapeError(f"scan: n_steps must be >= 0, got {n_steps}", loop.source)
     if n_steps >= 0:
         for i, length in enumerate(lengths):
             if length < n_steps:
-                raise ShapeError(
-                    f"scan: n_steps={n_steps}, but the sequence {names[i]} has only {length} steps"
+                raise LoopShapeError(
+                    f"scan: n_steps={n_steps}, but the sequence {names[i]} has only {length} steps",
+                    loop.source,
                 )
         return n_steps
     if not seqs:
-        raise ShapeError("scan: give n_steps or at least one sequence")
+        raise LoopShapeError("scan: give n_steps or at least one sequence", loop.source)
     return min(lengths)
 
 
@@ -187,9 +211,10 @@ class Storage:
     def _check_state(self, j: int, t: int, value):
         if value.shape != self.shapes[j]:
             name = self.loop.names[self.loop.n_seqs + j]
-            raise ShapeError(
+            raise LoopShapeError(
                 f"scan: the state {name} has shape {self.shapes[j]} before step {t} but the "
-                f"step returned shape {value.shape}; a recurrent output must keep its shape"
+                f"step returned shape {value.shape}; a recurrent output must keep its shape",
+                self.loop.source,
             )
 
     def _write_plain(self, i: int, t: int, value):
@@ -198,9 +223,10 @@ class Storage:
             dtype = self.loop.graph.outputs[self.loop.n_states + i].type.dtype
             rows = self.plain[i] = self.memory.empty((self.n,) + value.shape, dtype)
         if value.shape != rows.shape[1:]:
-            raise ShapeError(
+            raise LoopShapeError(
                 f"scan: output {i} of the step has shape {value.shape} at step {t}, but "
-                f"{rows.shape[1:]} before; every step must return the same shape"
+                f"{rows.shape[1:]} before; every step must return the same shape",
+                self.loop.source,
             )
         self.memory.put(rows, t, value)
 

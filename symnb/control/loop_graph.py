@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from symnb.control.loop import Loop
 from symnb.core.graph import Graph, ancestors, clone_graph
+from symnb.core.source import user_location
 from symnb.core.variable import Constant, Variable
 
 
@@ -38,9 +39,12 @@ class LoopInputs:
     def given(self, ph, outer):
         self.nonseqs.append((ph, outer))
 
-    def finish(self, inner_outs, until: bool, truncate: int = -1, check=None, backwards=False):
+    def finish(
+        self, inner_outs, until: bool, truncate: int = -1, check=None, backwards=False, counted=True
+    ):
         """The Loop and its outer inputs (sequences, initial states, non-sequences);
-        ``check(nonseqs)`` sees the non-sequences found before the loop is made."""
+        ``check(nonseqs)`` sees the non-sequences found before the loop is made; ``counted``:
+        the outer n_steps is a step count (False: -1, the rows of the sequences)."""
         if self.replace:
             inner_outs = clone_graph(inner_outs, self.replace)
         nonseqs = hoist(inner_outs, [p for p, _ in self.seqs + self.states], self.nonseqs)
@@ -60,8 +64,20 @@ class LoopInputs:
             truncate,
             backwards,
             tuple(self.updated),
+            counted,
+            user_location(),
         )
         return loop, [o for _, o in pairs]
+
+
+def placeholder(outer: Variable, name: str | None = None) -> Variable:
+    """An inner input standing for ``outer`` (named ``name``, else as ``outer`` is). An
+    unnamed input or shared value is named in messages after the assignment on the line
+    that made it; a placeholder made on the user's line would take the name the line
+    assigns to, that of the result of the whole ``sn.function(... sn.scan(...))``. So it has
+    ``outer``'s line where ``outer`` is such a value, and none otherwise."""
+    source = outer.source if outer.owner is None else None
+    return Variable(outer.type, name=outer.name if name is None else name, source=source)
 
 
 def hoist(inner_outs, per_step: list, given: list) -> list:
@@ -88,7 +104,7 @@ def hoist(inner_outs, per_step: list, given: list) -> list:
             found.append((var, var, outer_of[id(var)]))
             continue
         (outer,) = clone_graph([var], replace)
-        found.append((var, Variable(var.type, name=var.name), outer))
+        found.append((var, placeholder(var), outer))
     return found
 
 

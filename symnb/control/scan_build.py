@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from symnb.control.loop_graph import LoopInputs
+from symnb.control.loop_graph import LoopInputs, placeholder
 from symnb.control.scan import INT, Scan
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import clone_graph, default_updates, leaves
@@ -214,6 +214,7 @@ class _Builder:
         self.outs = [_Output(o, i) for i, o in enumerate(_as_list(outputs_info))]
         self.nonseqs = [as_variable(v) for v in _as_list(non_sequences)]
         self.n_steps = self._n_steps(n_steps)
+        self.counted = n_steps is not None
 
     def _n_steps(self, n_steps) -> Variable:
         if n_steps is None:
@@ -238,7 +239,7 @@ class _Builder:
 
     # -- tracing --------------------------------------------------------------------------
     def build(self):
-        nonseq_phs = [Variable(v.type, name=v.name) for v in self.nonseqs]
+        nonseq_phs = [placeholder(v) for v in self.nonseqs]
         state_phs = {o.i: o.states() if o.is_state else [] for o in self.outs}
         args = [ph for s in self.seqs for ph in s.placeholders]
         for o in self.outs:
@@ -276,7 +277,9 @@ class _Builder:
             loop_inputs.given(ph, outer)
         inner_outs = new_states + plain + ([cond.cond] if cond is not None else [])
         check = _check_strict if self.strict else None
-        loop, outer = loop_inputs.finish(inner_outs, cond is not None, self.truncate, check)
+        loop, outer = loop_inputs.finish(
+            inner_outs, cond is not None, self.truncate, check, counted=self.counted
+        )
         results = Scan(loop).make_node(self.n_steps, *outer).outputs
         return self._user_results(results, update_targets, len(plain))
 
@@ -319,7 +322,7 @@ class _Builder:
                     f"sn.scan: an update's key must be a shared variable, not {shared!r}"
                 )
             value = as_variable(value)
-            ph = Variable(shared.type, name=shared.name)
+            ph = placeholder(shared)
             _check_state_type(_label(shared, "a shared variable"), ph, value)
             loop_inputs.state(ph, shared, history=False, replaces=shared)
             new_states.append(value)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from symnb.control.loop_graph import LoopInputs
+from symnb.control.loop_graph import LoopInputs, placeholder
 from symnb.core.graph import ancestors, clone_graph
 from symnb.core.variable import Constant, Variable
 from symnb.grad.reverse import Lop
@@ -284,8 +284,7 @@ def _last(var: Variable):
 
 
 def _placeholder(ph: Variable, role: str | None = None) -> Variable:
-    name = ph.name if role is None else f"{role}({ph.name or 'h'})"
-    return Variable(ph.type, name=name)
+    return placeholder(ph, ph.name if role is None else f"{role}({ph.name or 'h'})")
 
 
 def _clone(loop, replace) -> list:

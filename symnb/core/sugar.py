@@ -163,9 +163,7 @@ class TensorMethods:
         return _ops().clip(self, min, max)
 
     def round(self, decimals=0):
-        if decimals != 0:
-            raise NotImplementedError("round: only decimals=0 is implemented")
-        return _ops().round(self)
+        return _ops().round(self, decimals)
 
     def flatten(self, ndim=1):
         return _ops().flatten(self, ndim)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import keyword
 import numbers
 import re
 
@@ -40,8 +41,10 @@ class _MadeOnFirstUse:
         return value
 
 
-#: ``name = ...`` (one target, not ``==``), the line an unnamed variable was made on
-_ASSIGNED = re.compile(r"([A-Za-z_][\w.]*)\s*(?::[^=]+)?=(?!=)")
+#: ``name = ...`` (one target, not ``==``; an annotation has no call, so the ``=`` of a
+#: keyword argument after ``try:`` or ``else:`` is not one), the line an unnamed variable was
+#: made on
+_ASSIGNED = re.compile(r"([A-Za-z_][\w.]*)\s*(?::[^=()]+)?=(?!=)")
 
 
 class Variable(TensorMethods):
@@ -128,7 +131,7 @@ class Variable(TensorMethods):
         if self.owner is not None or isinstance(self, Constant) or self.source is None:
             return None
         found = _ASSIGNED.match(self.source.code)
-        return found.group(1) if found else None
+        return found.group(1) if found and not keyword.iskeyword(found.group(1)) else None
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):
         """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``

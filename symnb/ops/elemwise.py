@@ -12,7 +12,7 @@ import numpy as np
 
 from symnb.core import dims as _dims
 from symnb.core.dims import DimMismatch, broadcast_dims, format_dim
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes import warnings as shape_warnings
@@ -387,6 +387,19 @@ class Round(_Rounding):
     """x rounded to the nearest integer, halves to even (``np.round``; C's ``rint``)."""
 
     impl, scalar_op = staticmethod(np.round), "rint"
+
+    def __call__(self, x, decimals=0):
+        """``decimals`` as NumPy spells it, so ``sn.round(x, 2)``, ``np.round(x, 2)`` and
+        ``x.round(2)`` fail alike at the user's line, not as a second graph input."""
+        if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool) or decimals:
+            described = x.describe() if isinstance(x, Variable) else repr(x)
+            raise _at_user_line(
+                NotImplementedError(
+                    f"round: only decimals=0 is implemented, not decimals={decimals!r} "
+                    f"(rounding {described})"
+                )
+            )
+        return super().__call__(x)
 
 
 # -- selection ------------------------------------------------------------------------------

@@ -142,6 +142,7 @@ class Profile:
 
 def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     """``f.profile()``: with no arguments, random inputs that fit the input types are used."""
+    _check_repeat(repeat)
     if not args and not kwargs and function.inputs:
         samples = sample_inputs(function)
         try:
@@ -151,6 +152,15 @@ def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profil
         profile.notes.append("inputs: random arrays fitting the input types (named dims = 64)")
         return profile
     return run_profile(function, args, kwargs, repeat)
+
+
+def _check_repeat(repeat) -> None:
+    """Zero calls would report a median of none as 0.0 us, a negative count the same."""
+    if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
+        raise ValueError(
+            f"f.profile(repeat=...) takes the number of calls to time, an integer of at least "
+            f"1, not {repeat!r}"
+        )
 
 
 def _samples_failed(function, samples, exc) -> str:
@@ -171,6 +181,7 @@ def _samples_failed(function, samples, exc) -> str:
 def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     """Warm up, then ``repeat`` times: a whole call as a plain call runs it (timed as one),
     and a call on the linker's profiled path (each step timed)."""
+    _check_repeat(repeat)
     arrays = function_arrays(function, args, kwargs or {})
     linker = function.linker
     profiled = linker.run_profiled if linker.steps_timed else None

@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -49,3 +51,19 @@ def test_deep_graphs_do_not_recurse():
     for _ in range(5000):
         y = y + 1
     assert float(sn.function([x], y)(0.0)) == 5000.0
+
+
+def test_the_python_name_of_an_unnamed_variable_is_an_assignments_target_only():
+    """``describe`` names an unnamed input or shared value after the assignment on its line;
+    a keyword argument's ``=`` after ``key:`` (a dict's entry) or ``try:`` is none."""
+    W = sn.shared(np.zeros(3))
+    V: sn.Variable = sn.vector(dtype="float64")
+    assert (W.assigned_name(), V.assigned_name()) == ("W", "V")
+    key = "k"
+    made = {
+        key: sn.vector(dtype="float64"),
+    }
+    assert made["k"].assigned_name() is None and "an unnamed variable" in made["k"].describe()
+    for code, name in [("try: y = sn.vector(dtype='float64')", None), ("y = 1  # try:", "y")]:
+        made["k"].source = SimpleNamespace(code=code)  # (a SourceLoc reads it from the file)
+        assert made["k"].assigned_name() == name, code

@@ -103,3 +103,28 @@ def test_the_table_is_the_catalogue():
     for numpy_name, name in numpy_api.ALIASES.items():
         assert dispatch.symnb_name(numpy_name) == name, numpy_name
     assert dispatch.symnb_name("nonzero") is None and dispatch.symnb_name("_private") is None
+
+
+ROUNDS = {
+    "np.round": lambda x, d: np.round(x, d),
+    "np.around": lambda x, d: np.around(x, decimals=d),
+    "sn.round": lambda x, d: sn.round(x, d),
+    "method": lambda x, d: x.round(d),
+}
+
+
+@pytest.mark.parametrize("spelling", list(ROUNDS))
+def test_round_with_decimals_is_one_clear_error_at_the_users_line(spelling):
+    """``np.round(x, 2)`` once passed the 2 as a second graph input ("round takes 1 inputs,
+    got 2", no line); every spelling now says what is missing, where it was written."""
+    x = sn.tensor("x", shape=("batch", 4))
+    with pytest.raises(NotImplementedError) as info:
+        ROUNDS[spelling](x, 2)
+    message = str(info.value)
+    assert message.startswith(
+        "round: only decimals=0 is implemented, not decimals=2 (rounding 'x' (float64(batch, 4)))"
+    ), message
+    written = _line_of(f'"{spelling}": lambda')  # the line that calls round
+    assert f"test_numpy_protocols.py, line {written}:" in message, message
+    values = sn.function([x], ROUNDS[spelling](x, 0), backend="py")(A * 1.7)
+    np.testing.assert_array_equal(values, np.round(A * 1.7))

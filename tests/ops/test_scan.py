@@ -3,10 +3,14 @@ differences (``sn.check_grad``), and the errors a loop can raise at the user's l
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.backends.execute import RuntimeFailure
 from symnb.control.scan import Scan
 from tests.helpers import available_backends
 
@@ -410,6 +414,50 @@ def test_runtime_n_steps_beyond_the_sequence():
     np.testing.assert_allclose(f(np.ones((4, 2)), 3), 2 * np.ones((3, 2)))
     with pytest.raises(sn.SymnbError, match="n_steps=5, but the sequence 'x' has only 4"):
         f(np.ones((4, 2)), 5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("with_sequence", [False, True])
+def test_a_negative_symbolic_n_steps_is_one_error_at_the_scans_line(backend, with_sequence):
+    """A negative count once read as "not given": "give n_steps or at least one sequence"
+    (a RuntimeFailure wrapping it on "py"), or with a sequence, silently all of its rows.
+    Every backend now raises the loop's own ShapeError, at the line of the scan."""
+    n, h0 = sn.scalar("n", dtype="int64"), sn.vector("h0")
+    x = sn.tensor("x", shape=("T", 3))
+    step = (lambda xt, h: h + xt) if with_sequence else (lambda h: h * 2)
+    seqs = [x] if with_sequence else []
+    hs, _ = sn.scan(step, sequences=seqs, outputs_info=h0, n_steps=n)
+    scan_line = inspect.currentframe().f_lineno - 1
+    f = sn.function([x, h0, n] if with_sequence else [h0, n], hs, backend=backend)
+    args = [np.ones((4, 3))] if with_sequence else []
+    for count in (-1, -3):
+        with pytest.raises(sn.ShapeError) as info:
+            f(*args, np.ones(3), count)
+        assert not isinstance(info.value, RuntimeFailure)  # the same type on every backend
+        message = str(info.value)
+        assert message.startswith(f"scan: n_steps must be >= 0, got {count}\n"), message
+        assert f"test_scan.py, line {scan_line}:" in message, message
+    assert f(*args, np.ones(3), 0).shape == (0, 3)
+    np.testing.assert_allclose(f(*args, np.ones(3), 2), [[2.0] * 3, [3.0 if seqs else 4.0] * 3])
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "py"])  # a loop body's plan
+def test_inner_values_are_not_named_after_the_line_assigning_the_function(backend):
+    """A value moved out of the step (``W[:, :3]``) and a non-sequence are inputs of the
+    loop's body; their placeholders, made on the user's line, were named after what it
+    assigns (``f``, the compiled function). A placeholder is named as its outer value: an
+    unnamed shared value by its own line (``U``), a computed value not at all."""
+    W, h0 = sn.shared(np.ones((3, 4)), name="W"), sn.vector("h0")
+    U = sn.shared(np.ones((3, 3)))  # no name=: messages use the Python name U
+    make = functools.partial(sn.function, [h0], backend=backend)
+    f = make(sn.scan(lambda h: h @ W[:, :3], outputs_info=h0, n_steps=4)[0])
+    g = make(sn.scan(lambda h, u: h @ u, outputs_info=h0, non_sequences=U, n_steps=2)[0])
+    for function, operand in [(f, "an unnamed variable (float64(3, 3))"), (g, "'U' (float64")]:
+        with pytest.raises(sn.SymnbError) as info:
+            function(np.ones(5))  # h0 has 5 elements, the product 3 rows
+        first = str(info.value).splitlines()[0]
+        assert "matmul(" in first and operand in first, first
+        assert "'f'" not in first and "'g'" not in first, first
 
 
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])  # a loop step

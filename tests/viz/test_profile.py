@@ -3,6 +3,7 @@ reported by median and spread, and the total per call is what a plain timed call
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -99,3 +100,17 @@ def test_the_total_matches_a_plain_timed_call_on_the_tours_functions(which):
         if abs(ratios[-1][0] - 1) <= 0.2 and 0.5 <= ratios[-1][1] <= 2.0:
             return
     pytest.fail(f"{which}: profile/plain and steps/plain per attempt: {ratios}")
+
+
+@pytest.mark.parametrize("repeat", [0, -1, 2.5, "10", True])
+@pytest.mark.parametrize("given", ["inputs", "none"])
+def test_repeat_is_a_count_of_at_least_one(repeat, given):
+    """``repeat=-1`` once printed "profile: -1 calls ... median 0.0 us" (and ``True`` is no
+    count). With no inputs the check comes before any random input is drawn."""
+    x = sn.tensor("x", shape=("n",))
+    f = sn.function([x], x * 2.0, backend="py")
+    args = (np.ones(3),) if given == "inputs" else ()
+    message = f"takes the number of calls to time, an integer of at least 1, not {repeat!r}"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        f.profile(*args, repeat=repeat)
+    assert f.profile(*args, repeat=np.int64(1)).calls == 1

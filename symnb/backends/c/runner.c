@@ -154,6 +154,7 @@ struct Step {
     Body *body;              /* loop: the plan of one step */
     int n_seqs, n_states;    /* loop: ins = (n_steps, sequences, states, non-sequences) */
     int until, backwards;    /* loop: the body's last result stops it; last row first */
+    int counted;             /* loop: n_steps is a count (else -1: the sequences' rows) */
     int *history;            /* loop: per state, 1 when every value is kept */
     PyObject *decline;       /* decline(slots, raised): Python runs this step (execute.py) */
     int nslots;              /* the slots the step runs over (a loop body's own) */

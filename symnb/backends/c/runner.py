@@ -384,6 +384,7 @@ def _repeat(step: Repeat) -> tuple:
         [int(h) for h in step.history],
         int(step.until),
         int(step.backwards),
+        int(step.counted),
         plan,
     )
     return ("loop", None, list(step.ins), list(step.outs), list(step.dtypes), None, params)

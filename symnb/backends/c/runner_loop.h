@@ -8,12 +8,13 @@ static PyObject *row_of(PyArrayObject *a, npy_intp t, int writeable) {
                    PyArray_STRIDES(a) + 1, writeable);
 }
 
-/* The steps to run into *n: n_steps, or (-1) the rows every sequence has. 1 (Python runs
- * the loop step and names the problem) when n_steps is not an int, a sequence is
- * shorter, or there is no step to run. */
+/* The steps to run into *n: n_steps, or (-1, when no count was given) the rows every
+ * sequence has. 1 (Python runs the loop step and names the problem) when n_steps is not an
+ * int or a negative count, a sequence is shorter, or there is no step to run. */
 static int loop_length(Step *st, PyObject **slots, npy_intp *n) {
     npy_intp want = PyArray_PyIntAsIntp(slots[st->ins[0]]), fewest = -1;
     if (want == -1 && PyErr_Occurred()) { PyErr_Clear(); return 1; }
+    if (want < 0 && st->counted) return 1;
     for (int i = 0; i < st->n_seqs; i++) {
         PyObject *seq = slots[st->ins[1 + i]];
         if (!PyArray_Check(seq) || PyArray_NDIM((PyArrayObject *)seq) < 1) return 1;

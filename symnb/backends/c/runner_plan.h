@@ -160,14 +160,14 @@ static void mark_in_loop(Step *st) {
         for (int i = 0; i < st->nsub[side]; i++) mark_in_loop(&st->sub[side][i]);
 }
 
-/* params = (n_seqs, n_states, history, until, backwards, (nargs, nslots, constants, steps,
- * outputs): the body's plan); ins = (n_steps, sequences, states, non-sequences) */
+/* params = (n_seqs, n_states, history, until, backwards, counted, (nargs, nslots, constants,
+ * steps, outputs): the body's plan); ins = (n_steps, sequences, states, non-sequences) */
 static int parse_repeat(Step *st, PyObject *params) {
     PyObject *history, *plan, *constants, *steps, *outputs;
     int nhistory = 0;
     st->kind = STEP_REPEAT;
-    if (!PyArg_ParseTuple(params, "iiOiiO", &st->n_seqs, &st->n_states, &history, &st->until,
-                          &st->backwards, &plan)
+    if (!PyArg_ParseTuple(params, "iiOiiiO", &st->n_seqs, &st->n_states, &history, &st->until,
+                          &st->backwards, &st->counted, &plan)
         || !(st->history = int_list(history, &nhistory)))
         return -1;
     Body *b = st->body = PyMem_Calloc(1, sizeof(Body));
