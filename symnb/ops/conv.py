@@ -214,6 +214,13 @@ class Conv2d(_ConvBase):
         return tuple(ax.static_out(self, n, described) for ax, n in zip(axes, x.type.shape[2:]))
 
     def perform(self, x, w):
+        x, w = np.asarray(x), np.asarray(w)
+        if x.ndim == 4 and w.ndim == 4 and x.shape[1] != w.shape[1] * self.groups:
+            raise ValueError(  # (the unknown dims of Theano's tensor4 and shared filters)
+                f"conv2d: the input of shape {x.shape} has {x.shape[1]} channels (axis 1) but "
+                f"the filters of shape {w.shape} take {w.shape[1]} per group x "
+                f"groups={self.groups} = {w.shape[1] * self.groups}"
+            )
         cols = self._cols(x, w.shape)
         out = np.einsum("ngchwij,gocij->ngohw", cols, self._grouped_filters(w), optimize=True)
         n, g, o = out.shape[:3]

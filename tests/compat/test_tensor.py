@@ -297,8 +297,21 @@ def test_conv2d_and_pool_misuse_say_what_is_wrong():
     w = T.tensor4("w")
     with pytest.raises(ValueError, match=r"input_shape=\(2, 1, 9, 9\) does not match 'x'"):
         T.nnet.conv2d(x, w, input_shape=(2, 1, 9, 9))
+    for border_mode in ("valid", "full"):  # the kernel size: unknown, and no hint
+        with pytest.raises(sn.ShapeError, match=r"filters 'w' .* filter_shape=\(out, in, kh, kw"):
+            T.nnet.conv2d(x, w, border_mode=border_mode)
     with pytest.raises(ValueError, match="border_mode='full' needs the filter size.*filter_shape"):
-        T.nnet.conv2d(x, w, border_mode="full")
+        T.nnet.conv2d(x, T.tensor3("w3"), border_mode="full")
+    shared = theano.shared(np.ones((4, 2, 3, 3)), name="W")
+    for mode in ("FAST_COMPILE", "FAST_RUN"):
+        images = T.tensor4("images")
+        f = theano.function([images], T.nnet.conv2d(images, shared), mode=mode)
+        with pytest.raises(sn.SymnbError) as error:  # the channels, known at run time
+            f(np.ones((1, 3, 8, 8)))
+        message = str(error.value)
+        assert "'W[:, :, ::-1, ::-1]' (float64(4, 2, 3, 3))" in message, message
+        assert "has 3 channels (axis 1) but the filters of shape (4, 2, 3, 3) take 2" in message
+        assert "test_tensor.py" in message
     with pytest.raises(ValueError, match="padding works only with ignore_border=True"):
         pool.pool_2d(x, ws=(2, 2), pad=(1, 1))
     with pytest.raises(ValueError, match="mode must be one of"):

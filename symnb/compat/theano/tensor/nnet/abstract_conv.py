@@ -11,6 +11,7 @@ import numbers
 
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable, as_variable
+from symnb.errors import ShapeError
 from symnb.ops.conv import conv2d as _conv2d
 from symnb.ops.layout import flip
 from symnb.ops.shape import reshape
@@ -68,11 +69,14 @@ def theano_conv(
     x, w = as_variable(input), as_variable(filters)
     _check_hint(x, input_shape, "input_shape")
     _check_hint(w, filter_shape, "filter_shape")
+    given = w
     w = _with_fixed_kernel(w, filter_shape)
     dilation = _pair(dilation, "filter_dilation")
     padding = _padding(border_mode, _kernel(w, filter_shape, border_mode), dilation)
     if flip_filters:
         w = flip(w, (2, 3))
+    if w is not given and given.name:  # messages name the user's filters, not "unnamed"
+        w.name = f"{given.name}[:, :, ::-1, ::-1]" if flip_filters else given.name
     return _conv2d(
         x,
         w,
@@ -92,7 +96,15 @@ def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
     if filter_shape is None and isinstance(w, SharedVariable):
         filter_shape = w.get_value(borrow=True).shape
     if filter_shape is None or not all(isinstance(d, int) for d in filter_shape):
-        return w  # symnb's conv2d says what is missing
+        if w.type.ndim != 4:
+            return w  # symnb's conv2d says what is wrong
+        raise _at_user_line(
+            ShapeError(
+                f"conv2d: the kernel size of the filters {w.describe()} must be known when "
+                "the graph is built; pass filter_shape=(out, in, kh, kw), as Theano's "
+                "optimised convolutions also wanted, or give the filters a fixed shape"
+            )
+        )
     return reshape(w, tuple(int(d) for d in filter_shape))
 
 
