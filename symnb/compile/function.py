@@ -528,15 +528,25 @@ def _check_inputs(inputs) -> list[Variable]:
     inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
     for i, var in enumerate(inputs):
         if not isinstance(var, Variable):
-            raise GraphError(f"input {i} is {var!r}, not a symbolic variable")
-        if isinstance(var, (Constant, SharedVariable)) or var.owner is not None:
-            kind = "computed" if var.owner is not None else type(var).__name__.lower()
-            raise GraphError(
-                f"input {i} {var.describe()} is {kind}; inputs are variables made by "
-                "sn.tensor/sn.matrix/...; shared variables are read implicitly"
+            raise _at_user_line(GraphError(f"input {i} is {var!r}, not a symbolic variable"))
+        if isinstance(var, SharedVariable):
+            raise _at_user_line(
+                GraphError(
+                    f"input {i} {var.describe()} is a shared variable, which a function reads "
+                    "itself (its current value); to give it other values, make an input of its "
+                    f"type and pass givens={{{var.name or 'shared'}: that_input}}"
+                )
+            )
+        if isinstance(var, Constant) or var.owner is not None:
+            kind = "computed from other variables" if var.owner is not None else "a constant"
+            raise _at_user_line(
+                GraphError(
+                    f"input {i} {var.describe()} is {kind}; inputs are variables made by "
+                    "sn.tensor/sn.matrix/..."
+                )
             )
         if any(var is other for other in inputs[:i]):
-            raise GraphError(f"input {var.describe()} is listed twice")
+            raise _at_user_line(GraphError(f"input {var.describe()} is listed twice"))
     return inputs
 
 
@@ -571,7 +581,7 @@ def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
                 )
             )
         if any(shared is s for s, _ in checked):
-            raise GraphError(f"updates: {shared.describe()} is updated twice")
+            raise _at_user_line(GraphError(f"updates: {shared.describe()} is updated twice"))
         checked.append((shared, _fit(shared, as_variable(value), "update")))
     return checked
 

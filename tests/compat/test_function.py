@@ -87,6 +87,15 @@ def test_a_positional_call_with_nothing_to_convert_goes_straight_to_the_function
     assert bound == [f, f, loose]
 
 
+def test_a_shared_variable_as_an_input_is_theanos_error_even_when_unused():
+    W, x = theano.shared(np.ones(3), name="W"), T.dvector("x")
+    for outputs in (x * W, x * 2):
+        with pytest.raises(TypeError, match=r"Cannot use a shared variable \(W\) as explicit"):
+            theano.function([x, W], outputs)
+    with pytest.raises(TypeError, match=r"via the `givens` parameter\n  at .*test_function"):
+        theano.function([theano.In(W)], x * W, givens={x: W})
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:

@@ -72,6 +72,13 @@ def test_graph_errors_name_the_variable():
         sn.function([x + 1], x)
     with pytest.raises(sn.GraphError, match="listed twice"):
         sn.function([x, x], x)
+    w = sn.shared(np.ones(3), name="w")
+    with pytest.raises(sn.GraphError, match=r"input 1 'w' .* is a shared variable") as error:
+        sn.function([x, w], x * w)
+    assert "givens={w: that_input}" in str(error.value)
+    assert "test_function.py" in str(error.value)  # the user's line
+    with pytest.raises(sn.GraphError, match="input 0 .* is a constant"):
+        sn.function([sn.constant(2.0)], x)
 
 
 def test_input_checks_name_the_input_and_the_shapes():

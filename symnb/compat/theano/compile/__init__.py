@@ -178,6 +178,15 @@ def function(
         output_keys, outputs = list(outputs), list(outputs.values())
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
+    for variable in variables:
+        if isinstance(variable, SharedVariable):  # (before it is reported as unused)
+            raise _at_user_line(
+                InputError(
+                    f"Cannot use a shared variable ({variable.name or variable.describe()}) "
+                    "as explicit input. Consider substituting a non-shared variable via the "
+                    "`givens` parameter"
+                )
+            )
     updates = as_update_pairs(updates)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     built = {
