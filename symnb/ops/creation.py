@@ -9,6 +9,7 @@ included), so ``zeros_like(x)`` has exactly x's type.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -52,10 +53,22 @@ class Arange(Op):
         return [TensorType(probe_dtype(self, self.perform, [start, stop, step]), (length,))]
 
     def perform(self, start, stop, step):
+        bounds = [np.asarray(v) for v in (start, stop, step)]
+        if all(v.dtype.kind in "iu" for v in bounds):  # (``arange(y.shape[0])``)
+            # as Python ints, in the dtype NumPy gives these bounds: 4x faster than NumPy's
+            # arange of 0-d arrays (1 us, not 4.5, for 600 values)
+            dtype = self.dtype or _arange_dtype(*(v.dtype for v in bounds))
+            return np.arange(*(int(v) for v in bounds), dtype=dtype)
         return np.arange(start, stop, step, dtype=self.dtype)
 
     def grad(self, inputs, outputs, output_grads):
         return [None, None, None]
+
+
+@functools.cache
+def _arange_dtype(*dtypes) -> np.dtype:
+    """The dtype ``np.arange`` gives for 0-d integer bounds of these dtypes."""
+    return np.arange(*(np.array(n, d) for n, d in zip((0, 1, 1), dtypes))).dtype
 
 
 class Eye(Op):

@@ -135,3 +135,20 @@ def test_creation_ops_are_not_differentiable_but_alloc_is(rng):
         sn.check_grad(lambda x: sn.broadcast_to(x, (2, 3, 4)), [rng.normal(size=(3, 1))])
         sn.check_grad(lambda x: sn.alloc(x, 3, 2), [rng.normal(size=())])
         sn.check_grad(lambda x: x * sn.ones_like(x) + sn.zeros(x.shape), [rng.normal(size=(2,))])
+
+
+@pytest.mark.parametrize("dtype", [None, "int16", "float32"])
+def test_arange_of_symbolic_integer_bounds_has_numpys_values_and_dtype(dtype, backend):
+    """Integer bounds of every width (Theano's ``arange(y.shape[0])``, an int8 count): the
+    values and the dtype NumPy's arange gives those 0-d arrays."""
+    kinds = ["int8", "uint8", "int32", "uint32", "int64", "uint64"]
+    for i, (a, b, c) in enumerate(zip(kinds, kinds[2:] + kinds[:2], kinds[::-1])):
+        start, stop, step = (sn.scalar(n, dtype=d) for n, d in zip("abc", (a, b, c)))
+        f = sn.function(
+            [start, stop, step], sn.arange(start, stop, step, dtype=dtype), backend=backend
+        )
+        for bounds in [(0, 5, 1), (2, 2, 1), (1, 100, 7 + i)]:
+            values = [np.array(v, d) for v, d in zip(bounds, (a, b, c))]
+            want = np.arange(*values, dtype=dtype)
+            got = f(*values)
+            assert got.dtype == want.dtype and np.array_equal(got, want), (a, b, c, bounds)
