@@ -31,3 +31,11 @@ def provided(name: str):
     """The provider registered as ``name``, or None: for hooks a layer above may add (the
     Theano layer's truth values) that nothing below needs."""
     return _hooks.get(name)
+
+
+def spelled(message: str) -> str:
+    """``message`` in the names of the API the user's code calls symnb through: the Theano
+    layer registers a "spelling" hook that writes ``T.switch`` for ``sn.where`` where the
+    user's code is Theano code; symnb's own names otherwise."""
+    spell = _hooks.get("spelling")
+    return message if spell is None else spell(message)

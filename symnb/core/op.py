@@ -8,6 +8,7 @@ and shape rule (:meth:`Op.infer_types`, run when the node is built), its NumPy r
 
 from __future__ import annotations
 
+from symnb.core.hooks import spelled
 from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.types import TensorType
 from symnb.core.upcast import check_upcast
@@ -201,7 +202,7 @@ def _wrapped(value, loc) -> Variable:
 def _at_user_line(exc: Exception) -> Exception:
     """The same error, its message ending with the user's file and line."""
     loc = user_location()
-    message = str(exc)
+    message = spelled(str(exc))
     if loc is not None and "\n  at " not in message:
         message += f"\n  at {loc}"
     new = type(exc)(message)

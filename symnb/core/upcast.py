@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from symnb.core.hooks import spelled
 from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable
 
@@ -57,6 +58,7 @@ def check_upcast(op, inputs, types) -> None:
 
 def _warn(message: str) -> None:
     """At the user's line (the first frame outside symnb)."""
+    message = spelled(message)
     loc = user_location()
     if loc is None:
         warnings.warn(message, Float64Warning, stacklevel=4)

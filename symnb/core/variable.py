@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from symnb.core.dims import format_shape, matches_value, normalize_shape
-from symnb.core.hooks import hook, provided
+from symnb.core.hooks import hook, provided, spelled
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
@@ -93,11 +93,13 @@ class Variable(TensorMethods):
             return True
         loc = user_location()
         raise TypeError(
-            f"`if`, `while`, `and`, `or` and `not` need a truth value, but {self.describe()} "
-            "is symbolic: its value is unknown until the function runs"
-            "\n  hint: to compute one branch or the other, write "
-            "sn.ifelse(x > 0, then_value, else_value) (only the branch taken runs); to choose "
-            "element by element, sn.where(cond, a, b) (also spelled sn.switch)"
+            spelled(
+                f"`if`, `while`, `and`, `or` and `not` need a truth value, but "
+                f"{self.describe()} is symbolic: its value is unknown until the function runs"
+                "\n  hint: to compute one branch or the other, write "
+                "sn.ifelse(x > 0, then_value, else_value) (only the branch taken runs); to "
+                "choose element by element, sn.where(cond, a, b) (also spelled sn.switch)"
+            )
             + ("" if loc is None else f"\n  at {loc}")
         )
 

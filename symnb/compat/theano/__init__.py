@@ -19,6 +19,7 @@ from symnb.compat.theano import (  # noqa: F401
     printing,
     sandbox,
     scalar,
+    spelling,
     tensor,
 )
 from symnb.compat.theano.compile import In, Mode, Param, function, shared  # noqa: F401
