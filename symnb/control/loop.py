@@ -167,6 +167,9 @@ def run_loop(loop: Loop, step, n_steps: int, arrays, memory: Memory = HOST) -> l
     seqs = [memory.sequence(s) for s in seqs]
     states = [memory.value(v) for v in arrays[k : k + m]]
     store = Storage(loop, states, n, memory)
+    if n == 0 and store.plain_dims_unknown():
+        zero_rows = [memory.value(np.zeros(np.shape(s)[1:], s.dtype)) for s in seqs]
+        store.probe_plain(step, zero_rows + states + nonseqs)
     done = n
     for t in range(n):
         rows = [memory.row(s, np.shape(s)[0] - 1 - t if loop.backwards else t) for s in seqs]
@@ -238,7 +241,34 @@ class Storage:
             out.append(part(rows, start, stop) if rows is not None else self._empty_plain(i))
         return out
 
+    def _plain_var(self, i: int):
+        return self.loop.graph.outputs[self.loop.n_states + i]
+
+    def plain_dims_unknown(self) -> bool:
+        """Whether some plain output's per-step shape is only known when a step runs."""
+        return any(
+            not all(isinstance(d, int) for d in self._plain_var(i).type.shape)
+            for i in range(self.loop.n_plain)
+        )
+
+    def probe_plain(self, step, values) -> None:
+        """A loop of no steps still returns each plain output with its per-step shape
+        ((0, 3) for rows of 3, not (0, 0)): one step run on rows of zeros, its results
+        dropped, gives the shapes; a step that fails on zeros leaves the shapes the types
+        fix (unknown dims 0)."""
+        try:
+            with np.errstate(all="ignore"):
+                outs = step(values)
+        except Exception:  # (zeros outside the step's domain: cholesky, an index)
+            return
+        m = self.loop.n_states
+        self.probed = [np.shape(outs[m + i]) for i in range(self.loop.n_plain)]
+
     def _empty_plain(self, i: int):
-        var = self.loop.graph.outputs[self.loop.n_states + i]
-        shape = tuple(d if isinstance(d, int) else 0 for d in var.type.shape)
+        var = self._plain_var(i)
+        probed = getattr(self, "probed", None)
+        if probed is not None:
+            shape = probed[i]
+        else:
+            shape = tuple(d if isinstance(d, int) else 0 for d in var.type.shape)
         return self.memory.empty((0,) + shape, var.type.dtype)

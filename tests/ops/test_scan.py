@@ -547,3 +547,26 @@ def test_a_step_taking_the_wrong_number_of_arguments_is_told_what_it_gets():
     )
     out, _ = sn.scan(lambda *taps: taps[0] + taps[1], sequences=x, outputs_info=h0)
     assert out.type.ndim == 2  # *args takes whatever the loop passes
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_loop_of_no_steps_gives_each_output_its_per_step_shape(backend):
+    """No rows to loop over (an empty minibatch, n_steps=0): outputs whose per-step shape is
+    known only when a step runs still have it ((0, 3), not (0, 0)), and the gradient is
+    zeros of the sequence's shape, not an error."""
+    x, h0 = sn.tensor("x", shape=(None, None)), sn.tensor("h0", shape=(None,))
+    n = sn.scalar("n", dtype="int64")
+    rows, _ = sn.scan(lambda r: sn.tanh(r) * 2, sequences=x)
+    outer, _ = sn.scan(lambda r: r[:, None] * r[None, :], sequences=x)
+    counted, _ = sn.scan(lambda r: r + 1, sequences=x, n_steps=n)
+    f = sn.function([x, n], [rows, outer, counted], backend=backend)
+    for data, steps in [(np.zeros((0, 3)), 0), (np.ones((4, 3)), 0), (np.ones((4, 3)), 2)]:
+        got = f(data, steps)
+        assert [g.shape for g in got] == [data.shape, data.shape + (3,), (steps, 3)]
+    states, _ = sn.scan(lambda r, h: sn.tanh(r + h), sequences=x, outputs_info=h0)
+    g = sn.function([x, h0], sn.grad(states.sum() + h0.sum(), [x, h0]), backend=backend)
+    gx, gh0 = g(np.zeros((0, 3)), np.full(3, 0.5))
+    assert gx.shape == (0, 3) and gh0.tolist() == [1.0, 1.0, 1.0]
+    taps, _ = sn.scan(lambda a, b: a * b, sequences=[{"input": x, "taps": [-1, 0]}])
+    gt = sn.function([x], sn.grad(taps.sum(), x), backend=backend)(np.ones((1, 3)))
+    assert gt.shape == (1, 3) and not gt.any()
