@@ -179,20 +179,33 @@ def _renamer(parent: os.stat_result, child: os.stat_result) -> str:
     return "another user of its group" if writers == stat.S_IWGRP else "any user"
 
 
+def configured() -> tuple[str, str]:
+    """The compile directory asked for, as symnb works in it (``claim``'s choice: it or its
+    subfolder), and '' when it can be written, else why not. It makes no fallback, so
+    ``symnb cache info|clear`` describe the user's directory, never a temporary one."""
+    return _choose(requested())
+
+
+def _choose(path: str) -> tuple[str, str]:
+    """``claim(path)`` checked, and '' or why it cannot be written (a refused directory
+    raises CompileDirError)."""
+    try:
+        chosen = claim(path)
+        check_ancestors(chosen)
+        return chosen, "" if writable(chosen) else "it is read-only"
+    except CompileDirError:
+        raise
+    except OSError as exc:
+        return path, f"{type(exc).__name__}: {exc}"
+
+
 def _usable(path: str) -> str:
     """``path`` (or the subfolder symnb works in) checked; a directory that cannot be
     written falls back to a private temporary one (a warning says so), and a refused one
     raises CompileDirError."""
-    try:
-        chosen = claim(path)
-        check_ancestors(chosen)
-        if writable(chosen):
-            return chosen
-        why = "it is read-only"
-    except CompileDirError:
-        raise
-    except OSError as exc:
-        why = f"{type(exc).__name__}: {exc}"
+    chosen, why = _choose(path)
+    if not why:
+        return chosen
     fallback = claim(tempfile.mkdtemp(prefix="symnb-compiledir-"))
     warnings.warn(
         f"symnb: cannot use the compile directory {path} ({why}); compiled code goes to "
@@ -201,6 +214,11 @@ def _usable(path: str) -> str:
         stacklevel=4,
     )
     return fallback
+
+
+def fallback_note() -> str:
+    """Where compiled code goes when the compile directory cannot be written (for messages)."""
+    return "compiled code goes to a private temporary directory for each process"
 
 
 def claim(path: str) -> str:

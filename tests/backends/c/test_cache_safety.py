@@ -232,3 +232,37 @@ def test_cache_info_and_clear_on_the_command_line(compiledir, capsys):
     assert cli.main(["cache", "clear"]) == 0
     assert "removed" in capsys.readouterr().out
     assert not (compiledir / "c").exists()
+
+
+def read_only(monkeypatch, directory):
+    """``directory`` (and what is in it) as if mounted read-only: root writes anyway, so the
+    writability check says no, and no fallback may be made (``symnb cache`` must not)."""
+    monkeypatch.setattr(cdir, "writable", lambda path: not path.startswith(str(directory)))
+
+    def no_fallback(*args, **kwargs):
+        raise AssertionError("a fallback directory was made")
+
+    monkeypatch.setattr(cdir.tempfile, "mkdtemp", no_fallback)
+
+
+def test_cache_info_describes_a_read_only_directory_not_a_fallback(compiledir, monkeypatch, capsys):
+    works(build())
+    cdir.forget()
+    read_only(monkeypatch, compiledir)
+    assert cli.main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{compiledir / 'c'}: 1 kernels in 1 libraries"), out
+    assert "cannot be written (it is read-only)" in out and "temporary directory" in out
+
+
+def test_cache_clear_of_a_read_only_directory_fails_removing_nothing(
+    compiledir, monkeypatch, capsys
+):
+    works(build())
+    cdir.forget()
+    read_only(monkeypatch, compiledir)
+    before = sorted(p.name for p in (compiledir / "c").iterdir())
+    assert cli.main(["cache", "clear"]) == 1
+    out, err = capsys.readouterr()
+    assert "removed" not in out and f"cannot clear the compile directory {compiledir}" in err
+    assert sorted(p.name for p in (compiledir / "c").iterdir()) == before
