@@ -58,11 +58,15 @@ def cache_command(action: str) -> int:
     from symnb.backends.c import cache  # cffi and the code generator: only for this command
     from symnb.backends.cuda import nvrtc
 
-    if action == "clear":
-        print(f"removed {cache.clear_cache()}")
-        print(f"removed {nvrtc.clear_cache()}")
-    else:
-        print(cache.info())
+    try:
+        if action == "clear":
+            print(f"removed {cache.clear_requested()}")
+            print(f"removed {nvrtc.clear_cache()}")
+        else:
+            print(cache.info())
+    except cache.CompileDirError as exc:  # refused or read-only: say so, clear nothing
+        print(f"symnb cache {action}: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -19,12 +19,14 @@ existing directory without one is used only if empty (it is marked then); otherw
 works in its ``SUBFOLDER`` inside it. Sweeps and ``clear_cache`` delete only names symnb
 gives its files. Files are written 0600 (libraries 0700) and each library's size and SHA-256
 recorded beside it, so a damaged one is deleted and rebuilt instead of loaded (``verified``).
-A compile directory that cannot be written falls back, with one warning, to a private
-temporary directory for the process.
+A compile directory that cannot be written falls back, with one warning, to the user's
+``shared_fallback`` (checked like the compile directory), or where that is refused to a
+private temporary directory for the process, deleted when it exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import hashlib
@@ -179,28 +181,81 @@ def _renamer(parent: os.stat_result, child: os.stat_result) -> str:
     return "another user of its group" if writers == stat.S_IWGRP else "any user"
 
 
-def _usable(path: str) -> str:
-    """``path`` (or the subfolder symnb works in) checked; a directory that cannot be
-    written falls back to a private temporary one (a warning says so), and a refused one
-    raises CompileDirError."""
+def configured() -> tuple[str, str]:
+    """The compile directory asked for, as symnb works in it (``claim``'s choice: it or its
+    subfolder), and '' when it can be written, else why not. It makes no fallback, so
+    ``symnb cache info|clear`` describe the user's directory, never a temporary one."""
+    return _choose(requested())
+
+
+def _choose(path: str) -> tuple[str, str]:
+    """``claim(path)`` checked, and '' or why it cannot be written (a refused directory
+    raises CompileDirError)."""
     try:
         chosen = claim(path)
         check_ancestors(chosen)
-        if writable(chosen):
-            return chosen
-        why = "it is read-only"
+        return chosen, "" if writable(chosen) else "it is read-only"
     except CompileDirError:
         raise
     except OSError as exc:
-        why = f"{type(exc).__name__}: {exc}"
-    fallback = claim(tempfile.mkdtemp(prefix="symnb-compiledir-"))
+        return path, f"{type(exc).__name__}: {exc}"
+
+
+def _usable(path: str) -> str:
+    """``path`` (or the subfolder symnb works in) checked; a directory that cannot be
+    written falls back to the user's temporary one (``_fallback``; a warning says so), and
+    a refused one raises CompileDirError."""
+    chosen, why = _choose(path)
+    if not why:
+        return chosen
+    fallback, where = _fallback()
     warnings.warn(
         f"symnb: cannot use the compile directory {path} ({why}); compiled code goes to "
-        f"{fallback} for this process (set sn.config.compiledir or SYMNB_COMPILEDIR)",
+        f"{fallback} {where} (set sn.config.compiledir or SYMNB_COMPILEDIR)",
         RuntimeWarning,
         stacklevel=4,
     )
     return fallback
+
+
+def shared_fallback() -> str:
+    """The user's fallback compile directory: one per user, so later processes find the
+    kernels compiled before (a directory per process was never deleted and compiled all
+    again). Its name is predictable, so ``_fallback`` checks it as the compile directory."""
+    return os.path.join(tempfile.gettempdir(), f"symnb-compiledir-user-{os.geteuid()}")
+
+
+def _fallback() -> tuple[str, str]:
+    """The shared fallback (``claim`` and ``check_ancestors``: another user who made that
+    path first, or may swap it, is refused), else a private directory for this process,
+    removed when it exits; and words saying which."""
+    try:
+        chosen = claim(shared_fallback())
+        check_ancestors(chosen)
+        if writable(chosen):
+            return chosen, "(shared by your processes)"
+        why = "it is read-only"
+    except OSError as exc:  # CompileDirError included: someone else's, a link, a wide mode
+        why = str(exc)
+    private = claim(tempfile.mkdtemp(prefix="symnb-compiledir-"))
+    atexit.register(_remove_private, private, os.getpid())
+    return private, f"for this process, removed at exit (not {shared_fallback()}: {why})"
+
+
+def _remove_private(path: str, creator: int) -> None:
+    """Delete this process's private fallback at exit; never from a forked child (the
+    parent still uses it). Libraries loaded from it stay mapped on POSIX; where a loaded one
+    cannot be deleted (Windows) it is left."""
+    if os.getpid() == creator:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def fallback_note() -> str:
+    """Where compiled code goes when the compile directory cannot be written (for messages)."""
+    return (
+        f"compiled code goes to {shared_fallback()} (shared by your processes; a private "
+        "temporary directory where that one is refused)"
+    )
 
 
 def claim(path: str) -> str:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from symnb.backends.c.cache import clear_cache, kernel_dir
+from symnb.backends.c.cache import CompileDirError, clear_requested, kernel_dir
 
 
 def main(argv: list[str]) -> int:
     if argv == ["clear"]:
-        print(f"removed {clear_cache()}")
+        try:
+            print(f"removed {clear_requested()}")
+        except CompileDirError as exc:  # read-only: nothing of the user's was touched
+            print(exc, file=sys.stderr)
+            return 1
         return 0
     if argv == ["where"]:
         print(kernel_dir())

@@ -34,7 +34,9 @@ from symnb.backends.c import compiler, forks, platforms, threads
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     CompileDirError,
     compiledir,
+    configured,
     ensure_private,
+    fallback_note,
     fingerprint,
     forget,
     forget_made,
@@ -450,24 +452,46 @@ class CacheInfo:
     libraries: int
     bytes: int
     limit: int
+    note: str = ""  # why new kernels do not go here (a read-only directory)
 
     def __str__(self):
         return (
             f"{self.directory}: {self.kernels} kernels in {self.libraries} libraries, "
-            f"{self.bytes / 1e6:.1f} MB of {self.limit / 1e6:.0f} MB"
+            f"{self.bytes / 1e6:.1f} MB of {self.limit / 1e6:.0f} MB" + self.note
         )
 
 
-def _libraries_on_disk() -> list[os.DirEntry]:
-    return [e for e in scan(kernel_dir()) if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
+def _libraries_on_disk(directory: str | None = None) -> list[os.DirEntry]:
+    entries = scan(directory or kernel_dir())
+    return [e for e in entries if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
 
 
 def info() -> CacheInfo:
-    """What the kernel cache holds (``symnb cache info``)."""
-    libs = _libraries_on_disk()
-    kernels = sum(e.name.endswith(".entry") for e in scan(kernel_dir()))
-    total = sum(_size(e) for e in libs)
-    return CacheInfo(kernel_dir(), kernels, len(libs), total, config.cache_limit_mb * 10**6)
+    """What the kernel cache holds (``symnb cache info``): the configured directory's, even
+    when it cannot be written; nothing is made for it then (the fallback is per process)."""
+    top, why = configured()
+    limit = config.cache_limit_mb * 10**6
+    if not why:
+        directory, note = kernel_dir(), ""
+    else:
+        directory, note = os.path.join(top, "c"), f"; cannot be written ({why}): {fallback_note()}"
+        if not marked(top):  # not symnb's directory: its c/, if any, is not counted
+            return CacheInfo(top, 0, 0, 0, limit, f" (no symnb cache){note}")
+    libs = _libraries_on_disk(directory)
+    kernels = sum(e.name.endswith(".entry") for e in scan(directory))
+    return CacheInfo(directory, kernels, len(libs), sum(_size(e) for e in libs), limit, note)
+
+
+def clear_requested() -> str:
+    """``clear_cache`` for ``symnb cache clear``: the configured directory's kernels, or a
+    CompileDirError when it cannot be written (never a fallback made only to be cleared)."""
+    top, why = configured()
+    if why:
+        raise CompileDirError(
+            f"cannot clear the compile directory {top} ({why}); nothing was removed. Clear it "
+            f"as a user who may write it, or set sn.config.compiledir (or SYMNB_COMPILEDIR)"
+        )
+    return clear_cache()
 
 
 def evict() -> list[str]:

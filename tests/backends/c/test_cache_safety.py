@@ -62,7 +62,19 @@ def test_environment_variable_sets_the_directory(tmp_path, monkeypatch):
     assert list((tmp_path / "from-env" / "c").glob("lib-*.so"))
 
 
-def test_read_only_directory_falls_back_to_a_private_one_with_one_warning(compiledir, monkeypatch):
+@pytest.fixture
+def temp_root(tmp_path, monkeypatch):
+    """``tempfile.gettempdir()`` for this test: fallbacks go there, not to /tmp."""
+    root = tmp_path / "tmp"
+    root.mkdir(mode=0o700)
+    monkeypatch.setattr(cdir.tempfile, "gettempdir", lambda: str(root))
+    monkeypatch.setattr(cdir.tempfile, "tempdir", str(root))  # mkdtemp's default
+    return root
+
+
+def test_read_only_directory_falls_back_to_a_private_one_with_one_warning(
+    compiledir, monkeypatch, temp_root
+):
     compiledir.mkdir(mode=0o700)
     monkeypatch.setattr(cdir, "writable", lambda path: path != str(compiledir))  # root writes all
     with pytest.warns(RuntimeWarning, match="cannot use the compile directory") as seen:
@@ -232,3 +244,88 @@ def test_cache_info_and_clear_on_the_command_line(compiledir, capsys):
     assert cli.main(["cache", "clear"]) == 0
     assert "removed" in capsys.readouterr().out
     assert not (compiledir / "c").exists()
+
+
+def read_only(monkeypatch, directory):
+    """``directory`` (and what is in it) as if mounted read-only: root writes anyway, so the
+    writability check says no, and no fallback may be made (``symnb cache`` must not)."""
+    monkeypatch.setattr(cdir, "writable", lambda path: not path.startswith(str(directory)))
+
+    def no_fallback(*args, **kwargs):
+        raise AssertionError("a fallback directory was made")
+
+    monkeypatch.setattr(cdir.tempfile, "mkdtemp", no_fallback)
+
+
+def test_cache_info_describes_a_read_only_directory_not_a_fallback(compiledir, monkeypatch, capsys):
+    works(build())
+    cdir.forget()
+    read_only(monkeypatch, compiledir)
+    assert cli.main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{compiledir / 'c'}: 1 kernels in 1 libraries"), out
+    assert "cannot be written (it is read-only)" in out and "temporary directory" in out
+
+
+def test_cache_clear_of_a_read_only_directory_fails_removing_nothing(
+    compiledir, monkeypatch, capsys
+):
+    works(build())
+    cdir.forget()
+    read_only(monkeypatch, compiledir)
+    before = sorted(p.name for p in (compiledir / "c").iterdir())
+    assert cli.main(["cache", "clear"]) == 1
+    out, err = capsys.readouterr()
+    assert "removed" not in out and f"cannot clear the compile directory {compiledir}" in err
+    assert sorted(p.name for p in (compiledir / "c").iterdir()) == before
+
+
+def test_processes_that_fall_back_share_one_directory_of_the_user(
+    compiledir, monkeypatch, temp_root
+):
+    compiledir.mkdir(mode=0o700)
+    monkeypatch.setattr(cdir, "writable", lambda path: path != str(compiledir))
+    with pytest.warns(RuntimeWarning, match="shared by your processes"):
+        works(build())
+    assert (
+        cdir.compiledir()
+        == cdir.shared_fallback()
+        == str(temp_root / f"symnb-compiledir-user-{os.geteuid()}")
+    )
+    cdir.forget()  # a later process: finds the kernel compiled before
+    reload_from_disk()
+    with pytest.warns(RuntimeWarning, match="cannot use"), cache.forbid_compile():
+        works(build())
+    assert [p.name for p in temp_root.iterdir()] == [os.path.basename(cdir.shared_fallback())]
+
+
+def planted_by_another(path):
+    path.mkdir(mode=0o777)
+    path.chmod(0o777)  # (as if) another user's: group and others may write it
+
+
+def planted_link(path):
+    target = path.parent / "elsewhere"
+    target.mkdir(mode=0o700)
+    path.symlink_to(target)
+
+
+@pytest.mark.parametrize("plant", [planted_by_another, planted_link])
+def test_a_planted_shared_fallback_is_refused_for_a_private_one_removed_at_exit(
+    compiledir, monkeypatch, temp_root, plant
+):
+    compiledir.mkdir(mode=0o700)
+    monkeypatch.setattr(cdir, "writable", lambda path: path != str(compiledir))
+    plant(temp_root / f"symnb-compiledir-user-{os.geteuid()}")
+    at_exit = []
+    monkeypatch.setattr(cdir.atexit, "register", lambda *call: at_exit.append(call))
+    with pytest.warns(RuntimeWarning, match="for this process, removed at exit"):
+        works(build())
+    private = cdir.compiledir()
+    assert os.path.dirname(private) == str(temp_root) and private != cdir.shared_fallback()
+    assert list((temp_root / os.path.basename(private) / "c").glob("lib-*.so"))
+    ((remove, *args),) = at_exit
+    remove(private, os.getpid() + 1)  # a forked child's exit leaves it to the parent
+    assert os.path.isdir(private)
+    remove(*args)
+    assert not os.path.exists(private)
