@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import getpass
 import hashlib
 import os
 import re
@@ -52,6 +53,13 @@ _swept: set[str] = set()
 _made: set[str] = set()
 _dir_fds: dict[str, int] = {}  # directory -> a descriptor of it, checked when opened
 HOW = "set sn.config.compiledir (or SYMNB_COMPILEDIR) to a directory of your own"
+#: POSIX owners and modes: who may write a directory or file is checked from them. Windows
+#: has neither (its per-user folders are private by their access lists; ``st_uid`` is 0 and
+#: every mode looks writable by all), so there only links and kinds of file are checked
+OWNERS = hasattr(os, "geteuid")
+#: files are opened relative to a checked descriptor of their directory (POSIX); where
+#: ``os.open`` takes no ``dir_fd`` (Windows), by path, a link still refused
+DIR_FDS = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
 class CompileDirError(SymnbError, PermissionError):
@@ -136,6 +144,8 @@ def _check_dir_info(path: str, info: os.stat_result) -> None:
         raise CompileDirError(
             f"the compile directory {path} is not a directory; move that file away, or {HOW}"
         )
+    if not OWNERS:
+        return
     if info.st_uid != os.geteuid():
         raise CompileDirError(
             f"the compile directory {path} belongs to user {info.st_uid}, not to you "
@@ -154,7 +164,9 @@ def check_ancestors(path: str) -> None:
     could put a directory of their own in its place after every check). Renaming an entry
     needs write access to its parent; a sticky parent (/tmp) restricts that to the entry's
     and the parent's owners. The user and root are trusted. Both the path as written and
-    the path its links lead to are checked."""
+    the path its links lead to are checked. (POSIX only: see ``OWNERS``.)"""
+    if not OWNERS:
+        return
     for chain in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
         child = chain
         while os.path.dirname(child) != child:
@@ -222,7 +234,19 @@ def shared_fallback() -> str:
     """The user's fallback compile directory: one per user, so later processes find the
     kernels compiled before (a directory per process was never deleted and compiled all
     again). Its name is predictable, so ``_fallback`` checks it as the compile directory."""
-    return os.path.join(tempfile.gettempdir(), f"symnb-compiledir-user-{os.geteuid()}")
+    return os.path.join(tempfile.gettempdir(), f"symnb-compiledir-user-{_user_tag()}")
+
+
+def _user_tag() -> str:
+    """The user's id in a file name: the uid on POSIX, else the login name's word
+    characters (Windows, whose temporary folder is the user's own anyway)."""
+    if OWNERS:
+        return str(os.geteuid())
+    try:
+        name = getpass.getuser()
+    except Exception:  # no login name to be found: one shared name, checked as any other
+        name = "user"
+    return re.sub(r"\W", "_", name) or "user"
 
 
 def _fallback() -> tuple[str, str]:
@@ -327,14 +351,19 @@ def open_file(path: str) -> int | None:
     directory without following a link (a FIFO is opened without blocking); None when
     missing or not a regular file. A file that is not the user's or that group or others may
     write raises UnsafeFile: what was opened is checked, not what the path names later."""
-    directory = dir_fd(os.path.dirname(path))
-    if directory is None:
-        return None
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
-    try:
-        fd = os.open(os.path.basename(path), flags, dir_fd=directory)
-    except OSError:
-        return None
+    if DIR_FDS:
+        directory = dir_fd(os.path.dirname(path))
+        if directory is None:
+            return None
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+        try:
+            fd = os.open(os.path.basename(path), flags, dir_fd=directory)
+        except OSError:
+            return None
+    else:
+        fd = _open_by_path(path)
+        if fd is None:
+            return None
     info = os.fstat(fd)
     why = _unsafe(info)
     if why or not stat.S_ISREG(info.st_mode):
@@ -345,7 +374,20 @@ def open_file(path: str) -> int | None:
     return fd
 
 
+def _open_by_path(path: str) -> int | None:
+    """``open_file`` where there are no directory descriptors (Windows): the path, not
+    followed if it is a link; None when missing."""
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+        return os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None
+
+
 def _unsafe(info: os.stat_result) -> str:
+    if not OWNERS:
+        return ""
     if info.st_uid != os.geteuid():
         return f"belongs to user {info.st_uid}, not to you ({os.geteuid()})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
@@ -524,12 +566,21 @@ def fingerprint(path: str) -> str | None:
 def _fingerprint_fd(fd: int, close: bool) -> str:
     digest = hashlib.sha256()
     size = 0
-    while block := os.pread(fd, 1 << 20, size):
+    while block := _read_at(fd, size):
         digest.update(block)
         size += len(block)
     if close:
         os.close(fd)
     return f"{size} {digest.hexdigest()}"
+
+
+def _read_at(fd: int, offset: int, size: int = 1 << 20) -> bytes:
+    """Up to ``size`` bytes at ``offset`` (``os.pread``; where there is none, Windows, a seek
+    then a read: the descriptor is this module's own)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
 
 
 def verified(path: str, recorded: str | None, what: str) -> bool:

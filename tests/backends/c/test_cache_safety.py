@@ -329,3 +329,38 @@ def test_a_planted_shared_fallback_is_refused_for_a_private_one_removed_at_exit(
     assert os.path.isdir(private)
     remove(*args)
     assert not os.path.exists(private)
+
+
+# -- Windows: no owners or modes, no directory descriptors (stand-ins) -----------------------------
+def test_a_system_without_owners_or_directory_descriptors_compiles_and_reloads(
+    compiledir, monkeypatch
+):
+    """Windows has neither POSIX owners and modes (``st_uid`` 0, every mode looks writable
+    by all) nor ``os.open(..., dir_fd=)``, ``O_DIRECTORY``, ``os.geteuid``, ``os.pread``: the
+    cache then checks links and kinds of file only, opens files by path, and reads with a
+    seek. Stand-ins for all of those: a kernel compiles, loads again from the disk under
+    ``forbid_compile``, a damaged library is found, and a link is still refused."""
+    monkeypatch.setattr(cdir, "OWNERS", False)
+    monkeypatch.setattr(cdir, "DIR_FDS", False)
+    monkeypatch.delattr(os, "geteuid")
+    monkeypatch.delattr(os, "pread")
+    monkeypatch.delattr(os, "O_DIRECTORY")
+    compiledir.mkdir(mode=0o700)
+    compiledir.chmod(0o777)  # what Windows reports for any directory
+    works(build())
+    cdir.forget()
+    reload_from_disk()
+    with cache.forbid_compile():
+        works(build())
+    lib = library(compiledir)
+    lib.write_bytes(lib.read_bytes()[:-1])  # damaged: found by its fingerprint
+    cdir.forget()
+    reload_from_disk()
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        works(build())
+    assert "symnb-compiledir-user-" in cdir.shared_fallback()
+    elsewhere = compiledir.parent / "elsewhere"
+    elsewhere.mkdir()
+    (compiledir.parent / "linked").symlink_to(elsewhere)
+    with pytest.raises(cdir.CompileDirError, match="symbolic link"):
+        cdir.check_dir(str(compiledir.parent / "linked"))
