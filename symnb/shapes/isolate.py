@@ -70,7 +70,10 @@ def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int 
 def _stop(child: subprocess.Popen | None) -> None:
     """Stop the program and its children (timed out, interrupted or terminated)."""
     if child is not None and child.poll() is None:
-        os.killpg(child.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):  # its session: the program's own children too
+            os.killpg(child.pid, signal.SIGKILL)
+        else:  # Windows: no sessions or process groups to kill; the program itself
+            child.kill()
         child.wait()
 
 

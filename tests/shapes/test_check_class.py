@@ -250,3 +250,13 @@ def test_forked_workers_still_end_with_os_exit(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "error: ShapeError" in out and "failure:" not in out
     assert out.count("ShapeError") == 1  # the worker did not go on checking the program
+
+
+def test_the_timeout_stops_the_program_where_there_are_no_process_groups(
+    tmp_path, capsys, monkeypatch
+):
+    """Windows has no ``os.killpg``: the program itself is killed (a stand-in removes it)."""
+    monkeypatch.delattr("os.killpg")
+    script = _script(tmp_path, "import time\nwhile True:\n    time.sleep(0.05)\n")
+    assert main(["check", "--timeout", "1", str(script)]) == 2
+    assert "failure: Timeout: still running after 1 s" in capsys.readouterr().out
