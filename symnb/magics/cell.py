@@ -28,6 +28,7 @@ from symnb.core.graph import leaves
 from symnb.core.hooks import hook
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import SymnbError
+from symnb.opt.select import plan
 
 _HIDDEN = {"eval", "load_ipython_extension"}  # keep Python's eval; not for cells
 
@@ -65,7 +66,23 @@ def parse_line(line: str) -> argparse.Namespace:
         words = shlex.split(line)
     except ValueError as exc:  # an unclosed quote
         raise CellError(f"%%symcompile: cannot read the options {line.strip()!r}: {exc}") from None
-    return parser.parse_args(words)
+    return parser.parse_args(_join_optimize(words))
+
+
+def _join_optimize(words: list[str]) -> list[str]:
+    """``--optimize -fuse`` read as ``--optimize=-fuse``: argparse takes a value starting with
+    '-' for an option of its own and would refuse the line."""
+    out, rest = [], iter(words)
+    for word in rest:
+        if word == "--optimize":
+            value = next(rest, None)
+            if value is not None and value.startswith("-") and not value.startswith("--"):
+                word = f"--optimize={value}"
+            elif value is not None:
+                out.append(word)
+                word = value
+        out.append(word)
+    return out
 
 
 def check_options(args) -> None:
@@ -82,6 +99,12 @@ def check_options(args) -> None:
             f"%%symcompile --backend: unknown backend {args.backend!r}; "
             f"choose from {', '.join(backends)}"
         )
+    if getattr(args, "optimize", None) is not None:
+        try:
+            plan(parse_optimize(args.optimize))
+        except ValueError as exc:  # an unknown mode, phase or rule
+            message = str(exc).removeprefix("optimize: ")
+            raise CellError(f"%%symcompile --optimize: {message}") from None
 
 
 def parse_optimize(text: str):
@@ -92,6 +115,8 @@ def parse_optimize(text: str):
     parts = _split(text)
     include = [p.lstrip("+") for p in parts if not p.startswith("-")]
     exclude = [p[1:] for p in parts if p.startswith("-")]
+    if not include:  # only exclusions: the default set less those, as sn.function does
+        return {"exclude": exclude}
     return {"include": include, "exclude": exclude}
 
 

@@ -1,0 +1,64 @@
+"""``%%symcompile`` cells run by an IPython shell (``start_ipython``, history stored, in a
+process of their own): options, error lines, views and the names a failing cell keeps."""
+
+import json
+import textwrap
+
+from tests.helpers import run_python
+
+SCRIPT = textwrap.dedent(
+    """\
+    import json
+    from IPython.testing.globalipapp import start_ipython
+    from IPython.utils.capture import capture_output
+    shell = start_ipython()
+    shell.run_cell("%load_ext symnb", store_history=True)
+    shell.run_cell("import numpy as np", store_history=True)
+    found = []
+    for cell in json.loads(CELLS):
+        number = shell.execution_count
+        with capture_output() as shown:
+            result = shell.run_cell(cell, store_history=True)
+        error = result.error_before_exec or result.error_in_exec
+        found.append({
+            "number": number,
+            "error": type(error).__name__ if error else None,
+            "message": str(error) if error else "",
+            "lineno": getattr(error, "lineno", None),
+            "line": getattr(error, "text", None),
+            "stdout": shown.stdout,
+            "outputs": [{k: str(v) for k, v in o.data.items()} for o in shown.outputs],
+            "result": repr(result.result),
+        })
+    print("FOUND" + json.dumps(found))
+    """
+)
+
+
+def run_cells(*cells: str) -> list[dict]:
+    """Each cell run in turn by a shell with symnb loaded: its error (name, message, line),
+    printed text, displayed outputs (mimetype -> text) and result."""
+    out = run_python(f"CELLS = {json.dumps(list(cells))!r}\n" + SCRIPT)
+    return json.loads(out.split("FOUND", 1)[1])
+
+
+def test_optimize_with_only_exclusions_keeps_the_default_rewrites():
+    """``--optimize=-fuse`` (or ``--optimize -fuse``) is the default set less fuse, as
+    ``optimize={"exclude": ["fuse"]}`` is for sn.function; an unknown name is refused before
+    the cell runs, with the options' card."""
+    body = "q = vector('q')\nlog(1 + exp(q))"
+    out = run_cells(
+        f"%%symcompile f --optimize=-fuse --quiet\n{body}",
+        "print(f(np.array([1000.0])).tolist(), sorted(f.rewrites.counts()))",
+        f"%%symcompile g --optimize -fuse,+stabilize --quiet\n{body}",
+        "print(g(np.array([1000.0])).tolist())",
+        f"%%symcompile h --optimize nonsense\n{body}",
+    )
+    assert [c["error"] for c in out[:4]] == [None] * 4
+    value, rules = out[1]["stdout"].split("] ", 1)
+    assert value == "[1000.0" and "softplus_of_formula" in rules and "log1p_of_sum" in rules
+    assert out[3]["stdout"].strip() == "[1000.0]"
+    assert out[4]["error"] == "CellError"
+    assert "%%symcompile --optimize: 'nonsense' is neither a phase" in out[4]["message"]
+    assert "text/html" in out[4]["outputs"][0]  # the card, not a traceback
+    assert "select.py" not in out[4]["stdout"]
