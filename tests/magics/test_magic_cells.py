@@ -62,3 +62,25 @@ def test_optimize_with_only_exclusions_keeps_the_default_rewrites():
     assert "%%symcompile --optimize: 'nonsense' is neither a phase" in out[4]["message"]
     assert "text/html" in out[4]["outputs"][0]  # the card, not a traceback
     assert "select.py" not in out[4]["stdout"]
+
+
+def test_a_view_that_cannot_be_built_is_one_line_and_the_others_are_shown():
+    """Random int labels out of range make ``f.profile()`` raise: the profile view says why
+    in one line; before, after and kernels are still shown."""
+    out = run_cells(
+        "%%symcompile clf --backend py --show before,after,profile,kernels --quiet\n"
+        'x = tensor("x", shape=("batch", 4))\n'
+        'y = tensor("y", shape=("batch",), dtype="int64")\n'
+        'W = tensor("W", shape=(4, 3))\n'
+        "loss = mean(crossentropy(softmax(x @ W), y))\n"
+        "loss",
+        "print(callable(clf))",
+    )
+    cell = out[0]
+    assert cell["error"] is None, cell["message"]
+    texts = [o["text/plain"] for o in cell["outputs"]]
+    assert len(texts) == 4
+    assert "as written" in texts[0] and "optimised" in texts[1]
+    assert texts[2].startswith("profile: cannot be shown:") and "\n" not in texts[2].strip()
+    assert "kernels" in texts[3]
+    assert out[1]["stdout"].strip() == "True"
