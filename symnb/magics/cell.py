@@ -156,10 +156,13 @@ def run_cell(shell, cell: str, user_ns=None, filename=None):
     namespace after the cell, and the names the cell bound (written back to the user's).
     """
     source = shell.transform_cell(cell) if shell is not None else cell
-    filename = filename or _register(shell, "\n" + source)  # one leading line: the %% line
+    # line 1 is the %% line; IPython's transform drops the cell's leading blank lines, which
+    # the user still sees and counts
+    skip = 1 + _leading_blank_lines(cell) - _leading_blank_lines(source)
+    filename = filename or _register(shell, "\n" * skip + source)
     tree = ast.parse(source, filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    ast.increment_lineno(tree, 1)
+    ast.increment_lineno(tree, skip)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
     namespace = symnb_names()
     namespace.update(user_ns)
@@ -167,13 +170,18 @@ def run_cell(shell, cell: str, user_ns=None, filename=None):
     exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
     value = None
     if last is not None:
-        ast.increment_lineno(last, 1)
+        ast.increment_lineno(last, skip)
         code = compile(ast.Expression(last.value), filename, "eval")
         value = eval(code, namespace)  # noqa: S307 - the user's own expression
     bound = {n for n, v in namespace.items() if before.get(n) != id(v) and not n.startswith("__")}
     _name_outputs(last, value)
     user_ns.update({n: namespace[n] for n in bound})
     return value, namespace, bound
+
+
+def _leading_blank_lines(text: str) -> int:
+    lines = text.split("\n")
+    return next((i for i, line in enumerate(lines) if line.strip()), len(lines) - 1)
 
 
 def _name_outputs(last, value) -> None:

@@ -84,3 +84,20 @@ def test_a_view_that_cannot_be_built_is_one_line_and_the_others_are_shown():
     assert texts[2].startswith("profile: cannot be shown:") and "\n" not in texts[2].strip()
     assert "kernels" in texts[3]
     assert out[1]["stdout"].strip() == "True"
+
+
+def test_error_lines_count_the_cells_leading_blank_lines():
+    """The magic line is line 1, blank lines included after it (as ``symnb check`` counts):
+    the message, the card and IPython's traceback name line 5 here."""
+    out = run_cells(
+        "%%symcompile f\n\n\n"
+        'x2 = tensor("x2", shape=("batch", 4))\n'
+        'h = x2 @ tensor("W", shape=(3,3))\n'
+        "h",
+        '%%symcompile g\n\n\nz = tensor("z", shape=(2,))\nlen(z, z)',
+    )
+    number = out[0]["number"]
+    assert "at notebook cell, line 5: h = x2 @ " in out[0]["message"]
+    assert f"(In[{number}])" in out[0]["message"]
+    assert out[1]["error"] == "TypeError" and "line 5" in out[1]["stdout"]
+    assert "len(z, z)" in out[1]["stdout"]
