@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import re
 import shlex
 import sys
@@ -24,8 +25,10 @@ import types
 
 from symnb.backends import LINKERS, PLANNED
 from symnb.compile import function as compile_function
+from symnb.compile.function import _check_updates
 from symnb.core.graph import leaves
 from symnb.core.hooks import hook
+from symnb.core.source import SourceLoc, pin_location, unpin_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import SymnbError
 from symnb.opt.select import plan
@@ -120,21 +123,38 @@ def parse_optimize(text: str):
     return {"include": include, "exclude": exclude}
 
 
-def symcompile(args, cell: str, shell=None, user_ns=None, filename=None):
+def symcompile(args, cell: str, shell=None, user_ns=None, filename=None, magic: str = ""):
     """Check the options, run the cell, compile what it defines and bind it to ``args.name``
-    in the user's namespace (the shell's, or ``user_ns``). Returns the function."""
+    in the user's namespace (the shell's, or ``user_ns``). Returns the function. ``magic``,
+    the %%symcompile line, is what an error naming line 1 quotes."""
     check_options(args)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
-    value, namespace, bound = run_cell(shell, cell, user_ns, filename)
+    value, namespace, bound, lines = run_cell(shell, cell, user_ns, filename, magic)
     outputs = pick_outputs(value, namespace, args.outputs)
-    updates = pick_updates(namespace, bound)
+    # the compile runs in symnb and IPython: its errors name the cell's lines instead, the
+    # updates' checks the line assigning ``updates``, the rest the %%symcompile line
+    with _located(lines.updates or lines.magic):
+        updates = pick_updates(namespace, bound)
+        updates = _check_updates(updates) if updates else []
     inputs = pick_inputs(outputs, updates, namespace, args.inputs)
     options = {"backend": args.backend, "name": args.name}
     if args.optimize is not None:
         options["optimize"] = parse_optimize(args.optimize)
-    function = compile_function(inputs, outputs, updates=updates or None, **options)
+    with _located(lines.magic):
+        function = compile_function(inputs, outputs, updates=updates or None, **options)
     user_ns[args.name] = function
     return function
+
+
+@contextlib.contextmanager
+def _located(loc: SourceLoc):
+    """Nodes built and errors raised meanwhile are attributed to ``loc``, a line of the cell
+    (the first frame outside symnb would be IPython's)."""
+    token = pin_location(loc)
+    try:
+        yield
+    finally:
+        unpin_location(token)
 
 
 def symnb_names() -> dict:
@@ -148,18 +168,19 @@ def symnb_names() -> dict:
     return names
 
 
-def run_cell(shell, cell: str, user_ns=None, filename=None):
+def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     """Execute ``cell`` over the user's namespace (the shell's, or ``user_ns``; ``filename``
     names the cell for errors when there is no shell: its line 1 is the %%symcompile line).
 
     Returns the value of its last expression (None if the last line is a statement), the
-    namespace after the cell, and the names the cell bound (written back to the user's).
+    namespace after the cell, the names the cell bound (written back to the user's), and
+    the cell's lines that compile errors name (see :func:`_lines`).
     """
     source = shell.transform_cell(cell) if shell is not None else cell
     # line 1 is the %% line; IPython's transform drops the cell's leading blank lines, which
     # the user still sees and counts
     skip = 1 + _leading_blank_lines(cell) - _leading_blank_lines(source)
-    filename = filename or _register(shell, "\n" * skip + source)
+    filename = filename or _register(shell, magic.strip() + "\n" * skip + source)
     tree = ast.parse(source, filename)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     ast.increment_lineno(tree, skip)
@@ -176,7 +197,19 @@ def run_cell(shell, cell: str, user_ns=None, filename=None):
     bound = {n for n, v in namespace.items() if before.get(n) != id(v) and not n.startswith("__")}
     _name_outputs(last, value)
     user_ns.update({n: namespace[n] for n in bound})
-    return value, namespace, bound
+    return value, namespace, bound, _lines(filename, tree)
+
+
+def _lines(filename: str, tree) -> types.SimpleNamespace:
+    """The cell's lines that compile errors name: the %% line, and the last one assigning
+    ``updates`` (None if none does)."""
+    assigned = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "updates" and isinstance(node.ctx, ast.Store)
+    ]
+    updates = SourceLoc(filename, max(assigned)) if assigned else None
+    return types.SimpleNamespace(magic=SourceLoc(filename, 1), updates=updates)
 
 
 def _leading_blank_lines(text: str) -> int:

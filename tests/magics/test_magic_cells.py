@@ -101,3 +101,23 @@ def test_error_lines_count_the_cells_leading_blank_lines():
     assert f"(In[{number}])" in out[0]["message"]
     assert out[1]["error"] == "TypeError" and "line 5" in out[1]["stdout"]
     assert "len(z, z)" in out[1]["stdout"]
+
+
+def test_a_bad_update_names_the_cell_line_that_assigned_updates():
+    """The compile runs under IPython's frames: its errors name the cell's lines, never an
+    IPython file (the updates' checks the ``updates =`` line, the rest the magic line)."""
+    out = run_cells(
+        '%%symcompile u\nx = vector("x")\nupdates = {x: x + 1}\nx * 2',
+        "%%symcompile v\nW = shared(np.ones(3), name='W')\nx = vector('x')\n"
+        "updates = [(W, W + 1),\n           (W, W - 1)]\nx * 2",
+        "%%symcompile w --inputs x,x\nx = vector('x')\nx * 2",
+    )
+    number = out[0]["number"]
+    assert out[0]["error"] == "GraphError" and "is not a shared variable" in out[0]["message"]
+    assert (
+        f"at notebook cell, line 3: updates = {{x: x + 1}}  (In[{number}])" in (out[0]["message"])
+    )
+    assert "is updated twice" in out[1]["message"]
+    assert "at notebook cell, line 4: updates = [(W, W + 1)," in out[1]["message"]
+    assert "interactiveshell.py" not in out[2]["message"]  # an error of the compile itself
+    assert "at notebook cell, line 1: %%symcompile w --inputs x,x  (In[" in out[2]["message"]
