@@ -188,15 +188,17 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     namespace = symnb_names()
     namespace.update(user_ns)
     before = {name: id(value) for name, value in namespace.items()}
-    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
     value = None
-    if last is not None:
-        ast.increment_lineno(last, skip)
-        code = compile(ast.Expression(last.value), filename, "eval")
-        value = eval(code, namespace)  # noqa: S307 - the user's own expression
-    bound = {n for n, v in namespace.items() if before.get(n) != id(v) and not n.startswith("__")}
+    try:
+        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
+        if last is not None:
+            ast.increment_lineno(last, skip)
+            code = compile(ast.Expression(last.value), filename, "eval")
+            value = eval(code, namespace)  # noqa: S307 - the user's own expression
+    finally:  # a failing cell keeps what it assigned before the error, as any cell does
+        bound = {n for n, v in namespace.items() if before.get(n) != id(v) and n[:2] != "__"}
+        user_ns.update({n: namespace[n] for n in bound})
     _name_outputs(last, value)
-    user_ns.update({n: namespace[n] for n in bound})
     return value, namespace, bound, _lines(filename, tree)
 
 

@@ -121,3 +121,14 @@ def test_a_bad_update_names_the_cell_line_that_assigned_updates():
     assert "at notebook cell, line 4: updates = [(W, W + 1)," in out[1]["message"]
     assert "interactiveshell.py" not in out[2]["message"]  # an error of the compile itself
     assert "at notebook cell, line 1: %%symcompile w --inputs x,x  (In[" in out[2]["message"]
+
+
+def test_a_failing_cell_keeps_the_names_it_assigned_before_the_error():
+    out = run_cells(
+        '%%symcompile f\nW = tensor("W", shape=(4, 5))\nx = tensor("x", shape=(3,))\n'
+        "y = W @ x\nz = 1\ny",
+        "print(W.name, x.name, 'z' in dir(), 'f' in dir())",
+    )
+    assert out[0]["error"] == "ShapeError"
+    assert out[1]["error"] is None, out[1]["message"]
+    assert out[1]["stdout"].split() == ["W", "x", "False", "False"]
