@@ -181,7 +181,10 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     # the user still sees and counts
     skip = 1 + _leading_blank_lines(cell) - _leading_blank_lines(source)
     filename = filename or _register(shell, magic.strip() + "\n" * skip + source)
-    tree = ast.parse(source, filename)
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as exc:  # a card at the user's line, not ast.parse's frames
+        raise _syntax_error(exc, filename, skip) from None
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     ast.increment_lineno(tree, skip)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
@@ -212,6 +215,15 @@ def _lines(filename: str, tree) -> types.SimpleNamespace:
     ]
     updates = SourceLoc(filename, max(assigned)) if assigned else None
     return types.SimpleNamespace(magic=SourceLoc(filename, 1), updates=updates)
+
+
+def _syntax_error(exc: SyntaxError, filename: str, skip: int) -> CellError:
+    """The cell's syntax error as a CellError naming the line as the user counts it."""
+    loc = SourceLoc(filename, (exc.lineno or 1) + skip)
+    where = str(loc) if loc.code else f"{loc}: {(exc.text or '').strip()}"
+    error = CellError(f"%%symcompile: {exc.msg}\n  at {where}")
+    error.location = loc
+    return error
 
 
 def _leading_blank_lines(text: str) -> int:

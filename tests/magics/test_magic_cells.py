@@ -132,3 +132,15 @@ def test_a_failing_cell_keeps_the_names_it_assigned_before_the_error():
     assert out[0]["error"] == "ShapeError"
     assert out[1]["error"] is None, out[1]["message"]
     assert out[1]["stdout"].split() == ["W", "x", "False", "False"]
+
+
+def test_a_syntax_error_is_a_card_at_the_users_line():
+    out = run_cells('%%symcompile s\nx = vector("x"\nx', "%%symcompile t\n\ny = vector('y')\ny +")
+    first, second = out
+    assert first["error"] == "CellError" and "was never closed" in first["message"]
+    assert (
+        f'at notebook cell, line 2: x = vector("x"  (In[{first["number"]}])' in (first["message"])
+    )
+    assert "text/html" in first["outputs"][0]  # the card
+    assert "cell.py" not in first["stdout"] and "ast.py" not in first["stdout"]
+    assert "at notebook cell, line 4: y +" in second["message"]
