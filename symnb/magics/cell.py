@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import keyword
 import re
 import shlex
 import sys
@@ -90,6 +91,12 @@ def _join_optimize(words: list[str]) -> list[str]:
 
 def check_options(args) -> None:
     """Refuse a wrong option before the cell runs (a typo must not cost a compile)."""
+    name = getattr(args, "name", None)
+    if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+        raise CellError(
+            f"%%symcompile: the function's name {name!r} is not a Python name the notebook's "
+            "code could use; write e.g. %%symcompile f"
+        )
     unknown = [n for n in _split(args.show or "") if n not in VIEW_NAMES]
     if unknown:
         raise CellError(

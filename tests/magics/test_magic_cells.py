@@ -144,3 +144,17 @@ def test_a_syntax_error_is_a_card_at_the_users_line():
     assert "text/html" in first["outputs"][0]  # the card
     assert "cell.py" not in first["stdout"] and "ast.py" not in first["stdout"]
     assert "at notebook cell, line 4: y +" in second["message"]
+
+
+def test_the_functions_name_must_be_a_python_name():
+    body = "\nq = vector('q')\nq * 2"
+    out = run_cells(
+        f'%%symcompile "bad name"{body}',
+        f"%%symcompile class{body}",
+        "print(sorted(k for k in get_ipython().user_ns if k in ('bad name', 'class', 'q')))",
+    )
+    for cell, name in zip(out, ("'bad name'", "'class'")):
+        assert cell["error"] == "CellError"
+        assert f"the function's name {name} is not a Python name" in cell["message"]
+        assert "text/html" in cell["outputs"][0]
+    assert out[2]["stdout"].strip() == "[]"  # refused before the cell ran
