@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import keyword
 import re
 import shlex
 import sys
@@ -24,10 +26,13 @@ import types
 
 from symnb.backends import LINKERS, PLANNED
 from symnb.compile import function as compile_function
+from symnb.compile.function import _check_updates
 from symnb.core.graph import leaves
 from symnb.core.hooks import hook
+from symnb.core.source import SourceLoc, pin_location, unpin_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import SymnbError
+from symnb.opt.select import plan
 
 _HIDDEN = {"eval", "load_ipython_extension"}  # keep Python's eval; not for cells
 
@@ -65,11 +70,33 @@ def parse_line(line: str) -> argparse.Namespace:
         words = shlex.split(line)
     except ValueError as exc:  # an unclosed quote
         raise CellError(f"%%symcompile: cannot read the options {line.strip()!r}: {exc}") from None
-    return parser.parse_args(words)
+    return parser.parse_args(_join_optimize(words))
+
+
+def _join_optimize(words: list[str]) -> list[str]:
+    """``--optimize -fuse`` read as ``--optimize=-fuse``: argparse takes a value starting with
+    '-' for an option of its own and would refuse the line."""
+    out, rest = [], iter(words)
+    for word in rest:
+        if word == "--optimize":
+            value = next(rest, None)
+            if value is not None and value.startswith("-") and not value.startswith("--"):
+                word = f"--optimize={value}"
+            elif value is not None:
+                out.append(word)
+                word = value
+        out.append(word)
+    return out
 
 
 def check_options(args) -> None:
     """Refuse a wrong option before the cell runs (a typo must not cost a compile)."""
+    name = getattr(args, "name", None)
+    if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+        raise CellError(
+            f"%%symcompile: the function's name {name!r} is not a Python name the notebook's "
+            "code could use; write e.g. %%symcompile f"
+        )
     unknown = [n for n in _split(args.show or "") if n not in VIEW_NAMES]
     if unknown:
         raise CellError(
@@ -82,6 +109,12 @@ def check_options(args) -> None:
             f"%%symcompile --backend: unknown backend {args.backend!r}; "
             f"choose from {', '.join(backends)}"
         )
+    if getattr(args, "optimize", None) is not None:
+        try:
+            plan(parse_optimize(args.optimize))
+        except ValueError as exc:  # an unknown mode, phase or rule
+            message = str(exc).removeprefix("optimize: ")
+            raise CellError(f"%%symcompile --optimize: {message}") from None
 
 
 def parse_optimize(text: str):
@@ -92,24 +125,43 @@ def parse_optimize(text: str):
     parts = _split(text)
     include = [p.lstrip("+") for p in parts if not p.startswith("-")]
     exclude = [p[1:] for p in parts if p.startswith("-")]
+    if not include:  # only exclusions: the default set less those, as sn.function does
+        return {"exclude": exclude}
     return {"include": include, "exclude": exclude}
 
 
-def symcompile(args, cell: str, shell=None, user_ns=None, filename=None):
+def symcompile(args, cell: str, shell=None, user_ns=None, filename=None, magic: str = ""):
     """Check the options, run the cell, compile what it defines and bind it to ``args.name``
-    in the user's namespace (the shell's, or ``user_ns``). Returns the function."""
+    in the user's namespace (the shell's, or ``user_ns``). Returns the function. ``magic``,
+    the %%symcompile line, is what an error naming line 1 quotes."""
     check_options(args)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
-    value, namespace, bound = run_cell(shell, cell, user_ns, filename)
+    value, namespace, bound, lines = run_cell(shell, cell, user_ns, filename, magic)
     outputs = pick_outputs(value, namespace, args.outputs)
-    updates = pick_updates(namespace, bound)
+    # the compile runs in symnb and IPython: its errors name the cell's lines instead, the
+    # updates' checks the line assigning ``updates``, the rest the %%symcompile line
+    with _located(lines.updates or lines.magic):
+        updates = pick_updates(namespace, bound)
+        updates = _check_updates(updates) if updates else []
     inputs = pick_inputs(outputs, updates, namespace, args.inputs)
     options = {"backend": args.backend, "name": args.name}
     if args.optimize is not None:
         options["optimize"] = parse_optimize(args.optimize)
-    function = compile_function(inputs, outputs, updates=updates or None, **options)
+    with _located(lines.magic):
+        function = compile_function(inputs, outputs, updates=updates or None, **options)
     user_ns[args.name] = function
     return function
+
+
+@contextlib.contextmanager
+def _located(loc: SourceLoc):
+    """Nodes built and errors raised meanwhile are attributed to ``loc``, a line of the cell
+    (the first frame outside symnb would be IPython's)."""
+    token = pin_location(loc)
+    try:
+        yield
+    finally:
+        unpin_location(token)
 
 
 def symnb_names() -> dict:
@@ -123,32 +175,67 @@ def symnb_names() -> dict:
     return names
 
 
-def run_cell(shell, cell: str, user_ns=None, filename=None):
+def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     """Execute ``cell`` over the user's namespace (the shell's, or ``user_ns``; ``filename``
     names the cell for errors when there is no shell: its line 1 is the %%symcompile line).
 
     Returns the value of its last expression (None if the last line is a statement), the
-    namespace after the cell, and the names the cell bound (written back to the user's).
+    namespace after the cell, the names the cell bound (written back to the user's), and
+    the cell's lines that compile errors name (see :func:`_lines`).
     """
     source = shell.transform_cell(cell) if shell is not None else cell
-    filename = filename or _register(shell, "\n" + source)  # one leading line: the %% line
-    tree = ast.parse(source, filename)
+    # line 1 is the %% line; IPython's transform drops the cell's leading blank lines, which
+    # the user still sees and counts
+    skip = 1 + _leading_blank_lines(cell) - _leading_blank_lines(source)
+    filename = filename or _register(shell, magic.strip() + "\n" * skip + source)
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as exc:  # a card at the user's line, not ast.parse's frames
+        raise _syntax_error(exc, filename, skip) from None
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    ast.increment_lineno(tree, 1)
+    ast.increment_lineno(tree, skip)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
     namespace = symnb_names()
     namespace.update(user_ns)
     before = {name: id(value) for name, value in namespace.items()}
-    exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
     value = None
-    if last is not None:
-        ast.increment_lineno(last, 1)
-        code = compile(ast.Expression(last.value), filename, "eval")
-        value = eval(code, namespace)  # noqa: S307 - the user's own expression
-    bound = {n for n, v in namespace.items() if before.get(n) != id(v) and not n.startswith("__")}
+    try:
+        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
+        if last is not None:
+            ast.increment_lineno(last, skip)
+            code = compile(ast.Expression(last.value), filename, "eval")
+            value = eval(code, namespace)  # noqa: S307 - the user's own expression
+    finally:  # a failing cell keeps what it assigned before the error, as any cell does
+        bound = {n for n, v in namespace.items() if before.get(n) != id(v) and n[:2] != "__"}
+        user_ns.update({n: namespace[n] for n in bound})
     _name_outputs(last, value)
-    user_ns.update({n: namespace[n] for n in bound})
-    return value, namespace, bound
+    return value, namespace, bound, _lines(filename, tree)
+
+
+def _lines(filename: str, tree) -> types.SimpleNamespace:
+    """The cell's lines that compile errors name: the %% line, and the last one assigning
+    ``updates`` (None if none does)."""
+    assigned = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id == "updates" and isinstance(node.ctx, ast.Store)
+    ]
+    updates = SourceLoc(filename, max(assigned)) if assigned else None
+    return types.SimpleNamespace(magic=SourceLoc(filename, 1), updates=updates)
+
+
+def _syntax_error(exc: SyntaxError, filename: str, skip: int) -> CellError:
+    """The cell's syntax error as a CellError naming the line as the user counts it."""
+    loc = SourceLoc(filename, (exc.lineno or 1) + skip)
+    where = str(loc) if loc.code else f"{loc}: {(exc.text or '').strip()}"
+    error = CellError(f"%%symcompile: {exc.msg}\n  at {where}")
+    error.location = loc
+    return error
+
+
+def _leading_blank_lines(text: str) -> int:
+    lines = text.split("\n")
+    return next((i for i, line in enumerate(lines) if line.strip()), len(lines) - 1)
 
 
 def _name_outputs(last, value) -> None:

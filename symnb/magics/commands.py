@@ -32,7 +32,7 @@ class SymnbMagics(Magics):
         ``updates`` assigned in the cell. The options are checked before the cell runs.
         """
         args = parse_line(line)  # errors as cards; the decorators give %%symcompile? its help
-        function = symcompile(args, cell, shell=self.shell)
+        function = symcompile(args, cell, shell=self.shell, magic=f"%%symcompile {line}")
         if not args.quiet:
             display(function)
         for view in views_for(function, args.show):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from symnb.errors import SymnbError
 from symnb.magics.cell import check_options
 from symnb.magics.stepper_widget import stepper
 from symnb.viz.cards import Html, kernels_html, message_html
@@ -66,8 +67,19 @@ VIEWS = {
 }
 
 
-def views_for(f, names: str) -> list:
-    """The displayables for a comma-separated list of view names (unknown names raise)."""
+def views_for(f, names: str):
+    """The displayables for a comma-separated list of view names (unknown names raise), each
+    made as it is asked for: one that cannot be built (``f.profile()``'s random inputs out of
+    a gather's range) becomes one line saying why, and the others are still shown."""
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     check_options(SimpleNamespace(show=names, backend=None))  # a CellError (styled card)
-    return [VIEWS[n](f) for n in wanted]
+    for name in wanted:
+        try:
+            yield VIEWS[name](f)
+        except Exception as exc:  # noqa: BLE001 - a view is a display; the function stands
+            yield _unavailable(f"{name}: cannot be shown: {_one_line(exc)}")
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text if isinstance(exc, SymnbError) else f"{type(exc).__name__}: {text}"

@@ -34,6 +34,7 @@ def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str
     """Horizontal bars, longest first as given, each labelled with its value."""
     width, label_w, row_h = 640, 260, 20
     top = max(values, default=0) or 1.0
+    shown_unit = escape(unit)  # the caller's text: never markup
     rows = []
     for i, (label, value) in enumerate(zip(labels, values)):
         y = 6 + i * row_h
@@ -42,8 +43,8 @@ def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str
             f"<text x='{label_w - 6}' y='{y + 13}' text-anchor='end' {FONT}>"
             f"{escape(label[:40])}</text>"
             f"<rect class='bar' x='{label_w}' y='{y + 2}' width='{bar:.1f}' height='{row_h - 6}'"
-            f" fill='{ACCENT}'><title>{escape(label)}: {value:.2f}{unit}</title></rect>"
-            f"<text x='{label_w + bar + 4:.1f}' y='{y + 13}' {FONT}>{value:.1f}{unit}</text>"
+            f" fill='{ACCENT}'><title>{escape(label)}: {value:.2f}{shown_unit}</title></rect>"
+            f"<text x='{label_w + bar + 4:.1f}' y='{y + 13}' {FONT}>{value:.1f}{shown_unit}</text>"
         )
     height = 12 + len(rows) * row_h
     name = f"bar chart of {len(rows)} values" + (f" in {unit.strip()}" if unit.strip() else "")

@@ -1,6 +1,7 @@
 """Rich reprs, LaTeX, profiles and charts, without a kernel."""
 
 import re
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -192,3 +193,23 @@ def test_profile_checks_its_inputs_as_a_call_does():
     with pytest.raises(sn.InputError) as profile_error:
         f.profile(*wrong, repeat=1)
     assert str(profile_error.value) == str(call_error.value)
+
+
+def test_caller_text_in_charts_is_never_markup():
+    """Units, titles, axis labels, legends and image titles come from the caller: a tag in
+    them must reach the page as text (an ``onerror`` would run in the notebook)."""
+    bad = "<img src=x onerror=alert(1)>"
+    charts = [
+        plot_bars([bad], [1.0], unit=bad),
+        plot_line([1.0, 2.0], title=bad, xlabel=bad),
+        plot_lines({bad: [1.0, 2.0]}, title=bad, xlabel=bad),
+        show_images([np.eye(2)], titles=[bad]),
+    ]
+    for chart in charts:
+        bundle = chart._repr_mimebundle_()
+        for text in (bundle["image/svg+xml"], bundle["text/html"]):
+            assert "<img" not in text
+        root = ElementTree.fromstring(bundle["image/svg+xml"])  # well-formed, or this raises
+        assert not root.findall(".//{http://www.w3.org/1999/xhtml}img")
+        assert not [e for e in root.iter() if e.tag.endswith("img")]
+    assert "1.0&lt;img" in charts[0]._repr_svg_()  # the unit is shown, as text

@@ -1,0 +1,160 @@
+"""``%%symcompile`` cells run by an IPython shell (``start_ipython``, history stored, in a
+process of their own): options, error lines, views and the names a failing cell keeps."""
+
+import json
+import textwrap
+
+from tests.helpers import run_python
+
+SCRIPT = textwrap.dedent(
+    """\
+    import json
+    from IPython.testing.globalipapp import start_ipython
+    from IPython.utils.capture import capture_output
+    shell = start_ipython()
+    shell.run_cell("%load_ext symnb", store_history=True)
+    shell.run_cell("import numpy as np", store_history=True)
+    found = []
+    for cell in json.loads(CELLS):
+        number = shell.execution_count
+        with capture_output() as shown:
+            result = shell.run_cell(cell, store_history=True)
+        error = result.error_before_exec or result.error_in_exec
+        found.append({
+            "number": number,
+            "error": type(error).__name__ if error else None,
+            "message": str(error) if error else "",
+            "lineno": getattr(error, "lineno", None),
+            "line": getattr(error, "text", None),
+            "stdout": shown.stdout,
+            "outputs": [{k: str(v) for k, v in o.data.items()} for o in shown.outputs],
+            "result": repr(result.result),
+        })
+    print("FOUND" + json.dumps(found))
+    """
+)
+
+
+def run_cells(*cells: str) -> list[dict]:
+    """Each cell run in turn by a shell with symnb loaded: its error (name, message, line),
+    printed text, displayed outputs (mimetype -> text) and result."""
+    out = run_python(f"CELLS = {json.dumps(list(cells))!r}\n" + SCRIPT)
+    return json.loads(out.split("FOUND", 1)[1])
+
+
+def test_optimize_with_only_exclusions_keeps_the_default_rewrites():
+    """``--optimize=-fuse`` (or ``--optimize -fuse``) is the default set less fuse, as
+    ``optimize={"exclude": ["fuse"]}`` is for sn.function; an unknown name is refused before
+    the cell runs, with the options' card."""
+    body = "q = vector('q')\nlog(1 + exp(q))"
+    out = run_cells(
+        f"%%symcompile f --optimize=-fuse --quiet\n{body}",
+        "print(f(np.array([1000.0])).tolist(), sorted(f.rewrites.counts()))",
+        f"%%symcompile g --optimize -fuse,+stabilize --quiet\n{body}",
+        "print(g(np.array([1000.0])).tolist())",
+        f"%%symcompile h --optimize nonsense\n{body}",
+    )
+    assert [c["error"] for c in out[:4]] == [None] * 4
+    value, rules = out[1]["stdout"].split("] ", 1)
+    assert value == "[1000.0" and "softplus_of_formula" in rules and "log1p_of_sum" in rules
+    assert out[3]["stdout"].strip() == "[1000.0]"
+    assert out[4]["error"] == "CellError"
+    assert "%%symcompile --optimize: 'nonsense' is neither a phase" in out[4]["message"]
+    assert "text/html" in out[4]["outputs"][0]  # the card, not a traceback
+    assert "select.py" not in out[4]["stdout"]
+
+
+def test_a_view_that_cannot_be_built_is_one_line_and_the_others_are_shown():
+    """Random int labels out of range make ``f.profile()`` raise: the profile view says why
+    in one line; before, after and kernels are still shown."""
+    out = run_cells(
+        "%%symcompile clf --backend py --show before,after,profile,kernels --quiet\n"
+        'x = tensor("x", shape=("batch", 4))\n'
+        'y = tensor("y", shape=("batch",), dtype="int64")\n'
+        'W = tensor("W", shape=(4, 3))\n'
+        "loss = mean(crossentropy(softmax(x @ W), y))\n"
+        "loss",
+        "print(callable(clf))",
+    )
+    cell = out[0]
+    assert cell["error"] is None, cell["message"]
+    texts = [o["text/plain"] for o in cell["outputs"]]
+    assert len(texts) == 4
+    assert "as written" in texts[0] and "optimised" in texts[1]
+    assert texts[2].startswith("profile: cannot be shown:") and "\n" not in texts[2].strip()
+    assert "kernels" in texts[3]
+    assert out[1]["stdout"].strip() == "True"
+
+
+def test_error_lines_count_the_cells_leading_blank_lines():
+    """The magic line is line 1, blank lines included after it (as ``symnb check`` counts):
+    the message, the card and IPython's traceback name line 5 here."""
+    out = run_cells(
+        "%%symcompile f\n\n\n"
+        'x2 = tensor("x2", shape=("batch", 4))\n'
+        'h = x2 @ tensor("W", shape=(3,3))\n'
+        "h",
+        '%%symcompile g\n\n\nz = tensor("z", shape=(2,))\nlen(z, z)',
+    )
+    number = out[0]["number"]
+    assert "at notebook cell, line 5: h = x2 @ " in out[0]["message"]
+    assert f"(In[{number}])" in out[0]["message"]
+    assert out[1]["error"] == "TypeError" and "line 5" in out[1]["stdout"]
+    assert "len(z, z)" in out[1]["stdout"]
+
+
+def test_a_bad_update_names_the_cell_line_that_assigned_updates():
+    """The compile runs under IPython's frames: its errors name the cell's lines, never an
+    IPython file (the updates' checks the ``updates =`` line, the rest the magic line)."""
+    out = run_cells(
+        '%%symcompile u\nx = vector("x")\nupdates = {x: x + 1}\nx * 2',
+        "%%symcompile v\nW = shared(np.ones(3), name='W')\nx = vector('x')\n"
+        "updates = [(W, W + 1),\n           (W, W - 1)]\nx * 2",
+        "%%symcompile w --inputs x,x\nx = vector('x')\nx * 2",
+    )
+    number = out[0]["number"]
+    assert out[0]["error"] == "GraphError" and "is not a shared variable" in out[0]["message"]
+    assert (
+        f"at notebook cell, line 3: updates = {{x: x + 1}}  (In[{number}])" in (out[0]["message"])
+    )
+    assert "is updated twice" in out[1]["message"]
+    assert "at notebook cell, line 4: updates = [(W, W + 1)," in out[1]["message"]
+    assert "interactiveshell.py" not in out[2]["message"]  # an error of the compile itself
+    assert "at notebook cell, line 1: %%symcompile w --inputs x,x  (In[" in out[2]["message"]
+
+
+def test_a_failing_cell_keeps_the_names_it_assigned_before_the_error():
+    out = run_cells(
+        '%%symcompile f\nW = tensor("W", shape=(4, 5))\nx = tensor("x", shape=(3,))\n'
+        "y = W @ x\nz = 1\ny",
+        "print(W.name, x.name, 'z' in dir(), 'f' in dir())",
+    )
+    assert out[0]["error"] == "ShapeError"
+    assert out[1]["error"] is None, out[1]["message"]
+    assert out[1]["stdout"].split() == ["W", "x", "False", "False"]
+
+
+def test_a_syntax_error_is_a_card_at_the_users_line():
+    out = run_cells('%%symcompile s\nx = vector("x"\nx', "%%symcompile t\n\ny = vector('y')\ny +")
+    first, second = out
+    assert first["error"] == "CellError" and "was never closed" in first["message"]
+    assert (
+        f'at notebook cell, line 2: x = vector("x"  (In[{first["number"]}])' in (first["message"])
+    )
+    assert "text/html" in first["outputs"][0]  # the card
+    assert "cell.py" not in first["stdout"] and "ast.py" not in first["stdout"]
+    assert "at notebook cell, line 4: y +" in second["message"]
+
+
+def test_the_functions_name_must_be_a_python_name():
+    body = "\nq = vector('q')\nq * 2"
+    out = run_cells(
+        f'%%symcompile "bad name"{body}',
+        f"%%symcompile class{body}",
+        "print(sorted(k for k in get_ipython().user_ns if k in ('bad name', 'class', 'q')))",
+    )
+    for cell, name in zip(out, ("'bad name'", "'class'")):
+        assert cell["error"] == "CellError"
+        assert f"the function's name {name} is not a Python name" in cell["message"]
+        assert "text/html" in cell["outputs"][0]
+    assert out[2]["stdout"].strip() == "[]"  # refused before the cell ran
