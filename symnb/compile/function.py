@@ -162,7 +162,7 @@ class Function:
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
-        self.updates = _with_default_updates(_check_updates(updates), out_vars, no_default_updates)
+        self.updates = _with_default_updates(check_updates(updates), out_vars, no_default_updates)
         targets = out_vars + [value for _, value in self.updates]
         targets = clone_graph(targets, _check_givens(givens))
         self.graph_before = Graph(self.inputs, targets)
@@ -568,7 +568,9 @@ def _flatten_outputs(outputs):
     return _first, [as_variable(outputs)]
 
 
-def _check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
+def check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
+    """``updates`` (a dict or pairs) as checked pairs: each a shared variable, none twice;
+    the errors name the user's line (the magic checks a cell's before compiling it)."""
     pairs = as_update_pairs(updates)
     checked = []
     for shared, value in pairs:

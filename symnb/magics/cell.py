@@ -26,7 +26,7 @@ import types
 
 from symnb.backends import LINKERS, PLANNED
 from symnb.compile import function as compile_function
-from symnb.compile.function import _check_updates
+from symnb.compile.function import check_updates
 from symnb.core.graph import leaves
 from symnb.core.hooks import hook
 from symnb.core.source import SourceLoc, pin_location, unpin_location
@@ -142,7 +142,7 @@ def symcompile(args, cell: str, shell=None, user_ns=None, filename=None, magic: 
     # updates' checks the line assigning ``updates``, the rest the %%symcompile line
     with _located(lines.updates or lines.magic):
         updates = pick_updates(namespace, bound)
-        updates = _check_updates(updates) if updates else []
+        updates = check_updates(updates) if updates else []
     inputs = pick_inputs(outputs, updates, namespace, args.inputs)
     options = {"backend": args.backend, "name": args.name}
     if args.optimize is not None:
