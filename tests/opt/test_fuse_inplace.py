@@ -37,6 +37,23 @@ def test_a_value_used_twice_is_not_fused_into_both(rng):
     assert fired([x], sn.exp(x), FUSE) == {}  # one op: nothing to fuse
 
 
+def test_a_value_read_twice_inside_one_group_is_one_temporary_of_its_kernel(rng):
+    """``s * (1 - s)`` (a sigmoid's derivative), ``tanh(h * w + sin(h))`` layer on layer: the
+    value read twice joins the group once every reader has, and is computed once."""
+    x = sn.matrix("x")
+    s = sn.sigmoid(x)
+    h = x
+    for w in (1.5, 2.5, 3.5):
+        h = sn.tanh(h * w + sn.sin(h))
+    e = sn.exp(x)
+    for expr, ops in [(s * (1 - s), 3), (h, 12), (e * e + x, 3)]:
+        f = assert_same_values([x], expr, [rng.normal(size=(3, 4))], FUSE)
+        (node,) = f.graph.toposort()
+        assert isinstance(node.op, Composite) and len(node.op.program) == ops, node.op
+        names = [type(op).__name__ for op, _ in node.op.program]
+        assert names.count("Sigmoid") <= 1 and names.count("Exp") <= 1
+
+
 def test_fusion_stops_at_non_elementwise_ops(rng):
     x = sn.matrix("x")
     expr = sn.exp(sn.sum(sn.sin(x) * 2.0, axis=1)) + 1.0

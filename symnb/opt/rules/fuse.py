@@ -1,9 +1,11 @@
 """Fuse: each maximal elementwise subgraph becomes one Composite node (one kernel).
 
-A group grows from an elementwise node (its root) into the elementwise nodes feeding it that
-nothing else uses, and through the broadcasts between them (dimshuffles that only add leading
-length-1 axes, which NumPy broadcasting adds anyway). A node used by several others stays the
-root of its own group, so no value is computed twice. Weak Python scalars become ``const``
+A group grows from an elementwise node (its root) into the elementwise nodes feeding it whose
+every user is in the group, and through the broadcasts between them (dimshuffles that only
+add leading length-1 axes, which NumPy broadcasting adds anyway): a value read twice inside
+the group (``h`` in ``tanh(h * w + sin(h))``, ``s`` in ``s * (1 - s)``) is a temporary of
+the kernel, computed once. A node also used outside the group stays the root of its own
+group, so no value is computed twice. Weak Python scalars become ``const``
 arguments of the program; every other leaf or outside value is an input. A group stops growing
 at MAX_INPUTS inputs: a kernel's arguments are bounded (runner.c takes 64 operands a step and
 declined a whole plan with more, which then ran every call in Python), and past a few dozen
@@ -53,24 +55,44 @@ def _groups(graph, order):
 
 
 def _grow(graph, root, taken, with_broadcasts=True) -> set:
+    """The members of root's group: producers join once every user of their value is a
+    member (one met before its other users waits for them)."""
     members, stack, inputs = {root}, [root], set(root.inputs)
+    waiting: dict[int, object] = {}  # values some of whose users are not members yet
     while stack:
-        node = stack.pop()
-        for var in node.inputs:
-            owner = var.owner
-            if owner is None or owner in taken or owner in members:
-                continue
-            joins = _is_elemwise(owner) or (with_broadcasts and _is_broadcast(owner))
-            grown = (inputs - {var}) | set(owner.inputs)
-            if joins and _used_only_by(graph, var, node) and len(grown) <= MAX_INPUTS:
-                members.add(owner)
-                stack.append(owner)
-                inputs = grown
+        while stack:
+            for var in stack.pop().inputs:
+                owner = var.owner
+                if owner is None or owner in taken or owner in members:
+                    continue
+                if not (_is_elemwise(owner) or (with_broadcasts and _is_broadcast(owner))):
+                    continue
+                if not _used_only_within(graph, var, members):
+                    waiting[id(var)] = var
+                    continue
+                grown = (inputs - {var}) | set(owner.inputs)
+                if len(grown) <= MAX_INPUTS:
+                    members.add(owner)
+                    stack.append(owner)
+                    inputs = grown
+                waiting.pop(id(var), None)
+        for key, var in list(waiting.items()):  # users that have joined since
+            if var.owner not in members and _used_only_within(graph, var, members):
+                del waiting[key]
+                stack.append(_Reader(var))
     return members
 
 
-def _used_only_by(graph, var, node) -> bool:
-    return all(user is node for user, _ in graph.clients.get(var, []))
+class _Reader:
+    """A stand-in node reading one value: puts a waiting value back on the stack."""
+
+    def __init__(self, var):
+        self.inputs = (var,)
+
+
+def _used_only_within(graph, var, members) -> bool:
+    """Every user of ``var`` is a member (a graph output's user is none)."""
+    return all(user in members for user, _ in graph.clients.get(var, []))
 
 
 def _is_elemwise(node) -> bool:
