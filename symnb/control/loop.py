@@ -194,6 +194,7 @@ class Storage:
         ]
         self.plain: list = [None] * loop.n_plain
         self.shapes = [s.shape for s in states]
+        self.probed: list | None = None  # per-step shapes found by ``probe_plain``
 
     def write(self, t: int, outs) -> list:
         """Store step ``t``'s results; the states the next step reads."""
@@ -223,7 +224,7 @@ class Storage:
     def _write_plain(self, i: int, t: int, value):
         rows = self.plain[i]
         if rows is None:
-            dtype = self.loop.graph.outputs[self.loop.n_states + i].type.dtype
+            dtype = self._plain_var(i).type.dtype
             rows = self.plain[i] = self.memory.empty((self.n,) + value.shape, dtype)
         if value.shape != rows.shape[1:]:
             raise LoopShapeError(
@@ -266,9 +267,8 @@ class Storage:
 
     def _empty_plain(self, i: int):
         var = self._plain_var(i)
-        probed = getattr(self, "probed", None)
-        if probed is not None:
-            shape = probed[i]
+        if self.probed is not None:
+            shape = self.probed[i]
         else:
             shape = tuple(d if isinstance(d, int) else 0 for d in var.type.shape)
         return self.memory.empty((0,) + shape, var.type.dtype)

@@ -6,6 +6,7 @@ whose file name IPython makes up and whose lines linecache can still show.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import linecache
 import os
@@ -104,6 +105,18 @@ def pin_location(loc: SourceLoc | None) -> contextvars.Token:
 
 def unpin_location(token: contextvars.Token) -> None:
     _pinned.reset(token)
+
+
+@contextlib.contextmanager
+def pinned(loc: SourceLoc | None):
+    """``pin_location(loc)`` for a ``with`` block: what is built and raised inside it is at
+    ``loc`` (``sn.grad``'s line; a notebook cell's line, where the first frame outside
+    symnb would be IPython's)."""
+    token = pin_location(loc)
+    try:
+        yield
+    finally:
+        unpin_location(token)
 
 
 def user_location(skip_dirs: tuple[str, ...] = (), skip: int = 0) -> SourceLoc | None:

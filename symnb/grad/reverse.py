@@ -21,7 +21,7 @@ from symnb.core import variable as _variable
 from symnb.core.graph import ancestors
 from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
-from symnb.core.source import pin_location, unpin_location, user_location
+from symnb.core.source import pinned, user_location
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import (
@@ -52,13 +52,11 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     for var in targets:
         check_wrt(var)
     first = uid_mark()
-    token = pin_location(user_location())  # every gradient node is from the user's grad line
-    try:
-        with shape_warnings.quiet():  # the user saw the warnings of the graph differentiated
-            walk = ReverseWalk(_seeds(cost, known_grads, targets), targets)
-            results = [walk.result(var, disconnected, return_disconnected) for var in targets]
-    finally:
-        unpin_location(token)
+    # every gradient node is from the user's grad line; the user saw the warnings of the
+    # graph differentiated
+    with pinned(user_location()), shape_warnings.quiet():
+        walk = ReverseWalk(_seeds(cost, known_grads, targets), targets)
+        results = [walk.result(var, disconnected, return_disconnected) for var in targets]
     tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 

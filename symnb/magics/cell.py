@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import contextlib
 import keyword
 import re
 import shlex
@@ -29,7 +28,7 @@ from symnb.compile import function as compile_function
 from symnb.compile.function import check_updates
 from symnb.core.graph import leaves
 from symnb.core.hooks import hook
-from symnb.core.source import SourceLoc, pin_location, unpin_location
+from symnb.core.source import SourceLoc, pinned
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import SymnbError
 from symnb.opt.select import plan
@@ -140,28 +139,17 @@ def symcompile(args, cell: str, shell=None, user_ns=None, filename=None, magic: 
     outputs = pick_outputs(value, namespace, args.outputs)
     # the compile runs in symnb and IPython: its errors name the cell's lines instead, the
     # updates' checks the line assigning ``updates``, the rest the %%symcompile line
-    with _located(lines.updates or lines.magic):
+    with pinned(lines.updates or lines.magic):
         updates = pick_updates(namespace, bound)
         updates = check_updates(updates) if updates else []
     inputs = pick_inputs(outputs, updates, namespace, args.inputs)
     options = {"backend": args.backend, "name": args.name}
     if args.optimize is not None:
         options["optimize"] = parse_optimize(args.optimize)
-    with _located(lines.magic):
+    with pinned(lines.magic):
         function = compile_function(inputs, outputs, updates=updates or None, **options)
     user_ns[args.name] = function
     return function
-
-
-@contextlib.contextmanager
-def _located(loc: SourceLoc):
-    """Nodes built and errors raised meanwhile are attributed to ``loc``, a line of the cell
-    (the first frame outside symnb would be IPython's)."""
-    token = pin_location(loc)
-    try:
-        yield
-    finally:
-        unpin_location(token)
 
 
 def symnb_names() -> dict:

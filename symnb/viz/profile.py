@@ -180,8 +180,8 @@ def _samples_failed(function, samples, exc) -> str:
 
 def run_profile(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
     """Warm up, then ``repeat`` times: a whole call as a plain call runs it (timed as one),
-    and a call on the linker's profiled path (each step timed)."""
-    _check_repeat(repeat)
+    and a call on the linker's profiled path (each step timed); ``repeat`` checked by
+    ``profile_function``."""
     arrays = function_arrays(function, args, kwargs or {})
     linker = function.linker
     profiled = linker.run_profiled if linker.steps_timed else None

@@ -108,10 +108,10 @@ static int parse_view(Step *st, PyObject *target, PyObject *params) {
     if (PyErr_Occurred() || !PyArg_ParseTuple(params, "OO", &axes, &dims)) return -1;
     if (!(st->axes = int_list(axes, &st->naxes)) || !(st->dims = int64_list(dims, &st->ndims)))
         return -1;
-    int bounds = st->how == VIEW_BASIC ? st->nin - 2 : 0; /* "basic": its symbolic ints */
-    if (st->how < VIEW_AXES || st->how > VIEW_BASIC || st->nin < 2 || st->nin != 2 + bounds
-        || st->nout != 1 || st->ins[0] < 0 || st->naxes > MAXDIM
-        || st->ndims > MAXDIM * (MAXDIM + 2) + 1)
+    /* (src, like), and for "basic" its symbolic ints after them */
+    int operands_ok = st->how == VIEW_BASIC ? st->nin >= 2 : st->nin == 2;
+    if (st->how < VIEW_AXES || st->how > VIEW_BASIC || !operands_ok || st->nout != 1
+        || st->ins[0] < 0 || st->naxes > MAXDIM || st->ndims > MAXDIM * (MAXDIM + 2) + 1)
         return invalid("a view step needs (src, like), one output and at most MAXDIM axes");
     for (int k = 2; k < st->nin; k++)
         if (st->ins[k] < 0) return invalid("a basic view's symbolic ints need slots");

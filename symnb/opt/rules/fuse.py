@@ -57,11 +57,11 @@ def _groups(graph, order):
 def _grow(graph, root, taken, with_broadcasts=True) -> set:
     """The members of root's group: producers join once every user of their value is a
     member (one met before its other users waits for them)."""
-    members, stack, inputs = {root}, [root], set(root.inputs)
+    members, stack, inputs = {root}, [root.inputs], set(root.inputs)  # stack: values read
     waiting: dict[int, object] = {}  # values some of whose users are not members yet
     while stack:
         while stack:
-            for var in stack.pop().inputs:
+            for var in stack.pop():
                 owner = var.owner
                 if owner is None or owner in taken or owner in members:
                     continue
@@ -73,21 +73,14 @@ def _grow(graph, root, taken, with_broadcasts=True) -> set:
                 grown = (inputs - {var}) | set(owner.inputs)
                 if len(grown) <= MAX_INPUTS:
                     members.add(owner)
-                    stack.append(owner)
+                    stack.append(owner.inputs)
                     inputs = grown
                 waiting.pop(id(var), None)
         for key, var in list(waiting.items()):  # users that have joined since
             if var.owner not in members and _used_only_within(graph, var, members):
                 del waiting[key]
-                stack.append(_Reader(var))
+                stack.append((var,))
     return members
-
-
-class _Reader:
-    """A stand-in node reading one value: puts a waiting value back on the stack."""
-
-    def __init__(self, var):
-        self.inputs = (var,)
 
 
 def _used_only_within(graph, var, members) -> bool:
