@@ -56,6 +56,9 @@ VIEW_NAMES = ("before", "after", "diff", "grad", "kernels", "profile", "steps")
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would exit the process
+        for flags, keywords in OPTIONS:  # a flag given no value: say which values it takes
+            if message == f"argument {flags[0]}: expected one argument":
+                message = f"{flags[0]} needs a value ({keywords['help']})"
         raise CellError(f"%%symcompile: {message}")
 
 

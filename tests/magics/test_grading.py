@@ -107,6 +107,8 @@ def test_the_options_are_checked_without_ipython():
         check_options(parse_line("f --backend cc"))
     with pytest.raises(CellError, match=r"%%symcompile: unrecognized arguments: --shwo"):
         parse_line("f --shwo before")
+    with pytest.raises(CellError, match=r"--optimize needs a value \(fast, stable, none, or"):
+        parse_line("f --optimize --quiet")
     namespace: dict = {}
     f = symcompile(parse_line("f --backend py --quiet"), "a = tensor('a', shape=(2,))\na * 3")
     assert f.name == "f" and "f" not in namespace
