@@ -220,6 +220,7 @@ class ReverseWalk:
         except NotDifferentiable as exc:
             raise self._not_differentiable(node, node.inputs[needed[0]], str(exc)) from None
         tag_new_nodes([g for g in grads if isinstance(g, Variable)], first, node)
+        _check_rule(node, grads)
         return list(grads)
 
     # -- answers --------------------------------------------------------------------------
@@ -259,6 +260,23 @@ class ReverseWalk:
         while not any(path[-1] is w for w in self.wrt):
             path.append(next(x for x in path[-1].owner.inputs if id(x) in self.reach))
         return path
+
+
+def _check_rule(node: Apply, grads) -> None:
+    """An op's gradient rule returns one entry per input, and nothing for an input that is
+    not float: a gradient in an integer input's slot is one meant for another input (a rule
+    that gave them in the wrong order would otherwise lose it silently)."""
+    if len(grads) != len(node.inputs):
+        raise TypeError(
+            f"{node.op.op_name()}.grad returned {len(grads)} gradients for "
+            f"{len(node.inputs)} inputs"
+        )
+    for x, g in zip(node.inputs, grads):
+        if isinstance(g, Variable) and not x.type.is_float and g.type.is_float:
+            raise TypeError(
+                f"{node.op.op_name()}.grad returned a {g.type} gradient for its {x.type} "
+                f"input {x.describe()}: gradients are in the wrong order"
+            )
 
 
 def _depends_on(wrt: list[Variable], order: list[Apply]) -> set[int]:

@@ -29,8 +29,9 @@ from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops.broadcast import zeros_like as zeros
-from symnb.ops.elemwise import fit_gradient
-from symnb.ops.shape import Shape, axis_size, reshape
+from symnb.ops.creation import arange
+from symnb.ops.elemwise import cast, equal, fit_gradient
+from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_like
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -311,7 +312,8 @@ class IncSubtensor(Op):
     """x with ``x[index]`` set to v (``set_instead``) or increased by v.
 
     Repeated indices accumulate when increasing (``np.add.at``); when setting, which of the
-    repeated values lands is NumPy's choice, and the gradient of v goes to all of them.
+    repeated values lands is NumPy's choice (the last), and the gradient of v goes to that
+    one only: the gradient stores each value's position the same way to learn which landed.
     """
 
     __props__ = ("spec", "set_instead")
@@ -348,9 +350,20 @@ class IncSubtensor(Op):
         x, v, *index = inputs
         (g,) = output_grads
         read = _read_op(self.spec)
-        gv = fit_value_gradient(read(g, *index), v)
+        picked = read(g, *index)
+        if self.set_instead and is_advanced(self.spec):
+            picked = picked * _landed(self.spec, g, picked, index)
+        gv = fit_value_gradient(picked, v)
         gx = IncSubtensor(self.spec, True)(g, zeros_scalar(g), *index) if self.set_instead else g
         return [gx, gv] + [None] * len(index)
+
+
+def _landed(spec, x, picked, index):
+    """1 where the value stored at each picked position is the one that stays when indices
+    repeat (NumPy's set keeps the last), found by storing the positions' numbers likewise."""
+    numbers = reshape_like(arange(reduced_size(picked, tuple(range(picked.type.ndim)))), picked)
+    stored = IncSubtensor(spec, True)(zeros(x, "int64"), numbers, *index)
+    return cast(equal(AdvancedSubtensor(spec)(stored, *index), numbers), picked.type.dtype)
 
 
 def _check_value_fits(op, x, v, target):
@@ -429,7 +442,7 @@ class IncAlongAxis(Op):
     def grad(self, inputs, outputs, output_grads):
         x, indices, v = inputs
         (g,) = output_grads
-        return [g, fit_value_gradient(TakeAlongAxis(self.axis)(g, indices), v), None]
+        return [g, None, fit_value_gradient(TakeAlongAxis(self.axis)(g, indices), v)]
 
 
 def _with_axis(shape, axis, size):

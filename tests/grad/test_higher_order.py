@@ -132,3 +132,26 @@ def test_jacobian_and_rop_of_disconnected_inputs():
     np.testing.assert_array_equal(sn.function([x], jy)(np.ones(2)), np.zeros((2, 3)))
     assert sn.jacobian(x * 2, y, "ignore", return_disconnected="none") is None
     assert sn.Rop(x * 2, y, np.ones(3), "ignore", return_disconnected="none") is None
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_hessian_of_crossentropy_with_int_labels_is_diag_p_minus_outer_p(rng, backend):
+    """Through take_along_axis's gradient (inc_along_axis), whose value input must get
+    the second-order term."""
+    x, y = f64("x", (5,)), sn.tensor("y", shape=(), dtype="int64")
+    hess = sn.hessian(sn.crossentropy(sn.softmax(x), y), x)
+    value = rng.standard_normal(5) * 2
+    p = np.exp(value - value.max())
+    p /= p.sum()
+    got = sn.function([x, y], hess, backend=backend)(value, 3)
+    np.testing.assert_allclose(got, np.diag(p) - np.outer(p, p), atol=1e-12)
+
+
+def test_rop_and_second_order_through_take_along_axis(rng):
+    t, v = f64("t", (2, 3)), f64("v", (2, 3))
+    idx = np.array([[0, 0], [2, 1]])
+    picked = sn.take_along_axis(t, idx, 1)
+    tv, vv = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    got = sn.function([t, v], sn.Rop(picked, t, v))(tv, vv)
+    np.testing.assert_allclose(got, np.take_along_axis(vv, idx, 1), rtol=1e-12)
+    sn.check_grad(lambda a: sn.grad(sn.sum(sn.take_along_axis(a, idx, 1) ** 3), a), [tv])
