@@ -21,7 +21,7 @@ from symnb.ops.broadcast import (  # noqa: F401 - Reduce, Sum and sum are re-exp
     reducer,
     sum,
 )
-from symnb.ops.elemwise import cast, equal, exp, where
+from symnb.ops.elemwise import cast, equal, exp, greater, where
 from symnb.ops.layout import flatten, flip
 from symnb.ops.shape import reduced_size
 
@@ -74,13 +74,19 @@ class Prod(Reduce):
 
 
 def _product_of_others(x, axis):
-    """For each element, the product of the other elements of its slice (no division by 0)."""
+    """For each element, the product of the other elements of its slice (no division by 0).
+
+    Where the value is 0 because the slice holds other zeros, it is written as those zeros
+    times the rest (``zeros_sum``, 0 in value) so that its own derivative, the Hessian of
+    ``prod``, still reaches them: exact at any zeros up to second derivatives."""
     is_zero = equal(x, 0)
     nonzero = where(is_zero, 1, x)
     prod_nonzero = Prod(axis, True)(nonzero)
     zeros = Sum(axis, True)(is_zero)
-    lone_zero = where(is_zero & equal(zeros, 1), prod_nonzero, 0)
-    return where(equal(zeros, 0), prod_nonzero / nonzero, lone_zero)
+    zeros_sum = Sum(axis, True)(where(is_zero, x, 0))
+    at_zero = where(equal(zeros, 1), 1, where(equal(zeros, 2), zeros_sum - x, 0))
+    off_zero = where(equal(zeros, 0), 1, where(equal(zeros, 1), zeros_sum, 0)) / nonzero
+    return where(is_zero, at_zero, off_zero) * prod_nonzero
 
 
 class _Moment(Reduce):
@@ -241,7 +247,20 @@ class Cumprod(_Cumulative):
     impl = staticmethod(np.cumprod)
 
     def grad(self, inputs, outputs, output_grads):
+        """Past the first zero every term holds that zero: written as the zero times the
+        gradient of the running product without it, so that second derivatives reach it."""
         (x,), (z,), (g,) = inputs, outputs, output_grads
+        is_zero = equal(x, 0)
+        zeros_so_far = Cumsum(self.axis)(is_zero)
+        first_zero = is_zero & equal(zeros_so_far, 1)
+        without_it = where(first_zero, 1, x)
+        first_order = self._first_order(without_it, Cumprod(self.axis)(without_it), g)
+        the_zero = Sum((self.axis,), True)(where(first_zero, x, 0))
+        past_it = greater(zeros_so_far, 0) & ~first_zero
+        return [where(past_it, the_zero * first_order, self._first_order(x, z, g))]
+
+    def _first_order(self, x, z, g):
+        """The gradient, exact in value at any zeros (0 past the first zero)."""
         is_zero = equal(x, 0)
         zeros_so_far = Cumsum(self.axis)(is_zero)
         before_zero = equal(zeros_so_far, 0)
@@ -249,7 +268,7 @@ class Cumprod(_Cumulative):
         plain = self._reverse_cumsum(g * z) / where(before_zero, x, 1)
         skip_first_zero = Cumprod(self.axis)(where(first_zero, 1, x))
         at_zero = where(first_zero, self._reverse_cumsum(g * skip_first_zero), 0)
-        return [where(before_zero, plain, at_zero)]
+        return where(before_zero, plain, at_zero)
 
 
 mean = reducer(Mean)

@@ -207,6 +207,20 @@ def test_product_gradients_are_exact_with_zeros(name, rng):
     check_grad(GRADS[name], [a])
 
 
+@pytest.mark.parametrize(
+    "name", ["prod", "prod_all", "prod_tuple_keepdims", "cumprod", "cumprod_flat"]
+)
+def test_product_second_derivatives_are_exact_with_zeros(name, rng):
+    """The gradient's own gradient (a Hessian-vector product) at one, two and three zeros
+    in a slice: the terms that are 0 only because of another zero must still vary with it."""
+    a = rng.uniform(0.5, 1.5, size=(2, 3, 2))
+    a[0, 1, 0] = 0.0  # one zero in a slice
+    a[1, 0, :] = 0.0  # two zeros in a slice
+    a[1, :, 1] = 0.0  # three along axis 1
+    weights = sn.constant(rng.uniform(0.5, 1.5, size=np.shape(GRADS[name](a).eval())))
+    check_grad(lambda x: sn.grad(sn.sum(GRADS[name](x) * weights), x), [a])
+
+
 def test_reductions_without_gradients_are_marked():
     x = sn.matrix("x")
     for out in (sn.all(x), sn.any(x), sn.argmin(x, axis=0), sn.argmax(x)):
