@@ -72,17 +72,26 @@ PLANS = PlanTable()
 
 class PlanBuilder:
     """Slots and steps of one plan: ``leaves`` (arguments, then constants) take the first
-    slots; ``slot[id(var)]`` is a variable's slot once a step computes it."""
+    slots; ``slot[id(var)]`` is a variable's slot once a step computes it.
+
+    An id is unique only among live objects, and the temporaries an op is planned as
+    (``Steps.temp``: im2col's columns, window gradients) live no longer than their node's
+    planning: the builder keeps every variable it numbered (``numbered``), so that a later
+    temporary, made where a dead one was, cannot take its slot and overwrite the dead one's
+    value while a later step still reads it (or, on a device backend, have the dead value's
+    copy on the other side read in its place)."""
 
     def __init__(self, graph, leaves: list):
         self.graph = graph
         self.slot = {id(v): i for i, v in enumerate(leaves)}
         self.leaves = leaves
+        self.numbered: list = []  # every variable given a slot here, kept alive (see above)
         self.n_leaves = len(leaves)
         self.nslots = len(leaves)
         self.kernel_refs: list[KernelRef] = []
 
     def _new_slot(self, var) -> int:
+        self.numbered.append(var)
         self.slot[id(var)] = self.nslots
         self.nslots += 1
         return self.slot[id(var)]

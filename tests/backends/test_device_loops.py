@@ -306,6 +306,31 @@ def test_scan_results_equal_backend_py(case, rng, monkeypatch):
         np.testing.assert_array_equal(again, got)
 
 
+HESSIANS = {
+    "sum(x * x[::-1])": lambda x: sn.sum(x * x[::-1]),
+    "sum(sin(x) * x[::-1] ** 2)": lambda x: sn.sum(sn.sin(x) * x[::-1] ** 2),
+    "sum(x[::-1] * exp(x)) + sum(x ** 3)": lambda x: sn.sum(x[::-1] * sn.exp(x)) + sn.sum(x**3),
+}
+
+
+@needs_opencl
+@pytest.mark.parametrize("expression", HESSIANS)
+def test_a_hessian_of_unknown_length_equals_backend_py(expression, rng, monkeypatch):
+    """sn.hessian of an x of unknown length is a scan over the gradient's entries, whose body
+    reverses a one-hot row on the host (a reversed slice, then inc_subtensor) and uploads it
+    for a kernel. The body's plan ran each step with one call, whose uploads (by slot) were
+    the first step's: every row after the first read the first row's one-hot."""
+    ran = spy_on_loops(monkeypatch)
+    x = sn.tensor("x", shape=(None,), dtype="float64")
+    hessian = sn.hessian(HESSIANS[expression](x), x)
+    f = sn.function([x], hessian, backend="opencl")
+    reference = sn.function([x], hessian, backend="py")
+    for n in (4, 5):
+        value = rng.normal(size=n)
+        np.testing.assert_allclose(f(value), reference(value), rtol=1e-12, atol=1e-12)
+    assert ran, f.linker.plan
+
+
 def test_device_memory_copies_rows_at_offsets(opencl_runtime):
     """Rows read, written and kept by byte offsets within the device."""
     runtime = opencl_runtime

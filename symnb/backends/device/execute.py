@@ -46,7 +46,9 @@ class Call:
         else:
             self.status = linker.status_flag() if status is None else status
         self.records: list | None = [] if profiled else None
-        self.uploaded: dict = {}  # slot -> its host value's copy on the device, this call
+        # slot -> its host value's copy on the device, in this run of the plan (a loop's
+        # body is run by a call of its own each step: its slots hold new values each step)
+        self.uploaded: dict = {}
 
     def inner(self, linker) -> Call:
         """A call of another linker's plan (a loop's step, a copy) within this one: the
@@ -222,11 +224,12 @@ def run_repeat(call: Call, step: Repeat, slots: list) -> None:
     body = call.linker.body_of(step)
     n_steps = int(call.host(slots[step.ins[0]]))
     arrays = [call.operand(slots, slot) for slot in step.ins[1:]]
-    inner = call.inner(body)
     memory = DeviceMemory(call.runtime, lambda array: call.linker.dense(array, call))
 
     def one_step(values: list) -> list:
-        return run(inner, body.plan, values)
+        # a call of its own each step: what one step uploaded (``Call.uploaded``, by slot) is
+        # that step's value, not the next one's
+        return run(call.inner(body), body.plan, values)
 
     results = run_loop(step.node.op.loop, one_step, n_steps, arrays, memory)
     for slot, value in zip(step.outs, results, strict=True):
@@ -345,10 +348,9 @@ def host_repeat(call: Call, step: Repeat, slots: list) -> None:
     on the host as this call's steps are."""
     body = call.linker.body_of(step)
     n_steps, *arrays = [call.host(slots[slot]) for slot in step.ins]
-    inner = call.inner(body)
 
     def one_step(values: list) -> list:
-        return [call.host(value) for value in run(inner, body.plan, values)]
+        return [call.host(value) for value in run(call.inner(body), body.plan, values)]
 
     results = run_loop(step.node.op.loop, one_step, int(n_steps), arrays)
     for slot, value in zip(step.outs, results, strict=True):
