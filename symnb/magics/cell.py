@@ -186,9 +186,7 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     ast.increment_lineno(tree, skip)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
-    namespace = symnb_names()
-    namespace.update(user_ns)
-    before = {name: id(value) for name, value in namespace.items()}
+    namespace = CellNamespace(symnb_names(), user_ns)
     value = None
     try:
         exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
@@ -197,10 +195,39 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
             code = compile(ast.Expression(last.value), filename, "eval")
             value = eval(code, namespace)  # noqa: S307 - the user's own expression
     finally:  # a failing cell keeps what it assigned before the error, as any cell does
-        bound = {n for n, v in namespace.items() if before.get(n) != id(v) and n[:2] != "__"}
-        user_ns.update({n: namespace[n] for n in bound})
+        bound = namespace.write_back()
     _name_outputs(last, value)
     return value, namespace, bound, _lines(filename, tree)
+
+
+class CellNamespace(dict):
+    """The globals a cell runs in: symnb's names, then the user's namespace over them (a
+    copy), then what the cell assigns.
+
+    The names the cell bound are those its code stored (``STORE_NAME`` calls
+    ``__setitem__`` on a globals dict that is not exactly a dict), so a cell that binds a name
+    again to the object it already held (``updates = upd`` run twice) still counts as binding
+    it; a name changed another way (``global`` in a function the cell calls, which writes the
+    dict directly) is found by its value's id changing.
+    """
+
+    def __init__(self, names: dict, user_ns: dict):
+        super().__init__(names)
+        super().update(user_ns)  # dict's own update: not the cell's stores
+        self.user_ns = user_ns
+        self.stored: set[str] = set()
+        self._before = {name: id(value) for name, value in self.items()}
+
+    def __setitem__(self, name, value):
+        self.stored.add(name)
+        super().__setitem__(name, value)
+
+    def write_back(self) -> set[str]:
+        """Copy the names the cell bound into the user's namespace; returns those names."""
+        changed = {n for n, v in self.items() if self._before.get(n) != id(v)}
+        bound = {n for n in self.stored | changed if n in self and n[:2] != "__"}
+        self.user_ns.update({n: self[n] for n in bound})
+        return bound
 
 
 def _lines(filename: str, tree) -> types.SimpleNamespace:

@@ -158,3 +158,23 @@ def test_the_functions_name_must_be_a_python_name():
         assert f"the function's name {name} is not a Python name" in cell["message"]
         assert "text/html" in cell["outputs"][0]
     assert out[2]["stdout"].strip() == "[]"  # refused before the cell ran
+
+
+def test_a_cell_run_again_keeps_its_updates():
+    """``updates = upd`` binds ``updates`` to the object it already held when the cell runs
+    again (or another cell assigns the same dict): the cell still assigned it, so the
+    function still has the update."""
+    cell = "%%symcompile tr --quiet\nx = tensor('x', shape=(3,))\nupdates = upd\n(x * W).sum()"
+    out = run_cells(
+        "import symnb as sn\nW = sn.shared(np.zeros(3), name='W')\nupd = {W: W + 1}",
+        cell,
+        "print(len(tr.updates))",
+        cell,
+        "print(len(tr.updates))",
+        cell.replace("tr", "tr2"),
+        "print(len(tr2.updates))",
+        "%%symcompile tr3 --quiet\nx = tensor('x', shape=(3,))\n(x * W).sum()",
+        "print(len(tr3.updates))",  # a cell that does not assign updates has none
+    )
+    assert [c["error"] for c in out] == [None] * len(out), [c["message"] for c in out]
+    assert [out[i]["stdout"].strip() for i in (2, 4, 6, 8)] == ["1", "1", "1", "0"]
