@@ -22,6 +22,7 @@ import re
 import shlex
 import sys
 import types
+from collections import ChainMap
 
 from symnb.backends import LINKERS, PLANNED
 from symnb.compile import function as compile_function
@@ -171,8 +172,8 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     names the cell for errors when there is no shell: its line 1 is the %%symcompile line).
 
     Returns the value of its last expression (None if the last line is a statement), the
-    namespace after the cell, the names the cell bound (written back to the user's), and
-    the cell's lines that compile errors name (see :func:`_lines`).
+    names after the cell (the user's, then symnb's), the names the cell bound (written back
+    to the user's), and the cell's lines that compile errors name (see :func:`_lines`).
     """
     source = shell.transform_cell(cell) if shell is not None else cell
     # line 1 is the %% line; IPython's transform drops the cell's leading blank lines, which
@@ -197,12 +198,19 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     finally:  # a failing cell keeps what it assigned before the error, as any cell does
         bound = namespace.write_back()
     _name_outputs(last, value)
-    return value, namespace, bound, _lines(filename, tree)
+    return value, namespace.lookup(), bound, _lines(filename, tree)
 
 
 class CellNamespace(dict):
     """The globals a cell runs in: symnb's names, then the user's namespace over them (a
-    copy), then what the cell assigns.
+    copy), then what the cell assigns. After the cell (:meth:`write_back`) it holds nothing
+    of its own and reads the user's namespace as it is then, then symnb's names: the
+    functions, classes and lambdas the cell defined keep it as their globals, so they see the
+    notebook's names as any cell's functions do (``later`` assigned in a later cell), and
+    symnb's names where the notebook has none (``sum`` stays symnb's ``sum`` in them).
+    CPython's LOAD_GLOBAL and LOAD_NAME call ``__missing__`` on a globals dict that is not
+    exactly a dict (a class body's LOAD_NAME does not, which is why the cell itself runs over
+    a copy).
 
     The names the cell bound are those its code stored (``STORE_NAME`` calls
     ``__setitem__`` on a globals dict that is not exactly a dict), so a cell that binds a name
@@ -215,6 +223,8 @@ class CellNamespace(dict):
         super().__init__(names)
         super().update(user_ns)  # dict's own update: not the cell's stores
         self.user_ns = user_ns
+        self.names = names
+        self.live = False  # after the cell: every name read from the user's namespace
         self.stored: set[str] = set()
         self._before = {name: id(value) for name, value in self.items()}
 
@@ -227,7 +237,24 @@ class CellNamespace(dict):
         changed = {n for n, v in self.items() if self._before.get(n) != id(v)}
         bound = {n for n in self.stored | changed if n in self and n[:2] != "__"}
         self.user_ns.update({n: self[n] for n in bound})
+        builtins = self.get("__builtins__")
+        self.clear()  # from now on the cell's functions read the notebook's names
+        if builtins is not None:
+            super().__setitem__("__builtins__", builtins)
+        self.live = True
         return bound
+
+    def __missing__(self, name):
+        if self.live:
+            if name in self.user_ns:
+                return self.user_ns[name]
+            if name in self.names:
+                return self.names[name]
+        raise KeyError(name)  # then builtins, or NameError
+
+    def lookup(self) -> ChainMap:
+        """What the cell's names resolve to after it: the user's names, then symnb's."""
+        return ChainMap(self.user_ns, self.names)
 
 
 def _lines(filename: str, tree) -> types.SimpleNamespace:

@@ -178,3 +178,28 @@ def test_a_cell_run_again_keeps_its_updates():
     )
     assert [c["error"] for c in out] == [None] * len(out), [c["message"] for c in out]
     assert [out[i]["stdout"].strip() for i in (2, 4, 6, 8)] == ["1", "1", "1", "0"]
+
+
+def test_functions_defined_in_a_cell_see_the_notebook_as_it_is_when_called():
+    """A function, lambda or class defined in a %%symcompile cell reads the notebook's names
+    when it runs, not a copy made when the cell ran (``later`` assigned afterwards, ``scale``
+    assigned again); symnb's names stay in its scope where the notebook has none (``sum``
+    is symnb's); a class body in the cell reads the notebook's and symnb's names."""
+    out = run_cells(
+        "base = 1",
+        "%%symcompile f --quiet\n"
+        "scale = 2\n"
+        "def act(v):\n    return v * later + scale\n"
+        "lam = lambda: later + base\n"
+        "class K:\n    start = base\n    make = tensor\n    def m(self):\n        return later\n"
+        "def total(xs):\n    return sum(xs)\n"
+        "x = tensor('x', shape=(3,))\n"
+        "x * scale",
+        "later = 5\nscale = 10\nbase = 100\n"
+        "print(act(3), lam(), K().m(), K.start, K.make.__name__)\n"
+        "print(type(total([1, 2, 3])).__name__)",
+    )
+    assert [c["error"] for c in out] == [None] * len(out), [c["message"] for c in out]
+    lines = out[2]["stdout"].split("\n")
+    assert lines[0].split() == ["25", "105", "5", "1", "tensor"]
+    assert lines[1] == "Variable"
