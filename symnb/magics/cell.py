@@ -226,17 +226,27 @@ class CellNamespace(dict):
         self.names = names
         self.live = False  # after the cell: every name read from the user's namespace
         self.stored: set[str] = set()
+        self.deleted: set[str] = set()  # deleted by the cell: deleted from the notebook too
         self._before = {name: id(value) for name, value in self.items()}
 
     def __setitem__(self, name, value):
         self.stored.add(name)
+        self.deleted.discard(name)
         super().__setitem__(name, value)
 
+    def __delitem__(self, name):  # ``del name`` in the cell (DELETE_NAME), as in any cell
+        super().__delitem__(name)  # a name not defined: KeyError, which Python makes NameError
+        self.stored.discard(name)
+        self.deleted.add(name)
+
     def write_back(self) -> set[str]:
-        """Copy the names the cell bound into the user's namespace; returns those names."""
+        """Copy the names the cell bound into the user's namespace, delete there those it
+        deleted; returns the names bound."""
         changed = {n for n, v in self.items() if self._before.get(n) != id(v)}
         bound = {n for n in self.stored | changed if n in self and n[:2] != "__"}
         self.user_ns.update({n: self[n] for n in bound})
+        for name in self.deleted - bound:
+            self.user_ns.pop(name, None)
         builtins = self.get("__builtins__")
         self.clear()  # from now on the cell's functions read the notebook's names
         if builtins is not None:

@@ -203,3 +203,22 @@ def test_functions_defined_in_a_cell_see_the_notebook_as_it_is_when_called():
     lines = out[2]["stdout"].split("\n")
     assert lines[0].split() == ["25", "105", "5", "1", "tensor"]
     assert lines[1] == "Variable"
+
+
+def test_del_in_a_cell_deletes_the_name_from_the_notebook():
+    """``del zzz`` deletes the notebook's ``zzz``, as in any cell (also when the cell fails
+    later); a name deleted then assigned again is kept; ``del`` of an unknown name is
+    Python's NameError."""
+    out = run_cells(
+        "zzz = 1\nyyy = 2\nwww = 3",
+        "%%symcompile f --quiet\ndel zzz\ndel yyy\nyyy = 'again'\nx = tensor('x', shape=(3,))\n"
+        "x * 2",
+        "print('zzz' in dir(), yyy)",
+        "%%symcompile g --quiet\ndel www\nraise RuntimeError('after the del')\nx",
+        "print('www' in dir())",
+        "%%symcompile h --quiet\ndel nosuch\nx",
+    )
+    assert [c["error"] for c in out] == [None, None, None, "RuntimeError", None, "NameError"]
+    assert out[2]["stdout"].split() == ["False", "again"]
+    assert out[4]["stdout"].strip() == "False"
+    assert "nosuch" in out[5]["message"]
