@@ -222,3 +222,63 @@ def test_del_in_a_cell_deletes_the_name_from_the_notebook():
     assert out[2]["stdout"].split() == ["False", "again"]
     assert out[4]["stdout"].strip() == "False"
     assert "nosuch" in out[5]["message"]
+
+
+def test_odd_cell_endings_are_cards_naming_the_line():
+    """An empty or nested last expression, ``await`` and an ``updates`` that is neither a
+    dict nor pairs are cards at the cell's line, not a function of no outputs, NumPy's or
+    the compiler's raw errors."""
+    head = "%%symcompile f --quiet\nx = tensor('x', shape=(3,))\n"
+    out = run_cells(
+        head + "[]",
+        head + "{}",
+        head + "[x, [x * 2]]",
+        head + "{'a': x, 'b': (x,)}",
+        head + "await x",
+        head + "updates = 5\nx",
+        "print('f' in dir())",
+    )
+    number = out[0]["number"]
+    for i, (kind, text) in enumerate(
+        [
+            ("CellError", "the cell's last expression is an empty list: nothing to compile"),
+            ("CellError", "the cell's last expression is an empty dict: nothing to compile"),
+            ("CellError", "output [1] of the cell's last expression is a list"),
+            ("CellError", "output ['b'] of the cell's last expression is a tuple"),
+            ("CellError", "%%symcompile: 'await' outside function"),
+            ("GraphError", "updates is a int: give a list of (shared variable, new value)"),
+        ]
+    ):
+        assert out[i]["error"] == kind and text in out[i]["message"], out[i]["message"]
+        assert "text/html" in out[i]["outputs"][0]  # the card
+        assert "cell.py" not in out[i]["stdout"] and "ipython-input" not in out[i]["message"]
+    last = ["[]", "{}", "[x, [x * 2]]", "{'a': x, 'b': (x,)}", "await x", "updates = 5"]
+    for i, line in enumerate(last):
+        assert f"at notebook cell, line 3: {line}  (In[{number + i}])" in out[i]["message"]
+    assert out[6]["stdout"].strip() == "False"
+
+
+def test_optimize_refuses_a_name_both_included_and_excluded():
+    out = run_cells("%%symcompile f --optimize +fuse,-fuse\nx = vector('x')\nx")
+    assert out[0]["error"] == "CellError"
+    assert "'fuse' is both included and excluded in '+fuse,-fuse'" in out[0]["message"]
+    assert "text/html" in out[0]["outputs"][0]
+
+
+def test_an_error_of_the_cells_code_shows_its_traceback_from_the_cells_line():
+    """A non-symnb error the cell's code raises: the traceback starts at the cell's line and
+    goes on into the user's function; the magic's frames above it are left out. The same
+    exception raised again by an ordinary cell shows that cell's traceback."""
+    out = run_cells(
+        "err = RuntimeError('boom')\ndef foo():\n    raise err",
+        "%%symcompile g --quiet\nx = tensor('x', shape=(3,))\nfoo()\nx",
+        "raise err",
+    )
+    number = out[0]["number"]
+    assert [c["error"] for c in out] == [None, "RuntimeError", "RuntimeError"]
+    shown = out[1]["stdout"]
+    assert f"Cell In[{number + 1}], line 3" in shown and "----> 3 foo()" in shown
+    assert f"Cell In[{number}], line 3, in foo()" in shown
+    for frame in ("run_cell_magic", "commands.py", "cell.py", "interactiveshell.py"):
+        assert frame not in shown
+    assert f"Cell In[{number + 2}], line 1" in out[2]["stdout"]
