@@ -22,6 +22,7 @@ import re
 import shlex
 import sys
 import types
+from collections import ChainMap
 
 from symnb.backends import LINKERS, PLANNED
 from symnb.compile import function as compile_function
@@ -112,8 +113,9 @@ def check_options(args) -> None:
             f"choose from {', '.join(backends)}"
         )
     if getattr(args, "optimize", None) is not None:
+        optimize = parse_optimize(args.optimize)  # a CellError of its own
         try:
-            plan(parse_optimize(args.optimize))
+            plan(optimize)
         except ValueError as exc:  # an unknown mode, phase or rule
             message = str(exc).removeprefix("optimize: ")
             raise CellError(f"%%symcompile --optimize: {message}") from None
@@ -127,6 +129,12 @@ def parse_optimize(text: str):
     parts = _split(text)
     include = [p.lstrip("+") for p in parts if not p.startswith("-")]
     exclude = [p[1:] for p in parts if p.startswith("-")]
+    both = [name for name in dict.fromkeys(include) if name in exclude]
+    if both:
+        raise CellError(
+            f"%%symcompile --optimize: {', '.join(map(repr, both))} is both included and "
+            f"excluded in {text!r}; name each phase or rule once, with + or -"
+        )
     if not include:  # only exclusions: the default set less those, as sn.function does
         return {"exclude": exclude}
     return {"include": include, "exclude": exclude}
@@ -139,12 +147,12 @@ def symcompile(args, cell: str, shell=None, user_ns=None, filename=None, magic: 
     check_options(args)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
     value, namespace, bound, lines = run_cell(shell, cell, user_ns, filename, magic)
-    outputs = pick_outputs(value, namespace, args.outputs)
+    outputs = pick_outputs(value, namespace, args.outputs, lines.last)
     # the compile runs in symnb and IPython: its errors name the cell's lines instead, the
     # updates' checks the line assigning ``updates``, the rest the %%symcompile line
     with pinned(lines.updates or lines.magic):
         updates = pick_updates(namespace, bound)
-        updates = check_updates(updates) if updates else []
+        updates = check_updates(updates) if updates is not None else []
     inputs = pick_inputs(outputs, updates, namespace, args.inputs)
     options = {"backend": args.backend, "name": args.name}
     if args.optimize is not None:
@@ -171,8 +179,8 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     names the cell for errors when there is no shell: its line 1 is the %%symcompile line).
 
     Returns the value of its last expression (None if the last line is a statement), the
-    namespace after the cell, the names the cell bound (written back to the user's), and
-    the cell's lines that compile errors name (see :func:`_lines`).
+    names after the cell (the user's, then symnb's), the names the cell bound (written back
+    to the user's), and the cell's lines that compile errors name (see :func:`_lines`).
     """
     source = shell.transform_cell(cell) if shell is not None else cell
     # line 1 is the %% line; IPython's transform drops the cell's leading blank lines, which
@@ -185,34 +193,132 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
         raise _syntax_error(exc, filename, skip) from None
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     ast.increment_lineno(tree, skip)
-    user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
-    namespace = symnb_names()
-    namespace.update(user_ns)
-    before = {name: id(value) for name, value in namespace.items()}
-    value = None
-    try:
-        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 - running the user's cell
+    try:  # what the parser lets through and the compiler refuses (``await x``): a card too
+        body = compile(tree, filename, "exec")
         if last is not None:
             ast.increment_lineno(last, skip)
-            code = compile(ast.Expression(last.value), filename, "eval")
-            value = eval(code, namespace)  # noqa: S307 - the user's own expression
+            last_code = compile(ast.Expression(last.value), filename, "eval")
+    except SyntaxError as exc:
+        raise _syntax_error(exc, filename, 0) from None
+    user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
+    namespace = CellNamespace(symnb_names(), user_ns)
+    value = None
+    try:
+        exec(body, namespace)  # noqa: S102 - running the user's cell
+        if last is not None:
+            value = eval(last_code, namespace)  # noqa: S307 - the user's own expression
+    except Exception as exc:
+        _from_the_cell(shell, exc, filename)
+        raise
     finally:  # a failing cell keeps what it assigned before the error, as any cell does
-        bound = {n for n, v in namespace.items() if before.get(n) != id(v) and n[:2] != "__"}
-        user_ns.update({n: namespace[n] for n in bound})
+        bound = namespace.write_back()
     _name_outputs(last, value)
-    return value, namespace, bound, _lines(filename, tree)
+    return value, namespace.lookup(), bound, _lines(filename, tree, last)
 
 
-def _lines(filename: str, tree) -> types.SimpleNamespace:
-    """The cell's lines that compile errors name: the %% line, and the last one assigning
-    ``updates`` (None if none does)."""
+def _from_the_cell(shell, exc: Exception, filename: str) -> None:
+    """The traceback of an error the cell's code raised starts at the cell's line: the
+    magic's frames above it (IPython's ``run_cell_magic``, this module's ``run_cell`` and
+    ``exec``) are not the user's. IPython shows what an exception's ``_render_traceback_``
+    returns instead of formatting its traceback; it is asked once, so the same exception
+    raised again elsewhere shows its traceback as usual. symnb's errors have their card
+    (magics/errors.py), which keeps the whole traceback behind a click."""
+    formatter = getattr(shell, "InteractiveTB", None)
+    if formatter is None or isinstance(exc, SymnbError):
+        return
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    if tb is None:
+        return
+
+    def render():
+        del exc._render_traceback_
+        return formatter.structured_traceback(type(exc), exc, tb)
+
+    try:
+        exc._render_traceback_ = render
+    except AttributeError:  # an exception that takes no attributes keeps IPython's traceback
+        pass
+
+
+class CellNamespace(dict):
+    """The globals a cell runs in: symnb's names, then the user's namespace over them (a
+    copy), then what the cell assigns. After the cell (:meth:`write_back`) it holds nothing
+    of its own and reads the user's namespace as it is then, then symnb's names: the
+    functions, classes and lambdas the cell defined keep it as their globals, so they see the
+    notebook's names as any cell's functions do (``later`` assigned in a later cell), and
+    symnb's names where the notebook has none (``sum`` stays symnb's ``sum`` in them).
+    CPython's LOAD_GLOBAL and LOAD_NAME call ``__missing__`` on a globals dict that is not
+    exactly a dict (a class body's LOAD_NAME does not, which is why the cell itself runs over
+    a copy).
+
+    The names the cell bound are those its code stored (``STORE_NAME`` calls
+    ``__setitem__`` on a globals dict that is not exactly a dict), so a cell that binds a name
+    again to the object it already held (``updates = upd`` run twice) still counts as binding
+    it; a name changed another way (``global`` in a function the cell calls, which writes the
+    dict directly) is found by its value's id changing.
+    """
+
+    def __init__(self, names: dict, user_ns: dict):
+        super().__init__(names)
+        super().update(user_ns)  # dict's own update: not the cell's stores
+        self.user_ns = user_ns
+        self.names = names
+        self.live = False  # after the cell: every name read from the user's namespace
+        self.stored: set[str] = set()
+        self.deleted: set[str] = set()  # deleted by the cell: deleted from the notebook too
+        self._before = {name: id(value) for name, value in self.items()}
+
+    def __setitem__(self, name, value):
+        self.stored.add(name)
+        self.deleted.discard(name)
+        super().__setitem__(name, value)
+
+    def __delitem__(self, name):  # ``del name`` in the cell (DELETE_NAME), as in any cell
+        super().__delitem__(name)  # a name not defined: KeyError, which Python makes NameError
+        self.stored.discard(name)
+        self.deleted.add(name)
+
+    def write_back(self) -> set[str]:
+        """Copy the names the cell bound into the user's namespace, delete there those it
+        deleted; returns the names bound."""
+        changed = {n for n, v in self.items() if self._before.get(n) != id(v)}
+        bound = {n for n in self.stored | changed if n in self and n[:2] != "__"}
+        self.user_ns.update({n: self[n] for n in bound})
+        for name in self.deleted - bound:
+            self.user_ns.pop(name, None)
+        builtins = self.get("__builtins__")
+        self.clear()  # from now on the cell's functions read the notebook's names
+        if builtins is not None:
+            super().__setitem__("__builtins__", builtins)
+        self.live = True
+        return bound
+
+    def __missing__(self, name):
+        if self.live:
+            if name in self.user_ns:
+                return self.user_ns[name]
+            if name in self.names:
+                return self.names[name]
+        raise KeyError(name)  # then builtins, or NameError
+
+    def lookup(self) -> ChainMap:
+        """What the cell's names resolve to after it: the user's names, then symnb's."""
+        return ChainMap(self.user_ns, self.names)
+
+
+def _lines(filename: str, tree, last=None) -> types.SimpleNamespace:
+    """The cell's lines that compile errors name: the %% line, the last one assigning
+    ``updates`` (None if none does) and the last expression's (None if none)."""
     assigned = [
         node.lineno
         for node in ast.walk(tree)
         if isinstance(node, ast.Name) and node.id == "updates" and isinstance(node.ctx, ast.Store)
     ]
     updates = SourceLoc(filename, max(assigned)) if assigned else None
-    return types.SimpleNamespace(magic=SourceLoc(filename, 1), updates=updates)
+    end = SourceLoc(filename, last.lineno) if last is not None else None
+    return types.SimpleNamespace(magic=SourceLoc(filename, 1), updates=updates, last=end)
 
 
 def _syntax_error(exc: SyntaxError, filename: str, skip: int) -> CellError:
@@ -220,6 +326,13 @@ def _syntax_error(exc: SyntaxError, filename: str, skip: int) -> CellError:
     loc = SourceLoc(filename, (exc.lineno or 1) + skip)
     where = str(loc) if loc.code else f"{loc}: {(exc.text or '').strip()}"
     error = CellError(f"%%symcompile: {exc.msg}\n  at {where}")
+    error.location = loc
+    return error
+
+
+def _cell_error(message: str, loc: SourceLoc | None) -> CellError:
+    """A CellError naming the cell's line ``loc`` (where there is one)."""
+    error = CellError(f"%%symcompile: {message}" + (f"\n  at {loc}" if loc is not None else ""))
     error.location = loc
     return error
 
@@ -266,8 +379,8 @@ def _running_cell_number(shell) -> int:
     return shell.execution_count
 
 
-def pick_outputs(value, namespace: dict, names: str | None):
-    """The outputs: ``--outputs`` names, else the last expression's value."""
+def pick_outputs(value, namespace: dict, names: str | None, where: SourceLoc | None = None):
+    """The outputs: ``--outputs`` names, else the last expression's value (at ``where``)."""
     if names:
         picked = [_lookup(namespace, n) for n in _split(names)]
         return picked[0] if len(picked) == 1 else picked
@@ -276,7 +389,35 @@ def pick_outputs(value, namespace: dict, names: str | None):
             "%%symcompile: end the cell with the output expression (e.g. `loss` or "
             "`loss, acc`), or name the outputs with --outputs"
         )
+    _check_outputs(value, where)
     return value
+
+
+def _check_outputs(value, where: SourceLoc | None) -> None:
+    """Outputs are a variable, a tuple/list of them or a dict name -> variable: an empty or
+    nested one is a card naming the cell's last line, not a function of no outputs or
+    NumPy's error about a symbolic value."""
+    if isinstance(value, dict):
+        items = [(repr(k), v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        items = list(enumerate(value))
+    else:
+        return
+    kind = type(value).__name__
+    if not items:
+        raise _cell_error(
+            f"the cell's last expression is an empty {kind}: nothing to compile; end the "
+            "cell with the outputs (e.g. `loss` or `loss, acc`)",
+            where,
+        )
+    for key, item in items:
+        if isinstance(item, (list, tuple, dict, set)):
+            raise _cell_error(
+                f"output [{key}] of the cell's last expression is a {type(item).__name__}: "
+                "the outputs are a variable, a tuple/list of variables or a dict name -> "
+                "variable, not nested; list them flat (e.g. `a, b, c`)",
+                where,
+            )
 
 
 def pick_inputs(outputs, updates, namespace: dict, names: str | None) -> list[Variable]:
@@ -300,12 +441,11 @@ def _variables(outputs) -> list[Variable]:
     return [as_variable(outputs)]
 
 
-def pick_updates(namespace: dict, bound: set) -> list:
-    """The cell's ``updates`` (a dict or pairs), only if this cell assigned it."""
-    if "updates" not in bound:
-        return []
-    updates = namespace["updates"]
-    return list(updates.items()) if isinstance(updates, dict) else list(updates)
+def pick_updates(namespace: dict, bound: set):
+    """The cell's ``updates`` as it wrote them (None if this cell did not assign it):
+    ``check_updates`` reads a dict or pairs, and says which form it takes for anything
+    else (``updates = 5``) at the line assigning it."""
+    return namespace["updates"] if "updates" in bound else None
 
 
 def _lookup(namespace: dict, name: str):

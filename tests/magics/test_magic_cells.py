@@ -158,3 +158,127 @@ def test_the_functions_name_must_be_a_python_name():
         assert f"the function's name {name} is not a Python name" in cell["message"]
         assert "text/html" in cell["outputs"][0]
     assert out[2]["stdout"].strip() == "[]"  # refused before the cell ran
+
+
+def test_a_cell_run_again_keeps_its_updates():
+    """``updates = upd`` binds ``updates`` to the object it already held when the cell runs
+    again (or another cell assigns the same dict): the cell still assigned it, so the
+    function still has the update."""
+    cell = "%%symcompile tr --quiet\nx = tensor('x', shape=(3,))\nupdates = upd\n(x * W).sum()"
+    out = run_cells(
+        "import symnb as sn\nW = sn.shared(np.zeros(3), name='W')\nupd = {W: W + 1}",
+        cell,
+        "print(len(tr.updates))",
+        cell,
+        "print(len(tr.updates))",
+        cell.replace("tr", "tr2"),
+        "print(len(tr2.updates))",
+        "%%symcompile tr3 --quiet\nx = tensor('x', shape=(3,))\n(x * W).sum()",
+        "print(len(tr3.updates))",  # a cell that does not assign updates has none
+    )
+    assert [c["error"] for c in out] == [None] * len(out), [c["message"] for c in out]
+    assert [out[i]["stdout"].strip() for i in (2, 4, 6, 8)] == ["1", "1", "1", "0"]
+
+
+def test_functions_defined_in_a_cell_see_the_notebook_as_it_is_when_called():
+    """A function, lambda or class defined in a %%symcompile cell reads the notebook's names
+    when it runs, not a copy made when the cell ran (``later`` assigned afterwards, ``scale``
+    assigned again); symnb's names stay in its scope where the notebook has none (``sum``
+    is symnb's); a class body in the cell reads the notebook's and symnb's names."""
+    out = run_cells(
+        "base = 1",
+        "%%symcompile f --quiet\n"
+        "scale = 2\n"
+        "def act(v):\n    return v * later + scale\n"
+        "lam = lambda: later + base\n"
+        "class K:\n    start = base\n    make = tensor\n    def m(self):\n        return later\n"
+        "def total(xs):\n    return sum(xs)\n"
+        "x = tensor('x', shape=(3,))\n"
+        "x * scale",
+        "later = 5\nscale = 10\nbase = 100\n"
+        "print(act(3), lam(), K().m(), K.start, K.make.__name__)\n"
+        "print(type(total([1, 2, 3])).__name__)",
+    )
+    assert [c["error"] for c in out] == [None] * len(out), [c["message"] for c in out]
+    lines = out[2]["stdout"].split("\n")
+    assert lines[0].split() == ["25", "105", "5", "1", "tensor"]
+    assert lines[1] == "Variable"
+
+
+def test_del_in_a_cell_deletes_the_name_from_the_notebook():
+    """``del zzz`` deletes the notebook's ``zzz``, as in any cell (also when the cell fails
+    later); a name deleted then assigned again is kept; ``del`` of an unknown name is
+    Python's NameError."""
+    out = run_cells(
+        "zzz = 1\nyyy = 2\nwww = 3",
+        "%%symcompile f --quiet\ndel zzz\ndel yyy\nyyy = 'again'\nx = tensor('x', shape=(3,))\n"
+        "x * 2",
+        "print('zzz' in dir(), yyy)",
+        "%%symcompile g --quiet\ndel www\nraise RuntimeError('after the del')\nx",
+        "print('www' in dir())",
+        "%%symcompile h --quiet\ndel nosuch\nx",
+    )
+    assert [c["error"] for c in out] == [None, None, None, "RuntimeError", None, "NameError"]
+    assert out[2]["stdout"].split() == ["False", "again"]
+    assert out[4]["stdout"].strip() == "False"
+    assert "nosuch" in out[5]["message"]
+
+
+def test_odd_cell_endings_are_cards_naming_the_line():
+    """An empty or nested last expression, ``await`` and an ``updates`` that is neither a
+    dict nor pairs are cards at the cell's line, not a function of no outputs, NumPy's or
+    the compiler's raw errors."""
+    head = "%%symcompile f --quiet\nx = tensor('x', shape=(3,))\n"
+    out = run_cells(
+        head + "[]",
+        head + "{}",
+        head + "[x, [x * 2]]",
+        head + "{'a': x, 'b': (x,)}",
+        head + "await x",
+        head + "updates = 5\nx",
+        "print('f' in dir())",
+    )
+    number = out[0]["number"]
+    for i, (kind, text) in enumerate(
+        [
+            ("CellError", "the cell's last expression is an empty list: nothing to compile"),
+            ("CellError", "the cell's last expression is an empty dict: nothing to compile"),
+            ("CellError", "output [1] of the cell's last expression is a list"),
+            ("CellError", "output ['b'] of the cell's last expression is a tuple"),
+            ("CellError", "%%symcompile: 'await' outside function"),
+            ("GraphError", "updates is a int: give a list of (shared variable, new value)"),
+        ]
+    ):
+        assert out[i]["error"] == kind and text in out[i]["message"], out[i]["message"]
+        assert "text/html" in out[i]["outputs"][0]  # the card
+        assert "cell.py" not in out[i]["stdout"] and "ipython-input" not in out[i]["message"]
+    last = ["[]", "{}", "[x, [x * 2]]", "{'a': x, 'b': (x,)}", "await x", "updates = 5"]
+    for i, line in enumerate(last):
+        assert f"at notebook cell, line 3: {line}  (In[{number + i}])" in out[i]["message"]
+    assert out[6]["stdout"].strip() == "False"
+
+
+def test_optimize_refuses_a_name_both_included_and_excluded():
+    out = run_cells("%%symcompile f --optimize +fuse,-fuse\nx = vector('x')\nx")
+    assert out[0]["error"] == "CellError"
+    assert "'fuse' is both included and excluded in '+fuse,-fuse'" in out[0]["message"]
+    assert "text/html" in out[0]["outputs"][0]
+
+
+def test_an_error_of_the_cells_code_shows_its_traceback_from_the_cells_line():
+    """A non-symnb error the cell's code raises: the traceback starts at the cell's line and
+    goes on into the user's function; the magic's frames above it are left out. The same
+    exception raised again by an ordinary cell shows that cell's traceback."""
+    out = run_cells(
+        "err = RuntimeError('boom')\ndef foo():\n    raise err",
+        "%%symcompile g --quiet\nx = tensor('x', shape=(3,))\nfoo()\nx",
+        "raise err",
+    )
+    number = out[0]["number"]
+    assert [c["error"] for c in out] == [None, "RuntimeError", "RuntimeError"]
+    shown = out[1]["stdout"]
+    assert f"Cell In[{number + 1}], line 3" in shown and "----> 3 foo()" in shown
+    assert f"Cell In[{number}], line 3, in foo()" in shown
+    for frame in ("run_cell_magic", "commands.py", "cell.py", "interactiveshell.py"):
+        assert frame not in shown
+    assert f"Cell In[{number + 2}], line 1" in out[2]["stdout"]
