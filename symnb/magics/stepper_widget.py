@@ -28,9 +28,10 @@ def history_of(function):
 
 
 class RewriteStepper:
-    """``RewriteStepper(f)`` in a cell shows the control; ``.go(k)`` moves it from code."""
+    """``RewriteStepper(f)`` in a cell shows the control; ``.go(k)`` moves it from code;
+    ``phase`` and ``rule`` set its filters from the start (and its static twin's)."""
 
-    def __init__(self, function, max_boxes: int = 200):
+    def __init__(self, function, max_boxes: int = 200, phase=None, rule=None):
         import ipywidgets as w
 
         self.function, self.max_boxes = function, max_boxes
@@ -51,6 +52,8 @@ class RewriteStepper:
         self.hider = w.HTML(hide, layout=w.Layout(display="none"))
         controls = [w.HBox([self.phase, self.rule]), w.HBox([self.prev, self.slider, self.next])]
         self.widget = w.VBox([*controls, self.info, self.graph, self.hider])
+        _choose(self.phase, phase)
+        _choose(self.rule, rule)
         self._wire()
         self._refilter()
 
@@ -105,7 +108,9 @@ class RewriteStepper:
 
     def static_html(self) -> str:
         """The static twin: every step embedded, switched without a kernel."""
-        html = static_stepper_html(self.function, self.max_boxes)
+        html = static_stepper_html(
+            self.function, self.max_boxes, phase=self.phase.value, rule=self.rule.value
+        )
         return f'<div id="{self.twin}" class="symnb-static-stepper">{html}</div>'
 
     def _ipython_display_(self):
@@ -128,13 +133,27 @@ def _unique(values) -> list:
     return list(dict.fromkeys(values))
 
 
-def stepper(function):
+def _choose(dropdown, value) -> None:
+    """Set a filter from the start; a value the history does not have names those it has."""
+    if value is None:
+        return
+    if value not in dropdown.options:
+        raise ValueError(
+            f"no rewrite of {dropdown.description} {value!r} in this history; "
+            f"its {dropdown.description}s: {', '.join(map(str, dropdown.options[1:]))}"
+        )
+    dropdown.value = value
+
+
+def stepper(function, phase: str | None = None, rule: str | None = None):
     """The stepper for ``function``, or a one-line explanation when it has no history; without
-    ipywidgets, the static stepper (every step embedded, switched in the page)."""
-    if history_of(function) is None:
+    ipywidgets, the static stepper (the steps embedded, switched in the page). ``phase`` and
+    ``rule`` keep only those rewrites, from the start."""
+    history = history_of(function)
+    if history is None:
         text = "this function has no rewrite history (f.rewrites): nothing to step through"
         return Html(message_html(text), text)
     if importlib.util.find_spec("ipywidgets") is None:
         text = f"{len(function.rewrites)} rewrites (install ipywidgets for the live stepper)"
-        return Html(static_stepper_html(function), text)
-    return RewriteStepper(function)
+        return Html(static_stepper_html(function, phase=phase, rule=rule), text)
+    return RewriteStepper(function, phase=phase, rule=rule)
