@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.magics import views
 from symnb.viz import stepper as stepper_module
+from symnb.viz.reprs import variable_bundle
 from symnb.viz.stepper import static_stepper_html
+from symnb.viz.text import MAX_TEXT_LINES
+from tests.helpers import needs_c
 
 pytest.importorskip("pygraphviz")
 
@@ -79,3 +84,42 @@ def test_the_stepper_takes_its_filters_from_the_start():
     assert frames(st.static_html()) == st.slider.max + 1
     with pytest.raises(ValueError, match="no rewrite of phase 'nonsense'.*merge"):
         stepper(f, phase="nonsense")
+
+
+def test_the_plain_text_of_a_large_expression_is_cut_with_a_count():
+    """A 3000-node expression's text/plain was its whole text form (172 KB in the notebook):
+    now its first lines and how to print the rest, which format_expr still gives."""
+    z = sn.tensor("z", shape=("n",))
+    h = z
+    for _ in range(1500):
+        h = sn.sin(h) + 1
+    h.name = "h"
+    text = variable_bundle(h, include={"text/plain"})["text/plain"]
+    whole = sn.format_expr(h)
+    lines = text.splitlines()
+    assert lines[0] == repr(h) and lines[1:-1] == whole.splitlines()[:MAX_TEXT_LINES]
+    more = len(whole.splitlines()) - MAX_TEXT_LINES
+    assert lines[-1] == f"... {more:,} more lines; print(sn.format_expr(h)) shows all"
+    small = sn.sin(z) + 1
+    assert variable_bundle(small)["text/plain"] == f"{small!r}\n{sn.format_expr(small)}"
+
+
+@needs_c
+def test_the_kernels_view_shows_each_kernel_source_once():
+    """Each layer of a deep network compiles to the same C: the view shows it once and
+    names the first step for the others; its plain text is cut with a count."""
+    x = sn.tensor("x", shape=("batch", 8))
+    h = x
+    for i in range(20):
+        h = sn.tanh(h @ sn.shared(np.ones((8, 8)) * 0.1, name=f"W{i}"))
+    f = sn.function([x], h.sum(), backend="c")
+    sources = [k.source for k in f.kernels if k.source]
+    assert len(sources) >= 20
+    bundle = views.show_kernels(f)._repr_mimebundle_()
+    html, text = bundle["text/html"], bundle["text/plain"]
+    assert html.count('class="symnb-loop"') == len(set(sources)) < len(sources)
+    layer = max(set(sources), key=sources.count)  # tanh, 20 times
+    first = next(i for i, k in enumerate(f.kernels) if k.source == layer)
+    assert f"the same C as step {first}</div>" in html
+    assert len(text.splitlines()) == MAX_TEXT_LINES + 1
+    assert text.endswith("more lines; print(f.kernels.listing()) for all")
