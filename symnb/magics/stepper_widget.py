@@ -79,8 +79,10 @@ class RewriteStepper:
         self.show(self.slider.value)
 
     def show(self, k: int) -> None:
-        """Draw position ``k`` (0 = as written) of the filtered history."""
+        """Draw position ``k`` (0 = as written) of the filtered history; ``k`` is clamped
+        to the positions there are, as ``go`` does (-1 is 0, past the last is the last)."""
         shown = len(self.visible)
+        k = max(0, min(int(k), shown))
         if k == 0:
             info, pic = start_frame(self.function, self.history, shown, self.max_boxes)
         else:
@@ -113,18 +115,35 @@ class RewriteStepper:
         )
         return f'<div id="{self.twin}" class="symnb-static-stepper">{html}</div>'
 
+    def __repr__(self):
+        filters = [f"{d.description} {d.value}" for d in (self.phase, self.rule)]
+        kept = [f for f in filters if not f.endswith(" all")]
+        where = f" ({', '.join(kept)})" if kept else ""
+        return (
+            f"<rewrite stepper of {self.function.name or 'function'}: step "
+            f"{self.slider.value} of {self.slider.max}{where}; {len(self.history)} rewrites; "
+            ".go(k) moves it>"
+        )
+
+    def _widget_bundle(self, include=None, exclude=None) -> dict:
+        """The widget's own bundle, its text (a terminal's) this stepper's repr, not the
+        VBox's."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/plain"] = repr(self)
+        return bundle
+
     def _ipython_display_(self):
         """The widget, then its static twin (see the module docstring)."""
         from IPython.display import display
 
-        display(self.widget)
+        display(self._widget_bundle(), raw=True)
         text = f"static stepper: {len(self.history)} rewrites"
         display(Html(self.static_html(), text))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The widget, and for a renderer without widgets its static twin, in one bundle
         (IPython displays the two as two outputs instead: ``_ipython_display_``)."""
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        bundle = self._widget_bundle(include=include, exclude=exclude)
         bundle["text/html"] = self.static_html()
         return bundle
 

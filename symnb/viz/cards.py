@@ -166,4 +166,7 @@ class Html:
         self.html, self.text = html, text
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self.html, "text/plain": self.text or "(HTML display)"}
+        return {"text/html": self.html, "text/plain": repr(self)}
+
+    def __repr__(self):
+        return self.text or f"(HTML display, {len(self.html):,} characters)"

@@ -29,11 +29,22 @@ def as_graph(obj) -> Graph:
         return obj
     if hasattr(obj, "graph") and isinstance(obj.graph, Graph):
         return obj.graph
-    outputs = [obj] if isinstance(obj, Variable) else list(obj)
-    if not all(isinstance(v, Variable) for v in outputs):
-        raise TypeError(f"cannot draw {obj!r}: expected a graph, a function or variables")
+    try:
+        outputs = [obj] if isinstance(obj, Variable) else list(obj)
+    except TypeError:  # not iterable (a number): the same message as any other non-variable
+        outputs = None
+    if outputs is None or not all(isinstance(v, Variable) for v in outputs):
+        raise TypeError(
+            f"cannot draw {_short(obj)}: expected a graph, a function, a variable or a list "
+            "of variables"
+        )
     free = [v for v in leaves(outputs) if not isinstance(v, (Constant, SharedVariable))]
     return Graph(free, outputs, clone=False)
+
+
+def _short(obj) -> str:
+    text = repr(obj)
+    return f"{text[:80]}..." if len(text) > 80 else text
 
 
 def output_labels(obj, graph: Graph) -> list[str]:
