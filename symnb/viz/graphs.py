@@ -14,7 +14,7 @@ from symnb.backends.linker import Linker
 from symnb.core.graph import Graph, leaves
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.viz.collapse import collapse
-from symnb.viz.dot import to_dot
+from symnb.viz.dot import printable, to_dot
 from symnb.viz.render import RenderUnavailable, render_svg
 from symnb.viz.theme import STYLE
 from symnb.viz.view import ViewGraph, graph_view
@@ -102,7 +102,7 @@ class GraphPicture:
 
 def labelled(svg: str, name: str) -> str:
     """``svg`` with ``role="img"``, ``aria-label`` and a ``<title>`` naming it."""
-    name = escape(name)
+    name = escape(printable(name))
     head, _, rest = svg.partition(">")
     return f'{head} role="img" aria-label="{name}"><title>{name}</title>{rest}'
 
