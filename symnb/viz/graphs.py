@@ -167,6 +167,26 @@ def apply_placement(view: ViewGraph, placement) -> None:
     )
 
 
+def graph_bundle(graph, include=None, exclude=None) -> dict:
+    """``f.graph`` in Jupyter: its SVG; where no Graphviz can draw it, what ``picture()``
+    shows then (a note saying why, the DOT text), and in plain text how to print its text
+    form."""
+    text = repr(graph)
+    wanted = [m for m in ("image/svg+xml", "text/html") if _wanted(m, include, exclude)]
+    if not wanted:
+        return {"text/plain": text}
+    pic = picture(graph)
+    try:
+        return {"image/svg+xml": pic.svg(), "text/plain": text}
+    except RenderUnavailable as exc:
+        html = STYLE + unavailable_html(str(exc), pic.dot())
+        return {"text/html": html, "text/plain": f"{text}\n{exc}; print(graph) for its text form"}
+
+
+def _wanted(mime: str, include, exclude) -> bool:
+    return (include is None or mime in include) and not (exclude and mime in exclude)
+
+
 def graph_svg(graph) -> str | None:
     """SVG of a Graph for Jupyter (``f.graph``, ``f.graph_before``); None when no renderer is
     installed, so Jupyter shows the text form instead."""

@@ -71,3 +71,26 @@ def test_every_display_survives_a_layout_failure(broken, function):
     for name in ("before", "after", "diff", "grad"):
         shown = views.VIEWS[name](function)
         assert "Graphviz failed" in shown._repr_mimebundle_()["text/html"], name
+
+
+def test_a_graph_without_graphviz_shows_the_note_and_the_dot_text(monkeypatch, function):
+    """``f.graph`` with no Graphviz showed only ``<symnb.Graph: ...>``: now what picture()
+    shows then, and in plain text how to print its text form."""
+    monkeypatch.setattr(render, "RENDERERS", ())
+    render.render_svg.cache_clear()
+    bundle = function.graph._repr_mimebundle_()
+    render.render_svg.cache_clear()
+    assert "image/svg+xml" not in bundle
+    assert "no Graphviz found" in bundle["text/html"] and "digraph symnb" in bundle["text/html"]
+    text = bundle["text/plain"]
+    assert text.startswith(repr(function.graph)) and "print(graph) for its text form" in text
+    assert function.graph._repr_svg_() is None
+
+
+def test_a_graph_with_graphviz_is_its_svg(function):
+    pytest.importorskip("pygraphviz")
+    bundle = function.graph._repr_mimebundle_()
+    assert "<svg" in bundle["image/svg+xml"] and bundle["text/plain"] == repr(function.graph)
+    assert function.graph._repr_mimebundle_(include={"text/plain"}) == {
+        "text/plain": repr(function.graph)
+    }
