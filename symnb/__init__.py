@@ -76,6 +76,13 @@ def load_ipython_extension(ipython):
     load(ipython)
 
 
+def unload_ipython_extension(ipython):
+    """``%unload_ext symnb``: the magics, the error cards and the warning cards go away."""
+    from symnb.magics import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
 def eval(var, inputs=None, backend="py"):  # noqa: A001 - mirrors var.eval
     """Compute ``var`` for the given ``{variable: value}`` inputs."""
     return var.eval(inputs, backend=backend)

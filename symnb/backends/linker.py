@@ -36,6 +36,22 @@ class Linker:
     #: the rewrite history of a graph the linker rewrote itself (a loop's step), else None
     rewrites = None
 
+    def __repr__(self) -> str:
+        """``<CLinker: backend 'c', 700 steps (201 kernel, 299 blas, 200 view)>``."""
+        parts = [f"backend {self.name!r}"]
+        if self.device and self.device != self.name:
+            parts.append(f"on {self.device}")
+        if self.plan is not None:
+            kinds: dict = {}
+            for step in self.kernels or ():
+                kinds[step.kind] = kinds.get(step.kind, 0) + 1
+            each = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+            count = len(self.plan.steps)
+            parts.append(f"{count} step{'s' * (count != 1)}" + (f" ({each})" if each else ""))
+        if self.bodies:
+            parts.append(f"{len(self.bodies)} loop{'s' * (len(self.bodies) > 1)}")
+        return f"<{type(self).__name__}: {', '.join(parts)}>"
+
     @property
     def where(self) -> str:
         """Where the steps run, in words: the device, else the backend's name."""

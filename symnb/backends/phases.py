@@ -55,6 +55,9 @@ class Phases:
     def total(self) -> float:
         return sum(self.seconds.values())
 
+    def __repr__(self) -> str:
+        return f"<compile phases, {self.total():.3f} s: {self or 'none recorded'}>"
+
     def __str__(self) -> str:
         parts = []
         known = sorted(self.seconds, key=lambda p: ORDER.index(p) if p in ORDER else len(ORDER))

@@ -162,6 +162,10 @@ class Graph:
     def _repr_svg_(self) -> str | None:
         return hook("graph_svg")(self)
 
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """The SVG; where Graphviz cannot draw it, a note saying why and the DOT text."""
+        return hook("graph_bundle")(self, include, exclude)
+
     # -- editing --------------------------------------------------------------------------
     def replace(self, old: Variable, new: Variable) -> tuple[list[Apply], list[Apply]]:
         """Make every client of ``old`` use ``new``; types must agree (same dtype, ndim).

@@ -20,5 +20,11 @@ def load_ipython_extension(shell) -> None:
 
 def unload_ipython_extension(shell) -> None:
     from symnb.magics import errors
+    from symnb.magics.commands import SymnbMagics
 
     errors.uninstall(shell)
+    manager = shell.magics_manager
+    for kind, names in SymnbMagics.magics.items():
+        for name in names:
+            manager.magics[kind].pop(name, None)
+    manager.registry.pop(SymnbMagics.__name__, None)

@@ -64,6 +64,9 @@ def install(shell) -> None:
 
 
 def uninstall(shell) -> None:
-    shell.set_custom_exc((), None)
+    """Undo :func:`install`: IPython's own traceback for symnb's errors, warnings as before
+    (a handler another extension set since is left alone)."""
+    if shell.custom_exceptions == (SymnbError,):
+        shell.set_custom_exc((), None)
     if isinstance(warnings.showwarning, _WarningCards):
         warnings.showwarning = warnings.showwarning.previous

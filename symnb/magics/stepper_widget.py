@@ -28,9 +28,10 @@ def history_of(function):
 
 
 class RewriteStepper:
-    """``RewriteStepper(f)`` in a cell shows the control; ``.go(k)`` moves it from code."""
+    """``RewriteStepper(f)`` in a cell shows the control; ``.go(k)`` moves it from code;
+    ``phase`` and ``rule`` set its filters from the start (and its static twin's)."""
 
-    def __init__(self, function, max_boxes: int = 200):
+    def __init__(self, function, max_boxes: int = 200, phase=None, rule=None):
         import ipywidgets as w
 
         self.function, self.max_boxes = function, max_boxes
@@ -51,6 +52,8 @@ class RewriteStepper:
         self.hider = w.HTML(hide, layout=w.Layout(display="none"))
         controls = [w.HBox([self.phase, self.rule]), w.HBox([self.prev, self.slider, self.next])]
         self.widget = w.VBox([*controls, self.info, self.graph, self.hider])
+        _choose(self.phase, phase)
+        _choose(self.rule, rule)
         self._wire()
         self._refilter()
 
@@ -76,8 +79,10 @@ class RewriteStepper:
         self.show(self.slider.value)
 
     def show(self, k: int) -> None:
-        """Draw position ``k`` (0 = as written) of the filtered history."""
+        """Draw position ``k`` (0 = as written) of the filtered history; ``k`` is clamped
+        to the positions there are, as ``go`` does (-1 is 0, past the last is the last)."""
         shown = len(self.visible)
+        k = max(0, min(int(k), shown))
         if k == 0:
             info, pic = start_frame(self.function, self.history, shown, self.max_boxes)
         else:
@@ -105,21 +110,40 @@ class RewriteStepper:
 
     def static_html(self) -> str:
         """The static twin: every step embedded, switched without a kernel."""
-        html = static_stepper_html(self.function, self.max_boxes)
+        html = static_stepper_html(
+            self.function, self.max_boxes, phase=self.phase.value, rule=self.rule.value
+        )
         return f'<div id="{self.twin}" class="symnb-static-stepper">{html}</div>'
+
+    def __repr__(self):
+        filters = [f"{d.description} {d.value}" for d in (self.phase, self.rule)]
+        kept = [f for f in filters if not f.endswith(" all")]
+        where = f" ({', '.join(kept)})" if kept else ""
+        return (
+            f"<rewrite stepper of {self.function.name or 'function'}: step "
+            f"{self.slider.value} of {self.slider.max}{where}; {len(self.history)} rewrites; "
+            ".go(k) moves it>"
+        )
+
+    def _widget_bundle(self, include=None, exclude=None) -> dict:
+        """The widget's own bundle, its text (a terminal's) this stepper's repr, not the
+        VBox's."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/plain"] = repr(self)
+        return bundle
 
     def _ipython_display_(self):
         """The widget, then its static twin (see the module docstring)."""
         from IPython.display import display
 
-        display(self.widget)
+        display(self._widget_bundle(), raw=True)
         text = f"static stepper: {len(self.history)} rewrites"
         display(Html(self.static_html(), text))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The widget, and for a renderer without widgets its static twin, in one bundle
         (IPython displays the two as two outputs instead: ``_ipython_display_``)."""
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        bundle = self._widget_bundle(include=include, exclude=exclude)
         bundle["text/html"] = self.static_html()
         return bundle
 
@@ -128,13 +152,27 @@ def _unique(values) -> list:
     return list(dict.fromkeys(values))
 
 
-def stepper(function):
+def _choose(dropdown, value) -> None:
+    """Set a filter from the start; a value the history does not have names those it has."""
+    if value is None:
+        return
+    if value not in dropdown.options:
+        raise ValueError(
+            f"no rewrite of {dropdown.description} {value!r} in this history; "
+            f"its {dropdown.description}s: {', '.join(map(str, dropdown.options[1:]))}"
+        )
+    dropdown.value = value
+
+
+def stepper(function, phase: str | None = None, rule: str | None = None):
     """The stepper for ``function``, or a one-line explanation when it has no history; without
-    ipywidgets, the static stepper (every step embedded, switched in the page)."""
-    if history_of(function) is None:
+    ipywidgets, the static stepper (the steps embedded, switched in the page). ``phase`` and
+    ``rule`` keep only those rewrites, from the start."""
+    history = history_of(function)
+    if history is None:
         text = "this function has no rewrite history (f.rewrites): nothing to step through"
         return Html(message_html(text), text)
     if importlib.util.find_spec("ipywidgets") is None:
         text = f"{len(function.rewrites)} rewrites (install ipywidgets for the live stepper)"
-        return Html(static_stepper_html(function), text)
-    return RewriteStepper(function)
+        return Html(static_stepper_html(function, phase=phase, rule=rule), text)
+    return RewriteStepper(function, phase=phase, rule=rule)

@@ -10,6 +10,7 @@ from symnb.magics.stepper_widget import stepper
 from symnb.viz.cards import Html, kernels_html, message_html
 from symnb.viz.diff import diff_picture
 from symnb.viz.graphs import picture
+from symnb.viz.text import cap_lines
 from symnb.viz.view import is_grad_node
 
 
@@ -45,7 +46,7 @@ def show_kernels(f):
     if kernels is None:
         return _unavailable(f"backend {f.backend!r} generates no kernels; use --backend c")
     text = kernels.listing() if hasattr(kernels, "listing") else repr(kernels)
-    return Html(kernels_html(kernels), text)
+    return Html(kernels_html(kernels), cap_lines(text, "print(f.kernels.listing()) for all"))
 
 
 def show_profile(f):

@@ -369,6 +369,10 @@ class RandomStream:
         self.seed_value = int(seed)
         self.states: list = []  # (key, counter) per draw
 
+    def __repr__(self):
+        draws = len(self.states)
+        return f"<{type(self).__name__} seed={self.seed_value}: {draws} draw{'s' * (draws != 1)}>"
+
     def seed(self, seed: int) -> None:
         """Start every draw of the stream again from ``seed``."""
         self.seed_value = int(seed)

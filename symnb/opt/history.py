@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import groupby
+
+import numpy as np
 
 from symnb.core.graph import Graph
+from symnb.core.variable import Constant
 
 
 class Start:
@@ -43,9 +47,52 @@ class Step:
         return self.history.replay(self.index + 1)
 
     def __str__(self):
-        dropped = ", ".join(str(n.op) for n in self.removed) or "-"
-        made = ", ".join(str(n.op) for n in self.added) or "-"
-        return f"{self.phase}/{self.rule}: {dropped} -> {made}"
+        """One line: the ops dropped -> the ops added (at most a few of each, then a count
+        per op), or, for a step that only rewired values (merging equal constants), the
+        values replaced."""
+        if not (self.removed or self.added):
+            return f"{self.phase}/{self.rule}: {_pairs(self.pairs)}"
+        return f"{self.phase}/{self.rule}: {_ops(self.removed)} -> {_ops(self.added)}"
+
+
+#: a step's line names at most this many nodes or pairs (then counts them) ...
+SHOWN = 4
+#: ... each in at most this many characters (a fused op of 1000 ops spells all of them)
+SHOWN_CHARS = 60
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 3]}..."
+
+
+def _ops(nodes) -> str:
+    """``sin, add`` or, for many, ``add, sin, add, sin, ... (2000 ops: 1000 add, 1000 sin)``."""
+    if not nodes:
+        return "-"
+    names = [_short(str(n.op)) for n in nodes]
+    if len(names) <= SHOWN:
+        return ", ".join(names)
+    each = Counter(n.op.op_name() for n in nodes)
+    counts = ", ".join(f"{k} {name}" for name, k in each.most_common())
+    return f"{', '.join(names[:SHOWN])}, ... ({len(names)} ops: {counts})"
+
+
+def _pairs(pairs) -> str:
+    """The values a step replaced: ``1:i64[] -> 1:i64[]`` (a constant shows its value)."""
+    if not pairs:
+        return "-"
+    shown = ", ".join(f"{_value(old)} -> {_value(new)}" for old, new in pairs[:SHOWN])
+    more = f", ... ({len(pairs)} values)" if len(pairs) > SHOWN else ""
+    return f"replaced {shown}{more}"
+
+
+def _value(var) -> str:
+    """``name:type``, or for a constant of one element ``value:type``."""
+    if isinstance(var, Constant):
+        value = np.asarray(var.value)
+        if value.size == 1:
+            return _short(f"{value.item()!r}:{var.type}")
+    return _short(repr(var))
 
 
 class History:
@@ -96,7 +143,19 @@ class History:
         return sum(self.times.values())
 
     def __str__(self):
-        lines = [f"{i:4d} {step}" for i, step in enumerate(self.steps)]
+        """One line per step, but a run of steps of one rule whose lines are a few kinds
+        repeated (999 merges of equal constants) is one line: the run's steps, and each kind
+        with its count."""
+        lines = []
+        for (phase, rule), run in groupby(enumerate(self.steps), lambda p: (p[1].phase, p[1].rule)):
+            run = [(i, str(step)) for i, step in run]
+            kinds = Counter(text.partition(": ")[2] for _, text in run)
+            if len(run) < 3 or len(kinds) > SHOWN:
+                lines += [f"{i:4d} {text}" for i, text in run]
+                continue
+            each = "; ".join(f"{kind} (x{n})" if n > 1 else kind for kind, n in kinds.items())
+            first, last = run[0][0], run[-1][0]
+            lines.append(f"{first:4d} {phase}/{rule} x{len(run)} (steps {first}-{last}): {each}")
         return "\n".join(lines) or "(no rewrites)"
 
     def __repr__(self):

@@ -6,7 +6,7 @@ through the hooks registered here, so none of them imports viz.
 
 from symnb.core.hooks import register
 from symnb.viz.cards import variable_card
-from symnb.viz.graphs import graph_svg
+from symnb.viz.graphs import graph_bundle, graph_svg
 from symnb.viz.latex import to_latex
 from symnb.viz.profile import profile_function
 from symnb.viz.reprs import function_bundle, variable_bundle, variable_text
@@ -19,6 +19,7 @@ for _provider in (
     to_latex,
     format_graph,
     graph_svg,
+    graph_bundle,
     function_bundle,
     profile_function,
 ):

@@ -126,13 +126,21 @@ def message_html(text: str) -> str:
 
 def kernels_html(kernels) -> str:
     """Each step of a kernel backend: a kernel's own loop shown, the rest of its C (the other
-    variants, helpers and shared boilerplate) behind a click; other steps in one line."""
-    items = []
+    variants, helpers and shared boilerplate) behind a click; other steps in one line. A
+    kernel whose C is that of an earlier step (each layer of a deep network) names that step
+    instead of repeating it."""
+    items, first = [], {}
     for i, k in enumerate(kernels):
         line = escape(k.line() if hasattr(k, "line") else repr(k))
+        source = getattr(k, "source", None)
+        if source and source in first:
+            language = escape(getattr(k, "language", "C"))
+            body = f'<div class="symnb-note">the same {language} as step {first[source]}</div>'
+        else:
+            first.setdefault(source, i)
+            body = _kernel_body(k)
         items.append(
-            f'<div class="symnb-kernel"><div><b>{i}</b> <code>{line}</code></div>'
-            f"{_kernel_body(k)}</div>"
+            f'<div class="symnb-kernel"><div><b>{i}</b> <code>{line}</code></div>{body}</div>'
         )
     return f'{STYLE}<div class="symnb-card"><h4>kernels ({len(items)})</h4>{"".join(items)}</div>'
 
@@ -158,4 +166,7 @@ class Html:
         self.html, self.text = html, text
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/html": self.html, "text/plain": self.text or "(HTML display)"}
+        return {"text/html": self.html, "text/plain": repr(self)}
+
+    def __repr__(self):
+        return self.text or f"(HTML display, {len(self.html):,} characters)"

@@ -216,9 +216,16 @@ class Chart:
         return self.svg.replace("<svg ", f"<svg style='{PAPER}' ", 1)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        return {
+            "text/html": self.html(),
+            "image/svg+xml": self._repr_svg_(),
+            "text/plain": repr(self),
+        }
+
+    def __repr__(self):
+        """What the chart shows, in words (its ``aria-label``)."""
         label = re.search(r"aria-label='([^']*)'", self.svg)
-        text = unescape(label.group(1)) if label else "(chart)"
-        return {"text/html": self.html(), "image/svg+xml": self._repr_svg_(), "text/plain": text}
+        return f"<chart: {unescape(label.group(1))}>" if label else "<chart>"
 
 
 def plot_line(values, title: str = "", xlabel: str = "step") -> Chart:

@@ -7,6 +7,7 @@ which is what tests and style sheets look at.
 
 from __future__ import annotations
 
+import unicodedata
 from html import escape
 
 from symnb.viz.view import ViewGraph, ViewNode
@@ -48,16 +49,37 @@ TRANSFER_STYLE = 'color="#dc2626" fontcolor="#dc2626" style=dashed penwidth=2'
 CLUSTER_STYLE = 'style="rounded,filled" fillcolor="#f0fdf4" color="#059669" fontcolor="#065f46"'
 
 
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with control characters (``\\x01``, ``\\x0b``, which SVG, being XML, cannot
+    hold) written as their escapes (``\\x01``), but those in ``keep``."""
+    return "".join(
+        c if c in keep or unicodedata.category(c) != "Cc" else repr(c)[1:-1] for c in text
+    )
+
+
 def quote(text: str) -> str:
-    """A DOT double-quoted string."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT double-quoted string: a backslash is doubled, so that Graphviz shows it rather
+    than expanding ``\\N`` (the node's name), ``\\G`` or ``\\L`` in a label; a newline is
+    Graphviz's line break."""
+    text = printable(text, keep="\n").replace("\\", "\\\\")
+    return '"' + text.replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _html(text: str) -> str:
+    """Text inside an HTML-like label: Graphviz expands ``\\N`` there too."""
+    return escape(printable(text)).replace("\\", "\\\\")
+
+
+def _tooltip(text: str) -> str:
+    """A tooltip: Graphviz expands its escapes twice, so a backslash is doubled twice."""
+    return quote(printable(text, keep="\n").replace("\\", "\\\\"))
 
 
 def _label(node: ViewNode) -> str:
     """An HTML-like label: the op or name in bold, the type below in small grey."""
-    head = f"<b>{escape(node.label)}</b>"
+    head = f"<b>{_html(node.label)}</b>"
     if node.detail:
-        head += f'<br/><font point-size="9" color="#4b5563">{escape(node.detail)}</font>'
+        head += f'<br/><font point-size="9" color="#4b5563">{_html(node.detail)}</font>'
     return f"<{head}>"
 
 
@@ -72,7 +94,7 @@ def _node_line(node: ViewNode) -> str:
         PLACE_STYLE.get(node.place, ""),
         MARK_STYLE.get(node.mark, ""),
         f"class={quote(classes)}",
-        f"tooltip={quote(node.tooltip or node.label)}",
+        f"tooltip={_tooltip(node.tooltip or node.label)}",
     ]
     if node.count > 1:
         attrs.append("peripheries=2")

@@ -14,7 +14,7 @@ from symnb.backends.linker import Linker
 from symnb.core.graph import Graph, leaves
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.viz.collapse import collapse
-from symnb.viz.dot import to_dot
+from symnb.viz.dot import printable, to_dot
 from symnb.viz.render import RenderUnavailable, render_svg
 from symnb.viz.theme import STYLE
 from symnb.viz.view import ViewGraph, graph_view
@@ -29,11 +29,22 @@ def as_graph(obj) -> Graph:
         return obj
     if hasattr(obj, "graph") and isinstance(obj.graph, Graph):
         return obj.graph
-    outputs = [obj] if isinstance(obj, Variable) else list(obj)
-    if not all(isinstance(v, Variable) for v in outputs):
-        raise TypeError(f"cannot draw {obj!r}: expected a graph, a function or variables")
+    try:
+        outputs = [obj] if isinstance(obj, Variable) else list(obj)
+    except TypeError:  # not iterable (a number): the same message as any other non-variable
+        outputs = None
+    if outputs is None or not all(isinstance(v, Variable) for v in outputs):
+        raise TypeError(
+            f"cannot draw {_short(obj)}: expected a graph, a function, a variable or a list "
+            "of variables"
+        )
     free = [v for v in leaves(outputs) if not isinstance(v, (Constant, SharedVariable))]
     return Graph(free, outputs, clone=False)
+
+
+def _short(obj) -> str:
+    text = repr(obj)
+    return f"{text[:80]}..." if len(text) > 80 else text
 
 
 def output_labels(obj, graph: Graph) -> list[str]:
@@ -91,7 +102,7 @@ class GraphPicture:
 
 def labelled(svg: str, name: str) -> str:
     """``svg`` with ``role="img"``, ``aria-label`` and a ``<title>`` naming it."""
-    name = escape(name)
+    name = escape(printable(name))
     head, _, rest = svg.partition(">")
     return f'{head} role="img" aria-label="{name}"><title>{name}</title>{rest}'
 
@@ -154,6 +165,26 @@ def apply_placement(view: ViewGraph, placement) -> None:
         "ones on the host (NumPy); red dashed arrows are copies across the bus "
         "(⇢ device, ⇢ host)"
     )
+
+
+def graph_bundle(graph, include=None, exclude=None) -> dict:
+    """``f.graph`` in Jupyter: its SVG; where no Graphviz can draw it, what ``picture()``
+    shows then (a note saying why, the DOT text), and in plain text how to print its text
+    form."""
+    text = repr(graph)
+    wanted = [m for m in ("image/svg+xml", "text/html") if _wanted(m, include, exclude)]
+    if not wanted:
+        return {"text/plain": text}
+    pic = picture(graph)
+    try:
+        return {"image/svg+xml": pic.svg(), "text/plain": text}
+    except RenderUnavailable as exc:
+        html = STYLE + unavailable_html(str(exc), pic.dot())
+        return {"text/html": html, "text/plain": f"{text}\n{exc}; print(graph) for its text form"}
+
+
+def _wanted(mime: str, include, exclude) -> bool:
+    return (include is None or mime in include) and not (exclude and mime in exclude)
 
 
 def graph_svg(graph) -> str | None:

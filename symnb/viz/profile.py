@@ -57,16 +57,28 @@ class ProfileRow:
     loop: ProfileRow | None = None
     #: seconds in each timed call
     samples: list = field(default_factory=list)
+    #: (samples' identity and length, their quartiles): a table of many rows asks each row's
+    #: median once per other row (its share), which must not compute it again each time
+    _quartiles: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def quartiles(self) -> tuple[float, float, float]:
+        """(first quartile, median, third quartile) of the seconds per call, computed once
+        for the samples there are (samples are only ever added)."""
+        key = (id(self.samples), len(self.samples))
+        if self._quartiles is None or self._quartiles[0] != key:
+            self._quartiles = (key, quartiles(self.samples))
+        return self._quartiles[1]
 
     @property
     def median(self) -> float:
         """Seconds per call, the median over the timed calls."""
-        return quartiles(self.samples)[1]
+        return self.quartiles[1]
 
     @property
     def spread(self) -> tuple[float, float]:
         """The interquartile range of the seconds per call."""
-        q1, _, q3 = quartiles(self.samples)
+        q1, _, q3 = self.quartiles
         return q1, q3
 
 
@@ -94,9 +106,14 @@ class Profile:
         """Seconds per call: the median of the whole calls."""
         return quartiles(self.per_call)[1]
 
-    def share(self, row: ProfileRow) -> float:
-        """The row's part of a call, by medians."""
-        whole = sum(r.median for r in self.rows)
+    def steps_median(self) -> float:
+        """The rows' medians added up: what :meth:`share` divides by."""
+        return sum(r.median for r in self.rows)
+
+    def share(self, row: ProfileRow, whole: float | None = None) -> float:
+        """The row's part of a call, by medians; ``whole``: :meth:`steps_median`, when the
+        caller asks for many rows' shares (a table), so that it is added up once."""
+        whole = self.steps_median() if whole is None else whole
         return row.median / whole if whole else 0.0
 
     def headline(self) -> str:
@@ -114,11 +131,13 @@ class Profile:
             f"{'share':>7} {'bytes':>12}"
         )
         lines = [self.headline(), head]
+        whole = self.steps_median()
         for r in self.rows:
             low, high = r.spread
+            share = self.share(r, whole)
             lines.append(
                 f"{r.label[:28]:<28} {r.where[:10]:<10} {r.calls:>6} {r.median * 1e6:>10.1f} "
-                f"{f'{low * 1e6:.1f}–{high * 1e6:.1f}':>17} {self.share(r):>6.1%} {r.bytes:>12,}"
+                f"{f'{low * 1e6:.1f}–{high * 1e6:.1f}':>17} {share:>6.1%} {r.bytes:>12,}"
             )
         return "\n".join(lines + self.notes)
 
@@ -137,7 +156,8 @@ class Profile:
         """Bar chart of the share of a call's median time of the ``top`` slowest rows."""
         rows = self.rows[:top]
         labels = [f"{r.label} ({r.where})" for r in rows]
-        return bar_chart_svg(labels, [self.share(r) * 100 for r in rows], unit="%")
+        whole = self.steps_median()
+        return bar_chart_svg(labels, [self.share(r, whole) * 100 for r in rows], unit="%")
 
 
 def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profile:
@@ -336,7 +356,8 @@ def _placement_note(kernels) -> str:
 
 def profile_rows_html(profile: Profile) -> str:
     """The sorted table, one row per node, with an inline share bar."""
-    body = "".join(_row_html(profile, r) for r in profile.rows)
+    whole = profile.steps_median()
+    body = "".join(_row_html(profile, r, whole) for r in profile.rows)
     return (
         '<table class="symnb-table"><thead><tr><th>node</th><th>op</th><th>where</th>'
         "<th>calls</th><th>median µs</th><th>IQR µs</th><th>share</th><th>bytes</th></tr>"
@@ -344,8 +365,8 @@ def profile_rows_html(profile: Profile) -> str:
     )
 
 
-def _row_html(profile: Profile, r: ProfileRow) -> str:
-    share = profile.share(r)
+def _row_html(profile: Profile, r: ProfileRow, whole: float) -> str:
+    share = profile.share(r, whole)
     low, high = r.spread
     bar = f'<div class="symnb-share" style="width:{share * 100:.1f}%"></div>'
     return (

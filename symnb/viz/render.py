@@ -1,5 +1,8 @@
 """DOT → SVG: the bundled Graphviz of the ``pygraphviz`` wheel in-process, else a ``dot``
-executable on PATH, else :class:`RenderUnavailable` (callers then show the DOT text).
+executable on PATH, else :class:`RenderUnavailable` (callers then show the DOT text). A
+Graphviz that fails to lay a graph out (pygraphviz's ``OSError("trouble in init_rank")``,
+``dot`` exiting non-zero) is :class:`RenderFailed`, a RenderUnavailable: every display then
+shows the same note and DOT text as with no Graphviz, not a formatter's traceback.
 
 Renders are cached by DOT text, so stepping back and forth through a history is instant.
 """
@@ -18,6 +21,10 @@ INSTALL_HINT = "pip install pygraphviz (its wheel bundles Graphviz), or put Grap
 
 class RenderUnavailable(RuntimeError):
     """No Graphviz could be found; the message says how to get one."""
+
+
+class RenderFailed(RenderUnavailable):
+    """Graphviz was found but could not draw this graph; the message says what it said."""
 
 
 def _pygraphviz(dot: str) -> str | None:
@@ -60,12 +67,29 @@ RENDERERS = (_pygraphviz, _dot_executable)
 
 @functools.lru_cache(maxsize=64)
 def render_svg(dot: str) -> str:
-    """SVG text (no XML prolog, so it can sit inside HTML) for DOT text."""
+    """SVG text (no XML prolog, so it can sit inside HTML) for DOT text. Raises
+    RenderUnavailable when no Graphviz can be found, RenderFailed when each one found failed
+    (the next is tried after one fails)."""
+    failures = []
     for renderer in RENDERERS:
-        svg = renderer(dot)
+        try:
+            svg = renderer(dot)
+        except Exception as exc:  # noqa: BLE001 - a layout failure must not break a display
+            failures.append(_failure(exc))
+            continue
         if svg is not None:
             return clean_svg(svg)
+    if failures:
+        raise RenderFailed(f"cannot draw the graph: Graphviz failed ({'; '.join(failures)})")
     raise RenderUnavailable(f"cannot draw the graph: no Graphviz found ({INSTALL_HINT})")
+
+
+def _failure(exc: Exception) -> str:
+    """``OSError: trouble in init_rank``: what a renderer raised, on one line."""
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:300] + " ..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def render_bytes(dot: str, fmt: str) -> bytes:

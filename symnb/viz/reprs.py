@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from symnb.viz.cards import function_card, kernel_count, variable_card
 from symnb.viz.latex import to_latex
-from symnb.viz.text import format_expr
+from symnb.viz.text import cap_lines, format_expr
 
 
 def _wanted(mime: str, include, exclude) -> bool:
@@ -17,9 +17,13 @@ def _wanted(mime: str, include, exclude) -> bool:
 
 
 def variable_text(var) -> str:
-    """``x:f32[batch,3]`` for a leaf; for an expression, also its graph in text form."""
+    """``x:f32[batch,3]`` for a leaf; for an expression, also its graph in text form, cut
+    to its first lines for a large graph (``sn.format_expr(var)`` gives all of it)."""
     head = repr(var)
-    return head if var.owner is None else f"{head}\n{format_expr(var)}"
+    if var.owner is None:
+        return head
+    hint = f"print(sn.format_expr({var.name or 'var'})) shows all"
+    return f"{head}\n{cap_lines(format_expr(var), hint)}"
 
 
 def variable_bundle(var, include=None, exclude=None) -> dict:

@@ -21,6 +21,12 @@ from symnb.viz.theme import STYLE
 
 #: at most this many rewrites are embedded in a static stepper (each is one SVG)
 MAX_STATIC_STEPS = 60
+#: a static stepper stops embedding frames once their HTML adds up to about this many bytes
+#: (it is saved in the notebook: a 100-layer MLP's frames are ~125 KB each) ...
+MAX_STATIC_BYTES = 1_500_000
+#: ... or once its drawings stood for about this many graph nodes: the time to make a frame
+#: (replaying the history, the diff, the layout) grows with the nodes it draws
+MAX_STATIC_NODES = 12_000
 
 
 def loop_histories(function) -> list:
@@ -106,27 +112,96 @@ def _inside(function, step) -> str:
     return ""
 
 
-def static_stepper_html(function, max_boxes: int = MAX_BOXES, max_steps=MAX_STATIC_STEPS):
-    """Every frame of ``function.rewrites`` (then the loops' inner rewrites) in one fragment,
-    with Prev/Next and a slider."""
+def static_stepper_html(
+    function,
+    max_boxes: int = MAX_BOXES,
+    max_steps=MAX_STATIC_STEPS,
+    *,
+    max_bytes: int = MAX_STATIC_BYTES,
+    max_nodes: int = MAX_STATIC_NODES,
+    phase: str | None = None,
+    rule: str | None = None,
+):
+    """The frames of ``function.rewrites`` (then the loops' inner rewrites) in one fragment,
+    with Prev/Next and a slider: those of ``phase`` and ``rule`` when given, at most
+    ``max_steps``, and no more once the frames' HTML reaches about ``max_bytes`` or their
+    drawings about ``max_nodes`` graph nodes (the first step is always embedded). When steps
+    are left out, a note says how many and how to see them."""
     history = stepper_steps(function) or []
-    kept = history[:max_steps]
-    frames = [start_frame(function, history, len(kept), max_boxes)]
-    frames += [
-        step_frame(function, history, i, i + 1, len(kept), max_boxes) for i in range(len(kept))
-    ]
-    cut = len(history) - len(kept)
-    note = f" (the first {len(kept)} of {len(history)} rewrites)" if cut else ""
-    body = "".join(
-        f'<div class="symnb-frame" data-step="{k}"{"" if k == 0 else " hidden"}>'
-        f'<div class="symnb-info">{info}</div>{pic.html()}</div>'
-        for k, (info, pic) in enumerate(frames)
-    )
+    chosen = [i for i, s in enumerate(history) if _keeps(s, phase, rule)]
+    frames = [_frame_html(0, *start_frame(function, history, _SHOWN, max_boxes))]
+    size, drawn = len(frames[0][0]), frames[0][1]
+    for position, index in enumerate(chosen[:max_steps], 1):
+        # the next frame is taken to cost what the last one did
+        last_size, last_drawn = len(frames[-1][0]), frames[-1][1]
+        if position > 1 and (size + last_size > max_bytes or drawn + last_drawn > max_nodes):
+            break
+        info, pic = step_frame(function, history, index, position, _SHOWN, max_boxes)
+        frames.append(_frame_html(position, info, pic))
+        size, drawn = size + len(frames[-1][0]), drawn + frames[-1][1]
+    kept = len(frames) - 1
+    body = "".join(html for html, _ in frames).replace(_SHOWN, str(kept))
+    what = _filtered(phase, rule)
+    head = note = ""
+    if kept < len(chosen):
+        head = f" (the first {kept} of {len(chosen)} rewrites{what})"
+        if kept == max_steps:
+            why = f"at most {max_steps} steps are embedded"
+        elif drawn + frames[-1][1] > max_nodes:
+            why = f"their drawings stand for {drawn:,} graph nodes, as many as draw quickly"
+        else:
+            why = f"they take {size / 1e6:.1f} MB, as much as a saved notebook should hold"
+        note = _left_out_note(history, chosen, kept, why, what)
     return (
         f'{STYLE}{_CSS}<div class="symnb-card symnb-stepper" data-step="0">'
-        f"<h4>rewrite stepper: {escape(function.name or 'function')}{note}</h4>"
-        f"{_controls(len(frames) - 1)}{body}</div>"
+        f"<h4>rewrite stepper: {escape(function.name or 'function')}{escape(head)}</h4>"
+        f"{note}{_controls(kept)}{body}</div>"
     )
+
+
+#: stands for the number of steps embedded, known once the budget has cut them
+_SHOWN = "\x00shown\x00"
+
+
+def _keeps(step, phase, rule) -> bool:
+    return phase in (None, "all", step.phase) and rule in (None, "all", step.rule)
+
+
+def _filtered(phase, rule) -> str:
+    parts = [f"{k} {v}" for k, v in (("phase", phase), ("rule", rule)) if v not in (None, "all")]
+    return f" of {' and '.join(parts)}" if parts else ""
+
+
+def _frame_html(position: int, info: str, pic) -> tuple[str, int]:
+    """The frame's HTML, and how many graph nodes its drawing stands for (its cost)."""
+    hidden = "" if position == 0 else " hidden"
+    html = (
+        f'<div class="symnb-frame" data-step="{position}"{hidden}>'
+        f'<div class="symnb-info">{info}</div>{pic.html()}</div>'
+    )
+    return html, sum(box.count for box in pic.view.nodes.values())
+
+
+def _left_out_note(history, chosen, kept: int, why: str, what: str) -> str:
+    """What a static stepper left out, why, and how to see it."""
+    phases = ", ".join(
+        f"{name} ({n})" for name, n in _counts(history[i].phase for i in chosen).items()
+    )
+    text = (
+        f"Embedded here: steps 1 to {kept} of the {len(chosen)} rewrites{what} ({why}); "
+        f"the other {len(chosen) - kept} are left out. To see them, step through the live "
+        "stepper in a kernel, sn.magics.stepper(f), which draws each step when asked, or "
+        "embed fewer steps with a filter: sn.magics.stepper(f, phase=..., rule=...) "
+        f"(phases here: {phases})."
+    )
+    return f'<div class="symnb-note symnb-left-out">{escape(text)}</div>'
+
+
+def _counts(values) -> dict:
+    found: dict = {}
+    for value in values:
+        found[value] = found.get(value, 0) + 1
+    return found
 
 
 def _controls(last: int) -> str:

@@ -16,6 +16,11 @@ import numpy as np
 from symnb.core.graph import Graph, leaves
 from symnb.core.variable import Constant, SharedVariable
 
+#: a display's plain text (what a terminal or a saved notebook's text/plain holds) keeps at
+#: most this many lines, each of at most MAX_LINE_CHARS characters; methods give all of it
+MAX_TEXT_LINES = 40
+MAX_LINE_CHARS = 300
+
 
 class _Namer:
     """Unique, readable names: the user's where given, ``v0, v1, ...`` otherwise."""
@@ -78,3 +83,22 @@ def format_expr(*outputs) -> str:
     """The text form of the graph behind some variables (inputs are their free leaves)."""
     free = [v for v in leaves(list(outputs)) if not isinstance(v, (Constant, SharedVariable))]
     return format_graph(Graph(free, list(outputs), clone=False))
+
+
+def cap_line(line: str, max_chars: int = MAX_LINE_CHARS) -> str:
+    """``line``, or its first ``max_chars`` characters and how many more there are."""
+    if len(line) <= max_chars:
+        return line
+    return f"{line[:max_chars]} ... (+{len(line) - max_chars:,} characters)"
+
+
+def cap_lines(text: str, hint: str, max_lines: int = MAX_TEXT_LINES) -> str:
+    """``text`` cut for a display: its first ``max_lines`` lines (each cut by
+    :func:`cap_line`), then ``... N more lines; <hint>`` saying how to get all of it."""
+    lines = text.splitlines()
+    shown = [cap_line(line) for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        shown.append(f"... {len(lines) - max_lines:,} more lines; {hint}")
+    elif shown != lines[:max_lines]:
+        shown.append(f"... (long lines cut); {hint}")
+    return "\n".join(shown)

@@ -1,0 +1,125 @@
+"""Displays of large functions stay small and quick: the static stepper embeds frames up to
+a budget and says what it left out; plain-text forms are cut with a count."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.magics import views
+from symnb.viz import stepper as stepper_module
+from symnb.viz.reprs import variable_bundle
+from symnb.viz.stepper import static_stepper_html
+from symnb.viz.text import MAX_TEXT_LINES
+from tests.helpers import needs_c
+
+pytest.importorskip("pygraphviz")
+
+
+def chain(n: int, backend="py"):
+    z = sn.tensor("z", shape=("n",))
+    h = z
+    for _ in range(n):
+        h = sn.sin(h) + 1
+    return sn.function([z], h, backend=backend, name="chain")
+
+
+def frames(html: str) -> int:
+    return html.count('class="symnb-frame"')
+
+
+def left_out(html: str) -> str:
+    found = re.findall(r'symnb-left-out">(.*?)</div>', html)
+    return found[0] if found else ""
+
+
+def test_the_static_stepper_of_a_large_function_keeps_to_its_budget(monkeypatch):
+    """A 200-layer chain has 200 rewrites and draws ~400 nodes a frame: frames stop at the
+    node budget (the time to make them grows with it), not at 60 frames, and a note says
+    how many were left out and how to see them."""
+    f = chain(200)
+    made = []
+    step_frame = stepper_module.step_frame
+    monkeypatch.setattr(
+        stepper_module, "step_frame", lambda *a, **k: made.append(1) or step_frame(*a, **k)
+    )
+    html = static_stepper_html(f)
+    kept = frames(html) - 1
+    assert len(made) == kept < stepper_module.MAX_STATIC_STEPS
+    drawn = len(f.graph_before)  # each frame draws about the whole graph
+    assert kept * drawn <= stepper_module.MAX_STATIC_NODES + drawn
+    note = left_out(html)
+    assert f"steps 1 to {kept} of the {len(f.rewrites)} rewrites" in note
+    assert f"the other {len(f.rewrites) - kept} are left out" in note
+    assert "sn.magics.stepper(f)" in note and "phase=" in note and "merge (" in note
+    assert f'max="{kept}"' in html and f"step 1/{kept} " in html
+
+
+def test_a_byte_budget_and_filters(monkeypatch):
+    f = chain(5)
+    history = list(f.rewrites)
+    whole = static_stepper_html(f)
+    assert frames(whole) == len(history) + 1 and not left_out(whole)
+    small = static_stepper_html(f, max_bytes=1)  # the first step is always there
+    assert frames(small) == 2 and "as much as a saved notebook should hold" in left_out(small)
+    assert f"(the first 1 of {len(history)} rewrites)" in small
+    phase = history[-1].phase
+    only = static_stepper_html(f, phase=phase)
+    assert frames(only) == sum(s.phase == phase for s in history) + 1
+    assert f"phase <i>{phase}</i>" in only and not left_out(only)
+
+
+def test_the_stepper_takes_its_filters_from_the_start():
+    pytest.importorskip("ipywidgets")
+    from symnb.magics import stepper
+
+    f = chain(5)
+    phase = list(f.rewrites)[-1].phase
+    st = stepper(f, phase=phase)
+    assert st.phase.value == phase
+    assert st.slider.max == sum(s.phase == phase for s in f.rewrites)
+    assert frames(st.static_html()) == st.slider.max + 1
+    with pytest.raises(ValueError, match="no rewrite of phase 'nonsense'.*merge"):
+        stepper(f, phase="nonsense")
+
+
+def test_the_plain_text_of_a_large_expression_is_cut_with_a_count():
+    """A 3000-node expression's text/plain was its whole text form (172 KB in the notebook):
+    now its first lines and how to print the rest, which format_expr still gives."""
+    z = sn.tensor("z", shape=("n",))
+    h = z
+    for _ in range(1500):
+        h = sn.sin(h) + 1
+    h.name = "h"
+    text = variable_bundle(h, include={"text/plain"})["text/plain"]
+    whole = sn.format_expr(h)
+    lines = text.splitlines()
+    assert lines[0] == repr(h) and lines[1:-1] == whole.splitlines()[:MAX_TEXT_LINES]
+    more = len(whole.splitlines()) - MAX_TEXT_LINES
+    assert lines[-1] == f"... {more:,} more lines; print(sn.format_expr(h)) shows all"
+    small = sn.sin(z) + 1
+    assert variable_bundle(small)["text/plain"] == f"{small!r}\n{sn.format_expr(small)}"
+
+
+@needs_c
+def test_the_kernels_view_shows_each_kernel_source_once():
+    """Each layer of a deep network compiles to the same C: the view shows it once and
+    names the first step for the others; its plain text is cut with a count."""
+    x = sn.tensor("x", shape=("batch", 8))
+    h = x
+    for i in range(20):
+        h = sn.tanh(h @ sn.shared(np.ones((8, 8)) * 0.1, name=f"W{i}"))
+    f = sn.function([x], h.sum(), backend="c")
+    sources = [k.source for k in f.kernels if k.source]
+    assert len(sources) >= 20
+    bundle = views.show_kernels(f)._repr_mimebundle_()
+    html, text = bundle["text/html"], bundle["text/plain"]
+    assert html.count('class="symnb-loop"') == len(set(sources)) < len(sources)
+    layer = max(set(sources), key=sources.count)  # tanh, 20 times
+    first = next(i for i, k in enumerate(f.kernels) if k.source == layer)
+    assert f"the same C as step {first}</div>" in html
+    assert len(text.splitlines()) == MAX_TEXT_LINES + 1
+    assert text.endswith("more lines; print(f.kernels.listing()) for all")
