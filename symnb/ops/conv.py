@@ -25,6 +25,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._dtypes import probe_dtype
+from symnb.ops.broadcast import zeros_like
 from symnb.ops.elemwise import fit_gradient
 
 
@@ -359,11 +360,12 @@ def _lowest(dtype):
 class MaxPool2dGrad(_Pool):
     """The gradient of max_pool2d: each window's gradient goes to its (first) maximum.
     ``positive``: only windows whose maximum is above 0 pass theirs on (a ReLU's gradient
-    before the pool folded in: the rewrite ``relu_mask_through_max_pool``). Not
-    differentiable itself (second derivatives of max pooling are not built)."""
+    before the pool folded in: the rewrite ``relu_mask_through_max_pool``). Linear in g, so
+    its own gradient is :class:`MaxPool2dPick` of the cotangent (which makes ``sn.Rop`` and
+    Hessian-vector products through max pooling); the maxima's places do not move under a
+    small change of x, so x gets a zero gradient."""
 
     __props__ = (*_Pool.__props__, "positive")
-    differentiable = False
     dtype_rule = "the dtype of g"
 
     def __init__(self, kernel, stride, padding, positive=False):
@@ -382,6 +384,43 @@ class MaxPool2dGrad(_Pool):
             hit &= (np.max(flat, axis=-1) > 0)[..., None]
         dcols = (hit * np.asarray(g)[..., None]).reshape(cols.shape).astype(g.dtype)
         return scatter_windows(dcols, np.shape(x), axes)
+
+    def grad(self, inputs, outputs, output_grads):
+        (x, _), (u,) = inputs, output_grads
+        return [zeros_like(x), MaxPool2dPick(*self.params())(x, u)]
+
+
+class MaxPool2dPick(_Pool):
+    """Each window's value of u (x's shape) at the place of x's (first) maximum there, 0 for
+    a window ``positive`` drops: the adjoint of :class:`MaxPool2dGrad` in g, its gradient."""
+
+    __props__ = (*_Pool.__props__, "positive")
+    dtype_rule = "the dtype of u"
+
+    def __init__(self, kernel, stride, padding, positive=False):
+        super().__init__(kernel, stride, padding)
+        self.positive = bool(positive)
+
+    def _dtype(self, x):
+        return x.type.dtype
+
+    def infer_types(self, x, u):
+        (pooled,) = _Pool.infer_types(self, x)
+        return [TensorType(u.type.dtype, pooled.shape)]
+
+    def perform(self, x, u):
+        axes = self._geometry()
+        cols = windows(x, axes, _lowest(np.asarray(x).dtype))
+        flat = cols.reshape(cols.shape[:4] + (-1,))
+        first = np.argmax(flat, axis=-1)[..., None]
+        picked = np.take_along_axis(windows(u, axes).reshape(flat.shape), first, -1)[..., 0]
+        if self.positive:  # a NaN maximum is not above 0
+            picked = picked * (np.max(flat, axis=-1) > 0)
+        return picked.astype(np.asarray(u).dtype, copy=False)
+
+    def grad(self, inputs, outputs, output_grads):
+        (x, _), (v,) = inputs, output_grads
+        return [zeros_like(x), MaxPool2dGrad(*self.params())(x, v)]
 
 
 class AvgPool2d(_Pool):

@@ -155,3 +155,22 @@ def test_rop_and_second_order_through_take_along_axis(rng):
     got = sn.function([t, v], sn.Rop(picked, t, v))(tv, vv)
     np.testing.assert_allclose(got, np.take_along_axis(vv, idx, 1), rtol=1e-12)
     sn.check_grad(lambda a: sn.grad(sn.sum(sn.take_along_axis(a, idx, 1) ** 3), a), [tv])
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+@pytest.mark.parametrize("options", [{}, {"stride": 1, "padding": 1}, {"stride": (1, 2)}])
+def test_rop_and_hessian_vector_products_through_max_pooling(rng, backend, options):
+    """max_pool2d's gradient is linear in the cotangent: its own gradient picks the
+    cotangent at each window's maximum (with a ReLU before the pool folded in, too)."""
+    x, v = f64("x", (2, 3, 5, 5)), f64("v", (2, 3, 5, 5))
+    xv, vv = rng.standard_normal((2, 3, 5, 5)), rng.standard_normal((2, 3, 5, 5))
+    pooled = sn.max_pool2d(x, 2, **options)
+    forward = sn.function([x], pooled, backend="py")
+    want = (forward(xv + 1e-6 * vv) - forward(xv - 1e-6 * vv)) / 2e-6
+    got = sn.function([x, v], sn.Rop(pooled, x, v), backend=backend)(xv, vv)
+    np.testing.assert_allclose(got, want, atol=1e-8)
+    cost = sn.sum(sn.max_pool2d(sn.relu(x), 2, **options) ** 2)
+    gradient = sn.function([x], sn.grad(cost, x), backend="py")
+    want = (gradient(xv + 1e-6 * vv) - gradient(xv - 1e-6 * vv)) / 2e-6
+    hv = sn.grad(sn.sum(sn.grad(cost, x) * v), x)
+    np.testing.assert_allclose(sn.function([x, v], hv, backend=backend)(xv, vv), want, atol=1e-7)
