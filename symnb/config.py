@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import difflib
+import numbers
 import os
 import warnings
 from collections.abc import Callable, Iterable
@@ -89,6 +90,8 @@ class Config:
                 "config.threads must be None (the thread policy) or a number of threads of "
                 f"at least 1, not {value!r}"
             )
+        if name == "threads" and value is not None:
+            value = int(value)  # np.int64(4) is kept as 4
         if name == "loop_products_on_one_thread" and value:
             warnings.warn(
                 "sn.config.loop_products_on_one_thread is deprecated: the thread policy runs "
@@ -120,7 +123,8 @@ def _unknown(name: str) -> str:
 
 
 def _is_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    """A whole number of at least 1: an ``int`` or NumPy integer, not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
 
 
 #: the values some fields may take (the backends are symnb.backends.LINKERS; a test keeps

@@ -7,9 +7,9 @@ generator, which ``import symnb`` should not pay for.
 from __future__ import annotations
 
 import importlib
-import warnings
 
 from symnb.backends.c import compiler
+from symnb.core.source import warn_at_user
 
 #: backend name -> "module:class" of its linker
 LINKERS = {
@@ -28,14 +28,21 @@ def default_backend() -> str:
     problem = compiler.problem()
     if problem is None:
         return "c"
+    return fall_back(problem)
+
+
+def fall_back(problem: str) -> str:
+    """Backend "py" for a function whose backend the user did not choose, where the compiler
+    cannot build the kernels (``problem`` says why): warned once a process, at the user's
+    line. ``sn.function`` also comes here when the compiler's first probe finds that it runs
+    but cannot build a library that loads (``compiler.CompilerUnusable``)."""
     if not _warned_no_compiler:
         _warned_no_compiler.append(True)
         hint = compiler.install_hint()
-        warnings.warn(
+        warn_at_user(
             f"symnb: {problem}, so functions run on backend='py' (each op's NumPy "
             f"reference, unfused: same results, slower); to compile them, {hint}",
             RuntimeWarning,
-            stacklevel=3,
         )
     return "py"
 

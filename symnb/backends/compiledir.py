@@ -37,9 +37,9 @@ import shutil
 import stat
 import tempfile
 import time
-import warnings
 
 from symnb.config import config
+from symnb.core.source import warn_at_user
 from symnb.errors import SymnbError
 
 MAKE_TRIES = 3  # makes of a directory another process keeps removing, before giving up
@@ -221,11 +221,10 @@ def _usable(path: str) -> str:
     if not why:
         return chosen
     fallback, where = _fallback()
-    warnings.warn(
+    warn_at_user(
         f"symnb: cannot use the compile directory {path} ({why}); compiled code goes to "
         f"{fallback} {where} (set sn.config.compiledir or SYMNB_COMPILEDIR)",
         RuntimeWarning,
-        stacklevel=4,
     )
     return fallback
 
@@ -448,11 +447,10 @@ def _open_or_refuse(path: str, what: str) -> int | None:
     try:
         return open_file(path)
     except UnsafeFile as exc:
-        warnings.warn(
+        warn_at_user(
             f"symnb: refused the cached {what} {exc} (another user could have written it); "
             "it was deleted and is made again",
             RuntimeWarning,
-            stacklevel=4,
         )
         _remove(path)
         return None
@@ -605,11 +603,10 @@ def _damaged(path: str, recorded: str | None, what: str) -> None:
     else:
         _remove(path)
     if recorded:
-        warnings.warn(
+        warn_at_user(
             f"symnb: the cached {what} {path} was damaged (its size or hash differs from the "
             "record); it was deleted and is compiled again",
             RuntimeWarning,
-            stacklevel=5,
         )
 
 

@@ -13,7 +13,8 @@ from collections import Counter
 
 import numpy as np
 
-from symnb.backends import default_backend, phases
+from symnb.backends import default_backend, fall_back, phases
+from symnb.backends.c.compiler import CompilerUnusable
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
@@ -145,7 +146,8 @@ class Function:
         backend's own ("probe", "compile", "loading": symnb/backends/c/cache.py) and
         "runner"."""
         # the defaults are resolved here, so a pickled function is rebuilt the same elsewhere
-        backend = backend or config.backend or default_backend()
+        chosen = backend or config.backend  # the user's choice: never a silent fallback
+        backend = chosen or default_backend()
         optimize = config.optimize if optimize is None else optimize
         self._built_from = (
             inputs,
@@ -185,9 +187,20 @@ class Function:
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = threading.Lock() if self.updates else None
         with phases.timed("planning"):
-            self.linker = _make_linker(
-                get_linker(self.backend, mode), self.graph, self._leaves, self._n_out
-            )
+            try:
+                self.linker = _make_linker(
+                    get_linker(self.backend, mode), self.graph, self._leaves, self._n_out
+                )
+            except CompilerUnusable as exc:
+                if chosen:
+                    raise
+                # the compiler runs but its first probe built nothing that loads: "py",
+                # warned once (docs/install.md), as when there is no compiler at all
+                self.backend = fall_back(exc.reason)
+                self._built_from = (*self._built_from[:4], self.backend, *self._built_from[5:])
+                self.linker = _make_linker(
+                    get_linker(self.backend, mode), self.graph, self._leaves, self._n_out
+                )
         #: a device linker reads shared values where they are (kept on the device)
         self._resident = self.linker.resident
         with phases.timed("runner"):

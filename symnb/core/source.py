@@ -12,6 +12,7 @@ import linecache
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -161,3 +162,19 @@ def _remember(code, lasti: int, lineno: int) -> SourceLoc:
         _AT_INSTRUCTION.clear()
     _AT_INSTRUCTION[id(code), lasti] = (code, loc)
     return loc
+
+
+#: file name -> the warnings registry of warnings given at its lines (``warn_at_user``)
+_WARNED: dict[str, dict] = {}
+
+
+def warn_at_user(message: str, category: type[Warning]) -> None:
+    """Warn at the user's line (the first frame outside symnb, or the pinned location), not
+    at the symnb line that found the problem; from symnb's own frames alone (its command
+    line), at the caller's caller."""
+    loc = user_location()
+    if loc is None:
+        warnings.warn(message, category, stacklevel=3)
+        return
+    registry = _WARNED.setdefault(loc.filename, {})
+    warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)

@@ -79,6 +79,11 @@ class CacheMiss(SymnbError, RuntimeError):
     """A kernel was not cached while compiling was forbidden (``forbid_compile``)."""
 
 
+class LibraryDoesNotLoad(compiler.CompileError):
+    """A kernel library built here that the dynamic loader refuses (a runtime it links, such
+    as the OpenMP runtime, is not on the loader's path)."""
+
+
 @dataclass
 class Stats:
     memory_hits: int = 0
@@ -138,7 +143,7 @@ def load(source: str, opener=None):
         for _ in range(TRIES):
             found = _load_from_disk(source, opener or open_symbol)
             if found is not None:
-                _loaded[mem_key] = found
+                _loaded[_memory_key(source)] = found  # the flags may have been probed since
                 return found
         raise CompileDirError(
             f"a kernel compiled into {kernel_dir()} was deleted before it could be loaded, "
@@ -161,7 +166,25 @@ def _load_from_disk(source: str, opener):
             return None
     else:
         stats.disk_hits += 1
-    return opener(path, symbol(key))
+    try:
+        return opener(path, symbol(key))
+    except LibraryDoesNotLoad as exc:
+        return _does_not_load(path, exc)
+
+
+def _does_not_load(path: str, exc: LibraryDoesNotLoad) -> None:
+    """A library that does not load is deleted with its entries, never loaded again; the
+    flags are probed again (the probe loads what it builds, so a runtime that no longer
+    loads is dropped) and, when they changed, None: the kernel compiles again with them."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    _verified.pop(path, None)
+    _drop_entries({os.path.basename(path)})
+    cc = compiler.require_compiler()
+    before = compiler.flags(cc)
+    if compiler.probe_flags(cc) != before:
+        return None
+    raise exc
 
 
 def open_symbol(path: str, name: str):
@@ -175,8 +198,15 @@ def open_symbol(path: str, name: str):
     workers do not take a core from NumPy and BLAS."""
     library = _libraries.get(path)
     if library is None:
-        with threads.openmp_environment():
-            library = load_checked(path, _verified.get(path, ""), ctypes.CDLL, "kernel library")
+        try:
+            with threads.openmp_environment():
+                library = load_checked(path, _verified.get(path, ""), ctypes.CDLL, "kernel library")
+        except OSError as exc:
+            raise LibraryDoesNotLoad(
+                f"the kernel library {path}, built by the C compiler "
+                f"{compiler.find_compiler()}, does not load: {exc} (a library it links, such "
+                "as the OpenMP runtime, is not on the dynamic loader's path?); it was deleted"
+            ) from None
         if library is None:
             _verified.pop(path, None)
             return None
@@ -186,10 +216,12 @@ def open_symbol(path: str, name: str):
 
 
 def _memory_key(source: str) -> str:
-    """Loaded kernels are remembered per compile directory: one loaded while another
-    directory was set is not in this one, where a pickled function loaded by another process
-    (or a later session in this one) will look for it."""
-    return hashlib.sha256(f"{kernel_dir()}\0{source}".encode()).hexdigest()
+    """Loaded kernels are remembered by what the disk cache keys them by (``cache_key``: the
+    compiler, its flags, ``sn.config.openmp`` among them, and the CPU), and per compile
+    directory: one loaded while another directory was set is not in this one, where a
+    pickled function loaded by another process (or a later session in this one) will look
+    for it."""
+    return f"{kernel_dir()}\0{cache_key(source)}"
 
 
 def _cached(source: str) -> bool:
@@ -432,8 +464,13 @@ def _identity(directory: str) -> tuple | None:
 
 
 def _checked_output(tmp: str) -> str:
-    """The new library's fingerprint, mode 0700; an empty output (a full disk can end a
-    compile with status 0) is a CompileError, never an entry."""
+    """The new library's fingerprint, mode 0700; no output or an empty one (a full disk can
+    end a compile with status 0) is a CompileError, never an entry."""
+    if not os.path.lexists(tmp):
+        raise compiler.CompileError(
+            f"the C compiler {compiler.find_compiler()} exited with status 0 but wrote no "
+            f"library (expected {tmp}): is it a C compiler?"
+        )
     os.chmod(tmp, 0o700)
     record = fingerprint(tmp)
     if record is None or record.startswith("0 "):

@@ -21,6 +21,7 @@ compile of many kernels is mostly that overhead when each has its own run.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import logging
@@ -28,12 +29,13 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 
 from symnb.backends import phases
-from symnb.backends.c import platforms
+from symnb.backends.c import platforms, threads
 from symnb.backends.compiledir import kernel_dir, read_regular, write_private
 from symnb.config import config
 from symnb.errors import CompileError, numbered
@@ -44,6 +46,7 @@ REQUIRED = ("-O2", "-fwrapv", "-ffp-contract=off")
 #: flags each probed on its own and dropped where the compiler rejects them; of a group the
 #: first one accepted is kept (OpenMP threads, else OpenMP's simd pragmas alone)
 OPTIONAL = (
+    ("-pipe",),
     ("-fvect-cost-model=dynamic",),
     ("-march=native",),
     ("-fno-math-errno",),
@@ -51,6 +54,22 @@ OPTIONAL = (
     ("-lmvec",),
 )
 LIBRARIES = ("-lm",)
+#: seconds a compiler run may take before it is killed and the compile fails saying so: the
+#: version banner and a probe are small compiles; a kernel batch (up to 16 kernels in one run)
+#: on a slow or busy machine may take a minute, so its limit is ten times the slowest seen
+VERSION_TIMEOUT = 60
+PROBE_TIMEOUT = 120
+COMPILE_TIMEOUT = 600
+#: words of a compiler's diagnostic that says a flag is not taken as given (GCC's
+#: "unrecognized command-line option", clang's "unknown argument", "argument unused during
+#: compilation", "optimization flag ... is not supported", icc's "ignoring unknown option")
+REJECTS = re.compile(
+    r"unrecogni[sz]ed|unknown|unsupported|not supported|ignor|invalid|unused|not for",
+    re.IGNORECASE,
+)
+#: a command-line option in a line of output (quoted or not), left out when a line is read
+#: for REJECTS: an echoed command line's ``-Wno-unused-...`` is no diagnostic
+OPTION_WORD = re.compile(r"""(?<![^\s'"`‘])-[^\s'"’]+""")
 ENTRY = "sn_kernel"  # the entry point every kernel defines (dialect.py)
 PRIVATE_NAME = re.compile(r"\bsn_\w+")  # every file-scope name of a generated kernel
 MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.MULTILINE)
@@ -85,7 +104,20 @@ double sn_probe(double *x, int n) {
 """
 
 _flags: dict[tuple[str, bool], tuple[str, ...]] = {}  # (compiler, openmp) -> probed flags
+#: (compiler, its banner, openmp) -> why it cannot build a library: found by a probe, so that
+#: the default backend does not probe again on every function (``problem``)
+_unusable: dict[tuple[str, str, bool], str] = {}
 log = logging.getLogger(__name__)
+
+
+class CompilerUnusable(CompileError):
+    """The compiler runs but cannot build (and load) a shared library with the flags symnb
+    needs: the default backend falls back to "py" (one warning), ``backend="c"`` raises it.
+    ``reason``: the short form the warning gives (the compiler and its first error lines)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
 
 
 def find_compiler() -> str | None:
@@ -112,6 +144,14 @@ def _resolve(setting: str, value: str) -> str:
             f"{path}); name a C compiler on the PATH or its path"
         )
     path = shutil.which(value)
+    if path is None and len(value.split()) > 1 and shutil.which(value.split()[0]):
+        first, rest = value.split(None, 1)
+        raise CompileError(
+            f"{setting} = {value!r} holds arguments ({rest!r}) after the compiler {first!r}: "
+            f"symnb takes one executable and chooses the flags itself: set it to {first!r} "
+            "(for ccache, name its masquerade link, e.g. /usr/lib/ccache/gcc, or a wrapper "
+            "script)"
+        )
     if path is None:
         raise CompileError(
             f"{setting} = {value!r}: no such compiler on the PATH (it names "
@@ -136,39 +176,60 @@ def install_hint() -> str:
 
 def problem() -> str | None:
     """Why backend "c" cannot compile here, or None: no compiler, a setting that names none,
-    one that does not run, or MSVC (the kernels are written for GCC and clang)."""
+    one that does not run, MSVC (the kernels are written for GCC and clang), or one whose
+    probe could not build and load a library in this process (``CompilerUnusable``: a
+    compiler that runs is otherwise taken as able until its first compile, which a cold
+    compile directory makes without a probe, ``cache._first_try``)."""
     try:
         path = find_compiler()
         if path is None:
             return f"no C compiler found (looked for {'/'.join(CANDIDATES)})"
         if os.path.basename(path).lower() in ("cl", "cl.exe"):
             return f"{path} is MSVC, which cannot build symnb's kernels (written for GCC/clang)"
-        compiler_identity(path)
+        return _unusable.get(_usable_key(path))
     except CompileError as exc:
         return str(exc).split("; ")[0]
-    return None
+
+
+def _usable_key(path: str) -> tuple[str, str, bool]:
+    return (path, compiler_identity(path), bool(config.openmp))
+
+
+def unusable_reason(path: str, output: str) -> str:
+    """The short reason a compiler cannot build the kernels: it, and what it said."""
+    return f"the C compiler {path} cannot build symnb's kernels ({summary(output)})"
+
+
+def summary(output: str, most: int = 3) -> str:
+    """The lines of a compiler's output that say what went wrong, joined with " / ": the
+    first few that report an error, leaving out the driver's closing "ld returned 1 exit
+    status" / "linker command failed" (the linker's own line above it says why: "No space
+    left on device", "cannot find -lfoo"); else the first lines there are."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    closing = ("ld returned", "linker command failed")
+    said = [line for line in lines if not any(c in line for c in closing)]
+    wrong = re.compile(r"error|fatal|failed|cannot|undefined|no such|no space", re.IGNORECASE)
+    errors = [line for line in said if wrong.search(line)]
+    return " / ".join((errors or said or lines or ["no output"])[:most])
 
 
 @functools.cache
 def compiler_identity(path: str) -> str:
     """The compiler's version banner, part of every cache key; remembered in the compile
-    directory per binary (path, size, mtime), since asking costs a process start. A compiler
-    that does not answer ``--version`` is a CompileError (macOS's cc without the command line
-    tools, MSVC's cl)."""
+    directory per binary (the path as invoked, the file it resolves to, its size and mtime),
+    since asking costs a process start. The path as invoked is part of it: ccache's
+    masquerade links (``/usr/lib/ccache/gcc`` and ``.../clang``) and other dispatchers by
+    ``argv[0]`` are one file that runs different compilers. A compiler that does not answer
+    ``--version`` is a CompileError (macOS's cc without the command line tools, MSVC's cl)."""
     real = os.path.realpath(path)
     stat = os.stat(real)
-    tag = hashlib.sha256(f"{real}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    tag = hashlib.sha256(f"{path}\0{real}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     memo = _memo_path(f"compiler-{tag.hexdigest()[:16]}.txt")
     known = read_regular(memo)
     if known and "\n" not in known.strip():
         return known
-    try:
-        with phases.timed("probe"):
-            result = subprocess.run(
-                [path, "--version"], capture_output=True, text=True, check=False, timeout=60
-            )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise CompileError(f"the C compiler {path} does not run: {exc}") from None
+    with phases.timed("probe"):
+        result = run_compiler([path, "--version"], VERSION_TIMEOUT, "--version")
     lines = (result.stdout + result.stderr).strip().splitlines() or ["no output"]
     if result.returncode != 0:
         raise CompileError(f"the C compiler {path} does not run ({path} --version: {lines[0]})")
@@ -196,19 +257,70 @@ def _remember(memo: str, text: str) -> None:
     write_private(memo, text)
 
 
+#: the fields of /proc/cpuinfo that ``-march=native`` depends on: x86's model and flags; ARM's
+#: features, implementer, architecture, variant and part (Neoverse N1 and V1 differ only there)
+CPUINFO_FIELDS = (
+    "model name",
+    "flags",
+    "Features",
+    "CPU implementer",
+    "CPU architecture",
+    "CPU variant",
+    "CPU part",
+    "cpu",  # POWER's "POWER9 (raw), altivec supported"
+    "isa",  # RISC-V's ISA string
+)
+#: what macOS's ``sysctl`` says of the CPU (it has no /proc/cpuinfo): the model, and every
+#: ``hw.optional`` feature (arm64's FEAT_*, x86's avx2_0, ...)
+SYSCTL_QUERIES = (("-n", "machdep.cpu.brand_string"), ("hw.optional",))
+
+
 @functools.cache
 def cpu_identity() -> str:
-    """What ``-march=native`` depends on: the CPU model and its feature flags."""
-    fields = {}
+    """What ``-march=native`` depends on: the machine, the CPU model and its features (part
+    of every kernel's key, so a cache shared between machines never runs one CPU's code on
+    another)."""
+    return describe_cpu(platform.machine(), _read("/proc/cpuinfo"), sysctl, platform.processor)
+
+
+def describe_cpu(machine: str, cpuinfo: str | None, ask=None, processor=None) -> str:
+    """The CPU from the text of /proc/cpuinfo (every distinct value of ``CPUINFO_FIELDS``,
+    in order: a big.LITTLE machine has two parts), else from ``ask(*arguments)`` (sysctl's
+    answer, or None), else ``processor()``."""
+    values: dict[str, dict[str, None]] = {}
+    for line in (cpuinfo or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in CPUINFO_FIELDS and value.strip():
+            values.setdefault(key.strip(), {})[value.strip()] = None
+    said = [f"{k}: {' | '.join(values[k])}" for k in CPUINFO_FIELDS if k in values]
+    if not said and ask is not None:
+        said = [answer.strip() for q in SYSCTL_QUERIES if (answer := ask(*q))]
+    if not said and processor is not None:
+        said = [processor()]
+    return " ".join([machine, *said])
+
+
+def sysctl(*arguments: str) -> str | None:
+    """``sysctl``'s answer, or None where there is none (not macOS or BSD, or no answer in
+    five seconds)."""
+    if not shutil.which("sysctl") and not os.path.exists("/usr/sbin/sysctl"):
+        return None
+    command = shutil.which("sysctl") or "/usr/sbin/sysctl"
     try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                fields.setdefault(key.strip(), value.strip())
+        done = subprocess.run(
+            [command, *arguments], capture_output=True, text=True, check=False, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 and done.stdout.strip() else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read()
     except OSError:
-        pass
-    model = fields.get("model name") or platform.processor()
-    return " ".join([platform.machine(), model, fields.get("flags", "")])
+        return None
 
 
 # -- flags: probed once per compiler, remembered in the compile directory ----------------------
@@ -300,9 +412,11 @@ def _probe(path: str) -> tuple[str, ...]:
     ok, log = _accepts(path, base + LIBRARIES, ())
     if not ok:
         needs = " ".join(base_flags())
-        raise CompileError(
-            f"the C compiler {path} cannot build a shared library with the "
-            f"flags symnb needs ({needs}):\n{log.strip()}"
+        reason = _unusable[_usable_key(path)] = unusable_reason(path, log)
+        raise CompilerUnusable(
+            f"the C compiler {path} cannot build a shared library that loads, with the "
+            f"flags symnb needs ({needs}):\n{log.strip()}",
+            reason,
         )
     chosen = base
     for group in _wanted():
@@ -315,21 +429,46 @@ def _probe(path: str) -> tuple[str, ...]:
 
 def _accepts(path: str, candidate: tuple[str, ...], tried: tuple[str, ...]) -> tuple[bool, str]:
     """Whether ``candidate`` builds the probe with no word about a flag of ``tried`` (clang
-    warns about, and ignores, some flags it does not know), and the compiler's output."""
-    with tempfile.TemporaryDirectory(prefix="symnb-probe-") as tmp:
+    warns about, and ignores, some flags it does not know) into a library that loads, and the
+    compiler's output (with the loader's, when it does not load). The load is what finds a
+    runtime that links but is not on the loader's path (LLVM's libomp outside it, MinGW's
+    libgomp DLL): kernels built with it would not load."""
+    name = "probe" + platforms.current().library_suffix
+    with tempfile.TemporaryDirectory(prefix="symnb-probe-", ignore_cleanup_errors=True) as tmp:
         with open(os.path.join(tmp, "probe.c"), "w") as f:
             f.write(PROBE)
-        cmd = [path, "probe.c", "-o", "probe" + platforms.current().library_suffix]
-        done = subprocess.run(
-            [*cmd, *_ordered(candidate)], capture_output=True, text=True, check=False, cwd=tmp
-        )
-    log = done.stderr + done.stdout
-    return done.returncode == 0 and not mentions(log, tried), log
+        cmd = [path, "probe.c", "-o", name, *_ordered(candidate)]
+        done = run_compiler(cmd, PROBE_TIMEOUT, "a probe", cwd=tmp)
+        log = done.stderr + done.stdout
+        if done.returncode != 0 or mentions(log, tried):
+            return False, log
+        loaded = _loads(os.path.join(tmp, name))
+    return loaded is None, log + (loaded or "")
+
+
+def _loads(library: str) -> str | None:
+    """None when the dynamic loader opens ``library`` (ctypes, as kernels are opened, in
+    OpenMP's environment: threads.py), else what it said. The probe defines and runs
+    nothing at load; the runtime it brings in is the one its kernels load."""
+    if not os.path.exists(library):
+        return f"the compiler exited with status 0 but wrote no {os.path.basename(library)}"
+    try:
+        with threads.openmp_environment():
+            ctypes.CDLL(library)
+    except OSError as exc:
+        return f"the library it built does not load: {exc}"
+    return None
 
 
 def mentions(log: str, tried: tuple[str, ...]) -> bool:
-    """Whether the compiler's output says a word about a flag of ``tried``."""
-    return any(flag in log for flag in tried)
+    """Whether the compiler's output has a diagnostic that a flag of ``tried`` is not taken
+    as given: a line naming the flag with a word of ``REJECTS`` outside its options (a
+    wrapper that echoes its command line, NIX_DEBUG's or spack's, names every flag and
+    rejects none)."""
+    for line in log.splitlines():
+        if any(flag in line for flag in tried) and REJECTS.search(OPTION_WORD.sub(" ", line)):
+            return True
+    return False
 
 
 def _ordered(candidate: tuple[str, ...]) -> list[str]:
@@ -405,10 +544,11 @@ def _compile(source: str, target: str, options: list[str], unprobed: tuple = ())
     with tempfile.TemporaryDirectory(prefix="symnb-cc-") as work:
         with open(os.path.join(work, "kernel.c"), "w") as f:
             f.write(source)
-        cmd = [path, "-pipe", "kernel.c", "-o", os.path.abspath(target)]
+        cmd = [path, "kernel.c", "-o", os.path.abspath(target)]
         cmd += _ordered(tuple(options))
+        log.debug("compiling (at most %d s): %s", COMPILE_TIMEOUT, " ".join(cmd))
         start = time.perf_counter()
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=work)
+        result = run_compiler(cmd, COMPILE_TIMEOUT, "a kernel", cwd=work)
         seconds = time.perf_counter() - start
     phases.current().ran(seconds)
     log.info(
@@ -420,6 +560,49 @@ def _compile(source: str, target: str, options: list[str], unprobed: tuple = ())
     output = result.stderr + result.stdout
     if result.returncode != 0 or mentions(output, unprobed):
         raise CompileError(_failure(cmd, output, source.removeprefix(ALONE)))
+
+
+def run_compiler(
+    cmd: list[str], timeout: float, what: str, cwd: str | None = None
+) -> subprocess.CompletedProcess:
+    """Run a compiler command, its output captured; a CompileError naming the compiler when it
+    does not start, or when it runs past ``timeout`` seconds (then it is killed with its
+    process group: the driver's cc1, as and ld hold its pipes open)."""
+    posix = os.name == "posix"
+    try:
+        process = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            start_new_session=posix,
+        )
+    except OSError as exc:
+        raise CompileError(f"the C compiler {cmd[0]} does not run: {exc}") from None
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except BaseException as exc:
+        _kill(process, posix)
+        process.communicate()
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise CompileError(
+                f"the C compiler {cmd[0]} did not finish {what} in {timeout:g} s and was "
+                f"stopped (is it waiting on a lock, a network file system or a licence "
+                f"server?)\ncommand: {' '.join(cmd)}"
+            ) from None
+        raise
+    return subprocess.CompletedProcess(cmd, process.returncode, out, err)
+
+
+def _kill(process: subprocess.Popen, group: bool) -> None:
+    try:
+        if group:
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except OSError:
+        pass
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:

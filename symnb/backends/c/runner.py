@@ -25,10 +25,8 @@ import importlib.machinery
 import importlib.util
 import os
 import re
-import subprocess
 import sys
 import sysconfig
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +47,7 @@ from symnb.backends.plan import SERIAL_MAX, Branch, Gemm, Launch, Library, Repea
 from symnb.backends.render.runtime import EXPORTED, names
 from symnb.config import config, watch
 from symnb.core.dims import DimExpr
+from symnb.core.source import warn_at_user
 from symnb.core.types import MAX_RANK
 from symnb.errors import CompileError
 
@@ -70,6 +69,7 @@ SOURCES = (
 MODULE = "symnb.backends.c._runner"
 #: runner.c's ``build_id`` in a build's file: its source hash and OpenMP runtime
 BUILD_ID = re.compile(rb"SYMNB-RUNNER-BUILD ([0-9a-f]{16}) (\w*);")
+BUILD_TIMEOUT = 300  # seconds runner.c may take to compile (about 5 s here) before it is stopped
 MAX_NAMES = MAX_RANK * 4  # named dims one call may bind (runner.c's MAXDIM * 4)
 _module: list = []  # [module or None] once looked up
 _problem: list[str] = []  # why the runner could not be built, when it could not
@@ -97,12 +97,11 @@ def module():
             forks.note(ctypes.CDLL(_module[0].__file__))  # its products' OpenMP threads
             reset_team()
         if _module[0] is None and _problem:
-            warnings.warn(
+            warn_at_user(
                 f"symnb: the C runner could not be built ({_problem[0]}); backend 'c' runs "
                 "each call's steps from Python instead (same results, a few microseconds "
                 "more per call)",
                 RuntimeWarning,
-                stacklevel=4,
             )
     return _module[0]
 
@@ -252,17 +251,16 @@ def _build(cc: str, path: str) -> bool:
     sweep_stale(os.path.dirname(path))
     tmp = temporary(path)
     try:
-        done = subprocess.run(compile_command(cc, tmp), capture_output=True, text=True, timeout=120)
+        done = compiler.run_compiler(compile_command(cc, tmp), BUILD_TIMEOUT, "the C runner")
         if done.returncode != 0:
-            errors = [line for line in done.stderr.splitlines() if "error" in line]
-            _problem.append((errors or done.stderr.splitlines() or ["no output"])[0])
+            _problem.append(compiler.summary(done.stderr + done.stdout))
             return False
         os.chmod(tmp, 0o700)
         write_private(path + ".sum", fingerprint(tmp) or "")
         os.replace(tmp, path)
         return True
-    except (OSError, subprocess.SubprocessError) as exc:
-        _problem.append(f"{cc}: {exc}")
+    except (OSError, CompileError) as exc:
+        _problem.append(f"{cc}: {str(exc).splitlines()[0]}")
         return False
     finally:
         if os.path.exists(tmp):

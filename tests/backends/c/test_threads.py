@@ -272,10 +272,16 @@ def test_team_is_pinned_by_config_threads(policy):
     assert threads.team(m.sampler) == min(threads.allowed_cores(), 2)
 
 
-@pytest.mark.parametrize("value", [0, -1, 1.5, "2", True])
+@pytest.mark.parametrize("value", [0, -1, 1.5, "2", True, np.bool_(True), np.int64(0)])
 def test_config_threads_rejects_what_is_no_thread_count(value):
     with pytest.raises(ValueError, match="config.threads must be None"):
         Config().threads = value
+
+
+def test_config_threads_takes_a_numpy_integer_as_an_int():
+    settings = Config()
+    settings.threads = np.int64(4)
+    assert settings.threads == 4 and type(settings.threads) is int
 
 
 def test_loop_products_on_one_thread_is_deprecated():

@@ -1,0 +1,311 @@
+"""Compilers that run but misbehave, played by stand-in shell scripts around the real one: one
+that cannot build, one whose runtime links but does not load, one that hangs, one that writes
+nothing, wrappers that echo their command line or reject a flag, a dispatcher by ``argv[0]``
+(ccache's masquerade links), and the CPU as ARM's /proc/cpuinfo and macOS's sysctl say it."""
+
+import logging
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.backends as backends
+from symnb.backends.c import cache, compiler, runner
+from symnb.errors import CompileError
+
+
+@pytest.fixture
+def clean(compiledir, monkeypatch):
+    """Nothing probed, warned or loaded in this process yet (a stand-in compiler each time)."""
+    monkeypatch.setattr(compiler, "_flags", {})
+    monkeypatch.setattr(compiler, "_unusable", {}, raising=False)
+    monkeypatch.setattr(backends, "_warned_no_compiler", [])
+    monkeypatch.setattr(cache, "_verified", {})
+    monkeypatch.setattr(cache, "_libraries", {})
+    monkeypatch.setattr(sn.config, "backend", "")
+    return compiledir
+
+
+def stand_in(tmp_path, monkeypatch, body, name="stand-in-cc"):
+    """An executable ``name`` running ``body`` (``$CC`` is the real compiler), set as
+    sn.config.cc."""
+    real = compiler.require_compiler()
+    path = tmp_path / name
+    path.write_text(f"#!/bin/sh\nCC={real}\n{body}\n")
+    path.chmod(0o755)
+    monkeypatch.setattr(sn.config, "cc", str(path))
+    return str(path)
+
+
+def exp_function(backend=None):
+    x = sn.vector("x")
+    return sn.function([x], sn.exp(x) + 1, backend=backend)
+
+
+def check(f):
+    a = np.linspace(-1, 1, 5)
+    np.testing.assert_allclose(f(a), np.exp(a) + 1)
+
+
+NO_HEADERS = """[ "$1" = "--version" ] && exec $CC --version
+echo "probe.c:1:10: fatal error: math.h: No such file or directory" >&2
+echo "compilation terminated." >&2
+exit 1"""
+
+
+# -- a compiler that runs but cannot build ---------------------------------------------------------
+def test_a_compiler_that_runs_but_cannot_build_falls_back_to_py_with_one_warning(
+    clean, tmp_path, monkeypatch
+):
+    cc = stand_in(tmp_path, monkeypatch, NO_HEADERS)
+    with pytest.warns(RuntimeWarning) as seen:
+        f = exp_function()
+        g = exp_function()
+    (warning,) = seen
+    message = str(warning.message)
+    assert cc in message and "fatal error: math.h: No such file or directory" in message
+    assert "backend='py'" in message
+    assert warning.filename == __file__  # the user's line, not symnb's
+    assert f.backend == g.backend == "py"
+    check(f)
+    with pytest.raises(compiler.CompilerUnusable, match="math.h: No such file"):
+        exp_function(backend="c")  # chosen: an error, never a silent fallback
+
+
+# -- a runtime that links but does not load --------------------------------------------------------
+@pytest.fixture
+def link_only_library(tmp_path):
+    """``libfakedep.so`` in a folder the dynamic loader does not search."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("GNU ld's --no-as-needed")
+    folder = tmp_path / "fl"
+    folder.mkdir()
+    (folder / "fakedep.c").write_text("int sn_fakedep(void) { return 1; }\n")
+    built = subprocess.run(
+        [compiler.require_compiler(), "-shared", "-fPIC", "fakedep.c", "-o", "libfakedep.so"],
+        cwd=folder,
+        capture_output=True,
+    )
+    assert built.returncode == 0, built.stderr
+    return folder
+
+
+def test_the_probe_loads_what_it_builds_so_openmp_whose_runtime_does_not_load_is_dropped(
+    clean, tmp_path, monkeypatch, link_only_library
+):
+    """LLVM's libomp outside the loader's path: -fopenmp links but the library does not load;
+    the probe finds it (it loads its library) and keeps -fopenmp-simd."""
+    cc = stand_in(
+        tmp_path,
+        monkeypatch,
+        f"""case " $* " in *" -fopenmp "*)
+  exec $CC "$@" -L{link_only_library} -Wl,--no-as-needed -lfakedep;;
+esac
+exec $CC "$@" """,
+    )
+    used = compiler.probe_flags(cc)
+    assert "-fopenmp" not in used and "-fopenmp-simd" in used
+
+
+def test_a_kernel_library_that_does_not_load_is_deleted_and_built_again_without_openmp(
+    clean, tmp_path, monkeypatch, link_only_library
+):
+    """A cold compile directory's first try links -fopenmp unprobed (nothing loads then):
+    the library does not load, is deleted, the flags are probed again and the kernel is
+    compiled with the new ones."""
+    cc = stand_in(
+        tmp_path,
+        monkeypatch,
+        f"""case " $* " in *" -fopenmp "*)
+  exec $CC "$@" -L{link_only_library} -Wl,--no-as-needed -lfakedep;;
+esac
+exec $CC "$@" """,
+    )
+    f = exp_function(backend="c")
+    check(f)
+    assert "-fopenmp" not in compiler.flags(cc)
+    for library in (clean / "c").glob("lib-*"):  # what is left loads
+        assert b"libfakedep" not in library.read_bytes()
+
+
+def test_a_compiler_whose_every_library_does_not_load_says_so(
+    clean, tmp_path, monkeypatch, link_only_library
+):
+    cc = stand_in(
+        tmp_path,
+        monkeypatch,
+        f"""[ "$1" = "--version" ] && exec $CC --version
+exec $CC "$@" -L{link_only_library} -Wl,--no-as-needed -lfakedep""",
+    )
+    with pytest.raises(CompileError, match=r"libfakedep\.so: cannot open shared object file"):
+        exp_function(backend="c")
+    assert not list((clean / "c").glob("lib-*"))  # nothing that does not load stays cached
+    with pytest.warns(RuntimeWarning, match=f"{cc} cannot build symnb's kernels"):
+        assert exp_function().backend == "py"
+
+
+# -- a compiler that writes nothing ----------------------------------------------------------------
+def test_a_compiler_that_exits_0_and_writes_nothing_says_so(clean, tmp_path, monkeypatch):
+    cc = stand_in(tmp_path, monkeypatch, '[ "$1" = "--version" ] && exec $CC --version\nexit 0')
+    with pytest.raises(CompileError, match="exited with status 0 but wrote no probe"):
+        exp_function(backend="c")
+    compiler.accept_flags(cc, compiler.first_try())  # flags known: the kernel's own compile,
+    monkeypatch.setattr(compiler, "probe_flags", compiler.flags)  # and its error stands
+    with pytest.raises(CompileError, match=f"C compiler {cc} exited with status 0 but wrote no"):
+        exp_function(backend="c")
+
+
+# -- a compiler that hangs -------------------------------------------------------------------------
+def test_a_compiler_that_hangs_is_stopped_with_a_clear_error(clean, tmp_path, monkeypatch, caplog):
+    """Not ``exec sleep``: the shell's child holds the pipes, as cc1 does for gcc."""
+    cc = stand_in(tmp_path, monkeypatch, '[ "$1" = "--version" ] && exec $CC --version\nsleep 30')
+    monkeypatch.setattr(compiler, "PROBE_TIMEOUT", 0.5)
+    monkeypatch.setattr(compiler, "COMPILE_TIMEOUT", 0.5)
+    caplog.set_level(logging.DEBUG, logger="symnb")
+    with pytest.raises(CompileError, match=rf"{cc} did not finish a (kernel|probe) in 0.5 s"):
+        exp_function(backend="c")
+    started = [r.getMessage() for r in caplog.records if r.getMessage().startswith("compiling")]
+    assert started and cc in started[0]  # a stuck compile is told from a slow one
+
+
+# -- what the compiler says about a flag -----------------------------------------------------------
+def test_a_wrapper_that_echoes_its_command_line_keeps_every_flag(clean, tmp_path, monkeypatch):
+    """NIX_DEBUG's, spack's or distcc's verbose wrappers name every flag and reject none."""
+    cc = stand_in(
+        tmp_path,
+        monkeypatch,
+        'echo "extra flags: -Wno-unused-command-line-argument" >&2\n'
+        'echo "+ $CC $*" >&2\nexec $CC "$@"',
+    )
+    check(exp_function(backend="c"))
+    assert compiler.flags(cc) == compiler.first_try()
+
+
+def test_only_a_diagnostic_about_a_flag_rejects_it():
+    said = [
+        "gcc: error: unrecognized command-line option '-fvect-cost-model=dynamic'",
+        "clang: warning: optimization flag '-fno-math-errno' is not supported "
+        "[-Wignored-optimization-argument]",
+        "clang: warning: argument unused during compilation: '-march=native'",
+        "icc: command line warning #10006: ignoring unknown option '-pipe'",
+    ]
+    for line in said:
+        flag = line.split("'")[1]
+        assert compiler.mentions(f"probe.c: note\n{line}\n", (flag,)), line
+    echoed = "+ cc -pipe -march=native -Wno-unused-command-line-argument -Werror=invalid-pch"
+    assert not compiler.mentions(echoed, ("-pipe", "-march=native"))
+
+
+def test_pipe_is_probed_and_dropped_where_rejected(clean, tmp_path, monkeypatch):
+    cc = stand_in(
+        tmp_path,
+        monkeypatch,
+        """for a; do
+  if [ "$a" = "-pipe" ]; then
+    echo "cc: error: unrecognized command-line option '-pipe'" >&2; exit 1
+  fi
+done
+exec $CC "$@" """,
+    )
+    check(exp_function(backend="c"))
+    assert "-pipe" not in compiler.flags(cc) and "-O2" in compiler.flags(cc)
+
+
+# -- $CC with arguments ----------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["gcc -O3", "ccache gcc"])
+def test_a_compiler_setting_with_arguments_says_so(monkeypatch, value):
+    if not __import__("shutil").which(value.split()[0]):
+        pytest.skip(f"no {value.split()[0]} on the PATH")
+    monkeypatch.setenv("CC", value)
+    monkeypatch.setattr(sn.config, "cc", "")
+    with pytest.raises(CompileError, match=r"holds arguments .* symnb takes one executable"):
+        compiler.find_compiler()
+    assert "holds arguments" in compiler.problem()
+
+
+# -- the runner's build failing: its reason --------------------------------------------------------
+LD_FULL = """/usr/bin/ld: final link failed: No space left on device
+collect2: error: ld returned 1 exit status"""
+
+
+def test_the_runners_build_failure_shows_the_linkers_line(compiledir, tmp_path, monkeypatch):
+    cc = stand_in(tmp_path, monkeypatch, f"cat >&2 <<'EOF'\n{LD_FULL}\nEOF\nexit 1")
+    monkeypatch.setattr(runner, "_threading", lambda cc: ())
+    monkeypatch.setattr(runner, "_problem", [])
+    assert not runner._build(cc, str(tmp_path / "runner.so"))
+    assert "No space left on device" in runner._problem[0]
+    assert compiler.summary(LD_FULL) == "/usr/bin/ld: final link failed: No space left on device"
+
+
+def test_the_runners_warning_is_at_the_users_line(compiledir, monkeypatch):
+    monkeypatch.setattr(runner, "_module", [])
+    monkeypatch.setattr(runner, "_problem", ["stand-in reason"])
+    monkeypatch.setattr(runner, "_installed", lambda: None)
+    monkeypatch.setattr(runner, "_compiled", lambda: None)
+    with pytest.warns(RuntimeWarning, match="C runner could not be built") as seen:
+        exp_function(backend="c")
+    assert seen[0].filename == __file__
+
+
+# -- one file, several compilers (ccache's masquerade links) ---------------------------------------
+def test_compilers_dispatched_by_their_name_have_their_own_identity(compiledir, tmp_path):
+    script = tmp_path / "dispatch"
+    script.write_text(
+        '#!/bin/sh\ncase "$(basename "$0")" in\n'
+        '  gcc) echo "gcc (stand-in) 12.2.0";;\n'
+        '  clang) echo "clang version 14.0.6 (stand-in)";;\n'
+        "esac\n"
+    )
+    script.chmod(0o755)
+    (tmp_path / "masq").mkdir()
+    for name in ("gcc", "clang"):
+        os.symlink(script, tmp_path / "masq" / name)
+    gcc = compiler.compiler_identity(str(tmp_path / "masq" / "gcc"))
+    clang = compiler.compiler_identity(str(tmp_path / "masq" / "clang"))
+    assert gcc == "gcc (stand-in) 12.2.0" and clang == "clang version 14.0.6 (stand-in)"
+
+
+# -- a loaded kernel follows the flags -------------------------------------------------------------
+def test_a_loaded_kernel_is_not_reused_after_openmp_is_turned_off(compiledir, monkeypatch):
+    monkeypatch.setattr(sn.config, "openmp", True)
+    check(exp_function(backend="c"))
+    before = cache.stats.memory_hits
+    monkeypatch.setattr(sn.config, "openmp", False)
+    f = exp_function(backend="c")
+    check(f)
+    assert cache.stats.memory_hits == before  # not the kernel loaded with -fopenmp
+    assert "-fopenmp" not in compiler.flags(compiler.require_compiler())
+
+
+# -- the CPU in the cache key ----------------------------------------------------------------------
+def arm_cpuinfo(part: str) -> str:
+    block = (
+        "processor\t: {n}\nBogoMIPS\t: 50.00\n"
+        "Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid\n"
+        "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\n"
+        f"CPU part\t: {part}\nCPU revision\t: 1\n\n"
+    )
+    return "".join(block.format(n=n) for n in range(4))
+
+
+def test_arm_cpus_differ_by_their_part():
+    n1 = compiler.describe_cpu("aarch64", arm_cpuinfo("0xd0c"))  # Neoverse N1
+    v1 = compiler.describe_cpu("aarch64", arm_cpuinfo("0xd40"))  # Neoverse V1
+    assert n1 != v1 and "0xd0c" in n1 and "asimd" in n1 and "0x41" in n1
+
+
+def test_macos_cpus_are_told_apart_by_sysctl():
+    def asker(brand, features):
+        answers = {
+            ("-n", "machdep.cpu.brand_string"): brand,
+            ("hw.optional",): features,
+        }
+        return lambda *arguments: answers[arguments]
+
+    m1 = compiler.describe_cpu("arm64", None, asker("Apple M1", "hw.optional.arm.FEAT_BF16: 0"))
+    m2 = compiler.describe_cpu("arm64", None, asker("Apple M2", "hw.optional.arm.FEAT_BF16: 1"))
+    assert m1 != m2 and "Apple M1" in m1 and "FEAT_BF16" in m1
+    assert compiler.describe_cpu("arm64", None, lambda *a: None, lambda: "arm") == "arm64 arm"
