@@ -247,3 +247,13 @@ def test_a_program_that_sends_its_own_function_to_a_process_pool_checks(tmp_path
     report = check_path(str(script))
     assert not report.diagnostics, [str(d) for d in report.diagnostics]
     assert sys.modules["__main__"] is main_before
+
+
+@pytest.mark.parametrize("value", ["-5", "nan", "inf", "soon"])
+def test_a_timeout_that_is_not_a_number_of_seconds_is_refused(value, capsys):
+    """``--timeout -5`` and ``--timeout nan`` were accepted."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--timeout", value, "some.py"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--timeout: takes a number of seconds, 0 or more (0: no limit), not '{value}'" in err
