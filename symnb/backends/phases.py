@@ -31,6 +31,14 @@ class Phases:
         self._open: list[list[float]] = []  # per open phase: [seconds of the phases inside]
         self._lock = locks.lock()
 
+    def __getstate__(self):
+        """What pickle and ``copy.deepcopy`` keep: everything but the lock (made anew)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = locks.lock()
+
     @contextlib.contextmanager
     def timed(self, phase: str):
         inner = [0.0]
