@@ -4,6 +4,7 @@ info|clear`` (what the compiled-kernel cache holds; empty it); ``symnb --version
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from symnb.shapes.checker import ProgramUnreadable
@@ -37,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--strict", action="store_true", help="exit with status 1 on warnings too")
     check.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"stop a program that runs longer (default {DEFAULT_TIMEOUT:g}; 0: no limit)",
@@ -68,6 +69,19 @@ def cache_command(action: str) -> int:
         print(f"symnb cache {action}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _seconds(text: str) -> float:
+    """``--timeout``'s value: a number of seconds, 0 or more (0: no limit)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(
+            f"takes a number of seconds, 0 or more (0: no limit), not {text!r}"
+        )
+    return seconds
 
 
 def check(

@@ -27,7 +27,8 @@ class Config:
     #: where compiled kernels are cached; "" means $SYMNB_COMPILEDIR, else ~/.cache/symnb (or
     #: $XDG_CACHE_HOME/symnb); it must be the user's own and not writable by group or others
     compiledir: str = ""
-    #: the kernel cache's size cap in MB; least-recently-used libraries go beyond it
+    #: the kernel cache's size cap in MB (at least 1); least-recently-used libraries go
+    #: beyond it
     cache_limit_mb: int = 1024
     #: the C compiler for backend "c": a name on the PATH or a path (relative to the working
     #: directory); "" means $CC, else the first of cc, gcc, clang on the PATH
@@ -92,6 +93,11 @@ class Config:
             )
         if name == "threads" and value is not None:
             value = int(value)  # np.int64(4) is kept as 4
+        if name == "cache_limit_mb" and not _is_count(value):
+            raise ValueError(
+                "config.cache_limit_mb must be a size in MB of at least 1 (the kernel cache "
+                f"needs room for the kernels a compile loads), not {value!r}"
+            )
         if name == "loop_products_on_one_thread" and value:
             warnings.warn(
                 "sn.config.loop_products_on_one_thread is deprecated: the thread policy runs "

@@ -185,10 +185,13 @@ def tolerance(dtype, scale: float = 1.0) -> float:
     return EPS_RTOL.get(np.dtype(dtype).name, 0.0) * scale
 
 
-def run_python(code: str, env: dict | None = None) -> str:
+def run_python(code: str, env: dict | None = None, timeout: float | None = None) -> str:
     """``code`` run by this Python in a new process (imports and caches of its own); its
-    standard output. A failure shows the process's error output."""
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    standard output. A failure shows the process's error output; a process still running
+    after ``timeout`` seconds is killed (``subprocess.TimeoutExpired``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

@@ -153,6 +153,19 @@ def test_every_settable_field_is_listed_and_parsed():
         flags.apply(settings, "threads=0", "test")
 
 
+@pytest.mark.parametrize("size", ["0", "-5"])
+def test_a_cache_limit_below_one_mb_is_refused(size):
+    """``cache_limit_mb=0`` was accepted, then every compile failed ("a kernel ... was deleted
+    before it could be loaded, 3 times") and ``symnb cache info`` said "0.0 MB of -5 MB"."""
+    settings = Config()
+    with pytest.raises(flags.FlagError, match=r"cache_limit_mb must be a size in MB of at least 1"):
+        flags.apply(settings, f"cache_limit_mb={size}", "SYMNB_FLAGS")
+    with pytest.raises(ValueError, match=r"at least 1.*not 0"):
+        settings.cache_limit_mb = 0
+    assert settings.cache_limit_mb == 1024
+    settings.cache_limit_mb = 1
+
+
 @pytest.mark.parametrize(
     "name,meant", [("floatx", "floatX"), ("Backend", "backend"), ("c_runer", "c_runner")]
 )

@@ -14,6 +14,8 @@ import contextlib
 import threading
 import time
 
+from symnb.core import locks
+
 #: the order the log gives the phases it knows (others follow in the order they ended)
 ORDER = ("graph", "rewrites", "planning", "probe", "compile", "loading", "runner")
 _local = threading.local()
@@ -27,7 +29,15 @@ class Phases:
         self.seconds: dict[str, float] = {}
         self.runs: list[float] = []
         self._open: list[list[float]] = []  # per open phase: [seconds of the phases inside]
-        self._lock = threading.Lock()
+        self._lock = locks.lock()
+
+    def __getstate__(self):
+        """What pickle and ``copy.deepcopy`` keep: everything but the lock (made anew)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = locks.lock()
 
     @contextlib.contextmanager
     def timed(self, phase: str):

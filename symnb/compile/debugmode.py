@@ -72,8 +72,15 @@ class DebugLinker(_NodeByNode):
     mode = "debug"
 
     def check(self, node, args, got) -> None:
+        # a weak constant (a Python scalar in the user's expression) stays a Python scalar, as
+        # the "py" backend passes it, so float32 * 2 is float32 here too (NumPy 2's rule), not
+        # float64 against an int64 array; the rest are copies the op may overwrite
+        refs = [
+            a if getattr(v, "weak", False) else np.array(a, copy=True)
+            for v, a in zip(node.inputs, args)
+        ]
         with np.errstate(all="ignore"):
-            want = node.op.perform(*[np.array(a, copy=True) for a in args])
+            want = node.op.perform(*refs)
         want = [np.asarray(w) for w in (want if len(node.outputs) > 1 else [want])]
         for var, g, w in zip(node.outputs, got, want):
             if not _agree(g, w):

@@ -6,7 +6,6 @@ import inspect
 import keyword
 import logging
 import operator
-import threading
 import time
 import weakref
 from collections import Counter
@@ -23,6 +22,7 @@ from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
 from symnb.compile.update_pairs import as_update_pairs
 from symnb.config import config
+from symnb.core import locks
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import Graph, clone_graph, default_updates, leaves
 from symnb.core.hooks import hook
@@ -185,7 +185,7 @@ class Function:
         self._n_out = len(out_vars)
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
-        self._turns = threading.Lock() if self.updates else None
+        self._turns = locks.lock() if self.updates else None  # unlocked in a forked child
         with phases.timed("planning"):
             try:
                 self.linker = _make_linker(

@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import traceback
+import types
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -272,7 +273,13 @@ class _Runner:
     def __init__(self, report: Report, chunks: list[Chunk]):
         self.report = report
         self.chunks = {c.filename: c for c in chunks}
-        self.namespace = {"__name__": "__main__", "__file__": report.path, "__builtins__": builtins}
+        # a module of its own, which check_path sets as sys.modules["__main__"] while the
+        # program runs (as runpy does): pickle finds the program's functions there (a
+        # function sent to a process pool), and a spawned worker finds the file to import
+        self.module = types.ModuleType("__main__")
+        self.module.__file__ = report.path
+        self.module.__builtins__ = builtins
+        self.namespace = self.module.__dict__
         self.failed = False
         self.seen: set = set()
 
@@ -388,6 +395,20 @@ def _program_environment(path: str, quiet_output: bool):
         os.chdir(saved_cwd)
 
 
+@contextlib.contextmanager
+def _as_main(module: types.ModuleType):
+    """``module`` as ``sys.modules["__main__"]`` for the block, the checker's own after it."""
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        yield
+    finally:
+        if saved is None:
+            sys.modules.pop("__main__", None)
+        else:
+            sys.modules["__main__"] = saved
+
+
 def check_path(path: str, quiet_output: bool = True, sink=None) -> Report:
     """Check a ``.py`` script or an ``.ipynb`` notebook in this process; the program's own
     output is dropped unless ``quiet_output`` is False. ``sink``: see :class:`Report`.
@@ -398,7 +419,7 @@ def check_path(path: str, quiet_output: bool = True, sink=None) -> Report:
     else:
         chunks = script_chunks(path)
     runner = _Runner(report, chunks)
-    with _program_environment(path, quiet_output), check_mode():
+    with _program_environment(path, quiet_output), _as_main(runner.module), check_mode():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("ignore")
             warnings.simplefilter("always", ShapeWarning)

@@ -74,3 +74,23 @@ def test_unknown_mode_is_refused():
     x = sn.vector("x")
     with pytest.raises(ValueError, match="unknown mode 'fast'; choose one of"):
         sn.function([x], x, mode="fast")
+
+
+@pytest.mark.parametrize(
+    "dtype, build, value",
+    [
+        ("float32", lambda x: x * 2, np.random.default_rng(0).random((2, 3))),
+        ("float32", lambda x: x * 2.5 + 1, np.random.default_rng(1).random((2, 3))),
+        ("float16", lambda x: x * 2.5 - 3, np.random.default_rng(2).random((2, 3))),
+        ("int8", lambda x: x + 3, np.arange(6).reshape(2, 3)),
+    ],
+)
+def test_debug_mode_keeps_python_scalars_weak_in_the_reference(backend, dtype, build, value):
+    """The reference computes ``x32 * 2`` in float32, as NumPy 2 and every backend do (it once
+    made the 2 an int64 array, computed float64 and reported a disagreement)."""
+    x = sn.tensor("x", shape=("batch", 3), dtype=dtype)
+    f = sn.function([x], build(x), mode="debug", backend=backend)
+    a = value.astype(dtype)
+    got = f(a)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, build(a), rtol=1e-3)

@@ -174,3 +174,16 @@ def test_nothing_is_logged_at_the_default_level(caplog):
 def _line_of(text: str) -> int:
     with open(__file__) as source:
         return next(i for i, line in enumerate(source, 1) if text in line and "sn.function" in line)
+
+
+def test_compile_phases_pickle_and_deep_copy():
+    """``f.compile_phases`` held a lock, which neither pickle nor deepcopy could copy."""
+    import copy
+    import pickle
+
+    x = sn.vector("x")
+    phases = sn.function([x], sn.exp(x) + 1).compile_phases
+    for copied in (pickle.loads(pickle.dumps(phases)), copy.deepcopy(phases)):
+        assert copied.seconds == phases.seconds and str(copied) == str(phases)
+        copied.add("graph", 1.0)  # its lock works
+        assert copied.seconds["graph"] == pytest.approx(phases.seconds.get("graph", 0) + 1)

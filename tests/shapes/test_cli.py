@@ -215,3 +215,45 @@ def test_a_check_under_nohup_keeps_running_on_sighup(tmp_path):
     check.send_signal(signal.SIGHUP)
     out, err = check.communicate(timeout=60)
     assert check.returncode == 0, err.decode()[-2000:]
+
+
+POOL_SCRIPT = """
+import multiprocessing
+import sys
+from concurrent.futures import ProcessPoolExecutor
+
+
+def work(n):
+    return n * n
+
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    squares = list(pool.map(work, [2, 3], timeout=60))
+    pool.shutdown()
+    assert squares == [4, 9], squares
+    print("squares", squares)
+"""
+
+
+def test_a_program_that_sends_its_own_function_to_a_process_pool_checks(tmp_path):
+    """The program runs as a module set as sys.modules["__main__"], as ``python file.py``
+    would: its ``work`` pickles (it had failed: "attribute lookup work on __main__ failed")
+    and a spawned worker imports the file to find it; the checker's own __main__ is back
+    after."""
+    script = tmp_path / "pool.py"
+    script.write_text(POOL_SCRIPT)
+    main_before = sys.modules["__main__"]
+    report = check_path(str(script))
+    assert not report.diagnostics, [str(d) for d in report.diagnostics]
+    assert sys.modules["__main__"] is main_before
+
+
+@pytest.mark.parametrize("value", ["-5", "nan", "inf", "soon"])
+def test_a_timeout_that_is_not_a_number_of_seconds_is_refused(value, capsys):
+    """``--timeout -5`` and ``--timeout nan`` were accepted."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--timeout", value, "some.py"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--timeout: takes a number of seconds, 0 or more (0: no limit), not '{value}'" in err

@@ -53,6 +53,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     write_private,
 )
 from symnb.config import config
+from symnb.core import locks
 from symnb.errors import SymnbError
 
 BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
@@ -70,7 +71,7 @@ TRIES = 3  # compiles of one kernel while other processes clear the cache, befor
 _loaded: dict[str, object] = {}
 _verified: dict[str, str] = {}  # library -> the fingerprint this process checked it against
 _libraries: dict[str, ctypes.CDLL] = {}
-_lock = threading.Lock()
+_lock = locks.lock()  # unlocked in a forked child (core/locks.py)
 _forbid = threading.local()
 log = logging.getLogger(__name__)
 

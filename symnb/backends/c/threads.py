@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Callable
 
 from symnb.config import config
+from symnb.core import locks
 
 #: how often the policy samples the machine while every allowed core is free
 INTERVAL_S = 0.15
@@ -78,7 +78,7 @@ WAIT_SETTINGS = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "3000"}
 #: any of these set by the user is their choice of how the runtimes wait: symnb adds nothing
 USER_WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
 
-_lock = threading.Lock()
+_lock = locks.lock()  # unlocked in a forked child (core/locks.py)
 #: the load average where the platform has one (macOS, the BSDs, Linux; not Windows)
 GETLOADAVG = getattr(os, "getloadavg", None)
 

@@ -12,6 +12,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.c import forks
+from tests.helpers import run_python
 
 WAIT = 120  # seconds for a worker's result (a spawned one imports symnb and loads kernels)
 
@@ -89,3 +90,63 @@ def test_the_default_pool_works_after_threaded_kernels(shared_compiledir):
 def test_the_kernels_openmp_runtime_is_noted_for_forks(shared_compiledir):
     threaded_function()
     assert forks._runtimes or not sn.config.openmp  # OpenMP kernels: their runtime is known
+
+
+#: a program that forks while another thread holds one of symnb's locks (``held`` says which
+#: and when), and whose child compiles, unpickles and calls; the parent kills a child that has
+#: not finished in time and says so
+HELD_AT_FORK = """
+import os, pickle, sys, threading, time
+import numpy as np
+import symnb as sn
+from tests.helpers import run_python
+from symnb.backends.c import cache
+
+def compiling():
+    for i in range(1000):  # a new kernel each time: the cache's lock is held while it compiles
+        x = sn.vector("x")
+        sn.function([x], sn.exp(x) * (i + 0.25) + sn.sin(x))
+
+y = sn.vector("y")
+w = sn.shared(np.zeros(4_000_000), name="w")
+g = sn.function([y], w.sum(), updates={w: sn.tanh(w + sn.exp(w) * 0.5)})
+g(np.ones(2))
+
+def updating():
+    while True:  # calls with updates hold the function's turns
+        g(np.ones(2))
+
+held = {HELD}
+threading.Thread(target=compiling if held == "cache" else updating, daemon=True).start()
+deadline = time.monotonic() + 60
+while not (cache._lock if held == "cache" else g._turns).locked():
+    assert time.monotonic() < deadline, "the lock was never held"
+    time.sleep(0.0005)
+pid = os.fork()
+if pid == 0:
+    x = sn.vector("x")
+    f = sn.function([x], sn.cos(x) * 7)
+    h = pickle.loads(pickle.dumps(f))
+    ok = np.allclose(h(np.ones(3)), np.cos(1) * 7) and np.isfinite(g(np.ones(2)))
+    os._exit(0 if ok else 1)
+for _ in range(600):
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("child exit", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.1)
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print("child hung")
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+@pytest.mark.parametrize("held", ["cache", "turns"])
+def test_a_child_forked_while_a_thread_holds_a_lock_computes(compiledir, held):
+    """A thread compiling (the kernel cache's lock) or calling a function with updates (its
+    turns) when another forks: the child compiles, unpickles and calls (symnb/core/locks.py)."""
+    env = dict(os.environ, SYMNB_COMPILEDIR=str(compiledir))
+    out = run_python(HELD_AT_FORK.replace("{HELD}", repr(held)), env=env, timeout=180)
+    assert out.strip() == "child exit 0"
