@@ -93,10 +93,10 @@ class Config:
             )
         if name == "threads" and value is not None:
             value = int(value)  # np.int64(4) is kept as 4
-        if name == "cache_limit_mb" and not _is_count(value):
+        if name == "cache_limit_mb" and not _is_size(value):
             raise ValueError(
-                "config.cache_limit_mb must be a size in MB of at least 1 (the kernel cache "
-                f"needs room for the kernels a compile loads), not {value!r}"
+                "config.cache_limit_mb must be a size in MB, 0 or more (0 keeps only the "
+                f"libraries of the latest compile), not {value!r}"
             )
         if name == "loop_products_on_one_thread" and value:
             warnings.warn(
@@ -126,6 +126,11 @@ def _unknown(name: str) -> str:
         meant = next(k for k in known if k.lower() == close[0].lower())
         return f"sn.config has no setting {name!r}; did you mean {meant!r}?"
     return f"sn.config has no setting {name!r}; the settings are {', '.join(sorted(known))}"
+
+
+def _is_size(value) -> bool:
+    """A real number of at least 0, not a bool (NaN is not one)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
 
 
 def _is_count(value) -> bool:

@@ -262,11 +262,12 @@ def _compile_missing(sources: list[str]) -> None:
     again with them (new keys); with the same flags the kernel itself does not compile, and
     its error stands. Stale temporary files go first and least-recently-used libraries after."""
     cc = compiler.require_compiler()
+    started = time.time() - 2  # a file system's mtimes may be as coarse as 2 s (FAT)
     sweep_stale(kernel_dir())
     sweep_stale(compiledir())
     if compiler.known_flags(cc) is None:
         if _first_try(cc, sources):
-            evict()
+            evict(spare_since=started)
             return
         compiler.flags(cc)  # the probe, before any key is computed again
         sources = [s for s in sources if not _cached(s)]  # what the first try left
@@ -277,7 +278,7 @@ def _compile_missing(sources: list[str]) -> None:
         if compiler.probe_flags(cc) == before:
             raise  # the flags are right: the kernel itself does not compile
         _compile_batches([s for s in sources if not _cached(s)])
-    evict()
+    evict(spare_since=started)
 
 
 def _first_try(cc: str, sources: list[str]) -> bool:
@@ -532,16 +533,18 @@ def clear_requested() -> str:
     return clear_cache()
 
 
-def evict() -> list[str]:
+def evict(spare_since: float | None = None) -> list[str]:
     """Delete least-recently-used libraries (by modification time, which loading touches)
     until the cache is under ``sn.config.cache_limit_mb``; their entries go with them.
+    Libraries written since ``spare_since`` (the compile that is about to load them) stay
+    whatever the limit, so a limit below one library's size keeps just those.
     Returns the names deleted. A library this process loaded stays mapped (unlink is safe)."""
     limit = config.cache_limit_mb * 10**6
     libs = sorted(_libraries_on_disk(), key=_mtime)
     total = sum(_size(e) for e in libs)
     gone = []
     for lib in libs:
-        if total <= limit:
+        if total <= limit or (spare_since is not None and _mtime(lib) >= spare_since):
             break
         total -= _size(lib)
         with contextlib.suppress(OSError):

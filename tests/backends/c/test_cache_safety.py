@@ -236,6 +236,20 @@ def test_size_cap_evicts_least_recently_used_libraries(compiledir, monkeypatch):
         works(build(3.0), 3.0)
 
 
+def test_a_limit_of_zero_keeps_the_libraries_of_the_latest_compile(compiledir, monkeypatch):
+    """A limit below one library's size (0 included) used to delete the library a compile had
+    just written, and every compile failed ("deleted before it could be loaded, 3 times")."""
+    monkeypatch.setattr(sn.config, "cache_limit_mb", 0)
+    works(build(2.0), 2.0)
+    old = sorted((compiledir / "c").glob("lib-*.so"))
+    past = time.time() - 1000
+    for lib in old:
+        os.utime(lib, (past, past))
+    works(build(7.0), 7.0)
+    new = sorted((compiledir / "c").glob("lib-*.so"))
+    assert new and not set(old) & set(new)
+
+
 def test_cache_info_and_clear_on_the_command_line(compiledir, capsys):
     works(build())
     assert cli.main(["cache", "info"]) == 0
