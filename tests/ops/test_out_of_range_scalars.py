@@ -90,3 +90,30 @@ def test_clip_with_symbolic_bounds_of_a_wider_dtype_promotes_as_numpy(dtype, bac
         got = f(a, np.int64(low), np.float64(high))
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+SPECIALS = [float("inf"), float("-inf"), float("nan"), 0.0, -0.0, 2.5, -1e300]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_floor_div_and_mod_with_a_non_finite_constant_match_numpy(dtype, backend):
+    """``inf // x`` with inf a constant gave x on opencl (PoCL folded fmod(INFINITY, b))."""
+    a = np.array([2.0, -3.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -7.5], dtype=dtype)
+    x = sn.tensor("x", shape=(None,), dtype=dtype)
+    cases = []
+    for c in SPECIALS:
+        cases += [
+            (f"{c} // x", c // x, lambda a, c=c: c // a),
+            (f"x // {c}", x // c, lambda a, c=c: a // c),
+            (f"{c} % x", c % x, lambda a, c=c: c % a),
+            (f"x % {c}", x % c, lambda a, c=c: a % c),
+        ]
+    with np.errstate(all="ignore"):
+        got = sn.function([x], [out for _, out, _ in cases], backend=backend)(a)
+    for value, (text, _, ref) in zip(got, cases):
+        with np.errstate(all="ignore"):
+            want = ref(a)
+        assert value.dtype == want.dtype, text
+        np.testing.assert_array_equal(value, want, err_msg=text)
+        finite = ~np.isnan(want)
+        assert (np.signbit(value[finite]) == np.signbit(want[finite])).all(), text
