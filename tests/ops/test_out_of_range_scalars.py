@@ -117,3 +117,58 @@ def test_floor_div_and_mod_with_a_non_finite_constant_match_numpy(dtype, backend
         np.testing.assert_array_equal(value, want, err_msg=text)
         finite = ~np.isnan(want)
         assert (np.signbit(value[finite]) == np.signbit(want[finite])).all(), text
+
+
+UPDATES = [
+    ("uint8", "set", 0, 300),
+    ("uint8", "set", 0, -1),
+    ("uint8", "set", slice(1, None), 300),
+    ("uint8", "add", slice(1, None), -1),
+    ("uint8", "add", 0, 300),
+    ("uint8", "add", 0, 2.5),  # a float added into integers: NumPy's same_kind refuses it
+    ("int8", "set", 0, -129),
+    ("int32", "set", 0, float("nan")),
+    ("int32", "set", 0, float("inf")),
+    ("int32", "set", 0, 2**40),
+    ("uint64", "set", 0, -1),
+    # accepted, as NumPy accepts them
+    ("uint8", "set", 0, 255),
+    ("uint8", "add", slice(1, None), 7),
+    ("int32", "set", 0, 2.5),
+    ("int8", "set", slice(None), -128),
+    ("uint8", "set", 0, True),
+    ("float32", "set", 0, 1e300),
+]
+
+
+def numpy_update(a, how, index, value):
+    out = a.copy()
+    try:
+        with np.errstate(all="ignore"):
+            if how == "set":
+                out[index] = value
+            else:  # as an array (``a[0] += 2.5`` would add to a NumPy scalar, then cast)
+                out[index if isinstance(index, slice) else slice(index, index + 1)] += value
+    except (OverflowError, TypeError, ValueError):
+        return None
+    return out
+
+
+@pytest.mark.parametrize(("dtype", "how", "index", "value"), UPDATES)
+def test_storing_a_python_scalar_the_dtype_cannot_hold_is_refused(
+    dtype, how, index, value, backend
+):
+    a = np.array([0, 5, 9], dtype=dtype)
+    x = sn.tensor("x", shape=(None,), dtype=dtype)
+    want = numpy_update(a, how, index, value)
+    if want is None:
+        with pytest.raises(DTypeError, match=r"cannot (store|add) .*'x'") as info:
+            getattr(x.at[index], how)(value)
+        assert __file__ in str(info.value)  # the user's line
+        with pytest.raises(DTypeError):
+            (sn.set_subtensor if how == "set" else sn.inc_subtensor)(x, index, value)
+        return
+    with np.errstate(all="ignore"):
+        got = sn.function([x], getattr(x.at[index], how)(value), backend=backend)(a)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
