@@ -453,13 +453,28 @@ class Clip(Elemwise):
     impl = staticmethod(np.clip)
 
     def scalar(self, k, x, lo, hi):
-        """NumPy's order: hi wins when lo > hi, and a NaN anywhere gives NaN."""
+        """NumPy's order: hi wins when lo > hi, and a NaN anywhere gives NaN. A Python int
+        bound beyond an integer dtype's range is held to it, not wrapped (``clip`` drops such
+        bounds when it builds the node, as ``np.clip``; this keeps a Clip built otherwise right)."""
+        lo, hi = _held_to_range(k, lo), _held_to_range(k, hi)
         return k.minimum(k.maximum(k.to(x), k.to(lo)), k.to(hi))
 
     def grad_elem(self, inputs, output, gz):
         x, lo, hi = inputs
         at_hi = (x > hi) | (lo > hi)  # np.clip is minimum(maximum(x, lo), hi)
         return [gz * ((x >= lo) & (x <= hi)), gz * ((x < lo) & (lo <= hi)), gz * at_hi]
+
+
+def _held_to_range(k, ref):
+    """A weak Python int literal beyond the integer dtype ``k`` computes in, as the nearest end
+    of that range (a literal of that dtype); any other value unchanged."""
+    value = k.weak.get(ref)
+    if type(value) is not int or np.dtype(k.dtype).kind not in "iu":
+        return ref
+    info = np.iinfo(k.dtype)
+    if info.min <= value <= info.max:
+        return ref
+    return k.literal(int(info.min) if value < info.min else int(info.max), k.dtype)
 
 
 class Where(Elemwise):
@@ -669,9 +684,22 @@ def _all_ones(var: Variable) -> bool:
 
 
 def clip(x, a_min, a_max) -> Variable:
-    """x limited to [a_min, a_max]; either bound may be None (but not both), as ``np.clip``."""
+    """x limited to [a_min, a_max]; either bound may be None (but not both), as ``np.clip``.
+
+    As NumPy 2 (``np.clip``), a Python int bound beyond an integer x's range on the side it
+    limits (``clip(uint8, -1, 300)``) limits nothing and is dropped, not cast (which would wrap
+    it); one beyond it on the other side (``clip(uint8, 300, 400)``) is refused."""
     if a_min is None and a_max is None:
         raise ValueError("clip: give a_min, a_max or both (both are None)")
+    x = as_variable(x)
+    if x.type.dtype.kind in "iu":
+        info = np.iinfo(x.type.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
+        if a_min is None and a_max is None:
+            return x  # np.clip gives a copy of x: the graph's values are never written to
     if a_min is None:
         return minimum(x, a_max)
     if a_max is None:

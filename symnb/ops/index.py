@@ -19,6 +19,7 @@ next to each other, and go first otherwise.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -318,7 +319,10 @@ class IncSubtensor(Op):
 
     __props__ = ("spec", "set_instead")
     functions = ("set_subtensor", "inc_subtensor")
-    dtype_rule = "the dtype of x (v is cast to it; a lossy cast of kind is refused)"
+    dtype_rule = (
+        "the dtype of x (v is cast to it; a lossy cast of kind, or a Python scalar x's dtype "
+        "cannot hold, is refused)"
+    )
 
     def __init__(self, spec, set_instead):
         self.spec, self.set_instead = tuple(spec), bool(set_instead)
@@ -366,9 +370,37 @@ def _landed(spec, x, picked, index):
     return cast(equal(AdvancedSubtensor(spec)(stored, *index), numbers), picked.type.dtype)
 
 
+def _check_scalar_fits(op, x, value):
+    """A Python scalar stored (``x[i] = value``) or added (``x[i] += value``) the way NumPy 2
+    does it: refused where NumPy refuses (an int beyond x's range, NaN or infinity into
+    integers, and for an increase any float into integers), never wrapped by a cast."""
+    dtype = x.type.dtype
+    probe = np.zeros(1, dtype=dtype)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            if op.set_instead:
+                probe[0] = value
+            else:
+                np.add(probe, value, out=probe)
+    except (OverflowError, ValueError, TypeError) as exc:
+        what = f"store {value!r} into" if op.set_instead else f"add {value!r} to"
+        held = (
+            f"{dtype.name} holds {np.iinfo(dtype).min} to {np.iinfo(dtype).max}"
+            if dtype.kind in "iu"
+            else f"{dtype.name} holds {dtype.name} values"
+        )
+        raise DTypeError(
+            f"{op}: cannot {what} {x.describe()}: {held}, and NumPy refuses it "
+            f"({exc}); a cast would change the value"
+        ) from None
+
+
 def _check_value_fits(op, x, v, target):
     weak = isinstance(v, Constant) and v.weak
-    if not weak and not np.can_cast(v.type.dtype, x.type.dtype, "same_kind"):
+    if weak:
+        _check_scalar_fits(op, x, v.data)
+    elif not np.can_cast(v.type.dtype, x.type.dtype, "same_kind"):
         raise DTypeError(
             f"{op}: cannot store {v.describe()} into {x.describe()} without a change of kind; "
             f"cast it with .astype('{x.type.dtype.name}')"

@@ -16,6 +16,7 @@ FLOAT_HELPERS = {
     "floor_div": """
 static inline T NAME(T a, T b) {
     if (b == 0 || isnan(a) || isnan(b)) return a / b;
+    if (isinf(a)) return a - a;
     T mod = fmodF(a, b);
     T div = (a - mod) / b;
     if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
