@@ -247,13 +247,39 @@ class SharedVariable(Variable):
             return
         array = np.asarray(value)
         if array.dtype != self.type.dtype:
-            if not np.can_cast(array.dtype, self.type.dtype, "same_kind"):
+            integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
+            if not (integers or np.can_cast(array.dtype, self.type.dtype, "same_kind")):
                 raise DTypeError(f"shared {self.describe()} cannot take a {array.dtype.name} value")
-            array = array.astype(self.type.dtype)
+            array = self._cast_keeping_values(array)
         elif not borrow:
             array = array.copy()
         self._check(array, "the new value")
         self._value, self._device = array, None
+
+    def _cast_keeping_values(self, array):
+        """A same-kind (or integer) cast that changes no value but by float rounding (float64 into a
+        float32 variable rounds, as NumPy's assignment does); an integer that wraps or a float
+        that overflows to infinity is refused, as function inputs refuse it."""
+        dtype = self.type.dtype
+        with np.errstate(all="ignore"):
+            cast = array.astype(dtype)
+            if dtype.kind in "iu":
+                changed = cast.astype(array.dtype) != array
+            else:
+                changed = np.isinf(cast) & np.isfinite(array)
+        if np.any(changed):
+            first = array[changed].flat[0].item()
+            held = (
+                f"{dtype.name} holds {np.iinfo(dtype).min} to {np.iinfo(dtype).max}"
+                if dtype.kind in "iu"
+                else f"{dtype.name} overflows to inf there"
+            )
+            raise DTypeError(
+                f"shared {self.describe()} cannot take the {array.dtype.name} value {first!r}: "
+                f"{held}, and a cast would change it; convert the values yourself if that is "
+                "what you want"
+            )
+        return cast
 
     def _check(self, array, what):
         shape = self.type.shape

@@ -24,6 +24,19 @@ def test_shared_set_value_checks_dtype_and_shape():
         w.set_value(np.ones((3, 3)))
     with pytest.raises(sn.DTypeError, match="'W'"):
         w.set_value(np.ones((2, 3), complex))
+    for dtype, bad in [("int8", [300, -1]), ("int32", [2**40, 5]), ("uint8", [-1, 2])]:
+        small = sn.shared(np.zeros(2, dtype), name="small")
+        with pytest.raises(sn.DTypeError, match=rf"'small'.*value {bad[0]}: {dtype} holds"):
+            small.set_value(np.array(bad))
+        with pytest.raises(sn.DTypeError, match=rf"value {bad[0]}"):
+            small.set_value(bad)
+        small.set_value([7, 1])  # values that fit are cast
+        assert small.get_value().tolist() == [7, 1] and small.get_value().dtype == dtype
+    narrow = sn.shared(np.zeros(2, "float32"), name="narrow")
+    with pytest.raises(sn.DTypeError, match=r"value 1e\+300: float32 overflows to inf"):
+        narrow.set_value(np.array([1e300, 0.1]))
+    narrow.set_value(np.array([np.inf, 0.1]))  # an infinity is kept, 0.1 rounds
+    assert narrow.get_value()[0] == np.inf
     relaxed = sn.shared(np.zeros((2, 3)), name="R", shape=(None, 3))
     relaxed.set_value(np.ones((5, 3)))
     assert relaxed.get_value().shape == (5, 3)
