@@ -6,6 +6,8 @@ Each method only forwards to the op catalogue (:mod:`symnb.ops`), which is built
 
 from __future__ import annotations
 
+import numpy as np
+
 from symnb.core.hooks import hook
 
 
@@ -20,6 +22,18 @@ def _binary(name, reflected=False):
 
     method.__name__ = f"__{'r' if reflected else ''}{name}__"
     method.__doc__ = f"``{name}`` of the two operands (NumPy semantics)."
+    return method
+
+
+def _numpy_only(ufunc, reflected=False):
+    """An operator with no symnb op (``<<``, ``>>``): NumPy's protocol says so, and what to
+    write instead."""
+
+    def method(self, other):
+        args = (other, self) if reflected else (self, other)
+        return hook("numpy").function(ufunc, args, {})
+
+    method.__name__ = f"__{'r' if reflected else ''}{ufunc.__name__}__"
     return method
 
 
@@ -48,6 +62,8 @@ class TensorMethods:
     __lt__, __le__ = _binary("less"), _binary("less_equal")
     __gt__, __ge__ = _binary("greater"), _binary("greater_equal")
     __eq__, __ne__ = _binary("equal"), _binary("not_equal")
+    __lshift__, __rlshift__ = _numpy_only(np.left_shift), _numpy_only(np.left_shift, True)
+    __rshift__, __rrshift__ = _numpy_only(np.right_shift), _numpy_only(np.right_shift, True)
     __neg__, __pos__ = _unary("neg"), _unary("pos")
     __abs__, __invert__ = _unary("abs"), _unary("invert")
 

@@ -168,6 +168,11 @@ class Constant(Variable):
     """A fixed value. Python scalars are *weak* (NumPy 2's rule): ``x32 * 2.0`` stays float32."""
 
     def __init__(self, value, dtype=None, name=None, weak=False):
+        if dtype is None and type(value) is int and not -(2**63) <= value < 2**64:
+            raise DTypeError(  # NumPy makes an object array of it, which no kernel computes
+                f"the Python int {value} does not fit in 64 bits, the widest integers symnb "
+                f"computes with; write it as a float ({float(value)!r}) for float math"
+            )
         array = np.asarray(value, dtype=None if dtype is None else as_dtype(dtype))
         Variable.__init__(self, TensorType.of(array.dtype, array.shape), None, 0, name)
         array.setflags(write=False)

@@ -48,6 +48,8 @@ INSTEAD = {
     "nonzero": "sn.where(mask, x, 0): the size of nonzero's result depends on the values",
     "argwhere": "sn.where(mask, x, 0): the size of argwhere's result depends on the values",
     "unique": "nothing symbolic: the size of unique's result depends on the values",
+    "left_shift": "x * 2**k (on integers it wraps as the shift does)",
+    "right_shift": "x // 2**k (floor division: the arithmetic shift of signed integers)",
     "ndim": "x.ndim",
     "size": "sn.prod(x.shape)",
     "copy": "x itself: symbolic variables are never modified in place",

@@ -128,3 +128,20 @@ def test_round_with_decimals_is_one_clear_error_at_the_users_line(spelling):
     assert f"test_numpy_protocols.py, line {written}:" in message, message
     values = sn.function([x], ROUNDS[spelling](x, 0), backend="py")(A * 1.7)
     np.testing.assert_array_equal(values, np.round(A * 1.7))
+
+
+def test_shift_operators_say_what_to_write_instead():
+    x = sn.tensor("x", shape=(3,), dtype="int64")
+    with pytest.raises(TypeError, match=r"(?s)np.left_shift has no symnb.*x \* 2\*\*k"):
+        x << 1
+    with pytest.raises(TypeError, match=r"(?s)np.right_shift has no symnb.*x // 2\*\*k"):
+        1 >> x
+
+
+def test_a_python_int_beyond_64_bits_is_refused_at_the_users_line():
+    """NumPy makes an object array of it (a raw "symnb does not support dtype object")."""
+    x = sn.tensor("x", shape=(3,), dtype="float64")
+    with pytest.raises(sn.DTypeError, match=r"2\*\*70|1180591620717411303424.*64 bits") as info:
+        x + 2**70
+    assert "test_numpy_protocols.py" in str(info.value)
+    assert (x + (2**64 - 1)).dtype == np.float64 and (x + -(2**63)).dtype == np.float64
