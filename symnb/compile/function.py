@@ -14,7 +14,7 @@ import numpy as np
 
 from symnb.backends import default_backend, fall_back, phases
 from symnb.backends.c.compiler import CompilerUnusable
-from symnb.backends.device.runtime import DeviceArray
+from symnb.backends.device.runtime import DeviceArray, DeviceError
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
@@ -475,7 +475,9 @@ class Function:
         cache turns into loads of the same kernels (no plan or kernel pointer is pickled).
         One built in check mode loads as one in check mode (zeros, no updates written), so a
         program sending functions to other processes (Dask workers) can be checked."""
-        return (_checked if self.backend == CHECK else Function), self._built_from
+        if self.backend == CHECK:
+            return _checked, self._built_from
+        return _unpickled, (self._built_from,)
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
@@ -499,6 +501,35 @@ class _PythonEntry:
         if function is None:
             raise ReferenceError("this compiled function was deleted")
         return function._python_call(*args, **kwargs)
+
+
+def _unpickled(built_from):
+    """A function loaded from a pickle. Where its device cannot be opened (a worker forked
+    from a process that used OpenCL) the DeviceError waits for the first call: raised while
+    a pool's worker unpickles its task, it would lose the task (``Pool.get`` waits forever,
+    ``ProcessPoolExecutor`` says only that a worker died) instead of reaching the caller."""
+    try:
+        return Function(*built_from)
+    except DeviceError as exc:
+        return _Unusable(exc)
+
+
+class _Unusable:
+    """Stands for a function that could not be loaded: every use raises why."""
+
+    def __init__(self, error: Exception):
+        self._error = error
+
+    def __call__(self, *args, **kwargs):
+        raise self._error
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # protocols probed with hasattr (copy, pickle, NumPy)
+            raise AttributeError(name)
+        raise self.__dict__["_error"]
+
+    def __repr__(self):
+        return f"<symnb.Function that could not be loaded here: {self.__dict__['_error']}>"
 
 
 def _checked(inputs, outputs, updates, givens, *options):

@@ -62,6 +62,17 @@ def test_a_forked_child_is_told_to_use_spawn(opened):
         in_pool("fork", compile_and_call, a)  # a new context in the child would hang too
 
 
+def test_a_function_sent_to_a_forked_child_raises_there_for_the_caller(opened):
+    """Unpickling the task in the worker used to raise, which a pool does not pass on (a
+    ``multiprocessing.Pool`` waited forever, ``ProcessPoolExecutor`` said a worker died)."""
+    f, a = opened
+    with pytest.raises(DeviceError, match=r"is a fork of it.*'spawn' or 'forkserver'"):
+        in_pool("fork", call, f, a)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        with pytest.raises(DeviceError, match=r"is a fork of it"):
+            pool.apply_async(call, (f, a)).get(timeout=WAIT)
+
+
 def test_a_spawned_child_opens_its_own(opened):
     f, a = opened
     np.testing.assert_allclose(in_pool("spawn", call, f, a), np.exp(a) * 2)
