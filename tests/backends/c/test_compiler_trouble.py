@@ -93,19 +93,25 @@ def link_only_library(tmp_path):
     return folder
 
 
+def openmp_that_does_not_load(tmp_path, monkeypatch, library_folder):
+    """A compiler whose -fopenmp links a library the loader cannot find (LLVM's libomp
+    outside its path)."""
+    return stand_in(
+        tmp_path,
+        monkeypatch,
+        f"""case " $* " in *" -fopenmp "*)
+  exec $CC "$@" -L{library_folder} -Wl,--no-as-needed -lfakedep;;
+esac
+exec $CC "$@" """,
+    )
+
+
 def test_the_probe_loads_what_it_builds_so_openmp_whose_runtime_does_not_load_is_dropped(
     clean, tmp_path, monkeypatch, link_only_library
 ):
     """LLVM's libomp outside the loader's path: -fopenmp links but the library does not load;
     the probe finds it (it loads its library) and keeps -fopenmp-simd."""
-    cc = stand_in(
-        tmp_path,
-        monkeypatch,
-        f"""case " $* " in *" -fopenmp "*)
-  exec $CC "$@" -L{link_only_library} -Wl,--no-as-needed -lfakedep;;
-esac
-exec $CC "$@" """,
-    )
+    cc = openmp_that_does_not_load(tmp_path, monkeypatch, link_only_library)
     used = compiler.probe_flags(cc)
     assert "-fopenmp" not in used and "-fopenmp-simd" in used
 
@@ -116,14 +122,7 @@ def test_a_kernel_library_that_does_not_load_is_deleted_and_built_again_without_
     """A cold compile directory's first try links -fopenmp unprobed (nothing loads then):
     the library does not load, is deleted, the flags are probed again and the kernel is
     compiled with the new ones."""
-    cc = stand_in(
-        tmp_path,
-        monkeypatch,
-        f"""case " $* " in *" -fopenmp "*)
-  exec $CC "$@" -L{link_only_library} -Wl,--no-as-needed -lfakedep;;
-esac
-exec $CC "$@" """,
-    )
+    cc = openmp_that_does_not_load(tmp_path, monkeypatch, link_only_library)
     f = exp_function(backend="c")
     check(f)
     assert "-fopenmp" not in compiler.flags(cc)
