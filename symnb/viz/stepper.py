@@ -13,6 +13,7 @@ exported by nbconvert steps through the optimisation offline.
 
 from __future__ import annotations
 
+from collections import Counter
 from html import escape
 
 from symnb.viz.diff import diff_graphs, diff_picture
@@ -185,7 +186,7 @@ def _frame_html(position: int, info: str, pic) -> tuple[str, int]:
 def _left_out_note(history, chosen, kept: int, why: str, what: str) -> str:
     """What a static stepper left out, why, and how to see it."""
     phases = ", ".join(
-        f"{name} ({n})" for name, n in _counts(history[i].phase for i in chosen).items()
+        f"{name} ({n})" for name, n in Counter(history[i].phase for i in chosen).items()
     )
     text = (
         f"Embedded here: steps 1 to {kept} of the {len(chosen)} rewrites{what} ({why}); "
@@ -195,13 +196,6 @@ def _left_out_note(history, chosen, kept: int, why: str, what: str) -> str:
         f"(phases here: {phases})."
     )
     return f'<div class="symnb-note symnb-left-out">{escape(text)}</div>'
-
-
-def _counts(values) -> dict:
-    found: dict = {}
-    for value in values:
-        found[value] = found.get(value, 0) + 1
-    return found
 
 
 def _controls(last: int) -> str:
