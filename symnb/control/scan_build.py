@@ -96,7 +96,7 @@ def _label(var: Variable, fallback: str) -> str:
 
 
 class _Sequence:
-    """One sequence: the (flipped, when going backwards) outer array and its taps."""
+    """One sequence: the outer array and its taps (read flipped when going backwards)."""
 
     def __init__(self, entry, i: int, backwards: bool):
         if isinstance(entry, dict):
@@ -108,9 +108,12 @@ class _Sequence:
         self.name = _label(var, f"sequences[{i}]")
         if var.type.ndim == 0:
             raise ShapeError(f"sn.scan: the sequence {self.name} is a scalar; it needs rows")
-        self.var = flip(var, 0) if backwards else var
+        self.var, self.backwards = var, backwards
         self.taps = taps
-        self.span = max(taps) - min(taps)
+        # rows are cut as if tap 0 were there too (Theano's rule): step t reads row
+        # t + tap - min(taps, 0), so taps [2] read x[2:] and [-1] x[:-1], as [-1, 0] does
+        self.low, self.high = min(*taps, 0), max(*taps, 0)
+        self.span = self.high - self.low
         length = var.type.shape[0]
         if isinstance(length, int) and length <= self.span:
             raise ShapeError(
@@ -121,16 +124,19 @@ class _Sequence:
         self.placeholders = [Variable(step, name=f"{var.name or 'seq'}[t{t:+d}]") for t in taps]
 
     def slices(self) -> list[Variable]:
-        """The outer array shifted for each tap: row t of slice k is row t + tap_k."""
-        low, high = min(self.taps), max(self.taps)
+        """The outer array shifted for each tap: row t of slice k is row t + tap_k - low.
+        Going backwards, each shifted slice is read last row first (Theano cuts, then
+        flips): at the first step, ``x[t - 1]`` is the second-to-last row, ``x[t]`` the last."""
+        low, high = self.low, self.high
         out = []
         for tap in self.taps:
             stop = None if tap == high else tap - high
-            out.append(
+            cut = (
                 self.var
                 if (tap == low and stop is None)
                 else getitem(self.var, slice(tap - low, stop))
             )
+            out.append(flip(cut, 0) if self.backwards else cut)
         return out
 
     def length(self):

@@ -275,9 +275,12 @@ class _Runner:
         self.chunks = {c.filename: c for c in chunks}
         # a module of its own, which check_path sets as sys.modules["__main__"] while the
         # program runs (as runpy does): pickle finds the program's functions there (a
-        # function sent to a process pool), and a spawned worker finds the file to import
+        # function sent to a process pool), and a spawned worker finds the script to import.
+        # A notebook's has no file, as in a Jupyter kernel: a spawned worker (Dask's nanny)
+        # would try to run the .ipynb as Python
         self.module = types.ModuleType("__main__")
-        self.module.__file__ = report.path
+        if not report.path.endswith(".ipynb"):
+            self.module.__file__ = report.path
         self.module.__builtins__ = builtins
         self.namespace = self.module.__dict__
         self.failed = False

@@ -106,10 +106,10 @@ def test_sequence_taps_go_backwards_and_plain_outputs(backend):
         step, sequences=taps, outputs_info=[sn.constant(0.0), None], go_backwards=True
     )
     xv = _f64(6)
-    rev = xv[::-1]
+    prev, now = xv[:-1][::-1], xv[1:][::-1]  # each tap's cut, reversed (Theano's rule)
     got_sums, got_diffs = sn.function([x], [sums, diffs], backend=backend)(xv)
-    np.testing.assert_allclose(got_diffs, rev[1:] - rev[:-1])
-    np.testing.assert_allclose(got_sums, np.cumsum(rev[1:]))
+    np.testing.assert_allclose(got_diffs, now - prev)
+    np.testing.assert_allclose(got_sums, np.cumsum(now))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -570,3 +570,43 @@ def test_a_loop_of_no_steps_gives_each_output_its_per_step_shape(backend):
     taps, _ = sn.scan(lambda a, b: a * b, sequences=[{"input": x, "taps": [-1, 0]}])
     gt = sn.function([x], sn.grad(taps.sum(), x), backend=backend)(np.ones((1, 3)))
     assert gt.shape == (1, 3) and not gt.any()
+
+
+def _cut_as_theano(seq_taps, arrays, backwards):
+    """Each sequence cut as if tap 0 were among its taps, each cut reversed when going
+    backwards (Theano's scan): one array per tap, row t of it read at step t."""
+    cuts = []
+    for taps, a in zip(seq_taps, arrays):
+        low, high = min(*taps, 0), max(*taps, 0)
+        for k in taps:
+            cut = a[k - low :] if k == high else a[k - low : k - high]
+            cuts.append(cut[::-1] if backwards else cut)
+    return cuts
+
+
+@pytest.mark.parametrize(
+    "seq_taps",
+    [[[2]], [[-1]], [[1, 2]], [[-2, -1]], [[0], [-1]], [[-3, -1], [0, 2]], [[-1, 0], [1]]],
+)
+@pytest.mark.parametrize("backwards", [False, True])
+def test_sequence_taps_cut_each_sequence_as_if_tap_0_were_there(seq_taps, backwards, rng):
+    """Taps [2] read x[2:], [-1] x[:-1] (they read x itself, shifted by the first tap, and
+    ran too many steps); going backwards each tap's cut is reversed."""
+    arrays = [rng.standard_normal(9), rng.standard_normal(8)][: len(seq_taps)]
+    weights = [1.0, -2.0, 3.0, 0.5, 4.0]
+
+    def step(*rows):
+        return sum(w * r for w, r in zip(weights, rows))
+
+    cuts = _cut_as_theano(seq_taps, arrays, backwards)
+    want = np.array([step(*(c[t] for c in cuts)) for t in range(min(map(len, cuts)))])
+
+    def build(*xs):
+        seqs = [{"input": x, "taps": t} for x, t in zip(xs, seq_taps)]
+        return sn.scan(step, sequences=seqs, go_backwards=backwards)[0]
+
+    xs = [sn.tensor(f"x{i}", shape=(None,), dtype="float64") for i in range(len(arrays))]
+    for backend in BACKENDS:
+        got = sn.function(xs, build(*xs), backend=backend)(*arrays)
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=backend)
+    sn.check_grad(lambda *xs: build(*xs) ** 2, arrays)
