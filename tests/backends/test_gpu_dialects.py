@@ -159,6 +159,21 @@ def test_cuda_kernels_compile_with_nvrtc():
             assert b".entry sn_kernel" in compile_ptx(source, arch)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cuda_kernels_round_a_product_before_adding_it(dtype):
+    """NVRTC fuses ``a*b + c`` into one FMA by default (one rounding): the last bit then
+    differs from NumPy's and the C backend's (``-ffp-contract=off``); every build says
+    ``--fmad=false``."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="pip install 'symnb[cuda]' for NVRTC")
+    from symnb.backends.cuda.nvrtc import compile_ptx
+
+    x, y, z = (sn.vector(n, dtype=dtype) for n in "xyz")
+    for out in (x * y + z, z - 0.1 * y):
+        source = CUDADialect().render(lower(fused_node([x, y, z], out), CUDADialect()).kernel)
+        ptx = compile_ptx(source, "compute_90")
+        assert b"mul.rn" in ptx and b"fma." not in ptx, ptx.decode()
+
+
 @pytest.mark.parametrize("dialect", [CDialect, OpenCLDialect, CUDADialect])
 def test_a_source_does_not_depend_on_what_the_dialect_rendered_before(dialect):
     """One renderer serves a whole compile; what one kernel used (math declarations, helpers)

@@ -147,7 +147,7 @@ def compile_for_device(source: str, arch: int, options: tuple[str, ...] = ()) ->
 def cache_path(source: str, arch: str, kind: str, options: tuple[str, ...]) -> str:
     """Where the build of ``source`` for ``arch`` (``kind``, ``options``) with this NVRTC is
     kept: ``<compiledir>/cuda/<sha256 of all of them>.cubin`` (or ``.ptx``)."""
-    key = "\0".join([source, arch, kind, dotted(version()), *options])
+    key = "\0".join([source, arch, kind, dotted(version()), *REQUIRED, *options])
     name = hashlib.sha256(key.encode()).hexdigest()
     directory = private_dir(os.path.join(compiledir(), "cuda"))
     sweep_stale(directory)  # temporary files of writes that were killed (once per process)
@@ -199,6 +199,12 @@ def _write_cached(path: str, code: bytes) -> None:
         )
 
 
+#: options of every build: ``a*b + c`` rounds twice, as NumPy computes it and as the C
+#: backend compiles it (``-ffp-contract=off``); NVRTC's default ``--fmad=true`` fuses a
+#: multiply and an add into one FMA, whose single rounding makes the last bit differ
+REQUIRED = ("--fmad=false",)
+
+
 def _compile(source: str, arch: str, kind: str, more: tuple[str, ...] = ()) -> bytes:
     global compiles
     api = nvrtc()
@@ -207,7 +213,7 @@ def _compile(source: str, arch: str, kind: str, more: tuple[str, ...] = ()) -> b
         api, api.nvrtcCreateProgram(source.encode(), b"symnb.cu", 0, [], []), "nvrtcCreateProgram"
     )
     try:
-        options = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in more)]
+        options = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in REQUIRED + more)]
         (result,) = api.nvrtcCompileProgram(program, len(options), options)
         if result != api.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(
