@@ -220,3 +220,12 @@ def test_defined_conversions_and_wrapping_compile_with_nvrtc():
     for node in nodes:
         source = CUDADialect().render(lower(node, CUDADialect()).kernel)
         assert b".entry sn_kernel" in compile_ptx(source, "compute_75"), source
+
+
+@pytest.mark.parametrize("dialect", [CDialect, OpenCLDialect, CUDADialect])
+def test_the_smallest_int64_is_written_as_a_literal_every_compiler_takes(dialect):
+    """9223372036854775808 fits no signed 64-bit literal, so ``-9223372036854775808LL`` is
+    ill-formed C (NVRTC read it as unsigned); the start of an int64 max reduction uses it."""
+    text = dialect().literal(-(2**63), "int64")
+    assert "9223372036854775808" not in text and "9223372036854775807" in text
+    assert dialect().literal(-(2**63) + 1, "int64").count("9223372036854775807") == 1

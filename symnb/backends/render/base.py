@@ -150,6 +150,8 @@ class Renderer:
             return f"(({ctype}){int(bool(value))})"
         if isinstance(value, float) or np.dtype(dtype).kind == "f":
             return f"(({ctype}){_float_literal(float(value))})"
+        if int(value) == -(2**63):  # 9223372036854775808 fits no signed literal: -(max) - 1
+            return f"(({ctype})(-{2**63 - 1}{self.int_suffix} - 1))"
         if int(value) < 2**63:
             return f"(({ctype}){int(value)}{self.int_suffix})"
         return f"(({ctype}){value}U{self.int_suffix})"
