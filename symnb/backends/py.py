@@ -13,7 +13,9 @@ from symnb.backends.branches import plan_steps
 from symnb.backends.execute import RuntimeFailure
 from symnb.backends.execute import failure_message as _failure_message
 from symnb.backends.linker import Linker
+from symnb.backends.loop import compile_body, host_loop
 from symnb.backends.planner import PlanBuilder
+from symnb.control.scan import Scan
 
 __all__ = ["PyLinker", "RuntimeFailure", "_failure_message"]
 
@@ -28,11 +30,17 @@ class PyLinker(PlanBuilder, Linker):
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
+        self.bodies: list = []  # (scan node, the linker of its inner graph), for displays
         steps = plan_steps(self, graph.toposort(), self._step)
         self.plan = self.plan_of(steps, len(graph.inputs))
 
     def _step(self, node):
         ins = self.slots_of(node.inputs)
+        if isinstance(node.op, Scan):
+            # the step rewritten with the function's rules, as backend "c" rewrites it
+            body = compile_body(node, PyLinker)
+            self.bodies.append((node, body))
+            return self.library(node, host_loop(node, body))
         return self.library(node, _guard_leaves(node, ins, self.n_leaves))
 
     def run(self, leaf_values: list) -> list:

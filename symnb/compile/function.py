@@ -15,6 +15,7 @@ import numpy as np
 from symnb.backends import default_backend, fall_back, phases
 from symnb.backends.c.compiler import CompilerUnusable
 from symnb.backends.device.runtime import DeviceArray, DeviceError
+from symnb.backends.loop import bodies_rewritten
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
@@ -186,7 +187,8 @@ class Function:
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = locks.lock() if self.updates else None  # unlocked in a forked child
-        with phases.timed("planning"):
+        # a loop's step is rewritten with the same rules as the graph around it
+        with phases.timed("planning"), bodies_rewritten(optimize):
             try:
                 self.linker = _make_linker(
                     get_linker(self.backend, mode), self.graph, self._leaves, self._n_out

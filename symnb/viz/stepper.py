@@ -31,9 +31,9 @@ MAX_STATIC_NODES = 12_000
 
 
 def loop_histories(function) -> list:
-    """``(label, history)`` of each scan's inner graph as its backend rewrote it (backend "c"
-    rewrites and compiles each loop's step on its own; backend "py" runs it as written), a
-    scan inside a scan after the one holding it."""
+    """``(label, history)`` of each scan's inner graph as its backend rewrote it (every
+    backend rewrites each loop's step on its own, with the function's ``optimize=``), a scan
+    inside a scan after the one holding it."""
     found: list = []
     _bodies_of(function.linker, "", found)
     return found

@@ -91,6 +91,31 @@ def test_dimshuffle_and_reshape_chains(rng):
     assert f.rewrites.counts() == {"reshape_noop": 1}
 
 
+@pytest.mark.parametrize("mode", ["fast", "stable"])
+def test_reshape_chain_keeps_a_reshape_that_can_fail(mode):
+    """reshape(x, (4, -1)) of 6 elements raises as written: dropping it would hide that."""
+    x = sn.vector("x")
+    f = sn.function([x], sn.reshape(sn.reshape(x, (4, -1)), (-1,)), backend="py", optimize=mode)
+    assert "reshape_chain" not in f.rewrites.counts()
+    with pytest.raises(Exception, match="cannot reshape array of size 6"):
+        f(np.arange(6.0))
+    np.testing.assert_array_equal(f(np.arange(8.0)), np.arange(8.0))
+    f = sn.function([x], sn.reshape(sn.reshape(x, (2, 3)), (-1,)), backend="py", optimize=mode)
+    assert "reshape_chain" not in f.rewrites.counts()
+
+
+@pytest.mark.parametrize(
+    "shape, inner, outer",
+    [(("n", 6), (-1, 3), (-1,)), ((None, 6), (-1, 2), (-1,)), ((None,), (-1,), (-1, 1))],
+)
+def test_reshape_chain_drops_a_reshape_that_cannot_fail(shape, inner, outer, rng):
+    """Every input the outer reshape accepts fits the inner one: the chain is one reshape."""
+    t = sn.tensor("t", shape=shape)
+    value = rng.uniform(size=tuple(12 if d in ("n", None) else d for d in shape))
+    f = assert_same_values([t], sn.reshape(sn.reshape(t, inner), outer), [value])
+    assert f.rewrites.counts().get("reshape_chain") == 1, f.rewrites.counts()
+
+
 def test_dimshuffle_chain_near_miss_keeps_other_axes(rng):
     t = sn.tensor("t", shape=(2, 3, 4))
     f = assert_same_values([t], sn.expand_dims(t.T, 0), [rng.uniform(size=(2, 3, 4))])

@@ -22,10 +22,11 @@ from symnb.backends.kernels.ir import Unsupported
 from symnb.backends.kernels.lowering import fusable, lower
 from symnb.backends.linker import Linker
 from symnb.backends.listing import KernelInfo, KernelList
-from symnb.backends.loop import compile_body, plan_loop
+from symnb.backends.loop import compile_body, host_loop, plan_loop
 from symnb.backends.plan import Library, Repeat, View
 from symnb.backends.planner import PLANS, PlanBuilder
 from symnb.backends.planning import convolution, pools  # noqa: F401 - pools: its planners join PLANS
+from symnb.backends.py import PyLinker
 from symnb.backends.schedule import schedule
 from symnb.control.scan import Scan
 from symnb.core.op import Op
@@ -106,6 +107,11 @@ class KernelLinker(PlanBuilder, Linker):
                 reason,
                 f" (built at {where})" if where else "",
             )
+        if isinstance(node.op, Scan):
+            # a loop on the host: its step rewritten as a compiled one's would be
+            body = compile_body(node, PyLinker)
+            self.bodies.append((node, body))
+            return self.library(node, host_loop(node, body), kind=kind)
         return self.library(node, kind=kind)
 
     def _plan_fusion(self, order) -> dict:

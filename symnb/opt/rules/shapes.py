@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import is_known
+from symnb.core.dims import exact_div, is_known, product, sub
 from symnb.core.variable import Constant
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.index import Subtensor
-from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, Shape
+from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, Shape, axis_size
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import fits, only_user, same_static_shape
@@ -35,13 +35,31 @@ def dimshuffle_identity(m):
 
 @rule("canonicalize", Pattern(Reshape, Pattern(Reshape, "x", name="inner")))
 def reshape_chain(m):
-    """reshape(reshape(x, a), b) -> reshape(x, b), when b's named dims are x's dims."""
+    """reshape(reshape(x, a), b) -> reshape(x, b), when b's named dims are x's dims and the
+    reshape dropped cannot fail for any x: a's size is x's (a -1 in a: x's size divides by
+    the rest of a) whatever x's dims are, so no input that raises as written is accepted."""
+    if not _never_fails(m.node.inputs[0].owner):
+        return None
     names = {d: i for i, d in reversed(list(enumerate(m.x.type.shape))) if isinstance(d, str)}
     target = m.node.op.target
     if any(isinstance(d, str) and d not in names for d in target):
         return None
     new = Reshape(target, tuple((d, names[d]) for d in target if d in names))(m.x)
     return new if fits(m.out, new) else None
+
+
+def _never_fails(node) -> bool:
+    """The reshape ``node`` succeeds for every value of its input's dims (an unknown dim is a
+    name private to its axis, ``axis_size``): its target's size is provably the input's."""
+    x, *sizes = node.inputs
+    target = node.op._static_target(x, sizes)
+    total = product(axis_size(x, k) for k in range(x.type.ndim))
+    known = product(d for d in target if d != -1)
+    if total is None or known is None:
+        return False
+    if -1 in target:
+        return exact_div(total, known) is not None
+    return sub(total, known) == 0
 
 
 @rule("canonicalize", Pattern(Reshape, "x"))
