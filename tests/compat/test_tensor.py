@@ -169,6 +169,22 @@ def test_losses_and_activations_against_numpy(rng):
     np.testing.assert_allclose(got[2], np.clip(0.2 * z + 0.5, 0, 1))
 
 
+def test_relu_with_an_array_or_symbolic_alpha_is_prelu(rng):
+    """Lasagne's PReLU: ``relu(x, alpha.dimshuffle('x', 0))``; values and gradients."""
+    z = rng.normal(size=(3, 4)) * 3
+    a = rng.uniform(0.05, 0.5, 4)
+    m, al = T.matrix("m"), T.vector("al")
+    want = np.where(z > 0, z, a * z)
+    out = T.nnet.relu(m, al.dimshuffle("x", 0))
+    gm, ga = T.grad(out.sum(), [m, al])
+    got, got_gm, got_ga = run([m, al], [out, gm, ga], z, a)
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(got_gm, np.where(z > 0, 1.0, a + 0 * z))
+    np.testing.assert_allclose(got_ga, np.where(z > 0, 0.0, z).sum(axis=0))
+    np.testing.assert_allclose(run([m], T.nnet.relu(m, a), z), want)
+    np.testing.assert_allclose(run([m], T.nnet.relu(m, np.float64(0)), z), np.maximum(z, 0))
+
+
 def _true_convolution(x, w, pad):
     """The reference: a true convolution (flipped kernel), x (n, c, h, w), w (o, c, kh, kw)."""
     x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))

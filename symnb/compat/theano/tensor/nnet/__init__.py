@@ -6,6 +6,8 @@ matrix, the softmax of each row.
 
 from __future__ import annotations
 
+import numpy as np
+
 from symnb.compat.theano.tensor.basic import _as_float, sigmoid
 from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
@@ -40,9 +42,13 @@ def logsoftmax(c) -> Variable:
 
 
 def relu(x, alpha=0) -> Variable:
-    """max(x, 0); with ``alpha`` the leaky rectifier ``x if x > 0 else alpha * x``."""
+    """max(x, 0); with ``alpha`` the leaky rectifier ``x if x > 0 else alpha * x``.
+
+    ``alpha`` may be a number, an array or a symbolic tensor (Lasagne's PReLU passes
+    ``alpha.dimshuffle('x', 0)``); it broadcasts against ``x``.
+    """
     x = as_variable(x)
-    if alpha == 0:
+    if not isinstance(alpha, Variable) and np.ndim(alpha) == 0 and alpha == 0:
         return elemwise.relu(x)
     return elemwise.where(x > 0, x, alpha * x)
 
