@@ -198,3 +198,104 @@ def test_device_flag_picks_the_backend():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert theano.compile.get_mode(None).options()["backend"] is None
+
+
+THEANO_1_FLAGS = (
+    "nvcc.flags=-use_fast_math,linker=cvm,gcc.cxxflags=-O3 -march=native,"
+    "optimizer_including=cudnn,optimizer_excluding=inplace,scan.allow_gc=True,nocleanup=True,"
+    "traceback.limit=20,dnn.conv.algo_fwd=time_once,dnn.conv.algo_bwd_filter=deterministic,"
+    "dnn.conv.algo_bwd_data=deterministic,deterministic=more,optimizer_verbose=True,"
+    "unpickle_function=False,numpy.seterr_all=raise,cuda.root=/usr/local/cuda,"
+    "lib.amdlibm=True,assert_no_cpu_op=raise,DebugMode.check_py=False,"
+    "NanGuardMode.nan_is_error=True"
+)
+
+
+def test_theano_1_flags_are_accepted_and_ignored_at_import(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("THEANO_FLAGS", "THEANORC")}
+    rc = tmp_path / "theanorc"
+    rc.write_text(
+        "[global]\noptimizer_including = local_ultra_fast_sigmoid\n"
+        "[nvcc]\nflags = -D_FORCE_INLINES\n[gcc]\ncxxflags = -O2\n"
+    )
+    env["THEANORC"] = str(rc)
+    env["THEANO_FLAGS"] = THEANO_1_FLAGS
+    code = PROGRAM + (
+        "c = theano.config\n"
+        "print(c.nvcc.flags, c.traceback.limit, c.scan.allow_gc, c.gcc.cxxflags, "
+        "c.optimizer_including, c.dnn.conv.algo_fwd)\n"
+    )
+    done = _subprocess(code.replace('warnings.simplefilter("always")', ""), env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[1].split() == [
+        "-use_fast_math",
+        "20",
+        "True",
+        "-O3",
+        "-march=native",
+        "cudnn",
+        "time_once",
+    ]
+    assert done.stderr.count("UserWarning") == 1 and "nvcc.flags=-use_fast_math" in done.stderr
+    env["THEANO_FLAGS"] = "nvcc.flag=-O3"
+    done = _subprocess(code, env)
+    assert done.returncode != 0
+    assert "theano.config.nvcc has no flag 'flag'" in done.stderr
+    assert "Theano never had a flag of that name; did you mean nvcc.flags" in done.stderr
+    env["THEANO_FLAGS"] = "mode=FAST_RUNN"
+    done = _subprocess(code, env)
+    assert done.returncode != 0 and "config.mode must be one of FAST_RUN" in done.stderr
+
+
+def test_dotted_groups_read_with_theano_defaults_and_set():
+    c = theano.config
+    assert (c.blas.ldflags, c.nvcc.fastmath, c.lib.cnmem, c.dnn.enabled) == ("", False, 0, "auto")
+    assert (c.gcc.cxxflags, c.scan.allow_gc, c.dnn.conv.algo_fwd) == ("", False, "small")
+    assert c.traceback.limit == 8 and c.NanGuardMode.nan_is_error is True
+    assert "conv" in dir(c.dnn) and "floatX" in dir(c)
+    try:
+        c.scan.allow_gc = "True"
+        c.dnn.conv.algo_bwd_data = "deterministic"
+        assert c.scan.allow_gc is True and c.dnn.conv.algo_bwd_data == "deterministic"
+    finally:
+        c.scan.allow_gc, c.dnn.conv.algo_bwd_data = False, "none"
+    with pytest.raises(AttributeError, match="cannot be changed once Theano is imported"):
+        c.lib.cnmem = 0.8
+    with pytest.raises(AttributeError, match="theano.config.blas has no flag 'ldflag'"):
+        c.blas.ldflag  # noqa: B018
+    with pytest.raises(AttributeError, match="dnn is a group of flags, not a flag"):
+        c.dnn = True
+    with pytest.raises(ValueError, match="algo_fwd must be one of"):
+        c.dnn.conv.algo_fwd = "fastest"
+
+
+@pytest.mark.parametrize(
+    "name, bad",
+    [
+        ("exception_verbosity", "medium"),
+        ("warn_float64", "yes"),
+        ("compute_test_value", "on"),
+        ("mode", "FAST_RUNN"),
+        ("traceback.limit", "x"),
+    ],
+)
+def test_enumerated_flags_refuse_values_theano_refused(name, bad):
+    before = theano.config._flags[name]
+    with pytest.raises(ValueError, match=f"theano.config.{name} must be"):
+        theano.config.set_flag(name, bad)
+    assert theano.config._flags[name] == before
+
+
+def test_theanorc_interpolates_and_names_are_case_insensitive(tmp_path):
+    rc = tmp_path / "rc"
+    rc.write_text(
+        "[global]\nFLOATX = float32\nbase_compiledir = %(TMPDIR)s/theano-%(USER)s-%(PID)s\n"
+        "compiledir = ~/cache\n[DNN.CONV]\nALGO_FWD = time_once\n"
+    )
+    flags = read_rc([str(rc)], {"USER": "ada", "TMPDIR": "/scratch"})
+    assert flags == {
+        "floatX": "float32",
+        "base_compiledir": f"/scratch/theano-ada-{os.getpid()}",
+        "compiledir": os.path.expanduser("~/cache"),
+        "dnn.conv.algo_fwd": "time_once",
+    }
