@@ -21,6 +21,28 @@ _ids = itertools.count()
 FIND_SOURCE = object()
 
 
+class Tag(dict):
+    """A variable's or node's notes: a dict whose keys are also attributes
+    (``x.tag.test_value = v`` is ``x.tag["test_value"] = v``, as Theano's scratchpad)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"tag has no {name!r}") from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
+
+    def __delattr__(self, name):
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(f"tag has no {name!r}") from None
+
+
 class _MadeOnFirstUse:
     """An attribute whose value ``make()`` creates at the first read and stores on the
     instance, where later reads find it first (a non-data descriptor, as
@@ -74,8 +96,8 @@ class Variable(TensorMethods):
         if type.ndim > MAX_RANK:
             raise _too_many_dims(self)
 
-    #: a dict of notes, made on first use: most variables never get one
-    tag = _MadeOnFirstUse(dict)
+    #: a dict of notes (keys also attributes), made on first use: most variables never get one
+    tag = _MadeOnFirstUse(Tag)
 
     __hash__ = object.__hash__
 
@@ -109,7 +131,7 @@ class Variable(TensorMethods):
         new.__dict__.update(self.__dict__)
         new.owner, new.uid = None, next(_ids)
         if "tag" in self.__dict__:
-            new.tag = dict(self.tag)
+            new.tag = Tag(self.tag)
         return new
 
     @property

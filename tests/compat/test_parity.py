@@ -299,3 +299,51 @@ def test_theanorc_interpolates_and_names_are_case_insensitive(tmp_path):
         "compiledir": os.path.expanduser("~/cache"),
         "dnn.conv.algo_fwd": "time_once",
     }
+
+
+def test_tag_takes_attributes_and_keys():
+    x = T.matrix("x")
+    x.tag.test_value = np.ones((2, 3))
+    assert x.tag["test_value"].shape == (2, 3) and x.tag.test_value.shape == (2, 3)
+    assert x.clone().tag.test_value.shape == (2, 3)
+    with pytest.raises(AttributeError, match="tag has no 'nothing'"):
+        x.tag.nothing  # noqa: B018
+    assert (x * 2).owner.tag == {}
+
+
+@pytest.fixture
+def compute_test_value():
+    def set_to(mode):
+        theano.config.compute_test_value = mode
+
+    yield set_to
+    theano.config.compute_test_value = "off"
+
+
+def test_compute_test_value_raise_stops_at_the_users_line(compute_test_value):
+    compute_test_value("raise")
+    x = T.matrix("x")
+    x.tag.test_value = np.ones((3, 4))
+    W = theano.shared(np.ones((4, 5)), name="W")
+    h = T.nnet.sigmoid(T.dot(x, W))
+    np.testing.assert_allclose(h.tag.test_value, np.full((3, 5), 1 / (1 + np.exp(-4))))
+    assert T.grad(h.sum(), W).tag.test_value.shape == (4, 5)
+    V = theano.shared(np.ones((3, 5)), name="V")
+    with pytest.raises(ValueError, match=r"matmul on inputs of shapes \(3, 4\), \(3, 5\)"):
+        T.dot(x, V)
+    with pytest.raises(ValueError, match="y has no test value"):
+        T.vector("y") * 2
+    v = T.vector("v")
+    v.tag.test_value = np.arange(3.0)
+    out, _ = theano.scan(lambda a, acc: acc + a, sequences=v, outputs_info=T.constant(0.0))
+    np.testing.assert_allclose(out.tag.test_value, [0, 1, 3])
+
+
+def test_compute_test_value_warn_and_off(compute_test_value):
+    compute_test_value("warn")
+    with pytest.warns(UserWarning, match="y has no test value"):
+        T.vector("y") * 2
+    compute_test_value("off")
+    x = T.vector("x")
+    x.tag.test_value = np.ones(3)
+    assert "test_value" not in (x * 2).tag

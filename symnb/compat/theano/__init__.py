@@ -21,6 +21,7 @@ from symnb.compat.theano import (  # noqa: F401
     scalar,
     spelling,
     tensor,
+    testvalues,
 )
 from symnb.compat.theano.compile import In, Mode, Param, function, shared  # noqa: F401
 from symnb.compat.theano.configparser import config  # noqa: F401
