@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from symnb.core.dims import format_shape, matches_value, normalize_shape
-from symnb.core.hooks import hook, provided, spelled
+from symnb.core.hooks import hook, provided, register, spelled
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
@@ -326,3 +326,12 @@ def as_variable(x, name=None) -> Variable:
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         return Constant(x, None, name)
     raise DTypeError(f"cannot use {type(x).__name__} {x!r} in a symbolic expression")
+
+
+def _variable_of_type(type_: TensorType, name: str | None = None) -> Variable:
+    """``TensorType.__call__``: a new input variable of that type (types sit below
+    variables, so they ask through this hook)."""
+    return Variable(type_, name=name)
+
+
+register("variable_of_type", _variable_of_type)

@@ -347,3 +347,28 @@ def test_compute_test_value_warn_and_off(compute_test_value):
     x = T.vector("x")
     x.tag.test_value = np.ones(3)
     assert "test_value" not in (x * 2).tag
+
+
+def test_a_variables_type_has_theanos_tensortype_api():
+    x = T.fmatrix("x")
+    assert x.type.broadcastable == (False, False) and T.row().type.broadcastable == (True, False)
+    assert (x * T.row()).type.broadcastable == (False, False)
+    y = x.type("y")
+    assert (y.name, y.type, y.owner) == ("y", x.type, None)
+    assert (x * 2).type("w").type == x.type
+    assert x.type.filter([[1, 2]]).dtype == np.float32
+    with pytest.raises(TypeError, match="without loss"):
+        x.type.filter(np.full((1, 1), 0.1))
+    assert x.type.filter(np.full((1, 1), 0.1), allow_downcast=True).dtype == np.float32
+    with pytest.raises(TypeError, match="strict"):
+        x.type.filter([[1.0]], strict=True)
+    with pytest.raises(TypeError, match="2 dims, not 1"):
+        x.type.filter(np.ones(3, "float32"))
+    with pytest.raises(ValueError, match="dim 0 must be 1, not 3"):
+        T.row().type.filter(np.ones((3, 2)))
+    ttype = T.TensorType("float32", (False,) * 4)
+    z = ttype("z")
+    assert z.type.broadcastable == (False,) * 4 and z.dtype == "float32"
+    assert ttype.filter(np.ones((1, 1, 1, 1))).dtype == np.float32
+    f = theano.function([y], y * 2)
+    np.testing.assert_allclose(f(np.ones((2, 2), "float32")), 2)
