@@ -12,6 +12,7 @@ they set that change nothing here get one warning.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import warnings
 
@@ -164,6 +165,32 @@ def device_backend(device: str) -> str | None:
 
 
 config = TheanoConfig()
+
+
+class change_flags(contextlib.ContextDecorator):  # noqa: N801 - Theano's name
+    """``theano.change_flags(floatX="float32", **{"warn.round": False})``: set flags for a
+    ``with`` block or a decorated function, then put back the values they had."""
+
+    def __init__(self, args=(), **kwargs):
+        self.flags = {**dict(args), **kwargs}
+        for name in self.flags:
+            if name not in NAMES:
+                raise AttributeError(_unknown(name))
+
+    def __enter__(self):
+        self.before = {name: _get(name) for name in self.flags}
+        for name, value in self.flags.items():
+            config.set_flag(name, value)
+        return self
+
+    def __exit__(self, *exc):
+        for name, value in self.before.items():
+            config.set_flag(name, value)
+        return False
+
+
+def _get(name: str):
+    return getattr(config, name) if name in _SYMNB else config._flags[name]
 
 
 def resolve_dtype(dtype):
