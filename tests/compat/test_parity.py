@@ -190,7 +190,9 @@ def test_device_flag_picks_the_backend():
         theano.config.device = "opencl0:0"
         assert theano.compile.get_mode(None).options()["backend"] == "opencl"
         theano.config.device = "cuda0"
+        theano.config.force_device = True  # (without a GPU, the CPU otherwise: below)
         assert theano.compile.get_mode(None).options()["backend"] == "cuda"
+        theano.config.force_device = False
         with pytest.raises(ValueError, match="'tpu' is not a device"):
             theano.config.device = "tpu"
     finally:
@@ -372,3 +374,36 @@ def test_a_variables_type_has_theanos_tensortype_api():
     assert ttype.filter(np.ones((1, 1, 1, 1))).dtype == np.float32
     f = theano.function([y], y * 2)
     np.testing.assert_allclose(f(np.ones((2, 2), "float32")), 2)
+
+
+def test_a_cuda_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monkeypatch):
+    from symnb.compat.theano import configparser
+
+    asked = []
+
+    def problem(ordinal):
+        asked.append(ordinal)
+        return "no CUDA driver on this machine"
+
+    monkeypatch.setattr(configparser, "cuda_problem", problem)
+    monkeypatch.setattr(configparser, "_FELL_BACK", {})
+    before = theano.config.device, sn.config.cuda_device
+    try:
+        theano.config.device = "cuda1"
+        assert sn.config.cuda_device == 1
+        with pytest.warns(UserWarning, match="'cuda1' cannot be used .no CUDA driver.*CPU"):
+            assert theano.compile.get_mode(None).options()["backend"] is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # once
+            assert theano.compile.get_mode(None).options()["backend"] is None
+        assert asked == [1]
+        theano.config.force_device = True
+        assert theano.compile.get_mode(None).options()["backend"] == "cuda"
+        theano.config.force_device = False
+        theano.config.device = "gpu"
+        assert sn.config.cuda_device == 0
+        with pytest.raises(ValueError, match="'cudax' is not a device"):
+            theano.config.device = "cudax"
+    finally:
+        theano.config.force_device = False
+        theano.config.device, sn.config.cuda_device = before

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import re
 import warnings
 
+from symnb.backends.cuda.runtime import cuda_problem
 from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
@@ -139,7 +141,7 @@ def _checked(name: str, value, default):
         kind = type(default).__name__
         raise ValueError(f"theano.config.{name} must be a {kind}, not {value!r}") from None
     if name == "device":
-        device_backend(value)  # checks it
+        use_device(value)  # checks it
     if name == "mode" and not isinstance(value, str):
         return value  # a Mode object
     text = str(value)
@@ -150,18 +152,61 @@ def _checked(name: str, value, default):
     return text
 
 
+#: Theano's CUDA device names: ``cuda``, ``cuda1``, ``gpu``, ``gpu0``
+_CUDA = re.compile(r"(cuda|gpu)(\d*)$")
+
+
 def device_backend(device: str) -> str | None:
     """The symnb backend a Theano device means: None (symnb's default) for ``cpu``."""
     text = str(device).lower()
     if text == "cpu":
         return None
-    if text.startswith(("cuda", "gpu")):
+    if _CUDA.match(text):
         return "cuda"
     if text.startswith("opencl"):
         return "opencl"
     raise ValueError(
         f"theano.config.device: {device!r} is not a device (cpu, cuda, cuda0, gpu, opencl0:0)"
     )
+
+
+def use_device(device: str) -> None:
+    """Point symnb's backends at the device Theano names: ``cuda1``/``gpu1`` is CUDA device 1
+    (``sn.config.cuda_device``), ``opencl0:1`` the OpenCL device "0:1"."""
+    text = str(device).lower()
+    backend = device_backend(text)
+    if backend == "cuda":
+        number = _CUDA.match(text).group(2)
+        _symnb_config.cuda_device = int(number) if number else 0
+    elif backend == "opencl" and text[len("opencl") :]:
+        _symnb_config.opencl_device = text[len("opencl") :]
+
+
+_FELL_BACK: dict[str, str | None] = {}
+
+
+def function_backend(problem=None) -> str | None:
+    """The backend ``theano.function`` compiles for on ``config.device``. As Theano with
+    ``force_device=False`` (its default), a CUDA device that cannot run here (no driver,
+    no GPU) falls back to the CPU with one warning; ``force_device=True`` keeps the device,
+    so the first function says why it cannot run. ``problem(ordinal)``: why CUDA device
+    ``ordinal`` cannot run (None when it can; symnb.backends.cuda.runtime.cuda_problem)."""
+    device = config._flags["device"]
+    backend = device_backend(device)
+    if backend != "cuda" or config._flags["force_device"]:
+        return backend
+    key = f"{device}:{_symnb_config.cuda_device}"
+    if key not in _FELL_BACK:
+        why = (problem or cuda_problem)(_symnb_config.cuda_device)
+        _FELL_BACK[key] = why
+        if why is not None:
+            warnings.warn(
+                f"theano.config.device={device!r} cannot be used ({why.splitlines()[0]}); "
+                "running on the CPU, as Theano did with force_device=False "
+                "(THEANO_FLAGS=force_device=True makes it an error)",
+                stacklevel=3,
+            )
+    return backend if _FELL_BACK[key] is None else None
 
 
 config = TheanoConfig()

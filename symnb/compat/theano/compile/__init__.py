@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from symnb.compat.theano.configparser import ON_UNUSED, config, device_backend
+from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
@@ -102,7 +102,7 @@ class Mode:
         if self.include or self.exclude:
             base = [] if optimize == "none" else [optimize]
             optimize = {"include": base + list(self.include), "exclude": list(self.exclude)}
-        backend = "py" if self.linker == "py" else device_backend(config.device)
+        backend = "py" if self.linker == "py" else function_backend()
         return {"backend": backend, "optimize": optimize, "mode": self.mode}
 
     def __repr__(self):
