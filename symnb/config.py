@@ -64,6 +64,9 @@ class Config:
     #: what launches backend "cuda"'s kernels: "cuda-python" (NVIDIA's driver bindings),
     #: "pycuda", or "" for the first of the two that is installed
     cuda_launcher: str = ""
+    #: the CUDA device (its ordinal, 0 is the first) that backend "cuda" runs on; read when
+    #: a function is compiled
+    cuda_device: int = 0
     #: wait for each of backend "cuda"'s kernels after its launch, so a kernel that faults
     #: (an illegal address) is reported by its own step, naming the node and your line,
     #: instead of by a later copy; slower, for debugging (read at each launch)
@@ -93,6 +96,12 @@ class Config:
             )
         if name == "threads" and value is not None:
             value = int(value)  # np.int64(4) is kept as 4
+        if name == "cuda_device":
+            if not (_is_count(value) or (_is_size(value) and value == 0)) or value != int(value):
+                raise ValueError(
+                    f"config.cuda_device must be a device number, 0 or more, not {value!r}"
+                )
+            value = int(value)
         if name == "cache_limit_mb" and not _is_size(value):
             raise ValueError(
                 "config.cache_limit_mb must be a size in MB, 0 or more (0 keeps only the "

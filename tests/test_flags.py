@@ -86,9 +86,9 @@ def test_config_defaults_reach_sn_function_in_process():
         (
             "backnd=py",
             "SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, "
-            "c_runner, cache_limit_mb, cc, compiledir, cuda_debug_sync, cuda_launcher, "
-            "device_loops, floatX, loop_products_on_one_thread, opencl_device, openmp, "
-            "optimize, threads, "
+            "c_runner, cache_limit_mb, cc, compiledir, cuda_debug_sync, cuda_device, "
+            "cuda_launcher, device_loops, floatX, loop_products_on_one_thread, opencl_device, "
+            "openmp, optimize, threads, "
             "verify_rewrites",
         ),
         (
@@ -127,7 +127,8 @@ def test_bad_flags_are_clear_errors(value, message):
 def test_a_bad_flag_in_the_environment_stops_the_import_with_its_message():
     assert import_error("optimize=fast,backnd=py").endswith(
         "FlagError: SYMNB_FLAGS: unknown setting 'backnd'; the settings are backend, c_runner, "
-        "cache_limit_mb, cc, compiledir, cuda_debug_sync, cuda_launcher, device_loops, floatX, "
+        "cache_limit_mb, cc, compiledir, cuda_debug_sync, cuda_device, cuda_launcher, "
+        "device_loops, floatX, "
         "loop_products_on_one_thread, opencl_device, openmp, optimize, threads, "
         "verify_rewrites"
     )

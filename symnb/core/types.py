@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import Dim, format_shape, normalize_shape
+from symnb.core.hooks import hook
 
 #: the most dims a tensor may have: every runtime (the C runner, the kernels' argument arrays)
 #: is built for this many, and a variable with more is an error where it is built
@@ -108,6 +109,42 @@ class TensorType:
     @property
     def is_float(self) -> bool:
         return self.dtype.kind in "fc"
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        """Theano's pattern: True for each dim fixed at 1."""
+        return tuple(type(d) is int and d == 1 for d in self.shape)
+
+    def __call__(self, name: str | None = None):
+        """A new input variable of this type (Theano's ``x.type("y")``)."""
+        return hook("variable_of_type")(self, name)
+
+    make_variable = __call__
+
+    def filter(self, data, strict: bool = False, allow_downcast=None) -> np.ndarray:
+        """``data`` as an array of this type, or TypeError/ValueError saying why not.
+        ``strict``: it must be an array of this dtype already; otherwise a cast that loses
+        nothing is made (``allow_downcast=True``: any cast; None: also one whose values
+        survive unchanged, as Theano's)."""
+        if strict and not (isinstance(data, np.ndarray) and data.dtype == self.dtype):
+            raise TypeError(f"{self}: strict filter needs an ndarray of {self.dtype.name}")
+        array = np.asarray(data)
+        if array.dtype != self.dtype:
+            cast = array.astype(self.dtype)
+            safe = np.can_cast(array.dtype, self.dtype, "safe")
+            kept = allow_downcast is None and np.array_equal(cast, array)
+            if not (allow_downcast or safe or kept):
+                raise TypeError(
+                    f"{self}: a {array.dtype.name} value cannot be converted to "
+                    f"{self.dtype.name} without loss (allow_downcast=True to force it)"
+                )
+            array = cast
+        if array.ndim != self.ndim:
+            raise TypeError(f"{self}: a value of {self.ndim} dims, not {array.ndim}")
+        for axis, (dim, size) in enumerate(zip(self.shape, array.shape, strict=True)):
+            if type(dim) is int and dim != size:
+                raise ValueError(f"{self}: dim {axis} must be {dim}, not {size}")
+        return array
 
     def __str__(self):
         dims = ",".join("?" if d is None else str(d) for d in self.shape)

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from symnb.core.dims import format_shape, matches_value, normalize_shape
-from symnb.core.hooks import hook, provided, spelled
+from symnb.core.hooks import hook, provided, register, spelled
 from symnb.core.source import SourceLoc, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
@@ -19,6 +19,28 @@ from symnb.errors import DTypeError, InputShapeError, ShapeError
 _ids = itertools.count()
 #: ``Variable(source=FIND_SOURCE)``, the default: find the user's line by walking the stack
 FIND_SOURCE = object()
+
+
+class Tag(dict):
+    """A variable's or node's notes: a dict whose keys are also attributes
+    (``x.tag.test_value = v`` is ``x.tag["test_value"] = v``, as Theano's scratchpad)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"tag has no {name!r}") from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
+
+    def __delattr__(self, name):
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(f"tag has no {name!r}") from None
 
 
 class _MadeOnFirstUse:
@@ -74,8 +96,8 @@ class Variable(TensorMethods):
         if type.ndim > MAX_RANK:
             raise _too_many_dims(self)
 
-    #: a dict of notes, made on first use: most variables never get one
-    tag = _MadeOnFirstUse(dict)
+    #: a dict of notes (keys also attributes), made on first use: most variables never get one
+    tag = _MadeOnFirstUse(Tag)
 
     __hash__ = object.__hash__
 
@@ -109,7 +131,7 @@ class Variable(TensorMethods):
         new.__dict__.update(self.__dict__)
         new.owner, new.uid = None, next(_ids)
         if "tag" in self.__dict__:
-            new.tag = dict(self.tag)
+            new.tag = Tag(self.tag)
         return new
 
     @property
@@ -304,3 +326,12 @@ def as_variable(x, name=None) -> Variable:
     if isinstance(x, (np.ndarray, np.generic, list, tuple)):
         return Constant(x, None, name)
     raise DTypeError(f"cannot use {type(x).__name__} {x!r} in a symbolic expression")
+
+
+def _variable_of_type(type_: TensorType, name: str | None = None) -> Variable:
+    """``TensorType.__call__``: a new input variable of that type (types sit below
+    variables, so they ask through this hook)."""
+    return Variable(type_, name=name)
+
+
+register("variable_of_type", _variable_of_type)

@@ -20,6 +20,7 @@ import symnb as sn
 from symnb.backends.c.dialect import CDialect
 from symnb.backends.cuda import nvrtc
 from symnb.backends.cuda import runtime as cuda_runtime
+from symnb.backends.cuda.linker import CUDALinker
 from symnb.backends.cuda.runtime import CUDARuntime, cuda_problem
 from symnb.backends.cuda.versions import version_problem
 from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
@@ -342,3 +343,13 @@ def test_a_cublas_failure_is_a_device_error_naming_the_node(standin, monkeypatch
         r"cuBLAS status 13\n  built at .*test_cuda_setup.py",
     ):
         f(np.ones((4, 3), "float32"))
+
+
+def test_backend_cuda_runs_on_the_device_config_cuda_device_names(standin, monkeypatch):
+    standin(devices=2)
+    monkeypatch.setattr(sn.config, "cuda_device", 1)
+    assert CUDALinker.make_runtime().ordinal == 1
+    monkeypatch.setattr(sn.config, "cuda_device", 0)
+    assert CUDALinker.make_runtime().ordinal == 0
+    with pytest.raises(ValueError, match="cuda_device must be a device number"):
+        sn.config.cuda_device = -1

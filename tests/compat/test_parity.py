@@ -190,7 +190,9 @@ def test_device_flag_picks_the_backend():
         theano.config.device = "opencl0:0"
         assert theano.compile.get_mode(None).options()["backend"] == "opencl"
         theano.config.device = "cuda0"
+        theano.config.force_device = True  # (without a GPU, the CPU otherwise: below)
         assert theano.compile.get_mode(None).options()["backend"] == "cuda"
+        theano.config.force_device = False
         with pytest.raises(ValueError, match="'tpu' is not a device"):
             theano.config.device = "tpu"
     finally:
@@ -198,3 +200,210 @@ def test_device_flag_picks_the_backend():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert theano.compile.get_mode(None).options()["backend"] is None
+
+
+THEANO_1_FLAGS = (
+    "nvcc.flags=-use_fast_math,linker=cvm,gcc.cxxflags=-O3 -march=native,"
+    "optimizer_including=cudnn,optimizer_excluding=inplace,scan.allow_gc=True,nocleanup=True,"
+    "traceback.limit=20,dnn.conv.algo_fwd=time_once,dnn.conv.algo_bwd_filter=deterministic,"
+    "dnn.conv.algo_bwd_data=deterministic,deterministic=more,optimizer_verbose=True,"
+    "unpickle_function=False,numpy.seterr_all=raise,cuda.root=/usr/local/cuda,"
+    "lib.amdlibm=True,assert_no_cpu_op=raise,DebugMode.check_py=False,"
+    "NanGuardMode.nan_is_error=True"
+)
+
+
+def test_theano_1_flags_are_accepted_and_ignored_at_import(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("THEANO_FLAGS", "THEANORC")}
+    rc = tmp_path / "theanorc"
+    rc.write_text(
+        "[global]\noptimizer_including = local_ultra_fast_sigmoid\n"
+        "[nvcc]\nflags = -D_FORCE_INLINES\n[gcc]\ncxxflags = -O2\n"
+    )
+    env["THEANORC"] = str(rc)
+    env["THEANO_FLAGS"] = THEANO_1_FLAGS
+    code = PROGRAM + (
+        "c = theano.config\n"
+        "print(c.nvcc.flags, c.traceback.limit, c.scan.allow_gc, c.gcc.cxxflags, "
+        "c.optimizer_including, c.dnn.conv.algo_fwd)\n"
+    )
+    done = _subprocess(code.replace('warnings.simplefilter("always")', ""), env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[1].split() == [
+        "-use_fast_math",
+        "20",
+        "True",
+        "-O3",
+        "-march=native",
+        "cudnn",
+        "time_once",
+    ]
+    assert done.stderr.count("UserWarning") == 1 and "nvcc.flags=-use_fast_math" in done.stderr
+    env["THEANO_FLAGS"] = "nvcc.flag=-O3"
+    done = _subprocess(code, env)
+    assert done.returncode != 0
+    assert "theano.config.nvcc has no flag 'flag'" in done.stderr
+    assert "Theano never had a flag of that name; did you mean nvcc.flags" in done.stderr
+    env["THEANO_FLAGS"] = "mode=FAST_RUNN"
+    done = _subprocess(code, env)
+    assert done.returncode != 0 and "config.mode must be one of FAST_RUN" in done.stderr
+
+
+def test_dotted_groups_read_with_theano_defaults_and_set():
+    c = theano.config
+    assert (c.blas.ldflags, c.nvcc.fastmath, c.lib.cnmem, c.dnn.enabled) == ("", False, 0, "auto")
+    assert (c.gcc.cxxflags, c.scan.allow_gc, c.dnn.conv.algo_fwd) == ("", False, "small")
+    assert c.traceback.limit == 8 and c.NanGuardMode.nan_is_error is True
+    assert "conv" in dir(c.dnn) and "floatX" in dir(c)
+    try:
+        c.scan.allow_gc = "True"
+        c.dnn.conv.algo_bwd_data = "deterministic"
+        assert c.scan.allow_gc is True and c.dnn.conv.algo_bwd_data == "deterministic"
+    finally:
+        c.scan.allow_gc, c.dnn.conv.algo_bwd_data = False, "none"
+    with pytest.raises(AttributeError, match="cannot be changed once Theano is imported"):
+        c.lib.cnmem = 0.8
+    with pytest.raises(AttributeError, match="theano.config.blas has no flag 'ldflag'"):
+        c.blas.ldflag  # noqa: B018
+    with pytest.raises(AttributeError, match="dnn is a group of flags, not a flag"):
+        c.dnn = True
+    with pytest.raises(ValueError, match="algo_fwd must be one of"):
+        c.dnn.conv.algo_fwd = "fastest"
+
+
+@pytest.mark.parametrize(
+    "name, bad",
+    [
+        ("exception_verbosity", "medium"),
+        ("warn_float64", "yes"),
+        ("compute_test_value", "on"),
+        ("mode", "FAST_RUNN"),
+        ("traceback.limit", "x"),
+    ],
+)
+def test_enumerated_flags_refuse_values_theano_refused(name, bad):
+    before = theano.config._flags[name]
+    with pytest.raises(ValueError, match=f"theano.config.{name} must be"):
+        theano.config.set_flag(name, bad)
+    assert theano.config._flags[name] == before
+
+
+def test_theanorc_interpolates_and_names_are_case_insensitive(tmp_path):
+    rc = tmp_path / "rc"
+    rc.write_text(
+        "[global]\nFLOATX = float32\nbase_compiledir = %(TMPDIR)s/theano-%(USER)s-%(PID)s\n"
+        "compiledir = ~/cache\n[DNN.CONV]\nALGO_FWD = time_once\n"
+    )
+    flags = read_rc([str(rc)], {"USER": "ada", "TMPDIR": "/scratch"})
+    assert flags == {
+        "floatX": "float32",
+        "base_compiledir": f"/scratch/theano-ada-{os.getpid()}",
+        "compiledir": os.path.expanduser("~/cache"),
+        "dnn.conv.algo_fwd": "time_once",
+    }
+
+
+def test_tag_takes_attributes_and_keys():
+    x = T.matrix("x")
+    x.tag.test_value = np.ones((2, 3))
+    assert x.tag["test_value"].shape == (2, 3) and x.tag.test_value.shape == (2, 3)
+    assert x.clone().tag.test_value.shape == (2, 3)
+    with pytest.raises(AttributeError, match="tag has no 'nothing'"):
+        x.tag.nothing  # noqa: B018
+    assert (x * 2).owner.tag == {}
+
+
+@pytest.fixture
+def compute_test_value():
+    def set_to(mode):
+        theano.config.compute_test_value = mode
+
+    yield set_to
+    theano.config.compute_test_value = "off"
+
+
+def test_compute_test_value_raise_stops_at_the_users_line(compute_test_value):
+    compute_test_value("raise")
+    x = T.matrix("x")
+    x.tag.test_value = np.ones((3, 4))
+    W = theano.shared(np.ones((4, 5)), name="W")
+    h = T.nnet.sigmoid(T.dot(x, W))
+    np.testing.assert_allclose(h.tag.test_value, np.full((3, 5), 1 / (1 + np.exp(-4))))
+    assert T.grad(h.sum(), W).tag.test_value.shape == (4, 5)
+    V = theano.shared(np.ones((3, 5)), name="V")
+    with pytest.raises(ValueError, match=r"matmul on inputs of shapes \(3, 4\), \(3, 5\)"):
+        T.dot(x, V)
+    with pytest.raises(ValueError, match="y has no test value"):
+        T.vector("y") * 2
+    v = T.vector("v")
+    v.tag.test_value = np.arange(3.0)
+    out, _ = theano.scan(lambda a, acc: acc + a, sequences=v, outputs_info=T.constant(0.0))
+    np.testing.assert_allclose(out.tag.test_value, [0, 1, 3])
+
+
+def test_compute_test_value_warn_and_off(compute_test_value):
+    compute_test_value("warn")
+    with pytest.warns(UserWarning, match="y has no test value"):
+        T.vector("y") * 2
+    compute_test_value("off")
+    x = T.vector("x")
+    x.tag.test_value = np.ones(3)
+    assert "test_value" not in (x * 2).tag
+
+
+def test_a_variables_type_has_theanos_tensortype_api():
+    x = T.fmatrix("x")
+    assert x.type.broadcastable == (False, False) and T.row().type.broadcastable == (True, False)
+    assert (x * T.row()).type.broadcastable == (False, False)
+    y = x.type("y")
+    assert (y.name, y.type, y.owner) == ("y", x.type, None)
+    assert (x * 2).type("w").type == x.type
+    assert x.type.filter([[1, 2]]).dtype == np.float32
+    with pytest.raises(TypeError, match="without loss"):
+        x.type.filter(np.full((1, 1), 0.1))
+    assert x.type.filter(np.full((1, 1), 0.1), allow_downcast=True).dtype == np.float32
+    with pytest.raises(TypeError, match="strict"):
+        x.type.filter([[1.0]], strict=True)
+    with pytest.raises(TypeError, match="2 dims, not 1"):
+        x.type.filter(np.ones(3, "float32"))
+    with pytest.raises(ValueError, match="dim 0 must be 1, not 3"):
+        T.row().type.filter(np.ones((3, 2)))
+    ttype = T.TensorType("float32", (False,) * 4)
+    z = ttype("z")
+    assert z.type.broadcastable == (False,) * 4 and z.dtype == "float32"
+    assert ttype.filter(np.ones((1, 1, 1, 1))).dtype == np.float32
+    f = theano.function([y], y * 2)
+    np.testing.assert_allclose(f(np.ones((2, 2), "float32")), 2)
+
+
+def test_a_cuda_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monkeypatch):
+    from symnb.compat.theano import configparser
+
+    asked = []
+
+    def problem(ordinal):
+        asked.append(ordinal)
+        return "no CUDA driver on this machine"
+
+    monkeypatch.setattr(configparser, "cuda_problem", problem)
+    monkeypatch.setattr(configparser, "_FELL_BACK", {})
+    before = theano.config.device, sn.config.cuda_device
+    try:
+        theano.config.device = "cuda1"
+        assert sn.config.cuda_device == 1
+        with pytest.warns(UserWarning, match="'cuda1' cannot be used .no CUDA driver.*CPU"):
+            assert theano.compile.get_mode(None).options()["backend"] is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # once
+            assert theano.compile.get_mode(None).options()["backend"] is None
+        assert asked == [1]
+        theano.config.force_device = True
+        assert theano.compile.get_mode(None).options()["backend"] == "cuda"
+        theano.config.force_device = False
+        theano.config.device = "gpu"
+        assert sn.config.cuda_device == 0
+        with pytest.raises(ValueError, match="'cudax' is not a device"):
+            theano.config.device = "cudax"
+    finally:
+        theano.config.force_device = False
+        theano.config.device, sn.config.cuda_device = before

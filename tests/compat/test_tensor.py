@@ -169,6 +169,22 @@ def test_losses_and_activations_against_numpy(rng):
     np.testing.assert_allclose(got[2], np.clip(0.2 * z + 0.5, 0, 1))
 
 
+def test_relu_with_an_array_or_symbolic_alpha_is_prelu(rng):
+    """Lasagne's PReLU: ``relu(x, alpha.dimshuffle('x', 0))``; values and gradients."""
+    z = rng.normal(size=(3, 4)) * 3
+    a = rng.uniform(0.05, 0.5, 4)
+    m, al = T.matrix("m"), T.vector("al")
+    want = np.where(z > 0, z, a * z)
+    out = T.nnet.relu(m, al.dimshuffle("x", 0))
+    gm, ga = T.grad(out.sum(), [m, al])
+    got, got_gm, got_ga = run([m, al], [out, gm, ga], z, a)
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(got_gm, np.where(z > 0, 1.0, a + 0 * z))
+    np.testing.assert_allclose(got_ga, np.where(z > 0, 0.0, z).sum(axis=0))
+    np.testing.assert_allclose(run([m], T.nnet.relu(m, a), z), want)
+    np.testing.assert_allclose(run([m], T.nnet.relu(m, np.float64(0)), z), np.maximum(z, 0))
+
+
 def _true_convolution(x, w, pad):
     """The reference: a true convolution (flipped kernel), x (n, c, h, w), w (o, c, kh, kw)."""
     x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
@@ -457,3 +473,56 @@ def test_gradients_at_tied_maxima_are_symnbs_as_docs_theano_md_says(mode):
     maxima = np.kron([[4.0, 4.0], [5.0, 5.0]], np.ones((2, 2)))  # each element's window's
     theanos = np.kron(weights, np.ones((2, 2))) * (image[0, 0] == maxima)
     assert not np.array_equal(got[0, 0], theanos)  # every tie: 1, 1 | 10 | 100, 100 | 1000 x3
+
+
+def test_batch_normalization_train_and_test_follow_theano(rng):
+    x = rng.normal(size=(6, 3, 2, 2)) * 2 + 1
+    g, b = rng.uniform(0.5, 2, (1, 3, 1, 1)), rng.normal(size=(1, 3, 1, 1))
+    rm, rv = np.zeros((1, 3, 1, 1)), np.ones((1, 3, 1, 1))
+    t4 = T.tensor4("x")
+    gv, bv, rmv, rvv = (T.TensorType("float64", (True, False, True, True))(n) for n in "gbmv")
+    outs = T.nnet.bn.batch_normalization_train(
+        t4, gv, bv, "spatial", 1e-3, 0.2, running_mean=rmv, running_var=rvv
+    )
+    out, mean, invstd, new_m, new_v = run([t4, gv, bv, rmv, rvv], list(outs), x, g, b, rm, rv)
+    m, v = x.mean(axis=(0, 2, 3), keepdims=True), x.var(axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(mean, m)
+    np.testing.assert_allclose(invstd, 1 / np.sqrt(v + 1e-3))
+    np.testing.assert_allclose(out, (x - m) * g / np.sqrt(v + 1e-3) + b)
+    np.testing.assert_allclose(new_m, 0.8 * rm + 0.2 * m)
+    np.testing.assert_allclose(new_v, 0.8 * rv + 0.2 * v * 24 / 23)
+    three = T.nnet.bn.batch_normalization_train(t4, gv, bv, "spatial")
+    assert len(three) == 3
+    test_out = T.nnet.bn.batch_normalization_test(t4, gv, bv, rmv, rvv, "spatial", 1e-3)
+    np.testing.assert_allclose(
+        run([t4, gv, bv, rmv, rvv], test_out, x, g, b, m, v), (x - m) * g / np.sqrt(v + 1e-3) + b
+    )
+    assert T.nnet.batch_normalization is T.nnet.bn.batch_normalization
+
+
+def test_selu_crossentropy_softmax_1hot_grad_scale_same_size_pool(rng):
+    z = rng.normal(size=(3, 4)) * 2
+    m, y = T.matrix("m"), T.ivector("y")
+    scale, alpha = 1.0507009873554805, 1.6732632423543772
+    np.testing.assert_allclose(
+        run([m], T.nnet.selu(m), z), scale * np.where(z > 0, z, alpha * np.expm1(z))
+    )
+    labels = np.array([0, 3, 1], "int32")
+    nll, sm = run([m, y], list(T.nnet.crossentropy_softmax_1hot(m, y)), z, labels)
+    want_sm = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(sm, want_sm)
+    np.testing.assert_allclose(nll, -np.log(want_sm[np.arange(3), labels]))
+    scaled = theano.gradient.grad_scale(m, 3.0)
+    value, g = run([m], [scaled, T.grad((scaled**2).sum(), m)], z)
+    np.testing.assert_allclose(value, z)
+    np.testing.assert_allclose(g, 3.0 * 2 * z)
+    img = rng.permutation(25).astype(float).reshape(1, 1, 5, 5)
+    i4 = T.tensor4("i")
+    same = run([i4], pool.max_pool_2d_same_size(i4, (2, 2)), img)
+    want = np.zeros_like(img)
+    for i in range(2):
+        for j in range(2):
+            win = img[0, 0, 2 * i : 2 * i + 2, 2 * j : 2 * j + 2]
+            r, c = np.unravel_index(win.argmax(), (2, 2))
+            want[0, 0, 2 * i + r, 2 * j + c] = win.max()
+    np.testing.assert_allclose(same, want)

@@ -14,16 +14,24 @@ in docs/theano.md.
 
 from symnb.compat.theano import (  # noqa: F401
     compile,  # noqa: F401, A004
+    gof,
     gradient,
     ifelse,
+    misc,
     printing,
     sandbox,
     scalar,
     spelling,
     tensor,
+    tests,  # noqa: F401 - theano.tests.unittest_tools
+    testvalues,
 )
-from symnb.compat.theano.compile import In, Mode, Param, function, shared  # noqa: F401
-from symnb.compat.theano.configparser import config  # noqa: F401
+from symnb.compat.theano.compile import In, Mode, Param, debugmode, function, shared, sharedvalue  # noqa: F401  # noqa: F401 - submodules
+from symnb.compat.theano.configparser import change_flags, config  # noqa: F401
 from symnb.compat.theano.gradient import grad  # noqa: F401
 from symnb.compat.theano.printing import pp  # noqa: F401
 from symnb.compat.theano.scan_module import clone, scan  # noqa: F401
+from symnb.core.variable import Variable  # noqa: F401 - theano.Variable
+
+#: the Theano release whose API this layer follows (``theano.__version__ >= "0.9"`` checks)
+__version__ = "1.0.5"

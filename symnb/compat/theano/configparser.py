@@ -12,97 +12,66 @@ they set that change nothing here get one warning.
 
 from __future__ import annotations
 
+import contextlib
+import difflib
+import re
 import warnings
 
+from symnb.backends.cuda.runtime import cuda_problem
 from symnb.compat.theano import flags as _flags
+from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
 
-#: Theano's flags and their defaults (see the module's docstring for those that matter)
-FLAGS = {
-    "mode": "FAST_RUN",
-    "on_unused_input": "raise",
-    "device": "cpu",
-    "optimizer": "fast_run",
-    "cast_policy": "custom",
-    "int_division": "floatX",
-    "exception_verbosity": "low",
-    "compute_test_value": "off",
-    "warn_float64": "ignore",
-    "allow_gc": True,
-    "openmp": False,
-    "profile": False,
-    "print_active_device": True,
-    "force_device": False,
-    "init_gpu_device": "",
-    "base_compiledir": "",
-    "cxx": "",
-    "blas.ldflags": "",
-    "nvcc.fastmath": False,
-    "lib.cnmem": 0.0,
-    "gpuarray.preallocate": 0.0,
-    "dnn.enabled": "auto",
-    "floatX_is_default": True,
-}
 #: the flags that change what symnb does (the others are accepted and ignored)
 EFFECTIVE = ("floatX", "mode", "device", "optimizer", "compiledir", "on_unused_input")
-ON_UNUSED = ("raise", "warn", "ignore")
-OPTIMIZERS = ("fast_run", "fast_compile", "merge", "None", "o4", "o3", "o2", "o1", "unsafe")
-#: Theano's ``config.warn.*`` flags: warnings about bugs of old Theano versions
-WARN_FLAGS = {
-    "ignore_bug_before": "0.8",
-    "argmax_pushdown_bug": True,
-    "gpusum_01_011_0111_bug": True,
-    "sum_sum_bug": True,
-    "sum_div_dimshuffle_bug": True,
-    "subtensor_merge_bug": True,
-    "gpu_set_subtensor1": True,
-    "vm_gc_bug": False,
-    "signal_conv2d_interface": True,
-    "reduce_join": True,
-    "inc_set_subtensor1": True,
-    "round": False,
-    "identify_1pexp_bug": True,
-}
+ON_UNUSED = CHOICES["on_unused_input"]
+OPTIMIZERS = CHOICES["optimizer"]
+#: the values ``theano.config`` holds that are symnb's own settings
+_SYMNB = ("floatX", "compiledir")
 
 
 class FlagGroup:
-    """A group of flags read and set as attributes (``theano.config.warn.round = False``);
-    a name the group does not have is an error naming it."""
+    """Flags read and set as attributes: ``theano.config`` itself, and its dotted groups
+    (``theano.config.warn.round = False``, ``theano.config.dnn.conv.algo_fwd``). A name
+    Theano never had is an error naming it."""
 
-    def __init__(self, name: str, defaults: dict):
-        object.__setattr__(self, "_name", name)
-        object.__setattr__(self, "_values", dict(defaults))
+    def __init__(self, root: TheanoConfig | None, prefix: str):
+        object.__setattr__(self, "_root", self if root is None else root)
+        object.__setattr__(self, "_prefix", prefix)
 
     def __getattr__(self, name):
-        values = object.__getattribute__(self, "_values")
-        if name in values:
-            return values[name]
-        raise AttributeError(self._unknown(name))
+        if name.startswith("__"):
+            raise AttributeError(name)
+        full = self._prefix + name
+        values = self._root._flags
+        if full in values:
+            return values[full]
+        if any(key.startswith(full + ".") for key in values):
+            return FlagGroup(self._root, full + ".")
+        raise AttributeError(_unknown(full))
 
     def __setattr__(self, name, value):
-        if name not in self._values:
-            raise AttributeError(self._unknown(name))
-        default = self._values[name]
-        self._values[name] = _flags.as_bool(value) if isinstance(default, bool) else value
+        self._root.set_flag(self._prefix + name, value)
 
-    def _unknown(self, name) -> str:
-        return (
-            f"theano.config.{self._name} has no flag {name!r} (known: "
-            + ", ".join(self._values)
-            + ")"
-        )
+    def __dir__(self):
+        keys = [k for k in self._root._flags if k.startswith(self._prefix)]
+        names = {k[len(self._prefix) :].split(".")[0] for k in keys}
+        return sorted(names | (set(_SYMNB) if not self._prefix else set()))
 
     def __repr__(self):
-        return f"theano.config.{self._name}({self._values})"
+        items = {k: v for k, v in self._root._flags.items() if k.startswith(self._prefix)}
+        return f"theano.config.{self._prefix[:-1]}({items})"
 
 
-class TheanoConfig:
+class TheanoConfig(FlagGroup):
     """``theano.config``: ``floatX`` and ``compiledir`` are symnb's settings; the rest are
-    Theano's flags, and ``warn`` Theano's group of ``warn.*`` flags."""
+    Theano's flags (configdefaults.py), the dotted ones read as groups
+    (``theano.config.warn.round``, ``theano.config.blas.ldflags``)."""
 
     def __init__(self):
-        object.__setattr__(self, "_flags", dict(FLAGS))
-        object.__setattr__(self, "warn", FlagGroup("warn", WARN_FLAGS))
+        object.__setattr__(self, "_flags", dict(DEFAULTS))
+        object.__setattr__(self, "_importing", False)
+        super().__init__(None, "")
 
     @property
     def floatX(self) -> str:  # noqa: N802 - Theano's spelling
@@ -120,47 +89,71 @@ class TheanoConfig:
     def compiledir(self, value: str) -> None:
         _symnb_config.compiledir = str(value)
 
-    def __getattr__(self, name):
-        flags = object.__getattribute__(self, "_flags")
-        if name in flags:
-            return flags[name]
-        raise AttributeError(f"theano.config has no flag {name!r} ({_known()})")
-
-    def __setattr__(self, name, value):
-        if name in ("floatX", "compiledir"):
-            object.__setattr__(self, name, value)
-            return
-        if name not in self._flags:
-            raise AttributeError(f"theano.config has no flag {name!r} ({_known()})")
-        self._flags[name] = _checked(name, value, self._flags[name])
-
     def set_flag(self, name: str, value) -> None:
         """Set a flag by its full name (``"warn.round"``, ``"floatX"``), as the flags of
         ``THEANO_FLAGS`` name them."""
-        group, dot, flag = name.partition(".")
-        if dot and group == "warn":
-            setattr(self.warn, flag, value)
-        else:
-            setattr(self, name, value)
+        if name in _SYMNB:
+            object.__setattr__(self, name, value)
+            return
+        if name not in self._flags:
+            if any(key.startswith(name + ".") for key in self._flags):
+                raise AttributeError(
+                    f"theano.config.{name} is a group of flags, not a flag: set one of "
+                    + ", ".join(k for k in self._flags if k.startswith(name + "."))
+                )
+            raise AttributeError(_unknown(name))
+        if name in READ_ONLY and not self._importing:
+            raise AttributeError(
+                f"theano.config.{name} cannot be changed once Theano is imported (as in "
+                "Theano): set it in THEANO_FLAGS or .theanorc"
+            )
+        self._flags[name] = _checked(name, value, DEFAULTS[name])
 
     def __repr__(self):
         items = {"floatX": self.floatX, "compiledir": self.compiledir, **self._flags}
         return "theano.config(" + ", ".join(f"{k}={v!r}" for k, v in items.items()) + ")"
 
 
+def _unknown(name: str) -> str:
+    close = difflib.get_close_matches(name, NAMES, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    group, _, leaf = name.rpartition(".")
+    if group and any(key.startswith(group + ".") for key in DEFAULTS):
+        where = f"theano.config.{group} has no flag {leaf!r}"
+    else:
+        where = f"theano.config has no flag {name!r}"
+    return (
+        f"{where}: Theano never had a flag of that name{hint} "
+        "(symnb's Theano layer accepts every flag of Theano 0.7 to 1.0; docs/theano.md)"
+    )
+
+
 def _checked(name: str, value, default):
-    """A flag's value, converted to its default's type and checked where it matters."""
+    """A flag's value, converted to its default's type and checked as Theano did."""
     if isinstance(default, bool):
         return _flags.as_bool(value)
-    if isinstance(default, float):
-        return float(value)
-    if name == "on_unused_input" and value not in ON_UNUSED:
-        raise ValueError(f"theano.config.on_unused_input must be one of {ON_UNUSED}")
+    try:
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+    except (TypeError, ValueError):
+        kind = type(default).__name__
+        raise ValueError(f"theano.config.{name} must be a {kind}, not {value!r}") from None
     if name == "device":
-        device_backend(value)  # checks it
-    if name == "optimizer" and str(value) not in OPTIMIZERS:
-        raise ValueError(f"theano.config.optimizer must be one of {OPTIMIZERS}, not {value!r}")
-    return str(value) if name == "optimizer" else value
+        use_device(value)  # checks it
+    if name == "mode" and not isinstance(value, str):
+        return value  # a Mode object
+    text = str(value)
+    if name in CHOICES and text not in CHOICES[name]:
+        raise ValueError(
+            f"theano.config.{name} must be one of {', '.join(CHOICES[name])}, not {value!r}"
+        )
+    return text
+
+
+#: Theano's CUDA device names: ``cuda``, ``cuda1``, ``gpu``, ``gpu0``
+_CUDA = re.compile(r"(cuda|gpu)(\d*)$")
 
 
 def device_backend(device: str) -> str | None:
@@ -168,7 +161,7 @@ def device_backend(device: str) -> str | None:
     text = str(device).lower()
     if text == "cpu":
         return None
-    if text.startswith(("cuda", "gpu")):
+    if _CUDA.match(text):
         return "cuda"
     if text.startswith("opencl"):
         return "opencl"
@@ -177,11 +170,72 @@ def device_backend(device: str) -> str | None:
     )
 
 
-def _known() -> str:
-    return "known flags: " + ", ".join(["floatX", "compiledir", *FLAGS, "warn.*"])
+def use_device(device: str) -> None:
+    """Point symnb's backends at the device Theano names: ``cuda1``/``gpu1`` is CUDA device 1
+    (``sn.config.cuda_device``), ``opencl0:1`` the OpenCL device "0:1"."""
+    text = str(device).lower()
+    backend = device_backend(text)
+    if backend == "cuda":
+        number = _CUDA.match(text).group(2)
+        _symnb_config.cuda_device = int(number) if number else 0
+    elif backend == "opencl" and text[len("opencl") :]:
+        _symnb_config.opencl_device = text[len("opencl") :]
+
+
+_FELL_BACK: dict[str, str | None] = {}
+
+
+def function_backend(problem=None) -> str | None:
+    """The backend ``theano.function`` compiles for on ``config.device``. As Theano with
+    ``force_device=False`` (its default), a CUDA device that cannot run here (no driver,
+    no GPU) falls back to the CPU with one warning; ``force_device=True`` keeps the device,
+    so the first function says why it cannot run. ``problem(ordinal)``: why CUDA device
+    ``ordinal`` cannot run (None when it can; symnb.backends.cuda.runtime.cuda_problem)."""
+    device = config._flags["device"]
+    backend = device_backend(device)
+    if backend != "cuda" or config._flags["force_device"]:
+        return backend
+    key = f"{device}:{_symnb_config.cuda_device}"
+    if key not in _FELL_BACK:
+        why = (problem or cuda_problem)(_symnb_config.cuda_device)
+        _FELL_BACK[key] = why
+        if why is not None:
+            warnings.warn(
+                f"theano.config.device={device!r} cannot be used ({why.splitlines()[0]}); "
+                "running on the CPU, as Theano did with force_device=False "
+                "(THEANO_FLAGS=force_device=True makes it an error)",
+                stacklevel=3,
+            )
+    return backend if _FELL_BACK[key] is None else None
 
 
 config = TheanoConfig()
+
+
+class change_flags(contextlib.ContextDecorator):  # noqa: N801 - Theano's name
+    """``theano.change_flags(floatX="float32", **{"warn.round": False})``: set flags for a
+    ``with`` block or a decorated function, then put back the values they had."""
+
+    def __init__(self, args=(), **kwargs):
+        self.flags = {**dict(args), **kwargs}
+        for name in self.flags:
+            if name not in NAMES:
+                raise AttributeError(_unknown(name))
+
+    def __enter__(self):
+        self.before = {name: _get(name) for name in self.flags}
+        for name, value in self.flags.items():
+            config.set_flag(name, value)
+        return self
+
+    def __exit__(self, *exc):
+        for name, value in self.before.items():
+            config.set_flag(name, value)
+        return False
+
+
+def _get(name: str):
+    return getattr(config, name) if name in _SYMNB else config._flags[name]
 
 
 def resolve_dtype(dtype):
@@ -193,11 +247,16 @@ def apply_flags(flags: dict, where: str) -> list[str]:
     """Set each flag of ``flags`` (from ``where``); the names of those that change nothing
     here, after one warning that lists them."""
     ignored = []
-    for name, value in flags.items():
-        try:
-            config.set_flag(name, value)
-        except (AttributeError, ValueError) as exc:
-            raise ValueError(f"{where}: {exc}") from None
+    object.__setattr__(config, "_importing", True)
+    try:
+        for name, value in flags.items():
+            try:
+                config.set_flag(name, value)
+            except (AttributeError, ValueError) as exc:
+                raise ValueError(f"{where}: {exc}") from None
+    finally:
+        object.__setattr__(config, "_importing", False)
+    for name in flags:
         if name not in EFFECTIVE:
             ignored.append(name)
     if ignored:

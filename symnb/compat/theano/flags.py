@@ -16,6 +16,7 @@ import configparser
 import os
 
 from symnb import flags
+from symnb.compat.theano.configdefaults import BY_LOWER
 
 
 def parse_pairs(text: str, what: str = "THEANO_FLAGS") -> dict[str, str]:
@@ -31,16 +32,41 @@ def rc_paths(environ) -> list[str]:
     return [os.path.expanduser(p) for p in listed.split(os.pathsep) if p]
 
 
-def read_rc(paths) -> dict[str, str]:
-    """The flags of the ``.theanorc`` files that exist (later files win)."""
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.optionxform = str  # flag names are case-sensitive (floatX)
+def rc_defaults(environ) -> dict[str, str]:
+    """The names Theano's ``.theanorc`` could interpolate (``%(USER)s``, ``%(PID)s``...)."""
+    home_user = os.path.split(os.path.expanduser("~"))[-1]
+    return {
+        "USER": environ.get("USER", home_user),
+        "LSCRATCH": environ.get("LSCRATCH", ""),
+        "TMPDIR": environ.get("TMPDIR", ""),
+        "TEMP": environ.get("TEMP", ""),
+        "TMP": environ.get("TMP", ""),
+        "PID": str(os.getpid()),
+    }
+
+
+def read_rc(paths, environ=None) -> dict[str, str]:
+    """The flags of the ``.theanorc`` files that exist (later files win). As in Theano,
+    values may use ``%(USER)s``, ``%(PID)s``, ``%(TMPDIR)s``, ``%(TEMP)s``, ``%(TMP)s`` and
+    ``%(LSCRATCH)s``, a value starting with ``~`` is under the home directory, and names are
+    case-insensitive (``floatx`` is ``floatX``)."""
+    environ = os.environ if environ is None else environ
+    defaults = rc_defaults(environ)
+    parser = configparser.ConfigParser(defaults=defaults)
     parser.read([p for p in paths if os.path.isfile(p)])
     flags = {}
     for section in parser.sections():
         prefix = "" if section == "global" else section + "."
-        for name, value in parser.items(section):
-            flags[prefix + name] = value
+        for name in parser.options(section):
+            if name in parser.defaults():  # USER, PID...: names to interpolate, not flags
+                continue
+            try:
+                value = parser.get(section, name)
+            except configparser.Error as exc:
+                raise ValueError(f".theanorc: [{section}] {name}: {exc}") from None
+            key = prefix + name
+            key = BY_LOWER.get(key.lower(), key)
+            flags[key] = os.path.expanduser(value) if value.startswith("~") else value
     return flags
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
 from symnb.core.op import _at_user_line
+from symnb.core.variable import as_variable
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
+from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError
 from symnb.grad.reverse import grad as _grad
 from symnb.ops.markers import disconnected_grad, grad_clip, zero_grad
@@ -19,8 +23,10 @@ __all__ = [
     "disconnected_grad",
     "grad",
     "grad_clip",
+    "grad_scale",
     "hessian",
     "jacobian",
+    "verify_grad",
     "zero_grad",
 ]
 
@@ -128,3 +134,45 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     return _as_called(
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
+
+
+def verify_grad(
+    fun,
+    pt,
+    n_tests=2,
+    rng=None,
+    eps=None,
+    out_type=None,
+    abs_tol=None,
+    rel_tol=None,
+    mode=None,
+    cast_to_output_type=False,
+    no_debug_ref=True,
+):
+    """``theano.gradient.verify_grad`` (``T.verify_grad``): the gradient of ``fun`` (a
+    function of one symbolic variable per array of ``pt``) against finite differences along
+    ``n_tests`` random projections, drawn from ``rng`` (a NumPy ``RandomState`` or
+    ``Generator``, or a seed); raises ``verify_grad.E_grad`` (``sn.GradientError``) on a
+    mismatch. It is ``sn.check_grad`` run ``n_tests`` times; ``out_type``, ``mode``,
+    ``cast_to_output_type`` and ``no_debug_ref`` are accepted and not read."""
+    if not isinstance(pt, (list, tuple)):
+        raise _at_user_line(TypeError("verify_grad: pt must be a list or tuple of arrays"))
+    if rng is None:
+        rng = np.random.default_rng()
+    for _ in range(int(n_tests)):
+        if isinstance(rng, np.random.RandomState):
+            seed = int(rng.randint(2**31))
+        elif isinstance(rng, np.random.Generator):
+            seed = int(rng.integers(2**31))
+        else:
+            seed = rng
+        check_grad(fun, list(pt), eps=eps, rtol=rel_tol, atol=abs_tol, rng=seed)
+
+
+verify_grad.E_grad = GradientError
+
+
+def grad_scale(x, multiplier):
+    """``theano.gradient.grad_scale``: ``x`` forward, its gradient times ``multiplier``."""
+    x = as_variable(x)
+    return zero_grad(x) + multiplier * (x - zero_grad(x))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from symnb.compat.theano.testvalues import missing_values_allowed
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.graph import clone_graph
@@ -25,9 +26,17 @@ def scan(
     """``theano.scan``: ``(outputs, updates)``; pass ``updates`` to ``theano.function``.
     ``mode``, ``name``, ``profile`` and ``allow_gc`` are accepted; the loop compiles with the
     function that uses it."""
-    outputs, updates = _scan(
-        fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, truncate_gradient, strict
-    )
+    with missing_values_allowed():  # the step's placeholders have no test values
+        outputs, updates = _scan(
+            fn,
+            sequences,
+            outputs_info,
+            non_sequences,
+            n_steps,
+            go_backwards,
+            truncate_gradient,
+            strict,
+        )
     if return_list and not isinstance(outputs, list):
         outputs = [outputs]
     return outputs, updates

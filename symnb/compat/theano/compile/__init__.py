@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from symnb.compat.theano.configparser import ON_UNUSED, config, device_backend
+from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
@@ -102,7 +102,7 @@ class Mode:
         if self.include or self.exclude:
             base = [] if optimize == "none" else [optimize]
             optimize = {"include": base + list(self.include), "exclude": list(self.exclude)}
-        backend = "py" if self.linker == "py" else device_backend(config.device)
+        backend = "py" if self.linker == "py" else function_backend()
         return {"backend": backend, "optimize": optimize, "mode": self.mode}
 
     def __repr__(self):
@@ -133,13 +133,47 @@ class NanGuardMode(Mode):
         super().__init__(linker, optimizer, mode="nanguard")
 
 
+class DebugMode(Mode):
+    """``theano.compile.DebugMode`` (``theano.compile.debugmode.DebugMode``): symnb's
+    ``mode="debug"``, which checks each node's results against the NumPy reference. Theano's
+    checking options are accepted and not read."""
+
+    def __init__(
+        self,
+        optimizer="fast_run",
+        stability_patience=None,
+        check_c_code=None,
+        check_py_code=None,
+        check_isfinite=None,
+        check_preallocated_output=None,
+        require_matching_strides=None,
+        linker=None,
+    ):
+        super().__init__(linker, optimizer, mode="debug")
+
+
+class MonitorMode(Mode):
+    """``theano.compile.MonitorMode(pre_func, post_func)``: Theano called them around every
+    node; symnb's compiled plans have no per-node Python callback, so it is refused."""
+
+    def __init__(self, pre_func=None, post_func=None, optimizer="default", linker=None):
+        raise _at_user_line(
+            NotImplementedError(
+                "MonitorMode: symnb runs no Python callback per node. Use "
+                "mode=theano.compile.DebugMode() (each node checked against NumPy), "
+                "NanGuardMode (stops at the first NaN/inf with the node), "
+                "theano.printing.Print(...)(x) to print a value, or f.profile()"
+            )
+        )
+
+
 #: Theano's predefined mode names
 MODES = {
     "FAST_RUN": Mode(None, "default"),  # theano.config.optimizer, fast_run by default
     "Mode": Mode(None, "default"),
     "FAST_COMPILE": Mode("py", "fast_compile"),
-    "DebugMode": Mode(None, "fast_run", mode="debug"),
-    "DEBUG_MODE": Mode(None, "fast_run", mode="debug"),
+    "DebugMode": DebugMode(),
+    "DEBUG_MODE": DebugMode(),
     "NanGuardMode": NanGuardMode(optimizer="fast_run"),
 }
 
@@ -198,7 +232,9 @@ def function(
         **get_mode(mode).options(),
     }
     compiled = _sn_function(variables, **built)
-    return TheanoFunction(compiled, specs, allow_input_downcast, built, output_keys)
+    made = TheanoFunction(compiled, specs, allow_input_downcast, built, output_keys)
+    made.mode = get_mode(mode)
+    return made
 
 
 def _pairs(mapping) -> list:
@@ -255,13 +291,39 @@ def _used_leaves(outputs, updates, givens) -> set[int]:
     return found
 
 
+class FunctionGraph:
+    """``f.maker.fgraph``: symnb's optimised ``Graph`` (``toposort()``, ``inputs``,
+    ``outputs``, ``clients``, ``nodes``...) with Theano's ``apply_nodes`` and ``variables``,
+    both sets."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    @property
+    def apply_nodes(self) -> set:
+        return set(self.graph.nodes)
+
+    @property
+    def variables(self) -> set:
+        return set(self.graph.variables())
+
+    def __getattr__(self, name):
+        if name == "graph":  # not set yet (unpickling)
+            raise AttributeError(name)
+        return getattr(self.graph, name)
+
+    def __repr__(self):
+        return f"FunctionGraph({self.graph!r})"
+
+
 class FunctionMaker:
     """What ``f.maker`` holds in Theano that programs read: ``fgraph``, the graph after the
-    rewrites (a symnb ``Graph``: ``toposort()``, ``inputs``, ``outputs``, ``clients``), and
-    ``inputs``, the ``In`` specs; ``output_keys``, the keys of dict outputs (else None)."""
+    rewrites (``FunctionGraph``), ``inputs``, the ``In`` specs, ``mode``, the ``Mode`` it
+    was compiled with, and ``output_keys``, the keys of dict outputs (else None)."""
 
-    def __init__(self, fgraph, inputs, output_keys=None):
-        self.fgraph, self.inputs, self.output_keys = fgraph, inputs, output_keys
+    def __init__(self, fgraph, inputs, output_keys=None, mode=None):
+        self.fgraph, self.inputs, self.output_keys = FunctionGraph(fgraph), inputs, output_keys
+        self.mode = mode
 
 
 class TheanoFunction:
@@ -337,7 +399,8 @@ class TheanoFunction:
     def maker(self) -> FunctionMaker:
         """``f.maker.fgraph``: the optimised graph (``toposort()``, ``inputs``, ``outputs``),
         as course code inspects it after compiling."""
-        return FunctionMaker(self.symnb_function.graph, self.specs, self.output_keys)
+        mode = self.__dict__.get("mode")
+        return FunctionMaker(self.symnb_function.graph, self.specs, self.output_keys, mode)
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None, profile=None):
         """``f.copy()``: the same function compiled again; ``swap`` maps shared variables to
@@ -407,3 +470,7 @@ def shared(
             ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
         )
     return TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
+
+
+#: ``theano.compile.SharedVariable`` (also ``theano.compile.sharedvalue.SharedVariable``)
+SharedVariable = SharedVariable

@@ -7,13 +7,22 @@ Where Theano's semantics differ from NumPy's the functions here follow Theano; d
 lists each difference.
 """
 
-from symnb.compat.theano.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
+from symnb.compat.theano.gradient import (  # noqa: F401
+    Lop,
+    Rop,
+    grad,
+    hessian,
+    jacobian,
+    verify_grad,
+)
 from symnb.compat.theano.tensor import (  # noqa: F401
     basic,
     extra_ops,
     nlinalg,
     nnet,
+    opt,
     shared_randomstreams,
+    sharedvar,
     signal,
     slinalg,
     xlogx,

@@ -49,6 +49,10 @@ class TensorType:
 
     make_variable = __call__
 
+    def filter(self, data, strict=False, allow_downcast=None) -> np.ndarray:
+        """``data`` as an array of this type (symnb's ``TensorType.filter``)."""
+        return self.symnb_type().filter(data, strict, allow_downcast)
+
     def __eq__(self, other):
         return isinstance(other, TensorType) and (self.dtype, self.shape) == (
             other.dtype,

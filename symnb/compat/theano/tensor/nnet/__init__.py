@@ -6,6 +6,8 @@ matrix, the softmax of each row.
 
 from __future__ import annotations
 
+import numpy as np
+
 from symnb.compat.theano.tensor.basic import _as_float, sigmoid
 from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
@@ -40,9 +42,13 @@ def logsoftmax(c) -> Variable:
 
 
 def relu(x, alpha=0) -> Variable:
-    """max(x, 0); with ``alpha`` the leaky rectifier ``x if x > 0 else alpha * x``."""
+    """max(x, 0); with ``alpha`` the leaky rectifier ``x if x > 0 else alpha * x``.
+
+    ``alpha`` may be a number, an array or a symbolic tensor (Lasagne's PReLU passes
+    ``alpha.dimshuffle('x', 0)``); it broadcasts against ``x``.
+    """
     x = as_variable(x)
-    if alpha == 0:
+    if not isinstance(alpha, Variable) and np.ndim(alpha) == 0 and alpha == 0:
         return elemwise.relu(x)
     return elemwise.where(x > 0, x, alpha * x)
 
@@ -72,3 +78,22 @@ def softmax_with_bias(x, b) -> Variable:
 def crossentropy_categorical_1hot(coding_dist, true_one_of_n) -> Variable:
     """``-log(coding_dist[i, true_one_of_n[i]])`` for each row (integer labels)."""
     return nnet.crossentropy(coding_dist, true_one_of_n)
+
+
+batch_normalization = bn.batch_normalization  # Theano's older place for it
+
+#: the constants of Klambauer et al.'s self-normalising unit, as Theano's
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+def selu(x) -> Variable:
+    """``scale * elu(x, alpha)`` with SELU's constants."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def crossentropy_softmax_1hot(x, y_idx, **kwargs):
+    """``(nll, softmax(x))``: the negative log-likelihood of ``y_idx`` per row, and the
+    softmax of each row, as Theano's pair."""
+    sm = softmax(x)
+    return nnet.crossentropy(sm, y_idx), sm

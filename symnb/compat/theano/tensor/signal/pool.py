@@ -18,9 +18,11 @@ import numbers
 
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
+from symnb.grad import Lop
 from symnb.ops.conv import avg_pool2d, max_pool2d
 from symnb.ops.creation import ones_like
 from symnb.ops.layout import dimshuffle
+from symnb.ops.markers import zero_grad
 
 MODES = ("max", "sum", "average_inc_pad", "average_exc_pad")
 
@@ -94,3 +96,13 @@ def _pair(value, what) -> tuple[int, int]:
     if len(pair) != 2 or not all(isinstance(v, numbers.Integral) for v in pair):
         raise _at_user_line(ValueError(f"pool_2d: {what} must be a pair of ints, not {value!r}"))
     return tuple(int(v) for v in pair)
+
+
+def max_pool_2d_same_size(input, patch_size):  # noqa: A002 - Theano's parameter name
+    """Theano's ``max_pool_2d_same_size``: an array the shape of ``input`` that keeps the
+    maximum of each non-overlapping ``patch_size`` window where it is and zeros the rest
+    (rows and columns past the last whole window are zero). A window's maximum is kept at
+    its first position in row-major order (Theano kept every tied one)."""
+    x = as_variable(input)
+    pooled = pool_2d(x, patch_size, ignore_border=True, mode="max")
+    return Lop(pooled, x, zero_grad(pooled))

@@ -1,0 +1,37 @@
+"""``theano.gof``: the names course code imports from Theano's graph package.
+
+``Variable``, ``Apply``, ``Constant``, ``graph`` (``inputs``, ``ancestors``) are symnb's.
+``Op`` exists for ``isinstance`` checks; subclassing it to write an op in Python (Theano's
+``make_node``/``perform``) is refused with an error naming symnb's way (docs/ops.md).
+"""
+
+from __future__ import annotations
+
+from symnb.compat.theano.gof import graph  # noqa: F401
+from symnb.core.op import Apply  # noqa: F401
+from symnb.core.op import Op as _SymnbOp
+from symnb.core.variable import Constant, Variable  # noqa: F401
+
+
+class _AnyOp(type(_SymnbOp)):
+    """``isinstance(node.op, theano.gof.Op)`` is true of every symnb op."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _SymnbOp)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _SymnbOp)
+
+
+class _TheanoOp(_SymnbOp, metaclass=_AnyOp):
+    """Theano's ``gof.Op`` (a name starting with ``_``: no op of its own is registered)."""
+
+    def __init_subclass__(cls, **kwargs):
+        raise NotImplementedError(
+            f"class {cls.__name__}(theano.Op): ops written in Python with Theano's "
+            "make_node/perform are not supported by symnb's Theano layer; compose the op "
+            "from T functions, or write a symnb Op (infer_types, perform, grad: docs/ops.md)"
+        )
+
+
+Op = _TheanoOp

@@ -1,0 +1,3 @@
+"""``theano.misc``: ``pkl_utils`` (``dump``/``load``)."""
+
+from symnb.compat.theano.misc import pkl_utils  # noqa: F401

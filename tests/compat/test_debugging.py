@@ -1,0 +1,73 @@
+"""Theano's debugging and testing APIs: verify_grad, unittest_tools, DebugMode, MonitorMode,
+f.maker, pkl_utils, change_flags, theano.gof, module names."""
+
+import io
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+from symnb.compat.theano.compile.debugmode import DebugMode
+from symnb.compat.theano.misc import pkl_utils
+from symnb.compat.theano.tests import unittest_tools as utt
+
+
+def test_verify_grad_theano_signature_and_unittest_tools():
+    rng = np.random.RandomState(3)
+    pt = [rng.rand(3, 4), rng.rand(4)]
+    theano.gradient.verify_grad(lambda a, b: T.tanh(T.dot(a, b)), pt, n_tests=3, rng=rng)
+    T.verify_grad(lambda a: T.nnet.sigmoid(a).sum(), [rng.rand(5)], rng=rng, abs_tol=1e-6)
+    utt.seed_rng()
+    utt.verify_grad(lambda a: a**2, [np.array([1.0, 2.0])])
+    assert utt.fetch_seed() == 666
+    with pytest.raises(theano.gradient.verify_grad.E_grad):
+        wrong = theano.gradient.grad_scale  # a gradient that lies: twice the true one
+        T.verify_grad(lambda a: wrong(a, 2.0) ** 2, [np.array([1.0, 2.0])], rng=rng)
+
+
+def test_debug_and_monitor_modes_and_maker():
+    x = T.dvector("x")
+    for mode in (DebugMode(), theano.compile.DebugMode(), "DebugMode"):
+        f = theano.function([x], T.exp(x) * 2, mode=mode)
+        np.testing.assert_allclose(f([0.0]), [2.0])
+        assert f.maker.mode.mode == "debug" and f.built["mode"] == "debug"
+    with pytest.raises(NotImplementedError, match="MonitorMode: symnb runs no Python"):
+        theano.compile.MonitorMode(post_func=print)
+    f = theano.function([x], T.exp(x) * 2)
+    nodes = f.maker.fgraph.apply_nodes
+    assert isinstance(nodes, set) and nodes == set(f.maker.fgraph.toposort())
+    assert x in f.maker.fgraph.variables and f.maker.mode is theano.compile.MODES["FAST_RUN"]
+    assert all(isinstance(n.op, theano.gof.Op) for n in nodes)
+
+
+def test_pickle_version_flags_and_module_names(tmp_path):
+    W = theano.shared(np.arange(3.0), name="W")
+    buf = io.BytesIO()
+    pkl_utils.dump(W, buf)
+    buf.seek(0)
+    np.testing.assert_allclose(pkl_utils.load(buf).get_value(), np.arange(3.0))
+    assert theano.__version__ >= "0.9" and theano.Variable is sn.Variable
+    assert isinstance(W, theano.compile.sharedvalue.SharedVariable)
+    assert isinstance(W, T.sharedvar.TensorSharedVariable)
+    assert isinstance(W, theano.compile.SharedVariable)
+    with theano.change_flags(floatX="float32", **{"warn.round": True}):
+        assert T.matrix().dtype == "float32" and theano.config.warn.round is True
+    assert theano.config.floatX == "float64" and theano.config.warn.round is False
+
+    @theano.configparser.change_flags(compute_test_value="warn")
+    def inside():
+        return theano.config.compute_test_value
+
+    assert inside() == "warn" and theano.config.compute_test_value == "off"
+    with pytest.raises(AttributeError, match="no flag 'flotX'"):
+        theano.change_flags(flotX="float32")
+    assert theano.gof.graph.inputs([W * 2])[0] is W
+    with pytest.raises(NotImplementedError, match=r"class Double\(theano.Op\)"):
+
+        class Double(theano.gof.Op):
+            pass
+
+    with pytest.raises(AttributeError, match="Theano's graph rewrites are not in symnb"):
+        T.opt.local_useless_elemwise  # noqa: B018
