@@ -124,7 +124,8 @@ def test_libraries_are_loaded_through_the_checked_descriptor(compiledir, monkeyp
     monkeypatch.setattr(ctypes, "CDLL", recording)
     monkeypatch.setattr(cache, "_loaded", {})
     works(build(7.0), 7.0)
-    assert opened and all(p.startswith("/proc/self/fd/") for p in opened), opened
+    kernels = [p for p in opened if "/symnb-probe-" not in p]  # a probe's own private build
+    assert kernels and all(p.startswith("/proc/self/fd/") for p in kernels), opened
 
 
 def test_a_library_swapped_after_its_check_is_not_loaded(compiledir):
