@@ -303,9 +303,9 @@ def describe_cpu(machine: str, cpuinfo: str | None, ask=None, processor=None) ->
 def sysctl(*arguments: str) -> str | None:
     """``sysctl``'s answer, or None where there is none (not macOS or BSD, or no answer in
     five seconds)."""
-    if not shutil.which("sysctl") and not os.path.exists("/usr/sbin/sysctl"):
-        return None
     command = shutil.which("sysctl") or "/usr/sbin/sysctl"
+    if not os.path.exists(command):
+        return None
     try:
         done = subprocess.run(
             [command, *arguments], capture_output=True, text=True, check=False, timeout=5
