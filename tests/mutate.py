@@ -28,7 +28,6 @@ OUT = ROOT / "build" / "mutate"
 #: the gradient rules of linalg.py: its ops' grad methods and the helpers only they use
 LINALG_GRADS = [
     "symnb.ops.linalg.*grad*",
-    "symnb.ops.linalg.*CholeskyGrad*",
     "symnb.ops.linalg.*TraceAdjoint*",
     "symnb.ops.linalg.*_from_svd*",
     "symnb.ops.linalg.x__t__*",

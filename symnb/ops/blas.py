@@ -24,6 +24,7 @@ class Gemm(Op):
     """beta * z + alpha * (x @ y): one BLAS call in kernel backends."""
 
     __props__ = ("inplace",)
+    dtype_rule = "z's dtype; every operand float32 or float64 alike"
 
     def __init__(self, inplace: bool = False):
         self.inplace = bool(inplace)

@@ -26,6 +26,7 @@ from symnb.ops.elemwise import (
     not_equal,
     sqrt,
 )
+from symnb.ops.layout import tril
 from symnb.ops.reduce import max as max_
 from symnb.ops.reduce import min as min_
 from symnb.ops.reduce import sum as sum_
@@ -436,37 +437,18 @@ class Cholesky(_SquareOp):
         return np.linalg.cholesky(a)
 
     def grad(self, inputs, outputs, output_grads):
-        return [CholeskyGrad()(outputs[0], output_grads[0])]
-
-
-class CholeskyGrad(Op):
-    """The gradient of ``cholesky`` from L and the gradient of L (Murray 2016, lower-read
-    convention). Not differentiable itself: second derivatives of cholesky are not built."""
-
-    differentiable = False
-    dtype_rule = "the dtype of L"
-
-    def infer_types(self, lower, g):
-        return [lower.type]
-
-    def perform(self, lower, g):
-        lower_t = _t(lower)
-        phi = _tril_half_diagonal(lower_t @ g)
-        left = np.linalg.solve(lower_t, phi)  # L^-T phi
-        p = _t(np.linalg.solve(lower_t, _t(left)))  # L^-T phi L^-1
-        return _tril_half_diagonal(p + _t(p)).astype(lower.dtype, copy=False)
-
-
-def _t(m):
-    """Each matrix of a stack, transposed."""
-    return np.swapaxes(m, -1, -2)
+        # Murray 2016, lower-read convention, written with differentiable ops so that
+        # second derivatives (hessian, Rop through its Lop) exist.
+        lower_t = _swap_last(outputs[0])
+        phi = _tril_half_diagonal(lower_t @ output_grads[0])
+        left = Solve()(lower_t, phi)  # L^-T phi
+        p = _swap_last(Solve()(lower_t, _swap_last(left)))  # L^-T phi L^-1
+        return [_tril_half_diagonal(p + _swap_last(p))]
 
 
 def _tril_half_diagonal(m):
-    out = np.tril(m)
-    n = m.shape[-1]
-    out[..., range(n), range(n)] *= 0.5
-    return out
+    """The lower triangle of each matrix with its diagonal halved."""
+    return 0.5 * (tril(m) + tril(m, -1))
 
 
 class Solve(_SquareOp):

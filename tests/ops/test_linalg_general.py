@@ -108,6 +108,30 @@ def test_cholesky_gradient_on_a_stack_of_stacks(rng):
     sn.check_grad(sn.cholesky, [spd(rng, (3, 2, 4, 4))], rng=rng)
 
 
+def test_cholesky_has_second_derivatives(rng):
+    """Its gradient is built from differentiable ops: the gradient of a gradient checks."""
+    weights = rng.standard_normal((3, 3))
+
+    def gradient(a):
+        return sn.grad(sn.sum(sn.cholesky(a) ** 3), a) * weights
+
+    sn.check_grad(gradient, [spd(rng, (3, 3)) + 3 * np.eye(3)], rng=rng)
+    sn.check_grad(gradient, [spd(rng, (2, 3, 3)) + 3 * np.eye(3)], rng=rng)
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_cholesky_rop_is_the_directional_derivative(backend, rng):
+    a_value = spd(rng, (4, 4)) + 4 * np.eye(4)
+    direction = general(rng, (4, 4))
+    direction = direction + direction.T  # cholesky reads a symmetric a
+    a, v = sn.tensor("a", shape=(4, 4)), sn.tensor("v", shape=(4, 4))
+    f = sn.function([a, v], sn.Rop(sn.cholesky(a), a, v), backend=backend)
+    eps = 1e-6
+    step = eps * direction
+    want = (np.linalg.cholesky(a_value + step) - np.linalg.cholesky(a_value - step)) / (2 * eps)
+    np.testing.assert_allclose(f(a_value, direction), want, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("shape", [(2, 3, 4), (2, 4, 3), (3, 2, 2, 3)])
 def test_singular_value_gradient_on_stacks(shape, rng):
     sn.check_grad(lambda x: sn.svd(x, compute_uv=False), [rng.standard_normal(shape)], rng=rng)
