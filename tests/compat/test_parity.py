@@ -331,8 +331,9 @@ def test_compute_test_value_raise_stops_at_the_users_line(compute_test_value):
     np.testing.assert_allclose(h.tag.test_value, np.full((3, 5), 1 / (1 + np.exp(-4))))
     assert T.grad(h.sum(), W).tag.test_value.shape == (4, 5)
     V = theano.shared(np.ones((3, 5)), name="V")
-    with pytest.raises(ValueError, match=r"matmul on inputs of shapes \(3, 4\), \(3, 5\)"):
+    with pytest.raises(ValueError, match=r"matmul on inputs of shapes \(3, 4\), \(3, 5\)") as e:
         T.dot(x, V)
+    assert e.value.location.filename == __file__
     with pytest.raises(ValueError, match="y has no test value"):
         T.vector("y") * 2
     v = T.vector("v")
@@ -343,8 +344,9 @@ def test_compute_test_value_raise_stops_at_the_users_line(compute_test_value):
 
 def test_compute_test_value_warn_and_off(compute_test_value):
     compute_test_value("warn")
-    with pytest.warns(UserWarning, match="y has no test value"):
+    with pytest.warns(UserWarning, match="y has no test value") as record:
         T.vector("y") * 2
+    assert [w.filename for w in record] == [__file__]
     compute_test_value("off")
     x = T.vector("x")
     x.tag.test_value = np.ones(3)

@@ -12,13 +12,13 @@ core's "node_built" hook.
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 import numpy as np
 
 from symnb.compat.theano.configparser import config
 from symnb.core.hooks import register
-from symnb.core.source import user_location
+from symnb.core.op import _at_user_line
+from symnb.core.source import warn_at_user
 from symnb.core.variable import Constant, SharedVariable
 
 _quiet = [0]
@@ -56,13 +56,11 @@ def _value_of(var):
 
 
 def _complain(mode: str, message: str) -> None:
-    loc = user_location()
-    if loc is not None:
-        message += f"\n  at {loc}"
+    """Raise or warn at the user's line, as symnb's own shape errors do."""
     if mode == "raise" or mode == "pdb":
-        raise TestValueError(message)
+        raise _at_user_line(TestValueError(message))
     if mode == "warn":
-        warnings.warn(message, stacklevel=4)
+        warn_at_user(message, UserWarning)
 
 
 def compute_test_values(node) -> None:
