@@ -133,7 +133,8 @@ def _static_size(var: Variable):
 
 
 def _dim_of_shape_entry(var: Variable):
-    """x's dim i when var is ``x.shape[i]`` (a one-int subtensor of a Shape), else None."""
+    """x's dim i when var is ``x.shape[i]`` with a fixed int i, else None: a symbolic i
+    (``x.shape[k]``, the spec's ``SYM`` slot) picks a dim only known at run time."""
     node = var.owner
     if node is None or node.op.op_name() != "subtensor":
         return None
@@ -142,7 +143,8 @@ def _dim_of_shape_entry(var: Variable):
     if source is None or not isinstance(source.op, Shape) or not spec or len(spec) != 1:
         return None
     kind, index = spec[0][0], spec[0][-1]
-    return source.inputs[0].type.shape[index] if kind == "int" else None
+    fixed = kind == "int" and isinstance(index, int)
+    return source.inputs[0].type.shape[index] if fixed else None
 
 
 def _arange_length(start, stop, step):
@@ -159,9 +161,10 @@ def _arange_length(start, stop, step):
 
 def shape_operand(shape) -> tuple[tuple, Variable]:
     """(static dims, int64 vector variable) for a shape as users write it."""
-    if isinstance(shape, Variable):
+    if isinstance(shape, Variable) and shape.type.ndim != 0:
         return _vector_shape(shape)
-    entries = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    one_size = isinstance(shape, (numbers.Integral, Variable))  # (a 0-d variable: ``x.shape[0]``)
+    entries = (shape,) if one_size else tuple(shape)
     if all(isinstance(e, numbers.Integral) for e in entries):
         if any(int(e) < 0 for e in entries):
             raise ShapeError(f"negative dimensions are not allowed: {entries}")

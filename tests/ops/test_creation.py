@@ -88,6 +88,26 @@ def test_shapes_from_symbolic_sizes(rng, backend):
         sn.zeros(("n", 2))
 
 
+def test_sizes_from_a_shape_entry_at_a_symbolic_axis(backend):
+    """``x.shape[k]`` with k an int variable: a size known only when called (it used to
+    crash building the node); a 0-d size variable alone is a one-dim shape, as in NumPy."""
+    x = sn.tensor("x", shape=(3, None), dtype="float64")
+    k = sn.tensor("k", shape=(), dtype="int64")
+    a = np.ones((3, 5))
+    rows = [
+        (sn.zeros((x.shape[k], 2)), np.zeros((5, 2))),
+        (sn.full((x.shape[k],), 2.5), np.full(5, 2.5)),
+        (sn.ones(x.shape[k]), np.ones(5)),
+        (sn.arange(x.shape[k]), np.arange(5)),
+        (sn.eye(x.shape[k], x.shape[0]), np.eye(5, 3)),
+        (sn.alloc(1.5, x.shape[k]), np.full(5, 1.5)),
+    ]
+    for y, want in rows:
+        assert y.type.shape[0] is None
+        check(sn.function([x, k], [y, k], backend=backend)(a, np.int64(1))[0], want)
+    assert sn.ones(x.shape[0]).type.shape == (3,)
+
+
 def test_broadcast_to_matches_numpy_and_checks_shapes(rng, backend):
     a = random_array(rng, (3, 1), "float32")
     check(
