@@ -571,11 +571,20 @@ def _theano_spelling(view, v, set_instead):
 
 def take(x, indices, axis=None) -> Variable:
     """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None)."""
-    x = as_variable(x)
+    x, indices = as_variable(x), _take_indices(indices)
     if axis is None:
         return getitem(reshape(x, (-1,)) if x.type.ndim != 1 else x, indices)
     (axis,) = _located(normalize_axis, axis, x.type.ndim, "take", x)
-    return getitem(x, (slice(None),) * axis + (as_variable(indices),))
+    return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def _take_indices(indices):
+    """np.take's indices are integers: bools are 0 and 1 there, never a mask as in
+    ``x[mask]``; a slice or None is no index (NumPy refuses them too)."""
+    if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
+        return int(indices)
+    var = _located(as_variable, indices)
+    return cast(var, "int64") if var.type.dtype.kind == "b" else var
 
 
 def take_along_axis(x, indices, axis) -> Variable:

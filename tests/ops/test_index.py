@@ -154,11 +154,26 @@ def test_updates_leave_the_input_unchanged_and_cast_weak_scalars(backend):
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
-@pytest.mark.parametrize("indices", [np.array([0, 2, -1, 2]), np.array(1), np.array([[0], [1]])])
+@pytest.mark.parametrize(
+    "indices",
+    [np.array([0, 2, -1, 2]), np.array(1), np.array([[0], [1]]), np.array([True, False, True])],
+)
 def test_take_matches_numpy(axis, indices, rng, backend):
     a = random_array(rng, (3, 4), "int64")
-    got = typed_run(lambda x, i: sn.take(x, i, axis=axis), a, indices, backend=backend)[1]
+    static, got = typed_run(lambda x, i: sn.take(x, i, axis=axis), a, indices, backend=backend)
     check(got, np.take(a, indices, axis=axis))
+    check_static_shape(static, got)
+
+
+def test_take_reads_bools_as_the_integers_0_and_1_not_as_a_mask():
+    """np.take([10, 11], [True, False]) is [11, 10]: x[mask] would be [10]."""
+    a = np.array([[10.0, 11.0], [12.0, 13.0]])
+    x = sn.tensor("x", (2, 2), "float64")
+    for indices, axis in [([True, False], None), (True, 0), (np.array([[False], [True]]), 1)]:
+        want = np.take(a, indices, axis=axis)
+        for y in (sn.take(x, indices, axis=axis), np.take(x, indices, axis=axis)):
+            assert y.type.shape == want.shape
+            check(sn.function([x], y, backend="py")(a), want)
 
 
 @pytest.mark.parametrize(
@@ -190,6 +205,7 @@ ERRORS = [
     (lambda x: x.at[0].set(np.ones(4, complex)), sn.DTypeError, "change of kind"),
     (lambda x: sn.take_along_axis(x, np.zeros(3, "int64"), 0), sn.ShapeError, "rank"),
     (lambda x: sn.take(x, [0], axis=2), sn.ShapeError, "axis 2 is out of range"),
+    (lambda x: sn.take(x, slice(0, 2)), sn.DTypeError, "cannot use slice"),
 ]
 
 
