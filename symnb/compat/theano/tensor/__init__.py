@@ -25,6 +25,7 @@ from symnb.compat.theano.tensor import (  # noqa: F401
     sharedvar,
     signal,
     slinalg,
+    subtensor,
     xlogx,
 )
 from symnb.compat.theano.tensor.basic import *  # noqa: F403

@@ -17,6 +17,7 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.tensor.subtensor import inc_subtensor, set_subtensor  # noqa: F401
 from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
@@ -77,7 +78,7 @@ eq, neq, lt, gt, le, ge = (
 and_, or_, xor, invert = sn.bitwise_and, sn.bitwise_or, sn.bitwise_xor, sn.invert
 isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
 # -- layout, indexing, joins: the same functions symnb offers ------------------------------
-set_subtensor, inc_subtensor, take = sn.set_subtensor, sn.inc_subtensor, sn.take
+take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subtensor)
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
 concatenate, shape, tile, outer, tensordot = (
     sn.concatenate,

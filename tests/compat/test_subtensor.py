@@ -1,0 +1,67 @@
+"""``T.set_subtensor``/``T.inc_subtensor`` with Theano's signatures,
+``(x[index], y, inplace=False, set_instead_of_inc=False, tolerate_inplace_aliasing=False)``,
+against NumPy; symnb's ``(x, index, v)`` form must not be what a third argument means."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+from symnb.compat.theano.tensor.subtensor import inc_subtensor, set_subtensor
+
+X = np.arange(12).reshape(3, 4)
+Y = np.array([1, 1, 1, 1])
+
+
+def run(output, x, y):
+    return theano.function([x, y], output, mode="FAST_COMPILE")(X, Y)
+
+
+def _added(index, value):
+    want = X.copy()
+    np.add.at(want, index, value)
+    return want
+
+
+def _set(index, value):
+    want = X.copy()
+    want[index] = value
+    return want
+
+
+def test_the_third_argument_is_inplace_and_the_flags_follow_theano():
+    x, y = T.lmatrix("x"), T.lvector("y")
+    cases = [
+        (T.inc_subtensor(x[0], y, False), _added(0, Y)),
+        (T.inc_subtensor(x[0], y, True, False, True), _added(0, Y)),
+        (T.inc_subtensor(x[0], y, set_instead_of_inc=True), _set(0, Y)),
+        (T.inc_subtensor(x[1], y, inplace=False, set_instead_of_inc=True), _set(1, Y)),
+        (T.set_subtensor(x[2], y, True), _set(2, Y)),
+        (T.set_subtensor(x[:, 1], y[:3], tolerate_inplace_aliasing=True), _set((..., 1), Y[:3])),
+        (inc_subtensor(x[1:], y), _added(slice(1, None), Y)),
+        (set_subtensor(x[0], 7), _set(0, 7)),
+    ]
+    for got, want in zip(run([c for c, _ in cases], x, y), (w for _, w in cases)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_advanced_indexes_accumulate_repeats_when_increasing():
+    x, y = T.lmatrix("x"), T.lvector("y")
+    rows = np.array([0, 2, 0])
+    got = run([T.inc_subtensor(x[rows], y), T.set_subtensor(x[rows, 1], y[:3], False)], x, y)
+    np.testing.assert_array_equal(got[0], _added(rows, Y))
+    np.testing.assert_array_equal(got[1], _set((rows, 1), Y[:3]))
+
+
+def test_misuses_are_clear_errors_at_the_users_line():
+    x, y = T.lmatrix("x"), T.lvector("y")
+    with pytest.raises(TypeError, match=r"inplace is a bool, not 'y'.*sn.inc_subtensor\(x, index"):
+        T.inc_subtensor(x, 0, y)  # symnb's (x, index, v) form
+    with pytest.raises(TypeError, match="x must be the result of a subtensor") as info:
+        T.set_subtensor(x, y)
+    assert "test_subtensor.py" in str(info.value)
+    with pytest.raises(sn.ShapeError, match="more dims than the subtensor") as info:
+        T.set_subtensor(x[0], T.lmatrix("row"))
+    assert "test_subtensor.py" in str(info.value)
