@@ -41,7 +41,15 @@ from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category pe
 from symnb.core.types import TensorType
 from symnb.core.upcast import Float64Warning  # noqa: F401 - a float64 shared in float32 work
 from symnb.core.variable import Constant, SharedVariable, Variable
-from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
+from symnb.errors import (
+    DTypeError,
+    GraphError,
+    InputError,
+    ShapeError,
+    ShapeWarning,
+    SymnbError,
+    UpdateError,
+)
 from symnb.grad import (  # noqa: F401
     DisconnectedInputError,
     DisconnectedInputWarning,
@@ -100,6 +108,7 @@ __all__ = [
     "SharedVariable",
     "SymnbError",
     "TensorType",
+    "UpdateError",
     "Variable",
     "config",
     "constant",

@@ -36,6 +36,11 @@ class DTypeError(SymnbError, TypeError):
     """A dtype an op cannot take (a float index, a bool matmul, a lossy update)."""
 
 
+class UpdateError(SymnbError, TypeError):
+    """An update of a symbolic tensor symnb cannot build as written: ``x[0] = v`` (a variable
+    is immutable) or ``x.at.set(v)`` with no index; ``x = x.at[0].set(v)`` builds the copy."""
+
+
 class InputError(SymnbError, TypeError, ValueError):
     """A value passed to a compiled function does not fit the input it was given for."""
 

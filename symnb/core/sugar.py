@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.hooks import hook
+from symnb.core.hooks import hook, spelled
+from symnb.core.source import user_location
+from symnb.errors import UpdateError
 
 
 def _ops():
@@ -118,6 +120,20 @@ class TensorMethods:
     def __getitem__(self, index):
         return _ops().getitem(self, index)
 
+    def __setitem__(self, index, value):
+        """``x[0] = v`` (and ``x[0] += v``) cannot change a symbolic tensor: say what builds
+        the updated copy instead of Python's bare "does not support item assignment"."""
+        name, key = self.name or "x", _spelled_index(index)
+        loc = user_location()
+        raise UpdateError(
+            spelled(
+                f"{self.describe()} is symbolic and immutable: {name}[{key}] = v cannot change "
+                f"it; write {name} = {name}.at[{key}].set(v) (.add(v) for +=), or "
+                f"sn.set_subtensor({name}[{key}], v), which build the updated copy"
+            )
+            + ("" if loc is None else f"\n  at {loc}")
+        )
+
     @property
     def at(self):
         """``x.at[index].set(v)`` / ``.add(v)``: x with ``x[index]`` replaced or increased."""
@@ -205,3 +221,28 @@ class TensorMethods:
 
     def dimshuffle(self, *order):
         return _ops().dimshuffle(self, *order)
+
+
+def _spelled_index(index) -> str:
+    """An index as written (``1:3, None``) when made of ints, slices, None and ``...``;
+    ``index`` otherwise."""
+    items = index if isinstance(index, tuple) else (index,)
+    try:
+        return ", ".join(map(_spelled_item, items))
+    except TypeError:
+        return "index"
+
+
+def _spelled_item(item) -> str:
+    if item is None or item is Ellipsis:
+        return "None" if item is None else "..."
+    if isinstance(item, slice):
+        parts = ["" if b is None else _spelled_int(b) for b in (item.start, item.stop, item.step)]
+        return ":".join(parts[:2]) + ("" if item.step is None else f":{parts[2]}")
+    return _spelled_int(item)
+
+
+def _spelled_int(item) -> str:
+    if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+        return str(int(item))
+    raise TypeError(item)

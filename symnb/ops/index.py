@@ -26,8 +26,9 @@ import numpy as np
 from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes.hints import division_hint
+from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import DTypeError, ShapeError, UpdateError
 from symnb.ops._axes import normalize_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
@@ -594,20 +595,42 @@ def take_along_axis(x, indices, axis) -> Variable:
     return TakeAlongAxis(axis)(x, as_variable(indices))
 
 
+_NO_INDEX = object()  # ``x.at`` before ``[index]`` (None is an index: a new axis)
+
+
 class IndexUpdate:
     """``x.at[index]``: ``.set(v)`` and ``.add(v)`` build the updated copy of x."""
 
-    def __init__(self, x, index=None):
+    def __init__(self, x, index=_NO_INDEX):
         self.x, self.index = x, index
 
     def __getitem__(self, index):
         return IndexUpdate(self.x, index)
 
+    def __setitem__(self, index, v):
+        key = _spelled_index(index)
+        raise self._misuse(f"at[{key}] = v", f"at[{key}].set(v)")
+
     def set(self, v) -> Variable:
+        if self.index is _NO_INDEX:
+            raise self._misuse("at.set(v)", "at[index].set(v)", "at[:].set(v)")
         return set_subtensor(self.x, self.index, v)
 
     def add(self, v) -> Variable:
+        if self.index is _NO_INDEX:
+            raise self._misuse("at.add(v)", "at[index].add(v)", "at[:].add(v)")
         return inc_subtensor(self.x, self.index, v)
+
+    def _misuse(self, written, instead, every=None) -> UpdateError:
+        """An update written so that it updates nothing: what to write, at the user's line."""
+        x = self.x.name or "x"
+        also = f" ({x}.{every} for every element)" if every else ""
+        return _at_user_line(
+            UpdateError(
+                f"{x}.{written} does not update {self.x.describe()}: write "
+                f"{x} = {x}.{instead}{also}"
+            )
+        )
 
 
 def _located(fn, *args):

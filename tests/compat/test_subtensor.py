@@ -57,7 +57,9 @@ def test_advanced_indexes_accumulate_repeats_when_increasing():
 
 def test_misuses_are_clear_errors_at_the_users_line():
     x, y = T.lmatrix("x"), T.lvector("y")
-    with pytest.raises(TypeError, match=r"inplace is a bool, not 'y'.*sn.inc_subtensor\(x, index"):
+    with pytest.raises(
+        TypeError, match=r"inplace is a bool, not 'y'.*symnb.inc_subtensor\(x, index"
+    ):
         T.inc_subtensor(x, 0, y)  # symnb's (x, index, v) form
     with pytest.raises(TypeError, match="x must be the result of a subtensor") as info:
         T.set_subtensor(x, y)
@@ -65,3 +67,5 @@ def test_misuses_are_clear_errors_at_the_users_line():
     with pytest.raises(sn.ShapeError, match="more dims than the subtensor") as info:
         T.set_subtensor(x[0], T.lmatrix("row"))
     assert "test_subtensor.py" in str(info.value)
+    with pytest.raises(sn.UpdateError, match=r"x = x.at\[0\].set\(v\).*or T.set_subtensor\(x\[0"):
+        x[0] = 1  # Theano code reads Theano's names

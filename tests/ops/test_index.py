@@ -176,6 +176,31 @@ def test_take_reads_bools_as_the_integers_0_and_1_not_as_a_mask():
             check(sn.function([x], y, backend="py")(a), want)
 
 
+def test_updates_written_as_in_place_changes_say_what_builds_the_copy():
+    """``x[0] = v`` and ``x.at.set(v)`` (no index: it used to set every element) are
+    UpdateErrors (TypeErrors) at the user's line, naming the spelling that works."""
+    x = sn.tensor("x", (3, 4), "float64")
+    cases = [
+        (
+            lambda: x.__setitem__(0, 1.0),
+            r"x = x.at\[0\].set\(v\) \(.add\(v\) for \+=\), or sn.set_subtensor\(x\[0\], v\)",
+        ),
+        (lambda: x.__setitem__((slice(1, None), None), 1.0), r"x.at\[1:, None\].set"),
+        (lambda: x.__setitem__(x[0, 0] > 0, 1.0), r"x.at\[index\].set"),
+        (lambda: x.at.set(5.0), r"x = x.at\[index\].set\(v\) \(x.at\[:\].set\(v\) for every"),
+        (lambda: x.at.add(5.0), r"x.at.add\(v\) does not update 'x'.*x.at\[index\].add"),
+        (lambda: x.at.__setitem__(2, 5.0), r"x.at\[2\] = v does not update.*x.at\[2\].set"),
+    ]
+    for build, message in cases:
+        with pytest.raises(sn.UpdateError, match=message) as info:
+            build()
+        assert isinstance(info.value, TypeError) and "test_index.py" in str(info.value)
+    with pytest.raises(TypeError, match=r"'x' \(float64\(3, 4\)\) is symbolic and immutable"):
+        x[0] += 1.0
+    out = sn.function([x], x.at[None].set(5.0), backend="py")(np.zeros((3, 4)))
+    check(out, np.full((3, 4), 5.0))  # None is an index (NumPy's a[None] = 5.0)
+
+
 @pytest.mark.parametrize(
     "shape,ishape,axis",
     [((3, 4), (3, 2), 1), ((3, 4), (5, 4), 0), ((3, 4), (1, 2), -1), ((2, 3, 4), (2, 3, 1), 2)],

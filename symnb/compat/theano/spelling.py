@@ -26,6 +26,8 @@ THEANO_NAMES = (
     ("sn.any", "T.any"),
     ("sn.all", "T.all"),
     ("sn.scan", "theano.scan"),
+    ("sn.set_subtensor", "T.set_subtensor"),
+    ("sn.inc_subtensor", "T.inc_subtensor"),
     ("sn.function", "theano.function"),
     ("sn.grad", "T.grad"),
     ("sn.shared", "theano.shared"),

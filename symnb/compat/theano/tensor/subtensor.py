@@ -61,7 +61,7 @@ def _check_flag(name, flag, value):
         raise _at_user_line(
             TypeError(
                 f"{name}: {flag} is a bool, not {shown}; Theano's signature is {name}(x[index], "
-                f"y, inplace=False, ...), and symnb's sn.{name}(x, index, v) takes the index "
-                "second"
+                f"y, inplace=False, ...); symnb's own symnb.{name}(x, index, v) takes the "
+                "index second"
             )
         )
