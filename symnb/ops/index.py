@@ -33,7 +33,7 @@ from symnb.ops._axes import normalize_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, equal, fit_gradient
-from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_like
+from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_like, squeeze
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -60,7 +60,7 @@ def _parse_item(item, inputs):
         raise DTypeError(f"index {item!r}: a Python bool is not an index (use a mask array)")
     if isinstance(item, numbers.Integral):
         return ("int", int(item))
-    var = as_variable(item)
+    var = as_index_variable(item)
     if var.type.dtype.kind == "b":
         inputs.append(var)
         return ("mask", var.type.ndim)
@@ -69,8 +69,21 @@ def _parse_item(item, inputs):
     return ("int", SYM) if var.type.ndim == 0 else ("array",)
 
 
+def as_index_variable(item) -> Variable:
+    """An index array: an empty list (``x[[]]``, ``[[]]``) is an empty int64 array, as NumPy
+    takes it, not the float64 one ``np.asarray([])`` makes."""
+    if _empty_sequence(item):
+        item = np.asarray(item, dtype=np.int64)
+    return as_variable(item)
+
+
+def _empty_sequence(item) -> bool:
+    return isinstance(item, (list, tuple)) and all(_empty_sequence(i) for i in item)
+
+
 def _bound(b, inputs):
-    if b is None or (isinstance(b, numbers.Integral) and not isinstance(b, bool)):
+    """A slice bound: a Python bool is the int 0 or 1 there, as in NumPy's ``x[True:]``."""
+    if b is None or isinstance(b, numbers.Integral):
         return None if b is None else int(b)
     var = as_variable(b)
     _check_integer(var, "a slice bound")
@@ -410,6 +423,10 @@ def _check_value_fits(op, x, v, target):
         raise ShapeError(
             f"{op}: value {v.describe()} has more dims than x{format_spec(op.spec)}, "
             f"of shape {format_shape(target)}"
+            + (
+                " (a set drops leading dims known to be 1, as NumPy does; an increase "
+                "drops none, as np.add.at)"
+            )
         )
     padded = (1,) * (len(target) - v.type.ndim) + v.type.shape
     for axis, (a, b) in enumerate(zip(padded, target)):
@@ -552,7 +569,19 @@ def _update(x, index, v, set_instead):
         x, spec, inputs, v = _theano_spelling(x, index, set_instead)
     else:
         spec, inputs = _located(parse_index, x, index)
-    return IncSubtensor(spec, set_instead)(x, as_variable(v), *inputs)
+    v = as_variable(v)
+    if set_instead:
+        v = _without_leading_ones(x, spec, inputs, v)
+    return IncSubtensor(spec, set_instead)(x, v, *inputs)
+
+
+def _without_leading_ones(x, spec, inputs, v) -> Variable:
+    """v less the leading dims of length 1 it has beyond x[index]'s rank, which NumPy's
+    ``x[index] = v`` drops (``np.add.at``, and so an increase, refuses them)."""
+    extra = v.type.ndim - len(_located(indexed_shape, x, spec, list(inputs)))
+    if extra <= 0 or any(d != 1 for d in v.type.shape[:extra]):
+        return v
+    return squeeze(v, tuple(range(extra)))
 
 
 def _theano_spelling(view, v, set_instead):
@@ -584,7 +613,7 @@ def _take_indices(indices):
     ``x[mask]``; a slice or None is no index (NumPy refuses them too)."""
     if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
         return int(indices)
-    var = _located(as_variable, indices)
+    var = _located(as_index_variable, indices)
     return cast(var, "int64") if var.type.dtype.kind == "b" else var
 
 

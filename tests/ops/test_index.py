@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from tests.helpers import check, random_array
+from tests.helpers import check, random_array, reference_backend
 
 E = Ellipsis
 I2 = np.array([2, 0, -1])
@@ -24,6 +24,7 @@ BASIC = {
     "0-d ellipsis": ((), (E,)),
     "0-d new axis": ((), (None,)),
     "empty array": ((0, 3), (slice(None), 1)),
+    "bool slice bounds": ((3, 4, 5), (slice(True, None), slice(False, True, True))),
 }
 ADVANCED = {
     "int array": ((5, 4), (I2,)),
@@ -36,6 +37,9 @@ ADVANCED = {
     "ellipsis between arrays": ((5, 4), (I2, E, np.array([0, 1, 3]))),
     "list index": ((5, 4), ([0, 0, 4],)),
     "empty index array": ((5, 4), (np.array([], dtype="int64"),)),
+    "empty list": ((5, 4), ([],)),
+    "nested empty list": ((5, 4), ([[]],)),
+    "int and empty list": ((5, 4), (1, [])),
     "constant mask": ((3, 4), (np.array([True, False, True]),)),
 }
 DTYPES = ["float64", "float32", "int64", "bool"]
@@ -144,6 +148,31 @@ def test_set_and_inc_subtensor_match_numpy(case, dtype, rng, backend):
     np.add.at(want, index, v)
     check(typed_run(lambda x, w: sn.inc_subtensor(x, index, w), a, v, backend=backend)[1], want)
     check(typed_run(lambda x, w: x.at[index].add(w), a, v, backend=backend)[1], want)
+
+
+@pytest.mark.parametrize("index", [1, np.array([0, 2]), slice(1, 3)])
+def test_set_drops_the_values_leading_ones_as_numpy_does(index, rng, backend):
+    """``a[1] = v`` of a (1, 3) v into a (3,) target drops v's leading 1s (NumPy's setitem);
+    ``np.add.at`` refuses them, and so does an increase."""
+    a, v = random_array(rng, (4, 3), "float64"), random_array(rng, (1, 1, 3), "float64")
+    want = a.copy()
+    want[index] = v
+    check(typed_run(lambda x, w: x.at[index].set(w), a, v, backend=backend)[1], want)
+    check(typed_run(lambda x, w: sn.set_subtensor(x[index], w), a, v, backend=backend)[1], want)
+    with reference_backend():
+        sn.check_grad(lambda w: (sn.set_subtensor(sn.constant(a)[index], w) ** 2).sum(), [v])
+    x, w = sn.tensor("x", (4, 3)), sn.tensor("w", (1, 1, 3))
+    with pytest.raises(sn.ShapeError, match="has more dims than x"):
+        x.at[index].add(w)
+    with pytest.raises(sn.ShapeError, match="drops leading dims known to be 1"):
+        x.at[index].set(sn.tensor("u", (None, 1, 1, 3)))
+
+
+def test_take_of_an_empty_list_is_empty_as_in_numpy():
+    a = np.arange(12.0).reshape(4, 3)
+    x = sn.tensor("x", (4, 3), "float64")
+    check(sn.function([x], sn.take(x, [], axis=0), backend="py")(a), np.take(a, [], axis=0))
+    check(sn.function([x], x.at[[]].set(1.0), backend="py")(a), a)
 
 
 def test_updates_leave_the_input_unchanged_and_cast_weak_scalars(backend):
