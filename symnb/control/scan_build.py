@@ -62,11 +62,12 @@ def scan(
 
     ``fn`` receives, in order, each sequence's value at each of its taps, each recurrent
     output's values at its taps, then the ``non_sequences``; it returns the step's outputs
-    (one per ``outputs_info`` entry), optionally a ``{shared: new value}`` dict and an
-    ``sn.until(cond)``. ``outputs_info`` entries: an initial value (fed back at tap -1), a
-    dict ``{"initial": x, "taps": [-1, -2]}`` (``x`` then has one row per step reached back)
-    or None (an output not fed back). ``truncate_gradient=k > 0`` backpropagates through the
-    last ``k`` steps only. See docs/loops.md.
+    (one per ``outputs_info`` entry), optionally the updates (a ``{shared: new value}`` dict
+    or a list of ``(shared, new value)`` pairs) and an ``sn.until(cond)``. ``outputs_info``
+    entries: an initial value (fed back at tap -1), a dict ``{"initial": x, "taps": [-1,
+    -2]}`` (``x`` then has one row per step reached back) or None (an output not fed back).
+    ``truncate_gradient=k > 0`` backpropagates through the last ``k`` steps only. See
+    docs/loops.md.
     """
     try:
         return _Builder(
@@ -350,19 +351,84 @@ class _Builder:
 
 
 def _parse_return(returned):
-    """(outputs, updates, until) from what fn returned, in any of Theano's arrangements."""
+    """(outputs, updates, until) from what fn returned, by Theano's rule: outputs (a variable
+    or one list of them), updates (a dict, or a list of ``(shared, new value)`` pairs) and an
+    ``sn.until``, alone or together. A list of pairs is updates, never two outputs each: read
+    as outputs, the shared variables would silently never change. Outputs both inside and
+    outside a list (``h, (W, W + 1)``: a pair without its list?) are refused, not guessed."""
+    if _is_update_pairs(returned):
+        return [], _updates_from_pairs(returned), None
     items = list(returned) if isinstance(returned, (list, tuple)) else [returned]
-    outputs, updates, cond = [], {}, None
+    singles, lists, updates, cond = [], [], OrderedDict(), None
     for item in items:
         if isinstance(item, until):
             cond = item
         elif isinstance(item, dict):
             updates.update(item)
+        elif _is_update_pairs(item):
+            updates.update(_updates_from_pairs(item))
         elif isinstance(item, (list, tuple)):
-            outputs.extend(item)
+            lists.append(item)
         else:
-            outputs.append(item)
+            singles.append(item)
+    if len(lists) > 1 or (lists and singles):
+        raise GraphError(
+            f"sn.scan: cannot read what fn returned, {_short(returned)}: it holds outputs "
+            "both inside and outside a list; " + _FORMS
+        )
+    outputs = [_check_output(v, returned) for v in lists[0]] if lists else singles
     return outputs, updates, cond
+
+
+_FORMS = (
+    "return the outputs (a variable or one flat list), then optionally the updates (a dict "
+    "or a list of (shared, new value) pairs), then optionally an sn.until, in that order"
+)
+
+
+def _is_update_pairs(value) -> bool:
+    """A non-empty list or tuple of 2-item lists or tuples (Theano's ``is_updates``)."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) > 0
+        and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value)
+    )
+
+
+def _updates_from_pairs(pairs) -> OrderedDict:
+    """Pairs read as updates: each key must be a shared variable, or the pairs were meant as
+    something else (two outputs each?), which is refused rather than guessed."""
+    for key, _ in pairs:
+        if not isinstance(key, SharedVariable):
+            raise GraphError(
+                f"sn.scan: fn returned a list of pairs, {_short(pairs)}, which is read as "
+                f"updates (shared variable, new value), but {_short(key)} is not a shared "
+                "variable; return outputs as one flat list, updates as a dict or a list of "
+                "(shared, new value) pairs"
+            )
+    return OrderedDict((key, value) for key, value in pairs)
+
+
+def _check_output(value, returned):
+    """One item of the list of outputs: a container there is a misplaced update or until."""
+    if isinstance(value, (list, tuple, dict, until)):
+        raise GraphError(
+            f"sn.scan: cannot read what fn returned, {_short(returned)}: a list of outputs "
+            f"holds {_short(value)}; " + _FORMS
+        )
+    return value
+
+
+def _short(value) -> str:
+    """What fn returned, for an error: variables described, containers spelled out."""
+    if isinstance(value, Variable):
+        return value.describe()
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_short(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, until):
+        return "sn.until(...)"
+    return repr(value)[:60]
 
 
 def _over_placeholders(phs, outers, outputs, updates: dict, cond):

@@ -83,9 +83,6 @@ from symnb.ops.layout import (  # noqa: F401
     flatten,
     flip,
     pad,
-    repeat,
-    roll,
-    tile,
     tril,
     triu,
 )
@@ -157,6 +154,7 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     sum,
     var,
 )
+from symnb.ops.repeats import repeat, roll, tile  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
 

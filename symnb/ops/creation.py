@@ -95,29 +95,38 @@ class Eye(Op):
 
 
 class OneHot(Op):
-    """``indices`` as one-hot rows of length ``depth`` (a new last axis)."""
+    """``indices`` as one-hot rows of length ``depth`` (a new last axis); a depth known only
+    at run time (``y.max() + 1``, ``n_classes``) is a second input, ``depth`` then None."""
 
     dtype_rule = "``dtype``, else config.floatX (float64 by default)"
     __props__ = ("depth", "dtype")
     differentiable = False
 
-    def __init__(self, depth: int, dtype=None):
-        self.depth, self.dtype = int(depth), as_dtype(dtype or config.floatX).name
+    def __init__(self, depth: int | None, dtype=None):
+        self.depth = None if depth is None else int(depth)
+        self.dtype = as_dtype(dtype or config.floatX).name
 
-    def infer_types(self, indices):
+    def infer_types(self, indices, *depth):
         if indices.type.dtype.kind not in "iu":
             raise DTypeError(f"one_hot: indices must be integers, not {indices.describe()}")
-        return [TensorType(self.dtype, indices.type.shape + (self.depth,))]
+        if len(depth) != (self.depth is None):
+            raise ShapeError("one_hot: the depth is given either as a prop or as an input")
+        n = self.depth if self.depth is not None else _static_size(depth[0])
+        n = None if isinstance(n, int) and n < 0 else n
+        return [TensorType(self.dtype, indices.type.shape + (n,))]
 
-    def perform(self, indices):
+    def perform(self, indices, *depth):
         indices = np.asarray(indices)
-        if indices.size and (indices.min() < 0 or indices.max() >= self.depth):
-            bad = indices[(indices < 0) | (indices >= self.depth)].flat[0]
-            raise IndexError(f"one_hot: index {bad} is outside [0, {self.depth})")
-        return (indices[..., None] == np.arange(self.depth)).astype(self.dtype)
+        n = self.depth if self.depth is not None else int(depth[0])
+        if n < 0:
+            raise ValueError(f"one_hot: depth must be >= 0, not {n}")
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            bad = indices[(indices < 0) | (indices >= n)].flat[0]
+            raise IndexError(f"one_hot: index {bad} is outside [0, {n})")
+        return (indices[..., None] == np.arange(n)).astype(self.dtype)
 
     def grad(self, inputs, outputs, output_grads):
-        return [None]
+        return [None] * len(inputs)
 
 
 # -- shape arguments -----------------------------------------------------------------------
@@ -249,8 +258,22 @@ def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     return Eye(k, dtype)(n, n if m is None else m)
 
 
-def one_hot(indices, depth: int, dtype=None) -> Variable:
-    """One-hot rows of length ``depth`` for integer ``indices`` (Theano's ``to_one_hot``)."""
-    if not isinstance(depth, numbers.Integral) or depth < 0:
-        raise TypeError(f"one_hot: depth must be a non-negative int, not {depth!r}")
+def one_hot(indices, depth, dtype=None) -> Variable:
+    """One-hot rows of length ``depth`` for integer ``indices`` (Theano's ``to_one_hot``);
+    ``depth`` is an int or an integer scalar variable."""
+    if isinstance(depth, Constant) and depth.type.ndim == 0:
+        depth = depth.value.item()
+    if isinstance(depth, Variable):
+        if depth.type.ndim != 0 or depth.type.dtype.kind not in "iu":
+            raise _located(
+                DTypeError(f"one_hot: depth must be an integer scalar, not {depth.describe()}")
+            )
+        return OneHot(None, dtype)(as_variable(indices), cast(depth, "int64"))
+    if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 0:
+        raise _located(
+            TypeError(
+                f"one_hot: depth must be a non-negative int or an integer scalar variable, "
+                f"not {depth!r}"
+            )
+        )
     return OneHot(depth, dtype)(as_variable(indices))

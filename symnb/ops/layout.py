@@ -1,4 +1,6 @@
-"""Layout ops: flatten, flip, roll, pad, repeat, tile, triangles and diagonals, dimshuffle.
+"""Layout ops: flatten, flip, roll, pad, repeat, tile, triangles and diagonals, dimshuffle
+(``repeat``, ``tile`` and ``roll`` themselves are built in ``repeats.py``, which also takes
+counts known only at run time).
 
 Each gradient helper (``_Unpad``, ``_SumRepeats``, ...) takes the forward input as a second
 operand only for its shape, so the gradient keeps the input's static dims (names included).
@@ -19,7 +21,7 @@ from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.shape import DimShuffle, _LikeOp, _located, expand_dims, reshape_like
+from symnb.ops.shape import DimShuffle, _LikeOp, _located, reshape_like
 
 
 # -- layout ops ----------------------------------------------------------------------------
@@ -67,7 +69,8 @@ class Flip(Op):
 
 
 class Roll(Op):
-    """Shift elements along axes, wrapping around (``axis=None``: over the flattened array)."""
+    """Shift elements along axes by int shifts, wrapping around (``axis=None``: over the
+    flattened array); ``sn.roll`` by a shift known only at run time gathers instead (``take``)."""
 
     dtype_rule = "x's dtype"
     __props__ = ("shift", "axis")
@@ -124,7 +127,8 @@ class _Unpad(_LikeOp):
 
 
 class Repeat(Op):
-    """Repeat each element ``repeats`` times along ``axis``."""
+    """Repeat each element ``repeats`` (an int) times along ``axis``; ``sn.repeat`` by a count
+    known only at run time broadcasts and reshapes, by counts per element it gathers."""
 
     dtype_rule = "x's dtype"
     __props__ = ("repeats", "axis")
@@ -162,7 +166,8 @@ class _SumRepeats(_LikeOp):
 
 
 class Tile(Op):
-    """Repeat the whole array ``reps[i]`` times along axis i (as many reps as axes)."""
+    """Repeat the whole array ``reps[i]`` (ints) times along axis i (as many reps as axes);
+    ``sn.tile`` by reps known only at run time broadcasts and reshapes instead."""
 
     dtype_rule = "x's dtype"
     __props__ = ("reps",)
@@ -332,19 +337,6 @@ def flip(x, axis=None) -> Variable:
     return Flip(normalize_axis(axis, x.type.ndim, "flip", x))(x)
 
 
-def roll(x, shift, axis=None) -> Variable:
-    """Shift elements by ``shift`` along ``axis``, wrapping around, as ``np.roll``."""
-    x = as_variable(x)
-    if axis is None:
-        return Roll(_int(shift, "roll", "shift"), None)(x)
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
-    shifts = (shift,) * len(axes) if isinstance(shift, numbers.Integral) else tuple(shift)
-    if len(shifts) != len(axes):
-        raise _located(ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
-    axes = tuple(normalize_axis(a, x.type.ndim, "roll", x)[0] for a in axes)  # may repeat
-    return Roll(tuple(_int(s, "roll", "shift") for s in shifts), axes)(x)
-
-
 def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
     """Pad with a constant; ``pad_width`` as in ``np.pad`` (int, (before, after), per axis)."""
     x = as_variable(x)
@@ -357,28 +349,6 @@ def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
     if widths.dtype.kind not in "iu" or (widths < 0).any():
         raise _located(ShapeError(f"pad: widths must be non-negative ints, not {pad_width!r}"))
     return Pad(tuple((int(b), int(a)) for b, a in widths), _scalar(constant_values))(x)
-
-
-def repeat(x, repeats: int, axis=None) -> Variable:
-    """Repeat each element ``repeats`` times along ``axis`` (None: of the flattened array)."""
-    x = as_variable(x)
-    if axis is None:
-        x, axis = flatten(x), 0
-    if _int(repeats, "repeat", "repeats") < 0:
-        raise _located(ShapeError(f"repeat: repeats must be >= 0, not {repeats}"))
-    (axis,) = normalize_axis(axis, x.type.ndim, "repeat", x)
-    return Repeat(repeats, axis)(x)
-
-
-def tile(x, reps) -> Variable:
-    """The array repeated ``reps`` times per axis, as ``np.tile`` (reps and axes aligned right)."""
-    x = as_variable(x)
-    reps = (reps,) if isinstance(reps, numbers.Integral) else tuple(reps)
-    if any(_int(r, "tile", "reps") < 0 for r in reps):
-        raise _located(ShapeError(f"tile: reps must be >= 0, not {reps}"))
-    if len(reps) > x.type.ndim:
-        x = expand_dims(x, tuple(range(len(reps) - x.type.ndim)))
-    return Tile((1,) * (x.type.ndim - len(reps)) + reps)(x)
 
 
 def tril(x, k: int = 0) -> Variable:
@@ -400,12 +370,6 @@ def diag(v, k: int = 0) -> Variable:
     if v.type.ndim == 2:
         return Diagonal(k)(v)
     raise _located(ShapeError(f"diag: needs a vector or a matrix, got {v.describe()}"))
-
-
-def _int(value, op, what) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise TypeError(f"{op}: {what} must be an int, not {value!r}")
-    return int(value)
 
 
 def _scalar(value):

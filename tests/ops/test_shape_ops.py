@@ -105,8 +105,10 @@ def test_layout_errors_are_clear():
         sn.roll(m, 1, axis=2)
     with pytest.raises(sn.ShapeError, match="repeat: axis 2 is out of range"):
         sn.repeat(m, 2, axis=2)
-    with pytest.raises(TypeError, match="repeat: repeats must be an int"):
+    with pytest.raises(sn.ShapeError, match="repeat: 2 counts for axis 0 of 'm'.* 3 elements"):
         sn.repeat(m, [1, 2], axis=0)
+    with pytest.raises(TypeError, match="repeat: repeats must be an int"):
+        sn.repeat(m, 1.5, axis=0)
 
 
 def test_method_sugar_for_layout(rng, backend):

@@ -21,6 +21,7 @@ from symnb.compat.theano.tensor.subtensor import inc_subtensor, set_subtensor  #
 from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import ShapeError
 from symnb.ops.elemwise import cast as _cast
 
 #: Theano's ``upgrade_to_float``: the float an integer (or boolean) argument of float math
@@ -80,13 +81,7 @@ isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
 # -- layout, indexing, joins: the same functions symnb offers ------------------------------
 take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subtensor)
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
-concatenate, shape, tile, outer, tensordot = (
-    sn.concatenate,
-    sn.shape,
-    sn.tile,
-    sn.outer,
-    sn.tensordot,
-)
+concatenate, shape, outer, tensordot = sn.concatenate, sn.shape, sn.outer, sn.tensordot
 zeros_like, ones_like, eye, diag = sn.zeros_like, sn.ones_like, sn.eye, sn.diag
 cumsum, cumprod, sort, argsort = sn.cumsum, sn.cumprod, sn.sort, sn.argsort
 argmin, argmax = sn.argmin, sn.argmax
@@ -275,6 +270,31 @@ def stack(*tensors, axis=0) -> Variable:
 def join(axis, *tensors) -> Variable:
     """``T.join(axis, a, b, ...)``: ``concatenate`` with the axis first."""
     return sn.concatenate(list(tensors), axis=axis)
+
+
+def tile(x, reps, ndim=None) -> Variable:
+    """``T.tile``: ``np.tile`` with Theano's ``ndim``, the result's rank; ``reps`` (ints,
+    integer scalars, or an integer vector, whose length may then be unknown) is padded with
+    1s on the left to it."""
+    if ndim is None:
+        return sn.tile(x, reps)
+    x = as_variable(x)
+    if ndim < x.type.ndim:
+        raise _at_user_line(
+            ShapeError(f"tile: ndim={ndim} is less than the {x.type.ndim} dims of {x.describe()}")
+        )
+    if isinstance(reps, Variable) and reps.type.ndim == 1:
+        if not isinstance(reps.type.shape[0], int):  # a run-time error if longer than ndim
+            ones = sn.ones((ndim - sn.shape(reps)[0],), "int64")
+            reps = sn.reshape(sn.concatenate([ones, _cast(reps, "int64")]), (ndim,))
+        reps = [reps[i] for i in range(reps.type.shape[0])]
+    elif isinstance(reps, (list, tuple, np.ndarray)):
+        reps = list(reps)
+    else:
+        reps = [reps]
+    if len(reps) > ndim:
+        raise _at_user_line(ShapeError(f"tile: {len(reps)} reps for ndim={ndim}"))
+    return sn.tile(x, [1] * (ndim - len(reps)) + reps)
 
 
 def _floatx_if_python_float(value):

@@ -10,5 +10,6 @@ cumsum, cumprod, repeat, squeeze = sn.cumsum, sn.cumprod, sn.repeat, sn.squeeze
 
 
 def to_one_hot(y, nb_class, dtype=None):
-    """One-hot rows of ``nb_class`` for integer labels ``y`` (floatX unless ``dtype``)."""
-    return sn.one_hot(as_variable(y), int(nb_class), dtype=resolve_dtype(dtype or "floatX"))
+    """One-hot rows of ``nb_class`` (an int or an integer scalar variable) for integer labels
+    ``y`` (floatX unless ``dtype``)."""
+    return sn.one_hot(as_variable(y), nb_class, dtype=resolve_dtype(dtype or "floatX"))
