@@ -17,6 +17,13 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.tensor.batched import batched_dot, batched_tensordot  # noqa: F401
+from symnb.compat.theano.tensor.constants import (  # noqa: F401
+    EmptyConstantError,
+    NotScalarConstantError,
+    get_scalar_constant_value,
+)
+from symnb.compat.theano.tensor.joins import join, stack, stacklists  # noqa: F401
 from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
@@ -146,18 +153,6 @@ def vertical_stack(*args) -> Variable:
     return sn.concatenate(list(args), axis=0)
 
 
-def batched_dot(a, b) -> Variable:
-    """``dot`` of each pair ``a[i], b[i]`` along the first axis (vectors or matrices)."""
-    a, b = as_variable(a), as_variable(b)
-    if a.type.ndim == 2 and b.type.ndim == 2:
-        return sn.sum(a * b, axis=1)
-    if a.type.ndim == 2:
-        return sn.squeeze(sn.matmul(sn.expand_dims(a, 1), b), 1)
-    if b.type.ndim == 2:
-        return sn.squeeze(sn.matmul(a, sn.expand_dims(b, 2)), 2)
-    return sn.matmul(a, b)
-
-
 def patternbroadcast(x, broadcastable) -> Variable:
     """x with the dims that ``broadcastable`` marks checked to be 1 (a call with another
     length fails) and known to be 1 in its type."""
@@ -262,18 +257,6 @@ def dot(a, b) -> Variable:
 def flatten(x, ndim=1, outdim=None) -> Variable:
     """``T.flatten(x, ndim=1)``; ``outdim`` is Theano's older name for ``ndim``."""
     return sn.flatten(x, ndim if outdim is None else outdim)
-
-
-def stack(*tensors, axis=0) -> Variable:
-    """``T.stack([a, b], axis=0)``, or Theano's older ``T.stack(a, b)``."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tensors[0]
-    return sn.stack(list(tensors), axis=axis)
-
-
-def join(axis, *tensors) -> Variable:
-    """``T.join(axis, a, b, ...)``: ``concatenate`` with the axis first."""
-    return sn.concatenate(list(tensors), axis=axis)
 
 
 def _floatx_if_python_float(value):
