@@ -24,6 +24,17 @@ from symnb.compat.theano.tensor.constants import (  # noqa: F401
     get_scalar_constant_value,
 )
 from symnb.compat.theano.tensor.joins import join, stack, stacklists  # noqa: F401
+from symnb.compat.theano.tensor.selection import (  # noqa: F401
+    argmax,
+    argmin,
+    argsort,
+    diagonal,
+    flatnonzero,
+    max_and_argmax,
+    nonzero,
+    nonzero_values,
+    sort,
+)
 from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
@@ -66,6 +77,7 @@ tanh, log, exp, sqrt, sigmoid = map(_float_math, (sn.tanh, sn.log, sn.exp, sn.sq
 log1p, expm1, log2, log10 = map(_float_math, (sn.log1p, sn.expm1, sn.log2, sn.log10))
 sin, cos, tan, sinh, cosh = map(_float_math, (sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh))
 arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
+arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
 sgn, sqr, abs_, neg, inv = sn.sign, sn.square, sn.abs, sn.neg, sn.reciprocal
@@ -82,6 +94,7 @@ eq, neq, lt, gt, le, ge = (
     sn.greater_equal,
 )
 and_, or_, xor, invert = sn.bitwise_and, sn.bitwise_or, sn.bitwise_xor, sn.invert
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert  # NumPy's names
 isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
 # -- layout, indexing, joins: the same functions symnb offers ------------------------------
 set_subtensor, inc_subtensor, take = sn.set_subtensor, sn.inc_subtensor, sn.take
@@ -93,9 +106,8 @@ concatenate, shape, tile, outer, tensordot = (
     sn.outer,
     sn.tensordot,
 )
-zeros_like, ones_like, eye, diag = sn.zeros_like, sn.ones_like, sn.eye, sn.diag
-cumsum, cumprod, sort, argsort = sn.cumsum, sn.cumprod, sn.sort, sn.argsort
-argmin, argmax = sn.argmin, sn.argmax
+eye, diag, tril, triu, trace = sn.eye, sn.diag, sn.tril, sn.triu, sn.trace
+cumsum, cumprod = sn.cumsum, sn.cumprod
 logsumexp, norm = sn.logsumexp, sn.norm
 any, all, squeeze, repeat, roll = sn.any, sn.all, sn.squeeze, sn.repeat, sn.roll  # noqa: A001
 
@@ -206,8 +218,11 @@ def sum(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variabl
     return _dtyped(sn.sum, input, dtype, axis=_axis(axis), keepdims=keepdims)
 
 
-def prod(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
-    """``T.prod`` (``acc_dtype`` accepted, as for ``sum``)."""
+def prod(
+    input, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_input=False
+) -> Variable:
+    """``T.prod`` (``acc_dtype`` accepted, as for ``sum``; ``no_zeros_in_input``, which let
+    Theano take a cheaper gradient, is accepted: the values are the same)."""
     return _dtyped(sn.prod, input, dtype, axis=_axis(axis), keepdims=keepdims)
 
 
@@ -233,11 +248,6 @@ def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
 
 def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
     return sn.min(x, axis=_axis(axis), keepdims=keepdims)
-
-
-def max_and_argmax(x, axis=None, keepdims=False) -> list[Variable]:
-    """``[max(x, axis), argmax(x, axis)]``."""
-    return [max(x, axis, keepdims), argmax(x, axis=axis, keepdims=keepdims)]
 
 
 def _axis(axis):
@@ -337,3 +347,102 @@ def _check_ndim(var, ndim, what):
         raise _at_user_line(
             TypeError(f"{what}: {var.describe()} has {var.type.ndim} dims, not ndim={ndim}")
         )
+
+
+# -- more of Theano's names ----------------------------------------------------------------
+def _arccosh(x) -> Variable:
+    """``log(x + sqrt(x - 1) * sqrt(x + 1))``, NumPy's arccosh (NaN below 1)."""
+    return sn.log(x + sn.sqrt(x - 1) * sn.sqrt(x + 1))
+
+
+def _arctanh(x) -> Variable:
+    """``(log1p(x) - log1p(-x)) / 2``, NumPy's arctanh (+-inf at +-1, NaN beyond)."""
+    return 0.5 * (sn.log1p(x) - sn.log1p(-x))
+
+
+arccosh, arctanh = _float_math(_arccosh, "arccosh"), _float_math(_arctanh, "arctanh")
+
+
+def deg2rad(x) -> Variable:
+    """Degrees to radians (an integer x made float first)."""
+    return _as_float(x) * (np.pi / 180.0)
+
+
+def rad2deg(x) -> Variable:
+    """Radians to degrees (an integer x made float first)."""
+    return _as_float(x) * (180.0 / np.pi)
+
+
+def erfcx(x):
+    """``T.erfcx``, the scaled complementary error function, has no symnb op."""
+    raise _at_user_line(
+        NotImplementedError(
+            "T.erfcx: symnb has no scaled complementary error function; T.exp(x ** 2) * "
+            "T.erfc(x) is the same for x below about 25 (float64; 9 in float32), where erfc "
+            "underflows"
+        )
+    )
+
+
+def power(x, y) -> Variable:
+    """``T.power(x, y)``: ``x ** y``."""
+    return sn.pow(x, y)
+
+
+def ptp(a, axis=None) -> Variable:
+    """``T.ptp``: maximum minus minimum along ``axis`` (all of them by default)."""
+    return max(a, axis) - min(a, axis)
+
+
+def second(a, b) -> Variable:
+    """``T.second(a, b)`` (Theano's ``fill``): b broadcast to a's shape."""
+    return fill(a, b)
+
+
+def identity_like(x) -> Variable:
+    """``T.identity_like``: the identity of x's (matrix) shape and dtype."""
+    x = as_variable(x)
+    return sn.eye(sn.shape(x)[0], sn.shape(x)[1], dtype=x.type.dtype)
+
+
+def zeros_like(model, dtype=None, opt=False) -> Variable:
+    """``T.zeros_like`` (``opt`` accepted: it only changed Theano's graph)."""
+    return sn.zeros_like(model, dtype=resolve_dtype(dtype))
+
+
+def ones_like(model, dtype=None, opt=False) -> Variable:
+    """``T.ones_like`` (``opt`` accepted, as for ``zeros_like``)."""
+    return sn.ones_like(model, dtype=resolve_dtype(dtype))
+
+
+def tensor_copy(x) -> Variable:
+    """A new variable with x's value (``x.copy()``): naming it leaves x's name alone."""
+    x = as_variable(x)
+    return sn.not_equal(x, False) if x.type.dtype.kind == "b" else sn.pos(x)
+
+
+def conj(x) -> Variable:
+    """``T.conj``: a real tensor's conjugate is itself (a copy); symnb has no complex math."""
+    x = as_variable(x)
+    if x.type.dtype.kind == "c":
+        raise _at_user_line(
+            NotImplementedError(f"T.conj: symnb has no complex math ({x.describe()})")
+        )
+    return tensor_copy(x)
+
+
+def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
+    """``T.isclose`` (NumPy's rule: ``|a - b| <= atol + rtol * |b|``, infinities close when
+    equal, NaNs when ``equal_nan``), a bool tensor."""
+    a, b = as_variable(a), as_variable(b)
+    finite = sn.invert(sn.isnan(a) | sn.isnan(b) | sn.isinf(a) | sn.isinf(b))
+    close = finite & sn.less_equal(sn.abs(a - b), atol + rtol * sn.abs(b))
+    close = close | (sn.isinf(a) & sn.isinf(b) & sn.equal(a, b))
+    if equal_nan:
+        close = close | (sn.isnan(a) & sn.isnan(b))
+    return close
+
+
+def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
+    """``T.allclose``: whether every element is ``isclose``, a bool scalar."""
+    return sn.all(isclose(a, b, rtol, atol, equal_nan))

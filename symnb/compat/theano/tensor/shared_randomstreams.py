@@ -138,8 +138,21 @@ class RandomStreams(RandomStream):
         return super().integers(low, high + 1, size=_size(size, ndim), dtype=dtype)
 
     @_with_rng
-    def multinomial(self, size=(), n=1, pvals=None, ndim=None, dtype="int64", nstreams=None):
+    def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64", nstreams=None):
+        """Counts of ``n`` draws over the categories of ``pvals`` (two even ones by default,
+        as in Theano)."""
+        pvals = list(pvals) if isinstance(pvals, tuple) else pvals
         return super().multinomial(_size(size, ndim), n, pvals, dtype=dtype)
+
+    def poisson(self, size=(), lam=1.0, ndim=None, dtype="int64"):
+        """Theano's ``poisson``: symnb has no Poisson sampler (an error says what to use)."""
+        raise _at_user_line(
+            NotImplementedError(
+                "RandomStreams.poisson: symnb has no Poisson sampler; binomial(size, n=N, "
+                "p=lam / N) with a large N approaches it, or draw with NumPy "
+                "(np.random.poisson) and pass the values as an input"
+            )
+        )
 
     @_with_rng
     def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):
