@@ -8,13 +8,48 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.hooks import hook, spelled
+from symnb.core.hooks import hook, provided, spelled
 from symnb.core.source import user_location
 from symnb.errors import UpdateError
 
 
 def _ops():
     return hook("ops")
+
+
+class _LayerMethod:
+    """A variable attribute that a layer above may define for the variables of its graphs,
+    through its "methods" hook: the Theano layer gives Theano's ``x.round()`` (half away from
+    zero), ``x.sort(axis, kind)``, and Theano's methods NumPy arrays lack (``x.norm(L)``,
+    ``x.exp()``, ``x.size``...). Elsewhere it is symnb's own method, or missing (an
+    AttributeError, so ``hasattr`` is false), so symnb's rules stay for symnb's users."""
+
+    def __init__(self, method=None):
+        self.method = method
+        self.__doc__ = getattr(method, "__doc__", None)
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self if self.method is None else self.method
+        methods = provided("methods")
+        found = None if methods is None else methods(obj, self.name)
+        if found is not None:
+            return found
+        if self.method is None:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+        return self.method.__get__(obj, objtype)
+
+
+#: the attributes only a layer's "methods" hook defines (Theano's, which symnb's lack)
+LAYER_ONLY = (
+    "arccos arccosh arcsin arcsinh arctan arctanh ceil conj conjugate copy cos cosh deg2rad "
+    "diagonal exp exp2 expm1 fill floor get_scalar_constant_value log log10 log1p log2 "
+    "nonzero nonzero_values norm ones_like ptp rad2deg sin sinh size sqrt take tan tanh "
+    "trace trunc zeros_like"
+).split()
 
 
 def _binary(name, reflected=False):
@@ -194,7 +229,9 @@ class TensorMethods:
     def clip(self, min=None, max=None):  # noqa: A002 - NumPy's parameter names
         return _ops().clip(self, min, max)
 
+    @_LayerMethod
     def round(self, decimals=0):
+        """NumPy's round (half to even)."""
         return _ops().round(self, decimals)
 
     def flatten(self, ndim=1):
@@ -208,9 +245,11 @@ class TensorMethods:
     def repeat(self, repeats, axis=None):
         return _ops().repeat(self, repeats, axis=axis)
 
+    @_LayerMethod
     def sort(self, axis=-1):
         return _ops().sort(self, axis=axis)
 
+    @_LayerMethod
     def argsort(self, axis=-1):
         return _ops().argsort(self, axis=axis)
 
@@ -246,3 +285,10 @@ def _spelled_int(item) -> str:
     if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
         return str(int(item))
     raise TypeError(item)
+
+
+for _name in LAYER_ONLY:
+    _attribute = _LayerMethod()
+    _attribute.__set_name__(TensorMethods, _name)
+    setattr(TensorMethods, _name, _attribute)
+del _name, _attribute

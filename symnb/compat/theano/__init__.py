@@ -6,10 +6,12 @@
 ``theano.function``, ``theano.shared``, ``theano.scan``, ``theano.config`` (``floatX``),
 ``theano.In``/``Param``, ``theano.tensor`` (``T``), ``theano.tensor.nnet``,
 ``theano.tensor.signal.pool``, random streams (``theano.tensor.shared_randomstreams``,
-``theano.sandbox.rng_mrg``), ``theano.printing``, ``theano.gradient`` and ``theano.ifelse``
-map onto symnb's engine: the graphs they build are symnb graphs, compiled by
-``sn.function``. The differences from Theano, and where Theano differs from NumPy, are listed
-in docs/theano.md.
+``theano.sandbox.rng_mrg``), ``theano.printing``, ``theano.gradient`` and ``theano.ifelse``,
+and Theano 1.0's top-level ``theano.dot``, ``grad``, ``Rop``, ``Lop``,
+``get_scalar_constant_value``, ``pprint`` and ``sparse_grad`` map onto symnb's engine: the
+graphs they build are symnb graphs, compiled by ``sn.function``. ``theano.sparse`` says that
+symnb has no sparse matrices. The differences from Theano, and where Theano differs from
+NumPy, are listed in docs/theano.md.
 """
 
 from symnb.compat.theano import (  # noqa: F401
@@ -21,6 +23,7 @@ from symnb.compat.theano import (  # noqa: F401
     printing,
     sandbox,
     scalar,
+    sparse,
     spelling,
     tensor,
     tests,  # noqa: F401 - theano.tests.unittest_tools
@@ -28,10 +31,17 @@ from symnb.compat.theano import (  # noqa: F401
 )
 from symnb.compat.theano.compile import In, Mode, Param, debugmode, function, shared, sharedvalue  # noqa: F401  # noqa: F401 - submodules
 from symnb.compat.theano.configparser import change_flags, config  # noqa: F401
-from symnb.compat.theano.gradient import grad  # noqa: F401
-from symnb.compat.theano.printing import pp  # noqa: F401
+from symnb.compat.theano.gradient import Lop, Rop, grad  # noqa: F401
+from symnb.compat.theano.printing import pp, pprint  # noqa: F401
 from symnb.compat.theano.scan_module import clone, scan  # noqa: F401
+from symnb.compat.theano.tensor.basic import dot, get_scalar_constant_value  # noqa: F401
 from symnb.core.variable import Variable  # noqa: F401 - theano.Variable
 
 #: the Theano release whose API this layer follows (``theano.__version__ >= "0.9"`` checks)
 __version__ = "1.0.5"
+
+
+def sparse_grad(var):
+    """``theano.sparse_grad(W[indices])``: Theano stored that gradient as a sparse matrix to
+    save memory; the values are the same, and symnb's is dense, so ``var`` is returned."""
+    return var

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.compat.theano.gradient_rules import theano_grad
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
 from symnb.core.op import _at_user_line
 from symnb.core.variable import as_variable
+from symnb.errors import SymnbError
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError
-from symnb.grad.reverse import grad as _grad
 from symnb.ops.markers import disconnected_grad, grad_clip, zero_grad
 
 __all__ = [
+    "DisconnectedInputError",
     "Lop",
     "Rop",
     "consider_constant",
@@ -37,13 +39,16 @@ consider_constant = zero_grad  # Theano's older name for the marker
 
 def _as_called(call: str, argument: str, compute, *args, **kwargs):
     """``compute(*args, **kwargs)`` with a disconnected input reported in the words of the
-    Theano call made (``T.grad: ... pass disconnected_inputs='ignore'``), the error at the
-    user's line: sn.grad's own hint (``disconnected=``) is a TypeError when followed here."""
+    Theano call made (``T.grad: ... pass disconnected_inputs='ignore'``): sn.grad's own hint
+    (``disconnected=``) is a TypeError when followed here. Its errors (symnb's, and those
+    that name ``sn.grad``) are raised again at the user's line, in Theano's names."""
     token = DISCONNECTED_HINT.set((call, argument))
     try:
         return compute(*args, **kwargs)
-    except DisconnectedInputError as exc:
-        raise _at_user_line(exc) from None
+    except (SymnbError, ValueError, TypeError) as exc:
+        if isinstance(exc, SymnbError) or str(exc).startswith("sn."):
+            raise _at_user_line(exc) from None
+        raise
     finally:
         DISCONNECTED_HINT.reset(token)
 
@@ -58,36 +63,48 @@ def grad(
     return_disconnected="zero",
     null_gradients="raise",
 ):
-    """``T.grad``: d cost / d wrt. ``consider_constant`` lists variables that gradients do
-    not flow through; ``disconnected_inputs`` is "raise", "warn" or "ignore"."""
+    """``T.grad``: d cost / d wrt, by Theano's rules. ``consider_constant`` lists variables
+    that gradients do not flow through to what they are computed from (one that is also a
+    ``wrt`` still gets its own gradient); ``disconnected_inputs`` is "raise", "warn" or
+    "ignore". An integer ``wrt`` is differentiated as Theano did (gradient_rules.py)."""
     if return_disconnected not in RETURN_DISCONNECTED:
-        raise ValueError(
-            f"grad: return_disconnected must be one of {sorted(RETURN_DISCONNECTED)}, "
-            f"not {return_disconnected!r}"
+        raise _at_user_line(
+            ValueError(
+                f"T.grad: return_disconnected must be one of {sorted(RETURN_DISCONNECTED)}, "
+                f"not {return_disconnected!r}"
+            )
         )
+    targets = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
     if consider_constant:
-        cost, wrt = _constant_through(cost, wrt, consider_constant)
-    return _as_called(
+        cost, targets = _constant_through(cost, targets, consider_constant)
+    results = _as_called(
         "T.grad",
         "disconnected_inputs",
-        _grad,
+        theano_grad,
         cost,
-        wrt,
-        known_grads=known_grads,
-        disconnected=disconnected_inputs,
-        return_disconnected=RETURN_DISCONNECTED[return_disconnected],
+        targets,
+        known_grads,
+        disconnected_inputs,
+        RETURN_DISCONNECTED[return_disconnected],
     )
+    if isinstance(wrt, tuple):
+        return tuple(results)
+    return results if isinstance(wrt, list) else results[0]
 
 
 def _constant_through(cost, wrt, constants):
-    """The cost with each of ``constants`` behind a zero-gradient marker (and the wrt that
-    the cost's copy computes from, for a wrt that is not a leaf)."""
+    """The cost with each of ``constants`` behind a zero-gradient marker, and the wrt that
+    the cost's copy computes from: a wrt that is one of the constants is its marker, so it
+    gets the gradient that reaches it (Theano's ``consider_constant`` stops the gradient
+    below the variable, not at it: ``grad(x + y, x, consider_constant=[x])`` is 1)."""
     single = not isinstance(wrt, (list, tuple))
     targets = [wrt] if single else list(wrt)
     replace = {v: zero_grad(v) for v in constants}
-    inner = [v for v in targets if v.owner is not None]
+    marked = {id(old): new for old, new in replace.items()}
+    inner = [v for v in targets if v.owner is not None and id(v) not in marked]
     new_cost, *new_inner = clone_graph([cost, *inner], replace)
     swap = {id(old): new for old, new in zip(inner, new_inner)}
+    swap.update(marked)
     targets = [swap.get(id(v), v) for v in targets]
     return new_cost, targets[0] if single else targets
 

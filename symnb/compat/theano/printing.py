@@ -53,6 +53,9 @@ def pp(obj) -> str:
     return _graph_text(obj)
 
 
+pprint = pp  # Theano's pretty printer, which pp called
+
+
 def pydotprint(
     fct,
     outfile=None,

@@ -30,6 +30,13 @@ THEANO_NAMES = (
     ("sn.inc_subtensor", "T.inc_subtensor"),
     ("sn.function", "theano.function"),
     ("sn.grad", "T.grad"),
+    ("sn.disconnected_grad", "theano.gradient.disconnected_grad"),
+    ("sn.Lop", "T.Lop"),
+    ("sn.Rop", "T.Rop"),
+    ("sn.jacobian", "T.jacobian"),
+    ("sn.hessian", "T.hessian"),
+    ("sn.sum", "T.sum"),
+    ("sn.mean", "T.mean"),
     ("sn.shared", "theano.shared"),
     ("sn.tensor/sn.matrix/...", "T.matrix/T.tensor4/..."),
 )

@@ -1,12 +1,74 @@
 """``theano.sandbox.rng_mrg.MRG_RandomStreams``: the same streams as ``RandomStreams``
-(symnb's Philox generator stands in for MRG31k3p; the numbers differ from Theano's)."""
+(symnb's Philox generator stands in for MRG31k3p; the numbers differ from Theano's), with
+MRG's own ``choice`` without replacement and ``multinomial_wo_replacement``."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from symnb import ops as sn
 from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+from symnb.core.op import _at_user_line
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import ShapeError
 
 
 class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
     """``MRG_RandomStreams(seed=12345)``: ``uniform``, ``normal``, ``binomial``..."""
 
     default_seed = 12345
+
+    def choice(self, size=None, a=None, replace=True, p=None, ndim=None, dtype="int64", **kwargs):
+        """Theano MRG's form, ``choice(size=k, a=None, replace=False, p=matrix)``: for each row
+        of ``p``, ``k`` distinct column indices drawn one after another with probabilities
+        ``p`` renormalised over the columns left (word2vec's negative sampling). Other
+        forms (``a`` given) are ``RandomStreams.choice``'s. ``size`` is 1 by default, as in
+        Theano (a scalar draw in the other forms)."""
+        if a is not None:
+            return super().choice(() if size is None else size, a, replace, p, ndim, dtype)
+        if replace:
+            raise _at_user_line(
+                NotImplementedError(
+                    "MRG_RandomStreams.choice(a=None) draws without replacement only, as in "
+                    "Theano: pass replace=False; for draws with replacement, "
+                    "multinomial(pvals=p) gives counts per row"
+                )
+            )
+        if p is None:
+            raise _at_user_line(
+                TypeError(
+                    "MRG_RandomStreams.choice(a=None): p, a row of probabilities per draw, "
+                    "is needed"
+                )
+            )
+        p = as_variable(p)
+        if p.type.ndim != 2:
+            raise _at_user_line(
+                ShapeError(
+                    f"MRG_RandomStreams.choice(a=None): p must be a matrix (a row of "
+                    f"probabilities per draw), not {p.describe()}"
+                )
+            )
+        u = self.uniform(size=sn.shape(p), dtype="float64")
+        return _without_replacement(u, p, 1 if size is None else size, dtype)
+
+    def multinomial_wo_replacement(
+        self, size=None, n=1, pvals=None, ndim=None, dtype="int64", **kwargs
+    ):
+        """Theano's older name for ``choice(size=n, a=None, replace=False, p=pvals)``."""
+        if size is not None:
+            raise _at_user_line(
+                ValueError("multinomial_wo_replacement: size must be None (n is the count)")
+            )
+        return self.choice(size=n, a=None, replace=False, p=pvals, dtype=dtype)
+
+
+def _without_replacement(u: Variable, p: Variable, size, dtype) -> Variable:
+    """Per row, the ``size`` columns whose keys ``log(-log(u)) - log(p)`` are smallest, in
+    that order: the Gumbel top-k trick, which orders the columns exactly as drawing them one
+    by one with the probabilities of those left does. Columns of probability 0 come last."""
+    positive = sn.greater(p, 0)
+    log_p = sn.where(positive, sn.log(sn.where(positive, p, 1)), -np.inf)
+    keys = sn.log(-sn.log(u)) - sn.cast(log_p, "float64")
+    order = sn.argsort(keys, axis=1)
+    return sn.cast(order[:, :size], dtype)

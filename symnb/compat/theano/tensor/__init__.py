@@ -18,6 +18,7 @@ from symnb.compat.theano.gradient import (  # noqa: F401
 from symnb.compat.theano.tensor import (  # noqa: F401
     basic,
     extra_ops,
+    methods,
     nlinalg,
     nnet,
     opt,

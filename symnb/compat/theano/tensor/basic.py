@@ -17,6 +17,24 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.tensor.batched import batched_dot, batched_tensordot  # noqa: F401
+from symnb.compat.theano.tensor.constants import (  # noqa: F401
+    EmptyConstantError,
+    NotScalarConstantError,
+    get_scalar_constant_value,
+)
+from symnb.compat.theano.tensor.joins import join, stack, stacklists  # noqa: F401
+from symnb.compat.theano.tensor.selection import (  # noqa: F401
+    argmax,
+    argmin,
+    argsort,
+    diagonal,
+    flatnonzero,
+    max_and_argmax,
+    nonzero,
+    nonzero_values,
+    sort,
+)
 from symnb.compat.theano.tensor.subtensor import inc_subtensor, set_subtensor  # noqa: F401
 from symnb.config import config
 from symnb.core.op import _at_user_line
@@ -61,6 +79,7 @@ tanh, log, exp, sqrt, sigmoid = map(_float_math, (sn.tanh, sn.log, sn.exp, sn.sq
 log1p, expm1, log2, log10 = map(_float_math, (sn.log1p, sn.expm1, sn.log2, sn.log10))
 sin, cos, tan, sinh, cosh = map(_float_math, (sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh))
 arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
+arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
 sgn, sqr, abs_, neg, inv = sn.sign, sn.square, sn.abs, sn.neg, sn.reciprocal
@@ -77,14 +96,14 @@ eq, neq, lt, gt, le, ge = (
     sn.greater_equal,
 )
 and_, or_, xor, invert = sn.bitwise_and, sn.bitwise_or, sn.bitwise_xor, sn.invert
+bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert  # NumPy's names
 isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
 # -- layout, indexing, joins: the same functions symnb offers ------------------------------
 take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subtensor)
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
 concatenate, shape, outer, tensordot = sn.concatenate, sn.shape, sn.outer, sn.tensordot
-zeros_like, ones_like, eye, diag = sn.zeros_like, sn.ones_like, sn.eye, sn.diag
-cumsum, cumprod, sort, argsort = sn.cumsum, sn.cumprod, sn.sort, sn.argsort
-argmin, argmax = sn.argmin, sn.argmax
+eye, diag, tril, triu, trace = sn.eye, sn.diag, sn.tril, sn.triu, sn.trace
+cumsum, cumprod = sn.cumsum, sn.cumprod
 logsumexp, norm = sn.logsumexp, sn.norm
 any, all, squeeze, repeat, roll = sn.any, sn.all, sn.squeeze, sn.repeat, sn.roll  # noqa: A001
 
@@ -142,18 +161,6 @@ def vertical_stack(*args) -> Variable:
     return sn.concatenate(list(args), axis=0)
 
 
-def batched_dot(a, b) -> Variable:
-    """``dot`` of each pair ``a[i], b[i]`` along the first axis (vectors or matrices)."""
-    a, b = as_variable(a), as_variable(b)
-    if a.type.ndim == 2 and b.type.ndim == 2:
-        return sn.sum(a * b, axis=1)
-    if a.type.ndim == 2:
-        return sn.squeeze(sn.matmul(sn.expand_dims(a, 1), b), 1)
-    if b.type.ndim == 2:
-        return sn.squeeze(sn.matmul(a, sn.expand_dims(b, 2)), 2)
-    return sn.matmul(a, b)
-
-
 def patternbroadcast(x, broadcastable) -> Variable:
     """x with the dims that ``broadcastable`` marks checked to be 1 (a call with another
     length fails) and known to be 1 in its type."""
@@ -207,8 +214,11 @@ def sum(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variabl
     return _dtyped(sn.sum, input, dtype, axis=_axis(axis), keepdims=keepdims)
 
 
-def prod(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
-    """``T.prod`` (``acc_dtype`` accepted, as for ``sum``)."""
+def prod(
+    input, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_input=False
+) -> Variable:
+    """``T.prod`` (``acc_dtype`` accepted, as for ``sum``; ``no_zeros_in_input``, which let
+    Theano take a cheaper gradient, is accepted: the values are the same)."""
     return _dtyped(sn.prod, input, dtype, axis=_axis(axis), keepdims=keepdims)
 
 
@@ -236,11 +246,6 @@ def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
     return sn.min(x, axis=_axis(axis), keepdims=keepdims)
 
 
-def max_and_argmax(x, axis=None, keepdims=False) -> list[Variable]:
-    """``[max(x, axis), argmax(x, axis)]``."""
-    return [max(x, axis, keepdims), argmax(x, axis=axis, keepdims=keepdims)]
-
-
 def _axis(axis):
     """Theano also spells several axes as a list."""
     return tuple(axis) if isinstance(axis, list) else axis
@@ -258,18 +263,6 @@ def dot(a, b) -> Variable:
 def flatten(x, ndim=1, outdim=None) -> Variable:
     """``T.flatten(x, ndim=1)``; ``outdim`` is Theano's older name for ``ndim``."""
     return sn.flatten(x, ndim if outdim is None else outdim)
-
-
-def stack(*tensors, axis=0) -> Variable:
-    """``T.stack([a, b], axis=0)``, or Theano's older ``T.stack(a, b)``."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tensors[0]
-    return sn.stack(list(tensors), axis=axis)
-
-
-def join(axis, *tensors) -> Variable:
-    """``T.join(axis, a, b, ...)``: ``concatenate`` with the axis first."""
-    return sn.concatenate(list(tensors), axis=axis)
 
 
 def tile(x, reps, ndim=None) -> Variable:
@@ -375,3 +368,102 @@ def _check_ndim(var, ndim, what):
         raise _at_user_line(
             TypeError(f"{what}: {var.describe()} has {var.type.ndim} dims, not ndim={ndim}")
         )
+
+
+# -- more of Theano's names ----------------------------------------------------------------
+def _arccosh(x) -> Variable:
+    """``log(x + sqrt(x - 1) * sqrt(x + 1))``, NumPy's arccosh (NaN below 1)."""
+    return sn.log(x + sn.sqrt(x - 1) * sn.sqrt(x + 1))
+
+
+def _arctanh(x) -> Variable:
+    """``(log1p(x) - log1p(-x)) / 2``, NumPy's arctanh (+-inf at +-1, NaN beyond)."""
+    return 0.5 * (sn.log1p(x) - sn.log1p(-x))
+
+
+arccosh, arctanh = _float_math(_arccosh, "arccosh"), _float_math(_arctanh, "arctanh")
+
+
+def deg2rad(x) -> Variable:
+    """Degrees to radians (an integer x made float first)."""
+    return _as_float(x) * (np.pi / 180.0)
+
+
+def rad2deg(x) -> Variable:
+    """Radians to degrees (an integer x made float first)."""
+    return _as_float(x) * (180.0 / np.pi)
+
+
+def erfcx(x):
+    """``T.erfcx``, the scaled complementary error function, has no symnb op."""
+    raise _at_user_line(
+        NotImplementedError(
+            "T.erfcx: symnb has no scaled complementary error function; T.exp(x ** 2) * "
+            "T.erfc(x) is the same for x below about 25 (float64; 9 in float32), where erfc "
+            "underflows"
+        )
+    )
+
+
+def power(x, y) -> Variable:
+    """``T.power(x, y)``: ``x ** y``."""
+    return sn.pow(x, y)
+
+
+def ptp(a, axis=None) -> Variable:
+    """``T.ptp``: maximum minus minimum along ``axis`` (all of them by default)."""
+    return max(a, axis) - min(a, axis)
+
+
+def second(a, b) -> Variable:
+    """``T.second(a, b)`` (Theano's ``fill``): b broadcast to a's shape."""
+    return fill(a, b)
+
+
+def identity_like(x) -> Variable:
+    """``T.identity_like``: the identity of x's (matrix) shape and dtype."""
+    x = as_variable(x)
+    return sn.eye(sn.shape(x)[0], sn.shape(x)[1], dtype=x.type.dtype)
+
+
+def zeros_like(model, dtype=None, opt=False) -> Variable:
+    """``T.zeros_like`` (``opt`` accepted: it only changed Theano's graph)."""
+    return sn.zeros_like(model, dtype=resolve_dtype(dtype))
+
+
+def ones_like(model, dtype=None, opt=False) -> Variable:
+    """``T.ones_like`` (``opt`` accepted, as for ``zeros_like``)."""
+    return sn.ones_like(model, dtype=resolve_dtype(dtype))
+
+
+def tensor_copy(x) -> Variable:
+    """A new variable with x's value (``x.copy()``): naming it leaves x's name alone."""
+    x = as_variable(x)
+    return sn.not_equal(x, False) if x.type.dtype.kind == "b" else sn.pos(x)
+
+
+def conj(x) -> Variable:
+    """``T.conj``: a real tensor's conjugate is itself (a copy); symnb has no complex math."""
+    x = as_variable(x)
+    if x.type.dtype.kind == "c":
+        raise _at_user_line(
+            NotImplementedError(f"T.conj: symnb has no complex math ({x.describe()})")
+        )
+    return tensor_copy(x)
+
+
+def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
+    """``T.isclose`` (NumPy's rule: ``|a - b| <= atol + rtol * |b|``, infinities close when
+    equal, NaNs when ``equal_nan``), a bool tensor."""
+    a, b = as_variable(a), as_variable(b)
+    finite = sn.invert(sn.isnan(a) | sn.isnan(b) | sn.isinf(a) | sn.isinf(b))
+    close = finite & sn.less_equal(sn.abs(a - b), atol + rtol * sn.abs(b))
+    close = close | (sn.isinf(a) & sn.isinf(b) & sn.equal(a, b))
+    if equal_nan:
+        close = close | (sn.isnan(a) & sn.isnan(b))
+    return close
+
+
+def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
+    """``T.allclose``: whether every element is ``isclose``, a bool scalar."""
+    return sn.all(isclose(a, b, rtol, atol, equal_nan))

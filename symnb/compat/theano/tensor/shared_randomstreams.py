@@ -17,6 +17,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
 from symnb.ops.philox import seed_key
 from symnb.ops.random import RandomStream
+from symnb.ops.shape import reshape
 
 
 class PhiloxState:
@@ -137,8 +138,21 @@ class RandomStreams(RandomStream):
         return super().integers(low, high + 1, size=_size(size, ndim), dtype=dtype)
 
     @_with_rng
-    def multinomial(self, size=(), n=1, pvals=None, ndim=None, dtype="int64", nstreams=None):
+    def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64", nstreams=None):
+        """Counts of ``n`` draws over the categories of ``pvals`` (two even ones by default,
+        as in Theano)."""
+        pvals = list(pvals) if isinstance(pvals, tuple) else pvals
         return super().multinomial(_size(size, ndim), n, pvals, dtype=dtype)
+
+    def poisson(self, size=(), lam=1.0, ndim=None, dtype="int64"):
+        """Theano's ``poisson``: symnb has no Poisson sampler (an error says what to use)."""
+        raise _at_user_line(
+            NotImplementedError(
+                "RandomStreams.poisson: symnb has no Poisson sampler; binomial(size, n=N, "
+                "p=lam / N) with a large N approaches it, or draw with NumPy "
+                "(np.random.poisson) and pass the values as an input"
+            )
+        )
 
     @_with_rng
     def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):
@@ -152,12 +166,21 @@ class RandomStreams(RandomStream):
 
 
 def _size(size, ndim):
-    """Theano's ``size``: a tuple (ints or scalars), a shape vector, or None (a scalar);
-    ``ndim``, when given, must agree with it."""
+    """Theano's ``size``: a tuple (ints or scalars), a shape vector, or None (a scalar).
+    ``ndim``, when given, must agree with it, and gives a shape vector of unknown length its
+    length (``uniform(size=T.lvector(), ndim=2)``; a vector of another length fails when the
+    function runs)."""
     if size is None:
         size = ()
-    if ndim is not None:
-        length = size.type.shape[0] if isinstance(size, Variable) else len(size)
-        if isinstance(length, int) and length != ndim:
+    if ndim is None:
+        return size
+    length = size.type.shape[0] if isinstance(size, Variable) and size.type.ndim == 1 else None
+    if not isinstance(size, Variable):
+        length = len(size)
+    if isinstance(length, int):
+        if length != ndim:
             raise _at_user_line(ValueError(f"random: size {size!r} does not have ndim={ndim}"))
+        return size
+    if isinstance(size, Variable) and size.type.ndim == 1:
+        return reshape(size, (int(ndim),))
     return size

@@ -11,7 +11,6 @@ import numpy as np
 
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.config import config
-from symnb.core.graph import ancestors
 from symnb.core.hooks import register
 from symnb.core.types import TensorType as _SymnbType
 from symnb.core.variable import Constant, SharedVariable, Variable
@@ -255,8 +254,23 @@ def theano_truth(var: Variable) -> bool:
     which refuses (``if x > 0:``). Graphs of symnb's own variables refuse always."""
     if var.owner is None or isinstance(var.owner.op, _Logical):
         return False
-    nodes = ancestors([var])
-    return any(issubclass(type(v), _TheanoRules) for node in nodes for v in node.inputs)
+    return in_theano_graph(var)
+
+
+def in_theano_graph(var: Variable) -> bool:
+    """Whether ``var`` is one of the layer's variables (``T.matrix()``, ``theano.shared``) or
+    is computed from one: the variables that Theano's rules (truth values, methods) apply to.
+    The walk stops at the first found."""
+    stack, seen = [var], set()
+    while stack:
+        v = stack.pop()
+        if isinstance(v, _TheanoRules):
+            return True
+        node = v.owner
+        if node is not None and id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(node.inputs)
+    return False
 
 
 register("truth_value", theano_truth)

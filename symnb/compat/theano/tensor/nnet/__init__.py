@@ -97,3 +97,8 @@ def crossentropy_softmax_1hot(x, y_idx, **kwargs):
     softmax of each row, as Theano's pair."""
     sm = softmax(x)
     return nnet.crossentropy(sm, y_idx), sm
+
+
+def crossentropy_softmax_1hot_with_bias(x, b, y_idx, **kwargs):
+    """``(nll, softmax(x + b))``, ``crossentropy_softmax_1hot`` of the rows plus the bias."""
+    return crossentropy_softmax_1hot(as_variable(x) + b, y_idx)

@@ -1,0 +1,159 @@
+"""``T.grad``'s rules where Theano's differ from ``sn.grad``'s: integer variables.
+
+``sn.grad`` keeps integers out of differentiation. Theano differentiated with respect to them
+as if they were continuous wherever they enter a float result (``theano.grad(c, z)`` of
+``c = y + z`` is 1 for an ``lscalar`` z; the gradient with respect to an integer input of
+``dot(X, W)`` is the same as for a float one), and gave zeros (floatX) through results that
+are integers (``z * 2``, ``argmax``); the gradient of an integer cost with respect to itself
+is 1. Here each elementwise op, reduction or product that reads an integer ``wrt`` into a
+float result reads ``cast(wrt, result dtype)`` instead (the value is the same: the op
+converted it so), and the gradients reaching those casts are summed. Through other ops
+(indices, labels) an integer gets no gradient: Theano called those disconnected or raised.
+"""
+
+from __future__ import annotations
+
+from symnb.config import config
+from symnb.core.graph import ancestors
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import ShapeError
+from symnb.grad.reverse import grad as _grad
+from symnb.grad.reverse import report_disconnected, zeros_like
+from symnb.ops.broadcast import Reduce
+from symnb.ops.creation import ones_like
+from symnb.ops.elemwise import Elemwise, Where, add, cast
+from symnb.ops.linalg import Matmul, Tensordot
+
+#: ops every input of which is a value (not an index, a shape or a label)
+VALUE_OPS = (Elemwise, Reduce, Matmul, Tensordot)
+
+
+def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disconnected: str):
+    """One gradient per target, by Theano's rules for integer targets and costs."""
+    if (cost is None or cost.type.is_float) and all(t.type.is_float for t in targets):
+        return _grad(
+            cost,
+            targets,
+            known_grads=known_grads,
+            disconnected=disconnected,
+            return_disconnected=return_disconnected,
+        )
+    if cost is not None and cost.type.ndim != 0:
+        raise ShapeError(f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}")
+    known = list(known_grads.items()) if isinstance(known_grads, dict) else known_grads or []
+    given = {id(var): g for var, g in known}
+    connected = _ancestry(([cost] if cost is not None else []) + [var for var, _ in known])
+    ints = [t for t in targets if not t.type.is_float and id(t) not in given and t is not cost]
+    found = _float_paths(cost, known, targets, ints)
+    results = []
+    for t in targets:
+        if id(t) in given and not t.type.is_float:
+            results.append(as_variable(given[id(t)]))  # Theano: a known gradient is final
+        elif t is cost and not t.type.is_float:
+            results.append(ones_like(t, dtype=_float_of(t)))
+        else:
+            parts = [g for g in found.get(id(t), []) if g is not None]
+            results.append(_total(t, parts, id(t) in connected, disconnected, return_disconnected))
+    return results
+
+
+def _float_paths(cost, known: list, targets: list, ints: list) -> dict[int, list]:
+    """The gradients reaching each target along float values: per target id, a list (None
+    where nothing reached)."""
+    float_known = [(var, g) for var, g in known if var.type.is_float]
+    float_cost = cost if cost is not None and cost.type.is_float else None
+    seeds = ([float_cost] if float_cost is not None else []) + [var for var, _ in float_known]
+    if not seeds:
+        return {}
+    floats = [t for t in targets if t.type.is_float]
+    copies, casts = _with_value_casts(seeds + floats, ints)
+    new_cost = copies[0] if float_cost is not None else None
+    new_known = list(
+        zip(copies[len(seeds) - len(float_known) : len(seeds)], (g for _, g in float_known))
+    )
+    float_wrt = copies[len(seeds) :]
+    wrt = float_wrt + [c for z in ints for c in casts[id(z)]]
+    grads = iter(
+        _grad(
+            new_cost,
+            wrt,
+            known_grads=new_known or None,
+            disconnected="ignore",
+            return_disconnected="none",
+        )
+    )
+    found = {id(t): [next(grads)] for t in floats}
+    for z in ints:
+        found[id(z)] = [next(grads) for _ in casts[id(z)]]
+    return found
+
+
+def _total(t: Variable, parts: list, connected: bool, disconnected: str, return_disconnected: str):
+    """The sum of a target's gradients; zeros when none reached it along an integer path,
+    the disconnected report when it is not among the cost's inputs at all."""
+    if parts:
+        total = parts[0]
+        for part in parts[1:]:
+            total = add(total, part)
+        return total
+    if not connected:
+        report_disconnected(t, disconnected, return_disconnected)
+        if return_disconnected == "none":
+            return None
+    return cast(zeros_like(t), _float_of(t))
+
+
+def _float_of(var: Variable) -> str:
+    """Theano's dtype for a gradient of ``var``: its own if float, else floatX."""
+    return var.type.dtype.name if var.type.is_float else config.floatX
+
+
+def _ancestry(outputs: list) -> set[int]:
+    """Ids of the outputs and every variable they are computed from."""
+    ids = {id(v) for v in outputs}
+    for node in ancestors(outputs):
+        ids.update(id(x) for x in node.inputs)
+    return ids
+
+
+def _with_value_casts(outputs: list, ints: list):
+    """Copies of ``outputs`` in which every value op that reads one of ``ints`` into a float
+    result reads its cast to that dtype, and the casts made per int."""
+    int_ids = {id(z) for z in ints}
+    memo: dict[int, Variable] = {}
+    casts: dict[int, list] = {id(z): [] for z in ints}
+    for node in ancestors(outputs):
+        inputs = [memo.get(id(x), x) for x in node.inputs]
+        slots = _value_slots(node, int_ids)
+        if slots:
+            dtype = node.outputs[0].type.dtype
+            for k in slots:
+                inputs[k] = cast(inputs[k], dtype)
+                casts[id(node.inputs[k])].append(inputs[k])
+            made = node.op(*inputs)
+            made = made if isinstance(made, list) else [made]
+            new = [
+                m if m.type.dtype == o.type.dtype else cast(m, o.type.dtype)
+                for m, o in zip(made, node.outputs)
+            ]
+        elif any(a is not b for a, b in zip(inputs, node.inputs)):
+            new = node.clone_with(inputs).outputs
+        else:
+            continue
+        memo.update((id(o), n) for o, n in zip(node.outputs, new))
+    return [memo.get(id(o), o) for o in outputs], casts
+
+
+def _value_slots(node, int_ids: set) -> list[int]:
+    """The input positions of ``node`` that hold one of the integer targets as a value
+    entering a float result (a condition of ``where`` is no value)."""
+    op = node.op
+    if not isinstance(op, VALUE_OPS) or not op.differentiable or not getattr(op, "pure", True):
+        return []
+    if not all(o.type.is_float for o in node.outputs):
+        return []
+    return [
+        k
+        for k, x in enumerate(node.inputs)
+        if id(x) in int_ids and not (isinstance(op, Where) and k == 0)
+    ]

@@ -1,0 +1,130 @@
+"""Theano's functions that pick elements: ``nonzero`` (and ``flatnonzero``,
+``nonzero_values``), ``diagonal`` for any two axes, ``argmax``/``argmin``/
+``max_and_argmax`` over several axes, and ``sort``/``argsort`` with Theano's arguments."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb import ops as sn
+from symnb.core.op import _at_user_line
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import ShapeError
+from symnb.ops._axes import normalize_axis
+
+
+def nonzero(a, return_matrix=False):
+    """``T.nonzero``: a tuple of int64 index vectors, one per dim, of the nonzero elements
+    in row-major order (NumPy's); with ``return_matrix=True`` the same as an
+    (ndim, count) matrix. Their length is known when the function runs."""
+    a = as_variable(a)
+    if a.type.ndim == 0:
+        raise _at_user_line(ShapeError(f"T.nonzero: {a.describe()} is 0-d; give an array"))
+    rest = flatnonzero(a)
+    shape = sn.shape(a)
+    coords = []
+    for axis in range(a.type.ndim - 1, 0, -1):
+        coords.append(sn.mod(rest, shape[axis]))
+        rest = sn.floor_div(rest, shape[axis])
+    coords = [rest, *reversed(coords)]
+    return sn.stack(coords) if return_matrix else tuple(coords)
+
+
+def flatnonzero(a) -> Variable:
+    """``T.flatnonzero``: the int64 positions of the nonzero elements of ``a.flatten()``."""
+    a = as_variable(a)
+    if a.type.ndim == 0:
+        raise _at_user_line(ShapeError(f"T.flatnonzero: {a.describe()} is 0-d; give an array"))
+    flat = sn.flatten(a)
+    return sn.arange(sn.shape(flat)[0])[sn.not_equal(flat, 0)]
+
+
+def nonzero_values(a) -> Variable:
+    """``T.nonzero_values``: the nonzero elements of ``a.flatten()``."""
+    flat = sn.flatten(as_variable(a))
+    return flat[sn.not_equal(flat, 0)]
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1) -> Variable:
+    """``T.diagonal`` (NumPy's ``diagonal``): the ``offset`` diagonal over ``axis1`` and
+    ``axis2``, as the last axis of the result."""
+    a = as_variable(a)
+    if a.type.ndim < 2:
+        raise _at_user_line(ShapeError(f"T.diagonal: {a.describe()} has fewer than 2 dims"))
+    (a1,) = _axes(a, axis1, "diagonal")
+    (a2,) = _axes(a, axis2, "diagonal")
+    if a1 == a2:
+        raise _at_user_line(ShapeError(f"T.diagonal: axis1 and axis2 are both axis {a1}"))
+    offset = int(offset)
+    if a.type.ndim == 2 and (a1, a2) == (0, 1):
+        return sn.diag(a, offset)
+    rest = [k for k in range(a.type.ndim) if k not in (a1, a2)]
+    moved = sn.transpose(a, [*rest, a1, a2])
+    shape = sn.shape(a)
+    rows, cols = shape[a1] - max(-offset, 0), shape[a2] - max(offset, 0)
+    steps = sn.arange(sn.maximum(sn.minimum(rows, cols), 0))
+    index = (slice(None),) * len(rest) + (steps + max(-offset, 0), steps + max(offset, 0))
+    return moved[index]
+
+
+def argmax(x, axis=None, keepdims=False) -> Variable:
+    """``T.argmax``: ``axis`` may also be several axes, whose elements are then numbered in
+    row-major order (Theano's rule)."""
+    return _arg_extremum(sn.argmax, x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False) -> Variable:
+    """``T.argmin``, with several axes as ``argmax``."""
+    return _arg_extremum(sn.argmin, x, axis, keepdims)
+
+
+def max_and_argmax(a, axis=None, keepdims=False) -> list[Variable]:
+    """``[max(a, axis), argmax(a, axis)]`` (``axis`` one axis, several, or None)."""
+    a = as_variable(a)
+    axes = None if axis is None else tuple(_axes(a, axis, "max_and_argmax"))
+    return [sn.max(a, axis=axes, keepdims=keepdims), argmax(a, axis, keepdims)]
+
+
+def _arg_extremum(find, x, axis, keepdims) -> Variable:
+    x = as_variable(x)
+    if axis is None:
+        return find(x, axis=None, keepdims=keepdims)
+    axes = _axes(x, axis, find.__name__)
+    if len(axes) == 1:
+        return find(x, axis=axes[0], keepdims=keepdims)
+    kept = [k for k in range(x.type.ndim) if k not in axes]
+    moved = sn.transpose(x, [*kept, *axes])
+    shape = sn.shape(x)
+    merged = sn.reshape(moved, [*(shape[k] for k in kept), -1])
+    out = find(merged, axis=-1)
+    if keepdims:
+        out = sn.expand_dims(out, tuple(axes))
+    return out
+
+
+def _axes(x: Variable, axis, call: str) -> list[int]:
+    """Theano's ``check_and_normalize_axes``: sorted distinct axes, negatives counted from
+    the end (an int, a list or a tuple)."""
+    listed = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    listed = [int(k) if isinstance(k, np.integer) else k for k in listed]
+    return list(normalize_axis(list(dict.fromkeys(listed)), x.type.ndim, f"T.{call}", x))
+
+
+def sort(a, axis=-1, kind="quicksort", order=None) -> Variable:
+    """``T.sort``: ``kind`` is accepted (the values are the same for every kind); ``axis=None``
+    sorts the flattened tensor."""
+    _no_order(order, "sort")
+    return sn.sort(a, axis=axis)
+
+
+def argsort(a, axis=-1, kind="quicksort", order=None) -> Variable:
+    """``T.argsort``: ``kind`` accepted as for ``sort`` (ties keep their order)."""
+    _no_order(order, "argsort")
+    return sn.argsort(a, axis=axis)
+
+
+def _no_order(order, call: str) -> None:
+    if order is not None:
+        raise _at_user_line(
+            NotImplementedError(f"T.{call}: order= sorts structured arrays, which symnb has not")
+        )

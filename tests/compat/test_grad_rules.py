@@ -1,0 +1,93 @@
+"""``T.grad`` by Theano's rules (Theano's own test_gradient.py cases): integer ``wrt`` are
+differentiated where they enter float results, a ``consider_constant`` variable that is
+also a ``wrt`` gets its gradient, and errors are in Theano's names at the user's line.
+``sn.grad`` keeps its own rules."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+
+
+def run(inputs, outputs, *values):
+    return theano.function(inputs, outputs, mode="FAST_COMPILE", on_unused_input="ignore")(*values)
+
+
+def test_grad_with_respect_to_an_integer_is_taken_as_theano_did():
+    # Theano's test_downcast_dtype: theano.grad(c, [x, y, z, c]) with z an lscalar
+    x, z = T.fscalar("x"), T.lscalar("z")
+    y = x * 2
+    c = y + z
+    dx, dy, dz, dc = theano.grad(c, [x, y, z, c])
+    assert dx.dtype == "float32" and dz.dtype.kind == "f" and dc.dtype.kind == "f"
+    assert [float(v) for v in run([x, z], [dx, dy, dz, dc], 1.5, 3)] == [2, 1, 1, 1]
+
+
+def test_integer_input_of_a_float_result_gets_the_float_inputs_gradient(rng):
+    # Theano's test_grad_int: the gradient wrt an imatrix equals the one wrt a float matrix
+    W, b = T.matrix("W"), T.vector("b")
+
+    def gradient(X):
+        cost = T.nnet.sigmoid(T.dot(X, W) + b).sum()
+        return T.grad(cost, X)
+
+    Xi, Xf = T.imatrix("Xi"), T.dmatrix("Xf")
+    X = (rng.standard_normal((5, 3)) * 127).astype("int32")
+    Wv, bv = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    gi, gf = run([Xi, Xf, W, b], [gradient(Xi), gradient(Xf)], X, X, Wv, bv)
+    assert gi.dtype.kind == "f" and np.allclose(gi, gf)
+    s = 1 / (1 + np.exp(-(X @ Wv + bv)))
+    assert np.allclose(gi, (s * (1 - s)) @ Wv.T)
+
+
+def test_integer_cost_known_grads_and_integer_results():
+    i = T.iscalar("i")
+    assert float(T.grad(i, i).eval({i: 12})) == 1.0  # Theano's test_dxdx
+    g = T.scalar("g")
+    known = theano.gradient.grad(cost=None, known_grads={i: g}, wrt=i)
+    assert float(run([g], known, 0.6)) == pytest.approx(0.6)  # test_known_grads_integers
+    x = T.dscalar("x")
+    through_ints = T.cast(i * 2, "float64") * x  # i * 2 is an integer: no gradient through it
+    assert float(run([x, i], T.grad(through_ints, i), 1.5, 2)) == 0.0
+    assert float(run([x], T.grad(T.cast(x, "int64") * 3, x), 2.0)) == 0.0
+
+
+def test_a_disconnected_integer_is_reported_in_theanos_words_at_the_users_line():
+    x, z = T.dscalar("x"), T.lscalar("z")
+    with pytest.raises(theano.gradient.DisconnectedInputError) as error:
+        T.grad(x * 2, z)
+    message = str(error.value)
+    assert "T.grad" in message and "disconnected_inputs='ignore'" in message
+    assert "\n  at " in message and "test_grad_rules.py" in message
+    ignored = T.grad(x * 2, z, disconnected_inputs="ignore")
+    assert ignored.dtype == theano.config.floatX and float(run([x], ignored, 1.0)) == 0.0
+
+
+def test_core_errors_seen_through_t_grad_name_theano_and_the_users_line():
+    v = T.vector("v")
+    with pytest.raises(sn.ShapeError) as error:
+        T.grad(v * 2, v)
+    message = str(error.value)
+    assert message.startswith("T.grad: the cost must be a scalar") and "T.sum" in message
+    assert "sn." not in message and "test_grad_rules.py" in message
+
+
+def test_consider_constant_on_a_wrt_still_differentiates_it():
+    # Theano's test_grad_constant: grad(x + y, x, consider_constant=[x]) is 1
+    x, y = T.scalar("x"), T.scalar("y")
+    one = T.constant(1.0)
+    g_x = T.grad(x + y, x, consider_constant=[x])
+    g_one = T.grad(one + y, one)
+    assert [float(v) for v in run([x, y], [g_x, g_one], 1.0, 0.5)] == [1.0, 1.0]
+    # below the listed variable the gradient stops: d(z * z)/dx with z = 3x held constant
+    z = 3 * x
+    assert float(run([x], T.grad(z * z, x, consider_constant=[z]), 2.0)) == 0.0
+    assert float(run([x], T.grad(z * z, [x, z], consider_constant=[z])[1], 2.0)) == 12.0
+
+
+def test_sn_grad_keeps_refusing_integers():
+    z = sn.scalar("z", dtype="int64")
+    with pytest.raises(sn.DTypeError, match="sn.grad: cannot differentiate"):
+        sn.grad(sn.cast(z, "float64") * 2, z)

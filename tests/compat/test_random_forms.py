@@ -1,0 +1,61 @@
+"""Random streams in the forms Theano's own tests use: a symbolic shape vector whose length
+``ndim`` gives, and MRG's ``choice`` without replacement (word2vec's negative sampling)."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+from symnb.compat.theano.sandbox.rng_mrg import MRG_RandomStreams
+from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+
+
+@pytest.mark.parametrize("draw", ["uniform", "normal", "binomial"])
+def test_a_shape_vector_of_unknown_length_with_ndim(draw):
+    shape = T.lvector("shape")
+    f = theano.function([shape], getattr(RandomStreams(1), draw)(size=shape, ndim=2))
+    assert f([2, 3]).shape == (2, 3) and f([4, 8]).shape == (4, 8)
+    with pytest.raises(Exception, match="reshape"):
+        f([2, 3, 4])  # a vector of another length fails when the function runs
+
+
+def test_ndim_that_contradicts_a_known_size_is_refused():
+    with pytest.raises(ValueError, match="ndim=3"):
+        RandomStreams(1).uniform(size=(2, 3), ndim=3)
+
+
+P = np.array([[0.5, 0.3, 0.2, 0.0], [0.1, 0.1, 0.1, 0.7]])
+
+
+def test_mrg_choice_without_replacement_per_row():
+    srng = MRG_RandomStreams(3)
+    f = theano.function([], srng.choice(size=3, a=None, replace=False, p=P))
+    draws = np.array([f() for _ in range(3000)])  # (calls, rows, picks)
+    assert draws.shape == (3000, 2, 3) and draws.dtype == np.int64
+    assert all(len(set(row)) == 3 for call in draws for row in call)
+    assert (draws[:, 0, :] != 3).all()  # a column of probability 0 is never drawn
+    first = [np.bincount(draws[:, r, 0], minlength=4) / len(draws) for r in range(2)]
+    assert np.allclose(first, P, atol=0.04)
+    # the second pick is drawn from the columns left, renormalised: 0.3 / 0.5 after column 0
+    after0 = draws[draws[:, 0, 0] == 0, 0, 1]
+    assert abs(np.mean(after0 == 1) - 0.6) < 0.05
+
+
+def test_mrg_choice_theano_form_gives_the_only_column():
+    p = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    srng = MRG_RandomStreams(234)
+    picked = theano.function([], srng.choice(size=1, p=p, replace=False))()
+    assert np.array_equal(picked, [[1], [0]])
+    assert np.array_equal(
+        theano.function([], srng.multinomial_wo_replacement(n=1, pvals=p))(), [[1], [0]]
+    )
+
+
+def test_mrg_choice_says_what_it_needs():
+    srng = MRG_RandomStreams(1)
+    with pytest.raises(NotImplementedError, match="replace=False.*multinomial"):
+        srng.choice(size=1, a=None, p=P)
+    with pytest.raises(sn.ShapeError, match="must be a matrix"):
+        srng.choice(size=1, a=None, replace=False, p=P[0])
+    assert theano.function([], srng.choice(a=5))().shape == ()  # RandomStreams' form

@@ -1,0 +1,110 @@
+"""Theano 1.0's own API, as its unit tests call it: the top-level names of ``theano``,
+``T.stack``'s argument forms, ``T.batched_dot`` for every rank, against NumPy."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+
+
+def run(inputs, outputs, *values):
+    return theano.function(inputs, outputs, mode="FAST_COMPILE")(*values)
+
+
+def test_theano_top_level_has_theano_1_0s_names(rng):
+    x, W = T.vector("x"), T.matrix("W")
+    X, M = rng.random(3), rng.random((3, 2))
+    assert np.allclose(run([x, W], theano.dot(x, W), X, M), X @ M)
+    V, u = T.matrix("V"), T.vector("u")
+    jv, vj = theano.Rop(T.dot(x, W), W, V), theano.Lop(T.dot(x, W), W, u)
+    Vv, U = rng.random((3, 2)), rng.random(2)
+    got_jv, got_vj = run([x, W, V, u], [jv, vj], X, M, Vv, U)
+    assert np.allclose(got_jv, X @ Vv) and np.allclose(got_vj, np.outer(X, U))
+    assert theano.get_scalar_constant_value(T.constant(3) * 2) == 6
+    assert theano.pprint(x * 2) == theano.pp(x * 2)
+    assert theano.sparse_grad(W[T.ivector()]) is not None
+
+
+def test_theano_sparse_says_symnb_has_no_sparse_matrices():
+    assert theano.sparse.enable_sparse is False
+    with pytest.raises(NotImplementedError, match="no sparse matrices.*T.dot"):
+        theano.sparse.csr_matrix("m")
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda a, b: T.stack([a, b], 1),
+        lambda a, b: T.stack(tensors=[a, b], axis=1),
+        lambda a, b: T.stack([a, b], axis=1),
+        lambda a, b: T.stack((a, b), -2),
+        lambda a, b: T.stack([a, b], T.constant(1)),
+    ],
+)
+def test_stack_takes_the_axis_the_ways_theano_1_0_did(build):
+    a, b = T.imatrix("a"), T.imatrix("b")
+    A, B = np.array([[1, 2]], "int32"), np.array([[3, 4]], "int32")
+    assert np.array_equal(run([a, b], build(a, b), A, B), np.stack([A, B], 1))
+
+
+def test_stack_of_scalars_and_the_older_form():
+    a, b, c = T.scalars("a", "b", "c")
+    assert np.array_equal(run([a, b, c], T.stack(a, b, c), 1, 2, 3), [1, 2, 3])
+    assert np.array_equal(run([a, b], T.stack([a, b], axis=0), 1, 2), [1, 2])
+    m, n = T.matrices("m", "n")
+    M = np.ones((2, 3))
+    assert run([m, n], T.stack(m, n), M, M).shape == (2, 2, 3)
+    grid = T.stacklists([[a, b], [c, a]])
+    assert np.array_equal(run([a, b, c], grid, 1, 2, 3), [[1, 2], [3, 1]])
+
+
+def test_stack_and_join_say_what_is_wrong():
+    a, b = T.matrices("a", "b")
+    with pytest.raises(ValueError, match="tensors is empty"):
+        T.stack([])
+    with pytest.raises(TypeError, match="unexpected arguments"):
+        T.stack([a, b], axes=1)
+    with pytest.raises(NotImplementedError, match="computed when the function runs"):
+        T.join(T.iscalar("k"), a, b)
+    M = np.ones((2, 3))
+    assert run([a, b], T.join(T.constant(1), a, b), M, M).shape == (2, 6)
+
+
+#: each rank's test shape; b's contracted axis (max(1, ndim - 2)) gets a's last size
+SHAPES = {1: (3,), 2: (3, 4), 3: (3, 2, 4), 4: (3, 5, 2, 4)}
+MAKERS = {1: T.vector, 2: T.matrix, 3: T.tensor3, 4: T.tensor4}
+
+
+def _b_shape(rank_a, rank_b):
+    shape = [3, 2, 3, 2][:rank_b]
+    if rank_a > 1 and rank_b > 1:
+        shape[max(1, rank_b - 2)] = SHAPES[rank_a][-1]
+    return tuple(shape)
+
+
+@pytest.mark.parametrize("rank_a, rank_b", list(itertools.product(range(1, 5), repeat=2)))
+def test_batched_dot_is_dot_of_each_pair_for_every_rank(rank_a, rank_b, rng):
+    a, b = MAKERS[rank_a]("a"), MAKERS[rank_b]("b")
+    A, B = rng.random(SHAPES[rank_a]), rng.random(_b_shape(rank_a, rank_b))
+    want = np.array([np.dot(A[i], B[i]) for i in range(3)])
+    out = T.batched_dot(a, b)
+    got, ga, gb = run([a, b], [out, *T.grad((out**2).sum(), [a, b])], A, B)
+    assert got.shape == want.shape and np.allclose(got, want)
+    assert (ga.shape, gb.shape) == (A.shape, B.shape)
+    T.verify_grad(lambda a, b: T.batched_dot(a, b), [A, B], rng=np.random.RandomState(0))
+
+
+def test_batched_tensordot_against_numpy(rng):
+    x, y = T.tensor4("x"), T.tensor3("y")
+    X, Y = rng.random((2, 3, 4, 5)), rng.random((2, 5, 3))
+    got = run([x, y], T.batched_tensordot(x, y, [[3, 1], [1, 2]]), X, Y)
+    want = np.array([np.tensordot(X[i], Y[i], [[2, 0], [0, 1]]) for i in range(2)])
+    assert np.allclose(got, want)
+    with pytest.raises(ValueError, match="batch"):
+        T.batched_tensordot(x, y, [[0], [1]])
+    with pytest.raises(sn.ShapeError, match="no batch axis"):
+        T.batched_dot(T.scalar(), y)

@@ -1,0 +1,137 @@
+"""Theano's names that map onto symnb's maths (``T.tril``, ``T.nonzero``, ``T.isclose``...)
+and Theano's variable methods on every tensor of a Theano graph (``x.round()`` rounding half
+away from zero, ``x.norm(L)``, ``x.size``...), against NumPy. symnb's own variables keep
+NumPy's methods."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+
+M = np.array([[0.0, 1.5, -2.5], [3.0, 0.0, 0.5]])
+x, v = T.matrix("x"), T.vector("v")
+
+
+def run(output, value=M, var=x):
+    return theano.function([var], output, mode="FAST_COMPILE", on_unused_input="ignore")(value)
+
+
+UNIT = np.array([-0.9, -0.5, 0.0, 0.3, 0.99])
+BIG = np.array([1.0, 1.5, 4.0, 100.0])
+CASES = [
+    ("tril", lambda: T.tril(x, -1), M, np.tril(M, -1)),
+    ("triu", lambda: T.triu(x, 1), M, np.triu(M, 1)),
+    ("trace", lambda: T.trace(x), M, np.trace(M)),
+    ("arccosh", lambda: T.arccosh(v), BIG, np.arccosh(BIG)),
+    ("arcsinh", lambda: T.arcsinh(v), UNIT, np.arcsinh(UNIT)),
+    ("arctanh", lambda: T.arctanh(v), UNIT, np.arctanh(UNIT)),
+    ("deg2rad", lambda: T.deg2rad(v), BIG, np.deg2rad(BIG)),
+    ("rad2deg", lambda: T.rad2deg(v), UNIT, np.rad2deg(UNIT)),
+    ("power", lambda: T.power(x, 2), M, M**2),
+    ("ptp", lambda: T.ptp(x, axis=1), M, np.ptp(M, axis=1)),
+    ("second", lambda: T.second(x, 2.0), M, np.full_like(M, 2.0)),
+    ("identity_like", lambda: T.identity_like(x), M, np.eye(2, 3)),
+    ("zeros_like", lambda: T.zeros_like(x, dtype="int32"), M, np.zeros((2, 3), "int32")),
+    ("nonzero", lambda: list(T.nonzero(x)), M, list(np.nonzero(M))),
+    ("nonzero matrix", lambda: T.nonzero(x, return_matrix=True), M, np.array(np.nonzero(M))),
+    ("flatnonzero", lambda: T.flatnonzero(x), M, np.flatnonzero(M)),
+    ("nonzero_values", lambda: T.nonzero_values(x), M, M[M != 0]),
+    ("diagonal", lambda: T.diagonal(x, 1), M, np.diagonal(M, 1)),
+    ("sort kind", lambda: T.sort(x, 0, "quicksort"), M, np.sort(M, 0)),
+    ("argsort None", lambda: T.argsort(x, axis=None), M, np.argsort(M, axis=None)),
+    ("argmax list", lambda: T.argmax(x, axis=[0, 1]), M, np.argmax(M)),
+    ("prod no_zeros", lambda: T.prod(x + 1, no_zeros_in_input=True), M, np.prod(M + 1)),
+    ("bitwise", lambda: T.bitwise_not(T.bitwise_and(x > 0, x < 2)), M, ~((M > 0) & (M < 2))),
+    ("isclose", lambda: T.isclose(x, x + 1e-9), M, np.isclose(M, M + 1e-9)),
+    ("allclose", lambda: T.allclose(x, x * 1.1), M, np.allclose(M, M * 1.1)),
+    ("stacklists", lambda: T.stacklists([[x, x], [x, x]]), M, np.array([[M, M], [M, M]])),
+]
+
+
+@pytest.mark.parametrize("name, build, value, want", CASES, ids=[c[0] for c in CASES])
+def test_theano_names_against_numpy(name, build, value, want):
+    got = run(build(), value, v if value.ndim == 1 else x)
+    if isinstance(want, list):
+        assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))
+    else:
+        assert np.asarray(got).dtype == np.asarray(want).dtype or name in ("trace", "power")
+        assert np.allclose(got, want, equal_nan=True)
+
+
+def test_argmax_over_several_axes_numbers_them_in_row_major_order(rng):
+    t = T.tensor3("t")
+    X = rng.random((2, 3, 4))
+    arg, big = run(T.argmax(t, axis=[0, 2]), X, t), run(T.max(t, axis=[0, 2]), X, t)
+    moved = X.transpose(1, 0, 2).reshape(3, -1)
+    assert np.array_equal(arg, moved.argmax(-1)) and np.allclose(big, moved.max(-1))
+    both = run(T.max_and_argmax(t, axis=(-1, 1), keepdims=True), X, t)
+    assert np.array_equal(both[1], X.reshape(2, -1).argmax(-1)[:, None, None])
+    assert np.array_equal(run(T.diagonal(t, 1, 1, 2), X, t), np.diagonal(X, 1, 1, 2))
+
+
+def test_get_scalar_constant_value_and_its_error():
+    assert T.get_scalar_constant_value(T.constant(2) * 3 + 1) == 7
+    assert T.get_scalar_constant_value(T.row().shape[0]) == 1  # a dim the type fixes
+    assert T.get_scalar_constant_value(np.array([4.0])) == 4.0
+    with pytest.raises(T.NotScalarConstantError, match="depends on what the function"):
+        T.get_scalar_constant_value(T.scalar("s") + 1)
+
+
+def test_round_method_rounds_half_away_from_zero_as_theanos():
+    halves = np.array([0.5, 1.5, 2.5, -0.5, -2.5])
+    y = v * 1  # a computed tensor of a Theano graph
+    assert np.array_equal(run(y.round(), halves, v), [1, 2, 3, -1, -3])
+    assert np.array_equal(run(v.round(), halves, v), [1, 2, 3, -1, -3])
+    assert np.array_equal(run(y.round(mode="half_to_even"), halves, v), np.round(halves))
+    assert np.array_equal(run(T.round(v), halves, v), [1, 2, 3, -1, -3])
+
+
+def test_theanos_variable_methods_against_numpy():
+    y = x * 1
+    assert np.allclose(run(y.norm(2)), np.sqrt((M**2).sum()))  # entrywise, as Theano's
+    assert np.allclose(run(y.norm(1, axis=1)), np.abs(M).sum(1))
+    assert all(np.array_equal(g, w) for g, w in zip(run(list(y.nonzero())), np.nonzero(M)))
+    assert np.array_equal(run(y.nonzero_values()), M[M != 0])
+    assert np.allclose(run(y.trace()), np.trace(M))
+    assert np.allclose(run(y.diagonal(1)), np.diagonal(M, 1))
+    assert run(y.zeros_like(dtype="int32")).dtype == np.int32
+    assert np.allclose(run(y.ones_like()), np.ones_like(M))
+    assert int(run(y.size)) == 6 and int(run(v.size, M[0], v)) == 3
+    assert np.allclose(run(y.exp()), np.exp(M)) and np.allclose(run(y.tanh()), np.tanh(M))
+    assert np.allclose(run(y.conj()), M) and np.allclose(run(y.ptp(axis=0)), np.ptp(M, 0))
+    assert np.allclose(run(y.sort(axis=1, kind="mergesort")), np.sort(M, 1))
+    assert np.allclose(run(y.take([1, 0], axis=1)), M[:, [1, 0]])
+    assert np.allclose(run(y.fill(3.0)), np.full_like(M, 3.0))
+    copied = y.copy(name="c")
+    assert copied.name == "c" and y.name is None and np.allclose(run(copied), M)
+    assert (v * 0 + 2).get_scalar_constant_value is not None
+
+
+def test_symnb_variables_keep_numpys_methods_beside_the_layer():
+    s = sn.tensor("s", shape=(5,))
+    halves = np.array([0.5, 1.5, 2.5, -0.5, -2.5])
+    assert np.array_equal(sn.function([s], s.round(), backend="py")(halves), np.round(halves))
+    assert not hasattr(s, "norm") and not hasattr(s * 2, "size")
+    with pytest.raises(TypeError):
+        s.round(mode="half_away_from_zero")
+
+
+def test_random_streams_multinomial_default_and_poisson_and_crossentropy_with_bias(rng):
+    R = RandomStreams(2)
+    counts = theano.function([], R.multinomial(size=(4,), n=3))()
+    assert counts.shape == (4, 2) and (counts.sum(1) == 3).all()
+    with pytest.raises(NotImplementedError, match="binomial"):
+        R.poisson(size=(2,), lam=3.0)
+    with pytest.raises(NotImplementedError, match="erfc"):
+        T.erfcx(v)
+    b, y = T.vector("b"), T.ivector("y")
+    X, B, Y = rng.random((2, 3)), rng.random(3), np.array([0, 2], "int32")
+    nll, sm = theano.function([x, b, y], T.nnet.crossentropy_softmax_1hot_with_bias(x, b, y))(
+        X, B, Y
+    )
+    e = np.exp(X + B)
+    want = e / e.sum(1, keepdims=True)
+    assert np.allclose(sm, want) and np.allclose(nll, -np.log(want[[0, 1], Y]))
