@@ -66,7 +66,9 @@ class InputSpec:
 
     def _as_array(self, value) -> np.ndarray:
         """Arrays of every kind by their dtype (a lossy cast refused); Python values, lists
-        and NumPy scalars by their values (each must survive the cast)."""
+        and NumPy scalars by their values (each must survive the cast). A subclass of ndarray
+        (np.matrix, np.memmap) is read as a plain ndarray view of its data: the NumPy
+        references call methods such as ``.sum(keepdims=...)`` that a subclass may redefine."""
         if isinstance(value, np.ndarray):
             if isinstance(value, np.ma.MaskedArray):
                 raise InputError(
@@ -74,7 +76,8 @@ class InputSpec:
                     "drop the mask: pass value.filled(fill_value) (or np.asarray(value) to use "
                     "the data under the mask)"
                 )
-            return self._typed(value, value)
+            plain = value if type(value) is np.ndarray else value.view(np.ndarray)
+            return self._typed(plain, value)
         if isinstance(value, PYTHON_VALUES):
             return self._from_python(value)
         return self._typed(self._foreign(value), value)
