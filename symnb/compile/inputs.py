@@ -6,6 +6,8 @@ give each named dim one size across all the inputs of a call.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from symnb.compile import array_kinds
@@ -26,6 +28,8 @@ class InputSpec:
         self.derived = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, DimExpr)]
         #: the shape every value must have when all dims are fixed ints (then ``quick`` applies)
         self.exact = self.shape if len(self.fixed) == len(self.shape) else None
+        #: the largest finite value of a float input: a Python float beyond it becomes inf
+        self.largest = float(np.finfo(self.dtype).max) if self.dtype.kind in "fc" else None
 
     def quick(self, value):
         """``value`` itself when it is already an array of the dtype and fixed shape (or a NumPy
@@ -142,7 +146,9 @@ class InputSpec:
     def _from_python(self, value) -> np.ndarray:
         """Lists, Python numbers and NumPy scalars are accepted when their values survive the
         cast; a bare Python float into a float input is rounded to it, as a literal is."""
-        if type(value) is float and self.dtype.kind in "fc":  # the common scalar: no checks
+        if type(value) is float and self.dtype.kind in "fc":  # the common scalar: one check
+            if abs(value) > self.largest and not math.isinf(value):
+                return self._beyond_largest(value)
             return np.array(value, dtype=self.dtype)
         try:
             raw = np.asarray(value)
@@ -155,7 +161,7 @@ class InputSpec:
         with np.errstate(all="ignore"):
             array = raw.astype(self.dtype)
             if raw.dtype.kind in "fc" and self.dtype.kind in "fc":
-                exact = np.array_equal(array.astype(raw.dtype), raw, equal_nan=True)
+                exact = np.array_equal(array, raw, equal_nan=True)  # (in the wider dtype)
             else:  # (no cast to a non-float gives NaN)
                 exact = np.array_equal(array, raw)
             if exact and raw.dtype.kind in "iu" and self.dtype.kind in "fc":
@@ -168,13 +174,27 @@ class InputSpec:
             )
         return array
 
+    def _beyond_largest(self, value: float) -> np.ndarray:
+        """A Python float above a narrow float input's largest value: one that rounds down to
+        it is taken (as NumPy rounds), one that would become inf is refused, as the same
+        value given as np.float64 or in a list is."""
+        with np.errstate(over="ignore"):
+            array = np.array(value, dtype=self.dtype)
+        if np.isinf(array):
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}; the value {value!r} is beyond its "
+                f"largest finite value ({np.finfo(self.dtype).max!s}) and would become inf; "
+                f"declare the input with dtype='float64', or pass inf if that is meant"
+            )
+        return array
+
     def _rounding(self, raw: np.ndarray, array: np.ndarray) -> str:
         """For floats that a narrower float input would round: the first one, and the way out."""
         if not (raw.dtype.kind in "fc" and self.dtype.kind in "fc"):
             return ""
         flat, held = raw.reshape(-1), array.reshape(-1)
         with np.errstate(all="ignore"):
-            kept = (held.astype(raw.dtype) == flat) | np.isnan(flat)
+            kept = (held == flat) | np.isnan(flat)
         k = int(np.argmin(kept))
         return (
             f" ({self.dtype.name} holds {flat[k].item()!r} as {held[k].item()!r}); pass "
