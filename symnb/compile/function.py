@@ -21,16 +21,16 @@ from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_fo
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.inputs import InputSpec, check_derived_dims
 from symnb.compile.linkers import get_linker
-from symnb.compile.update_pairs import as_update_pairs
+from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
 from symnb.config import config
 from symnb.core import locks
 from symnb.core.dims import format_shape, shapes_unify
-from symnb.core.graph import Graph, clone_graph, default_updates, leaves
+from symnb.core.graph import Graph, ancestors, clone_graph, default_updates, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
-from symnb.core.source import user_location
+from symnb.core.source import user_location, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import DTypeError, GraphError, InputError, ShapeError
+from symnb.errors import DTypeError, GraphError, GraphWarning, InputError, ShapeError
 from symnb.ops.elemwise import cast
 from symnb.opt import optimize as rewrite
 
@@ -53,7 +53,8 @@ def function(
 
     ``outputs``: a variable, a list/tuple of them, or a dict name -> variable; the call
     returns the same structure. ``updates``: shared variable -> new value, all computed before
-    any is written. ``givens``: variable -> variable or value, substituted before compiling.
+    any is written. ``givens``: variable -> variable or value (a dict or pairs), substituted
+    before compiling; a key the outputs and updates do not read warns (``GraphWarning``).
     ``optimize``: "fast", "stable", "none" or ``{"include": [...], "exclude": [...]}`` (names
     of rewrite phases or rules; see docs/rewrites.md); None is ``sn.config.optimize``.
     ``backend``: "c", "py", "opencl" or "cuda"; None is ``sn.config.backend``, else "c" when a
@@ -167,7 +168,9 @@ class Function:
         self._structure, out_vars = _flatten_outputs(outputs)
         self.updates = _with_default_updates(check_updates(updates), out_vars, no_default_updates)
         targets = out_vars + [value for _, value in self.updates]
-        targets = clone_graph(targets, _check_givens(givens))
+        givens = check_givens(givens)
+        _warn_unread_givens(givens, targets)
+        targets = clone_graph(targets, givens)
         self.graph_before = Graph(self.inputs, targets)
         self.graph = Graph(self.inputs, targets)
         with phases.timed("rewrites"):
@@ -658,9 +661,61 @@ def _skipped_list(skipped) -> list:
     return listed
 
 
-def _check_givens(givens) -> dict:
-    pairs = list(givens.items()) if isinstance(givens, dict) else list(givens or [])
-    return {old: _fit(old, as_variable(new), "givens") for old, new in pairs}
+def check_givens(givens) -> dict:
+    """``givens`` (a dict or pairs) as ``{variable: replacement}``: each key a variable, none
+    twice, each replacement made to fit its key's type; the errors name the user's line."""
+    checked: dict = {}
+    for old, new in as_given_pairs(givens):
+        if not isinstance(old, Variable):
+            named = isinstance(old, str)
+            hint = f" (a name: pass the variable itself, not {old!r})" if named else ""
+            raise _at_user_line(
+                GraphError(
+                    f"givens: the key {_short_repr(old)} ({type(old).__name__}) is not a "
+                    f"symbolic variable{hint}; each key is the variable to replace"
+                )
+            )
+        if any(old is k for k in checked):
+            raise _at_user_line(GraphError(f"givens: {old.describe()} is given twice"))
+        try:
+            value = as_variable(new)
+        except DTypeError as exc:
+            raise _at_user_line(
+                DTypeError(f"givens: the replacement for {old.describe()}: {exc}")
+            ) from None
+        checked[old] = _fit(old, value, "givens")
+    return checked
+
+
+def _warn_unread_givens(givens: dict, targets: list) -> None:
+    """A given whose key the outputs and updates never read replaces nothing: usually a
+    variable made again (a cell run twice) or a given for another function. Theano ignored
+    it silently; here it compiles, with a warning at the user's line."""
+    if not givens:
+        return
+    read = {id(v): v for v in targets}
+    for node in ancestors(targets):
+        read.update((id(v), v) for v in node.inputs)
+    for old in givens:
+        if id(old) in read:
+            continue
+        twin = old.name and any(v.name == old.name for v in read.values())
+        why = (
+            f"; they read another variable named '{old.name}' (made again, as a cell run "
+            "twice makes it): key the given by that one"
+            if twin
+            else ""
+        )
+        warn_at_user(
+            f"givens: {old.describe()} is not read by the outputs or updates, so its given "
+            f"replaces nothing{why}",
+            GraphWarning,
+        )
+
+
+def _short_repr(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _fit(target: Variable, value: Variable, what: str) -> Variable:
