@@ -16,7 +16,7 @@ import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
-from symnb.compile.function import check_givens
+from symnb.compile.fit import check_givens
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import leaves
