@@ -8,7 +8,7 @@ import numpy as np
 
 from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
 from symnb.core.dims import format_shape, shapes_unify
-from symnb.core.graph import ancestors, default_updates, leaves
+from symnb.core.graph import ancestors, default_updates
 from symnb.core.op import _at_user_line
 from symnb.core.source import user_location, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -137,12 +137,12 @@ def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
     """A lossy update or given, naming the leaves that widen it (a float64 ``lr`` in the update
     of a float32 weight) and the line that built it."""
     dtype = target.type.dtype
-    wide = [v for v in leaves([value]) if _widens(v, dtype) and v is not value]
+    wide = _widening_leaves(value, dtype)
     culprits = ", ".join(_culprit(v) for v in wide[:3])
     because = (
         f": {culprits} make{'s' if len(wide) == 1 else ''} it {value.type.dtype}" if wide else ""
     )
-    fixes = [_narrowing_fix(v, dtype) for v in wide[:3]]
+    fixes = list(dict.fromkeys(_narrowing_fix(v, dtype) for v in wide[:3]))  # each once
     fixes.append(f"cast the new value with .astype('{dtype}')")
     loc = value.source if value.owner is not None and value.source else user_location()
     error = DTypeError(
@@ -151,6 +151,41 @@ def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
     )
     error.location = loc
     return error
+
+
+def _widening_leaves(value: Variable, dtype) -> list[Variable]:
+    """The leaves that make ``value`` wider than ``dtype``, found from the value down through
+    the wide nodes only, and at each into the inputs its dtype comes from: an int64 shape
+    vector under ``sn.ones((2, 3), dtype="float32")`` (a float32 node) or beside a float64
+    operand of reshape is no culprit; an int64 operand that promotes float32 to float64 is."""
+    found, seen, stack = [], set(), [value]
+    while stack:
+        var = stack.pop()
+        if id(var) in seen or not _widens(var, dtype):
+            continue
+        seen.add(id(var))
+        if var.owner is None:
+            if var is not value:
+                found.append(var)
+            continue
+        stack.extend(reversed(_dtype_sources(var.owner.inputs, var.type.dtype)))
+    return found
+
+
+def _dtype_sources(inputs: list, out_dtype) -> list:
+    """The inputs a node's ``out_dtype`` comes from: those of that dtype (weak constants
+    aside), else all of them when it is NumPy's promotion of theirs, else none (a dtype the
+    op chose: ``ones``'s default, the float64 mean of integers)."""
+    same = [i for i in inputs if i.type.dtype == out_dtype and not _is_weak(i)]
+    if same:
+        return same
+    if inputs and np.result_type(*[i.type.dtype for i in inputs]) == out_dtype:
+        return list(inputs)
+    return []
+
+
+def _is_weak(var: Variable) -> bool:
+    return isinstance(var, Constant) and var.weak
 
 
 def _culprit(leaf: Variable) -> str:
@@ -162,17 +197,18 @@ def _culprit(leaf: Variable) -> str:
     return leaf.describe()
 
 
-def _widens(leaf: Variable, dtype) -> bool:
-    weak = isinstance(leaf, Constant) and leaf.weak
-    return not weak and not np.can_cast(leaf.type.dtype, dtype, "safe")
+def _widens(var: Variable, dtype) -> bool:
+    return not _is_weak(var) and not np.can_cast(var.type.dtype, dtype, "safe")
 
 
 def _narrowing_fix(leaf: Variable, dtype) -> str:
     name = leaf.label or "it"
     if isinstance(leaf, SharedVariable):
         return f"make {name} {dtype} (sn.shared(np.asarray(value, '{dtype}')))"
-    if isinstance(leaf, Constant):
+    if isinstance(leaf, Constant) and leaf.value.size == 1:
         return f"write the constant as a Python number, which takes {dtype}"
+    if isinstance(leaf, Constant):
+        return f"make the constant a {dtype} array (np.asarray(value, '{dtype}'))"
     return f"declare {name} with dtype='{dtype}'"
 
 
