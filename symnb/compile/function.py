@@ -20,10 +20,11 @@ from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.fit import check_givens, check_updates, warn_unread_givens, with_default_updates
-from symnb.compile.inputs import InputSpec, check_derived_dims
+from symnb.compile.inputs import InputSpec, check_derived_dims, shared_sizes
 from symnb.compile.linkers import get_linker
 from symnb.config import config
 from symnb.core import locks
+from symnb.core.dims import named_by_names_alone
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
@@ -174,13 +175,14 @@ class Function:
             self.rewrites = rewrite(self.graph, optimize)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
-        # the call passes inputs then shared values; constants' slots come after them
-        self._leaves = (
-            self.inputs
-            + [v for v in rest if isinstance(v, SharedVariable)]
-            + [v for v in rest if not isinstance(v, SharedVariable)]
-        )
-        self._shared = [v for v in self._leaves if isinstance(v, SharedVariable)]
+        # the call passes inputs then shared values (those with named dims first: the C runner
+        # checks their names with the inputs'); constants' slots come after them
+        shared = [v for v in rest if isinstance(v, SharedVariable)]
+        shared.sort(key=lambda v: not named_by_names_alone(v.type.shape))
+        self._leaves = self.inputs + shared + [v for v in rest if not isinstance(v, SharedVariable)]
+        self._shared = shared
+        #: shared values whose named dims a call checks against the inputs' (docs/shapes.md)
+        self._named_shared = [v for v in shared if any(isinstance(d, str) for d in v.type.shape)]
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
         self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
         self._n_out = len(out_vars)
@@ -355,6 +357,8 @@ class Function:
         if len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
             arrays = None if any(a is None for a in arrays) else arrays
+            if arrays is not None and self._named_shared:  # (inputs of fixed dims only)
+                shared_sizes(self._named_shared)
         if arrays is None:  # the input checks raise the error naming the input
             arrays = self._convert(self._bind(args, {}))
         converted = any(a is not v for a, v in zip(arrays, args))
@@ -422,7 +426,7 @@ class Function:
         return result
 
     def _convert(self, values) -> list:
-        sizes: dict = {}
+        sizes = shared_sizes(self._named_shared) if self._named_shared else {}
         arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
         check_derived_dims(self._specs, arrays, sizes)
         return arrays

@@ -231,6 +231,27 @@ def _article(noun: str) -> str:
     return f"an {noun}" if noun[0] in "aeiouAEIOU" else f"a {noun}"
 
 
+def shared_sizes(shared) -> dict:
+    """The sizes the shared values give their named dims, which a call's inputs must give
+    them too: ``{name: (size, "shared 'A' (float64(n,))")}``, the start of a call's sizes.
+    Read from the values where they are (a device copy has a shape too)."""
+    sizes: dict = {}
+    for var in shared:
+        shape = var.current_value().shape
+        for axis, d in enumerate(var.type.shape):
+            if not isinstance(d, str):
+                continue
+            label = f"shared {var.describe()}"
+            seen = sizes.setdefault(d, (shape[axis], label))
+            if seen[0] != shape[axis]:
+                raise InputShapeError(
+                    f"{label} has dim '{d}' (axis {axis}) of size {shape[axis]} but {seen[0]} "
+                    f"in {seen[1]}; a named dim has one size across a call: set_value them "
+                    "alike"
+                )
+    return sizes
+
+
 def check_derived_dims(specs, arrays, sizes: dict) -> None:
     """Once every input of a call has bound its names, check the dims computed from them."""
     for spec, array in zip(specs, arrays):
