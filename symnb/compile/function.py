@@ -184,7 +184,10 @@ class Function:
         #: shared values whose named dims a call checks against the inputs' (docs/shapes.md)
         self._named_shared = [v for v in shared if any(isinstance(d, str) for d in v.type.shape)]
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
-        self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
+        named = Counter(v.name for v in self.inputs if v.name)
+        #: the inputs a keyword names: only a name one input has (two inputs named "x": f(x=...)
+        #: is an error naming both, where it took the last)
+        self._by_name = {v.name: i for i, v in enumerate(self.inputs) if named[v.name] == 1}
         self._n_out = len(out_vars)
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
@@ -281,7 +284,8 @@ class Function:
         function nothing else holds goes at once (its buffers, a device's memory with it)."""
         structure = None if self._structure is _first else self._structure
         owner = weakref.ref(self)
-        names = tuple(v.name or None for v in self.inputs)  # as _bind binds keywords
+        names = tuple(v.name if v.name in self._by_name else None for v in self.inputs)  # (a
+        # name two inputs have is None: a keyword naming them goes to _bind, which says so)
         entry = self.linker.entry(
             fast,
             owner,
@@ -437,7 +441,7 @@ class Function:
         values = list(args) + [_MISSING] * (len(self.inputs) - len(args))
         for key, value in kwargs.items():
             if key not in self._by_name:
-                raise InputError(f"{self._label()} has no input named {key!r}")
+                raise InputError(self._unbound_keyword(key))
             if values[self._by_name[key]] is not _MISSING:
                 raise InputError(f"{self._label()}: input {key!r} given twice")
             values[self._by_name[key]] = value
@@ -445,6 +449,16 @@ class Function:
         if missing:
             raise InputError(f"{self._label()} is missing {', '.join(missing)}")
         return values
+
+    def _unbound_keyword(self, key) -> str:
+        places = [str(i) for i, v in enumerate(self.inputs) if v.name == key]
+        if len(places) < 2:
+            return f"{self._label()} has no input named {key!r}"
+        return (
+            f"{self._label()}: inputs {', '.join(places[:-1])} and {places[-1]} are "
+            f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
+            "is ambiguous; pass them by position"
+        )
 
     def _label(self) -> str:
         return f"function '{self.name}'" if self.name else "the function"
