@@ -76,6 +76,11 @@ class ShapeWarning(UserWarning):
     """A legal shape pattern that is usually a bug; each pattern has its own subclass."""
 
 
+class GraphWarning(UserWarning):
+    """A graph compiled as asked, with a part that has no effect (a ``givens`` key that the
+    outputs and updates do not read)."""
+
+
 class InputWarning(UserWarning):
     """A value passed to a compiled function was taken with a change worth knowing (a torch
     tensor that requires grad is detached)."""

@@ -19,19 +19,17 @@ from symnb.backends.loop import bodies_rewritten
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
-from symnb.compile.inputs import InputSpec, check_derived_dims
+from symnb.compile.fit import check_givens, check_updates, warn_unread_givens, with_default_updates
+from symnb.compile.inputs import InputSpec, check_derived_dims, shared_sizes
 from symnb.compile.linkers import get_linker
-from symnb.compile.update_pairs import as_update_pairs
 from symnb.config import config
 from symnb.core import locks
-from symnb.core.dims import format_shape, shapes_unify
-from symnb.core.graph import Graph, clone_graph, default_updates, leaves
+from symnb.core.dims import named_by_names_alone
+from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
-from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import DTypeError, GraphError, InputError, ShapeError
-from symnb.ops.elemwise import cast
+from symnb.errors import GraphError, InputError
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -53,7 +51,8 @@ def function(
 
     ``outputs``: a variable, a list/tuple of them, or a dict name -> variable; the call
     returns the same structure. ``updates``: shared variable -> new value, all computed before
-    any is written. ``givens``: variable -> variable or value, substituted before compiling.
+    any is written. ``givens``: variable -> variable or value (a dict or pairs), substituted
+    before compiling; a key the outputs and updates do not read warns (``GraphWarning``).
     ``optimize``: "fast", "stable", "none" or ``{"include": [...], "exclude": [...]}`` (names
     of rewrite phases or rules; see docs/rewrites.md); None is ``sn.config.optimize``.
     ``backend``: "c", "py", "opencl" or "cuda"; None is ``sn.config.backend``, else "c" when a
@@ -165,24 +164,30 @@ class Function:
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
-        self.updates = _with_default_updates(check_updates(updates), out_vars, no_default_updates)
+        self.updates = with_default_updates(check_updates(updates), out_vars, no_default_updates)
         targets = out_vars + [value for _, value in self.updates]
-        targets = clone_graph(targets, _check_givens(givens))
+        givens = check_givens(givens)
+        warn_unread_givens(givens, targets)
+        targets = clone_graph(targets, givens)
         self.graph_before = Graph(self.inputs, targets)
         self.graph = Graph(self.inputs, targets)
         with phases.timed("rewrites"):
             self.rewrites = rewrite(self.graph, optimize)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
-        # the call passes inputs then shared values; constants' slots come after them
-        self._leaves = (
-            self.inputs
-            + [v for v in rest if isinstance(v, SharedVariable)]
-            + [v for v in rest if not isinstance(v, SharedVariable)]
-        )
-        self._shared = [v for v in self._leaves if isinstance(v, SharedVariable)]
+        # the call passes inputs then shared values (those with named dims first: the C runner
+        # checks their names with the inputs'); constants' slots come after them
+        shared = [v for v in rest if isinstance(v, SharedVariable)]
+        shared.sort(key=lambda v: not named_by_names_alone(v.type.shape))
+        self._leaves = self.inputs + shared + [v for v in rest if not isinstance(v, SharedVariable)]
+        self._shared = shared
+        #: shared values whose named dims a call checks against the inputs' (docs/shapes.md)
+        self._named_shared = [v for v in shared if any(isinstance(d, str) for d in v.type.shape)]
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
-        self._by_name = {v.name: i for i, v in enumerate(self.inputs) if v.name}
+        named = Counter(v.name for v in self.inputs if v.name)
+        #: the inputs a keyword names: only a name one input has (two inputs named "x": f(x=...)
+        #: is an error naming both, where it took the last)
+        self._by_name = {v.name: i for i, v in enumerate(self.inputs) if named[v.name] == 1}
         self._n_out = len(out_vars)
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
@@ -279,7 +284,8 @@ class Function:
         function nothing else holds goes at once (its buffers, a device's memory with it)."""
         structure = None if self._structure is _first else self._structure
         owner = weakref.ref(self)
-        names = tuple(v.name or None for v in self.inputs)  # as _bind binds keywords
+        names = tuple(v.name if v.name in self._by_name else None for v in self.inputs)  # (a
+        # name two inputs have is None: a keyword naming them goes to _bind, which says so)
         entry = self.linker.entry(
             fast,
             owner,
@@ -355,6 +361,8 @@ class Function:
         if len(args) == len(self._specs):  # fast path: arrays that fit as given
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
             arrays = None if any(a is None for a in arrays) else arrays
+            if arrays is not None and self._named_shared:  # (inputs of fixed dims only)
+                shared_sizes(self._named_shared)
         if arrays is None:  # the input checks raise the error naming the input
             arrays = self._convert(self._bind(args, {}))
         converted = any(a is not v for a, v in zip(arrays, args))
@@ -422,7 +430,7 @@ class Function:
         return result
 
     def _convert(self, values) -> list:
-        sizes: dict = {}
+        sizes = shared_sizes(self._named_shared) if self._named_shared else {}
         arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
         check_derived_dims(self._specs, arrays, sizes)
         return arrays
@@ -433,7 +441,7 @@ class Function:
         values = list(args) + [_MISSING] * (len(self.inputs) - len(args))
         for key, value in kwargs.items():
             if key not in self._by_name:
-                raise InputError(f"{self._label()} has no input named {key!r}")
+                raise InputError(self._unbound_keyword(key))
             if values[self._by_name[key]] is not _MISSING:
                 raise InputError(f"{self._label()}: input {key!r} given twice")
             values[self._by_name[key]] = value
@@ -441,6 +449,16 @@ class Function:
         if missing:
             raise InputError(f"{self._label()} is missing {', '.join(missing)}")
         return values
+
+    def _unbound_keyword(self, key) -> str:
+        places = [str(i) for i, v in enumerate(self.inputs) if v.name == key]
+        if len(places) < 2:
+            return f"{self._label()} has no input named {key!r}"
+        return (
+            f"{self._label()}: inputs {', '.join(places[:-1])} and {places[-1]} are "
+            f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
+            "is ambiguous; pass them by position"
+        )
 
     def _label(self) -> str:
         return f"function '{self.name}'" if self.name else "the function"
@@ -612,115 +630,3 @@ def _flatten_outputs(outputs):
     if outputs is None:
         return (lambda r: None), []
     return _first, [as_variable(outputs)]
-
-
-def check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
-    """``updates`` (a dict or pairs) as checked pairs: each a shared variable, none twice;
-    the errors name the user's line (the magic checks a cell's before compiling it)."""
-    pairs = as_update_pairs(updates)
-    checked = []
-    for shared, value in pairs:
-        if not isinstance(shared, SharedVariable):
-            what = shared.describe() if isinstance(shared, Variable) else repr(shared)
-            raise _at_user_line(
-                GraphError(
-                    f"updates: {what} is not a shared variable (sn.shared); each pair is "
-                    "(shared variable, new value)"
-                )
-            )
-        if any(shared is s for s, _ in checked):
-            raise _at_user_line(GraphError(f"updates: {shared.describe()} is updated twice"))
-        checked.append((shared, _fit(shared, as_variable(value), "update")))
-    return checked
-
-
-def _with_default_updates(updates: list, outputs: list, skipped=False) -> list:
-    """The updates, plus the ``default_update`` of each shared variable the outputs or the
-    updates read that has one, is not updated already (a random stream's state) and is not
-    ``skipped`` (True: every one)."""
-    if skipped is True:
-        return list(updates)
-    reads = outputs + [value for _, value in updates]
-    found = default_updates(reads, [s for s, _ in updates] + _skipped_list(skipped))
-    return list(updates) + [(var, _fit(var, default, "default update")) for var, default in found]
-
-
-def _skipped_list(skipped) -> list:
-    """``no_default_updates`` as a list of shared variables (False: none)."""
-    if skipped is False or skipped is None:
-        return []
-    listed = list(skipped) if isinstance(skipped, (list, tuple, set)) else [skipped]
-    for var in listed:
-        if not isinstance(var, SharedVariable):
-            raise GraphError(
-                f"no_default_updates takes True, False or a list of shared variables, not {var!r}"
-            )
-    return listed
-
-
-def _check_givens(givens) -> dict:
-    pairs = list(givens.items()) if isinstance(givens, dict) else list(givens or [])
-    return {old: _fit(old, as_variable(new), "givens") for old, new in pairs}
-
-
-def _fit(target: Variable, value: Variable, what: str) -> Variable:
-    """``value`` made to fit ``target``'s type: a safe cast is done, a lossy one refused."""
-    t, v = target.type, value.type
-    if v.dtype != t.dtype:
-        weak = isinstance(value, Constant) and value.weak
-        if not (weak or np.can_cast(v.dtype, t.dtype, "safe")):
-            raise _lossy_value(target, value, what)
-        value = cast(value, t.dtype)
-    if v.ndim != t.ndim or not _dims_fit(t.shape, v.shape):
-        raise ShapeError(
-            f"{what}: {target.describe()} cannot take {value.describe()}: shape "
-            f"{format_shape(v.shape)} does not fit {format_shape(t.shape)}"
-        )
-    return value
-
-
-def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
-    """A lossy update or given, naming the leaves that widen it (a float64 ``lr`` in the update
-    of a float32 weight) and the line that built it."""
-    dtype = target.type.dtype
-    wide = [v for v in leaves([value]) if _widens(v, dtype) and v is not value]
-    culprits = ", ".join(_culprit(v) for v in wide[:3])
-    because = (
-        f": {culprits} make{'s' if len(wide) == 1 else ''} it {value.type.dtype}" if wide else ""
-    )
-    fixes = [_narrowing_fix(v, dtype) for v in wide[:3]]
-    fixes.append(f"cast the new value with .astype('{dtype}')")
-    loc = value.source if value.owner is not None and value.source else user_location()
-    error = DTypeError(
-        f"{what}: {target.describe()} cannot take {value.describe()} without losing precision"
-        f"{because}; {', or '.join(fixes)}" + ("" if loc is None else f"\n  at {loc}")
-    )
-    error.location = loc
-    return error
-
-
-def _culprit(leaf: Variable) -> str:
-    """How the message names a widening leaf: ``'lr' (float64())`` or ``the constant 0.1
-    (float64, e.g. np.float64(0.1))``."""
-    if isinstance(leaf, Constant) and leaf.label is None and leaf.value.size == 1:
-        dtype = leaf.type.dtype.name
-        return f"the {dtype} constant {leaf.value.item()!r} (np.{dtype}(...) or a {dtype} array)"
-    return leaf.describe()
-
-
-def _widens(leaf: Variable, dtype) -> bool:
-    weak = isinstance(leaf, Constant) and leaf.weak
-    return not weak and not np.can_cast(leaf.type.dtype, dtype, "safe")
-
-
-def _narrowing_fix(leaf: Variable, dtype) -> str:
-    name = leaf.label or "it"
-    if isinstance(leaf, SharedVariable):
-        return f"make {name} {dtype} (sn.shared(np.asarray(value, '{dtype}')))"
-    if isinstance(leaf, Constant):
-        return f"write the constant as a Python number, which takes {dtype}"
-    return f"declare {name} with dtype='{dtype}'"
-
-
-def _dims_fit(a, b) -> bool:
-    return shapes_unify(tuple(a), tuple(b))

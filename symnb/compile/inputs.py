@@ -6,6 +6,8 @@ give each named dim one size across all the inputs of a call.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from symnb.compile import array_kinds
@@ -26,6 +28,8 @@ class InputSpec:
         self.derived = [(i, d) for i, d in enumerate(self.shape) if isinstance(d, DimExpr)]
         #: the shape every value must have when all dims are fixed ints (then ``quick`` applies)
         self.exact = self.shape if len(self.fixed) == len(self.shape) else None
+        #: the largest finite value of a float input: a Python float beyond it becomes inf
+        self.largest = float(np.finfo(self.dtype).max) if self.dtype.kind in "fc" else None
 
     def quick(self, value):
         """``value`` itself when it is already an array of the dtype and fixed shape (or a NumPy
@@ -66,7 +70,9 @@ class InputSpec:
 
     def _as_array(self, value) -> np.ndarray:
         """Arrays of every kind by their dtype (a lossy cast refused); Python values, lists
-        and NumPy scalars by their values (each must survive the cast)."""
+        and NumPy scalars by their values (each must survive the cast). A subclass of ndarray
+        (np.matrix, np.memmap) is read as a plain ndarray view of its data: the NumPy
+        references call methods such as ``.sum(keepdims=...)`` that a subclass may redefine."""
         if isinstance(value, np.ndarray):
             if isinstance(value, np.ma.MaskedArray):
                 raise InputError(
@@ -74,7 +80,8 @@ class InputSpec:
                     "drop the mask: pass value.filled(fill_value) (or np.asarray(value) to use "
                     "the data under the mask)"
                 )
-            return self._typed(value, value)
+            plain = value if type(value) is np.ndarray else value.view(np.ndarray)
+            return self._typed(plain, value)
         if isinstance(value, PYTHON_VALUES):
             return self._from_python(value)
         return self._typed(self._foreign(value), value)
@@ -139,7 +146,9 @@ class InputSpec:
     def _from_python(self, value) -> np.ndarray:
         """Lists, Python numbers and NumPy scalars are accepted when their values survive the
         cast; a bare Python float into a float input is rounded to it, as a literal is."""
-        if type(value) is float and self.dtype.kind in "fc":  # the common scalar: no checks
+        if type(value) is float and self.dtype.kind in "fc":  # the common scalar: one check
+            if abs(value) > self.largest and not math.isinf(value):
+                return self._beyond_largest(value)
             return np.array(value, dtype=self.dtype)
         try:
             raw = np.asarray(value)
@@ -152,7 +161,7 @@ class InputSpec:
         with np.errstate(all="ignore"):
             array = raw.astype(self.dtype)
             if raw.dtype.kind in "fc" and self.dtype.kind in "fc":
-                exact = np.array_equal(array.astype(raw.dtype), raw, equal_nan=True)
+                exact = np.array_equal(array, raw, equal_nan=True)  # (in the wider dtype)
             else:  # (no cast to a non-float gives NaN)
                 exact = np.array_equal(array, raw)
             if exact and raw.dtype.kind in "iu" and self.dtype.kind in "fc":
@@ -165,13 +174,27 @@ class InputSpec:
             )
         return array
 
+    def _beyond_largest(self, value: float) -> np.ndarray:
+        """A Python float above a narrow float input's largest value: one that rounds down to
+        it is taken (as NumPy rounds), one that would become inf is refused, as the same
+        value given as np.float64 or in a list is."""
+        with np.errstate(over="ignore"):
+            array = np.array(value, dtype=self.dtype)
+        if np.isinf(array):
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}; the value {value!r} is beyond its "
+                f"largest finite value ({np.finfo(self.dtype).max!s}) and would become inf; "
+                f"declare the input with dtype='float64', or pass inf if that is meant"
+            )
+        return array
+
     def _rounding(self, raw: np.ndarray, array: np.ndarray) -> str:
         """For floats that a narrower float input would round: the first one, and the way out."""
         if not (raw.dtype.kind in "fc" and self.dtype.kind in "fc"):
             return ""
         flat, held = raw.reshape(-1), array.reshape(-1)
         with np.errstate(all="ignore"):
-            kept = (held.astype(raw.dtype) == flat) | np.isnan(flat)
+            kept = (held == flat) | np.isnan(flat)
         k = int(np.argmin(kept))
         return (
             f" ({self.dtype.name} holds {flat[k].item()!r} as {held[k].item()!r}); pass "
@@ -206,6 +229,27 @@ def _article(noun: str) -> str:
     if " " not in noun and noun != "array":
         return noun  # a builtin's name: "got str", "got dict"
     return f"an {noun}" if noun[0] in "aeiouAEIOU" else f"a {noun}"
+
+
+def shared_sizes(shared) -> dict:
+    """The sizes the shared values give their named dims, which a call's inputs must give
+    them too: ``{name: (size, "shared 'A' (float64(n,))")}``, the start of a call's sizes.
+    Read from the values where they are (a device copy has a shape too)."""
+    sizes: dict = {}
+    for var in shared:
+        shape = var.current_value().shape
+        for axis, d in enumerate(var.type.shape):
+            if not isinstance(d, str):
+                continue
+            label = f"shared {var.describe()}"
+            seen = sizes.setdefault(d, (shape[axis], label))
+            if seen[0] != shape[axis]:
+                raise InputShapeError(
+                    f"{label} has dim '{d}' (axis {axis}) of size {shape[axis]} but {seen[0]} "
+                    f"in {seen[1]}; a named dim has one size across a call: set_value them "
+                    "alike"
+                )
+    return sizes
 
 
 def check_derived_dims(specs, arrays, sizes: dict) -> None:

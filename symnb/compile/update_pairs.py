@@ -1,9 +1,10 @@
-"""``updates=`` as the user wrote it -> a list of ``(shared variable, new value)`` pairs.
+"""``updates=`` and ``givens=`` as the user wrote them -> lists of pairs.
 
 ``updates`` is a dict ``{W: W - lr * g}`` or a list of pairs ``[(W, W - lr * g)]``. The
 usual slips (one pair not in a list, ``updates=(W, W - lr * g)``; the new values without the
 variables, ``updates=[W - lr * g]``; a pair of three) get an error that says "updates", shows
 the expected form with the user's own variable names, and points at the user's line.
+``givens`` (``{x: data[i:j]}`` or pairs) gets the same checks of its form.
 """
 
 from __future__ import annotations
@@ -43,6 +44,42 @@ def as_update_pairs(updates) -> list[tuple]:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
             raise _error(f"updates[{index}] is {_short(item)}, not a pair", items)
     return [tuple(item) for item in items]
+
+
+GIVENS_FORM = "give a dict {variable: replacement} or a list of (variable, replacement) pairs"
+
+
+def as_given_pairs(givens) -> list[tuple]:
+    """The pairs of ``givens``; a GraphError at the user's line for any other form (what
+    each key is, is checked by the caller)."""
+    if givens is None:
+        return []
+    if isinstance(givens, dict):
+        return list(givens.items())
+    if isinstance(givens, Variable):
+        raise _given_error(f"givens={_name(givens)} is one variable, not a pair")
+    if (
+        isinstance(givens, (tuple, list))
+        and len(givens) == 2
+        and isinstance(givens[0], Variable)
+        and not isinstance(givens[1], (tuple, list))
+    ):
+        raise _given_error(f"givens={_short(givens)} is a single pair, not a list of pairs")
+    neither = f"givens={_short(givens)} is neither a dict nor pairs"
+    if isinstance(givens, (str, bytes)):
+        raise _given_error(neither)
+    try:
+        items = list(givens)
+    except TypeError:
+        raise _given_error(neither) from None
+    for index, item in enumerate(items):
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise _given_error(f"givens[{index}] is {_short(item)}, not a pair")
+    return [tuple(item) for item in items]
+
+
+def _given_error(what: str) -> GraphError:
+    return _at_user_line(GraphError(f"{what}: {GIVENS_FORM}"))
 
 
 def _is_single_pair(updates) -> bool:

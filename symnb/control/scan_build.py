@@ -15,6 +15,7 @@ builder then puts the loop in the canonical form of ``symnb/control/scan.py``:
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections import OrderedDict
 
@@ -86,6 +87,24 @@ def scan(
         raise _at_user_line(exc) from None
 
 
+def _check_keys(entry: dict, accepted: tuple, where: str) -> None:
+    """A dict of ``sequences`` or ``outputs_info`` with a key scan does not know is refused: a
+    misspelled ``"init"`` would silently make an output not fed back. Theano's deprecated
+    ``return_steps`` is accepted when None, as Theano accepted it."""
+    for key in entry:
+        if key in accepted or (key == "return_steps" and entry[key] is None):
+            continue
+        known = ", ".join(repr(k) for k in accepted)
+        close = difflib.get_close_matches(str(key), accepted, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        if key == "return_steps":
+            hint = " (Theano's deprecated return_steps: select the steps you need by index)"
+        raise GraphError(
+            f"sn.scan: {where} has the key {key!r}, which scan does not know{hint}; its keys "
+            f"are {known}"
+        )
+
+
 def _as_list(value) -> list:
     if value is None:
         return []
@@ -101,6 +120,12 @@ class _Sequence:
 
     def __init__(self, entry, i: int, backwards: bool):
         if isinstance(entry, dict):
+            _check_keys(entry, ("input", "taps"), f"sequences[{i}]")
+            if entry.get("input") is None:
+                raise GraphError(
+                    f"sn.scan: sequences[{i}] is a dict without 'input': "
+                    '{"input": x, "taps": [-1, 0]}'
+                )
             taps = [int(t) for t in _as_list(entry.get("taps", [0]))]
             entry = entry["input"]
         else:
@@ -155,8 +180,15 @@ class _Output:
             self.initial, self.taps = None, []
             return
         if isinstance(entry, dict):
-            taps = [int(t) for t in _as_list(entry.get("taps", [-1]))]
+            _check_keys(entry, ("initial", "taps"), f"outputs_info[{i}]")
             initial = entry.get("initial")
+            if initial is None and entry.get("taps") is not None:
+                raise GraphError(
+                    f"sn.scan: outputs_info[{i}] has taps {entry['taps']} but no initial "
+                    "value to read them from before the first step; give "
+                    '{"initial": x0, "taps": [...]}, or None for an output not fed back'
+                )
+            taps = [int(t) for t in _as_list(entry.get("taps", [-1]))]
             if initial is None:
                 self.initial, self.taps = None, []
                 return

@@ -26,7 +26,7 @@ from collections import ChainMap
 
 from symnb.backends import LINKERS, PLANNED
 from symnb.compile import function as compile_function
-from symnb.compile.function import check_updates
+from symnb.compile.fit import check_updates
 from symnb.core.graph import leaves
 from symnb.core.hooks import hook
 from symnb.core.source import SourceLoc, pinned

@@ -1,6 +1,8 @@
 """Values at the borders of a compiled function (issue #17): copies unless ``borrow=True``,
 updates from several threads, integers a float input cannot hold, masked arrays."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -101,3 +103,23 @@ def test_masked_arrays_are_refused(backend):
     masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
     with pytest.raises(InputError, match="input 0 'x' got a masked array.*filled"):
         f(masked)
+
+
+def test_ndarray_subclasses_are_read_as_plain_arrays(backend):
+    """np.matrix redefines sum/var/max (no keepdims, 2-d results): its data is computed on as
+    a plain ndarray, as for np.asarray(value); shared values take the same route."""
+    a = sn.matrix("a")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+        w = sn.shared(np.matrix([[0.5, 1.0], [1.5, 2.0]]), name="w")
+        f = sn.function([a], [sn.var(a, axis=1), sn.max(a * w, axis=0), a], backend=backend)
+        var, top, same = f(m)
+        w.set_value(np.matrix([[1.0, 1.0], [1.0, 1.0]]))
+        assert type(w.get_value()) is np.ndarray
+        again = f(m)[1]
+    plain, wv = np.asarray(m), np.array([[0.5, 1.0], [1.5, 2.0]])
+    np.testing.assert_allclose(var, plain.var(axis=1))
+    np.testing.assert_allclose(top, (plain * wv).max(axis=0))
+    np.testing.assert_allclose(again, plain.max(axis=0))
+    assert type(same) is np.ndarray and same.shape == (2, 2)

@@ -108,6 +108,30 @@ def test_a_float64_shared_rate_and_a_python_rate():
     assert W.get_value().dtype == np.float32
 
 
+def test_only_the_leaves_a_widening_dtype_comes_from_are_named():
+    """An int64 shape vector (under sn.ones/reshape) is no culprit; an int64 operand that
+    promotes float32 to float64 is; each fix is said once."""
+    W = sn.shared(np.zeros((2, 3), "float32"), name="W")
+    x = sn.tensor("x", shape=(2, 3), dtype="float32")
+    lr, n, v = sn.scalar("lr"), sn.scalar("n", dtype="int64"), sn.vector("v", shape=(6,))
+
+    def message(update) -> str:
+        with pytest.raises(sn.DTypeError) as info:
+            sn.function([x, lr, n, v], sn.sum(x), updates={W: update}, backend="py")
+        return str(info.value).split("\n")[0]
+
+    got = message(W - lr * sn.ones((2, 3), dtype="float32"))
+    assert got.endswith(
+        "without losing precision: 'lr' (float64()) makes it float64; declare lr with "
+        "dtype='float32', or cast the new value with .astype('float32')"
+    )
+    assert "'v' (float64(6,)) makes it float64;" in message(W - sn.reshape(v, (2, 3)))
+    assert "'n' (int64()) makes it float64;" in message(W - x * n)
+    got = message(W - np.float64(0.1) * x - np.float64(0.2) * x)
+    assert "constant 0.1 (np.float64(...) or a float64 array), the float64 constant 0.2" in got
+    assert got.count("write the constant as a Python number") == 1
+
+
 def test_if_on_a_symbolic_variable_names_what_exists():
     x = sn.tensor("x", shape=(3,))
     with pytest.raises(TypeError) as info:

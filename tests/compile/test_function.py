@@ -138,3 +138,24 @@ def test_eval_takes_variables_or_their_names():
         z.eval({"q": 1.0})
     with pytest.raises(sn.GraphError, match="eval: 'x' names 2 inputs"):
         (x + sn.vector("x")).eval({"x": np.ones(2)})
+
+
+def test_a_keyword_naming_two_inputs_is_an_error_naming_their_places(backend):
+    """As ``eval`` reports it: ``f(x=...)`` with two inputs named "x" bound the last silently
+    (in the C entry point too); the unique names still bind."""
+    a, b, c = sn.vector("x"), sn.vector("y"), sn.vector("x")
+    f = sn.function([a, b, c], a + 2 * b + 3 * c, backend=backend)
+    one = np.ones(1)
+    np.testing.assert_array_equal(f(one, one, one), [6])
+    for call in (lambda: f(one, y=one, x=one), lambda: f(x=one, y=one)):
+        with pytest.raises(sn.InputError) as info:
+            call()
+        assert str(info.value) == (
+            "the function: inputs 0 and 2 are both named 'x', so the keyword x=... is "
+            "ambiguous; pass them by position"
+        )
+    g = sn.function([a, c, sn.vector("x")], a, backend=backend)
+    with pytest.raises(sn.InputError, match="inputs 0, 1 and 2 are all named 'x'"):
+        g(x=one)
+    h = sn.function([a, b], a + b, backend=backend)
+    np.testing.assert_array_equal(h(y=one, x=one * 2), [3])

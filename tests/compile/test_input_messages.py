@@ -259,3 +259,34 @@ def test_a_derived_dim_whose_names_no_input_binds_is_not_checked():
     f = sn.function([x], x * 2, backend="py")
     for length in (1, 4):
         np.testing.assert_array_equal(f(np.ones(length)), np.full(length, 2.0))
+
+
+def test_a_shared_values_named_dims_are_checked_against_the_inputs(backend):
+    """docs/shapes.md: a named dim has one size across a call, shared values included. The C
+    runner checks them with the inputs (a call that fits runs there, not declined); one that
+    does not is declined and the input checks name the input and the shared variable."""
+    A = sn.shared(np.array([1.0, 2.0, 3.0]), shape=("n",), name="A")
+    B = sn.shared(np.ones((3, 2)), name="B")  # fixed dims only: not checked by name
+    x = sn.tensor("x", shape=("n",))
+    f = sn.function([x], [x + A, sn.sum(B)], backend=backend)
+    np.testing.assert_array_equal(f(np.full(3, 10.0))[0], [11.0, 12.0, 13.0])
+    if f.runner is not None:
+        assert (f.runner.runs, f.runner.declined) == (1, 0)
+    for length in (1, 5):  # 1 broadcast silently; 5 failed in NumPy's broadcast
+        with pytest.raises(InputShapeError) as info:
+            f(np.full(length, 10.0))
+        assert str(info.value) == (
+            f"input 0 'x' expects shape (n,) (float64), got an array of shape ({length},): dim "
+            f"'n' (axis 0) is {length} here but 3 in shared 'A' (float64(n,)); a named dim has "
+            "one size across a call"
+        )
+    A.set_value(np.ones(5))  # the check reads the value of the call
+    np.testing.assert_array_equal(f(np.full(5, 10.0))[0], np.full(5, 11.0))
+    C = sn.shared(np.ones(4), shape=("n",), name="C")
+    g = sn.function([], A + C, backend=backend)
+    with pytest.raises(
+        InputShapeError,
+        match=r"shared 'C' \(float64\(n,\)\) has dim 'n' \(axis 0\) "
+        r"of size 4 but 5 in shared 'A'",
+    ):
+        g()

@@ -384,7 +384,17 @@ def _errors_source():  # the lines the error tests point at
     def until():
         return sn.scan(lambda h: (h, sn.until(h)), outputs_info=h0, n_steps=2)  # @until
 
-    return {f.__name__: f for f in (count, dtype, taps, n_steps, until)}
+    def key():  # a misspelled key silently meant "not fed back"
+        return sn.scan(lambda *args: h0 * len(args), outputs_info={"init": h0}, n_steps=3)  # @key
+
+    def seq_key():
+        return sn.scan(lambda xt: xt, sequences={"inputs": x, "taps": [0]})  # @seq_key
+
+    def no_initial():
+        return sn.scan(lambda h: h, outputs_info={"taps": [-1]}, n_steps=3)  # @no_initial
+
+    cases = (count, dtype, taps, n_steps, until, key, seq_key, no_initial)
+    return {f.__name__: f for f in cases}
 
 
 @pytest.mark.parametrize(
@@ -395,10 +405,19 @@ def _errors_source():  # the lines the error tests point at
         ("taps", ["taps [-1, -2]", "reach 2 steps", "1 rows"]),
         ("n_steps", ["n_steps=9", "only 5 steps"]),
         ("until", ["boolean scalar", "'h0[t-1]' (float32(3,))"]),
+        (
+            "key",
+            [
+                "outputs_info[0] has the key 'init', which scan does not know (did you mean "
+                "'initial'?); its keys are 'initial', 'taps'"
+            ],
+        ),
+        ("seq_key", ["sequences[0] has the key 'inputs'", "mean 'input'", "are 'input', 'taps'"]),
+        ("no_initial", ["outputs_info[0] has taps [-1] but no initial value"]),
     ],
 )
 def test_errors_name_the_problem_at_the_users_line(case, words):
-    with pytest.raises((sn.ShapeError, sn.DTypeError)) as info:
+    with pytest.raises((sn.ShapeError, sn.DTypeError, sn.GraphError)) as info:
         _errors_source()[case]()
     message = str(info.value)
     for word in words:

@@ -20,6 +20,7 @@ from symnb.backends.listing import KernelInfo
 from symnb.backends.plan import Gemm, Library
 from symnb.backends.planner import PLANS
 from symnb.backends.planning.kernel_linker import KernelLinker
+from symnb.core.dims import named_by_names_alone
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.linalg import Matmul
 
@@ -71,8 +72,19 @@ class CLinker(KernelLinker):
         one), made once; None where it does not apply (then the Python executor runs every
         call)."""
         if self._schedule is _UNMADE:
-            self._schedule = runner.schedule(self.plan)
+            self._schedule = runner.schedule(self.plan, self._named_shared())
         return self._schedule
+
+    def _named_shared(self) -> list:
+        """(dtype, shape) of the shared values with named dims (none computed) that lead the
+        shared arguments (sn.function puts them first): the runner checks their names with
+        the inputs', and declines a call where one differs (the input checks then say which)."""
+        found = []
+        for leaf in self.leaves[len(self.plan.inputs) : self.plan.nargs]:
+            if not named_by_names_alone(leaf.type.shape):
+                break
+            found.append((leaf.type.dtype, leaf.type.shape))
+        return found
 
     def entry(self, fast, owner, call, declined, structure, names, **state):
         """The C runner's ``Entry`` (runner_entry.h) where the runner runs this plan."""

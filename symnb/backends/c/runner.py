@@ -276,20 +276,22 @@ def entry(fast, owner, call, declined, structure, names, **state):
     return built.Entry(fast, owner, call, declined, structure, names, **state)
 
 
-def schedule(plan):
+def schedule(plan, shared=()):
     """A ``Schedule`` running ``plan`` (symnb/backends/plan.py), called with the inputs then
     the shared values; None where the runner does not apply (then the Python executor runs
-    every call)."""
+    every call). ``shared``: (dtype, shape) of the first shared values, checked after the
+    inputs (their named dims against the inputs')."""
     built = module() if config.c_runner else None
     if built is None:
         return None
-    dims, names = _input_dims(plan.inputs)
+    checked = [*plan.inputs, *shared]
+    dims, names = _input_dims(checked)
     if dims is None or len(names) > MAX_NAMES:
         return None
     try:
         return built.Schedule(
             nargs=plan.nargs,
-            specs=[(dtype, d) for (dtype, _), d in zip(plan.inputs, dims)],
+            specs=[(dtype, d) for (dtype, _), d in zip(checked, dims)],
             nnames=len(names),
             nslots=plan.nslots,
             constants=list(plan.constants),

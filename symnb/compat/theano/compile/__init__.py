@@ -16,6 +16,7 @@ import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
+from symnb.compile.fit import check_givens
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import leaves
@@ -222,6 +223,7 @@ def function(
                 )
             )
     updates = as_update_pairs(updates)
+    givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     built = {
         "outputs": [] if outputs is None else outputs,

@@ -1,0 +1,216 @@
+"""What replaces a variable in a compiled function: ``updates=`` (and the default updates of
+random streams) and ``givens=``, checked, each value made to fit the type of the variable it
+replaces (a safe cast done, a lossy one refused naming the leaves that widen it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
+from symnb.core.dims import format_shape, shapes_unify
+from symnb.core.graph import ancestors, default_updates
+from symnb.core.op import _at_user_line
+from symnb.core.source import user_location, warn_at_user
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
+from symnb.errors import DTypeError, GraphError, GraphWarning, ShapeError
+from symnb.ops.elemwise import cast
+
+
+def check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
+    """``updates`` (a dict or pairs) as checked pairs: each a shared variable, none twice;
+    the errors name the user's line (the magic checks a cell's before compiling it)."""
+    pairs = as_update_pairs(updates)
+    checked = []
+    for shared, value in pairs:
+        if not isinstance(shared, SharedVariable):
+            what = shared.describe() if isinstance(shared, Variable) else repr(shared)
+            raise _at_user_line(
+                GraphError(
+                    f"updates: {what} is not a shared variable (sn.shared); each pair is "
+                    "(shared variable, new value)"
+                )
+            )
+        if any(shared is s for s, _ in checked):
+            raise _at_user_line(GraphError(f"updates: {shared.describe()} is updated twice"))
+        checked.append((shared, fit(shared, as_variable(value), "update")))
+    return checked
+
+
+def with_default_updates(updates: list, outputs: list, skipped=False) -> list:
+    """The updates, plus the ``default_update`` of each shared variable the outputs or the
+    updates read that has one, is not updated already (a random stream's state) and is not
+    ``skipped`` (True: every one)."""
+    if skipped is True:
+        return list(updates)
+    reads = outputs + [value for _, value in updates]
+    found = default_updates(reads, [s for s, _ in updates] + _skipped_list(skipped))
+    return list(updates) + [(var, fit(var, default, "default update")) for var, default in found]
+
+
+def _skipped_list(skipped) -> list:
+    """``no_default_updates`` as a list of shared variables (False: none)."""
+    if skipped is False or skipped is None:
+        return []
+    listed = list(skipped) if isinstance(skipped, (list, tuple, set)) else [skipped]
+    for var in listed:
+        if not isinstance(var, SharedVariable):
+            raise GraphError(
+                f"no_default_updates takes True, False or a list of shared variables, not {var!r}"
+            )
+    return listed
+
+
+def check_givens(givens) -> dict:
+    """``givens`` (a dict or pairs) as ``{variable: replacement}``: each key a variable, none
+    twice, each replacement made to fit its key's type; the errors name the user's line."""
+    checked: dict = {}
+    for old, new in as_given_pairs(givens):
+        if not isinstance(old, Variable):
+            named = isinstance(old, str)
+            hint = f" (a name: pass the variable itself, not {old!r})" if named else ""
+            raise _at_user_line(
+                GraphError(
+                    f"givens: the key {_short_repr(old)} ({type(old).__name__}) is not a "
+                    f"symbolic variable{hint}; each key is the variable to replace"
+                )
+            )
+        if any(old is k for k in checked):
+            raise _at_user_line(GraphError(f"givens: {old.describe()} is given twice"))
+        try:
+            value = as_variable(new)
+        except DTypeError as exc:
+            raise _at_user_line(
+                DTypeError(f"givens: the replacement for {old.describe()}: {exc}")
+            ) from None
+        checked[old] = fit(old, value, "givens")
+    return checked
+
+
+def warn_unread_givens(givens: dict, targets: list) -> None:
+    """A given whose key the outputs and updates never read replaces nothing: usually a
+    variable made again (a cell run twice) or a given for another function. Theano ignored
+    it silently; here it compiles, with a warning at the user's line."""
+    if not givens:
+        return
+    read = {id(v): v for v in targets}
+    for node in ancestors(targets):
+        read.update((id(v), v) for v in node.inputs)
+    for old in givens:
+        if id(old) in read:
+            continue
+        twin = old.name and any(v.name == old.name for v in read.values())
+        why = (
+            f"; they read another variable named '{old.name}' (made again, as a cell run "
+            "twice makes it): key the given by that one"
+            if twin
+            else ""
+        )
+        warn_at_user(
+            f"givens: {old.describe()} is not read by the outputs or updates, so its given "
+            f"replaces nothing{why}",
+            GraphWarning,
+        )
+
+
+def _short_repr(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def fit(target: Variable, value: Variable, what: str) -> Variable:
+    """``value`` made to fit ``target``'s type: a safe cast is done, a lossy one refused."""
+    t, v = target.type, value.type
+    if v.dtype != t.dtype:
+        weak = isinstance(value, Constant) and value.weak
+        if not (weak or np.can_cast(v.dtype, t.dtype, "safe")):
+            raise _lossy_value(target, value, what)
+        value = cast(value, t.dtype)
+    if v.ndim != t.ndim or not _dims_fit(t.shape, v.shape):
+        raise ShapeError(
+            f"{what}: {target.describe()} cannot take {value.describe()}: shape "
+            f"{format_shape(v.shape)} does not fit {format_shape(t.shape)}"
+        )
+    return value
+
+
+def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
+    """A lossy update or given, naming the leaves that widen it (a float64 ``lr`` in the update
+    of a float32 weight) and the line that built it."""
+    dtype = target.type.dtype
+    wide = _widening_leaves(value, dtype)
+    culprits = ", ".join(_culprit(v) for v in wide[:3])
+    because = (
+        f": {culprits} make{'s' if len(wide) == 1 else ''} it {value.type.dtype}" if wide else ""
+    )
+    fixes = list(dict.fromkeys(_narrowing_fix(v, dtype) for v in wide[:3]))  # each once
+    fixes.append(f"cast the new value with .astype('{dtype}')")
+    loc = value.source if value.owner is not None and value.source else user_location()
+    error = DTypeError(
+        f"{what}: {target.describe()} cannot take {value.describe()} without losing precision"
+        f"{because}; {', or '.join(fixes)}" + ("" if loc is None else f"\n  at {loc}")
+    )
+    error.location = loc
+    return error
+
+
+def _widening_leaves(value: Variable, dtype) -> list[Variable]:
+    """The leaves that make ``value`` wider than ``dtype``, found from the value down through
+    the wide nodes only, and at each into the inputs its dtype comes from: an int64 shape
+    vector under ``sn.ones((2, 3), dtype="float32")`` (a float32 node) or beside a float64
+    operand of reshape is no culprit; an int64 operand that promotes float32 to float64 is."""
+    found, seen, stack = [], set(), [value]
+    while stack:
+        var = stack.pop()
+        if id(var) in seen or not _widens(var, dtype):
+            continue
+        seen.add(id(var))
+        if var.owner is None:
+            if var is not value:
+                found.append(var)
+            continue
+        stack.extend(reversed(_dtype_sources(var.owner.inputs, var.type.dtype)))
+    return found
+
+
+def _dtype_sources(inputs: list, out_dtype) -> list:
+    """The inputs a node's ``out_dtype`` comes from: those of that dtype (weak constants
+    aside), else all of them when it is NumPy's promotion of theirs, else none (a dtype the
+    op chose: ``ones``'s default, the float64 mean of integers)."""
+    same = [i for i in inputs if i.type.dtype == out_dtype and not _is_weak(i)]
+    if same:
+        return same
+    if inputs and np.result_type(*[i.type.dtype for i in inputs]) == out_dtype:
+        return list(inputs)
+    return []
+
+
+def _is_weak(var: Variable) -> bool:
+    return isinstance(var, Constant) and var.weak
+
+
+def _culprit(leaf: Variable) -> str:
+    """How the message names a widening leaf: ``'lr' (float64())`` or ``the constant 0.1
+    (float64, e.g. np.float64(0.1))``."""
+    if isinstance(leaf, Constant) and leaf.label is None and leaf.value.size == 1:
+        dtype = leaf.type.dtype.name
+        return f"the {dtype} constant {leaf.value.item()!r} (np.{dtype}(...) or a {dtype} array)"
+    return leaf.describe()
+
+
+def _widens(var: Variable, dtype) -> bool:
+    return not _is_weak(var) and not np.can_cast(var.type.dtype, dtype, "safe")
+
+
+def _narrowing_fix(leaf: Variable, dtype) -> str:
+    name = leaf.label or "it"
+    if isinstance(leaf, SharedVariable):
+        return f"make {name} {dtype} (sn.shared(np.asarray(value, '{dtype}')))"
+    if isinstance(leaf, Constant) and leaf.value.size == 1:
+        return f"write the constant as a Python number, which takes {dtype}"
+    if isinstance(leaf, Constant):
+        return f"make the constant a {dtype} array (np.asarray(value, '{dtype}'))"
+    return f"declare {name} with dtype='{dtype}'"
+
+
+def _dims_fit(a, b) -> bool:
+    return shapes_unify(tuple(a), tuple(b))

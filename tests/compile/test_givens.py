@@ -1,0 +1,70 @@
+"""Malformed ``givens=``: checked as ``updates=`` is (a dict or pairs, each key a variable),
+with errors that say "givens", name the bad key and point at the user's line; a key the graph
+never reads compiles, with a GraphWarning (Theano ignored it silently)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+from symnb.errors import GraphWarning
+
+
+def _line_of(marker: str) -> int:
+    with open(__file__) as f:
+        return next(i for i, line in enumerate(f, start=1) if marker in line)
+
+
+def _error(givens, error=sn.GraphError) -> str:
+    x = sn.tensor("x", shape=("batch", 3))
+    with pytest.raises(error) as info:
+        sn.function([x], sn.sum(x), givens=givens(x), backend="py")  # <- compile
+    return str(info.value)
+
+
+def test_a_key_that_is_not_a_variable_is_named():
+    message = _error(lambda x: {"x": x * 2})
+    assert message.startswith("givens: the key 'x' (str) is not a symbolic variable")
+    assert "pass the variable itself" in message
+    assert f"line {_line_of('<- compile')}" in message
+    message = _error(lambda x: [(3, x)])
+    assert message.startswith("givens: the key 3 (int) is not a symbolic variable")
+
+
+def test_givens_not_a_dict_or_pairs():
+    w = sn.shared(np.ones((2, 3)), name="W")
+    message = _error(lambda x: w)
+    assert message.startswith("givens=W is one variable, not a pair")
+    assert "a dict {variable: replacement} or a list of (variable, replacement) pairs" in message
+    assert "is a single pair, not a list of pairs" in _error(lambda x: (x, x * 2))
+    assert _error(lambda x: 5).startswith("givens=5 is neither a dict nor pairs")
+    assert _error(lambda x: [(x, x, 1)]).startswith("givens[0] is (x, x, 1), not a pair")
+    assert "'x' (float64(batch, 3)) is given twice" in _error(lambda x: [(x, x), (x, x * 2)])
+    message = _error(lambda x: {x: "abc"}, sn.DTypeError)
+    assert message.startswith("givens: the replacement for 'x' (float64(batch, 3)): cannot use")
+
+
+def test_the_theano_layer_checks_givens_before_its_unused_input_check():
+    x = theano.tensor.matrix("x")
+    with pytest.raises(sn.GraphError, match=r"givens: the key 'x' \(str\)"):
+        theano.function([x], x.sum(), givens={"x": x * 2})
+
+
+def test_a_key_the_graph_does_not_read_warns_at_the_users_line():
+    x, y = sn.vector("x"), sn.vector("y")
+    with pytest.warns(GraphWarning, match=r"givens: 'y' .* replaces nothing$") as caught:
+        f = sn.function([x], x * 2, givens={y: x + 1}, backend="py")  # <- unread
+    assert caught[0].lineno == _line_of("<- unread") and caught[0].filename == __file__
+    np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 4.0])
+    again = sn.vector("x")  # a cell run twice: the outputs read the first x
+    with pytest.warns(GraphWarning, match="another variable named 'x'.*key the given by that"):
+        f = sn.function([x], x * 2, givens={again: x + 1}, backend="py")
+    np.testing.assert_array_equal(f([1.0, 2.0]), [2.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a key read directly or as a node's input: no warning
+        sn.function([y], x * 2, givens={x: y}, backend="py")
+        h = x * 2
+        g = sn.function([y], sn.sum(h), givens={h: y}, backend="py")
+    assert g([1.0, 2.0]) == 3.0
