@@ -174,11 +174,11 @@ class TensorMethods:
         """``x.at[index].set(v)`` / ``.add(v)``: x with ``x[index]`` replaced or increased."""
         return hook("index_update")(self)
 
-    def sum(self, axis=None, keepdims=False):
-        return _ops().sum(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis=None, keepdims=False, *, dtype=None):
+        return _ops().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
-    def mean(self, axis=None, keepdims=False):
-        return _ops().mean(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, keepdims=False, *, dtype=None):
+        return _ops().mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def max(self, axis=None, keepdims=False):
         return _ops().max(self, axis=axis, keepdims=keepdims)
@@ -199,8 +199,8 @@ class TensorMethods:
         return _ops().dot(self, other)
 
     # -- more NumPy methods; unlike NumPy's in-place ``sort``, ``x.sort()`` returns the result
-    def prod(self, axis=None, keepdims=False):
-        return _ops().prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis=None, keepdims=False, *, dtype=None):
+        return _ops().prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def var(self, axis=None, keepdims=False, ddof=0):
         return _ops().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
@@ -220,11 +220,11 @@ class TensorMethods:
     def argmin(self, axis=None, keepdims=False):
         return _ops().argmin(self, axis=axis, keepdims=keepdims)
 
-    def cumsum(self, axis=None):
-        return _ops().cumsum(self, axis=axis)
+    def cumsum(self, axis=None, *, dtype=None):
+        return _ops().cumsum(self, axis=axis, dtype=dtype)
 
-    def cumprod(self, axis=None):
-        return _ops().cumprod(self, axis=axis)
+    def cumprod(self, axis=None, *, dtype=None):
+        return _ops().cumprod(self, axis=axis, dtype=dtype)
 
     def clip(self, min=None, max=None):  # noqa: A002 - NumPy's parameter names
         return _ops().clip(self, min, max)

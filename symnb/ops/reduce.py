@@ -1,5 +1,6 @@
 """Reductions over axes (``sum``, ``prod``, ``var``, ``argmax``, ``logsumexp``, ...) with NumPy's
-axis/keepdims, and the cumulative ``cumsum``/``cumprod`` along one axis."""
+axis/keepdims, and the cumulative ``cumsum``/``cumprod`` along one axis; ``sum``, ``prod``,
+``mean``, ``cumsum`` and ``cumprod`` take NumPy's ``dtype``."""
 
 from __future__ import annotations
 
@@ -7,21 +8,22 @@ import numbers
 
 import numpy as np
 
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
-from symnb.core.types import TensorType
+from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import as_variable
+from symnb.errors import DTypeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.broadcast import (  # noqa: F401 - Reduce, Sum and sum are re-exported
+from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
     Reduce,
     Sum,
     broadcast_like,
     reduced_shape,
     reducer,
-    sum,
 )
-from symnb.ops.elemwise import cast, equal, exp, greater, where
+from symnb.ops.broadcast import sum as _sum
+from symnb.ops.elemwise import cast, equal, exp, greater, true_div, where
 from symnb.ops.layout import flatten, flip
 from symnb.ops.shape import reduced_size
 
@@ -271,13 +273,58 @@ class Cumprod(_Cumulative):
         return where(before_zero, plain, at_zero)
 
 
-mean = reducer(Mean)
+_mean = reducer(Mean)
 max = reducer(Max)
 min = reducer(Min)
-prod = reducer(Prod)
+_prod = reducer(Prod)
 all = reducer(All)
 any = reducer(Any)
 logsumexp = reducer(Logsumexp)
+
+
+# -- NumPy's dtype= ------------------------------------------------------------------------
+def _in_dtype(reduce, x, dtype, **kwargs):
+    """``reduce`` with NumPy's ``dtype``: the elements converted to it first, the result in
+    it (an int8 sum wraps in int8; floats summed as ints are truncated first). Integer sums
+    and products run in int64 and are converted back, which agrees with NumPy's narrower
+    arithmetic modulo 2**bits."""
+    x = as_variable(x)
+    if dtype is None:
+        return reduce(x, **kwargs)
+    dtype = _target_dtype(reduce.__name__.lstrip("_"), x, dtype)
+    return cast(reduce(cast(x, dtype), **kwargs), dtype)
+
+
+def _target_dtype(name, x, dtype):
+    try:
+        return as_dtype(dtype)
+    except TypeError as exc:
+        message = f"{name}: dtype={dtype!r} for {x.describe()}: {exc}"
+        raise _at_user_line(DTypeError(message)) from None
+
+
+def sum(x, axis=None, keepdims=False, *, dtype=None):  # noqa: A001 - NumPy's name
+    """Sum of elements over the axes. ``axis``: int, tuple or None (all); ``dtype``: NumPy's
+    (the elements converted to it, the sum in it)."""
+    return _in_dtype(_sum, x, dtype, axis=axis, keepdims=keepdims)
+
+
+def prod(x, axis=None, keepdims=False, *, dtype=None):
+    """Product of elements over the axes. ``axis``: int, tuple or None (all); ``dtype``:
+    NumPy's (the elements converted to it, the product in it)."""
+    return _in_dtype(_prod, x, dtype, axis=axis, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False, *, dtype=None):
+    """Arithmetic mean over the axes. ``axis``: int, tuple or None (all); ``dtype``: NumPy's
+    (the elements converted to it, the mean in it; for an integer dtype the sum in it
+    divided by the count and truncated, as NumPy does)."""
+    x = as_variable(x)
+    if dtype is None or _target_dtype("mean", x, dtype).kind in "fc":
+        return _in_dtype(_mean, x, dtype, axis=axis, keepdims=keepdims)
+    total = sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+    count = reduced_size(x, normalize_axis(axis, x.type.ndim, "mean", x))
+    return cast(true_div(total, count), total.type.dtype)
 
 
 def _moment(cls):
@@ -314,8 +361,7 @@ argmin = _argreducer(Argmin)
 
 
 def _cumulative(cls):
-    def cumulate(x, axis=None):
-        x = as_variable(x)
+    def run(x, axis):
         if axis is None:
             x, axis = flatten(x), 0
         if not isinstance(axis, numbers.Integral):
@@ -323,8 +369,14 @@ def _cumulative(cls):
         (axis,) = normalize_axis(axis, x.type.ndim, cls.op_name(), x)
         return cls(axis)(x)
 
-    cumulate.__name__ = cls.op_name()
-    cumulate.__doc__ = f"{cls.__doc__} ``axis=None`` works on the flattened array."
+    def cumulate(x, axis=None, *, dtype=None):
+        return _in_dtype(run, x, dtype, axis=axis)
+
+    run.__name__ = cumulate.__name__ = cls.op_name()
+    cumulate.__doc__ = (
+        f"{cls.__doc__} ``axis=None`` works on the flattened array; ``dtype``: NumPy's (the "
+        "elements converted to it, the result in it)."
+    )
     return cumulate
 
 

@@ -172,6 +172,55 @@ def test_scan_accumulates_and_differentiates(rng):
     assert isinstance(out, list) and len(out) == 1
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_scan_views_map_reduce_foldl_foldr_against_numpy(mode, rng):
+    """Theano's scan_views: map is a scan without state; reduce, foldl and foldr keep the
+    last step of each output, foldr (and reduce's go_backwards) reading the sequences from
+    the end; each returns scan's updates."""
+    from symnb.compat.theano import scan_module
+
+    assert all(getattr(theano, n) is getattr(scan_module, n) for n in ("map", "reduce"))
+    x, y, c = T.dvector("x"), T.dvector("y"), T.dscalar("c")
+    a, b = rng.normal(size=5), rng.normal(size=5)
+    zero = T.constant(0.0)
+
+    def run(outputs, updates):
+        f = theano.function(
+            [x, y, c], outputs, updates=updates, mode=mode, on_unused_input="ignore"
+        )
+        return f(a, b, 1.5)
+
+    got = run(*theano.map(lambda u, v, k: [u * v + k, u - v], [x, y], [c]))
+    np.testing.assert_allclose(got[0], a * b + 1.5)
+    np.testing.assert_allclose(got[1], a - b)
+    np.testing.assert_allclose(run(*theano.map(lambda u: u * 2, x, go_backwards=True)), a[::-1] * 2)
+
+    def horner(u, acc, k):  # acc * k + u: the order of the steps shows in the result
+        return acc * k + u
+
+    left, right = 0.0, 0.0
+    for v in a:
+        left = left * 1.5 + v
+    for v in a[::-1]:
+        right = right * 1.5 + v
+    np.testing.assert_allclose(run(*theano.foldl(horner, x, zero, c)), left)
+    np.testing.assert_allclose(run(*theano.foldr(horner, x, zero, c)), right)
+    np.testing.assert_allclose(run(*theano.reduce(horner, x, zero, c, go_backwards=True)), right)
+    both, updates = theano.reduce(
+        lambda u, v, s, p: [s + u * v, p * v], [x, y], [zero, T.constant(1.0)]
+    )
+    assert isinstance(both, list) and len(both) == 2 and not updates
+    np.testing.assert_allclose(run(both, updates), [a @ b, np.prod(b)])
+    from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+
+    srng = RandomStreams(seed=1)
+    _, updates = theano.foldr(lambda u, acc: acc + u * srng.uniform(()), x, zero)
+    assert len(updates) == 1  # the stream's state after the loop's draws
+    total, _ = theano.foldl(lambda u, acc: acc + u**2, x, zero)
+    grad = theano.function([x], T.grad(total, x), mode=mode)(a)
+    np.testing.assert_allclose(grad, 2 * a)
+
+
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])  # backends "py" and "c"
 def test_random_draws_in_scan_never_repeat_across_calls_without_scans_updates(mode):
     from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams

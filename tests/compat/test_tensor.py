@@ -52,6 +52,14 @@ def test_constructors_give_theano_dtypes_and_broadcastable_dims(make, dtype, sha
     assert (var.name, var.dtype.name, var.type.shape) == ("v", dtype, shape)
 
 
+def test_plural_constructors_take_a_count_as_any_integer():
+    for count in (3, np.int64(3)):
+        made = T.fmatrices(count)
+        assert [(v.name, v.dtype.name, v.type.ndim) for v in made] == [(None, "float32", 2)] * 3
+    a, b = T.dvectors("a", "b")
+    assert (a.name, b.name, a.dtype.name) == ("a", "b", "float64")
+
+
 def test_floatx_is_settable_and_shared_with_symnb():
     theano.config.floatX = "float32"
     assert sn.config.floatX == "float32"
@@ -214,6 +222,37 @@ def test_conv2d_flips_the_filters_as_theano(border_mode, pad, rng):
         np.testing.assert_allclose(old, want, rtol=1e-10, atol=1e-12)
     unflipped = run([x], T.nnet.conv2d(x, w, filter_flip=False), a)
     np.testing.assert_allclose(unflipped, _true_convolution(a, f[:, :, ::-1, ::-1], (0, 0)))
+
+
+@pytest.mark.parametrize("border_mode, pad", [("valid", (0, 0)), ("full", (2, 1))])
+def test_conv2d_shape_hints_may_be_numpy_integers_arrays_or_partly_none(border_mode, pad, rng):
+    """Theano took hints computed with NumPy (np.int64 sizes, an array); a None in
+    filter_shape is read from the shared filters' value, a symbolic size is not known."""
+    a, f = rng.normal(size=(2, 2, 6, 5)), rng.normal(size=(3, 2, 3, 2))
+    want = _true_convolution(a, f, pad)
+    n = np.array([3, 2, 3, 2])
+    x = T.tensor4("x")
+    for filter_shape, image_shape in [
+        ((n[0], n[1], n[2], n[3]), (np.int64(2), np.int32(2), 6, 5)),
+        (n, np.array([2, 2, 6, 5])),
+        ((None, None, 3, 2), (None, T.constant(2), 6, None)),
+        ((None, 2, None, None), (x.shape[0], 2, 6, 5)),
+    ]:
+        for w in (theano.shared(f, name="w"), sn.shared(f, name="w")):  # dims unknown, fixed
+            y = T.nnet.conv2d(x, w, image_shape, filter_shape, border_mode)
+            np.testing.assert_allclose(run([x], y, a), want, rtol=1e-10, atol=1e-12)
+        old = conv.conv2d(x, theano.shared(f), image_shape, filter_shape, border_mode)
+        np.testing.assert_allclose(run([x], old, a), want, rtol=1e-10, atol=1e-12)
+    w4 = T.tensor4("w4")
+    y = T.nnet.conv2d(x, w4, filter_shape=(np.int64(3), None, np.int64(3), 2))
+    assert y.type.shape[1] == 3  # the filters' out dim, from the hint
+    np.testing.assert_allclose(run([x, w4], y, a, f), _true_convolution(a, f, (0, 0)))
+    with pytest.raises(ValueError, match=r"filter_shape=\(3, 2, 4, 2\) does not match 'w'"):
+        T.nnet.conv2d(x, sn.shared(f, name="w"), filter_shape=n + [0, 0, 1, 0])
+    with pytest.raises(ValueError, match=r"input_shape must be a tuple of ints .* \(2.5, 2"):
+        T.nnet.conv2d(x, theano.shared(f), input_shape=(2.5, 2, 6, 5))
+    with pytest.raises(sn.ShapeError, match=r"kernel size of the filters 'w4'"):
+        T.nnet.conv2d(x, w4, filter_shape=(3, 2, None, 2))
 
 
 def _theano_pool(a, ws, st, mode, ignore_border):

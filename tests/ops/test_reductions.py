@@ -168,6 +168,53 @@ def test_method_sugar_for_reductions(rng, backend):
     check(run_on(lambda x: x.cumprod(), a, backend=backend), a.cumprod())
 
 
+DTYPED = ["sum", "mean", "prod", "cumsum", "cumprod"]
+TARGETS = ["bool", "int8", "uint8", "int64", "float32", "float64"]
+
+
+@pytest.mark.parametrize("name", DTYPED)
+@pytest.mark.parametrize("source", ["bool", "int8", "float32"])
+def test_dtype_argument_is_numpys(name, source, rng, backend):
+    """``dtype=`` on the function, the method and NumPy's function: the elements converted
+    to it first and the result in it, as NumPy does (int8 sums wrap in int8, floats summed
+    as ints are truncated first, an integer mean is truncated)."""
+    a = random_array(rng, (3, 5), source)
+    if source != "bool":
+        a = (a * 37 - 60).astype(source)  # past int8 and uint8 when summed, some negatives
+    if source.startswith("float"):
+        a = a + np.asarray(0.6, source)  # fractions that an integer dtype truncates
+    x = sn.tensor("x", shape=a.shape, dtype=source)
+    builds = [
+        lambda dtype: getattr(sn, name)(x, axis=1, dtype=dtype),
+        lambda dtype: getattr(x, name)(axis=1, dtype=dtype),
+        lambda dtype: getattr(np, name)(x, axis=1, dtype=dtype),
+    ]
+    outputs = [build(dtype) for dtype in TARGETS for build in builds]
+    got = sn.function([x], outputs, backend=backend)(a)
+    with np.errstate(all="ignore"):
+        wants = [getattr(np, name)(a, axis=1, dtype=dtype) for dtype in TARGETS]
+    for i, (out, value) in enumerate(zip(outputs, got)):
+        want = wants[i // len(builds)]
+        assert out.type.dtype == want.dtype, (out, want.dtype)
+        if want.dtype.kind in "biu":
+            np.testing.assert_array_equal(value, want, err_msg=str(out))
+        else:
+            check(value, want, rtol=1e-5 if name.endswith("prod") else None)
+    whole = getattr(x, name)(dtype="float32")  # axis=None: all of it (cumsum: flattened)
+    check(sn.function([x], whole, backend=backend)(a), getattr(a, name)(dtype="float32"))
+
+
+def test_dtype_argument_needs_a_dtype_symnb_computes():
+    x = sn.matrix("x")
+    with pytest.raises(sn.DTypeError, match=r"mean: dtype='float128' for 'x' .* float128"):
+        x.mean(dtype="float128")
+    with pytest.raises(
+        sn.DTypeError, match=r"cumsum: dtype='nope' for 'x' .*'nope' is not a dtype"
+    ):
+        sn.cumsum(x, dtype="nope")
+    assert x.sum(keepdims=True, dtype=None).type.dtype == "float64"
+
+
 # -- gradients ---------------------------------------------------------------------------
 def check_grad(fn, inputs):
     """sn.check_grad on the NumPy reference backend (see tests.helpers.reference_backend)."""

@@ -3,7 +3,8 @@
     import symnb.compat.theano as theano          # was: import theano
     import symnb.compat.theano.tensor as T        # was: import theano.tensor as T
 
-``theano.function``, ``theano.shared``, ``theano.scan``, ``theano.config`` (``floatX``),
+``theano.function``, ``theano.shared``, ``theano.scan`` (and ``map``, ``reduce``,
+``foldl``, ``foldr``), ``theano.config`` (``floatX``),
 ``theano.In``/``Param``, ``theano.tensor`` (``T``), ``theano.tensor.nnet``,
 ``theano.tensor.signal.pool``, random streams (``theano.tensor.shared_randomstreams``,
 ``theano.sandbox.rng_mrg``), ``theano.printing``, ``theano.gradient`` and ``theano.ifelse``,
@@ -33,7 +34,14 @@ from symnb.compat.theano.compile import In, Mode, Param, debugmode, function, sh
 from symnb.compat.theano.configparser import change_flags, config  # noqa: F401
 from symnb.compat.theano.gradient import Lop, Rop, grad  # noqa: F401
 from symnb.compat.theano.printing import pp, pprint  # noqa: F401
-from symnb.compat.theano.scan_module import clone, scan  # noqa: F401
+from symnb.compat.theano.scan_module import (  # noqa: F401
+    clone,
+    foldl,
+    foldr,
+    map,  # noqa: A004 - theano.map
+    reduce,  # noqa: A004 - theano.reduce
+    scan,
+)
 from symnb.compat.theano.tensor.basic import dot, get_scalar_constant_value  # noqa: F401
 from symnb.core.variable import Variable  # noqa: F401 - theano.Variable
 

@@ -1,4 +1,6 @@
-"""``theano.scan`` (symnb's ``scan``, which is Theano's) and ``theano.clone``."""
+"""``theano.scan`` (symnb's ``scan``, which is Theano's), its views ``map``, ``reduce``,
+``foldl`` and ``foldr`` (Theano's ``scan_views``: thin wrappers over ``scan``) and
+``theano.clone``."""
 
 from __future__ import annotations
 
@@ -40,6 +42,63 @@ def scan(
     if return_list and not isinstance(outputs, list):
         outputs = [outputs]
     return outputs, updates
+
+
+def map(  # noqa: A001 - Theano's name
+    fn,
+    sequences,
+    non_sequences=None,
+    truncate_gradient=-1,
+    go_backwards=False,
+    mode=None,
+    name=None,
+):
+    """``theano.map``: ``fn`` applied to each step of ``sequences``; ``(outputs, updates)``."""
+    return scan(
+        fn,
+        sequences,
+        [],
+        non_sequences,
+        truncate_gradient=truncate_gradient,
+        go_backwards=go_backwards,
+        mode=mode,
+        name=name,
+    )
+
+
+def reduce(  # noqa: A001 - Theano's name
+    fn,
+    sequences,
+    outputs_info,
+    non_sequences=None,
+    go_backwards=False,
+    mode=None,
+    name=None,
+):
+    """``theano.reduce``: scan, keeping only the last step of each output (a list of them
+    when the scan has several); ``(outputs, updates)``."""
+    outputs, updates = scan(
+        fn,
+        sequences,
+        outputs_info,
+        non_sequences,
+        go_backwards=go_backwards,
+        mode=mode,
+        name=name,
+    )
+    if isinstance(outputs, (list, tuple)):
+        return [out[-1] for out in outputs], updates
+    return outputs[-1], updates
+
+
+def foldl(fn, sequences, outputs_info, non_sequences=None, mode=None, name=None):
+    """``theano.foldl``: ``reduce`` from the first step to the last."""
+    return reduce(fn, sequences, outputs_info, non_sequences, False, mode, name)
+
+
+def foldr(fn, sequences, outputs_info, non_sequences=None, mode=None, name=None):
+    """``theano.foldr``: ``reduce`` from the last step to the first."""
+    return reduce(fn, sequences, outputs_info, non_sequences, True, mode, name)
 
 
 def clone(output, replace=None, strict=True, share_inputs=True):

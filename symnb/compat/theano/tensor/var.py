@@ -7,6 +7,8 @@ broadcasts, False a dim of any length. In symnb that is a shape whose dims are 1
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from symnb.compat.theano.configparser import resolve_dtype
@@ -150,7 +152,7 @@ def _plural(single, kind: str):
     (a single variable for one name), ``T.matrices(3)`` a list of three unnamed ones."""
 
     def make(*names):
-        if len(names) == 1 and isinstance(names[0], int):
+        if len(names) == 1 and isinstance(names[0], numbers.Integral):
             return [single() for _ in range(names[0])]
         made = [single(name) for name in names]
         return made[0] if len(made) == 1 else made

@@ -8,9 +8,10 @@ Border modes map onto symnb's padding: ``"valid"`` none, ``"full"`` ``k - 1`` on
 from __future__ import annotations
 
 import numbers
+import operator
 
 from symnb.core.op import _at_user_line
-from symnb.core.variable import SharedVariable, Variable, as_variable
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops.conv import conv2d as _conv2d
 from symnb.ops.layout import flip
@@ -67,6 +68,8 @@ def theano_conv(
 ) -> Variable:  # noqa: A002
     """The convolution both of Theano's conv2d interfaces describe."""
     x, w = as_variable(input), as_variable(filters)
+    input_shape = _hint(input_shape, "input_shape")
+    filter_shape = _hint(filter_shape, "filter_shape")
     _check_hint(x, input_shape, "input_shape")
     _check_hint(w, filter_shape, "filter_shape")
     given = w
@@ -89,15 +92,16 @@ def theano_conv(
 
 def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
     """symnb needs the kernel size fixed in the graph; a Theano filter (a shared variable
-    with unknown dims) gets it from ``filter_shape``, else from its current value. A value
-    that changes shape later fails at that reshape, naming both shapes."""
+    with unknown dims) gets it from ``filter_shape``, its entries that are None from its
+    current value. A value that changes shape later fails at that reshape, naming both
+    shapes."""
     if w.type.ndim != 4 or all(isinstance(d, int) for d in w.type.shape[2:]):
         return w
-    if filter_shape is None and isinstance(w, SharedVariable):
-        filter_shape = w.get_value(borrow=True).shape
-    if filter_shape is None or not all(isinstance(d, int) for d in filter_shape):
-        if w.type.ndim != 4:
-            return w  # symnb's conv2d says what is wrong
+    dims = list(filter_shape or (None,) * 4)
+    if isinstance(w, SharedVariable):
+        value_shape = w.get_value(borrow=True).shape
+        dims = [v if d is None else d for d, v in zip(dims, value_shape)]
+    if None in dims[2:]:
         raise _at_user_line(
             ShapeError(
                 f"conv2d: the kernel size of the filters {w.describe()} must be known when "
@@ -105,7 +109,7 @@ def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
                 "optimised convolutions also wanted, or give the filters a fixed shape"
             )
         )
-    return reshape(w, tuple(int(d) for d in filter_shape))
+    return reshape(w, tuple(w.shape[i] if d is None else d for i, d in enumerate(dims)))
 
 
 def _pair(value, what):
@@ -121,7 +125,7 @@ def _kernel(w: Variable, filter_shape, border_mode):
     """(kh, kw) when the border mode needs them: from filter_shape, else the static shape."""
     if border_mode not in ("full", "half"):
         return None
-    if filter_shape is not None and all(isinstance(d, int) for d in filter_shape[2:]):
+    if filter_shape is not None and None not in filter_shape[2:]:
         return tuple(filter_shape[2:])
     dims = w.type.shape[2:] if w.type.ndim == 4 else ()
     if len(dims) == 2 and all(isinstance(d, int) for d in dims):
@@ -153,14 +157,39 @@ def _padding(border_mode, kernel, dilation):
     )
 
 
+def _hint(hint, what) -> tuple | None:
+    """A shape hint as a tuple of ints and Nones (unknown). Its sizes may be NumPy integers,
+    an array or constants, as Theano took them (shapes computed with NumPy often are); a
+    size computed in the graph is not known when it is built: None."""
+    if hint is None:
+        return None
+    try:
+        return tuple(_size(d) for d in hint)
+    except TypeError:
+        raise _at_user_line(
+            ValueError(
+                f"conv2d: {what} must be a tuple of ints (or None where not known), not {hint!r}"
+            )
+        ) from None
+
+
+def _size(d) -> int | None:
+    if d is None:
+        return None
+    if isinstance(d, Constant) and d.type.ndim == 0:
+        d = d.value.item()
+    elif isinstance(d, Variable) and d.type.ndim == 0 and d.type.dtype.kind in "iu":
+        return None
+    return operator.index(d)
+
+
 def _check_hint(var: Variable, hint, what):
     """A shape hint that contradicts a known dim is a mistake worth saying at once."""
     if hint is None:
         return
-    hint = tuple(hint)
     known = var.type.shape
     clash = len(hint) != len(known) or any(
-        isinstance(h, int) and isinstance(k, int) and h != k for h, k in zip(hint, known)
+        h is not None and isinstance(k, int) and h != k for h, k in zip(hint, known)
     )
     if clash:
         raise _at_user_line(ValueError(f"conv2d: {what}={hint} does not match {var.describe()}"))

@@ -5,8 +5,12 @@ Two things differ from symnb's ``max_pool2d``/``avg_pool2d``: Theano's default
 pooled 2x2 gives 3x3), and the average modes count padding (``average_inc_pad``) or not
 (``average_exc_pad``). Both are written with symnb's pools:
 
-- partial windows are extra padding at the end, ``min(ws, stride) - 1`` on each axis: for
-  ``max`` padding never wins, and the window count comes out as Theano's for any size;
+- partial windows are extra padding at the end, long enough that the last window starts
+  on a real element (for ``max`` padding never wins); where that gives more windows than
+  Theano's count (overlapping windows over an image barely larger, or smaller, than one),
+  the extra ones are sliced off, so the count is Theano's for any size, known or not;
+- with ``ignore_border=True`` an image of known size smaller than the window gives
+  Theano's empty output (padding it at the end would cost every pool of unknown size);
 - ``sum`` is the average times the window size; ``average_exc_pad`` (and
   ``average_inc_pad`` over partial windows) divides the sum by the number of real elements
   in each window, which is the same pool run on ones.
@@ -21,6 +25,7 @@ from symnb.core.variable import Variable, as_variable
 from symnb.grad import Lop
 from symnb.ops.conv import avg_pool2d, max_pool2d
 from symnb.ops.creation import ones_like
+from symnb.ops.elemwise import maximum
 from symnb.ops.layout import dimshuffle
 from symnb.ops.markers import zero_grad
 
@@ -52,23 +57,47 @@ def pool_2d(
     keep_partial = not ignore_border  # None: Theano 1.0's default, False
     if keep_partial and pad != (0, 0):
         raise _at_user_line(ValueError("pool_2d: padding works only with ignore_border=True"))
+    if any(p >= w for p, w in zip(pad, ws)):
+        raise _at_user_line(ValueError(f"pool_2d: pad {pad} must be smaller than ws {ws}"))
     x = as_variable(input)
     lead, x4 = _as_nchw(x)
-    ends = tuple(min(w, s) - 1 for w, s in zip(ws, stride)) if keep_partial else (0, 0)
-    out = _pool(x4, ws, stride, pad, ends, mode)
+    axes = [_Axis(ws[i], stride[i], pad[i], keep_partial, x4, 2 + i) for i in range(2)]
+    out = _pool(x4, ws, stride, pad, tuple(ax.end for ax in axes), mode, keep_partial)
+    if any(ax.count is not None for ax in axes):
+        out = out[(slice(None), slice(None), *(slice(None, ax.count) for ax in axes))]
     return out[(0,) * lead] if lead else out
 
 
-def _pool(x, ws, stride, pad, ends, mode):
-    """``pad`` is Theano's padding (both sides), ``ends`` the extra padding at the end that
-    keeps partial windows."""
+class _Axis:
+    """One pooled axis: ``end``, the extra padding at its end, and ``count``, the number of
+    windows to keep when the pool over the padded axis gives more than Theano's (else None):
+    an int, or a graph of ``x``'s length on ``axis`` when that length is not known."""
+
+    def __init__(self, w, s, p, keep_partial, x, axis):
+        size = x.type.shape[axis]
+        known = isinstance(size, int)
+        self.end, self.count = 0, None
+        if not keep_partial:  # Theano: max(0, (size + 2p - w) // s + 1) windows
+            if known and size + 2 * p < w:
+                self.end, self.count = w - size - 2 * p, 0
+        elif s >= w:  # Theano: (size - 1) // s + 1, one window per started stride
+            self.end = w - 1
+        elif known:  # Theano: max(0, (size - 1 - w) // s + 1) + 1
+            self.end = max(s - 1, w - size)
+        else:
+            self.end = w - 1  # every window starts on a real element; keep Theano's count
+            self.count = maximum((x.shape[axis] - 1 - w) // s + 1, 0) + 1
+
+
+def _pool(x, ws, stride, pad, ends, mode, keep_partial):
+    """``pad`` is Theano's padding (both sides), ``ends`` the extra padding at the end."""
     sides = tuple((p, p + e) for p, e in zip(pad, ends))
     if mode == "max":
         return max_pool2d(x, ws, stride, sides)
     mean = avg_pool2d(x, ws, stride, sides)  # padding counted as zeros
     if mode == "sum":
         return mean * (ws[0] * ws[1])
-    if mode == "average_inc_pad" and ends == (0, 0):
+    if mode == "average_inc_pad" and not keep_partial:
         return mean  # Theano's padding counts as elements of the window
     return mean / avg_pool2d(ones_like(x), ws, stride, sides)  # over the real elements only
 
