@@ -91,7 +91,8 @@ def test_a_float64_learning_rate_names_lr_and_the_update_line():
 def test_a_float64_shared_rate_and_a_python_rate():
     x, W, loss, gW = _float32_model()
     rate = sn.shared(np.float64(0.1), name="rate")
-    step = W - rate * gW  # <- step line
+    with pytest.warns(sn.Float64Warning, match="'rate' \\(float64\\(\\)\\) is a float64 shared"):
+        step = W - rate * gW  # <- step line
     with pytest.raises(sn.DTypeError) as info:
         sn.function([x], loss, updates={W: step})
     assert "'rate' (float64()) makes it float64" in str(info.value)
