@@ -60,7 +60,6 @@ INSTEAD = {
     "hstack": "sn.concatenate(..., axis=1) (axis=0 for vectors)",
     "vstack": "sn.concatenate(..., axis=0)",
     "atleast_2d": "sn.expand_dims",
-    "swapaxes": "x.swapaxes(a, b)",
 }
 
 
