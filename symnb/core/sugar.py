@@ -75,13 +75,14 @@ def _no_value(what: str):
     return method
 
 
-def _order(method: str, order) -> None:
+def _order(x, method: str, order) -> None:
     """NumPy's ``order``: symnb's elements are in C (row-major) order only."""
     if order not in ("C", "A", "K"):
         raise _located(
             InputError(
-                f"{method}(order={order!r}): symnb orders elements as C does (row-major) only; "
-                "for Fortran order transpose first (x.ravel('F') is x.T.ravel())"
+                f"{method}(order={order!r}) of {x.describe()}: symnb orders elements as C does "
+                "(row-major) only; for Fortran order transpose first (x.ravel('F') is "
+                "x.T.ravel())"
             )
         )
 
@@ -255,13 +256,13 @@ class TensorMethods:
     def flatten(self, ndim=1):
         """NumPy's ``x.flatten(order='C')`` or Theano's ``x.flatten(ndim)``."""
         if isinstance(ndim, str):
-            _order("flatten", ndim)
+            _order(self, "flatten", ndim)
             ndim = 1
         return _ops().flatten(self, ndim)
 
     def ravel(self, order="C"):
         """The elements in one vector (C order)."""
-        _order("ravel", order)
+        _order(self, "ravel", order)
         return _ops().flatten(self, 1)
 
     def squeeze(self, axis=None):

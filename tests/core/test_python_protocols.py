@@ -110,7 +110,7 @@ MISUSES = {
     "flatten F": (
         lambda x: x.flatten("F"),
         sn.InputError,
-        ["flatten(order='F'): symnb orders elements as C does", "x.T.ravel()"],
+        ["flatten(order='F') of 'x' (float64(3, 4)): symnb orders elements as C", "x.T.ravel()"],
     ),
     "ravel F": (lambda x: x.ravel(order="F"), sn.InputError, ["ravel(order='F')"]),
     "np.where one argument": (
