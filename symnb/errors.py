@@ -42,7 +42,8 @@ class UpdateError(SymnbError, TypeError):
 
 
 class InputError(SymnbError, TypeError, ValueError):
-    """A value passed to a compiled function does not fit the input it was given for."""
+    """A value passed to a compiled function does not fit the input it was given for; also
+    an argument a symbolic variable cannot take (``int(x)``, NumPy's ``out=``)."""
 
 
 class InputShapeError(InputError, ShapeError):

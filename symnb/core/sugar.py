@@ -6,11 +6,13 @@ Each method only forwards to the op catalogue (:mod:`symnb.ops`), which is built
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from symnb.core.hooks import hook, provided, spelled
 from symnb.core.source import user_location
-from symnb.errors import UpdateError
+from symnb.errors import InputError, ShapeError, UpdateError
 
 
 def _ops():
@@ -82,6 +84,44 @@ def _unary(name):
     return method
 
 
+def _located(exc: Exception) -> Exception:
+    """The error, its message ending with the user's line (core.op's ``_at_user_line``,
+    which this module sits below)."""
+    loc, message = user_location(), spelled(str(exc))
+    located = loc is None or "\n  at " in message  # a ShapeError locates itself
+    return type(exc)(message + ("" if located else f"\n  at {loc}"))
+
+
+def _no_value(what: str):
+    """``int(x)``, ``float(x)``, ``range(n)``: Python asks for a value a symbolic variable
+    does not have yet."""
+
+    def method(self):
+        raise _located(
+            InputError(
+                f"{what} needs a value, but {self.describe()} is symbolic: its value is unknown "
+                "until the function runs\n  hint: compile it with sn.function (or call "
+                ".eval({...})) to get its value; for a size, pass the symbolic scalar itself "
+                "(sn.zeros(n), sn.arange(n), rng.normal(n) with n = x.shape[0])"
+            )
+        )
+
+    method.__name__ = f"__{what.split('(')[0]}__"
+    return method
+
+
+def _order(x, method: str, order) -> None:
+    """NumPy's ``order``: symnb's elements are in C (row-major) order only."""
+    if order not in ("C", "A", "K"):
+        raise _located(
+            InputError(
+                f"{method}(order={order!r}) of {x.describe()}: symnb orders elements as C does "
+                "(row-major) only; for Fortran order transpose first (x.ravel('F') is "
+                "x.T.ravel())"
+            )
+        )
+
+
 class TensorMethods:
     """Mixed into :class:`~symnb.core.variable.Variable`."""
 
@@ -103,6 +143,19 @@ class TensorMethods:
     __rshift__, __rrshift__ = _numpy_only(np.right_shift), _numpy_only(np.right_shift, True)
     __neg__, __pos__ = _unary("neg"), _unary("pos")
     __abs__, __invert__ = _unary("abs"), _unary("invert")
+    __int__, __float__ = _no_value("int()"), _no_value("float()")
+    __complex__ = _no_value("complex()")
+    __index__ = _no_value("a Python int (range(n), a list index, np.zeros(n), operator.index)")
+
+    def __divmod__(self, other):
+        return self // other, self % other
+
+    def __rdivmod__(self, other):
+        return other // self, other % self
+
+    def __round__(self, ndigits=None):
+        """``round(x)``: ``x.round()`` (NumPy's arrays round to an array, not an int)."""
+        return _ops().round(self, 0 if ndigits is None else ndigits)
 
     # -- NumPy's protocols: np.exp(x), np.dot(x, W) build symnb ops (symnb.ops.numpy_api) ----
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -140,6 +193,19 @@ class TensorMethods:
     @property
     def T(self):
         return _ops().transpose(self)
+
+    @property
+    def mT(self):
+        """The matrix transpose: the last two axes swapped (NumPy 2's and torch's ``x.mT``)."""
+        if self.type.ndim < 2:
+            raise _located(
+                ShapeError(
+                    f"mT: {self.describe()} has {self.type.ndim} dim"
+                    f"{'s' if self.type.ndim != 1 else ''}; the matrix transpose swaps the "
+                    "last two axes, so it needs at least 2 (as NumPy's)"
+                )
+            )
+        return _ops().swapaxes(self, -2, -1)
 
     def __len__(self):
         first = self.type.shape[0] if self.type.ndim else None
@@ -190,7 +256,11 @@ class TensorMethods:
         return _ops().reshape(self, shape[0] if len(shape) == 1 else shape, ndim=ndim)
 
     def transpose(self, *axes):
-        return _ops().transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+        """``x.transpose()``, ``x.transpose(1, 0)``, ``x.transpose((1, 0))``; one int is one
+        axis, as in NumPy (``v.transpose(0)`` of a vector)."""
+        if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
+            axes = axes[0]  # None, or the axes as one tuple
+        return _ops().transpose(self, None if isinstance(axes, tuple) and not axes else axes)
 
     def astype(self, dtype):
         return _ops().cast(self, dtype)
@@ -235,9 +305,16 @@ class TensorMethods:
         return _ops().round(self, decimals)
 
     def flatten(self, ndim=1):
+        """NumPy's ``x.flatten(order='C')`` or Theano's ``x.flatten(ndim)``."""
+        if isinstance(ndim, str):
+            _order(self, "flatten", ndim)
+            ndim = 1
         return _ops().flatten(self, ndim)
 
-    ravel = flatten
+    def ravel(self, order="C"):
+        """The elements in one vector (C order)."""
+        _order(self, "ravel", order)
+        return _ops().flatten(self, 1)
 
     def squeeze(self, axis=None):
         return _ops().squeeze(self, axis=axis)
@@ -254,9 +331,7 @@ class TensorMethods:
         return _ops().argsort(self, axis=axis)
 
     def swapaxes(self, axis1, axis2):
-        order = list(range(self.type.ndim))
-        order[axis1], order[axis2] = order[axis2], order[axis1]
-        return _ops().transpose(self, order)
+        return _ops().swapaxes(self, axis1, axis2)
 
     def dimshuffle(self, *order):
         return _ops().dimshuffle(self, *order)

@@ -155,7 +155,7 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     var,
 )
 from symnb.ops.repeats import repeat, roll, tile  # noqa: F401
-from symnb.ops.shape import expand_dims, reshape, shape, squeeze, transpose  # noqa: F401
+from symnb.ops.shape import expand_dims, reshape, shape, squeeze, swapaxes, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
 
 _hooks.register("ops", _sys.modules[__name__])

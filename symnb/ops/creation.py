@@ -1,10 +1,11 @@
 """Arrays made from a shape: ``alloc``/``broadcast_to``, ``zeros``/``ones``/``full`` (and
 ``*_like``), ``arange``, ``eye``, ``one_hot``.
 
-A shape argument may be a tuple of ints and 0-d integer variables, or an int vector variable
-such as ``x.shape``. It becomes one int64 vector input of the op, and the op's ``dims`` prop
-keeps what is known statically: ints stay ints, and ``x.shape`` brings x's own dims (names
-included), so ``zeros_like(x)`` has exactly x's type.
+A shape argument may be a tuple of ints and 0-d integer variables, one of them alone (the
+shape ``(n,)``), or an int vector variable such as ``x.shape``. It becomes one int64 vector
+input of the op, and the op's ``dims`` prop keeps what is known statically: ints stay ints,
+and ``x.shape`` brings x's own dims (names included), so ``zeros_like(x)`` has exactly x's
+type.
 """
 
 from __future__ import annotations
@@ -169,11 +170,11 @@ def _arange_length(start, stop, step):
 
 
 def shape_operand(shape) -> tuple[tuple, Variable]:
-    """(static dims, int64 vector variable) for a shape as users write it."""
+    """(static dims, int64 vector variable) for a shape as users write it: a scalar (an int,
+    or an integer scalar such as ``x.shape[0]``) is the shape ``(n,)``, as in ``np.zeros(n)``."""
     if isinstance(shape, Variable) and shape.type.ndim != 0:
         return _vector_shape(shape)
-    one_size = isinstance(shape, (numbers.Integral, Variable))  # (a 0-d variable: ``x.shape[0]``)
-    entries = (shape,) if one_size else tuple(shape)
+    entries = (shape,) if _is_scalar_size(shape) else tuple(shape)
     if all(isinstance(e, numbers.Integral) for e in entries):
         if any(int(e) < 0 for e in entries):
             raise ShapeError(f"negative dimensions are not allowed: {entries}")
@@ -182,6 +183,12 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
     variables = [_size_entry(e) for e in entries]
     dims = tuple(_static_size(v) for v in variables)
     return dims, stack([cast(v, "int64") for v in variables])
+
+
+def _is_scalar_size(shape) -> bool:
+    if isinstance(shape, Variable):
+        return shape.type.ndim == 0
+    return isinstance(shape, numbers.Integral) or isinstance(shape, np.ndarray) and shape.ndim == 0
 
 
 def _size_entry(entry) -> Variable:

@@ -18,7 +18,7 @@ from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import InputError, ShapeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import sum_to_like
 
@@ -484,6 +484,18 @@ class Where(Elemwise):
     dtype_rule = "NumPy's promotion of x and y; cond may have any dtype"
     nin = 3
     impl = staticmethod(np.where)
+
+    def infer_types(self, *inputs):
+        if len(inputs) == 1:  # NumPy's where(cond), its nonzero
+            raise _at_user_line(
+                InputError(
+                    f"where: one argument ({inputs[0].describe()}) asks, as np.where(cond) "
+                    "does, for the indices where it is true (np.nonzero), whose count depends "
+                    "on the values: no symbolic op has that\n  hint: choose elements with "
+                    "sn.where(cond, x, y), or count them with sn.sum(cond)"
+                )
+            )
+        return super().infer_types(*inputs)
 
     def scalar(self, k, cond, x, y):
         return k.where(k.truth(cond), k.to(x), k.to(y))  # the condition in its own dtype

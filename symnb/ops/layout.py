@@ -17,8 +17,8 @@ from symnb.core.dims import is_known, product
 from symnb.core.dims import mul as dim_mul
 from symnb.core.op import Op
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import InputError, ShapeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import DimShuffle, _LikeOp, _located, reshape_like
@@ -90,7 +90,8 @@ class Roll(Op):
 
 
 class Pad(Op):
-    """Constant padding: ``widths`` holds (before, after) for every axis."""
+    """Constant padding: ``widths`` holds (before, after) for every axis; ``value`` is one
+    number, or (before, after) numbers per axis (``np.pad``'s ``constant_values``)."""
 
     dtype_rule = "x's dtype (the constant is cast to it)"
     __props__ = ("widths", "value")
@@ -348,7 +349,42 @@ def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
         raise _located(ShapeError(f"pad: {pad_width!r} does not fit {x.describe()}")) from None
     if widths.dtype.kind not in "iu" or (widths < 0).any():
         raise _located(ShapeError(f"pad: widths must be non-negative ints, not {pad_width!r}"))
-    return Pad(tuple((int(b), int(a)) for b, a in widths), _scalar(constant_values))(x)
+    value = _pad_value(constant_values, x)
+    return Pad(tuple((int(b), int(a)) for b, a in widths), value)(x)
+
+
+def _pad_value(constant_values, x: Variable):
+    """``constant_values`` as a hashable prop: one number, or (before, after) numbers per
+    axis, NumPy's broadcasting of the value to (ndim, 2); a number where all are one."""
+    if isinstance(constant_values, Constant):
+        constant_values = constant_values.value
+    if isinstance(constant_values, Variable):
+        raise _located(
+            InputError(
+                f"pad: constant_values must be numbers known when the graph is built, not "
+                f"{constant_values.describe()}; for a symbolic value, pad with 0 and add "
+                "value * sn.pad(sn.zeros_like(x), widths, constant_values=1)"
+            )
+        )
+    values = np.asarray(constant_values)
+    if values.dtype.kind not in "biufc":
+        raise _located(InputError(f"pad: constant_values must be numbers, not {constant_values!r}"))
+    if values.ndim == 0:
+        return values.item()
+    try:
+        values = np.broadcast_to(values, (x.type.ndim, 2))
+    except ValueError:
+        raise _located(
+            ShapeError(
+                f"pad: constant_values {constant_values!r} does not fit {x.describe()}: "
+                f"one number, (before, after), or one (before, after) per axis ({x.type.ndim})"
+            )
+        ) from None
+    if values.size == 0:  # a 0-d x: nothing is padded
+        return 0
+    if (values == values.flat[0]).all():
+        return values.flat[0].item()
+    return tuple((b.item(), a.item()) for b, a in values)
 
 
 def tril(x, k: int = 0) -> Variable:
@@ -370,8 +406,3 @@ def diag(v, k: int = 0) -> Variable:
     if v.type.ndim == 2:
         return Diagonal(k)(v)
     raise _located(ShapeError(f"diag: needs a vector or a matrix, got {v.describe()}"))
-
-
-def _scalar(value):
-    """A Python number (props must be hashable and compare by value)."""
-    return value.item() if isinstance(value, np.generic) else value

@@ -14,6 +14,7 @@ import inspect
 
 from symnb.core.source import user_location
 from symnb.core.variable import Variable
+from symnb.errors import InputError
 
 #: NumPy (and SciPy) names of functions the catalogue has under another name
 ALIASES = {
@@ -59,7 +60,6 @@ INSTEAD = {
     "hstack": "sn.concatenate(..., axis=1) (axis=0 for vectors)",
     "vstack": "sn.concatenate(..., axis=0)",
     "atleast_2d": "sn.expand_dims",
-    "swapaxes": "x.swapaxes(a, b)",
 }
 
 
@@ -94,10 +94,22 @@ class NumpyDispatch:
         raise _error(f"{_spelled(ufunc)}.{method} has no symnb equivalent for {_first(inputs)}")
 
     def function(self, func, args: tuple, kwargs: dict):
-        """``np.dot(x, W)``, ``np.sum(x, axis=1)``, ``np.concatenate([a, b])``, ..."""
-        return self._call(func.__name__, args, kwargs, _spelled(func))
+        """``np.dot(x, W)``, ``np.sum(x, axis=1)``, ``np.concatenate([a, b])``, ...: the
+        arguments are bound by the NumPy function's own signature, so ``np.mean(x, 0,
+        np.float32)`` passes the dtype as one, not as symnb's third parameter."""
+        spelled = _spelled(func)
+        name = self._name_or_error(func.__name__, args, spelled)
+        fn = getattr(self.catalogue, name)
+        call = _numpy_call(func, fn, name, spelled, args, kwargs)
+        if call is None:  # no signature to bind by: as written
+            return self._call(func.__name__, args, kwargs, spelled)
+        args, kwargs, dtype = call
+        if dtype is None:
+            return fn(*args, **kwargs)
+        cast = self.catalogue.cast  # NumPy's dtype= of a reduction: computed in that dtype
+        return cast(fn(cast(args[0], dtype), *args[1:], **kwargs), dtype)
 
-    def _call(self, numpy_name: str, args, kwargs, spelled: str):
+    def _name_or_error(self, numpy_name: str, args, spelled: str) -> str:
         name = self.symnb_name(numpy_name)
         if name is None:
             instead = INSTEAD.get(numpy_name)
@@ -106,9 +118,92 @@ class NumpyDispatch:
                 f"{spelled} has no symnb equivalent for {_first(args)}\n  hint: {hint}, or "
                 "apply NumPy to the values the compiled function returns"
             )
+        return name
+
+    def _call(self, numpy_name: str, args, kwargs, spelled: str):
+        name = self._name_or_error(numpy_name, args, spelled)
         fn = getattr(self.catalogue, name)
         _check_arguments(fn, name, spelled, args, kwargs)
         return fn(*args, **kwargs)
+
+
+#: NumPy parameters that symnb spells another way (when the symnb function has that name)
+RENAMED = {"shape": "newshape", "correction": "ddof", "min": "a_min", "max": "a_max"}
+#: NumPy functions whose ``dtype=`` is the dtype the result is computed in
+COMPUTED_IN_DTYPE = {"sum", "prod", "mean", "var", "std", "cumsum", "cumprod", "trace"}
+#: NumPy parameters that change how, not what, a symbolic result is computed
+IGNORED = {"optimize", "subok", "copy", "overwrite_input"}
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
+
+
+def _numpy_call(func, fn, name: str, spelled: str, args, kwargs):
+    """(args, kwargs, dtype) for ``sn.<name>``: the NumPy function's required and
+    positional-only arguments in order, the others by keyword under symnb's names; ``dtype``
+    for a reduction computed in one (else None). None where either function has no
+    signature."""
+    try:
+        numpy_signature, target = inspect.signature(func), inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        bound = numpy_signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise _error(f"{spelled}: {exc}") from None
+    positional, given = [], {}
+    for param_name, value in bound.arguments.items():
+        param = numpy_signature.parameters[param_name]
+        if param.kind == inspect.Parameter.VAR_KEYWORD:
+            given.update(value)
+        elif param.kind == inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif param.kind in _POSITIONAL or param.default is inspect.Parameter.empty:
+            positional.append(value)
+        else:
+            given[param_name] = value
+    keywords, dtype = {}, None
+    for param_name, value in given.items():
+        default = getattr(numpy_signature.parameters.get(param_name), "default", None)
+        where = _keyword_of(target, param_name)
+        if param_name == "out" and value is not None:
+            raise _error(
+                f"{spelled}(..., out=...) cannot write a symbolic result into an array; use "
+                "the variable it returns"
+            )
+        if where is not None:
+            keywords[where] = value
+        elif param_name == "dtype" and value is not None and func.__name__ in COMPUTED_IN_DTYPE:
+            dtype = value
+        elif param_name == "order" and value not in (default, "C", "A", "K"):
+            raise _error(
+                f"{spelled}(..., order={value!r}) on {_first(positional)}: symnb orders "
+                "elements as C does (row-major) only; for Fortran order transpose first "
+                "(np.ravel(x, 'F') is np.ravel(x.T))"
+            )
+        elif param_name not in IGNORED and param_name != "order" and not _same(value, default):
+            raise _error(
+                f"{spelled} on symbolic variables builds sn.{name}{_plain(target)}, which "
+                f"has no {param_name}= ({param_name}={value!r})"
+            )
+    return positional, keywords, dtype
+
+
+def _keyword_of(target, param_name: str) -> str | None:
+    """The name under which ``sn.<name>`` takes NumPy's parameter, or None."""
+    params = target.parameters
+    for candidate in (param_name, RENAMED.get(param_name)):
+        if candidate in params and params[candidate].kind not in _POSITIONAL:
+            return candidate
+    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return param_name
+    return None
+
+
+def _same(value, default) -> bool:
+    """Whether an argument is NumPy's default (None, a flag, a number, a string)."""
+    if value is default:
+        return True
+    simple = (bool, int, float, str, type(None))
+    return isinstance(value, simple) and type(value) is type(default) and value == default
 
 
 def _check_arguments(fn, name, spelled, args, kwargs) -> None:
@@ -149,6 +244,7 @@ def _first(values) -> str:
     return "symbolic variables"
 
 
-def _error(message: str) -> TypeError:
+def _error(message: str) -> InputError:
+    """An InputError (a TypeError, as NumPy's own) at the user's line."""
     loc = user_location()
-    return TypeError(message + ("" if loc is None else f"\n  at {loc}"))
+    return InputError(message + ("" if loc is None else f"\n  at {loc}"))

@@ -23,6 +23,8 @@ from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops.creation import shape_operand
+from symnb.ops.draw_shape import checked_shape as _checked_shape
+from symnb.ops.draw_shape import draw_positions
 from symnb.ops.elemwise import Elemwise, cast, less
 from symnb.ops.philox import (
     Blocks,
@@ -39,33 +41,6 @@ from symnb.ops.philox import (
 from symnb.ops.reduce import prod
 
 COUNTER = TensorType("uint64", ())
-
-
-class Positions(Op):
-    """Element positions ``0 .. n-1`` (uint64) in the shape of a draw: the offsets from the
-    draw's counter that its elementwise kernel turns into Philox blocks."""
-
-    family = "random"
-    differentiable = False
-    dtype_rule = "uint64"
-    __props__ = ("dims",)
-
-    def __init__(self, dims):
-        self.dims = tuple(dims)
-
-    def infer_types(self, shape):
-        return [TensorType("uint64", self.dims)]
-
-    def perform(self, shape):
-        shape = _checked_shape(shape)
-        return np.arange(_size(shape), dtype=np.uint64).reshape(shape)
-
-
-def _checked_shape(shape) -> tuple:
-    shape = tuple(int(n) for n in shape)
-    if any(n < 0 for n in shape):
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return shape
 
 
 class _Philox(Elemwise):
@@ -404,28 +379,40 @@ class RandomStream:
         counter.tag["default_update"] = counter + used
         return sample
 
-    def _elementwise(self, op, size, *params):
+    def _elementwise(self, op, size, draw: str, shaping=None, **params):
+        """A draw of ``op`` over ``params`` (name -> variable), in the shape NumPy's Generator
+        gives (docs/random.md): ``size``, or the broadcast shape of ``shaping`` (the params
+        unless given) when size is None."""
         if not isinstance(op, PhiloxBernoulli) and op.dtype.kind != "f":
             raise _at_user_line(
                 DTypeError(f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}")
             )
-        dims, shape = _size_operand(size)
-        positions = Positions(dims)(shape)
-        return self._draw(lambda key, ctr: op(positions, key, ctr, *params), lambda: _count(shape))
+        try:
+            positions, count = draw_positions(draw, size, params if shaping is None else shaping)
+        except (ShapeError, DTypeError) as exc:
+            raise _at_user_line(exc) from None
+        values = params.values()
+        return self._draw(lambda key, ctr: op(positions, key, ctr, *values), lambda: count)
 
     def _by_reference(self, op, shape, *params, blocks=None):
         blocks = blocks or (lambda: _count(shape))
         return self._draw(lambda key, ctr: op(key, ctr, shape, *params), blocks)
 
-    def uniform(self, size=(), low=0.0, high=1.0, dtype=None):
-        """Uniform on [low, high)."""
-        return self._elementwise(PhiloxUniform(dtype or config.floatX), size, *_floats(low, high))
+    def uniform(self, size=None, low=0.0, high=1.0, dtype=None):
+        """Uniform on [low, high); of the parameters' broadcast shape when size is None."""
+        low, high = _floats(low, high)
+        op = PhiloxUniform(dtype or config.floatX)
+        return self._elementwise(op, size, "uniform", low=low, high=high)
 
-    def normal(self, size=(), avg=0.0, std=1.0, dtype=None):
-        """Normal with mean ``avg`` and standard deviation ``std`` (Box-Muller)."""
-        return self._elementwise(PhiloxNormal(dtype or config.floatX), size, *_floats(avg, std))
+    def normal(self, size=None, avg=0.0, std=1.0, dtype=None):
+        """Normal with mean ``avg`` and standard deviation ``std`` (Box-Muller); of the
+        parameters' broadcast shape when size is None."""
+        avg, std = _floats(avg, std)
+        return self._elementwise(
+            PhiloxNormal(dtype or config.floatX), size, "normal", avg=avg, std=std
+        )
 
-    def binomial(self, size=(), n=1, p=0.5, dtype="int64"):
+    def binomial(self, size=None, n=1, p=0.5, dtype="int64"):
         """Successes in n trials of probability p (an elementwise kernel for n = 1 and a
         known p; else the NumPy reference, which checks p when the function runs)."""
         _check_probability(p, "binomial: p")
@@ -433,7 +420,7 @@ class RandomStream:
         if as_variable(p).type.ndim > 0:
             return self._bernoulli_per_element(size, n, as_variable(p), dtype)
         if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
-            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size)
+            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size, "binomial")
         dims, shape = _size_operand(size)
         n_var = _int(n)
         return self._by_reference(
@@ -454,10 +441,12 @@ class RandomStream:
                     "sum n such draws for more trials"
                 )
             )
-        u = self.uniform(size, dtype=p.type.dtype if p.type.is_float else config.floatX)
+        op = PhiloxUniform(p.type.dtype if p.type.is_float else config.floatX)
+        low, high = _floats(0.0, 1.0)
+        u = self._elementwise(op, size, "binomial", shaping={"p": p}, low=low, high=high)
         return cast(less(u, p), dtype)
 
-    def bernoulli(self, size=(), p=0.5, dtype="int8"):
+    def bernoulli(self, size=None, p=0.5, dtype="int8"):
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
         return self.binomial(size, 1, p, dtype)
 
@@ -522,7 +511,7 @@ def _count(shape) -> Variable:
 
 def _size_operand(size):
     try:
-        return shape_operand(size)
+        return shape_operand(() if size is None else size)
     except (ShapeError, DTypeError) as exc:
         raise _at_user_line(exc) from None
 

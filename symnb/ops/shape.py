@@ -252,12 +252,34 @@ def transpose(x, axes=None) -> Variable:
     n = x.type.ndim
     if axes is None:
         axes = tuple(reversed(range(n)))
+    axes = (axes,) if isinstance(axes, numbers.Integral) else tuple(axes)
+    for a in axes:  # out of range: normalize_axis's error
+        if isinstance(a, numbers.Integral) and not -n <= a < n:
+            normalize_axis(a, n, "transpose", x)
     if len(axes) != n or sorted(a % n if n else a for a in axes) != list(range(n)):
         raise ShapeError(
             f"transpose: {tuple(axes)} is not a permutation of the {n} axes of {x.describe()}"
             + shape_hints.permutation_hint(axes, n)
         )
     return DimShuffle(tuple(a % n for a in axes))(x)
+
+
+def swapaxes(x, axis1, axis2) -> Variable:
+    """x with two axes exchanged (``np.swapaxes``, ``x.swapaxes``)."""
+    x = as_variable(x)
+    n = x.type.ndim
+    order = list(range(n))
+    (a,), (b,) = (
+        normalize_axis(_one_axis(v, "swapaxes"), n, "swapaxes", x) for v in (axis1, axis2)
+    )
+    order[a], order[b] = order[b], order[a]
+    return DimShuffle(tuple(order))(x)
+
+
+def _one_axis(axis, op: str):
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise _at_user_line(TypeError(f"{op}: an axis is an int, not {axis!r}"))
+    return axis
 
 
 def expand_dims(x, axis) -> Variable:

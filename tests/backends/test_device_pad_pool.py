@@ -103,6 +103,20 @@ def test_sn_pad_of_a_matrix_and_a_transposed_one(backend, on_host, rng):
     assert on_host.kernels == [("pad", True)]
 
 
+def test_a_pad_with_a_value_per_side_runs_its_reference(backend, on_host, rng):
+    """The pad kernel fills with one value; per-side values (np.pad's constant_values
+    pairs) are NumPy's step, equal ones the kernel."""
+    x = sn.matrix("x", dtype="float32")
+    xv = rng.normal(size=(3, 4)).astype("float32")
+    f = sn.function([x], sn.pad(x, 1, constant_values=(1, 2)), backend=backend)
+    assert not layouts_of(f, "pad")
+    np.testing.assert_array_equal(f(xv), np.pad(xv, 1, constant_values=(1, 2)))
+    g = sn.function([x], sn.pad(x, 1, constant_values=[5, 5]), backend=backend)
+    watch_fallbacks(g, on_host, "pad")
+    np.testing.assert_array_equal(g(xv), np.pad(xv, 1, constant_values=5))
+    assert not on_host and on_host.kernels == [("pad", True)]
+
+
 def test_a_pad_of_other_axes_runs_its_reference(rng):
     x = sn.tensor3("x", dtype="float32")
     f = sn.function([x], sn.pad(x, ((1, 0), (0, 0), (2, 2))), backend="opencl")

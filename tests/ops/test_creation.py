@@ -108,6 +108,22 @@ def test_sizes_from_a_shape_entry_at_a_symbolic_axis(backend):
     assert sn.ones(x.shape[0]).type.shape == (3,)
 
 
+def test_an_integer_scalar_is_a_one_dim_shape(rng, backend):
+    """``zeros(x.shape[0])`` is ``zeros((x.shape[0],))``, as ``np.zeros(n)`` is; a float or a
+    matrix is still refused, naming it."""
+    a = random_array(rng, (3, 5), "float64")
+    check(run_on(lambda x: sn.zeros(x.shape[0]), a, backend=backend), np.zeros(3))
+    check(run_on(lambda x: sn.ones(x.shape[1] * 2), a, backend=backend), np.ones(10))
+    check(run_on(lambda x: sn.full(x.shape[1], 2, "int8"), a, backend=backend), np.full(5, 2, "i1"))
+    x = sn.tensor("x", shape=("n", 5))
+    assert sn.zeros(x.shape[0]).type.shape == ("n",)
+    assert sn.zeros(np.array(4)).type.shape == (4,)
+    with pytest.raises(sn.DTypeError, match=r"integer scalar variable, not 's' \(float64\(\)\)"):
+        sn.zeros(sn.scalar("s"))
+    with pytest.raises(sn.DTypeError, match=r"a shape is an integer vector, not 'x'"):
+        sn.zeros(x)
+
+
 def test_broadcast_to_matches_numpy_and_checks_shapes(rng, backend):
     a = random_array(rng, (3, 1), "float32")
     check(

@@ -76,11 +76,8 @@ def test_np_dot_never_returns_an_object_array():
         (lambda x: np.fft.fft(x), ["np.fft.fft has no symnb equivalent", "docs/ops.md"]),
         (lambda x: np.logical_and(x > 0, x < 1), ["np.logical_and", "sn.bitwise_and"]),
         (
-            lambda x: np.sum(x, where=x > 0),
-            [
-                "np.sum on symbolic variables builds sn.sum(x, axis=None, keepdims=False, *, ",
-                "where",
-            ],
+            lambda x: np.sum(x, initial=1.0),
+            ["np.sum on symbolic variables builds sn.sum(x, ", "has no initial= (initial=1.0)"],
         ),
         (lambda x: np.exp(x, out=np.zeros((2, 4))), ["np.exp(..., out=...) cannot write"]),
         (lambda x: np.logaddexp.outer(x, x), ["np.logaddexp.outer has no symnb equivalent"]),
@@ -94,6 +91,71 @@ def test_numpy_functions_without_an_equivalent_say_what_to_use(call, fragments):
     for fragment in fragments:
         assert fragment in message, message
     assert "test_numpy_protocols.py, line" in message
+
+
+# NumPy's positional order differs from symnb's (np.mean(a, axis, dtype, out, keepdims));
+# each call is bound by the NumPy function's signature
+BOUND = {
+    "mean dtype": lambda a: np.mean(a, 0, np.float32),
+    "mean keepdims": lambda a: np.mean(a, 1, None, None, True),
+    "sum dtype": lambda a: np.sum(a, 1, "float32"),
+    "sum keywords": lambda a: np.sum(a, axis=0, dtype=np.float32, keepdims=True, out=None),
+    "sum int dtype": lambda a: np.sum(a, None, int),
+    "var dtype": lambda a: np.var(a, 0, np.float32),
+    "var ddof": lambda a: np.var(a, 0, None, None, 1, True),
+    "var correction": lambda a: np.var(a, axis=1, correction=1),
+    "std dtype": lambda a: np.std(a, 1, "float32"),
+    "std ddof keepdims": lambda a: np.std(a, 1, None, None, 1, True),
+    "prod int": lambda a: np.prod(a, 1, int),
+    "prod keepdims": lambda a: np.prod(a, 0, None, None, True),
+    "cumsum dtype": lambda a: np.cumsum(a, 1, np.float32),
+    "all": lambda a: np.all(a > 0, 1, None, True),
+    "any": lambda a: np.any(a > 0, axis=0, keepdims=True),
+    "max": lambda a: np.max(a, 1, None, True),
+    "min": lambda a: np.min(a, 0, None, True),
+    "amax": lambda a: np.amax(a, 0, None, True),
+    "amin": lambda a: np.amin(a, axis=1, out=None, keepdims=True),
+    "argmax": lambda a: np.argmax(a, 1, None, keepdims=True),
+    "argmin": lambda a: np.argmin(a, 0, None),
+    "ravel": lambda a: np.ravel(a, "C"),
+    "ravel K": lambda a: np.ravel(a, order="K"),
+    "reshape": lambda a: np.reshape(a, (4, 3), "C"),
+    "reshape shape=": lambda a: np.reshape(a, shape=(2, 6)),
+    "reshape order=": lambda a: np.reshape(a, (6, 2), order="C"),
+    "transpose axes": lambda a: np.transpose(a, (1, 0)),
+    "concatenate": lambda a: np.concatenate([a, a], 1, None),
+    "clip min max": lambda a: np.clip(a, min=-1, max=1),
+}
+
+
+@pytest.mark.parametrize("case", list(BOUND))
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_numpy_arguments_are_bound_by_numpy_signature(case, backend):
+    x = sn.tensor("x", shape=(3, 4))
+    want = BOUND[case](A)
+    got = sn.function([x], BOUND[case](x), backend=backend)(A)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype), case
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda x: np.ravel(x, "F"), "np.ravel(..., order='F') on 'x' (float64(3, 4))"),
+        (lambda x: np.reshape(x, (4, 3), order="F"), "np.reshape(..., order='F')"),
+        (lambda x: np.sum(x, 0, None, np.zeros(4)), "np.sum(..., out=...) cannot write"),
+        (lambda x: np.mean(x, where=x > 0), "np.mean on symbolic variables builds sn.mean("),
+        (lambda x: np.mean(x, where=x > 0), "which has no where= (where="),
+        (lambda x: np.argmax(x, 0, np.zeros(4, int)), "np.argmax(..., out=...) cannot write"),
+        (lambda x: np.take(x, [0], mode="wrap"), "has no mode= (mode='wrap')"),
+    ],
+)
+def test_numpy_arguments_symnb_cannot_take_are_errors_at_the_users_line(call, fragment):
+    x = sn.tensor("x", shape=(3, 4))
+    with pytest.raises(sn.InputError) as info:
+        call(x)
+    assert fragment in str(info.value), str(info.value)
+    assert f"test_numpy_protocols.py, line {call.__code__.co_firstlineno}" in str(info.value)
 
 
 def test_the_table_is_the_catalogue():

@@ -162,6 +162,17 @@ def test_symbolic_size_gives_named_dims():
     assert mask.type.shape == ("batch", 3)
 
 
+def test_an_integer_scalar_size_is_a_one_dim_shape():
+    """docs/random.md: a size may be an integer scalar such as ``x.shape[0]``."""
+    x = sn.matrix("x", shape=("batch", 3))
+    rng = sn.RandomStream(2)
+    draws = [rng.normal(x.shape[0]), rng.uniform(size=x.shape[1] * 2), rng.bernoulli(x.shape[0])]
+    assert [d.type.shape for d in draws] == [("batch",), (None,), ("batch",)]
+    got = sn.function([x], draws)(np.zeros((4, 3)))
+    assert [g.shape for g in got] == [(4,), (6,), (4,)]
+    assert len(set(got[0])) == 4 and len(set(got[1])) == 6
+
+
 def test_bad_input_is_reported_at_the_users_line():
     rng = sn.RandomStream(0)
     with pytest.raises(sn.ShapeError, match="negative dimensions") as info:

@@ -111,6 +111,52 @@ def test_layout_errors_are_clear():
         sn.repeat(m, 1.5, axis=0)
 
 
+PAD_VALUES = [
+    3,
+    np.float32(2.5),
+    np.array(3.0),
+    (1, 2),
+    [1, 2],
+    np.array([1.5, -2.0]),
+    ((1, 2), (3, 4)),
+    [[5, 6]],
+    [[7], [8]],
+    (4, 4),
+]
+
+
+@pytest.mark.parametrize("value", PAD_VALUES, ids=repr)
+def test_pad_takes_every_form_of_constant_values(value, rng, backend):
+    """np.pad's constant_values: a number, (before, after), one pair per axis, or what
+    broadcasts to (ndim, 2); lists and arrays as well as tuples, and its gradient."""
+    a = random_array(rng, (2, 3), "float64")
+    widths = ((1, 2), (2, 1))
+    check(
+        run_on(lambda x: sn.pad(x, widths, constant_values=value), a, backend=backend),
+        np.pad(a, widths, constant_values=value),
+    )
+    check(
+        run_on(lambda x: np.pad(x, 1, constant_values=value), a, backend=backend),
+        np.pad(a, 1, constant_values=value),
+    )
+    with reference_backend():
+        sn.check_grad(lambda x: sn.pad(x, widths, constant_values=value) ** 2, [a])
+
+
+def test_pad_values_are_one_prop_that_compares_by_value():
+    x = sn.matrix("x")
+    assert sn.pad(x, 1, constant_values=np.array(3.0)).owner.op.value == 3.0
+    assert sn.pad(x, 1, constant_values=[4, 4]).owner.op.value == 4
+    assert sn.pad(x, 1, constant_values=[1, 2]).owner.op.value == ((1, 2), (1, 2))
+    assert hash(sn.pad(x, 1, constant_values=np.array([[1.0, 2.0]])).owner.op)
+    with pytest.raises(sn.ShapeError, match=r"constant_values \[1, 2, 3\] does not fit 'x'"):
+        sn.pad(x, 1, constant_values=[1, 2, 3])
+    with pytest.raises(sn.InputError, match="known when the graph is built, not 's'"):
+        sn.pad(x, 1, constant_values=sn.scalar("s"))
+    with pytest.raises(sn.InputError, match="constant_values must be numbers"):
+        sn.pad(x, 1, constant_values="a")
+
+
 def test_method_sugar_for_layout(rng, backend):
     a = random_array(rng, (2, 1, 3), "float64")
     check(run_on(lambda x: x.flatten(), a, backend=backend), a.flatten())

@@ -372,10 +372,13 @@ def _reshape_sized(linker: DeviceLinker, node) -> View | Layout:
 
 @PLANS.register(Pad, needs={"window_kernels"})
 def _pad(linker: DeviceLinker, node) -> Layout | Library:
-    """``sn.pad`` of the last two axes only (x of 2 to 4 axes): the pad kernel."""
+    """``sn.pad`` of the last two axes only (x of 2 to 4 axes) with one value: the pad
+    kernel."""
     widths, x = node.op.widths, node.inputs[0]
     if not 2 <= x.type.ndim <= 4 or any(a or b for a, b in widths[:-2]):
         return linker._library_step(node, "padding of other axes than the last two: NumPy")
+    if isinstance(node.op.value, tuple):
+        return linker._library_step(node, "a constant per side (constant_values): NumPy")
     params = (tuple(map(tuple, widths[-2:])), node.op.value)
     fallback = linker.library(node)
     linker.window_kernel(node, "pad", "pad", x.type.dtype, node.op.value)

@@ -114,13 +114,13 @@ class RandomStreams(RandomStream):
         return [(self._rng(i), c.tag["default_update"]) for i, (_, c) in enumerate(self.states)]
 
     @_with_rng
-    def uniform(self, size=(), low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
+    def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
         """Uniform on [low, high); dtype floatX unless given."""
         return super().uniform(_size(size, ndim), low, high, dtype=dtype)
 
     @_with_rng
     def normal(
-        self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
+        self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
     ):
         """Normal with mean ``avg`` and standard deviation ``std``."""
         if truncate:
@@ -128,7 +128,7 @@ class RandomStreams(RandomStream):
         return super().normal(_size(size, ndim), avg, std, dtype=dtype)
 
     @_with_rng
-    def binomial(self, size=(), n=1, p=0.5, ndim=None, dtype="int64", nstreams=None, prob=None):
+    def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", nstreams=None, prob=None):
         """Successes in ``n`` trials of probability ``p`` (``prob`` is Theano's old name)."""
         return super().binomial(_size(size, ndim), n, p if prob is None else prob, dtype=dtype)
 
@@ -166,21 +166,18 @@ class RandomStreams(RandomStream):
 
 
 def _size(size, ndim):
-    """Theano's ``size``: a tuple (ints or scalars), a shape vector, or None (a scalar).
-    ``ndim``, when given, must agree with it, and gives a shape vector of unknown length its
-    length (``uniform(size=T.lvector(), ndim=2)``; a vector of another length fails when the
-    function runs)."""
-    if size is None:
-        size = ()
-    if ndim is None:
+    """Theano's ``size``: a tuple (ints or scalars), a shape vector, or None (the shape of
+    the parameters, broadcast). ``ndim``, when given, must agree with a size, and gives a
+    shape vector of unknown length its length (``uniform(size=T.lvector(), ndim=2)``; a
+    vector of another length fails when the function runs)."""
+    if size is None or ndim is None:
         return size
-    length = size.type.shape[0] if isinstance(size, Variable) and size.type.ndim == 1 else None
-    if not isinstance(size, Variable):
-        length = len(size)
+    if isinstance(size, Variable):
+        length = size.type.shape[0] if size.type.ndim else 1
+    else:
+        length = len(size) if isinstance(size, (tuple, list)) else 1
     if isinstance(length, int):
         if length != ndim:
             raise _at_user_line(ValueError(f"random: size {size!r} does not have ndim={ndim}"))
         return size
-    if isinstance(size, Variable) and size.type.ndim == 1:
-        return reshape(size, (int(ndim),))
-    return size
+    return reshape(size, (int(ndim),))

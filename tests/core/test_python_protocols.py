@@ -1,0 +1,134 @@
+"""Python's protocols on symbolic variables, as NumPy's arrays answer them: ``round``,
+``divmod``, ``x.mT``, ``x.transpose(0)``, ``flatten``/``ravel`` with an order; those that need
+a value (``int``, ``float``, ``complex``, ``range``) and misuses (an axis out of range,
+``np.where(cond)``) are symnb errors naming the variable, at the user's line."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check
+from tests.helpers import run as run_on
+
+A = np.linspace(-3.3, 4.6, 12).reshape(3, 4)
+
+
+def _line_of(function) -> str:
+    return f"test_python_protocols.py, line {function.__code__.co_firstlineno}"
+
+
+# id -> (the call on a variable, its NumPy answer on an array)
+PROTOCOLS = {
+    "round": (lambda x: round(x), np.round),  # ndarray has no __round__; jax.Array rounds
+    "round 0": (lambda x: round(x, 0), np.round),
+    "divmod": (lambda x: divmod(x, 1.5)[0], lambda a: divmod(a, 1.5)[0]),
+    "divmod mod": (lambda x: divmod(x, 1.5)[1], lambda a: divmod(a, 1.5)[1]),
+    "rdivmod": (lambda x: divmod(7.0, x)[0], lambda a: divmod(7.0, a)[0]),
+    "rdivmod mod": (lambda x: divmod(7.0, x)[1], lambda a: divmod(7.0, a)[1]),
+    "mT": (lambda x: x.mT, lambda a: a.mT),
+    "mT of 3-d": (lambda x: x.reshape(3, 2, 2).mT, lambda a: a.reshape(3, 2, 2).mT),
+    "transpose of a vector by one int": (lambda x: x[0].transpose(0), lambda a: a[0].transpose(0)),
+    "transpose ints": (lambda x: x.transpose(1, 0), lambda a: a.transpose(1, 0)),
+    "transpose tuple": (lambda x: x.transpose((1, 0)), lambda a: a.transpose((1, 0))),
+    "transpose None": (lambda x: x.transpose(None), lambda a: a.transpose(None)),
+    "sn.transpose int": (lambda x: sn.transpose(x[0], 0), lambda a: np.transpose(a[0], 0)),
+    "flatten C": (lambda x: x.flatten("C"), lambda a: a.flatten("C")),
+    "ravel": (lambda x: x.ravel(), lambda a: a.ravel()),
+    "ravel K": (lambda x: x.ravel("K"), lambda a: a.ravel("K")),
+    "swapaxes negative": (lambda x: x.swapaxes(-1, 0), lambda a: a.swapaxes(-1, 0)),
+    "np.swapaxes": (lambda x: np.swapaxes(x, 0, 1), lambda a: np.swapaxes(a, 0, 1)),
+}
+
+
+@pytest.mark.parametrize("case", list(PROTOCOLS))
+def test_protocols_answer_as_numpy(case, backend):
+    symbolic, numeric = PROTOCOLS[case]
+    check(run_on(symbolic, A, backend=backend), numeric(A))
+
+
+def test_theano_flatten_by_ndim_still_works():
+    x = sn.tensor3("t", shape=(2, 3, 4))
+    assert x.flatten(2).type.shape == (2, 12) and x.flatten().type.shape == (24,)
+
+
+# id -> (the call, fragments of its message)
+NEEDS_A_VALUE = {
+    "int": (lambda x, n: int(n), ["int() needs a value", "'n' (int64())", "sn.function"]),
+    "float": (lambda x, n: float(x), ["float() needs a value", "'x' (float64(3, 4))"]),
+    "complex": (lambda x, n: complex(x), ["complex() needs a value", "'x'"]),
+    "range": (lambda x, n: range(n), ["a Python int (range(n)", "'n'", "sn.zeros(n)"]),
+    "list index": (lambda x, n: [1, 2, 3][n], ["a Python int", "'n' (int64())"]),
+}
+
+
+@pytest.mark.parametrize("case", list(NEEDS_A_VALUE))
+def test_what_needs_a_value_is_a_clear_error_at_the_users_line(case):
+    x = sn.matrix("x", shape=(3, 4))
+    n = x.shape[0]
+    n.name = "n"
+    call, fragments = NEEDS_A_VALUE[case]
+    with pytest.raises(sn.InputError) as info:
+        call(x, n)
+    assert isinstance(info.value, TypeError)  # what Python's own error is
+    message = str(info.value)
+    for fragment in fragments + [_line_of(call)]:
+        assert fragment in message, message
+
+
+# id -> (the call, its error class, fragments of its message)
+MISUSES = {
+    "round 2": (
+        lambda x: round(x, 2),
+        NotImplementedError,
+        ["round: only decimals=0 is implemented, not decimals=2 (rounding 'x'"],
+    ),
+    "mT of a vector": (
+        lambda x: x[0].mT,
+        sn.ShapeError,
+        ["mT: an unnamed variable (float64(4,)) has 1 dim", "needs at least 2"],
+    ),
+    "swapaxes out of range": (
+        lambda x: x.swapaxes(0, 5),
+        sn.ShapeError,
+        ["swapaxes: axis 5 is out of range for 'x' (float64(3, 4)), which has 2 dims"],
+    ),
+    "swapaxes negative out of range": (
+        lambda x: x.swapaxes(-3, 0),
+        sn.ShapeError,
+        ["swapaxes: axis -3 is out of range for 'x'"],
+    ),
+    "transpose out of range": (
+        lambda x: sn.transpose(x, (0, 5)),
+        sn.ShapeError,
+        ["transpose: axis 5 is out of range for 'x'"],
+    ),
+    "transpose one int of a matrix": (
+        lambda x: x.transpose(0),
+        sn.ShapeError,
+        ["transpose: (0,) is not a permutation of the 2 axes of 'x'"],
+    ),
+    "flatten F": (
+        lambda x: x.flatten("F"),
+        sn.InputError,
+        ["flatten(order='F') of 'x' (float64(3, 4)): symnb orders elements as C", "x.T.ravel()"],
+    ),
+    "ravel F": (lambda x: x.ravel(order="F"), sn.InputError, ["ravel(order='F')"]),
+    "np.where one argument": (
+        lambda x: np.where(x > 0),
+        sn.InputError,
+        ["where: one argument", "np.nonzero", "sn.where(cond, x, y)"],
+    ),
+    "sn.where one argument": (lambda x: sn.where(x > 0), sn.InputError, ["np.nonzero"]),
+}
+
+
+@pytest.mark.parametrize("case", list(MISUSES))
+def test_misuses_are_clear_errors_at_the_users_line(case):
+    x = sn.matrix("x", shape=(3, 4))
+    call, error, fragments = MISUSES[case]
+    with pytest.raises(error) as info:
+        call(x)
+    message = str(info.value)
+    for fragment in fragments + [_line_of(call)]:
+        assert fragment in message, message
+    assert message.count("\n  at ") == 1, message

@@ -1,0 +1,151 @@
+"""The shape of a draw whose parameters are arrays, by NumPy's Generator rules: without a size
+the draw has the parameters' broadcast shape, one Philox block per element (no number
+repeated across the elements a parameter broadcasts to); with a size, the parameters must
+broadcast to it (a ShapeError when the types show they do not, or when the function runs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+from tests.helpers import available_backends
+
+BACKENDS = ["py", *(b for b in available_backends() if b != "py")]
+MU = np.linspace(-3.0, 3.0, 6)
+P = np.linspace(0.05, 0.95, 16)
+
+
+def _cases(mu, m, p):
+    """(label, draw given an rng, the same numbers from scalar parameters and a size, shape)."""
+    return [
+        ("normal(avg=mu)", lambda r: r.normal(avg=mu), lambda r: r.normal((6,)) + mu, (6,)),
+        (
+            "normal(std=m)",
+            lambda r: r.normal(std=m),
+            lambda r: r.normal((4, 3)) * m,
+            (4, 3),
+        ),
+        (
+            "uniform(low=mu, high=mu + 1)",
+            lambda r: r.uniform(low=mu, high=mu + 1),
+            lambda r: r.uniform((6,)) + mu,
+            (6,),
+        ),
+        (
+            "uniform(low=m[:, :1], high=2)",
+            lambda r: r.uniform(low=m[:, :1], high=2.0),
+            lambda r: m[:, :1] + (2.0 - m[:, :1]) * r.uniform((4, 1)),
+            (4, 1),
+        ),
+        ("bernoulli(p=p)", lambda r: r.bernoulli(p=p), lambda r: r.bernoulli((16,), p=p), (16,)),
+        (
+            "binomial(n=1, p=p)",
+            lambda r: r.binomial(n=1, p=p),
+            lambda r: sn.cast(r.uniform((16,)) < p, "int64"),
+            (16,),
+        ),
+        ("normal((4, 3), avg=mu[:3])", lambda r: r.normal((4, 3), avg=mu[:3]), None, (4, 3)),
+        ("normal(avg=mu, std=m[:, :1])", lambda r: r.normal(avg=mu, std=m[:, :1]), None, (4, 6)),
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_array_parameters_draw_one_number_per_element(backend):
+    mu, m, p = sn.vector("mu"), sn.matrix("m"), sn.vector("p")
+    values = [MU, np.arange(1.0, 13.0).reshape(4, 3), P]
+    for label, draw, same, shape in _cases(mu, m, p):
+        rng = sn.RandomStream(11)
+        f = sn.function([mu, m, p], draw(rng), backend=backend)
+        first, second = f(*values), f(*values)
+        assert first.shape == shape, label
+        if first.dtype.kind == "f":
+            assert len(np.unique(first)) == first.size, label  # no number repeated
+        else:
+            assert 0 < first.sum() < first.size, label
+        assert not np.array_equal(first, second), label  # the counter moved past them all
+        again = sn.function([mu, m, p], draw(sn.RandomStream(11)), backend=backend)
+        assert np.array_equal(again(*values), first), label  # the seed alone decides
+        if same is not None:  # element i still uses block counter + i
+            g = sn.function([mu, m, p], same(sn.RandomStream(11)), backend=backend)
+            np.testing.assert_allclose(first, g(*values), rtol=1e-12, err_msg=label)
+
+
+def test_the_counter_advances_by_the_broadcast_element_count():
+    mu, m = sn.vector("mu"), sn.matrix("m")
+    rng = sn.RandomStream(0)
+    rng.normal(avg=mu, std=m)
+    ((counter, update),) = rng.updates()
+    step = sn.function([mu, m], update)(np.zeros(3), np.ones((5, 1)))
+    assert int(step) == 15
+
+
+def test_static_parameter_shapes_give_a_static_draw_shape():
+    rng = sn.RandomStream(0)
+    x = sn.matrix("x", shape=("batch", 3))
+    assert rng.normal(avg=sn.constant(np.zeros(5))).type.shape == (5,)
+    assert rng.uniform(low=x, high=x + 1).type.shape == ("batch", 3)
+    assert rng.normal((2, x.shape[0], 3), avg=x).type.shape == (2, "batch", 3)
+    assert rng.normal().type.shape == () and rng.bernoulli().type.shape == ()
+    assert rng.integers(5).type.shape == () and rng.choice(4).type.shape == ()
+
+
+def test_statistics_of_a_draw_per_element():
+    n = 20_000
+    mu, s = np.linspace(-5, 5, n), np.linspace(0.5, 2.0, n)
+    avg, std = sn.vector("avg"), sn.vector("std")
+    z = sn.function([avg, std], sn.RandomStream(5).normal(avg=avg, std=std))(mu, s)
+    t = (z - mu) / s
+    assert abs(t.mean()) < 5 / np.sqrt(n) and abs(t.var() - 1) < 5 * np.sqrt(2 / n)
+    p = sn.vector("p")
+    probs = np.repeat([0.1, 0.9], n // 2)
+    b = sn.function([p], sn.RandomStream(5).bernoulli(p=p))(probs)
+    assert abs(b[: n // 2].mean() - 0.1) < 0.02 and abs(b[n // 2 :].mean() - 0.9) < 0.02
+
+
+def test_parameters_that_do_not_broadcast_to_the_size_are_refused_at_build_time():
+    rng = sn.RandomStream(0)
+    m = sn.matrix("M", shape=(4, 3))
+    with pytest.raises(sn.ShapeError, match=r"normal: avg, 'M' \(float64\(4, 3\)\), does not") as e:
+        rng.normal((3,), avg=m)  # <- size too small
+    assert "<- size too small" in str(e.value) and "leave size out (None)" in str(e.value)
+    with pytest.raises(sn.ShapeError, match=r"uniform: high, 'v' .*to the size \(4, 2\)"):
+        rng.uniform((4, 2), high=sn.vector("v", shape=(3,)))
+    with pytest.raises(sn.ShapeError, match=r"binomial: p, 'p' .* to the size \(\)"):
+        rng.bernoulli((), p=sn.vector("p"))
+    with pytest.raises(sn.ShapeError, match="normal: the parameters do not broadcast together"):
+        rng.normal(avg=sn.vector("a", shape=(3,)), std=sn.vector("b", shape=(4,)))
+    assert rng.states == []  # a refused draw takes no state
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameters_that_do_not_broadcast_to_the_size_are_refused_when_it_runs(backend):
+    rng = sn.RandomStream(0)
+    mu = sn.vector("mu")
+    f = sn.function([mu], rng.normal((2, 3), avg=mu), backend=backend)
+    assert f(np.zeros(3)).shape == f(np.zeros(1)).shape == (2, 3)
+    with pytest.raises(sn.SymnbError, match=r"normal: avg of shape \(4,\) does not broadcast"):
+        f(np.zeros(4))
+    h = sn.vector("h")
+    g = sn.function([mu, h], rng.uniform(low=mu, high=h), backend=backend)
+    with pytest.raises(sn.SymnbError, match=r"uniform: low \(4,\), high \(3,\) do not broadcast"):
+        g(np.zeros(4), np.ones(3))
+
+
+def test_draws_by_reference_keep_scalar_parameters():
+    """integers and binomial with n > 1 take scalar parameters (a clear error otherwise)."""
+    rng = sn.RandomStream(0)
+    with pytest.raises(sn.ShapeError, match="low must be a scalar"):
+        rng.integers(sn.vector("lo"), 9)
+    with pytest.raises(NotImplementedError, match="needs n=1"):
+        rng.binomial(n=3, p=sn.vector("p"))
+    assert sn.function([], rng.binomial(n=3, p=0.5))().shape == ()
+
+
+def test_theano_streams_take_the_parameters_shape_without_a_size():
+    srng = RandomStreams(4)
+    mu = sn.vector("mu")
+    z = sn.function([mu], srng.normal(avg=mu))(MU)
+    assert z.shape == (6,) and len(np.unique(z)) == 6
+    assert srng.normal(sn.matrix("x").shape[0], ndim=1).type.ndim == 1
