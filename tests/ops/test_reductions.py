@@ -20,6 +20,14 @@ def _sn_var_ddof1(x, axis=None, keepdims=False):
     return sn.var(x, axis=axis, keepdims=keepdims, ddof=1)
 
 
+def _std_ddof_half(a, axis=None, keepdims=False):
+    return np.std(a, axis=axis, keepdims=keepdims, ddof=0.5)
+
+
+def _sn_std_ddof_half(x, axis=None, keepdims=False):
+    return sn.std(x, axis=axis, keepdims=keepdims, ddof=0.5)
+
+
 def _logsumexp_reference(a, axis=None, keepdims=False):
     """SciPy's, except on empty arrays (which SciPy 1.17 cannot reduce): log(0) = -inf."""
     if np.size(a) == 0:
@@ -34,6 +42,7 @@ REDUCTIONS = {
     "var": (sn.var, np.var, ["float64", "float32", "int16"]),
     "var_ddof1": (_sn_var_ddof1, _var_ddof1, ["float64", "int64"]),
     "std": (sn.std, np.std, ["float64", "float32", "int8"]),
+    "std_ddof_half": (_sn_std_ddof_half, _std_ddof_half, ["float64", "float32"]),
     "all": (sn.all, np.all, ["bool", "float32", "int64"]),
     "any": (sn.any, np.any, ["bool", "float64", "int8"]),
     "logsumexp": (sn.logsumexp, _logsumexp_reference, ["float64", "float32", "int32"]),
@@ -152,6 +161,30 @@ def test_cumulative_of_0d_flattens(backend):
         sn.cumsum(sn.matrix("m"), axis=(0, 1))
 
 
+def test_var_and_std_keep_a_float_ddof(backend):
+    """NumPy divides by N - ddof for any real ddof; it was truncated to an int (0.5 -> 0)."""
+    a = np.array([4.0, 5.0, 7.0])
+    check(run_on(lambda x: sn.var(x, ddof=0.5), a, backend=backend), np.var(a, ddof=0.5))
+    check(run_on(lambda x: x.std(ddof=1.5), a, backend=backend), np.std(a, ddof=1.5))
+    check(run_on(lambda x: x.var(ddof=np.float32(2.0)), a, backend=backend), np.var(a, ddof=2))
+    # the gradient divides by N - ddof too: d var / dx = 2 (x - mean) / (N - ddof)
+    x = sn.vector("x", dtype="float32")
+    g = sn.function([x], sn.grad(sn.var(x, ddof=0.5), x), backend=backend)(a.astype("float32"))
+    check(g, (2 * (a - a.mean()) / 2.5).astype("float32"))
+
+
+@pytest.mark.parametrize("ddof", [True, "1", None, 1j, np.array([1])])
+def test_var_refuses_a_ddof_that_is_not_a_real_number(ddof):
+    with pytest.raises(TypeError, match=r"var: ddof must be a real number, not") as info:
+        sn.var(sn.vector("x"), ddof=ddof)
+    assert "test_reductions.py" in str(info.value)
+
+
+def test_std_refuses_a_non_finite_ddof():
+    with pytest.raises(ValueError, match=r"std: ddof must be finite, not nan"):
+        sn.std(sn.vector("x"), ddof=float("nan"))
+
+
 def test_method_sugar_for_reductions(rng, backend):
     a = random_array(rng, (3, 4), "float64")
     check(run_on(lambda x: x.prod(axis=0), a, backend=backend), a.prod(axis=0))
@@ -183,6 +216,8 @@ GRADS = {
     "var_ddof1": lambda x: sn.var(x, axis=1, ddof=1),
     "std": lambda x: sn.std(x, axis=0, keepdims=True),
     "std_all": sn.std,
+    "var_ddof_float": lambda x: sn.var(x, axis=(0, 2), ddof=1.5),
+    "std_ddof_float": lambda x: sn.std(x, axis=-1, ddof=0.25),
     "logsumexp": lambda x: sn.logsumexp(x, axis=-1),
     "logsumexp_all": sn.logsumexp,
     "cumsum": lambda x: sn.cumsum(x, axis=1),
