@@ -260,3 +260,14 @@ def test_reductions_without_gradients_are_marked():
     x = sn.matrix("x")
     for out in (sn.all(x), sn.any(x), sn.argmin(x, axis=0), sn.argmax(x)):
         assert out.owner.op.differentiable is False
+
+
+@pytest.mark.parametrize("axis", [None, 1])
+def test_a_float32_mean_overflows_as_its_float32_sum_does(axis, backend):
+    """NumPy's float32 mean is the float32 sum divided: inf where the sum passes FLT_MAX,
+    on every backend (opencl divided its float64 accumulator first and gave 3e38)."""
+    a = np.full((2, 2), 3e38, np.float32)
+    with np.errstate(over="ignore"):
+        want = np.mean(a, axis=axis)
+    assert np.isinf(want).all()
+    check(run_on(lambda x: sn.mean(x, axis=axis), a, backend=backend), want)
