@@ -157,6 +157,13 @@ def test_cumulative_of_0d_flattens(backend):
     check(run_on(sn.cumsum, a, backend=backend), np.cumsum(a))
     with pytest.raises(sn.ShapeError, match="cumprod: axis 0 is out of range"):
         sn.cumprod(sn.scalar("s"), axis=0)
+    # a 0-d value has no axes: the message said "which has 0 dims (valid: 0..-1)"
+    with pytest.raises(sn.ShapeError) as info:
+        sn.sum(sn.scalar("s"), axis=0)
+    assert "sum: axis 0 is out of range for 's' (float64()), which is 0-d: it has no axes " in str(
+        info.value
+    )
+    assert "(use axis=None)" in str(info.value) and "valid" not in str(info.value)
     with pytest.raises(TypeError, match="cumsum: axis is one int or None"):
         sn.cumsum(sn.matrix("m"), axis=(0, 1))
 
