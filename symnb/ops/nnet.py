@@ -91,7 +91,9 @@ def _sigmoid_bce(x, t):
 
 class SigmoidBinaryCrossentropy(Elemwise):
     """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], elementwise,
-    without forming the sigmoid (finite for any logit)."""
+    without forming the sigmoid: finite for every finite logit, however large. An infinite
+    logit gives NaN (``inf - inf``, ``inf * 0``: a limit the formula does not take) except
+    -inf against a target above 0, which gives inf."""
 
     impl = staticmethod(_sigmoid_bce)
     dtype_rule = "NumPy's promotion of logits and targets, as a float"
