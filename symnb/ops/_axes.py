@@ -25,13 +25,16 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
         if not isinstance(a, numbers.Integral) or isinstance(a, bool):
             raise _at_user_line(TypeError(f"{op}: an axis is an int, not {a!r}"))
         if not -ndim <= a < ndim:
-            raise _at_user_line(
-                ShapeError(
-                    f"{op}: axis {a} is out of range for {var.describe()}, which has {ndim} "
-                    f"dim{'s' if ndim != 1 else ''} (valid: {-ndim}..{ndim - 1})"
-                )
-            )
+            raise _at_user_line(ShapeError(_out_of_range(op, a, ndim, var)))
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):
         raise _at_user_line(ShapeError(f"{op}: repeated axis in {axis!r}"))
     return tuple(sorted(out))
+
+
+def _out_of_range(op, axis, ndim: int, var) -> str:
+    """The message for an axis past ``ndim``: a 0-d value has no axes at all (no range)."""
+    message = f"{op}: axis {axis} is out of range for {var.describe()}, "
+    if ndim == 0:
+        return message + "which is 0-d: it has no axes (use axis=None)"
+    return message + f"which has {ndim} dim{'s' if ndim != 1 else ''} (valid: {-ndim}..{ndim - 1})"

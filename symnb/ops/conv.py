@@ -353,6 +353,12 @@ class MaxPool2d(_Pool):
         return [MaxPool2dGrad(*self.params())(inputs[0], output_grads[0])]
 
 
+def _flat_windows(cols):
+    """Windows (N, C, out_h, out_w, kh, kw) as (N, C, out_h, out_w, kh*kw); the size spelled
+    out, as a -1 cannot be inferred from no images or no channels."""
+    return cols.reshape(cols.shape[:4] + (cols.shape[4] * cols.shape[5],))
+
+
 def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
@@ -378,7 +384,7 @@ class MaxPool2dGrad(_Pool):
     def perform(self, x, g):
         axes = self._geometry()
         cols = windows(x, axes, _lowest(np.asarray(x).dtype))
-        flat = cols.reshape(cols.shape[:4] + (-1,))
+        flat = _flat_windows(cols)
         hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
         if self.positive:  # a NaN maximum is not above 0
             hit &= (np.max(flat, axis=-1) > 0)[..., None]
@@ -411,7 +417,7 @@ class MaxPool2dPick(_Pool):
     def perform(self, x, u):
         axes = self._geometry()
         cols = windows(x, axes, _lowest(np.asarray(x).dtype))
-        flat = cols.reshape(cols.shape[:4] + (-1,))
+        flat = _flat_windows(cols)
         first = np.argmax(flat, axis=-1)[..., None]
         picked = np.take_along_axis(windows(u, axes).reshape(flat.shape), first, -1)[..., 0]
         if self.positive:  # a NaN maximum is not above 0

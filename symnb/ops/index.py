@@ -179,7 +179,7 @@ def _check_int_in_range(x, axis, value):
     if isinstance(value, int) and isinstance(n, int) and not -n <= value < n:
         raise ShapeError(
             f"index {value} is out of bounds for axis {axis} of {x.describe()} "
-            f"(size {n}; valid: {-n}..{n - 1})"
+            + (f"(size {n}; valid: {-n}..{n - 1})" if n else "(size 0: it has no elements)")
         )
 
 

@@ -199,7 +199,8 @@ def stack(xs, axis: int = 0) -> Variable:
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
     """``np.split``: an int N cuts into N equal parts (it must divide the length), a list of
-    indices cuts before each index. Returns a list of variables."""
+    sorted non-negative indices cuts before each index (an index past the end gives an
+    empty part, as in NumPy). Returns a list of variables."""
     x = as_variable(x)
     (axis,) = normalize_axis(axis, x.type.ndim, "split", x)
     spec = _split_spec(indices_or_sections)
@@ -228,8 +229,11 @@ def _static_part_sizes(x, axis, spec) -> tuple:
                 ShapeError(f"split: axis {axis} of {x.describe()} does not divide into {spec}")
             )
         return (exact_div(n, spec),) * spec
-    if is_known(n) and spec and spec[-1] > n:
-        raise _located(ShapeError(f"split: index {spec[-1]} is past the end of axis {axis}"))
-    bounds = (0,) + spec
-    sizes = tuple(b - a for a, b in zip(bounds, bounds[1:]))
-    return sizes + (dim_sub(n, bounds[-1]),)
+    # each part is a slice x[a:b], clipped at the end as NumPy's are: an index past the end
+    # gives empty parts, and over a length not known a cut is known only at 0 (as x[:1]'s
+    # length is unknown there)
+    cuts = tuple(min(i, n) if is_known(n) else (0 if i == 0 else None) for i in spec)
+    bounds = (0, *cuts, n)
+    return tuple(
+        None if a is None or b is None else dim_sub(b, a) for a, b in zip(bounds, bounds[1:])
+    )

@@ -321,7 +321,7 @@ def dimshuffle(x, *order) -> Variable:
             raise _located(
                 ShapeError(
                     f"dimshuffle: {a!r} is neither 'x' nor an axis of {x.describe()} "
-                    f"(0..{x.type.ndim - 1})"
+                    + (f"(0..{x.type.ndim - 1})" if x.type.ndim else "(it is 0-d: no axes)")
                 )
             )
     return DimShuffle(tuple(a if a == "x" else int(a) for a in order))(x)

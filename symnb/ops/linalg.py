@@ -20,13 +20,15 @@ from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
     broadcast_shapes,
     cast,
+    equal,
     fit_dtype,
     fit_gradient,
     mul,
     not_equal,
     sqrt,
+    where,
 )
-from symnb.ops.layout import tril
+from symnb.ops.layout import pad, tril
 from symnb.ops.reduce import max as max_
 from symnb.ops.reduce import min as min_
 from symnb.ops.reduce import sum as sum_
@@ -599,7 +601,7 @@ def _norm_sum_pow(x, p, axes, keepdims):
 
 def _vector_norm(x, ord, axes, keepdims):
     if ord == np.inf:
-        return max_(abs_(x), axis=axes, keepdims=keepdims)
+        return _max_or_zero(abs_(x), axes[0], keepdims)
     if ord == -np.inf:
         return min_(abs_(x), axis=axes, keepdims=keepdims)
     if ord == 0:  # the count of non-zeros: not differentiable (its value is piecewise flat)
@@ -630,15 +632,29 @@ def _abs_sum_norm(x, ord, axes):
     row, col = axes
     summed_axis, over = (row, col) if ord in (1, -1) else (col, row)
     sums = sum_(abs_(x), axis=summed_axis)
-    pick = max_ if ord in (1, np.inf) else min_
-    return pick(sums, axis=over - (over > summed_axis))
+    over -= over > summed_axis
+    return _max_or_zero(sums, over) if ord in (1, np.inf) else min_(sums, axis=over)
 
 
 def _singular_value_norm(x, ord, axes):
     rest = [a for a in range(x.type.ndim) if a not in axes]
     s = SingularValues()(transpose(x, rest + list(axes)))
-    reduce = {2: max_, -2: min_, "nuc": sum_}[ord]
-    return reduce(s, axis=-1)
+    if ord == 2:
+        return _max_or_zero(s, s.type.ndim - 1)
+    return (min_ if ord == -2 else sum_)(s, axis=-1)
+
+
+def _max_or_zero(v, axis, keepdims=False):
+    """The max of non-negative ``v`` over ``axis``, 0 where that axis is empty: NumPy's norms
+    take their max with ``initial=0`` (their min has none, so the -inf, -1 and -2 norms of
+    nothing raise, as in NumPy). Over an axis not known to be non-empty the max is taken
+    with a -inf prepended, which no value of ``v`` ties (so each element's gradient is the
+    one the plain max gives), and a max of -inf (nothing) becomes 0."""
+    if isinstance(v.type.shape[axis], int) and v.type.shape[axis] > 0:
+        return max_(v, axis=axis, keepdims=keepdims)
+    padded = pad(v, [(int(a == axis), 0) for a in range(v.type.ndim)], constant_values=-np.inf)
+    out = max_(padded, axis=axis, keepdims=keepdims)
+    return where(equal(out, -np.inf), 0, out)
 
 
 # -- singular values -----------------------------------------------------------------------

@@ -91,7 +91,9 @@ def _sigmoid_bce(x, t):
 
 class SigmoidBinaryCrossentropy(Elemwise):
     """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], elementwise,
-    without forming the sigmoid (finite for any logit)."""
+    without forming the sigmoid: finite for every finite logit, however large. An infinite
+    logit gives NaN (``inf - inf``, ``inf * 0``: a limit the formula does not take) except
+    -inf against a target above 0, which gives inf."""
 
     impl = staticmethod(_sigmoid_bce)
     dtype_rule = "NumPy's promotion of logits and targets, as a float"
@@ -213,15 +215,19 @@ class SoftmaxCrossEntropy(Op):
         return [TensorType(logits.type.dtype, rows), logits.type]
 
     def perform(self, logits, labels):
-        """loss = log(sum(exp(x - max))) - (x[label] - max), as log_softmax computes it."""
+        """loss = log(sum(exp(x - max))) - (x[label] - max), as log_softmax computes it; a
+        row whose max is +inf has log_softmax's loss too (shifted by 0: ``inf - x[label]``,
+        inf for a finite label's logit), while its softmax is NaN, as ``softmax``'s is."""
         dtype = np.asarray(logits).dtype
         x = np.asarray(logits, np.promote_types(dtype, np.float32))  # float16 sums lose much
         picked = _label_index(self, x, labels, self.axis)
         with np.errstate(invalid="ignore", divide="ignore"):
-            shifted = x - np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
+            peak = np.max(x, axis=self.axis, keepdims=True, initial=-np.inf)
+            shifted = x - peak
             exps = np.exp(shifted)
             total = np.sum(exps, axis=self.axis, keepdims=True)
             loss = np.log(total) - np.take_along_axis(shifted, picked, self.axis)
+            loss = np.where(peak == np.inf, np.inf - np.take_along_axis(x, picked, self.axis), loss)
             probs = exps / total
         return np.squeeze(loss, self.axis).astype(dtype), probs.astype(dtype)
 

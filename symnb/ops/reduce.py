@@ -92,13 +92,14 @@ def _product_of_others(x, axis):
 
 
 class _Moment(Reduce):
-    """var/std: ``ddof`` is NumPy's delta degrees of freedom (divide by N - ddof)."""
+    """var/std: ``ddof`` is NumPy's delta degrees of freedom (divide by N - ddof), any finite
+    real number, as NumPy takes it."""
 
     __props__ = ("axis", "keepdims", "ddof")
 
     def __init__(self, axis, keepdims=False, ddof=0):
         super().__init__(axis, keepdims)
-        self.ddof = int(ddof)
+        self.ddof = _ddof(ddof, type(self).op_name())
 
     def perform(self, x):
         impl = type(self).impl
@@ -108,6 +109,17 @@ class _Moment(Reduce):
         """(x - mean) / (N - ddof), in the gradient's dtype."""
         dof = cast(reduced_size(x, self.axis), g.type.dtype) - self.ddof
         return (x - Mean(self.axis, True)(x)) / dof
+
+
+def _ddof(value, op):
+    """``ddof`` as a Python int or float: a float such as 0.5 is kept (truncating it changed
+    the result); a bool, a string or a non-finite number is refused (a NaN would make the op
+    unequal to itself)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _at_user_line(TypeError(f"{op}: ddof must be a real number, not {value!r}"))
+    if not np.isfinite(value):
+        raise _at_user_line(ValueError(f"{op}: ddof must be finite, not {value!r}"))
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 class Var(_Moment):

@@ -196,3 +196,24 @@ def test_many_outputs_keep_one_pass(gpu_like):
     x = RNG.standard_normal((300, 20_000))
     _close(_run(lambda a: sn.sum(a, axis=1), x), x.sum(axis=1), rtol=1e-10)
     assert len(gpu_like) == 1
+
+
+@needs_opencl
+@pytest.mark.parametrize(
+    "shape,axis,launches",
+    [((300, 4), 1, 1), ((5000,), None, 1), ((100_003,), None, 2), ((3, 70_001), 1, 2)],
+)
+def test_a_float32_mean_divides_the_float32_sum(gpu_like, shape, axis, launches):
+    """A work-item per output, a work-group per output, and the two launches: the mean is the
+    float32 sum divided, as NumPy's and backend "c"'s (inf where the sum passes FLT_MAX);
+    dividing the float64 accumulator first gave 3e38."""
+    x = np.full(shape, 3e38, np.float32)
+    x.flat[::7] = 1.0
+    with np.errstate(over="ignore"):
+        want = np.mean(x, axis=axis)
+    assert np.isinf(want).all()
+    got = _run(lambda a: sn.mean(a, axis=axis), x)
+    assert len(gpu_like) == launches
+    np.testing.assert_array_equal(got, want)
+    small = np.full(shape, 3.0, np.float32)  # in range, the float32 sum rounds as before
+    np.testing.assert_allclose(_run(lambda a: sn.mean(a, axis=axis), small), 3.0, rtol=1e-6)

@@ -110,6 +110,58 @@ def test_conv2d_with_named_batch_and_empty_batch(rng, backend):
     assert sn.conv2d(sn.tensor("u", (2, 3, None, 8)), w).type.shape == (2, 5, None, 6)
 
 
+ZERO_SIZES = [
+    # x's shape (a str: the batch named, given that many images), w's shape, stride, padding
+    ((1, 0, 5, 5), (2, 0, 2, 2), 1, "valid"),  # no input channels: zeros
+    ((2, 0, 5, 5), (3, 0, 3, 3), 2, "same"),
+    ((1, 3, 5, 5), (0, 3, 2, 2), 1, 1),  # no filters: no output channels
+    ((0, 3, 5, 5), (4, 3, 2, 2), 2, "valid"),  # no images
+    (("batch", 0), (4, 3, 2, 2), 2, "valid"),
+    (("batch", 0), (4, 3, 3, 3), 1, "same"),
+    ((2, 4, 5, 5), (0, 1, 3, 3), 1, "same"),  # groups of no filters
+]
+
+
+@pytest.mark.parametrize("x_shape,w_shape,stride,padding", ZERO_SIZES)
+def test_conv2d_and_its_gradients_of_zero_sizes(x_shape, w_shape, stride, padding, backend):
+    """No channels, no filters or no images: zeros or nothing, and gradients of x's and w's
+    shapes (all zeros), as the reference gives; the kernel path raised in its reshapes
+    ("cannot reshape array of size 0")."""
+    rng = np.random.default_rng(0)
+    named = isinstance(x_shape[0], str)
+    shape = (x_shape[1], 3, 5, 5) if named else x_shape
+    x_value, w_value = rng.normal(size=shape), rng.normal(size=w_shape)
+    x = sn.tensor("x", ("batch", *shape[1:]) if named else shape)
+    w = sn.tensor("w", w_shape)
+    groups = 4 if w_shape[1] == 1 else 1
+    y = sn.conv2d(x, w, stride, padding, groups=groups)
+    weights = sn.tensor("weights", y.type.shape)
+    gx, gw = sn.grad(sn.sum(y * weights), [x, w])
+    f = sn.function([x, w, weights], [y, gx, gw], backend=backend)
+    want = loop_conv2d(x_value, w_value, (stride,) * 2, (padding,) * 2, (1, 1), groups)
+    got_y, got_gx, got_gw = f(x_value, w_value, rng.normal(size=want.shape))
+    check(got_y, want)
+    check(got_gx, np.zeros(shape))
+    check(got_gw, np.zeros(w_shape))
+
+
+@pytest.mark.parametrize("shape", [(0, 2, 4, 4), (1, 0, 4, 4), ("batch", 0)])
+@pytest.mark.parametrize("name", ["avg", "max"])
+def test_pools_and_their_gradients_of_zero_sizes(shape, name, backend):
+    """max_pool2d's gradient reference raised on no images or no channels (a -1 in a
+    reshape of an empty array)."""
+    pool, reduce, fill = POOLS[name]
+    named = isinstance(shape[0], str)
+    value = np.zeros((shape[1], 2, 4, 4) if named else shape)
+    x = sn.tensor("x", ("batch", 2, 4, 4) if named else shape)
+    for kernel, stride, padding in [((2, 2), None, (0, 0)), ((3, 3), (2, 2), (1, 1))]:
+        y = pool(x, kernel, stride, padding)
+        f = sn.function([x], [y, sn.grad(sn.sum(y), x)], backend=backend)
+        got_y, got_gx = f(value)
+        check(got_y, loop_pool(value, kernel, stride or kernel, padding, reduce, fill))
+        check(got_gx, np.zeros(value.shape))
+
+
 POOL_GRID = [
     ((2, 2), None, (0, 0)),
     ((3, 3), (1, 1), (1, 1)),

@@ -248,6 +248,7 @@ ERRORS = [
         sn.ShapeError,
         r"index 3 is out of bounds for axis 0 of 'x' \(float64\(3, 4\)\)",
     ),
+    (lambda x: x[:0][:, 0][0], sn.ShapeError, r"axis 0 of .* \(size 0: it has no elements\)"),
     (lambda x: x[0, 0, 0], sn.ShapeError, "too many indices for 'x'.*covers 3 axes"),
     (lambda x: x[..., 0, ...], sn.ShapeError, "single ellipsis"),
     (lambda x: x[1.5], sn.DTypeError, "integer dtype"),

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.core.dims import parse_dim
+from symnb.core.dims import evaluate, parse_dim
 from tests.helpers import check, random_array, reference_backend
 from tests.helpers import run as run_on
 
@@ -46,6 +46,8 @@ SPLIT_ROWS = {
     "indices": ([1, 3], 0, (5, 2)),
     "indices_empty_parts": ([0, 0, 4], 1, (2, 4)),
     "one_part": (1, 0, (3,)),
+    "indices_past_the_end": ([2, 5], 1, (2, 3)),
+    "indices_all_past_the_end": ([4, 9], 0, (3, 2)),
 }
 
 
@@ -70,8 +72,10 @@ def test_static_shapes_add_up_and_unknown_stays_unknown():
     assert sn.stack([n, n], axis=1).type.shape == ("n", 2, 3)
     parts = sn.split(sn.tensor("x", shape=(6, "k")), 3)
     assert [p.type.shape for p in parts] == [(2, "k")] * 3
-    parts = sn.split(sn.tensor("y", shape=("k", 2)), [1, 3])
-    assert [str(p.type) for p in parts] == ["f64[1,2]", "f64[2,2]", "f64[k-3,2]"]
+    # a part is x[a:b], clipped at a length not known: only a cut at 0 is known (as in x[:1])
+    parts = sn.split(sn.tensor("y", shape=("k", 2)), [0, 1, 3])
+    assert [str(p.type) for p in parts] == ["f64[0,2]", "f64[?,2]", "f64[?,2]", "f64[?,2]"]
+    assert sn.split(sn.tensor("y", shape=("k", 2)), [0])[1].type.shape == ("k", 2)
     assert sn.split(sn.tensor("z", shape=("k",)), 2)[0].type.shape == (None,)
 
 
@@ -91,8 +95,24 @@ def test_join_errors_name_the_arrays_and_dims():
         sn.stack([a, a], axis=3)
     with pytest.raises(sn.ShapeError, match="split: axis 1 of 'a' .* does not divide into 2"):
         sn.split(a, 2, axis=1)
-    with pytest.raises(sn.ShapeError, match="split: index 5 is past the end"):
-        sn.split(a, [1, 5], axis=1)
+
+
+@pytest.mark.parametrize("spec", [[2, 5], [1], [0, 3, 3], [7]])
+def test_split_past_the_end_of_a_length_known_when_called_follows_numpy(spec, backend):
+    """NumPy's parts are slices, an index past the end giving empty ones; a static length
+    was refused ("index 5 is past the end"), a symbolic one typed its parts as if long
+    enough (k-3 for a length of 2)."""
+    a = np.arange(6.0).reshape(2, 3)
+    for shape in [(2, 3), (2, None), (2, "k")]:
+        x = sn.tensor("x", shape=shape)
+        parts = sn.split(x, spec, axis=1)
+        got = sn.function([x], parts, backend=backend)(a)
+        want = np.split(a, spec, axis=1)
+        assert len(got) == len(want)
+        for part, g, w in zip(parts, got, want):
+            check(g, w)
+            static = evaluate(part.type.shape[1], {"k": 3})  # None where not known
+            assert static in (None, w.shape[1]), (shape, part)
 
 
 def test_split_checks_the_length_at_run_time():

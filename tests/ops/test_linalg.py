@@ -157,6 +157,53 @@ def test_norm_matches_numpy(shape, ord, axis, dtype, keepdims, rng, backend):
     check(got, np.linalg.norm(a, ord, axis, keepdims), rtol=1e-5)
 
 
+EMPTY_NORMS = [((0,), None), ((0, 0), None), ((0, 3), None), ((3, 0), None), ((2, 0, 0), (1, 2))]
+ORDS = [None, "fro", "nuc", np.inf, -np.inf, 0, 1, -1, 2, -2, 3, 0.5]
+
+
+def _numpy_norm(a, ord, axis):
+    """np.linalg.norm, or the ValueError it raises (the min of nothing, a bad ord)."""
+    try:
+        with np.errstate(divide="ignore"):
+            return np.linalg.norm(a, ord, axis)
+    except ValueError as exc:
+        return exc
+
+
+@pytest.mark.parametrize("shape,axis", EMPTY_NORMS)
+@pytest.mark.parametrize("static", [True, False])
+def test_norm_of_empty_matches_numpy(shape, axis, static, backend):
+    """NumPy's norms built on a max take it with initial=0 (0 for nothing); those built on a
+    min raise. The max raised "zero-size array" here, for static and unknown sizes alike."""
+    a = np.zeros(shape)
+    x = sn.tensor("x", shape=shape if static else (None,) * len(shape), dtype="float64")
+    for ord in ORDS:
+        want = _numpy_norm(a, ord, axis)
+        if isinstance(want, ValueError):
+            with pytest.raises((ValueError, RuntimeError), match="zero-size|not a"):
+                sn.function([x], sn.norm(x, ord, axis), backend=backend)(a)
+            continue
+        with np.errstate(divide="ignore"):
+            got = sn.function([x], sn.norm(x, ord, axis), backend=backend)(a)
+        check(got, want)
+
+
+@pytest.mark.parametrize("shape,ord", [((5,), np.inf), ((3, 4), 1), ((3, 4), np.inf), ((3, 4), 2)])
+def test_norm_over_unknown_sizes_keeps_values_and_gradients(shape, ord, rng, backend):
+    """An axis of unknown size gets a zero to take the max from: the same values and
+    gradients as over a fixed size (whose graph is unchanged), at zeros too."""
+    x = sn.tensor("x", shape=(None,) * len(shape), dtype="float64")
+    fixed = sn.tensor("fixed", shape=shape, dtype="float64")
+    f, f_fixed = (
+        sn.function([v], [sn.norm(v, ord), sn.grad(sn.norm(v, ord), v)], backend=backend)
+        for v in (x, fixed)
+    )
+    for a in (random_array(rng, shape, "float64") - 1.2, np.zeros(shape)):
+        value, grad = f(a)
+        check(value, np.linalg.norm(a, ord))
+        check(grad, f_fixed(a)[1])
+
+
 @pytest.mark.parametrize("shape", [(3, 4), (4, 3), (2, 3, 3), (0, 2, 3)])
 @pytest.mark.parametrize("full_matrices", [True, False])
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])

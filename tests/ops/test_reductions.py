@@ -20,6 +20,14 @@ def _sn_var_ddof1(x, axis=None, keepdims=False):
     return sn.var(x, axis=axis, keepdims=keepdims, ddof=1)
 
 
+def _std_ddof_half(a, axis=None, keepdims=False):
+    return np.std(a, axis=axis, keepdims=keepdims, ddof=0.5)
+
+
+def _sn_std_ddof_half(x, axis=None, keepdims=False):
+    return sn.std(x, axis=axis, keepdims=keepdims, ddof=0.5)
+
+
 def _logsumexp_reference(a, axis=None, keepdims=False):
     """SciPy's, except on empty arrays (which SciPy 1.17 cannot reduce): log(0) = -inf."""
     if np.size(a) == 0:
@@ -34,6 +42,7 @@ REDUCTIONS = {
     "var": (sn.var, np.var, ["float64", "float32", "int16"]),
     "var_ddof1": (_sn_var_ddof1, _var_ddof1, ["float64", "int64"]),
     "std": (sn.std, np.std, ["float64", "float32", "int8"]),
+    "std_ddof_half": (_sn_std_ddof_half, _std_ddof_half, ["float64", "float32"]),
     "all": (sn.all, np.all, ["bool", "float32", "int64"]),
     "any": (sn.any, np.any, ["bool", "float64", "int8"]),
     "logsumexp": (sn.logsumexp, _logsumexp_reference, ["float64", "float32", "int32"]),
@@ -148,8 +157,39 @@ def test_cumulative_of_0d_flattens(backend):
     check(run_on(sn.cumsum, a, backend=backend), np.cumsum(a))
     with pytest.raises(sn.ShapeError, match="cumprod: axis 0 is out of range"):
         sn.cumprod(sn.scalar("s"), axis=0)
+    # a 0-d value has no axes: the message said "which has 0 dims (valid: 0..-1)"
+    with pytest.raises(sn.ShapeError) as info:
+        sn.sum(sn.scalar("s"), axis=0)
+    assert "sum: axis 0 is out of range for 's' (float64()), which is 0-d: it has no axes " in str(
+        info.value
+    )
+    assert "(use axis=None)" in str(info.value) and "valid" not in str(info.value)
     with pytest.raises(TypeError, match="cumsum: axis is one int or None"):
         sn.cumsum(sn.matrix("m"), axis=(0, 1))
+
+
+def test_var_and_std_keep_a_float_ddof(backend):
+    """NumPy divides by N - ddof for any real ddof; it was truncated to an int (0.5 -> 0)."""
+    a = np.array([4.0, 5.0, 7.0])
+    check(run_on(lambda x: sn.var(x, ddof=0.5), a, backend=backend), np.var(a, ddof=0.5))
+    check(run_on(lambda x: x.std(ddof=1.5), a, backend=backend), np.std(a, ddof=1.5))
+    check(run_on(lambda x: x.var(ddof=np.float32(2.0)), a, backend=backend), np.var(a, ddof=2))
+    # the gradient divides by N - ddof too: d var / dx = 2 (x - mean) / (N - ddof)
+    x = sn.vector("x", dtype="float32")
+    g = sn.function([x], sn.grad(sn.var(x, ddof=0.5), x), backend=backend)(a.astype("float32"))
+    check(g, (2 * (a - a.mean()) / 2.5).astype("float32"))
+
+
+@pytest.mark.parametrize("ddof", [True, "1", None, 1j, np.array([1])])
+def test_var_refuses_a_ddof_that_is_not_a_real_number(ddof):
+    with pytest.raises(TypeError, match=r"var: ddof must be a real number, not") as info:
+        sn.var(sn.vector("x"), ddof=ddof)
+    assert "test_reductions.py" in str(info.value)
+
+
+def test_std_refuses_a_non_finite_ddof():
+    with pytest.raises(ValueError, match=r"std: ddof must be finite, not nan"):
+        sn.std(sn.vector("x"), ddof=float("nan"))
 
 
 def test_method_sugar_for_reductions(rng, backend):
@@ -230,6 +270,8 @@ GRADS = {
     "var_ddof1": lambda x: sn.var(x, axis=1, ddof=1),
     "std": lambda x: sn.std(x, axis=0, keepdims=True),
     "std_all": sn.std,
+    "var_ddof_float": lambda x: sn.var(x, axis=(0, 2), ddof=1.5),
+    "std_ddof_float": lambda x: sn.std(x, axis=-1, ddof=0.25),
     "logsumexp": lambda x: sn.logsumexp(x, axis=-1),
     "logsumexp_all": sn.logsumexp,
     "cumsum": lambda x: sn.cumsum(x, axis=1),
@@ -272,3 +314,14 @@ def test_reductions_without_gradients_are_marked():
     x = sn.matrix("x")
     for out in (sn.all(x), sn.any(x), sn.argmin(x, axis=0), sn.argmax(x)):
         assert out.owner.op.differentiable is False
+
+
+@pytest.mark.parametrize("axis", [None, 1])
+def test_a_float32_mean_overflows_as_its_float32_sum_does(axis, backend):
+    """NumPy's float32 mean is the float32 sum divided: inf where the sum passes FLT_MAX,
+    on every backend (opencl divided its float64 accumulator first and gave 3e38)."""
+    a = np.full((2, 2), 3e38, np.float32)
+    with np.errstate(over="ignore"):
+        want = np.mean(a, axis=axis)
+    assert np.isinf(want).all()
+    check(run_on(lambda x: sn.mean(x, axis=axis), a, backend=backend), want)

@@ -70,6 +70,10 @@ def test_dimshuffle_theano_style(rng, backend):
         sn.dimshuffle(m, 1, 2)
     with pytest.raises(sn.ShapeError, match="dimshuffle: 3 is neither 'x' nor an axis"):
         sn.dimshuffle(m, 3)
+    with pytest.raises(
+        sn.ShapeError, match=r"an axis of 's' \(float64\(\)\) \(it is 0-d: no axes\)"
+    ):
+        sn.dimshuffle(sn.scalar("s"), 0)  # it said "(0..-1)"
 
 
 def test_static_shapes_follow_the_dims():

@@ -98,6 +98,57 @@ def test_nan_and_inf_follow_the_reference(backend):
     assert np.isnan(got[0][0]) and np.isfinite(got[0][2])
 
 
+INF_ROWS = np.array(
+    [[1.0, np.inf, 2.0], [1.0, np.inf, 2.0], [np.inf, np.inf, -np.inf], [-np.inf, -np.inf, 0.0]]
+    + [[-np.inf] * 3, [1.0, np.nan, np.inf], [1.0, 2.0, 3.0]]
+)
+INF_LABELS = np.array([0, 1, 2, 1, 0, 0, 1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_row_holding_inf_has_log_softmaxs_loss(dtype, backend):
+    """The fused loss is -log_softmax(x)[label] also where the row's max is +inf (SciPy's
+    log_softmax shifts it by 0: inf at a finite logit, NaN at an infinite one); it was NaN,
+    so optimize="fast" changed crossentropy(softmax(x), y) from "stable"'s inf to NaN. The
+    softmax output stays softmax's (NaN throughout such a row)."""
+    x, labels = INF_ROWS.astype(dtype), INF_LABELS
+    with np.errstate(all="ignore"):
+        lsm = sps.log_softmax(x, axis=1)
+        want_loss = -np.take_along_axis(lsm, labels[:, None], 1)[:, 0]
+        want_probs = sps.softmax(x, axis=1)
+    assert np.isinf(want_loss[[0, 2]]).all() and np.isnan(want_loss[1])
+    f = sn.function(*_xent_graph(x), backend=backend)
+    loss, probs = f(x, labels)
+    check(loss, want_loss)
+    check(probs, want_probs)
+    if backend != "py":
+        assert {k.kind for k in f.kernels} == {"kernel"}, [k.kind for k in f.kernels]
+
+
+def _xent_graph(x):
+    logits = sn.tensor("x", shape=x.shape, dtype=x.dtype)
+    labels = sn.tensor("labels", shape=x.shape[:1], dtype="int64")
+    return [logits, labels], list(SoftmaxCrossEntropy(1)(logits, labels))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fast_keeps_stables_crossentropy_on_rows_holding_inf(dtype, backend):
+    """crossentropy(softmax(x), y) and its gradient: "fast" (fused) gives "stable"'s
+    values (-log_softmax(x)[y]; the gradient through softmax, NaN on a row holding +inf)."""
+    x = sn.tensor("x", shape=INF_ROWS.shape, dtype=dtype)
+    y = sn.tensor("y", shape=INF_LABELS.shape, dtype="int64")
+    loss = sn.crossentropy(sn.softmax(x), y)
+    outputs = [loss, sn.grad(sn.sum(loss), x)]
+    with np.errstate(all="ignore"):
+        fast = sn.function([x, y], outputs, backend=backend)
+        stable = sn.function([x, y], outputs, backend=backend, optimize="stable")
+        assert "softmax_crossentropy_fused" in fast.rewrites.counts()
+        for got, want in zip(
+            fast(INF_ROWS.astype(dtype), INF_LABELS), stable(INF_ROWS.astype(dtype), INF_LABELS)
+        ):
+            check(got, want, rtol=tolerance(dtype))
+
+
 @pytest.mark.parametrize("bad", [3, -4, 100])
 def test_labels_out_of_range_raise_a_clear_error(bad, backend):
     x, labels = np.zeros((2, 3), "float32"), np.array([0, bad])

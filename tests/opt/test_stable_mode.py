@@ -56,3 +56,19 @@ def test_stable_selects_no_rule_that_changes_ieee_results(optimize):
     assert {"sub_self", "exp_of_log", "log_of_exp", "add_zero"} <= not_ieee
     assert chosen and not chosen & not_ieee
     assert not_ieee <= {r.name for _, rules in plan("fast") for r in rules}
+
+
+def test_rules_reading_softmax_as_exp_log_softmax_say_they_change_ieee_results():
+    """On a row holding +inf softmax is NaN throughout and exp(log_softmax) is 0 at the
+    finite logits: the rules trading one for the other are ieee=False (docs/rewrites.md)."""
+    assert not RULES["softmax_from_log_softmax"].ieee
+    assert not RULES["softmax_crossentropy_grad_fused"].ieee
+    assert RULES["softmax_crossentropy_fused"].ieee  # its loss is log_softmax's there too
+    x = sn.matrix("x")
+    row = np.array([[1.0, np.inf, 2.0]])
+    with np.errstate(all="ignore"):
+        fast = sn.function([x], [sn.softmax(x), sn.log_softmax(x)], backend="py")
+        stable = sn.function([x], [sn.softmax(x), sn.log_softmax(x)], optimize="stable")
+        np.testing.assert_array_equal(fast(row)[0], [[0.0, np.nan, 0.0]])
+        np.testing.assert_array_equal(stable(row)[0], [[np.nan] * 3])
+    assert "softmax_from_log_softmax" in fast.rewrites.counts()

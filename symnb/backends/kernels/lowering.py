@@ -349,7 +349,12 @@ def _xent(node, dialect, producer=None) -> Lowered:
     s = _row_sum(b, 1, dtype)
     normalise = Pass(stores=((1, b.mul(b.emit(Stored(1, dtype)), b.div(b.const(1), s))),))
     picked = b.emit(Gather(b.values[x].operand, label, dtype))
-    loss = b.sub(b.log(s), b.sub(picked, b.emit(RowValue(0, dtype))))
+    peak_value = b.emit(RowValue(0, dtype))
+    loss = b.sub(b.log(s), b.sub(picked, peak_value))
+    # a row whose max is +inf (no NaN: the max pass keeps NaN) has log_softmax's loss, once
+    # per row: log(sum(exp(x))) - x[label] = inf - x[label] (SoftmaxCrossEntropy.perform)
+    inf = b.const(np.inf)
+    loss = b.where(b.eq(peak_value, inf), b.sub(inf, picked), loss)
     body = Rows((peak, total, normalise), ((0, loss),), check=in_range)
     outs = [Operand(dtype, per_row=True), Operand(dtype)]
     kernel = _kernel(b, outs, body, logits.type.shape)

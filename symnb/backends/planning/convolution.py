@@ -53,12 +53,12 @@ from symnb.ops.reduce import Mean
 
 
 def col2im(dcols, x_shape, axes, pads):
-    """The window gradients (C*kh*kw, N*out_h*out_w) added back into an input of x_shape."""
+    """The window gradients (C*kh*kw, N*out_h*out_w) added back into an input of x_shape
+    (every size spelled out: a -1 cannot be inferred from an empty batch)."""
     n, c = x_shape[:2]
     (ah, aw) = axes
-    parts = dcols.reshape(c, ah.kernel, aw.kernel, n, -1)
-    out_w = out_size(x_shape[3], aw, pads[1])
-    grads = parts.reshape(parts.shape[:4] + (-1, out_w)).transpose(3, 0, 4, 5, 1, 2)
+    out_h, out_w = (out_size(size, ax, p) for size, ax, p in zip(x_shape[2:], axes, pads))
+    grads = dcols.reshape(c, ah.kernel, aw.kernel, n, out_h, out_w).transpose(3, 0, 4, 5, 1, 2)
     return scatter_windows(grads, tuple(x_shape), axes)
 
 

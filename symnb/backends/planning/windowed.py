@@ -329,9 +329,14 @@ def out_size(size, axis, pads) -> int:
 
 # -- the ops -----------------------------------------------------------------------------------
 def fixed_sizes(*shapes) -> None:
+    """Sizes other than the batch fixed and non-zero: the steps' reshapes infer one size
+    from the others (a -1), which an empty array leaves undetermined, and no channels or
+    filters is work for the reference (zeros, or nothing), not for kernels."""
     for shape in shapes:
         if not all(isinstance(d, int) for d in shape[1:]):
             raise Unsupported("sizes other than the batch must be fixed for the kernel path")
+        if 0 in shape[1:]:
+            raise Unsupported(f"a size of 0 in {shape}: the reference computes it")
 
 
 def float_operands(node) -> None:

@@ -293,7 +293,12 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         coop = self.s.coop
 
         def final(acc: str) -> str:
-            return f"({self.t(out.dtype)})({acc} / (double)count)" if red.mean else acc
+            """A mean divides the sum as the output's dtype holds it (a float32 sum past
+            FLT_MAX is inf, as NumPy's and the CPU's are), not the wider accumulator."""
+            if not red.mean:
+                return acc
+            out_t = self.t(out.dtype)
+            return f"({out_t})(({out_t})({acc}) / (double)count)"
 
         return f"""
 {self.r.entry_signature(self.nops + 1)} {{

@@ -28,9 +28,13 @@ from symnb.opt.registry import rule
 from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, only_user
 
 
-@rule("specialize", Pattern(Softmax, "x"))
+@rule("specialize", Pattern(Softmax, "x"), ieee=False)
 def softmax_from_log_softmax(m):
-    """softmax(x) -> exp(log_softmax(x)) when log_softmax(x) (same axis) is in the graph"""
+    """softmax(x) -> exp(log_softmax(x)) when log_softmax(x) (same axis) is in the graph
+
+    Not IEEE-exact: on a row holding +inf softmax is NaN throughout, while exp(log_softmax)
+    is 0 at the finite logits (log_softmax shifts an infinite max by 0, as SciPy's does);
+    telling such rows apart would cost the pass this rule saves."""
     for client, _ in m.graph.clients.get(m.x, []):
         if client is OUTPUT or not isinstance(client.op, LogSoftmax):
             continue

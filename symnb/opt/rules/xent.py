@@ -6,7 +6,9 @@ one-hot scatter of the incoming gradient (``softmax`` may already read
 ``exp(log_softmax(x))``). The first becomes ``SoftmaxCrossEntropy`` (per-row losses and the
 softmax), the second ``SoftmaxCrossEntropyGrad``, which reads that softmax: no one-hot array,
 no gather, one exp per logit, one pass over the rows each way (Theano's
-CrossentropySoftmaxArgmax1HotWithBias and its Dx op).
+CrossentropySoftmaxArgmax1HotWithBias and its Dx op). The fused loss is log_softmax's also on
+a row holding +inf (inf at a finite logit's label); the fused gradient is registered
+``ieee=False`` (docs/rewrites.md).
 """
 
 from __future__ import annotations
@@ -47,10 +49,14 @@ def softmax_crossentropy_fused(m):
     return new[0] if new is not None and fits(m.out, new[0]) else None
 
 
-@rule("specialize", SCATTERED_SOFTMAX_GRAD)
+@rule("specialize", SCATTERED_SOFTMAX_GRAD, ieee=False)
 def softmax_crossentropy_grad_fused(m):
     """h - softmax(x) * sum(h) with h = one_hot(labels) * g -> softmax_cross_entropy_grad
-    (-g, softmax(x), labels), the softmax from softmax_cross_entropy(x, labels)"""
+    (-g, softmax(x), labels), the softmax from softmax_cross_entropy(x, labels)
+
+    Not IEEE-exact where ``sm`` is exp(log_softmax(x)): on a row holding +inf that is 0 at
+    the finite logits, and the fused op's softmax NaN throughout (softmax's value, exact
+    where ``sm`` is softmax(x)); one softmax per row cannot be both."""
     found = _softmax_of(m.sm)
     if found is None:
         return None
