@@ -41,7 +41,16 @@ from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category pe
 from symnb.core.types import TensorType
 from symnb.core.upcast import Float64Warning  # noqa: F401 - a float64 shared in float32 work
 from symnb.core.variable import Constant, SharedVariable, Variable
-from symnb.errors import DTypeError, GraphError, InputError, ShapeError, ShapeWarning, SymnbError
+from symnb.errors import (
+    ArgumentError,
+    DTypeError,
+    GraphError,
+    InputError,
+    ShapeError,
+    ShapeTypeError,
+    ShapeWarning,
+    SymnbError,
+)
 from symnb.grad import (  # noqa: F401
     DisconnectedInputError,
     DisconnectedInputWarning,
@@ -89,6 +98,7 @@ def eval(var, inputs=None, backend="py"):  # noqa: A001 - mirrors var.eval
 
 
 __all__ = [
+    "ArgumentError",
     "Constant",
     "DTypeError",
     "Function",
@@ -96,6 +106,7 @@ __all__ = [
     "GraphError",
     "InputError",
     "ShapeError",
+    "ShapeTypeError",
     "ShapeWarning",
     "SharedVariable",
     "SymnbError",

@@ -16,6 +16,7 @@ builder then puts the loop in the canonical form of ``symnb/control/scan.py``:
 from __future__ import annotations
 
 import inspect
+import numbers
 from collections import OrderedDict
 
 import numpy as np
@@ -27,7 +28,7 @@ from symnb.core.graph import clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import DTypeError, GraphError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, GraphError, ShapeError
 from symnb.ops.elemwise import cast
 from symnb.ops.index import getitem
 from symnb.ops.layout import flip
@@ -79,7 +80,7 @@ def scan(
             truncate_gradient,
             strict,
         ).build()
-    except (ShapeError, DTypeError, GraphError) as exc:
+    except (ShapeError, DTypeError, GraphError, ArgumentError) as exc:
         if getattr(exc, "location", None) is not None:
             raise
         raise _at_user_line(exc) from None
@@ -91,6 +92,20 @@ def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+def _taps(value, where: str) -> list[int]:
+    """The taps of an entry: a non-empty list of ints (one int alone is a list of one)."""
+    taps = _as_list(value)
+    if not taps or not all(
+        isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in taps
+    ):
+        raise _at_user_line(
+            ArgumentError(
+                f"sn.scan: the taps of {where} are a non-empty list of ints, not {value!r}"
+            )
+        )
+    return [int(t) for t in taps]
+
+
 def _label(var: Variable, fallback: str) -> str:
     return f"'{var.name}'" if var.name else fallback
 
@@ -100,7 +115,7 @@ class _Sequence:
 
     def __init__(self, entry, i: int, backwards: bool):
         if isinstance(entry, dict):
-            taps = [int(t) for t in _as_list(entry.get("taps", [0]))]
+            taps = _taps(entry.get("taps", [0]), f"sequences[{i}]")
             entry = entry["input"]
         else:
             taps = [0]
@@ -154,7 +169,7 @@ class _Output:
             self.initial, self.taps = None, []
             return
         if isinstance(entry, dict):
-            taps = [int(t) for t in _as_list(entry.get("taps", [-1]))]
+            taps = _taps(entry.get("taps", [-1]), f"outputs_info[{i}]")
             initial = entry.get("initial")
             if initial is None:
                 self.initial, self.taps = None, []
@@ -214,6 +229,8 @@ class _Builder:
         truncate_gradient,
         strict,
     ):
+        if not callable(fn):
+            raise ArgumentError(f"sn.scan: fn is the step function, not {fn!r}")
         self.fn, self.strict = fn, strict
         self.truncate = int(truncate_gradient)
         self.seqs = [_Sequence(s, i, go_backwards) for i, s in enumerate(_as_list(sequences))]

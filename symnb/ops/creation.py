@@ -23,7 +23,7 @@ from symnb.core.op import Op
 from symnb.core.shapes.hints import division_hint
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa: F401 - re-exported
 from symnb.ops.elemwise import cast
@@ -161,8 +161,13 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
     """(static dims, int64 vector variable) for a shape as users write it."""
     if isinstance(shape, Variable):
         return _vector_shape(shape)
-    entries = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
-    if all(isinstance(e, numbers.Integral) for e in entries):
+    if isinstance(shape, numbers.Integral):
+        entries = (shape,)
+    elif isinstance(shape, (tuple, list, np.ndarray)):
+        entries = tuple(shape)
+    else:
+        raise ShapeTypeError(f"a shape is an int, a tuple or an int vector, not {shape!r}")
+    if all(_is_int(e) for e in entries):
         if any(int(e) < 0 for e in entries):
             raise ShapeError(f"negative dimensions are not allowed: {entries}")
         dims = tuple(int(e) for e in entries)
@@ -170,6 +175,10 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
     variables = [_size_entry(e) for e in entries]
     dims = tuple(_static_size(v) for v in variables)
     return dims, stack([cast(v, "int64") for v in variables])
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _size_entry(entry) -> Variable:
@@ -243,11 +252,22 @@ def arange(start, stop=None, step=1, dtype=None) -> Variable:
 
 def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     """An n x m matrix (m defaults to n) with ones on the k-th diagonal."""
-    return Eye(k, dtype)(n, n if m is None else m)
+    m = n if m is None else m
+    for what, size in (("n", n), ("m", m)):
+        if _is_int(size) and size < 0:
+            raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
+    if not _is_int(k):
+        raise _located(ShapeTypeError(f"eye: k (the diagonal) is an int, not {k!r}"))
+    return Eye(k, dtype)(n, m)
 
 
 def one_hot(indices, depth: int, dtype=None) -> Variable:
     """One-hot rows of length ``depth`` for integer ``indices`` (Theano's ``to_one_hot``)."""
-    if not isinstance(depth, numbers.Integral) or depth < 0:
-        raise TypeError(f"one_hot: depth must be a non-negative int, not {depth!r}")
-    return OneHot(depth, dtype)(as_variable(indices))
+    indices = as_variable(indices)
+    if not _is_int(depth):
+        message = f"one_hot of {indices.describe()}: depth is an int, not {depth!r}"
+        raise _located(ShapeTypeError(message))
+    if depth < 0:
+        message = f"one_hot of {indices.describe()}: depth must be >= 0, not {depth}"
+        raise _located(ShapeError(message))
+    return OneHot(depth, dtype)(indices)

@@ -28,7 +28,7 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes.hints import division_hint
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import one_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, equal, fit_gradient
@@ -59,6 +59,8 @@ def _parse_item(item, inputs):
         raise DTypeError(f"index {item!r}: a Python bool is not an index (use a mask array)")
     if isinstance(item, numbers.Integral):
         return ("int", int(item))
+    if _empty_list(item):
+        item = np.zeros(np.shape(item), np.int64)  # NumPy reads an empty list as no indices
     var = as_variable(item)
     if var.type.dtype.kind == "b":
         inputs.append(var)
@@ -66,6 +68,12 @@ def _parse_item(item, inputs):
     _check_integer(var, "an index")
     inputs.append(var)
     return ("int", SYM) if var.type.ndim == 0 else ("array",)
+
+
+def _empty_list(item) -> bool:
+    """``[]`` or lists of them: NumPy takes them as integer indices (there are none), where
+    an array of them would be float64."""
+    return isinstance(item, list) and all(map(_empty_list, item))
 
 
 def _bound(b, inputs):
@@ -574,14 +582,14 @@ def take(x, indices, axis=None) -> Variable:
     x = as_variable(x)
     if axis is None:
         return getitem(reshape(x, (-1,)) if x.type.ndim != 1 else x, indices)
-    (axis,) = _located(normalize_axis, axis, x.type.ndim, "take", x)
+    axis = one_axis(axis, x.type.ndim, "take", x)
     return getitem(x, (slice(None),) * axis + (as_variable(indices),))
 
 
 def take_along_axis(x, indices, axis) -> Variable:
     """``np.take_along_axis``: pick along ``axis`` with indices of x's rank."""
     x = as_variable(x)
-    (axis,) = _located(normalize_axis, axis, x.type.ndim, "take_along_axis", x)
+    axis = one_axis(axis, x.type.ndim, "take_along_axis", x)
     return TakeAlongAxis(axis)(x, as_variable(indices))
 
 

@@ -16,8 +16,8 @@ from symnb.core.dims import mul as dim_mul
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.errors import ShapeError, ShapeTypeError
+from symnb.ops._axes import normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import DimShuffle, _LikeOp, _located, expand_dims, reshape_like
 
@@ -323,7 +323,7 @@ def dimshuffle(x, *order) -> Variable:
 
 def flatten(x, ndim: int = 1) -> Variable:
     """x as a vector (``ndim=1``), or with its axes from ``ndim - 1`` on collapsed (Theano)."""
-    return Flatten(ndim)(as_variable(x))
+    return Flatten(_int(ndim, "flatten", "ndim"))(as_variable(x))
 
 
 def flip(x, axis=None) -> Variable:
@@ -341,7 +341,7 @@ def roll(x, shift, axis=None) -> Variable:
     shifts = (shift,) * len(axes) if isinstance(shift, numbers.Integral) else tuple(shift)
     if len(shifts) != len(axes):
         raise _located(ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
-    axes = tuple(normalize_axis(a, x.type.ndim, "roll", x)[0] for a in axes)  # may repeat
+    axes = tuple(one_axis(a, x.type.ndim, "roll", x) for a in axes)  # may repeat
     return Roll(tuple(_int(s, "roll", "shift") for s in shifts), axes)(x)
 
 
@@ -366,7 +366,7 @@ def repeat(x, repeats: int, axis=None) -> Variable:
         x, axis = flatten(x), 0
     if _int(repeats, "repeat", "repeats") < 0:
         raise _located(ShapeError(f"repeat: repeats must be >= 0, not {repeats}"))
-    (axis,) = normalize_axis(axis, x.type.ndim, "repeat", x)
+    axis = one_axis(axis, x.type.ndim, "repeat", x)
     return Repeat(repeats, axis)(x)
 
 
@@ -404,7 +404,7 @@ def diag(v, k: int = 0) -> Variable:
 
 def _int(value, op, what) -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise TypeError(f"{op}: {what} must be an int, not {value!r}")
+        raise _located(ShapeTypeError(f"{op}: {what} must be an int, not {value!r}"))
     return int(value)
 
 

@@ -3,15 +3,13 @@ axis/keepdims, and the cumulative ``cumsum``/``cumprod`` along one axis."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from symnb.core.op import Op
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import (  # noqa: F401 - Reduce, Sum and sum are re-exported
     Reduce,
@@ -297,11 +295,8 @@ std = _moment(Std)
 def _argreducer(cls):
     def arg_reduce(x, axis=None, keepdims=False):
         x = as_variable(x)
-        name = cls.op_name()
-        if axis is not None and not isinstance(axis, numbers.Integral):
-            raise TypeError(f"{name}: axis is one int or None (as in NumPy), not {axis!r}")
         if axis is not None:
-            (axis,) = normalize_axis(axis, x.type.ndim, name, x)
+            axis = one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True)
         return cls(axis, keepdims)(x)
 
     arg_reduce.__name__ = cls.op_name()
@@ -318,10 +313,7 @@ def _cumulative(cls):
         x = as_variable(x)
         if axis is None:
             x, axis = flatten(x), 0
-        if not isinstance(axis, numbers.Integral):
-            raise TypeError(f"{cls.op_name()}: axis is one int or None, not {axis!r}")
-        (axis,) = normalize_axis(axis, x.type.ndim, cls.op_name(), x)
-        return cls(axis)(x)
+        return cls(one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True))(x)
 
     cumulate.__name__ = cls.op_name()
     cumulate.__doc__ = f"{cls.__doc__} ``axis=None`` works on the flattened array."
