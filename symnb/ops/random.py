@@ -18,10 +18,11 @@ import numpy as np
 
 from symnb.config import config
 from symnb.core.constructors import shared
+from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, provably_differ
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.creation import shape_operand
 from symnb.ops.elemwise import Elemwise, cast, less
 from symnb.ops.philox import (
@@ -160,14 +161,17 @@ class _Random(Op):
     family = "random"
     __props__ = ("dims", "dtype")
     params_names: tuple[str, ...] = ()
+    #: the parameters that take one value for the whole draw (the others broadcast to it)
+    scalar_params: tuple[str, ...] = ()
 
     def __init__(self, dims, dtype):
         self.dims, self.dtype = tuple(dims), as_dtype(dtype)
 
     def infer_types(self, key, counter, shape, *params):
         for name, var in zip(self.params_names, params):
-            if var.type.ndim != 0:
+            if name in self.scalar_params and var.type.ndim != 0:
                 raise ShapeError(f"{self.op_name()}: {name} must be a scalar, not {var.describe()}")
+            check_fits(self.op_name(), name, var, self.dims)
         return [TensorType(self.dtype, self.dims)]
 
     def perform(self, key, counter, shape, *params):
@@ -195,12 +199,15 @@ class RandomBinomial(_Random):
     functions = ("RandomStream.binomial", "RandomStream.bernoulli")
     dtype_rule = "``dtype`` (int64 for binomial, int8 for bernoulli)"
     params_names = ("n", "p")
+    scalar_params = ("n",)
 
     def sample(self, blocks, shape, n, p):
         n, p = int(n), _in_unit_interval(p, "binomial: p")
         if n < 0:
             raise ValueError(f"binomial: n must be >= 0, got {n}")
+        check_holds(self.dtype, 0, n, "binomial: n", ValueError)
         w = blocks.take(_size(shape) * n)
+        p = np.broadcast_to(p, shape).reshape(-1, 1)
         trials = uniform53(w[0], w[1]).reshape(_size(shape), n) < p
         return trials.sum(axis=1).reshape(shape)
 
@@ -213,12 +220,18 @@ class RandomIntegers(_Random):
     params_names = ("low", "high")
 
     def sample(self, blocks, shape, low, high):
-        low, high = int(low), int(high)
-        if high <= low:
-            raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
+        low = np.broadcast_to(np.asarray(low, np.int64), shape).reshape(-1)
+        high = np.broadcast_to(np.asarray(high, np.int64), shape).reshape(-1)
+        if np.any(high <= low):
+            bad = int(np.argmax(high <= low))
+            raise ValueError(f"integers: high ({high[bad]}) must be greater than low ({low[bad]})")
+        if low.size:
+            check_holds(self.dtype, low.min(), None, "integers: low", ValueError)
+            check_holds(self.dtype, None, high.max() - 1, "integers: high - 1", ValueError)
         w = blocks.take(_size(shape))
-        offset = bits64(w[0], w[1]) % np.uint64(high - low)
-        return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
+        span = high.astype(np.uint64) - low.astype(np.uint64)  # exact: 0 < span < 2**64
+        offset = bits64(w[0], w[1]) % span
+        return (low + offset.astype(np.int64)).reshape(shape)
 
 
 class RandomChoice(_Random):
@@ -321,6 +334,7 @@ class RandomMultinomial(_Random):
         n, k, count = int(n), len(pvals), _size(shape)
         if n < 0:
             raise ValueError(f"multinomial: n must be >= 0, got {n}")
+        check_holds(self.dtype, 0, n, "multinomial: n", ValueError)
         if np.ndim(pvals) == 2:
             return _multinomial_rows(blocks, n, np.asarray(pvals))
         cdf = _cdf(pvals, k, "multinomial")
@@ -363,10 +377,14 @@ class RandomStream:
     """Theano's ``RandomStreams``: draws whose numbers depend only on the seed and on the
     order of the draws. Each draw has its own key and counter (shared uint64 scalars);
     ``updates()`` lists the counters' next values, which any ``sn.function`` using a draw
-    writes on every call (their ``default_update``)."""
+    writes on every call (their ``default_update``).
+
+    A draw's ``size`` is its shape, as in NumPy's Generator: None (the default) is the shape
+    the parameters broadcast to (a scalar for numbers), and parameters given as arrays or
+    variables must broadcast to it (element i of a draw is made from Philox block i)."""
 
     def __init__(self, seed: int = 0):
-        self.seed_value = int(seed)
+        self.seed_value = checked_seed(seed)
         self.states: list = []  # (key, counter) per draw
 
     def __repr__(self):
@@ -375,9 +393,9 @@ class RandomStream:
 
     def seed(self, seed: int) -> None:
         """Start every draw of the stream again from ``seed``."""
-        self.seed_value = int(seed)
+        self.seed_value = checked_seed(seed)
         for index, (key, counter) in enumerate(self.states):
-            key.set_value(np.uint64(seed_key(seed, index)))
+            key.set_value(np.uint64(seed_key(self.seed_value, index)))
             counter.set_value(np.uint64(0))
 
     def updates(self) -> list:
@@ -404,12 +422,11 @@ class RandomStream:
         counter.tag["default_update"] = counter + used
         return sample
 
-    def _elementwise(self, op, size, *params):
+    def _elementwise(self, op, dims, shape, *params):
         if not isinstance(op, PhiloxBernoulli) and op.dtype.kind != "f":
             raise _at_user_line(
                 DTypeError(f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}")
             )
-        dims, shape = _size_operand(size)
         positions = Positions(dims)(shape)
         return self._draw(lambda key, ctr: op(positions, key, ctr, *params), lambda: _count(shape))
 
@@ -417,66 +434,90 @@ class RandomStream:
         blocks = blocks or (lambda: _count(shape))
         return self._draw(lambda key, ctr: op(key, ctr, shape, *params), blocks)
 
-    def uniform(self, size=(), low=0.0, high=1.0, dtype=None):
+    def uniform(self, size=None, low=0.0, high=1.0, dtype=None):
         """Uniform on [low, high)."""
-        return self._elementwise(PhiloxUniform(dtype or config.floatX), size, *_floats(low, high))
+        params = _params("uniform", "float64", low=low, high=high)
+        dims, shape = _draw_size("uniform", size, params)
+        return self._elementwise(
+            PhiloxUniform(dtype or config.floatX), dims, shape, *params.values()
+        )
 
-    def normal(self, size=(), avg=0.0, std=1.0, dtype=None):
+    def normal(self, size=None, avg=0.0, std=1.0, dtype=None):
         """Normal with mean ``avg`` and standard deviation ``std`` (Box-Muller)."""
-        return self._elementwise(PhiloxNormal(dtype or config.floatX), size, *_floats(avg, std))
+        params = _params("normal", "float64", avg=avg, std=std)
+        dims, shape = _draw_size("normal", size, params)
+        return self._elementwise(
+            PhiloxNormal(dtype or config.floatX), dims, shape, *params.values()
+        )
 
-    def binomial(self, size=(), n=1, p=0.5, dtype="int64"):
-        """Successes in n trials of probability p (an elementwise kernel for n = 1 and a
-        known p; else the NumPy reference, which checks p when the function runs)."""
-        _check_probability(p, "binomial: p")
+    def binomial(self, size=None, n=1, p=0.5, dtype="int64"):
+        """Successes in n trials of probability p (an elementwise kernel for n = 1; else the
+        NumPy reference, which checks p when the function runs). ``n`` is one count."""
+        n_var = _params("binomial", "int64", n=n)["n"]
+        p_var = _params("binomial", "float64", p=p)["p"]
         _check_count(n, "binomial: n")
-        if as_variable(p).type.ndim > 0:
-            return self._bernoulli_per_element(size, n, as_variable(p), dtype)
-        if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
-            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size)
-        dims, shape = _size_operand(size)
-        n_var = _int(n)
+        _check_probability(p, "binomial: p")
+        if n_var.type.ndim != 0:
+            raise _at_user_line(
+                ShapeError(f"binomial: n is one count for the draw, not {n_var.describe()}")
+            )
+        if _known(n) is not None:
+            _check_holds_now(dtype, 0, int(_known(n)), "binomial: n")
+        dims, shape = _draw_size("binomial", size, {"p": p_var})
+        if _known(n) is not None and int(_known(n)) == 1:
+            if p_var.type.ndim == 0 and _known(p) is not None:
+                return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), dims, shape)
+            if p_var.type.ndim > 0:
+                return self._bernoulli_per_element(dims, shape, p_var, dtype)
         return self._by_reference(
             RandomBinomial(dims, dtype),
             shape,
             n_var,
-            *_floats(p),
+            p_var,
             blocks=lambda: _count(shape) * n_var,
         )
 
-    def _bernoulli_per_element(self, size, n, p, dtype):
+    def _bernoulli_per_element(self, dims, shape, p, dtype):
         """Draws with a probability per element (an RBM's units, Theano's
         ``binomial(size=h.shape, n=1, p=h)``): 1 where a uniform draw falls below p."""
-        if _known(n) is None or int(_known(n)) != 1:
-            raise _at_user_line(
-                NotImplementedError(
-                    f"binomial: a probability per element ({p.describe()}) needs n=1, not {n!r}; "
-                    "sum n such draws for more trials"
-                )
-            )
-        u = self.uniform(size, dtype=p.type.dtype if p.type.is_float else config.floatX)
+        op = PhiloxUniform(p.type.dtype if p.type.is_float else config.floatX)
+        u = self._elementwise(
+            op, dims, shape, *_params("binomial", "float64", low=0, high=1).values()
+        )
         return cast(less(u, p), dtype)
 
-    def bernoulli(self, size=(), p=0.5, dtype="int8"):
+    def bernoulli(self, size=None, p=0.5, dtype="int8"):
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
         return self.binomial(size, 1, p, dtype)
 
-    def integers(self, low, high=None, size=(), dtype="int64"):
-        """Integers in [low, high) (or [0, low) when only one bound is given)."""
+    def integers(self, low, high=None, size=None, dtype="int64"):
+        """Integers in [low, high) (or [0, low) when only one bound is given); ``dtype`` an
+        integer (or bool) dtype that holds every such value, as NumPy requires."""
         if high is None:
             low, high = 0, low
-        dims, shape = _size_operand(size)
-        if _known(low) is not None and _known(high) is not None and _known(high) <= _known(low):
-            raise _at_user_line(ValueError(f"integers: high ({high}) must exceed low ({low})"))
-        return self._by_reference(RandomIntegers(dims, dtype), shape, _int(low), _int(high))
+        _check_integer_dtype(dtype)
+        params = _params("integers", "int64", low=low, high=high)
+        known_low, known_high = _known(low), _known(high)
+        if known_low is not None and known_high is not None:
+            empty = np.asarray(known_high) <= np.asarray(known_low)
+            if np.any(empty):
+                raise _at_user_line(
+                    ArgumentError(f"integers: high ({high}) must exceed low ({low})")
+                )
+        if known_low is not None:
+            _check_holds_now(dtype, np.min(known_low), None, "integers: low")
+        if known_high is not None:
+            _check_holds_now(dtype, None, np.max(known_high) - 1, "integers: high - 1")
+        dims, shape = _draw_size("integers", size, params)
+        return self._by_reference(RandomIntegers(dims, dtype), shape, *params.values())
 
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
-        dims, shape = _size_operand(size)
+        dims, shape = _size_operand(() if size is None else size)
         a_var = Constant(np.arange(a, dtype=np.int64)) if _is_count(a) else as_variable(a)
         if p is not None:
             if not replace:
-                raise _at_user_line(ValueError("choice: p is not supported without replacement"))
+                raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
             _check_probability(p, "choice: p")
         op = RandomChoice(dims, a_var.type.dtype, replace, p is not None)
         extra = () if p is None else (as_variable(p),)
@@ -500,9 +541,11 @@ class RandomStream:
         """Counts of n draws over the categories of ``pvals``: a 1-d pvals per element of
         ``size``; a 2-d pvals (with size ``()``) per row, one distribution a row."""
         if pvals is None:
-            raise _at_user_line(ValueError("multinomial: pvals (the probabilities) is needed"))
-        dims, shape = _size_operand(size)
+            raise _at_user_line(ArgumentError("multinomial: pvals (the probabilities) is needed"))
+        dims, shape = _size_operand(() if size is None else size)
         _check_count(n, "multinomial: n")
+        if _known(n) is not None:
+            _check_holds_now(dtype, 0, int(_known(n)), "multinomial: n")
         _check_probability(pvals, "multinomial: pvals", total=True)
         n_var, p_var = _int(n), as_variable(pvals)
         rows = p_var.shape[0] if p_var.type.ndim == 2 else 1
@@ -513,6 +556,19 @@ class RandomStream:
             p_var,
             blocks=lambda: _count(shape) * rows * n_var,
         )
+
+
+def checked_seed(seed) -> int:
+    """A seed as NumPy's ``default_rng`` takes one: a non-negative int of any size (a bool, a
+    float, a string or a negative number is an ArgumentError, not truncated or wrapped)."""
+    if not _is_count(seed) or seed < 0:
+        raise _at_user_line(
+            ArgumentError(
+                f"RandomStream: a seed is a non-negative int (as NumPy's default_rng takes), "
+                f"not {seed!r}"
+            )
+        )
+    return int(seed)
 
 
 def _count(shape) -> Variable:
@@ -527,8 +583,113 @@ def _size_operand(size):
         raise _at_user_line(exc) from None
 
 
-def _floats(*values):
-    return [v if isinstance(v, Variable) else Constant(float(v), dtype="float64") for v in values]
+def _params(what: str, dtype: str, **values) -> dict:
+    """Each parameter of a draw as a variable: variables as they are, numbers and arrays as
+    constants of ``dtype``; anything else is an ArgumentError naming the parameter."""
+    out = {}
+    for name, value in values.items():
+        if isinstance(value, Variable):
+            out[name] = value
+            continue
+        array = (
+            np.asarray(value)
+            if isinstance(value, (numbers.Number, list, tuple, np.ndarray))
+            else None
+        )
+        if array is None or array.dtype.kind not in "biuf":
+            raise _at_user_line(
+                ArgumentError(
+                    f"{what}: {name} is a number, an array of numbers or a variable, not {value!r}"
+                )
+            )
+        out[name] = Constant(array.astype(dtype))
+    return out
+
+
+def _draw_size(what: str, size, params: dict) -> tuple:
+    """(dims, shape vector) of a draw: ``size``, or for None the shape ``params`` broadcast
+    to; each parameter must broadcast to it (NumPy's rule). A dim the graph does not know
+    (None, or a name against 1) is trusted to fit."""
+    if size is None:
+        size = _broadcast_size(what, params)
+    dims, shape = _size_operand(size)
+    for name, var in params.items():
+        try:
+            check_fits(what, name, var, dims)
+        except ShapeError as exc:
+            raise _at_user_line(exc) from None
+    return dims, shape
+
+
+def _broadcast_size(what: str, params: dict) -> tuple:
+    """The size the parameters broadcast to, as a tuple of ints and ``p.shape[i]`` entries
+    (so named dims carry over); a ShapeError where they provably do not broadcast."""
+    ndim = max((v.type.ndim for v in params.values()), default=0)
+    size = []
+    for axis in range(-ndim, 0):
+        having = [(n, v) for n, v in params.items() if v.type.ndim >= -axis]
+        try:
+            dim = functools.reduce(broadcast_dims, [v.type.shape[axis] for _, v in having], 1)
+        except DimMismatch:
+            shown = " and ".join(f"{n} {v.describe()}" for n, v in having)
+            raise _at_user_line(ShapeError(f"{what}: {shown} do not broadcast together")) from None
+        if isinstance(dim, int):
+            size.append(dim)
+        else:  # the size of the first parameter that has it
+            var = next(v for _, v in having if v.type.shape[axis] != 1)
+            size.append(var.shape[var.type.ndim + axis])
+    return tuple(size)
+
+
+def check_fits(what: str, name: str, var: Variable, dims: tuple) -> None:
+    """A ShapeError unless ``var`` broadcasts to ``dims`` without growing it."""
+    shape = var.type.shape
+    fits = len(shape) <= len(dims) and not any(
+        d != 1 and provably_differ(d, s) for d, s in zip(reversed(shape), reversed(dims))
+    )
+    if not fits:
+        raise ShapeError(
+            f"{what}: {name} is {var.describe()}, which does not broadcast to the size "
+            f"{format_shape(dims)} of the draw; as in NumPy, the parameters broadcast to the "
+            "size, which is the shape of the result (leave size=None for their shape)"
+        )
+
+
+def _int_range(dtype) -> tuple[int, int]:
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return 0, 1
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def check_holds(dtype, least, most, what: str, error=DTypeError) -> None:
+    """An error unless the integer ``dtype`` holds every value from ``least`` to ``most``
+    (either may be None: not known); a float dtype holds them all."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iub":
+        return
+    low, high = _int_range(dtype)
+    for value in (least, most):
+        if value is not None and not low <= int(value) <= high:
+            raise error(
+                f"{what} ({int(value)}) is out of bounds for {dtype.name}, which holds "
+                f"{low} to {high}: its values would wrap around (NumPy refuses such bounds)"
+            )
+
+
+def _check_holds_now(dtype, least, most, what: str) -> None:
+    try:
+        check_holds(as_dtype(dtype), least, most, what)
+    except DTypeError as exc:
+        raise _at_user_line(exc) from None
+
+
+def _check_integer_dtype(dtype) -> None:
+    if as_dtype(dtype).kind not in "iub":
+        raise _at_user_line(
+            DTypeError(f"integers: dtype must be an integer (or bool) dtype, not {dtype!r}")
+        )
 
 
 def _int(value):
@@ -548,7 +709,7 @@ def _known(value):
 def _check_count(n, what: str) -> None:
     value = _known(n)
     if value is not None and (np.ndim(value) != 0 or int(value) < 0):
-        raise _at_user_line(ValueError(f"{what} must be a non-negative integer, got {value!r}"))
+        raise _at_user_line(ArgumentError(f"{what} must be a non-negative integer, got {value!r}"))
 
 
 def _check_probability(p, what: str, total: bool = False) -> None:
@@ -556,9 +717,12 @@ def _check_probability(p, what: str, total: bool = False) -> None:
     value = _known(p)
     if value is None:
         return
-    value = np.asarray(value, np.float64)
+    try:
+        value = np.asarray(value, np.float64)
+    except (TypeError, ValueError):
+        raise _at_user_line(ArgumentError(f"{what} is a probability, not {value!r}")) from None
     if not np.all((value >= 0) & (value <= 1)):
-        raise _at_user_line(ValueError(f"{what} must lie in [0, 1], got {value}"))
+        raise _at_user_line(ArgumentError(f"{what} must lie in [0, 1], got {value}"))
     sums = value.sum(axis=-1) if value.ndim else value
     if total and not np.allclose(sums, 1.0, atol=1e-6):
-        raise _at_user_line(ValueError(f"{what} must sum to 1, got sums {sums}"))
+        raise _at_user_line(ArgumentError(f"{what} must sum to 1, got sums {sums}"))

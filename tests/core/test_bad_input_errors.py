@@ -167,6 +167,18 @@ CASES = [
         "sn.grad: wrt must be symbolic variables, not int 3",
     ),
     (
+        lambda: sn.RandomStream(0).binomial((3,), n=1, p=1.5),
+        sn.ArgumentError,
+        ValueError,
+        r"binomial: p must lie in \[0, 1\], got 1.5",
+    ),
+    (
+        lambda: sn.RandomStream(seed="abc"),
+        sn.ArgumentError,
+        ValueError,
+        "a seed is a non-negative int .*not 'abc'",
+    ),
+    (
         lambda: sn.scan(lambda h: h, outputs_info=STEP, n_steps=2),
         sn.ArgumentError,
         ValueError,

@@ -16,7 +16,7 @@ import numpy as np
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
 from symnb.ops.philox import seed_key
-from symnb.ops.random import RandomStream
+from symnb.ops.random import RandomStream, checked_seed
 
 
 class PhiloxState:
@@ -30,7 +30,8 @@ class PhiloxState:
 
     def seed(self, seed: int) -> None:
         """Start again from ``seed``: the key ``RandomStreams(seed)`` gives this draw."""
-        self.key, self.counter = np.uint64(seed_key(seed, self.index)), np.uint64(0)
+        self.key = np.uint64(seed_key(checked_seed(seed), self.index))
+        self.counter = np.uint64(0)
 
     def get_state(self) -> tuple:
         return (self.kind, int(self.key), int(self.counter))
@@ -113,13 +114,13 @@ class RandomStreams(RandomStream):
         return [(self._rng(i), c.tag["default_update"]) for i, (_, c) in enumerate(self.states)]
 
     @_with_rng
-    def uniform(self, size=(), low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
+    def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
         """Uniform on [low, high); dtype floatX unless given."""
         return super().uniform(_size(size, ndim), low, high, dtype=dtype)
 
     @_with_rng
     def normal(
-        self, size=(), avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
+        self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
     ):
         """Normal with mean ``avg`` and standard deviation ``std``."""
         if truncate:
@@ -127,12 +128,12 @@ class RandomStreams(RandomStream):
         return super().normal(_size(size, ndim), avg, std, dtype=dtype)
 
     @_with_rng
-    def binomial(self, size=(), n=1, p=0.5, ndim=None, dtype="int64", nstreams=None, prob=None):
+    def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", nstreams=None, prob=None):
         """Successes in ``n`` trials of probability ``p`` (``prob`` is Theano's old name)."""
         return super().binomial(_size(size, ndim), n, p if prob is None else prob, dtype=dtype)
 
     @_with_rng
-    def random_integers(self, size=(), low=0, high=1, ndim=None, dtype="int64"):
+    def random_integers(self, size=None, low=0, high=1, ndim=None, dtype="int64"):
         """Integers in [low, high], both ends included (Theano's rule)."""
         return super().integers(low, high + 1, size=_size(size, ndim), dtype=dtype)
 
@@ -152,10 +153,10 @@ class RandomStreams(RandomStream):
 
 
 def _size(size, ndim):
-    """Theano's ``size``: a tuple (ints or scalars), a shape vector, or None (a scalar);
-    ``ndim``, when given, must agree with it."""
+    """Theano's ``size``: a tuple (ints or scalars), a shape vector, or None (the shape the
+    parameters broadcast to; a scalar for numbers); ``ndim``, when given, must agree with it."""
     if size is None:
-        size = ()
+        return None  # the shape of the parameters (a scalar for numbers), as Theano's
     if ndim is not None:
         length = size.type.shape[0] if isinstance(size, Variable) else len(size)
         if isinstance(length, int) and length != ndim:
