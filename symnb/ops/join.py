@@ -196,7 +196,11 @@ def stack(xs, axis: int = 0) -> Variable:
         raise _located(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
     if not -ndim <= axis < ndim:
         raise _located(ShapeError(f"stack: axis {axis} is out of range for {ndim} dims"))
-    return Concatenate(axis % ndim)(*[expand_dims(x, axis % ndim) for x in xs])
+    # the check above warned about the user's operands (a name pinned by another array's
+    # size): the concatenate of their expanded copies would say it again, of arrays the
+    # user never wrote
+    with shape_warnings.quiet():
+        return Concatenate(axis % ndim)(*[expand_dims(x, axis % ndim) for x in xs])
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
