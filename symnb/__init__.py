@@ -42,10 +42,12 @@ from symnb.core.types import TensorType
 from symnb.core.upcast import Float64Warning  # noqa: F401 - a float64 shared in float32 work
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import (
+    ArgumentError,
     DTypeError,
     GraphError,
     InputError,
     ShapeError,
+    ShapeTypeError,
     ShapeWarning,
     SymnbError,
     UpdateError,
@@ -97,6 +99,7 @@ def eval(var, inputs=None, backend="py"):  # noqa: A001 - mirrors var.eval
 
 
 __all__ = [
+    "ArgumentError",
     "Constant",
     "DTypeError",
     "Function",
@@ -104,6 +107,7 @@ __all__ = [
     "GraphError",
     "InputError",
     "ShapeError",
+    "ShapeTypeError",
     "ShapeWarning",
     "SharedVariable",
     "SymnbError",

@@ -2,7 +2,8 @@
 
 Every error symnb raises on bad input is a :class:`SymnbError`, so a notebook can catch them
 all at once, and each also derives from the builtin a Python user would expect (``ValueError``
-for shapes, ``TypeError`` for dtypes).
+for shapes, ``TypeError`` for dtypes and for a dim or axis of the wrong kind, both for an
+argument a function does not take).
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ class SymnbError(Exception):
     """Base of every error symnb raises about the user's program."""
 
 
-class ShapeError(SymnbError, ValueError):
-    """Shapes that provably cannot match, found when the node is built.
-
-    It records the user's line where it is raised (``.location``) and its message ends with
-    it, also when raised outside an op's rule (an axis checked by a public function).
-    """
+class _Located(SymnbError):
+    """An error that records the user's line where it is raised (``.location``) and whose
+    message ends with it, also when raised outside an op's rule (an axis or a dtype checked
+    by a public function, a value checked by a constructor)."""
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -32,7 +31,16 @@ class ShapeError(SymnbError, ValueError):
         return f"{message}\n  at {self.location}"
 
 
-class DTypeError(SymnbError, TypeError):
+class ShapeError(_Located, ValueError):
+    """Shapes that provably cannot match, found when the node is built."""
+
+
+class ShapeTypeError(ShapeError, TypeError):
+    """A dim, axis or size of the wrong kind (a float, a bool or a tuple where an int is
+    meant): a ShapeError that ``except TypeError`` still catches, as the TypeError it was."""
+
+
+class DTypeError(_Located, TypeError):
     """A dtype an op cannot take (a float index, a bool matmul, a lossy update)."""
 
 
@@ -61,6 +69,12 @@ InputShapeError.__name__ = InputShapeError.__qualname__ = "InputError"
 
 class GraphError(SymnbError, ValueError):
     """A graph that cannot be compiled as asked (an input that is computed, a missing input)."""
+
+
+class ArgumentError(_Located, TypeError, ValueError):
+    """An argument a function does not take: an unknown option (``backend="cpu"``), a value
+    outside its domain (``p=1.5``), a seed that is no integer, a number where a variable is
+    meant. Both a TypeError and a ValueError, as the builtin errors these once were."""
 
 
 class CompileError(SymnbError, RuntimeError):

@@ -10,6 +10,7 @@ import importlib
 
 from symnb.backends.c import compiler
 from symnb.core.source import warn_at_user
+from symnb.errors import ArgumentError
 
 #: backend name -> "module:class" of its linker
 LINKERS = {
@@ -56,7 +57,7 @@ def get_linker(name: str):
         raise NotImplementedError(
             f"backend {name!r} is not available in this version of symnb; use backend='py'"
         )
-    raise ValueError(f"unknown backend {name!r}; choose one of {sorted(LINKERS)}")
+    raise ArgumentError(f"unknown backend {name!r}; choose one of {sorted(LINKERS)}")
 
 
 def clear_cache(memory: bool = True) -> str:

@@ -18,7 +18,7 @@ from symnb.backends import get_linker as backend_linker
 from symnb.backends.linker import Linker
 from symnb.core.graph import Graph
 from symnb.core.variable import Constant, Variable
-from symnb.errors import SymnbError
+from symnb.errors import ArgumentError, SymnbError
 from symnb.ops.composite import Composite
 
 MODES = ("debug", "nanguard")
@@ -117,7 +117,7 @@ LINKERS = {"debug": DebugLinker, "nanguard": NanGuardLinker}
 def mode_linker(mode: str, backend: str):
     """A linker class for ``mode`` running on ``backend`` (what ``sn.function`` calls)."""
     if mode not in LINKERS:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {sorted(LINKERS)} (or None)")
+        raise ArgumentError(f"unknown mode {mode!r}; choose one of {sorted(LINKERS)} (or None)")
     cls = LINKERS[mode]
     return type(f"{cls.__name__}[{backend}]", (cls,), {"backend": backend})
 

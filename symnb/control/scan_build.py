@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import numbers
 from collections import OrderedDict
 
 import numpy as np
@@ -28,7 +29,7 @@ from symnb.core.graph import clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import DTypeError, GraphError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, GraphError, ShapeError
 from symnb.ops.elemwise import cast
 from symnb.ops.index import getitem
 from symnb.ops.layout import flip
@@ -81,7 +82,7 @@ def scan(
             truncate_gradient,
             strict,
         ).build()
-    except (ShapeError, DTypeError, GraphError) as exc:
+    except (ShapeError, DTypeError, GraphError, ArgumentError) as exc:
         if getattr(exc, "location", None) is not None:
             raise
         raise _at_user_line(exc) from None
@@ -111,6 +112,20 @@ def _as_list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+def _taps(value, where: str) -> list[int]:
+    """The taps of an entry: a non-empty list of ints (one int alone is a list of one)."""
+    taps = _as_list(value)
+    if not taps or not all(
+        isinstance(t, numbers.Integral) and not isinstance(t, bool) for t in taps
+    ):
+        raise _at_user_line(
+            ArgumentError(
+                f"sn.scan: the taps of {where} are a non-empty list of ints, not {value!r}"
+            )
+        )
+    return [int(t) for t in taps]
+
+
 def _label(var: Variable, fallback: str) -> str:
     return f"'{var.name}'" if var.name else fallback
 
@@ -126,7 +141,7 @@ class _Sequence:
                     f"sn.scan: sequences[{i}] is a dict without 'input': "
                     '{"input": x, "taps": [-1, 0]}'
                 )
-            taps = [int(t) for t in _as_list(entry.get("taps", [0]))]
+            taps = _taps(entry.get("taps", [0]), f"sequences[{i}]")
             entry = entry["input"]
         else:
             taps = [0]
@@ -188,7 +203,7 @@ class _Output:
                     "value to read them from before the first step; give "
                     '{"initial": x0, "taps": [...]}, or None for an output not fed back'
                 )
-            taps = [int(t) for t in _as_list(entry.get("taps", [-1]))]
+            taps = _taps(entry.get("taps", [-1]), f"outputs_info[{i}]")
             if initial is None:
                 self.initial, self.taps = None, []
                 return
@@ -247,6 +262,8 @@ class _Builder:
         truncate_gradient,
         strict,
     ):
+        if not callable(fn):
+            raise ArgumentError(f"sn.scan: fn is the step function, not {fn!r}")
         self.fn, self.strict = fn, strict
         self.truncate = int(truncate_gradient)
         self.seqs = [_Sequence(s, i, go_backwards) for i, s in enumerate(_as_list(sequences))]

@@ -3,23 +3,43 @@
 from __future__ import annotations
 
 from symnb.config import config
+from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.errors import DTypeError, ShapeError
 
 
 def tensor(name: str | None = None, shape=(), dtype=None) -> Variable:
     """A symbolic input. Each dim of ``shape`` is an int (fixed), a name such as ``"batch"``
     (the same size wherever the name appears) or None (unknown). ``dtype`` defaults to
     ``sn.config.floatX``."""
-    return Variable(TensorType(dtype or config.floatX, shape), name=name)
+    return Variable(_input_type("tensor", name, dtype, shape), name=name)
+
+
+def _input_type(what: str, name, dtype, shape) -> TensorType:
+    """The type of a new input; a bad dim or dtype is an error naming the input and the
+    shape, at the user's line (the dims and dtypes module knows neither)."""
+    try:
+        return TensorType(dtype or config.floatX, shape)
+    except (ShapeError, DTypeError) as exc:
+        label = f"{what} {name!r}" if name is not None else what
+        where = f", shape {shape!r}" if isinstance(exc, ShapeError) else ""
+        raise _at_user_line(type(exc)(f"{label}{where}: {exc.args[0]}")) from None
 
 
 def _of_rank(rank: int, doc: str):
     def make(name: str | None = None, dtype=None, shape=None) -> Variable:
         dims = (None,) * rank if shape is None else shape
-        if len(TensorType("bool", dims).shape) != rank:
-            raise ValueError(f"{make.__name__} has {rank} dims; shape {shape!r} has {len(dims)}")
-        return tensor(name, dims, dtype)
+        type_ = _input_type(make.__name__, name, dtype, dims)
+        if type_.ndim != rank:
+            label = f"{make.__name__} {name!r}" if name is not None else make.__name__
+            raise _at_user_line(
+                ShapeError(
+                    f"{label} has {rank} dim{'s' if rank != 1 else ''}; shape {shape!r} has "
+                    f"{type_.ndim}"
+                )
+            )
+        return Variable(type_, name=name)
 
     make.__doc__ = f"A symbolic {doc} input (dims unknown unless ``shape`` is given)."
     return make

@@ -16,6 +16,8 @@ import math
 import numbers
 from functools import reduce
 
+from symnb.errors import ShapeError, ShapeTypeError
+
 
 class DimMismatch(Exception):
     """Two dims that must be equal provably differ; ops turn this into a ShapeError."""
@@ -122,7 +124,7 @@ class DimExpr:
         """Wrap any dim (a name, an int, an expression string) so operators apply to it."""
         d = normalize_dim(d)
         if d is None:
-            raise ValueError("an unknown dim (None) has no arithmetic")
+            raise ShapeError("an unknown dim (None) has no arithmetic")
         return d if isinstance(d, DimExpr) else cls(_freeze(_poly(d)))
 
     def simplest(self):
@@ -168,10 +170,25 @@ class DimExpr:
         return self._wrap(mul(other, self))
 
     def __floordiv__(self, other):
+        _check_divisor(other)
         return self._wrap(floordiv(self, other))
 
     def __rfloordiv__(self, other):
+        _check_divisor(self)
         return self._wrap(floordiv(other, self))
+
+    def __truediv__(self, other):
+        """A size is an integer: say so, and which division it has."""
+        raise ShapeTypeError(
+            f"a dim has no true division: {self} / {other!r} is no size; "
+            f"write {self} // {other!r} (floor division) for an integer size"
+        )
+
+    def __rtruediv__(self, other):
+        raise ShapeTypeError(
+            f"a dim has no true division: {other!r} / {self} is no size; "
+            f"write {other!r} // {self} (floor division) for an integer size"
+        )
 
     def __neg__(self):
         return self._wrap(neg(self))
@@ -179,6 +196,13 @@ class DimExpr:
 
 def _is_int(x) -> bool:
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def _check_divisor(d) -> None:
+    """A size divided by 0 or a negative int is no size (the internal ``floordiv`` answers
+    unknown for it; what users write is refused)."""
+    if _is_int(d) and d <= 0:
+        raise ShapeError(f"a dim cannot be divided by {d}: a divisor of a size is positive")
 
 
 Dim = int | str | DimExpr | None
@@ -347,9 +371,10 @@ def parse_dim(text: str) -> Dim:
         tree = ast.parse(text.strip(), mode="eval").body
         return _eval_node(tree)
     except (SyntaxError, _NotADim):
-        raise ValueError(
+        hint = "; a size is an integer: use // for division" if "/" in text else ""
+        raise ShapeError(
             f"a named dim must be an identifier or arithmetic of names and ints "
-            f"(+ - * //), not {text!r}"
+            f"(+ - * //), not {text!r}{hint}"
         ) from None
 
 
@@ -363,7 +388,10 @@ def _eval_node(node) -> Dim:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_eval_node(node.left), _eval_node(node.right))
+        left, right = _eval_node(node.left), _eval_node(node.right)
+        if type(node.op) is ast.FloorDiv:
+            _check_divisor(right)
+        return _BINARY[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = _eval_node(node.operand)
         return neg(inner) if isinstance(node.op, ast.USub) else inner
@@ -378,14 +406,28 @@ def normalize_dim(d, signed: bool = False) -> Dim:
         return None
     if isinstance(d, DimExpr):
         simple = d.simplest()
-        return simple if isinstance(simple, DimExpr) else normalize_dim(simple, signed)
+        if isinstance(simple, DimExpr):
+            if not signed and _always_negative(simple.terms):
+                raise ShapeError(f"a dim cannot be negative, got {simple}")
+            return simple
+        return normalize_dim(simple, signed)
     if isinstance(d, str):
         return d if d.isidentifier() else normalize_dim(parse_dim(d), signed)
     if isinstance(d, numbers.Integral) and not isinstance(d, bool):
         if d < 0 and not signed:
-            raise ValueError(f"a dim cannot be negative, got {d}")
+            raise ShapeError(f"a dim cannot be negative, got {d}")
         return int(d)
-    raise TypeError(f"a dim is an int, a name (str), an expression of those or None, not {d!r}")
+    raise ShapeTypeError(
+        f"a dim is an int, a name (str), an expression of those or None, not {d!r}"
+    )
+
+
+def _always_negative(terms) -> bool:
+    """An expression below 0 for every size of its names (``-n``, ``-2*n*m-1``): no term is
+    positive, and a negative one is a constant or a product of names (names are at least 1;
+    a floor division may be 0)."""
+    pure = [c for m, c in terms if all(isinstance(a, str) for a in m)]
+    return all(c <= 0 for _, c in terms) and any(c < 0 for c in pure)
 
 
 def normalize_shape(shape) -> tuple[Dim, ...]:
@@ -393,7 +435,11 @@ def normalize_shape(shape) -> tuple[Dim, ...]:
         return shape  # every rule's output shape: already canonical, checked in one pass
     if isinstance(shape, (str, numbers.Integral, DimExpr)) or shape is None:
         shape = (shape,)
-    return tuple(normalize_dim(d) for d in shape)
+    try:
+        dims = iter(shape)
+    except TypeError:
+        raise ShapeTypeError(f"a shape is a tuple of dims, not {shape!r}") from None
+    return tuple(normalize_dim(d) for d in dims)
 
 
 def _is_canonical(d) -> bool:

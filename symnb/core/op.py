@@ -199,7 +199,7 @@ def _wrapped(value, loc) -> Variable:
     token = pin_location(loc)
     try:
         return as_variable(value)
-    except DTypeError as exc:  # a value no constant holds (2**70, a string): the user's line
+    except (DTypeError, ShapeError) as exc:  # a value no constant holds (2**70, a ragged list)
         raise _at_user_line(exc) from None
     finally:
         unpin_location(token)

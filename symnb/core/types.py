@@ -6,6 +6,7 @@ import numpy as np
 
 from symnb.core.dims import Dim, format_shape, normalize_shape
 from symnb.core.hooks import hook
+from symnb.errors import DTypeError
 
 #: the most dims a tensor may have: every runtime (the C runner, the kernels' argument arrays)
 #: is built for this many, and a variable with more is an error where it is built
@@ -43,9 +44,9 @@ def as_dtype(dtype) -> np.dtype:
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
-        raise TypeError(f"{dtype!r} is not a dtype") from exc
+        raise DTypeError(f"{dtype!r} is not a dtype") from exc
     if dt.name not in _SHORT:
-        raise TypeError(f"symnb does not support dtype {dt.name}")
+        raise DTypeError(f"symnb does not support dtype {dt.name}")
     return dt
 
 

@@ -152,10 +152,9 @@ class Variable(TensorMethods):
     def assigned_name(self) -> str | None:
         """The Python name of an unnamed input or shared variable: the one target of the
         assignment on the line that made it (``W = sn.shared(np.zeros(3))`` is W)."""
-        if self.owner is not None or isinstance(self, Constant) or self.source is None:
+        if self.owner is not None or isinstance(self, Constant):
             return None
-        found = _ASSIGNED.match(self.source.code)
-        return found.group(1) if found and not keyword.iskeyword(found.group(1)) else None
+        return _assigned_at(self.source)
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):
         """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``
@@ -176,6 +175,64 @@ class Variable(TensorMethods):
         printer.text(hook("variable_text")(self))
 
 
+def _assigned_at(loc: SourceLoc | None) -> str | None:
+    """The one target of the assignment at ``loc`` (``W = sn.shared(...)`` is W), or None."""
+    if loc is None:
+        return None
+    found = _ASSIGNED.match(loc.code)
+    return found.group(1) if found and not keyword.iskeyword(found.group(1)) else None
+
+
+def array_of(value, dtype, what: str, name=None, copy=None) -> np.ndarray:
+    """``value`` as an array of a dtype symnb computes with, for a constant or a shared
+    variable; a value NumPy cannot make one of (a ragged list, a string, a 2**70) is a
+    ShapeError or DTypeError naming ``what`` and ``name``, not NumPy's own message."""
+    label = f"{what} {name!r}" if name is not None else what
+    if dtype is None and type(value) is int and not -(2**63) <= value < 2**64:
+        raise DTypeError(  # NumPy makes an object array of it, which no kernel computes
+            f"{label}: the Python int {value} does not fit in 64 bits, the widest integers "
+            f"symnb computes with; write it as a float ({float(value)!r}) for float math"
+        )
+    try:
+        wanted = None if dtype is None else as_dtype(dtype)
+        array = np.array(value, dtype=wanted, copy=copy)
+    except DTypeError as exc:
+        raise DTypeError(f"{label}: {exc}") from None
+    except ValueError as exc:
+        if "inhomogeneous" in str(exc) or "with a sequence" in str(exc):
+            raise ShapeError(
+                f"{label}: {_short(value)} is not a rectangular array ({exc})"
+            ) from None
+        raise DTypeError(f"{label}: {_short(value)} cannot be {dtype} ({exc})") from None
+    except OverflowError as exc:
+        raise DTypeError(f"{label}: {exc}") from None
+    if array.dtype.kind == "O":
+        raise DTypeError(
+            f"{label}: NumPy holds {_short(value)} only as Python objects (dtype object): an "
+            "int wider than 64 bits, None, or values of mixed kinds; symnb computes with "
+            "numbers and booleans"
+        )
+    try:
+        as_dtype(array.dtype)
+    except DTypeError as exc:
+        raise DTypeError(f"{label}: {exc}") from None
+    return array
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shape_of(what: str, name, shape):
+    """``normalize_shape(shape)`` with an error that names the variable."""
+    try:
+        return normalize_shape(shape)
+    except ShapeError as exc:
+        label = f"{what} {name!r}" if name is not None else what
+        raise type(exc)(f"{label}, shape {shape!r}: {exc.args[0]}") from None
+
+
 def _too_many_dims(var) -> ShapeError:
     """Kernels, the C runner and NumPy address at most MAX_RANK dims: say so where the
     variable is built, not as a NumPy error when it runs."""
@@ -190,12 +247,7 @@ class Constant(Variable):
     """A fixed value. Python scalars are *weak* (NumPy 2's rule): ``x32 * 2.0`` stays float32."""
 
     def __init__(self, value, dtype=None, name=None, weak=False):
-        if dtype is None and type(value) is int and not -(2**63) <= value < 2**64:
-            raise DTypeError(  # NumPy makes an object array of it, which no kernel computes
-                f"the Python int {value} does not fit in 64 bits, the widest integers symnb "
-                f"computes with; write it as a float ({float(value)!r}) for float math"
-            )
-        array = np.asarray(value, dtype=None if dtype is None else as_dtype(dtype))
+        array = array_of(value, dtype, "constant", name)
         Variable.__init__(self, TensorType.of(array.dtype, array.shape), None, 0, name)
         array.setflags(write=False)
         self.value = array
@@ -215,12 +267,14 @@ class SharedVariable(Variable):
     """A value that lives between calls (weights); compiled functions read and update it."""
 
     def __init__(self, value, name=None, shape=None, borrow=False):
-        array = np.array(value, copy=not borrow) if not borrow else np.asarray(value)
+        loc = user_location(skip=1)
+        label = name if name is not None else _assigned_at(loc)
+        array = array_of(value, None, "shared", label, copy=None if borrow else True)
         if shape is None:  # the value's own shape: it fits, nothing to check
             type_ = TensorType.of(array.dtype, array.shape)
         else:
-            type_ = TensorType(array.dtype, normalize_shape(shape))
-        Variable.__init__(self, type_, None, 0, name, user_location(skip=1))  # (no super())
+            type_ = TensorType(array.dtype, _shape_of("shared", label, shape))
+        Variable.__init__(self, type_, None, 0, name, loc)  # (no super())
         self._value = array
         #: a copy held by a device backend (``backend="opencl"``/``"cuda"``) between calls, so
         #: weights do not cross the bus every step; any object with shape, dtype, ``to_host()``

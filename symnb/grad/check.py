@@ -12,6 +12,7 @@ import numpy as np
 from symnb.core.constructors import tensor
 from symnb.core.hooks import hook
 from symnb.core.variable import Constant, as_variable
+from symnb.errors import DTypeError
 from symnb.grad.reverse import grad
 from symnb.ops.reduce import sum as sum_
 
@@ -42,7 +43,7 @@ def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend=
     xs = [tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
     out = as_variable(fn(*xs))
     if not out.type.is_float:
-        raise TypeError(f"check_grad: fn returned {out.describe()}; a float output is needed")
+        raise DTypeError(f"check_grad: fn returned {out.describe()}; a float output is needed")
     value = np.asarray(function(xs, out, backend=backend)(*arrays))
     cost = sum_(out * Constant(_projection(rng, value.shape), dtype=out.type.dtype))
     checked = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]

@@ -23,7 +23,7 @@ from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.source import pinned, user_location
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.grad.errors import (
     DISCONNECTED_HINT,
     DisconnectedInputError,
@@ -70,7 +70,7 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     outputs, _ = variable_list(f, "f")
     points, _ = variable_list(eval_points, "eval_points")
     if len(outputs) != len(points):
-        raise ValueError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
+        raise ArgumentError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
     known = list(zip(outputs, points))
     return grad(None, wrt, known, disconnected, return_disconnected)
 
@@ -78,7 +78,9 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
 # -- arguments ------------------------------------------------------------------------------
 def check_option(name, value, allowed):
     if value not in allowed:
-        raise ValueError(f"sn.grad: {name}={value!r}; use one of {', '.join(map(repr, allowed))}")
+        raise ArgumentError(
+            f"sn.grad: {name}={value!r}; use one of {', '.join(map(repr, allowed))}"
+        )
 
 
 def variable_list(value, what) -> tuple[list, bool]:
@@ -93,7 +95,9 @@ def _variable_arg(value, what):
         return value
     if what == "eval_points":
         return as_variable(value)
-    raise TypeError(f"sn.grad: {what} must be symbolic variables, not {type(value).__name__}")
+    raise ArgumentError(
+        f"sn.grad: {what} must be symbolic variables, not {type(value).__name__} {value!r}"
+    )
 
 
 def check_wrt(var: Variable):
@@ -117,16 +121,16 @@ def _seeds(cost, known_grads, targets=()) -> list[tuple[Variable, Variable]]:
     items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
     for var, g in items:
         if not isinstance(var, Variable):
-            raise TypeError(f"sn.grad: known_grads keys must be variables, not {var!r}")
+            raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
         pairs.append((var, _fit_known(var, as_variable(g))))
     if not pairs:
-        raise ValueError("sn.grad: give a cost, or known_grads to start from")
+        raise ArgumentError("sn.grad: give a cost, or known_grads to start from")
     return pairs
 
 
 def _check_cost(cost) -> Variable:
     if not isinstance(cost, Variable):
-        raise TypeError(f"sn.grad: the cost must be a symbolic variable, not {cost!r}")
+        raise ArgumentError(f"sn.grad: the cost must be a symbolic variable, not {cost!r}")
     if cost.type.ndim != 0:
         raise ShapeError(
             f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}; reduce it "

@@ -117,7 +117,7 @@ def check_options(args) -> None:
         try:
             plan(optimize)
         except ValueError as exc:  # an unknown mode, phase or rule
-            message = str(exc).removeprefix("optimize: ")
+            message = str(exc.args[0]).removeprefix("optimize: ")
             raise CellError(f"%%symcompile --optimize: {message}") from None
 
 

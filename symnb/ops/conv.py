@@ -9,7 +9,8 @@ filters and the output gradient, so its gradients are a convolution and a filter
 Padding is ``"valid"`` (none), ``"same"`` (output size ``ceil(size / stride)``, the extra
 pixel going after, as TensorFlow does; equal to PyTorch's for stride 1), an int, a pair
 ``(ph, pw)`` or explicit ``((top, bottom), (left, right))``. Pools count padded positions in
-averages (``count_include_pad``) and never pick them as maxima.
+averages (``count_include_pad``) and never pick them as maxima; their padding on a side is
+below the window size (Theano's ``pad < ws``), so no window holds padding only.
 """
 
 from __future__ import annotations
@@ -20,39 +21,56 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from symnb.core.dims import DimMismatch, format_dim, unify, window_output
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.elemwise import fit_gradient
 
 
 # -- geometry --------------------------------------------------------------------------------
-def _pair(value, what) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, numbers.Integral) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, numbers.Integral) and v >= 1 for v in pair):
-        raise ValueError(f"{what} must be a positive int or a pair of them, not {value!r}")
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _pair(value, what, where) -> tuple[int, int]:
+    """A positive int or a pair of them, as a pair; ``where`` (the op and its input) names
+    the call in the error: a ShapeTypeError for a float, a bool or a string, a ShapeError
+    for a size below 1."""
+    pair = (value, value) if _is_int(value) else value
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(_is_int, pair)):
+        raise _at_user_line(
+            ShapeTypeError(f"{where}: {what} is a positive int or a pair of them, not {value!r}")
+        )
+    if min(pair) < 1:
+        raise _at_user_line(
+            ShapeError(f"{where}: {what} must be a positive int or a pair of them, not {value!r}")
+        )
     return int(pair[0]), int(pair[1])
 
 
-def normalize_padding(padding):
+def normalize_padding(padding, where="padding"):
     """``"valid"``, ``"same"`` or ``((top, bottom), (left, right))`` of non-negative ints."""
-    if padding in ("valid", "same"):
+    if isinstance(padding, str) and padding in ("valid", "same"):
         return padding
-    if isinstance(padding, numbers.Integral):
+    if _is_int(padding):
         padding = (padding, padding)
-    sides = tuple((p, p) if isinstance(p, numbers.Integral) else tuple(p) for p in padding)
-    flat = [v for side in sides for v in side]
-    if (
-        len(sides) != 2
-        or len(flat) != 4
-        or not all(isinstance(v, numbers.Integral) and v >= 0 for v in flat)
-    ):
-        raise ValueError(
-            f"padding must be 'valid', 'same', an int, (ph, pw) or ((top, bottom), "
-            f"(left, right)) of non-negative ints, not {padding!r}"
+    sides = ()
+    if isinstance(padding, (tuple, list)):
+        sides = tuple((p, p) if _is_int(p) else p for p in padding)
+    flat = [v for side in sides if isinstance(side, (tuple, list)) for v in side]
+    if len(sides) != 2 or len(flat) != 4 or not all(map(_is_int, flat)):
+        raise _at_user_line(
+            ShapeTypeError(
+                f"{where}: padding must be 'valid', 'same', an int, (ph, pw) or ((top, "
+                f"bottom), (left, right)) of non-negative ints, not {padding!r}"
+            )
+        )
+    if min(flat) < 0:
+        raise _at_user_line(
+            ShapeError(f"{where}: padding must be of non-negative ints, not {padding!r}")
         )
     return tuple((int(a), int(b)) for a, b in sides)
 
@@ -308,12 +326,15 @@ def conv2d(x, filters, stride=1, padding="valid", dilation=1, groups=1) -> Varia
     ``stride`` and ``dilation``: int or (h, w); ``padding``: "valid", "same", int, (ph, pw)
     or ((top, bottom), (left, right)); ``groups`` splits channels into independent groups.
     """
-    if not isinstance(groups, numbers.Integral) or groups < 1:
-        raise ValueError(f"conv2d: groups must be a positive int, not {groups!r}")
-    op = Conv2d(
-        _pair(stride, "stride"), normalize_padding(padding), _pair(dilation, "dilation"), groups
-    )
-    return op(as_variable(x), as_variable(filters))
+    x = as_variable(x)
+    where = f"conv2d of {x.describe()}"
+    if not _is_int(groups):
+        raise _at_user_line(ShapeTypeError(f"{where}: groups is a positive int, not {groups!r}"))
+    if groups < 1:
+        raise _at_user_line(ShapeError(f"{where}: groups must be a positive int, not {groups}"))
+    stride, dilation = _pair(stride, "stride", where), _pair(dilation, "dilation", where)
+    op = Conv2d(stride, normalize_padding(padding, where), dilation, groups)
+    return op(x, as_variable(filters))
 
 
 # -- pooling -------------------------------------------------------------------------------
@@ -329,8 +350,24 @@ class _Pool(Op):
     def _geometry(self):
         return _axes(self, self.kernel)
 
+    def _check_padding(self, x):
+        """Padding on a side as wide as the window would make windows that hold padding
+        only (-inf for max, 0 for the average): refused. Narrower padding is allowed, as
+        Theano's ``pool_2d`` allows any ``pad < ws`` (PyTorch's rule, ``pad <= k // 2``,
+        is stricter)."""
+        if isinstance(self.padding, str):
+            return  # "same" pads less than the window on each side
+        for axis, k, sides in zip(("height", "width"), self.kernel, self.padding):
+            if max(sides) >= k:
+                raise ShapeError(
+                    f"{self.op_name()} of {x.describe()}: padding {sides} on the {axis} axis "
+                    f"is not smaller than the {k}-wide window, so some windows would hold "
+                    f"padding only; padding must be at most kernel_size - 1 ({k - 1}) a side"
+                )
+
     def infer_types(self, x):
         _check_rank(self, x, "input")
+        self._check_padding(x)
         described = f"input {x.describe()}"
         spatial = tuple(
             ax.static_out(self, n, described) for ax, n in zip(self._geometry(), x.type.shape[2:])
@@ -339,7 +376,8 @@ class _Pool(Op):
 
 
 class MaxPool2d(_Pool):
-    """The maximum of each window (padding never wins)."""
+    """The maximum of each window (padding never wins; a side's padding is below the
+    window size, so no window holds padding only)."""
 
     dtype_rule = "the dtype of x"
 
@@ -430,7 +468,8 @@ class MaxPool2dPick(_Pool):
 
 
 class AvgPool2d(_Pool):
-    """The mean of each window, padded positions counted as zeros."""
+    """The mean of each window, padded positions counted as zeros (a side's padding is below
+    the window size)."""
 
     dtype_rule = "the dtype np.mean gives (float64 for integers)"
 
@@ -463,17 +502,20 @@ class AvgPool2dGrad(_Pool):
 
 
 def _pool(cls, x, kernel_size, stride, padding):
-    kernel = _pair(kernel_size, "kernel_size")
-    stride = kernel if stride is None else _pair(stride, "stride")
-    return cls(kernel, stride, normalize_padding(padding))(as_variable(x))
+    x = as_variable(x)
+    where = f"{cls.op_name()} of {x.describe()}"
+    kernel = _pair(kernel_size, "kernel_size", where)
+    stride = kernel if stride is None else _pair(stride, "stride", where)
+    return cls(kernel, stride, normalize_padding(padding, where))(x)
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0) -> Variable:
-    """Max over ``kernel_size`` windows of NCHW x; ``stride`` defaults to the kernel size."""
+    """Max over ``kernel_size`` windows of NCHW x; ``stride`` defaults to the kernel size;
+    ``padding`` on each side is at most ``kernel_size - 1``."""
     return _pool(MaxPool2d, x, kernel_size, stride, padding)
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0) -> Variable:
-    """Mean over ``kernel_size`` windows of NCHW x (padding counts as zeros); ``stride``
-    defaults to the kernel size."""
+    """Mean over ``kernel_size`` windows of NCHW x (padding counts as zeros, at most
+    ``kernel_size - 1`` a side); ``stride`` defaults to the kernel size."""
     return _pool(AvgPool2d, x, kernel_size, stride, padding)

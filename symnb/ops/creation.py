@@ -24,7 +24,7 @@ from symnb.core.op import Op
 from symnb.core.shapes.hints import division_hint
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa: F401 - re-exported
 from symnb.ops.elemwise import cast
@@ -174,8 +174,13 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
     or an integer scalar such as ``x.shape[0]``) is the shape ``(n,)``, as in ``np.zeros(n)``."""
     if isinstance(shape, Variable) and shape.type.ndim != 0:
         return _vector_shape(shape)
-    entries = (shape,) if _is_scalar_size(shape) else tuple(shape)
-    if all(isinstance(e, numbers.Integral) for e in entries):
+    if _is_scalar_size(shape):
+        entries = (shape,)
+    elif isinstance(shape, (tuple, list, np.ndarray)):
+        entries = tuple(shape)
+    else:
+        raise ShapeTypeError(f"a shape is an int, a tuple or an int vector, not {shape!r}")
+    if all(_is_int(e) for e in entries):
         if any(int(e) < 0 for e in entries):
             raise ShapeError(f"negative dimensions are not allowed: {entries}")
         dims = tuple(int(e) for e in entries)
@@ -189,6 +194,10 @@ def _is_scalar_size(shape) -> bool:
     if isinstance(shape, Variable):
         return shape.type.ndim == 0
     return isinstance(shape, numbers.Integral) or isinstance(shape, np.ndarray) and shape.ndim == 0
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _size_entry(entry) -> Variable:
@@ -262,12 +271,19 @@ def arange(start, stop=None, step=1, dtype=None) -> Variable:
 
 def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     """An n x m matrix (m defaults to n) with ones on the k-th diagonal."""
-    return Eye(k, dtype)(n, n if m is None else m)
+    m = n if m is None else m
+    for what, size in (("n", n), ("m", m)):
+        if _is_int(size) and size < 0:
+            raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
+    if not _is_int(k):
+        raise _located(ShapeTypeError(f"eye: k (the diagonal) is an int, not {k!r}"))
+    return Eye(k, dtype)(n, m)
 
 
 def one_hot(indices, depth, dtype=None) -> Variable:
     """One-hot rows of length ``depth`` for integer ``indices`` (Theano's ``to_one_hot``);
     ``depth`` is an int or an integer scalar variable."""
+    indices = as_variable(indices)
     if isinstance(depth, Constant) and depth.type.ndim == 0:
         depth = depth.value.item()
     if isinstance(depth, Variable):
@@ -275,12 +291,14 @@ def one_hot(indices, depth, dtype=None) -> Variable:
             raise _located(
                 DTypeError(f"one_hot: depth must be an integer scalar, not {depth.describe()}")
             )
-        return OneHot(None, dtype)(as_variable(indices), cast(depth, "int64"))
-    if not isinstance(depth, numbers.Integral) or isinstance(depth, bool) or depth < 0:
-        raise _located(
-            TypeError(
-                f"one_hot: depth must be a non-negative int or an integer scalar variable, "
-                f"not {depth!r}"
-            )
+        return OneHot(None, dtype)(indices, cast(depth, "int64"))
+    if not _is_int(depth):
+        message = (
+            f"one_hot of {indices.describe()}: depth is an int or an integer scalar variable, "
+            f"not {depth!r}"
         )
-    return OneHot(depth, dtype)(as_variable(indices))
+        raise _located(ShapeTypeError(message))
+    if depth < 0:
+        message = f"one_hot of {indices.describe()}: depth must be >= 0, not {depth}"
+        raise _located(ShapeError(message))
+    return OneHot(depth, dtype)(indices)

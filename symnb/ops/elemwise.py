@@ -18,7 +18,7 @@ from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import InputError, ShapeError
+from symnb.errors import DTypeError, InputError, ShapeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import sum_to_like
 
@@ -722,7 +722,10 @@ def clip(x, a_min, a_max) -> Variable:
 def cast(x, dtype) -> Variable:
     """``x`` converted to ``dtype`` (a no-op when it already has it)."""
     x = as_variable(x)
-    dtype = as_dtype(dtype)
+    try:
+        dtype = as_dtype(dtype)
+    except DTypeError as exc:
+        raise _at_user_line(DTypeError(f"cast of {x.describe()}: {exc.args[0]}")) from None
     return x if x.type.dtype == dtype else Cast(dtype)(x)
 
 

@@ -29,7 +29,7 @@ from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError, UpdateError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import one_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, equal, fit_gradient
@@ -604,7 +604,7 @@ def take(x, indices, axis=None) -> Variable:
     x, indices = as_variable(x), _take_indices(indices)
     if axis is None:
         return getitem(reshape(x, (-1,)) if x.type.ndim != 1 else x, indices)
-    (axis,) = _located(normalize_axis, axis, x.type.ndim, "take", x)
+    axis = one_axis(axis, x.type.ndim, "take", x)
     return getitem(x, (slice(None),) * axis + (indices,))
 
 
@@ -620,7 +620,7 @@ def _take_indices(indices):
 def take_along_axis(x, indices, axis) -> Variable:
     """``np.take_along_axis``: pick along ``axis`` with indices of x's rank."""
     x = as_variable(x)
-    (axis,) = _located(normalize_axis, axis, x.type.ndim, "take_along_axis", x)
+    axis = one_axis(axis, x.type.ndim, "take_along_axis", x)
     return TakeAlongAxis(axis)(x, as_variable(indices))
 
 

@@ -18,8 +18,8 @@ from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.errors import ShapeError, ShapeTypeError
+from symnb.ops._axes import one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.layout import flatten
@@ -178,7 +178,7 @@ def concatenate(xs, axis: int = 0) -> Variable:
         raise _located(ShapeError("concatenate: needs at least one array"))
     if xs[0].type.ndim == 0:
         raise _located(ShapeError(f"concatenate: cannot join 0-d {xs[0].describe()}"))
-    (axis,) = normalize_axis(axis, xs[0].type.ndim, "concatenate", xs[0])
+    axis = one_axis(axis, xs[0].type.ndim, "concatenate", xs[0])
     return Concatenate(axis)(*xs)
 
 
@@ -192,9 +192,15 @@ def stack(xs, axis: int = 0) -> Variable:
     except ShapeError as exc:
         raise _located(exc) from None
     ndim = xs[0].type.ndim + 1
+    if not _is_int(axis):
+        raise _located(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
     if not -ndim <= axis < ndim:
         raise _located(ShapeError(f"stack: axis {axis} is out of range for {ndim} dims"))
-    return Concatenate(axis % ndim)(*[expand_dims(x, axis % ndim) for x in xs])
+    # the check above warned about the user's operands (a name pinned by another array's
+    # size): the concatenate of their expanded copies would say it again, of arrays the
+    # user never wrote
+    with shape_warnings.quiet():
+        return Concatenate(axis % ndim)(*[expand_dims(x, axis % ndim) for x in xs])
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
@@ -202,23 +208,36 @@ def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
     sorted non-negative indices cuts before each index (an index past the end gives an
     empty part, as in NumPy). Returns a list of variables."""
     x = as_variable(x)
-    (axis,) = normalize_axis(axis, x.type.ndim, "split", x)
-    spec = _split_spec(indices_or_sections)
+    axis = one_axis(axis, x.type.ndim, "split", x)
+    spec = _split_spec(indices_or_sections, x)
     sizes = _static_part_sizes(x, axis, spec)
     return list(Split(axis, sizes).make_node(x, _SplitSizes(axis, spec)(x)).outputs)
 
 
-def _split_spec(indices_or_sections):
-    if isinstance(indices_or_sections, numbers.Integral):
+def _split_spec(indices_or_sections, x):
+    where = f"split of {x.describe()}"
+    if _is_int(indices_or_sections):
         if indices_or_sections <= 0:
-            raise ValueError(
-                f"split: the number of sections must be > 0, not {indices_or_sections}"
-            )
+            message = f"{where}: the number of sections must be > 0, not {indices_or_sections}"
+            raise _located(ShapeError(message))
         return int(indices_or_sections)
+    if not isinstance(indices_or_sections, (tuple, list)) or not all(
+        map(_is_int, indices_or_sections)
+    ):
+        raise _located(
+            ShapeTypeError(
+                f"{where}: give a number of sections or a list of int indices, "
+                f"not {indices_or_sections!r}"
+            )
+        )
     cuts = tuple(int(i) for i in indices_or_sections)
     if any(i < 0 for i in cuts) or list(cuts) != sorted(cuts):
-        raise ValueError(f"split: indices must be non-negative and sorted, not {cuts}")
+        raise _located(ShapeError(f"{where}: indices must be non-negative and sorted, not {cuts}"))
     return cuts
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _static_part_sizes(x, axis, spec) -> tuple:

@@ -18,7 +18,7 @@ from symnb.core.dims import mul as dim_mul
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import InputError, ShapeError
+from symnb.errors import InputError, ShapeError, ShapeTypeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import DimShuffle, _LikeOp, _located, reshape_like
@@ -329,7 +329,7 @@ def dimshuffle(x, *order) -> Variable:
 
 def flatten(x, ndim: int = 1) -> Variable:
     """x as a vector (``ndim=1``), or with its axes from ``ndim - 1`` on collapsed (Theano)."""
-    return Flatten(ndim)(as_variable(x))
+    return Flatten(_int(ndim, "flatten", "ndim"))(as_variable(x))
 
 
 def flip(x, axis=None) -> Variable:
@@ -406,3 +406,9 @@ def diag(v, k: int = 0) -> Variable:
     if v.type.ndim == 2:
         return Diagonal(k)(v)
     raise _located(ShapeError(f"diag: needs a vector or a matrix, got {v.describe()}"))
+
+
+def _int(value, op, what) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+        raise _located(ShapeTypeError(f"{op}: {what} must be an int, not {value!r}"))
+    return int(value)

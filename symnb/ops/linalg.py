@@ -13,8 +13,8 @@ from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.errors import ArgumentError, DTypeError, ShapeError
+from symnb.ops._axes import normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
@@ -240,8 +240,8 @@ def tensordot(a, b, axes=2):
     axes_a, axes_b = ((k,) if isinstance(k, int) else tuple(k) for k in axes)
     if len(axes_a) != len(axes_b):
         raise _located(ShapeError(f"tensordot: {len(axes_a)} axes of a but {len(axes_b)} of b"))
-    norm_a = [_located_call(normalize_axis, k, a.type.ndim, "tensordot", a)[0] for k in axes_a]
-    norm_b = [_located_call(normalize_axis, k, b.type.ndim, "tensordot", b)[0] for k in axes_b]
+    norm_a = [one_axis(k, a.type.ndim, "tensordot", a) for k in axes_a]
+    norm_b = [one_axis(k, b.type.ndim, "tensordot", b) for k in axes_b]
     return Tensordot(norm_a, norm_b)(a, b)
 
 
@@ -554,8 +554,8 @@ class TraceAdjoint(Op):
 def trace(x, offset=0, axis1=0, axis2=1):
     """``np.trace``: sum of the ``offset`` diagonal over ``axis1`` and ``axis2``."""
     x = as_variable(x)
-    (a1,) = _located_call(normalize_axis, axis1, x.type.ndim, "trace", x)
-    (a2,) = _located_call(normalize_axis, axis2, x.type.ndim, "trace", x)
+    a1 = one_axis(axis1, x.type.ndim, "trace", x, "axis1")
+    a2 = one_axis(axis2, x.type.ndim, "trace", x, "axis2")
     if a1 == a2:
         raise _located(ShapeError(f"trace: axis1 and axis2 are both axis {a1}"))
     return Trace(int(offset), a1, a2)(x)
@@ -609,7 +609,7 @@ def _vector_norm(x, ord, axes, keepdims):
     if ord == 1:
         return sum_(abs_(x), axis=axes, keepdims=keepdims)
     if isinstance(ord, str):
-        raise _located(ValueError(f"norm: ord={ord!r} is not a vector norm"))
+        raise _located(ArgumentError(f"norm: ord={ord!r} is not a vector norm ({x.describe()})"))
     return _norm_sum_pow(x, ord, axes, keepdims)
 
 

@@ -16,7 +16,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import Elemwise, as_float, exp, log, sigmoid
 from symnb.ops.index import take_along_axis
@@ -113,11 +113,7 @@ class SigmoidBinaryCrossentropy(Elemwise):
 
 
 def _axis_of(x, axis, op):
-    try:
-        (a,) = normalize_axis(axis, x.type.ndim, op, x)
-    except ShapeError as exc:
-        raise _at_user_line(exc) from None
-    return a
+    return one_axis(axis, x.type.ndim, op, x)
 
 
 def softmax(x, axis=-1) -> Variable:

@@ -130,7 +130,23 @@ def bits64(hi_word, lo_word) -> np.ndarray:
 def seed_key(seed: int, index: int) -> int:
     """The 64-bit key of the ``index``-th state of a stream seeded with ``seed``
     (splitmix64 of both, so nearby seeds and indices give unrelated keys)."""
-    z = (int(seed) * 0x9E3779B97F4A7C15 + int(index) * 0xBF58476D1CE4E5B9 + 1) % 2**64
+    z = (_seed64(int(seed)) * 0x9E3779B97F4A7C15 + int(index) * 0xBF58476D1CE4E5B9 + 1) % 2**64
+    return _mix64(z)
+
+
+def _mix64(z: int) -> int:
+    """splitmix64's finaliser: a bijection of 64-bit ints that scatters nearby inputs."""
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64
     return z ^ (z >> 31)
+
+
+def _seed64(seed: int) -> int:
+    """A seed below 2**64 as it is; a wider one (NumPy's default_rng takes any size) folded
+    64 bits at a time through the finaliser, so ``2**64`` is not the stream of ``0``."""
+    if seed < 2**64:
+        return seed
+    folded = 0
+    while seed:
+        folded, seed = _mix64(folded ^ (seed % 2**64) ^ 0x9E3779B97F4A7C15), seed >> 64
+    return folded

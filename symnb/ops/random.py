@@ -21,7 +21,7 @@ from symnb.core.constructors import shared
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import checked_shape as _checked_shape
 from symnb.ops.draw_shape import draw_positions
@@ -175,6 +175,7 @@ class RandomBinomial(_Random):
         n, p = int(n), _in_unit_interval(p, "binomial: p")
         if n < 0:
             raise ValueError(f"binomial: n must be >= 0, got {n}")
+        check_holds(self.dtype, 0, n, "binomial: n", ValueError)
         w = blocks.take(_size(shape) * n)
         trials = uniform53(w[0], w[1]).reshape(_size(shape), n) < p
         return trials.sum(axis=1).reshape(shape)
@@ -191,6 +192,8 @@ class RandomIntegers(_Random):
         low, high = int(low), int(high)
         if high <= low:
             raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
+        check_holds(self.dtype, low, None, "integers: low", ValueError)
+        check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
         w = blocks.take(_size(shape))
         offset = bits64(w[0], w[1]) % np.uint64(high - low)
         return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
@@ -296,6 +299,7 @@ class RandomMultinomial(_Random):
         n, k, count = int(n), len(pvals), _size(shape)
         if n < 0:
             raise ValueError(f"multinomial: n must be >= 0, got {n}")
+        check_holds(self.dtype, 0, n, "multinomial: n", ValueError)
         if np.ndim(pvals) == 2:
             return _multinomial_rows(blocks, n, np.asarray(pvals))
         cdf = _cdf(pvals, k, "multinomial")
@@ -341,7 +345,7 @@ class RandomStream:
     writes on every call (their ``default_update``)."""
 
     def __init__(self, seed: int = 0):
-        self.seed_value = int(seed)
+        self.seed_value = checked_seed(seed)
         self.states: list = []  # (key, counter) per draw
 
     def __repr__(self):
@@ -350,9 +354,9 @@ class RandomStream:
 
     def seed(self, seed: int) -> None:
         """Start every draw of the stream again from ``seed``."""
-        self.seed_value = int(seed)
+        self.seed_value = checked_seed(seed)
         for index, (key, counter) in enumerate(self.states):
-            key.set_value(np.uint64(seed_key(seed, index)))
+            key.set_value(np.uint64(seed_key(self.seed_value, index)))
             counter.set_value(np.uint64(0))
 
     def updates(self) -> list:
@@ -400,14 +404,14 @@ class RandomStream:
 
     def uniform(self, size=None, low=0.0, high=1.0, dtype=None):
         """Uniform on [low, high); of the parameters' broadcast shape when size is None."""
-        low, high = _floats(low, high)
+        low, high = _floats("uniform", low=low, high=high)
         op = PhiloxUniform(dtype or config.floatX)
         return self._elementwise(op, size, "uniform", low=low, high=high)
 
     def normal(self, size=None, avg=0.0, std=1.0, dtype=None):
         """Normal with mean ``avg`` and standard deviation ``std`` (Box-Muller); of the
         parameters' broadcast shape when size is None."""
-        avg, std = _floats(avg, std)
+        avg, std = _floats("normal", avg=avg, std=std)
         return self._elementwise(
             PhiloxNormal(dtype or config.floatX), size, "normal", avg=avg, std=std
         )
@@ -417,6 +421,8 @@ class RandomStream:
         known p; else the NumPy reference, which checks p when the function runs)."""
         _check_probability(p, "binomial: p")
         _check_count(n, "binomial: n")
+        if _known(n) is not None:
+            _check_holds_now(dtype, 0, int(_known(n)), "binomial: n")
         if as_variable(p).type.ndim > 0:
             return self._bernoulli_per_element(size, n, as_variable(p), dtype)
         if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
@@ -427,7 +433,7 @@ class RandomStream:
             RandomBinomial(dims, dtype),
             shape,
             n_var,
-            *_floats(p),
+            *_floats("binomial", p=p),
             blocks=lambda: _count(shape) * n_var,
         )
 
@@ -442,7 +448,7 @@ class RandomStream:
                 )
             )
         op = PhiloxUniform(p.type.dtype if p.type.is_float else config.floatX)
-        low, high = _floats(0.0, 1.0)
+        low, high = _floats("binomial", low=0.0, high=1.0)
         u = self._elementwise(op, size, "binomial", shaping={"p": p}, low=low, high=high)
         return cast(less(u, p), dtype)
 
@@ -451,12 +457,27 @@ class RandomStream:
         return self.binomial(size, 1, p, dtype)
 
     def integers(self, low, high=None, size=(), dtype="int64"):
-        """Integers in [low, high) (or [0, low) when only one bound is given)."""
+        """Integers in [low, high) (or [0, low) when only one bound is given); ``dtype`` an
+        integer (or bool) dtype that holds every such value, as NumPy requires (bounds known
+        only when the function runs are checked then)."""
         if high is None:
             low, high = 0, low
+        _check_integer_dtype(dtype)
+        for name, bound in (("low", low), ("high", high)):
+            if np.ndim(_known(bound)) != 0:
+                raise _at_user_line(
+                    ShapeError(
+                        f"integers: {name} must be one number (bounds per element are not "
+                        f"supported), not an array of shape {np.shape(_known(bound))}"
+                    )
+                )
         dims, shape = _size_operand(size)
         if _known(low) is not None and _known(high) is not None and _known(high) <= _known(low):
-            raise _at_user_line(ValueError(f"integers: high ({high}) must exceed low ({low})"))
+            raise _at_user_line(ArgumentError(f"integers: high ({high}) must exceed low ({low})"))
+        if _known(low) is not None:
+            _check_holds_now(dtype, _known(low), None, "integers: low")
+        if _known(high) is not None:
+            _check_holds_now(dtype, None, int(_known(high)) - 1, "integers: high - 1")
         return self._by_reference(RandomIntegers(dims, dtype), shape, _int(low), _int(high))
 
     def choice(self, a, size=(), replace=True, p=None):
@@ -465,7 +486,7 @@ class RandomStream:
         a_var = Constant(np.arange(a, dtype=np.int64)) if _is_count(a) else as_variable(a)
         if p is not None:
             if not replace:
-                raise _at_user_line(ValueError("choice: p is not supported without replacement"))
+                raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
             _check_probability(p, "choice: p")
         op = RandomChoice(dims, a_var.type.dtype, replace, p is not None)
         extra = () if p is None else (as_variable(p),)
@@ -489,9 +510,11 @@ class RandomStream:
         """Counts of n draws over the categories of ``pvals``: a 1-d pvals per element of
         ``size``; a 2-d pvals (with size ``()``) per row, one distribution a row."""
         if pvals is None:
-            raise _at_user_line(ValueError("multinomial: pvals (the probabilities) is needed"))
+            raise _at_user_line(ArgumentError("multinomial: pvals (the probabilities) is needed"))
         dims, shape = _size_operand(size)
         _check_count(n, "multinomial: n")
+        if _known(n) is not None:
+            _check_holds_now(dtype, 0, int(_known(n)), "multinomial: n")
         _check_probability(pvals, "multinomial: pvals", total=True)
         n_var, p_var = _int(n), as_variable(pvals)
         rows = p_var.shape[0] if p_var.type.ndim == 2 else 1
@@ -516,12 +539,79 @@ def _size_operand(size):
         raise _at_user_line(exc) from None
 
 
-def _floats(*values):
-    return [v if isinstance(v, Variable) else Constant(float(v), dtype="float64") for v in values]
+def _floats(what: str, **values) -> list:
+    """Each float parameter of a draw as a variable: variables as they are, numbers and
+    arrays of numbers as float64 constants (NumPy's Generator takes both); anything else is
+    an ArgumentError naming the parameter."""
+    out = []
+    for name, value in values.items():
+        if isinstance(value, Variable):
+            out.append(value)
+            continue
+        numeric = isinstance(value, (numbers.Number, list, tuple, np.ndarray))
+        array = np.asarray(value) if numeric else None
+        if array is None or array.dtype.kind not in "biuf":
+            raise _at_user_line(
+                ArgumentError(
+                    f"{what}: {name} is a number, an array of numbers or a variable, not {value!r}"
+                )
+            )
+        out.append(Constant(array.astype("float64")))
+    return out
 
 
 def _int(value):
     return value if isinstance(value, Variable) else Constant(int(value), dtype="int64")
+
+
+def checked_seed(seed) -> int:
+    """A seed as NumPy's ``default_rng`` takes one: a non-negative int of any size (a bool, a
+    float, a string or a negative number is an ArgumentError, not truncated or wrapped)."""
+    if not _is_count(seed) or seed < 0:
+        raise _at_user_line(
+            ArgumentError(
+                f"RandomStream: a seed is a non-negative int (as NumPy's default_rng takes), "
+                f"not {seed!r}"
+            )
+        )
+    return int(seed)
+
+
+def _int_range(dtype) -> tuple[int, int]:
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return 0, 1
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def check_holds(dtype, least, most, what: str, error=DTypeError) -> None:
+    """An error unless the integer ``dtype`` holds every value from ``least`` to ``most``
+    (either may be None: not known); a float dtype holds them all."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iub":
+        return
+    low, high = _int_range(dtype)
+    for value in (least, most):
+        if value is not None and not low <= int(value) <= high:
+            raise error(
+                f"{what} ({int(value)}) is out of bounds for {dtype.name}, which holds "
+                f"{low} to {high}: its values would wrap around (NumPy refuses such bounds)"
+            )
+
+
+def _check_holds_now(dtype, least, most, what: str) -> None:
+    try:
+        check_holds(as_dtype(dtype), least, most, what)
+    except DTypeError as exc:
+        raise _at_user_line(exc) from None
+
+
+def _check_integer_dtype(dtype) -> None:
+    if as_dtype(dtype).kind not in "iub":
+        raise _at_user_line(
+            DTypeError(f"integers: dtype must be an integer (or bool) dtype, not {dtype!r}")
+        )
 
 
 def _is_count(x) -> bool:
@@ -537,7 +627,7 @@ def _known(value):
 def _check_count(n, what: str) -> None:
     value = _known(n)
     if value is not None and (np.ndim(value) != 0 or int(value) < 0):
-        raise _at_user_line(ValueError(f"{what} must be a non-negative integer, got {value!r}"))
+        raise _at_user_line(ArgumentError(f"{what} must be a non-negative integer, got {value!r}"))
 
 
 def _check_probability(p, what: str, total: bool = False) -> None:
@@ -545,9 +635,12 @@ def _check_probability(p, what: str, total: bool = False) -> None:
     value = _known(p)
     if value is None:
         return
-    value = np.asarray(value, np.float64)
+    try:
+        value = np.asarray(value, np.float64)
+    except (TypeError, ValueError):
+        raise _at_user_line(ArgumentError(f"{what} is a probability, not {value!r}")) from None
     if not np.all((value >= 0) & (value <= 1)):
-        raise _at_user_line(ValueError(f"{what} must lie in [0, 1], got {value}"))
+        raise _at_user_line(ArgumentError(f"{what} must lie in [0, 1], got {value}"))
     sums = value.sum(axis=-1) if value.ndim else value
     if total and not np.allclose(sums, 1.0, atol=1e-6):
-        raise _at_user_line(ValueError(f"{what} must sum to 1, got sums {sums}"))
+        raise _at_user_line(ArgumentError(f"{what} must sum to 1, got sums {sums}"))

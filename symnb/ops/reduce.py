@@ -12,8 +12,8 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import as_variable
-from symnb.errors import DTypeError
-from symnb.ops._axes import normalize_axis
+from symnb.errors import ArgumentError, DTypeError
+from symnb.ops._axes import normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
     Reduce,
@@ -116,9 +116,9 @@ def _ddof(value, op):
     the result); a bool, a string or a non-finite number is refused (a NaN would make the op
     unequal to itself)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise _at_user_line(TypeError(f"{op}: ddof must be a real number, not {value!r}"))
+        raise _at_user_line(ArgumentError(f"{op}: ddof must be a real number, not {value!r}"))
     if not np.isfinite(value):
-        raise _at_user_line(ValueError(f"{op}: ddof must be finite, not {value!r}"))
+        raise _at_user_line(ArgumentError(f"{op}: ddof must be finite, not {value!r}"))
     return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
@@ -356,11 +356,8 @@ std = _moment(Std)
 def _argreducer(cls):
     def arg_reduce(x, axis=None, keepdims=False):
         x = as_variable(x)
-        name = cls.op_name()
-        if axis is not None and not isinstance(axis, numbers.Integral):
-            raise TypeError(f"{name}: axis is one int or None (as in NumPy), not {axis!r}")
         if axis is not None:
-            (axis,) = normalize_axis(axis, x.type.ndim, name, x)
+            axis = one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True)
         return cls(axis, keepdims)(x)
 
     arg_reduce.__name__ = cls.op_name()
@@ -376,10 +373,7 @@ def _cumulative(cls):
     def run(x, axis):
         if axis is None:
             x, axis = flatten(x), 0
-        if not isinstance(axis, numbers.Integral):
-            raise TypeError(f"{cls.op_name()}: axis is one int or None, not {axis!r}")
-        (axis,) = normalize_axis(axis, x.type.ndim, cls.op_name(), x)
-        return cls(axis)(x)
+        return cls(one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True))(x)
 
     def cumulate(x, axis=None, *, dtype=None):
         return _in_dtype(run, x, dtype, axis=axis)

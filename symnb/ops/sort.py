@@ -3,14 +3,12 @@ and ``argsort`` (integer indices, no gradient). ``axis=None`` sorts the flattene
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import one_axis
 from symnb.ops.layout import flatten
 from symnb.ops.shape import _LikeOp
 
@@ -96,10 +94,7 @@ def _along_axis(cls, x, axis):
     x = as_variable(x)
     if axis is None:
         x, axis = flatten(x), 0
-    if not isinstance(axis, numbers.Integral):
-        raise TypeError(f"{cls.op_name()}: axis is one int or None, not {axis!r}")
-    (axis,) = normalize_axis(axis, x.type.ndim, cls.op_name(), x)
-    return cls(axis)(x)
+    return cls(one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True))(x)
 
 
 def sort(x, axis=-1) -> Variable:

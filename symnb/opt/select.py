@@ -9,6 +9,7 @@ and inf in NumPy), so it computes what NumPy computes, only more accurately.
 
 from __future__ import annotations
 
+from symnb.errors import ArgumentError
 from symnb.opt.registry import PHASES, RULES, Rule
 
 MODES = {
@@ -49,12 +50,12 @@ def _parse(optimize) -> tuple[list[str], set[str]]:
     if isinstance(optimize, dict):
         unknown = set(optimize) - {"include", "exclude"}
         if unknown:
-            raise ValueError(f"optimize: unknown keys {sorted(unknown)}; use include/exclude")
+            raise ArgumentError(f"optimize: unknown keys {sorted(unknown)}; use include/exclude")
         named = optimize.get("include", ["fast"])
         include = _expand(named)
         exclude = set(_expand(optimize.get("exclude", [])))
         return include, exclude | _not_ieee([named] if isinstance(named, str) else named)
-    raise TypeError(f"optimize is a mode name {sorted(MODES)} or a dict, not {optimize!r}")
+    raise ArgumentError(f"optimize is a mode name {sorted(MODES)} or a dict, not {optimize!r}")
 
 
 def _not_ieee(names) -> set[str]:
@@ -66,7 +67,7 @@ def _not_ieee(names) -> set[str]:
 
 def _mode(name: str):
     if name not in MODES:
-        raise ValueError(f"optimize: unknown mode {name!r}; choose one of {sorted(MODES)}")
+        raise ArgumentError(f"optimize: unknown mode {name!r}; choose one of {sorted(MODES)}")
     return MODES[name]
 
 
@@ -80,7 +81,7 @@ def _expand(names) -> list[str]:
         elif name in PHASES or name in RULES:
             out.append(name)
         else:
-            raise ValueError(
+            raise ArgumentError(
                 f"optimize: {name!r} is neither a phase ({', '.join(PHASES)}) nor a "
                 f"registered rule (see sn.opt.RULES)"
             )

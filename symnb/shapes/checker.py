@@ -266,6 +266,36 @@ class _Scanner:
 _WHERE = ("where", "lineno", "cell", "code")  # what _Runner._where returns
 
 
+def _names(code) -> tuple[set, set]:
+    """(the names ``code`` reads, the names it binds at module level) of a statement or a
+    cell's source; nothing for source that does not parse."""
+    if isinstance(code, str):
+        try:
+            code = ast.parse(code)
+        except SyntaxError:
+            return set(), set()
+    reads = {
+        n.id for n in ast.walk(code) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    binds: set = set()
+    pending = [code]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.add(node.name)  # what its body binds is its own
+            continue
+        if isinstance(
+            node, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+        ):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            binds.add(node.id)
+        elif isinstance(node, ast.alias):
+            binds.add((node.asname or node.name).split(".")[0])
+        pending.extend(ast.iter_child_nodes(node))
+    return reads, binds
+
+
 # -- running them -------------------------------------------------------------------------------
 class _Runner:
     """Runs chunks statement by statement in one namespace, collecting diagnostics."""
@@ -283,7 +313,9 @@ class _Runner:
             self.module.__file__ = report.path
         self.module.__builtins__ = builtins
         self.namespace = self.module.__dict__
-        self.failed = False
+        #: names that statements which failed would have bound (and nothing bound since): a
+        #: later statement that fails reading one is "not checked", not a failure of its own
+        self.unmade: set[str] = set()
         self.seen: set = set()
 
     def run(self, chunk: Chunk, caught: list) -> None:
@@ -291,7 +323,12 @@ class _Runner:
             lines = chunk.source.splitlines(keepends=True)
             linecache.cache[chunk.filename] = (len(chunk.source), None, lines, chunk.filename)
         if chunk.magic is not None:
-            self._execute(chunk, 1, lambda: self._symcompile(chunk))
+            reads, binds = _names(_without_magics(chunk.source.partition("\n")[2]))
+            words = chunk.magic.split()
+            if words and words[0].isidentifier():
+                binds.add(words[0])  # the function the cell compiles
+            names = (reads, binds)
+            self._execute(chunk, 1, lambda: self._symcompile(chunk), names)
             self.collect_warnings(caught)
             return
         try:
@@ -301,7 +338,8 @@ class _Runner:
             return
         for statement in tree.body:
             code = compile(ast.Module(body=[statement], type_ignores=[]), chunk.filename, "exec")
-            self._execute(chunk, statement.lineno, lambda c=code: exec(c, self.namespace))  # noqa: S102
+            run = lambda c=code: exec(c, self.namespace)  # noqa: E731, S102
+            self._execute(chunk, statement.lineno, run, _names(statement))
             self.collect_warnings(caught)
 
     def _symcompile(self, chunk: Chunk) -> None:
@@ -310,8 +348,10 @@ class _Runner:
         args = parse_line(chunk.magic)
         symcompile(args, body, user_ns=self.namespace, filename=chunk.filename)
 
-    def _execute(self, chunk: Chunk, lineno: int, run: Callable[[], None]) -> None:
-        """Run one statement (or a %%symcompile cell), recording what it raises."""
+    def _execute(self, chunk: Chunk, lineno: int, run: Callable[[], None], names) -> None:
+        """Run one statement (or a %%symcompile cell), recording what it raises; ``names``:
+        the (read, bound) names of its code."""
+        reads, binds = names
         self.report.statements += 1
         self.report.emit("statement", dict(zip(_WHERE, self._where(chunk.filename, lineno))))
         try:
@@ -329,8 +369,18 @@ class _Runner:
         except SymnbError as exc:
             self._add_error(exc, chunk, lineno)
         except Exception as exc:
-            severity = "not checked" if self.failed else "failure"
-            self._add_failure(severity, exc, chunk, self._raised_at(exc, lineno))
+            self._add_failure(self._severity(exc, reads), exc, chunk, self._raised_at(exc, lineno))
+        else:
+            self.unmade -= binds
+            return
+        if not chunk.expect_error:
+            self.unmade |= binds
+
+    def _severity(self, exc: Exception, reads: set) -> str:
+        """ "not checked" for a statement that needed a name an earlier failure never made
+        (it read one, or raised a NameError for one); "failure" for one that failed alone."""
+        unmade = reads & self.unmade or isinstance(exc, NameError) and exc.name in self.unmade
+        return "not checked" if unmade else "failure"
 
     def _add_error(self, exc: SymnbError, chunk: Chunk, fallback_line: int) -> None:
         loc = getattr(exc, "location", None)
@@ -341,13 +391,12 @@ class _Runner:
         message = str(exc).split("\n  at ")[0]
         severity = "expected" if chunk.expect_error else "error"
         self._add(Diagnostic(severity, type(exc).__name__, message, *self._where(filename, lineno)))
-        self.failed = self.failed or not chunk.expect_error
 
     def _add_failure(self, severity: str, exc: Exception, chunk: Chunk, lineno: int) -> None:
         where = self._where(chunk.filename, lineno)
         severity = "expected" if chunk.expect_error else severity
-        self._add(Diagnostic(severity, type(exc).__name__, str(exc) or repr(exc), *where))
-        self.failed = self.failed or not chunk.expect_error
+        message = (str(exc) or repr(exc)).split("\n  at ")[0]  # the report shows the line
+        self._add(Diagnostic(severity, type(exc).__name__, message, *where))
 
     def _raised_at(self, exc: BaseException, fallback: int) -> int:
         """The innermost line of the traceback that is in the program being checked."""

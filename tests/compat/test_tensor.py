@@ -371,6 +371,19 @@ def test_conv2d_and_pool_misuse_say_what_is_wrong():
         pool.pool_2d(x, ws=(2, 2), pad=(1, 1))
     with pytest.raises(ValueError, match="mode must be one of"):
         pool.pool_2d(x, ws=(2, 2), mode="median", ignore_border=True)
+    with pytest.raises(sn.ShapeError, match=r"pool_2d: pad \(2, 1\) must be smaller than ws"):
+        pool.pool_2d(x, ws=(2, 2), pad=(2, 1), ignore_border=True)
+
+
+def test_pool_2d_takes_any_pad_below_the_window_as_theano(rng):
+    """Theano's rule is pad < ws (the core refuses only padding that makes windows of
+    padding only): pad 2 around 3-wide windows runs, every window holding real elements."""
+    a = rng.standard_normal((1, 1, 4, 4))
+    x = T.tensor4("x")
+    got = run([x], pool.pool_2d(x, ws=(3, 3), pad=(2, 2), ignore_border=True), a)
+    padded = np.pad(a, ((0, 0), (0, 0), (2, 2), (2, 2)), constant_values=-np.inf)
+    want = [[padded[0, 0, i : i + 3, j : j + 3].max() for j in (0, 3)] for i in (0, 3)]
+    np.testing.assert_allclose(got[0, 0], want)
 
 
 def _values(*shapes, seed=3):

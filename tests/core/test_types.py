@@ -37,7 +37,7 @@ def test_constructors():
     assert sn.scalar("s").type.shape == ()
     x = sn.tensor("x", shape=("batch", 784), dtype="float32")
     assert x.type.shape == ("batch", 784) and x.dtype == np.float32 and x.name == "x"
-    with pytest.raises(ValueError, match=r"matrix has 2 dims; shape \(1, 2, 3\) has 3"):
+    with pytest.raises(sn.ShapeError, match=r"matrix 'm' has 2 dims; shape \(1, 2, 3\) has 3"):
         sn.matrix("m", shape=(1, 2, 3))
 
 

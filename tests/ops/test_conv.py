@@ -271,3 +271,43 @@ def test_pool_gradients(name, kernel, stride, padding, rng):
 def test_avg_pool_second_order(rng):
     x = rng.normal(size=(1, 1, 4, 4))
     sn.check_grad(lambda a: sn.grad(sn.sum(sn.avg_pool2d(a, 2, 1) ** 2), a), [x])
+
+
+@pytest.mark.parametrize("pool", [sn.max_pool2d, sn.avg_pool2d])
+def test_pool_padding_as_wide_as_the_window_is_refused(pool, rng):
+    """Padding 2 around a 2-wide window made windows of padding only: -inf from max_pool2d,
+    0 from avg_pool2d. Padding below the window (Theano's ``pad < ws``) still works."""
+    im = sn.tensor("im", shape=(1, 1, 4, 4))
+    for padding, axis in [(2, "height"), ((0, 3), "width"), (((0, 2), (0, 0)), "height")]:
+        with pytest.raises(sn.ShapeError, match=f"padding .* on the {axis} axis") as caught:
+            pool(im, 2, padding=padding)  # the line named
+        message = str(caught.value)
+        assert "'im' (float64(1, 1, 4, 4))" in message and "2-wide window" in message
+        assert f"test_conv.py, line {caught.tb.tb_lineno}" in message
+    x = rng.normal(size=(1, 2, 5, 5))
+    fn, reduce, fill = POOLS["max" if pool is sn.max_pool2d else "avg"]
+    got = run_on(lambda a: pool(a, 3, 1, 2), x)  # padding 2 < window 3: every window is real
+    np.testing.assert_allclose(got, loop_pool(x, (3, 3), (1, 1), (2, 2), reduce, fill))
+    assert np.isfinite(got).all()
+
+
+@pytest.mark.parametrize(
+    "build, error, message",
+    [
+        (lambda x: sn.max_pool2d(x, 2.5), sn.ShapeTypeError, "kernel_size is a positive int"),
+        (lambda x: sn.max_pool2d(x, True), sn.ShapeTypeError, "not True"),
+        (lambda x: sn.max_pool2d(x, 2, stride=0), sn.ShapeError, "stride must be a positive"),
+        (lambda x: sn.avg_pool2d(x, (2, "a")), sn.ShapeTypeError, r"not \(2, 'a'\)"),
+        (lambda x: sn.avg_pool2d(x, 2, padding=-1), sn.ShapeError, "non-negative ints, not -1"),
+        (lambda x: sn.avg_pool2d(x, 2, padding=1.5), sn.ShapeTypeError, "not 1.5"),
+        (lambda x: sn.conv2d(x, x, stride=True), sn.ShapeTypeError, "stride is a positive int"),
+        (lambda x: sn.conv2d(x, x, groups=0), sn.ShapeError, "groups must be a positive int"),
+        (lambda x: sn.conv2d(x, x, dilation=(1, 1, 1)), sn.ShapeTypeError, "dilation is"),
+    ],
+)
+def test_window_arguments_are_shape_errors_naming_the_input(build, error, message):
+    x = sn.tensor("x", shape=(1, 1, 5, 5))
+    with pytest.raises(error, match=message) as caught:
+        build(x)
+    assert "of 'x' (float64(1, 1, 5, 5))" in str(caught.value)
+    assert f"test_conv.py, line {build.__code__.co_firstlineno}" in str(caught.value)

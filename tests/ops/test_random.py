@@ -286,3 +286,106 @@ def test_no_default_updates_leaves_the_streams_where_they_are():
     assert not np.array_equal(first[1], second[1])
     with pytest.raises(sn.GraphError, match="list of shared variables"):
         sn.function([], u, no_default_updates=["u"])
+
+
+@pytest.mark.parametrize(
+    "build, numpy_call, message",
+    [
+        (
+            lambda r: r.integers(0, 1000, (64,), dtype="int8"),
+            lambda g: g.integers(0, 1000, 64, dtype=np.int8),
+            r"integers: high - 1 \(999\) is out of bounds for int8, which holds -128 to 127",
+        ),
+        (
+            lambda r: r.integers(-5, 5, (64,), dtype="uint8"),
+            lambda g: g.integers(-5, 5, 64, dtype=np.uint8),
+            r"integers: low \(-5\) is out of bounds for uint8, which holds 0 to 255",
+        ),
+        (
+            lambda r: r.integers(np.int16(-200), 5, dtype="int8"),
+            lambda g: g.integers(np.int16(-200), 5, dtype=np.int8),
+            r"integers: low \(-200\) is out of bounds for int8",
+        ),
+        (
+            lambda r: r.integers(0, 3, (4,), dtype="bool"),
+            lambda g: g.integers(0, 3, 4, dtype=bool),
+            r"integers: high - 1 \(2\) is out of bounds for bool, which holds 0 to 1",
+        ),
+        (
+            lambda r: r.binomial((4,), n=300, p=1.0, dtype="int8"),
+            None,  # NumPy's binomial has no dtype; its int64 holds 300
+            r"binomial: n \(300\) is out of bounds for int8",
+        ),
+        (
+            lambda r: r.multinomial((2,), n=300, pvals=[0.5, 0.5], dtype="int8"),
+            None,
+            r"multinomial: n \(300\) is out of bounds for int8",
+        ),
+    ],
+)
+def test_integer_draws_refuse_bounds_their_dtype_cannot_hold(build, numpy_call, message):
+    """The values would wrap around (0..999 drawn into int8 gave -122, 253...): NumPy refuses
+    such bounds, and so does symnb, where the draw is built."""
+    rng = sn.RandomStream(1)
+    if numpy_call is not None:
+        with pytest.raises(ValueError, match="out of bounds"):
+            numpy_call(np.random.default_rng(0))
+    with pytest.raises(sn.DTypeError, match=message) as caught:
+        build(rng)
+    assert f"test_random.py, line {build.__code__.co_firstlineno}" in str(caught.value)
+    assert rng.states == []  # no state was made for the refused draw
+
+
+def test_integer_draws_within_the_dtype_and_symbolic_bounds_checked_when_run():
+    rng = sn.RandomStream(1)
+    full = sn.function([], rng.integers(0, 256, (200,), dtype="uint8"))()
+    assert full.dtype == np.uint8 and full.max() > 200  # the whole range, none wrapped
+    coins = sn.function([], rng.integers(0, 2, (50,), dtype="bool"))()
+    assert coins.dtype == np.bool_ and 0 < coins.sum() < 50
+    with pytest.raises(sn.DTypeError, match="integers: dtype must be an integer"):
+        rng.integers(0, 5, dtype="float32")  # NumPy: "Unsupported dtype"
+    low = sn.scalar("low", dtype="int64")
+    f = sn.function([low], rng.integers(low, 100, (3,), dtype="int8"))
+    assert np.all((f(-100) >= -100) & (f(-100) < 100))
+    with pytest.raises(sn.SymnbError, match=r"integers: low \(-200\) is out of bounds for int8"):
+        f(-200)
+
+
+def test_draw_parameters_broadcast_to_the_size_as_in_numpy():
+    """Arrays are parameters as variables are; size None is the shape they broadcast to, and
+    a parameter must broadcast to the size (NumPy's Generator rule): before, an array avg
+    was an internal TypeError, and a vector avg with the default size gave one normal for
+    every element."""
+    generator = np.random.default_rng(0)
+    rng = sn.RandomStream(1)
+    avg = np.array([0.0, 10.0, 20.0])
+    cases = [  # (the draw, NumPy's, the values both must have up to `tolerance`)
+        (rng.normal(avg=avg, std=0.001), generator.normal(avg, 0.001), avg, 0.01),
+        (rng.normal((2, 3), avg=avg, std=1e-3), generator.normal(avg, 1e-3, (2, 3)), avg, 0.01),
+        (
+            rng.uniform(low=[0.0, 5.0], high=[1.0, 6.0]),
+            generator.uniform([0.0, 5.0], [1.0, 6.0]),
+            [0.5, 5.5],
+            0.5,
+        ),
+        (rng.bernoulli(p=np.array([0.0, 1.0])), generator.binomial(1, [0.0, 1.0]), [0, 1], 0),
+    ]
+    for draw, want, values, tolerance in cases:
+        got = sn.function([], draw, backend="py")()
+        assert got.shape == want.shape and draw.type.shape == want.shape
+        np.testing.assert_allclose(got, np.broadcast_to(values, got.shape), atol=tolerance)
+        np.testing.assert_allclose(want, np.broadcast_to(values, got.shape), atol=tolerance)
+    a = sn.vector("a")  # a symbolic vector: each element its own draw
+    values = sn.function([a], rng.normal(avg=a))(np.zeros(1000))
+    assert values.shape == (1000,) and len(np.unique(values)) == 1000
+    for wrong in [lambda: rng.normal((3,), avg=np.zeros((2, 3))), lambda: rng.normal((), avg=avg)]:
+        with pytest.raises(ValueError, match="not compatible"):  # NumPy
+            generator.normal(np.zeros((2, 3)), size=(3,))
+        with pytest.raises(sn.ShapeError, match="does not broadcast to the size"):
+            wrong()
+    with pytest.raises(sn.ShapeError, match="do not broadcast together"):
+        rng.uniform(low=np.zeros(3), high=np.ones(4))
+    with pytest.raises(sn.ArgumentError, match="normal: avg is a number, an array"):
+        rng.normal(avg="a")
+    scalar = rng.uniform(None)  # the shape of its (scalar) parameters, as NumPy's
+    assert scalar.type.shape == ()

@@ -91,3 +91,22 @@ def test_theano_streams_seed_before_and_after_draws(cls):
     after = rng.normal((4,))
     fresh = cls(9)
     assert _same(_values(before, after), _values(fresh.uniform((4,)), fresh.normal((4,))))
+
+
+def test_a_seed_is_a_non_negative_int_of_any_size_as_numpys():
+    """NumPy's default_rng takes any non-negative int (2**64 and 2**200 included), and refuses
+    floats, strings and negative numbers; a seed was int()-ed (1.5 silently 1, "abc" an
+    internal ValueError) and wide ones wrapped (2**64 was the stream of 0)."""
+    for bad in [1.5, "abc", -1, None, True, [1, 2]]:
+        with pytest.raises(sn.ArgumentError, match="a seed is a non-negative int") as caught:
+            sn.RandomStream(bad)  # the line named
+        assert f"line {caught.tb.tb_lineno}" in str(caught.value)
+        with pytest.raises(sn.ArgumentError, match="a seed is a non-negative int"):
+            sn.RandomStream(0).seed(bad)
+    draws = {}
+    for seed in [0, 2**64, 2**64 + 1, 2**200, np.uint64(7)]:
+        np.random.default_rng(seed)  # NumPy takes each
+        draws[int(seed)] = sn.function([], sn.RandomStream(seed).uniform((4,)))().tolist()
+    assert len({tuple(v) for v in draws.values()}) == len(draws)
+    again = sn.function([], sn.RandomStream(2**200).uniform((4,)))()
+    assert again.tolist() == draws[2**200]

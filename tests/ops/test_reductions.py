@@ -100,8 +100,9 @@ def test_argmax_argmin_match_numpy(op, ref, axis, keepdims, dtype, rng, backend)
 @pytest.mark.parametrize(
     "axis, error, message",
     [
-        (1.5, TypeError, "sum: axis is an int, a tuple of ints or None, not 1.5"),
-        ((0, "a"), TypeError, "sum: an axis is an int, not 'a'"),
+        (1.5, sn.ShapeTypeError, "sum: axis is an int, a tuple of ints or None, not 1.5"),
+        ((0, "a"), sn.ShapeTypeError, "sum: an axis is an int, not 'a' \\(for 'x'"),
+        (True, sn.ShapeTypeError, "sum: axis is an int, a tuple of ints or None, not True"),
         ((0, -2), sn.ShapeError, r"sum: repeated axis in \(0, -2\)"),
         (2, sn.ShapeError, "sum: axis 2 is out of range for 'x'"),
     ],
@@ -115,7 +116,7 @@ def test_a_bad_axis_is_refused_at_the_users_line(axis, error, message):
 
 def test_argmax_refuses_a_tuple_axis_and_has_no_gradient():
     x = sn.tensor("x", shape=(3, 4))
-    with pytest.raises(TypeError, match="argmax: axis is one int or None"):
+    with pytest.raises(sn.ShapeTypeError, match="argmax: axis is one int or None"):
         sn.argmax(x, axis=(0, 1))
     with pytest.raises(sn.ShapeError, match="argmin: axis 2 is out of range for 'x'"):
         sn.argmin(x, axis=2)
@@ -164,7 +165,7 @@ def test_cumulative_of_0d_flattens(backend):
         info.value
     )
     assert "(use axis=None)" in str(info.value) and "valid" not in str(info.value)
-    with pytest.raises(TypeError, match="cumsum: axis is one int or None"):
+    with pytest.raises(sn.ShapeTypeError, match="cumsum: axis is one int or None"):
         sn.cumsum(sn.matrix("m"), axis=(0, 1))
 
 
@@ -324,4 +325,5 @@ def test_a_float32_mean_overflows_as_its_float32_sum_does(axis, backend):
     with np.errstate(over="ignore"):
         want = np.mean(a, axis=axis)
     assert np.isinf(want).all()
-    check(run_on(lambda x: sn.mean(x, axis=axis), a, backend=backend), want)
+    with np.errstate(over="ignore"):  # backend "py" runs NumPy's reference, which warns
+        check(run_on(lambda x: sn.mean(x, axis=axis), a, backend=backend), want)

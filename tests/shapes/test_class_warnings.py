@@ -75,6 +75,20 @@ def test_one_line_that_pins_twice_warns_once():
     assert len(hits) == 1 and "forced to equal 32" in str(hits[0].message)
 
 
+def test_stack_warns_once_naming_the_users_operands():
+    """stack joins expanded copies with an internal concatenate, which warned a second time
+    about "an unnamed variable (float64(1, n))" the user never wrote."""
+    s1, s2 = sn.tensor("s1", shape=("n",)), sn.tensor("s2", shape=(5,))
+    for axis in (0, -1):
+        hits = _caught(lambda a=axis: sn.stack([s1, s2], axis=a))  # <- stack pins n
+        assert len(hits) == 1, [str(w.message) for w in hits]
+        message = str(hits[0].message)
+        assert message.startswith("stack: named dim 'n' (axis 0 of 's1' (float64(n,)))"), message
+        assert hits[0].lineno == _line_of("<- stack pins n")
+    with pytest.raises(sn.ShapeError, match="stack: axis 0 differs"):  # errors still raised
+        sn.stack([s2, sn.tensor("s3", shape=(4,))])
+
+
 def test_the_same_line_warns_again_in_a_new_call():
     def build():
         return sn.tensor("t", shape=("batch", 10)) - sn.tensor("p", shape=(32, 10))

@@ -73,6 +73,41 @@ def test_script_reports_every_bug_with_its_line_and_exits_1(tmp_path, capsys):
     assert "0.0" not in out  # the program's own prints are hidden
 
 
+INDEPENDENT = textwrap.dedent(
+    """\
+    import symnb as sn
+
+    x = sn.tensor("x", shape=("batch", 784))
+    W = sn.tensor("W", shape=(10, 784))
+    h = x @ W
+    z = sn.tensor("z", shape=("batch", -2))
+    s = sn.sum(x, axis=1.0)
+    if x > 0:
+        pass
+    y = h + 1
+    print(undefined_name)
+    """
+)
+
+
+def test_failures_after_an_error_are_not_checked_only_when_they_need_its_names(tmp_path, capsys):
+    """Every exception after a first error was "not checked", also bad input on lines that
+    need nothing the failed line made (now symnb errors, counted) and independent failures;
+    and a message carrying its "at ..." line printed it twice."""
+    script = tmp_path / "independent.py"
+    script.write_text(INDEPENDENT)
+    assert main(["check", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert f"{script}, line 5: error: ShapeError: matmul" in out
+    assert f"{script}, line 6: error: ShapeError: tensor 'z'" in out
+    assert f"{script}, line 7: error: ShapeTypeError: sum: axis is an int" in out
+    assert f"{script}, line 8: failure: TypeError: `if`" in out  # independent of line 5
+    assert f"{script}, line 10: not checked: NameError: name 'h'" in out  # h was never made
+    assert f"{script}, line 11: failure: NameError" in out  # a typo, no earlier error's
+    assert "3 errors, 0 warnings, 2 failures, 1 not checked" in out
+    assert "\n  at " not in out  # the line is shown once, as the code under the message
+
+
 def test_the_training_loop_runs_in_check_mode_quickly(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)

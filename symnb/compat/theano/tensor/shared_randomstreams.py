@@ -16,7 +16,7 @@ import numpy as np
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
 from symnb.ops.philox import seed_key
-from symnb.ops.random import RandomStream
+from symnb.ops.random import RandomStream, checked_seed
 from symnb.ops.shape import reshape
 
 
@@ -31,7 +31,8 @@ class PhiloxState:
 
     def seed(self, seed: int) -> None:
         """Start again from ``seed``: the key ``RandomStreams(seed)`` gives this draw."""
-        self.key, self.counter = np.uint64(seed_key(seed, self.index)), np.uint64(0)
+        self.key = np.uint64(seed_key(checked_seed(seed), self.index))
+        self.counter = np.uint64(0)
 
     def get_state(self) -> tuple:
         return (self.kind, int(self.key), int(self.counter))
@@ -133,7 +134,7 @@ class RandomStreams(RandomStream):
         return super().binomial(_size(size, ndim), n, p if prob is None else prob, dtype=dtype)
 
     @_with_rng
-    def random_integers(self, size=(), low=0, high=1, ndim=None, dtype="int64"):
+    def random_integers(self, size=None, low=0, high=1, ndim=None, dtype="int64"):
         """Integers in [low, high], both ends included (Theano's rule)."""
         return super().integers(low, high + 1, size=_size(size, ndim), dtype=dtype)
 

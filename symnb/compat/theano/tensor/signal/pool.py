@@ -22,6 +22,7 @@ import numbers
 
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
+from symnb.errors import ShapeError
 from symnb.grad import Lop
 from symnb.ops.conv import avg_pool2d, max_pool2d
 from symnb.ops.creation import ones_like
@@ -50,6 +51,8 @@ def pool_2d(
     stride = _either(stride, st, "stride", "st")
     stride = ws if stride is None else _pair(stride, "stride")
     pad = _pair(pad if padding is None else padding, "pad")
+    if any(p >= w for p, w in zip(pad, ws)):
+        raise _at_user_line(ShapeError(f"pool_2d: pad {pad} must be smaller than ws {ws}"))
     if mode == "average":
         mode = "average_inc_pad"
     if mode not in MODES:
