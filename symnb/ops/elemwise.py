@@ -233,7 +233,7 @@ class Mod(Elemwise):
 
 
 class Pow(Elemwise):
-    """x ** y; its partials are finite at a zero base (JAX's values there)."""
+    """x ** y; its partials are finite at a zero base (as JAX's, where those are)."""
 
     impl, scalar_op = staticmethod(np.power), "pow"
 
