@@ -80,3 +80,61 @@ def test_pow_gradients_of_a_constant_exponent_keep_their_graph():
         g = sn.grad(sn.sum(g), x)
         ops = {node.op.op_name() for node in sn.core.graph.ancestors([g])}
         assert "where" not in ops, ops
+
+
+def _cofactor(a):
+    """adj(a)^T by its definition, (-1)^(i+j) times the (i, j) minor."""
+    n = a.shape[0]
+    out = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, 0), j, 1)
+            out[i, j] = (-1) ** (i + j) * np.linalg.det(minor)
+    return out
+
+
+SINGULAR = {
+    "rank 1 of 2": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "rank 2 of 3": np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),
+    "rank 2 of 4": np.outer([1.0, 2, 3, 4], [1.0, 0, 2, 1])
+    + np.outer([0.0, 1, 0, 2], [3.0, 1, 1, 0]),
+    "zeros": np.zeros((3, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SINGULAR))
+def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix(name, backend):
+    """It was det * inv(a).T: LinAlgError (or inf * 0) where a is singular."""
+    value = SINGULAR[name]
+    a = f64("a", value.shape)
+    got = sn.function([a], sn.grad(sn.det(a), a), backend=backend)(value)
+    np.testing.assert_allclose(got, _cofactor(value), atol=1e-12)
+    sn.check_grad(lambda m: sn.grad(sn.det(m), m), [value])  # the Hessian there
+
+
+def test_det_gradient_and_hessian_of_invertible_matrices_keep_their_values(rng):
+    value = rng.standard_normal((2, 4, 4))
+    a = f64("a", (2, 4, 4))
+    got = sn.function([a], sn.grad(sn.sum(sn.det(a)), a))(value)
+    want = np.linalg.det(value)[:, None, None] * np.swapaxes(np.linalg.inv(value), -1, -2)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    m = value[0]
+    x = f64("x", (4, 4))
+    got = sn.function([x], sn.hessian(sn.det(x), x))(m)
+    inv = np.linalg.inv(m)  # d2 det = det (tr(inv dA) tr(inv dB) - tr(inv dA inv dB))
+    want = np.linalg.det(m) * (
+        np.einsum("ji,lk->ijkl", inv, inv) - np.einsum("jk,li->ijkl", inv, inv)
+    )
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_det_hessian_at_the_identity_and_third_derivatives():
+    """Repeated singular values (the identity) need no derivative of U or V at second order;
+    the third goes through them (distinct singular values)."""
+    x = f64("x", (3, 3))
+    got = sn.function([x], sn.hessian(sn.det(x), x))(np.eye(3))
+    eye = np.eye(3)
+    want = np.einsum("ij,kl->ijkl", eye, eye) - np.einsum("il,kj->ijkl", eye, eye)
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    value = np.array([[2.0, 0.5, 0.1], [0.3, -1.0, 0.7], [0.2, 0.4, 1.5]])
+    sn.check_grad(lambda m: sn.hessian(sn.det(m), m), [value])
