@@ -385,15 +385,25 @@ class Det(_SquareOp):
 
 
 class Cofactor(_SquareOp):
-    """The cofactor matrix ``adj(a)^T`` of each square matrix, det's gradient: from the SVD
-    a = U diag(s) Vh it is sign * U diag(p) Vh, p_i the product of the other singular values
-    and sign = det(U Vh), so it is finite where a is singular (det(a) * inv(a)^T is not)."""
+    """The cofactor matrix ``adj(a)^T`` of each square matrix, det's gradient, finite where a
+    is singular (det(a) * inv(a)^T is not): from the SVD a = U diag(s) Vh it is
+    sign * U diag(p) Vh, p_i the product of the other singular values, sign = det(U Vh)."""
 
     def infer_types(self, a):
         n = self._square(a)
         return [TensorType(self._dtype(a), a.type.shape[:-2] + (n, n))]
 
     def perform(self, a):
+        """det(a) * inv(a)^T where NumPy's LU inverts a (the two come from the same LU, so
+        their product is the cofactor matrix of a matrix within rounding of a, even near a
+        singular one); the SVD's form where it does not (a zero pivot)."""
+        try:
+            with np.errstate(all="ignore"):
+                out = np.linalg.det(a)[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+            if np.all(np.isfinite(out)) or not np.all(np.isfinite(a)):
+                return out
+        except np.linalg.LinAlgError:
+            pass
         u, s, vh = np.linalg.svd(a)
         sign = np.sign(np.linalg.det(u @ vh))
         eye = np.eye(s.shape[-1], dtype=bool)
