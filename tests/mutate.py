@@ -25,15 +25,22 @@ from tests.mutation_scores import table
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "build" / "mutate"
 
-#: the gradient rules of linalg.py: its ops' grad methods and the helpers only they use
+#: the gradient rules of linalg.py and svd.py: their ops' grad methods and the helpers only
+#: they use (_square.py's matrix helpers)
 LINALG_GRADS = [
     "symnb.ops.linalg.*grad*",
     "symnb.ops.linalg.*TraceAdjoint*",
-    "symnb.ops.linalg.*_from_svd*",
+    "symnb.ops.linalg.*Cofactor*",
     "symnb.ops.linalg.x__t__*",
     "symnb.ops.linalg.x__tril*",
-    "symnb.ops.linalg.x__swap_last*",
     "symnb.ops.linalg.x__free_axes*",
+    "symnb.ops.svd.*grad*",
+    "symnb.ops.svd.x__plus*",
+    "symnb.ops.svd.x__known_equal*",
+    "symnb.ops._square.x_swap_last*",
+    "symnb.ops._square.x_eye_like*",
+    "symnb.ops._square.x_diag_embed*",
+    "symnb.ops._square.x_diag_part*",
 ]
 
 #: the fused cross-entropy's tests: the rules' own and the op's
@@ -62,12 +69,14 @@ GROUPS = {
         [],
     ),
     "linalg-grads": (
-        ["symnb/ops/linalg.py"],
+        ["symnb/ops/linalg.py", "symnb/ops/svd.py", "symnb/ops/_square.py"],
         [
             "tests/ops/test_linalg.py",
             "tests/ops/test_linalg_general.py",
             "tests/grad/test_op_grads.py::test_matmul_gradients",
             "tests/grad/test_higher_order.py",
+            "tests/grad/test_singular_points.py",
+            "tests/grad/test_svd_grads.py",
         ],
         LINALG_GRADS,
     ),

@@ -5,15 +5,34 @@ gradient of ``<J^T u, v>`` with respect to ``u`` is ``J v``, whatever ``u`` is. 
 pass uses a placeholder ``u``; the second differentiates with respect to it, and any leftover
 mention of ``u`` (there is none for the ops whose rules are linear in the output gradient) is
 replaced by zeros, so the result depends only on the forward graph and ``v``.
+
+``grad_clip``'s rule is not linear (it clips the output gradient), and a marker that changes
+only the backward pass has the tangent of the function it computes, the identity: so the passes
+run on ``f`` with ``grad_clip`` and ``grad_scale`` taken out. ``zero_grad`` stays (a zero
+tangent, as JAX's ``stop_gradient`` and Theano's ``ZeroGrad.R_op``) and so does
+``disconnected_grad`` (no tangent, as Theano's ``DisconnectedGrad.R_op``).
 """
 
 from __future__ import annotations
 
 from symnb.core.graph import ancestors, leaves
+from symnb.core.op import _at_user_line
+from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.grad.reverse import Lop, grad, uid_mark, variable_list, zeros_like
+from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
+from symnb.grad.reverse import (
+    DISCONNECTED,
+    RETURN_DISCONNECTED,
+    Lop,
+    check_option,
+    grad,
+    uid_mark,
+    variable_list,
+    zeros_like,
+)
 from symnb.ops.elemwise import cast
+from symnb.ops.markers import GradClip, GradScale
 from symnb.ops.reduce import sum as sum_
 
 
@@ -23,15 +42,21 @@ def Rop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     ``f`` and ``wrt`` are a variable each or lists; ``eval_points`` has one entry per
     ``wrt``. The result has one entry per ``f``, shaped like it (Theano's ``Rop``).
     """
+    check_option("disconnected", disconnected, DISCONNECTED, "sn.Rop")
+    check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED, "sn.Rop")
     outputs, single = variable_list(f, "f")
     targets, _ = variable_list(wrt, "wrt")
     points = _tangents(targets, eval_points)
     for out in outputs:
         if not out.type.is_float:
             raise DTypeError(f"Rop: {out.describe()} is not a float; it has no derivative")
+    forward = _without_backward_markers(outputs, targets)  # forward nodes: no grad_of
     first = uid_mark()
     cotangents = [Variable(out.type, name=f"cotangent{i}") for i, out in enumerate(outputs)]
-    vjp = Lop(outputs, targets, cotangents, disconnected, return_disconnected="none")
+    vjp = Lop(forward, targets, cotangents, "ignore", return_disconnected="none")
+    for x, g in zip(targets, vjp):
+        if g is None:
+            _report_disconnected(x, disconnected)
     pairing = [sum_(g * v) for g, v in zip(vjp, points) if g is not None]
     if not pairing:
         return _none_or_zeros(outputs, single, return_disconnected)
@@ -41,18 +66,73 @@ def Rop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     return jvp[0] if single else jvp
 
 
+def _report_disconnected(var: Variable, disconnected: str):
+    """Rop's words for a ``wrt`` that ``f`` does not depend on: its tangent adds nothing."""
+    if disconnected == "ignore":
+        return
+    call, argument = DISCONNECTED_HINT.get()  # a layer over Rop names its own call
+    call = "sn.Rop" if call == "sn.grad" else call
+    message = (
+        f"{call}: f does not depend on {var.describe()} (it is disconnected from f, or "
+        "connected only through sn.disconnected_grad), so its eval point adds nothing; pass "
+        f"{argument}='ignore' or 'warn' to take its tangent as zero"
+    )
+    if disconnected == "raise":
+        raise _at_user_line(DisconnectedInputError(message))
+    warn_at_user(message, DisconnectedInputWarning)
+
+
 def _tangents(targets, eval_points) -> list[Variable]:
     """The eval points, one per ``wrt``, in its dtype."""
     points, _ = variable_list(eval_points, "eval_points")
     if len(points) != len(targets):
         raise ValueError(f"Rop: {len(targets)} wrt but {len(points)} eval_points")
     fitted = []
-    for x, v in zip(targets, points):
+    for i, (x, v) in enumerate(zip(targets, points)):
         v = as_variable(v)
+        clash = [
+            k
+            for k, (a, b) in enumerate(zip(v.type.shape, x.type.shape))
+            if isinstance(a, int) and isinstance(b, int) and a != b
+        ]
         if v.type.ndim != x.type.ndim:
-            raise ShapeError(f"Rop: the eval point {v.describe()} does not fit {x.describe()}")
+            clash = []
+        if v.type.ndim != x.type.ndim or clash:
+            # a tangent is not broadcast: the pairing with J^T u would sum its extra rows
+            if clash:
+                k = clash[0]
+                what = f"axis {k} has {v.type.shape[k]}, not {x.type.shape[k]}"
+            else:
+                what = f"{v.type.ndim} axes, not {x.type.ndim}"
+            point = v.describe().replace("an unnamed variable (", "(")
+            raise ShapeError(
+                f"Rop: eval point {i} {point} does not fit {x.describe()} ({what}); an "
+                "eval point has the shape of its wrt"
+            )
         fitted.append(cast(v, x.type.dtype))
     return fitted
+
+
+#: marker ops whose tangent is the eval point itself: they compute the identity and change
+#: only what the reverse pass sends back
+IDENTITY_FORWARD = (GradClip, GradScale)
+
+
+def _without_backward_markers(outputs, targets) -> list[Variable]:
+    """``outputs`` with every ``IDENTITY_FORWARD`` marker replaced by its operand, cloning
+    only the nodes above one; a ``wrt`` stays itself (with the markers under it)."""
+    keep = {id(t) for t in targets}
+    memo: dict[int, Variable] = {}
+    for node in ancestors(outputs):
+        if any(id(o) in keep for o in node.outputs):
+            continue
+        inputs = [memo.get(id(x), x) for x in node.inputs]
+        if isinstance(node.op, IDENTITY_FORWARD):
+            memo[id(node.outputs[0])] = inputs[0]
+        elif any(a is not b for a, b in zip(inputs, node.inputs)):
+            new = node.clone_with(inputs)
+            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
+    return [memo.get(id(out), out) for out in outputs]
 
 
 def _total(terms: list[Variable]) -> Variable:

@@ -76,11 +76,9 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
 
 
 # -- arguments ------------------------------------------------------------------------------
-def check_option(name, value, allowed):
+def check_option(name, value, allowed, call="sn.grad"):
     if value not in allowed:
-        raise ArgumentError(
-            f"sn.grad: {name}={value!r}; use one of {', '.join(map(repr, allowed))}"
-        )
+        raise ArgumentError(f"{call}: {name}={value!r}; use one of {', '.join(map(repr, allowed))}")
 
 
 def variable_list(value, what) -> tuple[list, bool]:

@@ -119,6 +119,7 @@ from symnb.ops.math import (  # noqa: F401
     log2,
     log10,
     logaddexp,
+    polygamma,
     psi,
     reciprocal,
     sinh,

@@ -233,13 +233,45 @@ class Mod(Elemwise):
 
 
 class Pow(Elemwise):
-    """x ** y."""
+    """x ** y; its partials are finite at a zero base (as JAX's, where those are)."""
 
     impl, scalar_op = staticmethod(np.power), "pow"
 
     def grad_input(self, i, inputs, output, gz):
+        # y * x**(y-1) is 0 * inf at x = y = 0 (so every derivative of x**n past the n-th was
+        # NaN at 0), and output * log(x) is 0 * -inf at x = 0: the base is taken as 1 there,
+        # which keeps the values elsewhere, and their derivatives, exact
         x, y = inputs
-        return gz * y * x ** (y - 1) if i == 0 else gz * output * log(x)
+        if i == 0:
+            base = x if _nowhere_zero(y) else where(equal(y, 0) & equal(x, 0), 1, x)
+            return gz * y * base ** (y - 1)
+        return gz * output * log(x if _nowhere_zero(x) else where(equal(x, 0), 1, x))
+
+
+def _nowhere_zero(v: Variable) -> bool:
+    """``v`` is known, when the graph is built, to have no zero: then the rule needs no
+    ``where`` (the gradients of ``x ** 2`` and of ``2 - 1``, its derivative's exponent, keep
+    their graphs)."""
+    value = _known_value(v, depth=16)
+    return value is not None and bool(np.all(value != 0))
+
+
+def _known_value(v: Variable, depth: int):
+    """The value of a small constant, or of elementwise arithmetic on small constants; else
+    None."""
+    if isinstance(v, Constant):
+        return v.value if v.value.size <= 64 else None
+    node = v.owner
+    if node is None or depth == 0 or not isinstance(node.op, Elemwise):
+        return None
+    args = [_known_value(x, depth - 1) for x in node.inputs]
+    if any(a is None for a in args):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(node.op.perform(*args))
+    except Exception:  # noqa: BLE001 - unknown then: the rule keeps its where
+        return None
 
 
 class Neg(_Unary):

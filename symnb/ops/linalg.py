@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, unify
-from symnb.core.op import NotDifferentiable, Op, _at_user_line
+from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
@@ -16,6 +16,8 @@ from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
+from symnb.ops._square import _SquareOp, diag_embed, diag_part, eye_like
+from symnb.ops._square import swap_last as _swap_last
 from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
     broadcast_shapes,
@@ -28,11 +30,15 @@ from symnb.ops.elemwise import (
     sqrt,
     where,
 )
+from symnb.ops.elemwise import sign as sign_
 from symnb.ops.layout import pad, tril
+from symnb.ops.markers import zero_grad
 from symnb.ops.reduce import max as max_
 from symnb.ops.reduce import min as min_
+from symnb.ops.reduce import product_of_others
 from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import DimShuffle, expand_dims, reshape, squeeze
+from symnb.ops.svd import SingularValues, Svd, svd  # noqa: F401 - svd is re-exported
 
 
 class Matmul(Op):
@@ -108,11 +114,6 @@ def _batch_shape(op, x, y) -> tuple:
 def _batch_of(v):
     stub = Variable(v.type.with_shape(v.type.shape[:-2]), name=v.name)
     return stub
-
-
-def _swap_last(v):
-    n = v.type.ndim
-    return DimShuffle(tuple(range(n - 2)) + (n - 1, n - 2))(v)
 
 
 def _inner_message(x, y) -> str:
@@ -352,29 +353,6 @@ def _contract(a, la, b, lb, keep):
 
 
 # -- decompositions and solvers ------------------------------------------------------------
-class _SquareOp(Op):
-    """Ops on stacks of square matrices (the last two axes)."""
-
-    dtype_rule = "float64 for integer input, else the input's float dtype (np.linalg's rule)"
-
-    def _square(self, a):
-        if a.type.ndim < 2:
-            raise ShapeError(f"{self}: {a.describe()} has {a.type.ndim} dims; a matrix is needed")
-        if a.type.dtype.kind == "b":
-            raise DTypeError(f"{self}: {a.describe()} is boolean; cast it first")
-        m, n = a.type.shape[-2:]
-        try:
-            return unify(m, n)
-        except DimMismatch:
-            raise ShapeError(
-                f"{self}: {a.describe()} is not square: its last two dims are "
-                f"{format_dim(m)} and {format_dim(n)}"
-            ) from None
-
-    def _dtype(self, a):
-        return probe_dtype(self, np.linalg.inv, [a])
-
-
 class Inv(_SquareOp):
     """``np.linalg.inv``: the inverse of each square matrix."""
 
@@ -401,8 +379,52 @@ class Det(_SquareOp):
         return np.asarray(np.linalg.det(a))
 
     def grad(self, inputs, outputs, output_grads):
-        scale = expand_dims(output_grads[0] * outputs[0], (-2, -1))
-        return [scale * _swap_last(inv(inputs[0]))]
+        # adj(a)^T, not det(a) * inv(a)^T: the same where a is invertible, and finite where
+        # it is singular
+        return [expand_dims(output_grads[0], (-2, -1)) * Cofactor()(inputs[0])]
+
+
+class Cofactor(_SquareOp):
+    """The cofactor matrix ``adj(a)^T`` of each square matrix, det's gradient, finite where a
+    is singular (det(a) * inv(a)^T is not): from the SVD a = U diag(s) Vh it is
+    sign * U diag(p) Vh, p_i the product of the other singular values, sign = det(U Vh)."""
+
+    def infer_types(self, a):
+        n = self._square(a)
+        return [TensorType(self._dtype(a), a.type.shape[:-2] + (n, n))]
+
+    def perform(self, a):
+        """det(a) * inv(a)^T where NumPy's LU inverts a (the two come from the same LU, so
+        their product is the cofactor matrix of a matrix within rounding of a, even near a
+        singular one); the SVD's form where it does not (a zero pivot)."""
+        try:
+            with np.errstate(all="ignore"):
+                out = np.linalg.det(a)[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+            if np.all(np.isfinite(out)) or not np.all(np.isfinite(a)):
+                return out
+        except np.linalg.LinAlgError:
+            pass
+        u, s, vh = np.linalg.svd(a)
+        sign = np.sign(np.linalg.det(u @ vh))
+        eye = np.eye(s.shape[-1], dtype=bool)
+        others = np.prod(np.where(eye, 1, s[..., None, :]), axis=-1)
+        return (sign[..., None, None] * u * others[..., None, :]) @ vh
+
+    def grad(self, inputs, outputs, output_grads):
+        """det's Hessian applied to the output gradient W (it is symmetric): with W~ = U' W V,
+        sign * U [diag(Q diag(W~)) - Q o W~'] Vh, Q_ij the product of the singular values
+        other than s_i and s_j (0 for i = j): the second-order terms of det(diag(s) + W~).
+        It needs no derivative of U or V, so it holds at repeated singular values."""
+        (a,), (w,) = inputs, output_grads
+        u, s, vh = Svd(False)(a)
+        sign = zero_grad(sign_(det(u @ vh)))  # +-1, constant where it is defined
+        eye = eye_like(expand_dims(s, -1) * expand_dims(s, -2))
+        rows = where(eye, 1, expand_dims(s, -2))  # row i: s with s_i replaced by 1
+        q = where(eye, 0, product_of_others(rows, (rows.type.ndim - 1,)))
+        w_t = _swap_last(u) @ w @ _swap_last(vh)
+        term = diag_embed(squeeze(q @ expand_dims(diag_part(w_t, eye), -1), -1), eye)
+        inner = term - q * _swap_last(w_t)
+        return [fit_gradient(expand_dims(sign, (-2, -1)) * (u @ inner @ vh), a)]
 
 
 class Slogdet(_SquareOp):
@@ -655,75 +677,3 @@ def _max_or_zero(v, axis, keepdims=False):
     padded = pad(v, [(int(a == axis), 0) for a in range(v.type.ndim)], constant_values=-np.inf)
     out = max_(padded, axis=axis, keepdims=keepdims)
     return where(equal(out, -np.inf), 0, out)
-
-
-# -- singular values -----------------------------------------------------------------------
-class _SvdBase(_SquareOp):
-    """Shapes of ``np.linalg.svd`` on stacks of (M, N) matrices, K = min(M, N)."""
-
-    def _dims(self, a):
-        if a.type.ndim < 2:
-            raise ShapeError(f"{self}: {a.describe()} has {a.type.ndim} dims; a matrix is needed")
-        if a.type.dtype.kind == "b":
-            raise DTypeError(f"{self}: {a.describe()} is boolean; cast it first")
-        m, n = a.type.shape[-2:]
-        k = min(m, n) if isinstance(m, int) and isinstance(n, int) else (m if m == n else None)
-        return a.type.shape[:-2], m, n, k
-
-    def _from_svd(self, a, g):
-        """The gradient of a through its singular values: U diag(g) Vh (reduced factors)."""
-        u, _, vh = Svd(False)(a)
-        return u @ (expand_dims(g, -1) * vh)
-
-
-class SingularValues(_SvdBase):
-    """``np.linalg.svd(a, compute_uv=False)``: the singular values, largest first (their
-    gradient assumes they are distinct)."""
-
-    def infer_types(self, a):
-        batch, _, _, k = self._dims(a)
-        return [TensorType(self._dtype(a), batch + (k,))]
-
-    def perform(self, a):
-        return np.linalg.svd(a, compute_uv=False)
-
-    def grad(self, inputs, outputs, output_grads):
-        return [self._from_svd(inputs[0], output_grads[0])]
-
-
-class Svd(_SvdBase):
-    """``np.linalg.svd``: (U, S, Vh) with ``a = U @ diag(S) @ Vh``. Only S has a gradient;
-    asking for one through U or Vh raises a not-differentiable error."""
-
-    __props__ = ("full_matrices",)
-    nout = 3
-
-    def __init__(self, full_matrices=True):
-        self.full_matrices = bool(full_matrices)
-
-    def infer_types(self, a):
-        batch, m, n, k = self._dims(a)
-        dtype = self._dtype(a)
-        u_cols, vh_rows = (m, n) if self.full_matrices else (k, k)
-        shapes = (batch + (m, u_cols), batch + (k,), batch + (vh_rows, n))
-        return [TensorType(dtype, s) for s in shapes]
-
-    def perform(self, a):
-        u, s, vh = np.linalg.svd(a, full_matrices=self.full_matrices)
-        return u, s, vh
-
-    def grad(self, inputs, outputs, output_grads):
-        g_u, g_s, g_vh = output_grads
-        if g_u is not None or g_vh is not None:
-            return [NotDifferentiable("svd: gradients through U and Vh are not implemented")]
-        return [self._from_svd(inputs[0], g_s)]
-
-
-def svd(a, full_matrices=True, compute_uv=True):
-    """``np.linalg.svd``: ``(U, S, Vh)``, or only S when ``compute_uv`` is False. Only the
-    singular values are differentiable."""
-    a = as_variable(a)
-    if not compute_uv:
-        return SingularValues()(a)
-    u, s, vh = Svd(full_matrices)(a)
-    return u, s, vh

@@ -6,6 +6,11 @@
   disconnected from the cost (``sn.grad``'s ``disconnected`` option decides what happens).
 - ``grad_clip(x, lower, upper)``: the value of x, with the gradient that flows back through
   it clipped elementwise to [lower, upper] (Theano's ``theano.gradient.grad_clip``).
+- ``GradScale(multiplier)``: the value of x, with the gradient that flows back through it
+  times ``multiplier`` (Theano's ``theano.gradient.grad_scale``).
+
+Forward mode (``sn.Rop``) sees what they compute: grad_clip and grad_scale are the identity
+there, zero_grad passes a zero tangent and disconnected_grad none (symnb/grad/forward.py).
 
 They are elementwise copies, so kernel backends fuse them like any other elementwise op.
 """
@@ -55,6 +60,18 @@ class GradClip(_Identity):
 
     def grad_elem(self, inputs, output, gz):
         return [clip(gz, self.lower, self.upper)]
+
+
+class GradScale(_Identity):
+    """x, with the gradient flowing back through it times ``multiplier``."""
+
+    __props__ = ("multiplier",)
+
+    def __init__(self, multiplier: float):
+        self.multiplier = float(multiplier)
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * self.multiplier]
 
 
 def zero_grad(x) -> Variable:

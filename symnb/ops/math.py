@@ -295,16 +295,26 @@ def _trigamma(x):
 
 
 class Trigamma(_Unary):
-    """psi'(x), the derivative of digamma; its own derivative is not implemented."""
+    """psi'(x), the derivative of digamma (``polygamma(1, x)``)."""
 
     impl, scalar_op = staticmethod(_trigamma), "trigamma"
-    differentiable = False
 
     def grad_elem(self, inputs, output, gz):
-        raise NotDifferentiable(
-            "trigamma: its gradient (polygamma(2, x)) is not implemented, so digamma has "
-            "only a first derivative"
-        )
+        return [gz * polygamma(2, inputs[0])]
+
+
+class Polygamma(Elemwise):
+    """``scipy.special.polygamma(n, x)``: the n-th derivative of digamma (n a non-negative
+    integer; NaN for others, as SciPy). No kernel dialect spells it: it runs its reference."""
+
+    dtype_rule = "SciPy's: float64 (float32 x included)"
+    impl, scalar_op = staticmethod(_special("polygamma")), "polygamma"
+
+    def grad_input(self, i, inputs, output, gz):
+        n, x = inputs
+        if i == 0:
+            raise NotDifferentiable("the order n is an integer: it has no derivative")
+        return gz * polygamma(n + 1, x)
 
 
 expm1, log1p, log2, log10 = Expm1(), Log1p(), Log2(), Log10()
@@ -314,3 +324,9 @@ sinh, cosh, arcsinh = Sinh(), Cosh(), Arcsinh()
 erf, erfc, erfinv = Erf(), Erfc(), Erfinv()
 gamma, gammaln, digamma, trigamma = Gamma(), Gammaln(), Digamma(), Trigamma()
 psi = digamma
+
+
+def polygamma(n, x):
+    """``scipy.special.polygamma(n, x)``: the n-th derivative of digamma (``polygamma(0, x)``
+    is digamma, ``polygamma(1, x)`` trigamma)."""
+    return Polygamma()(n, x)

@@ -72,10 +72,10 @@ class Prod(Reduce):
 
     def grad(self, inputs, outputs, output_grads):
         (x,), (g,) = inputs, output_grads
-        return [self._expanded(g) * _product_of_others(x, self.axis)]
+        return [self._expanded(g) * product_of_others(x, self.axis)]
 
 
-def _product_of_others(x, axis):
+def product_of_others(x, axis):
     """For each element, the product of the other elements of its slice (no division by 0).
 
     Where the value is 0 because the slice holds other zeros, it is written as those zeros

@@ -226,7 +226,25 @@ def test_clip_and_where_gradients(rng):
 
 def test_special_function_gradients_keep_their_second_input_fixed(rng):
     check_grad(lambda a: sn.gammaln(a) + sn.digamma(a), [draw(rng, (4,), "float64", 1, 5)])
-    v = sn.vector("v")
-    with pytest.raises(Exception, match="trigamma"):
-        sn.grad(sn.sum(sn.trigamma(v)), v)
-    assert sn.trigamma(sn.vector("v")).owner.op.differentiable is False
+
+
+def test_digamma_and_polygamma_have_every_derivative(rng):
+    """trigamma's gradient is polygamma(2, x), polygamma(n, x)'s polygamma(n + 1, x): the
+    Hessian of digamma (NotDifferentiableError before) and further orders, against SciPy."""
+    xv = draw(rng, (4,), "float64", 0.5, 5)
+
+    def build(x):
+        hess = sn.hessian(sn.sum(sn.digamma(x)), x)
+        third = sn.grad(sn.sum(sn.grad(sn.sum(sn.trigamma(x)), x)), x)
+        return [hess, third, sn.polygamma(3, x)]
+
+    got = run_on(build, xv)
+    x = sn.tensor("x", shape=(4,), dtype="float64")
+    np.testing.assert_allclose(got[0], np.diag(scipy.special.polygamma(2, xv)), rtol=1e-12)
+    np.testing.assert_allclose(got[1], scipy.special.polygamma(3, xv), rtol=1e-12)
+    np.testing.assert_allclose(got[2], scipy.special.polygamma(3, xv), rtol=1e-12)
+    check_grad(lambda a: sn.grad(sn.sum(sn.digamma(a)), a), [xv])
+    check_grad(lambda a: sn.polygamma(2, a), [xv])
+    n = sn.tensor("n", shape=(), dtype="float64")
+    with pytest.raises(sn.NotDifferentiableError, match="order n is an integer"):
+        sn.grad(sn.sum(sn.polygamma(n, x)), n)

@@ -29,7 +29,7 @@ import numpy as np
 SCALAR_OPS = {
     **dict.fromkeys(
         "add sub mul div floor_div mod pow maximum minimum atan2 hypot copysign fmod "
-        "lt le gt ge eq ne bit_and bit_or bit_xor".split(),
+        "polygamma lt le gt ge eq ne bit_and bit_or bit_xor".split(),
         2,
     ),
     **dict.fromkeys(

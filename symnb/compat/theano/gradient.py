@@ -9,13 +9,13 @@ from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
 from symnb.core.op import _at_user_line
-from symnb.core.variable import as_variable
+from symnb.core.variable import Variable, as_variable
 from symnb.errors import SymnbError
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError
-from symnb.ops.markers import disconnected_grad, grad_clip, zero_grad
+from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, zero_grad
 
 __all__ = [
     "DisconnectedInputError",
@@ -190,6 +190,11 @@ verify_grad.E_grad = GradientError
 
 
 def grad_scale(x, multiplier):
-    """``theano.gradient.grad_scale``: ``x`` forward, its gradient times ``multiplier``."""
+    """``theano.gradient.grad_scale``: ``x`` forward, its gradient times ``multiplier``.
+
+    A symbolic or array multiplier is written out, ``zero_grad(x) + m * (x - zero_grad(x))``: its
+    forward-mode derivative (``Rop``) is then scaled too, and an infinite x gives NaN."""
     x = as_variable(x)
-    return zero_grad(x) + multiplier * (x - zero_grad(x))
+    if isinstance(multiplier, Variable) or np.ndim(multiplier) != 0:
+        return zero_grad(x) + multiplier * (x - zero_grad(x))
+    return GradScale(multiplier)(x)

@@ -1,0 +1,87 @@
+"""sn.Rop's own checks and words: eval point shapes, disconnected inputs, and the markers
+that change only the backward pass (their tangent is the function they compute)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import symnb as sn
+
+
+def f64(name, shape):
+    return sn.tensor(name, shape=shape, dtype="float64")
+
+
+@pytest.mark.parametrize(
+    ("shape", "point", "says"),
+    [
+        ((1, 3), (2, 3), "axis 0 has 2, not 1"),  # was accepted, its rows summed
+        ((2, 3), (3, 2), "axis 0 has 3, not 2"),  # was a 'mul: cannot broadcast' error
+        ((3,), (1, 3), "2 axes, not 1"),
+    ],
+)
+def test_an_eval_point_of_another_static_shape_is_refused_at_the_users_line(shape, point, says):
+    x = f64("x", shape)
+    with pytest.raises(sn.ShapeError) as info:
+        sn.Rop(2 * x, x, np.ones(point))
+    message = str(info.value)
+    assert message.startswith(f"Rop: eval point 0 (float64{point}) does not fit 'x'")
+    assert says in message and "test_rop_checks.py" in message
+
+
+def test_eval_points_of_unknown_and_matching_dims_are_taken():
+    x, v = f64("x", (None, 3)), f64("v", ("n", 3))
+    got = sn.function([x, v], sn.Rop(2 * x, x, v))(np.ones((2, 3)), np.full((2, 3), 5.0))
+    np.testing.assert_array_equal(got, np.full((2, 3), 10.0))
+
+
+def test_a_disconnected_wrt_is_reported_in_rops_words():
+    x, z = f64("x", (3,)), f64("z", (3,))
+    with pytest.raises(sn.DisconnectedInputError) as info:
+        sn.Rop(sn.sin(x), z, np.ones(3))
+    message = str(info.value)
+    assert message.startswith("sn.Rop: f does not depend on 'z' (float64(3,))")
+    assert "sn.grad" not in message and "the cost" not in message and "None" not in message
+    assert "disconnected='ignore' or 'warn' to take its tangent as zero" in message
+    assert "test_rop_checks.py" in message  # the user's line
+    with pytest.warns(sn.DisconnectedInputWarning, match="sn.Rop: f does not") as got:
+        jvp = sn.Rop(sn.sin(x), [x, z], [np.ones(3), np.ones(3)], disconnected="warn")
+    assert got[0].filename == __file__
+    np.testing.assert_allclose(sn.function([x], jvp)(np.zeros(3)), np.ones(3))  # what it says
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sn.Rop(sn.sin(x), z, np.ones(3), disconnected="ignore")
+    with pytest.raises(ValueError, match="sn.Rop: disconnected='no'"):
+        sn.Rop(sn.sin(x), x, np.ones(3), disconnected="no")
+
+
+def test_rop_through_grad_clip_is_the_tangent_of_the_identity(backend):
+    x = f64("x", (3,))
+    v, xv = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 2.0])
+    y = 3 * sn.grad_clip(x, 0.1, 0.5)  # bounds without 0: the zero cotangent clipped was 0.1
+    squared = sn.grad_clip(x * x, -0.5, 0.5) ** 2
+    f = sn.function([x], [sn.Rop(y, x, v), sn.Rop(squared, x, v)], backend=backend)
+    got, got_squared = f(xv)
+    np.testing.assert_allclose(got, 3 * v)
+    np.testing.assert_allclose(got_squared, 4 * xv**3 * v)
+    # the reverse pass still clips
+    g = sn.function([x], sn.grad(sn.sum(y), x), backend=backend)(xv)
+    np.testing.assert_allclose(g, [0.5, 0.5, 0.5])
+
+
+def test_rop_with_respect_to_a_grad_clip_output_keeps_it():
+    x = f64("x", (3,))
+    h = sn.grad_clip(x, -1.0, 1.0)
+    got = sn.function([x], sn.Rop(sn.sin(h), h, np.ones(3)))(np.zeros(3))
+    np.testing.assert_allclose(got, np.ones(3))
+
+
+def test_zero_grad_and_disconnected_grad_keep_their_tangents():
+    """zero_grad: a zero tangent (JAX's stop_gradient); disconnected_grad: none (Theano)."""
+    x = f64("x", (3,))
+    xv, v = np.array([0.5, 1.0, 2.0]), np.ones(3)
+    got = sn.function([x], sn.Rop(sn.zero_grad(x) * x, x, v))(xv)
+    np.testing.assert_allclose(got, xv)  # jax.jvp(lambda x: stop_gradient(x) * x): x * v
+    with pytest.raises(sn.DisconnectedInputError, match="'x'"):
+        sn.Rop(sn.disconnected_grad(x) * 2, x, v)
