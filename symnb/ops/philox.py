@@ -104,10 +104,18 @@ def kernel_uniform53(k, hi_word, lo_word):
     return k.mul(scaled, k.literal(1.0 / 9007199254740992.0, "float64"))
 
 
-def kernel_uniform24(k, word):
-    """:func:`uniform24` as kernel values (float32)."""
-    top = k.convert(k.floor_div(word, k.literal(256, "uint64")), "float32")
-    return k.mul(top, k.literal(2.0**-24, "float32"))
+def kernel_uniform_bits(k, word, bits: int):
+    """:func:`uniform_bits` as kernel values (float64)."""
+    top = k.convert(k.floor_div(word, k.literal(2 ** (32 - bits), "uint64")), "float64")
+    return k.mul(top, k.literal(2.0**-bits, "float64"))
+
+
+def kernel_unit_uniform(k, words, dtype):
+    """:func:`unit_uniform` as kernel values (float64)."""
+    bits = precision(dtype)
+    if bits > 32:
+        return kernel_uniform53(k, words[0], words[1])
+    return kernel_uniform_bits(k, words[0], bits)
 
 
 def uniform53(hi_word, lo_word) -> np.ndarray:
@@ -117,9 +125,23 @@ def uniform53(hi_word, lo_word) -> np.ndarray:
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
 
 
-def uniform24(word) -> np.ndarray:
-    """Float32 uniforms in [0, 1) from 24 random bits (every float32 step of 2**-24)."""
-    return ((word >> np.uint32(8)).astype(np.float32) * np.float32(2.0**-24)).astype(np.float32)
+def uniform_bits(word, bits: int) -> np.ndarray:
+    """Float64 uniforms in [0, 1) on the grid of step 2**-bits, from the top ``bits`` (at
+    most 32) of one word: every step a float of ``bits`` significant bits has below 1."""
+    return (word >> np.uint32(32 - bits)).astype(np.float64) * 2.0**-bits
+
+
+def precision(dtype) -> int:
+    """Significant bits of a float dtype (24 for float32, 11 for float16)."""
+    return int(np.finfo(dtype).nmant) + 1
+
+
+def unit_uniform(words, dtype) -> np.ndarray:
+    """Uniforms in [0, 1), as float64, for a draw of ``dtype``: 53 bits of two words for
+    float64, else as many bits of word 0 as the dtype holds, so that rounding to it is exact
+    (a 53-bit value rounded to float16 would be 1.0 once in 4096 draws)."""
+    bits = precision(dtype)
+    return uniform53(words[0], words[1]) if bits > 32 else uniform_bits(words[0], bits)
 
 
 def bits64(hi_word, lo_word) -> np.ndarray:

@@ -29,13 +29,13 @@ from symnb.ops.elemwise import Elemwise, cast, less
 from symnb.ops.philox import (
     Blocks,
     bits64,
-    kernel_uniform24,
     kernel_uniform53,
+    kernel_unit_uniform,
     kernel_words,
     seed_key,
     split_key,
-    uniform24,
     uniform53,
+    unit_uniform,
     words_at,
 )
 from symnb.ops.reduce import prod
@@ -66,6 +66,7 @@ class _Philox(Elemwise):
 
     def perform(self, positions, key, counter, *params):
         words = words_at(positions, split_key(key), counter)
+        params = [np.asarray(p, np.float64) for p in params]  # as the kernel converts them
         return np.asarray(self.element(words, *params)).astype(self.dtype)
 
     def scalar(self, k, positions, key, counter, *params):
@@ -74,19 +75,16 @@ class _Philox(Elemwise):
 
 
 class PhiloxUniform(_Philox):
-    """Uniform on [low, high): 53 random bits per float64, 24 per float32 (docs/random.md)."""
+    """Uniform on [low, high): as many random bits as the dtype holds (53 for float64, 24
+    for float32, 11 for float16), so [0, 1) never rounds to 1 (docs/random.md)."""
 
     functions = ("RandomStream.uniform",)
 
     def element(self, words, low, high):
-        u = uniform24(words[0]) if self.dtype == np.float32 else uniform53(words[0], words[1])
-        return low + (high - low) * u.astype(np.float64)
+        return low + (high - low) * unit_uniform(words, self.dtype)
 
     def kernel_element(self, k, words, low, high):
-        if self.dtype == np.float32:
-            u = k.convert(kernel_uniform24(k, words[0]), "float64")
-        else:
-            u = kernel_uniform53(k, words[0], words[1])
+        u = kernel_unit_uniform(k, words, self.dtype)
         return k.add(low, k.mul(k.sub(high, low), u))
 
 
@@ -447,7 +445,7 @@ class RandomStream:
                     "sum n such draws for more trials"
                 )
             )
-        op = PhiloxUniform(p.type.dtype if p.type.is_float else config.floatX)
+        op = PhiloxUniform("float64")  # 53 bits: P(u < p) is p, also for a small float16 p
         low, high = _floats("binomial", low=0.0, high=1.0)
         u = self._elementwise(op, size, "binomial", shaping={"p": p}, low=low, high=high)
         return cast(less(u, p), dtype)

@@ -17,11 +17,16 @@ from symnb.core.variable import Constant
 COUNTER = np.uint64(2**32 - 100)  # the blocks cross into the counter's high word
 
 
+def _f32(value):
+    return Constant(np.float32(value))  # converted to float64 by kernel and reference alike
+
+
 def _draw_nodes():
     rng = sn.RandomStream(9)
     draws = [
         rng.uniform((257,), dtype="float64", low=-1.0, high=3.0),
         rng.uniform((257,), dtype="float32"),
+        rng.uniform((257,), low=_f32(0.1), high=_f32(0.7), dtype="float32"),
         rng.normal((257,), dtype="float64"),
         rng.bernoulli((257,), p=0.3, dtype="float32"),
     ]

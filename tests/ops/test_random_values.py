@@ -1,0 +1,74 @@
+"""The values of sn.RandomStream's draws against NumPy: the same numbers on every backend
+whatever the parameters' dtype, uniforms of every float dtype in [0, 1), Bernoulli draws with
+a float16 probability, the documented sum tolerance of probabilities, clear refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from symnb.ops.philox import uniform53, words_at
+from tests.helpers import available_backends
+
+BACKENDS = ["py", *(b for b in available_backends() if b != "py")]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_uniform_with_float32_parameters_is_the_same_on_every_backend(dtype):
+    """The kernels compute ``low + (high - low) * u`` in float64 from the converted
+    parameters; the reference must too, or float32 parameters give other numbers on "py"."""
+    got = {}
+    for backend in BACKENDS:
+        rng = sn.RandomStream(3)
+        lo, hi = sn.scalar("lo", dtype="float32"), sn.scalar("hi", dtype="float32")
+        draw = rng.uniform((4000,), low=lo, high=hi, dtype=dtype)
+        f = sn.function([lo, hi], draw, backend=backend)
+        got[backend] = f(np.float32(0.1), np.float32(0.7))
+    for backend in BACKENDS:
+        assert got[backend].dtype == dtype and np.array_equal(got[backend], got["py"]), backend
+    if dtype == "float64":  # NumPy's float64 arithmetic on the 53-bit uniforms
+        rng = sn.RandomStream(3)
+        draw = rng.uniform((4000,), dtype="float64")
+        key, counter = (v.get_value() for v in rng.states[0])
+        words = words_at(np.arange(4000, dtype=np.uint64), (key & 0xFFFFFFFF, key >> 32), counter)
+        u = uniform53(words[0], words[1])
+        np.testing.assert_array_equal(sn.function([], draw)(), u)
+        low, high = np.float64(np.float32(0.1)), np.float64(np.float32(0.7))
+        np.testing.assert_array_equal(got["py"], low + (high - low) * u)
+
+
+@pytest.mark.parametrize("dtype, bits", [("float16", 11), ("float32", 24), ("float64", 53)])
+def test_uniform_of_every_float_dtype_lies_in_the_unit_interval(dtype, bits):
+    """As many random bits as the dtype holds: every value is a multiple of 2**-bits below 1
+    (a 53-bit value rounded to float16 was 1.0 once in 4096 draws)."""
+    results = {}
+    for backend in BACKENDS:
+        draw = sn.RandomStream(0).uniform((100_000,), dtype=dtype)
+        results[backend] = sn.function([], draw, backend=backend)()
+    u = results["py"]
+    assert u.dtype == dtype and u.min() >= 0 and u.max() < 1
+    steps = u.astype(np.float64) * 2.0**bits
+    assert np.array_equal(steps, np.floor(steps))
+    for backend, got in results.items():
+        assert np.array_equal(got, u), backend
+    if dtype == "float16":  # every one of the 2048 values, evenly (chi-square(2047), 99.9%)
+        counts = np.bincount(steps.astype(np.int64), minlength=2048)
+        expected = counts.sum() / 2048
+        assert ((counts - expected) ** 2 / expected).sum() < 2290
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bernoulli_with_a_float16_probability_per_element(backend):
+    """``binomial(p.shape, 1, p)`` compares a 53-bit uniform with p: p = 1 always gives 1,
+    p = 0 never, and a small float16 p keeps its probability (not rounded up to 2**-11)."""
+    p = sn.vector("p", dtype="float16")
+    rng = sn.RandomStream(5)
+    f = sn.function([p], rng.binomial(p.shape, 1, p, dtype="int8"), backend=backend)
+    n = 200_000
+    for value in (1.0, 0.0, 0.3, 1e-4):
+        prob = float(np.float16(value))
+        got = f(np.full(n, value, np.float16))
+        assert got.dtype == np.int8 and set(np.unique(got)) <= {0, 1}
+        se = np.sqrt(prob * (1 - prob) / n)
+        assert abs(got.mean() - prob) <= 5 * se, (value, got.mean())
