@@ -30,6 +30,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, GraphError, ShapeError
+from symnb.grad.reverse import uid_mark
 from symnb.ops.elemwise import cast
 from symnb.ops.index import getitem
 from symnb.ops.layout import flip
@@ -302,16 +303,18 @@ class _Builder:
             phs = [ph for ph, _ in state_phs[o.i]]
             args += [phs[-t - 1] for t in o.taps]
         self._check_arity(len(args))
+        traced = uid_mark()  # what fn makes from here on is the step's own
         returned = self.fn(*args, *self.nonseqs)
         outputs, updates, cond = _parse_return(returned)
         self._check_count(outputs)
         outputs, updates, cond = _over_placeholders(
             nonseq_phs, self.nonseqs, outputs, updates, cond
         )
-        # a random draw in the step advances its stream every step, not once per call
+        # a random draw in the step advances its stream every step, not once per call; a
+        # draw made before (a dropout mask per sequence) is a value from outside
         reads = [as_variable(o) for o in outputs] + [as_variable(v) for v in updates.values()]
         reads += [cond.cond] if cond is not None else []
-        for shared, default in default_updates(reads, list(updates)):
+        for shared, default in default_updates(reads, list(updates), since=traced):
             updates[shared] = default
         loop_inputs = LoopInputs()
         for s in self.seqs:

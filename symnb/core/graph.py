@@ -38,16 +38,22 @@ def ancestors(outputs: list[Variable], known: set | None = None) -> list[Apply]:
     return order
 
 
-def default_updates(outputs: list[Variable], updated) -> list[tuple[SharedVariable, Variable]]:
+def default_updates(
+    outputs: list[Variable], updated, since: int = -1
+) -> list[tuple[SharedVariable, Variable]]:
     """The ``default_update`` of each shared variable that ``outputs`` (or those updates)
     read, has one, and is not in ``updated`` already (a random stream's counter): what a
-    compiled function, or a loop's step, must also write."""
+    compiled function, or a loop's step, must also write. ``since``: only shared variables
+    with a uid from it on (made while a loop's step was traced: one made before is a value
+    from outside, the same at every step)."""
     found: list = []
     pending = list(outputs)
     while pending:
         new = []
         by_node = _node_default_updates(pending)
         for var in leaves(pending):
+            if var.uid < since:
+                continue
             default = var.tag.get("default_update") if isinstance(var, SharedVariable) else None
             if default is not None:
                 default = by_node.get(id(var), default)
