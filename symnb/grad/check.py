@@ -7,6 +7,8 @@ that cost is then compared, element by element, with ``(c(x + eps) - c(x - eps))
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from symnb.core.constructors import tensor
@@ -33,12 +35,15 @@ def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend=
     """Check ``sn.grad`` of ``fn`` at ``inputs`` (arrays) against finite differences.
 
     ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
-    variable of any shape. Float inputs are checked; integer and boolean ones are held fixed.
+    variable of any shape. Float inputs are checked; integer and boolean ones are held fixed,
+    and so are random draws in ``fn`` (every call repeats their numbers).
     ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
     ``backend``: where the graphs run; the NumPy reference by default, as the check is about
     the symbolic rules (pass another to check a backend's gradients).
     """
-    function = hook("function")  # the compiler sits above grad
+    # the compiler sits above grad; every call sees the same random draws (finite
+    # differences of fresh noise would be noise)
+    function = functools.partial(hook("function"), no_default_updates=True)
     arrays = [np.array(a) for a in inputs]
     xs = [tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
     out = as_variable(fn(*xs))
