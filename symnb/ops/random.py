@@ -74,11 +74,30 @@ class _Philox(Elemwise):
         return self.kernel_element(k, words, *[k.convert(p, "float64") for p in params])
 
 
-class PhiloxUniform(_Philox):
+class _Reparameterised(_Philox):
+    """A draw that is a differentiable function of its float parameters, ``loc + scale * s``
+    of a standard draw ``s`` (the reparameterisation trick of VAEs). The gradient draws ``s``
+    again from the same blocks, exactly (``(out - loc) / scale`` from the rounded output
+    loses digits, and divides by 0 where scale is 0)."""
+
+    differentiable = True
+
+    def grad_elem(self, inputs, output, gz):
+        positions, key, counter, *_ = inputs
+        unit = [Constant(np.float64(0)), Constant(np.float64(1))]
+        s = cast(type(self)(self.dtype)(positions, key, counter, *unit), gz.type.dtype)
+        return [None, None, None, *self.partials(s, gz)]
+
+
+class PhiloxUniform(_Reparameterised):
     """Uniform on [low, high): as many random bits as the dtype holds (53 for float64, 24
     for float32, 11 for float16), so [0, 1) never rounds to 1 (docs/random.md)."""
 
     functions = ("RandomStream.uniform",)
+
+    def partials(self, u, gz):
+        """``low + (high - low) * u``: d/dlow = 1 - u, d/dhigh = u."""
+        return [gz * (1 - u), gz * u]
 
     def element(self, words, low, high):
         return low + (high - low) * unit_uniform(words, self.dtype)
@@ -88,10 +107,14 @@ class PhiloxUniform(_Philox):
         return k.add(low, k.mul(k.sub(high, low), u))
 
 
-class PhiloxNormal(_Philox):
+class PhiloxNormal(_Reparameterised):
     """Normal(loc, scale) by Box-Muller on two 53-bit uniforms per element, in float64."""
 
     functions = ("RandomStream.normal",)
+
+    def partials(self, z, gz):
+        """``loc + scale * z``: d/dloc = 1, d/dscale = z."""
+        return [gz, gz * z]
 
     def element(self, words, loc, scale):
         radius = np.sqrt(-2.0 * np.log1p(-uniform53(words[0], words[1])))
