@@ -256,11 +256,15 @@ class RandomChoice(_Random):
 
 
 def _cdf(p, k: int, what: str) -> np.ndarray:
+    tolerance = _sum_tolerance(np.asarray(p).dtype)
     p = np.asarray(p, np.float64)
     if len(p) != k:
         raise ValueError(f"{what}: p has {len(p)} entries for {k} elements")
-    if np.any(p < 0) or not np.isclose(p.sum(), 1.0, atol=1e-6):
-        raise ValueError(f"{what}: p must be non-negative and sum to 1, got {p}")
+    if np.any(p < 0) or not abs(p.sum() - 1.0) <= tolerance:
+        raise ValueError(
+            f"{what}: p must be non-negative and sum to 1 (within {tolerance:g}), got {p} "
+            f"summing to {p.sum():.17g}"
+        )
     return np.cumsum(p) / p.sum()
 
 
@@ -338,7 +342,7 @@ def _multinomial_rows(blocks: Blocks, n: int, pvals: np.ndarray) -> np.ndarray:
     rows, k = pvals.shape
     p = pvals.astype(np.float64)
     totals = p.sum(axis=1)
-    if np.any(p < 0) or not np.allclose(totals, 1.0, atol=_sum_tolerance(pvals.dtype)):
+    if np.any(p < 0) or not np.all(np.abs(totals - 1.0) <= _sum_tolerance(pvals.dtype)):
         bad = int(np.argmax(np.abs(totals - 1.0)))
         raise ValueError(
             f"multinomial: each row of pvals must be non-negative and sum to 1; row {bad} sums "
@@ -354,9 +358,12 @@ def _multinomial_rows(blocks: Blocks, n: int, pvals: np.ndarray) -> np.ndarray:
 
 
 def _sum_tolerance(dtype) -> float:
-    """How far from 1 a row of probabilities may sum: a float32 softmax is off by ~1e-7 a
-    class."""
-    return 1e-4 if np.dtype(dtype).itemsize < 8 else 1e-6
+    """How far from 1 probabilities of ``dtype`` may sum (docs/random.md): a float32 softmax
+    is off by ~1e-7 a class, a float16 one by ~5e-4 a class."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f" or dtype.itemsize >= 8:
+        return 1e-6
+    return 1e-4 if dtype.itemsize == 4 else 1e-3
 
 
 class RandomStream:
@@ -657,11 +664,13 @@ def _check_probability(p, what: str, total: bool = False) -> None:
     if value is None:
         return
     try:
-        value = np.asarray(value, np.float64)
+        given = np.asarray(value)
+        value = given.astype(np.float64)
     except (TypeError, ValueError):
         raise _at_user_line(ArgumentError(f"{what} is a probability, not {value!r}")) from None
+    tolerance = _sum_tolerance(given.dtype)
     if not np.all((value >= 0) & (value <= 1)):
         raise _at_user_line(ArgumentError(f"{what} must lie in [0, 1], got {value}"))
     sums = value.sum(axis=-1) if value.ndim else value
-    if total and not np.allclose(sums, 1.0, atol=1e-6):
+    if total and not np.all(np.abs(sums - 1.0) <= tolerance):
         raise _at_user_line(ArgumentError(f"{what} must sum to 1, got sums {sums}"))

@@ -72,3 +72,30 @@ def test_bernoulli_with_a_float16_probability_per_element(backend):
         assert got.dtype == np.int8 and set(np.unique(got)) <= {0, 1}
         se = np.sqrt(prob * (1 - prob) / n)
         assert abs(got.mean() - prob) <= 5 * se, (value, got.mean())
+
+
+def test_probabilities_sum_to_one_within_the_documented_tolerance():
+    """docs/random.md: within 1e-6 for float64, 1e-4 for float32 (the default rtol of
+    np.isclose let float64 p off by 1e-5 through); NumPy refuses 1 + 8e-6 too."""
+    off = np.array([0.3, 0.3, 0.4 + 8e-6])
+    with pytest.raises(ValueError, match="do not sum to 1"):
+        np.random.default_rng(0).choice(3, 4, p=off)
+    rng = sn.RandomStream(0)
+    p, rows = sn.vector("p", dtype="float64"), sn.matrix("P", dtype="float64")
+    choose = sn.function([p], rng.choice(3, (4,), p=p))
+    counts = sn.function([rows], rng.multinomial(n=3, pvals=rows))
+    with pytest.raises(sn.SymnbError, match=r"sum to 1 \(within 1e-06\).*1\.000008"):
+        choose(off)
+    with pytest.raises(sn.SymnbError, match="row 0 sums to 1.00001"):
+        counts(off[None, :])
+    with pytest.raises(ValueError, match="pvals must sum to 1"):
+        rng.multinomial((2,), n=3, pvals=off)  # known when built
+    close = np.array([0.3, 0.3, 0.4 + 8e-7])
+    assert choose(close).shape == (4,) and counts(close[None, :]).sum() == 3
+    p32, rows32 = sn.vector("p", dtype="float32"), sn.matrix("P", dtype="float32")
+    choose32 = sn.function([p32], rng.choice(3, (4,), p=p32))
+    counts32 = sn.function([rows32], rng.multinomial(n=3, pvals=rows32))
+    assert choose32(np.float32([0.3, 0.3, 0.40005])).shape == (4,)
+    assert counts32(np.float32([[0.3, 0.3, 0.40005]])).sum() == 3
+    with pytest.raises(sn.SymnbError, match=r"within 0\.0001"):
+        choose32(np.float32([0.3, 0.3, 0.4003]))
