@@ -286,12 +286,20 @@ class RandomPermutation(_Random):
         self.of_range = bool(of_range)
 
     def infer_types(self, key, counter, shape, x):
+        shown = x.describe()
+        if isinstance(x, Constant) and x.type.ndim == 0:
+            shown = f"x = {np.asarray(x.value).tolist()!r} ({x.type.dtype.name}, 0-d)"
         if self.of_range:
             if x.type.ndim != 0 or x.type.dtype.kind not in "iu":
-                raise DTypeError(f"permutation: an int or a tensor, not {x.describe()}")
+                raise DTypeError(
+                    f"permutation: x is an int n (for range(n)) or a tensor, not {shown}"
+                )
             return [TensorType("int64", (None,))]
         if x.type.ndim == 0:
-            raise ShapeError(f"permutation: {x.describe()} has no axis to permute")
+            raise ShapeError(
+                f"permutation: {shown} has no axis to permute; pass an int n (or an integer "
+                "scalar variable) for a permutation of range(n), as NumPy does"
+            )
         return [x.type]
 
     def sample(self, blocks, shape, x):
@@ -526,12 +534,11 @@ class RandomStream:
         of_range = _is_count(x) or (isinstance(x, Variable) and x.type.ndim == 0)
         x_var = _int(x) if of_range else as_variable(x)
         dtype = "int64" if of_range else x_var.type.dtype
-        length = x_var if of_range else x_var.shape[0]
-        return self._by_reference(
+        return self._by_reference(  # the op checks x before its length is taken
             RandomPermutation(dtype, of_range),
             Constant(np.zeros(0, np.int64)),
             x_var,
-            blocks=lambda: cast(length, "int64"),
+            blocks=lambda: cast(x_var if of_range else x_var.shape[0], "int64"),
         )
 
     def multinomial(self, size=(), n=1, pvals=None, dtype="int64"):

@@ -99,3 +99,17 @@ def test_probabilities_sum_to_one_within_the_documented_tolerance():
     assert counts32(np.float32([[0.3, 0.3, 0.40005]])).sum() == 3
     with pytest.raises(sn.SymnbError, match=r"within 0\.0001"):
         choose32(np.float32([0.3, 0.3, 0.4003]))
+
+
+@pytest.mark.parametrize("x", [3.0, np.array(4), np.array(2.5)])
+def test_permutation_of_a_0d_value_that_is_not_an_int_is_refused_clearly(x):
+    """NumPy permutes range(n) for an int n and refuses 0-d arrays and floats (AxisError);
+    the error names permutation and x, at the user's line, not an internal shape vector."""
+    with pytest.raises(ValueError):
+        np.random.default_rng(0).permutation(x)
+    rng = sn.RandomStream(0)
+    with pytest.raises(sn.ShapeError, match=r"permutation: x = .* has no axis to permute") as e:
+        rng.permutation(x)  # <- the 0-d value
+    assert "<- the 0-d value" in str(e.value)
+    assert len(rng.states) == 0  # no state left behind by the refused draw
+    assert sorted(sn.function([], rng.permutation(np.int64(4)))().tolist()) == [0, 1, 2, 3]
