@@ -59,3 +59,23 @@ def test_mrg_choice_says_what_it_needs():
     with pytest.raises(sn.ShapeError, match="must be a matrix"):
         srng.choice(size=1, a=None, replace=False, p=P[0])
     assert theano.function([], srng.choice(a=5))().shape == ()  # RandomStreams' form
+
+
+def test_mrg_choice_of_more_columns_than_p_has_is_refused():
+    """Theano refused k distinct columns from fewer than k; a slice gave fewer, silently."""
+    srng = MRG_RandomStreams(1)
+    with pytest.raises(sn.ShapeError, match=r"at most the column count of p .*\(5 > 4\)") as e:
+        srng.choice(size=5, a=None, replace=False, p=P)  # <- known when built
+    assert "<- known when built" in str(e.value)
+    with pytest.raises(sn.ShapeError, match="not negative"):
+        srng.choice(size=-1, a=None, replace=False, p=P)
+    p = T.matrix("p")
+    f = theano.function([p], srng.choice(size=4, a=None, replace=False, p=p))
+    assert sorted(f(P)[0].tolist()) == [0, 1, 2, 3]  # all four columns, each once
+    with pytest.raises(sn.SymnbError, match=r"column count of p 'p'.*\(4 > 2\)"):
+        f(np.array([[0.5, 0.5]]))  # known when the function runs
+    k = T.lscalar("k")
+    g = theano.function([p, k], srng.choice(size=k, a=None, replace=False, p=p))
+    assert g(P, 2).shape == (2, 2)
+    with pytest.raises(sn.SymnbError, match=r"\(5 > 4\)"):
+        g(P, 5)

@@ -9,8 +9,9 @@ import numpy as np
 from symnb import ops as sn
 from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError, ShapeError
+from symnb.ops.checks import at_most
 
 
 class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
@@ -66,9 +67,40 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
 def _without_replacement(u: Variable, p: Variable, size, dtype) -> Variable:
     """Per row, the ``size`` columns whose keys ``log(-log(u)) - log(p)`` are smallest, in
     that order: the Gumbel top-k trick, which orders the columns exactly as drawing them one
-    by one with the probabilities of those left does. Columns of probability 0 come last."""
+    by one with the probabilities of those left does. Columns of probability 0 come last.
+    ``size`` must be at most p's column count (Theano's rule: a slice would return fewer
+    columns), checked when built where both are known, else when the function runs."""
     positive = sn.greater(p, 0)
     log_p = sn.where(positive, sn.log(sn.where(positive, p, 1)), -np.inf)
     keys = sn.log(-sn.log(u)) - sn.cast(log_p, "float64")
-    order = sn.argsort(keys, axis=1)
+    order = _enough_columns(sn.argsort(keys, axis=1), p, size)
     return sn.cast(order[:, :size], dtype)
+
+
+def _enough_columns(order: Variable, p: Variable, size) -> Variable:
+    what = (
+        "MRG_RandomStreams.choice(a=None, replace=False): size, the number of distinct "
+        f"columns drawn per row, must be at most the column count of p {p.describe()}"
+    )
+    size_var = as_variable(size)
+    if size_var.type.ndim != 0 or size_var.type.dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(
+                f"MRG_RandomStreams.choice(a=None): size is an int, the number of distinct "
+                f"columns drawn per row, not {size!r}"
+            )
+        )
+    known, columns = _known_int(size), p.type.shape[1]
+    if known is not None and known < 0:
+        raise _at_user_line(ShapeError(f"{what}, and not negative ({known})"))
+    if known is not None and isinstance(columns, int):
+        if known > columns:
+            raise _at_user_line(ShapeError(f"{what} ({known} > {columns})"))
+        return order
+    return at_most(order, size_var, sn.shape(p)[1], what)
+
+
+def _known_int(size):
+    if isinstance(size, Constant):
+        return int(size.data)
+    return None if isinstance(size, Variable) else int(size)
