@@ -10,6 +10,8 @@ words become uniforms, normals and integers, and what was tested.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)  # the round multipliers
@@ -49,6 +51,59 @@ class Blocks:
         with np.errstate(over="ignore"):
             self.counter = self.counter + np.uint64(n)
         return words
+
+    def below(self, n: int, span) -> np.ndarray:
+        """n uint64 integers uniform on [0, span) (``span`` from 1 to 2**64 - 1, one or n of
+        them), from the next n blocks: :func:`below`."""
+        start = self.counter
+        with np.errstate(over="ignore"):
+            self.counter = self.counter + np.uint64(n)
+        return below(np.arange(n, dtype=np.uint64), span, self.key, start)
+
+
+def below(positions, span, key: tuple, counter) -> np.ndarray:
+    """Integers uniform on [0, span), unbiased, for blocks ``counter + positions``: Lemire's
+    multiply-shift, ``x * span >> 64`` of 64 random bits x, rejecting x where the low half
+    of the product is below ``2**64 mod span`` (x modulo span would favour the low values
+    by up to span / 2**64: 3:2 for a span of 3 * 2**61). Each element tries words 0-1 of its
+    block, then words 2-3, then the same block under keys derived from the draw's (rounds 1,
+    2, ...), so a draw still uses one block of its counter an element and every element's
+    number depends only on key, counter and position. A try fails with probability below
+    span / 2**64, at most 1/2."""
+    positions = np.asarray(positions, np.uint64)
+    shape, positions = positions.shape, positions.ravel()
+    span = np.asarray(span, np.uint64).ravel() if np.ndim(span) else np.uint64(span)
+    with np.errstate(over="ignore"):
+        threshold = (np.uint64(0) - span) % span  # 2**64 mod span
+    words = words_at(positions, key, counter)
+    out, low = _mul128(bits64(words[0], words[1]), span)
+    todo = np.flatnonzero(low < threshold)  # few: the rest take other tries
+    words = [w[todo] for w in words]
+    span, threshold = (np.broadcast_to(v, positions.shape) for v in (span, threshold))
+    joined = int(key[0]) | int(key[1]) << 32
+    for attempt in itertools.count(1):
+        if not todo.size:
+            return out.reshape(shape)
+        round_, second = divmod(attempt, 2)
+        if not second:
+            words = words_at(positions[todo], split_key(seed_key(joined, round_)), counter)
+        pair = (words[2], words[3]) if second else (words[0], words[1])
+        high, low = _mul128(bits64(*pair), span[todo])
+        taken = low >= threshold[todo]
+        out[todo[taken]] = high[taken]
+        todo, words = todo[~taken], [w[~taken] for w in words]
+    return out  # not reached: the loop returns once every element has its number
+
+
+def _mul128(x, y) -> tuple:
+    """The high and low 64-bit halves of the 128-bit products x * y (uint64 arrays)."""
+    x0, x1, y0, y1 = x & MASK32, x >> np.uint64(32), y & MASK32, y >> np.uint64(32)
+    shift = np.uint64(32)
+    with np.errstate(over="ignore"):
+        p00, p01, p10 = x0 * y0, x0 * y1, x1 * y0
+        middle = (p00 >> shift) + (p01 & MASK32) + (p10 & MASK32)
+        high = x1 * y1 + (p01 >> shift) + (p10 >> shift) + (middle >> shift)
+        return high, x * y
 
 
 def words_at(positions, key: tuple, counter) -> tuple:

@@ -95,6 +95,11 @@ class PhiloxUniform(_Reparameterised):
 
     functions = ("RandomStream.uniform",)
 
+    def infer_types(self, positions, key, counter, low, high):
+        if isinstance(low, Constant) and isinstance(high, Constant):
+            _check_finite_span(low.data, high.data)
+        return super().infer_types(positions, key, counter, low, high)
+
     def partials(self, u, gz):
         """``low + (high - low) * u``: d/dlow = 1 - u, d/dhigh = u."""
         return [gz * (1 - u), gz * u]
@@ -105,6 +110,19 @@ class PhiloxUniform(_Reparameterised):
     def kernel_element(self, k, words, low, high):
         u = kernel_unit_uniform(k, words, self.dtype)
         return k.add(low, k.mul(k.sub(high, low), u))
+
+
+def _check_finite_span(low, high) -> None:
+    """``high - low`` must be a finite float64, or every number drawn is inf or nan (NumPy
+    raises OverflowError)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = np.asarray(high, np.float64) - np.asarray(low, np.float64)
+    if not np.all(np.isfinite(span)):
+        raise ArgumentError(
+            f"uniform: high - low must be a finite float64, but low={np.asarray(low).tolist()} "
+            f"and high={np.asarray(high).tolist()} give inf or nan (so would every number "
+            "drawn); NumPy refuses them too"
+        )
 
 
 class PhiloxNormal(_Reparameterised):
@@ -203,7 +221,7 @@ class RandomBinomial(_Random):
 
 
 class RandomIntegers(_Random):
-    """Integers in [low, high): 64 random bits modulo the range (bias below range / 2**64)."""
+    """Integers in [low, high), unbiased (Lemire's multiply-shift with rejection, philox.below)."""
 
     functions = ("RandomStream.integers",)
     dtype_rule = "``dtype`` (int64 by default)"
@@ -215,8 +233,7 @@ class RandomIntegers(_Random):
             raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
         check_holds(self.dtype, low, None, "integers: low", ValueError)
         check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
-        w = blocks.take(_size(shape))
-        offset = bits64(w[0], w[1]) % np.uint64(high - low)
+        offset = blocks.below(_size(shape), np.uint64(high - low))
         return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
 
 
@@ -247,9 +264,9 @@ class RandomChoice(_Random):
             return a[_permutation(blocks, k)[:count]].reshape(shape)
         if k == 0 and count:
             raise ValueError("choice: a is empty")
-        w = blocks.take(count)
         if not self.weighted:
-            return a[(bits64(w[0], w[1]) % np.uint64(max(k, 1))).astype(np.int64)].reshape(shape)
+            return a[blocks.below(count, max(k, 1)).astype(np.int64)].reshape(shape)
+        w = blocks.take(count)
         cdf = _cdf(p[0], k, "choice")
         index = np.searchsorted(cdf, uniform53(w[0], w[1]), side="right")
         return a[np.minimum(index, k - 1)].reshape(shape)
@@ -413,7 +430,7 @@ class RandomStream:
         try:
             sample = build(key, counter)
             used = cast(blocks(), "uint64")
-        except (ShapeError, DTypeError) as exc:
+        except (ShapeError, DTypeError, ArgumentError) as exc:
             self.states.pop()
             raise _at_user_line(exc) from None
         counter.tag["default_update"] = counter + used

@@ -4,11 +4,13 @@ a float16 probability, the documented sum tolerance of probabilities, clear refu
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.ops.philox import uniform53, words_at
+from symnb.ops.philox import below, seed_key, split_key, uniform53, words_at
 from tests.helpers import available_backends
 
 BACKENDS = ["py", *(b for b in available_backends() if b != "py")]
@@ -113,3 +115,73 @@ def test_permutation_of_a_0d_value_that_is_not_an_int_is_refused_clearly(x):
     assert "<- the 0-d value" in str(e.value)
     assert len(rng.states) == 0  # no state left behind by the refused draw
     assert sorted(sn.function([], rng.permutation(np.int64(4)))().tolist()) == [0, 1, 2, 3]
+
+
+def _below_by_python_ints(positions, span, key, counter):
+    """Lemire's rule written with Python's integers: words 0-1, words 2-3, then the block
+    again under derived keys, the first 64 bits x whose product's low half passes."""
+    words = [[int(v) for v in w] for w in words_at(positions, key, counter)]
+    joined, out = int(key[0]) | int(key[1]) << 32, []
+    for i in range(len(positions)):
+        tries, round_ = [(words[0][i], words[1][i]), (words[2][i], words[3][i])], 0
+        while True:
+            products = [(h << 32 | lo) * span for h, lo in tries]
+            hit = next((m for m in products if m % 2**64 >= (2**64 - span) % span), None)
+            if hit is not None:
+                out.append(hit >> 64)
+                break
+            round_ += 1
+            again = words_at(positions[i : i + 1], split_key(seed_key(joined, round_)), counter)
+            tries = [(int(again[0][0]), int(again[1][0])), (int(again[2][0]), int(again[3][0]))]
+    return np.array(out, np.uint64)
+
+
+@pytest.mark.parametrize("span", [1, 10, 2**40, 3 * 2**61, 2**63 + 1, 2**64 - 1])
+def test_bounded_integers_follow_lemires_rule(span):
+    """``below``: x * span >> 64, rejecting the x that would bias it (2**63 + 1 rejects half
+    the tries, so elements reach the derived keys' blocks)."""
+    key, counter = split_key(np.uint64(seed_key(7, 0))), np.uint64(2**32 - 5)
+    positions = np.arange(3000, dtype=np.uint64)
+    got = below(positions, span, key, counter)
+    assert got.max() < span
+    np.testing.assert_array_equal(got, _below_by_python_ints(positions, span, key, counter))
+
+
+def test_integers_over_a_wide_range_are_unbiased():
+    """integers(0, 3 * 2**61) by 64 bits modulo the range gave P(x < 2**62) = 0.75, not 2/3."""
+    n = 200_000
+    got = sn.function([], sn.RandomStream(1).integers(0, 3 * 2**61, size=(n,)))()
+    assert abs(np.mean(got < 2**62) - 2 / 3) < 5 * np.sqrt(2 / 9 / n)
+    full = sn.function([], sn.RandomStream(2).integers(-(2**63), 2**63 - 1, size=(n,)))()
+    assert abs(np.mean(full < 0) - 0.5) < 5 * np.sqrt(0.25 / n)
+
+
+@pytest.mark.parametrize("low, high", [(-1e308, 1e308), (0.0, np.inf), (np.nan, 1.0)])
+def test_uniform_bounds_whose_difference_is_not_finite_are_refused(low, high):
+    """NumPy raises OverflowError; the draw gave inf (or nan) for every number."""
+    with pytest.raises(OverflowError):
+        np.random.default_rng(0).uniform(low, high)
+    rng = sn.RandomStream(0)
+    with pytest.raises(sn.ArgumentError, match=r"uniform: high - low must be a finite") as e:
+        rng.uniform((3,), low=low, high=high)  # <- the bounds
+    assert "<- the bounds" in str(e.value) and not rng.states
+    wide = sn.function([], rng.uniform((1000,), low=-1e307, high=1e307))()
+    assert np.all(np.isfinite(wide)) and wide.min() < 0 < wide.max()
+
+
+def test_an_unpickled_function_continues_the_stream_until_its_worker_reseeds_it():
+    """docs/random.md: a copy draws the parent's next numbers; the stream pickled with it
+    reseeds the copy alone."""
+    rng = sn.RandomStream(3)
+    f = sn.function([], rng.uniform((3,), dtype="float64"))
+    f()
+    copy, copy_rng = pickle.loads(pickle.dumps((f, rng)))
+    alone = pickle.loads(pickle.dumps(f))
+    same = copy()
+    np.testing.assert_array_equal(alone(), same)
+    np.testing.assert_array_equal(f(), same)  # the parent's next call: the same numbers
+    copy_rng.seed(100)
+    reseeded = copy()
+    fresh = sn.function([], sn.RandomStream(100).uniform((3,), dtype="float64"))
+    np.testing.assert_array_equal(reseeded, fresh())
+    assert not np.array_equal(reseeded, f())
