@@ -79,3 +79,5 @@ def test_mrg_choice_of_more_columns_than_p_has_is_refused():
     assert g(P, 2).shape == (2, 2)
     with pytest.raises(sn.SymnbError, match=r"\(5 > 4\)"):
         g(P, 5)
+    with pytest.raises(sn.ShapeTypeError, match="size is an int"):
+        srng.choice(size=(2, 3), a=None, replace=False, p=p)

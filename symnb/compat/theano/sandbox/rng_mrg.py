@@ -10,7 +10,7 @@ from symnb import ops as sn
 from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import ShapeError, ShapeTypeError
 from symnb.ops.checks import at_most
 
 
@@ -85,7 +85,7 @@ def _enough_columns(order: Variable, p: Variable, size) -> Variable:
     size_var = as_variable(size)
     if size_var.type.ndim != 0 or size_var.type.dtype.kind not in "iu":
         raise _at_user_line(
-            DTypeError(
+            ShapeTypeError(
                 f"MRG_RandomStreams.choice(a=None): size is an int, the number of distinct "
                 f"columns drawn per row, not {size!r}"
             )
