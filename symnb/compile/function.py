@@ -216,6 +216,10 @@ class Function:
         self._direct = self._runner if not (self._shared or self.updates) else None
         #: results that may share memory with an argument (the rest are the plan's own storage)
         self._alias_check = self._maybe_aliased()
+        #: the constants' arrays (read-only): a result that is a view of one is copied too
+        self._constants = tuple(
+            v.value for v in self._leaves if isinstance(v, Constant) and not v.weak
+        )
         #: results that are an earlier result again (an output listed twice, merged with
         #: another, or also an update's value): copied so that each is the caller's own
         self._repeated = _repeated(self.graph.outputs)
@@ -402,7 +406,9 @@ class Function:
 
     def _finish(self, results, leaf_values):
         """Write the updates, return the outputs in the user's structure (copying what
-        aliases a leaf's value unless ``borrow``)."""
+        aliases a leaf's value or another result unless ``borrow``)."""
+        if self._constants:
+            leaf_values = [*leaf_values, *self._constants]
         if not self.borrow and (
             self._leaf_results
             or self._repeated
@@ -411,7 +417,7 @@ class Function:
             or self._alias_check
             and any(may_alias(results[i], leaf_values) for i in self._alias_check)
         ):
-            results = [self._own(i, r, [*leaf_values, *results[:i]]) for i, r in enumerate(results)]
+            results = self._owned(results, leaf_values)
         if self.updates:
             for (shared, _), value in zip(self.updates, results[self._n_out :]):
                 if isinstance(value, DeviceArray):
@@ -421,13 +427,21 @@ class Function:
             return self._structure(results[: self._n_out])
         return self._structure(results)
 
-    def _own(self, i, result, leaf_values):
-        """``result`` itself when it is the function's own array, else a copy of it."""
-        if i in self._leaf_results or i in self._repeated and isinstance(result, np.ndarray):
-            return np.array(result, copy=True)
-        if may_alias(result, leaf_values) and _aliases(result, leaf_values):
-            return np.array(result, copy=True)
-        return result
+    def _owned(self, results, leaf_values) -> list:
+        """The results, each copied that is a leaf's value, a repeat, or may share memory
+        with a leaf's value (an argument, a shared or a constant array) or with another
+        result, earlier or later: an output that is a view of a later output, or of an
+        update's value, would let the caller write into it. Of two results sharing memory
+        the earlier is copied where it is a view, else the later (so one copy, not two)."""
+        owned = list(results)
+        for i, result in enumerate(results):
+            if i in self._leaf_results or i in self._repeated and isinstance(result, np.ndarray):
+                owned[i] = np.array(result, copy=True)
+                continue
+            before = [*leaf_values, *owned[:i]]  # (only a view or an array met again can share)
+            if may_alias(result, before) and _aliases(result, [*before, *results[i + 1 :]]):
+                owned[i] = np.array(result, copy=True)
+        return owned
 
     def _convert(self, values) -> list:
         sizes = shared_sizes(self._named_shared) if self._named_shared else {}
