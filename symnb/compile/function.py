@@ -419,13 +419,21 @@ class Function:
         ):
             results = self._owned(results, leaf_values)
         if self.updates:
-            for (shared, _), value in zip(self.updates, results[self._n_out :]):
-                if isinstance(value, DeviceArray):
-                    shared.keep_on_device(value)
-                else:
-                    shared.set_value(value, borrow=True)
+            self._write_updates(results[self._n_out :])
             return self._structure(results[: self._n_out])
         return self._structure(results)
+
+    def _write_updates(self, values) -> None:
+        """Every update's value checked against its shared variable before any is written:
+        a call whose update does not fit raises with no shared value changed."""
+        fitted = [
+            shared.fitted_on_device(value)
+            if isinstance(value, DeviceArray)
+            else shared.fitted(value, borrow=True)
+            for (shared, _), value in zip(self.updates, values)
+        ]
+        for (shared, _), value in zip(self.updates, fitted):
+            shared.take_fitted(value, isinstance(value, DeviceArray))
 
     def _owned(self, results, leaf_values) -> list:
         """The results, each copied that is a leaf's value, a repeat, or may share memory

@@ -243,10 +243,14 @@ class SharedVariable(Variable):
     def keep_on_device(self, value) -> None:
         """Take a new value that lives on a device (an update computed there); the host copy
         is made when ``get_value`` asks for it."""
+        self.take_fitted(self.fitted_on_device(value), on_device=True)
+
+    def fitted_on_device(self, value):
+        """``value`` (on a device) checked as ``keep_on_device`` takes it, nothing stored."""
         self._check(value, "the new value")
         if value.dtype != self.type.dtype:
             raise DTypeError(f"shared {self.describe()} cannot take a {value.dtype} value")
-        self._device, self._value = value, None
+        return value
 
     def cache_on_device(self, value) -> None:
         """Remember a device copy of the unchanged host value (uploaded for a call), so the
@@ -262,6 +266,19 @@ class SharedVariable(Variable):
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
+        self.take_fitted(self.fitted(value, borrow))  # (a device copy of the old is stale)
+
+    def take_fitted(self, value, on_device: bool = False) -> None:
+        """Keep a value that ``fitted`` (or ``fitted_on_device``) returned, unchecked: the
+        second half of a write whose checks all passed."""
+        if on_device:
+            self._device, self._value = value, None
+        else:
+            self._value, self._device = value, None
+
+    def fitted(self, value, borrow: bool = False) -> np.ndarray:
+        """``value`` as ``set_value`` would keep it (checked, cast, copied unless ``borrow``),
+        nothing stored: a function checks every update this way before it writes any."""
         current = self._value if self._value is not None else self._device  # one is set
         if (
             borrow
@@ -269,9 +286,7 @@ class SharedVariable(Variable):
             and value.dtype == self.type.dtype
             and value.shape == current.shape
         ):  # as a training step writes it back
-            self._value = value  # the current value's shape was checked: this one fits too
-            self._device = None  # a device copy of the old value is stale
-            return
+            return value  # the current value's shape was checked: this one fits too
         array = np.asarray(value)
         if array.dtype != self.type.dtype:
             integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
@@ -281,7 +296,7 @@ class SharedVariable(Variable):
         elif not borrow:
             array = array.copy()
         self._check(array, "the new value")
-        self._value, self._device = array, None
+        return array
 
     def _cast_keeping_values(self, array):
         """A same-kind (or integer) cast that changes no value but by float rounding (float64 into a

@@ -68,6 +68,23 @@ def test_update_with_an_input_keeps_no_reference_to_it(backend):
     np.testing.assert_array_equal(w.get_value(), np.ones(3))
 
 
+def test_a_call_whose_update_does_not_fit_writes_no_update(backend):
+    """Every update is checked before any is written: the second update's value (of a dim
+    only the call knows) does not fit, and the first shared value keeps its value too."""
+    x = sn.vector("x", shape=(None,), dtype="float32")
+    a = sn.shared(np.zeros(2, np.float32), name="a")
+    w = sn.shared(np.zeros(2, np.float32), name="w")
+    f = sn.function([x], x.sum(), updates={a: a + 1, w: x * 2}, backend=backend)
+    assert f(np.ones(2, np.float32)) == 2.0  # (the entry point's path from now on)
+    with pytest.raises(InputError, match=r"shared 'w' \(float32\(2,\)\).*shape \(3,\)"):
+        f(np.ones(3, np.float32))
+    np.testing.assert_array_equal(a.get_value(), [1.0, 1.0])
+    np.testing.assert_array_equal(w.get_value(), [2.0, 2.0])
+    f(np.full(2, 3.0, np.float32))
+    np.testing.assert_array_equal(a.get_value(), [2.0, 2.0])
+    np.testing.assert_array_equal(w.get_value(), [6.0, 6.0])
+
+
 def test_borrow_true_returns_the_arrays_themselves(backend):
     w = sn.shared(np.ones(3), name="w")
     x = sn.vector("x")
