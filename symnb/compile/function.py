@@ -19,7 +19,13 @@ from symnb.backends.loop import bodies_rewritten
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
-from symnb.compile.fit import check_givens, check_updates, warn_unread_givens, with_default_updates
+from symnb.compile.fit import (
+    check_givens,
+    check_updates,
+    tied_dims,
+    warn_unread_givens,
+    with_default_updates,
+)
 from symnb.compile.inputs import InputSpec, check_derived_dims, shared_sizes
 from symnb.compile.linkers import get_linker
 from symnb.config import config
@@ -165,6 +171,8 @@ class Function:
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
         self.updates = with_default_updates(check_updates(updates), out_vars, no_default_updates)
+        #: named dims an update ties to its shared value's fixed size: checked with the inputs
+        self._ties = tied_dims(self.updates)
         targets = out_vars + [value for _, value in self.updates]
         givens = check_givens(givens)
         warn_unread_givens(givens, targets)
@@ -208,6 +216,8 @@ class Function:
                 self.linker = _make_linker(
                     get_linker(self.backend, mode), self.graph, self._leaves, self._n_out
                 )
+        if self._ties:
+            self.linker.fix_dims({name: size for name, (size, _) in self._ties.items()})
         #: a device linker reads shared values where they are (kept on the device)
         self._resident = self.linker.resident
         with phases.timed("runner"):
@@ -366,7 +376,7 @@ class Function:
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
             arrays = None if any(a is None for a in arrays) else arrays
             if arrays is not None and self._named_shared:  # (inputs of fixed dims only)
-                shared_sizes(self._named_shared)
+                shared_sizes(self._named_shared, self._ties)
         if arrays is None:  # the input checks raise the error naming the input
             arrays = self._convert(self._bind(args, {}))
         converted = any(a is not v for a, v in zip(arrays, args))
@@ -452,7 +462,8 @@ class Function:
         return owned
 
     def _convert(self, values) -> list:
-        sizes = shared_sizes(self._named_shared) if self._named_shared else {}
+        named = self._named_shared or self._ties
+        sizes = shared_sizes(self._named_shared, self._ties) if named else {}
         arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
         check_derived_dims(self._specs, arrays, sizes)
         return arrays
