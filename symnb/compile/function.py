@@ -363,9 +363,7 @@ class Function:
         """A positional call (keywords bound already): the runner, else the input checks and
         conversions, then the runner or the linker's Python run."""
         if self._runner is not None and not declined:
-            leaf_values = (
-                [*args, *[v.get_value(borrow=True) for v in self._shared]] if self._shared else args
-            )
+            leaf_values = [*args, *[v.host_value() for v in self._shared]] if self._shared else args
             results = self._runner(*leaf_values)
             if results is not None:  # None: an argument not as planned, no step ran
                 return self._finish(results, leaf_values)
@@ -398,7 +396,7 @@ class Function:
     def _with_shared(self, arrays: list) -> list:
         if self._resident:
             return arrays + [v.current_value() for v in self._shared]
-        return arrays + [v.get_value(borrow=True) for v in self._shared]
+        return arrays + [v.host_value() for v in self._shared]
 
     @property
     def results(self) -> list:

@@ -230,10 +230,22 @@ class SharedVariable(Variable):
 
     def get_value(self, borrow: bool = False) -> np.ndarray:
         """The value on the host (copied back from the device once when a device function
-        updated it last)."""
+        updated it last). ``borrow=True`` gives the variable's own array, which the caller
+        may write into: a device copy is dropped then (the next device call uploads the
+        array again), so every backend reads what was written."""
         if self._value is None:
             self._value = self._device.to_host()
-        return self._value if borrow else self._value.copy()
+        if borrow:
+            self._device = None
+            return self._value
+        return self._value.copy()
+
+    def host_value(self) -> np.ndarray:
+        """The host array, downloaded once where the value is only on a device, a device
+        copy kept: what functions read (they never write into it)."""
+        if self._value is None:
+            self._value = self._device.to_host()
+        return self._value
 
     def current_value(self):
         """The device copy when there is one, else the host array: what a device function
@@ -261,7 +273,7 @@ class SharedVariable(Variable):
     def __getstate__(self):
         """Pickled with its host value; a device copy stays with its process."""
         state = dict(self.__dict__)
-        state["_value"], state["_device"] = self.get_value(borrow=True), None
+        state["_value"], state["_device"] = self.host_value(), None
         return state
 
     def set_value(self, value, borrow: bool = False) -> None:
