@@ -63,6 +63,12 @@ class GraphError(SymnbError, ValueError):
     """A graph that cannot be compiled as asked (an input that is computed, a missing input)."""
 
 
+class ReentrantCallError(SymnbError, RuntimeError):
+    """A compiled function with updates called from inside one of its own calls, in the same
+    thread (a print hook, a Python op or an input's ``__array__`` that calls it): its calls
+    take turns, so the inner call would wait for the outer one forever."""
+
+
 class CompileError(SymnbError, RuntimeError):
     """A compiler (the system C compiler, NVRTC, an OpenCL driver) rejected a kernel: the
     message has its output and the numbered source."""

@@ -6,6 +6,7 @@ import inspect
 import keyword
 import logging
 import operator
+import threading
 import time
 import weakref
 from collections import Counter
@@ -35,7 +36,7 @@ from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import GraphError, InputError
+from symnb.errors import GraphError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -330,16 +331,17 @@ class Function:
             return self._declined(args)
         if self._turns is None:
             return self._call(args)
-        with self._turns:  # calls with updates take turns: read, compute, write as one
-            return self._call(args)
+        return self._in_turn(args)
 
     def _declined_call(self, *args):
         """The entry point's call the runner declined (no keywords), or that it could not
-        make (a shared value only on a device); nothing ran, and it has let go of the turns."""
+        make (a shared value only on a device, a call from inside a call of this function);
+        nothing ran, and it has let go of the turns."""
         if self._turns is None:
             return self._declined(args)
-        with self._turns:
-            return self._declined(args)
+        if log.isEnabledFor(logging.DEBUG):
+            self._log_declined(args)
+        return self._in_turn(args, declined=True)
 
     def _declined(self, args):
         """The call the runner declined (an argument not as planned), run and checked in
@@ -347,6 +349,34 @@ class Function:
         if log.isEnabledFor(logging.DEBUG):
             self._log_declined(args)
         return self._call(args, declined=True)
+
+    def _in_turn(self, args, declined=False):
+        """The call holding the function's turns (read, compute, write as one). Arguments
+        other than exact arrays are converted first: that may run the caller's code (an
+        object's ``__array__``) that calls this function too, which must find the turns free.
+        A call from inside a call of this function in this thread (a print hook, a Python
+        op) would wait for itself forever: a ReentrantCallError. The holder's thread id is
+        kept on the entry point, as runner_entry.h keeps it; only the holder writes it."""
+        converted = False
+        for arg in args:
+            if type(arg) is not np.ndarray:
+                args, converted = tuple(self._convert(self._bind(args, {}))), True
+                break
+        me, entry = threading.get_ident(), self._entry
+        if entry.holder == me:
+            raise ReentrantCallError(
+                f"{self._label()} was called from inside one of its own calls, in the same "
+                "thread (a print hook, a Python op or an input's __array__ calling it): its "
+                "calls take turns (each reads, computes and writes its updates as one), so "
+                "this one would wait for itself forever; compute what it needs before or "
+                "after the call"
+            )
+        with self._turns:
+            entry.holder = me
+            try:
+                return self._call(args, declined, converted)
+            finally:
+                entry.holder = 0
 
     def _warn_for_first_call(self, args) -> None:
         """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
@@ -359,9 +389,10 @@ class Function:
             return  # the call itself reports it (a missing input, a ragged list)
         warn_for_call_shapes(self.graph_before, shapes)
 
-    def _call(self, args, declined=False):
+    def _call(self, args, declined=False, converted=False):
         """A positional call (keywords bound already): the runner, else the input checks and
-        conversions, then the runner or the linker's Python run."""
+        conversions, then the runner or the linker's Python run. ``converted``: the
+        arguments were converted already (the runner may take them now)."""
         if self._runner is not None and not declined:
             leaf_values = [*args, *[v.host_value() for v in self._shared]] if self._shared else args
             results = self._runner(*leaf_values)
@@ -377,7 +408,7 @@ class Function:
                 shared_sizes(self._named_shared, self._ties)
         if arrays is None:  # the input checks raise the error naming the input
             arrays = self._convert(self._bind(args, {}))
-        converted = any(a is not v for a, v in zip(arrays, args))
+        converted = converted or any(a is not v for a, v in zip(arrays, args))
         arrays = self._with_shared(arrays)
         if self._runner is not None and converted:
             # Python scalars or lists the runner declined: it takes them as arrays
@@ -434,14 +465,21 @@ class Function:
     def _write_updates(self, values) -> None:
         """Every update's value checked against its shared variable before any is written:
         a call whose update does not fit raises with no shared value changed."""
-        fitted = [
-            shared.fitted_on_device(value)
+        if len(values) == 1:  # (checked and written by one call)
+            value, shared = values[0], self.updates[0][0]
+            if isinstance(value, DeviceArray):
+                shared.keep_on_device(value)
+            else:
+                shared.set_value(value, borrow=True)
+            return
+        kept = [
+            (shared, shared.fitted_on_device(value), True)
             if isinstance(value, DeviceArray)
-            else shared.fitted(value, borrow=True)
+            else (shared, shared.fitted(value, borrow=True), False)
             for (shared, _), value in zip(self.updates, values)
         ]
-        for (shared, _), value in zip(self.updates, fitted):
-            shared.take_fitted(value, isinstance(value, DeviceArray))
+        for shared, value, on_device in kept:
+            shared.take_fitted(value, on_device)
 
     def _owned(self, results, leaf_values) -> list:
         """The results, each copied that is a leaf's value, a repeat, or may share memory
@@ -540,12 +578,14 @@ _MISSING = object()
 
 class _PythonEntry:
     """``f(...)`` where the linker has no native entry point: the Python path, reached
-    through a weak reference (the function holds its entry, not the other way round)."""
+    through a weak reference (the function holds its entry, not the other way round).
+    ``holder``: the thread whose call holds the function's turns, else 0."""
 
-    __slots__ = ("_owner",)
+    __slots__ = ("_owner", "holder")
 
     def __init__(self, owner: weakref.ref):
         self._owner = owner
+        self.holder = 0
 
     def __call__(self, *args, **kwargs):
         function = self._owner()

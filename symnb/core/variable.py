@@ -278,7 +278,16 @@ class SharedVariable(Variable):
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
-        self.take_fitted(self.fitted(value, borrow))  # (a device copy of the old is stale)
+        current = self._value if self._value is not None else self._device  # one is set
+        if (
+            borrow
+            and type(value) is np.ndarray
+            and value.dtype == self.type.dtype
+            and value.shape == current.shape
+        ):  # as a training step writes it back (``fitted`` takes it as it is too)
+            self._value, self._device = value, None  # (a device copy of the old is stale)
+            return
+        self.take_fitted(self.fitted(value, borrow))
 
     def take_fitted(self, value, on_device: bool = False) -> None:
         """Keep a value that ``fitted`` (or ``fitted_on_device``) returned, unchecked: the

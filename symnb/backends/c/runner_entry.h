@@ -34,6 +34,7 @@ typedef struct {
     PyObject *updates;   /* the SharedVariables the last results are written to (a tuple) */
     PyObject *acquire;   /* the turns' acquire and release (bound methods), or None */
     PyObject *release;
+    unsigned long holder; /* the thread whose call holds the turns (here or in Python), or 0 */
 } Entry;
 
 static PyObject *str_value, *str_device, *str_fitted; /* interned by entry_init */
@@ -230,6 +231,21 @@ done:
     return results;
 }
 
+/* The function's turns taken for this thread: 1; -1 with an error; 0 where this thread
+ * holds them already (a print hook or a Python op of the call calling the function again,
+ * which would wait for itself forever): the Python path raises the ReentrantCallError. Only
+ * the holder writes its id in ``holder`` (after taking the turns, 0 before letting go), so
+ * finding its own id there means it holds them. */
+static int entry_take_turn(Entry *e) {
+    unsigned long me = PyThread_get_thread_ident();
+    if (e->holder == me) return 0;
+    PyObject *held = PyObject_CallNoArgs(e->acquire); /* waits without the GIL */
+    if (held == NULL) return -1;
+    Py_DECREF(held);
+    e->holder = me;
+    return 1;
+}
+
 /* A positional call through the runner (``fast``); with shared values or updates, inside
  * the function's turns. */
 static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
@@ -244,12 +260,14 @@ static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
         return entry_shaped(e, results);
     }
     if (e->acquire != Py_None) {
-        PyObject *held = PyObject_CallNoArgs(e->acquire); /* waits without the GIL */
-        if (held == NULL) return NULL;
-        Py_DECREF(held);
+        switch (entry_take_turn(e)) {
+        case -1: return NULL;
+        case 0: return call_owner(e, e->declined, args, nargsf, NULL); /* it says why */
+        }
     }
     PyObject *results = entry_with_shared(e, args, nargs);
     if (results != NULL && results != Py_None && entry_write(e, results) < 0) Py_CLEAR(results);
+    e->holder = 0;
     if (e->release != Py_None) { /* the error of the call, if any, survives the release */
         PyObject *type, *value, *traceback;
         PyErr_Fetch(&type, &value, &traceback);
@@ -388,9 +406,27 @@ static PyObject *entry_get_fast(PyObject *self, void *unused) {
     return Py_NewRef(fast != NULL ? fast : Py_None);
 }
 
+static PyObject *entry_get_holder(PyObject *self, void *unused) {
+    (void)unused;
+    return PyLong_FromUnsignedLong(((Entry *)self)->holder);
+}
+
+static int entry_set_holder(PyObject *self, PyObject *value, void *unused) {
+    (void)unused;
+    unsigned long holder = value == NULL ? (unsigned long)-1 : PyLong_AsUnsignedLong(value);
+    if (holder == (unsigned long)-1) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Entry.holder: a thread id");
+        return -1;
+    }
+    ((Entry *)self)->holder = holder;
+    return 0;
+}
+
 static PyGetSetDef entry_getset[] = {
     {"fast", entry_get_fast, entry_set_fast,
      "The runner called directly (its results are the caller's as they come), or None.", NULL},
+    {"holder", entry_get_holder, entry_set_holder,
+     "The thread whose call holds the function's turns (threading.get_ident()), or 0.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
