@@ -86,7 +86,9 @@ class Linker:
         of ``state``'s ``shared`` to the last write, and gives its first result, or
         ``structure(outputs)`` where ``structure`` is not None; ``declined(function,
         *args)`` where ``fast`` returns None or a shared value is not on the host; every
-        other call (keywords that do not bind) ``call(function, *args, **kwargs)``."""
+        other call (keywords that do not bind) ``call(function, *args, **kwargs)``. Its
+        ``enter()``/``leave()`` take and give back the turns for the Python path's calls
+        (``enter()`` is False where this thread holds them already)."""
         return None
 
     def placement(self):

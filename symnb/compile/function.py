@@ -174,6 +174,8 @@ class Function:
         self.updates = with_default_updates(check_updates(updates), out_vars, no_default_updates)
         #: named dims an update ties to its shared value's fixed size: checked with the inputs
         self._ties = tied_dims(self.updates)
+        #: the updates whose write could fail (a value not of its variable's fixed type)
+        self._unsure = tuple(i for i, pair in enumerate(self.updates) if not _always_fits(*pair))
         targets = out_vars + [value for _, value in self.updates]
         givens = check_givens(givens)
         warn_unread_givens(givens, targets)
@@ -312,7 +314,7 @@ class Function:
             updates=tuple(shared for shared, _ in self.updates),
             turns=self._turns,
         )
-        return _PythonEntry(owner) if entry is None else entry
+        return _PythonEntry(owner, self._turns) if entry is None else entry
 
     def _python_call(self, *args, **kwargs):
         """A call in Python: the first call's shape warnings, copies of results that may alias
@@ -352,18 +354,18 @@ class Function:
 
     def _in_turn(self, args, declined=False):
         """The call holding the function's turns (read, compute, write as one). Arguments
-        other than exact arrays are converted first: that may run the caller's code (an
+        other than arrays and numbers are converted first: that may run the caller's code (an
         object's ``__array__``) that calls this function too, which must find the turns free.
         A call from inside a call of this function in this thread (a print hook, a Python
-        op) would wait for itself forever: a ReentrantCallError. The holder's thread id is
-        kept on the entry point, as runner_entry.h keeps it; only the holder writes it."""
+        op) would wait for itself forever: a ReentrantCallError. The entry point takes the
+        turns (``enter``): it knows the thread holding them, whichever path took them."""
         converted = False
         for arg in args:
-            if type(arg) is not np.ndarray:
+            if type(arg) not in _RUN_NO_CODE and not isinstance(arg, np.generic):
                 args, converted = tuple(self._convert(self._bind(args, {}))), True
                 break
-        me, entry = threading.get_ident(), self._entry
-        if entry.holder == me:
+        entry = self._entry
+        if not entry.enter():
             raise ReentrantCallError(
                 f"{self._label()} was called from inside one of its own calls, in the same "
                 "thread (a print hook, a Python op or an input's __array__ calling it): its "
@@ -371,12 +373,10 @@ class Function:
                 "this one would wait for itself forever; compute what it needs before or "
                 "after the call"
             )
-        with self._turns:
-            entry.holder = me
-            try:
-                return self._call(args, declined, converted)
-            finally:
-                entry.holder = 0
+        try:
+            return self._call(args, declined, converted)
+        finally:
+            entry.leave()
 
     def _warn_for_first_call(self, args) -> None:
         """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
@@ -464,22 +464,21 @@ class Function:
 
     def _write_updates(self, values) -> None:
         """Every update's value checked against its shared variable before any is written:
-        a call whose update does not fit raises with no shared value changed."""
-        if len(values) == 1:  # (checked and written by one call)
-            value, shared = values[0], self.updates[0][0]
+        a call whose update does not fit raises with no shared value changed. An update of
+        its variable's own fixed type cannot fail, so only the others (``_unsure``) are
+        checked first, where another update is written too."""
+        if self._unsure and len(values) > 1:
+            for i in self._unsure:
+                shared, value = self.updates[i][0], values[i]
+                if isinstance(value, DeviceArray):
+                    shared.fitted_on_device(value)
+                else:
+                    shared.fitted(value, True)
+        for (shared, _), value in zip(self.updates, values):
             if isinstance(value, DeviceArray):
                 shared.keep_on_device(value)
             else:
                 shared.set_value(value, borrow=True)
-            return
-        kept = [
-            (shared, shared.fitted_on_device(value), True)
-            if isinstance(value, DeviceArray)
-            else (shared, shared.fitted(value, borrow=True), False)
-            for (shared, _), value in zip(self.updates, values)
-        ]
-        for shared, value, on_device in kept:
-            shared.take_fitted(value, on_device)
 
     def _owned(self, results, leaf_values) -> list:
         """The results, each copied that is a leaf's value, a repeat, or may share memory
@@ -574,18 +573,32 @@ class Function:
 
 
 _MISSING = object()
+#: argument types whose conversion runs none of the caller's code (``_in_turn``)
+_RUN_NO_CODE = frozenset({np.ndarray, float, int, bool, complex})
 
 
 class _PythonEntry:
     """``f(...)`` where the linker has no native entry point: the Python path, reached
     through a weak reference (the function holds its entry, not the other way round).
-    ``holder``: the thread whose call holds the function's turns, else 0."""
+    ``enter``/``leave`` take and give back the function's ``turns`` as runner_entry.h's."""
 
-    __slots__ = ("_owner", "holder")
+    __slots__ = ("_owner", "_turns", "_holder")
 
-    def __init__(self, owner: weakref.ref):
-        self._owner = owner
-        self.holder = 0
+    def __init__(self, owner: weakref.ref, turns):
+        self._owner, self._turns, self._holder = owner, turns, 0
+
+    def enter(self) -> bool:
+        """The turns taken for this thread: True; False where it holds them already."""
+        me = threading.get_ident()
+        if self._holder == me:  # (only the holder writes its id here)
+            return False
+        self._turns.acquire()
+        self._holder = me
+        return True
+
+    def leave(self) -> None:
+        self._holder = 0
+        self._turns.release()
 
     def __call__(self, *args, **kwargs):
         function = self._owner()
@@ -642,6 +655,17 @@ def _make_linker(cls, graph, leaves, n_results: int):
 def _repeated(outputs) -> frozenset[int]:
     """Indices of the outputs that are an earlier output's variable again."""
     return frozenset(i for i, v in enumerate(outputs) if any(v is w for w in outputs[:i]))
+
+
+def _always_fits(shared: SharedVariable, value: Variable) -> bool:
+    """Whether every value of ``value`` fits ``shared``: both of one dtype and one shape of
+    fixed dims (then the write cannot fail)."""
+    shape = shared.type.shape
+    return (
+        value.type.dtype == shared.type.dtype
+        and value.type.shape == shape
+        and all(isinstance(d, int) for d in shape)
+    )
 
 
 def _kind(value) -> str:

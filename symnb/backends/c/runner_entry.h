@@ -34,7 +34,7 @@ typedef struct {
     PyObject *updates;   /* the SharedVariables the last results are written to (a tuple) */
     PyObject *acquire;   /* the turns' acquire and release (bound methods), or None */
     PyObject *release;
-    unsigned long holder; /* the thread whose call holds the turns (here or in Python), or 0 */
+    unsigned long holder; /* the thread whose call holds the turns (either path), or 0 */
 } Entry;
 
 static PyObject *str_value, *str_device, *str_fitted; /* interned by entry_init */
@@ -246,6 +246,33 @@ static int entry_take_turn(Entry *e) {
     return 1;
 }
 
+/* The turns given back (``holder`` cleared first): 0, or -1 with an error. */
+static int entry_give_turn(Entry *e) {
+    e->holder = 0;
+    PyObject *done = PyObject_CallNoArgs(e->release);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}
+
+/* ``entry.enter()``: the Python path takes the turns here, so one ``holder`` sees calls of
+ * both paths; False where this thread holds them already (the caller raises the
+ * ReentrantCallError). ``entry.leave()`` gives them back. */
+static PyObject *entry_enter(PyObject *self, PyObject *unused) {
+    (void)unused;
+    Entry *e = (Entry *)self;
+    if (e->acquire == Py_None) Py_RETURN_TRUE; /* no turns: calls need none */
+    int taken = entry_take_turn(e);
+    if (taken < 0) return NULL;
+    return PyBool_FromLong(taken);
+}
+
+static PyObject *entry_leave(PyObject *self, PyObject *unused) {
+    (void)unused;
+    Entry *e = (Entry *)self;
+    if (e->release != Py_None && entry_give_turn(e) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* A positional call through the runner (``fast``); with shared values or updates, inside
  * the function's turns. */
 static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
@@ -267,19 +294,16 @@ static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
     }
     PyObject *results = entry_with_shared(e, args, nargs);
     if (results != NULL && results != Py_None && entry_write(e, results) < 0) Py_CLEAR(results);
-    e->holder = 0;
     if (e->release != Py_None) { /* the error of the call, if any, survives the release */
         PyObject *type, *value, *traceback;
         PyErr_Fetch(&type, &value, &traceback);
-        PyObject *done = PyObject_CallNoArgs(e->release);
-        if (done == NULL) {
+        if (entry_give_turn(e) < 0) {
             Py_XDECREF(type);
             Py_XDECREF(value);
             Py_XDECREF(traceback);
             Py_XDECREF(results);
             return NULL;
         }
-        Py_DECREF(done);
         PyErr_Restore(type, value, traceback);
     }
     if (results == NULL) return NULL;
@@ -406,27 +430,17 @@ static PyObject *entry_get_fast(PyObject *self, void *unused) {
     return Py_NewRef(fast != NULL ? fast : Py_None);
 }
 
-static PyObject *entry_get_holder(PyObject *self, void *unused) {
-    (void)unused;
-    return PyLong_FromUnsignedLong(((Entry *)self)->holder);
-}
-
-static int entry_set_holder(PyObject *self, PyObject *value, void *unused) {
-    (void)unused;
-    unsigned long holder = value == NULL ? (unsigned long)-1 : PyLong_AsUnsignedLong(value);
-    if (holder == (unsigned long)-1) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Entry.holder: a thread id");
-        return -1;
-    }
-    ((Entry *)self)->holder = holder;
-    return 0;
-}
+static PyMethodDef entry_methods[] = {
+    {"enter", entry_enter, METH_NOARGS,
+     "Take the function's turns for this thread (the Python path's calls): True, or False "
+     "where this thread holds them already."},
+    {"leave", entry_leave, METH_NOARGS, "Give the turns back."},
+    {NULL, NULL, 0, NULL},
+};
 
 static PyGetSetDef entry_getset[] = {
     {"fast", entry_get_fast, entry_set_fast,
      "The runner called directly (its results are the caller's as they come), or None.", NULL},
-    {"holder", entry_get_holder, entry_set_holder,
-     "The thread whose call holds the function's turns (threading.get_ident()), or 0.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -445,4 +459,5 @@ static PyTypeObject EntryType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Entry, vectorcall),
     .tp_getset = entry_getset,
+    .tp_methods = entry_methods,
 };
