@@ -77,6 +77,12 @@ class ArgumentError(_Located, TypeError, ValueError):
     meant. Both a TypeError and a ValueError, as the builtin errors these once were."""
 
 
+class ReentrantCallError(SymnbError, RuntimeError):
+    """A compiled function with updates called from inside one of its own calls, in the same
+    thread (a print hook, a Python op or an input's ``__array__`` that calls it): its calls
+    take turns, so the inner call would wait for the outer one forever."""
+
+
 class CompileError(SymnbError, RuntimeError):
     """A compiler (the system C compiler, NVRTC, an OpenCL driver) rejected a kernel: the
     message has its output and the numbered source."""

@@ -70,6 +70,12 @@ class Linker:
         """A callable running whole calls natively (backend "c"'s C runner), or None."""
         return None
 
+    def fix_dims(self, sizes: dict) -> None:
+        """Named dims every call must give one size (``{name: size}``: an update ties them to
+        its shared value's fixed shape), told before ``runner``: a native runner checks them
+        as fixed dims and declines another size, which the Python input checks then name.
+        Without a runner there is nothing to do (those checks know the sizes)."""
+
     def entry(self, fast, owner, call, declined, structure, names, **state):
         """``f(...)`` as one native callable, or None. ``owner`` is a weak reference to the
         function; ``call`` and ``declined`` take it as their first argument. A call runs
@@ -80,7 +86,9 @@ class Linker:
         of ``state``'s ``shared`` to the last write, and gives its first result, or
         ``structure(outputs)`` where ``structure`` is not None; ``declined(function,
         *args)`` where ``fast`` returns None or a shared value is not on the host; every
-        other call (keywords that do not bind) ``call(function, *args, **kwargs)``."""
+        other call (keywords that do not bind) ``call(function, *args, **kwargs)``. Its
+        ``enter()``/``leave()`` take and give back the turns for the Python path's calls
+        (``enter()`` is False where this thread holds them already)."""
         return None
 
     def placement(self):

@@ -36,6 +36,34 @@ def check_updates(updates) -> list[tuple[SharedVariable, Variable]]:
     return checked
 
 
+def tied_dims(updates: list) -> dict:
+    """``{name: (size, label)}``: each named dim of an update's value that meets a fixed dim
+    of its shared variable (``updates={w: x * 2}``, x of ``("n",)``, w of ``(2,)``). A call
+    giving that name another size could only fail writing the update, after computing, so the
+    input checks start from these sizes and refuse it first, naming the update. Two updates
+    tying one name to two sizes admit no call: a ShapeError at the user's line."""
+    ties: dict = {}
+    tied_by: dict = {}  # name -> the update that tied it, for that error
+    for shared, value in updates:
+        what = f"the update of shared {shared.describe()}"
+        for dim, size in zip(value.type.shape, shared.type.shape):
+            if not (isinstance(dim, str) and isinstance(size, int)):
+                continue
+            if dim in ties and ties[dim][0] != size:
+                raise _at_user_line(
+                    ShapeError(
+                        f"updates: dim '{dim}' is {ties[dim][0]} in {tied_by[dim]} but {size} "
+                        f"in {what}; no call can write both"
+                    )
+                )
+            if dim not in ties:
+                loc = value.source if value.owner is not None and value.source else None
+                loc = loc or user_location()
+                ties[dim] = (size, what + ("" if loc is None else f" (at {loc})"))
+                tied_by[dim] = what
+    return ties
+
+
 def with_default_updates(updates: list, outputs: list, skipped=False) -> list:
     """The updates, plus the ``default_update`` of each shared variable the outputs or the
     updates read that has one, is not updated already (a random stream's state) and is not

@@ -6,6 +6,7 @@ import inspect
 import keyword
 import logging
 import operator
+import threading
 import time
 import weakref
 from collections import Counter
@@ -19,7 +20,13 @@ from symnb.backends.loop import bodies_rewritten
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
-from symnb.compile.fit import check_givens, check_updates, warn_unread_givens, with_default_updates
+from symnb.compile.fit import (
+    check_givens,
+    check_updates,
+    tied_dims,
+    warn_unread_givens,
+    with_default_updates,
+)
 from symnb.compile.inputs import InputSpec, check_derived_dims, shared_sizes
 from symnb.compile.linkers import get_linker
 from symnb.config import config
@@ -29,7 +36,7 @@ from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import GraphError, InputError
+from symnb.errors import GraphError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -165,6 +172,10 @@ class Function:
         self.inputs = _check_inputs(inputs)
         self._structure, out_vars = _flatten_outputs(outputs)
         self.updates = with_default_updates(check_updates(updates), out_vars, no_default_updates)
+        #: named dims an update ties to its shared value's fixed size: checked with the inputs
+        self._ties = tied_dims(self.updates)
+        #: the updates whose write could fail (a value not of its variable's fixed type)
+        self._unsure = tuple(i for i, pair in enumerate(self.updates) if not _always_fits(*pair))
         targets = out_vars + [value for _, value in self.updates]
         givens = check_givens(givens)
         warn_unread_givens(givens, targets)
@@ -208,6 +219,8 @@ class Function:
                 self.linker = _make_linker(
                     get_linker(self.backend, mode), self.graph, self._leaves, self._n_out
                 )
+        if self._ties:
+            self.linker.fix_dims({name: size for name, (size, _) in self._ties.items()})
         #: a device linker reads shared values where they are (kept on the device)
         self._resident = self.linker.resident
         with phases.timed("runner"):
@@ -216,6 +229,10 @@ class Function:
         self._direct = self._runner if not (self._shared or self.updates) else None
         #: results that may share memory with an argument (the rest are the plan's own storage)
         self._alias_check = self._maybe_aliased()
+        #: the constants' arrays (read-only): a result that is a view of one is copied too
+        self._constants = tuple(
+            v.value for v in self._leaves if isinstance(v, Constant) and not v.weak
+        )
         #: results that are an earlier result again (an output listed twice, merged with
         #: another, or also an update's value): copied so that each is the caller's own
         self._repeated = _repeated(self.graph.outputs)
@@ -297,7 +314,7 @@ class Function:
             updates=tuple(shared for shared, _ in self.updates),
             turns=self._turns,
         )
-        return _PythonEntry(owner) if entry is None else entry
+        return _PythonEntry(owner, self._turns) if entry is None else entry
 
     def _python_call(self, *args, **kwargs):
         """A call in Python: the first call's shape warnings, copies of results that may alias
@@ -316,16 +333,17 @@ class Function:
             return self._declined(args)
         if self._turns is None:
             return self._call(args)
-        with self._turns:  # calls with updates take turns: read, compute, write as one
-            return self._call(args)
+        return self._in_turn(args)
 
     def _declined_call(self, *args):
         """The entry point's call the runner declined (no keywords), or that it could not
-        make (a shared value only on a device); nothing ran, and it has let go of the turns."""
+        make (a shared value only on a device, a call from inside a call of this function);
+        nothing ran, and it has let go of the turns."""
         if self._turns is None:
             return self._declined(args)
-        with self._turns:
-            return self._declined(args)
+        if log.isEnabledFor(logging.DEBUG):
+            self._log_declined(args)
+        return self._in_turn(args, declined=True)
 
     def _declined(self, args):
         """The call the runner declined (an argument not as planned), run and checked in
@@ -333,6 +351,32 @@ class Function:
         if log.isEnabledFor(logging.DEBUG):
             self._log_declined(args)
         return self._call(args, declined=True)
+
+    def _in_turn(self, args, declined=False):
+        """The call holding the function's turns (read, compute, write as one). Arguments
+        other than arrays and numbers are converted first: that may run the caller's code (an
+        object's ``__array__``) that calls this function too, which must find the turns free.
+        A call from inside a call of this function in this thread (a print hook, a Python
+        op) would wait for itself forever: a ReentrantCallError. The entry point takes the
+        turns (``enter``): it knows the thread holding them, whichever path took them."""
+        converted = False
+        for arg in args:
+            if type(arg) not in _RUN_NO_CODE and not isinstance(arg, np.generic):
+                args, converted = tuple(self._convert(self._bind(args, {}))), True
+                break
+        entry = self._entry
+        if not entry.enter():
+            raise ReentrantCallError(
+                f"{self._label()} was called from inside one of its own calls, in the same "
+                "thread (a print hook, a Python op or an input's __array__ calling it): its "
+                "calls take turns (each reads, computes and writes its updates as one), so "
+                "this one would wait for itself forever; compute what it needs before or "
+                "after the call"
+            )
+        try:
+            return self._call(args, declined, converted)
+        finally:
+            entry.leave()
 
     def _warn_for_first_call(self, args) -> None:
         """Once: the ShapeWarnings the call's shapes reveal in the graph as written."""
@@ -345,13 +389,12 @@ class Function:
             return  # the call itself reports it (a missing input, a ragged list)
         warn_for_call_shapes(self.graph_before, shapes)
 
-    def _call(self, args, declined=False):
+    def _call(self, args, declined=False, converted=False):
         """A positional call (keywords bound already): the runner, else the input checks and
-        conversions, then the runner or the linker's Python run."""
+        conversions, then the runner or the linker's Python run. ``converted``: the
+        arguments were converted already (the runner may take them now)."""
         if self._runner is not None and not declined:
-            leaf_values = (
-                [*args, *[v.get_value(borrow=True) for v in self._shared]] if self._shared else args
-            )
+            leaf_values = [*args, *[v.host_value() for v in self._shared]] if self._shared else args
             results = self._runner(*leaf_values)
             if results is not None:  # None: an argument not as planned, no step ran
                 return self._finish(results, leaf_values)
@@ -362,10 +405,10 @@ class Function:
             arrays = [spec.quick(v) for spec, v in zip(self._specs, args)]
             arrays = None if any(a is None for a in arrays) else arrays
             if arrays is not None and self._named_shared:  # (inputs of fixed dims only)
-                shared_sizes(self._named_shared)
+                shared_sizes(self._named_shared, self._ties)
         if arrays is None:  # the input checks raise the error naming the input
             arrays = self._convert(self._bind(args, {}))
-        converted = any(a is not v for a, v in zip(arrays, args))
+        converted = converted or any(a is not v for a, v in zip(arrays, args))
         arrays = self._with_shared(arrays)
         if self._runner is not None and converted:
             # Python scalars or lists the runner declined: it takes them as arrays
@@ -384,7 +427,7 @@ class Function:
     def _with_shared(self, arrays: list) -> list:
         if self._resident:
             return arrays + [v.current_value() for v in self._shared]
-        return arrays + [v.get_value(borrow=True) for v in self._shared]
+        return arrays + [v.host_value() for v in self._shared]
 
     @property
     def results(self) -> list:
@@ -402,7 +445,9 @@ class Function:
 
     def _finish(self, results, leaf_values):
         """Write the updates, return the outputs in the user's structure (copying what
-        aliases a leaf's value unless ``borrow``)."""
+        aliases a leaf's value or another result unless ``borrow``)."""
+        if self._constants:
+            leaf_values = [*leaf_values, *self._constants]
         if not self.borrow and (
             self._leaf_results
             or self._repeated
@@ -411,26 +456,49 @@ class Function:
             or self._alias_check
             and any(may_alias(results[i], leaf_values) for i in self._alias_check)
         ):
-            results = [self._own(i, r, [*leaf_values, *results[:i]]) for i, r in enumerate(results)]
+            results = self._owned(results, leaf_values)
         if self.updates:
-            for (shared, _), value in zip(self.updates, results[self._n_out :]):
-                if isinstance(value, DeviceArray):
-                    shared.keep_on_device(value)
-                else:
-                    shared.set_value(value, borrow=True)
+            self._write_updates(results[self._n_out :])
             return self._structure(results[: self._n_out])
         return self._structure(results)
 
-    def _own(self, i, result, leaf_values):
-        """``result`` itself when it is the function's own array, else a copy of it."""
-        if i in self._leaf_results or i in self._repeated and isinstance(result, np.ndarray):
-            return np.array(result, copy=True)
-        if may_alias(result, leaf_values) and _aliases(result, leaf_values):
-            return np.array(result, copy=True)
-        return result
+    def _write_updates(self, values) -> None:
+        """Every update's value checked against its shared variable before any is written:
+        a call whose update does not fit raises with no shared value changed. An update of
+        its variable's own fixed type cannot fail, so only the others (``_unsure``) are
+        checked first, where another update is written too."""
+        if self._unsure and len(values) > 1:
+            for i in self._unsure:
+                shared, value = self.updates[i][0], values[i]
+                if isinstance(value, DeviceArray):
+                    shared.fitted_on_device(value)
+                else:
+                    shared.fitted(value, True)
+        for (shared, _), value in zip(self.updates, values):
+            if isinstance(value, DeviceArray):
+                shared.keep_on_device(value)
+            else:
+                shared.set_value(value, borrow=True)
+
+    def _owned(self, results, leaf_values) -> list:
+        """The results, each copied that is a leaf's value, a repeat, or may share memory
+        with a leaf's value (an argument, a shared or a constant array) or with another
+        result, earlier or later: an output that is a view of a later output, or of an
+        update's value, would let the caller write into it. Of two results sharing memory
+        the earlier is copied where it is a view, else the later (so one copy, not two)."""
+        owned = list(results)
+        for i, result in enumerate(results):
+            if i in self._leaf_results or i in self._repeated and isinstance(result, np.ndarray):
+                owned[i] = np.array(result, copy=True)
+                continue
+            before = [*leaf_values, *owned[:i]]  # (only a view or an array met again can share)
+            if may_alias(result, before) and _aliases(result, [*before, *results[i + 1 :]]):
+                owned[i] = np.array(result, copy=True)
+        return owned
 
     def _convert(self, values) -> list:
-        sizes = shared_sizes(self._named_shared) if self._named_shared else {}
+        named = self._named_shared or self._ties
+        sizes = shared_sizes(self._named_shared, self._ties) if named else {}
         arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
         check_derived_dims(self._specs, arrays, sizes)
         return arrays
@@ -505,16 +573,32 @@ class Function:
 
 
 _MISSING = object()
+#: argument types whose conversion runs none of the caller's code (``_in_turn``)
+_RUN_NO_CODE = frozenset({np.ndarray, float, int, bool, complex})
 
 
 class _PythonEntry:
     """``f(...)`` where the linker has no native entry point: the Python path, reached
-    through a weak reference (the function holds its entry, not the other way round)."""
+    through a weak reference (the function holds its entry, not the other way round).
+    ``enter``/``leave`` take and give back the function's ``turns`` as runner_entry.h's."""
 
-    __slots__ = ("_owner",)
+    __slots__ = ("_owner", "_turns", "_holder")
 
-    def __init__(self, owner: weakref.ref):
-        self._owner = owner
+    def __init__(self, owner: weakref.ref, turns):
+        self._owner, self._turns, self._holder = owner, turns, 0
+
+    def enter(self) -> bool:
+        """The turns taken for this thread: True; False where it holds them already."""
+        me = threading.get_ident()
+        if self._holder == me:  # (only the holder writes its id here)
+            return False
+        self._turns.acquire()
+        self._holder = me
+        return True
+
+    def leave(self) -> None:
+        self._holder = 0
+        self._turns.release()
 
     def __call__(self, *args, **kwargs):
         function = self._owner()
@@ -571,6 +655,17 @@ def _make_linker(cls, graph, leaves, n_results: int):
 def _repeated(outputs) -> frozenset[int]:
     """Indices of the outputs that are an earlier output's variable again."""
     return frozenset(i for i, v in enumerate(outputs) if any(v is w for w in outputs[:i]))
+
+
+def _always_fits(shared: SharedVariable, value: Variable) -> bool:
+    """Whether every value of ``value`` fits ``shared``: both of one dtype and one shape of
+    fixed dims (then the write cannot fail)."""
+    shape = shared.type.shape
+    return (
+        value.type.dtype == shared.type.dtype
+        and value.type.shape == shape
+        and all(isinstance(d, int) for d in shape)
+    )
 
 
 def _kind(value) -> str:

@@ -231,11 +231,12 @@ def _article(noun: str) -> str:
     return f"an {noun}" if noun[0] in "aeiouAEIOU" else f"a {noun}"
 
 
-def shared_sizes(shared) -> dict:
+def shared_sizes(shared, tied: dict | None = None) -> dict:
     """The sizes the shared values give their named dims, which a call's inputs must give
-    them too: ``{name: (size, "shared 'A' (float64(n,))")}``, the start of a call's sizes.
-    Read from the values where they are (a device copy has a shape too)."""
-    sizes: dict = {}
+    them too: ``{name: (size, "shared 'A' (float64(n,))")}``, the start of a call's sizes,
+    after the sizes updates tie (``tied``, symnb/compile/fit.py ``tied_dims``). Read from the
+    values where they are (a device copy has a shape too)."""
+    sizes: dict = dict(tied) if tied else {}
     for var in shared:
         shape = var.current_value().shape
         for axis, d in enumerate(var.type.shape):

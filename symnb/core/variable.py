@@ -284,10 +284,22 @@ class SharedVariable(Variable):
 
     def get_value(self, borrow: bool = False) -> np.ndarray:
         """The value on the host (copied back from the device once when a device function
-        updated it last)."""
+        updated it last). ``borrow=True`` gives the variable's own array, which the caller
+        may write into: a device copy is dropped then (the next device call uploads the
+        array again), so every backend reads what was written."""
         if self._value is None:
             self._value = self._device.to_host()
-        return self._value if borrow else self._value.copy()
+        if borrow:
+            self._device = None
+            return self._value
+        return self._value.copy()
+
+    def host_value(self) -> np.ndarray:
+        """The host array, downloaded once where the value is only on a device, a device
+        copy kept: what functions read (they never write into it)."""
+        if self._value is None:
+            self._value = self._device.to_host()
+        return self._value
 
     def current_value(self):
         """The device copy when there is one, else the host array: what a device function
@@ -297,10 +309,14 @@ class SharedVariable(Variable):
     def keep_on_device(self, value) -> None:
         """Take a new value that lives on a device (an update computed there); the host copy
         is made when ``get_value`` asks for it."""
+        self.take_fitted(self.fitted_on_device(value), on_device=True)
+
+    def fitted_on_device(self, value):
+        """``value`` (on a device) checked as ``keep_on_device`` takes it, nothing stored."""
         self._check(value, "the new value")
         if value.dtype != self.type.dtype:
             raise DTypeError(f"shared {self.describe()} cannot take a {value.dtype} value")
-        self._device, self._value = value, None
+        return value
 
     def cache_on_device(self, value) -> None:
         """Remember a device copy of the unchanged host value (uploaded for a call), so the
@@ -311,7 +327,7 @@ class SharedVariable(Variable):
     def __getstate__(self):
         """Pickled with its host value; a device copy stays with its process."""
         state = dict(self.__dict__)
-        state["_value"], state["_device"] = self.get_value(borrow=True), None
+        state["_value"], state["_device"] = self.host_value(), None
         return state
 
     def set_value(self, value, borrow: bool = False) -> None:
@@ -322,10 +338,30 @@ class SharedVariable(Variable):
             and type(value) is np.ndarray
             and value.dtype == self.type.dtype
             and value.shape == current.shape
-        ):  # as a training step writes it back
-            self._value = value  # the current value's shape was checked: this one fits too
-            self._device = None  # a device copy of the old value is stale
+        ):  # as a training step writes it back (``fitted`` takes it as it is too)
+            self._value, self._device = value, None  # (a device copy of the old is stale)
             return
+        self.take_fitted(self.fitted(value, borrow))
+
+    def take_fitted(self, value, on_device: bool = False) -> None:
+        """Keep a value that ``fitted`` (or ``fitted_on_device``) returned, unchecked: the
+        second half of a write whose checks all passed."""
+        if on_device:
+            self._device, self._value = value, None
+        else:
+            self._value, self._device = value, None
+
+    def fitted(self, value, borrow: bool = False) -> np.ndarray:
+        """``value`` as ``set_value`` would keep it (checked, cast, copied unless ``borrow``),
+        nothing stored: a function checks every update this way before it writes any."""
+        current = self._value if self._value is not None else self._device  # one is set
+        if (
+            borrow
+            and type(value) is np.ndarray
+            and value.dtype == self.type.dtype
+            and value.shape == current.shape
+        ):  # as a training step writes it back
+            return value  # the current value's shape was checked: this one fits too
         array = np.asarray(value)
         if array.dtype != self.type.dtype:
             integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
@@ -335,7 +371,7 @@ class SharedVariable(Variable):
         elif not borrow:
             array = array.copy()
         self._check(array, "the new value")
-        self._value, self._device = array, None
+        return array
 
     def _cast_keeping_values(self, array):
         """A same-kind (or integer) cast that changes no value but by float rounding (float64 into a

@@ -53,6 +53,31 @@ def test_a_borrowed_value_replaces_the_device_copy(after):
         W.set_value(np.zeros(4, "complex128"), borrow=True)
 
 
+@pytest.mark.parametrize("after", ["an update", "an upload"])
+def test_a_write_into_a_borrowed_value_is_what_device_functions_read(after):
+    """``get_value(borrow=True)`` hands out the variable's own host array: written into, it
+    is what every backend reads next (the device copy is dropped, and uploaded again); a
+    function's own read of the host value keeps the device copy."""
+    s = sn.shared(np.array([1.0, 2.0]), name="s")
+    x = sn.vector("x", shape=(2,))
+    update = sn.function([x], [], updates={s: s + x}, backend="opencl")
+    read_device = sn.function([], s * 2.0, backend="opencl")
+    read_host = sn.function([], s * 2.0, backend="py")
+    if after == "an update":
+        update(np.ones(2))  # s = [2, 3], on the device
+    else:
+        read_device()  # s uploaded, its device copy kept
+    read_host()  # a host read (a download after an update) keeps the device copy
+    assert isinstance(s.current_value(), DeviceArray)
+    s.get_value(borrow=True)[0] = 100.0
+    want = np.array([100.0, 3.0 if after == "an update" else 2.0])
+    np.testing.assert_array_equal(read_device(), want * 2)
+    np.testing.assert_array_equal(read_host(), want * 2)
+    np.testing.assert_array_equal(s.get_value(), want)
+    update(np.ones(2))
+    np.testing.assert_array_equal(read_device(), (want + 1) * 2)
+
+
 def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
     x = sn.matrix("x")
     f = sn.function([x], sn.exp(sn.sort(sn.exp(x), axis=1)), backend="opencl")

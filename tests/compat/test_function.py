@@ -160,6 +160,21 @@ def test_shared_borrow_get_and_set_value_and_changing_shape():
     assert copy.get_value()[0, 0] == 0.0  # copied unless borrow=True
 
 
+def test_get_value_takes_theanos_return_internal_type():
+    """Theano's ``get_value(borrow=True, return_internal_type=True)`` (GPU-era code): the
+    internal type is a NumPy array here, the variable's own with ``borrow=True``."""
+    value = np.arange(3.0)
+    w = theano.shared(value, borrow=True, name="w")
+    assert w.get_value(borrow=True, return_internal_type=True) is value
+    got = w.get_value(return_internal_type=True)
+    assert type(got) is np.ndarray and got is not value
+    np.testing.assert_array_equal(got, value)
+    srng = T.shared_randomstreams.RandomStreams(seed=1)
+    draw = srng.uniform((2,))
+    state = draw.rng.get_value(borrow=True, return_internal_type=True)
+    assert type(state).__name__ == "PhiloxState"
+
+
 def test_scan_accumulates_and_differentiates(rng):
     x = T.dvector("x")
     a = rng.normal(size=5)

@@ -1,13 +1,16 @@
 """Values at the borders of a compiled function (issue #17): copies unless ``borrow=True``,
 updates from several threads, integers a float input cannot hold, masked arrays."""
 
+import contextlib
+import io
+import threading
 import warnings
 
 import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.errors import InputError
+from symnb.errors import InputError, ReentrantCallError
 from tests.helpers import call_from_threads
 
 
@@ -68,6 +71,23 @@ def test_update_with_an_input_keeps_no_reference_to_it(backend):
     np.testing.assert_array_equal(w.get_value(), np.ones(3))
 
 
+def test_a_call_whose_update_does_not_fit_writes_no_update(backend):
+    """Every update is checked before any is written: the second update's value (of a dim
+    only the call knows) does not fit, and the first shared value keeps its value too."""
+    x = sn.vector("x", shape=(None,), dtype="float32")
+    a = sn.shared(np.zeros(2, np.float32), name="a")
+    w = sn.shared(np.zeros(2, np.float32), name="w")
+    f = sn.function([x], x.sum(), updates={a: a + 1, w: x * 2}, backend=backend)
+    assert f(np.ones(2, np.float32)) == 2.0  # (the entry point's path from now on)
+    with pytest.raises(InputError, match=r"shared 'w' \(float32\(2,\)\).*shape \(3,\)"):
+        f(np.ones(3, np.float32))
+    np.testing.assert_array_equal(a.get_value(), [1.0, 1.0])
+    np.testing.assert_array_equal(w.get_value(), [2.0, 2.0])
+    f(np.full(2, 3.0, np.float32))
+    np.testing.assert_array_equal(a.get_value(), [2.0, 2.0])
+    np.testing.assert_array_equal(w.get_value(), [6.0, 6.0])
+
+
 def test_borrow_true_returns_the_arrays_themselves(backend):
     w = sn.shared(np.ones(3), name="w")
     x = sn.vector("x")
@@ -86,6 +106,72 @@ def test_updates_from_several_threads_are_not_lost(backend, threads):
     calls = 2000
     call_from_threads(step, threads, calls)
     assert int(count.get_value()) == threads * calls
+
+
+def _within(seconds: float, call):
+    """``call()``'s result (or its exception) from a daemon thread; a call that has not
+    ended after ``seconds`` (a deadlock) fails the test instead of hanging the suite."""
+    done, got = threading.Event(), {}
+
+    def run():
+        try:
+            got["result"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            got["error"] = exc
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    assert done.wait(seconds), f"the call did not end within {seconds} s (a deadlock)"
+    if "error" in got:
+        raise got["error"]
+    return got["result"]
+
+
+def test_an_input_that_calls_the_function_to_make_its_value_is_converted_first(backend):
+    """A call with updates converts its arguments before it takes its turn: an argument
+    whose ``__array__`` calls the function (a lazy array) makes that call first."""
+    x = sn.vector("x", shape=(2,), dtype="float64")
+    s = sn.shared(np.zeros(2), name="s")
+    f = sn.function([x], x * 2, updates={s: s + x}, backend=backend)
+
+    class Lazy:
+        def __array__(self, dtype=None, copy=None):
+            return f(np.array([1.0, 2.0]))
+
+    for _ in range(2):  # (the first call's path, then the entry point's)
+        s.set_value(np.zeros(2))
+        np.testing.assert_array_equal(_within(20, lambda: f(Lazy())), [4.0, 8.0])
+        np.testing.assert_array_equal(s.get_value(), [3.0, 6.0])  # 1, 2 then 2, 4
+
+
+@pytest.mark.parametrize("view", [False, True], ids=["results as they come", "a view"])
+def test_a_call_from_inside_its_own_call_is_an_error_not_a_deadlock(backend, view):
+    """A print hook calling the function while its call holds the turns (taken by the entry
+    point, or by the Python path where a result is a view to copy): the inner call raises
+    ReentrantCallError (it would wait for itself), no update is written, and the function
+    takes calls again afterwards."""
+    x = sn.vector("x", shape=(2,), dtype="float64")
+    s = sn.shared(np.zeros(2), name="s")
+    out = sn.print_value(x * 2, "twice") * 3
+    f = sn.function([x], out[::-1] if view else out, updates={s: s + x}, backend=backend)
+
+    class Hook(io.StringIO):
+        def write(self, text):
+            return f(np.ones(2))
+
+    def hooked():
+        with contextlib.redirect_stdout(Hook()):
+            return f(np.ones(2))
+
+    with pytest.raises(Exception, match="called from inside one of its own calls") as info:
+        _within(20, hooked)
+    assert isinstance(info.value, ReentrantCallError) or isinstance(
+        info.value.__cause__, ReentrantCallError
+    ), repr(info.value)
+    np.testing.assert_array_equal(s.get_value(), [0.0, 0.0])
+    with contextlib.redirect_stdout(io.StringIO()):
+        np.testing.assert_array_equal(_within(20, lambda: f(np.ones(2))), [6.0, 6.0])
+    np.testing.assert_array_equal(s.get_value(), [1.0, 1.0])
 
 
 @pytest.mark.parametrize("dtype", ["int64", "uint64"])

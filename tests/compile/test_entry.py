@@ -217,6 +217,23 @@ def test_shared_values_on_a_device_or_of_a_new_shape_take_the_python_way(native)
     assert grows.get_value().shape == (32,)
 
 
+def test_the_entry_point_checks_every_update_before_writing_any(native):
+    """An update the entry point cannot simply assign (a value of a new shape) goes through
+    ``SharedVariable.fitted`` first; one that does not fit leaves every shared value as it
+    was, the ones before it included."""
+    x = sn.vector("x", shape=(None,))
+    a, w = sn.shared(np.zeros(2), name="a"), sn.shared(np.zeros(2), name="w")
+    grows = sn.shared(np.zeros(3), name="grows", shape=(None,))  # (fitted to (2,))
+    step = sn.function([x], [], updates={a: a + 1.0, grows: x * 3.0, w: x * 2.0}, backend="c")
+    step(np.ones(2))
+    assert step._entry.fast is not None  # the entry point makes these calls
+    with pytest.raises(InputError, match=r"shared 'w' \(float64\(2,\)\).*shape \(3,\)"):
+        step(np.ones(3))
+    assert [v.get_value().tolist() for v in (a, grows, w)] == [[1, 1], [3, 3], [2, 2]]
+    step(np.full(2, 2.0))
+    assert [v.get_value().tolist() for v in (a, grows, w)] == [[2, 2], [6, 6], [4, 4]]
+
+
 def test_calls_with_updates_from_threads_take_turns_in_c(native):
     size, threads, calls = 200_000, 4, 40  # past the size whose kernels let go of the GIL
     w = sn.shared(np.zeros(size), name="w")

@@ -32,6 +32,8 @@ def _graphs(x, v, w):
         "twice": [x * 2.0, x * 2.0],
         "same_output_twice": [sn.exp(x)] * 2,
         "a_view_of_another_output": [sn.exp(x), sn.exp(x).T, sn.exp(x)[::-1]],
+        "a_view_before_its_base": [sn.exp(x).T, sn.exp(x)[::-1], sn.exp(x)],
+        "a_view_of_a_big_constant": [sn.constant(np.ones((500, 400)))[1:].T, x * 2.0],
         "scalar": [sn.sum(x)],
     }
 
@@ -80,6 +82,41 @@ def test_an_output_that_is_also_an_update_is_its_own(backend):
     out = f(np.zeros(3))
     out[...] = 7.0
     np.testing.assert_array_equal(w.get_value(), np.ones(3))
+
+
+def test_an_output_that_is_a_view_of_an_update_is_its_own(backend):
+    """The update's value comes after the outputs: an output that is a view of it is
+    copied, so writing into the output leaves the shared value alone."""
+    x = sn.matrix("x", shape=(2, 3), dtype="float64")
+    w = sn.shared(np.zeros((2, 3)), name="w")
+    f = sn.function([x], sn.exp(x).T, updates={w: sn.exp(x)}, backend=backend)
+    out = f(np.zeros((2, 3)))
+    out[...] = -5.0
+    np.testing.assert_array_equal(w.get_value(), np.ones((2, 3)))
+
+
+def test_two_updates_that_are_views_of_one_value_are_stored_apart(backend):
+    """``{s1: y.T, s2: y}``: each shared variable gets its own array."""
+    x = sn.matrix("x", shape=(2, 3), dtype="float64")
+    s1, s2 = sn.shared(np.zeros((3, 2)), name="s1"), sn.shared(np.zeros((2, 3)), name="s2")
+    f = sn.function([x], [], updates={s1: sn.exp(x).T, s2: sn.exp(x)}, backend=backend)
+    f(np.zeros((2, 3)))
+    assert not np.shares_memory(s1.get_value(borrow=True), s2.get_value(borrow=True))
+    s2.get_value(borrow=True)[...] = 9.0
+    np.testing.assert_array_equal(s1.get_value(), np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("optimize", ["none", "fast"])
+def test_views_of_a_constant_are_writable_copies(backend, optimize):
+    """A constant's array is read-only and the function's own: a view of it is returned
+    as a copy, whether the rewrites fold it or not."""
+    c = sn.constant(np.arange(6.0).reshape(2, 3))
+    f = sn.function([], [c.T, c[0], c.reshape((6,))], backend=backend, optimize=optimize)
+    for out, expected in zip(f(), [np.arange(6.0).reshape(2, 3).T, [0, 1, 2], np.arange(6.0)]):
+        assert out.flags.writeable
+        np.testing.assert_array_equal(out, expected)
+        out[...] = -1.0
+    np.testing.assert_array_equal(c.value, np.arange(6.0).reshape(2, 3))
 
 
 def test_borrow_true_may_return_a_view_of_an_input(backend):

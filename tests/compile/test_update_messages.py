@@ -75,3 +75,36 @@ def test_a_python_name_names_an_unnamed_shared_variable_in_errors():
     v = sn.shared(np.zeros(5))
     with pytest.raises(sn.ShapeError, match=r"'W' \(float64\(3, 4\)\)"):
         W @ v
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_an_update_ties_a_named_dim_to_its_shared_values_fixed_size(backend):
+    """``updates={w: x * 2}`` with x of ``("n",)`` and w of ``(2,)``: n is 2 in every call
+    that can write w, so a call with another n is refused by the input checks, naming the
+    input, the update and the line, before anything runs (it ran, then failed writing)."""
+    x = sn.tensor("x", shape=("n",), dtype="float32")
+    a = sn.shared(np.zeros(2, np.float32), name="a")
+    w = sn.shared(np.zeros(2, np.float32), name="w")
+    f = sn.function([x], x.sum(), updates={a: a + 1, w: x * 2}, backend=backend)  # <- tie
+    with pytest.raises(sn.ShapeError) as info:
+        f(np.ones(3, np.float32))
+    message = str(info.value)
+    assert message.startswith("input 0 'x' expects shape (n,) (float32), got an array of shape")
+    assert "dim 'n' (axis 0) is 3 here but 2 in the update of shared 'w' (float32(2,))" in message
+    assert f"line {_line_of('<- tie')}" in message
+    np.testing.assert_array_equal(a.get_value(), [0.0, 0.0])
+    if backend == "c" and f.runner is not None:
+        assert f.runner.declined == 1  # the runner refused it: no step ran
+    assert f(np.ones(2, np.float32)) == 2.0
+    np.testing.assert_array_equal(w.get_value(), [2.0, 2.0])
+
+
+def test_two_updates_tying_a_named_dim_to_two_sizes_are_refused_at_compile_time():
+    x = sn.tensor("x", shape=("n",))
+    v, w = sn.shared(np.zeros(2), name="v"), sn.shared(np.zeros(3), name="w")
+    with pytest.raises(sn.ShapeError) as info:
+        sn.function([x], [], updates={v: x * 2, w: x * 3})  # <- two sizes
+    message = str(info.value)
+    assert "updates: dim 'n' is 2 in the update of shared 'v' (float64(2,))" in message
+    assert "but 3 in the update of shared 'w' (float64(3,))" in message
+    assert f"\n  at {__file__}, line {_line_of('<- two sizes')}" in message

@@ -37,6 +37,7 @@ class CLinker(KernelLinker):
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
         self._schedule = _UNMADE
+        self._fixed_dims: dict = {}  # (fix_dims)
         self._load_kernels()
 
     def product_step(self, steps, a, b, out) -> Gemm:
@@ -72,8 +73,15 @@ class CLinker(KernelLinker):
         one), made once; None where it does not apply (then the Python executor runs every
         call)."""
         if self._schedule is _UNMADE:
-            self._schedule = runner.schedule(self.plan, self._named_shared())
+            shared = self._named_shared()
+            self._schedule = runner.schedule(self.plan, shared, self._fixed_dims)
         return self._schedule
+
+    def fix_dims(self, sizes: dict) -> None:
+        """Named dims the runner checks as fixed (an update ties them): a call giving another
+        size is declined, and the input checks name the update."""
+        self._fixed_dims = dict(sizes)
+        self._schedule = _UNMADE
 
     def _named_shared(self) -> list:
         """(dtype, shape) of the shared values with named dims (none computed) that lead the

@@ -276,16 +276,17 @@ def entry(fast, owner, call, declined, structure, names, **state):
     return built.Entry(fast, owner, call, declined, structure, names, **state)
 
 
-def schedule(plan, shared=()):
+def schedule(plan, shared=(), fixed=None):
     """A ``Schedule`` running ``plan`` (symnb/backends/plan.py), called with the inputs then
     the shared values; None where the runner does not apply (then the Python executor runs
     every call). ``shared``: (dtype, shape) of the first shared values, checked after the
-    inputs (their named dims against the inputs')."""
+    inputs (their named dims against the inputs'). ``fixed``: ``{name: size}`` of named dims
+    checked as that fixed size (an update ties them)."""
     built = module() if config.c_runner else None
     if built is None:
         return None
     checked = [*plan.inputs, *shared]
-    dims, names = _input_dims(checked)
+    dims, names = _input_dims(checked, fixed or {})
     if dims is None or len(names) > MAX_NAMES:
         return None
     try:
@@ -302,10 +303,10 @@ def schedule(plan, shared=()):
         return None
 
 
-def _input_dims(inputs):
+def _input_dims(inputs, fixed: dict):
     """Each input's dims for runner.c (>= 0 fixed, -1 any, -(k+2) the k-th named dim), and the
     names; None when an input has a dim computed from names (``n+m``), which only the Python
-    executor checks."""
+    executor checks. A name in ``fixed`` is its size there."""
     names: dict[str, int] = {}
     dims = []
     for _, shape in inputs:
@@ -313,7 +314,9 @@ def _input_dims(inputs):
         for d in shape:
             if isinstance(d, DimExpr):
                 return None, names
-            if isinstance(d, str):
+            if isinstance(d, str) and d in fixed:
+                row.append(fixed[d])
+            elif isinstance(d, str):
                 row.append(-(names.setdefault(d, len(names)) + 2))
             else:
                 row.append(d if isinstance(d, int) else -1)

@@ -15,9 +15,10 @@
  * A function with shared values and updates (a training step) runs here too: holding its
  * ``turns`` (the function's lock: read, compute, write as one), the shared values' host arrays
  * follow the arguments, and each update's result becomes its shared variable's value as
- * ``SharedVariable.set_value(value, borrow=True)`` makes it (called where the result is not an
- * array of the value's dtype and shape). A shared value that is only on a device goes to the
- * Python path, before anything ran.
+ * ``SharedVariable.set_value(value, borrow=True)`` makes it (``fitted`` is called where the
+ * result is not an array of the value's dtype and shape), every one checked before any is
+ * written. A shared value that is only on a device goes to the Python path, before anything
+ * ran.
  */
 
 typedef struct {
@@ -33,15 +34,16 @@ typedef struct {
     PyObject *updates;   /* the SharedVariables the last results are written to (a tuple) */
     PyObject *acquire;   /* the turns' acquire and release (bound methods), or None */
     PyObject *release;
+    unsigned long holder; /* the thread whose call holds the turns (either path), or 0 */
 } Entry;
 
-static PyObject *str_value, *str_device, *str_set_value; /* interned by entry_init */
+static PyObject *str_value, *str_device, *str_fitted; /* interned by entry_init */
 
 static int entry_init(void) {
     str_value = PyUnicode_InternFromString("_value");
     str_device = PyUnicode_InternFromString("_device");
-    str_set_value = PyUnicode_InternFromString("set_value");
-    return str_value && str_device && str_set_value ? 0 : -1;
+    str_fitted = PyUnicode_InternFromString("fitted");
+    return str_value && str_device && str_fitted ? 0 : -1;
 }
 
 #define ENTRY_STACK 8
@@ -153,12 +155,12 @@ static PyObject *entry_shaped(Entry *e, PyObject *results) {
     return first;
 }
 
-/* ``value`` as the new value of ``shared`` (its host array ``old``): set in place of
- * ``set_value(value, borrow=True)`` where that would only assign it (an array of the same
- * dtype and shape), which is what a training step's updates are. 0, or -1 with an error. */
-static int entry_write(PyObject *shared, PyObject *value) {
+/* ``value`` as ``shared`` will keep it (a new reference), or NULL with an error: as it is
+ * where it is an array of the old value's dtype and shape (what a training step's updates
+ * are), else what ``shared.fitted(value, True)`` makes of it (checked, cast). */
+static PyObject *entry_fitted(PyObject *shared, PyObject *value) {
     PyObject *old = PyObject_GetAttr(shared, str_value);
-    if (old == NULL) return -1;
+    if (old == NULL) return NULL;
     int same = PyArray_CheckExact(value) && PyArray_CheckExact(old)
                && PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)value),
                                      PyArray_DESCR((PyArrayObject *)old))
@@ -166,14 +168,40 @@ static int entry_write(PyObject *shared, PyObject *value) {
                             PyArray_DIMS((PyArrayObject *)value),
                             PyArray_NDIM((PyArrayObject *)old), PyArray_DIMS((PyArrayObject *)old));
     Py_DECREF(old);
-    if (same)
-        return PyObject_SetAttr(shared, str_value, value) < 0
-                       || PyObject_SetAttr(shared, str_device, Py_None) < 0
-                   ? -1
-                   : 0;
-    PyObject *done = PyObject_CallMethodObjArgs(shared, str_set_value, value, Py_True, NULL);
-    Py_XDECREF(done);
-    return done == NULL ? -1 : 0;
+    if (same) return Py_NewRef(value);
+    return PyObject_CallMethodObjArgs(shared, str_fitted, value, Py_True, NULL);
+}
+
+/* The updates' values (the last results) written to their shared variables as
+ * ``SharedVariable.set_value(value, borrow=True)`` writes one, every value checked before
+ * any is written: a call whose update does not fit changes no shared value. 0, or -1 with an
+ * error. */
+static int entry_write(Entry *e, PyObject *results) {
+    Py_ssize_t nup = PyTuple_GET_SIZE(e->updates), first = PyTuple_GET_SIZE(results) - nup;
+    PyObject *small[ENTRY_STACK], **kept = small;
+    if (nup > ENTRY_STACK && !(kept = PyMem_Malloc(nup * sizeof(PyObject *)))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t got = 0;
+    int status = 0;
+    for (; got < nup; got++) {
+        kept[got] = entry_fitted(PyTuple_GET_ITEM(e->updates, got),
+                                 PyTuple_GET_ITEM(results, first + got));
+        if (kept[got] == NULL) {
+            status = -1;
+            break;
+        }
+    }
+    for (Py_ssize_t i = 0; status == 0 && i < nup; i++) {
+        PyObject *shared = PyTuple_GET_ITEM(e->updates, i);
+        if (PyObject_SetAttr(shared, str_value, kept[i]) < 0
+            || PyObject_SetAttr(shared, str_device, Py_None) < 0) /* (a stale device copy) */
+            status = -1;
+    }
+    for (Py_ssize_t i = 0; i < got; i++) Py_DECREF(kept[i]);
+    if (kept != small) PyMem_Free(kept);
+    return status;
 }
 
 /* The runner on the arguments then the shared values' host arrays; NULL with an error, or
@@ -203,6 +231,48 @@ done:
     return results;
 }
 
+/* The function's turns taken for this thread: 1; -1 with an error; 0 where this thread
+ * holds them already (a print hook or a Python op of the call calling the function again,
+ * which would wait for itself forever): the Python path raises the ReentrantCallError. Only
+ * the holder writes its id in ``holder`` (after taking the turns, 0 before letting go), so
+ * finding its own id there means it holds them. */
+static int entry_take_turn(Entry *e) {
+    unsigned long me = PyThread_get_thread_ident();
+    if (e->holder == me) return 0;
+    PyObject *held = PyObject_CallNoArgs(e->acquire); /* waits without the GIL */
+    if (held == NULL) return -1;
+    Py_DECREF(held);
+    e->holder = me;
+    return 1;
+}
+
+/* The turns given back (``holder`` cleared first): 0, or -1 with an error. */
+static int entry_give_turn(Entry *e) {
+    e->holder = 0;
+    PyObject *done = PyObject_CallNoArgs(e->release);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}
+
+/* ``entry.enter()``: the Python path takes the turns here, so one ``holder`` sees calls of
+ * both paths; False where this thread holds them already (the caller raises the
+ * ReentrantCallError). ``entry.leave()`` gives them back. */
+static PyObject *entry_enter(PyObject *self, PyObject *unused) {
+    (void)unused;
+    Entry *e = (Entry *)self;
+    if (e->acquire == Py_None) Py_RETURN_TRUE; /* no turns: calls need none */
+    int taken = entry_take_turn(e);
+    if (taken < 0) return NULL;
+    return PyBool_FromLong(taken);
+}
+
+static PyObject *entry_leave(PyObject *self, PyObject *unused) {
+    (void)unused;
+    Entry *e = (Entry *)self;
+    if (e->release != Py_None && entry_give_turn(e) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* A positional call through the runner (``fast``); with shared values or updates, inside
  * the function's turns. */
 static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
@@ -217,33 +287,23 @@ static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
         return entry_shaped(e, results);
     }
     if (e->acquire != Py_None) {
-        PyObject *held = PyObject_CallNoArgs(e->acquire); /* waits without the GIL */
-        if (held == NULL) return NULL;
-        Py_DECREF(held);
-    }
-    PyObject *results = entry_with_shared(e, args, nargs);
-    if (results != NULL && results != Py_None) {
-        Py_ssize_t n = PyTuple_GET_SIZE(results) - PyTuple_GET_SIZE(e->updates);
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(e->updates); i++) {
-            if (entry_write(PyTuple_GET_ITEM(e->updates, i), PyTuple_GET_ITEM(results, n + i))
-                < 0) {
-                Py_CLEAR(results);
-                break;
-            }
+        switch (entry_take_turn(e)) {
+        case -1: return NULL;
+        case 0: return call_owner(e, e->declined, args, nargsf, NULL); /* it says why */
         }
     }
+    PyObject *results = entry_with_shared(e, args, nargs);
+    if (results != NULL && results != Py_None && entry_write(e, results) < 0) Py_CLEAR(results);
     if (e->release != Py_None) { /* the error of the call, if any, survives the release */
         PyObject *type, *value, *traceback;
         PyErr_Fetch(&type, &value, &traceback);
-        PyObject *done = PyObject_CallNoArgs(e->release);
-        if (done == NULL) {
+        if (entry_give_turn(e) < 0) {
             Py_XDECREF(type);
             Py_XDECREF(value);
             Py_XDECREF(traceback);
             Py_XDECREF(results);
             return NULL;
         }
-        Py_DECREF(done);
         PyErr_Restore(type, value, traceback);
     }
     if (results == NULL) return NULL;
@@ -370,6 +430,14 @@ static PyObject *entry_get_fast(PyObject *self, void *unused) {
     return Py_NewRef(fast != NULL ? fast : Py_None);
 }
 
+static PyMethodDef entry_methods[] = {
+    {"enter", entry_enter, METH_NOARGS,
+     "Take the function's turns for this thread (the Python path's calls): True, or False "
+     "where this thread holds them already."},
+    {"leave", entry_leave, METH_NOARGS, "Give the turns back."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef entry_getset[] = {
     {"fast", entry_get_fast, entry_set_fast,
      "The runner called directly (its results are the caller's as they come), or None.", NULL},
@@ -391,4 +459,5 @@ static PyTypeObject EntryType = {
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Entry, vectorcall),
     .tp_getset = entry_getset,
+    .tp_methods = entry_methods,
 };

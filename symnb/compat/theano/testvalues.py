@@ -47,7 +47,7 @@ def _value_of(var):
         return var.data
     if isinstance(var, SharedVariable):
         try:
-            return var.get_value(borrow=True)
+            return var.host_value()  # (read only: a device copy stays)
         except Exception:  # noqa: BLE001 - a random state and the like: no test value
             return None
     if "tag" in var.__dict__ and "test_value" in var.tag:

@@ -61,8 +61,9 @@ class StreamState:
         """The counter's next value: what every function using the draw writes."""
         return self.counter.tag["default_update"]
 
-    def get_value(self, borrow: bool = False) -> PhiloxState:
-        """A copy of the state (also with ``borrow=True``: change it, then ``set_value``)."""
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> PhiloxState:
+        """A copy of the state (also with ``borrow=True``: change it, then ``set_value``);
+        ``return_internal_type`` changes nothing (the state is its own type)."""
         key, counter = self.key.get_value(), self.counter.get_value()
         return PhiloxState(key, counter, self.index)
 

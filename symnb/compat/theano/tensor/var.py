@@ -248,6 +248,13 @@ class TensorVariable(_TheanoRules, Variable, metaclass=_Truthy):
 class TensorSharedVariable(_TheanoRules, SharedVariable, metaclass=_Truthy):
     """``theano.shared``'s variable."""
 
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
+        """Theano's ``get_value``. ``return_internal_type`` asked for the value in the type
+        the variable keeps it in (a GPU array under Theano's GPU backend, where a plain call
+        gave a NumPy copy); symnb keeps a NumPy array, so it is that array either way
+        (``borrow`` says whether a copy)."""
+        return SharedVariable.get_value(self, borrow)
+
 
 def theano_truth(var: Variable) -> bool:
     """Theano's truth value of a computed tensor (the "truth_value" hook of core): true when

@@ -99,7 +99,7 @@ def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
         return w
     dims = list(filter_shape or (None,) * 4)
     if isinstance(w, SharedVariable):
-        value_shape = w.get_value(borrow=True).shape
+        value_shape = w.current_value().shape  # (where it is: no download)
         dims = [v if d is None else d for d, v in zip(dims, value_shape)]
     if None in dims[2:]:
         raise _at_user_line(
