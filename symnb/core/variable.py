@@ -331,16 +331,8 @@ class SharedVariable(Variable):
         return state
 
     def set_value(self, value, borrow: bool = False) -> None:
-        """Replace the value; it must keep the dtype (or cast safely) and fit the shape."""
-        current = self._value if self._value is not None else self._device  # one is set
-        if (
-            borrow
-            and type(value) is np.ndarray
-            and value.dtype == self.type.dtype
-            and value.shape == current.shape
-        ):  # as a training step writes it back (``fitted`` takes it as it is too)
-            self._value, self._device = value, None  # (a device copy of the old is stale)
-            return
+        """Replace the value; it must keep the dtype (or cast safely) and fit the shape (a
+        device copy of the old value is dropped: it is stale)."""
         self.take_fitted(self.fitted(value, borrow))
 
     def take_fitted(self, value, on_device: bool = False) -> None:

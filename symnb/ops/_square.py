@@ -21,12 +21,16 @@ class _SquareOp(Op):
 
     dtype_rule = "float64 for integer input, else the input's float dtype (np.linalg's rule)"
 
-    def _square(self, a):
+    def _matrix_dims(self, a) -> tuple:
+        """The last two dims of a stack of non-boolean matrices (else a clear error)."""
         if a.type.ndim < 2:
             raise ShapeError(f"{self}: {a.describe()} has {a.type.ndim} dims; a matrix is needed")
         if a.type.dtype.kind == "b":
             raise DTypeError(f"{self}: {a.describe()} is boolean; cast it first")
-        m, n = a.type.shape[-2:]
+        return a.type.shape[-2:]
+
+    def _square(self, a):
+        m, n = self._matrix_dims(a)
         try:
             return unify(m, n)
         except DimMismatch:

@@ -16,7 +16,6 @@ import numpy as np
 from symnb.core.op import NotDifferentiable
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
-from symnb.errors import DTypeError, ShapeError
 from symnb.ops._square import _SquareOp, diag_embed, eye_like, swap_last
 from symnb.ops.elemwise import where
 from symnb.ops.shape import expand_dims
@@ -26,11 +25,7 @@ class _SvdBase(_SquareOp):
     """Shapes of ``np.linalg.svd`` on stacks of (M, N) matrices, K = min(M, N)."""
 
     def _dims(self, a):
-        if a.type.ndim < 2:
-            raise ShapeError(f"{self}: {a.describe()} has {a.type.ndim} dims; a matrix is needed")
-        if a.type.dtype.kind == "b":
-            raise DTypeError(f"{self}: {a.describe()} is boolean; cast it first")
-        m, n = a.type.shape[-2:]
+        m, n = self._matrix_dims(a)
         k = min(m, n) if isinstance(m, int) and isinstance(n, int) else (m if m == n else None)
         return a.type.shape[:-2], m, n, k
 
