@@ -22,9 +22,9 @@ from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
     broadcast_shapes,
     cast,
-    equal,
     fit_dtype,
     fit_gradient,
+    less,
     mul,
     not_equal,
     sqrt,
@@ -670,10 +670,11 @@ def _max_or_zero(v, axis, keepdims=False):
     """The max of non-negative ``v`` over ``axis``, 0 where that axis is empty: NumPy's norms
     take their max with ``initial=0`` (their min has none, so the -inf, -1 and -2 norms of
     nothing raise, as in NumPy). Over an axis not known to be non-empty the max is taken
-    with a -inf prepended, which no value of ``v`` ties (so each element's gradient is the
-    one the plain max gives), and a max of -inf (nothing) becomes 0."""
+    with a -1 prepended, which no value of ``v`` ties (so each element's gradient is the one
+    the plain max gives), and a max of -1 (nothing) becomes 0. Not -inf: clang's ``omp simd``
+    max reduction starts its lanes at -DBL_MAX, so a max of only -inf is -DBL_MAX there."""
     if isinstance(v.type.shape[axis], int) and v.type.shape[axis] > 0:
         return max_(v, axis=axis, keepdims=keepdims)
-    padded = pad(v, [(int(a == axis), 0) for a in range(v.type.ndim)], constant_values=-np.inf)
+    padded = pad(v, [(int(a == axis), 0) for a in range(v.type.ndim)], constant_values=-1)
     out = max_(padded, axis=axis, keepdims=keepdims)
-    return where(equal(out, -np.inf), 0, out)
+    return where(less(out, 0), 0, out)
