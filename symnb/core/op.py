@@ -8,7 +8,8 @@ and shape rule (:meth:`Op.infer_types`, run when the node is built), its NumPy r
 
 from __future__ import annotations
 
-from symnb.core.hooks import provided, spelled
+from symnb.core.hooks import provided
+from symnb.core.source import at_user_line as _at_user_line  # noqa: F401 - re-exported
 from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.types import TensorType
 from symnb.core.upcast import check_upcast
@@ -203,14 +204,3 @@ def _wrapped(value, loc) -> Variable:
         raise _at_user_line(exc) from None
     finally:
         unpin_location(token)
-
-
-def _at_user_line(exc: Exception) -> Exception:
-    """The same error, its message ending with the user's file and line."""
-    loc = user_location()
-    message = spelled(str(exc))
-    if loc is not None and "\n  at " not in message:
-        message += f"\n  at {loc}"
-    new = type(exc)(message)
-    new.location = loc
-    return new

@@ -15,6 +15,8 @@ import sys
 import warnings
 from dataclasses import dataclass
 
+from symnb.core.hooks import spelled
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py|<ipython-input-(\d+)-)")
 #: directories of code that only forwards calls between symnb's own functions (the
@@ -166,6 +168,18 @@ def _remember(code, lasti: int, lineno: int) -> SourceLoc:
 
 #: file name -> the warnings registry of warnings given at its lines (``warn_at_user``)
 _WARNED: dict[str, dict] = {}
+
+
+def at_user_line(exc: Exception) -> Exception:
+    """The same error, its message ending with the user's file and line (once: an error
+    that already names its line keeps it), and that location as ``.location``."""
+    loc = user_location()
+    message = spelled(str(exc))
+    if loc is not None and "\n  at " not in message:
+        message += f"\n  at {loc}"
+    new = type(exc)(message)
+    new.location = loc
+    return new
 
 
 def warn_at_user(message: str, category: type[Warning]) -> None:

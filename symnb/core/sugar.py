@@ -10,8 +10,8 @@ import numbers
 
 import numpy as np
 
-from symnb.core.hooks import hook, provided, spelled
-from symnb.core.source import user_location
+from symnb.core.hooks import hook, provided
+from symnb.core.source import at_user_line
 from symnb.errors import InputError, ShapeError, UpdateError
 
 
@@ -84,20 +84,12 @@ def _unary(name):
     return method
 
 
-def _located(exc: Exception) -> Exception:
-    """The error, its message ending with the user's line (core.op's ``_at_user_line``,
-    which this module sits below)."""
-    loc, message = user_location(), spelled(str(exc))
-    located = loc is None or "\n  at " in message  # a ShapeError locates itself
-    return type(exc)(message + ("" if located else f"\n  at {loc}"))
-
-
 def _no_value(what: str):
     """``int(x)``, ``float(x)``, ``range(n)``: Python asks for a value a symbolic variable
     does not have yet."""
 
     def method(self):
-        raise _located(
+        raise at_user_line(
             InputError(
                 f"{what} needs a value, but {self.describe()} is symbolic: its value is unknown "
                 "until the function runs\n  hint: compile it with sn.function (or call "
@@ -113,7 +105,7 @@ def _no_value(what: str):
 def _order(x, method: str, order) -> None:
     """NumPy's ``order``: symnb's elements are in C (row-major) order only."""
     if order not in ("C", "A", "K"):
-        raise _located(
+        raise at_user_line(
             InputError(
                 f"{method}(order={order!r}) of {x.describe()}: symnb orders elements as C does "
                 "(row-major) only; for Fortran order transpose first (x.ravel('F') is "
@@ -198,7 +190,7 @@ class TensorMethods:
     def mT(self):
         """The matrix transpose: the last two axes swapped (NumPy 2's and torch's ``x.mT``)."""
         if self.type.ndim < 2:
-            raise _located(
+            raise at_user_line(
                 ShapeError(
                     f"mT: {self.describe()} has {self.type.ndim} dim"
                     f"{'s' if self.type.ndim != 1 else ''}; the matrix transpose swaps the "
@@ -225,14 +217,12 @@ class TensorMethods:
         """``x[0] = v`` (and ``x[0] += v``) cannot change a symbolic tensor: say what builds
         the updated copy instead of Python's bare "does not support item assignment"."""
         name, key = self.name or "x", _spelled_index(index)
-        loc = user_location()
-        raise UpdateError(
-            spelled(
+        raise at_user_line(
+            UpdateError(
                 f"{self.describe()} is symbolic and immutable: {name}[{key}] = v cannot change "
                 f"it; write {name} = {name}.at[{key}].set(v) (.add(v) for +=), or "
                 f"sn.set_subtensor({name}[{key}], v), which build the updated copy"
             )
-            + ("" if loc is None else f"\n  at {loc}")
         )
 
     @property

@@ -10,8 +10,8 @@ import re
 import numpy as np
 
 from symnb.core.dims import format_shape, matches_value, normalize_shape
-from symnb.core.hooks import hook, provided, register, spelled
-from symnb.core.source import SourceLoc, user_location
+from symnb.core.hooks import hook, provided, register
+from symnb.core.source import SourceLoc, at_user_line, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
 from symnb.errors import DTypeError, InputShapeError, ShapeError
@@ -113,16 +113,14 @@ class Variable(TensorMethods):
         truth = provided("truth_value")
         if truth is not None and truth(self):
             return True
-        loc = user_location()
-        raise TypeError(
-            spelled(
+        raise at_user_line(
+            TypeError(
                 f"`if`, `while`, `and`, `or` and `not` need a truth value, but "
                 f"{self.describe()} is symbolic: its value is unknown until the function runs"
                 "\n  hint: to compute one branch or the other, write "
                 "sn.ifelse(x > 0, then_value, else_value) (only the branch taken runs); to "
                 "choose element by element, sn.where(cond, a, b) (also spelled sn.switch)"
             )
-            + ("" if loc is None else f"\n  at {loc}")
         )
 
     def clone(self) -> Variable:

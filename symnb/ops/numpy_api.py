@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 
-from symnb.core.source import user_location
+from symnb.core.source import at_user_line
 from symnb.core.variable import Variable
 from symnb.errors import InputError
 
@@ -246,5 +246,4 @@ def _first(values) -> str:
 
 def _error(message: str) -> InputError:
     """An InputError (a TypeError, as NumPy's own) at the user's line."""
-    loc = user_location()
-    return InputError(message + ("" if loc is None else f"\n  at {loc}"))
+    return at_user_line(InputError(message))
