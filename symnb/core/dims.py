@@ -134,7 +134,7 @@ class DimExpr:
         """Compares sizes, not spellings: ``dim("n") + 0 == "n"``."""
         if isinstance(other, DimExpr):
             return self.terms == other.terms
-        if isinstance(other, str) and other.isidentifier() or _is_int(other):
+        if isinstance(other, str) and other.isidentifier() or is_int(other):
             return self.terms == _freeze(_poly(other))
         return NotImplemented
 
@@ -194,14 +194,15 @@ class DimExpr:
         return self._wrap(neg(self))
 
 
-def _is_int(x) -> bool:
+def is_int(x) -> bool:
+    """An int or NumPy integer, not a bool (which Python counts as one)."""
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 def _check_divisor(d) -> None:
     """A size divided by 0 or a negative int is no size (the internal ``floordiv`` answers
     unknown for it; what users write is refused)."""
-    if _is_int(d) and d <= 0:
+    if is_int(d) and d <= 0:
         raise ShapeError(f"a dim cannot be divided by {d}: a divisor of a size is positive")
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numbers
-
+from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.errors import ShapeError, ShapeTypeError
 
@@ -12,7 +11,7 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     """A sorted tuple of non-negative axes; ``None`` means all of them."""
     if axis is None:
         return tuple(range(ndim))
-    if _is_int(axis):
+    if is_int(axis):
         axes = (axis,)
     elif isinstance(axis, (tuple, list)):
         axes = tuple(axis)
@@ -25,7 +24,7 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
         )
     out = []
     for a in axes:
-        if not _is_int(a):
+        if not is_int(a):
             raise _at_user_line(
                 ShapeTypeError(f"{op}: an axis is an int, not {a!r} (for {var.describe()})")
             )
@@ -49,14 +48,10 @@ def one_axis(axis, ndim: int, op, var, what: str = "axis", or_none: bool = False
     """One non-negative axis, for ops that take one int (``argmax``, ``softmax``, ``sort``):
     a tuple, a float or a bool there is a ShapeTypeError naming the op and the variable
     (``or_none``: the op also takes None, which its caller has handled)."""
-    if not _is_int(axis):
+    if not is_int(axis):
         takes = "one int or None" if or_none else "one int"
         raise _at_user_line(
             ShapeTypeError(f"{op}: {what} is {takes}, not {axis!r} (for {var.describe()})")
         )
     (a,) = normalize_axis(axis, ndim, op, var)
     return a
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

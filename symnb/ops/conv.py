@@ -15,12 +15,10 @@ below the window size (Theano's ``pad < ws``), so no window holds padding only.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from symnb.core.dims import DimMismatch, format_dim, unify, window_output
+from symnb.core.dims import DimMismatch, format_dim, is_int, unify, window_output
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
@@ -29,18 +27,15 @@ from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.elemwise import fit_gradient
 
-
 # -- geometry --------------------------------------------------------------------------------
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _pair(value, what, where) -> tuple[int, int]:
     """A positive int or a pair of them, as a pair; ``where`` (the op and its input) names
     the call in the error: a ShapeTypeError for a float, a bool or a string, a ShapeError
     for a size below 1."""
-    pair = (value, value) if _is_int(value) else value
-    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(_is_int, pair)):
+    pair = (value, value) if is_int(value) else value
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(is_int, pair)):
         raise _at_user_line(
             ShapeTypeError(f"{where}: {what} is a positive int or a pair of them, not {value!r}")
         )
@@ -55,13 +50,13 @@ def normalize_padding(padding, where="padding"):
     """``"valid"``, ``"same"`` or ``((top, bottom), (left, right))`` of non-negative ints."""
     if isinstance(padding, str) and padding in ("valid", "same"):
         return padding
-    if _is_int(padding):
+    if is_int(padding):
         padding = (padding, padding)
     sides = ()
     if isinstance(padding, (tuple, list)):
-        sides = tuple((p, p) if _is_int(p) else p for p in padding)
+        sides = tuple((p, p) if is_int(p) else p for p in padding)
     flat = [v for side in sides if isinstance(side, (tuple, list)) for v in side]
-    if len(sides) != 2 or len(flat) != 4 or not all(map(_is_int, flat)):
+    if len(sides) != 2 or len(flat) != 4 or not all(map(is_int, flat)):
         raise _at_user_line(
             ShapeTypeError(
                 f"{where}: padding must be 'valid', 'same', an int, (ph, pw) or ((top, "
@@ -328,7 +323,7 @@ def conv2d(x, filters, stride=1, padding="valid", dilation=1, groups=1) -> Varia
     """
     x = as_variable(x)
     where = f"conv2d of {x.describe()}"
-    if not _is_int(groups):
+    if not is_int(groups):
         raise _at_user_line(ShapeTypeError(f"{where}: groups is a positive int, not {groups!r}"))
     if groups < 1:
         raise _at_user_line(ShapeError(f"{where}: groups must be a positive int, not {groups}"))

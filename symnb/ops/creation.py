@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from symnb.config import config
-from symnb.core.dims import DimExpr
+from symnb.core.dims import DimExpr, is_int
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
@@ -180,7 +180,7 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
         entries = tuple(shape)
     else:
         raise ShapeTypeError(f"a shape is an int, a tuple or an int vector, not {shape!r}")
-    if all(_is_int(e) for e in entries):
+    if all(is_int(e) for e in entries):
         if any(int(e) < 0 for e in entries):
             raise ShapeError(f"negative dimensions are not allowed: {entries}")
         dims = tuple(int(e) for e in entries)
@@ -194,10 +194,6 @@ def _is_scalar_size(shape) -> bool:
     if isinstance(shape, Variable):
         return shape.type.ndim == 0
     return isinstance(shape, numbers.Integral) or isinstance(shape, np.ndarray) and shape.ndim == 0
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _size_entry(entry) -> Variable:
@@ -273,9 +269,9 @@ def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     """An n x m matrix (m defaults to n) with ones on the k-th diagonal."""
     m = n if m is None else m
     for what, size in (("n", n), ("m", m)):
-        if _is_int(size) and size < 0:
+        if is_int(size) and size < 0:
             raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
-    if not _is_int(k):
+    if not is_int(k):
         raise _located(ShapeTypeError(f"eye: k (the diagonal) is an int, not {k!r}"))
     return Eye(k, dtype)(n, m)
 
@@ -292,7 +288,7 @@ def one_hot(indices, depth, dtype=None) -> Variable:
                 DTypeError(f"one_hot: depth must be an integer scalar, not {depth.describe()}")
             )
         return OneHot(None, dtype)(indices, cast(depth, "int64"))
-    if not _is_int(depth):
+    if not is_int(depth):
         message = (
             f"one_hot of {indices.describe()}: depth is an int or an integer scalar variable, "
             f"not {depth!r}"

@@ -6,11 +6,9 @@ an unknown dim anywhere on the axis makes the result unknown there.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from symnb.core.dims import DimMismatch, exact_div, format_dim, is_known, unify
+from symnb.core.dims import DimMismatch, exact_div, format_dim, is_int, is_known, unify
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import sub as dim_sub
 from symnb.core.op import Op
@@ -192,7 +190,7 @@ def stack(xs, axis: int = 0) -> Variable:
     except ShapeError as exc:
         raise _located(exc) from None
     ndim = xs[0].type.ndim + 1
-    if not _is_int(axis):
+    if not is_int(axis):
         raise _located(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
     if not -ndim <= axis < ndim:
         raise _located(ShapeError(f"stack: axis {axis} is out of range for {ndim} dims"))
@@ -216,13 +214,13 @@ def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
 
 def _split_spec(indices_or_sections, x):
     where = f"split of {x.describe()}"
-    if _is_int(indices_or_sections):
+    if is_int(indices_or_sections):
         if indices_or_sections <= 0:
             message = f"{where}: the number of sections must be > 0, not {indices_or_sections}"
             raise _located(ShapeError(message))
         return int(indices_or_sections)
     if not isinstance(indices_or_sections, (tuple, list)) or not all(
-        map(_is_int, indices_or_sections)
+        map(is_int, indices_or_sections)
     ):
         raise _located(
             ShapeTypeError(
@@ -234,10 +232,6 @@ def _split_spec(indices_or_sections, x):
     if any(i < 0 for i in cuts) or list(cuts) != sorted(cuts):
         raise _located(ShapeError(f"{where}: indices must be non-negative and sorted, not {cuts}"))
     return cuts
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _static_part_sizes(x, axis, spec) -> tuple:

@@ -18,6 +18,7 @@ import numpy as np
 
 from symnb.config import config
 from symnb.core.constructors import shared
+from symnb.core.dims import is_int
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
@@ -536,7 +537,7 @@ class RandomStream:
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
         dims, shape = _size_operand(size)
-        a_var = Constant(np.arange(a, dtype=np.int64)) if _is_count(a) else as_variable(a)
+        a_var = Constant(np.arange(a, dtype=np.int64)) if is_int(a) else as_variable(a)
         if p is not None:
             if not replace:
                 raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
@@ -548,7 +549,7 @@ class RandomStream:
 
     def permutation(self, x):
         """A shuffled copy of ``x`` along its first axis, or of ``range(x)`` for an int."""
-        of_range = _is_count(x) or (isinstance(x, Variable) and x.type.ndim == 0)
+        of_range = is_int(x) or (isinstance(x, Variable) and x.type.ndim == 0)
         x_var = _int(x) if of_range else as_variable(x)
         dtype = "int64" if of_range else x_var.type.dtype
         return self._by_reference(  # the op checks x before its length is taken
@@ -619,7 +620,7 @@ def _int(value):
 def checked_seed(seed) -> int:
     """A seed as NumPy's ``default_rng`` takes one: a non-negative int of any size (a bool, a
     float, a string or a negative number is an ArgumentError, not truncated or wrapped)."""
-    if not _is_count(seed) or seed < 0:
+    if not is_int(seed) or seed < 0:
         raise _at_user_line(
             ArgumentError(
                 f"RandomStream: a seed is a non-negative int (as NumPy's default_rng takes), "
@@ -664,10 +665,6 @@ def _check_integer_dtype(dtype) -> None:
         raise _at_user_line(
             DTypeError(f"integers: dtype must be an integer (or bool) dtype, not {dtype!r}")
         )
-
-
-def _is_count(x) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 def _known(value):
