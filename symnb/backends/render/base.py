@@ -114,6 +114,7 @@ class Renderer:
     def __init__(self):
         self.helpers: dict[str, str] = {}
         self.math_used: set[tuple[str, str]] = set()
+        self.extrema_used: set[str] = set()  # float max/min reductions (the C dialect's)
 
     def fresh(self):
         """This dialect with nothing used yet: what one source needs (its helpers, its math

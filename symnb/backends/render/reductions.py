@@ -71,7 +71,7 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
         for (int k = 0; k < {self.nops}; k++) p[k] += st[k][last - 1];
     }}
     {acc_t} acc = {zero};
-    {self.r.simd([(red.kind, "acc")])}
+    {self.r.simd([(red.kind, "acc", red.acc_dtype)])}
     for (int64_t i = 0; i < n; i++) acc = {self.fold("acc", "col[i]", red.acc_dtype)};
     *({out_t} *)p0[{self.nin}] = {final};
 }}"""
@@ -120,14 +120,16 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
 
     def vector_reduction(self, value: str) -> tuple[str, str, str]:
         kind, dtype = self.k.body.kind, self.k.body.acc_dtype
+        pragma = self.r.simd([(kind, "acc", dtype)])
         if kind not in ("max", "min"):
-            return self.r.simd([(kind, "acc")]), f"acc = {self.fold('acc', value, dtype)};", ""
+            return pragma, f"acc = {self.fold('acc', value, dtype)};", ""
         pick = ">" if kind == "max" else "<"
         update = f"acc = {value} {pick} acc ? {value} : acc;"
         if np.dtype(dtype).kind != "f":
-            return self.r.simd([(kind, "acc")]), update, ""
+            return pragma, update, ""
         update += f" nan |= {value} != {value};"
-        return self.r.simd([(kind, "acc"), ("or", "nan")]), update, "if (nan) acc = NAN;"
+        pragma = self.r.simd([(kind, "acc", dtype), ("or", "nan", "int32")])
+        return pragma, update, "if (nan) acc = NAN;"
 
     def scatter(self, out_t: str, strided: bool) -> str:
         """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""

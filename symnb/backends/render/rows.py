@@ -173,7 +173,7 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         if p.kind in ("max", "min"):
             pick = ">" if p.kind == "max" else "<"
             update = f"acc = {value} {pick} acc ? {value} : acc; nan |= {value} != {value};"
-            pragma = self.r.simd([(p.kind, "acc"), ("or", "nan")])
+            pragma = self.r.simd([(p.kind, "acc", p.acc_dtype), ("or", "nan", "int32")])
             loop = self.chunked(
                 step,
                 strided,
@@ -191,7 +191,7 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
                 f"const {acc_t} rv{step} = acc{step};",
             ]
         update = f"acc += {value};" if p.kind == "sum" else f"acc = acc && {value};"
-        pragma = self.r.simd([(p.kind, "acc")])
+        pragma = self.r.simd([(p.kind, "acc", p.acc_dtype)])
         loop = (
             f"{pragma}\n    for (int64_t i = lo; i < hi; i++) {{\n{body}\n        {update}\n    }}"
         )
@@ -271,7 +271,7 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
     # -- the entry ------------------------------------------------------------------------------
     def entry(self) -> str:
         pragma = self.r.parallel_for(
-            "outer > 1 && outer * n >= SN_PARALLEL_MIN", reduction=("or", "bad")
+            "outer > 1 && outer * n >= SN_PARALLEL_MIN", reduction=("or", "bad", "int32")
         )
         call = "bad |= row(n, p, st, nd - 1);"
         return f"""

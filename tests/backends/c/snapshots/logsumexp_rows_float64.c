@@ -34,6 +34,7 @@ static inline int64_t sn_thread(void) {
 }
 
 
+#pragma omp declare reduction(sn_max : float, double : omp_out = omp_in > omp_out ? omp_in : omp_out) initializer(omp_priv = -INFINITY)
 __attribute__((simd("notinbranch"))) double exp(double);
 __attribute__((simd("notinbranch"))) double log(double);
 
@@ -72,7 +73,7 @@ static int sn_rows(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         double acc = acc0; int nan = nan0;
         {
         const int64_t lo = 0, hi = n;
-        #pragma omp simd reduction(max:acc) reduction(|:nan)
+        #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
             for (int64_t i = lo; i < hi; i++) {
                 const double v0 = *(const double *)(p[0] + i * s0);
                 acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
@@ -117,7 +118,7 @@ static int sn_rows_flat(int64_t n, char *const *p, int64_t *const *st, int64_t l
         double acc = acc0; int nan = nan0;
         {
         const int64_t lo = 0, hi = n;
-        #pragma omp simd reduction(max:acc) reduction(|:nan)
+        #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
             for (int64_t i = lo; i < hi; i++) {
                 const double v0 = in0[i];
                 acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
