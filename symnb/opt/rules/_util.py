@@ -19,6 +19,19 @@ def is_filled_with(var: Variable, number) -> bool:
     return value is not None and value.size > 0 and bool(np.all(value == number))
 
 
+def has_sign_bit(var: Variable) -> bool:
+    """A constant with a negative element or part: ``-0.0`` equals 0 but ``x - (-0.0)`` is
+    ``x + 0.0``, which turns ``-0.0`` into ``+0.0``; a zero rule asks this as well."""
+    value = constant_value(var)
+    if value is None or value.dtype.kind not in "iufc":
+        return False
+    return bool(np.signbit(value.real).any() or np.signbit(value.imag).any())
+
+
+def is_complex(var: Variable) -> bool:
+    return var.type.dtype.kind == "c"
+
+
 def only_user(graph, var: Variable, node) -> bool:
     """``node`` is the only user of ``var`` (and var is not a graph output)."""
     users = graph.clients.get(var, [])

@@ -6,7 +6,11 @@ shape (a constant that broadcasts ``x`` to a larger shape, or promotes its dtype
 ``x-x -> 0`` and ``exp(log(x)) -> x`` assume values in the ops' domain (finite ``x``;
 ``x > 0``), as Theano's and PyTensor's rules do. Those, ``log(exp(x)) -> x`` (1000 where exp
 overflows to inf), ``x+0 -> x`` (-0.0 stays -0.0) and the collecting rules (``1e308*x -
-1e308*x`` is NaN at x=10) are ``ieee=False``: ``optimize="stable"`` leaves them out.
+1e308*x`` is NaN at x=10) are ``ieee=False``: ``optimize="stable"`` leaves them out. The
+others are exact for every value, so they keep to where they are: ``x - (-0.0)`` is
+``x + 0.0`` (-0.0 becomes +0.0) and stays; a complex ``x * 1``, ``x / 1`` or ``x ** 1`` is a
+complex product, quotient or power (``(-0-0j) * 1`` is ``0-0j``, ``(inf+0j) * 1`` is
+``inf+nanj``) and stays.
 """
 
 from __future__ import annotations
@@ -19,7 +23,14 @@ from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.elemwise import Add, Exp, Log, Mul, Neg, Pow, Sub, TrueDiv, add, mul, sub
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
-from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, only_user
+from symnb.opt.rules._util import (
+    does_not_stretch,
+    fits,
+    has_sign_bit,
+    is_complex,
+    is_filled_with,
+    only_user,
+)
 
 
 def _identity(m, neutral):
@@ -31,20 +42,20 @@ def _identity(m, neutral):
 
 @rule("canonicalize", Pattern(Mul, "x", Const("c"), commutative=True))
 def mul_by_one(m):
-    """x * 1 -> x"""
-    return _identity(m, 1)
+    """x * 1 -> x (not for a complex x: see the module doc)"""
+    return None if is_complex(m.out) else _identity(m, 1)
 
 
 @rule("canonicalize", Pattern(TrueDiv, "x", Const("c")))
 def div_by_one(m):
-    """x / 1 -> x"""
-    return _identity(m, 1)
+    """x / 1 -> x (not for a complex x: see the module doc)"""
+    return None if is_complex(m.out) else _identity(m, 1)
 
 
 @rule("canonicalize", Pattern(Pow, "x", Const("c")))
 def pow_one(m):
-    """x ** 1 -> x"""
-    return _identity(m, 1)
+    """x ** 1 -> x (not for a complex x: see the module doc)"""
+    return None if is_complex(m.out) else _identity(m, 1)
 
 
 @rule("canonicalize", Pattern(Add, "x", Const("c"), commutative=True), ieee=False)
@@ -55,8 +66,8 @@ def add_zero(m):
 
 @rule("canonicalize", Pattern(Sub, "x", Const("c")))
 def sub_zero(m):
-    """x - 0 -> x"""
-    return _identity(m, 0)
+    """x - 0 -> x (not x - (-0.0), which is x + 0.0)"""
+    return None if has_sign_bit(m.c) else _identity(m, 0)
 
 
 @rule("canonicalize", Pattern(Sub, "x", "x"), ieee=False)
