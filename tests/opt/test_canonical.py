@@ -78,6 +78,34 @@ def test_collect_terms_near_misses(rng):
     assert fired([x, a, b], [shared + b * x, shared], CANONICALIZE) == {}
 
 
+@pytest.mark.parametrize(
+    "dtypes, values",
+    [
+        (("int8", "int16", "int8"), (100, 1, 2)),  # int8 a*x wraps, the int16 sum does not
+        (("int8", "int8", "int16"), (100, 100, 1)),  # int16 products, a + b wraps in int8
+        (("float16", "float16", "float32"), (60000.0, 60000.0, 2.0)),  # a + b is inf
+    ],
+)
+def test_collect_terms_only_in_one_dtype(dtypes, values):
+    """(a + b) * x is a*x + b*x only where both products, a + b and the sum share a dtype."""
+    a, b, x = (sn.tensor(n, shape=(1,), dtype=d) for n, d in zip("abx", dtypes))
+    arrays = [np.array([v], d) for v, d in zip(values, dtypes)]
+    va, vb, vx = arrays
+    for out, want in ((a * x + b * x, va * vx + vb * vx), (a * x - b * x, va * vx - vb * vx)):
+        f = sn.function([a, b, x], out, backend="py", optimize=CANONICALIZE)
+        got = f(*arrays)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
+        assert not {"collect_add", "collect_sub"} & set(f.rewrites.counts())
+
+
+def test_collect_terms_in_one_integer_dtype_wraps_as_written():
+    a, b, x = (sn.tensor(n, shape=(1,), dtype="int8") for n in "abx")
+    arrays = [np.array([v], "int8") for v in (100, 100, 2)]
+    f = assert_same_values([a, b, x], a * x + b * x, arrays, CANONICALIZE)
+    assert f.rewrites.counts() == {"collect_add": 1}
+    np.testing.assert_array_equal(f(*arrays), [-112])  # NumPy: -56 + -56 wraps the same
+
+
 def test_dimshuffle_and_reshape_chains(rng):
     t = sn.tensor("t", shape=(2, 3, 4))
     value = rng.uniform(size=(2, 3, 4))

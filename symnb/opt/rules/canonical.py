@@ -123,8 +123,18 @@ def _collect(m, combine):
     if split is None:
         return None
     x, a, b = split
-    new = mul(combine(a, b), x)
+    factor = combine(a, b)
+    if not _one_dtype(m.out, m.left, m.right, factor):
+        return None
+    new = mul(factor, x)
     return new if fits(m.out, new) and new.type.shape == m.out.type.shape else None
+
+
+def _one_dtype(*variables) -> bool:
+    """All in one dtype: only then is ``(a + b) * x`` computed as ``a*x + b*x`` was (int8
+    products that wrap, summed as int16, are not one int16 product; nor a float16 ``a + b``
+    that overflows)."""
+    return len({v.type.dtype for v in variables}) == 1
 
 
 def _common_factor(left, right):
