@@ -129,9 +129,13 @@ def _matrix_pair(node, alpha):
 
 
 def _scalar(alpha, dtype, sign):
-    """alpha (times sign) as a 0-d operand of ``dtype``; None if that would lose precision."""
+    """alpha (times sign) as a 0-d operand of ``dtype``; None if that would lose precision.
+
+    Cast first, then negate, as the graph does: an int8 -128 negated in int8 stays -128, a
+    uint8 cannot be negated at all."""
     if isinstance(alpha, Constant):
-        return Constant(np.asarray(sign * alpha.value, dtype=dtype))
+        value = np.asarray(alpha.value, dtype=dtype)
+        return Constant(-value if sign < 0 else value)
     if not np.can_cast(alpha.type.dtype, dtype, "safe"):
         return None
     alpha = cast(alpha, dtype)
