@@ -58,6 +58,21 @@ def test_stable_selects_no_rule_that_changes_ieee_results(optimize):
     assert not_ieee <= {r.name for _, rules in plan("fast") for r in rules}
 
 
+def test_a_rule_named_next_to_stable_runs_though_it_changes_ieee_results():
+    """docs/rewrites.md: name such a rule in include to have it anyway (exclude still wins)."""
+    not_ieee = {name for name, rule in RULES.items() if not rule.ieee}
+    chosen = {r.name for _, rules in plan({"include": ["stable", "sub_self"]}) for r in rules}
+    assert chosen & not_ieee == {"sub_self"}
+    both = {"include": ["stable", "sub_self"], "exclude": ["sub_self"]}
+    assert not {r.name for _, rules in plan(both) for r in rules} & not_ieee
+    x = sn.vector("x")
+    f = sn.function([x], [x - x, x + 0], backend="py", optimize={"include": ["stable", "sub_self"]})
+    zero, same = f(SPECIALS)
+    np.testing.assert_array_equal(zero, np.zeros_like(SPECIALS))  # NaN and inf too
+    assert np.signbit(same[SPECIALS == 0]).tolist() == [False, False]  # add_zero did not run
+    assert f.rewrites.counts() == {"sub_self": 1}
+
+
 def test_rules_reading_softmax_as_exp_log_softmax_say_they_change_ieee_results():
     """On a row holding +inf softmax is NaN throughout and exp(log_softmax) is 0 at the
     finite logits: the rules trading one for the other are ieee=False (docs/rewrites.md)."""
