@@ -9,6 +9,7 @@ and shape rule (:meth:`Op.infer_types`, run when the node is built), its NumPy r
 from __future__ import annotations
 
 from symnb.core.hooks import provided
+from symnb.core.keys import exact_key
 from symnb.core.source import at_user_line as _at_user_line  # noqa: F401 - re-exported
 from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.types import TensorType
@@ -99,11 +100,18 @@ class Op:
             values.append(getattr(self, p))
         return tuple(values)
 
+    def prop_key(self) -> tuple:
+        """The parameters as compared: by value and by the sign of a zero and the bits of a
+        NaN (``symnb.core.keys``), so ``pad(x, 1, constant_values=-0.0)`` is not merged
+        into the same pad with ``0.0``."""
+        params = self.params()
+        return exact_key(params) if params else params
+
     def __eq__(self, other):
-        return type(self) is type(other) and self.params() == other.params()
+        return type(self) is type(other) and self.prop_key() == other.prop_key()
 
     def __hash__(self):
-        return hash((type(self), self.params()))
+        return hash((type(self), self.prop_key()))
 
     def __str__(self):
         if not self.__props__:

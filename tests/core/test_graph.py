@@ -5,6 +5,8 @@ import pytest
 
 import symnb as sn
 from symnb.core.graph import OUTPUT, Graph
+from symnb.ops.composite import Composite
+from symnb.ops.elemwise import Mul
 
 
 def test_graph_clones_nodes_but_keeps_leaves():
@@ -43,6 +45,40 @@ def test_ops_are_hashable_by_parameters():
     assert sn.sum(a, axis=0).owner.op == sn.sum(b, axis=0).owner.op
     assert sn.sum(a, axis=0).owner.op != sn.sum(a, axis=0, keepdims=True).owner.op
     assert hash(sn.mean(a).owner.op) == hash(sn.mean(b).owner.op)
+
+
+def test_ops_tell_apart_parameters_equal_but_for_a_zeros_sign_or_a_nan():
+    """0.0 == -0.0 and nan != nan in Python: ops compare their parameters as constants do,
+    by value, the sign of a zero and the bits of a NaN, in __eq__ and __hash__ alike."""
+    x = sn.vector("x")
+
+    def pad(value):
+        return sn.pad(x, 1, constant_values=value).owner.op
+
+    def clip(lower, upper):
+        return sn.grad_clip(x, lower, upper).owner.op
+
+    def scaled(zero):
+        return Composite([(Mul(), (("in", 0), ("const", zero, "float64")))], "float64", 1)
+
+    for zero, negative in [
+        (pad(0.0), pad(-0.0)),
+        (pad(np.float32(0.0)), pad(np.float32(-0.0))),
+        (pad([[0.0, 1.0]]), pad([[-0.0, 1.0]])),  # (before, after) per axis
+        (pad(0j), pad(complex(0.0, -0.0))),
+        (clip(0.0, 1.0), clip(-0.0, 1.0)),
+        (clip(-1.0, 0.0), clip(-1.0, -0.0)),
+        (scaled(0.0), scaled(-0.0)),
+    ]:
+        assert zero != negative and hash(zero) != hash(negative), (zero, negative)
+    for one, same in [
+        (pad(-0.0), pad(-0.0)),
+        (pad(np.nan), pad(np.nan)),  # a NaN with the same bits is the same parameter
+        (pad(1), pad(1.0)),
+        (clip(0, 1), clip(0.0, 1.0)),
+        (scaled(-0.0), scaled(-0.0)),
+    ]:
+        assert one == same and hash(one) == hash(same), (one, same)
 
 
 def test_deep_graphs_do_not_recurse():

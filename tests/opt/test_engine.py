@@ -137,6 +137,18 @@ def test_merge_joins_equal_constants_and_nodes(rng):
     assert ops_of(f) == ["exp", "mul", "add"]
 
 
+@pytest.mark.parametrize("mode", ["stable", "fast"])
+def test_merge_keeps_nodes_whose_parameters_differ_by_a_zeros_sign(mode, backend):
+    x = sn.vector("x")
+    outs = [sn.pad(x, 1, constant_values=0.0), sn.pad(x, 1, constant_values=-0.0)]
+    v = np.array([1.0, 2.0])
+    f = sn.function([x], outs, backend=backend, optimize=mode)
+    for got, zero in zip(f(v), (0.0, -0.0)):
+        want = np.pad(v, 1, constant_values=zero)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+    assert "merge_nodes" not in f.rewrites.counts()
+
+
 def test_constant_folding(rng):
     x = sn.vector("x")
     c = sn.constant(np.array([1.0, 2.0, 3.0]))
