@@ -7,6 +7,7 @@ here, so the backward loop of BPTT gets the same motion (``W.T`` is transposed o
 
 from __future__ import annotations
 
+from symnb.control.ifelse import IfElse
 from symnb.control.loop import Loop
 from symnb.core.graph import Graph, ancestors, clone_graph
 from symnb.core.source import user_location
@@ -89,6 +90,8 @@ def hoist(inner_outs, per_step: list, given: list) -> list:
     for node in order:
         if any(id(i) in varying for i in node.inputs):
             varying.update(id(o) for o in node.outputs)
+    for node in _only_in_branches(order, inner_outs, varying):
+        varying.update(id(o) for o in node.outputs)
     boundary: dict[int, Variable] = {}
     for node in order:
         if any(id(o) in varying for o in node.outputs):
@@ -106,6 +109,38 @@ def hoist(inner_outs, per_step: list, given: list) -> list:
         (outer,) = clone_graph([var], replace)
         found.append((var, placeholder(var), outer))
     return found
+
+
+def _only_in_branches(order, inner_outs, varying) -> list:
+    """The invariant nodes the step reads only through a branch of an ``ifelse`` that stays
+    in the loop (directly or through other nodes only that branch reads): they stay in it
+    too, where only the branch taken computes them (moved out, they would run on every call,
+    even where no step takes that branch)."""
+    uses: dict[int, list] = {}
+    for node in order:
+        for i, var in enumerate(node.inputs):
+            uses.setdefault(id(var), []).append((node, i))
+    unconditional = {id(v) for v in inner_outs}
+    inside: set[int] = set()
+    found = []
+    for node in reversed(order):
+        outs = node.outputs
+        if any(id(o) in unconditional for o in outs):
+            continue
+        reads = [use for o in outs for use in uses.get(id(o), [])]
+        if reads and all(_in_branch(user, i, varying, inside) for user, i in reads):
+            inside.add(id(node))
+            if not any(id(o) in varying for o in outs):
+                found.append(node)
+    return found
+
+
+def _in_branch(user, i: int, varying, inside) -> bool:
+    """Input ``i`` of ``user`` is read in a branch of an ifelse in the loop (or by a node
+    that is)."""
+    if id(user) in inside:
+        return True
+    return isinstance(user.op, IfElse) and i > 0 and id(user.outputs[0]) in varying
 
 
 def _add_invariant(var, varying, boundary):
