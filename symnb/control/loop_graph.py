@@ -24,18 +24,27 @@ class LoopInputs:
         self.updated: list[int] = []
         self.nonseqs: list[tuple[Variable, Variable]] = []
         self.replace: dict = {}
+        self.labels: dict[int, str] = {}  # id(ph) -> its outer value in messages
 
-    def seq(self, ph, outer):
+    def seq(self, ph, outer, label: str | None = None):
+        """A sequence read as ``ph``; ``label`` names it in messages (a tap's slice of a
+        named sequence has no name of its own)."""
         self.seqs.append((ph, outer))
+        self._label(ph, label)
 
-    def state(self, ph, outer, history: bool, replaces=None):
+    def state(self, ph, outer, history: bool, replaces=None, label: str | None = None):
         """A state read as ``ph``, starting from ``outer``; ``replaces``: the (shared)
-        variable the step read that ``ph`` stands for."""
+        variable the step read that ``ph`` stands for; ``label``: its name in messages."""
         self.states.append((ph, outer))
+        self._label(ph, label)
         self.history.append(history)
         if replaces is not None:
             self.replace[replaces] = ph
             self.updated.append(len(self.states) - 1)
+
+    def _label(self, ph, label: str | None) -> None:
+        if label is not None:
+            self.labels[id(ph)] = label
 
     def given(self, ph, outer):
         self.nonseqs.append((ph, outer))
@@ -53,7 +62,7 @@ class LoopInputs:
             check(nonseqs, {id(p) for p, _ in self.nonseqs})
         inner_outs = clone_graph(inner_outs, {var: ph for var, ph, _ in nonseqs})
         pairs = self.seqs + self.states + [(ph, outer) for _, ph, outer in nonseqs]
-        names = [f"'{o.name}'" if o.name else f"input {i}" for i, (_, o) in enumerate(pairs)]
+        names = [self._name(i, p, o) for i, (p, o) in enumerate(pairs)]
         graph = Graph([p for p, _ in pairs], inner_outs, clone=False)
         loop = Loop(
             graph,
@@ -69,6 +78,12 @@ class LoopInputs:
             user_location(),
         )
         return loop, [o for _, o in pairs]
+
+    def _name(self, i: int, ph, outer) -> str:
+        """The outer input ``i`` in messages: its label, its name, else its position."""
+        if id(ph) in self.labels:
+            return self.labels[id(ph)]
+        return f"'{outer.name}'" if outer.name else f"input {i}"
 
 
 def placeholder(outer: Variable, name: str | None = None) -> Variable:
