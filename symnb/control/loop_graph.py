@@ -7,6 +7,7 @@ here, so the backward loop of BPTT gets the same motion (``W.T`` is transposed o
 
 from __future__ import annotations
 
+from symnb.control.ifelse import IfElse
 from symnb.control.loop import Loop
 from symnb.core.graph import Graph, ancestors, clone_graph
 from symnb.core.source import user_location
@@ -23,18 +24,27 @@ class LoopInputs:
         self.updated: list[int] = []
         self.nonseqs: list[tuple[Variable, Variable]] = []
         self.replace: dict = {}
+        self.labels: dict[int, str] = {}  # id(ph) -> its outer value in messages
 
-    def seq(self, ph, outer):
+    def seq(self, ph, outer, label: str | None = None):
+        """A sequence read as ``ph``; ``label`` names it in messages (a tap's slice of a
+        named sequence has no name of its own)."""
         self.seqs.append((ph, outer))
+        self._label(ph, label)
 
-    def state(self, ph, outer, history: bool, replaces=None):
+    def state(self, ph, outer, history: bool, replaces=None, label: str | None = None):
         """A state read as ``ph``, starting from ``outer``; ``replaces``: the (shared)
-        variable the step read that ``ph`` stands for."""
+        variable the step read that ``ph`` stands for; ``label``: its name in messages."""
         self.states.append((ph, outer))
+        self._label(ph, label)
         self.history.append(history)
         if replaces is not None:
             self.replace[replaces] = ph
             self.updated.append(len(self.states) - 1)
+
+    def _label(self, ph, label: str | None) -> None:
+        if label is not None:
+            self.labels[id(ph)] = label
 
     def given(self, ph, outer):
         self.nonseqs.append((ph, outer))
@@ -52,7 +62,7 @@ class LoopInputs:
             check(nonseqs, {id(p) for p, _ in self.nonseqs})
         inner_outs = clone_graph(inner_outs, {var: ph for var, ph, _ in nonseqs})
         pairs = self.seqs + self.states + [(ph, outer) for _, ph, outer in nonseqs]
-        names = [f"'{o.name}'" if o.name else f"input {i}" for i, (_, o) in enumerate(pairs)]
+        names = [self._name(i, p, o) for i, (p, o) in enumerate(pairs)]
         graph = Graph([p for p, _ in pairs], inner_outs, clone=False)
         loop = Loop(
             graph,
@@ -68,6 +78,12 @@ class LoopInputs:
             user_location(),
         )
         return loop, [o for _, o in pairs]
+
+    def _name(self, i: int, ph, outer) -> str:
+        """The outer input ``i`` in messages: its label, its name, else its position."""
+        if id(ph) in self.labels:
+            return self.labels[id(ph)]
+        return f"'{outer.name}'" if outer.name else f"input {i}"
 
 
 def placeholder(outer: Variable, name: str | None = None) -> Variable:
@@ -89,6 +105,8 @@ def hoist(inner_outs, per_step: list, given: list) -> list:
     for node in order:
         if any(id(i) in varying for i in node.inputs):
             varying.update(id(o) for o in node.outputs)
+    for node in _only_in_branches(order, inner_outs, varying):
+        varying.update(id(o) for o in node.outputs)
     boundary: dict[int, Variable] = {}
     for node in order:
         if any(id(o) in varying for o in node.outputs):
@@ -106,6 +124,38 @@ def hoist(inner_outs, per_step: list, given: list) -> list:
         (outer,) = clone_graph([var], replace)
         found.append((var, placeholder(var), outer))
     return found
+
+
+def _only_in_branches(order, inner_outs, varying) -> list:
+    """The invariant nodes the step reads only through a branch of an ``ifelse`` that stays
+    in the loop (directly or through other nodes only that branch reads): they stay in it
+    too, where only the branch taken computes them (moved out, they would run on every call,
+    even where no step takes that branch)."""
+    uses: dict[int, list] = {}
+    for node in order:
+        for i, var in enumerate(node.inputs):
+            uses.setdefault(id(var), []).append((node, i))
+    unconditional = {id(v) for v in inner_outs}
+    inside: set[int] = set()
+    found = []
+    for node in reversed(order):
+        outs = node.outputs
+        if any(id(o) in unconditional for o in outs):
+            continue
+        reads = [use for o in outs for use in uses.get(id(o), [])]
+        if reads and all(_in_branch(user, i, varying, inside) for user, i in reads):
+            inside.add(id(node))
+            if not any(id(o) in varying for o in outs):
+                found.append(node)
+    return found
+
+
+def _in_branch(user, i: int, varying, inside) -> bool:
+    """Input ``i`` of ``user`` is read in a branch of an ifelse in the loop (or by a node
+    that is)."""
+    if id(user) in inside:
+        return True
+    return isinstance(user.op, IfElse) and i > 0 and id(user.outputs[0]) in varying
 
 
 def _add_invariant(var, varying, boundary):

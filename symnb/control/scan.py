@@ -29,6 +29,9 @@ from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, ShapeError
+from symnb.ops.index import getitem
+from symnb.ops.join import concatenate
+from symnb.ops.shape import expand_dims
 
 INT = np.dtype("int64")
 
@@ -106,12 +109,20 @@ class Scan(Op):
         for j in self.loop.updated:
             var = node.inputs[k + j]
             if isinstance(var, SharedVariable) and "default_update" in var.tag:
-                pairs.append((var, node.outputs[j]))
+                pairs.append((var, _last_value(var, node.outputs[j], self.loop.history[j])))
         return pairs
 
     def grad(self, inputs, outputs, output_grads):
         """Backpropagation through time: a second scan, backwards (scan_grad.py)."""
         return scan_grad.backward(self, inputs, outputs, output_grads)
+
+
+def _last_value(initial, out, history: bool):
+    """A state's value after the last step: ``out``, or the last of its rows where the loop
+    keeps them all (the copy a gradient reads), the initial value where it ran no step."""
+    if not history:
+        return out
+    return getitem(concatenate([expand_dims(initial, 0), out]), -1)
 
 
 def _check_fits(var: Variable, ph: Variable, seq: bool, name: str):

@@ -164,6 +164,8 @@ class _Sequence:
             )
         step = TensorType(var.type.dtype, var.type.shape[1:])
         self.placeholders = [Variable(step, name=f"{var.name or 'seq'}[t{t:+d}]") for t in taps]
+        # the loop reads shifted slices, which have no name: messages name the sequence
+        self.label = self.name if taps == [0] else f"{self.name} at taps {taps}"
 
     def slices(self) -> list[Variable]:
         """The outer array shifted for each tap: row t of slice k is row t + tap_k - low.
@@ -234,6 +236,11 @@ class _Output:
                 f"before the start, but its initial value {init.describe()} has "
                 f"{rows} rows; give one row per step reached back"
             )
+
+    def label(self, depth: int) -> str:
+        """The canonical state ``depth`` steps back in messages (a row of the initial value
+        has no name of its own)."""
+        return self.name if self.taps == [-1] else f"{self.name} at tap -{depth}"
 
     @property
     def is_state(self) -> bool:
@@ -319,7 +326,7 @@ class _Builder:
         loop_inputs = LoopInputs()
         for s in self.seqs:
             for ph, outer in zip(s.placeholders, s.slices()):
-                loop_inputs.seq(ph, outer)
+                loop_inputs.seq(ph, outer, s.label)
         new_states, plain = [], []
         for o, out in zip(self._entries(outputs), outputs):
             out = as_variable(out)
@@ -329,7 +336,7 @@ class _Builder:
             chain = state_phs[o.i]
             _check_state(o, chain[0][0], out)
             for k, (ph, init) in enumerate(chain):
-                loop_inputs.state(ph, init, history=k == 0)
+                loop_inputs.state(ph, init, history=k == 0, label=o.label(k + 1))
                 new_states.append(out if k == 0 else chain[k - 1][0])
         update_targets = self._updates(updates, loop_inputs, new_states)
         for ph, outer in zip(nonseq_phs, self.nonseqs):

@@ -188,6 +188,23 @@ def test_scan_accumulates_and_differentiates(rng):
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+@pytest.mark.parametrize("fixed", [False, True])
+def test_scan_taps_read_the_first_rows_of_a_longer_initial_value(mode, fixed):
+    """Theano reads ``initial[:-min(taps)]`` (tap k at row k - min(taps)): rows past those
+    are ignored, whether the initial's length is fixed or known only when it runs."""
+    x0 = sn.tensor("x0", shape=(5,), dtype="float64") if fixed else T.dvector("x0")
+    out, _ = theano.scan(
+        lambda a, c: a * 10 + c, outputs_info={"initial": x0, "taps": [-3, -1]}, n_steps=4
+    )
+    start = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    hist, want = list(start[:3]), []
+    for _ in range(4):
+        hist.append(hist[-3] * 10 + hist[-1])
+        want.append(hist[-1])
+    np.testing.assert_array_equal(theano.function([x0], out, mode=mode)(start), want)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_scan_views_map_reduce_foldl_foldr_against_numpy(mode, rng):
     """Theano's scan_views: map is a scan without state; reduce, foldl and foldr keep the
     last step of each output, foldr (and reduce's go_backwards) reading the sequences from

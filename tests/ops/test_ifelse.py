@@ -193,3 +193,26 @@ def test_profile_times_the_steps_of_the_branch_taken(backend):
     _, records = f.linker.run_profiled([_truth(False), RNG.uniform(0.5, 2.0, 3)])
     names = [record[0].op.op_name() for record in records]
     assert names == ["log", "ifelse"]
+
+
+@pytest.mark.parametrize("backend", LAZY)
+def test_in_a_loop_a_branch_runs_only_at_the_steps_that_take_it(backend):
+    """Work a branch reads that no step changes stays in the loop (moving it out would run
+    it on every call, taken or not); work every step reads still moves out."""
+    then_log, never_log = [], []
+    x = sn.vector("x", dtype="float64")
+    w = sn.vector("w", dtype="float64")
+
+    def step(a):
+        then = sn.sum(_Counted(then_log)(w * 2.0)) + a
+        never = sn.sum(_Counted(never_log, boom=True)(w)) + a  # a > 100 at no step
+        return sn.ifelse(a > 0, then, sn.ifelse(a > 100, never, a - 1)) + sn.sum(sn.exp(w))
+
+    ys, _ = sn.scan(step, sequences=x)
+    inner = [type(n.op).__name__ for n in ys.owner.op.loop.order()]
+    assert inner.count("_Counted") == 2 and "Exp" not in inner, inner
+    f = sn.function([x, w], ys, backend=backend)
+    xv, wv = np.array([1.0, -1.0, 2.0, -3.0]), np.array([0.5, 0.25])
+    want = np.where(xv > 0, 2 * wv.sum() + xv, xv - 1) + np.exp(wv).sum()
+    check(f(xv, wv), want)
+    assert (len(then_log), len(never_log)) == (2, 0)

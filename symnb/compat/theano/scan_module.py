@@ -7,7 +7,9 @@ from __future__ import annotations
 from symnb.compat.theano.testvalues import missing_values_allowed
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
+from symnb.core.dims import is_int
 from symnb.core.graph import clone_graph
+from symnb.core.variable import as_variable
 
 
 def scan(
@@ -32,7 +34,7 @@ def scan(
         outputs, updates = _scan(
             fn,
             sequences,
-            outputs_info,
+            _first_rows(outputs_info),
             non_sequences,
             n_steps,
             go_backwards,
@@ -42,6 +44,33 @@ def scan(
     if return_list and not isinstance(outputs, list):
         outputs = [outputs]
     return outputs, updates
+
+
+def _first_rows(outputs_info):
+    """Theano reads the first ``-min(taps)`` rows of a multi-tap output's initial value
+    (``initial[:mintap]``, tap k at row ``k + mintap``) where ``sn.scan`` reads the last ones:
+    each such initial is cut to its first rows, so extra rows are ignored as Theano ignores
+    them. Entries ``sn.scan`` would refuse are passed on as they are, for its message."""
+    if isinstance(outputs_info, (list, tuple)):
+        return [_first_rows_of(entry) for entry in outputs_info]
+    return _first_rows_of(outputs_info)
+
+
+def _first_rows_of(entry):
+    if not isinstance(entry, dict) or entry.get("initial") is None:
+        return entry
+    taps = entry.get("taps", [-1])
+    taps = list(taps) if isinstance(taps, (list, tuple)) else [taps]
+    if taps == [-1] or not taps or not all(is_int(t) and t < 0 for t in taps):
+        return entry
+    depth = -min(taps)
+    initial = as_variable(entry["initial"])
+    rows = initial.type.shape[0] if initial.type.ndim else None
+    if initial.type.ndim == 0 or (is_int(rows) and rows <= depth):
+        return entry
+    first = initial[:depth]
+    first.name = initial.name
+    return {**entry, "initial": first}
 
 
 def map(  # noqa: A001 - Theano's name

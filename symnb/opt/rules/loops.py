@@ -2,7 +2,9 @@
 
 The gradient of a scan returns, per step, the gradient of every sequence (the backward loop
 cannot know which ones ``sn.grad`` was asked for); a step output no one reads is dropped
-from the loop, and then the sequences and non-sequences nothing left in the step reads.
+from the loop, and then the non-sequences nothing left in the step reads. A sequence the
+step no longer reads still sets the step count (the fewest rows; a given ``n_steps`` is
+checked against it), so it is dropped only where a kept one surely has no more rows.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import replace
 
 from symnb.control.loop import Loop
 from symnb.control.scan import Scan
+from symnb.core.dims import is_int, sub
 from symnb.core.graph import Graph, ancestors
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
@@ -36,14 +39,37 @@ def scan_unused_outputs(m):
 
 
 def _without_unread_inputs(loop: Loop, inner_outs, outer) -> tuple[Loop, list]:
-    """The loop on ``inner_outs``, keeping the states and the other inputs still read."""
+    """The loop on ``inner_outs``, keeping the states, the non-sequences still read and the
+    sequences that are read or may have the fewest rows."""
     read = {id(v) for n in ancestors(inner_outs) for v in n.inputs}
     read.update(id(v) for v in inner_outs)
     k, m = loop.n_seqs, loop.n_states
-    keep = [i for i, ph in enumerate(loop.graph.inputs) if k <= i < k + m or id(ph) in read]
+    seqs = _sequences_kept(outer[:k], [id(ph) in read for ph in loop.graph.inputs[:k]])
+    keep = seqs + [i for i in range(k, len(outer)) if i < k + m or id(loop.graph.inputs[i]) in read]
     inputs = [loop.graph.inputs[i] for i in keep]
     graph = Graph(inputs, inner_outs, clone=False)
-    n_seqs = sum(1 for i in keep if i < k)
     names = tuple(loop.names[i] for i in keep)
-    new = replace(loop, graph=graph, n_seqs=n_seqs, names=names)
+    new = replace(loop, graph=graph, n_seqs=len(seqs), names=names)
     return new, [outer[i] for i in keep]
+
+
+def _sequences_kept(seqs, read: list[bool]) -> list[int]:
+    """The sequences read, and each unread one unless a kept one surely has no more rows: the
+    loop runs as many steps as the fewest rows, and checks ``n_steps`` against them."""
+    kept = [i for i, r in enumerate(read) if r]
+    for i in range(len(seqs)):
+        if not read[i] and not any(_no_more_rows(seqs[j], seqs[i]) for j in kept):
+            kept.append(i)
+    return sorted(kept)
+
+
+def _no_more_rows(kept, dropped) -> bool:
+    """``kept`` has at most as many rows as ``dropped``, whatever the sizes (the same
+    variable, or dims whose difference is a known count >= 0: ``T`` and ``T - 1``)."""
+    if kept is dropped:
+        return True
+    a, b = kept.type.shape[0], dropped.type.shape[0]
+    if a is None or b is None:
+        return False
+    diff = sub(b, a)
+    return is_int(diff) and diff >= 0
