@@ -316,3 +316,31 @@ def test_outputs_that_are_no_variables_are_cards_at_the_cells_line():
     assert out[6]["error"] is None, out[6]["message"]  # a number is a constant output
     assert out[7]["stdout"].strip() == "(array([1., 1., 1.]), array(2.))"
 
+
+def test_line_magics_given_bad_input_are_cards():
+    """``%symgraph`` and ``%symprofile`` given nothing, a non-graph, an unclosed call, no
+    call, ``-n 0`` or a non-function showed tracebacks through the magics' code."""
+    out = run_cells(
+        "%%symcompile f --backend py --quiet\nx = vector('x')\nx * 2",
+        "%symgraph",
+        "%symgraph 3",
+        "%symgraph f(",
+        "%symprofile f",
+        "%symprofile f(np.ones(3)",
+        "%symprofile -n 0 f(np.ones(3))",
+        "%symprofile len([1])",
+    )
+    assert out[0]["error"] is None, out[0]["message"]
+    expected = [
+        "%symgraph needs what to draw: a variable, a list of variables or a compiled function",
+        "%symgraph: 3 is a int; it draws a variable, a list of variables or a compiled",
+        "%symgraph: cannot read 'f(' as an expression: '(' was never closed",
+        "%symprofile takes a call such as f(x), not 'f' (f() times it on random inputs)",
+        "%symprofile: cannot read 'f(np.ones(3)' as an expression: '(' was never closed",
+        "%symprofile -n 0: the number of calls to time must be at least 1",
+        "%symprofile: len is a builtin_function_or_method, not a compiled function",
+    ]
+    for cell, text in zip(out[1:], expected):
+        assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
+        assert "text/html" in cell["outputs"][0]  # the card, not a traceback
+        assert "commands.py" not in cell["stdout"] and "interactiveshell" not in cell["stdout"]
