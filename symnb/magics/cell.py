@@ -147,13 +147,13 @@ def symcompile(args, cell: str, shell=None, user_ns=None, filename=None, magic: 
     check_options(args)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
     value, namespace, bound, lines = run_cell(shell, cell, user_ns, filename, magic)
-    outputs = pick_outputs(value, namespace, args.outputs, lines.last)
+    outputs = pick_outputs(value, namespace, args.outputs, lines.last, lines.magic)
     # the compile runs in symnb and IPython: its errors name the cell's lines instead, the
     # updates' checks the line assigning ``updates``, the rest the %%symcompile line
     with pinned(lines.updates or lines.magic):
         updates = pick_updates(namespace, bound)
         updates = check_updates(updates) if updates is not None else []
-    inputs = pick_inputs(outputs, updates, namespace, args.inputs)
+    inputs = pick_inputs(outputs, updates, namespace, args.inputs, lines.magic)
     options = {"backend": args.backend, "name": args.name}
     if args.optimize is not None:
         options["optimize"] = parse_optimize(args.optimize)
@@ -379,10 +379,15 @@ def _running_cell_number(shell) -> int:
     return shell.execution_count
 
 
-def pick_outputs(value, namespace: dict, names: str | None, where: SourceLoc | None = None):
-    """The outputs: ``--outputs`` names, else the last expression's value (at ``where``)."""
+def pick_outputs(
+    value, namespace: dict, names: str | None, where: SourceLoc | None = None, magic=None
+):
+    """The outputs: ``--outputs`` names (read at ``magic``, the %% line), else the last
+    expression's value (at ``where``)."""
     if names:
-        picked = [_lookup(namespace, n) for n in _split(names)]
+        picked = [_lookup(namespace, n, "--outputs", magic) for n in _split(names)]
+        for name, item in zip(_split(names), picked):
+            _check_output(item, f"--outputs {name!r}", magic)
         return picked[0] if len(picked) == 1 else picked
     if value is None:
         raise CellError(
@@ -395,13 +400,14 @@ def pick_outputs(value, namespace: dict, names: str | None, where: SourceLoc | N
 
 def _check_outputs(value, where: SourceLoc | None) -> None:
     """Outputs are a variable, a tuple/list of them or a dict name -> variable: an empty or
-    nested one is a card naming the cell's last line, not a function of no outputs or
-    NumPy's error about a symbolic value."""
+    nested one, or one that is no variable, is a card naming the cell's last line, not a
+    function of no outputs or an error raised in symnb's or IPython's frames."""
     if isinstance(value, dict):
         items = [(repr(k), v) for k, v in value.items()]
     elif isinstance(value, (list, tuple)):
         items = list(enumerate(value))
     else:
+        _check_output(value, "the cell's last expression", where)
         return
     kind = type(value).__name__
     if not items:
@@ -418,12 +424,42 @@ def _check_outputs(value, where: SourceLoc | None) -> None:
                 "variable, not nested; list them flat (e.g. `a, b, c`)",
                 where,
             )
+        _check_output(item, f"output [{key}] of the cell's last expression", where)
 
 
-def pick_inputs(outputs, updates, namespace: dict, names: str | None) -> list[Variable]:
-    """``--inputs`` names in order, else the free inputs the outputs use, oldest first."""
+def _check_output(item, what: str, where: SourceLoc | None) -> None:
+    """An output is a variable or what ``sn.function`` makes a constant of (a number, an
+    array); anything else is a card at ``where`` naming its type."""
+    try:
+        as_variable(item)
+    except (TypeError, ValueError):
+        raise _cell_error(
+            f"{what} is a {type(item).__name__} ({_brief(item)}), not a variable: the "
+            "outputs are symbolic variables (e.g. `loss` or `loss, acc`)",
+            where,
+        ) from None
+
+
+def _brief(item) -> str:
+    text = repr(item)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def pick_inputs(
+    outputs, updates, namespace: dict, names: str | None, magic: SourceLoc | None = None
+) -> list[Variable]:
+    """``--inputs`` names in order (read at ``magic``, the %% line), else the free inputs
+    the outputs use, oldest first."""
     if names:
-        return [_lookup(namespace, n) for n in _split(names)]
+        picked = [_lookup(namespace, n, "--inputs", magic) for n in _split(names)]
+        for name, item in zip(_split(names), picked):
+            if not isinstance(item, Variable):
+                raise _cell_error(
+                    f"--inputs {name!r} is a {type(item).__name__} ({_brief(item)}), not a "
+                    "variable: name the cell's symbolic inputs (e.g. --inputs x,y)",
+                    magic,
+                )
+        return picked
     targets = _variables(outputs) + [v for _, v in updates]
     free = [v for v in leaves(targets) if not isinstance(v, (Constant, SharedVariable))]
     return sorted(free, key=_creation_order)
@@ -448,9 +484,9 @@ def pick_updates(namespace: dict, bound: set):
     return namespace["updates"] if "updates" in bound else None
 
 
-def _lookup(namespace: dict, name: str):
+def _lookup(namespace: dict, name: str, option: str, where: SourceLoc | None):
     if name not in namespace:
-        raise CellError(f"%%symcompile: the cell defines no variable named {name!r}")
+        raise _cell_error(f"{option}: the cell defines no variable named {name!r}", where)
     return namespace[name]
 
 

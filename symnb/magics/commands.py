@@ -8,9 +8,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from symnb.magics.cell import OPTIONS, parse_line, symcompile
+from symnb.magics.cell import OPTIONS, CellError, parse_line, symcompile
 from symnb.magics.views import views_for
-from symnb.viz.graphs import picture
+from symnb.viz.graphs import as_graph, picture
 
 
 def _options(method):
@@ -40,8 +40,22 @@ class SymnbMagics(Magics):
 
     @line_magic
     def symgraph(self, line):
-        """``%symgraph EXPR``: draw the graph of a variable, list of variables or function."""
-        display(picture(self.shell.ev(line)))
+        """``%symgraph EXPR``: draw the graph of a variable, list of variables or function.
+        What it cannot draw is a card saying why, not a traceback through the magic."""
+        if not line.strip():
+            raise CellError(
+                "%symgraph needs what to draw: a variable, a list of variables or a compiled "
+                "function (e.g. %symgraph loss, %symgraph f)"
+            )
+        obj = self.shell.ev(_readable("%symgraph", line))
+        try:
+            as_graph(obj)
+        except TypeError:
+            raise CellError(
+                f"%symgraph: {line.strip()} is a {type(obj).__name__}; it draws a variable, a "
+                "list of variables or a compiled function"
+            ) from None
+        display(picture(obj))
 
     @magic_arguments()
     @argument("-n", "--repeat", type=int, default=10, help="how many calls to time")
@@ -50,16 +64,39 @@ class SymnbMagics(Magics):
     def symprofile(self, line):
         """``%symprofile [-n N] f(args...)``: time each node of the call; table and chart."""
         args = parse_argstring(self.symprofile, line)
+        if args.repeat < 1:
+            raise CellError(
+                f"%symprofile -n {args.repeat}: the number of calls to time must be at least 1"
+            )
         function, call_args, call_kwargs = self._parse_call(" ".join(args.call))
         display(function.profile(*call_args, repeat=args.repeat, **call_kwargs))
 
     def _parse_call(self, text: str):
-        node = ast.parse(text.strip(), mode="eval").body
+        """The function and arguments of ``f(x, y=...)``; anything else is a card."""
+        node = ast.parse(_readable("%symprofile", text), mode="eval").body
         if not isinstance(node, ast.Call):
-            raise ValueError(f"%symprofile takes a call such as f(x), not {text!r}")
-        function = self.shell.ev(ast.unparse(node.func))
+            raise CellError(
+                f"%symprofile takes a call such as f(x), not {text.strip()!r} "
+                "(f() times it on random inputs)"
+            )
+        name = ast.unparse(node.func)
+        function = self.shell.ev(name)
         if not hasattr(function, "profile"):
-            raise TypeError(f"%symprofile: {ast.unparse(node.func)} is not a compiled function")
+            raise CellError(
+                f"%symprofile: {name} is a {type(function).__name__}, not a compiled function "
+                "(sn.function or %%symcompile makes one)"
+            )
         values = [self.shell.ev(ast.unparse(a)) for a in node.args]
         kwargs = {k.arg: self.shell.ev(ast.unparse(k.value)) for k in node.keywords}
         return function, values, kwargs
+
+
+def _readable(magic: str, text: str) -> str:
+    """``text`` stripped, once it parses as a Python expression: a syntax error is a card
+    naming the magic and the text, not a traceback through IPython's evaluation."""
+    text = text.strip()
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise CellError(f"{magic}: cannot read {text!r} as an expression: {exc.msg}") from None
+    return text

@@ -1,7 +1,7 @@
 """ViewGraph → DOT text. Styles are tables keyed by node kind and by diff mark.
 
 Each node's DOT name is its view id, so the SVG's ``<title>`` elements name the boxes
-(``x``, ``matmul#0``, ``out:0``), and its ``class`` lists kind and mark (``node op added``),
+(``var:x``, ``matmul#0``, ``out:0``), and its ``class`` lists kind and mark (``node op added``),
 which is what tests and style sheets look at.
 """
 

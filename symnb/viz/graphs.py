@@ -83,11 +83,12 @@ class GraphPicture:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """In the page (HTML, themed and scrolling), and as an image on its own white paper
-        for frontends that show only images."""
+        for frontends that show only images. Without Graphviz, the DOT text keeps the
+        picture's notes and the style sheet that themes them."""
         try:
             svg = self.svg()
         except RenderUnavailable as exc:
-            return {"text/html": unavailable_html(str(exc), self.dot()), "text/plain": str(exc)}
+            return {"text/html": STYLE + self.html(), "text/plain": str(exc)}
         html = STYLE + self.html()
         return {"text/html": html, "image/svg+xml": svg, "text/plain": self.summary()}
 

@@ -2,18 +2,22 @@
 
 Each op is written by a template taking its operands' LaTeX; precedence decides where
 parentheses go. Ops without a template print as ``\\operatorname{name}(a, b)``.
-Deep expressions are cut at :data:`MAX_DEPTH` with a named placeholder, so a 1,000-layer
-chain still prints on one line.
+Deep expressions are cut at :data:`MAX_DEPTH` with a placeholder (``\\ldots``), so a
+1,000-layer chain still prints on one line; a subexpression used several times is named and
+written once, so the formula stays the size of the graph.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 
 from symnb.core.variable import Constant
 
 ATOM, POWER, PRODUCT, SUM = 4, 3, 2, 1
 MAX_DEPTH = 12
+#: a subexpression used more than once is written again where its LaTeX is this short
+SHORT = 12
 
 # op name -> (template, precedence of the result, precedence each operand needs)
 INFIX = {
@@ -65,25 +69,46 @@ def _constant(var: Constant) -> str:
 
 
 class _Printer:
-    """Turns a variable into (latex, precedence), caching shared subexpressions."""
+    """Writes the expression computing ``root``, each node once: a subexpression used more
+    than once whose LaTeX is not short is named (``t_{1}``) and defined once after the
+    formula (``\\text{where}\\ t_{1} = ...``), so the formula grows with the graph, not with
+    the number of paths through it (``where(h > 1, h - 1, h)`` chained uses ``h`` 3^k times).
+    Nodes deeper than :data:`MAX_DEPTH` below ``root`` print as ``\\ldots``."""
 
-    def __init__(self):
-        self.depth = 0
+    def __init__(self, root):
+        self.root = root
+        self.depth, self.uses = _depths_and_uses(root)
+        self.texts: dict[int, tuple[str, int]] = {}
+        self.bound: dict[int, str] = {}
+        self.bindings: list[str] = []
+        self.letter = _free_letter(root, self.depth)
 
-    def __call__(self, var) -> tuple[str, int]:
+    def formula(self) -> str:
+        for var in _post_order(self.root, self.depth):
+            latex, prec = self._apply(var.owner)
+            self.texts[id(var)] = latex, prec
+            if var is not self.root and self.uses[id(var)] > 1 and len(latex) > SHORT:
+                name = f"{self.letter}_{{{len(self.bindings) + 1}}}"
+                self.bound[id(var)] = name
+                self.bindings.append(f"{name} = {latex}")
+        main = self.text(self.root)[0]
+        if not self.bindings:
+            return main
+        return rf"{main} \quad \text{{where}} \quad " + r", \quad ".join(self.bindings)
+
+    def text(self, var) -> tuple[str, int]:
+        """``var`` as its parent writes it: a leaf's name, a bound name, or its LaTeX."""
         if var.owner is None:
             return (_constant(var) if isinstance(var, Constant) else _name(var)), ATOM
-        if self.depth >= MAX_DEPTH:
+        if id(var) not in self.depth:
             return r"\ldots", ATOM
-        self.depth += 1
-        try:
-            return self._apply(var.owner)
-        finally:
-            self.depth -= 1
+        if id(var) in self.bound:
+            return self.bound[id(var)], ATOM
+        return self.texts[id(var)]
 
     def _apply(self, node) -> tuple[str, int]:
         name = node.op.op_name()
-        args = [self(v) for v in node.inputs]
+        args = [self.text(v) for v in node.inputs]
         writer = WRITERS.get(name)
         if writer is not None:
             return writer(node, args)
@@ -95,6 +120,54 @@ class _Printer:
             return rf"{FUNCTIONS[name]}\left({args[0][0]}\right)", ATOM
         inner = ", ".join(a for a, _ in args)
         return rf"\operatorname{{{_escape(name)}}}\left({inner}\right)", ATOM
+
+
+def _depths_and_uses(root) -> tuple[dict[int, int], dict[int, int]]:
+    """Each computed variable within :data:`MAX_DEPTH` of ``root``: its least depth, and how
+    many times the nodes written use it (breadth first, so a depth is the least)."""
+    depth, uses = {}, {}
+    if root.owner is None:
+        return depth, uses
+    depth[id(root)] = 0
+    queue = deque([root])
+    while queue:
+        var = queue.popleft()
+        for inp in var.owner.inputs:
+            uses[id(inp)] = uses.get(id(inp), 0) + 1
+            if inp.owner is not None and id(inp) not in depth and depth[id(var)] + 1 < MAX_DEPTH:
+                depth[id(inp)] = depth[id(var)] + 1
+                queue.append(inp)
+    return depth, uses
+
+
+def _post_order(root, depth: dict[int, int]) -> list:
+    """The variables written, each after those it uses (no recursion: chains may be long)."""
+    order, seen = [], set()
+    stack = [(root, False)] if id(root) in depth else []
+    while stack:
+        var, done = stack.pop()
+        if done:
+            order.append(var)
+            continue
+        if id(var) in seen:
+            continue
+        seen.add(id(var))
+        stack.append((var, True))
+        for inp in reversed(var.owner.inputs):
+            if id(inp) in depth and id(inp) not in seen:
+                stack.append((inp, False))
+    return order
+
+
+def _free_letter(root, depth: dict[int, int]) -> str:
+    """The letter of the bound names: one no input of the formula is written with."""
+    taken = {
+        _name(inp).partition("_")[0]
+        for var in _post_order(root, depth)
+        for inp in var.owner.inputs
+        if inp.owner is None
+    }
+    return next((c for c in "tsuvrq" if c not in taken), r"\tau")
 
 
 def _escape(name: str) -> str:
@@ -167,4 +240,4 @@ def _is_transpose(node) -> bool:
 
 def to_latex(var) -> str:
     """The LaTeX of the expression computing ``var`` (without ``$`` delimiters)."""
-    return _Printer()(var)[0]
+    return _Printer(var).formula()

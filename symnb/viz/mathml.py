@@ -61,6 +61,7 @@ SYMBOLS = {
     "}": "}",
     "_": "_",
     ",": " ",
+    "quad": "\u2003",  # an em space: ``\\quad`` around ``\\text{where}`` in latex.py's formulas
 }
 _OPERATORS = {"-": "−", "*": "∗"}
 _FONTS = {"operatorname": "normal", "mathrm": "normal", "mathbf": "bold", "text": "normal"}

@@ -9,7 +9,10 @@ page opened outside JupyterLab). A text colour always comes with the background 
 on. SVG charts draw their text and axes in ``currentColor``, so they follow the text colour
 of the page they sit in; graph drawings keep their own light boxes (dark text on pastel fills
 reads in both themes) on a transparent background, their title and edge labels in the page's
-text colours. Wide graphs scroll inside their frame instead of being cut at the page edge.
+text colours. A cluster (a loop's step, a fused kernel) is the page's paper tinted green, not
+a light fill, since the edge labels drawn over it are in the page's text colours; the red of
+a transfer's label (``⇢ device``) is mixed with the text colour so it reads on either paper.
+Wide graphs scroll inside their frame instead of being cut at the page edge.
 """
 
 from __future__ import annotations
@@ -87,6 +90,10 @@ div.symnb-graph>svg{max-width:none}
 .symnb-graph svg g.edge:not(.added,.removed,.changed,.touched,.transfer) polygon{
  fill:var(--symnb-muted)}
 .symnb-graph svg g.edge text{fill:var(--symnb-muted)}
+.symnb-graph svg g.edge.transfer text{fill:color-mix(in srgb,#dc2626 50%,var(--symnb-ink))}
+.symnb-graph svg g.cluster>:is(path,polygon){
+ fill:color-mix(in srgb,var(--symnb-paper) 95%,#059669)}
+.symnb-graph svg g.cluster>text{fill:var(--symnb-ink)}
 """
 
 

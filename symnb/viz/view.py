@@ -95,7 +95,11 @@ def constant_text(var: Constant) -> str:
 
 
 class _Builder:
-    """Walks a Graph once, naming leaves the way the text form does and ops ``name#k``."""
+    """Walks a Graph once, naming leaves the way the text form does and ops ``name#k``.
+
+    Ids are in two namespaces: a user's name only ever follows ``var:`` (inputs, shared) or
+    ``const:``, which no id symnb makes starts with (``add#0``, ``out:0``, ``fused#0.1:mul``,
+    diff's ``removed:add#0``), so a variable named ``add#0`` stays a box of its own."""
 
     def __init__(self, graph, output_labels):
         self.graph = graph
@@ -118,7 +122,7 @@ class _Builder:
         kind = leaf_kind(var)
         name = self.names(var)
         label = constant_text(var) if kind == "constant" else name
-        node_id = f"const:{name}" if kind == "constant" else name
+        node_id = f"{'const' if kind == 'constant' else 'var'}:{name}"
         detail = "" if kind == "constant" and var.weak else str(var.type)
         self.producer[id(var)] = self.view.add(
             ViewNode(node_id, kind, label, detail, tooltip=var.describe(), source=_where(var))

@@ -227,9 +227,24 @@ CONTRAST = """root => {
     for (const layer of layers.reverse()) bg = over(layer, bg);
     return bg;
   };
+  // an edge's label inside a cluster (a loop's step, a fused kernel) is read on the
+  // innermost cluster's fill drawn under it (clusters are drawn outermost first)
+  const clusterFill = text => {
+    const r = text.getBBox();
+    const [x, y] = [r.x + r.width / 2, r.y + r.height / 2];
+    let fill = null;
+    for (const s of text.closest('svg').querySelectorAll('g.cluster > :is(polygon, path)')) {
+      const b = s.getBBox();
+      if (x >= b.x && x <= b.x + b.width && y >= b.y && y <= b.y + b.height) {
+        const c = rgba(getComputedStyle(s).fill);
+        if (c[3] > 0) fill = c;
+      }
+    }
+    return fill;
+  };
   const shapeFill = text => {
     const box = text.closest('g.node, g.cluster');
-    if (!box) return null;
+    if (!box) return text.closest('g.edge') ? clusterFill(text) : null;
     for (const s of box.querySelectorAll('polygon, ellipse, path')) {
       const c = rgba(getComputedStyle(s).fill);
       if (c[3] > 0) return c;

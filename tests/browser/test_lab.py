@@ -85,7 +85,7 @@ def test_graph_and_stepper_in_jupyterlab(lab):
         rule = page.locator(".widget-html b.rule").inner_text()
         graph = _graph_svg(page, ".widget-vbox")
         assert rule == "as written"
-        assert {"x", "W", "matmul#0", "out:0"} <= _titles(graph)
+        assert {"var:x", "var:W", "matmul#0", "out:0"} <= _titles(graph)
 
         page.locator(".widget-button:has-text('Next ›')").click()
         page.wait_for_function(

@@ -282,3 +282,65 @@ def test_an_error_of_the_cells_code_shows_its_traceback_from_the_cells_line():
     for frame in ("run_cell_magic", "commands.py", "cell.py", "interactiveshell.py"):
         assert frame not in shown
     assert f"Cell In[{number + 2}], line 1" in out[2]["stdout"]
+
+
+def test_outputs_that_are_no_variables_are_cards_at_the_cells_line():
+    """A last expression, item or ``--outputs``/``--inputs`` name that is no variable raised
+    DTypeError located in IPython's interactiveshell.py: now a card naming its type at the
+    cell's last line (the %% line for the options)."""
+    body = "x = tensor('x', shape=(3,))\n"
+    out = run_cells(
+        "%%symcompile f --quiet\n" + body + "'hello'",
+        "%%symcompile f --quiet\n" + body + "(x, None)",
+        "%%symcompile f --quiet\n" + body + "{'a': x, 'b': print}",
+        "%%symcompile f --quiet --outputs np\n" + body + "y = x * 2",
+        "%%symcompile f --quiet --inputs np\n" + body + "x * 2",
+        "%%symcompile f --quiet --outputs z\n" + body + "y = x * 2",
+        "%%symcompile f --quiet\n" + body + "x, 2.0",
+        "print(f(np.ones(3)))",
+    )
+    number = out[0]["number"]
+    expected = [
+        ("the cell's last expression is a str ('hello'), not a variable", "line 3: 'hello'"),
+        ("output [1] of the cell's last expression is a NoneType (None)", "line 3: (x, None)"),
+        ("output ['b'] of the cell's last expression is a builtin_function_or_method", "line 3"),
+        ("--outputs 'np' is a module (<module 'numpy'", "line 1: %%symcompile f --quiet --out"),
+        ("--inputs 'np' is a module (<module 'numpy'", "line 1: %%symcompile f --quiet --inp"),
+        ("--outputs: the cell defines no variable named 'z'", "line 1: %%symcompile f"),
+    ]
+    for i, (text, line) in enumerate(expected):
+        message = out[i]["message"]
+        assert out[i]["error"] == "CellError" and text in message, message
+        assert f"at notebook cell, {line}" in message and f"(In[{number + i}])" in message
+        assert "interactiveshell.py" not in message and "text/html" in out[i]["outputs"][0]
+    assert out[6]["error"] is None, out[6]["message"]  # a number is a constant output
+    assert out[7]["stdout"].strip() == "(array([1., 1., 1.]), array(2.))"
+
+
+def test_line_magics_given_bad_input_are_cards():
+    """``%symgraph`` and ``%symprofile`` given nothing, a non-graph, an unclosed call, no
+    call, ``-n 0`` or a non-function showed tracebacks through the magics' code."""
+    out = run_cells(
+        "%%symcompile f --backend py --quiet\nx = vector('x')\nx * 2",
+        "%symgraph",
+        "%symgraph 3",
+        "%symgraph f(",
+        "%symprofile f",
+        "%symprofile f(np.ones(3)",
+        "%symprofile -n 0 f(np.ones(3))",
+        "%symprofile len([1])",
+    )
+    assert out[0]["error"] is None, out[0]["message"]
+    expected = [
+        "%symgraph needs what to draw: a variable, a list of variables or a compiled function",
+        "%symgraph: 3 is a int; it draws a variable, a list of variables or a compiled",
+        "%symgraph: cannot read 'f(' as an expression: '(' was never closed",
+        "%symprofile takes a call such as f(x), not 'f' (f() times it on random inputs)",
+        "%symprofile: cannot read 'f(np.ones(3)' as an expression: '(' was never closed",
+        "%symprofile -n 0: the number of calls to time must be at least 1",
+        "%symprofile: len is a builtin_function_or_method, not a compiled function",
+    ]
+    for cell, text in zip(out[1:], expected):
+        assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
+        assert "text/html" in cell["outputs"][0]  # the card, not a traceback
+        assert "commands.py" not in cell["stdout"] and "interactiveshell" not in cell["stdout"]

@@ -92,7 +92,7 @@ def test_inputs_outputs_and_updates_are_named_from_the_cell(cells):
 def test_symgraph_draws_the_expression(cells):
     (svg,) = data(cells[0]["symgraph"], "image/svg+xml")
     titles = {t for t, _ in svg_structure(svg)["node"]}
-    assert {"x", "y", "W", "matmul#0", "sigmoid#0", "out:0"} <= titles
+    assert {"var:x", "var:y", "var:W", "matmul#0", "sigmoid#0", "out:0"} <= titles
 
 
 def test_symprofile_shows_table_and_chart(cells):

@@ -36,8 +36,8 @@ def test_nodes_and_edges_of_a_small_graph(small):
     x, W, loss = small
     svg = picture(loss).svg()
     assert titles(svg) == {
-        "x",
-        "W",
+        "var:x",
+        "var:W",
         "const:b",
         "const:2.0",
         "matmul#0",
@@ -49,7 +49,7 @@ def test_nodes_and_edges_of_a_small_graph(small):
     }
     assert len(svg_structure(svg)["edge"]) == 9
     kinds = classes(svg)
-    assert (kinds["x"], kinds["W"], kinds["const:b"], kinds["out:0"]) == (
+    assert (kinds["var:x"], kinds["var:W"], kinds["const:b"], kinds["out:0"]) == (
         "input",
         "shared",
         "constant",
@@ -130,7 +130,7 @@ def test_a_rolled_loop_keeps_its_inputs_and_outputs():
         h = sn.tanh(h * 1.01)
     svg = picture(h).svg()
     nodes = titles(svg)
-    assert {"h", "out:0"} <= nodes
+    assert {"var:h", "out:0"} <= nodes
     assert any(t.startswith("tanh×1000") for t in nodes)
 
 
@@ -169,3 +169,18 @@ def test_a_scan_is_one_box_with_its_step_as_a_cluster():
     assert {"scan#0", "scan#0/tanh#0", "scan#0/matmul#0", "scan#0/out:0"} <= names
     assert sum(1 for n in names if n.startswith("scan#0/")) >= 6  # 3 inputs, 3 ops, 1 output
     assert any(edge == "scan#0/matmul#0->scan#0/add#0" for edge, _ in structure["edge"])
+
+
+@pytest.mark.parametrize("name", ["add#0", "out:0", "mul#0", "const:2", "removed:add#0"])
+def test_a_variable_named_like_a_box_symnb_makes_stays_a_box_of_its_own(name):
+    """User names and symnb's ids are separate namespaces: an input named ``add#0`` or
+    ``out:0`` was merged with that op's or output's box (a self-loop, the input lost)."""
+    x = sn.tensor(name, shape=(3,), dtype="float32")
+    b = sn.tensor("b", shape=(3,), dtype="float32")
+    view = picture((x + b) * 2.0 * b).view
+    kinds = sorted(n.kind for n in view.nodes.values())
+    assert kinds == ["constant", "input", "input", "op", "op", "op", "output"]
+    assert [n.label for n in view.nodes.values() if n.kind == "input"] == [name, "b"]
+    assert all(e.src != e.dst for e in view.edges) and len(view.edges) == 7
+    svg = picture((x + b) * 2.0 * b).svg()
+    assert f"var:{name}" in titles(svg) and len(titles(svg)) == 7

@@ -94,3 +94,18 @@ def test_a_graph_with_graphviz_is_its_svg(function):
     assert function.graph._repr_mimebundle_(include={"text/plain"}) == {
         "text/plain": repr(function.graph)
     }
+
+
+def test_without_graphviz_a_view_keeps_its_notes_and_style(monkeypatch, function):
+    """The fallback of a view with notes (``--show diff``, ``grad``) showed the DOT text alone:
+    its notes and the style sheet were lost."""
+    monkeypatch.setattr(render, "RENDERERS", ())
+    render.render_svg.cache_clear()
+    for name in ("diff", "grad"):
+        shown = views.VIEWS[name](function)
+        html = shown._repr_mimebundle_()["text/html"]
+        assert shown.view.notes, name
+        for note in shown.view.notes:
+            assert note in html, (name, note)
+        assert html.startswith("<style>") and "digraph symnb" in html, name
+    render.render_svg.cache_clear()
