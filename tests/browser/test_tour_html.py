@@ -68,7 +68,7 @@ def test_tour_html_offline_formulas_and_stepper(tour, tmp_path):
         assert after["steps"] == ["1"] and after["position"].startswith("1 / ")
         assert after["info"].startswith("step 1/") and "rule" in after["info"]
         assert after["svg"] != start["svg"]
-        assert {"x", "W", "b"} <= {n.split()[0] for n in start["nodes"]}
+        assert {"var:x", "var:W", "var:b"} <= {n.split()[0] for n in start["nodes"]}
         assert after["nodes"] != start["nodes"]
         marks = {word for n in after["nodes"] for word in n.split()[1:]}
         assert marks & {"added", "changed", "removed"}  # the diff of what the rewrite did
