@@ -24,6 +24,7 @@ from symnb.compat.theano.tensor.constants import (  # noqa: F401
     get_scalar_constant_value,
 )
 from symnb.compat.theano.tensor.joins import join, stack, stacklists  # noqa: F401
+from symnb.compat.theano.tensor.reductions import _axis, mean, prod, sum  # noqa: F401, A004
 from symnb.compat.theano.tensor.selection import (  # noqa: F401
     argmax,
     argmin,
@@ -198,36 +199,6 @@ def cast(x, dtype) -> Variable:
     return _cast(as_variable(x), resolve_dtype(dtype))
 
 
-def _dtyped(reduce, x, dtype, **kwargs) -> Variable:
-    """A reduction with Theano's ``dtype`` argument: the result in that dtype (the input is
-    converted first when that widens it, so a sum of int8 in int64 cannot overflow)."""
-    x = as_variable(x)
-    if dtype is None:
-        return reduce(x, **kwargs)
-    dtype = np.dtype(resolve_dtype(dtype))
-    widens = np.can_cast(x.type.dtype, dtype, "safe")
-    return _cast(reduce(_cast(x, dtype) if widens else x, **kwargs), dtype)
-
-
-def sum(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:  # noqa: A001
-    """``T.sum``; ``acc_dtype`` is accepted (symnb accumulates in the result's dtype)."""
-    return _dtyped(sn.sum, input, dtype, axis=_axis(axis), keepdims=keepdims)
-
-
-def prod(
-    input, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_input=False
-) -> Variable:
-    """``T.prod`` (``acc_dtype`` accepted, as for ``sum``; ``no_zeros_in_input``, which let
-    Theano take a cheaper gradient, is accepted: the values are the same)."""
-    return _dtyped(sn.prod, input, dtype, axis=_axis(axis), keepdims=keepdims)
-
-
-def mean(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
-    """``T.mean``: float64 for integer input unless ``dtype`` says otherwise (Theano's rule,
-    which is also NumPy's)."""
-    return _dtyped(sn.mean, input, dtype, axis=_axis(axis), keepdims=keepdims)
-
-
 def var(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:  # noqa: A001
     """``T.var`` (``corrected=True`` is ``ddof=1``)."""
     return sn.var(input, axis=_axis(axis), keepdims=keepdims, ddof=1 if corrected else ddof)
@@ -244,11 +215,6 @@ def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
 
 def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
     return sn.min(x, axis=_axis(axis), keepdims=keepdims)
-
-
-def _axis(axis):
-    """Theano also spells several axes as a list."""
-    return tuple(axis) if isinstance(axis, list) else axis
 
 
 def dot(a, b) -> Variable:
