@@ -37,6 +37,8 @@ from symnb.compat.theano.tensor.selection import (  # noqa: F401
     sort,
 )
 from symnb.compat.theano.tensor.subtensor import inc_subtensor, set_subtensor  # noqa: F401
+from symnb.compat.theano.upcasting import number_dtype as _number_dtype
+from symnb.compat.theano.upcasting import upcast as _upcast
 from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
@@ -282,11 +284,21 @@ def ones(shape, dtype=None) -> Variable:
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Variable:
-    """``T.arange``: int64 for integer bounds, floatX when a bound is a Python float."""
+    """``T.arange`` with Theano's dtype: the ``upcast`` of the three arguments' dtypes (a
+    Python float is floatX, a Python int the smallest int that holds it), any integer made
+    int64 (unsigned: uint64); so an ``fscalar`` bound gives float32."""
+    if stop is None:
+        start, stop = 0, start
     dtype = resolve_dtype(dtype)
-    if dtype is None and builtins.any(isinstance(v, float) for v in (start, stop, step)):
-        dtype = config.floatX
+    if dtype is None:
+        dtype = _upcast(*map(_dtype_in_theano, (start, stop, step)))
+        kind = np.dtype(dtype).kind
+        dtype = "uint64" if kind == "u" else "int64" if kind in "bi" else dtype
     return sn.arange(start, stop, step, dtype=dtype)
+
+
+def _dtype_in_theano(value) -> str:
+    return value.type.dtype.name if isinstance(value, Variable) else _number_dtype(value)
 
 
 def shape_padleft(t, n_ones=1) -> Variable:
