@@ -83,7 +83,7 @@ log1p, expm1, log2, log10 = map(_float_math, (sn.log1p, sn.expm1, sn.log2, sn.lo
 sin, cos, tan, sinh, cosh = map(_float_math, (sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh))
 arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
-erf, erfc, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfinv))
+erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
 sgn, sqr, abs_, neg, inv = sn.sign, sn.square, sn.abs, sn.neg, sn.reciprocal
 arctan2 = sn.arctan2
@@ -370,17 +370,6 @@ def deg2rad(x) -> Variable:
 def rad2deg(x) -> Variable:
     """Radians to degrees (an integer x made float first)."""
     return _as_float(x) * (180.0 / np.pi)
-
-
-def erfcx(x):
-    """``T.erfcx``, the scaled complementary error function, has no symnb op."""
-    raise _at_user_line(
-        NotImplementedError(
-            "T.erfcx: symnb has no scaled complementary error function; T.exp(x ** 2) * "
-            "T.erfc(x) is the same for x below about 25 (float64; 9 in float32), where erfc "
-            "underflows"
-        )
-    )
 
 
 def power(x, y) -> Variable:
