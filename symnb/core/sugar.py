@@ -22,9 +22,10 @@ def _ops():
 class _LayerMethod:
     """A variable attribute that a layer above may define for the variables of its graphs,
     through its "methods" hook: the Theano layer gives Theano's ``x.round()`` (half away from
-    zero), ``x.sort(axis, kind)``, and Theano's methods NumPy arrays lack (``x.norm(L)``,
-    ``x.exp()``, ``x.size``...). Elsewhere it is symnb's own method, or missing (an
-    AttributeError, so ``hasattr`` is false), so symnb's rules stay for symnb's users."""
+    zero), ``x.sort(axis, kind)``, ``x.sum(axis, dtype, keepdims, acc_dtype)``, and Theano's
+    methods NumPy arrays lack (``x.norm(L)``, ``x.exp()``, ``x.size``...). Elsewhere it is
+    symnb's own method, or missing (an AttributeError, so ``hasattr`` is false), so symnb's
+    rules stay for symnb's users."""
 
     def __init__(self, method=None):
         self.method = method
@@ -230,9 +231,11 @@ class TensorMethods:
         """``x.at[index].set(v)`` / ``.add(v)``: x with ``x[index]`` replaced or increased."""
         return hook("index_update")(self)
 
+    @_LayerMethod
     def sum(self, axis=None, keepdims=False, *, dtype=None):
         return _ops().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
+    @_LayerMethod
     def mean(self, axis=None, keepdims=False, *, dtype=None):
         return _ops().mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
@@ -259,6 +262,7 @@ class TensorMethods:
         return _ops().dot(self, other)
 
     # -- more NumPy methods; unlike NumPy's in-place ``sort``, ``x.sort()`` returns the result
+    @_LayerMethod
     def prod(self, axis=None, keepdims=False, *, dtype=None):
         return _ops().prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 

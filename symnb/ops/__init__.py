@@ -111,6 +111,7 @@ from symnb.ops.math import (  # noqa: F401
     digamma,
     erf,
     erfc,
+    erfcx,
     erfinv,
     expm1,
     gamma,

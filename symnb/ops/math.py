@@ -234,6 +234,37 @@ class Erfc(_Unary):
         return [-gz * _TWO_OVER_SQRT_PI * exp(-(x * x))]
 
 
+#: below it erfcx is exp(x^2) erfc(x) (SciPy's own formula for x < 0); from it on the
+#: continued fraction, whose 16 terms are exact to an ulp of float64 there
+_ERFCX_SPLIT, _ERFCX_TERMS = 5.0, 16
+
+
+class Erfcx(_Unary):
+    """The scaled complementary error function ``exp(x^2) erfc(x)``: finite (about
+    ``1 / (x sqrt(pi))``) for large x, where erfc underflows and exp(x^2) overflows."""
+
+    impl = staticmethod(_special("erfcx"))
+
+    def scalar(self, k, x):
+        """Computed in float64 (float32's exp(x^2) is ulps off and overflows by x = 9.4):
+        ``exp(x^2) erfc(x)`` below the split, Laplace's continued fraction
+        ``1 / (sqrt(pi) (x + (1/2) / (x + (2/2) / (x + ...))))`` from it."""
+        x = k.convert(x, "float64")
+
+        def lit(value):
+            return k.literal(value, "float64")
+
+        direct = k.mul(k.exp(k.mul(x, x)), k.erfc(x))
+        fraction = x
+        for n in range(_ERFCX_TERMS, 0, -1):
+            fraction = k.add(x, k.div(lit(n / 2), fraction))
+        tail = k.div(lit(1 / math.sqrt(math.pi)), fraction)
+        return k.where(k.lt(x, lit(_ERFCX_SPLIT)), direct, tail)
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz * (2 * inputs[0] * output - _TWO_OVER_SQRT_PI)]
+
+
 class Erfinv(_Unary):
     """Inverse of erf, on (-1, 1)."""
 
@@ -321,7 +352,7 @@ expm1, log1p, log2, log10 = Expm1(), Log1p(), Log2(), Log10()
 square, reciprocal, softplus, logaddexp = Square(), Reciprocal(), Softplus(), Logaddexp()
 tan, arcsin, arccos, arctan, arctan2 = Tan(), Arcsin(), Arccos(), Arctan(), Arctan2()
 sinh, cosh, arcsinh = Sinh(), Cosh(), Arcsinh()
-erf, erfc, erfinv = Erf(), Erfc(), Erfinv()
+erf, erfc, erfcx, erfinv = Erf(), Erfc(), Erfcx(), Erfinv()
 gamma, gammaln, digamma, trigamma = Gamma(), Gammaln(), Digamma(), Trigamma()
 psi = digamma
 

@@ -130,3 +130,52 @@ def test_float_math_of_integers_follows_theanos_upgrade_to_float(dtype):
         np.testing.assert_allclose(got[name], numpy_fn(as_float), rtol=rtol, err_msg=name)
     assert sn.exp(x).type.dtype == np.exp(values[:0]).dtype  # float16 for 8 bits: NumPy's rule
     assert T.exp(T.dvector()).dtype == "float64" and T.exp(T.fvector()).dtype == "float32"
+
+
+#: (floatX, arguments as dtypes or Python ints, Theano's dtype of T.arange of them): the
+#: upcast of the three (``start`` 0 and ``step`` 1 are int8 to Theano), integers made int64
+ARANGE_DTYPES = [
+    ("float64", ["float32"], "float32"),
+    ("float64", ["int32"], "int64"),
+    ("float64", ["int8"], "int64"),
+    ("float64", ["uint8"], "int64"),  # with start 0 and step 1, int8: int16
+    ("float64", ["uint8", "uint16", "uint8"], "uint64"),
+    ("float64", ["float32", "float64"], "float64"),
+    ("float64", ["int32", "float32"], "float64"),
+    ("float64", ["int16", "float32"], "float32"),
+    ("float64", ["float32", 100], "float32"),
+    ("float64", ["float32", 100000], "float64"),
+    ("float64", ["int64", "uint64"], "float64"),
+    ("float32", ["float32"], "float32"),
+    ("float32", ["int32", "float32"], "float32"),
+    ("float32", ["int64", "float32"], "float32"),
+    ("float32", ["float32", 100000], "float32"),
+    ("float32", ["float32", "float64"], "float64"),
+    ("float32", ["int32", "int64", "int8"], "int64"),
+]
+
+
+@pytest.mark.parametrize("floatx, args, want", ARANGE_DTYPES)
+def test_arange_of_symbolic_bounds_takes_theanos_upcast(floatx, args, want):
+    theano.config.floatX = floatx
+    bounds = [a if isinstance(a, int) else T.scalar(f"a{i}", dtype=a) for i, a in enumerate(args)]
+    out = T.arange(*bounds)
+    assert out.type.dtype == want
+    values = {
+        v: np.asarray(3 + i, v.type.dtype) for i, v in enumerate(bounds) if not isinstance(v, int)
+    }
+    plain = [values[b] if b in values else b for b in bounds]
+    got = theano.function(list(values), out)(*values.values())
+    np.testing.assert_array_equal(got, np.arange(*plain).astype(want))
+    assert got.dtype == want
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+def test_scalar_upcast_keeps_float32_work_in_float32_floatx(floatx):
+    """Theano's ``upcast``: NumPy's promotion, but int32 or int64 with float32 stays float32
+    where floatX is float32 (NumPy: float64); an explicit float64 still wins."""
+    theano.config.floatX = floatx
+    assert theano.scalar.upcast("int32", "float32") == floatx
+    assert theano.scalar.upcast("float32", "int64", "int8") == floatx
+    assert theano.scalar.upcast("float32", "float64") == "float64"
+    assert theano.scalar.upcast("int8", "uint8") == "int16"

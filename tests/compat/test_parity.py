@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special
 
 import symnb as sn
 import symnb.compat.theano as theano
@@ -409,3 +410,16 @@ def test_a_cuda_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monke
     finally:
         theano.config.force_device = False
         theano.config.device, sn.config.cuda_device = before
+
+
+def test_erfcx_is_the_scaled_complementary_error_function():
+    """``T.erfcx`` (was NotImplementedError): SciPy's values, also where erfc underflows,
+    Theano's gradient ``2 x erfcx(x) - 2 / sqrt(pi)``, and an integer x made float first."""
+    x, i = T.dvector("x"), T.bvector("i")
+    a = np.array([-3.0, 0.0, 0.5, 6.0, 30.0, 1e6])
+    f = theano.function([x, i], [T.erfcx(x), T.grad(T.sum(T.erfcx(x)), x), T.erfcx(i)])
+    value, grad, of_ints = f(a, np.array([0, 2], "int8"))
+    np.testing.assert_allclose(value, scipy.special.erfcx(a), rtol=1e-14)
+    np.testing.assert_allclose(grad, 2 * a * scipy.special.erfcx(a) - 2 / np.sqrt(np.pi))
+    assert of_ints.dtype == "float32"  # Theano's upgrade_to_float of int8
+    np.testing.assert_allclose(of_ints, scipy.special.erfcx(np.float32([0, 2])), rtol=1e-6)

@@ -193,6 +193,33 @@ def test_relu_with_an_array_or_symbolic_alpha_is_prelu(rng):
     np.testing.assert_allclose(run([m], T.nnet.relu(m, np.float64(0)), z), np.maximum(z, 0))
 
 
+def _theano_relu(z, alpha):
+    """Theano 1.0's definition, in NumPy: its values and its gradient (abs' is sign)."""
+    if alpha == 0:
+        return 0.5 * (z + np.abs(z)), 0.5 * (1 + np.sign(z))
+    f1, f2 = 0.5 * (1 + alpha), 0.5 * (1 - alpha)
+    return f1 * z + f2 * np.abs(z), f1 + f2 * np.sign(z)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("alpha", [0, 0.1, -0.3, 2])
+def test_relu_is_theanos_formula_gradient_half_at_zero(dtype, alpha):
+    """Theano's relu is ``0.5 * (x + abs(x))``: its gradient at 0 is 0.5 (``f1`` with alpha),
+    where ``sn.relu``'s is 0; values and gradients are Theano's."""
+    z = np.array([-2.5, -1e-3, 0.0, 1e-3, 0.7, 3.0], dtype)
+    x = T.vector("x", dtype=dtype)
+    y = T.nnet.relu(x, alpha)
+    got, grad = run([x], [y, T.grad(T.sum(y), x)], z)
+    want, want_grad = (np.asarray(w, dtype) for w in _theano_relu(z.astype("float64"), alpha))
+    assert got.dtype == grad.dtype == dtype
+    rtol = 1e-6 if dtype == "float32" else 1e-15  # Theano rounds f1 * x... in float32 too
+    np.testing.assert_allclose(got, want, rtol=rtol)
+    np.testing.assert_allclose(grad, want_grad, rtol=rtol)
+    assert grad[2] == 0.5 * (1 + alpha)  # at 0
+    sn.check_grad(lambda v: T.sum(T.nnet.relu(v, alpha) ** 2), [z.astype("float64") + 0.01])
+    np.testing.assert_array_equal(sn.grad(sn.sum(sn.relu(x)), x).eval({x: z})[2], 0)  # core's
+
+
 def _true_convolution(x, w, pad):
     """The reference: a true convolution (flipped kernel), x (n, c, h, w), w (o, c, kh, kw)."""
     x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))

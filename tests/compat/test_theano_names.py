@@ -125,8 +125,6 @@ def test_random_streams_multinomial_default_and_poisson_and_crossentropy_with_bi
     assert counts.shape == (4, 2) and (counts.sum(1) == 3).all()
     with pytest.raises(NotImplementedError, match="binomial"):
         R.poisson(size=(2,), lam=3.0)
-    with pytest.raises(NotImplementedError, match="erfc"):
-        T.erfcx(v)
     b, y = T.vector("b"), T.ivector("y")
     X, B, Y = rng.random((2, 3)), rng.random(3), np.array([0, 2], "int32")
     nll, sm = theano.function([x, b, y], T.nnet.crossentropy_softmax_1hot_with_bias(x, b, y))(

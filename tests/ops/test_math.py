@@ -34,6 +34,7 @@ UNARY = {
     "arcsinh": (sn.arcsinh, np.arcsinh, (-3, 3)),
     "erf": (sn.erf, scipy.special.erf, (-2, 2)),
     "erfc": (sn.erfc, scipy.special.erfc, (-2, 2)),
+    "erfcx": (sn.erfcx, scipy.special.erfcx, (-3, 8)),
     "erfinv": (sn.erfinv, scipy.special.erfinv, (-0.9, 0.9)),
     "gamma": (sn.gamma, scipy.special.gamma, (1, 4)),
     "gammaln": (sn.gammaln, scipy.special.gammaln, (1, 6)),
@@ -175,6 +176,36 @@ def test_elementwise_errors_name_the_op_and_shapes():
         sn.where(x > 0, x, y)
     with pytest.raises(sn.ShapeError, match="arctan2.*axis -1 is 4"):
         sn.arctan2(x, y)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_erfcx_is_finite_and_accurate_where_exp_and_erfc_fail(dtype, backend):
+    """``exp(x^2) erfc(x)`` is 0 * inf past x = 27 (9.4 in float32); erfcx is about
+    1 / (x sqrt(pi)) there, and SciPy's on both sides of the kernel's split at 5, out to the
+    extremes and the infinities: to 4 ulps in float32 (the kernel computes in float64), 1e-14
+    in float64 (below the split exp(x^2) carries the rounding of x^2, up to 25 ulps)."""
+    big = np.finfo(dtype).max
+    a = np.array(
+        [-26, -9, -2.5, -1e-3, 0, 0.5, 4.999, 5, 5.001, 9, 9.5, 27, 30, 1e5, 1e15, big, np.inf],
+        dtype,
+    )
+    a = np.concatenate([a, np.linspace(-8, 40, 997, dtype=dtype)])
+    want = scipy.special.erfcx(a)
+    got = run_on(sn.erfcx, a, backend=backend)
+    assert got.dtype == want.dtype
+    rtol = 1e-14 if dtype == "float64" else 4 * np.finfo(dtype).eps
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
+    assert np.isnan(run_on(sn.erfcx, np.array([np.nan], dtype), backend=backend)).all()
+    assert run_on(sn.erfcx, np.array([-np.inf], dtype), backend=backend)[0] == np.inf
+
+
+def test_erfcx_gradient_is_2x_erfcx_minus_2_over_sqrt_pi():
+    x = sn.tensor("x", shape=(None,), dtype="float64")
+    a = np.array([-3.0, -0.5, 0.0, 1.0, 4.9, 5.1, 30.0, 1e4])
+    got = sn.grad(sn.sum(sn.erfcx(x)), x).eval({x: a})
+    want = 2 * a * scipy.special.erfcx(a) - 2 / np.sqrt(np.pi)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    sn.check_grad(sn.erfcx, [np.array([-2.0, 0.3, 4.5, 5.5, 12.0])])
 
 
 def test_isnan_has_no_gradient():

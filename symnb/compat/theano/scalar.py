@@ -1,7 +1,8 @@
 """``theano.scalar``: what course code calls of Theano's scalar module.
 
 ``upcast(*dtypes)`` (the HMC tutorial's ``theano.scalar.upcast(accept.dtype,
-rate.dtype)``) is the dtype NumPy's promotion gives, as a string; ``float32``, ``int64``...
+rate.dtype)``) is the dtype Theano's promotion gives, as a string (NumPy's, kept in float32
+where floatX is float32, ``upcasting.py``); ``float32``, ``int64``...
 are scalar types whose call makes a 0-d variable (``theano.scalar.float64("x")``), and
 ``Scalar(dtype)`` one of any dtype. Theano's scalars were a graph of their own; here they are
 0-d tensors, which broadcast against anything.
@@ -13,13 +14,8 @@ import numpy as np
 
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.compat.theano.tensor.var import TensorType
+from symnb.compat.theano.upcasting import upcast  # noqa: F401 - theano.scalar.upcast
 from symnb.core.variable import Constant, Variable
-
-
-def upcast(dtype, *dtypes) -> str:
-    """The dtype every one of ``dtypes`` converts to without loss (``"floatX"`` allowed)."""
-    found = np.result_type(*[np.dtype(resolve_dtype(d)) for d in (dtype, *dtypes)])
-    return found.name
 
 
 class Scalar(TensorType):

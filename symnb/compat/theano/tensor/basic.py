@@ -24,6 +24,7 @@ from symnb.compat.theano.tensor.constants import (  # noqa: F401
     get_scalar_constant_value,
 )
 from symnb.compat.theano.tensor.joins import join, stack, stacklists  # noqa: F401
+from symnb.compat.theano.tensor.reductions import _axis, mean, prod, sum  # noqa: F401, A004
 from symnb.compat.theano.tensor.selection import (  # noqa: F401
     argmax,
     argmin,
@@ -36,6 +37,8 @@ from symnb.compat.theano.tensor.selection import (  # noqa: F401
     sort,
 )
 from symnb.compat.theano.tensor.subtensor import inc_subtensor, set_subtensor  # noqa: F401
+from symnb.compat.theano.upcasting import number_dtype as _number_dtype
+from symnb.compat.theano.upcasting import upcast as _upcast
 from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
@@ -80,7 +83,7 @@ log1p, expm1, log2, log10 = map(_float_math, (sn.log1p, sn.expm1, sn.log2, sn.lo
 sin, cos, tan, sinh, cosh = map(_float_math, (sn.sin, sn.cos, sn.tan, sn.sinh, sn.cosh))
 arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
-erf, erfc, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfinv))
+erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
 sgn, sqr, abs_, neg, inv = sn.sign, sn.square, sn.abs, sn.neg, sn.reciprocal
 arctan2 = sn.arctan2
@@ -198,36 +201,6 @@ def cast(x, dtype) -> Variable:
     return _cast(as_variable(x), resolve_dtype(dtype))
 
 
-def _dtyped(reduce, x, dtype, **kwargs) -> Variable:
-    """A reduction with Theano's ``dtype`` argument: the result in that dtype (the input is
-    converted first when that widens it, so a sum of int8 in int64 cannot overflow)."""
-    x = as_variable(x)
-    if dtype is None:
-        return reduce(x, **kwargs)
-    dtype = np.dtype(resolve_dtype(dtype))
-    widens = np.can_cast(x.type.dtype, dtype, "safe")
-    return _cast(reduce(_cast(x, dtype) if widens else x, **kwargs), dtype)
-
-
-def sum(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:  # noqa: A001
-    """``T.sum``; ``acc_dtype`` is accepted (symnb accumulates in the result's dtype)."""
-    return _dtyped(sn.sum, input, dtype, axis=_axis(axis), keepdims=keepdims)
-
-
-def prod(
-    input, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_input=False
-) -> Variable:
-    """``T.prod`` (``acc_dtype`` accepted, as for ``sum``; ``no_zeros_in_input``, which let
-    Theano take a cheaper gradient, is accepted: the values are the same)."""
-    return _dtyped(sn.prod, input, dtype, axis=_axis(axis), keepdims=keepdims)
-
-
-def mean(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
-    """``T.mean``: float64 for integer input unless ``dtype`` says otherwise (Theano's rule,
-    which is also NumPy's)."""
-    return _dtyped(sn.mean, input, dtype, axis=_axis(axis), keepdims=keepdims)
-
-
 def var(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:  # noqa: A001
     """``T.var`` (``corrected=True`` is ``ddof=1``)."""
     return sn.var(input, axis=_axis(axis), keepdims=keepdims, ddof=1 if corrected else ddof)
@@ -244,11 +217,6 @@ def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
 
 def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
     return sn.min(x, axis=_axis(axis), keepdims=keepdims)
-
-
-def _axis(axis):
-    """Theano also spells several axes as a list."""
-    return tuple(axis) if isinstance(axis, list) else axis
 
 
 def dot(a, b) -> Variable:
@@ -316,11 +284,21 @@ def ones(shape, dtype=None) -> Variable:
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Variable:
-    """``T.arange``: int64 for integer bounds, floatX when a bound is a Python float."""
+    """``T.arange`` with Theano's dtype: the ``upcast`` of the three arguments' dtypes (a
+    Python float is floatX, a Python int the smallest int that holds it), any integer made
+    int64 (unsigned: uint64); so an ``fscalar`` bound gives float32."""
+    if stop is None:
+        start, stop = 0, start
     dtype = resolve_dtype(dtype)
-    if dtype is None and builtins.any(isinstance(v, float) for v in (start, stop, step)):
-        dtype = config.floatX
+    if dtype is None:
+        dtype = _upcast(*map(_dtype_in_theano, (start, stop, step)))
+        kind = np.dtype(dtype).kind
+        dtype = "uint64" if kind == "u" else "int64" if kind in "bi" else dtype
     return sn.arange(start, stop, step, dtype=dtype)
+
+
+def _dtype_in_theano(value) -> str:
+    return value.type.dtype.name if isinstance(value, Variable) else _number_dtype(value)
 
 
 def shape_padleft(t, n_ones=1) -> Variable:
@@ -392,17 +370,6 @@ def deg2rad(x) -> Variable:
 def rad2deg(x) -> Variable:
     """Radians to degrees (an integer x made float first)."""
     return _as_float(x) * (180.0 / np.pi)
-
-
-def erfcx(x):
-    """``T.erfcx``, the scaled complementary error function, has no symnb op."""
-    raise _at_user_line(
-        NotImplementedError(
-            "T.erfcx: symnb has no scaled complementary error function; T.exp(x ** 2) * "
-            "T.erfc(x) is the same for x below about 25 (float64; 9 in float32), where erfc "
-            "underflows"
-        )
-    )
 
 
 def power(x, y) -> Variable:

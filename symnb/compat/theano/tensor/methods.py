@@ -3,7 +3,8 @@
 Computed tensors are symnb's own variables, whose methods follow NumPy. For those computed
 from the layer's variables (``T.matrix()``, ``theano.shared``: ``var.in_theano_graph``), core
 asks this hook first, so ``x.round()`` rounds half away from zero as Theano's did (NumPy's
-rounds half to even), ``x.sort(axis, kind)`` takes Theano's arguments, and the methods
+rounds half to even), ``x.sort(axis, kind)`` and ``x.sum(axis, dtype, keepdims, acc_dtype)``
+(also ``mean``, ``prod``) take Theano's arguments, and the methods
 Theano's variables had that NumPy arrays lack exist: ``x.norm(L)``, ``x.exp()``,
 ``x.nonzero()``, ``x.size``... (``sugar.LAYER_ONLY`` lists the names). Graphs of symnb's
 own variables keep symnb's methods.
@@ -48,6 +49,19 @@ def _norm(x, L, axis=None, keepdims=False):
     return T.sum(sn.abs(x) ** L, axis=axis, keepdims=keepdims) ** (1.0 / L)
 
 
+def _sum(x, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+    """Theano's ``x.sum``: ``T.sum``'s arguments, in its order (dtype before keepdims)."""
+    return T.sum(x, axis, dtype, keepdims, acc_dtype)
+
+
+def _mean(x, axis=None, dtype=None, keepdims=False, acc_dtype=None):
+    return T.mean(x, axis, dtype, keepdims, acc_dtype)
+
+
+def _prod(x, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_input=False):
+    return T.prod(x, axis, dtype, keepdims, acc_dtype, no_zeros_in_input)
+
+
 def _copy(x, name=None):
     """``x.copy(name=None)``: a new variable with x's value, named ``name``."""
     copied = T.tensor_copy(x)
@@ -82,6 +96,9 @@ METHODS = {
     "sort": _sort,
     "argsort": _argsort,
     "norm": _norm,
+    "sum": _sum,
+    "mean": _mean,
+    "prod": _prod,
     "copy": _copy,
     "take": _take,
     "conj": T.conj,

@@ -11,7 +11,7 @@ import numpy as np
 from symnb.compat.theano.tensor.basic import _as_float, sigmoid
 from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable
 from symnb.ops import elemwise, math, nnet
 from symnb.ops.layout import dimshuffle
 
@@ -42,15 +42,23 @@ def logsoftmax(c) -> Variable:
 
 
 def relu(x, alpha=0) -> Variable:
-    """max(x, 0); with ``alpha`` the leaky rectifier ``x if x > 0 else alpha * x``.
+    """Theano 1.0's rectifier, in its own formula so that values and gradients are its:
+    ``0.5 * (x + abs(x))`` (gradient 0.5 at 0), with ``alpha`` the leaky
+    ``f1 * x + f2 * abs(x)``, ``f1 = 0.5 * (1 + alpha)``, ``f2 = 0.5 * (1 - alpha)``.
 
     ``alpha`` may be a number, an array or a symbolic tensor (Lasagne's PReLU passes
-    ``alpha.dimshuffle('x', 0)``); it broadcasts against ``x``.
+    ``alpha.dimshuffle('x', 0)``); it broadcasts against ``x``. A number makes f1 and f2 in
+    x's float dtype, as Theano's constant of it was (floatX float32: float32).
     """
     x = as_variable(x)
     if not isinstance(alpha, Variable) and np.ndim(alpha) == 0 and alpha == 0:
-        return elemwise.relu(x)
-    return elemwise.where(x > 0, x, alpha * x)
+        return 0.5 * (x + elemwise.abs(x))
+    if isinstance(alpha, (int, float)) and x.type.dtype.kind == "f":
+        a = x.type.dtype.type(alpha)
+        f1, f2 = a.dtype.type(0.5) * (1 + a), a.dtype.type(0.5) * (1 - a)
+        return Constant(f1) * x + Constant(f2) * elemwise.abs(x)
+    f1, f2 = 0.5 * (1 + alpha), 0.5 * (1 - alpha)
+    return f1 * x + f2 * elemwise.abs(x)
 
 
 def hard_sigmoid(x) -> Variable:

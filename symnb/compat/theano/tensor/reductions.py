@@ -1,0 +1,96 @@
+"""``T.sum``, ``T.prod`` and ``T.mean`` with Theano's ``dtype`` and ``acc_dtype``.
+
+Theano's reductions (``CAReduceDtype``) accumulate in ``acc_dtype`` and then cast to
+``dtype``; an ``acc_dtype`` narrower than the input is refused, as Theano refused it. Without
+``acc_dtype`` symnb's own accumulation is used: its float32 sums add their partial sums in
+float64, close to Theano's default float64 accumulator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from symnb import ops as sn
+from symnb.compat.theano.configparser import resolve_dtype
+from symnb.core.op import _at_user_line
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import DTypeError
+from symnb.ops._axes import normalize_axis
+from symnb.ops.elemwise import cast as _cast
+
+#: Theano's result dtype of a sum or product of a discrete dtype (others keep theirs)
+_WIDENED = {
+    **dict.fromkeys(["bool", "int8", "int16", "int32"], "int64"),
+    **dict.fromkeys(["uint8", "uint16", "uint32"], "uint64"),
+}
+
+
+def _axis(axis):
+    """Theano also spells several axes as a list."""
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def _dtyped(reduce, x, dtype, **kwargs) -> Variable:
+    """A reduction with Theano's ``dtype`` argument: the result in that dtype (the input is
+    converted first when that widens it, so a sum of int8 in int64 cannot overflow)."""
+    if dtype is None:
+        return reduce(x, **kwargs)
+    dtype = np.dtype(resolve_dtype(dtype))
+    widens = np.can_cast(x.type.dtype, dtype, "safe")
+    return _cast(reduce(_cast(x, dtype) if widens else x, **kwargs), dtype)
+
+
+def _accumulator(x: Variable, acc_dtype, call: str) -> np.dtype:
+    """Theano's check of ``acc_dtype``: any float for a discrete input, else a dtype the input
+    converts to without loss."""
+    acc, given = np.dtype(resolve_dtype(acc_dtype)), x.type.dtype
+    if acc.kind in "fc" and given.kind in "biu" or np.promote_types(given, acc) == acc:
+        return acc
+    raise _at_user_line(
+        DTypeError(
+            f"{call}: acc_dtype={acc.name} would lose precision of {x.describe()} (a "
+            f"{given.name} accumulates in {np.promote_types(given, acc).name} at least, as in "
+            f"Theano)\n  hint: leave acc_dtype out, or give dtype={acc.name!r} to cast the "
+            "result only"
+        )
+    )
+
+
+def _reduce(reduce, call, x, axis, dtype, keepdims, acc_dtype) -> Variable:
+    x = as_variable(x)
+    if acc_dtype is None:
+        return _dtyped(reduce, x, dtype, axis=_axis(axis), keepdims=keepdims)
+    acc = _accumulator(x, acc_dtype, call)
+    out = resolve_dtype(dtype) or _WIDENED.get(x.type.dtype.name, x.type.dtype.name)
+    return _cast(reduce(x, axis=_axis(axis), keepdims=keepdims, dtype=acc), out)
+
+
+def sum(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:  # noqa: A001
+    """``T.sum``: accumulated in ``acc_dtype`` when given, the result cast to ``dtype``
+    (Theano's default: int64/uint64 for discrete input, else the input's)."""
+    return _reduce(sn.sum, "T.sum", input, axis, dtype, keepdims, acc_dtype)
+
+
+def prod(
+    input, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_input=False
+) -> Variable:
+    """``T.prod``, with ``dtype``/``acc_dtype`` as in ``sum`` (``no_zeros_in_input``, which
+    let Theano take a cheaper gradient, is accepted: the values are the same)."""
+    return _reduce(sn.prod, "T.prod", input, axis, dtype, keepdims, acc_dtype)
+
+
+def mean(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
+    """``T.mean``: float64 for integer input unless ``dtype`` says otherwise (Theano's rule,
+    which is also NumPy's). With ``acc_dtype``, Theano's own steps: the ``sum`` in it, then
+    divided by each reduced dim in float32 (a float16/float32 sum) or float64."""
+    x = as_variable(input)
+    if acc_dtype is None:
+        return _dtyped(sn.mean, x, dtype, axis=_axis(axis), keepdims=keepdims)
+    half = x.type.dtype.name == "float16"
+    total = sum(x, axis, dtype or ("float32" if half else None), keepdims, acc_dtype)
+    count_dtype = "float32" if total.type.dtype.name in ("float16", "float32") else "float64"
+    for i in normalize_axis(_axis(axis), x.type.ndim, "T.mean", x):
+        total = sn.true_div(total, _cast(sn.shape(x)[i], count_dtype))
+    if total.type.dtype.kind in "biu":  # no axis reduced: Theano still gave a float
+        total = _cast(total, count_dtype)
+    return _cast(total, "float16") if dtype == "float16" or dtype is None and half else total

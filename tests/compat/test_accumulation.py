@@ -1,0 +1,104 @@
+"""Theano's ``acc_dtype`` on ``T.sum``/``T.prod``/``T.mean`` and the same methods of its
+variables: the reduction accumulates in ``acc_dtype``, then the result is cast to ``dtype``
+(``CAReduceDtype``); an accumulator narrower than the input is refused."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+import symnb.compat.theano as theano
+import symnb.compat.theano.tensor as T
+
+A = np.array([[100, 100, 100], [-7, 3, 90]], "int8")
+
+
+def _theano_reduce(ufunc, a, axis, acc, out):
+    """Theano's ``perform``: ``ufunc.reduce(dtype=acc)``, then cast to the output dtype."""
+    return ufunc.reduce(a, axis=axis, dtype=acc).astype(out)
+
+
+def _spellings(name, x, **kwargs):
+    """``T.name(x, ...)`` and ``x.name(...)``."""
+    return [getattr(T, name)(x, **kwargs), getattr(x, name)(**kwargs)]
+
+
+@pytest.mark.parametrize("name, ufunc", [("sum", np.add), ("prod", np.multiply)])
+@pytest.mark.parametrize("acc", ["int8", "int16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", [None, "int32", "float64"])
+def test_sum_and_prod_accumulate_in_acc_dtype_then_cast_to_dtype(name, ufunc, acc, dtype):
+    x = T.bmatrix("x")
+    out = dtype or "int64"  # Theano's result of a discrete sum or product: int64
+    for expr in _spellings(name, x, axis=1, dtype=dtype, acc_dtype=acc):
+        assert expr.type.dtype == out
+        got = theano.function([x], expr)(A)
+        np.testing.assert_array_equal(got, _theano_reduce(ufunc, A, 1, acc, out))
+        assert got.dtype == out
+
+
+def test_int8_accumulator_wraps_as_in_theano():
+    """300 does not fit the int8 accumulator: Theano's sum is 44, cast to int64."""
+    x = T.bvector("x")
+    f = theano.function([x], [T.sum(x, acc_dtype="int8"), x.sum(acc_dtype="int64")])
+    np.testing.assert_array_equal(f(A[0]), [44, 300])
+
+
+def test_float32_sum_in_a_float64_accumulator_keeps_the_small_terms():
+    x = T.fvector("x")
+    values = np.array([1.0] + [1e-8] * 1000, "float32")
+    total = theano.function([x], x.sum(acc_dtype="float64"))(values)
+    assert total.dtype == "float32"
+    assert total == np.float32(np.add.reduce(values, dtype="float64"))
+    assert total > 1.0  # a float32 accumulator loses every 1e-8
+
+
+@pytest.mark.parametrize("acc", ["int16", "float32", "float64"])
+@pytest.mark.parametrize("axis", [None, 0, 1, [0, 1]])
+def test_mean_is_the_sum_in_acc_dtype_over_the_count(acc, axis):
+    x = T.bmatrix("x")
+    axes = None if axis is None else tuple(np.atleast_1d(axis))
+    total = np.add.reduce(A, axis=axes, dtype=acc).astype("int64")
+    want = total / (A.size if axes is None else np.prod([A.shape[i] for i in axes]))
+    for expr in _spellings("mean", x, axis=axis, acc_dtype=acc):
+        assert expr.type.dtype == "float64"
+        np.testing.assert_allclose(theano.function([x], expr)(A), want, rtol=1e-15)
+
+
+def test_mean_of_float32_stays_float32():
+    x = T.fmatrix("x")
+    a = np.random.default_rng(0).normal(size=(3, 4)).astype("float32")
+    for expr in _spellings("mean", x, axis=0, acc_dtype="float64"):
+        assert expr.type.dtype == "float32"
+        np.testing.assert_allclose(theano.function([x], expr)(a), a.mean(axis=0), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "make, acc", [(T.dvector, "float32"), (T.lvector, "int32"), (T.bvector, "uint8")]
+)
+def test_an_accumulator_narrower_than_the_input_is_refused(make, acc):
+    x = make("v")
+    for call in ("sum", "prod", "mean"):
+        with pytest.raises(
+            sn.DTypeError,
+            match=rf"T.{call if call != 'mean' else 'sum'}: "
+            rf"acc_dtype={acc} would lose precision of .*'v'",
+        ) as caught:
+            getattr(T, call)(x, acc_dtype=acc)
+        assert isinstance(caught.value, TypeError)
+        assert "test_accumulation.py" in str(caught.value)
+
+
+def test_methods_take_theanos_argument_order():
+    """Theano's ``x.sum(axis, dtype, keepdims, acc_dtype)``: dtype before keepdims."""
+    x = T.bmatrix("x")
+    f = theano.function([x], [x.sum(1, "int16", True), x.prod(0, None, False, "float64")])
+    total, product = f(A)
+    np.testing.assert_array_equal(total, A.sum(axis=1, dtype="int16", keepdims=True))
+    assert total.dtype == "int16"
+    np.testing.assert_array_equal(product, A.prod(axis=0, dtype="float64").astype("int64"))
+
+
+def test_symnb_variables_keep_numpys_methods():
+    x = sn.tensor("x", shape=(2, 3), dtype="int8")
+    assert x.sum(1, True).type.shape == (2, 1)
+    with pytest.raises(TypeError):
+        x.sum(acc_dtype="int64")
