@@ -26,7 +26,7 @@ from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import checked_shape as _checked_shape
 from symnb.ops.draw_shape import draw_positions
-from symnb.ops.elemwise import Elemwise, cast, less
+from symnb.ops.elemwise import Elemwise, add, cast, less, mul, sub
 from symnb.ops.philox import (
     Blocks,
     bits64,
@@ -45,16 +45,15 @@ COUNTER = TensorType("uint64", ())
 
 
 class _Philox(Elemwise):
-    """An elementwise draw: inputs ``(positions, key, counter, *params)``; element i is made
-    from Philox block ``counter + positions[i]``, in NumPy (``perform``) and in kernels
+    """An elementwise draw: inputs ``(positions, key, counter)``; element i is made from
+    Philox block ``counter + positions[i]``, in NumPy (``perform``) and in kernels
     (``scalar``) alike, so backends "py" and "c" give the same numbers."""
 
     pure = False
     differentiable = False
     family = "random"
-    dtype_rule = "``dtype`` (config.floatX by default)"
     __props__ = ("dtype",)
-    nin = 5
+    nin = 3
 
     def __init__(self, dtype):
         self.dtype = as_dtype(dtype)
@@ -65,52 +64,60 @@ class _Philox(Elemwise):
     def grad_elem(self, inputs, output, gz):
         return [None] * self.nin
 
-    def perform(self, positions, key, counter, *params):
+    def perform(self, positions, key, counter):
         words = words_at(positions, split_key(key), counter)
-        params = [np.asarray(p, np.float64) for p in params]  # as the kernel converts them
-        return np.asarray(self.element(words, *params)).astype(self.dtype)
+        return np.asarray(self.element(words)).astype(self.dtype)
 
-    def scalar(self, k, positions, key, counter, *params):
-        words = kernel_words(k, positions, key, counter)
-        return self.kernel_element(k, words, *[k.convert(p, "float64") for p in params])
+    def scalar(self, k, positions, key, counter):
+        return self.kernel_element(k, kernel_words(k, positions, key, counter))
 
 
-class _Reparameterised(_Philox):
-    """A draw that is a differentiable function of its float parameters, ``loc + scale * s``
-    of a standard draw ``s`` (the reparameterisation trick of VAEs). The gradient draws ``s``
-    again from the same blocks, exactly (``(out - loc) / scale`` from the rounded output
-    loses digits, and divides by 0 where scale is 0)."""
-
-    differentiable = True
-
-    def grad_elem(self, inputs, output, gz):
-        positions, key, counter, *_ = inputs
-        unit = [Constant(np.float64(0)), Constant(np.float64(1))]
-        s = cast(type(self)(self.dtype)(positions, key, counter, *unit), gz.type.dtype)
-        return [None, None, None, *self.partials(s, gz)]
-
-
-class PhiloxUniform(_Reparameterised):
-    """Uniform on [low, high): as many random bits as the dtype holds (53 for float64, 24
-    for float32, 11 for float16), so [0, 1) never rounds to 1 (docs/random.md)."""
+class PhiloxUniform(_Philox):
+    """The standard uniform on [0, 1) of a draw of ``dtype``: as many random bits as the
+    dtype holds (53 for float64, 24 for float32, 11 for float16), so it is exact in it and
+    never rounds to 1 (docs/random.md). ``uniform(low, high)`` is ``low + (high - low) * u``
+    of it, so its gradient reuses the forward's u."""
 
     functions = ("RandomStream.uniform",)
+    dtype_rule = "``dtype`` (config.floatX by default)"
 
-    def infer_types(self, positions, key, counter, low, high):
-        if isinstance(low, Constant) and isinstance(high, Constant):
-            _check_finite_span(low.data, high.data)
-        return super().infer_types(positions, key, counter, low, high)
+    def element(self, words):
+        return unit_uniform(words, self.dtype)
 
-    def partials(self, u, gz):
-        """``low + (high - low) * u``: d/dlow = 1 - u, d/dhigh = u."""
-        return [gz * (1 - u), gz * u]
+    def kernel_element(self, k, words):
+        return kernel_unit_uniform(k, words, self.dtype)
 
-    def element(self, words, low, high):
-        return low + (high - low) * unit_uniform(words, self.dtype)
 
-    def kernel_element(self, k, words, low, high):
-        u = kernel_unit_uniform(k, words, self.dtype)
-        return k.add(low, k.mul(k.sub(high, low), u))
+class PhiloxNormal(_Philox):
+    """The standard normal, by Box-Muller on two 53-bit uniforms per element, in float64
+    (whatever the draw's dtype): ``normal(avg, std)`` is ``avg + std * z`` of it, computed
+    in float64, so its gradient reuses the forward's z."""
+
+    functions = ("RandomStream.normal",)
+    dtype_rule = "float64"
+    __props__ = ()
+    dtype = np.dtype("float64")
+
+    def __init__(self):
+        pass
+
+    def element(self, words):
+        radius = np.sqrt(-2.0 * np.log1p(-uniform53(words[0], words[1])))
+        return radius * np.cos(2.0 * np.pi * uniform53(words[2], words[3]))
+
+    def kernel_element(self, k, words):
+        f64 = functools.partial(k.literal, dtype="float64")
+        u1, u2 = kernel_uniform53(k, words[0], words[1]), kernel_uniform53(k, words[2], words[3])
+        radius = k.sqrt(k.mul(f64(-2.0), k.log1p(k.neg(u1))))
+        return k.mul(radius, k.cos(k.mul(f64(2.0 * np.pi), u2)))
+
+
+def scaled(loc, scale, standard, dtype) -> Variable:
+    """``loc + scale * standard`` in float64, rounded to ``dtype``: a draw of a standard
+    one, as ordinary elementwise ops (they fuse with it), so the gradients d/dloc = 1 and
+    d/dscale = standard read the forward's own draw, exactly and with no second draw."""
+    as64 = functools.partial(cast, dtype="float64")
+    return cast(add(as64(loc), mul(as64(scale), as64(standard))), dtype)
 
 
 def _check_finite_span(low, high) -> None:
@@ -126,34 +133,12 @@ def _check_finite_span(low, high) -> None:
         )
 
 
-class PhiloxNormal(_Reparameterised):
-    """Normal(loc, scale) by Box-Muller on two 53-bit uniforms per element, in float64."""
-
-    functions = ("RandomStream.normal",)
-
-    def partials(self, z, gz):
-        """``loc + scale * z``: d/dloc = 1, d/dscale = z."""
-        return [gz, gz * z]
-
-    def element(self, words, loc, scale):
-        radius = np.sqrt(-2.0 * np.log1p(-uniform53(words[0], words[1])))
-        return loc + scale * (radius * np.cos(2.0 * np.pi * uniform53(words[2], words[3])))
-
-    def kernel_element(self, k, words, loc, scale):
-        f64 = functools.partial(k.literal, dtype="float64")
-        u1, u2 = kernel_uniform53(k, words[0], words[1]), kernel_uniform53(k, words[2], words[3])
-        radius = k.sqrt(k.mul(f64(-2.0), k.log1p(k.neg(u1))))
-        z = k.mul(radius, k.cos(k.mul(f64(2.0 * np.pi), u2)))
-        return k.add(loc, k.mul(scale, z))
-
-
 class PhiloxBernoulli(_Philox):
     """1 with probability ``p`` (known when the graph is built), else 0."""
 
     functions = ("RandomStream.bernoulli",)
     dtype_rule = "``dtype`` (int8 by default)"
     __props__ = ("dtype", "p")
-    nin = 3
 
     def __init__(self, dtype, p: float):
         super().__init__(dtype)
@@ -437,20 +422,20 @@ class RandomStream:
         counter.tag["default_update"] = counter + used
         return sample
 
-    def _elementwise(self, op, size, draw: str, shaping=None, **params):
-        """A draw of ``op`` over ``params`` (name -> variable), in the shape NumPy's Generator
-        gives (docs/random.md): ``size``, or the broadcast shape of ``shaping`` (the params
-        unless given) when size is None."""
-        if not isinstance(op, PhiloxBernoulli) and op.dtype.kind != "f":
-            raise _at_user_line(
-                DTypeError(f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}")
-            )
+    def _elementwise(self, op, size, draw: str, params: dict, then=None):
+        """A draw of ``op`` in the shape NumPy's Generator gives (docs/random.md): ``size``,
+        or the broadcast shape of ``params`` (name -> variable) when size is None; ``then``
+        makes the sample of the standard draw (``scaled``)."""
         try:
-            positions, count = draw_positions(draw, size, params if shaping is None else shaping)
+            positions, count = draw_positions(draw, size, params)
         except (ShapeError, DTypeError) as exc:
             raise _at_user_line(exc) from None
-        values = params.values()
-        return self._draw(lambda key, ctr: op(positions, key, ctr, *values), lambda: count)
+
+        def build(key, counter):
+            standard = op(positions, key, counter)
+            return standard if then is None else then(standard)
+
+        return self._draw(build, lambda: count)
 
     def _by_reference(self, op, shape, *params, blocks=None):
         blocks = blocks or (lambda: _count(shape))
@@ -459,15 +444,28 @@ class RandomStream:
     def uniform(self, size=None, low=0.0, high=1.0, dtype=None):
         """Uniform on [low, high); of the parameters' broadcast shape when size is None."""
         low, high = _floats("uniform", low=low, high=high)
-        op = PhiloxUniform(dtype or config.floatX)
-        return self._elementwise(op, size, "uniform", low=low, high=high)
+        dtype = _float_dtype("uniform", dtype)
+
+        def scale(u):  # once the shapes are checked
+            if isinstance(low, Constant) and isinstance(high, Constant):
+                _check_finite_span(low.data, high.data)
+            span = sub(cast(high, "float64"), cast(low, "float64"))
+            return scaled(low, span, u, dtype)
+
+        params = {"low": low, "high": high}
+        return self._elementwise(PhiloxUniform(dtype), size, "uniform", params, scale)
 
     def normal(self, size=None, avg=0.0, std=1.0, dtype=None):
         """Normal with mean ``avg`` and standard deviation ``std`` (Box-Muller); of the
         parameters' broadcast shape when size is None."""
         avg, std = _floats("normal", avg=avg, std=std)
+        dtype = _float_dtype("normal", dtype)
         return self._elementwise(
-            PhiloxNormal(dtype or config.floatX), size, "normal", avg=avg, std=std
+            PhiloxNormal(),
+            size,
+            "normal",
+            {"avg": avg, "std": std},
+            lambda z: scaled(avg, std, z, dtype),
         )
 
     def binomial(self, size=None, n=1, p=0.5, dtype="int64"):
@@ -480,7 +478,7 @@ class RandomStream:
         if as_variable(p).type.ndim > 0:
             return self._bernoulli_per_element(size, n, as_variable(p), dtype)
         if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
-            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size, "binomial")
+            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size, "binomial", {})
         dims, shape = _size_operand(size)
         n_var = _int(n)
         return self._by_reference(
@@ -502,9 +500,7 @@ class RandomStream:
                 )
             )
         op = PhiloxUniform("float64")  # 53 bits: P(u < p) is p, also for a small float16 p
-        low, high = _floats("binomial", low=0.0, high=1.0)
-        u = self._elementwise(op, size, "binomial", shaping={"p": p}, low=low, high=high)
-        return cast(less(u, p), dtype)
+        return self._elementwise(op, size, "binomial", {"p": p}, lambda u: cast(less(u, p), dtype))
 
     def bernoulli(self, size=None, p=0.5, dtype="int8"):
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
@@ -611,6 +607,14 @@ def _floats(what: str, **values) -> list:
             )
         out.append(Constant(array.astype("float64")))
     return out
+
+
+def _float_dtype(draw: str, dtype):
+    """A float draw's dtype (config.floatX by default)."""
+    dtype = as_dtype(dtype or config.floatX)
+    if dtype.kind != "f":
+        raise _at_user_line(DTypeError(f"{draw}: dtype must be a float dtype, not {dtype.name}"))
+    return dtype
 
 
 def _int(value):
