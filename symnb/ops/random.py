@@ -23,6 +23,7 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
+from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import checked_shape as _checked_shape
 from symnb.ops.draw_shape import draw_positions
@@ -120,9 +121,9 @@ def scaled(loc, scale, standard, dtype) -> Variable:
     return cast(add(as64(loc), mul(as64(scale), as64(standard))), dtype)
 
 
-def _check_finite_span(low, high) -> None:
-    """``high - low`` must be a finite float64, or every number drawn is inf or nan (NumPy
-    raises OverflowError)."""
+def _check_span(low, high) -> None:
+    """``high - low`` must be a finite float64 (else every number drawn is inf or nan: NumPy
+    raises OverflowError) and not negative (NumPy raises ValueError)."""
     with np.errstate(over="ignore", invalid="ignore"):
         span = np.asarray(high, np.float64) - np.asarray(low, np.float64)
     if not np.all(np.isfinite(span)):
@@ -130,6 +131,11 @@ def _check_finite_span(low, high) -> None:
             f"uniform: high - low must be a finite float64, but low={np.asarray(low).tolist()} "
             f"and high={np.asarray(high).tolist()} give inf or nan (so would every number "
             "drawn); NumPy refuses them too"
+        )
+    if np.any(span < 0):
+        raise ArgumentError(
+            f"uniform: high must be >= low, as NumPy's Generator requires (high - low < 0), "
+            f"but low={np.asarray(low).tolist()} and high={np.asarray(high).tolist()}"
         )
 
 
@@ -447,9 +453,11 @@ class RandomStream:
         dtype = _float_dtype("uniform", dtype)
 
         def scale(u):  # once the shapes are checked
-            if isinstance(low, Constant) and isinstance(high, Constant):
-                _check_finite_span(low.data, high.data)
             span = sub(cast(high, "float64"), cast(low, "float64"))
+            if isinstance(low, Constant) and isinstance(high, Constant):
+                _check_span(low.data, high.data)
+            elif span.type.ndim == 0:
+                span = in_domain(span, "uniform: high - low", "finite non-negative")
             return scaled(low, span, u, dtype)
 
         params = {"low": low, "high": high}
@@ -460,12 +468,13 @@ class RandomStream:
         parameters' broadcast shape when size is None."""
         avg, std = _floats("normal", avg=avg, std=std)
         dtype = _float_dtype("normal", dtype)
+        checked = _in_domain(std, "normal: std", "non-negative")
         return self._elementwise(
             PhiloxNormal(),
             size,
             "normal",
             {"avg": avg, "std": std},
-            lambda z: scaled(avg, std, z, dtype),
+            lambda z: scaled(avg, checked, z, dtype),
         )
 
     def binomial(self, size=None, n=1, p=0.5, dtype="int64"):
@@ -615,6 +624,19 @@ def _float_dtype(draw: str, dtype):
     if dtype.kind != "f":
         raise _at_user_line(DTypeError(f"{draw}: dtype must be a float dtype, not {dtype.name}"))
     return dtype
+
+
+def _in_domain(param: Variable, what: str, domain: str) -> Variable:
+    """``param`` checked: a constant now, at the user's line; a scalar when the function
+    runs; an array known only then is not checked (a pass over it costs 5 to 25% of a draw
+    of its size, docs/random.md)."""
+    if not isinstance(param, Constant):
+        return in_domain(param, what, domain) if param.type.ndim == 0 else param
+    try:
+        InDomain(what, domain).perform(param.data)
+    except ValueError as exc:
+        raise _at_user_line(ArgumentError(str(exc))) from None
+    return param
 
 
 def _int(value):
