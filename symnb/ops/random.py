@@ -23,6 +23,7 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
+from symnb.ops.broadcast import broadcast_like
 from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import checked_shape as _checked_shape
@@ -41,6 +42,7 @@ from symnb.ops.philox import (
     words_at,
 )
 from symnb.ops.reduce import prod
+from symnb.ops.reduce import sum as reduce_sum
 
 COUNTER = TensorType("uint64", ())
 
@@ -165,15 +167,11 @@ class _Random(Op):
     differentiable = False
     family = "random"
     __props__ = ("dims", "dtype")
-    params_names: tuple[str, ...] = ()
 
     def __init__(self, dims, dtype):
         self.dims, self.dtype = tuple(dims), as_dtype(dtype)
 
     def infer_types(self, key, counter, shape, *params):
-        for name, var in zip(self.params_names, params):
-            if var.type.ndim != 0:
-                raise ShapeError(f"{self.op_name()}: {name} must be a scalar, not {var.describe()}")
         return [TensorType(self.dtype, self.dims)]
 
     def perform(self, key, counter, shape, *params):
@@ -196,37 +194,61 @@ def _in_unit_interval(p, what: str) -> np.ndarray:
 
 
 class RandomBinomial(_Random):
-    """Binomial(n, p): the sum of n Bernoulli trials, one block per trial and element."""
+    """Binomial(n, p): the sum of n Bernoulli trials, one block per trial. ``n`` and ``p``
+    broadcast to the shape (NumPy's Generator rules); element i's trials are the blocks after
+    those of the elements before it (``i * n`` on for a scalar n), sum(n) blocks in all."""
 
     functions = ("RandomStream.binomial", "RandomStream.bernoulli")
     dtype_rule = "``dtype`` (int64 for binomial, int8 for bernoulli)"
-    params_names = ("n", "p")
 
     def sample(self, blocks, shape, n, p):
-        n, p = int(n), _in_unit_interval(p, "binomial: p")
-        if n < 0:
-            raise ValueError(f"binomial: n must be >= 0, got {n}")
-        check_holds(self.dtype, 0, n, "binomial: n", ValueError)
-        w = blocks.take(_size(shape) * n)
-        trials = uniform53(w[0], w[1]).reshape(_size(shape), n) < p
-        return trials.sum(axis=1).reshape(shape)
+        n, p = np.asarray(n).astype(np.int64), _in_unit_interval(p, "binomial: p")
+        if np.any(n < 0):
+            raise ValueError(f"binomial: n must be >= 0, got {n.min()}")
+        count = _size(shape)
+        check_holds(self.dtype, 0, int(n.max()) if n.size else 0, "binomial: n", ValueError)
+        if n.ndim == 0:
+            w = blocks.take(count * int(n))
+            p = np.broadcast_to(p, shape).reshape(count, 1)
+            trials = uniform53(w[0], w[1]).reshape(count, int(n)) < p
+            return trials.sum(axis=1).reshape(shape)
+        n, p = (np.broadcast_to(v, shape).ravel() for v in (n, p))
+        w = blocks.take(int(n.sum()))
+        trials = uniform53(w[0], w[1]) < np.repeat(p, n)
+        owner = np.repeat(np.arange(count), n)
+        return np.bincount(owner, weights=trials, minlength=count).astype(np.int64).reshape(shape)
 
 
 class RandomIntegers(_Random):
-    """Integers in [low, high), unbiased (Lemire's multiply-shift with rejection, philox.below)."""
+    """Integers in [low, high), unbiased (Lemire's multiply-shift with rejection, philox.below);
+    ``low`` and ``high`` broadcast to the shape (NumPy's Generator rules)."""
 
     functions = ("RandomStream.integers",)
     dtype_rule = "``dtype`` (int64 by default)"
-    params_names = ("low", "high")
 
     def sample(self, blocks, shape, low, high):
-        low, high = int(low), int(high)
-        if high <= low:
-            raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
-        check_holds(self.dtype, low, None, "integers: low", ValueError)
-        check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
-        offset = blocks.below(_size(shape), np.uint64(high - low))
-        return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
+        if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python ints: uint64 bounds fit
+            low, high = int(low), int(high)
+            if high <= low:
+                raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
+            check_holds(self.dtype, low, None, "integers: low", ValueError)
+            check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
+            offset = blocks.below(_size(shape), np.uint64(high - low))
+            return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
+        low, high = (np.broadcast_to(np.asarray(b, np.int64), shape).ravel() for b in (low, high))
+        if np.any(high <= low):
+            i = int(np.argmax(high <= low))
+            raise ValueError(
+                f"integers: high must be greater than low, but at element {i} of the draw "
+                f"low is {low[i]} and high {high[i]}"
+            )
+        if low.size:
+            check_holds(self.dtype, low.min(), None, "integers: low", ValueError)
+            check_holds(self.dtype, None, int(high.max()) - 1, "integers: high - 1", ValueError)
+        with np.errstate(over="ignore"):
+            span = high.astype(np.uint64) - low.astype(np.uint64)
+            offset = blocks.below(low.size, span)
+            return (low + offset.astype(np.int64)).reshape(shape)
 
 
 class RandomChoice(_Random):
@@ -482,32 +504,26 @@ class RandomStream:
         known p; else the NumPy reference, which checks p when the function runs)."""
         _check_probability(p, "binomial: p")
         _check_count(n, "binomial: n")
-        if _known(n) is not None:
-            _check_holds_now(dtype, 0, int(_known(n)), "binomial: n")
-        if as_variable(p).type.ndim > 0:
-            return self._bernoulli_per_element(size, n, as_variable(p), dtype)
-        if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
+        if _known(n) is not None and np.size(_known(n)):
+            _check_holds_now(dtype, 0, int(np.max(_known(n))), "binomial: n")
+        (p_var,), n_var = _floats("binomial", p=p), _ints(n=n)["n"]
+        one = n_var.type.ndim == 0 and _known(n) is not None and int(_known(n)) == 1
+        if one and p_var.type.ndim > 0:
+            return self._bernoulli_per_element(size, p_var, dtype)
+        if one and _known(p) is not None:
             return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size, "binomial", {})
-        dims, shape = _size_operand(size)
-        n_var = _int(n)
-        return self._by_reference(
-            RandomBinomial(dims, dtype),
-            shape,
-            n_var,
-            *_floats("binomial", p=p),
-            blocks=lambda: _count(shape) * n_var,
-        )
+        if n_var.type.ndim == 0 and p_var.type.ndim == 0:
+            dims, shape = _size_operand(size)
+            blocks = lambda: _count(shape) * n_var  # noqa: E731
+        else:  # n or p per element: NumPy's broadcasting (draw_shape)
+            positions = _broadcast_size("binomial", size, n=n_var, p=p_var)
+            dims, shape = positions.type.shape, positions.shape
+            blocks = lambda: reduce_sum(broadcast_like(n_var, positions))  # noqa: E731
+        return self._by_reference(RandomBinomial(dims, dtype), shape, n_var, p_var, blocks=blocks)
 
-    def _bernoulli_per_element(self, size, n, p, dtype):
+    def _bernoulli_per_element(self, size, p, dtype):
         """Draws with a probability per element (an RBM's units, Theano's
         ``binomial(size=h.shape, n=1, p=h)``): 1 where a uniform draw falls below p."""
-        if _known(n) is None or int(_known(n)) != 1:
-            raise _at_user_line(
-                NotImplementedError(
-                    f"binomial: a probability per element ({p.describe()}) needs n=1, not {n!r}; "
-                    "sum n such draws for more trials"
-                )
-            )
         op = PhiloxUniform("float64")  # 53 bits: P(u < p) is p, also for a small float16 p
         return self._elementwise(op, size, "binomial", {"p": p}, lambda u: cast(less(u, p), dtype))
 
@@ -515,29 +531,37 @@ class RandomStream:
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
         return self.binomial(size, 1, p, dtype)
 
-    def integers(self, low, high=None, size=(), dtype="int64"):
+    def integers(self, low, high=None, size=None, dtype="int64"):
         """Integers in [low, high) (or [0, low) when only one bound is given); ``dtype`` an
         integer (or bool) dtype that holds every such value, as NumPy requires (bounds known
         only when the function runs are checked then)."""
         if high is None:
             low, high = 0, low
         _check_integer_dtype(dtype)
-        for name, bound in (("low", low), ("high", high)):
-            if np.ndim(_known(bound)) != 0:
+        bounds = _ints(low=low, high=high)
+        known = [_known(b) for b in (low, high)]
+        if all(k is not None for k in known) and np.broadcast(*known).size:
+            try:
+                empty = np.any(np.asarray(known[1]) <= np.asarray(known[0]))
+            except ValueError:  # shapes that do not broadcast: draw_shape says so
+                empty = False
+            if empty:
                 raise _at_user_line(
-                    ShapeError(
-                        f"integers: {name} must be one number (bounds per element are not "
-                        f"supported), not an array of shape {np.shape(_known(bound))}"
-                    )
+                    ArgumentError(f"integers: high ({high}) must exceed low ({low})")
                 )
-        dims, shape = _size_operand(size)
-        if _known(low) is not None and _known(high) is not None and _known(high) <= _known(low):
-            raise _at_user_line(ArgumentError(f"integers: high ({high}) must exceed low ({low})"))
-        if _known(low) is not None:
-            _check_holds_now(dtype, _known(low), None, "integers: low")
-        if _known(high) is not None:
-            _check_holds_now(dtype, None, int(_known(high)) - 1, "integers: high - 1")
-        return self._by_reference(RandomIntegers(dims, dtype), shape, _int(low), _int(high))
+        if known[0] is not None and np.size(known[0]):
+            _check_holds_now(dtype, np.min(known[0]), None, "integers: low")
+        if known[1] is not None and np.size(known[1]):
+            _check_holds_now(dtype, None, int(np.max(known[1])) - 1, "integers: high - 1")
+        op_blocks = None
+        if all(b.type.ndim == 0 for b in bounds.values()):
+            dims, shape = _size_operand(size)
+        else:  # bounds per element: NumPy's broadcasting (draw_shape)
+            positions = _broadcast_size("integers", size, **bounds)
+            dims, shape = positions.type.shape, positions.shape
+            op_blocks = lambda: _count(shape)  # noqa: E731
+        op = RandomIntegers(dims, dtype)
+        return self._by_reference(op, shape, *bounds.values(), blocks=op_blocks)
 
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
@@ -590,6 +614,16 @@ def _count(shape) -> Variable:
     return prod(shape)
 
 
+def _broadcast_size(draw: str, size, **params) -> tuple:
+    """The element positions of a draw run by its reference whose parameters may be arrays
+    (their type and shape are the draw's): NumPy's Generator rules, as for the elementwise
+    draws (draw_shape)."""
+    try:
+        return draw_positions(draw, size, params)[0]
+    except (ShapeError, DTypeError) as exc:
+        raise _at_user_line(exc) from None
+
+
 def _size_operand(size):
     try:
         return shape_operand(() if size is None else size)
@@ -637,6 +671,18 @@ def _in_domain(param: Variable, what: str, domain: str) -> Variable:
     except ValueError as exc:
         raise _at_user_line(ArgumentError(str(exc))) from None
     return param
+
+
+def _ints(**values) -> dict:
+    """Integer parameters (``n``, ``low``, ``high``) as variables: numbers and arrays of
+    numbers as int64 constants (truncated, as NumPy takes 2.5), variables as they are."""
+    out = {}
+    for name, value in values.items():
+        if isinstance(value, Variable) or np.ndim(value) == 0:
+            out[name] = _int(value)
+        else:
+            out[name] = Constant(np.asarray(value).astype(np.int64))
+    return out
 
 
 def _int(value):
@@ -701,7 +747,7 @@ def _known(value):
 
 def _check_count(n, what: str) -> None:
     value = _known(n)
-    if value is not None and (np.ndim(value) != 0 or int(value) < 0):
+    if value is not None and np.any(np.asarray(value) < 0):
         raise _at_user_line(ArgumentError(f"{what} must be a non-negative integer, got {value!r}"))
 
 
