@@ -1,6 +1,7 @@
-"""Shape rules only the values decide, checked when the function runs: ``x`` unchanged, or
-a ShapeError that says what was asked (the rule is checked when the graph is built wherever
-the types already tell)."""
+"""Rules only the values decide, checked when the function runs: ``x`` unchanged, or an
+error that says what was asked (the rule is checked when the graph is built wherever the
+types or constants already tell): shapes (``at_most``) and the domains of random draws'
+parameters (``in_domain``)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,47 @@ def at_most(x, count, limit, what: str) -> Variable:
     failed otherwise)."""
     x = as_variable(x)
     return AtMost(what)(x, as_variable(count), as_variable(limit))
+
+
+def _negative(x):
+    return x < 0
+
+
+def _negative_or_not_finite(x):
+    return ~(np.isfinite(x) & (x >= 0))
+
+
+class InDomain(Op):
+    """x unchanged where each value lies in the domain of a random draw's parameter, as
+    NumPy's Generator requires; else a ValueError naming the draw, the parameter and the
+    first value outside (the parameters known when the draw is built are checked then)."""
+
+    dtype_rule = "x's dtype"
+    __props__ = ("what", "domain")
+    DOMAINS = {  # name -> (the values refused, what the message says they must be)
+        "non-negative": (_negative, "must be >= 0"),  # NaN passes, as in NumPy
+        "finite non-negative": (_negative_or_not_finite, "must be finite and >= 0"),
+    }
+
+    def __init__(self, what: str, domain: str):
+        self.what, self.domain = str(what), str(domain)
+
+    def infer_types(self, x):
+        return [x.type]
+
+    def perform(self, x):
+        refused, must = self.DOMAINS[self.domain]
+        bad = np.asarray(refused(np.asarray(x)))
+        if bad.any():
+            first = np.asarray(x).reshape(-1)[int(np.argmax(bad.reshape(-1)))]
+            raise ValueError(f"{self.what} {must}, as NumPy's Generator requires; got {first}")
+        return x
+
+    def grad(self, inputs, outputs, output_grads):
+        return [output_grads[0]]
+
+
+def in_domain(x, what: str, domain: str) -> Variable:
+    """``x``, once its values are checked to lie in ``domain`` (a key of InDomain.DOMAINS)
+    when the function runs; ``what`` names the draw and parameter (``"normal: std"``)."""
+    return InDomain(what, domain)(as_variable(x))

@@ -23,10 +23,12 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
+from symnb.ops.broadcast import broadcast_like
+from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import checked_shape as _checked_shape
 from symnb.ops.draw_shape import draw_positions
-from symnb.ops.elemwise import Elemwise, cast, less
+from symnb.ops.elemwise import Elemwise, add, cast, less, mul, sub
 from symnb.ops.philox import (
     Blocks,
     bits64,
@@ -40,21 +42,21 @@ from symnb.ops.philox import (
     words_at,
 )
 from symnb.ops.reduce import prod
+from symnb.ops.reduce import sum as reduce_sum
 
 COUNTER = TensorType("uint64", ())
 
 
 class _Philox(Elemwise):
-    """An elementwise draw: inputs ``(positions, key, counter, *params)``; element i is made
-    from Philox block ``counter + positions[i]``, in NumPy (``perform``) and in kernels
+    """An elementwise draw: inputs ``(positions, key, counter)``; element i is made from
+    Philox block ``counter + positions[i]``, in NumPy (``perform``) and in kernels
     (``scalar``) alike, so backends "py" and "c" give the same numbers."""
 
     pure = False
     differentiable = False
     family = "random"
-    dtype_rule = "``dtype`` (config.floatX by default)"
     __props__ = ("dtype",)
-    nin = 5
+    nin = 3
 
     def __init__(self, dtype):
         self.dtype = as_dtype(dtype)
@@ -65,57 +67,65 @@ class _Philox(Elemwise):
     def grad_elem(self, inputs, output, gz):
         return [None] * self.nin
 
-    def perform(self, positions, key, counter, *params):
+    def perform(self, positions, key, counter):
         words = words_at(positions, split_key(key), counter)
-        params = [np.asarray(p, np.float64) for p in params]  # as the kernel converts them
-        return np.asarray(self.element(words, *params)).astype(self.dtype)
+        return np.asarray(self.element(words)).astype(self.dtype)
 
-    def scalar(self, k, positions, key, counter, *params):
-        words = kernel_words(k, positions, key, counter)
-        return self.kernel_element(k, words, *[k.convert(p, "float64") for p in params])
+    def scalar(self, k, positions, key, counter):
+        return self.kernel_element(k, kernel_words(k, positions, key, counter))
 
 
-class _Reparameterised(_Philox):
-    """A draw that is a differentiable function of its float parameters, ``loc + scale * s``
-    of a standard draw ``s`` (the reparameterisation trick of VAEs). The gradient draws ``s``
-    again from the same blocks, exactly (``(out - loc) / scale`` from the rounded output
-    loses digits, and divides by 0 where scale is 0)."""
-
-    differentiable = True
-
-    def grad_elem(self, inputs, output, gz):
-        positions, key, counter, *_ = inputs
-        unit = [Constant(np.float64(0)), Constant(np.float64(1))]
-        s = cast(type(self)(self.dtype)(positions, key, counter, *unit), gz.type.dtype)
-        return [None, None, None, *self.partials(s, gz)]
-
-
-class PhiloxUniform(_Reparameterised):
-    """Uniform on [low, high): as many random bits as the dtype holds (53 for float64, 24
-    for float32, 11 for float16), so [0, 1) never rounds to 1 (docs/random.md)."""
+class PhiloxUniform(_Philox):
+    """The standard uniform on [0, 1) of a draw of ``dtype``: as many random bits as the
+    dtype holds (53 for float64, 24 for float32, 11 for float16), so it is exact in it and
+    never rounds to 1 (docs/random.md). ``uniform(low, high)`` is ``low + (high - low) * u``
+    of it, so its gradient reuses the forward's u."""
 
     functions = ("RandomStream.uniform",)
+    dtype_rule = "``dtype`` (config.floatX by default)"
 
-    def infer_types(self, positions, key, counter, low, high):
-        if isinstance(low, Constant) and isinstance(high, Constant):
-            _check_finite_span(low.data, high.data)
-        return super().infer_types(positions, key, counter, low, high)
+    def element(self, words):
+        return unit_uniform(words, self.dtype)
 
-    def partials(self, u, gz):
-        """``low + (high - low) * u``: d/dlow = 1 - u, d/dhigh = u."""
-        return [gz * (1 - u), gz * u]
-
-    def element(self, words, low, high):
-        return low + (high - low) * unit_uniform(words, self.dtype)
-
-    def kernel_element(self, k, words, low, high):
-        u = kernel_unit_uniform(k, words, self.dtype)
-        return k.add(low, k.mul(k.sub(high, low), u))
+    def kernel_element(self, k, words):
+        return kernel_unit_uniform(k, words, self.dtype)
 
 
-def _check_finite_span(low, high) -> None:
-    """``high - low`` must be a finite float64, or every number drawn is inf or nan (NumPy
-    raises OverflowError)."""
+class PhiloxNormal(_Philox):
+    """The standard normal, by Box-Muller on two 53-bit uniforms per element, in float64
+    (whatever the draw's dtype): ``normal(avg, std)`` is ``avg + std * z`` of it, computed
+    in float64, so its gradient reuses the forward's z."""
+
+    functions = ("RandomStream.normal",)
+    dtype_rule = "float64"
+    __props__ = ()
+    dtype = np.dtype("float64")
+
+    def __init__(self):
+        pass
+
+    def element(self, words):
+        radius = np.sqrt(-2.0 * np.log1p(-uniform53(words[0], words[1])))
+        return radius * np.cos(2.0 * np.pi * uniform53(words[2], words[3]))
+
+    def kernel_element(self, k, words):
+        f64 = functools.partial(k.literal, dtype="float64")
+        u1, u2 = kernel_uniform53(k, words[0], words[1]), kernel_uniform53(k, words[2], words[3])
+        radius = k.sqrt(k.mul(f64(-2.0), k.log1p(k.neg(u1))))
+        return k.mul(radius, k.cos(k.mul(f64(2.0 * np.pi), u2)))
+
+
+def scaled(loc, scale, standard, dtype) -> Variable:
+    """``loc + scale * standard`` in float64, rounded to ``dtype``: a draw of a standard
+    one, as ordinary elementwise ops (they fuse with it), so the gradients d/dloc = 1 and
+    d/dscale = standard read the forward's own draw, exactly and with no second draw."""
+    as64 = functools.partial(cast, dtype="float64")
+    return cast(add(as64(loc), mul(as64(scale), as64(standard))), dtype)
+
+
+def _check_span(low, high) -> None:
+    """``high - low`` must be a finite float64 (else every number drawn is inf or nan: NumPy
+    raises OverflowError) and not negative (NumPy raises ValueError)."""
     with np.errstate(over="ignore", invalid="ignore"):
         span = np.asarray(high, np.float64) - np.asarray(low, np.float64)
     if not np.all(np.isfinite(span)):
@@ -124,27 +134,11 @@ def _check_finite_span(low, high) -> None:
             f"and high={np.asarray(high).tolist()} give inf or nan (so would every number "
             "drawn); NumPy refuses them too"
         )
-
-
-class PhiloxNormal(_Reparameterised):
-    """Normal(loc, scale) by Box-Muller on two 53-bit uniforms per element, in float64."""
-
-    functions = ("RandomStream.normal",)
-
-    def partials(self, z, gz):
-        """``loc + scale * z``: d/dloc = 1, d/dscale = z."""
-        return [gz, gz * z]
-
-    def element(self, words, loc, scale):
-        radius = np.sqrt(-2.0 * np.log1p(-uniform53(words[0], words[1])))
-        return loc + scale * (radius * np.cos(2.0 * np.pi * uniform53(words[2], words[3])))
-
-    def kernel_element(self, k, words, loc, scale):
-        f64 = functools.partial(k.literal, dtype="float64")
-        u1, u2 = kernel_uniform53(k, words[0], words[1]), kernel_uniform53(k, words[2], words[3])
-        radius = k.sqrt(k.mul(f64(-2.0), k.log1p(k.neg(u1))))
-        z = k.mul(radius, k.cos(k.mul(f64(2.0 * np.pi), u2)))
-        return k.add(loc, k.mul(scale, z))
+    if np.any(span < 0):
+        raise ArgumentError(
+            f"uniform: high must be >= low, as NumPy's Generator requires (high - low < 0), "
+            f"but low={np.asarray(low).tolist()} and high={np.asarray(high).tolist()}"
+        )
 
 
 class PhiloxBernoulli(_Philox):
@@ -153,7 +147,6 @@ class PhiloxBernoulli(_Philox):
     functions = ("RandomStream.bernoulli",)
     dtype_rule = "``dtype`` (int8 by default)"
     __props__ = ("dtype", "p")
-    nin = 3
 
     def __init__(self, dtype, p: float):
         super().__init__(dtype)
@@ -174,15 +167,11 @@ class _Random(Op):
     differentiable = False
     family = "random"
     __props__ = ("dims", "dtype")
-    params_names: tuple[str, ...] = ()
 
     def __init__(self, dims, dtype):
         self.dims, self.dtype = tuple(dims), as_dtype(dtype)
 
     def infer_types(self, key, counter, shape, *params):
-        for name, var in zip(self.params_names, params):
-            if var.type.ndim != 0:
-                raise ShapeError(f"{self.op_name()}: {name} must be a scalar, not {var.describe()}")
         return [TensorType(self.dtype, self.dims)]
 
     def perform(self, key, counter, shape, *params):
@@ -205,37 +194,61 @@ def _in_unit_interval(p, what: str) -> np.ndarray:
 
 
 class RandomBinomial(_Random):
-    """Binomial(n, p): the sum of n Bernoulli trials, one block per trial and element."""
+    """Binomial(n, p): the sum of n Bernoulli trials, one block per trial. ``n`` and ``p``
+    broadcast to the shape (NumPy's Generator rules); element i's trials are the blocks after
+    those of the elements before it (``i * n`` on for a scalar n), sum(n) blocks in all."""
 
     functions = ("RandomStream.binomial", "RandomStream.bernoulli")
     dtype_rule = "``dtype`` (int64 for binomial, int8 for bernoulli)"
-    params_names = ("n", "p")
 
     def sample(self, blocks, shape, n, p):
-        n, p = int(n), _in_unit_interval(p, "binomial: p")
-        if n < 0:
-            raise ValueError(f"binomial: n must be >= 0, got {n}")
-        check_holds(self.dtype, 0, n, "binomial: n", ValueError)
-        w = blocks.take(_size(shape) * n)
-        trials = uniform53(w[0], w[1]).reshape(_size(shape), n) < p
-        return trials.sum(axis=1).reshape(shape)
+        n, p = np.asarray(n).astype(np.int64), _in_unit_interval(p, "binomial: p")
+        if np.any(n < 0):
+            raise ValueError(f"binomial: n must be >= 0, got {n.min()}")
+        count = _size(shape)
+        check_holds(self.dtype, 0, int(n.max()) if n.size else 0, "binomial: n", ValueError)
+        if n.ndim == 0:
+            w = blocks.take(count * int(n))
+            p = np.broadcast_to(p, shape).reshape(count, 1)
+            trials = uniform53(w[0], w[1]).reshape(count, int(n)) < p
+            return trials.sum(axis=1).reshape(shape)
+        n, p = (np.broadcast_to(v, shape).ravel() for v in (n, p))
+        w = blocks.take(int(n.sum()))
+        trials = uniform53(w[0], w[1]) < np.repeat(p, n)
+        owner = np.repeat(np.arange(count), n)
+        return np.bincount(owner, weights=trials, minlength=count).astype(np.int64).reshape(shape)
 
 
 class RandomIntegers(_Random):
-    """Integers in [low, high), unbiased (Lemire's multiply-shift with rejection, philox.below)."""
+    """Integers in [low, high), unbiased (Lemire's multiply-shift with rejection, philox.below);
+    ``low`` and ``high`` broadcast to the shape (NumPy's Generator rules)."""
 
     functions = ("RandomStream.integers",)
     dtype_rule = "``dtype`` (int64 by default)"
-    params_names = ("low", "high")
 
     def sample(self, blocks, shape, low, high):
-        low, high = int(low), int(high)
-        if high <= low:
-            raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
-        check_holds(self.dtype, low, None, "integers: low", ValueError)
-        check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
-        offset = blocks.below(_size(shape), np.uint64(high - low))
-        return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
+        if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python ints: uint64 bounds fit
+            low, high = int(low), int(high)
+            if high <= low:
+                raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
+            check_holds(self.dtype, low, None, "integers: low", ValueError)
+            check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
+            offset = blocks.below(_size(shape), np.uint64(high - low))
+            return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
+        low, high = (np.broadcast_to(np.asarray(b, np.int64), shape).ravel() for b in (low, high))
+        if np.any(high <= low):
+            i = int(np.argmax(high <= low))
+            raise ValueError(
+                f"integers: high must be greater than low, but at element {i} of the draw "
+                f"low is {low[i]} and high {high[i]}"
+            )
+        if low.size:
+            check_holds(self.dtype, low.min(), None, "integers: low", ValueError)
+            check_holds(self.dtype, None, int(high.max()) - 1, "integers: high - 1", ValueError)
+        with np.errstate(over="ignore"):
+            span = high.astype(np.uint64) - low.astype(np.uint64)
+            offset = blocks.below(low.size, span)
+            return (low + offset.astype(np.int64)).reshape(shape)
 
 
 class RandomChoice(_Random):
@@ -437,20 +450,20 @@ class RandomStream:
         counter.tag["default_update"] = counter + used
         return sample
 
-    def _elementwise(self, op, size, draw: str, shaping=None, **params):
-        """A draw of ``op`` over ``params`` (name -> variable), in the shape NumPy's Generator
-        gives (docs/random.md): ``size``, or the broadcast shape of ``shaping`` (the params
-        unless given) when size is None."""
-        if not isinstance(op, PhiloxBernoulli) and op.dtype.kind != "f":
-            raise _at_user_line(
-                DTypeError(f"{op.op_name()}: dtype must be a float dtype, not {op.dtype.name}")
-            )
+    def _elementwise(self, op, size, draw: str, params: dict, then=None):
+        """A draw of ``op`` in the shape NumPy's Generator gives (docs/random.md): ``size``,
+        or the broadcast shape of ``params`` (name -> variable) when size is None; ``then``
+        makes the sample of the standard draw (``scaled``)."""
         try:
-            positions, count = draw_positions(draw, size, params if shaping is None else shaping)
+            positions, count = draw_positions(draw, size, params)
         except (ShapeError, DTypeError) as exc:
             raise _at_user_line(exc) from None
-        values = params.values()
-        return self._draw(lambda key, ctr: op(positions, key, ctr, *values), lambda: count)
+
+        def build(key, counter):
+            standard = op(positions, key, counter)
+            return standard if then is None else then(standard)
+
+        return self._draw(build, lambda: count)
 
     def _by_reference(self, op, shape, *params, blocks=None):
         blocks = blocks or (lambda: _count(shape))
@@ -459,15 +472,31 @@ class RandomStream:
     def uniform(self, size=None, low=0.0, high=1.0, dtype=None):
         """Uniform on [low, high); of the parameters' broadcast shape when size is None."""
         low, high = _floats("uniform", low=low, high=high)
-        op = PhiloxUniform(dtype or config.floatX)
-        return self._elementwise(op, size, "uniform", low=low, high=high)
+        dtype = _float_dtype("uniform", dtype)
+
+        def scale(u):  # once the shapes are checked
+            span = sub(cast(high, "float64"), cast(low, "float64"))
+            if isinstance(low, Constant) and isinstance(high, Constant):
+                _check_span(low.data, high.data)
+            elif span.type.ndim == 0:
+                span = in_domain(span, "uniform: high - low", "finite non-negative")
+            return scaled(low, span, u, dtype)
+
+        params = {"low": low, "high": high}
+        return self._elementwise(PhiloxUniform(dtype), size, "uniform", params, scale)
 
     def normal(self, size=None, avg=0.0, std=1.0, dtype=None):
         """Normal with mean ``avg`` and standard deviation ``std`` (Box-Muller); of the
         parameters' broadcast shape when size is None."""
         avg, std = _floats("normal", avg=avg, std=std)
+        dtype = _float_dtype("normal", dtype)
+        checked = _in_domain(std, "normal: std", "non-negative")
         return self._elementwise(
-            PhiloxNormal(dtype or config.floatX), size, "normal", avg=avg, std=std
+            PhiloxNormal(),
+            size,
+            "normal",
+            {"avg": avg, "std": std},
+            lambda z: scaled(avg, checked, z, dtype),
         )
 
     def binomial(self, size=None, n=1, p=0.5, dtype="int64"):
@@ -475,64 +504,64 @@ class RandomStream:
         known p; else the NumPy reference, which checks p when the function runs)."""
         _check_probability(p, "binomial: p")
         _check_count(n, "binomial: n")
-        if _known(n) is not None:
-            _check_holds_now(dtype, 0, int(_known(n)), "binomial: n")
-        if as_variable(p).type.ndim > 0:
-            return self._bernoulli_per_element(size, n, as_variable(p), dtype)
-        if _known(n) is not None and int(_known(n)) == 1 and _known(p) is not None:
-            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size, "binomial")
-        dims, shape = _size_operand(size)
-        n_var = _int(n)
-        return self._by_reference(
-            RandomBinomial(dims, dtype),
-            shape,
-            n_var,
-            *_floats("binomial", p=p),
-            blocks=lambda: _count(shape) * n_var,
-        )
+        if _known(n) is not None and np.size(_known(n)):
+            _check_holds_now(dtype, 0, int(np.max(_known(n))), "binomial: n")
+        (p_var,), n_var = _floats("binomial", p=p), _ints(n=n)["n"]
+        one = n_var.type.ndim == 0 and _known(n) is not None and int(_known(n)) == 1
+        if one and p_var.type.ndim > 0:
+            return self._bernoulli_per_element(size, p_var, dtype)
+        if one and _known(p) is not None:
+            return self._elementwise(PhiloxBernoulli(dtype, float(_known(p))), size, "binomial", {})
+        if n_var.type.ndim == 0 and p_var.type.ndim == 0:
+            dims, shape = _size_operand(size)
+            blocks = lambda: _count(shape) * n_var  # noqa: E731
+        else:  # n or p per element: NumPy's broadcasting (draw_shape)
+            positions = _broadcast_size("binomial", size, n=n_var, p=p_var)
+            dims, shape = positions.type.shape, positions.shape
+            blocks = lambda: reduce_sum(broadcast_like(n_var, positions))  # noqa: E731
+        return self._by_reference(RandomBinomial(dims, dtype), shape, n_var, p_var, blocks=blocks)
 
-    def _bernoulli_per_element(self, size, n, p, dtype):
+    def _bernoulli_per_element(self, size, p, dtype):
         """Draws with a probability per element (an RBM's units, Theano's
         ``binomial(size=h.shape, n=1, p=h)``): 1 where a uniform draw falls below p."""
-        if _known(n) is None or int(_known(n)) != 1:
-            raise _at_user_line(
-                NotImplementedError(
-                    f"binomial: a probability per element ({p.describe()}) needs n=1, not {n!r}; "
-                    "sum n such draws for more trials"
-                )
-            )
         op = PhiloxUniform("float64")  # 53 bits: P(u < p) is p, also for a small float16 p
-        low, high = _floats("binomial", low=0.0, high=1.0)
-        u = self._elementwise(op, size, "binomial", shaping={"p": p}, low=low, high=high)
-        return cast(less(u, p), dtype)
+        return self._elementwise(op, size, "binomial", {"p": p}, lambda u: cast(less(u, p), dtype))
 
     def bernoulli(self, size=None, p=0.5, dtype="int8"):
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
         return self.binomial(size, 1, p, dtype)
 
-    def integers(self, low, high=None, size=(), dtype="int64"):
+    def integers(self, low, high=None, size=None, dtype="int64"):
         """Integers in [low, high) (or [0, low) when only one bound is given); ``dtype`` an
         integer (or bool) dtype that holds every such value, as NumPy requires (bounds known
         only when the function runs are checked then)."""
         if high is None:
             low, high = 0, low
         _check_integer_dtype(dtype)
-        for name, bound in (("low", low), ("high", high)):
-            if np.ndim(_known(bound)) != 0:
+        bounds = _ints(low=low, high=high)
+        known = [_known(b) for b in (low, high)]
+        if all(k is not None for k in known) and np.broadcast(*known).size:
+            try:
+                empty = np.any(np.asarray(known[1]) <= np.asarray(known[0]))
+            except ValueError:  # shapes that do not broadcast: draw_shape says so
+                empty = False
+            if empty:
                 raise _at_user_line(
-                    ShapeError(
-                        f"integers: {name} must be one number (bounds per element are not "
-                        f"supported), not an array of shape {np.shape(_known(bound))}"
-                    )
+                    ArgumentError(f"integers: high ({high}) must exceed low ({low})")
                 )
-        dims, shape = _size_operand(size)
-        if _known(low) is not None and _known(high) is not None and _known(high) <= _known(low):
-            raise _at_user_line(ArgumentError(f"integers: high ({high}) must exceed low ({low})"))
-        if _known(low) is not None:
-            _check_holds_now(dtype, _known(low), None, "integers: low")
-        if _known(high) is not None:
-            _check_holds_now(dtype, None, int(_known(high)) - 1, "integers: high - 1")
-        return self._by_reference(RandomIntegers(dims, dtype), shape, _int(low), _int(high))
+        if known[0] is not None and np.size(known[0]):
+            _check_holds_now(dtype, np.min(known[0]), None, "integers: low")
+        if known[1] is not None and np.size(known[1]):
+            _check_holds_now(dtype, None, int(np.max(known[1])) - 1, "integers: high - 1")
+        op_blocks = None
+        if all(b.type.ndim == 0 for b in bounds.values()):
+            dims, shape = _size_operand(size)
+        else:  # bounds per element: NumPy's broadcasting (draw_shape)
+            positions = _broadcast_size("integers", size, **bounds)
+            dims, shape = positions.type.shape, positions.shape
+            op_blocks = lambda: _count(shape)  # noqa: E731
+        op = RandomIntegers(dims, dtype)
+        return self._by_reference(op, shape, *bounds.values(), blocks=op_blocks)
 
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
@@ -585,6 +614,16 @@ def _count(shape) -> Variable:
     return prod(shape)
 
 
+def _broadcast_size(draw: str, size, **params) -> tuple:
+    """The element positions of a draw run by its reference whose parameters may be arrays
+    (their type and shape are the draw's): NumPy's Generator rules, as for the elementwise
+    draws (draw_shape)."""
+    try:
+        return draw_positions(draw, size, params)[0]
+    except (ShapeError, DTypeError) as exc:
+        raise _at_user_line(exc) from None
+
+
 def _size_operand(size):
     try:
         return shape_operand(() if size is None else size)
@@ -610,6 +649,39 @@ def _floats(what: str, **values) -> list:
                 )
             )
         out.append(Constant(array.astype("float64")))
+    return out
+
+
+def _float_dtype(draw: str, dtype):
+    """A float draw's dtype (config.floatX by default)."""
+    dtype = as_dtype(dtype or config.floatX)
+    if dtype.kind != "f":
+        raise _at_user_line(DTypeError(f"{draw}: dtype must be a float dtype, not {dtype.name}"))
+    return dtype
+
+
+def _in_domain(param: Variable, what: str, domain: str) -> Variable:
+    """``param`` checked: a constant now, at the user's line; a scalar when the function
+    runs; an array known only then is not checked (a pass over it costs 5 to 25% of a draw
+    of its size, docs/random.md)."""
+    if not isinstance(param, Constant):
+        return in_domain(param, what, domain) if param.type.ndim == 0 else param
+    try:
+        InDomain(what, domain).perform(param.data)
+    except ValueError as exc:
+        raise _at_user_line(ArgumentError(str(exc))) from None
+    return param
+
+
+def _ints(**values) -> dict:
+    """Integer parameters (``n``, ``low``, ``high``) as variables: numbers and arrays of
+    numbers as int64 constants (truncated, as NumPy takes 2.5), variables as they are."""
+    out = {}
+    for name, value in values.items():
+        if isinstance(value, Variable) or np.ndim(value) == 0:
+            out[name] = _int(value)
+        else:
+            out[name] = Constant(np.asarray(value).astype(np.int64))
     return out
 
 
@@ -675,7 +747,7 @@ def _known(value):
 
 def _check_count(n, what: str) -> None:
     value = _known(n)
-    if value is not None and (np.ndim(value) != 0 or int(value) < 0):
+    if value is not None and np.any(np.asarray(value) < 0):
         raise _at_user_line(ArgumentError(f"{what} must be a non-negative integer, got {value!r}"))
 
 

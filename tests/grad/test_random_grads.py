@@ -9,7 +9,7 @@ import pytest
 
 import symnb as sn
 from symnb.compat.theano.gradient import verify_grad
-from tests.helpers import named_backends
+from tests.helpers import available_backends, named_backends
 
 
 def test_check_grad_of_an_expression_with_a_draw_holds_its_numbers_fixed():
@@ -47,7 +47,7 @@ def test_normal_and_uniform_are_differentiable_in_their_parameters(backend):
 @pytest.mark.parametrize("backend", named_backends("py", "c"))
 def test_float32_gradient_is_the_standard_draw_not_a_difference_of_rounded_values(backend):
     """``(out - avg) / std`` of a float32 output 1000 + 0.001 z loses every digit of z; the
-    gradient draws z again from the same blocks."""
+    gradient reads the z the forward drew."""
     avg, std = sn.scalar("avg", dtype="float32"), sn.scalar("std", dtype="float32")
     z = sn.RandomStream(8).normal((1000,), avg=avg, std=std, dtype="float32")
     g = sn.grad(sn.sum(z), std)
@@ -124,3 +124,46 @@ def test_a_draw_in_a_scan_step_is_differentiable_in_its_parameters():
     steps = np.diff(walk, prepend=0.0)  # the standard draws, mu = 0 and s = 1
     assert a == pytest.approx(10.0)
     assert b == pytest.approx(float(np.sum(steps * np.arange(4, 0, -1))))
+
+
+def _draws_in(f) -> int:
+    """Philox draws in a compiled graph, fused ones included (``composite[philox_normal+...]``)."""
+    return sum(str(node.op).count("philox_") for node in f.graph.toposort())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_draw_gradients_reuse_the_forward_draw(dtype):
+    """d/dstd of ``normal(avg, std)`` is the z its value used, d/dlow and d/dhigh of
+    ``uniform(low, high)`` are 1 - u and u: one draw node, the same numbers on every backend,
+    and finite where std is 0 or high == low (the standard draw of that seed)."""
+    mu, s, hi, w = (sn.vector(name, dtype=dtype) for name in ("mu", "s", "hi", "w"))
+    m0 = np.array([0.5, -1.0, 3.0, 0.0, 2.0], dtype)
+    s0 = np.array([1.0, 2.0, 0.25, 0.0, 0.0], dtype)  # std 0, and high == low, at the end
+    w0 = np.arange(1, 6).astype(dtype)
+    results = {}
+    for backend in available_backends():
+        rng = sn.RandomStream(11)
+        z = rng.normal(avg=mu, std=s, dtype=dtype)
+        u = rng.uniform(low=mu, high=hi, dtype=dtype)
+        g_z = sn.grad(sn.sum(w * z), s)
+        g_low, g_high = sn.grad(sn.sum(w * u), [mu, hi])
+        f = sn.function([mu, s, hi, w], [z, u, g_z, g_low, g_high], backend=backend)
+        assert _draws_in(f) == 2, backend  # one normal, one uniform: no second draw
+        results[backend] = f(m0, s0, m0 + s0, w0)
+    standard = sn.RandomStream(11)
+    z0, u0 = sn.function(
+        [], [standard.normal((5,), dtype="float64"), standard.uniform((5,), dtype=dtype)]
+    )()
+    tol = {"float32": 1e-6, "float64": 1e-14}[dtype]
+    for backend, (z, u, g_z, g_low, g_high) in results.items():
+        assert all(g.dtype == dtype and np.all(np.isfinite(g)) for g in (g_z, g_low, g_high))
+        seen = (z[:3].astype(np.float64) - m0[:3]) / s0[:3]  # the z the forward value used
+        np.testing.assert_allclose(g_z[:3] / w0[:3], seen, rtol=tol * 20, err_msg=backend)
+        np.testing.assert_allclose(g_z, w0 * z0, rtol=tol, atol=tol, err_msg=backend)
+        np.testing.assert_array_equal(z[3:], m0[3:])  # std 0: the mean, gradient z
+        np.testing.assert_allclose(g_high, w0 * u0, rtol=tol, err_msg=backend)
+        np.testing.assert_allclose(g_low, w0 * (1 - u0), rtol=tol, err_msg=backend)
+        np.testing.assert_array_equal(u[3:], m0[3:])  # high == low: low, gradients u, 1 - u
+    for got in results.values():  # every backend gives the reference's numbers
+        for a, b in zip(got, results["py"]):
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

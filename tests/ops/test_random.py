@@ -184,7 +184,7 @@ def test_bad_input_is_reported_at_the_users_line():
         rng.multinomial((2,), n=3, pvals=[0.5, 0.6])
     with pytest.raises(ValueError, match="high .* must exceed low"):
         rng.integers(5, 5, size=(2,))
-    with pytest.raises(sn.DTypeError, match="philox_normal: dtype must be a float dtype"):
+    with pytest.raises(sn.DTypeError, match="normal: dtype must be a float dtype, not int32"):
         rng.normal((2,), dtype="int32")
     n = sn.scalar("n", dtype="int64")
     f = sn.function([n], rng.uniform((n,)))

@@ -133,14 +133,62 @@ def test_parameters_that_do_not_broadcast_to_the_size_are_refused_when_it_runs(b
         g(np.zeros(4), np.ones(3))
 
 
-def test_draws_by_reference_keep_scalar_parameters():
-    """integers and binomial with n > 1 take scalar parameters (a clear error otherwise)."""
+def test_integers_and_binomial_take_array_parameters_as_numpy_does():
+    """NumPy's Generator broadcasts integers' low/high and binomial's n and p, with a size
+    or without (their broadcast shape): every backend gives the same numbers, each column
+    within its own bounds, the means within 5 standard errors."""
+    lo, hi = sn.vector("lo", dtype="int64"), sn.vector("hi", dtype="int64")
+    n, p = sn.vector("n", dtype="int64"), sn.matrix("p", dtype="float64")
+    low0, high0 = np.array([0, 10, -5]), np.array([5, 20, -4])
+    n0, p0 = np.array([3, 0, 10]), np.array([[0.5], [0.2]])  # broadcast to (2, 3)
+    results = []
+    for backend in available_backends():
+        rng = sn.RandomStream(7)
+        draws = [
+            rng.integers(lo, hi, size=(20000, 3)),
+            rng.integers(lo, hi),  # size None: the bounds' shape
+            rng.binomial((10000, 2, 3), n=n, p=p),
+            rng.binomial(n=n, p=0.5),
+        ]
+        results.append(sn.function([lo, hi, n, p], draws, backend=backend)(low0, high0, n0, p0))
+    for got in results[1:]:
+        for a, b in zip(got, results[0]):
+            np.testing.assert_array_equal(a, b)
+    k, k1, b, b1 = results[0]
+    assert k.shape == (20000, 3) and k1.shape == (3,) and b.shape == (10000, 2, 3)
+    assert b1.shape == (3,) and b1[1] == 0 and np.all(k1 >= low0) and np.all(k1 < high0)
+    assert np.all(k >= low0) and np.all(k < high0) and np.all(k[:, 2] == -5)
+    for j in range(3):  # uniform on [low, high): every value drawn
+        assert set(np.unique(k[:, j])) == set(range(low0[j], high0[j]))
+    mean, var = (low0 + high0 - 1) / 2, ((high0 - low0) ** 2 - 1) / 12
+    assert np.all(np.abs(k.mean(axis=0) - mean) <= 5 * np.sqrt(var / 20000) + 1e-12)
+    mean, var = n0 * p0, n0 * p0 * (1 - p0)
+    assert np.all(np.abs(b.mean(axis=0) - mean) <= 5 * np.sqrt(var / 10000) + 1e-12)
+    assert b[:, :, 1].max() == 0 and b.max() <= 10
+
+
+def test_integer_array_parameters_are_checked_like_numpy():
     rng = sn.RandomStream(0)
-    with pytest.raises(sn.ShapeError, match="low must be a scalar"):
-        rng.integers(sn.vector("lo"), 9)
-    with pytest.raises(NotImplementedError, match="needs n=1"):
-        rng.binomial(n=3, p=sn.vector("p"))
-    assert sn.function([], rng.binomial(n=3, p=0.5))().shape == ()
+    with pytest.raises(sn.ArgumentError, match="integers: high .* must exceed low"):
+        rng.integers([0, 5], [5, 5])  # NumPy: low >= high
+    with pytest.raises(sn.ArgumentError, match="binomial: n must be a non-negative"):
+        rng.binomial(n=[1, -1])
+    with pytest.raises(sn.ShapeError, match="integers: low, .* does not broadcast to the size"):
+        rng.integers([0, 1, 2], 9, size=(4, 2))
+    with pytest.raises(
+        sn.DTypeError, match=r"integers: high - 1 \(299\) is out of bounds for int8"
+    ):
+        rng.integers(0, [300, 5], dtype="int8")
+    hi = sn.vector("hi", dtype="int64")
+    f = sn.function([hi], rng.integers([0, 5], hi))
+    with pytest.raises(sn.SymnbError, match="at element 1 of the draw low is 5 and high 5"):
+        f(np.array([5, 5]))
+    n = sn.vector("n", dtype="int64")
+    rng = sn.RandomStream(0)
+    g = sn.function([n], rng.binomial(n=n, p=0.5))
+    assert g(np.array([2, 0, 3])).shape == (3,) and int(rng.states[0][1].get_value()) == 5
+    assert g(np.zeros(0, np.int64)).shape == (0,)  # as NumPy: no trials, no blocks
+    assert int(rng.states[0][1].get_value()) == 5
 
 
 def test_theano_streams_take_the_parameters_shape_without_a_size():
