@@ -78,6 +78,7 @@ class CDialect(Renderer):
     model = "loops"
     streams = True  # flat loops may write with streaming stores (``stores.py``)
     prefetches = True  # __builtin_prefetch
+    extrema_lanes = True  # clang: float max/min in explicit lanes (``lanes_or_simd``)
 
     def render(self, kernel, schedule=None) -> str:
         """The kernel's source as ``schedule`` lays it out (the CPU schedule's when None)."""
@@ -122,6 +123,13 @@ class CDialect(Renderer):
             self.extrema_used.add(kind)
             return f"sn_{kind}"
         return OMP_REDUCTIONS[kind]
+
+    def lanes_or_simd(self, lanes: str, simd: str) -> str:
+        """clang (LLVM) vectorises a float max/min reduction only where it may assume no NaNs:
+        it gets the explicit lanes; GCC vectorises the declared reduction, faster than the
+        lanes (a 4096-element row: 326 against 367 ns for float, 386 against 450 ns for
+        double), and compiles only that (the preprocessor drops the other)."""
+        return f"#if defined(__clang__)\n    {lanes}\n#else\n    {simd}\n#endif"
 
     def prefetch(self, address: str) -> str:
         return f"__builtin_prefetch({address}, 0, 3);"

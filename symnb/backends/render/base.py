@@ -109,6 +109,7 @@ class Renderer:
     int_suffix = "LL"
     streams = False  # capabilities the CPU schedule reads: streaming stores,
     prefetches = False  # prefetch instructions
+    extrema_lanes = False  # float max/min in explicit lanes for some compilers (``lanes_or_simd``)
     space = ""  # the qualifier of pointers to the operands' memory (a GPU's global space)
 
     def __init__(self):
@@ -255,6 +256,11 @@ class Renderer:
         """The helper combining two values for a max or min reduction (NaN wins)."""
         name = "maximum" if kind == "max" else "minimum"
         return self.helper(name, dtype, helper_table(np.dtype(dtype).kind)[name])
+
+    def lanes_or_simd(self, lanes: str, simd: str) -> str:
+        """A float max/min loop: ``lanes`` (explicit lanes) where the compiler vectorises no
+        float max/min reduction, else ``simd``; a dialect with ``extrema_lanes`` says which."""
+        return simd
 
     def shared_helpers(self) -> bool:
         """Whether a CPU kernel calls index helpers compiled elsewhere (render/runtime.h) or

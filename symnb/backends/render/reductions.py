@@ -100,7 +100,6 @@ static void sn_block_flat(int64_t n, int64_t m, char *const *p0, int64_t *const 
         """The reduced axis is innermost: accumulate in a register, SIMD where possible."""
         red = self.k.body
         hoist = "\n    ".join(self.hoisted(strided=strided))
-        pragma, update, after = self.vector_reduction(f"v{red.value}")
         final = self.fold(f"*({out_t} *)p[{self.nin}]", f"({out_t})acc", self.k.outputs[0].dtype)
         name = "sn_row" if strided else "sn_row_flat"
         return f"""
@@ -109,27 +108,24 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     {hoist}
     {acc_t} acc = {self.acc_start()};
     int nan = 0; (void)nan;
-    {pragma}
-    for (int64_t i = 0; i < n; i++) {{
-{self.element(self.leaf(strided))}
-        {update}
-    }}
-    {after}
+    {self.vector_reduction(f"v{red.value}", self.element(self.leaf(strided)))}
     *({out_t} *)p[{self.nin}] = {final};
 }}"""
 
-    def vector_reduction(self, value: str) -> tuple[str, str, str]:
+    def vector_reduction(self, value: str, body: str) -> str:
+        """The row's loop: ``body`` computes ``value`` per element, ``acc`` accumulates it
+        (a float max/min through ``extremum_loop``, NaN once any element is)."""
         kind, dtype = self.k.body.kind, self.k.body.acc_dtype
         pragma = self.r.simd([(kind, "acc", dtype)])
         if kind not in ("max", "min"):
-            return pragma, f"acc = {self.fold('acc', value, dtype)};", ""
-        pick = ">" if kind == "max" else "<"
-        update = f"acc = {value} {pick} acc ? {value} : acc;"
-        if np.dtype(dtype).kind != "f":
-            return pragma, update, ""
-        update += f" nan |= {value} != {value};"
-        pragma = self.r.simd([(kind, "acc", dtype), ("or", "nan", "int32")])
-        return pragma, update, "if (nan) acc = NAN;"
+            update = f"acc = {self.fold('acc', value, dtype)};"
+        elif np.dtype(dtype).kind != "f":
+            pick = ">" if kind == "max" else "<"
+            update = f"acc = {value} {pick} acc ? {value} : acc;"
+        else:
+            loop = self.extremum_loop(kind, dtype, body, value, "0", "n")
+            return f"{loop}\n    if (nan) acc = NAN;"
+        return f"{pragma}\n    for (int64_t i = 0; i < n; i++) {{\n{body}\n        {update}\n    }}"
 
     def scatter(self, out_t: str, strided: bool) -> str:
         """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""

@@ -171,15 +171,8 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
         start = self.r.literal(identity(p.kind, p.acc_dtype), p.acc_dtype)
         value = f"v{p.value}"
         if p.kind in ("max", "min"):
-            pick = ">" if p.kind == "max" else "<"
-            update = f"acc = {value} {pick} acc ? {value} : acc; nan |= {value} != {value};"
-            pragma = self.r.simd([(p.kind, "acc", p.acc_dtype), ("or", "nan", "int32")])
-            loop = self.chunked(
-                step,
-                strided,
-                f"{pragma}\n    for (int64_t i = lo; i < hi; i++) "
-                f"{{\n{body}\n        {update}\n    }}",
-            )
+            extremum = self.extremum_loop(p.kind, p.acc_dtype, body, value, "lo", "hi")
+            loop = self.chunked(step, strided, extremum)
             return [
                 f"{acc_t} acc{step} = {start}; int nan{step} = 0;",
                 "{",

@@ -44,7 +44,8 @@ class CpuReduce:
     share outputs are cut into the largest count of ``pieces`` (in decreasing order) that
     leaves each piece ``piece_min`` elements or more, and at least ``piece_outputs`` elements
     per output element (its copy's cost): by their sizes alone, so the result is the same
-    bits whatever the team."""
+    bits whatever the team. ``lane_bytes``: a float max/min row is reduced in explicit lanes
+    of this many bytes where the compiler vectorises no other form (0: no lanes form)."""
 
     threads: bool
     parallel_min: int
@@ -52,6 +53,7 @@ class CpuReduce:
     pieces: tuple[int, ...] = ()
     piece_min: int = 0
     piece_outputs: int = 0
+    lane_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,13 +62,15 @@ class CpuRows:
     ``parallel_min`` elements, at run time); ``blocks``: per pass, the elements a blocked sum
     accumulates before adding the block to its total (None: one accumulator);
     ``prefetch``: the passes over flat rows that fetch the next row, ``prefetch_chunk``
-    elements at a time."""
+    elements at a time; ``lane_bytes``: float max/min passes in explicit lanes of this many
+    bytes, as a reduction's (0: none)."""
 
     threads: bool
     parallel_min: int
     blocks: tuple[int | None, ...] = ()
     prefetch: tuple[int, ...] = ()
     prefetch_chunk: int = 0
+    lane_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -73,11 +73,42 @@ static int sn_rows(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         double acc = acc0; int nan = nan0;
         {
         const int64_t lo = 0, hi = n;
-        #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
+        #if defined(__clang__)
+            if (hi - lo >= 32) {
+                double lane[16]; int64_t nl[16];
+                for (int k = 0; k < 16; k++) { lane[k] = acc; nl[k] = 0; }
+                const int64_t nb = (hi - lo + 15) / 16;
+                for (int64_t b = 0; b < nb; b++) {
+                    const int64_t i0 = b + 1 < nb ? lo + b * 16 : hi - 16;
+                    #pragma omp simd
+                    for (int k = 0; k < 16; k++) {
+                        const int64_t i = i0 + k;
+                        const double v0 = *(const double *)(p[0] + i * s0);
+                        lane[k] = v0 > lane[k] ? v0 : lane[k];
+                        nl[k] |= v0 != v0;
+                    }
+                }
+                for (int h = 8; h > 0; h /= 2) {
+                    #pragma omp simd
+                    for (int k = 0; k < h; k++) {
+                        lane[k] = lane[k + h] > lane[k] ? lane[k + h] : lane[k];
+                        nl[k] |= nl[k + h];
+                    }
+                }
+                acc = lane[0]; nan |= nl[0] != 0;
+            } else {
+                    for (int64_t i = lo; i < hi; i++) {
+                    const double v0 = *(const double *)(p[0] + i * s0);
+                    acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
+                }
+            }
+        #else
+            #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
             for (int64_t i = lo; i < hi; i++) {
                 const double v0 = *(const double *)(p[0] + i * s0);
                 acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
             }
+        #endif
     }
         acc0 = acc; nan0 = nan;
     }
@@ -118,11 +149,42 @@ static int sn_rows_flat(int64_t n, char *const *p, int64_t *const *st, int64_t l
         double acc = acc0; int nan = nan0;
         {
         const int64_t lo = 0, hi = n;
-        #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
+        #if defined(__clang__)
+            if (hi - lo >= 32) {
+                double lane[16]; int64_t nl[16];
+                for (int k = 0; k < 16; k++) { lane[k] = acc; nl[k] = 0; }
+                const int64_t nb = (hi - lo + 15) / 16;
+                for (int64_t b = 0; b < nb; b++) {
+                    const int64_t i0 = b + 1 < nb ? lo + b * 16 : hi - 16;
+                    #pragma omp simd
+                    for (int k = 0; k < 16; k++) {
+                        const int64_t i = i0 + k;
+                        const double v0 = in0[i];
+                        lane[k] = v0 > lane[k] ? v0 : lane[k];
+                        nl[k] |= v0 != v0;
+                    }
+                }
+                for (int h = 8; h > 0; h /= 2) {
+                    #pragma omp simd
+                    for (int k = 0; k < h; k++) {
+                        lane[k] = lane[k + h] > lane[k] ? lane[k + h] : lane[k];
+                        nl[k] |= nl[k + h];
+                    }
+                }
+                acc = lane[0]; nan |= nl[0] != 0;
+            } else {
+                    for (int64_t i = lo; i < hi; i++) {
+                    const double v0 = in0[i];
+                    acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
+                }
+            }
+        #else
+            #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
             for (int64_t i = lo; i < hi; i++) {
                 const double v0 = in0[i];
                 acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
             }
+        #endif
     }
         acc0 = acc; nan0 = nan;
     }
