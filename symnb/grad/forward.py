@@ -25,12 +25,14 @@ from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,
     Lop,
+    Placeholder,
     check_option,
     grad,
     uid_mark,
     variable_list,
     zeros_like,
 )
+from symnb.ops.checks import same_shape
 from symnb.ops.elemwise import cast
 from symnb.ops.markers import GradClip, GradScale
 from symnb.ops.reduce import sum as sum_
@@ -52,7 +54,7 @@ def Rop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
             raise DTypeError(f"Rop: {out.describe()} is not a float; it has no derivative")
     forward = _without_backward_markers(outputs, targets)  # forward nodes: no grad_of
     first = uid_mark()
-    cotangents = [Variable(out.type, name=f"cotangent{i}") for i, out in enumerate(outputs)]
+    cotangents = [Placeholder(out.type, name=f"cotangent{i}") for i, out in enumerate(outputs)]
     vjp = Lop(forward, targets, cotangents, "ignore", return_disconnected="none")
     for x, g in zip(targets, vjp):
         if g is None:
@@ -104,13 +106,18 @@ def _tangents(targets, eval_points) -> list[Variable]:
                 what = f"axis {k} has {v.type.shape[k]}, not {x.type.shape[k]}"
             else:
                 what = f"{v.type.ndim} axes, not {x.type.ndim}"
-            point = v.describe().replace("an unnamed variable (", "(")
             raise ShapeError(
-                f"Rop: eval point {i} {point} does not fit {x.describe()} ({what}); an "
+                f"Rop: eval point {i} {_point(v)} does not fit {x.describe()} ({what}); an "
                 "eval point has the shape of its wrt"
             )
-        fitted.append(cast(v, x.type.dtype))
+        # unknown dims are checked when the function runs: a broadcast tangent would be summed
+        what = f"Rop: eval point {i} {_point(v)} does not have the shape of {x.describe()}"
+        fitted.append(cast(same_shape(v, x, what), x.type.dtype))
     return fitted
+
+
+def _point(v: Variable) -> str:
+    return v.describe().replace("an unnamed variable (", "(")
 
 
 #: marker ops whose tangent is the eval point itself: they compute the identity and change

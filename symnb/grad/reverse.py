@@ -32,6 +32,7 @@ from symnb.grad.errors import (
 )
 from symnb.grad.formulas import with_stable_ops
 from symnb.ops.broadcast import broadcast_like
+from symnb.ops.checks import same_shape
 from symnb.ops.elemwise import add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
@@ -140,7 +141,9 @@ def _check_cost(cost) -> Variable:
 
 
 def _fit_known(var: Variable, g: Variable) -> Variable:
-    """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape."""
+    """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape, any
+    other has ``var``'s (checked when the function runs where dims are unknown: a broadcast
+    gradient would be summed, not refused)."""
     if g.type.ndim == 0 and var.type.ndim:
         g = broadcast_like(g, var)
     clash = any(
@@ -151,7 +154,16 @@ def _fit_known(var: Variable, g: Variable) -> Variable:
         raise ShapeError(
             f"sn.grad: the known gradient {g.describe()} does not fit {var.describe()}"
         )
+    if isinstance(g, Placeholder):
+        return g  # of var's type by construction
+    what = f"sn.grad: the known gradient {g.describe()} does not have the shape of {var.describe()}"
+    g = same_shape(g, var, what)
     return cast(g, var.type.dtype) if var.type.is_float else g
+
+
+class Placeholder(Variable):
+    """A stand-in gradient of ``var``'s own type (``sn.Rop``'s first pass starts from one
+    per output, then replaces it): known to fit, so never checked when the function runs."""
 
 
 # -- the walk -------------------------------------------------------------------------------
