@@ -14,7 +14,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
-from symnb.ops._axes import normalize_axis, one_axis
+from symnb.ops._axes import CountedAxes, normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops._square import _SquareOp, diag_embed, diag_part, eye_like
 from symnb.ops._square import swap_last as _swap_last
@@ -527,11 +527,12 @@ def slogdet(a):
 
 
 # -- trace and norms -----------------------------------------------------------------------
-class Trace(Op):
+class Trace(CountedAxes, Op):
     """``np.trace``: the sum of a diagonal (``offset`` above the main one) of the
     ``axis1``/``axis2`` planes."""
 
     __props__ = ("offset", "axis1", "axis2")
+    axis_props = ("axis1", "axis2")
     dtype_rule = "the dtype np.sum gives (small ints and bool widen to int64)"
 
     def __init__(self, offset, axis1, axis2):
@@ -550,11 +551,15 @@ class Trace(Op):
         return [TraceAdjoint(self.offset, self.axis1, self.axis2)(output_grads[0], inputs[0])]
 
 
-class TraceAdjoint(Op):
+class TraceAdjoint(CountedAxes, Op):
     """Zeros shaped like x with g on the diagonal that ``trace`` sums: its gradient."""
 
     __props__ = ("offset", "axis1", "axis2")
+    axis_props = ("axis1", "axis2")
     dtype_rule = "the dtype of g"
+
+    def axes_of(self, inputs):
+        return as_variable(inputs[1])  # like: the matrix whose diagonal g fills
 
     def __init__(self, offset, axis1, axis2):
         self.offset, self.axis1, self.axis2 = offset, axis1, axis2
