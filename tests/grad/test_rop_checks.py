@@ -41,9 +41,9 @@ def test_eval_points_of_unknown_and_matching_dims_are_taken():
 
 
 def _products(x, v):
-    """Rop, Lop and a known gradient of ``x ** 2`` with the point ``v``, each with the name
+    """Rop, Lop and a known gradient of ``tanh(x)`` with the point ``v``, each with the name
     its error starts with."""
-    y = x**2
+    y = sn.tanh(x)
     return [
         ("Rop: eval point 0 'v'", sn.Rop(y, x, v)),
         ("sn.grad: the known gradient 'v'", sn.Lop(y, x, v)),
@@ -56,7 +56,8 @@ def _products(x, v):
 def test_an_eval_point_of_unknown_dims_is_checked_when_the_function_runs(backend, point):
     """Unknown dims were not checked: a (1, 4) or (3, 1) point broadcast against a (3, 4)
     wrt, and the products summed it silently. Each backend raises one ShapeError naming the
-    point and both shapes; a point of the wrt's shape costs a view."""
+    point and both shapes; a point of the wrt's shape costs a view. (The check reads a
+    value the product computes anyway: ``Lop(x @ W, W, v)`` still needs no ``W``.)"""
     x, v = f64("x", (None, None)), f64("v", (None, None))
     X = np.arange(12.0).reshape(3, 4)
     for starts, product in _products(x, v):
@@ -68,7 +69,7 @@ def test_an_eval_point_of_unknown_dims_is_checked_when_the_function_runs(backend
         assert message.startswith(starts), message
         assert f"({point[0]}, {point[1]}), not (3, 4), when the function ran" in message
         assert "test_rop_checks.py" in message
-        np.testing.assert_allclose(f(X, np.full((3, 4), 2.0)), 4 * X)
+        np.testing.assert_allclose(f(X, np.full((3, 4), 2.0)), 2 / np.cosh(X) ** 2)
 
 
 def test_a_disconnected_wrt_is_reported_in_rops_words():
