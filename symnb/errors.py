@@ -35,6 +35,20 @@ class ShapeError(_Located, ValueError):
     """Shapes that provably cannot match, found when the node is built."""
 
 
+class CheckedShapeError(ShapeError):
+    """A graph's own check failed when the function ran (a scan's step count, an eval
+    point's shape): a ShapeError that every executor raises as it is (not wrapped naming
+    the node, so every backend raises one type), at ``source`` or the caller's line."""
+
+    def __init__(self, message: str, source=None):
+        super().__init__(message)  # (one argument, as a pickled copy is made again)
+        if source is not None:
+            self.location = source
+
+
+CheckedShapeError.__name__ = CheckedShapeError.__qualname__ = "ShapeError"
+
+
 class ShapeTypeError(ShapeError, TypeError):
     """A dim, axis or size of the wrong kind (a float, a bool or a tuple where an int is
     meant): a ShapeError that ``except TypeError`` still catches, as the TypeError it was."""

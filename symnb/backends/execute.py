@@ -37,9 +37,9 @@ from symnb.backends.plan import (
     step_inputs,
     step_outputs,
 )
-from symnb.control.loop import LoopShapeError, run_loop
+from symnb.control.loop import run_loop
 from symnb.control.scan import Scan
-from symnb.errors import SymnbError
+from symnb.errors import CheckedShapeError, SymnbError
 
 log = logging.getLogger(__name__)
 KERNEL_TYPE = "int(*)(int64_t *, char **)"  # the launch ABI's entry point (plan.py)
@@ -135,7 +135,7 @@ def run_declined(step, slots: list, raised=None) -> None:
     Python callable (a library step, a fallback) raised in the runner: the error naming the
     node and the user's line, raised by the runner's call."""
     if raised is not None:
-        if isinstance(raised, RuntimeFailure):
+        if isinstance(raised, (RuntimeFailure, CheckedShapeError)):
             raise raised
         raise RuntimeFailure(failure_message(step.node, raised)) from raised
     if log.isEnabledFor(logging.DEBUG):
@@ -160,7 +160,7 @@ def _bytes_touched(step, slots) -> int:
 def run_library(step: Library, slots: list) -> None:
     try:
         result = step.fn(*[slots[i] for i in step.ins])
-    except (RuntimeFailure, LoopShapeError):  # (a loop's own check: as backend "c" raises it)
+    except (RuntimeFailure, CheckedShapeError):  # (the graph's own checks: raised as they are)
         raise
     except Exception as exc:
         raise RuntimeFailure(failure_message(step.node, exc)) from exc

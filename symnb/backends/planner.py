@@ -16,6 +16,7 @@ import numpy as np
 from symnb.backends.plan import KernelRef, Launch, Library, OwnResults, Plan, View, basic_index
 from symnb.core.variable import Constant
 from symnb.ops.broadcast import BroadcastLike, SumToLike
+from symnb.ops.checks import SameShape
 from symnb.ops.index import Subtensor
 from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, ReshapeLike, Shape
 
@@ -204,8 +205,10 @@ def _shape(builder: PlanBuilder, node) -> View:
     return builder.view(node, "shape")
 
 
-@PLANS.register(SumToLike)
-def _sum_to_like(builder: PlanBuilder, node) -> View | Library:
+@PLANS.register(SumToLike, SameShape)
+def _same_shape(builder: PlanBuilder, node) -> View | Library:
+    """``src`` itself where its shape is ``like``'s; else the reference sums (SumToLike) or
+    raises (SameShape)."""
     if builder.is_result(node.outputs[0]):
         return builder.library(node)  # a result the caller may write into: NumPy's copy
     return builder.view(node, "same_shape", like=node.inputs[1])

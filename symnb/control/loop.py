@@ -13,7 +13,7 @@ import numpy as np
 
 from symnb.core.graph import Graph
 from symnb.core.source import SourceLoc
-from symnb.errors import ShapeError
+from symnb.errors import CheckedShapeError
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,15 +83,9 @@ def reference_step(loop: Loop):
     return step
 
 
-class LoopShapeError(ShapeError):
+class LoopShapeError(CheckedShapeError):
     """A loop's own run-time check failed (its step count, a step's result against what it
-    replaces): a ShapeError at the line of the scan, which every executor raises as it is
-    (backend "py" does not wrap it naming the scan node, so both backends raise one type)."""
-
-    def __init__(self, message: str, source: SourceLoc | None = None):
-        super().__init__(message)  # (one argument, as a pickled copy is made again)
-        if source is not None:
-            self.location = source
+    replaces): a ShapeError at the line of the scan."""
 
 
 LoopShapeError.__name__ = LoopShapeError.__qualname__ = "ShapeError"

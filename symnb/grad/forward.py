@@ -25,8 +25,11 @@ from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,
     Lop,
+    Placeholder,
     check_option,
+    checked_points,
     grad,
+    substitute,
     uid_mark,
     variable_list,
     zeros_like,
@@ -46,13 +49,13 @@ def Rop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED, "sn.Rop")
     outputs, single = variable_list(f, "f")
     targets, _ = variable_list(wrt, "wrt")
-    points = _tangents(targets, eval_points)
+    points, given = _tangents(targets, eval_points)
     for out in outputs:
         if not out.type.is_float:
             raise DTypeError(f"Rop: {out.describe()} is not a float; it has no derivative")
     forward = _without_backward_markers(outputs, targets)  # forward nodes: no grad_of
     first = uid_mark()
-    cotangents = [Variable(out.type, name=f"cotangent{i}") for i, out in enumerate(outputs)]
+    cotangents = [Placeholder(out.type, name=f"cotangent{i}") for i, out in enumerate(outputs)]
     vjp = Lop(forward, targets, cotangents, "ignore", return_disconnected="none")
     for x, g in zip(targets, vjp):
         if g is None:
@@ -62,6 +65,8 @@ def Rop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
         return _none_or_zeros(outputs, single, return_disconnected)
     jvp = grad(_total(pairing), cotangents, disconnected="ignore")
     jvp = _without_placeholders(jvp, cotangents, outputs)
+    for i, (x, v) in enumerate(zip(targets, given)):
+        jvp = checked_points(jvp, [(v, x)], f"Rop: eval point {i}")
     _point_at_forward_nodes(jvp, first)
     return jvp[0] if single else jvp
 
@@ -82,14 +87,15 @@ def _report_disconnected(var: Variable, disconnected: str):
     warn_at_user(message, DisconnectedInputWarning)
 
 
-def _tangents(targets, eval_points) -> list[Variable]:
-    """The eval points, one per ``wrt``, in its dtype."""
+def _tangents(targets, eval_points) -> tuple[list[Variable], list[Variable]]:
+    """The eval points, one per ``wrt``, in its dtype, and as given (as variables)."""
     points, _ = variable_list(eval_points, "eval_points")
     if len(points) != len(targets):
         raise ValueError(f"Rop: {len(targets)} wrt but {len(points)} eval_points")
-    fitted = []
+    fitted, given = [], []
     for i, (x, v) in enumerate(zip(targets, points)):
         v = as_variable(v)
+        given.append(v)
         clash = [
             k
             for k, (a, b) in enumerate(zip(v.type.shape, x.type.shape))
@@ -104,13 +110,16 @@ def _tangents(targets, eval_points) -> list[Variable]:
                 what = f"axis {k} has {v.type.shape[k]}, not {x.type.shape[k]}"
             else:
                 what = f"{v.type.ndim} axes, not {x.type.ndim}"
-            point = v.describe().replace("an unnamed variable (", "(")
             raise ShapeError(
-                f"Rop: eval point {i} {point} does not fit {x.describe()} ({what}); an "
+                f"Rop: eval point {i} {_point(v)} does not fit {x.describe()} ({what}); an "
                 "eval point has the shape of its wrt"
             )
         fitted.append(cast(v, x.type.dtype))
-    return fitted
+    return fitted, given
+
+
+def _point(v: Variable) -> str:
+    return v.describe().replace("an unnamed variable (", "(")
 
 
 #: marker ops whose tangent is the eval point itself: they compute the identity and change
@@ -152,16 +161,6 @@ def _without_placeholders(jvp, cotangents, outputs) -> list[Variable]:
     used = {id(v) for v in leaves(jvp)}
     replace = {u: zeros_like(out) for u, out in zip(cotangents, outputs) if id(u) in used}
     return substitute(jvp, replace) if replace else jvp
-
-
-def substitute(outputs: list[Variable], replace: dict) -> list[Variable]:
-    """``outputs`` with ``replace`` applied, cloning only the nodes that change."""
-    memo = {id(old): new for old, new in replace.items()}
-    for node in ancestors(outputs):
-        if any(id(x) in memo for x in node.inputs):
-            new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
-            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
-    return [memo.get(id(out), out) for out in outputs]
 
 
 def _point_at_forward_nodes(jvp, first_uid):

@@ -32,6 +32,7 @@ from symnb.grad.errors import (
 )
 from symnb.grad.formulas import with_stable_ops
 from symnb.ops.broadcast import broadcast_like
+from symnb.ops.checks import same_shape
 from symnb.ops.elemwise import add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
@@ -57,6 +58,7 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     with pinned(user_location()), shape_warnings.quiet():
         walk = ReverseWalk(_seeds(cost, known_grads, targets), targets)
         results = [walk.result(var, disconnected, return_disconnected) for var in targets]
+        results = checked_points(results, _known_pairs(known_grads), "sn.grad: the known gradient")
     tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 
@@ -140,7 +142,9 @@ def _check_cost(cost) -> Variable:
 
 
 def _fit_known(var: Variable, g: Variable) -> Variable:
-    """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape."""
+    """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape, any
+    other has ``var``'s (``checked_points``: where dims are unknown, when the function
+    runs)."""
     if g.type.ndim == 0 and var.type.ndim:
         g = broadcast_like(g, var)
     clash = any(
@@ -152,6 +156,49 @@ def _fit_known(var: Variable, g: Variable) -> Variable:
             f"sn.grad: the known gradient {g.describe()} does not fit {var.describe()}"
         )
     return cast(g, var.type.dtype) if var.type.is_float else g
+
+
+class Placeholder(Variable):
+    """A stand-in gradient of ``var``'s own type (``sn.Rop``'s first pass starts from one
+    per output, then replaces it): known to fit, so never checked when the function runs."""
+
+
+def _known_pairs(known_grads) -> list[tuple[Variable, Variable]]:
+    """(given gradient, its variable) for each known gradient a run-time check may concern."""
+    items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
+    return [(as_variable(g), var) for var, g in items if not isinstance(g, Placeholder)]
+
+
+def checked_points(results: list, pairs, what: str) -> list:
+    """``results`` with each point of ``pairs`` (point, variable) checked to have its
+    variable's shape when the function runs (where unknown dims leave it open: a point that
+    broadcasts would be summed silently). Only where the results compute the variable
+    already, so the check costs a view and asks for no input the results do not read."""
+    computed = {
+        id(v)
+        for node in ancestors([r for r in results if r is not None])
+        for v in (*node.inputs, *node.outputs)
+    }
+    replace = {}
+    for point, var in pairs:
+        if point.type.ndim == 0 or id(var) not in computed or id(point) not in computed:
+            continue
+        desc = point.describe().replace("an unnamed variable (", "(")
+        message = f"{what} {desc} does not have the shape of {var.describe()}"
+        checked = same_shape(point, var, message)
+        if checked is not point:
+            replace[point] = checked
+    return substitute(results, replace) if replace else results
+
+
+def substitute(outputs: list, replace: dict) -> list:
+    """``outputs`` with ``replace`` applied, cloning only the nodes that change."""
+    memo = {id(old): new for old, new in replace.items()}
+    for node in ancestors([v for v in outputs if v is not None]):
+        if any(id(x) in memo for x in node.inputs):
+            new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
+            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
+    return [None if out is None else memo.get(id(out), out) for out in outputs]
 
 
 # -- the walk -------------------------------------------------------------------------------

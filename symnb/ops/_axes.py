@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
+from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError, ShapeTypeError
 
 
@@ -55,3 +58,48 @@ def one_axis(axis, ndim: int, op, var, what: str = "axis", or_none: bool = False
         )
     (a,) = normalize_axis(axis, ndim, op, var)
     return a
+
+
+class CountedAxes:
+    """Mixin for ops whose axis parameters (``axis_props``: an int, a tuple of ints or None
+    each) count from 0. Their rules compare axes with positions, so an op built with a
+    negative axis (``Prod(axis=(-1,))``, as an internal caller may write) would silently
+    reduce nothing: it is applied as the op with that axis counted from the input's rank
+    (out of range: a ShapeError naming the op and the variable)."""
+
+    axis_props: tuple[str, ...] = ("axis",)
+    sorted_axes = False  # tuples kept sorted (the reductions' ``axis``)
+
+    def axes_of(self, inputs) -> Variable:
+        """The input whose rank the axes count in."""
+        return as_variable(inputs[0])
+
+    def __call__(self, *inputs):
+        return super().__call__.__func__(self._counted(inputs), *inputs)
+
+    def make_node(self, *inputs):
+        return super().make_node.__func__(self._counted(inputs), *inputs)
+
+    def _counted(self, inputs):
+        values = [getattr(self, p) for p in self.axis_props]
+        if not any(_negative(v) for v in values):
+            return self
+        var = self.axes_of(inputs)
+        op = copy.copy(self)
+        for prop, value in zip(self.axis_props, values):
+            setattr(op, prop, _count_from_zero(value, var, op.op_name(), self.sorted_axes))
+        return op
+
+
+def _negative(value) -> bool:
+    if isinstance(value, tuple):
+        return any(a < 0 for a in value)
+    return value is not None and value < 0
+
+
+def _count_from_zero(value, var, op: str, keep_sorted: bool):
+    ndim = var.type.ndim
+    if isinstance(value, tuple):
+        axes = tuple(one_axis(a, ndim, op, var) for a in value)
+        return tuple(sorted(axes)) if keep_sorted else axes
+    return value if value is None else one_axis(value, ndim, op, var)

@@ -21,16 +21,17 @@ from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import CountedAxes, normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import _LikeOp, expand_dims
 from symnb.ops.shape import shape as shape_of
 
 
-class Reduce(Op):
+class Reduce(CountedAxes, Op):
     """Base of reductions: ``axis`` is a sorted tuple of axes, ``keepdims`` keeps them as 1."""
 
     __props__ = ("axis", "keepdims")
+    sorted_axes = True
     impl = None
     kind: str | None = None  # the kernel description's reduction (sum, prod, max, min, all, any)
 

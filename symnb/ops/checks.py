@@ -1,15 +1,16 @@
 """Rules only the values decide, checked when the function runs: ``x`` unchanged, or an
 error that says what was asked (the rule is checked when the graph is built wherever the
-types or constants already tell): shapes (``at_most``) and the domains of random draws'
-parameters (``in_domain``)."""
+types or constants already tell): shapes (``at_most``, ``same_shape``) and the domains of
+random draws' parameters (``in_domain``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.dims import format_shape
 from symnb.core.op import Op
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import CheckedShapeError, DTypeError, ShapeError
 
 
 class AtMost(Op):
@@ -86,3 +87,40 @@ def in_domain(x, what: str, domain: str) -> Variable:
     """``x``, once its values are checked to lie in ``domain`` (a key of InDomain.DOMAINS)
     when the function runs; ``what`` names the draw and parameter (``"normal: std"``)."""
     return InDomain(what, domain)(as_variable(x))
+
+
+class SameShape(Op):
+    """x unchanged where its shape is ``like``'s when the function runs; else a ShapeError:
+    ``what`` followed by both shapes. For a value that must not broadcast (an eval point
+    and its ``wrt``) whose dims are unknown when the graph is built; backends plan it as a
+    view, so a call whose shapes match pays nothing."""
+
+    dtype_rule = "x's dtype"
+    __props__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = str(what)
+
+    def infer_types(self, x, like):
+        if x.type.ndim != like.type.ndim:
+            raise ShapeError(f"{self.what}: {x.type.ndim} axes, not {like.type.ndim}")
+        return [x.type]
+
+    def perform(self, x, like):
+        if np.shape(x) != np.shape(like):
+            shapes = f"{format_shape(np.shape(x))}, not {format_shape(np.shape(like))}"
+            raise CheckedShapeError(f"{self.what} ({shapes}, when the function ran)")
+        return np.asarray(x)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [output_grads[0], None]
+
+
+def same_shape(x, like, what: str) -> Variable:
+    """``x``, once its shape is checked to be ``like``'s when the function runs (``what``
+    names ``x`` in the error); no check where both shapes are fixed and equal."""
+    x, like = as_variable(x), as_variable(like)
+    fixed = all(isinstance(d, int) for d in x.type.shape + like.type.shape)
+    if fixed and x.type.shape == like.type.shape:
+        return x
+    return SameShape(what)(x, like)

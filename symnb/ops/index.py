@@ -29,7 +29,7 @@ from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError, UpdateError
-from symnb.ops._axes import one_axis
+from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, equal, fit_gradient
@@ -446,7 +446,7 @@ def _read_op(spec):
     return AdvancedSubtensor(spec) if is_advanced(spec) else Subtensor(spec)
 
 
-class TakeAlongAxis(Op):
+class TakeAlongAxis(CountedAxes, Op):
     """``np.take_along_axis(x, indices, axis)``: indices has x's rank; other axes broadcast."""
 
     __props__ = ("axis",)
@@ -467,7 +467,7 @@ class TakeAlongAxis(Op):
         return [IncAlongAxis(self.axis)(zeros, indices, output_grads[0]), None]
 
 
-class IncAlongAxis(Op):
+class IncAlongAxis(CountedAxes, Op):
     """x with ``g`` added at ``take_along_axis`` positions (repeats accumulate); the
     gradient of take_along_axis."""
 

@@ -17,14 +17,14 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError, ShapeTypeError
-from symnb.ops._axes import one_axis
+from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.layout import flatten
 from symnb.ops.shape import _located, expand_dims
 
 
-class Concatenate(Op):
+class Concatenate(CountedAxes, Op):
     """Join arrays along an existing axis; the other axes must agree."""
 
     functions = ("concatenate", "stack")
@@ -81,7 +81,7 @@ def _unified(op_name, a, b, axis, first, x, i):
         ) from None
 
 
-class Split(Op):
+class Split(CountedAxes, Op):
     """Cut x along ``axis`` into parts whose lengths come at run time as an int vector;
     ``sizes`` holds their static dims."""
 
@@ -126,7 +126,7 @@ class Split(Op):
         return [Concatenate(self.axis)(*parts), None]
 
 
-class _AxisSizes(Op):
+class _AxisSizes(CountedAxes, Op):
     """The lengths of the inputs along ``axis``, as an int64 vector (for gradients)."""
 
     __props__ = ("axis",)
@@ -145,7 +145,7 @@ class _AxisSizes(Op):
         return [None] * len(inputs)
 
 
-class _SplitSizes(Op):
+class _SplitSizes(CountedAxes, Op):
     """The part lengths for ``np.split(x, spec, axis)`` at run time (spec: int or indices)."""
 
     __props__ = ("axis", "spec")

@@ -19,7 +19,7 @@ from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import InputError, ShapeError, ShapeTypeError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import CountedAxes, normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import DimShuffle, _LikeOp, _located, reshape_like
 
@@ -49,7 +49,7 @@ class Flatten(Op):
         return [reshape_like(output_grads[0], inputs[0])]
 
 
-class Flip(Op):
+class Flip(CountedAxes, Op):
     """Reverse the order of elements along the axes."""
 
     dtype_rule = "x's dtype"
@@ -68,7 +68,7 @@ class Flip(Op):
         return [Flip(self.axis)(output_grads[0])]
 
 
-class Roll(Op):
+class Roll(CountedAxes, Op):
     """Shift elements along axes by int shifts, wrapping around (``axis=None``: over the
     flattened array); ``sn.roll`` by a shift known only at run time gathers instead (``take``)."""
 
@@ -127,7 +127,7 @@ class _Unpad(_LikeOp):
         return [Pad(self.widths, 0)(output_grads[0]), None]
 
 
-class Repeat(Op):
+class Repeat(CountedAxes, Op):
     """Repeat each element ``repeats`` (an int) times along ``axis``; ``sn.repeat`` by a count
     known only at run time broadcasts and reshapes, by counts per element it gathers."""
 
@@ -149,7 +149,7 @@ class Repeat(Op):
         return [_SumRepeats(self.repeats, self.axis)(output_grads[0], inputs[0])]
 
 
-class _SumRepeats(_LikeOp):
+class _SumRepeats(CountedAxes, _LikeOp):
     """The gradient of Repeat: each run of ``repeats`` elements summed (like's shape)."""
 
     __props__ = ("repeats", "axis")

@@ -14,9 +14,10 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
-from symnb.ops._axes import normalize_axis, one_axis
+from symnb.ops._axes import CountedAxes, normalize_axis, one_axis
+from symnb.ops._cofactor import cofactor_derivative
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops._square import _SquareOp, diag_embed, diag_part, eye_like
+from symnb.ops._square import _SquareOp
 from symnb.ops._square import swap_last as _swap_last
 from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
@@ -30,12 +31,9 @@ from symnb.ops.elemwise import (
     sqrt,
     where,
 )
-from symnb.ops.elemwise import sign as sign_
 from symnb.ops.layout import pad, tril
-from symnb.ops.markers import zero_grad
 from symnb.ops.reduce import max as max_
 from symnb.ops.reduce import min as min_
-from symnb.ops.reduce import product_of_others
 from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import DimShuffle, expand_dims, reshape, squeeze
 from symnb.ops.svd import SingularValues, Svd, svd  # noqa: F401 - svd is re-exported
@@ -411,20 +409,35 @@ class Cofactor(_SquareOp):
         return (sign[..., None, None] * u * others[..., None, :]) @ vh
 
     def grad(self, inputs, outputs, output_grads):
-        """det's Hessian applied to the output gradient W (it is symmetric): with W~ = U' W V,
-        sign * U [diag(Q diag(W~)) - Q o W~'] Vh, Q_ij the product of the singular values
-        other than s_i and s_j (0 for i = j): the second-order terms of det(diag(s) + W~).
-        It needs no derivative of U or V, so it holds at repeated singular values."""
-        (a,), (w,) = inputs, output_grads
-        u, s, vh = Svd(False)(a)
-        sign = zero_grad(sign_(det(u @ vh)))  # +-1, constant where it is defined
-        eye = eye_like(expand_dims(s, -1) * expand_dims(s, -2))
-        rows = where(eye, 1, expand_dims(s, -2))  # row i: s with s_i replaced by 1
-        q = where(eye, 0, product_of_others(rows, (rows.type.ndim - 1,)))
-        w_t = _swap_last(u) @ w @ _swap_last(vh)
-        term = diag_embed(squeeze(q @ expand_dims(diag_part(w_t, eye), -1), -1), eye)
-        inner = term - q * _swap_last(w_t)
-        return [fit_gradient(expand_dims(sign, (-2, -1)) * (u @ inner @ vh), a)]
+        return [fit_gradient(CofactorGrad()(inputs[0], output_grads[0]), inputs[0])]
+
+
+class CofactorGrad(_SquareOp):
+    """det's Hessian applied to W, cofactor's gradient: ``det (<W, B> B - B W^T B)`` with
+    B = inv(a)^T where a is well conditioned (one inverse), else the SVD's form, exact at
+    singular matrices (symnb/ops/_cofactor.py). The Hessian is symmetric: W's gradient is
+    the op again; a's (det's third derivative) is written from inv(a), finite where a is
+    invertible."""
+
+    def infer_types(self, a, w):
+        self._square(a)
+        return [TensorType(self._dtype(a), a.type.shape)]
+
+    def perform(self, a, w):
+        return cofactor_derivative(a, w)
+
+    def grad(self, inputs, outputs, output_grads):
+        (a, w), (g,) = inputs, output_grads
+
+        def dot(x, y):  # <x, y> of each matrix, kept as a 1x1 matrix
+            return sum_(x * y, axis=(-2, -1), keepdims=True)
+
+        b = _swap_last(inv(a))
+        bwb, bgb = b @ _swap_last(w) @ b, b @ _swap_last(g) @ b
+        d = expand_dims(det(a), (-2, -1))
+        third = d * (bwb @ _swap_last(g) @ b + bgb @ _swap_last(w) @ b)
+        third = third - d * (dot(g, b) * bwb + dot(w, b) * bgb) + dot(g, outputs[0]) * b
+        return [fit_gradient(third, a), fit_gradient(CofactorGrad()(a, g), w)]
 
 
 class Slogdet(_SquareOp):
@@ -527,11 +540,12 @@ def slogdet(a):
 
 
 # -- trace and norms -----------------------------------------------------------------------
-class Trace(Op):
+class Trace(CountedAxes, Op):
     """``np.trace``: the sum of a diagonal (``offset`` above the main one) of the
     ``axis1``/``axis2`` planes."""
 
     __props__ = ("offset", "axis1", "axis2")
+    axis_props = ("axis1", "axis2")
     dtype_rule = "the dtype np.sum gives (small ints and bool widen to int64)"
 
     def __init__(self, offset, axis1, axis2):
@@ -550,11 +564,15 @@ class Trace(Op):
         return [TraceAdjoint(self.offset, self.axis1, self.axis2)(output_grads[0], inputs[0])]
 
 
-class TraceAdjoint(Op):
+class TraceAdjoint(CountedAxes, Op):
     """Zeros shaped like x with g on the diagonal that ``trace`` sums: its gradient."""
 
     __props__ = ("offset", "axis1", "axis2")
+    axis_props = ("axis1", "axis2")
     dtype_rule = "the dtype of g"
+
+    def axes_of(self, inputs):
+        return as_variable(inputs[1])  # like: the matrix whose diagonal g fills
 
     def __init__(self, offset, axis1, axis2):
         self.offset, self.axis1, self.axis2 = offset, axis1, axis2

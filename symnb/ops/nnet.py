@@ -16,7 +16,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops._axes import one_axis
+from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.elemwise import Elemwise, as_float, exp, log, sigmoid
 from symnb.ops.index import take_along_axis
@@ -24,7 +24,7 @@ from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import expand_dims, squeeze
 
 
-class _AlongAxis(Op):
+class _AlongAxis(CountedAxes, Op):
     """Ops that normalise along one axis; integers compute in the float NumPy's exp gives."""
 
     __props__ = ("axis",)
@@ -193,7 +193,7 @@ def _located(fn, *args):
         raise _at_user_line(exc) from None
 
 
-class SoftmaxCrossEntropy(Op):
+class SoftmaxCrossEntropy(CountedAxes, Op):
     """``-log_softmax(logits)[label]`` per row, with integer labels, and the softmax itself,
     in one op (Theano's CrossentropySoftmaxArgmax1HotWithBias): the gradient reads the softmax
     instead of exponentiating the logits again. The specialize rule
@@ -239,12 +239,15 @@ class SoftmaxCrossEntropy(Op):
         return [sum(parts[1:], parts[0]) if parts else None, None]
 
 
-class SoftmaxCrossEntropyGrad(Op):
+class SoftmaxCrossEntropyGrad(CountedAxes, Op):
     """``dloss * (probs - one_hot(labels))`` along ``axis``: the gradient of the cross-entropy
     with respect to the logits, from the softmax the forward op computed (one pass)."""
 
     __props__ = ("axis",)
     dtype_rule = "NumPy's promotion of dloss and probs"
+
+    def axes_of(self, inputs):
+        return as_variable(inputs[1])  # the probabilities
 
     def __init__(self, axis: int):
         self.axis = axis

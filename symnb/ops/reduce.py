@@ -13,7 +13,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import as_variable
 from symnb.errors import ArgumentError, DTypeError
-from symnb.ops._axes import normalize_axis, one_axis
+from symnb.ops._axes import CountedAxes, normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
     Reduce,
@@ -189,7 +189,7 @@ class Logsumexp(Reduce):
         return [self._expanded(g) * exp(x - self._expanded(z))]
 
 
-class _ArgExtremum(Op):
+class _ArgExtremum(CountedAxes, Op):
     """argmax/argmin: int64 indices along one axis, or into the flattened array (axis None)."""
 
     dtype_rule = "int64"
@@ -225,7 +225,7 @@ class Argmin(_ArgExtremum):
     impl = staticmethod(np.argmin)
 
 
-class _Cumulative(Op):
+class _Cumulative(CountedAxes, Op):
     """cumsum/cumprod along one axis (the public functions flatten for ``axis=None``)."""
 
     dtype_rule = "NumPy's for the same cumsum/cumprod (small ints widen to int64)"

@@ -14,7 +14,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import CountedAxes, normalize_axis
 
 
 class Shape(Op):
@@ -220,7 +220,7 @@ class ReshapeLike(_LikeOp):
         return [reshape_like(output_grads[0], inputs[0]), None]
 
 
-class ReducedSize(Op):
+class ReducedSize(CountedAxes, Op):
     """The number of elements over some axes of x, as an int64 scalar."""
 
     dtype_rule = "int64"

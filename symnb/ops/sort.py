@@ -8,7 +8,7 @@ import numpy as np
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
-from symnb.ops._axes import one_axis
+from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops.layout import flatten
 from symnb.ops.shape import _LikeOp
 
@@ -17,7 +17,7 @@ from symnb.ops.shape import _LikeOp
 _KIND = "stable"
 
 
-class Sort(Op):
+class Sort(CountedAxes, Op):
     """The elements sorted along ``axis`` (ascending; NaNs last, as in NumPy)."""
 
     dtype_rule = "x's dtype"
@@ -36,7 +36,7 @@ class Sort(Op):
         return [_Unsort(self.axis)(output_grads[0], inputs[0])]
 
 
-class Argsort(Op):
+class Argsort(CountedAxes, Op):
     """The int64 indices that sort x along ``axis``; no gradient (it is piecewise constant)."""
 
     dtype_rule = "int64"
@@ -56,7 +56,7 @@ class Argsort(Op):
         return [None]
 
 
-class _Unsort(_LikeOp):
+class _Unsort(CountedAxes, _LikeOp):
     """The gradient of Sort: g (in sorted order) sent back to where each element came from."""
 
     __props__ = ("axis",)
@@ -74,7 +74,7 @@ class _Unsort(_LikeOp):
         return [_SortLike(self.axis)(output_grads[0], inputs[1]), None]
 
 
-class _SortLike(_LikeOp):
+class _SortLike(CountedAxes, _LikeOp):
     """g permuted the way sorting ``like`` permutes it (the adjoint of _Unsort)."""
 
     __props__ = ("axis",)

@@ -7,6 +7,10 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.backends.execute import RuntimeFailure
+from tests.helpers import available_backends
+
+BACKENDS = available_backends()
 
 
 def f64(name, shape):
@@ -34,6 +38,38 @@ def test_eval_points_of_unknown_and_matching_dims_are_taken():
     x, v = f64("x", (None, 3)), f64("v", ("n", 3))
     got = sn.function([x, v], sn.Rop(2 * x, x, v))(np.ones((2, 3)), np.full((2, 3), 5.0))
     np.testing.assert_array_equal(got, np.full((2, 3), 10.0))
+
+
+def _products(x, v):
+    """Rop, Lop and a known gradient of ``tanh(x)`` with the point ``v``, each with the name
+    its error starts with."""
+    y = sn.tanh(x)
+    return [
+        ("Rop: eval point 0 'v'", sn.Rop(y, x, v)),
+        ("sn.grad: the known gradient 'v'", sn.Lop(y, x, v)),
+        ("sn.grad: the known gradient 'v'", sn.grad(None, x, known_grads={y: v})),
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("point", [(1, 4), (3, 1)])
+def test_an_eval_point_of_unknown_dims_is_checked_when_the_function_runs(backend, point):
+    """Unknown dims were not checked: a (1, 4) or (3, 1) point broadcast against a (3, 4)
+    wrt, and the products summed it silently. Each backend raises one ShapeError naming the
+    point and both shapes; a point of the wrt's shape costs a view. (The check reads a
+    value the product computes anyway: ``Lop(x @ W, W, v)`` still needs no ``W``.)"""
+    x, v = f64("x", (None, None)), f64("v", (None, None))
+    X = np.arange(12.0).reshape(3, 4)
+    for starts, product in _products(x, v):
+        f = sn.function([x, v], product, backend=backend)
+        with pytest.raises(sn.ShapeError) as info:
+            f(X, np.ones(point))
+        assert not isinstance(info.value, RuntimeFailure)  # the same type on every backend
+        message = str(info.value)
+        assert message.startswith(starts), message
+        assert f"({point[0]}, {point[1]}), not (3, 4), when the function ran" in message
+        assert "test_rop_checks.py" in message
+        np.testing.assert_allclose(f(X, np.full((3, 4), 2.0)), 2 / np.cosh(X) ** 2)
 
 
 def test_a_disconnected_wrt_is_reported_in_rops_words():

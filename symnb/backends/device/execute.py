@@ -308,8 +308,19 @@ def view_sum_to_like(step: View, src, like):
     return src
 
 
+def view_same_shape(step: View, src, like):
+    """``SameShape`` whose shapes match: ``src`` itself; else the reference raises (None)."""
+    shape = like.shape if hasattr(like, "shape") else np.shape(like)
+    return src if tuple(shape) == tuple(src.shape) else None
+
+
 #: views the device executor makes itself (planned only for device linkers, ``linker.py``)
-OWN_VIEWS = {"shape": view_shape, "alloc": view_alloc, "sum_to_like": view_sum_to_like}
+OWN_VIEWS = {
+    "shape": view_shape,
+    "alloc": view_alloc,
+    "sum_to_like": view_sum_to_like,
+    "same_shape": view_same_shape,
+}
 DEVICE_VIEWS = {
     "axes": view_axes,
     "broadcast": view_broadcast,

@@ -35,6 +35,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.broadcast import Alloc, SumToLike
+from symnb.ops.checks import SameShape
 from symnb.ops.conv import MaxPool2dGrad
 from symnb.ops.elemwise import Pos
 from symnb.ops.index import Subtensor
@@ -80,6 +81,7 @@ class DeviceLinker(KernelLinker):
     #: its body a device plan the executor runs per step (``execute.run_repeat``).
     #: ``"device_views"``: views only this executor makes (``Shape`` read from a device
     #: array's metadata, ``Alloc`` as its value broadcast, ``SumToLike`` that sums nothing,
+    #: ``SameShape`` whose shapes match,
     #: and ``Layout`` steps: basic slices, ``concatenate``, reshapes to given sizes).
     #: ``"window_kernels"``: padding (of convolutions, pools, ``sn.pad``) and the max-pool
     #: gradient as the device's hand-written kernels (``windows.py``)
@@ -339,6 +341,11 @@ def _alloc(linker: DeviceLinker, node) -> View:
 @PLANS.register(SumToLike, needs={"device_views"})
 def _sum_to_like(linker: DeviceLinker, node) -> View:
     return linker.view(node, "sum_to_like", like=node.inputs[1])
+
+
+@PLANS.register(SameShape, needs={"device_views"})
+def _same_shape(linker: DeviceLinker, node) -> View:
+    return linker.view(node, "same_shape", like=node.inputs[1])
 
 
 def _layout(linker: DeviceLinker, node, how: str, n_arrays: int, params: tuple) -> Layout:
