@@ -241,3 +241,47 @@ def test_a_reshape_that_does_not_fit_raises_the_references_error(backend, rng):
     with pytest.raises(Exception, match="reshape"):
         f(_array(rng, (3, 5), "float32"), np.int64(4))
     np.testing.assert_array_equal(f(np.ones((3, 4), "float32"), np.int64(2)), np.full((2, 6), 6))
+
+
+# -- strided arrays made C-ordered on the device, every dtype -------------------------------------
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+DTYPES += ["float16", "float32", "float64", "complex64", "complex128"]
+STRIDED = {  # symnb's expression of x and y, NumPy's, the inputs' shape
+    "broadcast, reshaped": (
+        lambda x, y: sn.reshape(sn.broadcast_to(x[0], (2, 4)), (-1,)),
+        lambda v, w: np.reshape(np.broadcast_to(v[0], (2, 4)), (-1,)),
+        (3, 4),
+    ),
+    "a kernel's result transposed, reshaped": (  # (an input is transposed on the host)
+        lambda x, y: sn.reshape(sn.maximum(x, y).T, (-1,)),
+        lambda v, w: np.maximum(v, w).T.reshape(-1),
+        (3, 4),
+    ),
+    "a kernel's result with moved axes, reshaped": (
+        lambda x, y: sn.reshape(sn.maximum(x, y).dimshuffle(2, 0, 1), (4, -1)),
+        lambda v, w: np.maximum(v, w).transpose(2, 0, 1).reshape(4, -1),
+        (2, 3, 4),
+    ),
+    "a kernel's result transposed, concatenated": (
+        lambda x, y: sn.concatenate([sn.maximum(x, y).T, y.T], axis=0),
+        lambda v, w: np.concatenate([np.maximum(v, w).T, w.T], axis=0),
+        (3, 4),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", STRIDED)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_strided_view_of_any_dtype_is_made_dense_and_equals_numpy(case, dtype, backend, rng):
+    """The copy kernel that makes a broadcast or transposed array C-ordered (``dense``) takes
+    every dtype (it was ``+x``, which refuses bool); float16 and complex, which kernels do not
+    compute, are copied on the host and still come back as device arrays to view."""
+    fn, numpy_fn, shape = STRIDED[case]
+    x, y = (sn.tensor(name, shape=shape, dtype=dtype) for name in "xy")
+    values = [(rng.normal(size=shape) * 10).astype(dtype) for _ in "xy"]
+    want = numpy_fn(*values)
+    f = sn.function([x, y], fn(x, y), backend=backend)
+    for _ in range(2):
+        got = np.asarray(f(*values))
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want)

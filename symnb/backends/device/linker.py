@@ -37,7 +37,7 @@ from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.broadcast import Alloc, SumToLike
 from symnb.ops.checks import SameShape
 from symnb.ops.conv import MaxPool2dGrad
-from symnb.ops.elemwise import Pos
+from symnb.ops.elemwise import Cast
 from symnb.ops.index import Subtensor
 from symnb.ops.join import Concatenate
 from symnb.ops.layout import Pad
@@ -296,16 +296,18 @@ class DeviceLinker(KernelLinker):
 
     def dense(self, array: DeviceArray, call) -> DeviceArray:
         """A C-ordered copy of a strided device array (a transposed or broadcast view), made
-        on the device by a copy kernel (``+x``, one linker per dtype and rank, built once)
-        within ``call`` (its status flag)."""
+        on the device by a copy kernel (a cast to its own dtype, which every dtype has, where
+        ``+x`` refuses bool; one linker per dtype and rank, built once) within ``call`` (its
+        status flag). A dtype kernels do not compute (float16, complex) is copied by NumPy
+        on the host and uploaded again: callers view the result as a device array."""
         key = (array.dtype.str, array.ndim)
         linker = self._dense.get(key)
         if linker is None:
             x = Variable(TensorType(array.dtype, (None,) * array.ndim), name="x")
-            graph = Graph([x], [Pos().make_node(x).outputs[0]], clone=False)
+            graph = Graph([x], [Cast(array.dtype).make_node(x).outputs[0]], clone=False)
             linker = self._dense[key] = type(self)(graph, [x])
         (out,) = execute.run(call.inner(linker), linker.plan, [array])
-        return out
+        return call.runtime.to_device(out)
 
     def constant_on_device(self, slot: int, value) -> DeviceArray:
         if slot not in self._constants:
