@@ -485,9 +485,13 @@ class Function:
         with a leaf's value (an argument, a shared or a constant array) or with another
         result, earlier or later: an output that is a view of a later output, or of an
         update's value, would let the caller write into it. Of two results sharing memory
-        the earlier is copied where it is a view, else the later (so one copy, not two)."""
+        the earlier is copied where it is a view, else the later (so one copy, not two).
+        A device array (an update kept on the device: ``{a: b}`` hands over ``b``'s) stays as
+        it is: nothing writes a device array after its kernel, so holders cannot change it."""
         owned = list(results)
         for i, result in enumerate(results):
+            if isinstance(result, DeviceArray):
+                continue
             if i in self._leaf_results or i in self._repeated and isinstance(result, np.ndarray):
                 owned[i] = np.array(result, copy=True)
                 continue

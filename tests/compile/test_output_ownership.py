@@ -125,3 +125,52 @@ def test_borrow_true_may_return_a_view_of_an_input(backend):
     xv = np.ones(3)
     (out,) = sn.function([x], [x], backend=backend, borrow=True)(xv)
     assert np.shares_memory(out, xv)
+
+
+#: updates (and outputs) that hand one shared variable's value to another, as symnb builds
+#: them from shared variables a, b, c and as NumPy computes them from their values
+EXCHANGES = {
+    "swap": (lambda a, b, c: ([], {a: b, b: a}), lambda a, b, c: ([], (b, a, c))),
+    "swap, one changed": (
+        lambda a, b, c: ([], {a: b, b: a + 1.0}),
+        lambda a, b, c: ([], (b, a + 1.0, c)),
+    ),
+    "rotate three": (
+        lambda a, b, c: ([], {a: b, b: c, c: a * 2.0}),
+        lambda a, b, c: ([], (b, c, a * 2.0)),
+    ),
+    "two from one": (
+        lambda a, b, c: ([], {a: c, b: c, c: c + 1.0}),
+        lambda a, b, c: ([], (c, c, c + 1.0)),
+    ),
+    "from another shared, which is an output too": (
+        lambda a, b, c: ([b, a * 2.0], {a: b, b: b * 3.0}),
+        lambda a, b, c: ([b, a * 2.0], (b, b * 3.0, c)),
+    ),
+    "an output that is a shared its update reads": (
+        lambda a, b, c: ([a], {c: a, a: c - 1.0}),
+        lambda a, b, c: ([a], (c - 1.0, b, a)),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", EXCHANGES)
+def test_updates_that_exchange_shared_values_equal_numpy_call_after_call(name, backend):
+    """An update to another shared variable's value (on a device backend, a device array
+    after the first call: it is kept as it is, device arrays are never written again) equals
+    NumPy over several calls, and writing into an output changes no shared value."""
+    build, numpy_step = EXCHANGES[name]
+    values = [np.arange(4.0), np.arange(4.0) * 10, np.arange(4.0) - 5]
+    shared = [sn.shared(v.copy(), name=n) for v, n in zip(values, "abc")]
+    outputs, updates = build(*shared)
+    f = sn.function([], outputs, updates=updates, backend=backend)
+    for call in range(4):
+        want_outs, values = numpy_step(*values)
+        outs = f()
+        for out, want in zip(outs, want_outs, strict=True):
+            np.testing.assert_array_equal(out, want, err_msg=f"call {call}")
+            out[...] = -99.0
+        for s, want in zip(shared, values, strict=True):
+            got = s.get_value()
+            assert got.dtype == want.dtype, (s.name, got.dtype)
+            np.testing.assert_array_equal(got, want, err_msg=f"{s.name}, call {call}")
