@@ -718,14 +718,36 @@ def _first(results):
     return results[0]
 
 
+def _one_output(key, value):
+    """An item of a list or dict of outputs as a variable; a nested container of variables is
+    refused (it would be read as a constant array of them; one of numbers is a constant)."""
+    if isinstance(value, (list, tuple, dict)) and _holds_variables(value):
+        raise _at_user_line(
+            GraphError(
+                f"output {key!r} is a {type(value).__name__}: outputs are one variable, or a "
+                "flat list, tuple or dict of variables; list the inner variables as outputs of "
+                "their own"
+            )
+        )
+    return as_variable(value)
+
+
+def _holds_variables(value) -> bool:
+    items = value.values() if isinstance(value, dict) else value
+    return any(
+        isinstance(v, Variable) or (isinstance(v, (list, tuple, dict)) and _holds_variables(v))
+        for v in items
+    )
+
+
 def _flatten_outputs(outputs):
     """The output variables in order, and a function that rebuilds the user's structure."""
     if isinstance(outputs, dict):
         keys = list(outputs)
-        return (lambda r: dict(zip(keys, r))), [as_variable(v) for v in outputs.values()]
+        return (lambda r: dict(zip(keys, r))), [_one_output(k, v) for k, v in outputs.items()]
     if isinstance(outputs, (list, tuple)):
         kind = type(outputs)
-        return (lambda r: kind(r)), [as_variable(v) for v in outputs]
+        return (lambda r: kind(r)), [_one_output(i, v) for i, v in enumerate(outputs)]
     if outputs is None:
         return (lambda r: None), []
     return _first, [as_variable(outputs)]

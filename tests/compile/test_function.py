@@ -17,6 +17,18 @@ def test_outputs_keep_the_users_structure():
     assert set(out) == {"double", "neg"} and out["neg"][0] == -3
 
 
+def test_nested_outputs_of_variables_are_refused_at_the_users_line():
+    """A list inside the list of outputs was read as a constant array of variables: the
+    error said a variable "has no value until the function runs"."""
+    x = sn.vector("x")
+    for outputs, key in [([x * 2, [x + 1, x - 1]], "1"), ({"a": x, "b": (x, -x)}, "'b'")]:
+        with pytest.raises(sn.GraphError, match=f"output {key} is a (list|tuple): outputs ar") as e:
+            sn.function([x], outputs)
+        assert "test_function.py" in str(e.value)
+    numbers = sn.function([x], [x, [1.0, 2.0]])  # a list of numbers is still a constant
+    np.testing.assert_array_equal(numbers([3.0])[1], [1.0, 2.0])
+
+
 def test_keyword_arguments_and_missing_inputs():
     x, y = sn.scalar("x"), sn.scalar("y")
     f = sn.function([x, y], x - y, name="diff")
