@@ -129,6 +129,41 @@ def test_a_declining_kernel_reruns_on_the_host_with_numpys_error():
     np.testing.assert_allclose(f(xv, np.array([0, 1, 3])), want, rtol=1e-10)
 
 
+def test_calls_from_threads_each_read_their_own_status_flag():
+    """A call whose kernel declines once dropped the linker's one status flag while calls in
+    other threads still wrote into it: good calls crashed on None or read a stale flag,
+    declined calls returned values. Each call now owns its flag."""
+    import threading
+
+    x, y = sn.tensor("x", shape=(None, 5)), sn.tensor("y", shape=(None,), dtype="int64")
+    loss = sn.softmax_cross_entropy(x, y)
+    f = sn.function([x, y], loss, backend="opencl")
+    xv = np.random.default_rng(0).normal(size=(64, 5))
+    good = np.arange(64) % 5
+    bad = good.copy()
+    bad[3] = 7  # out of range: the kernel declines, the host rerun raises
+    want = sn.function([x, y], loss, backend="py")(xv, good)
+    outcomes: list = []
+
+    def calls(labels):
+        for _ in range(60):
+            try:
+                got = f(xv, labels)
+            except Exception as exc:  # noqa: BLE001 - recorded, checked below
+                outcomes.append((labels is good, type(exc).__name__, str(exc)))
+            else:
+                outcomes.append((labels is good, "value", np.allclose(got, want, rtol=1e-12)))
+
+    threads = [threading.Thread(target=calls, args=(labels,)) for labels in (good, bad, bad)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert [o for o in outcomes if o[0] and o[1:] != ("value", True)] == []
+    assert len([o for o in outcomes if o[0]]) == 60
+    declined = [o for o in outcomes if not o[0]]
+    assert len(declined) == 120
+    assert all(o[1] != "value" and "out of" in o[2] for o in declined), declined[:3]
+
+
 def test_unknown_device_choice_lists_the_devices():
     before = sn.config.opencl_device
     sn.config.opencl_device = "no such device anywhere"
