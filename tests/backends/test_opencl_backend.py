@@ -78,6 +78,59 @@ def test_a_write_into_a_borrowed_value_is_what_device_functions_read(after):
     np.testing.assert_array_equal(read_device(), (want + 1) * 2)
 
 
+def _lend(how: str, W, start: np.ndarray) -> np.ndarray:
+    """The host array the caller holds as ``W``'s value, lent the way ``how`` says."""
+    if how == "get_value":
+        W.set_value(start)
+        return W.get_value(borrow=True)
+    if how == "set_value":
+        held = start.copy()
+        W.set_value(held, borrow=True)
+        return held
+    if how == "function updates":
+        x = sn.vector("x", shape=(4,))
+        held = start.copy()
+        sn.function([x], [], updates={W: x}, borrow=True, backend="py")(held)
+        return held
+    assert how == "function output"
+    W.set_value(start)
+    return sn.function([], W, borrow=True, backend="py")()
+
+
+@pytest.mark.parametrize(
+    "how", ["get_value", "set_value", "shared", "function updates", "function output"]
+)
+def test_every_write_into_a_lent_array_is_what_device_calls_read(how):
+    """A host array the caller holds as a shared value (borrowed in or out) is uploaded at
+    each device call: the device copy cached at one call went stale at the caller's next
+    write (only ``get_value(borrow=True)`` dropped it, once)."""
+    start = np.arange(4.0)
+    if how == "shared":
+        held = start.copy()
+        W = sn.shared(held, name="W", borrow=True)
+    else:
+        W = sn.shared(np.zeros(4), name="W")
+        held = _lend(how, W, start)
+    on_device = sn.function([], sn.sum(W * 2.0), backend="opencl")
+    on_host = sn.function([], sn.sum(W * 2.0), backend="py")
+    for k in range(1, 4):
+        held[:] = start * k  # written after a device call read (and uploaded) it
+        assert (on_device(), on_host()) == (np.sum(start * k * 2.0),) * 2
+    assert W.lent and not isinstance(W.current_value(), DeviceArray)
+
+
+def test_a_value_no_caller_holds_keeps_its_device_copy():
+    W = sn.shared(np.zeros(4), name="W", borrow=True)
+    f = sn.function([], sn.sum(W * 2.0), backend="opencl")
+    W.set_value(np.ones(4))  # a copy: not lent
+    assert not W.lent and f() == 8.0
+    assert isinstance(W.current_value(), DeviceArray)  # cached for the next call
+    W.get_value(borrow=True)
+    W.set_value(np.ones(4), borrow=False)
+    f()
+    assert not W.lent and isinstance(W.current_value(), DeviceArray)
+
+
 def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
     x = sn.matrix("x")
     f = sn.function([x], sn.exp(sn.sort(sn.exp(x), axis=1)), backend="opencl")
