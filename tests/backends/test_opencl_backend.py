@@ -228,6 +228,26 @@ def test_unknown_device_choice_lists_the_devices():
         sn.config.opencl_device = before
 
 
+@pytest.mark.parametrize("choice", [1, 0, None, "0:0:0", "1:2:3"])
+def test_a_device_choice_that_is_not_p_colon_d_or_a_name_is_refused_when_set(choice):
+    """An int 0 silently meant the default device, 1 and "0:0:0" ended in an internal
+    TypeError / ValueError (unpacking) when the function was compiled."""
+    before = sn.config.opencl_device
+    with pytest.raises(ValueError, match=f"config.opencl_device must be text.*not {choice!r}"):
+        sn.config.opencl_device = choice
+    assert sn.config.opencl_device == before
+
+
+@pytest.mark.parametrize("choice", ["0:0:0", "0:99", "99:0"])
+def test_numbers_that_name_no_device_list_the_devices(choice):
+    from symnb.backends.opencl.device import NoOpenCLDevice
+    from symnb.backends.opencl.launch import pyopencl
+    from symnb.backends.opencl.runtime import chosen_device
+
+    with pytest.raises(NoOpenCLDevice, match=f"{choice!r} names no device; the devices are"):
+        chosen_device(pyopencl(), choice)
+
+
 def mlp_accuracy(backend: str, steps: int = 30) -> tuple[float, float]:
     """(final loss, training accuracy) of a tanh MLP fitted to three Gaussian blobs."""
     from benchmarks.rewrite_time import mlp_training_step
