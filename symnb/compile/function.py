@@ -576,7 +576,9 @@ class Function:
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
-        return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}>"
+        # a device backend's device (started when compiled: naming it starts nothing)
+        on = f" device={self.linker.device!r}" if self._resident else ""
+        return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}{on}>"
 
 
 _MISSING = object()

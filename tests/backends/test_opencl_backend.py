@@ -168,6 +168,7 @@ def test_card_names_the_device():
     bundle = f._repr_mimebundle_()
     assert f.linker.runtime.device_name in bundle["text/plain"]
     assert f"device {f.linker.device}" in bundle["text/html"]
+    assert repr(f).endswith(f"backend=opencl device='OpenCL on {f.linker.runtime.device_name}'>")
 
 
 def test_a_declining_kernel_reruns_on_the_host_with_numpys_error():
