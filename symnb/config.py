@@ -102,6 +102,12 @@ class Config:
                     f"config.cuda_device must be a device number, 0 or more, not {value!r}"
                 )
             value = int(value)
+        if name == "opencl_device" and not _is_device_choice(value):
+            raise ValueError(
+                'config.opencl_device must be text: "" (the first device that builds a '
+                'kernel), "P:D" (platform and device numbers, such as "0:1") or part of a '
+                f"device's name (python -m symnb.backends.opencl lists them), not {value!r}"
+            )
         if name == "cache_limit_mb" and not _is_size(value):
             raise ValueError(
                 "config.cache_limit_mb must be a size in MB, 0 or more (0 keeps only the "
@@ -140,6 +146,15 @@ def _unknown(name: str) -> str:
 def _is_size(value) -> bool:
     """A real number of at least 0, not a bool (NaN is not one)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
+
+
+def _is_device_choice(value) -> bool:
+    """Text, and where it is numbers between colons, two of them ("P:D"): "0:0:0" names no
+    device, and an int 0 meant the default device silently."""
+    if not isinstance(value, str):
+        return False
+    parts = value.split(":")
+    return len(parts) <= 2 or not all(p.isdigit() for p in parts)
 
 
 def _is_count(value) -> bool:

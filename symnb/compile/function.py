@@ -192,6 +192,9 @@ class Function:
         shared.sort(key=lambda v: not named_by_names_alone(v.type.shape))
         self._leaves = self.inputs + shared + [v for v in rest if not isinstance(v, SharedVariable)]
         self._shared = shared
+        if borrow:  # its results and updates may be the caller's arrays (``lent``)
+            for v in [*shared, *(u for u, _ in self.updates)]:
+                v.lends = True
         #: shared values whose named dims a call checks against the inputs' (docs/shapes.md)
         self._named_shared = [v for v in shared if any(isinstance(d, str) for d in v.type.shape)]
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
@@ -477,8 +480,8 @@ class Function:
         for (shared, _), value in zip(self.updates, values):
             if isinstance(value, DeviceArray):
                 shared.keep_on_device(value)
-            else:
-                shared.set_value(value, borrow=True)
+            else:  # (the function's own array: not lent, unlike set_value(borrow=True))
+                shared.take_fitted(shared.fitted(value, True))
 
     def _owned(self, results, leaf_values) -> list:
         """The results, each copied that is a leaf's value, a repeat, or may share memory
@@ -573,7 +576,9 @@ class Function:
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
-        return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}>"
+        # a device backend's device (started when compiled: naming it starts nothing)
+        on = f" device={self.linker.device!r}" if self._resident else ""
+        return f"<symnb.Function {self.name or ''}({ins}) backend={self.backend}{on}>"
 
 
 _MISSING = object()

@@ -6,6 +6,7 @@ import itertools
 import keyword
 import numbers
 import re
+import weakref
 
 import numpy as np
 
@@ -264,6 +265,9 @@ class Constant(Variable):
 class SharedVariable(Variable):
     """A value that lives between calls (weights); compiled functions read and update it."""
 
+    _lent = None  # the host array the caller holds too (a weak reference; ``lent``)
+    lends = False  # a function compiled with borrow=True reads or updates it (``lent``)
+
     def __init__(self, value, name=None, shape=None, borrow=False):
         loc = user_location(skip=1)
         label = name if name is not None else _assigned_at(loc)
@@ -277,18 +281,20 @@ class SharedVariable(Variable):
         #: a copy held by a device backend (``backend="opencl"``/``"cuda"``) between calls, so
         #: weights do not cross the bus every step; any object with shape, dtype, ``to_host()``
         self._device = None
+        if borrow and isinstance(value, np.ndarray) and np.may_share_memory(array, value):
+            self._lend(array)
         if shape is not None:
             self._check(array, "the initial value")
 
     def get_value(self, borrow: bool = False) -> np.ndarray:
         """The value on the host (copied back from the device once when a device function
         updated it last). ``borrow=True`` gives the variable's own array, which the caller
-        may write into: a device copy is dropped then (the next device call uploads the
-        array again), so every backend reads what was written."""
+        may write into: a device copy is dropped then, and none is kept while the caller
+        holds the array (``lent``), so every backend reads what was written."""
         if self._value is None:
             self._value = self._device.to_host()
         if borrow:
-            self._device = None
+            self._lend(self._value)
             return self._value
         return self._value.copy()
 
@@ -318,20 +324,38 @@ class SharedVariable(Variable):
 
     def cache_on_device(self, value) -> None:
         """Remember a device copy of the unchanged host value (uploaded for a call), so the
-        next call of a device function does not upload it again."""
-        if self._value is not None and value.shape == self._value.shape:
+        next call of a device function does not upload it again; not of a ``lent`` one,
+        which the caller may write into between calls (it is uploaded at each call)."""
+        if self._value is not None and value.shape == self._value.shape and not self.lent:
             self._device = value
+
+    @property
+    def lent(self) -> bool:
+        """Whether the host value is also the caller's array (``borrow=True`` in
+        ``sn.shared``, ``get_value``, ``set_value``, or a function compiled with it): a
+        write into it must be what the next call reads, so no device copy is kept."""
+        if self.lends:
+            return True
+        return self._lent is not None and self._value is not None and self._lent() is self._value
+
+    def _lend(self, array) -> None:
+        """Mark ``array`` (the host value) as the caller's too; a device copy is stale."""
+        self._lent, self._device = weakref.ref(array), None
 
     def __getstate__(self):
         """Pickled with its host value; a device copy stays with its process."""
         state = dict(self.__dict__)
-        state["_value"], state["_device"] = self.host_value(), None
+        state["_value"], state["_device"], state["_lent"] = self.host_value(), None, None
         return state
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape (a
-        device copy of the old value is dropped: it is stale)."""
-        self.take_fitted(self.fitted(value, borrow))
+        device copy of the old value is dropped: it is stale). With ``borrow`` the array is
+        kept as it is where it fits, and is ``lent``: the caller's writes are read next."""
+        array = self.fitted(value, borrow)
+        self.take_fitted(array)
+        if borrow and isinstance(value, np.ndarray) and np.may_share_memory(array, value):
+            self._lend(array)
 
     def take_fitted(self, value, on_device: bool = False) -> None:
         """Keep a value that ``fitted`` (or ``fitted_on_device``) returned, unchecked: the
@@ -340,6 +364,7 @@ class SharedVariable(Variable):
             self._device, self._value = value, None
         else:
             self._value, self._device = value, None
+        self._lent = None
 
     def fitted(self, value, borrow: bool = False) -> np.ndarray:
         """``value`` as ``set_value`` would keep it (checked, cast, copied unless ``borrow``),

@@ -243,8 +243,14 @@ def _is_vector(entry) -> bool:
 
 
 def full(shape, fill_value, dtype=None) -> Variable:
-    """An array of ``fill_value``; dtype from the value as in ``np.full`` unless given."""
-    value = as_variable(fill_value) if dtype is None else Constant(fill_value, dtype=dtype)
+    """An array of ``fill_value``; dtype from the value as in ``np.full`` unless given (a
+    symbolic fill is cast to it, as ``np.full`` casts its fill)."""
+    if dtype is None:
+        value = as_variable(fill_value)
+    elif isinstance(fill_value, Variable):
+        value = cast(fill_value, dtype)
+    else:
+        value = Constant(fill_value, dtype=dtype)
     return broadcast_to(value, shape)
 
 

@@ -78,6 +78,59 @@ def test_a_write_into_a_borrowed_value_is_what_device_functions_read(after):
     np.testing.assert_array_equal(read_device(), (want + 1) * 2)
 
 
+def _lend(how: str, W, start: np.ndarray) -> np.ndarray:
+    """The host array the caller holds as ``W``'s value, lent the way ``how`` says."""
+    if how == "get_value":
+        W.set_value(start)
+        return W.get_value(borrow=True)
+    if how == "set_value":
+        held = start.copy()
+        W.set_value(held, borrow=True)
+        return held
+    if how == "function updates":
+        x = sn.vector("x", shape=(4,))
+        held = start.copy()
+        sn.function([x], [], updates={W: x}, borrow=True, backend="py")(held)
+        return held
+    assert how == "function output"
+    W.set_value(start)
+    return sn.function([], W, borrow=True, backend="py")()
+
+
+@pytest.mark.parametrize(
+    "how", ["get_value", "set_value", "shared", "function updates", "function output"]
+)
+def test_every_write_into_a_lent_array_is_what_device_calls_read(how):
+    """A host array the caller holds as a shared value (borrowed in or out) is uploaded at
+    each device call: the device copy cached at one call went stale at the caller's next
+    write (only ``get_value(borrow=True)`` dropped it, once)."""
+    start = np.arange(4.0)
+    if how == "shared":
+        held = start.copy()
+        W = sn.shared(held, name="W", borrow=True)
+    else:
+        W = sn.shared(np.zeros(4), name="W")
+        held = _lend(how, W, start)
+    on_device = sn.function([], sn.sum(W * 2.0), backend="opencl")
+    on_host = sn.function([], sn.sum(W * 2.0), backend="py")
+    for k in range(1, 4):
+        held[:] = start * k  # written after a device call read (and uploaded) it
+        assert (on_device(), on_host()) == (np.sum(start * k * 2.0),) * 2
+    assert W.lent and not isinstance(W.current_value(), DeviceArray)
+
+
+def test_a_value_no_caller_holds_keeps_its_device_copy():
+    W = sn.shared(np.zeros(4), name="W", borrow=True)
+    f = sn.function([], sn.sum(W * 2.0), backend="opencl")
+    W.set_value(np.ones(4))  # a copy: not lent
+    assert not W.lent and f() == 8.0
+    assert isinstance(W.current_value(), DeviceArray)  # cached for the next call
+    W.get_value(borrow=True)
+    W.set_value(np.ones(4), borrow=False)
+    f()
+    assert not W.lent and isinstance(W.current_value(), DeviceArray)
+
+
 def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
     x = sn.matrix("x")
     f = sn.function([x], sn.exp(sn.sort(sn.exp(x), axis=1)), backend="opencl")
@@ -115,6 +168,7 @@ def test_card_names_the_device():
     bundle = f._repr_mimebundle_()
     assert f.linker.runtime.device_name in bundle["text/plain"]
     assert f"device {f.linker.device}" in bundle["text/html"]
+    assert repr(f).endswith(f"backend=opencl device='OpenCL on {f.linker.runtime.device_name}'>")
 
 
 def test_a_declining_kernel_reruns_on_the_host_with_numpys_error():
@@ -129,6 +183,41 @@ def test_a_declining_kernel_reruns_on_the_host_with_numpys_error():
     np.testing.assert_allclose(f(xv, np.array([0, 1, 3])), want, rtol=1e-10)
 
 
+def test_calls_from_threads_each_read_their_own_status_flag():
+    """A call whose kernel declines once dropped the linker's one status flag while calls in
+    other threads still wrote into it: good calls crashed on None or read a stale flag,
+    declined calls returned values. Each call now owns its flag."""
+    import threading
+
+    x, y = sn.tensor("x", shape=(None, 5)), sn.tensor("y", shape=(None,), dtype="int64")
+    loss = sn.softmax_cross_entropy(x, y)
+    f = sn.function([x, y], loss, backend="opencl")
+    xv = np.random.default_rng(0).normal(size=(64, 5))
+    good = np.arange(64) % 5
+    bad = good.copy()
+    bad[3] = 7  # out of range: the kernel declines, the host rerun raises
+    want = sn.function([x, y], loss, backend="py")(xv, good)
+    outcomes: list = []
+
+    def calls(labels):
+        for _ in range(60):
+            try:
+                got = f(xv, labels)
+            except Exception as exc:  # noqa: BLE001 - recorded, checked below
+                outcomes.append((labels is good, type(exc).__name__, str(exc)))
+            else:
+                outcomes.append((labels is good, "value", np.allclose(got, want, rtol=1e-12)))
+
+    threads = [threading.Thread(target=calls, args=(labels,)) for labels in (good, bad, bad)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert [o for o in outcomes if o[0] and o[1:] != ("value", True)] == []
+    assert len([o for o in outcomes if o[0]]) == 60
+    declined = [o for o in outcomes if not o[0]]
+    assert len(declined) == 120
+    assert all(o[1] != "value" and "out of" in o[2] for o in declined), declined[:3]
+
+
 def test_unknown_device_choice_lists_the_devices():
     before = sn.config.opencl_device
     sn.config.opencl_device = "no such device anywhere"
@@ -138,6 +227,26 @@ def test_unknown_device_choice_lists_the_devices():
             sn.function([x], x * 2, backend="opencl")
     finally:
         sn.config.opencl_device = before
+
+
+@pytest.mark.parametrize("choice", [1, 0, None, "0:0:0", "1:2:3"])
+def test_a_device_choice_that_is_not_p_colon_d_or_a_name_is_refused_when_set(choice):
+    """An int 0 silently meant the default device, 1 and "0:0:0" ended in an internal
+    TypeError / ValueError (unpacking) when the function was compiled."""
+    before = sn.config.opencl_device
+    with pytest.raises(ValueError, match=f"config.opencl_device must be text.*not {choice!r}"):
+        sn.config.opencl_device = choice
+    assert sn.config.opencl_device == before
+
+
+@pytest.mark.parametrize("choice", ["0:0:0", "0:99", "99:0"])
+def test_numbers_that_name_no_device_list_the_devices(choice):
+    from symnb.backends.opencl.device import NoOpenCLDevice
+    from symnb.backends.opencl.launch import pyopencl
+    from symnb.backends.opencl.runtime import chosen_device
+
+    with pytest.raises(NoOpenCLDevice, match=f"{choice!r} names no device; the devices are"):
+        chosen_device(pyopencl(), choice)
 
 
 def mlp_accuracy(backend: str, steps: int = 30) -> tuple[float, float]:

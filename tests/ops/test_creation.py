@@ -69,6 +69,16 @@ def test_full_like_casts_the_value_to_the_dtype(rng, backend):
     check(run_on(lambda x: sn.full_like(x, 1, dtype="int8"), f, backend=backend), np.ones(4, "i1"))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int16"])
+def test_full_of_a_symbolic_fill_casts_it_to_the_dtype(rng, dtype, backend):
+    """A symbolic fill with a dtype raised a TypeError saying to use sn.stack."""
+    a = random_array(rng, (2, 3), "float64")
+    got = run_on(lambda v: sn.full((3, 4), v.sum(), dtype=dtype), a, backend=backend)
+    check(got, np.full((3, 4), a.sum(), dtype=dtype))
+    v = sn.tensor("v", shape=(2, 3))
+    assert sn.full((3, 4), v.sum(), dtype=dtype).type == sn.TensorType(dtype, (3, 4))
+
+
 def test_shapes_from_symbolic_sizes(rng, backend):
     a = random_array(rng, (3, 5), "float64")
     check(run_on(lambda x: sn.zeros(x.shape), a, backend=backend), np.zeros((3, 5)))

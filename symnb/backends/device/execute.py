@@ -36,15 +36,18 @@ from symnb.control.loop import run_loop
 
 
 class Call:
-    """One call's state: the runtime, its status flag, the linker's caches of kernel
-    arguments and uploaded constants, whether steps run on the host only, and the timings."""
+    """One call's state: the runtime, its own status flag (``flag``, a device array no other
+    call holds: calls from several threads run at once, and one that declines must not set,
+    zero or free another's), the linker's caches of kernel arguments and uploaded
+    constants, whether steps run on the host only, and the timings."""
 
-    def __init__(self, linker, host_only: bool = False, profiled: bool = False, status=None):
+    def __init__(self, linker, host_only: bool = False, profiled: bool = False, flag=None):
         self.linker, self.runtime, self.host_only = linker, linker.runtime, host_only
         if host_only:
-            self.status = None
+            self.flag = None
         else:
-            self.status = linker.status_flag() if status is None else status
+            self.flag = linker.status_flag() if flag is None else flag
+        self.status = None if self.flag is None else self.flag.buffer
         self.records: list | None = [] if profiled else None
         # slot -> its host value's copy on the device, in this run of the plan (a loop's
         # body is run by a call of its own each step: its slots hold new values each step)
@@ -54,7 +57,7 @@ class Call:
         """A call of another linker's plan (a loop's step, a copy) within this one: the
         same status flag (a kernel of it that declines reruns this whole call on the host),
         untimed (the loop is one record)."""
-        return Call(linker, self.host_only, status=self.status)
+        return Call(linker, self.host_only, flag=self.flag)
 
     def host(self, value):
         return value.to_host() if isinstance(value, DeviceArray) else value

@@ -107,7 +107,7 @@ class DeviceLinker(KernelLinker):
         self._constants: dict = {}
         self._small: dict = {}
         self._args: dict = {}
-        self._status = None
+        self._flags: list = []  # zeroed status flags no call holds (``status_flag``)
         self._dense: dict = {}  # (dtype, ndim) -> the linker of a copy kernel (``dense``)
         library = self.runtime.product_library()
         for info in self.kernels:
@@ -216,9 +216,9 @@ class DeviceLinker(KernelLinker):
         try:
             outputs = execute.run(call, self.plan, leaf_values)
             if profiled:  # each result's copy timed on its own, after the flag
-                results = None if self._declined() else self._results(call, outputs)
+                results = None if self._declined(call) else self._results(call, outputs)
             else:
-                results = self._fetch(outputs)
+                results = self._fetch(call, outputs)
         except BaseException:
             self._settle()
             raise
@@ -228,18 +228,17 @@ class DeviceLinker(KernelLinker):
             results = self._results(call, outputs)
         return results, call.records or []
 
-    def _fetch(self, outputs: list) -> list | None:
+    def _fetch(self, call, outputs: list) -> list | None:
         """The first ``n_results`` on the host and the rest as they are, after one
-        synchronisation: the status flag and the results are read behind the kernels
+        synchronisation: the call's status flag and the results are read behind the kernels
         together. None when a kernel declined (the call runs again on the host)."""
-        flag = self.runtime.read(self._status.buffer, 4)
+        flag = self.runtime.read(call.status, 4)
         finish = [
             value.read() if i < self.n_results and isinstance(value, DeviceArray) else None
             for i, value in enumerate(outputs)
         ]
         self.runtime.synchronize()
-        if flag.view(np.int32)[0]:
-            self._status = None
+        if self._flag_set(call, flag):
             return None
         return [value if done is None else done() for value, done in zip(outputs, finish)]
 
@@ -264,18 +263,26 @@ class DeviceLinker(KernelLinker):
                     call.records.append((_Download(node), seconds, results[i].nbytes))
         return results
 
-    def _declined(self) -> bool:
-        """Whether a kernel of this call declined (reads the status flag: waits once)."""
-        flag = self.runtime.download(self._status.buffer, 4).view(np.int32)[0]
-        if flag:
-            self._status = None
-        return bool(flag)
+    def _declined(self, call) -> bool:
+        """Whether a kernel of ``call`` declined (reads its status flag: waits once)."""
+        return self._flag_set(call, self.runtime.download(call.status, 4))
 
-    def status_flag(self) -> object:
-        """The status buffer kernels set when they decline (zeroed again after a decline)."""
-        if self._status is None:
-            self._status = self.runtime.to_device(np.zeros(1, np.int32))
-        return self._status.buffer
+    def _flag_set(self, call, flag: np.ndarray) -> bool:
+        """Whether ``flag`` (the call's status, read after its kernels) is set; a flag still
+        zero is free again for a later call (``status_flag``), a set one is dropped."""
+        if flag.view(np.int32)[0]:
+            return True
+        self._flags.append(call.flag)
+        return False
+
+    def status_flag(self) -> DeviceArray:
+        """A zeroed status flag (int32) for one call, which its kernels set when they
+        decline: a free one that a finished call left zero, else a new one. Never one a
+        running call holds (calls from several threads each read their own)."""
+        try:
+            return self._flags.pop()  # (atomic: threads may share a linker)
+        except IndexError:
+            return self.runtime.to_device(np.zeros(1, np.int32))
 
     def launch_args(self, step, space: tuple, arrays) -> object:
         """The launch ABI's integers for this layout, uploaded once per layout."""

@@ -143,10 +143,11 @@ def chosen_device(cl, choice: str):
         return usable_device(cl)
     found = candidates(cl)
     names = [f"{d.platform.name.strip()} / {d.name.strip()}" for d in found]
-    if ":" in choice and all(part.isdigit() for part in choice.split(":")):
-        p, d = (int(part) for part in choice.split(":"))
+    numbers = choice.split(":")
+    if len(numbers) > 1 and all(part.isdigit() for part in numbers):
+        p, d = (int(part) for part in numbers) if len(numbers) == 2 else (-1, -1)
         platforms = cl.get_platforms()
-        if p < len(platforms) and d < len(platforms[p].get_devices()):
+        if 0 <= p < len(platforms) and 0 <= d < len(platforms[p].get_devices()):
             return platforms[p].get_devices()[d]
     else:
         for device, name in zip(found, names):
