@@ -15,7 +15,7 @@ from symnb.backends.cuda import cublas
 from symnb.backends.cuda.cublas import OP_N, gemm_call, plain_product
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.runtime import LAUNCHERS, choose_launcher
-from symnb.backends.device.runtime import DeviceError
+from symnb.backends.device.runtime import DeviceError, DeviceOutOfMemory
 from symnb.backends.kernels.lowering import lower
 
 
@@ -173,7 +173,7 @@ def test_pycuda_runtime_packs_its_calls_like_pycuda_takes_them():
     launched = []
     runtime.launch(lambda *args, **sizes: launched.append((args, sizes)), 3, 64, ["a", "b"])
     assert launched == [(("a", "b"), {"block": (64, 1, 1), "grid": (3, 1, 1)})]
-    with pytest.raises(DeviceError, match="Fake GPU.*could not allocate"):
+    with pytest.raises(DeviceOutOfMemory, match="Fake GPU.*could not allocate 2,147,483,648"):
         runtime.alloc(1 << 31)
 
 

@@ -23,7 +23,13 @@ from symnb.backends.cuda import runtime as cuda_runtime
 from symnb.backends.cuda.linker import CUDALinker
 from symnb.backends.cuda.runtime import CUDARuntime, cuda_problem
 from symnb.backends.cuda.versions import version_problem
-from symnb.backends.device.runtime import DeviceArray, DeviceError, grid_of
+from symnb.backends.device.runtime import (
+    DeviceArray,
+    DeviceError,
+    DeviceOutOfMemory,
+    bucket_of,
+    grid_of,
+)
 from symnb.backends.kernels.lowering import lower
 from symnb.backends.schedule import gpu
 from symnb.backends.schedule.base import DeviceFacts
@@ -244,6 +250,24 @@ def test_debug_sync_names_the_node_whose_kernel_faulted(standin, monkeypatch):
     message = str(info.value)
     assert "cuCtxSynchronize after the launch returned CUDA_ERROR_ILLEGAL_ADDRESS" in message
     assert "test_cuda_setup.py" in message  # the user's line of the node
+
+
+# -- out of memory ------------------------------------------------------------------------------
+def test_out_of_memory_names_the_op_its_line_and_the_bytes_asked_for(standin):
+    driver = standin()
+    x = sn.vector("x", dtype="float32")
+    outer = x[:, None] * x[None, :]
+    f = sn.function([x], outer, backend="cuda")
+    f(np.ones(4, "float32"))  # a block for the pool to hand back before asking again
+    n = 3 << 16  # 144 GiB of float32, more than the stand-in's 16 GiB
+    with pytest.raises(DeviceOutOfMemory) as info:
+        f(np.ones(n, "float32"))
+    message, block = str(info.value), bucket_of(n * n * 4)
+    assert message.startswith("mul(") and "CUDA device Stand-in H200" in message
+    assert f"allocate {n * n * 4:,} bytes (its pool's block: {block:,}; cuMemAlloc " in message
+    assert "CUDA_ERROR_OUT_OF_MEMORY" in message and "use smaller batches" in message
+    assert "test_cuda_setup.py" in message and "outer = x[:, None] * x[None, :]" in message
+    assert driver.count("cuMemFree") >= 1  # the free blocks went back before it asked again
 
 
 # -- pycuda ---------------------------------------------------------------------------------------

@@ -13,7 +13,13 @@ import pytest
 
 import symnb as sn
 from symnb.backends.device import runtime as device_runtime
-from symnb.backends.device.runtime import DeviceArray, DeviceError, Pool, bucket_of
+from symnb.backends.device.runtime import (
+    DeviceArray,
+    DeviceError,
+    DeviceOutOfMemory,
+    Pool,
+    bucket_of,
+)
 from symnb.backends.plan import Transfer, View
 from tests.helpers import opencl_problem
 
@@ -192,7 +198,7 @@ def test_the_pool_reuses_freed_blocks_and_frees_them_when_memory_runs_out():
     def allocate(size):
         if full[0]:
             full[0] = False  # the pool gave its free blocks back: now it fits
-            raise DeviceError("out of memory")
+            raise DeviceOutOfMemory("the test's device", size, "out of memory", "use less")
         return bytearray(size)
 
     pool = Pool(allocate)
@@ -207,8 +213,27 @@ def test_the_pool_reuses_freed_blocks_and_frees_them_when_memory_runs_out():
     big = pool.take(3000)
     assert big.size == 3072 and pool.held == 0 and pool.allocations == 2
     full[0] = True
-    with pytest.raises(DeviceError):  # nothing held to give back: the driver's error
+    with pytest.raises(DeviceOutOfMemory) as info:  # nothing held to give back: refused
         pool.take(3000)
+    assert (info.value.nbytes, info.value.block) == (3000, 3072)  # asked for, and the block
+    assert str(info.value) == (
+        "the test's device could not allocate 3,000 bytes (its pool's block: 3,072; "
+        "out of memory); use less"
+    )
+
+
+def test_the_pool_hands_back_its_blocks_only_when_memory_runs_out():
+    asked = []
+
+    def allocate(size):
+        asked.append(size)
+        raise DeviceError("the context is gone")  # not a refusal for lack of memory
+
+    pool = Pool(allocate)
+    pool.give(1024, bytearray(1024))
+    with pytest.raises(DeviceError, match="the context is gone"):
+        pool.take(3000)
+    assert asked == [3072] and pool.held == 1024  # not asked again, the free block kept
 
 
 def test_the_pool_keeps_at_most_max_held_bytes(monkeypatch):

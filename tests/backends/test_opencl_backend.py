@@ -5,13 +5,14 @@ trains on PoCL to the same accuracy as on "c". (The op suite runs on "opencl" th
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends.device.runtime import DeviceArray, DeviceError
+from symnb.backends.device.runtime import DeviceArray, DeviceError, DeviceOutOfMemory, bucket_of
 from symnb.backends.opencl.runtime import current_runtime
 from symnb.backends.plan import Library, Transfer
 from tests.helpers import needs_c, opencl_problem
@@ -216,6 +217,30 @@ def test_calls_from_threads_each_read_their_own_status_flag():
     declined = [o for o in outcomes if not o[0]]
     assert len(declined) == 120
     assert all(o[1] != "value" and "out of" in o[2] for o in declined), declined[:3]
+
+
+def test_out_of_device_memory_names_the_op_its_line_and_the_bytes_asked_for():
+    n = math.isqrt(current_runtime().device.max_mem_alloc_size // 4) + 1024
+    nbytes = n * n * 4  # an n x n float32 past the largest buffer the device makes: refused
+    x = sn.vector("x", dtype="float32")  # at once, nothing allocated
+    W = sn.shared(np.zeros(3, "float32"), name="W")
+    outer = x[:, None] * x[None, :]
+    f = sn.function([x], outer, updates={W: W + 1}, backend="opencl")
+    with pytest.raises(DeviceOutOfMemory) as info:
+        f(np.ones(n, "float32"))
+    error = info.value
+    assert isinstance(error, DeviceError) and isinstance(error, RuntimeError)
+    assert (error.nbytes, error.block) == (nbytes, bucket_of(nbytes))
+    message = str(error)
+    assert message.startswith("mul(") and "failed: DeviceOutOfMemory: OpenCL device" in message
+    assert (
+        f"could not allocate {nbytes:,} bytes (its pool's block: {bucket_of(nbytes):,};" in message
+    )
+    assert "test_opencl_backend.py" in message and "outer = x[:, None] * x[None, :]" in message
+    assert str(pickle.loads(pickle.dumps(error))) == message
+    np.testing.assert_array_equal(W.get_value(), np.zeros(3))  # the failed call wrote nothing
+    np.testing.assert_array_equal(f(np.arange(2, dtype="float32")), [[0, 0], [0, 1]])
+    np.testing.assert_array_equal(W.get_value(), np.ones(3))
 
 
 def test_unknown_device_choice_lists_the_devices():

@@ -20,7 +20,7 @@ from symnb.backends.cuda import cublas, nvrtc
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.nvrtc import INSTALL, compile_for_device
 from symnb.backends.cuda.versions import driver_cuda, version_problem
-from symnb.backends.device.runtime import DeviceError, Runtime, device_facts
+from symnb.backends.device.runtime import DeviceError, DeviceOutOfMemory, Runtime, device_facts
 from symnb.config import config
 from symnb.errors import CompileError
 
@@ -126,10 +126,8 @@ class PyCUDARuntime(Runtime):
         try:
             return self.drv.mem_alloc(nbytes)
         except (self.drv.MemoryError, MemoryError) as exc:
-            raise DeviceError(
-                f"CUDA device {self.device_name} could not allocate {nbytes:,} "
-                f"bytes ({exc}); use smaller batches"
-            ) from None
+            device = f"CUDA device {self.device_name}"
+            raise DeviceOutOfMemory(device, nbytes, str(exc), "use smaller batches") from None
 
     def upload(self, array: np.ndarray):
         buffer = self.alloc(max(array.nbytes, 1))

@@ -31,7 +31,7 @@ from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.nvrtc import INSTALL, compile_for_device
 from symnb.backends.cuda.pycuda_runtime import PyCUDARuntime
 from symnb.backends.cuda.versions import bindings_version, driver_cuda, version_problem
-from symnb.backends.device.runtime import DeviceError, Runtime, device_facts
+from symnb.backends.device.runtime import DeviceError, DeviceOutOfMemory, Runtime, device_facts
 from symnb.config import config
 from symnb.errors import CompileError
 
@@ -243,9 +243,11 @@ class CUDARuntime(Runtime):
         try:
             return _Allocation(self, self.check(self.cu.cuMemAlloc(nbytes), "cuMemAlloc"))
         except CUDAError as exc:
+            device = f"CUDA device {self.device_name}"
+            if exc.name == "CUDA_ERROR_OUT_OF_MEMORY":
+                raise DeviceOutOfMemory(device, nbytes, str(exc), "use smaller batches") from None
             raise DeviceError(
-                f"CUDA device {self.device_name} could not allocate {nbytes:,} "
-                f"bytes ({exc}); use smaller batches"
+                f"{device} could not allocate {nbytes:,} bytes ({exc}); use smaller batches"
             ) from None
 
     def upload(self, array: np.ndarray):

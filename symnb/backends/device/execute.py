@@ -18,7 +18,12 @@ import numpy as np
 from symnb.backends import execute
 from symnb.backends.device import layouts
 from symnb.backends.device.loop import DeviceMemory
-from symnb.backends.device.runtime import DeviceArray, DeviceError, launch_kernel
+from symnb.backends.device.runtime import (
+    DeviceArray,
+    DeviceError,
+    DeviceOutOfMemory,
+    launch_kernel,
+)
 from symnb.backends.device.transfers import HOST_VIEWS
 from symnb.backends.kernels.ir import Contract, Map
 from symnb.backends.plan import (
@@ -114,6 +119,11 @@ def run(call: Call, plan, leaf_values: list) -> list:
 def run_step(call: Call, step, slots: list) -> None:
     try:
         (HOST_ONLY if call.host_only else EXECUTE)[type(step)](call, step, slots)
+    except DeviceOutOfMemory as exc:
+        if exc.node is not None:  # named by a step of a loop's body
+            raise
+        message = execute.failure_message(step.node, exc)
+        raise exc.at(step.node, message) from exc.__cause__
     except DeviceError:
         raise
     except Exception as exc:

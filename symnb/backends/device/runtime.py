@@ -29,6 +29,38 @@ class DeviceError(SymnbError, RuntimeError):
     not build); the message names the device and the op."""
 
 
+class DeviceOutOfMemory(DeviceError):
+    """A device refused an allocation (its memory is full, or one buffer past its limit): a
+    DeviceError of its own, so a program can catch it and try smaller batches. ``nbytes``:
+    the bytes the step asked for; ``block``: what the pool asked the driver for (its block
+    size, ``bucket_of``); ``node``: the op whose step asked, once the executor named it."""
+
+    def __init__(self, device: str, nbytes: int, reason: str, hint: str, block: int = 0):
+        super().__init__(device, nbytes, reason, hint, block)  # (a pickled copy is made again)
+        self.device, self.nbytes, self.reason, self.hint = device, nbytes, reason, hint
+        self.block = block or nbytes
+        self.node, self.named = None, ""
+
+    def asked(self, nbytes: int) -> DeviceOutOfMemory:
+        """This refusal of a pool block, as one of the ``nbytes`` a step asked for."""
+        return DeviceOutOfMemory(self.device, nbytes, self.reason, self.hint, self.block)
+
+    def at(self, node, message: str) -> DeviceOutOfMemory:
+        """This refusal with ``message`` naming the ``node`` that asked (and the user's line)."""
+        named = DeviceOutOfMemory(*self.args)
+        named.node, named.named = node, message
+        return named
+
+    def __str__(self):
+        if self.named:
+            return self.named
+        block = f"its pool's block: {self.block:,}; " if self.block != self.nbytes else ""
+        return (
+            f"{self.device} could not allocate {self.nbytes:,} bytes ({block}{self.reason}); "
+            + self.hint
+        )
+
+
 class Runtime:
     """What a device API supplies (see the module docstring). ``label``: "OpenCL" or
     "CUDA"; ``device_name``: the device, for cards and errors; ``float64``: whether kernels
@@ -198,7 +230,7 @@ class Pool:
     free one of the size or asks the driver (``allocate``); a buffer goes back when the
     last array reading it goes (``Lease``). ``allocations``: the driver's, counted; where
     the driver has no memory left, the free blocks are handed back and the driver asked
-    again."""
+    again; a refusal then says how many bytes were asked for (``DeviceOutOfMemory``)."""
 
     def __init__(self, allocate):
         self.allocate, self.free, self.held = allocate, {}, 0
@@ -215,14 +247,22 @@ class Pool:
             self.held -= size
             return Lease(self, size, buffer)
         try:
-            buffer = self.allocate(size)
-        except DeviceError:
+            buffer = self.new_block(size)
+        except DeviceOutOfMemory as exc:
+            raise exc.asked(nbytes) from exc.__cause__
+        self.allocations += 1
+        return Lease(self, size, buffer)
+
+    def new_block(self, size: int):
+        """A block from the driver; where it has no memory left, the free blocks go back to
+        it and it is asked again."""
+        try:
+            return self.allocate(size)
+        except DeviceOutOfMemory:
             if not self.held:
                 raise
             self.release()
-            buffer = self.allocate(size)
-        self.allocations += 1
-        return Lease(self, size, buffer)
+            return self.allocate(size)
 
     def give(self, size: int, buffer) -> None:
         if self.held + size <= MAX_HELD:

@@ -16,7 +16,13 @@ import threading
 import numpy as np
 
 from symnb.backends.compiledir import compiledir, private_dir
-from symnb.backends.device.runtime import DeviceError, Runtime, device_facts, forked
+from symnb.backends.device.runtime import (
+    DeviceError,
+    DeviceOutOfMemory,
+    Runtime,
+    device_facts,
+    forked,
+)
 from symnb.backends.opencl.device import NoOpenCLDevice, candidates, usable_device
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.opencl.launch import pyopencl
@@ -105,11 +111,18 @@ class OpenCLRuntime(Runtime):
         self.queue.finish()
 
     def out_of_memory(self, nbytes: int, exc) -> DeviceError:
-        return DeviceError(
-            f"OpenCL device {self.device_name} could not allocate {nbytes:,} "
-            f"bytes ({exc}); use smaller batches or another device "
-            "(sn.config.opencl_device)"
-        )
+        """The driver's refusal of a buffer of ``nbytes``: a DeviceOutOfMemory where it had
+        no room (``NO_ROOM``: also a buffer past the device's limit on one allocation)."""
+        device = f"OpenCL device {self.device_name}"
+        hint = "use smaller batches or another device (sn.config.opencl_device)"
+        if getattr(exc, "code", None) in NO_ROOM:
+            return DeviceOutOfMemory(device, nbytes, str(exc), hint)
+        return DeviceError(f"{device} could not allocate {nbytes:,} bytes ({exc}); {hint}")
+
+
+#: OpenCL's codes for an allocation it has no room for: MEM_OBJECT_ALLOCATION_FAILURE,
+#: OUT_OF_RESOURCES, OUT_OF_HOST_MEMORY, INVALID_BUFFER_SIZE (past max_mem_alloc_size)
+NO_ROOM = (-4, -5, -6, -61)
 
 
 #: the processes that opened an OpenCL context (a fork's child inherits the list)
