@@ -43,6 +43,8 @@ from symnb.core.upcast import Float64Warning  # noqa: F401 - a float64 shared in
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import (
     ArgumentError,
+    DeviceError,
+    DeviceOutOfMemory,
     DTypeError,
     GraphError,
     InputError,
@@ -101,6 +103,8 @@ def eval(var, inputs=None, backend="py"):  # noqa: A001 - mirrors var.eval
 __all__ = [
     "ArgumentError",
     "Constant",
+    "DeviceError",
+    "DeviceOutOfMemory",
     "DTypeError",
     "Function",
     "Graph",

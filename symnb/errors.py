@@ -102,6 +102,43 @@ class CompileError(SymnbError, RuntimeError):
     message has its output and the numbered source."""
 
 
+class DeviceError(SymnbError, RuntimeError):
+    """A device could not do what a step asked (no driver, out of memory, a kernel that does
+    not build); the message names the device and the op."""
+
+
+class DeviceOutOfMemory(DeviceError):
+    """A device refused an allocation (its memory is full, or one buffer past its limit): a
+    DeviceError of its own, so a program can catch it and try smaller batches. ``nbytes``:
+    the bytes the step asked for; ``block``: what the pool asked the driver for (its block
+    size, ``bucket_of``); ``node``: the op whose step asked, once the executor named it."""
+
+    def __init__(self, device: str, nbytes: int, reason: str, hint: str, block: int = 0):
+        super().__init__(device, nbytes, reason, hint, block)  # (a pickled copy is made again)
+        self.device, self.nbytes, self.reason, self.hint = device, nbytes, reason, hint
+        self.block = block or nbytes
+        self.node, self.named = None, ""
+
+    def asked(self, nbytes: int) -> DeviceOutOfMemory:
+        """This refusal of a pool block, as one of the ``nbytes`` a step asked for."""
+        return DeviceOutOfMemory(self.device, nbytes, self.reason, self.hint, self.block)
+
+    def at(self, node, message: str) -> DeviceOutOfMemory:
+        """This refusal with ``message`` naming the ``node`` that asked (and the user's line)."""
+        named = DeviceOutOfMemory(*self.args)
+        named.node, named.named = node, message
+        return named
+
+    def __str__(self):
+        if self.named:
+            return self.named
+        block = f"its pool's block: {self.block:,}; " if self.block != self.nbytes else ""
+        return (
+            f"{self.device} could not allocate {self.nbytes:,} bytes ({block}{self.reason}); "
+            + self.hint
+        )
+
+
 def numbered(source: str) -> str:
     """``source`` with line numbers, as compile errors show it."""
     return "\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), 1))

@@ -15,7 +15,7 @@ import numpy as np
 
 from symnb.backends import default_backend, fall_back, phases
 from symnb.backends.c.compiler import CompilerUnusable
-from symnb.backends.device.runtime import DeviceArray, DeviceError
+from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.loop import bodies_rewritten
 from symnb.backends.plan import fresh_outputs, may_alias
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
@@ -36,7 +36,7 @@ from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import GraphError, InputError, ReentrantCallError
+from symnb.errors import DeviceError, GraphError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ from symnb.backends.cuda import cublas, nvrtc
 from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.nvrtc import INSTALL, compile_for_device
 from symnb.backends.cuda.versions import driver_cuda, version_problem
-from symnb.backends.device.runtime import DeviceError, DeviceOutOfMemory, Runtime, device_facts
+from symnb.backends.device.runtime import Runtime, device_facts
 from symnb.config import config
-from symnb.errors import CompileError
+from symnb.errors import CompileError, DeviceError, DeviceOutOfMemory
 
 
 def pycuda_driver():

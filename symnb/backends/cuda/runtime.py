@@ -31,9 +31,9 @@ from symnb.backends.cuda.dialect import CUDADialect
 from symnb.backends.cuda.nvrtc import INSTALL, compile_for_device
 from symnb.backends.cuda.pycuda_runtime import PyCUDARuntime
 from symnb.backends.cuda.versions import bindings_version, driver_cuda, version_problem
-from symnb.backends.device.runtime import DeviceError, DeviceOutOfMemory, Runtime, device_facts
+from symnb.backends.device.runtime import Runtime, device_facts
 from symnb.config import config
-from symnb.errors import CompileError
+from symnb.errors import CompileError, DeviceError, DeviceOutOfMemory
 
 LAUNCHERS = ("cuda-python", "pycuda")
 #: what a driver error met while starting means, and what to do about it

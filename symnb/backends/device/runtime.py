@@ -18,47 +18,10 @@ from symnb.backends.kernels.ir import Map, Reduce
 from symnb.backends.render.source import render_program
 from symnb.backends.schedule import gpu
 from symnb.backends.schedule.base import DeviceFacts
-from symnb.errors import SymnbError
+from symnb.errors import DeviceError, DeviceOutOfMemory  # noqa: F401 - raised by runtimes
 
 #: built kernels a runtime keeps for later functions (past it, it starts again empty)
 MAX_BUILT = 16384
-
-
-class DeviceError(SymnbError, RuntimeError):
-    """A device could not do what a step asked (no driver, out of memory, a kernel that does
-    not build); the message names the device and the op."""
-
-
-class DeviceOutOfMemory(DeviceError):
-    """A device refused an allocation (its memory is full, or one buffer past its limit): a
-    DeviceError of its own, so a program can catch it and try smaller batches. ``nbytes``:
-    the bytes the step asked for; ``block``: what the pool asked the driver for (its block
-    size, ``bucket_of``); ``node``: the op whose step asked, once the executor named it."""
-
-    def __init__(self, device: str, nbytes: int, reason: str, hint: str, block: int = 0):
-        super().__init__(device, nbytes, reason, hint, block)  # (a pickled copy is made again)
-        self.device, self.nbytes, self.reason, self.hint = device, nbytes, reason, hint
-        self.block = block or nbytes
-        self.node, self.named = None, ""
-
-    def asked(self, nbytes: int) -> DeviceOutOfMemory:
-        """This refusal of a pool block, as one of the ``nbytes`` a step asked for."""
-        return DeviceOutOfMemory(self.device, nbytes, self.reason, self.hint, self.block)
-
-    def at(self, node, message: str) -> DeviceOutOfMemory:
-        """This refusal with ``message`` naming the ``node`` that asked (and the user's line)."""
-        named = DeviceOutOfMemory(*self.args)
-        named.node, named.named = node, message
-        return named
-
-    def __str__(self):
-        if self.named:
-            return self.named
-        block = f"its pool's block: {self.block:,}; " if self.block != self.nbytes else ""
-        return (
-            f"{self.device} could not allocate {self.nbytes:,} bytes ({block}{self.reason}); "
-            + self.hint
-        )
 
 
 class Runtime:
