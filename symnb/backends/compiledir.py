@@ -33,6 +33,7 @@ import getpass
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import stat
 import tempfile
@@ -155,8 +156,14 @@ def _check_dir_info(path: str, info: os.stat_result) -> None:
         raise CompileDirError(
             f"the compile directory {path} is writable by group or others (mode "
             f"{stat.S_IMODE(info.st_mode):o}): anyone could plant code in it; run "
-            f"'chmod 700 {path}' after checking its contents, or {HOW}"
+            f"{command('chmod', '700', path)} after checking its contents, or {HOW}"
         )
+
+
+def command(*words: str) -> str:
+    """A shell command the user is told to run, each word quoted where the shell needs it
+    (a path with a space pasted unquoted would be two paths)."""
+    return shlex.join(words)
 
 
 def check_ancestors(path: str) -> None:
@@ -177,7 +184,8 @@ def check_ancestors(path: str) -> None:
                     f"the compile directory {path} is not safe: {who} may rename {child} in "
                     f"{parent}, and so put a directory of theirs in its place, whose code "
                     f"would run in your process; {HOW} whose parents only you (or root) may "
-                    f"change, or 'chmod +t {parent}' if it is a shared directory like /tmp"
+                    f"change, or run {command('chmod', '+t', parent)} if it is a shared "
+                    "directory like /tmp"
                 )
             child = parent
 
@@ -336,7 +344,7 @@ def unwritable(path: str, exc: OSError) -> CompileDirError:
         )
     return CompileDirError(
         f"cannot write {path} in the compile directory {top} ({type(exc).__name__}: "
-        f"{exc.strerror or exc}); run 'chmod -R u+rwX {top}', or {HOW}"
+        f"{exc.strerror or exc}); run {command('chmod', '-R', 'u+rwX', top)}, or {HOW}"
     )
 
 
