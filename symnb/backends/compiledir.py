@@ -41,7 +41,7 @@ import time
 
 from symnb.config import config
 from symnb.core.source import warn_at_user
-from symnb.errors import SymnbError
+from symnb.errors import CompileDirError, SymnbError
 
 MAKE_TRIES = 3  # makes of a directory another process keeps removing, before giving up
 STALE_SECONDS = 600  # a temporary file this old belongs to a compile that was killed
@@ -61,11 +61,6 @@ OWNERS = hasattr(os, "geteuid")
 #: files are opened relative to a checked descriptor of their directory (POSIX); where
 #: ``os.open`` takes no ``dir_fd`` (Windows), by path, a link still refused
 DIR_FDS = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
-
-
-class CompileDirError(SymnbError, PermissionError):
-    """The compile directory is not safe to load code from (owner, mode, a link, an
-    ancestor another user may rename), or cannot be written."""
 
 
 def compiledir() -> str:
