@@ -11,7 +11,10 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from symnb import flags
+from symnb.errors import ArgumentError
 
 
 def quiet(iterable: Iterable, total: int | None = None, label: str = ""):
@@ -21,7 +24,9 @@ def quiet(iterable: Iterable, total: int | None = None, label: str = ""):
 
 @dataclass
 class Config:
-    """Settings users may change at run time: ``sn.config.floatX = "float32"``."""
+    """Settings users may change at run time: ``sn.config.floatX = "float32"``. A value is
+    checked when set: a bool setting takes True or False only (text is SYMNB_FLAGS's to
+    parse), ``cc`` and ``compiledir`` a str or a path-like object (kept as its str)."""
 
     floatX: str = "float64"  # noqa: N815 - Theano's spelling, kept for course material
     #: where compiled kernels are cached; "" means $SYMNB_COMPILEDIR, else ~/.cache/symnb (or
@@ -89,6 +94,15 @@ class Config:
             raise ValueError(
                 f"config.{name} must be {', '.join(spelled[:-1])} or {spelled[-1]}, not {value!r}"
             )
+        if name in BOOLS:
+            value = _checked_bool(name, value)
+        if name in PATHS:
+            value = _checked_path(name, value)
+        if name == "progress" and not callable(value):
+            raise ArgumentError(
+                "config.progress must be callable as progress(iterable, total, label) "
+                f"(sn.progress, symnb.config.quiet), not {value!r}"
+            )
         if name == "threads" and not (value is None or _is_count(value)):
             raise ValueError(
                 "config.threads must be None (the thread policy) or a number of threads of "
@@ -143,6 +157,28 @@ def _unknown(name: str) -> str:
     return f"sn.config has no setting {name!r}; the settings are {', '.join(sorted(known))}"
 
 
+def _checked_bool(name: str, value) -> bool:
+    """A bool setting's value: True or False (NumPy's too), never a truth value taken from
+    another object, as ``"false"`` would be true (SYMNB_FLAGS parses text; code writes
+    False)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ArgumentError(f"config.{name} must be True or False, not {value!r}")
+
+
+def _checked_path(name: str, value) -> str:
+    """A path setting's value as a str: a str, or a path-like object (``pathlib.Path``)
+    made one, so what reads it (the compiler's lookup, the compile directory's checks)
+    always has text."""
+    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if isinstance(path, str):
+        return path
+    raise ArgumentError(
+        f"config.{name} must be a path (a str or a pathlib.Path; {PATHS[name]}), not "
+        f"{value!r} of type {type(value).__name__}"
+    )
+
+
 def _is_size(value) -> bool:
     """A real number of at least 0, not a bool (NaN is not one)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0
@@ -162,15 +198,23 @@ def _is_count(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
 
 
-#: the values some fields may take (the backends are symnb.backends.LINKERS; a test keeps
-#: the two lists equal)
+#: the values some fields may take (the backends are symnb.backends.LINKERS, the launchers
+#: symnb.backends.cuda.runtime.LAUNCHERS; tests keep the lists equal)
 CHOICES = {
     "floatX": ("float16", "float32", "float64"),
     "backend": ("", "c", "py", "opencl", "cuda"),
     "optimize": ("fast", "stable", "none"),
     "device_loops": ("device", "auto", "host"),
+    "cuda_launcher": ("", "cuda-python", "pycuda"),
 }
-QUOTED = ("backend", "optimize", "device_loops")
+QUOTED = ("backend", "optimize", "device_loops", "cuda_launcher")
+#: the settings that name a file or directory, and what their "" means
+PATHS = {
+    "cc": '"" is $CC, else cc, gcc or clang',
+    "compiledir": '"" is $SYMNB_COMPILEDIR, else ~/.cache/symnb',
+}
+#: the settings that are True or False (a test keeps this the fields declared bool)
+BOOLS = ("openmp", "verify_rewrites", "c_runner", "loop_products_on_one_thread", "cuda_debug_sync")
 #: field -> functions called with its new value when it is set (``watch``)
 WATCHERS: dict[str, list[Callable]] = {}
 

@@ -139,6 +139,13 @@ class DeviceOutOfMemory(DeviceError):
         )
 
 
+class CompileDirError(SymnbError, PermissionError):
+    """The compile directory is not safe to load code from (its owner or mode, a link, an
+    ancestor another user may rename), or cannot be written: the message names the
+    directory and the fix. Defined here, not with the compile directory, so that programs
+    catch it by a public name (``sn.errors.CompileDirError``)."""
+
+
 def numbered(source: str) -> str:
     """``source`` with line numbers, as compile errors show it."""
     return "\n".join(f"{i:4d}  {line}" for i, line in enumerate(source.splitlines(), 1))

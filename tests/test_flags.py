@@ -16,7 +16,10 @@ import pytest
 import symnb as sn
 from symnb import flags
 from symnb.backends import LINKERS
-from symnb.config import CHOICES, Config
+from symnb.backends.c.compiler import find_compiler
+from symnb.backends.cuda.runtime import LAUNCHERS
+from symnb.config import BOOLS, CHOICES, Config
+from symnb.errors import ArgumentError
 from tests.helpers import run_python
 
 SHOW = (
@@ -217,3 +220,58 @@ def test_the_version_is_read_from_pyproject_in_an_uninstalled_tree(tmp_path):
     )
     assert _from_pyproject(tmp_path / "pyproject.toml") == "1.2.3"
     assert _from_pyproject(tmp_path / "missing.toml") == UNKNOWN
+
+
+@pytest.mark.parametrize("name", ["openmp", "c_runner", "verify_rewrites", "cuda_debug_sync"])
+@pytest.mark.parametrize("wrong", ["false", "no", 0, 1, None])
+def test_a_bool_setting_takes_only_true_or_false(name, wrong):
+    """``sn.config.openmp = "false"`` was taken as true (``bool("false")``)."""
+    settings = Config()
+    before = getattr(settings, name)
+    with pytest.raises(ArgumentError, match=rf"config.{name} must be True or False, not {wrong!r}"):
+        setattr(settings, name, wrong)
+    assert getattr(settings, name) is before
+    setattr(settings, name, np.bool_(not before))  # NumPy's bool is one, stored as Python's
+    assert getattr(settings, name) is (not before)
+
+
+def test_the_bool_settings_are_the_fields_declared_bool():
+    assert set(BOOLS) == {f.name for f in fields(Config) if f.type in (bool, "bool")}
+
+
+@pytest.mark.parametrize("name", ["cc", "compiledir"])
+def test_a_path_setting_takes_a_path_and_keeps_its_text(name, tmp_path):
+    """``sn.config.cc = pathlib.Path(...)`` failed in the compiler's lookup (AttributeError:
+    no ``strip``); ``compiledir = 5`` at the first compile, naming neither setting nor value."""
+    settings = Config()
+    setattr(settings, name, tmp_path / "x")
+    assert getattr(settings, name) == str(tmp_path / "x")
+    assert type(getattr(settings, name)) is str
+    for wrong in (5, None, b"/usr/bin/gcc", ["gcc"]):
+        with pytest.raises(ArgumentError, match=rf"config.{name} must be a path .* of type"):
+            setattr(settings, name, wrong)
+    assert getattr(settings, name) == str(tmp_path / "x")
+
+
+def test_a_pathlib_compiler_compiles(monkeypatch):
+    cc = find_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setattr(sn.config, "cc", Path(cc))
+    assert find_compiler() == cc
+    x = sn.vector("x")
+    f = sn.function([x], sn.exp(x) + 1, backend="c")
+    np.testing.assert_allclose(f(np.ones(3)), np.exp(np.ones(3)) + 1)
+
+
+def test_the_progress_setting_and_the_launcher_are_checked():
+    settings = Config()
+    with pytest.raises(ArgumentError, match="config.progress must be callable.*not None"):
+        settings.progress = None
+    with pytest.raises(ValueError, match="config.cuda_launcher must be '', 'cuda-python' or"):
+        settings.cuda_launcher = "cupy"
+    settings.cuda_launcher = "pycuda"
+
+
+def test_the_launcher_choices_are_the_launchers_there_are():
+    assert set(CHOICES["cuda_launcher"]) == set(LAUNCHERS) | {""}

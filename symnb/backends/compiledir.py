@@ -33,6 +33,7 @@ import getpass
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import stat
 import tempfile
@@ -40,7 +41,7 @@ import time
 
 from symnb.config import config
 from symnb.core.source import warn_at_user
-from symnb.errors import SymnbError
+from symnb.errors import CompileDirError, SymnbError
 
 MAKE_TRIES = 3  # makes of a directory another process keeps removing, before giving up
 STALE_SECONDS = 600  # a temporary file this old belongs to a compile that was killed
@@ -60,11 +61,6 @@ OWNERS = hasattr(os, "geteuid")
 #: files are opened relative to a checked descriptor of their directory (POSIX); where
 #: ``os.open`` takes no ``dir_fd`` (Windows), by path, a link still refused
 DIR_FDS = os.open in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
-
-
-class CompileDirError(SymnbError, PermissionError):
-    """The compile directory is not safe to load code from (owner, mode, a link, an
-    ancestor another user may rename), or cannot be written."""
 
 
 def compiledir() -> str:
@@ -155,8 +151,14 @@ def _check_dir_info(path: str, info: os.stat_result) -> None:
         raise CompileDirError(
             f"the compile directory {path} is writable by group or others (mode "
             f"{stat.S_IMODE(info.st_mode):o}): anyone could plant code in it; run "
-            f"'chmod 700 {path}' after checking its contents, or {HOW}"
+            f"{command('chmod', '700', path)} after checking its contents, or {HOW}"
         )
+
+
+def command(*words: str) -> str:
+    """A shell command the user is told to run, each word quoted where the shell needs it
+    (a path with a space pasted unquoted would be two paths)."""
+    return shlex.join(words)
 
 
 def check_ancestors(path: str) -> None:
@@ -177,7 +179,8 @@ def check_ancestors(path: str) -> None:
                     f"the compile directory {path} is not safe: {who} may rename {child} in "
                     f"{parent}, and so put a directory of theirs in its place, whose code "
                     f"would run in your process; {HOW} whose parents only you (or root) may "
-                    f"change, or 'chmod +t {parent}' if it is a shared directory like /tmp"
+                    f"change, or run {command('chmod', '+t', parent)} if it is a shared "
+                    "directory like /tmp"
                 )
             child = parent
 
@@ -336,7 +339,7 @@ def unwritable(path: str, exc: OSError) -> CompileDirError:
         )
     return CompileDirError(
         f"cannot write {path} in the compile directory {top} ({type(exc).__name__}: "
-        f"{exc.strerror or exc}); run 'chmod -R u+rwX {top}', or {HOW}"
+        f"{exc.strerror or exc}); run {command('chmod', '-R', 'u+rwX', top)}, or {HOW}"
     )
 
 

@@ -16,6 +16,7 @@ file. Nothing is versioned by hand: a change in any input is a new key.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import dataclasses
@@ -30,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from symnb.backends import phases
-from symnb.backends.c import compiler, forks, platforms, threads
+from symnb.backends.c import compiler, compiler_runs, forks, platforms, threads
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     CompileDirError,
     compiledir,
@@ -66,6 +67,7 @@ CACHE_NAME = re.compile(
     r"([0-9a-f]{32}\.(entry|c)|lib-[0-9a-f]{32}\.(?:so|dylib|dll)|(compiler|flags)-[0-9a-f]{16}\.txt)"
     r"(\.[0-9]+\.[0-9a-f]{8}\.tmp)?"
 )
+STOP_WAIT = 5  # seconds a stopped compile waits for its workers to clean up, at most
 TRIES = 3  # compiles of one kernel while other processes clear the cache, before giving up
 
 _loaded: dict[str, object] = {}
@@ -307,17 +309,38 @@ def _compile_batches(sources: list[str], unprobed: tuple[str, ...] = ()) -> None
     if len(keyed) == 1:
         _compile_batch(batches[0], unprobed)
     else:
-        record = phases.current()  # the compiler runs' threads report to the caller's log
-
-        def compile_batch(batch):
-            with phases.joined(record):
-                return _compile_batch(batch, unprobed)
-
-        with ThreadPoolExecutor(min(len(batches), cores)) as pool:
-            built = pool.map(compile_batch, batches)
-            done = (kernel for batch in built for kernel in batch)
-            list(config.progress(done, total=len(keyed), label="compiling kernels"))
+        _compile_in_parallel(batches, min(len(batches), cores), len(keyed), unprobed)
     stats.compiles += len(keyed)
+
+
+def _compile_in_parallel(batches: list, workers: int, kernels: int, unprobed: tuple) -> None:
+    """The batches on ``workers`` threads. A batch's error waits for the others (they are
+    cached, and a retry compiles only what is missing); an interrupt (Ctrl-C, SystemExit)
+    kills every compiler run of the batches and cancels those not started, instead of
+    waiting for them (up to ``compiler.COMPILE_TIMEOUT`` each); the workers then remove
+    their temporary files (``_build_once``) within ``STOP_WAIT`` s, before it is raised."""
+    record = phases.current()  # the compiler runs' threads report to the caller's log
+    runs = compiler_runs.Runs()
+
+    def compile_batch(batch):
+        with phases.joined(record), compiler_runs.tracked(runs):
+            return _compile_batch(batch, unprobed)
+
+    pool = ThreadPoolExecutor(workers)
+    futures: list[concurrent.futures.Future] = []
+    try:
+        futures += [pool.submit(compile_batch, batch) for batch in batches]
+        done = (kernel for future in futures for kernel in future.result())
+        list(config.progress(done, total=kernels, label="compiling kernels"))
+    except Exception:
+        pool.shutdown()
+        raise
+    except BaseException:
+        runs.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        concurrent.futures.wait(futures, timeout=STOP_WAIT)
+        raise
+    pool.shutdown()
 
 
 def _cores() -> int:

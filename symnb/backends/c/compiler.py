@@ -29,13 +29,12 @@ import os
 import platform
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 
 from symnb.backends import phases
-from symnb.backends.c import platforms, threads
+from symnb.backends.c import compiler_runs, platforms, threads
 from symnb.backends.compiledir import kernel_dir, read_regular, write_private
 from symnb.config import config
 from symnb.errors import CompileError, numbered
@@ -567,7 +566,9 @@ def run_compiler(
 ) -> subprocess.CompletedProcess:
     """Run a compiler command, its output captured; a CompileError naming the compiler when it
     does not start, or when it runs past ``timeout`` seconds (then it is killed with its
-    process group: the driver's cc1, as and ld hold its pipes open)."""
+    process group: the driver's cc1, as and ld hold its pipes open). In a worker thread of a
+    parallel compile, the process is recorded (``compiler_runs``), so that an interrupt of the
+    thread waiting for the compile kills it too."""
     posix = os.name == "posix"
     try:
         process = subprocess.Popen(
@@ -580,10 +581,13 @@ def run_compiler(
         )
     except OSError as exc:
         raise CompileError(f"the C compiler {cmd[0]} does not run: {exc}") from None
+    runs = compiler_runs.current()
     try:
+        if runs is not None:
+            runs.add(process)
         out, err = process.communicate(timeout=timeout)
     except BaseException as exc:
-        _kill(process, posix)
+        compiler_runs.kill(process)
         process.communicate()
         if isinstance(exc, subprocess.TimeoutExpired):
             raise CompileError(
@@ -592,17 +596,12 @@ def run_compiler(
                 f"server?)\ncommand: {' '.join(cmd)}"
             ) from None
         raise
+    finally:
+        if runs is not None:
+            runs.discard(process)
+    if runs is not None and runs.cancelled:
+        raise compiler_runs.Cancelled()  # killed by ``cancel``: its output is no answer
     return subprocess.CompletedProcess(cmd, process.returncode, out, err)
-
-
-def _kill(process: subprocess.Popen, group: bool) -> None:
-    try:
-        if group:
-            os.killpg(process.pid, signal.SIGKILL)
-        else:
-            process.kill()
-    except OSError:
-        pass
 
 
 def _failure(cmd: list[str], log: str, source: str) -> str:

@@ -15,6 +15,7 @@ import symnb as sn
 from symnb import cli
 from symnb.backends import compiledir as cdir
 from symnb.backends.c import cache, compiler, runner
+from symnb.errors import CompileDirError
 from tests.backends.c.cache_tools import build, library, reload_from_disk, works
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
@@ -44,6 +45,16 @@ def test_directory_writable_by_others_is_refused(compiledir, bits):
     compiledir.mkdir()
     compiledir.chmod(bits)
     with pytest.raises(cdir.CompileDirError, match=f"chmod 700 {compiledir}"):
+        build()
+
+
+def test_the_refusal_is_caught_by_its_public_name(compiledir):
+    """``CompileDirError`` was importable only from symnb.backends.compiledir (or .c.cache)."""
+    assert cdir.CompileDirError is CompileDirError is sn.errors.CompileDirError
+    assert issubclass(CompileDirError, sn.SymnbError) and issubclass(CompileDirError, OSError)
+    compiledir.mkdir()
+    compiledir.chmod(0o777)
+    with pytest.raises(sn.errors.CompileDirError, match=f"{compiledir} is writable by group"):
         build()
 
 

@@ -8,6 +8,7 @@ may), a group-writable mode, or a stand-in for the failing call."""
 import ctypes
 import errno
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -327,6 +328,36 @@ def test_an_entry_that_is_a_directory_is_repaired(compiledir):
 
 
 # -- messages --------------------------------------------------------------------------------------
+def command_in(message: str, program: str) -> list[str]:
+    """The words of the shell command for ``program`` the message tells the user to run."""
+    start = message.index(f"run {program} ") + len("run ")
+    return shlex.split(message[start:].split(" after ")[0].split(" if ")[0].split(", or")[0])
+
+
+def test_the_commands_to_run_are_quoted_for_the_shell(tmp_path, monkeypatch):
+    """``run 'chmod 700 /tmp/x/my cache'`` pasted into a shell changed /tmp/x/my and ./cache."""
+    parent = tmp_path / "shared dir"
+    parent.mkdir()
+    wide = parent / "my cache"
+    wide.mkdir()
+    wide.chmod(0o777)
+    monkeypatch.setattr(sn.config, "compiledir", str(wide))
+    with pytest.raises(cdir.CompileDirError) as refused:
+        build()
+    assert command_in(str(refused.value), "chmod") == ["chmod", "700", str(wide)]
+    wide.chmod(0o700)
+    parent.chmod(0o777)
+    cdir.forget()
+    with pytest.raises(cdir.CompileDirError) as renamable:
+        build()
+    assert command_in(str(renamable.value), "chmod") == ["chmod", "+t", str(parent)]
+    parent.chmod(0o755)
+    cdir.forget()
+    denied = str(cdir.unwritable(str(wide / "c" / "x"), PermissionError(errno.EACCES, "denied")))
+    top = cdir.compiledir()
+    assert " " in top and command_in(denied, "chmod") == ["chmod", "-R", "u+rwX", top]
+
+
 def test_a_read_only_kernel_directory_names_the_directory_and_the_fix(compiledir, monkeypatch):
     works(build())
     real = os.open

@@ -7,6 +7,7 @@ import logging
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import symnb as sn
 import symnb.backends as backends
 from symnb.backends.c import cache, compiler, runner
 from symnb.errors import CompileError
+from tests.helpers import run_python
 
 
 @pytest.fixture
@@ -168,6 +170,68 @@ def test_a_compiler_that_hangs_is_stopped_with_a_clear_error(clean, tmp_path, mo
         exp_function(backend="c")
     started = [r.getMessage() for r in caplog.records if r.getMessage().startswith("compiling")]
     assert started and cc in started[0]  # a stuck compile is told from a slow one
+
+
+HANGS_ONCE_MARKED = """if [ -e {marker} ] && [ "$1" != "--version" ]; then
+  sleep 60 & echo "$$ $!" > {started}.$$; wait; exit 1
+fi
+exec $CC "$@"
+"""
+
+INTERRUPTED = """
+import glob, os, signal, threading, time, numpy as np, symnb as sn
+from symnb.backends.c import cache
+cache._cores = lambda: 2  # two batches, two compiler runs in worker threads, whatever the load
+x = sn.tensor("x", shape=("n",), dtype="float64")
+sn.function([x], sn.exp(x) + 1, backend="c")(np.ones(2))  # the probe and the runner
+open({marker!r}, "w").close()  # from now on the compiler hangs
+outs = [sn.sort(sn.exp(x * 0.5) - 1), sn.sort(sn.tanh(x * 0.25) + 3)]  # two kernels
+sent = []
+def interrupt():
+    deadline = time.time() + 30
+    while len(glob.glob({started!r} + ".*")) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    sent.append(time.time())
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+threading.Thread(target=interrupt, daemon=True).start()
+try:
+    sn.function([x], outs, backend="c")
+except KeyboardInterrupt:
+    print("interrupted", time.time() - sent[0], len(glob.glob({started!r} + ".*")))
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
+def test_ctrl_c_during_a_parallel_compile_kills_every_compiler_run_at_once(tmp_path):
+    """A Ctrl-C reaches the main thread, which waited (up to COMPILE_TIMEOUT) for the batches
+    compiling in worker threads: now their compilers are killed, with their children, and
+    no half-written library is left in the compile directory."""
+    marker, started = str(tmp_path / "hang"), str(tmp_path / "started")
+    cc = tmp_path / "cc"
+    body = HANGS_ONCE_MARKED.format(marker=marker, started=started)
+    cc.write_text(f"#!/bin/sh\nCC={compiler.require_compiler()}\n{body}\n")
+    cc.chmod(0o755)
+    compiledir = tmp_path / "compiledir"
+    env = dict(os.environ, CC=str(cc), SYMNB_COMPILEDIR=str(compiledir))
+    env.pop("SYMNB_FLAGS", None)
+    out = run_python(INTERRUPTED.format(marker=marker, started=started), env, timeout=60)
+    word, seconds, runs = out.split()
+    assert word == "interrupted" and runs == "2"
+    assert float(seconds) < 5  # was: not before the hung compilers ended (60 s here)
+    pids = [int(p) for path in tmp_path.glob("started.*") for p in path.read_text().split()]
+    assert len(pids) == 4 and not [p for p in pids if _alive(p)]
+    left = [p.name for p in compiledir.rglob("*") if p.name.startswith("lib-") or ".tmp" in p.name]
+    libraries = {line.split()[0] for line in map(Path.read_text, compiledir.rglob("*.entry"))}
+    assert set(left) == libraries  # only the first function's, every one with its entry
 
 
 # -- what the compiler says about a flag -----------------------------------------------------------
