@@ -19,6 +19,17 @@ from symnb.errors import CompileError
 from tests.helpers import run_python
 
 
+@pytest.fixture(autouse=True)
+def runner_built_by_the_real_compiler(monkeypatch):
+    """The runner's memo lasts the process: built first under a stand-in compiler that cannot
+    build it, it would stay missing for every later test in this worker (kernels would stop
+    calling its helpers). So it is looked up with the real compiler first, and whatever a test
+    does to the memo is undone after it."""
+    runner.exports_helpers()
+    for memo in ("_module", "_problem", "_exports"):
+        monkeypatch.setattr(runner, memo, list(getattr(runner, memo)))
+
+
 @pytest.fixture
 def clean(compiledir, monkeypatch):
     """Nothing probed, warned or loaded in this process yet (a stand-in compiler each time)."""
@@ -307,6 +318,7 @@ def test_the_runners_build_failure_shows_the_linkers_line(compiledir, tmp_path, 
 
 def test_the_runners_warning_is_at_the_users_line(compiledir, monkeypatch):
     monkeypatch.setattr(runner, "_module", [])
+    monkeypatch.setattr(runner, "_exports", [])
     monkeypatch.setattr(runner, "_problem", ["stand-in reason"])
     monkeypatch.setattr(runner, "_installed", lambda: None)
     monkeypatch.setattr(runner, "_compiled", lambda: None)
