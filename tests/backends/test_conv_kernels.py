@@ -703,3 +703,32 @@ def test_the_rule_with_a_batch_known_only_when_called(
         for got, expected in zip(f(x, w), reference(x, w), strict=True):
             check(got, expected, rtol=2e-4, atol=2e-3)
     assert _forms(f), "no convolution product was planned"
+
+
+@pytest.mark.parametrize("rule", ["schedule", "packed"])
+@pytest.mark.parametrize(
+    "x_dims",
+    [(None, 8, None, None), ("batch", 8, 9, None), (2, 8, None, 9), (None, None, 9, 9)],
+)
+@pytest.mark.parametrize(
+    "stride,padding,dilation", [(1, 1, 1), (1, 2, 2), (2, 1, 1), (1, "same", 1)]
+)
+def test_sizes_unknown_when_compiling_run_the_reference(
+    rule, x_dims, stride, padding, dilation, rng, monkeypatch
+):
+    """Sizes other than the batch unknown when compiling (batch, channels, height, width):
+    the convolutions run their reference, no padded planes are laid out for them (their
+    padding needs the sizes; a map feeding them used to crash the planner), and the forward
+    and both gradients match backend "py"."""
+    if rule == "schedule":
+        monkeypatch.setattr(cpu, "packed_product", RULE)
+    xs = sn.tensor("x", x_dims, "float32")
+    ws = sn.tensor("w", (8, 8, 3, 3), "float32")
+    y = sn.conv2d(sn.tanh(xs), ws, stride=stride, padding=padding, dilation=dilation)
+    outputs = [y, *sn.grad(sn.sum(y**2), [xs, ws])]
+    f = sn.function([xs, ws], outputs, backend="c")
+    reference = sn.function([xs, ws], outputs, backend="py")
+    x = rng.normal(size=(2, 8, 9, 9)).astype("float32")
+    w = rng.normal(size=(8, 8, 3, 3)).astype("float32")
+    for got, expected in zip(f(x, w), reference(x, w), strict=True):
+        check(got, expected, rtol=2e-4, atol=2e-3)

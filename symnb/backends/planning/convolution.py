@@ -31,7 +31,7 @@ import functools
 
 import numpy as np
 
-from symnb.backends.kernels.ir import Map
+from symnb.backends.kernels.ir import Map, Unsupported
 from symnb.backends.planner import PLANS
 from symnb.backends.planning.windowed import (
     COLUMNS,
@@ -274,7 +274,7 @@ def _planes_wanted(linker, client, i) -> tuple | None:
     op = getattr(client, "op", None)
     if not isinstance(op, (Conv2d, Conv2dGradInput)) or not packs(linker, op):
         return None
-    if tuple(op.stride) != (1, 1):
+    if tuple(op.stride) != (1, 1) or not _planned_as_kernels(client):
         return None
     if isinstance(op, Conv2d) and i == 0:
         x, w = client.inputs
@@ -293,6 +293,31 @@ def _planes_wanted(linker, client, i) -> tuple | None:
     if pads is None or not any(p for side in pads for p in side):
         return None
     return pads, op.dilation[1] * (w.type.shape[3] - 1)
+
+
+def _planned_as_kernels(node) -> bool:
+    """Whether the node's sizes let its plan take the kernel path (``fixed_sizes``): planes
+    for a convolution that runs its reference would be unused, and their padding cannot be
+    laid out from unknown sizes."""
+    try:
+        fixed_sizes(*_sizes_to_fix(node))
+    except Unsupported:
+        return False
+    return True
+
+
+def _sizes_to_fix(node) -> tuple:
+    """The shapes whose sizes but the batch a convolution's plan needs fixed: input,
+    filters, output gradient and result, as each plan checks them."""
+    (out,) = node.outputs
+    if isinstance(node.op, Conv2d):
+        x, w = node.inputs
+        return x.type.shape, (None, *w.type.shape), out.type.shape
+    if isinstance(node.op, Conv2dGradFilters):
+        x, g, _ = node.inputs
+        return x.type.shape, g.type.shape, (None, *out.type.shape)
+    w, g, _ = node.inputs
+    return (None, *w.type.shape), g.type.shape, out.type.shape
 
 
 def _unflattened(steps, product, like, grid, out) -> Variable:
@@ -388,7 +413,7 @@ def _conv2d(linker, node) -> tuple:
     x, w = node.inputs
     (out,) = node.outputs
     float_operands(node)
-    fixed_sizes(x.type.shape, (None, *w.type.shape), out.type.shape)
+    fixed_sizes(*_sizes_to_fix(node))
     op, steps = node.op, Steps(linker, node)
     o, _, kh, kw = w.type.shape
     in_place = packed(linker, op, product_sizes(op, x.type.shape, w.type.shape, "forward"))
@@ -431,7 +456,7 @@ def _conv2d_grad_filters(linker, node) -> tuple:
     x, g, like = node.inputs
     (out,) = node.outputs
     float_operands(node)
-    fixed_sizes(x.type.shape, g.type.shape, (None, *out.type.shape))
+    fixed_sizes(*_sizes_to_fix(node))
     op, steps = node.op, Steps(linker, node)
     o, per_group, kh, kw = out.type.shape
     if packed(linker, op, product_sizes(op, x.type.shape, out.type.shape, "filters")):
@@ -461,7 +486,7 @@ def _conv2d_grad_input(linker, node) -> tuple:
     w, g, like = node.inputs
     (out,) = node.outputs
     float_operands(node)
-    fixed_sizes((None, *w.type.shape), g.type.shape, out.type.shape)
+    fixed_sizes(*_sizes_to_fix(node))
     op, steps = node.op, Steps(linker, node)
     in_place = packed(linker, op, product_sizes(op, out.type.shape, w.type.shape, "input"))
     if in_place and _full_correlation(steps, w, g, out):
