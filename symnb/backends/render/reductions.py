@@ -117,6 +117,8 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         (a float max/min through ``extremum_loop``, NaN once any element is)."""
         kind, dtype = self.k.body.kind, self.k.body.acc_dtype
         pragma = self.r.simd([(kind, "acc", dtype)])
+        if not self.grid and self.s.sum_block:
+            return self.blocked_sum(value, body)
         if kind not in ("max", "min"):
             update = f"acc = {self.fold('acc', value, dtype)};"
         elif np.dtype(dtype).kind != "f":
@@ -126,6 +128,24 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
             loop = self.extremum_loop(kind, dtype, body, value, "0", "n")
             return f"{loop}\n    if (nan) acc = NAN;"
         return f"{pragma}\n    for (int64_t i = 0; i < n; i++) {{\n{body}\n        {update}\n    }}"
+
+    def blocked_sum(self, value: str, body: str) -> str:
+        """A float64 row summed in blocks of the schedule's ``sum_block`` elements, each
+        vectorised, their sums combined with compensation (``compensated``): about NumPy's
+        pairwise accuracy, where one accumulator's error grows with the row's length."""
+        block, dtype = self.s.sum_block, self.k.body.acc_dtype
+        return f"""double comp = 0.0;
+    for (int64_t lo = 0; lo < n; lo += {block}) {{
+        const int64_t hi = lo + {block} < n ? lo + {block} : n;
+        double part = 0.0;
+        {self.r.simd([("sum", "part", dtype)])}
+        for (int64_t i = lo; i < hi; i++) {{
+{body}
+            part = {self.fold("part", value, dtype)};
+        }}
+        {self.compensated("acc", "comp", "part")}
+    }}
+    acc = {self.compensated_total("acc", "comp")};"""
 
     def scatter(self, out_t: str, strided: bool) -> str:
         """The innermost axis is kept: out[i] = combine(out[i], x[i]) along it."""

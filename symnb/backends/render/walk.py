@@ -44,6 +44,21 @@ class Walk:
             return self.r.wrapping(op, [acc, x], dtype)  # no signed overflow
         return f"({self.t(dtype)})({acc} {op} {x})"
 
+    def compensated(self, tot: str, comp: str, x: str) -> str:
+        """``tot += x`` with Neumaier's compensation, the lost low bits kept in ``comp``: a
+        float64 sum's block sums added with about one rounding in all (``SUM_BLOCK``). Once
+        ``tot`` is not finite ``comp`` may be NaN: the result is then ``tot`` alone
+        (``compensated_total``)."""
+        return (
+            f"{{ const double t_ = {tot} + {x}; "
+            f"{comp} += fabs({tot}) >= fabs({x}) ? ({tot} - t_) + {x} : ({x} - t_) + {tot}; "
+            f"{tot} = t_; }}"
+        )
+
+    def compensated_total(self, tot: str, comp: str) -> str:
+        """The compensated sum's value (``compensated``): inf and NaN as one accumulator's."""
+        return f"(isfinite({tot}) ? {tot} + {comp} : {tot})"
+
     def extremum_loop(self, kind: str, dtype: str, body: str, value: str, lo: str, hi: str) -> str:
         """A float max/min of ``value`` over ``i`` in [lo, hi) into ``acc`` (NaNs seen: into
         ``nan``; the caller makes the result NaN). The SIMD reduction the C dialect declares

@@ -45,7 +45,9 @@ class CpuReduce:
     leaves each piece ``piece_min`` elements or more, and at least ``piece_outputs`` elements
     per output element (its copy's cost): by their sizes alone, so the result is the same
     bits whatever the team. ``lane_bytes``: a float max/min row is reduced in explicit lanes
-    of this many bytes where the compiler vectorises no other form (0: no lanes form)."""
+    of this many bytes where the compiler vectorises no other form (0: no lanes form).
+    ``sum_block``: a float sum with no wider accumulator adds each row in blocks of this many
+    elements, the block sums combined with compensation (None: one accumulator)."""
 
     threads: bool
     parallel_min: int
@@ -54,13 +56,15 @@ class CpuReduce:
     piece_min: int = 0
     piece_outputs: int = 0
     lane_bytes: int = 0
+    sum_block: int | None = None
 
 
 @dataclass(frozen=True)
 class CpuRows:
     """A row program's loops. ``threads``: whether rows may be split between threads (from
     ``parallel_min`` elements, at run time); ``blocks``: per pass, the elements a blocked sum
-    accumulates before adding the block to its total (None: one accumulator);
+    accumulates before adding the block to its total (a wider type, or, for a float64
+    sum, the same with compensation; None: one accumulator);
     ``prefetch``: the passes over flat rows that fetch the next row, ``prefetch_chunk``
     elements at a time; ``lane_bytes``: float max/min passes in explicit lanes of this many
     bytes, as a reduction's (0: none)."""

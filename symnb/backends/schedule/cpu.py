@@ -49,6 +49,10 @@ SHORT_ROW = 64
 #: elements in its accumulating type, vectorised, before adding them to the total: as accurate
 #: as NumPy's pairwise sum, and the vector lanes are not widened element by element
 ROW_BLOCK = 512
+#: a float64 sum (no wider type to total in) adds blocks of this many elements, vectorised,
+#: and combines the block sums with Neumaier's compensation: about NumPy's pairwise accuracy
+#: (an error of a few ulps per block, where one accumulator's grows with the row's length)
+SUM_BLOCK = ROW_BLOCK
 #: elements per chunk of a row pass that prefetches the next row: a few cache lines of each
 #: input ahead, so the prefetches overlap the chunk's arithmetic
 PREFETCH_CHUNK = 64
@@ -158,7 +162,14 @@ def reduce_schedule(kernel, dialect=None) -> CpuReduce:
         PIECE_MIN,
         PIECE_OUTPUTS,
         extrema_lanes(body.kind, body.acc_dtype, dialect),
+        SUM_BLOCK if compensated(body.kind, body.acc_dtype) else None,
     )
+
+
+def compensated(kind, acc_dtype) -> bool:
+    """Whether a reduction is a float sum with no wider type to total in (float64): its
+    blocks are combined with compensation (``SUM_BLOCK``)."""
+    return kind == "sum" and np.dtype(acc_dtype) == np.float64
 
 
 def rows_schedule(kernel, dialect) -> CpuRows:
@@ -168,7 +179,14 @@ def rows_schedule(kernel, dialect) -> CpuRows:
     reads what the first pass left in cache and computes (an exp per element), so the next
     row's first pass finds its row in cache."""
     passes = kernel.body.passes
-    blocks = tuple(ROW_BLOCK if p.kind == "sum" and p.total_dtype else None for p in passes)
+    blocks = tuple(
+        ROW_BLOCK
+        if p.kind == "sum" and p.total_dtype
+        else SUM_BLOCK
+        if compensated(p.kind, p.acc_dtype)
+        else None
+        for p in passes
+    )
     prefetch = (1,) if dialect.prefetches and len(passes) > 1 and passes[1].kind else ()
     lanes = max(extrema_lanes(p.kind, p.acc_dtype, dialect) for p in passes)
     chunk = PREFETCH_CHUNK if prefetch else 0
