@@ -532,6 +532,19 @@ def linear_in_one_name(d: Dim, sizes: dict) -> tuple[str, int, int] | None:
     return None if free is None or slope == 0 else (free, slope, rest)
 
 
+def never_multiple_of(d: Dim, k: int) -> bool:
+    """True when no sizes of d's names make d a multiple of the positive int k: d is
+    ``g*Q + c`` (g the gcd of its coefficients but the constant's), and a multiple of k needs
+    gcd(g, k) to divide c (``2*n+1`` is never even; ``3*n`` may be a multiple of 9)."""
+    if d is None or k <= 0:
+        return False
+    poly = _poly(d)
+    constant = poly.pop((), 0)
+    if not poly:
+        return constant % k != 0
+    return constant % math.gcd(reduce(math.gcd, poly.values()), k) != 0
+
+
 def provably_differ(a: Dim, b: Dim) -> bool:
     """True when a and b cannot be the same size, taking every name to be at least 1
     (integer arithmetic: ``4n`` is never ``6``; ``n*3`` never ``n*2``)."""
