@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from symnb.compile import array_kinds
-from symnb.core.dims import DimExpr, evaluate, format_shape
+from symnb.core.dims import DimExpr, evaluate, format_shape, linear_in_one_name
 from symnb.core.variable import Variable
 from symnb.errors import InputError, InputShapeError
 
@@ -59,14 +59,37 @@ class InputSpec:
                 )
         return array
 
-    def check_derived(self, array, sizes: dict) -> None:
-        """Dims such as ``n+m`` or ``batch*784`` against the sizes their names got."""
-        known = {name: size for name, (size, _) in sizes.items()}
+    def check_derived(self, array, sizes: dict, seen: dict) -> list:
+        """Dims such as ``n+m`` or ``2*n`` against the sizes their names got, binding the one
+        name a linear dim leaves without a size (``2*n`` of 6 makes n 3; 7 fits no n), and
+        comparing the same dim across inputs (``seen``: {dim: (size, label)}) where that
+        is all a call can tell. Returns the dims left to check once more names have sizes."""
+        left, known = [], {name: size for name, (size, _) in sizes.items()}
         for i, d in self.derived:
+            got = array.shape[i]
             want = evaluate(d, known)
-            if want is not None and want != array.shape[i]:
-                where = ", ".join(f"{n}={known[n]} in {sizes[n][1]}" for n in sorted(known))
-                self._fail(array, f"axis {i} ({d}) should be {want} with {where}")
+            if want is not None:
+                if want != got:
+                    where = ", ".join(f"{n}={known[n]} in {sizes[n][1]}" for n in sorted(known))
+                    self._fail(array, f"axis {i} ({d}) should be {want} with {where}")
+                continue
+            linear = linear_in_one_name(d, known)
+            if linear is not None:
+                name, slope, rest = linear
+                size, remainder = divmod(got - rest, slope)
+                if remainder or size < 0:
+                    self._fail(array, f"axis {i} ({d}) is {got}, which no size of '{name}' gives")
+                sizes[name], known[name] = (size, f"{self.label} ({d} = {got})"), size
+                continue
+            first = seen.setdefault(d, (got, self.label))
+            if first[0] != got:
+                self._fail(
+                    array,
+                    f"axis {i} ({d}) is {got} here but {first[0]} in {first[1]}; a dim has one "
+                    "size across a call",
+                )
+            left.append((i, d))
+        return left
 
     def _as_array(self, value) -> np.ndarray:
         """Arrays of every kind by their dtype (a lossy cast refused); Python values, lists
@@ -254,6 +277,15 @@ def shared_sizes(shared, tied: dict | None = None) -> dict:
 
 
 def check_derived_dims(specs, arrays, sizes: dict) -> None:
-    """Once every input of a call has bound its names, check the dims computed from them."""
-    for spec, array in zip(specs, arrays):
-        spec.check_derived(array, sizes)
+    """Once every input of a call has bound its names, check the dims computed from them;
+    a name one input's dim binds (``2*n``) is checked in the others' dims, whichever comes
+    first, so the inputs are gone over again while that binds more names."""
+    pending = [(spec, array) for spec, array in zip(specs, arrays) if spec.derived]
+    while pending:
+        bound, seen, left = len(sizes), {}, []
+        for spec, array in pending:
+            if spec.check_derived(array, sizes, seen):
+                left.append((spec, array))
+        if len(sizes) == bound:
+            return
+        pending = left

@@ -508,6 +508,43 @@ def _evaluate_atom(atom: _FloorDiv, sizes) -> int | None:
     return None if top is None else top // atom.divisor
 
 
+def linear_in_one_name(d: Dim, sizes: dict) -> tuple[str, int, int] | None:
+    """``(name, a, b)`` when d, with the sizes given, is ``a*name + b`` (a != 0) in the one
+    name that has no size; None otherwise (a product of such names, a floor division of one,
+    or several of them). A call solves such a dim for its name."""
+    if not isinstance(d, DimExpr):
+        return None
+    free, slope, rest = None, 0, 0
+    for monomial, coef in d.terms:
+        value, unknown = coef, None
+        for atom in monomial:
+            part = sizes.get(atom) if isinstance(atom, str) else _evaluate_atom(atom, sizes)
+            if part is not None:
+                value *= part
+            elif unknown is None and isinstance(atom, str) and free in (None, atom):
+                unknown = free = atom
+            else:
+                return None
+        if unknown is None:
+            rest += value
+        else:
+            slope += value
+    return None if free is None or slope == 0 else (free, slope, rest)
+
+
+def never_multiple_of(d: Dim, k: int) -> bool:
+    """True when no sizes of d's names make d a multiple of the positive int k: d is
+    ``g*Q + c`` (g the gcd of its coefficients but the constant's), and a multiple of k needs
+    gcd(g, k) to divide c (``2*n+1`` is never even; ``3*n`` may be a multiple of 9)."""
+    if d is None or k <= 0:
+        return False
+    poly = _poly(d)
+    constant = poly.pop((), 0)
+    if not poly:
+        return constant % k != 0
+    return constant % math.gcd(reduce(math.gcd, poly.values()), k) != 0
+
+
 def provably_differ(a: Dim, b: Dim) -> bool:
     """True when a and b cannot be the same size, taking every name to be at least 1
     (integer arithmetic: ``4n`` is never ``6``; ``n*3`` never ``n*2``)."""

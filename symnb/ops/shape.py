@@ -7,7 +7,16 @@ import numbers
 
 import numpy as np
 
-from symnb.core.dims import exact_div, format_shape, is_known, names_in, product, provably_differ
+from symnb.core.dims import (
+    exact_div,
+    format_dim,
+    format_shape,
+    is_known,
+    names_in,
+    never_multiple_of,
+    product,
+    provably_differ,
+)
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
@@ -155,11 +164,19 @@ def _out_shape(shape, target, shown):
             )
         return target
     fill = None if None in (total, known) else exact_div(total, known)
-    if fill is None and is_known(total) and is_known(known):
+    if fill is None and is_known(known) and _never_splits(total, known):
+        why = ": a -1 beside a size 0 stands for no one size" if known == 0 else ""
         raise ShapeError(
-            f"reshape: {format_shape(shown)} ({total} elements) does not split into {target_shown}"
+            f"reshape: {format_shape(shown)} ({format_dim(product(shown))} elements) does not "
+            f"split into {target_shown}{why}"
         )
     return tuple(fill if d == -1 else d for d in target)
+
+
+def _never_splits(total, known: int) -> bool:
+    """No size of x fills the -1: NumPy refuses a -1 beside a 0 whatever the total, and a
+    total that is never a multiple of the rest (``2*n+1`` into ``(2, -1)``)."""
+    return known == 0 or never_multiple_of(total, known)
 
 
 _UNKNOWN = "_unknown_"  # the prefix of the private name of one variable's unknown dim

@@ -254,11 +254,48 @@ def test_the_fast_path_takes_only_arrays_that_already_fit():
     assert InputSpec(sn.tensor("t", shape=(1,)), 3).quick(np.float64(2.5)) is None
 
 
-def test_a_derived_dim_whose_names_no_input_binds_is_not_checked():
+def test_a_linear_dim_whose_name_no_input_binds_binds_it(backend, monkeypatch):
+    """``n+1`` of length 1 makes n 0 (a plain ``n`` of length 0 is accepted too); a length no
+    n gives is refused, and so is a second input of the same or another dim of n that disagrees
+    (they broadcast silently). The C runner leaves such inputs to the Python checks: with it
+    on and off alike."""
     x = sn.tensor("x", shape=("n+1",))
-    f = sn.function([x], x * 2, backend="py")
+    f = sn.function([x], x * 2, backend=backend)
     for length in (1, 4):
         np.testing.assert_array_equal(f(np.ones(length)), np.full(length, 2.0))
+    with pytest.raises(InputShapeError, match=r"axis 0 \(n\+1\) is 0, which no size of 'n' gives"):
+        f(np.ones(0))
+    a, c, d = (sn.tensor(v, shape=(s,)) for v, s in (("a", "2*n"), ("c", "2*n"), ("d", "n+1")))
+    sq = sn.tensor("sq", shape=("n*n",))
+    for runner in (True, False):
+        monkeypatch.setattr(sn.config, "c_runner", runner)
+        g = sn.function([a, c], a + c, backend=backend)
+        h = sn.function([a, d], a.reshape((2, -1)).sum(axis=0) + d[1:], backend=backend)
+        k = sn.function([sq, a], sq.sum() + a.sum(), backend=backend)
+        np.testing.assert_array_equal(g(np.ones(6), np.arange(6.0)), np.arange(6.0) + 1)
+        np.testing.assert_array_equal(h(np.ones(6), np.arange(4.0)), [3.0, 4.0, 5.0])
+        with pytest.raises(InputShapeError) as info:
+            g(np.ones(6), np.ones(1))
+        assert str(info.value) == (
+            "input 1 'c' expects shape (n*2,) (float64), got an array of shape (1,): axis 0 "
+            "(n*2) should be 6 with n=3 in input 0 'a' (n*2 = 6)"
+        )
+        with pytest.raises(InputShapeError, match=r"axis 0 \(n\+1\) should be 4 with n=3"):
+            h(np.ones(6), np.ones(2))
+        assert k(np.ones(9), np.ones(6)) == 15.0
+        with pytest.raises(InputShapeError, match=r"input 0 'sq'.*axis 0 \(n\*n\) should be 9 "):
+            k(np.ones(4), np.ones(6))  # the name bound by a later input checks an earlier one
+        with pytest.raises(InputShapeError, match=r"axis 0 \(n\*2\) is 7, which no size of 'n'"):
+            g(np.ones(7), np.ones(7))
+
+
+def test_a_dim_no_call_can_solve_has_one_size_across_the_inputs():
+    """``n*m`` (two names without sizes) cannot be solved: two inputs of it must agree."""
+    a, b = sn.tensor("a", shape=("n*m",)), sn.tensor("b", shape=("m*n",))
+    f = sn.function([a, b], a - b, backend="py")
+    np.testing.assert_array_equal(f(np.ones(6), np.ones(6)), np.zeros(6))
+    with pytest.raises(InputShapeError, match=r"axis 0 \(m\*n\) is 1 here but 6 in input 0 'a'"):
+        f(np.ones(6), np.ones(1))
 
 
 def test_a_shared_values_named_dims_are_checked_against_the_inputs(backend):

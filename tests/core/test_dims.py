@@ -92,6 +92,34 @@ def test_evaluate_and_names():
     assert D.evaluate(D.add("n", "m"), {"n": 2}) is None
 
 
+@pytest.mark.parametrize(
+    "text, k, never",
+    [
+        ("2*n+1", 2, True),
+        ("3*n", 9, False),
+        ("4*n+2", 4, True),
+        ("6*n*m+3", 2, True),
+        ("n", 7, False),
+        ("(n+1)//2*4+1", 2, True),
+        ("7", 2, True),
+        ("8", 4, False),
+    ],
+)
+def test_never_multiple_of_agrees_with_every_size(text, k, never):
+    d = D.normalize_dim(text)
+    assert D.never_multiple_of(d, k) is never
+    sizes = [D.evaluate(d, {"n": n, "m": m}) for n in range(12) for m in range(1, 4)]
+    assert (not any(s % k == 0 for s in sizes)) is never
+
+
+def test_a_linear_dim_is_solved_for_its_one_unbound_name():
+    assert D.linear_in_one_name(D.normalize_dim("2*n+3"), {}) == ("n", 2, 3)
+    assert D.linear_in_one_name(D.normalize_dim("n*m+1"), {"m": 4}) == ("n", 4, 1)
+    for text in ("n*m", "n*n", "(n+1)//2", "n+m"):
+        assert D.linear_in_one_name(D.normalize_dim(text), {}) is None
+    assert D.linear_in_one_name("n", {}) is None  # a bare name is bound by the plain check
+
+
 def test_user_spellings_in_shapes():
     t = TensorType("float32", ("batch*784", sn.dim("n") + sn.dim("m"), 3))
     assert str(t) == "f32[batch*784,m+n,3]"

@@ -116,3 +116,38 @@ def test_unknown_dims_stay_private_to_their_tensor():
     x, y = sn.tensor("x", shape=(None, 6)), sn.tensor("y", shape=(None, 6))
     assert sn.infer_shape(x.reshape((y.shape[0], -1))) == (None, None)
     assert sn.infer_shape(x.reshape((x.shape[0], 3, -1))) == (None, 3, 2)
+
+
+@pytest.mark.parametrize(
+    "shape, target, count, concrete",
+    [
+        (("b", 3), (0, -1), "b*3", (2, 3)),
+        ((None, 3), (0, -1), "?", (2, 3)),
+        (("b", 3), (-1, 0, 2), "b*3", (2, 3)),
+        (("2*n+1",), (2, -1), "n*2+1", (7,)),
+        ((3, "4*m+2"), (4, -1), "m*12+6", (3, 6)),
+    ],
+)
+def test_a_symbolic_count_that_never_splits_is_refused_at_build(shape, target, count, concrete):
+    """NumPy refuses a -1 beside a 0 whatever the size, and a count that is never a multiple
+    of the rest of the target fails too: a ShapeError at the reshape, as for fixed sizes,
+    where the type had a 0 or an unknown dim and the call failed inside NumPy."""
+    x = sn.tensor("x", shape=shape)
+    with pytest.raises(sn.ShapeError) as info:
+        x.reshape(target)  # <- never splits
+    message = str(info.value)
+    assert f"({count} elements) does not split into {target}" in message
+    assert ("a -1 beside a size 0 stands for no one size" in message) == (0 in target)
+    assert info.value.location.lineno == _line_of("<- never splits")
+    with pytest.raises(ValueError):  # NumPy refuses it for a size the shape allows
+        np.ones(concrete).reshape(target)
+
+
+def test_a_symbolic_count_that_may_split_keeps_an_unknown_size():
+    """``b*3`` into ``(2, -1)`` fits an even b: built (it warns for splitting b), run by NumPy."""
+    x = sn.tensor("x", shape=(3, "b"))
+    with pytest.warns(sn.ReshapeSplitsDimWarning):
+        y = x.reshape((2, -1))
+    assert sn.infer_shape(y) == (2, None)
+    f = sn.function([x], y, backend="py")
+    np.testing.assert_array_equal(f(np.arange(12.0).reshape(3, 4)), np.arange(12.0).reshape(2, 6))

@@ -193,6 +193,28 @@ def test_ordinary_idioms_do_not_warn():
         sn.argmax(x, axis=1)
 
 
+def test_a_name_against_a_fixed_size_is_no_outer_product_of_examples():
+    """A one-hot ``y[:, None] == arange(10)`` and a time embedding ``t[:, None] * freqs``
+    broadcast a named dim against a fixed one: silent, like two different names; the same
+    name, an unknown dim or two equal fixed sizes still warn, at build and at the first call."""
+    y = sn.tensor("y", shape=("batch",), dtype="int64")
+    t, freqs = sn.tensor("t", shape=("T",)), sn.tensor("freqs", shape=(64,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        onehot = y[:, None] == sn.arange(10)
+        onehot_np = y[:, None] == np.arange(10)
+        embedding = t[:, None] * freqs
+        f = sn.function([y], [onehot, onehot_np], backend="py")
+        got, got_np = f(np.array([3, 0, 9, 3, 1, 2, 4, 5, 6, 7]))  # batch 10: still silent
+    want = np.array([3, 0, 9, 3, 1, 2, 4, 5, 6, 7])[:, None] == np.arange(10)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_np, want)
+    assert sn.infer_shape(embedding) == ("T", 64)
+    _warns(sn.BroadcastOuterWarning, lambda: y[:, None] == y)
+    _warns(sn.BroadcastOuterWarning, lambda: sn.vector("v")[:, None] * freqs)
+    _warns(sn.BroadcastOuterWarning, lambda: sn.tensor("s", shape=(64, 1)) * freqs)
+
+
 # -- infer_shape, text form, call time ---------------------------------------------------------
 def test_infer_shape_and_the_text_form_show_symbolic_dims():
     a = sn.tensor("a", shape=("n", 3))

@@ -166,7 +166,14 @@ def _outer_pair(low: tuple, high: tuple) -> bool:
     lead = len(high) - len(low)
     stretched_high = [d for d in high[:lead] if d != 1]
     stretched_low = [dl for dl, dh in zip(low, high[lead:]) if dh == 1 and dl != 1]
-    return any(_may_equal(a, b) for a in stretched_high for b in stretched_low)
+    return any(_same_examples(a, b) for a in stretched_high for b in stretched_low)
+
+
+def _same_examples(a, b) -> bool:
+    """Two axes that may count the same things: one dim, or an unknown one. A name against
+    a fixed size is a size of its own, as two different names are (``y[:, None] ==
+    arange(10)``, a one-hot, is ``(batch, 1)`` against ``(10,)``)."""
+    return a is None or b is None or a == b
 
 
 def _outer_message(op, low, high, out_shape) -> str:
