@@ -72,13 +72,16 @@ def compiledir() -> str:
 
 
 def requested() -> str:
-    """``sn.config.compiledir``, ``$SYMNB_COMPILEDIR``, or ``~/.cache/symnb``, unchecked."""
+    """``sn.config.compiledir``, ``$SYMNB_COMPILEDIR``, or ``~/.cache/symnb``, unchecked, as
+    an absolute path: a relative one is read from the working directory of the moment, so
+    after ``os.chdir`` it is another directory, checked before use like any other (the check
+    was made once, for the first, while kernels went to the second)."""
     if config.compiledir:
-        return config.compiledir
+        return os.path.abspath(config.compiledir)
     if os.environ.get("SYMNB_COMPILEDIR"):
-        return os.environ["SYMNB_COMPILEDIR"]
+        return os.path.abspath(os.environ["SYMNB_COMPILEDIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "symnb")
+    return os.path.abspath(os.path.join(base, "symnb"))
 
 
 def kernel_dir() -> str:

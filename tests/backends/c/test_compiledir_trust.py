@@ -402,3 +402,25 @@ def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledi
         cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"
     ):
         works(build(4.0), 4.0)
+
+
+# -- a relative compile directory --------------------------------------------------------------------
+def test_a_relative_compile_directory_is_the_one_under_the_working_directory_checked(
+    tmp_path, monkeypatch
+):
+    """After os.chdir a relative compile directory names another directory: the kernels go
+    there and that one is checked (made 0700 and marked) before use, not the first one."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    monkeypatch.setattr(sn.config, "compiledir", "cache")
+    assert cdir.compiledir() == str(first / "cache")
+    x = sn.vector("x")
+    works(sn.function([x], sn.exp(x) * 2 + 1, backend="c"))
+    monkeypatch.chdir(second)
+    assert cdir.requested() == str(second / "cache")
+    works(sn.function([x], sn.exp(x) * 3 + 1, backend="c"), scale=3.0)
+    made = second / "cache"
+    assert made.is_dir() and (made.stat().st_mode & 0o777) == 0o700
+    assert any((made / "c").iterdir())
