@@ -404,7 +404,7 @@ def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledi
         works(build(4.0), 4.0)
 
 
-# -- a relative compile directory --------------------------------------------------------------------
+# -- a relative compile directory -----------------------------------------------------------------
 def test_a_relative_compile_directory_is_the_one_under_the_working_directory_checked(
     tmp_path, monkeypatch
 ):
