@@ -189,18 +189,6 @@ static int {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) {
             f"{pragma}\n    for (int64_t i = lo; i < hi; i++) {{\n{body}\n        {update}\n    }}"
         )
         block = self.s.blocks[step]
-        if block and not p.total_dtype:  # float64: the blocks added with compensation
-            return [
-                f"double tot{step} = 0.0, comp{step} = 0.0;",
-                *self.next_rows(step, strided),
-                f"for (int64_t lo = 0; lo < n; lo += {block}) {{",
-                f"    const int64_t hi = lo + {block} < n ? lo + {block} : n;",
-                f"    {acc_t} acc = {start};",
-                indent(self.prefetched(step, strided, loop, "hi - lo")),
-                f"    {self.compensated(f'tot{step}', f'comp{step}', 'acc')}",
-                "}",
-                f"const double rv{step} = {self.compensated_total(f'tot{step}', f'comp{step}')};",
-            ]
         if block:
             total_t = self.t(p.total_dtype)
             return [

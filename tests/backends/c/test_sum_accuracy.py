@@ -1,6 +1,6 @@
 """float64 sums on backend "c" are about as accurate as NumPy's pairwise sum: blocks of
-``cpu.SUM_BLOCK`` elements, their sums combined with compensation (a reduction kernel's rows
-and a row program's sum passes). Errors are measured against ``math.fsum``."""
+``cpu.SUM_BLOCK`` elements, their sums combined with compensation (a reduction kernel's rows;
+a row program's passes keep one accumulator). Errors are measured against ``math.fsum``."""
 
 import math
 
@@ -39,14 +39,15 @@ def test_float64_sums_are_within_a_few_ulps(rows):
     assert ulps(got, exact_rows) <= 2, (ulps(got, exact_rows), ulps(rows.sum(1), exact_rows))
 
 
-def test_float64_row_programs_sum_within_a_few_ulps(rows):
-    """logsumexp's sum of exponentials (a row program's blocked pass): log(S) off by the
-    sum's relative error."""
+def test_float64_row_programs_keep_one_accumulator(rows):
+    """logsumexp's sum of exponentials (a row program's pass) adds in one accumulator: its
+    terms are positive, so the error grows slowly (a few ulps over 10^6 elements, where
+    blocks cost W6 5-8%); this bounds it."""
     m = sn.tensor("m", (None, None), "float64")
     got = sn.function([m], sn.logsumexp(m, axis=1), backend="c")(rows)
     top = rows.max(axis=1)
     exact = np.array([t + math.log(math.fsum(np.exp(r - t))) for r, t in zip(rows, top)])
-    assert ulps(got, exact) <= 2, ulps(got, exact)
+    assert ulps(got, exact) <= 16, ulps(got, exact)
 
 
 @pytest.mark.parametrize(

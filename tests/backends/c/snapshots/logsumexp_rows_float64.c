@@ -118,20 +118,22 @@ static int sn_rows(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
     const bool v2 = ((bool)isfinite(v1));
     const double v3 = ((double)0x0.0p+0);
     const double v4 = ((double)(v2 ? v1 : v3));
-    double tot1 = 0.0, comp1 = 0.0;
-    for (int64_t lo = 0; lo < n; lo += 512) {
-        const int64_t hi = lo + 512 < n ? lo + 512 : n;
-        double acc = ((double)0x0.0p+0);
+    double acc1 = ((double)0x0.0p+0);
+    {
+        double acc = acc1;
+        {
+        const int64_t lo = 0, hi = n;
         #pragma omp simd reduction(+:acc)
-        for (int64_t i = lo; i < hi; i++) {
-            const double v0 = *(const double *)(p[0] + i * s0);
-            const double v5 = ((double)(v0 - v4));
-            const double v6 = ((double)exp(v5));
-            acc += v6;
-        }
-        { const double t_ = tot1 + acc; comp1 += fabs(tot1) >= fabs(acc) ? (tot1 - t_) + acc : (acc - t_) + tot1; tot1 = t_; }
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = *(const double *)(p[0] + i * s0);
+                const double v5 = ((double)(v0 - v4));
+                const double v6 = ((double)exp(v5));
+                acc += v6;
+            }
     }
-    const double rv1 = (isfinite(tot1) ? tot1 + comp1 : tot1);
+        acc1 = acc;
+    }
+    const double rv1 = acc1;
     const double v7 = rv1;
     const double v8 = ((double)log(v7));
     const double v9 = ((double)(v8 + v4));
@@ -192,22 +194,35 @@ static int sn_rows_flat(int64_t n, char *const *p, int64_t *const *st, int64_t l
     const bool v2 = ((bool)isfinite(v1));
     const double v3 = ((double)0x0.0p+0);
     const double v4 = ((double)(v2 ? v1 : v3));
-    double tot1 = 0.0, comp1 = 0.0;
-    const int64_t ahead0 = last > 0 ? st[0][last - 1] : 0;
-    for (int64_t lo = 0; lo < n; lo += 512) {
-        const int64_t hi = lo + 512 < n ? lo + 512 : n;
-        double acc = ((double)0x0.0p+0);
-        for (int64_t b = 0; b < (hi - lo) * 8; b += 64) __builtin_prefetch(p[0] + lo * 8 + ahead0 + b, 0, 3);
-    #pragma omp simd reduction(+:acc)
-        for (int64_t i = lo; i < hi; i++) {
-            const double v0 = in0[i];
-            const double v5 = ((double)(v0 - v4));
-            const double v6 = ((double)exp(v5));
-            acc += v6;
-        }
-        { const double t_ = tot1 + acc; comp1 += fabs(tot1) >= fabs(acc) ? (tot1 - t_) + acc : (acc - t_) + tot1; tot1 = t_; }
+    double acc1 = ((double)0x0.0p+0);
+    {
+        double acc = acc1;
+        const int64_t ahead0 = last > 0 ? st[0][last - 1] : 0;
+    int64_t lo = 0;
+    for (; lo + 64 <= n; lo += 64) {
+        const int64_t hi = lo + 64;
+        for (int64_t b = 0; b < 512; b += 64) __builtin_prefetch(p[0] + lo * 8 + ahead0 + b, 0, 3);
+        #pragma omp simd reduction(+:acc)
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = in0[i];
+                const double v5 = ((double)(v0 - v4));
+                const double v6 = ((double)exp(v5));
+                acc += v6;
+            }
     }
-    const double rv1 = (isfinite(tot1) ? tot1 + comp1 : tot1);
+    {
+        const int64_t hi = n;
+        #pragma omp simd reduction(+:acc)
+            for (int64_t i = lo; i < hi; i++) {
+                const double v0 = in0[i];
+                const double v5 = ((double)(v0 - v4));
+                const double v6 = ((double)exp(v5));
+                acc += v6;
+            }
+    }
+        acc1 = acc;
+    }
+    const double rv1 = acc1;
     const double v7 = rv1;
     const double v8 = ((double)log(v7));
     const double v9 = ((double)(v8 + v4));
