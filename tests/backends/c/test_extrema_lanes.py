@@ -109,7 +109,7 @@ def test_source_has_lanes_for_clang(dtype, kind):
     assert "#if defined(__clang__)" in source
     assert f"{t} lane[{n}]; {flag} nl[{n}];" in source
     assert f": n - {n};" in source  # the last block re-run over the row's last L elements
-    assert f"reduction(sn_{kind}:acc)" in source  # GCC's form, after #else
+    assert f"reduction(SN_OMP_{kind.upper()}:acc)" in source  # GCC's form, after #else
     assert source.count("lane[k] = acc;") == 2  # flat and strided rows
 
 

@@ -34,7 +34,12 @@ static inline int64_t sn_thread(void) {
 }
 
 
+#if defined(__clang__)
 #pragma omp declare reduction(sn_max : float, double : omp_out = omp_in > omp_out ? omp_in : omp_out) initializer(omp_priv = -INFINITY)
+#define SN_OMP_MAX sn_max
+#else
+#define SN_OMP_MAX max
+#endif
 __attribute__((simd("notinbranch"))) double exp(double);
 __attribute__((simd("notinbranch"))) double log(double);
 
@@ -103,7 +108,7 @@ static int sn_rows(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
                 }
             }
         #else
-            #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
+            #pragma omp simd reduction(SN_OMP_MAX:acc) reduction(|:nan)
             for (int64_t i = lo; i < hi; i++) {
                 const double v0 = *(const double *)(p[0] + i * s0);
                 acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
@@ -179,7 +184,7 @@ static int sn_rows_flat(int64_t n, char *const *p, int64_t *const *st, int64_t l
                 }
             }
         #else
-            #pragma omp simd reduction(sn_max:acc) reduction(|:nan)
+            #pragma omp simd reduction(SN_OMP_MAX:acc) reduction(|:nan)
             for (int64_t i = lo; i < hi; i++) {
                 const double v0 = in0[i];
                 acc = v0 > acc ? v0 : acc; nan |= v0 != v0;
