@@ -116,7 +116,6 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         """The row's loop: ``body`` computes ``value`` per element, ``acc`` accumulates it
         (a float max/min through ``extremum_loop``, NaN once any element is)."""
         kind, dtype = self.k.body.kind, self.k.body.acc_dtype
-        pragma = self.r.simd([(kind, "acc", dtype)])
         if not self.grid and self.s.sum_block:
             return self.blocked_sum(value, body)
         if kind not in ("max", "min"):
@@ -127,6 +126,7 @@ static void {name}(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         else:
             loop = self.extremum_loop(kind, dtype, body, value, "0", "n")
             return f"{loop}\n    if (nan) acc = NAN;"
+        pragma = self.r.simd([(kind, "acc", dtype)])
         return f"{pragma}\n    for (int64_t i = 0; i < n; i++) {{\n{body}\n        {update}\n    }}"
 
     def blocked_sum(self, value: str, body: str) -> str:

@@ -61,15 +61,16 @@ class Walk:
 
     def extremum_loop(self, kind: str, dtype: str, body: str, value: str, lo: str, hi: str) -> str:
         """A float max/min of ``value`` over ``i`` in [lo, hi) into ``acc`` (NaNs seen: into
-        ``nan``; the caller makes the result NaN). The SIMD reduction the C dialect declares
-        (``sn_max``/``sn_min``), or, where the schedule has ``lane_bytes``, also explicit lanes
-        for compilers that vectorise no float max/min reduction (LLVM: only where it may assume
-        no NaNs): L lanes each keep the extremum of every L-th element and a NaN flag of the
-        same width, blocks of L elements from ``lo``, the last block re-run over [hi - L, hi)
-        (max and min are idempotent: no second copy of the element code for a tail), the lanes
-        then halved into lane 0. A range shorter than 2L is a scalar loop (the lanes' start and
-        fold cost more than they save there: 64 rows of 24 doubles in 16 lanes, 1.7 -> 2.6 us).
-        The dialect says which compilers get which form (``Renderer.lanes_or_simd``)."""
+        ``nan``; the caller makes the result NaN). The dialect's SIMD reduction (C's
+        ``SN_OMP_MAX``/``SN_OMP_MIN``), or, where the schedule has ``lane_bytes``, also
+        explicit lanes for compilers that vectorise no float max/min reduction (LLVM: only
+        where it may assume no NaNs): L lanes each keep the extremum of every L-th element and
+        a NaN flag of the same width, blocks of L elements from ``lo``, the last block re-run
+        over [hi - L, hi) (max and min are idempotent: no second copy of the element code for a
+        tail), the lanes then halved into lane 0. A range shorter than 2L is a scalar loop (the
+        lanes' start and fold cost more than they save there: 64 rows of 24 doubles in 16
+        lanes, 1.7 -> 2.6 us). The dialect says which compilers get which form
+        (``Renderer.lanes_or_simd``)."""
         pick = ">" if kind == "max" else "<"
         update = f"acc = {value} {pick} acc ? {value} : acc; nan |= {value} != {value};"
         pragma = self.r.simd([(kind, "acc", dtype), ("or", "nan", "int32")])

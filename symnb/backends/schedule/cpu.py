@@ -162,16 +162,15 @@ def reduce_schedule(kernel, dialect=None) -> CpuReduce:
         PIECE_MIN,
         PIECE_OUTPUTS,
         extrema_lanes(body.kind, body.acc_dtype, dialect),
-        SUM_BLOCK
-        if compensated(body.kind, body.acc_dtype) and kernel.outputs[0].dtype == "float64"
-        else None,  # a float32 sum totals in float64 already: exact enough, left as it was
+        SUM_BLOCK if compensated(body, kernel.outputs[0].dtype) else None,
     )
 
 
-def compensated(kind, acc_dtype) -> bool:
-    """Whether a reduction kernel's sum has no wider type to total in (float64): its blocks
-    are combined with compensation (``SUM_BLOCK``)."""
-    return kind == "sum" and np.dtype(acc_dtype) == np.float64
+def compensated(body, out_dtype) -> bool:
+    """Whether a reduction kernel's float64 sum has no wider type to total in: its blocks are
+    combined with compensation (``SUM_BLOCK``). A float32 sum totals in float64 already."""
+    wide = np.dtype(body.acc_dtype) == np.float64 and np.dtype(out_dtype) == np.float64
+    return body.kind == "sum" and wide
 
 
 def rows_schedule(kernel, dialect) -> CpuRows:
