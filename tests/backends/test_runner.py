@@ -93,6 +93,19 @@ def test_python_numbers_take_the_fast_path_as_the_input_checks_convert_them(dtyp
     assert f.runner.runs >= 2  # (a bool input takes only True and False)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "uint32", "float16"])
+def test_python_ints_for_narrow_zero_d_inputs_go_to_the_input_checks(dtype):
+    """The runner stores a Python int only into a float64, float32, int32 or int64 element: a
+    0 for a uint8 input was written as 8 bytes into its 1-byte array (valgrind: an invalid
+    write). The input checks convert the rest."""
+    a = sn.scalar("a", dtype=dtype)
+    f = sn.function([a], a if dtype == "bool" else a + 1, backend="c")
+    for value in (0, 1):
+        want = np.asarray(value, dtype=dtype) if dtype == "bool" else np.asarray(value + 1, dtype)
+        np.testing.assert_array_equal(f(value), want)
+    assert f.runner.declined == 2
+
+
 @pytest.mark.parametrize("kind", [float, np.float64, np.float32, int, np.int64])
 def test_a_reused_zero_d_argument_array_never_changes_a_held_result(kind):
     """A Python or NumPy number for a 0-d input is written into the array the last call used

@@ -35,8 +35,12 @@ static PyObject *python_number(Schedule *s, int i, PyObject *arg) {
         whole = PyLong_AsLongLongAndOverflow(arg, &overflow);
         if (overflow || (whole == -1 && PyErr_Occurred())) { PyErr_Clear(); return NULL; }
         kind = 2;
+        /* Only the four types stored below: a narrower input (bool, int8, uint16, float16...)
+         * would get 8 bytes written into its smaller element. */
+        if (type != NPY_FLOAT64 && type != NPY_FLOAT32 && type != NPY_INT32 && type != NPY_INT64)
+            return NULL;
         long long exact = type == NPY_FLOAT64 ? (1LL << 53) : type == NPY_FLOAT32 ? (1LL << 24)
-                          : type == NPY_INT32 ? INT32_MAX : type == NPY_INT64 ? LLONG_MAX : 0;
+                          : type == NPY_INT32 ? INT32_MAX : LLONG_MAX;
         if (whole > exact || whole < -exact) return NULL;
     } else if (PyBool_Check(arg)) {
         if (type != NPY_BOOL) return NULL;

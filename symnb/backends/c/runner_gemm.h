@@ -200,6 +200,14 @@ static int gemm_fits(Step *st, PyObject **slots, npy_intp *mnk) {
            && broadcasts_to((PyArrayObject *)z, mnk[0], mnk[1]);
 }
 
+/* Whether a BLAS with 32-bit ints (not ILP64) can take the sizes and leading dimensions; a
+ * larger product is NumPy's (its own BLAS), never sizes cut to an int. */
+static int int_sized(Step *st, npy_intp *mnk, int64_t lda, int64_t ldb) {
+    return st->ilp64
+           || (mnk[0] <= INT_MAX && mnk[1] <= INT_MAX && mnk[2] <= INT_MAX && lda <= INT_MAX
+               && ldb <= INT_MAX);
+}
+
 static int run_gemm(Step *st, PyObject **slots) {
     npy_intp mnk[3];
     double alpha, beta;
@@ -221,9 +229,11 @@ static int run_gemm(Step *st, PyObject **slots) {
             rc = PyErr_Occurred() ? -1 : FALLBACK;
             goto done;
         }
+        if (!int_sized(st, mnk, lda, ldb)) { rc = FALLBACK; goto done; }
         if ((c = pooled(st, 0, 1, xv ? dims + 1 : dims, st->out_types[0])) == NULL) goto done;
     } else {
         if (blas_operand(x, &ta, &lda, &xc) || blas_operand(y, &tb, &ldb, &yc)) goto done;
+        if (!int_sized(st, mnk, lda, ldb)) { rc = FALLBACK; goto done; }
         if ((c = gemm_output(st, z, x, y, dims, beta)) == NULL) goto done;
     }
     char *xp = PyArray_BYTES(xc ? (PyArrayObject *)xc : x);
