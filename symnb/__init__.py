@@ -51,6 +51,7 @@ from symnb.errors import (
     ShapeError,
     ShapeTypeError,
     ShapeWarning,
+    SymbolicValueError,
     SymnbError,
     UpdateError,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "ShapeTypeError",
     "ShapeWarning",
     "SharedVariable",
+    "SymbolicValueError",
     "SymnbError",
     "TensorType",
     "UpdateError",

@@ -32,6 +32,11 @@ class Shape(Op):
     dtype_rule = "int64"
     differentiable = False
 
+    def output_label(self, node):
+        """``x.shape`` for the shape of a variable named ``x``."""
+        source = node.inputs[0]
+        return f"{source.label}.shape" if source.label else None
+
     def infer_types(self, x):
         return [TensorType("int64", (x.type.ndim,))]
 
