@@ -36,6 +36,7 @@ from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category pe
     PinnedDimWarning,
     ReshapeMovesDimWarning,
     ReshapeSplitsDimWarning,
+    SqueezeUnknownDimWarning,
     SuspiciousAxisWarning,
 )
 from symnb.core.types import TensorType
