@@ -36,6 +36,7 @@ from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category pe
     PinnedDimWarning,
     ReshapeMovesDimWarning,
     ReshapeSplitsDimWarning,
+    SqueezeUnknownDimWarning,
     SuspiciousAxisWarning,
 )
 from symnb.core.types import TensorType
@@ -51,6 +52,7 @@ from symnb.errors import (
     ShapeError,
     ShapeTypeError,
     ShapeWarning,
+    SymbolicValueError,
     SymnbError,
     UpdateError,
 )
@@ -114,6 +116,7 @@ __all__ = [
     "ShapeTypeError",
     "ShapeWarning",
     "SharedVariable",
+    "SymbolicValueError",
     "SymnbError",
     "TensorType",
     "UpdateError",

@@ -81,6 +81,13 @@ class InputShapeError(InputError, ShapeError):
 InputShapeError.__name__ = InputShapeError.__qualname__ = "InputError"
 
 
+class SymbolicValueError(SymnbError, ValueError):
+    """A Python int asked of a symbolic integer scalar (``range(n)``, ``np.zeros(n)``, a
+    list index): its type fits, but it has no value until the function runs. A ValueError,
+    not a TypeError, because NumPy replaces a TypeError raised by ``__index__`` with its own
+    message, which names neither the variable nor the fix."""
+
+
 class GraphError(SymnbError, ValueError):
     """A graph that cannot be compiled as asked (an input that is computed, a missing input)."""
 

@@ -7,12 +7,13 @@ Each method only forwards to the op catalogue (:mod:`symnb.ops`), which is built
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
 from symnb.core.hooks import hook, provided
-from symnb.core.source import at_user_line
-from symnb.errors import InputError, ShapeError, UpdateError
+from symnb.core.source import at_user_line, pinned, user_location
+from symnb.errors import InputError, ShapeError, SymbolicValueError, UpdateError
 
 
 def _ops():
@@ -85,12 +86,22 @@ def _unary(name):
     return method
 
 
+#: NumPy's own files: ``np.ones(n)`` asks for the int in NumPy's Python code, not the user's
+_NUMPY_DIR = os.path.dirname(np.__file__) + os.sep
+
+
+def _at_numpys_caller(exc: Exception) -> Exception:
+    """``at_user_line`` at the line that called NumPy, where NumPy's Python code asked."""
+    with pinned(user_location((_NUMPY_DIR,))):
+        return at_user_line(exc)
+
+
 def _no_value(what: str):
     """``int(x)``, ``float(x)``, ``range(n)``: Python asks for a value a symbolic variable
     does not have yet."""
 
     def method(self):
-        raise at_user_line(
+        raise _at_numpys_caller(
             InputError(
                 f"{what} needs a value, but {self.describe()} is symbolic: its value is unknown "
                 "until the function runs\n  hint: compile it with sn.function (or call "
@@ -101,6 +112,25 @@ def _no_value(what: str):
 
     method.__name__ = f"__{what.split('(')[0]}__"
     return method
+
+
+def _no_index(self):
+    """``range(n)``, ``np.zeros(n)``, a list index: a Python int. An integer scalar has the
+    right type but no value yet (a ValueError, which NumPy lets through: it replaces a
+    TypeError with a message naming neither the variable nor the fix); anything else is not
+    an int at all (a TypeError, as Python's own)."""
+    what = "a Python int (range(n), a list index, np.zeros(n), operator.index)"
+    if self.type.ndim == 0 and self.type.dtype.kind in "iu":
+        raise _at_numpys_caller(
+            SymbolicValueError(
+                f"{what} needs a value, but {self.describe()} is symbolic: its value is "
+                "unknown until the function runs\n  hint: for a size, pass the symbolic scalar "
+                "to symnb's function instead (np.zeros(n) -> sn.zeros(n); also sn.ones, "
+                "sn.full, sn.arange, rng.normal(size=n)); to get its value, compile it with "
+                "sn.function (or call .eval({...}))"
+            )
+        )
+    _no_value(what)(self)
 
 
 def _order(x, method: str, order) -> None:
@@ -138,7 +168,7 @@ class TensorMethods:
     __abs__, __invert__ = _unary("abs"), _unary("invert")
     __int__, __float__ = _no_value("int()"), _no_value("float()")
     __complex__ = _no_value("complex()")
-    __index__ = _no_value("a Python int (range(n), a list index, np.zeros(n), operator.index)")
+    __index__ = _no_index
 
     def __divmod__(self, other):
         return self // other, self % other
@@ -158,11 +188,18 @@ class TensorMethods:
         return hook("numpy").function(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
-        """No value exists before the function runs: never an object array."""
-        raise TypeError(
-            f"{self.describe()} is symbolic and has no value until the function runs; "
-            "compile it with sn.function (or call .eval({...})) to get an array, or build "
-            "symbolic arrays with sn.stack / sn.concatenate"
+        """No value exists before the function runs: never an object array (NumPy asks
+        for one in ``np.arange(n)``, ``np.array([x, y])``, ``a[n]``)."""
+        size = self.type.ndim == 0 and self.type.dtype.kind in "iu"
+        raise _at_numpys_caller(
+            InputError(
+                f"{self.describe()} is symbolic and has no value until the function runs, so "
+                "NumPy cannot make an array of it\n  hint: compile it with sn.function (or "
+                "call .eval({...})) to get an array; build symbolic arrays with symnb's "
+                "functions (sn.stack, sn.concatenate"
+                + (", sn.arange(n) for np.arange(n), sn.zeros(n)" if size else "")
+                + ")"
+            )
         )
 
     @property
@@ -203,9 +240,15 @@ class TensorMethods:
     def __len__(self):
         first = self.type.shape[0] if self.type.ndim else None
         if not isinstance(first, int):
-            raise TypeError(
-                f"len() of {self.describe()} is not known before it runs; use x.shape[0]"
-            )
+            if not self.type.ndim:
+                message = f"len() of {self.describe()}: a 0-d variable has no length"
+            else:
+                message = (
+                    f"len() of {self.describe()} is not known before it runs (its first "
+                    f"dim is not a fixed size); use {self.label or 'x'}.shape[0], a "
+                    "symbolic size"
+                )
+            raise at_user_line(InputError(message))
         return first
 
     def __iter__(self):

@@ -15,7 +15,7 @@ from symnb.core.hooks import hook, provided, register
 from symnb.core.source import SourceLoc, at_user_line, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
-from symnb.errors import DTypeError, InputShapeError, ShapeError
+from symnb.errors import DTypeError, InputError, InputShapeError, ShapeError
 
 _ids = itertools.count()
 #: ``Variable(source=FIND_SOURCE)``, the default: find the user's line by walking the stack
@@ -115,7 +115,7 @@ class Variable(TensorMethods):
         if truth is not None and truth(self):
             return True
         raise at_user_line(
-            TypeError(
+            InputError(
                 f"`if`, `while`, `and`, `or` and `not` need a truth value, but "
                 f"{self.describe()} is symbolic: its value is unknown until the function runs"
                 "\n  hint: to compute one branch or the other, write "

@@ -33,7 +33,7 @@ from symnb.grad.errors import (
 from symnb.grad.formulas import with_stable_ops
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.checks import same_shape
-from symnb.ops.elemwise import add, cast, fit_gradient
+from symnb.ops.elemwise import Elemwise, add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
 RETURN_DISCONNECTED = ("zero", "none")
@@ -172,8 +172,9 @@ def _known_pairs(known_grads) -> list[tuple[Variable, Variable]]:
 def checked_points(results: list, pairs, what: str) -> list:
     """``results`` with each point of ``pairs`` (point, variable) checked to have its
     variable's shape when the function runs (where unknown dims leave it open: a point that
-    broadcasts would be summed silently). Only where the results compute the variable
-    already, so the check costs a view and asks for no input the results do not read."""
+    broadcasts would be summed silently). Only where the results compute the variable, or a
+    value of its shape (:func:`_shape_source`), already, so the check costs a view and asks
+    for no input the results do not read."""
     computed = {
         id(v)
         for node in ancestors([r for r in results if r is not None])
@@ -181,14 +182,31 @@ def checked_points(results: list, pairs, what: str) -> list:
     }
     replace = {}
     for point, var in pairs:
-        if point.type.ndim == 0 or id(var) not in computed or id(point) not in computed:
+        like = _shape_source(var, computed)
+        if point.type.ndim == 0 or like is None or id(point) not in computed:
             continue
         desc = point.describe().replace("an unnamed variable (", "(")
         message = f"{what} {desc} does not have the shape of {var.describe()}"
-        checked = same_shape(point, var, message)
+        checked = same_shape(point, like, message)
         if checked is not point:
             replace[point] = checked
     return substitute(results, replace) if replace else results
+
+
+def _shape_source(var: Variable, computed: set) -> Variable | None:
+    """A value the results compute whose shape is ``var``'s when the function runs: var
+    itself, or, down through elementwise ops whose other operands have only 1s for dims (a
+    scalar, ``x ** 2``'s 2), the one operand that gives the shape (``Lop(x ** 2, x, v)``
+    computes ``x``, not ``x ** 2``). None when no such value is computed."""
+    while id(var) not in computed:
+        node = var.owner
+        if node is None or not isinstance(node.op, Elemwise):
+            return None
+        shaping = [x for x in node.inputs if any(d != 1 for d in x.type.shape)]
+        if len(shaping) != 1 or shaping[0].type.ndim != var.type.ndim:
+            return None
+        var = shaping[0]
+    return var
 
 
 def substitute(outputs: list, replace: dict) -> list:

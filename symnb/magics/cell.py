@@ -5,7 +5,9 @@ The rules (also in docs/notebook.md):
 - inputs: the symbolic inputs (``tensor``, ``matrix``...) the outputs depend on, in the order
   the cell created them; ``--inputs x,y`` chooses and orders them explicitly;
 - outputs: the value of the cell's last line when it is an expression (a variable, a tuple or
-  list of them, or a dict name -> variable), else the names given by ``--outputs a,b``;
+  list of them, or a dict name -> variable), else the names given by ``--outputs a,b``
+  (which win over a last expression that is something else, with a warning); outputs with
+  no symbolic variable at all (a cell ending in ``2``) are refused;
 - updates: a dict (or list of pairs) named ``updates`` defined by the cell.
 
 The options are declared once (``OPTIONS``): the magic's decorators and ``symnb check`` (which
@@ -29,9 +31,9 @@ from symnb.compile import function as compile_function
 from symnb.compile.fit import check_updates
 from symnb.core.graph import leaves
 from symnb.core.hooks import hook
-from symnb.core.source import SourceLoc, pinned
+from symnb.core.source import SourceLoc, pinned, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import SymnbError
+from symnb.errors import GraphWarning, SymnbError
 from symnb.opt.select import plan
 
 _HIDDEN = {"eval", "load_ipython_extension"}  # keep Python's eval; not for cells
@@ -383,11 +385,15 @@ def pick_outputs(
     value, namespace: dict, names: str | None, where: SourceLoc | None = None, magic=None
 ):
     """The outputs: ``--outputs`` names (read at ``magic``, the %% line), else the last
-    expression's value (at ``where``)."""
+    expression's value (at ``where``). A last expression that ``--outputs`` overrides is
+    warned about (at ``where``); outputs with no symbolic variable at all are refused."""
     if names:
         picked = [_lookup(namespace, n, "--outputs", magic) for n in _split(names)]
         for name, item in zip(_split(names), picked):
             _check_output(item, f"--outputs {name!r}", magic)
+        _check_symbolic(picked[0] if len(picked) == 1 else picked, f"--outputs {names}", magic)
+        if value is not None and not _same_outputs(value, picked):
+            _warn_overridden(value, names, where)
         return picked[0] if len(picked) == 1 else picked
     if value is None:
         raise CellError(
@@ -395,7 +401,41 @@ def pick_outputs(
             "`loss, acc`), or name the outputs with --outputs"
         )
     _check_outputs(value, where)
+    _check_symbolic(value, "the cell's last expression", where)
     return value
+
+
+def _same_outputs(value, picked: list) -> bool:
+    """The last expression is what ``--outputs`` names (``y`` or ``a, b``, the same objects)."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    return len(items) == len(picked) and all(a is b for a, b in zip(items, picked))
+
+
+def _warn_overridden(value, names: str, where: SourceLoc | None) -> None:
+    """``--outputs`` wins over a last expression that is something else: say so, at that
+    expression's line, rather than drop it silently."""
+    with pinned(where):
+        warn_at_user(
+            f"%%symcompile: the cell's last expression ({_brief(value)}) is not compiled: "
+            f"--outputs {names} names the outputs instead\n  hint: leave --outputs out to "
+            "compile the last expression, or end the cell with a statement",
+            GraphWarning,
+        )
+
+
+def _check_symbolic(value, what: str, where: SourceLoc | None) -> None:
+    """Outputs that are all plain numbers or arrays (a cell ending in ``2`` or ``x.ndim``)
+    would compile a function of no inputs returning constants: a mistake, refused."""
+    items = list(value.values()) if isinstance(value, dict) else value
+    items = items if isinstance(items, (list, tuple)) else [items]
+    if any(isinstance(item, Variable) for item in items):
+        return
+    raise _cell_error(
+        f"{what} ({_brief(value)}) holds no symbolic variable: it would compile a function "
+        "of no inputs that returns constants; end the cell with the outputs (e.g. `loss` or "
+        "`loss, acc`), or write sn.constant(value) to compile a constant on purpose",
+        where,
+    )
 
 
 def _check_outputs(value, where: SourceLoc | None) -> None:

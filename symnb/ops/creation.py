@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from symnb.config import config
-from symnb.core.dims import DimExpr, is_int
+from symnb.core.dims import DimExpr, format_dim, format_shape, is_int, normalize_dim
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
@@ -30,6 +30,7 @@ from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa:
 from symnb.ops.elemwise import cast
 from symnb.ops.join import stack
 from symnb.ops.shape import Shape, _located
+from symnb.ops.shape import shape as shape_of
 
 
 class Arange(Op):
@@ -225,12 +226,72 @@ def _vector_shape(var: Variable) -> tuple[tuple, Variable]:
 
 # -- public functions ----------------------------------------------------------------------
 def broadcast_to(x, shape) -> Variable:
-    """x broadcast to ``shape`` (ints, integer scalars, or a vector such as ``y.shape``)."""
+    """x broadcast to ``shape`` (ints, integer scalars, or a vector such as ``y.shape``); an
+    entry may also name one of x's own dims (``(3, "batch")`` for x of ``("batch",)``, or a
+    name where x's dim is unknown), or be None where it lines up with an axis of x: its size
+    then comes from x when the function runs, and broadcasting is checked by name."""
+    x = as_variable(x)
+    try:
+        sizes, named = _own_sizes(x, shape)
+    except ShapeError as exc:
+        raise _located(exc) from None
+    return _alloc(x, sizes, named)
+
+
+def _alloc(value: Variable, shape, named=None) -> Variable:
+    """``value`` broadcast to ``shape`` as users write shapes (a name is no size here),
+    with the dims at the positions of ``named`` given by name."""
     try:
         dims, vector = shape_operand(shape)
     except (ShapeError, DTypeError) as exc:
         raise _located(exc) from None
-    return Alloc(dims)(as_variable(x), vector)
+    named = named or {}
+    return Alloc(tuple(named.get(i, d) for i, d in enumerate(dims)))(value, vector)
+
+
+def _own_sizes(x: Variable, shape) -> tuple[object, dict]:
+    """``shape`` with each name, and each None, replaced by x's size there (``x.shape[k]``,
+    whose static dim is x's own), and {position: the name} for the names."""
+    if not isinstance(shape, (tuple, list)):
+        return shape, {}
+    entries, named = list(shape), {}
+    lead = len(entries) - x.type.ndim
+    for i, entry in enumerate(entries):
+        if entry is None or isinstance(entry, (str, DimExpr)):
+            axis, dim = _own_axis(x, shape, i, lead)
+            entries[i] = shape_of(x)[axis]
+            if dim is not None:
+                named[i] = dim
+    return tuple(entries), named
+
+
+def _own_axis(x: Variable, shape, i: int, lead: int) -> tuple[int, object]:
+    """The axis of x whose size the entry ``shape[i]`` stands for: for None, or a dim that x
+    has (or leaves unknown) at the axis it lines up with, that axis; else the first axis of
+    x with that dim. Also the entry as a dim (None for None)."""
+    entry, own = shape[i], x.type.shape
+    aligned = i - lead if i >= lead else None
+    if entry is None:
+        if aligned is None:
+            raise ShapeError(
+                f"broadcast_to: None at position {i} of the target shape {format_shape(shape)} "
+                f"lines up with no axis of {x.describe()}; None keeps that value's own size, "
+                "so give a size there (an int or a symbolic size such as y.shape[0])"
+            )
+        return aligned, None
+    try:
+        dim = normalize_dim(entry)
+    except (TypeError, ValueError):
+        dim = entry  # not a dim at all: shape_operand says what a shape takes
+    if aligned is not None and own[aligned] in (dim, None):
+        return aligned, dim
+    if dim in own:
+        return own.index(dim), dim
+    raise ShapeError(
+        f"broadcast_to: {format_dim(dim)!r} in the target shape {format_shape(shape)} is not a "
+        f"dim of {x.describe()}; a name in the target takes its size from that value's dim of "
+        "the same name, so give any other size as an int or a symbolic size (y.shape[0])"
+    )
 
 
 def alloc(value, *shape) -> Variable:
@@ -251,7 +312,7 @@ def full(shape, fill_value, dtype=None) -> Variable:
         value = cast(fill_value, dtype)
     else:
         value = Constant(fill_value, dtype=dtype)
-    return broadcast_to(value, shape)
+    return _alloc(value, shape)
 
 
 def zeros(shape, dtype=None) -> Variable:

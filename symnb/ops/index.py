@@ -304,6 +304,15 @@ class Subtensor(_Indexing):
 
     functions = ("getitem",)
 
+    def output_label(self, node):
+        """``x.shape[0]``: a fixed entry of a labelled shape (the size messages name)."""
+        source = node.inputs[0]
+        if source.owner is None or not isinstance(source.owner.op, Shape) or not source.label:
+            return None
+        if len(self.spec) != 1 or self.spec[0][0] != "int" or self.spec[0][1] == SYM:
+            return None
+        return f"{source.label}[{self.spec[0][1]}]"
+
     def symbolic_size(self, node, size_of):
         """``y.shape[k]`` is y's dim k (named, fixed, or y's own unknown size there)."""
         source = node.inputs[0].owner

@@ -32,6 +32,11 @@ class Shape(Op):
     dtype_rule = "int64"
     differentiable = False
 
+    def output_label(self, node):
+        """``x.shape`` for the shape of a variable named ``x``."""
+        source = node.inputs[0]
+        return f"{source.label}.shape" if source.label else None
+
     def infer_types(self, x):
         return [TensorType("int64", (x.type.ndim,))]
 
@@ -318,9 +323,11 @@ def expand_dims(x, axis) -> Variable:
 
 
 def squeeze(x, axis=None) -> Variable:
-    """Drop length-1 axes (all statically known ones by default)."""
+    """Drop length-1 axes: with no ``axis``, those known to be 1 when the graph is built (an
+    unknown dim stays, even where it is 1 when the function runs: a ShapeWarning says so)."""
     x = as_variable(x)
     if axis is None:
+        shape_warnings.squeeze_hook(x)
         axis = tuple(i for i, d in enumerate(x.type.shape) if d == 1)
     drop = set(normalize_axis(axis, x.type.ndim, "squeeze", x))
     return DimShuffle(tuple(i for i in range(x.type.ndim) if i not in drop))(x)

@@ -56,8 +56,6 @@ NEEDS_A_VALUE = {
     "int": (lambda x, n: int(n), ["int() needs a value", "'n' (int64())", "sn.function"]),
     "float": (lambda x, n: float(x), ["float() needs a value", "'x' (float64(3, 4))"]),
     "complex": (lambda x, n: complex(x), ["complex() needs a value", "'x'"]),
-    "range": (lambda x, n: range(n), ["a Python int (range(n)", "'n'", "sn.zeros(n)"]),
-    "list index": (lambda x, n: [1, 2, 3][n], ["a Python int", "'n' (int64())"]),
 }
 
 
@@ -73,6 +71,66 @@ def test_what_needs_a_value_is_a_clear_error_at_the_users_line(case):
     message = str(info.value)
     for fragment in fragments + [_line_of(call)]:
         assert fragment in message, message
+
+
+# id -> (the call, its error class, fragments of its message): a symbolic size handed to
+# NumPy or Python where they need an int. NumPy's np.zeros(n) replaced symnb's TypeError with
+# "expected a sequence of integers or a single integer, got 'Variable:i64[]'", and np.ones(n)
+# named NumPy's own line; np.arange(n) and if x: were plain TypeErrors
+NEEDS_AN_INT = {
+    "range": (lambda x: range(x.shape[0]), sn.SymbolicValueError, ["a Python int (range(n)"]),
+    "list index": (lambda x: [1, 2, 3][x.shape[0]], sn.SymbolicValueError, ["a Python int"]),
+    "np.zeros": (lambda x: np.zeros(x.shape[0]), sn.SymbolicValueError, ["sn.zeros(n)"]),
+    "np.ones": (lambda x: np.ones(x.shape[0]), sn.SymbolicValueError, ["sn.ones"]),
+    "np.empty": (lambda x: np.empty(x.shape[0]), sn.SymbolicValueError, ["sn.zeros(n)"]),
+    "np.full": (lambda x: np.full(x.shape[0], 2.0), sn.SymbolicValueError, ["sn.full"]),
+    "np.zeros tuple": (lambda x: np.zeros((x.shape[0], 2)), sn.SymbolicValueError, []),
+    "np.linspace": (lambda x: np.linspace(0, 1, x.shape[0]), sn.SymbolicValueError, []),
+    "Generator.normal": (
+        lambda x: np.random.default_rng(0).normal(size=x.shape[0]),
+        sn.SymbolicValueError,
+        ["rng.normal(size=n)"],
+    ),
+    "np.arange": (
+        lambda x: np.arange(x.shape[0]),
+        sn.InputError,
+        ["NumPy cannot make an array of it", "sn.arange(n) for np.arange(n)"],
+    ),
+    "if": (
+        lambda x: 1 if x.sum() > 0 else 0,
+        sn.InputError,
+        ["need a truth value, but an unnamed variable (bool())", "sn.ifelse", "sn.where"],
+    ),
+    "len of an unknown dim": (
+        lambda x: len(x),
+        sn.InputError,
+        ["len() of 'x' (float64(?, 4)) is not known", "use x.shape[0]"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NEEDS_AN_INT))
+def test_a_symbolic_size_given_to_numpy_or_python_is_a_clear_error_at_the_users_line(case):
+    """The error names the size (``x.shape[0]``), says what to write and points at the line
+    that called NumPy; a size's error is a ValueError (its type fits, its value is not there
+    yet), which NumPy lets through; the others are TypeErrors, as Python's own."""
+    x = sn.matrix("x", shape=(None, 4))
+    call, error, fragments = NEEDS_AN_INT[case]
+    with pytest.raises(error) as info:
+        call(x)
+    message = str(info.value)
+    if error is sn.SymbolicValueError:
+        assert not isinstance(info.value, TypeError)
+        fragments = fragments + ["'x.shape[0]' (int64()) is symbolic"]
+    else:
+        assert isinstance(info.value, TypeError)
+    for fragment in fragments + [_line_of(call)]:
+        assert fragment in message, message
+    assert message.count("\n  at ") == 1, message
+
+
+def test_len_of_a_fixed_first_dim_is_its_size():
+    assert len(sn.matrix("x", shape=(3, None))) == 3
 
 
 # id -> (the call, its error class, fragments of its message)

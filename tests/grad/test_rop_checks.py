@@ -72,6 +72,34 @@ def test_an_eval_point_of_unknown_dims_is_checked_when_the_function_runs(backend
         np.testing.assert_allclose(f(X, np.full((3, 4), 2.0)), 2 / np.cosh(X) ** 2)
 
 
+# id -> (f of x, its vector-Jacobian product with v, in NumPy)
+NOT_COMPUTED = {
+    "x ** 2": (lambda x: x**2, lambda X, V: 2 * X * V),
+    "exp(x) + 1": (lambda x: sn.exp(x) + 1, lambda X, V: np.exp(X) * V),
+    "2 * tanh(x) - 0.5": (lambda x: 2 * sn.tanh(x) - 0.5, lambda X, V: 2 * V / np.cosh(X) ** 2),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_COMPUTED))
+def test_lops_eval_point_is_checked_where_the_product_never_computes_f(backend, case):
+    """``Lop(x ** 2, x, v)`` computes ``2 * x * v``, not ``x ** 2``: the eval point was left
+    unchecked, and a (1, 4) v for a (3, 4) f broadcast silently. It is checked against a value
+    of f's shape that the product computes (x, through elementwise ops whose other operands
+    are scalars), naming v and both shapes."""
+    build, numeric = NOT_COMPUTED[case]
+    x, v = f64("x", (None, None)), f64("v", (None, None))
+    X, V = np.arange(12.0).reshape(3, 4) / 10, np.linspace(-1, 1, 12).reshape(3, 4)
+    f = sn.function([x, v], sn.Lop(build(x), x, v), backend=backend)
+    with pytest.raises(sn.ShapeError) as info:
+        f(X, np.ones((1, 4)))
+    message = str(info.value)
+    assert message.startswith("sn.grad: the known gradient 'v' (float64(?, ?)) does not have"), (
+        message
+    )
+    assert "((1, 4), not (3, 4), when the function ran)" in message, message
+    np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
+
+
 def test_a_disconnected_wrt_is_reported_in_rops_words():
     x, z = f64("x", (3,)), f64("z", (3,))
     with pytest.raises(sn.DisconnectedInputError) as info:

@@ -155,6 +155,39 @@ def test_broadcast_to_matches_numpy_and_checks_shapes(rng, backend):
         sn.zeros((2, sn.scalar("s")))
 
 
+def test_broadcast_to_takes_a_name_or_none_for_the_values_own_dims(backend):
+    """``broadcast_to(x, (3, "batch"))`` of a ``("batch",)`` x was refused ("a size in a shape
+    must be known at run time"): a name of x's own dim (or one lined up with x's unknown dim)
+    and a None lined up with an axis of x take their size from x when the function runs, and
+    broadcasting is checked by name."""
+    x = sn.tensor("x", shape=("batch",))
+    c = sn.tensor("c", shape=("n", 1))
+    u = sn.tensor("u", shape=(None,))
+    a, col = np.arange(4.0), np.arange(3.0)[:, None]
+    cases = [
+        (x, (3, "batch"), a, (3, 4), (3, "batch")),
+        (x, ["batch", None], a, (4, 4), ("batch", "batch")),
+        (c, ("n", "n"), col, (3, 3), ("n", "n")),
+        (c, (2, None, None), col, (2, 3, 1), (2, "n", 1)),
+        (u, (2, "batch"), a, (2, 4), (2, "batch")),
+    ]
+    for var, shape, value, concrete, static in cases:
+        out = sn.broadcast_to(var, shape)
+        assert out.type.shape == static, shape
+        got = sn.function([var], out, backend=backend)(value)
+        np.testing.assert_array_equal(got, np.broadcast_to(value, concrete))
+    with pytest.raises(sn.ShapeError) as info:
+        sn.broadcast_to(x, (3, "n"))
+    assert "broadcast_to: 'n' in the target shape (3, n) is not a dim of 'x' (float64(batch,))" in (
+        str(info.value)
+    )
+    assert "test_creation.py" in str(info.value)
+    with pytest.raises(sn.ShapeError, match=r"None at position 0 of the target shape \(\?, 3\)"):
+        sn.broadcast_to(x, (None, 3))
+    with pytest.raises(sn.ShapeError, match=r"cannot broadcast 'c' .* axis 0 is n, not 1 or m"):
+        sn.broadcast_to(c, (sn.tensor("y", shape=("m",)).shape[0], "n"))
+
+
 @pytest.mark.parametrize("dtype", [None, "int32", "float32"])
 def test_one_hot(dtype, backend):
     labels = np.array([[0, 2], [1, 3]], dtype="int64")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.compat.theano import tensor as T
 
 
 def _line_of(marker: str) -> int:
@@ -155,3 +156,31 @@ def test_labels_sharing_a_leading_dim_make_it_the_batch():
 )
 def test_axes_that_are_not_provably_the_batch_stay_silent(build):
     assert _caught(build) == []
+
+
+def test_squeeze_with_no_axis_of_unknown_dims_warns_that_it_keeps_them():
+    """``p.squeeze()`` of a ``(?, 1)`` p kept the unknown dim silently, also in a call where
+    it is 1 (``np.squeeze`` drops it): a SqueezeUnknownDimWarning at the user's line says
+    which axes it drops and how to name them. Named or fixed dims, an explicit axis, and
+    Theano's ``T.squeeze`` (Theano documents this rule) do not warn."""
+    p = sn.tensor("p", shape=(None, 1))
+    squeezed = lambda: p.squeeze()  # noqa: E731 - <- keeps axis 0
+    message = _one(squeezed, sn.SqueezeUnknownDimWarning, "<- keeps" + " axis 0")
+    assert message.startswith("squeeze: 'p' (float64(?, 1)) has an unknown dim (axis 0)")
+    assert "(axis 1 here)" in message and "np.squeeze would drop it" in message
+    assert "hint: name the axes to drop: p.squeeze(axis=1)" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sn.SqueezeUnknownDimWarning)
+        f = sn.function([p], p.squeeze(), backend="py")
+    assert f(np.ones((1, 1))).shape == (1,)  # the behaviour the warning describes
+    of_a_matrix = lambda: sn.squeeze(sn.matrix("m"))  # noqa: E731 - <- drops none
+    message = _one(of_a_matrix, sn.SqueezeUnknownDimWarning, "<- drops" + " none")
+    assert "unknown dims (axes [0, 1])" in message and "(none here)" in message
+    quiet = [
+        lambda: sn.tensor("b", shape=("batch", 1)).squeeze(),
+        lambda: sn.tensor("t", shape=(2, 1, 3)).squeeze(),
+        lambda: sn.squeeze(p, 1),
+        lambda: T.squeeze(p),
+    ]
+    for build in quiet:
+        assert _caught(build) == []

@@ -101,10 +101,10 @@ def test_failures_after_an_error_are_not_checked_only_when_they_need_its_names(t
     assert f"{script}, line 5: error: ShapeError: matmul" in out
     assert f"{script}, line 6: error: ShapeError: tensor 'z'" in out
     assert f"{script}, line 7: error: ShapeTypeError: sum: axis is an int" in out
-    assert f"{script}, line 8: failure: TypeError: `if`" in out  # independent of line 5
+    assert f"{script}, line 8: error: InputError: `if`" in out  # independent of line 5
     assert f"{script}, line 10: not checked: NameError: name 'h'" in out  # h was never made
     assert f"{script}, line 11: failure: NameError" in out  # a typo, no earlier error's
-    assert "3 errors, 0 warnings, 2 failures, 1 not checked" in out
+    assert "4 errors, 0 warnings, 1 failure, 1 not checked" in out
     assert "\n  at " not in out  # the line is shown once, as the code under the message
 
 

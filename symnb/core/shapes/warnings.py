@@ -72,6 +72,12 @@ class PinnedDimWarning(ShapeWarning):
     name the other side too or write the size in the first place."""
 
 
+class SqueezeUnknownDimWarning(ShapeWarning):
+    """``squeeze(x)`` with no axis of an x with unknown dims: only the dims known to be 1
+    when the graph is built are dropped (as Theano did), so an unknown dim that is 1 when the
+    function runs stays, where ``np.squeeze`` would drop it. Naming the axes says which."""
+
+
 CATEGORIES = (
     BroadcastOuterWarning,
     LossTrailingOneWarning,
@@ -79,6 +85,7 @@ CATEGORIES = (
     ReshapeSplitsDimWarning,
     ReshapeMovesDimWarning,
     PinnedDimWarning,
+    SqueezeUnknownDimWarning,
 )
 
 _quiet_depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_quiet", default=0)
@@ -347,3 +354,34 @@ def _only_trailing_one(longer, shorter) -> bool:
     if len(longer) != len(shorter) + 1 or longer[-1] != 1:
         return False
     return all(_may_equal(a, b) for a, b in zip(longer, shorter))
+
+
+# -- squeeze --------------------------------------------------------------------------------
+def squeeze_hook(x) -> None:
+    """Called by ``squeeze`` with no axis: say where x's unknown dims make it differ from
+    ``np.squeeze``, which decides by the values' shape."""
+    shape = x.type.shape
+    unknown = [k for k, d in enumerate(shape) if d is None]
+    if not unknown:
+        return
+    ones = tuple(k for k, d in enumerate(shape) if d == 1)
+    name = x.label or "x"
+    if ones:
+        axis = ones[0] if len(ones) == 1 else ones
+        drops = f"axis {axis}"
+        hint = f"name the axes to drop: {name}.squeeze(axis={axis})"
+    else:
+        drops = "none"
+        hint = "it drops nothing here; name the axis to drop (axis=k), or leave it out"
+    dims = (
+        f"unknown dims (axes {unknown})"
+        if len(unknown) > 1
+        else f"an unknown dim (axis {unknown[0]})"
+    )
+    emit(
+        SqueezeUnknownDimWarning,
+        f"squeeze: {x.describe()} has {dims}; "
+        f"with no axis, squeeze drops only the dims known to be 1 when the graph is built "
+        f"({drops} here) and keeps an unknown dim even where it is 1 when the function runs "
+        f"(np.squeeze would drop it)\n  hint: {hint}",
+    )

@@ -41,6 +41,7 @@ from symnb.compat.theano.upcasting import number_dtype as _number_dtype
 from symnb.compat.theano.upcasting import upcast as _upcast
 from symnb.config import config
 from symnb.core.op import _at_user_line
+from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops.elemwise import cast as _cast
@@ -108,7 +109,14 @@ concatenate, shape, outer, tensordot = sn.concatenate, sn.shape, sn.outer, sn.te
 eye, diag, tril, triu, trace = sn.eye, sn.diag, sn.tril, sn.triu, sn.trace
 cumsum, cumprod = sn.cumsum, sn.cumprod
 logsumexp, norm = sn.logsumexp, sn.norm
-any, all, squeeze, repeat, roll = sn.any, sn.all, sn.squeeze, sn.repeat, sn.roll  # noqa: A001
+any, all, repeat, roll = sn.any, sn.all, sn.repeat, sn.roll  # noqa: A001
+
+
+def squeeze(x, axis=None) -> Variable:
+    """Theano's ``squeeze``: with no axis, the broadcastable (statically 1) dims, as Theano
+    documents it, so without symnb's warning that ``np.squeeze`` would drop more."""
+    with shape_warnings.quiet():
+        return sn.squeeze(x, axis)
 
 
 def add(*terms) -> Variable:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.tensor.basic import squeeze  # noqa: F401 - Theano's, quiet
 from symnb.core.variable import as_variable
 
-cumsum, cumprod, repeat, squeeze = sn.cumsum, sn.cumprod, sn.repeat, sn.squeeze
+cumsum, cumprod, repeat = sn.cumsum, sn.cumprod, sn.repeat
 
 
 def to_one_hot(y, nb_class, dtype=None):
