@@ -15,6 +15,7 @@ It sits on top of the library, beside the CLI: it imports every module of the op
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
 import pkgutil
@@ -227,9 +228,17 @@ def render() -> str:
 
 
 def main(argv=None) -> int:
-    """Regenerate docs/ops.md (or the path given)."""
-    argv = sys.argv[1:] if argv is None else argv
-    path = Path(argv[0]) if argv else DOC_PATH
+    """Regenerate docs/ops.md (or the path given); ``--help`` says so (an argument parser,
+    so that no option is taken for the file to write)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m symnb.catalogue",
+        description="Write the op catalogue (every op's dtype rule, gradient, description), "
+        "generated from the op classes, as Markdown.",
+    )
+    parser.add_argument(
+        "path", nargs="?", type=Path, default=DOC_PATH, help=f"where to write it ({DOC_PATH})"
+    )
+    path = parser.parse_args(sys.argv[1:] if argv is None else argv).path
     path.write_text(render())
     print(f"wrote {path} ({len(op_classes())} ops)")
     return 0

@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
             "compiled function checks its inputs and returns zeros of its output shapes. "
             "The program's code is executed with your rights: checking an untrusted notebook "
             "is running it. Exit status: 0 clean (warnings allowed), 1 shape errors, 2 other "
-            "failures (an exception, a timeout, a program that ended the process), 3 a file "
+            "failures (an exception, a timeout, a program that ended the process or exited "
+            "failing: sys.exit(1)), 3 a file "
             "that cannot be read as a program (missing, malformed notebook)."
         ),
     )

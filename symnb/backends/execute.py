@@ -34,7 +34,7 @@ from symnb.backends.plan import (
     Library,
     Repeat,
     View,
-    step_inputs,
+    step_bytes,
     step_outputs,
 )
 from symnb.control.loop import run_loop
@@ -121,7 +121,7 @@ def _run_timed(steps, slots: list, records: list) -> None:
             (
                 step.node,
                 seconds,
-                _bytes_touched(step, slots),
+                step_bytes(step, slots),
                 step.kind,
                 _loop_steps(step, slots),
                 None,
@@ -148,12 +148,6 @@ def _loop_steps(step, slots) -> int | None:
     if not isinstance(step.node.op, Scan):
         return None
     return step.node.op.steps_taken([slots[i] for i in step_outputs(step)])
-
-
-def _bytes_touched(step, slots) -> int:
-    """Bytes of the step's inputs and outputs, as they are after it ran."""
-    slots_used = [*step_inputs(step), *step_outputs(step)]
-    return sum(np.asarray(slots[i]).nbytes for i in slots_used)
 
 
 # -- Library -----------------------------------------------------------------------------------

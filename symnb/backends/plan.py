@@ -429,3 +429,18 @@ def step_inputs(step) -> tuple[int, ...]:
     if isinstance(step, Layout):
         return step.arrays + step.ints
     return step.ins
+
+
+def step_bytes(step, slots) -> int:
+    """The bytes a step moves, for ``f.profile()``: its arrays read and written, as they are
+    after it ran. A transfer counts its array once (one copy: its input and output are the
+    same data on each side), and none when the value was already there; a view and a branch
+    hand a value on without copying it: none. A Python scalar is not an array (a kernel's
+    literal), so it counts nothing, as in runner.c's ``step_bytes``."""
+    if isinstance(step, (View, Branch)):
+        return 0
+    if isinstance(step, Transfer):
+        out = slots[step.out]
+        return 0 if out is slots[step.src] else int(getattr(out, "nbytes", 0))
+    used = (*step_inputs(step), *step_outputs(step))
+    return sum(int(getattr(slots[i], "nbytes", 0)) for i in used)

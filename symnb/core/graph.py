@@ -181,6 +181,11 @@ class Graph:
         """
         check_replaceable(old, new)
         added = ancestors([new], known=self.nodes)
+        if any(i is old for node in added for i in node.inputs):  # (old's users would be new's)
+            raise GraphError(
+                f"cannot replace {old.describe()} with {new.describe()}, which reads it: the "
+                "graph would be a cycle"
+            )
         for node in added:
             self._attach(node)
         for client, i in self.clients.pop(old, []):

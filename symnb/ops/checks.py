@@ -1,14 +1,15 @@
 """Rules only the values decide, checked when the function runs: ``x`` unchanged, or an
 error that says what was asked (the rule is checked when the graph is built wherever the
-types or constants already tell): shapes (``at_most``, ``same_shape``) and the domains of
-random draws' parameters (``in_domain``)."""
+types or constants already tell): shapes (``at_most``, ``same_shape``, ``has_shape``) and
+the domains of random draws' parameters (``in_domain``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import format_shape
+from symnb.core.dims import evaluate, format_shape
 from symnb.core.op import Op
+from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import CheckedShapeError, DTypeError, ShapeError
 
@@ -124,3 +125,49 @@ def same_shape(x, like, what: str) -> Variable:
     if fixed and x.type.shape == like.type.shape:
         return x
     return SameShape(what)(x, like)
+
+
+class HasShape(Op):
+    """A copy of x where its shape is ``shape`` when the function runs, each name in it the
+    length of a source's axis (``names``: (name, source, axis)); else a ShapeError: ``what``
+    followed by both shapes. For a replacement a user's rewrite rule returns whose dims the
+    types cannot prove to be those of what it replaces (``symnb/opt/replacements.py``)."""
+
+    dtype_rule = "x's dtype"
+    __props__ = ("what", "shape", "names")
+
+    def __init__(self, what: str, shape: tuple, names: tuple):
+        self.what, self.shape, self.names = str(what), tuple(shape), tuple(names)
+
+    def infer_types(self, x, *sources):
+        if x.type.ndim != len(self.shape):
+            raise ShapeError(f"{self.what}: {x.type.ndim} axes, not {len(self.shape)}")
+        shape = tuple(x.type.shape[i] if d is None else d for i, d in enumerate(self.shape))
+        return [TensorType.of(x.type.dtype, shape)]
+
+    def perform(self, x, *sources):
+        sizes = {name: np.shape(sources[i])[axis] for name, i, axis in self.names}
+        want = tuple(evaluate(d, sizes) for d in self.shape)
+        got = np.shape(x)
+        if any(w is not None and w != g for w, g in zip(want, got)):
+            shapes = f"{format_shape(got)}, not {format_shape(self.shape)}"
+            sized = "" if want == self.shape else f" = {format_shape(want)}"
+            raise CheckedShapeError(f"{self.what} ({shapes}{sized}, when the function ran)")
+        return np.array(x, copy=True)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [output_grads[0]] + [None] * (len(inputs) - 1)
+
+
+def has_shape(x, shape, sources, what: str) -> Variable:
+    """``x``, once its shape is checked to be ``shape`` when the function runs: the names in
+    ``shape`` are read off ``sources`` (variables whose types hold them), a dim None or of
+    names no source holds is not checked."""
+    x, sources = as_variable(x), [as_variable(s) for s in sources]
+    names = tuple(
+        (name, i, axis)
+        for i, source in enumerate(sources)
+        for axis, name in enumerate(source.type.shape)
+        if isinstance(name, str)
+    )
+    return HasShape(what, shape, names)(x, *sources)

@@ -14,10 +14,10 @@ import warnings
 from collections import Counter, deque
 
 from symnb.config import config
-from symnb.core.graph import OUTPUT, Graph, check_replaceable
+from symnb.core.graph import OUTPUT, Graph
 from symnb.core.shapes.warnings import quiet
-from symnb.core.variable import Variable
 from symnb.errors import GraphError
+from symnb.opt import replacements
 from symnb.opt.history import History
 from symnb.opt.pattern import Match
 from symnb.opt.select import plan
@@ -78,13 +78,13 @@ class PhaseRun:
 
     # -- graph rules ----------------------------------------------------------------------
     def _run_graph_rule(self, rule) -> bool:
-        firings = rule.fn(self.graph)
+        firings = replacements.firings(rule, self.graph)
         while True:
             start = time.perf_counter()
             pairs = next(firings, None)
             if pairs is None:
                 return True
-            self._apply(rule, list(pairs), start)
+            self._apply(rule, pairs, start)
             if self._over_budget():
                 return False
 
@@ -114,7 +114,8 @@ class PhaseRun:
             bound = rule.pattern.match_node(node)
             if bound is None:
                 continue
-            pairs = _as_pairs(rule, node, rule.fn(Match(node, self.graph, bound)))
+            found = replacements.call(rule, Match(node, self.graph, bound))
+            pairs = replacements.as_pairs(rule, node, found)
             if pairs:
                 added = self._apply(rule, pairs, start)
                 again = [node] if node in self.graph.nodes else []
@@ -136,11 +137,14 @@ class PhaseRun:
 
     # -- both -----------------------------------------------------------------------------
     def _apply(self, rule, pairs, start) -> list:
-        for old, new in pairs:
-            _check_pair(rule, old, new)
+        pairs = [(old, replacements.checked(rule, old, new)) for old, new in pairs]
         edits, added, removed = [], [], []
         for old, new in pairs:
-            attached, dropped = self.graph.replace(old, new)
+            try:
+                attached, dropped = self.graph.replace(old, new)
+            except GraphError as exc:  # (one that reads what it replaces)
+                message = f"{replacements.label(rule)} returned a bad replacement: {exc}"
+                raise RewriteError(message) from None
             edits.append([(n, tuple(n.inputs)) for n in attached])  # inputs at that moment
             added += attached
             removed += dropped
@@ -152,11 +156,13 @@ class PhaseRun:
         return added
 
     def _over_budget(self) -> bool:
-        if sum(self.fired.values()) <= self.budget:
+        fired = sum(self.fired.values())
+        if fired <= self.budget:
             return False
         top = ", ".join(f"{name} ({n}x)" for name, n in self.fired.most_common(3))
         warnings.warn(
-            f"rewrite phase {self.phase!r} stopped after {self.budget} firings; the rules "
+            f"rewrite phase {self.phase!r} stopped after {fired} firings (its budget: "
+            f"{self.budget}, 20 per node plus 1000); the rules "
             f"firing most were {top}: they probably undo each other",
             RewriteLoopWarning,
             stacklevel=4,
@@ -183,22 +189,3 @@ def _net(added, removed) -> tuple[list, list]:
     """A node both attached and dropped within one firing is in neither list."""
     fresh, gone = set(added), set(removed)
     return [n for n in added if n not in gone], [n for n in removed if n not in fresh]
-
-
-def _as_pairs(rule, node, result) -> list:
-    """A rule's answer as ``(old, new)`` pairs, leaving out no-op pairs."""
-    if result is None:
-        return []
-    if isinstance(result, Variable):
-        if len(node.outputs) != 1:
-            raise RewriteError(f"rule {rule.name} returned one variable for a multi-output node")
-        result = [(node.outputs[0], result)]
-    return [(old, new) for old, new in result if new is not old]
-
-
-def _check_pair(rule, old, new) -> None:
-    try:
-        check_replaceable(old, new)
-    except GraphError as exc:
-        message = f"rule {rule.name} ({rule.source}) returned a bad replacement: {exc}"
-        raise RewriteError(message) from None

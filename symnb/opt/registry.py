@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
+from symnb.errors import ArgumentError
 from symnb.opt.pattern import Pattern
 
 PHASES = (
@@ -24,6 +25,13 @@ PHASES = (
     "fuse",
     "inplace",
 )
+
+#: what ``optimize="..."`` names: the phases each mode runs (``symnb/opt/select.py``)
+MODES = {
+    "fast": PHASES,
+    "stable": ("merge", "constant_folding", "canonicalize", "stabilize"),
+    "none": (),
+}
 
 
 @dataclass
@@ -45,16 +53,51 @@ class Rule:
     def __call__(self, *args):
         return self.fn(*args)
 
+    @property
+    def builtin(self) -> bool:
+        """One of symnb's own rules, which the engine trusts with what a replacement reads
+        and its dims (a user's rule gets them checked: ``symnb/opt/replacements.py``)."""
+        return str(getattr(self.fn, "__module__", None) or "").startswith("symnb.")
+
 
 RULES: dict[str, Rule] = {}
 
 
-def _phases(phase) -> tuple[str, ...]:
-    phases = (phase,) if isinstance(phase, str) else tuple(phase)
+def _phases(name: str, phase) -> tuple[str, ...]:
+    phases = (phase,) if isinstance(phase, str) else tuple(phase or ())
+    if not phases:
+        raise ArgumentError(f"rule {name}: give its phase, one of {', '.join(PHASES)}")
     for p in phases:
         if p not in PHASES:
-            raise ValueError(f"unknown rewrite phase {p!r}; the phases are {', '.join(PHASES)}")
+            raise ArgumentError(
+                f"rule {name}: unknown rewrite phase {p!r}; the phases are {', '.join(PHASES)}"
+            )
     return phases
+
+
+def _check_name(name) -> str:
+    """A name ``optimize={"include": [...]}`` can pick: not a phase's or a mode's, which
+    that name would mean instead."""
+    if not isinstance(name, str) or not name:
+        raise ArgumentError(f"a rewrite rule's name is a non-empty string, not {name!r}")
+    if name in PHASES or name in MODES:
+        kind = "phase" if name in PHASES else "mode"
+        raise ArgumentError(
+            f"a rewrite rule cannot be named {name!r}: that is a {kind}'s name, which "
+            f"optimize= would read as the {kind}; choose another name"
+        )
+    return name
+
+
+def _check_pattern(name: str, pattern) -> None:
+    if isinstance(pattern, Pattern):
+        return
+    shown = getattr(pattern, "__name__", None) or repr(pattern)
+    hint = f"Pattern({shown}, 'x')" if isinstance(pattern, type) else "Pattern(Sin, 'x')"
+    raise ArgumentError(
+        f"rule {name}: its pattern is a symnb.opt.Pattern, not {shown} "
+        f"({type(pattern).__name__}); write {hint} (the op class and a name for each input)"
+    )
 
 
 def _source_of(fn) -> str:
@@ -68,11 +111,16 @@ def make_rule(
     fn, phase, pattern=None, graph_level=False, name=None, default=True, ieee=True
 ) -> Rule:
     """A Rule for ``fn`` (not registered)."""
+    name = _check_name(name or getattr(fn, "__name__", None))
+    if not callable(fn):
+        raise ArgumentError(f"rule {name}: a rule is a function, not {fn!r}")
     if pattern is None and not graph_level:
-        raise ValueError(f"rule {fn.__name__}: give a pattern, or make it a graph rule")
+        raise ArgumentError(f"rule {name}: give a pattern, or make it a graph rule")
+    if not graph_level:
+        _check_pattern(name, pattern)
     return Rule(
-        name=name or fn.__name__,
-        phases=_phases(phase),
+        name=name,
+        phases=_phases(name, phase),
         fn=fn,
         pattern=pattern,
         graph_level=graph_level,
@@ -102,13 +150,18 @@ def register(
     if not isinstance(rule, Rule):
         rule = make_rule(fn_or_rule, phase, pattern, graph_level, name, default, ieee)
     if rule.name in RULES and not replace and RULES[rule.name].fn is not rule.fn:
-        raise ValueError(f"a rewrite rule named {rule.name!r} exists ({RULES[rule.name].source})")
+        raise ArgumentError(
+            f"a rewrite rule named {rule.name!r} exists ({RULES[rule.name].source}); "
+            "pass replace=True to replace it"
+        )
     RULES[rule.name] = rule
     return rule
 
 
 def unregister(name: str) -> Rule:
     """Remove a rule from the registry and return it."""
+    if name not in RULES:
+        raise ArgumentError(f"no rewrite rule is named {name!r} (see sn.opt.RULES)")
     return RULES.pop(name)
 
 

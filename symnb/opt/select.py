@@ -11,13 +11,7 @@ named in ``include`` next to ``"stable"`` runs all the same.
 from __future__ import annotations
 
 from symnb.errors import ArgumentError
-from symnb.opt.registry import PHASES, RULES, Rule
-
-MODES = {
-    "fast": PHASES,
-    "stable": ("merge", "constant_folding", "canonicalize", "stabilize"),
-    "none": (),
-}
+from symnb.opt.registry import MODES, PHASES, RULES, Rule
 
 
 def plan(optimize) -> list[tuple[str, list[Rule]]]:
@@ -79,6 +73,11 @@ def _expand(names) -> list[str]:
     names = [names] if isinstance(names, str) else list(names)
     out: list[str] = []
     for name in names:
+        if not isinstance(name, str):
+            raise ArgumentError(
+                f"optimize: include and exclude list names (phases, rules, modes), each a "
+                f"string, not {name!r}"
+            )
         if name in MODES:
             out += MODES[name]
         elif name in PHASES or name in RULES:

@@ -59,6 +59,14 @@ def _guarded_exit(real_exit, pid: int):
     return exit_
 
 
+def _exit_status(code) -> int:
+    """The status ``sys.exit(code)`` gives the process: 0 for None, the int, else 1 (Python
+    prints the message)."""
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One finding: ``severity`` is "error" (a symnb error), "warning" (a ShapeWarning),
@@ -364,7 +372,17 @@ class _Runner:
             where = self._where(chunk.filename, self._raised_at(exc, lineno))
             self._add(Diagnostic("failure", "ProcessExit", message, *where))
             raise
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:
+            status = _exit_status(exc.code)
+            if status:  # a failing run: what it did not reach is unchecked, not clean
+                message = (
+                    f"the program exited with status {status} (sys.exit({exc.code!r})) during "
+                    "this statement; nothing after it was checked"
+                )
+                where = self._where(chunk.filename, self._raised_at(exc, lineno))
+                self._add(Diagnostic("failure", "SystemExit", message, *where))
+            raise
+        except KeyboardInterrupt:
             raise
         except SymnbError as exc:
             self._add_error(exc, chunk, lineno)

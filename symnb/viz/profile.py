@@ -51,7 +51,7 @@ class ProfileRow:
     where: str
     calls: int = 0
     seconds: float = 0.0  # over all timed calls
-    bytes: int = 0
+    bytes: int = 0  # over all timed calls (the table shows ``bytes_per_call``)
     steps: int = 0  # iterations of a loop (a scan), over all calls
     #: a step of a loop's body: the row of the loop (summed over its iterations)
     loop: ProfileRow | None = None
@@ -74,6 +74,12 @@ class ProfileRow:
     def median(self) -> float:
         """Seconds per call, the median over the timed calls."""
         return self.quartiles[1]
+
+    @property
+    def bytes_per_call(self) -> int:
+        """Bytes moved per call, as the time columns are per call (not growing with
+        ``repeat``)."""
+        return self.bytes // self.calls if self.calls else 0
 
     @property
     def spread(self) -> tuple[float, float]:
@@ -128,7 +134,7 @@ class Profile:
         """A plain table for terminals."""
         head = (
             f"{'node':<28} {'where':<10} {'calls':>6} {'median µs':>10} {'IQR µs':>17} "
-            f"{'share':>7} {'bytes':>12}"
+            f"{'share':>7} {'bytes/call':>12}"
         )
         lines = [self.headline(), head]
         whole = self.steps_median()
@@ -137,7 +143,7 @@ class Profile:
             share = self.share(r, whole)
             lines.append(
                 f"{r.label[:28]:<28} {r.where[:10]:<10} {r.calls:>6} {r.median * 1e6:>10.1f} "
-                f"{f'{low * 1e6:.1f}–{high * 1e6:.1f}':>17} {share:>6.1%} {r.bytes:>12,}"
+                f"{f'{low * 1e6:.1f}–{high * 1e6:.1f}':>17} {share:>6.1%} {r.bytes_per_call:>12,}"
             )
         return "\n".join(lines + self.notes)
 
@@ -270,11 +276,11 @@ def _transfer_note(rows: dict) -> list[str]:
     moved = [r for r in rows.values() if r.where == "transfer"]
     if not moved:
         return []
-    seconds = sum(r.seconds for r in moved)
-    total = sum(r.seconds for r in rows.values())
+    seconds = sum(r.median for r in moved)
+    total = sum(r.median for r in rows.values())
     return [
-        f"transfers between host and device: {seconds * 1e3:.3f} ms of "
-        f"{total * 1e3:.3f} ms ({sum(r.bytes for r in moved):,} bytes)"
+        f"transfers between host and device: {seconds * 1e6:.1f} µs of {total * 1e6:.1f} µs "
+        f"per call (medians), {sum(r.bytes_per_call for r in moved):,} bytes per call"
     ]
 
 
@@ -339,6 +345,15 @@ PLACES = {
 }
 
 
+#: the same, of a device backend's steps (``language``: its kernels' dialect)
+DEVICE_PLACES = {
+    "kernel": "{language} kernel on the device",
+    "view": "view on the device",
+    "library": "NumPy on the host",
+    "blas": "NumPy on the host",
+}
+
+
 def _placement_note(kernels) -> str:
     """Where the steps of a kernel backend run (from ``f.kernels``), e.g. C vs NumPy."""
     if not kernels:
@@ -347,8 +362,8 @@ def _placement_note(kernels) -> str:
     for step in kernels:
         kind = getattr(step, "kind", "step")
         language = getattr(step, "language", "C")
-        if kind == "kernel" and language != "C":  # a device backend's kernels
-            kind = f"{language} kernel on the device"
+        if language != "C":  # a device backend's steps
+            kind = DEVICE_PLACES.get(kind, "{kind}").format(language=language, kind=kind)
         counts[kind] = counts.get(kind, 0) + 1
     parts = [f"{n} × {PLACES.get(kind, kind)}" for kind, n in counts.items()]
     return "where the steps run: " + ", ".join(parts)
@@ -360,7 +375,7 @@ def profile_rows_html(profile: Profile) -> str:
     body = "".join(_row_html(profile, r, whole) for r in profile.rows)
     return (
         '<table class="symnb-table"><thead><tr><th>node</th><th>op</th><th>where</th>'
-        "<th>calls</th><th>median µs</th><th>IQR µs</th><th>share</th><th>bytes</th></tr>"
+        "<th>calls</th><th>median µs</th><th>IQR µs</th><th>share</th><th>bytes/call</th></tr>"
         f"</thead><tbody>{body}</tbody></table>"
     )
 
@@ -373,7 +388,7 @@ def _row_html(profile: Profile, r: ProfileRow, whole: float) -> str:
         f"<tr><td>{escape(r.label)}</td><td><code>{escape(r.op)}</code></td>"
         f"<td>{escape(r.where)}</td><td>{r.calls}</td><td>{r.median * 1e6:.1f}</td>"
         f"<td>{low * 1e6:.1f}–{high * 1e6:.1f}</td>"
-        f'<td style="min-width:90px">{share:.1%}{bar}</td><td>{r.bytes:,}</td></tr>'
+        f'<td style="min-width:90px">{share:.1%}{bar}</td><td>{r.bytes_per_call:,}</td></tr>'
     )
 
 

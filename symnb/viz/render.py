@@ -16,6 +16,8 @@ import re
 import shutil
 import subprocess
 
+from symnb.errors import ArgumentError
+
 INSTALL_HINT = "pip install pygraphviz (its wheel bundles Graphviz), or put Graphviz's dot on PATH"
 
 
@@ -92,9 +94,36 @@ def _failure(exc: Exception) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+#: the output formats Graphviz documents (graphviz.org/docs/outputs); a build may lack a few
+#: (pygraphviz's wheel has no bmp, tif, vml, webp): drawing in one is then RenderFailed
+FORMATS = frozenset(
+    "bmp canon cmap cmapx cmapx_np dot dot_json eps fig gd gd2 gif gv imap imap_np ismap jpe "
+    "jpeg jpg json json0 pdf pic plain plain-ext png pov ps ps2 svg svgz tif tiff tk vml vmlz "
+    "vrml wbmp webp xdot xdot1.2 xdot1.4 xdot_json".split()
+)
+
+
+def output_format(fmt, source: str = "") -> str:
+    """``fmt`` as Graphviz spells it ("PNG" is "png"); one it does not know is an
+    ArgumentError naming it and the formats there are, not Graphviz's failure (pygraphviz
+    raised ``TypeError: 'int' object is not subscriptable``). ``source``: where ``fmt``
+    came from, for the message."""
+    name = fmt.lower() if isinstance(fmt, str) else fmt
+    if name not in FORMATS:
+        where = f" ({source})" if source else ""
+        raise ArgumentError(
+            f"cannot draw a graph in the format {fmt!r}{where}: Graphviz's output formats are "
+            f"{', '.join(sorted(FORMATS))}"
+        )
+    return name
+
+
 def render_bytes(dot: str, fmt: str) -> bytes:
-    """DOT text drawn in a Graphviz output format ("png", "svg", "pdf"...); "dot" is the
-    text itself. Raises RenderUnavailable when no Graphviz can be found."""
+    """DOT text drawn in a Graphviz output format ("png", "svg", "pdf"...; any case); "dot"
+    is the text itself. Raises ArgumentError for a format Graphviz does not know,
+    RenderUnavailable when no Graphviz can be found, RenderFailed when it cannot draw in
+    that format."""
+    fmt = output_format(fmt)
     if fmt == "dot":
         return dot.encode("utf-8")
     try:
@@ -103,13 +132,20 @@ def render_bytes(dot: str, fmt: str) -> bytes:
         pygraphviz = None
     if pygraphviz is not None:
         with _quiet_stderr():
-            return pygraphviz.AGraph(string=dot).draw(format=fmt, prog="dot")
+            try:
+                return pygraphviz.AGraph(string=dot).draw(format=fmt, prog="dot")
+            except (TypeError, ValueError, OSError) as exc:  # (a format not built in: TypeError)
+                raise RenderFailed(
+                    f"cannot draw the graph as {fmt!r}: this Graphviz (pygraphviz's) could "
+                    f"not ({_failure(exc)}); svg, png and pdf are always there"
+                ) from None
     exe = shutil.which("dot")
     if exe is None:
         raise RenderUnavailable(f"cannot draw the graph: no Graphviz found ({INSTALL_HINT})")
     done = subprocess.run([exe, f"-T{fmt}"], input=dot.encode(), capture_output=True, timeout=60)
     if done.returncode != 0:
-        raise RuntimeError(f"dot failed: {done.stderr.decode(errors='replace').strip()}")
+        said = done.stderr.decode(errors="replace").strip()
+        raise RenderFailed(f"cannot draw the graph as {fmt!r}: dot failed: {said}")
     return done.stdout
 
 

@@ -329,3 +329,18 @@ def test_bool_arithmetic_is_numpys_where_bools_are_bytes():
     for g, w in zip(got, [(av + bv) > bv, av * bv, (av + bv) == (av | bv)]):
         assert g.dtype == np.bool_
         np.testing.assert_array_equal(g, w)
+
+
+def test_profile_counts_a_transfers_bytes_once_per_call():
+    """A transfer's input and output are one array on each side of the bus: one copy."""
+    x = sn.matrix("x")
+    f = sn.function([x], [sn.exp(x), x[1:]], backend="opencl")
+    xv = np.ones((5, 3))  # 120 bytes
+    profile = f.profile(xv, repeat=3)
+    moved = [r for r in profile.rows if r.where == "transfer"]
+    assert [r.bytes_per_call for r in moved] == [120, 120]  # x up, exp(x) down
+    assert all(r.bytes == 3 * r.bytes_per_call for r in moved)
+    note = next(n for n in profile.notes if n.startswith("transfers between host and device"))
+    assert note.endswith(", 240 bytes per call"), note
+    placed = next(n for n in profile.notes if n.startswith("where the steps run"))
+    assert "1 × view on the device" in placed and "(C)" not in placed, placed

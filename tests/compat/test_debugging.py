@@ -71,3 +71,26 @@ def test_pickle_version_flags_and_module_names(tmp_path):
 
     with pytest.raises(AttributeError, match="Theano's graph rewrites are not in symnb"):
         T.opt.local_useless_elemwise  # noqa: B018
+
+
+def test_change_flags_puts_back_the_values_when_reentered_or_failing():
+    seen = []
+
+    @theano.change_flags(floatX="float32")
+    def recurse(n):
+        seen.append(theano.config.floatX)
+        if n:
+            recurse(n - 1)
+
+    recurse(2)
+    assert seen == ["float32"] * 3 and theano.config.floatX == "float64"
+    same = theano.change_flags(floatX="float32", **{"warn.round": True})
+    with same:
+        with same:  # the same object nested
+            assert theano.config.floatX == "float32"
+        assert theano.config.floatX == "float32" and theano.config.warn.round is True
+    assert theano.config.floatX == "float64" and theano.config.warn.round is False
+    with pytest.raises(ValueError, match="bogus"):  # set after floatX: floatX is put back
+        with theano.change_flags(floatX="float32", device="bogus"):
+            pass
+    assert theano.config.floatX == "float64" and sn.config.floatX == "float64"

@@ -291,6 +291,37 @@ def test_debugprint_and_pydotprint(tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_pydotprint_reads_a_format_in_any_case_and_refuses_one_graphviz_lacks(tmp_path):
+    y = T.tanh(T.dvector("x"))
+    dot = tmp_path / "graph.DOT"  # the format from the extension, in any case
+    theano.printing.pydotprint(y, outfile=str(dot), print_output_file=False)
+    assert dot.read_text().startswith("digraph")
+    with pytest.raises(sn.ArgumentError) as info:  # not Graphviz's own TypeError
+        theano.printing.pydotprint(y, outfile=str(tmp_path / "g.xyz"), print_output_file=False)
+    message = str(info.value)
+    assert "'xyz' (the extension of outfile=" in message and "png, pov" in message
+    assert "test_function.py" in message and not (tmp_path / "g.xyz").exists()
+    with pytest.raises(sn.ArgumentError, match="format 'jpgg' .format='jpgg'.: Graphviz"):
+        theano.printing.pydotprint(y, format="jpgg", return_image=True)
+    png = tmp_path / "graph.PNG"
+    try:
+        theano.printing.pydotprint(y, outfile=str(png), print_output_file=False)
+    except sn.viz.render.RenderUnavailable:  # no Graphviz here
+        return
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_format_this_graphviz_lacks_is_render_failed_naming_it(monkeypatch):
+    pygraphviz = pytest.importorskip("pygraphviz")
+
+    def lacking(self, path=None, format=None, prog=None, args=""):  # noqa: A002
+        raise TypeError("'int' object is not subscriptable")  # what a missing format gives
+
+    monkeypatch.setattr(pygraphviz.AGraph, "draw", lacking)
+    with pytest.raises(sn.viz.render.RenderFailed, match="cannot draw the graph as 'bmp'"):
+        theano.printing.pydotprint(T.dvector("x"), format="BMP", return_image=True)
+
+
 def test_shape_mistakes_get_symnb_errors_at_the_users_line():
     x = theano.shared(np.zeros((3, 4)), name="x")
     w = theano.shared(np.zeros((5, 2)), name="w")

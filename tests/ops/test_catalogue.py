@@ -1,6 +1,7 @@
 """docs/ops.md is generated from the op classes, and must be regenerated when ops change."""
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb import catalogue
@@ -66,3 +67,18 @@ def test_this_engineers_ops_state_their_dtype_rule():
     for cls in mine:
         assert "not stated" not in catalogue.dtype_rule(cls), cls.op_name()
     assert sn.softmax(sn.vector("v", dtype="int8")).dtype == np.float16  # as the rule says
+
+
+def test_the_command_line_takes_help_and_a_path_not_an_option_as_the_file(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        catalogue.main(["--help"])
+    assert done.value.code == 0 and "python -m symnb.catalogue" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # no file named "--help"
+    with pytest.raises(SystemExit) as done:
+        catalogue.main(["--bogus"])
+    assert done.value.code == 2 and list(tmp_path.iterdir()) == []
+    assert catalogue.main([str(tmp_path / "ops.md")]) == 0
+    assert (tmp_path / "ops.md").read_text() == catalogue.render()

@@ -115,6 +115,29 @@ def test_a_program_that_ends_its_process_after_a_shape_error_is_not_clean(tmp_pa
     assert f"{clean_exit}, line 3: failure: ProcessExit" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("call, status", [("sys.exit('fatal')", 1), ("sys.exit(3)", 3)])
+def test_a_program_that_exits_failing_is_a_failure_not_clean(tmp_path, capsys, call, status):
+    script = _script(
+        tmp_path,
+        f"import sys\nimport symnb as sn\n{call}\nsn.tensor('x', shape=(3, 4)) @ "
+        "sn.tensor('W', shape=(5, 2))\n",
+    )
+    assert main(["check", str(script)]) == 2
+    out = capsys.readouterr().out
+    assert (
+        f"{script}, line 3: failure: SystemExit: the program exited with status {status} "
+        f"({call}) during this statement; nothing after it was checked" in out
+    )
+    assert "0 errors, 0 warnings, 1 failure (3 statements)" in out
+
+
+@pytest.mark.parametrize("call", ["sys.exit()", "sys.exit(0)", "sys.exit(None)"])
+def test_a_program_that_exits_with_status_0_is_clean(tmp_path, capsys, call):
+    script = _script(tmp_path, f"import sys\nx = 1\n{call}\n")
+    assert main(["check", str(script)]) == 0
+    assert "0 errors, 0 warnings, 0 failures" in capsys.readouterr().out
+
+
 def test_a_process_that_dies_is_reported_at_its_statement(tmp_path, capsys):
     script = _script(tmp_path, "import os, signal\nx = 1\nos.kill(os.getpid(), signal.SIGKILL)\n")
     assert main(["check", str(script)]) == 2

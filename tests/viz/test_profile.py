@@ -140,3 +140,27 @@ def test_a_large_profile_computes_each_rows_quartiles_once(monkeypatch):
     assert sum(profile.share(r) for r in rows) == pytest.approx(1.0)
     rows[0].samples.append(1.0)  # a sample added later is counted
     assert rows[0].median == pytest.approx(float(np.median(rows[0].samples)))
+
+
+def _bytes_by_label(profile) -> dict:
+    return {r.label: r.bytes_per_call for r in profile.rows}
+
+
+@pytest.mark.parametrize("backend", ["py", pytest.param("c", marks=needs_c)])
+def test_bytes_are_per_call_and_count_only_what_a_step_moves(backend):
+    """The bytes column is per call, like the times beside it; a view and a branch copy
+    nothing, and a Python scalar is a kernel's literal, not an array: backends "py" and
+    "c" report the same bytes."""
+    x = sn.matrix("x")
+    outs = [x > 0, x.T, sn.ifelse(sn.sum(x) > 0, x, x * 2)]
+    f = sn.function([x], outs, backend=backend, optimize="none")
+    xv = np.ones((2, 3))
+    once, four = (f.profile(xv, repeat=n) for n in (1, 4))
+    assert _bytes_by_label(once) == _bytes_by_label(four)
+    rows = {r.label: r for r in four.rows}
+    assert rows["0: greater"].bytes_per_call == 6 * 8 + 6  # x and the bools; 0 is no array
+    assert rows["0: greater"].bytes == 4 * (6 * 8 + 6)  # the sum over the timed calls
+    assert rows["4: ifelse"].bytes_per_call == 0
+    # x.T: backend "c" plans a view; "py" runs NumPy's transpose (a view too)
+    assert rows["1: dim_shuffle"].bytes_per_call == (0 if backend == "c" else 2 * 6 * 8)
+    assert "bytes/call" in four.text() and "bytes/call" in four.html()

@@ -386,9 +386,11 @@ static int decline_step(Step *st, PyObject **slots, int raised) {
     return done == NULL ? -1 : 0;
 }
 
-/* Bytes of the step's operands and results as they are after it ran (profiled calls). */
+/* Bytes of the step's operands and results as they are after it ran (profiled calls); a
+ * view and a branch hand a value on without copying it: none (plan.py's ``step_bytes``). */
 static int64_t step_bytes(Step *st, PyObject **slots) {
     int64_t n = 0;
+    if (st->kind == STEP_VIEW || st->kind == STEP_BRANCH) return 0;
     for (int k = 0; k < st->nin + st->nout; k++) {
         int slot = k < st->nin ? st->ins[k] : st->outs[k - st->nin];
         PyObject *v = slot >= 0 ? slots[slot] : NULL;

@@ -34,8 +34,7 @@ from symnb.backends.plan import (
     Repeat,
     Transfer,
     View,
-    step_inputs,
-    step_outputs,
+    step_bytes,
 )
 from symnb.control.loop import run_loop
 
@@ -112,7 +111,7 @@ def run(call: Call, plan, leaf_values: list) -> list:
         start = time.perf_counter()
         run_step(call, step, slots)
         call.runtime.synchronize()
-        call.records.append((step, time.perf_counter() - start, _bytes(step, slots)))
+        call.records.append((step, time.perf_counter() - start, step_bytes(step, slots)))
     return [slots[i] for i in plan.outputs]
 
 
@@ -134,11 +133,6 @@ def run_step(call: Call, step, slots: list) -> None:
             f"{call.runtime.label} device {call.runtime.device_name}: "
             + execute.failure_message(step.node, exc)
         ) from exc
-
-
-def _bytes(step, slots) -> int:
-    from_to = [*step_inputs(step), *step_outputs(step)]
-    return sum(int(getattr(slots[i], "nbytes", 0)) for i in from_to)
 
 
 # -- on the device ----------------------------------------------------------------------------

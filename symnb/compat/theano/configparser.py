@@ -214,22 +214,38 @@ config = TheanoConfig()
 
 class change_flags(contextlib.ContextDecorator):  # noqa: N801 - Theano's name
     """``theano.change_flags(floatX="float32", **{"warn.round": False})``: set flags for a
-    ``with`` block or a decorated function, then put back the values they had."""
+    ``with`` block or a decorated function, then put back the values they had. Each entry
+    saves its own values (a stack), so a decorated function that recurses, or the same
+    object nested, puts back the values from before the outermost entry; each call of a
+    decorated function (another thread's too) enters a copy of its own. A flag that cannot be
+    set puts back those set before it."""
 
     def __init__(self, args=(), **kwargs):
         self.flags = {**dict(args), **kwargs}
         for name in self.flags:
             if name not in NAMES:
                 raise AttributeError(_unknown(name))
+        self._saved: list[dict] = []
+
+    def _recreate_cm(self):
+        return change_flags(self.flags)
 
     def __enter__(self):
-        self.before = {name: _get(name) for name in self.flags}
-        for name, value in self.flags.items():
-            config.set_flag(name, value)
+        before = {name: _get(name) for name in self.flags}
+        done = []
+        try:
+            for name, value in self.flags.items():
+                config.set_flag(name, value)
+                done.append(name)
+        except BaseException:
+            for name in reversed(done):
+                config.set_flag(name, before[name])
+            raise
+        self._saved.append(before)
         return self
 
     def __exit__(self, *exc):
-        for name, value in self.before.items():
+        for name, value in self._saved.pop().items():
             config.set_flag(name, value)
         return False
 

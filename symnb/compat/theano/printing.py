@@ -14,7 +14,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
 from symnb.ops.debug import print_value
 from symnb.viz.graphs import picture
-from symnb.viz.render import render_bytes
+from symnb.viz.render import output_format, render_bytes
 from symnb.viz.text import format_expr, format_graph
 
 
@@ -71,9 +71,12 @@ def pydotprint(
     ``format`` given draws in the extension's format. ``return_image=True`` returns the
     bytes instead of writing them."""
     target = getattr(fct, "symnb_function", fct)
+    source = f"format={format!r}"
     if outfile is not None and format == "png":
         ext = os.path.splitext(str(outfile))[1].lstrip(".")
-        format = ext or format  # noqa: A001
+        if ext:
+            format, source = ext, f"the extension of outfile={str(outfile)!r}"  # noqa: A001
+    format = output_format(format, source)  # noqa: A001 - before the graph is drawn
     image = render_bytes(picture(target).dot(), format)
     if return_image:
         return image
