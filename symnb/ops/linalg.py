@@ -5,6 +5,8 @@ and ``norm``. Shape errors name both operands and the dims that clash."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, unify
@@ -171,6 +173,8 @@ class Tensordot(Op):
         for v in (a, b):
             if v.type.dtype.kind == "b":
                 raise DTypeError(f"tensordot: {v.describe()} is boolean; cast it first")
+        _summed_once(a, self.axes_a)
+        _summed_once(b, self.axes_b)
         for i, j in zip(self.axes_a, self.axes_b):
             _paired(self, a, i, b, j)
         shape = _free(a.type.shape, self.axes_a) + _free(b.type.shape, self.axes_b)
@@ -188,6 +192,17 @@ class Tensordot(Op):
         gb = Tensordot(_free_axes(a.type.ndim, self.axes_a), tuple(range(na)))(a, g)
         gb = transpose(gb, _grad_order(b.type.ndim, self.axes_b, self.axes_a, False))
         return [fit_gradient(ga, a), fit_gradient(gb, b)]
+
+
+def _summed_once(v, axes) -> None:
+    """A ShapeError for an axis of v listed twice among its summed axes (checked before the
+    dtype probe, where NumPy's refusal would read as a dtype problem)."""
+    for k in axes:
+        if axes.count(k) > 1:
+            raise ShapeError(
+                f"tensordot: axis {k} of {v.describe()} is summed twice (its axes {axes}); "
+                "each axis pairs with one axis of the other operand"
+            )
 
 
 def _paired(op, a, i, b, j):
@@ -231,17 +246,62 @@ def _grad_order(ndim, mine, partners, free_first):
 def tensordot(a, b, axes=2):
     """``np.tensordot``: ``axes`` is an int (last n of a with first n of b) or two lists."""
     a, b = as_variable(a), as_variable(b)
-    if isinstance(axes, int):
-        if axes < 0 or axes > min(a.type.ndim, b.type.ndim):
-            message = f"tensordot: axes={axes} does not fit {a.describe()} and {b.describe()}"
-            raise _located(ShapeError(message))
-        axes = (tuple(range(a.type.ndim - axes, a.type.ndim)), tuple(range(axes)))
-    axes_a, axes_b = ((k,) if isinstance(k, int) else tuple(k) for k in axes)
+    axes_a, axes_b = _tensordot_axes(a, b, axes)
     if len(axes_a) != len(axes_b):
         raise _located(ShapeError(f"tensordot: {len(axes_a)} axes of a but {len(axes_b)} of b"))
     norm_a = [one_axis(k, a.type.ndim, "tensordot", a) for k in axes_a]
     norm_b = [one_axis(k, b.type.ndim, "tensordot", b) for k in axes_b]
     return Tensordot(norm_a, norm_b)(a, b)
+
+
+def _tensordot_axes(a, b, axes) -> tuple[tuple, tuple]:
+    """The summed axes of a and of b, as NumPy reads ``axes``: a count (any integer, NumPy's
+    included), or a pair of an axis or a sequence of axes each."""
+    pair = _sequence(axes)
+    if pair is None:
+        n = _integer(axes)
+        if n is None:
+            raise _located(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
+        if n < 0 or n > min(a.type.ndim, b.type.ndim):
+            message = f"tensordot: axes={n} does not fit {a.describe()} and {b.describe()}"
+            raise _located(ShapeError(message))
+        return tuple(range(a.type.ndim - n, a.type.ndim)), tuple(range(n))
+    if len(pair) != 2:
+        raise _located(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
+    return tuple(_axes_of_one(k) for k in pair)
+
+
+def _axes_of_one(entry) -> tuple:
+    """One operand's summed axes: one axis, or a sequence (an entry of any other kind is
+    passed on as one axis, for the axis check to name it)."""
+    entries = _sequence(entry)
+    return (entry,) if entries is None else entries
+
+
+def _integer(value) -> int | None:
+    """``value`` as an int where it is one (a NumPy integer or a 0-d integer array too; not
+    a bool), else None."""
+    if isinstance(value, (bool, np.bool_, Variable, list, tuple)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _sequence(value) -> tuple | None:
+    """The entries of a list, tuple or array (a Variable's are not known), else None."""
+    if isinstance(value, (list, tuple)) or isinstance(value, np.ndarray) and value.ndim:
+        return tuple(value)
+    return None
+
+
+def _axes_forms(axes) -> str:
+    given = axes.describe() if isinstance(axes, Variable) else repr(axes)
+    return (
+        "axes is an int (the last n axes of a with the first n of b) or a pair (axes of a, "
+        f"axes of b), not {given}"
+    )
 
 
 def outer(a, b):

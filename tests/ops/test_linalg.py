@@ -325,3 +325,31 @@ NORM_GRADS = [
 def test_norm_gradients(ord, axis, rng):
     a = random_array(rng, (3, 4), "float64") * np.where(rng.random((3, 4)) > 0.5, 1, -1)
     sn.check_grad(lambda x: sn.norm(x, ord, axis), [a])
+
+
+@pytest.mark.parametrize(
+    "axes",
+    [np.int64(1), (np.int64(1), np.int64(0)), np.array(1), np.array([[1], [0]]), ([], [])],
+    ids=["np.int64", "pair of np.int64", "0-d array", "2-d array", "no axes"],
+)
+def test_tensordot_takes_the_axes_numpy_takes(axes, rng):
+    a, b = random_array(rng, (2, 3), "float64"), random_array(rng, (3, 4), "float64")
+    check(run_on(lambda x, y: sn.tensordot(x, y, axes), a, b), np.tensordot(a, b, axes))
+
+
+@pytest.mark.parametrize("axes", [1.0, "x", ([1], [0], [0]), None])
+def test_tensordot_refuses_other_axes_at_the_users_line(axes):
+    a, b = sn.tensor("a", (2, 3)), sn.tensor("b", (3, 4))
+    with pytest.raises(sn.ArgumentError, match=r"axes is an int .* or a pair .*, not ") as info:
+        sn.tensordot(a, b, axes)
+    assert info.value.location.filename == __file__
+    assert repr(axes) in str(info.value)
+
+
+def test_tensordot_names_an_axis_summed_twice():
+    a, b = sn.tensor("a", (2, 2)), sn.tensor("b", (2, 2))
+    with pytest.raises(sn.ShapeError, match=r"axis 0 of 'a' \(float64\(2, 2\)\) is summed twice"):
+        sn.tensordot(a, b, ([0, -2], [0, 1]))
+    with pytest.raises(sn.ShapeError, match=r"axis 1 of 'b' .* is summed twice") as info:
+        sn.tensordot(a, b, ([0, 1], [1, 1]))
+    assert info.value.location.filename == __file__
