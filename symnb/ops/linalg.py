@@ -556,15 +556,15 @@ class Solve(_SquareOp):
 
     def infer_types(self, a, b):
         n = self._square(a)
-        dtype = probe_dtype(self, np.linalg.solve, [a, b])
-        if b.type.ndim == 1:
-            self._rows(a, b, n, b.type.shape[0])
-            return [TensorType(dtype, a.type.shape[:-2] + (n,))]
         if b.type.ndim < 1:
             raise ShapeError(f"solve: {b.describe()} is 0-d; b is a vector or matrix")
-        self._rows(a, b, n, b.type.shape[-2])
-        batch = broadcast_shapes(self, [_batch_of(a), _batch_of(b)])
-        return [TensorType(dtype, batch + (n, b.type.shape[-1]))]
+        if b.type.ndim == 1:
+            self._rows(a, b, n, b.type.shape[0])
+            shape = a.type.shape[:-2] + (n,)
+        else:
+            self._rows(a, b, n, b.type.shape[-2])
+            shape = broadcast_shapes(self, [_batch_of(a), _batch_of(b)]) + (n, b.type.shape[-1])
+        return [TensorType(probe_dtype(self, np.linalg.solve, [a, b]), shape)]  # (shapes first)
 
     def _rows(self, a, b, n, rows):
         try:

@@ -353,3 +353,10 @@ def test_tensordot_names_an_axis_summed_twice():
     with pytest.raises(sn.ShapeError, match=r"axis 1 of 'b' .* is summed twice") as info:
         sn.tensordot(a, b, ([0, 1], [1, 1]))
     assert info.value.location.filename == __file__
+
+
+@pytest.mark.parametrize("a_shape", [(3, 3), (2, 3, 3)])
+def test_solve_with_a_0d_b_is_a_shape_error(a_shape):
+    a, b = sn.tensor("a", a_shape), sn.tensor("b", ())
+    with pytest.raises(sn.ShapeError, match=r"'b' \(float64\(\)\) is 0-d; b is a vector or mat"):
+        sn.solve(a, b)
