@@ -6,6 +6,7 @@ and ``norm``. Shape errors name both operands and the dims that clash."""
 from __future__ import annotations
 
 import operator
+import string
 
 import numpy as np
 
@@ -323,50 +324,65 @@ def _located(exc):
 def _located_call(fn, *args):
     try:
         return fn(*args)
-    except (ShapeError, DTypeError) as exc:
+    except (ShapeError, DTypeError, ArgumentError) as exc:
         raise _located(exc) from None
 
 
 # -- einsum --------------------------------------------------------------------------------
 def einsum(subscripts: str, *operands):
     """``np.einsum`` for products, transposes and sums (``"ij,jk->ik"``, ``"bij->bji"``,
-    ``"i,i->"``, implicit output), built from tensordot, broadcasting products and sums.
+    ``"i,i->"``, ``",ij->ij"`` with a 0-d operand, implicit output), built from tensordot,
+    broadcasting products and sums. A dim known to be 1 when the graph is built broadcasts
+    against the same index's larger size, as in NumPy.
 
     Not supported: ``...`` and a letter repeated inside one operand (diagonals: use
     ``sn.trace``); both raise a clear error.
     """
     operands = [as_variable(o) for o in operands]
-    terms, output = _located_call(_parse_einsum, subscripts, operands)
+    dtype = np.result_type(*[o.type.dtype for o in operands])
+    terms, output, stretched = _located_call(_parse_einsum, subscripts, operands)
+    for k, c in stretched:  # a size-1 axis repeats along its index: its letter is the others'
+        operands[k] = squeeze(operands[k], terms[k].index(c))
+        terms[k] = terms[k].replace(c, "")
     keep_later = [set(output).union(*terms[k + 1 :]) for k in range(len(terms))]
     acc, letters = _sum_out(operands[0], terms[0], keep_later[0])
     for k in range(1, len(terms)):
         acc, letters = _contract(acc, letters, operands[k], terms[k], keep_later[k])
     acc, letters = _sum_out(acc, letters, set(output))
     acc = transpose(acc, [letters.index(c) for c in output])
-    return cast(acc, np.result_type(*[o.type.dtype for o in operands]))
+    return cast(acc, dtype)
 
 
 def _parse_einsum(subscripts, operands):
+    """The operands' terms, the output's letters, and the (operand, letter) pairs of size-1
+    axes that broadcast against a larger size of their letter."""
     spec = subscripts.replace(" ", "")
     if "." in spec:
         raise ShapeError(f"einsum: '...' in {subscripts!r} is not supported; name the axes")
     lhs, arrow, rhs = spec.partition("->")
+    for c in lhs.replace(",", "") + rhs:
+        if c not in string.ascii_letters:
+            raise ArgumentError(
+                f"einsum: index {c!r} in {subscripts!r} is not a letter: indices are a-z, A-Z"
+            )
     terms = lhs.split(",")
     if len(terms) != len(operands):
         raise ShapeError(f"einsum: {subscripts!r} names {len(terms)} operands, got {len(operands)}")
-    sizes: dict = {}
+    sizes, ones = {}, []
     for k, (term, var) in enumerate(zip(terms, operands)):
-        _check_term(subscripts, k, term, var, sizes)
+        _check_term(subscripts, k, term, var, sizes, ones)
     letters = "".join(terms)
     output = rhs if arrow else "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     for c in output:
         if c not in letters or output.count(c) > 1:
             raise ShapeError(f"einsum: output index {c!r} of {subscripts!r} is unknown or repeated")
-    return terms, output
+    return terms, output, [(k, c) for k, c in ones if c in sizes]
 
 
-def _check_term(subscripts, k, term, var, sizes):
-    if not term.isalpha() or len(term) != var.type.ndim:
+def _check_term(subscripts, k, term, var, sizes, ones):
+    """Checks operand k against its term; unifies each letter's dims in ``sizes``, but for
+    dims known to be 1, listed in ``ones`` (they broadcast)."""
+    if len(term) != var.type.ndim:
         raise ShapeError(
             f"einsum: term {term!r} of {subscripts!r} has {len(term)} indices but operand {k} "
             f"{var.describe()} has {var.type.ndim} dims"
@@ -377,6 +393,9 @@ def _check_term(subscripts, k, term, var, sizes):
             "use sn.trace or sn.diag for that"
         )
     for c, d in zip(term, var.type.shape):
+        if isinstance(d, int) and d == 1:
+            ones.append((k, c))
+            continue
         seen, where = sizes.setdefault(c, (d, f"operand {k} {var.describe()}"))
         try:
             sizes[c] = (unify(seen, d), where)

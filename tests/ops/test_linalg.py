@@ -69,6 +69,51 @@ def test_einsum_matches_numpy(subscripts, shapes, dtype, rng, backend):
     check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
 
 
+EINSUM_BROADCAST = [  # a 0-d operand's empty term, and size-1 dims that broadcast
+    (",ij->ij", [(), (2, 3)]),
+    ("ij,->ji", [(2, 3), ()]),
+    ("i,", [(3,), ()]),
+    (",->", [(), ()]),
+    ("->", [()]),
+    ("ij,ij->i", [(3, 1), (3, 4)]),
+    ("ij,jk->ik", [(3, 1), (4, 5)]),
+    ("ij,kj->ik", [(2, 1), (3, 4)]),
+    ("i,i->", [(1,), (3,)]),
+    ("bij,bjk->bik", [(1, 3, 4), (2, 4, 5)]),
+    ("ij,jk,kl->il", [(2, 1), (3, 4), (1, 2)]),
+    ("ij,ij->ij", [(1, 4), (3, 1)]),
+    ("ij,ij->ij", [(1, 1), (1, 1)]),
+    ("ij,ji", [(1, 3), (1, 2)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM_BROADCAST)
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_einsum_takes_0d_operands_and_broadcasts_size_1_dims(
+    subscripts, shapes, dtype, rng, backend
+):
+    arrays = [random_array(rng, s, dtype) for s in shapes]
+    got = run_on(lambda *xs: sn.einsum(subscripts, *xs), *arrays, backend=backend)
+    check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
+
+
+def test_einsum_broadcasts_a_size_1_dim_against_a_named_one(rng):
+    a, b = sn.tensor("a", (3, 1)), sn.tensor("b", ("n", 5))
+    out = sn.einsum("ij,jk->ik", a, b)
+    assert out.type.shape == (3, 5)
+    x, y = random_array(rng, (3, 1), "float64"), random_array(rng, (4, 5), "float64")
+    check(sn.function([a, b], out, backend="py")(x, y), np.einsum("ij,jk->ik", x, y))
+
+
+def test_einsum_names_an_index_that_is_not_a_letter():
+    a, b = sn.tensor("a", (2, 3)), sn.tensor("b", (3, 4))
+    with pytest.raises(sn.ArgumentError, match="index '1' in 'i1,1k->ik' is not a letter") as e:
+        sn.einsum("i1,1k->ik", a, b)
+    assert e.value.location.filename == __file__
+    with pytest.raises(ValueError, match="index '-' in 'ij-jk' is not a letter"):
+        sn.einsum("ij-jk", a)
+
+
 SQUARE_SHAPES = [(3, 3), (2, 4, 4), (1, 1), (0, 2, 2)]
 DECOMPOSITIONS = {
     "inv": (sn.inv, np.linalg.inv),
@@ -274,6 +319,9 @@ GRADS = {
     "outer": (sn.outer, [(2, 2), (3,)]),
     "einsum chain": (lambda a, b: sn.einsum("ij,jk,kl->li", a, b, a), [(2, 3), (3, 2)]),
     "einsum batch": (lambda a, b: sn.einsum("bij,bjk->bki", a, b), [(2, 2, 3), (2, 3, 2)]),
+    "einsum broadcast": (lambda a, b: sn.einsum("ij,jk->ik", a, b), [(3, 1), (4, 2)]),
+    "einsum broadcast batch": (lambda a, b: sn.einsum("ij,ij->i", a, b), [(3, 1), (1, 4)]),
+    "einsum 0-d": (lambda a, b: sn.einsum(",ij->ji", a, b), [(), (2, 3)]),
     "trace": (lambda a: sn.trace(a, 1), [(3, 4)]),
     "trace batched": (lambda a: sn.trace(a, 0, -1, 0), [(3, 2, 3)]),
 }
