@@ -271,6 +271,9 @@ def test_svd_of_full_matrices_has_no_gradient_through_the_extra_columns():
     assert sn.grad(sn.sum(s), x).type.shape == (3, 2)
     with pytest.raises(sn.NotDifferentiableError, match="pass full_matrices=False"):
         sn.grad(sn.sum(u), x)
+    named = sn.matrix("named", shape=("m", "n"))  # named apart: different sizes, as elsewhere
+    with pytest.raises(sn.NotDifferentiableError, match="not unique for a non-square matrix"):
+        sn.grad(sn.sum(sn.svd(named)[2]), named)
 
 
 ERRORS = [
@@ -408,3 +411,25 @@ def test_solve_with_a_0d_b_is_a_shape_error(a_shape):
     a, b = sn.tensor("a", a_shape), sn.tensor("b", ())
     with pytest.raises(sn.ShapeError, match=r"'b' \(float64\(\)\) is 0-d; b is a vector or mat"):
         sn.solve(a, b)
+
+
+@pytest.mark.parametrize("shape", [(None, None), ("n", None), (3, None), (2, None, None)])
+def test_svd_gradient_through_full_factors_of_unknown_squareness(shape, rng, backend):
+    """U and Vh of full_matrices=True differentiate where the matrix may be square when run:
+    the square matrix's gradient, the squareness checked then (a ShapeError saying so)."""
+
+    def loss(x):
+        u, _, vh = sn.svd(x)
+        return sn.sum(u**3) + sn.sum(vh**4)
+
+    x = sn.tensor("x", shape)
+    f = sn.function([x], sn.grad(loss(x), x), backend=backend)
+    a = random_array(rng, (2, 3, 3)[-len(shape) :], "float64")
+    fixed = sn.tensor("fixed", a.shape)
+    want = sn.function([fixed], sn.grad(loss(fixed), fixed), backend="py")(a)
+    check(f(a), want, rtol=1e-9)
+    for bad, more in [((3, 2), "rows than columns"), ((2, 3), "columns than rows")]:
+        if shape[-2] == 3 and bad[0] != 3:
+            continue
+        with pytest.raises(sn.ShapeError, match=f"'x' .* had more {more} when the function ran"):
+            f(random_array(rng, a.shape[:-2] + bad, "float64"))
