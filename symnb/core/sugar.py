@@ -52,7 +52,7 @@ LAYER_ONLY = (
     "arccos arccosh arcsin arcsinh arctan arctanh ceil conj conjugate copy cos cosh deg2rad "
     "diagonal exp exp2 expm1 fill floor get_scalar_constant_value log log10 log1p log2 "
     "nonzero nonzero_values norm ones_like ptp rad2deg sin sinh size sqrt take tan tanh "
-    "trace trunc zeros_like"
+    "trunc zeros_like"
 ).split()
 
 
@@ -369,6 +369,15 @@ class TensorMethods:
 
     def swapaxes(self, axis1, axis2):
         return _ops().swapaxes(self, axis1, axis2)
+
+    @_LayerMethod
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None):
+        """NumPy's ``x.trace()``: the sum of the ``offset`` diagonal over ``axis1`` and
+        ``axis2``, computed in ``dtype`` where one is given (as np.trace's)."""
+        if dtype is None:
+            return _ops().trace(self, offset, axis1, axis2)
+        cast = _ops().cast
+        return cast(_ops().trace(cast(self, dtype), offset, axis1, axis2), dtype)
 
     def dimshuffle(self, *order):
         return _ops().dimshuffle(self, *order)

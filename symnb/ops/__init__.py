@@ -139,6 +139,7 @@ from symnb.ops.nnet import (  # noqa: F401
     softmax_cross_entropy,
 )
 from symnb.ops.numpy_api import NumpyDispatch as _NumpyDispatch
+from symnb.ops.products import inner, kron, matrix_power, vdot  # noqa: F401
 from symnb.ops.random import RandomStream  # noqa: F401
 from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
     all,

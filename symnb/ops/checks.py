@@ -16,7 +16,8 @@ from symnb.errors import CheckedShapeError, DTypeError, ShapeError
 
 class AtMost(Op):
     """x unchanged where the integer scalar ``count`` is at most ``limit``; else a
-    ShapeError: ``what`` followed by both numbers."""
+    ShapeError: ``what`` followed by both numbers (raised as it is, at the caller's line,
+    not wrapped naming the node: the graph's own check)."""
 
     dtype_rule = "x's dtype"
     __props__ = ("what",)
@@ -32,7 +33,7 @@ class AtMost(Op):
 
     def perform(self, x, count, limit):
         if int(count) > int(limit):
-            raise ShapeError(f"{self.what} ({int(count)} > {int(limit)})")
+            raise CheckedShapeError(f"{self.what} ({int(count)} > {int(limit)})")
         return np.array(x, copy=True)
 
     def grad(self, inputs, outputs, output_grads):

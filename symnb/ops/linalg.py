@@ -5,6 +5,9 @@ and ``norm``. Shape errors name both operands and the dims that clash."""
 
 from __future__ import annotations
 
+import operator
+import string
+
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, unify
@@ -171,6 +174,8 @@ class Tensordot(Op):
         for v in (a, b):
             if v.type.dtype.kind == "b":
                 raise DTypeError(f"tensordot: {v.describe()} is boolean; cast it first")
+        _summed_once(a, self.axes_a)
+        _summed_once(b, self.axes_b)
         for i, j in zip(self.axes_a, self.axes_b):
             _paired(self, a, i, b, j)
         shape = _free(a.type.shape, self.axes_a) + _free(b.type.shape, self.axes_b)
@@ -188,6 +193,17 @@ class Tensordot(Op):
         gb = Tensordot(_free_axes(a.type.ndim, self.axes_a), tuple(range(na)))(a, g)
         gb = transpose(gb, _grad_order(b.type.ndim, self.axes_b, self.axes_a, False))
         return [fit_gradient(ga, a), fit_gradient(gb, b)]
+
+
+def _summed_once(v, axes) -> None:
+    """A ShapeError for an axis of v listed twice among its summed axes (checked before the
+    dtype probe, where NumPy's refusal would read as a dtype problem)."""
+    for k in axes:
+        if axes.count(k) > 1:
+            raise ShapeError(
+                f"tensordot: axis {k} of {v.describe()} is summed twice (its axes {axes}); "
+                "each axis pairs with one axis of the other operand"
+            )
 
 
 def _paired(op, a, i, b, j):
@@ -231,17 +247,62 @@ def _grad_order(ndim, mine, partners, free_first):
 def tensordot(a, b, axes=2):
     """``np.tensordot``: ``axes`` is an int (last n of a with first n of b) or two lists."""
     a, b = as_variable(a), as_variable(b)
-    if isinstance(axes, int):
-        if axes < 0 or axes > min(a.type.ndim, b.type.ndim):
-            message = f"tensordot: axes={axes} does not fit {a.describe()} and {b.describe()}"
-            raise _located(ShapeError(message))
-        axes = (tuple(range(a.type.ndim - axes, a.type.ndim)), tuple(range(axes)))
-    axes_a, axes_b = ((k,) if isinstance(k, int) else tuple(k) for k in axes)
+    axes_a, axes_b = _tensordot_axes(a, b, axes)
     if len(axes_a) != len(axes_b):
         raise _located(ShapeError(f"tensordot: {len(axes_a)} axes of a but {len(axes_b)} of b"))
     norm_a = [one_axis(k, a.type.ndim, "tensordot", a) for k in axes_a]
     norm_b = [one_axis(k, b.type.ndim, "tensordot", b) for k in axes_b]
     return Tensordot(norm_a, norm_b)(a, b)
+
+
+def _tensordot_axes(a, b, axes) -> tuple[tuple, tuple]:
+    """The summed axes of a and of b, as NumPy reads ``axes``: a count (any integer, NumPy's
+    included), or a pair of an axis or a sequence of axes each."""
+    pair = _sequence(axes)
+    if pair is None:
+        n = _integer(axes)
+        if n is None:
+            raise _located(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
+        if n < 0 or n > min(a.type.ndim, b.type.ndim):
+            message = f"tensordot: axes={n} does not fit {a.describe()} and {b.describe()}"
+            raise _located(ShapeError(message))
+        return tuple(range(a.type.ndim - n, a.type.ndim)), tuple(range(n))
+    if len(pair) != 2:
+        raise _located(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
+    return tuple(_axes_of_one(k) for k in pair)
+
+
+def _axes_of_one(entry) -> tuple:
+    """One operand's summed axes: one axis, or a sequence (an entry of any other kind is
+    passed on as one axis, for the axis check to name it)."""
+    entries = _sequence(entry)
+    return (entry,) if entries is None else entries
+
+
+def _integer(value) -> int | None:
+    """``value`` as an int where it is one (a NumPy integer or a 0-d integer array too; not
+    a bool), else None."""
+    if isinstance(value, (bool, np.bool_, Variable, list, tuple)):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _sequence(value) -> tuple | None:
+    """The entries of a list, tuple or array (a Variable's are not known), else None."""
+    if isinstance(value, (list, tuple)) or isinstance(value, np.ndarray) and value.ndim:
+        return tuple(value)
+    return None
+
+
+def _axes_forms(axes) -> str:
+    given = axes.describe() if isinstance(axes, Variable) else repr(axes)
+    return (
+        "axes is an int (the last n axes of a with the first n of b) or a pair (axes of a, "
+        f"axes of b), not {given}"
+    )
 
 
 def outer(a, b):
@@ -263,50 +324,65 @@ def _located(exc):
 def _located_call(fn, *args):
     try:
         return fn(*args)
-    except (ShapeError, DTypeError) as exc:
+    except (ShapeError, DTypeError, ArgumentError) as exc:
         raise _located(exc) from None
 
 
 # -- einsum --------------------------------------------------------------------------------
 def einsum(subscripts: str, *operands):
     """``np.einsum`` for products, transposes and sums (``"ij,jk->ik"``, ``"bij->bji"``,
-    ``"i,i->"``, implicit output), built from tensordot, broadcasting products and sums.
+    ``"i,i->"``, ``",ij->ij"`` with a 0-d operand, implicit output), built from tensordot,
+    broadcasting products and sums. A dim known to be 1 when the graph is built broadcasts
+    against the same index's larger size, as in NumPy.
 
     Not supported: ``...`` and a letter repeated inside one operand (diagonals: use
     ``sn.trace``); both raise a clear error.
     """
     operands = [as_variable(o) for o in operands]
-    terms, output = _located_call(_parse_einsum, subscripts, operands)
+    dtype = np.result_type(*[o.type.dtype for o in operands])
+    terms, output, stretched = _located_call(_parse_einsum, subscripts, operands)
+    for k, c in stretched:  # a size-1 axis repeats along its index: its letter is the others'
+        operands[k] = squeeze(operands[k], terms[k].index(c))
+        terms[k] = terms[k].replace(c, "")
     keep_later = [set(output).union(*terms[k + 1 :]) for k in range(len(terms))]
     acc, letters = _sum_out(operands[0], terms[0], keep_later[0])
     for k in range(1, len(terms)):
         acc, letters = _contract(acc, letters, operands[k], terms[k], keep_later[k])
     acc, letters = _sum_out(acc, letters, set(output))
     acc = transpose(acc, [letters.index(c) for c in output])
-    return cast(acc, np.result_type(*[o.type.dtype for o in operands]))
+    return cast(acc, dtype)
 
 
 def _parse_einsum(subscripts, operands):
+    """The operands' terms, the output's letters, and the (operand, letter) pairs of size-1
+    axes that broadcast against a larger size of their letter."""
     spec = subscripts.replace(" ", "")
     if "." in spec:
         raise ShapeError(f"einsum: '...' in {subscripts!r} is not supported; name the axes")
     lhs, arrow, rhs = spec.partition("->")
+    for c in lhs.replace(",", "") + rhs:
+        if c not in string.ascii_letters:
+            raise ArgumentError(
+                f"einsum: index {c!r} in {subscripts!r} is not a letter: indices are a-z, A-Z"
+            )
     terms = lhs.split(",")
     if len(terms) != len(operands):
         raise ShapeError(f"einsum: {subscripts!r} names {len(terms)} operands, got {len(operands)}")
-    sizes: dict = {}
+    sizes, ones = {}, []
     for k, (term, var) in enumerate(zip(terms, operands)):
-        _check_term(subscripts, k, term, var, sizes)
+        _check_term(subscripts, k, term, var, sizes, ones)
     letters = "".join(terms)
     output = rhs if arrow else "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     for c in output:
         if c not in letters or output.count(c) > 1:
             raise ShapeError(f"einsum: output index {c!r} of {subscripts!r} is unknown or repeated")
-    return terms, output
+    return terms, output, [(k, c) for k, c in ones if c in sizes]
 
 
-def _check_term(subscripts, k, term, var, sizes):
-    if not term.isalpha() or len(term) != var.type.ndim:
+def _check_term(subscripts, k, term, var, sizes, ones):
+    """Checks operand k against its term; unifies each letter's dims in ``sizes``, but for
+    dims known to be 1, listed in ``ones`` (they broadcast)."""
+    if len(term) != var.type.ndim:
         raise ShapeError(
             f"einsum: term {term!r} of {subscripts!r} has {len(term)} indices but operand {k} "
             f"{var.describe()} has {var.type.ndim} dims"
@@ -317,6 +393,9 @@ def _check_term(subscripts, k, term, var, sizes):
             "use sn.trace or sn.diag for that"
         )
     for c, d in zip(term, var.type.shape):
+        if isinstance(d, int) and d == 1:
+            ones.append((k, c))
+            continue
         seen, where = sizes.setdefault(c, (d, f"operand {k} {var.describe()}"))
         try:
             sizes[c] = (unify(seen, d), where)
@@ -496,15 +575,15 @@ class Solve(_SquareOp):
 
     def infer_types(self, a, b):
         n = self._square(a)
-        dtype = probe_dtype(self, np.linalg.solve, [a, b])
-        if b.type.ndim == 1:
-            self._rows(a, b, n, b.type.shape[0])
-            return [TensorType(dtype, a.type.shape[:-2] + (n,))]
         if b.type.ndim < 1:
             raise ShapeError(f"solve: {b.describe()} is 0-d; b is a vector or matrix")
-        self._rows(a, b, n, b.type.shape[-2])
-        batch = broadcast_shapes(self, [_batch_of(a), _batch_of(b)])
-        return [TensorType(dtype, batch + (n, b.type.shape[-1]))]
+        if b.type.ndim == 1:
+            self._rows(a, b, n, b.type.shape[0])
+            shape = a.type.shape[:-2] + (n,)
+        else:
+            self._rows(a, b, n, b.type.shape[-2])
+            shape = broadcast_shapes(self, [_batch_of(a), _batch_of(b)]) + (n, b.type.shape[-1])
+        return [TensorType(probe_dtype(self, np.linalg.solve, [a, b]), shape)]  # (shapes first)
 
     def _rows(self, a, b, n, rows):
         try:

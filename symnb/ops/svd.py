@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.dims import DimMismatch, unify
 from symnb.core.op import NotDifferentiable
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
 from symnb.ops._square import _SquareOp, diag_embed, eye_like, swap_last
+from symnb.ops.checks import at_most
 from symnb.ops.elemwise import where
-from symnb.ops.shape import expand_dims
+from symnb.ops.shape import expand_dims, shape
 
 
 class _SvdBase(_SquareOp):
@@ -49,7 +51,8 @@ class SingularValues(_SvdBase):
 class Svd(_SvdBase):
     """``np.linalg.svd``: (U, S, Vh) with ``a = U @ diag(S) @ Vh``. The gradient through U
     and Vh assumes distinct singular values; with ``full_matrices`` it exists only where the
-    factors are square (the extra columns of U or rows of Vh are not unique)."""
+    factors are square (the extra columns of U or rows of Vh are not unique): checked when the
+    function runs where the dims do not tell when the graph is built."""
 
     __props__ = ("full_matrices",)
     nout = 3
@@ -72,16 +75,49 @@ class Svd(_SvdBase):
         (a,), (u, s, vh), (g_u, g_s, g_vh) = inputs, outputs, output_grads
         _, m, n, k = self._dims(a)
         u_square, vh_square = _known_equal(k, m), _known_equal(k, n)  # K == M, K == N
-        if self.full_matrices and not (u_square and vh_square):  # more than K columns/rows
-            if g_u is not None or g_vh is not None:
-                return [
-                    NotDifferentiable(
-                        "svd: U and Vh of full_matrices=True are not unique for a non-square "
-                        f"matrix ({a.describe()}); pass full_matrices=False for their gradient"
-                    )
-                ]
-            u, _, vh = Svd(False)(a)  # S alone: U diag(g) Vh with the reduced factors
-        return [_svd_grad(u, s, vh, g_u, g_s, g_vh, u_square, vh_square)]
+        if not self.full_matrices or (u_square and vh_square):
+            return [_svd_grad(u, s, vh, g_u, g_s, g_vh, u_square, vh_square)]
+        if g_u is None and g_vh is None:  # S alone: U diag(g) Vh with the reduced factors
+            u, _, vh = Svd(False)(a)
+            return [_svd_grad(u, s, vh, g_u, g_s, g_vh, u_square, vh_square)]
+        if not _may_be_equal(m, n):  # more than K columns/rows of U or Vh
+            return [
+                NotDifferentiable(
+                    "svd: U and Vh of full_matrices=True are not unique for a non-square "
+                    f"matrix ({a.describe()}); pass full_matrices=False for their gradient"
+                )
+            ]
+        # not known to be square: the square matrix's gradient, from U and Vh once each
+        # matrix is checked to be square when the function runs (every product with gU or gVh
+        # reads them, so none runs before the check)
+        u, vh = _square_when_run(u, a), _square_when_run(vh, a)
+        return [_svd_grad(u, s, vh, g_u, g_s, g_vh, True, True)]
+
+
+def _square_when_run(v, a):
+    """v, once each matrix of ``a`` is checked to be square when the function runs (the
+    gradient through U and Vh of full_matrices=True exists for square matrices only)."""
+    rows, cols = shape(a)[-2], shape(a)[-1]
+
+    def what(more, fewer):
+        return (
+            f"svd: U and Vh of full_matrices=True have no gradient for a non-square matrix, and "
+            f"{a.describe()} had more {more} than {fewer} when the function ran; pass "
+            "full_matrices=False for their gradient"
+        )
+
+    return at_most(
+        at_most(v, rows, cols, what("rows", "columns")), cols, rows, what("columns", "rows")
+    )
+
+
+def _may_be_equal(a, b) -> bool:
+    """Two dims that may be one size when the function runs (not fixed or named apart)."""
+    try:
+        unify(a, b)
+    except DimMismatch:
+        return False
+    return True
 
 
 def _known_equal(a, b) -> bool:

@@ -69,6 +69,51 @@ def test_einsum_matches_numpy(subscripts, shapes, dtype, rng, backend):
     check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
 
 
+EINSUM_BROADCAST = [  # a 0-d operand's empty term, and size-1 dims that broadcast
+    (",ij->ij", [(), (2, 3)]),
+    ("ij,->ji", [(2, 3), ()]),
+    ("i,", [(3,), ()]),
+    (",->", [(), ()]),
+    ("->", [()]),
+    ("ij,ij->i", [(3, 1), (3, 4)]),
+    ("ij,jk->ik", [(3, 1), (4, 5)]),
+    ("ij,kj->ik", [(2, 1), (3, 4)]),
+    ("i,i->", [(1,), (3,)]),
+    ("bij,bjk->bik", [(1, 3, 4), (2, 4, 5)]),
+    ("ij,jk,kl->il", [(2, 1), (3, 4), (1, 2)]),
+    ("ij,ij->ij", [(1, 4), (3, 1)]),
+    ("ij,ij->ij", [(1, 1), (1, 1)]),
+    ("ij,ji", [(1, 3), (1, 2)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM_BROADCAST)
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_einsum_takes_0d_operands_and_broadcasts_size_1_dims(
+    subscripts, shapes, dtype, rng, backend
+):
+    arrays = [random_array(rng, s, dtype) for s in shapes]
+    got = run_on(lambda *xs: sn.einsum(subscripts, *xs), *arrays, backend=backend)
+    check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
+
+
+def test_einsum_broadcasts_a_size_1_dim_against_a_named_one(rng):
+    a, b = sn.tensor("a", (3, 1)), sn.tensor("b", ("n", 5))
+    out = sn.einsum("ij,jk->ik", a, b)
+    assert out.type.shape == (3, 5)
+    x, y = random_array(rng, (3, 1), "float64"), random_array(rng, (4, 5), "float64")
+    check(sn.function([a, b], out, backend="py")(x, y), np.einsum("ij,jk->ik", x, y))
+
+
+def test_einsum_names_an_index_that_is_not_a_letter():
+    a, b = sn.tensor("a", (2, 3)), sn.tensor("b", (3, 4))
+    with pytest.raises(sn.ArgumentError, match="index '1' in 'i1,1k->ik' is not a letter") as e:
+        sn.einsum("i1,1k->ik", a, b)
+    assert e.value.location.filename == __file__
+    with pytest.raises(ValueError, match="index '-' in 'ij-jk' is not a letter"):
+        sn.einsum("ij-jk", a)
+
+
 SQUARE_SHAPES = [(3, 3), (2, 4, 4), (1, 1), (0, 2, 2)]
 DECOMPOSITIONS = {
     "inv": (sn.inv, np.linalg.inv),
@@ -226,6 +271,9 @@ def test_svd_of_full_matrices_has_no_gradient_through_the_extra_columns():
     assert sn.grad(sn.sum(s), x).type.shape == (3, 2)
     with pytest.raises(sn.NotDifferentiableError, match="pass full_matrices=False"):
         sn.grad(sn.sum(u), x)
+    named = sn.matrix("named", shape=("m", "n"))  # named apart: different sizes, as elsewhere
+    with pytest.raises(sn.NotDifferentiableError, match="not unique for a non-square matrix"):
+        sn.grad(sn.sum(sn.svd(named)[2]), named)
 
 
 ERRORS = [
@@ -274,6 +322,9 @@ GRADS = {
     "outer": (sn.outer, [(2, 2), (3,)]),
     "einsum chain": (lambda a, b: sn.einsum("ij,jk,kl->li", a, b, a), [(2, 3), (3, 2)]),
     "einsum batch": (lambda a, b: sn.einsum("bij,bjk->bki", a, b), [(2, 2, 3), (2, 3, 2)]),
+    "einsum broadcast": (lambda a, b: sn.einsum("ij,jk->ik", a, b), [(3, 1), (4, 2)]),
+    "einsum broadcast batch": (lambda a, b: sn.einsum("ij,ij->i", a, b), [(3, 1), (1, 4)]),
+    "einsum 0-d": (lambda a, b: sn.einsum(",ij->ji", a, b), [(), (2, 3)]),
     "trace": (lambda a: sn.trace(a, 1), [(3, 4)]),
     "trace batched": (lambda a: sn.trace(a, 0, -1, 0), [(3, 2, 3)]),
 }
@@ -325,3 +376,60 @@ NORM_GRADS = [
 def test_norm_gradients(ord, axis, rng):
     a = random_array(rng, (3, 4), "float64") * np.where(rng.random((3, 4)) > 0.5, 1, -1)
     sn.check_grad(lambda x: sn.norm(x, ord, axis), [a])
+
+
+@pytest.mark.parametrize(
+    "axes",
+    [np.int64(1), (np.int64(1), np.int64(0)), np.array(1), np.array([[1], [0]]), ([], [])],
+    ids=["np.int64", "pair of np.int64", "0-d array", "2-d array", "no axes"],
+)
+def test_tensordot_takes_the_axes_numpy_takes(axes, rng):
+    a, b = random_array(rng, (2, 3), "float64"), random_array(rng, (3, 4), "float64")
+    check(run_on(lambda x, y: sn.tensordot(x, y, axes), a, b), np.tensordot(a, b, axes))
+
+
+@pytest.mark.parametrize("axes", [1.0, "x", ([1], [0], [0]), None])
+def test_tensordot_refuses_other_axes_at_the_users_line(axes):
+    a, b = sn.tensor("a", (2, 3)), sn.tensor("b", (3, 4))
+    with pytest.raises(sn.ArgumentError, match=r"axes is an int .* or a pair .*, not ") as info:
+        sn.tensordot(a, b, axes)
+    assert info.value.location.filename == __file__
+    assert repr(axes) in str(info.value)
+
+
+def test_tensordot_names_an_axis_summed_twice():
+    a, b = sn.tensor("a", (2, 2)), sn.tensor("b", (2, 2))
+    with pytest.raises(sn.ShapeError, match=r"axis 0 of 'a' \(float64\(2, 2\)\) is summed twice"):
+        sn.tensordot(a, b, ([0, -2], [0, 1]))
+    with pytest.raises(sn.ShapeError, match=r"axis 1 of 'b' .* is summed twice") as info:
+        sn.tensordot(a, b, ([0, 1], [1, 1]))
+    assert info.value.location.filename == __file__
+
+
+@pytest.mark.parametrize("a_shape", [(3, 3), (2, 3, 3)])
+def test_solve_with_a_0d_b_is_a_shape_error(a_shape):
+    a, b = sn.tensor("a", a_shape), sn.tensor("b", ())
+    with pytest.raises(sn.ShapeError, match=r"'b' \(float64\(\)\) is 0-d; b is a vector or mat"):
+        sn.solve(a, b)
+
+
+@pytest.mark.parametrize("shape", [(None, None), ("n", None), (3, None), (2, None, None)])
+def test_svd_gradient_through_full_factors_of_unknown_squareness(shape, rng, backend):
+    """U and Vh of full_matrices=True differentiate where the matrix may be square when run:
+    the square matrix's gradient, the squareness checked then (a ShapeError saying so)."""
+
+    def loss(x):
+        u, _, vh = sn.svd(x)
+        return sn.sum(u**3) + sn.sum(vh**4)
+
+    x = sn.tensor("x", shape)
+    f = sn.function([x], sn.grad(loss(x), x), backend=backend)
+    a = random_array(rng, (2, 3, 3)[-len(shape) :], "float64")
+    fixed = sn.tensor("fixed", a.shape)
+    want = sn.function([fixed], sn.grad(loss(fixed), fixed), backend="py")(a)
+    check(f(a), want, rtol=1e-9)
+    for bad, more in [((3, 2), "rows than columns"), ((2, 3), "columns than rows")]:
+        if shape[-2] == 3 and bad[0] != 3:
+            continue
+        with pytest.raises(sn.ShapeError, match=f"'x' .* had more {more} when the function ran"):
+            f(random_array(rng, a.shape[:-2] + bad, "float64"))

@@ -1,0 +1,160 @@
+"""kron, vdot, inner, matrix_power and ``x.trace()`` against NumPy: values, dtypes, NumPy's
+spellings (``np.kron(x, y)`` builds ``sn.kron``), errors and gradients."""
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import check, random_array, tolerance
+from tests.helpers import run as run_on
+
+KRON = [((2, 3), (4, 1, 2)), ((3,), (2,)), ((), (2, 3)), ((2, 2), ()), ((0, 2), (3, 1))]
+
+
+@pytest.mark.parametrize("sa,sb", KRON)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "bool"])
+def test_kron_matches_numpy(sa, sb, dtype, rng, backend):
+    a, b = random_array(rng, sa, dtype), random_array(rng, sb, dtype)
+    check(run_on(sn.kron, a, b, backend=backend), np.kron(a, b), rtol=tolerance(dtype))
+
+
+VDOT = [((2, 3), (6,)), ((3,), (3,)), ((), ()), ((2, 2), (4, 1)), ((0,), (0, 2))]
+
+
+@pytest.mark.parametrize("sa,sb", VDOT)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_vdot_matches_numpy(sa, sb, dtype, rng, backend):
+    a, b = random_array(rng, sa, dtype), random_array(rng, sb, "int32")
+    check(run_on(sn.vdot, a, b, backend=backend), np.vdot(a, b), rtol=tolerance(dtype, 10))
+
+
+INNER = [
+    ((3,), (3,)),
+    ((2, 3), (4, 3)),
+    ((2, 4, 3), (3,)),
+    ((), (2, 3)),
+    ((3,), ()),
+    ((2, 0), (0,)),
+]
+
+
+@pytest.mark.parametrize("sa,sb", INNER)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_inner_matches_numpy(sa, sb, dtype, rng, backend):
+    a, b = random_array(rng, sa, dtype), random_array(rng, sb, dtype)
+    check(run_on(sn.inner, a, b, backend=backend), np.inner(a, b), rtol=tolerance(dtype, 10))
+
+
+def invertible(rng, shape, dtype):
+    """Random square matrices with a dominant diagonal, far from symmetric."""
+    a = rng.uniform(-1, 1, size=shape) + shape[-1] * np.eye(shape[-1])
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("n", [-3, -1, 0, 1, 2, 3, 4, 5, 7, np.int64(6)])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_matrix_power_matches_numpy(n, shape, dtype, rng, backend):
+    a = invertible(rng, shape, "float64")
+    a = np.round(a).astype(dtype) if dtype == "int64" else a.astype(dtype)
+    want = np.linalg.matrix_power(a, n)
+    got = run_on(lambda x: sn.matrix_power(x, n), a, backend=backend)
+    check(got, want, rtol=tolerance(want.dtype, 100), atol=tolerance(want.dtype, 100))
+
+
+def test_numpys_spellings_build_the_products(rng):
+    a, b = random_array(rng, (2, 3), "float64"), random_array(rng, (4, 3), "float64")
+    m = invertible(rng, (3, 3), "float64")
+    cases = [
+        (np.kron, (a, b)),
+        (np.vdot, (a, b[:2])),
+        (np.inner, (a, b)),
+        (lambda x: np.linalg.matrix_power(x, 3), (m,)),
+        (lambda x: np.linalg.matrix_power(x, n=-2), (m,)),
+        (lambda x: np.trace(x, 1, dtype="float32"), (a,)),
+    ]
+    for fn, arrays in cases:
+        check(run_on(fn, *arrays), fn(*arrays))
+
+
+def test_a_python_number_is_an_array_to_the_products(rng):
+    """np.kron and np.inner make 2.5 a float64 array (no weak scalar): so do theirs."""
+    a = random_array(rng, (2, 3), "float32")
+    for fn in (sn.kron, sn.inner):
+        check(run_on(lambda x, fn=fn: fn(x, 2.5), a), np.asarray(getattr(np, fn.__name__)(a, 2.5)))
+
+
+@pytest.mark.parametrize(
+    "offset,axis1,axis2,dtype",
+    [(0, 0, 1, None), (1, 0, 1, None), (-1, 1, 2, None), (0, 2, 0, "float32")],
+)
+def test_the_trace_method_is_numpys(offset, axis1, axis2, dtype, rng):
+    a = random_array(rng, (3, 4, 3), "int32")
+    got = run_on(lambda x: x.trace(offset, axis1, axis2, dtype), a)
+    check(got, a.trace(offset, axis1, axis2, dtype))
+    check(run_on(lambda x: x.trace(), a[0]), a[0].trace())
+
+
+ERRORS = [
+    (
+        lambda: sn.vdot(sn.tensor("a", (2, 3)), sn.tensor("b", (4,))),
+        sn.ShapeError,
+        r"vdot: 'a' \(float64\(2, 3\)\) has 6 elements but 'b' \(float64\(4,\)\) has 4",
+    ),
+    (
+        lambda: sn.vdot(sn.tensor("a", (2,), "bool"), sn.tensor("b", (2,))),
+        sn.DTypeError,
+        r"vdot: 'a' \(bool\(2,\)\) is boolean",
+    ),
+    (
+        lambda: sn.inner(sn.tensor("a", (2, 3)), sn.tensor("b", (3, 2))),
+        sn.ShapeError,
+        r"inner: the last axis of 'a' .* has size 3 but the last axis of 'b' .* has size 2",
+    ),
+    (
+        lambda: sn.matrix_power(sn.tensor("a", (3, 3)), 1.5),
+        sn.ArgumentError,
+        "the exponent n is an int known when the graph is built, not 1.5",
+    ),
+    (lambda: sn.matrix_power(sn.tensor("a", (3, 3)), True), sn.ArgumentError, "not True"),
+    (
+        lambda: sn.matrix_power(sn.tensor("a", (3, 3)), sn.scalar("k", "int64")),
+        sn.ArgumentError,
+        "not 'k'",
+    ),
+    (
+        lambda: sn.matrix_power(sn.tensor("a", (2, 3)), 2),
+        sn.ShapeError,
+        r"'a' \(float64\(2, 3\)\) is not square: its last two dims are 2 and 3",
+    ),
+    (lambda: sn.matrix_power(sn.tensor("a", (3,)), 2), sn.ShapeError, "1 dims; a matrix is needed"),
+    (lambda: sn.matrix_power(sn.tensor("a", (2, 2), "bool"), 2), sn.DTypeError, "is boolean"),
+]
+
+
+@pytest.mark.parametrize("build,error,message", ERRORS)
+def test_product_errors_name_the_operands_at_the_users_line(build, error, message):
+    with pytest.raises(error, match=message) as info:
+        build()
+    assert info.value.location.filename == __file__
+
+
+GRADS = {
+    "kron": (sn.kron, [(2, 3), (3, 1, 2)]),
+    "kron 0-d": (sn.kron, [(), (2, 2)]),
+    "vdot": (sn.vdot, [(2, 3), (6,)]),
+    "inner": (sn.inner, [(2, 3), (4, 3)]),
+    "matrix_power 3": (lambda a: sn.matrix_power(a, 3), [(3, 3)]),
+    "matrix_power 5": (lambda a: sn.matrix_power(a, 5), [(2, 3, 3)]),
+    "matrix_power -2": (lambda a: sn.matrix_power(a, -2), [(3, 3)]),
+    "trace method": (lambda a: a.trace(1, 1, 0), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRADS))
+def test_product_gradients(case, rng):
+    fn, shapes = GRADS[case]
+    arrays = [
+        invertible(rng, s, "float64") if s[-2:] == (3, 3) else rng.uniform(-1, 1, s) for s in shapes
+    ]
+    sn.check_grad(fn, arrays)
