@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from symnb.compile import array_kinds
+from symnb.core import array_kinds
 from symnb.core.dims import DimExpr, evaluate, format_shape, linear_in_one_name
 from symnb.core.variable import Variable
 from symnb.errors import InputError, InputShapeError

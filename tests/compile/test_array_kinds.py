@@ -113,6 +113,20 @@ def test_a_tensor_that_requires_grad_is_detached_with_a_note(backend):
         f(t.detach())  # said so: no note
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_views_with_a_negative_or_conjugate_bit_are_read_by_their_values(backend):
+    torch = pytest.importorskip("torch")
+    z = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex128)
+    imag = z.conj().imag  # a view with the negative bit: DLPack exports its raw memory
+    assert imag.is_neg()
+    x = sn.tensor("x", shape=(None,), dtype="float64")
+    np.testing.assert_array_equal(sn.function([x], x + 0, backend=backend)(imag), [-2.0, 4.0])
+    c = sn.tensor("c", shape=(None,), dtype="complex128")
+    conj = sn.function([c], c + 0, backend=backend)
+    np.testing.assert_array_equal(conj(z.conj()), np.conj(z.numpy()))
+    np.testing.assert_array_equal(conj(-z.conj()), -np.conj(z.numpy()))
+
+
 def test_a_tensor_of_a_dtype_numpy_lacks_is_a_clear_error():
     torch = pytest.importorskip("torch")
     with pytest.raises(

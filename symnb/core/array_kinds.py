@@ -64,6 +64,7 @@ def to_numpy(value, label: str) -> np.ndarray:
     if getattr(value, "requires_grad", False) is True and callable(getattr(value, "detach", None)):
         _note_detached(label)
         value = value.detach()
+    value = _resolved(value)
     if hasattr(value, "__dlpack__"):
         _check_device(value, label)
         try:
@@ -74,6 +75,19 @@ def to_numpy(value, label: str) -> np.ndarray:
         return np.asarray(value)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise InputError(f"{label}: cannot read the {describe(value)} as an array: {exc}") from None
+
+
+def _resolved(value):
+    """A torch view with its negative or conjugate bit set (``z.conj().imag``,
+    ``z.conj()``) made plain: DLPack exports its raw memory without the bit, so symnb would
+    read -value (or the unconjugated value)."""
+    if type(value).__module__.split(".")[0] != "torch":
+        return value
+    if callable(getattr(value, "is_conj", None)) and value.is_conj():
+        value = value.resolve_conj()
+    if callable(getattr(value, "is_neg", None)) and value.is_neg():
+        value = value.resolve_neg()
+    return value
 
 
 def _note_detached(label: str) -> None:
