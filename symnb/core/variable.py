@@ -212,10 +212,10 @@ def array_of(value, dtype, what: str, name=None, copy=None) -> np.ndarray:
             "numbers and booleans"
         )
     try:
-        as_dtype(array.dtype)
+        native = as_dtype(array.dtype)
     except DTypeError as exc:
         raise DTypeError(f"{label}: {exc}") from None
-    return array
+    return array if array.dtype == native else array.astype(native)  # ('>f8': byte order)
 
 
 def _short(value) -> str:

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from tests.helpers import named_backends
 
 
 def test_shared_copies_by_default_and_borrow_shares():
@@ -50,3 +51,19 @@ def test_constants_are_read_only_and_weak_scalars_keep_float32():
     x = sn.vector("x", dtype="float32")
     assert (x * 2.0).dtype == np.float32
     assert (x * np.float64(2.0)).dtype == np.float64  # a NumPy scalar is not weak
+
+
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
+def test_values_and_types_of_another_byte_order_compute_in_native_order(backend):
+    big = np.arange(4, dtype=">f8")
+    w = sn.shared(big, name="w")
+    c = sn.constant(big.astype(">i8"))
+    x = sn.tensor("x", shape=(4,), dtype=">f8")
+    assert w.type.dtype.isnative and c.type.dtype.isnative and x.type.dtype.isnative
+    assert w.get_value().dtype == np.float64
+    f = sn.function([x], [w * 2 + 1, c * 2 + 1, x * 2 + 1], backend=backend)
+    for got in f(big):
+        np.testing.assert_array_equal(got, [1, 3, 5, 7])
+        assert got.dtype.isnative
+    w.set_value(np.array([4.0, 3, 2, 1], ">f8"))
+    np.testing.assert_array_equal(f(big)[0], [9, 7, 5, 3])
