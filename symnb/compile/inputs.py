@@ -97,12 +97,7 @@ class InputSpec:
         (np.matrix, np.memmap) is read as a plain ndarray view of its data: the NumPy
         references call methods such as ``.sum(keepdims=...)`` that a subclass may redefine."""
         if isinstance(value, np.ndarray):
-            if isinstance(value, np.ma.MaskedArray):
-                raise InputError(
-                    f"{self.label} got a masked array; symnb computes on plain arrays and would "
-                    "drop the mask: pass value.filled(fill_value) (or np.asarray(value) to use "
-                    "the data under the mask)"
-                )
+            array_kinds.refuse_masked(value, self.label)
             plain = value if type(value) is np.ndarray else value.view(np.ndarray)
             return self._typed(plain, value)
         if isinstance(value, PYTHON_VALUES):
@@ -112,11 +107,7 @@ class InputSpec:
     def _foreign(self, value) -> np.ndarray:
         """A torch tensor, JAX array, pandas object, memoryview, ... as an ndarray; an xarray
         DataArray's dims put in the input's order by name."""
-        if not array_kinds.is_dataarray(value):
-            return array_kinds.to_numpy(value, self.label)
-        order = array_kinds.dataarray_order(tuple(value.dims), self.shape, self.label)
-        array = array_kinds.to_numpy(value.values, self.label)
-        return array if order is None else array.transpose(order)
+        return array_kinds.host_value(value, self.label, self.shape)
 
     def _typed(self, array: np.ndarray, value) -> np.ndarray:
         """The ndarray rule: the input's dtype as it is, a safe cast when no value changes."""
