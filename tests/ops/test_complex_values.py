@@ -37,3 +37,25 @@ def test_logsumexp_of_complex_values_keeps_the_imaginary_part(backend):
     for got in sn.function([z], [sn.logsumexp(z, axis=1), written], backend=backend)(rows):
         assert got.dtype == np.complex128
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+VECTOR_ORDS = [None, 2, 1, 0, np.inf, -np.inf, 3, 0.5]
+MATRIX_ORDS = [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_norms_of_complex_values_are_numpys_real_norms(dtype, backend):
+    v = np.array([1 + 2j, -3 - 0.5j, 0.5j, 0], dtype)
+    m = np.array([[1 + 1j, 2, 0.5j], [-1j, 3 - 1j, 1]], dtype)
+    z = sn.tensor("z", shape=(None,), dtype=dtype)
+    a = sn.tensor("a", shape=(None, None), dtype=dtype)
+    for value, var, ords in [(v, z, VECTOR_ORDS), (m, a, MATRIX_ORDS)]:
+        for order in ords:
+            want = np.linalg.norm(value, order)
+            got = sn.function([var], sn.norm(var, order), backend=backend)(value)
+            assert got.dtype == want.dtype, (order, got.dtype)
+            np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"ord={order!r}")
+    s = sn.function([a], sn.svd(a, full_matrices=False)[1], backend=backend)(m)
+    np.testing.assert_allclose(s, np.linalg.svd(m, compute_uv=False), rtol=1e-5)
+    assert s.dtype == np.linalg.svd(m, compute_uv=False).dtype
