@@ -59,3 +59,21 @@ def test_norms_of_complex_values_are_numpys_real_norms(dtype, backend):
     s = sn.function([a], sn.svd(a, full_matrices=False)[1], backend=backend)(m)
     np.testing.assert_allclose(s, np.linalg.svd(m, compute_uv=False), rtol=1e-5)
     assert s.dtype == np.linalg.svd(m, compute_uv=False).dtype
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_formulas_that_rewrite_to_softplus_compute_complex_values_as_written(backend):
+    """softplus refuses complex values: the stabilize rules leave these formulas as they are
+    (they raised softplus's DTypeError, an op the user never wrote)."""
+    z = _z()
+    s = 1 / (1 + np.exp(-Z))
+    cases = [
+        (sn.log(1 + sn.exp(z)), np.log(1 + np.exp(Z))),
+        (sn.log(sn.sigmoid(z)), np.log(s)),
+        (sn.log(1 - sn.sigmoid(z)), np.log(1 - s)),
+        (sn.log1p(-sn.sigmoid(z)), np.log1p(-s)),
+    ]
+    f = sn.function([z], [formula for formula, _ in cases], backend=backend)
+    for got, (_, want) in zip(f(Z), cases):
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(got, want, rtol=1e-12)
