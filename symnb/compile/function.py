@@ -388,8 +388,9 @@ class Function:
             self._entry.fast = self._plain
         try:
             shapes = [np.shape(v) for v in self._bind(args, {})]
-        except (InputError, ValueError):
-            return  # the call itself reports it (a missing input, a ragged list)
+        except (InputError, ValueError, TypeError, RuntimeError):
+            return  # the call itself reports it (a missing input, a ragged list, torch's
+            # refusal of a list of tensors that require grad)
         warn_for_call_shapes(self.graph_before, shapes)
 
     def _call(self, args, declined=False, converted=False):

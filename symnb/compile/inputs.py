@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from symnb.compile import array_kinds
+from symnb.core import array_kinds
 from symnb.core.dims import DimExpr, evaluate, format_shape, linear_in_one_name
 from symnb.core.variable import Variable
 from symnb.errors import InputError, InputShapeError
@@ -97,12 +97,7 @@ class InputSpec:
         (np.matrix, np.memmap) is read as a plain ndarray view of its data: the NumPy
         references call methods such as ``.sum(keepdims=...)`` that a subclass may redefine."""
         if isinstance(value, np.ndarray):
-            if isinstance(value, np.ma.MaskedArray):
-                raise InputError(
-                    f"{self.label} got a masked array; symnb computes on plain arrays and would "
-                    "drop the mask: pass value.filled(fill_value) (or np.asarray(value) to use "
-                    "the data under the mask)"
-                )
+            array_kinds.refuse_masked(value, self.label)
             plain = value if type(value) is np.ndarray else value.view(np.ndarray)
             return self._typed(plain, value)
         if isinstance(value, PYTHON_VALUES):
@@ -112,18 +107,14 @@ class InputSpec:
     def _foreign(self, value) -> np.ndarray:
         """A torch tensor, JAX array, pandas object, memoryview, ... as an ndarray; an xarray
         DataArray's dims put in the input's order by name."""
-        if not array_kinds.is_dataarray(value):
-            return array_kinds.to_numpy(value, self.label)
-        order = array_kinds.dataarray_order(tuple(value.dims), self.shape, self.label)
-        array = array_kinds.to_numpy(value.values, self.label)
-        return array if order is None else array.transpose(order)
+        return array_kinds.host_value(value, self.label, self.shape)
 
     def _typed(self, array: np.ndarray, value) -> np.ndarray:
         """The ndarray rule: the input's dtype as it is, a safe cast when no value changes."""
         if array.dtype == self.dtype:
             return array
-        if array.dtype.kind not in "biufc":
-            of = f" of {array.dtype} values" if array.dtype.kind in "Mm" else ""
+        if array.dtype.kind not in "biufc":  # (strings, structured, bfloat16, dates, objects)
+            of = f" of {array.dtype} values"
             of = " holding Python objects (no one numeric dtype)" if array.dtype.kind == "O" else of
             raise InputError(
                 f"{self.label} expects {self.dtype.name}, got "
@@ -155,8 +146,12 @@ class InputSpec:
         got = f"{self.label} expects {self.dtype.name}, got a {array.dtype.name} {kind}"
         cast = array_kinds.cast_hint(value, self.dtype)
         if self.dtype.kind in "iu" and array.dtype.kind in "fc":
-            whole = bool(np.all(np.isfinite(array)) and np.all(np.mod(array, 1) == 0))
+            finite = bool(np.all(np.isfinite(array)))
+            whole = finite and bool(np.all(np.mod(array, 1) == 0))
             why = "they are whole numbers" if whole else "some are not whole numbers: check them"
+            if not finite:  # (a pandas Int64 <NA> arrives as NaN)
+                why = "some are missing (NaN, NA) or infinite: fill or drop them first"
+                cast = _filled_first(value, cast, self.dtype)
             return (
                 f"{got}; integer inputs take integer values such as class labels (yours are "
                 f"floats; {why})\n  hint: convert them with {cast}"
@@ -175,10 +170,19 @@ class InputSpec:
             return np.array(value, dtype=self.dtype)
         try:
             raw = np.asarray(value)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RuntimeError) as exc:  # (torch: a tensor needing grad)
             raise InputError(f"{self.label}: cannot make an array of {value!r}: {exc}") from None
         if raw.dtype.kind not in "biufc":
-            raise InputError(f"{self.label} expects {self.dtype.name}, got {type(value).__name__}")
+            why = f"{raw.dtype} values"
+            if raw.dtype.kind == "O":
+                why = (
+                    "values NumPy holds only as Python objects: an int wider than 64 bits, "
+                    "None, a Decimal, or values of mixed kinds"
+                )
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}, got {type(value).__name__} "
+                f"{_short(value)}: {why}"
+            )
         if raw.dtype.kind == "c" and self.dtype.kind != "c":
             raw = self._real_part(value, raw)
         with np.errstate(all="ignore"):
@@ -245,6 +249,22 @@ class InputSpec:
 #: values checked by value (each must survive the cast), not by dtype; NumPy scalars are here
 #: too (np.float64 is a float subclass; np.int64(3) fits an int32 input)
 PYTHON_VALUES = (list, tuple, int, float, complex, np.generic)
+
+
+def _filled_first(value, cast: str, dtype: np.dtype) -> str:
+    """``cast`` (a hint such as ``value.astype('int64')``) after filling the missing values,
+    in the value's own library."""
+    then = cast[len("value") :] if cast.startswith("value.") else f".astype('{dtype.name}')"
+    if hasattr(value, "fillna"):  # pandas
+        return f"value.fillna(fill_value){then}"
+    if type(value).__module__.split(".")[0] == "torch":
+        return f"value.nan_to_num(fill_value){then}"
+    return f"np.nan_to_num(value, nan=fill_value){then}"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _article(noun: str) -> str:

@@ -36,7 +36,8 @@ _DTYPE_CLASSES = frozenset(type(dt) for dt in _SUPPORTED)
 
 
 def as_dtype(dtype) -> np.dtype:
-    """Accept a dtype, its name, or a short name ("f32")."""
+    """Accept a dtype, its name, or a short name ("f32"); in native byte order, the order
+    kernels read (a '>f8' type would have them read big-endian bytes as native doubles)."""
     if type(dtype) in _DTYPE_CLASSES and dtype in _SUPPORTED:
         return dtype
     if isinstance(dtype, str) and dtype in _LONG:
@@ -47,7 +48,7 @@ def as_dtype(dtype) -> np.dtype:
         raise DTypeError(f"{dtype!r} is not a dtype") from exc
     if dt.name not in _SHORT:
         raise DTypeError(f"symnb does not support dtype {dt.name}")
-    return dt
+    return dt if dt.isnative else dt.newbyteorder("=")
 
 
 def short_dtype(dtype) -> str:

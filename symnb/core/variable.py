@@ -10,6 +10,7 @@ import weakref
 
 import numpy as np
 
+from symnb.core.array_kinds import host_value
 from symnb.core.dims import format_shape, matches_value, normalize_shape
 from symnb.core.hooks import hook, provided, register
 from symnb.core.source import SourceLoc, at_user_line, user_location
@@ -182,16 +183,19 @@ def _assigned_at(loc: SourceLoc | None) -> str | None:
     return found.group(1) if found and not keyword.iskeyword(found.group(1)) else None
 
 
-def array_of(value, dtype, what: str, name=None, copy=None) -> np.ndarray:
+def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.ndarray:
     """``value`` as an array of a dtype symnb computes with, for a constant or a shared
-    variable; a value NumPy cannot make one of (a ragged list, a string, a 2**70) is a
-    ShapeError or DTypeError naming ``what`` and ``name``, not NumPy's own message."""
+    variable, read as inputs are (``array_kinds.host_value``; ``shape``: the dims a DataArray
+    is matched to by name); a value NumPy cannot make one of (a ragged list, a string, a
+    2**70) is a ShapeError or DTypeError naming ``what`` and ``name``, not NumPy's own
+    message."""
     label = f"{what} {name!r}" if name is not None else what
     if dtype is None and type(value) is int and not -(2**63) <= value < 2**64:
         raise DTypeError(  # NumPy makes an object array of it, which no kernel computes
             f"{label}: the Python int {value} does not fit in 64 bits, the widest integers "
             f"symnb computes with; write it as a float ({float(value)!r}) for float math"
         )
+    value = _host_value(value, label, shape)
     try:
         wanted = None if dtype is None else as_dtype(dtype)
         array = np.array(value, dtype=wanted, copy=copy)
@@ -212,10 +216,19 @@ def array_of(value, dtype, what: str, name=None, copy=None) -> np.ndarray:
             "numbers and booleans"
         )
     try:
-        as_dtype(array.dtype)
+        native = as_dtype(array.dtype)
     except DTypeError as exc:
         raise DTypeError(f"{label}: {exc}") from None
-    return array
+    return array if array.dtype == native else array.astype(native)  # ('>f8': byte order)
+
+
+def _host_value(value, label: str, shape):
+    """``array_kinds.host_value``, its InputError (a masked array, a tensor on a GPU) at the
+    user's line."""
+    try:
+        return host_value(value, label, shape)
+    except InputError as exc:
+        raise at_user_line(exc) from None
 
 
 def _short(value) -> str:
@@ -271,11 +284,12 @@ class SharedVariable(Variable):
     def __init__(self, value, name=None, shape=None, borrow=False):
         loc = user_location(skip=1)
         label = name if name is not None else _assigned_at(loc)
-        array = array_of(value, None, "shared", label, copy=None if borrow else True)
+        dims = None if shape is None else _shape_of("shared", label, shape)
+        array = array_of(value, None, "shared", label, None if borrow else True, dims)
         if shape is None:  # the value's own shape: it fits, nothing to check
             type_ = TensorType.of(array.dtype, array.shape)
         else:
-            type_ = TensorType(array.dtype, _shape_of("shared", label, shape))
+            type_ = TensorType(array.dtype, dims)
         Variable.__init__(self, type_, None, 0, name, loc)  # (no super())
         self._value = array
         #: a copy held by a device backend (``backend="opencl"``/``"cuda"``) between calls, so
@@ -377,7 +391,7 @@ class SharedVariable(Variable):
             and value.shape == current.shape
         ):  # as a training step writes it back
             return value  # the current value's shape was checked: this one fits too
-        array = np.asarray(value)
+        array = np.asarray(_host_value(value, f"shared {self.describe()}", self.type.shape))
         if array.dtype != self.type.dtype:
             integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
             if not (integers or np.can_cast(array.dtype, self.type.dtype, "same_kind")):
@@ -390,22 +404,25 @@ class SharedVariable(Variable):
 
     def _cast_keeping_values(self, array):
         """A same-kind (or integer) cast that changes no value but by float rounding (float64 into a
-        float32 variable rounds, as NumPy's assignment does); an integer that wraps or a float
-        that overflows to infinity is refused, as function inputs refuse it."""
+        float32 variable rounds, as NumPy's assignment does); an integer that wraps, one a
+        float cannot hold exactly (int64 beyond 2**53 into float64) or a float that overflows
+        to infinity is refused, as function inputs refuse it."""
         dtype = self.type.dtype
         with np.errstate(all="ignore"):
             cast = array.astype(dtype)
-            if dtype.kind in "iu":
-                changed = cast.astype(array.dtype) != array
+            if dtype.kind in "iu" or array.dtype.kind in "iu":
+                changed = cast.real.astype(array.dtype) != array
             else:
                 changed = np.isinf(cast) & np.isfinite(array)
         if np.any(changed):
             first = array[changed].flat[0].item()
-            held = (
-                f"{dtype.name} holds {np.iinfo(dtype).min} to {np.iinfo(dtype).max}"
-                if dtype.kind in "iu"
-                else f"{dtype.name} overflows to inf there"
-            )
+            if dtype.kind in "iu":
+                held = f"{dtype.name} holds {np.iinfo(dtype).min} to {np.iinfo(dtype).max}"
+            elif array.dtype.kind in "iu":
+                exact = np.finfo(dtype).nmant + 1
+                held = f"{dtype.name} holds integers exactly only up to 2**{exact}"
+            else:
+                held = f"{dtype.name} overflows to inf there"
             raise DTypeError(
                 f"shared {self.describe()} cannot take the {array.dtype.name} value {first!r}: "
                 f"{held}, and a cast would change it; convert the values yourself if that is "

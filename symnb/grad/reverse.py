@@ -101,13 +101,26 @@ def _variable_arg(value, what):
 
 
 def check_wrt(var: Variable):
-    """Only float (and complex) variables have a gradient."""
+    """Only real float variables have a gradient (complex ones: ``refuse_complex``)."""
+    if var.type.dtype.kind == "c":
+        raise refuse_complex(var, "with respect to")
     if not var.type.is_float:
         raise DTypeError(
             f"sn.grad: cannot differentiate with respect to {var.describe()}: integer and "
             "boolean variables are kept out of differentiation (no gradient is defined for "
             "them); make it a float variable if you need its gradient"
         )
+
+
+def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
+    """The ops' gradient rules multiply by f'(z) where the convention of PyTorch (grad =
+    dL/dx + i dL/dy) needs conj(f'(z)): until each rule is verified on complex values, a
+    gradient that would go through one is refused rather than silently wrong."""
+    return DTypeError(
+        f"sn.grad: cannot differentiate {how} {var.describe()}{made}: it is complex, and symnb's "
+        "gradients of complex values are not verified (docs/autodiff.md); hold the real and "
+        "imaginary parts in real float variables and differentiate with respect to those"
+    )
 
 
 def _seeds(cost, known_grads, targets=()) -> list[tuple[Variable, Variable]]:
@@ -231,6 +244,13 @@ class ReverseWalk:
         self.contributions: dict[int, list[Variable]] = {}
         self.totals: dict[int, Variable | None] = {}
         self.via: dict[int, Apply] = {}
+        for node in order:
+            for var in node.outputs:
+                if var.type.dtype.kind == "c" and self._needs(var):
+                    made = f", the {node.op.op_name()}" + (
+                        f" at {var.source}" if var.source else ""
+                    )
+                    raise refuse_complex(var, "through", made)
         for var, g in seeds:
             self._add(var, g, None)
         for node in reversed(order):

@@ -358,8 +358,13 @@ def as_float(x) -> np.ndarray:
 
 
 def _sigmoid(x):
-    """Logistic function, accurate at both tails (no overflow in exp)."""
+    """Logistic function, accurate at both tails (no overflow in exp); complex by the same
+    split on the real part (``abs`` would drop the phase)."""
     x = as_float(x)
+    if x.dtype.kind == "c":
+        below = x.real < 0
+        e = np.exp(np.where(below, x, -x))
+        return np.where(below, e / (1 + e), 1 / (1 + e))
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(e.dtype, copy=False)
 

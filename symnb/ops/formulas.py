@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from symnb.core.variable import Variable
+from symnb.errors import DTypeError
 from symnb.ops.broadcast import Sum
 from symnb.ops.elemwise import Add, Exp, Log, TrueDiv, _all_ones, logistic_formula, sigmoid
 from symnb.ops.index import Subtensor
@@ -37,10 +38,15 @@ def _node(var, op_class):
 
 
 def _checked(var: Variable, formula: Formula) -> Formula | None:
-    """The formula if the op gives the formula's type (dtype and shape); else None."""
+    """The formula if the op gives the formula's type (dtype and shape); else None, also
+    where the op refuses the dtype the formula computes in (softplus of complex values)."""
     if not var.type.is_float:
         return None
-    return formula if formula.build(formula.x).type == var.type else None
+    try:
+        built = formula.build(formula.x)
+    except DTypeError:
+        return None
+    return formula if built.type == var.type else None
 
 
 def logistic(var: Variable) -> Formula | None:

@@ -713,8 +713,9 @@ def _norm_axes(x, ord, axis) -> tuple:
 
 
 def _norm_sum_pow(x, p, axes, keepdims):
-    if p == 2:
-        return sqrt(sum_(x * x, axis=axes, keepdims=keepdims))
+    if p == 2:  # |z|**2 for complex z (z * z would keep the phase)
+        a = abs_(x) if x.type.dtype.kind == "c" else x
+        return sqrt(sum_(a * a, axis=axes, keepdims=keepdims))
     return sum_(abs_(x) ** p, axis=axes, keepdims=keepdims) ** (1 / p)
 
 
@@ -724,7 +725,8 @@ def _vector_norm(x, ord, axes, keepdims):
     if ord == -np.inf:
         return min_(abs_(x), axis=axes, keepdims=keepdims)
     if ord == 0:  # the count of non-zeros: not differentiable (its value is piecewise flat)
-        return sum_(cast(not_equal(x, 0), x.type.dtype), axis=axes, keepdims=keepdims)
+        real = np.empty(0, x.type.dtype).real.dtype  # (a complex norm is real)
+        return sum_(cast(not_equal(x, 0), real), axis=axes, keepdims=keepdims)
     if ord == 1:
         return sum_(abs_(x), axis=axes, keepdims=keepdims)
     if isinstance(ord, str):

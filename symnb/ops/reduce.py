@@ -167,11 +167,12 @@ class Any(_Boolean):
 def _logsumexp(x, axis, keepdims):
     """log(sum(exp(x))) shifted by the max, so it neither overflows nor underflows.
 
-    The dtype is SciPy's: float inputs keep theirs, others give float64.
+    The dtype is SciPy's: float and complex inputs keep theirs, others give float64 (a
+    complex one is shifted by the max of its real part: its phase is kept).
     """
     x = np.asarray(x)
-    x = x if x.dtype.kind == "f" else x.astype(np.float64)
-    shift = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    x = x if x.dtype.kind in "fc" else x.astype(np.float64)
+    shift = np.max(x.real, axis=axis, keepdims=True, initial=-np.inf)
     shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype)
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True)) + shift
@@ -181,7 +182,7 @@ def _logsumexp(x, axis, keepdims):
 class Logsumexp(Reduce):
     """log(sum(exp(x))) over the axes, computed stably (``scipy.special.logsumexp``)."""
 
-    dtype_rule = "x's float dtype; float64 for integers and bools (SciPy's rule)"
+    dtype_rule = "x's float or complex dtype; float64 for integers and bools (SciPy's rule)"
     impl = staticmethod(_logsumexp)
 
     def grad(self, inputs, outputs, output_grads):

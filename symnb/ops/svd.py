@@ -23,6 +23,11 @@ from symnb.ops.elemwise import where
 from symnb.ops.shape import expand_dims, shape
 
 
+def _real(dtype) -> np.dtype:
+    """Singular values are real, also of a complex matrix (complex128 -> float64)."""
+    return np.empty(0, dtype).real.dtype
+
+
 class _SvdBase(_SquareOp):
     """Shapes of ``np.linalg.svd`` on stacks of (M, N) matrices, K = min(M, N)."""
 
@@ -38,7 +43,7 @@ class SingularValues(_SvdBase):
 
     def infer_types(self, a):
         batch, _, _, k = self._dims(a)
-        return [TensorType(self._dtype(a), batch + (k,))]
+        return [TensorType(_real(self._dtype(a)), batch + (k,))]
 
     def perform(self, a):
         return np.linalg.svd(a, compute_uv=False)
@@ -64,8 +69,11 @@ class Svd(_SvdBase):
         batch, m, n, k = self._dims(a)
         dtype = self._dtype(a)
         u_cols, vh_rows = (m, n) if self.full_matrices else (k, k)
-        shapes = (batch + (m, u_cols), batch + (k,), batch + (vh_rows, n))
-        return [TensorType(dtype, s) for s in shapes]
+        return [
+            TensorType(dtype, batch + (m, u_cols)),
+            TensorType(_real(dtype), batch + (k,)),
+            TensorType(dtype, batch + (vh_rows, n)),
+        ]
 
     def perform(self, a):
         u, s, vh = np.linalg.svd(a, full_matrices=self.full_matrices)

@@ -113,6 +113,20 @@ def test_a_tensor_that_requires_grad_is_detached_with_a_note(backend):
         f(t.detach())  # said so: no note
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_views_with_a_negative_or_conjugate_bit_are_read_by_their_values(backend):
+    torch = pytest.importorskip("torch")
+    z = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex128)
+    imag = z.conj().imag  # a view with the negative bit: DLPack exports its raw memory
+    assert imag.is_neg()
+    x = sn.tensor("x", shape=(None,), dtype="float64")
+    np.testing.assert_array_equal(sn.function([x], x + 0, backend=backend)(imag), [-2.0, 4.0])
+    c = sn.tensor("c", shape=(None,), dtype="complex128")
+    conj = sn.function([c], c + 0, backend=backend)
+    np.testing.assert_array_equal(conj(z.conj()), np.conj(z.numpy()))
+    np.testing.assert_array_equal(conj(-z.conj()), -np.conj(z.numpy()))
+
+
 def test_a_tensor_of_a_dtype_numpy_lacks_is_a_clear_error():
     torch = pytest.importorskip("torch")
     with pytest.raises(
@@ -208,3 +222,32 @@ def test_named_dims_bind_their_sizes_across_inputs_after_the_transpose():
     np.testing.assert_allclose(f(flipped, np.ones(3)), ROWS.sum(axis=1))
     with pytest.raises(InputError, match=r"dim 'feature' \(axis 0\) is 2 here but 3"):
         f(flipped, np.ones(2))
+
+
+def test_a_pandas_integer_series_with_missing_values_says_so_and_how_to_fill_them():
+    pd = pytest.importorskip("pandas")
+    labels = sn.tensor("labels", shape=(None,), dtype="int64")
+    f = sn.function([labels], labels + 0, backend="py")
+    series = pd.Series([1, None, 3], dtype="Int64")
+    with pytest.raises(InputError) as info:
+        f(series)
+    assert str(info.value).endswith(
+        "(yours are floats; some are missing (NaN, NA) or infinite: fill or drop them first)\n"
+        "  hint: convert them with value.fillna(fill_value).astype('int64')"
+    )
+    np.testing.assert_array_equal(f(series.fillna(0).astype("int64")), [1, 0, 3])
+
+
+def test_a_jax_array_of_a_dtype_numpy_lacks_names_it():
+    jnp = pytest.importorskip("jax.numpy")
+    with pytest.raises(InputError, match=r"^input 0 'x' expects float32, got a JAX array of "):
+        batch_sums("py")(jnp.ones((2, 3), dtype=jnp.bfloat16))
+    with pytest.raises(InputError, match=r"bfloat16 values$"):
+        batch_sums("py")(jnp.ones((2, 3), dtype=jnp.bfloat16))
+
+
+def test_a_list_of_torch_tensors_that_require_grad_is_an_input_error():
+    torch = pytest.importorskip("torch")
+    v = sn.tensor("v", shape=(None,))
+    with pytest.raises(InputError, match=r"^input 0 'v': cannot make an array of \[tensor\("):
+        sn.function([v], v + 0, backend="py")([torch.tensor(1.0, requires_grad=True)])

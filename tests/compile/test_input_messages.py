@@ -86,15 +86,17 @@ DTYPE_CASES = [
         "int32",
         np.array([0.5, np.nan]),
         "input 0 'x0' expects int32, got a float64 array; integer inputs take integer values "
-        "such as class labels (yours are floats; some are not whole numbers: check them)\n"
-        "  hint: convert them with value.astype('int32')",
+        "such as class labels (yours are floats; some are missing (NaN, NA) or infinite: "
+        "fill or drop them first)\n"
+        "  hint: convert them with np.nan_to_num(value, nan=fill_value).astype('int32')",
     ),
     (
         "int8",
         np.array([1.0, np.inf], "float32"),
         "input 0 'x0' expects int8, got a float32 array; integer inputs take integer values "
-        "such as class labels (yours are floats; some are not whole numbers: check them)\n"
-        "  hint: convert them with value.astype('int8')",
+        "such as class labels (yours are floats; some are missing (NaN, NA) or infinite: "
+        "fill or drop them first)\n"
+        "  hint: convert them with np.nan_to_num(value, nan=fill_value).astype('int8')",
     ),
     (
         "float32",
@@ -127,7 +129,24 @@ DTYPE_CASES = [
         "represent exactly (beyond 2**53); convert it yourself if rounding is fine, or declare "
         "the input with dtype='uint64'",
     ),
-    ("float64", [1.5, "a"], "input 0 'x0' expects float64, got list"),
+    ("float64", [1.5, "a"], "input 0 'x0' expects float64, got list [1.5, 'a']: <U32 values"),
+    (
+        "float64",
+        [2**64, 1],
+        "input 0 'x0' expects float64, got list [18446744073709551616, 1]: values NumPy holds "
+        "only as Python objects: an int wider than 64 bits, None, a Decimal, or values of "
+        "mixed kinds",
+    ),
+    (
+        "float64",
+        np.array(["1.5"]),
+        "input 0 'x0' expects float64, got an array of <U3 values",
+    ),
+    (
+        "float64",
+        np.zeros(2, [("a", "f8")]),
+        "input 0 'x0' expects float64, got an array of [('a', '<f8')] values",
+    ),
     (
         "int64",
         [1, 2.5],

@@ -1,7 +1,10 @@
+import re
+
 import numpy as np
 import pytest
 
 import symnb as sn
+from tests.helpers import named_backends
 
 
 def test_shared_copies_by_default_and_borrow_shares():
@@ -50,3 +53,82 @@ def test_constants_are_read_only_and_weak_scalars_keep_float32():
     x = sn.vector("x", dtype="float32")
     assert (x * 2.0).dtype == np.float32
     assert (x * np.float64(2.0)).dtype == np.float64  # a NumPy scalar is not weak
+
+
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
+def test_values_and_types_of_another_byte_order_compute_in_native_order(backend):
+    big = np.arange(4, dtype=">f8")
+    w = sn.shared(big, name="w")
+    c = sn.constant(big.astype(">i8"))
+    x = sn.tensor("x", shape=(4,), dtype=">f8")
+    assert w.type.dtype.isnative and c.type.dtype.isnative and x.type.dtype.isnative
+    assert w.get_value().dtype == np.float64
+    f = sn.function([x], [w * 2 + 1, c * 2 + 1, x * 2 + 1], backend=backend)
+    for got in f(big):
+        np.testing.assert_array_equal(got, [1, 3, 5, 7])
+        assert got.dtype.isnative
+    w.set_value(np.array([4.0, 3, 2, 1], ">f8"))
+    np.testing.assert_array_equal(f(big)[0], [9, 7, 5, 3])
+
+
+MASKED = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+MASK_HINT = re.escape(
+    "got a masked array; symnb computes on plain arrays and would drop the mask: pass "
+    "value.filled(fill_value)"
+)
+
+
+def test_a_masked_array_is_refused_as_a_shared_or_constant_value_as_inputs_refuse_it():
+    with pytest.raises(sn.InputError, match=rf"^shared 'w' {MASK_HINT}") as info:
+        sn.shared(MASKED, name="w")
+    assert info.value.location.filename == __file__
+    with pytest.raises(sn.InputError, match=rf"^constant {MASK_HINT}"):
+        sn.constant(MASKED)
+    w = sn.shared(np.zeros(3), name="w")
+    with pytest.raises(sn.InputError, match=rf"^shared 'w' \(float64\(3,\)\) {MASK_HINT}"):
+        w.set_value(MASKED)
+    assert w.get_value().tolist() == [0, 0, 0]
+    w.set_value(MASKED.filled(0.0))
+    assert w.get_value().tolist() == [1, 0, 3]
+
+
+def test_a_torch_tensor_that_requires_grad_is_detached_for_a_shared_value_with_a_note():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(3, dtype=torch.float64).requires_grad_()
+    with pytest.warns(sn.errors.InputWarning, match=r"^shared 'w' got a torch tensor that re"):
+        w = sn.shared(t, name="w")
+    assert w.get_value().tolist() == [0, 1, 2]
+    with pytest.warns(sn.errors.InputWarning, match=r"^shared 'w' \(float64\(3,\)\) got a t"):
+        w.set_value(t * 2)
+    assert w.get_value().tolist() == [0, 2, 4]
+    assert t.grad is None and t.requires_grad
+
+
+def test_a_dataarray_is_matched_to_a_shared_variables_named_dims_by_name():
+    xr = pytest.importorskip("xarray")
+    a = np.arange(9.0).reshape(3, 3)
+    da = xr.DataArray(a, dims=("time", "batch"))
+    x = sn.tensor("x", shape=("batch", "time"))
+    as_input = sn.function([x], x + 0, backend="py")(da)
+    np.testing.assert_array_equal(as_input, a.T)
+    w = sn.shared(np.zeros((3, 3)), name="w", shape=("batch", "time"))
+    w.set_value(da)
+    np.testing.assert_array_equal(w.get_value(), a.T)
+    made = sn.shared(da, name="m", shape=("batch", "time"))
+    np.testing.assert_array_equal(made.get_value(), a.T)
+    with pytest.raises(sn.InputError, match=r"with no 'batch'"):
+        w.set_value(xr.DataArray(a, dims=("time", "row")))
+
+
+def test_set_value_refuses_integers_a_float_variable_cannot_hold_exactly():
+    w = sn.shared(np.zeros(2), name="w")
+    with pytest.raises(
+        sn.DTypeError,
+        match=r"^shared 'w' \(float64\(2,\)\) cannot take the int64 value 9007199254740993: "
+        r"float64 holds integers exactly only up to 2\*\*53",
+    ):
+        w.set_value(np.array([2**53 + 1, 3]))
+    with pytest.raises(sn.DTypeError, match=r"int64 value 16777217: float32 holds integers "):
+        sn.shared(np.zeros(1, "float32"), name="n").set_value([2**24 + 1])
+    w.set_value(np.array([2**53, 3]))
+    assert w.get_value().tolist() == [2.0**53, 3.0]

@@ -42,6 +42,12 @@ def _float_fit(m, new):
     return new if m.x.type.is_float and fits(m.out, new) else None
 
 
+def _real_fit(m, make):
+    """``make()`` (a softplus form) for real floats only: softplus refuses complex values,
+    for which log(sigmoid(z)) is computed as written."""
+    return _float_fit(m, make()) if m.x.type.dtype.kind == "f" else None
+
+
 @rule("stabilize", Pattern(Log, Pattern(Add, "x", Const("one"), commutative=True)))
 def log1p_of_sum(m):
     """log(1 + x) -> log1p(x)"""
@@ -70,7 +76,7 @@ def sigmoid_of_formula(m):
 @rule("stabilize", Pattern(Log, Pattern(Sigmoid, "x")))
 def log_sigmoid(m):
     """log(sigmoid(x)) -> -softplus(-x)"""
-    return _float_fit(m, neg(softplus(neg(m.x))))
+    return _real_fit(m, lambda: neg(softplus(neg(m.x))))
 
 
 @rule("stabilize", Pattern(Log, Pattern(Sub, Const("one"), Pattern(Sigmoid, "x"))))
@@ -79,13 +85,13 @@ def log_one_minus_sigmoid(m):
     is log(0) = -inf once sigmoid(x) rounds to 1 (x > 17 in float32)."""
     if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x)):
         return None
-    return _float_fit(m, neg(softplus(m.x)))
+    return _real_fit(m, lambda: neg(softplus(m.x)))
 
 
 @rule("stabilize", Pattern(Log1p, Pattern(Neg, Pattern(Sigmoid, "x"))))
 def log1p_of_minus_sigmoid(m):
     """log1p(-sigmoid(x)) -> -softplus(x)"""
-    return _float_fit(m, neg(softplus(m.x)))
+    return _real_fit(m, lambda: neg(softplus(m.x)))
 
 
 @rule("stabilize", Pattern(Log, Pattern(Sum, Pattern(Exp, "x"), name="total")))

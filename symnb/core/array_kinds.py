@@ -58,12 +58,39 @@ def is_dataarray(value) -> bool:
     return type(value).__module__.startswith("xarray.") and hasattr(value, "dims")
 
 
+def refuse_masked(value, label: str) -> None:
+    """A masked array is refused: symnb computes on plain arrays and would drop its mask."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise InputError(
+            f"{label} got a masked array; symnb computes on plain arrays and would drop the "
+            "mask: pass value.filled(fill_value) (or np.asarray(value) to use the data under "
+            "the mask)"
+        )
+
+
+def host_value(value, label: str, shape: tuple | None = None):
+    """A constant's or shared variable's value read by the rules of inputs: an ndarray or a
+    Python value as it is (a masked array refused), any other kind through ``to_numpy``, a
+    DataArray's dims matched to the named dims of ``shape`` (when given) by name."""
+    if isinstance(value, np.ndarray):
+        refuse_masked(value, label)
+        return value
+    if isinstance(value, (list, tuple, bool, int, float, complex, np.generic)):
+        return value
+    if not is_dataarray(value):
+        return to_numpy(value, label)
+    order = None if shape is None else dataarray_order(tuple(value.dims), shape, label)
+    array = to_numpy(value.values, label)
+    return array if order is None else array.transpose(order)
+
+
 def to_numpy(value, label: str) -> np.ndarray:
     """``value`` as an ndarray: through DLPack (no copy) where it offers it on the host, else
     through ``__array__`` or the buffer protocol (pandas, memoryviews, array-likes)."""
     if getattr(value, "requires_grad", False) is True and callable(getattr(value, "detach", None)):
         _note_detached(label)
         value = value.detach()
+    value = _resolved(value)
     if hasattr(value, "__dlpack__"):
         _check_device(value, label)
         try:
@@ -74,6 +101,19 @@ def to_numpy(value, label: str) -> np.ndarray:
         return np.asarray(value)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise InputError(f"{label}: cannot read the {describe(value)} as an array: {exc}") from None
+
+
+def _resolved(value):
+    """A torch view with its negative or conjugate bit set (``z.conj().imag``,
+    ``z.conj()``) made plain: DLPack exports its raw memory without the bit, so symnb would
+    read -value (or the unconjugated value)."""
+    if type(value).__module__.split(".")[0] != "torch":
+        return value
+    if callable(getattr(value, "is_conj", None)) and value.is_conj():
+        value = value.resolve_conj()
+    if callable(getattr(value, "is_neg", None)) and value.is_neg():
+        value = value.resolve_neg()
+    return value
 
 
 def _note_detached(label: str) -> None:

@@ -1,0 +1,50 @@
+"""Gradients of complex values are refused, not silently wrong: the op rules multiply by
+f'(z) where PyTorch's convention (dL/dx + i dL/dy) needs conj(f'(z)) (docs/autodiff.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+
+WHY = (
+    "it is complex, and symnb's gradients of complex values are not verified "
+    "(docs/autodiff.md); hold the real and imaginary parts in real float variables"
+)
+
+
+def test_a_gradient_with_respect_to_a_complex_variable_is_refused():
+    z = sn.tensor("z", shape=(None,), dtype="complex128")
+    w = sn.constant(np.array([1 - 1j, 2j, 0.5]))
+    for make in [
+        lambda: sn.grad(sn.sum(sn.abs(z * w)), z),
+        lambda: sn.Lop(sn.abs(z), z, sn.constant(np.ones(3))),
+        lambda: sn.jacobian(sn.abs(z), z),
+    ]:
+        with pytest.raises(sn.DTypeError) as info:
+            make()
+        message = str(info.value)
+        assert message.startswith(
+            "sn.grad: cannot differentiate with respect to 'z' (complex128(?,)): "
+        ), message
+        assert WHY in message
+        assert info.value.location.filename == __file__
+
+
+def test_a_gradient_through_a_complex_value_is_refused_naming_it():
+    x = sn.vector("x", dtype="float64")
+    phase = sn.exp(x * 1j)
+    with pytest.raises(sn.DTypeError, match=r"^sn.grad: cannot differentiate through ") as info:
+        sn.grad(sn.sum(sn.abs(phase)), x)
+    assert "(complex128(?,)), the mul at " in str(info.value) and WHY in str(info.value)
+    with pytest.raises(sn.DTypeError, match=r"through .*complex128"):
+        sn.Rop(sn.abs(phase), x, sn.constant(np.ones(2)))
+
+
+def test_complex_values_off_the_gradients_path_do_not_matter():
+    x = sn.vector("x", dtype="float64")
+    z = sn.tensor("z", shape=(None,), dtype="complex128")
+    g = sn.grad(sn.sum(x * 2) + sn.sum(sn.abs(z)), x)
+    got = sn.function([x, z], g, backend="py")(np.ones(2), np.array([1j]))
+    np.testing.assert_array_equal(got, [2.0, 2.0])

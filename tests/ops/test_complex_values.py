@@ -1,0 +1,79 @@
+"""Ops that take complex values give NumPy's complex results (and real ones where NumPy's
+are real), on every backend: a stabilised formula written for floats (``abs``, ``max``) must
+not drop the phase."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symnb as sn
+from tests.helpers import named_backends
+
+BACKENDS = named_backends("py", "c")
+Z = np.array([-2 + 0j, -1j, 0.5 + 1j, 30 - 2j, -30 + 0.5j])
+
+
+def _z(ndim=1):
+    return sn.tensor("z", shape=(None,) * ndim, dtype="complex128")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sigmoid_of_complex_values_is_numpys_logistic_function(backend):
+    z = _z()
+    got = sn.function([z], sn.sigmoid(z), backend=backend)(Z)
+    assert got.dtype == np.complex128
+    np.testing.assert_allclose(got, 1 / (1 + np.exp(-Z)), rtol=1e-12)
+    far = np.array([-800 + 1j, 800 - 2j])  # 1 / (1 + exp(800)) is 0, not NaN
+    np.testing.assert_allclose(sn.function([z], sn.sigmoid(z), backend=backend)(far), [0, 1])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_logsumexp_of_complex_values_keeps_the_imaginary_part(backend):
+    z = _z(2)
+    rows = np.stack([Z, Z[::-1] + 1j])
+    want = np.log(np.sum(np.exp(rows), axis=1))
+    written = sn.log(sn.sum(sn.exp(z), axis=1))  # rewritten to logsumexp
+    for got in sn.function([z], [sn.logsumexp(z, axis=1), written], backend=backend)(rows):
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+VECTOR_ORDS = [None, 2, 1, 0, np.inf, -np.inf, 3, 0.5]
+MATRIX_ORDS = [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_norms_of_complex_values_are_numpys_real_norms(dtype, backend):
+    v = np.array([1 + 2j, -3 - 0.5j, 0.5j, 0], dtype)
+    m = np.array([[1 + 1j, 2, 0.5j], [-1j, 3 - 1j, 1]], dtype)
+    z = sn.tensor("z", shape=(None,), dtype=dtype)
+    a = sn.tensor("a", shape=(None, None), dtype=dtype)
+    for value, var, ords in [(v, z, VECTOR_ORDS), (m, a, MATRIX_ORDS)]:
+        for order in ords:
+            want = np.linalg.norm(value, order)
+            got = sn.function([var], sn.norm(var, order), backend=backend)(value)
+            assert got.dtype == want.dtype, (order, got.dtype)
+            np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"ord={order!r}")
+    s = sn.function([a], sn.svd(a, full_matrices=False)[1], backend=backend)(m)
+    np.testing.assert_allclose(s, np.linalg.svd(m, compute_uv=False), rtol=1e-5)
+    assert s.dtype == np.linalg.svd(m, compute_uv=False).dtype
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_formulas_that_rewrite_to_softplus_compute_complex_values_as_written(backend):
+    """softplus refuses complex values: the stabilize rules leave these formulas as they are
+    (they raised softplus's DTypeError, an op the user never wrote)."""
+    z = _z()
+    s = 1 / (1 + np.exp(-Z))
+    cases = [
+        (sn.log(1 + sn.exp(z)), np.log(1 + np.exp(Z))),
+        (sn.log(sn.sigmoid(z)), np.log(s)),
+        (sn.log(1 - sn.sigmoid(z)), np.log(1 - s)),
+        (sn.log1p(-sn.sigmoid(z)), np.log1p(-s)),
+    ]
+    f = sn.function([z], [formula for formula, _ in cases], backend=backend)
+    for got, (_, want) in zip(f(Z), cases):
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(got, want, rtol=1e-12)
