@@ -2,8 +2,9 @@
 
 Layers: (1) loaded functions in this process, keyed by the hash of their source; (2) on disk
 in ``<compiledir>/c/``, an index with one entry per kernel. A kernel's key hashes its source,
-the compiler's version banner, its flags and the CPU; ``<key>.entry`` names the shared library
-that holds the kernel, under the symbol ``sn_kernel_<key>``, and ``<key>.c`` is its source.
+the compiler (its version banner and its file: ``compiler.compiler_file``), its flags and the
+CPU; ``<key>.entry`` names the shared library that holds the kernel, under the symbol
+``sn_kernel_<key>``, and ``<key>.c`` is its source.
 
 The missing kernels of a function compile together: split into one batch per core, each batch
 one translation unit and one compiler run (``lib-<hash of its keys>.so``), the batches in
@@ -100,7 +101,8 @@ stats = Stats()
 def cache_key(source: str) -> str:
     """Hash of everything the machine code depends on."""
     cc = compiler.require_compiler()
-    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.likely_flags(cc))]
+    parts = [source, compiler.compiler_identity(cc), compiler.compiler_file(cc)]
+    parts.append(" ".join(compiler.likely_flags(cc)))
     parts.append(compiler.STRIDED_PRELUDE)  # how the strided row functions compile
     parts.append(compiler.cpu_identity())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]

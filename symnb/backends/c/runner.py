@@ -209,8 +209,8 @@ def _extension(path: str):
 
 
 def _cached_path(cc: str) -> str:
-    identity = compiler.compiler_identity(cc)
-    parts = [source_hash(), sys.version, np.__version__, identity, *_threading(cc)]
+    identity = [compiler.compiler_identity(cc), compiler.compiler_file(cc)]
+    parts = [source_hash(), sys.version, np.__version__, *identity, *_threading(cc)]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     suffix = platforms.extension_suffix()
     return os.path.join(
