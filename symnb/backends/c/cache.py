@@ -56,6 +56,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
 )
 from symnb.config import config
 from symnb.core import locks
+from symnb.core.source import warn_at_user
 from symnb.errors import SymnbError
 
 BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
@@ -81,6 +82,11 @@ log = logging.getLogger(__name__)
 
 class CacheMiss(SymnbError, RuntimeError):
     """A kernel was not cached while compiling was forbidden (``forbid_compile``)."""
+
+
+class SymbolMissing(SymnbError, LookupError):
+    """An intact library named by a kernel's entry does not hold the kernel (a cache mixed up
+    by hand or half copied): the entry goes and the kernel compiles again."""
 
 
 class LibraryDoesNotLoad(compiler.CompileError):
@@ -175,6 +181,21 @@ def _load_from_disk(source: str, opener):
         return opener(path, symbol(key))
     except LibraryDoesNotLoad as exc:
         return _does_not_load(path, exc)
+    except SymbolMissing:
+        return _drop_entry_without_symbol(key, path)
+
+
+def _drop_entry_without_symbol(key: str, path: str) -> None:
+    """The entry of ``key`` names a library without its kernel: the entry is deleted (the
+    library, whose other kernels may be right, stays), and None: the kernel compiles again."""
+    with contextlib.suppress(OSError):
+        os.unlink(_entry_path(key))
+    warn_at_user(
+        f"symnb: the cached kernel entry {_entry_path(key)} was damaged (it names the library "
+        f"{path}, which does not hold {symbol(key)}); it was deleted and is compiled again",
+        RuntimeWarning,
+    )
+    return None
 
 
 def _does_not_load(path: str, exc: LibraryDoesNotLoad) -> None:
@@ -200,7 +221,7 @@ def open_symbol(path: str, name: str):
     does the OpenMP runtime they load, whose worker threads must not be unmapped at exit.
     OpenMP threads sleep between parallel regions unless the user chose otherwise
     (``threads.openmp_environment``: the user's environment is left as it was), so idle
-    workers do not take a core from NumPy and BLAS."""
+    workers do not take a core from NumPy and BLAS. A library without ``name``: SymbolMissing."""
     library = _libraries.get(path)
     if library is None:
         try:
@@ -217,7 +238,11 @@ def open_symbol(path: str, name: str):
             return None
         _libraries[path] = library
         forks.note(library)  # a forked child runs it on one thread (forks.py)
-    return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+    try:
+        function = getattr(library, name)
+    except AttributeError:
+        raise SymbolMissing(f"{path} does not hold the kernel {name}") from None
+    return ctypes.cast(function, ctypes.c_void_p).value
 
 
 def _memory_key(source: str) -> str:

@@ -171,6 +171,26 @@ def test_damaged_library_is_deleted_and_compiled_again_with_one_warning(compiled
     assert lib.is_file() and entry.read_text() == f"{lib.name} {cdir.fingerprint(str(lib))}"
 
 
+def test_an_entry_naming_an_intact_library_without_its_kernel_is_dropped(compiledir):
+    """A cache mixed up by hand: kernel 2's entry copied over kernel 1's. Loading raised
+    ctypes' AttributeError ("undefined symbol") in every later process."""
+    works(build(2.0), 2.0)
+    first = set((compiledir / "c").glob("*.entry"))
+    works(build(3.0), 3.0)
+    ((other,),) = [set((compiledir / "c").glob("*.entry")) - first]
+    ((mine,),) = [first]
+    mine.write_text(other.read_text())
+    reload_from_disk()
+    with pytest.warns(RuntimeWarning, match="entry .* was damaged .* does not hold sn_kernel_"):
+        works(build(2.0), 2.0)
+    assert mine.read_text() != other.read_text()  # written again for its own library
+    reload_from_disk()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        works(build(2.0), 2.0)
+        works(build(3.0), 3.0)  # the library it named keeps its own kernel
+
+
 def test_a_library_the_compiler_left_empty_is_never_indexed(compiledir, monkeypatch):
     monkeypatch.setattr(compiler, "_compile", lambda source, target, *options: empty(target))
     monkeypatch.setattr(cache, "_loaded", {})
