@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from symnb.backends import phases
 from symnb.backends.c import compiler, compiler_runs, forks, platforms, threads
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
+    STALE_SECONDS,
     CompileDirError,
     compiledir,
     configured,
@@ -64,6 +65,8 @@ PARALLEL_COST = 1.4  # compile time per character of a kernel with threads, agai
 
 #: a kernel library's name (its suffix is the platform's: .so, .dylib, .dll)
 LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.(?:so|dylib|dll)")
+#: a kernel's source, kept beside its entry (counted against the size cap, evicted with it)
+SOURCE_NAME = re.compile(r"[0-9a-f]{32}\.c")
 #: every name symnb gives a file in ``c/`` (``clear_cache`` deletes these and nothing else)
 CACHE_NAME = re.compile(
     r"([0-9a-f]{32}\.(entry|c)|lib-[0-9a-f]{32}\.(?:so|dylib|dll)|(compiler|flags)-[0-9a-f]{16}\.txt)"
@@ -550,9 +553,12 @@ class CacheInfo:
         )
 
 
-def _libraries_on_disk(directory: str | None = None) -> list[os.DirEntry]:
-    entries = scan(directory or kernel_dir())
-    return [e for e in entries if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
+def _libraries_on_disk(files: list[os.DirEntry]) -> list[os.DirEntry]:
+    return [e for e in files if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
+
+
+def _sources_on_disk(files: list[os.DirEntry]) -> list[os.DirEntry]:
+    return [e for e in files if SOURCE_NAME.fullmatch(e.name) and e.is_file()]
 
 
 def info() -> CacheInfo:
@@ -566,9 +572,11 @@ def info() -> CacheInfo:
         directory, note = os.path.join(top, "c"), f"; cannot be written ({why}): {fallback_note()}"
         if not marked(top):  # not symnb's directory: its c/, if any, is not counted
             return CacheInfo(top, 0, 0, 0, limit, f" (no symnb cache){note}")
-    libs = _libraries_on_disk(directory)
-    kernels = sum(e.name.endswith(".entry") for e in scan(directory))
-    return CacheInfo(directory, kernels, len(libs), sum(_size(e) for e in libs), limit, note)
+    files = scan(directory)
+    libs = _libraries_on_disk(files)
+    kernels = sum(e.name.endswith(".entry") for e in files)
+    size = sum(_size(e) for e in libs + _sources_on_disk(files))
+    return CacheInfo(directory, kernels, len(libs), size, limit, note)
 
 
 def clear_requested() -> str:
@@ -585,18 +593,25 @@ def clear_requested() -> str:
 
 def evict(spare_since: float | None = None) -> list[str]:
     """Delete least-recently-used libraries (by modification time, which loading touches)
-    until the cache is under ``sn.config.cache_limit_mb``; their entries go with them.
-    Libraries written since ``spare_since`` (the compile that is about to load them) stay
-    whatever the limit, so a limit below one library's size keeps just those.
-    Returns the names deleted. A library this process loaded stays mapped (unlink is safe)."""
+    until the libraries and the kernels' sources are under ``sn.config.cache_limit_mb``;
+    their kernels' entries and sources go with them. Libraries written since ``spare_since``
+    (the compile that is about to load them) stay whatever the limit, so a limit below one
+    library's size keeps just those. A source without an entry for ``STALE_SECONDS`` (left by
+    an older symnb's eviction, or a killed compile) goes too. Returns the libraries deleted.
+    A library this process loaded stays mapped (unlink is safe)."""
     limit = config.cache_limit_mb * 10**6
-    libs = sorted(_libraries_on_disk(), key=_mtime)
-    total = sum(_size(e) for e in libs)
+    files = scan(kernel_dir())
+    sources = _kept_sources(files)
+    libs = sorted(_libraries_on_disk(files), key=_mtime)
+    total = sum(_size(e) for e in libs) + sum(sources.values())
+    if total <= limit:
+        return []
+    kernels = _kernels_by_library(files)
     gone = []
     for lib in libs:
         if total <= limit or (spare_since is not None and _mtime(lib) >= spare_since):
             break
-        total -= _size(lib)
+        total -= _size(lib) + sum(sources.get(key, 0) for key in kernels.get(lib.name, ()))
         with contextlib.suppress(OSError):
             os.unlink(lib.path)
         _verified.pop(lib.path, None)
@@ -622,11 +637,40 @@ def _stat(entry: os.DirEntry) -> os.stat_result:
         return os.stat_result((0,) * 10)
 
 
-def _drop_entries(names: set[str]) -> None:
-    for e in scan(kernel_dir()):
-        if e.name.endswith(".entry") and (read_regular(e.path) or "").split(" ")[0] in names:
+def _kept_sources(files: list[os.DirEntry]) -> dict[str, int]:
+    """The size of each kernel's source by its key, once the stale ones without an entry
+    are deleted."""
+    entries = {e.name.removesuffix(".entry") for e in files if e.name.endswith(".entry")}
+    cutoff = time.time() - STALE_SECONDS
+    kept = {}
+    for e in _sources_on_disk(files):
+        key = e.name.removesuffix(".c")
+        if key in entries or _mtime(e) >= cutoff:
+            kept[key] = _size(e)
+        else:
             with contextlib.suppress(OSError):
                 os.unlink(e.path)
+    return kept
+
+
+def _kernels_by_library(files: list[os.DirEntry]) -> dict[str, list[str]]:
+    """The keys of the kernels each library holds, from their entries."""
+    kernels: dict[str, list[str]] = {}
+    for e in files:
+        if e.name.endswith(".entry"):
+            library = (read_regular(e.path) or "").split(" ")[0]
+            kernels.setdefault(library, []).append(e.name.removesuffix(".entry"))
+    return kernels
+
+
+def _drop_entries(names: set[str]) -> None:
+    """Delete the entries, and the sources, of the kernels in the libraries ``names``."""
+    for library, keys in _kernels_by_library(scan(kernel_dir())).items():
+        if library in names:
+            for key in keys:
+                for path in (_entry_path(key), os.path.join(kernel_dir(), key + ".c")):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
 
 
 @contextlib.contextmanager

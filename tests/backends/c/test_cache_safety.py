@@ -257,7 +257,8 @@ def test_size_cap_evicts_least_recently_used_libraries(compiledir, monkeypatch):
     oldest = libs[0]
     past = time.time() - 1000
     os.utime(oldest, (past, past))
-    size = os.path.getsize(libs[1])
+    source = max(os.path.getsize(p) for p in (compiledir / "c").glob("*.c"))
+    size = os.path.getsize(libs[1]) + source  # a library and its kernel's source
     monkeypatch.setattr(sn.config, "cache_limit_mb", (2 * size + 100) / 1e6)
     assert cache.evict() == [oldest.name]
     assert cache.info().libraries == 2 and cache.info().kernels == 2
@@ -265,6 +266,37 @@ def test_size_cap_evicts_least_recently_used_libraries(compiledir, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         works(build(3.0), 3.0)
+
+
+def test_eviction_takes_the_kernels_sources_and_counts_them(compiledir, monkeypatch):
+    """Evicted kernels left their ``<key>.c`` behind, uncounted: the cache grew without bound."""
+    for scale in (2.0, 3.0, 4.0):
+        works(build(scale), scale)
+    kernels = compiledir / "c"
+    libs = sorted(kernels.glob("lib-*.so"), key=os.path.getmtime)
+    past = time.time() - 1000
+    os.utime(libs[0], (past, past))
+    (key,) = [e.stem for e in kernels.glob("*.entry") if e.read_text().startswith(libs[0].name)]
+    sizes = sum(os.path.getsize(p) for p in [*libs, *kernels.glob("*.c")])
+    monkeypatch.setattr(sn.config, "cache_limit_mb", (sizes - 1) / 1e6)  # libraries alone fit
+    assert cache.evict() == [libs[0].name]
+    assert not (kernels / f"{key}.c").exists()
+    assert {p.stem for p in kernels.glob("*.c")} == {p.stem for p in kernels.glob("*.entry")}
+    left = sum(os.path.getsize(p) for p in [*kernels.glob("lib-*.so"), *kernels.glob("*.c")])
+    assert cache.info().bytes == left
+
+
+def test_sources_left_without_an_entry_go_once_stale(compiledir):
+    works(build())
+    kernels = compiledir / "c"
+    stale, fresh = kernels / ("0" * 32 + ".c"), kernels / ("1" * 32 + ".c")
+    for p in (stale, fresh):
+        p.write_text("/* an older symnb's evicted kernel */")
+    past = time.time() - 2 * cdir.STALE_SECONDS
+    os.utime(stale, (past, past))
+    cache.evict()
+    assert not stale.exists() and fresh.exists()  # fresh: its entry may be on its way
+    assert len(list(kernels.glob("*.c"))) == 2
 
 
 def test_a_limit_of_zero_keeps_the_libraries_of_the_latest_compile(compiledir, monkeypatch):
