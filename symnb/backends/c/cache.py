@@ -46,6 +46,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     kernel_dir,
     load_checked,
     marked,
+    place,
     read_regular,
     remove_named,
     scan,
@@ -462,8 +463,9 @@ class _Cleared(Exception):
 
 def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...], unprobed: tuple) -> None:
     """Compile, move the library into place, then write the kernels' sources and entries.
-    The library is compiled beside ``c/`` (in the compile directory, the same file system),
-    so clearing the kernels meanwhile (``symnb cache clear``) does not fail the compile."""
+    The library is compiled beside ``c/`` (in the compile directory), so clearing the kernels
+    meanwhile (``symnb cache clear``) does not fail the compile; where ``c/`` is a mount
+    point of another file system, it is copied in (``place``)."""
     digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
     name = f"lib-{digest}{platforms.current().library_suffix}"
     directory = ensure_private(kernel_dir())
@@ -496,11 +498,12 @@ def _compile_library(batch: list[tuple[str, str]], tmp: str, used: tuple, unprob
 
 
 def _move(tmp: str, path: str) -> None:
-    """``os.replace``, making the kernel directory again if another process cleared it;
-    ``_Cleared`` when it went each time (or the library went with it)."""
+    """``place`` (``os.replace``; a copy where ``c/`` is another file system), making the
+    kernel directory again if another process cleared it; ``_Cleared`` when it went each
+    time (or the library went with it)."""
     for attempt in range(TRIES):
         try:
-            os.replace(tmp, path)
+            place(tmp, path)
             return
         except FileNotFoundError as exc:
             if attempt == TRIES - 1 or not os.path.exists(tmp):
