@@ -236,6 +236,15 @@ def test_runner_extension_is_fingerprinted(compiledir, monkeypatch):
     assert runner._compiled() is None and built == [path]  # rebuilt, never loaded
 
 
+def test_the_runner_build_holds_no_path_of_the_checkout(tmp_path):
+    """Two checkouts sharing a compile directory built different bytes (asserts' __FILE__)
+    under one name: racing builds left a .sum that did not match, a spurious "damaged"."""
+    path = str(tmp_path / "_runner_x.so")
+    assert runner._build(compiler.find_compiler(), path)
+    assert str(runner.SOURCE.parent).encode() not in open(path, "rb").read()
+    assert open(path + ".sum").read() == cdir.fingerprint(path)
+
+
 # -- stale files, the size cap, the command line ----------------------------------------------
 def test_stale_temporary_files_are_removed(compiledir):
     works(build())
