@@ -340,9 +340,15 @@ def unwritable(path: str, exc: OSError) -> CompileDirError:
             f"the disk holding the compile directory {top} is full (writing {path}: "
             f"{exc.strerror}); {fix}"
         )
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        fix = f"run {command('chmod', '-R', 'u+rwX', top)}, or {HOW}"
+    elif exc.errno == errno.EROFS:
+        fix = f"it is on a read-only file system: {HOW}"
+    else:  # chmod cannot help (EXDEV, EIO, ...)
+        fix = HOW
     return CompileDirError(
         f"cannot write {path} in the compile directory {top} ({type(exc).__name__}: "
-        f"{exc.strerror or exc}); run {command('chmod', '-R', 'u+rwX', top)}, or {HOW}"
+        f"{exc.strerror or exc}); {fix}"
     )
 
 
@@ -489,6 +495,28 @@ def _write_once(path: str, text: str | bytes) -> None:
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
+
+
+def place(tmp: str, path: str) -> None:
+    """``os.replace(tmp, path)``; where ``path``'s directory is on another file system than
+    ``tmp`` (a mount point: EXDEV), ``tmp`` is copied to a temporary file beside ``path``
+    (its mode kept), which is moved into place: readers still see the whole file or none."""
+    try:
+        os.replace(tmp, path)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    beside = temporary(path)
+    fd = os.open(beside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(os.stat(tmp).st_mode))
+    try:
+        with os.fdopen(fd, "wb") as out, open(tmp, "rb") as source:
+            shutil.copyfileobj(source, out)
+        os.replace(beside, path)
+    finally:
+        if os.path.lexists(beside):
+            os.unlink(beside)
+    os.unlink(tmp)
 
 
 def _recreate(directory: str) -> None:

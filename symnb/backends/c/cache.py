@@ -2,8 +2,9 @@
 
 Layers: (1) loaded functions in this process, keyed by the hash of their source; (2) on disk
 in ``<compiledir>/c/``, an index with one entry per kernel. A kernel's key hashes its source,
-the compiler's version banner, its flags and the CPU; ``<key>.entry`` names the shared library
-that holds the kernel, under the symbol ``sn_kernel_<key>``, and ``<key>.c`` is its source.
+the compiler (its version banner and its file: ``compiler.compiler_file``), its flags and the
+CPU; ``<key>.entry`` names the shared library that holds the kernel, under the symbol
+``sn_kernel_<key>``, and ``<key>.c`` is its source.
 
 The missing kernels of a function compile together: split into one batch per core, each batch
 one translation unit and one compiler run (``lib-<hash of its keys>.so``), the batches in
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from symnb.backends import phases
 from symnb.backends.c import compiler, compiler_runs, forks, platforms, threads
 from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
+    STALE_SECONDS,
     CompileDirError,
     compiledir,
     configured,
@@ -44,6 +46,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     kernel_dir,
     load_checked,
     marked,
+    place,
     read_regular,
     remove_named,
     scan,
@@ -55,6 +58,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
 )
 from symnb.config import config
 from symnb.core import locks
+from symnb.core.source import warn_at_user
 from symnb.errors import SymnbError
 
 BATCH_LIMIT = 16  # kernels per translation unit at most, so progress still moves
@@ -62,6 +66,8 @@ PARALLEL_COST = 1.4  # compile time per character of a kernel with threads, agai
 
 #: a kernel library's name (its suffix is the platform's: .so, .dylib, .dll)
 LIBRARY_NAME = re.compile(r"lib-[0-9a-f]{32}\.(?:so|dylib|dll)")
+#: a kernel's source, kept beside its entry (counted against the size cap, evicted with it)
+SOURCE_NAME = re.compile(r"[0-9a-f]{32}\.c")
 #: every name symnb gives a file in ``c/`` (``clear_cache`` deletes these and nothing else)
 CACHE_NAME = re.compile(
     r"([0-9a-f]{32}\.(entry|c)|lib-[0-9a-f]{32}\.(?:so|dylib|dll)|(compiler|flags)-[0-9a-f]{16}\.txt)"
@@ -82,6 +88,11 @@ class CacheMiss(SymnbError, RuntimeError):
     """A kernel was not cached while compiling was forbidden (``forbid_compile``)."""
 
 
+class SymbolMissing(SymnbError, LookupError):
+    """An intact library named by a kernel's entry does not hold the kernel (a cache mixed up
+    by hand or half copied): the entry goes and the kernel compiles again."""
+
+
 class LibraryDoesNotLoad(compiler.CompileError):
     """A kernel library built here that the dynamic loader refuses (a runtime it links, such
     as the OpenMP runtime, is not on the loader's path)."""
@@ -100,7 +111,8 @@ stats = Stats()
 def cache_key(source: str) -> str:
     """Hash of everything the machine code depends on."""
     cc = compiler.require_compiler()
-    parts = [source, compiler.compiler_identity(cc), " ".join(compiler.likely_flags(cc))]
+    parts = [source, compiler.compiler_identity(cc), compiler.compiler_file(cc)]
+    parts.append(" ".join(compiler.likely_flags(cc)))
     parts.append(compiler.STRIDED_PRELUDE)  # how the strided row functions compile
     parts.append(compiler.cpu_identity())
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
@@ -173,6 +185,21 @@ def _load_from_disk(source: str, opener):
         return opener(path, symbol(key))
     except LibraryDoesNotLoad as exc:
         return _does_not_load(path, exc)
+    except SymbolMissing:
+        return _drop_entry_without_symbol(key, path)
+
+
+def _drop_entry_without_symbol(key: str, path: str) -> None:
+    """The entry of ``key`` names a library without its kernel: the entry is deleted (the
+    library, whose other kernels may be right, stays), and None: the kernel compiles again."""
+    with contextlib.suppress(OSError):
+        os.unlink(_entry_path(key))
+    warn_at_user(
+        f"symnb: the cached kernel entry {_entry_path(key)} was damaged (it names the library "
+        f"{path}, which does not hold {symbol(key)}); it was deleted and is compiled again",
+        RuntimeWarning,
+    )
+    return None
 
 
 def _does_not_load(path: str, exc: LibraryDoesNotLoad) -> None:
@@ -198,7 +225,7 @@ def open_symbol(path: str, name: str):
     does the OpenMP runtime they load, whose worker threads must not be unmapped at exit.
     OpenMP threads sleep between parallel regions unless the user chose otherwise
     (``threads.openmp_environment``: the user's environment is left as it was), so idle
-    workers do not take a core from NumPy and BLAS."""
+    workers do not take a core from NumPy and BLAS. A library without ``name``: SymbolMissing."""
     library = _libraries.get(path)
     if library is None:
         try:
@@ -215,7 +242,11 @@ def open_symbol(path: str, name: str):
             return None
         _libraries[path] = library
         forks.note(library)  # a forked child runs it on one thread (forks.py)
-    return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+    try:
+        function = getattr(library, name)
+    except AttributeError:
+        raise SymbolMissing(f"{path} does not hold the kernel {name}") from None
+    return ctypes.cast(function, ctypes.c_void_p).value
 
 
 def _memory_key(source: str) -> str:
@@ -432,8 +463,9 @@ class _Cleared(Exception):
 
 def _build_once(batch: list[tuple[str, str]], used: tuple[str, ...], unprobed: tuple) -> None:
     """Compile, move the library into place, then write the kernels' sources and entries.
-    The library is compiled beside ``c/`` (in the compile directory, the same file system),
-    so clearing the kernels meanwhile (``symnb cache clear``) does not fail the compile."""
+    The library is compiled beside ``c/`` (in the compile directory), so clearing the kernels
+    meanwhile (``symnb cache clear``) does not fail the compile; where ``c/`` is a mount
+    point of another file system, it is copied in (``place``)."""
     digest = hashlib.sha256("\0".join(key for key, _ in batch).encode()).hexdigest()[:32]
     name = f"lib-{digest}{platforms.current().library_suffix}"
     directory = ensure_private(kernel_dir())
@@ -466,11 +498,12 @@ def _compile_library(batch: list[tuple[str, str]], tmp: str, used: tuple, unprob
 
 
 def _move(tmp: str, path: str) -> None:
-    """``os.replace``, making the kernel directory again if another process cleared it;
-    ``_Cleared`` when it went each time (or the library went with it)."""
+    """``place`` (``os.replace``; a copy where ``c/`` is another file system), making the
+    kernel directory again if another process cleared it; ``_Cleared`` when it went each
+    time (or the library went with it)."""
     for attempt in range(TRIES):
         try:
-            os.replace(tmp, path)
+            place(tmp, path)
             return
         except FileNotFoundError as exc:
             if attempt == TRIES - 1 or not os.path.exists(tmp):
@@ -523,9 +556,12 @@ class CacheInfo:
         )
 
 
-def _libraries_on_disk(directory: str | None = None) -> list[os.DirEntry]:
-    entries = scan(directory or kernel_dir())
-    return [e for e in entries if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
+def _libraries_on_disk(files: list[os.DirEntry]) -> list[os.DirEntry]:
+    return [e for e in files if LIBRARY_NAME.fullmatch(e.name) and e.is_file()]
+
+
+def _sources_on_disk(files: list[os.DirEntry]) -> list[os.DirEntry]:
+    return [e for e in files if SOURCE_NAME.fullmatch(e.name) and e.is_file()]
 
 
 def info() -> CacheInfo:
@@ -539,9 +575,11 @@ def info() -> CacheInfo:
         directory, note = os.path.join(top, "c"), f"; cannot be written ({why}): {fallback_note()}"
         if not marked(top):  # not symnb's directory: its c/, if any, is not counted
             return CacheInfo(top, 0, 0, 0, limit, f" (no symnb cache){note}")
-    libs = _libraries_on_disk(directory)
-    kernels = sum(e.name.endswith(".entry") for e in scan(directory))
-    return CacheInfo(directory, kernels, len(libs), sum(_size(e) for e in libs), limit, note)
+    files = scan(directory)
+    libs = _libraries_on_disk(files)
+    kernels = sum(e.name.endswith(".entry") for e in files)
+    size = sum(_size(e) for e in libs + _sources_on_disk(files))
+    return CacheInfo(directory, kernels, len(libs), size, limit, note)
 
 
 def clear_requested() -> str:
@@ -558,18 +596,25 @@ def clear_requested() -> str:
 
 def evict(spare_since: float | None = None) -> list[str]:
     """Delete least-recently-used libraries (by modification time, which loading touches)
-    until the cache is under ``sn.config.cache_limit_mb``; their entries go with them.
-    Libraries written since ``spare_since`` (the compile that is about to load them) stay
-    whatever the limit, so a limit below one library's size keeps just those.
-    Returns the names deleted. A library this process loaded stays mapped (unlink is safe)."""
+    until the libraries and the kernels' sources are under ``sn.config.cache_limit_mb``;
+    their kernels' entries and sources go with them. Libraries written since ``spare_since``
+    (the compile that is about to load them) stay whatever the limit, so a limit below one
+    library's size keeps just those. A source without an entry for ``STALE_SECONDS`` (left by
+    an older symnb's eviction, or a killed compile) goes too. Returns the libraries deleted.
+    A library this process loaded stays mapped (unlink is safe)."""
     limit = config.cache_limit_mb * 10**6
-    libs = sorted(_libraries_on_disk(), key=_mtime)
-    total = sum(_size(e) for e in libs)
+    files = scan(kernel_dir())
+    sources = _kept_sources(files)
+    libs = sorted(_libraries_on_disk(files), key=_mtime)
+    total = sum(_size(e) for e in libs) + sum(sources.values())
+    if total <= limit:
+        return []
+    kernels = _kernels_by_library(files)
     gone = []
     for lib in libs:
         if total <= limit or (spare_since is not None and _mtime(lib) >= spare_since):
             break
-        total -= _size(lib)
+        total -= _size(lib) + sum(sources.get(key, 0) for key in kernels.get(lib.name, ()))
         with contextlib.suppress(OSError):
             os.unlink(lib.path)
         _verified.pop(lib.path, None)
@@ -595,11 +640,40 @@ def _stat(entry: os.DirEntry) -> os.stat_result:
         return os.stat_result((0,) * 10)
 
 
-def _drop_entries(names: set[str]) -> None:
-    for e in scan(kernel_dir()):
-        if e.name.endswith(".entry") and (read_regular(e.path) or "").split(" ")[0] in names:
+def _kept_sources(files: list[os.DirEntry]) -> dict[str, int]:
+    """The size of each kernel's source by its key, once the stale ones without an entry
+    are deleted."""
+    entries = {e.name.removesuffix(".entry") for e in files if e.name.endswith(".entry")}
+    cutoff = time.time() - STALE_SECONDS
+    kept = {}
+    for e in _sources_on_disk(files):
+        key = e.name.removesuffix(".c")
+        if key in entries or _mtime(e) >= cutoff:
+            kept[key] = _size(e)
+        else:
             with contextlib.suppress(OSError):
                 os.unlink(e.path)
+    return kept
+
+
+def _kernels_by_library(files: list[os.DirEntry]) -> dict[str, list[str]]:
+    """The keys of the kernels each library holds, from their entries."""
+    kernels: dict[str, list[str]] = {}
+    for e in files:
+        if e.name.endswith(".entry"):
+            library = (read_regular(e.path) or "").split(" ")[0]
+            kernels.setdefault(library, []).append(e.name.removesuffix(".entry"))
+    return kernels
+
+
+def _drop_entries(names: set[str]) -> None:
+    """Delete the entries, and the sources, of the kernels in the libraries ``names``."""
+    for library, keys in _kernels_by_library(scan(kernel_dir())).items():
+        if library in names:
+            for key in keys:
+                for path in (_entry_path(key), os.path.join(kernel_dir(), key + ".c")):
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
 
 
 @contextlib.contextmanager

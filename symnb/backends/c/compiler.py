@@ -220,9 +220,7 @@ def compiler_identity(path: str) -> str:
     masquerade links (``/usr/lib/ccache/gcc`` and ``.../clang``) and other dispatchers by
     ``argv[0]`` are one file that runs different compilers. A compiler that does not answer
     ``--version`` is a CompileError (macOS's cc without the command line tools, MSVC's cl)."""
-    real = os.path.realpath(path)
-    stat = os.stat(real)
-    tag = hashlib.sha256(f"{path}\0{real}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    tag = hashlib.sha256(compiler_file(path).encode())
     memo = _memo_path(f"compiler-{tag.hexdigest()[:16]}.txt")
     known = read_regular(memo)
     if known and "\n" not in known.strip():
@@ -234,6 +232,16 @@ def compiler_identity(path: str) -> str:
         raise CompileError(f"the C compiler {path} does not run ({path} --version: {lines[0]})")
     _remember(memo, lines[0])
     return lines[0]
+
+
+def compiler_file(path: str) -> str:
+    """Which executable runs, for the cache keys beside its banner: the path as invoked, the
+    file it resolves to, and that file's size and modification time. A wrapper prints the
+    banner of the compiler it runs (one adding ``-ffast-math`` prints gcc's), so the banner
+    alone would load its kernels for the compiler itself; an edited wrapper is a new key."""
+    real = os.path.realpath(path)
+    info = os.stat(real)
+    return f"{path}\0{real}:{info.st_size}:{info.st_mtime_ns}"
 
 
 def openmp_runtime(path: str) -> str:

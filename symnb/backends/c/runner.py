@@ -209,8 +209,8 @@ def _extension(path: str):
 
 
 def _cached_path(cc: str) -> str:
-    identity = compiler.compiler_identity(cc)
-    parts = [source_hash(), sys.version, np.__version__, identity, *_threading(cc)]
+    identity = [compiler.compiler_identity(cc), compiler.compiler_file(cc)]
+    parts = [source_hash(), sys.version, np.__version__, *identity, *_threading(cc)]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
     suffix = platforms.extension_suffix()
     return os.path.join(
@@ -221,7 +221,9 @@ def _cached_path(cc: str) -> str:
 def compile_command(cc: str, target: str) -> list[str]:
     """The command building runner.c (setup.py passes the same defines), linked as this
     Python links its extensions (sysconfig's ``LDSHARED``: ``-bundle -undefined
-    dynamic_lookup`` on macOS)."""
+    dynamic_lookup`` on macOS). It runs in runner.c's directory and names it relatively, so
+    the build holds no path of the checkout (its asserts' ``__FILE__``): checkouts sharing a
+    compile directory build the same bytes under the same name, whose ``.sum`` then agrees."""
     includes = [sysconfig.get_paths()["include"], np.get_include()]
     link = platforms.current().runner_link
     return [
@@ -233,9 +235,9 @@ def compile_command(cc: str, target: str) -> list[str]:
         f'-DSN_RUNNER_HASH="{source_hash()}"',
         f"-DSN_MAX_RANK={MAX_RANK}",
         f"-DSN_SERIAL_MAX={SERIAL_MAX}",
-        str(SOURCE),
+        SOURCE.name,
         "-o",
-        target,
+        os.path.abspath(target),
     ]
 
 
@@ -251,7 +253,8 @@ def _build(cc: str, path: str) -> bool:
     sweep_stale(os.path.dirname(path))
     tmp = temporary(path)
     try:
-        done = compiler.run_compiler(compile_command(cc, tmp), BUILD_TIMEOUT, "the C runner")
+        command = compile_command(cc, tmp)
+        done = compiler.run_compiler(command, BUILD_TIMEOUT, "the C runner", cwd=SOURCE.parent)
         if done.returncode != 0:
             _problem.append(compiler.summary(done.stderr + done.stdout))
             return False

@@ -171,6 +171,26 @@ def test_damaged_library_is_deleted_and_compiled_again_with_one_warning(compiled
     assert lib.is_file() and entry.read_text() == f"{lib.name} {cdir.fingerprint(str(lib))}"
 
 
+def test_an_entry_naming_an_intact_library_without_its_kernel_is_dropped(compiledir):
+    """A cache mixed up by hand: kernel 2's entry copied over kernel 1's. Loading raised
+    ctypes' AttributeError ("undefined symbol") in every later process."""
+    works(build(2.0), 2.0)
+    first = set((compiledir / "c").glob("*.entry"))
+    works(build(3.0), 3.0)
+    ((other,),) = [set((compiledir / "c").glob("*.entry")) - first]
+    ((mine,),) = [first]
+    mine.write_text(other.read_text())
+    reload_from_disk()
+    with pytest.warns(RuntimeWarning, match="entry .* was damaged .* does not hold sn_kernel_"):
+        works(build(2.0), 2.0)
+    assert mine.read_text() != other.read_text()  # written again for its own library
+    reload_from_disk()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        works(build(2.0), 2.0)
+        works(build(3.0), 3.0)  # the library it named keeps its own kernel
+
+
 def test_a_library_the_compiler_left_empty_is_never_indexed(compiledir, monkeypatch):
     monkeypatch.setattr(compiler, "_compile", lambda source, target, *options: empty(target))
     monkeypatch.setattr(cache, "_loaded", {})
@@ -216,6 +236,15 @@ def test_runner_extension_is_fingerprinted(compiledir, monkeypatch):
     assert runner._compiled() is None and built == [path]  # rebuilt, never loaded
 
 
+def test_the_runner_build_holds_no_path_of_the_checkout(tmp_path):
+    """Two checkouts sharing a compile directory built different bytes (asserts' __FILE__)
+    under one name: racing builds left a .sum that did not match, a spurious "damaged"."""
+    path = str(tmp_path / "_runner_x.so")
+    assert runner._build(compiler.find_compiler(), path)
+    assert str(runner.SOURCE.parent).encode() not in open(path, "rb").read()
+    assert open(path + ".sum").read() == cdir.fingerprint(path)
+
+
 # -- stale files, the size cap, the command line ----------------------------------------------
 def test_stale_temporary_files_are_removed(compiledir):
     works(build())
@@ -237,7 +266,8 @@ def test_size_cap_evicts_least_recently_used_libraries(compiledir, monkeypatch):
     oldest = libs[0]
     past = time.time() - 1000
     os.utime(oldest, (past, past))
-    size = os.path.getsize(libs[1])
+    source = max(os.path.getsize(p) for p in (compiledir / "c").glob("*.c"))
+    size = os.path.getsize(libs[1]) + source  # a library and its kernel's source
     monkeypatch.setattr(sn.config, "cache_limit_mb", (2 * size + 100) / 1e6)
     assert cache.evict() == [oldest.name]
     assert cache.info().libraries == 2 and cache.info().kernels == 2
@@ -245,6 +275,37 @@ def test_size_cap_evicts_least_recently_used_libraries(compiledir, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         works(build(3.0), 3.0)
+
+
+def test_eviction_takes_the_kernels_sources_and_counts_them(compiledir, monkeypatch):
+    """Evicted kernels left their ``<key>.c`` behind, uncounted: the cache grew without bound."""
+    for scale in (2.0, 3.0, 4.0):
+        works(build(scale), scale)
+    kernels = compiledir / "c"
+    libs = sorted(kernels.glob("lib-*.so"), key=os.path.getmtime)
+    past = time.time() - 1000
+    os.utime(libs[0], (past, past))
+    (key,) = [e.stem for e in kernels.glob("*.entry") if e.read_text().startswith(libs[0].name)]
+    sizes = sum(os.path.getsize(p) for p in [*libs, *kernels.glob("*.c")])
+    monkeypatch.setattr(sn.config, "cache_limit_mb", (sizes - 1) / 1e6)  # libraries alone fit
+    assert cache.evict() == [libs[0].name]
+    assert not (kernels / f"{key}.c").exists()
+    assert {p.stem for p in kernels.glob("*.c")} == {p.stem for p in kernels.glob("*.entry")}
+    left = sum(os.path.getsize(p) for p in [*kernels.glob("lib-*.so"), *kernels.glob("*.c")])
+    assert cache.info().bytes == left
+
+
+def test_sources_left_without_an_entry_go_once_stale(compiledir):
+    works(build())
+    kernels = compiledir / "c"
+    stale, fresh = kernels / ("0" * 32 + ".c"), kernels / ("1" * 32 + ".c")
+    for p in (stale, fresh):
+        p.write_text("/* an older symnb's evicted kernel */")
+    past = time.time() - 2 * cdir.STALE_SECONDS
+    os.utime(stale, (past, past))
+    cache.evict()
+    assert not stale.exists() and fresh.exists()  # fresh: its entry may be on its way
+    assert len(list(kernels.glob("*.c"))) == 2
 
 
 def test_a_limit_of_zero_keeps_the_libraries_of_the_latest_compile(compiledir, monkeypatch):

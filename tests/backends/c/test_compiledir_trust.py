@@ -373,6 +373,32 @@ def test_a_read_only_kernel_directory_names_the_directory_and_the_fix(compiledir
         works(build(4.0), 4.0)
 
 
+def test_a_kernel_directory_on_another_file_system_gets_its_libraries(compiledir, monkeypatch):
+    """``c/`` a mount point (tmpfs, a volume): a library compiled beside it cannot be renamed
+    into it (EXDEV), and every compile failed, saying to chmod."""
+    real = os.replace
+
+    def across(source, target, **kwargs):
+        if os.path.dirname(os.path.abspath(source)) != os.path.dirname(os.path.abspath(target)):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return real(source, target, **kwargs)
+
+    monkeypatch.setattr(os, "replace", across)
+    works(build())
+    reload_from_disk()
+    with cache.forbid_compile():
+        works(build())
+    assert os.stat(library(compiledir)).st_mode & 0o777 == 0o700
+    left = [p.name for p in compiledir.rglob("*.tmp")]
+    assert not left
+
+
+def test_only_a_refused_permission_is_answered_with_chmod():
+    for code, fix in [(errno.EXDEV, "SYMNB_COMPILEDIR"), (errno.EROFS, "read-only file system")]:
+        said = str(cdir.unwritable("/x/c", OSError(code, os.strerror(code))))
+        assert fix in said and "chmod" not in said and os.strerror(code) in said
+
+
 def test_a_full_disk_names_the_compile_directory(compiledir, monkeypatch):
     works(build())
     real = os.open

@@ -345,6 +345,22 @@ def test_compilers_dispatched_by_their_name_have_their_own_identity(compiledir, 
     assert gcc == "gcc (stand-in) 12.2.0" and clang == "clang version 14.0.6 (stand-in)"
 
 
+def test_a_wrapper_printing_the_compilers_banner_has_kernels_of_its_own(
+    clean, tmp_path, monkeypatch
+):
+    """A wrapper (spack's, nix's; here one adding -ffast-math, whose isnan is always false)
+    prints the banner of the compiler it runs: its kernels are never the compiler's own."""
+    real = compiler.require_compiler()
+    wrapper = stand_in(tmp_path, monkeypatch, 'exec $CC -ffast-math "$@"', name="fastcc")
+    assert compiler.compiler_identity(wrapper) == compiler.compiler_identity(real)
+    x = sn.vector("x")
+    sn.function([x], sn.where(sn.isnan(x), 5.0, x), backend="c")(np.array([1.0, np.nan]))
+    monkeypatch.setattr(sn.config, "cc", real)
+    f = sn.function([x], sn.where(sn.isnan(x), 5.0, x), backend="c")
+    np.testing.assert_array_equal(f(np.array([1.0, np.nan])), [1.0, 5.0])
+    assert runner._cached_path(wrapper) != runner._cached_path(real)  # the runner's build too
+
+
 # -- a loaded kernel follows the flags -------------------------------------------------------------
 def test_a_loaded_kernel_is_not_reused_after_openmp_is_turned_off(compiledir, monkeypatch):
     monkeypatch.setattr(sn.config, "openmp", True)
