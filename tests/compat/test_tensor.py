@@ -251,6 +251,21 @@ def test_conv2d_flips_the_filters_as_theano(border_mode, pad, rng):
     np.testing.assert_allclose(unflipped, _true_convolution(a, f[:, :, ::-1, ::-1], (0, 0)))
 
 
+@pytest.mark.parametrize("dilation", [(2, 2), (3, 2), (2, 1)])
+def test_conv2d_half_pads_half_the_dilated_kernel_as_theano(dilation, rng):
+    """Theano's "half" pads ``((k - 1)*d + 1) // 2`` (its ``dil_kernshp // 2``): for an even
+    kernel dilated, one less than ``d*(k//2)`` (a 2x2 kernel at dilation 2 keeps 5x5 5x5)."""
+    a, f = rng.normal(size=(1, 2, 5, 6)), rng.normal(size=(3, 2, 2, 4))
+    dilated = np.zeros(f.shape[:2] + tuple((k - 1) * d + 1 for k, d in zip(f.shape[2:], dilation)))
+    dilated[:, :, :: dilation[0], :: dilation[1]] = f
+    pad = tuple(k // 2 for k in dilated.shape[2:])
+    x, w = T.tensor4("x"), theano.shared(f, name="w")
+    got = run([x], T.nnet.conv2d(x, w, border_mode="half", filter_dilation=dilation), a)
+    want = _true_convolution(a, dilated, pad)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("border_mode, pad", [("valid", (0, 0)), ("full", (2, 1))])
 def test_conv2d_shape_hints_may_be_numpy_integers_arrays_or_partly_none(border_mode, pad, rng):
     """Theano took hints computed with NumPy (np.int64 sizes, an array); a None in

@@ -1,8 +1,9 @@
 """Theano's ``conv2d``: a true convolution (the filters are flipped, ``filter_flip=True``),
 where symnb's ``conv2d`` is a cross-correlation (as PyTorch's and most libraries' today).
 
-Border modes map onto symnb's padding: ``"valid"`` none, ``"full"`` ``k - 1`` on each side,
-``"half"`` ``k // 2`` on each side, an int or a pair that many (scaled by the dilation).
+Border modes map onto symnb's padding: ``"valid"`` none, ``"full"`` ``d*(k - 1)`` on each side,
+``"half"`` ``(d*(k - 1) + 1) // 2`` on each side (half the dilated kernel, as Theano's
+``dil_kernshp // 2``), an int or a pair that many (not scaled by the dilation ``d``).
 """
 
 from __future__ import annotations
@@ -143,8 +144,8 @@ def _padding(border_mode, kernel, dilation):
         return "valid"
     if border_mode == "full":
         return tuple(d * (k - 1) for k, d in zip(kernel, dilation))
-    if border_mode == "half":
-        return tuple(d * (k // 2) for k, d in zip(kernel, dilation))
+    if border_mode == "half":  # Theano's dil_kernshp // 2: an even kernel's differs from d*(k//2)
+        return tuple((d * (k - 1) + 1) // 2 for k, d in zip(kernel, dilation))
     if isinstance(border_mode, numbers.Integral) or (
         isinstance(border_mode, tuple) and len(border_mode) == 2
     ):
