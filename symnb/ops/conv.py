@@ -395,9 +395,10 @@ class MaxPool2d(_Pool):
     """The maximum of each window (padding never wins; a side's padding is below the
     window size, so no window holds padding only)."""
 
-    dtype_rule = "the dtype of x"
+    dtype_rule = "the dtype of x (bool and complex are refused)"
 
     def _dtype(self, x):
+        _check_ordered(self, x)
         return x.type.dtype
 
     def perform(self, x):
@@ -412,6 +413,16 @@ def _flat_windows(cols):
     """Windows (N, C, out_h, out_w, kh, kw) as (N, C, out_h, out_w, kh*kw); the size spelled
     out, as a -1 cannot be inferred from no images or no channels."""
     return cols.reshape(cols.shape[:4] + (cols.shape[4] * cols.shape[5],))
+
+
+def _check_ordered(op, x):
+    """A maximum needs an order, which complex numbers lack (and a window's padding needs a
+    lowest value): refused when built, as PyTorch's max pooling refuses them."""
+    if x.type.dtype.kind == "c":
+        raise DTypeError(
+            f"{op.op_name()}: input {x.describe()} is complex, which has no order; "
+            "pool abs(x) or x.real"
+        )
 
 
 def _lowest(dtype):
@@ -463,6 +474,7 @@ class MaxPool2dPick(_Pool):
         self.positive = bool(positive)
 
     def _dtype(self, x):
+        _check_ordered(self, x)
         return x.type.dtype
 
     def infer_types(self, x, u):

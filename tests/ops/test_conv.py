@@ -287,6 +287,19 @@ def test_conv_errors_of_sizes_known_only_at_run_time(build, x_shape, message, ba
     assert "test_conv.py" in str(caught.value)  # the line that built the node
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_max_pool_refuses_complex_when_built(dtype, rng):
+    """A maximum needs an order: refused at the user's line (every call failed with NumPy's
+    "Invalid integer data type 'c'."); the average of complex numbers is NumPy's."""
+    z = sn.tensor("z", shape=(1, 1, 4, 4), dtype=dtype)
+    with pytest.raises(sn.DTypeError, match=r"max_pool2d: input 'z' \(complex.* is complex") as e:
+        sn.max_pool2d(z, 2)
+    assert f"test_conv.py, line {e.tb.tb_lineno}" in str(e.value)
+    a = (rng.normal(size=(1, 1, 4, 4)) + 1j * rng.normal(size=(1, 1, 4, 4))).astype(dtype)
+    got = sn.function([z], sn.avg_pool2d(z, 2), backend="py")(a)
+    np.testing.assert_allclose(got, a.reshape(1, 1, 2, 2, 2, 2).mean(axis=(3, 5)), rtol=1e-6)
+
+
 CONV_GRADS = [
     ((1, 1), "valid", (1, 1), 1),
     ((2, 1), (1, 0), (1, 2), 2),
