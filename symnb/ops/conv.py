@@ -30,7 +30,7 @@ from symnb.ops.elemwise import fit_gradient
 # -- geometry --------------------------------------------------------------------------------
 
 
-def _pair(value, what, where) -> tuple[int, int]:
+def positive_pair(value, what, where) -> tuple[int, int]:
     """A positive int or a pair of them, as a pair; ``where`` (the op and its input) names
     the call in the error: a ShapeTypeError for a float, a bool or a string, a ShapeError
     for a size below 1."""
@@ -341,7 +341,8 @@ def conv2d(x, filters, stride=1, padding="valid", dilation=1, groups=1) -> Varia
         raise _at_user_line(ShapeTypeError(f"{where}: groups is a positive int, not {groups!r}"))
     if groups < 1:
         raise _at_user_line(ShapeError(f"{where}: groups must be a positive int, not {groups}"))
-    stride, dilation = _pair(stride, "stride", where), _pair(dilation, "dilation", where)
+    stride = positive_pair(stride, "stride", where)
+    dilation = positive_pair(dilation, "dilation", where)
     op = Conv2d(stride, normalize_padding(padding, where), dilation, groups)
     return op(x, as_variable(filters))
 
@@ -533,8 +534,8 @@ class AvgPool2dGrad(_Pool):
 def _pool(cls, x, kernel_size, stride, padding):
     x = as_variable(x)
     where = f"{cls.op_name()} of {x.describe()}"
-    kernel = _pair(kernel_size, "kernel_size", where)
-    stride = kernel if stride is None else _pair(stride, "stride", where)
+    kernel = positive_pair(kernel_size, "kernel_size", where)
+    stride = kernel if stride is None else positive_pair(stride, "stride", where)
     return cls(kernel, stride, normalize_padding(padding, where))(x)
 
 

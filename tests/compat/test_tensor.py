@@ -397,8 +397,23 @@ def test_conv2d_and_pool_misuse_say_what_is_wrong():
     for border_mode in ("valid", "full"):  # the kernel size: unknown, and no hint
         with pytest.raises(sn.ShapeError, match=r"filters 'w' .* filter_shape=\(out, in, kh, kw"):
             T.nnet.conv2d(x, w, border_mode=border_mode)
-    with pytest.raises(ValueError, match="border_mode='full' needs the filter size.*filter_shape"):
-        T.nnet.conv2d(x, T.tensor3("w3"), border_mode="full")
+    for flip in (True, False):  # checked before flipping: no error of a flip never called
+        with pytest.raises(sn.ShapeError, match=r"conv2d: filters 'w3' .* must be 4-d") as e:
+            T.nnet.conv2d(x, T.tensor3("w3"), border_mode="full", filter_flip=flip)
+        assert "out of range" not in str(e.value) and "test_tensor.py" in str(e.value)
+    with pytest.raises(sn.ShapeError, match=r"conv2d: input 'x3' .* must be 4-d"):
+        T.nnet.conv2d(T.tensor3("x3"), w)
+    for name, value, error in [
+        ("subsample", 1.5, TypeError),
+        ("subsample", (1, 2, 1), TypeError),
+        ("subsample", 0, ValueError),
+        ("filter_dilation", (1, 0.5), TypeError),
+    ]:
+        with pytest.raises(
+            error, match=f"conv2d of 'x' .*: {name} (is|must be) a positive int"
+        ) as e:
+            T.nnet.conv2d(x, w, filter_shape=(2, 1, 3, 3), **{name: value})
+        assert isinstance(e.value, sn.ShapeError) and "test_tensor.py" in str(e.value)
     shared = theano.shared(np.ones((4, 2, 3, 3)), name="W")
     for mode in ("FAST_COMPILE", "FAST_RUN"):
         images = T.tensor4("images")
