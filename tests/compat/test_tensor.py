@@ -167,6 +167,9 @@ def test_losses_and_activations_against_numpy(rng):
     m, y, t = T.matrix("p"), T.ivector("y"), T.matrix("t")
     xent = run([m, y], T.nnet.categorical_crossentropy(m, y), p, labels)
     np.testing.assert_allclose(xent, -np.log(p[np.arange(3), labels]))
+    one_hot, oh = np.eye(4, dtype="int32")[labels], T.imatrix("oh")  # by ndim, as Theano
+    xent = run([m, oh], T.nnet.categorical_crossentropy(m, oh), p, one_hot)
+    np.testing.assert_allclose(xent, -np.sum(one_hot * np.log(p), axis=1))
     q, target = rng.uniform(0.1, 0.9, (3, 4)), rng.integers(0, 2, (3, 4)).astype(float)
     bce = run([m, t], T.nnet.binary_crossentropy(m, t), q, target)
     np.testing.assert_allclose(bce, -(target * np.log(q) + (1 - target) * np.log(1 - q)))
