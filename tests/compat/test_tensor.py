@@ -298,6 +298,11 @@ def test_conv2d_shape_hints_may_be_numpy_integers_arrays_or_partly_none(border_m
         T.nnet.conv2d(x, theano.shared(f), input_shape=(2.5, 2, 6, 5))
     with pytest.raises(sn.ShapeError, match=r"kernel size of the filters 'w4'"):
         T.nnet.conv2d(x, w4, filter_shape=(3, 2, None, 2))
+    for hint in [(3, 2, 5, 2), (2, 3, 3, 2)]:  # another size; as many elements, scrambled
+        with pytest.raises(sn.ShapeError) as e:  # the shared filters' current value: when built
+            T.nnet.conv2d(x, theano.shared(f, name="w"), filter_shape=hint)
+        assert f"filter_shape={hint} does not match the shape (3, 2, 3, 2)" in str(e.value)
+        assert "'w' (float64(?, ?, ?, ?))" in str(e.value) and "test_tensor.py" in str(e.value)
 
 
 def _theano_pool(a, ws, st, mode, ignore_border):

@@ -99,13 +99,20 @@ def theano_conv(
 def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
     """symnb needs the kernel size fixed in the graph; a Theano filter (a shared variable
     with unknown dims) gets it from ``filter_shape``, its entries that are None from its
-    current value. A value that changes shape later fails at that reshape, naming both
-    shapes."""
+    current value, which a hint must not contradict (a reshape of as many elements would
+    scramble the filters). A value set later of another size fails at that reshape."""
     if all(isinstance(d, int) for d in w.type.shape[2:]):
         return w
     dims = list(filter_shape or (None,) * 4)
     if isinstance(w, SharedVariable):
         value_shape = w.current_value().shape  # (where it is: no download)
+        if any(d is not None and d != v for d, v in zip(dims, value_shape)):
+            raise _at_user_line(
+                ShapeError(
+                    f"conv2d: filter_shape={tuple(filter_shape)} does not match the shape "
+                    f"{tuple(value_shape)} of the current value of the filters {w.describe()}"
+                )
+            )
         dims = [v if d is None else d for d, v in zip(dims, value_shape)]
     if None in dims[2:]:
         raise _at_user_line(
