@@ -30,7 +30,7 @@ from symnb.ops.elemwise import fit_gradient
 # -- geometry --------------------------------------------------------------------------------
 
 
-def _pair(value, what, where) -> tuple[int, int]:
+def positive_pair(value, what, where) -> tuple[int, int]:
     """A positive int or a pair of them, as a pair; ``where`` (the op and its input) names
     the call in the error: a ShapeTypeError for a float, a bool or a string, a ShapeError
     for a size below 1."""
@@ -98,7 +98,8 @@ class _Axis:
         return pads_for(self.padding, size, self.kernel, self.stride, self.dilation)
 
     def static_out(self, op, size, described):
-        """The output size, None when the input size is not fixed; ShapeError when < 1."""
+        """The output size, None when the input size is not fixed; ShapeError when < 1 (also
+        at run time, on the actual size: ``_check_windows``)."""
         if not isinstance(size, int):
             return window_output(size, self.kernel, self.stride, self.dilation, self.padding)
         pads = self.pads(size)
@@ -151,6 +152,13 @@ def scatter_windows(cols, x_shape, axes):
     return out[:, :, pads[0][0] : pads[0][0] + x_shape[2], pads[1][0] : pads[1][0] + x_shape[3]]
 
 
+def _check_windows(op, axes, shape, described):
+    """The build-time rule on the sizes a call brings (dims unknown in the graph): a window
+    larger than the padded input is a ShapeError naming both, not NumPy's message."""
+    for ax, n in zip(axes, shape[2:]):
+        ax.static_out(op, int(n), described)
+
+
 def _check_rank(op, var, what):
     if var.type.ndim != 4:
         raise ShapeError(f"{op}: {what} {var.describe()} must be 4-d ({_LAYOUT[what]})")
@@ -180,6 +188,31 @@ class _ConvBase(Op):
         n, c = cols.shape[:2]
         return cols.reshape((n, self.groups, c // self.groups) + cols.shape[2:])
 
+    def _check_channels(self, c, per_group, o, x_said, w_said):
+        """Filters whose outputs split into the groups and whose inputs per group times the
+        groups are the input's channels, from the types (unknown dims pass) or the arrays
+        (``x_said``/``w_said`` name them in the message)."""
+        if isinstance(o, int) and o % self.groups:
+            raise ShapeError(
+                f"conv2d: {w_said} have {o} outputs, not divisible by groups={self.groups}"
+            )
+        expected = per_group * self.groups if isinstance(per_group, int) else None
+        try:
+            unify(c, expected)
+        except DimMismatch:
+            raise ShapeError(
+                f"conv2d: {x_said} has {format_dim(c)} channels (axis 1) but {w_said} take "
+                f"{per_group} per group x groups={self.groups} = {expected}"
+            ) from None
+
+    def _check_arrays(self, x_shape, w_shape):
+        """What ``Conv2d.infer_types`` checks, on the shapes a call brings (the dims unknown
+        in the graph: Theano's tensor4, shared filters)."""
+        x_said, w_said = f"the input of shape {x_shape}", f"the filters of shape {w_shape}"
+        self._check_channels(x_shape[1], w_shape[1], w_shape[0], x_said, w_said)
+        described = f"{x_said} with {w_said}"
+        _check_windows(self, self._geometry(w_shape), x_shape, described)
+
     def _grouped_filters(self, w):
         o = w.shape[0]
         return w.reshape((self.groups, o // self.groups) + w.shape[1:])
@@ -197,27 +230,11 @@ class Conv2d(_ConvBase):
     def infer_types(self, x, w):
         _check_rank(self, x, "input")
         _check_rank(self, w, "filters")
-        self._check_channels(x, w)
+        c, per_group, o = x.type.shape[1], w.type.shape[1], w.type.shape[0]
+        self._check_channels(c, per_group, o, f"input {x.describe()}", f"filters {w.describe()}")
         spatial = self._spatial(x, w)
         dtype = probe_dtype(self, np.matmul, [x, w])
         return [TensorType(dtype, (x.type.shape[0], w.type.shape[0]) + spatial)]
-
-    def _check_channels(self, x, w):
-        c, per_group, o = x.type.shape[1], w.type.shape[1], w.type.shape[0]
-        if isinstance(o, int) and o % self.groups:
-            raise ShapeError(
-                f"conv2d: filters {w.describe()} have {o} outputs, not divisible by "
-                f"groups={self.groups}"
-            )
-        expected = per_group * self.groups if isinstance(per_group, int) else None
-        try:
-            unify(c, expected)
-        except DimMismatch:
-            raise ShapeError(
-                f"conv2d: input {x.describe()} has {format_dim(c)} channels (axis 1) but "
-                f"filters {w.describe()} take {per_group} per group x groups={self.groups} "
-                f"= {expected}"
-            ) from None
 
     def _spatial(self, x, w):
         kernel = w.type.shape[2:]
@@ -229,12 +246,7 @@ class Conv2d(_ConvBase):
 
     def perform(self, x, w):
         x, w = np.asarray(x), np.asarray(w)
-        if x.ndim == 4 and w.ndim == 4 and x.shape[1] != w.shape[1] * self.groups:
-            raise ValueError(  # (the unknown dims of Theano's tensor4 and shared filters)
-                f"conv2d: the input of shape {x.shape} has {x.shape[1]} channels (axis 1) but "
-                f"the filters of shape {w.shape} take {w.shape[1]} per group x "
-                f"groups={self.groups} = {w.shape[1] * self.groups}"
-            )
+        self._check_arrays(x.shape, w.shape)
         cols = self._cols(x, w.shape)
         out = np.einsum("ngchwij,gocij->ngohw", cols, self._grouped_filters(w), optimize=True)
         n, g, o = out.shape[:3]
@@ -259,6 +271,7 @@ class Conv2dGradInput(_ConvBase):
         return [TensorType(probe_dtype(self, np.matmul, [w, g]), like.type.shape)]
 
     def perform(self, w, g, like):
+        self._check_arrays(np.shape(like), np.shape(w))
         grouped_g, grouped_w = self._grouped_output(g), self._grouped_filters(w)
         dcols = np.einsum("ngohw,gocij->ngchwij", grouped_g, grouped_w, optimize=True)
         n, groups, c = dcols.shape[:3]
@@ -289,6 +302,7 @@ class Conv2dGradFilters(_ConvBase):
         offset's window values: kh*kw small GEMMs instead of one einsum over a 7-d view, which
         copied more (docs/benchmarks.md, "Measurements behind the code")."""
         shape = np.shape(like)
+        self._check_arrays(np.shape(x), shape)
         cols = self._cols(x, shape)  # (N, G, C/G, out_h, out_w, kh, kw), a view
         n, groups, per_group, out_h, out_w, kh, kw = cols.shape
         grads = self._grouped_output(g)  # (N, G, O/G, out_h, out_w)
@@ -327,7 +341,8 @@ def conv2d(x, filters, stride=1, padding="valid", dilation=1, groups=1) -> Varia
         raise _at_user_line(ShapeTypeError(f"{where}: groups is a positive int, not {groups!r}"))
     if groups < 1:
         raise _at_user_line(ShapeError(f"{where}: groups must be a positive int, not {groups}"))
-    stride, dilation = _pair(stride, "stride", where), _pair(dilation, "dilation", where)
+    stride = positive_pair(stride, "stride", where)
+    dilation = positive_pair(dilation, "dilation", where)
     op = Conv2d(stride, normalize_padding(padding, where), dilation, groups)
     return op(x, as_variable(filters))
 
@@ -344,6 +359,13 @@ class _Pool(Op):
 
     def _geometry(self):
         return _axes(self, self.kernel)
+
+    def _geometry_of(self, x):
+        """The window geometry, once the build-time rule holds on the sizes of the array
+        ``x`` (dims unknown in the graph)."""
+        axes = self._geometry()
+        _check_windows(self, axes, np.shape(x), f"the input of shape {np.shape(x)}")
+        return axes
 
     def _check_padding(self, x):
         """Padding on a side as wide as the window would make windows that hold padding
@@ -374,13 +396,15 @@ class MaxPool2d(_Pool):
     """The maximum of each window (padding never wins; a side's padding is below the
     window size, so no window holds padding only)."""
 
-    dtype_rule = "the dtype of x"
+    dtype_rule = "the dtype of x (bool and complex are refused)"
 
     def _dtype(self, x):
+        _check_ordered(self, x)
         return x.type.dtype
 
     def perform(self, x):
-        return np.max(windows(x, self._geometry(), _lowest(np.asarray(x).dtype)), axis=(-2, -1))
+        axes = self._geometry_of(x)
+        return np.max(windows(x, axes, _lowest(np.asarray(x).dtype)), axis=(-2, -1))
 
     def grad(self, inputs, outputs, output_grads):
         return [MaxPool2dGrad(*self.params())(inputs[0], output_grads[0])]
@@ -390,6 +414,16 @@ def _flat_windows(cols):
     """Windows (N, C, out_h, out_w, kh, kw) as (N, C, out_h, out_w, kh*kw); the size spelled
     out, as a -1 cannot be inferred from no images or no channels."""
     return cols.reshape(cols.shape[:4] + (cols.shape[4] * cols.shape[5],))
+
+
+def _check_ordered(op, x):
+    """A maximum needs an order, which complex numbers lack (and a window's padding needs a
+    lowest value): refused when built, as PyTorch's max pooling refuses them."""
+    if x.type.dtype.kind == "c":
+        raise DTypeError(
+            f"{op.op_name()}: input {x.describe()} is complex, which has no order; "
+            "pool abs(x) or x.real"
+        )
 
 
 def _lowest(dtype):
@@ -415,7 +449,7 @@ class MaxPool2dGrad(_Pool):
         return [TensorType(g.type.dtype, x.type.shape)]
 
     def perform(self, x, g):
-        axes = self._geometry()
+        axes = self._geometry_of(x)
         cols = windows(x, axes, _lowest(np.asarray(x).dtype))
         flat = _flat_windows(cols)
         hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
@@ -441,6 +475,7 @@ class MaxPool2dPick(_Pool):
         self.positive = bool(positive)
 
     def _dtype(self, x):
+        _check_ordered(self, x)
         return x.type.dtype
 
     def infer_types(self, x, u):
@@ -448,7 +483,7 @@ class MaxPool2dPick(_Pool):
         return [TensorType(u.type.dtype, pooled.shape)]
 
     def perform(self, x, u):
-        axes = self._geometry()
+        axes = self._geometry_of(x)
         cols = windows(x, axes, _lowest(np.asarray(x).dtype))
         flat = _flat_windows(cols)
         first = np.argmax(flat, axis=-1)[..., None]
@@ -472,7 +507,7 @@ class AvgPool2d(_Pool):
         return probe_dtype(self, np.mean, [x])
 
     def perform(self, x):
-        return np.mean(windows(x, self._geometry()), axis=(-2, -1))
+        return np.mean(windows(x, self._geometry_of(x)), axis=(-2, -1))
 
     def grad(self, inputs, outputs, output_grads):
         return [_fit(AvgPool2dGrad(*self.params())(output_grads[0], inputs[0]), inputs[0])]
@@ -490,7 +525,7 @@ class AvgPool2dGrad(_Pool):
     def perform(self, g, like):
         g = np.asarray(g) / np.asarray(self.kernel[0] * self.kernel[1], dtype=g.dtype)
         dcols = np.broadcast_to(g[..., None, None], g.shape + self.kernel)
-        return scatter_windows(dcols, np.shape(like), self._geometry())
+        return scatter_windows(dcols, np.shape(like), self._geometry_of(like))
 
     def grad(self, inputs, outputs, output_grads):
         return [AvgPool2d(*self.params())(output_grads[0]), None]
@@ -499,8 +534,8 @@ class AvgPool2dGrad(_Pool):
 def _pool(cls, x, kernel_size, stride, padding):
     x = as_variable(x)
     where = f"{cls.op_name()} of {x.describe()}"
-    kernel = _pair(kernel_size, "kernel_size", where)
-    stride = kernel if stride is None else _pair(stride, "stride", where)
+    kernel = positive_pair(kernel_size, "kernel_size", where)
+    stride = kernel if stride is None else positive_pair(stride, "stride", where)
     return cls(kernel, stride, normalize_padding(padding, where))(x)
 
 

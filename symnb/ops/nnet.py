@@ -133,15 +133,16 @@ sigmoid_binary_crossentropy = SigmoidBinaryCrossentropy()
 
 def categorical_crossentropy(p, target, axis=-1) -> Variable:
     """``-log p[label]`` for integer labels (p without ``axis``), or ``-sum(t * log p)`` for
-    one-hot rows / probabilities shaped like p. One loss per row: reduce it with ``sn.mean``.
+    one-hot rows (integer or float) / probabilities shaped like p: as in Theano, a target with
+    p's number of dims is a distribution. One loss per row: reduce it with ``sn.mean``.
     """
     p, target = as_variable(p), as_variable(target)
     axis = _axis_of(p, axis, "categorical_crossentropy")
-    if target.type.dtype.kind in "iu":
+    if target.type.dtype.kind in "iu" and target.type.ndim != p.type.ndim:
         _located(_check_labels, p, target, axis)
         picked = take_along_axis(p, expand_dims(target, axis), axis)
         return -log(squeeze(picked, axis))
-    _located(_check_same_shape, p, target)
+    _located(_check_same_shape, p, target, axis)
     return -sum_(target * log(p), axis=axis)
 
 
@@ -173,16 +174,17 @@ def _check_labels(p, labels, axis):
         shape_warnings.pinned_hook("categorical_crossentropy", labels, label_axis, p, p_axis)
 
 
-def _check_same_shape(p, t):
+def _check_same_shape(p, t, axis):
     try:
         if p.type.ndim != t.type.ndim:
             raise DimMismatch(p.type.ndim, t.type.ndim)
         for a, b in zip(p.type.shape, t.type.shape):
             unify(a, b)
     except DimMismatch:
+        rows = format_shape(p.type.shape[:axis] + p.type.shape[axis + 1 :])
         raise ShapeError(
             f"categorical_crossentropy: target distribution {t.describe()} must have the shape "
-            f"of {p.describe()} (or be integer labels)"
+            f"of {p.describe()} (or be integer labels of shape {rows}, p without axis {axis})"
         ) from None
 
 

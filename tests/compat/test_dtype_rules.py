@@ -106,6 +106,7 @@ FLOAT_MATH = {
     "exp2": (T.exp2, np.exp2),
     "sigmoid": (T.nnet.sigmoid, lambda a: 1 / (1 + np.exp(-a))),
     "softplus": (T.nnet.softplus, lambda a: np.log1p(np.exp(a))),
+    "hard_sigmoid": (T.nnet.hard_sigmoid, lambda a: np.clip(0.2 * a + 0.5, 0, 1)),
 }
 #: Theano's upgrade_to_float (NumPy gives float16 for the 8-bit ones)
 UPGRADED = {"int8": "float32", "uint8": "float32", "int16": "float32"}

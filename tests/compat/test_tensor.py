@@ -167,6 +167,9 @@ def test_losses_and_activations_against_numpy(rng):
     m, y, t = T.matrix("p"), T.ivector("y"), T.matrix("t")
     xent = run([m, y], T.nnet.categorical_crossentropy(m, y), p, labels)
     np.testing.assert_allclose(xent, -np.log(p[np.arange(3), labels]))
+    one_hot, oh = np.eye(4, dtype="int32")[labels], T.imatrix("oh")  # by ndim, as Theano
+    xent = run([m, oh], T.nnet.categorical_crossentropy(m, oh), p, one_hot)
+    np.testing.assert_allclose(xent, -np.sum(one_hot * np.log(p), axis=1))
     q, target = rng.uniform(0.1, 0.9, (3, 4)), rng.integers(0, 2, (3, 4)).astype(float)
     bce = run([m, t], T.nnet.binary_crossentropy(m, t), q, target)
     np.testing.assert_allclose(bce, -(target * np.log(q) + (1 - target) * np.log(1 - q)))
@@ -251,6 +254,21 @@ def test_conv2d_flips_the_filters_as_theano(border_mode, pad, rng):
     np.testing.assert_allclose(unflipped, _true_convolution(a, f[:, :, ::-1, ::-1], (0, 0)))
 
 
+@pytest.mark.parametrize("dilation", [(2, 2), (3, 2), (2, 1)])
+def test_conv2d_half_pads_half_the_dilated_kernel_as_theano(dilation, rng):
+    """Theano's "half" pads ``((k - 1)*d + 1) // 2`` (its ``dil_kernshp // 2``): for an even
+    kernel dilated, one less than ``d*(k//2)`` (a 2x2 kernel at dilation 2 keeps 5x5 5x5)."""
+    a, f = rng.normal(size=(1, 2, 5, 6)), rng.normal(size=(3, 2, 2, 4))
+    dilated = np.zeros(f.shape[:2] + tuple((k - 1) * d + 1 for k, d in zip(f.shape[2:], dilation)))
+    dilated[:, :, :: dilation[0], :: dilation[1]] = f
+    pad = tuple(k // 2 for k in dilated.shape[2:])
+    x, w = T.tensor4("x"), theano.shared(f, name="w")
+    got = run([x], T.nnet.conv2d(x, w, border_mode="half", filter_dilation=dilation), a)
+    want = _true_convolution(a, dilated, pad)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("border_mode, pad", [("valid", (0, 0)), ("full", (2, 1))])
 def test_conv2d_shape_hints_may_be_numpy_integers_arrays_or_partly_none(border_mode, pad, rng):
     """Theano took hints computed with NumPy (np.int64 sizes, an array); a None in
@@ -280,6 +298,11 @@ def test_conv2d_shape_hints_may_be_numpy_integers_arrays_or_partly_none(border_m
         T.nnet.conv2d(x, theano.shared(f), input_shape=(2.5, 2, 6, 5))
     with pytest.raises(sn.ShapeError, match=r"kernel size of the filters 'w4'"):
         T.nnet.conv2d(x, w4, filter_shape=(3, 2, None, 2))
+    for hint in [(3, 2, 5, 2), (2, 3, 3, 2)]:  # another size; as many elements, scrambled
+        with pytest.raises(sn.ShapeError) as e:  # the shared filters' current value: when built
+            T.nnet.conv2d(x, theano.shared(f, name="w"), filter_shape=hint)
+        assert f"filter_shape={hint} does not match the shape (3, 2, 3, 2)" in str(e.value)
+        assert "'w' (float64(?, ?, ?, ?))" in str(e.value) and "test_tensor.py" in str(e.value)
 
 
 def _theano_pool(a, ws, st, mode, ignore_border):
@@ -382,8 +405,23 @@ def test_conv2d_and_pool_misuse_say_what_is_wrong():
     for border_mode in ("valid", "full"):  # the kernel size: unknown, and no hint
         with pytest.raises(sn.ShapeError, match=r"filters 'w' .* filter_shape=\(out, in, kh, kw"):
             T.nnet.conv2d(x, w, border_mode=border_mode)
-    with pytest.raises(ValueError, match="border_mode='full' needs the filter size.*filter_shape"):
-        T.nnet.conv2d(x, T.tensor3("w3"), border_mode="full")
+    for flip in (True, False):  # checked before flipping: no error of a flip never called
+        with pytest.raises(sn.ShapeError, match=r"conv2d: filters 'w3' .* must be 4-d") as e:
+            T.nnet.conv2d(x, T.tensor3("w3"), border_mode="full", filter_flip=flip)
+        assert "out of range" not in str(e.value) and "test_tensor.py" in str(e.value)
+    with pytest.raises(sn.ShapeError, match=r"conv2d: input 'x3' .* must be 4-d"):
+        T.nnet.conv2d(T.tensor3("x3"), w)
+    for name, value, error in [
+        ("subsample", 1.5, TypeError),
+        ("subsample", (1, 2, 1), TypeError),
+        ("subsample", 0, ValueError),
+        ("filter_dilation", (1, 0.5), TypeError),
+    ]:
+        with pytest.raises(
+            error, match=f"conv2d of 'x' .*: {name} (is|must be) a positive int"
+        ) as e:
+            T.nnet.conv2d(x, w, filter_shape=(2, 1, 3, 3), **{name: value})
+        assert isinstance(e.value, sn.ShapeError) and "test_tensor.py" in str(e.value)
     shared = theano.shared(np.ones((4, 2, 3, 3)), name="W")
     for mode in ("FAST_COMPILE", "FAST_RUN"):
         images = T.tensor4("images")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.ops.conv import MaxPool2dGrad
 from tests.helpers import check, tolerance
 from tests.helpers import run as run_on
 
@@ -232,6 +233,71 @@ def test_conv_errors_report_the_arithmetic(build, message):
     x, w = sn.tensor("x", (1, 1, 5, 5)), sn.tensor("w", (1, 1, 3, 3))
     with pytest.raises((sn.ShapeError, ValueError), match=message):
         build(x, w)
+
+
+RUNTIME_ERRORS = [
+    (
+        lambda x, w: sn.conv2d(x, w),
+        (1, 2, 2, 5),
+        r"conv2d: the output height would be 0: .* = \(2 \+ 0 - 1\*\(3-1\) - 1\)//1 \+ 1 = 0; "
+        r"the input of shape \(1, 2, 2, 5\) with the filters of shape \(3, 2, 3, 3\) is too "
+        r"small for a 3-wide window",
+    ),
+    (
+        lambda x, w: sn.conv2d(x, w[:, :1], groups=2),
+        (1, 2, 5, 5),
+        r"conv2d: the filters of shape \(3, 1, 3, 3\) have 3 outputs, not divisible by groups=2",
+    ),
+    (
+        lambda x, w: sn.conv2d(x, w),
+        (1, 3, 5, 5),
+        r"the input of shape \(1, 3, 5, 5\) has 3 channels \(axis 1\) but the filters of shape "
+        r"\(3, 2, 3, 3\) take 2 per group x groups=1 = 2",
+    ),
+    (
+        lambda x, w: sn.max_pool2d(x, 3),
+        (1, 2, 5, 2),
+        r"max_pool2d: the output width would be 0: .* = \(2 \+ 0 - 1\*\(3-1\) - 1\)//3 \+ 1 = 0; "
+        r"the input of shape \(1, 2, 5, 2\) is too small for a 3-wide window",
+    ),
+    (
+        lambda x, w: sn.avg_pool2d(x, (4, 2), padding=1),
+        (1, 2, 1, 5),
+        r"avg_pool2d: the output height would be 0: .* = \(1 \+ 2 - 1\*\(4-1\) - 1\)//4 \+ 1 = 0",
+    ),
+    (  # a gradient op alone (forward's check did not run): the same rule
+        lambda x, w: MaxPool2dGrad((3, 3), (1, 1), ((0, 0), (0, 0)))(x, x),
+        (1, 2, 2, 5),
+        r"max_pool2d_grad: the output height would be 0: .* the input of shape \(1, 2, 2, 5\)",
+    ),
+]
+
+
+@pytest.mark.parametrize("build, x_shape, message", RUNTIME_ERRORS)
+def test_conv_errors_of_sizes_known_only_at_run_time(build, x_shape, message, backend):
+    """Dims unknown in the graph (Theano's tensor4, shared filters): the build-time rule runs
+    on the call's sizes and says the same, not NumPy's "window shape cannot be larger than
+    input array shape" or "cannot reshape array of size 27"."""
+    x = sn.tensor("x", (None, None, None, None))
+    w = sn.tensor("w", (None, None, 3, 3))
+    f = sn.function([x, w], build(x, w) * 1 + 0 * sn.sum(w), backend=backend)
+    with pytest.raises(sn.SymnbError, match=message) as caught:
+        f(np.ones(x_shape), np.ones((3, 2, 3, 3)))
+    assert isinstance(caught.value.__cause__ or caught.value, sn.ShapeError)
+    assert "test_conv.py" in str(caught.value)  # the line that built the node
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_max_pool_refuses_complex_when_built(dtype, rng):
+    """A maximum needs an order: refused at the user's line (every call failed with NumPy's
+    "Invalid integer data type 'c'."); the average of complex numbers is NumPy's."""
+    z = sn.tensor("z", shape=(1, 1, 4, 4), dtype=dtype)
+    with pytest.raises(sn.DTypeError, match=r"max_pool2d: input 'z' \(complex.* is complex") as e:
+        sn.max_pool2d(z, 2)
+    assert f"test_conv.py, line {e.tb.tb_lineno}" in str(e.value)
+    a = (rng.normal(size=(1, 1, 4, 4)) + 1j * rng.normal(size=(1, 1, 4, 4))).astype(dtype)
+    got = sn.function([z], sn.avg_pool2d(z, 2), backend="py")(a)
+    np.testing.assert_allclose(got, a.reshape(1, 1, 2, 2, 2, 2).mean(axis=(3, 5)), rtol=1e-6)
 
 
 CONV_GRADS = [

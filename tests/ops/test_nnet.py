@@ -56,6 +56,21 @@ def test_crossentropy_with_one_hot_and_soft_targets(dtype, rng, backend):
         check(got, -np.sum(t * np.log(p), axis=-1))
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int8", "bool"])
+def test_crossentropy_with_integer_one_hot_rows(dtype, rng, backend):
+    """A target with p's dims is a distribution whatever its dtype (Theano's rule, by ndim):
+    integer one-hot rows give -sum(t * log p), NumPy's dtype; labels have one dim less."""
+    p = sps.softmax(rng.normal(size=(4, 3)), axis=-1).astype("float32")
+    one_hot = np.eye(3, dtype=dtype)[[0, 2, 1, 1]]
+    got = run_on(sn.categorical_crossentropy, p, one_hot, backend=backend)
+    want = -np.sum(one_hot * np.log(p), axis=-1)
+    assert got.dtype == want.dtype
+    check(got, want, rtol=tolerance("float32"))
+    labels = np.array([0, 2, 1, 1], "int32")
+    got = run_on(sn.categorical_crossentropy, p, labels, backend=backend)  # float32
+    np.testing.assert_allclose(got, want, rtol=tolerance("float32"))
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_binary_crossentropies(dtype, rng, backend):
     logits = rng.normal(scale=3, size=(3, 4)).astype(dtype)
@@ -102,6 +117,10 @@ ERRORS = [
         r"labels 'y'.*shape of 'p'.*\(4,\)",
     ),
     (lambda p: sn.crossentropy(p, sn.matrix("t", shape=(4, 2))), "target distribution 't'"),
+    (
+        lambda p: sn.crossentropy(p, sn.matrix("y", "int64", (4, 1))),
+        r"target distribution 'y' .* \(or be integer labels of shape \(4,\), p without axis 1",
+    ),
     (lambda p: sn.softmax(p, axis=2), "axis 2 is out of range"),
     (lambda p: sn.softmax(p > 0), "boolean"),
 ]

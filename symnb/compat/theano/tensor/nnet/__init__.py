@@ -62,8 +62,9 @@ def relu(x, alpha=0) -> Variable:
 
 
 def hard_sigmoid(x) -> Variable:
-    """Theano's piecewise-linear sigmoid: ``clip(0.2 x + 0.5, 0, 1)``."""
-    return elemwise.clip(0.2 * as_variable(x) + 0.5, 0, 1)
+    """Theano's piecewise-linear sigmoid: ``clip(0.2 x + 0.5, 0, 1)``; an integer x is made
+    float32 or float64 first, as Theano's constants of ``upgrade_to_float(x)`` did."""
+    return elemwise.clip(0.2 * _as_float(x) + 0.5, 0, 1)
 
 
 def elu(x, alpha=1) -> Variable:

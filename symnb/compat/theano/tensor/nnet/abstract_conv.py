@@ -1,8 +1,9 @@
 """Theano's ``conv2d``: a true convolution (the filters are flipped, ``filter_flip=True``),
 where symnb's ``conv2d`` is a cross-correlation (as PyTorch's and most libraries' today).
 
-Border modes map onto symnb's padding: ``"valid"`` none, ``"full"`` ``k - 1`` on each side,
-``"half"`` ``k // 2`` on each side, an int or a pair that many (scaled by the dilation).
+Border modes map onto symnb's padding: ``"valid"`` none, ``"full"`` ``d*(k - 1)`` on each side,
+``"half"`` ``(d*(k - 1) + 1) // 2`` on each side (half the dilated kernel, as Theano's
+``dil_kernshp // 2``), an int or a pair that many (not scaled by the dilation ``d``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops.conv import conv2d as _conv2d
+from symnb.ops.conv import positive_pair
 from symnb.ops.layout import flip
 from symnb.ops.shape import reshape
 
@@ -68,14 +70,18 @@ def theano_conv(
 ) -> Variable:  # noqa: A002
     """The convolution both of Theano's conv2d interfaces describe."""
     x, w = as_variable(input), as_variable(filters)
+    _check_4d(x, "input", "batch, channels, rows, cols")
+    _check_4d(w, "filters", "out, in, rows, cols")
+    where = f"conv2d of {x.describe()}"
+    dilation = positive_pair(dilation, "filter_dilation", where)
+    stride = positive_pair(subsample, "subsample", where)
     input_shape = _hint(input_shape, "input_shape")
     filter_shape = _hint(filter_shape, "filter_shape")
     _check_hint(x, input_shape, "input_shape")
     _check_hint(w, filter_shape, "filter_shape")
     given = w
     w = _with_fixed_kernel(w, filter_shape)
-    dilation = _pair(dilation, "filter_dilation")
-    padding = _padding(border_mode, _kernel(w, filter_shape, border_mode), dilation)
+    padding = _padding(border_mode, w.type.shape[2:], dilation)
     if flip_filters:
         w = flip(w, (2, 3))
     if w is not given and given.name:  # messages name the user's filters, not "unnamed"
@@ -83,7 +89,7 @@ def theano_conv(
     return _conv2d(
         x,
         w,
-        stride=_pair(subsample, "subsample"),
+        stride=stride,
         padding=padding,
         dilation=dilation,
         groups=groups,
@@ -93,13 +99,20 @@ def theano_conv(
 def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
     """symnb needs the kernel size fixed in the graph; a Theano filter (a shared variable
     with unknown dims) gets it from ``filter_shape``, its entries that are None from its
-    current value. A value that changes shape later fails at that reshape, naming both
-    shapes."""
-    if w.type.ndim != 4 or all(isinstance(d, int) for d in w.type.shape[2:]):
+    current value, which a hint must not contradict (a reshape of as many elements would
+    scramble the filters). A value set later of another size fails at that reshape."""
+    if all(isinstance(d, int) for d in w.type.shape[2:]):
         return w
     dims = list(filter_shape or (None,) * 4)
     if isinstance(w, SharedVariable):
         value_shape = w.current_value().shape  # (where it is: no download)
+        if any(d is not None and d != v for d, v in zip(dims, value_shape)):
+            raise _at_user_line(
+                ShapeError(
+                    f"conv2d: filter_shape={tuple(filter_shape)} does not match the shape "
+                    f"{tuple(value_shape)} of the current value of the filters {w.describe()}"
+                )
+            )
         dims = [v if d is None else d for d, v in zip(dims, value_shape)]
     if None in dims[2:]:
         raise _at_user_line(
@@ -112,30 +125,10 @@ def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
     return reshape(w, tuple(w.shape[i] if d is None else d for i, d in enumerate(dims)))
 
 
-def _pair(value, what):
-    if isinstance(value, numbers.Integral):
-        return (int(value), int(value))
-    pair = tuple(value)
-    if len(pair) != 2:
-        raise _at_user_line(ValueError(f"conv2d: {what} must be an int or a pair, not {value!r}"))
-    return pair
-
-
-def _kernel(w: Variable, filter_shape, border_mode):
-    """(kh, kw) when the border mode needs them: from filter_shape, else the static shape."""
-    if border_mode not in ("full", "half"):
-        return None
-    if filter_shape is not None and None not in filter_shape[2:]:
-        return tuple(filter_shape[2:])
-    dims = w.type.shape[2:] if w.type.ndim == 4 else ()
-    if len(dims) == 2 and all(isinstance(d, int) for d in dims):
-        return dims
-    raise _at_user_line(
-        ValueError(
-            f"conv2d: border_mode={border_mode!r} needs the filter size, but the filters "
-            f"{w.describe()} have no fixed size; pass filter_shape=(out, in, kh, kw)"
-        )
-    )
+def _check_4d(var: Variable, what, layout):
+    """Before the filters are flipped, whose error would name an op the user never called."""
+    if var.type.ndim != 4:
+        raise _at_user_line(ShapeError(f"conv2d: {what} {var.describe()} must be 4-d ({layout})"))
 
 
 def _padding(border_mode, kernel, dilation):
@@ -143,8 +136,8 @@ def _padding(border_mode, kernel, dilation):
         return "valid"
     if border_mode == "full":
         return tuple(d * (k - 1) for k, d in zip(kernel, dilation))
-    if border_mode == "half":
-        return tuple(d * (k // 2) for k, d in zip(kernel, dilation))
+    if border_mode == "half":  # Theano's dil_kernshp // 2: an even kernel's differs from d*(k//2)
+        return tuple((d * (k - 1) + 1) // 2 for k, d in zip(kernel, dilation))
     if isinstance(border_mode, numbers.Integral) or (
         isinstance(border_mode, tuple) and len(border_mode) == 2
     ):
