@@ -251,6 +251,80 @@ class RandomIntegers(_Random):
             return (low + offset.astype(np.int64)).reshape(shape)
 
 
+#: the largest ``lam`` NumPy's Generator takes (``POISSON_LAM_MAX``: int64's range, less 10
+#: of its standard deviations)
+POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10)
+
+
+class RandomPoisson(_Random):
+    """Poisson(lam): the inverse of its CDF at one 53-bit uniform an element (words 0-1 of
+    the element's block), so a draw uses one block an element whatever lam is; ``lam``
+    broadcasts to the shape (NumPy's Generator rules). No gradient: the counts are
+    integers."""
+
+    functions = ("RandomStream.poisson",)
+    dtype_rule = "``dtype`` (int64 by default)"
+
+    def sample(self, blocks, shape, lam):
+        lam = np.asarray(lam, np.float64)
+        bad = ~(np.isfinite(lam) & (lam >= 0))
+        if bad.any():
+            raise ValueError(f"poisson: lam must be finite and >= 0, got {lam[bad].flat[0]}")
+        if lam.size and lam.max() > POISSON_LAM_MAX:
+            raise ValueError(f"poisson: lam must be at most {POISSON_LAM_MAX:g}, got {lam.max()}")
+        words = blocks.take(_size(shape))
+        u = uniform53(words[0], words[1]).reshape(shape)
+        counts = poisson_quantile(u, np.broadcast_to(lam, shape))
+        if counts.size:
+            check_holds(self.dtype, 0, int(counts.max()), "poisson: a count drawn", ValueError)
+        return counts
+
+
+#: from this lam on a Poisson count is not stepped by one (float64 spacing nears 1)
+_EXACT_STEPS = 2.0**52
+#: steps from the guess at most: the guess is within a few of the quantile, but where the CDF
+#: rounds to 0 or 1 (u within 1e-15 of them, lam huge) no step would end
+_MOST_STEPS = 100
+
+
+def poisson_quantile(u, lam) -> np.ndarray:
+    """The least k with ``P(X <= k) > u`` for X ~ Poisson(lam), elementwise (int64): a guess
+    from the normal quantile z with its Cornish-Fisher term, ``lam + sqrt(lam) z +
+    (z**2 - 1) / 6`` (off by a few at most), then steps of one, each checked against the
+    CDF, SciPy's ``pdtr``, until exact. (``pdtrik``, the CDF inverted, is 10 to 1000 times
+    slower than the few ``pdtr`` it saves.)"""
+    special = _scipy_special()
+    u, lam = np.broadcast_arrays(np.asarray(u, np.float64), np.asarray(lam, np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = special.ndtri(u)
+        guess = np.floor(lam + np.sqrt(lam) * z + (z * z - 1) / 6)
+    k = np.where(np.isfinite(guess) & (lam > 0), np.maximum(guess, 0), 0.0)
+    # u = 0: k = 0 (P(X <= 0) > 0, though it underflows for a large lam). From lam = 2**52 on
+    # float64 cannot step by one: the guess stands (off by O(1 / sqrt(lam)) standard deviations)
+    stepped = (lam > 0) & (lam < _EXACT_STEPS)
+    up = stepped & (u > 0) & (special.pdtr(k, lam) <= u)
+    for _ in range(_MOST_STEPS):  # below u: the quantile is further up
+        if not up.any():
+            break
+        k[up] += 1
+        up[up] = special.pdtr(k[up], lam[up]) <= u[up]
+    down = stepped & (k > 0) & (special.pdtr(k - 1, lam) > u)
+    for _ in range(_MOST_STEPS):  # k - 1 is already above u
+        if not down.any():
+            break
+        k[down] -= 1
+        down[down] = (k[down] > 0) & (special.pdtr(k[down] - 1, lam[down]) > u[down])
+    return k.astype(np.int64)
+
+
+@functools.cache
+def _scipy_special():
+    """``scipy.special``, imported on first use (it takes about 100 ms)."""
+    import scipy.special
+
+    return scipy.special
+
+
 class RandomChoice(_Random):
     """Elements of a 1-d ``a``: with replacement (uniform, or by probabilities ``p`` through
     the inverse CDF), or without (the first of a Philox-keyed permutation)."""
@@ -563,6 +637,21 @@ class RandomStream:
         op = RandomIntegers(dims, dtype)
         return self._by_reference(op, shape, *bounds.values(), blocks=op_blocks)
 
+    def poisson(self, size=None, lam=1.0, dtype="int64"):
+        """Counts of mean ``lam`` (finite, >= 0), of lam's broadcast shape when size is None;
+        ``dtype`` an integer dtype. One block an element whatever lam: the inverse CDF (the
+        NumPy reference, which checks lam and that the counts fit ``dtype`` when it runs)."""
+        _check_integer_dtype(dtype, "poisson")
+        (lam_var,) = _floats("poisson", lam=lam)
+        if isinstance(lam_var, Constant):
+            _in_domain(lam_var, "poisson: lam", "finite non-negative")
+        if lam_var.type.ndim == 0:
+            dims, shape = _size_operand(size)
+        else:  # lam per element: NumPy's broadcasting (draw_shape)
+            positions = _broadcast_size("poisson", size, lam=lam_var)
+            dims, shape = positions.type.shape, positions.shape
+        return self._by_reference(RandomPoisson(dims, dtype), shape, lam_var)
+
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
         dims, shape = _size_operand(size)
@@ -732,10 +821,10 @@ def _check_holds_now(dtype, least, most, what: str) -> None:
         raise _at_user_line(exc) from None
 
 
-def _check_integer_dtype(dtype) -> None:
+def _check_integer_dtype(dtype, draw: str = "integers") -> None:
     if as_dtype(dtype).kind not in "iub":
         raise _at_user_line(
-            DTypeError(f"integers: dtype must be an integer (or bool) dtype, not {dtype!r}")
+            DTypeError(f"{draw}: dtype must be an integer (or bool) dtype, not {dtype!r}")
         )
 
 

@@ -71,6 +71,47 @@ def test_mean_of_float32_stays_float32():
         np.testing.assert_allclose(theano.function([x], expr)(a), a.mean(axis=0), rtol=1e-6)
 
 
+#: Theano's default accumulator of a sum (``CAReduceDtype._acc_dtype``), by input dtype
+THEANO_ACC = {"int8": "int64", "uint8": "uint64", "int32": "int64", "float16": "float32"}
+#: values that show a wrapping int8 sum (300 -> 44) and a truncated float sum (13.5 -> 13)
+MEAN_INPUTS = {
+    "int8": A,
+    "uint8": A.astype("uint8"),
+    "int32": A.astype("int32"),
+    "float16": (A / 4).astype("float16"),
+    "float32": (A / 4).astype("float32"),
+    "float64": A / 4,
+}
+
+
+def _theano_mean(a, axis, dtype):
+    """Theano 1.0's ``mean(a, axis, dtype)``: ``sum`` in ``dtype`` (the accumulator the
+    input's), then true-divided by the count cast to float32 (a float16/float32/complex64 sum)
+    or float64; a float16 ``dtype`` cast back to it."""
+    acc = THEANO_ACC.get(a.dtype.name, a.dtype.name)
+    total = np.add.reduce(a, axis=axis, dtype=acc).astype(dtype)
+    count = np.asarray(a.shape[axis], "float32" if dtype in ("float16", "float32") else "float64")
+    out = total / count
+    return out.astype("float16") if dtype == "float16" else out
+
+
+@pytest.mark.parametrize("given", sorted(MEAN_INPUTS))
+@pytest.mark.parametrize(
+    "dtype", ["int8", "uint16", "int32", "int64", "float16", "float32", "float64"]
+)
+def test_mean_with_dtype_is_the_sum_in_dtype_over_the_count(given, dtype):
+    """An integer ``dtype`` gives a float64 mean of the sum in that dtype (Theano divided
+    it by the count as float64), never an integer mean."""
+    a = MEAN_INPUTS[given]
+    x = T.tensor(given, (False, False), name="x")
+    want = _theano_mean(a, 1, dtype)
+    for expr in _spellings("mean", x, axis=1, dtype=dtype):
+        assert expr.type.dtype == want.dtype, (given, dtype)
+        got = theano.function([x], expr)(a)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype != "float16" else 1e-3)
+
+
 @pytest.mark.parametrize(
     "make, acc", [(T.dvector, "float32"), (T.lvector, "int32"), (T.bvector, "uint8")]
 )

@@ -75,7 +75,8 @@ def numeric_grad(x, proj, *pool_args, eps=1e-6):
 @pytest.mark.parametrize("ws, st", GEOMETRIES)
 def test_pool_2d_of_unknown_size_matches_theanos_perform(ws, st, ignore_border, rng):
     """One graph per mode over every image size 1..5 x 1..5 given at run time: the window
-    count and values are Theano's, and so is the gradient (Theano's perform is piecewise
+    count and values are Theano's (an empty output where ``ignore_border`` leaves no
+    window), and so is the gradient (Theano's perform is piecewise
     linear: central differences of it are its gradient)."""
     x = T.tensor4("x")
     for mode, pad in itertools.product(MODES, pads(ws, ignore_border)):
@@ -84,8 +85,6 @@ def test_pool_2d_of_unknown_size_matches_theanos_perform(ws, st, ignore_border, 
         f = theano.function([x, proj], [out, T.grad(T.sum(out * proj), x)], mode="FAST_COMPILE")
         for rows, cols in itertools.product(SIZES, SIZES):
             shape = theano_out_shape(rows, cols, ws, st, ignore_border, pad)
-            if ignore_border and 0 in shape:
-                continue  # Theano's empty output: of images of known size only (below)
             a = rng.normal(size=(2, 1, rows, cols))
             p = rng.normal(size=(2, 1) + shape)
             got, grad = f(a, p)
@@ -127,6 +126,25 @@ def test_window_larger_than_the_image_is_one_clipped_window_on_every_backend():
     for mode in ("FAST_RUN", "FAST_COMPILE"):
         got = theano.function([x], pool.pool_2d(x, (3, 3), False, (1, 1)), mode=mode)(a)
         assert got.shape == (1, 1, 1, 1) and got[0, 0, 0, 0] == 3.0
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_image_smaller_than_the_window_at_run_time_gives_theanos_empty_output(mode):
+    """ignore_border=True: ``max(0, (size + 2 pad - ws) // stride + 1)`` windows (Theano 1.0's
+    ``Pool.out_shape``), zero where the image is smaller than the window, as where its size
+    is fixed in the graph; an image that fits still pools, in the same function."""
+    x = T.tensor4("x")
+    for kwargs in ({}, {"stride": (1, 2)}, {"stride": (2, 1), "pad": (1, 0)}):
+        out = pool.pool_2d(x, (3, 3), ignore_border=True, **kwargs)
+        f = theano.function([x], [out, T.grad(T.sum(out), x)], mode=mode)
+        for rows, cols in [(2, 2), (4, 2), (2, 5), (3, 3), (5, 4)]:
+            a = np.arange(2.0 * rows * cols).reshape(1, 2, rows, cols)
+            pad = kwargs.get("pad", (0, 0))
+            want = theano_pool(a, (3, 3), kwargs.get("stride", (3, 3)), True, pad, "max")
+            got, grad = f(a)
+            assert got.shape == want.shape, (kwargs, rows, cols)
+            np.testing.assert_array_equal(got, want)
+            assert grad.shape == a.shape and (want.size or not grad.any())
 
 
 def test_padding_as_large_as_the_window_is_refused():

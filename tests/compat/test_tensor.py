@@ -223,6 +223,38 @@ def test_relu_is_theanos_formula_gradient_half_at_zero(dtype, alpha):
     np.testing.assert_array_equal(sn.grad(sn.sum(sn.relu(x)), x).eval({x: z})[2], 0)  # core's
 
 
+#: Theano 1.0's dtype of relu of an integer (or bool) tensor, floatX float64 and float32:
+#: its 0.5 (and an alpha of 0.25) are float32 constants, 0.1 a float64 one under float64
+RELU_DTYPES = {
+    "int8": ("float32", "float32"),
+    "uint8": ("float32", "float32"),
+    "int16": ("float32", "float32"),
+    "int32": ("float64", "float32"),
+    "uint32": ("float64", "float32"),
+    "int64": ("float64", "float32"),
+    "bool": ("float32", "float32"),
+}
+
+
+@pytest.mark.parametrize("given", sorted(RELU_DTYPES))
+@pytest.mark.parametrize("alpha", [0, 0.25, 0.1])
+def test_relu_of_integers_has_theanos_dtype(given, alpha):
+    """Theano's upcast of the int dtype with its float constants, not NumPy's float64."""
+    z = np.array([5, 0, 2, 1, 0]).astype(given)
+    x = T.tensor(given, (False,), name="x")
+    for floatX, want in zip(("float64", "float32"), RELU_DTYPES[given]):
+        with theano.change_flags(floatX=floatX):
+            if alpha == 0.1 and floatX == "float64":
+                want = "float64"  # 0.1 is not a float32: Theano's constant is float64
+            y = T.nnet.relu(x, alpha)
+            got = run([x], y, z)
+        assert y.type.dtype == got.dtype == want, (floatX, alpha)
+        value = _theano_relu(z.astype("float64"), alpha)[0]
+        if alpha == 0:  # x + abs(x) in x's dtype, as Theano: True + True is True, 0.5 * it
+            value = 0.5 * (z + np.abs(z)).astype("float64")
+        np.testing.assert_allclose(got, value.astype(want), rtol=1e-7)
+
+
 def _true_convolution(x, w, pad):
     """The reference: a true convolution (flipped kernel), x (n, c, h, w), w (o, c, kh, kw)."""
     x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))

@@ -123,8 +123,12 @@ def test_random_streams_multinomial_default_and_poisson_and_crossentropy_with_bi
     R = RandomStreams(2)
     counts = theano.function([], R.multinomial(size=(4,), n=3))()
     assert counts.shape == (4, 2) and (counts.sum(1) == 3).all()
-    with pytest.raises(NotImplementedError, match="binomial"):
-        R.poisson(size=(2,), lam=3.0)
+    k = R.poisson(size=T.lvector("s"), lam=3.0, ndim=2)
+    assert k.type.ndim == 2 and k.dtype == "int64"
+    draws = theano.function([], R.poisson(size=(2, 10**4), lam=3.0, dtype="int32"))()
+    assert draws.shape == (2, 10**4) and draws.dtype == "int32"
+    assert abs(draws.mean() - 3.0) < 5 * np.sqrt(3.0 / draws.size)
+    assert theano.function([], R.poisson(lam=np.array([0.0, 0.0])))().tolist() == [0, 0]
     b, y = T.vector("b"), T.ivector("y")
     X, B, Y = rng.random((2, 3)), rng.random(3), np.array([0, 2], "int32")
     nll, sm = theano.function([x, b, y], T.nnet.crossentropy_softmax_1hot_with_bias(x, b, y))(

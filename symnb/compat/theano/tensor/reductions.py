@@ -80,15 +80,18 @@ def prod(
 
 
 def mean(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variable:
-    """``T.mean``: float64 for integer input unless ``dtype`` says otherwise (Theano's rule,
-    which is also NumPy's). With ``acc_dtype``, Theano's own steps: the ``sum`` in it, then
-    divided by each reduced dim in float32 (a float16/float32 sum) or float64."""
+    """``T.mean``: float64 for integer input (Theano's rule, which is also NumPy's). With
+    ``dtype`` or ``acc_dtype``, Theano's own steps: the ``sum`` in ``dtype`` (accumulated in
+    ``acc_dtype``), then true-divided by each reduced dim cast to float32 (a float16, float32
+    or complex64 sum) or float64, so an integer ``dtype`` still gives a float64 mean."""
     x = as_variable(input)
-    if acc_dtype is None:
-        return _dtyped(sn.mean, x, dtype, axis=_axis(axis), keepdims=keepdims)
+    dtype = None if dtype is None else np.dtype(resolve_dtype(dtype)).name
+    if acc_dtype is None and dtype is None:
+        return sn.mean(x, axis=_axis(axis), keepdims=keepdims)
     half = x.type.dtype.name == "float16"
     total = sum(x, axis, dtype or ("float32" if half else None), keepdims, acc_dtype)
-    count_dtype = "float32" if total.type.dtype.name in ("float16", "float32") else "float64"
+    small = total.type.dtype.name in ("float16", "float32", "complex64")
+    count_dtype = "float32" if small else "float64"
     for i in normalize_axis(_axis(axis), x.type.ndim, "T.mean", x):
         total = sn.true_div(total, _cast(sn.shape(x)[i], count_dtype))
     if total.type.dtype.kind in "biu":  # no axis reduced: Theano still gave a float

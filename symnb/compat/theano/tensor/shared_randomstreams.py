@@ -95,8 +95,8 @@ def _with_rng(method):
 
 class RandomStreams(RandomStream):
     """``RandomStreams(seed)``: ``uniform``, ``normal``, ``binomial``, ``random_integers``,
-    ``permutation``, ``choice``, ``multinomial``; every function using a draw advances it.
-    Each draw's ``rng`` and ``state_updates`` give its state (docs/theano.md)."""
+    ``permutation``, ``choice``, ``multinomial``, ``poisson``; every function using a draw
+    advances it. Each draw's ``rng`` and ``state_updates`` give its state (docs/theano.md)."""
 
     default_seed = 0
 
@@ -146,15 +146,10 @@ class RandomStreams(RandomStream):
         pvals = list(pvals) if isinstance(pvals, tuple) else pvals
         return super().multinomial(_size(size, ndim), n, pvals, dtype=dtype)
 
-    def poisson(self, size=(), lam=1.0, ndim=None, dtype="int64"):
-        """Theano's ``poisson``: symnb has no Poisson sampler (an error says what to use)."""
-        raise _at_user_line(
-            NotImplementedError(
-                "RandomStreams.poisson: symnb has no Poisson sampler; binomial(size, n=N, "
-                "p=lam / N) with a large N approaches it, or draw with NumPy "
-                "(np.random.poisson) and pass the values as an input"
-            )
-        )
+    @_with_rng
+    def poisson(self, size=None, lam=1.0, ndim=None, dtype="int64"):
+        """Counts of mean ``lam`` (``RandomStream.poisson``; Theano's signature)."""
+        return super().poisson(_size(size, ndim), lam, dtype=dtype)
 
     @_with_rng
     def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):

@@ -11,6 +11,8 @@ import numpy as np
 from symnb.compat.theano.tensor.basic import _as_float, sigmoid
 from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
+from symnb.compat.theano.upcasting import upcast
+from symnb.config import config
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.ops import elemwise, math, nnet
 from symnb.ops.layout import dimshuffle
@@ -48,17 +50,42 @@ def relu(x, alpha=0) -> Variable:
 
     ``alpha`` may be a number, an array or a symbolic tensor (Lasagne's PReLU passes
     ``alpha.dimshuffle('x', 0)``); it broadcasts against ``x``. A number makes f1 and f2 in
-    x's float dtype, as Theano's constant of it was (floatX float32: float32).
+    x's float dtype, as Theano's constant of it was (floatX float32: float32). An integer
+    (or boolean) ``x`` gives Theano's dtype, its constants' (0.5 is float32: ``_autocast``)
+    upcast with x's: int8 and int16 float32, int32 and int64 float64 (float32 with floatX
+    float32), where NumPy's rule made them all float64.
     """
     x = as_variable(x)
     if not isinstance(alpha, Variable) and np.ndim(alpha) == 0 and alpha == 0:
-        return 0.5 * (x + elemwise.abs(x))
-    if isinstance(alpha, (int, float)) and x.type.dtype.kind == "f":
-        a = x.type.dtype.type(alpha)
-        f1, f2 = a.dtype.type(0.5) * (1 + a), a.dtype.type(0.5) * (1 - a)
-        return Constant(f1) * x + Constant(f2) * elemwise.abs(x)
+        return 0.5 * _in(x + elemwise.abs(x), _float(x, 0.5))
+    if isinstance(alpha, (int, float)):
+        dtype = _float(x, 0.5, float(alpha))
+        a = dtype.type(alpha)
+        f1, f2 = dtype.type(0.5) * (1 + a), dtype.type(0.5) * (1 - a)
+        return Constant(f1) * _in(x, dtype) + Constant(f2) * _in(elemwise.abs(x), dtype)
     f1, f2 = 0.5 * (1 + alpha), 0.5 * (1 - alpha)
     return f1 * x + f2 * elemwise.abs(x)
+
+
+def _float(x: Variable, *constants: float) -> np.dtype:
+    """The dtype of Theano's formula on x: a float x's own, else Theano's upcast of x's dtype
+    with its float constants'."""
+    if x.type.dtype.kind == "f":
+        return x.type.dtype
+    return np.dtype(upcast(*(_autocast(c) for c in constants), x.type.dtype))
+
+
+def _autocast(value: float) -> str:
+    """The dtype Theano gave a Python float (``autocast_float``): floatX where that is not
+    float64, else float32 where it holds the value exactly, else float64."""
+    if config.floatX != "float64":
+        return config.floatX
+    return "float32" if float(np.float32(value)) == value else "float64"
+
+
+def _in(x: Variable, dtype) -> Variable:
+    """x converted to ``dtype`` where it has another."""
+    return x if x.type.dtype == np.dtype(dtype) else elemwise.cast(x, dtype)
 
 
 def hard_sigmoid(x) -> Variable:

@@ -9,8 +9,9 @@ pooled 2x2 gives 3x3), and the average modes count padding (``average_inc_pad``)
   on a real element (for ``max`` padding never wins); where that gives more windows than
   Theano's count (overlapping windows over an image barely larger, or smaller, than one),
   the extra ones are sliced off, so the count is Theano's for any size, known or not;
-- with ``ignore_border=True`` an image of known size smaller than the window gives
-  Theano's empty output (padding it at the end would cost every pool of unknown size);
+- with ``ignore_border=True`` an image smaller than the window (padding included) gives
+  Theano's empty output: of a known size, an empty slice; of a size known only at run
+  time, a lazy ``ifelse`` on the sizes (``_fits``);
 - ``sum`` is the average times the window size; ``average_exc_pad`` (and
   ``average_inc_pad`` over partial windows) divides the sum by the number of real elements
   in each window, which is the same pool run on ones.
@@ -20,13 +21,15 @@ from __future__ import annotations
 
 import numbers
 
+from symnb.control.ifelse import ifelse
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.grad import Lop
 from symnb.ops.conv import avg_pool2d, max_pool2d
-from symnb.ops.creation import ones_like
-from symnb.ops.elemwise import maximum
+from symnb.ops.creation import ones_like, zeros
+from symnb.ops.elemwise import bitwise_and, maximum
+from symnb.ops.join import stack
 from symnb.ops.layout import dimshuffle
 from symnb.ops.markers import zero_grad
 
@@ -64,10 +67,20 @@ def pool_2d(
         raise _at_user_line(ValueError(f"pool_2d: pad {pad} must be smaller than ws {ws}"))
     x = as_variable(input)
     lead, x4 = _as_nchw(x)
+    image, fits = x4, None if keep_partial else _fits(x4, ws, pad)
+    if fits is not None:  # the pools and their gradients run on an image of the window
+        whole = [_size(x4, i) if _known(x4, i) else maximum(_size(x4, i), ws[i]) for i in (0, 1)]
+        x4 = ifelse(fits, x4, zeros(_shape(x4, whole), x4.type.dtype))
     axes = [_Axis(ws[i], stride[i], pad[i], keep_partial, x4, 2 + i) for i in range(2)]
     out = _pool(x4, ws, stride, pad, tuple(ax.end for ax in axes), mode, keep_partial)
     if any(ax.count is not None for ax in axes):
         out = out[(slice(None), slice(None), *(slice(None, ax.count) for ax in axes))]
+    if fits is not None:  # Theano's max(0, (size + 2 pad - ws) // stride + 1) windows
+        counts = [
+            maximum((_size(image, i) + 2 * p - w) // s + 1, 0)
+            for i, (w, s, p) in enumerate(zip(ws, stride, pad))
+        ]
+        out = ifelse(fits, out, zeros(_shape(image, counts), out.type.dtype))
     return out[(0,) * lead] if lead else out
 
 
@@ -90,6 +103,33 @@ class _Axis:
         else:
             self.end = w - 1  # every window starts on a real element; keep Theano's count
             self.count = maximum((x.shape[axis] - 1 - w) // s + 1, 0) + 1
+
+
+def _fits(x, ws, pad):
+    """With ``ignore_border=True``, whether an image whose size is known only at run time is
+    at least the window (padding included); None when its size is known (a smaller one is
+    an empty slice). Where it is not, Theano gives an empty output, which symnb's pools
+    refuse: a lazy ``ifelse`` pools zeros of the window's size instead (one scalar test a
+    call; padding every pool of unknown size at its end would cost a copy)."""
+    unknown = [i for i in (0, 1) if not _known(x, i)]
+    if not unknown:
+        return None
+    tests = [_size(x, i) + 2 * pad[i] >= ws[i] for i in unknown]
+    return tests[0] if len(tests) == 1 else bitwise_and(*tests)
+
+
+def _known(x, i) -> bool:
+    return isinstance(x.type.shape[2 + i], int)
+
+
+def _size(x, i):
+    """The length of pooled axis i (0: rows, 1: columns)."""
+    return x.shape[2 + i]
+
+
+def _shape(x, sizes):
+    """The shape vector of x's first two dims followed by the pooled axes' ``sizes``."""
+    return stack([x.shape[0], x.shape[1], *sizes])
 
 
 def _pool(x, ws, stride, pad, ends, mode, keep_partial):
