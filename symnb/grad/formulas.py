@@ -35,4 +35,8 @@ def with_stable_ops(cost: Variable, targets: list[Variable]) -> Variable:
             new = node.clone_with([memo.get(id(v), v) for v in node.inputs])
             for old, var in zip(node.outputs, new.outputs, strict=True):
                 memo[id(old)] = var
+            # an op made of a formula below may complete one: log(1 / (1 + exp(-z)))
+            found = None if id(node) in kept else stable_formula(new.outputs[0])
+            if found is not None:
+                memo[id(out)] = found.build(found.x)
     return memo.get(id(cost), cost)

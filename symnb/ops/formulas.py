@@ -2,10 +2,14 @@
 
 ``log(1 + exp(x))`` is softplus, ``exp(u) / sum(exp(u), axis, keepdims=True)`` is softmax and
 ``log(sum(exp(x)))`` is logsumexp; written out, each overflows where the op does not (exp of
-89 is inf in float32), and so does its gradient. A recogniser returns a ``Formula``: the
-variable the op reads, a function that builds the op, and the formula's own variables (its
-result included). The gradient (symnb/grad/formulas.py) differentiates the op instead of the
-formula, and the stabilize rules (symnb/opt/rules/handwritten.py) compute it as the op.
+89 is inf in float32), and so does its gradient. ``log(sigmoid(x))`` is ``-softplus(-x)`` and
+``log(softmax(x)[i])`` is ``log_softmax(x)[i]``: their gradients divide by a probability that
+underflows to 0; the stabilize rules remove that division from a first gradient only.
+
+A recogniser returns a ``Formula``: the variable the op reads, a function that builds the op,
+and the formula's own variables (its result included). The gradient (symnb/grad/formulas.py)
+differentiates the op instead of the formula, and the stabilize rules
+(symnb/opt/rules/handwritten.py) compute it as the op.
 """
 
 from __future__ import annotations
@@ -16,12 +20,27 @@ from typing import NamedTuple
 from symnb.core.variable import Variable
 from symnb.errors import DTypeError
 from symnb.ops.broadcast import Sum
-from symnb.ops.elemwise import Add, Exp, Log, TrueDiv, _all_ones, logistic_formula, sigmoid
-from symnb.ops.index import Subtensor
+from symnb.ops.elemwise import (
+    Add,
+    Exp,
+    Log,
+    Neg,
+    Sigmoid,
+    Sub,
+    TrueDiv,
+    _all_ones,
+    logistic_formula,
+    neg,
+    sigmoid,
+)
+from symnb.ops.index import AdvancedSubtensor, Subtensor, TakeAlongAxis
 from symnb.ops.math import Log1p, softplus
-from symnb.ops.nnet import Softmax
+from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp
 from symnb.ops.shape import DimShuffle, Reshape
+
+#: ops that only pick or move elements, so log(select(p)) == select(log(p))
+SELECTIONS = (DimShuffle, TakeAlongAxis, Subtensor, AdvancedSubtensor)
 
 
 class Formula(NamedTuple):
@@ -112,8 +131,71 @@ def logsumexp_formula(var: Variable) -> Formula | None:
     return _checked(var, Formula(e.inputs[0], op, (var, node.inputs[0], total.inputs[0])))
 
 
+def log_sigmoid_formula(var: Variable) -> Formula | None:
+    """``log(sigmoid(x))`` is ``-softplus(-x)``; ``log(1 - sigmoid(x))`` and
+    ``log1p(-sigmoid(x))`` are ``-softplus(x)`` (a binary cross-entropy's two halves)."""
+    node = _node(var, (Log, Log1p))
+    if node is None:
+        return None
+    inner = node.inputs[0]
+    s = _node(inner, Sigmoid)
+    if s is not None and isinstance(node.op, Log):
+        return _checked(var, Formula(s.inputs[0], _minus_softplus_of_minus, (var, inner)))
+    if isinstance(node.op, Log):
+        minus = _node(inner, Sub)
+        if minus is None or not _all_ones(minus.inputs[0]):
+            return None
+        picked = minus.inputs[1]
+    else:
+        minus = _node(inner, Neg)
+        picked = None if minus is None else minus.inputs[0]
+    s = None if picked is None else _node(picked, Sigmoid)
+    if s is None:
+        return None
+    return _checked(var, Formula(s.inputs[0], _minus_softplus, (var, inner, picked)))
+
+
+def _minus_softplus_of_minus(x: Variable) -> Variable:
+    return neg(softplus(neg(x)))
+
+
+def _minus_softplus(x: Variable) -> Variable:
+    return neg(softplus(x))
+
+
+def log_softmax_formula(var: Variable) -> Formula | None:
+    """``log(select(softmax(x)))`` is ``select(log_softmax(x))`` for ops that only pick or
+    move elements (SELECTIONS): a cross-entropy of a softmax, however it picks the labels."""
+    node = _node(var, Log)
+    if node is None:
+        return None
+    chain, p = [], node.inputs[0]
+    while p.owner is not None and isinstance(p.owner.op, SELECTIONS):
+        chain.append(p.owner)
+        p = p.owner.inputs[0]
+    soft = _node(p, Softmax)
+    if soft is None:
+        return None
+
+    def build(x: Variable) -> Variable:
+        new = LogSoftmax(soft.op.axis)(x)
+        for step in reversed(chain):
+            new = step.op(new, *step.inputs[1:])
+        return new
+
+    parts = (var, p, *(step.outputs[0] for step in chain))
+    return _checked(var, Formula(soft.inputs[0], build, parts))
+
+
 #: every recogniser, tried in this order
-RECOGNISERS = (logistic, softplus_formula, softmax_formula, logsumexp_formula)
+RECOGNISERS = (
+    logistic,
+    softplus_formula,
+    softmax_formula,
+    logsumexp_formula,
+    log_sigmoid_formula,
+    log_softmax_formula,
+)
 
 
 def stable_formula(var: Variable) -> Formula | None:

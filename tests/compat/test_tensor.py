@@ -255,6 +255,25 @@ def test_relu_of_integers_has_theanos_dtype(given, alpha):
         np.testing.assert_allclose(got, value.astype(want), rtol=1e-7)
 
 
+@pytest.mark.parametrize("dtype, big", [("float32", 100.0), ("float64", 800.0)])
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_elu_selu_gradients_finite_where_exp_would_overflow(dtype, big, backend):
+    """Past exp's range (x > 88 in float32, 709 in float64) the untaken exp branch made the
+    gradient ``inf * 0 = NaN``; elu's is 1 there, selu's its scale (as torch's)."""
+    z = np.array([-5.0, -1.0, 0.0, 1.0, big], dtype)
+    x = T.vector("x", dtype=dtype)
+    alpha, scale = 1.6732632423543772, 1.0507009873554805
+    for fn, a, s in ((T.nnet.elu, 1.0, 1.0), (T.nnet.selu, alpha, scale)):
+        y = fn(x)
+        got, grad = sn.function([x], [y, T.grad(T.sum(y), x)], backend=backend)(z)
+        zd = z.astype("float64")
+        want = s * np.where(zd > 0, zd, a * np.expm1(np.minimum(zd, 0)))
+        want_grad = s * np.where(zd > 0, 1.0, a * np.exp(np.minimum(zd, 0)))
+        assert got.dtype == grad.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        np.testing.assert_allclose(grad, want_grad, rtol=1e-6)
+
+
 def _true_convolution(x, w, pad):
     """The reference: a true convolution (flipped kernel), x (n, c, h, w), w (o, c, kh, kw)."""
     x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))

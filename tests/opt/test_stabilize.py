@@ -97,10 +97,11 @@ def test_crossentropy_gradient_with_logits_of_1000(labels):
         y, target = sn.matrix("y"), np.eye(3)[y_int]
     loss = sn.mean(sn.crossentropy(sn.softmax(x, axis=1), y))
     naive, good, counts = _both([x, y], sn.grad(loss, x), [logits, target])
-    assert counts["softmax_grad_without_division"] == 1
-    assert np.isnan(naive[0]).all()
+    # sn.grad differentiates log_softmax (symnb/grad/formulas.py): finite before any rewrite
+    assert "softmax_grad_without_division" not in counts
     want = (special.softmax(logits, axis=1) - np.eye(3)[y_int]) / 2
     np.testing.assert_allclose(good, want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(naive, want, rtol=1e-12, atol=1e-15)
 
 
 def test_softmax_gradient_near_misses():
@@ -134,12 +135,13 @@ def test_binary_crossentropy_of_a_saturated_sigmoid_has_finite_loss_and_gradient
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5, atol=1e-7)
     counts = f.rewrites.counts()
     assert counts["log_one_minus_sigmoid"] == 1 and counts["log_sigmoid"] == 1
-    assert counts["sigmoid_grad_without_division"] == 1
     with np.errstate(all="ignore"):
         naive_loss, naive_grad = sn.function([z, t], outputs, optimize="none")(
             Z_SATURATED, T_BINARY
         )
-    assert not np.isfinite(naive_loss) and np.isnan(naive_grad).any()  # what the rules fix
+    assert not np.isfinite(naive_loss)  # what the rules fix
+    # sn.grad differentiates -softplus (symnb/grad/formulas.py): finite before any rewrite
+    np.testing.assert_allclose(naive_grad, want_grad, rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize(
@@ -154,8 +156,8 @@ def test_log_of_one_minus_sigmoid_is_minus_softplus(build, rule):
     values = np.array([-100.0, -3.0, 0.0, 2.5, 20.0, 100.0], "float32")
     loss = build(x).sum()
     naive, (value, grad), counts = _both([x], [build(x), sn.grad(loss, x)], [values])
-    assert counts[rule] == 1 and counts["sigmoid_grad_without_division"] == 1
-    assert np.isneginf(naive[0][-1]) and np.isnan(naive[1][-1])
+    assert counts[rule] == 1
+    assert np.isneginf(naive[0][-1]) and np.isfinite(naive[1]).all()  # sn.grad's is stable
     want = special.log_expit(-values.astype("float64"))
     np.testing.assert_allclose(value, want, rtol=1e-6, atol=1e-40)  # float32 denormals
     want = -special.expit(values.astype("float64"))
@@ -166,8 +168,10 @@ def test_the_gradient_of_log_sigmoid_is_finite_where_sigmoid_underflows():
     x = sn.vector("x")
     values = np.array([-1000.0, -2.0, 3.0])
     naive, good, counts = _both([x], sn.grad(sn.log(sn.sigmoid(x)).sum(), x), [values])
-    assert counts["sigmoid_grad_without_division"] == 1 and np.isnan(naive[0])
+    # sn.grad differentiates -softplus(-x) (symnb/grad/formulas.py): finite without rewrites
+    assert "sigmoid_grad_without_division" not in counts
     np.testing.assert_allclose(good, special.expit(-values), rtol=1e-12)
+    np.testing.assert_allclose(naive, special.expit(-values), rtol=1e-12)
 
 
 def test_sigmoid_rules_keep_values_on_ordinary_inputs(rng):

@@ -25,7 +25,8 @@ from symnb.ops.elemwise import (
     logistic_formula,
     neg,
 )
-from symnb.ops.index import AdvancedSubtensor, IncAlongAxis, Subtensor, TakeAlongAxis
+from symnb.ops.formulas import SELECTIONS
+from symnb.ops.index import IncAlongAxis, TakeAlongAxis
 from symnb.ops.math import Log1p, expm1, log1p, softplus
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp, Sum
@@ -33,9 +34,6 @@ from symnb.ops.shape import DimShuffle, Shape
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with
-
-#: ops that only pick or move elements, so log(select(p)) == select(log(p))
-SELECTIONS = (DimShuffle, TakeAlongAxis, Subtensor, AdvancedSubtensor)
 
 
 def _float_fit(m, new):

@@ -95,9 +95,14 @@ def hard_sigmoid(x) -> Variable:
 
 
 def elu(x, alpha=1) -> Variable:
-    """``x`` for x > 0, ``alpha (exp(x) - 1)`` otherwise."""
+    """``x`` for x > 0, ``alpha (exp(x) - 1)`` otherwise.
+
+    The exp branch sees only the non-positive x: at a large x its ``expm1`` would overflow,
+    and the untaken branch's gradient ``inf * 0`` would make the gradient NaN.
+    """
     x = _as_float(x)
-    return elemwise.where(x > 0, x, alpha * math.expm1(x))
+    positive = x > 0
+    return elemwise.where(positive, x, alpha * math.expm1(elemwise.where(positive, 0, x)))
 
 
 def softsign(x) -> Variable:
