@@ -208,6 +208,16 @@ def test_erfcx_gradient_is_2x_erfcx_minus_2_over_sqrt_pi():
     sn.check_grad(sn.erfcx, [np.array([-2.0, 0.3, 4.5, 5.5, 12.0])])
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_expm1_gradient_is_exp_to_the_last_digits_far_below_zero(dtype, backend):
+    """expm1's gradient is exp(x); ``expm1(x) + 1`` cancels for x well below 0."""
+    x = sn.tensor("x", shape=(None,), dtype=dtype)
+    a = np.array([-80.0, -30.0, -17.0, -3.0, -1e-8, 0.0, 2.5, 40.0], dtype)
+    got = sn.function([x], sn.grad(sn.sum(sn.expm1(x)), x), backend=backend)(a)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, np.exp(a), rtol=1e-14 if dtype == "float64" else 1e-6)
+
+
 def test_isnan_has_no_gradient():
     x = sn.vector("x")
     assert sn.isnan(x).owner.op.differentiable is False
