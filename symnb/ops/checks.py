@@ -56,15 +56,18 @@ def _negative_or_not_finite(x):
 
 
 class InDomain(Op):
-    """x unchanged where each value lies in the domain of a random draw's parameter, as
-    NumPy's Generator requires; else a ValueError naming the draw, the parameter and the
-    first value outside (the parameters known when the draw is built are checked then)."""
+    """x unchanged where each value lies in a domain known only when the function runs (a
+    random draw's parameter, as NumPy's Generator requires; a count of copies); else a
+    ValueError naming the op, the parameter and the first value outside (values known when
+    the graph is built are checked then)."""
 
     dtype_rule = "x's dtype"
     __props__ = ("what", "domain")
+    _DRAW = ", as NumPy's Generator requires"
     DOMAINS = {  # name -> (the values refused, what the message says they must be)
-        "non-negative": (_negative, "must be >= 0"),  # NaN passes, as in NumPy
-        "finite non-negative": (_negative_or_not_finite, "must be finite and >= 0"),
+        "non-negative": (_negative, "must be >= 0" + _DRAW),  # NaN passes, as in NumPy
+        "finite non-negative": (_negative_or_not_finite, "must be finite and >= 0" + _DRAW),
+        "count": (_negative, "must be >= 0"),  # repeat's and tile's counts
     }
 
     def __init__(self, what: str, domain: str):
@@ -78,7 +81,7 @@ class InDomain(Op):
         bad = np.asarray(refused(np.asarray(x)))
         if bad.any():
             first = np.asarray(x).reshape(-1)[int(np.argmax(bad.reshape(-1)))]
-            raise ValueError(f"{self.what} {must}, as NumPy's Generator requires; got {first}")
+            raise ValueError(f"{self.what} {must}; got {first}")
         return x
 
     def grad(self, inputs, outputs, output_grads):

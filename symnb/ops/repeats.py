@@ -18,6 +18,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import normalize_axis
+from symnb.ops.checks import in_domain
 from symnb.ops.creation import arange, broadcast_to
 from symnb.ops.elemwise import cast, maximum, mod
 from symnb.ops.index import getitem, take
@@ -133,10 +134,12 @@ def _stretch(x, counts: dict, before: bool) -> Variable:
             sizes.append(d)
             target.append(d)
             continue
-        c = counts[i]
+        c = checked = counts[i]
+        if isinstance(c, Variable):  # a count known when the function runs: checked then
+            checked = in_domain(c, "repeat: repeats" if not before else "tile: reps", "count")
         new_axes.append(len(sizes) + (0 if before else 1))
-        sizes += [c, d] if before else [d, c]
-        target.append(_times(d, c))
+        sizes += [checked, d] if before else [d, checked]
+        target.append(_times(d, c))  # c itself: its dim (x.shape[0] is "T") names the result's
     return reshape(broadcast_to(expand_dims(x, tuple(new_axes)), sizes), target)
 
 

@@ -8,9 +8,10 @@ import numpy as np
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
+from symnb.errors import ArgumentError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops.layout import flatten
-from symnb.ops.shape import _LikeOp
+from symnb.ops.shape import _LikeOp, _located
 
 # One algorithm for the forward sort and for the permutation its gradient replays, so ties
 # are broken the same way in both.
@@ -90,18 +91,34 @@ class _SortLike(CountedAxes, _LikeOp):
         return [_Unsort(self.axis)(output_grads[0], inputs[1]), None]
 
 
-def _along_axis(cls, x, axis):
+#: NumPy's sort kinds: each gives the same sorted values; symnb's stable order of ties is
+#: one NumPy's unstable kinds may give too
+KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _along_axis(cls, x, axis, kind=None, stable=None):
+    if kind not in KINDS or stable not in (None, True, False):
+        asked = f"kind={kind!r}" if kind not in KINDS else f"stable={stable!r}"
+        raise _located(
+            ArgumentError(
+                f"{cls.op_name()}: {asked}; NumPy's kinds are {', '.join(map(repr, KINDS[1:]))} "
+                "(symnb's sort is always stable: ties keep their order)"
+            )
+        )
     x = as_variable(x)
     if axis is None:
         x, axis = flatten(x), 0
     return cls(one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True))(x)
 
 
-def sort(x, axis=-1) -> Variable:
-    """x sorted along ``axis`` (None: the flattened array), as ``np.sort``."""
-    return _along_axis(Sort, x, axis)
+def sort(x, axis=-1, kind=None, *, stable=None) -> Variable:
+    """x sorted along ``axis`` (None: the flattened array), as ``np.sort``. Always a stable
+    sort, whatever ``kind`` or ``stable`` ask (NumPy's kinds give the same values)."""
+    return _along_axis(Sort, x, axis, kind, stable)
 
 
-def argsort(x, axis=-1) -> Variable:
-    """Indices that sort x along ``axis`` (None: the flattened array), as ``np.argsort``."""
-    return _along_axis(Argsort, x, axis)
+def argsort(x, axis=-1, kind=None, *, stable=None) -> Variable:
+    """Indices that sort x along ``axis`` (None: the flattened array), as ``np.argsort``.
+    Always stable: equal elements keep their order, as with ``kind="stable"`` (an order
+    NumPy's other kinds may give too)."""
+    return _along_axis(Argsort, x, axis, kind, stable)

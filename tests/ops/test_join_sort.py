@@ -154,6 +154,22 @@ def test_join_gradients(rng):
         sn.check_grad(lambda y: sn.split(y, 3, axis=1)[0] + sn.split(y, 3, axis=1)[2], [b])
 
 
+def test_sort_kinds_numpy_accepts_give_the_stable_order(backend):
+    """NumPy's ``kind=``/``stable=`` on a variable: every kind sorts to the same values, and
+    symnb's stable order of ties is one each may give; an unknown kind is refused."""
+    x = sn.vector("x")
+    a = np.array([3.0, 1.0, 3.0, 1.0, 2.0, 1.0])
+    for kind in ("stable", "mergesort", "quicksort", "heapsort", None):
+        got = sn.function([x], [np.argsort(x, kind=kind), np.sort(x, kind=kind)], backend=backend)
+        order, values = got(a)
+        check(order, np.argsort(a, kind="stable"))
+        check(values, np.sort(a))
+    order = sn.function([x], np.argsort(x, stable=True), backend=backend)(a)
+    check(order, np.argsort(a, stable=True))
+    with pytest.raises(sn.ArgumentError, match="argsort: kind='bogus'"):
+        sn.argsort(x, kind="bogus")
+
+
 @pytest.mark.parametrize("axis", [-1, 0, None])
 def test_sort_gradient_follows_the_permutation(axis, rng):
     with reference_backend():

@@ -76,8 +76,12 @@ def test_repeat_with_bad_counts_at_run_time_names_the_problem(backend):
     with pytest.raises(RuntimeFailure, match="repeat: counts must be >= 0, got -1"):
         f(X, np.array([1, -1, 0, 2]))
     g = sn.function([x, n], sn.repeat(x, n, axis=1), backend=backend)
-    with pytest.raises(RuntimeFailure, match="negative dimensions are not allowed"):
-        g(X, -2)  # NumPy's words for np.repeat(X, -2)
+    with pytest.raises(RuntimeFailure, match="repeat: repeats must be >= 0; got -2"):
+        g(X, -2)  # not NumPy's alloc words, "negative dimensions are not allowed"
+    t = sn.function([x, n], sn.tile(x, (n, 1)), backend=backend)
+    with pytest.raises(RuntimeFailure, match="tile: reps must be >= 0; got -1"):
+        t(X, -1)
+    check(t(X, 2), np.tile(X, (2, 1)))
 
 
 def test_repeat_refuses_bad_counts_at_the_users_line():
