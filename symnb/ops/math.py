@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from symnb.core.op import NotDifferentiable
-from symnb.ops.elemwise import Elemwise, _Unary, exp, sigmoid, sqrt
+from symnb.ops.elemwise import Elemwise, _Unary, cast, exp, maximum, minimum, sigmoid, sqrt, where
+from symnb.ops.elemwise import abs as absolute
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -121,7 +122,9 @@ class Softplus(_Unary):
 
 
 class Logaddexp(Elemwise):
-    """log(exp(x) + exp(y)) without overflow or underflow."""
+    """log(exp(x) + exp(y)) without overflow or underflow. Its partials are sigmoid(x - y)
+    and sigmoid(y - x): 1 and 0 against an infinite operand, NaN where both are the same
+    infinity (the limit depends on the path) or either is NaN."""
 
     impl = staticmethod(np.logaddexp)
 
@@ -132,8 +135,10 @@ class Logaddexp(Elemwise):
         return k.where(k.eq(x, y), k.add(x, k.const(_LN2)), apart)
 
     def grad_elem(self, inputs, output, gz):
+        # not exp(x - output): that reads the rounded output, whose ulp at large |x| is the
+        # error (5% in float64 at 1e15), and is NaN at (inf, finite)
         x, y = inputs
-        return [gz * exp(x - output), gz * exp(y - output)]
+        return [gz * sigmoid(x - y), gz * sigmoid(y - x)]
 
 
 # -- trigonometric and hyperbolic ----------------------------------------------------------
@@ -146,6 +151,12 @@ class Tan(_Unary):
         return [gz * (1 + output * output)]
 
 
+def _sqrt_one_minus_square(x):
+    """sqrt(1 - x^2) as sqrt((1 - x) (1 + x)): x * x rounds before the subtraction, which
+    near |x| = 1 leaves few digits (1e-7 off at 1 - x = 1e-10 in float64)."""
+    return sqrt((1 - x) * (1 + x))
+
+
 class Arcsin(_Unary):
     """Inverse sine, on [-1, 1]."""
 
@@ -153,7 +164,7 @@ class Arcsin(_Unary):
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
-        return [gz / sqrt(1 - x * x)]
+        return [gz / _sqrt_one_minus_square(x)]
 
 
 class Arccos(_Unary):
@@ -163,7 +174,7 @@ class Arccos(_Unary):
 
     def grad_elem(self, inputs, output, gz):
         x = inputs[0]
-        return [-gz / sqrt(1 - x * x)]
+        return [-gz / _sqrt_one_minus_square(x)]
 
 
 class Arctan(_Unary):
@@ -182,9 +193,15 @@ class Arctan2(Elemwise):
     impl, scalar_op = staticmethod(np.arctan2), "atan2"
 
     def grad_elem(self, inputs, output, gz):
+        # divided by s = max(|x|, |y|) first: x * x + y * y overflows (a gradient of 0) past
+        # 1e154 in float64 and underflows (inf) below 1e-162; s is 1 where it is 0, inf or
+        # NaN, which keeps the values there (NaN at (0, 0), 0 or NaN at infinities)
         y, x = inputs
-        r2 = x * x + y * y
-        return [gz * x / r2, -gz * y / r2]
+        s = maximum(absolute(x), absolute(y))
+        s = where((s > 0) & (s < math.inf), s, 1)
+        xs, ys = x / s, y / s
+        r2s = (xs * xs + ys * ys) * s
+        return [gz * xs / r2s, -gz * ys / r2s]
 
 
 class Sinh(_Unary):
@@ -211,8 +228,11 @@ class Arcsinh(_Unary):
     impl, scalar_op = staticmethod(np.arcsinh), "asinh"
 
     def grad_elem(self, inputs, output, gz):
-        x = inputs[0]
-        return [gz / sqrt(x * x + 1)]
+        # past |x| = 1 as u / sqrt(1 + u^2), u = 1/|x|: x * x overflows (a gradient of 0)
+        # past 1.3e154 in float64, 1.8e19 in float32
+        ax = absolute(inputs[0])
+        u, small = 1 / maximum(ax, 1), minimum(ax, 1)  # each branch finite on the other's side
+        return [gz * where(ax > 1, u / sqrt(1 + u * u), 1 / sqrt(small * small + 1))]
 
 
 # -- special functions (SciPy's dtype rules) -----------------------------------------------
@@ -241,6 +261,22 @@ class Erfc(_Unary):
 _ERFCX_SPLIT, _ERFCX_TERMS = 5.0, 16
 
 
+#: where erfcx's gradient switches to the fraction: 2 x^2 ulps of the output are lost below
+#: it (5e-15 in float64 at 5; float32's 1e-6 at 3, where 16 terms are exact to 2e-10)
+_ERFCX_GRAD_SPLIT = {"float64": _ERFCX_SPLIT, None: 3.0}
+
+
+def _erfcx_grad_tail(x):
+    """erfcx'(x) = 2 x erfcx(x) - 2/sqrt(pi) without the cancellation: with erfcx =
+    1 / (sqrt(pi) F), F = x + (1/2) / G and G = x + (2/2) / (x + (3/2) / ...), it is
+    -1 / (sqrt(pi) F G) (divided in turn: F G overflows for x past 1e154)."""
+    g = x
+    for n in range(_ERFCX_TERMS, 1, -1):
+        g = x + (n / 2) / g
+    f = x + 0.5 / g
+    return -(1 / math.sqrt(math.pi)) / f / g
+
+
 class Erfcx(_Unary):
     """The scaled complementary error function ``exp(x^2) erfc(x)``: finite (about
     ``1 / (x sqrt(pi))``) for large x, where erfc underflows and exp(x^2) overflows."""
@@ -264,7 +300,14 @@ class Erfcx(_Unary):
         return k.where(k.lt(x, lit(_ERFCX_SPLIT)), direct, tail)
 
     def grad_elem(self, inputs, output, gz):
-        return [gz * (2 * inputs[0] * output - _TWO_OVER_SQRT_PI)]
+        """``2 x erfcx(x) - 2/sqrt(pi)`` cancels as x grows (all digits gone in float64 by
+        x = 1e8): from a split on, the continued fraction's own form of it (float64, as
+        ``scalar``)."""
+        x = inputs[0]
+        split = _ERFCX_GRAD_SPLIT.get(str(output.dtype), _ERFCX_GRAD_SPLIT[None])
+        direct = 2 * x * output - _TWO_OVER_SQRT_PI
+        tail = cast(_erfcx_grad_tail(cast(maximum(x, split), "float64")), output.dtype)
+        return [gz * where(x < split, direct, tail)]
 
 
 class Erfinv(_Unary):

@@ -289,3 +289,90 @@ def test_digamma_and_polygamma_have_every_derivative(rng):
     n = sn.tensor("n", shape=(), dtype="float64")
     with pytest.raises(sn.NotDifferentiableError, match="order n is an integer"):
         sn.grad(sn.sum(sn.polygamma(n, x)), n)
+
+
+# -- gradient accuracy at the extremes (against closed forms / mpmath) ----------------------
+def grad_on(op, backend, *arrays):
+    """The gradients of sum(op(*arrays)) with respect to each array, run on ``backend``."""
+    xs = [sn.tensor(f"x{i}", shape=(None,), dtype=a.dtype) for i, a in enumerate(arrays)]
+    grads = sn.grad(sn.sum(op(*xs)), xs)
+    return sn.function(xs, grads, backend=backend)(*arrays)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_erfcx_gradient_does_not_cancel_for_large_x(dtype, backend):
+    """2 x erfcx(x) - 2/sqrt(pi) cancelled: 0 in float64 from x = 1e8, 27% off in float32 at
+    1e3; the true value is about -1 / (sqrt(pi) x^2)."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 120
+    a = np.array([-2.0, 0.5, 2.9, 3.1, 4.9, 5.1, 30.0, 1e3, 1e4, 1e8, 1e15, 1e20], dtype)
+
+    def ref(v):
+        v = mp.mpf(float(v))
+        return float(2 * v * mp.exp(v * v) * mp.erfc(v) - 2 / mp.sqrt(mp.pi))
+
+    want = np.array([ref(v) for v in a]).astype(dtype)
+    [got] = grad_on(sn.erfcx, backend, a)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-13 if dtype == "float64" else 4e-6, atol=0)
+    with np.errstate(invalid="ignore"):  # the unused branch's inf * 0
+        [edge] = grad_on(sn.erfcx, backend, np.array([np.inf, np.nan], dtype))
+    assert edge[0] == 0 and np.isnan(edge[1])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_arctan2_gradient_neither_overflows_nor_underflows(dtype, backend):
+    """The partials divided by x^2 + y^2, which overflowed (0) or underflowed (inf)."""
+    v = np.array([1e160, 1e-160, 1e-300, 1.0] if dtype == "float64" else [1e20, 1e-20, 1.0], dtype)
+    ga, gb = grad_on(sn.arctan2, backend, v, 2 * v)  # d/da atan2(a, 2a) = 0.4/a, d/db -0.2/a
+    rtol = 1e-14 if dtype == "float64" else 1e-6
+    np.testing.assert_allclose(ga, 0.4 / v.astype(float), rtol=rtol)
+    np.testing.assert_allclose(gb, -0.2 / v.astype(float), rtol=rtol)
+    zero = np.zeros(1, dtype)
+    with np.errstate(invalid="ignore"):  # 0/0 at the origin, as before
+        assert all(np.isnan(g).all() for g in grad_on(sn.arctan2, backend, zero, zero))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_arcsinh_gradient_past_the_square_root_of_the_largest_float(dtype, backend):
+    """1/sqrt(x*x + 1) was 0 where x*x overflows; the truth is about 1/|x|."""
+    a = np.array([1e160, -1e300, 0.5, -2.0] if dtype == "float64" else [1e20, -1e30, 0.5, -2.0])
+    a = a.astype(dtype)
+    with np.errstate(over="ignore"):
+        want = 1 / np.sqrt(np.longdouble(a) ** 2 + 1)
+    [got] = grad_on(sn.arcsinh, backend, a)
+    np.testing.assert_allclose(got, want.astype(float), rtol=1e-15 if dtype == "float64" else 1e-7)
+    [edge] = grad_on(sn.arcsinh, backend, np.array([np.inf, -np.inf, np.nan], dtype))
+    np.testing.assert_array_equal(edge, [0, 0, np.nan])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_logaddexp_gradient_is_sigmoid_of_the_difference(dtype, backend):
+    """exp(x - out) read the rounded output (5% off at 1e15 in float64, 0.49985 for x == y
+    in float32) and was NaN at (inf, 0)."""
+    base = np.array([1e15, 1e8] if dtype == "float64" else [1e5, 1e3])
+    x = np.repeat(base, 3) * np.tile([1, 1, -1], len(base))
+    y = x + np.tile([0.0, 0.5, 2.0], len(base))
+    x, y = x.astype(dtype), y.astype(dtype)
+    d = x.astype(float) - y.astype(float)
+    gx, gy = grad_on(sn.logaddexp, backend, x, y)
+    rtol = 1e-15 if dtype == "float64" else 1e-7
+    np.testing.assert_allclose(gx, 1 / (1 + np.exp(-d)), rtol=rtol)
+    np.testing.assert_allclose(gy, 1 / (1 + np.exp(d)), rtol=rtol)
+    inf = np.inf
+    with np.errstate(invalid="ignore"):
+        gx, gy = grad_on(sn.logaddexp, backend, *np.array([[inf, -inf, inf], [0, 0, inf]], dtype))
+    np.testing.assert_array_equal(gx, [1, 0, np.nan])
+    np.testing.assert_array_equal(gy, [0, 1, np.nan])
+
+
+def test_arcsin_and_arccos_gradients_near_one(backend):
+    """1/sqrt(1 - x*x) lost digits near |x| = 1 (1e-7 off at 1 - x = 1e-10)."""
+    a = 1 - np.random.default_rng(0).uniform(1e-11, 1e-9, 50)
+    a = np.concatenate([a, -a])
+    ld = np.longdouble(a)
+    want = (1 / np.sqrt((1 - ld) * (1 + ld))).astype(float)
+    [got] = grad_on(sn.arcsin, backend, a)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    [got] = grad_on(sn.arccos, backend, a)
+    np.testing.assert_allclose(got, -want, rtol=1e-13)
