@@ -57,14 +57,14 @@ def vdot(a, b):
     _refuse_bool("vdot", a, b)
     flat_a, flat_b = (v if v.type.ndim == 1 else flatten(v) for v in (a, b))
     count_a, count_b = flat_a.type.shape[0], flat_b.type.shape[0]
-    try:
-        unify(count_a, count_b)
-    except DimMismatch:
-        message = (
-            f"vdot: {a.describe()} has {format_dim(count_a)} elements but {b.describe()} has "
-            f"{format_dim(count_b)}; vdot pairs them in order"
-        )
-        raise _at_user_line(ShapeError(message)) from None
+    _paired(
+        count_a,
+        count_b,
+        lambda: (
+            f"vdot: {a.describe()} has {format_dim(count_a)} elements but {b.describe()} "
+            f"has {format_dim(count_b)}; vdot pairs them in order"
+        ),
+    )
     return matmul(flat_a, flat_b)
 
 
@@ -77,15 +77,24 @@ def inner(a, b):
         return mul(a, b)
     _refuse_bool("inner", a, b)
     last_a, last_b = a.type.shape[-1], b.type.shape[-1]
-    try:
-        unify(last_a, last_b)
-    except DimMismatch:
-        message = (
-            f"inner: the last axis of {a.describe()} has size {format_dim(last_a)} but the "
-            f"last axis of {b.describe()} has size {format_dim(last_b)}"
-        )
-        raise _at_user_line(ShapeError(message)) from None
+    _paired(
+        last_a,
+        last_b,
+        lambda: (
+            f"inner: the last axis of {a.describe()} has size {format_dim(last_a)} but "
+            f"the last axis of {b.describe()} has size {format_dim(last_b)}"
+        ),
+    )
     return tensordot(a, b, ([-1], [-1]))
+
+
+def _paired(dim_a, dim_b, message) -> None:
+    """Two dims whose elements a product pairs must unify; else a ShapeError at the user's
+    line saying ``message()``."""
+    try:
+        unify(dim_a, dim_b)
+    except DimMismatch:
+        raise _at_user_line(ShapeError(message())) from None
 
 
 def matrix_power(a, n):

@@ -365,22 +365,14 @@ class _Runner:
         try:
             run()
         except _ProcessExit as exc:
-            message = (
-                f"the program ended its process (os._exit({exc.status!r})) during this "
-                "statement; nothing after it was checked"
-            )
-            where = self._where(chunk.filename, self._raised_at(exc, lineno))
-            self._add(Diagnostic("failure", "ProcessExit", message, *where))
+            ended = f"the program ended its process (os._exit({exc.status!r}))"
+            self._stopped("ProcessExit", ended, exc, chunk, lineno)
             raise
         except SystemExit as exc:
             status = _exit_status(exc.code)
             if status:  # a failing run: what it did not reach is unchecked, not clean
-                message = (
-                    f"the program exited with status {status} (sys.exit({exc.code!r})) during "
-                    "this statement; nothing after it was checked"
-                )
-                where = self._where(chunk.filename, self._raised_at(exc, lineno))
-                self._add(Diagnostic("failure", "SystemExit", message, *where))
+                ended = f"the program exited with status {status} (sys.exit({exc.code!r}))"
+                self._stopped("SystemExit", ended, exc, chunk, lineno)
             raise
         except KeyboardInterrupt:
             raise
@@ -399,6 +391,12 @@ class _Runner:
         (it read one, or raised a NameError for one); "failure" for one that failed alone."""
         unmade = reads & self.unmade or isinstance(exc, NameError) and exc.name in self.unmade
         return "not checked" if unmade else "failure"
+
+    def _stopped(self, kind: str, ended: str, exc, chunk, lineno) -> None:
+        """A failure where the program stopped itself: nothing after it was checked."""
+        message = f"{ended} during this statement; nothing after it was checked"
+        where = self._where(chunk.filename, self._raised_at(exc, lineno))
+        self._add(Diagnostic("failure", kind, message, *where))
 
     def _add_error(self, exc: SymnbError, chunk: Chunk, fallback_line: int) -> None:
         loc = getattr(exc, "location", None)
