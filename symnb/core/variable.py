@@ -201,6 +201,8 @@ def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.nd
         array = np.array(value, dtype=wanted, copy=copy)
     except DTypeError as exc:
         raise DTypeError(f"{label}: {exc}") from None
+    except InputError:  # a symbolic variable in the value ([n, 0]): its own words, sn.stack
+        raise
     except ValueError as exc:
         if "inhomogeneous" in str(exc) or "with a sequence" in str(exc):
             raise ShapeError(

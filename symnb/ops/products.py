@@ -55,6 +55,13 @@ def vdot(a, b):
     read flat (their element counts must agree); bool is refused, as by ``matmul``."""
     a, b = _array(a), _array(b)
     _refuse_bool("vdot", a, b)
+    if a.type.dtype.kind == "c":  # NumPy conjugates a; symnb has no conjugate op yet
+        raise _at_user_line(
+            DTypeError(
+                f"vdot: {a.describe()} is complex; np.vdot conjugates it, which symnb cannot "
+                "yet; for real parts of the product use sn.inner of the flattened arrays"
+            )
+        )
     flat_a, flat_b = (v if v.type.ndim == 1 else flatten(v) for v in (a, b))
     count_a, count_b = flat_a.type.shape[0], flat_b.type.shape[0]
     _paired(

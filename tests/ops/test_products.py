@@ -158,3 +158,21 @@ def test_product_gradients(case, rng):
         invertible(rng, s, "float64") if s[-2:] == (3, 3) else rng.uniform(-1, 1, s) for s in shapes
     ]
     sn.check_grad(fn, arrays)
+
+
+def test_vdot_refuses_a_complex_first_operand_it_cannot_conjugate():
+    """np.vdot conjugates a; without a conjugate op symnb refuses instead of summing a*b."""
+    a = sn.tensor("a", shape=(2,), dtype="complex128")
+    b = sn.tensor("b", shape=(2,), dtype="complex128")
+    with pytest.raises(sn.DTypeError, match="vdot: 'a'.* is complex; np.vdot conjugates it"):
+        sn.vdot(a, b)
+    assert sn.vdot(sn.vector("r"), b).type.dtype == "complex128"  # a real a needs none
+
+
+def test_a_list_holding_a_symbolic_scalar_says_so():
+    """``x[[n, 0]]`` / ``sn.constant([n, 0])``: the variable's own words (build it with
+    sn.stack), not "cannot be None"."""
+    x, n = sn.vector("x"), sn.scalar("n", dtype="int64")
+    for build in (lambda: x[[n, 0]], lambda: sn.constant([n, 0])):
+        with pytest.raises(sn.InputError, match=r"(?s)'n'.*is symbolic.*sn\.stack"):
+            build()
