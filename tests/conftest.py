@@ -1,6 +1,7 @@
 """Fixtures: a seeded random generator (and each module's, seeded per test), and the backend
 each op test runs on."""
 
+import contextlib
 import os
 import pickle
 import sys
@@ -69,6 +70,12 @@ def backend(request):
 LOWERED: dict = {}
 #: kernels the suite lowered that could not be handed to the after-suite run (their ops)
 UNSAVED: list = []
+#: OpenCL sources of kernels launched in the processes of the parallel run (see ``launched``)
+LAUNCHED: set = set()
+#: the built kernels this process's OpenCL runtimes queued (id -> kernel, held so that the
+#: id stays its own), and those runtimes
+_QUEUED: dict = {}
+_RUNTIMES: dict = {}
 #: ``make test`` runs the suite in parallel processes (pytest-xdist), then the ``after_suite``
 #: tests in a run of their own: each process leaves the kernels it lowered in this directory,
 #: and the later run starts from all of them
@@ -83,9 +90,44 @@ def _record_kernels():
     if KERNELS_DIR:
         _load_kernels(Path(KERNELS_DIR))
     with observing(lambda lowered: LOWERED.setdefault(lowered.kernel, lowered)):
-        yield
+        with _recording_opencl_launches():
+            yield
     if KERNELS_DIR:
         _save_kernels(Path(KERNELS_DIR))
+
+
+def launched() -> set:
+    """The OpenCL source of every kernel the suite launched through backend="opencl" (the
+    op suite's "opencl" rows and the device tests compare those runs with NumPy), in this
+    process or, under ``make test``, in the parallel run's: the after-suite run on PoCL
+    leaves them out, since PoCL compiles a kernel again at its first launch in a process
+    (about 0.1 s each) and they were run already."""
+    found = set(LAUNCHED)
+    for runtime in _RUNTIMES.values():
+        found.update(src for src, kernel in (runtime._built or {}).items() if id(kernel) in _QUEUED)
+    return found
+
+
+@contextlib.contextmanager
+def _recording_opencl_launches():
+    """Keeps each kernel the OpenCL runtime queues, for ``launched``."""
+    try:
+        from symnb.backends.opencl.runtime import OpenCLRuntime
+    except ImportError:
+        yield
+        return
+    launch = OpenCLRuntime.launch
+
+    def recording(self, kernel, *args, **kwargs):
+        _QUEUED.setdefault(id(kernel), kernel)
+        _RUNTIMES.setdefault(id(self), self)
+        return launch(self, kernel, *args, **kwargs)
+
+    OpenCLRuntime.launch = recording
+    try:
+        yield
+    finally:
+        OpenCLRuntime.launch = launch
 
 
 def _save_kernels(directory: Path) -> None:
@@ -97,13 +139,14 @@ def _save_kernels(directory: Path) -> None:
             unsaved.append(f"{lowered.nodes[-1].op}: {type(exc).__name__}: {exc}")
     directory.mkdir(parents=True, exist_ok=True)
     name = os.environ.get("PYTEST_XDIST_WORKER", "main") + f"-{os.getpid()}.pickle"
-    (directory / name).write_bytes(pickle.dumps((saved, unsaved)))
+    (directory / name).write_bytes(pickle.dumps((saved, unsaved, sorted(launched()))))
 
 
 def _load_kernels(directory: Path) -> None:
     for path in sorted(directory.glob("*.pickle")):
-        saved, unsaved = pickle.loads(path.read_bytes())
+        saved, unsaved, launched = pickle.loads(path.read_bytes())
         UNSAVED.extend(unsaved)
+        LAUNCHED.update(launched)
         for blob in saved:
             lowered = pickle.loads(blob)
             LOWERED.setdefault(lowered.kernel, lowered)
