@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import keyword
 import numbers
+import operator
 import re
 import weakref
 
@@ -275,6 +276,20 @@ class Constant(Variable):
     def signature(self):
         """Content key, so equal constants can be merged."""
         return (self.type, self.weak, self.value.tobytes())
+
+    # A constant's value is known: Python's conversions answer as NumPy's would for it
+    # (a symbolic variable's raise, naming it: core/sugar.py)
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __complex__(self):
+        return complex(self.value)
+
+    def __index__(self):
+        return operator.index(self.value)
 
 
 class SharedVariable(Variable):

@@ -190,3 +190,19 @@ def test_misuses_are_clear_errors_at_the_users_line(case):
     for fragment in fragments + [_line_of(call)]:
         assert fragment in message, message
     assert message.count("\n  at ") == 1, message
+
+
+def test_a_constants_value_converts_as_numpys():
+    """A constant's value is known when the graph is built: ``int``, ``float``, ``complex``
+    and ``operator.index`` give it (NumPy's answers, its errors for arrays of more than one
+    element), where a symbolic variable's raise."""
+    import operator
+
+    assert int(sn.constant(3)) == 3 and type(int(sn.constant(3))) is int
+    assert float(sn.constant(2.5)) == 2.5 and complex(sn.constant(1 + 2j)) == 1 + 2j
+    assert operator.index(sn.constant(np.int8(-4))) == -4
+    assert np.zeros(sn.constant(2)).shape == (2,) and list(range(sn.constant(3))) == [0, 1, 2]
+    with pytest.raises(TypeError, match="integer"):
+        operator.index(sn.constant(2.0))
+    with pytest.raises(TypeError):
+        int(sn.constant([1, 2]))
