@@ -73,12 +73,23 @@ class RuntimeFailure(SymnbError, RuntimeError):
     """An op failed while running; the message names the node and the line that built it."""
 
 
-def failure_message(node, exc) -> str:
+def failure_message(node, exc, values=None) -> str:
+    """The node as built (its inputs' declared types), the error, the run-time ``values``
+    the step was given where known (unknown dims are ``?`` in the declared types: the sizes
+    that failed are in the values), and the user's line that built it."""
     args = ", ".join(v.describe() for v in node.inputs)
     where = node.outputs[0].source
-    return f"{node.op}({args}) failed: {type(exc).__name__}: {exc}" + (
+    given = "" if values is None else "\n  given " + ", ".join(map(_value_kind, values))
+    return f"{node.op}({args}) failed: {type(exc).__name__}: {exc}{given}" + (
         f"\n  built at {where}" if where else ""
     )
+
+
+def _value_kind(value) -> str:
+    """``float64[2, 3]`` for an array, the type's name for anything else."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}{list(value.shape)}"
+    return type(value).__name__
 
 
 # -- running a plan ----------------------------------------------------------------------------
@@ -137,7 +148,9 @@ def run_declined(step, slots: list, raised=None) -> None:
     if raised is not None:
         if isinstance(raised, (RuntimeFailure, CheckedShapeError)):
             raise raised
-        raise RuntimeFailure(failure_message(step.node, raised)) from raised
+        library = step if isinstance(step, Library) else getattr(step, "fallback", None)
+        values = None if library is None else [slots[i] for i in library.ins]
+        raise RuntimeFailure(failure_message(step.node, raised, values)) from raised
     if log.isEnabledFor(logging.DEBUG):
         log.debug("the C runner handed a %s step of %s to Python", step.kind, step.node.op)
     EXECUTE[type(step)](step, slots)
@@ -152,12 +165,13 @@ def _loop_steps(step, slots) -> int | None:
 
 # -- Library -----------------------------------------------------------------------------------
 def run_library(step: Library, slots: list) -> None:
+    args = [slots[i] for i in step.ins]
     try:
-        result = step.fn(*[slots[i] for i in step.ins])
+        result = step.fn(*args)
     except (RuntimeFailure, CheckedShapeError):  # (the graph's own checks: raised as they are)
         raise
     except Exception as exc:
-        raise RuntimeFailure(failure_message(step.node, exc)) from exc
+        raise RuntimeFailure(failure_message(step.node, exc, args)) from exc
     results = (result,) if len(step.outs) == 1 else result
     for slot, value, dtype in zip(step.outs, results, step.dtypes, strict=True):
         value = np.asarray(value)

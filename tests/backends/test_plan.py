@@ -380,6 +380,7 @@ def test_a_view_that_does_not_fit_runs_the_reference():
         with pytest.raises(execute.RuntimeFailure, match="squeeze") as err:
             run(rng.random((3, 2)))
         assert "test_plan.py" in str(err.value), name
+        assert "\n  given float64[3, 2]\n" in str(err.value), name  # the run-time shape
     for name, run in executors(f).items():
         np.testing.assert_array_equal(run(np.ones((3, 1)))[0], np.ones(3), err_msg=name)
 
