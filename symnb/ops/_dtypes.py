@@ -55,3 +55,24 @@ def _probe(op, fn, inputs, key) -> np.dtype:
         raise DTypeError(f"{op}: NumPy refuses these dtypes ({names}): {exc}") from None
     dtype = _cache[key] = np.result_type(out)
     return dtype
+
+
+def refuse_wrapped_ints(op, inputs: list[Variable], dtype) -> None:
+    """A DTypeError where a weak Python int among ``inputs`` lies outside the integer
+    ``dtype`` the op gives: casting it would wrap (``where(c, x8, 300)`` would give 44). NumPy 2
+    refuses such an int in ``x8 + 300``; ops whose NumPy function wraps it instead
+    (``np.where``) refuse it the same way."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        return
+    info = np.iinfo(dtype)
+    for var in inputs:
+        value = var.data if isinstance(var, Constant) and var.weak else None
+        if type(value) is int and not info.min <= value <= info.max:
+            others = ", ".join(v.describe() for v in inputs if v is not var)
+            raise DTypeError(
+                f"{op}: the Python integer {value} is out of bounds for {dtype} "
+                f"({info.min}..{info.max}), the dtype it would take beside {others}; NumPy 2 "
+                f"refuses it as in x + {value} rather than wrap it (cast the other value to a "
+                "wider dtype first, e.g. .astype('int64'))"
+            )

@@ -19,7 +19,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, InputError, ShapeError
-from symnb.ops._dtypes import probe_dtype
+from symnb.ops._dtypes import probe_dtype, refuse_wrapped_ints
 from symnb.ops.broadcast import sum_to_like
 
 
@@ -518,7 +518,10 @@ class Where(Elemwise):
     """``where(cond, x, y)``: x where cond is true (nonzero), else y; Theano's ``switch``."""
 
     functions = ("where", "switch")
-    dtype_rule = "NumPy's promotion of x and y; cond may have any dtype"
+    dtype_rule = (
+        "NumPy's promotion of x and y (a Python int beyond an integer dtype is refused, as "
+        "in x + 300); cond may have any dtype"
+    )
     nin = 3
     impl = staticmethod(np.where)
 
@@ -533,6 +536,13 @@ class Where(Elemwise):
                 )
             )
         return super().infer_types(*inputs)
+
+    def out_dtype(self, inputs):
+        """NumPy's promotion, less ``np.where``'s silent wrap of a Python int beyond an
+        integer dtype (``where(c, x8, 300)`` gives 44): refused, as ``x8 + 300`` is."""
+        dtype = super().out_dtype(inputs)
+        refuse_wrapped_ints(self, inputs[1:], dtype)
+        return dtype
 
     def scalar(self, k, cond, x, y):
         return k.where(k.truth(cond), k.to(x), k.to(y))  # the condition in its own dtype

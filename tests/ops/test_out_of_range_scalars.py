@@ -172,3 +172,26 @@ def test_storing_a_python_scalar_the_dtype_cannot_hold_is_refused(
         got = sn.function([x], getattr(x.at[index], how)(value), backend=backend)(a)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32"])
+def test_where_with_a_python_int_beyond_the_dtype(dtype, backend):
+    """np.where wraps such an int (``np.where(False, int8, 300)`` gives 44); symnb refuses it,
+    as NumPy 2 refuses ``x + 300``. Within the range, where matches np.where."""
+    info = np.iinfo(dtype)
+    c = sn.tensor("c", shape=(3,), dtype="bool")
+    x = sn.tensor("x", shape=(3,), dtype=dtype)
+    for value in (int(info.max) + 1, int(info.min) - 1):
+        with pytest.raises(
+            DTypeError, match=rf"integer {value} is out of bounds for {dtype}.*'x'"
+        ) as info_:
+            sn.where(c, x, value)
+        assert __file__ in str(info_.value)  # the user's line
+        with pytest.raises(DTypeError):
+            sn.switch(c, value, x)
+    cv, xv = np.array([True, False, True]), np.array([1, 2, 3], dtype=dtype)
+    for value in (int(info.max), int(info.min), 2.5):
+        want = np.where(cv, xv, value)
+        got = sn.function([c, x], sn.where(c, x, value), backend=backend)(cv, xv)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
