@@ -9,12 +9,16 @@ compiled function never runs them when the other branch is taken.
 
 from __future__ import annotations
 
+import numpy as np
+
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
+from symnb.ops._dtypes import probe_dtype, refuse_wrapped_ints
 from symnb.ops.broadcast import zeros_like
+from symnb.ops.elemwise import cast
 
 
 class IfElse(Op):
@@ -24,7 +28,10 @@ class IfElse(Op):
     name = "ifelse"
     functions = ("ifelse",)
     family = "control flow"
-    dtype_rule = "the branches' dtype (both branches must have the same)"
+    dtype_rule = (
+        "the branches' dtype (both branches must have the same; a Python number branch takes "
+        "sn.where's dtype for the pair, NumPy 2's weak-scalar promotion)"
+    )
     __props__ = ("n",)
 
     def __init__(self, n: int):
@@ -71,7 +78,8 @@ def _check_cond(cond: Variable) -> None:
 
 
 def _branch_type(then: Variable, other: Variable, i: int, n: int) -> TensorType:
-    """The output type of a then/else pair: one dtype, shapes whose dims unify."""
+    """The output type of a then/else pair: one dtype, shapes whose dims unify; each dim
+    only as known as both branches make it (``_merged_dim``)."""
     which = "" if n == 1 else f" {i}"
     names = f"the then-value{which} {then.describe()} and the else-value{which} {other.describe()}"
     if then.type.dtype != other.type.dtype:
@@ -82,7 +90,7 @@ def _branch_type(then: Variable, other: Variable, i: int, n: int) -> TensorType:
     if then.type.ndim != other.type.ndim:
         raise ShapeError(f"ifelse: {names} have different numbers of dims")
     try:
-        shape = tuple(unify(a, b) for a, b in zip(then.type.shape, other.type.shape))
+        shape = tuple(_merged_dim(a, b) for a, b in zip(then.type.shape, other.type.shape))
     except DimMismatch:
         raise ShapeError(
             f"ifelse: {names} have shapes {format_shape(then.type.shape)} and "
@@ -91,19 +99,24 @@ def _branch_type(then: Variable, other: Variable, i: int, n: int) -> TensorType:
     return TensorType(then.type.dtype, shape)
 
 
-def _as_branch(value, like) -> Variable:
-    """A branch value as a variable; a Python number takes the other branch's dtype."""
-    var = as_variable(value)
-    if isinstance(var, Constant) and var.weak and like is not None:
-        return Constant(var.value, dtype=like.type.dtype)
-    return var
+def _merged_dim(a, b):
+    """The result's dim: ``a`` where both branches' dims are provably equal, else unknown.
+
+    Either branch may be the one taken, so a dim that only one branch fixes (``?`` beside
+    ``2``, ``batch`` beside ``5``) is not known until the function runs. Keeping it would need
+    a run-time check of the branch taken; leaving it unknown is simpler and costs nothing at
+    run time (the shape is read from the value). Dims that provably differ are refused."""
+    unify(a, b)  # raises DimMismatch where they provably differ
+    return a if a == b else None
 
 
 def ifelse(cond, then, else_, name: str | None = None):
     """``then`` if the scalar ``cond`` is true, else ``else_``, computing only the branch
     taken (``sn.where`` computes both, element by element). ``then`` and ``else_`` are single
     values or lists of the same length; the result has the same form. Both branches must
-    have the same dtype and shapes whose dims unify. Theano's ``ifelse``."""
+    have the same dtype (a Python number and its partner take ``sn.where``'s dtype) and
+    shapes whose dims unify; a dim only one branch fixes is unknown in the result.
+    Theano's ``ifelse``."""
     single = not isinstance(then, (list, tuple))
     thens = [then] if single else list(then)
     elses = list(else_) if isinstance(else_, (list, tuple)) else [else_]
@@ -124,9 +137,35 @@ def ifelse(cond, then, else_, name: str | None = None):
 
 
 def _pair_up(thens, elses):
-    """Variables for each pair; a Python number takes the dtype of its partner."""
-    pairs = []
-    for then, other in zip(thens, elses):
-        then_var = _as_branch(then, other if isinstance(other, Variable) else None)
-        pairs.append((then_var, _as_branch(other, then_var)))
+    """Variables for each then/else pair (``_pair``)."""
+    pairs = [_pair(as_variable(t), as_variable(e)) for t, e in zip(thens, elses)]
     return [t for t, _ in pairs], [e for _, e in pairs]
+
+
+def _pair(then: Variable, other: Variable):
+    """A pair with a Python number in it takes ``sn.where``'s dtype (NumPy 2's weak-scalar
+    promotion: ``ifelse(c, 1, 2.5)`` is float64, ``ifelse(c, x8, 2.5)`` too), so the number
+    keeps its value; one that the dtype cannot hold is refused, as ``x8 + 300`` is. Two
+    variables must already share a dtype (``_branch_type``)."""
+    if not any(_is_weak(v) for v in (then, other)):
+        return then, other
+    try:
+        dtype = probe_dtype(IfElse(1), _where_true, [then, other])
+        refuse_wrapped_ints("ifelse", [then, other], dtype)
+    except DTypeError as exc:
+        raise _at_user_line(exc) from None
+    return _in_dtype(then, dtype), _in_dtype(other, dtype)
+
+
+def _is_weak(var: Variable) -> bool:
+    return isinstance(var, Constant) and var.weak
+
+
+def _where_true(then, other):
+    return np.where(True, then, other)
+
+
+def _in_dtype(var: Variable, dtype) -> Variable:
+    if _is_weak(var):
+        return Constant(var.value, dtype=dtype)
+    return var if var.type.dtype == dtype else cast(var, dtype)

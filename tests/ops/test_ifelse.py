@@ -124,6 +124,76 @@ def test_python_number_branch_takes_the_dtype():
     assert out.type == TensorType("float32", ())
 
 
+@pytest.mark.parametrize(
+    "shapes, want",
+    [
+        (((None,), (2,)), (None,)),  # unknown beside fixed
+        ((("batch",), (5,)), (None,)),  # a name beside a fixed size
+        (((sn.dim("n") * 2,), (4,)), (None,)),  # an expression beside a fixed size
+        ((("n", 3), ("n", None)), ("n", None)),  # kept where both are the same
+    ],
+)
+def test_a_dim_only_one_branch_fixes_is_unknown(shapes, want):
+    c = sn.scalar("c", dtype="bool")
+    h, w = (sn.tensor(name, shape=s, dtype="float64") for name, s in zip("hw", shapes))
+    assert sn.ifelse(c, h, w).type.shape == want
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shapes_come_from_the_branch_taken(backend):
+    """h: f64[?] beside w: f64[2] once gave f64[2]: a 5-element h then had o.shape[0] == 2
+    and ones_like(o) of 2 elements."""
+    c = sn.scalar("c", dtype="bool")
+    h = sn.vector("h", shape=(None,), dtype="float64")
+    w = sn.vector("w", shape=(2,), dtype="float64")
+    o = sn.ifelse(c, h, w)
+    f = sn.function([c, h, w], [o, o.shape[0], sn.mean(o), sn.ones_like(o)], backend=backend)
+    hv, wv = RNG.normal(size=5), RNG.normal(size=2)
+    for cond, want in ((True, hv), (False, wv)):
+        val, n, mean, ones = f(_truth(cond), hv, wv)
+        check(val, want)
+        assert int(n) == want.shape[0]
+        check(mean, want.mean())
+        check(ones, np.ones_like(want))
+
+
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize(
+    "then, else_, dtype, value",  # value: np.where's, the else-branch taken
+    [
+        (1, 2.5, "float64", 2.5),
+        (True, 7, "int64", 7),
+        ("x8", 2.5, "float64", 2.5),
+        ("x8", 100, "int8", 100),
+        ("x32", 2.5, "float32", 2.5),
+    ],
+)
+def test_python_number_branch_keeps_its_value(backend, then, else_, dtype, value):
+    c = sn.scalar("c", dtype="bool")
+    xs = {"x8": sn.scalar("x8", dtype="int8"), "x32": sn.scalar("x32", dtype="float32")}
+    xv = {"x8": np.int8(3), "x32": np.float32(3)}
+    out = sn.ifelse(c, xs.get(then, then), else_)
+    want = np.where(False, xv.get(then, then), else_)
+    assert out.type.dtype == want.dtype == np.dtype(dtype)
+    ins = [c, xs[then]] if then in xs else [c]
+    got = sn.function(ins, out, backend=backend)(*[_truth(False), xv.get(then)][: len(ins)])
+    assert got.dtype == want.dtype and got == value
+
+
+def test_python_int_beyond_the_partners_dtype_is_refused():
+    c = sn.scalar("c", dtype="bool")
+    x8 = sn.scalar("x8", dtype="int8")
+    with pytest.raises(sn.DTypeError) as info:
+        sn.ifelse(c, x8, 300)  # <- the user's line
+    message = str(info.value)
+    assert "Python integer 300 is out of bounds for int8" in message and "'x8'" in message
+    assert "<- the user's line" in message
+    with pytest.raises(OverflowError, match="300 out of bounds for int8"):
+        np.int8(0) + 300  # NumPy 2's refusal, which ifelse follows
+    with pytest.raises(sn.DTypeError, match="-1 is out of bounds for uint8"):
+        sn.ifelse(c, -1, sn.scalar("u8", dtype="uint8"))
+
+
 @pytest.mark.parametrize("cond", [True, False])
 def test_gradient_flows_into_the_branch_taken(cond):
     def fn(x, y):
