@@ -10,10 +10,11 @@ passed as extra inputs of the op, in order. Entries:
 - ``("array",)``: an integer index array (the next input);
 - ``("mask", ndim)``: a boolean mask (the next input) covering ``ndim`` axes of x.
 
-``...`` is expanded into full slices. Basic specs (no arrays or masks) build
-:class:`Subtensor`; the others build :class:`AdvancedSubtensor`, whose result dims follow
-NumPy's rule: the broadcast index dims replace the indexed axes when the advanced items are
-next to each other, and go first otherwise.
+``...`` is expanded into full slices; one that stands for no axes is kept as ``("...",)`` in
+an advanced spec, where NumPy counts it as separating the advanced items. Basic specs (no
+arrays or masks) build :class:`Subtensor`; the others build :class:`AdvancedSubtensor`,
+whose result dims follow NumPy's rule: the broadcast index dims replace the indexed axes
+when the advanced items are next to each other, and go first otherwise.
 """
 
 from __future__ import annotations
@@ -111,8 +112,9 @@ def _expand_ellipsis(x, spec):
     if len(dots) > 1:
         raise ShapeError("an index can only have a single ellipsis ('...')")
     if dots:
-        k = dots[0]
-        spec[k : k + 1] = [FULL] * (x.type.ndim - used)
+        k, n = dots[0], x.type.ndim - used
+        # an empty ``...`` still separates advanced items for NumPy (x[:, 0, ..., [0, 1]])
+        spec[k : k + 1] = [FULL] * n if n or not is_advanced(spec) else [("...",)]
     return tuple(spec)
 
 
@@ -151,8 +153,8 @@ def _pieces(x, spec, inputs):
     axis, out = 0, []
     for entry in spec:
         kind = entry[0]
-        if kind == "new":
-            out.append((False, (1,)))
+        if kind in ("new", "..."):
+            out.append((False, (1,) if kind == "new" else ()))
             continue
         dims = x.type.shape[axis : axis + _axes_used(entry)]
         if kind == "int":
@@ -247,6 +249,8 @@ def numpy_index(spec, values) -> tuple:
         kind = entry[0]
         if kind == "new":
             out.append(None)
+        elif kind == "...":
+            out.append(Ellipsis)
         elif kind == "int":
             out.append(int(next(feed)) if entry[1] == SYM else entry[1])
         elif kind == "slice":
@@ -268,7 +272,7 @@ def _format_entry(entry) -> str:
     if kind == "slice":
         parts = ["?" if b == SYM else "" if b is None else str(b) for b in entry[1:]]
         return ":".join(parts[:2]) + (f":{parts[2]}" if entry[3] is not None else "")
-    return {"new": "None", "array": "<array>"}.get(kind, "<mask>")
+    return {"new": "None", "array": "<array>", "...": "..."}.get(kind, "<mask>")
 
 
 # -- the ops -------------------------------------------------------------------------------

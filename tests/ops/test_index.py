@@ -35,6 +35,13 @@ ADVANCED = {
     "int with array adjacent": ((5, 4, 3), (slice(None), 1, np.array([2, 1]))),
     "new axis separates": ((5, 4, 3), (I2, None, np.array([1, 2, 0]))),
     "ellipsis between arrays": ((5, 4), (I2, E, np.array([0, 1, 3]))),
+    # an Ellipsis standing for no axes still separates: the index dims go first
+    "empty ellipsis separates int and array": ((3, 4, 5), (slice(None), 0, E, [0, 1])),
+    "empty ellipsis separates arrays": ((3, 4, 5), (slice(None), [1, 2], E, [0, 1])),
+    "empty ellipsis separates a mask": (
+        (3, 4, 5),
+        (slice(None), np.array([True, False, True, False]), E, [0, 1]),
+    ),
     "list index": ((5, 4), ([0, 0, 4],)),
     "empty index array": ((5, 4), (np.array([], dtype="int64"),)),
     "empty list": ((5, 4), ([],)),
@@ -132,6 +139,7 @@ UPDATES = {
         (np.array([0, 2, 0]), slice(None), np.array([1, 1, 1])),
         (3, 4),
     ),
+    "empty ellipsis separates arrays": ((3, 4, 5), (slice(None), [1, 2], E, [0, 1]), (2, 3)),
 }
 
 
@@ -272,6 +280,14 @@ def test_index_errors_name_the_variable_and_the_clash(build, error, message):
     assert "test_index.py" in str(info.value)  # the user's line is appended
 
 
+def test_an_empty_ellipsis_between_advanced_items_is_kept_and_shown():
+    x = sn.tensor("x", (3, 4, 5), "float64")
+    y = x[:, [1, 2], ..., [0, 1]]
+    assert y.type.shape == np.zeros((3, 4, 5))[:, [1, 2], ..., [0, 1]].shape == (2, 3)
+    assert str(y.owner.op) == "advanced_subtensor[:, <array>, ..., <array>]"
+    assert x[0, ..., 1, :].owner.op.spec == x[0, 1, :].owner.op.spec  # basic: dropped
+
+
 def test_named_dims_survive_full_slices_and_len_is_clear():
     x = sn.tensor("x", ("batch", 4))
     assert x[:, 1:3].type.shape == ("batch", 2)
@@ -287,6 +303,10 @@ GRADS = {
     "repeated int array": ((4, 3), lambda x: x[np.array([0, 2, 0, 0])]),
     "separated arrays": ((3, 4, 2), lambda x: x[np.array([1, 1]), :, np.array([0, 1])]),
     "mask": ((3, 4), lambda x: x[x > 1.2]),
+    "empty ellipsis between arrays": (
+        (3, 4, 5),
+        lambda x: x[:, [1, 1], ..., [0, 4]] * [[1.0], [2.0]],
+    ),
     "take_along_axis": ((3, 4), lambda x: sn.take_along_axis(x, np.array([[0, 0, 3]]), 1)),
     "take flattened": ((3, 4), lambda x: sn.take(x, np.array([5, 5, 0]))),
 }
