@@ -38,6 +38,7 @@ from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_lik
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
+INT64 = np.iinfo(np.int64)
 
 
 # -- parsing what users write --------------------------------------------------------------
@@ -56,7 +57,8 @@ def _parse_item(item, inputs):
     if item is None:
         return ("new",)
     if isinstance(item, slice):
-        return ("slice",) + tuple(_bound(b, inputs) for b in (item.start, item.stop, item.step))
+        start, stop, step = (_bound(b, inputs) for b in (item.start, item.stop, item.step))
+        return ("slice", _clamped(start, INT64.min), _clamped(stop, INT64.min), _clamped(step))
     if isinstance(item, bool):
         raise DTypeError(f"index {item!r}: a Python bool is not an index (use a mask array)")
     if isinstance(item, numbers.Integral):
@@ -92,6 +94,14 @@ def _bound(b, inputs):
         raise ShapeError(f"a slice bound must be a scalar, not {var.describe()}")
     inputs.append(var)
     return SYM
+
+
+def _clamped(bound, low=-INT64.max):
+    """A constant bound brought into int64, where kernels hold it: no array is that long, so
+    ``x[2**63:]`` and ``x[::10**20]`` select what they did (and ``-step`` cannot overflow)."""
+    if not isinstance(bound, int):
+        return bound
+    return min(max(bound, low), INT64.max)
 
 
 def _check_integer(var, what):
@@ -178,6 +188,11 @@ def _pieces(x, spec, inputs):
 
 def _check_int_in_range(x, axis, value):
     n = x.type.shape[axis]
+    if isinstance(value, int) and not INT64.min <= value <= INT64.max:
+        raise ShapeError(
+            f"index {value} is out of bounds for axis {axis} of {x.describe()}: an index "
+            f"must fit in int64 (no axis is that long)"
+        )
     if isinstance(value, int) and isinstance(n, int) and not -n <= value < n:
         raise ShapeError(
             f"index {value} is out of bounds for axis {axis} of {x.describe()} "
