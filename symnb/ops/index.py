@@ -10,10 +10,11 @@ passed as extra inputs of the op, in order. Entries:
 - ``("array",)``: an integer index array (the next input);
 - ``("mask", ndim)``: a boolean mask (the next input) covering ``ndim`` axes of x.
 
-``...`` is expanded into full slices. Basic specs (no arrays or masks) build
-:class:`Subtensor`; the others build :class:`AdvancedSubtensor`, whose result dims follow
-NumPy's rule: the broadcast index dims replace the indexed axes when the advanced items are
-next to each other, and go first otherwise.
+``...`` is expanded into full slices; one that stands for no axes is kept as ``("...",)`` in
+an advanced spec, where NumPy counts it as separating the advanced items. Basic specs (no
+arrays or masks) build :class:`Subtensor`; the others build :class:`AdvancedSubtensor`,
+whose result dims follow NumPy's rule: the broadcast index dims replace the indexed axes
+when the advanced items are next to each other, and go first otherwise.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_lik
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
+INT64 = np.iinfo(np.int64)
 
 
 # -- parsing what users write --------------------------------------------------------------
@@ -55,7 +57,8 @@ def _parse_item(item, inputs):
     if item is None:
         return ("new",)
     if isinstance(item, slice):
-        return ("slice",) + tuple(_bound(b, inputs) for b in (item.start, item.stop, item.step))
+        start, stop, step = (_bound(b, inputs) for b in (item.start, item.stop, item.step))
+        return ("slice", _clamped(start, INT64.min), _clamped(stop, INT64.min), _clamped(step))
     if isinstance(item, bool):
         raise DTypeError(f"index {item!r}: a Python bool is not an index (use a mask array)")
     if isinstance(item, numbers.Integral):
@@ -93,6 +96,14 @@ def _bound(b, inputs):
     return SYM
 
 
+def _clamped(bound, low=-INT64.max):
+    """A constant bound brought into int64, where kernels hold it: no array is that long, so
+    ``x[2**63:]`` and ``x[::10**20]`` select what they did (and ``-step`` cannot overflow)."""
+    if not isinstance(bound, int):
+        return bound
+    return min(max(bound, low), INT64.max)
+
+
 def _check_integer(var, what):
     if var.type.dtype.kind not in "iu":
         raise DTypeError(
@@ -111,8 +122,9 @@ def _expand_ellipsis(x, spec):
     if len(dots) > 1:
         raise ShapeError("an index can only have a single ellipsis ('...')")
     if dots:
-        k = dots[0]
-        spec[k : k + 1] = [FULL] * (x.type.ndim - used)
+        k, n = dots[0], x.type.ndim - used
+        # an empty ``...`` still separates advanced items for NumPy (x[:, 0, ..., [0, 1]])
+        spec[k : k + 1] = [FULL] * n if n or not is_advanced(spec) else [("...",)]
     return tuple(spec)
 
 
@@ -151,8 +163,8 @@ def _pieces(x, spec, inputs):
     axis, out = 0, []
     for entry in spec:
         kind = entry[0]
-        if kind == "new":
-            out.append((False, (1,)))
+        if kind in ("new", "..."):
+            out.append((False, (1,) if kind == "new" else ()))
             continue
         dims = x.type.shape[axis : axis + _axes_used(entry)]
         if kind == "int":
@@ -176,6 +188,11 @@ def _pieces(x, spec, inputs):
 
 def _check_int_in_range(x, axis, value):
     n = x.type.shape[axis]
+    if isinstance(value, int) and not INT64.min <= value <= INT64.max:
+        raise ShapeError(
+            f"index {value} is out of bounds for axis {axis} of {x.describe()}: an index "
+            f"must fit in int64 (no axis is that long)"
+        )
     if isinstance(value, int) and isinstance(n, int) and not -n <= value < n:
         raise ShapeError(
             f"index {value} is out of bounds for axis {axis} of {x.describe()} "
@@ -247,6 +264,8 @@ def numpy_index(spec, values) -> tuple:
         kind = entry[0]
         if kind == "new":
             out.append(None)
+        elif kind == "...":
+            out.append(Ellipsis)
         elif kind == "int":
             out.append(int(next(feed)) if entry[1] == SYM else entry[1])
         elif kind == "slice":
@@ -268,7 +287,7 @@ def _format_entry(entry) -> str:
     if kind == "slice":
         parts = ["?" if b == SYM else "" if b is None else str(b) for b in entry[1:]]
         return ":".join(parts[:2]) + (f":{parts[2]}" if entry[3] is not None else "")
-    return {"new": "None", "array": "<array>"}.get(kind, "<mask>")
+    return {"new": "None", "array": "<array>", "...": "..."}.get(kind, "<mask>")
 
 
 # -- the ops -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import re
 from collections import deque
 
 from symnb.core.variable import Constant
+from symnb.ops.index import SYM
 
 ATOM, POWER, PRODUCT, SUM = 4, 3, 2, 1
 MAX_DEPTH = 12
@@ -218,7 +219,45 @@ def _dim_shuffle(node, args):
     return rf"\operatorname{{dimshuffle}}\left({args[0][0]}\right)", ATOM
 
 
+def _subtensor(node, args):
+    """``x[spec]``: the index as written, its symbolic parts by their LaTeX."""
+    return _indexed(node.op.spec, args[0], args[1:]), ATOM
+
+
+def _inc_subtensor(node, args):
+    """``set_subtensor(x[spec], v)`` or ``inc_subtensor(...)``: one op class does both, so
+    the name comes from ``set_instead``, not from the class."""
+    name = "set_subtensor" if node.op.set_instead else "inc_subtensor"
+    target = _indexed(node.op.spec, args[0], args[2:])
+    return rf"\operatorname{{{_escape(name)}}}\left({target}, {args[1][0]}\right)", ATOM
+
+
+def _indexed(spec, x, index) -> str:
+    feed = (text for text, _ in index)
+    items = [_index_item(entry, feed) for entry in spec]
+    return rf"{_wrap(*x, ATOM)}\left[{', '.join(items)}\right]"
+
+
+def _index_item(entry, feed) -> str:
+    kind = entry[0]
+    if kind == "slice":
+        start, stop, step = (_bound(b, feed) for b in entry[1:])
+        return f"{start}:{stop}" + (f":{step}" if entry[3] is not None else "")
+    if kind == "int":
+        return _bound(entry[1], feed)
+    if kind in ("array", "mask"):
+        return next(feed)
+    return {"new": r"\mathrm{None}", "...": r"\dots"}[kind]
+
+
+def _bound(value, feed) -> str:
+    return next(feed) if value == SYM else "" if value is None else str(value)
+
+
 WRITERS = {
+    "subtensor": _subtensor,
+    "advanced_subtensor": _subtensor,
+    "inc_subtensor": _inc_subtensor,
     "true_div": _true_div,
     "pow": _pow,
     "neg": _neg,

@@ -69,3 +69,32 @@ def test_misuses_are_clear_errors_at_the_users_line():
     assert "test_subtensor.py" in str(info.value)
     with pytest.raises(sn.UpdateError, match=r"x = x.at\[0\].set\(v\).*or T.set_subtensor\(x\[0"):
         x[0] = 1  # Theano code reads Theano's names
+
+
+def test_advanced_subtensor1_ops_take_theanos_argument_order(backend):
+    """``advanced_inc_subtensor1(x, y, ilist)``: value before index, as Theano's op."""
+    x, y, i = T.dmatrix("x"), T.dmatrix("y"), T.lvector("i")
+    xv, yv, iv = np.arange(6.0).reshape(3, 2), np.arange(3.0 * 2).reshape(3, 2), np.array([0, 2, 0])
+    added, stored = xv.copy(), xv.copy()
+    np.add.at(added, iv, yv)
+    stored[iv] = yv
+    outs = [T.advanced_subtensor1(x, i), T.advanced_inc_subtensor1(x, y, i)]
+    outs.append(T.subtensor.advanced_set_subtensor1(x, y, i))
+    got = sn.function([x, y, i], outs, backend=backend)(xv, yv, iv)
+    for g, want in zip(got, [xv[iv], added, stored]):
+        np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize(
+    "build,error,message",
+    [
+        (lambda x, i: T.advanced_subtensor1(x, i.astype("float64")), sn.DTypeError, "integers"),
+        (lambda x, i: T.advanced_subtensor1(x, i[None]), sn.ShapeError, r"int64\(1, \?\).*vector"),
+        (lambda x, i: T.advanced_inc_subtensor1(x, x[None], i), sn.ShapeError, "more dims than x"),
+    ],
+)
+def test_advanced_subtensor1_misuses_are_clear_errors(build, error, message):
+    x, i = T.dmatrix("x"), T.lvector("i")
+    with pytest.raises(error, match=message) as info:
+        build(x, i)
+    assert "test_subtensor.py" in str(info.value)

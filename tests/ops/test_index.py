@@ -35,6 +35,13 @@ ADVANCED = {
     "int with array adjacent": ((5, 4, 3), (slice(None), 1, np.array([2, 1]))),
     "new axis separates": ((5, 4, 3), (I2, None, np.array([1, 2, 0]))),
     "ellipsis between arrays": ((5, 4), (I2, E, np.array([0, 1, 3]))),
+    # an Ellipsis standing for no axes still separates: the index dims go first
+    "empty ellipsis separates int and array": ((3, 4, 5), (slice(None), 0, E, [0, 1])),
+    "empty ellipsis separates arrays": ((3, 4, 5), (slice(None), [1, 2], E, [0, 1])),
+    "empty ellipsis separates a mask": (
+        (3, 4, 5),
+        (slice(None), np.array([True, False, True, False]), E, [0, 1]),
+    ),
     "list index": ((5, 4), ([0, 0, 4],)),
     "empty index array": ((5, 4), (np.array([], dtype="int64"),)),
     "empty list": ((5, 4), ([],)),
@@ -88,6 +95,25 @@ def test_symbolic_ints_and_slice_bounds(index, rng, backend):
     check_static_shape(static, got)
 
 
+@pytest.mark.parametrize(
+    "index",
+    [
+        (slice(None), slice(2**63, None)),
+        (slice(None, None, 10**20),),
+        (slice(None, -(10**20)),),
+        (slice(10**20, None, -1), slice(-(2**64), None)),
+        (slice(None, -(10**20), -1), slice(None, None, -(10**20))),
+        (slice(-(2**63) - 1, 2**63, 2**63),),
+    ],
+)
+def test_slice_bounds_beyond_int64_select_what_numpy_selects(index, backend):
+    """Python and NumPy take any int as a bound; the kernels' int64 fields must too."""
+    a = np.arange(12.0).reshape(3, 4)
+    static, got = typed_run(lambda x: x[index] * 2, a, backend=backend)
+    check(got, a[index] * 2)
+    check_static_shape(static, got)
+
+
 def test_arange_rows_with_label_vector(rng, backend):
     """``x[arange(n), y]``: the per-row pick a crossentropy makes."""
     a, y = random_array(rng, (4, 3), "float64"), np.array([2, 0, 1, 2])
@@ -132,6 +158,7 @@ UPDATES = {
         (np.array([0, 2, 0]), slice(None), np.array([1, 1, 1])),
         (3, 4),
     ),
+    "empty ellipsis separates arrays": ((3, 4, 5), (slice(None), [1, 2], E, [0, 1]), (2, 3)),
 }
 
 
@@ -249,6 +276,7 @@ ERRORS = [
         r"index 3 is out of bounds for axis 0 of 'x' \(float64\(3, 4\)\)",
     ),
     (lambda x: x[:0][:, 0][0], sn.ShapeError, r"axis 0 of .* \(size 0: it has no elements\)"),
+    (lambda x: x[2**70], sn.ShapeError, r"index 1180591620717411303424 is out of bounds"),
     (lambda x: x[0, 0, 0], sn.ShapeError, "too many indices for 'x'.*covers 3 axes"),
     (lambda x: x[..., 0, ...], sn.ShapeError, "single ellipsis"),
     (lambda x: x[1.5], sn.DTypeError, "integer dtype"),
@@ -272,6 +300,22 @@ def test_index_errors_name_the_variable_and_the_clash(build, error, message):
     assert "test_index.py" in str(info.value)  # the user's line is appended
 
 
+def test_an_empty_ellipsis_between_advanced_items_is_kept_and_shown():
+    x = sn.tensor("x", (3, 4, 5), "float64")
+    y = x[:, [1, 2], ..., [0, 1]]
+    assert y.type.shape == np.zeros((3, 4, 5))[:, [1, 2], ..., [0, 1]].shape == (2, 3)
+    assert str(y.owner.op) == "advanced_subtensor[:, <array>, ..., <array>]"
+    assert x[0, ..., 1, :].owner.op.spec == x[0, 1, :].owner.op.spec  # basic: dropped
+
+
+def test_an_int_index_beyond_int64_is_refused_when_built_even_on_an_unknown_dim():
+    x = sn.tensor("x", (None, 4), "float64")
+    with pytest.raises(sn.ShapeError, match=r"-1180591620717411303424 is out of .*'x'.*int64"):
+        x[-(2**70)]
+    with pytest.raises(sn.ShapeError, match=r"axis 1 of 'x' \(float64\(\?, 4\)\)"):
+        sn.set_subtensor(x, (slice(None), 2**64), 1.0)
+
+
 def test_named_dims_survive_full_slices_and_len_is_clear():
     x = sn.tensor("x", ("batch", 4))
     assert x[:, 1:3].type.shape == ("batch", 2)
@@ -287,6 +331,10 @@ GRADS = {
     "repeated int array": ((4, 3), lambda x: x[np.array([0, 2, 0, 0])]),
     "separated arrays": ((3, 4, 2), lambda x: x[np.array([1, 1]), :, np.array([0, 1])]),
     "mask": ((3, 4), lambda x: x[x > 1.2]),
+    "empty ellipsis between arrays": (
+        (3, 4, 5),
+        lambda x: x[:, [1, 1], ..., [0, 4]] * [[1.0], [2.0]],
+    ),
     "take_along_axis": ((3, 4), lambda x: sn.take_along_axis(x, np.array([[0, 0, 3]]), 1)),
     "take flattened": ((3, 4), lambda x: sn.take(x, np.array([5, 5, 0]))),
 }

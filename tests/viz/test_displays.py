@@ -44,6 +44,32 @@ def test_latex_of_expressions(build, expected):
     assert to_latex(build(x, y)) == expected
 
 
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (lambda x, i, k: x[::2], r"x\left[::2\right]"),
+        (
+            lambda x, i, k: (x + 1)[k:, None, i],
+            r"\left(x + 1\right)\left[k:, \mathrm{None}, i\right]",
+        ),
+        (lambda x, i, k: x[x > 0], r"x\left[x > 0\right]"),
+        (
+            lambda x, i, k: sn.set_subtensor(x, i, 1.0),
+            r"\operatorname{set\_subtensor}\left(x\left[i\right], 1\right)",
+        ),
+        (
+            lambda x, i, k: sn.inc_subtensor(x[1:k, 0], 2.0),
+            r"\operatorname{inc\_subtensor}\left(x\left[1:k, 0\right], 2\right)",
+        ),
+    ],
+)
+def test_latex_of_indexing_shows_the_index_and_set_or_inc(build, expected):
+    """One op class both sets and increments: the LaTeX names what the node does."""
+    x = sn.tensor("x", shape=(3, 4))
+    i, k = sn.tensor("i", shape=(None,), dtype="int64"), sn.scalar("k", dtype="int64")
+    assert to_latex(build(x, i, k)) == expected
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")

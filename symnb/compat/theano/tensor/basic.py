@@ -36,7 +36,13 @@ from symnb.compat.theano.tensor.selection import (  # noqa: F401
     nonzero_values,
     sort,
 )
-from symnb.compat.theano.tensor.subtensor import inc_subtensor, set_subtensor  # noqa: F401
+from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
+    advanced_inc_subtensor1,
+    advanced_set_subtensor1,
+    advanced_subtensor1,
+    inc_subtensor,
+    set_subtensor,
+)
 from symnb.compat.theano.upcasting import number_dtype as _number_dtype
 from symnb.compat.theano.upcasting import upcast as _upcast
 from symnb.config import config

@@ -1,6 +1,7 @@
-"""``theano.tensor.subtensor``: ``set_subtensor`` and ``inc_subtensor`` with Theano's
-signatures. symnb's own functions also take ``(x, index, v)``, so Theano's third positional
-argument, ``inplace``, would be read as the value there: these keep Theano's meaning."""
+"""``theano.tensor.subtensor``: ``set_subtensor``, ``inc_subtensor`` and the
+``advanced_*subtensor1`` ops (a vector of rows) with Theano's signatures. symnb's own
+functions also take ``(x, index, v)``, so Theano's third positional argument, ``inplace``,
+would be read as the value there: these keep Theano's meaning."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 from symnb import ops as sn
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import DTypeError, ShapeError
 from symnb.ops.index import AdvancedSubtensor, Subtensor
 
 
@@ -65,3 +66,40 @@ def _check_flag(name, flag, value):
                 "index second"
             )
         )
+
+
+def advanced_subtensor1(x, ilist) -> Variable:
+    """``x[ilist]``: the rows of x at an integer vector (Theano's ``AdvancedSubtensor1()``)."""
+    x, ilist = _rows("advanced_subtensor1", x, ilist)
+    return x[ilist]
+
+
+def advanced_inc_subtensor1(x, y, ilist) -> Variable:
+    """x with ``y`` added at rows ``ilist`` (repeated rows accumulate); Theano's argument
+    order, value before index."""
+    x, ilist = _rows("advanced_inc_subtensor1", x, ilist, y)
+    return sn.inc_subtensor(x, ilist, y)
+
+
+def advanced_set_subtensor1(x, y, ilist) -> Variable:
+    """x with rows ``ilist`` set to ``y``; Theano's argument order, value before index."""
+    x, ilist = _rows("advanced_set_subtensor1", x, ilist, y)
+    return sn.set_subtensor(x, ilist, y)
+
+
+def _rows(name, x, ilist, y=None):
+    """x and ilist checked as Theano's AdvancedSubtensor1 checks them: an integer vector
+    indexing a tensor of rank >= 1, and a value of no more dims than x."""
+    x, ilist = as_variable(x), as_variable(ilist)
+    if ilist.type.dtype.kind not in "iu":
+        raise _at_user_line(DTypeError(f"{name}: ilist must be integers, not {ilist.describe()}"))
+    if ilist.type.ndim != 1 or x.type.ndim == 0:
+        what = f"ilist {ilist.describe()} is not a vector" if x.type.ndim else "x is 0-d"
+        raise _at_user_line(
+            ShapeError(f"{name}: {what}; it picks rows of a tensor x ({x.describe()}) by a vector")
+        )
+    if y is not None and as_variable(y).type.ndim > x.type.ndim:
+        raise _at_user_line(
+            ShapeError(f"{name}: y {as_variable(y).describe()} has more dims than x {x.describe()}")
+        )
+    return x, ilist
