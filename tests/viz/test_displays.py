@@ -44,6 +44,22 @@ def test_latex_of_expressions(build, expected):
     assert to_latex(build(x, y)) == expected
 
 
+def test_latex_names_keep_letters_primes_and_stay_distinct():
+    """Every non-ASCII name printed as v (alpha * beta + alpha was v * v + v), a prime was
+    dropped and a brace in a name unbalanced the formula."""
+    a, b = sn.scalar("α"), sn.scalar("β")
+    assert to_latex(a * b + a) == r"\alpha \cdot \beta + \alpha"
+    assert to_latex(sn.scalar("x'") - sn.scalar("x")) == "x' - x"
+    assert to_latex(sn.scalar("lr_α") * sn.scalar("é")) == r"\mathrm{lr}_{\alpha} \cdot \mathrm{é}"
+    odd = to_latex(sn.scalar("x_{") + sn.scalar("$y^%#&~\\") + 1)
+    assert odd == "x + y + 1"
+    same = to_latex(sn.scalar("α") * sn.scalar("α!") + sn.scalar("x") * sn.scalar("x"))
+    assert same == r"\alpha \cdot {\alpha}^{(1)} + x \cdot {x}^{(1)}"
+    for latex in (odd, same, to_latex(sn.scalar("x_{1}'") + 1)):
+        tree = ElementTree.fromstring(sn.viz.mathml.to_mathml(latex))  # parses as MathML
+        assert "\\" not in "".join(tree.itertext())
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
