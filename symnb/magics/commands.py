@@ -47,7 +47,7 @@ class SymnbMagics(Magics):
                 "%symgraph needs what to draw: a variable, a list of variables or a compiled "
                 "function (e.g. %symgraph loss, %symgraph f)"
             )
-        obj = self.shell.ev(_readable("%symgraph", line))
+        obj = self._evaluate("%symgraph", _readable("%symgraph", line))
         try:
             as_graph(obj)
         except TypeError:
@@ -80,15 +80,24 @@ class SymnbMagics(Magics):
                 "(f() times it on random inputs)"
             )
         name = ast.unparse(node.func)
-        function = self.shell.ev(name)
+        function = self._evaluate("%symprofile", name)
         if not hasattr(function, "profile"):
             raise CellError(
                 f"%symprofile: {name} is a {type(function).__name__}, not a compiled function "
                 "(sn.function or %%symcompile makes one)"
             )
-        values = [self.shell.ev(ast.unparse(a)) for a in node.args]
-        kwargs = {k.arg: self.shell.ev(ast.unparse(k.value)) for k in node.keywords}
+        # the argument list evaluated once, as Python calls it: *args and **kw included
+        listed = ", ".join(ast.unparse(a) for a in [*node.args, *node.keywords])
+        values, kwargs = self._evaluate("%symprofile", f"(lambda *a, **k: (a, k))({listed})")
         return function, values, kwargs
+
+    def _evaluate(self, magic: str, text: str):
+        """``text`` evaluated in the user's namespace; a name not defined there is a card
+        naming the magic and the name, not a traceback through the magic's frames."""
+        try:
+            return self.shell.ev(text)
+        except NameError as exc:
+            raise CellError(f"{magic}: {exc} in the notebook's namespace") from None
 
 
 def _readable(magic: str, text: str) -> str:

@@ -153,15 +153,20 @@ def _unique(values) -> list:
 
 
 def _choose(dropdown, value) -> None:
-    """Set a filter from the start; a value the history does not have names those it has."""
-    if value is None:
-        return
-    if value not in dropdown.options:
+    """Set a filter from the start (``_check_filter`` has refused a name it lacks)."""
+    if value is not None:
+        _check_filter(dropdown.description, value, dropdown.options[1:])
+        dropdown.value = value
+
+
+def _check_filter(kind: str, value, present) -> None:
+    """Refuse a phase/rule the history lacks, naming those it has, so that a typo is not an
+    empty stepper (with or without ipywidgets)."""
+    if value is not None and value not in present:
         raise ValueError(
-            f"no rewrite of {dropdown.description} {value!r} in this history; "
-            f"its {dropdown.description}s: {', '.join(map(str, dropdown.options[1:]))}"
+            f"no rewrite of {kind} {value!r} in this history; "
+            f"its {kind}s: {', '.join(map(str, present))}"
         )
-    dropdown.value = value
 
 
 def stepper(function, phase: str | None = None, rule: str | None = None):
@@ -172,7 +177,9 @@ def stepper(function, phase: str | None = None, rule: str | None = None):
     if history is None:
         text = "this function has no rewrite history (f.rewrites): nothing to step through"
         return Html(message_html(text), text)
+    _check_filter("phase", phase, _unique(s.phase for s in history))
+    _check_filter("rule", rule, _unique(s.rule for s in history))
     if importlib.util.find_spec("ipywidgets") is None:
-        text = f"{len(function.rewrites)} rewrites (install ipywidgets for the live stepper)"
+        text = f"{len(history)} rewrites (install ipywidgets for the live stepper)"
         return Html(static_stepper_html(function, phase=phase, rule=rule), text)
     return RewriteStepper(function, phase=phase, rule=rule)

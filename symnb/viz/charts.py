@@ -12,6 +12,7 @@ from html import escape, unescape
 
 import numpy as np
 
+from symnb.errors import ArgumentError
 from symnb.viz.theme import ACCENT, STYLE
 
 FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11' fill='currentColor'"
@@ -31,48 +32,88 @@ def svg_root(width, height, kind: str, label: str) -> str:
 
 
 def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str:
-    """Horizontal bars, longest first as given, each labelled with its value."""
-    width, label_w, row_h = 640, 260, 20
-    top = max(values, default=0) or 1.0
+    """Horizontal bars, in the order given, each labelled with its value. Bars are scaled by
+    the largest finite magnitude; a negative one goes left of a zero line (a negative SVG
+    width is no bar at all), and a value that is not finite is a marked gap, not a bar."""
+    if len(labels) != len(values):
+        raise ArgumentError(
+            f"plot_bars: {len(labels)} labels for {len(values)} values; give one label a value"
+        )
+    width, label_w, row_h, text_w = 640, 260, 20, 70
+    finite = [v for v in values if np.isfinite(v)]
+    pos, neg = max([0.0, *finite]), -min([0.0, *finite])
+    left = text_w if neg else 0  # room for a negative bar's value, left of it
+    scale = (width - label_w - text_w - left) / ((pos + neg) or 1.0)
+    zero = label_w + left + neg * scale
     shown_unit = escape(unit)  # the caller's text: never markup
     rows = []
     for i, (label, value) in enumerate(zip(labels, values)):
         y = 6 + i * row_h
-        bar = (width - label_w - 70) * value / top
         rows.append(
             f"<text x='{label_w - 6}' y='{y + 13}' text-anchor='end' {FONT}>"
             f"{escape(label[:40])}</text>"
-            f"<rect class='bar' x='{label_w}' y='{y + 2}' width='{bar:.1f}' height='{row_h - 6}'"
-            f" fill='{ACCENT}'><title>{escape(label)}: {value:.2f}{shown_unit}</title></rect>"
-            f"<text x='{label_w + bar + 4:.1f}' y='{y + 13}' {FONT}>{value:.1f}{shown_unit}</text>"
         )
-    height = 12 + len(rows) * row_h
-    name = f"bar chart of {len(rows)} values" + (f" in {unit.strip()}" if unit.strip() else "")
+        tip = f"<title>{escape(label)}: {value:.2f}{shown_unit}</title>"
+        if not np.isfinite(value):
+            rows.append(
+                f"<text class='gap' x='{zero + 4:.1f}' y='{y + 13}' {FONT} fill-opacity='0.7'>"
+                f"{tip}{value}{shown_unit} (not drawn)</text>"
+            )
+            continue
+        bar = abs(value) * scale
+        x = zero - bar if value < 0 else zero
+        at = f"x='{x - 4:.1f}' text-anchor='end'" if value < 0 else f"x='{x + bar + 4:.1f}'"
+        rows.append(
+            f"<rect class='bar' x='{x:.1f}' y='{y + 2}' width='{bar:.1f}' height='{row_h - 6}'"
+            f" fill='{ACCENT}'>{tip}</rect>"
+            f"<text {at} y='{y + 13}' {FONT}>{value:.1f}{shown_unit}</text>"
+        )
+    height = 12 + len(labels) * row_h
+    if neg:
+        rows.append(f"<line x1='{zero:.1f}' y1='4' x2='{zero:.1f}' y2='{height - 4}' {AXIS}/>")
+    name = f"bar chart of {len(labels)} values" + (f" in {unit.strip()}" if unit.strip() else "")
     return f"{svg_root(width, height, 'bars', name)}{''.join(rows)}</svg>"
 
 
 def line_chart_svg(values: list[float], title: str = "", xlabel: str = "step") -> str:
-    """A line over ``values`` with min/max marked: enough for a loss curve."""
+    """A line over ``values`` with min/max marked: enough for a loss curve. Values that are
+    not finite leave gaps, as in :func:`lines_chart_svg`, and do not set the axis."""
     width, height, pad = 520, 240, 40
-    lo, hi = min(values), max(values)
+    ys = np.asarray(values, dtype=float).ravel()
+    finite = ys[np.isfinite(ys)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     span = (hi - lo) or 1.0
-    step = (width - 2 * pad) / max(len(values) - 1, 1)
-    points = " ".join(
-        f"{pad + i * step:.1f},{height - pad - (v - lo) / span * (height - 2 * pad):.1f}"
-        for i, v in enumerate(values)
+    step = (width - 2 * pad) / max(len(ys) - 1, 1)
+    curves = "".join(
+        "<polyline class='curve' fill='none' stroke='#2563eb' stroke-width='2' points='"
+        + " ".join(
+            f"{pad + i * step:.1f},{height - pad - (v - lo) / span * (height - 2 * pad):.1f}"
+            for i, v in run
+        )
+        + "'/>"
+        for run in _runs(list(enumerate(ys.tolist())))
     )
-    name = f"line chart {title or ''} of {len(values)} values, {lo:.3g} to {hi:.3g}"
+    if finite.size:
+        gaps = len(ys) - finite.size
+        what = f"{lo:.3g} to {hi:.3g}" + (f", {gaps} not finite (gaps)" if gaps else "")
+    else:
+        what = "none finite" if len(ys) else "nothing to draw"
+    name = f"line chart {title or ''} of {len(ys)} values, {what}"
     return (
         f"{svg_root(width, height, 'line', ' '.join(name.split()))}"
         f"<text x='{width / 2}' y='16' text-anchor='middle' {FONT}>{escape(title)}</text>"
         f"<line x1='{pad}' y1='{height - pad}' x2='{width - pad}' y2='{height - pad}' {AXIS}/>"
         f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' {AXIS}/>"
-        f"<polyline class='curve' fill='none' stroke='#2563eb' stroke-width='2' "
-        f"points='{points}'/>"
-        f"<text x='{pad - 4}' y='{pad + 4}' text-anchor='end' {FONT}>{hi:.3g}</text>"
-        f"<text x='{pad - 4}' y='{height - pad}' text-anchor='end' {FONT}>{lo:.3g}</text>"
-        f"<text x='{width / 2}' y='{height - 10}' text-anchor='middle' {FONT}>"
-        f"{escape(xlabel)} (0–{len(values) - 1})</text></svg>"
+        f"{curves}"
+        + (
+            f"<text x='{pad - 4}' y='{pad + 4}' text-anchor='end' {FONT}>{hi:.3g}</text>"
+            f"<text x='{pad - 4}' y='{height - pad}' text-anchor='end' {FONT}>{lo:.3g}</text>"
+            if finite.size
+            else f"<text x='{width / 2}' y='{height / 2}' text-anchor='middle' {FONT}>"
+            f"{'no finite values' if len(ys) else 'no values'}</text>"
+        )
+        + f"<text x='{width / 2}' y='{height - 10}' text-anchor='middle' {FONT}>"
+        f"{escape(xlabel)} (0–{max(len(ys) - 1, 0)})</text></svg>"
     )
 
 
@@ -230,7 +271,7 @@ class Chart:
 
 def plot_line(values, title: str = "", xlabel: str = "step") -> Chart:
     """``sn.viz.plot_line(losses, "loss")``: a line chart, displayed in a notebook."""
-    return Chart(line_chart_svg([float(v) for v in values], title, xlabel))
+    return Chart(line_chart_svg(values, title, xlabel))
 
 
 def plot_lines(

@@ -37,6 +37,30 @@ INFIX = {
     "not_equal": (r"{0} \ne {1}", 0, SUM),
 }
 
+#: Greek letters by their LaTeX command (mathml.py writes them back as letters)
+GREEK = {
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "eta": "η",
+    "theta": "θ",
+    "lambda": "λ",
+    "mu": "μ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "phi": "φ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Sigma": "Σ",
+    "Delta": "Δ",
+    "Omega": "Ω",
+}
+_LETTER_COMMAND = {letter: rf"\{command}" for command, letter in GREEK.items()}
+
 FUNCTIONS = {
     "exp": r"\exp",
     "log": r"\log",
@@ -54,12 +78,31 @@ def _wrap(text: str, have: int, need: int) -> str:
 
 
 def _name(var) -> str:
+    """A leaf's name as LaTeX: ``W_hh`` is ``W_{hh}``, ``α`` is ``\\alpha``, ``x'`` keeps its
+    prime; other letters are kept (in ``\\mathrm``), LaTeX's specials dropped, so that the
+    formula parses and names do not collapse to one letter."""
     name = var.name or "v"
-    base, _, sub = name.partition("_")
-    base = re.sub(r"[^A-Za-z0-9]", "", base) or "v"
-    if len(base) > 1:
-        base = rf"\mathrm{{{base}}}"
-    return f"{base}_{{{sub}}}" if sub else base
+    primes = len(name) - len(name.rstrip("'"))
+    base, _, sub = name.rstrip("'").partition("_")
+    base = _letters(base, upright=True) or "v"
+    sub = _letters(sub, upright=False)
+    return (f"{base}_{{{sub}}}" if sub else base) + "'" * primes
+
+
+def _letters(text: str, upright: bool) -> str:
+    """``text``'s letters and digits as LaTeX: Greek ones as commands, a run of other
+    non-ASCII letters in ``\\mathrm`` (``upright``: an ASCII run of several too)."""
+    pieces = []
+    for run in re.findall(r"[A-Za-z0-9]+|[^\W_]", text):
+        if run in _LETTER_COMMAND:
+            pieces.append(_LETTER_COMMAND[run] + " ")
+        elif run.isascii() and not (upright and len(run) > 1):
+            pieces.append(run)
+        elif pieces and pieces[-1].startswith(r"\mathrm{") and not run.isascii():
+            pieces[-1] = pieces[-1][:-1] + run + "}"
+        else:
+            pieces.append(rf"\mathrm{{{run}}}")
+    return "".join(pieces).rstrip()
 
 
 def _constant(var: Constant) -> str:
@@ -83,6 +126,7 @@ class _Printer:
         self.bound: dict[int, str] = {}
         self.bindings: list[str] = []
         self.letter = _free_letter(root, self.depth)
+        self.leaves: dict[int, str] = {}
 
     def formula(self) -> str:
         for var in _post_order(self.root, self.depth):
@@ -100,12 +144,25 @@ class _Printer:
     def text(self, var) -> tuple[str, int]:
         """``var`` as its parent writes it: a leaf's name, a bound name, or its LaTeX."""
         if var.owner is None:
-            return (_constant(var) if isinstance(var, Constant) else _name(var)), ATOM
+            return self.leaf(var), ATOM
         if id(var) not in self.depth:
             return r"\ldots", ATOM
         if id(var) in self.bound:
             return self.bound[id(var)], ATOM
         return self.texts[id(var)]
+
+    def leaf(self, var) -> str:
+        """An input's name, distinct from every other input's: two variables whose names
+        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index."""
+        if id(var) not in self.leaves:
+            text = _constant(var) if isinstance(var, Constant) else _name(var)
+            if not (isinstance(var, Constant) and not var.name):
+                name, k = text, 1
+                while name in self.leaves.values():
+                    name, k = f"{{{text}}}^{{({k})}}", k + 1
+                text = name
+            self.leaves[id(var)] = text
+        return self.leaves[id(var)]
 
     def _apply(self, node) -> tuple[str, int]:
         name = node.op.op_name()

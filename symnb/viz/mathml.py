@@ -13,32 +13,11 @@ from __future__ import annotations
 import re
 from html import escape
 
-from symnb.viz.latex import to_latex
+from symnb.viz.latex import GREEK, to_latex
 from symnb.viz.theme import STYLE
 
 _TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\s+|.", re.S)
 FUNCTIONS = {"exp", "log", "tanh", "sin", "cos", "tan", "max", "min", "det", "ln"}
-GREEK = {
-    "alpha": "α",
-    "beta": "β",
-    "gamma": "γ",
-    "delta": "δ",
-    "epsilon": "ε",
-    "eta": "η",
-    "theta": "θ",
-    "lambda": "λ",
-    "mu": "μ",
-    "pi": "π",
-    "rho": "ρ",
-    "sigma": "σ",
-    "tau": "τ",
-    "phi": "φ",
-    "psi": "ψ",
-    "omega": "ω",
-    "Sigma": "Σ",
-    "Delta": "Δ",
-    "Omega": "Ω",
-}
 SYMBOLS = {
     "cdot": "·",
     "times": "×",
@@ -63,7 +42,7 @@ SYMBOLS = {
     ",": " ",
     "quad": "\u2003",  # an em space: ``\\quad`` around ``\\text{where}`` in latex.py's formulas
 }
-_OPERATORS = {"-": "−", "*": "∗"}
+_OPERATORS = {"-": "−", "*": "∗", "'": "′"}
 _FONTS = {"operatorname": "normal", "mathrm": "normal", "mathbf": "bold", "text": "normal"}
 
 

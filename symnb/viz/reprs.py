@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from symnb.viz.cards import function_card, kernel_count, variable_card
 from symnb.viz.latex import to_latex
-from symnb.viz.text import cap_lines, format_expr
+from symnb.viz.text import MAX_LINE_CHARS, cap_lines, format_expr
 
 
 def _wanted(mime: str, include, exclude) -> bool:
@@ -37,8 +37,8 @@ def variable_bundle(var, include=None, exclude=None) -> dict:
 
 def function_text(function) -> str:
     """A few lines a terminal can show: signature, backend, counts, compile time."""
-    ins = ", ".join(repr(v) for v in function.inputs)
-    outs = ", ".join(str(v.type) for v in function.results)
+    ins = _listed([repr(v) for v in function.inputs], "inputs")
+    outs = _listed([str(v.type) for v in function.results], "outputs")
     return "\n".join(
         [
             f"{function.name or 'function'}({ins}) -> {outs}",
@@ -48,6 +48,18 @@ def function_text(function) -> str:
             f"compiled in {function.compile_time * 1e3:.1f} ms",
         ]
     )
+
+
+def _listed(items: list[str], what: str, max_chars: int = MAX_LINE_CHARS // 3) -> str:
+    """``items`` joined with commas, cut to about ``max_chars`` with how many are left out,
+    so that a function of 500 inputs is not one line of thousands of characters."""
+    shown, size = [], 0
+    for item in items:
+        if shown and size + len(item) > max_chars:
+            return f"{', '.join(shown)}, ... and {len(items) - len(shown)} more {what}"
+        shown.append(item)
+        size += len(item) + 2
+    return ", ".join(shown)
 
 
 def _on_device(function) -> str:

@@ -344,3 +344,31 @@ def test_line_magics_given_bad_input_are_cards():
         assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
         assert "text/html" in cell["outputs"][0]  # the card, not a traceback
         assert "commands.py" not in cell["stdout"] and "interactiveshell" not in cell["stdout"]
+
+
+def test_symprofile_takes_starred_arguments_and_names_an_undefined_name():
+    """``f(*args)`` was a SyntaxError from inside IPython and ``f(**kw)`` "keywords must be
+    strings" (each argument was evaluated alone); an undefined name was a NameError
+    traceback through the magic."""
+    out = run_cells(
+        "%%symcompile f --backend py --quiet\nx = vector('x')\nx * 2",
+        "args, kw = [np.ones(3)], {'x': np.ones(3)}",
+        "%symprofile -n 2 f(*args)",
+        "%symprofile -n 2 f(**kw)",
+        "%symprofile -n 2 f(*[], x=np.ones(3))",
+        "%symprofile g(1)",
+        "%symprofile f(undefined)",
+        "%symgraph undefined",
+    )
+    for cell in out[:5]:
+        assert cell["error"] is None, cell["message"]
+    for cell in out[2:5]:
+        assert "profile: 2 calls" in cell["stdout"] + str(cell["outputs"]), cell
+    expected = [
+        "%symprofile: name 'g' is not defined in the notebook's namespace",
+        "%symprofile: name 'undefined' is not defined in the notebook's namespace",
+        "%symgraph: name 'undefined' is not defined in the notebook's namespace",
+    ]
+    for cell, text in zip(out[5:], expected):
+        assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
+        assert "commands.py" not in cell["stdout"] and "interactiveshell" not in cell["stdout"]

@@ -109,3 +109,45 @@ def test_without_ipywidgets_the_stepper_is_the_static_one(f, monkeypatch):
     bundle = stepper(f)._repr_mimebundle_()
     assert 'class="symnb-card symnb-stepper"' in bundle["text/html"]
     assert bundle["text/plain"].startswith(f"{len(f.rewrites)} rewrites (install ipywidgets")
+
+
+def test_without_ipywidgets_a_filter_the_history_lacks_is_refused(f, monkeypatch):
+    """Without ipywidgets a typo of a phase/rule was an empty static stepper; it is refused
+    as the widget refuses it, naming those the history has."""
+    import importlib.util
+
+    from symnb.magics import stepper
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name)
+    )
+    phases = list(dict.fromkeys(s.phase for s in f.rewrites))
+    with pytest.raises(ValueError, match=r"no rewrite of phase 'fusee' in this history; its "):
+        stepper(f, phase="fusee")
+    with pytest.raises(ValueError, match=r"no rewrite of rule 'nope'"):
+        stepper(f, rule="nope")
+    text = stepper(f, phase=phases[0])._repr_mimebundle_()["text/plain"]
+    assert text.startswith(f"{len(f.rewrites)} rewrites")
+
+
+@pytest.mark.skipif(sn.backends.default_backend() != "c", reason="no C compiler")
+def test_without_ipywidgets_the_count_takes_in_the_loops_rewrites(monkeypatch):
+    import importlib.util
+
+    from symnb.magics import stepper
+    from symnb.magics.stepper_widget import history_of
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name)
+    )
+    x, w = sn.tensor("x", shape=("T", 3)), sn.matrix("w")
+    hs, _ = sn.scan(
+        lambda xt, h: sn.tanh(xt + (sn.exp(h) - 1) @ w), sequences=x, outputs_info=sn.zeros(3)
+    )
+    f = sn.function([x, w], hs, backend="c", name="loop")
+    history = history_of(f)
+    assert len(history) > len(f.rewrites)
+    text = stepper(f)._repr_mimebundle_()["text/plain"]
+    assert text.startswith(f"{len(history)} rewrites (install ipywidgets")

@@ -70,6 +70,22 @@ def test_latex_of_indexing_shows_the_index_and_set_or_inc(build, expected):
     assert to_latex(build(x, i, k)) == expected
 
 
+def test_latex_names_keep_letters_primes_and_stay_distinct():
+    """Every non-ASCII name printed as v (alpha * beta + alpha was v * v + v), a prime was
+    dropped and a brace in a name unbalanced the formula."""
+    a, b = sn.scalar("α"), sn.scalar("β")
+    assert to_latex(a * b + a) == r"\alpha \cdot \beta + \alpha"
+    assert to_latex(sn.scalar("x'") - sn.scalar("x")) == "x' - x"
+    assert to_latex(sn.scalar("lr_α") * sn.scalar("é")) == r"\mathrm{lr}_{\alpha} \cdot \mathrm{é}"
+    odd = to_latex(sn.scalar("x_{") + sn.scalar("$y^%#&~\\") + 1)
+    assert odd == "x + y + 1"
+    same = to_latex(sn.scalar("α") * sn.scalar("α!") + sn.scalar("x") * sn.scalar("x"))
+    assert same == r"\alpha \cdot {\alpha}^{(1)} + x \cdot {x}^{(1)}"
+    for latex in (odd, same, to_latex(sn.scalar("x_{1}'") + 1)):
+        tree = ElementTree.fromstring(sn.viz.mathml.to_mathml(latex))  # parses as MathML
+        assert "\\" not in "".join(tree.itertext())
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
@@ -167,6 +183,58 @@ def test_charts():
     line = plot_line([3.0, 2.0, 1.5, 1.0], title="loss")._repr_svg_()
     assert len(line.split("points='")[1].split("'")[0].split()) == 4
     assert plot_bars(["x"], [np.float32(2)], unit=" ms")._repr_svg_().count("2.0 ms") == 1
+
+
+def _polylines(svg: str) -> list[list[tuple[float, float]]]:
+    runs = re.findall(r"<polyline class='curve'[^>]*points='([^']*)'", svg)
+    return [[tuple(map(float, p.split(","))) for p in run.split()] for run in runs]
+
+
+def test_a_line_breaks_where_values_are_not_finite_as_lines_do():
+    """plot_line took min/max over inf/nan: 'nan' coordinates in the SVG, every finite point
+    squashed on an axis; now the finite ones set the axis and the others leave a gap."""
+    values = [3.0, 2.0, np.inf, 1.0, np.nan, 1.5]
+    chart = plot_line(values, "loss")
+    runs = _polylines(chart.svg)
+    assert "nan" not in chart.svg.split("<polyline")[1] and [len(r) for r in runs] == [2, 1, 1]
+    ys = np.array([y for run in runs for _, y in run])
+    finite = np.array([3.0, 2.0, 1.0, 1.5])
+    expected = 200.0 - (finite - finite.min()) / np.ptp(finite) * 160.0  # pad 40, height 240
+    np.testing.assert_allclose(ys, expected, atol=0.05)
+    assert repr(chart) == "<chart: line chart loss of 6 values, 1 to 3, 2 not finite (gaps)>"
+    assert "1 to 3" in repr(plot_line([np.nan, 3.0, 1.0]))
+    assert repr(plot_line([])) == "<chart: line chart of 0 values, nothing to draw>"
+    assert ">no values<" in plot_line([]).svg and not _polylines(plot_line([]).svg)
+    assert ">no finite values<" in plot_line([np.nan]).svg
+
+
+def _bars(svg: str) -> list[tuple[float, float]]:
+    found = re.findall(r"<rect class='bar' x='([^']*)'[^>]*width='([^']*)'", svg)
+    return [(float(x), float(w)) for x, w in found]
+
+
+def test_bars_of_negative_and_non_finite_values():
+    """A negative value gave a negative SVG width (no bar) or a bar past the chart, NaN a
+    width 'nan'; negative bars now go left of a zero line, scaled with the positive ones."""
+    svg = plot_bars(["a", "b", "c"], [-1.0, 2.0, -0.5]).svg
+    (ax, aw), (bx, bw), (cx, cw) = _bars(svg)
+    zero = bx
+    assert ax + aw == zero == cx + cw and bw == 2 * aw == 4 * cw > 0
+    assert 260 <= ax and bx + bw <= 640 - 70  # inside the chart, room for the value texts
+    assert f"x1='{zero:.1f}'" in svg  # the zero line
+    for values in ([-1.0, -2.0], [-3.0, 0.0]):
+        bars = _bars(plot_bars(["a", "b"], values).svg)
+        assert all(w >= 0 and 260 <= x and x + w <= 640 for x, w in bars)
+        assert bars[0][0] + bars[0][1] == bars[1][0] + bars[1][1]  # both end at zero
+    svg = plot_bars(["a", "b", "c"], [1.0, np.nan, -np.inf]).svg
+    assert len(_bars(svg)) == 1 and "'nan'" not in svg
+    assert re.findall(r"class='gap'[^>]*><title>[^<]*</title>([^<]*)<", svg) == [
+        "nan (not drawn)",
+        "-inf (not drawn)",
+    ]
+    with pytest.raises(sn.ArgumentError, match=r"plot_bars: 2 labels for 3 values") as info:
+        plot_bars(["a", "b"], [1.0, 2.0, 3.0])
+    assert "test_displays.py" in str(info.value)  # raised at the user's line
 
 
 def _curves(svg: str) -> dict[str, list[list[tuple[float, float]]]]:

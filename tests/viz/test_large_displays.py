@@ -14,7 +14,7 @@ from symnb.viz import stepper as stepper_module
 from symnb.viz.mathml import to_mathml
 from symnb.viz.reprs import variable_bundle
 from symnb.viz.stepper import static_stepper_html
-from symnb.viz.text import MAX_TEXT_LINES
+from symnb.viz.text import MAX_LINE_CHARS, MAX_TEXT_LINES
 from tests.helpers import needs_c
 
 pytest.importorskip("pygraphviz")
@@ -103,6 +103,23 @@ def test_the_plain_text_of_a_large_expression_is_cut_with_a_count():
     assert lines[-1] == f"... {more:,} more lines; print(sn.format_expr(h)) shows all"
     small = sn.sin(z) + 1
     assert variable_bundle(small)["text/plain"] == f"{small!r}\n{sn.format_expr(small)}"
+
+
+def test_the_plain_text_of_a_function_of_many_inputs_is_cut_with_a_count():
+    """500 inputs were one line of 6,000+ characters; each list is cut with a count."""
+    xs = [sn.vector(f"x{i}") for i in range(500)]
+    total = sum(xs[1:], xs[0])
+    f = sn.function(xs, [total, total * 2, total + 1], backend="py", name="g")
+    text = f._repr_mimebundle_(include={"text/plain"})["text/plain"]
+    head = text.splitlines()[0]
+    assert max(len(line) for line in text.splitlines()) <= MAX_LINE_CHARS
+    k = len(re.findall(r"x\d+:f64\[\?\]", head))
+    listed = ", ".join(f"x{i}:f64[?]" for i in range(k))
+    assert 3 < k < 500
+    assert head == f"g({listed}, ... and {500 - k} more inputs) -> f64[?], f64[?], f64[?]"
+    small = sn.function(xs[:2], xs[0] + xs[1], backend="py", name="s")
+    small_text = small._repr_mimebundle_(include={"text/plain"})["text/plain"]
+    assert small_text.splitlines()[0] == "s(x0:f64[?], x1:f64[?]) -> f64[?]"
 
 
 @needs_c
