@@ -2,6 +2,8 @@
 they differ from NumPy's (floatX, integer division, dot, softmax of a vector, conv2d's
 flipped filters, pool_2d's partial windows)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -556,6 +558,27 @@ def test_more_theano_functions_against_numpy(name, build, values, want):
     inputs = [T.TensorType("float64", (False,) * np.ndim(v))(f"v{i}") for i, v in enumerate(values)]
     got = run(inputs, build(*inputs), *values)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_round_half_away_is_exact_next_to_halves_and_for_large_odd_values(mode, dtype):
+    """floor(|a| + 0.5) rounded the sum: 0.49999997 gave 1 and 2**23 + 1 gave 2**23 + 2."""
+    big = 2.0 ** np.finfo(dtype).nmant + 1
+    below_half = np.nextafter(np.array(0.5, dtype), 0)
+    values = np.array([big, -big, below_half, -below_half, 2.5, -2.5, 1.5, -0.0, np.nan, np.inf])
+    values = values.astype(dtype)
+    whole = np.trunc(values)
+    with np.errstate(invalid="ignore"):  # inf - inf, in this reference only
+        want = np.where(np.abs(values - whole) >= 0.5, whole + np.sign(values), whole)
+    x = T.TensorType(dtype, (False,))("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning for inf either
+        got = theano.function([x], T.round(x), mode=mode)(values)
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == big and got[2] == 0 and got[4] == 3 and np.signbit(got[7])
+    as_int = theano.function([x], T.iround(x), mode=mode)(values[:6])
+    np.testing.assert_array_equal(as_int, [int(big), -int(big), 0, 0, 3, -3])
 
 
 def test_theanos_rounding_and_broadcast_patterns():
