@@ -88,9 +88,12 @@ def _skipped_list(skipped) -> list:
     return listed
 
 
-def check_givens(givens) -> dict:
+def check_givens(givens, what: str = "givens", fit_types: bool = True) -> dict:
     """``givens`` (a dict or pairs) as ``{variable: replacement}``: each key a variable, none
-    twice, each replacement made to fit its key's type; the errors name the user's line."""
+    twice, each replacement made to fit its key's type; the errors name the user's line and
+    begin with ``what`` (``theano.clone`` checks its ``replace`` the same way; without
+    ``fit_types``, for a clone that infers dtypes anew, only the shapes are checked: ops keep
+    their resolved axes, so a node rebuilt over another rank would mean something else)."""
     checked: dict = {}
     for old, new in as_given_pairs(givens):
         if not isinstance(old, Variable):
@@ -98,19 +101,23 @@ def check_givens(givens) -> dict:
             hint = f" (a name: pass the variable itself, not {old!r})" if named else ""
             raise _at_user_line(
                 GraphError(
-                    f"givens: the key {_short_repr(old)} ({type(old).__name__}) is not a "
+                    f"{what}: the key {_short_repr(old)} ({type(old).__name__}) is not a "
                     f"symbolic variable{hint}; each key is the variable to replace"
                 )
             )
         if any(old is k for k in checked):
-            raise _at_user_line(GraphError(f"givens: {old.describe()} is given twice"))
+            raise _at_user_line(GraphError(f"{what}: {old.describe()} is given twice"))
         try:
             value = as_variable(new)
         except DTypeError as exc:
             raise _at_user_line(
-                DTypeError(f"givens: the replacement for {old.describe()}: {exc}")
+                DTypeError(f"{what}: the replacement for {old.describe()}: {exc}")
             ) from None
-        checked[old] = fit(old, value, "givens")
+        if fit_types:
+            value = fit(old, value, what)
+        else:
+            check_shape_fits(old, value, what)
+        checked[old] = value
     return checked
 
 
@@ -153,12 +160,18 @@ def fit(target: Variable, value: Variable, what: str) -> Variable:
         if not (weak or np.can_cast(v.dtype, t.dtype, "safe")):
             raise _lossy_value(target, value, what)
         value = cast(value, t.dtype)
+    check_shape_fits(target, value, what)
+    return value
+
+
+def check_shape_fits(target: Variable, value: Variable, what: str) -> None:
+    """A ShapeError naming both when ``value``'s shape cannot be ``target``'s."""
+    t, v = target.type, value.type
     if v.ndim != t.ndim or not _dims_fit(t.shape, v.shape):
         raise ShapeError(
             f"{what}: {target.describe()} cannot take {value.describe()}: shape "
             f"{format_shape(v.shape)} does not fit {format_shape(t.shape)}"
         )
-    return value
 
 
 def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:

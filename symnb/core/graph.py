@@ -88,16 +88,31 @@ def leaves(outputs: list[Variable]) -> list[Variable]:
     return list(found.values())
 
 
-def clone_graph(outputs: list[Variable], replace: dict | None = None) -> list[Variable]:
-    """Copies of the outputs with every node cloned and ``replace`` substituted."""
+def clone_graph(
+    outputs: list[Variable], replace: dict | None = None, rebuild: bool = False
+) -> list[Variable]:
+    """Copies of the outputs with every node cloned and ``replace`` substituted. A clone keeps
+    each node's output types, so a replacement must have its key's type; with ``rebuild`` a
+    node whose inputs changed is built again by its op, its types inferred anew (a
+    replacement of another dtype or rank)."""
     memo: dict[int, Variable] = {id(k): v for k, v in (replace or {}).items()}
     for node in ancestors(outputs):
         if any(id(o) in memo for o in node.outputs):
             continue
-        new = node.clone_with([memo.get(id(i), i) for i in node.inputs])
+        inputs = [memo.get(id(i), i) for i in node.inputs]
+        changed = any(new is not old for new, old in zip(inputs, node.inputs, strict=True))
+        new = _rebuilt(node, inputs) if rebuild and changed else node.clone_with(inputs)
         for old, var in zip(node.outputs, new.outputs, strict=True):
             memo[id(old)] = var
     return [memo.get(id(o), o) for o in outputs]
+
+
+def _rebuilt(node: Apply, inputs: list[Variable]) -> Apply:
+    """``node``'s op applied to ``inputs`` anew, its outputs keeping their names."""
+    new = node.op.make_node(*inputs)
+    for old, var in zip(node.outputs, new.outputs, strict=True):
+        var.name = old.name
+    return new
 
 
 def _missing_input_message(var: Variable, inputs) -> str:

@@ -81,3 +81,26 @@ def test_mrg_choice_of_more_columns_than_p_has_is_refused():
         g(P, 5)
     with pytest.raises(sn.ShapeTypeError, match="size is an int"):
         srng.choice(size=(2, 3), a=None, replace=False, p=p)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_choice_and_permutation_draw_the_dtype_asked_for(streams):
+    """``dtype`` was ignored: int64 came back (an int32 shared variable's update then failed)."""
+    s = streams(3)
+    picked = s.choice(size=(50,), a=300, dtype="int16")
+    shuffled = s.permutation(n=6, dtype="int32")
+    as_float = s.permutation(n=6, dtype="float32")
+    assert (picked.dtype, shuffled.dtype, as_float.dtype) == ("int16", "int32", "float32")
+    got, perm, fperm = theano.function([], [picked, shuffled, as_float])()
+    assert (got.dtype, perm.dtype, fperm.dtype) == (np.int16, np.int32, np.float32)
+    assert got.min() >= 0 and got.max() < 300
+    np.testing.assert_array_equal(np.sort(perm), np.arange(6))
+    np.testing.assert_array_equal(np.sort(fperm), np.arange(6, dtype="float32"))
+    floats = np.array([0.5, 1.5])
+    assert set(theano.function([], s.choice(size=(8,), a=floats))()) <= {0.5, 1.5}
+    with pytest.raises(sn.DTypeError, match=r"choice: a value drawn \(299\).*int8"):
+        s.choice(size=(2,), a=300, dtype="int8")
+    with pytest.raises(sn.DTypeError, match=r"permutation: a value drawn \(299\).*int8"):
+        s.permutation(n=300, dtype="int8")
+    with pytest.raises(sn.DTypeError, match=r"dtype=int32 cannot hold.*float64"):
+        s.choice(size=(2,), a=floats, dtype="int32")

@@ -2,6 +2,8 @@
 they differ from NumPy's (floatX, integer division, dot, softmax of a vector, conv2d's
 flipped filters, pool_2d's partial windows)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -558,6 +560,27 @@ def test_more_theano_functions_against_numpy(name, build, values, want):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_round_half_away_is_exact_next_to_halves_and_for_large_odd_values(mode, dtype):
+    """floor(|a| + 0.5) rounded the sum: 0.49999997 gave 1 and 2**23 + 1 gave 2**23 + 2."""
+    big = 2.0 ** np.finfo(dtype).nmant + 1
+    below_half = np.nextafter(np.array(0.5, dtype), 0)
+    values = np.array([big, -big, below_half, -below_half, 2.5, -2.5, 1.5, -0.0, np.nan, np.inf])
+    values = values.astype(dtype)
+    whole = np.trunc(values)
+    with np.errstate(invalid="ignore"):  # inf - inf, in this reference only
+        want = np.where(np.abs(values - whole) >= 0.5, whole + np.sign(values), whole)
+    x = T.TensorType(dtype, (False,))("x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning for inf either
+        got = theano.function([x], T.round(x), mode=mode)(values)
+    np.testing.assert_array_equal(got, want)
+    assert got[0] == big and got[2] == 0 and got[4] == 3 and np.signbit(got[7])
+    as_int = theano.function([x], T.iround(x), mode=mode)(values[:6])
+    np.testing.assert_array_equal(as_int, [int(big), -int(big), 0, 0, 3, -3])
+
+
 def test_theanos_rounding_and_broadcast_patterns():
     x = T.dvector("x")
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.2])
@@ -666,6 +689,45 @@ def test_batch_normalization_train_and_test_follow_theano(rng):
         run([t4, gv, bv, rmv, rvv], test_out, x, g, b, m, v), (x - m) * g / np.sqrt(v + 1e-3) + b
     )
     assert T.nnet.batch_normalization is T.nnet.bn.batch_normalization
+
+
+@pytest.mark.parametrize(
+    "axes, normalised", [("spatial", (0, 2, 3)), ("per-activation", (0,)), ((0, 3), (0, 3))]
+)
+def test_batch_normalization_params_of_fewer_dims_sit_on_the_axes_not_normalised(
+    rng, axes, normalised
+):
+    """Theano 1.0's other layout: one dim per axis not normalised, ``(C,)`` for "spatial". It
+    broadcast against the last axis (C == W here hid it) and gave (1, C, 1, C) statistics."""
+    x = rng.normal(size=(4, 3, 2, 3)) * 2 + 1
+    kept = tuple(a for a in range(4) if a not in normalised)
+    shape = tuple(x.shape[a] for a in kept)
+    g, b = rng.uniform(0.5, 2, shape), rng.normal(size=shape)
+    rm, rv = rng.normal(size=shape), rng.uniform(0.5, 2, shape)
+    t4 = T.tensor4("x")
+    gv, bv, rmv, rvv = (T.TensorType("float64", (False,) * len(kept))(n) for n in "gbmv")
+    outs = T.nnet.bn.batch_normalization_train(
+        t4, gv, bv, axes, 1e-3, 0.2, running_mean=rmv, running_var=rvv
+    )
+    got = run([t4, gv, bv, rmv, rvv], list(outs), x, g, b, rm, rv)
+    m, v = x.mean(axis=normalised), x.var(axis=normalised)
+    wide = [slice(None) if a in kept else None for a in range(4)]
+    ref = (x - m[tuple(wide)]) * (g / np.sqrt(v + 1e-3))[tuple(wide)] + b[tuple(wide)]
+    count = x.size // m.size
+    want = [
+        ref,
+        m,
+        1 / np.sqrt(v + 1e-3),
+        0.8 * rm + 0.2 * m,
+        0.8 * rv + 0.2 * v * count / (count - 1),
+    ]
+    for have, expected in zip(got, want, strict=True):
+        assert have.shape == expected.shape
+        np.testing.assert_allclose(have, expected, rtol=1e-12)
+    test_out = T.nnet.bn.batch_normalization_test(t4, gv, bv, rmv, rvv, axes, 1e-3)
+    np.testing.assert_allclose(run([t4, gv, bv, rmv, rvv], test_out, x, g, b, m, v), ref)
+    with pytest.raises(sn.ShapeError, match=r"batch_normalization_train: beta 'b'.*4 dims"):
+        T.nnet.bn.batch_normalization_train(t4, gv, T.tensor4("b"), axes)
 
 
 def test_selu_crossentropy_softmax_1hot_grad_scale_same_size_pool(rng):

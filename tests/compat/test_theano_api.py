@@ -108,3 +108,29 @@ def test_batched_tensordot_against_numpy(rng):
         T.batched_tensordot(x, y, [[0], [1]])
     with pytest.raises(sn.ShapeError, match="no batch axis"):
         T.batched_dot(T.scalar(), y)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_clone_checks_each_replacements_type_as_givens_do(mode):
+    """A clone keeps its nodes' types: an int64 replacement under an int32 ``y + 1`` wrapped
+    (2**40 + 1 -> 1), a matrix under a vector's sum gave a vector from a scalar's type."""
+    y, z, b = T.ivector("y"), T.lvector("z"), T.bvector("b")
+    with pytest.raises(sn.DTypeError, match=r"clone: replace: 'y' \(int32.*'z' \(int64") as err:
+        theano.clone(y + 1, replace={y: z})
+    assert isinstance(err.value, TypeError) and "test_theano_api.py" in str(err.value)
+    d, m = T.dvector("d"), T.dmatrix("m")
+    with pytest.raises(sn.ShapeError, match=r"'d' \(float64\(\?,\)\) cannot take 'm'"):
+        theano.clone(T.sum(d * 2), replace={d: m})
+    for loose in (False, True):  # a replacement of another rank is refused either way
+        with pytest.raises(sn.ShapeError, match="shape"):
+            theano.clone(T.sum(d * 2), replace=[(d, m)], strict=loose)
+    widened = theano.clone(y * 2, replace={y: b})  # a safe cast is done, as for givens
+    small = np.array([-3, 100], "int8")
+    got = theano.function([b], widened, mode=mode)(small)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, small.astype("int32") * 2)
+    loose = theano.clone(y + 1, replace={y: z}, strict=False)  # nodes built again: int64
+    big = np.array([2**40, 3])
+    got = theano.function([z], loose, mode=mode)(big)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, big + 1)

@@ -137,3 +137,22 @@ def test_random_streams_multinomial_default_and_poisson_and_crossentropy_with_bi
     e = np.exp(X + B)
     want = e / e.sum(1, keepdims=True)
     assert np.allclose(sm, want) and np.allclose(nll, -np.log(want[[0, 1], Y]))
+
+
+@pytest.mark.parametrize("n, axis", [(1, -1), (2, 0), (3, 1), (0, 1)])
+def test_extra_ops_diff_against_numpy(rng, n, axis):
+    m = T.dmatrix("m")
+    value = rng.normal(size=(4, 5))
+    got = theano.function([m], T.extra_ops.diff(m, n, axis), mode="FAST_COMPILE")(value)
+    np.testing.assert_allclose(got, np.diff(value, n, axis), rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "name, instead",
+    [("bincount", "to_one_hot"), ("fill_diagonal", "T.eye"), ("unique", "np.unique")],
+)
+def test_extra_ops_without_an_op_say_what_to_write_instead(name, instead):
+    """They were a bare AttributeError ("module has no attribute")."""
+    with pytest.raises(AttributeError, match=rf"extra_ops\.{name} is not in .*{instead}"):
+        getattr(T.extra_ops, name)
+    assert not hasattr(T.extra_ops, "__wrapped__")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from symnb.compat.theano.testvalues import missing_values_allowed
+from symnb.compile.fit import check_givens
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.dims import is_int
@@ -132,7 +133,11 @@ def foldr(fn, sequences, outputs_info, non_sequences=None, mode=None, name=None)
 
 def clone(output, replace=None, strict=True, share_inputs=True):
     """``theano.clone``: copies of ``output`` (a variable or a list) with ``replace``
-    (``{old: new}``) substituted."""
+    (``{old: new}`` or pairs) substituted. ``strict`` (Theano's default): each replacement
+    is checked as ``givens`` are (a safe cast done, another dtype or rank refused), so the
+    copies keep their types; ``strict=False``: a replacement of another dtype (not rank: ops
+    keep their resolved axes) is taken, the nodes above it built again, types inferred."""
     single = not isinstance(output, (list, tuple))
-    copies = clone_graph([output] if single else list(output), dict(replace or {}))
+    pairs = check_givens(replace, "clone: replace", fit_types=strict)
+    copies = clone_graph([output] if single else list(output), pairs, rebuild=not strict)
     return copies[0] if single else copies

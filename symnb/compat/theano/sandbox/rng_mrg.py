@@ -19,7 +19,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
 
     default_seed = 12345
 
-    def choice(self, size=None, a=None, replace=True, p=None, ndim=None, dtype="int64", **kwargs):
+    def choice(self, size=None, a=None, replace=True, p=None, ndim=None, dtype=None, **kwargs):
         """Theano MRG's form, ``choice(size=k, a=None, replace=False, p=matrix)``: for each row
         of ``p``, ``k`` distinct column indices drawn one after another with probabilities
         ``p`` renormalised over the columns left (word2vec's negative sampling). Other
@@ -51,7 +51,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
                 )
             )
         u = self.uniform(size=sn.shape(p), dtype="float64")
-        return _without_replacement(u, p, 1 if size is None else size, dtype)
+        return _without_replacement(u, p, 1 if size is None else size, dtype or "int64")
 
     def multinomial_wo_replacement(
         self, size=None, n=1, pvals=None, ndim=None, dtype="int64", **kwargs

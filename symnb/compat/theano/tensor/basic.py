@@ -160,7 +160,12 @@ def round(a, mode=None) -> Variable:  # noqa: A001
         raise _at_user_line(
             ValueError(f"round: mode must be 'half_away_from_zero' or 'half_to_even', not {mode!r}")
         )
-    return sn.sign(a) * sn.floor(sn.abs(a) + 0.5)
+    # Not floor(|a| + 0.5): that sum rounds (0.49999997 -> 1, 2**23 + 1 -> 2**23 + 2).
+    # a - trunc(a) is exact, so comparing it with 0.5 decides each half exactly; infinities
+    # are kept out of it (inf - inf would warn) and stay themselves through trunc.
+    whole = sn.trunc(a)
+    finite = sn.where(sn.isinf(a), sn.zeros_like(a), a)
+    return sn.where(sn.abs(finite - sn.trunc(finite)) >= 0.5, whole + sn.sign(a), whole)
 
 
 def iround(a, mode=None) -> Variable:

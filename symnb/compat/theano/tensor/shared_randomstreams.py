@@ -14,9 +14,12 @@ import functools
 import numpy as np
 
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable
+from symnb.core.types import as_dtype
+from symnb.core.variable import Constant, Variable
+from symnb.errors import DTypeError
+from symnb.ops.elemwise import cast
 from symnb.ops.philox import seed_key
-from symnb.ops.random import RandomStream, checked_seed
+from symnb.ops.random import RandomStream, check_holds, checked_seed
 from symnb.ops.shape import reshape
 
 
@@ -152,14 +155,58 @@ class RandomStreams(RandomStream):
         return super().poisson(_size(size, ndim), lam, dtype=dtype)
 
     @_with_rng
-    def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype="int64"):
-        return super().choice(a, size=_size(size, ndim), replace=replace, p=p)
+    def choice(self, size=(), a=2, replace=True, p=None, ndim=None, dtype=None):
+        """Elements of ``a`` (``range(a)`` for an int) as ``dtype``: int64 by default (as in
+        Theano), or a float ``a``'s dtype (Theano truncated the floats to int64)."""
+        draw = super().choice(a, size=_size(size, ndim), replace=replace, p=p)
+        if dtype is None:
+            dtype = draw.type.dtype if draw.type.dtype.kind in "fc" else "int64"
+        least, most = _bounds(a)
+        return _drawn_as(draw, dtype, "choice", least, most)
 
     @_with_rng
     def permutation(self, size=(), n=1, ndim=None, dtype="int64"):
+        """``range(n)`` shuffled, as ``dtype``."""
         if size not in ((), None):
             raise _at_user_line(NotImplementedError("permutation: only size=() is implemented"))
-        return super().permutation(n)
+        least, most = _bounds(n)
+        return _drawn_as(super().permutation(n), dtype, "permutation", least, most)
+
+
+def _bounds(a) -> tuple:
+    """The least and greatest value a draw from ``a`` can give (``range(a)`` for an int, the
+    elements of a constant array), each None where the graph does not know it."""
+    if isinstance(a, Variable):
+        if not isinstance(a, Constant):
+            return None, None
+        a = a.value
+    values = np.asarray(a)
+    if values.dtype.kind not in "iub" or values.size == 0:
+        return None, None
+    if values.ndim == 0:
+        return 0, max(int(values) - 1, 0)
+    return int(values.min()), int(values.max())
+
+
+def _drawn_as(draw: Variable, dtype, what: str, least, most) -> Variable:
+    """``draw`` cast to Theano's ``dtype`` (the type of its output). A dtype that cannot hold
+    every value drawn is refused: the values would wrap around or lose their fraction."""
+    dtype, drawn = as_dtype(dtype), draw.type.dtype
+    if dtype == drawn:
+        return draw
+    # integers of known bounds: checked against them (a float dtype holds them all)
+    fits = drawn.kind in "iub" and (least is not None or dtype.kind in "fc")
+    try:
+        if fits:
+            check_holds(dtype, least, most, f"{what}: a value drawn")
+        elif not np.can_cast(drawn, dtype, "safe"):
+            raise DTypeError(
+                f"{what}: dtype={dtype.name} cannot hold every value drawn "
+                f"({drawn.name}{'' if most is None else f', up to {most}'}); pass a wider dtype"
+            )
+    except DTypeError as exc:
+        raise _at_user_line(exc) from None
+    return cast(draw, dtype)
 
 
 def _size(size, ndim):
