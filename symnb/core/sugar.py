@@ -275,18 +275,19 @@ class TensorMethods:
         return hook("index_update")(self)
 
     @_LayerMethod
-    def sum(self, axis=None, keepdims=False, *, dtype=None):
-        return _ops().sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        """NumPy's ``x.sum``, in its argument order (``x.sum(1, "int8")`` is a dtype)."""
+        return _ops().sum(self, axis, dtype, out, keepdims)
 
     @_LayerMethod
-    def mean(self, axis=None, keepdims=False, *, dtype=None):
-        return _ops().mean(self, axis=axis, keepdims=keepdims, dtype=dtype)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _ops().mean(self, axis, dtype, out, keepdims)
 
-    def max(self, axis=None, keepdims=False):
-        return _ops().max(self, axis=axis, keepdims=keepdims)
+    def max(self, axis=None, out=None, keepdims=False):
+        return _ops().max(self, axis, out, keepdims)
 
-    def min(self, axis=None, keepdims=False):
-        return _ops().min(self, axis=axis, keepdims=keepdims)
+    def min(self, axis=None, out=None, keepdims=False):
+        return _ops().min(self, axis, out, keepdims)
 
     def reshape(self, *shape, ndim=None):
         return _ops().reshape(self, shape[0] if len(shape) == 1 else shape, ndim=ndim)
@@ -306,26 +307,26 @@ class TensorMethods:
 
     # -- more NumPy methods; unlike NumPy's in-place ``sort``, ``x.sort()`` returns the result
     @_LayerMethod
-    def prod(self, axis=None, keepdims=False, *, dtype=None):
-        return _ops().prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        return _ops().prod(self, axis, dtype, out, keepdims)
 
-    def var(self, axis=None, keepdims=False, ddof=0):
-        return _ops().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return _ops().var(self, axis, dtype, out, ddof, keepdims)
 
-    def std(self, axis=None, keepdims=False, ddof=0):
-        return _ops().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return _ops().std(self, axis, dtype, out, ddof, keepdims)
 
-    def all(self, axis=None, keepdims=False):
-        return _ops().all(self, axis=axis, keepdims=keepdims)
+    def all(self, axis=None, out=None, keepdims=False):
+        return _ops().all(self, axis, out, keepdims)
 
-    def any(self, axis=None, keepdims=False):
-        return _ops().any(self, axis=axis, keepdims=keepdims)
+    def any(self, axis=None, out=None, keepdims=False):
+        return _ops().any(self, axis, out, keepdims)
 
-    def argmax(self, axis=None, keepdims=False):
-        return _ops().argmax(self, axis=axis, keepdims=keepdims)
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _ops().argmax(self, axis, out, keepdims=keepdims)
 
-    def argmin(self, axis=None, keepdims=False):
-        return _ops().argmin(self, axis=axis, keepdims=keepdims)
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _ops().argmin(self, axis, out, keepdims=keepdims)
 
     def cumsum(self, axis=None, *, dtype=None):
         return _ops().cumsum(self, axis=axis, dtype=dtype)

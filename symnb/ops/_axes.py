@@ -1,13 +1,16 @@
-"""Axis arguments the way NumPy takes them (int, tuple, negative, None), checked at build."""
+"""Axis arguments the way NumPy takes them (int, tuple, negative, None), and a reduction's
+``keepdims``/``out``, checked at build."""
 
 from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError, ShapeTypeError
+from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
 
 
 def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
@@ -37,6 +40,31 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise _at_user_line(ShapeError(f"{op}: repeated axis in {axis!r} (for {var.describe()})"))
     return tuple(sorted(out))
+
+
+def keepdims_flag(keepdims, op, var) -> bool:
+    """``keepdims`` as a bool: anything else is refused, not made truthy, since it is most
+    often a dtype passed where NumPy's order ``(axis, dtype, out, keepdims)`` puts it."""
+    if isinstance(keepdims, (bool, np.bool_)):
+        return bool(keepdims)
+    raise _at_user_line(
+        ArgumentError(
+            f"{op}: keepdims is True or False, not {keepdims!r} (for {var.describe()})\n"
+            f"  hint: NumPy's order is {op}(x, axis, dtype, out, keepdims) (without dtype for "
+            f"max, min, all, any, argmax, argmin): write dtype=... and keepdims=... by name"
+        )
+    )
+
+
+def no_out(out, op, var) -> None:
+    """NumPy's ``out=``: a symbolic result cannot be written into an array."""
+    if out is not None:
+        raise _at_user_line(
+            ArgumentError(
+                f"{op}(..., out={type(out).__name__}) of {var.describe()}: a symbolic result "
+                "cannot be written into an array; use the variable it returns"
+            )
+        )
 
 
 def _out_of_range(op, axis, ndim: int, var) -> str:

@@ -21,7 +21,7 @@ from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
-from symnb.ops._axes import CountedAxes, normalize_axis
+from symnb.ops._axes import CountedAxes, keepdims_flag, no_out, normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import _LikeOp, expand_dims
 from symnb.ops.shape import shape as shape_of
@@ -156,13 +156,24 @@ class Alloc(Op):
 
 
 # -- functions -----------------------------------------------------------------------------
-def reducer(cls):
-    """The public function of a reduction class: ``f(x, axis=None, keepdims=False)``."""
+def reducer(cls, numpy_out=False):
+    """The public function of a reduction class: ``f(x, axis=None, keepdims=False)``, or with
+    ``numpy_out`` NumPy's ``f(x, axis=None, out=None, keepdims=False)`` (``np.max``'s order),
+    so that NumPy's positional arguments mean what they mean there."""
 
     def reduce(x, axis=None, keepdims=False):
         x = as_variable(x)
-        op = cls(normalize_axis(axis, x.type.ndim, cls.op_name(), x), keepdims)
-        return op(x)
+        name = cls.op_name()
+        flag = keepdims_flag(keepdims, name, x)
+        return cls(normalize_axis(axis, x.type.ndim, name, x), flag)(x)
+
+    def numpy_reduce(x, axis=None, out=None, keepdims=False):
+        no_out(out, cls.op_name(), as_variable(x))
+        return plain(x, axis, keepdims)
+
+    plain = reduce
+    if numpy_out:
+        reduce = numpy_reduce
 
     reduce.__name__ = cls.op_name()
     reduce.__doc__ = f"{cls.__doc__} ``axis``: int, tuple or None (all); NumPy semantics."

@@ -10,7 +10,7 @@ import string
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, format_dim, unify
+from symnb.core.dims import DimMismatch, format_dim, is_int, unify
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
@@ -705,8 +705,9 @@ def _norm_axes(x, ord, axis) -> tuple:
         if ndim not in (1, 2):
             raise _located(ShapeError(f"norm: ord={ord!r} needs axis for {x.describe()}"))
         return tuple(range(ndim))
-    raw = (axis,) if isinstance(axis, int) else tuple(axis)
-    _located_call(normalize_axis, raw, ndim, "norm", x)
+    raw = (axis,) if is_int(axis) else axis  # NumPy's integers too (np.int64(1))
+    _located_call(normalize_axis, raw, ndim, "norm", x)  # a float, a string: ShapeTypeError
+    raw = tuple(int(a) for a in raw)
     if len(raw) > 2 or (ord is not None and len(raw) != len(set(raw))):
         raise _located(ShapeError(f"norm: axis={axis!r}: give one axis or two"))
     return tuple(a % ndim for a in raw)

@@ -13,7 +13,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import as_variable
 from symnb.errors import ArgumentError, DTypeError
-from symnb.ops._axes import CountedAxes, normalize_axis, one_axis
+from symnb.ops._axes import CountedAxes, keepdims_flag, no_out, normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
     Reduce,
@@ -287,11 +287,11 @@ class Cumprod(_Cumulative):
 
 
 _mean = reducer(Mean)
-max = reducer(Max)
-min = reducer(Min)
+max = reducer(Max, numpy_out=True)
+min = reducer(Min, numpy_out=True)
 _prod = reducer(Prod)
-all = reducer(All)
-any = reducer(Any)
+all = reducer(All, numpy_out=True)
+any = reducer(Any, numpy_out=True)
 logsumexp = reducer(Logsumexp)
 
 
@@ -316,23 +316,26 @@ def _target_dtype(name, x, dtype):
         raise _at_user_line(DTypeError(message)) from None
 
 
-def sum(x, axis=None, keepdims=False, *, dtype=None):  # noqa: A001 - NumPy's name
-    """Sum of elements over the axes. ``axis``: int, tuple or None (all); ``dtype``: NumPy's
-    (the elements converted to it, the sum in it)."""
+def sum(x, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 - NumPy's name
+    """Sum of elements over the axes, in NumPy's argument order. ``axis``: int, tuple or None
+    (all); ``dtype``: NumPy's (the elements converted to it, the sum in it)."""
+    no_out(out, "sum", as_variable(x))
     return _in_dtype(_sum, x, dtype, axis=axis, keepdims=keepdims)
 
 
-def prod(x, axis=None, keepdims=False, *, dtype=None):
-    """Product of elements over the axes. ``axis``: int, tuple or None (all); ``dtype``:
-    NumPy's (the elements converted to it, the product in it)."""
+def prod(x, axis=None, dtype=None, out=None, keepdims=False):
+    """Product of elements over the axes, in NumPy's argument order. ``axis``: int, tuple or
+    None (all); ``dtype``: NumPy's (the elements converted to it, the product in it)."""
+    no_out(out, "prod", as_variable(x))
     return _in_dtype(_prod, x, dtype, axis=axis, keepdims=keepdims)
 
 
-def mean(x, axis=None, keepdims=False, *, dtype=None):
-    """Arithmetic mean over the axes. ``axis``: int, tuple or None (all); ``dtype``: NumPy's
-    (the elements converted to it, the mean in it; for an integer dtype the sum in it
-    divided by the count and truncated, as NumPy does)."""
+def mean(x, axis=None, dtype=None, out=None, keepdims=False):
+    """Arithmetic mean over the axes, in NumPy's argument order. ``axis``: int, tuple or None
+    (all); ``dtype``: NumPy's (the elements converted to it, the mean in it; for an integer
+    dtype the sum in it divided by the count and truncated, as NumPy does)."""
     x = as_variable(x)
+    no_out(out, "mean", x)
     if dtype is None or _target_dtype("mean", x, dtype).kind in "fc":
         return _in_dtype(_mean, x, dtype, axis=axis, keepdims=keepdims)
     total = sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
@@ -341,12 +344,22 @@ def mean(x, axis=None, keepdims=False, *, dtype=None):
 
 
 def _moment(cls):
-    def moment(x, axis=None, keepdims=False, ddof=0):
-        x = as_variable(x)
-        return cls(normalize_axis(axis, x.type.ndim, cls.op_name(), x), keepdims, ddof)(x)
+    name = cls.op_name()
 
-    moment.__name__ = cls.op_name()
-    moment.__doc__ = f"{cls.__doc__} ``axis``: int, tuple or None; ``ddof`` as in NumPy."
+    def run(x, axis, keepdims, ddof):
+        flag = keepdims_flag(keepdims, name, x)
+        return cls(normalize_axis(axis, x.type.ndim, name, x), flag, ddof)(x)
+
+    def moment(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        x = as_variable(x)
+        no_out(out, name, x)
+        return _in_dtype(run, x, dtype, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    run.__name__ = moment.__name__ = name
+    moment.__doc__ = (
+        f"{cls.__doc__} In NumPy's argument order: ``axis``: int, tuple or None; ``dtype``: "
+        "NumPy's (the elements converted to it, the result in it); ``ddof`` as in NumPy."
+    )
     return moment
 
 
@@ -355,11 +368,13 @@ std = _moment(Std)
 
 
 def _argreducer(cls):
-    def arg_reduce(x, axis=None, keepdims=False):
+    def arg_reduce(x, axis=None, out=None, *, keepdims=False):
         x = as_variable(x)
+        no_out(out, cls.op_name(), x)
+        flag = keepdims_flag(keepdims, cls.op_name(), x)
         if axis is not None:
             axis = one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True)
-        return cls(axis, keepdims)(x)
+        return cls(axis, flag)(x)
 
     arg_reduce.__name__ = cls.op_name()
     arg_reduce.__doc__ = f"{cls.__doc__} ``axis``: one int or None (the flattened array)."

@@ -140,6 +140,7 @@ def test_methods_take_theanos_argument_order():
 
 def test_symnb_variables_keep_numpys_methods():
     x = sn.tensor("x", shape=(2, 3), dtype="int8")
-    assert x.sum(1, True).type.shape == (2, 1)
+    assert x.sum(1, keepdims=True).type.shape == (2, 1)
+    assert x.sum(1, "int16").type.dtype == "int16"  # NumPy's order: dtype second
     with pytest.raises(TypeError):
         x.sum(acc_dtype="int64")

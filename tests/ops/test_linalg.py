@@ -433,3 +433,21 @@ def test_svd_gradient_through_full_factors_of_unknown_squareness(shape, rng, bac
             continue
         with pytest.raises(sn.ShapeError, match=f"'x' .* had more {more} when the function ran"):
             f(random_array(rng, a.shape[:-2] + bad, "float64"))
+
+
+@pytest.mark.parametrize("axis", [np.int64(1), (np.int64(0), np.int32(1)), -1])
+def test_norm_takes_numpy_integer_axes(axis):
+    a = np.arange(12.0).reshape(3, 4)
+    x = sn.tensor("x", shape=(3, 4), dtype="float64")
+    got = sn.function([x], sn.norm(x, axis=axis), backend="py")(a)
+    np.testing.assert_allclose(got, np.linalg.norm(a, axis=axis))
+
+
+@pytest.mark.parametrize("axis", [1.0, "1"])
+def test_norm_axis_that_is_no_int_is_a_shape_type_error(axis):
+    x = sn.tensor("x", shape=(3, 4), dtype="float64")
+    with pytest.raises(sn.errors.ShapeTypeError) as info:
+        sn.norm(x, axis=axis)
+    message = str(info.value)
+    assert f"norm: axis is an int, a tuple of ints or None, not {axis!r}" in message
+    assert "'x' (float64(3, 4))" in message and "test_linalg.py, line" in message

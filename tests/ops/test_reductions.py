@@ -8,6 +8,7 @@ import pytest
 import scipy.special
 
 import symnb as sn
+from symnb.errors import ArgumentError
 from tests.helpers import check, random_array, reference_backend
 from tests.helpers import run as run_on
 
@@ -327,3 +328,54 @@ def test_a_float32_mean_overflows_as_its_float32_sum_does(axis, backend):
     assert np.isinf(want).all()
     with np.errstate(over="ignore"):  # backend "py" runs NumPy's reference, which warns
         check(run_on(lambda x: sn.mean(x, axis=axis), a, backend=backend), want)
+
+
+def _lib(v):
+    """NumPy for an array, symnb for a variable: the same call in both."""
+    return np if isinstance(v, np.ndarray) else sn
+
+
+A8 = np.array([[100, 100, 100, 7], [-100, -100, -100, 3]], dtype="int8")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda v: v.sum(1, "int8"),
+        lambda v: v.mean(1, "int8"),
+        lambda v: v.prod(1, "int8"),
+        lambda v: v.var(0, "float32", None, 1),
+        lambda v: v.std(1, "float32", None, 0, True),
+        lambda v: v.max(1, None, True),
+        lambda v: v.argmin(0, None, keepdims=True),
+        lambda v: v.any(1, keepdims=True),
+        lambda v: _lib(v).sum(v, 1, np.float32),
+        lambda v: _lib(v).mean(v, 0, None, None, True),
+        lambda v: _lib(v).var(v, 1, None, None, 1, True),
+        lambda v: _lib(v).max(v, 0, None, True),
+    ],
+)
+def test_methods_and_functions_take_numpys_positional_order(call):
+    """``x.sum(1, "int8")`` is NumPy's dtype, not keepdims=True (an int64 (2, 1) result)."""
+    x = sn.tensor("x", shape=(2, 4), dtype="int8")
+    got = sn.function([x], call(x), backend="py")(A8)
+    expected = call(A8)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "argmax", "var"])
+def test_keepdims_that_is_not_a_bool_is_an_error(name):
+    x = sn.tensor("x", shape=(2, 4), dtype="int8")
+    with pytest.raises(ArgumentError) as info:
+        getattr(sn, name)(x, axis=0, keepdims="no")
+    message = str(info.value)
+    assert f"{name}: keepdims is True or False, not 'no'" in message
+    assert "'x' (int8(2, 4))" in message and "dtype=..." in message
+    assert "test_reductions.py, line" in message
+
+
+def test_out_is_refused_by_name():
+    x = sn.tensor("x", shape=(2, 4), dtype="int8")
+    with pytest.raises(ArgumentError, match=r"max\(\.\.\., out=ndarray\) of 'x'"):
+        x.max(0, np.empty(4))
