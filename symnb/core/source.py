@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import importlib.util
 import linecache
 import os
 import re
@@ -23,6 +24,22 @@ _CELL_FILE = re.compile(r"(ipykernel_\d+[/\\]\d+\.py|<ipython-input-(\d+)-)")
 #: trampolines a mutation tester wraps each mutated function in: tests/conftest.py adds
 #: mutmut's under mutmut): their frames are never the user's line
 FORWARDERS: list[str] = []
+
+
+def _package_dir(name: str) -> str | None:
+    """Where an installed package's files are, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    places = list(spec.submodule_search_locations or []) if spec else []
+    return os.path.abspath(places[0]) + os.sep if places else None
+
+
+#: NumPy's and SciPy's own files: a symbolic variable reaches symnb through them (``np.exp(x)``
+#: dispatching to sn.exp, ``scipy.special.logsumexp(x)`` asking ``np.result_type``), and the
+#: user's line is the one that called them, never theirs
+LIBRARIES: tuple[str, ...] = tuple(d for d in map(_package_dir, ("numpy", "scipy")) if d)
 
 
 @dataclass(frozen=True)
@@ -61,9 +78,9 @@ _OWN_FILES: dict[str, bool] = {}
 
 
 def _first_look(filename: str) -> bool:
-    """Whether a file is symnb's own code, remembered (FORWARDERS are registered before any
-    frame is looked at)."""
-    own = _OWN_FILES[filename] = filename.startswith((_PACKAGE_DIR, *FORWARDERS))
+    """Whether a file is symnb's own code (or NumPy's or SciPy's, ``LIBRARIES``), remembered
+    (FORWARDERS are registered before any frame is looked at)."""
+    own = _OWN_FILES[filename] = filename.startswith((_PACKAGE_DIR, *LIBRARIES, *FORWARDERS))
     return own
 
 
@@ -120,6 +137,26 @@ def pinned(loc: SourceLoc | None):
         yield
     finally:
         unpin_location(token)
+
+
+def library_call() -> tuple[str, str] | None:
+    """The NumPy or SciPy function the user's line called, where the walk from here to the
+    user's frame passes through their Python code (``scipy.special.logsumexp(x)`` asking
+    ``np.result_type`` of a variable): (its public dotted name, its own name), else None
+    (``np.exp(x)`` dispatches from C, with no frame of theirs)."""
+    frame, entry = sys._getframe(1), None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(LIBRARIES):
+            entry = frame
+        elif not _OWN_FILES.get(name, False) and not _first_look(name):
+            break
+        frame = frame.f_back
+    if entry is None:
+        return None
+    module = entry.f_globals.get("__name__", "")
+    public = ".".join(part for part in module.split(".") if not part.startswith("_"))
+    return f"{public}.{entry.f_code.co_name}", entry.f_code.co_name
 
 
 def user_location(skip_dirs: tuple[str, ...] = (), skip: int = 0) -> SourceLoc | None:

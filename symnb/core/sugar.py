@@ -191,14 +191,17 @@ class TensorMethods:
         """No value exists before the function runs: never an object array (NumPy asks
         for one in ``np.arange(n)``, ``np.array([x, y])``, ``a[n]``)."""
         size = self.type.ndim == 0 and self.type.dtype.kind in "iu"
+        dispatch = provided("numpy")  # (symnb.ops registers it)
+        hint = (dispatch and dispatch.library_hint()) or (
+            "compile it with sn.function (or call .eval({...})) to get an array; build "
+            "symbolic arrays with symnb's functions (sn.stack, sn.concatenate"
+            + (", sn.arange(n) for np.arange(n), sn.zeros(n)" if size else "")
+            + ")"
+        )
         raise _at_numpys_caller(
             InputError(
                 f"{self.describe()} is symbolic and has no value until the function runs, so "
-                "NumPy cannot make an array of it\n  hint: compile it with sn.function (or "
-                "call .eval({...})) to get an array; build symbolic arrays with symnb's "
-                "functions (sn.stack, sn.concatenate"
-                + (", sn.arange(n) for np.arange(n), sn.zeros(n)" if size else "")
-                + ")"
+                f"NumPy cannot make an array of it\n  hint: {hint}"
             )
         )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 
-from symnb.core.source import at_user_line
+from symnb.core.source import at_user_line, library_call
 from symnb.core.variable import Variable
 from symnb.errors import InputError
 
@@ -75,6 +75,18 @@ class NumpyDispatch:
         found = getattr(self.catalogue, name, None)
         return name if callable(found) and not name.startswith("_") else None
 
+    def library_hint(self) -> str | None:
+        """Where a NumPy or SciPy function the user called runs NumPy on a symbolic variable
+        (``scipy.special.logsumexp(x)``): what to write instead, else None."""
+        asked = library_call()
+        if asked is None:
+            return None
+        outer, own = asked
+        found = self.symnb_name(own)
+        return f"{outer} runs NumPy on the values it is given and cannot build a graph: " + (
+            f"use sn.{found}" if found else "see docs/ops.md for the op catalogue"
+        )
+
     def ufunc(self, ufunc, method: str, inputs: tuple, kwargs: dict):
         """``np.add(x, 1)``, ``np.exp(x)``, ``np.add.reduce(x, axis=0)``, ..."""
         name = ufunc.__name__
@@ -114,6 +126,7 @@ class NumpyDispatch:
         if name is None:
             instead = INSTEAD.get(numpy_name)
             hint = f"use {instead}" if instead else "see docs/ops.md for the op catalogue"
+            hint = self.library_hint() or hint
             raise _error(
                 f"{spelled} has no symnb equivalent for {_first(args)}\n  hint: {hint}, or "
                 "apply NumPy to the values the compiled function returns"

@@ -206,3 +206,26 @@ def test_a_constants_value_converts_as_numpys():
         operator.index(sn.constant(2.0))
     with pytest.raises(TypeError):
         int(sn.constant([1, 2]))
+
+
+@pytest.mark.parametrize(
+    "call, fragments",
+    [
+        ("logsumexp", ["np.result_type has no symnb equivalent", "use sn.logsumexp"]),
+        ("softmax", ["NumPy cannot make an array of it", "use sn.softmax"]),
+    ],
+)
+def test_a_scipy_function_running_numpy_on_a_variable_names_itself_at_the_users_line(
+    call, fragments
+):
+    """SciPy's Python code asks NumPy about the variable: the error was located in SciPy's
+    own file and named only the NumPy function it asked for."""
+    special = pytest.importorskip("scipy.special")
+    x = sn.vector("x")
+    with pytest.raises(sn.InputError) as info:
+        getattr(special, call)(x)
+    message = str(info.value)
+    expected = f"scipy.special.{call} runs NumPy on the values it is given"
+    for fragment in [*fragments, expected, "test_python_protocols.py, line"]:
+        assert fragment in message, message
+    assert "site-packages" not in message, message
