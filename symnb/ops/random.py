@@ -28,7 +28,7 @@ from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import checked_shape as _checked_shape
 from symnb.ops.draw_shape import draw_positions
-from symnb.ops.elemwise import Elemwise, add, cast, less, mul, sub
+from symnb.ops.elemwise import Elemwise, add, cast, mul, sub
 from symnb.ops.philox import (
     Blocks,
     bits64,
@@ -157,6 +157,28 @@ class PhiloxBernoulli(_Philox):
 
     def kernel_element(self, k, words):
         return k.lt(kernel_uniform53(k, words[0], words[1]), k.literal(self.p, "float64"))
+
+
+class PhiloxBernoulliPerElement(_Philox):
+    """1 where a 53-bit uniform falls below the ``p`` of the element (an input: an RBM's
+    units), else 0. One op, not ``less(u, p)``: a comparison's gradient is zero, but no
+    gradient flows through p (sn.NotDifferentiableError, as for a scalar p)."""
+
+    functions = ("RandomStream.binomial", "RandomStream.bernoulli")
+    dtype_rule = "``dtype`` (int8 for bernoulli, int64 for binomial)"
+    nin = 4
+
+    def grad_elem(self, inputs, output, gz):  # differentiable = False: never asked
+        return [None] * self.nin
+
+    def perform(self, positions, key, counter, p):
+        words = words_at(positions, split_key(key), counter)
+        u = uniform53(words[0], words[1])  # 53 bits: P(u < p) is p, also for a small float16 p
+        return np.asarray(u < np.asarray(p, np.float64)).astype(self.dtype)
+
+    def scalar(self, k, positions, key, counter, p):
+        words = kernel_words(k, positions, key, counter)
+        return k.lt(kernel_uniform53(k, words[0], words[1]), k.convert(p, "float64"))
 
 
 class _Random(Op):
@@ -524,17 +546,18 @@ class RandomStream:
         counter.tag["default_update"] = counter + used
         return sample
 
-    def _elementwise(self, op, size, draw: str, params: dict, then=None):
+    def _elementwise(self, op, size, draw: str, params: dict, then=None, extra=()):
         """A draw of ``op`` in the shape NumPy's Generator gives (docs/random.md): ``size``,
         or the broadcast shape of ``params`` (name -> variable) when size is None; ``then``
-        makes the sample of the standard draw (``scaled``)."""
+        makes the sample of the standard draw (``scaled``); ``extra`` are inputs of ``op`` after
+        the counter (a per-element p)."""
         try:
             positions, count = draw_positions(draw, size, params)
         except (ShapeError, DTypeError) as exc:
             raise _at_user_line(exc) from None
 
         def build(key, counter):
-            standard = op(positions, key, counter)
+            standard = op(positions, key, counter, *extra)
             return standard if then is None else then(standard)
 
         return self._draw(build, lambda: count)
@@ -598,8 +621,8 @@ class RandomStream:
     def _bernoulli_per_element(self, size, p, dtype):
         """Draws with a probability per element (an RBM's units, Theano's
         ``binomial(size=h.shape, n=1, p=h)``): 1 where a uniform draw falls below p."""
-        op = PhiloxUniform("float64")  # 53 bits: P(u < p) is p, also for a small float16 p
-        return self._elementwise(op, size, "binomial", {"p": p}, lambda u: cast(less(u, p), dtype))
+        op = PhiloxBernoulliPerElement(dtype)
+        return self._elementwise(op, size, "binomial", {"p": p}, None, extra=(p,))
 
     def bernoulli(self, size=None, p=0.5, dtype="int8"):
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""

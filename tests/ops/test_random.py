@@ -389,3 +389,29 @@ def test_draw_parameters_broadcast_to_the_size_as_in_numpy():
         rng.normal(avg="a")
     scalar = rng.uniform(None)  # the shape of its (scalar) parameters, as NumPy's
     assert scalar.type.shape == ()
+
+
+@pytest.mark.parametrize("draw", ["bernoulli", "binomial"])
+def test_no_gradient_flows_through_a_probability_per_element(draw):
+    """docs/random.md: a gradient through p raises, a per-element p as a scalar one (it was
+    0: ``less(u, p)``'s gradient), in grad, Lop, Rop and jacobian alike; the draw matches
+    NumPy's rule: 1 where a uniform falls below p."""
+    rng, pv = sn.RandomStream(0), sn.vector("pv", dtype="float64")
+    d = getattr(rng, draw)
+    sample = (
+        d(pv.shape, pv, dtype="float64")
+        if draw == "bernoulli"
+        else d(pv.shape, 1, pv, dtype="float64")
+    )
+    for ask in (
+        lambda: sn.grad(sn.sum(sample), pv),
+        lambda: sn.Lop(sample, pv, sn.ones_like(sample)),
+        lambda: sn.Rop(sample, pv, sn.ones_like(pv)),
+        lambda: sn.jacobian(sample, pv),
+    ):
+        with pytest.raises(sn.NotDifferentiableError, match="not differentiable.*pv"):
+            ask()
+    p = np.array([0.0, 1.0, 0.25, 0.75] * 5000)
+    got = sn.function([pv], sample)(p)
+    assert set(got[:2]) == {0.0, 1.0} and got[0] == 0 and got[1] == 1
+    np.testing.assert_allclose([got[2::4].mean(), got[3::4].mean()], [0.25, 0.75], atol=0.02)
