@@ -256,21 +256,34 @@ class RandomIntegers(_Random):
             check_holds(self.dtype, low, None, "integers: low", ValueError)
             check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
             offset = blocks.below(_size(shape), np.uint64(high - low))
-            return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
-        low, high = (np.broadcast_to(np.asarray(b, np.int64), shape).ravel() for b in (low, high))
-        if np.any(high <= low):
+            return self._shifted(np.uint64(low % 2**64), offset).reshape(shape)
+        low, high = (np.broadcast_to(_integral(b), shape).ravel() for b in (low, high))
+        if np.any(high <= low):  # exact for int64 beside uint64 (NumPy 2)
             i = int(np.argmax(high <= low))
             raise ValueError(
                 f"integers: high must be greater than low, but at element {i} of the draw "
                 f"low is {low[i]} and high {high[i]}"
             )
         if low.size:
-            check_holds(self.dtype, low.min(), None, "integers: low", ValueError)
+            check_holds(self.dtype, int(low.min()), None, "integers: low", ValueError)
             check_holds(self.dtype, None, int(high.max()) - 1, "integers: high - 1", ValueError)
+        with np.errstate(over="ignore"):  # each bound held by the dtype: wrapping is exact
+            low, high = (b.astype(np.int64).astype(np.uint64) for b in (low, high))
+            offset = blocks.below(low.size, high - low)
+        return self._shifted(low, offset).reshape(shape)
+
+    def _shifted(self, low, offset) -> np.ndarray:
+        """``low + offset`` in uint64 arithmetic (two's complement: as int64 the same bits),
+        so a uint64 draw's bounds beyond int64 and an int64 draw's alike come out exact."""
         with np.errstate(over="ignore"):
-            span = high.astype(np.uint64) - low.astype(np.uint64)
-            offset = blocks.below(low.size, span)
-            return (low + offset.astype(np.int64)).reshape(shape)
+            total = np.asarray(low + offset, np.uint64)
+        return total if self.dtype.kind == "u" else total.view(np.int64)
+
+
+def _integral(bound) -> np.ndarray:
+    """A bound as integers (a float one truncated, as NumPy takes 2.5), uint64 kept."""
+    bound = np.asarray(bound)
+    return bound if bound.dtype.kind in "iu" else bound.astype(np.int64)
 
 
 #: the largest ``lam`` NumPy's Generator takes (``POISSON_LAM_MAX``: int64's range, less 10
@@ -787,18 +800,37 @@ def _in_domain(param: Variable, what: str, domain: str) -> Variable:
 
 def _ints(**values) -> dict:
     """Integer parameters (``n``, ``low``, ``high``) as variables: numbers and arrays of
-    numbers as int64 constants (truncated, as NumPy takes 2.5), variables as they are."""
+    numbers as int64 constants (truncated, as NumPy takes 2.5), or uint64 ones where a value
+    lies beyond int64 (a uint64 draw's bounds, which NumPy takes too); variables as they are."""
     out = {}
     for name, value in values.items():
         if isinstance(value, Variable) or np.ndim(value) == 0:
             out[name] = _int(value)
         else:
-            out[name] = Constant(np.asarray(value).astype(np.int64))
+            out[name] = Constant(_int_array(value))
     return out
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _int_array(value) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.kind not in "iub":  # a list of Python ints beyond int64 is float64 here
+        exact = np.asarray(value, dtype=object)
+        if exact.size and all(is_int(v) for v in exact.flat):
+            array = exact
+    if array.size and array.dtype.kind in "uO" and max(array.flat) > _INT64_MAX:
+        if min(array.flat) >= 0:
+            return array.astype(np.uint64)
+    return array.astype(np.int64)
+
+
 def _int(value):
-    return value if isinstance(value, Variable) else Constant(int(value), dtype="int64")
+    if isinstance(value, Variable):
+        return value
+    value = int(value)
+    return Constant(value, dtype="uint64" if _INT64_MAX < value < 2**64 else "int64")
 
 
 def checked_seed(seed) -> int:

@@ -415,3 +415,28 @@ def test_no_gradient_flows_through_a_probability_per_element(draw):
     got = sn.function([pv], sample)(p)
     assert set(got[:2]) == {0.0, 1.0} and got[0] == 0 and got[1] == 1
     np.testing.assert_allclose([got[2::4].mean(), got[3::4].mean()], [0.25, 0.75], atol=0.02)
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_uint64_draws_take_bounds_beyond_int64_as_numpy_does(backend):
+    """``integers(2**63, 2**63 + 10, dtype="uint64")`` (NumPy draws it): constant, scalar and
+    array bounds were refused or wrapped to negative int64. The numbers are those of
+    ``integers(0, 10)`` of the same stream, shifted by 2**63, exactly."""
+    lo, hi = sn.scalar("lo", dtype="uint64"), sn.scalar("hi", dtype="uint64")
+    big = np.full(3, 2**63, np.uint64)
+    draws = [
+        lambda r: r.integers(2**63, 2**63 + 10, size=(3,), dtype="uint64"),
+        lambda r: r.integers(lo, hi, size=(3,), dtype="uint64"),
+        lambda r: r.integers(big, big + np.uint64(10), dtype="uint64"),
+        lambda r: r.integers([2**63] * 3, 2**64 - 1, dtype="uint64"),
+    ]
+    for draw in draws:
+        got = sn.function([lo, hi], draw(sn.RandomStream(4)), backend=backend)(
+            np.uint64(2**63), np.uint64(2**63 + 10)
+        )
+        assert got.dtype == np.uint64 and got.min() >= 2**63, got
+        if got.max() < 2**63 + 10:
+            want = sn.function([], sn.RandomStream(4).integers(0, 10, size=(3,)))()
+            np.testing.assert_array_equal(got - np.uint64(2**63), want.astype(np.uint64))
+    with pytest.raises(sn.DTypeError, match=r"integers: low \(9223372036854775808\).*int64"):
+        sn.RandomStream(0).integers(2**63, 2**63 + 10, dtype="int64")
