@@ -681,6 +681,13 @@ class RandomStream:
         (lam_var,) = _floats("poisson", lam=lam)
         if isinstance(lam_var, Constant):
             _in_domain(lam_var, "poisson: lam", "finite non-negative")
+            if lam_var.data.size and lam_var.data.max() > POISSON_LAM_MAX:
+                raise _at_user_line(
+                    ArgumentError(
+                        f"poisson: lam must be at most {POISSON_LAM_MAX:g} (NumPy's bound: "
+                        f"larger counts overflow int64), got {lam_var.data.max():g}"
+                    )
+                )
         if lam_var.type.ndim == 0:
             dims, shape = _size_operand(size)
         else:  # lam per element: NumPy's broadcasting (draw_shape)
@@ -691,11 +698,13 @@ class RandomStream:
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
         dims, shape = _size_operand(size)
+        if is_int(a):
+            _check_count(a, "choice: an int a (for range(a))")
         a_var = Constant(np.arange(a, dtype=np.int64)) if is_int(a) else as_variable(a)
         if p is not None:
             if not replace:
                 raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
-            _check_probability(p, "choice: p")
+            _check_probability(p, "choice: p", total=True)
         op = RandomChoice(dims, a_var.type.dtype, replace, p is not None)
         extra = () if p is None else (as_variable(p),)
         blocks = None if replace else (lambda: cast(a_var.shape[0], "int64"))
@@ -704,6 +713,8 @@ class RandomStream:
     def permutation(self, x):
         """A shuffled copy of ``x`` along its first axis, or of ``range(x)`` for an int."""
         of_range = is_int(x) or (isinstance(x, Variable) and x.type.ndim == 0)
+        if is_int(x):
+            _check_count(x, "permutation: an int x (for range(x))")
         x_var = _int(x) if of_range else as_variable(x)
         dtype = "int64" if of_range else x_var.type.dtype
         return self._by_reference(  # the op checks x before its length is taken

@@ -440,3 +440,22 @@ def test_uint64_draws_take_bounds_beyond_int64_as_numpy_does(backend):
             np.testing.assert_array_equal(got - np.uint64(2**63), want.astype(np.uint64))
     with pytest.raises(sn.DTypeError, match=r"integers: low \(9223372036854775808\).*int64"):
         sn.RandomStream(0).integers(2**63, 2**63 + 10, dtype="int64")
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda r: r.poisson((2,), 1e19), r"poisson: lam must be at most 9.22337e\+18.*1e\+19"),
+        (lambda r: r.choice(3, size=(2,), p=[0.2] * 3), r"choice: p must sum to 1.*0\.6"),
+        (lambda r: r.permutation(-3), r"permutation: an int x \(for range\(x\)\).*-3"),
+        (lambda r: r.choice(-3, size=(2,)), r"choice: an int a \(for range\(a\)\).*-3"),
+    ],
+)
+def test_constant_parameters_numpy_refuses_are_refused_when_the_draw_is_built(build, message):
+    """docs/random.md: a constant parameter is checked when the draw is built; these passed
+    and failed only when the function ran (choice(-3) as "a is empty")."""
+    with pytest.raises(sn.ArgumentError, match=message) as info:
+        build(sn.RandomStream(0))
+    assert "test_random.py" in str(info.value)  # at the user's line
+    got = sn.function([], sn.RandomStream(0).choice(np.array([-1, -2]), size=(3,)))()
+    assert set(got) <= {-1, -2}  # an array a of negative numbers is fine
