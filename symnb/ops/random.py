@@ -28,7 +28,7 @@ from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
 from symnb.ops.draw_shape import checked_shape as _checked_shape
 from symnb.ops.draw_shape import draw_positions
-from symnb.ops.elemwise import Elemwise, add, cast, less, mul, sub
+from symnb.ops.elemwise import Elemwise, add, cast, mul, sub
 from symnb.ops.philox import (
     Blocks,
     bits64,
@@ -159,6 +159,28 @@ class PhiloxBernoulli(_Philox):
         return k.lt(kernel_uniform53(k, words[0], words[1]), k.literal(self.p, "float64"))
 
 
+class PhiloxBernoulliPerElement(_Philox):
+    """1 where a 53-bit uniform falls below the ``p`` of the element (an input: an RBM's
+    units), else 0. One op, not ``less(u, p)``: a comparison's gradient is zero, but no
+    gradient flows through p (sn.NotDifferentiableError, as for a scalar p)."""
+
+    functions = ("RandomStream.binomial", "RandomStream.bernoulli")
+    dtype_rule = "``dtype`` (int8 for bernoulli, int64 for binomial)"
+    nin = 4
+
+    def grad_elem(self, inputs, output, gz):  # differentiable = False: never asked
+        return [None] * self.nin
+
+    def perform(self, positions, key, counter, p):
+        words = words_at(positions, split_key(key), counter)
+        u = uniform53(words[0], words[1])  # 53 bits: P(u < p) is p, also for a small float16 p
+        return np.asarray(u < np.asarray(p, np.float64)).astype(self.dtype)
+
+    def scalar(self, k, positions, key, counter, p):
+        words = kernel_words(k, positions, key, counter)
+        return k.lt(kernel_uniform53(k, words[0], words[1]), k.convert(p, "float64"))
+
+
 class _Random(Op):
     """A draw run by its NumPy reference: inputs ``(key, counter, shape, *params)``; a
     subclass says how Philox blocks become the sample (``sample``)."""
@@ -234,21 +256,34 @@ class RandomIntegers(_Random):
             check_holds(self.dtype, low, None, "integers: low", ValueError)
             check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
             offset = blocks.below(_size(shape), np.uint64(high - low))
-            return (np.int64(low) + offset.astype(np.int64)).reshape(shape)
-        low, high = (np.broadcast_to(np.asarray(b, np.int64), shape).ravel() for b in (low, high))
-        if np.any(high <= low):
+            return self._shifted(np.uint64(low % 2**64), offset).reshape(shape)
+        low, high = (np.broadcast_to(_integral(b), shape).ravel() for b in (low, high))
+        if np.any(high <= low):  # exact for int64 beside uint64 (NumPy 2)
             i = int(np.argmax(high <= low))
             raise ValueError(
                 f"integers: high must be greater than low, but at element {i} of the draw "
                 f"low is {low[i]} and high {high[i]}"
             )
         if low.size:
-            check_holds(self.dtype, low.min(), None, "integers: low", ValueError)
+            check_holds(self.dtype, int(low.min()), None, "integers: low", ValueError)
             check_holds(self.dtype, None, int(high.max()) - 1, "integers: high - 1", ValueError)
+        with np.errstate(over="ignore"):  # each bound held by the dtype: wrapping is exact
+            low, high = (b.astype(np.int64).astype(np.uint64) for b in (low, high))
+            offset = blocks.below(low.size, high - low)
+        return self._shifted(low, offset).reshape(shape)
+
+    def _shifted(self, low, offset) -> np.ndarray:
+        """``low + offset`` in uint64 arithmetic (two's complement: as int64 the same bits),
+        so a uint64 draw's bounds beyond int64 and an int64 draw's alike come out exact."""
         with np.errstate(over="ignore"):
-            span = high.astype(np.uint64) - low.astype(np.uint64)
-            offset = blocks.below(low.size, span)
-            return (low + offset.astype(np.int64)).reshape(shape)
+            total = np.asarray(low + offset, np.uint64)
+        return total if self.dtype.kind == "u" else total.view(np.int64)
+
+
+def _integral(bound) -> np.ndarray:
+    """A bound as integers (a float one truncated, as NumPy takes 2.5), uint64 kept."""
+    bound = np.asarray(bound)
+    return bound if bound.dtype.kind in "iu" else bound.astype(np.int64)
 
 
 #: the largest ``lam`` NumPy's Generator takes (``POISSON_LAM_MAX``: int64's range, less 10
@@ -524,17 +559,18 @@ class RandomStream:
         counter.tag["default_update"] = counter + used
         return sample
 
-    def _elementwise(self, op, size, draw: str, params: dict, then=None):
+    def _elementwise(self, op, size, draw: str, params: dict, then=None, extra=()):
         """A draw of ``op`` in the shape NumPy's Generator gives (docs/random.md): ``size``,
         or the broadcast shape of ``params`` (name -> variable) when size is None; ``then``
-        makes the sample of the standard draw (``scaled``)."""
+        makes the sample of the standard draw (``scaled``); ``extra`` are inputs of ``op`` after
+        the counter (a per-element p)."""
         try:
             positions, count = draw_positions(draw, size, params)
         except (ShapeError, DTypeError) as exc:
             raise _at_user_line(exc) from None
 
         def build(key, counter):
-            standard = op(positions, key, counter)
+            standard = op(positions, key, counter, *extra)
             return standard if then is None else then(standard)
 
         return self._draw(build, lambda: count)
@@ -598,8 +634,8 @@ class RandomStream:
     def _bernoulli_per_element(self, size, p, dtype):
         """Draws with a probability per element (an RBM's units, Theano's
         ``binomial(size=h.shape, n=1, p=h)``): 1 where a uniform draw falls below p."""
-        op = PhiloxUniform("float64")  # 53 bits: P(u < p) is p, also for a small float16 p
-        return self._elementwise(op, size, "binomial", {"p": p}, lambda u: cast(less(u, p), dtype))
+        op = PhiloxBernoulliPerElement(dtype)
+        return self._elementwise(op, size, "binomial", {"p": p}, None, extra=(p,))
 
     def bernoulli(self, size=None, p=0.5, dtype="int8"):
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
@@ -645,6 +681,13 @@ class RandomStream:
         (lam_var,) = _floats("poisson", lam=lam)
         if isinstance(lam_var, Constant):
             _in_domain(lam_var, "poisson: lam", "finite non-negative")
+            if lam_var.data.size and lam_var.data.max() > POISSON_LAM_MAX:
+                raise _at_user_line(
+                    ArgumentError(
+                        f"poisson: lam must be at most {POISSON_LAM_MAX:g} (NumPy's bound: "
+                        f"larger counts overflow int64), got {lam_var.data.max():g}"
+                    )
+                )
         if lam_var.type.ndim == 0:
             dims, shape = _size_operand(size)
         else:  # lam per element: NumPy's broadcasting (draw_shape)
@@ -655,11 +698,13 @@ class RandomStream:
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
         dims, shape = _size_operand(size)
+        if is_int(a):
+            _check_count(a, "choice: an int a (for range(a))")
         a_var = Constant(np.arange(a, dtype=np.int64)) if is_int(a) else as_variable(a)
         if p is not None:
             if not replace:
                 raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
-            _check_probability(p, "choice: p")
+            _check_probability(p, "choice: p", total=True)
         op = RandomChoice(dims, a_var.type.dtype, replace, p is not None)
         extra = () if p is None else (as_variable(p),)
         blocks = None if replace else (lambda: cast(a_var.shape[0], "int64"))
@@ -668,6 +713,8 @@ class RandomStream:
     def permutation(self, x):
         """A shuffled copy of ``x`` along its first axis, or of ``range(x)`` for an int."""
         of_range = is_int(x) or (isinstance(x, Variable) and x.type.ndim == 0)
+        if is_int(x):
+            _check_count(x, "permutation: an int x (for range(x))")
         x_var = _int(x) if of_range else as_variable(x)
         dtype = "int64" if of_range else x_var.type.dtype
         return self._by_reference(  # the op checks x before its length is taken
@@ -764,18 +811,37 @@ def _in_domain(param: Variable, what: str, domain: str) -> Variable:
 
 def _ints(**values) -> dict:
     """Integer parameters (``n``, ``low``, ``high``) as variables: numbers and arrays of
-    numbers as int64 constants (truncated, as NumPy takes 2.5), variables as they are."""
+    numbers as int64 constants (truncated, as NumPy takes 2.5), or uint64 ones where a value
+    lies beyond int64 (a uint64 draw's bounds, which NumPy takes too); variables as they are."""
     out = {}
     for name, value in values.items():
         if isinstance(value, Variable) or np.ndim(value) == 0:
             out[name] = _int(value)
         else:
-            out[name] = Constant(np.asarray(value).astype(np.int64))
+            out[name] = Constant(_int_array(value))
     return out
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _int_array(value) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.kind not in "iub":  # a list of Python ints beyond int64 is float64 here
+        exact = np.asarray(value, dtype=object)
+        if exact.size and all(is_int(v) for v in exact.flat):
+            array = exact
+    if array.size and array.dtype.kind in "uO" and max(array.flat) > _INT64_MAX:
+        if min(array.flat) >= 0:
+            return array.astype(np.uint64)
+    return array.astype(np.int64)
+
+
 def _int(value):
-    return value if isinstance(value, Variable) else Constant(int(value), dtype="int64")
+    if isinstance(value, Variable):
+        return value
+    value = int(value)
+    return Constant(value, dtype="uint64" if _INT64_MAX < value < 2**64 else "int64")
 
 
 def checked_seed(seed) -> int:

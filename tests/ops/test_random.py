@@ -389,3 +389,73 @@ def test_draw_parameters_broadcast_to_the_size_as_in_numpy():
         rng.normal(avg="a")
     scalar = rng.uniform(None)  # the shape of its (scalar) parameters, as NumPy's
     assert scalar.type.shape == ()
+
+
+@pytest.mark.parametrize("draw", ["bernoulli", "binomial"])
+def test_no_gradient_flows_through_a_probability_per_element(draw):
+    """docs/random.md: a gradient through p raises, a per-element p as a scalar one (it was
+    0: ``less(u, p)``'s gradient), in grad, Lop, Rop and jacobian alike; the draw matches
+    NumPy's rule: 1 where a uniform falls below p."""
+    rng, pv = sn.RandomStream(0), sn.vector("pv", dtype="float64")
+    d = getattr(rng, draw)
+    sample = (
+        d(pv.shape, pv, dtype="float64")
+        if draw == "bernoulli"
+        else d(pv.shape, 1, pv, dtype="float64")
+    )
+    for ask in (
+        lambda: sn.grad(sn.sum(sample), pv),
+        lambda: sn.Lop(sample, pv, sn.ones_like(sample)),
+        lambda: sn.Rop(sample, pv, sn.ones_like(pv)),
+        lambda: sn.jacobian(sample, pv),
+    ):
+        with pytest.raises(sn.NotDifferentiableError, match="not differentiable.*pv"):
+            ask()
+    p = np.array([0.0, 1.0, 0.25, 0.75] * 5000)
+    got = sn.function([pv], sample)(p)
+    assert set(got[:2]) == {0.0, 1.0} and got[0] == 0 and got[1] == 1
+    np.testing.assert_allclose([got[2::4].mean(), got[3::4].mean()], [0.25, 0.75], atol=0.02)
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_uint64_draws_take_bounds_beyond_int64_as_numpy_does(backend):
+    """``integers(2**63, 2**63 + 10, dtype="uint64")`` (NumPy draws it): constant, scalar and
+    array bounds were refused or wrapped to negative int64. The numbers are those of
+    ``integers(0, 10)`` of the same stream, shifted by 2**63, exactly."""
+    lo, hi = sn.scalar("lo", dtype="uint64"), sn.scalar("hi", dtype="uint64")
+    big = np.full(3, 2**63, np.uint64)
+    draws = [
+        lambda r: r.integers(2**63, 2**63 + 10, size=(3,), dtype="uint64"),
+        lambda r: r.integers(lo, hi, size=(3,), dtype="uint64"),
+        lambda r: r.integers(big, big + np.uint64(10), dtype="uint64"),
+        lambda r: r.integers([2**63] * 3, 2**64 - 1, dtype="uint64"),
+    ]
+    for draw in draws:
+        got = sn.function([lo, hi], draw(sn.RandomStream(4)), backend=backend)(
+            np.uint64(2**63), np.uint64(2**63 + 10)
+        )
+        assert got.dtype == np.uint64 and got.min() >= 2**63, got
+        if got.max() < 2**63 + 10:
+            want = sn.function([], sn.RandomStream(4).integers(0, 10, size=(3,)))()
+            np.testing.assert_array_equal(got - np.uint64(2**63), want.astype(np.uint64))
+    with pytest.raises(sn.DTypeError, match=r"integers: low \(9223372036854775808\).*int64"):
+        sn.RandomStream(0).integers(2**63, 2**63 + 10, dtype="int64")
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda r: r.poisson((2,), 1e19), r"poisson: lam must be at most 9.22337e\+18.*1e\+19"),
+        (lambda r: r.choice(3, size=(2,), p=[0.2] * 3), r"choice: p must sum to 1.*0\.6"),
+        (lambda r: r.permutation(-3), r"permutation: an int x \(for range\(x\)\).*-3"),
+        (lambda r: r.choice(-3, size=(2,)), r"choice: an int a \(for range\(a\)\).*-3"),
+    ],
+)
+def test_constant_parameters_numpy_refuses_are_refused_when_the_draw_is_built(build, message):
+    """docs/random.md: a constant parameter is checked when the draw is built; these passed
+    and failed only when the function ran (choice(-3) as "a is empty")."""
+    with pytest.raises(sn.ArgumentError, match=message) as info:
+        build(sn.RandomStream(0))
+    assert "test_random.py" in str(info.value)  # at the user's line
+    got = sn.function([], sn.RandomStream(0).choice(np.array([-1, -2]), size=(3,)))()
+    assert set(got) <= {-1, -2}  # an array a of negative numbers is fine

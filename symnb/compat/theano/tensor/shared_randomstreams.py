@@ -17,10 +17,10 @@ from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype
 from symnb.core.variable import Constant, Variable
 from symnb.errors import DTypeError
+from symnb.ops.checks import has_shape
 from symnb.ops.elemwise import cast
 from symnb.ops.philox import seed_key
 from symnb.ops.random import RandomStream, check_holds, checked_seed
-from symnb.ops.shape import reshape
 
 
 class PhiloxState:
@@ -213,7 +213,7 @@ def _size(size, ndim):
     """Theano's ``size``: a tuple (ints or scalars), a shape vector, or None (the shape of
     the parameters, broadcast). ``ndim``, when given, must agree with a size, and gives a
     shape vector of unknown length its length (``uniform(size=T.lvector(), ndim=2)``; a
-    vector of another length fails when the function runs)."""
+    vector of another length is a ShapeError naming both when the function runs)."""
     if size is None or ndim is None:
         return size
     if isinstance(size, Variable):
@@ -224,4 +224,5 @@ def _size(size, ndim):
         if length != ndim:
             raise _at_user_line(ValueError(f"random: size {size!r} does not have ndim={ndim}"))
         return size
-    return reshape(size, (int(ndim),))
+    what = f"random: the size vector {size.describe()} must have ndim={int(ndim)} entries"
+    return has_shape(size, (int(ndim),), [], what)
