@@ -37,18 +37,30 @@ _DTYPE_CLASSES = frozenset(type(dt) for dt in _SUPPORTED)
 
 def as_dtype(dtype) -> np.dtype:
     """Accept a dtype, its name, or a short name ("f32"); in native byte order, the order
-    kernels read (a '>f8' type would have them read big-endian bytes as native doubles)."""
+    kernels read (a '>f8' type would have them read big-endian bytes as native doubles).
+    A string NumPy reads means what NumPy says ("i8" is int64, as in ``x.astype("i8")``);
+    the short display names are read only where NumPy reads nothing ("f32", "i64")."""
     if type(dtype) in _DTYPE_CLASSES and dtype in _SUPPORTED:
         return dtype
-    if isinstance(dtype, str) and dtype in _LONG:
-        dtype = _LONG[dtype]
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
-        raise DTypeError(f"{dtype!r} is not a dtype") from exc
+        if not (isinstance(dtype, str) and dtype in _LONG):
+            raise DTypeError(f"{dtype!r} is not a dtype") from exc
+        dt = np.dtype(_LONG[dtype])
     if dt.name not in _SHORT:
-        raise DTypeError(f"symnb does not support dtype {dt.name}")
+        raise DTypeError(_unsupported(dtype, dt))
     return dt if dt.isnative else dt.newbyteorder("=")
+
+
+def _unsupported(asked, dt: np.dtype) -> str:
+    """Why ``asked`` (read by NumPy as ``dt``) is refused, with the spelling meant if any."""
+    message = f"symnb does not support dtype {dt.name}"
+    if dt.kind == "f" and dt.itemsize > 8:
+        message += " (symnb computes up to float64)"
+    if asked == "f16":
+        message += "; for float16 write 'float16' (NumPy reads 'f16' as a 16-byte float)"
+    return message
 
 
 def short_dtype(dtype) -> str:

@@ -566,6 +566,9 @@ class _Comparison(_Logical):
         settled = _settled(k, self.scalar_op, x, y)
         if settled is not None:
             return k.literal(settled, "bool")
+        exact = _signed_with_unsigned(k, self.scalar_op, x, y)
+        if exact is not None:
+            return exact
         return k.op(self.scalar_op, k.to(x), k.to(y))
 
 
@@ -581,6 +584,26 @@ def _settled(k, name: str, x, y) -> bool | None:
             below = _BELOW[op]
             return below if value < info.min or op in ("eq", "ne") else not below
     return None
+
+
+#: ``i op u`` that a negative signed ``i`` makes true (for the others it makes them false)
+_TRUE_IF_NEGATIVE = frozenset(("lt", "le", "ne"))
+
+
+def _signed_with_unsigned(k, name: str, x, y):
+    """``x name y`` of a signed integer and a uint64, which NumPy promotes to float64 (rounding
+    both beyond 2**53) but NumPy 2 compares exactly: ``i < 0 or uint64(i) < u``; else None."""
+    kinds = np.dtype(k.dtype_of(x)).kind + np.dtype(k.dtype_of(y)).kind
+    if np.dtype(k.dtype).kind != "f" or kinds not in ("iu", "ui"):
+        return None
+    if kinds == "ui":
+        x, y, name = y, x, _MIRRORED[name]
+    signed = k.convert(x, "int64")
+    negative = k.op("lt", signed, k.literal(0, "int64"))
+    compared = k.op(name, k.convert(signed, "uint64"), k.convert(y, "uint64"))
+    if name in _TRUE_IF_NEGATIVE:
+        return k.op("bit_or", negative, compared)
+    return k.op("bit_and", k.op("not", negative), compared)
 
 
 class Less(_Comparison):

@@ -94,9 +94,9 @@ FLOATS = np.array(
 
 
 def x86_conversion(values: np.ndarray, dtype: str) -> np.ndarray:
-    """What the C backend gave before the conversions became defined (GCC on x86-64): NaN and
-    out-of-range values give the minimum of int32 (int64); narrower targets keep the low bits
-    of the int32 conversion, unsigned ones of the int64 conversion."""
+    """What NumPy 2.4's loops give on x86-64: NaN and out-of-range values give the minimum of
+    int32 (int64); 8- and 16-bit targets keep the low bits of the int32 conversion, uint32 of
+    the int64 conversion; NaN -> uint64 is 2**63."""
     target = np.dtype(dtype)
 
     def convert(v: float, bits: int) -> int:
@@ -105,9 +105,11 @@ def x86_conversion(values: np.ndarray, dtype: str) -> np.ndarray:
 
     out = []
     for v in values.tolist():
-        if dtype == "uint64" and v >= 0 or dtype == "uint64" and v != v:
+        if dtype == "uint64" and v != v:
+            out.append(2**63)
+        elif dtype == "uint64" and v >= 0:
             out.append(int(v) if v < 2.0**64 else 0)
-        elif target.kind == "u" or target.itemsize == 8:
+        elif target.itemsize == 8 or dtype == "uint32":
             out.append(convert(v, 64) % 2 ** (8 * target.itemsize))
         else:
             out.append(convert(v, 32) % 2 ** (8 * target.itemsize))

@@ -67,3 +67,42 @@ def test_symbolic_truth_and_len_are_clear_errors():
     with pytest.raises(TypeError, match="not known before it runs"):
         len(x)
     assert len(sn.tensor("t", shape=(3, None))) == 3
+
+
+@pytest.mark.parametrize("code", ["i8", "u8", "i4", "u2", "f8", "f4", "int8", "uint8", "float16"])
+def test_dtype_strings_mean_what_numpy_says(code):
+    """ "i8" is NumPy's int64 (8 bytes), not symnb's display name for int8."""
+    v = np.array([300, 7000, -5], np.int64)
+    x = sn.tensor("x", shape=(3,), dtype="int64")
+    y = x.astype(code)
+    assert y.type.dtype == np.dtype(code)
+    assert sn.tensor("t", shape=(2,), dtype=code).type.dtype == np.dtype(code)
+    got = sn.function([x], y, backend="py")(v)
+    assert got.dtype == np.dtype(code)
+    np.testing.assert_array_equal(got, v.astype(code))
+
+
+@pytest.mark.parametrize(
+    "short, name",
+    [
+        ("f32", "float32"),
+        ("f64", "float64"),
+        ("i16", "int16"),
+        ("i64", "int64"),
+        ("u64", "uint64"),
+        ("c128", "complex128"),
+    ],
+)
+def test_short_names_numpy_does_not_read_are_symnbs(short, name):
+    assert sn.tensor("x", shape=(2,), dtype=short).type.dtype == np.dtype(name)
+
+
+def test_f16_is_refused_as_numpys_float128_naming_float16():
+    x = sn.tensor("x", shape=(2,), dtype="float64")
+    with pytest.raises(sn.DTypeError) as info:
+        sn.cast(x, "f16")
+    message = str(info.value)
+    assert "'x'" in message and "float128" in message and "float64" in message
+    assert "write 'float16'" in message
+    with pytest.raises(sn.DTypeError, match="float128"):
+        sn.tensor("t", shape=(2,), dtype="f16")

@@ -195,3 +195,18 @@ def test_where_with_a_python_int_beyond_the_dtype(dtype, backend):
         got = sn.function([c, x], sn.where(c, x, value), backend=backend)(cv, xv)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_python_int_beyond_2_53_becomes_a_float_as_numpy_makes_it(dtype, backend):
+    """NumPy converts the int through a Python float (two roundings for float32), not in one
+    conversion of the int64."""
+    v = 2**60 + 2**36 + 1
+    a = np.array([0.0, 2.0**60 + 2.0**37, -1.0], dtype)
+    x = sn.tensor("x", shape=(3,), dtype=dtype)
+    outputs = [x + v, sn.equal(x, v), x * 2 - v, sn.maximum(x, v)]
+    got = sn.function([x], outputs, backend=backend)(a)
+    want = [a + v, a == v, a * 2 - v, np.maximum(a, v)]
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)

@@ -78,8 +78,17 @@ class Builder:
         return ref
 
     def convert(self, ref: int, dtype: str) -> int:
+        """``ref`` in ``dtype``; a weak Python int becomes a float here, as NumPy makes it
+        (through a Python float: 2**60 + 2**36 + 1 is 2**60 in float32, where a kernel's
+        one conversion of the int64 would give 2**60 + 2**37)."""
         dtype = np.dtype(dtype).name
-        return ref if self.dtype_of(ref) == dtype else self.emit(Convert(ref, dtype))
+        if self.dtype_of(ref) == dtype:
+            return ref
+        value = self.weak.get(ref)
+        if type(value) is int and np.dtype(dtype).kind == "f":
+            with np.errstate(over="ignore"):
+                return self.literal(float(np.dtype(dtype).type(float(value))), dtype)
+        return self.emit(Convert(ref, dtype))
 
     def to(self, ref: int) -> int:
         """``ref`` in the dtype the current op computes in."""

@@ -63,7 +63,8 @@ GENERIC = frozenset(("isnan", "isinf", "isfinite"))
 WRAPPING = {"add": "+", "sub": "-", "mul": "*"}
 #: float -> integer conversions with a defined result for every float, the results GCC gives
 #: on x86-64 (and so NumPy's there): NaN and values out of range give the type's minimum, and
-#: 8- and 16-bit targets take the low bits of the int32 conversion, unsigned ones of int64's
+#: 8- and 16-bit targets (signed or not) take the low bits of the int32 conversion, uint32 of
+#: int64's; NaN -> uint64 is 2**63 (NumPy's in every loop on NumPy 2.4)
 TO_INT = {
     "to_i32": """
 static inline I32 NAME(T a) {
@@ -77,6 +78,7 @@ static inline I64 NAME(T a) {
     "to_u64": """
 static inline U64 NAME(T a) {
     const T two63 = (T)9223372036854775808.0;
+    if (a != a) return (U64)1 << 63;
     if (a < (T)0) return (U64)(a > -two63 ? (I64)a : (I64)(-9223372036854775807LL - 1));
     if (a < two63) return (U64)(I64)a;
     if (a < (T)18446744073709551616.0) return (U64)(I64)(a - two63) + ((U64)1 << 63);
@@ -172,7 +174,7 @@ class Renderer:
         raise TypeError(f"unknown kernel value {item!r}")
 
     def convert(self, text: str, dtype: str, source: str) -> str:
-        """A conversion; floats reach unsigned integers through int64, as NumPy's do on x86
+        """A conversion; floats reach unsigned integers through int32/int64, as NumPy's do on x86
         (a direct conversion of a negative float is undefined and differs once vectorised);
         where bool is an integer type, any nonzero value becomes 1 (``(uchar)0.5`` is 0)."""
         t = self.type_name(dtype)
@@ -188,7 +190,7 @@ class Renderer:
         before one)."""
         target = np.dtype(dtype)
         name = {"uint64": "to_u64", "int64": "to_i64"}.get(dtype)
-        name = name or ("to_i64" if target.kind == "u" else "to_i32")
+        name = name or ("to_i64" if target.kind == "u" and target.itemsize == 4 else "to_i32")
         template = TO_INT[name].replace("LL", self.int_suffix)
         for short, full in (("I32", "int32"), ("I64", "int64"), ("U64", "uint64")):
             template = template.replace(short, self.type_name(full))
