@@ -43,10 +43,10 @@ class Positions(Op):
         if self.sized:
             shape = checked_shape(shapes[0])
             for name, own in zip(self.names, shapes[1:]):
-                if not _broadcasts_to(own, shape):
+                if not broadcasts_to(own, shape):
                     raise ShapeError(
                         f"{self.draw}: {name} of shape {own} does not broadcast to the size "
-                        f"{shape}{_LEAVE_OUT}"
+                        f"{shape}{LEAVE_OUT}"
                     )
         else:
             try:
@@ -57,7 +57,7 @@ class Positions(Op):
         return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.uint64).reshape(shape)
 
 
-_LEAVE_OUT = "; leave size out (None) to draw one number per element of the parameters"
+LEAVE_OUT = "; leave size out (None) to draw one number per element of the parameters"
 
 
 def checked_shape(shape) -> tuple:
@@ -67,7 +67,7 @@ def checked_shape(shape) -> tuple:
     return shape
 
 
-def _broadcasts_to(own: tuple, shape: tuple) -> bool:
+def broadcasts_to(own: tuple, shape: tuple) -> bool:
     if len(own) > len(shape):
         return False
     return all(d in (1, s) for d, s in zip(own[::-1], shape[::-1]))
@@ -125,6 +125,6 @@ def _fits(draw: str, name: str, var: Variable, dims: tuple) -> bool:
     if len(own) > len(dims) or proved is None:
         raise ShapeError(
             f"{draw}: {name}, {var.describe()}, does not broadcast to the size "
-            f"{format_shape(dims)}{_LEAVE_OUT}"
+            f"{format_shape(dims)}{LEAVE_OUT}"
         )
     return proved

@@ -26,8 +26,8 @@ from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.checks import InDomain, in_domain
 from symnb.ops.creation import shape_operand
+from symnb.ops.draw_shape import LEAVE_OUT, broadcasts_to, draw_positions
 from symnb.ops.draw_shape import checked_shape as _checked_shape
-from symnb.ops.draw_shape import draw_positions
 from symnb.ops.elemwise import Elemwise, add, cast, mul, sub
 from symnb.ops.philox import (
     Blocks,
@@ -196,8 +196,19 @@ class _Random(Op):
     def infer_types(self, key, counter, shape, *params):
         return [TensorType(self.dtype, self.dims)]
 
+    #: the draw's name and its parameters taken element by element (NumPy's Generator
+    #: broadcasts them to the size), for the run-time check of their shapes
+    draw, per_element = "", ()
+
     def perform(self, key, counter, shape, *params):
-        sample = self.sample(Blocks(key, counter), _checked_shape(shape), *params)
+        shape = _checked_shape(shape)
+        for name, value in zip(self.per_element, params):
+            if not broadcasts_to(np.shape(value), shape):  # (the types could not tell)
+                raise ShapeError(
+                    f"{self.draw}: {name} of shape {np.shape(value)} does not broadcast to "
+                    f"the size {shape}{LEAVE_OUT}"
+                )
+        sample = self.sample(Blocks(key, counter), shape, *params)
         return np.asarray(sample).astype(self.dtype, copy=False)
 
     def sample(self, blocks: Blocks, shape: tuple, *params):
@@ -223,6 +234,8 @@ class RandomBinomial(_Random):
     functions = ("RandomStream.binomial", "RandomStream.bernoulli")
     dtype_rule = "``dtype`` (int64 for binomial, int8 for bernoulli)"
 
+    draw, per_element = "binomial", ("n", "p")
+
     def sample(self, blocks, shape, n, p):
         n, p = np.asarray(n).astype(np.int64), _in_unit_interval(p, "binomial: p")
         if np.any(n < 0):
@@ -247,6 +260,8 @@ class RandomIntegers(_Random):
 
     functions = ("RandomStream.integers",)
     dtype_rule = "``dtype`` (int64 by default)"
+
+    draw, per_element = "integers", ("low", "high")
 
     def sample(self, blocks, shape, low, high):
         if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python ints: uint64 bounds fit
@@ -299,6 +314,8 @@ class RandomPoisson(_Random):
 
     functions = ("RandomStream.poisson",)
     dtype_rule = "``dtype`` (int64 by default)"
+
+    draw, per_element = "poisson", ("lam",)
 
     def sample(self, blocks, shape, lam):
         lam = np.asarray(lam, np.float64)

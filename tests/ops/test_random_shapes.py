@@ -197,3 +197,25 @@ def test_theano_streams_take_the_parameters_shape_without_a_size():
     z = sn.function([mu], srng.normal(avg=mu))(MU)
     assert z.shape == (6,) and len(np.unique(z)) == 6
     assert srng.normal(sn.matrix("x").shape[0], ndim=1).type.ndim == 1
+
+
+@pytest.mark.parametrize(
+    "draw, name",
+    [
+        (lambda r, v: r.poisson((4,), lam=v), "poisson: lam"),
+        (lambda r, v: r.binomial((4,), 3, v / 2), "binomial: p"),
+        (lambda r, v: r.binomial((4,), sn.cast(v, "int64"), 0.5), "binomial: n"),
+        (lambda r, v: r.integers(sn.cast(v, "int64"), 10, size=(4,)), "integers: low"),
+    ],
+)
+def test_a_parameter_of_a_draw_run_by_its_reference_is_checked_against_the_size(
+    draw, name, backend
+):
+    """Known only when the function runs, a parameter that does not broadcast to the size is
+    the error the elementwise draws give; it was NumPy's "operands could not be broadcast
+    together with remapped shapes", naming neither."""
+    v = sn.vector("v")
+    f = sn.function([v], draw(sn.RandomStream(0), v), backend=backend)
+    with pytest.raises(sn.SymnbError, match=f"{name} of shape \\(3,\\) does not broadcast to the "):
+        f(np.ones(3))
+    assert f(np.ones(4)).shape == (4,) and f(np.ones(1)).shape == (4,)
