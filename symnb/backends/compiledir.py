@@ -80,8 +80,20 @@ def requested() -> str:
         return os.path.abspath(config.compiledir)
     if os.environ.get("SYMNB_COMPILEDIR"):
         return os.path.abspath(os.environ["SYMNB_COMPILEDIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.abspath(os.path.join(base, "symnb"))
+    base = _cache_home()
+    return shared_fallback() if base is None else os.path.join(base, "symnb")
+
+
+def _cache_home() -> str | None:
+    """``$XDG_CACHE_HOME``, else ``~/.cache``; a relative one is ignored, as the XDG spec
+    says (it would name a folder of the working directory, or ``/.cache`` for
+    ``HOME=""``), and None where no home is absolute (the user's ``shared_fallback``)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.abspath(xdg)
+    home = os.environ.get("HOME")
+    home = os.path.expanduser("~") if home is None else home  # unset: the password entry
+    return os.path.join(os.path.abspath(home), ".cache") if os.path.isabs(home) else None
 
 
 def kernel_dir() -> str:

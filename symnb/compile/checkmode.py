@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import warnings
 
 import numpy as np
@@ -39,20 +40,34 @@ _CALL_TIME_WARNINGS = (BroadcastOuterWarning, LossTrailingOneWarning)
 
 _depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_check_mode", default=0)
 
+# ``check_mode(all_threads=True)``s open now: a checked program's threads (a thread pool, a
+# data loader) start with a fresh context, where ``_depth`` is 0, and must be checked too
+_process_depth = 0
+_process_lock = threading.Lock()
+
 
 @contextlib.contextmanager
-def check_mode():
-    """Within it, ``sn.function`` builds and checks but does not compile."""
+def check_mode(all_threads: bool = False):
+    """Within it, ``sn.function`` builds and checks but does not compile: in this thread's
+    context, or with ``all_threads`` in every thread of the process (``symnb check`` runs
+    the program in a process of its own)."""
+    global _process_depth
     token = _depth.set(_depth.get() + 1)
+    if all_threads:
+        with _process_lock:
+            _process_depth += 1
     try:
         yield
     finally:
+        if all_threads:
+            with _process_lock:
+                _process_depth -= 1
         _depth.reset(token)
 
 
 def active() -> bool:
     """Is check mode on? (``sn.function`` asks.)"""
-    return _depth.get() > 0
+    return _depth.get() > 0 or _process_depth > 0
 
 
 class CheckKernels(KernelList):

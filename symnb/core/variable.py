@@ -7,6 +7,7 @@ import keyword
 import numbers
 import operator
 import re
+import threading
 import weakref
 
 import numpy as np
@@ -292,6 +293,12 @@ class Constant(Variable):
         return operator.index(self.value)
 
 
+# Guards every shared variable's (host value, device copy) pair: a call in one thread caches
+# or downloads a copy while another thread's ``set_value`` replaces the value; the check and
+# the store must be one step, or the stale copy is kept for good. (Held for assignments only.)
+_VALUE_LOCK = threading.Lock()
+
+
 class SharedVariable(Variable):
     """A value that lives between calls (weights); compiled functions read and update it."""
 
@@ -322,24 +329,32 @@ class SharedVariable(Variable):
         updated it last). ``borrow=True`` gives the variable's own array, which the caller
         may write into: a device copy is dropped then, and none is kept while the caller
         holds the array (``lent``), so every backend reads what was written."""
-        if self._value is None:
-            self._value = self._device.to_host()
+        value = self.host_value()
         if borrow:
-            self._lend(self._value)
-            return self._value
-        return self._value.copy()
+            with _VALUE_LOCK:
+                if self._value is value:  # (else another thread set a new value meanwhile)
+                    self._lent, self._device = weakref.ref(value), None
+            return value
+        return value.copy()
 
     def host_value(self) -> np.ndarray:
         """The host array, downloaded once where the value is only on a device, a device
         copy kept: what functions read (they never write into it)."""
-        if self._value is None:
-            self._value = self._device.to_host()
-        return self._value
+        with _VALUE_LOCK:
+            value, device = self._value, self._device
+        if value is not None:
+            return value
+        host = device.to_host()  # (unlocked: a download takes long)
+        with _VALUE_LOCK:  # kept only if no other thread wrote a value meanwhile
+            if self._device is device and self._value is None:
+                self._value = host
+        return host
 
     def current_value(self):
         """The device copy when there is one, else the host array: what a device function
         reads, so a value that lives on the device stays there."""
-        return self._device if self._device is not None else self._value
+        with _VALUE_LOCK:  # (one pair: a write between two reads gives None)
+            return self._device if self._device is not None else self._value
 
     def keep_on_device(self, value) -> None:
         """Take a new value that lives on a device (an update computed there); the host copy
@@ -353,12 +368,14 @@ class SharedVariable(Variable):
             raise DTypeError(f"shared {self.describe()} cannot take a {value.dtype} value")
         return value
 
-    def cache_on_device(self, value) -> None:
-        """Remember a device copy of the unchanged host value (uploaded for a call), so the
-        next call of a device function does not upload it again; not of a ``lent`` one,
-        which the caller may write into between calls (it is uploaded at each call)."""
-        if self._value is not None and value.shape == self._value.shape and not self.lent:
-            self._device = value
+    def cache_on_device(self, value, source) -> None:
+        """Remember ``value``, a device copy of the host array ``source`` (uploaded for a
+        call), so the next call of a device function does not upload it again: only while
+        ``source`` is still the value (another thread may have set a new one since the call
+        read it) and not ``lent`` (the caller may write into it between calls)."""
+        with _VALUE_LOCK:
+            if self._value is source and not self.lent:
+                self._device = value
 
     @property
     def lent(self) -> bool:
@@ -371,7 +388,8 @@ class SharedVariable(Variable):
 
     def _lend(self, array) -> None:
         """Mark ``array`` (the host value) as the caller's too; a device copy is stale."""
-        self._lent, self._device = weakref.ref(array), None
+        with _VALUE_LOCK:
+            self._lent, self._device = weakref.ref(array), None
 
     def __getstate__(self):
         """Pickled with its host value; a device copy stays with its process."""
@@ -391,16 +409,17 @@ class SharedVariable(Variable):
     def take_fitted(self, value, on_device: bool = False) -> None:
         """Keep a value that ``fitted`` (or ``fitted_on_device``) returned, unchecked: the
         second half of a write whose checks all passed."""
-        if on_device:
-            self._device, self._value = value, None
-        else:
-            self._value, self._device = value, None
-        self._lent = None
+        with _VALUE_LOCK:
+            if on_device:
+                self._device, self._value = value, None
+            else:
+                self._value, self._device = value, None
+            self._lent = None
 
     def fitted(self, value, borrow: bool = False) -> np.ndarray:
         """``value`` as ``set_value`` would keep it (checked, cast, copied unless ``borrow``),
         nothing stored: a function checks every update this way before it writes any."""
-        current = self._value if self._value is not None else self._device  # one is set
+        current = self.current_value()  # (its shape only)
         if (
             borrow
             and type(value) is np.ndarray

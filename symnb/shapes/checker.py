@@ -487,7 +487,11 @@ def check_path(path: str, quiet_output: bool = True, sink=None) -> Report:
     else:
         chunks = script_chunks(path)
     runner = _Runner(report, chunks)
-    with _program_environment(path, quiet_output), _as_main(runner.module), check_mode():
+    with (
+        _program_environment(path, quiet_output),
+        _as_main(runner.module),
+        check_mode(all_threads=True),
+    ):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("ignore")
             warnings.simplefilter("always", ShapeWarning)

@@ -242,3 +242,53 @@ def test_the_pool_keeps_at_most_max_held_bytes(monkeypatch):
     blocks = [pool.take(1024) for _ in range(3)]
     del blocks
     assert pool.held == 1024 and len(pool.free[1024]) == 1
+
+
+@needs_opencl
+def test_a_value_set_while_a_call_uploads_the_old_one_is_not_shadowed(monkeypatch):
+    """Another thread's ``W.set_value`` between a call's read of W and its upload: the upload
+    (of the old value) was kept as the device copy of the new one, and every later call
+    computed with the old W. Made deterministic: the set runs inside the upload."""
+    W = sn.shared(np.zeros(4, "float32"), name="W")
+    x = sn.vector("x", dtype="float32")
+    f = sn.function([x], W + x, backend="opencl")
+    runtime, upload = f.linker.runtime, f.linker.runtime.to_device
+    old = W.get_value()
+
+    def upload_then_set(array):
+        device = upload(array)
+        if isinstance(array, np.ndarray) and array.shape == (4,) and np.all(array == 0):
+            W.set_value(np.full(4, 7, "float32"))  # "another thread", mid-call
+        return device
+
+    monkeypatch.setattr(runtime, "to_device", upload_then_set)
+    xv = np.ones(4, "float32")
+    np.testing.assert_array_equal(f(xv), old + xv)  # this call read W before the set
+    monkeypatch.undo()
+    for _ in range(2):
+        np.testing.assert_array_equal(f(xv), W.get_value() + xv)  # 8s, not 1s
+    assert np.all(W.get_value() == 7)
+
+
+@needs_opencl
+def test_a_download_does_not_replace_a_value_set_meanwhile(monkeypatch):
+    """``get_value`` downloads a device-only value; a ``set_value`` in another thread
+    during that download must win (the download was stored over it)."""
+    W = sn.shared(np.zeros(3, "float32"), name="W")
+    f = sn.function([], [], updates={W: W + 1}, backend="opencl")
+    f()
+    device = W.current_value()
+    assert isinstance(device, DeviceArray)
+    download = DeviceArray.to_host
+
+    def download_then_set(array):
+        host = download(array)
+        if array is device:
+            W.set_value(np.full(3, 5, "float32"))  # "another thread", mid-download
+        return host
+
+    monkeypatch.setattr(DeviceArray, "to_host", download_then_set)
+    np.testing.assert_array_equal(W.get_value(), np.ones(3, "float32"))  # read before the set
+    np.testing.assert_array_equal(W.get_value(), np.full(3, 5, "float32"))
+    f()
+    np.testing.assert_array_equal(W.get_value(), np.full(3, 6, "float32"))

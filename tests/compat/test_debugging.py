@@ -2,6 +2,7 @@
 f.maker, pkl_utils, change_flags, theano.gof, module names."""
 
 import io
+import threading
 
 import numpy as np
 import pytest
@@ -94,3 +95,33 @@ def test_change_flags_puts_back_the_values_when_reentered_or_failing():
         with theano.change_flags(floatX="float32", device="bogus"):
             pass
     assert theano.config.floatX == "float64" and sn.config.floatX == "float64"
+
+
+def test_change_flags_blocks_of_two_threads_that_exit_out_of_order():
+    """Thread A enters, thread B enters, A exits, B exits: each block put back what it had
+    found, so B "put back" A's float32 for good (and B saw float64 after A exited)."""
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with theano.change_flags(floatX="float32", **{"warn.round": True}):
+            a_in.set()
+            b_in.wait()
+        seen["after A"] = (theano.config.floatX, theano.config.warn.round)
+        a_out.set()
+
+    def b():
+        a_in.wait()
+        with theano.change_flags(floatX="float16"):
+            b_in.set()
+            a_out.wait()
+            seen["in B"] = theano.config.floatX
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert seen == {"after A": ("float16", False), "in B": "float16"}
+    assert theano.config.floatX == "float64" and sn.config.floatX == "float64"
+    assert T.matrix("x").dtype == "float64" and theano.config.warn.round is False

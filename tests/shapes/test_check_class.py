@@ -283,3 +283,31 @@ def test_the_timeout_stops_the_program_where_there_are_no_process_groups(
     script = _script(tmp_path, "import time\nwhile True:\n    time.sleep(0.05)\n")
     assert main(["check", "--timeout", "1", str(script)]) == 2
     assert "failure: Timeout: still running after 1 s" in capsys.readouterr().out
+
+
+def test_functions_built_and_called_in_worker_threads_are_checked_not_run(tmp_path, capsys):
+    """A new thread starts with a fresh context: check mode (a ContextVar) was off there, and
+    a function built in a thread pool was compiled for real and wrote its updates."""
+    out = tmp_path / "out.json"
+    script = _script(
+        tmp_path,
+        f"""\
+        import json, threading
+        from concurrent.futures import ThreadPoolExecutor
+        import numpy as np
+        import symnb as sn
+        W = sn.shared(np.ones((3, 2)), name="W")
+        def build_and_run():
+            x = sn.matrix("x")
+            f = sn.function([x], sn.sum(x @ W), updates={{W: W * 2}})
+            return [f.backend, float(f(np.ones((4, 3)))), float(W.get_value()[0, 0])]
+        with ThreadPoolExecutor(1) as pool:
+            seen = [pool.submit(build_and_run).result()]
+        thread = threading.Thread(target=lambda: seen.append(build_and_run()))
+        thread.start()
+        thread.join()
+        open({str(out)!r}, "w").write(json.dumps(seen))
+        """,
+    )
+    assert main(["check", str(script)]) == 0, capsys.readouterr().out
+    assert json.loads(out.read_text()) == [["check", 0.0, 1.0], ["check", 0.0, 1.0]]

@@ -81,7 +81,7 @@ class Call:
         device = self.uploaded[slot] = self.runtime.to_device(value)
         shared = self.linker.shared_of.get(slot)
         if shared is not None:
-            shared.cache_on_device(device)
+            shared.cache_on_device(device, value)
         return device
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import re
+import threading
 import warnings
 
 from symnb.backends.cuda.runtime import cuda_problem
@@ -212,41 +213,67 @@ def function_backend(problem=None) -> str | None:
 config = TheanoConfig()
 
 
+class _Override:
+    """One entered ``change_flags`` block: the values it set and those it found."""
+
+    def __init__(self, flags: dict, before: dict):
+        self.flags, self.before = flags, before
+
+
+#: the blocks entered and not yet exited, every thread's, in entry order: blocks of two
+#: threads may exit out of order, and each must put back what it found only when no later
+#: block still sets that flag (else that block, when it exits, puts it back)
+_ACTIVE: list[_Override] = []
+_ACTIVE_LOCK = threading.Lock()
+
+
 class change_flags(contextlib.ContextDecorator):  # noqa: N801 - Theano's name
     """``theano.change_flags(floatX="float32", **{"warn.round": False})``: set flags for a
     ``with`` block or a decorated function, then put back the values they had. Each entry
     saves its own values (a stack), so a decorated function that recurses, or the same
     object nested, puts back the values from before the outermost entry; each call of a
-    decorated function (another thread's too) enters a copy of its own. A flag that cannot be
-    set puts back those set before it."""
+    decorated function (another thread's too) enters a copy of its own, and blocks of
+    several threads that exit out of order leave the flags as if they had exited in order.
+    A flag that cannot be set puts back those set before it."""
 
     def __init__(self, args=(), **kwargs):
         self.flags = {**dict(args), **kwargs}
         for name in self.flags:
             if name not in NAMES:
                 raise AttributeError(_unknown(name))
-        self._saved: list[dict] = []
+        self._saved: list[_Override] = []
 
     def _recreate_cm(self):
         return change_flags(self.flags)
 
     def __enter__(self):
-        before = {name: _get(name) for name in self.flags}
-        done = []
-        try:
-            for name, value in self.flags.items():
-                config.set_flag(name, value)
-                done.append(name)
-        except BaseException:
-            for name in reversed(done):
-                config.set_flag(name, before[name])
-            raise
-        self._saved.append(before)
+        with _ACTIVE_LOCK:
+            before = {name: _get(name) for name in self.flags}
+            done = []
+            try:
+                for name, value in self.flags.items():
+                    config.set_flag(name, value)
+                    done.append(name)
+            except BaseException:
+                for name in reversed(done):
+                    config.set_flag(name, before[name])
+                raise
+            entry = _Override(self.flags, before)
+            _ACTIVE.append(entry)
+        self._saved.append(entry)
         return self
 
     def __exit__(self, *exc):
-        for name, value in self._saved.pop().items():
-            config.set_flag(name, value)
+        entry = self._saved.pop()
+        with _ACTIVE_LOCK:
+            later = _ACTIVE[_ACTIVE.index(entry) + 1 :]
+            _ACTIVE.remove(entry)
+            for name, value in entry.before.items():
+                setter = next((e for e in later if name in e.flags), None)
+                if setter is None:
+                    config.set_flag(name, value)
+                else:  # the later block found this block's value: it puts back ours
+                    setter.before[name] = value
         return False
 
 

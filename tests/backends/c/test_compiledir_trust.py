@@ -450,3 +450,23 @@ def test_a_relative_compile_directory_is_the_one_under_the_working_directory_che
     made = second / "cache"
     assert made.is_dir() and (made.stat().st_mode & 0o777) == 0o700
     assert any((made / "c").iterdir())
+
+
+@pytest.mark.parametrize(
+    "home, xdg, want",
+    [
+        ("", "", None),  # expanduser("~") is "/": /.cache/symnb at the filesystem root
+        ("relative/home", "", None),  # a folder of the working directory
+        ("{tmp}", "relative/cache", "{tmp}/.cache/symnb"),  # ignored, as the XDG spec says
+        ("", "{tmp}/xdg", "{tmp}/xdg/symnb"),
+        ("{tmp}", "", "{tmp}/.cache/symnb"),
+    ],
+)
+def test_a_relative_or_empty_home_or_cache_home_is_not_used(tmp_path, monkeypatch, home, xdg, want):
+    monkeypatch.setattr(sn.config, "compiledir", "")
+    monkeypatch.delenv("SYMNB_COMPILEDIR", raising=False)
+    monkeypatch.setenv("HOME", home.format(tmp=tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", xdg.format(tmp=tmp_path))
+    monkeypatch.chdir(tmp_path)
+    expected = cdir.shared_fallback() if want is None else want.format(tmp=tmp_path)
+    assert cdir.requested() == expected
