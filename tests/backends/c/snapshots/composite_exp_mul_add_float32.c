@@ -102,8 +102,7 @@ static void sn_flat(int64_t lo, int64_t hi, char *const *p) {
         const float v1 = c1;
         const float v2 = ((float)expf(v0));
         const float v3 = ((float)(v2 * v1));
-        const int64_t v4 = ((int64_t)1LL);
-        const float v5 = ((float)v4);
+        const float v5 = ((float)0x1.0000000000000p+0);
         const float v6 = ((float)(v3 + v5));
         out[i] = v6;
     }
@@ -121,8 +120,7 @@ static void sn_block(int64_t lo, char *const *p, float *restrict buf) {
         const float v1 = c1;
         const float v2 = ((float)expf(v0));
         const float v3 = ((float)(v2 * v1));
-        const int64_t v4 = ((int64_t)1LL);
-        const float v5 = ((float)v4);
+        const float v5 = ((float)0x1.0000000000000p+0);
         const float v6 = ((float)(v3 + v5));
         buf[j] = v6;
     }
@@ -163,8 +161,7 @@ static void sn_row(int64_t n, char *const *p, int64_t *const *st, int64_t last) 
         const float v1 = c1;
         const float v2 = ((float)expf(v0));
         const float v3 = ((float)(v2 * v1));
-        const int64_t v4 = ((int64_t)1LL);
-        const float v5 = ((float)v4);
+        const float v5 = ((float)0x1.0000000000000p+0);
         const float v6 = ((float)(v3 + v5));
         *(float *)(p[2] + i * so) = v6;
     }
