@@ -331,15 +331,24 @@ class SharedVariable(Variable):
         holds the array (``lent``), so every backend reads what was written."""
         value = self.host_value()
         if borrow:
-            with _VALUE_LOCK:
-                if self._value is value:  # (else another thread set a new value meanwhile)
-                    self._lent, self._device = weakref.ref(value), None
+            # Marked lent first: a device copy cached from now on sees it (``cache_on_device``
+            # checks ``lent`` under the lock); one cached before is dropped, under the lock,
+            # only while ``value`` is still the value (else another thread set a new one, or
+            # an update left it on the device alone). No copy, no lock (backend "c").
+            self._lent = weakref.ref(value)
+            if self._device is not None:
+                with _VALUE_LOCK:
+                    if self._value is value:
+                        self._device = None
             return value
         return value.copy()
 
     def host_value(self) -> np.ndarray:
         """The host array, downloaded once where the value is only on a device, a device
         copy kept: what functions read (they never write into it)."""
+        value = self._value  # (one read needs no lock: the pair matters for a download)
+        if value is not None:
+            return value
         with _VALUE_LOCK:
             value, device = self._value, self._device
         if value is not None:
