@@ -198,7 +198,7 @@ def _fill_into(step: Launch, slots: list) -> None:
         return
     if not (isinstance(result, np.ndarray) and _fits(into, result.shape, result.dtype)):
         planned = f"{getattr(into, 'dtype', '')}{list(getattr(into, 'shape', ()))}"
-        problem = f"its result {result.dtype}{list(result.shape)} cannot go into the {planned}"
+        problem = f"its result {_value_kind(result)} cannot go into the {planned}"
         raise RuntimeFailure(
             failure_message(step.node, ValueError(problem + " it was planned for"))
         )

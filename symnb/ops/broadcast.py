@@ -169,15 +169,12 @@ def reducer(cls, numpy_out=False):
 
     def numpy_reduce(x, axis=None, out=None, keepdims=False):
         no_out(out, cls.op_name(), as_variable(x))
-        return plain(x, axis, keepdims)
+        return reduce(x, axis, keepdims)
 
-    plain = reduce
-    if numpy_out:
-        reduce = numpy_reduce
-
-    reduce.__name__ = cls.op_name()
-    reduce.__doc__ = f"{cls.__doc__} ``axis``: int, tuple or None (all); NumPy semantics."
-    return reduce
+    public = numpy_reduce if numpy_out else reduce
+    public.__name__ = cls.op_name()
+    public.__doc__ = f"{cls.__doc__} ``axis``: int, tuple or None (all); NumPy semantics."
+    return public
 
 
 sum = reducer(Sum)

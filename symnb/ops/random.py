@@ -306,6 +306,16 @@ def _integral(bound) -> np.ndarray:
 POISSON_LAM_MAX = float(np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10)
 
 
+def _lam_too_large(lam) -> str | None:
+    """Why ``lam`` (a number or an array) is refused where it passes NumPy's bound, else None."""
+    if not np.size(lam) or np.max(lam) <= POISSON_LAM_MAX:
+        return None
+    return (
+        f"poisson: lam must be at most {POISSON_LAM_MAX:g} (NumPy's bound: larger counts "
+        f"overflow int64), got {np.max(lam):g}"
+    )
+
+
 class RandomPoisson(_Random):
     """Poisson(lam): the inverse of its CDF at one 53-bit uniform an element (words 0-1 of
     the element's block), so a draw uses one block an element whatever lam is; ``lam``
@@ -322,8 +332,8 @@ class RandomPoisson(_Random):
         bad = ~(np.isfinite(lam) & (lam >= 0))
         if bad.any():
             raise ValueError(f"poisson: lam must be finite and >= 0, got {lam[bad].flat[0]}")
-        if lam.size and lam.max() > POISSON_LAM_MAX:
-            raise ValueError(f"poisson: lam must be at most {POISSON_LAM_MAX:g}, got {lam.max()}")
+        if (too_large := _lam_too_large(lam)) is not None:
+            raise ValueError(too_large)
         words = blocks.take(_size(shape))
         u = uniform53(words[0], words[1]).reshape(shape)
         counts = poisson_quantile(u, np.broadcast_to(lam, shape))
@@ -698,13 +708,8 @@ class RandomStream:
         (lam_var,) = _floats("poisson", lam=lam)
         if isinstance(lam_var, Constant):
             _in_domain(lam_var, "poisson: lam", "finite non-negative")
-            if lam_var.data.size and lam_var.data.max() > POISSON_LAM_MAX:
-                raise _at_user_line(
-                    ArgumentError(
-                        f"poisson: lam must be at most {POISSON_LAM_MAX:g} (NumPy's bound: "
-                        f"larger counts overflow int64), got {lam_var.data.max():g}"
-                    )
-                )
+            if (too_large := _lam_too_large(lam_var.data)) is not None:
+                raise _at_user_line(ArgumentError(too_large))
         if lam_var.type.ndim == 0:
             dims, shape = _size_operand(size)
         else:  # lam per element: NumPy's broadcasting (draw_shape)
