@@ -452,13 +452,11 @@ class Function:
         aliases a leaf's value or another result unless ``borrow``)."""
         if self._constants:
             leaf_values = [*leaf_values, *self._constants]
+        check = range(len(results)) if self._alias_check is None else self._alias_check
         if not self.borrow and (
             self._leaf_results
             or self._repeated
-            or self._alias_check is None
-            and any(may_alias(r, leaf_values) for r in results)
-            or self._alias_check
-            and any(may_alias(results[i], leaf_values) for i in self._alias_check)
+            or any(_may_share(results, i, leaf_values) for i in check)
         ):
             results = self._owned(results, leaf_values)
         if self.updates:
@@ -502,6 +500,8 @@ class Function:
             before = [*leaf_values, *owned[:i]]  # (only a view or an array met again can share)
             if may_alias(result, before) and _aliases(result, [*before, *results[i + 1 :]]):
                 owned[i] = np.array(result, copy=True)
+            elif isinstance(result, np.ndarray) and not result.flags.writeable:
+                owned[i] = np.array(result, copy=True)  # a plan's read-only view of its storage
         return owned
 
     def _convert(self, values) -> list:
@@ -683,6 +683,16 @@ def _kind(value) -> str:
     if isinstance(value, np.ndarray):
         return f"ndarray {value.dtype}{value.shape}"
     return type(value).__name__
+
+
+def _may_share(results, i, leaf_values) -> bool:
+    """Whether result ``i`` (one the plan did not allocate itself) may share memory with a
+    leaf's value or another result: a view, a leaf's array, or another result's very array
+    (a branch that hands over the side it took, a NumPy reference that returns its input)."""
+    result = results[i]
+    return may_alias(result, leaf_values) or any(
+        result is other for j, other in enumerate(results) if j != i
+    )
 
 
 def _aliases(array, leaf_values) -> bool:

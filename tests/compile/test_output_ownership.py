@@ -35,6 +35,14 @@ def _graphs(x, v, w):
         "a_view_before_its_base": [sn.exp(x).T, sn.exp(x)[::-1], sn.exp(x)],
         "a_view_of_a_big_constant": [sn.constant(np.ones((500, 400)))[1:].T, x * 2.0],
         "scalar": [sn.sum(x)],
+        # a branch hands over the side it took: here another output's very array
+        "a_branch_that_took_another_output": [
+            sn.ifelse(sn.sum(x) > 100.0, x * 2.0, sn.exp(x)),
+            sn.exp(x),
+        ],
+        "a_branch_taken_twice": list(
+            sn.ifelse(sn.sum(x) < 100.0, [sn.exp(x), sn.exp(x)], [x * 3.0, x * 4.0])
+        ),
     }
 
 
@@ -104,6 +112,38 @@ def test_two_updates_that_are_views_of_one_value_are_stored_apart(backend):
     assert not np.shares_memory(s1.get_value(borrow=True), s2.get_value(borrow=True))
     s2.get_value(borrow=True)[...] = 9.0
     np.testing.assert_array_equal(s1.get_value(), np.ones((3, 2)))
+
+
+def test_two_gradients_that_are_one_array_at_run_time_are_two_outputs(backend):
+    """``grad(sum((x + b)**2), [x, b])`` with unknown lengths: nothing is summed away at run
+    time, so both gradients are one array unless copied (the "py" reference hands its input
+    back, "c" two views of one sum); as outputs and as two updates, each is its own and
+    writable (not the plan's read-only view of its storage)."""
+    x, b = sn.vector("x", dtype="float64"), sn.vector("b", dtype="float64")
+    gx, gb = sn.grad(sn.sum((x + b) ** 2), [x, b])
+    outs = sn.function([x, b], [gx, gb], backend=backend)(np.ones(3), np.full(3, 0.5))
+    _check_own(list(outs), [])
+    p, q = sn.shared(np.zeros(3), name="p"), sn.shared(np.zeros(3), name="q")
+    sn.function([x, b], [], updates={p: gx, q: gb}, backend=backend)(np.ones(3), np.ones(3))
+    assert not np.shares_memory(p.get_value(borrow=True), q.get_value(borrow=True))
+
+
+def test_a_branch_that_took_an_updates_value_is_its_own(backend):
+    """``ifelse(c, x * 2, y)`` returned while ``y`` is written to a shared variable, and two
+    updates from one branch's array: writing one never changes another."""
+    c = sn.tensor("c", shape=(), dtype="bool")
+    x = sn.vector("x", shape=(3,), dtype="float64")
+    y = sn.exp(x)
+    w = sn.shared(np.zeros(3), name="w")
+    out = sn.function([c, x], sn.ifelse(c, x * 2.0, y), updates={w: y}, backend=backend)(
+        False, np.zeros(3)
+    )
+    out[...] = 100.0
+    np.testing.assert_array_equal(w.get_value(), np.ones(3))
+    p, q = sn.shared(np.zeros(3), name="p"), sn.shared(np.zeros(3), name="q")
+    updates = {p: sn.ifelse(c, y, x * 2.0), q: y}
+    sn.function([c, x], [], updates=updates, backend=backend)(True, np.zeros(3))
+    assert not np.shares_memory(p.get_value(borrow=True), q.get_value(borrow=True))
 
 
 @pytest.mark.parametrize("optimize", ["none", "fast"])
