@@ -113,6 +113,28 @@ def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     assert used_through_givens(4) == 9.0
 
 
+def test_copy_swaps_shared_variables_read_through_givens():
+    """Theano swapped in the compiled graph, after ``givens``: a dataset read only through
+    ``givens={x: data[i:j]}`` (the deeplearning.net tutorials') is swapped too. A key the
+    function never reads is Theano's ValueError, and the copy keeps the mode."""
+    data = theano.shared(np.arange(10.0), name="data")
+    data2 = theano.shared(np.arange(10.0) * 100, name="data2")
+    index, x = T.lscalar("index"), T.dvector("x")
+    f = theano.function([index], x.sum(), givens={x: data[index : index + 2]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = f.copy(swap={data: data2})
+    assert (f(1), g(1)) == (3.0, 300.0)
+    assert not caught  # (the copy's given was unread: a GraphWarning)
+    assert g.copy(swap={data2: data})(1) == 3.0  # a copy's copy
+    assert g.maker.mode is f.maker.mode is theano.compile.get_mode("FAST_COMPILE")
+    with pytest.raises(ValueError, match=r"swap of 'data2' .*neither reads nor updates it"):
+        f.copy(swap={data2: data})
+    srng = T.shared_randomstreams.RandomStreams(seed=3)
+    draws = theano.function([], srng.uniform((2,)) + data.sum()).copy(swap={data: data2})
+    assert not np.array_equal(draws(), draws())  # the stream's update is the copy's too
+
+
 @pytest.mark.parametrize(
     "mode, backend, option, check",
     [

@@ -19,7 +19,7 @@ from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.fit import check_givens
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
-from symnb.core.graph import leaves
+from symnb.core.graph import clone_graph, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
 from symnb.errors import GraphError, InputError, InputShapeError
@@ -234,9 +234,9 @@ def function(
         **get_mode(mode).options(),
     }
     compiled = _sn_function(variables, **built)
-    made = TheanoFunction(compiled, specs, allow_input_downcast, built, output_keys)
-    made.mode = get_mode(mode)
-    return made
+    return TheanoFunction(
+        compiled, specs, allow_input_downcast, built, output_keys, mode=get_mode(mode)
+    )
 
 
 def _pairs(mapping) -> list:
@@ -293,6 +293,35 @@ def _used_leaves(outputs, updates, givens) -> set[int]:
     return found
 
 
+def _check_swap(swap: dict, after: list, updates: list) -> None:
+    """``f.copy(swap=...)``: each key a shared variable the function reads (its graph after
+    ``givens``) or updates, each value a shared variable of the key's type."""
+    read = [v for v in leaves(after) if isinstance(v, SharedVariable)]
+    read += [target for target, _ in updates if not any(target is v for v in read)]
+    for old, new in swap.items():
+        if not (isinstance(old, SharedVariable) and isinstance(new, SharedVariable)):
+            raise _at_user_line(
+                TypeError(
+                    f"copy: swap maps shared variables to shared variables, not {old!r} -> {new!r}"
+                )
+            )
+        if not any(old is v for v in read):
+            names = ", ".join(v.describe() for v in read) or "none"
+            raise _at_user_line(
+                GraphError(
+                    f"copy: swap of {old.describe()}: the function neither reads nor updates "
+                    f"it (Theano: 'SharedVariable: {old.name} not found'); the shared "
+                    f"variables it reads or updates, after its givens: {names}"
+                )
+            )
+        if old.type != new.type:
+            raise _at_user_line(
+                TypeError(
+                    f"copy: swap of {old.describe()} for {new.describe()}: their types differ"
+                )
+            )
+
+
 class FunctionGraph:
     """``f.maker.fgraph``: symnb's optimised ``Graph`` (``toposort()``, ``inputs``,
     ``outputs``, ``clients``, ``nodes``...) with Theano's ``apply_nodes`` and ``variables``,
@@ -335,9 +364,17 @@ class TheanoFunction:
     ``output_keys``: the keys of outputs given as a dict, which a call returns (else None)."""
 
     def __init__(
-        self, compiled, specs: list[In], allow_input_downcast, built: dict, output_keys=None
+        self,
+        compiled,
+        specs: list[In],
+        allow_input_downcast,
+        built: dict,
+        output_keys=None,
+        mode=None,
     ):
         self.symnb_function = compiled
+        #: the ``Mode`` it was compiled with (``f.maker.mode``)
+        self.mode = mode
         self.output_keys = output_keys
         self.specs = specs
         self.allow_input_downcast, self.built = allow_input_downcast, built
@@ -401,42 +438,48 @@ class TheanoFunction:
     def maker(self) -> FunctionMaker:
         """``f.maker.fgraph``: the optimised graph (``toposort()``, ``inputs``, ``outputs``),
         as course code inspects it after compiling."""
-        mode = self.__dict__.get("mode")
+        mode = self.__dict__.get("mode")  # (a pickle of a copy made before copies had one)
         return FunctionMaker(self.symnb_function.graph, self.specs, self.output_keys, mode)
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None, profile=None):
-        """``f.copy()``: the same function compiled again; ``swap`` maps shared variables to
-        others of the same type that the copy reads and updates instead, and
-        ``delete_updates=True`` leaves out every update (random streams' too).
+        """``f.copy()``: the same function compiled again from its graph after ``givens``
+        (Theano copied its compiled graph), with the same updates, random streams' included.
+        ``swap`` maps shared variables to others of the same type that the copy reads and
+        updates instead, wherever the function reads them (through a given's replacement
+        too: ``givens={x: data[i:j]}``); a key it neither reads nor updates is a ValueError,
+        as in Theano. ``delete_updates=True`` leaves out every update (random streams' too).
         ``share_memory`` is accepted: copies never share buffers here."""
         swap = dict(swap or {})
-        for old, new in swap.items():
-            if not (isinstance(old, SharedVariable) and isinstance(new, SharedVariable)):
-                raise _at_user_line(
-                    TypeError(
-                        "copy: swap maps shared variables to shared "
-                        f"variables, not {old!r} -> {new!r}"
-                    )
-                )
-            if old.type != new.type:
-                raise _at_user_line(
-                    TypeError(
-                        f"copy: swap of {old.describe()} for {new.describe()}: their types differ"
-                    )
-                )
-        built = dict(self.built, name=name or self.built["name"])
-        built["givens"] = built["givens"] + list(swap.items())
-        built["updates"] = (
-            []
+        compiled = self.symnb_function
+        after = list(compiled.graph_before.outputs)  # the outputs, then the updates' values
+        _check_swap(swap, after, compiled.updates)
+        if swap:
+            after = clone_graph(after, swap)
+        n_out = compiled._n_out
+        outputs = self.built["outputs"]
+        swapped = {id(old): new for old, new in swap.items()}
+        built = dict(
+            self.built,
+            outputs=after[:n_out] if isinstance(outputs, (list, tuple)) else after[0],
+            givens=[],  # applied already
+            # every update of the original, default updates included, so none is added
+            updates=[]
             if delete_updates
-            else [(swap.get(target, target), value) for target, value in built["updates"]]
+            else [
+                (swapped.get(id(target), target), value)
+                for (target, _), value in zip(compiled.updates, after[n_out:])
+            ],
+            no_default_updates=True,
+            name=name or self.built["name"],
         )
-        if delete_updates:
-            built["no_default_updates"] = True
         variables = [spec.variable for spec in self.specs]
-        compiled = _sn_function(variables, **built)
         return TheanoFunction(
-            compiled, self.specs, self.allow_input_downcast, built, self.output_keys
+            _sn_function(variables, **built),
+            self.specs,
+            self.allow_input_downcast,
+            built,
+            self.output_keys,
+            mode=self.__dict__.get("mode"),
         )
 
     def __getattr__(self, name):
