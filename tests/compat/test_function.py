@@ -59,6 +59,19 @@ def test_an_input_given_by_position_and_by_keyword_is_refused():
     assert f(1.0, y=10.0) == -9.0 and g(2.0, bias=0.5) == 2.5
 
 
+def test_a_keyword_two_inputs_share_is_ambiguous_as_in_theano():
+    """Theano's "Ambiguous name": two inputs named "x" (a cell run twice) are given by
+    position; the keyword took the last of them silently."""
+    x1, x2 = T.dscalar("x"), T.dscalar("x")
+    f = theano.function([x1, x2], x1 - x2)
+    for call in (lambda: f(1.0, x=5.0), lambda: f(x=1.0)):
+        with pytest.raises(sn.InputError, match=r"Ambiguous name: inputs 0 and 1 are both named"):
+            call()
+    assert f(1.0, 5.0) == -4.0
+    g = theano.function([x1, theano.In(x2, name="x2", value=5.0)], x1 - x2)
+    assert g(x=1.0) == -4.0 and g(x=1.0, x2=2.0) == -1.0  # named apart: both keywords work
+
+
 def test_allow_input_downcast():
     x = T.fvector("x")
     strict = theano.function([x], x * 2)

@@ -11,6 +11,7 @@ marks them 1.
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -378,7 +379,10 @@ class TheanoFunction:
         self.output_keys = output_keys
         self.specs = specs
         self.allow_input_downcast, self.built = allow_input_downcast, built
-        self.names = {spec.name: i for i, spec in enumerate(specs) if spec.name}
+        named = Counter(spec.name for spec in specs if spec.name)
+        #: the inputs a keyword names: only a name one input has (two inputs named "x": f(x=...)
+        #: is Theano's "Ambiguous name" error, where it took the last)
+        self.names = {spec.name: i for i, spec in enumerate(specs) if named[spec.name] == 1}
         self.downcast = [
             spec.allow_downcast if spec.allow_downcast is not None else allow_input_downcast
             for spec in specs
@@ -419,7 +423,7 @@ class TheanoFunction:
         values = list(args) + [_MISSING] * (len(self.specs) - len(args))
         for key, value in kwargs.items():
             if key not in self.names:
-                raise InputError(f"the function has no input named {key!r}")
+                raise InputError(self._unbound_keyword(key))
             i = self.names[key]
             if values[i] is not _MISSING:  # Theano refuses it too; here the keyword won
                 raise InputError(
@@ -433,6 +437,16 @@ class TheanoFunction:
                     raise InputError(f"missing input {i} {spec.variable.describe()}")
                 values[i] = spec.value
         return values
+
+    def _unbound_keyword(self, key) -> str:
+        places = [str(i) for i, spec in enumerate(self.specs) if spec.name == key]
+        if len(places) < 2:
+            return f"the function has no input named {key!r}"
+        return (
+            f"Ambiguous name: inputs {', '.join(places[:-1])} and {places[-1]} are "
+            f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
+            "is ambiguous; pass them by position (or name them apart: In(x, name=...))"
+        )
 
     @property
     def maker(self) -> FunctionMaker:
