@@ -148,6 +148,19 @@ def test_copy_swaps_shared_variables_read_through_givens():
     assert not np.array_equal(draws(), draws())  # the stream's update is the copy's too
 
 
+def test_on_unused_input_looks_at_the_graph_after_givens():
+    """Theano checked the graph its givens made: an input read only where a given replaces
+    the expression reading it is unused (the call would ignore its value)."""
+    x, y = T.dvector("x"), T.dvector("y")
+    h = x * 2
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 'x'"):
+        theano.function([x, y], h + 1, givens={h: y})
+    f = theano.function([x, y], h + x, givens={h: y})  # x is still read outside h
+    np.testing.assert_array_equal(f(np.ones(2), np.zeros(2)), [1.0, 1.0])
+    g = theano.function([x, y], h + 1, givens={h: y}, on_unused_input="ignore")
+    np.testing.assert_array_equal(g(np.full(2, 100.0), np.zeros(2)), [1.0, 1.0])
+
+
 @pytest.mark.parametrize(
     "mode, backend, option, check",
     [

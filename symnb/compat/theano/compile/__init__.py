@@ -270,27 +270,30 @@ def _check_used(variables, outputs, updates, givens, policy) -> None:
 
 
 def _used_leaves(outputs, updates, givens) -> set[int]:
-    """Ids of the leaves the outputs and updates read, following ``givens`` substitutions."""
+    """Ids of the leaves the outputs and updates read once ``givens`` replaced their keys,
+    as Theano checked the graph after its givens: what only a key reads (``h`` of
+    ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written (givens
+    are not applied inside one, as ``sn.function`` substitutes them)."""
     pairs = updates.items() if isinstance(updates, dict) else (updates or [])
     reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
     reads += [v for _, v in pairs if isinstance(v, Variable)]
-    given = dict(givens.items() if isinstance(givens, dict) else (givens or []))
-    substitute = {id(k): v for k, v in given.items()}
+    given = givens.items() if isinstance(givens, dict) else (givens or [])
+    substitute = {id(k): v for k, v in given}
     found: set[int] = set()
-    pending = reads
+    replacements, seen, pending = [], set(), reads
     while pending:
-        new = []
-        for leaf in leaves(pending):
-            if id(leaf) in found:
-                continue
-            found.add(id(leaf))
-            replacement = substitute.get(id(leaf))
-            if isinstance(replacement, Variable):
-                new.append(replacement)
-        pending = new
-    for var, replacement in given.items():  # a given replaces an intermediate variable
-        if isinstance(replacement, Variable) and var.owner is not None:
-            found.update(id(v) for v in leaves([replacement]))
+        var = pending.pop()
+        if id(var) in seen:
+            continue
+        seen.add(id(var))
+        if id(var) in substitute:
+            if isinstance(substitute[id(var)], Variable):
+                replacements.append(substitute[id(var)])
+        elif var.owner is None:
+            found.add(id(var))
+        else:
+            pending.extend(var.owner.inputs)
+    found.update(id(v) for v in leaves(replacements))
     return found
 
 
