@@ -405,6 +405,20 @@ def test_the_optimised_graph_is_reachable_as_maker_fgraph():
     assert f.maker.inputs[0].variable is x
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_a_tuple_of_outputs_returns_a_list_as_in_theano(mode):
+    """Theano returned a list for any sequence of outputs; ``sn.function`` keeps the
+    container it is given."""
+    y = T.dvector("y")
+    got = theano.function([y], (y * 2, y.sum()), mode=mode)(np.ones(2))
+    assert type(got) is list and len(got) == 2
+    np.testing.assert_array_equal(got[0], [2.0, 2.0])
+    assert got[1] == 2.0
+    one = theano.function([y], (y.sum(),), mode=mode)(np.ones(2))
+    assert type(one) is list and one == [2.0]
+    assert type(sn.function([y], (y * 2, y.sum()))(np.ones(2))) is tuple
+
+
 def test_dict_outputs_return_a_dict_with_the_same_keys():
     """Theano 0.9's dict outputs: the keys come back, in the order given; every input is
     used through the dict's values (the check read the keys before)."""

@@ -206,12 +206,15 @@ def function(
 ):
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
-    a dict (Theano 0.9's): the function then returns a dict with the same keys."""
+    a dict (Theano 0.9's): the function then returns a dict with the same keys; a list or a
+    tuple of outputs returns a list, as in Theano."""
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     output_keys = None
     if isinstance(outputs, dict):  # compiled as a list; the call puts the keys back
         output_keys, outputs = list(outputs), list(outputs.values())
+    elif isinstance(outputs, tuple):  # Theano returns a list for any sequence of outputs
+        outputs = list(outputs)
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
     for variable in variables:
