@@ -419,6 +419,45 @@ def test_a_tuple_of_outputs_returns_a_list_as_in_theano(mode):
     assert type(sn.function([y], (y * 2, y.sum()))(np.ones(2))) is tuple
 
 
+def test_theanos_gpu_test_script_out_and_trust_input():
+    """Theano's "Testing Theano with GPU" script (a smaller vector) runs as written and finds
+    an Elemwise node; ``theano.Out`` wraps outputs (results stay the caller's own arrays);
+    ``f.trust_input`` reads False before it is set."""
+    from symnb.compat.theano import config, function, shared, tensor
+
+    rng = np.random.RandomState(22)
+    x = shared(np.asarray(rng.rand(30), config.floatX))
+    f = function([], tensor.exp(x))
+    r = f()
+    np.testing.assert_allclose(r, np.exp(x.get_value()))
+    assert np.any(
+        [
+            isinstance(n.op, tensor.Elemwise) and ("Gpu" not in type(n.op).__name__)
+            for n in f.maker.fgraph.toposort()
+        ]
+    )
+    fused = theano.function([], T.exp(x) * 2 + 1, mode="FAST_RUN")
+    assert all(isinstance(n.op, T.Elemwise) for n in fused.maker.fgraph.toposort())
+    assert not isinstance(T.sum(x).owner.op, T.Elemwise)
+    y = T.dvector("y")
+    for borrow in (False, True):
+        g = theano.function([y], theano.Out(y * 2, borrow=borrow))
+        first = g(np.ones(2))
+        np.testing.assert_array_equal(g(np.zeros(2)), [0.0, 0.0])
+        np.testing.assert_array_equal(first, [2.0, 2.0])  # not overwritten by the next call
+    both = theano.function([y], [theano.compile.io.Out(y + 1), y.sum()])(np.ones(2))
+    np.testing.assert_array_equal(both[0], [2.0, 2.0])
+    assert both[1] == 2.0
+    keyed = theano.function([y], {"s": theano.compile.Out(y.sum(), borrow=True)})
+    assert keyed(np.ones(3)) == {"s": 3.0}
+    with pytest.raises(TypeError, match=r"Out: 3 is not a symbolic variable[\s\S]*test_function"):
+        theano.Out(3)
+    assert f.trust_input is False
+    f.trust_input = True  # accepted; the arguments are checked all the same
+    with pytest.raises(sn.InputError, match="takes 0 inputs, got 1"):
+        f(np.ones(2))
+
+
 def test_dict_outputs_return_a_dict_with_the_same_keys():
     """Theano 0.9's dict outputs: the keys come back, in the order given; every input is
     used through the dict's values (the check read the keys before)."""

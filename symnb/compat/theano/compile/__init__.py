@@ -56,6 +56,28 @@ class In:
         self.allow_downcast = allow_downcast
 
 
+class Out:
+    """``theano.Out(variable, borrow=False)`` (``theano.compile.Out``, ``theano.compile.io``'s
+    ``Out``/``SymbolicOutput``): an output with Theano's ``borrow`` flag, given to
+    ``theano.function`` alone or in its list (or dict) of outputs. ``borrow=True`` allowed
+    Theano to return its own buffer, which its next call overwrote; a result here is the
+    caller's own array either way (no later call writes into it), which that permission
+    covers, so the flag changes no result. ``sn.function(..., borrow=True)`` is symnb's
+    no-copy option (for a whole function)."""
+
+    def __init__(self, variable, borrow=False):
+        if not isinstance(variable, Variable):
+            raise _at_user_line(TypeError(f"Out: {variable!r} is not a symbolic variable"))
+        self.variable, self.borrow = variable, borrow
+
+    def __repr__(self):
+        return f"Out({self.variable!r}, borrow={self.borrow!r})"
+
+
+#: ``theano.compile.io.SymbolicOutput``, which ``Out`` names
+SymbolicOutput = Out
+
+
 def Param(variable, default=None, name=None, **kwargs) -> In:  # noqa: N802 - Theano's name
     """Theano's older ``Param(variable, default=...)``: an ``In`` with a default value."""
     return In(variable, name=name, value=default, **kwargs)
@@ -207,7 +229,7 @@ def function(
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
     a dict (Theano 0.9's): the function then returns a dict with the same keys; a list or a
-    tuple of outputs returns a list, as in Theano."""
+    tuple of outputs returns a list, as in Theano. An output may be wrapped in ``Out``."""
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     output_keys = None
@@ -215,6 +237,10 @@ def function(
         output_keys, outputs = list(outputs), list(outputs.values())
     elif isinstance(outputs, tuple):  # Theano returns a list for any sequence of outputs
         outputs = list(outputs)
+    if isinstance(outputs, Out):
+        outputs = outputs.variable
+    elif isinstance(outputs, list):
+        outputs = [out.variable if isinstance(out, Out) else out for out in outputs]
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
     for variable in variables:
@@ -369,6 +395,11 @@ class TheanoFunction:
     name, or neither for inputs with defaults. ``symnb_function`` is the symnb Function
     (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too).
     ``output_keys``: the keys of outputs given as a dict, which a call returns (else None)."""
+
+    #: Theano's ``f.trust_input``: True let Theano skip checking the arguments. Every call
+    #: here checks them (in the C runner's entry, where there is one: cheap), so setting it
+    #: changes nothing; a wrong argument is an error either way
+    trust_input = False
 
     def __init__(
         self,
