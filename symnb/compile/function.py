@@ -156,11 +156,24 @@ class Function:
         chosen = backend or config.backend  # the user's choice: never a silent fallback
         backend = chosen or default_backend()
         optimize = config.optimize if optimize is None else optimize
+        self.name, self.borrow, self.mode = name, borrow, mode
+        self.inputs = _check_inputs(inputs)
+        self._structure, out_vars = _flatten_outputs(outputs)
+        checked_updates = check_updates(updates)
+        self.updates = with_default_updates(checked_updates, out_vars, no_default_updates)
+        #: named dims an update ties to its shared value's fixed size: checked with the inputs
+        self._ties = tied_dims(self.updates)
+        #: the updates whose write could fail (a value not of its variable's fixed type)
+        self._unsure = tuple(i for i, pair in enumerate(self.updates) if not _always_fits(*pair))
+        targets = out_vars + [value for _, value in self.updates]
+        givens = check_givens(givens)
+        #: what a pickle rebuilds it from: the inputs, updates and givens as the checked lists
+        #: (the user's may be iterators, ``zip(params, steps)``, that the checks consumed)
         self._built_from = (
-            inputs,
+            self.inputs,
             outputs,
-            updates,
-            givens,
+            checked_updates,
+            list(givens.items()),
             backend,
             name,
             optimize,
@@ -168,16 +181,6 @@ class Function:
             mode,
             no_default_updates,
         )
-        self.name, self.borrow, self.mode = name, borrow, mode
-        self.inputs = _check_inputs(inputs)
-        self._structure, out_vars = _flatten_outputs(outputs)
-        self.updates = with_default_updates(check_updates(updates), out_vars, no_default_updates)
-        #: named dims an update ties to its shared value's fixed size: checked with the inputs
-        self._ties = tied_dims(self.updates)
-        #: the updates whose write could fail (a value not of its variable's fixed type)
-        self._unsure = tuple(i for i, pair in enumerate(self.updates) if not _always_fits(*pair))
-        targets = out_vars + [value for _, value in self.updates]
-        givens = check_givens(givens)
         warn_unread_givens(givens, targets)
         targets = clone_graph(targets, givens)
         self.graph_before = Graph(self.inputs, targets)

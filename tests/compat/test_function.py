@@ -59,6 +59,19 @@ def test_an_input_given_by_position_and_by_keyword_is_refused():
     assert f(1.0, y=10.0) == -9.0 and g(2.0, bias=0.5) == 2.5
 
 
+def test_a_keyword_two_inputs_share_is_ambiguous_as_in_theano():
+    """Theano's "Ambiguous name": two inputs named "x" (a cell run twice) are given by
+    position; the keyword took the last of them silently."""
+    x1, x2 = T.dscalar("x"), T.dscalar("x")
+    f = theano.function([x1, x2], x1 - x2)
+    for call in (lambda: f(1.0, x=5.0), lambda: f(x=1.0)):
+        with pytest.raises(sn.InputError, match=r"Ambiguous name: inputs 0 and 1 are both named"):
+            call()
+    assert f(1.0, 5.0) == -4.0
+    g = theano.function([x1, theano.In(x2, name="x2", value=5.0)], x1 - x2)
+    assert g(x=1.0) == -4.0 and g(x=1.0, x2=2.0) == -1.0  # named apart: both keywords work
+
+
 def test_allow_input_downcast():
     x = T.fvector("x")
     strict = theano.function([x], x * 2)
@@ -111,6 +124,41 @@ def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     data = theano.shared(np.arange(6.0))
     used_through_givens = theano.function([index], x.sum(), givens={x: data[index:]})
     assert used_through_givens(4) == 9.0
+
+
+def test_copy_swaps_shared_variables_read_through_givens():
+    """Theano swapped in the compiled graph, after ``givens``: a dataset read only through
+    ``givens={x: data[i:j]}`` (the deeplearning.net tutorials') is swapped too. A key the
+    function never reads is Theano's ValueError, and the copy keeps the mode."""
+    data = theano.shared(np.arange(10.0), name="data")
+    data2 = theano.shared(np.arange(10.0) * 100, name="data2")
+    index, x = T.lscalar("index"), T.dvector("x")
+    f = theano.function([index], x.sum(), givens={x: data[index : index + 2]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = f.copy(swap={data: data2})
+    assert (f(1), g(1)) == (3.0, 300.0)
+    assert not caught  # (the copy's given was unread: a GraphWarning)
+    assert g.copy(swap={data2: data})(1) == 3.0  # a copy's copy
+    assert g.maker.mode is f.maker.mode is theano.compile.get_mode("FAST_COMPILE")
+    with pytest.raises(ValueError, match=r"swap of 'data2' .*neither reads nor updates it"):
+        f.copy(swap={data2: data})
+    srng = T.shared_randomstreams.RandomStreams(seed=3)
+    draws = theano.function([], srng.uniform((2,)) + data.sum()).copy(swap={data: data2})
+    assert not np.array_equal(draws(), draws())  # the stream's update is the copy's too
+
+
+def test_on_unused_input_looks_at_the_graph_after_givens():
+    """Theano checked the graph its givens made: an input read only where a given replaces
+    the expression reading it is unused (the call would ignore its value)."""
+    x, y = T.dvector("x"), T.dvector("y")
+    h = x * 2
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 'x'"):
+        theano.function([x, y], h + 1, givens={h: y})
+    f = theano.function([x, y], h + x, givens={h: y})  # x is still read outside h
+    np.testing.assert_array_equal(f(np.ones(2), np.zeros(2)), [1.0, 1.0])
+    g = theano.function([x, y], h + 1, givens={h: y}, on_unused_input="ignore")
+    np.testing.assert_array_equal(g(np.full(2, 100.0), np.zeros(2)), [1.0, 1.0])
 
 
 @pytest.mark.parametrize(
@@ -355,6 +403,59 @@ def test_the_optimised_graph_is_reachable_as_maker_fgraph():
     assert [node.op.op_name() for node in nodes] == ["composite"]  # fused into one kernel
     assert f.maker.fgraph.inputs == [x] and len(f.maker.fgraph.outputs) == 1
     assert f.maker.inputs[0].variable is x
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_a_tuple_of_outputs_returns_a_list_as_in_theano(mode):
+    """Theano returned a list for any sequence of outputs; ``sn.function`` keeps the
+    container it is given."""
+    y = T.dvector("y")
+    got = theano.function([y], (y * 2, y.sum()), mode=mode)(np.ones(2))
+    assert type(got) is list and len(got) == 2
+    np.testing.assert_array_equal(got[0], [2.0, 2.0])
+    assert got[1] == 2.0
+    one = theano.function([y], (y.sum(),), mode=mode)(np.ones(2))
+    assert type(one) is list and one == [2.0]
+    assert type(sn.function([y], (y * 2, y.sum()))(np.ones(2))) is tuple
+
+
+def test_theanos_gpu_test_script_out_and_trust_input():
+    """Theano's "Testing Theano with GPU" script (a smaller vector) runs as written and finds
+    an Elemwise node; ``theano.Out`` wraps outputs (results stay the caller's own arrays);
+    ``f.trust_input`` reads False before it is set."""
+    from symnb.compat.theano import config, function, shared, tensor
+
+    rng = np.random.RandomState(22)
+    x = shared(np.asarray(rng.rand(30), config.floatX))
+    f = function([], tensor.exp(x))
+    r = f()
+    np.testing.assert_allclose(r, np.exp(x.get_value()))
+    assert np.any(
+        [
+            isinstance(n.op, tensor.Elemwise) and ("Gpu" not in type(n.op).__name__)
+            for n in f.maker.fgraph.toposort()
+        ]
+    )
+    fused = theano.function([], T.exp(x) * 2 + 1, mode="FAST_RUN")
+    assert all(isinstance(n.op, T.Elemwise) for n in fused.maker.fgraph.toposort())
+    assert not isinstance(T.sum(x).owner.op, T.Elemwise)
+    y = T.dvector("y")
+    for borrow in (False, True):
+        g = theano.function([y], theano.Out(y * 2, borrow=borrow))
+        first = g(np.ones(2))
+        np.testing.assert_array_equal(g(np.zeros(2)), [0.0, 0.0])
+        np.testing.assert_array_equal(first, [2.0, 2.0])  # not overwritten by the next call
+    both = theano.function([y], [theano.compile.io.Out(y + 1), y.sum()])(np.ones(2))
+    np.testing.assert_array_equal(both[0], [2.0, 2.0])
+    assert both[1] == 2.0
+    keyed = theano.function([y], {"s": theano.compile.Out(y.sum(), borrow=True)})
+    assert keyed(np.ones(3)) == {"s": 3.0}
+    with pytest.raises(TypeError, match=r"Out: 3 is not a symbolic variable[\s\S]*test_function"):
+        theano.Out(3)
+    assert f.trust_input is False
+    f.trust_input = True  # accepted; the arguments are checked all the same
+    with pytest.raises(sn.InputError, match="takes 0 inputs, got 1"):
+        f(np.ones(2))
 
 
 def test_dict_outputs_return_a_dict_with_the_same_keys():

@@ -9,10 +9,11 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb.backends.c import forbid_compile
-from tests.helpers import needs_c
+from tests.helpers import named_backends, needs_c
 
 
 def model():
@@ -46,6 +47,33 @@ def test_function_round_trips_without_compiling(backend):
     np.testing.assert_array_equal(g.updates[0][0].get_value(), w.get_value())
     np.testing.assert_allclose(g(xv)["loss"], f(xv)["loss"])
     assert not np.allclose(first, f(xv)["loss"])  # the update ran: values moved on
+
+
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
+def test_updates_and_givens_given_as_iterators_survive_pickling(backend):
+    """``updates=zip(params, steps)`` (the course idiom), a generator of pairs and
+    ``givens=zip(...)`` are consumed when the function is built: the pickle keeps the
+    checked pairs, so the loaded function still trains and still reads the given value."""
+    W = sn.shared(np.array([1.0, 2.0]), name="W")
+    b = sn.shared(np.array([0.5]), name="b")
+    x = sn.tensor("x", shape=(2,), dtype="float64")
+    params = [W, b]
+    loss = sn.sum((W * x) ** 2) + sn.sum(b**2)
+    steps = [p - 0.1 * g for p, g in zip(params, sn.grad(loss, params))]
+    for updates in (zip(params, steps), ((p, s) for p, s in zip(params, steps))):
+        W.set_value(np.array([1.0, 2.0]))
+        b.set_value(np.array([0.5]))
+        step = sn.function([x], loss, updates=updates, backend=backend)
+        loaded = pickle.loads(pickle.dumps(step))
+        assert [u.name for u, _ in loaded.updates] == ["W", "b"]
+        losses = [loaded(np.ones(2)) for _ in range(2)]
+        np.testing.assert_allclose(losses, [5.25, 5.25 * 0.64])  # each step scales by 0.8
+        W2 = loaded.updates[0][0]
+        np.testing.assert_allclose(W2.get_value(), [0.64, 1.28])
+    W2 = sn.shared(np.array([10.0, 20.0]), name="W2")
+    f = sn.function([x], sn.sum(W * x), givens=zip([W], [W2]), backend=backend)
+    assert f(np.ones(2)) == 30.0
+    assert pickle.loads(pickle.dumps(f))(np.ones(2)) == 30.0  # W2's values, not W's
 
 
 WORKER = textwrap.dedent(

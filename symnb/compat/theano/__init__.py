@@ -5,7 +5,7 @@
 
 ``theano.function``, ``theano.shared``, ``theano.scan`` (and ``map``, ``reduce``,
 ``foldl``, ``foldr``), ``theano.config`` (``floatX``),
-``theano.In``/``Param``, ``theano.tensor`` (``T``), ``theano.tensor.nnet``,
+``theano.In``/``Param``, ``theano.Out``, ``theano.tensor`` (``T``), ``theano.tensor.nnet``,
 ``theano.tensor.signal.pool``, random streams (``theano.tensor.shared_randomstreams``,
 ``theano.sandbox.rng_mrg``), ``theano.printing``, ``theano.gradient`` and ``theano.ifelse``,
 and Theano 1.0's top-level ``theano.dot``, ``grad``, ``Rop``, ``Lop``,
@@ -30,7 +30,17 @@ from symnb.compat.theano import (  # noqa: F401
     tests,  # noqa: F401 - theano.tests.unittest_tools
     testvalues,
 )
-from symnb.compat.theano.compile import In, Mode, Param, debugmode, function, shared, sharedvalue  # noqa: F401  # noqa: F401 - submodules
+from symnb.compat.theano.compile import (  # noqa: F401 - and the submodules
+    In,
+    Mode,
+    Out,
+    Param,
+    debugmode,
+    function,
+    io,
+    shared,
+    sharedvalue,
+)
 from symnb.compat.theano.configparser import change_flags, config  # noqa: F401
 from symnb.compat.theano.gradient import Lop, Rop, grad  # noqa: F401
 from symnb.compat.theano.printing import pp, pprint  # noqa: F401

@@ -11,6 +11,7 @@ marks them 1.
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.fit import check_givens
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
-from symnb.core.graph import leaves
+from symnb.core.graph import clone_graph, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
 from symnb.errors import GraphError, InputError, InputShapeError
@@ -53,6 +54,28 @@ class In:
             raise _at_user_line(NotImplementedError("In(update=...): use a shared variable"))
         self.variable, self.name, self.value = variable, name or variable.name, value
         self.allow_downcast = allow_downcast
+
+
+class Out:
+    """``theano.Out(variable, borrow=False)`` (``theano.compile.Out``, ``theano.compile.io``'s
+    ``Out``/``SymbolicOutput``): an output with Theano's ``borrow`` flag, given to
+    ``theano.function`` alone or in its list (or dict) of outputs. ``borrow=True`` allowed
+    Theano to return its own buffer, which its next call overwrote; a result here is the
+    caller's own array either way (no later call writes into it), which that permission
+    covers, so the flag changes no result. ``sn.function(..., borrow=True)`` is symnb's
+    no-copy option (for a whole function)."""
+
+    def __init__(self, variable, borrow=False):
+        if not isinstance(variable, Variable):
+            raise _at_user_line(TypeError(f"Out: {variable!r} is not a symbolic variable"))
+        self.variable, self.borrow = variable, borrow
+
+    def __repr__(self):
+        return f"Out({self.variable!r}, borrow={self.borrow!r})"
+
+
+#: ``theano.compile.io.SymbolicOutput``, which ``Out`` names
+SymbolicOutput = Out
 
 
 def Param(variable, default=None, name=None, **kwargs) -> In:  # noqa: N802 - Theano's name
@@ -205,12 +228,19 @@ def function(
 ):
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
-    a dict (Theano 0.9's): the function then returns a dict with the same keys."""
+    a dict (Theano 0.9's): the function then returns a dict with the same keys; a list or a
+    tuple of outputs returns a list, as in Theano. An output may be wrapped in ``Out``."""
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     output_keys = None
     if isinstance(outputs, dict):  # compiled as a list; the call puts the keys back
         output_keys, outputs = list(outputs), list(outputs.values())
+    elif isinstance(outputs, tuple):  # Theano returns a list for any sequence of outputs
+        outputs = list(outputs)
+    if isinstance(outputs, Out):
+        outputs = outputs.variable
+    elif isinstance(outputs, list):
+        outputs = [out.variable if isinstance(out, Out) else out for out in outputs]
     specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
     variables = [spec.variable for spec in specs]
     for variable in variables:
@@ -234,9 +264,9 @@ def function(
         **get_mode(mode).options(),
     }
     compiled = _sn_function(variables, **built)
-    made = TheanoFunction(compiled, specs, allow_input_downcast, built, output_keys)
-    made.mode = get_mode(mode)
-    return made
+    return TheanoFunction(
+        compiled, specs, allow_input_downcast, built, output_keys, mode=get_mode(mode)
+    )
 
 
 def _pairs(mapping) -> list:
@@ -269,28 +299,60 @@ def _check_used(variables, outputs, updates, givens, policy) -> None:
 
 
 def _used_leaves(outputs, updates, givens) -> set[int]:
-    """Ids of the leaves the outputs and updates read, following ``givens`` substitutions."""
+    """Ids of the leaves the outputs and updates read once ``givens`` replaced their keys,
+    as Theano checked the graph after its givens: what only a key reads (``h`` of
+    ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written (givens
+    are not applied inside one, as ``sn.function`` substitutes them)."""
     pairs = updates.items() if isinstance(updates, dict) else (updates or [])
     reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
     reads += [v for _, v in pairs if isinstance(v, Variable)]
-    given = dict(givens.items() if isinstance(givens, dict) else (givens or []))
-    substitute = {id(k): v for k, v in given.items()}
+    given = givens.items() if isinstance(givens, dict) else (givens or [])
+    substitute = {id(k): v for k, v in given}
     found: set[int] = set()
-    pending = reads
+    replacements, seen, pending = [], set(), reads
     while pending:
-        new = []
-        for leaf in leaves(pending):
-            if id(leaf) in found:
-                continue
-            found.add(id(leaf))
-            replacement = substitute.get(id(leaf))
-            if isinstance(replacement, Variable):
-                new.append(replacement)
-        pending = new
-    for var, replacement in given.items():  # a given replaces an intermediate variable
-        if isinstance(replacement, Variable) and var.owner is not None:
-            found.update(id(v) for v in leaves([replacement]))
+        var = pending.pop()
+        if id(var) in seen:
+            continue
+        seen.add(id(var))
+        if id(var) in substitute:
+            if isinstance(substitute[id(var)], Variable):
+                replacements.append(substitute[id(var)])
+        elif var.owner is None:
+            found.add(id(var))
+        else:
+            pending.extend(var.owner.inputs)
+    found.update(id(v) for v in leaves(replacements))
     return found
+
+
+def _check_swap(swap: dict, after: list, updates: list) -> None:
+    """``f.copy(swap=...)``: each key a shared variable the function reads (its graph after
+    ``givens``) or updates, each value a shared variable of the key's type."""
+    read = [v for v in leaves(after) if isinstance(v, SharedVariable)]
+    read += [target for target, _ in updates if not any(target is v for v in read)]
+    for old, new in swap.items():
+        if not (isinstance(old, SharedVariable) and isinstance(new, SharedVariable)):
+            raise _at_user_line(
+                TypeError(
+                    f"copy: swap maps shared variables to shared variables, not {old!r} -> {new!r}"
+                )
+            )
+        if not any(old is v for v in read):
+            names = ", ".join(v.describe() for v in read) or "none"
+            raise _at_user_line(
+                GraphError(
+                    f"copy: swap of {old.describe()}: the function neither reads nor updates "
+                    f"it (Theano: 'SharedVariable: {old.name} not found'); the shared "
+                    f"variables it reads or updates, after its givens: {names}"
+                )
+            )
+        if old.type != new.type:
+            raise _at_user_line(
+                TypeError(
+                    f"copy: swap of {old.describe()} for {new.describe()}: their types differ"
+                )
+            )
 
 
 class FunctionGraph:
@@ -334,14 +396,30 @@ class TheanoFunction:
     (its ``graph``, ``text()``, ``kernels``, ``profile()`` are reachable here too).
     ``output_keys``: the keys of outputs given as a dict, which a call returns (else None)."""
 
+    #: Theano's ``f.trust_input``: True let Theano skip checking the arguments. Every call
+    #: here checks them (in the C runner's entry, where there is one: cheap), so setting it
+    #: changes nothing; a wrong argument is an error either way
+    trust_input = False
+
     def __init__(
-        self, compiled, specs: list[In], allow_input_downcast, built: dict, output_keys=None
+        self,
+        compiled,
+        specs: list[In],
+        allow_input_downcast,
+        built: dict,
+        output_keys=None,
+        mode=None,
     ):
         self.symnb_function = compiled
+        #: the ``Mode`` it was compiled with (``f.maker.mode``)
+        self.mode = mode
         self.output_keys = output_keys
         self.specs = specs
         self.allow_input_downcast, self.built = allow_input_downcast, built
-        self.names = {spec.name: i for i, spec in enumerate(specs) if spec.name}
+        named = Counter(spec.name for spec in specs if spec.name)
+        #: the inputs a keyword names: only a name one input has (two inputs named "x": f(x=...)
+        #: is Theano's "Ambiguous name" error, where it took the last)
+        self.names = {spec.name: i for i, spec in enumerate(specs) if named[spec.name] == 1}
         self.downcast = [
             spec.allow_downcast if spec.allow_downcast is not None else allow_input_downcast
             for spec in specs
@@ -382,7 +460,7 @@ class TheanoFunction:
         values = list(args) + [_MISSING] * (len(self.specs) - len(args))
         for key, value in kwargs.items():
             if key not in self.names:
-                raise InputError(f"the function has no input named {key!r}")
+                raise InputError(self._unbound_keyword(key))
             i = self.names[key]
             if values[i] is not _MISSING:  # Theano refuses it too; here the keyword won
                 raise InputError(
@@ -397,46 +475,62 @@ class TheanoFunction:
                 values[i] = spec.value
         return values
 
+    def _unbound_keyword(self, key) -> str:
+        places = [str(i) for i, spec in enumerate(self.specs) if spec.name == key]
+        if len(places) < 2:
+            return f"the function has no input named {key!r}"
+        return (
+            f"Ambiguous name: inputs {', '.join(places[:-1])} and {places[-1]} are "
+            f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
+            "is ambiguous; pass them by position (or name them apart: In(x, name=...))"
+        )
+
     @property
     def maker(self) -> FunctionMaker:
         """``f.maker.fgraph``: the optimised graph (``toposort()``, ``inputs``, ``outputs``),
         as course code inspects it after compiling."""
-        mode = self.__dict__.get("mode")
+        mode = self.__dict__.get("mode")  # (a pickle of a copy made before copies had one)
         return FunctionMaker(self.symnb_function.graph, self.specs, self.output_keys, mode)
 
     def copy(self, share_memory=False, swap=None, delete_updates=False, name=None, profile=None):
-        """``f.copy()``: the same function compiled again; ``swap`` maps shared variables to
-        others of the same type that the copy reads and updates instead, and
-        ``delete_updates=True`` leaves out every update (random streams' too).
+        """``f.copy()``: the same function compiled again from its graph after ``givens``
+        (Theano copied its compiled graph), with the same updates, random streams' included.
+        ``swap`` maps shared variables to others of the same type that the copy reads and
+        updates instead, wherever the function reads them (through a given's replacement
+        too: ``givens={x: data[i:j]}``); a key it neither reads nor updates is a ValueError,
+        as in Theano. ``delete_updates=True`` leaves out every update (random streams' too).
         ``share_memory`` is accepted: copies never share buffers here."""
         swap = dict(swap or {})
-        for old, new in swap.items():
-            if not (isinstance(old, SharedVariable) and isinstance(new, SharedVariable)):
-                raise _at_user_line(
-                    TypeError(
-                        "copy: swap maps shared variables to shared "
-                        f"variables, not {old!r} -> {new!r}"
-                    )
-                )
-            if old.type != new.type:
-                raise _at_user_line(
-                    TypeError(
-                        f"copy: swap of {old.describe()} for {new.describe()}: their types differ"
-                    )
-                )
-        built = dict(self.built, name=name or self.built["name"])
-        built["givens"] = built["givens"] + list(swap.items())
-        built["updates"] = (
-            []
+        compiled = self.symnb_function
+        after = list(compiled.graph_before.outputs)  # the outputs, then the updates' values
+        _check_swap(swap, after, compiled.updates)
+        if swap:
+            after = clone_graph(after, swap)
+        n_out = compiled._n_out
+        outputs = self.built["outputs"]
+        swapped = {id(old): new for old, new in swap.items()}
+        built = dict(
+            self.built,
+            outputs=after[:n_out] if isinstance(outputs, (list, tuple)) else after[0],
+            givens=[],  # applied already
+            # every update of the original, default updates included, so none is added
+            updates=[]
             if delete_updates
-            else [(swap.get(target, target), value) for target, value in built["updates"]]
+            else [
+                (swapped.get(id(target), target), value)
+                for (target, _), value in zip(compiled.updates, after[n_out:])
+            ],
+            no_default_updates=True,
+            name=name or self.built["name"],
         )
-        if delete_updates:
-            built["no_default_updates"] = True
         variables = [spec.variable for spec in self.specs]
-        compiled = _sn_function(variables, **built)
         return TheanoFunction(
-            compiled, self.specs, self.allow_input_downcast, built, self.output_keys
+            _sn_function(variables, **built),
+            self.specs,
+            self.allow_input_downcast,
+            built,
+            self.output_keys,
+            mode=self.__dict__.get("mode"),
         )
 
     def __getattr__(self, name):

@@ -33,6 +33,11 @@ from symnb.compat.theano.tensor.basic import *  # noqa: F403
 from symnb.compat.theano.tensor.basic import all, any, max, min, round, sum  # noqa: F401, A004
 from symnb.compat.theano.tensor.var import *  # noqa: F403
 
+#: ``T.Elemwise``, for ``isinstance(node.op, T.Elemwise)`` over ``f.maker.fgraph.toposort()``:
+#: symnb's elementwise ops, fused kernels (``Composite``) among them, as Theano's fused ones
+#: were Elemwise too. The ops name no device (docs/theano.md)
+from symnb.ops.elemwise import Elemwise  # noqa: E402, F401
+
 # ``T.var`` is the variance, as in Theano, whose ``theano/tensor/var.py`` also shares the
 # name: loading the submodule ``tensor.var`` (above, and first through ``compile``) binds
 # the package's ``var`` to it, so the function is bound again last. ``from
