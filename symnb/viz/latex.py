@@ -105,11 +105,22 @@ def _letters(text: str, upright: bool) -> str:
     return "".join(pieces).rstrip()
 
 
-def _constant(var: Constant) -> str:
-    if var.value.size == 1:
-        value = var.data if var.weak else var.value.item()
-        return f"{value:g}" if isinstance(value, float) else str(value)
-    return _name(var) if var.name else r"\mathbf{c}"
+def _constant(var: Constant) -> tuple[str, int]:
+    """A constant's LaTeX and its precedence: a number is an atom only when written with
+    digits alone; with a sign (``-2``) it binds as a unary minus does, so ``(-2) ** x`` is
+    ``\\left(-2\\right)^{x}``, not ``-2^{x}`` (which reads ``-(2^x)``); in scientific
+    notation (``1.5 \\times 10^{-5}``, not ``1.5e-05``, which reads as a subtraction) or as an
+    imaginary number (``2j``) as a product."""
+    if var.value.size != 1:
+        return (_name(var) if var.name else r"\mathbf{c}"), ATOM
+    value = var.data if var.weak else var.value.item()
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    mantissa, e, exponent = text.partition("e")
+    if isinstance(value, float) and e:
+        text = rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    if text.startswith("-"):
+        return text, SUM
+    return text, ATOM if re.fullmatch(r"[0-9.]+|inf|nan|True|False|\(.*\)", text) else PRODUCT
 
 
 class _Printer:
@@ -126,7 +137,7 @@ class _Printer:
         self.bound: dict[int, str] = {}
         self.bindings: list[str] = []
         self.letter = _free_letter(root, self.depth)
-        self.leaves: dict[int, str] = {}
+        self.leaves: dict[int, tuple[str, int]] = {}
 
     def formula(self) -> str:
         for var in _post_order(self.root, self.depth):
@@ -144,24 +155,25 @@ class _Printer:
     def text(self, var) -> tuple[str, int]:
         """``var`` as its parent writes it: a leaf's name, a bound name, or its LaTeX."""
         if var.owner is None:
-            return self.leaf(var), ATOM
+            return self.leaf(var)
         if id(var) not in self.depth:
             return r"\ldots", ATOM
         if id(var) in self.bound:
             return self.bound[id(var)], ATOM
         return self.texts[id(var)]
 
-    def leaf(self, var) -> str:
+    def leaf(self, var) -> tuple[str, int]:
         """An input's name, distinct from every other input's: two variables whose names
-        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index."""
+        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index; a constant's
+        value, with its precedence (``-2`` is not an atom)."""
         if id(var) not in self.leaves:
-            text = _constant(var) if isinstance(var, Constant) else _name(var)
+            text, prec = _constant(var) if isinstance(var, Constant) else (_name(var), ATOM)
             if not (isinstance(var, Constant) and not var.name):
                 name, k = text, 1
-                while name in self.leaves.values():
+                while any(name == written for written, _ in self.leaves.values()):
                     name, k = f"{{{text}}}^{{({k})}}", k + 1
                 text = name
-            self.leaves[id(var)] = text
+            self.leaves[id(var)] = text, prec
         return self.leaves[id(var)]
 
     def _apply(self, node) -> tuple[str, int]:
@@ -253,10 +265,14 @@ def _abs(node, args):
 
 
 def _reduction(symbol):
+    """``\\sum_{0} x``: its operand runs to the end of a product (``\\sum_{0} x \\cdot y``
+    reads ``sum(x * y)``), so the reduction is bracketed as a factor, as a sum would be
+    (``\\left(\\sum_{0} x\\right) \\cdot y``), and a product operand is bracketed too."""
+
     def write(node, args):
         axis = getattr(node.op, "axis", None)
         sub = "" if axis is None else ",".join(str(a) for a in axis)
-        return rf"{symbol}_{{{sub}}} {_wrap(*args[0], POWER)}", PRODUCT
+        return rf"{symbol}_{{{sub}}} {_wrap(*args[0], POWER)}", SUM
 
     return write
 

@@ -47,6 +47,37 @@ def test_latex_of_expressions(build, expected):
 @pytest.mark.parametrize(
     "build, expected",
     [
+        (lambda x, y: sn.constant(-2.0) ** x, r"\left(-2\right)^{x}"),
+        (lambda x, y: x - sn.constant(-2.0), r"x - \left(-2\right)"),
+        (lambda x, y: x * -3.0, r"x \cdot \left(-3\right)"),
+        (lambda x, y: sn.constant(-1) * x + 1, r"\left(-1\right) \cdot x + 1"),
+        (lambda x, y: x * 1.5e-5, r"x \cdot 1.5 \times 10^{-5}"),
+        (lambda x, y: sn.constant(1e-5) ** x, r"\left(1 \times 10^{-5}\right)^{x}"),
+        (lambda x, y: sn.sum(x) * y, r"\left(\sum_{0} x\right) \cdot y"),
+        (lambda x, y: y * sn.max(x), r"y \cdot \left(\max_{0} x\right)"),
+        (lambda x, y: sn.sum(x) + y, r"\sum_{0} x + y"),
+        (lambda x, y: -sn.mean(x), r"-\left(\operatorname{mean}_{0} x\right)"),
+    ],
+)
+def test_latex_brackets_signed_constants_and_reductions_as_factors(build, expected):
+    """``(-2) ** x`` is 4 at x = 2, but was written ``-2^{x}`` (``-(2^x)``, -4), ``x - -2``
+    and ``x \\cdot -3``; ``sum(x) * y`` was ``\\sum_{0} x \\cdot y``, which reads
+    ``sum(x * y)``; ``1e-05`` read as a subtraction."""
+    x, y = sn.vector("x"), sn.vector("y")
+    assert to_latex(build(x, y)) == expected
+
+
+def test_the_cards_mathml_writes_a_negative_base_in_brackets():
+    x = sn.vector("x")
+    power = sn.constant(-2.0) ** x
+    assert sn.function([x], power, backend="py")(np.array([2.0]))[0] == 4.0
+    base = '<mo stretchy="true">(</mo><mo>−</mo><mn>2</mn><mo stretchy="true">)</mo>'
+    assert f"<msup><mrow>{base}</mrow><mrow><mi>x</mi></mrow></msup>" in power._repr_html_()
+
+
+@pytest.mark.parametrize(
+    "build, expected",
+    [
         (lambda x, i, k: x[::2], r"x\left[::2\right]"),
         (
             lambda x, i, k: (x + 1)[k:, None, i],
