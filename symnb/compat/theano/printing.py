@@ -6,39 +6,41 @@ same text form."""
 from __future__ import annotations
 
 import os
+import reprlib
 import sys
 
 from symnb.compile.function import Function as _SymnbFunction
-from symnb.core.graph import Graph
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
+from symnb.errors import ArgumentError
 from symnb.ops.debug import print_value
-from symnb.viz.graphs import picture
+from symnb.viz.graphs import as_graph, picture
 from symnb.viz.render import output_format, render_bytes
-from symnb.viz.text import format_expr, format_graph
+from symnb.viz.text import format_graph
 
 
-def _graph_text(obj) -> str:
+def _graph_text(obj, caller: str) -> str:
+    """The text form of what Theano's printers take: a variable, a list of variables, an
+    Apply node, a compiled function or a FunctionGraph (``f.maker.fgraph``)."""
     fn = getattr(obj, "symnb_function", obj)  # a theano.function wraps a symnb Function
     if isinstance(fn, _SymnbFunction):
         return fn.text()
-    if isinstance(obj, Graph):
-        return format_graph(obj)
-    if isinstance(obj, Variable):
-        return format_expr(obj)
-    if isinstance(obj, (list, tuple)) and all(isinstance(v, Variable) for v in obj):
-        return format_expr(*obj)
-    raise TypeError(
-        f"debugprint: expected a variable, a list of variables or a function, not {obj!r}"
-    )
+    try:
+        graph = as_graph(obj)
+    except TypeError:
+        raise ArgumentError(
+            f"{caller}: expected a variable, a list of variables, an Apply node, a function "
+            f"or a FunctionGraph (f.maker.fgraph), not {reprlib.repr(obj)}"
+        ) from None
+    return format_graph(graph)
 
 
 def debugprint(obj, depth=-1, print_type=False, file=None, **options):
-    """Print the graph of ``obj`` (a variable, variables or a compiled function) to
-    ``file`` (stdout by default, and then nothing is returned); ``file="str"`` returns the
-    text instead, and a file given is returned (as Theano did). Theano's other display
-    options are accepted and do not change the text."""
-    text = _graph_text(obj)
+    """Print the graph of ``obj`` (a variable, variables, an Apply node, a compiled function
+    or a FunctionGraph, ``f.maker.fgraph``) to ``file`` (stdout by default, and then nothing
+    is returned); ``file="str"`` returns the text instead, and a file given is returned (as
+    Theano did). Theano's other display options are accepted and do not change the text."""
+    text = _graph_text(obj, "debugprint")
     if file == "str":
         return text
     print(text, file=sys.stdout if file is None else file)
@@ -50,7 +52,7 @@ dprint = debugprint
 
 def pp(obj) -> str:
     """The text form of ``obj``'s graph."""
-    return _graph_text(obj)
+    return _graph_text(obj, "pp")
 
 
 pprint = pp  # Theano's pretty printer, which pp called
@@ -66,10 +68,10 @@ def pydotprint(
     return_image=False,
     **options,
 ):
-    """Draw the graph of ``fct`` (a compiled function, a variable or variables) into
-    ``outfile`` in ``format`` (png, svg, pdf, dot...). An ``outfile`` with an extension and no
-    ``format`` given draws in the extension's format. ``return_image=True`` returns the
-    bytes instead of writing them."""
+    """Draw the graph of ``fct`` (a compiled function, a variable, variables, an Apply node
+    or a FunctionGraph) into ``outfile`` in ``format`` (png, svg, pdf, dot...). An
+    ``outfile`` with an extension and no ``format`` given draws in the extension's format.
+    ``return_image=True`` returns the bytes instead of writing them."""
     target = getattr(fct, "symnb_function", fct)
     source = f"format={format!r}"
     if outfile is not None and format == "png":
