@@ -112,10 +112,11 @@ def _merge(view: ViewGraph, key_of, depth: dict[str, int]) -> ViewGraph:
     groups: dict = defaultdict(list)
     for node in view.nodes.values():
         groups[key_of(node, depth.get(node.id, 0))].append(node)
+    ids = _box_ids(list(groups.values()))
     merged = ViewGraph(clusters={}, notes=list(view.notes))
     new_id: dict[str, str] = {}
-    for members in groups.values():
-        box = _merged_box(members, merged)
+    for members, box_id in zip(groups.values(), ids):
+        box = _merged_box(members, box_id)
         merged.add(box)
         for node in members:
             new_id[node.id] = box.id
@@ -124,15 +125,38 @@ def _merge(view: ViewGraph, key_of, depth: dict[str, int]) -> ViewGraph:
     return merged
 
 
-def _merged_box(members: list[ViewNode], merged: ViewGraph) -> ViewNode:
+def _box_ids(groups: list[list[ViewNode]]) -> list[str]:
+    """One id per group, all distinct: a box left alone keeps its id (an earlier stage's
+    ``mul×3`` too), and a group merged here is named ``mul×3``, then ``mul×3#1``..., among
+    the names no box of the stage holds. The ids kept are set aside before any name is
+    given, so a merged box never takes the id of a box it would replace."""
+    taken = {members[0].id for members in groups if len(members) == 1}
+    ids = []
+    for members in groups:
+        if len(members) == 1:
+            ids.append(members[0].id)
+            continue
+        name = _merged_name(members)
+        box_id, k = name, 1
+        while box_id in taken:
+            box_id, k = f"{name}#{k}", k + 1
+        taken.add(box_id)
+        ids.append(box_id)
+    return ids
+
+
+def _merged_name(members: list[ViewNode]) -> str:
+    first = members[0]
+    count = sum(n.count for n in members)
+    return f"{re.sub(r'[0-9_]+$', '', first.label.split(' ')[0]) or first.kind}×{count}"
+
+
+def _merged_box(members: list[ViewNode], box_id: str) -> ViewNode:
     first = members[0]
     if len(members) == 1:
         return first
     count = sum(n.count for n in members)
-    name = f"{re.sub(r'[0-9_]+$', '', first.label.split(' ')[0]) or first.kind}×{count}"
-    box_id, k = name, 1
-    while box_id in merged.nodes:
-        box_id, k = f"{name}#{k}", k + 1
+    name = _merged_name(members)
     details = {n.detail for n in members}
     clusters = {n.cluster for n in members}
     places = {n.place for n in members}

@@ -1,8 +1,9 @@
 """Pictures of graphs: what a variable, a function or a Graph looks like in a notebook.
 
 ``picture(obj)`` accepts a ``Graph``, a compiled ``Function`` (its optimised graph), a
-variable or a list of variables, and returns a :class:`GraphPicture` that Jupyter shows as
-SVG (or, with no Graphviz, as one line of explanation and the DOT text).
+variable, a list of variables or an Apply node (its outputs' graph), and returns a
+:class:`GraphPicture` that Jupyter shows as SVG (or, with no Graphviz, as one line of
+explanation and the DOT text).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from html import escape
 
 from symnb.backends.linker import Linker
 from symnb.core.graph import Graph, leaves
+from symnb.core.op import Apply
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.viz.collapse import collapse
 from symnb.viz.dot import printable, to_dot
@@ -24,19 +26,23 @@ MAX_EDGE_LABELS = 80  # above this many edges, shapes on edges are dropped (they
 
 
 def as_graph(obj) -> Graph:
-    """The Graph behind a Graph, a Function or some variables (free leaves become inputs)."""
+    """The Graph behind a Graph, a Function (or anything holding its graph as ``.graph``, as
+    the Theano layer's ``f.maker.fgraph`` does), an Apply node (its outputs) or some
+    variables (free leaves become inputs)."""
     if isinstance(obj, Graph):
         return obj
     if hasattr(obj, "graph") and isinstance(obj.graph, Graph):
         return obj.graph
+    if isinstance(obj, Apply):
+        obj = obj.outputs
     try:
         outputs = [obj] if isinstance(obj, Variable) else list(obj)
     except TypeError:  # not iterable (a number): the same message as any other non-variable
         outputs = None
     if outputs is None or not all(isinstance(v, Variable) for v in outputs):
         raise TypeError(
-            f"cannot draw {_short(obj)}: expected a graph, a function, a variable or a list "
-            "of variables"
+            f"cannot draw {_short(obj)}: expected a graph, a function, a variable, a list "
+            "of variables or an Apply node"
         )
     free = [v for v in leaves(outputs) if not isinstance(v, (Constant, SharedVariable))]
     return Graph(free, outputs, clone=False)

@@ -5,6 +5,9 @@ parentheses go. Ops without a template print as ``\\operatorname{name}(a, b)``.
 Deep expressions are cut at :data:`MAX_DEPTH` with a placeholder (``\\ldots``), so a
 1,000-layer chain still prints on one line; a subexpression used several times is named and
 written once, so the formula stays the size of the graph.
+
+:func:`to_infix` writes the same expression, by the same printer, as one line of plain text
+with every operation bracketed (Theano's ``pp``): ``((x + y) * 2)``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections import deque
 
 from symnb.core.variable import Constant
 from symnb.ops.index import SYM
+from symnb.viz.view import constant_text
 
 ATOM, POWER, PRODUCT, SUM = 4, 3, 2, 1
 MAX_DEPTH = 12
@@ -105,11 +109,22 @@ def _letters(text: str, upright: bool) -> str:
     return "".join(pieces).rstrip()
 
 
-def _constant(var: Constant) -> str:
-    if var.value.size == 1:
-        value = var.data if var.weak else var.value.item()
-        return f"{value:g}" if isinstance(value, float) else str(value)
-    return _name(var) if var.name else r"\mathbf{c}"
+def _constant(var: Constant) -> tuple[str, int]:
+    """A constant's LaTeX and its precedence: a number is an atom only when written with
+    digits alone; with a sign (``-2``) it binds as a unary minus does, so ``(-2) ** x`` is
+    ``\\left(-2\\right)^{x}``, not ``-2^{x}`` (which reads ``-(2^x)``); in scientific
+    notation (``1.5 \\times 10^{-5}``, not ``1.5e-05``, which reads as a subtraction) or as an
+    imaginary number (``2j``) as a product."""
+    if var.value.size != 1:
+        return (_name(var) if var.name else r"\mathbf{c}"), ATOM
+    value = var.data if var.weak else var.value.item()
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    mantissa, e, exponent = text.partition("e")
+    if isinstance(value, float) and e:
+        text = rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    if text.startswith("-"):
+        return text, SUM
+    return text, ATOM if re.fullmatch(r"[0-9.]+|inf|nan|True|False|\(.*\)", text) else PRODUCT
 
 
 class _Printer:
@@ -117,7 +132,14 @@ class _Printer:
     than once whose LaTeX is not short is named (``t_{1}``) and defined once after the
     formula (``\\text{where}\\ t_{1} = ...``), so the formula grows with the graph, not with
     the number of paths through it (``where(h > 1, h - 1, h)`` chained uses ``h`` 3^k times).
-    Nodes deeper than :data:`MAX_DEPTH` below ``root`` print as ``\\ldots``."""
+    Nodes deeper than :data:`MAX_DEPTH` below ``root`` print as ``\\ldots``.
+
+    What is LaTeX here is in the few methods and names that :class:`_InfixPrinter` writes
+    as plain text instead."""
+
+    ELLIPSIS = r"\ldots"
+    #: an input's name as written, whose part before ``_`` a bound name must not have
+    input_name = staticmethod(_name)
 
     def __init__(self, root):
         self.root = root
@@ -125,43 +147,55 @@ class _Printer:
         self.texts: dict[int, tuple[str, int]] = {}
         self.bound: dict[int, str] = {}
         self.bindings: list[str] = []
-        self.letter = _free_letter(root, self.depth)
-        self.leaves: dict[int, str] = {}
+        self.letter = _free_letter(root, self.depth, self.input_name)
+        self.leaves: dict[int, tuple[str, int]] = {}
+
+    def bound_name(self, k: int) -> str:
+        return f"{self.letter}_{{{k}}}"
+
+    def where(self, main: str, bindings: list[str]) -> str:
+        return rf"{main} \quad \text{{where}} \quad " + r", \quad ".join(bindings)
+
+    def leaf_text(self, var) -> tuple[str, int]:
+        return _constant(var) if isinstance(var, Constant) else (_name(var), ATOM)
+
+    def twin(self, text: str, k: int) -> str:
+        """The ``k``-th other input whose name prints as ``text``."""
+        return f"{{{text}}}^{{({k})}}"
 
     def formula(self) -> str:
         for var in _post_order(self.root, self.depth):
             latex, prec = self._apply(var.owner)
             self.texts[id(var)] = latex, prec
             if var is not self.root and self.uses[id(var)] > 1 and len(latex) > SHORT:
-                name = f"{self.letter}_{{{len(self.bindings) + 1}}}"
+                name = self.bound_name(len(self.bindings) + 1)
                 self.bound[id(var)] = name
                 self.bindings.append(f"{name} = {latex}")
         main = self.text(self.root)[0]
-        if not self.bindings:
-            return main
-        return rf"{main} \quad \text{{where}} \quad " + r", \quad ".join(self.bindings)
+        return self.where(main, self.bindings) if self.bindings else main
 
     def text(self, var) -> tuple[str, int]:
         """``var`` as its parent writes it: a leaf's name, a bound name, or its LaTeX."""
         if var.owner is None:
-            return self.leaf(var), ATOM
+            return self.leaf(var)
         if id(var) not in self.depth:
-            return r"\ldots", ATOM
+            return self.ELLIPSIS, ATOM
         if id(var) in self.bound:
             return self.bound[id(var)], ATOM
         return self.texts[id(var)]
 
-    def leaf(self, var) -> str:
+    def leaf(self, var) -> tuple[str, int]:
         """An input's name, distinct from every other input's: two variables whose names
-        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index."""
+        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index; a constant's
+        value, with its precedence (``-2`` is not an atom)."""
         if id(var) not in self.leaves:
-            text = _constant(var) if isinstance(var, Constant) else _name(var)
+            text, prec = self.leaf_text(var)
             if not (isinstance(var, Constant) and not var.name):
                 name, k = text, 1
-                while name in self.leaves.values():
-                    name, k = f"{{{text}}}^{{({k})}}", k + 1
+                while any(name == written for written, _ in self.leaves.values()):
+                    name, k = self.twin(text, k), k + 1
                 text = name
-            self.leaves[id(var)] = text
+            self.leaves[id(var)] = text, prec
         return self.leaves[id(var)]
 
     def _apply(self, node) -> tuple[str, int]:
@@ -217,10 +251,10 @@ def _post_order(root, depth: dict[int, int]) -> list:
     return order
 
 
-def _free_letter(root, depth: dict[int, int]) -> str:
+def _free_letter(root, depth: dict[int, int], name_of) -> str:
     """The letter of the bound names: one no input of the formula is written with."""
     taken = {
-        _name(inp).partition("_")[0]
+        name_of(inp).partition("_")[0]
         for var in _post_order(root, depth)
         for inp in var.owner.inputs
         if inp.owner is None
@@ -253,10 +287,14 @@ def _abs(node, args):
 
 
 def _reduction(symbol):
+    """``\\sum_{0} x``: its operand runs to the end of a product (``\\sum_{0} x \\cdot y``
+    reads ``sum(x * y)``), so the reduction is bracketed as a factor, as a sum would be
+    (``\\left(\\sum_{0} x\\right) \\cdot y``), and a product operand is bracketed too."""
+
     def write(node, args):
         axis = getattr(node.op, "axis", None)
         sub = "" if axis is None else ",".join(str(a) for a in axis)
-        return rf"{symbol}_{{{sub}}} {_wrap(*args[0], POWER)}", PRODUCT
+        return rf"{symbol}_{{{sub}}} {_wrap(*args[0], POWER)}", SUM
 
     return write
 
@@ -278,24 +316,31 @@ def _dim_shuffle(node, args):
 
 def _subtensor(node, args):
     """``x[spec]``: the index as written, its symbolic parts by their LaTeX."""
-    return _indexed(node.op.spec, args[0], args[1:]), ATOM
+    return _indexed(node.op.spec, _wrap(*args[0], ATOM), [a for a, _ in args[1:]]), ATOM
 
 
 def _inc_subtensor(node, args):
     """``set_subtensor(x[spec], v)`` or ``inc_subtensor(...)``: one op class does both, so
     the name comes from ``set_instead``, not from the class."""
     name = "set_subtensor" if node.op.set_instead else "inc_subtensor"
-    target = _indexed(node.op.spec, args[0], args[2:])
+    target = _indexed(node.op.spec, _wrap(*args[0], ATOM), [a for a, _ in args[2:]])
     return rf"\operatorname{{{_escape(name)}}}\left({target}, {args[1][0]}\right)", ATOM
 
 
-def _indexed(spec, x, index) -> str:
-    feed = (text for text, _ in index)
-    items = [_index_item(entry, feed) for entry in spec]
-    return rf"{_wrap(*x, ATOM)}\left[{', '.join(items)}\right]"
+#: how an index is written: its brackets, and ``None`` and ``...`` in it
+LATEX_INDEX = (r"\left[", r"\right]", {"new": r"\mathrm{None}", "...": r"\dots"})
+PLAIN_INDEX = ("[", "]", {"new": "None", "...": "..."})
 
 
-def _index_item(entry, feed) -> str:
+def _indexed(spec, x: str, index: list[str], spelling=LATEX_INDEX) -> str:
+    """``x`` indexed by ``spec``, its symbolic parts written ``index`` in order."""
+    opening, closing, words = spelling
+    feed = iter(index)
+    items = [_index_item(entry, feed, words) for entry in spec]
+    return f"{x}{opening}{', '.join(items)}{closing}"
+
+
+def _index_item(entry, feed, words) -> str:
     kind = entry[0]
     if kind == "slice":
         start, stop, step = (_bound(b, feed) for b in entry[1:])
@@ -304,7 +349,7 @@ def _index_item(entry, feed) -> str:
         return _bound(entry[1], feed)
     if kind in ("array", "mask"):
         return next(feed)
-    return {"new": r"\mathrm{None}", "...": r"\dots"}[kind]
+    return words[kind]
 
 
 def _bound(value, feed) -> str:
@@ -337,3 +382,72 @@ def _is_transpose(node) -> bool:
 def to_latex(var) -> str:
     """The LaTeX of the expression computing ``var`` (without ``$`` delimiters)."""
     return _Printer(var).formula()
+
+
+#: operators written between their operands by :func:`to_infix`, as Python writes them
+OPERATORS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "true_div": "/",
+    "floor_div": "//",
+    "mod": "%",
+    "pow": "**",
+    "matmul": "@",
+    "less": "<",
+    "greater": ">",
+    "less_equal": "<=",
+    "greater_equal": ">=",
+    "equal": "==",
+    "not_equal": "!=",
+}
+
+
+class _InfixPrinter(_Printer):
+    """The expression as one line of plain text, every operation in brackets (so no
+    precedence is needed), as Theano's ``pp`` wrote it: ``((x + y) * 2)``, ``(-x)``,
+    ``x[1:k]``, ``x.T``; other ops by their name and parameters, as the text form writes
+    them (``sum[axis=(0,), keepdims=False](x)``); a constant by its value (a negative one
+    in brackets, ``((-2) ** x)``), an unnamed input by its type (``<f64[?]>``)."""
+
+    ELLIPSIS = "..."
+    input_name = staticmethod(str)
+
+    def bound_name(self, k: int) -> str:
+        return f"{self.letter}_{k}"
+
+    def where(self, main: str, bindings: list[str]) -> str:
+        return f"{main} where " + ", ".join(bindings)
+
+    def leaf_text(self, var) -> tuple[str, int]:
+        if not isinstance(var, Constant):
+            return str(var), ATOM
+        text = constant_text(var)
+        return text, SUM if text.startswith("-") else ATOM
+
+    def twin(self, text: str, k: int) -> str:
+        return f"{text}_{k}"
+
+    def _apply(self, node) -> tuple[str, int]:
+        name = node.op.op_name()
+        args = [text if prec >= ATOM else f"({text})" for text, prec in map(self.text, node.inputs)]
+        if name in OPERATORS and len(args) == 2:
+            return f"({args[0]} {OPERATORS[name]} {args[1]})", ATOM
+        if name == "neg":
+            return f"(-{args[0]})", ATOM
+        if name in ("subtensor", "advanced_subtensor"):
+            return _indexed(node.op.spec, args[0], args[1:], PLAIN_INDEX), ATOM
+        if name == "inc_subtensor":
+            target = _indexed(node.op.spec, args[0], args[2:], PLAIN_INDEX)
+            what = "set_subtensor" if node.op.set_instead else "inc_subtensor"
+            return f"{what}({target}, {args[1]})", ATOM
+        if _is_transpose(node):
+            return f"{args[0]}.T", ATOM
+        return f"{node.op}({', '.join(args)})", ATOM
+
+
+def to_infix(var) -> str:
+    """The expression computing ``var`` on one line of plain text, every operation
+    bracketed: ``((x + y) * 2)`` (Theano's ``pp``). Long and shared parts are treated as in
+    :func:`to_latex`: cut at ``...``, or named once (``... where t_1 = ...``)."""
+    return _InfixPrinter(var).formula()

@@ -339,6 +339,42 @@ def test_debugprint_and_pydotprint(tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_debugprint_pp_and_pydotprint_take_an_apply_and_a_function_graph():
+    """Theano's printers take "a Variable, an Apply, a Function or a FunctionGraph":
+    ``debugprint(f.maker.fgraph)`` and ``debugprint(y.owner)`` were TypeErrors."""
+    x = T.dmatrix("x")
+    y = T.tanh(x).sum()
+    f = theano.function([x], y)
+    assert theano.printing.debugprint(f.maker.fgraph, file="str") == f.text()
+    formula = "sum[axis=(0, 1), keepdims=False](tanh(x))"
+    assert theano.printing.pp(f.maker.fgraph) == theano.printing.pp(f) == formula
+    assert theano.printing.pp(y.owner) == formula
+    by_node = theano.printing.debugprint(y.owner, file="str")
+    assert by_node == theano.printing.debugprint(y, file="str")
+    assert "tanh x" in by_node and "x:f64[?,?]" in by_node
+    dot = theano.printing.pydotprint(y.owner, format="dot", return_image=True).decode()
+    assert dot.startswith("digraph") and '"tanh#0" -> "sum#0"' in dot
+    fgraph_dot = theano.printing.pydotprint(f.maker.fgraph, format="dot", return_image=True)
+    assert fgraph_dot.decode().startswith("digraph")
+    for printer, name in [(theano.printing.pp, "pp"), (theano.printing.debugprint, "debugprint")]:
+        with pytest.raises(sn.ArgumentError) as info:
+            printer(42)
+        message = str(info.value)
+        assert message.startswith(f"{name}: expected a variable, a list of variables, an Apply")
+        assert "not 42" in message and "test_function.py" in message
+
+
+def test_pp_writes_theanos_infix_form_on_one_line():
+    """``pp(x + y)`` is Theano's ``(x + y)``; it was symnb's multi-line text form."""
+    x, y = T.dvector("x"), T.dvector("y")
+    assert theano.printing.pp(x + y) == theano.pprint(x + y) == "(x + y)"
+    assert theano.pp((x + y) * 2) == "((x + y) * 2)"
+    assert theano.pp(-(x**2) - T.constant(-2.0) ** y) == "((-(x ** 2)) - ((-2.0) ** y))"
+    assert theano.pp(T.tanh(T.dot(x, T.dmatrix("W")))) == "tanh((x @ W))"
+    assert theano.pp(x[1:3].sum()) == "sum[axis=(0,), keepdims=False](x[1:3])"
+    assert theano.pp([x * 2, T.exp(y)]) == "(x * 2)\nexp(y)"  # one line an output
+
+
 def test_pydotprint_reads_a_format_in_any_case_and_refuses_one_graphviz_lacks(tmp_path):
     y = T.tanh(T.dvector("x"))
     dot = tmp_path / "graph.DOT"  # the format from the extension, in any case

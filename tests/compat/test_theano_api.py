@@ -9,6 +9,7 @@ import pytest
 import symnb as sn
 import symnb.compat.theano as theano
 import symnb.compat.theano.tensor as T
+from symnb.core.graph import leaves
 
 
 def run(inputs, outputs, *values):
@@ -108,6 +109,35 @@ def test_batched_tensordot_against_numpy(rng):
         T.batched_tensordot(x, y, [[0], [1]])
     with pytest.raises(sn.ShapeError, match="no batch axis"):
         T.batched_dot(T.scalar(), y)
+
+
+def test_clone_without_share_inputs_reads_new_inputs():
+    """``theano.clone(z, share_inputs=False)`` was the same as sharing them: the copy read
+    ``x`` and ``y`` themselves. As in Theano, it reads new inputs (of the replacements'
+    graphs too, one new variable wherever it is read); shared variables keep their value."""
+    x, y, a = T.dvector("x"), T.dvector("y"), T.dvector("a")
+    W = theano.shared(np.array([1.0, 2.0]), name="W")
+    z = x * 2 + y * W
+
+    def inputs(graph):
+        return [v for v in leaves([graph]) if v.owner is None and v.name in ("x", "y", "a")]
+
+    same = inputs(theano.clone(z))  # share_inputs=True, the default
+    assert len(same) == 2 and same[0] is x and same[1] is y
+    z2 = theano.clone(z, share_inputs=False)
+    nx, ny = inputs(z2)
+    assert (nx.name, ny.name) == ("x", "y") and nx is not x and ny is not y
+    assert nx.type == x.type and any(v is W for v in leaves([z2]))
+    got = theano.function([nx, ny], z2)(np.ones(2), np.ones(2))
+    np.testing.assert_array_equal(got, [3.0, 4.0])
+    with pytest.raises(sn.SymnbError, match="input 0 'x' .* is not used to compute the outputs"):
+        theano.function([x, y], z2)  # not an input of the copy, in Theano too
+    r = theano.clone(z, replace={y: a + x}, share_inputs=False)
+    read = inputs(r)
+    assert sorted(v.name for v in read) == ["a", "x"]
+    assert not any(v is x or v is a for v in read)  # one new x, read twice
+    got = theano.function(read, r)(*(np.ones(2) for _ in read))
+    np.testing.assert_array_equal(got, [4.0, 6.0])
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])

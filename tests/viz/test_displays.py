@@ -8,7 +8,7 @@ import pytest
 
 import symnb as sn
 from symnb.viz.charts import bar_chart_svg, plot_bars, plot_line, plot_lines, show_images
-from symnb.viz.latex import to_latex
+from symnb.viz.latex import to_infix, to_latex
 from symnb.viz.samples import sample_inputs
 from tests.helpers import needs_c
 
@@ -42,6 +42,66 @@ def test_variable_bundle_has_card_latex_and_text():
 def test_latex_of_expressions(build, expected):
     x, y = sn.vector("x"), sn.vector("y")
     assert to_latex(build(x, y)) == expected
+
+
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (lambda x, y: sn.constant(-2.0) ** x, r"\left(-2\right)^{x}"),
+        (lambda x, y: x - sn.constant(-2.0), r"x - \left(-2\right)"),
+        (lambda x, y: x * -3.0, r"x \cdot \left(-3\right)"),
+        (lambda x, y: sn.constant(-1) * x + 1, r"\left(-1\right) \cdot x + 1"),
+        (lambda x, y: x * 1.5e-5, r"x \cdot 1.5 \times 10^{-5}"),
+        (lambda x, y: sn.constant(1e-5) ** x, r"\left(1 \times 10^{-5}\right)^{x}"),
+        (lambda x, y: sn.sum(x) * y, r"\left(\sum_{0} x\right) \cdot y"),
+        (lambda x, y: y * sn.max(x), r"y \cdot \left(\max_{0} x\right)"),
+        (lambda x, y: sn.sum(x) + y, r"\sum_{0} x + y"),
+        (lambda x, y: -sn.mean(x), r"-\left(\operatorname{mean}_{0} x\right)"),
+    ],
+)
+def test_latex_brackets_signed_constants_and_reductions_as_factors(build, expected):
+    """``(-2) ** x`` is 4 at x = 2, but was written ``-2^{x}`` (``-(2^x)``, -4), ``x - -2``
+    and ``x \\cdot -3``; ``sum(x) * y`` was ``\\sum_{0} x \\cdot y``, which reads
+    ``sum(x * y)``; ``1e-05`` read as a subtraction."""
+    x, y = sn.vector("x"), sn.vector("y")
+    assert to_latex(build(x, y)) == expected
+
+
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (lambda x, y: (x + y) * 2.0, "((x + y) * 2.0)"),
+        (lambda x, y: x - (y - x) / y, "(x - ((y - x) / y))"),
+        (lambda x, y: (-x) ** 2 + -(x**2), "(((-x) ** 2) + (-(x ** 2)))"),
+        (lambda x, y: sn.constant(-2.0) ** x, "((-2.0) ** x)"),
+        (lambda x, y: sn.sum(x) * y, "(sum[axis=(0,), keepdims=False](x) * y)"),
+        (lambda x, y: sn.set_subtensor(x[1:], y[0]), "set_subtensor(x[1:], y[0])"),
+        (lambda x, y: sn.cast(x > 0, "int8"), "cast[dtype='int8']((x > 0))"),
+        (lambda x, y: sn.exp(x + y) * sn.exp(x + y) + x, "((exp((x + y)) * exp((x + y))) + x)"),
+    ],
+)
+def test_infix_is_the_formula_on_one_line_every_operation_bracketed(build, expected):
+    """Theano's ``pp`` form, written by the LaTeX printer with plain spellings."""
+    x, y = sn.vector("x"), sn.vector("y")
+    assert to_infix(build(x, y)) == expected
+
+
+def test_infix_names_a_long_shared_part_once_and_cuts_deep_ones():
+    x, y = sn.vector("x"), sn.vector("y")
+    h = sn.tanh(x * y + 1.0)
+    assert to_infix(h * h) == "(t_1 * t_1) where t_1 = tanh(((x * y) + 1.0))"
+    deep = x
+    for _ in range(20):
+        deep = sn.sin(deep)
+    assert to_infix(deep) == "sin(" * 12 + "..." + ")" * 12
+
+
+def test_the_cards_mathml_writes_a_negative_base_in_brackets():
+    x = sn.vector("x")
+    power = sn.constant(-2.0) ** x
+    assert sn.function([x], power, backend="py")(np.array([2.0]))[0] == 4.0
+    base = '<mo stretchy="true">(</mo><mo>−</mo><mn>2</mn><mo stretchy="true">)</mo>'
+    assert f"<msup><mrow>{base}</mrow><mrow><mi>x</mi></mrow></msup>" in power._repr_html_()
 
 
 @pytest.mark.parametrize(

@@ -134,6 +134,33 @@ def test_a_rolled_loop_keeps_its_inputs_and_outputs():
     assert any(t.startswith("tanh×1000") for t in nodes)
 
 
+def test_a_box_merged_at_a_later_stage_keeps_a_box_of_its_own():
+    """A chain of 3 muls rolled up by line (``mul×3``) and 3 parallel muls merged at the
+    same stage each keep a box: the second ``mul×3`` replaced the first (6 muls drawn as 3,
+    the chain's arrows drawn into the other box)."""
+    x = sn.vector("x")
+    h = sn.cos(x)
+    for _ in range(3):
+        h = h * 3.0
+    xs = [sn.vector(f"x{i}") for i in range(3)]
+    p0 = xs[0] * 5.0
+    p1 = xs[1] * 5.0
+    p2 = xs[2] * 5.0
+    s = x
+    for _ in range(300):
+        s = sn.sin(s)
+    view = picture([h, p0, p1, p2, s]).view
+    muls = {b.id: b for b in view.nodes.values() if b.label.startswith("mul")}
+    assert sorted(b.count for b in muls.values()) == [3, 3] and len(muls) == 2
+    assert sum(len(b.members) for b in muls.values()) == 6
+    (chain,) = [i for i, b in muls.items() if any(n is h.owner for n in b.members)]
+    edges = {(e.src, e.dst) for e in view.edges}
+    assert {("cos#0", chain), ("const:3.0", chain), (chain, chain)} <= edges
+    (parallel,) = set(muls) - {chain}
+    assert {("var:x0", parallel), ("const:5.0", parallel)} <= edges
+    assert ("cos#0", parallel) not in edges and ("const:5.0", chain) not in edges
+
+
 def test_without_graphviz_the_dot_text_is_shown(monkeypatch, small):
     monkeypatch.setattr(render, "RENDERERS", ())
     render.render_svg.cache_clear()

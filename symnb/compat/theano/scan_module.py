@@ -9,8 +9,8 @@ from symnb.compile.fit import check_givens
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.dims import is_int
-from symnb.core.graph import clone_graph
-from symnb.core.variable import as_variable
+from symnb.core.graph import clone_graph, leaves
+from symnb.core.variable import Constant, SharedVariable, as_variable
 
 
 def scan(
@@ -136,8 +136,27 @@ def clone(output, replace=None, strict=True, share_inputs=True):
     (``{old: new}`` or pairs) substituted. ``strict`` (Theano's default): each replacement
     is checked as ``givens`` are (a safe cast done, another dtype or rank refused), so the
     copies keep their types; ``strict=False``: a replacement of another dtype (not rank: ops
-    keep their resolved axes) is taken, the nodes above it built again, types inferred."""
+    keep their resolved axes) is taken, the nodes above it built again, types inferred.
+    ``share_inputs=False``: the copies read new input variables (of the same types and
+    names), of the replacements' graphs too, as in Theano; shared variables and constants
+    are kept (Theano's copies of a shared variable shared its value)."""
     single = not isinstance(output, (list, tuple))
+    outputs = [output] if single else list(output)
     pairs = check_givens(replace, "clone: replace", fit_types=strict)
-    copies = clone_graph([output] if single else list(output), pairs, rebuild=not strict)
+    if not share_inputs:
+        pairs = _with_new_inputs(outputs, pairs)
+    copies = clone_graph(outputs, pairs, rebuild=not strict)
     return copies[0] if single else copies
+
+
+def _with_new_inputs(outputs: list, pairs: dict) -> dict:
+    """``pairs`` with each input the copies would read (of the outputs or of a replacement)
+    replaced by a new one, the same new one wherever it is read."""
+    values = list(pairs.values())
+    fresh = {
+        var: var.clone()
+        for var in leaves(outputs + values)
+        if not isinstance(var, (SharedVariable, Constant))
+    }
+    replaced = clone_graph(values, fresh)
+    return {**fresh, **dict(zip(pairs, replaced))}
