@@ -269,6 +269,12 @@ class Constant(Variable):
         self.value = array
         self.weak = weak
 
+    def __setstate__(self, state):
+        """Loaded or deep-copied, the value is read-only again (NumPy makes its copy
+        writable)."""
+        self.__dict__.update(state)
+        self.value.setflags(write=False)
+
     @property
     def data(self):
         """What the NumPy reference receives: the Python scalar for weak constants."""

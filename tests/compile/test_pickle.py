@@ -1,6 +1,7 @@
 """Pickling (issue #17): variables, graphs and shared variables round-trip; a compiled
 function pickles as what it was built from and loads in a new process from the kernel cache."""
 
+import copy
 import json
 import os
 import pickle
@@ -9,6 +10,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb.backends.c import forbid_compile
@@ -133,3 +135,22 @@ def test_a_function_pickled_when_scan_and_ifelse_were_in_ops_still_loads(tmp_pat
     done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["[[1.0, 5.0, 7.0], 4.0]", "True"]
+
+
+ROUND_TRIPS = {
+    "pickle": lambda obj: pickle.loads(pickle.dumps(obj)),
+    "deepcopy": copy.deepcopy,
+}
+
+
+@pytest.mark.parametrize("how", sorted(ROUND_TRIPS))
+def test_a_loaded_or_copied_constant_stays_read_only(how):
+    """A constant's value is read-only (a function compiled with borrow=True hands it out);
+    NumPy loads and deep-copies arrays writable, and a write then changed the constant for
+    every later call."""
+    c = ROUND_TRIPS[how](sn.constant(np.arange(3.0), name="c"))
+    assert not c.value.flags.writeable
+    f = sn.function([], c, borrow=True, backend="py")
+    with pytest.raises(ValueError, match="read-only"):
+        f()[0] = 100.0
+    assert f().tolist() == [0.0, 1.0, 2.0]
