@@ -127,6 +127,27 @@ class Variable(TensorMethods):
             )
         )
 
+    # -- pickle and copy: a loaded or copied variable is a new one, with a uid of this process
+    def __getstate__(self):
+        """Everything but the uid: a loaded or copied variable takes a new one, so it is
+        never taken for one made in this process (an unknown dim's private name, a loop's
+        "made while its step was traced", the gradient's "made since")."""
+        state = dict(self.__dict__)
+        state.pop("uid", None)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state.pop("uid", None)  # pickles of symnb 0.1 kept the pickling process's uid
+        self.__dict__.update(state)
+        if "uid" not in self.__dict__:
+            self.uid = next(_ids)
+
+    def __copy__(self):
+        new = type(self).__new__(type(self))
+        new.__setstate__(self.__getstate__())
+        return new
+
     def clone(self) -> Variable:
         """A fresh variable of the same type and name, with no owner."""
         new = type(self).__new__(type(self))
@@ -272,7 +293,7 @@ class Constant(Variable):
     def __setstate__(self, state):
         """Loaded or deep-copied, the value is read-only again (NumPy makes its copy
         writable)."""
-        self.__dict__.update(state)
+        Variable.__setstate__(self, state)
         self.value.setflags(write=False)
 
     @property
@@ -408,7 +429,7 @@ class SharedVariable(Variable):
 
     def __getstate__(self):
         """Pickled with its host value; a device copy stays with its process."""
-        state = dict(self.__dict__)
+        state = Variable.__getstate__(self)
         state["_value"], state["_device"], state["_lent"] = self.host_value(), None, None
         return state
 
