@@ -35,7 +35,7 @@ from symnb.core.dims import named_by_names_alone
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, graph_first
 from symnb.errors import DeviceError, GraphError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
@@ -573,10 +573,14 @@ class Function:
         with their current values) and options; loading compiles it again, which the kernel
         cache turns into loads of the same kernels (no plan or kernel pointer is pickled).
         One built in check mode loads as one in check mode (zeros, no updates written), so a
-        program sending functions to other processes (Dask workers) can be checked."""
+        program sending functions to other processes (Dask workers) can be checked. The
+        graphs of all its variables go first, as one flat list (core/variable.py): any
+        depth pickles, and the nodes the outputs and updates share are listed once."""
+        variables = _variables_in(self._built_from)
         if self.backend == CHECK:
-            return _checked, self._built_from
-        return _unpickled, (self._built_from,)
+            inputs, *rest = self._built_from
+            return _checked, (graph_first(inputs, variables), *rest)
+        return _unpickled, (graph_first(self._built_from, variables),)
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
@@ -618,6 +622,21 @@ class _PythonEntry:
         if function is None:
             raise ReferenceError("this compiled function was deleted")
         return function._python_call(*args, **kwargs)
+
+
+def _variables_in(built_from) -> list[Variable]:
+    """The variables in what a function was built from (lists, tuples and dicts of them)."""
+    found, stack = [], [built_from]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Variable):
+            found.append(item)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+    return found
 
 
 def _unpickled(built_from):

@@ -8,13 +8,22 @@ and shape rule (:meth:`Op.infer_types`, run when the node is built), its NumPy r
 
 from __future__ import annotations
 
+import copyreg
+
 from symnb.core.hooks import provided
 from symnb.core.keys import exact_key
 from symnb.core.source import at_user_line as _at_user_line  # noqa: F401 - re-exported
 from symnb.core.source import pin_location, unpin_location, user_location
 from symnb.core.types import TensorType
 from symnb.core.upcast import check_upcast
-from symnb.core.variable import FIND_SOURCE, Tag, Variable, as_variable
+from symnb.core.variable import (
+    FIND_SOURCE,
+    Tag,
+    Variable,
+    as_variable,
+    deep_copy,
+    saving_node,
+)
 from symnb.errors import DTypeError, ShapeError
 
 OP_REGISTRY: dict[str, type[Op]] = {}
@@ -60,6 +69,24 @@ class Apply:
 
     def __repr__(self):
         return f"Apply({self.op}, {self.inputs})"
+
+    # -- pickle and copy (core/variable.py: a graph goes as a flat list, at any depth) -----
+    def __reduce_ex__(self, protocol):
+        """Its op, inputs, outputs and tag (as Python's default for ``__slots__``); the
+        outputs, saved within it, go shallow. (The lists are copies: the outputs must be
+        saved here, even where the pickle holds the list itself and is saving it now.)"""
+        saving_node(self)
+        inputs, outputs = list(self.inputs), list(self.outputs)
+        state = {"op": self.op, "inputs": inputs, "outputs": outputs, "tag": self.tag}
+        return copyreg.__newobj__, (type(self),), (None, state)
+
+    def __copy__(self):
+        new = Apply.__new__(Apply)
+        new.op, new.inputs, new.outputs, new.tag = self.op, self.inputs, self.outputs, self.tag
+        return new
+
+    def __deepcopy__(self, memo):
+        return deep_copy(self, memo)
 
 
 def _outputs_of(node: Apply, output_types: list, source) -> list[Variable]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import heapq
 import itertools
 import keyword
 import numbers
@@ -127,6 +129,35 @@ class Variable(TensorMethods):
             )
         )
 
+    # -- pickle and copy: a loaded or copied variable is a new one, with a uid of this
+    # process; a graph goes as one flat list of its leaves and nodes, whatever its depth --
+    def __getstate__(self):
+        """Everything but the uid: a loaded or copied variable takes a new one, so it is
+        never taken for one made in this process (an unknown dim's private name, a loop's
+        "made while its step was traced", the gradient's "made since")."""
+        state = dict(self.__dict__)
+        state.pop("uid", None)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state.pop("uid", None)  # pickles of symnb 0.1 kept the pickling process's uid
+        self.__dict__.update(state)
+        if "uid" not in self.__dict__:  # (one loaded from such a pickle: in the order loaded)
+            self.uid = next(_ids)
+
+    def __reduce_ex__(self, protocol):
+        """Pickled shallow, or as the flat graph before it then itself (``_reduced``)."""
+        return _reduced(self)
+
+    def __copy__(self):
+        new = type(self).__new__(type(self))
+        new.__setstate__(self.__getstate__())
+        return new
+
+    def __deepcopy__(self, memo):
+        return deep_copy(self, memo)
+
     def clone(self) -> Variable:
         """A fresh variable of the same type and name, with no owner."""
         new = type(self).__new__(type(self))
@@ -175,6 +206,184 @@ class Variable(TensorMethods):
 
     def _repr_pretty_(self, printer, cycle):
         printer.text(hook("variable_text")(self))
+
+
+# -- pickle and copy of graphs -------------------------------------------------------------
+# Pickle and copy.deepcopy recurse through what an object holds: a variable's owner, the
+# owner's inputs, their owners... one Python level a few frames deep per node, so their
+# defaults fail on a graph of a hundred or so nodes in a line. Here a variable that pickle
+# meets anywhere but within its owner goes as the flat list of the leaves and nodes it is
+# computed from (``in_making_order``), then as its owner's output; each node in the list is
+# saved as its op, its inputs (all earlier in the list) and its outputs (shallow: their owner
+# is in the pickle already), so no save goes deeper than one node. Pickle calls
+# ``__reduce_ex__`` once per object per pickle, just before saving it: a node marks its
+# outputs, which pickle saves right after within the node (``_shallow``). A mark chooses only
+# how deep a save goes, never what is saved (one a failed pickle left costs the next a level).
+# copy.deepcopy has its memo to look in: it copies the list in order itself (``deep_copy``).
+# Loaded or copied in the list's order, the new variables' uids follow their originals'.
+
+_saving = threading.local()  # .shallow: ids of the outputs of the nodes pickle is saving
+
+
+def _shallow() -> set[int]:
+    try:
+        return _saving.shallow
+    except AttributeError:
+        _saving.shallow = set()
+        return _saving.shallow
+
+
+def saving_node(node) -> None:
+    """Pickle is saving ``node`` (``Apply.__reduce_ex__``): its outputs, saved with it, go
+    without the graph before them, which is in the pickle by then."""
+    _shallow().update(id(out) for out in node.outputs)
+
+
+def _reduced(var: Variable):
+    """``var.__reduce_ex__``: itself, or the graph it is computed from, then itself."""
+    owner, shallow = var.owner, _shallow()
+    if id(var) in shallow:
+        shallow.discard(id(var))
+    elif owner is not None and _is_output(var):
+        # the nodes first; pickle saves ``var`` with its owner, the list's last node, so
+        # what ``_output_of`` returns is the variable already loaded (pickle's memo)
+        return _output_of, (in_making_order([var]), var.index)
+    return _new_variable, (type(var),), var.__getstate__()
+
+
+def _is_output(var: Variable) -> bool:
+    outputs = var.owner.outputs
+    return 0 <= var.index < len(outputs) and outputs[var.index] is var
+
+
+def _new_variable(cls) -> Variable:
+    """A variable of class ``cls`` that has only a uid of this process, for pickle and copy to
+    fill in (made before what it holds is filled in: the copies of a graph are made in the
+    order the originals were)."""
+    var = cls.__new__(cls)
+    var.uid = next(_ids)
+    return var
+
+
+def _output_of(items: list, index: int) -> Variable:
+    """Output ``index`` of the last node of a graph loaded flat (``in_making_order``)."""
+    return items[-1].outputs[index]
+
+
+def _after_graph(items: list, value):
+    """``value``, loaded after the graph it holds (``graph_first``)."""
+    return value
+
+
+class _GraphFirst:
+    __slots__ = ("value", "variables")
+
+    def __init__(self, value, variables):
+        self.value, self.variables = value, variables
+
+    def __reduce_ex__(self, protocol):
+        return _after_graph, (in_making_order(self.variables), self.value)
+
+
+def graph_first(value, variables: list[Variable]):
+    """An object that pickles as ``value`` (which holds ``variables``), the graphs of
+    ``variables`` saved first as one flat list: what a compiled function pickles as (its
+    outputs and updates share most of their nodes, which one list saves once)."""
+    return _GraphFirst(value, variables)
+
+
+def _source(var: Variable):
+    """What ``in_making_order`` lists for ``var``: its owner, or itself when it is a leaf."""
+    return var if var.owner is None else var.owner
+
+
+def _made(item) -> int:
+    """When a leaf or node was made: its uid, or its first output's."""
+    if isinstance(item, Variable):
+        return item.uid
+    return min((out.uid for out in item.outputs), default=-1)
+
+
+def in_making_order(roots: list[Variable], done=None) -> list:
+    """The leaves and nodes ``roots`` are computed from, each after those it reads and
+    otherwise in the order they were made (a new variable's uid: copies made in this order
+    keep their originals' order; Kahn's algorithm, by uid). The walk is iterative (any depth)
+    and stops at the variables and nodes whose ids ``done`` holds (a deepcopy's memo)."""
+    done = done if done is not None else ()
+    items: dict[int, object] = {}
+    reads: dict[int, set[int]] = {}  # node -> the items it reads
+    stack = [v for v in roots if id(v) not in done]
+    while stack:
+        item = _source(stack.pop())
+        key = id(item)
+        if key in items or key in done:
+            continue
+        items[key] = item
+        if isinstance(item, Variable):
+            continue
+        reads[key] = wanted = set()
+        for var in item.inputs:
+            source = _source(var)
+            if id(var) not in done and id(source) not in done:
+                wanted.add(id(source))
+                stack.append(var)
+    readers: dict[int, list[int]] = {}
+    for key, wanted in reads.items():
+        for source in wanted:
+            readers.setdefault(source, []).append(key)
+    waiting = {key: len(wanted) for key, wanted in reads.items()}
+    ready = [(_made(item), key) for key, item in items.items() if not waiting.get(key)]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        key = heapq.heappop(ready)[1]
+        order.append(items[key])
+        for reader in readers.get(key, ()):
+            waiting[reader] -= 1
+            if not waiting[reader]:
+                heapq.heappush(ready, (_made(items[reader]), reader))
+    if len(order) < len(items):  # a cycle, which no op builds: the rest as found
+        listed = {id(item) for item in order}
+        order += [item for key, item in items.items() if key not in listed]
+    return order
+
+
+def deep_copy(obj, memo: dict):
+    """``copy.deepcopy`` of a variable or a node: the leaves and nodes before it copied one
+    by one in making order (no recursion along the graph), each variable a new one with a
+    uid of this process, the copies made in the order their originals were."""
+    keep = memo.setdefault(id(memo), [])  # (what copy's own _keep_alive does)
+    roots = [obj] if isinstance(obj, Variable) else list(obj.outputs)
+    for item in in_making_order(roots, memo):
+        keep.append(item)
+        if isinstance(item, Variable):
+            new = memo[id(item)] = _new_variable(type(item))
+            new.__setstate__(copy.deepcopy(item.__getstate__(), memo))
+        else:
+            _copy_node(item, memo)
+    if id(obj) not in memo:  # a node with no outputs; a variable not among its owner's
+        if isinstance(obj, Variable):
+            new = memo[id(obj)] = _new_variable(type(obj))
+            new.__setstate__(copy.deepcopy(obj.__getstate__(), memo))
+        else:
+            _copy_node(obj, memo)
+    return memo[id(obj)]
+
+
+def _copy_node(node, memo: dict) -> None:
+    """A copy of ``node`` in ``memo``, over the copies of its inputs (made already)."""
+    new = memo[id(node)] = type(node).__new__(type(node))
+    made = []
+    for out in node.outputs:  # made first: the copies' uids in the originals' order
+        if id(out) not in memo:
+            memo[id(out)] = copied = _new_variable(type(out))
+            made.append((out, copied))
+    new.op = copy.deepcopy(node.op, memo)
+    new.inputs = copy.deepcopy(node.inputs, memo)
+    new.outputs = copy.deepcopy(node.outputs, memo)
+    new.tag = copy.deepcopy(node.tag, memo)
+    for out, copied in made:
+        copied.__setstate__(copy.deepcopy(out.__getstate__(), memo))
 
 
 def _assigned_at(loc: SourceLoc | None) -> str | None:
@@ -268,6 +477,12 @@ class Constant(Variable):
         array.setflags(write=False)
         self.value = array
         self.weak = weak
+
+    def __setstate__(self, state):
+        """Loaded or deep-copied, the value is read-only again (NumPy makes its copy
+        writable)."""
+        Variable.__setstate__(self, state)
+        self.value.setflags(write=False)
 
     @property
     def data(self):
@@ -402,7 +617,7 @@ class SharedVariable(Variable):
 
     def __getstate__(self):
         """Pickled with its host value; a device copy stays with its process."""
-        state = dict(self.__dict__)
+        state = Variable.__getstate__(self)
         state["_value"], state["_device"], state["_lent"] = self.host_value(), None, None
         return state
 
