@@ -47,6 +47,19 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     or "ignore"); ``return_disconnected``: what such an input gets ("zero" or "none").
     Returns one gradient per ``wrt``, each with that input's dtype and shape.
     """
+    return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=False)
+
+
+def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
+    """``grad`` with Theano's rule for ``known_grads`` (the Theano layer's ``T.grad``): a
+    known gradient is the whole gradient of its variable, to which the cost and the other
+    known gradients send nothing more (Theano's ``grad`` puts them in its table of gradients
+    first and computes only those not in it), and a known gradient of the cost replaces
+    the cost's 1."""
+    return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=True)
+
+
+def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: bool):
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
@@ -56,7 +69,10 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     # every gradient node is from the user's grad line; the user saw the warnings of the
     # graph differentiated
     with pinned(user_location()), shape_warnings.quiet():
-        walk = ReverseWalk(_seeds(cost, known_grads, targets), targets)
+        seeds = _seeds(cost, known_grads, targets)
+        if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
+            seeds = seeds[1:]  # a known gradient of the cost replaces its 1
+        walk = ReverseWalk(seeds, targets, final={id(var) for var, _ in seeds} if final else ())
         results = [walk.result(var, disconnected, return_disconnected) for var in targets]
         results = checked_points(results, _known_pairs(known_grads), "sn.grad: the known gradient")
     tag_remaining([r for r in results if r is not None], first)
@@ -323,8 +339,11 @@ def substitute(outputs: list, replace: dict) -> list:
 class ReverseWalk:
     """One backward pass from the seeds, collecting every gradient that reaches ``wrt``."""
 
-    def __init__(self, seeds: list[tuple[Variable, Variable]], wrt: list[Variable]):
+    def __init__(self, seeds: list[tuple[Variable, Variable]], wrt: list[Variable], final=()):
         self.wrt = wrt
+        #: ids of the seeds whose gradient is final (``grad_known_final``): no rule is asked
+        #: for a contribution to them
+        self.final = set(final)
         order = ancestors([var for var, _ in seeds])
         self.reach = _depends_on(wrt, order)
         self.upstream = feeds(seeds, order)
@@ -365,7 +384,7 @@ class ReverseWalk:
     def _backprop(self, node: Apply):
         needed = []  # (loops and map: comprehensions would make a cell of self each node)
         for i, x in enumerate(node.inputs):
-            if self._needs(x):
+            if self._needs(x) and id(x) not in self.final:
                 needed.append(i)
         if not needed:
             return

@@ -87,6 +87,36 @@ def test_consider_constant_on_a_wrt_still_differentiates_it():
     assert float(run([x], T.grad(z * z, [x, z], consider_constant=[z])[1], 2.0)) == 12.0
 
 
+def test_known_grads_replace_what_the_cost_sends_as_in_theano():
+    """Theano's grad puts the known gradients in its table first and computes only the
+    variables not in it: a known gradient is its variable's whole gradient, and one of the
+    cost replaces its 1. T.grad added them to the cost's (sn.grad's rule, which stays)."""
+    x = T.dvector("x")
+    h = x * 2
+    cost = T.sum(h * h)  # d cost / d h = 4x
+    xv = np.array([1.0, 2.0, 3.0])
+    got = run(
+        [x],
+        [
+            T.grad(cost, x, known_grads={h: T.ones_like(h)}),  # 2 * 1, not 2 * (1 + 4x)
+            T.grad(cost, x, known_grads={cost: T.constant(3.0)}),  # 3 * 8x, not 4 * 8x
+            T.grad(cost, x, known_grads={x: T.ones_like(x)}),  # 1, not 1 + 8x
+            T.grad(cost, [x, h], known_grads={h: T.ones_like(h)})[1],
+        ],
+        xv,
+    )
+    np.testing.assert_allclose(got, [2 * np.ones(3), 24 * xv, np.ones(3), np.ones(3)])
+    additive = sn.grad(cost, x, known_grads={h: T.ones_like(h)})
+    np.testing.assert_allclose(run([x], additive, xv), 2 * (1 + 4 * xv))
+    # Keras' Theano backend test_gradients: consider_constant with known_grads={a: ones}
+    a, b, y = T.dscalar("a"), T.dscalar("b"), T.dscalar("y")
+    xx = a * b
+    loss = T.pow(3.0 - xx * y * (a + b), 2)
+    grads = T.grad(loss, [a, b, y], consider_constant=[xx], known_grads={a: T.ones_like(a)})
+    got = run([a, b, y], grads, 1.2, 1.3, 2.0)
+    np.testing.assert_allclose([float(v) for v in got], [1.0, 29.951998, 37.439999], atol=1e-5)
+
+
 def test_sn_grad_keeps_refusing_integers():
     z = sn.scalar("z", dtype="int64")
     with pytest.raises(sn.DTypeError, match="sn.grad: cannot differentiate"):

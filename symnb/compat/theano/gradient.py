@@ -66,7 +66,9 @@ def grad(
     """``T.grad``: d cost / d wrt, by Theano's rules. ``consider_constant`` lists variables
     that gradients do not flow through to what they are computed from (one that is also a
     ``wrt`` still gets its own gradient); ``disconnected_inputs`` is "raise", "warn" or
-    "ignore". An integer ``wrt`` is differentiated as Theano did (gradient_rules.py)."""
+    "ignore". A ``known_grads`` entry is its variable's whole gradient, as in Theano (the
+    cost's contribution is not added; one for the cost replaces its 1). An integer ``wrt``
+    is differentiated as Theano did (gradient_rules.py)."""
     if return_disconnected not in RETURN_DISCONNECTED:
         raise _at_user_line(
             ValueError(

@@ -1,4 +1,7 @@
-"""``T.grad``'s rules where Theano's differ from ``sn.grad``'s: integer variables.
+"""``T.grad``'s rules where Theano's differ from ``sn.grad``'s: integer variables, and
+``known_grads``, each the whole gradient of its variable (``grad_known_final``: the cost
+sends it nothing more, and a known gradient of the cost replaces its 1) where ``sn.grad``
+adds them to what the cost sends.
 
 ``sn.grad`` keeps integers out of differentiation. Theano differentiated with respect to them
 as if they were continuous wherever they enter a float result (``theano.grad(c, z)`` of
@@ -17,7 +20,7 @@ from symnb.config import config
 from symnb.core.graph import ancestors
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
-from symnb.grad.reverse import grad as _grad
+from symnb.grad.reverse import grad_known_final as _grad
 from symnb.grad.reverse import report_disconnected, zeros_like
 from symnb.ops.broadcast import Reduce
 from symnb.ops.creation import ones_like
