@@ -83,8 +83,40 @@ def test_consider_constant_on_a_wrt_still_differentiates_it():
     assert [float(v) for v in run([x, y], [g_x, g_one], 1.0, 0.5)] == [1.0, 1.0]
     # below the listed variable the gradient stops: d(z * z)/dx with z = 3x held constant
     z = 3 * x
-    assert float(run([x], T.grad(z * z, x, consider_constant=[z]), 2.0)) == 0.0
-    assert float(run([x], T.grad(z * z, [x, z], consider_constant=[z])[1], 2.0)) == 12.0
+    ignored = T.grad(z * z, x, consider_constant=[z], disconnected_inputs="ignore")
+    assert float(run([x], ignored, 2.0)) == 0.0
+    assert float(run([x], T.grad(z * z + x, x, consider_constant=[z]), 2.0)) == 1.0
+    assert (
+        float(
+            run(
+                [x],
+                T.grad(z * z, [x, z], consider_constant=[z], disconnected_inputs="ignore")[1],
+                2.0,
+            )
+        )
+        == 12.0
+    )
+
+
+def test_a_wrt_reached_only_through_a_consider_constant_variable_is_disconnected():
+    """Theano's consider_constant variable "is not a function of anything": a wrt reached
+    only through it is disconnected (DisconnectedInputError, or a warning with 'warn'); it
+    was a silent zero. The ops consider_constant() and zero_grad() stay connected."""
+    x = T.dvector("x")
+    h = T.tanh(x)
+    cost = T.sum(h * h)
+    with pytest.raises(theano.gradient.DisconnectedInputError) as error:
+        T.grad(cost, x, consider_constant=[h])
+    assert "'x'" in str(error.value) and "disconnected_inputs='ignore'" in str(error.value)
+    with pytest.warns(sn.DisconnectedInputWarning, match="T.grad: the cost does not depend on 'x'"):
+        warned = T.grad(cost, x, consider_constant=[h], disconnected_inputs="warn")
+    np.testing.assert_array_equal(run([x], warned, np.array([0.3, -0.2])), [0.0, 0.0])
+    for marker in (theano.gradient.consider_constant, theano.gradient.zero_grad):
+        g = T.grad(T.sum(marker(h) * h), x)  # connected: only one path is stopped
+        xv = np.array([0.3, -0.2])
+        np.testing.assert_allclose(run([x], g, xv), np.tanh(xv) / np.cosh(xv) ** 2)
+    with pytest.raises(theano.gradient.DisconnectedInputError):
+        T.jacobian(h * 2, x, consider_constant=[h])
 
 
 def test_known_grads_replace_what_the_cost_sends_as_in_theano():

@@ -95,13 +95,15 @@ def grad(
 
 
 def _constant_through(cost, wrt, constants):
-    """The cost with each of ``constants`` behind a zero-gradient marker, and the wrt that
-    the cost's copy computes from: a wrt that is one of the constants is its marker, so it
-    gets the gradient that reaches it (Theano's ``consider_constant`` stops the gradient
-    below the variable, not at it: ``grad(x + y, x, consider_constant=[x])`` is 1)."""
+    """The cost with each of ``constants`` behind a ``disconnected_grad`` marker, and the wrt
+    that the cost's copy computes from: a wrt that is one of the constants is its marker, so
+    it gets the gradient that reaches it (Theano's ``consider_constant`` stops the gradient
+    below the variable, not at it: ``grad(x + y, x, consider_constant=[x])`` is 1). What the
+    cost reaches only through them is disconnected, as in Theano, where such a variable "is
+    not a function of anything" (the ops ``consider_constant``/``zero_grad`` stay connected)."""
     single = not isinstance(wrt, (list, tuple))
     targets = [wrt] if single else list(wrt)
-    replace = {v: zero_grad(v) for v in constants}
+    replace = {v: disconnected_grad(v) for v in constants}
     marked = {id(old): new for old, new in replace.items()}
     inner = [v for v in targets if v.owner is not None and id(v) not in marked]
     new_cost, *new_inner = clone_graph([cost, *inner], replace)
