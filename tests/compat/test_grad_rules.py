@@ -65,6 +65,24 @@ def test_a_disconnected_integer_is_reported_in_theanos_words_at_the_users_line()
     assert ignored.dtype == theano.config.floatX and float(run([x], ignored, 1.0)) == 0.0
 
 
+def test_disconnected_grad_disconnects_with_an_integer_wrt_in_the_list_too():
+    """With an integer wrt, T.grad took connectedness from plain ancestry, which ignores
+    disconnected_grad: x of [x, n] and an integer n reached only through it got silent
+    zeros, where T.grad(cost, x) raised (Theano: DisconnectedGrad connects nothing)."""
+    x, y, n = T.dvector("x"), T.dvector("y"), T.lvector("n")
+    cost = T.sum(theano.gradient.disconnected_grad(x) * y * n)
+    for wrt in (x, [x, n]):
+        with pytest.raises(theano.gradient.DisconnectedInputError, match="depend on 'x'"):
+            T.grad(cost, wrt)
+    through = T.sum(theano.gradient.disconnected_grad(n * 1.0) * y)
+    with pytest.raises(theano.gradient.DisconnectedInputError, match="depend on 'n'"):
+        T.grad(through, n)
+    gx, gn = T.grad(cost, [x, n], disconnected_inputs="ignore")
+    got = run([x, y, n], [gx, gn], np.ones(2), np.array([2.0, 3.0]), np.array([1, 2]))
+    np.testing.assert_array_equal(got[0], [0.0, 0.0])
+    np.testing.assert_array_equal(got[1], [2.0, 3.0])  # n stays connected through y * n
+
+
 def test_core_errors_seen_through_t_grad_name_theano_and_the_users_line():
     v = T.vector("v")
     with pytest.raises(sn.ShapeError) as error:
