@@ -15,7 +15,7 @@ from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError
-from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, zero_grad
+from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
     "DisconnectedInputError",
@@ -194,11 +194,10 @@ verify_grad.E_grad = GradientError
 
 
 def grad_scale(x, multiplier):
-    """``theano.gradient.grad_scale``: ``x`` forward, its gradient times ``multiplier``.
-
-    A symbolic or array multiplier is written out, ``zero_grad(x) + m * (x - zero_grad(x))``: its
-    forward-mode derivative (``Rop``) is then scaled too, and an infinite x gives NaN."""
+    """``theano.gradient.grad_scale``: ``x`` forward (its value and dtype), its gradient
+    times ``multiplier``, a number, an array or a variable (``GradScale``, or
+    ``GradScaleBy`` with the multiplier as an input)."""
     x = as_variable(x)
-    if isinstance(multiplier, Variable) or np.ndim(multiplier) != 0:
-        return zero_grad(x) + multiplier * (x - zero_grad(x))
-    return GradScale(multiplier)(x)
+    if not isinstance(multiplier, Variable) and np.ndim(multiplier) == 0:
+        return GradScale(multiplier)(x)
+    return grad_scale_by(x, multiplier)
