@@ -171,3 +171,28 @@ def test_sn_grad_keeps_refusing_integers():
     z = sn.scalar("z", dtype="int64")
     with pytest.raises(sn.DTypeError, match="sn.grad: cannot differentiate"):
         sn.grad(sn.cast(z, "float64") * 2, z)
+
+
+def test_a_tuple_in_gives_a_tuple_out_as_theanos_format_as():
+    """theano.gradient's jacobian, hessian and Lop format their results as wrt, and Rop as
+    f (Theano's format_as): a tuple gave a list, so `T.jacobian(e, (x, y)) + (extra,)` was
+    a TypeError."""
+    x, y = T.dvector("x"), T.dvector("y")
+    e = x * y
+    G = theano.gradient
+    got = {
+        "jacobian": G.jacobian(e, (x, y)),
+        "jacobian, consider_constant": G.jacobian(e, (x, y), consider_constant=[y]),
+        "hessian": G.hessian(T.sum(e**2), (x, y)),
+        "Lop": G.Lop(e, (x, y), y),
+        "Rop": G.Rop((e, e * 2), x, y),
+    }
+    assert {k: type(v).__name__ for k, v in got.items()} == dict.fromkeys(got, "tuple")
+    assert isinstance(G.jacobian(e, [x, y]), list) and isinstance(G.Rop([e], x, y), list)
+    jx, jy = got["jacobian"]
+    rx, r2 = got["Rop"]
+    xv, yv = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    values = run([x, y], [jx, jy, rx, r2, *got["Lop"]], xv, yv)
+    expected = [np.diag(yv), np.diag(xv), yv * yv, 2 * yv * yv, yv * yv, xv * yv]
+    for value, want in zip(values, expected):
+        np.testing.assert_allclose(value, want)

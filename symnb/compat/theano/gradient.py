@@ -94,6 +94,12 @@ def grad(
     return results if isinstance(wrt, list) else results[0]
 
 
+def _format_as(given, result):
+    """``result`` (a list for a list or tuple, else one value) as a tuple where ``given`` was
+    one, Theano's ``format_as``."""
+    return tuple(result) if isinstance(given, tuple) else result
+
+
 def _constant_through(cost, wrt, constants):
     """The cost with each of ``constants`` behind a ``disconnected_grad`` marker, and the wrt
     that the cost's copy computes from: a wrt that is one of the constants is its marker, so
@@ -114,9 +120,11 @@ def _constant_through(cost, wrt, constants):
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
+    """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple)."""
+    given = wrt
     if consider_constant:
         expression, wrt = _constant_through(expression, wrt, consider_constant)
-    return _as_called(
+    result = _as_called(
         "T.jacobian",
         "disconnected_inputs",
         _jacobian,
@@ -124,19 +132,24 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
         wrt,
         disconnected=disconnected_inputs,
     )
+    return _format_as(given, result)
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
+    """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple)."""
+    given = wrt
     if consider_constant:
         cost, wrt = _constant_through(cost, wrt, consider_constant)
-    return _as_called(
+    result = _as_called(
         "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
     )
+    return _format_as(given, result)
 
 
 def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):  # noqa: N802
-    """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``."""
-    return _as_called(
+    """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``, one product
+    per f (a tuple for a tuple)."""
+    result = _as_called(
         "T.Rop",
         "disconnected_outputs",
         _Rop,
@@ -146,15 +159,19 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="
         disconnected=disconnected_outputs,
         return_disconnected=RETURN_DISCONNECTED[return_disconnected],
     )
+    return _format_as(f, result)
 
 
 def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):  # noqa: N802
-    """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt."""
+    """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt, one product
+    per wrt (a tuple for a tuple)."""
+    given = wrt
     if consider_constant:
         f, wrt = _constant_through(f, wrt, consider_constant)
-    return _as_called(
+    result = _as_called(
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
+    return _format_as(given, result)
 
 
 def verify_grad(
