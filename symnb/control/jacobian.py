@@ -99,10 +99,16 @@ def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:
         if r is None and return_disconnected == "none":
             out.append(None)
             continue
-        dims = [getitem(shape(expr), i) for i in range(expr.type.ndim)]
-        dims += [getitem(shape(var), i) for i in range(var.type.ndim)]
+        dims = _dims(expr) + _dims(var)
         out.append(zeros(dims, var.type.dtype) if r is None else reshape(r, dims))
     return out
+
+
+def _dims(var) -> list:
+    """The lengths of var's axes: its fixed dims as ints, the others read off its value (a
+    disconnected ``wrt`` of fixed shape is not read: the function needs no value of it)."""
+    dims = var.type.shape
+    return [d if isinstance(d, int) else getitem(shape(var), i) for i, d in enumerate(dims)]
 
 
 def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> list:

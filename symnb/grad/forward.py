@@ -35,7 +35,7 @@ from symnb.grad.reverse import (
     zeros_like,
 )
 from symnb.ops.elemwise import cast
-from symnb.ops.markers import GradClip, GradScale
+from symnb.ops.markers import GradClip, GradScale, GradScaleBy
 from symnb.ops.reduce import sum as sum_
 
 
@@ -124,7 +124,7 @@ def _point(v: Variable) -> str:
 
 #: marker ops whose tangent is the eval point itself: they compute the identity and change
 #: only what the reverse pass sends back
-IDENTITY_FORWARD = (GradClip, GradScale)
+IDENTITY_FORWARD = (GradClip, GradScale, GradScaleBy)
 
 
 def _without_backward_markers(outputs, targets) -> list[Variable]:

@@ -1,7 +1,7 @@
 """Rules only the values decide, checked when the function runs: ``x`` unchanged, or an
 error that says what was asked (the rule is checked when the graph is built wherever the
-types or constants already tell): shapes (``at_most``, ``same_shape``, ``has_shape``) and
-the domains of random draws' parameters (``in_domain``)."""
+types or constants already tell): shapes (``at_most``, ``same_shape``, ``shape_from``,
+``has_shape``) and the domains of random draws' parameters (``in_domain``)."""
 
 from __future__ import annotations
 
@@ -129,6 +129,53 @@ def same_shape(x, like, what: str) -> Variable:
     if fixed and x.type.shape == like.type.shape:
         return x
     return SameShape(what)(x, like)
+
+
+class ShapeFrom(Op):
+    """x unchanged where its shape is the one ``dims`` reads off the other inputs when the
+    function runs; else a ShapeError: ``what`` followed by both shapes. ``dims`` has one
+    entry per axis of x: a fixed length, or the ``(source, axis)`` pairs (sources counted
+    from 0 after x) whose lengths broadcast to it, NumPy's rule: the one that is not 1. For
+    an eval point whose variable no value computed holds the shape of, but values its
+    shape follows from do (an elementwise op's operands, a reduction's input:
+    ``grad.reverse.checked_points``); it reads only their shapes."""
+
+    dtype_rule = "x's dtype"
+    __props__ = ("what", "dims")
+
+    def __init__(self, what: str, dims: tuple):
+        self.what = str(what)
+        self.dims = tuple(d if isinstance(d, int) else tuple(map(tuple, d)) for d in dims)
+
+    def infer_types(self, x, *sources):
+        if x.type.ndim != len(self.dims):
+            raise ShapeError(f"{self.what}: {x.type.ndim} axes, not {len(self.dims)}")
+        return [x.type]
+
+    def perform(self, x, *sources):
+        want = tuple(
+            d if isinstance(d, int) else _broadcast_length(np.shape(sources[i])[a] for i, a in d)
+            for d in self.dims
+        )
+        if np.shape(x) != want:
+            shapes = f"{format_shape(np.shape(x))}, not {format_shape(want)}"
+            raise CheckedShapeError(f"{self.what} ({shapes}, when the function ran)")
+        return np.asarray(x)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [output_grads[0]] + [None] * (len(inputs) - 1)
+
+
+def _broadcast_length(lengths) -> int:
+    """The length that lengths broadcast to: the first that is not 1 (they agree where the
+    values were computed), else 1."""
+    return next((n for n in lengths if n != 1), 1)
+
+
+def shape_from(x, dims, sources, what: str) -> Variable:
+    """``x``, once its shape is checked to be the one ``dims`` reads off ``sources`` when the
+    function runs (``ShapeFrom``)."""
+    return ShapeFrom(what, dims)(as_variable(x), *map(as_variable, sources))
 
 
 class HasShape(Op):

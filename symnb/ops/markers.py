@@ -7,7 +7,8 @@
 - ``grad_clip(x, lower, upper)``: the value of x, with the gradient that flows back through
   it clipped elementwise to [lower, upper] (Theano's ``theano.gradient.grad_clip``).
 - ``GradScale(multiplier)``: the value of x, with the gradient that flows back through it
-  times ``multiplier`` (Theano's ``theano.gradient.grad_scale``).
+  times ``multiplier`` (Theano's ``theano.gradient.grad_scale``); ``GradScaleBy`` takes the
+  multiplier as a second input (a variable or an array).
 
 Forward mode (``sn.Rop``) sees what they compute: grad_clip and grad_scale are the identity
 there, zero_grad passes a zero tangent and disconnected_grad none (symnb/grad/forward.py).
@@ -19,9 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.dims import format_shape
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.ops.elemwise import Elemwise, clip
+from symnb.errors import ShapeError
+from symnb.ops.broadcast import BroadcastLike
+from symnb.ops.elemwise import Elemwise, broadcast_shapes, clip
 
 
 class _Identity(Elemwise):
@@ -74,6 +78,28 @@ class GradScale(_Identity):
         return [gz * self.multiplier]
 
 
+class GradScaleBy(Elemwise):
+    """x, with the gradient flowing back through it times the second input, ``multiplier``
+    (a variable or an array that broadcasts to x's shape without stretching it; it gets no
+    gradient). The value and dtype are x's, as for ``GradScale``."""
+
+    dtype_rule = "x's dtype"
+    impl = staticmethod(lambda x, multiplier: np.copy(x))
+
+    def infer_types(self, x, multiplier):
+        _refuse_stretching(x, multiplier)
+        return [x.type]
+
+    def out_dtype(self, inputs):
+        return inputs[0].type.dtype
+
+    def scalar(self, k, x, multiplier):
+        return k.to(x)
+
+    def grad_input(self, i, inputs, output, gz):
+        return gz * inputs[1] if i == 0 else None
+
+
 def zero_grad(x) -> Variable:
     """x in the forward pass; a zero gradient in the backward pass (JAX's ``stop_gradient``)."""
     return ZeroGrad()(as_variable(x))
@@ -92,6 +118,34 @@ def grad_clip(x, lower, upper) -> Variable:
             ValueError(f"grad_clip: lower ({lower!r}) must not exceed upper ({upper!r})")
         )
     return GradClip(lower, upper)(as_variable(x))
+
+
+def _refuse_stretching(x: Variable, multiplier: Variable):
+    """A ShapeError where ``multiplier`` cannot broadcast to x's shape as the types say."""
+    shape = broadcast_shapes(GradScaleBy(), [x, multiplier])  # a clash: its ShapeError
+    if len(shape) != x.type.ndim or any(
+        d == 1 and n != 1 and n is not None for d, n in zip(x.type.shape, shape)
+    ):
+        raise _at_user_line(
+            ShapeError(
+                f"grad_scale: the multiplier {multiplier.describe()} would stretch "
+                f"{x.describe()} to {format_shape(shape)}; it scales x's gradient, so it "
+                "must broadcast to x's shape"
+            )
+        )
+
+
+def grad_scale_by(x, multiplier) -> Variable:
+    """x in the forward pass; in the backward pass the gradient reaching x times
+    ``multiplier``, a variable or an array (``GradScaleBy``). One that would stretch x is
+    refused when the graph is built, or, where dims are unknown, when the function runs (it
+    is broadcast to x's shape first: a view)."""
+    x, m = as_variable(x), as_variable(multiplier)
+    fixed = all(isinstance(d, int) for d in (*m.type.shape, *x.type.shape))
+    if m.type.ndim and not (fixed and m.type.shape == x.type.shape):
+        _refuse_stretching(x, m)
+        m = BroadcastLike()(m, x)
+    return GradScaleBy()(x, m)
 
 
 stop_gradient = zero_grad

@@ -65,6 +65,24 @@ def test_a_disconnected_integer_is_reported_in_theanos_words_at_the_users_line()
     assert ignored.dtype == theano.config.floatX and float(run([x], ignored, 1.0)) == 0.0
 
 
+def test_disconnected_grad_disconnects_with_an_integer_wrt_in_the_list_too():
+    """With an integer wrt, T.grad took connectedness from plain ancestry, which ignores
+    disconnected_grad: x of [x, n] and an integer n reached only through it got silent
+    zeros, where T.grad(cost, x) raised (Theano: DisconnectedGrad connects nothing)."""
+    x, y, n = T.dvector("x"), T.dvector("y"), T.lvector("n")
+    cost = T.sum(theano.gradient.disconnected_grad(x) * y * n)
+    for wrt in (x, [x, n]):
+        with pytest.raises(theano.gradient.DisconnectedInputError, match="depend on 'x'"):
+            T.grad(cost, wrt)
+    through = T.sum(theano.gradient.disconnected_grad(n * 1.0) * y)
+    with pytest.raises(theano.gradient.DisconnectedInputError, match="depend on 'n'"):
+        T.grad(through, n)
+    gx, gn = T.grad(cost, [x, n], disconnected_inputs="ignore")
+    got = run([x, y, n], [gx, gn], np.ones(2), np.array([2.0, 3.0]), np.array([1, 2]))
+    np.testing.assert_array_equal(got[0], [0.0, 0.0])
+    np.testing.assert_array_equal(got[1], [2.0, 3.0])  # n stays connected through y * n
+
+
 def test_core_errors_seen_through_t_grad_name_theano_and_the_users_line():
     v = T.vector("v")
     with pytest.raises(sn.ShapeError) as error:
@@ -83,11 +101,98 @@ def test_consider_constant_on_a_wrt_still_differentiates_it():
     assert [float(v) for v in run([x, y], [g_x, g_one], 1.0, 0.5)] == [1.0, 1.0]
     # below the listed variable the gradient stops: d(z * z)/dx with z = 3x held constant
     z = 3 * x
-    assert float(run([x], T.grad(z * z, x, consider_constant=[z]), 2.0)) == 0.0
-    assert float(run([x], T.grad(z * z, [x, z], consider_constant=[z])[1], 2.0)) == 12.0
+    ignored = T.grad(z * z, x, consider_constant=[z], disconnected_inputs="ignore")
+    assert float(run([x], ignored, 2.0)) == 0.0
+    assert float(run([x], T.grad(z * z + x, x, consider_constant=[z]), 2.0)) == 1.0
+    assert (
+        float(
+            run(
+                [x],
+                T.grad(z * z, [x, z], consider_constant=[z], disconnected_inputs="ignore")[1],
+                2.0,
+            )
+        )
+        == 12.0
+    )
+
+
+def test_a_wrt_reached_only_through_a_consider_constant_variable_is_disconnected():
+    """Theano's consider_constant variable "is not a function of anything": a wrt reached
+    only through it is disconnected (DisconnectedInputError, or a warning with 'warn'); it
+    was a silent zero. The ops consider_constant() and zero_grad() stay connected."""
+    x = T.dvector("x")
+    h = T.tanh(x)
+    cost = T.sum(h * h)
+    with pytest.raises(theano.gradient.DisconnectedInputError) as error:
+        T.grad(cost, x, consider_constant=[h])
+    assert "'x'" in str(error.value) and "disconnected_inputs='ignore'" in str(error.value)
+    with pytest.warns(sn.DisconnectedInputWarning, match="T.grad: the cost does not depend on 'x'"):
+        warned = T.grad(cost, x, consider_constant=[h], disconnected_inputs="warn")
+    np.testing.assert_array_equal(run([x], warned, np.array([0.3, -0.2])), [0.0, 0.0])
+    for marker in (theano.gradient.consider_constant, theano.gradient.zero_grad):
+        g = T.grad(T.sum(marker(h) * h), x)  # connected: only one path is stopped
+        xv = np.array([0.3, -0.2])
+        np.testing.assert_allclose(run([x], g, xv), np.tanh(xv) / np.cosh(xv) ** 2)
+    with pytest.raises(theano.gradient.DisconnectedInputError):
+        T.jacobian(h * 2, x, consider_constant=[h])
+
+
+def test_known_grads_replace_what_the_cost_sends_as_in_theano():
+    """Theano's grad puts the known gradients in its table first and computes only the
+    variables not in it: a known gradient is its variable's whole gradient, and one of the
+    cost replaces its 1. T.grad added them to the cost's (sn.grad's rule, which stays)."""
+    x = T.dvector("x")
+    h = x * 2
+    cost = T.sum(h * h)  # d cost / d h = 4x
+    xv = np.array([1.0, 2.0, 3.0])
+    got = run(
+        [x],
+        [
+            T.grad(cost, x, known_grads={h: T.ones_like(h)}),  # 2 * 1, not 2 * (1 + 4x)
+            T.grad(cost, x, known_grads={cost: T.constant(3.0)}),  # 3 * 8x, not 4 * 8x
+            T.grad(cost, x, known_grads={x: T.ones_like(x)}),  # 1, not 1 + 8x
+            T.grad(cost, [x, h], known_grads={h: T.ones_like(h)})[1],
+        ],
+        xv,
+    )
+    np.testing.assert_allclose(got, [2 * np.ones(3), 24 * xv, np.ones(3), np.ones(3)])
+    additive = sn.grad(cost, x, known_grads={h: T.ones_like(h)})
+    np.testing.assert_allclose(run([x], additive, xv), 2 * (1 + 4 * xv))
+    # Keras' Theano backend test_gradients: consider_constant with known_grads={a: ones}
+    a, b, y = T.dscalar("a"), T.dscalar("b"), T.dscalar("y")
+    xx = a * b
+    loss = T.pow(3.0 - xx * y * (a + b), 2)
+    grads = T.grad(loss, [a, b, y], consider_constant=[xx], known_grads={a: T.ones_like(a)})
+    got = run([a, b, y], grads, 1.2, 1.3, 2.0)
+    np.testing.assert_allclose([float(v) for v in got], [1.0, 29.951998, 37.439999], atol=1e-5)
 
 
 def test_sn_grad_keeps_refusing_integers():
     z = sn.scalar("z", dtype="int64")
     with pytest.raises(sn.DTypeError, match="sn.grad: cannot differentiate"):
         sn.grad(sn.cast(z, "float64") * 2, z)
+
+
+def test_a_tuple_in_gives_a_tuple_out_as_theanos_format_as():
+    """theano.gradient's jacobian, hessian and Lop format their results as wrt, and Rop as
+    f (Theano's format_as): a tuple gave a list, so `T.jacobian(e, (x, y)) + (extra,)` was
+    a TypeError."""
+    x, y = T.dvector("x"), T.dvector("y")
+    e = x * y
+    G = theano.gradient
+    got = {
+        "jacobian": G.jacobian(e, (x, y)),
+        "jacobian, consider_constant": G.jacobian(e, (x, y), consider_constant=[y]),
+        "hessian": G.hessian(T.sum(e**2), (x, y)),
+        "Lop": G.Lop(e, (x, y), y),
+        "Rop": G.Rop((e, e * 2), x, y),
+    }
+    assert {k: type(v).__name__ for k, v in got.items()} == dict.fromkeys(got, "tuple")
+    assert isinstance(G.jacobian(e, [x, y]), list) and isinstance(G.Rop([e], x, y), list)
+    jx, jy = got["jacobian"]
+    rx, r2 = got["Rop"]
+    xv, yv = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    values = run([x, y], [jx, jy, rx, r2, *got["Lop"]], xv, yv)
+    expected = [np.diag(yv), np.diag(xv), yv * yv, 2 * yv * yv, yv * yv, xv * yv]
+    for value, want in zip(values, expected):
+        np.testing.assert_allclose(value, want)

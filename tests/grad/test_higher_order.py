@@ -134,6 +134,17 @@ def test_jacobian_and_rop_of_disconnected_inputs():
     assert sn.Rop(x * 2, y, np.ones(3), "ignore", return_disconnected="none") is None
 
 
+def test_a_symbolic_shapes_jacobian_needs_no_value_of_a_disconnected_fixed_shape_wrt():
+    """The scan's zero block read shape(y), so sn.function([xs], ...) refused: 'the outputs
+    depend on y'. sn.grad and the fixed-shape Jacobian never read it; nor does this now."""
+    xs, y = f64("xs", (None,)), f64("y", (3,))
+    jx, jy = sn.jacobian(xs * 2, [xs, y], disconnected="ignore")
+    assert jy.type.shape[1:] == (3,)
+    got_x, got_y = sn.function([xs], [jx, jy], backend="py")(np.array([0.5, -1.0]))
+    np.testing.assert_allclose(got_x, 2 * np.eye(2))
+    np.testing.assert_array_equal(got_y, np.zeros((2, 3)))
+
+
 @pytest.mark.parametrize("backend", ["py", "c"])
 def test_hessian_of_crossentropy_with_int_labels_is_diag_p_minus_outer_p(rng, backend):
     """Through take_along_axis's gradient (inc_along_axis), whose value input must get

@@ -100,6 +100,50 @@ def test_lops_eval_point_is_checked_where_the_product_never_computes_f(backend, 
     np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
 
 
+# id -> (f of x, its vector-Jacobian product with v in NumPy, the shape of v for X (3, 4),
+# the words of a length-1 v)
+SHAPE_FROM_OPERANDS = {
+    "exp(x) * x": (
+        lambda x: sn.exp(x) * x,
+        lambda X, V: V * np.exp(X) * (X + 1),
+        (3, 4),
+        "((1, 1), not (3, 4), when the function ran)",
+    ),
+    "sum(x * x, axis=1)": (
+        lambda x: sn.sum(x * x, axis=1),
+        lambda X, V: 2 * X * V[:, None],
+        (3,),
+        "((1,), not (3,), when the function ran)",
+    ),
+    "mean(x, axis=0) * x[0]": (
+        lambda x: sn.mean(x, axis=0) * x[0],
+        lambda X, V: V * X[0] / 3 + np.eye(3, 1)[:, :1] * V * X.mean(axis=0),
+        (4,),
+        "((1,), not (4,), when the function ran)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SHAPE_FROM_OPERANDS))
+def test_an_eval_point_is_checked_where_fs_shape_follows_from_its_operands(backend, case):
+    """``Lop(exp(x) * x, x, v)`` computes ``exp(x)`` and ``x`` but not their product, and
+    ``Lop(sum(x * x, axis=1), x, v)`` no sum: the point was left unchecked (two operands of
+    f's shape, a reduction) and a length-1 v broadcast silently, for Lop and a known
+    gradient alike. Its shape is read off the operands when the function runs."""
+    build, numeric, shape, says = SHAPE_FROM_OPERANDS[case]
+    x, v = f64("x", (None, None)), f64("v", (None,) * len(shape))
+    X = np.arange(12.0).reshape(3, 4) / 10
+    V = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)
+    for product in (sn.Lop(build(x), x, v), sn.grad(None, x, known_grads={build(x): v})):
+        f = sn.function([x, v], product, backend=backend)
+        with pytest.raises(sn.ShapeError) as info:
+            f(X, np.ones((1,) * len(shape)))
+        message = str(info.value)
+        assert message.startswith("sn.grad: the known gradient 'v' (float64("), message
+        assert says in message, message
+        np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
+
+
 def test_a_disconnected_wrt_is_reported_in_rops_words():
     x, z = f64("x", (3,)), f64("z", (3,))
     with pytest.raises(sn.DisconnectedInputError) as info:

@@ -15,7 +15,7 @@ from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError
-from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, zero_grad
+from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
     "DisconnectedInputError",
@@ -66,7 +66,9 @@ def grad(
     """``T.grad``: d cost / d wrt, by Theano's rules. ``consider_constant`` lists variables
     that gradients do not flow through to what they are computed from (one that is also a
     ``wrt`` still gets its own gradient); ``disconnected_inputs`` is "raise", "warn" or
-    "ignore". An integer ``wrt`` is differentiated as Theano did (gradient_rules.py)."""
+    "ignore". A ``known_grads`` entry is its variable's whole gradient, as in Theano (the
+    cost's contribution is not added; one for the cost replaces its 1). An integer ``wrt``
+    is differentiated as Theano did (gradient_rules.py)."""
     if return_disconnected not in RETURN_DISCONNECTED:
         raise _at_user_line(
             ValueError(
@@ -92,14 +94,22 @@ def grad(
     return results if isinstance(wrt, list) else results[0]
 
 
+def _format_as(given, result):
+    """``result`` (a list for a list or tuple, else one value) as a tuple where ``given`` was
+    one, Theano's ``format_as``."""
+    return tuple(result) if isinstance(given, tuple) else result
+
+
 def _constant_through(cost, wrt, constants):
-    """The cost with each of ``constants`` behind a zero-gradient marker, and the wrt that
-    the cost's copy computes from: a wrt that is one of the constants is its marker, so it
-    gets the gradient that reaches it (Theano's ``consider_constant`` stops the gradient
-    below the variable, not at it: ``grad(x + y, x, consider_constant=[x])`` is 1)."""
+    """The cost with each of ``constants`` behind a ``disconnected_grad`` marker, and the wrt
+    that the cost's copy computes from: a wrt that is one of the constants is its marker, so
+    it gets the gradient that reaches it (Theano's ``consider_constant`` stops the gradient
+    below the variable, not at it: ``grad(x + y, x, consider_constant=[x])`` is 1). What the
+    cost reaches only through them is disconnected, as in Theano, where such a variable "is
+    not a function of anything" (the ops ``consider_constant``/``zero_grad`` stay connected)."""
     single = not isinstance(wrt, (list, tuple))
     targets = [wrt] if single else list(wrt)
-    replace = {v: zero_grad(v) for v in constants}
+    replace = {v: disconnected_grad(v) for v in constants}
     marked = {id(old): new for old, new in replace.items()}
     inner = [v for v in targets if v.owner is not None and id(v) not in marked]
     new_cost, *new_inner = clone_graph([cost, *inner], replace)
@@ -110,9 +120,11 @@ def _constant_through(cost, wrt, constants):
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
+    """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple)."""
+    given = wrt
     if consider_constant:
         expression, wrt = _constant_through(expression, wrt, consider_constant)
-    return _as_called(
+    result = _as_called(
         "T.jacobian",
         "disconnected_inputs",
         _jacobian,
@@ -120,19 +132,24 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
         wrt,
         disconnected=disconnected_inputs,
     )
+    return _format_as(given, result)
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
+    """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple)."""
+    given = wrt
     if consider_constant:
         cost, wrt = _constant_through(cost, wrt, consider_constant)
-    return _as_called(
+    result = _as_called(
         "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
     )
+    return _format_as(given, result)
 
 
 def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):  # noqa: N802
-    """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``."""
-    return _as_called(
+    """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``, one product
+    per f (a tuple for a tuple)."""
+    result = _as_called(
         "T.Rop",
         "disconnected_outputs",
         _Rop,
@@ -142,15 +159,19 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="
         disconnected=disconnected_outputs,
         return_disconnected=RETURN_DISCONNECTED[return_disconnected],
     )
+    return _format_as(f, result)
 
 
 def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):  # noqa: N802
-    """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt."""
+    """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt, one product
+    per wrt (a tuple for a tuple)."""
+    given = wrt
     if consider_constant:
         f, wrt = _constant_through(f, wrt, consider_constant)
-    return _as_called(
+    result = _as_called(
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
+    return _format_as(given, result)
 
 
 def verify_grad(
@@ -190,11 +211,10 @@ verify_grad.E_grad = GradientError
 
 
 def grad_scale(x, multiplier):
-    """``theano.gradient.grad_scale``: ``x`` forward, its gradient times ``multiplier``.
-
-    A symbolic or array multiplier is written out, ``zero_grad(x) + m * (x - zero_grad(x))``: its
-    forward-mode derivative (``Rop``) is then scaled too, and an infinite x gives NaN."""
+    """``theano.gradient.grad_scale``: ``x`` forward (its value and dtype), its gradient
+    times ``multiplier``, a number, an array or a variable (``GradScale``, or
+    ``GradScaleBy`` with the multiplier as an input)."""
     x = as_variable(x)
-    if isinstance(multiplier, Variable) or np.ndim(multiplier) != 0:
-        return zero_grad(x) + multiplier * (x - zero_grad(x))
-    return GradScale(multiplier)(x)
+    if not isinstance(multiplier, Variable) and np.ndim(multiplier) == 0:
+        return GradScale(multiplier)(x)
+    return grad_scale_by(x, multiplier)

@@ -1,4 +1,7 @@
-"""``T.grad``'s rules where Theano's differ from ``sn.grad``'s: integer variables.
+"""``T.grad``'s rules where Theano's differ from ``sn.grad``'s: integer variables, and
+``known_grads``, each the whole gradient of its variable (``grad_known_final``: the cost
+sends it nothing more, and a known gradient of the cost replaces its 1) where ``sn.grad``
+adds them to what the cost sends.
 
 ``sn.grad`` keeps integers out of differentiation. Theano differentiated with respect to them
 as if they were continuous wherever they enter a float result (``theano.grad(c, z)`` of
@@ -17,8 +20,8 @@ from symnb.config import config
 from symnb.core.graph import ancestors
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
-from symnb.grad.reverse import grad as _grad
-from symnb.grad.reverse import report_disconnected, zeros_like
+from symnb.grad.reverse import feeds, report_disconnected, zeros_like
+from symnb.grad.reverse import grad_known_final as _grad
 from symnb.ops.broadcast import Reduce
 from symnb.ops.creation import ones_like
 from symnb.ops.elemwise import Elemwise, Where, add, cast
@@ -42,7 +45,7 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
         raise ShapeError(f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}")
     known = list(known_grads.items()) if isinstance(known_grads, dict) else known_grads or []
     given = {id(var): g for var, g in known}
-    connected = _ancestry(([cost] if cost is not None else []) + [var for var, _ in known])
+    connected = _feeding(([cost] if cost is not None else []) + [var for var, _ in known])
     ints = [t for t in targets if not t.type.is_float and id(t) not in given and t is not cost]
     found = _float_paths(cost, known, targets, ints)
     results = []
@@ -108,12 +111,10 @@ def _float_of(var: Variable) -> str:
     return var.type.dtype.name if var.type.is_float else config.floatX
 
 
-def _ancestry(outputs: list) -> set[int]:
-    """Ids of the outputs and every variable they are computed from."""
-    ids = {id(v) for v in outputs}
-    for node in ancestors(outputs):
-        ids.update(id(x) for x in node.inputs)
-    return ids
+def _feeding(outputs: list) -> set[int]:
+    """Ids of the outputs and every variable they are computed from other than through
+    ``disconnected_grad`` (``sn.grad``'s connectedness: ``reverse.feeds``)."""
+    return feeds([(v, None) for v in outputs], ancestors(outputs))
 
 
 def _with_value_casts(outputs: list, ints: list):
