@@ -25,6 +25,7 @@ from symnb.core.shapes.hints import division_hint
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError, ShapeTypeError
+from symnb.ops._axes import diagonal_offset
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa: F401 - re-exported
 from symnb.ops.elemwise import cast
@@ -338,9 +339,7 @@ def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     for what, size in (("n", n), ("m", m)):
         if is_int(size) and size < 0:
             raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
-    if not is_int(k):
-        raise _located(ShapeTypeError(f"eye: k (the diagonal) is an int, not {k!r}"))
-    return Eye(k, dtype)(n, m)
+    return Eye(diagonal_offset(k, "eye"), dtype)(n, m)
 
 
 def one_hot(indices, depth, dtype=None) -> Variable:

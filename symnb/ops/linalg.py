@@ -17,7 +17,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
-from symnb.ops._axes import CountedAxes, normalize_axis, one_axis
+from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis, one_axis
 from symnb.ops._cofactor import cofactor_derivative
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops._square import _SquareOp
@@ -671,13 +671,14 @@ class TraceAdjoint(CountedAxes, Op):
 
 
 def trace(x, offset=0, axis1=0, axis2=1):
-    """``np.trace``: sum of the ``offset`` diagonal over ``axis1`` and ``axis2``."""
+    """``np.trace``: sum of the ``offset`` diagonal (an int) over ``axis1`` and ``axis2``."""
     x = as_variable(x)
+    offset = diagonal_offset(offset, "trace", "offset", x)
     a1 = one_axis(axis1, x.type.ndim, "trace", x, "axis1")
     a2 = one_axis(axis2, x.type.ndim, "trace", x, "axis2")
     if a1 == a2:
         raise _located(ShapeError(f"trace: axis1 and axis2 are both axis {a1}"))
-    return Trace(int(offset), a1, a2)(x)
+    return Trace(offset, a1, a2)(x)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name

@@ -167,6 +167,24 @@ def test_trace_matches_numpy(shape, offset, axes, dtype, rng, backend):
     check(got, np.trace(a, offset, *axes))
 
 
+TRACE_OFFSETS = [
+    lambda m: sn.trace(m, offset=1.5),
+    lambda m: m.trace(1.5),
+    lambda m: sn.trace(m, True),
+]
+
+
+@pytest.mark.parametrize("build", TRACE_OFFSETS, ids=["offset=1.5", "m.trace(1.5)", "True"])
+def test_a_trace_offset_is_an_int(build):
+    """NumPy refuses a float offset; symnb truncated it (1.5 summed the diagonal 1)."""
+    m = sn.matrix("m", dtype="float64")
+    with pytest.raises(sn.ShapeTypeError, match=r"trace: offset \(the diagonal\) is an int, not"):
+        build(m)
+    a = np.arange(12.0).reshape(3, 4)
+    got = sn.function([m], sn.trace(m, np.int64(1)), backend="py")(a)
+    check(got, np.trace(a, np.int64(1)))
+
+
 NORMS = [
     ((5,), None, None),
     ((5,), 1, None),

@@ -97,6 +97,11 @@ def test_layout_errors_are_clear():
         sn.tril(sn.vector("v"))
     with pytest.raises(sn.ShapeError, match="diag: needs a vector or a matrix"):
         sn.diag(sn.tensor3("t"))
+    with pytest.raises(sn.ShapeTypeError, match=r"diag: k \(the diagonal\) is an int, not 1.5"):
+        sn.diag(sn.vector("v"), 1.5)  # NumPy refuses a float; it was truncated to 1
+    with pytest.raises(sn.ShapeTypeError, match=r"not 1.9 \(for 'm' \(float64\(3, 4\)\)\)"):
+        sn.diag(m, 1.9)
+    assert sn.diag(m, np.int64(1)).type.shape == (3,)
     with pytest.raises(sn.ShapeError, match="pad: .* does not fit 'm'"):
         sn.pad(m, ((1, 1), (1, 1), (1, 1)))
     with pytest.raises(NotImplementedError, match="mode='constant'"):
