@@ -22,7 +22,7 @@ from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
 from symnb.core.shapes.hints import division_hint
-from symnb.core.types import TensorType, as_dtype
+from symnb.core.types import TensorType, as_dtype, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import diagonal_offset
@@ -82,7 +82,7 @@ class Eye(Op):
     differentiable = False
 
     def __init__(self, k=0, dtype=None):
-        self.k, self.dtype = int(k), as_dtype(dtype or config.floatX).name
+        self.k, self.dtype = int(k), as_dtype(config.floatX if dtype is None else dtype).name
 
     def infer_types(self, n, m):
         for v in (n, m):
@@ -107,7 +107,7 @@ class OneHot(Op):
 
     def __init__(self, depth: int | None, dtype=None):
         self.depth = None if depth is None else int(depth)
-        self.dtype = as_dtype(dtype or config.floatX).name
+        self.dtype = as_dtype(config.floatX if dtype is None else dtype).name
 
     def infer_types(self, indices, *depth):
         if indices.type.dtype.kind not in "iu":
@@ -310,27 +310,27 @@ def full(shape, fill_value, dtype=None) -> Variable:
     if dtype is None:
         value = as_variable(fill_value)
     elif isinstance(fill_value, Variable):
-        value = cast(fill_value, dtype)
+        value = cast(fill_value, dtype_arg(dtype, "full", None))
     else:
-        value = Constant(fill_value, dtype=dtype)
+        value = Constant(fill_value, dtype=dtype_arg(dtype, "full", None))
     return _alloc(value, shape)
 
 
 def zeros(shape, dtype=None) -> Variable:
     """An array of zeros (dtype ``sn.config.floatX`` unless given; float64 by default)."""
-    return full(shape, 0, dtype or config.floatX)
+    return full(shape, 0, dtype_arg(dtype, "zeros", config.floatX))
 
 
 def ones(shape, dtype=None) -> Variable:
     """An array of ones (dtype ``sn.config.floatX`` unless given; float64 by default)."""
-    return full(shape, 1, dtype or config.floatX)
+    return full(shape, 1, dtype_arg(dtype, "ones", config.floatX))
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Variable:
     """``np.arange``: bounds may be numbers or scalar variables (``arange(x.shape[0])``)."""
     if stop is None:
         start, stop = 0, start
-    return Arange(dtype)(start, stop, step)
+    return Arange(None if dtype is None else dtype_arg(dtype, "arange", None))(start, stop, step)
 
 
 def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
@@ -339,13 +339,14 @@ def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     for what, size in (("n", n), ("m", m)):
         if is_int(size) and size < 0:
             raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
-    return Eye(diagonal_offset(k, "eye"), dtype)(n, m)
+    return Eye(diagonal_offset(k, "eye"), dtype_arg(dtype, "eye", config.floatX))(n, m)
 
 
 def one_hot(indices, depth, dtype=None) -> Variable:
     """One-hot rows of length ``depth`` for integer ``indices`` (Theano's ``to_one_hot``);
     ``depth`` is an int or an integer scalar variable."""
     indices = as_variable(indices)
+    dtype = dtype_arg(dtype, f"one_hot of {indices.describe()}", config.floatX)
     if isinstance(depth, Constant) and depth.type.ndim == 0:
         depth = depth.value.item()
     if isinstance(depth, Variable):

@@ -54,6 +54,19 @@ def test_constructors_give_theano_dtypes_and_broadcastable_dims(make, dtype, sha
     assert (var.name, var.dtype.name, var.type.shape) == ("v", dtype, shape)
 
 
+@pytest.mark.parametrize("bad", [False, "", 0])
+def test_a_dtype_that_is_no_dtype_is_refused_not_taken_for_floatx(bad):
+    """``dtype or floatX`` read False, "" and 0 as no dtype (float64 variables)."""
+    for build, named in [
+        (lambda: T.matrix("m", dtype=bad), "T.matrix"),
+        (lambda: T.zeros((2,), dtype=bad), "zeros"),
+        (lambda: T.TensorType(bad, (False,)), "TensorType"),
+        (lambda: T.extra_ops.to_one_hot(T.lvector("y"), 3, dtype=bad), "one_hot"),
+    ]:
+        with pytest.raises(sn.DTypeError, match=f"^{named}.* is not a dtype"):
+            build()
+
+
 def test_plural_constructors_take_a_count_as_any_integer():
     for count in (3, np.int64(3)):
         made = T.fmatrices(count)
