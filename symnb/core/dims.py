@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+from collections.abc import Mapping, Set
 from functools import reduce
 
 from symnb.errors import ShapeError, ShapeTypeError
@@ -436,11 +437,22 @@ def normalize_shape(shape) -> tuple[Dim, ...]:
         return shape  # every rule's output shape: already canonical, checked in one pass
     if isinstance(shape, (str, numbers.Integral, DimExpr)) or shape is None:
         shape = (shape,)
+    if unordered(shape):
+        raise ShapeTypeError(f"a shape is a tuple of dims, not {unordered(shape)}")
     try:
         dims = iter(shape)
     except TypeError:
         raise ShapeTypeError(f"a shape is a tuple of dims, not {shape!r}") from None
     return tuple(normalize_dim(d) for d in dims)
+
+
+def unordered(shape) -> str:
+    """What ``shape`` is when it is a set or a mapping (``"{5, 6} (a set)"``), else "": its
+    iteration order (a set's, or a dict's keys) is no order of axes the user wrote, and
+    NumPy refuses both as a shape."""
+    if isinstance(shape, (Set, Mapping)):
+        return f"{shape!r} (a {type(shape).__name__})"
+    return ""
 
 
 def _is_canonical(d) -> bool:

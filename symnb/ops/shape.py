@@ -16,13 +16,14 @@ from symnb.core.dims import (
     never_multiple_of,
     product,
     provably_differ,
+    unordered,
 )
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, normalize_axis
 
 
@@ -338,7 +339,7 @@ def reshape(x, newshape, ndim=None) -> Variable:
     symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
     ``ndim`` (Theano's) is checked against the length of ``newshape``."""
     x = as_variable(x)
-    entries = _shape_entries(newshape)
+    entries = _shape_entries(x, newshape)
     if ndim is not None and ndim != len(entries):
         raise _located(ShapeError(f"reshape: ndim={ndim} but the target has {len(entries)} dims"))
     target, sizes = [], []
@@ -352,10 +353,17 @@ def reshape(x, newshape, ndim=None) -> Variable:
     return Reshape(tuple(target), tuple((d, names[d]) for d in target if d in names))(x, *sizes)
 
 
-def _shape_entries(newshape) -> list:
+def _shape_entries(x, newshape) -> list:
     """The entries of a target shape: a tuple/list, one size, or a 1-d int vector."""
     if isinstance(newshape, (numbers.Integral, str)):
         return [newshape]
+    if unordered(newshape):
+        raise _located(
+            ShapeTypeError(
+                f"reshape of {x.describe()}: the target shape is a tuple of sizes, one size "
+                f"or an int vector, not {unordered(newshape)}"
+            )
+        )
     if isinstance(newshape, Variable) and newshape.type.ndim == 0:
         return [newshape]
     if isinstance(newshape, Variable):

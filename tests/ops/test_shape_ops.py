@@ -91,6 +91,18 @@ def test_static_shapes_follow_the_dims():
     assert sn.flatten(x, 2).type.shape == ("batch", None)
 
 
+def test_a_set_or_a_dict_is_no_target_shape():
+    """NumPy refuses both; ``x.reshape({6, 2})`` reshaped to the set's order, (2, 6)."""
+    x = sn.tensor("x", shape=(3, 4))
+    for call in (lambda: x.reshape({6, 2}), lambda: sn.reshape(x, {6: 1, 2: 1})):
+        with pytest.raises(sn.ShapeTypeError) as caught:
+            call()
+        message = str(caught.value)
+        assert "reshape of 'x' (float64(3, 4)): the target shape is a tuple of sizes" in message
+        assert "(a set)" in message or "(a dict)" in message
+        assert caught.value.location.filename == __file__
+
+
 def test_layout_errors_are_clear():
     m = sn.tensor("m", shape=(3, 4))
     with pytest.raises(sn.ShapeError, match="tril: needs at least 2 dims"):
