@@ -195,6 +195,18 @@ class DimExpr:
         return self._wrap(neg(self))
 
 
+#: the largest size of an axis: NumPy's sizes are int64 (np.zeros(2**63) is "Maximum allowed
+#: dimension exceeded"), and so are the runners' and kernels'
+MAX_DIM = 2**63 - 1
+
+
+def too_large(size) -> str:
+    """Why the int ``size`` is no size of an axis: "" where it fits in int64."""
+    if size <= MAX_DIM:
+        return ""
+    return f"{size} does not fit in int64 (a size is at most 2**63-1: no array is that long)"
+
+
 def is_int(x) -> bool:
     """An int or NumPy integer, not a bool (which Python counts as one)."""
     return isinstance(x, numbers.Integral) and not isinstance(x, bool)
@@ -418,6 +430,8 @@ def normalize_dim(d, signed: bool = False) -> Dim:
     if isinstance(d, numbers.Integral) and not isinstance(d, bool):
         if d < 0 and not signed:
             raise ShapeError(f"a dim cannot be negative, got {d}")
+        if d > MAX_DIM and not signed:
+            raise ShapeError(f"a dim {too_large(d)}")
         return int(d)
     raise ShapeTypeError(
         f"a dim is an int, a name (str), an expression of those or None, not {d!r}"
@@ -456,10 +470,10 @@ def unordered(shape) -> str:
 
 
 def _is_canonical(d) -> bool:
-    """True for a dim normalize_dim would return unchanged (a plain non-negative int, an
+    """True for a dim normalize_dim would return unchanged (a plain int of int64's sizes, an
     identifier, None); expressions take the full path."""
     kind = type(d)
-    return kind is int and d >= 0 or kind is str and d.isidentifier() or d is None
+    return kind is int and 0 <= d <= MAX_DIM or kind is str and d.isidentifier() or d is None
 
 
 def dim(name) -> DimExpr:

@@ -17,7 +17,14 @@ import numbers
 import numpy as np
 
 from symnb.config import config
-from symnb.core.dims import DimExpr, format_dim, format_shape, is_int, normalize_dim
+from symnb.core.dims import (
+    DimExpr,
+    format_dim,
+    format_shape,
+    is_int,
+    normalize_dim,
+    too_large,
+)
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
@@ -182,6 +189,9 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
         entries = tuple(shape)
     else:
         raise ShapeTypeError(f"a shape is an int, a tuple or an int vector, not {shape!r}")
+    for e in entries:
+        if is_int(e) and too_large(int(e)):
+            raise ShapeError(f"the size {too_large(int(e))}")
     if all(is_int(e) for e in entries):
         if any(int(e) < 0 for e in entries):
             raise ShapeError(f"negative dimensions are not allowed: {entries}")
@@ -231,21 +241,27 @@ def broadcast_to(x, shape) -> Variable:
     entry may also name one of x's own dims (``(3, "batch")`` for x of ``("batch",)``, or a
     name where x's dim is unknown), or be None where it lines up with an axis of x: its size
     then comes from x when the function runs, and broadcasting is checked by name."""
+    return _broadcast_to(x, shape, "broadcast_to")
+
+
+def _broadcast_to(x, shape, what: str) -> Variable:
+    """``broadcast_to``, its shape errors naming ``what`` (the function called)."""
     x = as_variable(x)
     try:
         sizes, named = _own_sizes(x, shape)
     except ShapeError as exc:
         raise _located(exc) from None
-    return _alloc(x, sizes, named)
+    return _alloc(x, sizes, named, what)
 
 
-def _alloc(value: Variable, shape, named=None) -> Variable:
+def _alloc(value: Variable, shape, named=None, what: str = "alloc") -> Variable:
     """``value`` broadcast to ``shape`` as users write shapes (a name is no size here),
-    with the dims at the positions of ``named`` given by name."""
+    with the dims at the positions of ``named`` given by name; a bad shape is an error
+    naming ``what``."""
     try:
         dims, vector = shape_operand(shape)
     except (ShapeError, DTypeError) as exc:
-        raise _located(exc) from None
+        raise _located(type(exc)(f"{what}: {exc.args[0]}")) from None
     named = named or {}
     return Alloc(tuple(named.get(i, d) for i, d in enumerate(dims)))(value, vector)
 
@@ -297,7 +313,8 @@ def _own_axis(x: Variable, shape, i: int, lead: int) -> tuple[int, object]:
 
 def alloc(value, *shape) -> Variable:
     """Theano's ``alloc(value, *shape)``: value broadcast to the shape."""
-    return broadcast_to(value, shape[0] if len(shape) == 1 and _is_vector(shape[0]) else shape)
+    shape = shape[0] if len(shape) == 1 and _is_vector(shape[0]) else shape
+    return _broadcast_to(value, shape, "alloc")
 
 
 def _is_vector(entry) -> bool:
@@ -307,23 +324,27 @@ def _is_vector(entry) -> bool:
 def full(shape, fill_value, dtype=None) -> Variable:
     """An array of ``fill_value``; dtype from the value as in ``np.full`` unless given (a
     symbolic fill is cast to it, as ``np.full`` casts its fill)."""
+    return _full(shape, fill_value, dtype, "full")
+
+
+def _full(shape, fill_value, dtype, what: str) -> Variable:
     if dtype is None:
         value = as_variable(fill_value)
     elif isinstance(fill_value, Variable):
-        value = cast(fill_value, dtype_arg(dtype, "full", None))
+        value = cast(fill_value, dtype_arg(dtype, what, None))
     else:
-        value = Constant(fill_value, dtype=dtype_arg(dtype, "full", None))
-    return _alloc(value, shape)
+        value = Constant(fill_value, dtype=dtype_arg(dtype, what, None))
+    return _alloc(value, shape, None, what)
 
 
 def zeros(shape, dtype=None) -> Variable:
     """An array of zeros (dtype ``sn.config.floatX`` unless given; float64 by default)."""
-    return full(shape, 0, dtype_arg(dtype, "zeros", config.floatX))
+    return _full(shape, 0, dtype_arg(dtype, "zeros", config.floatX), "zeros")
 
 
 def ones(shape, dtype=None) -> Variable:
     """An array of ones (dtype ``sn.config.floatX`` unless given; float64 by default)."""
-    return full(shape, 1, dtype_arg(dtype, "ones", config.floatX))
+    return _full(shape, 1, dtype_arg(dtype, "ones", config.floatX), "ones")
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Variable:
@@ -339,6 +360,8 @@ def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     for what, size in (("n", n), ("m", m)):
         if is_int(size) and size < 0:
             raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
+        if is_int(size) and too_large(size):
+            raise _located(ShapeError(f"eye: {what}={too_large(size)}"))
     return Eye(diagonal_offset(k, "eye"), dtype_arg(dtype, "eye", config.floatX))(n, m)
 
 
@@ -361,7 +384,7 @@ def one_hot(indices, depth, dtype=None) -> Variable:
             f"not {depth!r}"
         )
         raise _located(ShapeTypeError(message))
-    if depth < 0:
-        message = f"one_hot of {indices.describe()}: depth must be >= 0, not {depth}"
-        raise _located(ShapeError(message))
+    if depth < 0 or too_large(depth):
+        why = f"must be >= 0, not {depth}" if depth < 0 else too_large(depth)
+        raise _located(ShapeError(f"one_hot of {indices.describe()}: depth {why}"))
     return OneHot(depth, dtype)(indices)

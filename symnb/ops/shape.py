@@ -16,6 +16,7 @@ from symnb.core.dims import (
     never_multiple_of,
     product,
     provably_differ,
+    too_large,
     unordered,
 )
 from symnb.core.op import Op, _at_user_line
@@ -382,8 +383,12 @@ def _shape_entries(x, newshape) -> list:
 def _static_entry(x, d):
     """An int or a name of x's dims where the entry is one (also ``x.shape[1]`` when that dim
     is fixed or named), else the size variable, which becomes an input of the node."""
-    if isinstance(d, str) or isinstance(d, numbers.Integral) and not isinstance(d, bool):
-        return d if isinstance(d, str) else int(d)
+    if isinstance(d, str):
+        return d
+    if isinstance(d, numbers.Integral) and not isinstance(d, bool):
+        if too_large(d):  # (the target's dims in a type must fit: say it names reshape)
+            raise _located(ShapeError(f"reshape of {x.describe()}: the size {too_large(d)}"))
+        return int(d)
     if not isinstance(d, Variable):
         raise _located(
             ShapeError(

@@ -36,6 +36,37 @@ CASES = [
         "tensor 'z'.*a shape is a tuple of dims, not 3.5",
     ),
     (lambda: sn.tensor("z", shape=("n m",)), sn.ShapeError, ValueError, "tensor 'z'.*not 'n m'"),
+    # a size past int64 (NumPy: "Maximum allowed dimension exceeded"): accepted, then an
+    # OverflowError from the C runner or from NumPy's int64 array of the shape
+    (
+        lambda: sn.tensor("z", shape=(2**63,)),
+        sn.ShapeError,
+        ValueError,
+        r"tensor 'z', shape \(9223372036854775808,\): a dim 9223372036854775808 does not fit in "
+        r"int64 \(a size is at most 2\*\*63-1",
+    ),
+    (
+        lambda: X.reshape(2**70),
+        sn.ShapeError,
+        ValueError,
+        r"reshape of 'x' \(float64\(n, 3\)\): the size 1180591620717411303424 does not fit",
+    ),
+    (lambda: sn.zeros(2**70), sn.ShapeError, ValueError, "zeros: the size 1180.* does not fit"),
+    (lambda: sn.full((2, 2**63), 1.0), sn.ShapeError, ValueError, "full: the size 9223.* does not"),
+    (lambda: sn.alloc(1.0, 2**70), sn.ShapeError, ValueError, "alloc: the size 1180.* does not"),
+    (
+        lambda: sn.broadcast_to(X, (2**70, 4, 3)),
+        sn.ShapeError,
+        ValueError,
+        "broadcast_to: the size 1180.* does not fit in int64",
+    ),
+    (
+        lambda: sn.one_hot(LABELS, 2**70),
+        sn.ShapeError,
+        ValueError,
+        r"one_hot of 'labels' \(int64\(3,\)\): depth 1180591620717411303424 does not fit in int64",
+    ),
+    (lambda: sn.eye(2**64), sn.ShapeError, ValueError, "eye: n=18446744073709551616 does not fit"),
     (
         lambda: sn.tensor("z", shape=(3,), dtype="float33"),
         sn.DTypeError,
