@@ -18,6 +18,7 @@ import numpy as np
 
 from symnb.config import config
 from symnb.core.dims import (
+    MAX_DIM,
     DimExpr,
     format_dim,
     format_shape,
@@ -172,10 +173,41 @@ def _arange_length(start, stop, step):
     if step == 0:
         raise ShapeError("arange: step is 0")
     if None not in (start, stop, step) and not isinstance(stop, (str, DimExpr)):
-        return max(0, math.ceil((stop - start) / step))
+        return _constant_arange_length(start, stop, step)
     if start == 0 and isinstance(step, int) and step > 0 and stop is not None:
         return dim_floordiv(dim_add(stop, step - 1), step)
     return None
+
+
+def _constant_arange_length(start, stop, step) -> int | None:
+    """``len(np.arange(start, stop, step))`` for Python numbers, as NumPy computes it (its
+    ``_calc_length``): ``ceil((stop - start) / step)`` in floats, at least 0, but 1 where the
+    quotient is a zero of a nonzero span by an infinite step (``arange(0, 10, inf)`` is
+    ``[0.]``); a quotient NumPy cannot take (NaN, infinite, past int64 either way) is
+    NumPy's ValueError, a ShapeError naming arange here. None (NumPy's, when it runs) for complex
+    bounds."""
+    call = f"arange({start!r}, {stop!r}, {step!r})"
+    delta = stop - start
+    try:
+        quotient = delta / step
+    except OverflowError:  # an int span too large for a float
+        quotient = math.inf
+    if isinstance(quotient, complex):
+        return None
+    if math.isnan(quotient) or math.isinf(quotient):
+        numpys = "cannot compute length" if math.isnan(quotient) else "Maximum allowed size"
+        raise ShapeError(
+            f"{call}: cannot compute the length: (stop - start) / step is {quotient} (NumPy "
+            f"refuses it too: {numpys!r})"
+        )
+    if not -MAX_DIM - 1 <= math.ceil(quotient) <= MAX_DIM:  # (NumPy's bounds, both ways)
+        raise ShapeError(
+            f"{call}: (stop - start) / step is {quotient}, past int64 (NumPy: 'Maximum "
+            "allowed size exceeded'); an array has at most 2**63-1 elements"
+        )
+    if quotient == 0.0 and delta != 0:  # the span divided by an infinite step
+        return 0 if math.copysign(1.0, quotient) < 0 else 1
+    return max(0, math.ceil(quotient))
 
 
 def shape_operand(shape) -> tuple[tuple, Variable]:

@@ -235,6 +235,40 @@ def test_arange_of_symbolic_integer_bounds_has_numpys_values_and_dtype(dtype, ba
             assert got.dtype == want.dtype and np.array_equal(got, want), (a, b, c, bounds)
 
 
+INFINITE_STEPS = [(0, 10, np.inf), (10, 0, -np.inf), (0, 10, -np.inf), (5, 0, np.inf)]
+
+
+@pytest.mark.parametrize("bounds", INFINITE_STEPS)
+def test_arange_by_an_infinite_step_has_numpys_length(bounds, backend):
+    """NumPy's ``arange(0, 10, inf)`` is ``[0.]``: the static length was ceil(10/inf) = 0,
+    the reference's result had 1 element, and constant folding failed (RewriteError)."""
+    want = np.arange(*bounds)
+    assert sn.arange(*bounds).type.shape == want.shape
+    check(_constant_output(lambda: sn.arange(*bounds), backend), want)
+
+
+@pytest.mark.parametrize(
+    "bounds, numpys",
+    [
+        ((0, np.inf), "Maximum allowed size"),
+        ((0, -np.inf), "Maximum allowed size"),
+        ((np.nan,), "cannot compute length"),
+        ((0, 10, np.nan), "cannot compute length"),
+        ((np.inf, np.inf), "cannot compute length"),
+        ((0, 1e300, 1e-300), "Maximum allowed size"),
+        ((0, 2**64 - 1), "Maximum allowed size"),
+    ],
+)
+def test_arange_refuses_a_length_numpy_cannot_compute(bounds, numpys):
+    """A bare OverflowError or ValueError ("cannot convert float infinity to integer") that
+    named neither arange nor its bounds."""
+    with pytest.raises(ValueError, match=numpys):
+        np.arange(*bounds)
+    with pytest.raises(sn.ShapeError, match=rf"^arange\(.*{numpys}") as caught:
+        sn.arange(*bounds)
+    assert caught.value.location.filename == __file__
+
+
 # id -> (a builder taking the dtype argument, the name its error gives)
 DTYPE_ARGUMENTS = {
     "tensor": (lambda d: sn.tensor("t", shape=(2,), dtype=d), "tensor 't'"),
