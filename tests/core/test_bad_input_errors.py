@@ -73,6 +73,26 @@ CASES = [
         TypeError,
         "tensor 'z': 'float33' is not a dtype",
     ),
+    # a name that is not a str (Theano: "name must be a string"): backend "c" failed compiling
+    (
+        lambda: sn.vector(7),
+        sn.ArgumentError,
+        TypeError,
+        r"name must be a string \(or None\), not 7 \(int\); the variable is float64\(\?,\)",
+    ),
+    (lambda: sn.tensor(3.5, shape=(2,)), sn.ArgumentError, TypeError, r"not 3\.5 \(float\)"),
+    (
+        lambda: sn.shared(np.zeros(2), name=("W",)),
+        sn.ArgumentError,
+        TypeError,
+        r"name must be a string \(or None\), not \('W',\) \(tuple\)",
+    ),
+    (
+        lambda: sn.ifelse(LABELS[0] > 0, X, X, name=1),
+        sn.ArgumentError,
+        TypeError,
+        r"name must be a string \(or None\), not 1 \(int\)",
+    ),
     (
         lambda: sn.vector("v", shape=(3, 3)),
         sn.ShapeError,
