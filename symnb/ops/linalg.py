@@ -5,6 +5,7 @@ and ``norm``. Shape errors name both operands and the dims that clash."""
 
 from __future__ import annotations
 
+import numbers
 import operator
 import string
 
@@ -784,8 +785,13 @@ def _vector_norm(x, ord, axes, keepdims):
         return sum_(cast(not_equal(x, 0), real), axis=axes, keepdims=keepdims)
     if ord == 1:
         return sum_(abs_(x), axis=axes, keepdims=keepdims)
-    if isinstance(ord, str):
-        raise _located(ArgumentError(f"norm: ord={ord!r} is not a vector norm ({x.describe()})"))
+    if isinstance(ord, str) or not isinstance(ord, numbers.Real):  # (1j: NumPy refuses it)
+        raise _located(
+            ArgumentError(
+                f"norm: ord={ord!r} is not a vector norm ({x.describe()}): it is None, a real "
+                "p, inf, -inf or 0"
+            )
+        )
     return _norm_sum_pow(x, ord, axes, keepdims)
 
 

@@ -11,6 +11,7 @@ from symnb.core.dims import (
     exact_div,
     format_dim,
     format_shape,
+    is_int,
     is_known,
     names_in,
     never_multiple_of,
@@ -277,9 +278,9 @@ def transpose(x, axes=None) -> Variable:
     if axes is None:
         axes = tuple(reversed(range(n)))
     axes = (axes,) if isinstance(axes, numbers.Integral) else tuple(axes)
-    for a in axes:  # out of range: normalize_axis's error
-        if isinstance(a, numbers.Integral) and not -n <= a < n:
-            normalize_axis(a, n, "transpose", x)
+    for a in axes:  # not an int, or out of range: normalize_axis's error
+        if not is_int(a) or not -n <= a < n:
+            normalize_axis((a,), n, "transpose", x)
     if len(axes) != n or sorted(a % n if n else a for a in axes) != list(range(n)):
         raise ShapeError(
             f"transpose: {tuple(axes)} is not a permutation of the {n} axes of {x.describe()}"
@@ -309,7 +310,8 @@ def _one_axis(axis, op: str):
 def expand_dims(x, axis) -> Variable:
     """Insert length-1 axes at the given positions of the result."""
     x = as_variable(x)
-    axis = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axis = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)  # (a float: one axis,
+    # which normalize_axis refuses)
     n = x.type.ndim + len(axis)
     for a in axis:  # positions in the result, which has n dims (NumPy's rule)
         if isinstance(a, numbers.Integral) and not -n <= a < n:
@@ -358,11 +360,11 @@ def _shape_entries(x, newshape) -> list:
     """The entries of a target shape: a tuple/list, one size, or a 1-d int vector."""
     if isinstance(newshape, (numbers.Integral, str)):
         return [newshape]
-    if unordered(newshape):
+    if newshape is None or unordered(newshape):
         raise _located(
             ShapeTypeError(
                 f"reshape of {x.describe()}: the target shape is a tuple of sizes, one size "
-                f"or an int vector, not {unordered(newshape)}"
+                f"or an int vector, not {unordered(newshape) or None}"
             )
         )
     if isinstance(newshape, Variable) and newshape.type.ndim == 0:

@@ -161,6 +161,46 @@ CASES = [
         "concatenate: axis is one int, not True",
     ),
     (lambda: sn.split(X, 2.5), sn.ShapeTypeError, TypeError, "split of 'x'.*not 2.5"),
+    # Python's own "'NoneType' object is not iterable", "'float' object is not iterable",
+    # "'int' object is not iterable"; a bool axis was taken as 0 or 1; ord=1j made a complex
+    # "norm" (NumPy refuses each)
+    (
+        lambda: X.reshape(None),
+        sn.ShapeTypeError,
+        TypeError,
+        r"reshape of 'x' \(float64\(n, 3\)\): the target shape is a tuple of sizes.*not None",
+    ),
+    (
+        lambda: sn.transpose(X, [[0, 1], [2]]),
+        sn.ShapeTypeError,
+        TypeError,
+        r"transpose: an axis is an int, not \[0, 1\] \(for 'x'",
+    ),
+    (
+        lambda: sn.transpose(X, (True, False)),
+        sn.ShapeTypeError,
+        TypeError,
+        "transpose: an axis is an int, not True",
+    ),
+    (
+        lambda: sn.expand_dims(X, 1.0),
+        sn.ShapeTypeError,
+        TypeError,
+        r"expand_dims: an axis is an int, not 1\.0 \(for 'x'",
+    ),
+    (
+        lambda: sn.concatenate(5),
+        sn.ArgumentError,
+        TypeError,
+        r"concatenate: the arrays to join are a list or tuple of arrays, not 5 \(int\)",
+    ),
+    (lambda: sn.stack(X), sn.ArgumentError, TypeError, "stack: the arrays to join .* not 'x'"),
+    (
+        lambda: sn.norm(sn.vector("v"), ord=1j),
+        sn.ArgumentError,
+        ValueError,
+        r"norm: ord=1j is not a vector norm \('v'.*a real p",
+    ),
     (
         lambda: sn.flatten(X, ndim=True),
         sn.ShapeTypeError,
