@@ -36,7 +36,7 @@ from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, graph_first
-from symnb.errors import DeviceError, GraphError, InputError, ReentrantCallError
+from symnb.errors import ArgumentError, DeviceError, GraphError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -748,6 +748,14 @@ def _check_inputs(inputs) -> list[Variable]:
             )
         if any(var is other for other in inputs[:i]):
             raise _at_user_line(GraphError(f"input {var.describe()} is listed twice"))
+        if var.name is not None and not isinstance(var.name, str):  # (``x.name = 7``: the
+            # variable checked its name when it was made; a keyword names an input by it)
+            raise _at_user_line(
+                ArgumentError(
+                    f"input {i} {var.describe()}: a name must be a string (or None), not "
+                    f"{var.name!r} ({type(var.name).__name__})"
+                )
+            )
     return inputs
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
-from symnb.core.variable import Constant, Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable, check_name
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._dtypes import probe_dtype, refuse_wrapped_ints
 from symnb.ops.broadcast import zeros_like
@@ -127,6 +127,7 @@ def ifelse(cond, then, else_, name: str | None = None):
                 f"{len(elses)}; give both the same number"
             )
         )
+    check_name(name)
     thens, elses = _pair_up(thens, elses)
     outputs = IfElse(len(thens))(as_variable(cond), *thens, *elses)
     outputs = [outputs] if len(thens) == 1 else outputs

@@ -18,9 +18,11 @@ def tensor(name: str | None = None, shape=(), dtype=None) -> Variable:
 
 def _input_type(what: str, name, dtype, shape) -> TensorType:
     """The type of a new input; a bad dim or dtype is an error naming the input and the
-    shape, at the user's line (the dims and dtypes module knows neither)."""
+    shape, at the user's line (the dims and dtypes module knows neither). Only None means
+    the default dtype: ``dtype=False``, ``""`` or ``0`` (a positional argument out of place)
+    is refused as NumPy refuses it."""
     try:
-        return TensorType(dtype or config.floatX, shape)
+        return TensorType(config.floatX if dtype is None else dtype, shape)
     except (ShapeError, DTypeError) as exc:
         label = f"{what} {name!r}" if name is not None else what
         where = f", shape {shape!r}" if isinstance(exc, ShapeError) else ""

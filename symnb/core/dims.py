@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+from collections.abc import Mapping, Set
 from functools import reduce
 
 from symnb.errors import ShapeError, ShapeTypeError
@@ -192,6 +193,18 @@ class DimExpr:
 
     def __neg__(self):
         return self._wrap(neg(self))
+
+
+#: the largest size of an axis: NumPy's sizes are int64 (np.zeros(2**63) is "Maximum allowed
+#: dimension exceeded"), and so are the runners' and kernels'
+MAX_DIM = 2**63 - 1
+
+
+def too_large(size) -> str:
+    """Why the int ``size`` is no size of an axis: "" where it fits in int64."""
+    if size <= MAX_DIM:
+        return ""
+    return f"{size} does not fit in int64 (a size is at most 2**63-1: no array is that long)"
 
 
 def is_int(x) -> bool:
@@ -417,6 +430,8 @@ def normalize_dim(d, signed: bool = False) -> Dim:
     if isinstance(d, numbers.Integral) and not isinstance(d, bool):
         if d < 0 and not signed:
             raise ShapeError(f"a dim cannot be negative, got {d}")
+        if d > MAX_DIM and not signed:
+            raise ShapeError(f"a dim {too_large(d)}")
         return int(d)
     raise ShapeTypeError(
         f"a dim is an int, a name (str), an expression of those or None, not {d!r}"
@@ -436,6 +451,8 @@ def normalize_shape(shape) -> tuple[Dim, ...]:
         return shape  # every rule's output shape: already canonical, checked in one pass
     if isinstance(shape, (str, numbers.Integral, DimExpr)) or shape is None:
         shape = (shape,)
+    if unordered(shape):
+        raise ShapeTypeError(f"a shape is a tuple of dims, not {unordered(shape)}")
     try:
         dims = iter(shape)
     except TypeError:
@@ -443,11 +460,20 @@ def normalize_shape(shape) -> tuple[Dim, ...]:
     return tuple(normalize_dim(d) for d in dims)
 
 
+def unordered(shape) -> str:
+    """What ``shape`` is when it is a set or a mapping (``"{5, 6} (a set)"``), else "": its
+    iteration order (a set's, or a dict's keys) is no order of axes the user wrote, and
+    NumPy refuses both as a shape."""
+    if isinstance(shape, (Set, Mapping)):
+        return f"{shape!r} (a {type(shape).__name__})"
+    return ""
+
+
 def _is_canonical(d) -> bool:
-    """True for a dim normalize_dim would return unchanged (a plain non-negative int, an
+    """True for a dim normalize_dim would return unchanged (a plain int of int64's sizes, an
     identifier, None); expressions take the full path."""
     kind = type(d)
-    return kind is int and d >= 0 or kind is str and d.isidentifier() or d is None
+    return kind is int and 0 <= d <= MAX_DIM or kind is str and d.isidentifier() or d is None
 
 
 def dim(name) -> DimExpr:

@@ -297,10 +297,14 @@ class TensorMethods:
 
     def transpose(self, *axes):
         """``x.transpose()``, ``x.transpose(1, 0)``, ``x.transpose((1, 0))``; one int is one
-        axis, as in NumPy (``v.transpose(0)`` of a vector)."""
+        axis, as in NumPy (``v.transpose(0)`` of a vector). Only no argument (or None)
+        reverses the axes: ``x.transpose(())`` is the empty permutation, as in NumPy (an
+        error but for a 0-d x)."""
+        if not axes:
+            return _ops().transpose(self, None)
         if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
             axes = axes[0]  # None, or the axes as one tuple
-        return _ops().transpose(self, None if isinstance(axes, tuple) and not axes else axes)
+        return _ops().transpose(self, axes)
 
     def astype(self, dtype):
         return _ops().cast(self, dtype)

@@ -53,6 +53,17 @@ def as_dtype(dtype) -> np.dtype:
     return dt if dt.isnative else dt.newbyteorder("=")
 
 
+def dtype_arg(dtype, what: str, default) -> np.dtype:
+    """A function's ``dtype`` argument: ``default`` for None alone, any other value read by
+    :func:`as_dtype`, its DTypeError naming ``what``. (``dtype or default`` took False, ""
+    and 0, most often a positional argument out of place, ``zeros(shape, 0)``, as no dtype;
+    NumPy refuses them.)"""
+    try:
+        return as_dtype(default if dtype is None else dtype)
+    except DTypeError as exc:
+        raise DTypeError(f"{what}: {exc.args[0]}") from None
+
+
 def _unsupported(asked, dt: np.dtype) -> str:
     """Why ``asked`` (read by NumPy as ``dt``) is refused, with the spelling meant if any."""
     message = f"symnb does not support dtype {dt.name}"

@@ -20,7 +20,7 @@ from symnb.core.hooks import hook, provided, register
 from symnb.core.source import SourceLoc, at_user_line, user_location
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
-from symnb.errors import DTypeError, InputError, InputShapeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, InputError, InputShapeError, ShapeError
 
 _ids = itertools.count()
 #: ``Variable(source=FIND_SOURCE)``, the default: find the user's line by walking the stack
@@ -92,6 +92,8 @@ class Variable(TensorMethods):
         name: str | None = None,
         source=FIND_SOURCE,
     ):
+        if name is not None and not isinstance(name, str):
+            raise _not_a_name(name, type)
         self.type = type
         self.owner = owner
         self.index = index
@@ -384,6 +386,23 @@ def _copy_node(node, memo: dict) -> None:
     new.tag = copy.deepcopy(node.tag, memo)
     for out, copied in made:
         copied.__setstate__(copy.deepcopy(out.__getstate__(), memo))
+
+
+def check_name(name, of: TensorType | None = None) -> str | None:
+    """``name`` when it is a str or None (Theano's rule: "name must be a string"); else an
+    ArgumentError naming it. Checked where a variable is made and where a function names
+    one later (``ifelse(..., name=)``): ``str(x)`` of a non-str name failed, and the C
+    runner's table of keyword names refused it with an internal error at compile time."""
+    if name is not None and not isinstance(name, str):
+        raise _not_a_name(name, of)
+    return name
+
+
+def _not_a_name(name, of: TensorType | None) -> ArgumentError:
+    """The error for a name that is not a str, of a variable of type ``of`` (if known)."""
+    kind = type(name).__name__
+    whose = "" if of is None else f"; the variable is {of.dtype.name}{format_shape(of.shape)}"
+    return ArgumentError(f"name must be a string (or None), not {name!r} ({kind}){whose}")
 
 
 def _assigned_at(loc: SourceLoc | None) -> str | None:

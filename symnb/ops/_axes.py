@@ -88,6 +88,17 @@ def one_axis(axis, ndim: int, op, var, what: str = "axis", or_none: bool = False
     return a
 
 
+def diagonal_offset(offset, op: str, what: str = "k", var=None) -> int:
+    """A diagonal's offset (``np.eye``'s and ``np.diag``'s k, ``np.trace``'s offset) as an
+    int, NumPy's integers too: a float is refused, as NumPy refuses it (``int()`` would pick
+    another diagonal), and a bool, as axes refuse one."""
+    if not is_int(offset):
+        of = "" if var is None else f" (for {var.describe()})"
+        message = f"{op}: {what} (the diagonal) is an int, not {offset!r}{of}"
+        raise _at_user_line(ShapeTypeError(message))
+    return int(offset)
+
+
 class CountedAxes:
     """Mixin for ops whose axis parameters (``axis_props``: an int, a tuple of ints or None
     each) count from 0. Their rules compare axes with positions, so an op built with a

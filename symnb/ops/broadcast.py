@@ -18,7 +18,7 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, format_shape, unify
 from symnb.core.op import Op
-from symnb.core.types import TensorType
+from symnb.core.types import TensorType, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import CountedAxes, keepdims_flag, no_out, normalize_axis
@@ -206,8 +206,12 @@ def sum_to_like(g, like) -> Variable:
 
 def full_like(x, fill_value, dtype=None) -> Variable:
     """An array of ``fill_value`` with x's shape and (unless given) x's dtype."""
+    return _filled_like(x, fill_value, dtype, "full_like")
+
+
+def _filled_like(x, fill_value, dtype, what: str) -> Variable:
     x = as_variable(x)
-    value = Constant(fill_value, dtype=dtype or x.type.dtype)
+    value = Constant(fill_value, dtype=dtype_arg(dtype, f"{what} of {x.describe()}", x.type.dtype))
     dims = x.type.shape
     if all(isinstance(d, int) for d in dims):
         return Alloc(dims)(value, Constant(np.array(dims, dtype=np.int64)))
@@ -216,9 +220,9 @@ def full_like(x, fill_value, dtype=None) -> Variable:
 
 def zeros_like(x, dtype=None) -> Variable:
     """Zeros with x's shape and (unless given) x's dtype."""
-    return full_like(x, 0, dtype)
+    return _filled_like(x, 0, dtype, "zeros_like")
 
 
 def ones_like(x, dtype=None) -> Variable:
     """Ones with x's shape and (unless given) x's dtype."""
-    return full_like(x, 1, dtype)
+    return _filled_like(x, 1, dtype, "ones_like")

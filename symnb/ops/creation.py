@@ -17,14 +17,23 @@ import numbers
 import numpy as np
 
 from symnb.config import config
-from symnb.core.dims import DimExpr, format_dim, format_shape, is_int, normalize_dim
+from symnb.core.dims import (
+    MAX_DIM,
+    DimExpr,
+    format_dim,
+    format_shape,
+    is_int,
+    normalize_dim,
+    too_large,
+)
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
 from symnb.core.op import Op
 from symnb.core.shapes.hints import division_hint
-from symnb.core.types import TensorType, as_dtype
+from symnb.core.types import TensorType, as_dtype, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError, ShapeTypeError
+from symnb.ops._axes import diagonal_offset
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa: F401 - re-exported
 from symnb.ops.elemwise import cast
@@ -81,7 +90,7 @@ class Eye(Op):
     differentiable = False
 
     def __init__(self, k=0, dtype=None):
-        self.k, self.dtype = int(k), as_dtype(dtype or config.floatX).name
+        self.k, self.dtype = int(k), as_dtype(config.floatX if dtype is None else dtype).name
 
     def infer_types(self, n, m):
         for v in (n, m):
@@ -106,7 +115,7 @@ class OneHot(Op):
 
     def __init__(self, depth: int | None, dtype=None):
         self.depth = None if depth is None else int(depth)
-        self.dtype = as_dtype(dtype or config.floatX).name
+        self.dtype = as_dtype(config.floatX if dtype is None else dtype).name
 
     def infer_types(self, indices, *depth):
         if indices.type.dtype.kind not in "iu":
@@ -164,10 +173,41 @@ def _arange_length(start, stop, step):
     if step == 0:
         raise ShapeError("arange: step is 0")
     if None not in (start, stop, step) and not isinstance(stop, (str, DimExpr)):
-        return max(0, math.ceil((stop - start) / step))
+        return _constant_arange_length(start, stop, step)
     if start == 0 and isinstance(step, int) and step > 0 and stop is not None:
         return dim_floordiv(dim_add(stop, step - 1), step)
     return None
+
+
+def _constant_arange_length(start, stop, step) -> int | None:
+    """``len(np.arange(start, stop, step))`` for Python numbers, as NumPy computes it (its
+    ``_calc_length``): ``ceil((stop - start) / step)`` in floats, at least 0, but 1 where the
+    quotient is a zero of a nonzero span by an infinite step (``arange(0, 10, inf)`` is
+    ``[0.]``); a quotient NumPy cannot take (NaN, infinite, past int64 either way) is
+    NumPy's ValueError, a ShapeError naming arange here. None (NumPy's, when it runs) for complex
+    bounds."""
+    call = f"arange({start!r}, {stop!r}, {step!r})"
+    delta = stop - start
+    try:
+        quotient = delta / step
+    except OverflowError:  # an int span too large for a float
+        quotient = math.inf
+    if isinstance(quotient, complex):
+        return None
+    if math.isnan(quotient) or math.isinf(quotient):
+        numpys = "cannot compute length" if math.isnan(quotient) else "Maximum allowed size"
+        raise ShapeError(
+            f"{call}: cannot compute the length: (stop - start) / step is {quotient} (NumPy "
+            f"refuses it too: {numpys!r})"
+        )
+    if not -MAX_DIM - 1 <= math.ceil(quotient) <= MAX_DIM:  # (NumPy's bounds, both ways)
+        raise ShapeError(
+            f"{call}: (stop - start) / step is {quotient}, past int64 (NumPy: 'Maximum "
+            "allowed size exceeded'); an array has at most 2**63-1 elements"
+        )
+    if quotient == 0.0 and delta != 0:  # the span divided by an infinite step
+        return 0 if math.copysign(1.0, quotient) < 0 else 1
+    return max(0, math.ceil(quotient))
 
 
 def shape_operand(shape) -> tuple[tuple, Variable]:
@@ -181,6 +221,9 @@ def shape_operand(shape) -> tuple[tuple, Variable]:
         entries = tuple(shape)
     else:
         raise ShapeTypeError(f"a shape is an int, a tuple or an int vector, not {shape!r}")
+    for e in entries:
+        if is_int(e) and too_large(int(e)):
+            raise ShapeError(f"the size {too_large(int(e))}")
     if all(is_int(e) for e in entries):
         if any(int(e) < 0 for e in entries):
             raise ShapeError(f"negative dimensions are not allowed: {entries}")
@@ -230,21 +273,27 @@ def broadcast_to(x, shape) -> Variable:
     entry may also name one of x's own dims (``(3, "batch")`` for x of ``("batch",)``, or a
     name where x's dim is unknown), or be None where it lines up with an axis of x: its size
     then comes from x when the function runs, and broadcasting is checked by name."""
+    return _broadcast_to(x, shape, "broadcast_to")
+
+
+def _broadcast_to(x, shape, what: str) -> Variable:
+    """``broadcast_to``, its shape errors naming ``what`` (the function called)."""
     x = as_variable(x)
     try:
         sizes, named = _own_sizes(x, shape)
     except ShapeError as exc:
         raise _located(exc) from None
-    return _alloc(x, sizes, named)
+    return _alloc(x, sizes, named, what)
 
 
-def _alloc(value: Variable, shape, named=None) -> Variable:
+def _alloc(value: Variable, shape, named=None, what: str = "alloc") -> Variable:
     """``value`` broadcast to ``shape`` as users write shapes (a name is no size here),
-    with the dims at the positions of ``named`` given by name."""
+    with the dims at the positions of ``named`` given by name; a bad shape is an error
+    naming ``what``."""
     try:
         dims, vector = shape_operand(shape)
     except (ShapeError, DTypeError) as exc:
-        raise _located(exc) from None
+        raise _located(type(exc)(f"{what}: {exc.args[0]}")) from None
     named = named or {}
     return Alloc(tuple(named.get(i, d) for i, d in enumerate(dims)))(value, vector)
 
@@ -296,7 +345,8 @@ def _own_axis(x: Variable, shape, i: int, lead: int) -> tuple[int, object]:
 
 def alloc(value, *shape) -> Variable:
     """Theano's ``alloc(value, *shape)``: value broadcast to the shape."""
-    return broadcast_to(value, shape[0] if len(shape) == 1 and _is_vector(shape[0]) else shape)
+    shape = shape[0] if len(shape) == 1 and _is_vector(shape[0]) else shape
+    return _broadcast_to(value, shape, "alloc")
 
 
 def _is_vector(entry) -> bool:
@@ -306,30 +356,34 @@ def _is_vector(entry) -> bool:
 def full(shape, fill_value, dtype=None) -> Variable:
     """An array of ``fill_value``; dtype from the value as in ``np.full`` unless given (a
     symbolic fill is cast to it, as ``np.full`` casts its fill)."""
+    return _full(shape, fill_value, dtype, "full")
+
+
+def _full(shape, fill_value, dtype, what: str) -> Variable:
     if dtype is None:
         value = as_variable(fill_value)
     elif isinstance(fill_value, Variable):
-        value = cast(fill_value, dtype)
+        value = cast(fill_value, dtype_arg(dtype, what, None))
     else:
-        value = Constant(fill_value, dtype=dtype)
-    return _alloc(value, shape)
+        value = Constant(fill_value, dtype=dtype_arg(dtype, what, None))
+    return _alloc(value, shape, None, what)
 
 
 def zeros(shape, dtype=None) -> Variable:
     """An array of zeros (dtype ``sn.config.floatX`` unless given; float64 by default)."""
-    return full(shape, 0, dtype or config.floatX)
+    return _full(shape, 0, dtype_arg(dtype, "zeros", config.floatX), "zeros")
 
 
 def ones(shape, dtype=None) -> Variable:
     """An array of ones (dtype ``sn.config.floatX`` unless given; float64 by default)."""
-    return full(shape, 1, dtype or config.floatX)
+    return _full(shape, 1, dtype_arg(dtype, "ones", config.floatX), "ones")
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Variable:
     """``np.arange``: bounds may be numbers or scalar variables (``arange(x.shape[0])``)."""
     if stop is None:
         start, stop = 0, start
-    return Arange(dtype)(start, stop, step)
+    return Arange(None if dtype is None else dtype_arg(dtype, "arange", None))(start, stop, step)
 
 
 def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
@@ -338,15 +392,16 @@ def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     for what, size in (("n", n), ("m", m)):
         if is_int(size) and size < 0:
             raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
-    if not is_int(k):
-        raise _located(ShapeTypeError(f"eye: k (the diagonal) is an int, not {k!r}"))
-    return Eye(k, dtype)(n, m)
+        if is_int(size) and too_large(size):
+            raise _located(ShapeError(f"eye: {what}={too_large(size)}"))
+    return Eye(diagonal_offset(k, "eye"), dtype_arg(dtype, "eye", config.floatX))(n, m)
 
 
 def one_hot(indices, depth, dtype=None) -> Variable:
     """One-hot rows of length ``depth`` for integer ``indices`` (Theano's ``to_one_hot``);
     ``depth`` is an int or an integer scalar variable."""
     indices = as_variable(indices)
+    dtype = dtype_arg(dtype, f"one_hot of {indices.describe()}", config.floatX)
     if isinstance(depth, Constant) and depth.type.ndim == 0:
         depth = depth.value.item()
     if isinstance(depth, Variable):
@@ -361,7 +416,7 @@ def one_hot(indices, depth, dtype=None) -> Variable:
             f"not {depth!r}"
         )
         raise _located(ShapeTypeError(message))
-    if depth < 0:
-        message = f"one_hot of {indices.describe()}: depth must be >= 0, not {depth}"
-        raise _located(ShapeError(message))
+    if depth < 0 or too_large(depth):
+        why = f"must be >= 0, not {depth}" if depth < 0 else too_large(depth)
+        raise _located(ShapeError(f"one_hot of {indices.describe()}: depth {why}"))
     return OneHot(depth, dtype)(indices)

@@ -16,7 +16,7 @@ from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError, ShapeTypeError
+from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
@@ -169,7 +169,7 @@ class _SplitSizes(CountedAxes, Op):
 # -- public functions ----------------------------------------------------------------------
 def concatenate(xs, axis: int = 0) -> Variable:
     """Join arrays along an existing axis (``np.concatenate``; ``axis=None`` flattens)."""
-    xs = [as_variable(x) for x in xs]
+    xs = _arrays("concatenate", xs)
     if axis is None:
         xs, axis = [flatten(x) for x in xs], 0
     if not xs:
@@ -182,7 +182,7 @@ def concatenate(xs, axis: int = 0) -> Variable:
 
 def stack(xs, axis: int = 0) -> Variable:
     """Join arrays of one shape along a new axis (``np.stack``)."""
-    xs = [as_variable(x) for x in xs]
+    xs = _arrays("stack", xs)
     if not xs:
         raise _located(ShapeError("stack: needs at least one array"))
     try:
@@ -199,6 +199,18 @@ def stack(xs, axis: int = 0) -> Variable:
     # user never wrote
     with shape_warnings.quiet():
         return Concatenate(axis % ndim)(*[expand_dims(x, axis % ndim) for x in xs])
+
+
+def _arrays(op: str, xs) -> list[Variable]:
+    """The values ``op`` joins, each as a variable: ``xs`` is a list or tuple of them (any
+    iterable; NumPy's array joins its rows). One variable, a number or a string is an
+    ArgumentError naming ``op`` (it was Python's "'int' object is not iterable")."""
+    if isinstance(xs, (Variable, str)) or not hasattr(type(xs), "__iter__"):
+        given = xs.describe() if isinstance(xs, Variable) else f"{xs!r} ({type(xs).__name__})"
+        raise _located(
+            ArgumentError(f"{op}: the arrays to join are a list or tuple of arrays, not {given}")
+        )
+    return [as_variable(x) for x in xs]
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:

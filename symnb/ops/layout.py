@@ -19,7 +19,7 @@ from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import InputError, ShapeError, ShapeTypeError
-from symnb.ops._axes import CountedAxes, normalize_axis
+from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.shape import DimShuffle, _LikeOp, _located, reshape_like
 
@@ -399,8 +399,9 @@ def triu(x, k: int = 0) -> Variable:
 
 def diag(v, k: int = 0) -> Variable:
     """``np.diag``: a vector gives a matrix with it on the k-th diagonal; a matrix gives its
-    k-th diagonal."""
+    k-th diagonal (an int)."""
     v = as_variable(v)
+    k = diagonal_offset(k, "diag", "k", v)
     if v.type.ndim == 1:
         return Diag(k)(v)
     if v.type.ndim == 2:

@@ -5,6 +5,7 @@ and ``norm``. Shape errors name both operands and the dims that clash."""
 
 from __future__ import annotations
 
+import numbers
 import operator
 import string
 
@@ -17,7 +18,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
-from symnb.ops._axes import CountedAxes, normalize_axis, one_axis
+from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis, one_axis
 from symnb.ops._cofactor import cofactor_derivative
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops._square import _SquareOp
@@ -333,11 +334,19 @@ def einsum(subscripts: str, *operands):
     """``np.einsum`` for products, transposes and sums (``"ij,jk->ik"``, ``"bij->bji"``,
     ``"i,i->"``, ``",ij->ij"`` with a 0-d operand, implicit output), built from tensordot,
     broadcasting products and sums. A dim known to be 1 when the graph is built broadcasts
-    against the same index's larger size, as in NumPy.
+    against the same index's larger size, as in NumPy. NumPy's interleaved form
+    ``einsum(x, [0, 1], y, [1, 2], [0, 2])`` is the same: each operand followed by its
+    indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z), the output's last if given.
 
     Not supported: ``...`` and a letter repeated inside one operand (diagonals: use
     ``sn.trace``); both raise a clear error.
     """
+    if not isinstance(subscripts, str):
+        subscripts, operands = _located_call(_interleaved, subscripts, operands)
+    if not operands:
+        raise _located(
+            ArgumentError(f"einsum: {subscripts!r} has no operands; give one array per term")
+        )
     operands = [as_variable(o) for o in operands]
     dtype = np.result_type(*[o.type.dtype for o in operands])
     terms, output, stretched = _located_call(_parse_einsum, subscripts, operands)
@@ -351,6 +360,51 @@ def einsum(subscripts: str, *operands):
     acc, letters = _sum_out(acc, letters, set(output))
     acc = transpose(acc, [letters.index(c) for c in output])
     return cast(acc, dtype)
+
+
+#: NumPy's letters for the ints of the interleaved form: 0..25 are A..Z, 26..51 a..z
+_LABELS = string.ascii_uppercase + string.ascii_lowercase
+
+
+def _interleaved(first, rest) -> tuple[str, tuple]:
+    """(subscripts, operands) of NumPy's interleaved form ``einsum(op0, sublist0, op1,
+    sublist1, ..., [sublist_out])``, each sublist a list of ints in 0..51; anything else
+    given in place of the subscripts is an ArgumentError naming einsum and what it takes."""
+    args = (first, *rest)
+    form = (
+        "the subscripts are a str such as 'ij,jk->ik', or NumPy's interleaved form "
+        "einsum(x, [0, 1], y, [1, 2], [0, 2]) (each operand followed by its indices as ints)"
+    )
+    if first is None or len(args) < 2:
+        raise ArgumentError(f"einsum: {form}, not {_given(first)}")
+    pairs, out = len(args) // 2, args[-1] if len(args) % 2 else None
+    terms = [_sublist(args[2 * k + 1], f"after operand {k}", form) for k in range(pairs)]
+    last = "as the output's indices (the last argument)"
+    spec = ",".join(terms) + ("" if out is None else "->" + _sublist(out, last, form))
+    return spec, tuple(args[0 : 2 * pairs : 2])
+
+
+def _sublist(sublist, where: str, form: str) -> str:
+    """The letters of one sublist of the interleaved form (its ints as NumPy reads them),
+    given ``where`` (``"after operand 0"``)."""
+    if isinstance(sublist, (list, tuple)) and any(i is Ellipsis for i in sublist):
+        raise ShapeError(f"einsum: ... ({sublist!r} {where}) is not supported; name the axes")
+    if not isinstance(sublist, (list, tuple)) or not all(map(is_int, sublist)):
+        raise ArgumentError(f"einsum: {form}; got {_given(sublist)} {where}")
+    for label in sublist:
+        if not 0 <= label < len(_LABELS):
+            raise ArgumentError(
+                f"einsum: an index of the interleaved form is an int in 0..51, not {label} "
+                f"({list(sublist)!r} {where})"
+            )
+    return "".join(_LABELS[label] for label in sublist)
+
+
+def _given(value) -> str:
+    """A value as messages name it: a variable's name and type, else its repr and kind."""
+    if isinstance(value, Variable):
+        return value.describe()
+    return f"{value!r} ({type(value).__name__})"
 
 
 def _parse_einsum(subscripts, operands):
@@ -671,13 +725,14 @@ class TraceAdjoint(CountedAxes, Op):
 
 
 def trace(x, offset=0, axis1=0, axis2=1):
-    """``np.trace``: sum of the ``offset`` diagonal over ``axis1`` and ``axis2``."""
+    """``np.trace``: sum of the ``offset`` diagonal (an int) over ``axis1`` and ``axis2``."""
     x = as_variable(x)
+    offset = diagonal_offset(offset, "trace", "offset", x)
     a1 = one_axis(axis1, x.type.ndim, "trace", x, "axis1")
     a2 = one_axis(axis2, x.type.ndim, "trace", x, "axis2")
     if a1 == a2:
         raise _located(ShapeError(f"trace: axis1 and axis2 are both axis {a1}"))
-    return Trace(int(offset), a1, a2)(x)
+    return Trace(offset, a1, a2)(x)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
@@ -730,8 +785,13 @@ def _vector_norm(x, ord, axes, keepdims):
         return sum_(cast(not_equal(x, 0), real), axis=axes, keepdims=keepdims)
     if ord == 1:
         return sum_(abs_(x), axis=axes, keepdims=keepdims)
-    if isinstance(ord, str):
-        raise _located(ArgumentError(f"norm: ord={ord!r} is not a vector norm ({x.describe()})"))
+    if isinstance(ord, str) or not isinstance(ord, numbers.Real):  # (1j: NumPy refuses it)
+        raise _located(
+            ArgumentError(
+                f"norm: ord={ord!r} is not a vector norm ({x.describe()}): it is None, a real "
+                "p, inf, -inf or 0"
+            )
+        )
     return _norm_sum_pow(x, ord, axes, keepdims)
 
 

@@ -20,7 +20,7 @@ from symnb.config import config
 from symnb.core.constructors import shared
 from symnb.core.dims import is_int
 from symnb.core.op import Op, _at_user_line
-from symnb.core.types import TensorType, as_dtype
+from symnb.core.types import TensorType, as_dtype, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.broadcast import broadcast_like
@@ -812,7 +812,7 @@ def _floats(what: str, **values) -> list:
 
 def _float_dtype(draw: str, dtype):
     """A float draw's dtype (config.floatX by default)."""
-    dtype = as_dtype(dtype or config.floatX)
+    dtype = dtype_arg(dtype, draw, config.floatX)
     if dtype.kind != "f":
         raise _at_user_line(DTypeError(f"{draw}: dtype must be a float dtype, not {dtype.name}"))
     return dtype

@@ -11,18 +11,21 @@ from symnb.core.dims import (
     exact_div,
     format_dim,
     format_shape,
+    is_int,
     is_known,
     names_in,
     never_multiple_of,
     product,
     provably_differ,
+    too_large,
+    unordered,
 )
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, normalize_axis
 
 
@@ -275,9 +278,9 @@ def transpose(x, axes=None) -> Variable:
     if axes is None:
         axes = tuple(reversed(range(n)))
     axes = (axes,) if isinstance(axes, numbers.Integral) else tuple(axes)
-    for a in axes:  # out of range: normalize_axis's error
-        if isinstance(a, numbers.Integral) and not -n <= a < n:
-            normalize_axis(a, n, "transpose", x)
+    for a in axes:  # not an int, or out of range: normalize_axis's error
+        if not is_int(a) or not -n <= a < n:
+            normalize_axis((a,), n, "transpose", x)
     if len(axes) != n or sorted(a % n if n else a for a in axes) != list(range(n)):
         raise ShapeError(
             f"transpose: {tuple(axes)} is not a permutation of the {n} axes of {x.describe()}"
@@ -307,7 +310,8 @@ def _one_axis(axis, op: str):
 def expand_dims(x, axis) -> Variable:
     """Insert length-1 axes at the given positions of the result."""
     x = as_variable(x)
-    axis = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axis = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)  # (a float: one axis,
+    # which normalize_axis refuses)
     n = x.type.ndim + len(axis)
     for a in axis:  # positions in the result, which has n dims (NumPy's rule)
         if isinstance(a, numbers.Integral) and not -n <= a < n:
@@ -338,7 +342,7 @@ def reshape(x, newshape, ndim=None) -> Variable:
     symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
     ``ndim`` (Theano's) is checked against the length of ``newshape``."""
     x = as_variable(x)
-    entries = _shape_entries(newshape)
+    entries = _shape_entries(x, newshape)
     if ndim is not None and ndim != len(entries):
         raise _located(ShapeError(f"reshape: ndim={ndim} but the target has {len(entries)} dims"))
     target, sizes = [], []
@@ -352,10 +356,17 @@ def reshape(x, newshape, ndim=None) -> Variable:
     return Reshape(tuple(target), tuple((d, names[d]) for d in target if d in names))(x, *sizes)
 
 
-def _shape_entries(newshape) -> list:
+def _shape_entries(x, newshape) -> list:
     """The entries of a target shape: a tuple/list, one size, or a 1-d int vector."""
     if isinstance(newshape, (numbers.Integral, str)):
         return [newshape]
+    if newshape is None or unordered(newshape):
+        raise _located(
+            ShapeTypeError(
+                f"reshape of {x.describe()}: the target shape is a tuple of sizes, one size "
+                f"or an int vector, not {unordered(newshape) or None}"
+            )
+        )
     if isinstance(newshape, Variable) and newshape.type.ndim == 0:
         return [newshape]
     if isinstance(newshape, Variable):
@@ -374,8 +385,12 @@ def _shape_entries(newshape) -> list:
 def _static_entry(x, d):
     """An int or a name of x's dims where the entry is one (also ``x.shape[1]`` when that dim
     is fixed or named), else the size variable, which becomes an input of the node."""
-    if isinstance(d, str) or isinstance(d, numbers.Integral) and not isinstance(d, bool):
-        return d if isinstance(d, str) else int(d)
+    if isinstance(d, str):
+        return d
+    if isinstance(d, numbers.Integral) and not isinstance(d, bool):
+        if too_large(d):  # (the target's dims in a type must fit: say it names reshape)
+            raise _located(ShapeError(f"reshape of {x.describe()}: the size {too_large(d)}"))
+        return int(d)
     if not isinstance(d, Variable):
         raise _located(
             ShapeError(

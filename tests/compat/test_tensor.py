@@ -54,6 +54,33 @@ def test_constructors_give_theano_dtypes_and_broadcastable_dims(make, dtype, sha
     assert (var.name, var.dtype.name, var.type.shape) == ("v", dtype, shape)
 
 
+@pytest.mark.parametrize("bad", [False, "", 0])
+def test_a_dtype_that_is_no_dtype_is_refused_not_taken_for_floatx(bad):
+    """``dtype or floatX`` read False, "" and 0 as no dtype (float64 variables)."""
+    for build, named in [
+        (lambda: T.matrix("m", dtype=bad), "T.matrix"),
+        (lambda: T.zeros((2,), dtype=bad), "zeros"),
+        (lambda: T.TensorType(bad, (False,)), "TensorType"),
+        (lambda: T.extra_ops.to_one_hot(T.lvector("y"), 3, dtype=bad), "one_hot"),
+    ]:
+        with pytest.raises(sn.DTypeError, match=f"^{named}.* is not a dtype"):
+            build()
+
+
+def test_a_name_is_a_string_as_in_theano():
+    """Theano's ``Variable.__init__``: "name must be a string". ``T.vector(7)`` could not
+    be printed (``__str__ returned non-string``) and backend "c" failed compiling it."""
+    for build in (
+        lambda: T.vector(7),
+        lambda: T.TensorType("float64", (False,))(1.5),
+        lambda: theano.shared(np.zeros(2), name=("W",)),
+        lambda: T.vector("v").copy(name=3),
+    ):
+        with pytest.raises(TypeError, match=r"name must be a string \(or None\), not "):
+            build()
+    assert str(T.vector("v")) == "v" and T.vector("v").copy(name="w").name == "w"
+
+
 def test_plural_constructors_take_a_count_as_any_integer():
     for count in (3, np.int64(3)):
         made = T.fmatrices(count)

@@ -70,6 +70,8 @@ def test_argmax_over_several_axes_numbers_them_in_row_major_order(rng):
     both = run(T.max_and_argmax(t, axis=(-1, 1), keepdims=True), X, t)
     assert np.array_equal(both[1], X.reshape(2, -1).argmax(-1)[:, None, None])
     assert np.array_equal(run(T.diagonal(t, 1, 1, 2), X, t), np.diagonal(X, 1, 1, 2))
+    with pytest.raises(TypeError, match=r"T.diagonal: offset \(the diagonal\) is an int, not 1.5"):
+        T.diagonal(t, 1.5, 1, 2)  # NumPy refuses it; it was truncated to 1
 
 
 def test_get_scalar_constant_value_and_its_error():

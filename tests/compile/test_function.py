@@ -91,6 +91,9 @@ def test_graph_errors_name_the_variable():
     assert "test_function.py" in str(error.value)  # the user's line
     with pytest.raises(sn.GraphError, match="input 0 .* is a constant"):
         sn.function([sn.constant(2.0)], x)
+    y.name = 7  # (made with a str: Variable refuses another); the C runner's internal error
+    with pytest.raises(sn.ArgumentError, match=r"input 1 '7' .*: a name must be a string"):
+        sn.function([x, y], x + y)
 
 
 def test_input_checks_name_the_input_and_the_shapes():

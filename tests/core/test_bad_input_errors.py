@@ -36,11 +36,62 @@ CASES = [
         "tensor 'z'.*a shape is a tuple of dims, not 3.5",
     ),
     (lambda: sn.tensor("z", shape=("n m",)), sn.ShapeError, ValueError, "tensor 'z'.*not 'n m'"),
+    # a size past int64 (NumPy: "Maximum allowed dimension exceeded"): accepted, then an
+    # OverflowError from the C runner or from NumPy's int64 array of the shape
+    (
+        lambda: sn.tensor("z", shape=(2**63,)),
+        sn.ShapeError,
+        ValueError,
+        r"tensor 'z', shape \(9223372036854775808,\): a dim 9223372036854775808 does not fit in "
+        r"int64 \(a size is at most 2\*\*63-1",
+    ),
+    (
+        lambda: X.reshape(2**70),
+        sn.ShapeError,
+        ValueError,
+        r"reshape of 'x' \(float64\(n, 3\)\): the size 1180591620717411303424 does not fit",
+    ),
+    (lambda: sn.zeros(2**70), sn.ShapeError, ValueError, "zeros: the size 1180.* does not fit"),
+    (lambda: sn.full((2, 2**63), 1.0), sn.ShapeError, ValueError, "full: the size 9223.* does not"),
+    (lambda: sn.alloc(1.0, 2**70), sn.ShapeError, ValueError, "alloc: the size 1180.* does not"),
+    (
+        lambda: sn.broadcast_to(X, (2**70, 4, 3)),
+        sn.ShapeError,
+        ValueError,
+        "broadcast_to: the size 1180.* does not fit in int64",
+    ),
+    (
+        lambda: sn.one_hot(LABELS, 2**70),
+        sn.ShapeError,
+        ValueError,
+        r"one_hot of 'labels' \(int64\(3,\)\): depth 1180591620717411303424 does not fit in int64",
+    ),
+    (lambda: sn.eye(2**64), sn.ShapeError, ValueError, "eye: n=18446744073709551616 does not fit"),
     (
         lambda: sn.tensor("z", shape=(3,), dtype="float33"),
         sn.DTypeError,
         TypeError,
         "tensor 'z': 'float33' is not a dtype",
+    ),
+    # a name that is not a str (Theano: "name must be a string"): backend "c" failed compiling
+    (
+        lambda: sn.vector(7),
+        sn.ArgumentError,
+        TypeError,
+        r"name must be a string \(or None\), not 7 \(int\); the variable is float64\(\?,\)",
+    ),
+    (lambda: sn.tensor(3.5, shape=(2,)), sn.ArgumentError, TypeError, r"not 3\.5 \(float\)"),
+    (
+        lambda: sn.shared(np.zeros(2), name=("W",)),
+        sn.ArgumentError,
+        TypeError,
+        r"name must be a string \(or None\), not \('W',\) \(tuple\)",
+    ),
+    (
+        lambda: sn.ifelse(LABELS[0] > 0, X, X, name=1),
+        sn.ArgumentError,
+        TypeError,
+        r"name must be a string \(or None\), not 1 \(int\)",
     ),
     (
         lambda: sn.vector("v", shape=(3, 3)),
@@ -110,6 +161,46 @@ CASES = [
         "concatenate: axis is one int, not True",
     ),
     (lambda: sn.split(X, 2.5), sn.ShapeTypeError, TypeError, "split of 'x'.*not 2.5"),
+    # Python's own "'NoneType' object is not iterable", "'float' object is not iterable",
+    # "'int' object is not iterable"; a bool axis was taken as 0 or 1; ord=1j made a complex
+    # "norm" (NumPy refuses each)
+    (
+        lambda: X.reshape(None),
+        sn.ShapeTypeError,
+        TypeError,
+        r"reshape of 'x' \(float64\(n, 3\)\): the target shape is a tuple of sizes.*not None",
+    ),
+    (
+        lambda: sn.transpose(X, [[0, 1], [2]]),
+        sn.ShapeTypeError,
+        TypeError,
+        r"transpose: an axis is an int, not \[0, 1\] \(for 'x'",
+    ),
+    (
+        lambda: sn.transpose(X, (True, False)),
+        sn.ShapeTypeError,
+        TypeError,
+        "transpose: an axis is an int, not True",
+    ),
+    (
+        lambda: sn.expand_dims(X, 1.0),
+        sn.ShapeTypeError,
+        TypeError,
+        r"expand_dims: an axis is an int, not 1\.0 \(for 'x'",
+    ),
+    (
+        lambda: sn.concatenate(5),
+        sn.ArgumentError,
+        TypeError,
+        r"concatenate: the arrays to join are a list or tuple of arrays, not 5 \(int\)",
+    ),
+    (lambda: sn.stack(X), sn.ArgumentError, TypeError, "stack: the arrays to join .* not 'x'"),
+    (
+        lambda: sn.norm(sn.vector("v"), ord=1j),
+        sn.ArgumentError,
+        ValueError,
+        r"norm: ord=1j is not a vector norm \('v'.*a real p",
+    ),
     (
         lambda: sn.flatten(X, ndim=True),
         sn.ShapeTypeError,

@@ -132,6 +132,20 @@ def test_user_spellings_in_shapes():
         TensorType("f32", (-2,))
 
 
+@pytest.mark.parametrize(
+    "shape, kind", [({6, 5}, "set"), ({"b": 1, "a": 2}, "dict"), (frozenset({2, 3}), "frozenset")]
+)
+def test_a_set_or_a_dict_is_no_shape(shape, kind):
+    """NumPy refuses both; a set became its iteration order ((5, 6) for {6, 5}), a dict its
+    keys."""
+    message = rf"a shape is a tuple of dims, not .* \(a {kind}\)"
+    with pytest.raises(sn.ShapeTypeError, match=message):
+        TensorType("f64", shape)
+    with pytest.raises(TypeError, match=rf"tensor 't', shape .*\(a {kind}\)"):
+        sn.tensor("t", shape=shape)
+    assert TensorType("f64", [6, "n"]).shape == (6, "n")  # a list is a sequence
+
+
 def test_dim_expressions_are_immutable_and_wrap_for_operators():
     e = sn.dim("n") * 3
     assert isinstance(e, DimExpr) and repr(e) == "DimExpr(n*3)"

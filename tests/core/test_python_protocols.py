@@ -31,6 +31,7 @@ PROTOCOLS = {
     "transpose ints": (lambda x: x.transpose(1, 0), lambda a: a.transpose(1, 0)),
     "transpose tuple": (lambda x: x.transpose((1, 0)), lambda a: a.transpose((1, 0))),
     "transpose None": (lambda x: x.transpose(None), lambda a: a.transpose(None)),
+    "transpose () of a 0-d": (lambda x: x[0, 0].transpose(()), lambda a: a[0, 0].transpose(())),
     "sn.transpose int": (lambda x: sn.transpose(x[0], 0), lambda a: np.transpose(a[0], 0)),
     "flatten C": (lambda x: x.flatten("C"), lambda a: a.flatten("C")),
     "ravel": (lambda x: x.ravel(), lambda a: a.ravel()),
@@ -164,6 +165,11 @@ MISUSES = {
         lambda x: x.transpose(0),
         sn.ShapeError,
         ["transpose: (0,) is not a permutation of the 2 axes of 'x'"],
+    ),
+    "transpose of an empty tuple": (  # NumPy: "axes don't match array"; x.T it was
+        lambda x: x.transpose(()),
+        sn.ShapeError,
+        ["transpose: () is not a permutation of the 2 axes of 'x' (float64(3, 4))"],
     ),
     "flatten F": (
         lambda x: x.flatten("F"),

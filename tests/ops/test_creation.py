@@ -1,6 +1,8 @@
 """Creation ops against NumPy: zeros/ones/full (and *_like), alloc/broadcast_to, arange, eye,
 one_hot; shapes from ints, scalar variables and ``x.shape``; dtypes as NumPy's."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -231,3 +233,67 @@ def test_arange_of_symbolic_integer_bounds_has_numpys_values_and_dtype(dtype, ba
             want = np.arange(*values, dtype=dtype)
             got = f(*values)
             assert got.dtype == want.dtype and np.array_equal(got, want), (a, b, c, bounds)
+
+
+INFINITE_STEPS = [(0, 10, np.inf), (10, 0, -np.inf), (0, 10, -np.inf), (5, 0, np.inf)]
+
+
+@pytest.mark.parametrize("bounds", INFINITE_STEPS)
+def test_arange_by_an_infinite_step_has_numpys_length(bounds, backend):
+    """NumPy's ``arange(0, 10, inf)`` is ``[0.]``: the static length was ceil(10/inf) = 0,
+    the reference's result had 1 element, and constant folding failed (RewriteError)."""
+    want = np.arange(*bounds)
+    assert sn.arange(*bounds).type.shape == want.shape
+    check(_constant_output(lambda: sn.arange(*bounds), backend), want)
+
+
+@pytest.mark.parametrize(
+    "bounds, numpys",
+    [
+        ((0, np.inf), "Maximum allowed size"),
+        ((0, -np.inf), "Maximum allowed size"),
+        ((np.nan,), "cannot compute length"),
+        ((0, 10, np.nan), "cannot compute length"),
+        ((np.inf, np.inf), "cannot compute length"),
+        ((0, 1e300, 1e-300), "Maximum allowed size"),
+        ((0, 2**64 - 1), "Maximum allowed size"),
+    ],
+)
+def test_arange_refuses_a_length_numpy_cannot_compute(bounds, numpys):
+    """A bare OverflowError or ValueError ("cannot convert float infinity to integer") that
+    named neither arange nor its bounds."""
+    with pytest.raises(ValueError, match=numpys):
+        np.arange(*bounds)
+    with pytest.raises(sn.ShapeError, match=rf"^arange\(.*{numpys}") as caught:
+        sn.arange(*bounds)
+    assert caught.value.location.filename == __file__
+
+
+# id -> (a builder taking the dtype argument, the name its error gives)
+DTYPE_ARGUMENTS = {
+    "tensor": (lambda d: sn.tensor("t", shape=(2,), dtype=d), "tensor 't'"),
+    "matrix": (lambda d: sn.matrix("m", dtype=d), "matrix 'm'"),
+    "zeros": (lambda d: sn.zeros((2,), dtype=d), "zeros"),
+    "ones": (lambda d: sn.ones(2, d), "ones"),
+    "full": (lambda d: sn.full(2, 1.0, d), "full"),
+    "arange": (lambda d: sn.arange(3, dtype=d), "arange"),
+    "eye": (lambda d: sn.eye(2, dtype=d), "eye"),
+    "one_hot": (lambda d: sn.one_hot(sn.vector("i", dtype="int64"), 3, dtype=d), "one_hot of 'i'"),
+    "zeros_like": (lambda d: sn.zeros_like(sn.matrix("x"), dtype=d), "zeros_like of 'x'"),
+    "full_like": (lambda d: sn.full_like(sn.matrix("x"), 2, dtype=d), "full_like of 'x'"),
+    "uniform": (lambda d: sn.RandomStream(0).uniform((2,), dtype=d), "uniform"),
+}
+
+
+@pytest.mark.parametrize("bad", [False, "", 0, ()], ids=["False", "empty str", "0", "()"])
+@pytest.mark.parametrize("case", list(DTYPE_ARGUMENTS))
+def test_a_dtype_numpy_refuses_is_refused_not_taken_for_the_default(case, bad):
+    """``dtype or config.floatX`` read every falsy value as no dtype: ``sn.zeros(shape, 0)``,
+    an argument out of place, built float64 zeros. NumPy refuses them; only None is the
+    default."""
+    build, named = DTYPE_ARGUMENTS[case]
+    message = f"^{re.escape(named)}.*: {re.escape(repr(bad))} is not a dtype"
+    with pytest.raises(sn.DTypeError, match=message) as caught:
+        build(bad)
+    assert caught.value.location.filename == __file__
+    assert build(None).dtype in (np.dtype(sn.config.floatX), np.dtype("int64"))

@@ -114,6 +114,47 @@ def test_einsum_names_an_index_that_is_not_a_letter():
         sn.einsum("ij-jk", a)
 
 
+INTERLEAVED = [  # NumPy's einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])
+    ([(3, 4)], lambda a: (a, [0, 1], [1])),
+    ([(3, 4)], lambda a: (a, [1, 0])),
+    ([(3, 4), (4, 5)], lambda a, b: (a, [0, 1], b, [1, 2], [0, 2])),
+    ([(3, 4), (4, 5)], lambda a, b: (a, (30, 1), b, (1, 2))),  # implicit: sorted, A..Z a..z
+    ([(2, 3), (2, 3)], lambda a, b: (a, [51, 0], b, [51, 0], [51])),
+]
+
+
+@pytest.mark.parametrize("shapes, spell", INTERLEAVED)
+def test_einsum_takes_numpys_interleaved_form(shapes, spell, rng, backend):
+    """``sn.einsum(x, [0, 1], [1])`` was an internal AttributeError ('Variable' object has
+    no attribute 'replace')."""
+    arrays = [random_array(rng, s, "float64") for s in shapes]
+    got = run_on(lambda *xs: sn.einsum(*spell(*xs)), *arrays, backend=backend)
+    check(got, np.einsum(*spell(*arrays)), rtol=1e-10)
+    m = sn.matrix("m", dtype="float64")
+    check(sn.function([m], np.einsum(m, [0, 1], [0]), backend="py")(arrays[0]), arrays[0].sum(1))
+
+
+EINSUM_MISUSES = {
+    "None": (lambda x: sn.einsum(None, x), "einsum: the subscripts are a str.*not None"),
+    "a list": (lambda x: sn.einsum(["ij"], x), r"got 'x' \(float64\(3, 4\)\) after operand 0"),
+    "an int": (lambda x: sn.einsum(7, x), "einsum: the subscripts are a str.*after operand 0"),
+    "an operand alone": (lambda x: sn.einsum(x), r"interleaved form.*, not 'x' \(float64"),
+    "no operands": (lambda x: sn.einsum("ij->ij"), "einsum: 'ij->ij' has no operands"),
+    "an index past 51": (lambda x: sn.einsum(x, [0, 52]), "an int in 0..51, not 52"),
+    "an operand as the output": (lambda x: sn.einsum(x, [0, 1], x), "as the output's indices"),
+}
+
+
+@pytest.mark.parametrize("case", list(EINSUM_MISUSES))
+def test_einsum_names_itself_when_the_subscripts_are_no_str(case):
+    """An AttributeError from inside the parser, or (no operands) np.result_type's "at least
+    one array or dtype is required"."""
+    call, message = EINSUM_MISUSES[case]
+    with pytest.raises(sn.ArgumentError, match=message) as caught:
+        call(sn.tensor("x", shape=(3, 4), dtype="float64"))
+    assert caught.value.location.filename == __file__
+
+
 SQUARE_SHAPES = [(3, 3), (2, 4, 4), (1, 1), (0, 2, 2)]
 DECOMPOSITIONS = {
     "inv": (sn.inv, np.linalg.inv),
@@ -165,6 +206,24 @@ def test_trace_matches_numpy(shape, offset, axes, dtype, rng, backend):
     a = random_array(rng, shape, dtype)
     got = run_on(lambda x: sn.trace(x, offset, *axes), a, backend=backend)
     check(got, np.trace(a, offset, *axes))
+
+
+TRACE_OFFSETS = [
+    lambda m: sn.trace(m, offset=1.5),
+    lambda m: m.trace(1.5),
+    lambda m: sn.trace(m, True),
+]
+
+
+@pytest.mark.parametrize("build", TRACE_OFFSETS, ids=["offset=1.5", "m.trace(1.5)", "True"])
+def test_a_trace_offset_is_an_int(build):
+    """NumPy refuses a float offset; symnb truncated it (1.5 summed the diagonal 1)."""
+    m = sn.matrix("m", dtype="float64")
+    with pytest.raises(sn.ShapeTypeError, match=r"trace: offset \(the diagonal\) is an int, not"):
+        build(m)
+    a = np.arange(12.0).reshape(3, 4)
+    got = sn.function([m], sn.trace(m, np.int64(1)), backend="py")(a)
+    check(got, np.trace(a, np.int64(1)))
 
 
 NORMS = [

@@ -91,12 +91,29 @@ def test_static_shapes_follow_the_dims():
     assert sn.flatten(x, 2).type.shape == ("batch", None)
 
 
+def test_a_set_or_a_dict_is_no_target_shape():
+    """NumPy refuses both; ``x.reshape({6, 2})`` reshaped to the set's order, (2, 6)."""
+    x = sn.tensor("x", shape=(3, 4))
+    for call in (lambda: x.reshape({6, 2}), lambda: sn.reshape(x, {6: 1, 2: 1})):
+        with pytest.raises(sn.ShapeTypeError) as caught:
+            call()
+        message = str(caught.value)
+        assert "reshape of 'x' (float64(3, 4)): the target shape is a tuple of sizes" in message
+        assert "(a set)" in message or "(a dict)" in message
+        assert caught.value.location.filename == __file__
+
+
 def test_layout_errors_are_clear():
     m = sn.tensor("m", shape=(3, 4))
     with pytest.raises(sn.ShapeError, match="tril: needs at least 2 dims"):
         sn.tril(sn.vector("v"))
     with pytest.raises(sn.ShapeError, match="diag: needs a vector or a matrix"):
         sn.diag(sn.tensor3("t"))
+    with pytest.raises(sn.ShapeTypeError, match=r"diag: k \(the diagonal\) is an int, not 1.5"):
+        sn.diag(sn.vector("v"), 1.5)  # NumPy refuses a float; it was truncated to 1
+    with pytest.raises(sn.ShapeTypeError, match=r"not 1.9 \(for 'm' \(float64\(3, 4\)\)\)"):
+        sn.diag(m, 1.9)
+    assert sn.diag(m, np.int64(1)).type.shape == (3,)
     with pytest.raises(sn.ShapeError, match="pad: .* does not fit 'm'"):
         sn.pad(m, ((1, 1), (1, 1), (1, 1)))
     with pytest.raises(NotImplementedError, match="mode='constant'"):

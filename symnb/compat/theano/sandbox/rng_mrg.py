@@ -51,7 +51,8 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
                 )
             )
         u = self.uniform(size=sn.shape(p), dtype="float64")
-        return _without_replacement(u, p, 1 if size is None else size, dtype or "int64")
+        dtype = "int64" if dtype is None else dtype
+        return _without_replacement(u, p, 1 if size is None else size, dtype)
 
     def multinomial_wo_replacement(
         self, size=None, n=1, pvals=None, ndim=None, dtype="int64", **kwargs

@@ -295,11 +295,11 @@ def fill(model, value) -> Variable:
 
 
 def zeros(shape, dtype=None) -> Variable:
-    return sn.zeros(shape, resolve_dtype(dtype) or config.floatX)
+    return sn.zeros(shape, resolve_dtype(dtype))
 
 
 def ones(shape, dtype=None) -> Variable:
-    return sn.ones(shape, resolve_dtype(dtype) or config.floatX)
+    return sn.ones(shape, resolve_dtype(dtype))
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Variable:

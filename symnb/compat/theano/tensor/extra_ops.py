@@ -17,7 +17,8 @@ cumsum, cumprod, repeat = sn.cumsum, sn.cumprod, sn.repeat
 def to_one_hot(y, nb_class, dtype=None):
     """One-hot rows of ``nb_class`` (an int or an integer scalar variable) for integer labels
     ``y`` (floatX unless ``dtype``)."""
-    return sn.one_hot(as_variable(y), nb_class, dtype=resolve_dtype(dtype or "floatX"))
+    dtype = resolve_dtype("floatX" if dtype is None else dtype)
+    return sn.one_hot(as_variable(y), nb_class, dtype=dtype)
 
 
 def diff(x, n=1, axis=-1):

@@ -21,7 +21,7 @@ from symnb.compat.theano.tensor import basic as T
 from symnb.compat.theano.tensor.var import in_theano_graph
 from symnb.core.hooks import register
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable
+from symnb.core.variable import Variable, check_name
 
 
 def _round(x, mode=None):
@@ -65,7 +65,7 @@ def _prod(x, axis=None, dtype=None, keepdims=False, acc_dtype=None, no_zeros_in_
 def _copy(x, name=None):
     """``x.copy(name=None)``: a new variable with x's value, named ``name``."""
     copied = T.tensor_copy(x)
-    copied.name = name
+    copied.name = check_name(name)
     return copied
 
 

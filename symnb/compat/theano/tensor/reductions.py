@@ -61,7 +61,8 @@ def _reduce(reduce, call, x, axis, dtype, keepdims, acc_dtype) -> Variable:
     if acc_dtype is None:
         return _dtyped(reduce, x, dtype, axis=_axis(axis), keepdims=keepdims)
     acc = _accumulator(x, acc_dtype, call)
-    out = resolve_dtype(dtype) or _WIDENED.get(x.type.dtype.name, x.type.dtype.name)
+    out = _WIDENED.get(x.type.dtype.name, x.type.dtype.name) if dtype is None else dtype
+    out = resolve_dtype(out)
     return _cast(reduce(x, axis=_axis(axis), keepdims=keepdims, dtype=acc), out)
 
 

@@ -10,7 +10,7 @@ from symnb import ops as sn
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import diagonal_offset, normalize_axis
 
 
 def nonzero(a, return_matrix=False):
@@ -55,7 +55,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1) -> Variable:
     (a2,) = _axes(a, axis2, "diagonal")
     if a1 == a2:
         raise _at_user_line(ShapeError(f"T.diagonal: axis1 and axis2 are both axis {a1}"))
-    offset = int(offset)
+    offset = diagonal_offset(offset, "T.diagonal", "offset", a)
     if a.type.ndim == 2 and (a1, a2) == (0, 1):
         return sn.diag(a, offset)
     rest = [k for k in range(a.type.ndim) if k not in (a1, a2)]

@@ -15,6 +15,7 @@ from symnb.compat.theano.configparser import resolve_dtype
 from symnb.config import config
 from symnb.core.hooks import register
 from symnb.core.types import TensorType as _SymnbType
+from symnb.core.types import dtype_arg
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.ops.elemwise import _Logical
 
@@ -28,7 +29,7 @@ class TensorType:
     """``T.TensorType(dtype, broadcastable)``: call it (``ttype("x")``) for a variable."""
 
     def __init__(self, dtype, broadcastable, name=None, shape=None):
-        self.dtype = np.dtype(resolve_dtype(dtype)).name
+        self.dtype = dtype_arg(resolve_dtype(dtype), "TensorType", None).name
         self.broadcastable = tuple(bool(b) for b in broadcastable)
         self.name = name
         self.shape = shape_of(self.broadcastable) if shape is None else tuple(shape)
@@ -101,7 +102,8 @@ def _generic(kind: str):
     pattern = KINDS[kind]
 
     def make(name=None, dtype=None):
-        return TensorType(resolve_dtype(dtype) or config.floatX, pattern)(name)
+        dtype = dtype_arg(resolve_dtype(dtype), f"T.{kind}", config.floatX)
+        return TensorType(dtype, pattern)(name)
 
     make.__name__ = make.__qualname__ = kind
     make.__doc__ = f"A symbolic {kind} (dtype ``theano.config.floatX`` unless given)."
