@@ -340,8 +340,11 @@ def squeeze(x, axis=None) -> Variable:
 def reshape(x, newshape, ndim=None) -> Variable:
     """Reshape; ``newshape`` may hold one -1, names of x's dims (``("batch", 784)``) and
     symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
-    ``ndim`` (Theano's) is checked against the length of ``newshape``."""
+    ``ndim`` (Theano's) is checked against the length of ``newshape``. ``None`` keeps x's
+    shape, as NumPy 2 does (``a.reshape(None)``)."""
     x = as_variable(x)
+    if newshape is None and ndim in (None, x.type.ndim):
+        return x
     entries = _shape_entries(x, newshape)
     if ndim is not None and ndim != len(entries):
         raise _located(ShapeError(f"reshape: ndim={ndim} but the target has {len(entries)} dims"))
@@ -360,7 +363,7 @@ def _shape_entries(x, newshape) -> list:
     """The entries of a target shape: a tuple/list, one size, or a 1-d int vector."""
     if isinstance(newshape, (numbers.Integral, str)):
         return [newshape]
-    if newshape is None or unordered(newshape):
+    if newshape is None or unordered(newshape):  # (None with another ndim)
         raise _located(
             ShapeTypeError(
                 f"reshape of {x.describe()}: the target shape is a tuple of sizes, one size "

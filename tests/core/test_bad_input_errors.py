@@ -165,7 +165,7 @@ CASES = [
     # "'int' object is not iterable"; a bool axis was taken as 0 or 1; ord=1j made a complex
     # "norm" (NumPy refuses each)
     (
-        lambda: X.reshape(None),
+        lambda: X.reshape(None, ndim=1),
         sn.ShapeTypeError,
         TypeError,
         r"reshape of 'x' \(float64\(n, 3\)\): the target shape is a tuple of sizes.*not None",

@@ -103,6 +103,14 @@ def test_a_set_or_a_dict_is_no_target_shape():
         assert caught.value.location.filename == __file__
 
 
+def test_reshape_to_none_keeps_the_shape_as_numpy_2_does(backend):
+    a = np.arange(6.0).reshape(2, 3)
+    x = sn.tensor("x", shape=(None, 3))
+    for out in (x.reshape(None), sn.reshape(x, None), np.reshape(x, None)):
+        assert out.type.shape == (None, 3)
+        np.testing.assert_array_equal(sn.function([x], out, backend=backend)(a), a.reshape(None))
+
+
 def test_layout_errors_are_clear():
     m = sn.tensor("m", shape=(3, 4))
     with pytest.raises(sn.ShapeError, match="tril: needs at least 2 dims"):
