@@ -635,12 +635,36 @@ def shapes_unify(a, b) -> bool:
 
 
 def broadcast_dims(a: Dim, b: Dim) -> Dim:
-    """NumPy broadcasting of one axis; raise DimMismatch when neither side can stretch."""
+    """NumPy broadcasting of one axis; raise DimMismatch when neither side can stretch.
+
+    The result is a name or an expression only where it provably is the broadcast size. An
+    unknown side is 1 or the other's size when the function runs, so against a size that is
+    never 1 (``3``, ``2*n``) it gives that size; against one that may be 1 (a name, ``n+1``
+    with n 0) it is unknown: with ``n`` 1 and the unknown side 3 the result is 3, not ``n``.
+    Two names, a name and a fixed size, follow ``unify`` (the one size both must be, where
+    neither is 1)."""
     if a == 1:
         return b
     if b == 1:
         return a
-    return unify(a, b)  # an unknown side takes the other's dim there too
+    if a is None or b is None:
+        other = b if a is None else a
+        return other if never_one(other) else None
+    return unify(a, b)
+
+
+def never_one(d: Dim) -> bool:
+    """True when d is 1 for no sizes of its names (a fixed size other than 1, ``2*n``,
+    ``3*n+2``); False for a name, an unknown dim and any expression that may be 1 (``n+1``:
+    names may be 0). An expression ``g*Q + c`` (g the gcd of its coefficients but the
+    constant's) is 1 only where g divides ``c - 1``."""
+    if d is None:
+        return False
+    poly = _poly(d)
+    constant = poly.pop((), 0)
+    if not poly:
+        return constant != 1
+    return (constant - 1) % reduce(math.gcd, poly.values(), 0) != 0
 
 
 def named_by_names_alone(shape) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
 from symnb.core.op import Op
 from symnb.core.types import TensorType, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable
@@ -129,10 +129,14 @@ class Alloc(Op):
         return [TensorType(value.type.dtype, tuple(out))]
 
     def _fit(self, value, axis, d):
-        """The output dim at ``axis``, where the value's dim is d (1 stretches)."""
+        """The output dim at ``axis``, where the value's dim is d (1 stretches). Where the
+        target's size is unknown, d is the result only when d is never 1: a named d may be 1
+        and stretch to any size (``broadcast_dims``)."""
         if d == 1:
             return self.dims[axis]
         try:
+            if self.dims[axis] is None:
+                return broadcast_dims(None, d)
             return unify(self.dims[axis], d)
         except DimMismatch:
             raise ShapeError(

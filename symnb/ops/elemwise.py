@@ -8,6 +8,8 @@ base class sums it back to each input's shape).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from symnb.core import dims as _dims
@@ -23,8 +25,13 @@ from symnb.ops._dtypes import probe_dtype, refuse_wrapped_ints
 from symnb.ops.broadcast import sum_to_like
 
 
-def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
-    """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis."""
+def broadcast_shapes(op, inputs: list[Variable], core: int = 0) -> tuple:
+    """NumPy's broadcast of the inputs' shapes; a ShapeError names the clashing axis. With
+    ``core``, of their batch axes only, all but the last ``core`` axes of each input (the
+    matrices of matmul and solve); errors and warnings still show the inputs' whole shapes and
+    count the axis in them."""
+    if core:
+        return _broadcast_axes(op, inputs, core)
     # the common cases, one shape besides 0-d operands (``x * 0.9``) or a bias that is the
     # tail of the other shape (``(batch, 10) + (10,)``): only new leading axes, so nothing
     # clashes and no shape warning applies (no axis of an operand is stretched)
@@ -43,11 +50,12 @@ def broadcast_shapes(op, inputs: list[Variable]) -> tuple:
     return _broadcast_axes(op, inputs)
 
 
-def _broadcast_axes(op, inputs: list[Variable]) -> tuple:
+def _broadcast_axes(op, inputs: list[Variable], core: int = 0) -> tuple:
     """``broadcast_shapes`` axis by axis, with its shape warnings (a function of its own: its
     comprehension would make a cell in the common path's frame)."""
-    ndim = max(v.type.ndim for v in inputs)
-    padded = [(1,) * (ndim - v.type.ndim) + v.type.shape for v in inputs]
+    shapes = [shape_warnings.batch_axes(v, core) for v in inputs]
+    ndim = max(len(s) for s in shapes)
+    padded = [(1,) * (ndim - len(s)) + s for s in shapes]
     out = []
     for axis in range(ndim):
         dim = padded[0][axis]
@@ -55,9 +63,10 @@ def _broadcast_axes(op, inputs: list[Variable]) -> tuple:
             try:
                 dim = broadcast_dims(dim, other[axis])
             except DimMismatch as exc:
-                raise ShapeError(_broadcast_message(op, inputs, axis - ndim, exc)) from None
+                message = _broadcast_message(op, inputs, axis - ndim, exc, core)
+                raise ShapeError(message) from None
         out.append(dim)
-    shape_warnings.broadcast_hook(op, inputs, tuple(out))
+    shape_warnings.broadcast_hook(op, inputs, tuple(out), core)
     return tuple(out)
 
 
@@ -71,12 +80,16 @@ def _longest_if_tails(shapes: list) -> tuple | None:
     return longest
 
 
-def _broadcast_message(op, inputs, axis, exc) -> str:
+def _broadcast_message(op, inputs, axis, exc, core=0) -> str:
+    """``axis`` counts from the end of the broadcast axes; with ``core``, batch axes that
+    stand before the last ``core`` axes of each input, which the message counts in."""
     operands = " and ".join(v.describe() for v in inputs)
+    what = f"the batch axes (all but the last {core}) of {operands}" if core else operands
+    hint = shape_hints.names_hint if core else partial(shape_hints.broadcast_hint, inputs)
     return (
-        f"{op}: cannot broadcast {operands}: axis {axis} is {format_dim(exc.a)} in one "
+        f"{op}: cannot broadcast {what}: axis {axis - core} is {format_dim(exc.a)} in one "
         f"and {format_dim(exc.b)} in the other (sizes must be equal, or one of them 1)"
-    ) + shape_hints.broadcast_hint(inputs, exc.a, exc.b)
+    ) + hint(exc.a, exc.b)
 
 
 class Elemwise(Op):

@@ -110,12 +110,7 @@ def _batch_shape(op, x, y) -> tuple:
     vectors, the common case, which needs no broadcast at all."""
     if x.type.ndim <= 2 and y.type.ndim <= 2:
         return ()
-    return broadcast_shapes(op, [_batch_of(x), _batch_of(y)])
-
-
-def _batch_of(v):
-    stub = Variable(v.type.with_shape(v.type.shape[:-2]), name=v.name)
-    return stub
+    return broadcast_shapes(op, [x, y], core=2)
 
 
 def _inner_message(x, y) -> str:
@@ -636,7 +631,7 @@ class Solve(_SquareOp):
             shape = a.type.shape[:-2] + (n,)
         else:
             self._rows(a, b, n, b.type.shape[-2])
-            shape = broadcast_shapes(self, [_batch_of(a), _batch_of(b)]) + (n, b.type.shape[-1])
+            shape = broadcast_shapes(self, [a, b], core=2) + (n, b.type.shape[-1])
         return [TensorType(probe_dtype(self, np.linalg.solve, [a, b]), shape)]  # (shapes first)
 
     def _rows(self, a, b, n, rows):

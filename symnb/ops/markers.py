@@ -13,6 +13,12 @@
 Forward mode (``sn.Rop``) sees what they compute: grad_clip and grad_scale are the identity
 there, zero_grad passes a zero tangent and disconnected_grad none (symnb/grad/forward.py).
 
+One changes only what the type says:
+
+- ``unbroadcast(x, *axes)``: the value of x, with those of ``axes`` that are known to be of
+  length 1 typed as unknown (Theano's ``T.unbroadcast``): ops that read the type, such as
+  Theano's ``T.squeeze``, no longer take them to be 1. Its gradient has x's type again.
+
 They are elementwise copies, so kernel backends fuse them like any other elementwise op.
 """
 
@@ -24,8 +30,10 @@ from symnb.core.dims import format_shape
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
+from symnb.ops._axes import one_axis
 from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.elemwise import Elemwise, broadcast_shapes, clip
+from symnb.ops.shape import reshape_like
 
 
 class _Identity(Elemwise):
@@ -98,6 +106,34 @@ class GradScaleBy(Elemwise):
 
     def grad_input(self, i, inputs, output, gz):
         return gz * inputs[1] if i == 0 else None
+
+
+class Unbroadcast(_Identity):
+    """x, with its axes ``axes`` that are known to be of length 1 typed as unknown."""
+
+    __props__ = ("axes",)
+    dtype_rule = "x's dtype"
+
+    def __init__(self, axes):
+        self.axes = tuple(sorted(set(axes)))
+
+    def infer_types(self, x):
+        shape = tuple(None if d == 1 and i in self.axes else d for i, d in enumerate(x.type.shape))
+        return [x.type.with_shape(shape)]
+
+    def grad_elem(self, inputs, output, gz):
+        """gz, which has x's shape when the function runs, typed as x again (a view)."""
+        return [reshape_like(gz, inputs[0])]
+
+
+def unbroadcast(x, *axes) -> Variable:
+    """x with the dims at ``axes`` that are known to be 1 typed as unknown (Theano's rule;
+    negative axes count from the end); x itself where none of them is 1."""
+    x = as_variable(x)
+    loose = {one_axis(a, x.type.ndim, "unbroadcast", x) for a in axes}
+    if not any(x.type.shape[a] == 1 for a in loose):
+        return x
+    return Unbroadcast(loose)(x)
 
 
 def zero_grad(x) -> Variable:

@@ -623,7 +623,10 @@ def test_theanos_rounding_and_broadcast_patterns():
     np.testing.assert_array_equal(run([m], col + m, np.ones((3, 1))), np.full((3, 1), 2.0))
     with pytest.raises(Exception, match="reshape"):  # a dim marked 1 that is not: refused
         run([m], col, np.ones((3, 2)))
-    assert T.unbroadcast(col, 1) is col
+    loose = T.unbroadcast(col, 1)
+    assert loose.broadcastable == (False, False)  # Theano's rule: the axis may be any length
+    np.testing.assert_array_equal(run([m], T.squeeze(loose), np.ones((3, 1))), np.ones((3, 1)))
+    assert T.unbroadcast(m, 0, 1) is m  # nothing broadcastable to loosen
     labels = T.ivector("y")
     np.testing.assert_array_equal(
         run([labels], T.extra_ops.to_one_hot(labels, 3), np.array([2, 0], "int32")),
@@ -634,6 +637,21 @@ def test_theanos_rounding_and_broadcast_patterns():
     got = run([z, labels], loss, A[:2], np.array([3, 1], "int32"))
     p = np.exp(A[:2]) / np.exp(A[:2]).sum(1, keepdims=True)
     np.testing.assert_allclose(got, -np.log(p[[0, 1], [3, 1]]), rtol=1e-12)
+
+
+def test_unbroadcast_loosens_the_type_and_keeps_values_and_gradients():
+    """``T.unbroadcast(row, 0)`` is ``(False, False)`` in Theano 1.0, so ``T.squeeze`` keeps
+    that axis; the value is the row's and the gradient has the row's type again."""
+    r, m = T.row("r"), T.matrix("m")
+    u = T.unbroadcast(r, -2)
+    assert u.broadcastable == (False, False) and r.broadcastable == (True, False)
+    rv, mv = np.array([[1.0, 2.0, 3.0]]), np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(run([r], T.squeeze(u), rv), rv)
+    g = T.grad(T.sum((u * m) ** 2), r)
+    assert g.broadcastable == (True, False)
+    np.testing.assert_allclose(run([r, m], g, rv, mv), (2 * rv * mv**2).sum(0, keepdims=True))
+    with pytest.raises(sn.ShapeError, match="unbroadcast: axis 2 is out of range for 'r'"):
+        T.unbroadcast(r, 2)
 
 
 def test_printing_print_prints_the_value_when_computed(capsys):

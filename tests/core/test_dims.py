@@ -84,6 +84,38 @@ def test_unify():
     assert D.broadcast_dims(1, D.mul("n", 2)) == D.mul("n", 2)
 
 
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        (None, "n", None),  # n may be 1 where the unknown side is 3: no name is the result
+        (None, "n+1", None),  # n+1 is 1 for n = 0
+        (None, "n+m", None),
+        (None, "n//2", None),
+        (None, 1, None),
+        (None, None, None),
+        (None, 3, 3),  # the unknown side is 1 or 3
+        (None, 0, 0),
+        (None, "2*n", "2*n"),  # never 1: the unknown side is 1 or 2*n
+        (None, "3*n+2", "3*n+2"),
+        ("n", "n", "n"),
+        ("n", 1, "n"),
+        ("n", 3, 3),  # the name is 1 or 3
+        ("n+1", 4, 4),
+    ],
+)
+def test_broadcast_result_is_a_name_only_where_it_provably_is(a, b, expected):
+    a, b = D.normalize_dim(a), D.normalize_dim(b)
+    assert D.broadcast_dims(a, b) == D.normalize_dim(expected)
+    assert D.broadcast_dims(b, a) == D.normalize_dim(expected)
+
+
+def test_broadcast_refuses_two_sizes_that_differ():
+    for a, b in [("n", "m"), (3, 4), ("n", "n+1"), ("2*n", 3)]:
+        for x, y in [(a, b), (b, a)]:
+            with pytest.raises(DimMismatch):
+                D.broadcast_dims(D.normalize_dim(x), D.normalize_dim(y))
+
+
 def test_evaluate_and_names():
     out = D.conv_output("H", 5, stride=2)
     assert D.names_in(out) == {"H"}

@@ -109,9 +109,11 @@ def test_matmul_inner_dims_unify_whichever_operand_holds_which(rows, k1, k2, col
     [
         ((3,), ("n",), (3,)),
         (("n",), (3,), (3,)),
-        ((None,), ("n",), ("n",)),
+        ((None,), ("n",), (None,)),  # n may be 1 and the unknown side 3: unknown
+        ((None,), (3,), (3,)),  # a size other than 1: the unknown side is 1 or 3
+        ((None,), ("2*n",), (D.mul("n", 2),)),  # 2*n is never 1
         (("n", 1), (1, 3), ("n", 3)),
-        ((None, 3), ("m", None), ("m", 3)),
+        ((None, 3), ("m", None), (None, 3)),
     ],
 )
 def test_known_results_in_both_orders(a, b, want):

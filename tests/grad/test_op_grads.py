@@ -192,3 +192,40 @@ def test_gradients_through_named_and_unknown_dims(rng):
     eps = 1e-6
     numeric = (grad_fn(xv + eps * vv, wv, vv) - grad_fn(xv - eps * vv, wv, vv)) / (2 * eps)
     np.testing.assert_allclose(hv_fn(xv, wv, vv), numeric, rtol=1e-6, atol=1e-8)
+
+
+def _named_and_unknown():
+    """a of ("n",) and b of (None,): at run time n may be 1 and b longer."""
+    return sn.tensor("a", shape=("n",)), sn.tensor("b", shape=(None,))
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_named_dim_broadcast_against_an_unknown_one_sums_its_gradient(backend):
+    """("n",) * (None,) is typed (?,): n may be 1 where the other side is 3, so the gradient
+    of a is summed back to a's length when the function runs (it came back of length 3)."""
+    a, b = _named_and_unknown()
+    z = a * b
+    assert sn.infer_shape(z) == (None,)
+    ga, gb = sn.grad(sn.sum(z), [a, b])
+    av, bv = np.array([2.0]), np.array([1.0, 2.0, 3.0])
+    got_a, got_b = sn.function([a, b], [ga, gb], backend=backend)(av, bv)
+    np.testing.assert_array_equal(got_a, [6.0])
+    np.testing.assert_array_equal(got_b, [2.0, 2.0, 2.0])
+    got_a, got_b = sn.function([a, b], [ga, gb], backend=backend)(bv, np.array([2.0]))
+    np.testing.assert_array_equal(got_a, [2.0, 2.0, 2.0])  # the other way round too
+    np.testing.assert_array_equal(got_b, [6.0])
+
+
+def test_batch_axes_and_broadcast_to_of_a_name_against_an_unknown_size_sum_gradients(rng):
+    p, q = sn.tensor("p", shape=("n", 3, 4)), sn.tensor("q", shape=(None, 4, 5))
+    assert sn.infer_shape(p @ q) == (None, 3, 5)
+    pv, qv = rng.standard_normal((1, 3, 4)), rng.standard_normal((2, 4, 5))
+    gp = sn.function([p, q], sn.grad(sn.sum(p @ q), p))(pv, qv)
+    want = (np.ones((2, 3, 5)) @ np.swapaxes(qv, -1, -2)).sum(axis=0, keepdims=True)
+    np.testing.assert_allclose(gp, want, rtol=1e-12)
+    a = sn.tensor("a", shape=("n",))
+    k = sn.scalar("k", dtype="int64")
+    wide = sn.broadcast_to(a, (k,))
+    assert sn.infer_shape(wide) == (None,)
+    ga = sn.function([a, k], sn.grad(sn.sum(wide * sn.arange(k)), a))(np.array([2.0]), 3)
+    np.testing.assert_array_equal(ga, [3.0])

@@ -297,3 +297,14 @@ def test_a_dtype_numpy_refuses_is_refused_not_taken_for_the_default(case, bad):
         build(bad)
     assert caught.value.location.filename == __file__
     assert build(None).dtype in (np.dtype(sn.config.floatX), np.dtype("int64"))
+
+
+def test_broadcast_to_an_unknown_size_of_a_named_dim_is_typed_unknown(backend):
+    """a of ("n",) broadcast to k elements is k long, not n: n may be 1 (it was typed n)."""
+    a, k = sn.tensor("a", shape=("n",)), sn.scalar("k", dtype="int64")
+    b = sn.tensor("b", shape=(None,))
+    for wide in (sn.broadcast_to(a, (k,)), sn.broadcast_to(a, b.shape)):
+        assert wide.type.shape == (None,)
+    assert sn.broadcast_to(a, (None,)).type.shape == ("n",)  # None keeps a's own size
+    f = sn.function([a, k], sn.broadcast_to(a, (k,)) + 0, backend=backend)
+    check(f(np.array([2.0]), 3), np.full(3, 2.0))

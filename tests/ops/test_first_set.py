@@ -160,6 +160,33 @@ def test_matmul_and_dot_match_numpy(sa, sb, dtypes, rng, backend):
         check(run_on(sn.dot, a, b, backend=backend), np.dot(a, b))
 
 
+@pytest.mark.parametrize(
+    "build, reference",
+    [
+        (lambda a, b: a * b, np.multiply),
+        (lambda a, b: sn.where(a > 0, b, 0.0), lambda a, b: np.where(a > 0, b, 0.0)),
+        (lambda a, b: sn.clip(a, b, 10.0), lambda a, b: np.clip(a, b, 10.0)),
+        (
+            lambda a, b: sn.concatenate([a + b, a]),
+            lambda a, b: np.concatenate([a + b, a]),
+        ),
+        (lambda a, b: sn.zeros_like(a + b) + a, lambda a, b: np.zeros_like(a + b) + a),
+    ],
+    ids=["mul", "where", "clip", "concatenate", "zeros_like"],
+)
+def test_a_named_dim_against_an_unknown_one_broadcasts_to_the_runtime_size(
+    build, reference, backend
+):
+    """a of ("n",) with b of (None,): n may be 1 where b is longer, so the result's dim is
+    unknown (it was n, which said 1 for 3 values, and sizes built on it were wrong)."""
+    a, b = sn.tensor("a", shape=("n",)), sn.tensor("b", shape=(None,))
+    out = build(a, b)
+    assert None in out.type.shape and "n" not in out.type.shape
+    av, bv = np.array([1.0]), np.array([0.0, 2.0, 3.0])
+    got = sn.function([a, b], out, backend=backend)(av, bv)
+    check(got, reference(av, bv))
+
+
 def test_transpose_reshape_cast_with_named_dims(rng):
     x = sn.tensor("x", shape=("batch", 28, 28))
     flat = x.reshape(("batch", 784))

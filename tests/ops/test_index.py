@@ -269,6 +269,25 @@ def test_take_along_axis_matches_numpy(shape, ishape, axis, rng, backend):
     check_static_shape(static, got)
 
 
+def test_a_named_dim_against_an_unknown_one_in_an_index_has_the_runtime_size(backend):
+    """i of ("n",) and j of (None,) broadcast to the length of j where n is 1, and so do the
+    rows of x ("n", 4) against indices (None, 2) in take_along_axis: the result is typed
+    unknown there, not n (which said 1 for 3 rows)."""
+    x = sn.tensor("x", shape=(5, 6))
+    i = sn.tensor("i", shape=("n",), dtype="int64")
+    j = sn.tensor("j", shape=(None,), dtype="int64")
+    assert x[i, j].type.shape == (None,)
+    xv, jv = np.arange(30.0).reshape(5, 6), np.array([0, 2, 3])
+    check(sn.function([x, i, j], x[i, j], backend=backend)(xv, np.array([1]), jv), xv[1, jv])
+    rows = sn.tensor("rows", shape=("n", 4))
+    idx = sn.tensor("idx", shape=(None, 2), dtype="int64")
+    picked = sn.take_along_axis(rows, idx, 1)
+    assert picked.type.shape == (None, 2)
+    rv, iv = np.arange(4.0)[None], np.array([[0, 1], [2, 3], [1, 1]])
+    got = sn.function([rows, idx], picked, backend=backend)(rv, iv)
+    check(got, np.take_along_axis(rv, iv, 1))
+
+
 ERRORS = [
     (
         lambda x: x[3],

@@ -151,3 +151,15 @@ def test_a_symbolic_count_that_may_split_keeps_an_unknown_size():
     assert sn.infer_shape(y) == (2, None)
     f = sn.function([x], y, backend="py")
     np.testing.assert_array_equal(f(np.arange(12.0).reshape(3, 4)), np.arange(12.0).reshape(2, 6))
+
+
+def test_a_size_read_from_a_broadcast_of_a_name_and_an_unknown_dim_is_the_runtime_size(backend):
+    """``(a + b).shape[0]`` for a of ("n",), b of (None,) is not n: with n = 1 and b of 2 it
+    is 2 (x's row count was used, and x of (1, 6) came back (1, 6) instead of (2, 3))."""
+    a, b = sn.tensor("a", shape=("n",)), sn.tensor("b", shape=(None,))
+    x = sn.tensor("x", shape=("n", 6))
+    out = x.reshape(((a + b).shape[0], -1))
+    assert sn.infer_shape(out) == (None, None)
+    f = sn.function([a, b, x], out, backend=backend)
+    xv = np.arange(6.0).reshape(1, 6)
+    np.testing.assert_array_equal(f(np.ones(1), np.ones(2), xv), xv.reshape(2, 3))

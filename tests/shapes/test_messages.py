@@ -74,6 +74,36 @@ def test_the_axis_a_broadcast_error_names_indexes_both_operands(left, right):
     assert f"axis {axis} is {left[axis]} in one and {right[axis]} in the other" in message
 
 
+BATCH_CLASHES = [
+    (("b", "n", "k"), ("c", "k", "m")),
+    ((2, 5, "n", "k"), (3, 1, "k", "m")),
+    ((7, 4, 3, "n", "k"), (6, 3, "k", "m")),
+]
+
+
+@pytest.mark.parametrize("left,right", BATCH_CLASHES, ids=str)
+@pytest.mark.parametrize("op", ["matmul", "solve"])
+def test_a_batch_axes_error_shows_the_whole_operands_and_indexes_both(op, left, right):
+    """matmul and solve broadcast all but the last two axes: the message shows each operand
+    with its whole shape (it showed the batch axes as the shape: 'p' (float64(b,))), and its
+    axis indexes both operands at the two sizes it says clash."""
+    if op == "solve":
+        left = left[:-1] + (left[-2],)  # a stack of square matrices
+        right = right[:-2] + (left[-1], right[-1])
+    p, q = sn.tensor("p", shape=left), sn.tensor("q", shape=right)
+    build = (lambda: p @ q) if op == "matmul" else (lambda: sn.solve(p, q))
+    message = _raises(build, f"{op}: cannot broadcast the batch axes (all but the last 2) of ")
+    shown = re.findall(r"'([pq])' \(float64(\([^)]*\))\)", message)
+    assert shown == [("p", _shape_text(left)), ("q", _shape_text(right))], message
+    axis = int(re.search(r"axis (-?\d+) is", message)[1])
+    assert f"axis {axis} is {left[axis]} in one and {right[axis]} in the other" in message
+
+
+def _shape_text(shape) -> str:
+    inner = ", ".join(str(d) for d in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
 def test_broadcast_hints_a_missing_axis_and_a_transpose():
     x = sn.tensor("x", shape=(5, 3))
     _raises(lambda: x + sn.tensor("v", shape=(5,)), "expand_dims(v, -1)")
@@ -134,6 +164,20 @@ def _warns(category, build):
     assert [w.category for w in hits] == [category], [str(w.message) for w in hits]
     assert hits[0].filename == __file__
     return hits[0]
+
+
+def test_batch_axes_warnings_show_the_whole_operands():
+    """The warnings matmul's batch axes give show each operand's whole shape (they showed
+    its batch axes as the shape, 'p' (float64(b,)))."""
+    p = sn.tensor("p", shape=("b", "n", "k"))
+    q = sn.tensor("q", shape=("b", 1, "k", "m"))
+    outer = str(_warns(sn.BroadcastOuterWarning, lambda: p @ q).message)
+    assert "the batch axes (all but the last 2) of 'p' (float64(b, n, k)) and " in outer
+    assert "'q' (float64(b, 1, k, m)) broadcast against each other into (b, b)" in outer
+    assert "give them the same batch axes" in outer
+    r = sn.tensor("r", shape=(3, "k", "m"))
+    pinned = str(_warns(sn.PinnedDimWarning, lambda: p @ r).message)
+    assert "named dim 'b' (axis 0 of 'p' (float64(b, n, k))) is forced to equal 3" in pinned
 
 
 def test_outer_broadcast_warning_points_at_the_users_line():

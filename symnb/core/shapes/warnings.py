@@ -153,17 +153,27 @@ def _name(var) -> str:
 
 
 # -- elementwise broadcasting -----------------------------------------------------------------
-def broadcast_hook(op, inputs, out_shape) -> None:
-    """Called by ``broadcast_shapes`` once the broadcast shape is known."""
-    _check_outer(op, inputs, out_shape)
-    _check_pinned_axes(op, inputs, out_shape)
+def batch_axes(var, core: int = 0) -> tuple:
+    """The axes of var before its last ``core`` (all of them for 0): what broadcasts in an op
+    whose operands are stacks of matrices (``core=2``: matmul, solve)."""
+    shape = var.type.shape
+    return shape[: max(len(shape) - core, 0)] if core else shape
 
 
-def _check_outer(op, inputs, out_shape) -> None:
+def broadcast_hook(op, inputs, out_shape, core: int = 0) -> None:
+    """Called by ``broadcast_shapes`` once the broadcast shape is known (of the batch axes,
+    all but the last ``core`` of each input, where ``core`` is given)."""
+    _check_outer(op, inputs, out_shape, core)
+    _check_pinned_axes(op, inputs, out_shape, core)
+
+
+def _check_outer(op, inputs, out_shape, core: int = 0) -> None:
     for i, low in enumerate(inputs):
+        lows = batch_axes(low, core)
         for high in inputs[i + 1 :] + inputs[:i]:
-            if low.type.ndim < high.type.ndim and _outer_pair(low.type.shape, high.type.shape):
-                emit(BroadcastOuterWarning, _outer_message(op, low, high, out_shape))
+            highs = batch_axes(high, core)
+            if len(lows) < len(highs) and _outer_pair(lows, highs):
+                emit(BroadcastOuterWarning, _outer_message(op, low, high, out_shape, core))
                 return
 
 
@@ -183,7 +193,14 @@ def _same_examples(a, b) -> bool:
     return a is None or b is None or a == b
 
 
-def _outer_message(op, low, high, out_shape) -> str:
+def _outer_message(op, low, high, out_shape, core: int = 0) -> str:
+    if core:  # stacks of matrices: their batch axes broadcast into an outer product
+        return (
+            f"{_op(op)}: the batch axes (all but the last {core}) of {low.describe()} and "
+            f"{high.describe()} broadcast against each other into {format_shape(out_shape)}, "
+            f"larger than either (every matrix of one meets every matrix of the other)\n"
+            f"  hint: if they hold one matrix per example, give them the same batch axes"
+        )
     return (
         f"{_op(op)}: {low.describe()} and {high.describe()} broadcast against each other into "
         f"{format_shape(out_shape)}, larger than either (every element of one meets every "
@@ -192,13 +209,13 @@ def _outer_message(op, low, high, out_shape) -> str:
     )
 
 
-def _check_pinned_axes(op, inputs, out_shape) -> None:
+def _check_pinned_axes(op, inputs, out_shape, core: int = 0) -> None:
     ndim = len(out_shape)
     for axis, out in enumerate(out_shape):
         if not is_known(out) or out == 1:
             continue
         for var in inputs:
-            k = axis - (ndim - var.type.ndim)
+            k = axis - (ndim - len(batch_axes(var, core)))  # batch axes lead: k counts in var
             if k >= 0 and is_symbolic(var.type.shape[k]):
                 _warn_pinned(op, var, k, out)
                 return

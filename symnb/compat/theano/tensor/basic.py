@@ -51,6 +51,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops.elemwise import cast as _cast
+from symnb.ops.markers import unbroadcast as _unbroadcast
 
 #: Theano's ``upgrade_to_float``: the float an integer (or boolean) argument of float math
 #: becomes. NumPy's rule gives float16 for 8-bit integers (``exp(10)`` is 2.203e+04 there)
@@ -200,8 +201,9 @@ def addbroadcast(x, *axes) -> Variable:
 
 
 def unbroadcast(x, *axes) -> Variable:
-    """x itself: symnb broadcasts a length-1 dim whether or not its type says so."""
-    return as_variable(x)
+    """x with ``axes`` no longer broadcastable: a dim known to be 1 there is typed unknown
+    (Theano's rule), so ``T.squeeze`` keeps it; the value and its gradient are x's."""
+    return _unbroadcast(x, *axes)
 
 
 def true_div(x, y) -> Variable:
