@@ -40,6 +40,7 @@ print(json.dumps({'keys': [cache_key(s) for s in f.kernels.sources()],
 
 def test_symcompile_and_a_script_share_kernels(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a fresh, empty cache
+    monkeypatch.delenv("SYMNB_COMPILEDIR", raising=False)  # (which would win over it)
     nb = notebook("%load_ext symnb\nimport numpy as np", CELL, REPORT)
     execute(nb, str(tmp_path))
     in_kernel = json.loads(stream(nb.cells[2]))
