@@ -508,6 +508,14 @@ class Constant(Variable):
         """What the NumPy reference receives: the Python scalar for weak constants."""
         return self.value.item() if self.weak else self.value
 
+    def describe(self) -> str:
+        """A weak constant is the Python number the user wrote (``x8 + 300``: "the Python int
+        300", not an unnamed int64 variable); others as any variable."""
+        if self.weak and not self.label:
+            kind = {"b": "bool", "c": "complex", "f": "float"}.get(self.type.dtype.kind, "int")
+            return f"the Python {kind} {self.value.item()!r}"
+        return super().describe()
+
     def signature(self):
         """Content key, so equal constants can be merged."""
         return (self.type, self.weak, self.value.tobytes())

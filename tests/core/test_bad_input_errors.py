@@ -117,6 +117,12 @@ CASES = [
         ValueError,
         "shared 'W', shape.*cannot be negative",
     ),
+    (  # the Python number is named as written (it was "an unnamed variable (int64())")
+        lambda: sn.tensor("x8", shape=(3,), dtype="int8") + 300,
+        sn.DTypeError,
+        TypeError,
+        r"add: NumPy refuses these dtypes \('x8' \(int8\(3,\)\), the Python int 300\)",
+    ),
     (
         lambda: sn.constant(300, dtype="int8"),
         sn.DTypeError,
