@@ -10,11 +10,14 @@ The catalogue is the table: a NumPy name is looked up in :mod:`symnb.ops` (``np.
 
 from __future__ import annotations
 
+import functools
 import inspect
 
+import numpy
+
 from symnb.core.source import at_user_line, library_call
-from symnb.core.variable import Variable
-from symnb.errors import InputError
+from symnb.core.variable import Variable, as_variable
+from symnb.errors import InputError, ShapeError
 
 #: NumPy (and SciPy) names of functions the catalogue has under another name
 ALIASES = {
@@ -61,6 +64,73 @@ INSTEAD = {
     "vstack": "sn.concatenate(..., axis=0)",
     "atleast_2d": "sn.expand_dims",
 }
+
+
+#: what to write for np.linalg functions (NumPy 2's array-API forms) the catalogue lacks
+INSTEAD_LINALG = {
+    "diagonal": "sn.diag(x) for a matrix (np.linalg.diagonal takes the last two axes)",
+    "cross": "the components: a[..., [1, 2, 0]] * b[..., [2, 0, 1]] - ...",
+    "vecdot": "sn.sum(x1 * x2, axis=-1)",
+}
+
+
+def _linalg_trace(sn, x, /, *, offset=0):
+    """``np.linalg.trace``: the diagonal of the LAST two axes (np.trace's are the first two)."""
+    _at_least_matrix(sn, x, "np.linalg.trace", "it sums the diagonal of the last two axes")
+    return sn.trace(x, offset, -2, -1)
+
+
+def _linalg_outer(sn, x1, x2, /):
+    """``np.linalg.outer``: vectors only (np.outer flattens its operands)."""
+    x1, x2 = as_variable(x1), as_variable(x2)
+    if x1.type.ndim != 1 or x2.type.ndim != 1:
+        raise at_user_line(
+            ShapeError(
+                "np.linalg.outer: input arrays must be one-dimensional, but they are "
+                f"{x1.describe()} and {x2.describe()}\n  hint: np.outer flattens its operands "
+                "(np.outer(x1, x2)), or write x1[..., :, None] * x2[..., None, :] for stacks"
+            )
+        )
+    return sn.outer(x1, x2)
+
+
+def _linalg_matrix_transpose(sn, x, /):
+    """``np.linalg.matrix_transpose`` (and ``np.matrix_transpose``): ``x.mT``."""
+    return as_variable(x).mT
+
+
+def _at_least_matrix(sn, x, spelled: str, why: str) -> None:
+    x = as_variable(x)
+    if x.type.ndim < 2:
+        raise at_user_line(
+            ShapeError(
+                f"{spelled}: {x.describe()} has {x.type.ndim} dim"
+                f"{'' if x.type.ndim == 1 else 's'}; {why}, so it needs 2"
+            )
+        )
+
+
+#: np.linalg's functions that numpy also has under the same name. They are NumPy 2's
+#: array-API forms and may compute another thing (np.linalg.trace sums the diagonal of the
+#: last two axes, np.trace of the first two; np.linalg.outer refuses what np.outer flattens),
+#: so the lookup keys on the module: each is built here, or has the same meaning as its
+#: catalogue namesake (None), or is missing (an error, never np's namesake).
+LINALG = {
+    "matmul": None,
+    "tensordot": None,
+    "trace": _linalg_trace,
+    "outer": _linalg_outer,
+    "matrix_transpose": _linalg_matrix_transpose,
+}
+#: numpy's own functions built here rather than by name
+NUMPY = {"matrix_transpose": _linalg_matrix_transpose}
+
+
+def _shared_with_numpy(func) -> bool:
+    """Whether ``func`` is an np.linalg function with a namesake in numpy itself."""
+    name = getattr(func, "__name__", "")
+    module = getattr(func, "__module__", None) or ""
+    return module.startswith("numpy.linalg") and callable(getattr(numpy, name, None))
 
 
 class NumpyDispatch:
@@ -110,8 +180,7 @@ class NumpyDispatch:
         arguments are bound by the NumPy function's own signature, so ``np.mean(x, 0,
         np.float32)`` passes the dtype as one, not as symnb's third parameter."""
         spelled = _spelled(func)
-        name = self._name_or_error(func.__name__, args, spelled)
-        fn = getattr(self.catalogue, name)
+        name, fn = self._lookup(func, args, spelled)
         call = _numpy_call(func, fn, name, spelled, args, kwargs)
         if call is None:  # no signature to bind by: as written
             return self._call(func.__name__, args, kwargs, spelled)
@@ -121,10 +190,27 @@ class NumpyDispatch:
         cast = self.catalogue.cast  # NumPy's dtype= of a reduction: computed in that dtype
         return cast(fn(cast(args[0], dtype), *args[1:], **kwargs), dtype)
 
-    def _name_or_error(self, numpy_name: str, args, spelled: str) -> str:
-        name = self.symnb_name(numpy_name)
+    def _lookup(self, func, args, spelled: str):
+        """(name, function) building ``func``: keyed on its module too, np.linalg.trace
+        is not np.trace (:data:`LINALG`)."""
+        numpy_name = func.__name__
+        if _shared_with_numpy(func):
+            if numpy_name not in LINALG:
+                self._name_or_error(numpy_name, args, spelled, INSTEAD_LINALG, missing=True)
+            build = LINALG[numpy_name]
+            if build is not None:
+                return numpy_name, functools.partial(build, self.catalogue)
+        elif numpy_name in NUMPY and (getattr(func, "__module__", None) or "") == "numpy":
+            return numpy_name, functools.partial(NUMPY[numpy_name], self.catalogue)
+        name = self._name_or_error(numpy_name, args, spelled)
+        return name, getattr(self.catalogue, name)
+
+    def _name_or_error(
+        self, numpy_name: str, args, spelled: str, instead=INSTEAD, missing=False
+    ) -> str:
+        name = None if missing else self.symnb_name(numpy_name)
         if name is None:
-            instead = INSTEAD.get(numpy_name)
+            instead = instead.get(numpy_name)
             hint = f"use {instead}" if instead else "see docs/ops.md for the op catalogue"
             hint = self.library_hint() or hint
             raise _error(

@@ -210,3 +210,30 @@ def test_a_python_int_beyond_64_bits_is_refused_at_the_users_line():
         x + 2**70
     assert "test_numpy_protocols.py" in str(info.value)
     assert (x + (2**64 - 1)).dtype == np.float64 and (x + -(2**63)).dtype == np.float64
+
+
+def test_linalg_functions_are_looked_up_with_their_module():
+    """np.linalg.trace sums the diagonal of the LAST two axes (np.trace: the first two), and
+    np.linalg.outer takes vectors only: the lookup keys on the module, not the name alone."""
+    stack = np.arange(24.0).reshape(2, 3, 4)
+    x = sn.tensor("x", shape=(2, 3, 4))
+    for backend in ("py", "c"):
+        got = sn.function([x], np.linalg.trace(x), backend=backend)(stack)
+        np.testing.assert_array_equal(got, np.linalg.trace(stack))  # [15, 51]
+    got = sn.function([x], np.linalg.trace(x, offset=1, dtype=np.float32), backend="py")(stack)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.linalg.trace(stack, offset=1, dtype=np.float32))
+    np.testing.assert_array_equal(
+        sn.function([x], np.trace(x), backend="py")(stack), np.trace(stack)
+    )
+    got = sn.function([x], np.linalg.matrix_transpose(x), backend="py")(stack)
+    np.testing.assert_array_equal(got, np.linalg.matrix_transpose(stack))
+    m, v = sn.tensor("m", shape=(3, 4)), sn.tensor("v", shape=(3,))
+    with pytest.raises(sn.ShapeError, match=r"one-dimensional.*'m' \(float64\(3, 4\)\)"):
+        np.linalg.outer(m, v)
+    with pytest.raises(sn.ShapeError, match=r"np.linalg.trace: 'v' \(float64\(3,\)\) has 1 dim;"):
+        np.linalg.trace(v)
+    with pytest.raises(sn.InputError, match="np.linalg.diagonal has no symnb equivalent"):
+        np.linalg.diagonal(x)
+    outer = sn.function([v], np.linalg.outer(v, v), backend="py")(np.arange(3.0))
+    np.testing.assert_array_equal(outer, np.outer(np.arange(3.0), np.arange(3.0)))
