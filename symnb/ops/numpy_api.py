@@ -166,7 +166,12 @@ class NumpyDispatch:
                 "use the variable it returns"
             )
         if method == "__call__":
-            return self._call(name, inputs, kwargs, _spelled(ufunc))
+            inputs, out_dtype = self._loop_dtypes(ufunc, inputs)
+            result = self._call(name, inputs, kwargs, _spelled(ufunc))
+            if out_dtype is not None and isinstance(result, Variable):
+                if result.type.dtype != out_dtype:
+                    result = self.catalogue.cast(result, out_dtype)
+            return result
         table = {"reduce": REDUCE, "accumulate": ACCUMULATE}.get(method, {})
         if name in table:  # NumPy's default axis is 0 here
             x, *rest = inputs
@@ -174,6 +179,31 @@ class NumpyDispatch:
             spelled = f"{_spelled(ufunc)}.{method}"
             return self._call(table[name], (x,), {**kwargs, "axis": axis}, spelled)
         raise _error(f"{_spelled(ufunc)}.{method} has no symnb equivalent for {_first(inputs)}")
+
+    def _loop_dtypes(self, ufunc, inputs: tuple):
+        """(inputs, dtype of the result) for a ufunc the catalogue computes with another
+        function (``np.fabs`` with ``abs``, ``scipy.special.expm1`` with NumPy's ``expm1``):
+        the inputs cast to the dtypes of the ufunc's own loop, as the ufunc casts them
+        (``np.fabs(int8)`` is float16 where ``abs`` keeps int8; SciPy's ``expm1(int8)`` is
+        float64 where NumPy's is float16); (inputs, None) for a ufunc that is the op's own
+        reference, or inputs without a dtype (a Python number: the op's rule)."""
+        name = self.symnb_name(ufunc.__name__)
+        if name is None or getattr(getattr(self.catalogue, name), "impl", None) is ufunc:
+            return inputs, None
+        if not all(isinstance(v, Variable) for v in inputs):
+            return inputs, None
+        try:
+            loop = ufunc.resolve_dtypes(
+                (*(numpy.dtype(v.type.dtype) for v in inputs), *([None] * ufunc.nout))
+            )
+        except (TypeError, ValueError, AttributeError):  # no loop: the op's own error
+            return inputs, None
+        cast = self.catalogue.cast
+        inputs = tuple(
+            v if v.type.dtype == dt.name else cast(v, dt.name)
+            for v, dt in zip(inputs, loop[: ufunc.nin], strict=True)
+        )
+        return inputs, loop[ufunc.nin].name if ufunc.nout == 1 else None
 
     def function(self, func, args: tuple, kwargs: dict):
         """``np.dot(x, W)``, ``np.sum(x, axis=1)``, ``np.concatenate([a, b])``, ...: the

@@ -237,3 +237,31 @@ def test_linalg_functions_are_looked_up_with_their_module():
         np.linalg.diagonal(x)
     outer = sn.function([v], np.linalg.outer(v, v), backend="py")(np.arange(3.0))
     np.testing.assert_array_equal(outer, np.outer(np.arange(3.0), np.arange(3.0)))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "int64", "float32"])
+def test_fabs_is_numpy_float_ufunc(dtype):
+    """np.fabs has float loops only: fabs(int8) is float16 and fabs(-128) is 128.0, where
+    abs keeps the integer dtype (and wraps -128)."""
+    values = np.array([1, 0, 1, 0] if dtype == "bool" else [-128, -3, 0, 5], dtype=dtype)
+    v = sn.tensor("v", shape=(4,), dtype=dtype)
+    want = np.fabs(values)
+    for backend in ("py", "c"):
+        got = sn.function([v], np.fabs(v), backend=backend)(values)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "int32"])
+@pytest.mark.parametrize("name", ["expm1", "log1p", "expit", "round", "erf"])
+def test_scipy_ufuncs_follow_their_own_loops(name, dtype):
+    """scipy.special.expm1(int8) is float64 (SciPy's loops are f->f and d->d), not NumPy's
+    float16; scipy.special.round(int8) is float32, not int8."""
+    ufunc = getattr(special, name)
+    values = np.array([-3, 0, 2, 5], dtype=dtype)
+    v = sn.tensor("v", shape=(4,), dtype=dtype)
+    with np.errstate(all="ignore"):
+        want = ufunc(values)
+        got = sn.function([v], ufunc(v), backend="py")(values)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-7, equal_nan=True)
