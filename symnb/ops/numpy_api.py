@@ -262,6 +262,7 @@ RENAMED = {"shape": "newshape", "correction": "ddof", "min": "a_min", "max": "a_
 COMPUTED_IN_DTYPE = {"sum", "prod", "mean", "var", "std", "cumsum", "cumprod", "trace"}
 #: NumPy parameters that change how, not what, a symbolic result is computed
 IGNORED = {"optimize", "subok", "copy", "overwrite_input"}
+_NO_VALUE = getattr(numpy, "_NoValue", object())
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
 
 
@@ -313,7 +314,23 @@ def _numpy_call(func, fn, name: str, spelled: str, args, kwargs):
                 f"{spelled} on symbolic variables builds sn.{name}{_plain(target)}, which "
                 f"has no {param_name}= ({param_name}={value!r})"
             )
+    keywords.update(_numpy_defaults(numpy_signature, target, bound.arguments, keywords))
     return positional, keywords, dtype
+
+
+def _numpy_defaults(numpy_signature, target, given, keywords) -> dict:
+    """NumPy's defaults for the parameters ``sn.<name>`` requires and the user left out
+    (``np.take_along_axis(x, i)``: NumPy >= 2.3's ``axis=-1``): the call means NumPy's."""
+    defaults = {}
+    for param_name, param in numpy_signature.parameters.items():
+        default = param.default
+        if param_name in given or default is inspect.Parameter.empty or default is _NO_VALUE:
+            continue
+        where = _keyword_of(target, param_name)
+        own = target.parameters.get(where) if where is not None else None
+        if own is not None and own.default is inspect.Parameter.empty and where not in keywords:
+            defaults[where] = default
+    return defaults
 
 
 def _keyword_of(target, param_name: str) -> str | None:

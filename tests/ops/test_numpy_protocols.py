@@ -265,3 +265,19 @@ def test_scipy_ufuncs_follow_their_own_loops(name, dtype):
         got = sn.function([v], ufunc(v), backend="py")(values)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-7, equal_nan=True)
+
+
+def test_numpy_defaults_fill_what_symnb_requires():
+    """np.take_along_axis(x, i) takes NumPy >= 2.3's default axis=-1 (sn.take_along_axis has
+    no default): the call means NumPy's."""
+    import inspect
+
+    if inspect.signature(np.take_along_axis).parameters["axis"].default != -1:
+        pytest.skip("this NumPy has no default axis for take_along_axis")
+    values = np.random.default_rng(0).standard_normal((3, 4))
+    order = np.argsort(values, axis=0)
+    x = sn.tensor("x", shape=(3, 4))
+    i = sn.tensor("i", shape=(3, 4), dtype="int64")
+    got = sn.function([x, i], np.take_along_axis(x, i), backend="py")(values, order)
+    np.testing.assert_array_equal(got, np.take_along_axis(values, order))
+    np.testing.assert_array_equal(got, np.take_along_axis(values, order, axis=-1))
