@@ -792,8 +792,9 @@ def _flatten_outputs(outputs):
         keys = list(outputs)
         return (lambda r: dict(zip(keys, r))), [_one_output(k, v) for k, v in outputs.items()]
     if isinstance(outputs, (list, tuple)):
-        kind = type(outputs)
-        return (lambda r: kind(r)), [_one_output(i, v) for i, v in enumerate(outputs)]
+        kind = type(outputs)  # a named tuple (sn.svd's SVDResult) is rebuilt by field
+        rebuild = kind._make if hasattr(kind, "_fields") else kind
+        return (lambda r: rebuild(r)), [_one_output(i, v) for i, v in enumerate(outputs)]
     if outputs is None:
         return (lambda r: None), []
     return _first, [as_variable(outputs)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numbers
 import operator
 import string
+from collections import namedtuple
 
 import numpy as np
 
@@ -661,10 +662,15 @@ class Solve(_SquareOp):
 inv, det, cholesky, solve = Inv(), Det(), Cholesky(), Solve()
 
 
+#: ``np.linalg.slogdet``'s result (NumPy 2): ``slogdet(x).logabsdet``
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
 def slogdet(a):
-    """``(sign, logabsdet)`` of each square matrix, as ``np.linalg.slogdet``."""
+    """``(sign, logabsdet)`` of each square matrix, as ``np.linalg.slogdet``: a
+    :data:`SlogdetResult` of variables."""
     sign, logdet = Slogdet()(a)
-    return sign, logdet
+    return SlogdetResult(sign, logdet)
 
 
 # -- trace and norms -----------------------------------------------------------------------

@@ -11,6 +11,8 @@ singular values too.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from symnb.core.dims import DimMismatch, unify
@@ -162,11 +164,15 @@ def _plus(total, term):
     return term if total is None else total + term
 
 
+#: ``np.linalg.svd``'s result (NumPy 2): ``svd(x).S``
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
 def svd(a, full_matrices=True, compute_uv=True):
-    """``np.linalg.svd``: ``(U, S, Vh)``, or only S when ``compute_uv`` is False. The
-    gradients through U and Vh assume distinct singular values."""
+    """``np.linalg.svd``: an :data:`SVDResult` ``(U, S, Vh)``, or only S when ``compute_uv``
+    is False. The gradients through U and Vh assume distinct singular values."""
     a = as_variable(a)
     if not compute_uv:
         return SingularValues()(a)
     u, s, vh = Svd(full_matrices)(a)
-    return u, s, vh
+    return SVDResult(u, s, vh)

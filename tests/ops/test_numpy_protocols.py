@@ -281,3 +281,21 @@ def test_numpy_defaults_fill_what_symnb_requires():
     got = sn.function([x, i], np.take_along_axis(x, i), backend="py")(values, order)
     np.testing.assert_array_equal(got, np.take_along_axis(values, order))
     np.testing.assert_array_equal(got, np.take_along_axis(values, order, axis=-1))
+
+
+def test_linalg_results_have_numpy_2_field_names():
+    """np.linalg.slogdet(x).logabsdet and np.linalg.svd(x).S, as NumPy 2's named results; a
+    compiled function returns the same named tuple of arrays."""
+    matrix = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]])
+    x = sn.tensor("x", shape=(3, 3))
+    result = np.linalg.slogdet(x)
+    assert type(result).__name__ == "SlogdetResult"
+    f = sn.function([x], [result.sign, result.logabsdet], backend="py")
+    np.testing.assert_allclose(f(matrix), np.linalg.slogdet(matrix))
+    named = sn.function([x], sn.slogdet(x), backend="py")(matrix)
+    assert named.logabsdet == pytest.approx(np.linalg.slogdet(matrix).logabsdet)
+    svd = np.linalg.svd(x, full_matrices=False)
+    assert svd._fields == ("U", "S", "Vh")
+    got = sn.function([x], svd, backend="py")(matrix)
+    np.testing.assert_allclose(got.S, np.linalg.svd(matrix).S)
+    np.testing.assert_allclose(got.U * got.S @ got.Vh, matrix, atol=1e-12)
