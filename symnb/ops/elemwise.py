@@ -548,6 +548,15 @@ class Where(Elemwise):
                     "sn.where(cond, x, y), or count them with sn.sum(cond)"
                 )
             )
+        if len(inputs) == 2:  # NumPy's words for where(cond, x)
+            cond, x = (v.describe() for v in inputs)
+            raise _at_user_line(
+                InputError(
+                    f"where({cond}, {x}): either both or neither of x and y should be given\n"
+                    "  hint: sn.where(cond, x, y) takes x where cond is true, else y (write "
+                    "sn.where(cond, x, 0) for zeros elsewhere)"
+                )
+            )
         return super().infer_types(*inputs)
 
     def out_dtype(self, inputs):

@@ -183,6 +183,16 @@ MISUSES = {
         ["where: one argument", "np.nonzero", "sn.where(cond, x, y)"],
     ),
     "sn.where one argument": (lambda x: sn.where(x > 0), sn.InputError, ["np.nonzero"]),
+    "np.where two arguments": (
+        lambda x: np.where(x > 0, x),
+        sn.InputError,
+        ["'x' (float64(3, 4))): either both or neither of x and y should be given"],
+    ),
+    "sn.where two arguments": (
+        lambda x: sn.where(x > 0, x),
+        sn.InputError,
+        ["either both or neither of x and y", "sn.where(cond, x, 0)"],
+    ),
 }
 
 
