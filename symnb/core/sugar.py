@@ -255,7 +255,28 @@ class TensorMethods:
         return first
 
     def __iter__(self):
-        raise TypeError(f"cannot iterate over symbolic {self.describe()}")
+        """An iterator whose first step is the error: NumPy's dispatch asks for the iterator
+        itself (``np.concatenate(x)`` takes x's rows) and would put its own "dispatcher ...
+        did not return an iterable" in place of an error raised here."""
+        raise at_user_line(InputError(self._iteration_message()))
+        yield  # a generator: the error comes at the first step
+
+    def _iteration_message(self) -> str:
+        name = self.label or "x"
+        if self.type.ndim < 2:
+            return (
+                f"cannot iterate over symbolic {self.describe()}: its elements exist when the "
+                f"function runs\n  hint: index them ({name}[0], {name}[1], ...), or apply an op "
+                "to the whole variable"
+            )
+        rest = "" if self.type.ndim <= 2 else f"{name}.shape[2:]"
+        joined = f"{name}.reshape(-1)" if not rest else f"{name}.reshape((-1,) + {rest})"
+        return (
+            f"cannot iterate over symbolic {self.describe()}: its rows exist when the function "
+            f"runs\n  hint: index the rows ({name}[0], {name}[1], ...); a NumPy function given "
+            f"one variable for a sequence of arrays joins its rows: np.concatenate({name}) is "
+            f"{joined}, np.stack({name}) is {name} itself"
+        )
 
     def __getitem__(self, index):
         return _ops().getitem(self, index)

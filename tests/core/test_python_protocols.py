@@ -227,7 +227,7 @@ def test_a_constants_value_converts_as_numpys():
 @pytest.mark.parametrize(
     "call, fragments",
     [
-        ("logsumexp", ["np.result_type has no symnb equivalent", "use sn.logsumexp"]),
+        ("logsumexp", ["NumPy cannot make an array of it", "use sn.logsumexp"]),
         ("softmax", ["NumPy cannot make an array of it", "use sn.softmax"]),
     ],
 )
@@ -245,3 +245,20 @@ def test_a_scipy_function_running_numpy_on_a_variable_names_itself_at_the_users_
     for fragment in [*fragments, expected, "test_python_protocols.py, line"]:
         assert fragment in message, message
     assert "site-packages" not in message, message
+
+
+def test_one_variable_where_numpy_takes_a_sequence_is_a_clear_error():
+    """np.concatenate(x) asks for x's rows: NumPy's own "dispatcher for __array_function__
+    did not return an iterable" named neither x nor what to write."""
+    x = sn.matrix("x", shape=(3, 4))
+    y = sn.tensor("y", shape=(2, 3, 4))
+    with pytest.raises(sn.InputError) as info:
+        np.concatenate(x)  # line: concatenate one
+    message = str(info.value)
+    assert "cannot iterate over symbolic 'x' (float64(3, 4))" in message
+    assert "np.concatenate(x) is x.reshape(-1)" in message
+    assert "test_python_protocols.py, line " in message and "np.concatenate(x)  #" in message
+    with pytest.raises(sn.InputError, match=r"np.stack\(y\) is y itself"):
+        np.stack(y)
+    with pytest.raises(sn.InputError, match=r"concatenate\(y\) is y.reshape\(\(-1,\) \+ y.shape"):
+        [row for row in y]
