@@ -291,6 +291,15 @@ def _numpy_call(func, fn, name: str, spelled: str, args, kwargs):
         else:
             given[param_name] = value
     keywords, dtype = {}, None
+    for param_name, value in given.items():  # np.var(x, ddof=1, correction=0): refused
+        other = RENAMED.get(param_name)
+        if other in given and value is not _NO_VALUE and given[other] is not _NO_VALUE:
+            if other == "ddof" and _same(given[other], 0):  # NumPy's test: ddof != 0
+                continue
+            raise _error(
+                f"{spelled} on {_first(positional)}: {other} and {param_name} can't be provided "
+                f"simultaneously ({other}={given[other]!r}, {param_name}={value!r})"
+            )
     for param_name, value in given.items():
         default = getattr(numpy_signature.parameters.get(param_name), "default", None)
         where = _keyword_of(target, param_name)

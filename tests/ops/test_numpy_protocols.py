@@ -299,3 +299,17 @@ def test_linalg_results_have_numpy_2_field_names():
     got = sn.function([x], svd, backend="py")(matrix)
     np.testing.assert_allclose(got.S, np.linalg.svd(matrix).S)
     np.testing.assert_allclose(got.U * got.S @ got.Vh, matrix, atol=1e-12)
+
+
+def test_ddof_and_correction_together_are_refused_as_numpy_does():
+    """np.var(y, ddof=1, correction=0): correction is symnb's ddof, and the later one won
+    silently (the population variance)."""
+    y = sn.tensor("y", shape=(3, 4))
+    for fn in (np.var, np.std):
+        with pytest.raises(sn.InputError) as info:
+            fn(y, ddof=1, correction=0)
+        message = str(info.value)
+        assert "ddof and correction can't be provided simultaneously" in message
+        assert "'y' (float64(3, 4))" in message and "(ddof=1, correction=0)" in message
+    got = sn.function([y], np.var(y, ddof=0, correction=1), backend="py")(A)  # NumPy's too
+    assert got == pytest.approx(np.var(A, ddof=0, correction=1))
