@@ -350,6 +350,8 @@ def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
     if widths.dtype.kind not in "iu" or (widths < 0).any():
         raise _located(ShapeError(f"pad: widths must be non-negative ints, not {pad_width!r}"))
     value = _pad_value(constant_values, x)
+    if x.type.ndim == 0:  # no axis to pad: x itself, as np.pad(np.array(3.0), 1)
+        return x
     return Pad(tuple((int(b), int(a)) for b, a in widths), value)(x)
 
 

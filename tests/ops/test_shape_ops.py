@@ -240,3 +240,12 @@ def test_expand_dims_refuses_an_axis_beyond_the_result(axis):
     assert sn.expand_dims(x, (0, 2)).type.shape == (1, None, 1)
     with pytest.raises(sn.ShapeError, match="repeated axis"):
         sn.expand_dims(x, (0, -3))
+
+
+def test_pad_of_a_0d_variable_is_itself():
+    """np.pad(np.array(3.0), 1) is array(3.0): a 0-d array has no axes to pad (symnb raised a
+    DTypeError quoting NumPy's "`pad_width` must be of integral type")."""
+    x = sn.tensor("x", shape=())
+    for out in (sn.pad(x, 1), np.pad(x, (1, 2), constant_values=5)):
+        got = sn.function([x], out, backend="py")(np.array(3.0))
+        assert got.shape == () and got == 3.0
