@@ -13,7 +13,7 @@ import numpy as np
 
 from symnb.core.hooks import hook, provided
 from symnb.core.source import at_user_line, pinned, user_location
-from symnb.errors import InputError, ShapeError, SymbolicValueError, UpdateError
+from symnb.errors import DTypeError, InputError, ShapeError, SymbolicValueError, UpdateError
 
 
 def _ops():
@@ -43,8 +43,19 @@ class _LayerMethod:
         if found is not None:
             return found
         if self.method is None:
-            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+            raise _missing(obj, self.name)
         return self.method.__get__(obj, objtype)
+
+
+def _missing(obj, name: str) -> AttributeError:
+    """An attribute only a layer defines (``hasattr`` stays false): NumPy's method
+    ``x.<name>()`` says what its function ``np.<name>(x)`` says to write instead."""
+    message = f"{type(obj).__name__!r} object has no attribute {name!r}"
+    dispatch = provided("numpy")
+    instead = dispatch and dispatch.method_hint(name)
+    if instead:
+        message += f" ({obj.describe()})\n  hint: use {instead}"
+    return at_user_line(AttributeError(message))
 
 
 #: the attributes only a layer's "methods" hook defines (Theano's, which symnb's lack)
@@ -131,6 +142,12 @@ def _no_index(self):
             )
         )
     _no_value(what)(self)
+
+
+def _numpy_method(x, func, *args, **kwargs):
+    """NumPy's method ``x.<name>(...)`` as its function ``np.<name>(x, ...)`` on the
+    variable: NumPy's signature, symnb's op, and the same errors (symnb.ops.numpy_api)."""
+    return hook("numpy").function(func, (x, *args), kwargs)
 
 
 def _order(x, method: str, order) -> None:
@@ -313,7 +330,10 @@ class TensorMethods:
     def min(self, axis=None, out=None, keepdims=False):
         return _ops().min(self, axis, out, keepdims)
 
-    def reshape(self, *shape, ndim=None):
+    def reshape(self, *shape, order="C", copy=None, ndim=None):
+        """NumPy's ``x.reshape(shape, order='C', copy=None)`` (C order only; ``copy`` changes
+        nothing symbolic) or Theano's ``ndim=``."""
+        _order(self, "reshape", order)
         return _ops().reshape(self, shape[0] if len(shape) == 1 else shape, ndim=ndim)
 
     def transpose(self, *axes):
@@ -327,7 +347,23 @@ class TensorMethods:
             axes = axes[0]  # None, or the axes as one tuple
         return _ops().transpose(self, axes)
 
-    def astype(self, dtype):
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        """NumPy's ``x.astype``: ``casting`` checked as NumPy checks it; ``order`` C-like
+        only; ``subok`` and ``copy`` change nothing symbolic."""
+        _order(self, "astype", order)
+        if casting != "unsafe":
+            try:
+                wanted = np.dtype(dtype)
+                allowed = np.can_cast(self.type.dtype, wanted, casting)
+            except (TypeError, ValueError) as exc:
+                raise at_user_line(InputError(f"astype of {self.describe()}: {exc}")) from None
+            if not allowed:
+                raise at_user_line(
+                    DTypeError(
+                        f"astype of {self.describe()}: cannot cast from {self.type.dtype} to "
+                        f"{wanted} according to the rule {casting!r}"
+                    )
+                )
         return _ops().cast(self, dtype)
 
     def dot(self, other):
@@ -356,14 +392,19 @@ class TensorMethods:
     def argmin(self, axis=None, out=None, *, keepdims=False):
         return _ops().argmin(self, axis, out, keepdims=keepdims)
 
-    def cumsum(self, axis=None, *, dtype=None):
-        return _ops().cumsum(self, axis=axis, dtype=dtype)
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return _numpy_method(self, np.cumsum, axis, dtype, out)
 
-    def cumprod(self, axis=None, *, dtype=None):
-        return _ops().cumprod(self, axis=axis, dtype=dtype)
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return _numpy_method(self, np.cumprod, axis, dtype, out)
 
-    def clip(self, min=None, max=None):  # noqa: A002 - NumPy's parameter names
+    def clip(self, min=None, max=None, out=None, **kwargs):  # noqa: A002 - NumPy's names
+        if out is not None or kwargs:  # NumPy's errors (out=, dtype=...)
+            return _numpy_method(self, np.clip, min, max, out, **kwargs)
         return _ops().clip(self, min, max)
+
+    def item(self, *args):
+        return _no_value("item()")(self)
 
     @_LayerMethod
     def round(self, decimals=0):
@@ -389,12 +430,13 @@ class TensorMethods:
         return _ops().repeat(self, repeats, axis=axis)
 
     @_LayerMethod
-    def sort(self, axis=-1):
-        return _ops().sort(self, axis=axis)
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        """NumPy's ``x.sort`` arguments (symnb's sort is stable: every kind is its order)."""
+        return _numpy_method(self, np.sort, axis, kind, order, stable=stable)
 
     @_LayerMethod
-    def argsort(self, axis=-1):
-        return _ops().argsort(self, axis=axis)
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return _numpy_method(self, np.argsort, axis, kind, order, stable=stable)
 
     def swapaxes(self, axis1, axis2):
         return _ops().swapaxes(self, axis1, axis2)

@@ -534,6 +534,10 @@ class Constant(Variable):
     def __index__(self):
         return operator.index(self.value)
 
+    def item(self, *args):
+        """NumPy's ``x.item()``: the value as a Python scalar."""
+        return self.value.item(*args)
+
 
 # Guards every shared variable's (host value, device copy) pair: a call in one thread caches
 # or downloads a copy while another thread's ``set_value`` replaces the value; the check and

@@ -63,6 +63,7 @@ INSTEAD = {
     "hstack": "sn.concatenate(..., axis=1) (axis=0 for vectors)",
     "vstack": "sn.concatenate(..., axis=0)",
     "atleast_2d": "sn.expand_dims",
+    "diagonal": "sn.diag(x) for the diagonal of a matrix (sn.diag(x, k) for the k-th)",
 }
 
 
@@ -144,6 +145,12 @@ class NumpyDispatch:
         name = ALIASES.get(numpy_name, numpy_name)
         found = getattr(self.catalogue, name, None)
         return name if callable(found) and not name.startswith("_") else None
+
+    def method_hint(self, name: str) -> str | None:
+        """What to write for NumPy's method ``x.<name>()``, which symnb's variables lack
+        (``x.nonzero()``: np.nonzero's hint; ``x.exp()``: sn.exp(x)), or None."""
+        found = self.symnb_name(name)
+        return INSTEAD.get(name) or (f"sn.{found}(x)" if found else None)
 
     def library_hint(self) -> str | None:
         """Where a NumPy or SciPy function the user called runs NumPy on a symbolic variable
@@ -303,6 +310,7 @@ def _numpy_call(func, fn, name: str, spelled: str, args, kwargs):
     for param_name, value in given.items():
         default = getattr(numpy_signature.parameters.get(param_name), "default", None)
         where = _keyword_of(target, param_name)
+        memory_order = param_name == "order" and isinstance(default, str)  # np.sort's: fields
         if param_name == "out" and value is not None:
             raise _error(
                 f"{spelled}(..., out=...) cannot write a symbolic result into an array; use "
@@ -312,13 +320,13 @@ def _numpy_call(func, fn, name: str, spelled: str, args, kwargs):
             keywords[where] = value
         elif param_name == "dtype" and value is not None and func.__name__ in COMPUTED_IN_DTYPE:
             dtype = value
-        elif param_name == "order" and value not in (default, "C", "A", "K"):
+        elif memory_order and value not in (default, "C", "A", "K"):
             raise _error(
                 f"{spelled}(..., order={value!r}) on {_first(positional)}: symnb orders "
                 "elements as C does (row-major) only; for Fortran order transpose first "
                 "(np.ravel(x, 'F') is np.ravel(x.T))"
             )
-        elif param_name not in IGNORED and param_name != "order" and not _same(value, default):
+        elif param_name not in IGNORED and not memory_order and not _same(value, default):
             raise _error(
                 f"{spelled} on symbolic variables builds sn.{name}{_plain(target)}, which "
                 f"has no {param_name}= ({param_name}={value!r})"

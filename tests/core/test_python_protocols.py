@@ -262,3 +262,52 @@ def test_one_variable_where_numpy_takes_a_sequence_is_a_clear_error():
         np.stack(y)
     with pytest.raises(sn.InputError, match=r"concatenate\(y\) is y.reshape\(\(-1,\) \+ y.shape"):
         [row for row in y]
+
+
+def test_numpy_methods_take_numpys_arguments():
+    """x.astype(dtype, copy=False), x.cumsum(1, np.float32), x.sort(0, 'stable'),
+    x.argsort(kind='stable'), x.reshape(shape, order='C'): NumPy's method signatures (they
+    were Python's raw "unexpected keyword argument" naming TensorMethods)."""
+    values = np.random.default_rng(0).standard_normal((3, 4))
+    x = sn.matrix("x", shape=(3, 4))
+    calls = {
+        "astype": (lambda v: v.astype(np.float32, copy=False), values.astype(np.float32)),
+        "cumsum": (lambda v: v.cumsum(1, np.float32), values.cumsum(1, np.float32)),
+        "cumprod": (lambda v: v.cumprod(0, np.float32), values.cumprod(0, np.float32)),
+        "sort": (lambda v: v.sort(0, "stable"), np.sort(values, 0)),
+        "argsort": (lambda v: v.argsort(kind="stable"), values.argsort(kind="stable")),
+        "reshape": (lambda v: v.reshape((4, 3), order="C"), values.reshape((4, 3))),
+        "clip": (lambda v: v.clip(-0.5, 0.5), values.clip(-0.5, 0.5)),
+    }
+    for label, (call, want) in calls.items():
+        got = sn.function([x], call(x), backend="py")(values)
+        assert got.dtype == want.dtype, label
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=label)
+    assert sn.constant(np.array([1.5, 2.0])).item(1) == 2.0
+
+
+NUMPY_METHOD_MISUSES = {
+    "reshape F": (lambda x: x.reshape(4, 3, order="F"), sn.InputError, "symnb orders elements"),
+    "astype safe": (
+        lambda x: x.astype("int32", casting="safe"),
+        sn.DTypeError,
+        "cannot cast from float64 to int32 according to the rule 'safe'",
+    ),
+    "cumsum out": (lambda x: x.cumsum(out=np.zeros(12)), sn.InputError, "out=..."),
+    "sort order": (lambda x: x.sort(order="a"), sn.InputError, "has no order= (order='a')"),
+    "item": (lambda x: x.item(), sn.InputError, "item() needs a value, but 'x'"),
+    "nonzero": (lambda x: x.nonzero(), AttributeError, "use sn.where(mask, x, 0)"),
+    "copy": (lambda x: x.copy(), AttributeError, "use x itself"),
+    "diagonal": (lambda x: x.diagonal(), AttributeError, "use sn.diag(x)"),
+}
+
+
+@pytest.mark.parametrize("case", list(NUMPY_METHOD_MISUSES))
+def test_numpy_methods_symnb_cannot_follow_say_so_at_the_users_line(case):
+    x = sn.matrix("x", shape=(3, 4))
+    call, error, fragment = NUMPY_METHOD_MISUSES[case]
+    with pytest.raises(error) as info:
+        call(x)
+    message = str(info.value)
+    assert fragment in message and _line_of(call) in message, message
+    assert not hasattr(x, "nonzero")  # only the Theano layer defines it
