@@ -93,8 +93,18 @@ arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
-sgn, sqr, abs_, neg, inv = sn.sign, sn.square, sn.abs, sn.neg, sn.reciprocal
-arctan2 = sn.arctan2
+sgn, sqr, abs_, neg = sn.sign, sn.square, sn.abs, sn.neg
+inv = _float_math(sn.reciprocal, "inv")  # Theano's Inv(upgrade_to_float): T.inv(2) is 0.5
+
+
+def arctan2(y, x) -> Variable:
+    """``sn.arctan2``; integer tensors are made float32 or float64 first, as in Theano
+    (``ArcTan2(upgrade_to_float)``), so int8 gives float32, not NumPy's float16."""
+    return sn.arctan2(
+        *(_as_float(a) if isinstance(a, (Variable, np.ndarray)) else a for a in (y, x))
+    )
+
+
 floor, ceil, trunc = sn.floor, sn.ceil, sn.trunc
 maximum, minimum, pow, sub = sn.maximum, sn.minimum, sn.pow, sn.sub  # noqa: A001
 mod, floor_div, int_div = sn.mod, sn.floor_div, sn.floor_div
