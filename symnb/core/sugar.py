@@ -306,6 +306,7 @@ class TensorMethods:
             axes = axes[0]  # None, or the axes as one tuple
         return _ops().transpose(self, axes)
 
+    @_LayerMethod
     def astype(self, dtype):
         return _ops().cast(self, dtype)
 

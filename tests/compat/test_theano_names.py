@@ -112,6 +112,18 @@ def test_theanos_variable_methods_against_numpy():
     assert (v * 0 + 2).get_scalar_constant_value is not None
 
 
+@pytest.mark.parametrize("floatx", ["float32", "float64"])
+def test_astype_method_reads_floatx_as_t_cast_does(floatx):
+    theano.config.floatX = floatx
+    iv = T.ivector("iv")
+    for y in (iv, iv * 2):
+        assert y.astype("floatX").dtype == floatx == T.cast(y, "floatX").dtype
+    assert run(iv.astype("floatX"), np.array([1, 2], "int32"), iv).dtype == floatx
+    assert iv.astype("int8").dtype == "int8"
+    with pytest.raises(sn.DTypeError, match="'floatX' is not a dtype"):
+        sn.tensor("s", shape=(2,), dtype="int32").astype("floatX")  # symnb's own: NumPy's
+
+
 def test_symnb_variables_keep_numpys_methods_beside_the_layer():
     s = sn.tensor("s", shape=(5,))
     halves = np.array([0.5, 1.5, 2.5, -0.5, -2.5])
