@@ -9,7 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.compat.theano.tensor.basic import _as_float, sigmoid
-from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
+from symnb.compat.theano.tensor.nnet import (  # noqa: F401 - T.nnet.bn, T.nnet.conv...
+    abstract_conv,
+    bn,
+    conv,
+    neighbours,
+)
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
 from symnb.compat.theano.upcasting import upcast
 from symnb.config import config
