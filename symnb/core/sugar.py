@@ -347,6 +347,7 @@ class TensorMethods:
             axes = axes[0]  # None, or the axes as one tuple
         return _ops().transpose(self, axes)
 
+    @_LayerMethod
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         """NumPy's ``x.astype``: ``casting`` checked as NumPy checks it; ``order`` C-like
         only; ``subok`` and ``copy`` change nothing symbolic."""

@@ -340,11 +340,14 @@ def squeeze(x, axis=None) -> Variable:
 def reshape(x, newshape, ndim=None) -> Variable:
     """Reshape; ``newshape`` may hold one -1, names of x's dims (``("batch", 784)``) and
     symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
-    ``ndim`` (Theano's) is checked against the length of ``newshape``. ``None`` keeps x's
-    shape, as NumPy 2 does (``a.reshape(None)``)."""
+    ``ndim`` (Theano's) is checked against the length of ``newshape``; it is that length
+    where ``newshape`` is an int vector of unknown length (``x.reshape(shp, ndim=2)``, checked
+    when the function runs). ``None`` keeps x's shape, as NumPy 2 does (``a.reshape(None)``)."""
     x = as_variable(x)
     if newshape is None and ndim in (None, x.type.ndim):
         return x
+    if _unknown_length(newshape) and is_int(ndim) and ndim >= 0:
+        newshape = reshape(newshape, (int(ndim),))  # its length is checked at run time
     entries = _shape_entries(x, newshape)
     if ndim is not None and ndim != len(entries):
         raise _located(ShapeError(f"reshape: ndim={ndim} but the target has {len(entries)} dims"))
@@ -357,6 +360,15 @@ def reshape(x, newshape, ndim=None) -> Variable:
         target.append(d)
     names = {d: i for i, d in reversed(list(enumerate(x.type.shape))) if isinstance(d, str)}
     return Reshape(tuple(target), tuple((d, names[d]) for d in target if d in names))(x, *sizes)
+
+
+def _unknown_length(newshape) -> bool:
+    """Whether ``newshape`` is a vector whose length the graph does not know."""
+    return (
+        isinstance(newshape, Variable)
+        and newshape.type.ndim == 1
+        and not isinstance(newshape.type.shape[0], int)
+    )
 
 
 def _shape_entries(x, newshape) -> list:
@@ -379,6 +391,7 @@ def _shape_entries(x, newshape) -> list:
                 ShapeError(
                     f"reshape: the target shape {newshape.describe()} must be a 1-d vector "
                     "of known length (or a tuple of sizes)"
+                    + ("\n  hint: give its length as ndim=" if newshape.type.ndim == 1 else "")
                 )
             )
         return [newshape[i] for i in range(length)]

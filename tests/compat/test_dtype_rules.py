@@ -107,6 +107,9 @@ FLOAT_MATH = {
     "sigmoid": (T.nnet.sigmoid, lambda a: 1 / (1 + np.exp(-a))),
     "softplus": (T.nnet.softplus, lambda a: np.log1p(np.exp(a))),
     "hard_sigmoid": (T.nnet.hard_sigmoid, lambda a: np.clip(0.2 * a + 0.5, 0, 1)),
+    "inv": (T.inv, np.reciprocal),  # NumPy's integer reciprocal would make 1/2 0
+    "softsign": (T.nnet.softsign, lambda a: a / (1 + np.abs(a))),
+    "arctan2": (lambda a: T.arctan2(a, a + 2), lambda a: np.arctan2(a, a + 2)),
 }
 #: Theano's upgrade_to_float (NumPy gives float16 for the 8-bit ones)
 UPGRADED = {"int8": "float32", "uint8": "float32", "int16": "float32"}
@@ -131,6 +134,16 @@ def test_float_math_of_integers_follows_theanos_upgrade_to_float(dtype):
         np.testing.assert_allclose(got[name], numpy_fn(as_float), rtol=rtol, err_msg=name)
     assert sn.exp(x).type.dtype == np.exp(values[:0]).dtype  # float16 for 8 bits: NumPy's rule
     assert T.exp(T.dvector()).dtype == "float64" and T.exp(T.fvector()).dtype == "float32"
+
+
+@pytest.mark.parametrize("call", ["softmax", "logsoftmax"])
+def test_softmax_of_integers_is_refused_as_in_theano(call):
+    """Theano's Softmax takes floats only; NumPy's rule would compute int8 in float16."""
+    with pytest.raises(
+        sn.DTypeError, match=rf"T\.nnet\.{call}: x must be a tensor of floats.*'bv' \(int8"
+    ):
+        getattr(T.nnet, call)(T.bvector("bv"))
+    assert getattr(T.nnet, call)(T.fvector()).dtype == "float32"
 
 
 #: (floatX, arguments as dtypes or Python ints, Theano's dtype of T.arange of them): the

@@ -130,6 +130,25 @@ def test_reductions_dtype_argument_and_mean_of_comparisons(rng):
     np.testing.assert_array_equal(both[1], a.argmax(axis=1))
 
 
+def test_reduction_axes_given_as_numpy_arrays_or_constant_tensors():
+    """Theano read an axis from a NumPy array of ints or a constant tensor too."""
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = T.tensor3("x")
+    outputs = [
+        T.sum(x, axis=np.array([0, 2])),
+        T.max(x, axis=T.constant(1)),
+        T.mean(x, axis=T.constant([0, 1])),
+        T.argmax(x, axis=np.array([2])),
+        x.sum(axis=np.int64(1)),
+        T.var(x, axis=np.array(0)),
+    ]
+    wants = [a.sum((0, 2)), a.max(1), a.mean((0, 1)), a.argmax(2), a.sum(1), a.var(0)]
+    for got, want in zip(run([x], outputs, a), wants):
+        np.testing.assert_allclose(got, want)
+    with pytest.raises(sn.ShapeError, match="axis is an int, a tuple of ints or None, not a:"):
+        T.sum(x, axis=T.lscalar("a"))  # not a constant
+
+
 DOT_SHAPES = [
     ((3,), (3,)),
     ((2, 3), (3,)),

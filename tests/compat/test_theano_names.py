@@ -112,6 +112,18 @@ def test_theanos_variable_methods_against_numpy():
     assert (v * 0 + 2).get_scalar_constant_value is not None
 
 
+@pytest.mark.parametrize("floatx", ["float32", "float64"])
+def test_astype_method_reads_floatx_as_t_cast_does(floatx):
+    theano.config.floatX = floatx
+    iv = T.ivector("iv")
+    for y in (iv, iv * 2):
+        assert y.astype("floatX").dtype == floatx == T.cast(y, "floatX").dtype
+    assert run(iv.astype("floatX"), np.array([1, 2], "int32"), iv).dtype == floatx
+    assert iv.astype("int8").dtype == "int8"
+    with pytest.raises(sn.DTypeError, match="'floatX' is not a dtype"):
+        sn.tensor("s", shape=(2,), dtype="int32").astype("floatX")  # symnb's own: NumPy's
+
+
 def test_symnb_variables_keep_numpys_methods_beside_the_layer():
     s = sn.tensor("s", shape=(5,))
     halves = np.array([0.5, 1.5, 2.5, -0.5, -2.5])
@@ -158,3 +170,78 @@ def test_extra_ops_without_an_op_say_what_to_write_instead(name, instead):
     with pytest.raises(AttributeError, match=rf"extra_ops\.{name} is not in .*{instead}"):
         getattr(T.extra_ops, name)
     assert not hasattr(T.extra_ops, "__wrapped__")
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_mgrid_and_ogrid_match_numpys_with_constant_and_symbolic_bounds(sparse):
+    grid, np_grid = (T.ogrid, np.ogrid) if sparse else (T.mgrid, np.mgrid)
+    n = T.lscalar("n")
+    got = theano.function([n], grid[0:n, 1:6:2], mode="FAST_COMPILE")(3)
+    want = np_grid[0:3, 1:6:2]
+    assert len(got) == 2 and all(np.array_equal(g, w) for g, w in zip(got, want))
+    fixed = grid[0:5, 0:3]
+    assert [v.dtype for v in fixed] == ["int64", "int64"]
+    assert all(np.array_equal(g, w) for g, w in zip(run(fixed), np_grid[0:5, 0:3]))
+    assert np.allclose(run(grid[0:1:0.25]), np.arange(0, 1, 0.25))
+    with pytest.raises(NotImplementedError, match="complex step"):
+        grid[0:1:5j]
+
+
+def test_split_takes_theanos_sizes_and_checks_their_sum():
+    a = np.arange(12.0).reshape(6, 2)
+    parts = run(T.split(x, [2, 4], 2), a)
+    assert [p.tolist() for p in parts] == [a[:2].tolist(), a[2:].tolist()]
+    assert np.array_equal(run(T.split(x, np.array([1, 1]), 2, axis=1)[1], a), a[:, 1:])
+    assert T.split(x, [6], 1).type.ndim == 2  # one part: the variable, as Theano's
+    sizes = T.lvector("sizes")
+    f = theano.function([x, sizes], T.split(x, sizes, 3), mode="FAST_COMPILE")
+    assert [p.shape for p in f(a, np.array([1, 2, 3]))] == [(1, 2), (2, 2), (3, 2)]
+    with pytest.raises(sn.ShapeError, match=r"split of 'x'.*sum of splits_size > the length"):
+        f(a, np.array([1, 2, 4]))
+    with pytest.raises(sn.ShapeError, match=r"the length of axis 0 > the sum of splits_size"):
+        run(T.split(x, [2, 3], 2), a)
+    with pytest.raises(sn.ShapeError, match=r"\[2, 2\] add up to 4, not the 5 of axis 0"):
+        T.split(T.constant(np.zeros((5, 2))), [2, 2], 2)
+    with pytest.raises(sn.ShapeError, match=r"must be 3 \(n_splits\)"):
+        T.split(x, [2, 4], 3)
+
+
+def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permutation():
+    assert T.ftensor5("a").type == sn.TensorType("float32", (None,) * 5)
+    assert T.itensor6("b").dtype == "int32" and T.tensor7().type.ndim == 7
+    assert [v.type.ndim for v in T.ltensor5s("c", "d")] == [5, 5]
+    assert [v.dtype for v in (T.btensor5(), T.dtensor5(), T.ltensor5())] == [
+        "int8",
+        "float64",
+        "int64",
+    ]
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    xm = T.matrix("xm")
+    assert np.allclose(run(T.nlinalg.matrix_power(xm, 3), m, xm), np.linalg.matrix_power(m, 3))
+    perm = np.array([2, 0, 3, 1])
+    p = T.lvector("p")
+    got = run(T.inverse_permutation(p), perm, p)
+    assert np.array_equal(got[perm], np.arange(4))
+
+
+@pytest.mark.parametrize(
+    "module, name, instead",
+    [
+        ("", "choose", "T.switch"),
+        ("nlinalg.", "eigh", "np.linalg.eigh"),
+        ("nlinalg.", "pinv", "matrix_inverse"),
+        ("slinalg.", "solve_triangular", "solve"),
+        ("nnet.abstract_conv.", "conv2d_grad_wrt_inputs", "T.grad"),
+        ("nnet.abstract_conv.", "bilinear_upsampling", "T.repeat"),
+        ("nnet.neighbours.", "images2neibs", "slices of the image"),
+    ],
+)
+def test_theano_names_without_an_op_say_what_to_write_instead(module, name, instead):
+    owner = T
+    for part in module.split(".")[:-1]:
+        owner = getattr(owner, part)
+    with pytest.raises(
+        AttributeError, match=rf"theano\.tensor\.{module}{name} is not in .*{instead}"
+    ):
+        getattr(owner, name)
+    assert not hasattr(owner, "__wrapped__")

@@ -111,6 +111,26 @@ def test_a_fixed_count_that_does_not_split_and_sizes_that_are_not_ints():
         x.reshape((x.shape[0], 5, 2), ndim=2)
 
 
+def test_ndim_gives_the_length_of_a_shape_vector_of_unknown_length(backend):
+    """Theano's ``x.reshape(shp, ndim=2)`` with ``shp`` computed in the graph: ndim entries,
+    the vector's length checked when the function runs."""
+    x = sn.tensor("x", shape=(2, 3, 4))
+    shp = sn.tensor("shp", shape=(None,), dtype="int64")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for out in (sn.reshape(x, shp, ndim=2), x.reshape(shp, ndim=2)):
+        assert out.type.ndim == 2
+        f = sn.function([x, shp], out, backend=backend)
+        np.testing.assert_array_equal(f(a, np.array([6, 4])), a.reshape(6, 4))
+        np.testing.assert_array_equal(f(a, np.array([-1, 3])), a.reshape(-1, 3))
+        with pytest.raises(Exception, match=r"'shp'.*\n.*int64\[3\]"):
+            f(a, np.array([2, 3, 4]))  # a vector of 3 sizes for ndim=2
+    with pytest.raises(sn.ShapeError, match="known length.*\n.*give its length as ndim="):
+        sn.reshape(x, shp)
+    known = sn.tensor("k", shape=(3,), dtype="int64")
+    with pytest.raises(sn.ShapeError, match="ndim=2 but the target has 3 dims"):
+        x.reshape(known, ndim=2)
+
+
 def test_unknown_dims_stay_private_to_their_tensor():
     """``y.shape[0]`` of another tensor with an unknown dim is not x's unknown dim."""
     x, y = sn.tensor("x", shape=(None, 6)), sn.tensor("y", shape=(None, 6))

@@ -43,3 +43,18 @@ from symnb.ops.elemwise import Elemwise  # noqa: E402, F401
 # the package's ``var`` to it, so the function is bound again last. ``from
 # symnb.compat.theano.tensor.var import TensorVariable`` still finds the module.
 var = basic.var
+
+
+#: Theano's names in ``theano.tensor`` that symnb has no op for, each with what to write instead
+_MISSING = {
+    "choose": "T.switch(T.eq(a, 0), c0, c1) (nested for more choices), or "
+    "T.stack(choices)[a, T.arange(n)] for vectors",
+}
+
+
+def __getattr__(name):
+    if name not in _MISSING:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(
+        f"theano.tensor.{name} is not in symnb's Theano layer; use {_MISSING[name]}"
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 
 import numpy as np
 
@@ -46,10 +47,13 @@ from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
 from symnb.compat.theano.upcasting import number_dtype as _number_dtype
 from symnb.compat.theano.upcasting import upcast as _upcast
 from symnb.config import config
+from symnb.core.dims import is_int as _is_int
 from symnb.core.op import _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
+from symnb.ops._axes import normalize_axis as _normalize_axis
+from symnb.ops.checks import at_most as _at_most
 from symnb.ops.elemwise import cast as _cast
 from symnb.ops.markers import unbroadcast as _unbroadcast
 
@@ -93,8 +97,18 @@ arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
-sgn, sqr, abs_, neg, inv = sn.sign, sn.square, sn.abs, sn.neg, sn.reciprocal
-arctan2 = sn.arctan2
+sgn, sqr, abs_, neg = sn.sign, sn.square, sn.abs, sn.neg
+inv = _float_math(sn.reciprocal, "inv")  # Theano's Inv(upgrade_to_float): T.inv(2) is 0.5
+
+
+def arctan2(y, x) -> Variable:
+    """``sn.arctan2``; integer tensors are made float32 or float64 first, as in Theano
+    (``ArcTan2(upgrade_to_float)``), so int8 gives float32, not NumPy's float16."""
+    return sn.arctan2(
+        *(_as_float(a) if isinstance(a, (Variable, np.ndarray)) else a for a in (y, x))
+    )
+
+
 floor, ceil, trunc = sn.floor, sn.ceil, sn.trunc
 maximum, minimum, pow, sub = sn.maximum, sn.minimum, sn.pow, sn.sub  # noqa: A001
 mod, floor_div, int_div = sn.mod, sn.floor_div, sn.floor_div
@@ -455,3 +469,143 @@ def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
 def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
     """``T.allclose``: whether every element is ``isclose``, a bool scalar."""
     return sn.all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def inverse_permutation(perm) -> Variable:
+    """``T.inverse_permutation``: the inverse of each permutation of ints (the last axis),
+    ``argsort`` of it: ``out[perm[i]] = i``."""
+    perm = as_variable(perm)
+    if perm.type.dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(f"inverse_permutation: perm must be integers, not {perm.describe()}")
+        )
+    return sn.argsort(perm, axis=-1)
+
+
+def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
+    """Theano's ``split(x, splits_size, n_splits, axis=0)``: x cut along ``axis`` into
+    ``n_splits`` parts of the lengths ``splits_size`` (ints, or an int vector computed in the
+    graph), which must add up to x's length there: checked when the graph is built where it
+    tells, else when the function runs. A list of the parts (one part: the variable, as
+    Theano's op of one output returned). ``sn.split`` is NumPy's (sections or indices)."""
+    x = as_variable(x)
+    (axis,) = _normalize_axis(axis, x.type.ndim, "split", x)
+    if not _is_int(n_splits) or n_splits < 1:
+        raise _at_user_line(
+            ArgumentError(f"split of {x.describe()}: n_splits is an int >= 1, not {n_splits!r}")
+        )
+    n_splits = int(n_splits)
+    if isinstance(splits_size, Variable):
+        sizes = _symbolic_split_sizes(x, splits_size, n_splits)
+    else:
+        sizes = list(np.asarray(splits_size).reshape(-1)) if np.ndim(splits_size) else None
+        if sizes is None or not builtins.all(map(_is_int, sizes)):
+            raise _at_user_line(
+                ShapeTypeError(
+                    f"split of {x.describe()}: splits_size is ints or an int vector, not "
+                    f"{splits_size!r}"
+                )
+            )
+        sizes = [int(s) for s in sizes]
+        if len(sizes) != n_splits or builtins.min(sizes) < 0:
+            raise _at_user_line(
+                ShapeError(
+                    f"split of {x.describe()}: splits_size {sizes} must be {n_splits} "
+                    "(n_splits) lengths >= 0"
+                )
+            )
+    total, length = functools.reduce(operator.add, sizes), x.type.shape[axis]
+    if builtins.all(map(_is_int, sizes)) and isinstance(length, int):
+        if total != length:
+            raise _at_user_line(
+                ShapeError(
+                    f"split of {x.describe()}: the splits_size {sizes} add up to {total}, "
+                    f"not the {length} of axis {axis}"
+                )
+            )
+    else:
+        where, length = f"split of {x.describe()}", sn.shape(x)[axis]
+        x = _at_most(
+            x, total, length, f"{where}: the sum of splits_size > the length of axis {axis}"
+        )
+        x = _at_most(
+            x, length, total, f"{where}: the length of axis {axis} > the sum of splits_size"
+        )
+    if builtins.all(map(_is_int, sizes)):
+        parts = sn.split(x, [int(c) for c in np.cumsum(sizes)[:-1]], axis)
+    else:
+        before, start, parts = (slice(None),) * axis, 0, []
+        for size in sizes:
+            stop = start + size
+            parts.append(x[(*before, slice(start, stop))])
+            start = stop
+    return parts[0] if n_splits == 1 else parts
+
+
+def _symbolic_split_sizes(x, splits_size: Variable, n_splits: int) -> list:
+    """The entries of an int vector of split sizes, its length checked to be n_splits."""
+    if splits_size.type.ndim != 1 or splits_size.type.dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(
+                f"split of {x.describe()}: splits_size is an int vector, not "
+                f"{splits_size.describe()}"
+            )
+        )
+    if splits_size.type.shape[0] not in (None, n_splits) and isinstance(
+        splits_size.type.shape[0], int
+    ):
+        raise _at_user_line(
+            ShapeError(
+                f"split of {x.describe()}: splits_size {splits_size.describe()} has "
+                f"{splits_size.type.shape[0]} lengths, not n_splits={n_splits}"
+            )
+        )
+    splits_size = sn.reshape(splits_size, (n_splits,))  # its length checked at run time
+    return [splits_size[i] for i in range(n_splits)]
+
+
+class _Grid:
+    """Theano's ``T.mgrid``/``T.ogrid``: ``T.mgrid[0:5, 0:3]`` is a list of tensors, one per
+    slice, each that slice's ``T.arange`` along its own axis (bounds may be ints or integer
+    scalars), broadcast to the whole grid (``mgrid``) or kept with length 1 on the other
+    axes (``ogrid``, ``sparse``). A single slice gives its one tensor, as NumPy's does."""
+
+    def __init__(self, sparse: bool):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        slices = key if isinstance(key, tuple) else (key,)
+        name = "ogrid" if self.sparse else "mgrid"
+        for sl in slices:
+            if not isinstance(sl, slice) or sl.stop is None:
+                raise _at_user_line(
+                    ArgumentError(f"T.{name}: each entry is a slice start:stop:step, not {sl!r}")
+                )
+            if isinstance(sl.step, complex):
+                raise _at_user_line(
+                    NotImplementedError(
+                        f"T.{name}: a complex step ({sl.step}) is not implemented, as in Theano"
+                    )
+                )
+        ndim = len(slices)
+        ranges = [
+            arange(0 if sl.start is None else sl.start, sl.stop, 1 if sl.step is None else sl.step)
+            for sl in slices
+        ]
+        ranges = [
+            sn.dimshuffle(r, *(["x"] * j + [0] + ["x"] * (ndim - 1 - j)))
+            for j, r in enumerate(ranges)
+        ]
+        if not self.sparse:  # Theano's: each range times ones along the other axes
+            ones = [sn.ones_like(r) for r in ranges]
+            ranges = [
+                functools.reduce(sn.mul, [r if i == j else ones[j] for j in range(ndim)])
+                for i, r in enumerate(ranges)
+            ]
+        return ranges if isinstance(key, tuple) else ranges[0]
+
+    def __repr__(self):
+        return "T.ogrid" if self.sparse else "T.mgrid"
+
+
+mgrid, ogrid = _Grid(sparse=False), _Grid(sparse=True)

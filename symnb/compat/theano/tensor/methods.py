@@ -4,8 +4,8 @@ Computed tensors are symnb's own variables, whose methods follow NumPy. For thos
 from the layer's variables (``T.matrix()``, ``theano.shared``: ``var.in_theano_graph``), core
 asks this hook first, so ``x.round()`` rounds half away from zero as Theano's did (NumPy's
 rounds half to even), ``x.sort(axis, kind)`` and ``x.sum(axis, dtype, keepdims, acc_dtype)``
-(also ``mean``, ``prod``) take Theano's arguments, and the methods
-Theano's variables had that NumPy arrays lack exist: ``x.norm(L)``, ``x.exp()``,
+(also ``mean``, ``prod``) take Theano's arguments, ``x.astype("floatX")`` is ``T.cast``'s,
+and the methods Theano's variables had that NumPy arrays lack exist: ``x.norm(L)``, ``x.exp()``,
 ``x.nonzero()``, ``x.size``... (``sugar.LAYER_ONLY`` lists the names). Graphs of symnb's
 own variables keep symnb's methods.
 """
@@ -100,6 +100,7 @@ METHODS = {
     "mean": _mean,
     "prod": _prod,
     "copy": _copy,
+    "astype": T.cast,  # "floatX" is theano.config.floatX, as T.cast reads it
     "take": _take,
     "conj": T.conj,
     "conjugate": T.conj,

@@ -1,4 +1,5 @@
-"""``theano.tensor.nlinalg``: matrix functions on symnb's linear algebra ops."""
+"""``theano.tensor.nlinalg``: matrix functions on symnb's linear algebra ops; reading one
+symnb has no op for is an error saying what to write instead."""
 
 from __future__ import annotations
 
@@ -8,8 +9,32 @@ from symnb import ops as sn
 
 matrix_inverse, det, trace, svd = sn.inv, sn.det, sn.trace, sn.svd
 extract_diag, alloc_diag, diag = sn.diag, sn.diag, sn.diag
+matrix_power = sn.matrix_power
 
 
 def matrix_dot(*args):
     """``a.dot(b).dot(c)...`` of any number of matrices."""
     return functools.reduce(sn.dot, args)
+
+
+#: Theano's nlinalg functions that symnb has no op for, each with what to write instead
+_MISSING = {
+    "eig": "np.linalg.eig on the value",
+    "eigh": "np.linalg.eigh on the value",
+    "qr": "np.linalg.qr on the value",
+    "pinv": "matrix_inverse(A.T.dot(A)).dot(A.T) for a matrix of full column rank (svd's "
+    "factors otherwise), or np.linalg.pinv on the value",
+    "lstsq": "slinalg.solve(A.T.dot(A), A.T.dot(b)) for full column rank, or np.linalg.lstsq "
+    "on the value",
+}
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    instead = _MISSING.get(name, "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy")
+    raise AttributeError(
+        f"theano.tensor.nlinalg.{name} is not in symnb's Theano layer (it has matrix_inverse, "
+        f"det, trace, svd, diag, extract_diag, alloc_diag, matrix_dot and matrix_power); use "
+        f"{instead}"
+    )

@@ -13,7 +13,7 @@ import numpy as np
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError
 from symnb.ops._axes import normalize_axis
 from symnb.ops.elemwise import cast as _cast
@@ -26,7 +26,15 @@ _WIDENED = {
 
 
 def _axis(axis):
-    """Theano also spells several axes as a list."""
+    """Theano also spells several axes as a list, a NumPy array of ints or a constant tensor
+    (``T.constant(1)``), as its ``check_and_normalize_axes`` read them; a tensor that is not
+    a constant stays, for the reduction's own error."""
+    if isinstance(axis, Constant):
+        axis = axis.value
+    if isinstance(axis, np.ndarray) and axis.dtype.kind in "iu" and axis.ndim <= 1:
+        axis = axis.tolist()
+    elif isinstance(axis, np.integer):
+        axis = int(axis)
     return tuple(axis) if isinstance(axis, list) else axis
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb import ops as sn
+from symnb.compat.theano.tensor.reductions import _axis
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
@@ -105,6 +106,7 @@ def _arg_extremum(find, x, axis, keepdims) -> Variable:
 def _axes(x: Variable, axis, call: str) -> list[int]:
     """Theano's ``check_and_normalize_axes``: sorted distinct axes, negatives counted from
     the end (an int, a list or a tuple)."""
+    axis = _axis(axis)  # (a NumPy array or a constant tensor: its ints)
     listed = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     listed = [int(k) if isinstance(k, np.integer) else k for k in listed]
     return list(normalize_axis(list(dict.fromkeys(listed)), x.type.ndim, f"T.{call}", x))

@@ -1,4 +1,5 @@
-"""``theano.tensor.slinalg``: ``cholesky`` and ``solve`` on symnb's ops."""
+"""``theano.tensor.slinalg``: ``cholesky`` and ``solve`` on symnb's ops; reading one symnb
+has no op for is an error saying what to write instead."""
 
 from __future__ import annotations
 
@@ -15,3 +16,20 @@ def cholesky(x, lower=True):
 def solve(a, b):
     """x with a @ x = b."""
     return sn.solve(a, b)
+
+
+#: Theano's slinalg functions that symnb has no op for, each with what to write instead
+_MISSING = {
+    "solve_triangular": "solve(a, b), which takes a triangular a too",
+    "eigvalsh": "np.linalg.eigvalsh (or scipy.linalg.eigvalsh) on the value",
+}
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    instead = _MISSING.get(name, "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy")
+    raise AttributeError(
+        f"theano.tensor.slinalg.{name} is not in symnb's Theano layer (it has cholesky and "
+        f"solve); use {instead}"
+    )

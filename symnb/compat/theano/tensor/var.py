@@ -94,6 +94,8 @@ KINDS = {
     "tensor3": (False,) * 3,
     "tensor4": (False,) * 4,
     "tensor5": (False,) * 5,
+    "tensor6": (False,) * 6,
+    "tensor7": (False,) * 7,
 }
 
 
@@ -127,7 +129,9 @@ def _family(kind: str) -> tuple:
 scalar, vector, matrix, row, col = (
     _generic(k) for k in ("scalar", "vector", "matrix", "row", "col")
 )
-tensor3, tensor4, tensor5 = (_generic(k) for k in ("tensor3", "tensor4", "tensor5"))
+tensor3, tensor4, tensor5, tensor6, tensor7 = (
+    _generic(k) for k in ("tensor3", "tensor4", "tensor5", "tensor6", "tensor7")
+)
 bscalar, wscalar, iscalar, lscalar, fscalar, dscalar, cscalar, zscalar = _family("scalar")
 bvector, wvector, ivector, lvector, fvector, dvector, cvector, zvector = _family("vector")
 bmatrix, wmatrix, imatrix, lmatrix, fmatrix, dmatrix, cmatrix, zmatrix = _family("matrix")
@@ -135,6 +139,9 @@ brow, wrow, irow, lrow, frow, drow, crow, zrow = _family("row")
 bcol, wcol, icol, lcol, fcol, dcol, ccol, zcol = _family("col")
 btensor3, wtensor3, itensor3, ltensor3, ftensor3, dtensor3, ctensor3, ztensor3 = _family("tensor3")
 btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4, ztensor4 = _family("tensor4")
+btensor5, wtensor5, itensor5, ltensor5, ftensor5, dtensor5, ctensor5, ztensor5 = _family("tensor5")
+btensor6, wtensor6, itensor6, ltensor6, ftensor6, dtensor6, ctensor6, ztensor6 = _family("tensor6")
+btensor7, wtensor7, itensor7, ltensor7, ftensor7, dtensor7, ctensor7, ztensor7 = _family("tensor7")
 
 
 #: the plural of each kind of constructor, as Theano spells it
@@ -146,6 +153,9 @@ PLURALS = {
     "col": "cols",
     "tensor3": "tensor3s",
     "tensor4": "tensor4s",
+    "tensor5": "tensor5s",
+    "tensor6": "tensor6s",
+    "tensor7": "tensor7s",
 }
 
 
@@ -168,8 +178,11 @@ def _plurals(kind: str, singles) -> tuple:
     return tuple(_plural(single, kind) for single in singles)
 
 
-scalars, vectors, matrices, rows, cols, tensor3s, tensor4s = (
-    _plural(f, k) for f, k in zip((scalar, vector, matrix, row, col, tensor3, tensor4), PLURALS)
+scalars, vectors, matrices, rows, cols, tensor3s, tensor4s, tensor5s, tensor6s, tensor7s = (
+    _plural(f, k)
+    for f, k in zip(
+        (scalar, vector, matrix, row, col, tensor3, tensor4, tensor5, tensor6, tensor7), PLURALS
+    )
 )
 bscalars, wscalars, iscalars, lscalars, fscalars, dscalars, cscalars, zscalars = _plurals(
     "scalar", (bscalar, wscalar, iscalar, lscalar, fscalar, dscalar, cscalar, zscalar)
@@ -191,6 +204,15 @@ btensor3s, wtensor3s, itensor3s, ltensor3s, ftensor3s, dtensor3s, ctensor3s, zte
 )
 btensor4s, wtensor4s, itensor4s, ltensor4s, ftensor4s, dtensor4s, ctensor4s, ztensor4s = _plurals(
     "tensor4", (btensor4, wtensor4, itensor4, ltensor4, ftensor4, dtensor4, ctensor4, ztensor4)
+)
+btensor5s, wtensor5s, itensor5s, ltensor5s, ftensor5s, dtensor5s, ctensor5s, ztensor5s = _plurals(
+    "tensor5", (btensor5, wtensor5, itensor5, ltensor5, ftensor5, dtensor5, ctensor5, ztensor5)
+)
+btensor6s, wtensor6s, itensor6s, ltensor6s, ftensor6s, dtensor6s, ctensor6s, ztensor6s = _plurals(
+    "tensor6", (btensor6, wtensor6, itensor6, ltensor6, ftensor6, dtensor6, ctensor6, ztensor6)
+)
+btensor7s, wtensor7s, itensor7s, ltensor7s, ftensor7s, dtensor7s, ctensor7s, ztensor7s = _plurals(
+    "tensor7", (btensor7, wtensor7, itensor7, ltensor7, ftensor7, dtensor7, ctensor7, ztensor7)
 )
 
 #: the class of constants Theano code tests with isinstance

@@ -9,11 +9,18 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.compat.theano.tensor.basic import _as_float, sigmoid
-from symnb.compat.theano.tensor.nnet import bn, conv  # noqa: F401 - T.nnet.bn, T.nnet.conv
+from symnb.compat.theano.tensor.nnet import (  # noqa: F401 - T.nnet.bn, T.nnet.conv...
+    abstract_conv,
+    bn,
+    conv,
+    neighbours,
+)
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
 from symnb.compat.theano.upcasting import upcast
 from symnb.config import config
+from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError
 from symnb.ops import elemwise, math, nnet
 from symnb.ops.layout import dimshuffle
 
@@ -33,14 +40,29 @@ def _as_rows(x: Variable) -> Variable:
     return dimshuffle(x, "x", 0) if x.type.ndim == 1 else x
 
 
+def _float_rows(c, call: str) -> Variable:
+    """c as rows, refused unless floats: Theano's ``Softmax`` takes "1-d or 2-d tensor of
+    floats" only (NumPy's rule would make int8 float16)."""
+    c = as_variable(c)
+    if c.type.dtype.kind != "f":
+        raise _at_user_line(
+            DTypeError(
+                f"T.nnet.{call}: x must be a tensor of floats, as in Theano, not "
+                f"{c.describe()}\n  hint: T.nnet.{call}(T.cast(x, 'floatX'))"
+            )
+        )
+    return _as_rows(c)
+
+
 def softmax(c) -> Variable:
-    """Softmax of each row (a vector is a row: the result is (1, n), as in Theano 1.0)."""
-    return nnet.softmax(_as_rows(as_variable(c)), axis=-1)
+    """Softmax of each row (a vector is a row: the result is (1, n), as in Theano 1.0);
+    integers are refused, as in Theano."""
+    return nnet.softmax(_float_rows(c, "softmax"), axis=-1)
 
 
 def logsoftmax(c) -> Variable:
-    """Log of ``softmax`` (stable), with the same shapes."""
-    return nnet.log_softmax(_as_rows(as_variable(c)), axis=-1)
+    """Log of ``softmax`` (stable), with the same shapes and dtypes."""
+    return nnet.log_softmax(_float_rows(c, "logsoftmax"), axis=-1)
 
 
 def relu(x, alpha=0) -> Variable:
@@ -106,8 +128,8 @@ def elu(x, alpha=1) -> Variable:
 
 
 def softsign(x) -> Variable:
-    """``x / (1 + |x|)``."""
-    x = as_variable(x)
+    """``x / (1 + |x|)``; an integer x is made float32 or float64 first, as in Theano."""
+    x = _as_float(x)
     return x / (1 + elemwise.abs(x))
 
 

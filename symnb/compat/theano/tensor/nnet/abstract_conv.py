@@ -186,3 +186,23 @@ def _check_hint(var: Variable, hint, what):
     )
     if clash:
         raise _at_user_line(ValueError(f"conv2d: {what}={hint} does not match {var.describe()}"))
+
+
+#: Theano's abstract_conv functions that symnb has no op for, each with what to write instead
+_MISSING = {
+    "conv2d_grad_wrt_inputs": "T.grad of a conv2d with respect to its input (known_grads= "
+    "gives the output gradient), which is that transposed convolution",
+    "conv2d_grad_wrt_weights": "T.grad of a conv2d with respect to its filters",
+    "bilinear_upsampling": "T.repeat along the two image axes (nearest-neighbour upsampling), "
+    "or a conv2d of the repeated image with a bilinear kernel",
+}
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    instead = _MISSING.get(name, "symnb's ops (symnb.ops, docs/ops.md)")
+    raise AttributeError(
+        f"theano.tensor.nnet.abstract_conv.{name} is not in symnb's Theano layer (it has "
+        f"conv2d); use {instead}"
+    )
