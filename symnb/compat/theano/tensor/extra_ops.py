@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.missing import missing_names
 from symnb.compat.theano.tensor.basic import squeeze  # noqa: F401 - Theano's, quiet
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
@@ -44,11 +45,9 @@ _MISSING = {
 }
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    instead = _MISSING.get(name, "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy")
-    raise AttributeError(
-        f"theano.tensor.extra_ops.{name} is not in symnb's Theano layer (it has to_one_hot, "
-        f"cumsum, cumprod, repeat, squeeze and diff); use {instead}"
-    )
+__getattr__ = missing_names(
+    "theano.tensor.extra_ops",
+    "it has to_one_hot, cumsum, cumprod, repeat, squeeze and diff",
+    _MISSING,
+    "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy",
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 from symnb import ops as sn
+from symnb.compat.theano.missing import missing_names
 
 matrix_inverse, det, trace, svd = sn.inv, sn.det, sn.trace, sn.svd
 extract_diag, alloc_diag, diag = sn.diag, sn.diag, sn.diag
@@ -29,12 +30,10 @@ _MISSING = {
 }
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    instead = _MISSING.get(name, "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy")
-    raise AttributeError(
-        f"theano.tensor.nlinalg.{name} is not in symnb's Theano layer (it has matrix_inverse, "
-        f"det, trace, svd, diag, extract_diag, alloc_diag, matrix_dot and matrix_power); use "
-        f"{instead}"
-    )
+__getattr__ = missing_names(
+    "theano.tensor.nlinalg",
+    "it has matrix_inverse, det, trace, svd, diag, extract_diag, alloc_diag, matrix_dot and "
+    "matrix_power",
+    _MISSING,
+    "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy",
+)

@@ -4,6 +4,7 @@ has no op for is an error saying what to write instead."""
 from __future__ import annotations
 
 from symnb import ops as sn
+from symnb.compat.theano.missing import missing_names
 from symnb.core.variable import as_variable
 
 
@@ -25,11 +26,9 @@ _MISSING = {
 }
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    instead = _MISSING.get(name, "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy")
-    raise AttributeError(
-        f"theano.tensor.slinalg.{name} is not in symnb's Theano layer (it has cholesky and "
-        f"solve); use {instead}"
-    )
+__getattr__ = missing_names(
+    "theano.tensor.slinalg",
+    "it has cholesky and solve",
+    _MISSING,
+    "symnb's ops (symnb.ops, docs/ops.md) or the value in NumPy",
+)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 import operator
 
+from symnb.compat.theano.missing import missing_names
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import ShapeError
@@ -198,11 +199,9 @@ _MISSING = {
 }
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    instead = _MISSING.get(name, "symnb's ops (symnb.ops, docs/ops.md)")
-    raise AttributeError(
-        f"theano.tensor.nnet.abstract_conv.{name} is not in symnb's Theano layer (it has "
-        f"conv2d); use {instead}"
-    )
+__getattr__ = missing_names(
+    "theano.tensor.nnet.abstract_conv",
+    "it has conv2d",
+    _MISSING,
+    "symnb's ops (symnb.ops, docs/ops.md)",
+)
