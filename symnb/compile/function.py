@@ -530,14 +530,10 @@ class Function:
         return values
 
     def _unbound_keyword(self, key) -> str:
-        places = [str(i) for i, v in enumerate(self.inputs) if v.name == key]
-        if len(places) < 2:
-            return f"{self._label()} has no input named {key!r}"
-        return (
-            f"{self._label()}: inputs {', '.join(places[:-1])} and {places[-1]} are "
-            f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
-            "is ambiguous; pass them by position"
-        )
+        shared = ambiguous_keyword(key, [v.name for v in self.inputs])
+        if shared:
+            return f"{self._label()}: {shared}"
+        return f"{self._label()} has no input named {key!r}"
 
     def _label(self) -> str:
         return f"function '{self.name}'" if self.name else "the function"
@@ -674,6 +670,19 @@ def _checked(inputs, outputs, updates, givens, *options):
         return function(
             inputs, outputs, updates, givens, name=options[1], no_default_updates=options[-1]
         )
+
+
+def ambiguous_keyword(key: str, names: list) -> str:
+    """Why the keyword ``key`` binds no input where several inputs have that name ("inputs 0
+    and 2 are both named 'x'..."), else ""."""
+    places = [str(i) for i, name in enumerate(names) if name == key]
+    if len(places) < 2:
+        return ""
+    return (
+        f"inputs {', '.join(places[:-1])} and {places[-1]} are "
+        f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
+        "is ambiguous; pass them by position"
+    )
 
 
 def _make_linker(cls, graph, leaves, n_results: int):

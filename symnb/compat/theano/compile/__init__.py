@@ -18,6 +18,7 @@ import numpy as np
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.fit import check_givens
+from symnb.compile.function import ambiguous_keyword
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import clone_graph, leaves
@@ -476,14 +477,10 @@ class TheanoFunction:
         return values
 
     def _unbound_keyword(self, key) -> str:
-        places = [str(i) for i, spec in enumerate(self.specs) if spec.name == key]
-        if len(places) < 2:
-            return f"the function has no input named {key!r}"
-        return (
-            f"Ambiguous name: inputs {', '.join(places[:-1])} and {places[-1]} are "
-            f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
-            "is ambiguous; pass them by position (or name them apart: In(x, name=...))"
-        )
+        shared = ambiguous_keyword(key, [spec.name for spec in self.specs])
+        if shared:  # (Theano's words first)
+            return f"Ambiguous name: {shared} (or name them apart: In(x, name=...))"
+        return f"the function has no input named {key!r}"
 
     @property
     def maker(self) -> FunctionMaker:
