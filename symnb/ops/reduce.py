@@ -333,10 +333,13 @@ def prod(x, axis=None, dtype=None, out=None, keepdims=False):
 def mean(x, axis=None, dtype=None, out=None, keepdims=False):
     """Arithmetic mean over the axes, in NumPy's argument order. ``axis``: int, tuple or None
     (all); ``dtype``: NumPy's (the elements converted to it, the mean in it; for an integer
-    dtype the sum in it divided by the count and truncated, as NumPy does)."""
+    dtype the sum in it divided by the count and truncated, as NumPy does; float16 given as
+    the dtype is summed in float16, as NumPy does, where float16 elements alone are summed in
+    float32)."""
     x = as_variable(x)
     no_out(out, "mean", x)
-    if dtype is None or _target_dtype("mean", x, dtype).kind in "fc":
+    target = None if dtype is None else _target_dtype("mean", x, dtype)
+    if target is None or target.kind in "fc" and target != np.float16:
         return _in_dtype(_mean, x, dtype, axis=axis, keepdims=keepdims)
     total = sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
     count = reduced_size(x, normalize_axis(axis, x.type.ndim, "mean", x))

@@ -246,6 +246,22 @@ def test_dtype_argument_is_numpys(name, source, rng, backend):
     check(sn.function([x], whole, backend=backend)(a), getattr(a, name)(dtype="float32"))
 
 
+def test_mean_with_float16_as_its_dtype_sums_in_float16_as_numpy_does(rng, backend):
+    """NumPy sums in float16 where float16 is the dtype given (float32 where it is only the
+    elements'): 40000 twos overflow to inf; the mean was 2, and 200 for uint8 rows."""
+    cases = [
+        (np.full(40000, 2, np.float16), None),
+        (rng.integers(180, 220, size=(3, 400)).astype(np.uint8), 1),
+        (rng.standard_normal((500, 3)).astype(np.float32) * 10, 0),
+    ]
+    for a, axis in cases:
+        x = sn.tensor("x", shape=a.shape, dtype=a.dtype)
+        got = sn.function([x], sn.mean(x, axis=axis, dtype="float16"), backend=backend)(a)
+        want = np.mean(a, axis=axis, dtype=np.float16)
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint16), want.view(np.uint16))
+
+
 def test_dtype_argument_needs_a_dtype_symnb_computes():
     x = sn.matrix("x")
     with pytest.raises(sn.DTypeError, match=r"mean: dtype='float128' for 'x' .* float128"):
