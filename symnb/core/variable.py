@@ -92,12 +92,10 @@ class Variable(TensorMethods):
         name: str | None = None,
         source=FIND_SOURCE,
     ):
-        if name is not None and not isinstance(name, str):
-            raise _not_a_name(name, type)
         self.type = type
         self.owner = owner
         self.index = index
-        self.name = name
+        self.name = check_name(name, type)
         #: the user's file and line (``source``: already found by the caller, as ``Apply`` has)
         self.source: SourceLoc | None = user_location(skip=1) if source is FIND_SOURCE else source
         self.uid = next(_ids)
@@ -358,18 +356,19 @@ def deep_copy(obj, memo: dict):
     roots = [obj] if isinstance(obj, Variable) else list(obj.outputs)
     for item in in_making_order(roots, memo):
         keep.append(item)
-        if isinstance(item, Variable):
-            new = memo[id(item)] = _new_variable(type(item))
-            new.__setstate__(copy.deepcopy(item.__getstate__(), memo))
-        else:
-            _copy_node(item, memo)
+        _copy_item(item, memo)
     if id(obj) not in memo:  # a node with no outputs; a variable not among its owner's
-        if isinstance(obj, Variable):
-            new = memo[id(obj)] = _new_variable(type(obj))
-            new.__setstate__(copy.deepcopy(obj.__getstate__(), memo))
-        else:
-            _copy_node(obj, memo)
+        _copy_item(obj, memo)
     return memo[id(obj)]
+
+
+def _copy_item(item, memo: dict) -> None:
+    """A copy of a leaf variable or a node in ``memo``, over copies made already."""
+    if isinstance(item, Variable):
+        new = memo[id(item)] = _new_variable(type(item))
+        new.__setstate__(copy.deepcopy(item.__getstate__(), memo))
+    else:
+        _copy_node(item, memo)
 
 
 def _copy_node(node, memo: dict) -> None:
