@@ -387,6 +387,14 @@ def _copy_node(node, memo: dict) -> None:
         copied.__setstate__(copy.deepcopy(out.__getstate__(), memo))
 
 
+def describe_value(value) -> str:
+    """Anything an argument may be, as messages name it: a variable's ``describe()``, else
+    its repr and kind (``5 (int)``)."""
+    if isinstance(value, Variable):
+        return value.describe()
+    return f"{value!r} ({type(value).__name__})"
+
+
 def check_name(name, of: TensorType | None = None) -> str | None:
     """``name`` when it is a str or None (Theano's rule: "name must be a string"); else an
     ArgumentError naming it. Checked where a variable is made and where a function names

@@ -15,7 +15,7 @@ from symnb.core.op import Op
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
@@ -206,9 +206,10 @@ def _arrays(op: str, xs) -> list[Variable]:
     iterable; NumPy's array joins its rows). One variable, a number or a string is an
     ArgumentError naming ``op`` (it was Python's "'int' object is not iterable")."""
     if isinstance(xs, (Variable, str)) or not hasattr(type(xs), "__iter__"):
-        given = xs.describe() if isinstance(xs, Variable) else f"{xs!r} ({type(xs).__name__})"
         raise _located(
-            ArgumentError(f"{op}: the arrays to join are a list or tuple of arrays, not {given}")
+            ArgumentError(
+                f"{op}: the arrays to join are a list or tuple of arrays, not {describe_value(xs)}"
+            )
         )
     return [as_variable(x) for x in xs]
 

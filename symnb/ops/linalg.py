@@ -17,7 +17,7 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis, one_axis
 from symnb.ops._cofactor import cofactor_derivative
@@ -372,7 +372,7 @@ def _interleaved(first, rest) -> tuple[str, tuple]:
         "einsum(x, [0, 1], y, [1, 2], [0, 2]) (each operand followed by its indices as ints)"
     )
     if first is None or len(args) < 2:
-        raise ArgumentError(f"einsum: {form}, not {_given(first)}")
+        raise ArgumentError(f"einsum: {form}, not {describe_value(first)}")
     pairs, out = len(args) // 2, args[-1] if len(args) % 2 else None
     terms = [_sublist(args[2 * k + 1], f"after operand {k}", form) for k in range(pairs)]
     last = "as the output's indices (the last argument)"
@@ -386,7 +386,7 @@ def _sublist(sublist, where: str, form: str) -> str:
     if isinstance(sublist, (list, tuple)) and any(i is Ellipsis for i in sublist):
         raise ShapeError(f"einsum: ... ({sublist!r} {where}) is not supported; name the axes")
     if not isinstance(sublist, (list, tuple)) or not all(map(is_int, sublist)):
-        raise ArgumentError(f"einsum: {form}; got {_given(sublist)} {where}")
+        raise ArgumentError(f"einsum: {form}; got {describe_value(sublist)} {where}")
     for label in sublist:
         if not 0 <= label < len(_LABELS):
             raise ArgumentError(
@@ -394,13 +394,6 @@ def _sublist(sublist, where: str, form: str) -> str:
                 f"({list(sublist)!r} {where})"
             )
     return "".join(_LABELS[label] for label in sublist)
-
-
-def _given(value) -> str:
-    """A value as messages name it: a variable's name and type, else its repr and kind."""
-    if isinstance(value, Variable):
-        return value.describe()
-    return f"{value!r} ({type(value).__name__})"
 
 
 def _parse_einsum(subscripts, operands):
