@@ -23,6 +23,7 @@ from symnb.ops.creation import (  # noqa: F401
     zeros_like,
 )
 from symnb.ops.debug import print_value  # noqa: F401
+from symnb.ops.einsum import einsum  # noqa: F401
 from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     abs,
     add,
@@ -90,7 +91,6 @@ from symnb.ops.linalg import (  # noqa: F401
     cholesky,
     det,
     dot,
-    einsum,
     inv,
     matmul,
     norm,
