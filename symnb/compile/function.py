@@ -18,6 +18,12 @@ from symnb.backends.c.compiler import CompilerUnusable
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.loop import bodies_rewritten
 from symnb.backends.plan import fresh_outputs, may_alias
+from symnb.compile.arguments import (
+    ambiguous_keyword,
+    check_inputs,
+    flatten_outputs,
+    single_output,
+)
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.fit import (
@@ -34,9 +40,8 @@ from symnb.core import locks
 from symnb.core.dims import named_by_names_alone
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
-from symnb.core.op import _at_user_line
-from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, graph_first
-from symnb.errors import ArgumentError, DeviceError, GraphError, InputError, ReentrantCallError
+from symnb.core.variable import Constant, SharedVariable, Variable, graph_first
+from symnb.errors import DeviceError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -157,8 +162,8 @@ class Function:
         backend = chosen or default_backend()
         optimize = config.optimize if optimize is None else optimize
         self.name, self.borrow, self.mode = name, borrow, mode
-        self.inputs = _check_inputs(inputs)
-        self._structure, out_vars = _flatten_outputs(outputs)
+        self.inputs = check_inputs(inputs)
+        self._structure, out_vars = flatten_outputs(outputs)
         checked_updates = check_updates(updates)
         self.updates = with_default_updates(checked_updates, out_vars, no_default_updates)
         #: named dims an update ties to its shared value's fixed size: checked with the inputs
@@ -305,7 +310,7 @@ class Function:
         """What ``f(...)`` calls: the linker's native entry point where it has one (no Python
         frame per call), else ``_PythonEntry``. Either holds this function weakly, so that a
         function nothing else holds goes at once (its buffers, a device's memory with it)."""
-        structure = None if self._structure is _first else self._structure
+        structure = None if self._structure is single_output else self._structure
         owner = weakref.ref(self)
         names = tuple(v.name if v.name in self._by_name else None for v in self.inputs)  # (a
         # name two inputs have is None: a keyword naming them goes to _bind, which says so)
@@ -672,19 +677,6 @@ def _checked(inputs, outputs, updates, givens, *options):
         )
 
 
-def ambiguous_keyword(key: str, names: list) -> str:
-    """Why the keyword ``key`` binds no input where several inputs have that name ("inputs 0
-    and 2 are both named 'x'..."), else ""."""
-    places = [str(i) for i, name in enumerate(names) if name == key]
-    if len(places) < 2:
-        return ""
-    return (
-        f"inputs {', '.join(places[:-1])} and {places[-1]} are "
-        f"{'both' if len(places) == 2 else 'all'} named {key!r}, so the keyword {key}=... "
-        "is ambiguous; pass them by position"
-    )
-
-
 def _make_linker(cls, graph, leaves, n_results: int):
     """A device linker also learns how many outputs are results (copied to the host) rather
     than updates (kept on the device)."""
@@ -732,78 +724,3 @@ def _aliases(array, leaf_values) -> bool:
 
 def _is_input(var, inputs) -> bool:
     return any(var is i for i in inputs)
-
-
-def _check_inputs(inputs) -> list[Variable]:
-    inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
-    for i, var in enumerate(inputs):
-        if not isinstance(var, Variable):
-            raise _at_user_line(GraphError(f"input {i} is {var!r}, not a symbolic variable"))
-        if isinstance(var, SharedVariable):
-            raise _at_user_line(
-                GraphError(
-                    f"input {i} {var.describe()} is a shared variable, which a function reads "
-                    "itself (its current value); to give it other values, make an input of its "
-                    f"type and pass givens={{{var.name or 'shared'}: that_input}}"
-                )
-            )
-        if isinstance(var, Constant) or var.owner is not None:
-            kind = "computed from other variables" if var.owner is not None else "a constant"
-            raise _at_user_line(
-                GraphError(
-                    f"input {i} {var.describe()} is {kind}; inputs are variables made by "
-                    "sn.tensor/sn.matrix/..."
-                )
-            )
-        if any(var is other for other in inputs[:i]):
-            raise _at_user_line(GraphError(f"input {var.describe()} is listed twice"))
-        if var.name is not None and not isinstance(var.name, str):  # (``x.name = 7``: the
-            # variable checked its name when it was made; a keyword names an input by it)
-            raise _at_user_line(
-                ArgumentError(
-                    f"input {i} {var.describe()}: a name must be a string (or None), not "
-                    f"{var.name!r} ({type(var.name).__name__})"
-                )
-            )
-    return inputs
-
-
-def _first(results):
-    """The structure of a function of one output (not a list of one): that output."""
-    return results[0]
-
-
-def _one_output(key, value):
-    """An item of a list or dict of outputs as a variable; a nested container of variables is
-    refused (it would be read as a constant array of them; one of numbers is a constant)."""
-    if isinstance(value, (list, tuple, dict)) and _holds_variables(value):
-        raise _at_user_line(
-            GraphError(
-                f"output {key!r} is a {type(value).__name__}: outputs are one variable, or a "
-                "flat list, tuple or dict of variables; list the inner variables as outputs of "
-                "their own"
-            )
-        )
-    return as_variable(value)
-
-
-def _holds_variables(value) -> bool:
-    items = value.values() if isinstance(value, dict) else value
-    return any(
-        isinstance(v, Variable) or (isinstance(v, (list, tuple, dict)) and _holds_variables(v))
-        for v in items
-    )
-
-
-def _flatten_outputs(outputs):
-    """The output variables in order, and a function that rebuilds the user's structure."""
-    if isinstance(outputs, dict):
-        keys = list(outputs)
-        return (lambda r: dict(zip(keys, r))), [_one_output(k, v) for k, v in outputs.items()]
-    if isinstance(outputs, (list, tuple)):
-        kind = type(outputs)  # a named tuple (sn.svd's SVDResult) is rebuilt by field
-        rebuild = kind._make if hasattr(kind, "_fields") else kind
-        return (lambda r: rebuild(r)), [_one_output(i, v) for i, v in enumerate(outputs)]
-    if outputs is None:
-        return (lambda r: None), []
-    return _first, [as_variable(outputs)]

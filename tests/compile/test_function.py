@@ -92,7 +92,11 @@ def test_graph_errors_name_the_variable():
     with pytest.raises(sn.GraphError, match="input 0 .* is a constant"):
         sn.function([sn.constant(2.0)], x)
     y.name = 7  # (made with a str: Variable refuses another); the C runner's internal error
-    with pytest.raises(sn.ArgumentError, match=r"input 1 '7' .*: a name must be a string"):
+    with pytest.raises(
+        sn.ArgumentError,
+        match=r"input 1 '7' .*: name must be a string \(or None\), not 7 \(int\); the variable is "
+        r"float64",
+    ):
         sn.function([x, y], x + y)
 
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
+from symnb.compile.arguments import ambiguous_keyword
 from symnb.compile.fit import check_givens
-from symnb.compile.function import ambiguous_keyword
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import clone_graph, leaves
