@@ -55,7 +55,8 @@ def _short(obj) -> str:
 
 def output_labels(obj, graph: Graph) -> list[str]:
     """Names for the output boxes: the variables' names, and ``W ←`` for updates."""
-    n_out = getattr(obj, "_n_out", len(graph.outputs))
+    results = getattr(obj, "results", None)  # a compiled function's, or the Theano layer's
+    n_out = len(graph.outputs) if results is None else len(results)
     labels = [v.name or f"output {i}" for i, v in enumerate(graph.outputs[:n_out])]
     for shared, _ in getattr(obj, "updates", []):
         labels.append(f"{shared.name or 'shared'} ← update")

@@ -425,7 +425,7 @@ class TheanoFunction:
             spec.allow_downcast if spec.allow_downcast is not None else allow_input_downcast
             for spec in specs
         ]
-        self.no_outputs = compiled._n_out == 0
+        self.no_outputs = not compiled.results
         #: a call with every input given positionally and none to convert goes straight to
         #: the compiled function (its entry checks the values): about 1.5 us less per call
         self.direct = len(specs), not any(self.downcast)
@@ -503,7 +503,7 @@ class TheanoFunction:
         _check_swap(swap, after, compiled.updates)
         if swap:
             after = clone_graph(after, swap)
-        n_out = compiled._n_out
+        n_out = len(compiled.results)
         outputs = self.built["outputs"]
         swapped = {id(old): new for old, new in swap.items()}
         built = dict(
