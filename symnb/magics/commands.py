@@ -10,7 +10,8 @@ from IPython.display import display
 
 from symnb.magics.cell import OPTIONS, CellError, parse_line, symcompile
 from symnb.magics.views import views_for
-from symnb.viz.graphs import as_graph, picture
+from symnb.viz.graphs import picture
+from symnb.viz.subject import as_graph
 
 
 def _options(method):

@@ -14,7 +14,8 @@ from html import escape
 
 from symnb.core.variable import Constant
 from symnb.viz.collapse import collapse
-from symnb.viz.graphs import MAX_BOXES, GraphPicture, apply_marks, as_graph, output_labels
+from symnb.viz.graphs import MAX_BOXES, GraphPicture, apply_marks, output_labels
+from symnb.viz.subject import as_graph
 from symnb.viz.view import ViewGraph, ViewNode, graph_view, is_grad_node
 
 

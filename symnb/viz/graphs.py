@@ -12,45 +12,16 @@ from dataclasses import dataclass
 from html import escape
 
 from symnb.backends.linker import Linker
-from symnb.core.graph import Graph, leaves
-from symnb.core.op import Apply
-from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.core.graph import Graph
 from symnb.viz.collapse import collapse
 from symnb.viz.dot import printable, to_dot
 from symnb.viz.render import RenderUnavailable, render_svg
+from symnb.viz.subject import as_graph
 from symnb.viz.theme import STYLE
 from symnb.viz.view import ViewGraph, graph_view
 
 MAX_BOXES = 200  # above this (or 2x as many edges), repeated structure is merged
 MAX_EDGE_LABELS = 80  # above this many edges, shapes on edges are dropped (they slow layout 4x)
-
-
-def as_graph(obj) -> Graph:
-    """The Graph behind a Graph, a Function (or anything holding its graph as ``.graph``, as
-    the Theano layer's ``f.maker.fgraph`` does), an Apply node (its outputs) or some
-    variables (free leaves become inputs)."""
-    if isinstance(obj, Graph):
-        return obj
-    if hasattr(obj, "graph") and isinstance(obj.graph, Graph):
-        return obj.graph
-    if isinstance(obj, Apply):
-        obj = obj.outputs
-    try:
-        outputs = [obj] if isinstance(obj, Variable) else list(obj)
-    except TypeError:  # not iterable (a number): the same message as any other non-variable
-        outputs = None
-    if outputs is None or not all(isinstance(v, Variable) for v in outputs):
-        raise TypeError(
-            f"cannot draw {_short(obj)}: expected a graph, a function, a variable, a list "
-            "of variables or an Apply node"
-        )
-    free = [v for v in leaves(outputs) if not isinstance(v, (Constant, SharedVariable))]
-    return Graph(free, outputs, clone=False)
-
-
-def _short(obj) -> str:
-    text = repr(obj)
-    return f"{text[:80]}..." if len(text) > 80 else text
 
 
 def output_labels(obj, graph: Graph) -> list[str]:

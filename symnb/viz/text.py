@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.graph import Graph, leaves
+from symnb.core.graph import leaves
 from symnb.core.variable import Constant, SharedVariable
+from symnb.viz.subject import as_graph
 
 #: a display's plain text (what a terminal or a saved notebook's text/plain holds) keeps at
 #: most this many lines, each of at most MAX_LINE_CHARS characters; methods give all of it
@@ -60,8 +61,10 @@ def _value(var: Constant) -> str:
     return np.array2string(var.value, separator=", ").replace("\n", "")
 
 
-def format_graph(graph: Graph) -> str:
-    """The whole graph as text (stable for a given graph: tests may compare it)."""
+def format_graph(obj) -> str:
+    """The whole graph as text (stable for a given graph: tests may compare it). ``obj`` is
+    a Graph or what stands for one: a compiled function, an Apply node, some variables."""
+    graph = as_graph(obj)
     name = _Namer()
     lines = ["inputs: " + " ".join(_binder(name(v), v) for v in graph.inputs)]
     roots = leaves(graph.outputs)
@@ -80,9 +83,9 @@ def format_graph(graph: Graph) -> str:
 
 
 def format_expr(*outputs) -> str:
-    """The text form of the graph behind some variables (inputs are their free leaves)."""
-    free = [v for v in leaves(list(outputs)) if not isinstance(v, (Constant, SharedVariable))]
-    return format_graph(Graph(free, list(outputs), clone=False))
+    """The text form of the graph behind some variables (inputs are their free leaves), or
+    behind one list of them, a compiled function or an Apply node."""
+    return format_graph(outputs[0] if len(outputs) == 1 else list(outputs))
 
 
 def cap_line(line: str, max_chars: int = MAX_LINE_CHARS) -> str:

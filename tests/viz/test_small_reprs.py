@@ -59,8 +59,8 @@ def test_the_stepper_prints_as_itself_and_shows_any_position(f):
 
 @pytest.mark.parametrize("thing", [42, None, 1.5])
 def test_drawing_something_that_is_not_a_graph_says_what_it_takes(thing):
-    with pytest.raises(TypeError, match=r"cannot draw .*: expected a graph, a function"):
+    with pytest.raises(TypeError, match=r"cannot show .*: expected a graph, a function"):
         as_graph(thing)
-    with pytest.raises(TypeError, match=r"cannot draw .*: expected a graph, a function"):
+    with pytest.raises(TypeError, match=r"cannot show .*: expected a graph, a function"):
         picture(thing)
     assert len(as_graph([sn.exp(sn.tensor("x", shape=(2,)))])) == 1

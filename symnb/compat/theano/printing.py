@@ -15,9 +15,10 @@ from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
 from symnb.errors import ArgumentError
 from symnb.ops.debug import print_value
-from symnb.viz.graphs import as_graph, picture
+from symnb.viz.graphs import picture
 from symnb.viz.latex import to_infix
 from symnb.viz.render import output_format, render_bytes
+from symnb.viz.subject import as_graph
 from symnb.viz.text import format_graph
 
 
