@@ -25,7 +25,7 @@ from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
-from symnb.ops.elemwise import fit_gradient
+from symnb.ops.elemwise import input_gradient
 
 # -- geometry --------------------------------------------------------------------------------
 
@@ -256,8 +256,8 @@ class Conv2d(_ConvBase):
         (x, w), (g,) = inputs, output_grads
         params = self.params()
         return [
-            _fit(Conv2dGradInput(*params)(w, g, x), x),
-            _fit(Conv2dGradFilters(*params)(x, g, w), w),
+            input_gradient(Conv2dGradInput(*params)(w, g, x), x),
+            input_gradient(Conv2dGradFilters(*params)(x, g, w), w),
         ]
 
 
@@ -282,8 +282,8 @@ class Conv2dGradInput(_ConvBase):
         (w, g, _), (u,) = inputs, output_grads
         params = self.params()
         return [
-            _fit(Conv2dGradFilters(*params)(u, g, w), w),
-            _fit(Conv2d(*params)(u, w), g),
+            input_gradient(Conv2dGradFilters(*params)(u, g, w), w),
+            input_gradient(Conv2d(*params)(u, w), g),
             None,
         ]
 
@@ -319,14 +319,10 @@ class Conv2dGradFilters(_ConvBase):
         (x, g, _), (v,) = inputs, output_grads
         params = self.params()
         return [
-            _fit(Conv2dGradInput(*params)(v, g, x), x),
-            _fit(Conv2d(*params)(x, v), g),
+            input_gradient(Conv2dGradInput(*params)(v, g, x), x),
+            input_gradient(Conv2d(*params)(x, v), g),
             None,
         ]
-
-
-def _fit(g, x):
-    return fit_gradient(g, x)
 
 
 def conv2d(x, filters, stride=1, padding="valid", dilation=1, groups=1) -> Variable:
@@ -510,7 +506,8 @@ class AvgPool2d(_Pool):
         return np.mean(windows(x, self._geometry_of(x)), axis=(-2, -1))
 
     def grad(self, inputs, outputs, output_grads):
-        return [_fit(AvgPool2dGrad(*self.params())(output_grads[0], inputs[0]), inputs[0])]
+        (x,), (g,) = inputs, output_grads
+        return [input_gradient(AvgPool2dGrad(*self.params())(g, x), x)]
 
 
 class AvgPool2dGrad(_Pool):

@@ -826,6 +826,15 @@ def fit_gradient(g, x) -> Variable:
     return fit_dtype(sum_to_like(g, x), x)
 
 
+def input_gradient(g, x, broadcast: bool = True) -> Variable | None:
+    """The gradient ``g`` as it flows into input ``x`` of a rule that gives every input one:
+    fitted to x (summed over broadcast axes unless ``broadcast`` is False, and cast), or
+    None where x is an integer or boolean, which receives no gradient (``x @ i``)."""
+    if not x.type.is_float:
+        return None
+    return fit_gradient(g, x) if broadcast else fit_dtype(g, x)
+
+
 def fit_dtype(g, x) -> Variable:
     """g cast to x's dtype when x is a float of another precision."""
     return cast(g, x.type.dtype) if x.type.is_float and g.type.dtype != x.type.dtype else g

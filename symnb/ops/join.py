@@ -49,7 +49,8 @@ class Concatenate(CountedAxes, Op):
         sizes = _AxisSizes(self.axis)(*inputs)
         static = tuple(x.type.shape[self.axis] for x in inputs)
         parts = Split(self.axis, static).make_node(output_grads[0], sizes).outputs
-        return list(parts)
+        return [g if x.type.is_float else None for g, x in zip(parts, inputs)]  # (an integer
+        # part passes no gradient)
 
 
 def _agreeing_shape(op_name, xs, axis) -> list:

@@ -27,8 +27,8 @@ from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
     broadcast_shapes,
     cast,
-    fit_dtype,
     fit_gradient,
+    input_gradient,
     less,
     mul,
     not_equal,
@@ -91,9 +91,9 @@ class Matmul(Op):
         gx, gy = g2 @ _swap_last(y2), _swap_last(x2) @ g2
         gx = squeeze(gx, -2) if x.type.ndim == 1 else gx
         gy = squeeze(gy, -1) if y.type.ndim == 1 else gy
-        if x.type.ndim <= 2 and y.type.ndim <= 2:  # no batch axes broadcast: shaped as x, y
-            return [fit_dtype(gx, x), fit_dtype(gy, y)]  # (so the gradient reads neither)
-        return [fit_gradient(gx, x), fit_gradient(gy, y)]
+        broadcast = x.type.ndim > 2 or y.type.ndim > 2  # batch axes: sum them back; else gx
+        # and gy are shaped as x and y (so the gradient reads neither)
+        return [input_gradient(gx, x, broadcast), input_gradient(gy, y, broadcast)]
 
 
 def _refuse_operands(x, y) -> None:
@@ -188,7 +188,7 @@ class Tensordot(Op):
         ga = transpose(ga, _grad_order(a.type.ndim, self.axes_a, self.axes_b, True))
         gb = Tensordot(_free_axes(a.type.ndim, self.axes_a), tuple(range(na)))(a, g)
         gb = transpose(gb, _grad_order(b.type.ndim, self.axes_b, self.axes_a, False))
-        return [fit_gradient(ga, a), fit_gradient(gb, b)]
+        return [input_gradient(ga, a), input_gradient(gb, b)]
 
 
 def _summed_once(v, axes) -> None:
@@ -501,7 +501,7 @@ class Solve(_SquareOp):
         else:
             gb = Solve()(_swap_last(a), g)
             ga = -(gb @ _swap_last(x))
-        return [fit_gradient(ga, a), fit_gradient(gb, b)]
+        return [input_gradient(ga, a), input_gradient(gb, b)]
 
 
 inv, det, cholesky, solve = Inv(), Det(), Cholesky(), Solve()

@@ -139,6 +139,33 @@ def test_cast_gradients(rng):
     sn.check_grad(lambda x: sn.cast(x, "int64") * x, [a])
 
 
+INTEGER_OPERAND = {  # op(x, i) of a float x and an integer i: the integer passes no gradient
+    "x @ i": (lambda x, i: x @ i, (3, 4), (4, 2)),
+    "i @ x": (lambda x, i: i @ x, (4, 2), (3, 4)),
+    "vector @ i": (lambda x, i: x @ i, (4,), (4, 2)),
+    "i @ vector": (lambda x, i: i @ x, (4,), (3, 4)),
+    "batched x @ i": (lambda x, i: x @ i, (2, 3, 4), (4, 2)),
+    "tensordot": (lambda x, i: sn.tensordot(x, i, 1), (3, 4), (4, 2)),
+    "einsum": (lambda x, i: sn.einsum("ij,jk->ik", x, i), (3, 4), (4, 2)),
+    "solve(x, i)": (lambda x, i: sn.solve(x + 4 * sn.eye(3), i), (3, 3), (3,)),
+    "solve(i, x)": (lambda x, i: sn.solve(i + 9 * sn.eye(3, dtype="int64"), x), (3, 2), (3, 3)),
+    "conv2d(x, i)": (lambda x, i: sn.conv2d(x, i), (1, 2, 5, 4), (3, 2, 2, 2)),
+    "conv2d(i, x)": (lambda x, i: sn.conv2d(i, x), (3, 2, 2, 2), (1, 2, 5, 4)),
+    "concatenate": (lambda x, i: sn.concatenate([x, i, x]) ** 2, (2, 3), (4, 3)),
+    "stack": (lambda x, i: sn.stack([i, x], axis=1) ** 2, (2, 3), (2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_OPERAND))
+def test_an_integer_operand_passes_no_gradient(name, rng):
+    """docs/autodiff.md: an integer value passes no gradient. The rules of the products,
+    solve, conv2d and concatenate gave one for the integer operand too, which the reverse
+    mode took for gradients in the wrong order (a TypeError), not the float operand's."""
+    op, x_shape, i_shape = INTEGER_OPERAND[name]
+    i = sn.constant(rng.integers(-3, 4, size=i_shape).astype("int32"))
+    sn.check_grad(lambda x: op(x, i), [rng.standard_normal(x_shape)])
+
+
 def test_gradients_keep_each_input_dtype_and_static_shape():
     x = sn.tensor("x", shape=("batch", 3), dtype="float32")
     b = sn.tensor("b", shape=(3,), dtype="float64")
