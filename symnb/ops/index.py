@@ -29,12 +29,13 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError, UpdateError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, UpdateError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
-from symnb.ops.elemwise import cast, equal, fit_gradient
+from symnb.ops.elemwise import cast, clip, equal, fit_gradient, maximum, mod
 from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_like, squeeze
+from symnb.ops.shape import shape as shape_of
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -627,13 +628,58 @@ def _theano_spelling(view, v, set_instead):
     return node.inputs[0], node.op.spec, list(node.inputs[1:]), v
 
 
-def take(x, indices, axis=None) -> Variable:
-    """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None)."""
-    x, indices = as_variable(x), _take_indices(indices)
+TAKE_MODES = ("raise", "wrap", "clip")
+
+
+def take(x, indices, axis=None, mode="raise") -> Variable:
+    """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None), with
+    NumPy's ``mode``: "raise" (an index out of range is an error, a negative one counts from
+    the end), "wrap" (each index taken modulo the axis's length) or "clip" (each index
+    limited to [0, length - 1], so a negative one reads the first element); the gradient
+    goes to the element each wrapped or clipped index read."""
+    x = as_variable(x)
+    if not isinstance(mode, str) or mode not in TAKE_MODES:
+        raise _at_user_line(
+            ArgumentError(
+                f"take of {x.describe()}: mode={mode!r} is not a mode; give one of "
+                + ", ".join(map(repr, TAKE_MODES))
+            )
+        )
+    indices = _take_indices(indices)
     if axis is None:
-        return getitem(reshape(x, (-1,)) if x.type.ndim != 1 else x, indices)
-    axis = one_axis(axis, x.type.ndim, "take", x)
+        x, axis = (reshape(x, (-1,)) if x.type.ndim != 1 else x), 0
+    else:
+        axis = one_axis(axis, x.type.ndim, "take", x)
+    if mode != "raise":
+        indices = _located(_in_range, x, axis, indices, mode)
     return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def _in_range(x, axis, indices, mode):
+    """take's indices wrapped or clipped into x's axis: computed now where the length and
+    the indices are known, else in the graph (an index into an empty axis stays an error)."""
+    if not isinstance(indices, int):
+        _check_integer(indices, f"take of {x.describe()}: the indices")  # never truncated
+    n = x.type.shape[axis]
+    known = isinstance(indices, int) or isinstance(indices, Constant)
+    if known and isinstance(n, int):
+        value = indices if isinstance(indices, int) else indices.value
+        if n == 0:
+            if np.size(value):
+                raise ShapeError(
+                    f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is "
+                    "empty, so no index reads an element"
+                )
+            return indices
+        if isinstance(value, int):
+            return value % n if mode == "wrap" else min(max(value, 0), n - 1)
+        value = np.asarray(value, dtype=np.int64)
+        return Constant(np.mod(value, n) if mode == "wrap" else np.clip(value, 0, n - 1))
+    indices = cast(indices if isinstance(indices, Variable) else Constant(indices), "int64")
+    length = getitem(shape_of(x), axis)
+    if mode == "wrap":
+        return mod(indices, maximum(length, 1))  # an empty axis: 0, then out of range
+    return clip(indices, 0, length - 1)
 
 
 def _take_indices(indices):
