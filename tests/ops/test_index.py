@@ -292,6 +292,48 @@ def test_take_refuses_an_unknown_mode_and_an_empty_axis_to_wrap():
             sn.take(x, indices, axis=0, mode="clip")
 
 
+def test_a_list_of_symbolic_int_scalars_is_an_index_array(backend):
+    """NumPy makes an array of a list of ints; with symbolic ints among them the list is
+    their stack: ``x[[i, j]]`` is ``x[sn.stack([i, j])]`` (nested lists and tuples too)."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = sn.tensor("x", (3, 4), "float64")
+    i, j = sn.tensor("i", (), "int64"), sn.tensor("j", (), "int32")
+    stored, added = a.copy(), a.copy()
+    stored[[2, 0]] = -1.0
+    np.add.at(added, [2, 2], 1.0)
+    grad = np.zeros_like(a)
+    np.add.at(grad, [2, 0, 2], a)
+    cases = [
+        (x[[i, j]], a[[2, 0]]),
+        (x[:, [i, 0, j]], a[:, [2, 0, 0]]),
+        (x[[[i, j], (0, i)]], a[[[2, 0], [0, 2]]]),
+        (x[(i, j), 1], a[(2, 0), 1]),
+        (x.at[[i, j]].set(-1.0), stored),
+        (sn.inc_subtensor(x[[i, i]], 1.0), added),
+        (sn.take(x, [j, i], axis=1), a[:, [0, 2]]),
+        (sn.grad(sn.sum(x[[i, j, i]] * a), x), grad),
+    ]
+    got = sn.function([x, i, j], [out for out, _ in cases], backend=backend)(a, 2, 0)
+    for g, (_, want) in zip(got, cases):
+        check(g, want)
+    assert x[[i, j]].type.shape == (2, 4)
+
+
+def test_a_list_index_holding_other_variables_says_what_it_cannot_be():
+    x, v = sn.tensor("x", (3, 4), "float64"), sn.tensor("v", (2,), "int64")
+    i, f = sn.tensor("i", (), "int64"), sn.tensor("f", (), "float64")
+    named = r"a list in the index of 'x' \(float64\(3, 4\)\) holds ints and integer scalar"
+    for build in (lambda: x[[i, v]], lambda: x[:, [[0], [v]]], lambda: sn.take(x, [v, i])):
+        with pytest.raises(sn.ShapeError, match=named + r".*'v' \(int64\(2,\)\) has 1 dim"):
+            build()
+    with pytest.raises(sn.DTypeError, match=r"integer dtype, not .*float64\(2,\)") as info:
+        x[[i, f]]
+    assert "test_index.py, line" in str(info.value)
+    with pytest.raises(sn.ShapeError, match="rows of a list in the index of 'x'.*differ") as info:
+        x[[[i, 0], [1]]]
+    assert "test_index.py, line" in str(info.value)
+
+
 def test_updates_written_as_in_place_changes_say_what_builds_the_copy():
     """``x[0] = v`` and ``x.at.set(v)`` (no index: it used to set every element) are
     UpdateErrors (TypeErrors) at the user's line, naming the spelling that works."""
