@@ -29,12 +29,14 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError, UpdateError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, UpdateError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
-from symnb.ops.elemwise import cast, equal, fit_gradient
+from symnb.ops.elemwise import cast, clip, equal, fit_gradient, maximum, mod
+from symnb.ops.join import stack
 from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_like, squeeze
+from symnb.ops.shape import shape as shape_of
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -47,11 +49,11 @@ def parse_index(x: Variable, index) -> tuple[tuple, list[Variable]]:
     items = index if isinstance(index, tuple) else (index,)
     spec, inputs = [], []
     for item in items:
-        spec.append(_parse_item(item, inputs))
+        spec.append(_parse_item(item, inputs, x))
     return _expand_ellipsis(x, spec), inputs
 
 
-def _parse_item(item, inputs):
+def _parse_item(item, inputs, x):
     if item is Ellipsis:
         return ("...",)
     if item is None:
@@ -63,7 +65,7 @@ def _parse_item(item, inputs):
         raise DTypeError(f"index {item!r}: a Python bool is not an index (use a mask array)")
     if isinstance(item, numbers.Integral):
         return ("int", int(item))
-    var = as_index_variable(item)
+    var = as_index_variable(item, x)
     if var.type.dtype.kind == "b":
         inputs.append(var)
         return ("mask", var.type.ndim)
@@ -72,16 +74,66 @@ def _parse_item(item, inputs):
     return ("int", SYM) if var.type.ndim == 0 else ("array",)
 
 
-def as_index_variable(item) -> Variable:
+def as_index_variable(item, x=None) -> Variable:
     """An index array: an empty list (``x[[]]``, ``[[]]``) is an empty int64 array, as NumPy
-    takes it, not the float64 one ``np.asarray([])`` makes."""
+    takes it, not the float64 one ``np.asarray([])`` makes; a list (or tuple, nested or not)
+    of numbers and 0-d variables is those stacked (``x[[i, j]]`` is ``x[sn.stack([i, j])]``),
+    the array NumPy would make of their values. A list holding a variable of more dims is
+    a ShapeError naming it (and x, the variable indexed, where given)."""
     if _empty_sequence(item):
         item = np.asarray(item, dtype=np.int64)
+    elif _holds_variables(item, x):
+        try:
+            return _stacked(item)
+        except ShapeError as exc:
+            raise ShapeError(
+                f"the rows of a list in {_index_of(x)} differ in length, so it is no array "
+                f"(NumPy refuses it too): {exc.args[0]}"
+            ) from None
     return as_variable(item)
+
+
+def _index_of(x) -> str:
+    return "an index" if x is None else f"the index of {x.describe()}"
 
 
 def _empty_sequence(item) -> bool:
     return isinstance(item, (list, tuple)) and all(_empty_sequence(i) for i in item)
+
+
+def _holds_variables(item, x) -> bool:
+    """Whether a (nested) list holds a variable; each must be 0-d (a ShapeError names one
+    that is not: NumPy would make an array of its value, which it has not yet)."""
+    if not isinstance(item, (list, tuple)):
+        return False
+    variables = [leaf for leaf in _leaves(item) if isinstance(leaf, Variable)]
+    for v in variables:
+        if v.type.ndim:
+            raise ShapeError(
+                f"a list in {_index_of(x)} holds ints and integer scalar variables (stacked "
+                f"into an index array), but {v.describe()} has {v.type.ndim} "
+                f"dim{'s' if v.type.ndim > 1 else ''}: build the index array with sn.stack "
+                "or sn.concatenate"
+            )
+    return bool(variables)
+
+
+def _leaves(item):
+    if isinstance(item, (list, tuple)):
+        for part in item:
+            yield from _leaves(part)
+    else:
+        yield item
+
+
+def _stacked(item) -> Variable:
+    """A nested list of numbers and 0-d variables stacked into one array (rows of unequal
+    length are stack's ShapeError, as NumPy refuses a ragged index)."""
+    if not isinstance(item, (list, tuple)):
+        return item
+    if not item:  # ``[[i], []]``: stack says the rows differ
+        return np.zeros(0, dtype=np.int64)
+    return stack([_stacked(part) for part in item])
 
 
 def _bound(b, inputs):
@@ -342,7 +394,9 @@ class Subtensor(_Indexing):
 
 
 class AdvancedSubtensor(_Indexing):
-    """``x[index]`` with integer arrays or boolean masks (a mask's result dim is unknown)."""
+    """``x[index]`` with integer arrays or boolean masks (a mask's result dim is unknown); a
+    list in the index may hold integer scalar variables among its ints (``x[[i, j]]``): they
+    are stacked into the index array."""
 
     functions = ("getitem",)
 
@@ -627,21 +681,66 @@ def _theano_spelling(view, v, set_instead):
     return node.inputs[0], node.op.spec, list(node.inputs[1:]), v
 
 
-def take(x, indices, axis=None) -> Variable:
-    """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None)."""
-    x, indices = as_variable(x), _take_indices(indices)
+TAKE_MODES = ("raise", "wrap", "clip")
+
+
+def take(x, indices, axis=None, mode="raise") -> Variable:
+    """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None), with
+    NumPy's ``mode``: "raise" (an index out of range is an error, a negative one counts from
+    the end), "wrap" (each index taken modulo the axis's length) or "clip" (each index
+    limited to [0, length - 1], so a negative one reads the first element); the gradient
+    goes to the element each wrapped or clipped index read."""
+    x = as_variable(x)
+    if not isinstance(mode, str) or mode not in TAKE_MODES:
+        raise _at_user_line(
+            ArgumentError(
+                f"take of {x.describe()}: mode={mode!r} is not a mode; give one of "
+                + ", ".join(map(repr, TAKE_MODES))
+            )
+        )
+    indices = _take_indices(indices, x)
     if axis is None:
-        return getitem(reshape(x, (-1,)) if x.type.ndim != 1 else x, indices)
-    axis = one_axis(axis, x.type.ndim, "take", x)
+        x, axis = (reshape(x, (-1,)) if x.type.ndim != 1 else x), 0
+    else:
+        axis = one_axis(axis, x.type.ndim, "take", x)
+    if mode != "raise":
+        indices = _located(_in_range, x, axis, indices, mode)
     return getitem(x, (slice(None),) * axis + (indices,))
 
 
-def _take_indices(indices):
+def _in_range(x, axis, indices, mode):
+    """take's indices wrapped or clipped into x's axis: computed now where the length and
+    the indices are known, else in the graph (an index into an empty axis stays an error)."""
+    if not isinstance(indices, int):
+        _check_integer(indices, f"take of {x.describe()}: the indices")  # never truncated
+    n = x.type.shape[axis]
+    known = isinstance(indices, int) or isinstance(indices, Constant)
+    if known and isinstance(n, int):
+        value = indices if isinstance(indices, int) else indices.value
+        if n == 0:
+            if np.size(value):
+                raise ShapeError(
+                    f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is "
+                    "empty, so no index reads an element"
+                )
+            return indices
+        if isinstance(value, int):
+            return value % n if mode == "wrap" else min(max(value, 0), n - 1)
+        value = np.asarray(value, dtype=np.int64)
+        return Constant(np.mod(value, n) if mode == "wrap" else np.clip(value, 0, n - 1))
+    indices = cast(indices if isinstance(indices, Variable) else Constant(indices), "int64")
+    length = getitem(shape_of(x), axis)
+    if mode == "wrap":
+        return mod(indices, maximum(length, 1))  # an empty axis: 0, then out of range
+    return clip(indices, 0, length - 1)
+
+
+def _take_indices(indices, x):
     """np.take's indices are integers: bools are 0 and 1 there, never a mask as in
     ``x[mask]``; a slice or None is no index (NumPy refuses them too)."""
     if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
         return int(indices)
-    var = _located(as_index_variable, indices)
+    var = _located(as_index_variable, indices, x)
     return cast(var, "int64") if var.type.dtype.kind == "b" else var
 
 

@@ -1,6 +1,7 @@
 """``T.set_subtensor``/``T.inc_subtensor`` with Theano's signatures,
 ``(x[index], y, inplace=False, set_instead_of_inc=False, tolerate_inplace_aliasing=False)``,
-against NumPy; symnb's ``(x, index, v)`` form must not be what a third argument means."""
+against NumPy; symnb's ``(x, index, v)`` form must not be what a third argument means. Lists
+of symbolic scalars index as Theano's ``as_tensor_variable`` stacked them."""
 
 import numpy as np
 import pytest
@@ -98,3 +99,29 @@ def test_advanced_subtensor1_misuses_are_clear_errors(build, error, message):
     with pytest.raises(error, match=message) as info:
         build(x, i)
     assert "test_subtensor.py" in str(info.value)
+
+
+def test_lists_of_symbolic_scalars_are_stacked_as_theanos_as_tensor_variable(backend):
+    """Theano's ``as_tensor_variable([i, j])`` is ``stack(i, j)``, and indexing went through
+    it: ``x[[i, j]]``, ``x[:, [i, j]]``, ``set_subtensor(x[[i, j]], 0.)`` (gradients too)."""
+    a = np.arange(12.0).reshape(3, 4)
+    x, i, j = T.dmatrix("x"), T.lscalar("i"), T.lscalar("j")
+    stored = a.copy()
+    stored[[2, 0]] = 0.0
+    read_twice = np.zeros_like(a)
+    np.add.at(read_twice, [2, 0, 2], 1.0)
+    cases = [
+        (T.as_tensor_variable([i, j]) * 1, np.array([2, 0])),
+        (T.as_tensor_variable([[i, 0], (j, 1)], name="ij") + 0, np.array([[2, 0], [0, 1]])),
+        (T.as_tensor_variable([x[0], x[1]], ndim=2), a[[0, 1]]),
+        (x[[i, j]], a[[2, 0]]),
+        (x[:, [i, j]], a[:, [2, 0]]),
+        (x[[i, 1], [[j], [3]]], a[[2, 1], [[0], [3]]]),
+        (T.set_subtensor(x[[i, j]], 0.0), stored),
+        (T.take(x, [j, i], axis=1), a[:, [0, 2]]),
+        (T.grad(T.sum(x[[i, j, i]]), x), read_twice),
+    ]
+    got = sn.function([x, i, j], [out for out, _ in cases], backend=backend)(a, 2, 0)
+    for g, (_, want) in zip(got, cases):
+        np.testing.assert_array_equal(g, want)
+    assert T.as_tensor_variable([i, 0], name="ij").name == "ij"

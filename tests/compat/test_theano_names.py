@@ -245,3 +245,33 @@ def test_theano_names_without_an_op_say_what_to_write_instead(module, name, inst
     ):
         getattr(owner, name)
     assert not hasattr(owner, "__wrapped__")
+
+
+def test_take_and_the_take_method_wrap_and_clip_as_theanos(backend):
+    """Theano's ``take(a, indices, axis=None, mode='raise')`` (and ``x.take``): "wrap" takes
+    each index modulo the axis's length, "clip" limits it to [0, length - 1], as np.take;
+    the gradient goes to the element each index read."""
+    a = np.arange(12.0).reshape(3, 4)
+    iv = np.array([0, 5, -7])
+    m, i = T.dmatrix("m"), T.lvector("i")
+    outs = [
+        T.take(m, i, axis=1, mode="clip"),
+        T.take(m, i, axis=0, mode="wrap"),
+        m.take(i, axis=1, mode="wrap"),
+        (m * 1).take(i, mode="clip"),
+        T.grad(T.sum(T.take(m, i, axis=1, mode="wrap") * [[1.0, 2.0, 3.0]]), m),
+    ]
+    got = sn.function([m, i], outs, backend=backend)(a, iv)
+    grad = np.zeros_like(a)
+    np.add.at(grad, (slice(None), np.mod(iv, 4)), [1.0, 2.0, 3.0])
+    wants = [
+        np.take(a, iv, axis=1, mode="clip"),
+        np.take(a, iv, axis=0, mode="wrap"),
+        np.take(a, iv, axis=1, mode="wrap"),
+        np.take(a, iv, mode="clip"),
+        grad,
+    ]
+    for g, want in zip(got, wants):
+        np.testing.assert_array_equal(g, want)
+    with pytest.raises(sn.ArgumentError, match="mode='warp' is not a mode.*'wrap', 'clip'"):
+        m.take(i, mode="warp")

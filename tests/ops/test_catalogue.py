@@ -57,7 +57,7 @@ def test_composite_functions_are_listed_with_their_signature():
     text = catalogue.render()
     assert "| `einsum(subscripts, *operands)` |" in text
     assert "| `norm(x, ord=None, axis=None, keepdims=False)` |" in text
-    assert "| `take(x, indices, axis=None)` |" in text
+    assert "| `take(x, indices, axis=None, mode='raise')` |" in text
 
 
 def test_this_engineers_ops_state_their_dtype_rule():

@@ -232,6 +232,108 @@ def test_take_reads_bools_as_the_integers_0_and_1_not_as_a_mask():
             check(sn.function([x], y, backend="py")(a), want)
 
 
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("shape", [(3, 4), (None, "m")])
+def test_take_modes_wrap_and_clip_match_numpy(mode, axis, shape, backend):
+    """np.take's mode: "wrap" takes each index modulo the axis's length, "clip" limits it to
+    [0, length - 1]; symbolic indices, a 0-d one, a constant list and a Python int."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = sn.tensor("x", shape, "float64")
+    i, s = sn.tensor("i", (2, 2), "int32"), sn.tensor("s", (), "int64")
+    iv = np.array([[0, 5], [-7, 13]], "int32")
+    outs = [
+        sn.take(x, i, axis=axis, mode=mode),
+        sn.take(x, s, axis, mode),
+        sn.take(x, [-13, 4, 1], axis, mode),
+        sn.take(x, 17, axis, mode),
+        np.take(x, i, axis=axis, mode=mode),
+    ]
+    got = sn.function([x, i, s], outs, backend=backend)(a, iv, -5)
+    wants = [np.take(a, k, axis=axis, mode=mode) for k in (iv, -5, [-13, 4, 1], 17, iv)]
+    for g, want in zip(got, wants):
+        check(g, want)
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_take_mode_gradient_goes_to_the_element_read(mode, axis, backend):
+    a = np.arange(12.0).reshape(3, 4)
+    iv = np.array([-1, 9, 3, 9])
+    x, i = sn.tensor("x", (3, 4), "float64"), sn.tensor("i", (4,), "int64")
+    picked = sn.take(x, i, axis=axis, mode=mode)
+    weights = np.arange(1.0, 1 + np.take(a, iv, axis=axis, mode=mode).size)
+    weights = weights.reshape(picked.type.shape)
+    got = sn.function([x, i], sn.grad(sn.sum(picked * weights), x), backend=backend)(a, iv)
+    n = a.size if axis is None else a.shape[axis]
+    read = np.mod(iv, n) if mode == "wrap" else np.clip(iv, 0, n - 1)
+    want = np.zeros_like(a)
+    if axis is None:
+        np.add.at(want.reshape(-1), read, weights)
+    else:
+        np.add.at(want, (slice(None), read), weights)
+    check(got, want)
+
+
+def test_take_refuses_an_unknown_mode_and_an_empty_axis_to_wrap():
+    x = sn.tensor("x", (3, 0), "float64")
+    for mode in ("wrapped", None):
+        with pytest.raises(sn.ArgumentError) as info:
+            sn.take(x, [0], mode=mode)
+        message = str(info.value)
+        assert f"take of 'x' (float64(3, 0)): mode={mode!r} is not a mode" in message
+        assert "'raise', 'wrap', 'clip'" in message and "test_index.py, line" in message
+    with pytest.raises(sn.ShapeError, match=r"mode='wrap'\) from axis 1 of 'x'.*empty") as info:
+        sn.take(x, [0], axis=1, mode="wrap")
+    assert "test_index.py, line" in str(info.value)
+    f = sn.tensor("f", (2,), "float64")
+    for indices in (f, [0.5, 1.0]):  # never truncated to ints
+        with pytest.raises(sn.DTypeError, match="take of 'x'.*: the indices must have an integer"):
+            sn.take(x, indices, axis=0, mode="clip")
+
+
+def test_a_list_of_symbolic_int_scalars_is_an_index_array(backend):
+    """NumPy makes an array of a list of ints; with symbolic ints among them the list is
+    their stack: ``x[[i, j]]`` is ``x[sn.stack([i, j])]`` (nested lists and tuples too)."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = sn.tensor("x", (3, 4), "float64")
+    i, j = sn.tensor("i", (), "int64"), sn.tensor("j", (), "int32")
+    stored, added = a.copy(), a.copy()
+    stored[[2, 0]] = -1.0
+    np.add.at(added, [2, 2], 1.0)
+    grad = np.zeros_like(a)
+    np.add.at(grad, [2, 0, 2], a)
+    cases = [
+        (x[[i, j]], a[[2, 0]]),
+        (x[:, [i, 0, j]], a[:, [2, 0, 0]]),
+        (x[[[i, j], (0, i)]], a[[[2, 0], [0, 2]]]),
+        (x[(i, j), 1], a[(2, 0), 1]),
+        (x.at[[i, j]].set(-1.0), stored),
+        (sn.inc_subtensor(x[[i, i]], 1.0), added),
+        (sn.take(x, [j, i], axis=1), a[:, [0, 2]]),
+        (sn.grad(sn.sum(x[[i, j, i]] * a), x), grad),
+    ]
+    got = sn.function([x, i, j], [out for out, _ in cases], backend=backend)(a, 2, 0)
+    for g, (_, want) in zip(got, cases):
+        check(g, want)
+    assert x[[i, j]].type.shape == (2, 4)
+
+
+def test_a_list_index_holding_other_variables_says_what_it_cannot_be():
+    x, v = sn.tensor("x", (3, 4), "float64"), sn.tensor("v", (2,), "int64")
+    i, f = sn.tensor("i", (), "int64"), sn.tensor("f", (), "float64")
+    named = r"a list in the index of 'x' \(float64\(3, 4\)\) holds ints and integer scalar"
+    for build in (lambda: x[[i, v]], lambda: x[:, [[0], [v]]], lambda: sn.take(x, [v, i])):
+        with pytest.raises(sn.ShapeError, match=named + r".*'v' \(int64\(2,\)\) has 1 dim"):
+            build()
+    with pytest.raises(sn.DTypeError, match=r"integer dtype, not .*float64\(2,\)") as info:
+        x[[i, f]]
+    assert "test_index.py, line" in str(info.value)
+    with pytest.raises(sn.ShapeError, match="rows of a list in the index of 'x'.*differ") as info:
+        x[[[i, 0], [1]]]
+    assert "test_index.py, line" in str(info.value)
+
+
 def test_updates_written_as_in_place_changes_say_what_builds_the_copy():
     """``x[0] = v`` and ``x.at.set(v)`` (no index: it used to set every element) are
     UpdateErrors (TypeErrors) at the user's line, naming the spelling that works."""

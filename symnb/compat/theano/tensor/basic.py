@@ -367,10 +367,25 @@ def constant(x, name=None, ndim=None, dtype=None) -> Constant:
 
 
 def as_tensor_variable(x, name=None, ndim=None) -> Variable:
-    """A symbolic variable for x (variables pass through)."""
-    var = x if isinstance(x, Variable) else constant(x, name=name)
+    """A symbolic variable for x (variables pass through). A list or tuple holding variables
+    (``[i, j]``, ``[[i, 0], [j, 1]]``: symbolic scalars among numbers, or tensors of one
+    shape) is them stacked, as Theano's ``stack(*x)``; other values are constants."""
+    if isinstance(x, Variable):
+        var = x
+    elif _holds_variables(x):
+        var = stacklists(x)
+        if name is not None:
+            var.name = name
+    else:
+        var = constant(x, name=name)
     _check_ndim(var, ndim, "as_tensor_variable")
     return var
+
+
+def _holds_variables(x) -> bool:
+    return isinstance(x, (list, tuple)) and builtins.any(
+        isinstance(item, Variable) or _holds_variables(item) for item in x
+    )
 
 
 as_tensor = as_tensor_variable

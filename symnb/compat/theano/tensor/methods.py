@@ -70,11 +70,9 @@ def _copy(x, name=None):
 
 
 def _take(x, indices, axis=None, mode="raise"):
-    if mode != "raise":
-        raise _at_user_line(
-            NotImplementedError(f"x.take: mode={mode!r} is not implemented; only 'raise' is")
-        )
-    return sn.take(x, indices, axis=axis)
+    """Theano's ``x.take(indices, axis=None, mode='raise')``: ``T.take``, so also "wrap" and
+    "clip"."""
+    return sn.take(x, indices, axis=axis, mode=mode)
 
 
 def _size(x) -> Variable:
