@@ -201,19 +201,30 @@ def _check_hint(var: Variable, hint, what):
         raise _at_user_line(ValueError(f"conv2d: {what}={hint} does not match {var.describe()}"))
 
 
+#: a Theano 3-d convolution, written with conv2d
+CONV3D = (
+    "T.nnet.conv2d of each depth slice summed over the kernel's depth (mode valid: out[:, :, d] "
+    "= sum(T.nnet.conv2d(x[:, :, d + k], w[:, :, kd - 1 - k]) for k in range(kd)), stacked "
+    "with T.stack(..., axis=2))"
+)
 #: Theano's abstract_conv functions that symnb has no op for, each with what to write instead
-_MISSING = {
+MISSING = {
     "conv2d_grad_wrt_inputs": "T.grad of a conv2d with respect to its input (known_grads= "
     "gives the output gradient), which is that transposed convolution",
     "conv2d_grad_wrt_weights": "T.grad of a conv2d with respect to its filters",
     "bilinear_upsampling": "T.repeat along the two image axes (nearest-neighbour upsampling), "
     "or a conv2d of the repeated image with a bilinear kernel",
+    "conv3d": CONV3D,
+    "conv3d_grad_wrt_inputs": f"T.grad of {CONV3D}",
+    "conv3d_grad_wrt_weights": f"T.grad of {CONV3D}",
+    "separable_conv2d": "a T.nnet.conv2d with num_groups=input channels (depthwise), then one "
+    "with 1x1 filters (pointwise)",
 }
 
 
 __getattr__ = missing_names(
     "theano.tensor.nnet.abstract_conv",
     "it has conv2d",
-    _MISSING,
+    MISSING,
     "symnb's ops (symnb.ops, docs/ops.md)",
 )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numbers
 
+from symnb.compat.theano.missing import missing_names
 from symnb.control.ifelse import ifelse
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
@@ -200,3 +201,18 @@ def max_pool_2d_same_size(input, patch_size):  # noqa: A002 - Theano's parameter
     x = as_variable(input)
     pooled = pool_2d(x, patch_size, ignore_border=True, mode="max")
     return Lop(pooled, x, zero_grad(pooled))
+
+
+#: Theano 1.0's ``theano.tensor.signal.pool`` names symnb has no op for, with what to write
+_MISSING = {
+    "pool_3d": "pool_2d over the last two dims, then over the depth moved last (a max or sum "
+    "window splits into the two; pool_2d takes 2- to 4-d input: reshape 5-d input first)",
+}
+
+
+__getattr__ = missing_names(
+    "theano.tensor.signal.pool",
+    "it has pool_2d and max_pool_2d_same_size, not Theano's Op classes Pool, MaxPoolGrad...",
+    _MISSING,
+    "pool_2d, and T.grad of it for the gradient ops",
+)
