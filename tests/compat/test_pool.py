@@ -32,12 +32,13 @@ def theano_out_shape(rows, cols, ws, st, ignore_border, pad):
 
 
 def theano_pool(x, ws, st, ignore_border, pad, mode):
-    """Theano's ``Pool.perform`` (N, C, rows, cols)."""
+    """Theano's ``Pool.perform`` (N, C, rows, cols): the output of x's dtype (an integer
+    average truncated toward zero as it is stored, a sum wrapped)."""
     rows, cols = x.shape[-2] + 2 * pad[0], x.shape[-1] + 2 * pad[1]
-    y = np.zeros(x.shape[:2] + (rows, cols))
+    y = np.zeros(x.shape[:2] + (rows, cols), x.dtype)
     y[:, :, pad[0] : rows - pad[0], pad[1] : cols - pad[1]] = x
     out_rows, out_cols = theano_out_shape(*x.shape[-2:], ws, st, ignore_border, pad)
-    z = np.empty(x.shape[:2] + (out_rows, out_cols))
+    z = np.empty(x.shape[:2] + (out_rows, out_cols), x.dtype)
     func = {"max": np.max, "sum": np.sum}.get(mode, np.average)
     inc_pad = mode == "average_inc_pad"
     for r in range(out_rows):
@@ -49,7 +50,8 @@ def theano_pool(x, ws, st, ignore_border, pad, mode):
             if not inc_pad:
                 col_st, col_end = max(col_st, pad[1]), min(col_end, x.shape[-1] + pad[1])
             for n, k in np.ndindex(*x.shape[:2]):
-                z[n, k, r, c] = func(y[n, k, row_st:row_end, col_st:col_end])
+                region = y[n, k, row_st:row_end, col_st:col_end]  # stored as NumPy 1's did
+                z[n, k, r, c] = np.asarray(func(region)).astype(z.dtype)
     return z
 
 
@@ -117,6 +119,30 @@ def test_pool_2d_of_known_size_matches_theanos_perform(mode, ws, st, ignore_bord
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
             if want.size:
                 sn.check_grad(pooled, [a])
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_pool_2d_of_integers_keeps_their_dtype_as_theano(dtype, mode, rng):
+    """Theano's ``Pool.make_node`` gives x's dtype in every mode: sums wrap as that dtype
+    (int8 windows of 100s), averages are truncated toward zero (-2.5 is -2), also over the
+    real elements only and over partial windows; sizes fixed in the graph and not."""
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -1000), min(info.max, 1000), (2, 1, 5, 4), endpoint=True)
+    a = a.astype(dtype)
+    a[0, 0, :2, :2] = [[100, 101], [102, 103]] if info.max < 1000 else [[-7, 0], [-2, -1]]
+    for (ws, st), ignore_border, pool_mode in itertools.product(
+        [((2, 2), (2, 2)), ((3, 2), (1, 2)), ((2, 3), (3, 1))], [False, True], MODES
+    ):
+        for pad in pads(ws, ignore_border):
+            want = theano_pool(a, ws, st, ignore_border, pad, pool_mode)
+            for shape in (None, a.shape):  # unknown, fixed in the graph
+                x = T.TensorType(dtype, (False,) * 4, shape=shape)("x")
+                out = pool.pool_2d(x, ws, ignore_border, st, pad, pool_mode)
+                got = theano.function([x], out, mode=mode)(a)
+                where = f"{pool_mode} ws={ws} st={st} pad={pad} {ignore_border} {shape}"
+                assert out.dtype == got.dtype == dtype, where
+                np.testing.assert_array_equal(got, want, err_msg=where)
 
 
 def test_window_larger_than_the_image_is_one_clipped_window_on_every_backend():

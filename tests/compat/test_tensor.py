@@ -404,6 +404,38 @@ def test_conv2d_shape_hints_may_be_numpy_integers_arrays_or_partly_none(border_m
         assert "'w' (float64(?, ?, ?, ?))" in str(e.value) and "test_tensor.py" in str(e.value)
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])  # backends "py" and "c"
+def test_conv2d_checks_the_filters_against_the_kernel_size_it_was_built_with(mode, rng):
+    """filter_shape (or a shared filter's value when built) fixes the kernel size; filters of
+    another shape when the function runs, even of as many elements, are a ShapeError naming
+    both shapes and the conv2d's line, never reshaped (scrambled) to the hint; the dims left
+    None are the actual filters'."""
+    a, f = rng.normal(size=(1, 3, 6, 6)), rng.normal(size=(2, 3, 3, 2))
+    x, w = T.tensor4("x"), T.tensor4("w")
+    y = T.nnet.conv2d(x, w, filter_shape=(2, 3, 3, 2))
+    hinted = theano.function([x, w], y, mode=mode)
+    np.testing.assert_allclose(hinted(a, f), _true_convolution(a, f, (0, 0)), rtol=1e-10)
+    partly = T.nnet.conv2d(x, w, filter_shape=(None, None, 3, 2))
+    partly = theano.function([x, w], partly, mode=mode)
+    more = rng.normal(size=(4, 3, 3, 2))  # other out/in dims: not fixed by the hint
+    np.testing.assert_allclose(partly(a, more), _true_convolution(a, more, (0, 0)), rtol=1e-10)
+    shared = theano.shared(f, name="W")
+    g = theano.function([x], T.nnet.conv2d(x, shared), mode=mode)
+    np.testing.assert_allclose(g(a), _true_convolution(a, f, (0, 0)), rtol=1e-10)
+    other = rng.normal(size=(2, 3, 2, 3))  # the same 36 elements, kernels 2x3
+    with pytest.raises(sn.ShapeError) as e:
+        hinted(a, other)
+    message = str(e.value)
+    assert "filters 'w' (float64(?, ?, ?, ?)) are not of filter_shape=(2, 3, 3, 2)" in message
+    assert "((2, 3, 2, 3), not (2, 3, 3, 2), when the function ran)" in message
+    assert "y = T.nnet.conv2d(x, w, filter_shape=(2, 3, 3, 2))" in message
+    shared.set_value(other)
+    with pytest.raises(sn.ShapeError) as e:
+        g(a)
+    assert "filters 'W' (float64(?, ?, ?, ?)) are not of the shape their value had" in str(e.value)
+    assert "((2, 3, 2, 3), not (2, 3, 3, 2), when the function ran)" in str(e.value)
+
+
 def _theano_pool(a, ws, st, mode, ignore_border):
     """The reference: Theano's pool over the last two dims, partial windows kept unless
     ``ignore_border``."""

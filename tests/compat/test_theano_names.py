@@ -234,6 +234,14 @@ def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permut
         ("nnet.abstract_conv.", "conv2d_grad_wrt_inputs", "T.grad"),
         ("nnet.abstract_conv.", "bilinear_upsampling", "T.repeat"),
         ("nnet.neighbours.", "images2neibs", "slices of the image"),
+        ("nnet.abstract_conv.", "conv3d", r"T\.nnet\.conv2d of each depth slice"),
+        ("nnet.", "conv3d", r"T\.nnet\.conv2d of each depth slice"),
+        ("nnet.", "conv3d2d", r"T\.nnet\.conv2d of each depth slice"),
+        ("nnet.", "ConvTransp3D", r"T\.nnet\.conv2d of each depth slice"),
+        ("nnet.", "conv2d_transpose", "T.grad of a conv2d with respect to its input"),
+        ("nnet.", "Softmax", "symnb's ops"),
+        ("signal.pool.", "pool_3d", "pool_2d over the last two dims"),
+        ("signal.pool.", "MaxPoolGrad", "T.grad of it"),
     ],
 )
 def test_theano_names_without_an_op_say_what_to_write_instead(module, name, instead):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.compat.theano.missing import missing_names
 from symnb.compat.theano.tensor.basic import _as_float, sigmoid
 from symnb.compat.theano.tensor.nnet import (  # noqa: F401 - T.nnet.bn, T.nnet.conv...
     abstract_conv,
@@ -165,3 +166,28 @@ def crossentropy_softmax_1hot(x, y_idx, **kwargs):
 def crossentropy_softmax_1hot_with_bias(x, b, y_idx, **kwargs):
     """``(nll, softmax(x + b))``, ``crossentropy_softmax_1hot`` of the rows plus the bias."""
     return crossentropy_softmax_1hot(as_variable(x) + b, y_idx)
+
+
+#: Theano 1.0's ``theano.tensor.nnet`` names symnb has no op for, with what to write instead
+_MISSING = {
+    **{name: abstract_conv.MISSING[name] for name in ("conv3d", "separable_conv2d")},
+    "conv2d_grad_wrt_inputs": abstract_conv.MISSING["conv2d_grad_wrt_inputs"],
+    "conv2d_transpose": abstract_conv.MISSING["conv2d_grad_wrt_inputs"],
+    **dict.fromkeys(("conv3d2d", "Conv3D", "ConvGrad3D", "ConvTransp3D"), abstract_conv.CONV3D),
+    "abstract_conv2d": "T.nnet.conv2d (Theano's T.nnet.conv2d calls it)",
+    "sigmoid_inplace": "T.nnet.sigmoid",
+    "scalar_sigmoid": "T.nnet.sigmoid",
+    "softmax_op": "T.nnet.softmax",
+    "softmax_graph": "T.nnet.softmax",
+    "logsoftmax_op": "T.nnet.logsoftmax",
+    "softmax_grad": "T.grad of T.nnet.softmax",
+}
+
+
+__getattr__ = missing_names(
+    "theano.tensor.nnet",
+    "it has conv2d, the activations, losses and crossentropies, batch_normalization, and the "
+    "modules abstract_conv, bn, conv and neighbours; not Theano's Op classes",
+    _MISSING,
+    "symnb's ops (symnb.ops, docs/ops.md)",
+)

@@ -13,12 +13,13 @@ import operator
 
 from symnb.compat.theano.missing import missing_names
 from symnb.core.op import _at_user_line
+from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import ShapeError
+from symnb.ops.checks import has_shape
 from symnb.ops.conv import conv2d as _conv2d
 from symnb.ops.conv import positive_pair
 from symnb.ops.layout import flip
-from symnb.ops.shape import reshape
 
 
 def conv2d(
@@ -100,11 +101,14 @@ def theano_conv(
 def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
     """symnb needs the kernel size fixed in the graph; a Theano filter (a shared variable
     with unknown dims) gets it from ``filter_shape``, its entries that are None from its
-    current value, which a hint must not contradict (a reshape of as many elements would
-    scramble the filters). A value set later of another size fails at that reshape."""
+    current value, which a hint must not contradict. The filters given when the function
+    runs are checked to have that shape (``has_shape``): Theano used the actual filters,
+    which the fixed kernel cannot be, so another shape is a ShapeError naming both, never
+    the filters reshaped (as many elements would scramble them)."""
     if all(isinstance(d, int) for d in w.type.shape[2:]):
         return w
     dims = list(filter_shape or (None,) * 4)
+    source = f"of filter_shape={tuple(dims)}"
     if isinstance(w, SharedVariable):
         value_shape = w.current_value().shape  # (where it is: no download)
         if any(d is not None and d != v for d, v in zip(dims, value_shape)):
@@ -114,6 +118,8 @@ def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
                     f"{tuple(value_shape)} of the current value of the filters {w.describe()}"
                 )
             )
+        if None in dims:
+            source = "of the shape their value had when the graph was built"
         dims = [v if d is None else d for d, v in zip(dims, value_shape)]
     if None in dims[2:]:
         raise _at_user_line(
@@ -123,7 +129,13 @@ def _with_fixed_kernel(w: Variable, filter_shape) -> Variable:
                 "optimised convolutions also wanted, or give the filters a fixed shape"
             )
         )
-    return reshape(w, tuple(w.shape[i] if d is None else d for i, d in enumerate(dims)))
+    built = user_location()
+    what = (
+        f"conv2d{'' if built is None else f' built at {built}'}: the filters "
+        f"{w.describe()} are not {source}, which fixed the kernel size in the graph "
+        "(build it again for filters of another shape)"
+    )
+    return has_shape(w, tuple(dims), [], what)
 
 
 def _check_4d(var: Variable, what, layout):
@@ -189,19 +201,30 @@ def _check_hint(var: Variable, hint, what):
         raise _at_user_line(ValueError(f"conv2d: {what}={hint} does not match {var.describe()}"))
 
 
+#: a Theano 3-d convolution, written with conv2d
+CONV3D = (
+    "T.nnet.conv2d of each depth slice summed over the kernel's depth (mode valid: out[:, :, d] "
+    "= sum(T.nnet.conv2d(x[:, :, d + k], w[:, :, kd - 1 - k]) for k in range(kd)), stacked "
+    "with T.stack(..., axis=2))"
+)
 #: Theano's abstract_conv functions that symnb has no op for, each with what to write instead
-_MISSING = {
+MISSING = {
     "conv2d_grad_wrt_inputs": "T.grad of a conv2d with respect to its input (known_grads= "
     "gives the output gradient), which is that transposed convolution",
     "conv2d_grad_wrt_weights": "T.grad of a conv2d with respect to its filters",
     "bilinear_upsampling": "T.repeat along the two image axes (nearest-neighbour upsampling), "
     "or a conv2d of the repeated image with a bilinear kernel",
+    "conv3d": CONV3D,
+    "conv3d_grad_wrt_inputs": f"T.grad of {CONV3D}",
+    "conv3d_grad_wrt_weights": f"T.grad of {CONV3D}",
+    "separable_conv2d": "a T.nnet.conv2d with num_groups=input channels (depthwise), then one "
+    "with 1x1 filters (pointwise)",
 }
 
 
 __getattr__ = missing_names(
     "theano.tensor.nnet.abstract_conv",
     "it has conv2d",
-    _MISSING,
+    MISSING,
     "symnb's ops (symnb.ops, docs/ops.md)",
 )

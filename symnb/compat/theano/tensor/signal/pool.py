@@ -14,18 +14,22 @@ pooled 2x2 gives 3x3), and the average modes count padding (``average_inc_pad``)
   time, a lazy ``ifelse`` on the sizes (``_fits``);
 - ``sum`` is the average times the window size; ``average_exc_pad`` (and
   ``average_inc_pad`` over partial windows) divides the sum by the number of real elements
-  in each window, which is the same pool run on ones.
+  in each window, which is the same pool run on ones;
+- an integer input keeps its dtype in every mode, as Theano's ``Pool``: sums wrap as that
+  dtype's, averages are truncated toward zero (``_integer_pool``).
 """
 
 from __future__ import annotations
 
 import numbers
 
+from symnb.compat.theano.missing import missing_names
 from symnb.control.ifelse import ifelse
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.grad import Lop
+from symnb.ops import elemwise
 from symnb.ops.conv import avg_pool2d, max_pool2d
 from symnb.ops.creation import ones_like, zeros
 from symnb.ops.elemwise import bitwise_and, maximum
@@ -138,11 +142,30 @@ def _pool(x, ws, stride, pad, ends, mode, keep_partial):
     if mode == "max":
         return max_pool2d(x, ws, stride, sides)
     mean = avg_pool2d(x, ws, stride, sides)  # padding counted as zeros
+    if x.type.dtype.kind in "iu":
+        return _integer_pool(x, mean, ws, stride, sides, mode, keep_partial)
     if mode == "sum":
         return mean * (ws[0] * ws[1])
     if mode == "average_inc_pad" and not keep_partial:
         return mean  # Theano's padding counts as elements of the window
     return mean / avg_pool2d(ones_like(x), ws, stride, sides)  # over the real elements only
+
+
+def _integer_pool(x, mean, ws, stride, sides, mode, keep_partial):
+    """Theano's ``Pool`` keeps an integer x's dtype: a sum wraps as that dtype's (Theano
+    stored it in an array of it), an average is truncated toward zero (C's integer
+    division, the cast of NumPy's float average). The float64 means give the windows' sums
+    and counts rounded to the integers they are (exact while a sum is below 2**50), so
+    an average that is an integer is never truncated to one below."""
+    size = ws[0] * ws[1]
+    total = elemwise.round(mean * size)
+    if mode == "average_inc_pad" and not keep_partial:
+        total = elemwise.trunc(total / size)
+    elif mode != "sum":  # over the real elements only
+        count = elemwise.round(avg_pool2d(ones_like(x), ws, stride, sides) * size)
+        total = elemwise.trunc(total / count)
+    wide = "int64" if x.type.dtype.kind == "i" else "uint64"  # then wraps to x's, as Theano
+    return elemwise.cast(elemwise.cast(total, wide), x.type.dtype)
 
 
 def _as_nchw(x: Variable):
@@ -178,3 +201,18 @@ def max_pool_2d_same_size(input, patch_size):  # noqa: A002 - Theano's parameter
     x = as_variable(input)
     pooled = pool_2d(x, patch_size, ignore_border=True, mode="max")
     return Lop(pooled, x, zero_grad(pooled))
+
+
+#: Theano 1.0's ``theano.tensor.signal.pool`` names symnb has no op for, with what to write
+_MISSING = {
+    "pool_3d": "pool_2d over the last two dims, then over the depth moved last (a max or sum "
+    "window splits into the two; pool_2d takes 2- to 4-d input: reshape 5-d input first)",
+}
+
+
+__getattr__ = missing_names(
+    "theano.tensor.signal.pool",
+    "it has pool_2d and max_pool_2d_same_size, not Theano's Op classes Pool, MaxPoolGrad...",
+    _MISSING,
+    "pool_2d, and T.grad of it for the gradient ops",
+)
