@@ -493,13 +493,16 @@ def _short(value) -> str:
 def _over_placeholders(phs, outers, outputs, updates: dict, cond):
     """The step's results with the non-sequences replaced by the loop's placeholders. The
     step is called with the outer non-sequences themselves, as Theano calls it, so that it may
-    differentiate through them: ``T.grad(y[i], x)`` where y was computed from x outside."""
-    if not outers:
-        return outputs, updates, cond
+    differentiate through them: ``T.grad(y[i], x)`` where y was computed from x outside. A
+    shared variable the step updates stays as it is, listed or not: it becomes a state that
+    changes from step to step (``_Builder._updates``), never a loop constant (Theano's rule)."""
     replace = {}
     for ph, outer in zip(phs, outers):
-        if not any(outer is known for known in replace):  # the first of a repeated one
-            replace[outer] = ph
+        if any(outer is known for known in [*replace, *updates]):  # updated, or repeated
+            continue
+        replace[outer] = ph
+    if not replace:
+        return outputs, updates, cond
     values = [as_variable(v) for v in [*outputs, *updates.values()]]
     values = clone_graph(values + ([cond.cond] if cond is not None else []), replace)
     n = len(outputs)
