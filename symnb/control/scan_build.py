@@ -327,11 +327,12 @@ class _Builder:
         for s in self.seqs:
             for ph, outer in zip(s.placeholders, s.slices()):
                 loop_inputs.seq(ph, outer, s.label)
-        new_states, plain = [], []
+        new_states, plain, plain_names = [], [], []
         for o, out in zip(self._entries(outputs), outputs):
             out = as_variable(out)
             if not o.is_state:
                 plain.append(out)
+                plain_names.append(f"output {o.i} of the step")
                 continue
             chain = state_phs[o.i]
             _check_state(o, chain[0][0], out)
@@ -344,7 +345,12 @@ class _Builder:
         inner_outs = new_states + plain + ([cond.cond] if cond is not None else [])
         check = _check_strict if self.strict else None
         loop, outer = loop_inputs.finish(
-            inner_outs, cond is not None, self.truncate, check, counted=self.counted
+            inner_outs,
+            cond is not None,
+            self.truncate,
+            check,
+            counted=self.counted,
+            plain_names=plain_names,
         )
         results = Scan(loop).make_node(self.n_steps, *outer).outputs
         return self._user_results(results, update_targets, len(plain))

@@ -473,6 +473,27 @@ def test_errors_name_the_problem_at_the_users_line(case, words):
     assert f"test_scan.py, line {_line_of('# @' + case)}" in message
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_plain_output_changing_shape_is_named_by_its_place_in_the_return(backend):
+    """Output 2 of [h + a, 2 * a, a[argmax(a):]] (0 fed back, 1 unread, so dropped from the
+    loop) was "output 0 of the step": its place among the outputs not fed back, counted
+    after the rewrite, which to the user is the state h + a."""
+    x = sn.tensor("X", shape=("T", "k"), dtype="float64")
+    h0 = sn.tensor("h0", shape=("k",), dtype="float64")
+    for returned, unread in [(lambda a, h: [h + a, a[sn.argmax(a) :]], []), (None, [1])]:
+        step = returned or (lambda a, h: [h + a, 2 * a, a[sn.argmax(a) :]])
+        outs, _ = sn.scan(step, sequences=x, outputs_info=[h0, None] + [None] * len(unread))
+        scan_line = inspect.currentframe().f_lineno - 1
+        used = [o for i, o in enumerate(outs) if i not in unread]
+        f = sn.function([x, h0], used, backend=backend)
+        with pytest.raises(sn.ShapeError) as info:
+            f(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), np.zeros(3))
+        message = str(info.value)
+        want = f"scan: output {len(outs) - 1} of the step has shape (1,) at step 1, but (2,)"
+        assert message.startswith(want), message
+        assert f"test_scan.py, line {scan_line}:" in message, message
+
+
 def test_runtime_n_steps_beyond_the_sequence():
     x = sn.tensor("x", shape=("T", 2), dtype="float64")
     n = sn.scalar("n", dtype="int64")
