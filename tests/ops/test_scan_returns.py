@@ -91,15 +91,21 @@ def test_outputs_info_with_pairs_after_the_outputs(backend):
 
 
 def test_theano_scan_takes_the_pairs_without_outputs_info():
+    """Theano's scan returns None as the outputs of a step returning only updates (it gave
+    [], as sn.scan does), with return_list too; so do its views."""
     import symnb.compat.theano as theano
     import symnb.compat.theano.tensor as T
 
     s = theano.shared(np.float64(1.5), "state")
     n = T.iscalar("n")
     out, upd = theano.scan(lambda: [(s, 2 * s)], n_steps=n)
-    assert out == [] and list(upd) == [s]
-    theano.function([n], out, updates=upd)(3)
+    assert out is None and list(upd) == [s]
+    assert theano.function([n], out, updates=upd)(3) == []
     assert s.get_value() == 12.0
+    assert theano.scan(lambda: {s: s + 1}, n_steps=2, return_list=True)[0] is None
+    x = T.dvector("x")
+    assert theano.foldl(lambda v: {s: s + v}, x, [])[0] is None
+    assert sn.scan(lambda: [(s, 2 * s)], n_steps=n)[0] == []
 
 
 def _line_of(marker: str) -> int:

@@ -29,6 +29,7 @@ def scan(
     return_list=False,
 ):
     """``theano.scan``: ``(outputs, updates)``; pass ``updates`` to ``theano.function``.
+    ``outputs`` is None where the step returns only updates, as in Theano (``sn.scan``: []).
     ``mode``, ``name``, ``profile`` and ``allow_gc`` are accepted; the loop compiles with the
     function that uses it."""
     with missing_values_allowed():  # the step's placeholders have no test values
@@ -42,6 +43,8 @@ def scan(
             truncate_gradient,
             strict,
         )
+    if isinstance(outputs, list) and not outputs:
+        return None, updates
     if return_list and not isinstance(outputs, list):
         outputs = [outputs]
     return outputs, updates
@@ -126,6 +129,8 @@ def reduce(  # noqa: A001 - Theano's name
         mode=mode,
         name=name,
     )
+    if outputs is None:  # the step returns only updates
+        return None, updates
     if isinstance(outputs, (list, tuple)):
         return [out[-1] for out in outputs], updates
     return outputs[-1], updates
