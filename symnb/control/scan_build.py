@@ -582,11 +582,12 @@ def _check_state_type(what: str, ph: Variable, out: Variable):
 
 
 def _check_strict(nonseqs, given_ids):
-    """``strict=True``: every value from outside must be passed as a non-sequence."""
+    """``strict=True``: every value from outside must be passed as a non-sequence (one that
+    is not is a missing input of the step, Theano's MissingInputError: a GraphError)."""
     for var, _, _ in nonseqs:
         for leaf in leaves([var]):
             if id(leaf) not in given_ids and not isinstance(leaf, Constant):
-                raise ShapeError(
+                raise GraphError(
                     f"sn.scan(strict=True): the step reads {leaf.describe()}, which is not "
                     "among non_sequences; pass it there"
                 )

@@ -494,6 +494,22 @@ def test_a_plain_output_changing_shape_is_named_by_its_place_in_the_return(backe
         assert f"test_scan.py, line {scan_line}:" in message, message
 
 
+def test_strict_refuses_a_value_from_outside_not_listed_as_a_graph_error():
+    """A value the step reads that non_sequences does not list is a missing input of the
+    step (Theano's MissingInputError), not a shape problem: it was a ShapeError."""
+    w = sn.shared(np.full(3, 2.0), name="W")
+    h0 = sn.tensor("h0", shape=(3,), dtype="float64")
+    with pytest.raises(sn.GraphError) as info:
+        sn.scan(lambda h: h * w, outputs_info=h0, n_steps=2, strict=True)
+    scan_line = inspect.currentframe().f_lineno - 1
+    assert not isinstance(info.value, sn.ShapeError)
+    message = str(info.value)
+    assert message.startswith("sn.scan(strict=True): the step reads 'W' (float64(3,))"), message
+    assert f"test_scan.py, line {scan_line}:" in message, message
+    hs, _ = sn.scan(lambda h, w: h * w, outputs_info=h0, non_sequences=w, n_steps=2, strict=True)
+    np.testing.assert_array_equal(sn.function([h0], hs)(np.ones(3)), [[2.0] * 3, [4.0] * 3])
+
+
 def test_runtime_n_steps_beyond_the_sequence():
     x = sn.tensor("x", shape=("T", 2), dtype="float64")
     n = sn.scalar("n", dtype="int64")
