@@ -438,11 +438,9 @@ def _parse_return(returned):
             cond = item
             continue
         is_updates = isinstance(item, dict) or _is_update_pairs(item)
-        later = "an sn.until" if cond is not None else None
-        if updates is not None and not is_updates:
-            later = later or "the updates"
-        if later is not None:
+        if cond is not None or (updates is not None and not is_updates):
             what = "updates" if is_updates else "outputs"
+            later = "an sn.until" if cond is not None else "the updates"
             raise GraphError(
                 f"sn.scan: cannot read what fn returned, {_short(returned)}: it has {what} "
                 f"after {later}; " + _FORMS
