@@ -43,6 +43,9 @@ class Loop:
     #: the user's line of the ``sn.scan`` (or ``sn.grad``) that built it, where the loop's
     #: run-time errors point
     source: SourceLoc | None = None
+    #: the plain outputs in messages, each by its place in what the step returns ("output 1
+    #: of the step", where output 0 is fed back); empty: by its place among the plain ones
+    plain_names: tuple[str, ...] = ()
 
     @property
     def n_plain(self) -> int:
@@ -51,6 +54,10 @@ class Loop:
     @property
     def n_nonseqs(self) -> int:
         return len(self.graph.inputs) - self.n_seqs - self.n_states
+
+    def plain_name(self, i: int) -> str:
+        """Plain output ``i`` in messages."""
+        return self.plain_names[i] if self.plain_names else f"output {i} of the step"
 
     def with_history(self) -> Loop:
         """The same loop keeping every state's values (what its gradient reads)."""
@@ -222,7 +229,7 @@ class Storage:
             rows = self.plain[i] = self.memory.empty((self.n,) + value.shape, dtype)
         if value.shape != rows.shape[1:]:
             raise LoopShapeError(
-                f"scan: output {i} of the step has shape {value.shape} at step {t}, but "
+                f"scan: {self.loop.plain_name(i)} has shape {value.shape} at step {t}, but "
                 f"{rows.shape[1:]} before; every step must return the same shape",
                 self.loop.source,
             )

@@ -50,11 +50,19 @@ class LoopInputs:
         self.nonseqs.append((ph, outer))
 
     def finish(
-        self, inner_outs, until: bool, truncate: int = -1, check=None, backwards=False, counted=True
+        self,
+        inner_outs,
+        until: bool,
+        truncate: int = -1,
+        check=None,
+        backwards=False,
+        counted=True,
+        plain_names=(),
     ):
         """The Loop and its outer inputs (sequences, initial states, non-sequences);
         ``check(nonseqs)`` sees the non-sequences found before the loop is made; ``counted``:
-        the outer n_steps is a step count (False: -1, the rows of the sequences)."""
+        the outer n_steps is a step count (False: -1, the rows of the sequences);
+        ``plain_names``: the plain outputs in messages (``Loop.plain_names``)."""
         if self.replace:
             inner_outs = clone_graph(inner_outs, self.replace)
         nonseqs = hoist(inner_outs, [p for p, _ in self.seqs + self.states], self.nonseqs)
@@ -76,6 +84,7 @@ class LoopInputs:
             tuple(self.updated),
             counted,
             user_location(),
+            tuple(plain_names),
         )
         return loop, [o for _, o in pairs]
 

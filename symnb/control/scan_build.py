@@ -327,11 +327,12 @@ class _Builder:
         for s in self.seqs:
             for ph, outer in zip(s.placeholders, s.slices()):
                 loop_inputs.seq(ph, outer, s.label)
-        new_states, plain = [], []
+        new_states, plain, plain_names = [], [], []
         for o, out in zip(self._entries(outputs), outputs):
             out = as_variable(out)
             if not o.is_state:
                 plain.append(out)
+                plain_names.append(f"output {o.i} of the step")
                 continue
             chain = state_phs[o.i]
             _check_state(o, chain[0][0], out)
@@ -344,7 +345,12 @@ class _Builder:
         inner_outs = new_states + plain + ([cond.cond] if cond is not None else [])
         check = _check_strict if self.strict else None
         loop, outer = loop_inputs.finish(
-            inner_outs, cond is not None, self.truncate, check, counted=self.counted
+            inner_outs,
+            cond is not None,
+            self.truncate,
+            check,
+            counted=self.counted,
+            plain_names=plain_names,
         )
         results = Scan(loop).make_node(self.n_steps, *outer).outputs
         return self._user_results(results, update_targets, len(plain))
@@ -412,20 +418,38 @@ class _Builder:
 def _parse_return(returned):
     """(outputs, updates, until) from what fn returned, by Theano's rule: outputs (a variable
     or one list of them), updates (a dict, or a list of ``(shared, new value)`` pairs) and an
-    ``sn.until``, alone or together. A list of pairs is updates, never two outputs each: read
-    as outputs, the shared variables would silently never change. Outputs both inside and
-    outside a list (``h, (W, W + 1)``: a pair without its list?) are refused, not guessed."""
+    ``sn.until``, alone or together, in that order, each at most once. A list of pairs is
+    updates, never two outputs each: read as outputs, the shared variables would silently
+    never change. Outputs both inside and outside a list (``h, (W, W + 1)``: a pair without
+    its list?), two sets of updates, two untils or another order are refused, not guessed:
+    the one kept would silently drop the other."""
     if _is_update_pairs(returned):
         return [], _updates_from_pairs(returned), None
     items = list(returned) if isinstance(returned, (list, tuple)) else [returned]
-    singles, lists, updates, cond = [], [], OrderedDict(), None
+    singles, lists, updates, cond = [], [], None, None
     for item in items:
         if isinstance(item, until):
+            if cond is not None:
+                raise GraphError(
+                    f"sn.scan: fn returned {_short(returned)}, two sn.until conditions; the "
+                    "loop stops on one: combine them, sn.until(a | b) to stop when either "
+                    "holds, sn.until(a & b) when both do"
+                )
             cond = item
-        elif isinstance(item, dict):
-            updates.update(item)
-        elif _is_update_pairs(item):
-            updates.update(_updates_from_pairs(item))
+            continue
+        is_updates = isinstance(item, dict) or _is_update_pairs(item)
+        if cond is not None or (updates is not None and not is_updates):
+            what = "updates" if is_updates else "outputs"
+            later = "an sn.until" if cond is not None else "the updates"
+            raise GraphError(
+                f"sn.scan: cannot read what fn returned, {_short(returned)}: it has {what} "
+                f"after {later}; " + _FORMS
+            )
+        if is_updates:
+            more = OrderedDict(item) if isinstance(item, dict) else _updates_from_pairs(item)
+            if updates is not None:
+                raise _two_sets_of_updates(returned, updates, more)
+            updates = more
         elif isinstance(item, (list, tuple)):
             lists.append(item)
         else:
@@ -436,13 +460,34 @@ def _parse_return(returned):
             "both inside and outside a list; " + _FORMS
         )
     outputs = [_check_output(v, returned) for v in lists[0]] if lists else singles
-    return outputs, updates, cond
+    return outputs, updates if updates is not None else OrderedDict(), cond
 
 
 _FORMS = (
-    "return the outputs (a variable or one flat list), then optionally the updates (a dict "
-    "or a list of (shared, new value) pairs), then optionally an sn.until, in that order"
+    "return the outputs (a variable or one flat list), then optionally the updates (one dict "
+    "or one list of (shared, new value) pairs), then optionally an sn.until, in that order"
 )
+
+
+def _two_sets_of_updates(returned, first: dict, second: dict) -> GraphError:
+    """Two dicts or lists of pairs: merged, the later update of a shared variable in both
+    would silently replace the earlier."""
+    both = [key for key in second if any(key is known for known in first)]
+    if both:
+        return _updated_twice(both[0])
+    return GraphError(
+        f"sn.scan: cannot read what fn returned, {_short(returned)}: it has two sets of "
+        "updates; merge them into one; " + _FORMS
+    )
+
+
+def _updated_twice(shared) -> GraphError:
+    """A shared variable the step updates twice, as ``sn.function(updates=...)`` says it."""
+    what = shared.describe() if isinstance(shared, Variable) else repr(shared)
+    return GraphError(
+        f"sn.scan: the step's updates: {what} is updated twice; give one new value per "
+        "shared variable"
+    )
 
 
 def _is_update_pairs(value) -> bool:
@@ -456,8 +501,11 @@ def _is_update_pairs(value) -> bool:
 
 def _updates_from_pairs(pairs) -> OrderedDict:
     """Pairs read as updates: each key must be a shared variable, or the pairs were meant as
-    something else (two outputs each?), which is refused rather than guessed."""
-    for key, _ in pairs:
+    something else (two outputs each?), which is refused rather than guessed; a shared
+    variable updated twice is refused, as ``sn.function(updates=...)`` refuses it (the later
+    update would silently replace the earlier)."""
+    updates = OrderedDict()
+    for key, value in pairs:
         if not isinstance(key, SharedVariable):
             raise GraphError(
                 f"sn.scan: fn returned a list of pairs, {_short(pairs)}, which is read as "
@@ -465,7 +513,10 @@ def _updates_from_pairs(pairs) -> OrderedDict:
                 "variable; return outputs as one flat list, updates as a dict or a list of "
                 "(shared, new value) pairs"
             )
-    return OrderedDict((key, value) for key, value in pairs)
+        if any(key is known for known in updates):
+            raise _updated_twice(key)
+        updates[key] = value
+    return updates
 
 
 def _check_output(value, returned):
@@ -487,19 +538,24 @@ def _short(value) -> str:
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
     if isinstance(value, until):
         return "sn.until(...)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_short(k)}: {_short(v)}" for k, v in value.items()) + "}"
     return repr(value)[:60]
 
 
 def _over_placeholders(phs, outers, outputs, updates: dict, cond):
     """The step's results with the non-sequences replaced by the loop's placeholders. The
     step is called with the outer non-sequences themselves, as Theano calls it, so that it may
-    differentiate through them: ``T.grad(y[i], x)`` where y was computed from x outside."""
-    if not outers:
-        return outputs, updates, cond
+    differentiate through them: ``T.grad(y[i], x)`` where y was computed from x outside. A
+    shared variable the step updates stays as it is, listed or not: it becomes a state that
+    changes from step to step (``_Builder._updates``), never a loop constant (Theano's rule)."""
     replace = {}
     for ph, outer in zip(phs, outers):
-        if not any(outer is known for known in replace):  # the first of a repeated one
-            replace[outer] = ph
+        if any(outer is known for known in [*replace, *updates]):  # updated, or repeated
+            continue
+        replace[outer] = ph
+    if not replace:
+        return outputs, updates, cond
     values = [as_variable(v) for v in [*outputs, *updates.values()]]
     values = clone_graph(values + ([cond.cond] if cond is not None else []), replace)
     n = len(outputs)
@@ -524,11 +580,12 @@ def _check_state_type(what: str, ph: Variable, out: Variable):
 
 
 def _check_strict(nonseqs, given_ids):
-    """``strict=True``: every value from outside must be passed as a non-sequence."""
+    """``strict=True``: every value from outside must be passed as a non-sequence (one that
+    is not is a missing input of the step, Theano's MissingInputError: a GraphError)."""
     for var, _, _ in nonseqs:
         for leaf in leaves([var]):
             if id(leaf) not in given_ids and not isinstance(leaf, Constant):
-                raise ShapeError(
+                raise GraphError(
                     f"sn.scan(strict=True): the step reads {leaf.describe()}, which is not "
                     "among non_sequences; pass it there"
                 )

@@ -252,6 +252,23 @@ def test_scan_taps_read_the_first_rows_of_a_longer_initial_value(mode, fixed):
     np.testing.assert_array_equal(theano.function([x0], out, mode=mode)(start), want)
 
 
+def test_scan_taps_none_are_the_default_taps():
+    """Theano fills an explicit ``"taps": None``: [0] for a sequence, [-1] for an output
+    with an initial value; the layer refused both ("a non-empty list of ints, not None")."""
+    x, h0 = T.matrix("x"), T.vector("h0")
+    xv = np.arange(12.0).reshape(4, 3)
+    doubled, _ = theano.scan(lambda a: a * 2, sequences={"input": x, "taps": None})
+    np.testing.assert_array_equal(theano.function([x], doubled)(xv), xv * 2)
+    sums, _ = theano.scan(
+        lambda a, h: [a + h, a * 2],
+        sequences=[{"input": x, "taps": None}],
+        outputs_info=[{"initial": h0, "taps": None}, {"initial": None, "taps": None}],
+    )
+    got = theano.function([x, h0], sums)(xv, np.ones(3))
+    np.testing.assert_array_equal(got[0], 1 + np.cumsum(xv, axis=0))
+    np.testing.assert_array_equal(got[1], xv * 2)
+
+
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_scan_views_map_reduce_foldl_foldr_against_numpy(mode, rng):
     """Theano's scan_views: map is a scan without state; reduce, foldl and foldr keep the

@@ -164,3 +164,23 @@ def test_clone_checks_each_replacements_type_as_givens_do(mode):
     got = theano.function([z], loose, mode=mode)(big)
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, big + 1)
+
+
+def test_ifelse_takes_any_scalar_condition_zero_being_false():
+    """Theano's IfElse takes any scalar (0 false, anything else true): a float condition,
+    ``ifelse(T.scalar("a"), x, y)``, was sn.ifelse's DTypeError. A tensor condition is still
+    refused, and sn.ifelse keeps asking for the comparison."""
+    from symnb.compat.theano.ifelse import ifelse
+
+    a, x, y = T.scalar("a"), T.vector("x"), T.vector("y")
+    ones, zeros = np.ones(2), np.zeros(2)
+    for cond, values in [(a, (0.0, 0.5, -2.0, np.nan)), (T.cscalar("c"), (0j, 1j))]:
+        f = theano.function([cond, x, y], ifelse(cond, x, y), mode="FAST_COMPILE")
+        for v in values:
+            np.testing.assert_array_equal(f(v, ones, zeros), ones if v != 0 else zeros, str(v))
+    both = ifelse(a, [x, 2 * x], [y, 2 * y])
+    np.testing.assert_array_equal(run([a, x, y], both, 0.0, ones, zeros)[1], zeros)
+    with pytest.raises(sn.ShapeError, match="must be a scalar"):
+        ifelse(x, x, y)
+    with pytest.raises(sn.DTypeError, match="must be boolean or an integer"):
+        sn.ifelse(a, x, y)

@@ -129,6 +129,54 @@ def test_symbolic_n_steps_and_shared_updates(backend):
     assert count.get_value() == 8.0
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_updated_shared_variable_listed_in_non_sequences_still_changes(backend):
+    """A shared variable the step updates is a state, listed in non_sequences or not
+    (Theano's rule): it was read as its starting value at every step (outputs 1, 2, 3, 4
+    and S = 2 where the loop gives 1, 3, 7, 15 and S = 16). Its gradient, through the
+    loop, against finite differences."""
+    S = sn.shared(np.array(1.0), name="S")
+    c0 = sn.tensor("c0", shape=(), dtype="float64")
+    for listed in ([S], [S, S]):
+        S.set_value(np.array(1.0))
+        o, upd = sn.scan(
+            lambda c, *s: (c + s[0], {S: s[-1] * 2.0}),
+            outputs_info=c0,
+            non_sequences=listed,
+            n_steps=4,
+        )
+        f = sn.function([c0], o, updates=upd, backend=backend)
+        np.testing.assert_allclose(f(0.0), [1.0, 3.0, 7.0, 15.0])
+        assert S.get_value() == 16.0
+    w = sn.tensor("w", shape=(2,), dtype="float64")
+    V = sn.shared(np.array([1.0, 0.5]), name="V")
+    hs, upd = sn.scan(
+        lambda h, v, w: (h * w + sn.sin(v), {V: v * w + 0.1}),
+        outputs_info=c0 + sn.zeros(2),
+        non_sequences=[V, w],
+        n_steps=3,
+    )
+    cost = sn.sum(hs**2) + sn.sum(upd[V] ** 3)
+    f = sn.function([c0, w], [cost, *sn.grad(cost, [V, w, c0])], backend=backend)
+    args, start = [0.3, np.array([0.9, 1.1])], np.array([1.0, 0.5])
+    _, g_v, g_w, g_c = f(*args)
+
+    def numeric(k, i=None, eps=1e-6):  # input k (0: V's start), element i
+        total = 0.0
+        for sign in (1, -1):
+            v, point = start.copy(), [np.array(a, dtype="float64") for a in args]
+            target = v if k == 0 else point[k - 1]
+            target[() if i is None else i] += sign * eps
+            V.set_value(v)
+            total += sign * f(*point)[0] / (2 * eps)
+        V.set_value(start)
+        return total
+
+    np.testing.assert_allclose(g_v, [numeric(0, i) for i in range(2)], rtol=1e-6)
+    np.testing.assert_allclose(g_w, [numeric(2, i) for i in range(2)], rtol=1e-6)
+    np.testing.assert_allclose(g_c, numeric(1), rtol=1e-6)
+
+
 def test_loop_invariant_work_moves_out():
     x = sn.tensor("x", shape=("T", 3), dtype="float64")
     w = sn.shared(_f64(3, 3), name="W")
@@ -423,6 +471,43 @@ def test_errors_name_the_problem_at_the_users_line(case, words):
     for word in words:
         assert word in message, message
     assert f"test_scan.py, line {_line_of('# @' + case)}" in message
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_plain_output_changing_shape_is_named_by_its_place_in_the_return(backend):
+    """Output 2 of [h + a, 2 * a, a[argmax(a):]] (0 fed back, 1 unread, so dropped from the
+    loop) was "output 0 of the step": its place among the outputs not fed back, counted
+    after the rewrite, which to the user is the state h + a."""
+    x = sn.tensor("X", shape=("T", "k"), dtype="float64")
+    h0 = sn.tensor("h0", shape=("k",), dtype="float64")
+    for returned, unread in [(lambda a, h: [h + a, a[sn.argmax(a) :]], []), (None, [1])]:
+        step = returned or (lambda a, h: [h + a, 2 * a, a[sn.argmax(a) :]])
+        outs, _ = sn.scan(step, sequences=x, outputs_info=[h0, None] + [None] * len(unread))
+        scan_line = inspect.currentframe().f_lineno - 1
+        used = [o for i, o in enumerate(outs) if i not in unread]
+        f = sn.function([x, h0], used, backend=backend)
+        with pytest.raises(sn.ShapeError) as info:
+            f(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), np.zeros(3))
+        message = str(info.value)
+        want = f"scan: output {len(outs) - 1} of the step has shape (1,) at step 1, but (2,)"
+        assert message.startswith(want), message
+        assert f"test_scan.py, line {scan_line}:" in message, message
+
+
+def test_strict_refuses_a_value_from_outside_not_listed_as_a_graph_error():
+    """A value the step reads that non_sequences does not list is a missing input of the
+    step (Theano's MissingInputError), not a shape problem: it was a ShapeError."""
+    w = sn.shared(np.full(3, 2.0), name="W")
+    h0 = sn.tensor("h0", shape=(3,), dtype="float64")
+    with pytest.raises(sn.GraphError) as info:
+        sn.scan(lambda h: h * w, outputs_info=h0, n_steps=2, strict=True)
+    scan_line = inspect.currentframe().f_lineno - 1
+    assert not isinstance(info.value, sn.ShapeError)
+    message = str(info.value)
+    assert message.startswith("sn.scan(strict=True): the step reads 'W' (float64(3,))"), message
+    assert f"test_scan.py, line {scan_line}:" in message, message
+    hs, _ = sn.scan(lambda h, w: h * w, outputs_info=h0, non_sequences=w, n_steps=2, strict=True)
+    np.testing.assert_array_equal(sn.function([h0], hs)(np.ones(3)), [[2.0] * 3, [4.0] * 3])
 
 
 def test_runtime_n_steps_beyond_the_sequence():

@@ -91,15 +91,21 @@ def test_outputs_info_with_pairs_after_the_outputs(backend):
 
 
 def test_theano_scan_takes_the_pairs_without_outputs_info():
+    """Theano's scan returns None as the outputs of a step returning only updates (it gave
+    [], as sn.scan does), with return_list too; so do its views."""
     import symnb.compat.theano as theano
     import symnb.compat.theano.tensor as T
 
     s = theano.shared(np.float64(1.5), "state")
     n = T.iscalar("n")
     out, upd = theano.scan(lambda: [(s, 2 * s)], n_steps=n)
-    assert out == [] and list(upd) == [s]
-    theano.function([n], out, updates=upd)(3)
+    assert out is None and list(upd) == [s]
+    assert theano.function([n], out, updates=upd)(3) == []
     assert s.get_value() == 12.0
+    assert theano.scan(lambda: {s: s + 1}, n_steps=2, return_list=True)[0] is None
+    x = T.dvector("x")
+    assert theano.foldl(lambda v: {s: s + v}, x, [])[0] is None
+    assert sn.scan(lambda: [(s, 2 * s)], n_steps=n)[0] == []
 
 
 def _line_of(marker: str) -> int:
@@ -122,3 +128,61 @@ def test_a_pair_among_the_outputs_is_refused_not_read_as_two_outputs():
     for step in (lambda x_t: [x_t * w, (w, w + 1)], lambda x_t: ([x_t * w, (w, w + 1)], {})):
         with pytest.raises(sn.GraphError, match=r"cannot read what fn returned.*'w' \(float64"):
             sn.scan(step, sequences=a)
+
+
+def test_two_untils_are_refused_not_one_dropped():
+    """The later until replaced the earlier: the loop stopped on sum(h) > 1 alone."""
+    h0 = sn.tensor("h0", shape=(3,), dtype="float64")
+    with pytest.raises(sn.GraphError) as info:
+        sn.scan(  # @two untils
+            lambda h: (h + 1, sn.until(sn.sum(h) > 30), sn.until(sn.sum(h) > 1)),
+            outputs_info=h0,
+            n_steps=20,
+        )
+    msg = str(info.value)
+    assert "two sn.until conditions" in msg and "sn.until(a | b)" in msg, msg
+    assert info.value.location.lineno == _line_of("# @two untils")
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        lambda s: lambda h: (h + 1, {s: s + 1.0}, {s: s * 3.0}),
+        lambda s: lambda h: (h + 1, [(s, s + 1.0), (s, s * 3.0)]),
+        lambda s: lambda h: [(s, s + 1.0), (s, s * 3.0)],
+        lambda s: lambda h: (h + 1, [(s, s + 1.0)], {s: s * 3.0}),
+    ],
+    ids=["two dicts", "pairs naming it twice", "pairs alone", "pairs then dict"],
+)
+def test_a_shared_variable_updated_twice_in_a_step_is_refused(step):
+    """The later update silently replaced the earlier (S went 1 -> 3 -> 9, no S + 1)."""
+    s = sn.shared(np.array(1.0), name="S")
+    h0 = sn.tensor("h0", shape=(3,), dtype="float64")
+    with pytest.raises(sn.GraphError) as info:
+        sn.scan(step(s), outputs_info=h0, n_steps=2)  # @twice
+    assert "'S' (float64()) is updated twice" in str(info.value), str(info.value)
+    assert info.value.location.lineno == _line_of("# @twice")
+
+
+@pytest.mark.parametrize(
+    ("step", "what"),
+    [
+        (lambda s, w: lambda h: (sn.until(sn.sum(h) > 3), h + 1), "outputs after an sn.until"),
+        (lambda s, w: lambda h: ({s: s + 1}, h + 1), "outputs after the updates"),
+        (lambda s, w: lambda h: ([(s, s + 1)], h + 1), "outputs after the updates"),
+        (
+            lambda s, w: lambda h: (h + 1, sn.until(sn.sum(h) > 3), {s: s + 1}),
+            "updates after an sn.until",
+        ),
+        (lambda s, w: lambda h: (h + 1, {s: s + 1}, {w: w + 1}), "two sets of updates"),
+    ],
+    ids=["(until, h)", "(dict, h)", "(pairs, h)", "(h, until, dict)", "(h, dict, dict)"],
+)
+def test_a_return_out_of_order_is_refused_naming_the_order(step, what):
+    """Theano refused these; they were read as if in order (or merged)."""
+    s, w = sn.shared(np.array(1.0), name="S"), sn.shared(np.array(1.0), name="W")
+    h0 = sn.tensor("h0", shape=(3,), dtype="float64")
+    with pytest.raises(sn.GraphError) as info:
+        sn.scan(step(s, w), outputs_info=h0, n_steps=2)
+    msg = str(info.value)
+    assert what in msg and "then optionally an sn.until, in that order" in msg, msg

@@ -29,35 +29,48 @@ def scan(
     return_list=False,
 ):
     """``theano.scan``: ``(outputs, updates)``; pass ``updates`` to ``theano.function``.
+    ``outputs`` is None where the step returns only updates, as in Theano (``sn.scan``: []).
     ``mode``, ``name``, ``profile`` and ``allow_gc`` are accepted; the loop compiles with the
     function that uses it."""
     with missing_values_allowed():  # the step's placeholders have no test values
         outputs, updates = _scan(
             fn,
-            sequences,
-            _first_rows(outputs_info),
+            _each(sequences, _default_taps),
+            _each(outputs_info, lambda entry: _first_rows_of(_default_taps(entry))),
             non_sequences,
             n_steps,
             go_backwards,
             truncate_gradient,
             strict,
         )
+    if isinstance(outputs, list) and not outputs:
+        return None, updates
     if return_list and not isinstance(outputs, list):
         outputs = [outputs]
     return outputs, updates
 
 
-def _first_rows(outputs_info):
-    """Theano reads the first ``-min(taps)`` rows of a multi-tap output's initial value
-    (``initial[:mintap]``, tap k at row ``k + mintap``) where ``sn.scan`` reads the last ones:
-    each such initial is cut to its first rows, so extra rows are ignored as Theano ignores
-    them. Entries ``sn.scan`` would refuse are passed on as they are, for its message."""
-    if isinstance(outputs_info, (list, tuple)):
-        return [_first_rows_of(entry) for entry in outputs_info]
-    return _first_rows_of(outputs_info)
+def _each(entries, change):
+    """``change`` applied to each entry of ``sequences`` or ``outputs_info`` (a list, or one
+    entry alone)."""
+    if isinstance(entries, (list, tuple)):
+        return [change(entry) for entry in entries]
+    return change(entries)
+
+
+def _default_taps(entry):
+    """Theano's ``"taps": None`` is the default taps: ``[0]`` for a sequence, ``[-1]`` for an
+    output with an initial value (Theano warned, then read it so), as without the key."""
+    if isinstance(entry, dict) and "taps" in entry and entry["taps"] is None:
+        return {key: value for key, value in entry.items() if key != "taps"}
+    return entry
 
 
 def _first_rows_of(entry):
+    """Theano reads the first ``-min(taps)`` rows of a multi-tap output's initial value
+    (``initial[:mintap]``, tap k at row ``k + mintap``) where ``sn.scan`` reads the last ones:
+    such an initial is cut to its first rows, so extra rows are ignored as Theano ignores
+    them. An entry ``sn.scan`` would refuse is passed on as it is, for its message."""
     if not isinstance(entry, dict) or entry.get("initial") is None:
         return entry
     taps = entry.get("taps", [-1])
@@ -116,6 +129,8 @@ def reduce(  # noqa: A001 - Theano's name
         mode=mode,
         name=name,
     )
+    if outputs is None:  # the step returns only updates
+        return None, updates
     if isinstance(outputs, (list, tuple)):
         return [out[-1] for out in outputs], updates
     return outputs[-1], updates

@@ -32,6 +32,9 @@ def scan_unused_outputs(m):
     inner_outs = list(outs[: loop.n_states]) + [outs[i] for i in kept]
     inner_outs += [outs[-1]] if loop.until else []
     new_loop, inputs = _without_unread_inputs(loop, inner_outs, node.inputs[1:])
+    if loop.plain_names:  # each kept output keeps its name in messages
+        names = tuple(loop.plain_names[i - first_plain] for i in kept)
+        new_loop = replace(new_loop, plain_names=names)
     new = Scan(new_loop).make_node(node.inputs[0], *inputs).outputs
     pairs = list(zip(node.outputs[: loop.n_states], new[: loop.n_states]))
     pairs += [(node.outputs[i], new[loop.n_states + k]) for k, i in enumerate(kept)]
