@@ -107,3 +107,57 @@ def test_choice_and_permutation_draw_the_dtype_asked_for(streams):
         s.permutation(n=300, dtype="int8")
     with pytest.raises(sn.DTypeError, match=r"dtype=int32 cannot hold.*float64"):
         s.choice(size=(2,), a=floats, dtype="int32")
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_seed_without_an_argument_goes_back_to_the_constructors_seed(streams):
+    """Theano's ``seed(seed=None)`` reseeds from ``default_instance_seed``; it was a TypeError
+    ("RandomStream.seed() missing 1 required positional argument")."""
+    srng = streams(seed=234)
+    f = theano.function([], srng.uniform((3,)))
+    first = f()
+    f()
+    srng.seed(5)
+    after_five = f()
+    srng.seed()
+    np.testing.assert_array_equal(f(), first)
+    assert srng.default_instance_seed == 234
+    srng.seed(5)
+    np.testing.assert_array_equal(f(), after_five)
+    default = streams()
+    g = theano.function([], default.uniform((3,)))
+    start = g()
+    default.seed()
+    np.testing.assert_array_equal(g(), start)
+    np.testing.assert_array_equal(start, theano.function([], streams().uniform((3,)))())
+
+
+def test_mrg_takes_theanos_six_int_seed():
+    """Theano's MRG seed is an int or six (MRG31k3p's state); a list was an ArgumentError."""
+
+    def numbers(seed):
+        return theano.function([], MRG_RandomStreams(seed).uniform((4,)))()
+
+    np.testing.assert_array_equal(numbers([5] * 6), numbers(5))  # Theano repeated an int
+    six = numbers([1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(numbers((1, 2, 3, 4, 5, 6)), six)
+    np.testing.assert_array_equal(numbers(np.arange(1, 7)), six)
+    assert not np.array_equal(numbers([1, 2, 3, 4, 5, 7]), six)
+    assert not np.array_equal(numbers([2, 1, 3, 4, 5, 6]), six)
+    srng = MRG_RandomStreams(9)
+    f = theano.function([], srng.uniform((4,)))
+    srng.seed([1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(f(), six)
+    for bad, says in [
+        ([1, 2, 3], "1 non-negative int or a list of 6"),
+        ([1.5] * 6, "1 non-negative int or a list of 6"),
+        ([0, 0, 0, 1, 2, 3], "first 3 values of a 6-int seed must not all be 0"),
+        ([1, 2, 3, 0, 0, 0], "last 3 values of a 6-int seed must not all be 0"),
+        ([2**31, 1, 1, 1, 1, 1], "first 3 values .* less than 2147483647"),
+        ([1, 1, 1, 2147462579, 1, 1], "last 3 values .* less than 2147462579"),
+    ]:
+        with pytest.raises(sn.ArgumentError, match=says) as e:
+            MRG_RandomStreams(bad)  # <- the line named
+        assert "<- the line named" in str(e.value)
+        with pytest.raises(sn.ArgumentError, match=says):
+            srng.seed(bad)

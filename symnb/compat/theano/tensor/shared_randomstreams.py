@@ -104,8 +104,19 @@ class RandomStreams(RandomStream):
     default_seed = 0
 
     def __init__(self, seed=None):
-        super().__init__(self.default_seed if seed is None else seed)
+        #: the constructor's seed, which ``seed()`` goes back to (Theano's name)
+        self.default_instance_seed = self.default_seed if seed is None else seed
+        super().__init__(self._as_seed(self.default_instance_seed))
         self._rngs: dict = {}
+
+    def seed(self, seed=None) -> None:
+        """Theano's ``seed(seed=None)``: every draw starts again from ``seed``, or from the
+        seed the streams were made with (``default_instance_seed``) when none is given."""
+        super().seed(self._as_seed(self.default_instance_seed if seed is None else seed))
+
+    def _as_seed(self, seed):
+        """The seed ``RandomStream`` takes for Theano's ``seed`` (an int: itself)."""
+        return seed
 
     def _rng(self, index: int) -> StreamState:
         if index not in self._rngs:
