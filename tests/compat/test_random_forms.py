@@ -161,3 +161,21 @@ def test_mrg_takes_theanos_six_int_seed():
         assert "<- the line named" in str(e.value)
         with pytest.raises(sn.ArgumentError, match=says):
             srng.seed(bad)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_no_default_updates_takes_a_draws_rng_as_theano_did(streams):
+    """``no_default_updates=[rv_u.rng]`` (Theano's shared state of the draw) freezes that draw
+    and leaves the others advancing; it was a GraphError about a StreamState."""
+    srng = streams(seed=234)
+    rv_u, rv_n = srng.uniform((2,)), srng.normal((2,))
+    f = theano.function([], [rv_u, rv_n], no_default_updates=[rv_u.rng])
+    (u1, n1), (u2, n2) = f(), f()
+    np.testing.assert_array_equal(u1, u2)
+    assert not np.array_equal(n1, n2)
+    assert rv_u.rng.get_value().counter == 0 and rv_n.rng.get_value().counter == 4
+    g = theano.function([], [rv_u, rv_n], no_default_updates=rv_n.rng)  # one, not in a list
+    (u3, n3), (u4, n4) = g(), g()
+    np.testing.assert_array_equal(n3, n4)
+    np.testing.assert_array_equal(u3, u1)  # rv_u had not moved
+    assert not np.array_equal(u3, u4)
