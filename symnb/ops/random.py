@@ -388,38 +388,55 @@ def _scipy_special():
 
 
 class RandomChoice(_Random):
-    """Elements of a 1-d ``a``: with replacement (uniform, or by probabilities ``p`` through
-    the inverse CDF), or without (the first of a Philox-keyed permutation)."""
+    """Elements of a 1-d ``a``, or of ``range(a)`` for an integer scalar ``a`` (``of_range``):
+    with replacement (uniform, or by probabilities ``p`` through the inverse CDF), or without
+    (the first of a Philox-keyed permutation)."""
 
     functions = ("RandomStream.choice",)
-    dtype_rule = "a's dtype"
-    __props__ = ("dims", "dtype", "replace", "weighted")
+    dtype_rule = "a's dtype (int64 for an int)"
+    __props__ = ("dims", "dtype", "replace", "weighted", "of_range")
 
-    def __init__(self, dims, dtype, replace: bool, weighted: bool):
+    def __init__(self, dims, dtype, replace: bool, weighted: bool, of_range: bool = False):
         super().__init__(dims, dtype)
         self.replace, self.weighted = bool(replace), bool(weighted)
+        self.of_range = bool(of_range)
 
     def infer_types(self, key, counter, shape, a, *p):
-        if a.type.ndim != 1:
+        if self.of_range:
+            if a.type.ndim != 0 or a.type.dtype.kind not in "iu":
+                raise DTypeError(
+                    f"choice: a is a 1-d array or an int n (for range(n)), not {a.describe()}"
+                )
+        elif a.type.ndim != 1:
             raise ShapeError(f"choice: a must be 1-d, not {a.describe()}")
         if p and p[0].type.ndim != 1:
             raise ShapeError(f"choice: p must be 1-d, not {p[0].describe()}")
-        return [TensorType(a.type.dtype, self.dims)]
+        return [TensorType("int64" if self.of_range else a.type.dtype, self.dims)]
 
     def sample(self, blocks, shape, a, *p):
-        k, count = len(a), _size(shape)
+        k, count = self._population(a, shape), _size(shape)
         if not self.replace:
             if count > k:
                 raise ValueError(f"choice without replacement: {count} draws from {k} elements")
-            return a[_permutation(blocks, k)[:count]].reshape(shape)
-        if k == 0 and count:
-            raise ValueError("choice: a is empty")
-        if not self.weighted:
-            return a[blocks.below(count, max(k, 1)).astype(np.int64)].reshape(shape)
-        w = blocks.take(count)
-        cdf = _cdf(p[0], k, "choice")
-        index = np.searchsorted(cdf, uniform53(w[0], w[1]), side="right")
-        return a[np.minimum(index, k - 1)].reshape(shape)
+            index = _permutation(blocks, k)[:count]
+        elif k == 0 and count:
+            raise ValueError("choice: a is empty" + " (range(0))" * self.of_range)
+        elif not self.weighted:
+            index = blocks.below(count, max(k, 1)).astype(np.int64)
+        else:
+            w = blocks.take(count)
+            cdf = _cdf(p[0], k, "choice")
+            index = np.minimum(np.searchsorted(cdf, uniform53(w[0], w[1]), side="right"), k - 1)
+        index = index.reshape(shape)
+        return index if self.of_range else a[index]
+
+    def _population(self, a, shape) -> int:
+        """How many elements ``a`` has: ``a`` itself for ``range(a)``, checked >= 0."""
+        if not self.of_range:
+            return len(a)
+        if int(a) < 0:
+            raise ValueError(f"choice: a (for range(a)) must be >= 0, got {int(a)}")
+        return int(a)
 
 
 def _cdf(p, k: int, what: str) -> np.ndarray:
@@ -718,18 +735,22 @@ class RandomStream:
         return self._by_reference(RandomPoisson(dims, dtype), shape, lam_var)
 
     def choice(self, a, size=(), replace=True, p=None):
-        """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
+        """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int or an integer scalar
+        variable, as NumPy's ``choice`` and Theano's)."""
         dims, shape = _size_operand(size)
-        if is_int(a):
+        a_var = _int(a) if is_int(a) else as_variable(a)
+        of_range = a_var.type.ndim == 0  # an int, or an integer scalar variable: range(a)
+        if of_range:
             _check_count(a, "choice: an int a (for range(a))")
-        a_var = Constant(np.arange(a, dtype=np.int64)) if is_int(a) else as_variable(a)
         if p is not None:
             if not replace:
                 raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
             _check_probability(p, "choice: p", total=True)
-        op = RandomChoice(dims, a_var.type.dtype, replace, p is not None)
+        dtype = "int64" if of_range else a_var.type.dtype
+        op = RandomChoice(dims, dtype, replace, p is not None, of_range)
         extra = () if p is None else (as_variable(p),)
-        blocks = None if replace else (lambda: cast(a_var.shape[0], "int64"))
+        population = a_var if of_range else a_var.shape[0]
+        blocks = None if replace else (lambda: cast(population, "int64"))
         return self._by_reference(op, shape, a_var, *extra, blocks=blocks)
 
     def permutation(self, x):

@@ -179,3 +179,16 @@ def test_no_default_updates_takes_a_draws_rng_as_theano_did(streams):
     np.testing.assert_array_equal(n3, n4)
     np.testing.assert_array_equal(u3, u1)  # rv_u had not moved
     assert not np.array_equal(u3, u4)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_choice_of_a_symbolic_int_draws_from_its_range(streams):
+    """Theano documents ``a`` as "a 1-D array or a positive scalar" (``range(a)``), through
+    ``as_tensor_variable``: ``choice(size=(1000,), a=T.lscalar())`` was a ShapeError."""
+    k = T.lscalar("k")
+    draw = streams(seed=3).choice(size=(1000,), a=k)
+    assert draw.dtype == "int64"
+    out = theano.function([k], draw)(5)
+    assert out.shape == (1000,) and set(np.unique(out)) == {0, 1, 2, 3, 4}
+    with pytest.raises(sn.DTypeError, match=r"dtype=int8 cannot hold every value drawn"):
+        streams(seed=3).choice(size=(4,), a=k, dtype="int8")  # (a symbolic a: no known bound)

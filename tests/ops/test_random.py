@@ -459,3 +459,40 @@ def test_constant_parameters_numpy_refuses_are_refused_when_the_draw_is_built(bu
     assert "test_random.py" in str(info.value)  # at the user's line
     got = sn.function([], sn.RandomStream(0).choice(np.array([-1, -2]), size=(3,)))()
     assert set(got) <= {-1, -2}  # an array a of negative numbers is fine
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_choice_of_an_integer_scalar_variable_draws_from_its_range(backend):
+    """``choice(k)`` with ``k`` an integer scalar variable is ``range(k)`` (NumPy's and
+    Theano's rule, and ``permutation``'s); it was a ShapeError "a must be 1-d"."""
+    k = sn.scalar("k", dtype="int32")
+    draws = [
+        sn.RandomStream(5).choice(k, size=(1000,)),
+        sn.RandomStream(5).choice(k, size=(3,), replace=False),
+    ]
+    weighted = sn.RandomStream(5).choice(k, size=(1000,), p=[0.5, 0.0, 0.5])
+    assert [d.type.dtype for d in [*draws, weighted]] == [np.dtype("int64")] * 3
+    f = sn.function([k], draws, backend=backend)
+    anyone, distinct = f(np.int32(5))
+    assert set(np.unique(anyone)) == {0, 1, 2, 3, 4}
+    assert len(set(distinct)) == 3 and set(distinct) <= set(range(5))
+    # the numbers of an int a of the same value, from a stream of the same seed
+    want = [
+        sn.RandomStream(5).choice(5, size=(1000,)),
+        sn.RandomStream(5).choice(5, size=(3,), replace=False),
+    ]
+    got = sn.function([], want, backend=backend)()
+    np.testing.assert_array_equal(anyone, got[0])
+    np.testing.assert_array_equal(distinct, got[1])
+    h = sn.function([k], weighted, backend=backend)
+    assert set(np.unique(h(np.int32(3)))) == {0, 2}
+    with pytest.raises(sn.SymnbError, match=r"p has 3 entries for 5 elements"):
+        h(np.int32(5))  # p is for range(3)
+    g = sn.function([k], sn.RandomStream(1).choice(k, size=(2,)), backend=backend)
+    with pytest.raises(sn.SymnbError, match=r"choice: a \(for range\(a\)\) must be >= 0, got -1"):
+        g(np.int32(-1))
+    with pytest.raises(sn.SymnbError, match=r"choice: a is empty \(range\(0\)\)"):
+        g(np.int32(0))
+    x = sn.scalar("x", dtype="float64")
+    with pytest.raises(sn.DTypeError, match=r"a is a 1-d array or an int n .*'x' \(float64\(\)\)"):
+        sn.RandomStream(1).choice(x, size=(2,))  # <- refused
