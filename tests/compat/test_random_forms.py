@@ -192,3 +192,31 @@ def test_choice_of_a_symbolic_int_draws_from_its_range(streams):
     assert out.shape == (1000,) and set(np.unique(out)) == {0, 1, 2, 3, 4}
     with pytest.raises(sn.DTypeError, match=r"dtype=int8 cannot hold every value drawn"):
         streams(seed=3).choice(size=(4,), a=k, dtype="int8")  # (a symbolic a: no known bound)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_float_draws_take_theanos_upcast_of_floatx_and_their_parameters(streams):
+    """Theano's ``uniform``/``normal`` without a dtype are ``upcast(floatX, low.dtype,
+    high.dtype)`` (``avg``/``std``): with floatX float32 a float64 mean gave float32 numbers,
+    ``1e8 + 1e-3 z`` rounded to 1e8."""
+    theano.config.floatX = "float32"
+    srng = streams(seed=1)
+    mu, lo = T.dvector("mu"), T.dscalar("lo")
+    n = srng.normal((3,), avg=mu, std=1e-3)
+    u = srng.uniform((3,), low=lo, high=lo + 1e-3)
+    assert (n.dtype, u.dtype) == ("float64", "float64")
+    got_n, got_u = theano.function([mu, lo], [n, u])(np.full(3, 1e8), 1e8)
+    assert got_n.dtype == got_u.dtype == np.float64
+    assert np.all(got_n != 1e8) and np.all((got_u > 1e8) & (got_u < 1e8 + 1e-3))
+    f32 = T.fvector("f32")
+    kept = [
+        srng.uniform((2,)),  # Python floats are floatX
+        srng.normal((2,), avg=f32),
+        srng.uniform((2,), low=0, high=T.bscalar("b")),  # small ints: floatX
+        srng.normal((2,), avg=1.0, std=2.0, dtype="float16"),  # a dtype given wins
+    ]
+    assert [d.dtype for d in kept] == ["float32", "float32", "float32", "float16"]
+    assert srng.uniform((2,), high=np.array([1.0, 2.0])).dtype == "float64"  # a float64 array
+    assert srng.normal(std=[1.0, 2.0]).dtype == "float64"  # a list: NumPy's float64
+    theano.config.floatX = "float64"
+    assert srng.normal((2,), avg=f32).dtype == "float64"  # at least floatX
