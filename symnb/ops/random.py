@@ -255,37 +255,51 @@ class RandomBinomial(_Random):
 
 
 class RandomIntegers(_Random):
-    """Integers in [low, high), unbiased (Lemire's multiply-shift with rejection, philox.below);
-    ``low`` and ``high`` broadcast to the shape (NumPy's Generator rules)."""
+    """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's), unbiased
+    (Lemire's multiply-shift with rejection, philox.below); ``low`` and ``high`` broadcast to
+    the shape (NumPy's Generator rules)."""
 
     functions = ("RandomStream.integers",)
     dtype_rule = "``dtype`` (int64 by default)"
+    __props__ = ("dims", "dtype", "endpoint")
 
     draw, per_element = "integers", ("low", "high")
 
+    def __init__(self, dims, dtype, endpoint: bool = False):
+        super().__init__(dims, dtype)
+        self.endpoint = bool(endpoint)
+
     def sample(self, blocks, shape, low, high):
+        # the greatest number drawn: high itself with endpoint, else high - 1
+        top, top_name = (0, "integers: high") if self.endpoint else (1, "integers: high - 1")
         if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python ints: uint64 bounds fit
             low, high = int(low), int(high)
-            if high <= low:
-                raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
+            if high - top < low:
+                raise ValueError(f"integers: high ({high}) must be {self._above} low ({low})")
             check_holds(self.dtype, low, None, "integers: low", ValueError)
-            check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
-            offset = blocks.below(_size(shape), np.uint64(high - low))
+            check_holds(self.dtype, None, high - top, top_name, ValueError)
+            span = np.uint64((high - top - low + 1) % 2**64)  # 0: all 2**64 values
+            offset = blocks.below(_size(shape), span)
             return self._shifted(np.uint64(low % 2**64), offset).reshape(shape)
         low, high = (np.broadcast_to(_integral(b), shape).ravel() for b in (low, high))
-        if np.any(high <= low):  # exact for int64 beside uint64 (NumPy 2)
-            i = int(np.argmax(high <= low))
+        empty = high < low if self.endpoint else high <= low  # exact for int64 beside uint64
+        if np.any(empty):
+            i = int(np.argmax(empty))
             raise ValueError(
-                f"integers: high must be greater than low, but at element {i} of the draw "
+                f"integers: high must be {self._above} low, but at element {i} of the draw "
                 f"low is {low[i]} and high {high[i]}"
             )
         if low.size:
             check_holds(self.dtype, int(low.min()), None, "integers: low", ValueError)
-            check_holds(self.dtype, None, int(high.max()) - 1, "integers: high - 1", ValueError)
+            check_holds(self.dtype, None, int(high.max()) - top, top_name, ValueError)
         with np.errstate(over="ignore"):  # each bound held by the dtype: wrapping is exact
             low, high = (b.astype(np.int64).astype(np.uint64) for b in (low, high))
-            offset = blocks.below(low.size, high - low)
+            offset = blocks.below(low.size, high - low + np.uint64(self.endpoint))
         return self._shifted(low, offset).reshape(shape)
+
+    @property
+    def _above(self) -> str:
+        return "at least" if self.endpoint else "greater than"
 
     def _shifted(self, low, offset) -> np.ndarray:
         """``low + offset`` in uint64 arithmetic (two's complement: as int64 the same bits),
@@ -685,28 +699,32 @@ class RandomStream:
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
         return self.binomial(size, 1, p, dtype)
 
-    def integers(self, low, high=None, size=None, dtype="int64"):
-        """Integers in [low, high) (or [0, low) when only one bound is given); ``dtype`` an
-        integer (or bool) dtype that holds every such value, as NumPy requires (bounds known
-        only when the function runs are checked then)."""
+    def integers(self, low, high=None, size=None, dtype="int64", endpoint=False):
+        """Integers in [low, high) (or [0, low) when only one bound is given), or in
+        [low, high] with ``endpoint=True`` (NumPy's); ``dtype`` an integer (or bool) dtype that
+        holds every such value, as NumPy requires (bounds known only when the function runs
+        are checked then)."""
         if high is None:
             low, high = 0, low
         _check_integer_dtype(dtype)
         bounds = _ints(low=low, high=high)
         known = [_known(b) for b in (low, high)]
         if all(k is not None for k in known) and np.broadcast(*known).size:
+            given_low, given_high = np.asarray(known[0]), np.asarray(known[1])
             try:
-                empty = np.any(np.asarray(known[1]) <= np.asarray(known[0]))
+                empty = np.any(given_high < given_low if endpoint else given_high <= given_low)
             except ValueError:  # shapes that do not broadcast: draw_shape says so
                 empty = False
             if empty:
+                rule = "be at least" if endpoint else "exceed"
                 raise _at_user_line(
-                    ArgumentError(f"integers: high ({high}) must exceed low ({low})")
+                    ArgumentError(f"integers: high ({high}) must {rule} low ({low})")
                 )
         if known[0] is not None and np.size(known[0]):
             _check_holds_now(dtype, np.min(known[0]), None, "integers: low")
         if known[1] is not None and np.size(known[1]):
-            _check_holds_now(dtype, None, int(np.max(known[1])) - 1, "integers: high - 1")
+            top, what = (0, "integers: high") if endpoint else (1, "integers: high - 1")
+            _check_holds_now(dtype, None, int(np.max(known[1])) - top, what)
         op_blocks = None
         if all(b.type.ndim == 0 for b in bounds.values()):
             dims, shape = _size_operand(size)
@@ -714,7 +732,7 @@ class RandomStream:
             positions = _broadcast_size("integers", size, **bounds)
             dims, shape = positions.type.shape, positions.shape
             op_blocks = lambda: _count(shape)  # noqa: E731
-        op = RandomIntegers(dims, dtype)
+        op = RandomIntegers(dims, dtype, endpoint)
         return self._by_reference(op, shape, *bounds.values(), blocks=op_blocks)
 
     def poisson(self, size=None, lam=1.0, dtype="int64"):

@@ -220,3 +220,25 @@ def test_float_draws_take_theanos_upcast_of_floatx_and_their_parameters(streams)
     assert srng.normal(std=[1.0, 2.0]).dtype == "float64"  # a list: NumPy's float64
     theano.config.floatX = "float64"
     assert srng.normal((2,), avg=f32).dtype == "float64"  # at least floatX
+
+
+def test_random_integers_includes_high_for_any_integer_dtype_and_a_list():
+    """``random_integers`` computed ``high + 1`` in high's own dtype: an int8 ``high`` of 127
+    wrapped to -128 (a run-time error, or with a wider low a draw that never reached high),
+    a list ``high`` was an internal TypeError, and errors named ``high + 1``."""
+    srng = RandomStreams(seed=3)
+    h, lo = T.bscalar("h"), T.lscalar("lo")
+    out = theano.function([h], srng.random_integers((2000,), 0, h))(127)
+    assert (out.min(), out.max()) == (0, 127)
+    out = theano.function([lo, h], srng.random_integers((2000,), lo, h))(-200, 127)
+    assert (out.min(), out.max()) == (-200, 127)
+    out = theano.function([], srng.random_integers(low=0, high=[1, 2, 3]))()
+    assert out.shape == (3,) and np.all((out >= 0) & (out <= [1, 2, 3]))
+    assert set(theano.function([], srng.random_integers((300,), 2, 4))()) == {2, 3, 4}
+    with pytest.raises(sn.ArgumentError, match=r"high \(3\) must be at least low \(5\)"):
+        srng.random_integers((3,), low=5, high=3)
+    with pytest.raises(sn.DTypeError, match=r"high \(300\) is out of bounds for int8"):
+        srng.random_integers((3,), low=0, high=300, dtype="int8")
+    f = theano.function([lo, h], srng.random_integers((2,), lo, h))
+    with pytest.raises(sn.SymnbError, match=r"high \(4\) must be at least low \(5\)"):
+        f(5, 4)

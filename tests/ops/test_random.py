@@ -351,6 +351,43 @@ def test_integer_draws_within_the_dtype_and_symbolic_bounds_checked_when_run():
         f(-200)
 
 
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_integers_with_endpoint_draw_both_ends_as_numpy(backend):
+    """NumPy's ``integers(low, high, endpoint=True)`` is [low, high], for any high the dtype
+    holds (an int8 high of 127; a whole 64-bit range); the errors name high as given."""
+    h, lo = sn.scalar("h", dtype="int8"), sn.scalar("lo", dtype="int64")
+    rng = sn.RandomStream(2)
+    draws = [
+        rng.integers(0, 127, (3000,), dtype="int8", endpoint=True),
+        rng.integers(lo, h, (3000,), endpoint=True),
+        rng.integers(0, [1, 2, 3], endpoint=True),
+        rng.integers(-(2**63), 2**63 - 1, (2000,), endpoint=True),
+        rng.integers(0, 2**64 - 1, (2000,), dtype="uint64", endpoint=True),
+        rng.integers(np.array([-(2**63), 5]), np.array([2**63 - 1, 5]), endpoint=True),
+    ]
+    small, mixed, listed, whole, whole_u, per = sn.function([lo, h], draws, backend=backend)(
+        -200, np.int8(127)
+    )
+    assert small.dtype == np.int8 and (small.min(), small.max()) == (0, 127)
+    assert (mixed.min(), mixed.max()) == (-200, 127)
+    assert listed.shape == (3,) and np.all((listed >= 0) & (listed <= [1, 2, 3]))
+    assert 0.45 < np.mean(whole < 0) < 0.55  # all 2**64 values: half of them negative
+    assert 0.45 < np.mean(whole_u >= 2**63) < 0.55
+    assert per[1] == 5
+    # [low, high] is [low, high + 1) of the same stream
+    want = sn.function([], sn.RandomStream(4).integers(-3, 10, (50,)), backend=backend)()
+    got = sn.RandomStream(4).integers(-3, 9, (50,), endpoint=True)
+    np.testing.assert_array_equal(sn.function([], got, backend=backend)(), want)
+    with pytest.raises(sn.ArgumentError, match=r"integers: high \(4\) must be at least low \(5\)"):
+        rng.integers(5, 4, endpoint=True)
+    assert set(sn.function([], rng.integers(5, 5, (4,), endpoint=True))()) == {5}
+    with pytest.raises(sn.DTypeError, match=r"integers: high \(128\) is out of bounds for int8"):
+        rng.integers(0, 128, dtype="int8", endpoint=True)
+    f = sn.function([lo, h], rng.integers(lo, h, (2,), endpoint=True), backend=backend)
+    with pytest.raises(sn.SymnbError, match=r"integers: high \(4\) must be at least low \(5\)"):
+        f(5, np.int8(4))
+
+
 def test_draw_parameters_broadcast_to_the_size_as_in_numpy():
     """Arrays are parameters as variables are; size None is the shape they broadcast to, and
     a parameter must broadcast to the size (NumPy's Generator rule): before, an array avg

@@ -156,8 +156,10 @@ class RandomStreams(RandomStream):
 
     @_with_rng
     def random_integers(self, size=None, low=0, high=1, ndim=None, dtype="int64"):
-        """Integers in [low, high], both ends included (Theano's rule)."""
-        return super().integers(low, high + 1, size=_size(size, ndim), dtype=dtype)
+        """Integers in [low, high], both ends included (Theano's rule): ``integers`` with
+        ``endpoint=True``, so ``high`` is never made ``high + 1`` (which wrapped in an int8
+        ``high`` of 127, and failed for a list)."""
+        return super().integers(low, high, size=_size(size, ndim), dtype=dtype, endpoint=True)
 
     @_with_rng
     def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64", nstreams=None):
