@@ -21,7 +21,7 @@ from symnb.core.constructors import shared
 from symnb.core.dims import is_int
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype, dtype_arg
-from symnb.core.variable import Constant, Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.checks import InDomain, in_domain
@@ -515,7 +515,12 @@ class RandomMultinomial(_Random):
     dtype_rule = "``dtype`` (int64 by default)"
 
     def infer_types(self, key, counter, shape, n, pvals):
-        if n.type.ndim != 0 or n.type.dtype.kind not in "iu":
+        if n.type.ndim != 0:
+            raise ShapeError(
+                "multinomial: n is one count for every distribution drawn, an integer scalar, "
+                f"not {n.describe()} (draws with different counts are separate draws)"
+            )
+        if n.type.dtype.kind not in "iu":
             raise DTypeError(f"multinomial: n must be an integer scalar, not {n.describe()}")
         if pvals.type.ndim == 2 and not self.dims:
             return [TensorType(self.dtype, pvals.type.shape)]
@@ -791,6 +796,21 @@ class RandomStream:
         if pvals is None:
             raise _at_user_line(ArgumentError("multinomial: pvals (the probabilities) is needed"))
         dims, shape = _size_operand(size)
+        if _ndim(n) not in (0, None):  # a variable's is checked by the op
+            raise _at_user_line(
+                ShapeError(
+                    f"multinomial: n is one count for every distribution drawn, an int or an "
+                    f"integer scalar variable, not {_shown(n)} "
+                    "(draws with different counts are separate draws)"
+                )
+            )
+        if _ndim(pvals) not in (1, 2, None):  # (before its sum is checked)
+            raise _at_user_line(
+                ShapeError(
+                    "multinomial: pvals must be 1-d (one distribution) or 2-d (one per row), "
+                    f"not {_shown(pvals)}"
+                )
+            )
         _check_count(n, "multinomial: n")
         if _known(n) is not None:
             _check_holds_now(dtype, 0, int(_known(n)), "multinomial: n")
@@ -804,6 +824,28 @@ class RandomStream:
             p_var,
             blocks=lambda: _count(shape) * rows * n_var,
         )
+
+
+def _ndim(value) -> int | None:
+    """The ndim of a parameter given as a number, list or array; None for a variable (its
+    op checks it) or what is no array (a ragged list: the checks that follow say so)."""
+    if isinstance(value, Variable):
+        return None
+    try:
+        return np.ndim(value)
+    except ValueError:
+        return None
+
+
+def _shown(value) -> str:
+    """A parameter given as a number, list or array, as a message names it: its repr and
+    kind, with the shape of a list or array (the shape alone where it is large)."""
+    if np.ndim(value) == 0:
+        return describe_value(value)
+    kind = "array" if isinstance(value, np.ndarray) else type(value).__name__
+    if np.size(value) > 8:
+        return f"{'an' if kind == 'array' else 'a'} {kind} of shape {np.shape(value)}"
+    return f"{value!r} ({kind} of shape {np.shape(value)})"
 
 
 def _count(shape) -> Variable:

@@ -242,3 +242,14 @@ def test_random_integers_includes_high_for_any_integer_dtype_and_a_list():
     f = theano.function([lo, h], srng.random_integers((2,), lo, h))
     with pytest.raises(sn.SymnbError, match=r"high \(4\) must be at least low \(5\)"):
         f(5, 4)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_multinomial_of_an_array_n_or_a_scalar_pvals_is_a_clear_error(streams):
+    """An array ``n`` was a bare TypeError from inside symnb (docs/random.md: n is a scalar);
+    ``pvals=0.5`` was "pvals must sum to 1"."""
+    with pytest.raises(sn.ShapeError, match=r"n is one count for every distribution") as e:
+        streams(1).multinomial(n=np.array([3, 4]), pvals=np.full((2, 2), 0.5))  # <- named
+    assert "<- named" in str(e.value)
+    with pytest.raises(sn.ShapeError, match=r"pvals must be 1-d .* or 2-d .*, not 0\.5"):
+        streams(1).multinomial(pvals=0.5)

@@ -533,3 +533,32 @@ def test_choice_of_an_integer_scalar_variable_draws_from_its_range(backend):
     x = sn.scalar("x", dtype="float64")
     with pytest.raises(sn.DTypeError, match=r"a is a 1-d array or an int n .*'x' \(float64\(\)\)"):
         sn.RandomStream(1).choice(x, size=(2,))  # <- refused
+
+
+def test_multinomial_refuses_an_array_n_and_a_scalar_pvals_naming_them():
+    """docs/random.md: multinomial takes a scalar n. An array or list n was a bare TypeError
+    from ``int()`` inside symnb ("only 0-dimensional arrays can be converted..."), and a
+    scalar pvals was "pvals must sum to 1" though 0.5 is not a distribution at all."""
+    rng = sn.RandomStream(1)
+    rows = np.full((2, 2), 0.5)
+    for n, shown in [
+        (np.array([3, 4]), r"array\(\[3, 4\]\) \(array of shape \(2,\)\)"),
+        ([3, 4], r"\[3, 4\] \(list of shape \(2,\)\)"),
+    ]:
+        with pytest.raises(
+            sn.ShapeError, match=rf"multinomial: n is one count .* not {shown}"
+        ) as e:
+            rng.multinomial((), n=n, pvals=rows)  # <- the line named
+        assert "<- the line named" in str(e.value)
+    counts = sn.vector("counts", dtype="int64")
+    with pytest.raises(sn.ShapeError, match=r"n is one count .* not 'counts' \(int64\(\?,\)\)"):
+        rng.multinomial((), n=counts, pvals=rows)
+    for pvals, shown in [
+        (0.5, r"0\.5 \(float\)"),
+        (np.full((9, 2, 2), 0.25), r"an array of shape \(9, 2, 2\)"),
+    ]:
+        with pytest.raises(sn.ShapeError, match=rf"pvals must be 1-d .* or 2-d .*, not {shown}"):
+            rng.multinomial((), n=2, pvals=pvals)
+    assert rng.states == []  # nothing was made for the refused draws
+    got = sn.function([], rng.multinomial((), n=3, pvals=rows))()
+    assert got.sum(axis=1).tolist() == [3, 3]
