@@ -53,8 +53,8 @@ class Blocks:
         return words
 
     def below(self, n: int, span) -> np.ndarray:
-        """n uint64 integers uniform on [0, span) (``span`` from 1 to 2**64 - 1, one or n of
-        them), from the next n blocks: :func:`below`."""
+        """n uint64 integers uniform on [0, span) (``span`` from 1 to 2**64 - 1, or 0 for
+        all 2**64 values; one or n of them), from the next n blocks: :func:`below`."""
         start = self.counter
         with np.errstate(over="ignore"):
             self.counter = self.counter + np.uint64(n)
@@ -69,14 +69,20 @@ def below(positions, span, key: tuple, counter) -> np.ndarray:
     block, then words 2-3, then the same block under keys derived from the draw's (rounds 1,
     2, ...), so a draw still uses one block of its counter an element and every element's
     number depends only on key, counter and position. A try fails with probability below
-    span / 2**64, at most 1/2."""
+    span / 2**64, at most 1/2. A span of 0 stands for 2**64 (``integers`` over a whole
+    64-bit range): the 64 bits as they are, never rejected."""
     positions = np.asarray(positions, np.uint64)
     shape, positions = positions.shape, positions.ravel()
     span = np.asarray(span, np.uint64).ravel() if np.ndim(span) else np.uint64(span)
-    with np.errstate(over="ignore"):
-        threshold = (np.uint64(0) - span) % span  # 2**64 mod span
+    whole = span == 0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        threshold = np.where(whole, 0, (np.uint64(0) - span) % np.maximum(span, 1))
+    threshold = threshold.astype(np.uint64)  # 2**64 mod span (0 for 2**64)
     words = words_at(positions, key, counter)
-    out, low = _mul128(bits64(words[0], words[1]), span)
+    x = bits64(words[0], words[1])
+    out, low = _mul128(x, span)
+    if np.any(whole):
+        out = np.where(whole, x, out)
     todo = np.flatnonzero(low < threshold)  # few: the rest take other tries
     words = [w[todo] for w in words]
     span, threshold = (np.broadcast_to(v, positions.shape) for v in (span, threshold))

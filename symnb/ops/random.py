@@ -21,7 +21,7 @@ from symnb.core.constructors import shared
 from symnb.core.dims import is_int
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType, as_dtype, dtype_arg
-from symnb.core.variable import Constant, Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.checks import InDomain, in_domain
@@ -255,37 +255,51 @@ class RandomBinomial(_Random):
 
 
 class RandomIntegers(_Random):
-    """Integers in [low, high), unbiased (Lemire's multiply-shift with rejection, philox.below);
-    ``low`` and ``high`` broadcast to the shape (NumPy's Generator rules)."""
+    """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's), unbiased
+    (Lemire's multiply-shift with rejection, philox.below); ``low`` and ``high`` broadcast to
+    the shape (NumPy's Generator rules)."""
 
     functions = ("RandomStream.integers",)
     dtype_rule = "``dtype`` (int64 by default)"
+    __props__ = ("dims", "dtype", "endpoint")
 
     draw, per_element = "integers", ("low", "high")
 
+    def __init__(self, dims, dtype, endpoint: bool = False):
+        super().__init__(dims, dtype)
+        self.endpoint = bool(endpoint)
+
     def sample(self, blocks, shape, low, high):
+        # the greatest number drawn: high itself with endpoint, else high - 1
+        top, top_name = (0, "integers: high") if self.endpoint else (1, "integers: high - 1")
         if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python ints: uint64 bounds fit
             low, high = int(low), int(high)
-            if high <= low:
-                raise ValueError(f"integers: high ({high}) must be greater than low ({low})")
+            if high - top < low:
+                raise ValueError(f"integers: high ({high}) must be {self._above} low ({low})")
             check_holds(self.dtype, low, None, "integers: low", ValueError)
-            check_holds(self.dtype, None, high - 1, "integers: high - 1", ValueError)
-            offset = blocks.below(_size(shape), np.uint64(high - low))
+            check_holds(self.dtype, None, high - top, top_name, ValueError)
+            span = np.uint64((high - top - low + 1) % 2**64)  # 0: all 2**64 values
+            offset = blocks.below(_size(shape), span)
             return self._shifted(np.uint64(low % 2**64), offset).reshape(shape)
         low, high = (np.broadcast_to(_integral(b), shape).ravel() for b in (low, high))
-        if np.any(high <= low):  # exact for int64 beside uint64 (NumPy 2)
-            i = int(np.argmax(high <= low))
+        empty = high < low if self.endpoint else high <= low  # exact for int64 beside uint64
+        if np.any(empty):
+            i = int(np.argmax(empty))
             raise ValueError(
-                f"integers: high must be greater than low, but at element {i} of the draw "
+                f"integers: high must be {self._above} low, but at element {i} of the draw "
                 f"low is {low[i]} and high {high[i]}"
             )
         if low.size:
             check_holds(self.dtype, int(low.min()), None, "integers: low", ValueError)
-            check_holds(self.dtype, None, int(high.max()) - 1, "integers: high - 1", ValueError)
+            check_holds(self.dtype, None, int(high.max()) - top, top_name, ValueError)
         with np.errstate(over="ignore"):  # each bound held by the dtype: wrapping is exact
             low, high = (b.astype(np.int64).astype(np.uint64) for b in (low, high))
-            offset = blocks.below(low.size, high - low)
+            offset = blocks.below(low.size, high - low + np.uint64(self.endpoint))
         return self._shifted(low, offset).reshape(shape)
+
+    @property
+    def _above(self) -> str:
+        return "at least" if self.endpoint else "greater than"
 
     def _shifted(self, low, offset) -> np.ndarray:
         """``low + offset`` in uint64 arithmetic (two's complement: as int64 the same bits),
@@ -388,38 +402,55 @@ def _scipy_special():
 
 
 class RandomChoice(_Random):
-    """Elements of a 1-d ``a``: with replacement (uniform, or by probabilities ``p`` through
-    the inverse CDF), or without (the first of a Philox-keyed permutation)."""
+    """Elements of a 1-d ``a``, or of ``range(a)`` for an integer scalar ``a`` (``of_range``):
+    with replacement (uniform, or by probabilities ``p`` through the inverse CDF), or without
+    (the first of a Philox-keyed permutation)."""
 
     functions = ("RandomStream.choice",)
-    dtype_rule = "a's dtype"
-    __props__ = ("dims", "dtype", "replace", "weighted")
+    dtype_rule = "a's dtype (int64 for an int)"
+    __props__ = ("dims", "dtype", "replace", "weighted", "of_range")
 
-    def __init__(self, dims, dtype, replace: bool, weighted: bool):
+    def __init__(self, dims, dtype, replace: bool, weighted: bool, of_range: bool = False):
         super().__init__(dims, dtype)
         self.replace, self.weighted = bool(replace), bool(weighted)
+        self.of_range = bool(of_range)
 
     def infer_types(self, key, counter, shape, a, *p):
-        if a.type.ndim != 1:
+        if self.of_range:
+            if a.type.ndim != 0 or a.type.dtype.kind not in "iu":
+                raise DTypeError(
+                    f"choice: a is a 1-d array or an int n (for range(n)), not {a.describe()}"
+                )
+        elif a.type.ndim != 1:
             raise ShapeError(f"choice: a must be 1-d, not {a.describe()}")
         if p and p[0].type.ndim != 1:
             raise ShapeError(f"choice: p must be 1-d, not {p[0].describe()}")
-        return [TensorType(a.type.dtype, self.dims)]
+        return [TensorType("int64" if self.of_range else a.type.dtype, self.dims)]
 
     def sample(self, blocks, shape, a, *p):
-        k, count = len(a), _size(shape)
+        k, count = self._population(a, shape), _size(shape)
         if not self.replace:
             if count > k:
                 raise ValueError(f"choice without replacement: {count} draws from {k} elements")
-            return a[_permutation(blocks, k)[:count]].reshape(shape)
-        if k == 0 and count:
-            raise ValueError("choice: a is empty")
-        if not self.weighted:
-            return a[blocks.below(count, max(k, 1)).astype(np.int64)].reshape(shape)
-        w = blocks.take(count)
-        cdf = _cdf(p[0], k, "choice")
-        index = np.searchsorted(cdf, uniform53(w[0], w[1]), side="right")
-        return a[np.minimum(index, k - 1)].reshape(shape)
+            index = _permutation(blocks, k)[:count]
+        elif k == 0 and count:
+            raise ValueError("choice: a is empty" + " (range(0))" * self.of_range)
+        elif not self.weighted:
+            index = blocks.below(count, max(k, 1)).astype(np.int64)
+        else:
+            w = blocks.take(count)
+            cdf = _cdf(p[0], k, "choice")
+            index = np.minimum(np.searchsorted(cdf, uniform53(w[0], w[1]), side="right"), k - 1)
+        index = index.reshape(shape)
+        return index if self.of_range else a[index]
+
+    def _population(self, a, shape) -> int:
+        """How many elements ``a`` has: ``a`` itself for ``range(a)``, checked >= 0."""
+        if not self.of_range:
+            return len(a)
+        if int(a) < 0:
+            raise ValueError(f"choice: a (for range(a)) must be >= 0, got {int(a)}")
+        return int(a)
 
 
 def _cdf(p, k: int, what: str) -> np.ndarray:
@@ -484,7 +515,12 @@ class RandomMultinomial(_Random):
     dtype_rule = "``dtype`` (int64 by default)"
 
     def infer_types(self, key, counter, shape, n, pvals):
-        if n.type.ndim != 0 or n.type.dtype.kind not in "iu":
+        if n.type.ndim != 0:
+            raise ShapeError(
+                "multinomial: n is one count for every distribution drawn, an integer scalar, "
+                f"not {n.describe()} (draws with different counts are separate draws)"
+            )
+        if n.type.dtype.kind not in "iu":
             raise DTypeError(f"multinomial: n must be an integer scalar, not {n.describe()}")
         if pvals.type.ndim == 2 and not self.dims:
             return [TensorType(self.dtype, pvals.type.shape)]
@@ -668,28 +704,32 @@ class RandomStream:
         """1 with probability p, else 0 (dropout masks: pass ``dtype=x.dtype``)."""
         return self.binomial(size, 1, p, dtype)
 
-    def integers(self, low, high=None, size=None, dtype="int64"):
-        """Integers in [low, high) (or [0, low) when only one bound is given); ``dtype`` an
-        integer (or bool) dtype that holds every such value, as NumPy requires (bounds known
-        only when the function runs are checked then)."""
+    def integers(self, low, high=None, size=None, dtype="int64", endpoint=False):
+        """Integers in [low, high) (or [0, low) when only one bound is given), or in
+        [low, high] with ``endpoint=True`` (NumPy's); ``dtype`` an integer (or bool) dtype that
+        holds every such value, as NumPy requires (bounds known only when the function runs
+        are checked then)."""
         if high is None:
             low, high = 0, low
         _check_integer_dtype(dtype)
         bounds = _ints(low=low, high=high)
         known = [_known(b) for b in (low, high)]
         if all(k is not None for k in known) and np.broadcast(*known).size:
+            given_low, given_high = np.asarray(known[0]), np.asarray(known[1])
             try:
-                empty = np.any(np.asarray(known[1]) <= np.asarray(known[0]))
+                empty = np.any(given_high < given_low if endpoint else given_high <= given_low)
             except ValueError:  # shapes that do not broadcast: draw_shape says so
                 empty = False
             if empty:
+                rule = "be at least" if endpoint else "exceed"
                 raise _at_user_line(
-                    ArgumentError(f"integers: high ({high}) must exceed low ({low})")
+                    ArgumentError(f"integers: high ({high}) must {rule} low ({low})")
                 )
         if known[0] is not None and np.size(known[0]):
             _check_holds_now(dtype, np.min(known[0]), None, "integers: low")
         if known[1] is not None and np.size(known[1]):
-            _check_holds_now(dtype, None, int(np.max(known[1])) - 1, "integers: high - 1")
+            top, what = (0, "integers: high") if endpoint else (1, "integers: high - 1")
+            _check_holds_now(dtype, None, int(np.max(known[1])) - top, what)
         op_blocks = None
         if all(b.type.ndim == 0 for b in bounds.values()):
             dims, shape = _size_operand(size)
@@ -697,7 +737,7 @@ class RandomStream:
             positions = _broadcast_size("integers", size, **bounds)
             dims, shape = positions.type.shape, positions.shape
             op_blocks = lambda: _count(shape)  # noqa: E731
-        op = RandomIntegers(dims, dtype)
+        op = RandomIntegers(dims, dtype, endpoint)
         return self._by_reference(op, shape, *bounds.values(), blocks=op_blocks)
 
     def poisson(self, size=None, lam=1.0, dtype="int64"):
@@ -718,18 +758,22 @@ class RandomStream:
         return self._by_reference(RandomPoisson(dims, dtype), shape, lam_var)
 
     def choice(self, a, size=(), replace=True, p=None):
-        """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int)."""
+        """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int or an integer scalar
+        variable, as NumPy's ``choice`` and Theano's)."""
         dims, shape = _size_operand(size)
-        if is_int(a):
+        a_var = _int(a) if is_int(a) else as_variable(a)
+        of_range = a_var.type.ndim == 0  # an int, or an integer scalar variable: range(a)
+        if of_range:
             _check_count(a, "choice: an int a (for range(a))")
-        a_var = Constant(np.arange(a, dtype=np.int64)) if is_int(a) else as_variable(a)
         if p is not None:
             if not replace:
                 raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
             _check_probability(p, "choice: p", total=True)
-        op = RandomChoice(dims, a_var.type.dtype, replace, p is not None)
+        dtype = "int64" if of_range else a_var.type.dtype
+        op = RandomChoice(dims, dtype, replace, p is not None, of_range)
         extra = () if p is None else (as_variable(p),)
-        blocks = None if replace else (lambda: cast(a_var.shape[0], "int64"))
+        population = a_var if of_range else a_var.shape[0]
+        blocks = None if replace else (lambda: cast(population, "int64"))
         return self._by_reference(op, shape, a_var, *extra, blocks=blocks)
 
     def permutation(self, x):
@@ -752,6 +796,21 @@ class RandomStream:
         if pvals is None:
             raise _at_user_line(ArgumentError("multinomial: pvals (the probabilities) is needed"))
         dims, shape = _size_operand(size)
+        if _ndim(n) not in (0, None):  # a variable's is checked by the op
+            raise _at_user_line(
+                ShapeError(
+                    f"multinomial: n is one count for every distribution drawn, an int or an "
+                    f"integer scalar variable, not {_shown(n)} "
+                    "(draws with different counts are separate draws)"
+                )
+            )
+        if _ndim(pvals) not in (1, 2, None):  # (before its sum is checked)
+            raise _at_user_line(
+                ShapeError(
+                    "multinomial: pvals must be 1-d (one distribution) or 2-d (one per row), "
+                    f"not {_shown(pvals)}"
+                )
+            )
         _check_count(n, "multinomial: n")
         if _known(n) is not None:
             _check_holds_now(dtype, 0, int(_known(n)), "multinomial: n")
@@ -765,6 +824,28 @@ class RandomStream:
             p_var,
             blocks=lambda: _count(shape) * rows * n_var,
         )
+
+
+def _ndim(value) -> int | None:
+    """The ndim of a parameter given as a number, list or array; None for a variable (its
+    op checks it) or what is no array (a ragged list: the checks that follow say so)."""
+    if isinstance(value, Variable):
+        return None
+    try:
+        return np.ndim(value)
+    except ValueError:
+        return None
+
+
+def _shown(value) -> str:
+    """A parameter given as a number, list or array, as a message names it: its repr and
+    kind, with the shape of a list or array (the shape alone where it is large)."""
+    if np.ndim(value) == 0:
+        return describe_value(value)
+    kind = "array" if isinstance(value, np.ndarray) else type(value).__name__
+    if np.size(value) > 8:
+        return f"{'an' if kind == 'array' else 'a'} {kind} of shape {np.shape(value)}"
+    return f"{value!r} ({kind} of shape {np.shape(value)})"
 
 
 def _count(shape) -> Variable:

@@ -223,6 +223,35 @@ def test_get_value_takes_theanos_return_internal_type():
     assert type(state).__name__ == "PhiloxState"
 
 
+def test_a_shared_variables_default_update_attribute_is_applied_as_in_theano():
+    """Theano's ``v.default_update = v + 1`` was accepted and ignored (only the tag was read):
+    the counter stayed 0. Every function reading ``v`` writes it, unless excluded."""
+    calls = theano.shared(0, name="calls")
+    assert not hasattr(calls, "default_update")  # as in Theano, until set
+    calls.default_update = calls + 1
+    assert calls.tag["default_update"] is calls.default_update  # symnb's spelling too
+    f = theano.function([], calls * 10)
+    assert [int(f()), int(f()), int(f())] == [0, 10, 20]
+    assert int(calls.get_value()) == 3
+    sn.function([], calls * 1)()  # symnb's own function honours it too
+    assert int(calls.get_value()) == 4
+    for skip in ([calls], True):
+        theano.function([], calls * 1, no_default_updates=skip)()
+        sn.function([], calls * 1, no_default_updates=skip)()
+        assert int(calls.get_value()) == 4
+    theano.function([], calls, updates={calls: calls + 10})()  # an explicit update wins
+    assert int(calls.get_value()) == 14
+    calls.default_update = 0  # a number is a constant, as Theano's filter_variable made it
+    theano.function([], calls)()
+    assert int(calls.get_value()) == 0
+    del calls.default_update
+    theano.function([], calls * 1)()
+    assert not hasattr(calls, "default_update") and int(calls.get_value()) == 0
+    with pytest.raises(sn.DTypeError, match=r"'calls' \(int64\(\)\)\.default_update: cannot") as e:
+        calls.default_update = "one"  # <- the line named
+    assert "<- the line named" in str(e.value)
+
+
 def test_scan_accumulates_and_differentiates(rng):
     x = T.dvector("x")
     a = rng.normal(size=5)

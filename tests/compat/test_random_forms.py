@@ -107,3 +107,149 @@ def test_choice_and_permutation_draw_the_dtype_asked_for(streams):
         s.permutation(n=300, dtype="int8")
     with pytest.raises(sn.DTypeError, match=r"dtype=int32 cannot hold.*float64"):
         s.choice(size=(2,), a=floats, dtype="int32")
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_seed_without_an_argument_goes_back_to_the_constructors_seed(streams):
+    """Theano's ``seed(seed=None)`` reseeds from ``default_instance_seed``; it was a TypeError
+    ("RandomStream.seed() missing 1 required positional argument")."""
+    srng = streams(seed=234)
+    f = theano.function([], srng.uniform((3,)))
+    first = f()
+    f()
+    srng.seed(5)
+    after_five = f()
+    srng.seed()
+    np.testing.assert_array_equal(f(), first)
+    assert srng.default_instance_seed == 234
+    srng.seed(5)
+    np.testing.assert_array_equal(f(), after_five)
+    default = streams()
+    g = theano.function([], default.uniform((3,)))
+    start = g()
+    default.seed()
+    np.testing.assert_array_equal(g(), start)
+    np.testing.assert_array_equal(start, theano.function([], streams().uniform((3,)))())
+
+
+def test_mrg_takes_theanos_six_int_seed():
+    """Theano's MRG seed is an int or six (MRG31k3p's state); a list was an ArgumentError."""
+
+    def numbers(seed):
+        return theano.function([], MRG_RandomStreams(seed).uniform((4,)))()
+
+    np.testing.assert_array_equal(numbers([5] * 6), numbers(5))  # Theano repeated an int
+    six = numbers([1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(numbers((1, 2, 3, 4, 5, 6)), six)
+    np.testing.assert_array_equal(numbers(np.arange(1, 7)), six)
+    assert not np.array_equal(numbers([1, 2, 3, 4, 5, 7]), six)
+    assert not np.array_equal(numbers([2, 1, 3, 4, 5, 6]), six)
+    srng = MRG_RandomStreams(9)
+    f = theano.function([], srng.uniform((4,)))
+    srng.seed([1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(f(), six)
+    for bad, says in [
+        ([1, 2, 3], "1 non-negative int or a list of 6"),
+        ([1.5] * 6, "1 non-negative int or a list of 6"),
+        ([0, 0, 0, 1, 2, 3], "first 3 values of a 6-int seed must not all be 0"),
+        ([1, 2, 3, 0, 0, 0], "last 3 values of a 6-int seed must not all be 0"),
+        ([2**31, 1, 1, 1, 1, 1], "first 3 values .* less than 2147483647"),
+        ([1, 1, 1, 2147462579, 1, 1], "last 3 values .* less than 2147462579"),
+    ]:
+        with pytest.raises(sn.ArgumentError, match=says) as e:
+            MRG_RandomStreams(bad)  # <- the line named
+        assert "<- the line named" in str(e.value)
+        with pytest.raises(sn.ArgumentError, match=says):
+            srng.seed(bad)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_no_default_updates_takes_a_draws_rng_as_theano_did(streams):
+    """``no_default_updates=[rv_u.rng]`` (Theano's shared state of the draw) freezes that draw
+    and leaves the others advancing; it was a GraphError about a StreamState."""
+    srng = streams(seed=234)
+    rv_u, rv_n = srng.uniform((2,)), srng.normal((2,))
+    f = theano.function([], [rv_u, rv_n], no_default_updates=[rv_u.rng])
+    (u1, n1), (u2, n2) = f(), f()
+    np.testing.assert_array_equal(u1, u2)
+    assert not np.array_equal(n1, n2)
+    assert rv_u.rng.get_value().counter == 0 and rv_n.rng.get_value().counter == 4
+    g = theano.function([], [rv_u, rv_n], no_default_updates=rv_n.rng)  # one, not in a list
+    (u3, n3), (u4, n4) = g(), g()
+    np.testing.assert_array_equal(n3, n4)
+    np.testing.assert_array_equal(u3, u1)  # rv_u had not moved
+    assert not np.array_equal(u3, u4)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_choice_of_a_symbolic_int_draws_from_its_range(streams):
+    """Theano documents ``a`` as "a 1-D array or a positive scalar" (``range(a)``), through
+    ``as_tensor_variable``: ``choice(size=(1000,), a=T.lscalar())`` was a ShapeError."""
+    k = T.lscalar("k")
+    draw = streams(seed=3).choice(size=(1000,), a=k)
+    assert draw.dtype == "int64"
+    out = theano.function([k], draw)(5)
+    assert out.shape == (1000,) and set(np.unique(out)) == {0, 1, 2, 3, 4}
+    with pytest.raises(sn.DTypeError, match=r"dtype=int8 cannot hold every value drawn"):
+        streams(seed=3).choice(size=(4,), a=k, dtype="int8")  # (a symbolic a: no known bound)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_float_draws_take_theanos_upcast_of_floatx_and_their_parameters(streams):
+    """Theano's ``uniform``/``normal`` without a dtype are ``upcast(floatX, low.dtype,
+    high.dtype)`` (``avg``/``std``): with floatX float32 a float64 mean gave float32 numbers,
+    ``1e8 + 1e-3 z`` rounded to 1e8."""
+    theano.config.floatX = "float32"
+    srng = streams(seed=1)
+    mu, lo = T.dvector("mu"), T.dscalar("lo")
+    n = srng.normal((3,), avg=mu, std=1e-3)
+    u = srng.uniform((3,), low=lo, high=lo + 1e-3)
+    assert (n.dtype, u.dtype) == ("float64", "float64")
+    got_n, got_u = theano.function([mu, lo], [n, u])(np.full(3, 1e8), 1e8)
+    assert got_n.dtype == got_u.dtype == np.float64
+    assert np.all(got_n != 1e8) and np.all((got_u > 1e8) & (got_u < 1e8 + 1e-3))
+    f32 = T.fvector("f32")
+    kept = [
+        srng.uniform((2,)),  # Python floats are floatX
+        srng.normal((2,), avg=f32),
+        srng.uniform((2,), low=0, high=T.bscalar("b")),  # small ints: floatX
+        srng.normal((2,), avg=1.0, std=2.0, dtype="float16"),  # a dtype given wins
+    ]
+    assert [d.dtype for d in kept] == ["float32", "float32", "float32", "float16"]
+    assert srng.uniform((2,), high=np.array([1.0, 2.0])).dtype == "float64"  # a float64 array
+    assert srng.normal(std=[1.0, 2.0]).dtype == "float64"  # a list: NumPy's float64
+    theano.config.floatX = "float64"
+    assert srng.normal((2,), avg=f32).dtype == "float64"  # at least floatX
+
+
+def test_random_integers_includes_high_for_any_integer_dtype_and_a_list():
+    """``random_integers`` computed ``high + 1`` in high's own dtype: an int8 ``high`` of 127
+    wrapped to -128 (a run-time error, or with a wider low a draw that never reached high),
+    a list ``high`` was an internal TypeError, and errors named ``high + 1``."""
+    srng = RandomStreams(seed=3)
+    h, lo = T.bscalar("h"), T.lscalar("lo")
+    out = theano.function([h], srng.random_integers((2000,), 0, h))(127)
+    assert (out.min(), out.max()) == (0, 127)
+    out = theano.function([lo, h], srng.random_integers((2000,), lo, h))(-200, 127)
+    assert (out.min(), out.max()) == (-200, 127)
+    out = theano.function([], srng.random_integers(low=0, high=[1, 2, 3]))()
+    assert out.shape == (3,) and np.all((out >= 0) & (out <= [1, 2, 3]))
+    assert set(theano.function([], srng.random_integers((300,), 2, 4))()) == {2, 3, 4}
+    with pytest.raises(sn.ArgumentError, match=r"high \(3\) must be at least low \(5\)"):
+        srng.random_integers((3,), low=5, high=3)
+    with pytest.raises(sn.DTypeError, match=r"high \(300\) is out of bounds for int8"):
+        srng.random_integers((3,), low=0, high=300, dtype="int8")
+    f = theano.function([lo, h], srng.random_integers((2,), lo, h))
+    with pytest.raises(sn.SymnbError, match=r"high \(4\) must be at least low \(5\)"):
+        f(5, 4)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_multinomial_of_an_array_n_or_a_scalar_pvals_is_a_clear_error(streams):
+    """An array ``n`` was a bare TypeError from inside symnb (docs/random.md: n is a scalar);
+    ``pvals=0.5`` was "pvals must sum to 1"."""
+    with pytest.raises(sn.ShapeError, match=r"n is one count for every distribution") as e:
+        streams(1).multinomial(n=np.array([3, 4]), pvals=np.full((2, 2), 0.5))  # <- named
+    assert "<- named" in str(e.value)
+    with pytest.raises(sn.ShapeError, match=r"pvals must be 1-d .* or 2-d .*, not 0\.5"):
+        streams(1).multinomial(pvals=0.5)

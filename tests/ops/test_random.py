@@ -351,6 +351,43 @@ def test_integer_draws_within_the_dtype_and_symbolic_bounds_checked_when_run():
         f(-200)
 
 
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_integers_with_endpoint_draw_both_ends_as_numpy(backend):
+    """NumPy's ``integers(low, high, endpoint=True)`` is [low, high], for any high the dtype
+    holds (an int8 high of 127; a whole 64-bit range); the errors name high as given."""
+    h, lo = sn.scalar("h", dtype="int8"), sn.scalar("lo", dtype="int64")
+    rng = sn.RandomStream(2)
+    draws = [
+        rng.integers(0, 127, (3000,), dtype="int8", endpoint=True),
+        rng.integers(lo, h, (3000,), endpoint=True),
+        rng.integers(0, [1, 2, 3], endpoint=True),
+        rng.integers(-(2**63), 2**63 - 1, (2000,), endpoint=True),
+        rng.integers(0, 2**64 - 1, (2000,), dtype="uint64", endpoint=True),
+        rng.integers(np.array([-(2**63), 5]), np.array([2**63 - 1, 5]), endpoint=True),
+    ]
+    small, mixed, listed, whole, whole_u, per = sn.function([lo, h], draws, backend=backend)(
+        -200, np.int8(127)
+    )
+    assert small.dtype == np.int8 and (small.min(), small.max()) == (0, 127)
+    assert (mixed.min(), mixed.max()) == (-200, 127)
+    assert listed.shape == (3,) and np.all((listed >= 0) & (listed <= [1, 2, 3]))
+    assert 0.45 < np.mean(whole < 0) < 0.55  # all 2**64 values: half of them negative
+    assert 0.45 < np.mean(whole_u >= 2**63) < 0.55
+    assert per[1] == 5
+    # [low, high] is [low, high + 1) of the same stream
+    want = sn.function([], sn.RandomStream(4).integers(-3, 10, (50,)), backend=backend)()
+    got = sn.RandomStream(4).integers(-3, 9, (50,), endpoint=True)
+    np.testing.assert_array_equal(sn.function([], got, backend=backend)(), want)
+    with pytest.raises(sn.ArgumentError, match=r"integers: high \(4\) must be at least low \(5\)"):
+        rng.integers(5, 4, endpoint=True)
+    assert set(sn.function([], rng.integers(5, 5, (4,), endpoint=True))()) == {5}
+    with pytest.raises(sn.DTypeError, match=r"integers: high \(128\) is out of bounds for int8"):
+        rng.integers(0, 128, dtype="int8", endpoint=True)
+    f = sn.function([lo, h], rng.integers(lo, h, (2,), endpoint=True), backend=backend)
+    with pytest.raises(sn.SymnbError, match=r"integers: high \(4\) must be at least low \(5\)"):
+        f(5, np.int8(4))
+
+
 def test_draw_parameters_broadcast_to_the_size_as_in_numpy():
     """Arrays are parameters as variables are; size None is the shape they broadcast to, and
     a parameter must broadcast to the size (NumPy's Generator rule): before, an array avg
@@ -459,3 +496,69 @@ def test_constant_parameters_numpy_refuses_are_refused_when_the_draw_is_built(bu
     assert "test_random.py" in str(info.value)  # at the user's line
     got = sn.function([], sn.RandomStream(0).choice(np.array([-1, -2]), size=(3,)))()
     assert set(got) <= {-1, -2}  # an array a of negative numbers is fine
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_choice_of_an_integer_scalar_variable_draws_from_its_range(backend):
+    """``choice(k)`` with ``k`` an integer scalar variable is ``range(k)`` (NumPy's and
+    Theano's rule, and ``permutation``'s); it was a ShapeError "a must be 1-d"."""
+    k = sn.scalar("k", dtype="int32")
+    draws = [
+        sn.RandomStream(5).choice(k, size=(1000,)),
+        sn.RandomStream(5).choice(k, size=(3,), replace=False),
+    ]
+    weighted = sn.RandomStream(5).choice(k, size=(1000,), p=[0.5, 0.0, 0.5])
+    assert [d.type.dtype for d in [*draws, weighted]] == [np.dtype("int64")] * 3
+    f = sn.function([k], draws, backend=backend)
+    anyone, distinct = f(np.int32(5))
+    assert set(np.unique(anyone)) == {0, 1, 2, 3, 4}
+    assert len(set(distinct)) == 3 and set(distinct) <= set(range(5))
+    # the numbers of an int a of the same value, from a stream of the same seed
+    want = [
+        sn.RandomStream(5).choice(5, size=(1000,)),
+        sn.RandomStream(5).choice(5, size=(3,), replace=False),
+    ]
+    got = sn.function([], want, backend=backend)()
+    np.testing.assert_array_equal(anyone, got[0])
+    np.testing.assert_array_equal(distinct, got[1])
+    h = sn.function([k], weighted, backend=backend)
+    assert set(np.unique(h(np.int32(3)))) == {0, 2}
+    with pytest.raises(sn.SymnbError, match=r"p has 3 entries for 5 elements"):
+        h(np.int32(5))  # p is for range(3)
+    g = sn.function([k], sn.RandomStream(1).choice(k, size=(2,)), backend=backend)
+    with pytest.raises(sn.SymnbError, match=r"choice: a \(for range\(a\)\) must be >= 0, got -1"):
+        g(np.int32(-1))
+    with pytest.raises(sn.SymnbError, match=r"choice: a is empty \(range\(0\)\)"):
+        g(np.int32(0))
+    x = sn.scalar("x", dtype="float64")
+    with pytest.raises(sn.DTypeError, match=r"a is a 1-d array or an int n .*'x' \(float64\(\)\)"):
+        sn.RandomStream(1).choice(x, size=(2,))  # <- refused
+
+
+def test_multinomial_refuses_an_array_n_and_a_scalar_pvals_naming_them():
+    """docs/random.md: multinomial takes a scalar n. An array or list n was a bare TypeError
+    from ``int()`` inside symnb ("only 0-dimensional arrays can be converted..."), and a
+    scalar pvals was "pvals must sum to 1" though 0.5 is not a distribution at all."""
+    rng = sn.RandomStream(1)
+    rows = np.full((2, 2), 0.5)
+    for n, shown in [
+        (np.array([3, 4]), r"array\(\[3, 4\]\) \(array of shape \(2,\)\)"),
+        ([3, 4], r"\[3, 4\] \(list of shape \(2,\)\)"),
+    ]:
+        with pytest.raises(
+            sn.ShapeError, match=rf"multinomial: n is one count .* not {shown}"
+        ) as e:
+            rng.multinomial((), n=n, pvals=rows)  # <- the line named
+        assert "<- the line named" in str(e.value)
+    counts = sn.vector("counts", dtype="int64")
+    with pytest.raises(sn.ShapeError, match=r"n is one count .* not 'counts' \(int64\(\?,\)\)"):
+        rng.multinomial((), n=counts, pvals=rows)
+    for pvals, shown in [
+        (0.5, r"0\.5 \(float\)"),
+        (np.full((9, 2, 2), 0.25), r"an array of shape \(9, 2, 2\)"),
+    ]:
+        with pytest.raises(sn.ShapeError, match=rf"pvals must be 1-d .* or 2-d .*, not {shown}"):
+            rng.multinomial((), n=2, pvals=pvals)
+    assert rng.states == []  # nothing was made for the refused draws
+    got = sn.function([], rng.multinomial((), n=3, pvals=rows))()
+    assert got.sum(axis=1).tolist() == [3, 3]

@@ -16,6 +16,7 @@ from collections import Counter
 import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
+from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.arguments import ambiguous_keyword
 from symnb.compile.fit import check_givens
@@ -261,13 +262,22 @@ def function(
         "updates": _pairs(updates),
         "givens": _pairs(givens),
         "name": name,
-        "no_default_updates": no_default_updates,
+        "no_default_updates": _without_defaults(no_default_updates),
         **get_mode(mode).options(),
     }
     compiled = _sn_function(variables, **built)
     return TheanoFunction(
         compiled, specs, allow_input_downcast, built, output_keys, mode=get_mode(mode)
     )
+
+
+def _without_defaults(skipped):
+    """Theano's ``no_default_updates``: True, False, or the shared variables whose default
+    updates are left out, where a draw's ``rng`` (Theano's shared variable holding the
+    draw's generator; a ``StreamState`` here) stands for the counter the draw advances."""
+    if isinstance(skipped, (list, tuple, set)):
+        return [var.counter if isinstance(var, StreamState) else var for var in skipped]
+    return [skipped.counter] if isinstance(skipped, StreamState) else skipped
 
 
 def _pairs(mapping) -> list:

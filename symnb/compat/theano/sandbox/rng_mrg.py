@@ -8,9 +8,10 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ShapeError, ShapeTypeError
+from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
 from symnb.ops.checks import at_most
 
 
@@ -18,6 +19,21 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
     """``MRG_RandomStreams(seed=12345)``: ``uniform``, ``normal``, ``binomial``..."""
 
     default_seed = 12345
+
+    def _as_seed(self, seed):
+        """Theano's MRG seed: an int, or a list of six (MRG31k3p's state: the first three
+        below M1, the last three below M2, neither three all 0), refused as Theano refused
+        them. Six equal ints are that int (Theano repeated an int six times); other lists
+        are one int, the six as base-2**31 digits, so each list is a stream of its own."""
+        if is_int(seed) or isinstance(seed, str) or not hasattr(seed, "__len__"):
+            return seed  # (RandomStream says what a seed is)
+        values = list(seed)
+        problem = _mrg_seed_problem(values)
+        if problem is not None:
+            raise _at_user_line(ArgumentError(f"MRG_RandomStreams: {problem}, not {seed!r}"))
+        if len(set(values)) == 1:
+            return int(values[0])
+        return sum(int(v) << (31 * i) for i, v in enumerate(values))
 
     def choice(self, size=None, a=None, replace=True, p=None, ndim=None, dtype=None, **kwargs):
         """Theano MRG's form, ``choice(size=k, a=None, replace=False, p=matrix)``: for each row
@@ -63,6 +79,22 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
                 ValueError("multinomial_wo_replacement: size must be None (n is the count)")
             )
         return self.choice(size=n, a=None, replace=False, p=pvals, dtype=dtype)
+
+
+#: MRG31k3p's moduli: the bounds Theano put on the two halves of a six-int seed
+M1, M2 = 2147483647, 2147462579
+
+
+def _mrg_seed_problem(values: list) -> str | None:
+    """Why six ints are not an MRG seed (Theano's ``set_rstate`` rules), or None."""
+    if len(values) != 6 or not all(is_int(v) and v >= 0 for v in values):
+        return "a seed is 1 non-negative int or a list of 6 (MRG31k3p's state)"
+    for half, bound, which in ((values[:3], M1, "first"), (values[3:], M2, "last")):
+        if not any(half):
+            return f"the {which} 3 values of a 6-int seed must not all be 0"
+        if max(half) >= bound:
+            return f"the {which} 3 values of a 6-int seed must be less than {bound}"
+    return None
 
 
 def _without_replacement(u: Variable, p: Variable, size, dtype) -> Variable:

@@ -13,6 +13,8 @@ import functools
 
 import numpy as np
 
+from symnb.compat.theano.upcasting import number_dtype, upcast
+from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype
 from symnb.core.variable import Constant, Variable
@@ -104,8 +106,19 @@ class RandomStreams(RandomStream):
     default_seed = 0
 
     def __init__(self, seed=None):
-        super().__init__(self.default_seed if seed is None else seed)
+        #: the constructor's seed, which ``seed()`` goes back to (Theano's name)
+        self.default_instance_seed = self.default_seed if seed is None else seed
+        super().__init__(self._as_seed(self.default_instance_seed))
         self._rngs: dict = {}
+
+    def seed(self, seed=None) -> None:
+        """Theano's ``seed(seed=None)``: every draw starts again from ``seed``, or from the
+        seed the streams were made with (``default_instance_seed``) when none is given."""
+        super().seed(self._as_seed(self.default_instance_seed if seed is None else seed))
+
+    def _as_seed(self, seed):
+        """The seed ``RandomStream`` takes for Theano's ``seed`` (an int: itself)."""
+        return seed
 
     def _rng(self, index: int) -> StreamState:
         if index not in self._rngs:
@@ -120,16 +133,20 @@ class RandomStreams(RandomStream):
 
     @_with_rng
     def uniform(self, size=None, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
-        """Uniform on [low, high); dtype floatX unless given."""
+        """Uniform on [low, high); of ``dtype``, by default floatX upcast with the bounds'
+        dtypes (Theano's ``upcast(floatX, low.dtype, high.dtype)``)."""
+        dtype = _float_draw_dtype(dtype, low, high)
         return super().uniform(_size(size, ndim), low, high, dtype=dtype)
 
     @_with_rng
     def normal(
         self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None, truncate=False
     ):
-        """Normal with mean ``avg`` and standard deviation ``std``."""
+        """Normal with mean ``avg`` and standard deviation ``std``; of ``dtype``, by default
+        floatX upcast with theirs (Theano's ``upcast(floatX, avg.dtype, std.dtype)``)."""
         if truncate:
             raise _at_user_line(NotImplementedError("normal: truncate=True is not implemented"))
+        dtype = _float_draw_dtype(dtype, avg, std)
         return super().normal(_size(size, ndim), avg, std, dtype=dtype)
 
     @_with_rng
@@ -139,8 +156,10 @@ class RandomStreams(RandomStream):
 
     @_with_rng
     def random_integers(self, size=None, low=0, high=1, ndim=None, dtype="int64"):
-        """Integers in [low, high], both ends included (Theano's rule)."""
-        return super().integers(low, high + 1, size=_size(size, ndim), dtype=dtype)
+        """Integers in [low, high], both ends included (Theano's rule): ``integers`` with
+        ``endpoint=True``, so ``high`` is never made ``high + 1`` (which wrapped in an int8
+        ``high`` of 127, and failed for a list)."""
+        return super().integers(low, high, size=_size(size, ndim), dtype=dtype, endpoint=True)
 
     @_with_rng
     def multinomial(self, size=(), n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64", nstreams=None):
@@ -171,6 +190,29 @@ class RandomStreams(RandomStream):
             raise _at_user_line(NotImplementedError("permutation: only size=() is implemented"))
         least, most = _bounds(n)
         return _drawn_as(super().permutation(n), dtype, "permutation", least, most)
+
+
+def _float_draw_dtype(dtype, *params):
+    """A float draw's dtype as Theano chose it: ``dtype`` when given, else floatX upcast with
+    the parameters' dtypes (``upcast(floatX, low.dtype, high.dtype)`` in Theano's
+    ``uniform``, ``avg``/``std`` in ``normal``), so a float64 mean gives a float64 draw under
+    floatX float32. A Python float counts as floatX, as in the layer's expressions. None
+    (RandomStream's default, floatX) where a parameter is not numeric: its error says so."""
+    if dtype is not None:
+        return dtype
+    dtypes = []
+    for param in params:
+        if isinstance(param, Variable):
+            dtypes.append(param.type.dtype.name)
+            continue
+        try:
+            found = number_dtype(param)
+        except (TypeError, ValueError):
+            return None
+        if np.dtype(found).kind not in "biuf":
+            return None
+        dtypes.append(found)
+    return upcast(config.floatX, *dtypes)
 
 
 def _bounds(a) -> tuple:

@@ -14,9 +14,11 @@ import numpy as np
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.config import config
 from symnb.core.hooks import register
+from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType as _SymnbType
 from symnb.core.types import dtype_arg
-from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
+from symnb.errors import DTypeError
 from symnb.ops.elemwise import _Logical
 
 
@@ -278,6 +280,30 @@ class TensorSharedVariable(_TheanoRules, SharedVariable, metaclass=_Truthy):
         gave a NumPy copy); symnb keeps a NumPy array, so it is that array either way
         (``borrow`` says whether a copy)."""
         return SharedVariable.get_value(self, borrow)
+
+    @property
+    def default_update(self) -> Variable:
+        """Theano's ``v.default_update = expr``: what every function reading ``v`` writes to
+        it (unless ``no_default_updates`` leaves it out). It is symnb's
+        ``v.tag["default_update"]``, which ``sn.function`` reads; an AttributeError until
+        set, as in Theano (``hasattr(v, "default_update")``)."""
+        try:
+            return self.tag["default_update"]
+        except KeyError:
+            raise AttributeError(
+                f"shared variable {self.describe()} has no default_update"
+            ) from None
+
+    @default_update.setter
+    def default_update(self, value) -> None:
+        try:
+            self.tag["default_update"] = as_variable(value)  # (a number: a constant)
+        except DTypeError as exc:
+            raise _at_user_line(DTypeError(f"{self.describe()}.default_update: {exc}")) from None
+
+    @default_update.deleter
+    def default_update(self) -> None:
+        self.tag.pop("default_update", None)
 
 
 def theano_truth(var: Variable) -> bool:
