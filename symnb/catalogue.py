@@ -78,9 +78,11 @@ def _sort_key(cls) -> tuple:
 
 
 def family(cls) -> str:
-    """The module that defines the op, unless the class names its ``family`` (an op defined
-    in a lower module to keep imports acyclic, such as ``Sum`` in ``ops/broadcast.py``)."""
-    return cls.__dict__.get("family") or cls.__module__.rsplit(".", 1)[-1]
+    """The module that defines the op, unless the class or a base names its ``family`` (an
+    op defined in a lower module to keep imports acyclic, such as ``Sum`` in
+    ``ops/broadcast.py``; the draws of ``ops/random_draws.py``, which are "random")."""
+    named = (k.__dict__["family"] for k in cls.__mro__ if k.__dict__.get("family"))
+    return next(named, cls.__module__.rsplit(".", 1)[-1])
 
 
 # -- what one row says ---------------------------------------------------------------------

@@ -91,7 +91,7 @@ GROUPS = {
         [],
     ),
     "random": (
-        ["symnb/ops/random.py"],
+        ["symnb/ops/random.py", "symnb/ops/random_draws.py"],
         ["tests/ops/test_random.py", "tests/ops/test_random_seeding.py"],
         [],
     ),

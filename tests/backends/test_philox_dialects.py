@@ -32,7 +32,7 @@ def _draw_nodes():
 
 
 def _philox_node(var):
-    return next(n for n in ancestors([var]) if isinstance(n.op, sn.ops.random._Philox))
+    return next(n for n in ancestors([var]) if isinstance(n.op, sn.ops.random_draws._Philox))
 
 
 def _arrays(node):
@@ -52,7 +52,7 @@ def test_opencl_renders_philox_and_matches_numpy(opencl_runtime):
         (got,) = program.launch(index, launch_record(low), arrays)
         want = node.op.perform(*_arrays(node))
         assert got.dtype == want.dtype
-        if isinstance(node.op, sn.ops.random.PhiloxNormal):  # the device's log1p and cos
+        if isinstance(node.op, sn.ops.random_draws.PhiloxNormal):  # the device's log1p and cos
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         else:
             assert np.array_equal(got, want), node.op

@@ -8,7 +8,7 @@ import pytest
 import scipy.stats
 
 import symnb as sn
-from symnb.ops.random import poisson_quantile
+from symnb.ops.random_draws import poisson_quantile
 from tests.helpers import available_backends
 
 BACKENDS = ["py", *(b for b in available_backends() if b != "py")]
