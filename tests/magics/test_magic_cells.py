@@ -2,6 +2,7 @@
 process of their own): options, error lines, views and the names a failing cell keeps."""
 
 import json
+import re
 import textwrap
 
 from tests.helpers import run_python
@@ -372,3 +373,37 @@ def test_symprofile_takes_starred_arguments_and_names_an_undefined_name():
     for cell, text in zip(out[5:], expected):
         assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
         assert "commands.py" not in cell["stdout"] and "interactiveshell" not in cell["stdout"]
+
+
+def test_symprofile_takes_repeat_in_the_call_and_shows_the_users_errors_from_their_code():
+    """``f(x, repeat=3)`` (as f.profile takes it) was a raw TypeError "multiple values for
+    keyword argument 'repeat'"; an error the arguments raise (``f(1/0)``) showed the magic's
+    frames and "Could not get source" for the argument text."""
+    out = run_cells(
+        "%%symcompile f --backend py --quiet\nx = vector('x')\nx * 2",
+        "%symprofile f(np.ones(3), repeat=3)",
+        "%symprofile -n 2 f(np.ones(3), repeat=3)",
+        "%symprofile f(np.ones(3), repeat=0)",
+        "%symprofile f(np.ones(3), repeat='3')",
+        "%symprofile f(1/0)",
+        "def g(v):\n    return v / 0",
+        "%symprofile f(g(1))",
+        "%symgraph 1 / 0",
+    )
+    assert out[1]["error"] is None, out[1]["message"]
+    assert "profile: 3 calls" in out[1]["stdout"] + str(out[1]["outputs"])
+    expected = [
+        "%symprofile -n 2 ... repeat=3: give the number of calls to time once, as -n N or as "
+        "repeat=N",
+        "%symprofile repeat=0: the number of calls to time must be at least 1",
+        "%symprofile repeat='3': the number of calls to time is an integer",
+    ]
+    for cell, text in zip(out[2:5], expected):
+        assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
+        assert "commands.py" not in cell["stdout"] and "text/html" in cell["outputs"][0]
+    for cell, line in [(out[5], "f(1/0)"), (out[7], "f(g(1))"), (out[8], "1 / 0")]:
+        assert cell["error"] == "ZeroDivisionError", cell["message"]
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", cell["stdout"])
+        assert f"----> 1 {line}\n" in shown, shown  # the argument text, where it failed
+        assert "commands.py" not in shown and "Could not get source" not in shown, shown
+    assert "return v / 0" in re.sub(r"\x1b\[[0-9;]*m", "", out[7]["stdout"])
