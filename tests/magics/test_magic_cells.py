@@ -407,3 +407,22 @@ def test_symprofile_takes_repeat_in_the_call_and_shows_the_users_errors_from_the
         assert f"----> 1 {line}\n" in shown, shown  # the argument text, where it failed
         assert "commands.py" not in shown and "Could not get source" not in shown, shown
     assert "return v / 0" in re.sub(r"\x1b\[[0-9;]*m", "", out[7]["stdout"])
+
+
+def test_a_shape_warning_an_error_filter_raises_is_a_card_naming_the_cell_line():
+    """With docs/shapes.md's ``simplefilter("error", sn.ShapeWarning)`` the raised warning
+    got no card, a traceback through symnb's frames and a message without the user's line."""
+    out = run_cells(
+        "import symnb as sn, warnings\nv = sn.tensor('v', shape=('n',))\n"
+        "col = sn.tensor('col', shape=('n', 1))",
+        "warnings.simplefilter('error', sn.ShapeWarning)",
+        "u = v + col",
+    )
+    cell = out[2]
+    assert cell["error"] == "BroadcastOuterWarning", cell
+    assert "broadcast against each other into (n, n)" in cell["message"]
+    assert f"\n  at notebook cell, line 1: u = v + col  (In[{cell['number']}])" in cell["message"]
+    html = cell["outputs"][0]["text/html"]
+    assert '<div class="symnb-error"><b>BroadcastOuterWarning</b>' in html
+    assert "<b>at</b> notebook cell, line 1: u = v + col" in html
+    assert "symnb/core" not in cell["stdout"] and "warnings.py" not in cell["stdout"]
