@@ -367,3 +367,29 @@ def test_caller_text_in_charts_is_never_markup():
         assert not root.findall(".//{http://www.w3.org/1999/xhtml}img")
         assert not [e for e in root.iter() if e.tag.endswith("img")]
     assert "1.0&lt;img" in charts[0]._repr_svg_()  # the unit is shown, as text
+
+
+def test_control_characters_in_chart_text_are_written_as_escapes():
+    """A control character in a label, unit, title or axis label (from a data file, a name
+    decoded from bytes) was copied raw into the SVG's text, <title> and aria-label: not
+    well-formed XML, a broken image. They are written as their escapes, as the graph
+    drawings write them (symnb.viz.dot.printable)."""
+    charts = [
+        plot_bars(["lr\x01", "b"], [1.0, 2.0], unit=" ms\x0b"),
+        plot_line([3.0, 2.0, 1.0], "loss\x1b", xlabel="step\x07"),
+        plot_lines({"train\x02": [3.0, 2.0, 1.0]}, "loss\x1b", xlabel="epoch\x00"),
+        show_images([np.eye(2)], ["w\x03"]),
+    ]
+    for chart in charts:
+        bundle = chart._repr_mimebundle_()
+        ElementTree.fromstring(bundle["image/svg+xml"])  # well-formed, or this raises
+        ElementTree.fromstring(re.search(r"<svg.*</svg>", bundle["text/html"]).group(0))
+    bars, line, lines, images = (c.svg for c in charts)
+    assert ">lr\\x01</text>" in bars and "<title>lr\\x01: 1.00 ms\\x0b</title>" in bars
+    assert ">loss\\x1b</text>" in line and ">step\\x07 (0–2)</text>" in line
+    assert "data-series='train\\x02'" in lines and ">train\\x02</text>" in lines
+    assert (
+        ">epoch\\x00</text>" in lines and "aria-label='line chart loss\\x1b of train\\x02" in lines
+    )
+    assert ">w\\x03</text>" in images
+    assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", bars + line + lines + images)
