@@ -144,16 +144,23 @@ def lines_chart_svg(
     series: dict, title: str = "", xlabel: str = "step", x=None, log: bool = False
 ) -> str:
     """Several lines on shared axes with a legend. ``series`` maps a label to its values;
-    ``x`` gives the abscissae (default 0, 1, ...); ``log`` draws log10 of the values (those
-    not above 0 leave gaps, as values that are not finite do)."""
+    ``x`` gives the abscissae (default 0, 1, ...), one a value of every series; ``log``
+    draws log10 of the values (those not above 0 leave gaps, as values that are not finite
+    do)."""
     width, height, pad, legend_w = 560, 250, 44, 150
+    given = None if x is None else np.asarray(x, dtype=float).ravel()
     data = {}
     for label, values in series.items():
         ys = np.asarray(values, dtype=float).ravel()
+        if given is not None and len(given) != len(ys):  # zip would drop points unsaid
+            raise ArgumentError(
+                f"plot_lines: series {str(label)!r} has {len(ys)} values for {len(given)} "
+                "x values; give one x a value"
+            )
         if log:
             with np.errstate(all="ignore"):
                 ys = np.where(ys > 0, np.log10(np.where(ys > 0, ys, 1.0)), np.nan)
-        xs = np.arange(len(ys), dtype=float) if x is None else np.asarray(x, dtype=float)
+        xs = np.arange(len(ys), dtype=float) if given is None else given
         data[str(label)] = list(zip(xs.tolist(), ys.tolist()))
     finite = [p for pts in data.values() for p in pts if np.isfinite(p[0]) and np.isfinite(p[1])]
     x_lo, x_hi = (min(p[0] for p in finite), max(p[0] for p in finite)) if finite else (0, 1)

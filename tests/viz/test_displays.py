@@ -393,3 +393,18 @@ def test_control_characters_in_chart_text_are_written_as_escapes():
     )
     assert ">w\\x03</text>" in images
     assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", bars + line + lines + images)
+
+
+def test_lines_refuse_an_x_of_another_length_than_a_series():
+    """``x`` shorter than a series' values drew as many points as ``x`` had (zip dropped the
+    rest, the chart saying nothing); it is refused naming the series and both lengths, as
+    plot_bars refuses labels and values of different lengths."""
+    with pytest.raises(sn.ArgumentError) as info:
+        plot_lines({"train": [3.0, 2.0], "loss": [3.0, 2.0, 1.0, 0.5]}, "loss", x=[0, 1])
+    message = str(info.value)
+    assert message.startswith("plot_lines: series 'loss' has 4 values for 2 x values")
+    assert "test_displays.py" in message  # raised at the user's line
+    with pytest.raises(sn.ArgumentError, match="series 'a' has 2 values for 3 x values"):
+        plot_lines({"a": [1.0, 2.0]}, x=np.arange(3))
+    (run,) = _curves(plot_lines({"a": [1.0, 2.0, 4.0]}, x=[[0, 1, 5]]).svg)["a"]
+    assert len(run) == 3
