@@ -57,12 +57,16 @@ def test_latex_of_expressions(build, expected):
         (lambda x, y: y * sn.max(x), r"y \cdot \left(\max_{0} x\right)"),
         (lambda x, y: sn.sum(x) + y, r"\sum_{0} x + y"),
         (lambda x, y: -sn.mean(x), r"-\left(\operatorname{mean}_{0} x\right)"),
+        (lambda x, y: x * np.inf, r"x \cdot \infty"),
+        (lambda x, y: x**-np.inf, r"x^{-\infty}"),
+        (lambda x, y: sn.maximum(x, -np.inf), r"\operatorname{maximum}\left(x, -\infty\right)"),
+        (lambda x, y: x + np.nan, r"x + \mathrm{NaN}"),
     ],
 )
 def test_latex_brackets_signed_constants_and_reductions_as_factors(build, expected):
     """``(-2) ** x`` is 4 at x = 2, but was written ``-2^{x}`` (``-(2^x)``, -4), ``x - -2``
     and ``x \\cdot -3``; ``sum(x) * y`` was ``\\sum_{0} x \\cdot y``, which reads
-    ``sum(x * y)``; ``1e-05`` read as a subtraction."""
+    ``sum(x * y)``; ``1e-05`` read as a subtraction; infinity and NaN were ``inf``, ``nan``."""
     x, y = sn.vector("x"), sn.vector("y")
     assert to_latex(build(x, y)) == expected
 
