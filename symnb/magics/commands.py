@@ -10,7 +10,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from symnb.magics.cell import OPTIONS, CellError, parse_line, symcompile
+from symnb.magics.cell import OPTIONS, CellError, a_type, parse_line, symcompile
 from symnb.magics.views import views_for
 from symnb.viz.graphs import picture
 from symnb.viz.subject import as_graph
@@ -56,7 +56,7 @@ class SymnbMagics(Magics):
             as_graph(obj)
         except TypeError:
             raise CellError(
-                f"%symgraph: {line.strip()} is a {type(obj).__name__}; it draws a variable, a "
+                f"%symgraph: {line.strip()} is {a_type(obj)}; it draws a variable, a "
                 "list of variables or a compiled function"
             ) from None
         display(picture(obj))
@@ -102,7 +102,7 @@ class SymnbMagics(Magics):
         function = self._evaluate("%symprofile", name)
         if not hasattr(function, "profile"):
             raise CellError(
-                f"%symprofile: {name} is a {type(function).__name__}, not a compiled function "
+                f"%symprofile: {name} is {a_type(function)}, not a compiled function "
                 "(sn.function or %%symcompile makes one)"
             )
         # the argument list evaluated once, as Python calls it (*args and **kw included), by

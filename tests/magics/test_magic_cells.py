@@ -330,16 +330,18 @@ def test_line_magics_given_bad_input_are_cards():
         "%symprofile f(np.ones(3)",
         "%symprofile -n 0 f(np.ones(3))",
         "%symprofile len([1])",
+        "%symgraph np.ones(2)",
     )
     assert out[0]["error"] is None, out[0]["message"]
     expected = [
         "%symgraph needs what to draw: a variable, a list of variables or a compiled function",
-        "%symgraph: 3 is a int; it draws a variable, a list of variables or a compiled",
+        "%symgraph: 3 is an int; it draws a variable, a list of variables or a compiled",
         "%symgraph: cannot read 'f(' as an expression: '(' was never closed",
         "%symprofile takes a call such as f(x), not 'f' (f() times it on random inputs)",
         "%symprofile: cannot read 'f(np.ones(3)' as an expression: '(' was never closed",
         "%symprofile -n 0: the number of calls to time must be at least 1",
         "%symprofile: len is a builtin_function_or_method, not a compiled function",
+        "%symgraph: np.ones(2) is an ndarray; it draws a variable",
     ]
     for cell, text in zip(out[1:], expected):
         assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
