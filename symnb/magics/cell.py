@@ -459,7 +459,7 @@ def _check_outputs(value, where: SourceLoc | None) -> None:
     for key, item in items:
         if isinstance(item, (list, tuple, dict, set)):
             raise _cell_error(
-                f"output [{key}] of the cell's last expression is a {type(item).__name__}: "
+                f"output [{key}] of the cell's last expression is {a_type(item)}: "
                 "the outputs are a variable, a tuple/list of variables or a dict name -> "
                 "variable, not nested; list them flat (e.g. `a, b, c`)",
                 where,
@@ -474,10 +474,17 @@ def _check_output(item, what: str, where: SourceLoc | None) -> None:
         as_variable(item)
     except (TypeError, ValueError):
         raise _cell_error(
-            f"{what} is a {type(item).__name__} ({_brief(item)}), not a variable: the "
+            f"{what} is {a_type(item)} ({_brief(item)}), not a variable: the "
             "outputs are symbolic variables (e.g. `loss` or `loss, acc`)",
             where,
         ) from None
+
+
+def a_type(item) -> str:
+    """``item``'s type with its article, as a message names it: "an int", "an ndarray", "a
+    str", "a uint8" (by the sound: u reads "you")."""
+    name = type(item).__name__
+    return f"an {name}" if name[0] in "aeioAEIO" or name.startswith("nd") else f"a {name}"
 
 
 def _brief(item) -> str:
@@ -495,7 +502,7 @@ def pick_inputs(
         for name, item in zip(_split(names), picked):
             if not isinstance(item, Variable):
                 raise _cell_error(
-                    f"--inputs {name!r} is a {type(item).__name__} ({_brief(item)}), not a "
+                    f"--inputs {name!r} is {a_type(item)} ({_brief(item)}), not a "
                     "variable: name the cell's symbolic inputs (e.g. --inputs x,y)",
                     magic,
                 )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import linecache
+import numbers
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from symnb.magics.cell import OPTIONS, CellError, parse_line, symcompile
+from symnb.magics.cell import OPTIONS, CellError, a_type, parse_line, symcompile
 from symnb.magics.views import views_for
 from symnb.viz.graphs import picture
 from symnb.viz.subject import as_graph
@@ -43,6 +45,7 @@ class SymnbMagics(Magics):
     def symgraph(self, line):
         """``%symgraph EXPR``: draw the graph of a variable, list of variables or function.
         What it cannot draw is a card saying why, not a traceback through the magic."""
+        __tracebackhide__ = True  # an error of the user's expression is shown from their code
         if not line.strip():
             raise CellError(
                 "%symgraph needs what to draw: a variable, a list of variables or a compiled "
@@ -53,52 +56,89 @@ class SymnbMagics(Magics):
             as_graph(obj)
         except TypeError:
             raise CellError(
-                f"%symgraph: {line.strip()} is a {type(obj).__name__}; it draws a variable, a "
+                f"%symgraph: {line.strip()} is {a_type(obj)}; it draws a variable, a "
                 "list of variables or a compiled function"
             ) from None
         display(picture(obj))
 
     @magic_arguments()
-    @argument("-n", "--repeat", type=int, default=10, help="how many calls to time")
-    @argument("call", nargs="+", help="a call such as f(x_data, y_data)")
+    @argument("-n", "--repeat", type=int, default=None, help="how many calls to time (10)")
+    @argument("call", nargs="+", help="a call such as f(x_data, y_data) or f(x, repeat=3)")
     @line_magic
     def symprofile(self, line):
-        """``%symprofile [-n N] f(args...)``: time each node of the call; table and chart."""
+        """``%symprofile [-n N] f(args...)``: time each node of the call; table and chart.
+        The number of calls is -n N or the call's own ``repeat=N``, as f.profile takes it."""
+        __tracebackhide__ = True  # an error of the user's arguments is shown from their code
         args = parse_argstring(self.symprofile, line)
-        if args.repeat < 1:
-            raise CellError(
-                f"%symprofile -n {args.repeat}: the number of calls to time must be at least 1"
-            )
         function, call_args, call_kwargs = self._parse_call(" ".join(args.call))
-        display(function.profile(*call_args, repeat=args.repeat, **call_kwargs))
+        repeat = 10 if args.repeat is None else args.repeat
+        if "repeat" in call_kwargs:
+            if args.repeat is not None:
+                raise CellError(
+                    f"%symprofile -n {args.repeat} ... repeat={call_kwargs['repeat']!r}: give "
+                    "the number of calls to time once, as -n N or as repeat=N"
+                )
+            repeat = call_kwargs.pop("repeat")
+            said = f"repeat={repeat!r}"
+        else:
+            said = f"-n {repeat}"
+        if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral):
+            raise CellError(f"%symprofile {said}: the number of calls to time is an integer")
+        if repeat < 1:
+            raise CellError(f"%symprofile {said}: the number of calls to time must be at least 1")
+        display(function.profile(*call_args, repeat=repeat, **call_kwargs))
 
     def _parse_call(self, text: str):
         """The function and arguments of ``f(x, y=...)``; anything else is a card."""
-        node = ast.parse(_readable("%symprofile", text), mode="eval").body
+        __tracebackhide__ = True
+        text = _readable("%symprofile", text)
+        node = ast.parse(text, mode="eval").body
         if not isinstance(node, ast.Call):
             raise CellError(
-                f"%symprofile takes a call such as f(x), not {text.strip()!r} "
+                f"%symprofile takes a call such as f(x), not {text!r} "
                 "(f() times it on random inputs)"
             )
         name = ast.unparse(node.func)
         function = self._evaluate("%symprofile", name)
         if not hasattr(function, "profile"):
             raise CellError(
-                f"%symprofile: {name} is a {type(function).__name__}, not a compiled function "
+                f"%symprofile: {name} is {a_type(function)}, not a compiled function "
                 "(sn.function or %%symcompile makes one)"
             )
-        # the argument list evaluated once, as Python calls it: *args and **kw included
-        listed = ", ".join(ast.unparse(a) for a in [*node.args, *node.keywords])
-        values, kwargs = self._evaluate("%symprofile", f"(lambda *a, **k: (a, k))({listed})")
+        # the argument list evaluated once, as Python calls it (*args and **kw included), by
+        # a lambda standing where f was written: an error shows the user's text at its place
+        collect = ast.parse("lambda *a, **k: (a, k)", mode="eval").body
+        for part in ast.walk(collect):
+            ast.copy_location(part, node.func)
+        call = ast.Call(func=collect, args=node.args, keywords=node.keywords)
+        values, kwargs = self._evaluate("%symprofile", text, ast.copy_location(call, node))
         return function, values, kwargs
 
-    def _evaluate(self, magic: str, text: str):
-        """``text`` evaluated in the user's namespace; a name not defined there is a card
-        naming the magic and the name, not a traceback through the magic's frames."""
+    def _evaluate(self, magic: str, text: str, tree: ast.expr | None = None):
+        """``text`` (or ``tree``, an expression read from it) evaluated in the user's
+        namespace. What it raises is the user's error, as in a cell: its traceback goes from
+        the cell's line to ``text``, shown as the magic's own line, and on into the user's
+        code, not through the magic's frames. A name ``text`` itself uses and the namespace
+        lacks is a card naming the magic and the name."""
+        __tracebackhide__ = True
+        where = f"<{magic}>"
+        linecache.cache[where] = (len(text), None, [text + "\n"], where)  # for the traceback
+        code = compile(ast.Expression(tree) if tree else text, where, "eval")
         try:
-            return self.shell.ev(text)
+            with self.shell.builtin_trap:
+                return eval(code, self.shell.user_global_ns, self.shell.user_ns)
         except NameError as exc:
-            raise CellError(f"{magic}: {exc} in the notebook's namespace") from None
+            if _raised_in(exc, code):
+                raise CellError(f"{magic}: {exc} in the notebook's namespace") from None
+            raise
+
+
+def _raised_in(exc: BaseException, code) -> bool:
+    """Whether ``exc`` was raised by ``code`` itself, not by a function it called."""
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code is code
 
 
 def _readable(magic: str, text: str) -> str:

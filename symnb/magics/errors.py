@@ -8,7 +8,8 @@ carries them), and the frontend shows them under the card.
 
 ShapeWarnings shown in a kernel become a compact card too (a one-line summary naming the cell
 line, the message and how to silence that category behind a click), not stderr text citing
-the kernel's temporary file. The warnings filters decide, as always, which are shown.
+the kernel's temporary file. The warnings filters decide, as always, which are shown; one
+an "error" filter raises is an error card, as a SymnbError is (its message names the line).
 """
 
 from __future__ import annotations
@@ -57,8 +58,12 @@ class _WarningCards:
         display(Html(warning_html(message, category, str(where)), text))
 
 
+#: what is shown as a card: symnb's errors, and ShapeWarnings raised by an "error" filter
+CARDED = (SymnbError, ShapeWarning)
+
+
 def install(shell) -> None:
-    shell.set_custom_exc((SymnbError,), show_symnb_error)
+    shell.set_custom_exc(CARDED, show_symnb_error)
     if not isinstance(warnings.showwarning, _WarningCards):
         warnings.showwarning = _WarningCards(warnings.showwarning)
 
@@ -66,7 +71,7 @@ def install(shell) -> None:
 def uninstall(shell) -> None:
     """Undo :func:`install`: IPython's own traceback for symnb's errors, warnings as before
     (a handler another extension set since is left alone)."""
-    if shell.custom_exceptions == (SymnbError,):
+    if shell.custom_exceptions == CARDED:
         shell.set_custom_exc((), None)
     if isinstance(warnings.showwarning, _WarningCards):
         warnings.showwarning = warnings.showwarning.previous

@@ -13,6 +13,7 @@ from html import escape, unescape
 import numpy as np
 
 from symnb.errors import ArgumentError
+from symnb.viz.dot import printable
 from symnb.viz.theme import ACCENT, STYLE
 
 FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11' fill='currentColor'"
@@ -21,10 +22,17 @@ AXIS = "stroke='currentColor' stroke-opacity='0.55'"
 PAPER = "color:#111827;background:#ffffff"
 
 
+def svg_text(caller: str) -> str:
+    """The caller's text (a label, a title, a unit) as SVG text or an attribute's value:
+    never markup, and control characters written as their escapes (``\\x01``), which XML
+    cannot hold (as the graph drawings write them, symnb.viz.dot.printable)."""
+    return escape(printable(caller), quote=True)
+
+
 def svg_root(width, height, kind: str, label: str) -> str:
     """The opening ``<svg>`` of a chart of ``kind`` ("bars", "lines"...), with its name for
     screen readers and tooltips."""
-    name = escape(label, quote=True)
+    name = svg_text(label)
     return (
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
         f"class='symnb-{kind}' role='img' aria-label='{name}'><title>{name}</title>"
@@ -45,15 +53,15 @@ def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str
     left = text_w if neg else 0  # room for a negative bar's value, left of it
     scale = (width - label_w - text_w - left) / ((pos + neg) or 1.0)
     zero = label_w + left + neg * scale
-    shown_unit = escape(unit)  # the caller's text: never markup
+    shown_unit = svg_text(unit)
     rows = []
     for i, (label, value) in enumerate(zip(labels, values)):
         y = 6 + i * row_h
         rows.append(
             f"<text x='{label_w - 6}' y='{y + 13}' text-anchor='end' {FONT}>"
-            f"{escape(label[:40])}</text>"
+            f"{svg_text(label[:40])}</text>"
         )
-        tip = f"<title>{escape(label)}: {value:.2f}{shown_unit}</title>"
+        tip = f"<title>{svg_text(label)}: {value:.2f}{shown_unit}</title>"
         if not np.isfinite(value):
             rows.append(
                 f"<text class='gap' x='{zero + 4:.1f}' y='{y + 13}' {FONT} fill-opacity='0.7'>"
@@ -101,7 +109,7 @@ def line_chart_svg(values: list[float], title: str = "", xlabel: str = "step") -
     name = f"line chart {title or ''} of {len(ys)} values, {what}"
     return (
         f"{svg_root(width, height, 'line', ' '.join(name.split()))}"
-        f"<text x='{width / 2}' y='16' text-anchor='middle' {FONT}>{escape(title)}</text>"
+        f"<text x='{width / 2}' y='16' text-anchor='middle' {FONT}>{svg_text(title)}</text>"
         f"<line x1='{pad}' y1='{height - pad}' x2='{width - pad}' y2='{height - pad}' {AXIS}/>"
         f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' {AXIS}/>"
         f"{curves}"
@@ -113,7 +121,7 @@ def line_chart_svg(values: list[float], title: str = "", xlabel: str = "step") -
             f"{'no finite values' if len(ys) else 'no values'}</text>"
         )
         + f"<text x='{width / 2}' y='{height - 10}' text-anchor='middle' {FONT}>"
-        f"{escape(xlabel)} (0–{max(len(ys) - 1, 0)})</text></svg>"
+        f"{svg_text(xlabel)} (0–{max(len(ys) - 1, 0)})</text></svg>"
     )
 
 
@@ -136,16 +144,23 @@ def lines_chart_svg(
     series: dict, title: str = "", xlabel: str = "step", x=None, log: bool = False
 ) -> str:
     """Several lines on shared axes with a legend. ``series`` maps a label to its values;
-    ``x`` gives the abscissae (default 0, 1, ...); ``log`` draws log10 of the values (those
-    not above 0 leave gaps, as values that are not finite do)."""
+    ``x`` gives the abscissae (default 0, 1, ...), one a value of every series; ``log``
+    draws log10 of the values (those not above 0 leave gaps, as values that are not finite
+    do)."""
     width, height, pad, legend_w = 560, 250, 44, 150
+    given = None if x is None else np.asarray(x, dtype=float).ravel()
     data = {}
     for label, values in series.items():
         ys = np.asarray(values, dtype=float).ravel()
+        if given is not None and len(given) != len(ys):  # zip would drop points unsaid
+            raise ArgumentError(
+                f"plot_lines: series {str(label)!r} has {len(ys)} values for {len(given)} "
+                "x values; give one x a value"
+            )
         if log:
             with np.errstate(all="ignore"):
                 ys = np.where(ys > 0, np.log10(np.where(ys > 0, ys, 1.0)), np.nan)
-        xs = np.arange(len(ys), dtype=float) if x is None else np.asarray(x, dtype=float)
+        xs = np.arange(len(ys), dtype=float) if given is None else given
         data[str(label)] = list(zip(xs.tolist(), ys.tolist()))
     finite = [p for pts in data.values() for p in pts if np.isfinite(p[0]) and np.isfinite(p[1])]
     x_lo, x_hi = (min(p[0] for p in finite), max(p[0] for p in finite)) if finite else (0, 1)
@@ -165,14 +180,14 @@ def lines_chart_svg(
         for run in _runs(pts):
             points = " ".join(at(px, py) for px, py in run)
             parts.append(
-                f"<polyline class='curve' data-series='{escape(label, quote=True)}' "
+                f"<polyline class='curve' data-series='{svg_text(label)}' "
                 f"fill='none' stroke='{colour}' stroke-width='2' points='{points}'/>"
             )
         y = pad + 4 + 16 * k
         parts.append(
             f"<line x1='{width - legend_w + 6}' y1='{y - 4}' x2='{width - legend_w + 24}' "
             f"y2='{y - 4}' stroke='{colour}' stroke-width='3'/><text class='legend' "
-            f"x='{width - legend_w + 28}' y='{y}' {FONT}>{escape(label[:24])}</text>"
+            f"x='{width - legend_w + 28}' y='{y}' {FONT}>{svg_text(label[:24])}</text>"
         )
 
     def tick(v):
@@ -182,7 +197,7 @@ def lines_chart_svg(
     name = f"line chart {title} of {', '.join(data) or 'no series'} against {xlabel}"
     return (
         f"{svg_root(width, height, 'lines', ' '.join(name.split()))}"
-        f"<text x='{pad + plot_w / 2}' y='16' text-anchor='middle' {FONT}>{escape(title)}</text>"
+        f"<text x='{pad + plot_w / 2}' y='16' text-anchor='middle' {FONT}>{svg_text(title)}</text>"
         f"<line x1='{pad}' y1='{height - pad}' x2='{right}' y2='{height - pad}' {AXIS}/>"
         f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{height - pad}' {AXIS}/>"
         + "".join(parts)
@@ -191,7 +206,7 @@ def lines_chart_svg(
         f"<text x='{pad}' y='{height - pad + 14}' text-anchor='middle' {FONT}>{x_lo:.3g}</text>"
         f"<text x='{right}' y='{height - pad + 14}' text-anchor='middle' {FONT}>{x_hi:.3g}</text>"
         f"<text x='{pad + plot_w / 2}' y='{height - 8}' text-anchor='middle' {FONT}>"
-        f"{escape(xlabel)}</text></svg>"
+        f"{svg_text(xlabel)}</text></svg>"
     )
 
 
@@ -227,7 +242,7 @@ def heatmaps_svg(
         values = m / scale if diverging else m
         parts.append(
             f"<text x='{x0 + box_w / 2 - 4}' y='{y0 + 12}' text-anchor='middle' "
-            f"{FONT}>{escape(name[:16])}</text><g class='image'>"
+            f"{FONT}>{svg_text(name[:16])}</text><g class='image'>"
         )
         for (i, j), v in np.ndenumerate(values):
             parts.append(

@@ -3,8 +3,10 @@
 Two graphs are compared by structure, not identity (each Graph clones its nodes): a node's
 key is its op plus the keys of its inputs, leaves keyed by identity. A node of ``after``
 whose key exists in ``before`` is kept; one that is new but has a removed counterpart with
-the same op built by the same line is *changed* (rewired); the rest are added / removed.
-The diff picture is the ``after`` graph with removed nodes drawn as dashed ghosts.
+the same op built by the same line is *changed* (rewired), and is keyed as that twin was,
+so that its consumers, whose inputs are otherwise what they were, are kept rather than
+changed in turn; the rest are added / removed. The diff picture is the ``after`` graph
+with removed nodes drawn as dashed ghosts.
 """
 
 from __future__ import annotations
@@ -46,36 +48,43 @@ class GraphDiff:
 
 def diff_graphs(before, after) -> GraphDiff:
     """Compare two graphs by structure (see the module docstring)."""
-    old, new = _cross_keys(as_graph(before), as_graph(after))
-    result = GraphDiff(kept=len(set(old) & set(new)))
-    result.same = {id(old[k]): new[k] for k in old if k in new}
-    gone = [old[k] for k in old if k not in new]
-    for key, node in new.items():
-        if key in old:
+    before, after = as_graph(before), as_graph(after)
+    intern: dict[tuple, int] = {}
+    old_keys: dict[int, int] = {}  # id(node of before) -> its key
+    old: dict[int, list] = {}  # key -> the nodes of ``before`` of that key not yet matched
+    for node in before.toposort():
+        old.setdefault(_key(node, old_keys, intern), []).append(node)
+    # a changed node's twin is a node of ``before`` that no node of ``after`` equals as
+    # written, so that a node kept as it was is never taken for another's twin
+    plain: dict[int, int] = {}
+    written = {_key(node, plain, intern) for node in after.toposort()}
+    gone = [node for key, nodes in old.items() if key not in written for node in nodes]
+    result = GraphDiff()
+    keys: dict[int, int] = {}  # id(node of after) -> its key (a changed node: its twin's)
+    for node in after.toposort():
+        key = _key(node, keys, intern)
+        if old.get(key):
+            twin = old[key].pop(0)
+            result.same[id(twin)] = node
+            result.kept += 1
             continue
-        twin = _twin(node, gone)
+        twin = _twin(node, [n for n in gone if id(n) not in result.same])
         if twin is None:
             result.added.append(node)
-        else:
-            gone.remove(twin)
-            result.changed.append((twin, node))
-    result.removed = gone
+            continue
+        gone = [n for n in gone if n is not twin]
+        old[old_keys[id(twin)]] = [n for n in old[old_keys[id(twin)]] if n is not twin]
+        keys[id(node)] = old_keys[id(twin)]  # its consumers key it as they keyed the twin
+        result.changed.append((twin, node))
+    result.removed = [node for nodes in old.values() for node in nodes]
     return result
 
 
-def _cross_keys(before, after):
-    """Structural key -> node, for each graph, with one intern table shared by both."""
-    intern: dict[tuple, int] = {}
-    sides = []
-    for graph in (before, after):
-        keys: dict[int, int] = {}
-        by_key = {}
-        for node in graph.toposort():
-            args = tuple(_input_key(v, keys) for v in node.inputs)
-            keys[id(node)] = intern.setdefault((node.op, args), len(intern))
-            by_key[keys[id(node)]] = node
-        sides.append(by_key)
-    return sides
+def _key(node, keys: dict, intern: dict) -> int:
+    """The structural key of ``node`` from its inputs' keys in ``keys``, recorded there."""
+    args = tuple(_input_key(v, keys) for v in node.inputs)
+    keys[id(node)] = intern.setdefault((node.op, args), len(intern))
+    return keys[id(node)]
 
 
 def _twin(node, candidates):

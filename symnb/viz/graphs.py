@@ -71,8 +71,13 @@ class GraphPicture:
         return {"text/html": html, "image/svg+xml": svg, "text/plain": self.summary()}
 
     def summary(self) -> str:
+        """``<graph after: 2 inputs, 1 shared, 3 ops, 1 output>``: what it draws, counted."""
         kinds = ("input", "shared", "constant", "op", "grad", "scalar", "output")
-        counts = ", ".join(f"{self.view.count(k)} {k}" for k in kinds if self.view.count(k))
+        counts = ", ".join(
+            f"{n} {kind if n == 1 or kind == 'shared' else kind + 's'}"
+            for kind, n in ((k, self.view.count(k)) for k in kinds)
+            if n
+        )
         return f"<graph {self.title}: {counts}>".replace("graph :", "graph:")
 
     def __repr__(self):

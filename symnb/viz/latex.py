@@ -12,6 +12,7 @@ with every operation bracketed (Theano's ``pp``): ``((x + y) * 2)``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import deque
 
@@ -122,9 +123,12 @@ def _constant(var: Constant) -> tuple[str, int]:
     mantissa, e, exponent = text.partition("e")
     if isinstance(value, float) and e:
         text = rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    if isinstance(value, float) and not math.isfinite(value):  # as mathematics writes them
+        text = r"\mathrm{NaN}" if math.isnan(value) else text.replace("inf", r"\infty")
     if text.startswith("-"):
         return text, SUM
-    return text, ATOM if re.fullmatch(r"[0-9.]+|inf|nan|True|False|\(.*\)", text) else PRODUCT
+    atom = r"[0-9.]+|\\infty|\\mathrm\{NaN\}|True|False|\(.*\)"
+    return text, ATOM if re.fullmatch(atom, text) else PRODUCT
 
 
 class _Printer:

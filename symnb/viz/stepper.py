@@ -130,7 +130,9 @@ def static_stepper_html(
     are left out, a note says how many and how to see them."""
     history = stepper_steps(function) or []
     chosen = [i for i, s in enumerate(history) if _keeps(s, phase, rule)]
-    frames = [_frame_html(0, *start_frame(function, history, _SHOWN, max_boxes))]
+    # the first frame says how many rewrites match the filters; how many of them are
+    # embedded is the heading's and the left-out note's to say
+    frames = [_frame_html(0, *start_frame(function, history, len(chosen), max_boxes))]
     size, drawn = len(frames[0][0]), frames[0][1]
     for position, index in enumerate(chosen[:max_steps], 1):
         # the next frame is taken to cost what the last one did

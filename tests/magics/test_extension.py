@@ -39,7 +39,9 @@ SCRIPT = textwrap.dedent(
 def test_unload_ext_removes_the_magics_and_the_cards_and_load_brings_them_back():
     loaded, unloaded, again = json.loads(run_python(SCRIPT).split("FOUND", 1)[1])
     for state in (loaded, again):
-        assert state["custom"] == ["SymnbError"] and state["hook"] == "_WarningCards"
+        assert (
+            state["custom"] == ["SymnbError", "ShapeWarning"] and state["hook"] == "_WarningCards"
+        )
         assert state["magics"] == ["symcompile", "symgraph", "symprofile"]
         assert state["card"] and state["error"] == "ShapeError"
     assert "doesn't define how to unload" not in unloaded["said"], unloaded["said"]

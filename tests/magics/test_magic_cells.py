@@ -2,6 +2,7 @@
 process of their own): options, error lines, views and the names a failing cell keeps."""
 
 import json
+import re
 import textwrap
 
 from tests.helpers import run_python
@@ -329,16 +330,18 @@ def test_line_magics_given_bad_input_are_cards():
         "%symprofile f(np.ones(3)",
         "%symprofile -n 0 f(np.ones(3))",
         "%symprofile len([1])",
+        "%symgraph np.ones(2)",
     )
     assert out[0]["error"] is None, out[0]["message"]
     expected = [
         "%symgraph needs what to draw: a variable, a list of variables or a compiled function",
-        "%symgraph: 3 is a int; it draws a variable, a list of variables or a compiled",
+        "%symgraph: 3 is an int; it draws a variable, a list of variables or a compiled",
         "%symgraph: cannot read 'f(' as an expression: '(' was never closed",
         "%symprofile takes a call such as f(x), not 'f' (f() times it on random inputs)",
         "%symprofile: cannot read 'f(np.ones(3)' as an expression: '(' was never closed",
         "%symprofile -n 0: the number of calls to time must be at least 1",
         "%symprofile: len is a builtin_function_or_method, not a compiled function",
+        "%symgraph: np.ones(2) is an ndarray; it draws a variable",
     ]
     for cell, text in zip(out[1:], expected):
         assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
@@ -372,3 +375,56 @@ def test_symprofile_takes_starred_arguments_and_names_an_undefined_name():
     for cell, text in zip(out[5:], expected):
         assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
         assert "commands.py" not in cell["stdout"] and "interactiveshell" not in cell["stdout"]
+
+
+def test_symprofile_takes_repeat_in_the_call_and_shows_the_users_errors_from_their_code():
+    """``f(x, repeat=3)`` (as f.profile takes it) was a raw TypeError "multiple values for
+    keyword argument 'repeat'"; an error the arguments raise (``f(1/0)``) showed the magic's
+    frames and "Could not get source" for the argument text."""
+    out = run_cells(
+        "%%symcompile f --backend py --quiet\nx = vector('x')\nx * 2",
+        "%symprofile f(np.ones(3), repeat=3)",
+        "%symprofile -n 2 f(np.ones(3), repeat=3)",
+        "%symprofile f(np.ones(3), repeat=0)",
+        "%symprofile f(np.ones(3), repeat='3')",
+        "%symprofile f(1/0)",
+        "def g(v):\n    return v / 0",
+        "%symprofile f(g(1))",
+        "%symgraph 1 / 0",
+    )
+    assert out[1]["error"] is None, out[1]["message"]
+    assert "profile: 3 calls" in out[1]["stdout"] + str(out[1]["outputs"])
+    expected = [
+        "%symprofile -n 2 ... repeat=3: give the number of calls to time once, as -n N or as "
+        "repeat=N",
+        "%symprofile repeat=0: the number of calls to time must be at least 1",
+        "%symprofile repeat='3': the number of calls to time is an integer",
+    ]
+    for cell, text in zip(out[2:5], expected):
+        assert cell["error"] == "CellError" and text in cell["message"], cell["message"]
+        assert "commands.py" not in cell["stdout"] and "text/html" in cell["outputs"][0]
+    for cell, line in [(out[5], "f(1/0)"), (out[7], "f(g(1))"), (out[8], "1 / 0")]:
+        assert cell["error"] == "ZeroDivisionError", cell["message"]
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", cell["stdout"])
+        assert f"----> 1 {line}\n" in shown, shown  # the argument text, where it failed
+        assert "commands.py" not in shown and "Could not get source" not in shown, shown
+    assert "return v / 0" in re.sub(r"\x1b\[[0-9;]*m", "", out[7]["stdout"])
+
+
+def test_a_shape_warning_an_error_filter_raises_is_a_card_naming_the_cell_line():
+    """With docs/shapes.md's ``simplefilter("error", sn.ShapeWarning)`` the raised warning
+    got no card, a traceback through symnb's frames and a message without the user's line."""
+    out = run_cells(
+        "import symnb as sn, warnings\nv = sn.tensor('v', shape=('n',))\n"
+        "col = sn.tensor('col', shape=('n', 1))",
+        "warnings.simplefilter('error', sn.ShapeWarning)",
+        "u = v + col",
+    )
+    cell = out[2]
+    assert cell["error"] == "BroadcastOuterWarning", cell
+    assert "broadcast against each other into (n, n)" in cell["message"]
+    assert f"\n  at notebook cell, line 1: u = v + col  (In[{cell['number']}])" in cell["message"]
+    html = cell["outputs"][0]["text/html"]
+    assert '<div class="symnb-error"><b>BroadcastOuterWarning</b>' in html
+    assert "<b>at</b> notebook cell, line 1: u = v + col" in html
+    assert "symnb/core" not in cell["stdout"] and "warnings.py" not in cell["stdout"]

@@ -85,7 +85,16 @@ def test_the_static_stepper_embeds_every_step(f):
 def test_a_long_history_is_cut_with_a_note(f):
     html = static_stepper_html(f, max_steps=1)
     assert html.count('class="symnb-frame"') == 2
-    assert f"(the first 1 of {len(f.rewrites)} rewrites)" in html
+    n = len(f.rewrites)
+    assert f"(the first 1 of {n} rewrites)" in html
+    # the first frame counts the rewrites the filters match, not those embedded
+    first = re.findall(r'<div class="symnb-info">(.*?)</div>', html)[0]
+    assert f"· {n} of {n} rewrites match the filters" in first
+    phase = f.rewrites[0].phase
+    matching = sum(s.phase == phase for s in f.rewrites)
+    html = static_stepper_html(f, max_steps=1, phase=phase)
+    first = re.findall(r'<div class="symnb-info">(.*?)</div>', html)[0]
+    assert f"· {matching} of {n} rewrites match the filters" in first
 
 
 def test_the_widget_carries_the_static_stepper_for_exports(f):

@@ -220,6 +220,23 @@ def test_shape_warnings_are_errors_under_this_test_suite():
         sn.vector("y") - sn.tensor("p", shape=(None, 1))
 
 
+def test_a_shape_warning_raised_by_an_error_filter_names_the_users_line():
+    """docs/shapes.md's ``simplefilter("error", sn.ShapeWarning)`` raises the warning: its
+    message ends with the user's line, as a ShapeError's does (the line was given to the
+    warnings machinery alone, which prints it for a shown warning and drops it for a raised
+    one); shown, the message is as it was and the line is the warning's own."""
+    p = sn.tensor("p", shape=(None, 1))
+    with pytest.raises(sn.BroadcastOuterWarning) as info:
+        sn.vector("y") - p  # <- raised here
+    line = _line_of("<- raised here")
+    message = str(info.value)
+    assert message.count("\n  at ") == 1 and message.startswith("sub: 'y' (float64(?,)) and ")
+    assert message.endswith(f'\n  at {__file__}, line {line}: sn.vector("y") - p  # <- raised here')
+    assert (info.value.location.filename, info.value.location.lineno) == (__file__, line)
+    shown = _warns(sn.BroadcastOuterWarning, lambda: sn.vector("y") - p)
+    assert "\n  at " not in str(shown.message)
+
+
 def test_ordinary_idioms_do_not_warn():
     x = sn.tensor("x", shape=("batch", 10))
     b = sn.tensor("b", shape=(10,))

@@ -57,12 +57,16 @@ def test_latex_of_expressions(build, expected):
         (lambda x, y: y * sn.max(x), r"y \cdot \left(\max_{0} x\right)"),
         (lambda x, y: sn.sum(x) + y, r"\sum_{0} x + y"),
         (lambda x, y: -sn.mean(x), r"-\left(\operatorname{mean}_{0} x\right)"),
+        (lambda x, y: x * np.inf, r"x \cdot \infty"),
+        (lambda x, y: x**-np.inf, r"x^{-\infty}"),
+        (lambda x, y: sn.maximum(x, -np.inf), r"\operatorname{maximum}\left(x, -\infty\right)"),
+        (lambda x, y: x + np.nan, r"x + \mathrm{NaN}"),
     ],
 )
 def test_latex_brackets_signed_constants_and_reductions_as_factors(build, expected):
     """``(-2) ** x`` is 4 at x = 2, but was written ``-2^{x}`` (``-(2^x)``, -4), ``x - -2``
     and ``x \\cdot -3``; ``sum(x) * y`` was ``\\sum_{0} x \\cdot y``, which reads
-    ``sum(x * y)``; ``1e-05`` read as a subtraction."""
+    ``sum(x * y)``; ``1e-05`` read as a subtraction; infinity and NaN were ``inf``, ``nan``."""
     x, y = sn.vector("x"), sn.vector("y")
     assert to_latex(build(x, y)) == expected
 
@@ -367,3 +371,44 @@ def test_caller_text_in_charts_is_never_markup():
         assert not root.findall(".//{http://www.w3.org/1999/xhtml}img")
         assert not [e for e in root.iter() if e.tag.endswith("img")]
     assert "1.0&lt;img" in charts[0]._repr_svg_()  # the unit is shown, as text
+
+
+def test_control_characters_in_chart_text_are_written_as_escapes():
+    """A control character in a label, unit, title or axis label (from a data file, a name
+    decoded from bytes) was copied raw into the SVG's text, <title> and aria-label: not
+    well-formed XML, a broken image. They are written as their escapes, as the graph
+    drawings write them (symnb.viz.dot.printable)."""
+    charts = [
+        plot_bars(["lr\x01", "b"], [1.0, 2.0], unit=" ms\x0b"),
+        plot_line([3.0, 2.0, 1.0], "loss\x1b", xlabel="step\x07"),
+        plot_lines({"train\x02": [3.0, 2.0, 1.0]}, "loss\x1b", xlabel="epoch\x00"),
+        show_images([np.eye(2)], ["w\x03"]),
+    ]
+    for chart in charts:
+        bundle = chart._repr_mimebundle_()
+        ElementTree.fromstring(bundle["image/svg+xml"])  # well-formed, or this raises
+        ElementTree.fromstring(re.search(r"<svg.*</svg>", bundle["text/html"]).group(0))
+    bars, line, lines, images = (c.svg for c in charts)
+    assert ">lr\\x01</text>" in bars and "<title>lr\\x01: 1.00 ms\\x0b</title>" in bars
+    assert ">loss\\x1b</text>" in line and ">step\\x07 (0–2)</text>" in line
+    assert "data-series='train\\x02'" in lines and ">train\\x02</text>" in lines
+    assert (
+        ">epoch\\x00</text>" in lines and "aria-label='line chart loss\\x1b of train\\x02" in lines
+    )
+    assert ">w\\x03</text>" in images
+    assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", bars + line + lines + images)
+
+
+def test_lines_refuse_an_x_of_another_length_than_a_series():
+    """``x`` shorter than a series' values drew as many points as ``x`` had (zip dropped the
+    rest, the chart saying nothing); it is refused naming the series and both lengths, as
+    plot_bars refuses labels and values of different lengths."""
+    with pytest.raises(sn.ArgumentError) as info:
+        plot_lines({"train": [3.0, 2.0], "loss": [3.0, 2.0, 1.0, 0.5]}, "loss", x=[0, 1])
+    message = str(info.value)
+    assert message.startswith("plot_lines: series 'loss' has 4 values for 2 x values")
+    assert "test_displays.py" in message  # raised at the user's line
+    with pytest.raises(sn.ArgumentError, match="series 'a' has 2 values for 3 x values"):
+        plot_lines({"a": [1.0, 2.0]}, x=np.arange(3))
+    (run,) = _curves(plot_lines({"a": [1.0, 2.0, 4.0]}, x=[[0, 1, 5]]).svg)["a"]
+    assert len(run) == 3

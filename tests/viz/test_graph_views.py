@@ -104,6 +104,40 @@ def test_diff_of_a_compiled_function_shows_the_rewrites():
     assert diff.removed or diff.changed
 
 
+def test_a_rewrite_marks_only_the_nodes_it_rewired():
+    """pow -> square in sin(cos(exp(x**2))): exp is rewired (changed); cos and sin, whose
+    inputs are what they were, are kept, not changed in cascade down to the outputs."""
+    x = sn.vector("x")
+    f = sn.function([x], sn.sin(sn.cos(sn.exp(x**2))), optimize={"exclude": ["fuse"]})
+    history = list(f.rewrites)
+    i = next(k for k, s in enumerate(history) if s.rule == "pow_two_to_square")
+    before = f.graph_before if i == 0 else history[i - 1].graph_after()
+    diff = diff_graphs(before, history[i].graph_after())
+    assert diff.summary() == "1 removed, 1 added, 1 changed, 2 kept"
+    assert [(old.op.op_name(), new.op.op_name()) for old, new in diff.changed] == [("exp", "exp")]
+    assert [n.op.op_name() for n in diff.removed] == ["pow"]
+    assert [n.op.op_name() for n in diff.added] == ["square"]
+    kinds = classes(diff_picture(before, history[i].graph_after()).svg())
+    assert kinds["exp#0"] == "op changed" and kinds["square#0"] == "op added"
+    assert kinds["cos#0"] == kinds["sin#0"] == "op"
+
+
+def test_a_node_rewired_below_a_changed_one_is_still_changed():
+    """sin is rewired to a new input, and mul below it to sin and a new input: both are
+    changed; tanh, whose input is the changed mul, is kept."""
+
+    def layer(inner, scale):
+        return sn.tanh(sn.sin(inner) * scale)  # one line: a changed node's twin is of its line
+
+    x = sn.tensor("x", shape=(3,))
+    diff = diff_graphs([layer(sn.exp(x), 2.0)], [layer(sn.log(x), sn.cos(x))])
+    assert [(old.op.op_name(), new.op.op_name()) for old, new in diff.changed] == [
+        ("sin", "sin"),
+        ("mul", "mul"),
+    ]
+    assert diff.summary() == "1 removed, 2 added, 2 changed, 1 kept"
+
+
 def test_a_2000_node_graph_is_collapsed_to_a_readable_drawing():
     """Structure only; the render time (budget 3 s) is measured by benchmarks/notebook_render.py."""
     xs = [sn.tensor(f"x{i}", shape=(8,)) for i in range(20)]

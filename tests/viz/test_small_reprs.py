@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import symnb as sn
@@ -41,6 +42,15 @@ def test_short_reprs(f):
     assert shown["phases"].startswith("<compile phases, ") and "rewrites" in shown["phases"]
     steps = len(f.linker.plan.steps)
     assert re.fullmatch(rf"<PyLinker: backend 'py', on NumPy, {steps} steps?>", shown["linker"])
+
+
+def test_a_picture_counts_what_it_draws_in_words():
+    """A picture's text (and its SVG's aria-label) said "2 input, 1 op, 1 output"."""
+    x, y = sn.vector("x"), sn.vector("y")
+    W = sn.shared(np.zeros(3), name="W")
+    assert repr(picture(x + y)) == "<graph: 2 inputs, 1 op, 1 output>"
+    two = picture([sn.exp(x * W), x + 1.0], "before")
+    assert repr(two) == "<graph before: 1 input, 1 shared, 1 constant, 3 ops, 2 outputs>"
 
 
 def test_the_stepper_prints_as_itself_and_shows_any_position(f):

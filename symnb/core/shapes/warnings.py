@@ -123,7 +123,22 @@ def emit(category: type[ShapeWarning], message: str) -> None:
         warnings.warn(message, category, stacklevel=3)
         return
     registry = _registries.setdefault(loc.filename, {})
-    warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)
+    try:
+        warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)
+    except category as raised:
+        # an "error" filter raised it: an exception drops the file and line that a shown
+        # warning prints, so the message names the line, as a SymnbError's does
+        if raised.args != (message,):
+            raise
+        raise _located(category, message, loc) from None
+
+
+def _located(category: type[ShapeWarning], message: str, loc) -> ShapeWarning:
+    """The warning an "error" filter raises: its message ends with the user's line (``\n  at
+    notebook cell, line 4: u = v + col``, as a SymnbError's does), and ``.location`` is it."""
+    raised = category(f"{message}\n  at {loc}")
+    raised.location = loc
+    return raised
 
 
 def _said_already(category, message) -> bool:
