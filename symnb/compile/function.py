@@ -41,6 +41,7 @@ from symnb.core.dims import named_by_names_alone
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.variable import Constant, SharedVariable, Variable, graph_first
+from symnb.core.words import counted
 from symnb.errors import DeviceError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
@@ -521,7 +522,9 @@ class Function:
 
     def _bind(self, args, kwargs) -> list:
         if len(args) > len(self.inputs):
-            raise InputError(f"{self._label()} takes {len(self.inputs)} inputs, got {len(args)}")
+            raise InputError(
+                f"{self._label()} takes {counted(len(self.inputs), 'input')}, got {len(args)}"
+            )
         values = list(args) + [_MISSING] * (len(self.inputs) - len(args))
         for key, value in kwargs.items():
             if key not in self._by_name:

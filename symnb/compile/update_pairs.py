@@ -10,7 +10,7 @@ the expected form with the user's own variable names, and points at the user's l
 from __future__ import annotations
 
 from symnb.core.op import _at_user_line
-from symnb.core.variable import SharedVariable, Variable
+from symnb.core.variable import SharedVariable, Variable, describe_value
 from symnb.errors import GraphError
 
 FORM = "give a list of (shared variable, new value) pairs or a dict {shared variable: new value}"
@@ -33,7 +33,7 @@ def as_update_pairs(updates) -> list[tuple]:
     try:
         items = list(updates)
     except TypeError:
-        raise _error(f"updates is a {type(updates).__name__}", []) from None
+        raise _error(f"updates is {describe_value(updates)}", []) from None
     for index, item in enumerate(items):
         if isinstance(item, Variable):
             raise _error(

@@ -10,6 +10,7 @@ from symnb.core.dims import shapes_unify
 from symnb.core.hooks import hook
 from symnb.core.op import Apply
 from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.core.words import counted
 from symnb.errors import GraphError
 
 OUTPUT = "output"  # the client that stands for "is a graph output"
@@ -177,7 +178,8 @@ class Graph:
         return hook("format_graph")(self)
 
     def __repr__(self) -> str:
-        counts = f"{len(self.inputs)} inputs, {len(self)} nodes, {len(self.outputs)} outputs"
+        sizes = {"input": len(self.inputs), "node": len(self), "output": len(self.outputs)}
+        counts = ", ".join(counted(n, noun) for noun, n in sizes.items())
         return f"<symnb.Graph: {counts}>"
 
     def _repr_svg_(self) -> str | None:

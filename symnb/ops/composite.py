@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.types import TensorType
+from symnb.core.words import counted
 from symnb.ops.elemwise import Elemwise, broadcast_shapes
 
 
@@ -26,7 +27,7 @@ class Composite(Elemwise):
 
     def infer_types(self, *inputs):
         if len(inputs) != self.nin:
-            raise TypeError(f"{self} takes {self.nin} inputs, got {len(inputs)}")
+            raise TypeError(f"{self} takes {counted(self.nin, 'input')}, got {len(inputs)}")
         return [TensorType(self.dtype, broadcast_shapes(self, inputs))]
 
     def perform(self, *arrays):

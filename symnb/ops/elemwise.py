@@ -20,6 +20,7 @@ from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
+from symnb.core.words import counted
 from symnb.errors import DTypeError, InputError, ShapeError
 from symnb.ops._dtypes import probe_dtype, refuse_wrapped_ints
 from symnb.ops.broadcast import sum_to_like
@@ -106,7 +107,7 @@ class Elemwise(Op):
     def infer_types(self, *inputs):
         nin = self.nin
         if len(inputs) != nin:
-            raise TypeError(f"{self} takes {nin} inputs, got {len(inputs)}")
+            raise TypeError(f"{self} takes {counted(nin, 'input')}, got {len(inputs)}")
         shape = inputs[0].type.shape if nin == 1 else broadcast_shapes(self, inputs)
         return [TensorType.of(self.out_dtype(inputs), shape)]
 

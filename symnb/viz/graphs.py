@@ -13,6 +13,7 @@ from html import escape
 
 from symnb.backends.linker import Linker
 from symnb.core.graph import Graph
+from symnb.core.words import counted
 from symnb.viz.collapse import collapse
 from symnb.viz.dot import printable, to_dot
 from symnb.viz.render import RenderUnavailable, render_svg
@@ -74,7 +75,7 @@ class GraphPicture:
         """``<graph after: 2 inputs, 1 shared, 3 ops, 1 output>``: what it draws, counted."""
         kinds = ("input", "shared", "constant", "op", "grad", "scalar", "output")
         counts = ", ".join(
-            f"{n} {kind if n == 1 or kind == 'shared' else kind + 's'}"
+            counted(n, kind, "shared" if kind == "shared" else None)
             for kind, n in ((k, self.view.count(k)) for k in kinds)
             if n
         )

@@ -234,7 +234,7 @@ def test_in_place_steps_do_not_touch_the_arguments():
 def test_wrong_argument_count_is_the_python_error():
     x = sn.vector("x")
     f = sn.function([x], x + 1, backend="c")
-    with pytest.raises(InputError, match="takes 1 inputs, got 2"):
+    with pytest.raises(InputError, match="takes 1 input, got 2"):
         f(np.ones(2), np.ones(2))
 
 

@@ -472,7 +472,7 @@ def test_misused_inputs_are_refused_at_the_users_line():
         theano.function([np.zeros(3)], T.constant(1.0))
     x = T.dvector("x")
     f = theano.function([x], x * 2)
-    with pytest.raises(sn.InputError, match="takes 1 inputs, got 2"):
+    with pytest.raises(sn.InputError, match="takes 1 input, got 2"):
         f([1.0], [2.0])
     with pytest.raises(sn.ShapeError, match="scalar"):
         T.grad(x * 2, x)  # the cost of T.grad is a scalar, as in Theano

@@ -247,7 +247,7 @@ def test_odd_cell_endings_are_cards_naming_the_line():
             ("CellError", "output [1] of the cell's last expression is a list"),
             ("CellError", "output ['b'] of the cell's last expression is a tuple"),
             ("CellError", "%%symcompile: 'await' outside function"),
-            ("GraphError", "updates is a int: give a list of (shared variable, new value)"),
+            ("GraphError", "updates is 5 (int): give a list of (shared variable, new value)"),
         ]
     ):
         assert out[i]["error"] == kind and text in out[i]["message"], out[i]["message"]

@@ -214,7 +214,7 @@ def test_a_graph_displays_itself_without_the_extension():
     x = sn.tensor("x", shape=("n", 3))
     f = sn.function([x], sn.sum(sn.exp(x) * 2.0, axis=1), backend="py")
     assert str(f.graph_before) == sn.format_graph(f.graph_before)
-    assert repr(f.graph).startswith("<symnb.Graph: 1 inputs,")
+    assert repr(f.graph).startswith("<symnb.Graph: 1 input,")
     svg = f.graph_before._repr_svg_()
     assert svg is not None and "<svg" in svg and svg.count('class="node') >= 4
 

@@ -25,6 +25,7 @@ from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import clone_graph, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
+from symnb.core.words import counted
 from symnb.errors import GraphError, InputError, InputShapeError
 
 
@@ -467,7 +468,9 @@ class TheanoFunction:
 
     def _bind(self, args, kwargs) -> list:
         if len(args) > len(self.specs):
-            raise InputError(f"the function takes {len(self.specs)} inputs, got {len(args)}")
+            raise InputError(
+                f"the function takes {counted(len(self.specs), 'input')}, got {len(args)}"
+            )
         values = list(args) + [_MISSING] * (len(self.specs) - len(args))
         for key, value in kwargs.items():
             if key not in self.names:
