@@ -24,7 +24,7 @@ from symnb.core.variable import (
     deep_copy,
     saving_node,
 )
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 
 OP_REGISTRY: dict[str, type[Op]] = {}
 
@@ -239,3 +239,12 @@ def _wrapped(value, loc) -> Variable:
         raise _at_user_line(exc) from None
     finally:
         unpin_location(token)
+
+
+def located_call(fn, *args, errors=(ShapeError, DTypeError, ArgumentError)):
+    """``fn(*args)``, a building or parsing step whose errors point at the user's line, as
+    the errors of building a node do."""
+    try:
+        return fn(*args)
+    except errors as exc:
+        raise _at_user_line(exc) from None

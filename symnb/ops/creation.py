@@ -28,7 +28,7 @@ from symnb.core.dims import (
 )
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import floordiv as dim_floordiv
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes.hints import division_hint
 from symnb.core.types import TensorType, as_dtype, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable
@@ -38,7 +38,7 @@ from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa: F401 - re-exported
 from symnb.ops.elemwise import cast
 from symnb.ops.join import stack
-from symnb.ops.shape import Shape, _located
+from symnb.ops.shape import Shape
 from symnb.ops.shape import shape as shape_of
 
 
@@ -282,7 +282,7 @@ def _broadcast_to(x, shape, what: str) -> Variable:
     try:
         sizes, named = _own_sizes(x, shape)
     except ShapeError as exc:
-        raise _located(exc) from None
+        raise _at_user_line(exc) from None
     return _alloc(x, sizes, named, what)
 
 
@@ -293,7 +293,7 @@ def _alloc(value: Variable, shape, named=None, what: str = "alloc") -> Variable:
     try:
         dims, vector = shape_operand(shape)
     except (ShapeError, DTypeError) as exc:
-        raise _located(type(exc)(f"{what}: {exc.args[0]}")) from None
+        raise _at_user_line(type(exc)(f"{what}: {exc.args[0]}")) from None
     named = named or {}
     return Alloc(tuple(named.get(i, d) for i, d in enumerate(dims)))(value, vector)
 
@@ -391,9 +391,9 @@ def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
     m = n if m is None else m
     for what, size in (("n", n), ("m", m)):
         if is_int(size) and size < 0:
-            raise _located(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
+            raise _at_user_line(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
         if is_int(size) and too_large(size):
-            raise _located(ShapeError(f"eye: {what}={too_large(size)}"))
+            raise _at_user_line(ShapeError(f"eye: {what}={too_large(size)}"))
     return Eye(diagonal_offset(k, "eye"), dtype_arg(dtype, "eye", config.floatX))(n, m)
 
 
@@ -406,7 +406,7 @@ def one_hot(indices, depth, dtype=None) -> Variable:
         depth = depth.value.item()
     if isinstance(depth, Variable):
         if depth.type.ndim != 0 or depth.type.dtype.kind not in "iu":
-            raise _located(
+            raise _at_user_line(
                 DTypeError(f"one_hot: depth must be an integer scalar, not {depth.describe()}")
             )
         return OneHot(None, dtype)(indices, cast(depth, "int64"))
@@ -415,8 +415,8 @@ def one_hot(indices, depth, dtype=None) -> Variable:
             f"one_hot of {indices.describe()}: depth is an int or an integer scalar variable, "
             f"not {depth!r}"
         )
-        raise _located(ShapeTypeError(message))
+        raise _at_user_line(ShapeTypeError(message))
     if depth < 0 or too_large(depth):
         why = f"must be >= 0, not {depth}" if depth < 0 else too_large(depth)
-        raise _located(ShapeError(f"one_hot of {indices.describe()}: depth {why}"))
+        raise _at_user_line(ShapeError(f"one_hot of {indices.describe()}: depth {why}"))
     return OneHot(depth, dtype)(indices)

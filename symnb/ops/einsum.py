@@ -10,24 +10,13 @@ import string
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, is_int, unify
-from symnb.core.op import _at_user_line
+from symnb.core.op import _at_user_line, located_call
 from symnb.core.variable import as_variable, describe_value
-from symnb.errors import ArgumentError, DTypeError, ShapeError
+from symnb.errors import ArgumentError, ShapeError
 from symnb.ops.elemwise import cast, mul
 from symnb.ops.linalg import Tensordot, transpose
 from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import DimShuffle, squeeze
-
-
-def _located(exc):
-    return _at_user_line(exc)
-
-
-def _located_call(fn, *args):
-    try:
-        return fn(*args)
-    except (ShapeError, DTypeError, ArgumentError) as exc:
-        raise _located(exc) from None
 
 
 def einsum(subscripts: str, *operands):
@@ -42,14 +31,14 @@ def einsum(subscripts: str, *operands):
     ``sn.trace``); both raise a clear error.
     """
     if not isinstance(subscripts, str):
-        subscripts, operands = _located_call(_interleaved, subscripts, operands)
+        subscripts, operands = located_call(_interleaved, subscripts, operands)
     if not operands:
-        raise _located(
+        raise _at_user_line(
             ArgumentError(f"einsum: {subscripts!r} has no operands; give one array per term")
         )
     operands = [as_variable(o) for o in operands]
     dtype = np.result_type(*[o.type.dtype for o in operands])
-    terms, output, stretched = _located_call(_parse_einsum, subscripts, operands)
+    terms, output, stretched = located_call(_parse_einsum, subscripts, operands)
     for k, c in stretched:  # a size-1 axis repeats along its index: its letter is the others'
         operands[k] = squeeze(operands[k], terms[k].index(c))
         terms[k] = terms[k].replace(c, "")

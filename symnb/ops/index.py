@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
-from symnb.core.op import Op, _at_user_line
+from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
@@ -629,7 +629,7 @@ def fit_value_gradient(g, v) -> Variable:
 def getitem(x, index) -> Variable:
     """``x[index]`` with NumPy's semantics (basic, advanced and boolean-mask indexing)."""
     x = as_variable(x)
-    spec, inputs = _located(parse_index, x, index)
+    spec, inputs = located_call(parse_index, x, index)
     return _read_op(spec)(x, *inputs)
 
 
@@ -650,7 +650,7 @@ def _update(x, index, v, set_instead):
     if v is None:  # Theano's spelling: the value came second
         x, spec, inputs, v = _theano_spelling(x, index, set_instead)
     else:
-        spec, inputs = _located(parse_index, x, index)
+        spec, inputs = located_call(parse_index, x, index)
     v = as_variable(v)
     if set_instead:
         v = _without_leading_ones(x, spec, inputs, v)
@@ -660,7 +660,7 @@ def _update(x, index, v, set_instead):
 def _without_leading_ones(x, spec, inputs, v) -> Variable:
     """v less the leading dims of length 1 it has beyond x[index]'s rank, which NumPy's
     ``x[index] = v`` drops (``np.add.at``, and so an increase, refuses them)."""
-    extra = v.type.ndim - len(_located(indexed_shape, x, spec, list(inputs)))
+    extra = v.type.ndim - len(located_call(indexed_shape, x, spec, list(inputs)))
     if extra <= 0 or any(d != 1 for d in v.type.shape[:extra]):
         return v
     return squeeze(v, tuple(range(extra)))
@@ -704,7 +704,7 @@ def take(x, indices, axis=None, mode="raise") -> Variable:
     else:
         axis = one_axis(axis, x.type.ndim, "take", x)
     if mode != "raise":
-        indices = _located(_in_range, x, axis, indices, mode)
+        indices = located_call(_in_range, x, axis, indices, mode)
     return getitem(x, (slice(None),) * axis + (indices,))
 
 
@@ -740,7 +740,7 @@ def _take_indices(indices, x):
     ``x[mask]``; a slice or None is no index (NumPy refuses them too)."""
     if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
         return int(indices)
-    var = _located(as_index_variable, indices, x)
+    var = located_call(as_index_variable, indices, x)
     return cast(var, "int64") if var.type.dtype.kind == "b" else var
 
 
@@ -787,11 +787,3 @@ class IndexUpdate:
                 f"{x} = {x}.{instead}{also}"
             )
         )
-
-
-def _located(fn, *args):
-    """Run a parsing step; its errors point at the user's line, as node-building errors do."""
-    try:
-        return fn(*args)
-    except (ShapeError, DTypeError) as exc:
-        raise _at_user_line(exc) from None

@@ -11,7 +11,7 @@ import numpy as np
 from symnb.core.dims import DimMismatch, exact_div, format_dim, is_int, is_known, unify
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import sub as dim_sub
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
@@ -21,7 +21,7 @@ from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.layout import flatten
-from symnb.ops.shape import _located, expand_dims
+from symnb.ops.shape import expand_dims
 
 
 class Concatenate(CountedAxes, Op):
@@ -174,9 +174,9 @@ def concatenate(xs, axis: int = 0) -> Variable:
     if axis is None:
         xs, axis = [flatten(x) for x in xs], 0
     if not xs:
-        raise _located(ShapeError("concatenate: needs at least one array"))
+        raise _at_user_line(ShapeError("concatenate: needs at least one array"))
     if xs[0].type.ndim == 0:
-        raise _located(ShapeError(f"concatenate: cannot join 0-d {xs[0].describe()}"))
+        raise _at_user_line(ShapeError(f"concatenate: cannot join 0-d {xs[0].describe()}"))
     axis = one_axis(axis, xs[0].type.ndim, "concatenate", xs[0])
     return Concatenate(axis)(*xs)
 
@@ -185,16 +185,16 @@ def stack(xs, axis: int = 0) -> Variable:
     """Join arrays of one shape along a new axis (``np.stack``)."""
     xs = _arrays("stack", xs)
     if not xs:
-        raise _located(ShapeError("stack: needs at least one array"))
+        raise _at_user_line(ShapeError("stack: needs at least one array"))
     try:
         _agreeing_shape("stack", xs, axis=None)
     except ShapeError as exc:
-        raise _located(exc) from None
+        raise _at_user_line(exc) from None
     ndim = xs[0].type.ndim + 1
     if not is_int(axis):
-        raise _located(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
+        raise _at_user_line(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
     if not -ndim <= axis < ndim:
-        raise _located(ShapeError(f"stack: axis {axis} is out of range for {ndim} dims"))
+        raise _at_user_line(ShapeError(f"stack: axis {axis} is out of range for {ndim} dims"))
     # the check above warned about the user's operands (a name pinned by another array's
     # size): the concatenate of their expanded copies would say it again, of arrays the
     # user never wrote
@@ -207,7 +207,7 @@ def _arrays(op: str, xs) -> list[Variable]:
     iterable; NumPy's array joins its rows). One variable, a number or a string is an
     ArgumentError naming ``op`` (it was Python's "'int' object is not iterable")."""
     if isinstance(xs, (Variable, str)) or not hasattr(type(xs), "__iter__"):
-        raise _located(
+        raise _at_user_line(
             ArgumentError(
                 f"{op}: the arrays to join are a list or tuple of arrays, not {describe_value(xs)}"
             )
@@ -231,12 +231,12 @@ def _split_spec(indices_or_sections, x):
     if is_int(indices_or_sections):
         if indices_or_sections <= 0:
             message = f"{where}: the number of sections must be > 0, not {indices_or_sections}"
-            raise _located(ShapeError(message))
+            raise _at_user_line(ShapeError(message))
         return int(indices_or_sections)
     if not isinstance(indices_or_sections, (tuple, list)) or not all(
         map(is_int, indices_or_sections)
     ):
-        raise _located(
+        raise _at_user_line(
             ShapeTypeError(
                 f"{where}: give a number of sections or a list of int indices, "
                 f"not {indices_or_sections!r}"
@@ -244,7 +244,9 @@ def _split_spec(indices_or_sections, x):
         )
     cuts = tuple(int(i) for i in indices_or_sections)
     if any(i < 0 for i in cuts) or list(cuts) != sorted(cuts):
-        raise _located(ShapeError(f"{where}: indices must be non-negative and sorted, not {cuts}"))
+        raise _at_user_line(
+            ShapeError(f"{where}: indices must be non-negative and sorted, not {cuts}")
+        )
     return cuts
 
 
@@ -252,7 +254,7 @@ def _static_part_sizes(x, axis, spec) -> tuple:
     n = x.type.shape[axis]
     if isinstance(spec, int):
         if is_known(n) and n % spec:
-            raise _located(
+            raise _at_user_line(
                 ShapeError(f"split: axis {axis} of {x.describe()} does not divide into {spec}")
             )
         return (exact_div(n, spec),) * spec

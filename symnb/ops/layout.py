@@ -15,13 +15,13 @@ import numpy as np
 from symnb.core.dims import add as dim_add
 from symnb.core.dims import is_known, product
 from symnb.core.dims import mul as dim_mul
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import InputError, ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.shape import DimShuffle, _LikeOp, _located, reshape_like
+from symnb.ops.shape import DimShuffle, _LikeOp, reshape_like
 
 
 # -- layout ops ----------------------------------------------------------------------------
@@ -318,7 +318,7 @@ def dimshuffle(x, *order) -> Variable:
         order = tuple(order[0])
     for a in order:
         if a != "x" and (not isinstance(a, numbers.Integral) or not 0 <= a < x.type.ndim):
-            raise _located(
+            raise _at_user_line(
                 ShapeError(
                     f"dimshuffle: {a!r} is neither 'x' nor an axis of {x.describe()} "
                     + (f"(0..{x.type.ndim - 1})" if x.type.ndim else "(it is 0-d: no axes)")
@@ -346,9 +346,9 @@ def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
     try:
         widths = np.broadcast_to(np.asarray(pad_width), (x.type.ndim, 2))
     except ValueError:
-        raise _located(ShapeError(f"pad: {pad_width!r} does not fit {x.describe()}")) from None
+        raise _at_user_line(ShapeError(f"pad: {pad_width!r} does not fit {x.describe()}")) from None
     if widths.dtype.kind not in "iu" or (widths < 0).any():
-        raise _located(ShapeError(f"pad: widths must be non-negative ints, not {pad_width!r}"))
+        raise _at_user_line(ShapeError(f"pad: widths must be non-negative ints, not {pad_width!r}"))
     value = _pad_value(constant_values, x)
     if x.type.ndim == 0:  # no axis to pad: x itself, as np.pad(np.array(3.0), 1)
         return x
@@ -361,7 +361,7 @@ def _pad_value(constant_values, x: Variable):
     if isinstance(constant_values, Constant):
         constant_values = constant_values.value
     if isinstance(constant_values, Variable):
-        raise _located(
+        raise _at_user_line(
             InputError(
                 f"pad: constant_values must be numbers known when the graph is built, not "
                 f"{constant_values.describe()}; for a symbolic value, pad with 0 and add "
@@ -370,13 +370,15 @@ def _pad_value(constant_values, x: Variable):
         )
     values = np.asarray(constant_values)
     if values.dtype.kind not in "biufc":
-        raise _located(InputError(f"pad: constant_values must be numbers, not {constant_values!r}"))
+        raise _at_user_line(
+            InputError(f"pad: constant_values must be numbers, not {constant_values!r}")
+        )
     if values.ndim == 0:
         return values.item()
     try:
         values = np.broadcast_to(values, (x.type.ndim, 2))
     except ValueError:
-        raise _located(
+        raise _at_user_line(
             ShapeError(
                 f"pad: constant_values {constant_values!r} does not fit {x.describe()}: "
                 f"one number, (before, after), or one (before, after) per axis ({x.type.ndim})"
@@ -408,10 +410,10 @@ def diag(v, k: int = 0) -> Variable:
         return Diag(k)(v)
     if v.type.ndim == 2:
         return Diagonal(k)(v)
-    raise _located(ShapeError(f"diag: needs a vector or a matrix, got {v.describe()}"))
+    raise _at_user_line(ShapeError(f"diag: needs a vector or a matrix, got {v.describe()}"))
 
 
 def _int(value, op, what) -> int:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise _located(ShapeTypeError(f"{op}: {what} must be an int, not {value!r}"))
+        raise _at_user_line(ShapeTypeError(f"{op}: {what} must be an int, not {value!r}"))
     return int(value)

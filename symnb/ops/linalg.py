@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, is_int, unify
-from symnb.core.op import Op, _at_user_line
+from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
@@ -245,7 +245,9 @@ def tensordot(a, b, axes=2):
     a, b = as_variable(a), as_variable(b)
     axes_a, axes_b = _tensordot_axes(a, b, axes)
     if len(axes_a) != len(axes_b):
-        raise _located(ShapeError(f"tensordot: {len(axes_a)} axes of a but {len(axes_b)} of b"))
+        raise _at_user_line(
+            ShapeError(f"tensordot: {len(axes_a)} axes of a but {len(axes_b)} of b")
+        )
     norm_a = [one_axis(k, a.type.ndim, "tensordot", a) for k in axes_a]
     norm_b = [one_axis(k, b.type.ndim, "tensordot", b) for k in axes_b]
     return Tensordot(norm_a, norm_b)(a, b)
@@ -258,13 +260,13 @@ def _tensordot_axes(a, b, axes) -> tuple[tuple, tuple]:
     if pair is None:
         n = _integer(axes)
         if n is None:
-            raise _located(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
+            raise _at_user_line(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
         if n < 0 or n > min(a.type.ndim, b.type.ndim):
             message = f"tensordot: axes={n} does not fit {a.describe()} and {b.describe()}"
-            raise _located(ShapeError(message))
+            raise _at_user_line(ShapeError(message))
         return tuple(range(a.type.ndim - n, a.type.ndim)), tuple(range(n))
     if len(pair) != 2:
-        raise _located(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
+        raise _at_user_line(ArgumentError(f"tensordot: {_axes_forms(axes)}"))
     return tuple(_axes_of_one(k) for k in pair)
 
 
@@ -311,17 +313,6 @@ def outer(a, b):
 
 def transpose(x, order):
     return x if tuple(order) == tuple(range(x.type.ndim)) else DimShuffle(order)(x)
-
-
-def _located(exc):
-    return _at_user_line(exc)
-
-
-def _located_call(fn, *args):
-    try:
-        return fn(*args)
-    except (ShapeError, DTypeError, ArgumentError) as exc:
-        raise _located(exc) from None
 
 
 # -- decompositions and solvers ------------------------------------------------------------
@@ -577,7 +568,7 @@ def trace(x, offset=0, axis1=0, axis2=1):
     a1 = one_axis(axis1, x.type.ndim, "trace", x, "axis1")
     a2 = one_axis(axis2, x.type.ndim, "trace", x, "axis2")
     if a1 == a2:
-        raise _located(ShapeError(f"trace: axis1 and axis2 are both axis {a1}"))
+        raise _at_user_line(ShapeError(f"trace: axis1 and axis2 are both axis {a1}"))
     return Trace(offset, a1, a2)(x)
 
 
@@ -604,13 +595,13 @@ def _norm_axes(x, ord, axis) -> tuple:
         if ord is None:
             return tuple(range(ndim))
         if ndim not in (1, 2):
-            raise _located(ShapeError(f"norm: ord={ord!r} needs axis for {x.describe()}"))
+            raise _at_user_line(ShapeError(f"norm: ord={ord!r} needs axis for {x.describe()}"))
         return tuple(range(ndim))
     raw = (axis,) if is_int(axis) else axis  # NumPy's integers too (np.int64(1))
-    _located_call(normalize_axis, raw, ndim, "norm", x)  # a float, a string: ShapeTypeError
+    located_call(normalize_axis, raw, ndim, "norm", x)  # a float, a string: ShapeTypeError
     raw = tuple(int(a) for a in raw)
     if len(raw) > 2 or (ord is not None and len(raw) != len(set(raw))):
-        raise _located(ShapeError(f"norm: axis={axis!r}: give one axis or two"))
+        raise _at_user_line(ShapeError(f"norm: axis={axis!r}: give one axis or two"))
     return tuple(a % ndim for a in raw)
 
 
@@ -632,7 +623,7 @@ def _vector_norm(x, ord, axes, keepdims):
     if ord == 1:
         return sum_(abs_(x), axis=axes, keepdims=keepdims)
     if isinstance(ord, str) or not isinstance(ord, numbers.Real):  # (1j: NumPy refuses it)
-        raise _located(
+        raise _at_user_line(
             ArgumentError(
                 f"norm: ord={ord!r} is not a vector norm ({x.describe()}): it is None, a real "
                 "p, inf, -inf or 0"
@@ -652,7 +643,7 @@ def _matrix_norm(x, ord, axes, keepdims):
         message = (
             f"norm: matrix ord={ord!r} is not a matrix norm (None, 'fro', 'nuc', ±1, ±2, ±inf)"
         )
-        raise _located(ValueError(message))
+        raise _at_user_line(ValueError(message))
     return expand_dims(out, tuple(sorted(axes))) if keepdims else out
 
 

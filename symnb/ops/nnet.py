@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_shape, shapes_unify, unify
-from symnb.core.op import Op, _at_user_line
+from symnb.core.op import Op, located_call
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
@@ -139,10 +139,10 @@ def categorical_crossentropy(p, target, axis=-1) -> Variable:
     p, target = as_variable(p), as_variable(target)
     axis = _axis_of(p, axis, "categorical_crossentropy")
     if target.type.dtype.kind in "iu" and target.type.ndim != p.type.ndim:
-        _located(_check_labels, p, target, axis)
+        located_call(_check_labels, p, target, axis)
         picked = take_along_axis(p, expand_dims(target, axis), axis)
         return -log(squeeze(picked, axis))
-    _located(_check_same_shape, p, target, axis)
+    located_call(_check_same_shape, p, target, axis)
     return -sum_(target * log(p), axis=axis)
 
 
@@ -186,13 +186,6 @@ def _check_same_shape(p, t, axis):
             f"categorical_crossentropy: target distribution {t.describe()} must have the shape "
             f"of {p.describe()} (or be integer labels of shape {rows}, p without axis {axis})"
         ) from None
-
-
-def _located(fn, *args):
-    try:
-        return fn(*args)
-    except (ShapeError, DTypeError) as exc:
-        raise _at_user_line(exc) from None
 
 
 class SoftmaxCrossEntropy(CountedAxes, Op):

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
@@ -24,7 +24,7 @@ from symnb.ops.elemwise import cast, maximum, mod
 from symnb.ops.index import getitem, take
 from symnb.ops.join import stack
 from symnb.ops.layout import Repeat, Roll, Tile, flatten
-from symnb.ops.shape import _located, expand_dims, reshape, reshape_like, shape
+from symnb.ops.shape import expand_dims, reshape, reshape_like, shape
 
 
 class RepeatIndices(Op):
@@ -67,7 +67,7 @@ def repeat(x, repeats, axis=None) -> Variable:
         counts = int(counts[0])
     if isinstance(counts, int):
         if counts < 0:
-            raise _located(ShapeError(f"repeat: repeats must be >= 0, not {repeats}"))
+            raise _at_user_line(ShapeError(f"repeat: repeats must be >= 0, not {repeats}"))
         return Repeat(counts, axis)(x)
     if isinstance(counts, np.ndarray):
         return _repeat_each(x, counts, axis)
@@ -85,7 +85,7 @@ def tile(x, reps) -> Variable:
     x = as_variable(x)
     reps = _rep_list(reps, "tile", "reps")
     if any(isinstance(r, int) and r < 0 for r in reps):
-        raise _located(ShapeError(f"tile: reps must be >= 0, not {tuple(reps)}"))
+        raise _at_user_line(ShapeError(f"tile: reps must be >= 0, not {tuple(reps)}"))
     if len(reps) > x.type.ndim:
         x = expand_dims(x, tuple(range(len(reps) - x.type.ndim)))
     reps = [1] * (x.type.ndim - len(reps)) + reps
@@ -101,7 +101,7 @@ def roll(x, shift, axis=None) -> Variable:
     if axis is None:
         shifts = _rep_list(shift, "roll", "shift", length=1)
         if len(shifts) != 1:
-            raise _located(ShapeError(f"roll: {len(shifts)} shifts for axis=None; give one"))
+            raise _at_user_line(ShapeError(f"roll: {len(shifts)} shifts for axis=None; give one"))
         s = shifts[0]
         if isinstance(s, int):
             return Roll(s, None)(x)
@@ -111,7 +111,7 @@ def roll(x, shift, axis=None) -> Variable:
     if len(shifts) == 1 and len(axes) > 1:
         shifts *= len(axes)
     if len(shifts) != len(axes):
-        raise _located(ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
+        raise _at_user_line(ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
     axes = [normalize_axis(a, x.type.ndim, "roll", x)[0] for a in axes]  # may repeat
     fixed = [(s, a) for s, a in zip(shifts, axes) if isinstance(s, int)]
     if fixed:
@@ -148,10 +148,10 @@ def _repeat_each(x, counts: np.ndarray, axis: int) -> Variable:
     the axis length is known (the result's length is then known too), else with indices that
     check the length at run time."""
     if (counts < 0).any():
-        raise _located(ShapeError(f"repeat: counts must be >= 0, not {counts.tolist()}"))
+        raise _at_user_line(ShapeError(f"repeat: counts must be >= 0, not {counts.tolist()}"))
     n = x.type.shape[axis]
     if isinstance(n, int) and n != counts.size:
-        raise _located(
+        raise _at_user_line(
             ShapeError(
                 f"repeat: {counts.size} counts for axis {axis} of {x.describe()}, which has "
                 f"{n} elements; give one count per element, or one for all"
@@ -203,7 +203,7 @@ def _counts(value, op: str, what: str):
         return stack([_scalar_var(v, op, what) for v in value])
     array = np.asarray(value.value if isinstance(value, Constant) else value)
     if array.dtype.kind not in "iu" or array.ndim > 1 or isinstance(value, bool):
-        raise _located(
+        raise _at_user_line(
             TypeError(
                 f"{op}: {what} must be an int, integers or an integer variable (scalar or "
                 f"vector), not {value!r}"
@@ -226,7 +226,7 @@ def _rep_list(value, op: str, what: str, length=None) -> list:
     n = counts.type.shape[0]
     if not isinstance(n, int):
         per_axis = "" if length is None else f", one per axis: {length}"
-        raise _located(
+        raise _at_user_line(
             ShapeError(
                 f"{op}: the length of {what} {counts.describe()} must be known statically "
                 f"(or give a tuple of sizes{per_axis})"
@@ -242,7 +242,7 @@ def _one_count(v, op: str, what: str):
     if isinstance(v, Constant) and v.type.ndim == 0 and v.type.dtype.kind in "iu":
         return int(v.value)
     if not isinstance(v, Variable):
-        raise _located(TypeError(f"{op}: an entry of {what} is an int, not {v!r}"))
+        raise _at_user_line(TypeError(f"{op}: an entry of {what} is an int, not {v!r}"))
     _check_integer(v, op, what, ndims=(0,))
     return v
 
@@ -255,4 +255,6 @@ def _scalar_var(v, op: str, what: str) -> Variable:
 def _check_integer(var: Variable, op: str, what: str, ndims) -> None:
     if var.type.dtype.kind not in "iu" or var.type.ndim not in ndims:
         kinds = " or ".join(("scalar", "vector")[n] for n in ndims)
-        raise _located(DTypeError(f"{op}: {what} must be an integer {kinds}, not {var.describe()}"))
+        raise _at_user_line(
+            DTypeError(f"{op}: {what} must be an integer {kinds}, not {var.describe()}")
+        )

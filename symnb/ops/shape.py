@@ -350,7 +350,9 @@ def reshape(x, newshape, ndim=None) -> Variable:
         newshape = reshape(newshape, (int(ndim),))  # its length is checked at run time
     entries = _shape_entries(x, newshape)
     if ndim is not None and ndim != len(entries):
-        raise _located(ShapeError(f"reshape: ndim={ndim} but the target has {len(entries)} dims"))
+        raise _at_user_line(
+            ShapeError(f"reshape: ndim={ndim} but the target has {len(entries)} dims")
+        )
     target, sizes = [], []
     for d in entries:
         d = _static_entry(x, d)
@@ -376,7 +378,7 @@ def _shape_entries(x, newshape) -> list:
     if isinstance(newshape, (numbers.Integral, str)):
         return [newshape]
     if newshape is None or unordered(newshape):  # (None with another ndim)
-        raise _located(
+        raise _at_user_line(
             ShapeTypeError(
                 f"reshape of {x.describe()}: the target shape is a tuple of sizes, one size "
                 f"or an int vector, not {unordered(newshape) or None}"
@@ -387,7 +389,7 @@ def _shape_entries(x, newshape) -> list:
     if isinstance(newshape, Variable):
         length = newshape.type.shape[0] if newshape.type.ndim == 1 else None
         if not isinstance(length, int):
-            raise _located(
+            raise _at_user_line(
                 ShapeError(
                     f"reshape: the target shape {newshape.describe()} must be a 1-d vector "
                     "of known length (or a tuple of sizes)"
@@ -405,10 +407,10 @@ def _static_entry(x, d):
         return d
     if isinstance(d, numbers.Integral) and not isinstance(d, bool):
         if too_large(d):  # (the target's dims in a type must fit: say it names reshape)
-            raise _located(ShapeError(f"reshape of {x.describe()}: the size {too_large(d)}"))
+            raise _at_user_line(ShapeError(f"reshape of {x.describe()}: the size {too_large(d)}"))
         return int(d)
     if not isinstance(d, Variable):
-        raise _located(
+        raise _at_user_line(
             ShapeError(
                 f"reshape: a size is an int, a dim name or an int scalar, not {d!r}"
                 + shape_hints.division_hint(d)
@@ -435,7 +437,3 @@ def reduced_size(x, axis) -> Variable:
     """Elements over the axes: a constant when the dims are fixed."""
     n = product(x.type.shape[a] for a in axis)
     return Constant(n, dtype="int64") if is_known(n) else ReducedSize(axis)(x)
-
-
-def _located(exc):
-    return _at_user_line(exc)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.op import Op
+from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops.layout import flatten
-from symnb.ops.shape import _LikeOp, _located
+from symnb.ops.shape import _LikeOp
 
 # One algorithm for the forward sort and for the permutation its gradient replays, so ties
 # are broken the same way in both.
@@ -99,7 +99,7 @@ KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 def _along_axis(cls, x, axis, kind=None, stable=None):
     if kind not in KINDS or stable not in (None, True, False):
         asked = f"kind={kind!r}" if kind not in KINDS else f"stable={stable!r}"
-        raise _located(
+        raise _at_user_line(
             ArgumentError(
                 f"{cls.op_name()}: {asked}; NumPy's kinds are {', '.join(map(repr, KINDS[1:]))} "
                 "(symnb's sort is always stable: ties keep their order)"
