@@ -23,7 +23,7 @@ from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
     reducer,
 )
 from symnb.ops.broadcast import sum as _sum
-from symnb.ops.elemwise import cast, equal, exp, greater, true_div, where
+from symnb.ops.elemwise import cast, equal, exp, greater, maximum, sqrt, true_div, where
 from symnb.ops.layout import flatten, flip
 from symnb.ops.shape import reduced_size
 
@@ -356,14 +356,70 @@ def _moment(cls):
     def moment(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         x = as_variable(x)
         no_out(out, name, x)
+        target = None if dtype is None else _target_dtype(name, x, dtype)
+        real_of_complex = x.type.dtype.kind == "c" and target is not None and target.kind != "c"
+        if real_of_complex or target is not None and target.kind in "biu":
+            return _moment_in(cls, x, target, axis, keepdims, ddof)
         return _in_dtype(run, x, dtype, axis=axis, keepdims=keepdims, ddof=ddof)
 
     run.__name__ = moment.__name__ = name
     moment.__doc__ = (
         f"{cls.__doc__} In NumPy's argument order: ``axis``: int, tuple or None; ``dtype``: "
-        "NumPy's (the elements converted to it, the result in it); ``ddof`` as in NumPy."
+        "NumPy's (the elements converted to it, the result in it; an integer or bool dtype "
+        "computes every step in it as NumPy does: the mean truncated, the squares wrapping, "
+        "the quotient truncated); ``ddof`` as in NumPy."
     )
     return moment
+
+
+def _moment_in(cls, x, dtype: np.dtype, axis, keepdims, ddof):
+    """var/std with an integer or bool ``dtype``, in NumPy's steps (``_var``/``_std`` of
+    numpy/_core/_methods.py): the mean is the sum in ``dtype`` divided by the count and
+    converted back (truncated), the deviations ``x - mean`` take NumPy's promotion of the two
+    dtypes, their squares wrap in it, the sum of squares is in ``dtype`` and its quotient by
+    ``max(N - ddof, 0)`` truncated; std the square root of that, truncated. What NumPy refuses
+    is a DTypeError at the user's line: a bool x with dtype bool (a boolean subtract), std
+    with an output of one or more dims (NumPy cannot write sqrt's floats into it); and a
+    complex x with a real dtype, where NumPy discards the imaginary parts of the mean only
+    and still counts them in the deviations, a number that is neither x's variance nor its
+    real parts'."""
+    name = cls.op_name()
+    ddof = _ddof(ddof, name)
+    flag = keepdims_flag(keepdims, name, x)
+    axes = normalize_axis(axis, x.type.ndim, name, x)
+    given = f"{name}: dtype={dtype.name} for {x.describe()}"
+    if x.type.dtype.kind == "c":
+        raise _at_user_line(
+            DTypeError(
+                f"{given}: NumPy would discard the imaginary parts in the mean only (a "
+                "ComplexWarning) and still count them in the deviations, a number that is "
+                f"neither x's {name} nor its real parts'\n  hint: sn.{name}(x) of a complex x is "
+                f"already real; for the real parts' {name}, cast x to a real dtype first"
+            )
+        )
+    if dtype.kind == "b" and x.type.dtype.kind == "b":
+        raise _at_user_line(
+            DTypeError(
+                f"{given}: NumPy refuses it (the deviations from the mean would be a boolean "
+                f"subtract)\n  hint: sn.{name}(x, dtype='int64') or sn.{name}(x) (float64)"
+            )
+        )
+    out_ndim = x.type.ndim if flag else x.type.ndim - len(axes)
+    if cls is Std and out_ndim > 0:
+        raise _at_user_line(
+            DTypeError(
+                f"{given}, axis={axis!r}, keepdims={flag}: NumPy refuses it (sqrt's float "
+                f"output cannot be written into the {dtype.name} array of variances); only a "
+                "reduction to one number is truncated to the dtype\n  hint: "
+                f"sn.sqrt(sn.var(x, axis, dtype='{dtype.name}')) or a float dtype"
+            )
+        )
+    count = reduced_size(x, axes)
+    mean = cast(true_div(_in_dtype(_sum, x, dtype, axis=axes, keepdims=True), count), dtype)
+    deviation = x - mean
+    total = _in_dtype(_sum, deviation * deviation, dtype, axis=axes, keepdims=flag)
+    result = cast(true_div(total, maximum(count - ddof, 0)), dtype)
+    return cast(sqrt(result), dtype) if cls is Std else result
 
 
 var = _moment(Var)

@@ -146,34 +146,50 @@ def test_softmax_of_integers_is_refused_as_in_theano(call):
     assert getattr(T.nnet, call)(T.fvector()).dtype == "float32"
 
 
-#: (floatX, arguments as dtypes or Python ints, Theano's dtype of T.arange of them): the
-#: upcast of the three (``start`` 0 and ``step`` 1 are int8 to Theano), integers made int64
+#: (cast_policy, floatX, arguments as dtypes or Python ints, Theano's dtype of T.arange of
+#: them). 'custom' (Theano's default): the upcast of the three (``start`` 0 and ``step`` 1 are
+#: int8 to Theano), NumPy's promotion, integers made int64 (Theano 1.0's TestARange.test_upcast:
+#: ``arange(iscalar(), fscalar())`` is float64 under either floatX). 'numpy+floatX': NumPy's
+#: arange dtype (Python ints are int64), float32 for float64 with floatX float32 and no float64
 ARANGE_DTYPES = [
-    ("float64", ["float32"], "float32"),
-    ("float64", ["int32"], "int64"),
-    ("float64", ["int8"], "int64"),
-    ("float64", ["uint8"], "int64"),  # with start 0 and step 1, int8: int16
-    ("float64", ["uint8", "uint16", "uint8"], "uint64"),
-    ("float64", ["float32", "float64"], "float64"),
-    ("float64", ["int32", "float32"], "float64"),
-    ("float64", ["int16", "float32"], "float32"),
-    ("float64", ["float32", 100], "float32"),
-    ("float64", ["float32", 100000], "float64"),
-    ("float64", ["int64", "uint64"], "float64"),
-    ("float32", ["float32"], "float32"),
-    ("float32", ["int32", "float32"], "float32"),
-    ("float32", ["int64", "float32"], "float32"),
-    ("float32", ["float32", 100000], "float32"),
-    ("float32", ["float32", "float64"], "float64"),
-    ("float32", ["int32", "int64", "int8"], "int64"),
+    ("custom", "float64", ["float32"], "float32"),
+    ("custom", "float64", ["int32"], "int64"),
+    ("custom", "float64", ["int8"], "int64"),
+    ("custom", "float64", ["uint8"], "int64"),  # with start 0 and step 1, int8: int16
+    ("custom", "float64", ["uint8", "uint16", "uint8"], "uint64"),
+    ("custom", "float64", ["float32", "float64"], "float64"),
+    ("custom", "float64", ["int32", "float32"], "float64"),
+    ("custom", "float64", ["int16", "float32"], "float32"),
+    ("custom", "float64", ["float32", 100], "float32"),
+    ("custom", "float64", ["float32", 100000], "float64"),
+    ("custom", "float64", ["int64", "uint64"], "float64"),
+    ("custom", "float32", ["float32"], "float32"),
+    ("custom", "float32", ["int32", "float32"], "float64"),
+    ("custom", "float32", ["int64", "float32"], "float64"),
+    ("custom", "float32", ["int16", "float32"], "float32"),
+    ("custom", "float32", ["float32", 100000], "float64"),
+    ("custom", "float32", ["float32", "float64"], "float64"),
+    ("custom", "float32", ["int32", "int64", "int8"], "int64"),
+    ("numpy+floatX", "float32", ["float32"], "float32"),
+    ("numpy+floatX", "float32", ["int32", "float32"], "float32"),
+    ("numpy+floatX", "float32", ["int64", "float32"], "float32"),
+    ("numpy+floatX", "float32", ["float32", 100000], "float32"),
+    ("numpy+floatX", "float32", ["float32", "float64"], "float64"),
+    ("numpy+floatX", "float32", ["int8"], "int64"),
+    ("numpy+floatX", "float64", ["float32"], "float64"),  # start 0 and step 1 are int64
+    ("numpy+floatX", "float64", ["int32", "float32"], "float64"),
+    ("numpy+floatX", "float64", ["int8"], "int64"),
 ]
 
 
-@pytest.mark.parametrize("floatx, args, want", ARANGE_DTYPES)
-def test_arange_of_symbolic_bounds_takes_theanos_upcast(floatx, args, want):
+@pytest.mark.parametrize("policy, floatx, args, want", ARANGE_DTYPES)
+def test_arange_of_symbolic_bounds_takes_theanos_upcast(policy, floatx, args, want):
     theano.config.floatX = floatx
-    bounds = [a if isinstance(a, int) else T.scalar(f"a{i}", dtype=a) for i, a in enumerate(args)]
-    out = T.arange(*bounds)
+    with theano.change_flags(cast_policy=policy):
+        bounds = [
+            a if isinstance(a, int) else T.scalar(f"a{i}", dtype=a) for i, a in enumerate(args)
+        ]
+        out = T.arange(*bounds)
     assert out.type.dtype == want
     values = {
         v: np.asarray(3 + i, v.type.dtype) for i, v in enumerate(bounds) if not isinstance(v, int)
@@ -184,12 +200,54 @@ def test_arange_of_symbolic_bounds_takes_theanos_upcast(floatx, args, want):
     assert got.dtype == want
 
 
+def test_arange_under_custom_policy_is_theanos_test_upcast():
+    """Theano 1.0's TestARange.test_upcast under its default cast_policy 'custom', with
+    floatX float32: int32 with float32 is float64 (NumPy's promotion)."""
+    theano.config.floatX = "float32"
+    assert theano.config.cast_policy == "custom"
+    assert T.arange(T.iscalar()).dtype == "int64"
+    assert T.arange(T.fscalar()).dtype == "float32"
+    assert T.arange(T.dscalar()).dtype == "float64"
+    assert T.arange(T.iscalar(), T.fscalar()).dtype == "float64"
+    assert T.arange(T.iscalar(), T.dscalar()).dtype == "float64"
+    assert T.arange(T.fscalar(), T.dscalar()).dtype == "float64"
+    assert T.arange(T.iscalar(), T.fscalar(), T.dscalar()).dtype == "float64"
+
+
 @pytest.mark.parametrize("floatx", FLOATX)
-def test_scalar_upcast_keeps_float32_work_in_float32_floatx(floatx):
-    """Theano's ``upcast``: NumPy's promotion, but int32 or int64 with float32 stays float32
-    where floatX is float32 (NumPy: float64); an explicit float64 still wins."""
+def test_scalar_upcast_follows_cast_policy(floatx):
+    """Theano 1.0's ``upcast``: NumPy's promotion under the default cast_policy 'custom'
+    (int32 or int64 with float32 is float64, as ``ivector * fscalar``); under
+    'numpy+floatX' a float64 result stays float32 where floatX is float32, unless a float64
+    is given."""
     theano.config.floatX = floatx
-    assert theano.scalar.upcast("int32", "float32") == floatx
-    assert theano.scalar.upcast("float32", "int64", "int8") == floatx
+    assert theano.config.cast_policy == "custom"
+    assert theano.scalar.upcast("int32", "float32") == "float64"
+    assert theano.scalar.upcast("float32", "int64", "int8") == "float64"
+    assert theano.scalar.upcast("int16", "float32") == "float32"
     assert theano.scalar.upcast("float32", "float64") == "float64"
     assert theano.scalar.upcast("int8", "uint8") == "int16"
+    assert (T.ivector("x") * T.fscalar("s")).dtype == theano.scalar.upcast("int32", "float32")
+    theano.config.cast_policy = "numpy+floatX"
+    try:
+        assert theano.scalar.upcast("int32", "float32") == floatx
+        assert theano.scalar.upcast("float32", "int64", "int8") == floatx
+        assert theano.scalar.upcast("float32", "float64") == "float64"
+        assert theano.scalar.upcast("int32", "float64") == "float64"
+        assert theano.scalar.upcast("int8", "uint8") == "int16"
+    finally:
+        theano.config.cast_policy = "custom"
+
+
+def test_scalar_upcast_keeps_float16_under_numpy_floatx_float16():
+    """Theano's keep_float16: with floatX float16 under 'numpy+floatX' a float32 or float64
+    result is float16 unless a float32 or float64 is given (then NumPy's, since keep_float32
+    needs floatX float32)."""
+    theano.config.floatX = "float16"
+    with theano.change_flags(cast_policy="numpy+floatX"):
+        assert theano.scalar.upcast("int16", "float16") == "float16"
+        assert theano.scalar.upcast("int32", "float16") == "float16"
+        assert theano.scalar.upcast("int8", "float32") == "float32"  # a float32 given
+        assert theano.scalar.upcast("int32", "float32") == "float64"  # nor float32 kept
+        assert theano.scalar.upcast("int32", "float64") == "float64"
+    assert theano.scalar.upcast("int32", "float16") == "float64"

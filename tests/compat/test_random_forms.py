@@ -218,6 +218,14 @@ def test_float_draws_take_theanos_upcast_of_floatx_and_their_parameters(streams)
     assert [d.dtype for d in kept] == ["float32", "float32", "float32", "float16"]
     assert srng.uniform((2,), high=np.array([1.0, 2.0])).dtype == "float64"  # a float64 array
     assert srng.normal(std=[1.0, 2.0]).dtype == "float64"  # a list: NumPy's float64
+    # int32 with float32 is float64 under Theano's default cast_policy 'custom', float32
+    # under 'numpy+floatX' (which also reads a Python int as int64)
+    assert srng.normal((2,), avg=T.ivector("iv")).dtype == "float64"
+    assert srng.uniform((2,), low=0, high=100000).dtype == "float64"  # int8, int32
+    with theano.change_flags(cast_policy="numpy+floatX"):
+        assert srng.normal((2,), avg=T.ivector("iv")).dtype == "float32"
+        assert srng.uniform((2,), low=0, high=100000).dtype == "float32"
+        assert srng.normal((2,), avg=mu).dtype == "float64"
     theano.config.floatX = "float64"
     assert srng.normal((2,), avg=f32).dtype == "float64"  # at least floatX
 

@@ -271,28 +271,33 @@ def test_relu_is_theanos_formula_gradient_half_at_zero(dtype, alpha):
     np.testing.assert_array_equal(sn.grad(sn.sum(sn.relu(x)), x).eval({x: z})[2], 0)  # core's
 
 
-#: Theano 1.0's dtype of relu of an integer (or bool) tensor, floatX float64 and float32:
-#: its 0.5 (and an alpha of 0.25) are float32 constants, 0.1 a float64 one under float64
+#: Theano 1.0's dtype of relu of an integer (or bool) tensor, floatX float64 and float32,
+#: under its default cast_policy 'custom': its 0.5 (and an alpha of 0.25) are float32
+#: constants, 0.1 a float64 one under float64, upcast with x's dtype by NumPy's promotion
 RELU_DTYPES = {
     "int8": ("float32", "float32"),
     "uint8": ("float32", "float32"),
     "int16": ("float32", "float32"),
-    "int32": ("float64", "float32"),
-    "uint32": ("float64", "float32"),
-    "int64": ("float64", "float32"),
+    "int32": ("float64", "float64"),
+    "uint32": ("float64", "float64"),
+    "int64": ("float64", "float64"),
     "bool": ("float32", "float32"),
 }
 
 
 @pytest.mark.parametrize("given", sorted(RELU_DTYPES))
 @pytest.mark.parametrize("alpha", [0, 0.25, 0.1])
-def test_relu_of_integers_has_theanos_dtype(given, alpha):
-    """Theano's upcast of the int dtype with its float constants, not NumPy's float64."""
+@pytest.mark.parametrize("policy", ["custom", "numpy+floatX"])
+def test_relu_of_integers_has_theanos_dtype(given, alpha, policy):
+    """Theano's upcast of the int dtype with its float constants, not NumPy's float64; under
+    'numpy+floatX' the constants are floatX and the result floatX."""
     z = np.array([5, 0, 2, 1, 0]).astype(given)
     x = T.tensor(given, (False,), name="x")
     for floatX, want in zip(("float64", "float32"), RELU_DTYPES[given]):
-        with theano.change_flags(floatX=floatX):
-            if alpha == 0.1 and floatX == "float64":
+        with theano.change_flags(floatX=floatX, cast_policy=policy):
+            if policy == "numpy+floatX":
+                want = floatX
+            elif alpha == 0.1 and floatX == "float64":
                 want = "float64"  # 0.1 is not a float32: Theano's constant is float64
             y = T.nnet.relu(x, alpha)
             got = run([x], y, z)

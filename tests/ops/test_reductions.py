@@ -273,6 +273,84 @@ def test_dtype_argument_needs_a_dtype_symnb_computes():
     assert x.sum(keepdims=True, dtype=None).type.dtype == "float64"
 
 
+MOMENT_TARGETS = ["int8", "int16", "int32", "int64", "uint8", "uint64", "bool"]
+
+
+@pytest.mark.parametrize("source", ["int8", "int16", "bool", "float32"])
+def test_var_and_std_with_an_integer_dtype_take_numpys_steps(source, rng, backend):
+    """NumPy computes var/std with an integer dtype in that dtype (numpy/_core/_methods.py
+    ``_var``): the mean truncated, the squares wrapping, the quotient truncated. symnb took
+    the exact float64 variance and truncated it only at the end: var([0, 2, 3],
+    dtype=int64) was 1, NumPy's 2 (mean 1, (1 + 1 + 4) // 3)."""
+    x = sn.vector("x", dtype="int8")
+    got = sn.function([x], [sn.var(x, dtype="int64"), sn.std(x, dtype="int64")], backend=backend)
+    data = np.array([0, 2, 3], np.int8)
+    assert [(v.dtype, int(v)) for v in got(data)] == [(np.int64, 2), (np.int64, 1)]
+    assert np.var(data, dtype=np.int64) == 2
+    a = random_array(rng, (4, 5), source)
+    if source != "bool":  # int8 squares and sums wrap; floats with fractions, in int8's range
+        a = (a * 9 - 4).astype(source) if source == "float32" else (a * 37 - 60).astype(source)
+    if source == "float32":
+        targets = [t for t in MOMENT_TARGETS if not t.startswith("u")]  # no negatives there
+    else:
+        targets = MOMENT_TARGETS
+    x = sn.tensor("x", shape=a.shape, dtype=source)
+    cases = [
+        (name, dtype, axis, ddof)
+        for name in ("var", "std")
+        for dtype in targets
+        for axis in (None, 0, 1)
+        for ddof in (0, 1)
+        if (name, dtype) != ("std", "bool") and not (name == "std" and axis is not None)
+        if (source, dtype) != ("bool", "bool")
+    ]
+    outs = [getattr(sn, n)(x, axis=ax, dtype=d, ddof=dd) for n, d, ax, dd in cases]
+    outs.append(x.var(1, "int16", None, 1))  # the method, NumPy's positional order
+    cases.append(("var", "int16", 1, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = sn.function([x], outs, backend=backend)(a)
+        wants = [getattr(np, n)(a, axis=ax, dtype=d, ddof=dd) for n, d, ax, dd in cases]
+    for case, value, want in zip(cases, values, wants):
+        assert np.asarray(value).dtype == np.asarray(want).dtype, case
+        np.testing.assert_array_equal(value, want, err_msg=str(case))
+
+
+def test_var_and_std_refuse_what_numpy_refuses_with_an_integer_dtype():
+    """NumPy raises for a bool x with dtype bool (boolean subtract) and for std with an
+    integer dtype along an axis (sqrt's floats cannot be written into the int array); symnb
+    returned a value silently (var of [True, False] with dtype bool was True). A complex x with
+    a real dtype, where NumPy drops the imaginary parts from the mean only, is refused too."""
+    b = sn.vector("b", dtype="bool")
+    with pytest.raises(
+        sn.DTypeError, match=r"var: dtype=bool for 'b' \(bool\(\?,\)\): NumPy refuses it"
+    ) as info:
+        sn.var(b, dtype="bool")
+    assert "test_reductions.py" in str(info.value)
+    with pytest.raises(sn.DTypeError, match=r"std: dtype=bool for 'b'"):
+        b.std(dtype=bool)
+    with pytest.raises(TypeError):
+        np.var(np.array([True, False]), dtype=bool)
+    m = sn.matrix("m", dtype="int16")
+    with pytest.raises(
+        sn.DTypeError,
+        match=r"std: dtype=int64 for 'm' \(int16\(\?, \?\)\), axis=1, keepdims=False: NumPy "
+        r"refuses it",
+    ):
+        sn.std(m, axis=1, dtype="int64")
+    with pytest.raises(sn.DTypeError, match=r"keepdims=True: NumPy refuses it"):
+        sn.std(m, dtype="int32", keepdims=True)
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'sqrt' output"):
+        np.std(np.ones((2, 3), np.int16), axis=1, dtype=np.int64)
+    assert sn.std(m, axis=(0, 1), dtype="int64").type.shape == ()  # one number: truncated
+    assert sn.var(m, axis=1, dtype="int64").type.dtype == "int64"  # var along an axis is fine
+    z = sn.vector("z", dtype="complex128")
+    for dtype in ("float64", "int64"):
+        with pytest.raises(sn.DTypeError, match=rf"var: dtype={dtype} for 'z' \(complex128"):
+            sn.var(z, dtype=dtype)
+    assert sn.var(z, dtype="complex128").type.dtype == "complex128"
+
+
 # -- gradients ---------------------------------------------------------------------------
 def check_grad(fn, inputs):
     """sn.check_grad on the NumPy reference backend (see tests.helpers.reference_backend)."""

@@ -3,7 +3,9 @@
 ``floatX`` is symnb's own setting (``sn.config.floatX``), so setting either sets both, and
 ``compiledir`` is ``sn.config.compiledir``. ``mode``, ``device`` (``cpu`` is backend "c",
 ``cuda*``/``gpu*`` backend "cuda", ``opencl*`` backend "opencl"), ``optimizer`` and
-``on_unused_input`` are what ``theano.function`` uses when it is not told. The other flags,
+``on_unused_input`` are what ``theano.function`` uses when it is not told; ``cast_policy``
+is the rule of ``theano.scalar.upcast`` and of the dtypes the layer derives from it
+(upcasting.py). The other flags,
 and the ``warn.*`` group, keep Theano's defaults and change nothing. Setting a flag Theano did
 not have is an error that names it (a typo would otherwise be ignored silently).
 ``THEANO_FLAGS`` and ``.theanorc`` set flags when the layer is imported (flags.py); the flags
@@ -24,7 +26,15 @@ from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ON
 from symnb.config import config as _symnb_config
 
 #: the flags that change what symnb does (the others are accepted and ignored)
-EFFECTIVE = ("floatX", "mode", "device", "optimizer", "compiledir", "on_unused_input")
+EFFECTIVE = (
+    "floatX",
+    "mode",
+    "device",
+    "optimizer",
+    "compiledir",
+    "on_unused_input",
+    "cast_policy",
+)
 ON_UNUSED = CHOICES["on_unused_input"]
 OPTIMIZERS = CHOICES["optimizer"]
 #: the values ``theano.config`` holds that are symnb's own settings

@@ -1,8 +1,9 @@
 """``theano.scalar``: what course code calls of Theano's scalar module.
 
 ``upcast(*dtypes)`` (the HMC tutorial's ``theano.scalar.upcast(accept.dtype,
-rate.dtype)``) is the dtype Theano's promotion gives, as a string (NumPy's, kept in float32
-where floatX is float32, ``upcasting.py``); ``float32``, ``int64``...
+rate.dtype)``) is the dtype Theano's promotion gives, as a string (NumPy's under the default
+``cast_policy`` 'custom', kept in float32 where floatX is float32 under 'numpy+floatX',
+``upcasting.py``); ``float32``, ``int64``...
 are scalar types whose call makes a 0-d variable (``theano.scalar.float64("x")``), and
 ``Scalar(dtype)`` one of any dtype. Theano's scalars were a graph of their own; here they are
 0-d tensors, which broadcast against anything.

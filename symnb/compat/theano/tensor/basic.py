@@ -44,6 +44,7 @@ from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
     inc_subtensor,
     set_subtensor,
 )
+from symnb.compat.theano.upcasting import keeps_floatx as _keeps_floatx
 from symnb.compat.theano.upcasting import number_dtype as _number_dtype
 from symnb.compat.theano.upcasting import upcast as _upcast
 from symnb.config import config
@@ -321,15 +322,34 @@ def ones(shape, dtype=None) -> Variable:
 def arange(start, stop=None, step=1, dtype=None) -> Variable:
     """``T.arange`` with Theano's dtype: the ``upcast`` of the three arguments' dtypes (a
     Python float is floatX, a Python int the smallest int that holds it), any integer made
-    int64 (unsigned: uint64); so an ``fscalar`` bound gives float32."""
+    int64 (unsigned: uint64); so an ``fscalar`` bound gives float32, an ``iscalar`` and an
+    ``fscalar`` float64. Under ``cast_policy='numpy+floatX'``, as Theano 1.0: ``np.arange``'s
+    dtype for bounds of those dtypes, float32 for float64 where floatX is float32 and no bound
+    is float64."""
     if stop is None:
         start, stop = 0, start
     dtype = resolve_dtype(dtype)
     if dtype is None:
-        dtype = _upcast(*map(_dtype_in_theano, (start, stop, step)))
+        dtypes = [_dtype_in_theano(v) for v in (start, stop, step)]
+        dtype = _upcast(*dtypes)
         kind = np.dtype(dtype).kind
         dtype = "uint64" if kind == "u" else "int64" if kind in "bi" else dtype
+        if _keeps_floatx():
+            dtype = _numpy_arange_dtype(dtypes, dtype)
     return sn.arange(start, stop, step, dtype=dtype)
+
+
+def _numpy_arange_dtype(dtypes: list[str], dtype: str) -> str:
+    """Theano 1.0's ``arange`` dtype under 'numpy+floatX': NumPy's ``arange`` of 0-d arrays
+    of the bounds' dtypes, except float32 where that is float64, floatX float32 and no bound
+    float64."""
+    start, stop, step = (np.array(v, d) for v, d in zip((0, 1, 1), dtypes, strict=True))
+    found = np.arange(start, stop, step).dtype.name
+    if found == dtype:
+        return dtype
+    if found == "float64" and config.floatX == "float32" and "float64" not in dtypes:
+        return "float32"
+    return found
 
 
 def _dtype_in_theano(value) -> str:

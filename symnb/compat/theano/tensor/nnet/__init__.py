@@ -17,8 +17,7 @@ from symnb.compat.theano.tensor.nnet import (  # noqa: F401 - T.nnet.bn, T.nnet.
     neighbours,
 )
 from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
-from symnb.compat.theano.upcasting import upcast
-from symnb.config import config
+from symnb.compat.theano.upcasting import float_constant_dtype, upcast
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError
@@ -74,9 +73,10 @@ def relu(x, alpha=0) -> Variable:
     ``alpha`` may be a number, an array or a symbolic tensor (Lasagne's PReLU passes
     ``alpha.dimshuffle('x', 0)``); it broadcasts against ``x``. A number makes f1 and f2 in
     x's float dtype, as Theano's constant of it was (floatX float32: float32). An integer
-    (or boolean) ``x`` gives Theano's dtype, its constants' (0.5 is float32: ``_autocast``)
-    upcast with x's: int8 and int16 float32, int32 and int64 float64 (float32 with floatX
-    float32), where NumPy's rule made them all float64.
+    (or boolean) ``x`` gives Theano's dtype, its constants' (0.5 is float32:
+    ``float_constant_dtype``) upcast with x's: int8 and int16 float32, int32 and int64
+    float64, under either floatX, where NumPy's rule made them all float64
+    (``cast_policy='numpy+floatX'``: all floatX).
     """
     x = as_variable(x)
     if not isinstance(alpha, Variable) and np.ndim(alpha) == 0 and alpha == 0:
@@ -95,15 +95,7 @@ def _float(x: Variable, *constants: float) -> np.dtype:
     with its float constants'."""
     if x.type.dtype.kind == "f":
         return x.type.dtype
-    return np.dtype(upcast(*(_autocast(c) for c in constants), x.type.dtype))
-
-
-def _autocast(value: float) -> str:
-    """The dtype Theano gave a Python float (``autocast_float``): floatX where that is not
-    float64, else float32 where it holds the value exactly, else float64."""
-    if config.floatX != "float64":
-        return config.floatX
-    return "float32" if float(np.float32(value)) == value else "float64"
+    return np.dtype(upcast(*(float_constant_dtype(c) for c in constants), x.type.dtype))
 
 
 def _in(x: Variable, dtype) -> Variable:
