@@ -84,7 +84,7 @@ def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:
     for var, ok in zip(targets, connected):
         if not ok:
             report_disconnected(var, disconnected, return_disconnected)
-    live = [var for var, ok in zip(targets, connected) if ok]
+    live = list({id(var): var for var, ok in zip(targets, connected) if ok}.values())
 
     def row(k):
         one_hot = cast(equal(arange(size), k), expr.type.dtype)
@@ -117,7 +117,9 @@ def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> li
     for var, ok in zip(targets, connected):
         if not ok:
             report_disconnected(var, disconnected, return_disconnected)
-    live = [var for var, ok in zip(targets, connected) if ok]
+    # one block per distinct wrt: one listed twice (a tied weight) gets its block twice,
+    # as sn.grad gives its gradient twice, not a running sum fed by both entries
+    live = list({id(var): var for var, ok in zip(targets, connected) if ok}.values())
     totals = {id(var): None for var in live}
     for k in range(int(np.prod(shape))):
         rows = Lop(expr, live, _one_hot(shape, k, expr.type.dtype), "ignore") if live else []
