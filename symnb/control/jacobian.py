@@ -19,6 +19,7 @@ import numpy as np
 from symnb.control.scan_build import scan
 from symnb.core.graph import ancestors
 from symnb.core.variable import Constant, Variable
+from symnb.grad.formulas import with_stable_ops
 from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,
@@ -56,8 +57,11 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     if not shape:
         result = grad(expr, targets, None, disconnected, return_disconnected)
     elif not all(isinstance(d, int) for d in shape):
+        # its formulas rebuilt as their ops once, not by each row's Lop (in the scan's body)
+        expr = with_stable_ops(expr, targets)
         result = _scanned_rows(expr, targets, disconnected, return_disconnected)
     else:
+        expr = with_stable_ops(expr, targets)
         result = _stacked_rows(expr, shape, targets, disconnected, return_disconnected)
     tag_remaining([r for r in result if r is not None], first)
     return result[0] if single else result

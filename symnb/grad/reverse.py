@@ -30,7 +30,7 @@ from symnb.grad.errors import (
     DisconnectedInputWarning,
     NotDifferentiableError,
 )
-from symnb.grad.formulas import with_stable_ops
+from symnb.grad.formulas import outputs_with_stable_ops, with_stable_ops
 from symnb.ops.broadcast import Reduce, broadcast_like
 from symnb.ops.checks import same_shape, shape_from
 from symnb.ops.elemwise import Elemwise, add, cast, fit_gradient
@@ -69,7 +69,7 @@ def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: b
     # every gradient node is from the user's grad line; the user saw the warnings of the
     # graph differentiated
     with pinned(user_location()), shape_warnings.quiet():
-        seeds = _seeds(cost, known_grads, targets)
+        seeds = _seeds(cost, known_grads, targets, final)
         if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
             seeds = seeds[1:]  # a known gradient of the cost replaces its 1
         walk = ReverseWalk(seeds, targets, final={id(var) for var, _ in seeds} if final else ())
@@ -139,19 +139,29 @@ def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
     )
 
 
-def _seeds(cost, known_grads, targets=()) -> list[tuple[Variable, Variable]]:
-    """(variable, starting gradient) pairs: the cost with 1, then the known gradients."""
+def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, Variable]]:
+    """(variable, starting gradient) pairs: the cost with 1, then the known gradients.
+
+    Formulas are differentiated as their ops (symnb/grad/formulas.py) above a cost alone,
+    and above known gradients alone that add up (``sn.Lop``, and ``sn.Rop`` and
+    ``sn.jacobian`` through it): a walk from both a cost and known gradients may start below
+    a formula of the cost, and a final known gradient (the Theano layer's) must stop what
+    reaches its variable, so those are differentiated as written."""
     pairs = []
     if cost is not None:
         cost = _check_cost(cost)
-        if not known_grads:  # the walk may start below a formula: only a cost is rebuilt
+        if not known_grads:
             cost = with_stable_ops(cost, targets)
         pairs.append((cost, Constant(1, dtype=cost.type.dtype)))
-    items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
-    for var, g in items:
+    items = list(known_grads.items() if isinstance(known_grads, dict) else known_grads or [])
+    for var, _ in items:
         if not isinstance(var, Variable):
             raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
-        pairs.append((var, _fit_known(var, as_variable(g))))
+    starts = [var for var, _ in items]
+    if cost is None and not final and starts:
+        starts = outputs_with_stable_ops(starts, targets)
+    for (var, g), start in zip(items, starts):
+        pairs.append((start, _fit_known(var, as_variable(g))))
     if not pairs:
         raise ArgumentError("sn.grad: give a cost, or known_grads to start from")
     return pairs
