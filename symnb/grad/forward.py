@@ -82,8 +82,8 @@ def _report_disconnected(var: Variable, disconnected: str):
         "connected only through sn.disconnected_grad), so its eval point adds nothing; pass "
         f"{argument}='ignore' or 'warn' to take its tangent as zero"
     )
-    if disconnected == "raise":
-        raise _at_user_line(DisconnectedInputError(message))
+    if disconnected == "raise":  # sn.Rop's names even where the user's code also uses T
+        raise _at_user_line(DisconnectedInputError(message), spell=call != "sn.Rop")
     warn_at_user(message, DisconnectedInputWarning)
 
 
