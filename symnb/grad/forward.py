@@ -21,15 +21,14 @@ from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
+from symnb.grad.points import checked_points, substitute
 from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,
     Lop,
     Placeholder,
     check_option,
-    checked_points,
     grad,
-    substitute,
     uid_mark,
     variable_list,
     zeros_like,
