@@ -19,6 +19,7 @@ import numpy as np
 from symnb.control.scan_build import scan
 from symnb.core.graph import ancestors
 from symnb.core.variable import Constant, Variable
+from symnb.grad.formulas import with_stable_ops
 from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,
@@ -56,8 +57,11 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     if not shape:
         result = grad(expr, targets, None, disconnected, return_disconnected)
     elif not all(isinstance(d, int) for d in shape):
+        # its formulas rebuilt as their ops once, not by each row's Lop (in the scan's body)
+        expr = with_stable_ops(expr, targets)
         result = _scanned_rows(expr, targets, disconnected, return_disconnected)
     else:
+        expr = with_stable_ops(expr, targets)
         result = _stacked_rows(expr, shape, targets, disconnected, return_disconnected)
     tag_remaining([r for r in result if r is not None], first)
     return result[0] if single else result
@@ -84,7 +88,7 @@ def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:
     for var, ok in zip(targets, connected):
         if not ok:
             report_disconnected(var, disconnected, return_disconnected)
-    live = [var for var, ok in zip(targets, connected) if ok]
+    live = list({id(var): var for var, ok in zip(targets, connected) if ok}.values())
 
     def row(k):
         one_hot = cast(equal(arange(size), k), expr.type.dtype)
@@ -117,7 +121,9 @@ def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> li
     for var, ok in zip(targets, connected):
         if not ok:
             report_disconnected(var, disconnected, return_disconnected)
-    live = [var for var, ok in zip(targets, connected) if ok]
+    # one block per distinct wrt: one listed twice (a tied weight) gets its block twice,
+    # as sn.grad gives its gradient twice, not a running sum fed by both entries
+    live = list({id(var): var for var, ok in zip(targets, connected) if ok}.values())
     totals = {id(var): None for var in live}
     for k in range(int(np.prod(shape))):
         rows = Lop(expr, live, _one_hot(shape, k, expr.type.dtype), "ignore") if live else []

@@ -207,11 +207,13 @@ def _remember(code, lasti: int, lineno: int) -> SourceLoc:
 _WARNED: dict[str, dict] = {}
 
 
-def at_user_line(exc: Exception) -> Exception:
+def at_user_line(exc: Exception, spell: bool = True) -> Exception:
     """The same error, its message ending with the user's file and line (once: an error
-    that already names its line keeps it), and that location as ``.location``."""
+    that already names its line keeps it), and that location as ``.location``; in the
+    names of the API the user's code uses (``spelled``) unless ``spell`` is False (a
+    message that names the call the user made, and its arguments, in that call's names)."""
     loc = user_location()
-    message = spelled(str(exc))
+    message = spelled(str(exc)) if spell else str(exc)
     if loc is not None and "\n  at " not in message:
         message += f"\n  at {loc}"
     new = type(exc)(message)

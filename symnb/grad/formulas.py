@@ -21,7 +21,14 @@ from symnb.ops.formulas import stable_formula
 
 def with_stable_ops(cost: Variable, targets: list[Variable]) -> Variable:
     """``cost`` with each formula it depends on computed by its op."""
-    order = ancestors([cost])
+    return outputs_with_stable_ops([cost], targets)[0]
+
+
+def outputs_with_stable_ops(outputs: list[Variable], targets: list[Variable]) -> list[Variable]:
+    """``outputs`` with each formula they depend on computed by its op, in one pass (a
+    subgraph they share is rebuilt once): ``sn.Rop``'s expressions, whose tangents go through
+    the same rules as a cost's gradient."""
+    order = ancestors(outputs)
     kept = {id(node) for node in ancestors(targets)}  # a target below a formula needs it
     targeted = {id(var) for var in targets}
     memo: dict[int, Variable] = {}
@@ -39,4 +46,4 @@ def with_stable_ops(cost: Variable, targets: list[Variable]) -> Variable:
             found = None if id(node) in kept else stable_formula(new.outputs[0])
             if found is not None:
                 memo[id(out)] = found.build(found.x)
-    return memo.get(id(cost), cost)
+    return [memo.get(id(out), out) for out in outputs]

@@ -21,15 +21,14 @@ from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
+from symnb.grad.points import checked_points, substitute
 from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,
     Lop,
     Placeholder,
     check_option,
-    checked_points,
     grad,
-    substitute,
     uid_mark,
     variable_list,
     zeros_like,
@@ -82,8 +81,8 @@ def _report_disconnected(var: Variable, disconnected: str):
         "connected only through sn.disconnected_grad), so its eval point adds nothing; pass "
         f"{argument}='ignore' or 'warn' to take its tangent as zero"
     )
-    if disconnected == "raise":
-        raise _at_user_line(DisconnectedInputError(message))
+    if disconnected == "raise":  # sn.Rop's names even where the user's code also uses T
+        raise _at_user_line(DisconnectedInputError(message), spell=call != "sn.Rop")
     warn_at_user(message, DisconnectedInputWarning)
 
 

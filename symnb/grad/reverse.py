@@ -30,10 +30,10 @@ from symnb.grad.errors import (
     DisconnectedInputWarning,
     NotDifferentiableError,
 )
-from symnb.grad.formulas import with_stable_ops
-from symnb.ops.broadcast import Reduce, broadcast_like
-from symnb.ops.checks import same_shape, shape_from
-from symnb.ops.elemwise import Elemwise, add, cast, fit_gradient
+from symnb.grad.formulas import outputs_with_stable_ops, with_stable_ops
+from symnb.grad.points import checked_points
+from symnb.ops.broadcast import broadcast_like
+from symnb.ops.elemwise import add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
 RETURN_DISCONNECTED = ("zero", "none")
@@ -69,7 +69,7 @@ def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: b
     # every gradient node is from the user's grad line; the user saw the warnings of the
     # graph differentiated
     with pinned(user_location()), shape_warnings.quiet():
-        seeds = _seeds(cost, known_grads, targets)
+        seeds = _seeds(cost, known_grads, targets, final)
         if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
             seeds = seeds[1:]  # a known gradient of the cost replaces its 1
         walk = ReverseWalk(seeds, targets, final={id(var) for var, _ in seeds} if final else ())
@@ -139,19 +139,29 @@ def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
     )
 
 
-def _seeds(cost, known_grads, targets=()) -> list[tuple[Variable, Variable]]:
-    """(variable, starting gradient) pairs: the cost with 1, then the known gradients."""
+def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, Variable]]:
+    """(variable, starting gradient) pairs: the cost with 1, then the known gradients.
+
+    Formulas are differentiated as their ops (symnb/grad/formulas.py) above a cost alone,
+    and above known gradients alone that add up (``sn.Lop``, and ``sn.Rop`` and
+    ``sn.jacobian`` through it): a walk from both a cost and known gradients may start below
+    a formula of the cost, and a final known gradient (the Theano layer's) must stop what
+    reaches its variable, so those are differentiated as written."""
     pairs = []
     if cost is not None:
         cost = _check_cost(cost)
-        if not known_grads:  # the walk may start below a formula: only a cost is rebuilt
+        if not known_grads:
             cost = with_stable_ops(cost, targets)
         pairs.append((cost, Constant(1, dtype=cost.type.dtype)))
-    items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
-    for var, g in items:
+    items = list(known_grads.items() if isinstance(known_grads, dict) else known_grads or [])
+    for var, _ in items:
         if not isinstance(var, Variable):
             raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
-        pairs.append((var, _fit_known(var, as_variable(g))))
+    starts = [var for var, _ in items]
+    if cost is None and not final and starts:
+        starts = outputs_with_stable_ops(starts, targets)
+    for (var, g), start in zip(items, starts):
+        pairs.append((start, _fit_known(var, as_variable(g))))
     if not pairs:
         raise ArgumentError("sn.grad: give a cost, or known_grads to start from")
     return pairs
@@ -196,143 +206,6 @@ def _known_pairs(known_grads) -> list[tuple[Variable, Variable]]:
     """(given gradient, its variable) for each known gradient a run-time check may concern."""
     items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
     return [(as_variable(g), var) for var, g in items if not isinstance(g, Placeholder)]
-
-
-def checked_points(results: list, pairs, what: str) -> list:
-    """``results`` with each point of ``pairs`` (point, variable) checked to have its
-    variable's shape when the function runs (where unknown dims leave it open: a point that
-    broadcasts would be summed silently). The shape is read off values the results compute
-    already (:func:`_lengths`), so the check asks for no input the results do not read; a
-    view where one such value has the variable's shape."""
-    computed = {
-        id(v)
-        for node in ancestors([r for r in results if r is not None])
-        for v in (*node.inputs, *node.outputs)
-    }
-    checked_pairs = [
-        (p, v)
-        for p, v in pairs
-        if p.type.ndim and id(p) in computed and not _both_fixed(p.type.shape, v)
-    ]  # a 0-d point is broadcast on purpose
-    lengths = _lengths([var for _, var in checked_pairs], computed)
-    replace = {}
-    for point, var in checked_pairs:
-        desc = point.describe().replace("an unnamed variable (", "(")
-        message = f"{what} {desc} does not have the shape of {var.describe()}"
-        checked = _shape_checked(point, var, lengths.get(id(var)), message)
-        if checked is not point:
-            replace[point] = checked
-    return substitute(results, replace) if replace else results
-
-
-def _both_fixed(point_shape, var: Variable) -> bool:
-    """Whether the point's and the variable's dims are all fixed (compared when the graph
-    was built: nothing is left to check)."""
-    return all(isinstance(d, int) for d in (*point_shape, *var.type.shape))
-
-
-def _lengths(variables: list, computed: set) -> dict:
-    """For ``variables`` and what they are computed from: id -> one ``(static dim, reads)``
-    per axis, ``reads`` the ``(value, axis)`` pairs of computed values whose lengths
-    broadcast to the axis's length when the function runs (empty where only the fixed dim
-    says it). A computed value reads itself; another follows its op's ``axis_sources``
-    (elementwise operands, dimshuffle, matmul) or a reduction's kept axes down to computed
-    values (``Lop(x ** 2, x, v)`` computes ``x``, not ``x ** 2``; ``Lop(exp(x) * x, x,
-    v)`` both operands). No entry where an axis has neither."""
-    found: dict[int, tuple] = {}
-    for var in variables:  # leaves: a computed input reads itself
-        if id(var) in computed:
-            found[id(var)] = _reads_itself(var)
-    for node in ancestors(variables):
-        for var in node.inputs:
-            if id(var) in computed and id(var) not in found:
-                found[id(var)] = _reads_itself(var)
-        sources = _length_sources(node)
-        for var in node.outputs:
-            if id(var) in computed:
-                found[id(var)] = _reads_itself(var)
-            elif sources is not None:
-                axes = [_axis_reads(var, k, node, pairs, found) for k, pairs in enumerate(sources)]
-                if None not in axes:
-                    found[id(var)] = tuple(axes)
-    return found
-
-
-def _reads_itself(var: Variable) -> tuple:
-    return tuple((d, ((var, k),)) for k, d in enumerate(var.type.shape))
-
-
-def _length_sources(node: Apply) -> list | None:
-    """For each axis of the node's output(s), the (input, axis) pairs whose lengths
-    broadcast to its length: the op's ``axis_sources``, or a reduction's kept axes (which
-    reductions do not declare: the shape warnings would then follow a batch through them)."""
-    if isinstance(node.op, Reduce) and len(node.inputs) == 1:
-        axis, keepdims = node.op.axis, node.op.keepdims
-        kept = [[] if a in axis else [(0, a)] for a in range(node.inputs[0].type.ndim)]
-        return kept if keepdims else [p for a, p in enumerate(kept) if a not in axis]
-    if len(node.outputs) != 1 and not isinstance(node.op, Elemwise):
-        return None
-    sources = node.op.axis_sources(node)
-    if sources is None or len(sources) != node.outputs[0].type.ndim:
-        return None
-    return sources
-
-
-def _axis_reads(var: Variable, k: int, node: Apply, pairs, found: dict):
-    """``(static dim, reads)`` of axis ``k`` of ``var``, an output of ``node``: one input
-    whose static dim is var's gives the length alone; otherwise every input's reads
-    broadcast; None where neither, nor a fixed dim, says the length."""
-    static = var.type.shape[k]
-    subs = []
-    for i, a in pairs:
-        of_input = found.get(id(node.inputs[i]))
-        subs.append(None if of_input is None else of_input[a])
-    alone = [s[1] for s in subs if s is not None and s[1] and static is not None and s[0] == static]
-    if alone:
-        return static, min(alone, key=len)
-    if subs and None not in subs:
-        reads = {}
-        for _, r in subs:
-            reads.update(((id(v), a), (v, a)) for v, a in r)
-        return static, tuple(reads.values())
-    return (static, ()) if isinstance(static, int) else None
-
-
-def _shape_checked(point: Variable, var: Variable, lengths, message: str) -> Variable:
-    """``point`` checked to have ``var``'s shape from ``lengths`` (``_lengths``): a view
-    (``same_shape``) where one value gives every axis, else ``shape_from`` its reads."""
-    if lengths is None:
-        return point
-    like = lengths[0][1][0][0] if lengths and lengths[0][1] else None
-    if (
-        like is not None
-        and like.type.ndim == var.type.ndim
-        and all(
-            len(reads) == 1 and reads[0][0] is like and reads[0][1] == k
-            for k, (_, reads) in enumerate(lengths)
-        )
-    ):
-        return same_shape(point, like, message)
-    sources: dict[int, tuple[int, Variable]] = {}
-    dims = []
-    for d, reads in lengths:
-        if isinstance(d, int):
-            dims.append(d)
-            continue
-        for v, _ in reads:
-            sources.setdefault(id(v), (len(sources), v))
-        dims.append(tuple((sources[id(v)][0], a) for v, a in reads))
-    return shape_from(point, dims, [v for _, v in sources.values()], message)
-
-
-def substitute(outputs: list, replace: dict) -> list:
-    """``outputs`` with ``replace`` applied, cloning only the nodes that change."""
-    memo = {id(old): new for old, new in replace.items()}
-    for node in ancestors([v for v in outputs if v is not None]):
-        if any(id(x) in memo for x in node.inputs):
-            new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
-            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
-    return [None if out is None else memo.get(id(out), out) for out in outputs]
 
 
 # -- the walk -------------------------------------------------------------------------------

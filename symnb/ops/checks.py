@@ -134,18 +134,21 @@ def same_shape(x, like, what: str) -> Variable:
 class ShapeFrom(Op):
     """x unchanged where its shape is the one ``dims`` reads off the other inputs when the
     function runs; else a ShapeError: ``what`` followed by both shapes. ``dims`` has one
-    entry per axis of x: a fixed length, or the ``(source, axis)`` pairs (sources counted
-    from 0 after x) whose lengths broadcast to it, NumPy's rule: the one that is not 1. For
-    an eval point whose variable no value computed holds the shape of, but values its
-    shape follows from do (an elementwise op's operands, a reduction's input:
-    ``grad.reverse.checked_points``); it reads only their shapes."""
+    entry per axis of x: a fixed length, or an expression (``n0``, ``n0 + 2``, ``2 * n0``,
+    ``n0 + n1``) of the names in ``names``, each ``(name, pairs)``: the length that the
+    ``(source, axis)`` pairs (sources counted from 0 after x) broadcast to, NumPy's rule: the
+    one that is not 1. For an eval point whose variable no value computed holds the shape
+    of, but values its shape follows from do (an elementwise op's operands, a reduction's
+    input, the input of a pad or a sort: ``grad.points.checked_points``); it reads only their
+    shapes."""
 
     dtype_rule = "x's dtype"
-    __props__ = ("what", "dims")
+    __props__ = ("what", "dims", "names")
 
-    def __init__(self, what: str, dims: tuple):
+    def __init__(self, what: str, dims: tuple, names: tuple = ()):
         self.what = str(what)
-        self.dims = tuple(d if isinstance(d, int) else tuple(map(tuple, d)) for d in dims)
+        self.dims = tuple(dims)
+        self.names = tuple((str(n), tuple(map(tuple, pairs))) for n, pairs in names)
 
     def infer_types(self, x, *sources):
         if x.type.ndim != len(self.dims):
@@ -153,10 +156,11 @@ class ShapeFrom(Op):
         return [x.type]
 
     def perform(self, x, *sources):
-        want = tuple(
-            d if isinstance(d, int) else _broadcast_length(np.shape(sources[i])[a] for i, a in d)
-            for d in self.dims
-        )
+        sizes = {
+            name: _broadcast_length(np.shape(sources[i])[a] for i, a in pairs)
+            for name, pairs in self.names
+        }
+        want = tuple(evaluate(d, sizes) for d in self.dims)
         if np.shape(x) != want:
             shapes = f"{format_shape(np.shape(x))}, not {format_shape(want)}"
             raise CheckedShapeError(f"{self.what} ({shapes}, when the function ran)")
@@ -172,10 +176,10 @@ def _broadcast_length(lengths) -> int:
     return next((n for n in lengths if n != 1), 1)
 
 
-def shape_from(x, dims, sources, what: str) -> Variable:
-    """``x``, once its shape is checked to be the one ``dims`` reads off ``sources`` when the
-    function runs (``ShapeFrom``)."""
-    return ShapeFrom(what, dims)(as_variable(x), *map(as_variable, sources))
+def shape_from(x, dims, names, sources, what: str) -> Variable:
+    """``x``, once its shape is checked to be the one ``dims`` reads off ``sources`` (by
+    ``names``) when the function runs (``ShapeFrom``)."""
+    return ShapeFrom(what, dims, names)(as_variable(x), *map(as_variable, sources))
 
 
 class HasShape(Op):

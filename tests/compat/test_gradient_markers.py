@@ -46,10 +46,48 @@ def test_grad_scale_by_a_symbolic_or_array_multiplier_is_the_identity_forward(mo
         theano.gradient.grad_scale(x, np.ones((2, 2)))
 
 
-def test_rop_of_a_disconnected_input_names_the_theano_call():
-    x, z = T.dvector("x"), T.dvector("z")
+def test_rop_takes_tangents_from_the_wrt_that_f_uses():
+    """Theano 1.0's Rop goes forward from the wrt that f uses: one that f does not use adds
+    nothing (``T.Rop(exp(x) * 2, [x, y], [vx, vy])`` raised about y), and every other leaf's
+    tangent is zero, so an f computed from none of wrt is zeros (``T.Rop(T.sin(x), z, z)``
+    raised); ``disconnected_outputs`` is about an output with no tangent at all."""
+    x, y, z = T.dvector("x"), T.dvector("y"), T.dvector("z")
+    jvp = T.Rop(T.exp(x) * 2, [x, y], [T.ones_like(x), T.ones_like(y)])
+    run = theano.function([x, y], jvp, on_unused_input="ignore")
+    np.testing.assert_allclose(run(np.log([1.0, 2.0, 3.0]), np.ones(3)), [2.0, 4.0, 6.0])
+    a, b = T.Rop([T.exp(x), T.sin(z)], [x, y], [x, y])
+    run = theano.function([x, y, z], [a, b], on_unused_input="ignore")
+    got_a, got_b = run(np.zeros(2), np.ones(2), np.ones(2))
+    np.testing.assert_allclose(got_a, [0.0, 0.0])
+    np.testing.assert_array_equal(got_b, [0.0, 0.0])
+    zeros = theano.function([x, z], T.Rop(T.sin(x), z, z), on_unused_input="ignore")
+    np.testing.assert_array_equal(zeros(np.ones(3), np.ones(3)), np.zeros(3))
+
+
+def test_rop_of_an_output_with_no_tangent_names_the_theano_call():
+    x, y = T.dvector("x"), T.dvector("y")
     with pytest.raises(sn.DisconnectedInputError) as info:
-        T.Rop(T.sin(x), z, z)
+        T.Rop(y, x, x)
     message = str(info.value)
-    assert message.startswith("T.Rop: f does not depend on 'z'")
-    assert "disconnected_outputs='ignore' or 'warn'" in message and "T.grad" not in message
+    assert message.startswith("T.Rop: output 0, 'y' (float64(?,)), has no tangent: it is an")
+    assert "disconnected_outputs='ignore' or 'warn' to get zeros" in message
+    assert "T.grad" not in message and "test_gradient_markers.py" in message
+    with pytest.raises(sn.DisconnectedInputError, match="only through theano.gradient.dis"):
+        T.Rop(T.sin(theano.gradient.disconnected_grad(x)), x, x)
+    with pytest.warns(sn.DisconnectedInputWarning, match="T.Rop: output 1, 'y'"):
+        _, zero = T.Rop([x * 2, y], x, x, disconnected_outputs="warn")
+    np.testing.assert_array_equal(theano.function([y], zero)(np.ones(2)), np.zeros(2))
+    assert T.Rop(y, x, x, "ignore", return_disconnected="None") is None
+    with pytest.raises(ValueError, match="T.Rop: disconnected_outputs='no'"):
+        T.Rop(y, x, x, disconnected_outputs="no")
+
+
+def test_sn_rops_own_message_keeps_symnbs_names_beside_the_theano_layer():
+    """This module uses the Theano layer, whose names the messages of symnb's calls took:
+    sn.Rop's said 'T.Rop ... theano.gradient.disconnected_grad; pass disconnected=...'."""
+    x, z = sn.tensor("x", shape=(3,)), sn.tensor("z", shape=(3,))
+    with pytest.raises(sn.DisconnectedInputError) as info:
+        sn.Rop(sn.sin(x), z, np.ones(3))
+    message = str(info.value)
+    assert message.startswith("sn.Rop: f does not depend on 'z'"), message
+    assert "only through sn.disconnected_grad" in message and "theano" not in message

@@ -145,3 +145,63 @@ def test_gradient_with_respect_to_the_probabilities_keeps_the_formula():
     want = np.zeros_like(p)
     want[np.arange(2), LABELS] = -1 / p[np.arange(2), LABELS]
     np.testing.assert_allclose(sn.function([x, t], gp)(z, LABELS), want, rtol=1e-12)
+
+
+def _jvp_cases(z, t):
+    """name -> f(z): the log-probabilities sn.grad rebuilds, and a binary cross-entropy."""
+    return {
+        "log(sigmoid(z))": sn.log(sn.sigmoid(z)),
+        "log(1 / (1 + exp(-z)))": sn.log(1 / (1 + sn.exp(-z))),
+        "log(1 - sigmoid(z))": sn.log(1 - sn.sigmoid(z)),
+        "binary_crossentropy(sigmoid(z), t)": sn.binary_crossentropy(sn.sigmoid(z), t),
+        "log(softmax(z))": sn.log(sn.softmax(z)),
+        "log(1 + exp(z))": sn.log(1 + sn.exp(z)),
+    }
+
+
+def _jacobians(zv, tv):
+    """name -> the analytic Jacobian of each of _jvp_cases at zv (float64)."""
+    with np.errstate(over="ignore"):
+        s, rest = 1 / (1 + np.exp(-zv)), 1 / (1 + np.exp(zv))  # sigmoid(z), sigmoid(-z)
+    p = np.exp(zv - zv.max())
+    p /= p.sum()
+    return {
+        "log(sigmoid(z))": np.diag(rest),
+        "log(1 / (1 + exp(-z)))": np.diag(rest),
+        "log(1 - sigmoid(z))": np.diag(-s),
+        "binary_crossentropy(sigmoid(z), t)": np.diag(s - tv),
+        "log(softmax(z))": np.eye(len(zv)) - p,
+        "log(1 + exp(z))": np.diag(s),
+    }
+
+
+@pytest.mark.parametrize("name", list(_jacobians(np.zeros(1), np.zeros(1))))
+@pytest.mark.parametrize("where", ["ordinary", "extreme"])
+def test_rop_and_lop_of_log_probabilities_are_the_jacobians_products(name, where, backend):
+    """sn.Rop went through Lop with known gradients, which differentiated the formula as
+    written: the second pass divided by a probability that underflows (J v was NaN at
+    logits of -1000, and at 40 for a cross-entropy, where sigmoid rounds to 1), and Lop was
+    NaN for the logistic and softplus formulas written out."""
+    z = sn.tensor("z", shape=(4,), dtype="float64")
+    zv = {"ordinary": [-1.5, -0.2, 0.7, 2.0], "extreme": [-1000.0, -2.0, 40.0, 1000.0]}[where]
+    zv, tv = np.array(zv), np.array([1.0, 0.0, 1.0, 1.0])
+    v, u = np.array([1.0, -0.5, 2.0, 0.25]), np.array([0.5, 2.0, -1.0, 3.0])
+    f = _jvp_cases(z, sn.constant(tv))[name]
+    products = [sn.Rop(f, z, v), sn.Lop(f, z, u), sn.jacobian(f, z)]
+    with np.errstate(all="ignore"):  # the forward values may overflow; the products not
+        jvp, vjp, jac = sn.function([z], products, backend=backend)(zv)
+    want = _jacobians(zv, tv)[name]
+    np.testing.assert_allclose(jvp, want @ v, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(vjp, u @ want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(jac, want, rtol=1e-12, atol=1e-15)
+
+
+def test_lop_of_a_picked_log_softmax_at_extreme_logits(backend):
+    """Lop of ``-log(softmax(x)[arange(n), t])`` was NaN at logits of +-1000 (the division
+    by the picked probability, which the stabilize rules do not cancel through a Lop)."""
+    x, t = _inputs()
+    loss = _picked_losses(x, t)["fancy"]
+    u = np.array([1.0, 2.0])
+    got = sn.function([x, t], sn.Lop(loss, x, u), backend=backend)(EXTREME, LABELS)
+    want = u[:, None] * (_softmax(EXTREME) - np.eye(3)[LABELS])
+    np.testing.assert_allclose(got, want, atol=1e-12)

@@ -185,3 +185,21 @@ def test_rop_and_hessian_vector_products_through_max_pooling(rng, backend, optio
     want = (gradient(xv + 1e-6 * vv) - gradient(xv - 1e-6 * vv)) / 2e-6
     hv = sn.grad(sn.sum(sn.grad(cost, x) * v), x)
     np.testing.assert_allclose(sn.function([x, v], hv, backend=backend)(xv, vv), want, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(3,), (None,)])
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_wrt_listed_twice_gets_its_jacobian_twice_not_doubled(shape, backend):
+    """A tied weight listed twice: one Jacobian per entry, as sn.grad gives its gradient
+    twice (the fixed-shape rows were summed into one total per variable, giving 2 J)."""
+    x, y = f64("x", shape), f64("y", shape)
+    xv = np.array([0.1, 0.5, -0.3])
+    ja, jy, jb = sn.function([x, y], sn.jacobian(sn.exp(x) + 0 * y, [x, y, x]), backend=backend)(
+        xv, xv
+    )
+    np.testing.assert_allclose(ja, np.diag(np.exp(xv)), rtol=1e-12)
+    np.testing.assert_allclose(jb, np.diag(np.exp(xv)), rtol=1e-12)
+    np.testing.assert_array_equal(jy, np.zeros((3, 3)))
+    ha, hb = sn.function([x], sn.hessian(sn.sum(x**3), [x, x]), backend=backend)(xv)
+    np.testing.assert_allclose(ha, np.diag(6 * xv), rtol=1e-12)
+    np.testing.assert_allclose(hb, np.diag(6 * xv), rtol=1e-12)

@@ -144,6 +144,83 @@ def test_an_eval_point_is_checked_where_fs_shape_follows_from_its_operands(backe
         np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
 
 
+# id -> (f of x and y, wrt, its vector-Jacobian product with v in NumPy, the shape of v
+# for X (2, 3) and Y (4, 3))
+BY_SHAPE_RULE = {
+    "pad(x, 1)": (lambda x, y: sn.pad(x, 1), "x", lambda X, Y, V: V[1:-1, 1:-1], (4, 5)),
+    "sort(x)": (
+        lambda x, y: sn.sort(x),
+        "x",
+        lambda X, Y, V: np.take_along_axis(V, np.argsort(np.argsort(X, 1), 1), 1),
+        (2, 3),
+    ),
+    "concatenate([x, x])": (
+        lambda x, y: sn.concatenate([x, x]),
+        "x",
+        lambda X, Y, V: V[:2] + V[2:],
+        (4, 3),
+    ),
+    "concatenate([x, y])": (
+        lambda x, y: sn.concatenate([x, y]),
+        "x",
+        lambda X, Y, V: V[:2],
+        (6, 3),
+    ),
+    "repeat(x, 2, axis=0)": (
+        lambda x, y: sn.repeat(x, 2, axis=0),
+        "x",
+        lambda X, Y, V: V[0::2] + V[1::2],
+        (4, 3),
+    ),
+    "tile(x, (2, 3))": (
+        lambda x, y: sn.tile(x, (2, 3)),
+        "x",
+        lambda X, Y, V: V.reshape(2, 2, 3, 3).sum(axis=(0, 2)),
+        (4, 9),
+    ),
+    "exp(pad(2 * x, 1))": (
+        lambda x, y: sn.exp(sn.pad(2 * x, 1)),
+        "x",
+        lambda X, Y, V: 2 * (V * np.exp(np.pad(2 * X, 1)))[1:-1, 1:-1],
+        (4, 5),
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", list(BY_SHAPE_RULE))
+def test_an_eval_point_is_checked_by_the_shape_rule_of_fs_op(backend, case):
+    """The check found f's shape only through elementwise ops, reductions, dimshuffles and
+    matmul: for sort, concatenate, repeat and tile a wrong point failed inside their
+    gradient ops (an IndexError in unsort, a ValueError in split or a reshape), for pad it
+    was taken and the gradient came back shaped (0, 3). f's shape now follows from the op's
+    own shape rule applied to its input's lengths, which the product reads."""
+    build, wrt, numeric, shape = BY_SHAPE_RULE[case]
+    x, y, v = f64("x", (None, None)), f64("y", (None, None)), f64("v", (None, None))
+    X, Y = np.array([[0.3, -1.0, 2.0], [1.5, 0.2, -0.4]]), np.ones((4, 3))
+    V = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)
+    f = sn.function([x, y, v], sn.Lop(build(x, y), x, v), backend=backend)
+    for wrong in [(1, shape[1]), (shape[0], 1), (shape[0] + 1, shape[1])]:
+        with pytest.raises(sn.ShapeError) as info:
+            f(X, Y, np.ones(wrong))
+        assert not isinstance(info.value, RuntimeFailure)
+        message = str(info.value)
+        assert message.startswith("sn.grad: the known gradient 'v' (float64(?, ?)) does not"), (
+            message
+        )
+        assert f"({wrong[0]}, {wrong[1]}), not ({shape[0]}, {shape[1]}), when the" in message
+    np.testing.assert_allclose(f(X, Y, V), numeric(X, Y, V), rtol=1e-12)
+
+
+def test_products_that_never_read_f_s_input_need_no_value_of_it():
+    """flip's gradient is flip(v): no computed value tells f's shape, and the check asks
+    for no input the product does not read (docs/autodiff.md), as Lop(x @ W, W, v) needs
+    no W."""
+    x, v = f64("x", (None, None)), f64("v", (None, None))
+    got = sn.function([v], sn.Lop(sn.flip(x, axis=0), x, v))(np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(got, np.arange(6.0).reshape(3, 2)[::-1])
+
+
 def test_a_disconnected_wrt_is_reported_in_rops_words():
     x, z = f64("x", (3,)), f64("z", (3,))
     with pytest.raises(sn.DisconnectedInputError) as info:

@@ -9,12 +9,13 @@ from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
 from symnb.core.op import _at_user_line
+from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import SymnbError
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.check import GradientError, check_grad
-from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError
+from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
@@ -148,18 +149,70 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
 
 def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):  # noqa: N802
     """``T.Rop``: the Jacobian of f with respect to wrt times ``eval_points``, one product
-    per f (a tuple for a tuple)."""
+    per f (a tuple for a tuple), by Theano 1.0's rules: tangents go forward from the ``wrt``
+    that f uses (one it does not use adds nothing), every other leaf's tangent is zero, and
+    ``disconnected_outputs`` concerns an output with no tangent at all (:func:`_tangentless`);
+    ``return_disconnected`` says what such an output gets."""
+    for name, value, allowed in [
+        ("disconnected_outputs", disconnected_outputs, ("raise", "warn", "ignore")),
+        ("return_disconnected", return_disconnected, tuple(RETURN_DISCONNECTED)),
+    ]:
+        if value not in allowed:
+            raise _at_user_line(
+                ValueError(f"T.Rop: {name}={value!r}; use one of {', '.join(map(repr, allowed))}")
+            )
     result = _as_called(
-        "T.Rop",
-        "disconnected_outputs",
-        _Rop,
-        f,
-        wrt,
-        eval_points,
-        disconnected=disconnected_outputs,
-        return_disconnected=RETURN_DISCONNECTED[return_disconnected],
+        "T.Rop", "disconnected_outputs", _Rop, f, wrt, eval_points, disconnected="ignore"
     )
-    return _format_as(f, result)
+    outputs = list(f) if isinstance(f, (list, tuple)) else [f]
+    results = list(result) if isinstance(f, (list, tuple)) else [result]
+    targets = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
+    for i, out in enumerate(outputs):
+        if _tangentless(out, targets):
+            _report_output(i, out, disconnected_outputs, return_disconnected)
+            if RETURN_DISCONNECTED[return_disconnected] == "none":
+                results[i] = None
+    return _format_as(f, results if isinstance(f, (list, tuple)) else results[0])
+
+
+def _tangentless(out: Variable, targets: list) -> bool:
+    """Whether Theano's ``Rop`` finds no tangent for ``out``: its R-ops give an input that is
+    a ``wrt`` its eval point and any other leaf (input, shared variable, constant) zeros, and
+    ``disconnected_grad``'s R-op gives none; so an output has none only when it is itself a
+    leaf that is not a ``wrt``, or it reaches no leaf and no ``wrt`` but through
+    ``disconnected_grad`` (``T.Rop(T.sin(x), z, v)`` is zeros, ``T.Rop(x, z, v)`` has none)."""
+    wanted = {id(t) for t in targets}
+    stack, seen = [out], set()
+    while stack:
+        var = stack.pop()
+        if id(var) in wanted or (var.owner is None and var is not out):
+            return False
+        if id(var) in seen or var.owner is None:
+            continue
+        seen.add(id(var))
+        if not getattr(var.owner.op, "disconnects_gradient", False):
+            stack.extend(var.owner.inputs)
+    return True
+
+
+def _report_output(i: int, out: Variable, disconnected_outputs: str, return_disconnected: str):
+    """Theano's ``disconnected_outputs`` for an output with no tangent, in the layer's words."""
+    if disconnected_outputs == "ignore":
+        return
+    answer = "zeros" if RETURN_DISCONNECTED[return_disconnected] == "zero" else "None"
+    why = (
+        "an input, shared variable or constant that is not one of wrt"
+        if out.owner is None
+        else "computed from wrt and from the graph's inputs only through "
+        "theano.gradient.disconnected_grad"
+    )
+    message = (
+        f"T.Rop: output {i}, {out.describe()}, has no tangent: it is {why}; pass "
+        f"disconnected_outputs='ignore' or 'warn' to get {answer} for it"
+    )
+    if disconnected_outputs == "raise":
+        raise _at_user_line(DisconnectedInputError(message))
+    warn_at_user(message, DisconnectedInputWarning)
 
 
 def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):  # noqa: N802

@@ -1,0 +1,270 @@
+"""Eval points checked when the function runs: a point (a ``Lop`` cotangent, a known
+gradient, a ``Rop`` tangent) must have its variable's shape, since one that broadcasts would
+be summed silently; where dims unknown when the graph is built leave that open, the check
+reads the shape off values the product computes anyway, so it asks for no other input.
+
+For each variable, every axis's length is found as an expression (:class:`Length`) of named
+lengths, each name the length that some computed ``(value, axis)`` pairs broadcast to: a
+computed value reads itself; an op that says which input axes each output axis comes along
+(``axis_sources``: elementwise ops, dimshuffles, matmul) or a reduction passes its inputs'
+lengths on; any other op's output lengths come from its own shape rule (``infer_types``),
+applied to stand-ins of its inputs whose dims are those expressions (``pad`` of an ``(a,
+b)`` input is ``(a + 2, b + 2)``, ``concatenate`` of two is ``(a + c, b)``, ``repeat`` by 2
+along axis 0 ``(2 * a, b)``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+from symnb.core.dims import DimMismatch, names_in
+from symnb.core.graph import ancestors
+from symnb.core.op import Apply
+from symnb.core.shapes import warnings as shape_warnings
+from symnb.core.variable import Constant, Variable
+from symnb.ops.broadcast import Reduce
+from symnb.ops.checks import same_shape, shape_from
+from symnb.ops.elemwise import Elemwise
+
+
+def checked_points(results: list, pairs, what: str) -> list:
+    """``results`` with each point of ``pairs`` (point, variable) checked to have its
+    variable's shape when the function runs (where unknown dims leave it open: a point that
+    broadcasts would be summed silently). The shape is read off values the results compute
+    already (:class:`_Lengths`), so the check asks for no input the results do not read; a
+    view where one such value has the variable's shape."""
+    computed = {
+        id(v)
+        for node in ancestors([r for r in results if r is not None])
+        for v in (*node.inputs, *node.outputs)
+    }
+    checked_pairs = [
+        (p, v)
+        for p, v in pairs
+        if p.type.ndim and id(p) in computed and not _both_fixed(p.type.shape, v)
+    ]  # a 0-d point is broadcast on purpose
+    lengths = _Lengths([var for _, var in checked_pairs], computed).found
+    replace = {}
+    for point, var in checked_pairs:
+        desc = point.describe().replace("an unnamed variable (", "(")
+        message = f"{what} {desc} does not have the shape of {var.describe()}"
+        checked = _shape_checked(point, var, lengths.get(id(var)), message)
+        if checked is not point:
+            replace[point] = checked
+    return substitute(results, replace) if replace else results
+
+
+def _both_fixed(point_shape, var: Variable) -> bool:
+    """Whether the point's and the variable's dims are all fixed (compared when the graph
+    was built: nothing is left to check)."""
+    return all(isinstance(d, int) for d in (*point_shape, *var.type.shape))
+
+
+class Length(NamedTuple):
+    """The length of one axis when the function runs: ``static``, the dim its type says;
+    ``dim``, an int or an expression of the names in ``names`` (name -> the ``(value,
+    axis)`` pairs whose lengths broadcast to it, NumPy's rule: the one that is not 1)."""
+
+    static: object
+    dim: object
+    names: dict
+
+    @property
+    def bare(self) -> bool:
+        """Whether the length is one name's: the broadcast of its reads."""
+        return isinstance(self.dim, str) and len(self.names) == 1
+
+    @property
+    def reads(self) -> int:
+        return sum(len(r) for r in self.names.values())
+
+
+class _Lengths:
+    """For ``variables`` and what they are computed from, ``found``: id -> one
+    :class:`Length` per axis (no entry where an axis has none)."""
+
+    #: tries of a shape rule on stand-ins, each after two names it found to be one
+    TRIES = 8
+
+    def __init__(self, variables: list, computed: set):
+        self.computed = computed
+        self.found: dict[int, tuple] = {}
+        self._names: dict = {}  # (id(value), axis) or reads -> its name, given in order
+        self._count = itertools.count()
+        for var in variables:  # leaves: a computed input reads itself
+            if id(var) in computed:
+                self.found[id(var)] = self._reads_itself(var)
+        for node in ancestors(variables):
+            for var in node.inputs:
+                if id(var) in computed and id(var) not in self.found:
+                    self.found[id(var)] = self._reads_itself(var)
+            sources = _length_sources(node)
+            for var in node.outputs:
+                if id(var) in computed:
+                    self.found[id(var)] = self._reads_itself(var)
+                    continue
+                axes = None
+                if sources is not None:
+                    axes = [self._passed_on(var, k, node, p) for k, p in enumerate(sources)]
+                if axes is None or None in axes:
+                    axes = self._inferred(node, var)
+                if axes is not None:
+                    self.found[id(var)] = tuple(axes)
+
+    def _name(self, reads: tuple) -> str:
+        """The name of the length ``reads`` broadcast to (one per reads, in order of first
+        use, so that the same graph gives the same check)."""
+        key = tuple((id(v), a) for v, a in reads)
+        if key not in self._names:
+            self._names[key] = f"_point_length{next(self._count)}"
+        return self._names[key]
+
+    def _reads_itself(self, var: Variable) -> tuple:
+        lengths = []
+        for k, d in enumerate(var.type.shape):
+            reads = ((var, k),)
+            name = self._name(reads)
+            lengths.append(Length(d, name, {name: reads}))
+        return tuple(lengths)
+
+    def _passed_on(self, var: Variable, k: int, node: Apply, pairs) -> Length | None:
+        """Axis ``k`` of ``var``, an output of ``node``, from the input axes ``pairs`` it
+        comes along: one input whose static dim is var's gives the length alone; otherwise
+        the inputs' lengths broadcast (names: their reads together; one expression: it);
+        None where neither, nor a fixed dim, says the length."""
+        static = var.type.shape[k]
+        subs = []
+        for i, a in pairs:
+            of_input = self.found.get(id(node.inputs[i]))
+            subs.append(None if of_input is None else of_input[a])
+        alone = [s for s in subs if s is not None and s.names and static is not None]
+        alone = [s for s in alone if s.static == static]
+        if alone:
+            best = min(alone, key=lambda s: s.reads)
+            return Length(static, best.dim, best.names)
+        if subs and None not in subs:
+            named = [s for s in subs if s.names]
+            if named and all(s.bare for s in named):
+                reads = {}
+                for s in named:
+                    for r in s.names.values():
+                        reads.update(((id(v), a), (v, a)) for v, a in r)
+                reads = tuple(reads.values())
+                name = self._name(reads)
+                return Length(static, name, {name: reads})
+            if named and all((s.dim, s.names) == (named[0].dim, named[0].names) for s in named):
+                return Length(static, named[0].dim, named[0].names)
+        return Length(static, static, {}) if isinstance(static, int) else None
+
+    def _inferred(self, node: Apply, var: Variable) -> list | None:
+        """``var``'s lengths from its op's shape rule (``infer_types``) applied to stand-ins
+        of the float inputs whose lengths are found, their dims those lengths' expressions
+        (other inputs, such as indices, sizes and constants, stay themselves). Two names the
+        rule finds unequal (``concatenate``'s other axes) must be one length when the function
+        runs: they are made one and the rule tried again. None where the rule does not take
+        the stand-ins or an axis's length is not made of known names."""
+        names: dict = {}
+        dims_of = []
+        for x in node.inputs:
+            lengths = self.found.get(id(x))
+            if lengths is None or isinstance(x, Constant) or not x.type.is_float:
+                dims_of.append(None)
+                continue
+            dims_of.append([s.static if isinstance(s.static, int) else s.dim for s in lengths])
+            for s in lengths:
+                names.update(s.names)
+        if all(d is None for d in dims_of):
+            return None
+        for _ in range(self.TRIES):
+            stand_ins = [
+                x if dims is None else Variable(x.type.with_shape(tuple(dims)), source=None)
+                for x, dims in zip(node.inputs, dims_of)
+            ]
+            try:
+                with shape_warnings.quiet():
+                    types = node.op.infer_types(*stand_ins)
+                break
+            except Exception as exc:  # noqa: BLE001 - a rule that refuses stand-ins: no check
+                clash = exc if isinstance(exc, DimMismatch) else exc.__context__
+                if not isinstance(clash, DimMismatch):
+                    return None
+                a, b = clash.a, clash.b
+                if not (isinstance(a, str) and isinstance(b, str) and a in names and b in names):
+                    return None
+                names[a] = tuple(dict.fromkeys(names[a] + names[b]))
+                dims_of = [
+                    None if dims is None else [a if d == b else d for d in dims] for dims in dims_of
+                ]
+        else:
+            return None
+        shape = types[var.index].shape
+        if len(shape) != var.type.ndim:
+            return None
+        lengths = []
+        for static, d in zip(var.type.shape, shape):
+            if isinstance(static, int) or isinstance(d, int):
+                fixed = static if isinstance(static, int) else d
+                lengths.append(Length(static, fixed, {}))
+                continue
+            used = names_in(d) if d is not None else None
+            if not used or not used <= names.keys():
+                return None
+            lengths.append(Length(static, d, {n: names[n] for n in used}))
+        return lengths
+
+
+def _length_sources(node: Apply) -> list | None:
+    """For each axis of the node's output(s), the (input, axis) pairs whose lengths
+    broadcast to its length: the op's ``axis_sources``, or a reduction's kept axes (which
+    reductions do not declare: the shape warnings would then follow a batch through them)."""
+    if isinstance(node.op, Reduce) and len(node.inputs) == 1:
+        axis, keepdims = node.op.axis, node.op.keepdims
+        kept = [[] if a in axis else [(0, a)] for a in range(node.inputs[0].type.ndim)]
+        return kept if keepdims else [p for a, p in enumerate(kept) if a not in axis]
+    if len(node.outputs) != 1 and not isinstance(node.op, Elemwise):
+        return None
+    sources = node.op.axis_sources(node)
+    if sources is None or len(sources) != node.outputs[0].type.ndim:
+        return None
+    return sources
+
+
+def _shape_checked(point: Variable, var: Variable, lengths, message: str) -> Variable:
+    """``point`` checked to have ``var``'s shape from ``lengths`` (:class:`_Lengths`): a
+    view (``same_shape``) where one value gives every axis, else ``shape_from`` the values
+    its names read."""
+    if lengths is None:
+        return point
+    like = None
+    if lengths and lengths[0].bare:
+        (reads,) = lengths[0].names.values()
+        like = reads[0][0] if len(reads) == 1 else None
+    if (
+        like is not None
+        and like.type.ndim == var.type.ndim
+        and all(s.bare and list(s.names.values()) == [((like, k),)] for k, s in enumerate(lengths))
+    ):
+        return same_shape(point, like, message)
+    sources: dict[int, tuple[int, Variable]] = {}
+    dims, names = [], {}
+    for s in lengths:
+        if isinstance(s.static, int) or isinstance(s.dim, int):
+            dims.append(s.static if isinstance(s.static, int) else s.dim)
+            continue
+        dims.append(s.dim)
+        for name, reads in s.names.items():
+            for v, _ in reads:
+                sources.setdefault(id(v), (len(sources), v))
+            names[name] = tuple((sources[id(v)][0], a) for v, a in reads)
+    return shape_from(point, dims, tuple(names.items()), [v for _, v in sources.values()], message)
+
+
+def substitute(outputs: list, replace: dict) -> list:
+    """``outputs`` with ``replace`` applied, cloning only the nodes that change."""
+    memo = {id(old): new for old, new in replace.items()}
+    for node in ancestors([v for v in outputs if v is not None]):
+        if any(id(x) in memo for x in node.inputs):
+            new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
+            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
+    return [None if out is None else memo.get(id(out), out) for out in outputs]
