@@ -583,6 +583,16 @@ class Function:
             return _checked, (graph_first(inputs, variables), *rest)
         return _unpickled, (graph_first(self._built_from, variables),)
 
+    def __copy__(self):
+        """``copy.copy(f)``: the function built again from what it was built from, so it reads
+        and updates the same shared variables (as Theano's ``copy.copy(f)``, its ``f.copy()``);
+        ``copy.deepcopy(f)`` and a pickle copy the shared variables with it. Its kernels come
+        from the cache."""
+        if self.backend == CHECK:
+            inputs, *rest = self._built_from
+            return _checked(inputs, *rest)
+        return Function(*self._built_from)
+
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
         # a device backend's device (started when compiled: naming it starts nothing)

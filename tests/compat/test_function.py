@@ -1,6 +1,7 @@
 """``theano.function``, ``theano.shared``, ``theano.scan``, ``theano.printing`` and the
 errors Theano-style misuse gets."""
 
+import copy
 import io
 import warnings
 
@@ -146,6 +147,19 @@ def test_copy_swaps_shared_variables_read_through_givens():
     srng = T.shared_randomstreams.RandomStreams(seed=3)
     draws = theano.function([], srng.uniform((2,)) + data.sum()).copy(swap={data: data2})
     assert not np.array_equal(draws(), draws())  # the stream's update is the copy's too
+
+
+def test_copy_copy_is_f_copy():
+    """Theano's ``Function.__copy__`` is ``self.copy()``: a function compiled again that
+    reads and updates the same shared variables, keeping the mode (copy.copy reused the
+    compiled symnb function itself, where ``sn.function``'s copy.copy builds it again)."""
+    w = theano.shared(np.zeros(2), name="w")
+    f = theano.function([], w * 2, updates=[(w, w + 1)], mode="FAST_RUN")
+    g = copy.copy(f)
+    assert type(g) is type(f) and g.symnb_function is not f.symnb_function
+    assert g.maker.mode is f.maker.mode
+    assert (f().tolist(), g().tolist()) == ([0.0, 0.0], [2.0, 2.0])
+    assert w.get_value().tolist() == [2.0, 2.0]
 
 
 def test_on_unused_input_looks_at_the_graph_after_givens():

@@ -540,6 +540,11 @@ class TheanoFunction:
             mode=self.__dict__.get("mode"),
         )
 
+    def __copy__(self):
+        """``copy.copy(f)`` is ``f.copy()``, as in Theano: compiled again, reading and
+        updating the same shared variables (``copy.deepcopy`` copies them too)."""
+        return self.copy()
+
     def __getattr__(self, name):
         if name == "symnb_function":  # not set yet (a copy being built)
             raise AttributeError(name)
