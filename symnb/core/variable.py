@@ -15,7 +15,13 @@ import weakref
 import numpy as np
 
 from symnb.core.array_kinds import host_value
-from symnb.core.dims import format_shape, matches_value, normalize_shape
+from symnb.core.dims import (
+    SizeConflict,
+    check_sizes,
+    format_shape,
+    matches_value,
+    normalize_shape,
+)
 from symnb.core.hooks import hook, provided, register
 from symnb.core.source import SourceLoc, at_user_line, user_location
 from symnb.core.sugar import TensorMethods
@@ -729,12 +735,29 @@ class SharedVariable(Variable):
         return cast
 
     def _check(self, array, what):
+        """``array``'s shape fits the type's: each fixed dim, and the named dims one size
+        (``(n, n)`` takes no (2, 3), ``(n, 2*n)`` no (3, 5)), as a call checks an input's."""
         shape = self.type.shape
-        if array.ndim != len(shape) or not all(map(matches_value, shape, array.shape)):
-            raise InputShapeError(
-                f"shared {self.describe()}: {what} has shape {array.shape}, "
-                f"which does not fit {format_shape(shape)}"
-            )
+        why = ""
+        if array.ndim == len(shape) and all(map(matches_value, shape, array.shape)):
+            if not self._names_checked:
+                return
+            try:
+                check_sizes(shape, array.shape)
+                return
+            except SizeConflict as exc:
+                why = f": {exc}"
+        raise InputShapeError(
+            f"shared {self.describe()}: {what} has shape {array.shape}, "
+            f"which does not fit {format_shape(shape)}{why}"
+        )
+
+    @property
+    def _names_checked(self) -> bool:
+        """Whether a value's named dims can disagree: a name twice, or a dim computed from
+        names (``2*n``)."""
+        names = [d for d in self.type.shape if d is not None and not isinstance(d, int)]
+        return len(names) > 1 or any(not isinstance(d, str) for d in names)
 
 
 def as_variable(x, name=None) -> Variable:
