@@ -624,14 +624,14 @@ class SharedVariable(Variable):
         with _VALUE_LOCK:  # (one pair: a write between two reads gives None)
             return self._device if self._device is not None else self._value
 
-    def keep_on_device(self, value) -> None:
+    def keep_on_device(self, value, what: str | None = None) -> None:
         """Take a new value that lives on a device (an update computed there); the host copy
         is made when ``get_value`` asks for it."""
-        self.take_fitted(self.fitted_on_device(value), on_device=True)
+        self.take_fitted(self.fitted_on_device(value, what), on_device=True)
 
-    def fitted_on_device(self, value):
+    def fitted_on_device(self, value, what: str | None = None):
         """``value`` (on a device) checked as ``keep_on_device`` takes it, nothing stored."""
-        self._check(value, "the new value")
+        self._check(value, what or "the new value")
         if value.dtype != self.type.dtype:
             raise DTypeError(f"shared {self.describe()} cannot take a {value.dtype} value")
         return value
@@ -684,9 +684,11 @@ class SharedVariable(Variable):
                 self._value, self._device = value, None
             self._lent = None
 
-    def fitted(self, value, borrow: bool = False) -> np.ndarray:
+    def fitted(self, value, borrow: bool = False, what: str | None = None) -> np.ndarray:
         """``value`` as ``set_value`` would keep it (checked, cast, copied unless ``borrow``),
-        nothing stored: a function checks every update this way before it writes any."""
+        nothing stored: a function checks every update this way before it writes any
+        (``what``: how a shape error names the value, "the new value" of ``set_value``; a
+        function names its update and the line that built it)."""
         current = self.current_value()  # (its shape only)
         if (
             borrow
@@ -703,7 +705,7 @@ class SharedVariable(Variable):
             array = self._cast_keeping_values(array)
         elif not borrow:
             array = array.copy()
-        self._check(array, "the new value")
+        self._check(array, what or "the new value")
         return array
 
     def _cast_keeping_values(self, array):

@@ -146,3 +146,31 @@ def test_a_python_number_an_update_can_hold_takes_its_dtype(backend):
     sn.function([], [], updates={s8: -128, f32: 0.1}, backend=backend)()
     assert s8.get_value() == -128 and s8.get_value().dtype == np.int8
     assert f32.get_value() == np.float32(0.1) and f32.get_value().dtype == np.float32
+
+
+def test_an_update_that_does_not_fit_names_the_update_and_its_line(backend):
+    """A call whose update value does not fit its shared variable's fixed shape names the
+    update and the line that built it (it said only "shared 'B': the new value has shape
+    (4,)", set_value's words, of a value the user never gave); no shared value is written."""
+    B = sn.shared(np.zeros(3), name="B")
+    a = sn.shared(np.zeros(2), name="a")
+    x = sn.tensor("x", (None,), "float64")
+    f = sn.function([x], [], updates={a: a + 1, B: x}, backend=backend)  # <- built
+    for _ in range(2):  # (a first call takes the Python path; the second, the C entry)
+        with pytest.raises(sn.InputError) as info:
+            f(np.ones(4))
+        message = str(info.value)
+        assert message.startswith(
+            "shared 'B' (float64(3,)): the value of its update in this call, 'x' (float64(?,)) "
+            f"(at {__file__}, line {_line_of('<- built')}: f = sn.function("
+        )
+        assert message.endswith("), has shape (4,), which does not fit (3,)")
+        assert a.get_value().tolist() == [0.0, 0.0]
+    g = sn.function([x], [], updates={B: x * 2}, backend=backend)  # <- one update
+    g(np.ones(3))
+    assert B.get_value().tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(sn.InputError, match=r"update in this call, an unnamed .*<- one update\),"):
+        g(np.ones(5))
+    B.set_value(np.ones(3))
+    with pytest.raises(sn.InputError, match=r"^shared 'B' \(float64\(3,\)\): the new value has"):
+        B.set_value(np.ones(4))
