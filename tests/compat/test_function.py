@@ -222,6 +222,51 @@ def test_shared_borrow_get_and_set_value_and_changing_shape():
     assert copy.get_value()[0, 0] == 0.0  # copied unless borrow=True
 
 
+def test_shared_set_value_converts_by_theanos_filter_with_strict_and_allow_downcast():
+    """Theano 1.0's ``TensorType.filter`` (its test_shared.py): a float64 array is refused by
+    a float32 variable (it was rounded silently), ``allow_downcast=True`` converts anything
+    (8.23 into int64 is 8; it was refused), ``strict=True`` takes only an ndarray of the
+    variable's dtype (an int32 was cast); values that convert without loss are taken."""
+    c = theano.shared(np.zeros((2, 2), dtype="float32"), name="c")
+    with pytest.raises(
+        TypeError,
+        match=r"'c' \(float32\(\?, \?\)\) cannot store a value of dtype "
+        r"float64 without risking loss of precision",
+    ):
+        c.set_value(np.random.rand(2, 2))
+    with pytest.raises(sn.DTypeError, match=r"cannot store accurately the value \[\[0\.1, 0\.5\]"):
+        c.set_value([[0.1, 0.5], [1.0, 2.0]])
+    c.set_value(np.ones((2, 2), "int8"))  # int8 upcasts to float32
+    c.set_value([[1.0, 0.5], [2.0, 3.0]])  # Python floats float32 holds exactly
+    assert c.get_value().dtype == np.float32 and c.get_value()[1, 1] == 3.0
+    for value in (8.23, [8.23]):
+        b = theano.shared(np.int64(7) if value == 8.23 else np.int64([7]), allow_downcast=True)
+        b.set_value(value)
+        assert b.get_value().dtype == np.int64 and b.get_value().tolist() in (8, [8])
+    default = theano.shared(np.int64(7), name="default")
+    with pytest.raises(TypeError, match=r"cannot store accurately the value 8\.23: int64 would"):
+        default.set_value(8.23)
+    default.set_value(np.int32(8))
+    assert default.get_value() == 8 and default.get_value().dtype == np.int64
+    s = theano.shared(np.int64(7), strict=True, name="s")
+    for value in (np.int32(8), 8, np.array(8, "int32")):
+        with pytest.raises(TypeError, match=r"'s' \(int64\(\)\) was made with strict=True"):
+            s.set_value(value)
+    s.set_value(np.array(9))
+    assert s.get_value() == 9
+    floatx = theano.config.floatX
+    try:
+        theano.config.floatX = "float32"
+        f32 = theano.shared(np.float32(0), name="f32")
+        f32.set_value(0.1)  # Theano's exception: a Python float into floatX, rounded
+        assert f32.get_value() == np.float32(0.1)
+    finally:
+        theano.config.floatX = floatx
+    native = sn.shared(np.zeros(2, "float32"))
+    native.set_value(np.array([0.1, 0.2]))  # symnb's own rule is unchanged: rounded
+    assert native.get_value().dtype == np.float32
+
+
 def test_get_value_takes_theanos_return_internal_type():
     """Theano's ``get_value(borrow=True, return_internal_type=True)`` (GPU-era code): the
     internal type is a NumPy array here, the variable's own with ``borrow=True``."""

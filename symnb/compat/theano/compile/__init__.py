@@ -568,7 +568,9 @@ def shared(
     value, name=None, strict=False, allow_downcast=None, borrow=False, broadcastable=None, **kwargs
 ) -> SharedVariable:
     """``theano.shared``: a value kept between calls. Its dims are unknown to the graph
-    (``set_value`` may change them) except those ``broadcastable`` marks, which are 1."""
+    (``set_value`` may change them) except those ``broadcastable`` marks, which are 1. Its
+    dtype is the value's; ``set_value`` converts a value of another dtype by Theano's rule
+    with ``strict`` and ``allow_downcast`` (``tensor/var.py:theano_filter``)."""
     if kwargs:
         raise _at_user_line(TypeError(f"shared: unexpected arguments {sorted(kwargs)}"))
     array = np.asarray(value)
@@ -577,7 +579,9 @@ def shared(
         raise _at_user_line(
             ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
         )
-    return TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
+    var = TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
+    var.strict, var.allow_downcast = bool(strict), allow_downcast
+    return var
 
 
 #: ``theano.compile.SharedVariable`` (also ``theano.compile.sharedvalue.SharedVariable``)
