@@ -267,6 +267,40 @@ def test_shared_set_value_converts_by_theanos_filter_with_strict_and_allow_downc
     assert native.get_value().dtype == np.float32
 
 
+def test_an_update_must_have_its_shared_variables_type():
+    """Theano's rebuild_collect_shared: an update of another broadcastable pattern (a row
+    for a matrix) or dtype is a TypeError at the theano.function line; the row update turned
+    a (3, 4) weight into a (1, 4) one at the first call, and a float32 update was cast."""
+    W = theano.shared(np.arange(12.0).reshape(3, 4), name="W")
+    with pytest.raises(TypeError) as info:
+        theano.function([], [], updates=[(W, W.mean(axis=0, keepdims=True))])  # <- row
+    message = str(info.value)
+    assert isinstance(info.value, sn.ShapeError)
+    assert message.startswith(
+        "An update must have the same type as the original shared variable (shared_var='W' "
+        "(float64(?, ?)), shared_var.type=TensorType(float64, (False, False)), update_val=an "
+        "unnamed variable (float64(1, ?)), update_val.type=TensorType(float64, (True, False)))."
+        " If the difference is related to the broadcast pattern, you can call the "
+        "tensor.unbroadcast(var, axis_to_unbroadcast[, ...]) function"
+    )
+    assert "(here T.unbroadcast(value, 0))" in message and "# <- row" in message
+    with pytest.raises(sn.DTypeError, match=r"update_val.type=TensorType\(float32, \(False, Fa"):
+        theano.function([], [], updates=[(W, T.cast(W, "float32"))])
+    b = theano.shared(np.zeros((1, 4)), broadcastable=(True, False), name="b")
+    x = T.matrix("x")
+    with pytest.raises(TypeError, match=r"T\.addbroadcast\(value, 0\)"):
+        theano.function([x], [], updates=[(b, b + x)])
+    f = theano.function([], [], updates=[(W, T.unbroadcast(W.mean(axis=0, keepdims=True), 0))])
+    g = theano.function([x], [], updates=[(b, T.addbroadcast(b + x, 0))])
+    f()  # Theano's way to let it change shape
+    g(np.ones((1, 4)))
+    assert W.get_value().tolist() == [[4.0, 5.0, 6.0, 7.0]]
+    assert b.get_value().tolist() == [[1.0, 1.0, 1.0, 1.0]]
+    W.set_value(np.ones((3, 4)))
+    theano.function([], [], updates={W: W * 2})()  # the same type: taken
+    assert W.get_value()[0, 0] == 2.0
+
+
 def test_get_value_takes_theanos_return_internal_type():
     """Theano's ``get_value(borrow=True, return_internal_type=True)`` (GPU-era code): the
     internal type is a NumPy array here, the variable's own with ``borrow=True``."""
