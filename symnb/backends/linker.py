@@ -82,7 +82,8 @@ class Linker:
         ``fast(*args, *shared values)`` (the runner; None until set on the result's
         ``fast``), keywords put in their inputs' places by ``names`` (the inputs' names, None
         for one without; None for no keywords), writes the last results to ``state``'s
-        ``updates`` (SharedVariables), holding its ``turns`` (a lock, or None) from the read
+        ``updates`` (SharedVariables; ``labels``: how an error names each, passed to its
+        ``fitted``), holding its ``turns`` (a lock, or None) from the read
         of ``state``'s ``shared`` to the last write, and gives its first result, or
         ``structure(outputs)`` where ``structure`` is not None; ``declined(function,
         *args)`` where ``fast`` returns None or a shared value is not on the host; every

@@ -4,6 +4,8 @@ replaces (a safe cast done, a lossy one refused naming the leaves that widen it)
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
@@ -13,6 +15,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.source import user_location, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, GraphWarning, ShapeError
+from symnb.ops._dtypes import wrapped_int
 from symnb.ops.elemwise import cast
 
 
@@ -156,8 +159,9 @@ def fit(target: Variable, value: Variable, what: str) -> Variable:
     """``value`` made to fit ``target``'s type: a safe cast is done, a lossy one refused."""
     t, v = target.type, value.type
     if v.dtype != t.dtype:
-        weak = isinstance(value, Constant) and value.weak
-        if not (weak or np.can_cast(v.dtype, t.dtype, "safe")):
+        if _is_weak(value):  # a Python number takes the dtype if its value survives
+            _check_weak_value(target, value, what)
+        elif not np.can_cast(v.dtype, t.dtype, "safe"):
             raise _lossy_value(target, value, what)
         value = cast(value, t.dtype)
     check_shape_fits(target, value, what)
@@ -172,6 +176,45 @@ def check_shape_fits(target: Variable, value: Variable, what: str) -> None:
             f"{what}: {target.describe()} cannot take {value.describe()}: shape "
             f"{format_shape(v.shape)} does not fit {format_shape(t.shape)}"
         )
+
+
+def _check_weak_value(target: Variable, value: Constant, what: str) -> None:
+    """A DTypeError at the user's line where the Python number ``value`` does not survive the
+    cast to ``target``'s dtype, as NumPy 2 refuses it beside an array of that dtype
+    (``x8 + 300``; ``set_value(300)`` too): an int out of the dtype's range would wrap, a
+    float into an integer dtype (NumPy 2 promotes the pair to float64) would lose its
+    fraction, a float beyond a narrow float's range would become inf."""
+    dtype = target.type.dtype
+    data = value.data
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (ComplexWarning)
+        casted = np.array(data).astype(dtype).item()
+    why = wrapped_int(value, dtype)
+    if why is not None:
+        example = f"x + {data}" if data >= 0 else f"x - {-data}"
+        why = (
+            f"it is {why}, and a cast would wrap it to {casted!r} (NumPy 2 refuses it beside "
+            f"{dtype.name} values, as in {example})"
+        )
+    elif np.result_type(data, dtype) != dtype:
+        kind = type(data).__name__
+        why = (
+            f"{dtype.name} holds no Python {kind} (NumPy 2 makes the pair "
+            f"{np.result_type(data, dtype).name}), and a cast would make it {casted!r}"
+        )
+    elif dtype.kind in "fc" and np.isinf(casted) and np.isfinite(data):
+        why = (
+            f"it is beyond {dtype.name}'s largest finite value ({np.finfo(dtype).max!s}) "
+            "and would become inf"
+        )
+    else:
+        return
+    raise _at_user_line(
+        DTypeError(
+            f"{what}: {target.describe()} cannot take {value.describe()}: {why}; write a value "
+            f"{dtype.name} holds, or cast it yourself (sn.cast(value, '{dtype.name}'))"
+        )
+    )
 
 
 def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:

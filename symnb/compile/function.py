@@ -40,6 +40,7 @@ from symnb.core import locks
 from symnb.core.dims import named_by_names_alone
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
+from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, graph_first
 from symnb.core.words import counted
 from symnb.errors import DeviceError, InputError, ReentrantCallError
@@ -171,6 +172,8 @@ class Function:
         self._ties = tied_dims(self.updates)
         #: the updates whose write could fail (a value not of its variable's fixed type)
         self._unsure = tuple(i for i, pair in enumerate(self.updates) if not _always_fits(*pair))
+        #: how a call's shape error names each of those updates (None: the others)
+        self._update_labels = _update_labels(self.updates, self._unsure)
         targets = out_vars + [value for _, value in self.updates]
         givens = check_givens(givens)
         #: what a pickle rebuilds it from: the inputs, updates and givens as the checked lists
@@ -325,6 +328,7 @@ class Function:
             shared=tuple(self._shared),
             updates=tuple(shared for shared, _ in self.updates),
             turns=self._turns,
+            labels=self._update_labels,
         )
         return _PythonEntry(owner, self._turns) if entry is None else entry
 
@@ -482,14 +486,14 @@ class Function:
             for i in self._unsure:
                 shared, value = self.updates[i][0], values[i]
                 if isinstance(value, DeviceArray):
-                    shared.fitted_on_device(value)
+                    shared.fitted_on_device(value, self._update_labels[i])
                 else:
-                    shared.fitted(value, True)
-        for (shared, _), value in zip(self.updates, values):
+                    shared.fitted(value, True, self._update_labels[i])
+        for (shared, _), value, label in zip(self.updates, values, self._update_labels):
             if isinstance(value, DeviceArray):
-                shared.keep_on_device(value)
+                shared.keep_on_device(value, label)
             else:  # (the function's own array: not lent, unlike set_value(borrow=True))
-                shared.take_fitted(shared.fitted(value, True))
+                shared.take_fitted(shared.fitted(value, True, label))
 
     def _owned(self, results, leaf_values) -> list:
         """The results, each copied that is a leaf's value, a repeat, or may share memory
@@ -585,6 +589,16 @@ class Function:
             inputs, *rest = self._built_from
             return _checked, (graph_first(inputs, variables), *rest)
         return _unpickled, (graph_first(self._built_from, variables),)
+
+    def __copy__(self):
+        """``copy.copy(f)``: the function built again from what it was built from, so it reads
+        and updates the same shared variables (as Theano's ``copy.copy(f)``, its ``f.copy()``);
+        ``copy.deepcopy(f)`` and a pickle copy the shared variables with it. Its kernels come
+        from the cache."""
+        if self.backend == CHECK:
+            inputs, *rest = self._built_from
+            return _checked(inputs, *rest)
+        return Function(*self._built_from)
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
@@ -702,6 +716,24 @@ def _always_fits(shared: SharedVariable, value: Variable) -> bool:
         and value.type.shape == shape
         and all(isinstance(d, int) for d in shape)
     )
+
+
+def _update_labels(updates: list, unsure: tuple) -> tuple:
+    """How a call's error names each update in ``unsure`` (those whose value may not fit its
+    shared variable): "the value of its update in this call, 'x' (float64(?,)) (at <the line
+    that built it, or the sn.function line>),"; None for the others, which always fit."""
+    if not unsure:
+        return (None,) * len(updates)
+    here = user_location()
+    labels = []
+    for i, (_, value) in enumerate(updates):
+        if i not in unsure:
+            labels.append(None)
+            continue
+        loc = value.source if value.owner is not None and value.source else here
+        at = "" if loc is None else f" (at {loc})"
+        labels.append(f"the value of its update in this call, {value.describe()}{at},")
+    return tuple(labels)
 
 
 def _kind(value) -> str:

@@ -11,7 +11,13 @@ import math
 import numpy as np
 
 from symnb.core import array_kinds
-from symnb.core.dims import DimExpr, evaluate, format_shape, linear_in_one_name
+from symnb.core.dims import (
+    DimExpr,
+    SizeConflict,
+    bind_all_derived,
+    bind_names,
+    format_shape,
+)
 from symnb.core.variable import Variable
 from symnb.errors import InputError, InputShapeError
 
@@ -49,47 +55,12 @@ class InputSpec:
         for i, d in self.fixed:
             if array.shape[i] != d:
                 self._fail(array, f"axis {i} has length {array.shape[i]}, expected {d}")
-        for i, name in self.named:
-            seen = sizes.setdefault(name, (array.shape[i], self.label))
-            if seen[0] != array.shape[i]:
-                self._fail(
-                    array,
-                    f"dim '{name}' (axis {i}) is {array.shape[i]} here but {seen[0]} in "
-                    f"{seen[1]}; a named dim has one size across a call",
-                )
+        if self.named:
+            try:
+                bind_names(self.named, sizes, array.shape, self.label)
+            except SizeConflict as exc:
+                raise self.shape_error(array, str(exc)) from None
         return array
-
-    def check_derived(self, array, sizes: dict, seen: dict) -> list:
-        """Dims such as ``n+m`` or ``2*n`` against the sizes their names got, binding the one
-        name a linear dim leaves without a size (``2*n`` of 6 makes n 3; 7 fits no n), and
-        comparing the same dim across inputs (``seen``: {dim: (size, label)}) where that
-        is all a call can tell. Returns the dims left to check once more names have sizes."""
-        left, known = [], {name: size for name, (size, _) in sizes.items()}
-        for i, d in self.derived:
-            got = array.shape[i]
-            want = evaluate(d, known)
-            if want is not None:
-                if want != got:
-                    where = ", ".join(f"{n}={known[n]} in {sizes[n][1]}" for n in sorted(known))
-                    self._fail(array, f"axis {i} ({d}) should be {want} with {where}")
-                continue
-            linear = linear_in_one_name(d, known)
-            if linear is not None:
-                name, slope, rest = linear
-                size, remainder = divmod(got - rest, slope)
-                if remainder or size < 0:
-                    self._fail(array, f"axis {i} ({d}) is {got}, which no size of '{name}' gives")
-                sizes[name], known[name] = (size, f"{self.label} ({d} = {got})"), size
-                continue
-            first = seen.setdefault(d, (got, self.label))
-            if first[0] != got:
-                self._fail(
-                    array,
-                    f"axis {i} ({d}) is {got} here but {first[0]} in {first[1]}; a dim has one "
-                    "size across a call",
-                )
-            left.append((i, d))
-        return left
 
     def _as_array(self, value) -> np.ndarray:
         """Arrays of every kind by their dtype (a lossy cast refused); Python values, lists
@@ -240,7 +211,10 @@ class InputSpec:
         return raw.real
 
     def _fail(self, array, why):
-        raise InputShapeError(
+        raise self.shape_error(array, why)
+
+    def shape_error(self, array, why) -> InputShapeError:
+        return InputShapeError(
             f"{self.label} expects shape {format_shape(self.shape)} ({self.dtype.name}), "
             f"got an array of shape {array.shape}: {why}"
         )
@@ -297,15 +271,12 @@ def shared_sizes(shared, tied: dict | None = None) -> dict:
 
 
 def check_derived_dims(specs, arrays, sizes: dict) -> None:
-    """Once every input of a call has bound its names, check the dims computed from them;
-    a name one input's dim binds (``2*n``) is checked in the others' dims, whichever comes
-    first, so the inputs are gone over again while that binds more names."""
-    pending = [(spec, array) for spec, array in zip(specs, arrays) if spec.derived]
-    while pending:
-        bound, seen, left = len(sizes), {}, []
-        for spec, array in pending:
-            if spec.check_derived(array, sizes, seen):
-                left.append((spec, array))
-        if len(sizes) == bound:
-            return
-        pending = left
+    """Once every input of a call has bound its names, check the dims computed from them
+    (``2*n``, ``n+m``: core/dims.py ``bind_all_derived``), the error naming the input."""
+    values = [(spec.derived, array.shape, spec.label) for spec, array in zip(specs, arrays)]
+    if not any(derived for derived, _, _ in values):
+        return
+    try:
+        bind_all_derived(values, sizes)
+    except SizeConflict as exc:
+        raise specs[exc.index].shape_error(arrays[exc.index], str(exc)) from None

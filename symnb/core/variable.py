@@ -15,7 +15,13 @@ import weakref
 import numpy as np
 
 from symnb.core.array_kinds import host_value
-from symnb.core.dims import format_shape, matches_value, normalize_shape
+from symnb.core.dims import (
+    SizeConflict,
+    check_sizes,
+    format_shape,
+    matches_value,
+    normalize_shape,
+)
 from symnb.core.hooks import hook, provided, register
 from symnb.core.source import SourceLoc, at_user_line, user_location
 from symnb.core.sugar import TensorMethods
@@ -618,14 +624,14 @@ class SharedVariable(Variable):
         with _VALUE_LOCK:  # (one pair: a write between two reads gives None)
             return self._device if self._device is not None else self._value
 
-    def keep_on_device(self, value) -> None:
+    def keep_on_device(self, value, what: str | None = None) -> None:
         """Take a new value that lives on a device (an update computed there); the host copy
         is made when ``get_value`` asks for it."""
-        self.take_fitted(self.fitted_on_device(value), on_device=True)
+        self.take_fitted(self.fitted_on_device(value, what), on_device=True)
 
-    def fitted_on_device(self, value):
+    def fitted_on_device(self, value, what: str | None = None):
         """``value`` (on a device) checked as ``keep_on_device`` takes it, nothing stored."""
-        self._check(value, "the new value")
+        self._check(value, what or "the new value")
         if value.dtype != self.type.dtype:
             raise DTypeError(f"shared {self.describe()} cannot take a {value.dtype} value")
         return value
@@ -678,9 +684,11 @@ class SharedVariable(Variable):
                 self._value, self._device = value, None
             self._lent = None
 
-    def fitted(self, value, borrow: bool = False) -> np.ndarray:
+    def fitted(self, value, borrow: bool = False, what: str | None = None) -> np.ndarray:
         """``value`` as ``set_value`` would keep it (checked, cast, copied unless ``borrow``),
-        nothing stored: a function checks every update this way before it writes any."""
+        nothing stored: a function checks every update this way before it writes any
+        (``what``: how a shape error names the value, "the new value" of ``set_value``; a
+        function names its update and the line that built it)."""
         current = self.current_value()  # (its shape only)
         if (
             borrow
@@ -697,7 +705,7 @@ class SharedVariable(Variable):
             array = self._cast_keeping_values(array)
         elif not borrow:
             array = array.copy()
-        self._check(array, "the new value")
+        self._check(array, what or "the new value")
         return array
 
     def _cast_keeping_values(self, array):
@@ -729,12 +737,29 @@ class SharedVariable(Variable):
         return cast
 
     def _check(self, array, what):
+        """``array``'s shape fits the type's: each fixed dim, and the named dims one size
+        (``(n, n)`` takes no (2, 3), ``(n, 2*n)`` no (3, 5)), as a call checks an input's."""
         shape = self.type.shape
-        if array.ndim != len(shape) or not all(map(matches_value, shape, array.shape)):
-            raise InputShapeError(
-                f"shared {self.describe()}: {what} has shape {array.shape}, "
-                f"which does not fit {format_shape(shape)}"
-            )
+        why = ""
+        if array.ndim == len(shape) and all(map(matches_value, shape, array.shape)):
+            if not self._names_checked:
+                return
+            try:
+                check_sizes(shape, array.shape)
+                return
+            except SizeConflict as exc:
+                why = f": {exc}"
+        raise InputShapeError(
+            f"shared {self.describe()}: {what} has shape {array.shape}, "
+            f"which does not fit {format_shape(shape)}{why}"
+        )
+
+    @property
+    def _names_checked(self) -> bool:
+        """Whether a value's named dims can disagree: a name twice, or a dim computed from
+        names (``2*n``)."""
+        names = [d for d in self.type.shape if d is not None and not isinstance(d, int)]
+        return len(names) > 1 or any(not isinstance(d, str) for d in names)
 
 
 def as_variable(x, name=None) -> Variable:

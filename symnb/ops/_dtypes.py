@@ -62,17 +62,27 @@ def refuse_wrapped_ints(op, inputs: list[Variable], dtype) -> None:
     ``dtype`` the op gives: casting it would wrap (``where(c, x8, 300)`` would give 44). NumPy 2
     refuses such an int in ``x8 + 300``; ops whose NumPy function wraps it instead
     (``np.where``) refuse it the same way."""
-    dtype = np.dtype(dtype)
-    if dtype.kind not in "iu":
-        return
-    info = np.iinfo(dtype)
     for var in inputs:
-        value = var.data if isinstance(var, Constant) and var.weak else None
-        if type(value) is int and not info.min <= value <= info.max:
+        bounds = wrapped_int(var, dtype)
+        if bounds is not None:
             others = ", ".join(v.describe() for v in inputs if v is not var)
             raise DTypeError(
-                f"{op}: the Python integer {value} is out of bounds for {dtype} "
-                f"({info.min}..{info.max}), the dtype it would take beside {others}; NumPy 2 "
-                f"refuses it as in x + {value} rather than wrap it (cast the other value to a "
-                "wider dtype first, e.g. .astype('int64'))"
+                f"{op}: the Python integer {var.data} is {bounds}, the dtype it would take "
+                f"beside {others}; NumPy 2 refuses it as in x + {var.data} rather than wrap it "
+                "(cast the other value to a wider dtype first, e.g. .astype('int64'))"
             )
+
+
+def wrapped_int(var: Variable, dtype) -> str | None:
+    """Where ``var`` is a weak Python int outside the integer ``dtype`` (a cast would wrap
+    it), how it misses: "out of bounds for int8 (-128..127)"; else None. The one range check
+    of weak ints: ``refuse_wrapped_ints`` for an op's operands, ``compile/fit.py`` for an
+    update's or a given's value."""
+    dtype = np.dtype(dtype)
+    value = var.data if isinstance(var, Constant) and var.weak else None
+    if dtype.kind not in "iu" or type(value) is not int:
+        return None
+    info = np.iinfo(dtype)
+    if info.min <= value <= info.max:
+        return None
+    return f"out of bounds for {dtype} ({info.min}..{info.max})"

@@ -1,6 +1,7 @@
 """``theano.function``, ``theano.shared``, ``theano.scan``, ``theano.printing`` and the
 errors Theano-style misuse gets."""
 
+import copy
 import io
 import warnings
 
@@ -148,6 +149,19 @@ def test_copy_swaps_shared_variables_read_through_givens():
     assert not np.array_equal(draws(), draws())  # the stream's update is the copy's too
 
 
+def test_copy_copy_is_f_copy():
+    """Theano's ``Function.__copy__`` is ``self.copy()``: a function compiled again that
+    reads and updates the same shared variables, keeping the mode (copy.copy reused the
+    compiled symnb function itself, where ``sn.function``'s copy.copy builds it again)."""
+    w = theano.shared(np.zeros(2), name="w")
+    f = theano.function([], w * 2, updates=[(w, w + 1)], mode="FAST_RUN")
+    g = copy.copy(f)
+    assert type(g) is type(f) and g.symnb_function is not f.symnb_function
+    assert g.maker.mode is f.maker.mode
+    assert (f().tolist(), g().tolist()) == ([0.0, 0.0], [2.0, 2.0])
+    assert w.get_value().tolist() == [2.0, 2.0]
+
+
 def test_on_unused_input_looks_at_the_graph_after_givens():
     """Theano checked the graph its givens made: an input read only where a given replaces
     the expression reading it is unused (the call would ignore its value)."""
@@ -206,6 +220,85 @@ def test_shared_borrow_get_and_set_value_and_changing_shape():
     copy = theano.shared(value)
     value[0, 0] = 5.0
     assert copy.get_value()[0, 0] == 0.0  # copied unless borrow=True
+
+
+def test_shared_set_value_converts_by_theanos_filter_with_strict_and_allow_downcast():
+    """Theano 1.0's ``TensorType.filter`` (its test_shared.py): a float64 array is refused by
+    a float32 variable (it was rounded silently), ``allow_downcast=True`` converts anything
+    (8.23 into int64 is 8; it was refused), ``strict=True`` takes only an ndarray of the
+    variable's dtype (an int32 was cast); values that convert without loss are taken."""
+    c = theano.shared(np.zeros((2, 2), dtype="float32"), name="c")
+    with pytest.raises(
+        TypeError,
+        match=r"'c' \(float32\(\?, \?\)\) cannot store a value of dtype "
+        r"float64 without risking loss of precision",
+    ):
+        c.set_value(np.random.rand(2, 2))
+    with pytest.raises(sn.DTypeError, match=r"cannot store accurately the value \[\[0\.1, 0\.5\]"):
+        c.set_value([[0.1, 0.5], [1.0, 2.0]])
+    c.set_value(np.ones((2, 2), "int8"))  # int8 upcasts to float32
+    c.set_value([[1.0, 0.5], [2.0, 3.0]])  # Python floats float32 holds exactly
+    assert c.get_value().dtype == np.float32 and c.get_value()[1, 1] == 3.0
+    for value in (8.23, [8.23]):
+        b = theano.shared(np.int64(7) if value == 8.23 else np.int64([7]), allow_downcast=True)
+        b.set_value(value)
+        assert b.get_value().dtype == np.int64 and b.get_value().tolist() in (8, [8])
+    default = theano.shared(np.int64(7), name="default")
+    with pytest.raises(TypeError, match=r"cannot store accurately the value 8\.23: int64 would"):
+        default.set_value(8.23)
+    default.set_value(np.int32(8))
+    assert default.get_value() == 8 and default.get_value().dtype == np.int64
+    s = theano.shared(np.int64(7), strict=True, name="s")
+    for value in (np.int32(8), 8, np.array(8, "int32")):
+        with pytest.raises(TypeError, match=r"'s' \(int64\(\)\) was made with strict=True"):
+            s.set_value(value)
+    s.set_value(np.array(9))
+    assert s.get_value() == 9
+    floatx = theano.config.floatX
+    try:
+        theano.config.floatX = "float32"
+        f32 = theano.shared(np.float32(0), name="f32")
+        f32.set_value(0.1)  # Theano's exception: a Python float into floatX, rounded
+        assert f32.get_value() == np.float32(0.1)
+    finally:
+        theano.config.floatX = floatx
+    native = sn.shared(np.zeros(2, "float32"))
+    native.set_value(np.array([0.1, 0.2]))  # symnb's own rule is unchanged: rounded
+    assert native.get_value().dtype == np.float32
+
+
+def test_an_update_must_have_its_shared_variables_type():
+    """Theano's rebuild_collect_shared: an update of another broadcastable pattern (a row
+    for a matrix) or dtype is a TypeError at the theano.function line; the row update turned
+    a (3, 4) weight into a (1, 4) one at the first call, and a float32 update was cast."""
+    W = theano.shared(np.arange(12.0).reshape(3, 4), name="W")
+    with pytest.raises(TypeError) as info:
+        theano.function([], [], updates=[(W, W.mean(axis=0, keepdims=True))])  # <- row
+    message = str(info.value)
+    assert isinstance(info.value, sn.ShapeError)
+    assert message.startswith(
+        "An update must have the same type as the original shared variable (shared_var='W' "
+        "(float64(?, ?)), shared_var.type=TensorType(float64, (False, False)), update_val=an "
+        "unnamed variable (float64(1, ?)), update_val.type=TensorType(float64, (True, False)))."
+        " If the difference is related to the broadcast pattern, you can call the "
+        "tensor.unbroadcast(var, axis_to_unbroadcast[, ...]) function"
+    )
+    assert "(here T.unbroadcast(value, 0))" in message and "# <- row" in message
+    with pytest.raises(sn.DTypeError, match=r"update_val.type=TensorType\(float32, \(False, Fa"):
+        theano.function([], [], updates=[(W, T.cast(W, "float32"))])
+    b = theano.shared(np.zeros((1, 4)), broadcastable=(True, False), name="b")
+    x = T.matrix("x")
+    with pytest.raises(TypeError, match=r"T\.addbroadcast\(value, 0\)"):
+        theano.function([x], [], updates=[(b, b + x)])
+    f = theano.function([], [], updates=[(W, T.unbroadcast(W.mean(axis=0, keepdims=True), 0))])
+    g = theano.function([x], [], updates=[(b, T.addbroadcast(b + x, 0))])
+    f()  # Theano's way to let it change shape
+    g(np.ones((1, 4)))
+    assert W.get_value().tolist() == [[4.0, 5.0, 6.0, 7.0]]
+    assert b.get_value().tolist() == [[1.0, 1.0, 1.0, 1.0]]
+    W.set_value(np.ones((3, 4)))
+    theano.function([], [], updates={W: W * 2})()  # the same type: taken
+    assert W.get_value()[0, 0] == 2.0
 
 
 def test_get_value_takes_theanos_return_internal_type():

@@ -138,6 +138,38 @@ def test_a_function_built_in_check_mode_loads_in_check_mode():
     assert [v for v in g._shared][0].get_value().tolist() == [0.0, 1.0, 2.0]  # not updated
 
 
+def test_copy_copy_of_a_function_shares_its_shared_variables(backend):
+    """``copy.copy(f)`` is the function built again from what it was built from, reading and
+    updating the same shared variables (Theano's ``copy.copy(f)`` is ``f.copy()``); it was an
+    internal TypeError ("argument after * must be an iterable, not _GraphFirst").
+    ``copy.deepcopy`` copies the shared variables with it, as a pickle does."""
+    w = sn.shared(np.zeros(3), name="w")
+    f = sn.function([], w * 2, updates={w: w + 1}, backend=backend, name="step")
+    assert f().tolist() == [0.0, 0.0, 0.0]
+    g = copy.copy(f)
+    assert g is not f and g.backend == f.backend and g.name == "step"
+    assert g.updates[0][0] is w
+    assert g().tolist() == [2.0, 2.0, 2.0]
+    assert f().tolist() == [4.0, 4.0, 4.0]
+    assert w.get_value().tolist() == [3.0, 3.0, 3.0]  # both wrote w
+    deep = copy.deepcopy(f)
+    assert deep.updates[0][0] is not w
+    assert deep().tolist() == [6.0, 6.0, 6.0]
+    assert w.get_value().tolist() == [3.0, 3.0, 3.0]
+
+
+def test_copy_copy_of_a_check_mode_function_is_one_too():
+    from symnb.compile.checkmode import CHECK, check_mode
+
+    x, w, loss = model()
+    with check_mode():
+        f = sn.function([x], loss, updates={w: w * 2})
+    g = copy.copy(f)  # outside check mode now
+    assert g.backend == CHECK
+    np.testing.assert_array_equal(g(np.ones((4, 3))), np.zeros(4))
+    assert w.get_value().tolist() == [0.0, 1.0, 2.0]  # not updated
+
+
 OLD_PATHS = {  # where the loop and branch ops lived before symnb.control
     b"symnb.control.scan\n": b"symnb.ops.scan\n",
     b"symnb.control.loop\n": b"symnb.ops.loop\n",

@@ -1,6 +1,8 @@
 """Malformed ``updates=``: the message a student reads says "updates", shows the expected
 form with the student's own variable names, and points at the student's line."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -108,3 +110,67 @@ def test_two_updates_tying_a_named_dim_to_two_sizes_are_refused_at_compile_time(
     assert "updates: dim 'n' is 2 in the update of shared 'v' (float64(2,))" in message
     assert "but 3 in the update of shared 'w' (float64(3,))" in message
     assert f"\n  at {__file__}, line {_line_of('<- two sizes')}" in message
+
+
+@pytest.mark.parametrize(
+    "dtype, literal, why",
+    [
+        ("int8", 300, r"out of bounds for int8 \(-128\.\.127\), and a cast would wrap it to 44"),
+        ("uint8", -1, r"out of bounds for uint8 \(0\.\.255\), and a cast would wrap it to 255"),
+        ("int64", 2.7, r"int64 holds no Python float .*a cast would make it 2;"),
+        ("float32", 1e300, r"beyond float32's largest finite value .* would become inf"),
+    ],
+    ids=["int8", "uint8", "int64", "float32"],
+)
+def test_a_python_number_an_update_or_given_cannot_hold_is_refused(dtype, literal, why):
+    """A Python number as an update's or a given's value takes the variable's dtype only where
+    its value survives, as NumPy 2 refuses ``x8 + 300`` and ``set_value(300)`` refuses it:
+    ``{s8: 300}`` stored 44 at every call, ``{u8: -1}`` 255, ``{i64: 2.7}`` 2, ``{f32: 1e300}``
+    inf, and ``givens={x8: 300}`` computed with 44."""
+    s = sn.shared(np.zeros((), dtype), name="s")
+    with pytest.raises(sn.DTypeError) as info:
+        sn.function([], [], updates={s: literal})  # <- update literal
+    message = str(info.value)
+    assert message.startswith(f"update: 's' ({dtype}()) cannot take the Python ")
+    assert re.search(why, message), message
+    assert f"\n  at {__file__}, line {_line_of('<- update literal')}" in message
+    assert s.get_value() == 0
+    x = sn.tensor("x", (), dtype)
+    with pytest.raises(sn.DTypeError, match=rf"givens: 'x' \({dtype}\(\)\) cannot take .*{why}"):
+        sn.function([], x * 1, givens={x: literal})
+
+
+def test_a_python_number_an_update_can_hold_takes_its_dtype(backend):
+    s8 = sn.shared(np.int8(0), name="s8")
+    f32 = sn.shared(np.float32(0), name="f32")
+    sn.function([], [], updates={s8: -128, f32: 0.1}, backend=backend)()
+    assert s8.get_value() == -128 and s8.get_value().dtype == np.int8
+    assert f32.get_value() == np.float32(0.1) and f32.get_value().dtype == np.float32
+
+
+def test_an_update_that_does_not_fit_names_the_update_and_its_line(backend):
+    """A call whose update value does not fit its shared variable's fixed shape names the
+    update and the line that built it (it said only "shared 'B': the new value has shape
+    (4,)", set_value's words, of a value the user never gave); no shared value is written."""
+    B = sn.shared(np.zeros(3), name="B")
+    a = sn.shared(np.zeros(2), name="a")
+    x = sn.tensor("x", (None,), "float64")
+    f = sn.function([x], [], updates={a: a + 1, B: x}, backend=backend)  # <- built
+    for _ in range(2):  # (a first call takes the Python path; the second, the C entry)
+        with pytest.raises(sn.InputError) as info:
+            f(np.ones(4))
+        message = str(info.value)
+        assert message.startswith(
+            "shared 'B' (float64(3,)): the value of its update in this call, 'x' (float64(?,)) "
+            f"(at {__file__}, line {_line_of('<- built')}: f = sn.function("
+        )
+        assert message.endswith("), has shape (4,), which does not fit (3,)")
+        assert a.get_value().tolist() == [0.0, 0.0]
+    g = sn.function([x], [], updates={B: x * 2}, backend=backend)  # <- one update
+    g(np.ones(3))
+    assert B.get_value().tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(sn.InputError, match=r"update in this call, an unnamed .*<- one update\),"):
+        g(np.ones(5))
+    B.set_value(np.ones(3))
+    with pytest.raises(sn.InputError, match=r"^shared 'B' \(float64\(3,\)\): the new value has"):
+        B.set_value(np.ones(4))

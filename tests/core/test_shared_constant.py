@@ -132,3 +132,28 @@ def test_set_value_refuses_integers_a_float_variable_cannot_hold_exactly():
         sn.shared(np.zeros(1, "float32"), name="n").set_value([2**24 + 1])
     w.set_value(np.array([2**53, 3]))
     assert w.get_value().tolist() == [2.0**53, 3.0]
+
+
+def test_a_shared_values_named_dims_agree_within_the_value():
+    """A name is one size: ``shape=("n", "n")`` takes no (2, 3) value, nor ``("n", "2*n")`` a
+    (3, 5) one, at the sn.shared or set_value line, as an input of that shape refuses it at a
+    call; each dim was matched alone, and the error came at some later call far from it."""
+    with pytest.raises(sn.InputError) as info:
+        sn.shared(np.ones((2, 3)), shape=("n", "n"), name="A")  # <- made
+    assert str(info.value) == (
+        "shared 'A' (float64(n, n)): the initial value has shape (2, 3), which does not fit "
+        "(n, n): dim 'n' (axis 1) is 3 here but 2 in axis 0; a named dim has one size"
+    )
+    assert "<- made" in info.value.location.code
+    S = sn.shared(np.ones((3, 3)), shape=("n", "n"), name="S")
+    with pytest.raises(sn.InputError, match=r"dim 'n' \(axis 1\) is 5 here but 2 in axis 0"):
+        S.set_value(np.ones((2, 5)))  # <- set
+    E = sn.shared(np.ones((3, 6)), shape=("n", "2*n"), name="E")
+    with pytest.raises(sn.InputError, match=r"axis 1 \(n\*2\) should be 6 with n=3 in axis 0"):
+        E.set_value(np.ones((3, 5)))
+    with pytest.raises(sn.InputError, match=r"axis 0 \(n\*2\) is 5, which no size of 'n' gives"):
+        sn.shared(np.ones(5), shape=("2*n",))
+    assert S.get_value().shape == (3, 3) and E.get_value().shape == (3, 6)
+    S.set_value(np.ones((4, 4)))
+    E.set_value(np.ones((2, 4)))
+    assert sn.function([], E * 2, backend="py")().shape == (2, 4)

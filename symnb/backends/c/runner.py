@@ -272,7 +272,8 @@ def _build(cc: str, path: str) -> bool:
 
 def entry(fast, owner, call, declined, structure, names, **state):
     """A compiled function's native entry point (runner_entry.h's ``Entry``; ``state``: its
-    ``shared``, ``updates`` and ``turns``), or None where there is no runner module."""
+    ``shared``, ``updates``, ``turns`` and the updates' ``labels``), or None where there is no
+    runner module."""
     built = module()
     if built is None:
         return None

@@ -32,6 +32,7 @@ typedef struct {
     PyObject *names;     /* the inputs' names in order (None where one has none): keywords */
     PyObject *shared;    /* the SharedVariables whose values follow the arguments (a tuple) */
     PyObject *updates;   /* the SharedVariables the last results are written to (a tuple) */
+    PyObject *labels;    /* how an error names each update (str), None where it always fits */
     PyObject *acquire;   /* the turns' acquire and release (bound methods), or None */
     PyObject *release;
     unsigned long holder; /* the thread whose call holds the turns (either path), or 0 */
@@ -157,8 +158,9 @@ static PyObject *entry_shaped(Entry *e, PyObject *results) {
 
 /* ``value`` as ``shared`` will keep it (a new reference), or NULL with an error: as it is
  * where it is an array of the old value's dtype and shape (what a training step's updates
- * are), else what ``shared.fitted(value, True)`` makes of it (checked, cast). */
-static PyObject *entry_fitted(PyObject *shared, PyObject *value) {
+ * are), else what ``shared.fitted(value, True, label)`` makes of it (checked, cast; ``label``,
+ * how its error names the update, may be None). */
+static PyObject *entry_fitted(PyObject *shared, PyObject *value, PyObject *label) {
     PyObject *old = PyObject_GetAttr(shared, str_value);
     if (old == NULL) return NULL;
     int same = PyArray_CheckExact(value) && PyArray_CheckExact(old)
@@ -169,7 +171,9 @@ static PyObject *entry_fitted(PyObject *shared, PyObject *value) {
                             PyArray_NDIM((PyArrayObject *)old), PyArray_DIMS((PyArrayObject *)old));
     Py_DECREF(old);
     if (same) return Py_NewRef(value);
-    return PyObject_CallMethodObjArgs(shared, str_fitted, value, Py_True, NULL);
+    if (label == Py_None)
+        return PyObject_CallMethodObjArgs(shared, str_fitted, value, Py_True, NULL);
+    return PyObject_CallMethodObjArgs(shared, str_fitted, value, Py_True, label, NULL);
 }
 
 /* The updates' values (the last results) written to their shared variables as
@@ -186,8 +190,10 @@ static int entry_write(Entry *e, PyObject *results) {
     Py_ssize_t got = 0;
     int status = 0;
     for (; got < nup; got++) {
+        PyObject *label = got < PyTuple_GET_SIZE(e->labels) ? PyTuple_GET_ITEM(e->labels, got)
+                                                             : Py_None;
         kept[got] = entry_fitted(PyTuple_GET_ITEM(e->updates, got),
-                                 PyTuple_GET_ITEM(results, first + got));
+                                 PyTuple_GET_ITEM(results, first + got), label);
         if (kept[got] == NULL) {
             status = -1;
             break;
@@ -316,12 +322,13 @@ static PyObject *entry_run(Entry *e, PyObject *const *args, size_t nargsf) {
 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *keywords[] = {"fast",  "owner",  "call",    "declined", "structure",
-                               "names", "shared", "updates", "turns",    NULL};
+                               "names", "shared", "updates", "turns",    "labels", NULL};
     PyObject *fast, *owner, *call, *declined, *structure, *names;
-    PyObject *shared = NULL, *updates = NULL, *turns = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|O!O!O", keywords, &fast, &owner, &call,
-                                     &declined, &structure, &names, &PyTuple_Type, &shared,
-                                     &PyTuple_Type, &updates, &turns))
+    PyObject *shared = NULL, *updates = NULL, *turns = Py_None, *labels = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOO|O!O!OO!", keywords, &fast, &owner,
+                                     &call, &declined, &structure, &names, &PyTuple_Type,
+                                     &shared, &PyTuple_Type, &updates, &turns, &PyTuple_Type,
+                                     &labels))
         return NULL;
     PyObject *acquire = Py_None, *release = Py_None;
     if (turns != Py_None) {
@@ -359,6 +366,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     }
     e->shared = shared ? Py_NewRef(shared) : PyTuple_New(0);
     e->updates = updates ? Py_NewRef(updates) : PyTuple_New(0);
+    e->labels = labels ? Py_NewRef(labels) : PyTuple_New(0);
     e->acquire = acquire; /* (new references) */
     e->release = release;
     e->vectorcall = entry_call;
@@ -368,7 +376,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     e->declined = Py_NewRef(declined);
     e->structure = Py_NewRef(structure);
     e->names = Py_NewRef(names);
-    if (e->shared == NULL || e->updates == NULL) {
+    if (e->shared == NULL || e->updates == NULL || e->labels == NULL) {
         Py_DECREF(e);
         return NULL;
     }
@@ -387,6 +395,7 @@ static int entry_traverse(PyObject *self, visitproc visit, void *arg) {
     Py_VISIT(e->names);
     Py_VISIT(e->shared);
     Py_VISIT(e->updates);
+    Py_VISIT(e->labels);
     Py_VISIT(e->acquire);
     Py_VISIT(e->release);
     return 0;
@@ -402,6 +411,7 @@ static int entry_clear(PyObject *self) {
     Py_CLEAR(e->names);
     Py_CLEAR(e->shared);
     Py_CLEAR(e->updates);
+    Py_CLEAR(e->labels);
     Py_CLEAR(e->acquire);
     Py_CLEAR(e->release);
     return 0;
@@ -449,7 +459,7 @@ static PyTypeObject EntryType = {
     .tp_name = "symnb.backends.c._runner.Entry",
     .tp_doc = "A compiled function's entry point: "
               "Entry(fast, owner, call, declined, structure, names, shared=(), updates=(), "
-              "turns=None).",
+              "turns=None, labels=()).",
     .tp_basicsize = sizeof(Entry),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
     .tp_new = entry_new,

@@ -26,7 +26,7 @@ from symnb.core.graph import clone_graph, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
 from symnb.core.words import counted
-from symnb.errors import GraphError, InputError, InputShapeError
+from symnb.errors import DTypeError, GraphError, InputError, InputShapeError, ShapeTypeError
 
 
 class UnusedInputError(GraphError):
@@ -256,6 +256,7 @@ def function(
                 )
             )
     updates = as_update_pairs(updates)
+    _check_update_types(updates)
     givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     built = {
@@ -270,6 +271,59 @@ def function(
     return TheanoFunction(
         compiled, specs, allow_input_downcast, built, output_keys, mode=get_mode(mode)
     )
+
+
+def _check_update_types(updates: list) -> None:
+    """Theano's ``rebuild_collect_shared``: a symbolic update must have its shared variable's
+    type, the same dtype (no cast is made: a float32 value of a float64 variable is refused)
+    and the same broadcastable pattern (a dim known to be 1 where the variable's is not, as
+    ``W.mean(axis=0, keepdims=True)`` of a matrix, or the reverse). A value that is not a
+    variable (a number, an array) is converted as ``sn.function`` converts it."""
+    for shared, value in updates:
+        if not (isinstance(shared, SharedVariable) and isinstance(value, Variable)):
+            continue  # (a target that is no shared variable: sn.function's error names it)
+        want, got = shared.type, value.type
+        same_dtype = got.dtype == want.dtype
+        if same_dtype and got.broadcastable == want.broadcastable:
+            continue
+        if not same_dtype:
+            fix = f"Cast the update with T.cast(value, '{want.dtype.name}')."
+            error = DTypeError
+        else:
+            fix, error = _pattern_fix(got.broadcastable, want.broadcastable), ShapeTypeError
+        raise _at_user_line(
+            error(
+                "An update must have the same type as the original shared variable "
+                f"(shared_var={shared.describe()}, shared_var.type={_theano_type(want)}, "
+                f"update_val={value.describe()}, update_val.type={_theano_type(got)}). {fix}"
+            )
+        )
+
+
+def _pattern_fix(got: tuple, want: tuple) -> str:
+    """What makes an update's broadcastable pattern ``got`` its variable's ``want``."""
+    if len(got) != len(want):
+        return f"The update has {len(got)} dims where the variable has {len(want)}."
+    loose = [str(i) for i, (a, b) in enumerate(zip(got, want)) if a and not b]
+    fixed = [str(i) for i, (a, b) in enumerate(zip(got, want)) if b and not a]
+    fixes = []
+    if loose:
+        fixes.append(
+            "If the difference is related to the broadcast pattern, you can call the "
+            "tensor.unbroadcast(var, axis_to_unbroadcast[, ...]) function to remove "
+            f"broadcastable dimensions (here T.unbroadcast(value, {', '.join(loose)}))."
+        )
+    if fixed:  # (the variable's dims of length 1: the value's must be known to be 1 too)
+        fixes.append(
+            f"The variable's dim {', '.join(fixed)} is broadcastable (of length 1): "
+            f"T.addbroadcast(value, {', '.join(fixed)}) marks the update's so."
+        )
+    return " ".join(fixes)
+
+
+def _theano_type(type_) -> str:
+    """A type as Theano wrote it: ``TensorType(float64, (False, False))``."""
+    return f"TensorType({type_.dtype.name}, {type_.broadcastable})"
 
 
 def _without_defaults(skipped):
@@ -543,6 +597,11 @@ class TheanoFunction:
             mode=self.__dict__.get("mode"),
         )
 
+    def __copy__(self):
+        """``copy.copy(f)`` is ``f.copy()``, as in Theano: compiled again, reading and
+        updating the same shared variables (``copy.deepcopy`` copies them too)."""
+        return self.copy()
+
     def __getattr__(self, name):
         if name == "symnb_function":  # not set yet (a copy being built)
             raise AttributeError(name)
@@ -566,7 +625,9 @@ def shared(
     value, name=None, strict=False, allow_downcast=None, borrow=False, broadcastable=None, **kwargs
 ) -> SharedVariable:
     """``theano.shared``: a value kept between calls. Its dims are unknown to the graph
-    (``set_value`` may change them) except those ``broadcastable`` marks, which are 1."""
+    (``set_value`` may change them) except those ``broadcastable`` marks, which are 1. Its
+    dtype is the value's; ``set_value`` converts a value of another dtype by Theano's rule
+    with ``strict`` and ``allow_downcast`` (``tensor/var.py:theano_filter``)."""
     if kwargs:
         raise _at_user_line(TypeError(f"shared: unexpected arguments {sorted(kwargs)}"))
     array = np.asarray(value)
@@ -575,7 +636,9 @@ def shared(
         raise _at_user_line(
             ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
         )
-    return TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
+    var = TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
+    var.strict, var.allow_downcast = bool(strict), allow_downcast
+    return var
 
 
 #: ``theano.compile.SharedVariable`` (also ``theano.compile.sharedvalue.SharedVariable``)

@@ -8,6 +8,7 @@ broadcasts, False a dim of any length. In symnb that is a shape whose dims are 1
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -272,7 +273,22 @@ class TensorVariable(_TheanoRules, Variable, metaclass=_Truthy):
 
 
 class TensorSharedVariable(_TheanoRules, SharedVariable, metaclass=_Truthy):
-    """``theano.shared``'s variable."""
+    """``theano.shared``'s variable. A value of another dtype is converted by Theano's rule
+    (``TensorType.filter``) with the ``strict`` and ``allow_downcast`` it was made with
+    (``theano_filter``), then checked as symnb's shared values are (its shape)."""
+
+    #: ``theano.shared(..., strict=True)``: only an ndarray of the variable's dtype
+    strict = False
+    #: ``theano.shared(..., allow_downcast=...)``: True converts any value; None (the
+    #: default) and False what converts without loss, None also a Python float into floatX
+    allow_downcast = None
+
+    def fitted(self, value, borrow: bool = False, what: str | None = None) -> np.ndarray:
+        """``value`` as ``set_value`` would keep it: Theano's dtype rule, then symnb's checks
+        (an update of the variable's own dtype, what a function writes, goes straight on)."""
+        if not (type(value) is np.ndarray and value.dtype == self.type.dtype):
+            value = theano_filter(self, value)
+        return SharedVariable.fitted(self, value, borrow, what)
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
         """Theano's ``get_value``. ``return_internal_type`` asked for the value in the type
@@ -304,6 +320,96 @@ class TensorSharedVariable(_TheanoRules, SharedVariable, metaclass=_Truthy):
     @default_update.deleter
     def default_update(self) -> None:
         self.tag.pop("default_update", None)
+
+
+#: values Theano's filter converts itself (anything else goes to symnb's checks as it is)
+_FILTERED = (np.ndarray, np.generic, numbers.Number, list, tuple)
+
+
+def theano_filter(var: TensorSharedVariable, value):
+    """``value`` in ``var``'s dtype by Theano 1.0's ``TensorType.filter``: ``strict`` takes
+    only an ndarray of the dtype; ``allow_downcast=True`` converts anything; otherwise an
+    ndarray converts where its dtype upcasts to the variable's (int32 into int64 or float64;
+    no float64 into float32, whatever its values), a Python float into floatX where
+    ``allow_downcast`` is None (rounded), and other values (Python numbers, lists, NumPy
+    scalars) where they come out equal. A DTypeError (a TypeError, as Theano's) naming the
+    variable, the value and the way out otherwise."""
+    dtype = var.type.dtype
+    if isinstance(value, np.ndarray) and value.dtype == dtype:
+        return value
+    if var.strict:
+        got = f"an ndarray of {value.dtype.name}" if isinstance(value, np.ndarray) else None
+        raise DTypeError(
+            f"shared {var.describe()} was made with strict=True and takes only an ndarray of "
+            f"{dtype.name}, not {got or _a_value(value)} (Theano's rule); convert it with "
+            f"np.asarray(value, '{dtype.name}')"
+        )
+    if not isinstance(value, _FILTERED):
+        return value  # (a torch tensor, a DataArray...: symnb's own reading and checks)
+    if var.allow_downcast:
+        return _converted(var, value, dtype)
+    if isinstance(value, np.ndarray):
+        if np.result_type(dtype, value.dtype) != dtype:
+            raise DTypeError(
+                f"shared {var.describe()} cannot store a value of dtype {value.dtype.name} "
+                f"without risking loss of precision (Theano's rule: {value.dtype.name} does "
+                f"not upcast to {dtype.name}, whatever the values); cast it with "
+                f".astype('{dtype.name}'), or make the variable with theano.shared(..., "
+                "allow_downcast=True)"
+            )
+        return value.astype(dtype)
+    converted = _converted(var, value, dtype)
+    if type(value) is float and var.allow_downcast is None and dtype.name == config.floatX:
+        if np.isfinite(value) and not np.isfinite(converted):  # (Theano made it inf)
+            raise DTypeError(
+                f"shared {var.describe()} cannot store the value {value!r}: it is beyond "
+                f"{dtype.name}'s largest finite value and would become inf"
+            )
+        return converted  # Theano's exception: a Python float literal takes floatX, rounded
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (ComplexWarning)
+        raw = np.asarray(value)
+        equal = raw.shape == converted.shape and bool(
+            np.all((raw == converted) | (np.isnan(raw) & np.isnan(converted)))
+            if raw.dtype.kind in "fc" and converted.dtype.kind in "fc"
+            else np.all(raw == converted)
+        )
+    if not equal:
+        shown = _short(value)
+        raise DTypeError(
+            f"shared {var.describe()} cannot store accurately the value {shown}: {dtype.name} "
+            f"would hold it as {_short(converted.tolist())} (Theano's rule); convert it to an "
+            f"ndarray of {dtype.name} yourself, or make the variable with theano.shared(..., "
+            "allow_downcast=True)"
+        )
+    return converted
+
+
+def _converted(var: TensorSharedVariable, value, dtype) -> np.ndarray:
+    """``value`` as an array of ``dtype``, as NumPy converts it (Theano's ``_asarray``); a
+    value NumPy refuses to convert (a Python int out of range, a complex number into a
+    real dtype) is a DTypeError naming the variable."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (ComplexWarning)
+            return (
+                np.asarray(value).astype(dtype)
+                if isinstance(value, np.ndarray)
+                else (np.asarray(value, dtype=dtype))
+            )
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DTypeError(
+            f"shared {var.describe()} cannot store {_short(value)} as {dtype.name}: {exc}"
+        ) from None
+
+
+def _a_value(value) -> str:
+    return f"the {type(value).__name__} {_short(value)}"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def theano_truth(var: Variable) -> bool:
