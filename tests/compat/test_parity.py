@@ -203,6 +203,33 @@ def test_device_flag_picks_the_backend():
         assert theano.compile.get_mode(None).options()["backend"] is None
 
 
+def test_the_device_flag_puts_back_the_symnb_settings_it_pointed(monkeypatch):
+    """``change_flags(device="opencl0:1")`` left ``sn.config.opencl_device = "0:1"`` after
+    the block (``cuda1``: ``cuda_device = 1``), and ``device = "cpu"`` too: a later plain
+    function ran on the block's device. What the user set meanwhile stays."""
+    monkeypatch.setattr(sn.config, "opencl_device", "")
+    monkeypatch.setattr(sn.config, "cuda_device", 0)
+    assert theano.config.device == "cpu"
+    with theano.change_flags(device="opencl0:1"):
+        assert sn.config.opencl_device == "0:1"
+        with theano.change_flags(device="cuda1"):
+            assert (sn.config.opencl_device, sn.config.cuda_device) == ("", 1)
+        assert (sn.config.opencl_device, sn.config.cuda_device) == ("0:1", 0)
+    assert (theano.config.device, sn.config.opencl_device, sn.config.cuda_device) == ("cpu", "", 0)
+    sn.config.opencl_device = "pthread"
+    try:
+        theano.config.device = "opencl0:1"
+        theano.config.device = "opencl0:0"
+        assert sn.config.opencl_device == "0:0"
+        theano.config.device = "cpu"
+        assert sn.config.opencl_device == "pthread"
+        theano.config.device = "gpu2"
+        sn.config.cuda_device = 3  # the user's own choice since: kept
+    finally:
+        theano.config.device = "cpu"
+    assert (sn.config.opencl_device, sn.config.cuda_device) == ("pthread", 3)
+
+
 THEANO_1_FLAGS = (
     "nvcc.flags=-use_fast_math,linker=cvm,gcc.cxxflags=-O3 -march=native,"
     "optimizer_including=cudnn,optimizer_excluding=inplace,scan.allow_gc=True,nocleanup=True,"

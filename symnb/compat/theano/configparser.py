@@ -181,16 +181,34 @@ def device_backend(device: str) -> str | None:
     )
 
 
+#: symnb's settings the ``device`` flag points at its device: name -> (the value the flag
+#: found there, the value it set). A setting goes back to the value found once the flag no
+#: longer names a device of its kind (``cpu``, the other backend, the end of a
+#: ``change_flags`` block), unless it was changed since the flag set it.
+_POINTED: dict[str, tuple] = {}
+
+
 def use_device(device: str) -> None:
     """Point symnb's backends at the device Theano names: ``cuda1``/``gpu1`` is CUDA device 1
-    (``sn.config.cuda_device``), ``opencl0:1`` the OpenCL device "0:1"."""
+    (``sn.config.cuda_device``), ``opencl0:1`` the OpenCL device "0:1"; a setting an earlier
+    device pointed and this one does not goes back (``_POINTED``)."""
     text = str(device).lower()
     backend = device_backend(text)
+    wanted = {}
     if backend == "cuda":
         number = _CUDA.match(text).group(2)
-        _symnb_config.cuda_device = int(number) if number else 0
+        wanted["cuda_device"] = int(number) if number else 0
     elif backend == "opencl" and text[len("opencl") :]:
-        _symnb_config.opencl_device = text[len("opencl") :]
+        wanted["opencl_device"] = text[len("opencl") :]
+    for name, value in wanted.items():
+        current = getattr(_symnb_config, name)
+        found, put = _POINTED.get(name, (current, current))
+        setattr(_symnb_config, name, value)  # (checks it)
+        _POINTED[name] = (found if current == put else current, getattr(_symnb_config, name))
+    for name in [n for n in _POINTED if n not in wanted]:
+        found, put = _POINTED.pop(name)
+        if getattr(_symnb_config, name) == put:
+            setattr(_symnb_config, name, found)
 
 
 _FELL_BACK: dict[str, str | None] = {}
