@@ -3,9 +3,11 @@
 ``floatX`` is symnb's own setting (``sn.config.floatX``), so setting either sets both, and
 ``compiledir`` is ``sn.config.compiledir``. ``mode``, ``device`` (``cpu`` is backend "c",
 ``cuda*``/``gpu*`` backend "cuda", ``opencl*`` backend "opencl"), ``optimizer`` and
-``on_unused_input`` are what ``theano.function`` uses when it is not told; ``cast_policy``
-is the rule of ``theano.scalar.upcast`` and of the dtypes the layer derives from it
-(upcasting.py). The other flags,
+``on_unused_input`` are what ``theano.function`` uses when it is not told (``force_device``
+whether a CUDA device that cannot run falls back to the CPU); ``cast_policy`` is the rule of
+``theano.scalar.upcast`` and of the dtypes the layer derives from it (upcasting.py);
+``compute_test_value`` whether nodes compute test values as they are built (testvalues.py);
+``unittests.rseed`` the seed of ``theano.tests.unittest_tools``. The other flags,
 and the ``warn.*`` group, keep Theano's defaults and change nothing. Setting a flag Theano did
 not have is an error that names it (a typo would otherwise be ignored silently).
 ``THEANO_FLAGS`` and ``.theanorc`` set flags when the layer is imported (flags.py); the flags
@@ -25,15 +27,19 @@ from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
 
-#: the flags that change what symnb does (the others are accepted and ignored)
+#: the flags that change what symnb does (the others are accepted and ignored; a test keeps
+#: this every flag the layer reads)
 EFFECTIVE = (
     "floatX",
     "mode",
     "device",
+    "force_device",
     "optimizer",
     "compiledir",
     "on_unused_input",
     "cast_policy",
+    "compute_test_value",
+    "unittests.rseed",
 )
 ON_UNUSED = CHOICES["on_unused_input"]
 OPTIMIZERS = CHOICES["optimizer"]
