@@ -305,6 +305,16 @@ def test_the_device_flag_puts_back_the_symnb_settings_it_pointed(monkeypatch):
     assert (sn.config.opencl_device, sn.config.cuda_device) == ("pthread", 3)
 
 
+def test_compiledir_with_a_tilde_is_under_the_home_directory(monkeypatch, tmp_path):
+    """Theano's ``filter_compiledir`` expanded ``~``; the layer kept it, and symnb made a
+    folder named "~" in the working directory."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(sn.config, "compiledir", sn.config.compiledir)
+    with theano.change_flags(compiledir="~/theano-cache"):
+        assert theano.config.compiledir == str(tmp_path / "theano-cache")
+        assert sn.config.compiledir == str(tmp_path / "theano-cache")
+
+
 THEANO_1_FLAGS = (
     "nvcc.flags=-use_fast_math,linker=cvm,gcc.cxxflags=-O3 -march=native,"
     "optimizer_including=cudnn,optimizer_excluding=inplace,scan.allow_gc=True,nocleanup=True,"

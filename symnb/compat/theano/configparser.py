@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import os
 import re
 import threading
 import warnings
@@ -104,7 +105,8 @@ class TheanoConfig(FlagGroup):
 
     @compiledir.setter
     def compiledir(self, value: str) -> None:
-        _symnb_config.compiledir = str(value)
+        """A leading ``~`` is the home directory, as Theano's ``filter_compiledir`` had it."""
+        _symnb_config.compiledir = os.path.expanduser(str(value))
 
     def set_flag(self, name: str, value) -> None:
         """Set a flag by its full name (``"warn.round"``, ``"floatX"``), as the flags of
