@@ -180,6 +180,12 @@ def test_ignored_flags_warn_once_and_unknown_flags_are_errors(tmp_path):
     env["THEANO_FLAGS"] = "floatx=float32"
     done = _subprocess(code, env)
     assert done.returncode != 0 and "theano.config has no flag 'floatx'" in done.stderr
+    env["THEANO_FLAGS"] = "floatX=float32,allow_gc=maybe,warn.round=False"
+    done = _subprocess(code, env)
+    assert done.returncode != 0
+    assert "theano.config.allow_gc must be True or False (1/0, yes/no, on/off), not 'maybe'" in (
+        done.stderr
+    )
 
 
 def test_flags_the_layer_honours_are_not_warned_ignored(tmp_path):
@@ -392,6 +398,8 @@ def test_dotted_groups_read_with_theano_defaults_and_set():
         ("compute_test_value", "on"),
         ("mode", "FAST_RUNN"),
         ("traceback.limit", "x"),
+        ("allow_gc", "maybe"),  # a bool's refusal did not name the flag
+        ("warn.round", "maybe"),
     ],
 )
 def test_enumerated_flags_refuse_values_theano_refused(name, bad):

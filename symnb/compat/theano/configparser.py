@@ -150,7 +150,7 @@ def _unknown(name: str) -> str:
 def _checked(name: str, value, default):
     """A flag's value, converted to its default's type and checked as Theano did."""
     if isinstance(default, bool):
-        return _flags.as_bool(value)
+        return _flags.as_bool(value, name)
     try:
         if isinstance(default, int):
             return int(value)

@@ -76,8 +76,9 @@ def from_environment(environ=None) -> dict[str, str]:
     return {**read_rc(rc_paths(environ)), **parse_pairs(environ.get("THEANO_FLAGS", ""))}
 
 
-def as_bool(value) -> bool:
-    """A flag's truth from its text (``True``, ``false``, ``1``, ``0``)."""
+def as_bool(value, name: str) -> bool:
+    """Flag ``name``'s truth from its text (``True``, ``false``, ``1``, ``0``); a ValueError
+    naming the flag for other text."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -85,4 +86,6 @@ def as_bool(value) -> bool:
         return True
     if text and text in flags.FALSE:  # an empty value is no truth value here
         return False
-    raise ValueError(f"{value!r} is not a truth value (True or False)")
+    raise ValueError(
+        f"theano.config.{name} must be True or False (1/0, yes/no, on/off), not {value!r}"
+    )
