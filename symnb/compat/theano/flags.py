@@ -2,12 +2,12 @@
 (``THEANO_FLAGS=floatX=float32,device=cuda python lstm.py``).
 
 Theano read both when it was imported; so does this layer, when ``symnb.compat.theano`` is
-imported (symnb itself reads no environment at import: this is Theano's behaviour, kept for
-the programs written for it). ``THEANO_FLAGS`` is ``name=value`` pairs separated by commas;
-``.theanorc`` (``$THEANORC``, a list of files separated by ``:``, else ``~/.theanorc`` and
-``~/.theanorc.txt``) an INI file whose ``[global]`` section holds the plain flags and whose
-other sections the flags of a group (``[warn]`` ``round = False`` is ``warn.round``). The
-environment's flags override the files'.
+imported (symnb itself reads only ``SYMNB_FLAGS`` at import, symnb/config.py: these two are
+Theano's, read by this layer alone, for the programs written for it). ``THEANO_FLAGS`` is
+``name=value`` pairs separated by commas; ``.theanorc`` (``$THEANORC``, a list of files
+separated by ``:``, else ``~/.theanorc`` and ``~/.theanorc.txt``) an INI file whose
+``[global]`` section holds the plain flags and whose other sections the flags of a group
+(``[warn]`` ``round = False`` is ``warn.round``). The environment's flags override the files'.
 """
 
 from __future__ import annotations
