@@ -32,8 +32,8 @@ class Config:
     #: where compiled kernels are cached; "" means $SYMNB_COMPILEDIR, else ~/.cache/symnb (or
     #: $XDG_CACHE_HOME/symnb); it must be the user's own and not writable by group or others
     compiledir: str = ""
-    #: the kernel cache's size cap in MB (at least 1); least-recently-used libraries go
-    #: beyond it
+    #: the kernel cache's size cap in MB, a whole number, 0 or more; least-recently-used
+    #: libraries go beyond it (the latest compile's stay: 0 keeps only those)
     cache_limit_mb: int = 1024
     #: the C compiler for backend "c": a name on the PATH or a path (relative to the working
     #: directory); "" means $CC, else the first of cc, gcc, clang on the PATH
@@ -122,11 +122,13 @@ class Config:
                 'kernel), "P:D" (platform and device numbers, such as "0:1") or part of a '
                 f"device's name (python -m symnb.backends.opencl lists them), not {value!r}"
             )
-        if name == "cache_limit_mb" and not _is_size(value):
-            raise ValueError(
-                "config.cache_limit_mb must be a size in MB, 0 or more (0 keeps only the "
-                f"libraries of the latest compile), not {value!r}"
-            )
+        if name == "cache_limit_mb":
+            if not _is_whole(value):
+                raise ValueError(
+                    "config.cache_limit_mb must be a whole number of MB, 0 or more (0 keeps "
+                    f"only the libraries of the latest compile), not {value!r}"
+                )
+            value = int(value)  # np.int64(512) is kept as 512
         if name == "loop_products_on_one_thread" and value:
             warnings.warn(
                 "sn.config.loop_products_on_one_thread is deprecated: the thread policy runs "
@@ -191,6 +193,12 @@ def _is_device_choice(value) -> bool:
         return False
     parts = value.split(":")
     return len(parts) <= 2 or not all(p.isdigit() for p in parts)
+
+
+def _is_whole(value) -> bool:
+    """A whole number of at least 0: an ``int`` or NumPy integer, not a bool (nor a float:
+    0.5 or inf is no number of MB an int setting holds)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
 
 
 def _is_count(value) -> bool:

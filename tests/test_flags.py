@@ -161,14 +161,27 @@ def test_every_settable_field_is_listed_and_parsed():
 def test_a_negative_cache_limit_is_refused(size):
     """``cache_limit_mb=-5`` was accepted ("0.0 MB of -5 MB"); a size is 0 or more."""
     settings = Config()
-    with pytest.raises(flags.FlagError, match=r"cache_limit_mb must be a size in MB, 0 or more"):
+    with pytest.raises(flags.FlagError, match=r"cache_limit_mb must be a whole number of MB, 0 or"):
         flags.apply(settings, f"cache_limit_mb={size}", "SYMNB_FLAGS")
     for wrong in (float("nan"), True, "10"):
-        with pytest.raises(ValueError, match=r"a size in MB, 0 or more"):
+        with pytest.raises(ValueError, match=r"a whole number of MB, 0 or more"):
             settings.cache_limit_mb = wrong
     assert settings.cache_limit_mb == 1024
     settings.cache_limit_mb = 0
-    settings.cache_limit_mb = 0.5
+
+
+def test_the_cache_limit_is_a_whole_number_of_mb_as_declared():
+    """Declared an int, it took inf and 0.5 (and 0.0); 0 is allowed, as documented, and a
+    NumPy integer is kept as an int."""
+    settings = Config()
+    for wrong in (float("inf"), 0.5, 0.0, 512.0, np.float64(2)):
+        with pytest.raises(ValueError, match=r"cache_limit_mb must be a whole number of MB"):
+            settings.cache_limit_mb = wrong
+    assert settings.cache_limit_mb == 1024
+    settings.cache_limit_mb = np.int64(512)
+    assert settings.cache_limit_mb == 512 and type(settings.cache_limit_mb) is int
+    settings.cache_limit_mb = 0
+    assert settings.cache_limit_mb == 0
 
 
 @pytest.mark.parametrize(

@@ -73,13 +73,16 @@ def compiledir() -> str:
 
 def requested() -> str:
     """``sn.config.compiledir``, ``$SYMNB_COMPILEDIR``, or ``~/.cache/symnb``, unchecked, as
-    an absolute path: a relative one is read from the working directory of the moment, so
-    after ``os.chdir`` it is another directory, checked before use like any other (the check
-    was made once, for the first, while kernels went to the second)."""
+    an absolute path: a leading ``~`` (``~user``) is the home directory, as Theano's
+    ``compiledir`` took it (a shell does not expand it inside ``THEANO_FLAGS`` or
+    ``SYMNB_FLAGS``; it made a folder named "~"); a relative one is read from the working
+    directory of the moment, so after ``os.chdir`` it is another directory, checked before
+    use like any other (the check was made once, for the first, while kernels went to the
+    second)."""
     if config.compiledir:
-        return os.path.abspath(config.compiledir)
+        return os.path.abspath(os.path.expanduser(config.compiledir))
     if os.environ.get("SYMNB_COMPILEDIR"):
-        return os.path.abspath(os.environ["SYMNB_COMPILEDIR"])
+        return os.path.abspath(os.path.expanduser(os.environ["SYMNB_COMPILEDIR"]))
     base = _cache_home()
     return shared_fallback() if base is None else os.path.join(base, "symnb")
 

@@ -3,6 +3,7 @@ a hang: PoCL's threads are not copied by a fork, and the child's first call (or 
 context) waits for them forever. Spawned children open OpenCL themselves and compute."""
 
 import multiprocessing
+import pickle
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -13,7 +14,7 @@ from symnb.backends.device.runtime import DeviceError
 from tests.helpers import opencl_problem
 
 pytestmark = pytest.mark.skipif(opencl_problem() is not None, reason=str(opencl_problem()))
-WAIT = 60
+WAIT = 60  # (a child that hangs is killed after it: a TimeoutError here)
 INHERITED: list = []  # the parent's function, which a forked child has without a pickle
 
 
@@ -76,3 +77,43 @@ def test_a_function_sent_to_a_forked_child_raises_there_for_the_caller(opened):
 def test_a_spawned_child_opens_its_own(opened):
     f, a = opened
     np.testing.assert_allclose(in_pool("spawn", call, f, a), np.exp(a) * 2)
+
+
+SHARED: list = []  # (w, a backend "c" function of w), inherited by a forked child
+
+
+def read_shared(how):
+    w, f = SHARED
+    if how == "get_value":
+        return w.get_value()
+    if how == "c":
+        return np.asarray(f())
+    return pickle.loads(pickle.dumps(w)).get_value()
+
+
+@pytest.fixture
+def on_device(opened):
+    """A shared w whose value an OpenCL function's update left on the device (2.0 each)."""
+    w = sn.shared(np.ones(3), name="w")
+    step = sn.function([], w * 2, updates={w: w + 1}, backend="opencl")
+    f = sn.function([], w * 3, backend="c")
+    step()
+    assert w._value is None and w._device is not None  # (only on the device now)
+    SHARED[:] = [w, f]
+    yield w
+    SHARED.clear()
+
+
+@pytest.mark.parametrize("how", ["get_value", "c", "pickle"])
+def test_a_forked_child_reading_a_value_on_the_device_is_told_to_use_spawn(on_device, how):
+    """Downloading it there would hang as a call does: the same DeviceError instead."""
+    with pytest.raises(DeviceError, match=r"is a fork of it.*'spawn' or 'forkserver'"):
+        in_pool("fork", read_shared, how)
+
+
+def test_a_forked_child_reads_a_host_copy_that_is_current(on_device):
+    """Once the parent downloaded the value, the child reads it without the device."""
+    np.testing.assert_array_equal(on_device.get_value(), np.full(3, 2.0))
+    np.testing.assert_array_equal(in_pool("fork", read_shared, "get_value"), np.full(3, 2.0))
+    np.testing.assert_array_equal(in_pool("fork", read_shared, "c"), np.full(3, 6.0))
+    np.testing.assert_array_equal(in_pool("fork", read_shared, "pickle"), np.full(3, 2.0))

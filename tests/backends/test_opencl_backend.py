@@ -6,7 +6,10 @@ trains on PoCL to the same accuracy as on "c". (The op suite runs on "opencl" th
 from __future__ import annotations
 
 import math
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -272,6 +275,50 @@ def test_numbers_that_name_no_device_list_the_devices(choice):
 
     with pytest.raises(NoOpenCLDevice, match=f"{choice!r} names no device; the devices are"):
         chosen_device(pyopencl(), choice)
+
+
+def _devices_command(choice: str | None):
+    """``python -m symnb.backends.opencl`` with ``SYMNB_FLAGS=opencl_device=<choice>``."""
+    env = {k: v for k, v in os.environ.items() if k != "SYMNB_FLAGS"}
+    if choice is not None:
+        env["SYMNB_FLAGS"] = f"opencl_device={choice}"
+    command = [sys.executable, "-m", "symnb.backends.opencl"]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_device_command_lists_every_device_and_the_one_the_setting_selects():
+    """It printed only the first device that builds, whatever ``sn.config.opencl_device``
+    said, though the setting's error says this command lists the devices."""
+    from symnb.backends.opencl.device import build_problem, usable_device
+    from symnb.backends.opencl.launch import pyopencl
+
+    cl = pyopencl()
+    listed = [
+        (f"{p}:{d}", f"{platform.name.strip()} / {device.name.strip()}", device)
+        for p, platform in enumerate(cl.get_platforms())
+        for d, device in enumerate(platform.get_devices())
+    ]
+    done = _devices_command(None)
+    assert done.returncode == 0, done.stderr
+    for number, name, device in listed:
+        builds = "builds kernels" if build_problem(cl, device) is None else "does not build"
+        assert f"  {number}  {name} (" in done.stdout and builds in done.stdout.split(name)[1]
+    default = next(n for n, _, device in listed if device == usable_device(cl))
+    assert f"'' (the first device that builds kernels): backend \"opencl\" runs on {default} " in (
+        done.stdout
+    )
+    done = _devices_command(default)
+    assert done.returncode == 0, done.stderr
+    assert f"opencl_device = '{default}': backend \"opencl\" runs on {default} " in done.stdout
+
+
+@pytest.mark.parametrize("choice", ["0:7", "no such device"])
+def test_the_device_command_fails_for_a_setting_that_names_no_device(choice):
+    """With ``opencl_device=0:7`` it reported success on device 0 and exited 0."""
+    done = _devices_command(choice)
+    assert done.returncode == 1
+    assert f"sn.config.opencl_device = {choice!r} names no device; the devices are" in done.stderr
+    assert "  0:0  " in done.stdout  # the devices are listed, numbered
 
 
 def mlp_accuracy(backend: str, steps: int = 30) -> tuple[float, float]:

@@ -2,8 +2,10 @@
 of a matrix, truth values of computed tensors, ``theano.scalar``, ``config.warn``,
 ``T.xlogx``, and ``THEANO_FLAGS``/``.theanorc``."""
 
+import ast
 import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,8 @@ import scipy.special
 import symnb as sn
 import symnb.compat.theano as theano
 import symnb.compat.theano.tensor as T
+from symnb.compat.theano.configdefaults import DEFAULTS
+from symnb.compat.theano.configparser import EFFECTIVE
 from symnb.compat.theano.flags import parse_pairs, read_rc
 from symnb.compat.theano.sandbox.rng_mrg import MRG_RandomStreams
 from tests.helpers import named_backends, run_python
@@ -176,6 +180,83 @@ def test_ignored_flags_warn_once_and_unknown_flags_are_errors(tmp_path):
     env["THEANO_FLAGS"] = "floatx=float32"
     done = _subprocess(code, env)
     assert done.returncode != 0 and "theano.config has no flag 'floatx'" in done.stderr
+    env["THEANO_FLAGS"] = "floatX=float32,allow_gc=maybe,warn.round=False"
+    done = _subprocess(code, env)
+    assert done.returncode != 0
+    assert "theano.config.allow_gc must be True or False (1/0, yes/no, on/off), not 'maybe'" in (
+        done.stderr
+    )
+
+
+def test_flags_the_layer_honours_are_not_warned_ignored(tmp_path):
+    """``compute_test_value=raise`` and ``force_device=True`` take effect, yet the import
+    warned that the layer "accepts but ignores" them."""
+    env = {k: v for k, v in os.environ.items() if k != "THEANO_FLAGS"}
+    env["THEANORC"] = str(tmp_path / "none")
+    env["THEANO_FLAGS"] = "compute_test_value=raise,force_device=True,unittests.rseed=7,nocleanup=1"
+    code = (
+        "import numpy as np\n"
+        "import symnb.compat.theano.tensor as T\n"
+        "from symnb.compat.theano.tests import unittest_tools\n"
+        "x, y = T.matrix('x'), T.vector('y')\n"
+        "x.tag.test_value, y.tag.test_value = np.ones((2, 3)), np.ones(4)\n"
+        "try:\n    x + y\nexcept ValueError as e:\n    print(type(e).__name__)\n"
+        "print(unittest_tools.fetch_seed())\n"
+    )
+    done = _subprocess(code, env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["TestValueError", "7"]
+    assert done.stderr.count("UserWarning") == 1
+    assert "accepts but ignores nocleanup=1 (it uses" in done.stderr
+
+
+def _theano_flags_read(tree, module: str) -> set[str]:
+    """The flags of ``theano.config`` that a module of the layer reads in its code:
+    ``config.a.b`` where ``config`` is the layer's (or ``configparser.config.a``), and
+    ``config._flags["a"]``."""
+    ours = module.endswith("configparser.py") or any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "symnb.compat.theano.configparser"
+        and any(alias.name == "config" and alias.asname is None for alias in node.names)
+        for node in ast.walk(tree)
+    )
+    read = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "_flags"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            read.add(node.slice.value)
+        if not isinstance(node, ast.Attribute):
+            continue
+        names, root = [], node
+        while isinstance(root, ast.Attribute):
+            names.insert(0, root.attr)
+            root = root.value
+        if isinstance(root, ast.Name) and root.id == "configparser" and names[:1] == ["config"]:
+            names = names[1:]
+        elif not (ours and isinstance(root, ast.Name) and root.id == "config"):
+            continue
+        flag = ".".join(names)  # (``config.warn`` alone is a group: no flag)
+        if flag in DEFAULTS or flag in ("floatX", "compiledir"):
+            read.add(flag)
+    return read
+
+
+def test_every_flag_the_layer_reads_is_one_it_does_not_warn_of():
+    """The import's warning lists the flags outside ``EFFECTIVE`` as changing nothing: a
+    flag read anywhere in the layer must be in it (compute_test_value, force_device were
+    not)."""
+    root = Path(theano.__file__).parent
+    read = {}
+    for path in root.rglob("*.py"):
+        for name in _theano_flags_read(ast.parse(path.read_text()), str(path)):
+            read.setdefault(name, path.name)
+    assert {"compute_test_value", "force_device", "mode", "cast_policy"} <= set(read)
+    missing = {name: where for name, where in read.items() if name not in EFFECTIVE}
+    assert not missing, f"read by the layer yet warned as ignored: {missing}"
 
 
 def _subprocess(code, env):
@@ -201,6 +282,43 @@ def test_device_flag_picks_the_backend():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert theano.compile.get_mode(None).options()["backend"] is None
+
+
+def test_the_device_flag_puts_back_the_symnb_settings_it_pointed(monkeypatch):
+    """``change_flags(device="opencl0:1")`` left ``sn.config.opencl_device = "0:1"`` after
+    the block (``cuda1``: ``cuda_device = 1``), and ``device = "cpu"`` too: a later plain
+    function ran on the block's device. What the user set meanwhile stays."""
+    monkeypatch.setattr(sn.config, "opencl_device", "")
+    monkeypatch.setattr(sn.config, "cuda_device", 0)
+    assert theano.config.device == "cpu"
+    with theano.change_flags(device="opencl0:1"):
+        assert sn.config.opencl_device == "0:1"
+        with theano.change_flags(device="cuda1"):
+            assert (sn.config.opencl_device, sn.config.cuda_device) == ("", 1)
+        assert (sn.config.opencl_device, sn.config.cuda_device) == ("0:1", 0)
+    assert (theano.config.device, sn.config.opencl_device, sn.config.cuda_device) == ("cpu", "", 0)
+    sn.config.opencl_device = "pthread"
+    try:
+        theano.config.device = "opencl0:1"
+        theano.config.device = "opencl0:0"
+        assert sn.config.opencl_device == "0:0"
+        theano.config.device = "cpu"
+        assert sn.config.opencl_device == "pthread"
+        theano.config.device = "gpu2"
+        sn.config.cuda_device = 3  # the user's own choice since: kept
+    finally:
+        theano.config.device = "cpu"
+    assert (sn.config.opencl_device, sn.config.cuda_device) == ("pthread", 3)
+
+
+def test_compiledir_with_a_tilde_is_under_the_home_directory(monkeypatch, tmp_path):
+    """Theano's ``filter_compiledir`` expanded ``~``; the layer kept it, and symnb made a
+    folder named "~" in the working directory."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(sn.config, "compiledir", sn.config.compiledir)
+    with theano.change_flags(compiledir="~/theano-cache"):
+        assert theano.config.compiledir == str(tmp_path / "theano-cache")
+        assert sn.config.compiledir == str(tmp_path / "theano-cache")
 
 
 THEANO_1_FLAGS = (
@@ -280,6 +398,8 @@ def test_dotted_groups_read_with_theano_defaults_and_set():
         ("compute_test_value", "on"),
         ("mode", "FAST_RUNN"),
         ("traceback.limit", "x"),
+        ("allow_gc", "maybe"),  # a bool's refusal did not name the flag
+        ("warn.round", "maybe"),
     ],
 )
 def test_enumerated_flags_refuse_values_theano_refused(name, bad):

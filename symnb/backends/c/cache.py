@@ -75,6 +75,7 @@ CACHE_NAME = re.compile(
 )
 STOP_WAIT = 5  # seconds a stopped compile waits for its workers to clean up, at most
 TRIES = 3  # compiles of one kernel while other processes clear the cache, before giving up
+MB = 10**6  # bytes in a megabyte of ``sn.config.cache_limit_mb`` (a whole number of them)
 
 _loaded: dict[str, object] = {}
 _verified: dict[str, str] = {}  # library -> the fingerprint this process checked it against
@@ -568,7 +569,7 @@ def info() -> CacheInfo:
     """What the kernel cache holds (``symnb cache info``): the configured directory's, even
     when it cannot be written; nothing is made for it then (the fallback is per process)."""
     top, why = configured()
-    limit = config.cache_limit_mb * 10**6
+    limit = config.cache_limit_mb * MB
     if not why:
         directory, note = kernel_dir(), ""
     else:
@@ -602,7 +603,7 @@ def evict(spare_since: float | None = None) -> list[str]:
     library's size keeps just those. A source without an entry for ``STALE_SECONDS`` (left by
     an older symnb's eviction, or a killed compile) goes too. Returns the libraries deleted.
     A library this process loaded stays mapped (unlink is safe)."""
-    limit = config.cache_limit_mb * 10**6
+    limit = config.cache_limit_mb * MB
     files = scan(kernel_dir())
     sources = _kept_sources(files)
     libs = sorted(_libraries_on_disk(files), key=_mtime)

@@ -133,23 +133,20 @@ def find_compiler() -> str | None:
     return None
 
 
+#: programs that run the compiler named after them (``CC="ccache gcc"``)
+LAUNCHERS = ("ccache", "sccache", "distcc", "icecc")
+
+
 def _resolve(setting: str, value: str) -> str:
-    if os.sep in value or (os.altsep and os.altsep in value):
-        path = os.path.abspath(os.path.expanduser(value))
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
+    is_path = os.sep in value or bool(os.altsep and os.altsep in value)
+    path = os.path.abspath(os.path.expanduser(value)) if is_path else shutil.which(value)
+    found = path is not None and os.path.isfile(path) and os.access(path, os.X_OK)
+    if not found and len(value.split()) > 1:  # (an executable whose name has a space is one)
+        raise CompileError(_holds_arguments(setting, value))
+    if is_path and not found:
         raise CompileError(
             f"{setting} = {value!r} is not an executable file (looked for "
             f"{path}); name a C compiler on the PATH or its path"
-        )
-    path = shutil.which(value)
-    if path is None and len(value.split()) > 1 and shutil.which(value.split()[0]):
-        first, rest = value.split(None, 1)
-        raise CompileError(
-            f"{setting} = {value!r} holds arguments ({rest!r}) after the compiler {first!r}: "
-            f"symnb takes one executable and chooses the flags itself: set it to {first!r} "
-            "(for ccache, name its masquerade link, e.g. /usr/lib/ccache/gcc, or a wrapper "
-            "script)"
         )
     if path is None:
         raise CompileError(
@@ -157,6 +154,25 @@ def _resolve(setting: str, value: str) -> str:
             "one executable, e.g. gcc, clang or /usr/bin/gcc-12); " + install_hint()
         )
     return os.path.abspath(path)
+
+
+def _holds_arguments(setting: str, value: str) -> str:
+    """The error for a setting that holds a command line, not one executable (whether or not
+    its first word is installed: that it holds arguments is the mistake to fix)."""
+    first, rest = value.split(None, 1)
+    launcher = os.path.basename(first)
+    if launcher in LAUNCHERS:
+        compiler = os.path.basename(rest.split()[0])
+        meant = (
+            f"for {launcher}, name its masquerade link (e.g. /usr/lib/ccache/{compiler}) or a "
+            f"wrapper script that runs {value!r}"
+        )
+    else:
+        meant = f"set it to {first!r} (a wrapper script may add flags)"
+    return (
+        f"{setting} = {value!r} holds arguments ({rest!r}) after {first!r}: symnb takes one "
+        f"executable, a name on the PATH or its path, and chooses the flags itself: {meant}"
+    )
 
 
 def require_compiler() -> str:

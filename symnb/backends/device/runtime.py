@@ -312,7 +312,11 @@ class DeviceArray:
 
     def to_host(self) -> np.ndarray:
         """A new host array with the values (a broadcast or transposed view is copied into a
-        C-ordered array)."""
+        C-ordered array); a DeviceError in a forked child of the process that made the
+        runtime (``Runtime.check_process``: a download there would hang), so that reading a
+        shared variable whose value lives on the device, in any backend's call or pickle,
+        says what to do instead."""
+        self.runtime.check_process()
         if self.size == 0:
             return np.empty(self.shape, self.dtype)
         return self.from_bytes(self.runtime.download(self.buffer, self.nbytes))
@@ -320,6 +324,7 @@ class DeviceArray:
     def read(self):
         """The values as ``to_host`` gives them, once the runtime synchronised: a copy queued
         now, finished by the returned function (several results wait for one sync)."""
+        self.runtime.check_process()
         if self.size == 0:
             return lambda: np.empty(self.shape, self.dtype)
         raw = self.runtime.read(self.buffer, self.nbytes)

@@ -39,6 +39,24 @@ def candidates(cl) -> list:
     return found
 
 
+def numbered_devices(cl) -> list[tuple[str, str, object]]:
+    """Every device as ("P:D", "platform / device" name, device), P and D numbered as
+    ``sn.config.opencl_device = "P:D"`` reads them (a platform with no device has none)."""
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # an ICD loader with no platform installed (PLATFORM_NOT_FOUND_KHR)
+        return []
+    found = []
+    for p, platform in enumerate(platforms):
+        try:
+            devices = platform.get_devices()
+        except cl.Error:  # a platform with no device of any type
+            continue
+        for d, device in enumerate(devices):
+            found.append((f"{p}:{d}", f"{platform.name.strip()} / {device.name.strip()}", device))
+    return found
+
+
 def build_problem(cl, device) -> str | None:
     """None when ``device`` builds the probe program; else the first line of why not."""
     try:

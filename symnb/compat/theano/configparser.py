@@ -3,9 +3,11 @@
 ``floatX`` is symnb's own setting (``sn.config.floatX``), so setting either sets both, and
 ``compiledir`` is ``sn.config.compiledir``. ``mode``, ``device`` (``cpu`` is backend "c",
 ``cuda*``/``gpu*`` backend "cuda", ``opencl*`` backend "opencl"), ``optimizer`` and
-``on_unused_input`` are what ``theano.function`` uses when it is not told; ``cast_policy``
-is the rule of ``theano.scalar.upcast`` and of the dtypes the layer derives from it
-(upcasting.py). The other flags,
+``on_unused_input`` are what ``theano.function`` uses when it is not told (``force_device``
+whether a CUDA device that cannot run falls back to the CPU); ``cast_policy`` is the rule of
+``theano.scalar.upcast`` and of the dtypes the layer derives from it (upcasting.py);
+``compute_test_value`` whether nodes compute test values as they are built (testvalues.py);
+``unittests.rseed`` the seed of ``theano.tests.unittest_tools``. The other flags,
 and the ``warn.*`` group, keep Theano's defaults and change nothing. Setting a flag Theano did
 not have is an error that names it (a typo would otherwise be ignored silently).
 ``THEANO_FLAGS`` and ``.theanorc`` set flags when the layer is imported (flags.py); the flags
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import os
 import re
 import threading
 import warnings
@@ -25,15 +28,19 @@ from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
 
-#: the flags that change what symnb does (the others are accepted and ignored)
+#: the flags that change what symnb does (the others are accepted and ignored; a test keeps
+#: this every flag the layer reads)
 EFFECTIVE = (
     "floatX",
     "mode",
     "device",
+    "force_device",
     "optimizer",
     "compiledir",
     "on_unused_input",
     "cast_policy",
+    "compute_test_value",
+    "unittests.rseed",
 )
 ON_UNUSED = CHOICES["on_unused_input"]
 OPTIMIZERS = CHOICES["optimizer"]
@@ -98,7 +105,8 @@ class TheanoConfig(FlagGroup):
 
     @compiledir.setter
     def compiledir(self, value: str) -> None:
-        _symnb_config.compiledir = str(value)
+        """A leading ``~`` is the home directory, as Theano's ``filter_compiledir`` had it."""
+        _symnb_config.compiledir = os.path.expanduser(str(value))
 
     def set_flag(self, name: str, value) -> None:
         """Set a flag by its full name (``"warn.round"``, ``"floatX"``), as the flags of
@@ -142,7 +150,7 @@ def _unknown(name: str) -> str:
 def _checked(name: str, value, default):
     """A flag's value, converted to its default's type and checked as Theano did."""
     if isinstance(default, bool):
-        return _flags.as_bool(value)
+        return _flags.as_bool(value, name)
     try:
         if isinstance(default, int):
             return int(value)
@@ -181,16 +189,34 @@ def device_backend(device: str) -> str | None:
     )
 
 
+#: symnb's settings the ``device`` flag points at its device: name -> (the value the flag
+#: found there, the value it set). A setting goes back to the value found once the flag no
+#: longer names a device of its kind (``cpu``, the other backend, the end of a
+#: ``change_flags`` block), unless it was changed since the flag set it.
+_POINTED: dict[str, tuple] = {}
+
+
 def use_device(device: str) -> None:
     """Point symnb's backends at the device Theano names: ``cuda1``/``gpu1`` is CUDA device 1
-    (``sn.config.cuda_device``), ``opencl0:1`` the OpenCL device "0:1"."""
+    (``sn.config.cuda_device``), ``opencl0:1`` the OpenCL device "0:1"; a setting an earlier
+    device pointed and this one does not goes back (``_POINTED``)."""
     text = str(device).lower()
     backend = device_backend(text)
+    wanted = {}
     if backend == "cuda":
         number = _CUDA.match(text).group(2)
-        _symnb_config.cuda_device = int(number) if number else 0
+        wanted["cuda_device"] = int(number) if number else 0
     elif backend == "opencl" and text[len("opencl") :]:
-        _symnb_config.opencl_device = text[len("opencl") :]
+        wanted["opencl_device"] = text[len("opencl") :]
+    for name, value in wanted.items():
+        current = getattr(_symnb_config, name)
+        found, put = _POINTED.get(name, (current, current))
+        setattr(_symnb_config, name, value)  # (checks it)
+        _POINTED[name] = (found if current == put else current, getattr(_symnb_config, name))
+    for name in [n for n in _POINTED if n not in wanted]:
+        found, put = _POINTED.pop(name)
+        if getattr(_symnb_config, name) == put:
+            setattr(_symnb_config, name, found)
 
 
 _FELL_BACK: dict[str, str | None] = {}

@@ -2,12 +2,12 @@
 (``THEANO_FLAGS=floatX=float32,device=cuda python lstm.py``).
 
 Theano read both when it was imported; so does this layer, when ``symnb.compat.theano`` is
-imported (symnb itself reads no environment at import: this is Theano's behaviour, kept for
-the programs written for it). ``THEANO_FLAGS`` is ``name=value`` pairs separated by commas;
-``.theanorc`` (``$THEANORC``, a list of files separated by ``:``, else ``~/.theanorc`` and
-``~/.theanorc.txt``) an INI file whose ``[global]`` section holds the plain flags and whose
-other sections the flags of a group (``[warn]`` ``round = False`` is ``warn.round``). The
-environment's flags override the files'.
+imported (symnb itself reads only ``SYMNB_FLAGS`` at import, symnb/config.py: these two are
+Theano's, read by this layer alone, for the programs written for it). ``THEANO_FLAGS`` is
+``name=value`` pairs separated by commas; ``.theanorc`` (``$THEANORC``, a list of files
+separated by ``:``, else ``~/.theanorc`` and ``~/.theanorc.txt``) an INI file whose
+``[global]`` section holds the plain flags and whose other sections the flags of a group
+(``[warn]`` ``round = False`` is ``warn.round``). The environment's flags override the files'.
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ def from_environment(environ=None) -> dict[str, str]:
     return {**read_rc(rc_paths(environ)), **parse_pairs(environ.get("THEANO_FLAGS", ""))}
 
 
-def as_bool(value) -> bool:
-    """A flag's truth from its text (``True``, ``false``, ``1``, ``0``)."""
+def as_bool(value, name: str) -> bool:
+    """Flag ``name``'s truth from its text (``True``, ``false``, ``1``, ``0``); a ValueError
+    naming the flag for other text."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -85,4 +86,6 @@ def as_bool(value) -> bool:
         return True
     if text and text in flags.FALSE:  # an empty value is no truth value here
         return False
-    raise ValueError(f"{value!r} is not a truth value (True or False)")
+    raise ValueError(
+        f"theano.config.{name} must be True or False (1/0, yes/no, on/off), not {value!r}"
+    )

@@ -268,7 +268,8 @@ def test_size_cap_evicts_least_recently_used_libraries(compiledir, monkeypatch):
     os.utime(oldest, (past, past))
     source = max(os.path.getsize(p) for p in (compiledir / "c").glob("*.c"))
     size = os.path.getsize(libs[1]) + source  # a library and its kernel's source
-    monkeypatch.setattr(sn.config, "cache_limit_mb", (2 * size + 100) / 1e6)
+    monkeypatch.setattr(cache, "MB", 1)  # (the cap in bytes: a whole number of MB is too big)
+    monkeypatch.setattr(sn.config, "cache_limit_mb", 2 * size + 100)
     assert cache.evict() == [oldest.name]
     assert cache.info().libraries == 2 and cache.info().kernels == 2
     reload_from_disk()
@@ -287,7 +288,8 @@ def test_eviction_takes_the_kernels_sources_and_counts_them(compiledir, monkeypa
     os.utime(libs[0], (past, past))
     (key,) = [e.stem for e in kernels.glob("*.entry") if e.read_text().startswith(libs[0].name)]
     sizes = sum(os.path.getsize(p) for p in [*libs, *kernels.glob("*.c")])
-    monkeypatch.setattr(sn.config, "cache_limit_mb", (sizes - 1) / 1e6)  # libraries alone fit
+    monkeypatch.setattr(cache, "MB", 1)  # (the cap in bytes)
+    monkeypatch.setattr(sn.config, "cache_limit_mb", sizes - 1)  # libraries alone fit
     assert cache.evict() == [libs[0].name]
     assert not (kernels / f"{key}.c").exists()
     assert {p.stem for p in kernels.glob("*.c")} == {p.stem for p in kernels.glob("*.entry")}

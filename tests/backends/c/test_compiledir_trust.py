@@ -452,6 +452,27 @@ def test_a_relative_compile_directory_is_the_one_under_the_working_directory_che
     assert any((made / "c").iterdir())
 
 
+@pytest.mark.parametrize("where", ["config", "environment"])
+def test_a_compile_directory_under_the_home_directory_by_tilde(tmp_path, monkeypatch, where):
+    """``compiledir=~/x`` (SYMNB_FLAGS, THEANO_FLAGS, where no shell expands the ``~``) made
+    a folder literally named "~" in the working directory; as Theano's, it is under $HOME."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir(mode=0o700)
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    if where == "config":
+        monkeypatch.setattr(sn.config, "compiledir", "~/kernels")
+    else:
+        monkeypatch.setattr(sn.config, "compiledir", "")
+        monkeypatch.setenv("SYMNB_COMPILEDIR", "~/kernels")
+    assert cdir.requested() == str(home / "kernels")
+    x = sn.vector("x")
+    works(sn.function([x], sn.exp(x) * 2 + 1, backend="c"))
+    assert any((home / "kernels" / "c").iterdir())
+    assert not os.path.exists(work / "~")
+
+
 @pytest.mark.parametrize(
     "home, xdg, want",
     [

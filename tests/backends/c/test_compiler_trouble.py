@@ -291,15 +291,34 @@ exec $CC "$@" """,
 
 
 # -- $CC with arguments ----------------------------------------------------------------------------
-@pytest.mark.parametrize("value", ["gcc -O3", "ccache gcc"])
-def test_a_compiler_setting_with_arguments_says_so(monkeypatch, value):
-    if not __import__("shutil").which(value.split()[0]):
-        pytest.skip(f"no {value.split()[0]} on the PATH")
+@pytest.mark.parametrize(
+    "value, meant",
+    [
+        ("{cc} -O3", "set it to '{cc}'"),
+        ("{path} -O2", "set it to '{path}'"),  # a path with flags said "not an executable file"
+        ("ccache {cc}", "for ccache, name its masquerade link (e.g. /usr/lib/ccache/{cc})"),
+        ("no-such-launcher {cc}", "set it to 'no-such-launcher'"),
+    ],
+)
+def test_a_compiler_setting_with_arguments_says_so(monkeypatch, value, meant):
+    """Whether or not its first word is installed (without ccache, ``CC="ccache gcc"`` said
+    to install a C compiler), and for a path too: the arguments are the mistake."""
+    path = compiler.require_compiler()
+    names = {"cc": os.path.basename(path), "path": path}
+    value, meant = value.format(**names), meant.format(**names)
     monkeypatch.setenv("CC", value)
     monkeypatch.setattr(sn.config, "cc", "")
-    with pytest.raises(CompileError, match=r"holds arguments .* symnb takes one executable"):
+    with pytest.raises(CompileError) as info:
         compiler.find_compiler()
-    assert "holds arguments" in compiler.problem()
+    first, rest = value.split(None, 1)
+    assert str(info.value).startswith(
+        f"$CC = {value!r} holds arguments ({rest!r}) after {first!r}: symnb takes one executable"
+    )
+    assert meant in str(info.value)
+    assert compiler.problem().startswith(f"$CC = {value!r} holds arguments")
+    monkeypatch.setattr(sn.config, "cc", value)
+    with pytest.raises(CompileError, match=r"^sn.config.cc = .* holds arguments"):
+        compiler.find_compiler()
 
 
 # -- the runner's build failing: its reason --------------------------------------------------------
