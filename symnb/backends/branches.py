@@ -70,20 +70,30 @@ def plan_steps(builder, order, make_step) -> list:
     for node in order:
         members.setdefault(where[id(node)], []).append(node)
 
-    def steps_of(region) -> list:
-        steps = []
-        for node in members.get(region, []):
-            if isinstance(node.op, IfElse):
-                steps.append(
-                    _branch(
-                        builder, node, steps_of((id(node), "then")), steps_of((id(node), "else"))
-                    )
-                )
+    # The regions nest as deep as the ifelses do (an if/elif ladder of thousands): an explicit
+    # stack, not a recursion, walks them, calling ``make_step`` in the same order a recursive
+    # walk would (a region's nodes in order, an ifelse's then-region, then its else-region).
+    top: list = []
+    # each frame: (the region's nodes still to place, its steps, the ifelse it is a side of,
+    # the steps of the region holding that ifelse, the then-side's steps once the else-side runs)
+    stack = [(iter(members.get(TOP, [])), top, None, None, None)]
+    while stack:
+        nodes, steps, node, outer, then_steps = stack[-1]
+        for member in nodes:
+            if isinstance(member.op, IfElse):
+                stack.append((iter(members.get((id(member), "then"), [])), [], member, steps, None))
+                break
+            _add(steps, make_step(member))
+        else:
+            stack.pop()
+            if node is None:
+                continue
+            if then_steps is None:  # the then-side done: the else-side next
+                else_nodes = iter(members.get((id(node), "else"), []))
+                stack.append((else_nodes, [], node, outer, steps))
             else:
-                _add(steps, make_step(node))
-        return steps
-
-    return steps_of(TOP)
+                outer.append(_branch(builder, node, then_steps, steps))
+    return top
 
 
 def plan_flat(builder, order, make_step) -> list:

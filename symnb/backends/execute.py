@@ -117,27 +117,32 @@ def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
 
 
 def _run_timed(steps, slots: list, records: list) -> None:
-    """Run and time each step; a branch's steps are timed one by one (then the branch)."""
-    for step in steps:
-        start = time.perf_counter()
-        if isinstance(step, Branch):
-            taken = branch_taken(step, slots)
-            _run_timed(step.then_steps if taken else step.else_steps, slots, records)
+    """Run and time each step; a branch's steps are timed one by one (then the branch). An
+    explicit stack of the branches entered, not a recursion: they nest as deep as the user's
+    ifelses (an if/elif ladder of thousands)."""
+    stack = [(iter(steps), None, False)]  # (steps still to run, their branch, its side taken)
+    while stack:
+        todo, branch, taken = stack[-1]
+        for step in todo:
+            if isinstance(step, Branch):
+                side = branch_taken(step, slots)
+                stack.append((iter(step.then_steps if side else step.else_steps), step, side))
+                break
             start = time.perf_counter()
-            branch_results(step, slots, taken)
-        else:
             EXECUTE[type(step)](step, slots)
-        seconds = time.perf_counter() - start
-        records.append(
-            (
-                step.node,
-                seconds,
-                step_bytes(step, slots),
-                step.kind,
-                _loop_steps(step, slots),
-                None,
-            )
-        )
+            _timed(step, slots, records, time.perf_counter() - start)
+        else:
+            stack.pop()
+            if branch is not None:
+                start = time.perf_counter()
+                branch_results(branch, slots, taken)
+                _timed(branch, slots, records, time.perf_counter() - start)
+
+
+def _timed(step, slots: list, records: list, seconds: float) -> None:
+    records.append(
+        (step.node, seconds, step_bytes(step, slots), step.kind, _loop_steps(step, slots), None)
+    )
 
 
 def run_declined(step, slots: list, raised=None) -> None:
@@ -567,9 +572,20 @@ VIEWS = {
 def run_branch(step: Branch, slots: list) -> None:
     """Only the steps of the branch the condition picks run."""
     taken = branch_taken(step, slots)
-    for sub in step.then_steps if taken else step.else_steps:
-        EXECUTE[type(sub)](sub, slots)
-    branch_results(step, slots, taken)
+    # the branches entered, innermost last: an explicit stack, not a recursion, as they nest
+    # as deep as the user's ifelses (an if/elif ladder of thousands)
+    stack = [(step, taken, iter(step.then_steps if taken else step.else_steps))]
+    while stack:
+        branch, taken, todo = stack[-1]
+        for sub in todo:
+            if type(sub) is Branch:
+                side = branch_taken(sub, slots)
+                stack.append((sub, side, iter(sub.then_steps if side else sub.else_steps)))
+                break
+            EXECUTE[type(sub)](sub, slots)
+        else:
+            stack.pop()
+            branch_results(branch, slots, taken)
 
 
 def branch_taken(step: Branch, slots: list) -> bool:

@@ -286,3 +286,24 @@ def test_in_a_loop_a_branch_runs_only_at_the_steps_that_take_it(backend):
     want = np.where(xv > 0, 2 * wv.sum() + xv, xv - 1) + np.exp(wv).sum()
     check(f(xv, wv), want)
     assert (len(then_log), len(never_log)) == (2, 0)
+
+
+@pytest.mark.parametrize("backend", LAZY)
+def test_an_if_elif_ladder_deeper_than_the_recursion_limit(backend):
+    """Each else-side holds the previous ifelse: the branches nest 1500 deep, in the plan,
+    the C runner's records, each call and a profiled call (docs/reliability.md: graphs of
+    any depth), where a recursion per level would raise RecursionError."""
+    n = 1500
+    c = sn.scalar("c", dtype="bool")
+    x = sn.vector("x", dtype="float64")
+    y = x
+    for i in range(n):
+        y = sn.ifelse(c, x * float(i), y + 1.0)
+    f = sn.function([c, x], y, backend=backend)
+    xv = RNG.uniform(-1.0, 1.0, 3)
+    check(f(True, xv), xv * (n - 1))
+    check(f(False, xv), xv + n)
+    outputs, records = f.linker.run_profiled([_truth(False), xv])
+    check(outputs[0], xv + n)
+    names = [record[0].op.op_name() for record in records]
+    assert names[-1] == "ifelse" and names.count("ifelse") == n and names.count("add") == n

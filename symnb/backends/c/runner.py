@@ -331,10 +331,35 @@ def _input_dims(inputs, fixed: dict):
 # -- plan records as runner.c reads them: (kind, target, ins, outs, types, fallback, params,
 # decline) -------------------------------------------------------------------------------------
 def _record(step) -> tuple:
-    return (*RECORDS[type(step)](step), functools.partial(execute.run_declined, step))
+    """The record of ``step``, with those of the steps it holds (its fallback, a branch's
+    sides, a loop's body) built first. Branches nest as deep as the user's ifelses (an
+    if/elif ladder of thousands): an explicit stack, not a recursion, builds them."""
+    done: list = []  # records built; those a step holds are the last ones when it is built
+    todo: list = [(step, False)]
+    while todo:
+        step, ready = todo.pop()
+        inner = _inner(step)
+        if not ready:
+            todo.append((step, True))
+            todo.extend((sub, False) for sub in reversed(inner))
+            continue
+        held = done[len(done) - len(inner) :]
+        del done[len(done) - len(inner) :]
+        record = RECORDS[type(step)](step, iter(held))
+        done.append((*record, functools.partial(execute.run_declined, step)))
+    return done[0]
 
 
-def _library(step: Library) -> tuple:
+def _inner(step) -> tuple:
+    """The steps whose records ``step``'s record holds, in the order it takes them."""
+    if isinstance(step, Branch):
+        return (*step.then_steps, *step.else_steps)
+    if isinstance(step, Repeat):
+        return tuple(step.body.steps)
+    return () if isinstance(step, Library) else (step.fallback,)
+
+
+def _library(step: Library, held) -> tuple:
     return ("library", step.fn, list(step.ins), list(step.outs), list(step.dtypes), None, ())
 
 
@@ -342,7 +367,7 @@ def _mask(axes) -> int:
     return sum(1 << a for a in axes)
 
 
-def _launch(step: Launch) -> tuple:
+def _launch(step: Launch, held) -> tuple:
     ins = [slot for slot, _ in step.ins]
     outs = [slot for slot, *_ in step.outs]
     masks = [_mask(a) for _, a in step.ins] + [_mask(a) for _, _, a, _ in step.outs]
@@ -351,10 +376,10 @@ def _launch(step: Launch) -> tuple:
     into = -1 if step.into is None else step.into
     params = (step.ndim, inplace, int(step.empty == "skip"), masks, keepdims, into)
     types = [dtype for _, dtype, *_ in step.outs]
-    return ("launch", step.kernel.address, ins, outs, types, _record(step.fallback), params)
+    return ("launch", step.kernel.address, ins, outs, types, next(held), params)
 
 
-def _gemm(step: Gemm) -> tuple:
+def _gemm(step: Gemm, held) -> tuple:
     ins = [-1 if s is None else s for s in (step.z, step.alpha, step.x, step.y, step.beta)]
     ref = step.blas
     address, ilp64, threads = (
@@ -362,28 +387,28 @@ def _gemm(step: Gemm) -> tuple:
     )
     loop_serial = int(config.loop_products_on_one_thread)
     params = (int(step.inplace), ilp64, *threads, loop_serial)
-    return ("gemm", address, ins, [step.out], [step.dtype], _record(step.fallback), params)
+    return ("gemm", address, ins, [step.out], [step.dtype], next(held), params)
 
 
-def _view(step: View) -> tuple:
+def _view(step: View, held) -> tuple:
     ins = [step.src, -1 if step.like is None else step.like, *step.bounds]
     types = list(step.fallback.dtypes)
     params = (list(step.axes), list(step.target))
     how = VIEW_KINDS.index(step.how)
-    return ("view", how, ins, [step.out], types, _record(step.fallback), params)
+    return ("view", how, ins, [step.out], types, next(held), params)
 
 
-def _branch(step: Branch) -> tuple:
-    then_records = [_record(s) for s in step.then_steps]
-    else_records = [_record(s) for s in step.else_steps]
+def _branch(step: Branch, held) -> tuple:
+    then_records = [next(held) for _ in step.then_steps]
+    else_records = [next(held) for _ in step.else_steps]
     params = (then_records, list(step.then_outs), else_records, list(step.else_outs), step.n_leaves)
     types = [v.type.dtype for v in step.node.outputs]
     return ("branch", None, [step.cond], list(step.outs), types, None, params)
 
 
-def _repeat(step: Repeat) -> tuple:
+def _repeat(step: Repeat, held) -> tuple:
     body = step.body
-    records = [_record(s) for s in body.steps]
+    records = [next(held) for _ in body.steps]
     plan = (body.nargs, body.nslots, list(body.constants), records, list(body.outputs))
     params = (
         step.n_seqs,
@@ -444,42 +469,64 @@ def run_profiled(schedule, plan, leaf_values: list) -> tuple[list, list] | None:
 
 def _records(steps, times, records: list, ran_only: bool = False) -> float:
     """Records of ``steps`` (their rows of ``times`` in runner.c's walk order); a branch's
-    steps that did not run (``ran_only``) have none. Returns the seconds they took."""
-    total = 0.0
-    for step in steps:
-        seconds, calls, moved, iterations = next(times)
-        total += seconds
-        if isinstance(step, Branch):
-            inner = _records((*step.then_steps, *step.else_steps), times, records, True)
-            if calls or not ran_only:
+    steps that did not run (``ran_only``) have none. Returns the seconds they took. The
+    branches entered are an explicit stack, not a recursion: they nest as deep as the
+    user's ifelses (an if/elif ladder of thousands)."""
+    # each frame: [steps still to record, ran_only, their seconds so far, the branch they are
+    # the sides of with its row and the ran_only of the steps around it (None at the top)]
+    stack = [[iter(steps), ran_only, 0.0, None]]
+    while True:
+        frame = stack[-1]
+        todo, only, _, around = frame
+        for step in todo:
+            row = next(times)
+            seconds, calls, moved, iterations = row
+            frame[2] += seconds
+            if isinstance(step, Branch):
+                sides = iter((*step.then_steps, *step.else_steps))
+                stack.append([sides, True, 0.0, (step, row, only)])
+                break
+            if isinstance(step, Repeat):
+                at = len(records)
+                body = []
+                for sub in step.body.steps:
+                    body.append((sub, *next(times)))
+                    _skip(sub, times)
+                inner = sum(row[1] for row in body)
+                if calls or not only:
+                    records.append(
+                        (step.node, max(seconds - inner, 0.0), moved, step.kind, iterations, None)
+                    )
+                    records.extend(
+                        (sub.node, sec, b, sub.kind, None, (at, i))
+                        for i, (sub, sec, _, b, _) in enumerate(body)
+                    )
+            elif calls or not only:
+                records.append((step.node, seconds, moved, step.kind, None, None))
+        else:
+            stack.pop()
+            if around is None:
+                return frame[2]
+            step, (seconds, calls, moved, _), outer_only = around
+            if calls or not outer_only:
+                inner = frame[2]
                 records.append((step.node, max(seconds - inner, 0.0), moved, step.kind, None, None))
-        elif isinstance(step, Repeat):
-            at = len(records)
-            body = []
-            for sub in step.body.steps:
-                body.append((sub, *next(times)))
-                _skip(sub, times)
-            inner = sum(row[1] for row in body)
-            if calls or not ran_only:
-                records.append(
-                    (step.node, max(seconds - inner, 0.0), moved, step.kind, iterations, None)
-                )
-                records.extend(
-                    (sub.node, sec, b, sub.kind, None, (at, i))
-                    for i, (sub, sec, _, b, _) in enumerate(body)
-                )
-        elif calls or not ran_only:
-            records.append((step.node, seconds, moved, step.kind, None, None))
-    return total
 
 
 def _skip(step, times) -> None:
-    """Past the rows of a body step's own steps (a branch's sides, a nested loop's body)."""
-    inner = ()
-    if isinstance(step, Branch):
-        inner = (*step.then_steps, *step.else_steps)
-    elif isinstance(step, Repeat):
-        inner = step.body.steps
-    for sub in inner:
+    """Past the rows of a body step's own steps (a branch's sides, a nested loop's body), in
+    runner.c's walk order."""
+    todo = list(reversed(_nested(step)))
+    while todo:
+        sub = todo.pop()
         next(times)
-        _skip(sub, times)
+        todo.extend(reversed(_nested(sub)))
+
+
+def _nested(step) -> tuple:
+    """A branch's sides, a loop's body: the steps runner.c walks after ``step``."""
+    if isinstance(step, Branch):
+        return (*step.then_steps, *step.else_steps)
+    if isinstance(step, Repeat):
+        return tuple(step.body.steps)
+    return ()
