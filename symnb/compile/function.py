@@ -163,6 +163,7 @@ class Function:
         chosen = backend or config.backend  # the user's choice: never a silent fallback
         backend = chosen or default_backend()
         optimize = config.optimize if optimize is None else optimize
+        get_linker(backend, mode)  # an unknown backend or mode is refused before any work
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = check_inputs(inputs)
         self._structure, out_vars = flatten_outputs(outputs)

@@ -263,6 +263,18 @@ def add(a: Dim, b: Dim) -> Dim:
     return _from_poly(poly)
 
 
+def add_all(dims) -> Dim:
+    """The sum of many dims in one pass (unknown if any is): ``add`` in a loop would rebuild
+    and re-sort the whole sum once per dim, quadratic in their number."""
+    poly: dict = {}
+    for d in dims:
+        if d is None:
+            return None
+        for m, c in _poly(normalize_dim(d, signed=True)).items():
+            poly[m] = poly.get(m, 0) + c
+    return _from_poly(poly)
+
+
 def neg(a: Dim) -> Dim:
     return mul(a, -1)  # unknown if a is
 

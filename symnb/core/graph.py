@@ -16,6 +16,50 @@ from symnb.errors import GraphError
 OUTPUT = "output"  # the client that stands for "is a graph output"
 
 
+class Clients:
+    """The users of one variable: ``(node, input index)`` pairs (``(OUTPUT, i)`` for a graph
+    output), in the order they were attached.
+
+    Reads like the list it replaces (iterate, ``len``, ``[0]``, ``==`` a list); kept in a dict
+    so that detaching one client costs O(1), not the length of the list: a variable with
+    thousands of clients (a merged constant along a long chain) would make a rewrite that
+    drops them all quadratic.
+    """
+
+    __slots__ = ("_pairs",)
+
+    def __init__(self, pairs=()):
+        self._pairs: dict[tuple, None] = dict.fromkeys(pairs)
+
+    def append(self, pair: tuple) -> None:
+        self._pairs[pair] = None
+
+    def discard(self, pair: tuple) -> None:
+        self._pairs.pop(pair, None)
+
+    def __iter__(self):
+        return iter(self._pairs)
+
+    def __len__(self):
+        return len(self._pairs)
+
+    def __contains__(self, pair):
+        return pair in self._pairs
+
+    def __getitem__(self, index):
+        return list(self._pairs)[index] if index else next(iter(self._pairs))
+
+    def __eq__(self, other):
+        if isinstance(other, Clients):
+            other = list(other)
+        return isinstance(other, list) and list(self._pairs) == other
+
+    __hash__ = None
+
+    def __repr__(self):
+        return repr(list(self._pairs))
+
+
 def ancestors(outputs: list[Variable], known: set | None = None) -> list[Apply]:
     """Nodes that the outputs depend on, inputs before users (iterative: deep graphs are fine).
 
@@ -139,12 +183,12 @@ class Graph:
     def __init__(self, inputs: list[Variable], outputs: list[Variable], clone: bool = True):
         self.inputs = list(inputs)
         self.outputs = clone_graph(outputs) if clone else list(outputs)
-        self.clients: dict[Variable, list[tuple]] = {}
+        self.clients: dict[Variable, Clients] = {}
         self.nodes: set[Apply] = set()
         for node in ancestors(self.outputs):
             self._attach(node)
         for i, out in enumerate(self.outputs):
-            self.clients.setdefault(out, []).append((OUTPUT, i))
+            self.clients.setdefault(out, Clients()).append((OUTPUT, i))
         self._check_inputs()
 
     def _check_inputs(self):
@@ -157,7 +201,7 @@ class Graph:
     def _attach(self, node: Apply):
         self.nodes.add(node)
         for i, var in enumerate(node.inputs):
-            self.clients.setdefault(var, []).append((node, i))
+            self.clients.setdefault(var, Clients()).append((node, i))
 
     # -- queries --------------------------------------------------------------------------
     def toposort(self) -> list[Apply]:
@@ -205,12 +249,12 @@ class Graph:
             )
         for node in added:
             self._attach(node)
-        for client, i in self.clients.pop(old, []):
+        for client, i in self.clients.pop(old, ()):
             if client == OUTPUT:
                 self.outputs[i] = new
             else:
                 client.inputs[i] = new
-            self.clients.setdefault(new, []).append((client, i))
+            self.clients.setdefault(new, Clients()).append((client, i))
         return added, self._drop_unused(old)
 
     def replace_all(self, pairs) -> tuple[list[Apply], list[Apply]]:
@@ -243,11 +287,13 @@ class Graph:
         return removed
 
     def _forget_client(self, var: Variable, node: Apply, i: int) -> None:
-        users = [(c, j) for c, j in self.clients.get(var, []) if not (c is node and j == i)]
-        if users:
-            self.clients[var] = users
-        else:
-            self.clients.pop(var, None)
+        """Detach one client of ``var``: O(1), whatever the number of its clients."""
+        users = self.clients.get(var)
+        if users is None:
+            return
+        users.discard((node, i))
+        if not users:
+            del self.clients[var]
 
 
 def check_replaceable(old: Variable, new: Variable) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, exact_div, format_dim, is_int, is_known, unify
-from symnb.core.dims import add as dim_add
+from symnb.core.dims import add_all as dim_add_all
 from symnb.core.dims import sub as dim_sub
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
@@ -36,10 +36,7 @@ class Concatenate(CountedAxes, Op):
 
     def infer_types(self, *xs):
         shape = list(_agreeing_shape("concatenate", xs, self.axis))
-        total = 0
-        for x in xs:
-            total = dim_add(total, x.type.shape[self.axis])
-        shape[self.axis] = total
+        shape[self.axis] = dim_add_all(x.type.shape[self.axis] for x in xs)
         return [TensorType(probe_dtype(self, self.perform, list(xs)), tuple(shape))]
 
     def perform(self, *arrays):
@@ -96,9 +93,7 @@ class Split(CountedAxes, Op):
 
     def infer_types(self, x, sizes):
         n = x.type.shape[self.axis]
-        total = 0
-        for s in self.sizes:
-            total = dim_add(total, s)
+        total = dim_add_all(self.sizes)
         try:
             unify(n, total)
         except DimMismatch:

@@ -1,3 +1,5 @@
+import sys
+
 import numpy as np
 import pytest
 
@@ -179,3 +181,23 @@ def test_a_keyword_naming_two_inputs_is_an_error_naming_their_places(backend):
         g(x=one)
     h = sn.function([a, b], a + b, backend=backend)
     np.testing.assert_array_equal(h(y=one, x=one * 2), [3])
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"backend": "bogus"}, "unknown backend 'bogus'; choose one of"),
+        ({"backend": "py", "mode": "check"}, "unknown mode 'check'; choose one of"),
+    ],
+)
+def test_bad_backend_or_mode_is_refused_before_the_rewrites(monkeypatch, kw, message):
+    # they were refused only once the graph was optimised: minutes on a large graph
+    fmod = sys.modules["symnb.compile.function"]  # (sn.compile.function is the function)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the optimiser ran before the arguments were checked")
+
+    monkeypatch.setattr(fmod, "rewrite", never)
+    x = sn.vector("x")
+    with pytest.raises(sn.ArgumentError, match=message):
+        sn.function([x], sn.exp(x) * 2.0, **kw)

@@ -103,3 +103,26 @@ def test_the_python_name_of_an_unnamed_variable_is_an_assignments_target_only():
     for code, name in [("try: y = sn.vector(dtype='float64')", None), ("y = 1  # try:", "y")]:
         made["k"].source = SimpleNamespace(code=code)  # (a SourceLoc reads it from the file)
         assert made["k"].assigned_name() == name, code
+
+
+def test_detaching_a_client_does_not_walk_the_others():
+    # a variable with many clients (a merged constant along a long chain) lost them one by one
+    # in a rewrite that dropped every node: each detach rebuilt the whole list, O(N^2)
+    n = 60
+    x = sn.vector("x", dtype="float64")
+    g = Graph([x], [x * float(k + 2) for k in range(n)])
+    walked = [0]
+    users = g.clients[x]
+
+    class Counting(type(users)):
+        def __iter__(self):
+            for pair in super().__iter__():
+                walked[0] += 1
+                yield pair
+
+    g.clients[x] = Counting(list(users))
+    for k in range(n):
+        g.replace(g.outputs[k], x)  # drops the node x * k: one client of x detached
+    assert len(g) == 0
+    assert walked[0] == 0
+    assert g.clients[x] == [(OUTPUT, k) for k in range(n)]  # in the order they came

@@ -175,3 +175,35 @@ def test_sort_gradient_follows_the_permutation(axis, rng):
     with reference_backend():
         sn.check_grad(lambda x: sn.sort(x, axis=axis), [rng.normal(size=(3, 4))])
         sn.check_grad(lambda x: sn.sort(x * x, axis=axis) ** 2, [rng.normal(size=(3, 4))])
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["concatenate", "its gradient (split)"])
+def test_concatenate_sums_the_part_dims_in_one_pass(monkeypatch, grad):
+    # each part's dim was added to the running sum alone, rebuilding and re-sorting it: O(N^2)
+    from symnb.core import dims
+
+    sorts = [0]
+    freeze = dims._freeze
+
+    def counted(poly):
+        sorts[0] += 1
+        return freeze(poly)
+
+    monkeypatch.setattr(dims, "_freeze", counted)
+
+    def build(n):
+        parts = [sn.vector(f"p{i}", shape=(f"n{i}",)) for i in range(n)]
+        y = sn.concatenate(parts)
+        total = 0
+        for i in range(n):
+            total = dims.add(total, f"n{i}")
+        sorts[0] = 0
+        if grad:
+            sn.grad(y.sum(), parts[:1])
+        else:
+            y = sn.concatenate(parts)
+        count = sorts[0]
+        assert y.type.shape[0] == total
+        return count
+
+    assert build(40) == build(20)  # the sums are built once, whatever the number of parts
