@@ -117,26 +117,14 @@ def run_profiled(plan, leaf_values: list) -> tuple[list, list]:
 
 
 def _run_timed(steps, slots: list, records: list) -> None:
-    """Run and time each step; a branch's steps are timed one by one (then the branch). An
-    explicit stack of the branches entered, not a recursion: they nest as deep as the user's
-    ifelses (an if/elif ladder of thousands)."""
-    stack = [(iter(steps), None, False)]  # (steps still to run, their branch, its side taken)
-    while stack:
-        todo, branch, taken = stack[-1]
-        for step in todo:
-            if isinstance(step, Branch):
-                side = branch_taken(step, slots)
-                stack.append((iter(step.then_steps if side else step.else_steps), step, side))
-                break
-            start = time.perf_counter()
+    """Run and time each step; a branch's steps are timed one by one (then the branch)."""
+    for step, taken in _taken_steps(steps, slots):
+        start = time.perf_counter()
+        if taken is None:
             EXECUTE[type(step)](step, slots)
-            _timed(step, slots, records, time.perf_counter() - start)
         else:
-            stack.pop()
-            if branch is not None:
-                start = time.perf_counter()
-                branch_results(branch, slots, taken)
-                _timed(branch, slots, records, time.perf_counter() - start)
+            branch_results(step, slots, taken)
+        _timed(step, slots, records, time.perf_counter() - start)
 
 
 def _timed(step, slots: list, records: list, seconds: float) -> None:
@@ -571,21 +559,32 @@ VIEWS = {
 # -- Branch ------------------------------------------------------------------------------------
 def run_branch(step: Branch, slots: list) -> None:
     """Only the steps of the branch the condition picks run."""
-    taken = branch_taken(step, slots)
-    # the branches entered, innermost last: an explicit stack, not a recursion, as they nest
-    # as deep as the user's ifelses (an if/elif ladder of thousands)
-    stack = [(step, taken, iter(step.then_steps if taken else step.else_steps))]
-    while stack:
-        branch, taken, todo = stack[-1]
-        for sub in todo:
-            if type(sub) is Branch:
-                side = branch_taken(sub, slots)
-                stack.append((sub, side, iter(sub.then_steps if side else sub.else_steps)))
-                break
+    for sub, taken in _taken_steps([step], slots):
+        if taken is None:
             EXECUTE[type(sub)](sub, slots)
         else:
+            branch_results(sub, slots, taken)
+
+
+def _taken_steps(steps, slots: list):
+    """What a run of ``steps`` does, in order: ``(step, None)`` for a step to run, and
+    ``(branch, taken)`` once the side its condition picked has run (its results to write).
+    A condition is read when its branch is reached, so the caller runs each step before it
+    asks for the next. An explicit stack of the branches entered, not a recursion: they nest
+    as deep as the user's ifelses (an if/elif ladder of thousands)."""
+    stack = [(iter(steps), None, None)]  # (steps still to run, their branch, its side taken)
+    while stack:
+        todo, branch, taken = stack[-1]
+        for step in todo:
+            if isinstance(step, Branch):
+                side = branch_taken(step, slots)
+                stack.append((iter(step.then_steps if side else step.else_steps), step, side))
+                break
+            yield step, None
+        else:
             stack.pop()
-            branch_results(branch, slots, taken)
+            if branch is not None:
+                yield branch, taken
 
 
 def branch_taken(step: Branch, slots: list) -> bool:
