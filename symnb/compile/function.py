@@ -163,7 +163,7 @@ class Function:
         chosen = backend or config.backend  # the user's choice: never a silent fallback
         backend = chosen or default_backend()
         optimize = config.optimize if optimize is None else optimize
-        get_linker(backend, mode)  # an unknown backend or mode is refused before any work
+        linker_class = get_linker(backend, mode)  # an unknown one is refused before any work
         self.name, self.borrow, self.mode = name, borrow, mode
         self.inputs = check_inputs(inputs)
         self._structure, out_vars = flatten_outputs(outputs)
@@ -222,9 +222,7 @@ class Function:
         # a loop's step is rewritten with the same rules as the graph around it
         with phases.timed("planning"), bodies_rewritten(optimize):
             try:
-                self.linker = _make_linker(
-                    get_linker(self.backend, mode), self.graph, self._leaves, self._n_out
-                )
+                self.linker = _make_linker(linker_class, self.graph, self._leaves, self._n_out)
             except CompilerUnusable as exc:
                 if chosen:
                     raise
