@@ -351,12 +351,11 @@ def _record(step) -> tuple:
 
 
 def _inner(step) -> tuple:
-    """The steps whose records ``step``'s record holds, in the order it takes them."""
-    if isinstance(step, Branch):
-        return (*step.then_steps, *step.else_steps)
-    if isinstance(step, Repeat):
-        return tuple(step.body.steps)
-    return () if isinstance(step, Library) else (step.fallback,)
+    """The steps whose records ``step``'s record holds, in the order it takes them: those
+    nested in it (``_nested``), or the fallback of a step that has one."""
+    if isinstance(step, (Branch, Repeat, Library)):
+        return _nested(step)
+    return (step.fallback,)
 
 
 def _library(step: Library, held) -> tuple:
