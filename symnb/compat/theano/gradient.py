@@ -8,7 +8,7 @@ from symnb.compat.theano.gradient_rules import theano_grad
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
-from symnb.core.op import _at_user_line
+from symnb.core.op import _at_user_line, located_call
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import SymnbError
@@ -16,6 +16,7 @@ from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
+from symnb.grad.reverse import DISCONNECTED, check_option
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
@@ -154,13 +155,10 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="
     ``disconnected_outputs`` concerns an output with no tangent at all (:func:`_tangentless`);
     ``return_disconnected`` says what such an output gets."""
     for name, value, allowed in [
-        ("disconnected_outputs", disconnected_outputs, ("raise", "warn", "ignore")),
+        ("disconnected_outputs", disconnected_outputs, DISCONNECTED),
         ("return_disconnected", return_disconnected, tuple(RETURN_DISCONNECTED)),
     ]:
-        if value not in allowed:
-            raise _at_user_line(
-                ValueError(f"T.Rop: {name}={value!r}; use one of {', '.join(map(repr, allowed))}")
-            )
+        located_call(check_option, name, value, allowed, "T.Rop")
     result = _as_called(
         "T.Rop", "disconnected_outputs", _Rop, f, wrt, eval_points, disconnected="ignore"
     )
