@@ -10,8 +10,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-# One stamp per set of extras, redone when pyproject.toml changes.
-$(VENV)/.stamp-%: pyproject.toml | $(BIN)/python
+# The files pip builds the C runner from (setup.py): a stamp is redone when they change too, so
+# the package's build stays that of runner.c (else each new compile directory builds its own
+# copy on first use, about a second, which W5's cold probes would count).
+RUNNER_SOURCES := setup.py $(wildcard symnb/backends/c/runner*.[ch]) symnb/backends/render/runtime.h
+
+# One stamp per set of extras, redone when pyproject.toml or the runner's sources change.
+$(VENV)/.stamp-%: pyproject.toml $(RUNNER_SOURCES) | $(BIN)/python
 	$(PIP) install -q -e ".[$*]"
 	touch $@
 
@@ -66,7 +71,7 @@ format: $(VENV)/.stamp-test
 
 # The peers (numexpr, PyTensor, JAX, PyTorch CPU) come from the bench extra; one that fails to
 # install is reported by the suite as not run.
-$(VENV)/.stamp-bench: pyproject.toml | $(BIN)/python
+$(VENV)/.stamp-bench: pyproject.toml $(RUNNER_SOURCES) | $(BIN)/python
 	$(PIP) install -q -e .
 	$(PIP) install -q -e ".[bench]" || echo "make bench: not every peer installed; the suite skips the absent ones"
 	touch $@

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import compileall
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -60,13 +61,16 @@ def probe(peer_name: str, cache_dir: str, mode: str) -> dict:
     if problem:
         return {"status": "WRONG", "note": problem}
     phases = [imported - start, started - configured, done - started]
-    return {"status": "ok", "seconds": phases[1] + phases[2], **dict(zip(PHASES, phases))}
+    reply = {"status": "ok", "seconds": phases[1] + phases[2], **dict(zip(PHASES, phases))}
+    return reply | ({"note": note} if (note := peer.cold_note()) else {})
 
 
 def measure(peer_names: list[str], mode: str, say) -> list[Result]:
     """Cold and warm rows for every peer (not the ``out=`` variants), equal repeats each."""
     results = []
     _bytecode_compiled()
+    if any(peers.is_symnb(name) for name in peer_names):
+        _runner_installed(say)
     for name in peer_names:
         if peers.is_variant(name):
             continue
@@ -79,6 +83,28 @@ def _bytecode_compiled() -> None:
     """symnb's ``.pyc`` files, as an install writes them (see the module docstring); a
     directory that cannot be written (an installed copy) already has them."""
     compileall.compile_dir(str(REPO / "symnb"), quiet=2)
+
+
+def _runner_installed(say) -> None:
+    """symnb's C runner built in place from this tree's runner.c, as ``pip install`` builds it
+    (untimed), when the installed build is of another runner.c: a checkout changed since
+    ``pip install -e`` would otherwise build it into every cold probe's empty cache, about
+    1 s that a user pays once per compile directory, not per compile (a probe that still
+    builds it says so in the row's note)."""
+    from symnb.backends.c import runner  # deferred: the harness needs it only here
+
+    if runner.installed_build() is not None:
+        return
+    say("  W5: building the C runner in place (the installed one is of another runner.c)")
+    done = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        say(f"  W5: the build failed; each cold probe builds its own: {done.stderr[-300:]}")
 
 
 def _cold_and_warm(name: str, mode: str, repeats: int) -> list[Result]:
@@ -98,6 +124,8 @@ def _record(result: Result, reply: dict) -> None:
     if result.status != "ok":
         return
     if reply["status"] == "ok":
+        if reply.get("note") and reply["note"] not in result.note:
+            result.note = "; ".join(filter(None, [result.note, reply["note"]]))
         result.samples.append(reply["seconds"])
         result.calls_per_sample = 1
         for phase in PHASES:

@@ -43,6 +43,11 @@ class BasePeer:
     def configure_cache(self, directory: str) -> None:
         """In-process settings for the compile cache, applied before building (W5)."""
 
+    def cold_note(self) -> str:
+        """After a W5 probe's build: what it paid that a user pays once per machine, not per
+        compile (symnb's C runner built in the probe), to show beside the row; "" if nothing."""
+        return ""
+
     def start_runtime(self) -> None:
         """Start what a process starts once, whatever it compiles (W5's "runtime start"
         column, part of W5's time)."""

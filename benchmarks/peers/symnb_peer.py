@@ -77,6 +77,19 @@ class Peer(BasePeer):
         if hasattr(sn.config, "compiledir"):
             sn.config.compiledir = directory
 
+    def cold_note(self) -> str:
+        """Whether this process had to compile the C runner (the cold probe's cache is empty):
+        so it does when the installed build is not of this runner.c (a checkout changed since
+        ``pip install -e``), and the cold time then holds the runner's build (about 1 s)."""
+        if self.backend != "c":
+            return ""
+        from symnb.backends.c import runner  # deferred: W5 times backend code as runtime start
+
+        installed = getattr(runner, "installed_build", None)  # a baseline tree may lack it
+        if installed is None or installed() is not None or runner.module() is None:
+            return ""
+        return "the C runner was built in the probe (no installed build of this runner.c)"
+
     def function(self, inputs, outputs, updates=None):
         with _best_loops():
             return sn.function(inputs, outputs, updates=updates, backend=self.backend)

@@ -4,6 +4,7 @@ cannot take handed back with the same errors, and output buffers never reused wh
 from __future__ import annotations
 
 import re
+import sys
 import types
 from pathlib import Path
 
@@ -303,7 +304,9 @@ def test_an_installed_runner_that_will_not_serve_is_never_loaded(
     build.write_bytes(b"\x7fELF..." + marker.format(hash=runner.source_hash()).encode() + b"...")
     imported = []
     monkeypatch.setattr(
-        runner.importlib.util, "find_spec", lambda name: types.SimpleNamespace(origin=str(build))
+        runner.importlib.machinery.PathFinder,
+        "find_spec",
+        lambda name, path: types.SimpleNamespace(origin=str(build)),
     )
     monkeypatch.setattr(runner.importlib, "import_module", lambda name: imported.append(name))
     monkeypatch.setattr(runner.compiler, "find_compiler", lambda: "/usr/bin/cc")
@@ -311,6 +314,32 @@ def test_an_installed_runner_that_will_not_serve_is_never_loaded(
     monkeypatch.setattr(runner.compiler, "openmp_runtime", lambda cc: kernels)
     runner._installed()
     assert imported == ([runner.MODULE] if loaded else [])
+
+
+@pytest.mark.parametrize("installed", ["stale", "current"])
+def test_the_installed_build_is_the_file_beside_runner_c_not_a_loaded_cache_build(
+    monkeypatch, tmp_path, installed
+):
+    """Once a build from the cache is imported, ``sys.modules`` holds it under the installed
+    build's name: the W5 benchmark, asking afterwards whether pip's build serves, took the
+    cache's build for it and hid that every cold probe had built the runner (1.4 s of 0.2)."""
+    marker = "SYMNB-RUNNER-BUILD {} libgomp;"
+    current = marker.format(runner.source_hash()).encode()
+    in_cache = tmp_path / "cache" / "runner.so"
+    in_cache.parent.mkdir()
+    in_cache.write_bytes(b"\x7fELF..." + current + b"...")
+    package = tmp_path / "package"
+    package.mkdir()
+    suffix = runner.importlib.machinery.EXTENSION_SUFFIXES[0]
+    beside = package / ("_runner" + suffix)
+    old = marker.format("0123456789abcdef").encode()
+    beside.write_bytes(b"\x7fELF..." + (current if installed == "current" else old) + b"...")
+    spec = runner.importlib.util.spec_from_file_location(runner.MODULE, in_cache)
+    monkeypatch.setitem(sys.modules, runner.MODULE, types.SimpleNamespace(__spec__=spec))
+    monkeypatch.setattr(runner, "SOURCE", package / "runner.c")
+    monkeypatch.setattr(runner, "_same_openmp", lambda built: built == "libgomp")
+    expected = str(beside) if installed == "current" else None
+    assert runner.installed_build() == expected
 
 
 def test_the_loaded_runner_carries_the_marker_it_was_chosen_by():

@@ -141,17 +141,26 @@ def _export(built) -> bool:
     return all(hasattr(library, EXPORTED + name[len("sn_") :]) for name in names())
 
 
-def _installed():
-    """The build pip made, when it was made from this very runner.c and links the kernels'
-    OpenMP runtime (``$CC=clang`` kernels link LLVM's libomp, pip's GCC build libgomp: the
-    runner's team would never reach them, and the process would hold two thread pools). Both
-    are read from the file first: a build that does not serve is never loaded."""
-    try:
-        spec = importlib.util.find_spec(MODULE)
+def installed_build() -> str | None:
+    """The path of the build pip made, when it was made from this very runner.c and links
+    the kernels' OpenMP runtime (``$CC=clang`` kernels link LLVM's libomp, pip's GCC build
+    libgomp: the runner's team would never reach them, and the process would hold two thread
+    pools). Both are read from the file, so a build that does not serve is never loaded.
+    None otherwise: then each compile directory builds its own on first use (``_compiled``),
+    which a checkout whose runner.c changed since ``pip install -e`` pays once per directory."""
+    try:  # the file on the package's path, never the module a cache build put in sys.modules
+        spec = importlib.machinery.PathFinder.find_spec(MODULE, [str(SOURCE.parent)])
     except (ImportError, ValueError):
         return None
     found = build_of(spec.origin) if spec is not None and spec.origin else None
     if found is None or found[0] != source_hash() or not _same_openmp(found[1]):
+        return None
+    return spec.origin
+
+
+def _installed():
+    """The installed build, loaded, when it serves (``installed_build``)."""
+    if installed_build() is None:
         return None
     try:
         return importlib.import_module(MODULE)
