@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.op import Op
+from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops.elemwise import broadcast_shapes
 
 FLOATS = ("float32", "float64")
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.types import TensorType
 from symnb.core.words import counted
-from symnb.ops.elemwise import Elemwise, broadcast_shapes
+from symnb.ops.elemwise import Elemwise
 
 
 class Composite(Elemwise):

@@ -15,6 +15,7 @@ from symnb.core.dims import DimMismatch, format_dim, is_int, unify
 from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
+from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
@@ -25,7 +26,6 @@ from symnb.ops._square import _SquareOp
 from symnb.ops._square import swap_last as _swap_last
 from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
-    broadcast_shapes,
     cast,
     fit_gradient,
     input_gradient,

@@ -28,11 +28,12 @@ import numpy as np
 
 from symnb.core.dims import format_shape
 from symnb.core.op import _at_user_line
+from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
 from symnb.ops._axes import one_axis
 from symnb.ops.broadcast import BroadcastLike
-from symnb.ops.elemwise import Elemwise, broadcast_shapes, clip
+from symnb.ops.elemwise import Elemwise, clip
 from symnb.ops.shape import reshape_like
 
 

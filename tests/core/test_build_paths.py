@@ -10,10 +10,10 @@ import symnb as sn
 from symnb.core.dims import DimMismatch, unify
 from symnb.core.shapes import hints
 from symnb.core.shapes import warnings as shape_warnings
+from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.types import TensorType
 from symnb.ops import linalg
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops.elemwise import broadcast_shapes
 
 
 def test_interned_type_is_shared_and_equal_to_a_checked_one():
