@@ -217,7 +217,7 @@ class RandomStream:
                 empty = np.any(given_high < given_low if endpoint else given_high <= given_low)
             except ValueError:  # shapes that do not broadcast: draw_shape says so
                 empty = False
-            if empty:
+            if empty and _has_draws(size):  # NumPy refuses only a draw from an empty range
                 rule = "be at least" if endpoint else "exceed"
                 raise _at_user_line(
                     ArgumentError(f"integers: high ({high}) must {rule} low ({low})")
@@ -475,6 +475,16 @@ def _known(value):
     if isinstance(value, Constant):
         return value.value
     return None if isinstance(value, Variable) else value
+
+
+def _has_draws(size) -> bool:
+    """Whether ``size`` is known now to hold an element (None: one draw); a size of 0, or
+    one known only when the function runs, is checked by the draw then."""
+    if size is None:
+        return True
+    entries = size if isinstance(size, (tuple, list)) else (size,)
+    known = [_known(entry) for entry in entries]
+    return all(isinstance(k, (int, np.integer)) and k > 0 for k in known)
 
 
 def _check_count(n, what: str) -> None:

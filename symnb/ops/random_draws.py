@@ -233,7 +233,7 @@ class RandomIntegers(_Random):
         top, top_name = (0, "integers: high") if self.endpoint else (1, "integers: high - 1")
         if np.ndim(low) == 0 and np.ndim(high) == 0:  # Python ints: uint64 bounds fit
             low, high = int(low), int(high)
-            if high - top < low:
+            if high - top < low and _size(shape):  # no draw: NumPy accepts any range
                 raise ValueError(f"integers: high ({high}) must be {self._above} low ({low})")
             check_holds(self.dtype, low, None, "integers: low", ValueError)
             check_holds(self.dtype, None, high - top, top_name, ValueError)

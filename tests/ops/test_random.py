@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.backends.execute import RuntimeFailure
 from symnb.ops.philox import philox4x32
 from tests.helpers import available_backends
 
@@ -194,6 +195,25 @@ def test_bad_input_is_reported_at_the_users_line():
     g = sn.function([p], rng.bernoulli((2,), p=p))
     with pytest.raises(sn.SymnbError, match=r"p must lie in \[0, 1\]"):
         g(np.float64(-0.5))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_empty_range_is_refused_only_where_something_is_drawn(backend):
+    """NumPy's ``integers(5, 5, size=0)`` is an empty array: an empty range is an error only
+    for a draw, so a size of 0 (known now, or only when the function runs) draws nothing."""
+    rng = sn.RandomStream(0)
+    for size in (0, (3, 0), (0, 2)):
+        got = sn.function([], rng.integers(5, 5, size=size), backend=backend)()
+        expected = np.random.default_rng(0).integers(5, 5, size=size)
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+    n = sn.scalar("n", dtype="int64")
+    f = sn.function([n], rng.integers(7, 2, size=(n,)), backend=backend)
+    assert f(0).shape == (0,)
+    with pytest.raises(RuntimeFailure, match=r"integers: high \(2\) must be greater than low"):
+        f(3)
+    for size in (None, 1, (2, 3)):
+        with pytest.raises(sn.ArgumentError, match=r"integers: high \(5\) must exceed low"):
+            rng.integers(5, 5, size=size)
 
 
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
