@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.core.dims import DimMismatch, broadcast_dims
 from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.types import TensorType
 from symnb.core.words import counted
@@ -29,7 +30,25 @@ class Composite(Elemwise):
     def infer_types(self, *inputs):
         if len(inputs) != self.nin:
             raise TypeError(f"{self} takes {counted(self.nin, 'input')}, got {len(inputs)}")
-        return [TensorType(self.dtype, broadcast_shapes(self, inputs))]
+        try:
+            shape = self._program_shape([v.type.shape for v in inputs])
+        except DimMismatch:  # not from a graph that was built: broadcast's own ShapeError
+            shape = broadcast_shapes(self, inputs)
+        return [TensorType(self.dtype, shape)]
+
+    def _program_shape(self, shapes: list) -> tuple:
+        """The output's shape, broadcast step by step as the fused ops broadcast theirs when
+        the graph was built. One broadcast of all the inputs at once can differ where named
+        dims meet in another order: ``clip(x1, x2, ~x0)`` with dims ``d4``, ``4`` and ``d1``
+        pins both names to 4, but ``d1`` against ``d4`` first is a clash (two names)."""
+        results = []
+        for _, args in self.program:
+            operands = [
+                shapes[a[1]] if a[0] == "in" else results[a[1]] if a[0] == "tmp" else ()
+                for a in args
+            ]
+            results.append(_broadcast(operands))
+        return results[-1]
 
     def perform(self, *arrays):
         results = self._run(self.program, arrays)
@@ -55,6 +74,20 @@ class Composite(Elemwise):
     def __str__(self):
         names = "+".join(op.op_name() for op, _ in self.program)
         return f"composite[{names}]"
+
+
+def _broadcast(shapes: list) -> tuple:
+    """NumPy's broadcast of static shapes, each axis folded from the left as
+    ``broadcast_shapes`` folds an op's operands (DimMismatch where two sizes clash)."""
+    ndim = max(len(s) for s in shapes)
+    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
+    out = []
+    for axis in range(ndim):
+        dim = padded[0][axis]
+        for other in padded[1:]:
+            dim = broadcast_dims(dim, other[axis])
+        out.append(dim)
+    return tuple(out)
 
 
 def _arg(ref, arrays, results):

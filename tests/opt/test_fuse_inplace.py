@@ -1,5 +1,7 @@
 """Fusion into Composite nodes and in-place variants: what they build and that values hold."""
 
+import warnings
+
 import numpy as np
 
 import symnb as sn
@@ -116,3 +118,21 @@ def test_a_fused_kernel_takes_at_most_max_inputs_and_the_runner_takes_the_plan(r
         assert c.runner(*values) is not None  # runner.c ran the call itself
     want = values[0] + sum(v * float(i % 3 + 1) for i, v in enumerate(values[1:]))
     np.testing.assert_allclose(c(*values), want, rtol=1e-12)
+
+
+def test_a_fused_node_broadcasts_named_dims_in_the_order_its_ops_did(rng):
+    """``clip(a, b, exp(c))`` with dims d4, 4 and d1 builds (4 pins both names), but one
+    broadcast of the fused node's inputs in their own order (c, a, b) met d1 against d4
+    first, two names, and the fuse rule raised a ShapeError (found by ``make fuzz``)."""
+    a, b = sn.tensor("a", shape=("d4",)), sn.tensor("b", shape=(4,))
+    c = sn.tensor("c", shape=("d1",))
+    values = [rng.normal(size=4), rng.normal(size=4), rng.normal(size=1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sn.ShapeWarning)  # (the names pinned to 4)
+        exprs = [sn.clip(a, b, sn.exp(c)), sn.exp(a) * (b + sn.exp(c))]
+    for expr in exprs:
+        assert expr.type.shape == (4,)
+        f = assert_same_values([a, b, c], expr, values, FUSE)
+        assert ops_of(f) == ["composite"] and f.graph.outputs[0].type.shape == (4,)
+    with np.testing.assert_raises(sn.ShapeError):  # what does not build still fails
+        Composite([(sn.add, (("in", 0), ("in", 1)))], "float64", 2)(a, c)
