@@ -644,6 +644,32 @@ def test_more_theano_functions_against_numpy(name, build, values, want):
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "bool", "float32"])
+def test_cumsum_and_cumprod_keep_the_input_dtype_as_theanos_cumop(dtype, mode):
+    """Theano's ``CumOp`` gave its output x's type (``T.cumsum`` of an ivector is int32, of a
+    bvector int8, wrapping as int8 does), where NumPy widens small ints to int64; so do the
+    methods ``x.cumsum()``/``x.cumprod()`` of a Theano graph."""
+    v = T.vector("v", dtype=dtype)
+    values = np.array([100, 100, 3, 0, 1] if dtype != "bool" else [0, 1, 0, 1, 1]).astype(dtype)
+    builds = {
+        "T.cumsum": (T.cumsum(v), np.cumsum),
+        "T.cumprod axis 0": (T.cumprod(v, axis=0), np.cumprod),
+        "extra_ops.cumsum": (T.extra_ops.cumsum(v), np.cumsum),
+        "extra_ops.cumprod": (T.extra_ops.cumprod(v, 0), np.cumprod),
+        "v.cumsum()": (v.cumsum(), np.cumsum),
+        "v.cumprod(0)": (v.cumprod(0), np.cumprod),
+    }
+    got = theano.function([v], [out for out, _ in builds.values()], mode=mode)(values)
+    for (name, (out, numpy_fn)), value in zip(builds.items(), got):
+        want = numpy_fn(values, dtype=dtype)  # computed in x's dtype, wrapping as it does
+        assert (name, str(out.dtype), value.dtype) == (name, dtype, want.dtype)
+        np.testing.assert_array_equal(value, want)
+    m = T.imatrix("m")
+    assert T.cumsum(m, axis=1).dtype == "int32" and T.cumsum(m, dtype="int64").dtype == "int64"
+    assert sn.cumsum(sn.tensor("s", shape=(3,), dtype="int32")).dtype == "int64"  # NumPy's
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_round_half_away_is_exact_next_to_halves_and_for_large_odd_values(mode, dtype):
     """floor(|a| + 0.5) rounded the sum: 0.49999997 gave 1 and 2**23 + 1 gave 2**23 + 2."""

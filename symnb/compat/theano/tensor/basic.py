@@ -129,7 +129,23 @@ take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subt
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
 concatenate, shape, outer, tensordot = sn.concatenate, sn.shape, sn.outer, sn.tensordot
 eye, diag, tril, triu, trace = sn.eye, sn.diag, sn.tril, sn.triu, sn.trace
-cumsum, cumprod = sn.cumsum, sn.cumprod
+
+
+def cumsum(x, axis=None, dtype=None) -> Variable:
+    """Theano's ``cumsum(x, axis=None)``: the running sum in x's dtype (Theano's ``CumOp``
+    gave its output x's type), so an int32 or int8 x gives int32 or int8, wrapping as that
+    dtype does, where ``sn.cumsum`` widens small ints to int64 as NumPy does. ``dtype``:
+    NumPy's, as ``sn.cumsum``'s."""
+    x = as_variable(x)
+    return sn.cumsum(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+
+
+def cumprod(x, axis=None, dtype=None) -> Variable:
+    """Theano's ``cumprod(x, axis=None)``: the running product in x's dtype, as ``cumsum``."""
+    x = as_variable(x)
+    return sn.cumprod(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+
+
 logsumexp, norm = sn.logsumexp, sn.norm
 any, all, repeat, roll = sn.any, sn.all, sn.repeat, sn.roll  # noqa: A001
 
