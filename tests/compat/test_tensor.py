@@ -644,6 +644,34 @@ def test_more_theano_functions_against_numpy(name, build, values, want):
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_eye_takes_symbolic_sizes_and_diagonal_as_theanos_test_eye(mode):
+    """Theano's ``Eye`` takes n, m and k as tensors (its test_basic.py ``test_eye`` compiles
+    ``eye(N, M, k)`` of three iscalars); a k known now is ``sn.eye``'s, dtype "floatX" too."""
+    N, M, K = T.iscalar("N"), T.iscalar("M"), T.iscalar("k")
+    for dtype in ("float64", "int8"):
+        f = theano.function([N, M, K], T.eye(N, M, K, dtype=dtype), mode=mode)
+        for n, m, k in [(3, 3, 1), (3, 5, -1), (5, 3, 1), (4, 4, 0), (3, 4, 7), (2, 3, -5)]:
+            got = f(n, m, k)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, np.eye(n, m, k))
+    square = theano.function([N, K], T.eye(N, k=K), mode=mode)
+    np.testing.assert_array_equal(square(3, -2), np.eye(3, k=-2))
+    fixed = T.eye(3, 4, K)
+    assert fixed.type.shape == (3, 4) and fixed.dtype == theano.config.floatX
+    np.testing.assert_array_equal(theano.function([K], fixed, mode=mode)(2), np.eye(3, 4, 2))
+    assert np.array_equal(T.eye(3, 4, T.constant(1)).eval(), np.eye(3, 4, 1))
+    assert T.eye(2, dtype="floatX").dtype == theano.config.floatX
+    with pytest.raises(sn.DTypeError, match=r"eye: k \(the diagonal\) must be an .*'kf' \(float32"):
+        T.eye(3, 3, T.fscalar("kf"))
+    with pytest.raises(sn.DTypeError, match="eye: n .* integer scalar, not 'nf'"):
+        T.eye(T.fscalar("nf"), 3, K)
+    with pytest.raises(sn.ShapeError, match="eye: m=-1 is negative"):
+        T.eye(3, -1, K)
+    with pytest.raises(Exception, match="eye: n must be >= 0; got -2"):
+        square(-2, 0)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "bool", "float32"])
 def test_cumsum_and_cumprod_keep_the_input_dtype_as_theanos_cumop(dtype, mode):
     """Theano's ``CumOp`` gave its output x's type (``T.cumsum`` of an ivector is int32, of a
