@@ -89,6 +89,24 @@ def test_plural_constructors_take_a_count_as_any_integer():
     assert (a.name, b.name, a.dtype.name) == ("a", "b", "float64")
 
 
+def test_plural_constructors_split_one_string_into_one_letter_names_as_theanos_multi():
+    """Theano's ``_multi``: one string alone is a sequence of names, ``x, y = T.vectors('xy')``
+    (its docstrings and tests spell it so); one list alone too; one letter is one variable."""
+    x, y = T.vectors("xy")
+    assert [(v.name, v.type.ndim, v.dtype.name) for v in (x, y)] == [
+        ("x", 1, "float64"),
+        ("y", 1, "float64"),
+    ]
+    assert [v.name for v in T.iscalars("ijk")] == ["i", "j", "k"]
+    assert [v.dtype.name for v in T.iscalars("ijk")] == ["int32"] * 3
+    assert [v.name for v in T.dmatrices(["W", "b"])] == ["W", "b"]
+    assert [v.name for v in T.ftensor3s(("u", "v"))] == ["u", "v"]
+    assert [v.name for v in T.matrices("ab", "c")] == ["ab", "c"]
+    single = T.scalars("s")
+    assert isinstance(single, sn.Variable) and single.name == "s"
+    assert T.vectors() == []
+
+
 def test_floatx_is_settable_and_shared_with_symnb():
     theano.config.floatX = "float32"
     assert sn.config.floatX == "float32"
