@@ -51,6 +51,18 @@ def test_verify_grad_gives_fun_theano_variables_with_theanos_methods():
     np.testing.assert_array_equal(got, [1.0, 3.0, -2.0, 0.0])  # NumPy's: [0, 2, -2, 0]
 
 
+def test_verify_grad_of_an_integer_output_passes_with_a_zero_gradient():
+    """Theano's test_basic.py T_max_and_argmax.test_grad verifies the argmax output: its
+    float random projection made the cost float and the (zero) gradients agree."""
+    data = np.array([[0.1, 0.9, 0.4], [0.7, 0.2, 0.3]])
+    utt.verify_grad(lambda v: T.max_and_argmax(v, axis=1)[1], [data], eps=1e-7)
+    utt.verify_grad(lambda v: T.argmax(v, axis=0), [data])
+    utt.verify_grad(lambda v: v > 0.5, [data])  # a boolean output too
+    utt.verify_grad(lambda v: T.max_and_argmax(v, axis=1)[0], [data])
+    with pytest.raises(theano.gradient.verify_grad.E_grad):  # the float part still checked
+        utt.verify_grad(lambda v: T.argmax(v, axis=0) + theano.gradient.grad_scale(v, 2.0), [data])
+
+
 def test_debug_and_monitor_modes_and_maker():
     x = T.dvector("x")
     for mode in (DebugMode(), theano.compile.DebugMode(), "DebugMode"):
