@@ -393,9 +393,11 @@ class TensorMethods:
     def argmin(self, axis=None, out=None, *, keepdims=False):
         return _ops().argmin(self, axis, out, keepdims=keepdims)
 
+    @_LayerMethod
     def cumsum(self, axis=None, dtype=None, out=None):
         return _numpy_method(self, np.cumsum, axis, dtype, out)
 
+    @_LayerMethod
     def cumprod(self, axis=None, dtype=None, out=None):
         return _numpy_method(self, np.cumprod, axis, dtype, out)
 

@@ -12,9 +12,10 @@ import functools
 import numpy as np
 
 from symnb.core.constructors import tensor
+from symnb.core.dims import is_int
 from symnb.core.hooks import hook
-from symnb.core.variable import Constant, as_variable
-from symnb.errors import DTypeError
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, describe_value
+from symnb.errors import ArgumentError, DTypeError
 from symnb.grad.reverse import grad
 from symnb.ops.reduce import sum as sum_
 
@@ -31,7 +32,9 @@ class GradientError(AssertionError):
     """A symbolic gradient disagrees with finite differences; the message shows the worst."""
 
 
-def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend="py"):
+def check_grad(
+    fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend="py", variables=None
+):
     """Check ``sn.grad`` of ``fn`` at ``inputs`` (arrays) against finite differences.
 
     ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
@@ -39,13 +42,16 @@ def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend=
     and so are random draws in ``fn`` (every call repeats their numbers).
     ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
     ``backend``: where the graphs run; the NumPy reference by default, as the check is about
-    the symbolic rules (pass another to check a backend's gradients).
+    the symbolic rules (pass another to check a backend's gradients). ``variables``: the
+    input variables ``fn`` is given, one per array, of its dtype and rank (dims unknown
+    allowed: a layer's own types, Theano's ``verify_grad``); by default new tensors of each
+    array's dtype and shape, named ``x0``, ``x1``...
     """
     # the compiler sits above grad; every call sees the same random draws (finite
     # differences of fresh noise would be noise)
     function = functools.partial(hook("function"), no_default_updates=True)
     arrays = [np.array(a) for a in inputs]
-    xs = [tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
+    xs = _input_variables(arrays, variables)
     out = as_variable(fn(*xs))
     if not out.type.is_float:
         raise DTypeError(f"check_grad: fn returned {out.describe()}; a float output is needed")
@@ -63,6 +69,37 @@ def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend=
         numeric = numeric_gradient(cost_fn, arrays, i, e)
         _compare(i, xs[i], np.asarray(g, dtype="float64"), numeric, r, a, e)
     return None
+
+
+def _input_variables(arrays: list, variables) -> list:
+    """The variables ``fn`` is given: ``variables`` checked against the arrays, or new
+    tensors of the arrays' dtypes and shapes."""
+    if variables is None:
+        return [tensor(f"x{i}", shape=a.shape, dtype=a.dtype) for i, a in enumerate(arrays)]
+    variables = list(variables)
+    if len(variables) != len(arrays):
+        raise ArgumentError(
+            f"check_grad: {len(variables)} variables for {len(arrays)} input arrays; give "
+            "one variable per array"
+        )
+    for i, (var, array) in enumerate(zip(variables, arrays)):
+        is_input = isinstance(var, Variable) and var.owner is None
+        if not is_input or isinstance(var, (Constant, SharedVariable)):
+            raise ArgumentError(
+                f"check_grad: variables[{i}] must be an input variable (not an expression, "
+                f"a constant or a shared variable), not {describe_value(var)}"
+            )
+        dims = var.type.shape
+        fits = len(dims) == array.ndim and all(
+            not is_int(d) or d == n for d, n in zip(dims, array.shape)
+        )
+        if var.type.dtype != array.dtype or not fits:
+            raise DTypeError(
+                f"check_grad: variables[{i}] {var.describe()} does not fit input array {i} "
+                f"({array.dtype.name}{array.shape}): give a variable of the array's dtype "
+                "and shape (dims may be unknown)"
+            )
+    return variables
 
 
 def _projection(rng, shape) -> np.ndarray:

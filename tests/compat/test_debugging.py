@@ -28,6 +28,41 @@ def test_verify_grad_theano_signature_and_unittest_tools():
         T.verify_grad(lambda a: wrong(a, 2.0) ** 2, [np.array([1.0, 2.0])], rng=rng)
 
 
+def test_verify_grad_gives_fun_theano_variables_with_theanos_methods():
+    """Theano's verify_grad hands ``fun`` ``TensorType(dtype, broadcastable)()`` variables,
+    and its tests call their methods: ``x.exp()``, ``x.norm(2)``, ``x.sum(acc_dtype=)``;
+    ``x.round()`` there is Theano's, half away from zero."""
+    pt = [np.random.RandomState(0).rand(3, 4) + 0.5, np.ones((1, 4))]
+    seen = []
+
+    def fun(a, b):
+        seen.append((a.broadcastable, b.broadcastable, a.name))
+        return (a.exp() + a.sum(axis=0, acc_dtype="float64") * b).norm(2) + a.nonzero_values()
+        # (a.nonzero_values(): every element, the values being > 0.5)
+
+    utt.verify_grad(fun, pt)
+    T.verify_grad(fun, pt, rng=np.random.RandomState(1))
+    theano.gradient.verify_grad(fun, pt, n_tests=1, rng=3)
+    assert seen[0] == ((False, False), (True, False), "x0")
+    halves = [np.array([0.5, 2.5, -1.5, 0.2])]
+    rounded = []
+    utt.verify_grad(lambda a: rounded.append((a, a.round())) or a * 2, halves)
+    got = theano.function(*rounded[0])(halves[0])
+    np.testing.assert_array_equal(got, [1.0, 3.0, -2.0, 0.0])  # NumPy's: [0, 2, -2, 0]
+
+
+def test_verify_grad_of_an_integer_output_passes_with_a_zero_gradient():
+    """Theano's test_basic.py T_max_and_argmax.test_grad verifies the argmax output: its
+    float random projection made the cost float and the (zero) gradients agree."""
+    data = np.array([[0.1, 0.9, 0.4], [0.7, 0.2, 0.3]])
+    utt.verify_grad(lambda v: T.max_and_argmax(v, axis=1)[1], [data], eps=1e-7)
+    utt.verify_grad(lambda v: T.argmax(v, axis=0), [data])
+    utt.verify_grad(lambda v: v > 0.5, [data])  # a boolean output too
+    utt.verify_grad(lambda v: T.max_and_argmax(v, axis=1)[0], [data])
+    with pytest.raises(theano.gradient.verify_grad.E_grad):  # the float part still checked
+        utt.verify_grad(lambda v: T.argmax(v, axis=0) + theano.gradient.grad_scale(v, 2.0), [data])
+
+
 def test_debug_and_monitor_modes_and_maker():
     x = T.dvector("x")
     for mode in (DebugMode(), theano.compile.DebugMode(), "DebugMode"):

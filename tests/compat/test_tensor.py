@@ -89,6 +89,24 @@ def test_plural_constructors_take_a_count_as_any_integer():
     assert (a.name, b.name, a.dtype.name) == ("a", "b", "float64")
 
 
+def test_plural_constructors_split_one_string_into_one_letter_names_as_theanos_multi():
+    """Theano's ``_multi``: one string alone is a sequence of names, ``x, y = T.vectors('xy')``
+    (its docstrings and tests spell it so); one list alone too; one letter is one variable."""
+    x, y = T.vectors("xy")
+    assert [(v.name, v.type.ndim, v.dtype.name) for v in (x, y)] == [
+        ("x", 1, "float64"),
+        ("y", 1, "float64"),
+    ]
+    assert [v.name for v in T.iscalars("ijk")] == ["i", "j", "k"]
+    assert [v.dtype.name for v in T.iscalars("ijk")] == ["int32"] * 3
+    assert [v.name for v in T.dmatrices(["W", "b"])] == ["W", "b"]
+    assert [v.name for v in T.ftensor3s(("u", "v"))] == ["u", "v"]
+    assert [v.name for v in T.matrices("ab", "c")] == ["ab", "c"]
+    single = T.scalars("s")
+    assert isinstance(single, sn.Variable) and single.name == "s"
+    assert T.vectors() == []
+
+
 def test_floatx_is_settable_and_shared_with_symnb():
     theano.config.floatX = "float32"
     assert sn.config.floatX == "float32"
@@ -641,6 +659,60 @@ def test_more_theano_functions_against_numpy(name, build, values, want):
     inputs = [T.TensorType("float64", (False,) * np.ndim(v))(f"v{i}") for i, v in enumerate(values)]
     got = run(inputs, build(*inputs), *values)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_eye_takes_symbolic_sizes_and_diagonal_as_theanos_test_eye(mode):
+    """Theano's ``Eye`` takes n, m and k as tensors (its test_basic.py ``test_eye`` compiles
+    ``eye(N, M, k)`` of three iscalars); a k known now is ``sn.eye``'s, dtype "floatX" too."""
+    N, M, K = T.iscalar("N"), T.iscalar("M"), T.iscalar("k")
+    for dtype in ("float64", "int8"):
+        f = theano.function([N, M, K], T.eye(N, M, K, dtype=dtype), mode=mode)
+        for n, m, k in [(3, 3, 1), (3, 5, -1), (5, 3, 1), (4, 4, 0), (3, 4, 7), (2, 3, -5)]:
+            got = f(n, m, k)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, np.eye(n, m, k))
+    square = theano.function([N, K], T.eye(N, k=K), mode=mode)
+    np.testing.assert_array_equal(square(3, -2), np.eye(3, k=-2))
+    fixed = T.eye(3, 4, K)
+    assert fixed.type.shape == (3, 4) and fixed.dtype == theano.config.floatX
+    np.testing.assert_array_equal(theano.function([K], fixed, mode=mode)(2), np.eye(3, 4, 2))
+    assert np.array_equal(T.eye(3, 4, T.constant(1)).eval(), np.eye(3, 4, 1))
+    assert T.eye(2, dtype="floatX").dtype == theano.config.floatX
+    with pytest.raises(sn.DTypeError, match=r"eye: k \(the diagonal\) must be an .*'kf' \(float32"):
+        T.eye(3, 3, T.fscalar("kf"))
+    with pytest.raises(sn.DTypeError, match="eye: n .* integer scalar, not 'nf'"):
+        T.eye(T.fscalar("nf"), 3, K)
+    with pytest.raises(sn.ShapeError, match="eye: m=-1 is negative"):
+        T.eye(3, -1, K)
+    with pytest.raises(Exception, match="eye: n must be >= 0; got -2"):
+        square(-2, 0)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "uint8", "bool", "float32"])
+def test_cumsum_and_cumprod_keep_the_input_dtype_as_theanos_cumop(dtype, mode):
+    """Theano's ``CumOp`` gave its output x's type (``T.cumsum`` of an ivector is int32, of a
+    bvector int8, wrapping as int8 does), where NumPy widens small ints to int64; so do the
+    methods ``x.cumsum()``/``x.cumprod()`` of a Theano graph."""
+    v = T.vector("v", dtype=dtype)
+    values = np.array([100, 100, 3, 0, 1] if dtype != "bool" else [0, 1, 0, 1, 1]).astype(dtype)
+    builds = {
+        "T.cumsum": (T.cumsum(v), np.cumsum),
+        "T.cumprod axis 0": (T.cumprod(v, axis=0), np.cumprod),
+        "extra_ops.cumsum": (T.extra_ops.cumsum(v), np.cumsum),
+        "extra_ops.cumprod": (T.extra_ops.cumprod(v, 0), np.cumprod),
+        "v.cumsum()": (v.cumsum(), np.cumsum),
+        "v.cumprod(0)": (v.cumprod(0), np.cumprod),
+    }
+    got = theano.function([v], [out for out, _ in builds.values()], mode=mode)(values)
+    for (name, (out, numpy_fn)), value in zip(builds.items(), got):
+        want = numpy_fn(values, dtype=dtype)  # computed in x's dtype, wrapping as it does
+        assert (name, str(out.dtype), value.dtype) == (name, dtype, want.dtype)
+        np.testing.assert_array_equal(value, want)
+    m = T.imatrix("m")
+    assert T.cumsum(m, axis=1).dtype == "int32" and T.cumsum(m, dtype="int64").dtype == "int64"
+    assert sn.cumsum(sn.tensor("s", shape=(3,), dtype="int32")).dtype == "int64"  # NumPy's
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])

@@ -63,6 +63,31 @@ def test_stack_of_scalars_and_the_older_form():
     assert np.array_equal(run([a, b, c], grid, 1, 2, 3), [[1, 2], [3, 1]])
 
 
+@pytest.mark.parametrize("floatx", ["float32", "float64"])
+def test_python_numbers_in_stack_take_theanos_dtype_not_int64_or_float64(floatx):
+    """Theano's ``stack`` made each Python number ``as_tensor_variable`` of it (an int the
+    smallest int that holds it, a float floatX), then upcast: ``T.stack([fscalar, 1.])`` is
+    float32, ``T.stack([iscalar, 1])`` int32, ``T.stack([bscalar, 1])`` int8."""
+    theano.config.floatX = floatx
+    f, i, b = T.fscalar("f"), T.iscalar("i"), T.bscalar("b")
+    cases = [
+        (T.stack([f, 1.0]), floatx),
+        (T.stack([f, 1]), "float32"),
+        (T.stack([i, 1]), "int32"),
+        (T.stack([b, 1]), "int8"),
+        (T.stack([b, 300]), "int16"),
+        (T.stack([i, 2.5]), "float64"),
+        (T.as_tensor_variable([i, 1]), "int32"),
+        (T.stacklists([[f, 1], [f, f]]), "float32"),
+        (T.stacklists([[f, 1.0], [f, f]]), floatx),
+    ]
+    assert [str(v.dtype) for v, _ in cases] == [want for _, want in cases]
+    got = run([f], T.stack([f, 1.0, -2]), np.float32(2.5))
+    assert got.dtype == floatx and np.array_equal(got, [2.5, 1.0, -2.0])
+    got = run([b], T.stack([b, 300]), np.int8(-3))
+    assert got.dtype == np.int16 and np.array_equal(got, [-3, 300])
+
+
 def test_stack_and_join_say_what_is_wrong():
     a, b = T.matrices("a", "b")
     with pytest.raises(ValueError, match="tensors is empty"):

@@ -82,6 +82,40 @@ def test_get_scalar_constant_value_and_its_error():
         T.get_scalar_constant_value(T.scalar("s") + 1)
 
 
+def test_get_scalar_constant_value_looks_through_fills_as_theanos():
+    """Theano's ``get_scalar_constant_value`` "digs through dimshuffles, fills, allocs": a
+    tensor filled with one known value has it whatever its shape (its test_basic.py
+    ``test_arg_grad`` reads 0 from the gradient of an argmax)."""
+    m, n, y = T.matrix("m"), T.iscalar("n"), T.ivector("y")
+    cases = [
+        (T.alloc(3.0, n, n), 3.0, "float64"),
+        (T.zeros_like(m), 0.0, "float64"),
+        (T.ones_like(y), 1, "int32"),
+        (T.fill(m, 2.0), 2.0, "float64"),
+        (T.second(m, -4), -4, "int64"),
+        (T.alloc(1.5, n).dimshuffle("x", 0), 1.5, "float64"),
+        (T.alloc(np.array([[2.5]]), n, 3), 2.5, "float64"),
+        (T.grad(T.argmax(m, axis=0).sum(), m), 0.0, "float64"),
+        (T.ones_like(m) * 2 + T.constant(1), 3.0, "float64"),
+        (T.cast(T.alloc(7.9, n), "int32"), 7, "int32"),
+        (T.zeros((n, 3)), 0.0, "float64"),
+    ]
+    for var, want, dtype in cases:
+        got = T.get_scalar_constant_value(var)
+        assert (got.shape, got.dtype.name, float(got)) == ((), dtype, want)
+    for var in (
+        m * 0,  # m is not constant
+        T.sum(T.ones_like(m)),  # not a fill: its value depends on m's shape
+        T.alloc(m[0, 0], n),
+        T.alloc(np.array([1.0, 2.0]), n, 2),  # two values
+        T.ones_like(m) + m,
+    ):
+        with pytest.raises(T.NotScalarConstantError, match="depends on what the function"):
+            T.get_scalar_constant_value(var)
+    with pytest.raises(T.NotScalarConstantError):
+        T.get_scalar_constant_value(T.zeros_like(m), only_process_constants=True)
+
+
 def test_round_method_rounds_half_away_from_zero_as_theanos():
     halves = np.array([0.5, 1.5, 2.5, -0.5, -2.5])
     y = v * 1  # a computed tensor of a Theano graph

@@ -45,8 +45,10 @@ def test_plural_constructors_make_one_variable_per_name(plural, dtype, shape):
     made = plural("p", "q", "r")
     assert [v.name for v in made] == ["p", "q", "r"]
     assert all(v.type.dtype == np.dtype(dtype) and v.type.shape == shape for v in made)
-    single = plural("only")
-    assert single.name == "only" and single.type.shape == shape  # one name: one variable
+    single = plural("o")
+    assert single.name == "o" and single.type.shape == shape  # one name: one variable
+    # one string alone is one name per letter, as Theano's _multi: x, y = T.vectors("xy")
+    assert [v.name for v in plural("only")] == ["o", "n", "l", "y"]
     counted = plural(2)
     assert len(counted) == 2 and counted[0] is not counted[1]
     assert [v.name for v in plural(1)] == [None]  # a count always gives a list

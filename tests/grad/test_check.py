@@ -66,3 +66,30 @@ def test_check_grad_runs_on_a_chosen_backend(rng, backend):
         [rng.standard_normal((2, 3)), rng.standard_normal(3)],
         backend=backend,
     )
+
+
+def test_check_grad_gives_fn_the_variables_it_is_given(rng):
+    """``variables=``: the inputs fn gets (a layer's own types, dims unknown allowed), each
+    checked against its array's dtype and shape."""
+    seen = []
+    a, b = sn.tensor("a", shape=(None, 4)), sn.tensor("b", shape=(4,))
+
+    def fn(x, y):
+        seen.append((x, y))
+        return sn.tanh(x @ y)
+
+    x, w = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    assert sn.check_grad(fn, [x, w], variables=[a, b]) is None
+    assert seen and all(got == (a, b) for got in seen)
+    with pytest.raises(sn.GradientError, match=r"input 0 'a' \(float64\(\?, 4\)\)"):
+        sn.check_grad(lambda p, q: _WrongSin()(p) @ q, [x, w], variables=[a, b])
+    with pytest.raises(sn.ArgumentError, match="1 variables for 2 input arrays"):
+        sn.check_grad(fn, [x, w], variables=[a])
+    with pytest.raises(sn.ArgumentError, match=r"variables\[1\] must be an input variable"):
+        sn.check_grad(fn, [x, w], variables=[a, b * 2])
+    with pytest.raises(
+        sn.DTypeError, match=r"variables\[0\] 'a' .* does not fit .*float32\(3, 4\)"
+    ):
+        sn.check_grad(fn, [x.astype("float32"), w], variables=[a, b])
+    with pytest.raises(sn.DTypeError, match=r"variables\[1\] 'b' .* does not fit .*float64\(5,\)"):
+        sn.check_grad(fn, [x, rng.standard_normal(5)], variables=[a, b])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.compat.theano.gradient_rules import theano_grad
+from symnb.compat.theano.tensor.var import TensorType
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
@@ -17,6 +18,7 @@ from symnb.grad import Rop as _Rop
 from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
 from symnb.grad.reverse import DISCONNECTED, check_option
+from symnb.ops.elemwise import cast
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
@@ -242,10 +244,15 @@ def verify_grad(
     function of one symbolic variable per array of ``pt``) against finite differences along
     ``n_tests`` random projections, drawn from ``rng`` (a NumPy ``RandomState`` or
     ``Generator``, or a seed); raises ``verify_grad.E_grad`` (``sn.GradientError``) on a
-    mismatch. It is ``sn.check_grad`` run ``n_tests`` times; ``out_type``, ``mode``,
+    mismatch. It is ``sn.check_grad`` run ``n_tests`` times, given Theano's variables, as
+    Theano's ``TensorType(dtype, broadcastable)()`` (dims of 1 fixed, the others unknown), so
+    ``fun`` may use their Theano methods (``x.exp()``, ``x.norm(2)``, ``x.round()`` half
+    away from zero...). An integer or boolean output is projected as a float64 one, as
+    Theano's float random projection made it: its gradient is zero. ``out_type``, ``mode``,
     ``cast_to_output_type`` and ``no_debug_ref`` are accepted and not read."""
     if not isinstance(pt, (list, tuple)):
         raise _at_user_line(TypeError("verify_grad: pt must be a list or tuple of arrays"))
+    arrays = [np.array(p) for p in pt]
     if rng is None:
         rng = np.random.default_rng()
     for _ in range(int(n_tests)):
@@ -255,7 +262,29 @@ def verify_grad(
             seed = int(rng.integers(2**31))
         else:
             seed = rng
-        check_grad(fun, list(pt), eps=eps, rtol=rel_tol, atol=abs_tol, rng=seed)
+        variables = [
+            TensorType(a.dtype, [n == 1 for n in a.shape])(f"x{i}") for i, a in enumerate(arrays)
+        ]
+        check_grad(
+            _float_output(fun),
+            arrays,
+            eps=eps,
+            rtol=rel_tol,
+            atol=abs_tol,
+            rng=seed,
+            variables=variables,
+        )
+
+
+def _float_output(fun):
+    """``fun`` with an integer or boolean output cast to float64: Theano's ``verify_grad``
+    projected it on a float64 random array (``sum(t_r * output)``), a float cost."""
+
+    def projected(*xs):
+        out = as_variable(fun(*xs))
+        return cast(out, "float64") if out.type.dtype.kind in "biu" else out
+
+    return projected
 
 
 verify_grad.E_grad = GradientError

@@ -55,6 +55,7 @@ from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import normalize_axis as _normalize_axis
 from symnb.ops.checks import at_most as _at_most
+from symnb.ops.checks import in_domain as _in_domain
 from symnb.ops.elemwise import cast as _cast
 from symnb.ops.markers import unbroadcast as _unbroadcast
 
@@ -128,8 +129,60 @@ isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
 take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subtensor)
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
 concatenate, shape, outer, tensordot = sn.concatenate, sn.shape, sn.outer, sn.tensordot
-eye, diag, tril, triu, trace = sn.eye, sn.diag, sn.tril, sn.triu, sn.trace
-cumsum, cumprod = sn.cumsum, sn.cumprod
+diag, tril, triu, trace = sn.diag, sn.tril, sn.triu, sn.trace
+
+
+def eye(n, m=None, k=0, dtype=None) -> Variable:
+    """Theano's ``eye(n, m=None, k=0, dtype=None)``: an n x m matrix (floatX unless ``dtype``,
+    "floatX" allowed) with ones on the k-th diagonal. As Theano's ``Eye``, n, m and k may be
+    integer scalars of the graph: ``sn.eye`` takes a k known now (an int, or a constant such
+    as ``T.constant(1)``), and a k known only when the function runs compares the row and
+    column indices, ``arange(n)[:, None] + k == arange(m)[None, :]``."""
+    dtype = resolve_dtype(dtype)
+    if not isinstance(k, Variable):
+        return sn.eye(n, m, k, dtype)
+    if k.type.ndim != 0 or k.type.dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(f"eye: k (the diagonal) must be an integer scalar, not {k.describe()}")
+        )
+    try:
+        return sn.eye(n, m, int(get_scalar_constant_value(k)), dtype)
+    except NotScalarConstantError:
+        pass
+    m = n if m is None else m
+    rows, cols = (_eye_indices(size, what) for size, what in ((n, "n"), (m, "m")))
+    on_diagonal = sn.equal(rows[:, None] + _cast(k, "int64"), cols[None, :])
+    return _cast(on_diagonal, config.floatX if dtype is None else dtype)
+
+
+def _eye_indices(size, what: str) -> Variable:
+    """``arange(size)`` for ``eye``'s rows or columns, a size below 0 refused as ``np.eye``
+    refuses it (when the function runs for a size of the graph)."""
+    if isinstance(size, Variable):
+        if size.type.ndim != 0 or size.type.dtype.kind not in "iu":
+            message = f"eye: {what} (a size) must be an integer scalar, not {size.describe()}"
+            raise _at_user_line(DTypeError(message))
+        size = _in_domain(size, f"eye: {what}", "count")
+    elif _is_int(size) and size < 0:
+        raise _at_user_line(ShapeError(f"eye: {what}={size} is negative; a size is >= 0"))
+    return sn.arange(size, dtype="int64")
+
+
+def cumsum(x, axis=None, dtype=None) -> Variable:
+    """Theano's ``cumsum(x, axis=None)``: the running sum in x's dtype (Theano's ``CumOp``
+    gave its output x's type), so an int32 or int8 x gives int32 or int8, wrapping as that
+    dtype does, where ``sn.cumsum`` widens small ints to int64 as NumPy does. ``dtype``:
+    NumPy's, as ``sn.cumsum``'s."""
+    x = as_variable(x)
+    return sn.cumsum(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+
+
+def cumprod(x, axis=None, dtype=None) -> Variable:
+    """Theano's ``cumprod(x, axis=None)``: the running product in x's dtype, as ``cumsum``."""
+    x = as_variable(x)
+    return sn.cumprod(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+
+
 logsumexp, norm = sn.logsumexp, sn.norm
 any, all, repeat, roll = sn.any, sn.all, sn.repeat, sn.roll  # noqa: A001
 

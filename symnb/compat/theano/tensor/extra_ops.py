@@ -6,13 +6,13 @@ from __future__ import annotations
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.compat.theano.missing import missing_names
-from symnb.compat.theano.tensor.basic import squeeze  # noqa: F401 - Theano's, quiet
+from symnb.compat.theano.tensor.basic import cumprod, cumsum, squeeze  # noqa: F401 - Theano's
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import as_variable
 from symnb.ops._axes import normalize_axis
 
-cumsum, cumprod, repeat = sn.cumsum, sn.cumprod, sn.repeat
+repeat = sn.repeat
 
 
 def to_one_hot(y, nb_class, dtype=None):

@@ -3,25 +3,38 @@ by position or by name, the older ``T.stack(a, b, c)``, and a constant symbolic 
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.tensor.constants import NotScalarConstantError, get_scalar_constant_value
+from symnb.compat.theano.upcasting import number_dtype
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable
 
 
 def stack(*tensors, **kwargs) -> Variable:
     """``T.stack(tensors, axis=0)`` (the axis also by position: ``T.stack([a, b], 1)``; both
     by name: ``T.stack(tensors=[a, b], axis=1)``), or Theano's older ``T.stack(a, b, c)``.
-    Scalars stack into a vector whatever the axis, as in Theano."""
+    Scalars stack into a vector whatever the axis, as in Theano. A Python number among them
+    is the constant Theano's ``as_tensor_variable`` made of it (``number_dtype``: an int the
+    smallest int that holds it, a float floatX), so ``T.stack([fscalar, 1.])`` is float32 and
+    ``T.stack([iscalar, 1])`` int32, not NumPy's int64/float64."""
     items, axis = _stack_arguments(tensors, kwargs)
     if not items:
         raise _at_user_line(ValueError("T.stack: tensors is empty; give at least one tensor"))
-    items = [as_variable(t) for t in items]
+    items = [_as_tensor(t) for t in items]
     if all(t.type.ndim == 0 for t in items):
         axis = 0
     return sn.stack(items, axis=axis)
+
+
+def _as_tensor(item) -> Variable:
+    """A tensor to stack: a Python number becomes a constant of Theano's dtype for it."""
+    if isinstance(item, (bool, numbers.Number)) and not isinstance(item, np.generic):
+        return Constant(item, dtype=number_dtype(item))
+    return as_variable(item)
 
 
 def _stack_arguments(tensors: tuple, kwargs: dict) -> tuple[list, int]:

@@ -5,9 +5,9 @@ from the layer's variables (``T.matrix()``, ``theano.shared``: ``var.in_theano_g
 asks this hook first, so ``x.round()`` rounds half away from zero as Theano's did (NumPy's
 rounds half to even), ``x.sort(axis, kind)`` and ``x.sum(axis, dtype, keepdims, acc_dtype)``
 (also ``mean``, ``prod``) take Theano's arguments, ``x.astype("floatX")`` is ``T.cast``'s,
-and the methods Theano's variables had that NumPy arrays lack exist: ``x.norm(L)``, ``x.exp()``,
-``x.nonzero()``, ``x.size``... (``sugar.LAYER_ONLY`` lists the names). Graphs of symnb's
-own variables keep symnb's methods.
+``x.cumsum()``/``x.cumprod()`` keep x's dtype, and the methods Theano's variables had that
+NumPy arrays lack exist: ``x.norm(L)``, ``x.exp()``, ``x.nonzero()``, ``x.size``...
+(``sugar.LAYER_ONLY`` lists the names). Graphs of symnb's own variables keep symnb's methods.
 """
 
 from __future__ import annotations
@@ -101,6 +101,8 @@ METHODS = {
     "astype": T.cast,  # "floatX" is theano.config.floatX, as T.cast reads it
     "take": _take,
     "conj": T.conj,
+    "cumsum": T.cumsum,  # in x's dtype, as Theano's CumOp (NumPy widens small ints)
+    "cumprod": T.cumprod,
     "conjugate": T.conj,
     "diagonal": T.diagonal,
     "fill": T.fill,

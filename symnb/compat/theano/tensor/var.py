@@ -163,12 +163,16 @@ PLURALS = {
 
 
 def _plural(single, kind: str):
-    """Theano's plural constructors: ``T.dmatrices("a", "b")`` makes one variable per name
-    (a single variable for one name), ``T.matrices(3)`` a list of three unnamed ones."""
+    """Theano's plural constructors (its ``_multi``): ``T.dmatrices("a", "b")`` makes one
+    variable per name (a single variable for one name), ``T.matrices(3)`` a list of three
+    unnamed ones, and one string or list alone is the sequence of names, so
+    ``x, y = T.vectors("xy")`` names them "x" and "y" (``T.vectors("x")`` is one vector)."""
 
     def make(*names):
         if len(names) == 1 and isinstance(names[0], numbers.Integral):
             return [single() for _ in range(names[0])]
+        if len(names) == 1 and isinstance(names[0], (str, list, tuple)):
+            names = names[0]
         made = [single(name) for name in names]
         return made[0] if len(made) == 1 else made
 
