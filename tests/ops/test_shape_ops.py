@@ -140,6 +140,22 @@ def test_layout_errors_are_clear():
         sn.repeat(m, 1.5, axis=0)
 
 
+@pytest.mark.parametrize("fn", [sn.tril, sn.triu])
+@pytest.mark.parametrize("k", [1.5, np.float64(1.7), "1", True, None, [0]])
+def test_tril_triu_take_an_int_k_as_diag_does(fn, k):
+    # int(k) truncated 1.5 and parsed "1" to the diagonal 1 (NumPy's triu(M, 1.5) is zeros)
+    m = sn.tensor("m", shape=(3, 4))
+    name = fn.__name__
+    refused = rf"{name}: k \(the diagonal\) is an int, not "
+    with pytest.raises(sn.ShapeTypeError, match=refused) as e:
+        fn(m, k=k)
+    assert f"not {k!r} (for 'm' (float64(3, 4)))" in str(e.value)
+    assert e.value.location.filename == __file__
+    a = np.arange(12.0).reshape(3, 4)
+    out = fn(m, np.int32(-1))
+    np.testing.assert_array_equal(sn.function([m], out)(a), getattr(np, name)(a, -1))
+
+
 PAD_VALUES = [
     3,
     np.float32(2.5),
