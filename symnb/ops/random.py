@@ -173,10 +173,11 @@ class RandomStream:
         """Successes in n trials of probability p (an elementwise kernel for n = 1 and a
         known p; else the NumPy reference, which checks p when the function runs)."""
         _check_probability(p, "binomial: p")
+        n_var = _ints("binomial", n=n)["n"]
         _check_count(n, "binomial: n")
         if _known(n) is not None and np.size(_known(n)):
             _check_holds_now(dtype, 0, int(np.max(_known(n))), "binomial: n")
-        (p_var,), n_var = _floats("binomial", p=p), _ints(n=n)["n"]
+        (p_var,) = _floats("binomial", p=p)
         one = n_var.type.ndim == 0 and _known(n) is not None and int(_known(n)) == 1
         if one and p_var.type.ndim > 0:
             return self._bernoulli_per_element(size, p_var, dtype)
@@ -209,7 +210,7 @@ class RandomStream:
         if high is None:
             low, high = 0, low
         _check_integer_dtype(dtype)
-        bounds = _ints(low=low, high=high)
+        bounds = _ints("integers", low=low, high=high)
         known = [_known(b) for b in (low, high)]
         if all(k is not None for k in known) and np.broadcast(*known).size:
             given_low, given_high = np.asarray(known[0]), np.asarray(known[1])
@@ -308,11 +309,12 @@ class RandomStream:
                     f"not {_shown(pvals)}"
                 )
             )
+        n_var = _ints("multinomial", n=n)["n"]
         _check_count(n, "multinomial: n")
         if _known(n) is not None:
             _check_holds_now(dtype, 0, int(_known(n)), "multinomial: n")
         _check_probability(pvals, "multinomial: pvals", total=True)
-        n_var, p_var = _int(n), as_variable(pvals)
+        p_var = as_variable(pvals)
         rows = p_var.shape[0] if p_var.type.ndim == 2 else 1
         return self._by_reference(
             RandomMultinomial(dims, dtype),
@@ -409,17 +411,42 @@ def _in_domain(param: Variable, what: str, domain: str) -> Variable:
     return param
 
 
-def _ints(**values) -> dict:
+def _ints(what: str, **values) -> dict:
     """Integer parameters (``n``, ``low``, ``high``) as variables: numbers and arrays of
     numbers as int64 constants (truncated, as NumPy takes 2.5), or uint64 ones where a value
-    lies beyond int64 (a uint64 draw's bounds, which NumPy takes too); variables as they are."""
+    lies beyond int64 (a uint64 draw's bounds, which NumPy takes too); variables as they are.
+    Anything else (a string, None, a NaN) is an ArgumentError naming the parameter, at the
+    user's line, before a check of its value compares it."""
     out = {}
     for name, value in values.items():
+        if not isinstance(value, Variable) and not _integral(value):
+            raise _at_user_line(
+                ArgumentError(
+                    f"{what}: {name} is an integer, an array of integers or a variable, "
+                    f"not {value!r}"
+                )
+            )
         if isinstance(value, Variable) or np.ndim(value) == 0:
             out[name] = _int(value)
         else:
             out[name] = Constant(_int_array(value))
     return out
+
+
+def _integral(value) -> bool:
+    """Whether a count or bound given as a number or an array of them is one NumPy's
+    Generator takes: ints (of any size), bools and finite floats (truncated)."""
+    if not isinstance(value, (numbers.Real, list, tuple, np.ndarray)):
+        return False  # a str NumPy reads as a number, where int() would too: refused
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list
+        return False
+    if array.dtype.kind == "f":
+        return bool(np.all(np.isfinite(array)))
+    if array.dtype.kind == "O":  # ints beyond int64
+        return all(is_int(v) for v in array.flat)
+    return array.dtype.kind in "biu"
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)

@@ -518,6 +518,39 @@ def test_constant_parameters_numpy_refuses_are_refused_when_the_draw_is_built(bu
     assert set(got) <= {-1, -2}  # an array a of negative numbers is fine
 
 
+@pytest.mark.parametrize(
+    "build, shown",
+    [
+        (lambda r: r.binomial((2,), n="3"), "binomial: n .* not '3'"),
+        (lambda r: r.binomial((2,), n=None), "binomial: n .* not None"),
+        (lambda r: r.binomial((2,), n=np.nan), "binomial: n .* not nan"),
+        (lambda r: r.binomial(None, n=[1, "a"]), r"binomial: n .* not \[1, 'a'\]"),
+        (lambda r: r.multinomial((2,), n="3", pvals=[0.5, 0.5]), "multinomial: n .* not '3'"),
+        (lambda r: r.multinomial((2,), n=None, pvals=[0.5, 0.5]), "multinomial: n .* None"),
+        (lambda r: r.integers("a", 3), "integers: low .* not 'a'"),
+        (lambda r: r.integers(0, "5"), "integers: high .* not '5'"),
+        (lambda r: r.integers(0, "1e3"), "integers: high .* not '1e3'"),
+        (lambda r: r.integers(0, np.inf), "integers: high .* not inf"),
+        (lambda r: r.integers(0, [3, None]), r"integers: high .* not \[3, None\]"),
+    ],
+)
+def test_integer_parameters_that_are_no_numbers_are_refused_naming_them(build, shown):
+    """As the float ones are: NumPy's "ufunc 'less' did not contain a loop" and Python's
+    int() messages came from inside symnb, and integers(0, '5') was parsed by int()."""
+    rng = sn.RandomStream(0)
+    with pytest.raises(sn.ArgumentError, match=shown) as info:
+        build(rng)
+    assert "is an integer, an array of integers or a variable" in str(info.value)
+    assert info.value.location.filename == __file__  # at the user's line
+    assert rng.states == []  # no draw was made
+    got = sn.function([], _accepted_draws(rng))()  # what NumPy takes: floats truncated, bools
+    assert got[0].shape == (2,) and set(got[1]) <= {0, 1, 2} and set(got[2]) <= {0, 1}
+
+
+def _accepted_draws(rng):
+    return [rng.binomial((2,), n=2.5), rng.integers(0, 3.0, size=(4,)), rng.binomial((3,), True)]
+
+
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
 def test_choice_of_an_integer_scalar_variable_draws_from_its_range(backend):
     """``choice(k)`` with ``k`` an integer scalar variable is ``range(k)`` (NumPy's and
