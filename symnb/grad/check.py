@@ -8,13 +8,16 @@ that cost is then compared, element by element, with ``(c(x + eps) - c(x - eps))
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 
 import numpy as np
 
 from symnb.core.constructors import tensor
 from symnb.core.hooks import hook
+from symnb.core.source import at_user_line
 from symnb.core.variable import Constant, as_variable
-from symnb.errors import DTypeError
+from symnb.errors import ArgumentError, DTypeError
 from symnb.grad.reverse import grad
 from symnb.ops.reduce import sum as sum_
 
@@ -37,10 +40,13 @@ def check_grad(fn, inputs, *, eps=None, rtol=None, atol=None, rng=None, backend=
     ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
     variable of any shape. Float inputs are checked; integer and boolean ones are held fixed,
     and so are random draws in ``fn`` (every call repeats their numbers).
+    ``eps``: the step (a positive finite number), ``rtol``/``atol``: the tolerances
+    (non-negative numbers); None takes each from the input's dtype (``DEFAULTS``).
     ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
     ``backend``: where the graphs run; the NumPy reference by default, as the check is about
     the symbolic rules (pass another to check a backend's gradients).
     """
+    _check_options(eps=eps, rtol=rtol, atol=atol)
     # the compiler sits above grad; every call sees the same random draws (finite
     # differences of fresh noise would be noise)
     function = functools.partial(hook("function"), no_default_updates=True)
@@ -69,6 +75,31 @@ def _projection(rng, shape) -> np.ndarray:
     """The fixed random tensor the output is projected on (seed 0 unless one is given)."""
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng or 0)
     return generator.standard_normal(shape)
+
+
+#: what each option of check_grad is, as its error says
+_OPTIONS = {
+    "eps": "a positive finite number (the finite-difference step)",
+    "rtol": "a non-negative number",
+    "atol": "a non-negative number",
+}
+
+
+def _check_options(**given) -> None:
+    """The step and the tolerances the user gave (None: the dtype's), checked before any
+    graph is compiled: an eps of 0 divided by zero, and a string or a list reached NumPy
+    inside the comparison."""
+    for name, value in given.items():
+        if value is not None and not _fits(name, value):
+            raise at_user_line(
+                ArgumentError(f"check_grad: {name} is {_OPTIONS[name]}, not {value!r}")
+            )
+
+
+def _fits(name: str, value) -> bool:
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        return False
+    return 0 < value < math.inf if name == "eps" else value >= 0  # (NaN fits neither)
 
 
 def _tolerances(dtype, eps, rtol, atol) -> tuple[float, float, float]:
