@@ -103,6 +103,30 @@ def test_a_set_or_a_dict_is_no_target_shape():
         assert caught.value.location.filename == __file__
 
 
+def test_a_float_size_or_axis_is_refused_naming_it():
+    """``x.reshape(12.0)`` and ``sn.roll(x, 1, axis=1.0)`` were "'float' object is not
+    iterable" from inside symnb; a float in a tuple already named the size."""
+    x = sn.tensor("x", shape=(2, 3, 4))
+    m = sn.tensor("m", shape=(3, 4))
+    size = "reshape: a size is an int, a dim name or an int scalar, not"
+    axis = "roll: axis is an int, a tuple of ints or None, not"
+    calls = [
+        (lambda: m.reshape(12.0), f"{size} 12.0"),
+        (lambda: sn.reshape(m, 5.0), f"{size} 5.0"),
+        (lambda: m.reshape((12.0,)), f"{size} 12.0"),
+        (lambda: sn.roll(x, 1, axis=1.0), f"{axis} 1.0"),
+        (lambda: sn.roll(x, 1, axis=1.5), f"{axis} 1.5"),
+    ]
+    for call, message in calls:
+        with pytest.raises(sn.ShapeTypeError) as caught:
+            call()
+        assert str(caught.value).startswith(message), caught.value
+        assert caught.value.location.filename == __file__
+    assert "(for 'x' (float64(2, 3, 4)))" in str(caught.value)
+    assert m.reshape(np.int64(12)).type.shape == (12,)
+    assert sn.roll(x, 1, axis=np.int64(1)).type == x.type
+
+
 def test_reshape_to_none_keeps_the_shape_as_numpy_2_does(backend):
     a = np.arange(6.0).reshape(2, 3)
     x = sn.tensor("x", shape=(None, 3))
