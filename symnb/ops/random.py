@@ -22,6 +22,7 @@ from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable, describe_value
+from symnb.core.words import counted
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.checks import InDomain, in_domain
@@ -257,7 +258,9 @@ class RandomStream:
 
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int or an integer scalar
-        variable, as NumPy's ``choice`` and Theano's)."""
+        variable, as NumPy's ``choice`` and Theano's). Where the draw's size and the number of
+        elements are known when it is built, what NumPy refuses is refused then: a draw from
+        no element, more draws than elements without replacement, a ``p`` of another length."""
         dims, shape = _size_operand(size)
         a_var = _int(a) if is_int(a) else as_variable(a)
         of_range = a_var.type.ndim == 0  # an int, or an integer scalar variable: range(a)
@@ -267,9 +270,10 @@ class RandomStream:
             if not replace:
                 raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
             _check_probability(p, "choice: p", total=True)
+        extra = () if p is None else (as_variable(p),)
+        _check_choice(a_var, of_range, dims, replace, extra)
         dtype = "int64" if of_range else a_var.type.dtype
         op = RandomChoice(dims, dtype, replace, p is not None, of_range)
-        extra = () if p is None else (as_variable(p),)
         population = a_var if of_range else a_var.shape[0]
         blocks = None if replace else (lambda: cast(population, "int64"))
         return self._by_reference(op, shape, a_var, *extra, blocks=blocks)
@@ -322,6 +326,47 @@ class RandomStream:
             n_var,
             p_var,
             blocks=lambda: _count(shape) * rows * n_var,
+        )
+
+
+def _check_choice(a: Variable, of_range: bool, dims: tuple, replace: bool, p: tuple) -> None:
+    """``choice``'s population, size and ``p`` where the draw's type or constants tell them
+    when it is built: refused then as NumPy's ``choice`` refuses them (the draw's reference
+    would refuse them at every call). A part known only at run time is checked then."""
+    if of_range:
+        known = _known(a)
+        elements = int(known) if known is not None and np.ndim(known) == 0 else None
+    else:
+        elements = a.type.shape[0] if a.type.ndim == 1 else None
+    if not isinstance(elements, int):
+        return
+    draws = int(np.prod(dims)) if all(isinstance(d, int) for d in dims) else None
+    what = f"range({elements})" if of_range else a.describe()
+    length = p[0].type.shape[0] if p and p[0].type.ndim == 1 else None
+    if isinstance(length, int) and length != elements:
+        raise _at_user_line(
+            ArgumentError(
+                f"choice: p has {counted(length, 'entry', 'entries')} for the "
+                f"{counted(elements, 'element')} of {what}; a and p must have the same size, as "
+                "in NumPy"
+            )
+        )
+    if draws is None or draws == 0:
+        return
+    if not replace and draws > elements:
+        raise _at_user_line(
+            ArgumentError(
+                f"choice without replacement: {counted(draws, 'draw')} (size {dims}) from the "
+                f"{counted(elements, 'element')} of {what}; NumPy refuses a sample larger than "
+                "the population"
+            )
+        )
+    if elements == 0:
+        raise _at_user_line(
+            ArgumentError(
+                f"choice: {counted(draws, 'draw')} (size {dims}) from an empty a ({what}); "
+                "NumPy draws from an empty a only with a size of 0"
+            )
         )
 
 

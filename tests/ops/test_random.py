@@ -518,6 +518,68 @@ def test_constant_parameters_numpy_refuses_are_refused_when_the_draw_is_built(bu
     assert set(got) <= {-1, -2}  # an array a of negative numbers is fine
 
 
+CHOICES_NUMPY_REFUSES = [  # (NumPy's call, symnb's, the message)
+    (
+        lambda g: g.choice(0, (2,)),
+        lambda r: r.choice(0, (2,)),
+        r"^choice: 2 draws \(size \(2,\)\) from an empty a \(range\(0\)\); NumPy draws",
+    ),
+    (lambda g: g.choice(0), lambda r: r.choice(0), r"^choice: 1 draw \(size \(\)\) from an empty"),
+    (
+        lambda g: g.choice(np.zeros(0), (2,)),
+        lambda r: r.choice(sn.tensor("e", shape=(0,)), (2,)),
+        r"^choice: 2 draws \(size \(2,\)\) from an empty a \('e' \(float64\(0,\)\)\)",
+    ),
+    (
+        lambda g: g.choice(3, (5,), replace=False),
+        lambda r: r.choice(3, (5,), replace=False),
+        r"^choice without replacement: 5 draws \(size \(5,\)\) from the 3 elements of range",
+    ),
+    (
+        lambda g: g.choice(np.arange(2.0), (2, 2), replace=False),
+        lambda r: r.choice(sn.tensor("a", shape=(2,)), (2, 2), replace=False),
+        r"^choice without replacement: 4 draws .* from the 2 elements of 'a' \(float64\(2,\)\)",
+    ),
+    (
+        lambda g: g.choice(3, (2,), p=[0.5, 0.5]),
+        lambda r: r.choice(3, (2,), p=[0.5, 0.5]),
+        r"^choice: p has 2 entries for the 3 elements of range\(3\); a and p must have the same",
+    ),
+    (
+        lambda g: g.choice(3, 0, p=[0.5, 0.5]),
+        lambda r: r.choice(3, 0, p=[0.5, 0.5]),
+        r"^choice: p has 2 entries for the 3 elements",
+    ),
+]
+
+
+@pytest.mark.parametrize("numpy_call, symnb_call, message", CHOICES_NUMPY_REFUSES)
+def test_choice_numpy_refuses_is_refused_when_the_draw_is_built(numpy_call, symnb_call, message):
+    """docs/random.md: a constant parameter is checked when the draw is built; these built
+    and every call of the function failed in the draw's reference."""
+    with pytest.raises(ValueError):
+        numpy_call(np.random.default_rng(0))
+    rng = sn.RandomStream(0)
+    with pytest.raises(sn.ArgumentError, match=message) as info:
+        symnb_call(rng)
+    assert info.value.location.filename == __file__  # at the user's line
+    assert rng.states == []
+
+
+def test_choice_numpy_takes_builds_and_what_only_a_call_knows_is_checked_then():
+    rng, k = sn.RandomStream(0), sn.scalar("k", dtype="int64")
+    draws = [
+        rng.choice(0, 0),
+        rng.choice(3, (3,), replace=False),
+        rng.choice(k, (5,), replace=False),
+    ]
+    f = sn.function([k], draws, backend="py")
+    nothing, every, five = f(5)
+    assert nothing.shape == (0,) and sorted(every) == [0, 1, 2] and sorted(five) == [0, 1, 2, 3, 4]
+    with pytest.raises(sn.SymnbError, match="choice without replacement: 5 draws from 4"):
+        f(4)
+
+
 @pytest.mark.parametrize(
     "build, shown",
     [
