@@ -1,9 +1,13 @@
-"""What ``sn.function`` accepts as its ``inputs`` and ``outputs`` arguments: inputs are
-distinct leaf variables that are neither shared nor constant; outputs are one variable or a
-flat list, tuple or dict of them, and the call's results come back in the same structure."""
+"""What ``sn.function`` accepts as its ``inputs`` and ``outputs`` arguments: inputs are one
+variable or a list or tuple of distinct leaf variables that are neither shared nor constant
+(in the order the call takes their values); outputs are one variable or a flat list, tuple or
+dict of them, and the call's results come back in the same structure."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Set
+
+from symnb.core.dims import unordered
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, check_name
 from symnb.errors import ArgumentError, GraphError
@@ -11,7 +15,7 @@ from symnb.errors import ArgumentError, GraphError
 
 def check_inputs(inputs) -> list[Variable]:
     """The inputs as a list, each checked; a GraphError at the user's line names a bad one."""
-    inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
+    inputs = [inputs] if isinstance(inputs, Variable) else _input_list(inputs)
     for i, var in enumerate(inputs):
         if not isinstance(var, Variable):
             raise _at_user_line(GraphError(f"input {i} is {var!r}, not a symbolic variable"))
@@ -38,6 +42,29 @@ def check_inputs(inputs) -> list[Variable]:
         except ArgumentError as exc:
             raise _at_user_line(ArgumentError(f"input {i} {var.describe()}: {exc}")) from None
     return inputs
+
+
+def _input_list(inputs) -> list:
+    """A list or tuple of inputs as a list. Anything else is an ArgumentError at the user's
+    line (Theano 1.0 took a list only): a set, whose iteration order would bind the call's
+    values to other inputs than the user wrote, a dict, None, a number, and an iterator (a
+    generator: ``list(...)`` of it is the order it gives)."""
+    if isinstance(inputs, (list, tuple)):
+        return list(inputs)
+    if isinstance(inputs, Set):
+        why = f"{unordered(inputs)}: its order is arbitrary (values would go to other inputs)"
+    elif unordered(inputs):
+        why = unordered(inputs)
+    else:
+        why = f"{inputs!r} ({type(inputs).__name__})"
+        if isinstance(inputs, Iterator):
+            why += "; write list(...) of it"
+    raise _at_user_line(
+        ArgumentError(
+            "sn.function: inputs are a list or tuple of variables (or one variable), in the "
+            f"order the call takes their values; not {why}"
+        )
+    )
 
 
 def single_output(results):

@@ -63,6 +63,8 @@ def function(
 ):
     """Compile ``outputs`` as a function of ``inputs``.
 
+    ``inputs``: a variable, or a list or tuple of them, in the order the call takes their
+    values (a set, whose order is arbitrary, or anything else is an ArgumentError).
     ``outputs``: a variable, a list/tuple of them, or a dict name -> variable; the call
     returns the same structure. ``updates``: shared variable -> new value, all computed before
     any is written. ``givens``: variable -> variable or value (a dict or pairs), substituted

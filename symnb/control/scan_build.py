@@ -24,7 +24,7 @@ import numpy as np
 
 from symnb.control.loop_graph import LoopInputs, placeholder
 from symnb.control.scan import INT, Scan
-from symnb.core.dims import format_shape, shapes_unify
+from symnb.core.dims import format_shape, is_int, shapes_unify
 from symnb.core.graph import clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
@@ -273,6 +273,11 @@ class _Builder:
         if not callable(fn):
             raise ArgumentError(f"sn.scan: fn is the step function, not {fn!r}")
         self.fn, self.strict = fn, strict
+        if not is_int(truncate_gradient):  # (int() parsed "3" and truncated 2.5)
+            raise ArgumentError(
+                "sn.scan: truncate_gradient is an int (k > 0: the gradient flows back through "
+                f"the last k steps; -1: through all), not {truncate_gradient!r}"
+            )
         self.truncate = int(truncate_gradient)
         self.seqs = [_Sequence(s, i, go_backwards) for i, s in enumerate(_as_list(sequences))]
         self.outs = [_Output(o, i) for i, o in enumerate(_as_list(outputs_info))]

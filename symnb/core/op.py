@@ -9,6 +9,8 @@ and shape rule (:meth:`Op.infer_types`, run when the node is built), its NumPy r
 from __future__ import annotations
 
 import copyreg
+import functools
+import inspect
 
 from symnb.core.hooks import provided
 from symnb.core.keys import exact_key
@@ -24,6 +26,7 @@ from symnb.core.variable import (
     deep_copy,
     saving_node,
 )
+from symnb.core.words import counted
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 
 OP_REGISTRY: dict[str, type[Op]] = {}
@@ -100,6 +103,10 @@ class Op:
 
     __props__: tuple[str, ...] = ()
     nout = 1
+    #: how many inputs the op takes; None: what :meth:`infer_types` names (``def
+    #: infer_types(self, a, b)``: 2, ``*rest``: any number more). An op whose count is a
+    #: parameter (an elementwise op, a fused one) sets it. ``_build`` checks it for every op.
+    nin: int | None = None
     #: False for ops with no gradient at all (argmax, comparisons): documented in docs/ops.md
     differentiable = True
 
@@ -183,6 +190,13 @@ class Op:
         moves the stream past every draw the loop made (none repeats in the next call)."""
         return []
 
+    def count_error(self, inputs: list[Variable], takes: str) -> Exception:
+        """The error for ``inputs`` of a number the op does not take (``takes``: "2 inputs",
+        "at least 1 input"): an ArgumentError naming the op and both counts
+        (``sn.matmul(a, b, c)``: "matmul takes 2 inputs, got 3"); an op whose wrong count
+        has a meaning of its own (NumPy's ``where(cond)``) says so instead."""
+        return ArgumentError(f"{self.op_name()} takes {takes}, got {len(inputs)}")
+
     # -- the rules every op defines --------------------------------------------------------
     def infer_types(self, *inputs: Variable) -> list[TensorType]:
         """Output types from input variables; raise ShapeError/DTypeError on misuse."""
@@ -212,6 +226,8 @@ def _build(op: Op, inputs: tuple, loc) -> Apply:
         if not isinstance(x, Variable):
             variables = _with_constants(inputs, loc)
             break
+    if op.nin != len(inputs):  # (nin None: _check_count reads infer_types' parameters)
+        _check_count(op, variables)
     try:
         types = op.infer_types(*variables)
     except (ShapeError, DTypeError) as exc:
@@ -222,6 +238,36 @@ def _build(op: Op, inputs: tuple, loc) -> Apply:
     if built is not None:
         built(node)
     return node
+
+
+def _check_count(op: Op, inputs) -> None:
+    """A wrong number of inputs is the op's ``count_error`` at the user's line, before the
+    rule runs, whose own TypeError would name ``infer_types`` and its parameters."""
+    nin, count = op.nin, len(inputs)
+    least, most = (nin, nin) if nin is not None else _signature_count(type(op))
+    if least <= count and (most is None or count <= most):
+        return
+    if most is None:
+        takes = f"at least {counted(least, 'input')}"
+    elif least == most:
+        takes = counted(least, "input")
+    else:
+        takes = f"{least} to {counted(most, 'input')}"
+    raise _at_user_line(op.count_error(inputs, takes))
+
+
+@functools.cache
+def _signature_count(cls: type[Op]) -> tuple[int, int | None]:
+    """The fewest and most inputs (None: no limit) the op class's ``infer_types`` takes
+    (its first parameter is ``self``)."""
+    least, most = 0, 0
+    for parameter in list(inspect.signature(cls.infer_types).parameters.values())[1:]:
+        if parameter.kind == parameter.VAR_POSITIONAL:
+            return least, None
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            most += 1
+            least += parameter.default is parameter.empty
+    return least, most
 
 
 def _with_constants(inputs: tuple, loc) -> list:

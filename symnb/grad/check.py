@@ -8,12 +8,15 @@ that cost is then compared, element by element, with ``(c(x + eps) - c(x - eps))
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 
 import numpy as np
 
 from symnb.core.constructors import tensor
 from symnb.core.dims import is_int
 from symnb.core.hooks import hook
+from symnb.core.source import at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError
 from symnb.grad.reverse import grad
@@ -40,6 +43,8 @@ def check_grad(
     ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
     variable of any shape. Float inputs are checked; integer and boolean ones are held fixed,
     and so are random draws in ``fn`` (every call repeats their numbers).
+    ``eps``: the step (a positive finite number), ``rtol``/``atol``: the tolerances
+    (non-negative numbers); None takes each from the input's dtype (``DEFAULTS``).
     ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
     ``backend``: where the graphs run; the NumPy reference by default, as the check is about
     the symbolic rules (pass another to check a backend's gradients). ``variables``: the
@@ -47,6 +52,7 @@ def check_grad(
     allowed: a layer's own types, Theano's ``verify_grad``); by default new tensors of each
     array's dtype and shape, named ``x0``, ``x1``...
     """
+    _check_options(eps=eps, rtol=rtol, atol=atol)
     # the compiler sits above grad; every call sees the same random draws (finite
     # differences of fresh noise would be noise)
     function = functools.partial(hook("function"), no_default_updates=True)
@@ -106,6 +112,31 @@ def _projection(rng, shape) -> np.ndarray:
     """The fixed random tensor the output is projected on (seed 0 unless one is given)."""
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng or 0)
     return generator.standard_normal(shape)
+
+
+#: what each option of check_grad is, as its error says
+_OPTIONS = {
+    "eps": "a positive finite number (the finite-difference step)",
+    "rtol": "a non-negative number",
+    "atol": "a non-negative number",
+}
+
+
+def _check_options(**given) -> None:
+    """The step and the tolerances the user gave (None: the dtype's), checked before any
+    graph is compiled: an eps of 0 divided by zero, and a string or a list reached NumPy
+    inside the comparison."""
+    for name, value in given.items():
+        if value is not None and not _fits(name, value):
+            raise at_user_line(
+                ArgumentError(f"check_grad: {name} is {_OPTIONS[name]}, not {value!r}")
+            )
+
+
+def _fits(name: str, value) -> bool:
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        return False
+    return 0 < value < math.inf if name == "eps" else value >= 0  # (NaN fits neither)
 
 
 def _tolerances(dtype, eps, rtol, atol) -> tuple[float, float, float]:

@@ -153,7 +153,7 @@ def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, V
         if not known_grads:
             cost = with_stable_ops(cost, targets)
         pairs.append((cost, Constant(1, dtype=cost.type.dtype)))
-    items = list(known_grads.items() if isinstance(known_grads, dict) else known_grads or [])
+    items = _known_items(known_grads)
     for var, _ in items:
         if not isinstance(var, Variable):
             raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
@@ -165,6 +165,23 @@ def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, V
     if not pairs:
         raise ArgumentError("sn.grad: give a cost, or known_grads to start from")
     return pairs
+
+
+def _known_items(known_grads) -> list[tuple]:
+    """``known_grads`` as ``(variable, gradient)`` pairs: from a dict, or a list or tuple of
+    pairs (``sn.Lop``'s); None is none. Anything else is an ArgumentError saying so."""
+    if isinstance(known_grads, dict):
+        return list(known_grads.items())
+    if known_grads is None:
+        return []
+    if isinstance(known_grads, (list, tuple)) and all(
+        isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in known_grads
+    ):
+        return [tuple(pair) for pair in known_grads]
+    raise ArgumentError(
+        "sn.grad: known_grads is a dict {variable: its gradient} or a list of (variable, "
+        f"gradient) pairs, not {known_grads!r}"
+    )
 
 
 def _check_cost(cost) -> Variable:
@@ -204,7 +221,7 @@ class Placeholder(Variable):
 
 def _known_pairs(known_grads) -> list[tuple[Variable, Variable]]:
     """(given gradient, its variable) for each known gradient a run-time check may concern."""
-    items = known_grads.items() if isinstance(known_grads, dict) else known_grads or []
+    items = _known_items(known_grads)
     return [(as_variable(g), var) for var, g in items if not isinstance(g, Placeholder)]
 
 

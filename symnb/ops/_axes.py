@@ -17,17 +17,7 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     """A sorted tuple of non-negative axes; ``None`` means all of them."""
     if axis is None:
         return tuple(range(ndim))
-    if is_int(axis):
-        axes = (axis,)
-    elif isinstance(axis, (tuple, list)):
-        axes = tuple(axis)
-    else:
-        raise _at_user_line(
-            ShapeTypeError(
-                f"{op}: axis is an int, a tuple of ints or None, not {axis!r} "
-                f"(for {var.describe()})"
-            )
-        )
+    axes = axis_entries(axis, op, var)
     out = []
     for a in axes:
         if not is_int(a):
@@ -40,6 +30,20 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise _at_user_line(ShapeError(f"{op}: repeated axis in {axis!r} (for {var.describe()})"))
     return tuple(sorted(out))
+
+
+def axis_entries(axis, op, var) -> tuple:
+    """The entries of an ``axis`` argument other than None, unchecked: an int alone, or a
+    tuple or list; anything else (a float, a set) is a ShapeTypeError naming it."""
+    if is_int(axis):
+        return (axis,)
+    if isinstance(axis, (tuple, list)):
+        return tuple(axis)
+    raise _at_user_line(
+        ShapeTypeError(
+            f"{op}: axis is an int, a tuple of ints or None, not {axis!r} (for {var.describe()})"
+        )
+    )
 
 
 def keepdims_flag(keepdims, op, var) -> bool:

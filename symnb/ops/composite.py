@@ -15,7 +15,6 @@ import numpy as np
 from symnb.core.dims import DimMismatch, broadcast_dims
 from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.types import TensorType
-from symnb.core.words import counted
 from symnb.ops.elemwise import Elemwise
 
 
@@ -27,9 +26,7 @@ class Composite(Elemwise):
     def __init__(self, program, dtype, nin):
         self.program, self.dtype, self.nin = tuple(program), np.dtype(dtype).name, nin
 
-    def infer_types(self, *inputs):
-        if len(inputs) != self.nin:
-            raise TypeError(f"{self} takes {counted(self.nin, 'input')}, got {len(inputs)}")
+    def infer_types(self, *inputs):  # (``_build`` checks that there are ``nin``)
         try:
             shape = self._program_shape([v.type.shape for v in inputs])
         except DimMismatch:  # not from a graph that was built: broadcast's own ShapeError

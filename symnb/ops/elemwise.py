@@ -16,7 +16,6 @@ from symnb.core.shapes import roles as shape_roles
 from symnb.core.shapes.broadcast import broadcast_shapes
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.core.words import counted
 from symnb.errors import DTypeError, InputError
 from symnb.ops._dtypes import probe_dtype, refuse_wrapped_ints
 from symnb.ops.broadcast import sum_to_like
@@ -33,11 +32,8 @@ class Elemwise(Op):
     def axis_sources(self, node):
         return shape_roles.broadcast_sources(node)
 
-    def infer_types(self, *inputs):
-        nin = self.nin
-        if len(inputs) != nin:
-            raise TypeError(f"{self} takes {counted(nin, 'input')}, got {len(inputs)}")
-        shape = inputs[0].type.shape if nin == 1 else broadcast_shapes(self, inputs)
+    def infer_types(self, *inputs):  # (``_build`` checks that there are ``nin``)
+        shape = inputs[0].type.shape if self.nin == 1 else broadcast_shapes(self, inputs)
         return [TensorType.of(self.out_dtype(inputs), shape)]
 
     def out_dtype(self, inputs):
@@ -468,26 +464,22 @@ class Where(Elemwise):
     nin = 3
     impl = staticmethod(np.where)
 
-    def infer_types(self, *inputs):
+    def count_error(self, inputs, takes):
         if len(inputs) == 1:  # NumPy's where(cond), its nonzero
-            raise _at_user_line(
-                InputError(
-                    f"where: one argument ({inputs[0].describe()}) asks, as np.where(cond) "
-                    "does, for the indices where it is true (np.nonzero), whose count depends "
-                    "on the values: no symbolic op has that\n  hint: choose elements with "
-                    "sn.where(cond, x, y), or count them with sn.sum(cond)"
-                )
+            return InputError(
+                f"where: one argument ({inputs[0].describe()}) asks, as np.where(cond) does, "
+                "for the indices where it is true (np.nonzero), whose count depends on the "
+                "values: no symbolic op has that\n  hint: choose elements with "
+                "sn.where(cond, x, y), or count them with sn.sum(cond)"
             )
         if len(inputs) == 2:  # NumPy's words for where(cond, x)
             cond, x = (v.describe() for v in inputs)
-            raise _at_user_line(
-                InputError(
-                    f"where({cond}, {x}): either both or neither of x and y should be given\n"
-                    "  hint: sn.where(cond, x, y) takes x where cond is true, else y (write "
-                    "sn.where(cond, x, 0) for zeros elsewhere)"
-                )
+            return InputError(
+                f"where({cond}, {x}): either both or neither of x and y should be given\n"
+                "  hint: sn.where(cond, x, y) takes x where cond is true, else y (write "
+                "sn.where(cond, x, 0) for zeros elsewhere)"
             )
-        return super().infer_types(*inputs)
+        return super().count_error(inputs, takes)
 
     def out_dtype(self, inputs):
         """NumPy's promotion, less ``np.where``'s silent wrap of a Python int beyond an

@@ -392,13 +392,15 @@ def _pad_value(constant_values, x: Variable):
 
 
 def tril(x, k: int = 0) -> Variable:
-    """Lower triangle of the last two axes (zero above the k-th diagonal)."""
-    return Tril(k)(as_variable(x))
+    """Lower triangle of the last two axes (zero above the k-th diagonal, an int)."""
+    x = as_variable(x)
+    return Tril(diagonal_offset(k, "tril", "k", x))(x)
 
 
 def triu(x, k: int = 0) -> Variable:
-    """Upper triangle of the last two axes (zero below the k-th diagonal)."""
-    return Triu(k)(as_variable(x))
+    """Upper triangle of the last two axes (zero below the k-th diagonal, an int)."""
+    x = as_variable(x)
+    return Triu(diagonal_offset(k, "triu", "k", x))(x)
 
 
 def diag(v, k: int = 0) -> Variable:

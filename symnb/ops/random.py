@@ -22,6 +22,7 @@ from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable, describe_value
+from symnb.core.words import counted
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.checks import InDomain, in_domain
@@ -173,10 +174,11 @@ class RandomStream:
         """Successes in n trials of probability p (an elementwise kernel for n = 1 and a
         known p; else the NumPy reference, which checks p when the function runs)."""
         _check_probability(p, "binomial: p")
+        n_var = _ints("binomial", n=n)["n"]
         _check_count(n, "binomial: n")
         if _known(n) is not None and np.size(_known(n)):
             _check_holds_now(dtype, 0, int(np.max(_known(n))), "binomial: n")
-        (p_var,), n_var = _floats("binomial", p=p), _ints(n=n)["n"]
+        (p_var,) = _floats("binomial", p=p)
         one = n_var.type.ndim == 0 and _known(n) is not None and int(_known(n)) == 1
         if one and p_var.type.ndim > 0:
             return self._bernoulli_per_element(size, p_var, dtype)
@@ -209,7 +211,7 @@ class RandomStream:
         if high is None:
             low, high = 0, low
         _check_integer_dtype(dtype)
-        bounds = _ints(low=low, high=high)
+        bounds = _ints("integers", low=low, high=high)
         known = [_known(b) for b in (low, high)]
         if all(k is not None for k in known) and np.broadcast(*known).size:
             given_low, given_high = np.asarray(known[0]), np.asarray(known[1])
@@ -256,7 +258,9 @@ class RandomStream:
 
     def choice(self, a, size=(), replace=True, p=None):
         """Elements of ``a`` (a 1-d array, or ``range(a)`` for an int or an integer scalar
-        variable, as NumPy's ``choice`` and Theano's)."""
+        variable, as NumPy's ``choice`` and Theano's). Where the draw's size and the number of
+        elements are known when it is built, what NumPy refuses is refused then: a draw from
+        no element, more draws than elements without replacement, a ``p`` of another length."""
         dims, shape = _size_operand(size)
         a_var = _int(a) if is_int(a) else as_variable(a)
         of_range = a_var.type.ndim == 0  # an int, or an integer scalar variable: range(a)
@@ -266,9 +270,10 @@ class RandomStream:
             if not replace:
                 raise _at_user_line(ArgumentError("choice: p is not supported without replacement"))
             _check_probability(p, "choice: p", total=True)
+        extra = () if p is None else (as_variable(p),)
+        _check_choice(a_var, of_range, dims, replace, extra)
         dtype = "int64" if of_range else a_var.type.dtype
         op = RandomChoice(dims, dtype, replace, p is not None, of_range)
-        extra = () if p is None else (as_variable(p),)
         population = a_var if of_range else a_var.shape[0]
         blocks = None if replace else (lambda: cast(population, "int64"))
         return self._by_reference(op, shape, a_var, *extra, blocks=blocks)
@@ -308,11 +313,12 @@ class RandomStream:
                     f"not {_shown(pvals)}"
                 )
             )
+        n_var = _ints("multinomial", n=n)["n"]
         _check_count(n, "multinomial: n")
         if _known(n) is not None:
             _check_holds_now(dtype, 0, int(_known(n)), "multinomial: n")
         _check_probability(pvals, "multinomial: pvals", total=True)
-        n_var, p_var = _int(n), as_variable(pvals)
+        p_var = as_variable(pvals)
         rows = p_var.shape[0] if p_var.type.ndim == 2 else 1
         return self._by_reference(
             RandomMultinomial(dims, dtype),
@@ -320,6 +326,47 @@ class RandomStream:
             n_var,
             p_var,
             blocks=lambda: _count(shape) * rows * n_var,
+        )
+
+
+def _check_choice(a: Variable, of_range: bool, dims: tuple, replace: bool, p: tuple) -> None:
+    """``choice``'s population, size and ``p`` where the draw's type or constants tell them
+    when it is built: refused then as NumPy's ``choice`` refuses them (the draw's reference
+    would refuse them at every call). A part known only at run time is checked then."""
+    if of_range:
+        known = _known(a)
+        elements = int(known) if known is not None and np.ndim(known) == 0 else None
+    else:
+        elements = a.type.shape[0] if a.type.ndim == 1 else None
+    if not isinstance(elements, int):
+        return
+    draws = int(np.prod(dims)) if all(isinstance(d, int) for d in dims) else None
+    what = f"range({elements})" if of_range else a.describe()
+    length = p[0].type.shape[0] if p and p[0].type.ndim == 1 else None
+    if isinstance(length, int) and length != elements:
+        raise _at_user_line(
+            ArgumentError(
+                f"choice: p has {counted(length, 'entry', 'entries')} for the "
+                f"{counted(elements, 'element')} of {what}; a and p must have the same size, as "
+                "in NumPy"
+            )
+        )
+    if draws is None or draws == 0:
+        return
+    if not replace and draws > elements:
+        raise _at_user_line(
+            ArgumentError(
+                f"choice without replacement: {counted(draws, 'draw')} (size {dims}) from the "
+                f"{counted(elements, 'element')} of {what}; NumPy refuses a sample larger than "
+                "the population"
+            )
+        )
+    if elements == 0:
+        raise _at_user_line(
+            ArgumentError(
+                f"choice: {counted(draws, 'draw')} (size {dims}) from an empty a ({what}); "
+                "NumPy draws from an empty a only with a size of 0"
+            )
         )
 
 
@@ -409,17 +456,42 @@ def _in_domain(param: Variable, what: str, domain: str) -> Variable:
     return param
 
 
-def _ints(**values) -> dict:
+def _ints(what: str, **values) -> dict:
     """Integer parameters (``n``, ``low``, ``high``) as variables: numbers and arrays of
     numbers as int64 constants (truncated, as NumPy takes 2.5), or uint64 ones where a value
-    lies beyond int64 (a uint64 draw's bounds, which NumPy takes too); variables as they are."""
+    lies beyond int64 (a uint64 draw's bounds, which NumPy takes too); variables as they are.
+    Anything else (a string, None, a NaN) is an ArgumentError naming the parameter, at the
+    user's line, before a check of its value compares it."""
     out = {}
     for name, value in values.items():
+        if not isinstance(value, Variable) and not _integral(value):
+            raise _at_user_line(
+                ArgumentError(
+                    f"{what}: {name} is an integer, an array of integers or a variable, "
+                    f"not {value!r}"
+                )
+            )
         if isinstance(value, Variable) or np.ndim(value) == 0:
             out[name] = _int(value)
         else:
             out[name] = Constant(_int_array(value))
     return out
+
+
+def _integral(value) -> bool:
+    """Whether a count or bound given as a number or an array of them is one NumPy's
+    Generator takes: ints (of any size), bools and finite floats (truncated)."""
+    if not isinstance(value, (numbers.Real, list, tuple, np.ndarray)):
+        return False  # a str NumPy reads as a number, where int() would too: refused
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list
+        return False
+    if array.dtype.kind == "f":
+        return bool(np.all(np.isfinite(array)))
+    if array.dtype.kind == "O":  # ints beyond int64
+        return all(is_int(v) for v in array.flat)
+    return array.dtype.kind in "biu"
 
 
 _INT64_MAX = int(np.iinfo(np.int64).max)

@@ -397,7 +397,10 @@ def _shape_entries(x, newshape) -> list:
                 )
             )
         return [newshape[i] for i in range(length)]
-    return list(newshape)
+    try:
+        return list(newshape)
+    except TypeError:  # one size of another kind (12.0): refused naming it, as in a tuple
+        return [newshape]
 
 
 def _static_entry(x, d):
@@ -411,7 +414,7 @@ def _static_entry(x, d):
         return int(d)
     if not isinstance(d, Variable):
         raise _at_user_line(
-            ShapeError(
+            ShapeTypeError(
                 f"reshape: a size is an int, a dim name or an int scalar, not {d!r}"
                 + shape_hints.division_hint(d)
             )

@@ -1,3 +1,4 @@
+import re
 import sys
 
 import numpy as np
@@ -100,6 +101,21 @@ def test_graph_errors_name_the_variable():
         r"float64",
     ):
         sn.function([x, y], x + y)
+
+
+def test_inputs_are_a_list_or_tuple():
+    a, b = sn.scalar("a"), sn.scalar("b")
+    assert float(sn.function((a, b), a - b)(0.0, 1.0)) == -1.0
+    assert float(sn.function(a, a * 2)(3.0)) == 6.0
+    # a set's iteration order would bind the values to other inputs than the user wrote
+    with pytest.raises(sn.ArgumentError, match=r"list or tuple .* \(a set\): its order"):
+        sn.function({a, b}, a - b)
+    for inputs, shown in [(None, "None (NoneType)"), (3, "3 (int)"), ({"a": a}, "(a dict)")]:
+        with pytest.raises(sn.ArgumentError, match=re.escape(shown)) as error:
+            sn.function(inputs, a)
+        assert "test_function.py" in str(error.value)  # the user's line
+    with pytest.raises(sn.ArgumentError, match=r"\(generator\); write list"):
+        sn.function((v for v in [a, b]), a - b)
 
 
 def test_input_checks_name_the_input_and_the_shapes():

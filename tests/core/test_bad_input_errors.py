@@ -13,6 +13,7 @@ import symnb as sn
 X = sn.tensor("x", shape=("n", 3))
 LABELS = sn.tensor("labels", shape=(3,), dtype="int64")
 STEP = {"initial": sn.vector("h"), "taps": ["a"]}
+M = sn.tensor("m", shape=(3, 3))
 
 CASES = [
     # (the call, its error class, the builtin it was, what the message says)
@@ -311,6 +312,22 @@ CASES = [
         ValueError,
         "a size is an integer: use // for division",
     ),
+    # an op given the wrong number of operands: Python's message about infer_types leaked
+    # ("Matmul.infer_types() takes 3 positional arguments but 4 were given")
+    (lambda: sn.matmul(M, M, M), sn.ArgumentError, TypeError, "^matmul takes 2 inputs, got 3\n"),
+    (lambda: sn.matmul(M), sn.ArgumentError, TypeError, "^matmul takes 2 inputs, got 1\n"),
+    (lambda: sn.inv(), sn.ArgumentError, TypeError, "^inv takes 1 input, got 0\n"),
+    (lambda: sn.inv(M, M), sn.ArgumentError, TypeError, "^inv takes 1 input, got 2\n"),
+    (lambda: sn.solve(M), sn.ArgumentError, TypeError, "^solve takes 2 inputs, got 1\n"),
+    (lambda: sn.det(M, M), sn.ArgumentError, TypeError, "^det takes 1 input, got 2\n"),
+    (lambda: sn.cholesky(M, M), sn.ArgumentError, TypeError, "^cholesky takes 1 input, got 2"),
+    (
+        lambda: sn.sigmoid_binary_crossentropy(M),
+        sn.ArgumentError,
+        TypeError,
+        "^sigmoid_binary_crossentropy takes 2 inputs, got 1\n",
+    ),
+    (lambda: sn.add(M, M, M), sn.ArgumentError, TypeError, "^add takes 2 inputs, got 3\n"),
 ]
 
 
@@ -330,3 +347,24 @@ def test_an_empty_list_index_selects_nothing_as_in_numpy():
     for index in [[], [[]], (slice(None), [])]:
         got = sn.function([m], m[index], backend="py")(value)
         assert got.shape == value[index].shape and m[index].type.shape == value[index].shape
+
+
+def test_every_op_checks_its_number_of_inputs_from_its_rule():
+    """One check for every op (``core/op.py``): ``nin``, or the parameters of infer_types."""
+    from symnb.core.op import Op
+
+    class _Optional(Op):
+        def infer_types(self, x, y=None):
+            return [x.type]
+
+    class _Many(Op):
+        def infer_types(self, x, y, *rest):
+            return [x.type]
+
+    x = sn.vector("x")
+    assert _Optional()(x).type == x.type and _Optional()(x, x).type == x.type
+    with pytest.raises(sn.ArgumentError, match=r"^optional takes 1 to 2 inputs, got 3\n  at "):
+        _Optional()(x, x, x)
+    assert _Many()(x, x, x, x).type == x.type
+    with pytest.raises(sn.ArgumentError, match=r"^many takes at least 2 inputs, got 1\n  at "):
+        _Many().make_node(x)

@@ -60,6 +60,30 @@ def test_check_grad_with_an_unused_input_and_a_0d_output(rng):
         sn.check_grad(lambda a: a > 0, [rng.standard_normal(3)])
 
 
+@pytest.mark.parametrize(
+    "options, refused",
+    [
+        ({"eps": 0}, "eps is a positive finite number (the finite-difference step), not 0"),
+        ({"eps": 0.0}, "eps is a positive finite number (the finite-difference step), not 0.0"),
+        ({"eps": -1e-6}, "eps is a positive finite number"),
+        ({"eps": np.inf}, "eps is a positive finite number"),
+        ({"eps": "a"}, "eps is a positive finite number (the finite-difference step), not 'a'"),
+        ({"rtol": "a"}, "rtol is a non-negative number, not 'a'"),
+        ({"atol": None, "rtol": [1, 2]}, "rtol is a non-negative number, not [1, 2]"),
+        ({"atol": -1e-7}, "atol is a non-negative number, not -1e-07"),
+        ({"rtol": np.nan}, "rtol is a non-negative number, not nan"),
+        ({"eps": True}, "eps is a positive finite number (the finite-difference step), not True"),
+    ],
+)
+def test_check_grad_refuses_a_step_or_tolerance_that_is_no_such_number(rng, options, refused):
+    # eps=0 was a ZeroDivisionError, a string or a list a NumPy error from the comparison
+    with pytest.raises(sn.ArgumentError) as error:
+        sn.check_grad(lambda a: sn.sum(a**2), [rng.standard_normal(3)], **options)
+    assert str(error.value).startswith(f"check_grad: {refused}")
+    assert error.value.location.filename == __file__
+    sn.check_grad(sn.exp, [rng.standard_normal(3)], eps=np.float32(1e-6), rtol=1e-4, atol=0)
+
+
 def test_check_grad_runs_on_a_chosen_backend(rng, backend):
     sn.check_grad(
         lambda a, b: sn.sigmoid(a @ b),

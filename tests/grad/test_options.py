@@ -150,6 +150,22 @@ def test_known_grads_start_the_walk_like_lop(rng):
         sn.grad(None, x)
     with pytest.raises(sn.ShapeError, match=r"known gradient .*\(4,\)\) does not fit .*\(3,\)"):
         sn.grad(None, x, known_grads={y: np.ones(4)})
+    pairs = sn.grad(None, x, known_grads=[(y, sn.constant(v))])  # a list of pairs, as Lop's
+    np.testing.assert_allclose(evaluate(pairs, [x], value), want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("given", [3, "a", [sn.vector("y")], [(1, 2, 3)]])
+def test_known_grads_of_another_kind_are_refused_saying_what_they_are(given):
+    """``known_grads=3`` was "'int' object is not iterable" from inside sn.grad."""
+    x = f64("x")
+    with pytest.raises(sn.ArgumentError) as error:
+        sn.grad(None, x, known_grads=given)
+    message = str(error.value)
+    assert message.startswith(
+        "sn.grad: known_grads is a dict {variable: its gradient} or a list of (variable, "
+        f"gradient) pairs, not {given!r}"
+    ), message
+    assert error.value.location.filename == __file__
 
 
 def test_gradient_with_respect_to_an_intermediate_variable(rng):

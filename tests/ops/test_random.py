@@ -518,6 +518,101 @@ def test_constant_parameters_numpy_refuses_are_refused_when_the_draw_is_built(bu
     assert set(got) <= {-1, -2}  # an array a of negative numbers is fine
 
 
+CHOICES_NUMPY_REFUSES = [  # (NumPy's call, symnb's, the message)
+    (
+        lambda g: g.choice(0, (2,)),
+        lambda r: r.choice(0, (2,)),
+        r"^choice: 2 draws \(size \(2,\)\) from an empty a \(range\(0\)\); NumPy draws",
+    ),
+    (lambda g: g.choice(0), lambda r: r.choice(0), r"^choice: 1 draw \(size \(\)\) from an empty"),
+    (
+        lambda g: g.choice(np.zeros(0), (2,)),
+        lambda r: r.choice(sn.tensor("e", shape=(0,)), (2,)),
+        r"^choice: 2 draws \(size \(2,\)\) from an empty a \('e' \(float64\(0,\)\)\)",
+    ),
+    (
+        lambda g: g.choice(3, (5,), replace=False),
+        lambda r: r.choice(3, (5,), replace=False),
+        r"^choice without replacement: 5 draws \(size \(5,\)\) from the 3 elements of range",
+    ),
+    (
+        lambda g: g.choice(np.arange(2.0), (2, 2), replace=False),
+        lambda r: r.choice(sn.tensor("a", shape=(2,)), (2, 2), replace=False),
+        r"^choice without replacement: 4 draws .* from the 2 elements of 'a' \(float64\(2,\)\)",
+    ),
+    (
+        lambda g: g.choice(3, (2,), p=[0.5, 0.5]),
+        lambda r: r.choice(3, (2,), p=[0.5, 0.5]),
+        r"^choice: p has 2 entries for the 3 elements of range\(3\); a and p must have the same",
+    ),
+    (
+        lambda g: g.choice(3, 0, p=[0.5, 0.5]),
+        lambda r: r.choice(3, 0, p=[0.5, 0.5]),
+        r"^choice: p has 2 entries for the 3 elements",
+    ),
+]
+
+
+@pytest.mark.parametrize("numpy_call, symnb_call, message", CHOICES_NUMPY_REFUSES)
+def test_choice_numpy_refuses_is_refused_when_the_draw_is_built(numpy_call, symnb_call, message):
+    """docs/random.md: a constant parameter is checked when the draw is built; these built
+    and every call of the function failed in the draw's reference."""
+    with pytest.raises(ValueError):
+        numpy_call(np.random.default_rng(0))
+    rng = sn.RandomStream(0)
+    with pytest.raises(sn.ArgumentError, match=message) as info:
+        symnb_call(rng)
+    assert info.value.location.filename == __file__  # at the user's line
+    assert rng.states == []
+
+
+def test_choice_numpy_takes_builds_and_what_only_a_call_knows_is_checked_then():
+    rng, k = sn.RandomStream(0), sn.scalar("k", dtype="int64")
+    draws = [
+        rng.choice(0, 0),
+        rng.choice(3, (3,), replace=False),
+        rng.choice(k, (5,), replace=False),
+    ]
+    f = sn.function([k], draws, backend="py")
+    nothing, every, five = f(5)
+    assert nothing.shape == (0,) and sorted(every) == [0, 1, 2] and sorted(five) == [0, 1, 2, 3, 4]
+    with pytest.raises(sn.SymnbError, match="choice without replacement: 5 draws from 4"):
+        f(4)
+
+
+@pytest.mark.parametrize(
+    "build, shown",
+    [
+        (lambda r: r.binomial((2,), n="3"), "binomial: n .* not '3'"),
+        (lambda r: r.binomial((2,), n=None), "binomial: n .* not None"),
+        (lambda r: r.binomial((2,), n=np.nan), "binomial: n .* not nan"),
+        (lambda r: r.binomial(None, n=[1, "a"]), r"binomial: n .* not \[1, 'a'\]"),
+        (lambda r: r.multinomial((2,), n="3", pvals=[0.5, 0.5]), "multinomial: n .* not '3'"),
+        (lambda r: r.multinomial((2,), n=None, pvals=[0.5, 0.5]), "multinomial: n .* None"),
+        (lambda r: r.integers("a", 3), "integers: low .* not 'a'"),
+        (lambda r: r.integers(0, "5"), "integers: high .* not '5'"),
+        (lambda r: r.integers(0, "1e3"), "integers: high .* not '1e3'"),
+        (lambda r: r.integers(0, np.inf), "integers: high .* not inf"),
+        (lambda r: r.integers(0, [3, None]), r"integers: high .* not \[3, None\]"),
+    ],
+)
+def test_integer_parameters_that_are_no_numbers_are_refused_naming_them(build, shown):
+    """As the float ones are: NumPy's "ufunc 'less' did not contain a loop" and Python's
+    int() messages came from inside symnb, and integers(0, '5') was parsed by int()."""
+    rng = sn.RandomStream(0)
+    with pytest.raises(sn.ArgumentError, match=shown) as info:
+        build(rng)
+    assert "is an integer, an array of integers or a variable" in str(info.value)
+    assert info.value.location.filename == __file__  # at the user's line
+    assert rng.states == []  # no draw was made
+    got = sn.function([], _accepted_draws(rng))()  # what NumPy takes: floats truncated, bools
+    assert got[0].shape == (2,) and set(got[1]) <= {0, 1, 2} and set(got[2]) <= {0, 1}
+
+
+def _accepted_draws(rng):
+    return [rng.binomial((2,), n=2.5), rng.integers(0, 3.0, size=(4,)), rng.binomial((3,), True)]
+
+
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
 def test_choice_of_an_integer_scalar_variable_draws_from_its_range(backend):
     """``choice(k)`` with ``k`` an integer scalar variable is ``range(k)`` (NumPy's and

@@ -87,3 +87,19 @@ def test_full_truncation_equals_no_truncation():
     for k in (N_STEPS, N_STEPS + 1):
         for a, b in zip(_grads(k, False, shapes, "py")(*arrays), full):
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("given", ["a", "3", 2.5, None, True])
+def test_truncate_gradient_is_an_int(given):
+    """``int(truncate_gradient)`` parsed "3", truncated 2.5 and gave Python's message for
+    "a" or None."""
+    x = sn.vector("x")
+    with pytest.raises(sn.ArgumentError) as error:
+        sn.scan(lambda v: v * 2, sequences=[x], truncate_gradient=given)
+    assert str(error.value).startswith(
+        "sn.scan: truncate_gradient is an int (k > 0: the gradient flows back through the last "
+        f"k steps; -1: through all), not {given!r}"
+    )
+    assert error.value.location.filename == __file__
+    out, _ = sn.scan(lambda v: v * 2, sequences=[x], truncate_gradient=np.int64(2))
+    assert out.type.ndim == 1

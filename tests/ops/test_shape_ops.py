@@ -103,6 +103,30 @@ def test_a_set_or_a_dict_is_no_target_shape():
         assert caught.value.location.filename == __file__
 
 
+def test_a_float_size_or_axis_is_refused_naming_it():
+    """``x.reshape(12.0)`` and ``sn.roll(x, 1, axis=1.0)`` were "'float' object is not
+    iterable" from inside symnb; a float in a tuple already named the size."""
+    x = sn.tensor("x", shape=(2, 3, 4))
+    m = sn.tensor("m", shape=(3, 4))
+    size = "reshape: a size is an int, a dim name or an int scalar, not"
+    axis = "roll: axis is an int, a tuple of ints or None, not"
+    calls = [
+        (lambda: m.reshape(12.0), f"{size} 12.0"),
+        (lambda: sn.reshape(m, 5.0), f"{size} 5.0"),
+        (lambda: m.reshape((12.0,)), f"{size} 12.0"),
+        (lambda: sn.roll(x, 1, axis=1.0), f"{axis} 1.0"),
+        (lambda: sn.roll(x, 1, axis=1.5), f"{axis} 1.5"),
+    ]
+    for call, message in calls:
+        with pytest.raises(sn.ShapeTypeError) as caught:
+            call()
+        assert str(caught.value).startswith(message), caught.value
+        assert caught.value.location.filename == __file__
+    assert "(for 'x' (float64(2, 3, 4)))" in str(caught.value)
+    assert m.reshape(np.int64(12)).type.shape == (12,)
+    assert sn.roll(x, 1, axis=np.int64(1)).type == x.type
+
+
 def test_reshape_to_none_keeps_the_shape_as_numpy_2_does(backend):
     a = np.arange(6.0).reshape(2, 3)
     x = sn.tensor("x", shape=(None, 3))
@@ -138,6 +162,22 @@ def test_layout_errors_are_clear():
         sn.repeat(m, [1, 2], axis=0)
     with pytest.raises(TypeError, match="repeat: repeats must be an int"):
         sn.repeat(m, 1.5, axis=0)
+
+
+@pytest.mark.parametrize("fn", [sn.tril, sn.triu])
+@pytest.mark.parametrize("k", [1.5, np.float64(1.7), "1", True, None, [0]])
+def test_tril_triu_take_an_int_k_as_diag_does(fn, k):
+    # int(k) truncated 1.5 and parsed "1" to the diagonal 1 (NumPy's triu(M, 1.5) is zeros)
+    m = sn.tensor("m", shape=(3, 4))
+    name = fn.__name__
+    refused = rf"{name}: k \(the diagonal\) is an int, not "
+    with pytest.raises(sn.ShapeTypeError, match=refused) as e:
+        fn(m, k=k)
+    assert f"not {k!r} (for 'm' (float64(3, 4)))" in str(e.value)
+    assert e.value.location.filename == __file__
+    a = np.arange(12.0).reshape(3, 4)
+    out = fn(m, np.int32(-1))
+    np.testing.assert_array_equal(sn.function([m], out)(a), getattr(np, name)(a, -1))
 
 
 PAD_VALUES = [
