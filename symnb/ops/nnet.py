@@ -14,7 +14,7 @@ from symnb.core.dims import DimMismatch, format_shape, shapes_unify, unify
 from symnb.core.op import Op, located_call
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
@@ -151,10 +151,14 @@ crossentropy = categorical_crossentropy
 
 def binary_crossentropy(output, target) -> Variable:
     """``-(t log p + (1 - t) log(1 - p))`` elementwise, for probabilities p (use
-    ``sigmoid_binary_crossentropy`` on logits: it stays finite where p rounds to 0 or 1)."""
+    ``sigmoid_binary_crossentropy`` on logits: it stays finite where p rounds to 0 or 1).
+    A Python number target stays weak, as in ``x32 * 0.9``: float32 p, float32 loss."""
     output, target = as_variable(output), as_variable(target)
     shape_warnings.loss_hook("binary_crossentropy", output, target)
-    return -(target * log(output) + (1 - target) * log(1 - output))
+    rest = 1 - target
+    if isinstance(target, Constant) and target.weak:  # 1 - 0.9 a Python number: weak too
+        rest = as_variable(1 - target.data)
+    return -(target * log(output) + rest * log(1 - output))
 
 
 def _fits_rows(var, rows) -> bool:

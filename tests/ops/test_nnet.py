@@ -82,6 +82,22 @@ def test_binary_crossentropies(dtype, rng, backend):
     check(run_on(sn.sigmoid_binary_crossentropy, logits, t, backend=backend), want, rtol=tol)
 
 
+@pytest.mark.parametrize("target", [0.9, 1, 0.0, True])
+def test_binary_crossentropy_of_a_python_number_target_keeps_ps_dtype(target, backend):
+    """A Python number target is weak, as in ``x32 * 0.9`` (sigmoid_binary_crossentropy's
+    was already): its ``1 - t`` was a float64 node, so a float32 p gave a float64 loss."""
+    pv = np.array([0.3, 0.8, 1e-3], "float32")
+    p = sn.tensor("p", shape=(3,), dtype="float32")
+    loss = sn.binary_crossentropy(p, target)
+    assert loss.dtype == np.float32
+    got = sn.function([p], sn.mean(loss), backend=backend)(pv)
+    t = float(target)
+    want = np.mean(-(t * np.log(pv.astype("float64")) + (1 - t) * np.log1p(-pv.astype("float64"))))
+    assert got.dtype == np.float32
+    check(got, np.float32(want), rtol=1e-5)
+    assert sn.binary_crossentropy(p, np.float64(0.9)).dtype == np.float64  # NumPy's: strong
+
+
 def test_sigmoid_binary_crossentropy_is_finite_for_huge_logits(backend):
     x, t = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0]), np.array([1.0, 1.0, 0.5, 0.0, 0.0])
     got = run_on(sn.sigmoid_binary_crossentropy, x, t, backend=backend)
