@@ -209,6 +209,22 @@ def test_softmax_of_a_vector_is_a_row_as_in_theano(rng):
     np.testing.assert_allclose(run([m], T.nnet.softmax(m), b).sum(axis=1), [1, 1])
 
 
+@pytest.mark.parametrize("floatx, value", [("float32", 30.0), ("float64", 100.0)])
+def test_binary_crossentropy_of_a_reshaped_sigmoid_as_theanos_test(floatx, value):
+    """Theano's test_nnet.py test_binary_crossentropy_reshape (issue #4086): the gradient
+    is 0 whether the reshape is before or after the sigmoid; after it, the loss and its
+    gradient were NaN once the sigmoid rounds to 1 (the stabilize rules did not see it)."""
+    theano.config.floatX = floatx
+    a = T.tensor4("a")
+    for c in (
+        T.nnet.binary_crossentropy(T.nnet.sigmoid(a.reshape((-1, 1))), 1).sum(),
+        T.nnet.binary_crossentropy(T.nnet.sigmoid(a).reshape((-1, 1)), 1).sum(),
+    ):
+        cost, g = theano.function([a], [c, theano.grad(c, a)])(np.full((1, 1, 1, 1), value, floatx))
+        assert np.isfinite(cost) and cost == pytest.approx(0.0, abs=1e-12)
+        np.testing.assert_allclose(g, np.zeros((1, 1, 1, 1)), atol=1e-12)
+
+
 def test_losses_and_activations_against_numpy(rng):
     p = rng.dirichlet(np.ones(4), size=3)
     labels = np.array([0, 3, 1], "int32")
