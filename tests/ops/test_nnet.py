@@ -46,6 +46,36 @@ def test_crossentropy_with_integer_labels(shape, axis, dtype, rng, backend):
     check(got, want)
 
 
+@pytest.mark.parametrize("n", [4, None])
+def test_crossentropy_refuses_a_negative_label(n, rng, backend):
+    """A label -1 read the last class (NumPy's indexing in the gather): the loss of a
+    plausible, wrong class. It is a ValueError naming the op, the label and the number of
+    classes (where the graph knows it), as the fused softmax cross-entropy's is."""
+    p = sps.softmax(rng.normal(size=(3, 4)), axis=1)
+    q = sn.tensor("q", shape=(3, n))
+    y = sn.tensor("y", shape=(3,), dtype="int32")
+    loss = sn.crossentropy(q, y)
+    f = sn.function([q, y], [loss, sn.grad(sn.sum(loss), q)], backend=backend)
+    check(f(p, np.array([0, 3, 1], "int32"))[0], -np.log(p[[0, 1, 2], [0, 3, 1]]))
+    where = "for axis 1 of size 4: class labels are 0 to 3" if n else "for axis 1: class labels"
+    with pytest.raises(ValueError, match=rf"categorical_crossentropy: label -1 .* {where}"):
+        f(p, np.array([0, -1, 1], "int32"))
+    if n:  # (unknown n: the gather refuses a label beyond it, NumPy's IndexError)
+        with pytest.raises(ValueError, match=r"categorical_crossentropy: label 4 is out of"):
+            f(p, np.array([0, 4, 1], "int32"))
+
+
+def test_crossentropy_checks_signed_labels_only():
+    """Unsigned labels cannot be negative: no check is built for them; constant labels are
+    checked when the graph is built, at the user's line."""
+    q, y = sn.matrix("q"), sn.tensor("y", shape=(None,), dtype="uint8")
+    f = sn.function([q, y], sn.crossentropy(q, y), backend="py", optimize="none")
+    assert "ClassLabels" not in {type(node.op).__name__ for node in f.graph.toposort()}
+    with pytest.raises(sn.ArgumentError, match="label -2 is out of range for axis 1") as info:
+        sn.crossentropy(q, np.array([1, -2]))
+    assert "test_nnet.py" in str(info.value)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_crossentropy_with_one_hot_and_soft_targets(dtype, rng, backend):
     p = sps.softmax(rng.normal(size=(4, 3)), axis=-1).astype(dtype)
