@@ -73,6 +73,19 @@ class RuntimeFailure(SymnbError, RuntimeError):
     """An op failed while running; the message names the node and the line that built it."""
 
 
+class RuntimeValueFailure(RuntimeFailure, ValueError):
+    """An op refused a value while running (its error a ValueError: a class label out of
+    range): a RuntimeFailure that ``except ValueError`` catches, as it would the op's own
+    error (Theano's ops raised ValueError for such values)."""
+
+
+def runtime_failure(node, exc, values=None) -> RuntimeFailure:
+    """The RuntimeFailure of ``node`` failing with ``exc`` (``failure_message``), a
+    RuntimeValueFailure where exc is a ValueError."""
+    kind = RuntimeValueFailure if isinstance(exc, ValueError) else RuntimeFailure
+    return kind(failure_message(node, exc, values))
+
+
 def failure_message(node, exc, values=None) -> str:
     """The node as built (its inputs' declared types), the error, the run-time ``values``
     the step was given where known (unknown dims are ``?`` in the declared types: the sizes
@@ -143,7 +156,7 @@ def run_declined(step, slots: list, raised=None) -> None:
             raise raised
         library = step if isinstance(step, Library) else getattr(step, "fallback", None)
         values = None if library is None else [slots[i] for i in library.ins]
-        raise RuntimeFailure(failure_message(step.node, raised, values)) from raised
+        raise runtime_failure(step.node, raised, values) from raised
     if log.isEnabledFor(logging.DEBUG):
         log.debug("the C runner handed a %s step of %s to Python", step.kind, step.node.op)
     EXECUTE[type(step)](step, slots)
@@ -164,7 +177,7 @@ def run_library(step: Library, slots: list) -> None:
     except (RuntimeFailure, CheckedShapeError):  # (the graph's own checks: raised as they are)
         raise
     except Exception as exc:
-        raise RuntimeFailure(failure_message(step.node, exc, args)) from exc
+        raise runtime_failure(step.node, exc, args) from exc
     results = (result,) if len(step.outs) == 1 else result
     for slot, value, dtype in zip(step.outs, results, step.dtypes, strict=True):
         value = np.asarray(value)

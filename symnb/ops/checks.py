@@ -1,7 +1,8 @@
 """Rules only the values decide, checked when the function runs: ``x`` unchanged, or an
 error that says what was asked (the rule is checked when the graph is built wherever the
 types or constants already tell): shapes (``at_most``, ``same_shape``, ``shape_from``,
-``has_shape``) and the domains of random draws' parameters (``in_domain``)."""
+``has_shape``), the domains of random draws' parameters (``in_domain``) and class labels
+(``ClassLabels``)."""
 
 from __future__ import annotations
 
@@ -92,6 +93,57 @@ def in_domain(x, what: str, domain: str) -> Variable:
     """``x``, once its values are checked to lie in ``domain`` (a key of InDomain.DOMAINS)
     when the function runs; ``what`` names the draw and parameter (``"normal: std"``)."""
     return InDomain(what, domain)(as_variable(x))
+
+
+def label_problem(what: str, label, axis: int, n) -> str:
+    """Why ``label`` is no class index of an axis of ``n`` classes (n None: not known)."""
+    where = f"for axis {axis}" + ("" if n is None else f" of size {n}")
+    if n is None:
+        valid = "class labels count from 0"
+    elif n == 0:
+        valid = "the axis has no class"
+    else:
+        valid = f"class labels are 0 to {n - 1}"
+    return (
+        f"{what}: label {label} is out of range {where}: {valid} "
+        "(a negative label does not count from the end)"
+    )
+
+
+def first_bad_label(labels, n):
+    """The first label outside [0, n) (n None: the first negative one), else None."""
+    labels = np.asarray(labels)
+    bad = labels < 0 if n is None else (labels < 0) | (labels >= n)
+    return labels[bad].flat[0] if bad.any() else None
+
+
+class ClassLabels(Op):
+    """Integer labels unchanged where each is a class index along ``axis``: 0 or more, and
+    below ``n`` where the number of classes is known when the graph is built (an index
+    beyond it is refused by the gather that reads it); else a ValueError naming the op
+    (``what``), the label and n. For a cross-entropy of probabilities, whose labels a
+    gather would otherwise read as NumPy does (-1: the last class)."""
+
+    dtype_rule = "the labels' dtype"
+    __props__ = ("what", "axis", "n")
+
+    def __init__(self, what: str, axis: int, n=None):
+        self.what, self.axis = str(what), int(axis)
+        self.n = None if n is None else int(n)
+
+    def infer_types(self, labels):
+        if labels.type.dtype.kind not in "iu":
+            raise DTypeError(f"{self.what}: labels {labels.describe()} must be integers")
+        return [labels.type]
+
+    def perform(self, labels):
+        bad = first_bad_label(labels, self.n)
+        if bad is not None:
+            raise ValueError(label_problem(self.what, bad, self.axis, self.n))
+        return labels
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None]
 
 
 class SameShape(Op):

@@ -34,13 +34,17 @@ from symnb.ops.elemwise import (
     sigmoid,
 )
 from symnb.ops.index import AdvancedSubtensor, Subtensor, TakeAlongAxis
+from symnb.ops.layout import Flatten, Flip, Repeat, Roll, Tile
 from symnb.ops.math import Log1p, softplus
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp
 from symnb.ops.shape import DimShuffle, Reshape
 
-#: ops that only pick or move elements, so log(select(p)) == select(log(p))
-SELECTIONS = (DimShuffle, TakeAlongAxis, Subtensor, AdvancedSubtensor)
+#: ops that only pick, move or copy elements, so log(select(p)) == select(log(p)):
+#: transposes and new or dropped axes, reshapes (``p.reshape((-1, 1))``, ``p.ravel()``),
+#: indexing, flips, rolls, repeats and tiles
+SELECTIONS = (DimShuffle, Reshape, Flatten, TakeAlongAxis, Subtensor, AdvancedSubtensor)
+SELECTIONS += (Flip, Roll, Repeat, Tile)
 
 
 class Formula(NamedTuple):
@@ -133,26 +137,71 @@ def logsumexp_formula(var: Variable) -> Formula | None:
 
 def log_sigmoid_formula(var: Variable) -> Formula | None:
     """``log(sigmoid(x))`` is ``-softplus(-x)``; ``log(1 - sigmoid(x))`` and
-    ``log1p(-sigmoid(x))`` are ``-softplus(x)`` (a binary cross-entropy's two halves)."""
+    ``log1p(-sigmoid(x))`` are ``-softplus(x)`` (a binary cross-entropy's two halves); also
+    with ops that only pick or move elements (SELECTIONS) around the sigmoid or the ``1 -``:
+    ``log(1 - sigmoid(x).reshape((-1, 1)))`` is ``(-softplus(x)).reshape((-1, 1))``."""
+    found = log_sigmoid_match(var, lambda one, _: _all_ones(one))
+    return None if found is None else _checked(var, found[1])
+
+
+def log_sigmoid_match(var: Variable, is_one: Callable) -> tuple[str, Formula] | None:
+    """``(kind, formula)`` where var is a log of a sigmoid, kind ``"log"`` (``log(s)``),
+    ``"log1m"`` (``log(1 - s)``, ``is_one(c, picked)`` telling the 1) or ``"log1p"``
+    (``log1p(-s)``), selections allowed outside and inside the ``1 -``; the formula unchecked
+    (the rules check the type their own way)."""
     node = _node(var, (Log, Log1p))
     if node is None:
         return None
-    inner = node.inputs[0]
+    outer, inner = through_selections(node.inputs[0])
     s = _node(inner, Sigmoid)
     if s is not None and isinstance(node.op, Log):
-        return _checked(var, Formula(s.inputs[0], _minus_softplus_of_minus, (var, inner)))
+        build = _reselected(_minus_softplus_of_minus, outer)
+        return "log", Formula(s.inputs[0], build, (var, *_outputs(outer), inner))
     if isinstance(node.op, Log):
-        minus = _node(inner, Sub)
-        if minus is None or not _all_ones(minus.inputs[0]):
+        kind, minus = "log1m", _node(inner, Sub)
+        if minus is None:
             return None
-        picked = minus.inputs[1]
+        ones, picked = minus.inputs
+        if not is_one(ones, picked):
+            return None
     else:
-        minus = _node(inner, Neg)
+        kind, minus = "log1p", _node(inner, Neg)
         picked = None if minus is None else minus.inputs[0]
-    s = None if picked is None else _node(picked, Sigmoid)
+    if picked is None:
+        return None
+    chain, sig = through_selections(picked)
+    s = _node(sig, Sigmoid)
     if s is None:
         return None
-    return _checked(var, Formula(s.inputs[0], _minus_softplus, (var, inner, picked)))
+    build = _reselected(_reselected(_minus_softplus, chain), outer)
+    parts = (var, *_outputs(outer), inner, *_outputs(chain), sig)
+    return kind, Formula(s.inputs[0], build, parts)
+
+
+def through_selections(var: Variable) -> tuple[list, Variable]:
+    """``(chain, source)``: the SELECTIONS nodes var is made by, outermost first, and the
+    variable they pick from (var itself and ``[]`` where none)."""
+    chain = []
+    while var.owner is not None and isinstance(var.owner.op, SELECTIONS):
+        chain.append(var.owner)
+        var = var.owner.inputs[0]
+    return chain, var
+
+
+def reselect(new: Variable, chain: list) -> Variable:
+    """``new`` picked and moved as the ``chain`` of ``through_selections`` picked its
+    source (the same ops, with the same indices and sizes)."""
+    for step in reversed(chain):
+        new = step.op(new, *step.inputs[1:])
+    return new
+
+
+def _reselected(build: Callable, chain: list) -> Callable:
+    return build if not chain else lambda x: reselect(build(x), chain)
+
+
+def _outputs(chain: list) -> list:
+    return [step.outputs[0] for step in chain]
 
 
 def _minus_softplus_of_minus(x: Variable) -> Variable:
@@ -169,21 +218,12 @@ def log_softmax_formula(var: Variable) -> Formula | None:
     node = _node(var, Log)
     if node is None:
         return None
-    chain, p = [], node.inputs[0]
-    while p.owner is not None and isinstance(p.owner.op, SELECTIONS):
-        chain.append(p.owner)
-        p = p.owner.inputs[0]
+    chain, p = through_selections(node.inputs[0])
     soft = _node(p, Softmax)
     if soft is None:
         return None
-
-    def build(x: Variable) -> Variable:
-        new = LogSoftmax(soft.op.axis)(x)
-        for step in reversed(chain):
-            new = step.op(new, *step.inputs[1:])
-        return new
-
-    parts = (var, p, *(step.outputs[0] for step in chain))
+    build = _reselected(LogSoftmax(soft.op.axis), chain)
+    parts = (var, p, *_outputs(chain))
     return _checked(var, Formula(soft.inputs[0], build, parts))
 
 

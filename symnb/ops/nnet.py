@@ -14,10 +14,11 @@ from symnb.core.dims import DimMismatch, format_shape, shapes_unify, unify
 from symnb.core.op import Op, located_call
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
+from symnb.ops.checks import ClassLabels, first_bad_label, label_problem
 from symnb.ops.elemwise import Elemwise, as_float, exp, log, sigmoid
 from symnb.ops.index import take_along_axis
 from symnb.ops.reduce import sum as sum_
@@ -134,13 +135,15 @@ sigmoid_binary_crossentropy = SigmoidBinaryCrossentropy()
 def categorical_crossentropy(p, target, axis=-1) -> Variable:
     """``-log p[label]`` for integer labels (p without ``axis``), or ``-sum(t * log p)`` for
     one-hot rows (integer or float) / probabilities shaped like p: as in Theano, a target with
-    p's number of dims is a distribution. One loss per row: reduce it with ``sn.mean``.
+    p's number of dims is a distribution. One loss per row: reduce it with ``sn.mean``. A
+    label outside [0, n) is an error (a negative one does not count from the end).
     """
     p, target = as_variable(p), as_variable(target)
     axis = _axis_of(p, axis, "categorical_crossentropy")
     if target.type.dtype.kind in "iu" and target.type.ndim != p.type.ndim:
         located_call(_check_labels, p, target, axis)
-        picked = take_along_axis(p, expand_dims(target, axis), axis)
+        labels = _class_labels("categorical_crossentropy", target, p, axis)
+        picked = take_along_axis(p, expand_dims(labels, axis), axis)
         return -log(squeeze(picked, axis))
     located_call(_check_same_shape, p, target, axis)
     return -sum_(target * log(p), axis=axis)
@@ -151,10 +154,14 @@ crossentropy = categorical_crossentropy
 
 def binary_crossentropy(output, target) -> Variable:
     """``-(t log p + (1 - t) log(1 - p))`` elementwise, for probabilities p (use
-    ``sigmoid_binary_crossentropy`` on logits: it stays finite where p rounds to 0 or 1)."""
+    ``sigmoid_binary_crossentropy`` on logits: it stays finite where p rounds to 0 or 1).
+    A Python number target stays weak, as in ``x32 * 0.9``: float32 p, float32 loss."""
     output, target = as_variable(output), as_variable(target)
     shape_warnings.loss_hook("binary_crossentropy", output, target)
-    return -(target * log(output) + (1 - target) * log(1 - output))
+    rest = 1 - target
+    if isinstance(target, Constant) and target.weak:  # 1 - 0.9 a Python number: weak too
+        rest = as_variable(1 - target.data)
+    return -(target * log(output) + rest * log(1 - output))
 
 
 def _fits_rows(var, rows) -> bool:
@@ -172,6 +179,28 @@ def _check_labels(p, labels, axis):
     row_axes = [a for a in range(p.type.ndim) if a != axis]
     for label_axis, p_axis in enumerate(row_axes):  # labels (batch,) against p (32, 10)
         shape_warnings.pinned_hook("categorical_crossentropy", labels, label_axis, p, p_axis)
+
+
+def _class_labels(what: str, labels, p, axis: int) -> Variable:
+    """``labels`` checked to be class indices of p's ``axis``: a negative one (or one beyond
+    a number of classes the graph knows) is an ArgumentError at the user's line for a
+    constant, else a ValueError when the function runs (``ClassLabels``), where a gather
+    would read -1 as the last class. Unsigned labels need no check (the gather refuses one
+    beyond the axis)."""
+    n = p.type.shape[axis]
+    n = n if isinstance(n, int) else None
+    located_call(_check_constant_labels, what, labels, axis, n)
+    if isinstance(labels, Constant) or labels.type.dtype.kind == "u":
+        return labels
+    return ClassLabels(what, axis, n)(labels)
+
+
+def _check_constant_labels(what: str, labels, axis: int, n) -> None:
+    """A constant's labels, checked when the graph is built."""
+    if isinstance(labels, Constant):
+        bad = first_bad_label(labels.value, n)
+        if bad is not None:
+            raise ArgumentError(label_problem(what, bad, axis, n))
 
 
 def _check_same_shape(p, t, axis):
@@ -273,9 +302,14 @@ class SoftmaxCrossEntropyGrad(CountedAxes, Op):
 
 def softmax_cross_entropy(logits, labels, axis=-1) -> Variable:
     """Per-row ``crossentropy(softmax(logits), labels)`` for integer labels, fused and stable
-    (the rewrites build it from that expression; calling it directly is the same)."""
+    (the rewrites build it from that expression; calling it directly is the same). A label
+    outside [0, n) is a ValueError when the function runs (a negative one does not count
+    from the end), an ArgumentError here for constant labels."""
     logits, labels = as_variable(logits), as_variable(labels)
     axis = _axis_of(logits, axis, "softmax_cross_entropy")
+    n = logits.type.shape[axis]
+    n = n if isinstance(n, int) else None
+    located_call(_check_constant_labels, "softmax_cross_entropy", labels, axis, n)
     return SoftmaxCrossEntropy(axis)(logits, labels)[0]
 
 
@@ -300,14 +334,13 @@ def _check_rows(op, var, rows, logits) -> None:
 
 
 def _label_index(op, x, labels, axis) -> np.ndarray:
-    """Labels as take_along_axis indices; out-of-range labels raise a clear IndexError
-    (negative labels count from the end, as NumPy indexing does)."""
+    """Labels as take_along_axis indices; a label outside [0, n) raises a ValueError naming
+    the op, the label and n (a negative one does not count from the end: -1 is almost surely
+    a padding or "ignore" label, not the last class; Theano raised "y_i value out of
+    bounds")."""
     labels = np.asarray(labels)
     n = x.shape[axis]
-    bad = (labels < -n) | (labels >= n)
-    if bad.any():
-        raise IndexError(
-            f"{op.op_name()}: label {labels[bad].flat[0]} is out of range for axis {axis} "
-            f"of size {n} (valid labels: 0 to {n - 1}, or -{n} to -1 counting from the end)"
-        )
+    bad = first_bad_label(labels, n)
+    if bad is not None:
+        raise ValueError(label_problem(op.op_name(), bad, axis, n))
     return np.expand_dims(labels.astype(np.intp, copy=False), axis)

@@ -125,7 +125,7 @@ def test_row_programs_meet_numpy(context, dtype):
     y = sn.vector("y", dtype="int64")
     rng = np.random.default_rng(3)
     value = (rng.standard_normal((9, 300)) * 4).astype(dtype)
-    labels = rng.integers(-300, 300, 9)
+    labels = rng.integers(0, 300, 9)
     shifted = value.astype("float64") - value.max(1, keepdims=True)
     probs = np.exp(shifted) / np.exp(shifted).sum(1, keepdims=True)
     rtol = 1e-5 if dtype == "float32" else 1e-12
@@ -138,6 +138,8 @@ def test_row_programs_meet_numpy(context, dtype):
     np.testing.assert_allclose(loss, -picked, rtol=rtol * 10)
     np.testing.assert_allclose(got_probs, probs, rtol=rtol)
     labels[4] = 300  # out of range: the kernel declines, and the reference raises
+    assert run(context, node, value, labels) is None
+    labels[4] = -1  # so is a negative label (not the last class)
     assert run(context, node, value, labels) is None
 
 

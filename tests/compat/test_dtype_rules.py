@@ -251,3 +251,20 @@ def test_scalar_upcast_keeps_float16_under_numpy_floatx_float16():
         assert theano.scalar.upcast("int32", "float32") == "float64"  # nor float32 kept
         assert theano.scalar.upcast("int32", "float64") == "float64"
     assert theano.scalar.upcast("int32", "float16") == "float64"
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+@pytest.mark.parametrize("target", [1, 0.0, 0.9])
+def test_binary_crossentropy_of_a_literal_target_keeps_the_outputs_dtype(floatx, target):
+    """Theano's ``binary_crossentropy`` is the plain formula, so a literal target (label
+    smoothing's 0.9, test_nnet.py's ``1``) is autocast: an fvector gives a float32 loss
+    (it was float64: ``1 - target`` became a float64 node)."""
+    theano.config.floatX = floatx
+    p = T.fvector("p")
+    loss = T.nnet.binary_crossentropy(p, target)
+    assert loss.type.dtype == "float32"
+    pv = np.array([0.3, 0.8], "float32")
+    got = theano.function([p], loss.mean())(pv)
+    assert got.dtype == np.float32
+    want = -(target * np.log(pv) + (1 - target) * np.log(1 - pv)).mean()
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -227,6 +227,40 @@ def test_softmax_of_a_vector_is_a_row_as_in_theano(rng):
     np.testing.assert_allclose(run([m], T.nnet.softmax(m), b).sum(axis=1), [1, 1])
 
 
+@pytest.mark.parametrize("floatx, value", [("float32", 30.0), ("float64", 100.0)])
+def test_binary_crossentropy_of_a_reshaped_sigmoid_as_theanos_test(floatx, value):
+    """Theano's test_nnet.py test_binary_crossentropy_reshape (issue #4086): the gradient
+    is 0 whether the reshape is before or after the sigmoid; after it, the loss and its
+    gradient were NaN once the sigmoid rounds to 1 (the stabilize rules did not see it)."""
+    theano.config.floatX = floatx
+    a = T.tensor4("a")
+    for c in (
+        T.nnet.binary_crossentropy(T.nnet.sigmoid(a.reshape((-1, 1))), 1).sum(),
+        T.nnet.binary_crossentropy(T.nnet.sigmoid(a).reshape((-1, 1)), 1).sum(),
+    ):
+        cost, g = theano.function([a], [c, theano.grad(c, a)])(np.full((1, 1, 1, 1), value, floatx))
+        assert np.isfinite(cost) and cost == pytest.approx(0.0, abs=1e-12)
+        np.testing.assert_allclose(g, np.zeros((1, 1, 1, 1)), atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_negative_class_index_is_refused_as_in_theano(mode, rng):
+    """Theano's test_nnet.py test_neg_idx: crossentropy_softmax_1hot(_with_bias) and its
+    gradient raise ValueError ("y_i value out of bounds") for a label -1; it was read as
+    the last class (a plausible, wrong loss)."""
+    x, b, y = T.matrix("x"), T.vector("b"), T.lvector("y")
+    xv, bv = rng.random((3, 5)), rng.random(5)
+    nll = T.nnet.crossentropy_softmax_1hot(x, y)[0]
+    nll_b = T.nnet.crossentropy_softmax_1hot_with_bias(x, b, y)[0]
+    picked = T.nnet.categorical_crossentropy(T.nnet.softmax(x), y)
+    for out in (nll, nll_b, T.grad(nll.sum(), x), picked):
+        f = theano.function([x, b, y], out, mode=mode, on_unused_input="ignore")
+        f(xv, bv, np.array([0, 4, 2]))
+        for bad in (-1, 5) if mode == "FAST_RUN" else (-1,):  # (5: the fused op's check)
+            with pytest.raises(ValueError, match=f"label {bad} is out of range for axis 1"):
+                f(xv, bv, np.array([0, bad, 2]))
+
+
 def test_losses_and_activations_against_numpy(rng):
     p = rng.dirichlet(np.ones(4), size=3)
     labels = np.array([0, 3, 1], "int32")

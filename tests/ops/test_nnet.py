@@ -46,6 +46,36 @@ def test_crossentropy_with_integer_labels(shape, axis, dtype, rng, backend):
     check(got, want)
 
 
+@pytest.mark.parametrize("n", [4, None])
+def test_crossentropy_refuses_a_negative_label(n, rng, backend):
+    """A label -1 read the last class (NumPy's indexing in the gather): the loss of a
+    plausible, wrong class. It is a ValueError naming the op, the label and the number of
+    classes (where the graph knows it), as the fused softmax cross-entropy's is."""
+    p = sps.softmax(rng.normal(size=(3, 4)), axis=1)
+    q = sn.tensor("q", shape=(3, n))
+    y = sn.tensor("y", shape=(3,), dtype="int32")
+    loss = sn.crossentropy(q, y)
+    f = sn.function([q, y], [loss, sn.grad(sn.sum(loss), q)], backend=backend)
+    check(f(p, np.array([0, 3, 1], "int32"))[0], -np.log(p[[0, 1, 2], [0, 3, 1]]))
+    where = "for axis 1 of size 4: class labels are 0 to 3" if n else "for axis 1: class labels"
+    with pytest.raises(ValueError, match=rf"categorical_crossentropy: label -1 .* {where}"):
+        f(p, np.array([0, -1, 1], "int32"))
+    if n:  # (unknown n: the gather refuses a label beyond it, NumPy's IndexError)
+        with pytest.raises(ValueError, match=r"categorical_crossentropy: label 4 is out of"):
+            f(p, np.array([0, 4, 1], "int32"))
+
+
+def test_crossentropy_checks_signed_labels_only():
+    """Unsigned labels cannot be negative: no check is built for them; constant labels are
+    checked when the graph is built, at the user's line."""
+    q, y = sn.matrix("q"), sn.tensor("y", shape=(None,), dtype="uint8")
+    f = sn.function([q, y], sn.crossentropy(q, y), backend="py", optimize="none")
+    assert "ClassLabels" not in {type(node.op).__name__ for node in f.graph.toposort()}
+    with pytest.raises(sn.ArgumentError, match="label -2 is out of range for axis 1") as info:
+        sn.crossentropy(q, np.array([1, -2]))
+    assert "test_nnet.py" in str(info.value)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_crossentropy_with_one_hot_and_soft_targets(dtype, rng, backend):
     p = sps.softmax(rng.normal(size=(4, 3)), axis=-1).astype(dtype)
@@ -80,6 +110,22 @@ def test_binary_crossentropies(dtype, rng, backend):
     tol = tolerance(dtype, 100)
     check(run_on(sn.binary_crossentropy, p, t, backend=backend), want, rtol=tol)
     check(run_on(sn.sigmoid_binary_crossentropy, logits, t, backend=backend), want, rtol=tol)
+
+
+@pytest.mark.parametrize("target", [0.9, 1, 0.0, True])
+def test_binary_crossentropy_of_a_python_number_target_keeps_ps_dtype(target, backend):
+    """A Python number target is weak, as in ``x32 * 0.9`` (sigmoid_binary_crossentropy's
+    was already): its ``1 - t`` was a float64 node, so a float32 p gave a float64 loss."""
+    pv = np.array([0.3, 0.8, 1e-3], "float32")
+    p = sn.tensor("p", shape=(3,), dtype="float32")
+    loss = sn.binary_crossentropy(p, target)
+    assert loss.dtype == np.float32
+    got = sn.function([p], sn.mean(loss), backend=backend)(pv)
+    t = float(target)
+    want = np.mean(-(t * np.log(pv.astype("float64")) + (1 - t) * np.log1p(-pv.astype("float64"))))
+    assert got.dtype == np.float32
+    check(got, np.float32(want), rtol=1e-5)
+    assert sn.binary_crossentropy(p, np.float64(0.9)).dtype == np.float64  # NumPy's: strong
 
 
 def test_sigmoid_binary_crossentropy_is_finite_for_huge_logits(backend):

@@ -73,10 +73,36 @@ def test_mixed_dtypes_promote_like_numpy(rng, backend):
     check(got, want, rtol=1e-7)
 
 
-def test_negative_labels_count_from_the_end_as_in_numpy(backend):
-    x = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
-    loss = run_on(sn.softmax_cross_entropy, x, np.array([-1, -3]), backend=backend)
-    check(loss, -sps.log_softmax(x, axis=1)[[0, 1], [2, 0]], rtol=1e-12)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_negative_label_is_refused_not_read_from_the_end(dtype, backend):
+    """-1 is a padding or "ignore" label far more often than the last class: the loss, its
+    gradient op and the kernels refuse it (ValueError naming the op, the label and n), as
+    Theano's CrossentropySoftmaxArgmax1HotWithBias did; NumPy indexing read the last class."""
+    x, labels = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], dtype), np.array([0, -1])
+    msg = r"{}: label -1 is out of range for axis 1 of size 3: class labels are 0 to 2"
+    with pytest.raises(ValueError, match=msg.format("softmax_cross_entropy")) as info:
+        run_on(sn.softmax_cross_entropy, x, labels, backend=backend)
+    assert isinstance(info.value, sn.SymnbError) and "built at" in str(info.value)
+    dloss, probs = np.ones(2, dtype), sps.softmax(x, axis=1).astype(dtype)
+    with pytest.raises(ValueError, match=msg.format("softmax_cross_entropy_grad")):
+        run_on(
+            lambda d, p, y: SoftmaxCrossEntropyGrad(1)(d, p, y),
+            dloss,
+            probs,
+            labels,
+            backend=backend,
+        )
+    fine = run_on(sn.softmax_cross_entropy, x, np.array([0, 2]), backend=backend)
+    check(fine, -sps.log_softmax(x, axis=1)[[0, 1], [0, 2]], rtol=tolerance(dtype))
+
+
+def test_constant_labels_are_checked_when_the_graph_is_built():
+    x = sn.tensor("x", shape=(2, 3))
+    with pytest.raises(sn.ArgumentError, match=r"label -1 is out of range .* size 3") as info:
+        sn.softmax_cross_entropy(x, np.array([0, -1]))
+    assert "test_xent.py" in str(info.value)
+    with pytest.raises(sn.ArgumentError, match="label 3 is out of range"):
+        sn.crossentropy(sn.softmax(x), np.array([3, 0]))
 
 
 def test_extreme_logits_stay_finite(backend):
@@ -180,7 +206,7 @@ def test_type_errors_name_the_op_and_the_variables():
 
 
 def test_gradients_are_checked_numerically(rng):
-    x, labels = rng.normal(size=(4, 5)), np.array([0, 4, 2, -1])
+    x, labels = rng.normal(size=(4, 5)), np.array([0, 4, 2, 3])
     dloss, probs = rng.normal(size=4), sps.softmax(rng.normal(size=(4, 5)), axis=1)
     sn.check_grad(lambda a: sn.softmax_cross_entropy(a, labels), [x])
     sn.check_grad(lambda a: SoftmaxCrossEntropy(1)(a, labels)[1], [x])

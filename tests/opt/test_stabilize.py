@@ -227,3 +227,110 @@ def test_a_gradient_below_or_inside_the_formula_keeps_it_as_written(rng):
     np.testing.assert_allclose(got_p, -3 / (1 - pv), rtol=1e-12)
     np.testing.assert_allclose(got_total, 3 / (1 - pv) / (1 + np.exp(-zv)) ** 2, rtol=1e-12)
     np.testing.assert_allclose(got_z, -3 * pv, rtol=1e-12)
+
+
+Z_GRID = np.array([[-100.0, -20.0, 0.0], [3.0, 30.0, 100.0]], "float32")
+#: name -> (expression of z (2, 3) float32, its value from z in float64, the rule that fires):
+#: a sigmoid or softmax moved or picked (reshape, transpose, indexing, flatten, flip, roll,
+#: tile) between it and the log, outside or inside the ``1 -``
+THROUGH_SELECTIONS = {
+    "bce(sigmoid(z).reshape((-1, 1)), 1)": (
+        lambda z: sn.binary_crossentropy(sn.sigmoid(z).reshape((-1, 1)), 1),
+        lambda v: -special.log_expit(v).reshape(-1, 1),
+        "log_one_minus_sigmoid",
+    ),
+    "bce(sigmoid(z).T, 0.25)": (
+        lambda z: sn.binary_crossentropy(sn.sigmoid(z).T, 0.25),
+        lambda v: -(0.25 * special.log_expit(v) + 0.75 * special.log_expit(-v)).T,
+        "log_one_minus_sigmoid",
+    ),
+    "log(1 - sigmoid(z).reshape((-1, 1)))": (
+        lambda z: sn.log(1 - sn.sigmoid(z).reshape((-1, 1))),
+        lambda v: special.log_expit(-v).reshape(-1, 1),
+        "log_one_minus_sigmoid",
+    ),
+    "log(sigmoid(z).T)": (
+        lambda z: sn.log(sn.sigmoid(z).T),
+        lambda v: special.log_expit(v).T,
+        "log_sigmoid",
+    ),
+    "log((1 - sigmoid(z)).T)": (
+        lambda z: sn.log((1 - sn.sigmoid(z)).T),
+        lambda v: special.log_expit(-v).T,
+        "log_one_minus_sigmoid",
+    ),
+    "log(1 - sigmoid(z).ravel()[::2])": (
+        lambda z: sn.log(1 - sn.sigmoid(z).ravel()[::2]),
+        lambda v: special.log_expit(-v).ravel()[::2],
+        "log_one_minus_sigmoid",
+    ),
+    "log1p(-sigmoid(z)[:, 1:])": (
+        lambda z: sn.log1p(-sn.sigmoid(z)[:, 1:]),
+        lambda v: special.log_expit(-v)[:, 1:],
+        "log1p_of_minus_sigmoid",
+    ),
+    "log(flip(sigmoid(z)))": (
+        lambda z: sn.log(sn.flip(sn.sigmoid(z), 0)),
+        lambda v: np.flip(special.log_expit(v), 0),
+        "log_sigmoid",
+    ),
+    "log(1 - roll(sigmoid(z)))": (
+        lambda z: sn.log(1 - sn.roll(sn.sigmoid(z), 1, 1)),
+        lambda v: np.roll(special.log_expit(-v), 1, 1),
+        "log_one_minus_sigmoid",
+    ),
+    "log(softmax(z).reshape(-1))": (
+        lambda z: sn.log(sn.softmax(z).reshape((-1,))),
+        lambda v: special.log_softmax(v, axis=1).ravel(),
+        "log_softmax_of_softmax",
+    ),
+    "log(tile(softmax(z)))": (
+        lambda z: sn.log(sn.tile(sn.softmax(z), (2, 1))),
+        lambda v: np.tile(special.log_softmax(v, axis=1), (2, 1)),
+        "log_softmax_of_softmax",
+    ),
+}
+
+
+def _numeric_gradient(ref, v, eps=1e-6):
+    out = np.zeros_like(v)
+    for i in np.ndindex(v.shape):
+        step = np.zeros_like(v)
+        step[i] = eps
+        out[i] = (ref(v + step).sum() - ref(v - step).sum()) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("name", list(THROUGH_SELECTIONS))
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
+def test_logs_of_probabilities_moved_or_picked_stay_finite(name, backend):
+    """Theano's test_binary_crossentropy_reshape (issue #4086): a reshape (or any op that
+    only picks or moves elements) between the sigmoid or softmax and the log hid it from the
+    rules and from sn.grad, so the loss was NaN or -inf where the sigmoid rounds to 1 or the
+    softmax underflows, and its gradient NaN."""
+    build, ref, rule = THROUGH_SELECTIONS[name]
+    z = sn.tensor("z", shape=Z_GRID.shape, dtype="float32")
+    loss = build(z)
+    g = sn.grad(sn.sum(loss), z)
+    v = Z_GRID.astype("float64")
+    want, want_g = ref(v), _numeric_gradient(ref, v)
+    for mode in ("fast", "stable"):
+        f = sn.function([z], [loss, g], optimize=mode, backend=backend)
+        got, got_g = f(Z_GRID)
+        assert f.rewrites.counts()[rule] == 1, (mode, f.rewrites.counts())
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got_g, want_g, rtol=1e-5, atol=1e-5)
+    # sn.grad differentiates the stable form (symnb/grad/formulas.py): finite unoptimised
+    with np.errstate(all="ignore"):
+        got_g = sn.function([z], g, optimize="none", backend=backend)(Z_GRID)
+    np.testing.assert_allclose(got_g, want_g, rtol=1e-5, atol=1e-5)
+
+
+def test_selections_near_misses():
+    x = sn.matrix("x")
+    s = sn.sigmoid(x)
+    assert fired([x], sn.log(2 - s.T), STABLE) == {}
+    assert fired([x], sn.log(sn.sum(s, axis=0)), STABLE) == {}  # a sum is no selection
+    assert fired([x], sn.log1p(s.T), STABLE) == {}
+    assert fired([x], sn.log(sn.exp(x).reshape((-1,))), STABLE) == {}

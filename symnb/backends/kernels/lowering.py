@@ -327,14 +327,13 @@ def _logsumexp(node, dialect, producer=None) -> Lowered:
 
 
 def _label(b: Builder, labels) -> tuple[int, int]:
-    """A row's label (negative ones count from the end) and whether it is in range."""
+    """A row's label and whether it is in [0, n) (a negative one is refused, as the
+    reference refuses it: the kernel declines and the reference raises)."""
     if labels.type.dtype.kind not in "iu" or labels.type.dtype == np.uint64:
         raise Unsupported("labels must be integers that int64 holds")
-    raw = b.convert(b.variable(labels, per_row=True), "int64")
+    label = b.convert(b.variable(labels, per_row=True), "int64")
     n = b.emit(Extent())
-    zero = b.literal(0, "int64")
-    label = b.where(b.lt(raw, zero), b.add(raw, n), raw)
-    return label, b.bit_and(b.ge(label, zero), b.lt(label, n))
+    return label, b.bit_and(b.ge(label, b.literal(0, "int64")), b.lt(label, n))
 
 
 @lowers(SoftmaxCrossEntropy)

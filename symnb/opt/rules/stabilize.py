@@ -3,8 +3,10 @@
 ``log(1 + x) -> log1p(x)``, ``exp(x) - 1 -> expm1(x)``, ``log(softmax(x)) -> log_softmax(x)``
 (also through the indexing a cross-entropy does between them, so ``crossentropy(softmax(x),
 y)`` becomes ``-log_softmax(x)[y]``), ``1 / (1 + exp(-x)) -> sigmoid(x)``, ``log(sigmoid(x))
--> -softplus(-x)``, ``log(1 - sigmoid(x))`` and ``log1p(-sigmoid(x)) -> -softplus(x)`` and
-``log(sum(exp(x))) -> logsumexp(x)``; and, in the gradient ``sn.grad`` built of a
+-> -softplus(-x)``, ``log(1 - sigmoid(x))`` and ``log1p(-sigmoid(x)) -> -softplus(x)`` (these
+and the log of a softmax also through the other ops that only pick, move or copy elements:
+``log(1 - sigmoid(x).reshape(s)) -> (-softplus(x)).reshape(s)``) and ``log(sum(exp(x))) ->
+logsumexp(x)``; and, in the gradient ``sn.grad`` built of a
 cross-entropy of a softmax, ``softmax(x) * (h / softmax(x) - ...)`` loses the division by a
 probability that may underflow to 0. They fire on floating-point values only: on integers
 ``1 + x`` may wrap around, which log1p would not reproduce.
@@ -25,9 +27,9 @@ from symnb.ops.elemwise import (
     logistic_formula,
     neg,
 )
-from symnb.ops.formulas import SELECTIONS
+from symnb.ops.formulas import log_sigmoid_match, reselect, through_selections
 from symnb.ops.index import IncAlongAxis, TakeAlongAxis
-from symnb.ops.math import Log1p, expm1, log1p, softplus
+from symnb.ops.math import Log1p, expm1, log1p
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp, Sum
 from symnb.ops.shape import DimShuffle, Shape
@@ -71,25 +73,40 @@ def sigmoid_of_formula(m):
     return None if found is None else found[1]
 
 
-@rule("stabilize", Pattern(Log, Pattern(Sigmoid, "x")))
+def _log_sigmoid_as(m, kind: str):
+    """The ``-softplus`` form of the log of a sigmoid of ``kind`` that m.out is (also
+    through ops that only pick or move elements, ``symnb/ops/formulas.py``); for real
+    floats only: softplus refuses complex values, for which it is computed as written."""
+    found = log_sigmoid_match(m.out, _is_one)
+    if found is None or found[0] != kind or found[1].x.type.dtype.kind != "f":
+        return None
+    new = found[1].build(found[1].x)
+    return new if fits(m.out, new) else None
+
+
+def _is_one(one, picked) -> bool:
+    return is_filled_with(one, 1) and does_not_stretch(one, picked)
+
+
+@rule("stabilize", Pattern(Log, "p"))
 def log_sigmoid(m):
-    """log(sigmoid(x)) -> -softplus(-x)"""
-    return _real_fit(m, lambda: neg(softplus(neg(m.x))))
+    """log(sigmoid(x)) -> -softplus(-x), also through ops that only pick or move elements
+    (a reshape, a transpose, indexing): log(sigmoid(x).T) -> (-softplus(-x)).T"""
+    return _log_sigmoid_as(m, "log")
 
 
-@rule("stabilize", Pattern(Log, Pattern(Sub, Const("one"), Pattern(Sigmoid, "x"))))
+@rule("stabilize", Pattern(Log, "p"))
 def log_one_minus_sigmoid(m):
     """log(1 - sigmoid(x)) -> -softplus(x): the second half of a binary cross-entropy, which
-    is log(0) = -inf once sigmoid(x) rounds to 1 (x > 17 in float32)."""
-    if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x)):
-        return None
-    return _real_fit(m, lambda: neg(softplus(m.x)))
+    is log(0) = -inf once sigmoid(x) rounds to 1 (x > 17 in float32); also through ops that
+    only pick or move elements: log(1 - sigmoid(x).reshape(s)) -> (-softplus(x)).reshape(s)."""
+    return _log_sigmoid_as(m, "log1m")
 
 
-@rule("stabilize", Pattern(Log1p, Pattern(Neg, Pattern(Sigmoid, "x"))))
+@rule("stabilize", Pattern(Log1p, "p"))
 def log1p_of_minus_sigmoid(m):
-    """log1p(-sigmoid(x)) -> -softplus(x)"""
-    return _real_fit(m, lambda: neg(softplus(m.x)))
+    """log1p(-sigmoid(x)) -> -softplus(x) (also through ops that only pick or move elements)"""
+    return _log_sigmoid_as(m, "log1p")
 
 
 @rule("stabilize", Pattern(Log, Pattern(Sum, Pattern(Exp, "x"), name="total")))
@@ -101,17 +118,13 @@ def logsumexp_of_exp(m):
 
 @rule("stabilize", Pattern(Log, "p"))
 def log_softmax_of_softmax(m):
-    """log(softmax(x)) -> log_softmax(x), also through indexing: log(softmax(x)[i]) ->
-    log_softmax(x)[i] (the cross-entropy of a softmax)."""
-    chain, var = [], m.p
-    while var.owner is not None and isinstance(var.owner.op, SELECTIONS):
-        chain.append(var.owner)
-        var = var.owner.inputs[0]
+    """log(softmax(x)) -> log_softmax(x), also through indexing and the other ops that only
+    pick or move elements: log(softmax(x)[i]) -> log_softmax(x)[i] (the cross-entropy of a
+    softmax), log(softmax(x).reshape(s)) -> log_softmax(x).reshape(s)."""
+    chain, var = through_selections(m.p)
     if var.owner is None or not isinstance(var.owner.op, Softmax):
         return None
-    new = LogSoftmax(var.owner.op.axis)(var.owner.inputs[0])
-    for node in reversed(chain):
-        new = node.op(new, *node.inputs[1:])
+    new = reselect(LogSoftmax(var.owner.op.axis)(var.owner.inputs[0]), chain)
     return new if m.out.type.is_float and fits(m.out, new) else None
 
 

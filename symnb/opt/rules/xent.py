@@ -16,6 +16,7 @@ from __future__ import annotations
 from symnb.core.graph import OUTPUT
 from symnb.core.variable import Variable
 from symnb.errors import DTypeError, ShapeError
+from symnb.ops.checks import ClassLabels
 from symnb.ops.creation import Alloc
 from symnb.ops.elemwise import Exp, Mul, Neg, Sub, neg
 from symnb.ops.index import IncAlongAxis, TakeAlongAxis
@@ -99,7 +100,9 @@ def _scatters_into_zeros(node, axis: int) -> bool:
 
 
 def _labels(index: Variable, axis: int):
-    """labels where index is ``expand_dims(labels, axis)`` with integer labels; else None."""
+    """labels where index is ``expand_dims(labels, axis)`` with integer labels; else None.
+    Labels that ``crossentropy`` checks to be class indices (``ClassLabels``) are read
+    unchecked: the fused ops refuse a label outside [0, n) themselves."""
     node = index.owner
     if node is None or not isinstance(node.op, DimShuffle):
         return None
@@ -107,6 +110,9 @@ def _labels(index: Variable, axis: int):
     expand = list(range(labels.type.ndim))
     expand.insert(axis, "x")
     ok = node.op.order == tuple(expand) and labels.type.dtype.kind in "iu"
+    checked = labels.owner
+    if ok and checked is not None and isinstance(checked.op, ClassLabels):
+        labels = checked.inputs[0]
     return labels if ok else None
 
 
