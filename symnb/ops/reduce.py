@@ -450,13 +450,14 @@ def _cumulative(cls):
             x, axis = flatten(x), 0
         return cls(one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True))(x)
 
-    def cumulate(x, axis=None, *, dtype=None):
+    def cumulate(x, axis=None, dtype=None, out=None):
+        no_out(out, cls.op_name(), as_variable(x))
         return _in_dtype(run, x, dtype, axis=axis)
 
     run.__name__ = cumulate.__name__ = cls.op_name()
     cumulate.__doc__ = (
-        f"{cls.__doc__} ``axis=None`` works on the flattened array; ``dtype``: NumPy's (the "
-        "elements converted to it, the result in it)."
+        f"{cls.__doc__} In NumPy's argument order: ``axis=None`` works on the flattened "
+        "array; ``dtype``: NumPy's (the elements converted to it, the result in it)."
     )
     return cumulate
 

@@ -246,6 +246,24 @@ def test_dtype_argument_is_numpys(name, source, rng, backend):
     check(sn.function([x], whole, backend=backend)(a), getattr(a, name)(dtype="float32"))
 
 
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_ops_take_numpys_positional_dtype(name, backend):
+    """np.cumsum(a, axis, dtype, out): ``sn.cumsum(x, 1, np.float32)`` passed the dtype as
+    the third positional argument NumPy takes (it was a TypeError naming an inner
+    function); ``out`` is NumPy's fourth, refused naming the op."""
+    a = np.arange(12, dtype=np.int8).reshape(3, 4)
+    x = sn.tensor("x", shape=(None, None), dtype="int8")
+    outputs = [getattr(sn, name)(x, 1, np.float32), getattr(sn, name)(x, None, "int16")]
+    got = sn.function([x], outputs, backend=backend)(a)
+    for value, want in zip(
+        got, [getattr(np, name)(a, 1, np.float32), getattr(np, name)(a, None, "int16")]
+    ):
+        assert value.dtype == want.dtype
+        np.testing.assert_array_equal(value, want)
+    with pytest.raises(ArgumentError, match=rf"{name}\(\.\.\., out=ndarray\) of 'x'"):
+        getattr(sn, name)(x, 1, None, np.empty((3, 4)))
+
+
 def test_mean_with_float16_as_its_dtype_sums_in_float16_as_numpy_does(rng, backend):
     """NumPy sums in float16 where float16 is the dtype given (float32 where it is only the
     elements'): 40000 twos overflow to inf; the mean was 2, and 200 for uint8 rows."""
