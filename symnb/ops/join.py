@@ -14,12 +14,13 @@ from symnb.core.dims import sub as dim_sub
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
-from symnb.core.types import TensorType
+from symnb.core.types import TensorType, dtype_arg
 from symnb.core.variable import Variable, as_variable, describe_value
-from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
-from symnb.ops._axes import CountedAxes, one_axis
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
+from symnb.ops._axes import CountedAxes, no_out, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
+from symnb.ops.elemwise import cast
 from symnb.ops.layout import flatten
 from symnb.ops.shape import expand_dims
 
@@ -163,24 +164,31 @@ class _SplitSizes(CountedAxes, Op):
 
 
 # -- public functions ----------------------------------------------------------------------
-def concatenate(xs, axis: int = 0) -> Variable:
-    """Join arrays along an existing axis (``np.concatenate``; ``axis=None`` flattens)."""
+def concatenate(xs, axis: int = 0, out=None, *, dtype=None, casting="same_kind") -> Variable:
+    """Join arrays along an existing axis (``np.concatenate``; ``axis=None`` flattens);
+    ``dtype`` and ``casting`` are NumPy's (each array cast to ``dtype`` where the rule
+    ``casting`` allows it)."""
     xs = _arrays("concatenate", xs)
     if axis is None:
         xs, axis = [flatten(x) for x in xs], 0
     if not xs:
         raise _at_user_line(ShapeError("concatenate: needs at least one array"))
+    no_out(out, "concatenate", xs[0])
+    xs = _cast_all("concatenate", xs, dtype, casting)
     if xs[0].type.ndim == 0:
         raise _at_user_line(ShapeError(f"concatenate: cannot join 0-d {xs[0].describe()}"))
     axis = one_axis(axis, xs[0].type.ndim, "concatenate", xs[0])
     return Concatenate(axis)(*xs)
 
 
-def stack(xs, axis: int = 0) -> Variable:
-    """Join arrays of one shape along a new axis (``np.stack``)."""
+def stack(xs, axis: int = 0, out=None, *, dtype=None, casting="same_kind") -> Variable:
+    """Join arrays of one shape along a new axis (``np.stack``); ``dtype`` and ``casting``
+    as in :func:`concatenate`."""
     xs = _arrays("stack", xs)
     if not xs:
         raise _at_user_line(ShapeError("stack: needs at least one array"))
+    no_out(out, "stack", xs[0])
+    xs = _cast_all("stack", xs, dtype, casting)
     try:
         _agreeing_shape("stack", xs, axis=None)
     except ShapeError as exc:
@@ -208,6 +216,32 @@ def _arrays(op: str, xs) -> list[Variable]:
             )
         )
     return [as_variable(x) for x in xs]
+
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _cast_all(op: str, xs: list[Variable], dtype, casting) -> list[Variable]:
+    """The arrays NumPy's ``dtype=`` and ``casting=`` give a join: each converted to
+    ``dtype`` (else to the dtype the join promotes them to) where the rule ``casting``
+    allows it; an array it does not allow is a DTypeError naming it, as NumPy refuses it."""
+    if casting not in _CASTINGS:
+        raise _at_user_line(
+            ArgumentError(f"{op}: casting is one of {', '.join(_CASTINGS)}, not {casting!r}")
+        )
+    if dtype is None and casting == "same_kind":  # (promotion itself is same_kind)
+        return xs
+    target = np.result_type(*(x.type.dtype for x in xs)) if dtype is None else None
+    target = dtype_arg(dtype, op, target)
+    for x in xs:
+        if not np.can_cast(x.type.dtype, target, casting):
+            raise _at_user_line(
+                DTypeError(
+                    f"{op}: cannot cast {x.describe()} to {target.name} according to the rule "
+                    f"{casting!r} (NumPy's casting=)\n  hint: casting='unsafe' converts anyway"
+                )
+            )
+    return [cast(x, target) for x in xs]
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:

@@ -25,6 +25,7 @@ from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
 from symnb.ops.broadcast import sum as _sum
 from symnb.ops.elemwise import cast, equal, exp, greater, maximum, sqrt, true_div, where
 from symnb.ops.layout import flatten, flip
+from symnb.ops.numpy_api import numpy_keywords
 from symnb.ops.shape import reduced_size
 
 
@@ -353,6 +354,7 @@ def _moment(cls):
         flag = keepdims_flag(keepdims, name, x)
         return cls(normalize_axis(axis, x.type.ndim, name, x), flag, ddof)(x)
 
+    @numpy_keywords
     def moment(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         x = as_variable(x)
         no_out(out, name, x)
@@ -367,7 +369,7 @@ def _moment(cls):
         f"{cls.__doc__} In NumPy's argument order: ``axis``: int, tuple or None; ``dtype``: "
         "NumPy's (the elements converted to it, the result in it; an integer or bool dtype "
         "computes every step in it as NumPy does: the mean truncated, the squares wrapping, "
-        "the quotient truncated); ``ddof`` as in NumPy."
+        "the quotient truncated); ``ddof`` as in NumPy (NumPy 2's ``correction=`` too)."
     )
     return moment
 

@@ -27,6 +27,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, normalize_axis
+from symnb.ops.numpy_api import numpy_keywords
 
 
 class Shape(Op):
@@ -337,9 +338,11 @@ def squeeze(x, axis=None) -> Variable:
     return DimShuffle(tuple(i for i in range(x.type.ndim) if i not in drop))(x)
 
 
+@numpy_keywords
 def reshape(x, newshape, ndim=None) -> Variable:
-    """Reshape; ``newshape`` may hold one -1, names of x's dims (``("batch", 784)``) and
-    symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
+    """Reshape; ``newshape`` (``shape=``, NumPy 2's name, too) may hold one -1, names of x's
+    dims (``("batch", 784)``) and symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a
+    named dim is inferred from them).
     ``ndim`` (Theano's) is checked against the length of ``newshape``; it is that length
     where ``newshape`` is an int vector of unknown length (``x.reshape(shp, ndim=2)``, checked
     when the function runs). ``None`` keeps x's shape, as NumPy 2 does (``a.reshape(None)``)."""

@@ -40,6 +40,51 @@ def test_stack_matches_numpy(axis, dtypes, rng, backend):
     check(run_on(lambda x: sn.stack([x, x, x]), s, backend=backend), np.stack([s, s, s]))
 
 
+@pytest.mark.parametrize("join", ["concatenate", "stack"])
+def test_joins_take_numpys_dtype_and_casting(join, backend):
+    """np.concatenate/np.stack(..., dtype=, casting=): each array cast to the dtype where the
+    rule allows it; sn.concatenate had no dtype= (a TypeError), and np.concatenate on
+    variables said "has no dtype="."""
+    a = np.linspace(-2.7, 3.7, 12).reshape(3, 4)
+    b = np.arange(12, dtype=np.int32).reshape(3, 4)
+    x = sn.tensor("x", shape=(None, 4))
+    i = sn.tensor("i", shape=(None, 4), dtype="int32")
+    sn_join, np_join = getattr(sn, join), getattr(np, join)
+    outputs = [
+        sn_join([x, i], dtype="float32"),
+        np_join([x, i], 1, dtype=np.float32),
+        sn_join([x, i], dtype="int8", casting="unsafe"),
+        sn_join([i, i], casting="no"),
+    ]
+    wants = [
+        np_join([a, b], dtype="float32"),
+        np_join([a, b], 1, dtype=np.float32),
+        np_join([a, b], dtype="int8", casting="unsafe"),
+        np_join([b, b], casting="no"),
+    ]
+    for got, want in zip(sn.function([x, i], outputs, backend=backend)(a, b), wants):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_joins_refuse_a_cast_their_casting_rule_refuses():
+    x = sn.tensor("x", shape=(None, 4))
+    i = sn.tensor("i", shape=(None, 4), dtype="int32")
+    with pytest.raises(sn.DTypeError) as info:
+        sn.concatenate([i, x], dtype="int32")  # float64 -> int32 is no same_kind cast
+    message = str(info.value)
+    assert "concatenate: cannot cast 'x' (float64(?, 4)) to int32 according to the rule " in message
+    assert "'same_kind'" in message and "test_join_sort.py" in message
+    with pytest.raises(
+        sn.DTypeError, match=r"stack: cannot cast 'i' \(int32\(\?, 4\)\) to float64 "
+    ):
+        np.stack([i, x], casting="no")
+    with pytest.raises(sn.ArgumentError, match="concatenate: casting is one of no, equiv, safe"):
+        sn.concatenate([x, x], casting="sometimes")
+    with pytest.raises(sn.ArgumentError, match=r"stack\(\.\.\., out=ndarray\) of 'x'"):
+        sn.stack([x, x], 0, np.empty((2, 3, 4)))
+
+
 SPLIT_ROWS = {
     "sections": (3, 0, (6, 2)),
     "sections_neg_axis": (2, -1, (3, 4)),
