@@ -245,38 +245,49 @@ def _cast_all(op: str, xs: list[Variable], dtype, casting) -> list[Variable]:
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
-    """``np.split``: an int N cuts into N equal parts (it must divide the length), a list of
-    sorted non-negative indices cuts before each index (an index past the end gives an
-    empty part, as in NumPy). Returns a list of variables."""
+    """``np.split``: an int N cuts into N equal parts (it must divide the length); indices
+    (a list, a tuple or an int array) give NumPy's parts ``x[:i0], x[i0:i1], ..., x[ik:]``
+    along the axis, slices as in NumPy: an index past the end gives an empty part, a
+    negative one counts from the end, and indices out of order give empty or overlapping
+    parts. Returns a list of variables."""
     x = as_variable(x)
     axis = one_axis(axis, x.type.ndim, "split", x)
     spec = _split_spec(indices_or_sections, x)
+    if isinstance(spec, tuple) and (any(i < 0 for i in spec) or list(spec) != sorted(spec)):
+        return _slices(x, axis, spec)
     sizes = _static_part_sizes(x, axis, spec)
     return list(Split(axis, sizes).make_node(x, _SplitSizes(axis, spec)(x)).outputs)
 
 
 def _split_spec(indices_or_sections, x):
+    """The number of sections (an int) or the indices (a tuple of ints), as NumPy reads
+    them: a 0-d int array is a number, a 1-d one indices."""
     where = f"split of {x.describe()}"
-    if is_int(indices_or_sections):
-        if indices_or_sections <= 0:
-            message = f"{where}: the number of sections must be > 0, not {indices_or_sections}"
+    spec = indices_or_sections
+    if isinstance(spec, np.ndarray) and spec.ndim <= 1 and spec.dtype.kind in "iu":
+        spec = spec.tolist()
+    if is_int(spec):
+        if spec <= 0:
+            message = f"{where}: the number of sections must be > 0, not {spec}"
             raise _at_user_line(ShapeError(message))
-        return int(indices_or_sections)
-    if not isinstance(indices_or_sections, (tuple, list)) or not all(
-        map(is_int, indices_or_sections)
-    ):
+        return int(spec)
+    if not isinstance(spec, (tuple, list)) or not all(map(is_int, spec)):
         raise _at_user_line(
             ShapeTypeError(
-                f"{where}: give a number of sections or a list of int indices, "
+                f"{where}: give a number of sections or a list or array of int indices, "
                 f"not {indices_or_sections!r}"
             )
         )
-    cuts = tuple(int(i) for i in indices_or_sections)
-    if any(i < 0 for i in cuts) or list(cuts) != sorted(cuts):
-        raise _at_user_line(
-            ShapeError(f"{where}: indices must be non-negative and sorted, not {cuts}")
-        )
-    return cuts
+    return tuple(int(i) for i in spec)
+
+
+def _slices(x, axis: int, cuts: tuple) -> list[Variable]:
+    """NumPy's parts where the indices count from the end or are out of order: the slices
+    between consecutive bounds along ``axis``, which may be empty or overlap (np.split of 6
+    elements at ``[3, 2]`` is ``x[:3], x[3:2], x[2:]``, 3, 0 and 4 elements)."""
+    bounds = (0, *cuts, None)
+    lead = (slice(None),) * axis
+    return [x[(*lead, slice(a, b))] for a, b in zip(bounds, bounds[1:])]
 
 
 def _static_part_sizes(x, axis, spec) -> tuple:

@@ -93,6 +93,11 @@ SPLIT_ROWS = {
     "one_part": (1, 0, (3,)),
     "indices_past_the_end": ([2, 5], 1, (2, 3)),
     "indices_all_past_the_end": ([4, 9], 0, (3, 2)),
+    "indices_unsorted": ([3, 2], 0, (6,)),
+    "indices_negative": ([-2], 1, (2, 6)),
+    "indices_both_ends": ([10, -10, -1], 0, (6, 2)),
+    "indices_array": (np.array([1, 3]), 1, (2, 5)),
+    "sections_0d_array": (np.array(2), 0, (4, 3)),
 }
 
 
@@ -105,6 +110,27 @@ def test_split_matches_numpy(name, rng, backend):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         check(g, w)
+
+
+@pytest.mark.parametrize("spec", [[3, 2], [-2], [4, -4, 1], np.array([1])])
+def test_split_takes_every_index_form_numpy_takes(spec, backend):
+    """np.split's parts are the slices x[:i0], x[i0:i1], ..., x[ik:]: indices out of order
+    give empty or overlapping parts, a negative one counts from the end, and an int array
+    is indices; symnb refused them ("non-negative and sorted", "a list of int indices")."""
+    a = np.arange(6.0)
+    for shape in [(6,), (None,), ("k",)]:
+        x = sn.tensor("x", shape=shape)
+        parts = sn.split(x, spec)
+        want = np.split(a, spec)
+        got = sn.function([x], parts, backend=backend)(a)
+        assert [g.shape for g in got] == [w.shape for w in want], (shape, spec)
+        for part, g, w in zip(parts, got, want):
+            check(g, w)
+            assert evaluate(part.type.shape[0], {"k": 6}) in (None, w.shape[0]), (shape, part)
+    with reference_backend():  # overlapping parts: each element's gradient counts its parts
+        sn.check_grad(
+            lambda v: sum(p.sum() * (i + 1) for i, p in enumerate(sn.split(v, spec))), [a]
+        )
 
 
 def test_static_shapes_add_up_and_unknown_stays_unknown():
