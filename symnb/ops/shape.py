@@ -168,8 +168,8 @@ def _out_shape(shape, target, shown):
     if -1 not in target:
         if None not in (total, known) and provably_differ(total, known):
             raise ShapeError(
-                f"reshape: cannot reshape {format_shape(shown)} ({total} elements) "
-                f"into {target_shown} ({known} elements)"
+                f"reshape: cannot reshape {format_shape(shown)} "
+                f"({format_dim(product(shown))} elements) into {target_shown} ({known} elements)"
             )
         return target
     fill = None if None in (total, known) else exact_div(total, known)
@@ -340,9 +340,9 @@ def squeeze(x, axis=None) -> Variable:
 
 @numpy_keywords
 def reshape(x, newshape, ndim=None) -> Variable:
-    """Reshape; ``newshape`` (``shape=``, NumPy 2's name, too) may hold one -1, names of x's
-    dims (``("batch", 784)``) and symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a
-    named dim is inferred from them).
+    """Reshape; ``newshape`` (``shape=``, NumPy 2's name, too) may hold one -1 (or any
+    negative size, as in NumPy), names of x's dims (``("batch", 784)``) and symbolic sizes
+    (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
     ``ndim`` (Theano's) is checked against the length of ``newshape``; it is that length
     where ``newshape`` is an int vector of unknown length (``x.reshape(shp, ndim=2)``, checked
     when the function runs). ``None`` keeps x's shape, as NumPy 2 does (``a.reshape(None)``)."""
@@ -362,7 +362,8 @@ def reshape(x, newshape, ndim=None) -> Variable:
         if isinstance(d, Variable):
             sizes.append(d)
             d = None
-        target.append(d)
+        target.append(-1 if isinstance(d, int) and d < 0 else d)  # (NumPy: any negative
+        # size is the one to infer, as -1)
     names = {d: i for i, d in reversed(list(enumerate(x.type.shape))) if isinstance(d, str)}
     return Reshape(tuple(target), tuple((d, names[d]) for d in target if d in names))(x, *sizes)
 
