@@ -1,4 +1,5 @@
-"""Axis arguments the way NumPy takes them (int, tuple, negative, None), and a reduction's
+"""Axis arguments the way NumPy takes them (int, tuple, negative, None; a NumPy integer or a
+0-d integer array as its int, as ``__index__`` gives it), and a reduction's
 ``keepdims``/``out``, checked at build."""
 
 from __future__ import annotations
@@ -13,14 +14,26 @@ from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
 
 
+def as_axis(axis):
+    """An integer axis as NumPy reads one (``operator.index``): an int, a NumPy integer or a
+    0-d integer array (``np.array(1)``) is that int; anything else is returned as it is, for
+    the caller to refuse (a bool, a float, a tuple)."""
+    if is_int(axis):
+        return int(axis)
+    if isinstance(axis, np.ndarray) and axis.ndim == 0 and axis.dtype.kind in "iu":
+        return int(axis)
+    return axis
+
+
 def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     """A sorted tuple of non-negative axes; ``None`` means all of them."""
     if axis is None:
         return tuple(range(ndim))
+    axis = as_axis(axis)
     if is_int(axis):
         axes = (axis,)
     elif isinstance(axis, (tuple, list)):
-        axes = tuple(axis)
+        axes = tuple(map(as_axis, axis))
     else:
         raise _at_user_line(
             ShapeTypeError(
@@ -79,6 +92,7 @@ def one_axis(axis, ndim: int, op, var, what: str = "axis", or_none: bool = False
     """One non-negative axis, for ops that take one int (``argmax``, ``softmax``, ``sort``):
     a tuple, a float or a bool there is a ShapeTypeError naming the op and the variable
     (``or_none``: the op also takes None, which its caller has handled)."""
+    axis = as_axis(axis)
     if not is_int(axis):
         takes = "one int or None" if or_none else "one int"
         raise _at_user_line(

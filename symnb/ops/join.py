@@ -17,7 +17,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, dtype_arg
 from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
-from symnb.ops._axes import CountedAxes, no_out, one_axis
+from symnb.ops._axes import CountedAxes, as_axis, no_out, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.elemwise import cast
@@ -193,7 +193,7 @@ def stack(xs, axis: int = 0, out=None, *, dtype=None, casting="same_kind") -> Va
         _agreeing_shape("stack", xs, axis=None)
     except ShapeError as exc:
         raise _at_user_line(exc) from None
-    ndim = xs[0].type.ndim + 1
+    ndim, axis = xs[0].type.ndim + 1, as_axis(axis)
     if not is_int(axis):
         raise _at_user_line(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
     if not -ndim <= axis < ndim:

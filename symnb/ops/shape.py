@@ -26,7 +26,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError, ShapeTypeError
-from symnb.ops._axes import CountedAxes, normalize_axis
+from symnb.ops._axes import CountedAxes, as_axis, normalize_axis
 from symnb.ops.numpy_api import numpy_keywords
 
 
@@ -303,6 +303,7 @@ def swapaxes(x, axis1, axis2) -> Variable:
 
 
 def _one_axis(axis, op: str):
+    axis = as_axis(axis)
     if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
         raise _at_user_line(TypeError(f"{op}: an axis is an int, not {axis!r}"))
     return axis
