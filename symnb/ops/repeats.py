@@ -17,7 +17,7 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops._axes import normalize_axis
+from symnb.ops._axes import as_axis, normalize_axis
 from symnb.ops.checks import in_domain
 from symnb.ops.creation import arange, broadcast_to
 from symnb.ops.elemwise import cast, maximum, mod
@@ -106,7 +106,9 @@ def roll(x, shift, axis=None) -> Variable:
         if isinstance(s, int):
             return Roll(s, None)(x)
         return reshape_like(_roll_axis(flatten(x), s, 0), x)
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axis = as_axis(axis)  # (a 0-d int array is its int, as NumPy reads it; another 0-d
+    # value is one axis, which normalize_axis refuses naming it)
+    axes = (axis,) if isinstance(axis, numbers.Integral) or np.ndim(axis) == 0 else tuple(axis)
     shifts = _rep_list(shift, "roll", "shift", length=len(axes))
     if len(shifts) == 1 and len(axes) > 1:
         shifts *= len(axes)
