@@ -1,4 +1,5 @@
-"""Axis arguments the way NumPy takes them (int, tuple, negative, None), and a reduction's
+"""Axis arguments the way NumPy takes them (int, tuple, negative, None; a NumPy integer or a
+0-d integer array as its int, as ``__index__`` gives it), and a reduction's
 ``keepdims``/``out``, checked at build."""
 
 from __future__ import annotations
@@ -11,6 +12,17 @@ from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
+
+
+def as_axis(axis):
+    """An integer axis as NumPy reads one (``operator.index``): an int, a NumPy integer or a
+    0-d integer array (``np.array(1)``) is that int; anything else is returned as it is, for
+    the caller to refuse (a bool, a float, a tuple)."""
+    if is_int(axis):
+        return int(axis)
+    if isinstance(axis, np.ndarray) and axis.ndim == 0 and axis.dtype.kind in "iu":
+        return int(axis)
+    return axis
 
 
 def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
@@ -34,11 +46,15 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
 
 def axis_entries(axis, op, var) -> tuple:
     """The entries of an ``axis`` argument other than None, unchecked: an int alone, or a
-    tuple or list; anything else (a float, a set) is a ShapeTypeError naming it."""
+    tuple, list or 1-d integer array, each entry read as NumPy reads an axis (``as_axis``);
+    anything else (a float, a set) is a ShapeTypeError naming it."""
+    axis = as_axis(axis)
     if is_int(axis):
         return (axis,)
+    if isinstance(axis, np.ndarray) and axis.ndim == 1 and axis.dtype.kind in "iu":
+        axis = axis.tolist()
     if isinstance(axis, (tuple, list)):
-        return tuple(axis)
+        return tuple(map(as_axis, axis))
     raise _at_user_line(
         ShapeTypeError(
             f"{op}: axis is an int, a tuple of ints or None, not {axis!r} (for {var.describe()})"
@@ -83,6 +99,7 @@ def one_axis(axis, ndim: int, op, var, what: str = "axis", or_none: bool = False
     """One non-negative axis, for ops that take one int (``argmax``, ``softmax``, ``sort``):
     a tuple, a float or a bool there is a ShapeTypeError naming the op and the variable
     (``or_none``: the op also takes None, which its caller has handled)."""
+    axis = as_axis(axis)
     if not is_int(axis):
         takes = "one int or None" if or_none else "one int"
         raise _at_user_line(

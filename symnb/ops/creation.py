@@ -32,12 +32,13 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes.hints import division_hint
 from symnb.core.types import TensorType, as_dtype, dtype_arg
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError, ShapeTypeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import diagonal_offset
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import Alloc, full_like, ones_like, zeros_like  # noqa: F401 - re-exported
 from symnb.ops.elemwise import cast
 from symnb.ops.join import stack
+from symnb.ops.numpy_api import numpy_keywords
 from symnb.ops.shape import Shape
 from symnb.ops.shape import shape as shape_of
 
@@ -379,15 +380,21 @@ def ones(shape, dtype=None) -> Variable:
     return _full(shape, 1, dtype_arg(dtype, "ones", config.floatX), "ones")
 
 
-def arange(start, stop=None, step=1, dtype=None) -> Variable:
-    """``np.arange``: bounds may be numbers or scalar variables (``arange(x.shape[0])``)."""
+def arange(start=None, stop=None, step=1, dtype=None) -> Variable:
+    """``np.arange``: bounds may be numbers or scalar variables (``arange(x.shape[0])``);
+    one bound is the stop (``arange(4)``, ``arange(stop=4)``), a step of None is 1."""
+    if stop is None and start is None:
+        raise _at_user_line(ArgumentError("arange: give the stop (arange(4), arange(stop=4))"))
     if stop is None:
         start, stop = 0, start
+    start, step = 0 if start is None else start, 1 if step is None else step
     return Arange(None if dtype is None else dtype_arg(dtype, "arange", None))(start, stop, step)
 
 
+@numpy_keywords
 def eye(n, m=None, k: int = 0, dtype=None) -> Variable:
-    """An n x m matrix (m defaults to n) with ones on the k-th diagonal."""
+    """An n x m matrix (m defaults to n) with ones on the k-th diagonal (NumPy's ``N=`` and
+    ``M=`` name n and m)."""
     m = n if m is None else m
     for what, size in (("n", n), ("m", m)):
         if is_int(size) and size < 0:

@@ -19,6 +19,7 @@ from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, InputError
 from symnb.ops._dtypes import probe_dtype, refuse_wrapped_ints
 from symnb.ops.broadcast import sum_to_like
+from symnb.ops.numpy_api import numpy_keywords
 
 
 class Elemwise(Op):
@@ -709,8 +710,10 @@ def _all_ones(var: Variable) -> bool:
     return isinstance(var, Constant) and var.value.size == 1 and bool(np.all(var.value == 1))
 
 
-def clip(x, a_min, a_max) -> Variable:
-    """x limited to [a_min, a_max]; either bound may be None (but not both), as ``np.clip``.
+@numpy_keywords
+def clip(x, a_min=None, a_max=None) -> Variable:
+    """x limited to [a_min, a_max]; either bound may be None (but not both), as ``np.clip``;
+    NumPy 2's ``min=``/``max=`` name them too (``clip(x, min=0)``).
 
     As NumPy 2 (``np.clip``), a Python int bound beyond an integer x's range on the side it
     limits (``clip(uint8, -1, 300)``) limits nothing and is dropped, not cast (which would wrap

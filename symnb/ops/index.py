@@ -745,10 +745,16 @@ def _take_indices(indices, x):
 
 
 def take_along_axis(x, indices, axis) -> Variable:
-    """``np.take_along_axis``: pick along ``axis`` with indices of x's rank."""
-    x = as_variable(x)
+    """``np.take_along_axis``: pick along ``axis`` with indices of x's rank; ``axis=None``
+    picks from the flattened x with a vector of indices (NumPy's, as for sort)."""
+    x, indices = as_variable(x), as_variable(indices)
+    if axis is None and indices.type.ndim != 1:
+        why = f"with axis=None (x flattened) indices are a vector, not {indices.describe()}"
+        raise _at_user_line(ShapeError(f"take_along_axis of {x.describe()}: {why}"))
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
     axis = one_axis(axis, x.type.ndim, "take_along_axis", x)
-    return TakeAlongAxis(axis)(x, as_variable(indices))
+    return TakeAlongAxis(axis)(x, indices)
 
 
 _NO_INDEX = object()  # ``x.at`` before ``[index]`` (None is an index: a new axis)

@@ -14,12 +14,13 @@ from symnb.core.dims import sub as dim_sub
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
-from symnb.core.types import TensorType
+from symnb.core.types import TensorType, dtype_arg
 from symnb.core.variable import Variable, as_variable, describe_value
-from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
-from symnb.ops._axes import CountedAxes, one_axis
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
+from symnb.ops._axes import CountedAxes, as_axis, no_out, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
+from symnb.ops.elemwise import cast
 from symnb.ops.layout import flatten
 from symnb.ops.shape import expand_dims
 
@@ -163,29 +164,36 @@ class _SplitSizes(CountedAxes, Op):
 
 
 # -- public functions ----------------------------------------------------------------------
-def concatenate(xs, axis: int = 0) -> Variable:
-    """Join arrays along an existing axis (``np.concatenate``; ``axis=None`` flattens)."""
+def concatenate(xs, axis: int = 0, out=None, *, dtype=None, casting="same_kind") -> Variable:
+    """Join arrays along an existing axis (``np.concatenate``; ``axis=None`` flattens);
+    ``dtype`` and ``casting`` are NumPy's (each array cast to ``dtype`` where the rule
+    ``casting`` allows it)."""
     xs = _arrays("concatenate", xs)
     if axis is None:
         xs, axis = [flatten(x) for x in xs], 0
     if not xs:
         raise _at_user_line(ShapeError("concatenate: needs at least one array"))
+    no_out(out, "concatenate", xs[0])
+    xs = _cast_all("concatenate", xs, dtype, casting)
     if xs[0].type.ndim == 0:
         raise _at_user_line(ShapeError(f"concatenate: cannot join 0-d {xs[0].describe()}"))
     axis = one_axis(axis, xs[0].type.ndim, "concatenate", xs[0])
     return Concatenate(axis)(*xs)
 
 
-def stack(xs, axis: int = 0) -> Variable:
-    """Join arrays of one shape along a new axis (``np.stack``)."""
+def stack(xs, axis: int = 0, out=None, *, dtype=None, casting="same_kind") -> Variable:
+    """Join arrays of one shape along a new axis (``np.stack``); ``dtype`` and ``casting``
+    as in :func:`concatenate`."""
     xs = _arrays("stack", xs)
     if not xs:
         raise _at_user_line(ShapeError("stack: needs at least one array"))
+    no_out(out, "stack", xs[0])
+    xs = _cast_all("stack", xs, dtype, casting)
     try:
         _agreeing_shape("stack", xs, axis=None)
     except ShapeError as exc:
         raise _at_user_line(exc) from None
-    ndim = xs[0].type.ndim + 1
+    ndim, axis = xs[0].type.ndim + 1, as_axis(axis)
     if not is_int(axis):
         raise _at_user_line(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
     if not -ndim <= axis < ndim:
@@ -210,39 +218,76 @@ def _arrays(op: str, xs) -> list[Variable]:
     return [as_variable(x) for x in xs]
 
 
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _cast_all(op: str, xs: list[Variable], dtype, casting) -> list[Variable]:
+    """The arrays NumPy's ``dtype=`` and ``casting=`` give a join: each converted to
+    ``dtype`` (else to the dtype the join promotes them to) where the rule ``casting``
+    allows it; an array it does not allow is a DTypeError naming it, as NumPy refuses it."""
+    if casting not in _CASTINGS:
+        raise _at_user_line(
+            ArgumentError(f"{op}: casting is one of {', '.join(_CASTINGS)}, not {casting!r}")
+        )
+    if dtype is None and casting == "same_kind":  # (promotion itself is same_kind)
+        return xs
+    target = np.result_type(*(x.type.dtype for x in xs)) if dtype is None else None
+    target = dtype_arg(dtype, op, target)
+    for x in xs:
+        if not np.can_cast(x.type.dtype, target, casting):
+            raise _at_user_line(
+                DTypeError(
+                    f"{op}: cannot cast {x.describe()} to {target.name} according to the rule "
+                    f"{casting!r} (NumPy's casting=)\n  hint: casting='unsafe' converts anyway"
+                )
+            )
+    return [cast(x, target) for x in xs]
+
+
 def split(x, indices_or_sections, axis: int = 0) -> list[Variable]:
-    """``np.split``: an int N cuts into N equal parts (it must divide the length), a list of
-    sorted non-negative indices cuts before each index (an index past the end gives an
-    empty part, as in NumPy). Returns a list of variables."""
+    """``np.split``: an int N cuts into N equal parts (it must divide the length); indices
+    (a list, a tuple or an int array) give NumPy's parts ``x[:i0], x[i0:i1], ..., x[ik:]``
+    along the axis, slices as in NumPy: an index past the end gives an empty part, a
+    negative one counts from the end, and indices out of order give empty or overlapping
+    parts. Returns a list of variables."""
     x = as_variable(x)
     axis = one_axis(axis, x.type.ndim, "split", x)
     spec = _split_spec(indices_or_sections, x)
+    if isinstance(spec, tuple) and (any(i < 0 for i in spec) or list(spec) != sorted(spec)):
+        return _slices(x, axis, spec)
     sizes = _static_part_sizes(x, axis, spec)
     return list(Split(axis, sizes).make_node(x, _SplitSizes(axis, spec)(x)).outputs)
 
 
 def _split_spec(indices_or_sections, x):
+    """The number of sections (an int) or the indices (a tuple of ints), as NumPy reads
+    them: a 0-d int array is a number, a 1-d one indices."""
     where = f"split of {x.describe()}"
-    if is_int(indices_or_sections):
-        if indices_or_sections <= 0:
-            message = f"{where}: the number of sections must be > 0, not {indices_or_sections}"
+    spec = indices_or_sections
+    if isinstance(spec, np.ndarray) and spec.ndim <= 1 and spec.dtype.kind in "iu":
+        spec = spec.tolist()
+    if is_int(spec):
+        if spec <= 0:
+            message = f"{where}: the number of sections must be > 0, not {spec}"
             raise _at_user_line(ShapeError(message))
-        return int(indices_or_sections)
-    if not isinstance(indices_or_sections, (tuple, list)) or not all(
-        map(is_int, indices_or_sections)
-    ):
+        return int(spec)
+    if not isinstance(spec, (tuple, list)) or not all(map(is_int, spec)):
         raise _at_user_line(
             ShapeTypeError(
-                f"{where}: give a number of sections or a list of int indices, "
+                f"{where}: give a number of sections or a list or array of int indices, "
                 f"not {indices_or_sections!r}"
             )
         )
-    cuts = tuple(int(i) for i in indices_or_sections)
-    if any(i < 0 for i in cuts) or list(cuts) != sorted(cuts):
-        raise _at_user_line(
-            ShapeError(f"{where}: indices must be non-negative and sorted, not {cuts}")
-        )
-    return cuts
+    return tuple(int(i) for i in spec)
+
+
+def _slices(x, axis: int, cuts: tuple) -> list[Variable]:
+    """NumPy's parts where the indices count from the end or are out of order: the slices
+    between consecutive bounds along ``axis``, which may be empty or overlap (np.split of 6
+    elements at ``[3, 2]`` is ``x[:3], x[3:2], x[2:]``, 3, 0 and 4 elements)."""
+    bounds = (0, *cuts, None)
+    lead = (slice(None),) * axis
+    return [x[(*lead, slice(a, b))] for a, b in zip(bounds, bounds[1:])]
 
 
 def _static_part_sizes(x, axis, spec) -> tuple:

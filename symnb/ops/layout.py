@@ -21,6 +21,7 @@ from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import InputError, ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis
 from symnb.ops._dtypes import probe_dtype
+from symnb.ops.broadcast import Sum
 from symnb.ops.shape import DimShuffle, _LikeOp, reshape_like
 
 
@@ -206,7 +207,8 @@ class _SumTiles(_LikeOp):
 
 # -- triangles and diagonals ---------------------------------------------------------------
 class _Triangle(Op):
-    """tril/triu over the last two axes; ``k`` shifts the diagonal (k > 0: above)."""
+    """tril/triu over the last two axes; ``k`` shifts the diagonal (k > 0: above). A vector
+    is each row of a square matrix first, as in NumPy (``np.tril([1, 2, 3])`` is 3 x 3)."""
 
     dtype_rule = "x's dtype"
     __props__ = ("k",)
@@ -216,17 +218,18 @@ class _Triangle(Op):
         self.k = int(k)
 
     def infer_types(self, x):
-        if x.type.ndim < 2:
-            raise ShapeError(
-                f"{self.op_name()}: needs at least 2 dims, {x.describe()} has {x.type.ndim}"
-            )
+        if x.type.ndim == 0:
+            raise ShapeError(f"{self.op_name()}: needs at least 1 dim, {x.describe()} is 0-d")
+        if x.type.ndim == 1:  # (NumPy's: the vector broadcast to its square)
+            return [x.type.with_shape(x.type.shape * 2)]
         return [x.type]
 
     def perform(self, x):
         return type(self).impl(x, self.k)
 
     def grad(self, inputs, outputs, output_grads):
-        return [type(self)(self.k)(output_grads[0])]
+        g = type(self)(self.k)(output_grads[0])
+        return [g if inputs[0].type.ndim > 1 else Sum((0,))(g)]  # (a vector: its rows summed)
 
 
 class Tril(_Triangle):

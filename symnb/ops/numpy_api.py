@@ -17,7 +17,7 @@ import numpy
 
 from symnb.core.source import at_user_line, library_call
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import InputError, ShapeError
+from symnb.errors import ArgumentError, InputError, ShapeError
 
 #: NumPy (and SciPy) names of functions the catalogue has under another name
 ALIASES = {
@@ -263,8 +263,17 @@ class NumpyDispatch:
         return fn(*args, **kwargs)
 
 
-#: NumPy parameters that symnb spells another way (when the symnb function has that name)
-RENAMED = {"shape": "newshape", "correction": "ddof", "min": "a_min", "max": "a_max"}
+#: NumPy 2's spellings of parameters that symnb's functions name as NumPy 1 did (where the
+#: function has that name): ``np.clip(x, min=0)`` on a variable passes ``a_min``, and the
+#: functions themselves take both spellings through :func:`numpy_keywords`
+RENAMED = {
+    "shape": "newshape",
+    "correction": "ddof",
+    "min": "a_min",
+    "max": "a_max",
+    "N": "n",
+    "M": "m",
+}
 #: NumPy functions whose ``dtype=`` is the dtype the result is computed in
 COMPUTED_IN_DTYPE = {"sum", "prod", "mean", "var", "std", "cumsum", "cumprod", "trace"}
 #: NumPy parameters that change how, not what, a symbolic result is computed
@@ -298,15 +307,9 @@ def _numpy_call(func, fn, name: str, spelled: str, args, kwargs):
         else:
             given[param_name] = value
     keywords, dtype = {}, None
-    for param_name, value in given.items():  # np.var(x, ddof=1, correction=0): refused
-        other = RENAMED.get(param_name)
-        if other in given and value is not _NO_VALUE and given[other] is not _NO_VALUE:
-            if other == "ddof" and _same(given[other], 0):  # NumPy's test: ddof != 0
-                continue
-            raise _error(
-                f"{spelled} on {_first(positional)}: {other} and {param_name} can't be provided "
-                f"simultaneously ({other}={given[other]!r}, {param_name}={value!r})"
-            )
+    clash = _renamed_clash(given)  # np.var(x, ddof=1, correction=0): refused
+    if clash:
+        raise _error(f"{spelled} on {_first(positional)}: {clash}")
     for param_name, value in given.items():
         default = getattr(numpy_signature.parameters.get(param_name), "default", None)
         where = _keyword_of(target, param_name)
@@ -333,6 +336,52 @@ def _numpy_call(func, fn, name: str, spelled: str, args, kwargs):
             )
     keywords.update(_numpy_defaults(numpy_signature, target, bound.arguments, keywords))
     return positional, keywords, dtype
+
+
+def _renamed_clash(given: dict) -> str | None:
+    """What is wrong where a parameter is given under both its names (:data:`RENAMED`), as
+    NumPy refuses it (``ddof=0`` beside ``correction`` is not a clash: NumPy tests
+    ``ddof != 0``), else None."""
+    for name, value in given.items():
+        other = RENAMED.get(name)
+        if other in given and value is not _NO_VALUE and given[other] is not _NO_VALUE:
+            if other == "ddof" and _same(given[other], 0):
+                continue
+            return (
+                f"{other} and {name} can't be provided simultaneously "
+                f"({other}={given[other]!r}, {name}={value!r})"
+            )
+    return None
+
+
+def numpy_keywords(fn):
+    """``fn`` taking NumPy 2's spellings (:data:`RENAMED`) of the parameters it names as
+    NumPy 1 did, by keyword: ``sn.clip(x, min=0, max=1)``, ``sn.reshape(x, shape=(2, -1))``,
+    ``sn.eye(3, M=2)``, ``sn.var(x, correction=1)``. A parameter given under both names is
+    an ArgumentError at the user's line, as NumPy refuses it. ``fn``'s signature is kept
+    (``inspect.signature`` and NumPy's dispatch read it)."""
+    signature = inspect.signature(fn)
+    params = signature.parameters
+    renames = {new: old for new, old in RENAMED.items() if old in params and new not in params}
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        spelled = {new: kwargs.pop(new) for new in renames if new in kwargs}
+        if not spelled:
+            return fn(*args, **kwargs)
+        try:
+            bound = signature.bind_partial(*args, **kwargs)
+        except TypeError:  # Python's error for the rest of the call
+            return fn(*args, **kwargs)
+        clash = _renamed_clash({**bound.arguments, **spelled})
+        if clash:
+            of = _first(bound.arguments.values())
+            raise at_user_line(ArgumentError(f"{call.__name__} of {of}: {clash}"))
+        for new, value in spelled.items():
+            bound.arguments[renames[new]] = value
+        return fn(*bound.args, **bound.kwargs)
+
+    return call
 
 
 def _numpy_defaults(numpy_signature, target, given, keywords) -> dict:

@@ -25,6 +25,7 @@ from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
 from symnb.ops.broadcast import sum as _sum
 from symnb.ops.elemwise import cast, equal, exp, greater, maximum, sqrt, true_div, where
 from symnb.ops.layout import flatten, flip
+from symnb.ops.numpy_api import numpy_keywords
 from symnb.ops.shape import reduced_size
 
 
@@ -353,6 +354,7 @@ def _moment(cls):
         flag = keepdims_flag(keepdims, name, x)
         return cls(normalize_axis(axis, x.type.ndim, name, x), flag, ddof)(x)
 
+    @numpy_keywords
     def moment(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         x = as_variable(x)
         no_out(out, name, x)
@@ -367,7 +369,7 @@ def _moment(cls):
         f"{cls.__doc__} In NumPy's argument order: ``axis``: int, tuple or None; ``dtype``: "
         "NumPy's (the elements converted to it, the result in it; an integer or bool dtype "
         "computes every step in it as NumPy does: the mean truncated, the squares wrapping, "
-        "the quotient truncated); ``ddof`` as in NumPy."
+        "the quotient truncated); ``ddof`` as in NumPy (NumPy 2's ``correction=`` too)."
     )
     return moment
 
@@ -450,13 +452,14 @@ def _cumulative(cls):
             x, axis = flatten(x), 0
         return cls(one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True))(x)
 
-    def cumulate(x, axis=None, *, dtype=None):
+    def cumulate(x, axis=None, dtype=None, out=None):
+        no_out(out, cls.op_name(), as_variable(x))
         return _in_dtype(run, x, dtype, axis=axis)
 
     run.__name__ = cumulate.__name__ = cls.op_name()
     cumulate.__doc__ = (
-        f"{cls.__doc__} ``axis=None`` works on the flattened array; ``dtype``: NumPy's (the "
-        "elements converted to it, the result in it)."
+        f"{cls.__doc__} In NumPy's argument order: ``axis=None`` works on the flattened "
+        "array; ``dtype``: NumPy's (the elements converted to it, the result in it)."
     )
     return cumulate
 

@@ -26,7 +26,8 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeError, ShapeTypeError
-from symnb.ops._axes import CountedAxes, normalize_axis
+from symnb.ops._axes import CountedAxes, as_axis, normalize_axis
+from symnb.ops.numpy_api import numpy_keywords
 
 
 class Shape(Op):
@@ -167,8 +168,8 @@ def _out_shape(shape, target, shown):
     if -1 not in target:
         if None not in (total, known) and provably_differ(total, known):
             raise ShapeError(
-                f"reshape: cannot reshape {format_shape(shown)} ({total} elements) "
-                f"into {target_shown} ({known} elements)"
+                f"reshape: cannot reshape {format_shape(shown)} "
+                f"({format_dim(product(shown))} elements) into {target_shown} ({known} elements)"
             )
         return target
     fill = None if None in (total, known) else exact_div(total, known)
@@ -302,6 +303,7 @@ def swapaxes(x, axis1, axis2) -> Variable:
 
 
 def _one_axis(axis, op: str):
+    axis = as_axis(axis)
     if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
         raise _at_user_line(TypeError(f"{op}: an axis is an int, not {axis!r}"))
     return axis
@@ -337,9 +339,11 @@ def squeeze(x, axis=None) -> Variable:
     return DimShuffle(tuple(i for i in range(x.type.ndim) if i not in drop))(x)
 
 
+@numpy_keywords
 def reshape(x, newshape, ndim=None) -> Variable:
-    """Reshape; ``newshape`` may hold one -1, names of x's dims (``("batch", 784)``) and
-    symbolic sizes (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
+    """Reshape; ``newshape`` (``shape=``, NumPy 2's name, too) may hold one -1 (or any
+    negative size, as in NumPy), names of x's dims (``("batch", 784)``) and symbolic sizes
+    (``(x.shape[0], -1)``, Theano's idiom; a named dim is inferred from them).
     ``ndim`` (Theano's) is checked against the length of ``newshape``; it is that length
     where ``newshape`` is an int vector of unknown length (``x.reshape(shp, ndim=2)``, checked
     when the function runs). ``None`` keeps x's shape, as NumPy 2 does (``a.reshape(None)``)."""
@@ -359,7 +363,8 @@ def reshape(x, newshape, ndim=None) -> Variable:
         if isinstance(d, Variable):
             sizes.append(d)
             d = None
-        target.append(d)
+        target.append(-1 if isinstance(d, int) and d < 0 else d)  # (NumPy: any negative
+        # size is the one to infer, as -1)
     names = {d: i for i, d in reversed(list(enumerate(x.type.shape))) if isinstance(d, str)}
     return Reshape(tuple(target), tuple((d, names[d]) for d in target if d in names))(x, *sizes)
 

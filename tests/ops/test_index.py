@@ -371,6 +371,28 @@ def test_take_along_axis_matches_numpy(shape, ishape, axis, rng, backend):
     check_static_shape(static, got)
 
 
+def test_take_along_axis_none_picks_from_the_flattened_array(backend):
+    """np.take_along_axis(a, i, axis=None): a flattened, i a vector (NumPy's, as for sort);
+    it was a ShapeTypeError "axis is one int, not None"."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = sn.tensor("x", shape=(None, None))
+    i = sn.tensor("i", shape=(None,), dtype="int64")
+    outputs = [sn.take_along_axis(x, i, axis=None), np.take_along_axis(x, i, axis=None)]
+    idx = np.array([0, 11, -1, 5])
+    for got in sn.function([x, i], outputs, backend=backend)(a, idx):
+        check(got, np.take_along_axis(a, idx, axis=None))
+    with reference_backend():  # the gradient reaches x's elements through the flattening
+        sn.check_grad(lambda v: sn.take_along_axis(v, np.array([0, 5, 5]), None), [a])
+    with pytest.raises(sn.ShapeError) as info:
+        sn.take_along_axis(x, np.zeros((2, 2), "int64"), axis=None)
+    message = str(info.value)
+    assert (
+        "take_along_axis of 'x' (float64(?, ?)): with axis=None (x flattened) indices are a "
+        in message
+    )
+    assert "vector, not" in message and "test_index.py" in message
+
+
 def test_a_named_dim_against_an_unknown_one_in_an_index_has_the_runtime_size(backend):
     """i of ("n",) and j of (None,) broadcast to the length of j where n is 1, and so do the
     rows of x ("n", 4) against indices (None, 2) in take_along_axis: the result is typed

@@ -40,6 +40,51 @@ def test_stack_matches_numpy(axis, dtypes, rng, backend):
     check(run_on(lambda x: sn.stack([x, x, x]), s, backend=backend), np.stack([s, s, s]))
 
 
+@pytest.mark.parametrize("join", ["concatenate", "stack"])
+def test_joins_take_numpys_dtype_and_casting(join, backend):
+    """np.concatenate/np.stack(..., dtype=, casting=): each array cast to the dtype where the
+    rule allows it; sn.concatenate had no dtype= (a TypeError), and np.concatenate on
+    variables said "has no dtype="."""
+    a = np.linspace(-2.7, 3.7, 12).reshape(3, 4)
+    b = np.arange(12, dtype=np.int32).reshape(3, 4)
+    x = sn.tensor("x", shape=(None, 4))
+    i = sn.tensor("i", shape=(None, 4), dtype="int32")
+    sn_join, np_join = getattr(sn, join), getattr(np, join)
+    outputs = [
+        sn_join([x, i], dtype="float32"),
+        np_join([x, i], 1, dtype=np.float32),
+        sn_join([x, i], dtype="int8", casting="unsafe"),
+        sn_join([i, i], casting="no"),
+    ]
+    wants = [
+        np_join([a, b], dtype="float32"),
+        np_join([a, b], 1, dtype=np.float32),
+        np_join([a, b], dtype="int8", casting="unsafe"),
+        np_join([b, b], casting="no"),
+    ]
+    for got, want in zip(sn.function([x, i], outputs, backend=backend)(a, b), wants):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_joins_refuse_a_cast_their_casting_rule_refuses():
+    x = sn.tensor("x", shape=(None, 4))
+    i = sn.tensor("i", shape=(None, 4), dtype="int32")
+    with pytest.raises(sn.DTypeError) as info:
+        sn.concatenate([i, x], dtype="int32")  # float64 -> int32 is no same_kind cast
+    message = str(info.value)
+    assert "concatenate: cannot cast 'x' (float64(?, 4)) to int32 according to the rule " in message
+    assert "'same_kind'" in message and "test_join_sort.py" in message
+    with pytest.raises(
+        sn.DTypeError, match=r"stack: cannot cast 'i' \(int32\(\?, 4\)\) to float64 "
+    ):
+        np.stack([i, x], casting="no")
+    with pytest.raises(sn.ArgumentError, match="concatenate: casting is one of no, equiv, safe"):
+        sn.concatenate([x, x], casting="sometimes")
+    with pytest.raises(sn.ArgumentError, match=r"stack\(\.\.\., out=ndarray\) of 'x'"):
+        sn.stack([x, x], 0, np.empty((2, 3, 4)))
+
+
 SPLIT_ROWS = {
     "sections": (3, 0, (6, 2)),
     "sections_neg_axis": (2, -1, (3, 4)),
@@ -48,6 +93,11 @@ SPLIT_ROWS = {
     "one_part": (1, 0, (3,)),
     "indices_past_the_end": ([2, 5], 1, (2, 3)),
     "indices_all_past_the_end": ([4, 9], 0, (3, 2)),
+    "indices_unsorted": ([3, 2], 0, (6,)),
+    "indices_negative": ([-2], 1, (2, 6)),
+    "indices_both_ends": ([10, -10, -1], 0, (6, 2)),
+    "indices_array": (np.array([1, 3]), 1, (2, 5)),
+    "sections_0d_array": (np.array(2), 0, (4, 3)),
 }
 
 
@@ -60,6 +110,27 @@ def test_split_matches_numpy(name, rng, backend):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         check(g, w)
+
+
+@pytest.mark.parametrize("spec", [[3, 2], [-2], [4, -4, 1], np.array([1])])
+def test_split_takes_every_index_form_numpy_takes(spec, backend):
+    """np.split's parts are the slices x[:i0], x[i0:i1], ..., x[ik:]: indices out of order
+    give empty or overlapping parts, a negative one counts from the end, and an int array
+    is indices; symnb refused them ("non-negative and sorted", "a list of int indices")."""
+    a = np.arange(6.0)
+    for shape in [(6,), (None,), ("k",)]:
+        x = sn.tensor("x", shape=shape)
+        parts = sn.split(x, spec)
+        want = np.split(a, spec)
+        got = sn.function([x], parts, backend=backend)(a)
+        assert [g.shape for g in got] == [w.shape for w in want], (shape, spec)
+        for part, g, w in zip(parts, got, want):
+            check(g, w)
+            assert evaluate(part.type.shape[0], {"k": 6}) in (None, w.shape[0]), (shape, part)
+    with reference_backend():  # overlapping parts: each element's gradient counts its parts
+        sn.check_grad(
+            lambda v: sum(p.sum() * (i + 1) for i, p in enumerate(sn.split(v, spec))), [a]
+        )
 
 
 def test_static_shapes_add_up_and_unknown_stays_unknown():

@@ -125,6 +125,9 @@ BOUND = {
     "transpose axes": lambda a: np.transpose(a, (1, 0)),
     "concatenate": lambda a: np.concatenate([a, a], 1, None),
     "clip min max": lambda a: np.clip(a, min=-1, max=1),
+    "clip min alone": lambda a: np.clip(a, min=-1),
+    "concatenate dtype": lambda a: np.concatenate([a, a], 1, dtype="float32"),
+    "stack dtype": lambda a: np.stack([a, a], axis=1, dtype=np.float32),
     "take wrap": lambda a: np.take(a, [5, -7], 1, None, "wrap"),
     "take clip": lambda a: np.take(a, [[5], [-7]], mode="clip"),
 }
@@ -300,6 +303,75 @@ def test_linalg_results_have_numpy_2_field_names():
     got = sn.function([x], svd, backend="py")(matrix)
     np.testing.assert_allclose(got.S, np.linalg.svd(matrix).S)
     np.testing.assert_allclose(got.U * got.S @ got.Vh, matrix, atol=1e-12)
+
+
+# NumPy 2's keyword spellings on symnb's own functions (numpy_api.RENAMED, the table NumPy's
+# dispatch reads): (symbolic call, NumPy's call)
+KEYWORDS = {
+    "clip min max": (lambda x: sn.clip(x, min=-1, max=1), lambda a: np.clip(a, min=-1, max=1)),
+    "clip max": (lambda x: sn.clip(x, max=0.5), lambda a: np.clip(a, max=0.5)),
+    "reshape shape": (lambda x: sn.reshape(x, shape=(2, -1)), lambda a: np.reshape(a, (2, -1))),
+    "reshape newshape": (lambda x: sn.reshape(x, newshape=(6, 2)), lambda a: a.reshape(6, 2)),
+    "var correction": (
+        lambda x: sn.var(x, axis=1, correction=1),
+        lambda a: np.var(a, axis=1, correction=1),
+    ),
+    "std ddof 0 and correction": (
+        lambda x: sn.std(x, 0, None, None, 0, correction=1.5),
+        lambda a: np.std(a, 0, None, None, 0, correction=1.5),
+    ),
+    "eye M": (lambda x: sn.eye(3, M=2), lambda a: np.eye(3, M=2)),
+    "eye N M k": (
+        lambda x: sn.eye(N=2, M=3, k=1),
+        lambda a: np.eye(N=2, M=3, k=1),
+    ),
+    "arange stop": (lambda x: sn.arange(stop=4), lambda a: np.arange(stop=4)),
+    "arange stop step": (lambda x: sn.arange(stop=5, step=2), lambda a: np.arange(stop=5, step=2)),
+    "arange step None": (lambda x: sn.arange(1, 4, None), lambda a: np.arange(1, 4, None)),
+    "concatenate dtype": (
+        lambda x: sn.concatenate([x, x], dtype="float32"),
+        lambda a: np.concatenate([a, a], dtype="float32"),
+    ),
+    "stack dtype": (
+        lambda x: sn.stack([x, x], 2, dtype="float32"),
+        lambda a: np.stack([a, a], 2, dtype="float32"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(KEYWORDS))
+def test_symnb_functions_take_numpy_2_keyword_spellings(case, backend):
+    """sn.clip(x, min=, max=), sn.reshape(x, shape=), sn.eye(3, M=2), sn.arange(stop=4),
+    sn.var(x, correction=1), sn.concatenate/sn.stack(..., dtype=) were TypeErrors
+    (an unexpected keyword, or a missing argument)."""
+    build, reference = KEYWORDS[case]
+    x = sn.tensor("x", shape=(3, 4))
+    want = reference(A)
+    got = sn.function([x], build(x), backend=backend)(A)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype), case
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda x: sn.clip(x, 0, 1, min=-1), "clip of 'x' (float64(3, 4)): a_min and min can't"),
+        (lambda x: sn.reshape(x, (4, 3), shape=(2, 6)), "newshape=(4, 3), shape=(2, 6)"),
+        (lambda x: sn.var(x, ddof=1, correction=0), "var of 'x' (float64(3, 4)): ddof and"),
+        (lambda x: sn.std(x, None, None, None, 2, correction=1), "(ddof=2, correction=1)"),
+    ],
+)
+def test_a_parameter_under_both_its_numpy_names_is_refused(call, fragment):
+    x = sn.tensor("x", shape=(3, 4))
+    with pytest.raises(sn.ArgumentError) as info:
+        call(x)
+    assert fragment in str(info.value), str(info.value)
+    assert f"test_numpy_protocols.py, line {call.__code__.co_firstlineno}" in str(info.value)
+
+
+def test_arange_without_a_stop_is_refused_naming_it():
+    with pytest.raises(sn.ArgumentError, match=r"arange: give the stop \(arange\(4\)"):
+        sn.arange()
 
 
 def test_ddof_and_correction_together_are_refused_as_numpy_does():

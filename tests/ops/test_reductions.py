@@ -170,6 +170,57 @@ def test_cumulative_of_0d_flattens(backend):
         sn.cumsum(sn.matrix("m"), axis=(0, 1))
 
 
+# name -> (symnb's call, NumPy's) with an axis NumPy reads through __index__
+INDEX_AXES = {
+    "sum": (lambda x, ax: sn.sum(x, axis=ax), lambda a, ax: np.sum(a, axis=ax)),
+    "mean tuple": (
+        lambda x, ax: sn.mean(x, axis=(ax, np.int8(0))),
+        lambda a, ax: np.mean(a, axis=(ax, np.int8(0))),
+    ),
+    "max": (lambda x, ax: sn.max(x, ax), lambda a, ax: np.max(a, ax)),
+    "var method": (lambda x, ax: x.var(ax, ddof=1), lambda a, ax: a.var(ax, ddof=1)),
+    "np.std": (lambda x, ax: np.std(x, ax), lambda a, ax: np.std(a, ax)),
+    "any": (lambda x, ax: sn.any(x > 0, ax), lambda a, ax: np.any(a > 0, ax)),
+    "logsumexp": (
+        lambda x, ax: sn.logsumexp(x, ax),
+        lambda a, ax: scipy.special.logsumexp(a, int(ax)),
+    ),
+    "argmax": (lambda x, ax: sn.argmax(x, ax), lambda a, ax: np.argmax(a, ax)),
+    "cumsum": (lambda x, ax: sn.cumsum(x, ax), lambda a, ax: np.cumsum(a, ax)),
+    "sort": (lambda x, ax: sn.sort(x, ax), lambda a, ax: np.sort(a, ax)),
+    "flip": (lambda x, ax: sn.flip(x, ax), lambda a, ax: np.flip(a, ax)),
+    "concatenate": (
+        lambda x, ax: sn.concatenate([x, x], ax),
+        lambda a, ax: np.concatenate([a, a], ax),
+    ),
+    "stack": (lambda x, ax: sn.stack([x, x], ax), lambda a, ax: np.stack([a, a], ax)),
+    "swapaxes": (lambda x, ax: sn.swapaxes(x, ax, 0), lambda a, ax: np.swapaxes(a, ax, 0)),
+}
+
+
+@pytest.mark.parametrize("case", list(INDEX_AXES))
+def test_an_axis_numpy_reads_through_index_is_taken(case, backend):
+    """NumPy takes any integer axis through ``__index__``: a 0-d int array (``np.array(1)``,
+    as ``a.ndim - 1`` computed with NumPy gives one) was a ShapeTypeError "axis is an int, a
+    tuple of ints or None, not array(1)" in every reducer and axis function."""
+    build, reference = INDEX_AXES[case]
+    a = np.linspace(-2.0, 3.0, 12).reshape(3, 4)
+    x = sn.tensor("x", shape=(None, 4))
+    axes = [np.array(1), np.array(-1, np.int8), np.int64(1)]
+    got = sn.function([x], [build(x, ax) for ax in axes], backend=backend)(a)
+    for value, ax in zip(got, axes):
+        check(value, reference(a, ax))
+
+
+def test_an_axis_that_is_no_integer_is_still_refused():
+    x = sn.tensor("x", shape=(None, 4))
+    for axis in [np.array(1.0), np.array(True), np.array([1]), True]:
+        with pytest.raises(sn.ShapeTypeError, match=r"sum: axis is an int, a tuple of ints"):
+            sn.sum(x, axis=axis)
+    with pytest.raises(sn.ShapeTypeError, match=r"sort: axis is one int or None, not array\(1\.\)"):
+        sn.sort(x, np.array(1.0))
+
+
 def test_var_and_std_keep_a_float_ddof(backend):
     """NumPy divides by N - ddof for any real ddof; it was truncated to an int (0.5 -> 0)."""
     a = np.array([4.0, 5.0, 7.0])
@@ -244,6 +295,24 @@ def test_dtype_argument_is_numpys(name, source, rng, backend):
             check(value, want, rtol=1e-5 if name.endswith("prod") else None)
     whole = getattr(x, name)(dtype="float32")  # axis=None: all of it (cumsum: flattened)
     check(sn.function([x], whole, backend=backend)(a), getattr(a, name)(dtype="float32"))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_cumulative_ops_take_numpys_positional_dtype(name, backend):
+    """np.cumsum(a, axis, dtype, out): ``sn.cumsum(x, 1, np.float32)`` passed the dtype as
+    the third positional argument NumPy takes (it was a TypeError naming an inner
+    function); ``out`` is NumPy's fourth, refused naming the op."""
+    a = np.arange(12, dtype=np.int8).reshape(3, 4)
+    x = sn.tensor("x", shape=(None, None), dtype="int8")
+    outputs = [getattr(sn, name)(x, 1, np.float32), getattr(sn, name)(x, None, "int16")]
+    got = sn.function([x], outputs, backend=backend)(a)
+    for value, want in zip(
+        got, [getattr(np, name)(a, 1, np.float32), getattr(np, name)(a, None, "int16")]
+    ):
+        assert value.dtype == want.dtype
+        np.testing.assert_array_equal(value, want)
+    with pytest.raises(ArgumentError, match=rf"{name}\(\.\.\., out=ndarray\) of 'x'"):
+        getattr(sn, name)(x, 1, None, np.empty((3, 4)))
 
 
 def test_mean_with_float16_as_its_dtype_sums_in_float16_as_numpy_does(rng, backend):

@@ -44,6 +44,8 @@ ROWS = {
     "tril": (*_sym_and_ref("tril"), (4, 4)),
     "tril_k": (*_sym_and_ref("tril", k=-1), (2, 3, 5)),
     "triu_k": (*_sym_and_ref("triu", k=2), (3, 5)),
+    "tril_vec": (*_sym_and_ref("tril", k=-1), (4,)),
+    "triu_vec": (*_sym_and_ref("triu"), (3,)),
     "diag_vec": (*_sym_and_ref("diag"), (3,)),
     "diag_vec_k": (*_sym_and_ref("diag", k=-2), (3,)),
     "diag_mat": (*_sym_and_ref("diag", k=1), (3, 5)),
@@ -137,8 +139,10 @@ def test_reshape_to_none_keeps_the_shape_as_numpy_2_does(backend):
 
 def test_layout_errors_are_clear():
     m = sn.tensor("m", shape=(3, 4))
-    with pytest.raises(sn.ShapeError, match="tril: needs at least 2 dims"):
-        sn.tril(sn.vector("v"))
+    with pytest.raises(
+        sn.ShapeError, match=r"tril: needs at least 1 dim, 's' \(float64\(\)\) is 0-d"
+    ):
+        sn.tril(sn.scalar("s"))
     with pytest.raises(sn.ShapeError, match="diag: needs a vector or a matrix"):
         sn.diag(sn.tensor3("t"))
     with pytest.raises(sn.ShapeTypeError, match=r"diag: k \(the diagonal\) is an int, not 1.5"):
@@ -251,6 +255,7 @@ GRADS = {
     "tile": (lambda x: sn.tile(x, (2, 1, 2)), (2, 3)),
     "tril": (lambda x: sn.tril(x, -1), (3, 3)),
     "triu": (lambda x: sn.triu(x, 1), (2, 3, 4)),
+    "tril_vec": (lambda x: sn.tril(x) * np.arange(9.0).reshape(3, 3), (3,)),
     "diag_vec": (lambda x: sn.diag(x, 1), (3,)),
     "diag_mat": (lambda x: sn.diag(x, -1), (4, 3)),
     "dimshuffle": (lambda x: sn.dimshuffle(x, 1, "x", 0), (2, 3)),
@@ -262,6 +267,17 @@ def test_layout_gradients(name, rng):
     fn, shape = GRADS[name]
     with reference_backend():
         sn.check_grad(fn, [rng.normal(size=shape)])
+
+
+def test_tril_and_triu_of_a_vector_are_square_as_in_numpy(backend):
+    """np.tril([1, 2, 3]) is 3 x 3: the vector is each row of the square, then its triangle
+    (NumPy broadcasts it); symnb refused a vector ("needs at least 2 dims")."""
+    v = sn.tensor("v", shape=("n",))
+    assert sn.tril(v).type.shape == ("n", "n") and sn.triu(v, 1).type.shape == ("n", "n")
+    a = np.array([1.0, 2.0, 3.0])
+    got = sn.function([v], [sn.tril(v), sn.triu(v, 1), sn.tril(v, 5)], backend=backend)(a)
+    for g, want in zip(got, [np.tril(a), np.triu(a, 1), np.tril(a, 5)]):
+        np.testing.assert_array_equal(g, want)
 
 
 def test_gradients_keep_named_dims():

@@ -149,6 +149,25 @@ def test_roll_mixes_int_and_variable_shifts_and_rolls_an_empty_axis(backend):
     check(f(np.zeros((0, 3)), 3), np.zeros((0, 3)))
 
 
+def test_roll_takes_an_axis_numpy_reads_through_index(backend):
+    """np.roll(a, 1, axis=np.array(1)): a 0-d int array is its int, as in every reducer; it
+    was Python's "iteration over a 0-d array" (roll made a tuple of any axis not an int)."""
+    x, s = _x(), _ints("s")
+    outputs = [
+        sn.roll(x, 1, axis=np.array(1)),
+        sn.roll(x, s, axis=np.array(-2, np.int8)),
+        sn.roll(x, (1, 2), axis=(np.array(0), np.int64(1))),
+    ]
+    got = sn.function([x, s], outputs, backend=backend)(X, 2)
+    check(got[0], np.roll(X, 1, axis=np.array(1)))
+    check(got[1], np.roll(X, 2, axis=np.array(-2, np.int8)))
+    check(got[2], np.roll(X, (1, 2), axis=(0, 1)))
+    with pytest.raises(
+        sn.ShapeTypeError, match=r"roll: axis is an int, a tuple .* not array\(1\.\)"
+    ):
+        sn.roll(x, 1, axis=np.array(1.0))
+
+
 def test_roll_refuses_bad_shifts_at_the_users_line():
     x, s = _x(), _ints("s")
     with pytest.raises(sn.ShapeError, match="roll: 2 shifts for axis=None; give one"):

@@ -111,6 +111,23 @@ def test_a_fixed_count_that_does_not_split_and_sizes_that_are_not_ints():
         x.reshape((x.shape[0], 5, 2), ndim=2)
 
 
+def test_any_negative_size_is_the_one_to_infer_as_in_numpy(backend):
+    """np.reshape(a, (-2, 6)): NumPy takes any negative size as the unknown one; symnb took
+    -2 as a size and refused the count, naming the private dims ``_unknown_0_0``."""
+    a = np.arange(12.0).reshape(3, 4)
+    y = sn.tensor("y", shape=(None, None))
+    outputs = [sn.reshape(y, (-2, 6)), y.reshape(3, -5, 2), np.reshape(y, (-1, 4))]
+    assert [out.type.shape for out in outputs] == [(None, 6), (3, None, 2), (None, 4)]
+    got = sn.function([y], outputs, backend=backend)(a)
+    for g, want in zip(got, [a.reshape(-2, 6), a.reshape(3, -5, 2), a.reshape(-1, 4)]):
+        np.testing.assert_array_equal(g, want)
+    with pytest.raises(sn.ShapeError) as info:
+        sn.reshape(sn.tensor("x", shape=(None, 3)), (7,))  # a count 3 never divides
+    message = str(info.value)
+    assert "cannot reshape (?, 3) (? elements) into (7,) (7 elements)" in message
+    assert "_unknown" not in message
+
+
 def test_ndim_gives_the_length_of_a_shape_vector_of_unknown_length(backend):
     """Theano's ``x.reshape(shp, ndim=2)`` with ``shp`` computed in the graph: ndim entries,
     the vector's length checked when the function runs."""
