@@ -46,13 +46,11 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
 
 def axis_entries(axis, op, var) -> tuple:
     """The entries of an ``axis`` argument other than None, unchecked: an int alone, or a
-    tuple, list or 1-d integer array, each entry read as NumPy reads an axis (``as_axis``);
-    anything else (a float, a set) is a ShapeTypeError naming it."""
+    tuple or list, each entry read as NumPy reads an axis (``as_axis``); anything else (a
+    float, a set, an array of axes: NumPy's reductions refuse it) is a ShapeTypeError."""
     axis = as_axis(axis)
     if is_int(axis):
         return (axis,)
-    if isinstance(axis, np.ndarray) and axis.ndim == 1 and axis.dtype.kind in "iu":
-        axis = axis.tolist()
     if isinstance(axis, (tuple, list)):
         return tuple(map(as_axis, axis))
     raise _at_user_line(

@@ -106,6 +106,8 @@ def roll(x, shift, axis=None) -> Variable:
         if isinstance(s, int):
             return Roll(s, None)(x)
         return reshape_like(_roll_axis(flatten(x), s, 0), x)
+    if isinstance(axis, np.ndarray) and axis.ndim == 1 and axis.dtype.kind in "iu":
+        axis = axis.tolist()  # (np.roll takes an array of axes; the reductions do not)
     axes = axis_entries(axis, "roll", x)
     shifts = _rep_list(shift, "roll", "shift", length=len(axes))
     if len(shifts) == 1 and len(axes) > 1:
