@@ -251,3 +251,53 @@ def test_scalar_upcast_keeps_float16_under_numpy_floatx_float16():
         assert theano.scalar.upcast("int32", "float32") == "float64"  # nor float32 kept
         assert theano.scalar.upcast("int32", "float64") == "float64"
     assert theano.scalar.upcast("int32", "float16") == "float64"
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+def test_python_floats_on_their_own_take_floatx_in_every_function(floatx):
+    """Theano's ``as_tensor_variable`` made a Python float a floatX constant wherever it
+    went in alone: ``T.switch(c, 1., 0.)``, ``ifelse(c, 1., 0.)``, ``T.sqrt(2.)``, ``T.exp(1.)``,
+    ``T.log(2 * np.pi)``, ``T.maximum(0., 1.)``, ``T.sqr(3.)`` were float64 here under floatX
+    float32, which made ``x32 * T.log(2 * np.pi)`` float64 and refused a float32 shared
+    variable's update masked by ``T.switch``. Ints stay weak beside such a float (Theano's int8
+    constant upcast with floatX), and a tensor's dtype decides beside a tensor."""
+    from symnb.compat.theano.ifelse import ifelse
+
+    theano.config.floatX = floatx
+    x = T.matrix("x")
+    c = x > 0
+    built = {
+        "switch": T.switch(c, 1.0, 0.0),
+        "where": T.where(c, 1.0, 0.0),
+        "switch of an int and a float": T.switch(c, 1, 0.0),
+        "ifelse": ifelse(T.gt(x.sum(), 0), 1.0, 0.0),
+        "ifelse of lists": ifelse(T.iscalar("k"), [1.0, 2.0], [0.0, 3.0])[1],
+        "sqrt": T.sqrt(2.0),
+        "exp": T.exp(1.0),
+        "x * log(2 pi)": x * T.log(2 * np.pi),
+        "maximum": T.maximum(0.0, 1.0),
+        "sqr": T.sqr(3.0),
+        "add": T.add(1.0, 2.0),
+        "true_div": T.true_div(1.0, 2.0),
+        "round": T.round(2.5),
+        "theano.scalar.constant": theano.scalar.constant(2.5),
+    }
+    assert {name: v.dtype for name, v in built.items()} == dict.fromkeys(built, floatx)
+    assert T.switch(c, 1, 0).dtype == "int64"  # ints alone: the layer's int64, as T.constant(1)
+    assert T.switch(c, T.dmatrix("d"), 0.0).dtype == "float64"  # a tensor's dtype decides
+    m = np.array([[1.0, -1.0]], dtype=floatx)
+    got = theano.function([x], [built["switch"], built["x * log(2 pi)"]])(m)
+    np.testing.assert_array_equal(got[0], [[1.0, 0.0]])
+    np.testing.assert_allclose(got[1], m * np.log(2 * np.pi), rtol=1e-6)
+    assert theano.function([], built["sqrt"])() == pytest.approx(np.sqrt(2.0))
+
+
+def test_a_float32_update_masked_by_a_switch_of_python_floats_compiles():
+    """``W * T.switch(W > 0.5, 1., 0.)`` for a float32 W under floatX float32: Theano's mask is
+    float32, so the update keeps W's dtype (it was refused here as float64)."""
+    theano.config.floatX = "float32"
+    W = theano.shared(np.array([0.25, 1.0, 2.0], dtype="float32"), name="W")
+    step = theano.function([], [], updates=[(W, W * T.switch(W > 0.5, 1.0, 0.0))])
+    step()
+    np.testing.assert_array_equal(W.get_value(), np.array([0.0, 1.0, 2.0], dtype="float32"))
+
