@@ -301,3 +301,22 @@ def test_a_float32_update_masked_by_a_switch_of_python_floats_compiles():
     step()
     np.testing.assert_array_equal(W.get_value(), np.array([0.0, 1.0, 2.0], dtype="float32"))
 
+
+@pytest.mark.parametrize("floatx", FLOATX)
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_scan_initial_python_float_takes_floatx(floatx, as_dict):
+    """``theano.scan(..., outputs_info=0.)`` (or ``{'initial': 0.}``): Theano made the
+    initial value a floatX constant (``as_tensor_variable``), so a float32 loop stays float32
+    and can update a float32 shared variable; it was a float64 output here."""
+    theano.config.floatX = floatx
+    xs = T.matrix("xs")
+    initial = {"initial": 0.0, "taps": [-1]} if as_dict else 0.0
+    s, _ = theano.scan(lambda x_t, acc: acc + x_t.sum(), sequences=xs, outputs_info=initial)
+    p, _ = theano.scan(lambda acc: acc * 2.0, outputs_info=1.0, n_steps=3)
+    assert (s.dtype, p.dtype) == (floatx, floatx)
+    total = theano.shared(np.asarray(0, dtype=floatx), name="total")
+    f = theano.function([xs], [s, p], updates=[(total, s[-1])])
+    got_s, got_p = f(np.ones((3, 2), dtype=floatx))
+    np.testing.assert_array_equal(got_s, [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(got_p, [2.0, 4.0, 8.0])
+    assert total.get_value() == 6.0 and got_s.dtype == floatx
