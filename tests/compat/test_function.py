@@ -458,6 +458,34 @@ def test_random_draws_in_scan_never_repeat_across_calls_without_scans_updates(mo
     np.testing.assert_array_equal(frozen(np.zeros(3)), frozen(np.zeros(3)))  # Theano's
 
 
+@pytest.mark.parametrize("scan_first", [True, False])
+def test_scans_updates_are_ordered_updates_that_add_to_a_list_of_pairs(scan_first):
+    """Theano's scan returned ``OrderedUpdates``, so course code writes
+    ``scan_updates + [(W, W - lr * gW)]`` (or the list first); a plain OrderedDict raised
+    "unsupported operand type(s) for +". A shared variable given two new values is refused
+    (Theano's KeyError 'Collision'), the same value twice kept once."""
+    from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+
+    srng, xs = RandomStreams(seed=1), T.matrix("xs")
+    W = theano.shared(np.ones(2), name="W")
+    h, scan_updates = theano.scan(lambda x_t: x_t * srng.uniform((2,)), sequences=xs)
+    assert isinstance(scan_updates, theano.updates.OrderedUpdates)
+    assert theano.OrderedUpdates is theano.updates.OrderedUpdates
+    mine = [(W, W * 2)]
+    merged = scan_updates + mine if scan_first else mine + scan_updates
+    assert isinstance(merged, theano.updates.OrderedUpdates) and len(merged) == 2
+    assert list(merged)[0 if scan_first else 1] is list(scan_updates)[0]
+    f = theano.function([xs], h.sum(), updates=merged)
+    first, second = f(np.ones((3, 2))), f(np.ones((3, 2)))
+    assert W.get_value().tolist() == [4.0, 4.0] and first != second  # both updates ran
+    assert len(merged + {W: merged[W]}) == 2  # the same value again: kept once
+    with pytest.raises(KeyError, match=r"Collision: 'W' .*two new values") as info:
+        merged + [(W, W * 3)]
+    assert isinstance(info.value, sn.errors.GraphError) and "test_function.py" in str(info.value)
+    with pytest.raises(TypeError, match=r"the key 'xs' .*is not a shared variable"):
+        scan_updates + [(xs, xs * 2)]
+
+
 def test_debugprint_and_pydotprint(tmp_path):
     x = T.dvector("x")
     y = T.tanh(x) * 2

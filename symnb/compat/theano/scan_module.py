@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from symnb.compat.theano.testvalues import missing_values_allowed
 from symnb.compat.theano.upcasting import as_theano_tensor, is_python_number
+from symnb.compat.theano.updates import OrderedUpdates
 from symnb.compile.fit import check_givens
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
@@ -29,7 +30,8 @@ def scan(
     strict=False,
     return_list=False,
 ):
-    """``theano.scan``: ``(outputs, updates)``; pass ``updates`` to ``theano.function``.
+    """``theano.scan``: ``(outputs, updates)``; pass ``updates`` (an ``OrderedUpdates``, which
+    ``+`` merges with other updates) to ``theano.function``.
     ``outputs`` is None where the step returns only updates, as in Theano (``sn.scan``: []).
     ``mode``, ``name``, ``profile`` and ``allow_gc`` are accepted; the loop compiles with the
     function that uses it."""
@@ -46,6 +48,7 @@ def scan(
             truncate_gradient,
             strict,
         )
+    updates = OrderedUpdates(updates)
     if isinstance(outputs, list) and not outputs:
         return None, updates
     if return_list and not isinstance(outputs, list):
