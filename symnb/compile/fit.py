@@ -11,6 +11,7 @@ import numpy as np
 from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import ancestors, default_updates
+from symnb.core.hooks import spelled
 from symnb.core.op import _at_user_line
 from symnb.core.source import user_location, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -229,10 +230,11 @@ def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
     fixes = list(dict.fromkeys(_narrowing_fix(v, dtype) for v in wide[:3]))  # each once
     fixes.append(f"cast the new value with .astype('{dtype}')")
     loc = value.source if value.owner is not None and value.source else user_location()
-    error = DTypeError(
+    message = spelled(  # (theano.shared where the user's code is Theano code)
         f"{what}: {target.describe()} cannot take {value.describe()} without losing precision"
-        f"{because}; {', or '.join(fixes)}" + ("" if loc is None else f"\n  at {loc}")
+        f"{because}; {', or '.join(fixes)}"
     )
+    error = DTypeError(message + ("" if loc is None else f"\n  at {loc}"))
     error.location = loc
     return error
 
