@@ -125,6 +125,23 @@ def check_givens(givens, what: str = "givens", fit_types: bool = True) -> dict:
     return checked
 
 
+def refuse_given_inputs(givens: dict, inputs: list) -> None:
+    """An input that is also a ``givens`` key is refused: the given replaces it wherever the
+    outputs and updates read it, so the value passed for it would be silently ignored (Theano
+    refused it too, "Replacing inputs is currently forbidden because it has no effect")."""
+    for i, var in enumerate(inputs):
+        if not any(var is key for key in givens):
+            continue
+        raise _at_user_line(
+            GraphError(
+                f"givens: input {i} {var.describe()} is also a key of givens, which replaces it "
+                "wherever the outputs and updates read it, so the value passed for it would be "
+                "ignored; to compute it from another input y, make y the input and write "
+                f"givens={{{var.label or 'x'}: g(y)}}, or leave it out of givens"
+            )
+        )
+
+
 def warn_unread_givens(givens: dict, targets: list) -> None:
     """A given whose key the outputs and updates never read replaces nothing: usually a
     variable made again (a cell run twice) or a given for another function. Theano ignored

@@ -127,6 +127,27 @@ def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     assert used_through_givens(4) == 9.0
 
 
+@pytest.mark.parametrize("on_unused_input", [None, "warn", "ignore"])
+def test_an_input_that_is_also_a_givens_key_is_theanos_error(on_unused_input):
+    """Theano's pfunc refused it whatever ``on_unused_input`` said ("Replacing inputs is
+    currently forbidden because it has no effect"); here it was an unused-input error that
+    did not mention givens, or, with 'warn'/'ignore', a function ignoring the x passed."""
+    x, y = T.dmatrix("x"), T.ivector("y")
+    data = theano.shared(np.ones((10, 4)), name="data")
+    with pytest.raises(RuntimeError) as info:
+        theano.function(
+            [x, y], x.sum() + y.sum(), givens={x: data[0:5]}, on_unused_input=on_unused_input
+        )
+    message = str(info.value)
+    assert message.startswith(
+        "theano.function: You are trying to replace variable 'x' (float64(?, ?)) (input 0) "
+        "through the `givens` parameter, but this variable is an input to your function."
+    )
+    assert "theano.function([y], f(x), givens={x: g(y)})" in message
+    assert isinstance(info.value, theano.compile.GivenInputError)
+    assert isinstance(info.value, sn.GraphError) and "test_function.py" in message
+
+
 def test_copy_swaps_shared_variables_read_through_givens():
     """Theano swapped in the compiled graph, after ``givens``: a dataset read only through
     ``givens={x: data[i:j]}`` (the deeplearning.net tutorials') is swapped too. A key the

@@ -33,6 +33,11 @@ class UnusedInputError(GraphError):
     """An input of ``theano.function`` that no output or update depends on."""
 
 
+class GivenInputError(GraphError, RuntimeError):
+    """An input of ``theano.function`` that is also a ``givens`` key (its value would be
+    ignored): a GraphError that ``except RuntimeError`` catches, as Theano's ``pfunc`` raised."""
+
+
 class In:
     """``theano.In(variable, name=None, value=None, ...)``: an input with a name and a
     default value (used when the call leaves it out)."""
@@ -258,6 +263,7 @@ def function(
     updates = as_update_pairs(updates)
     _check_update_types(updates)
     givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
+    _refuse_given_inputs(variables, givens)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     built = {
         "outputs": [] if outputs is None else outputs,
@@ -342,6 +348,25 @@ def _pairs(mapping) -> list:
 
 def _as_list(inputs) -> list:
     return list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+
+
+def _refuse_given_inputs(variables: list, givens: list) -> None:
+    """Theano's ``pfunc`` refused an input that is also a ``givens`` key, whatever
+    ``on_unused_input`` says: the given replaces it, so its value would be ignored."""
+    for i, var in enumerate(variables):
+        if not any(var is key for key, _ in givens):
+            continue
+        raise _at_user_line(
+            GivenInputError(
+                f"theano.function: You are trying to replace variable {var.describe()} (input "
+                f"{i}) through the `givens` parameter, but this variable is an input to your "
+                "function. Replacing inputs is currently forbidden because it has no effect. "
+                "One way to modify an input `x` to a function evaluating f(x) is to define a "
+                "new input `y` and use `theano.function([y], f(x), givens={x: g(y)})`. Another "
+                "solution consists in using `theano.clone`, e.g. like this: "
+                "`theano.function([x], theano.clone(f(x), replace={x: g(x)}))`."
+            )
+        )
 
 
 def _check_used(variables, outputs, updates, givens, policy) -> None:
