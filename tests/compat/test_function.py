@@ -148,6 +148,31 @@ def test_an_input_that_is_also_a_givens_key_is_theanos_error(on_unused_input):
     assert isinstance(info.value, sn.GraphError) and "test_function.py" in message
 
 
+def test_an_input_computed_from_other_variables_is_read_as_given():
+    """Theano cut its inputs free of their owners: ``theano.function([h], T.tanh(h))`` with
+    ``h = T.dot(x, W)`` computes tanh of the value given for h (it said h "is not used"), and
+    in ``theano.function([x, h], ...)`` x is the unused input (h was blamed)."""
+    x = T.dmatrix("x")
+    W = theano.shared(np.ones((4, 3)), name="W")
+    h = T.dot(x, W)
+    out = T.tanh(h)
+    H = np.full((2, 3), 0.5)
+    f = theano.function([h], out)
+    np.testing.assert_allclose(f(H), np.tanh(H))
+    np.testing.assert_allclose(f.copy()(H), np.tanh(H))
+    acc, y = theano.shared(np.zeros((2, 3)), name="acc"), T.dmatrix("y")
+    g = theano.function([h], y.sum(), updates=[(acc, acc + h)], givens={y: h * 2})
+    assert g(H) == 6.0
+    np.testing.assert_array_equal(acc.get_value(), H)  # the update read the h given too
+    with pytest.raises(theano.compile.UnusedInputError) as info:
+        theano.function([x, h], out)
+    message = str(info.value)
+    assert message.startswith("theano.function: input 0 'x' (float64(?, ?)) is not used")
+    assert "input 1 an unnamed variable (float64(?, ?)) is computed from it" in message
+    both = theano.function([x, h], out + x.sum(), on_unused_input="ignore")
+    np.testing.assert_allclose(both(np.ones((2, 4)), H), np.tanh(H) + 8.0)
+
+
 def test_copy_swaps_shared_variables_read_through_givens():
     """Theano swapped in the compiled graph, after ``givens``: a dataset read only through
     ``givens={x: data[i:j]}`` (the deeplearning.net tutorials') is swapped too. A key the

@@ -237,7 +237,10 @@ def function(
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
     a dict (Theano 0.9's): the function then returns a dict with the same keys; a list or a
-    tuple of outputs returns a list, as in Theano. An output may be wrapped in ``Out``."""
+    tuple of outputs returns a list, as in Theano. An output may be wrapped in ``Out``.
+    An input computed from other variables (``h = T.dot(x, W)``) is read as given, as Theano
+    cut its inputs free of what computes them; an input that is also a ``givens`` key is
+    refused."""
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     output_keys = None
@@ -265,6 +268,7 @@ def function(
     givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
     _refuse_given_inputs(variables, givens)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
+    compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
     built = {
         "outputs": [] if outputs is None else outputs,
         "updates": _pairs(updates),
@@ -273,7 +277,7 @@ def function(
         "no_default_updates": _without_defaults(no_default_updates),
         **get_mode(mode).options(),
     }
-    compiled = _sn_function(variables, **built)
+    compiled = _sn_function(compiled_inputs, **built)
     return TheanoFunction(
         compiled, specs, allow_input_downcast, built, output_keys, mode=get_mode(mode)
     )
@@ -369,51 +373,96 @@ def _refuse_given_inputs(variables: list, givens: list) -> None:
         )
 
 
+def _cut_free(variables: list, outputs, updates: list, givens: list):
+    """Theano's ``FunctionGraph`` cut its inputs free of their owners
+    (``clone_get_equiv(copy_inputs_and_orphans=True)``): an input computed from other
+    variables, ``h = T.dot(x, W)`` in ``theano.function([h], T.tanh(h))``, is read as the
+    value given for it, not computed. Each such input is replaced, wherever the outputs,
+    updates and givens' replacements read it, by a new input of its type and name; the
+    inputs to compile, outputs, updates and givens are returned."""
+    owned = [var for var in variables if var.owner is not None]
+    if not owned:
+        return variables, outputs, updates, givens
+    fresh = {var: var.clone() for var in owned}  # (clone_graph keys its table by id)
+    inputs = [fresh[var] if var.owner is not None else var for var in variables]
+
+    def cut(values: list) -> list:
+        copies = iter(clone_graph([v for v in values if isinstance(v, Variable)], fresh))
+        return [next(copies) if isinstance(v, Variable) else v for v in values]
+
+    if isinstance(outputs, Variable):
+        outputs = cut([outputs])[0]
+    elif isinstance(outputs, list):
+        outputs = cut(outputs)
+    updates = list(zip([t for t, _ in updates], cut([v for _, v in updates]), strict=True))
+    givens = list(zip([k for k, _ in givens], cut([v for _, v in givens]), strict=True))
+    return inputs, outputs, updates, givens
+
+
 def _check_used(variables, outputs, updates, givens, policy) -> None:
     """Theano refuses (by default) an input that nothing computed depends on: usually a
-    variable left out of the graph by mistake."""
+    variable left out of the graph by mistake. As in Theano, the walk from the outputs stops
+    at every input: an input that only another (computed) input is computed from is unused,
+    since that input is read as given (``theano.function([x, h], T.tanh(h))``, h =
+    ``T.dot(x, W)``: x)."""
     if policy not in ON_UNUSED:
         raise _at_user_line(ValueError(f"on_unused_input must be one of {ON_UNUSED}"))
     if policy == "ignore":
         return
-    used = _used_leaves(outputs, updates, givens)
+    used = _used_leaves(outputs, updates, givens, variables)
     for i, var in enumerate(variables):
         if id(var) in used:
             continue
+        blocker = next(
+            (
+                (j, other)
+                for j, other in enumerate(variables)
+                if other.owner is not None and any(var is leaf for leaf in leaves([other]))
+            ),
+            None,
+        )
+        why = (
+            ""
+            if blocker is None
+            else f" (input {blocker[0]} {blocker[1].describe()} is computed from it, but an "
+            "input is read as given, not computed)"
+        )
         message = (
             f"theano.function: input {i} {var.describe()} is not used to compute the "
-            "outputs or updates; pass on_unused_input='warn' or 'ignore' to allow it"
+            f"outputs or updates{why}; pass on_unused_input='warn' or 'ignore' to allow it"
         )
         if policy == "raise":
             raise _at_user_line(UnusedInputError(message))
         warnings.warn(message, stacklevel=3)
 
 
-def _used_leaves(outputs, updates, givens) -> set[int]:
-    """Ids of the leaves the outputs and updates read once ``givens`` replaced their keys,
-    as Theano checked the graph after its givens: what only a key reads (``h`` of
-    ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written (givens
-    are not applied inside one, as ``sn.function`` substitutes them)."""
+def _used_leaves(outputs, updates, givens, inputs=()) -> set[int]:
+    """Ids of the leaves and ``inputs`` the outputs and updates read once ``givens``
+    replaced their keys, as Theano checked the graph after its givens: what only a key reads
+    (``h`` of ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written
+    (givens are not applied inside one, as ``sn.function`` substitutes them). The walk stops
+    at an input: what computes it is not read."""
     pairs = updates.items() if isinstance(updates, dict) else (updates or [])
     reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
     reads += [v for _, v in pairs if isinstance(v, Variable)]
     given = givens.items() if isinstance(givens, dict) else (givens or [])
     substitute = {id(k): v for k, v in given}
+    stops = {id(v) for v in inputs}
     found: set[int] = set()
-    replacements, seen, pending = [], set(), reads
+    seen: set[tuple[int, bool]] = set()
+    pending = [(v, True) for v in reads]  # (variable, whether givens apply there)
     while pending:
-        var = pending.pop()
-        if id(var) in seen:
+        var, replacing = pending.pop()
+        if (id(var), replacing) in seen:
             continue
-        seen.add(id(var))
-        if id(var) in substitute:
+        seen.add((id(var), replacing))
+        if replacing and id(var) in substitute:
             if isinstance(substitute[id(var)], Variable):
-                replacements.append(substitute[id(var)])
-        elif var.owner is None:
+                pending.append((substitute[id(var)], False))
+        elif var.owner is None or id(var) in stops:
             found.add(id(var))
         else:
-            pending.extend(var.owner.inputs)
-    found.update(id(v) for v in leaves(replacements))
+            pending.extend((v, replacing) for v in var.owner.inputs)
     return found
 
 
@@ -612,7 +661,7 @@ class TheanoFunction:
             no_default_updates=True,
             name=name or self.built["name"],
         )
-        variables = [spec.variable for spec in self.specs]
+        variables = list(compiled.inputs)  # (an input computed from others: its cut copy)
         return TheanoFunction(
             _sn_function(variables, **built),
             self.specs,
