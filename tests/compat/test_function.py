@@ -173,6 +173,23 @@ def test_an_input_computed_from_other_variables_is_read_as_given():
     np.testing.assert_allclose(both(np.ones((2, 4)), H), np.tanh(H) + 8.0)
 
 
+@pytest.mark.parametrize("make", [lambda x: x, lambda x: theano.In(x)])
+def test_inputs_not_in_a_list_are_refused_as_in_theano(make):
+    """Theano 1.0 refused ``theano.function(inputs=x, ...)``: "Input variables of a Theano
+    function should be contained in a list, even when there is a single input."; it was
+    accepted here, so a script that ran here failed on Theano."""
+    x = T.dmatrix("x")
+    with pytest.raises(TypeError) as info:
+        theano.function(inputs=make(x), outputs=T.sum(x))
+    message = str(info.value)
+    assert message.startswith(
+        "theano.function: Input variables of a Theano function should be contained in a list, "
+        "even when there is a single input"
+    )
+    assert "'x' (float64(?, ?))" in message and "write inputs=[x]" in message
+    assert theano.function((x,), T.sum(x))(np.ones((2, 2))) == 4.0  # a tuple is a list too
+
+
 def test_copy_swaps_shared_variables_read_through_givens():
     """Theano swapped in the compiled graph, after ``givens``: a dataset read only through
     ``givens={x: data[i:j]}`` (the deeplearning.net tutorials') is swapped too. A key the

@@ -26,7 +26,14 @@ from symnb.core.graph import clone_graph, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
 from symnb.core.words import counted
-from symnb.errors import DTypeError, GraphError, InputError, InputShapeError, ShapeTypeError
+from symnb.errors import (
+    ArgumentError,
+    DTypeError,
+    GraphError,
+    InputError,
+    InputShapeError,
+    ShapeTypeError,
+)
 
 
 class UnusedInputError(GraphError):
@@ -238,9 +245,17 @@ def function(
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
     a dict (Theano 0.9's): the function then returns a dict with the same keys; a list or a
     tuple of outputs returns a list, as in Theano. An output may be wrapped in ``Out``.
-    An input computed from other variables (``h = T.dot(x, W)``) is read as given, as Theano
-    cut its inputs free of what computes them; an input that is also a ``givens`` key is
-    refused."""
+    ``inputs`` is a list (or tuple), even of one input, as Theano 1.0 required. An input
+    computed from other variables (``h = T.dot(x, W)``) is read as given, as Theano cut its
+    inputs free of what computes them; an input that is also a ``givens`` key is refused."""
+    if not isinstance(inputs, (list, tuple)):
+        raise _at_user_line(
+            ArgumentError(
+                "theano.function: Input variables of a Theano function should be contained in "
+                f"a list, even when there is a single input (inputs={_describe(inputs)}: "
+                f"write inputs=[{_label(inputs)}])"
+            )
+        )
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     output_keys = None
@@ -252,7 +267,7 @@ def function(
         outputs = outputs.variable
     elif isinstance(outputs, list):
         outputs = [out.variable if isinstance(out, Out) else out for out in outputs]
-    specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
+    specs = [spec if isinstance(spec, In) else In(spec) for spec in inputs]
     variables = [spec.variable for spec in specs]
     for variable in variables:
         if isinstance(variable, SharedVariable):  # (before it is reported as unused)
@@ -352,6 +367,18 @@ def _pairs(mapping) -> list:
 
 def _as_list(inputs) -> list:
     return list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+
+
+def _describe(value) -> str:
+    if isinstance(value, In):
+        return f"In({value.variable.describe()})"
+    return value.describe() if isinstance(value, Variable) else repr(value)
+
+
+def _label(value) -> str:
+    """How the fix names an input: its name, else ``x``."""
+    variable = value.variable if isinstance(value, In) else value
+    return getattr(variable, "name", None) or "x"
 
 
 def _refuse_given_inputs(variables: list, givens: list) -> None:
