@@ -11,6 +11,7 @@ import numpy as np
 from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.graph import ancestors, default_updates
+from symnb.core.hooks import spelled
 from symnb.core.op import _at_user_line
 from symnb.core.source import user_location, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -124,6 +125,23 @@ def check_givens(givens, what: str = "givens", fit_types: bool = True) -> dict:
     return checked
 
 
+def refuse_given_inputs(givens: dict, inputs: list) -> None:
+    """An input that is also a ``givens`` key is refused: the given replaces it wherever the
+    outputs and updates read it, so the value passed for it would be silently ignored (Theano
+    refused it too, "Replacing inputs is currently forbidden because it has no effect")."""
+    for i, var in enumerate(inputs):
+        if not any(var is key for key in givens):
+            continue
+        raise _at_user_line(
+            GraphError(
+                f"givens: input {i} {var.describe()} is also a key of givens, which replaces it "
+                "wherever the outputs and updates read it, so the value passed for it would be "
+                "ignored; to compute it from another input y, make y the input and write "
+                f"givens={{{var.label or 'x'}: g(y)}}, or leave it out of givens"
+            )
+        )
+
+
 def warn_unread_givens(givens: dict, targets: list) -> None:
     """A given whose key the outputs and updates never read replaces nothing: usually a
     variable made again (a cell run twice) or a given for another function. Theano ignored
@@ -229,10 +247,11 @@ def _lossy_value(target: Variable, value: Variable, what: str) -> DTypeError:
     fixes = list(dict.fromkeys(_narrowing_fix(v, dtype) for v in wide[:3]))  # each once
     fixes.append(f"cast the new value with .astype('{dtype}')")
     loc = value.source if value.owner is not None and value.source else user_location()
-    error = DTypeError(
+    message = spelled(  # (theano.shared where the user's code is Theano code)
         f"{what}: {target.describe()} cannot take {value.describe()} without losing precision"
-        f"{because}; {', or '.join(fixes)}" + ("" if loc is None else f"\n  at {loc}")
+        f"{because}; {', or '.join(fixes)}"
     )
+    error = DTypeError(message + ("" if loc is None else f"\n  at {loc}"))
     error.location = loc
     return error
 

@@ -29,6 +29,7 @@ from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.fit import (
     check_givens,
     check_updates,
+    refuse_given_inputs,
     tied_dims,
     warn_unread_givens,
     with_default_updates,
@@ -68,7 +69,8 @@ def function(
     ``outputs``: a variable, a list/tuple of them, or a dict name -> variable; the call
     returns the same structure. ``updates``: shared variable -> new value, all computed before
     any is written. ``givens``: variable -> variable or value (a dict or pairs), substituted
-    before compiling; a key the outputs and updates do not read warns (``GraphWarning``).
+    before compiling; a key the outputs and updates do not read warns (``GraphWarning``), a
+    key that is also an input is refused (the value passed for it would be ignored).
     ``optimize``: "fast", "stable", "none" or ``{"include": [...], "exclude": [...]}`` (names
     of rewrite phases or rules; see docs/rewrites.md); None is ``sn.config.optimize``.
     ``backend``: "c", "py", "opencl" or "cuda"; None is ``sn.config.backend``, else "c" when a
@@ -179,6 +181,7 @@ class Function:
         self._update_labels = _update_labels(self.updates, self._unsure)
         targets = out_vars + [value for _, value in self.updates]
         givens = check_givens(givens)
+        refuse_given_inputs(givens, self.inputs)
         #: what a pickle rebuilds it from: the inputs, updates and givens as the checked lists
         #: (the user's may be iterators, ``zip(params, steps)``, that the checks consumed)
         self._built_from = (

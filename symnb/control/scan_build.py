@@ -26,6 +26,7 @@ from symnb.control.loop_graph import LoopInputs, placeholder
 from symnb.control.scan import INT, Scan
 from symnb.core.dims import format_shape, is_int, shapes_unify
 from symnb.core.graph import clone_graph, default_updates, leaves
+from symnb.core.hooks import spelled
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
@@ -84,9 +85,21 @@ def scan(
             strict,
         ).build()
     except (ShapeError, DTypeError, GraphError, ArgumentError) as exc:
-        if getattr(exc, "location", None) is not None:
-            raise
+        if getattr(exc, "location", None) is not None:  # (raised at its line: the step's)
+            raise _spelled(exc) from None
         raise _at_user_line(exc) from None
+
+
+def _spelled(exc: Exception) -> Exception:
+    """An error that names its line already (one the builder's checks raised, or one raised
+    in the step), in the names of the API the user's code calls (``spelled``: the Theano
+    layer's ``theano.scan ... T.cast`` for ``sn.scan ... sn.cast``), at the same line."""
+    message = spelled(str(exc))
+    if message == str(exc):
+        return exc
+    new = type(exc)(message)
+    new.location = exc.location
+    return new
 
 
 def _check_keys(entry: dict, accepted: tuple, where: str) -> None:

@@ -23,7 +23,7 @@ from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.source import pinned, user_location
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ArgumentError, DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.grad.errors import (
     DISCONNECTED_HINT,
     DisconnectedInputError,
@@ -187,8 +187,8 @@ def _known_items(known_grads) -> list[tuple]:
 def _check_cost(cost) -> Variable:
     if not isinstance(cost, Variable):
         raise ArgumentError(f"sn.grad: the cost must be a symbolic variable, not {cost!r}")
-    if cost.type.ndim != 0:
-        raise ShapeError(
+    if cost.type.ndim != 0:  # (a TypeError too, as Theano's "cost must be a scalar.")
+        raise ShapeTypeError(
             f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}; reduce it "
             "(sn.sum, sn.mean), or use sn.Lop / sn.jacobian for non-scalar expressions"
         )

@@ -47,7 +47,7 @@ def test_verify_grad_gives_fun_theano_variables_with_theanos_methods():
     halves = [np.array([0.5, 2.5, -1.5, 0.2])]
     rounded = []
     utt.verify_grad(lambda a: rounded.append((a, a.round())) or a * 2, halves)
-    got = theano.function(*rounded[0])(halves[0])
+    got = theano.function([rounded[0][0]], rounded[0][1])(halves[0])
     np.testing.assert_array_equal(got, [1.0, 3.0, -2.0, 0.0])  # NumPy's: [0, 2, -2, 0]
 
 

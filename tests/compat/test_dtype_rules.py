@@ -268,3 +268,72 @@ def test_binary_crossentropy_of_a_literal_target_keeps_the_outputs_dtype(floatx,
     assert got.dtype == np.float32
     want = -(target * np.log(pv) + (1 - target) * np.log(1 - pv)).mean()
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+def test_python_floats_on_their_own_take_floatx_in_every_function(floatx):
+    """Theano's ``as_tensor_variable`` made a Python float a floatX constant wherever it
+    went in alone: ``T.switch(c, 1., 0.)``, ``ifelse(c, 1., 0.)``, ``T.sqrt(2.)``, ``T.exp(1.)``,
+    ``T.log(2 * np.pi)``, ``T.maximum(0., 1.)``, ``T.sqr(3.)`` were float64 here under floatX
+    float32, which made ``x32 * T.log(2 * np.pi)`` float64 and refused a float32 shared
+    variable's update masked by ``T.switch``. Ints stay weak beside such a float (Theano's int8
+    constant upcast with floatX), and a tensor's dtype decides beside a tensor."""
+    from symnb.compat.theano.ifelse import ifelse
+
+    theano.config.floatX = floatx
+    x = T.matrix("x")
+    c = x > 0
+    built = {
+        "switch": T.switch(c, 1.0, 0.0),
+        "where": T.where(c, 1.0, 0.0),
+        "switch of an int and a float": T.switch(c, 1, 0.0),
+        "ifelse": ifelse(T.gt(x.sum(), 0), 1.0, 0.0),
+        "ifelse of lists": ifelse(T.iscalar("k"), [1.0, 2.0], [0.0, 3.0])[1],
+        "sqrt": T.sqrt(2.0),
+        "exp": T.exp(1.0),
+        "x * log(2 pi)": x * T.log(2 * np.pi),
+        "maximum": T.maximum(0.0, 1.0),
+        "sqr": T.sqr(3.0),
+        "add": T.add(1.0, 2.0),
+        "true_div": T.true_div(1.0, 2.0),
+        "round": T.round(2.5),
+        "theano.scalar.constant": theano.scalar.constant(2.5),
+    }
+    assert {name: v.dtype for name, v in built.items()} == dict.fromkeys(built, floatx)
+    assert T.switch(c, 1, 0).dtype == "int64"  # ints alone: the layer's int64, as T.constant(1)
+    assert T.switch(c, T.dmatrix("d"), 0.0).dtype == "float64"  # a tensor's dtype decides
+    m = np.array([[1.0, -1.0]], dtype=floatx)
+    got = theano.function([x], [built["switch"], built["x * log(2 pi)"]])(m)
+    np.testing.assert_array_equal(got[0], [[1.0, 0.0]])
+    np.testing.assert_allclose(got[1], m * np.log(2 * np.pi), rtol=1e-6)
+    assert theano.function([], built["sqrt"])() == pytest.approx(np.sqrt(2.0))
+
+
+def test_a_float32_update_masked_by_a_switch_of_python_floats_compiles():
+    """``W * T.switch(W > 0.5, 1., 0.)`` for a float32 W under floatX float32: Theano's mask is
+    float32, so the update keeps W's dtype (it was refused here as float64)."""
+    theano.config.floatX = "float32"
+    W = theano.shared(np.array([0.25, 1.0, 2.0], dtype="float32"), name="W")
+    step = theano.function([], [], updates=[(W, W * T.switch(W > 0.5, 1.0, 0.0))])
+    step()
+    np.testing.assert_array_equal(W.get_value(), np.array([0.0, 1.0, 2.0], dtype="float32"))
+
+
+@pytest.mark.parametrize("floatx", FLOATX)
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_scan_initial_python_float_takes_floatx(floatx, as_dict):
+    """``theano.scan(..., outputs_info=0.)`` (or ``{'initial': 0.}``): Theano made the
+    initial value a floatX constant (``as_tensor_variable``), so a float32 loop stays float32
+    and can update a float32 shared variable; it was a float64 output here."""
+    theano.config.floatX = floatx
+    xs = T.matrix("xs")
+    initial = {"initial": 0.0, "taps": [-1]} if as_dict else 0.0
+    s, _ = theano.scan(lambda x_t, acc: acc + x_t.sum(), sequences=xs, outputs_info=initial)
+    p, _ = theano.scan(lambda acc: acc * 2.0, outputs_info=1.0, n_steps=3)
+    assert (s.dtype, p.dtype) == (floatx, floatx)
+    total = theano.shared(np.asarray(0, dtype=floatx), name="total")
+    f = theano.function([xs], [s, p], updates=[(total, s[-1])])
+    got_s, got_p = f(np.ones((3, 2), dtype=floatx))
+    np.testing.assert_array_equal(got_s, [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(got_p, [2.0, 4.0, 8.0])
+    assert total.get_value() == 6.0 and got_s.dtype == floatx

@@ -127,6 +127,69 @@ def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     assert used_through_givens(4) == 9.0
 
 
+@pytest.mark.parametrize("on_unused_input", [None, "warn", "ignore"])
+def test_an_input_that_is_also_a_givens_key_is_theanos_error(on_unused_input):
+    """Theano's pfunc refused it whatever ``on_unused_input`` said ("Replacing inputs is
+    currently forbidden because it has no effect"); here it was an unused-input error that
+    did not mention givens, or, with 'warn'/'ignore', a function ignoring the x passed."""
+    x, y = T.dmatrix("x"), T.ivector("y")
+    data = theano.shared(np.ones((10, 4)), name="data")
+    with pytest.raises(RuntimeError) as info:
+        theano.function(
+            [x, y], x.sum() + y.sum(), givens={x: data[0:5]}, on_unused_input=on_unused_input
+        )
+    message = str(info.value)
+    assert message.startswith(
+        "theano.function: You are trying to replace variable 'x' (float64(?, ?)) (input 0) "
+        "through the `givens` parameter, but this variable is an input to your function."
+    )
+    assert "theano.function([y], f(x), givens={x: g(y)})" in message
+    assert isinstance(info.value, theano.compile.GivenInputError)
+    assert isinstance(info.value, sn.GraphError) and "test_function.py" in message
+
+
+def test_an_input_computed_from_other_variables_is_read_as_given():
+    """Theano cut its inputs free of their owners: ``theano.function([h], T.tanh(h))`` with
+    ``h = T.dot(x, W)`` computes tanh of the value given for h (it said h "is not used"), and
+    in ``theano.function([x, h], ...)`` x is the unused input (h was blamed)."""
+    x = T.dmatrix("x")
+    W = theano.shared(np.ones((4, 3)), name="W")
+    h = T.dot(x, W)
+    out = T.tanh(h)
+    H = np.full((2, 3), 0.5)
+    f = theano.function([h], out)
+    np.testing.assert_allclose(f(H), np.tanh(H))
+    np.testing.assert_allclose(f.copy()(H), np.tanh(H))
+    acc, y = theano.shared(np.zeros((2, 3)), name="acc"), T.dmatrix("y")
+    g = theano.function([h], y.sum(), updates=[(acc, acc + h)], givens={y: h * 2})
+    assert g(H) == 6.0
+    np.testing.assert_array_equal(acc.get_value(), H)  # the update read the h given too
+    with pytest.raises(theano.compile.UnusedInputError) as info:
+        theano.function([x, h], out)
+    message = str(info.value)
+    assert message.startswith("theano.function: input 0 'x' (float64(?, ?)) is not used")
+    assert "input 1 an unnamed variable (float64(?, ?)) is computed from it" in message
+    both = theano.function([x, h], out + x.sum(), on_unused_input="ignore")
+    np.testing.assert_allclose(both(np.ones((2, 4)), H), np.tanh(H) + 8.0)
+
+
+@pytest.mark.parametrize("make", [lambda x: x, lambda x: theano.In(x)])
+def test_inputs_not_in_a_list_are_refused_as_in_theano(make):
+    """Theano 1.0 refused ``theano.function(inputs=x, ...)``: "Input variables of a Theano
+    function should be contained in a list, even when there is a single input."; it was
+    accepted here, so a script that ran here failed on Theano."""
+    x = T.dmatrix("x")
+    with pytest.raises(TypeError) as info:
+        theano.function(inputs=make(x), outputs=T.sum(x))
+    message = str(info.value)
+    assert message.startswith(
+        "theano.function: Input variables of a Theano function should be contained in a list, "
+        "even when there is a single input"
+    )
+    assert "'x' (float64(?, ?))" in message and "write inputs=[x]" in message
+    assert theano.function((x,), T.sum(x))(np.ones((2, 2))) == 4.0  # a tuple is a list too
+
+
 def test_copy_swaps_shared_variables_read_through_givens():
     """Theano swapped in the compiled graph, after ``givens``: a dataset read only through
     ``givens={x: data[i:j]}`` (the deeplearning.net tutorials') is swapped too. A key the
@@ -456,6 +519,34 @@ def test_random_draws_in_scan_never_repeat_across_calls_without_scans_updates(mo
     np.testing.assert_array_equal(g(np.zeros(3)).ravel(), second)  # as if they were passed
     frozen = theano.function([x], r, no_default_updates=True, mode=mode)
     np.testing.assert_array_equal(frozen(np.zeros(3)), frozen(np.zeros(3)))  # Theano's
+
+
+@pytest.mark.parametrize("scan_first", [True, False])
+def test_scans_updates_are_ordered_updates_that_add_to_a_list_of_pairs(scan_first):
+    """Theano's scan returned ``OrderedUpdates``, so course code writes
+    ``scan_updates + [(W, W - lr * gW)]`` (or the list first); a plain OrderedDict raised
+    "unsupported operand type(s) for +". A shared variable given two new values is refused
+    (Theano's KeyError 'Collision'), the same value twice kept once."""
+    from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
+
+    srng, xs = RandomStreams(seed=1), T.matrix("xs")
+    W = theano.shared(np.ones(2), name="W")
+    h, scan_updates = theano.scan(lambda x_t: x_t * srng.uniform((2,)), sequences=xs)
+    assert isinstance(scan_updates, theano.updates.OrderedUpdates)
+    assert theano.OrderedUpdates is theano.updates.OrderedUpdates
+    mine = [(W, W * 2)]
+    merged = scan_updates + mine if scan_first else mine + scan_updates
+    assert isinstance(merged, theano.updates.OrderedUpdates) and len(merged) == 2
+    assert list(merged)[0 if scan_first else 1] is list(scan_updates)[0]
+    f = theano.function([xs], h.sum(), updates=merged)
+    first, second = f(np.ones((3, 2))), f(np.ones((3, 2)))
+    assert W.get_value().tolist() == [4.0, 4.0] and first != second  # both updates ran
+    assert len(merged + {W: merged[W]}) == 2  # the same value again: kept once
+    with pytest.raises(KeyError, match=r"Collision: 'W' .*two new values") as info:
+        merged + [(W, W * 3)]
+    assert isinstance(info.value, sn.errors.GraphError) and "test_function.py" in str(info.value)
+    with pytest.raises(TypeError, match=r"the key 'xs' .*is not a shared variable"):
+        scan_updates + [(xs, xs * 2)]
 
 
 def test_debugprint_and_pydotprint(tmp_path):

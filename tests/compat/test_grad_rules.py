@@ -92,6 +92,19 @@ def test_core_errors_seen_through_t_grad_name_theano_and_the_users_line():
     assert "sn." not in message and "test_grad_rules.py" in message
 
 
+def test_a_non_scalar_cost_is_theanos_type_error():
+    """Theano's ``grad`` raised TypeError("cost must be a scalar."), which course code catches
+    (``assertRaises(TypeError, T.grad, ...)``); it was a ShapeError (a ValueError) here. It is
+    a ShapeTypeError, both, for a float cost and through the rules for integers too."""
+    x, W = T.matrix("x"), theano.shared(np.zeros((4, 3)), name="W")
+    y, n = T.ivector("y"), T.ivector("n")
+    nll = -T.log(T.nnet.softmax(T.dot(x, W)))[T.arange(y.shape[0]), y]  # forgot .mean()
+    for cost, wrt in ((nll, W), (n * 2, n), (nll, n)):
+        with pytest.raises(TypeError, match=r"^T\.grad: the cost must be a scalar") as info:
+            T.grad(cost, wrt)
+        assert isinstance(info.value, sn.ShapeTypeError)
+
+
 def test_consider_constant_on_a_wrt_still_differentiates_it():
     # Theano's test_grad_constant: grad(x + y, x, consider_constant=[x]) is 1
     x, y = T.scalar("x"), T.scalar("y")

@@ -68,3 +68,18 @@ def test_a_key_the_graph_does_not_read_warns_at_the_users_line():
         h = x * 2
         g = sn.function([y], sn.sum(h), givens={h: y}, backend="py")
     assert g([1.0, 2.0]) == 3.0
+
+
+def test_an_input_that_is_also_a_givens_key_is_refused():
+    """The given replaces the input wherever the outputs read it, so the value passed for it
+    was silently ignored (``f(x_value, y_value)`` computed from ``data``)."""
+    x, y = sn.vector("x"), sn.vector("y")
+    data = sn.shared(np.arange(3.0), name="data")
+    with pytest.raises(sn.GraphError) as info:
+        sn.function([y, x], x + y, givens={x: data}, backend="py")  # <- input given
+    message = str(info.value)
+    assert message.startswith("givens: input 1 'x' (float64(?,)) is also a key of givens")
+    assert "would be ignored" in message and "givens={x: g(y)}" in message
+    assert f"line {_line_of('<- input given')}" in message
+    f = sn.function([y], x + y, givens={x: data}, backend="py")  # the input of the fix
+    np.testing.assert_array_equal(f([1.0, 1.0, 1.0]), [1.0, 2.0, 3.0])

@@ -101,6 +101,9 @@ def test_cost_must_be_a_float_scalar():
     x = f64("x")
     with pytest.raises(sn.ShapeError, match=r"scalar \(0-d\).*sn.Lop"):
         sn.grad(x * 2, x)
+    with pytest.raises(TypeError, match=r"cost must be a scalar") as info:  # Theano's type
+        sn.grad(x * 2, x)
+    assert isinstance(info.value, sn.ShapeTypeError)
     with pytest.raises(sn.DTypeError, match="not a float"):
         sn.grad(sn.sum(sn.cast(x, "int64")), x)
 

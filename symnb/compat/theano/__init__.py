@@ -6,7 +6,8 @@
 ``theano.function``, ``theano.shared``, ``theano.scan`` (and ``map``, ``reduce``,
 ``foldl``, ``foldr``), ``theano.config`` (``floatX``),
 ``theano.In``/``Param``, ``theano.Out``, ``theano.tensor`` (``T``), ``theano.tensor.nnet``,
-``theano.tensor.signal.pool``, random streams (``theano.tensor.shared_randomstreams``,
+``theano.tensor.signal.pool``, ``theano.updates.OrderedUpdates`` (what ``theano.scan``'s
+updates are), random streams (``theano.tensor.shared_randomstreams``,
 ``theano.sandbox.rng_mrg``), ``theano.printing``, ``theano.gradient`` and ``theano.ifelse``,
 and Theano 1.0's top-level ``theano.dot``, ``grad``, ``Rop``, ``Lop``,
 ``get_scalar_constant_value``, ``pprint`` and ``sparse_grad`` map onto symnb's engine: the
@@ -29,6 +30,7 @@ from symnb.compat.theano import (  # noqa: F401
     tensor,
     tests,  # noqa: F401 - theano.tests.unittest_tools
     testvalues,
+    updates,
 )
 from symnb.compat.theano.compile import (  # noqa: F401 - and the submodules
     In,
@@ -53,6 +55,7 @@ from symnb.compat.theano.scan_module import (  # noqa: F401
     scan,
 )
 from symnb.compat.theano.tensor.basic import dot, get_scalar_constant_value  # noqa: F401
+from symnb.compat.theano.updates import OrderedUpdates  # noqa: F401
 from symnb.core.variable import Variable  # noqa: F401 - theano.Variable
 
 #: the Theano release whose API this layer follows (``theano.__version__ >= "0.9"`` checks)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from symnb.config import config
 from symnb.core.graph import ancestors
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import ShapeTypeError
 from symnb.grad.reverse import feeds, report_disconnected, zeros_like
 from symnb.grad.reverse import grad_known_final as _grad
 from symnb.ops.broadcast import Reduce
@@ -42,7 +42,7 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
             return_disconnected=return_disconnected,
         )
     if cost is not None and cost.type.ndim != 0:
-        raise ShapeError(f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}")
+        raise ShapeTypeError(f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}")
     known = list(known_grads.items()) if isinstance(known_grads, dict) else known_grads or []
     given = {id(var): g for var, g in known}
     connected = _feeding(([cost] if cost is not None else []) + [var for var, _ in known])

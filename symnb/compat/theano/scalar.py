@@ -15,7 +15,11 @@ import numpy as np
 
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.compat.theano.tensor.var import TensorType
-from symnb.compat.theano.upcasting import upcast  # noqa: F401 - theano.scalar.upcast
+from symnb.compat.theano.upcasting import (
+    as_theano_tensor,
+    is_python_number,
+    upcast,  # noqa: F401 - theano.scalar.upcast
+)
 from symnb.core.variable import Constant, Variable
 
 
@@ -30,10 +34,11 @@ class Scalar(TensorType):
 
 
 def constant(value, name=None, dtype=None) -> Variable:
-    """A 0-d constant (``theano.scalar.constant(2.0)``); floats take floatX."""
-    if dtype is None and isinstance(value, float):
-        dtype = resolve_dtype("floatX")
-    return Constant(np.asarray(value, dtype=dtype), name=name)
+    """A 0-d constant (``theano.scalar.constant(2.0)``): a Python number Theano's constant of
+    it (``as_theano_tensor``: a float floatX, an int the smallest int that holds it)."""
+    if dtype is None and is_python_number(value):
+        return as_theano_tensor(value, name=name)
+    return Constant(np.asarray(value, dtype=resolve_dtype(dtype)), name=name)
 
 
 def as_scalar(value, name=None) -> Variable:

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 from symnb.compat.theano.testvalues import missing_values_allowed
+from symnb.compat.theano.upcasting import as_theano_tensor, is_python_number
+from symnb.compat.theano.updates import OrderedUpdates
 from symnb.compile.fit import check_givens
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
@@ -28,7 +30,8 @@ def scan(
     strict=False,
     return_list=False,
 ):
-    """``theano.scan``: ``(outputs, updates)``; pass ``updates`` to ``theano.function``.
+    """``theano.scan``: ``(outputs, updates)``; pass ``updates`` (an ``OrderedUpdates``, which
+    ``+`` merges with other updates) to ``theano.function``.
     ``outputs`` is None where the step returns only updates, as in Theano (``sn.scan``: []).
     ``mode``, ``name``, ``profile`` and ``allow_gc`` are accepted; the loop compiles with the
     function that uses it."""
@@ -36,13 +39,16 @@ def scan(
         outputs, updates = _scan(
             fn,
             _each(sequences, _default_taps),
-            _each(outputs_info, lambda entry: _first_rows_of(_default_taps(entry))),
+            _each(
+                outputs_info, lambda entry: _first_rows_of(_initial_tensor(_default_taps(entry)))
+            ),
             non_sequences,
             n_steps,
             go_backwards,
             truncate_gradient,
             strict,
         )
+    updates = OrderedUpdates(updates)
     if isinstance(outputs, list) and not outputs:
         return None, updates
     if return_list and not isinstance(outputs, list):
@@ -64,6 +70,15 @@ def _default_taps(entry):
     if isinstance(entry, dict) and "taps" in entry and entry["taps"] is None:
         return {key: value for key, value in entry.items() if key != "taps"}
     return entry
+
+
+def _initial_tensor(entry):
+    """Theano's ``scan`` made each initial value a tensor with ``as_tensor_variable``: a Python
+    number is the layer's constant of it (``as_theano_tensor``), so ``outputs_info=0.`` (or
+    ``{"initial": 0.}``) gives a floatX output, not float64."""
+    if isinstance(entry, dict) and is_python_number(entry.get("initial")):
+        return {**entry, "initial": as_theano_tensor(entry["initial"])}
+    return as_theano_tensor(entry) if is_python_number(entry) else entry
 
 
 def _first_rows_of(entry):

@@ -1,5 +1,7 @@
-"""Theano's dtype of an operation on several dtypes (``theano.scalar.upcast``), and the dtype
-Theano gave a Python number, under ``theano.config.cast_policy``.
+"""Theano's dtype of an operation on several dtypes (``theano.scalar.upcast``), the dtype
+Theano gave a Python number, under ``theano.config.cast_policy``, and the constant the layer
+makes of a Python number (``as_theano_tensor``), which every function of the layer that turns
+a number into a tensor goes through.
 
 Theano 1.0's ``upcast`` is NumPy's promotion of the dtypes. Under its default policy,
 ``'custom'``, that is all: ``upcast('int32', 'float32')`` is float64, as ``ivector * fscalar``
@@ -17,6 +19,7 @@ import numpy as np
 from symnb.compat.theano import configparser
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.config import config
+from symnb.core.variable import Constant, Variable, as_variable
 
 _INTS = ("int8", "int16", "int32", "int64")
 
@@ -53,6 +56,45 @@ def number_dtype(value) -> str:
     if isinstance(value, float) and not isinstance(value, np.floating):
         return config.floatX
     return np.asarray(value).dtype.name
+
+
+def is_python_number(value) -> bool:
+    """Whether ``value`` is a number as Python writes it (``1``, ``0.5``, ``True``), not a
+    NumPy scalar or array, whose dtype is chosen already."""
+    return isinstance(value, (bool, numbers.Number)) and not isinstance(value, np.generic)
+
+
+def as_theano_tensor(value, name=None) -> Variable:
+    """Theano's ``as_tensor_variable`` of one value, as this layer makes it: a variable as it
+    is; a Python float the floatX constant Theano made of it (``number_dtype``), so
+    ``T.sqrt(2.)``, ``T.switch(c, 1., 0.)`` and ``outputs_info=0.`` are float32 under floatX
+    float32; a Python int or bool a constant of NumPy's dtype for it (int64, bool: the
+    layer's rule for an int on its own, where Theano's int8 wrapped, ``T.constant(100) * 2``;
+    ``T.stack`` gives one beside tensors their dtype, ``number_dtype``); an array, a NumPy
+    scalar or a list symnb's constant of it (its own dtype, NumPy's for a list)."""
+    if isinstance(value, Variable):
+        return value
+    if is_python_number(value):
+        dtype = number_dtype(value) if _is_python_float(value) else None
+        return Constant(value, dtype=dtype, name=name)
+    return as_variable(value, name)
+
+
+def numbers_alone(*values) -> list:
+    """The arguments of an elementwise function whose dtype they decide (both branches of
+    ``T.switch``, both operands of ``T.maximum``): where none is a variable, the Python
+    floats are on their own and each becomes the layer's floatX constant
+    (``as_theano_tensor``: ``T.switch(c, 1., 0.)`` is floatX), Python ints staying weak, so
+    beside such a float they take its dtype (``T.switch(c, 1, 0.)`` floatX, as Theano's int8
+    constant gave); beside a variable every number stays as written, weak
+    (``T.switch(c, x32, 0.)`` is float32 under either floatX, docs/theano.md)."""
+    if any(isinstance(v, Variable) for v in values):
+        return list(values)
+    return [as_theano_tensor(v) if _is_python_float(v) else v for v in values]
+
+
+def _is_python_float(value) -> bool:
+    return isinstance(value, float) and not isinstance(value, np.floating)
 
 
 def float_constant_dtype(value: float) -> str:

@@ -26,11 +26,23 @@ from symnb.core.graph import clone_graph, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
 from symnb.core.words import counted
-from symnb.errors import DTypeError, GraphError, InputError, InputShapeError, ShapeTypeError
+from symnb.errors import (
+    ArgumentError,
+    DTypeError,
+    GraphError,
+    InputError,
+    InputShapeError,
+    ShapeTypeError,
+)
 
 
 class UnusedInputError(GraphError):
     """An input of ``theano.function`` that no output or update depends on."""
+
+
+class GivenInputError(GraphError, RuntimeError):
+    """An input of ``theano.function`` that is also a ``givens`` key (its value would be
+    ignored): a GraphError that ``except RuntimeError`` catches, as Theano's ``pfunc`` raised."""
 
 
 class In:
@@ -232,7 +244,18 @@ def function(
     """``theano.function``: compile ``outputs`` as a function of ``inputs`` (variables or
     ``In``), with ``updates`` (a dict or a list of pairs) and ``givens``. ``outputs`` may be
     a dict (Theano 0.9's): the function then returns a dict with the same keys; a list or a
-    tuple of outputs returns a list, as in Theano. An output may be wrapped in ``Out``."""
+    tuple of outputs returns a list, as in Theano. An output may be wrapped in ``Out``.
+    ``inputs`` is a list (or tuple), even of one input, as Theano 1.0 required. An input
+    computed from other variables (``h = T.dot(x, W)``) is read as given, as Theano cut its
+    inputs free of what computes them; an input that is also a ``givens`` key is refused."""
+    if not isinstance(inputs, (list, tuple)):
+        raise _at_user_line(
+            ArgumentError(
+                "theano.function: Input variables of a Theano function should be contained in "
+                f"a list, even when there is a single input (inputs={_describe(inputs)}: "
+                f"write inputs=[{_label(inputs)}])"
+            )
+        )
     if profile:
         raise _at_user_line(NotImplementedError("profile=True: call f.profile() instead"))
     output_keys = None
@@ -244,7 +267,7 @@ def function(
         outputs = outputs.variable
     elif isinstance(outputs, list):
         outputs = [out.variable if isinstance(out, Out) else out for out in outputs]
-    specs = [spec if isinstance(spec, In) else In(spec) for spec in _as_list(inputs)]
+    specs = [spec if isinstance(spec, In) else In(spec) for spec in inputs]
     variables = [spec.variable for spec in specs]
     for variable in variables:
         if isinstance(variable, SharedVariable):  # (before it is reported as unused)
@@ -258,7 +281,9 @@ def function(
     updates = as_update_pairs(updates)
     _check_update_types(updates)
     givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
+    _refuse_given_inputs(variables, givens)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
+    compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
     built = {
         "outputs": [] if outputs is None else outputs,
         "updates": _pairs(updates),
@@ -267,7 +292,7 @@ def function(
         "no_default_updates": _without_defaults(no_default_updates),
         **get_mode(mode).options(),
     }
-    compiled = _sn_function(variables, **built)
+    compiled = _sn_function(compiled_inputs, **built)
     return TheanoFunction(
         compiled, specs, allow_input_downcast, built, output_keys, mode=get_mode(mode)
     )
@@ -344,51 +369,127 @@ def _as_list(inputs) -> list:
     return list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
 
 
+def _describe(value) -> str:
+    if isinstance(value, In):
+        return f"In({value.variable.describe()})"
+    return value.describe() if isinstance(value, Variable) else repr(value)
+
+
+def _label(value) -> str:
+    """How the fix names an input: its name, else ``x``."""
+    variable = value.variable if isinstance(value, In) else value
+    return getattr(variable, "name", None) or "x"
+
+
+def _refuse_given_inputs(variables: list, givens: list) -> None:
+    """Theano's ``pfunc`` refused an input that is also a ``givens`` key, whatever
+    ``on_unused_input`` says: the given replaces it, so its value would be ignored."""
+    for i, var in enumerate(variables):
+        if not any(var is key for key, _ in givens):
+            continue
+        raise _at_user_line(
+            GivenInputError(
+                f"theano.function: You are trying to replace variable {var.describe()} (input "
+                f"{i}) through the `givens` parameter, but this variable is an input to your "
+                "function. Replacing inputs is currently forbidden because it has no effect. "
+                "One way to modify an input `x` to a function evaluating f(x) is to define a "
+                "new input `y` and use `theano.function([y], f(x), givens={x: g(y)})`. Another "
+                "solution consists in using `theano.clone`, e.g. like this: "
+                "`theano.function([x], theano.clone(f(x), replace={x: g(x)}))`."
+            )
+        )
+
+
+def _cut_free(variables: list, outputs, updates: list, givens: list):
+    """Theano's ``FunctionGraph`` cut its inputs free of their owners
+    (``clone_get_equiv(copy_inputs_and_orphans=True)``): an input computed from other
+    variables, ``h = T.dot(x, W)`` in ``theano.function([h], T.tanh(h))``, is read as the
+    value given for it, not computed. Each such input is replaced, wherever the outputs,
+    updates and givens' replacements read it, by a new input of its type and name; the
+    inputs to compile, outputs, updates and givens are returned."""
+    owned = [var for var in variables if var.owner is not None]
+    if not owned:
+        return variables, outputs, updates, givens
+    fresh = {var: var.clone() for var in owned}  # (clone_graph keys its table by id)
+    inputs = [fresh[var] if var.owner is not None else var for var in variables]
+
+    def cut(values: list) -> list:
+        copies = iter(clone_graph([v for v in values if isinstance(v, Variable)], fresh))
+        return [next(copies) if isinstance(v, Variable) else v for v in values]
+
+    if isinstance(outputs, Variable):
+        outputs = cut([outputs])[0]
+    elif isinstance(outputs, list):
+        outputs = cut(outputs)
+    updates = list(zip([t for t, _ in updates], cut([v for _, v in updates]), strict=True))
+    givens = list(zip([k for k, _ in givens], cut([v for _, v in givens]), strict=True))
+    return inputs, outputs, updates, givens
+
+
 def _check_used(variables, outputs, updates, givens, policy) -> None:
     """Theano refuses (by default) an input that nothing computed depends on: usually a
-    variable left out of the graph by mistake."""
+    variable left out of the graph by mistake. As in Theano, the walk from the outputs stops
+    at every input: an input that only another (computed) input is computed from is unused,
+    since that input is read as given (``theano.function([x, h], T.tanh(h))``, h =
+    ``T.dot(x, W)``: x)."""
     if policy not in ON_UNUSED:
         raise _at_user_line(ValueError(f"on_unused_input must be one of {ON_UNUSED}"))
     if policy == "ignore":
         return
-    used = _used_leaves(outputs, updates, givens)
+    used = _used_leaves(outputs, updates, givens, variables)
     for i, var in enumerate(variables):
         if id(var) in used:
             continue
+        blocker = next(
+            (
+                (j, other)
+                for j, other in enumerate(variables)
+                if other.owner is not None and any(var is leaf for leaf in leaves([other]))
+            ),
+            None,
+        )
+        why = (
+            ""
+            if blocker is None
+            else f" (input {blocker[0]} {blocker[1].describe()} is computed from it, but an "
+            "input is read as given, not computed)"
+        )
         message = (
             f"theano.function: input {i} {var.describe()} is not used to compute the "
-            "outputs or updates; pass on_unused_input='warn' or 'ignore' to allow it"
+            f"outputs or updates{why}; pass on_unused_input='warn' or 'ignore' to allow it"
         )
         if policy == "raise":
             raise _at_user_line(UnusedInputError(message))
         warnings.warn(message, stacklevel=3)
 
 
-def _used_leaves(outputs, updates, givens) -> set[int]:
-    """Ids of the leaves the outputs and updates read once ``givens`` replaced their keys,
-    as Theano checked the graph after its givens: what only a key reads (``h`` of
-    ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written (givens
-    are not applied inside one, as ``sn.function`` substitutes them)."""
+def _used_leaves(outputs, updates, givens, inputs=()) -> set[int]:
+    """Ids of the leaves and ``inputs`` the outputs and updates read once ``givens``
+    replaced their keys, as Theano checked the graph after its givens: what only a key reads
+    (``h`` of ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written
+    (givens are not applied inside one, as ``sn.function`` substitutes them). The walk stops
+    at an input: what computes it is not read."""
     pairs = updates.items() if isinstance(updates, dict) else (updates or [])
     reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
     reads += [v for _, v in pairs if isinstance(v, Variable)]
     given = givens.items() if isinstance(givens, dict) else (givens or [])
     substitute = {id(k): v for k, v in given}
+    stops = {id(v) for v in inputs}
     found: set[int] = set()
-    replacements, seen, pending = [], set(), reads
+    seen: set[tuple[int, bool]] = set()
+    pending = [(v, True) for v in reads]  # (variable, whether givens apply there)
     while pending:
-        var = pending.pop()
-        if id(var) in seen:
+        var, replacing = pending.pop()
+        if (id(var), replacing) in seen:
             continue
-        seen.add(id(var))
-        if id(var) in substitute:
+        seen.add((id(var), replacing))
+        if replacing and id(var) in substitute:
             if isinstance(substitute[id(var)], Variable):
-                replacements.append(substitute[id(var)])
-        elif var.owner is None:
+                pending.append((substitute[id(var)], False))
+        elif var.owner is None or id(var) in stops:
             found.add(id(var))
         else:
-            pending.extend(var.owner.inputs)
-    found.update(id(v) for v in leaves(replacements))
+            pending.extend((v, replacing) for v in var.owner.inputs)
     return found
 
 
@@ -587,7 +688,7 @@ class TheanoFunction:
             no_default_updates=True,
             name=name or self.built["name"],
         )
-        variables = [spec.variable for spec in self.specs]
+        variables = list(compiled.inputs)  # (an input computed from others: its cut copy)
         return TheanoFunction(
             _sn_function(variables, **built),
             self.specs,

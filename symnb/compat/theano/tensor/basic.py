@@ -3,9 +3,11 @@
 Most are symnb's own ops under Theano's names. The few that follow Theano where it differs
 from NumPy (listed in docs/theano.md): ``true_div`` of two integers gives ``floatX``,
 ``dot`` follows ``np.dot`` for every rank, ``cast``/``TensorType`` accept ``"floatX"``,
-reductions take Theano's ``dtype``/``acc_dtype`` arguments, Python floats given to
-``alloc``/``fill``/``arange`` take ``floatX``, and math that makes floats of integers
-(``exp``, ``log``, ``sigmoid``...) gives Theano's float32 for 8- and 16-bit ones.
+reductions take Theano's ``dtype``/``acc_dtype`` arguments, a Python number on its own
+(``T.sqrt(2.)``, ``T.switch(c, 1., 0.)``, ``T.constant(0.5)``, ``T.alloc(0., n)``) is the
+constant Theano made of it (``upcasting.as_theano_tensor``: a float floatX, an int the
+smallest int that holds it), and math that makes floats of integers (``exp``, ``log``,
+``sigmoid``...) gives Theano's float32 for 8- and 16-bit ones.
 """
 
 from __future__ import annotations
@@ -44,8 +46,11 @@ from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
     inc_subtensor,
     set_subtensor,
 )
+from symnb.compat.theano.upcasting import as_theano_tensor as _as_theano_tensor
+from symnb.compat.theano.upcasting import is_python_number as _is_python_number
 from symnb.compat.theano.upcasting import keeps_floatx as _keeps_floatx
 from symnb.compat.theano.upcasting import number_dtype as _number_dtype
+from symnb.compat.theano.upcasting import numbers_alone as _numbers_alone
 from symnb.compat.theano.upcasting import upcast as _upcast
 from symnb.config import config
 from symnb.core.dims import is_int as _is_int
@@ -68,8 +73,10 @@ _UPGRADE_TO_FLOAT = {
 
 
 def _as_float(x) -> Variable:
-    """x, converted first to Theano's float for its dtype if it is an integer or boolean."""
-    x = as_variable(x)
+    """x, converted first to Theano's float for its dtype if it is an integer or boolean; a
+    Python number is Theano's constant of it first (``T.sqrt(2.)`` floatX, ``T.exp(1)``
+    float32 from its int8)."""
+    x = _as_theano_tensor(x)
     target = _UPGRADE_TO_FLOAT.get(x.type.dtype.name)
     return x if target is None else _cast(x, target)
 
@@ -91,6 +98,23 @@ def _float_math(op, name=None):
     return theano_rule
 
 
+def _elementwise(op, name: str):
+    """``op`` (a symnb elementwise function) with Python numbers given on their own made
+    Theano's constants first (``numbers_alone``: ``T.sqr(2.)``, ``T.maximum(1., 2.)`` are
+    floatX); beside a tensor they stay weak, as the operators' literals. ``name``: the name
+    it has here, which pickle finds it by."""
+
+    def theano_rule(*args):
+        return op(*_numbers_alone(*args))
+
+    theano_rule.__name__ = theano_rule.__qualname__ = name
+    theano_rule.__doc__ = (
+        f"``{op!r}``; Python numbers on their own are Theano's constants (a float floatX)."
+    )
+    theano_rule.__wrapped__ = op
+    return theano_rule
+
+
 # -- elementwise: symnb's ops under Theano's names -----------------------------------------
 tanh, log, exp, sqrt, sigmoid = map(_float_math, (sn.tanh, sn.log, sn.exp, sn.sqrt, sn.sigmoid))
 log1p, expm1, log2, log10 = map(_float_math, (sn.log1p, sn.expm1, sn.log2, sn.log10))
@@ -99,7 +123,10 @@ arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
-sgn, sqr, abs_, neg = sn.sign, sn.square, sn.abs, sn.neg
+sgn, sqr, abs_, neg = (
+    _elementwise(op, name)
+    for op, name in ((sn.sign, "sgn"), (sn.square, "sqr"), (sn.abs, "abs_"), (sn.neg, "neg"))
+)
 inv = _float_math(sn.reciprocal, "inv")  # Theano's Inv(upgrade_to_float): T.inv(2) is 0.5
 
 
@@ -107,13 +134,19 @@ def arctan2(y, x) -> Variable:
     """``sn.arctan2``; integer tensors are made float32 or float64 first, as in Theano
     (``ArcTan2(upgrade_to_float)``), so int8 gives float32, not NumPy's float16."""
     return sn.arctan2(
-        *(_as_float(a) if isinstance(a, (Variable, np.ndarray)) else a for a in (y, x))
+        *(
+            _as_float(a) if isinstance(a, (Variable, np.ndarray)) else a
+            for a in _numbers_alone(y, x)
+        )
     )
 
 
-floor, ceil, trunc = sn.floor, sn.ceil, sn.trunc
-maximum, minimum, pow, sub = sn.maximum, sn.minimum, sn.pow, sn.sub  # noqa: A001
-mod, floor_div, int_div = sn.mod, sn.floor_div, sn.floor_div
+floor, ceil = _elementwise(sn.floor, "floor"), _elementwise(sn.ceil, "ceil")
+trunc = _elementwise(sn.trunc, "trunc")
+maximum, minimum = _elementwise(sn.maximum, "maximum"), _elementwise(sn.minimum, "minimum")
+pow, sub = _elementwise(sn.pow, "pow"), _elementwise(sn.sub, "sub")  # noqa: A001
+mod, floor_div = _elementwise(sn.mod, "mod"), _elementwise(sn.floor_div, "floor_div")
+int_div = _elementwise(sn.floor_div, "int_div")
 eq, neq, lt, gt, le, ge = (
     sn.equal,
     sn.not_equal,
@@ -122,9 +155,20 @@ eq, neq, lt, gt, le, ge = (
     sn.less_equal,
     sn.greater_equal,
 )
-and_, or_, xor, invert = sn.bitwise_and, sn.bitwise_or, sn.bitwise_xor, sn.invert
+and_, or_ = _elementwise(sn.bitwise_and, "and_"), _elementwise(sn.bitwise_or, "or_")
+xor, invert = _elementwise(sn.bitwise_xor, "xor"), _elementwise(sn.invert, "invert")
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = and_, or_, xor, invert  # NumPy's names
-isnan, isinf, switch, where = sn.isnan, sn.isinf, sn.where, sn.where
+isnan, isinf = sn.isnan, sn.isinf
+
+
+def switch(cond, ift, iff) -> Variable:
+    """``T.switch`` (also ``T.where``): ``sn.where``, where two Python numbers are Theano's
+    constants (``T.switch(c, 1., 0.)`` is floatX, as in Theano: a mask of a float32 weight
+    stays float32); a number beside a tensor stays weak (``T.switch(c, x, 0.)`` is x's)."""
+    return sn.where(cond, *_numbers_alone(ift, iff))
+
+
+where = switch
 # -- layout, indexing, joins: the same functions symnb offers ------------------------------
 take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subtensor)
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
@@ -173,13 +217,13 @@ def cumsum(x, axis=None, dtype=None) -> Variable:
     gave its output x's type), so an int32 or int8 x gives int32 or int8, wrapping as that
     dtype does, where ``sn.cumsum`` widens small ints to int64 as NumPy does. ``dtype``:
     NumPy's, as ``sn.cumsum``'s."""
-    x = as_variable(x)
+    x = _as_theano_tensor(x)
     return sn.cumsum(x, axis, dtype=x.type.dtype if dtype is None else dtype)
 
 
 def cumprod(x, axis=None, dtype=None) -> Variable:
     """Theano's ``cumprod(x, axis=None)``: the running product in x's dtype, as ``cumsum``."""
-    x = as_variable(x)
+    x = _as_theano_tensor(x)
     return sn.cumprod(x, axis, dtype=x.type.dtype if dtype is None else dtype)
 
 
@@ -196,22 +240,22 @@ def squeeze(x, axis=None) -> Variable:
 
 def add(*terms) -> Variable:
     """``T.add(a, b, ...)``: the sum of any number of terms."""
-    return functools.reduce(sn.add, terms)
+    return functools.reduce(sn.add, _numbers_alone(*terms))
 
 
 def mul(*terms) -> Variable:
     """``T.mul(a, b, ...)``: the product of any number of factors."""
-    return functools.reduce(sn.mul, terms)
+    return functools.reduce(sn.mul, _numbers_alone(*terms))
 
 
 def largest(*args) -> Variable:
     """The elementwise maximum of any number of tensors."""
-    return functools.reduce(sn.maximum, args)
+    return functools.reduce(sn.maximum, _numbers_alone(*args))
 
 
 def smallest(*args) -> Variable:
     """The elementwise minimum of any number of tensors."""
-    return functools.reduce(sn.minimum, args)
+    return functools.reduce(sn.minimum, _numbers_alone(*args))
 
 
 def exp2(x) -> Variable:
@@ -222,7 +266,7 @@ def exp2(x) -> Variable:
 def round(a, mode=None) -> Variable:  # noqa: A001
     """``T.round``: ``mode="half_away_from_zero"`` (Theano's default: 2.5 -> 3, -0.5 -> -1)
     or ``"half_to_even"`` (NumPy's: 2.5 -> 2)."""
-    a = as_variable(a)
+    a = _as_theano_tensor(a)
     if mode == "half_to_even" or a.type.dtype.kind in "biu":
         return sn.round(a)
     if mode not in (None, "half_away_from_zero"):
@@ -276,7 +320,7 @@ def unbroadcast(x, *axes) -> Variable:
 
 def true_div(x, y) -> Variable:
     """``x / y``; two integers divide to ``floatX`` (Theano's rule; NumPy's is float64)."""
-    x, y = as_variable(x), as_variable(y)
+    x, y = (as_variable(v) for v in _numbers_alone(x, y))
     if x.type.dtype.kind in "biu" and y.type.dtype.kind in "biu":
         return _cast(sn.true_div(x, y), config.floatX)
     return sn.true_div(x, y)
@@ -347,21 +391,16 @@ def tile(x, reps, ndim=None) -> Variable:
     return sn.tile(x, [1] * (ndim - len(reps)) + reps)
 
 
-def _floatx_if_python_float(value):
-    """Python floats take floatX where Theano's constants did (``alloc(0., n)``)."""
-    if isinstance(value, float):
-        return Constant(value, dtype=config.floatX)
-    return value
-
-
 def alloc(value, *shape) -> Variable:
-    """``T.alloc(value, *shape)``: value broadcast to the shape."""
-    return sn.alloc(_floatx_if_python_float(value), *shape)
+    """``T.alloc(value, *shape)``: value broadcast to the shape (a Python number Theano's
+    constant: ``alloc(0., n)`` floatX)."""
+    return sn.alloc(_as_theano_tensor(value), *shape)
 
 
 def fill(model, value) -> Variable:
-    """``T.fill(model, value)``: value broadcast to model's shape."""
-    return sn.alloc(_floatx_if_python_float(value), sn.shape(model))
+    """``T.fill(model, value)``: value broadcast to model's shape (a Python number Theano's
+    constant, as for ``alloc``)."""
+    return sn.alloc(_as_theano_tensor(value), sn.shape(model))
 
 
 def zeros(shape, dtype=None) -> Variable:
@@ -426,15 +465,17 @@ def shape_padaxis(t, axis) -> Variable:
 
 
 def clip(x, min, max) -> Variable:  # noqa: A002 - Theano's parameter names
-    return sn.clip(x, min, max)
+    return sn.clip(*_numbers_alone(x, min, max))
 
 
 def constant(x, name=None, ndim=None, dtype=None) -> Constant:
-    """``T.constant``: Python floats take floatX (Theano's casting of literals)."""
+    """``T.constant``: a Python number is Theano's constant of it (``as_theano_tensor``: a
+    float floatX, an int the smallest int that holds it), unless ``dtype`` is given."""
     dtype = resolve_dtype(dtype)
-    if dtype is None and isinstance(x, float):
-        dtype = config.floatX
-    value = Constant(x, dtype=dtype, name=name)
+    if dtype is None and _is_python_number(x):
+        value = _as_theano_tensor(x, name=name)
+    else:
+        value = Constant(x, dtype=dtype, name=name)
     _check_ndim(value, ndim, "constant")
     return value
 
@@ -497,7 +538,7 @@ def rad2deg(x) -> Variable:
 
 def power(x, y) -> Variable:
     """``T.power(x, y)``: ``x ** y``."""
-    return sn.pow(x, y)
+    return sn.pow(*_numbers_alone(x, y))
 
 
 def ptp(a, axis=None) -> Variable:
@@ -528,7 +569,7 @@ def ones_like(model, dtype=None, opt=False) -> Variable:
 
 def tensor_copy(x) -> Variable:
     """A new variable with x's value (``x.copy()``): naming it leaves x's name alone."""
-    x = as_variable(x)
+    x = _as_theano_tensor(x)
     return sn.not_equal(x, False) if x.type.dtype.kind == "b" else sn.pos(x)
 
 
