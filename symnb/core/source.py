@@ -1,7 +1,9 @@
 """Where in the user's code a variable was created, for error messages.
 
 The first stack frame outside the symnb package is the user's; in a notebook that is a cell,
-whose file name IPython makes up and whose lines linecache can still show.
+whose file name IPython makes up and whose lines linecache can still show. A frame's file is
+compared normalised (symnb reached through a relative ``sys.path`` entry has code objects
+named ``/cwd/../symnb/core/op.py``), once per file name.
 """
 
 from __future__ import annotations
@@ -73,27 +75,47 @@ def _cell_label(filename: str) -> str:
     return f"  ({label[1]})" if label else ""
 
 
-#: file name -> whether it is symnb's own code (the walk below asks for every frame)
-_OWN_FILES: dict[str, bool] = {}
+#: what the walk below makes of a frame's file: the user's code, symnb's own code (or a
+#: FORWARDER's), NumPy's or SciPy's (``LIBRARIES``); both of the last are truthy: never the
+#: user's line
+USER, OWN, LIBRARY = 0, 1, 2
+#: file name, as a code object holds it -> its kind (the walk below asks for every frame)
+_OWN_FILES: dict[str, int] = {}
 
 
-def _first_look(filename: str) -> bool:
-    """Whether a file is symnb's own code (or NumPy's or SciPy's, ``LIBRARIES``), remembered
-    (FORWARDERS are registered before any frame is looked at)."""
-    own = _OWN_FILES[filename] = filename.startswith((_PACKAGE_DIR, *LIBRARIES, *FORWARDERS))
-    return own
+def _first_look(filename: str) -> int:
+    """The kind of a file (``USER``, ``OWN``, ``LIBRARY``), remembered: the one place that
+    decides whether a frame is symnb's. Its path is normalised first: a relative ``sys.path``
+    entry (``sys.path.insert(0, "..")``) gives code objects names like
+    ``/cwd/../symnb/core/op.py``, which the package's normalised path does not prefix.
+    (FORWARDERS are registered before any frame is looked at.)"""
+    path = os.path.normpath(filename)
+    if path.startswith(LIBRARIES):
+        kind = LIBRARY
+    elif path.startswith((_PACKAGE_DIR, *map(_directory, FORWARDERS))):
+        kind = OWN
+    else:
+        kind = USER
+    _OWN_FILES[filename] = kind
+    return kind
+
+
+def _directory(path: str) -> str:
+    """A directory's normalised path, ending with the separator (a prefix of its files)."""
+    return os.path.join(os.path.normpath(path), "")
 
 
 def user_frame(skip_dirs: tuple[str, ...] = (), skip: int = 0):
     """The innermost frame that is not symnb's own code (nor in skip_dirs), or None; the walk
     starts ``skip`` frames above the caller (frames the caller knows are symnb's own)."""
+    skip_dirs = tuple(map(_directory, skip_dirs))
     frame = sys._getframe(1 + skip)
     while frame is not None:
         name = frame.f_code.co_filename
         own = _OWN_FILES.get(name)
         if own is None:
             own = _first_look(name)
-        if not own and not (skip_dirs and name.startswith(skip_dirs)):
+        if not own and not (skip_dirs and os.path.normpath(name).startswith(skip_dirs)):
             return frame
         frame = frame.f_back
     return None
@@ -147,9 +169,12 @@ def library_call() -> tuple[str, str] | None:
     frame, entry = sys._getframe(1), None
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(LIBRARIES):
+        kind = _OWN_FILES.get(name)
+        if kind is None:
+            kind = _first_look(name)
+        if kind == LIBRARY:
             entry = frame
-        elif not _OWN_FILES.get(name, False) and not _first_look(name):
+        elif kind == USER:
             break
         frame = frame.f_back
     if entry is None:

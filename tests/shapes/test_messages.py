@@ -1,7 +1,11 @@
 """Shape errors read by content (op, both shapes with dim names, the clash, the user's line, a
 hint), warnings by category (each can be turned off), sn.infer_shape and call-time checks."""
 
+import os
 import re
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -235,6 +239,46 @@ def test_a_shape_warning_raised_by_an_error_filter_names_the_users_line():
     assert (info.value.location.filename, info.value.location.lineno) == (__file__, line)
     shown = _warns(sn.BroadcastOuterWarning, lambda: sn.vector("y") - p)
     assert "\n  at " not in str(shown.message)
+
+
+def test_a_relative_sys_path_entry_to_symnb_still_gives_the_users_line(tmp_path):
+    """A course's notebooks/ folder reaching a checkout with ``sys.path.insert(0, "..")``:
+    Python names symnb's code objects ``/cwd/../symnb/core/op.py``, which the normalised
+    package path did not prefix, so every error and warning pointed inside symnb (the
+    error at symnb/errors.py, the warning at symnb/core/shapes/warnings.py)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sn.__file__)))
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    script = notebooks / "lesson.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""\
+            import sys, warnings
+            sys.path.insert(0, {os.path.relpath(root, notebooks)!r})
+            import symnb as sn
+            x = sn.tensor("x", shape=("batch", 784))
+            W = sn.tensor("W", shape=(10, 784))
+            try:
+                h = x @ W
+            except sn.ShapeError as e:
+                print(str(e).splitlines()[-1])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                d = sn.vector("y") - sn.tensor("p", shape=(None, 1))
+            print(caught[0].filename, caught[0].lineno)
+            print(sn.__file__)
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "lesson.py"], cwd=notebooks, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    error, warning, imported = done.stdout.splitlines()
+    assert os.sep + ".." + os.sep in imported  # symnb came through the relative entry
+    assert error == f"  at {script}, line 7: h = x @ W"
+    assert warning == f"{script} 12"
 
 
 def test_ordinary_idioms_do_not_warn():
