@@ -3,7 +3,8 @@
 The first stack frame outside the symnb package is the user's; in a notebook that is a cell,
 whose file name IPython makes up and whose lines linecache can still show. A frame's file is
 compared normalised (symnb reached through a relative ``sys.path`` entry has code objects
-named ``/cwd/../symnb/core/op.py``), once per file name.
+named ``/cwd/../symnb/core/op.py``), once per file name. Warnings go through
+:func:`warn_at_user`, which gives them at that line as its module's.
 """
 
 from __future__ import annotations
@@ -228,7 +229,8 @@ def _remember(code, lasti: int, lineno: int) -> SourceLoc:
     return loc
 
 
-#: file name -> the warnings registry of warnings given at its lines (``warn_at_user``)
+#: file name -> the warnings registry of warnings given at its lines, where no module that
+#: runs them is found (``warn_at_user``)
 _WARNED: dict[str, dict] = {}
 
 
@@ -246,13 +248,54 @@ def at_user_line(exc: Exception, spell: bool = True) -> Exception:
     return new
 
 
-def warn_at_user(message: str, category: type[Warning]) -> None:
-    """Warn at the user's line (the first frame outside symnb, or the pinned location), not
-    at the symnb line that found the problem; from symnb's own frames alone (its command
-    line), at the caller's caller."""
-    loc = user_location()
+def warn_at_user(
+    message: str, category: type[Warning], loc: SourceLoc | None = None, stacklevel: int = 2
+) -> None:
+    """Warn at the user's line, not at the symnb line that found the problem: the one way
+    symnb gives a warning. ``loc``: that line (the line that built a node), else the first
+    frame outside symnb or the pinned location; from symnb's own frames alone (its command
+    line), ``warnings.warn``'s ``stacklevel`` from the caller.
+
+    The warning is the module's whose code is at that line, as a ``warnings.warn(...,
+    stacklevel=k)`` pointed there would be: filters naming a module (``module="layers"``,
+    ``-W ignore::UserWarning:layers``) select it, and its ``__warningregistry__`` says which
+    lines warned. One an "error" filter raises is an exception of its category whose message
+    ends with the line (``\n  at file.py, line 12: u = v + col``, as a SymnbError's), also
+    held as ``.location``: an exception drops the file and line a shown warning prints."""
     if loc is None:
-        warnings.warn(message, category, stacklevel=3)
-        return
-    registry = _WARNED.setdefault(loc.filename, {})
-    warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)
+        loc = user_location()
+        if loc is None:
+            warnings.warn(message, category, stacklevel=stacklevel + 1)
+            return
+    namespace = _module_at(loc.filename)
+    if namespace is None:  # named after its file, as warn_explicit names a module it is not told
+        of = {"registry": _WARNED.setdefault(loc.filename, {})}
+    else:
+        registry = namespace.setdefault("__warningregistry__", {})
+        of = {"registry": registry, "module_globals": namespace}
+        name = namespace.get("__name__")
+        if isinstance(name, str):  # (module=None is a warning at shutdown: CPython drops it)
+            of["module"] = name
+    try:
+        warnings.warn_explicit(message, category, loc.filename, loc.lineno, **of)
+    except category as raised:
+        if raised.args != (message,):  # (raised by a showwarning hook, say: not the filter's)
+            raise
+        located = category(f"{message}\n  at {loc}")
+        located.location = loc
+        raise located from None
+
+
+def _module_at(filename: str) -> dict | None:
+    """The globals of the code in ``filename``: those of the frame nearest the caller that
+    runs it (a notebook cell's, a script's ``__main__``), else of the module imported from
+    it (a function built a node there that is now called from elsewhere), else None."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return frame.f_globals
+        frame = frame.f_back
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return vars(module)
+    return None
