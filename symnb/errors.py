@@ -2,8 +2,9 @@
 
 Every error symnb raises on bad input is a :class:`SymnbError`, so a notebook can catch them
 all at once, and each also derives from the builtin a Python user would expect (``ValueError``
-for shapes, ``TypeError`` for dtypes and for a dim or axis of the wrong kind, both for an
-argument a function does not take).
+for shapes, ``TypeError`` for dtypes and for a dim or axis of the wrong kind, ``IndexError``
+for an index or axis out of range, both ``TypeError`` and ``ValueError`` for an argument a
+function does not take).
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ CheckedShapeError.__name__ = CheckedShapeError.__qualname__ = "ShapeError"
 class ShapeTypeError(ShapeError, TypeError):
     """A dim, axis or size of the wrong kind (a float, a bool or a tuple where an int is
     meant): a ShapeError that ``except TypeError`` still catches, as the TypeError it was."""
+
+
+class ShapeIndexError(ShapeError, IndexError):
+    """An index or an axis out of range of a tensor whose shape says so (``x[5]``,
+    ``x[0, 0, 0]`` or ``x.sum(axis=5)`` of a (3, 4) x), or an index NumPy refuses as an
+    IndexError (two ellipses, a mask or index arrays that do not fit): a ShapeError that
+    ``except IndexError`` catches, as it catches NumPy's IndexError and AxisError for the
+    same mistake."""
 
 
 class DTypeError(_Located, TypeError):

@@ -26,7 +26,7 @@ from symnb.backends.listing import KernelList
 from symnb.core.dims import evaluate, is_symbolic
 from symnb.core.graph import Graph
 from symnb.core.shapes.warnings import BroadcastOuterWarning, LossTrailingOneWarning
-from symnb.core.source import user_location
+from symnb.core.source import user_location, warn_at_user
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import ShapeError
@@ -196,10 +196,7 @@ def _warn_new(node, found: list, call) -> None:
             continue
         text = f"with the shapes of this call: {w.message}"
         text += f"\n  (the function was called at {call})" if call else ""
-        if built is None:
-            warnings.warn(text, w.category, stacklevel=2)
-        else:
-            warnings.warn_explicit(text, w.category, built.filename, built.lineno)
+        warn_at_user(text, w.category, built)  # (a node built by symnb alone: at the call)
 
 
 def _placeholder_shape(t: TensorType, names: dict) -> tuple:

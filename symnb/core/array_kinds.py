@@ -11,11 +11,10 @@ kinds are recognised by their protocols and their class's module.
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 
-from symnb.core.source import user_location
+from symnb.core.source import warn_at_user
 from symnb.errors import InputError, InputWarning
 
 #: DLPack device types whose memory the CPU reads (CPU, CUDA host, ROCm host, CUDA managed)
@@ -29,7 +28,6 @@ DEVICE_NAMES = {
 }
 #: the dims xarray gives an array it was not told the dims of (``dim_0``, ``dim_1``, ...)
 XARRAY_DEFAULT_DIM = re.compile(r"dim_\d+")
-_registry: dict = {}  # where the detach note was given (warn_explicit's once-per-line record)
 
 
 def describe(value) -> str:
@@ -121,11 +119,7 @@ def _note_detached(label: str) -> None:
         f"{label} got a torch tensor that requires grad: symnb computes on its values "
         "(detached), so no gradient flows back to torch; pass value.detach() to say so"
     )
-    loc = user_location()
-    if loc is None:
-        warnings.warn(message, InputWarning, stacklevel=2)
-    else:
-        warnings.warn_explicit(message, InputWarning, loc.filename, loc.lineno, registry=_registry)
+    warn_at_user(message, InputWarning, stacklevel=2)
 
 
 def _check_device(value, label: str) -> None:

@@ -1,7 +1,10 @@
 """Where in the user's code a variable was created, for error messages.
 
 The first stack frame outside the symnb package is the user's; in a notebook that is a cell,
-whose file name IPython makes up and whose lines linecache can still show.
+whose file name IPython makes up and whose lines linecache can still show. A frame's file is
+compared normalised (symnb reached through a relative ``sys.path`` entry has code objects
+named ``/cwd/../symnb/core/op.py``), once per file name. Warnings go through
+:func:`warn_at_user`, which gives them at that line as its module's.
 """
 
 from __future__ import annotations
@@ -73,27 +76,47 @@ def _cell_label(filename: str) -> str:
     return f"  ({label[1]})" if label else ""
 
 
-#: file name -> whether it is symnb's own code (the walk below asks for every frame)
-_OWN_FILES: dict[str, bool] = {}
+#: what the walk below makes of a frame's file: the user's code, symnb's own code (or a
+#: FORWARDER's), NumPy's or SciPy's (``LIBRARIES``); both of the last are truthy: never the
+#: user's line
+USER, OWN, LIBRARY = 0, 1, 2
+#: file name, as a code object holds it -> its kind (the walk below asks for every frame)
+_OWN_FILES: dict[str, int] = {}
 
 
-def _first_look(filename: str) -> bool:
-    """Whether a file is symnb's own code (or NumPy's or SciPy's, ``LIBRARIES``), remembered
-    (FORWARDERS are registered before any frame is looked at)."""
-    own = _OWN_FILES[filename] = filename.startswith((_PACKAGE_DIR, *LIBRARIES, *FORWARDERS))
-    return own
+def _first_look(filename: str) -> int:
+    """The kind of a file (``USER``, ``OWN``, ``LIBRARY``), remembered: the one place that
+    decides whether a frame is symnb's. Its path is normalised first: a relative ``sys.path``
+    entry (``sys.path.insert(0, "..")``) gives code objects names like
+    ``/cwd/../symnb/core/op.py``, which the package's normalised path does not prefix.
+    (FORWARDERS are registered before any frame is looked at.)"""
+    path = os.path.normpath(filename)
+    if path.startswith(LIBRARIES):
+        kind = LIBRARY
+    elif path.startswith((_PACKAGE_DIR, *map(_directory, FORWARDERS))):
+        kind = OWN
+    else:
+        kind = USER
+    _OWN_FILES[filename] = kind
+    return kind
+
+
+def _directory(path: str) -> str:
+    """A directory's normalised path, ending with the separator (a prefix of its files)."""
+    return os.path.join(os.path.normpath(path), "")
 
 
 def user_frame(skip_dirs: tuple[str, ...] = (), skip: int = 0):
     """The innermost frame that is not symnb's own code (nor in skip_dirs), or None; the walk
     starts ``skip`` frames above the caller (frames the caller knows are symnb's own)."""
+    skip_dirs = tuple(map(_directory, skip_dirs))
     frame = sys._getframe(1 + skip)
     while frame is not None:
         name = frame.f_code.co_filename
         own = _OWN_FILES.get(name)
         if own is None:
             own = _first_look(name)
-        if not own and not (skip_dirs and name.startswith(skip_dirs)):
+        if not own and not (skip_dirs and os.path.normpath(name).startswith(skip_dirs)):
             return frame
         frame = frame.f_back
     return None
@@ -147,9 +170,12 @@ def library_call() -> tuple[str, str] | None:
     frame, entry = sys._getframe(1), None
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(LIBRARIES):
+        kind = _OWN_FILES.get(name)
+        if kind is None:
+            kind = _first_look(name)
+        if kind == LIBRARY:
             entry = frame
-        elif not _OWN_FILES.get(name, False) and not _first_look(name):
+        elif kind == USER:
             break
         frame = frame.f_back
     if entry is None:
@@ -203,7 +229,8 @@ def _remember(code, lasti: int, lineno: int) -> SourceLoc:
     return loc
 
 
-#: file name -> the warnings registry of warnings given at its lines (``warn_at_user``)
+#: file name -> the warnings registry of warnings given at its lines, where no module that
+#: runs them is found (``warn_at_user``)
 _WARNED: dict[str, dict] = {}
 
 
@@ -221,13 +248,54 @@ def at_user_line(exc: Exception, spell: bool = True) -> Exception:
     return new
 
 
-def warn_at_user(message: str, category: type[Warning]) -> None:
-    """Warn at the user's line (the first frame outside symnb, or the pinned location), not
-    at the symnb line that found the problem; from symnb's own frames alone (its command
-    line), at the caller's caller."""
-    loc = user_location()
+def warn_at_user(
+    message: str, category: type[Warning], loc: SourceLoc | None = None, stacklevel: int = 2
+) -> None:
+    """Warn at the user's line, not at the symnb line that found the problem: the one way
+    symnb gives a warning. ``loc``: that line (the line that built a node), else the first
+    frame outside symnb or the pinned location; from symnb's own frames alone (its command
+    line), ``warnings.warn``'s ``stacklevel`` from the caller.
+
+    The warning is the module's whose code is at that line, as a ``warnings.warn(...,
+    stacklevel=k)`` pointed there would be: filters naming a module (``module="layers"``,
+    ``-W ignore::UserWarning:layers``) select it, and its ``__warningregistry__`` says which
+    lines warned. One an "error" filter raises is an exception of its category whose message
+    ends with the line (``\n  at file.py, line 12: u = v + col``, as a SymnbError's), also
+    held as ``.location``: an exception drops the file and line a shown warning prints."""
     if loc is None:
-        warnings.warn(message, category, stacklevel=3)
-        return
-    registry = _WARNED.setdefault(loc.filename, {})
-    warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)
+        loc = user_location()
+        if loc is None:
+            warnings.warn(message, category, stacklevel=stacklevel + 1)
+            return
+    namespace = _module_at(loc.filename)
+    if namespace is None:  # named after its file, as warn_explicit names a module it is not told
+        of = {"registry": _WARNED.setdefault(loc.filename, {})}
+    else:
+        registry = namespace.setdefault("__warningregistry__", {})
+        of = {"registry": registry, "module_globals": namespace}
+        name = namespace.get("__name__")
+        if isinstance(name, str):  # (module=None is a warning at shutdown: CPython drops it)
+            of["module"] = name
+    try:
+        warnings.warn_explicit(message, category, loc.filename, loc.lineno, **of)
+    except category as raised:
+        if raised.args != (message,):  # (raised by a showwarning hook, say: not the filter's)
+            raise
+        located = category(f"{message}\n  at {loc}")
+        located.location = loc
+        raise located from None
+
+
+def _module_at(filename: str) -> dict | None:
+    """The globals of the code in ``filename``: those of the frame nearest the caller that
+    runs it (a notebook cell's, a script's ``__main__``), else of the module imported from
+    it (a function built a node there that is now called from elsewhere), else None."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return frame.f_globals
+        frame = frame.f_back
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return vars(module)
+    return None

@@ -12,12 +12,10 @@ once, at the line that first mixed it in.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from symnb.core.hooks import spelled
-from symnb.core.source import user_location
+from symnb.core.source import warn_at_user
 from symnb.core.variable import Constant, SharedVariable
 
 FLOAT64 = np.dtype("float64")
@@ -58,9 +56,4 @@ def check_upcast(op, inputs, types) -> None:
 
 def _warn(message: str) -> None:
     """At the user's line (the first frame outside symnb)."""
-    message = spelled(message)
-    loc = user_location()
-    if loc is None:
-        warnings.warn(message, Float64Warning, stacklevel=4)
-    else:
-        warnings.warn_explicit(message, Float64Warning, loc.filename, loc.lineno)
+    warn_at_user(spelled(message), Float64Warning, stacklevel=4)

@@ -13,15 +13,13 @@ comparisons, shapes) pass no gradient, so the ops that make them are never asked
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from symnb.core import variable as _variable
 from symnb.core.graph import ancestors
 from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
-from symnb.core.source import pinned, user_location
+from symnb.core.source import pinned, user_location, warn_at_user
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.grad.errors import (
@@ -454,11 +452,8 @@ def report_disconnected(var: Variable, disconnected: str, return_disconnected: s
     )
     if disconnected == "raise":
         raise DisconnectedInputError(message)
-    loc = user_location()  # the grad line (pinned by grad), or the first frame outside symnb
-    if loc is None:
-        warnings.warn(message, DisconnectedInputWarning, stacklevel=3)
-    else:
-        warnings.warn_explicit(message, DisconnectedInputWarning, loc.filename, loc.lineno)
+    # at the grad line (pinned by grad), or the first frame outside symnb
+    warn_at_user(message, DisconnectedInputWarning, stacklevel=3)
 
 
 def _show(var: Variable) -> str:

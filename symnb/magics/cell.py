@@ -188,7 +188,7 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     # line 1 is the %% line; IPython's transform drops the cell's leading blank lines, which
     # the user still sees and counts
     skip = 1 + _leading_blank_lines(cell) - _leading_blank_lines(source)
-    filename = filename or _register(shell, magic.strip() + "\n" * skip + source)
+    filename = filename or register_cell(shell, magic.strip() + "\n" * skip + source)
     try:
         tree = ast.parse(source, filename)
     except SyntaxError as exc:  # a card at the user's line, not ast.parse's frames
@@ -358,9 +358,9 @@ def _name_outputs(last, value) -> None:
             var.name = node.id
 
 
-def _register(shell, source: str) -> str:
+def register_cell(shell, source: str) -> str:
     """A file name linecache knows, so errors can quote the cell's line (and name its
-    In[N])."""
+    In[N], the number of the cell running the magic)."""
     if shell is not None and hasattr(shell, "compile"):
         return shell.compile.cache(source, _running_cell_number(shell))
     return "<symcompile>"

@@ -5,15 +5,21 @@ from __future__ import annotations
 import ast
 import linecache
 import numbers
+import os
 
+import IPython
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from symnb.magics.cell import OPTIONS, CellError, a_type, parse_line, symcompile
+from symnb.core.source import SourceLoc, pinned, user_location
+from symnb.magics.cell import OPTIONS, CellError, a_type, parse_line, register_cell, symcompile
 from symnb.magics.views import views_for
 from symnb.viz.graphs import picture
 from symnb.viz.subject import as_graph
+
+#: IPython's own files: a line magic is called from the user's line through them
+_IPYTHON_DIR = os.path.dirname(IPython.__file__)
 
 
 def _options(method):
@@ -51,7 +57,8 @@ class SymnbMagics(Magics):
                 "%symgraph needs what to draw: a variable, a list of variables or a compiled "
                 "function (e.g. %symgraph loss, %symgraph f)"
             )
-        obj = self._evaluate("%symgraph", _readable("%symgraph", line))
+        text = _readable("%symgraph", line)
+        obj = self._evaluate("%symgraph", text, self._written_at("%symgraph", text))
         try:
             as_graph(obj)
         except TypeError:
@@ -70,7 +77,7 @@ class SymnbMagics(Magics):
         The number of calls is -n N or the call's own ``repeat=N``, as f.profile takes it."""
         __tracebackhide__ = True  # an error of the user's arguments is shown from their code
         args = parse_argstring(self.symprofile, line)
-        function, call_args, call_kwargs = self._parse_call(" ".join(args.call))
+        function, call_args, call_kwargs, where = self._parse_call(" ".join(args.call))
         repeat = 10 if args.repeat is None else args.repeat
         if "repeat" in call_kwargs:
             if args.repeat is not None:
@@ -86,7 +93,9 @@ class SymnbMagics(Magics):
             raise CellError(f"%symprofile {said}: the number of calls to time is an integer")
         if repeat < 1:
             raise CellError(f"%symprofile {said}: the number of calls to time must be at least 1")
-        display(function.profile(*call_args, repeat=repeat, **call_kwargs))
+        with pinned(where):  # the call's errors and warnings are at its line, not IPython's
+            report = function.profile(*call_args, repeat=repeat, **call_kwargs)
+        display(report)
 
     def _parse_call(self, text: str):
         """The function and arguments of ``f(x, y=...)``; anything else is a card."""
@@ -99,7 +108,8 @@ class SymnbMagics(Magics):
                 "(f() times it on random inputs)"
             )
         name = ast.unparse(node.func)
-        function = self._evaluate("%symprofile", name)
+        where = self._written_at("%symprofile", text)
+        function = self._evaluate("%symprofile", name, where)
         if not hasattr(function, "profile"):
             raise CellError(
                 f"%symprofile: {name} is {a_type(function)}, not a compiled function "
@@ -111,19 +121,35 @@ class SymnbMagics(Magics):
         for part in ast.walk(collect):
             ast.copy_location(part, node.func)
         call = ast.Call(func=collect, args=node.args, keywords=node.keywords)
-        values, kwargs = self._evaluate("%symprofile", text, ast.copy_location(call, node))
-        return function, values, kwargs
+        values, kwargs = self._evaluate("%symprofile", text, where, ast.copy_location(call, node))
+        return function, values, kwargs, where
 
-    def _evaluate(self, magic: str, text: str, tree: ast.expr | None = None):
-        """``text`` (or ``tree``, an expression read from it) evaluated in the user's
-        namespace. What it raises is the user's error, as in a cell: its traceback goes from
-        the cell's line to ``text``, shown as the magic's own line, and on into the user's
-        code, not through the magic's frames. A name ``text`` itself uses and the namespace
-        lacks is a card naming the magic and the name."""
-        __tracebackhide__ = True
+    def _written_at(self, magic: str, text: str) -> SourceLoc:
+        """Where the magic's ``text`` (an expression, a call) is, for its traceback and for
+        what it builds or raises: in a cell, the magic's line of a copy of the cell that
+        holds ``text`` there (the other lines blank), registered with the cell's number, so
+        it is ``notebook cell, line 3: x @ W  (In[7])`` as a line of the cell would be (the
+        first frame outside symnb is IPython's ``run_line_magic``, called from the cell);
+        elsewhere (IPython's ``run_line_magic`` called by a script) ``<%symgraph>``, line 1."""
+        called = user_location((_IPYTHON_DIR,))
+        if called is not None and called.in_notebook:
+            source = "\n" * (called.lineno - 1) + text + "\n"
+            return SourceLoc(register_cell(self.shell, source), called.lineno)
         where = f"<{magic}>"
-        linecache.cache[where] = (len(text), None, [text + "\n"], where)  # for the traceback
-        code = compile(ast.Expression(tree) if tree else text, where, "eval")
+        linecache.cache[where] = (len(text), None, [text + "\n"], where)
+        return SourceLoc(where, 1)
+
+    def _evaluate(self, magic: str, text: str, where: SourceLoc, tree: ast.expr | None = None):
+        """``text`` (or ``tree``, an expression read from it) evaluated in the user's
+        namespace, as written at ``where`` (:meth:`_written_at`). What it raises is the
+        user's error, as in a cell: its traceback goes from the cell's line to ``text``,
+        shown as the magic's own line, and on into the user's code, not through the magic's
+        frames. A name ``text`` itself uses and the namespace lacks is a card naming the
+        magic and the name."""
+        __tracebackhide__ = True
+        tree = ast.parse(text, mode="eval").body if tree is None else tree
+        ast.increment_lineno(tree, where.lineno - 1)
+        code = compile(ast.Expression(tree), where.filename, "eval")
         try:
             with self.shell.builtin_trap:
                 return eval(code, self.shell.user_global_ns, self.shell.user_ns)

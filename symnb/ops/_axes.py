@@ -11,7 +11,7 @@ import numpy as np
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
+from symnb.errors import ArgumentError, ShapeError, ShapeIndexError, ShapeTypeError
 
 
 def as_axis(axis):
@@ -37,7 +37,7 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
                 ShapeTypeError(f"{op}: an axis is an int, not {a!r} (for {var.describe()})")
             )
         if not -ndim <= a < ndim:
-            raise _at_user_line(ShapeError(_out_of_range(op, a, ndim, var)))
+            raise _at_user_line(ShapeIndexError(_out_of_range(op, a, ndim, var)))
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):
         raise _at_user_line(ShapeError(f"{op}: repeated axis in {axis!r} (for {var.describe()})"))

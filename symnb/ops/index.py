@@ -29,7 +29,7 @@ from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ArgumentError, DTypeError, ShapeError, UpdateError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeIndexError, UpdateError
 from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
@@ -166,13 +166,13 @@ def _check_integer(var, what):
 def _expand_ellipsis(x, spec):
     used = sum(_axes_used(e) for e in spec)
     if used > x.type.ndim:
-        raise ShapeError(
+        raise ShapeIndexError(
             f"too many indices for {x.describe()}: the index covers {used} axes, x has "
             f"{x.type.ndim}"
         )
     dots = [i for i, e in enumerate(spec) if e[0] == "..."]
     if len(dots) > 1:
-        raise ShapeError("an index can only have a single ellipsis ('...')")
+        raise ShapeIndexError("an index can only have a single ellipsis ('...')")
     if dots:
         k, n = dots[0], x.type.ndim - used
         # an empty ``...`` still separates advanced items for NumPy (x[:, 0, ..., [0, 1]])
@@ -241,12 +241,12 @@ def _pieces(x, spec, inputs):
 def _check_int_in_range(x, axis, value):
     n = x.type.shape[axis]
     if isinstance(value, int) and not INT64.min <= value <= INT64.max:
-        raise ShapeError(
+        raise ShapeIndexError(
             f"index {value} is out of bounds for axis {axis} of {x.describe()}: an index "
             f"must fit in int64 (no axis is that long)"
         )
     if isinstance(value, int) and isinstance(n, int) and not -n <= value < n:
-        raise ShapeError(
+        raise ShapeIndexError(
             f"index {value} is out of bounds for axis {axis} of {x.describe()} "
             + (f"(size {n}; valid: {-n}..{n - 1})" if n else "(size 0: it has no elements)")
         )
@@ -258,7 +258,7 @@ def _check_array_in_range(x, axis, index):
         lo, hi = int(index.value.min()), int(index.value.max())
         if lo < -n or hi >= n:
             bad = lo if lo < -n else hi
-            raise ShapeError(
+            raise ShapeIndexError(
                 f"index {bad} in an index array is out of bounds for axis {axis} of "
                 f"{x.describe()} (size {n})"
             )
@@ -283,7 +283,7 @@ def _mask_count(x, axis, dims, mask):
         try:
             unify(a, b)
         except DimMismatch:
-            raise ShapeError(
+            raise ShapeIndexError(
                 f"boolean mask {mask.describe()} does not fit {x.describe()}: mask axis {k} "
                 f"has size {b} but the indexed axis {axis + k} has size {a}"
             ) from None
@@ -301,7 +301,7 @@ def _broadcast_index_shapes(shapes, inputs) -> tuple:
                 dim = broadcast_dims(dim, shape[axis])
             except DimMismatch:
                 listed = ", ".join(format_shape(s) for s in shapes)
-                raise ShapeError(
+                raise ShapeIndexError(
                     f"index arrays cannot be broadcast together: shapes {listed}"
                 ) from None
         out.append(dim)
@@ -719,7 +719,7 @@ def _in_range(x, axis, indices, mode):
         value = indices if isinstance(indices, int) else indices.value
         if n == 0:
             if np.size(value):
-                raise ShapeError(
+                raise ShapeIndexError(
                     f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is "
                     "empty, so no index reads an element"
                 )

@@ -16,7 +16,7 @@ from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, dtype_arg
 from symnb.core.variable import Variable, as_variable, describe_value
-from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeIndexError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, as_axis, no_out, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import zeros_like
@@ -197,7 +197,7 @@ def stack(xs, axis: int = 0, out=None, *, dtype=None, casting="same_kind") -> Va
     if not is_int(axis):
         raise _at_user_line(ShapeTypeError(f"stack: axis is one int, not {axis!r}"))
     if not -ndim <= axis < ndim:
-        raise _at_user_line(ShapeError(f"stack: axis {axis} is out of range for {ndim} dims"))
+        raise _at_user_line(ShapeIndexError(f"stack: axis {axis} is out of range for {ndim} dims"))
     # the check above warned about the user's operands (a name pinned by another array's
     # size): the concatenate of their expanded copies would say it again, of arrays the
     # user never wrote

@@ -25,7 +25,7 @@ from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ShapeError, ShapeTypeError
+from symnb.errors import ShapeError, ShapeIndexError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, as_axis, normalize_axis
 from symnb.ops.numpy_api import numpy_keywords
 
@@ -318,7 +318,7 @@ def expand_dims(x, axis) -> Variable:
     for a in axis:  # positions in the result, which has n dims (NumPy's rule)
         if isinstance(a, numbers.Integral) and not -n <= a < n:
             raise _at_user_line(
-                ShapeError(
+                ShapeIndexError(
                     f"expand_dims: axis {a} is out of range for a result of {n} dims from "
                     f"{x.describe()} (valid: {-n}..{n - 1})"
                 )

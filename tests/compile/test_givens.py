@@ -52,6 +52,20 @@ def test_the_theano_layer_checks_givens_before_its_unused_input_check():
         theano.function([x], x.sum(), givens={"x": x * 2})
 
 
+def test_an_unread_key_raised_by_an_error_filter_names_the_users_line():
+    """Under ``-W error`` the GraphWarning's message ends with the user's line and it holds
+    ``.location``, as a raised ShapeWarning does (it had neither)."""
+    x, y = sn.vector("x"), sn.vector("y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(GraphWarning, match="replaces nothing\n  at ") as info:
+            sn.function([x], x * 2, givens={y: x + 1}, backend="py")  # <- raised
+    line = _line_of("<- raised")
+    code = 'sn.function([x], x * 2, givens={y: x + 1}, backend="py")  # <- raised'
+    assert str(info.value).endswith(f"\n  at {__file__}, line {line}: {code}")
+    assert (info.value.location.filename, info.value.location.lineno) == (__file__, line)
+
+
 def test_a_key_the_graph_does_not_read_warns_at_the_users_line():
     x, y = sn.vector("x"), sn.vector("y")
     with pytest.warns(GraphWarning, match=r"givens: 'y' .* replaces nothing$") as caught:

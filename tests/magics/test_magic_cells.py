@@ -428,3 +428,40 @@ def test_a_shape_warning_an_error_filter_raises_is_a_card_naming_the_cell_line()
     assert '<div class="symnb-error"><b>BroadcastOuterWarning</b>' in html
     assert "<b>at</b> notebook cell, line 1: u = v + col" in html
     assert "symnb/core" not in cell["stdout"] and "warnings.py" not in cell["stdout"]
+
+
+def test_line_magics_locate_what_they_raise_at_the_cells_line():
+    """``%symprofile f(...)``'s InputError and first-call warning, and a ShapeError built by
+    ``%symgraph``'s expression, name the cell's line and its In[N], as the same code written
+    in the cell does: the first frame outside symnb was IPython's ``run_line_magic``
+    (interactiveshell.py), or the magic's own ``<%symgraph>``, line 1. What a function of
+    the user's builds keeps its own line."""
+    out = run_cells(
+        "import symnb as sn, warnings\nx = sn.tensor('x', shape=(None, 3))\n"
+        "f = sn.function([x], x * 2, backend='py')\n"
+        "y, p = sn.vector('y'), sn.tensor('p', shape=(None, None))\n"
+        "g = sn.function([y, p], y - p, backend='py')\n"
+        "W = sn.tensor('W', shape=(10, 4))\n"
+        "def layer(v):\n    return v @ W",
+        "try:\n    %symprofile -n 1 f(np.ones((2, 4)))\nexcept sn.InputError as e:\n"
+        "    print(e.location)",
+        "warnings.simplefilter('error', sn.ShapeWarning)",
+        "a = 1\n%symprofile -n 1 g(np.ones(4), np.ones((4, 1)))",
+        "b = 2\n%symgraph x @ W",
+        "%symgraph layer(x)",
+    )
+    first, number = out[0]["number"], out[1]["number"]
+    assert out[1]["error"] is None, out[1]["message"]
+    assert out[1]["stdout"] == f"notebook cell, line 2: f(np.ones((2, 4)))  (In[{number}])\n"
+    warning, message = out[3], out[3]["message"]
+    assert warning["error"] == "BroadcastOuterWarning", warning
+    called = f"line 2: g(np.ones(4), np.ones((4, 1)))  (In[{warning['number']}])"
+    assert f"(the function was called at notebook cell, {called})" in message
+    built = f"line 5: g = sn.function([y, p], y - p, backend='py')  (In[{first}])"
+    assert message.endswith(f"\n  at notebook cell, {built}")
+    assert out[4]["error"] == "ShapeError", out[4]
+    assert out[4]["message"].endswith(f"at notebook cell, line 2: x @ W  (In[{out[4]['number']}])")
+    assert out[5]["message"].endswith(f"at notebook cell, line 8: return v @ W  (In[{first}])")
+    for cell in out[1:]:
+        assert "interactiveshell" not in cell["message"] + cell["stdout"]
+        assert "<%sym" not in cell["message"] + cell["stdout"]

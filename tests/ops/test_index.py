@@ -443,6 +443,32 @@ def test_index_errors_name_the_variable_and_the_clash(build, error, message):
     assert "test_index.py" in str(info.value)  # the user's line is appended
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda x, np_: x[3],
+        lambda x, np_: x[:0][:, 0][0],
+        lambda x, np_: x[2**70],
+        lambda x, np_: x[0, 0, 0],
+        lambda x, np_: x[..., 0, ...],
+        lambda x, np_: x[np.array([0, 5])],
+        lambda x, np_: x[np.ones((2, 4), bool)],
+        lambda x, np_: x[np.array([0, 1]), np.array([0, 1, 2])],
+        lambda x, np_: np_.take(x[:, :0], [1], axis=1, mode="wrap"),
+    ],
+)
+def test_an_index_numpy_refuses_as_an_index_error_is_one(build):
+    """``except IndexError`` catches what it catches from NumPy for the same index: it
+    was a ShapeError, a ValueError only. It is still a ShapeError (and a ValueError)."""
+    with pytest.raises(IndexError):
+        build(np.ones((3, 4)), np)
+    with pytest.raises(IndexError) as info:
+        build(sn.tensor("x", (3, 4), "float64"), sn)
+    assert isinstance(info.value, sn.ShapeIndexError)
+    assert isinstance(info.value, sn.ShapeError) and isinstance(info.value, ValueError)
+    assert "test_index.py" in str(info.value)  # at the user's line, as before
+
+
 def test_an_empty_ellipsis_between_advanced_items_is_kept_and_shown():
     x = sn.tensor("x", (3, 4, 5), "float64")
     y = x[:, [1, 2], ..., [0, 1]]

@@ -115,6 +115,34 @@ def test_a_bad_axis_is_refused_at_the_users_line(axis, error, message):
     assert f"test_reductions.py, line {caught.tb.tb_lineno}" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda x, np_: x.sum(axis=5),
+        lambda x, np_: x.swapaxes(0, 7),
+        lambda x, np_: x.transpose(0, 2),
+        lambda x, np_: x.argmax(axis=3),
+        lambda x, np_: np_.take(x, [0], axis=2),
+        lambda x, np_: np_.expand_dims(x, 5),
+        lambda x, np_: np_.stack([x, x], axis=4),
+        lambda x, np_: np_.concatenate([x, x], axis=3),
+    ],
+)
+def test_an_axis_out_of_range_is_an_index_error_as_numpys_axis_error(build):
+    """NumPy's AxisError is both an IndexError and a ValueError; symnb's error for the same
+    axis was a ShapeError, a ValueError only, which ``except IndexError`` missed. A repeated
+    axis stays a ValueError only, as NumPy's."""
+    with pytest.raises(IndexError):
+        build(np.ones((3, 4)), np)
+    with pytest.raises(IndexError) as info:
+        build(sn.tensor("x", (3, 4), "float64"), sn)
+    assert isinstance(info.value, sn.ShapeIndexError) and isinstance(info.value, ValueError)
+    assert "is out of range" in str(info.value) and "test_reductions.py" in str(info.value)
+    with pytest.raises(sn.ShapeError, match="repeated axis") as info:
+        sn.tensor("x", (3, 4), "float64").sum(axis=(0, 0))
+    assert not isinstance(info.value, IndexError)
+
+
 def test_argmax_refuses_a_tuple_axis_and_has_no_gradient():
     x = sn.tensor("x", shape=(3, 4))
     with pytest.raises(sn.ShapeTypeError, match="argmax: axis is one int or None"):

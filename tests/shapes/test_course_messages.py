@@ -138,6 +138,24 @@ def test_a_float64_shared_among_float32_weights_warns_once_at_its_line():
     assert (warning.filename, warning.lineno) == (__file__, _line_of("<- float64 creeps in"))
 
 
+def test_a_float64_warning_raised_by_an_error_filter_names_its_line():
+    """``-W error`` (or an "error" filter) raises the Float64Warning: its message ends with
+    the user's line and it holds ``.location``, as a raised ShapeWarning does (it had
+    neither: the line was given to the warnings machinery alone)."""
+    x = sn.tensor("x", shape=(3,), dtype="float32")
+    b = sn.shared(np.zeros(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sn.Float64Warning)
+        try:
+            x + b  # <- mixed here
+        except sn.Float64Warning as raised:
+            error = raised
+    line = _line_of("<- mixed here")
+    assert str(error).startswith("add: 'b' (float64(3,)) is a float64 shared variable")
+    assert str(error).endswith(f"\n  at {__file__}, line {line}: x + b  # <- mixed here")
+    assert (error.location.filename, error.location.lineno) == (__file__, line)
+
+
 def test_no_float64_warning_for_constants_float64_inputs_or_float32_shared():
     x = sn.tensor("x", shape=("batch", 3), dtype="float32")
     x64 = sn.tensor("x64", shape=("batch", 3), dtype="float64")

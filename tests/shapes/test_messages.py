@@ -1,7 +1,12 @@
 """Shape errors read by content (op, both shapes with dim names, the clash, the user's line, a
 hint), warnings by category (each can be turned off), sn.infer_shape and call-time checks."""
 
+import importlib
+import os
 import re
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -235,6 +240,115 @@ def test_a_shape_warning_raised_by_an_error_filter_names_the_users_line():
     assert (info.value.location.filename, info.value.location.lineno) == (__file__, line)
     shown = _warns(sn.BroadcastOuterWarning, lambda: sn.vector("y") - p)
     assert "\n  at " not in str(shown.message)
+
+
+def test_a_first_call_warning_raised_by_an_error_filter_names_the_line_that_built_it():
+    """The first call's shape warning (unknown dims at build), raised by this suite's
+    "error" filter, ends with the line that built the node, as a shown one points there,
+    and holds it as ``.location`` (it had the call's line in its text only, no location)."""
+    y, p = sn.vector("y"), sn.tensor("p", shape=(None, None))
+    d = y - p  # <- built here
+    f = sn.function([y, p], d, backend="py")
+    with pytest.raises(sn.BroadcastOuterWarning) as info:
+        f(np.ones(4), np.ones((4, 1)))  # <- called here
+    line = _line_of("<- built here")
+    message = str(info.value)
+    assert message.startswith("with the shapes of this call: sub: 'y' (float64(4,)) and 'p' ")
+    assert f"called at {__file__}, line {_line_of('<- called here')}: f(np.ones(4)" in message
+    assert message.endswith(f"\n  at {__file__}, line {line}: d = y - p  # <- built here")
+    assert (info.value.location.filename, info.value.location.lineno) == (__file__, line)
+
+
+LAYERS = """\
+import symnb as sn
+
+
+def outer(y, p):
+    return y - p
+
+
+def mix(x, b):
+    return x + b
+
+
+def table():
+    y, p = sn.vector("y"), sn.tensor("p", shape=(None, None))
+    return sn.function([y, p], y - p, backend="py")
+"""
+
+
+def test_filters_naming_a_module_select_the_warnings_given_at_its_lines(
+    tmp_path, monkeypatch, request
+):
+    """A warning at a user's line is that code's module's, as ``warnings.warn(...,
+    stacklevel=k)`` pointed there is: ``filterwarnings(..., module="course_layers")`` (and
+    ``-W ignore::UserWarning:course_layers``, pytest's filterwarnings) never matched symnb's
+    warnings, whose module was derived from the file's path. The same for a shape warning,
+    a float64 one and a first call's, given where the graph was built."""
+    (tmp_path / "course_layers.py").write_text(LAYERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    layers = importlib.import_module("course_layers")
+    request.addfinalizer(lambda: sys.modules.pop("course_layers", None))
+    x, col = sn.tensor("x", shape=(3,), dtype="float32"), sn.tensor("p", shape=(None, 1))
+    builds = {
+        sn.BroadcastOuterWarning: lambda: layers.outer(sn.vector("y"), col),
+        sn.Float64Warning: lambda: layers.mix(x, sn.shared(np.zeros(3))),
+        sn.ShapeWarning: lambda: layers.table()(np.ones(4), np.ones((4, 1))),
+    }
+    lines = {sn.BroadcastOuterWarning: 5, sn.Float64Warning: 9, sn.ShapeWarning: 14}
+    for category, build in builds.items():
+        for module, shown in (("course_layers", False), ("course", True), (__name__, True)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                warnings.filterwarnings("ignore", category=category, module=module + r"\Z")
+                build()
+            got = [(w.filename, w.lineno) for w in caught if issubclass(w.category, category)]
+            assert got == ([(layers.__file__, lines[category])] if shown else []), module
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", module="course_layers")
+        with pytest.raises(sn.Float64Warning) as info:
+            builds[sn.Float64Warning]()
+    assert info.value.location.lineno == 9
+
+
+def test_a_relative_sys_path_entry_to_symnb_still_gives_the_users_line(tmp_path):
+    """A course's notebooks/ folder reaching a checkout with ``sys.path.insert(0, "..")``:
+    Python names symnb's code objects ``/cwd/../symnb/core/op.py``, which the normalised
+    package path did not prefix, so every error and warning pointed inside symnb (the
+    error at symnb/errors.py, the warning at symnb/core/shapes/warnings.py)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sn.__file__)))
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    script = notebooks / "lesson.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""\
+            import sys, warnings
+            sys.path.insert(0, {os.path.relpath(root, notebooks)!r})
+            import symnb as sn
+            x = sn.tensor("x", shape=("batch", 784))
+            W = sn.tensor("W", shape=(10, 784))
+            try:
+                h = x @ W
+            except sn.ShapeError as e:
+                print(str(e).splitlines()[-1])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                d = sn.vector("y") - sn.tensor("p", shape=(None, 1))
+            print(caught[0].filename, caught[0].lineno)
+            print(sn.__file__)
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "lesson.py"], cwd=notebooks, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    error, warning, imported = done.stdout.splitlines()
+    assert os.sep + ".." + os.sep in imported  # symnb came through the relative entry
+    assert error == f"  at {script}, line 7: h = x @ W"
+    assert warning == f"{script} 12"
 
 
 def test_ordinary_idioms_do_not_warn():

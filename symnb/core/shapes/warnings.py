@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import warnings
 
 from symnb.core.dims import (
     exact_div,
@@ -26,7 +25,7 @@ from symnb.core.dims import (
     shapes_unify,
 )
 from symnb.core.shapes.roles import batch_origin
-from symnb.core.source import user_frame, user_location
+from symnb.core.source import user_frame, user_location, warn_at_user
 from symnb.errors import ShapeWarning
 
 #: Dim names that mean "one row per example": an op that mixes along them mixes examples.
@@ -90,7 +89,6 @@ CATEGORIES = (
 
 _quiet_depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_quiet", default=0)
 _loss_line = None  # where the last LossTrailingOneWarning pointed
-_registries: dict[str, dict] = {}
 _said = [None, None, set()]  # the user's frame and line that warned last, and what it said
 
 
@@ -119,26 +117,7 @@ def emit(category: type[ShapeWarning], message: str) -> None:
         return
     if category is LossTrailingOneWarning:
         _loss_line = line
-    if loc is None:
-        warnings.warn(message, category, stacklevel=3)
-        return
-    registry = _registries.setdefault(loc.filename, {})
-    try:
-        warnings.warn_explicit(message, category, loc.filename, loc.lineno, registry=registry)
-    except category as raised:
-        # an "error" filter raised it: an exception drops the file and line that a shown
-        # warning prints, so the message names the line, as a SymnbError's does
-        if raised.args != (message,):
-            raise
-        raise _located(category, message, loc) from None
-
-
-def _located(category: type[ShapeWarning], message: str, loc) -> ShapeWarning:
-    """The warning an "error" filter raises: its message ends with the user's line (``\n  at
-    notebook cell, line 4: u = v + col``, as a SymnbError's does), and ``.location`` is it."""
-    raised = category(f"{message}\n  at {loc}")
-    raised.location = loc
-    return raised
+    warn_at_user(message, category, loc, stacklevel=3)
 
 
 def _said_already(category, message) -> bool:

@@ -2,4 +2,4 @@
 import symnb as sn
 
 logits = sn.tensor("logits", shape=("batch", 10))
-p = sn.softmax(logits, axis=2)  # expect: ShapeError
+p = sn.softmax(logits, axis=2)  # expect: ShapeIndexError

@@ -2,4 +2,4 @@
 import symnb as sn
 
 x = sn.tensor("x", shape=("batch", 10))
-total = x.sum(axis=2)  # expect: ShapeError
+total = x.sum(axis=2)  # expect: ShapeIndexError
