@@ -5,7 +5,8 @@ its users down to the graph's outputs) reads it only through that branch; likewi
 else-branch and for branches nested in branches. Those nodes become the sub-steps of the
 ifelse's ``Branch`` step (symnb/backends/plan.py), so the branch not taken costs nothing. A
 node that anything else also reads runs where both can see it (the innermost region that
-contains every use). Both linkers plan their steps through :func:`plan_steps`.
+contains every use). Every linker ("py", "c", the device backends) plans its steps through
+:func:`plan_steps`.
 """
 
 from __future__ import annotations
@@ -97,8 +98,9 @@ def plan_steps(builder, order, make_step) -> list:
 
 
 def plan_flat(builder, order, make_step) -> list:
-    """The steps of every node in ``order``, with no ``Branch``: for executors that run an
-    ifelse as its reference (both branches computed; the device backends)."""
+    """The steps of every node in ``order``, with no ``Branch``: for a target whose executor
+    cannot run one (no ``"branches"`` capability), where an ifelse runs as its reference and
+    both branches are computed."""
     steps: list = []
     for node in order:
         _add(steps, make_step(node))

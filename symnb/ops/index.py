@@ -635,7 +635,11 @@ def getitem(x, index) -> Variable:
 
 def set_subtensor(x, index, v=None) -> Variable:
     """x with ``x[index] = v`` (NumPy assignment; v broadcasts); x itself is unchanged.
-    Theano's spelling ``set_subtensor(x[index], v)`` builds the same node."""
+    Theano's spelling ``set_subtensor(x[index], v)`` builds the same node. Leading dims of v
+    of length 1 beyond ``x[index]``'s rank are dropped, as NumPy does, except where NumPy
+    drops none: an integer on every axis (``x[-1]``, ``x[i, j]``: one element, so v is 0-d)
+    and one boolean mask over all of x's axes (v is 0-d or 1-d); there a v of more dims is a
+    ShapeError, as NumPy refuses it ("setting an array element with a sequence")."""
     return _update(x, index, v, True)
 
 
@@ -653,17 +657,53 @@ def _update(x, index, v, set_instead):
         spec, inputs = located_call(parse_index, x, index)
     v = as_variable(v)
     if set_instead:
-        v = _without_leading_ones(x, spec, inputs, v)
+        dots = index is not None and any(i is Ellipsis for i in _index_items(index))
+        v = _without_leading_ones(x, spec, inputs, v, dots)
     return IncSubtensor(spec, set_instead)(x, v, *inputs)
 
 
-def _without_leading_ones(x, spec, inputs, v) -> Variable:
+def _index_items(index) -> tuple:
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _without_leading_ones(x, spec, inputs, v, dots: bool) -> Variable:
     """v less the leading dims of length 1 it has beyond x[index]'s rank, which NumPy's
-    ``x[index] = v`` drops (``np.add.at``, and so an increase, refuses them)."""
-    extra = v.type.ndim - len(located_call(indexed_shape, x, spec, list(inputs)))
-    if extra <= 0 or any(d != 1 for d in v.type.shape[:extra]):
+    ``x[index] = v`` drops (``np.add.at``, and so an increase, refuses them). NumPy drops
+    none where it stores without making a view, when the index has no ``...`` (``dots``):
+    an integer on every axis stores one element (a v with dims is "setting an array element
+    with a sequence") and a lone mask over every axis takes a 0-d or 1-d v only; a v of more
+    dims there is a ShapeError naming both shapes."""
+    target = located_call(indexed_shape, x, spec, list(inputs))
+    extra = v.type.ndim - len(target)
+    if extra <= 0:
+        return v
+    if not dots:
+        _refuse_where_numpy_drops_no_ones(x, spec, v, target)
+    if any(d != 1 for d in v.type.shape[:extra]):
         return v
     return squeeze(v, tuple(range(extra)))
+
+
+def _refuse_where_numpy_drops_no_ones(x, spec, v, target) -> None:
+    at = f"set_subtensor: x{format_spec(spec) if spec else '[()]'} of {x.describe()}"
+    given = f"value {v.describe()} has shape {format_shape(v.type.shape)}"
+    if len(spec) == x.type.ndim and all(e[0] == "int" for e in spec):
+        raise _at_user_line(
+            ShapeError(
+                f"{at} is one element (an integer on every axis), of shape (), and {given}: "
+                'NumPy refuses to store an array with dims there ("setting an array element '
+                'with a sequence")\n  hint: store a 0-d value (v[0], or v.reshape(()))'
+            )
+        )
+    if len(spec) == 1 and spec[0] == ("mask", x.type.ndim):
+        raise _at_user_line(
+            ShapeError(
+                f"{at} is the elements a boolean mask over all of its axes picks, of shape "
+                f"{format_shape(target)}, and {given}: NumPy stores a 0-d or 1-d value only "
+                'there ("boolean array indexing assignment requires a 0 or 1-dimensional '
+                'input")\n  hint: store v.reshape(-1)'
+            )
+        )
 
 
 def _theano_spelling(view, v, set_instead):

@@ -144,7 +144,9 @@ matmul = Matmul()
 
 
 def dot(x, y):
-    """NumPy's ``dot`` for vectors and matrices (a matrix product); a scalar scales."""
+    """NumPy's ``dot`` for vectors and matrices (a matrix product); a 0-d operand multiplies
+    the other elementwise, as ``x * y`` (IEEE: ``inf * 0`` and ``nan * 0`` are NaN, where
+    NumPy's BLAS scaling by a 0-d 0 writes 0)."""
     x, y = as_variable(x), as_variable(y)
     if x.type.ndim == 0 or y.type.ndim == 0:
         return mul(x, y)

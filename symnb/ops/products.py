@@ -77,8 +77,9 @@ def vdot(a, b):
 
 def inner(a, b):
     """``np.inner``: the sum of products over the last axes of a and b, the result having
-    a's other axes, then b's; a 0-d operand scales the other. Bool is refused, as by
-    ``tensordot``."""
+    a's other axes, then b's; a 0-d operand multiplies the other elementwise, as ``a * b``
+    (IEEE: ``inf * 0`` and ``nan * 0`` are NaN, where NumPy's BLAS scaling by a 0-d 0 writes
+    0). Bool is refused, as by ``tensordot``."""
     a, b = _array(a), _array(b)
     if a.type.ndim == 0 or b.type.ndim == 0:
         return mul(a, b)

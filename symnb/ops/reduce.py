@@ -12,7 +12,7 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
 from symnb.core.variable import as_variable
-from symnb.errors import ArgumentError, DTypeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._axes import CountedAxes, keepdims_flag, no_out, normalize_axis, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import (  # noqa: F401 - Reduce and Sum are re-exported
@@ -52,6 +52,26 @@ class _Extremum(Reduce):
         hit = cast(equal(x, self._expanded(z)), g.type.dtype)
         ties = sum(hit, axis=self.axis, keepdims=True)
         return [broadcast_like(self._expanded(g), x) * hit / ties]
+
+    def infer_types(self, x):
+        refuse_empty_axes(self, x, self.axis)
+        return super().infer_types(x)
+
+
+def refuse_empty_axes(op, x, axes) -> None:
+    """max/min/argmax/argmin have no value over nothing: where a reduced axis is known to
+    have length 0 (a fixed 0 in x's type) NumPy raises on every call ("zero-size array to
+    reduction operation maximum which has no identity", "attempt to get argmax of an empty
+    sequence"), so the build refuses it with a ShapeError. A named or unknown length may be
+    nonzero and is left to run time."""
+    for axis in axes:
+        if x.type.shape[axis] == 0 and isinstance(x.type.shape[axis], int):
+            over = "all axes" if len(axes) == x.type.ndim > 1 else f"axis {axis}"
+            raise ShapeError(
+                f"{op.op_name()} over {over} of {x.describe()}: axis {axis} has length 0, "
+                f"and the {op.op_name()} of a zero-size array has no value (NumPy raises on "
+                "every call)"
+            )
 
 
 class Max(_Extremum):
@@ -205,6 +225,7 @@ class _ArgExtremum(CountedAxes, Op):
     def infer_types(self, x):
         shape_warnings.axis_hook(self, x, self.axis)
         axes = tuple(range(x.type.ndim)) if self.axis is None else (self.axis,)
+        refuse_empty_axes(self, x, axes)
         return [TensorType("int64", reduced_shape(x.type.shape, axes, self.keepdims))]
 
     def perform(self, x):

@@ -222,6 +222,27 @@ def test_an_rnn_step_on_the_cuda_runtime_runs_its_loop_on_the_device(stand_in, r
     assert counts[20]["cuMemcpyHtoD"] == 2 and counts[20]["cuMemcpyDtoH"] == 5, counts
 
 
+def test_an_ifelse_on_the_cuda_runtime_launches_only_the_side_taken(stand_in, rng):
+    """A lazy Branch on backend "cuda" too: the condition comes down (one more
+    ``cuMemcpyDtoH``), then only the side it picks launches its kernels; the other side's
+    product, whose inner sizes differ, never runs."""
+    m = sn.matrix("m", dtype="float32")
+    picked = sn.ifelse(sn.sum(m) < 0, sn.tensordot(m, m, axes=1), sn.exp(m) @ m.T)
+    f = sn.function([m], picked, backend="cuda")
+    alone = sn.function([m], [sn.sum(m) < 0, sn.exp(m) @ m.T], backend="cuda")
+    a = rng.random((3, 4), dtype=np.float32)
+    want = np.exp(a) @ a.T
+    for fn in (f, alone):
+        fn(a)
+        taken(stand_in)
+    np.testing.assert_allclose(f(a), want, rtol=1e-5)
+    counts = taken(stand_in)
+    np.testing.assert_allclose(alone(a)[1], want, rtol=1e-5)
+    both = taken(stand_in)
+    assert counts["cuLaunchKernel"] == both["cuLaunchKernel"], (counts, both)
+    assert counts["cuMemcpyDtoH"] == both["cuMemcpyDtoH"] == 3, (counts, both)
+
+
 def test_a_full_sum_on_the_cuda_runtime_runs_in_two_launches_over_a_pooled_scratch(stand_in, rng):
     """``sum(x)`` of 2^20 elements on a 16-unit device (the stand-in reports none: the
     default) splits over work-groups (``gpu.parts``): two launches a call, their partials in

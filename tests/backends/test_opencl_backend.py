@@ -17,7 +17,7 @@ import pytest
 import symnb as sn
 from symnb.backends.device.runtime import DeviceArray, DeviceError, DeviceOutOfMemory, bucket_of
 from symnb.backends.opencl.runtime import current_runtime
-from symnb.backends.plan import Library, Transfer
+from symnb.backends.plan import Branch, Library, Transfer
 from tests.helpers import needs_c, opencl_problem
 
 pytestmark = pytest.mark.skipif(opencl_problem() is not None, reason=str(opencl_problem()))
@@ -155,6 +155,33 @@ def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
     places = {row.where for row in profile.rows}
     assert {"OpenCL kernel", "transfer", "NumPy on the host"} <= places
     assert any("transfers between host and device" in note for note in profile.notes)
+
+
+def test_an_ifelse_reads_its_condition_on_the_host_and_runs_the_side_taken(rng):
+    """A lazy Branch step, as on "c": the condition (a kernel's result) comes down before
+    it; each side has its own transfers; a result that one side computes on the device and
+    the other on the host (a constant) is uploaded as that side's last step, so the steps
+    after the branch find it on the device whichever side ran."""
+    m = sn.tensor("m", shape=(3, None), dtype="float64")
+    picked = sn.ifelse(sn.sum(m) < 0, sn.exp(m) @ m.T, sn.constant(np.eye(3)))
+    f = sn.function([m], sn.tanh(picked) * 2.0, backend="opencl")
+    steps = f.linker.plan.steps
+    (branch,) = [s for s in steps if isinstance(s, Branch)]
+    down = steps[steps.index(branch) - 1]
+    assert isinstance(down, Transfer) and down.to == "host" and down.out == branch.cond
+    assert any(type(s).__name__ == "Launch" for s in branch.then_steps)
+    assert [(type(s).__name__, s.to) for s in branch.else_steps] == [("Transfer", "device")]
+    assert branch.else_outs == (branch.else_steps[-1].out,)
+    for a in (-rng.uniform(0.5, 1.0, (3, 4)), rng.uniform(0.5, 1.0, (3, 4))):
+        want = np.tanh(np.exp(a) @ a.T if a.sum() < 0 else np.eye(3)) * 2.0
+        np.testing.assert_allclose(f(a), want, rtol=1e-12)
+    sides = f.linker.placement().sides
+    assert sides[id(branch.node)] == "device"
+    assert sides[id(branch.then_steps[-1].node)] == "device"
+    profile = f.profile(-np.ones((3, 2)), repeat=2)
+    rows = sorted((row.label.split(": ")[1], row.where) for row in profile.rows)
+    assert ("ifelse", "branch") in rows and ("ifelse", "transfer") in rows  # and the cond
+    assert ("matmul", "OpenCL kernel") in rows  # the side taken, timed step by step
 
 
 def test_the_schedule_reads_the_devices_compute_units_and_limits():

@@ -1,9 +1,12 @@
 """Indexing against NumPy: basic, advanced, masks, updates, take, and their gradients."""
 
+import re
+
 import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.core.dims import format_shape
 from tests.helpers import check, random_array, reference_backend
 
 E = Ellipsis
@@ -193,6 +196,54 @@ def test_set_drops_the_values_leading_ones_as_numpy_does(index, rng, backend):
         x.at[index].add(w)
     with pytest.raises(sn.ShapeError, match="drops leading dims known to be 1"):
         x.at[index].set(sn.tensor("u", (None, 1, 1, 3)))
+
+
+SETS_NUMPY_REFUSES = {
+    "last element": ((4,), -1, (1,)),
+    "element of a matrix": ((3, 4), (0, 0), (1, 1)),
+    "0-d index array": ((4,), np.array(1), (1,)),
+    "0-d x, empty tuple": ((), (), (1,)),
+    "lone full mask": ((4,), np.array([True, False, False, False]), (1, 1)),
+}
+SETS_NUMPY_TAKES = {
+    "slice of one": ((4,), slice(0, 1), (1, 1)),
+    "row": ((3, 4), 0, (1, 4)),
+    "element then ...": ((4,), (0, E), (1,)),
+    "0-d x, ...": ((), E, (1, 1)),
+    "element then new axis": ((4,), (1, None), (1, 1)),
+    "array of one": ((4,), [1], (1, 1)),
+    "mask then ...": ((4,), (np.array([True, False, False, False]), E), (1, 1)),
+    "mask over rows": ((3, 4), np.array([True, False, False]), (1, 1, 4)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SETS_NUMPY_REFUSES))
+def test_set_refuses_a_value_with_dims_where_numpy_drops_no_leading_ones(case):
+    """``a[-1] = np.array([5])`` is NumPy's "setting an array element with a sequence": an
+    integer on every axis stores one element, and a lone mask over all axes a 0-d or 1-d
+    value; the set dropped v's leading 1s there and stored v[0]."""
+    shape, index, vshape = SETS_NUMPY_REFUSES[case]
+    a = np.zeros(shape)
+    with pytest.raises((ValueError, TypeError)):
+        a[index] = np.ones(vshape)
+    x, v = sn.tensor("x", shape, "int16"), sn.tensor("v", vshape, "int16")
+    message = rf"set_subtensor: x\[.*\] of 'x' \(int16{re.escape(str(shape))}\).*value 'v'"
+    for update in (lambda: sn.set_subtensor(x, index, v), lambda: x.at[index].set(v)):
+        with pytest.raises(sn.ShapeError, match=message) as info:
+            update()
+        assert f"has shape {format_shape(vshape)}" in str(info.value)
+        assert "test_index.py, line" in str(info.value)
+    with pytest.raises(sn.ShapeError, match="set_subtensor: x\\[.*is one element|mask"):
+        sn.set_subtensor(x[index], v)  # Theano's spelling
+
+
+@pytest.mark.parametrize("case", sorted(SETS_NUMPY_TAKES))
+def test_set_still_drops_leading_ones_where_numpy_does(case, backend):
+    shape, index, vshape = SETS_NUMPY_TAKES[case]
+    a, v = np.zeros(shape), np.arange(1.0, 1 + np.prod(vshape)).reshape(vshape)
+    want = a.copy()
+    want[index] = v
+    check(typed_run(lambda x, w: sn.set_subtensor(x, index, w), a, v, backend=backend)[1], want)
 
 
 def test_take_of_an_empty_list_is_empty_as_in_numpy():

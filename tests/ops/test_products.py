@@ -45,6 +45,23 @@ def test_inner_matches_numpy(sa, sb, dtype, rng, backend):
     check(run_on(sn.inner, a, b, backend=backend), np.inner(a, b), rtol=tolerance(dtype, 10))
 
 
+@pytest.mark.parametrize("fn", [sn.inner, sn.dot])
+def test_a_0d_operand_multiplies_elementwise_as_documented(fn, backend):
+    """A 0-d operand of inner/dot is ``x * s`` on every backend: IEEE's NaN for inf * 0 and
+    nan * 0, not the zeros NumPy's BLAS scal writes for a 0-d 0 (its quirk, not copied);
+    the docstring (docs/ops.md) says so."""
+    a = np.array([-np.inf, np.nan, -0.0, 2.0])
+    with np.errstate(invalid="ignore"):
+        want = a * 0.0
+        for args in ((a, np.float64(0.0)), (np.float64(0.0), a)):
+            got = run_on(fn, *args, backend=backend)
+            np.testing.assert_array_equal(got, want)
+            assert np.array_equal(np.signbit(got), np.signbit(want))
+    doc = " ".join(fn.__doc__.split())
+    assert "a 0-d operand multiplies the other elementwise" in doc
+    assert "``nan * 0`` are NaN" in doc
+
+
 def invertible(rng, shape, dtype):
     """Random square matrices with a dominant diagonal, far from symmetric."""
     a = rng.uniform(-1, 1, size=shape) + shape[-1] * np.eye(shape[-1])

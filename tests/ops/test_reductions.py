@@ -153,6 +153,38 @@ def test_argmax_refuses_a_tuple_axis_and_has_no_gradient():
     assert sn.argmax(x, axis=0).type.shape == (4,) and sn.argmax(x).type.shape == ()
 
 
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda x: sn.max(x, axis=1), r"max over axis 1 of 'x' \(float64\(3, 0\)\): axis 1 has"),
+        (lambda x: sn.min(x), r"min over all axes of 'x' \(float64\(3, 0\)\): axis 1 has"),
+        (lambda x: sn.argmax(x, axis=1), r"argmax over axis 1 of 'x' \(float64\(3, 0\)\)"),
+        (lambda x: sn.argmin(x, keepdims=True), r"argmin over all axes of 'x'"),
+        (lambda x: x.max(axis=(0, 1), keepdims=True), r"max over all axes of 'x'"),
+    ],
+    ids=["max-axis", "min-all", "argmax-axis", "argmin-all", "max-method"],
+)
+def test_a_max_over_an_axis_known_to_be_empty_is_refused_at_build(build, message):
+    """NumPy raises on every call of a max/min/argmax/argmin over a zero-length axis (no
+    identity); a length fixed at 0 in the type was accepted and then failed at every call."""
+    x = sn.tensor("x", shape=(3, 0), dtype="float64")
+    with pytest.raises(sn.ShapeError, match=message) as caught:
+        build(x)
+    assert "length 0" in str(caught.value) and "zero-size" in str(caught.value)
+    assert "test_reductions.py, line" in str(caught.value)
+
+
+def test_a_max_over_a_non_empty_or_unknown_axis_still_builds(backend):
+    """Only a reduced axis fixed at 0 is refused: a max along the other axis of an empty
+    array is NumPy's empty result, and a named or unknown length is left to run time."""
+    a = np.zeros((0, 3))
+    check(run_on(lambda x: sn.max(x, axis=1), a, backend=backend), np.zeros(0))
+    check(run_on(lambda x: sn.argmin(x, axis=1), a, backend=backend), np.zeros(0, np.int64))
+    check(run_on(lambda x: sn.min(x, axis=()), a, backend=backend), a)
+    y = sn.tensor("y", shape=("n", None), dtype="float64")
+    assert sn.max(y, axis=1).type.shape == ("n",) and sn.argmax(y).type.shape == ()
+
+
 def test_reduction_static_shapes_keep_named_dims():
     x = sn.tensor("x", shape=("batch", None, 5))
     assert sn.var(x, axis=1).type.shape == ("batch", 5)

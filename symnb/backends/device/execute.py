@@ -7,6 +7,9 @@ kernel that declines (a label out of range) sets the call's status flag; the cal
 again on the host, every step through its NumPy reference, which gives NumPy's answer or the
 error naming the node. Nothing is written in place on the device, so a call that fails leaves
 every value as it was.
+
+A lazy ``ifelse`` (``Branch``) reads its condition on the host (the plan copies it down first,
+``transfers.py``) and runs only the steps of the side it picks, as the host executor does.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from symnb.backends.device.runtime import (
 from symnb.backends.device.transfers import HOST_VIEWS
 from symnb.backends.kernels.ir import Contract, Map
 from symnb.backends.plan import (
+    Branch,
     Gemm,
     Launch,
     Layout,
@@ -101,15 +105,21 @@ class HostSlots:
 
 
 def run(call: Call, plan, leaf_values: list) -> list:
-    """Every step of ``plan`` in order; the output slots' values (device or host)."""
+    """Every step of ``plan`` in order (of a branch, the side taken); the output slots'
+    values (device or host). Timed, a branch's steps are records of their own, then the
+    branch's (the choice and its results), as ``execute.run_profiled`` records them."""
     slots = plan.template()
     slots[: len(leaf_values)] = leaf_values
-    for step in plan.steps:
-        if call.records is None:
+    if call.records is None:
+        for step in plan.steps:
             run_step(call, step, slots)
-            continue
+        return [slots[i] for i in plan.outputs]
+    for step, taken in execute._taken_steps(plan.steps, slots):
         start = time.perf_counter()
-        run_step(call, step, slots)
+        if taken is None:
+            run_step(call, step, slots)
+        else:
+            branch_results(step, slots, taken)
         call.runtime.synchronize()
         call.records.append((step, time.perf_counter() - start, step_bytes(step, slots)))
     return [slots[i] for i in plan.outputs]
@@ -243,6 +253,27 @@ def run_repeat(call: Call, step: Repeat, slots: list) -> None:
         slots[slot] = value
 
 
+def run_branch(call: Call, step: Branch, slots: list) -> None:
+    """Only the steps of the side the condition picks (read on the host: the plan copied it
+    there), then the results of that side (``execute._taken_steps``: nested branches are an
+    explicit stack, as deep as the user's ifelses)."""
+    for sub, taken in execute._taken_steps([step], slots):
+        if taken is None:
+            run_step(call, sub, slots)
+        else:
+            branch_results(sub, slots, taken)
+
+
+def branch_results(step: Branch, slots: list, taken: bool) -> None:
+    """The outputs take the results of the side taken. A leaf on the host (an argument, a
+    constant) is copied, so a result never aliases it; a device array is never written after
+    its kernel, so one is passed on as it is (a shared value kept on the device)."""
+    for out, result in zip(step.outs, step.then_outs if taken else step.else_outs):
+        value = slots[result]
+        copied = result < step.n_leaves and not isinstance(value, DeviceArray)
+        slots[out] = np.array(value, copy=True) if copied else value
+
+
 def view_axes(step: View, src: DeviceArray, like):
     kept = [a for a in step.axes if a >= 0]
     if any(n != 1 for d, n in enumerate(src.shape) if d not in kept):
@@ -343,6 +374,7 @@ EXECUTE = {
     Layout: run_layout,
     Transfer: run_transfer,
     Repeat: run_repeat,
+    Branch: run_branch,
 }
 
 
@@ -383,4 +415,5 @@ HOST_ONLY = {
     Layout: lambda call, step, slots: run_host(call, step.fallback, slots),
     Transfer: host_transfer,
     Repeat: host_repeat,
+    Branch: run_branch,
 }

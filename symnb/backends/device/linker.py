@@ -9,8 +9,10 @@ A subclass names its runtime (``runtime()``): ``symnb/backends/opencl/linker.py`
 convolution and pooling are the shared steps (symnb/backends/planning/) with that kernel as
 their product; their padding and the max-pool gradient are the device's hand-written kernels
 (``windows.py``), and the steps without a device form (col2im) run NumPy on the host.
-The capabilities a device lacks (a host BLAS, loops and branches in an executor, views at an
-offset) leave those ops to their NumPy reference on the host (``PlanTable``).
+A lazy ``ifelse`` is a ``Branch`` step, as on backend "c": its condition is read back to the
+host and only the side it picks runs (``execute.run_branch``). The capabilities a device
+lacks (a host BLAS, views at an offset) leave those ops to their NumPy reference on the host
+(``PlanTable``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ PLACES = {
     "blas": "NumPy on the host",
     "transfer": "transfer",
     "loop": "{label} loop",
+    "branch": "branch",
 }
 
 
@@ -75,17 +78,20 @@ class DeviceLinker(KernelLinker):
 
     resident = True  # sn.function passes shared values as they are (device arrays)
     steps_timed = True
-    #: a matrix product is the description's tiled kernel; no host BLAS, no Branch step in
-    #: the executor (an ifelse runs its reference), and no offset views (a device array has
-    #: none: convolution.py keeps its other steps). ``"loops"``: a scan is a ``Repeat`` step,
-    #: its body a device plan the executor runs per step (``execute.run_repeat``).
+    #: a matrix product is the description's tiled kernel; no host BLAS, and no offset views
+    #: (a device array has none: convolution.py keeps its other steps). ``"loops"``: a scan
+    #: is a ``Repeat`` step, its body a device plan the executor runs per step
+    #: (``execute.run_repeat``). ``"branches"``: an ifelse is a lazy ``Branch`` step, its
+    #: condition read on the host and only the side taken run (``execute.run_branch``).
     #: ``"device_views"``: views only this executor makes (``Shape`` read from a device
     #: array's metadata, ``Alloc`` as its value broadcast, ``SumToLike`` that sums nothing,
     #: ``SameShape`` whose shapes match,
     #: and ``Layout`` steps: basic slices, ``concatenate``, reshapes to given sizes).
     #: ``"window_kernels"``: padding (of convolutions, pools, ``sn.pad``) and the max-pool
     #: gradient as the device's hand-written kernels (``windows.py``)
-    capabilities = frozenset({"product_kernels", "device_views", "loops", "window_kernels"})
+    capabilities = frozenset(
+        {"product_kernels", "device_views", "loops", "branches", "window_kernels"}
+    )
     loop_runner = "the device executor"
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):

@@ -9,6 +9,12 @@ whose operand is on the other side, one ``Transfer`` copies it, once: later step
 same value there reuse the copy. Inputs and constants start on the host, shared values on the
 device (a transfer of a value already there passes it through), so inputs cross once per call
 and weights stay on the device between calls.
+
+A lazy ``ifelse`` (``Branch``) reads its condition on the host (one scalar comes down), and
+each of its sides is placed on its own: a copy made inside a side is that side's (the other
+side, and the steps after the branch, never see it), and a result of the branch lives on one
+side whichever side ran: on the device when either side leaves it there, the other side
+copying its value up as its last step.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import collections
 import dataclasses
 
 from symnb.backends.plan import (
+    Branch,
     Gemm,
     Launch,
     Layout,
@@ -44,47 +51,188 @@ def with_transfers(plan: Plan, n_inputs: int) -> Plan:
         follow |= more
 
 
-def _placed(plan: Plan, n_inputs: int, follow: set) -> tuple[list, set, int]:
-    """The steps with transfers, views in ``follow`` (by position) made on the device; the
-    slots uploaded; the slot count."""
+def _start(plan: Plan, n_inputs: int) -> dict:
+    """Where each slot is before the first step: shared values on the device, the rest on
+    the host."""
     where = {slot: HOST for slot in range(plan.nslots)}
     where.update({slot: DEVICE for slot in range(n_inputs, plan.nargs)})
-    moved: dict[tuple[int, str], int] = {}
-    steps: list = []
-    nslots = plan.nslots
-    for index, step in enumerate(plan.steps):
-        side = side_of(step, where)
-        if side is None and index in follow and all(where[s] == HOST for s in sources(step)):
-            side = DEVICE
-        if side is None:  # a view: where its source is (a shape or size: on the host)
+    return where
+
+
+class _Placing:
+    """One placement of a plan's steps: the next free slot, the slots uploaded, and which
+    views (``follow``: ids of the plan's steps) are made on the device."""
+
+    def __init__(self, nslots: int, follow: set):
+        self.nslots, self.follow, self.moved_up = nslots, follow, set()
+
+    def steps(self, steps, where: dict, moved: dict) -> list:
+        """``steps`` with their transfers, ``where`` and ``moved`` (``(slot, side)`` -> its
+        copy there) updated as they run. A branch's condition is read on the host, and each
+        of its sides is placed from copies of both (a copy made in one side is that side's);
+        branches nest as deep as the user's ifelses (an if/elif ladder of thousands), so an
+        explicit stack of the sides entered walks them, not a recursion."""
+        top: list = []
+        stack = [_Side(iter(steps), top, where, moved)]
+        while stack:
+            side = stack[-1]
+            for step in side.todo:
+                if isinstance(step, Branch):
+                    cond = step.cond
+                    if side.where[cond] != HOST:
+                        cond = self.copy(cond, HOST, side, step.node)
+                    todo = iter(step.then_steps)
+                    stack.append(
+                        _Side(todo, [], dict(side.where), dict(side.moved), step, cond, side)
+                    )
+                    break
+                self.step(step, side)
+            else:
+                stack.pop()
+                if side.branch is None:
+                    continue
+                outer = side.outer
+                if side.then is None:  # the then-side placed: the else-side next
+                    todo = iter(side.branch.else_steps)
+                    stack.append(
+                        _Side(
+                            todo,
+                            [],
+                            dict(outer.where),
+                            dict(outer.moved),
+                            side.branch,
+                            side.cond,
+                            outer,
+                            then=side,
+                        )
+                    )
+                else:
+                    outer.placed.append(self.joined(side.then, side))
+        return top
+
+    def step(self, step, side: _Side) -> None:
+        """One step (not a branch) placed at the end of ``side``, after its transfers."""
+        where = side.where
+        runs_on = side_of(step, where)
+        if (
+            runs_on is None
+            and id(step) in self.follow
+            and all(where[s] == HOST for s in sources(step))
+        ):
+            runs_on = DEVICE
+        if runs_on is None:  # a view: where its source is (a shape or size: on the host)
             out_side = view_side(step, where)
         else:
-            remap = {}
-            for slot in operands(step):
-                if where[slot] == side:
-                    continue
-                if (slot, side) not in moved:
-                    moved[slot, side] = nslots
-                    where[nslots] = side
-                    steps.append(Transfer(side, slot, nslots, step.node))
-                    nslots += 1
-                remap[slot] = moved[slot, side]
-            step, out_side = remapped(step, remap), view_side(step, where, side)
-        steps.append(step)
+            remap = {
+                slot: self.copy(slot, runs_on, side, step.node)
+                for slot in operands(step)
+                if where[slot] != runs_on
+            }
+            step, out_side = remapped(step, remap), view_side(step, where, runs_on)
+        side.placed.append(step)
         for slot in step_outputs(step):
             where[slot] = out_side
-    return steps, {slot for slot, side in moved if side == DEVICE}, nslots
+
+    def copy(self, slot: int, to: str, side: _Side, node) -> int:
+        """The slot holding ``slot``'s value on side ``to`` within ``side``: a Transfer
+        appended to its steps the first time."""
+        if (slot, to) not in side.moved:
+            side.moved[slot, to] = self.nslots
+            side.where[self.nslots] = to
+            side.placed.append(Transfer(to, slot, self.nslots, node))
+            self.nslots += 1
+            if to == DEVICE:
+                self.moved_up.add(slot)
+        return side.moved[slot, to]
+
+    def joined(self, then: _Side, other: _Side) -> Branch:
+        """The branch of the two placed sides. A result is on the device where either side
+        leaves it there (the other side copies its value up as its last step), else on the
+        host; the steps after the branch see it there."""
+        step = then.branch
+        ends = [
+            DEVICE if DEVICE in (then.where[t], other.where[e]) else HOST
+            for t, e in zip(step.then_outs, step.else_outs)
+        ]
+        outs = []
+        for side, results in ((then, step.then_outs), (other, step.else_outs)):
+            outs.append(
+                tuple(
+                    slot if side.where[slot] == end else self.copy(slot, end, side, step.node)
+                    for slot, end in zip(results, ends)
+                )
+            )
+        for slot, end in zip(step.outs, ends):
+            then.outer.where[slot] = end
+        return dataclasses.replace(
+            step,
+            cond=then.cond,
+            then_steps=tuple(then.placed),
+            then_outs=outs[0],
+            else_steps=tuple(other.placed),
+            else_outs=outs[1],
+        )
+
+
+@dataclasses.dataclass
+class _Side:
+    """Steps being placed: the plan's, or one side of a branch (``branch``, its condition's
+    slot on the host ``cond``, the side holding it ``outer``, and for the else-side the
+    then-side placed, ``then``)."""
+
+    todo: object
+    placed: list
+    where: dict
+    moved: dict
+    branch: Branch | None = None
+    cond: int | None = None
+    outer: _Side | None = None
+    then: _Side | None = None
+
+
+def _placed(plan: Plan, n_inputs: int, follow: set) -> tuple[list, set, int]:
+    """The steps with transfers, views in ``follow`` (ids of the plan's steps) made on the
+    device; the slots uploaded; the slot count."""
+    placing = _Placing(plan.nslots, follow)
+    steps = placing.steps(plan.steps, _start(plan, n_inputs), {})
+    return steps, placing.moved_up, placing.nslots
+
+
+def walk(steps):
+    """Every step of ``steps`` in order, a branch's (after the branch) as well: each side's
+    steps, then the branch. An explicit stack: branches nest as deep as the user's ifelses."""
+    stack = [iter(steps)]
+    while stack:
+        for step in stack[-1]:
+            if isinstance(step, Branch):
+                stack.append(iter((*step.then_steps, *step.else_steps, _Chosen(step))))
+                break
+            yield step.branch if isinstance(step, _Chosen) else step
+        else:
+            stack.pop()
+
+
+class _Chosen:
+    """``walk``'s marker: the branch whose sides were just walked."""
+
+    def __init__(self, branch: Branch):
+        self.branch = branch
 
 
 def _views_to_follow(plan: Plan, steps: list, moved_up: set) -> set[int]:
-    """Positions of views (and layouts) computed on the host whose result was uploaded and is
-    read by no host step: made on the device instead (their sources go up, or already went)."""
+    """Ids of views (and layouts) computed on the host whose result was uploaded and is read
+    by no host step: made on the device instead (their sources go up, or already went)."""
     where = collections.defaultdict(lambda: HOST)
     where.update({slot: DEVICE for slot in range(len(plan.inputs), plan.nargs)})
     host_reads = set(plan.outputs)  # a result that stays on the host stays where it was
-    for step in steps:
+    for step in walk(steps):
         if isinstance(step, Transfer):
             where[step.out] = step.to
+            continue
+        if isinstance(step, Branch):  # its condition is read on the host
+            host_reads.add(step.cond)
+            for out, result in zip(step.outs, step.then_outs):
+                where[out] = where[result]
             continue
         side = side_of(step, where)
         if side == HOST or (side is None and isinstance(step, Layout)):
@@ -93,8 +241,8 @@ def _views_to_follow(plan: Plan, steps: list, moved_up: set) -> set[int]:
         for slot in step_outputs(step):
             where[slot] = out_side
     return {
-        index
-        for index, step in enumerate(plan.steps)
+        id(step)
+        for step in walk(plan.steps)
         if isinstance(step, (View, Layout))
         and getattr(step, "how", None) not in HOST_VIEWS
         and step.out in moved_up
@@ -204,18 +352,24 @@ class Placement:
 
 def placement(plan: Plan, n_inputs: int, variables: dict, device: str, n_results: int) -> Placement:
     """The Placement of a plan with transfers; ``variables`` maps slots to graph variables;
-    the first ``n_results`` outputs come back to the host (updates stay where they are)."""
-    where = {slot: HOST for slot in range(plan.nslots)}
-    where.update({slot: DEVICE for slot in range(n_inputs, plan.nargs)})
+    the first ``n_results`` outputs come back to the host (updates stay where they are). An
+    ifelse runs where its results are (it passes on the value of the side taken)."""
+    where = _start(plan, n_inputs)
     sides: dict[int, set] = {}
     crossings, inner = [], set()
-    for step in plan.steps:
+    for step in walk(plan.steps):
         if isinstance(step, Transfer):
             if step.src in variables:
                 crossings.append((variables[step.src], step.to, step.node))
             else:
                 inner.add(id(step.node))
             where[step.out] = step.to
+            continue
+        if isinstance(step, Branch):
+            outs = [where[result] for result in step.then_outs]
+            for slot, side in zip(step.outs, outs):
+                where[slot] = side
+            sides.setdefault(id(step.node), set()).update(outs or [HOST])
             continue
         side = view_side(step, where, side_of(step, where))
         for slot in step_outputs(step):
