@@ -1,12 +1,13 @@
 """Random well-typed graphs for differential fuzzing, and the oracle that judges them.
 
 A *program* is drawn by hypothesis as data: its leaves (inputs with a dtype, a shape, a view
-kind and values; at most one shared variable; constants) and a list of steps, each a tuple of
-small integers that picks an op and its operands by index (modulo what exists). ``build``
-turns a program into symnb variables, skipping any step the op's rules refuse (a DTypeError,
-a ShapeError): so every graph built is well typed by construction, and hypothesis shrinks a
-failure to the fewest steps. The NumPy reference backend without rewrites is the oracle; a
-program whose reference raises is dropped (``Outcome.refused``).
+kind and values, ``arrays.py``; at most one shared variable) and a list of steps, each a kind
+and small integers that pick an op and its operands by index (modulo what exists; the kinds
+are in ``steps.py``). ``build`` turns a program into symnb variables, skipping any step the
+op's rules refuse (a DTypeError, a ShapeError): so every graph built is well typed by
+construction, and hypothesis shrinks a failure to the fewest steps. The NumPy reference
+backend without rewrites is the oracle; a program whose reference raises is dropped
+(``Outcome.refused``).
 """
 
 from __future__ import annotations
@@ -19,71 +20,13 @@ import numpy as np
 from hypothesis import strategies as st
 
 import symnb as sn
-from symnb.errors import SymnbError
-from tests.helpers import KERNEL_DTYPES, available_backends
+from tests.fuzz.arrays import DTYPES, VALUES, VIEWS, view
+from tests.fuzz.steps import KINDS, REFUSED, apply, cast_within_range
+from tests.helpers import available_backends
 
-DTYPES = KERNEL_DTYPES
 SHAPES = [(3, 4), (4,), (1, 4), (3, 1), ()]
-VIEWS = ["plain", "strided", "reversed", "transposed"]
-VALUES = ["small", "wide", "special", "ranges"]
 #: what a declared dim is: its size, unknown, or a name (one name per size: "d3", "d4")
 DIM_KINDS = ["fixed", "unknown", "named"]
-
-UNARY = [
-    sn.neg,
-    sn.abs,
-    sn.sign,
-    sn.exp,
-    sn.log,
-    sn.sqrt,
-    sn.tanh,
-    sn.sigmoid,
-    sn.sin,
-    sn.cos,
-    sn.floor,
-    sn.ceil,
-    sn.trunc,
-    sn.round,
-    sn.square,
-    sn.reciprocal,
-    sn.expm1,
-    sn.log1p,
-    sn.softplus,
-    sn.isnan,
-    sn.isinf,
-    sn.isfinite,
-    sn.invert,
-    sn.relu,
-    sn.arctan,
-    sn.log2,
-    sn.cosh,
-]
-BINARY = [
-    sn.add,
-    sn.sub,
-    sn.mul,
-    sn.true_div,
-    sn.floor_div,
-    sn.mod,
-    sn.maximum,
-    sn.minimum,
-    sn.less,
-    sn.greater,
-    sn.equal,
-    sn.not_equal,
-    sn.less_equal,
-    sn.bitwise_and,
-    sn.bitwise_or,
-    sn.bitwise_xor,
-    sn.logaddexp,
-    sn.arctan2,
-    sn.pow,
-]
-REDUCTIONS = [sn.sum, sn.prod, sn.max, sn.min, sn.mean, sn.any, sn.all]
-SCALARS = [2, -1, 0.5, 3, 1e-3, True]
-KINDS = ["unary", "binary", "where", "clip", "reduce", "index", "cast", "scalar", "constant"]
-#: what an op's rule may refuse while a program is built (the step is then skipped)
-REFUSED = (SymnbError, TypeError, ValueError, IndexError, NotImplementedError)
 
 
 @dataclass
@@ -122,62 +65,12 @@ class Built:
 
 
 # -- drawing ------------------------------------------------------------------------------------
-def _range_landmarks(dt) -> np.ndarray:
-    """Floats of ``dt`` at the ends of every integer type's range and just inside them (with
-    fractions, which casts truncate): 2**63 and 2**64 - 2048 for uint64, -128.5 for int8."""
-    marks = []
-    for name in DTYPES:
-        if np.dtype(name).kind in "iu":
-            info = np.iinfo(name)
-            marks += [float(info.min), float(info.max), float(info.max) / 2 + 0.5, 0.75]
-    marks += [2.0**63, 2.0**64 - 2048, -(2.0**63), 2.0**32 - 1, -128.5, 255.5, 65535.25]
-    return np.array(marks, dtype=np.float64).astype(dt)
-
-
-def _array(rng, shape, dtype, values: str) -> np.ndarray:
-    """Values of ``dtype``: small numbers, the dtype's whole range, specials (NaN, inf,
-    -0.0, huge and tiny floats; extremes of integers), or for floats the ends of every
-    integer type's range (what casts meet)."""
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) > 0.5
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        if values == "small":
-            lo = 0 if dt.kind == "u" else -5
-            return rng.integers(lo, 6, size=shape).astype(dt)
-        if values == "special":
-            picks = np.array([info.min, info.max, 0, 1, info.max // 2], dtype=dt)
-            return rng.choice(picks, size=shape)
-        return rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
-    if values == "special":
-        picks = np.array([np.nan, np.inf, -np.inf, -0.0, 1e30, -1e-30, 0.5, -2.0], dtype=dt)
-        return rng.choice(picks, size=shape)
-    if values == "ranges":
-        return rng.choice(_range_landmarks(dt), size=shape)
-    scale = 3.0 if values == "small" else 1e4
-    return rng.uniform(-scale, scale, size=shape).astype(dt)
-
-
-def _view(rng, shape, dtype, values: str, kind: str) -> np.ndarray:
-    """An array of ``shape``: contiguous, strided, reversed or a transposed view."""
-    if kind == "transposed" and len(shape) == 2:
-        return _array(rng, shape[::-1], dtype, values).T
-    base = np.asarray(_array(rng, tuple(2 * d for d in shape), dtype, values))
-    first = tuple(slice(0, d) for d in shape)
-    if kind == "strided":
-        return base[tuple(slice(None, None, 2) for _ in shape)][first]
-    if kind == "reversed":
-        return base[tuple(slice(None, None, -1) for _ in shape)][first]
-    return base[first].copy()
-
-
 @st.composite
 def leaves(draw, shared: bool = False) -> Leaf:
     shape = (3, 4) if shared else draw(st.sampled_from(SHAPES))
     dtype = draw(st.sampled_from(DTYPES))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    value = _view(rng, shape, dtype, draw(st.sampled_from(VALUES)), draw(st.sampled_from(VIEWS)))
+    value = view(rng, shape, dtype, draw(st.sampled_from(VALUES)), draw(st.sampled_from(VIEWS)))
     declared = tuple(_declared(d, draw(st.sampled_from(DIM_KINDS))) for d in shape)
     return Leaf(dtype, shape, shape if shared else declared, value, shared)
 
@@ -188,7 +81,7 @@ def _declared(size: int, kind: str):
     return {"fixed": size, "unknown": None, "named": f"d{size}"}[kind]
 
 
-STEP = st.tuples(st.sampled_from(KINDS), *[st.integers(0, 255)] * 4)
+STEP = st.tuples(st.sampled_from(list(KINDS)), *[st.integers(0, 255)] * 4)
 
 
 @st.composite
@@ -216,7 +109,7 @@ def build(program: Program) -> Built:
         warnings.simplefilter("ignore")
         for step in program.steps:
             try:
-                built.values.append(_apply(built.values, *step))
+                built.values.append(apply(built.values, *step)[0])
             except REFUSED:
                 continue
         built.output = built.values[-1]
@@ -228,100 +121,9 @@ def build(program: Program) -> Built:
 def _add_update(built: Built) -> None:
     shared = built.shared[0][0]
     try:
-        built.updates = {shared: _cast(shared + built.output, shared.type.dtype)}
+        built.updates = {shared: cast_within_range(shared + built.output, shared.type.dtype)}
     except REFUSED:
         built.updates = {}
-
-
-def _pick(values, i):
-    return values[i % len(values)]
-
-
-def _apply(values, kind, a, b, c, d):
-    x, y, z = _pick(values, a), _pick(values, b), _pick(values, c)
-    if kind == "unary":
-        return UNARY[d % len(UNARY)](x)
-    if kind == "binary":
-        op = BINARY[d % len(BINARY)]
-        if op is sn.pow and y.type.dtype.kind in "iub":
-            y = sn.clip(y, 0, 3) if y.type.dtype.kind != "b" else y  # int ** negative raises
-        return op(x, y)
-    if kind == "where":
-        return sn.where(x, y, z)
-    if kind == "clip":
-        return sn.clip(x, y, z)
-    if kind == "reduce":
-        return _reduce(x, d)
-    if kind == "index":
-        return _index(x, d)
-    if kind == "cast":
-        return _cast(x, DTYPES[d % len(DTYPES)])
-    if kind == "scalar":
-        scalar = SCALARS[c % len(SCALARS)]
-        op = BINARY[d % len(BINARY)]
-        return op(x, scalar) if b % 2 else op(scalar, x)
-    return BINARY[d % len(BINARY)](x, _constant(b, c))
-
-
-def _cast(x, dtype):
-    """x.astype(dtype); a float going to an integer is first limited to where NumPy's casts
-    agree with each other: NaN, infinities and values beyond the target's range give results
-    that differ between NumPy's own loops (contiguous or strided; see docs/c_backend.md), so
-    no backend can be held to one of them. The whole range is kept: up to 2**64 for uint64
-    and 2**32 for uint32; negative values into the unsigned types go through int64 as in
-    NumPy on x86 (from -2**31, -2**63 for uint64)."""
-    target = np.dtype(dtype)
-    if x.type.dtype.kind == "f" and target.kind in "iu":
-        low, high = _cast_bounds(target)
-        x = sn.where(sn.bitwise_and(x > low, x < high), x, 0)
-    return sn.cast(x, dtype)
-
-
-def _cast_bounds(target: np.dtype) -> tuple[float, float]:
-    """(low, high): floats strictly between them truncate to a value NumPy's loops agree on
-    (the target's range, wider below for unsigned targets; powers of two, exact in float32)."""
-    bits = 8 * target.itemsize
-    if target.kind == "i":
-        return -(2.0 ** (bits - 1)) - 1, 2.0 ** (bits - 1)
-    return -(2.0 ** (63 if bits == 64 else 31)), 2.0**bits
-
-
-def _reduce(x, d):
-    op = REDUCTIONS[d % len(REDUCTIONS)]
-    ndim = x.type.ndim
-    axis = None if ndim == 0 or (d // 8) % 3 == 0 else (d // 24) % ndim
-    return op(x, axis=axis, keepdims=bool((d // 4) % 2))
-
-
-def _index(x, d):
-    if x.type.ndim == 0:
-        raise TypeError("a 0-d value has nothing to index")
-    choice = d % 8
-    if choice == 0:
-        return x[::-1]
-    if choice == 1:
-        return x[..., ::-1]
-    if choice == 2:
-        return x[0]
-    if choice == 3:
-        return x[-1:]
-    # bounds computed from a shape (run-time values where the dims are unknown): the
-    # executors' basic views, and the rule that slices an elementwise op's input
-    if choice == 4:
-        return x[x.shape[0] // 2 :]
-    if choice == 5:
-        return x[..., (x.shape[-1] - 1) // 2 :: -1]
-    if choice == 6:
-        return x[x.shape[0] - 1, None]
-    return x.T
-
-
-def _constant(b, c):
-    """A constant of any dtype with values of any kind (specials too: NaN, inf, -0.0)."""
-    dtype = DTYPES[b % len(DTYPES)]
-    rng = np.random.default_rng(c)
-    values = VALUES[(b // len(DTYPES)) % len(VALUES)]
-    return sn.constant(_array(rng, (4,) if c % 2 else (), dtype, values))
 
 
 # -- running and judging ------------------------------------------------------------------------
