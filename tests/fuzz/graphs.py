@@ -62,6 +62,7 @@ class Built:
     output: object
     shared: list = field(default_factory=list)  # (SharedVariable, initial value)
     updates: dict = field(default_factory=dict)
+    checks: list = field(default_factory=list)  # steps.Check of the steps NumPy judges too
 
 
 # -- drawing ------------------------------------------------------------------------------------
@@ -109,9 +110,12 @@ def build(program: Program) -> Built:
         warnings.simplefilter("ignore")
         for step in program.steps:
             try:
-                built.values.append(apply(built.values, *step)[0])
+                value, check = apply(built.values, *step)
             except REFUSED:
                 continue
+            built.values.append(value)
+            if check is not None:
+                built.checks.append(check)
         built.output = built.values[-1]
         if program.update and built.shared:
             _add_update(built)
@@ -175,6 +179,7 @@ class Outcome:
     refused: int = 0  # programs whose reference raised (dropped)
     compares: int = 0  # (graph, configuration) pairs compared
     reasons: Counter = field(default_factory=Counter)  # why the reference refused
+    numpy_checks: int = 0  # steps compared with NumPy's function of their operands
 
 
 #: "stable" keeps IEEE semantics (no ``x - x -> 0``): it must agree with NumPy everywhere
@@ -189,37 +194,83 @@ def every_backend(configs=CONFIGS) -> list:
     return [*configs, *[(b, o) for b, o in DEVICE_CONFIGS if b in here]]
 
 
-def judge(batch: list[Program], configs=CONFIGS, outcome: Outcome | None = None) -> None:
+def judge(batch: list[Program], configs=CONFIGS, outcome: Outcome | None = None) -> list:
     """Compile the batch on each configuration and compare it with the reference; raises an
-    AssertionError naming the program and configuration that disagree."""
+    AssertionError naming the program and configuration that disagree. Before that, each
+    step ``steps.py`` gives a ``Check`` must agree with NumPy's function of its operands on
+    the program's reference (``check_numpy``).
+
+    Returns the programs compared, each as ``(program, built, reference values)``."""
     outcome = outcome if outcome is not None else Outcome()
-    kept, wants = [], []
+    kept = []
     for program in batch:
         built = build(program)
         try:
             reference = compile_all([built], "py", "none")
-            wants.append(call(reference, [built], arrays_of([program])))
-        except REFUSED as exc:
-            outcome.refused += 1
-            outcome.reasons[type(exc).__name__ + ": " + str(exc).splitlines()[0][:80]] += 1
+        except REFUSED as exc:  # sn.function refused it: an update that does not fit
+            _refused(outcome, exc)
             continue
-        kept.append((program, built))
+        try:
+            want = call(reference, [built], arrays_of([program]))
+        except REFUSED as exc:
+            _refused(outcome, exc)
+            continue
+        check_numpy(program, built, outcome)
+        kept.append((program, built, want))
     if not kept:
-        return
-    programs_, built = [p for p, _ in kept], [b for _, b in kept]
+        return kept
+    built, arrays = [b for _, b, _ in kept], arrays_of([p for p, *_ in kept])
     for backend, optimize in configs:
-        got = call(compile_all(built, backend, optimize), built, arrays_of(programs_))
-        _compare(got, wants, kept, f"backend={backend!r} optimize={optimize!r}")
+        got = call(compile_all(built, backend, optimize), built, arrays)
+        _compare(kept, got, f"backend={backend!r} optimize={optimize!r}")
         outcome.compares += len(kept)
     outcome.graphs += len(kept)
+    return kept
 
 
-def _compare(got: list, wants: list, kept: list, config: str) -> None:
+def _refused(outcome: Outcome, exc: Exception) -> None:
+    outcome.refused += 1
+    outcome.reasons[type(exc).__name__ + ": " + str(exc).splitlines()[0][:80]] += 1
+
+
+def _compare(kept: list, got: list, config: str) -> None:
     outputs, shared = got[: len(kept)], iter(got[len(kept) :])
-    for (program, built), out, want in zip(kept, outputs, wants):
+    for (program, built, want), out in zip(kept, outputs):
         mine = [out] + [next(shared) for _ in built.shared]
         for g, w in zip(mine, want):
             assert agree(g, w), (
                 f"{config} disagrees with the reference on {program.describe()}\n"
                 f"graph:\n{sn.format_expr(built.output)}\ngot  {g!r}\nwant {w!r}"
             )
+
+
+# -- the reference's own checks -------------------------------------------------------------------
+def check_numpy(program: Program, built: Built, outcome: Outcome) -> None:
+    """Each ``Check``'s value (on the reference) against NumPy's function of its operands'
+    reference values. They are computed by one function of their own: a step need not be
+    on the output's path. Where that function fails (a step off the path that fails at run
+    time, which the output's reference never met) the program's checks are left out."""
+    if not built.checks:
+        return
+    outputs = [v for check in built.checks for v in (check.var, *check.operands)]
+    try:
+        function = quietly(sn.function, built.inputs, outputs, backend="py", optimize="none")
+        values = iter(call(function, [built], arrays_of([program])))
+    except REFUSED:
+        return
+    for check in built.checks:
+        got = next(values)
+        operands = [next(values) for _ in check.operands]
+        try:
+            want = np.asarray(quietly(check.numpy, *operands))
+        except REFUSED as exc:
+            raise AssertionError(
+                f"NumPy refuses step {check.label}, which symnb ran, on {program.describe()}\n"
+                f"operands {[(o.dtype, o.shape) for o in operands]}: "
+                f"{type(exc).__name__}: {exc}\nsymnb gave {got!r}"
+            ) from None
+        outcome.numpy_checks += 1
+        assert agree(got, want), (
+            f"step {check.label} disagrees with NumPy on {program.describe()}\n"
+            f"operands: {operands!r}\nsymnb ({check.var.type}): {got!r}\nnumpy: {want!r}"
+        )
