@@ -197,8 +197,9 @@ def every_backend(configs=CONFIGS) -> list:
 def judge(batch: list[Program], configs=CONFIGS, outcome: Outcome | None = None) -> list:
     """Compile the batch on each configuration and compare it with the reference; raises an
     AssertionError naming the program and configuration that disagree. Before that, each
-    step ``steps.py`` gives a ``Check`` must agree with NumPy's function of its operands on
-    the program's reference (``check_numpy``).
+    program's reference is checked too: a graph whose every shape is known when it is built
+    must not fail on shapes when it runs (``_late_refusal``), and each step ``steps.py``
+    gives a ``Check`` must agree with NumPy's function of its operands (``check_numpy``).
 
     Returns the programs compared, each as ``(program, built, reference values)``."""
     outcome = outcome if outcome is not None else Outcome()
@@ -214,6 +215,7 @@ def judge(batch: list[Program], configs=CONFIGS, outcome: Outcome | None = None)
             want = call(reference, [built], arrays_of([program]))
         except REFUSED as exc:
             _refused(outcome, exc)
+            _late_refusal(program, built, exc)
             continue
         check_numpy(program, built, outcome)
         kept.append((program, built, want))
@@ -245,6 +247,30 @@ def _compare(kept: list, got: list, config: str) -> None:
 
 
 # -- the reference's own checks -------------------------------------------------------------------
+#: words of the errors a shape gives (a broadcast, a reshape, an axis or index out of range)
+_SHAPE_WORDS = ("shape", "broadcast", "dims", "axis", "size", "align", "cannot reshape")
+
+
+def _late_refusal(program: Program, built: Built, exc: Exception) -> None:
+    """A graph whose every dim is known when it is built must not fail on shapes when it runs:
+    the op's rule should have refused the step when it was built (a ShapeError at the user's
+    line, as ``x[:, 0]`` of a known empty axis is). Errors of values (an integer to a
+    negative power) are not a shape's."""
+    if not all(_all_known(v) for v in built.values):
+        return
+    text = str(exc)
+    if "Integers to negative" in text or not any(w in text.lower() for w in _SHAPE_WORDS):
+        return
+    raise AssertionError(
+        f"late refusal: the build accepted, the run failed on shapes, on {program.describe()}\n"
+        f"graph:\n{sn.format_expr(built.output)}\n{type(exc).__name__}: {text[:1500]}"
+    )
+
+
+def _all_known(var) -> bool:
+    return all(isinstance(d, int) for d in var.type.shape)
+
+
 def check_numpy(program: Program, built: Built, outcome: Outcome) -> None:
     """Each ``Check``'s value (on the reference) against NumPy's function of its operands'
     reference values. They are computed by one function of their own: a step need not be
