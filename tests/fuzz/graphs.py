@@ -184,6 +184,11 @@ class Outcome:
     reasons: Counter = field(default_factory=Counter)  # why the reference refused
     numpy_checks: int = 0  # steps compared with NumPy's function of their operands
     excused: int = 0  # disagreements of "fast" that its rules outside the domain explain
+    grad_graphs: int = 0  # programs whose gradient was compared on every configuration
+    grad_refused: int = 0  # programs whose forward graph ran and gradient did not (dropped)
+    grad_reasons: Counter = field(default_factory=Counter)  # why their gradient did not run
+    fd_checked: int = 0  # gradients spot-checked by a finite difference
+    fd_mismatches: list = field(default_factory=list)  # for a person to read (gradients.py)
 
 
 #: "stable" keeps IEEE semantics (no ``x - x -> 0``): it must agree with NumPy everywhere
