@@ -28,6 +28,10 @@ from tests.fuzz.steps import KINDS, REFUSED, apply, cast_within_range
 from tests.helpers import available_backends
 
 SHAPES = [(3, 4), (4,), (1, 4), (3, 1), ()]
+#: ``--big``: a long last axis, for kernels' blocks (512-element sums) and vector remainders
+BIG_SHAPES = [(5, 1031), (1031,), (1, 1031), (5, 1), (), (2, 517)]
+#: ``--empty`` adds these: NumPy's rules for arrays without elements
+EMPTY_SHAPES = [(0, 4), (3, 0), (0,)]
 #: what a declared dim is: its size, unknown, or a name (one name per size: "d3", "d4")
 DIM_KINDS = ["fixed", "unknown", "named"]
 
@@ -70,8 +74,9 @@ class Built:
 
 # -- drawing ------------------------------------------------------------------------------------
 @st.composite
-def leaves(draw, shared: bool = False) -> Leaf:
-    shape = (3, 4) if shared else draw(st.sampled_from(SHAPES))
+def leaves(draw, shapes=SHAPES, shared: bool = False) -> Leaf:
+    """An input of one of ``shapes``, or the shared variable, of the first."""
+    shape = shapes[0] if shared else draw(st.sampled_from(shapes))
     dtype = draw(st.sampled_from(DTYPES))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     value = view(rng, shape, dtype, draw(st.sampled_from(VALUES)), draw(st.sampled_from(VIEWS)))
@@ -89,10 +94,10 @@ STEP = st.tuples(st.sampled_from(list(KINDS)), *[st.integers(0, 255)] * 4)
 
 
 @st.composite
-def programs(draw, max_steps: int = 6) -> Program:
-    found = draw(st.lists(leaves(), min_size=1, max_size=3))
+def programs(draw, max_steps: int = 6, shapes=SHAPES) -> Program:
+    found = draw(st.lists(leaves(shapes), min_size=1, max_size=3))
     if draw(st.booleans()):
-        found.append(draw(leaves(shared=True)))
+        found.append(draw(leaves(shapes, shared=True)))
     steps = draw(st.lists(STEP, min_size=1, max_size=max_steps))
     return Program(found, steps, update=found[-1].shared and draw(st.booleans()))
 
