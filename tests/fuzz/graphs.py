@@ -7,7 +7,9 @@ are in ``steps.py``). ``build`` turns a program into symnb variables, skipping a
 op's rules refuse (a DTypeError, a ShapeError): so every graph built is well typed by
 construction, and hypothesis shrinks a failure to the fewest steps. The NumPy reference
 backend without rewrites is the oracle; a program whose reference raises is dropped
-(``Outcome.refused``).
+(``Outcome.refused``). The reference is itself held to NumPy where symnb computes an op its
+own way (``check_numpy``) and to the shapes its types promised (``_late_refusal``); the
+gradient mode is in ``gradients.py``.
 """
 
 from __future__ import annotations
