@@ -114,12 +114,15 @@ def _compare(found: list, want: list, got: list, config: str) -> None:
 
 def _finite_difference(gradient: Gradient, outcome: Outcome) -> None:
     """The reference's gradient in one random direction against a central difference of the
-    cost; only for float64 inputs below 100 in size, no shared variable, finite cost."""
+    cost; only for float64 inputs below 100 in size, no shared variable, finite cost. Inputs
+    with tiny nonzero values (the specials' -1e-30) are left out too: a step of 1e-6 crosses
+    the kinks and poles near zero (``mod(a, x)`` by such an x), where no difference is the
+    derivative."""
     built = gradient.built
     if built.shared or any(v.type.dtype != np.float64 for v in built.inputs):
         return
     arrays = [np.array(a, dtype=np.float64) for a in arrays_of([gradient.program])]
-    if not all(np.all(np.isfinite(a)) and np.abs(a).max(initial=0) < 100 for a in arrays):
+    if not all(_moderate(a) for a in arrays):
         return
     try:
         function = quietly(
@@ -147,3 +150,9 @@ def _finite_difference(gradient: Gradient, outcome: Outcome) -> None:
             f"finite difference {numeric!r} != gradient {analytic!r} on "
             f"{gradient.program.describe()}\ngraph:\n{sn.format_expr(built.output)}"
         )
+
+
+def _moderate(a: np.ndarray) -> bool:
+    """Finite, below 100 in size, and each either 0 or at least 1e-3 in size."""
+    size = np.abs(a)
+    return bool(np.all(np.isfinite(a)) and np.all((size < 100) & ((size == 0) | (size >= 1e-3))))
