@@ -279,7 +279,18 @@ def matmul(x, y, z, b, c, d):
 
 @variant("matmul")
 def dot(x, y, z, b, c, d):
-    return Check("dot", sn.dot(x, y), [x, y], np.dot)
+    return Check("dot", sn.dot(x, y), [x, y], _scaled_by_0d(np.dot))
+
+
+def _scaled_by_0d(fn):
+    """NumPy's ``fn``, but with a 0-d operand the other multiplied elementwise: what
+    docs/ops.md says symnb's ``dot`` and ``inner`` do (IEEE's NaN for ``inf * 0``, where
+    NumPy's BLAS scaling by a 0-d zero writes 0)."""
+
+    def product(p, q):
+        return p * q if p.ndim == 0 or q.ndim == 0 else fn(p, q)
+
+    return product
 
 
 @variant("matmul")
@@ -1099,7 +1110,7 @@ def outer(x, y, z, b, c, d):
 
 @variant("matrix")
 def inner(x, y, z, b, c, d):
-    return Check("inner", sn.inner(x, y), [x, y], np.inner)
+    return Check("inner", sn.inner(x, y), [x, y], _scaled_by_0d(np.inner))
 
 
 @variant("matrix")
