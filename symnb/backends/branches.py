@@ -2,64 +2,24 @@
 
 A node runs inside the then-branch of an ifelse when everything that reads it (following
 its users down to the graph's outputs) reads it only through that branch; likewise for the
-else-branch and for branches nested in branches. Those nodes become the sub-steps of the
-ifelse's ``Branch`` step (symnb/backends/plan.py), so the branch not taken costs nothing. A
-node that anything else also reads runs where both can see it (the innermost region that
-contains every use). Every linker ("py", "c", the device backends) plans its steps through
-:func:`plan_steps`.
+else-branch and for branches nested in branches (symnb/core/lazy.py finds these regions).
+Those nodes become the sub-steps of the ifelse's ``Branch`` step (symnb/backends/plan.py), so
+the branch not taken costs nothing. A node that anything else also reads runs where both can
+see it (the innermost region that contains every use). Every linker ("py", "c", the device
+backends) plans its steps through :func:`plan_steps`.
 """
 
 from __future__ import annotations
 
 from symnb.backends.plan import Branch
 from symnb.control.ifelse import IfElse
-from symnb.core.graph import OUTPUT
-
-TOP = None  # the region of nodes every call runs
+from symnb.core.lazy import TOP
+from symnb.core.lazy import regions as lazy_regions
 
 
 def regions(graph, order) -> dict:
     """``id(node)`` -> its region: TOP, or ``(id(ifelse node), "then" | "else")``."""
-    where: dict = {}
-    parent: dict = {TOP: TOP}
-    for node in reversed(order):
-        uses = [
-            _use(client, i, where)
-            for out in node.outputs
-            for client, i in graph.clients.get(out, [])
-        ]
-        where[id(node)] = _innermost_common(uses, parent) if uses else TOP
-        if isinstance(node.op, IfElse):
-            for side in ("then", "else"):
-                parent[(id(node), side)] = where[id(node)]
-    return where
-
-
-def _use(client, i: int, where: dict):
-    """The region in which input ``i`` of ``client`` is read."""
-    if client == OUTPUT:
-        return TOP
-    if isinstance(client.op, IfElse) and i > 0:
-        return (id(client), "then" if i <= client.op.n else "else")
-    return where[id(client)]
-
-
-def _chain(region, parent: dict) -> list:
-    """The region and those around it, innermost first, ending with TOP."""
-    chain = [region]
-    while region is not TOP:
-        region = parent[region]
-        chain.append(region)
-    return chain
-
-
-def _innermost_common(uses: list, parent: dict):
-    """The innermost region containing every use."""
-    common = _chain(uses[0], parent)
-    for use in uses[1:]:
-        around = set(_chain(use, parent))
-        common = [r for r in common if r in around]
-    return common[0]
+    return lazy_regions(order, lambda var: graph.clients.get(var, [])).where
 
 
 def plan_steps(builder, order, make_step) -> list:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import DimMismatch, format_shape, unify
+from symnb.core.lazy import LazyChoice
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable, check_name
@@ -21,7 +22,7 @@ from symnb.ops.broadcast import zeros_like
 from symnb.ops.elemwise import cast
 
 
-class IfElse(Op):
+class IfElse(Op, LazyChoice):
     """``then`` when the scalar ``cond`` is true (nonzero), else ``else_``; only the branch
     taken is computed. Inputs: ``cond``, the ``n`` then-values, the ``n`` else-values."""
 
@@ -49,9 +50,17 @@ class IfElse(Op):
         chosen = values[: self.n] if cond else values[self.n :]
         return chosen[0] if self.n == 1 else tuple(chosen)
 
+    def side_of(self, i: int) -> str | None:
+        return None if i == 0 else "then" if i <= self.n else "else"
+
+    def kept_to_side(self, node, side, value, other):
+        cond = node.inputs[0]
+        return ifelse(cond, value, other) if side == "then" else ifelse(cond, other, value)
+
     def grad(self, inputs, outputs, output_grads):
         """The gradient flows into the branch taken: ``ifelse(cond, g, 0)`` for a then-value,
-        ``ifelse(cond, 0, g)`` for an else-value; none into ``cond``."""
+        ``ifelse(cond, 0, g)`` for an else-value; none into ``cond``. (The backward of the
+        nodes only a branch reads stays under the condition too: symnb/grad/reverse.py.)"""
         cond, values = inputs[0], inputs[1:]
         grads = [None] * len(inputs)
         for i, g in enumerate(output_grads):

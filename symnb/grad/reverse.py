@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core import variable as _variable
-from symnb.core.graph import ancestors
+from symnb.core.graph import OUTPUT, ancestors
+from symnb.core.lazy import Regions, has_lazy, regions
 from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.source import pinned, user_location, warn_at_user
@@ -31,6 +32,7 @@ from symnb.grad.errors import (
 from symnb.grad.formulas import outputs_with_stable_ops, with_stable_ops
 from symnb.grad.points import checked_points
 from symnb.ops.broadcast import broadcast_like
+from symnb.ops.broadcast import zeros_like as zeros_of
 from symnb.ops.elemwise import add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
@@ -234,6 +236,9 @@ class ReverseWalk:
         self.final = set(final)
         order = ancestors([var for var, _ in seeds])
         self.reach = _depends_on(wrt, order)
+        #: where an ifelse is differentiated: the region of each forward node, so that the
+        #: backward of a branch runs under the branch's condition (``_kept_under``)
+        self.regions = _walk_regions(order, seeds) if has_lazy(order) else None
         self.upstream = feeds(seeds, order)
         self.contributions: dict[int, list[Variable]] = {}
         self.totals: dict[int, Variable | None] = {}
@@ -256,10 +261,27 @@ class ReverseWalk:
             return  # integer and boolean values pass no gradient
         first = uid_mark()
         fitted = _fitted(g, var)
+        if self.regions is not None and node is not None:
+            fitted = self._kept_under(fitted, var, node)
         tag_new_nodes([fitted], first, node)
         self.contributions.setdefault(id(var), []).append(fitted)
         if node is not None:
             self.via.setdefault(id(var), node)
+
+    def _kept_under(self, g: Variable, var: Variable, node: Apply) -> Variable:
+        """``node``'s contribution ``g`` to its input ``var``, kept under each ifelse side
+        that holds ``node`` but not ``var`` (innermost first): ``ifelse(cond, g, 0)``. A node
+        only a branch reads receives a zero gradient when the branch is not taken, and its
+        contribution is then zero too, but computing it could fail (an index out of range,
+        shapes that the branch's guard rules out) or give NaN (a zero times an infinite
+        derivative); under the condition it is never computed."""
+        found = self.regions
+        around = set(found.chain(found.of(var.owner))) if var.owner is not None else {None}
+        for lazy, side in found.guards(found.of(node)):
+            if (id(lazy), side) in around:
+                break
+            g = lazy.op.kept_to_side(lazy, side, g, zeros_of(var))
+        return g
 
     def total(self, var: Variable) -> Variable | None:
         """The summed gradient of ``var`` (None: zero), built once."""
@@ -358,6 +380,18 @@ def _check_rule(node: Apply, grads) -> None:
                 f"{node.op.op_name()}.grad returned a {g.type} gradient for its {x.type} "
                 f"input {x.describe()}: gradients are in the wrong order"
             )
+
+
+def _walk_regions(order: list[Apply], seeds) -> Regions:
+    """The regions (symnb/core/lazy.py) of the nodes the seeds are computed from, the seeds
+    being the outputs."""
+    clients: dict[int, list] = {}
+    for node in order:
+        for i, x in enumerate(node.inputs):
+            clients.setdefault(id(x), []).append((node, i))
+    for var, _ in seeds:
+        clients.setdefault(id(var), []).append((OUTPUT, 0))
+    return regions(order, lambda var: clients.get(id(var), ()))
 
 
 def _depends_on(wrt: list[Variable], order: list[Apply]) -> set[int]:

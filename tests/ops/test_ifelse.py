@@ -249,6 +249,110 @@ def test_gradient_values(backend):
     check(f(_truth(False), xv), 3 * xv**2)
 
 
+def _guarded_exp(x, i):
+    """``exp(x[i])`` where ``0 <= i < len(x)``, else 0: a branch that fails if it runs."""
+    inside = (i >= 0) & (i < x.shape[0])
+    return sn.ifelse(inside, sn.exp(x[i]) * 3.0, sn.constant(np.float64(0.5)))
+
+
+def _guarded_exp_grad(xv, iv, scale=1.0):
+    want = np.zeros_like(xv)
+    if 0 <= iv < len(xv):
+        want[iv] = 3.0 * np.exp(xv[iv]) * scale
+    return want
+
+
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("cost", ["y", "y**2", "sin(y)"])
+def test_the_gradient_of_a_branch_not_taken_is_never_computed(backend, cost):
+    """The backward of the nodes only a branch reads stays under the branch's condition: with
+    the index out of range it would fail (``inc_subtensor`` at ``i``) and it is zero anyway.
+    Asked with the cost too (a cost linear or not in the ifelse's value: the forward values of
+    the branch the backward reads stay inside one branch, ``ifelses_on_one_condition``)."""
+    x = sn.vector("x", dtype="float64")
+    i = sn.scalar("i", dtype="int64")
+    y = _guarded_exp(x, i)
+    loss = {"y": y, "y**2": y**2, "sin(y)": sn.sin(y)}[cost]
+    g = sn.grad(loss, x)
+    both = sn.function([x, i], [loss, g], backend=backend)
+    alone = sn.function([x, i], g, backend=backend)
+    xv = RNG.uniform(-1.0, 1.0, 5)
+    for iv in (2, 5, -1, 40):
+        yv = 3.0 * np.exp(xv[iv]) if 0 <= iv < 5 else 0.5
+        dloss = {"y": 1.0, "y**2": 2 * yv, "sin(y)": np.cos(yv)}[cost]
+        value = {"y": yv, "y**2": yv**2, "sin(y)": np.sin(yv)}[cost]
+        got_loss, got_grad = both(xv, np.int64(iv))
+        check(got_loss, np.float64(value))
+        check(got_grad, _guarded_exp_grad(xv, iv, dloss))
+        check(alone(xv, np.int64(iv)), _guarded_exp_grad(xv, iv, dloss))
+
+
+@pytest.mark.parametrize("backend", LAZY)
+def test_the_gradient_of_a_branch_not_taken_is_zero_not_nan(backend):
+    """``ifelse(s > 0, sqrt(s), 0)`` at 0: the then-branch's derivative is infinite there, and
+    a zero gradient times it would be NaN; the branch's backward never runs, so it is 0."""
+    s = sn.scalar("s", dtype="float64")
+    y = sn.ifelse(s > 0, sn.sqrt(s), sn.constant(np.float64(0.0)))
+    f = sn.function([s], sn.grad(y, s), backend=backend)
+    check(f(np.float64(0.0)), np.float64(0.0))
+    check(f(np.float64(4.0)), np.float64(0.25))
+    check(f(np.float64(-1.0)), np.float64(0.0))
+
+
+@pytest.mark.parametrize("backend", LAZY)
+def test_nested_and_else_side_gradients_stay_in_their_branches(backend):
+    x = sn.vector("x", dtype="float64")
+    i = sn.scalar("i", dtype="int64")
+    low = sn.constant(np.float64(-1.0))
+    inner = sn.ifelse(i >= 0, sn.exp(x[i]), low)  # the index read under two conditions
+    y = sn.ifelse(i >= x.shape[0], sn.constant(np.float64(0.0)), inner)
+    f = sn.function([x, i], [y, sn.grad(y * y, x)], backend=backend)
+    xv = RNG.uniform(-1.0, 1.0, 4)
+    for iv in (1, 3, 4, 9, -2):
+        yv = np.exp(xv[iv]) if 0 <= iv < 4 else (0.0 if iv >= 4 else -1.0)
+        want = np.zeros(4)
+        if 0 <= iv < 4:
+            want[iv] = 2 * yv * np.exp(xv[iv])
+        got_y, got_g = f(xv, np.int64(iv))
+        check(got_y, np.float64(yv))
+        check(got_g, want)
+
+
+@pytest.mark.parametrize("cond", [True, False])
+def test_guarded_gradients_match_finite_differences(cond):
+    """The kept-under-the-condition backward is still the gradient: numerically checked on
+    both sides, with values of both branches reaching the cost."""
+
+    def fn(x, w):
+        c = sn.constant(np.array(cond))
+        y = sn.ifelse(c, [sn.sum(sn.tanh(x) * w), x * 2], [sn.sum(w**3), sn.sin(x)])
+        return y[0] + sn.sum(y[1] * w)
+
+    sn.check_grad(fn, [RNG.normal(size=4), RNG.normal(size=4)])
+
+
+def test_ifelses_on_one_condition_become_one():
+    """The forward ifelse and the one its gradient keeps the branch's backward under share a
+    condition: one Branch step, whose then-side reads the index once; ifelses on one
+    condition in different branches of another stay apart (merging them would run the inner
+    one where the outer branch is not taken)."""
+    x = sn.vector("x", dtype="float64")
+    i = sn.scalar("i", dtype="int64")
+    y = _guarded_exp(x, i)
+    f = sn.function([x, i], [y, sn.grad(y**2, x)], backend="py")
+    assert f.rewrites.counts().get("ifelses_on_one_condition") == 1
+    branches = [s for s in f.linker.plan.steps if isinstance(s, Branch)]
+    assert len(branches) == 1
+    c = sn.scalar("c", dtype="bool")
+    d = sn.scalar("d", dtype="bool")
+    apart = sn.ifelse(d, sn.ifelse(c, sn.exp(x), x), sn.ifelse(c, sn.log(x), x + 1))
+    g = sn.function([c, d, x], apart, backend="py")
+    assert not g.rewrites.counts().get("ifelses_on_one_condition")
+    xv = RNG.uniform(0.5, 2.0, 3)
+    for cv, dv, want in [(1, 1, np.exp(xv)), (1, 0, np.log(xv)), (0, 1, xv), (0, 0, xv + 1)]:
+        check(g(_truth(bool(cv)), _truth(bool(dv)), xv), want)
+
+
 def test_errors_name_the_values_and_the_line():
     x = sn.vector("x", shape=("n",), dtype="float32")
     m = sn.matrix("m", dtype="float32")

@@ -1,0 +1,103 @@
+"""Lazy ops and the regions they make: which nodes run only when a branch is taken.
+
+An op that reads some of its inputs only under a condition (``sn.ifelse``, in
+symnb/control/ifelse.py) says so through :class:`LazyChoice`. A node runs inside a side of such
+an op when everything that reads it, followed down to the outputs, reads it only through that
+side (:func:`regions`). Two layers ask: the planners run those nodes inside the side's
+``Branch`` step (symnb/backends/branches.py), and the gradient walk keeps their backward pass
+under the same condition (symnb/grad/reverse.py), so that a branch not taken is never
+differentiated either: its backward would read values the forward pass never computed (an
+index out of range) or multiply a zero gradient by an infinite derivative (NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from symnb.core.graph import OUTPUT
+from symnb.core.op import Apply
+from symnb.core.variable import Variable
+
+TOP = None  # the region of nodes every call runs
+
+
+class LazyChoice:
+    """Mixed into an op that reads some inputs only on one side of a condition."""
+
+    def side_of(self, i: int) -> str | None:
+        """The side (``"then"`` or ``"else"``) under which input ``i`` is read, or None for
+        an input read whatever the condition (the condition itself)."""
+        raise NotImplementedError
+
+    def kept_to_side(self, node: Apply, side: str, value: Variable, other: Variable) -> Variable:
+        """A variable that is ``value`` when ``node`` takes ``side`` and ``other`` when it
+        does not, computing ``value`` only in the first case."""
+        raise NotImplementedError
+
+
+class Regions:
+    """Each node's region in one graph: TOP, or ``(id(lazy node), side)``, nested as the lazy
+    nodes are."""
+
+    def __init__(self, where: dict, parent: dict, lazy: dict):
+        self.where = where  # id(node) -> its region
+        self.parent = parent  # region -> the region around it
+        self.lazy = lazy  # id(lazy node) -> the node
+
+    def of(self, node: Apply):
+        return self.where[id(node)]
+
+    def chain(self, region) -> list:
+        """The region and those around it, innermost first, ending with TOP."""
+        chain = [region]
+        while region is not TOP:
+            region = self.parent[region]
+            chain.append(region)
+        return chain
+
+    def guards(self, region) -> list[tuple[Apply, str]]:
+        """(lazy node, side) for each side around ``region``, innermost first."""
+        return [(self.lazy[key[0]], key[1]) for key in self.chain(region)[:-1]]
+
+
+def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regions:
+    """The region of each node of ``order`` (inputs before users), where ``clients(var)``
+    gives the ``(node, input index)`` pairs that read ``var`` (``(OUTPUT, i)`` for an output).
+    A node is placed in the innermost region containing every use; one read by nothing is
+    at TOP."""
+    where: dict = {}
+    parent: dict = {TOP: TOP}
+    lazy: dict = {}
+    found = Regions(where, parent, lazy)
+    for node in reversed(order):
+        uses = [_use(client, i, where) for out in node.outputs for client, i in clients(out)]
+        where[id(node)] = _innermost_common(uses, found) if uses else TOP
+        if isinstance(node.op, LazyChoice):
+            lazy[id(node)] = node
+            for side in ("then", "else"):
+                parent[(id(node), side)] = where[id(node)]
+    return found
+
+
+def has_lazy(order: list[Apply]) -> bool:
+    return any(isinstance(node.op, LazyChoice) for node in order)
+
+
+def _use(client, i: int, where: dict):
+    """The region in which input ``i`` of ``client`` is read."""
+    if client == OUTPUT:
+        return TOP
+    if isinstance(client.op, LazyChoice):
+        side = client.op.side_of(i)
+        if side is not None:
+            return (id(client), side)
+    return where[id(client)]
+
+
+def _innermost_common(uses: list, found: Regions):
+    """The innermost region containing every use."""
+    common = found.chain(uses[0])
+    for use in uses[1:]:
+        around = set(found.chain(use))
+        common = [r for r in common if r in around]
+    return common[0]
