@@ -194,12 +194,20 @@ def is_advanced(spec) -> bool:
 # -- the static shape of x[spec] -----------------------------------------------------------
 def indexed_shape(x: Variable, spec, inputs: list[Variable]) -> tuple:
     """The shape of ``x[index]`` from what is known when the node is built."""
-    pieces = _pieces(x, spec, inputs)
+    pieces, on_empty = _pieces(x, spec, inputs)
     dims_left = x.type.shape[sum(_axes_used(e) for e in spec) :]
     if not is_advanced(spec):
         return tuple(d for _, dims in pieces for d in dims) + dims_left
     advanced = [k for k, (adv, _) in enumerate(pieces) if adv]
     index_dims = _broadcast_index_shapes([dims for adv, dims in pieces if adv], inputs)
+    if on_empty and _known_size(index_dims):
+        # NumPy checks an index array's values whenever the index arrays broadcast to a
+        # non-empty shape: on an axis of length 0 every value is out of bounds
+        axis, index = on_empty[0]
+        raise ShapeIndexError(
+            f"the index array {index.describe()} indexes axis {axis} of {x.describe()}, "
+            "which is empty (size 0): every index is out of bounds"
+        )
     plain = [dims for adv, dims in pieces if not adv]
     if advanced == list(range(advanced[0], advanced[-1] + 1)):
         before = [d for adv, dims in pieces[: advanced[0]] for d in dims]
@@ -209,10 +217,11 @@ def indexed_shape(x: Variable, spec, inputs: list[Variable]) -> tuple:
 
 
 def _pieces(x, spec, inputs):
-    """Per spec entry: (is it an advanced item, the dims it contributes)."""
+    """Per spec entry: (is it an advanced item, the dims it contributes); and (axis, index)
+    for each index array on an axis whose length is fixed at 0."""
     advanced = is_advanced(spec)
     feed = iter(inputs)
-    axis, out = 0, []
+    axis, out, on_empty = 0, [], []
     for entry in spec:
         kind = entry[0]
         if kind in ("new", "..."):
@@ -231,11 +240,13 @@ def _pieces(x, spec, inputs):
         elif kind == "array":
             index = next(feed)
             _check_array_in_range(x, axis, index)
+            if x.type.shape[axis] == 0:
+                on_empty.append((axis, index))
             out.append((True, index.type.shape))
         else:
             out.append((True, (_mask_count(x, axis, dims, next(feed)),)))
         axis += _axes_used(entry)
-    return out
+    return out, on_empty
 
 
 def _check_int_in_range(x, axis, value):
@@ -244,6 +255,11 @@ def _check_int_in_range(x, axis, value):
         raise ShapeIndexError(
             f"index {value} is out of bounds for axis {axis} of {x.describe()}: an index "
             f"must fit in int64 (no axis is that long)"
+        )
+    if isinstance(value, Variable) and n == 0:
+        raise ShapeIndexError(
+            f"the index {value.describe()} indexes axis {axis} of {x.describe()}, which is "
+            "empty (size 0): every index is out of bounds"
         )
     if isinstance(value, int) and isinstance(n, int) and not -n <= value < n:
         raise ShapeIndexError(
@@ -769,10 +785,21 @@ def _in_range(x, axis, indices, mode):
         value = np.asarray(value, dtype=np.int64)
         return Constant(np.mod(value, n) if mode == "wrap" else np.clip(value, 0, n - 1))
     indices = cast(indices if isinstance(indices, Variable) else Constant(indices), "int64")
+    if n == 0 and _known_size(indices.type.shape):
+        raise ShapeIndexError(
+            f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is empty, so "
+            f"none of the {_known_size(indices.type.shape)} indices {indices.describe()} reads "
+            "an element"
+        )
     length = getitem(shape_of(x), axis)
     if mode == "wrap":
         return mod(indices, maximum(length, 1))  # an empty axis: 0, then out of range
     return clip(indices, 0, length - 1)
+
+
+def _known_size(shape) -> int:
+    """The number of elements of ``shape`` where every dim is a known int, else 0."""
+    return int(np.prod(shape)) if all(isinstance(d, int) for d in shape) else 0
 
 
 def _take_indices(indices, x):

@@ -520,6 +520,73 @@ def test_an_index_numpy_refuses_as_an_index_error_is_one(build):
     assert "test_index.py" in str(info.value)  # at the user's line, as before
 
 
+def _set_first(x, i):
+    out = x.copy()
+    out[i] = 1.0
+    return out
+
+
+EMPTY_AXIS_INDEXES = [  # (label, symnb's form, NumPy's, does NumPy refuse it on x (0, 3))
+    ("x[i]", lambda x, i, n, e: x[i], None, True),
+    ("x[n]", lambda x, i, n, e: x[n], None, True),
+    ("x[n, e]", lambda x, i, n, e: x[n, e], None, True),  # an integer is checked regardless
+    ("x[i[:1], e]", lambda x, i, n, e: x[i[:1], e], None, False),  # broadcast empty: no read
+    ("x[e]", lambda x, i, n, e: x[e], None, False),
+    ("x[:, i]", lambda x, i, n, e: x[:, i], None, False),
+    (
+        "set x[i]",
+        lambda x, i, n, e: sn.set_subtensor(x[i], 1.0),
+        lambda x, i, n, e: _set_first(x, i),
+        True,
+    ),
+    (
+        "take wrap",
+        lambda x, i, n, e: sn.take(x, i, axis=0, mode="wrap"),
+        lambda x, i, n, e: np.take(x, i, axis=0, mode="wrap"),
+        True,
+    ),
+    (
+        "take clip",
+        lambda x, i, n, e: sn.take(x, i * n, axis=0, mode="clip"),
+        lambda x, i, n, e: np.take(x, i * n, axis=0, mode="clip"),
+        True,
+    ),
+    (
+        "take raise",
+        lambda x, i, n, e: sn.take(x, i, axis=0),
+        lambda x, i, n, e: np.take(x, i, axis=0),
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize("label,build,numpy_form,refused", EMPTY_AXIS_INDEXES)
+def test_computed_indices_into_an_axis_fixed_at_length_0_are_refused_when_built(
+    label, build, numpy_form, refused
+):
+    """The shapes alone decide that every call would fail (NumPy's "index 0 is out of
+    bounds for axis 0 with size 0", whatever the indices are): a ShapeIndexError at the
+    user's line, as for constant indices; the index forms NumPy runs stay accepted."""
+    values = (np.zeros((0, 3)), np.array([0, 1, 2]), np.int64(1), np.zeros(0, np.int64))
+    numpy_form = numpy_form or build  # (an index on an ndarray is NumPy's own)
+    if refused:
+        with pytest.raises(IndexError):
+            numpy_form(*values)
+    symbols = (
+        sn.tensor("x", (0, 3), "float64"),
+        sn.tensor("i", (3,), "int64"),
+        sn.scalar("n", dtype="int64"),
+        sn.tensor("e", (0,), "int64"),
+    )
+    if refused:
+        with pytest.raises(sn.ShapeIndexError, match=r"axis 0 of 'x'.*empty") as info:
+            build(*symbols)
+        assert "test_index.py" in str(info.value)
+    else:
+        out = sn.function(list(symbols), build(*symbols), backend="py")
+        check(out(*values), numpy_form(*values))
+
+
 def test_an_empty_ellipsis_between_advanced_items_is_kept_and_shown():
     x = sn.tensor("x", (3, 4, 5), "float64")
     y = x[:, [1, 2], ..., [0, 1]]
