@@ -119,10 +119,10 @@ def first_bad_label(labels, n):
 
 class ClassLabels(Op):
     """Integer labels unchanged where each is a class index along ``axis``: 0 or more, and
-    below ``n`` where the number of classes is known when the graph is built (an index
-    beyond it is refused by the gather that reads it); else a ValueError naming the op
-    (``what``), the label and n. For a cross-entropy of probabilities, whose labels a
-    gather would otherwise read as NumPy does (-1: the last class)."""
+    below the number of classes (``n`` where the graph knows it, else the run-time length
+    given as a second input); else a ValueError naming the op (``what``), the label and n.
+    For a cross-entropy of probabilities, whose labels a gather would otherwise read as NumPy
+    does (-1: the last class) or refuse with an IndexError naming the gather."""
 
     dtype_rule = "the labels' dtype"
     __props__ = ("what", "axis", "n")
@@ -131,19 +131,22 @@ class ClassLabels(Op):
         self.what, self.axis = str(what), int(axis)
         self.n = None if n is None else int(n)
 
-    def infer_types(self, labels):
+    def infer_types(self, labels, *length):
         if labels.type.dtype.kind not in "iu":
             raise DTypeError(f"{self.what}: labels {labels.describe()} must be integers")
+        if len(length) > 1 or any(v.type.ndim or v.type.dtype.kind not in "iu" for v in length):
+            raise DTypeError(f"{self.what}: the number of classes is one integer scalar")
         return [labels.type]
 
-    def perform(self, labels):
-        bad = first_bad_label(labels, self.n)
+    def perform(self, labels, *length):
+        n = int(length[0]) if length else self.n
+        bad = first_bad_label(labels, n)
         if bad is not None:
-            raise ValueError(label_problem(self.what, bad, self.axis, self.n))
+            raise ValueError(label_problem(self.what, bad, self.axis, n))
         return labels
 
     def grad(self, inputs, outputs, output_grads):
-        return [None]
+        return [None] * len(inputs)
 
 
 class SameShape(Op):

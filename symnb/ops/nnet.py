@@ -20,9 +20,10 @@ from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.checks import ClassLabels, first_bad_label, label_problem
 from symnb.ops.elemwise import Elemwise, as_float, exp, log, sigmoid
-from symnb.ops.index import take_along_axis
+from symnb.ops.index import getitem, take_along_axis
 from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import expand_dims, squeeze
+from symnb.ops.shape import shape as shape_of
 
 
 class _AlongAxis(CountedAxes, Op):
@@ -184,14 +185,16 @@ def _check_labels(p, labels, axis):
 def _class_labels(what: str, labels, p, axis: int) -> Variable:
     """``labels`` checked to be class indices of p's ``axis``: a negative one (or one beyond
     a number of classes the graph knows) is an ArgumentError at the user's line for a
-    constant, else a ValueError when the function runs (``ClassLabels``), where a gather
-    would read -1 as the last class. Unsigned labels need no check (the gather refuses one
-    beyond the axis)."""
+    constant, else a ValueError when the function runs (``ClassLabels``, given p's length
+    along ``axis`` where the graph does not know it), where a gather would read -1 as the
+    last class and fail on one beyond the axis with its own IndexError."""
     n = p.type.shape[axis]
     n = n if isinstance(n, int) else None
     located_call(_check_constant_labels, what, labels, axis, n)
-    if isinstance(labels, Constant) or labels.type.dtype.kind == "u":
+    if isinstance(labels, Constant) and n is not None:
         return labels
+    if n is None:
+        return ClassLabels(what, axis)(labels, getitem(shape_of(p), axis))
     return ClassLabels(what, axis, n)(labels)
 
 
