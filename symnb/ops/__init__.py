@@ -70,13 +70,7 @@ from symnb.ops.elemwise import (  # noqa: F401  # noqa: F401
     where,
 )
 from symnb.ops.index import IndexUpdate as _IndexUpdate
-from symnb.ops.index import (  # noqa: F401
-    getitem,
-    inc_subtensor,
-    set_subtensor,
-    take,
-    take_along_axis,
-)
+from symnb.ops.index import getitem, inc_subtensor, set_subtensor  # noqa: F401
 from symnb.ops.join import concatenate, split, stack  # noqa: F401
 from symnb.ops.layout import (  # noqa: F401
     diag,
@@ -160,6 +154,7 @@ from symnb.ops.reduce import (  # noqa: F401  # noqa: F401
 from symnb.ops.repeats import repeat, roll, tile  # noqa: F401
 from symnb.ops.shape import expand_dims, reshape, shape, squeeze, swapaxes, transpose  # noqa: F401
 from symnb.ops.sort import argsort, sort  # noqa: F401
+from symnb.ops.take import take, take_along_axis  # noqa: F401
 
 _hooks.register("ops", _sys.modules[__name__])
 _hooks.register("numpy", _NumpyDispatch(_sys.modules[__name__]))

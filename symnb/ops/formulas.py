@@ -33,12 +33,13 @@ from symnb.ops.elemwise import (
     neg,
     sigmoid,
 )
-from symnb.ops.index import AdvancedSubtensor, Subtensor, TakeAlongAxis
+from symnb.ops.index import AdvancedSubtensor, Subtensor
 from symnb.ops.layout import Flatten, Flip, Repeat, Roll, Tile
 from symnb.ops.math import Log1p, softplus
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp
 from symnb.ops.shape import DimShuffle, Reshape
+from symnb.ops.take import TakeAlongAxis
 
 #: ops that only pick, move or copy elements, so log(select(p)) == select(log(p)):
 #: transposes and new or dropped axes, reshapes (``p.reshape((-1, 1))``, ``p.ravel()``),

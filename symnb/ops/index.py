@@ -1,4 +1,5 @@
-"""Indexing with NumPy's semantics: ``x[...]``, ``set_subtensor``/``inc_subtensor``, ``take``.
+"""Indexing with NumPy's semantics: ``x[...]``, ``set_subtensor``/``inc_subtensor`` (``take``
+and ``take_along_axis``: symnb/ops/take.py).
 
 An index is parsed once, when the node is built, into a hashable *spec*: one entry per index
 item, with Python ints kept in the spec and symbolic parts (int scalars, index arrays, masks)
@@ -29,14 +30,12 @@ from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeIndexError, UpdateError
-from symnb.ops._axes import CountedAxes, one_axis
+from symnb.errors import DTypeError, ShapeError, ShapeIndexError, UpdateError
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
-from symnb.ops.elemwise import cast, clip, equal, fit_gradient, maximum, mod
+from symnb.ops.elemwise import cast, equal, fit_gradient
 from symnb.ops.join import stack
-from symnb.ops.shape import Shape, axis_size, reduced_size, reshape, reshape_like, squeeze
-from symnb.ops.shape import shape as shape_of
+from symnb.ops.shape import Shape, axis_size, reduced_size, reshape_like, squeeze
 
 SYM = "sym"  # a spec slot filled by the op's next input
 FULL = ("slice", None, None, None)
@@ -69,7 +68,7 @@ def _parse_item(item, inputs, x):
     if var.type.dtype.kind == "b":
         inputs.append(var)
         return ("mask", var.type.ndim)
-    _check_integer(var, "an index")
+    check_integer(var, "an index")
     inputs.append(var)
     return ("int", SYM) if var.type.ndim == 0 else ("array",)
 
@@ -141,7 +140,7 @@ def _bound(b, inputs):
     if b is None or isinstance(b, numbers.Integral):
         return None if b is None else int(b)
     var = as_variable(b)
-    _check_integer(var, "a slice bound")
+    check_integer(var, "a slice bound")
     if var.type.ndim != 0:
         raise ShapeError(f"a slice bound must be a scalar, not {var.describe()}")
     inputs.append(var)
@@ -156,7 +155,7 @@ def _clamped(bound, low=-INT64.max):
     return min(max(bound, low), INT64.max)
 
 
-def _check_integer(var, what):
+def check_integer(var, what):
     if var.type.dtype.kind not in "iu":
         raise DTypeError(
             f"{what} must have an integer dtype, not {var.describe()}" + division_hint(var)
@@ -200,7 +199,7 @@ def indexed_shape(x: Variable, spec, inputs: list[Variable]) -> tuple:
         return tuple(d for _, dims in pieces for d in dims) + dims_left
     advanced = [k for k, (adv, _) in enumerate(pieces) if adv]
     index_dims = _broadcast_index_shapes([dims for adv, dims in pieces if adv], inputs)
-    if on_empty and _known_size(index_dims):
+    if on_empty and known_size(index_dims):
         # NumPy checks an index array's values whenever the index arrays broadcast to a
         # non-empty shape: on an axis of length 0 every value is out of bounds
         axis, index = on_empty[0]
@@ -247,6 +246,11 @@ def _pieces(x, spec, inputs):
             out.append((True, (_mask_count(x, axis, dims, next(feed)),)))
         axis += _axes_used(entry)
     return out, on_empty
+
+
+def known_size(shape) -> int:
+    """The number of elements of ``shape`` where every dim is a known int, else 0."""
+    return int(np.prod(shape)) if all(isinstance(d, int) for d in shape) else 0
 
 
 def _check_int_in_range(x, axis, value):
@@ -544,88 +548,6 @@ def _read_op(spec):
     return AdvancedSubtensor(spec) if is_advanced(spec) else Subtensor(spec)
 
 
-class TakeAlongAxis(CountedAxes, Op):
-    """``np.take_along_axis(x, indices, axis)``: indices has x's rank; other axes broadcast."""
-
-    __props__ = ("axis",)
-    dtype_rule = "the dtype of x"
-
-    def __init__(self, axis):
-        self.axis = axis
-
-    def infer_types(self, x, indices):
-        return [x.type.with_shape(_along_axis_shape(self, x, indices))]
-
-    def perform(self, x, indices):
-        return np.take_along_axis(np.asarray(x), np.asarray(indices), axis=self.axis)
-
-    def grad(self, inputs, outputs, output_grads):
-        x, indices = inputs
-        zeros = zeros_like(x, output_grads[0].type.dtype)
-        return [IncAlongAxis(self.axis)(zeros, indices, output_grads[0]), None]
-
-
-class IncAlongAxis(CountedAxes, Op):
-    """x with ``g`` added at ``take_along_axis`` positions (repeats accumulate); the
-    gradient of take_along_axis."""
-
-    __props__ = ("axis",)
-    dtype_rule = "the dtype of x"
-
-    def __init__(self, axis):
-        self.axis = axis
-
-    def infer_types(self, x, indices, v):
-        _along_axis_shape(self, x, indices)
-        return [x.type]
-
-    def perform(self, x, indices, v):
-        out = np.array(x)
-        indices = np.asarray(indices)
-        shape = np.broadcast_shapes(_with_axis(out.shape, self.axis, 1), indices.shape)
-        key = _along_axis_key(np.broadcast_to(indices, shape), self.axis, out.shape)
-        np.add.at(out, key, np.asarray(v).astype(out.dtype, copy=False))
-        return out
-
-    def grad(self, inputs, outputs, output_grads):
-        x, indices, v = inputs
-        (g,) = output_grads
-        return [g, None, fit_value_gradient(TakeAlongAxis(self.axis)(g, indices), v)]
-
-
-def _with_axis(shape, axis, size):
-    return shape[:axis] + (size,) + shape[axis + 1 :]
-
-
-def _along_axis_key(indices, axis, x_shape):
-    """The fancy index that picks ``indices`` along ``axis`` and every position elsewhere
-    (position 0 on axes where x has length 1 and was broadcast)."""
-    grids = np.indices(indices.shape, sparse=True)
-    return tuple(indices if k == axis else grid * (x_shape[k] != 1) for k, grid in enumerate(grids))
-
-
-def _along_axis_shape(op, x, indices):
-    _check_integer(indices, f"{op}: the indices")
-    if indices.type.ndim != x.type.ndim:
-        raise ShapeError(
-            f"{op}: indices {indices.describe()} must have the rank of {x.describe()} "
-            f"({x.type.ndim}), not {indices.type.ndim}"
-        )
-    out = []
-    for axis, (a, b) in enumerate(zip(x.type.shape, indices.type.shape)):
-        if axis == op.axis:
-            out.append(b)
-            continue
-        try:
-            out.append(broadcast_dims(a, b))
-        except DimMismatch:
-            raise ShapeError(
-                f"{op}: indices {indices.describe()} do not broadcast against {x.describe()} "
-                f"on axis {axis} ({a} vs {b})"
-            ) from None
-    return tuple(out)
-
-
 # -- gradient helpers ----------------------------------------------------------------------
 def zeros_scalar(like) -> Constant:
     return Constant(np.zeros((), dtype=like.type.dtype))
@@ -735,93 +657,6 @@ def _theano_spelling(view, v, set_instead):
             )
         )
     return node.inputs[0], node.op.spec, list(node.inputs[1:]), v
-
-
-TAKE_MODES = ("raise", "wrap", "clip")
-
-
-def take(x, indices, axis=None, mode="raise") -> Variable:
-    """``np.take``: elements along ``axis`` (of the flattened x when ``axis`` is None), with
-    NumPy's ``mode``: "raise" (an index out of range is an error, a negative one counts from
-    the end), "wrap" (each index taken modulo the axis's length) or "clip" (each index
-    limited to [0, length - 1], so a negative one reads the first element); the gradient
-    goes to the element each wrapped or clipped index read."""
-    x = as_variable(x)
-    if not isinstance(mode, str) or mode not in TAKE_MODES:
-        raise _at_user_line(
-            ArgumentError(
-                f"take of {x.describe()}: mode={mode!r} is not a mode; give one of "
-                + ", ".join(map(repr, TAKE_MODES))
-            )
-        )
-    indices = _take_indices(indices, x)
-    if axis is None:
-        x, axis = (reshape(x, (-1,)) if x.type.ndim != 1 else x), 0
-    else:
-        axis = one_axis(axis, x.type.ndim, "take", x)
-    if mode != "raise":
-        indices = located_call(_in_range, x, axis, indices, mode)
-    return getitem(x, (slice(None),) * axis + (indices,))
-
-
-def _in_range(x, axis, indices, mode):
-    """take's indices wrapped or clipped into x's axis: computed now where the length and
-    the indices are known, else in the graph (an index into an empty axis stays an error)."""
-    if not isinstance(indices, int):
-        _check_integer(indices, f"take of {x.describe()}: the indices")  # never truncated
-    n = x.type.shape[axis]
-    known = isinstance(indices, int) or isinstance(indices, Constant)
-    if known and isinstance(n, int):
-        value = indices if isinstance(indices, int) else indices.value
-        if n == 0:
-            if np.size(value):
-                raise ShapeIndexError(
-                    f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is "
-                    "empty, so no index reads an element"
-                )
-            return indices
-        if isinstance(value, int):
-            return value % n if mode == "wrap" else min(max(value, 0), n - 1)
-        value = np.asarray(value, dtype=np.int64)
-        return Constant(np.mod(value, n) if mode == "wrap" else np.clip(value, 0, n - 1))
-    indices = cast(indices if isinstance(indices, Variable) else Constant(indices), "int64")
-    if n == 0 and _known_size(indices.type.shape):
-        raise ShapeIndexError(
-            f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is empty, so "
-            f"none of the {_known_size(indices.type.shape)} indices {indices.describe()} reads "
-            "an element"
-        )
-    length = getitem(shape_of(x), axis)
-    if mode == "wrap":
-        return mod(indices, maximum(length, 1))  # an empty axis: 0, then out of range
-    return clip(indices, 0, length - 1)
-
-
-def _known_size(shape) -> int:
-    """The number of elements of ``shape`` where every dim is a known int, else 0."""
-    return int(np.prod(shape)) if all(isinstance(d, int) for d in shape) else 0
-
-
-def _take_indices(indices, x):
-    """np.take's indices are integers: bools are 0 and 1 there, never a mask as in
-    ``x[mask]``; a slice or None is no index (NumPy refuses them too)."""
-    if isinstance(indices, numbers.Integral) and not isinstance(indices, bool):
-        return int(indices)
-    var = located_call(as_index_variable, indices, x)
-    return cast(var, "int64") if var.type.dtype.kind == "b" else var
-
-
-def take_along_axis(x, indices, axis) -> Variable:
-    """``np.take_along_axis``: pick along ``axis`` with indices of x's rank; ``axis=None``
-    picks from the flattened x with a vector of indices (NumPy's, as for sort)."""
-    x, indices = as_variable(x), as_variable(indices)
-    if axis is None and indices.type.ndim != 1:
-        why = f"with axis=None (x flattened) indices are a vector, not {indices.describe()}"
-        raise _at_user_line(ShapeError(f"take_along_axis of {x.describe()}: {why}"))
-    if axis is None:
-        x, axis = reshape(x, (-1,)), 0
-    axis = one_axis(axis, x.type.ndim, "take_along_axis", x)
-    return TakeAlongAxis(axis)(x, indices)
 
 
 _NO_INDEX = object()  # ``x.at`` before ``[index]`` (None is an index: a new axis)

@@ -20,10 +20,11 @@ from symnb.ops._axes import CountedAxes, one_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.checks import ClassLabels, first_bad_label, label_problem
 from symnb.ops.elemwise import Elemwise, as_float, exp, log, sigmoid
-from symnb.ops.index import getitem, take_along_axis
+from symnb.ops.index import getitem
 from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import expand_dims, squeeze
 from symnb.ops.shape import shape as shape_of
+from symnb.ops.take import take_along_axis
 
 
 class _AlongAxis(CountedAxes, Op):

@@ -21,10 +21,11 @@ from symnb.ops._axes import axis_entries, normalize_axis
 from symnb.ops.checks import in_domain
 from symnb.ops.creation import arange, broadcast_to
 from symnb.ops.elemwise import cast, maximum, mod
-from symnb.ops.index import getitem, take
+from symnb.ops.index import getitem
 from symnb.ops.join import stack
 from symnb.ops.layout import Repeat, Roll, Tile, flatten
 from symnb.ops.shape import expand_dims, reshape, reshape_like, shape
+from symnb.ops.take import take
 
 
 class RepeatIndices(Op):

@@ -12,7 +12,7 @@ import pytest
 
 import symnb as sn
 from symnb.ops.broadcast import SumToLike
-from symnb.ops.index import IncAlongAxis
+from symnb.ops.take import IncAlongAxis
 from tests.opt.util import compile_pair
 
 SIGMOID_RULE, SOFTMAX_RULE = "sigmoid_grad_without_division", "softmax_grad_without_division"

@@ -11,8 +11,8 @@ import pytest
 
 import symnb as sn
 from symnb.ops.elemwise import Exp
-from symnb.ops.index import IncAlongAxis
 from symnb.ops.nnet import LogSoftmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
+from symnb.ops.take import IncAlongAxis
 from tests.opt.util import assert_same_values, compile_pair
 
 N = 5

@@ -28,11 +28,11 @@ from symnb.ops.elemwise import (
     neg,
 )
 from symnb.ops.formulas import log_sigmoid_match, reselect, through_selections
-from symnb.ops.index import IncAlongAxis, TakeAlongAxis
 from symnb.ops.math import Log1p, expm1, log1p
 from symnb.ops.nnet import LogSoftmax, Softmax
 from symnb.ops.reduce import Logsumexp, Sum
 from symnb.ops.shape import DimShuffle, Shape
+from symnb.ops.take import IncAlongAxis, TakeAlongAxis
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with

@@ -19,10 +19,10 @@ from symnb.errors import DTypeError, ShapeError
 from symnb.ops.checks import ClassLabels
 from symnb.ops.creation import Alloc
 from symnb.ops.elemwise import Exp, Mul, Neg, Sub, neg
-from symnb.ops.index import IncAlongAxis, TakeAlongAxis
 from symnb.ops.nnet import LogSoftmax, Softmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
 from symnb.ops.reduce import Sum
 from symnb.ops.shape import DimShuffle, squeeze
+from symnb.ops.take import IncAlongAxis, TakeAlongAxis
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import fits, is_filled_with
