@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, broadcast_dims
-from symnb.core.shapes.broadcast import broadcast_shapes
+from symnb.core.dims import DimMismatch
+from symnb.core.shapes.broadcast import broadcast_shapes, broadcast_static
 from symnb.core.types import TensorType
 from symnb.ops.elemwise import Elemwise
 
@@ -44,7 +44,7 @@ class Composite(Elemwise):
                 shapes[a[1]] if a[0] == "in" else results[a[1]] if a[0] == "tmp" else ()
                 for a in args
             ]
-            results.append(_broadcast(operands))
+            results.append(broadcast_static(operands))
         return results[-1]
 
     def perform(self, *arrays):
@@ -71,20 +71,6 @@ class Composite(Elemwise):
     def __str__(self):
         names = "+".join(op.op_name() for op, _ in self.program)
         return f"composite[{names}]"
-
-
-def _broadcast(shapes: list) -> tuple:
-    """NumPy's broadcast of static shapes, each axis folded from the left as
-    ``broadcast_shapes`` folds an op's operands (DimMismatch where two sizes clash)."""
-    ndim = max(len(s) for s in shapes)
-    padded = [(1,) * (ndim - len(s)) + tuple(s) for s in shapes]
-    out = []
-    for axis in range(ndim):
-        dim = padded[0][axis]
-        for other in padded[1:]:
-            dim = broadcast_dims(dim, other[axis])
-        out.append(dim)
-    return tuple(out)
 
 
 def _arg(ref, arrays, results):

@@ -45,21 +45,38 @@ def broadcast_shapes(op, inputs: list[Variable], core: int = 0) -> tuple:
 def _broadcast_axes(op, inputs: list[Variable], core: int = 0) -> tuple:
     """``broadcast_shapes`` axis by axis, with its shape warnings (a function of its own: its
     comprehension would make a cell in the common path's frame)."""
-    shapes = [shape_warnings.batch_axes(v, core) for v in inputs]
-    ndim = max(len(s) for s in shapes)
-    padded = [(1,) * (ndim - len(s)) + s for s in shapes]
+    axes = axes_of([shape_warnings.batch_axes(v, core) for v in inputs])
     out = []
-    for axis in range(ndim):
-        dim = padded[0][axis]
-        for other in padded[1:]:
-            try:
-                dim = broadcast_dims(dim, other[axis])
-            except DimMismatch as exc:
-                message = _broadcast_message(op, inputs, axis - ndim, exc, core)
-                raise ShapeError(message) from None
-        out.append(dim)
+    for axis, dims in enumerate(axes):
+        try:
+            out.append(fold_dims(dims))
+        except DimMismatch as exc:
+            message = _broadcast_message(op, inputs, axis - len(axes), exc, core)
+            raise ShapeError(message) from None
     shape_warnings.broadcast_hook(op, inputs, tuple(out), core)
     return tuple(out)
+
+
+def broadcast_static(shapes: list) -> tuple:
+    """NumPy's broadcast of static shapes, without an op's messages and warnings (a fused
+    node's steps, symnb/ops/composite.py): DimMismatch where two sizes clash."""
+    return tuple(fold_dims(dims) for dims in axes_of(shapes))
+
+
+def axes_of(shapes: list) -> list[tuple]:
+    """Each axis's dims across ``shapes``, aligned on the right as NumPy aligns them (an axis
+    a shape lacks is 1)."""
+    ndim = max(len(s) for s in shapes)
+    return list(zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes]))
+
+
+def fold_dims(dims) -> object:
+    """One axis's broadcast, folded from the left as an op folds its operands (named dims
+    meet in that order: DimMismatch where two sizes clash)."""
+    dim = dims[0]
+    for other in dims[1:]:
+        dim = broadcast_dims(dim, other)
+    return dim
 
 
 def _longest_if_tails(shapes: list) -> tuple | None:
