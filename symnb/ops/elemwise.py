@@ -612,6 +612,39 @@ class Invert(_Logical):
     impl, scalar_op = staticmethod(np.invert), "invert"
 
 
+class _TruthLogic(_Logical):
+    """NumPy's ``logical_*``: each operand read as a truth value (nonzero is true, NaN too),
+    a bool result whatever the operands' dtype."""
+
+    def scalar(self, k, *args):
+        return k.op(self.scalar_op, *[k.truth(a) for a in args])
+
+
+class LogicalAnd(_TruthLogic):
+    """x and y, elementwise, of truth values (``np.logical_and``)."""
+
+    impl, scalar_op = staticmethod(np.logical_and), "bit_and"
+
+
+class LogicalOr(_TruthLogic):
+    """x or y, elementwise, of truth values (``np.logical_or``)."""
+
+    impl, scalar_op = staticmethod(np.logical_or), "bit_or"
+
+
+class LogicalXor(_TruthLogic):
+    """x xor y, elementwise, of truth values (``np.logical_xor``)."""
+
+    impl, scalar_op = staticmethod(np.logical_xor), "ne"
+
+
+class LogicalNot(_TruthLogic):
+    """not x, elementwise, of a truth value (``np.logical_not``; ``~`` on booleans)."""
+
+    nin = 1
+    impl, scalar_op = staticmethod(np.logical_not), "not"
+
+
 class IsNan(_Logical):
     """x is NaN (false for integers)."""
 
@@ -674,6 +707,8 @@ exp, log, sqrt, tanh, sigmoid, sin, cos = Exp(), Log(), Sqrt(), Tanh(), Sigmoid(
 less, less_equal, greater, greater_equal = Less(), LessEqual(), Greater(), GreaterEqual()
 equal, not_equal = Equal(), NotEqual()
 bitwise_and, bitwise_or, bitwise_xor, invert = BitwiseAnd(), BitwiseOr(), BitwiseXor(), Invert()
+logical_and, logical_or, logical_xor = LogicalAnd(), LogicalOr(), LogicalXor()
+logical_not = LogicalNot()
 divide = true_div
 floor, ceil, trunc, round = Floor(), Ceil(), Trunc(), Round()
 maximum, minimum, relu, where = Maximum(), Minimum(), Relu(), Where()

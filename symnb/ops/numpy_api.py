@@ -46,9 +46,6 @@ ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 #: what to write for NumPy functions the catalogue does not have
 INSTEAD = {
-    "logical_and": "& on boolean variables (sn.bitwise_and)",
-    "logical_or": "| on boolean variables (sn.bitwise_or)",
-    "logical_not": "~ on a boolean variable (sn.invert)",
     "nonzero": "sn.where(mask, x, 0): the size of nonzero's result depends on the values",
     "argwhere": "sn.where(mask, x, 0): the size of argwhere's result depends on the values",
     "unique": "nothing symbolic: the size of unique's result depends on the values",
