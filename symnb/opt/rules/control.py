@@ -57,14 +57,15 @@ def ifelses_on_one_condition(graph):
 
 
 def _one_merge(graph, tried: set):
+    conds = [id(node.inputs[0]) for node in graph.nodes if isinstance(node.op, IfElse)]
+    if len(conds) == len(set(conds)):  # (most graphs: no two ifelses on one condition)
+        return None
     order = graph.toposort()
     by_cond: dict = {}
     for node in order:
         if isinstance(node.op, IfElse):
             by_cond.setdefault(id(node.inputs[0]), []).append(node)
     groups = [nodes for nodes in by_cond.values() if len(nodes) > 1]
-    if not groups:
-        return None
     found = regions(order, lambda var: graph.clients.get(var, []))
     for nodes in groups:
         for k, later in enumerate(nodes):
