@@ -53,6 +53,9 @@ class IfElse(Op, LazyChoice):
     def side_of(self, i: int) -> str | None:
         return None if i == 0 else "then" if i <= self.n else "else"
 
+    def output_of(self, i: int) -> int:
+        return (i - 1) % self.n
+
     def kept_to_side(self, node, side, value, other):
         cond = node.inputs[0]
         return ifelse(cond, value, other) if side == "then" else ifelse(cond, other, value)

@@ -29,6 +29,10 @@ class LazyChoice:
         an input read whatever the condition (the condition itself)."""
         raise NotImplementedError
 
+    def output_of(self, i: int) -> int:
+        """The output that side input ``i`` becomes when its side is taken."""
+        raise NotImplementedError
+
     def kept_to_side(self, node: Apply, side: str, value: Variable, other: Variable) -> Variable:
         """A variable that is ``value`` when ``node`` takes ``side`` and ``other`` when it
         does not, computing ``value`` only in the first case."""
@@ -69,14 +73,36 @@ def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regi
     parent: dict = {TOP: TOP}
     lazy: dict = {}
     found = Regions(where, parent, lazy)
+    position = {id(node): k for k, node in enumerate(order)}
     for node in reversed(order):
         uses = [_use(client, i, where) for out in node.outputs for client, i in clients(out)]
-        where[id(node)] = _innermost_common(uses, found) if uses else TOP
+        common = _innermost_common(uses, found) if uses else TOP
+        where[id(node)] = _same_condition_side(uses, common, found, position)
         if isinstance(node.op, LazyChoice):
             lazy[id(node)] = node
             for side in ("then", "else"):
                 parent[(id(node), side)] = where[id(node)]
     return found
+
+
+def _same_condition_side(uses: list, common, found: Regions, position: dict):
+    """``common``, or the side of the earliest of several lazy nodes on one condition when
+    every use is under that side of one of them, each directly within ``common`` (the value
+    and its gradient, each in its own ifelse on the branch's condition): the condition takes
+    the same side in all of them, so computing the node in the first (which runs before the
+    others, in the same region) computes it exactly when one of them needs it, and its value
+    stays in its slot for the later ones."""
+    below = []
+    for use in uses:
+        chain = found.chain(use)
+        k = chain.index(common)
+        if k == 0:
+            return common  # a use in the common region itself
+        below.append(chain[k - 1])
+    guards = {(id(found.lazy[key[0]].inputs[0]), key[1]) for key in below}
+    if len(guards) != 1:
+        return common
+    return min(below, key=lambda key: position[key[0]])
 
 
 def has_lazy(order: list[Apply]) -> bool:

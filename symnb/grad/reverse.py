@@ -17,7 +17,7 @@ import numpy as np
 
 from symnb.core import variable as _variable
 from symnb.core.graph import OUTPUT, ancestors
-from symnb.core.lazy import Regions, has_lazy, regions
+from symnb.core.lazy import LazyChoice, Regions, has_lazy, regions
 from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.source import pinned, user_location, warn_at_user
@@ -301,13 +301,34 @@ class ReverseWalk:
         output_grads = list(map(self.total, node.outputs))
         if all(g is None for g in output_grads):
             return
-        grads = self._apply_rule(node, output_grads, needed)
+        grads = self._rule_or_side_grads(node, output_grads, needed)
         for i in needed:
             g = grads[i]
             if isinstance(g, NotDifferentiable):
                 raise self._not_differentiable(node, node.inputs[i], str(g))
             if g is not None:
                 self._add(node.inputs[i], g, node)
+
+    def _rule_or_side_grads(self, node: Apply, output_grads: list, needed: list[int]) -> list:
+        """The op's rule; but an ifelse's side value that only its side reads receives the
+        output's gradient itself, not the rule's ``ifelse(cond, g, zeros_like(value))``: all
+        that reads it runs under the condition (``_kept_under``), where the two are equal,
+        and the zeros would read the value's shape, so compute it, whatever the condition."""
+        if self.regions is None or not isinstance(node.op, LazyChoice):
+            return self._apply_rule(node, output_grads, needed)
+        inside = [i for i in needed if self._only_on_its_side(node, i)]
+        rest = [i for i in needed if i not in inside]
+        grads = self._apply_rule(node, output_grads, rest) if rest else [None] * len(node.inputs)
+        for i in inside:
+            grads[i] = output_grads[node.op.output_of(i)]
+        return grads
+
+    def _only_on_its_side(self, node: Apply, i: int) -> bool:
+        side, owner = node.op.side_of(i), node.inputs[i].owner
+        if side is None or owner is None:
+            return False
+        found = self.regions
+        return (id(node), side) in found.chain(found.of(owner))
 
     def _needs(self, var: Variable) -> bool:
         return var.type.is_float and id(var) in self.reach and id(var) in self.upstream

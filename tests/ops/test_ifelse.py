@@ -318,6 +318,46 @@ def test_nested_and_else_side_gradients_stay_in_their_branches(backend):
         check(got_g, want)
 
 
+@pytest.mark.parametrize("backend", LAZY)
+def test_higher_order_and_forward_mode_through_a_guarded_branch(backend):
+    """Jacobians, Hessians, Lop, Rop and a gradient of a gradient of ``exp(x[i]) * x`` taken
+    only where ``i`` is in range: their ifelses on the branch's condition each read the
+    branch's values; those are computed in the first of them (symnb/core/lazy.py), never
+    where the condition is false, and the derivatives are exact where it is true."""
+    x = sn.vector("x", dtype="float64")
+    i = sn.scalar("i", dtype="int64")
+    v = sn.vector("v", dtype="float64")
+    y = sn.ifelse(i < x.shape[0], sn.exp(x[i]) * x, x * 0.5)
+    g = sn.grad(sn.sum(y), x)
+    built = [
+        y,
+        sn.Rop(y, x, v),
+        sn.Lop(y, x, v),
+        sn.jacobian(y, x),
+        sn.hessian(sn.sum(y), x),
+        sn.grad(sn.sum(g**2), x),
+    ]
+    f = sn.function([x, i, v], built, backend=backend)
+    xv, vv = RNG.uniform(-1.0, 1.0, 3), RNG.normal(size=3)
+    for iv in (1, 7):
+        if iv < 3:
+            e = np.exp(xv[iv])
+            jac = e * np.eye(3)
+            jac[:, iv] += xv * e
+            grad = jac.sum(axis=0)
+            hess = np.zeros((3, 3))
+            hess[iv, :] += e
+            hess[:, iv] += e
+            hess[iv, iv] += e * xv.sum()
+            value = e * xv
+        else:
+            jac, hess, value = 0.5 * np.eye(3), np.zeros((3, 3)), 0.5 * xv
+            grad = jac.sum(axis=0)
+        want = [value, jac @ vv, jac.T @ vv, jac, hess, 2 * hess.T @ grad]
+        for got, ref in zip(f(xv, np.int64(iv), vv), want):
+            check(got, ref, rtol=1e-12)
+
+
 @pytest.mark.parametrize("cond", [True, False])
 def test_guarded_gradients_match_finite_differences(cond):
     """The kept-under-the-condition backward is still the gradient: numerically checked on
@@ -393,6 +433,24 @@ def test_known_condition_is_rewritten_away(cond):
     c = sn.scalar("c", dtype="bool")
     g = sn.function([c, x], sn.ifelse(c, x + 1, x + 1), backend="py")
     assert g.rewrites.counts().get("ifelse_of_equal_branches") == 1
+
+
+@pytest.mark.parametrize("backend", LAZY)
+def test_in_a_loop_a_condition_from_outside_the_loop_picks_the_side(backend):
+    """A loop body's inputs arrive on the device on a device backend: a condition passed in
+    as a non-sequence was read as the device array object, always true, so "opencl" took
+    the then-side at every step."""
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+
+    def step(row, acc, flag):
+        return acc + sn.ifelse(flag, row * 2.0, row - 1.0)
+
+    out, _ = sn.scan(step, sequences=[x], outputs_info=[np.float64(0.0)], non_sequences=[c])
+    f = sn.function([x, c], out, backend=backend)
+    xv = RNG.uniform(-1.0, 1.0, 4)
+    check(f(xv, _truth(True)), np.cumsum(xv * 2.0))
+    check(f(xv, _truth(False)), np.cumsum(xv - 1.0))
 
 
 @pytest.mark.parametrize("backend", LAZY)

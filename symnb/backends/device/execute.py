@@ -114,7 +114,7 @@ def run(call: Call, plan, leaf_values: list) -> list:
         for step in plan.steps:
             run_step(call, step, slots)
         return [slots[i] for i in plan.outputs]
-    for step, taken in execute._taken_steps(plan.steps, slots):
+    for step, taken in execute._taken_steps(plan.steps, HostSlots(call, slots)):
         start = time.perf_counter()
         if taken is None:
             run_step(call, step, slots)
@@ -254,10 +254,12 @@ def run_repeat(call: Call, step: Repeat, slots: list) -> None:
 
 
 def run_branch(call: Call, step: Branch, slots: list) -> None:
-    """Only the steps of the side the condition picks (read on the host: the plan copied it
-    there), then the results of that side (``execute._taken_steps``: nested branches are an
-    explicit stack, as deep as the user's ifelses)."""
-    for sub, taken in execute._taken_steps([step], slots):
+    """Only the steps of the side the condition picks, then the results of that side
+    (``execute._taken_steps``: nested branches are an explicit stack, as deep as the user's
+    ifelses). The condition is read on the host: the plan copies it there, but a loop body's
+    inputs arrive on the device whatever its plan assumed, so it is read through
+    ``HostSlots`` (a device scalar's truth as an object would be True)."""
+    for sub, taken in execute._taken_steps([step], HostSlots(call, slots)):
         if taken is None:
             run_step(call, sub, slots)
         else:

@@ -288,6 +288,12 @@ class DeviceArray:
         self.shape, self.dtype, self.strides = tuple(shape), np.dtype(dtype), tuple(strides)
         self.lease = lease  # the pool's block (``Lease``), held while an array reads it
 
+    def __bool__(self):
+        """No truth value: its elements are on the device. An object's default truth (True)
+        read as a condition took the then-side of every ifelse whose condition was on the
+        device; read it on the host first (``Call.host``)."""
+        raise TypeError("a device array has no truth value on the host; copy it there first")
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
