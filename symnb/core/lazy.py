@@ -92,6 +92,8 @@ def _same_condition_side(uses: list, common, found: Regions, position: dict):
     the same side in all of them, so computing the node in the first (which runs before the
     others, in the same region) computes it exactly when one of them needs it, and its value
     stays in its slot for the later ones."""
+    if len(uses) < 2 or common in uses:  # (most nodes: a use in the common region itself)
+        return common
     below = []
     for use in uses:
         chain = found.chain(use)
