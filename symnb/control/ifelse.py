@@ -53,11 +53,14 @@ class IfElse(Op, LazyChoice):
     def side_of(self, i: int) -> str | None:
         return None if i == 0 else "then" if i <= self.n else "else"
 
+    def condition(self, node):
+        return node.inputs[0]
+
     def output_of(self, i: int) -> int:
         return (i - 1) % self.n
 
     def kept_to_side(self, node, side, value, other):
-        cond = node.inputs[0]
+        cond = self.condition(node)
         return ifelse(cond, value, other) if side == "then" else ifelse(cond, other, value)
 
     def grad(self, inputs, outputs, output_grads):

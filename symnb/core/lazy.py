@@ -29,6 +29,10 @@ class LazyChoice:
         an input read whatever the condition (the condition itself)."""
         raise NotImplementedError
 
+    def condition(self, node: Apply) -> Variable:
+        """The condition ``node`` reads to pick its side."""
+        raise NotImplementedError
+
     def output_of(self, i: int) -> int:
         """The output that side input ``i`` becomes when its side is taken."""
         raise NotImplementedError
@@ -58,6 +62,16 @@ class Regions:
             region = self.parent[region]
             chain.append(region)
         return chain
+
+    def guard(self, region) -> tuple[int, str]:
+        """``(id(condition), side)`` of a region below TOP: the same for the same side of two
+        lazy nodes on one condition."""
+        node = self.lazy[region[0]]
+        return id(node.op.condition(node)), region[1]
+
+    def under(self, region, guard) -> bool:
+        """Whether ``region`` is within a side with ``guard`` (``Regions.guard``)."""
+        return any(self.guard(r) == guard for r in self.chain(region)[:-1])
 
     def guards(self, region) -> list[tuple[Apply, str]]:
         """(lazy node, side) for each side around ``region``, innermost first."""
@@ -101,7 +115,7 @@ def _same_condition_side(uses: list, common, found: Regions, position: dict):
         if k == 0:
             return common  # a use in the common region itself
         below.append(chain[k - 1])
-    guards = {(id(found.lazy[key[0]].inputs[0]), key[1]) for key in below}
+    guards = {found.guard(key) for key in below}
     if len(guards) != 1:
         return common
     return min(below, key=lambda key: position[key[0]])

@@ -327,8 +327,8 @@ class ReverseWalk:
         side, owner = node.op.side_of(i), node.inputs[i].owner
         if side is None or owner is None:
             return False
-        found = self.regions
-        return (id(node), side) in found.chain(found.of(owner))
+        found = self.regions  # (a node computed in another ifelse on the same condition too)
+        return found.under(found.of(owner), (id(node.op.condition(node)), side))
 
     def _needs(self, var: Variable) -> bool:
         return var.type.is_float and id(var) in self.reach and id(var) in self.upstream
