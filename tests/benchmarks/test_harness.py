@@ -280,3 +280,18 @@ def test_side_by_side_alternates_two_peers_in_one_process(capsys):
         assert line.startswith("W3s: symnb-py ") and ", numpy " in line
         ratio = float(line.split("ratio ")[1].split(";")[0])
         assert ratio > 0 and "minimums" in line
+
+
+def test_the_machine_line_shows_the_blas_kernels_and_the_environment_choosing_them(monkeypatch):
+    """``OPENBLAS_CORETYPE=Haswell`` halves NumPy's float32 products on an AVX-512 CPU (for
+    symnb and PyTensor, not JAX or torch): a result must say it was measured so."""
+    from benchmarks import machine
+
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    monkeypatch.delenv("OPENBLAS_L2_SIZE", raising=False)
+    info = machine.describe({"numpy": np.__version__})
+    info["blas"] = [{"api": "openblas", "version": "0.3.31", "threads": 2, "kernels": "Haswell"}]
+    line = machine.line(info)
+    assert "BLAS: openblas 0.3.31 (Haswell kernels) x2" in line
+    assert "(environment: OMP_WAIT_POLICY=passive OPENBLAS_CORETYPE=Haswell)" in line
