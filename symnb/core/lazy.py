@@ -100,25 +100,28 @@ def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regi
 
 
 def _same_condition_side(uses: list, common, found: Regions, position: dict):
-    """``common``, or the side of the earliest of several lazy nodes on one condition when
+    """``common``, or a side of the earliest of several lazy nodes on one condition when
     every use is under that side of one of them, each directly within ``common`` (the value
     and its gradient, each in its own ifelse on the branch's condition): the condition takes
     the same side in all of them, so computing the node in the first (which runs before the
     others, in the same region) computes it exactly when one of them needs it, and its value
-    stays in its slot for the later ones."""
+    stays in its slot for the later ones. Where every use is also under a same-condition
+    side one level further in (nested ifelses and their gradient's nested ifelses), the node
+    goes there, within the side chosen at the level above, as deep as the uses agree."""
     if len(uses) < 2 or common in uses:  # (most nodes: a use in the common region itself)
         return common
-    below = []
+    paths = []  # per use: the regions between common and it, outermost first
     for use in uses:
         chain = found.chain(use)
-        k = chain.index(common)
-        if k == 0:
-            return common  # a use in the common region itself
-        below.append(chain[k - 1])
-    guards = {found.guard(key) for key in below}
-    if len(guards) != 1:
-        return common
-    return min(below, key=lambda key: position[key[0]])
+        paths.append(chain[: chain.index(common)][::-1])
+    chosen = common
+    for depth in range(min(len(path) for path in paths)):
+        level = [path[depth] for path in paths]
+        if len({found.guard(region) for region in level}) != 1:
+            break
+        inside = [path[depth] for path in paths if depth == 0 or path[depth - 1] == chosen]
+        chosen = min(inside, key=lambda key: position[key[0]])
+    return chosen
 
 
 def has_lazy(order: list[Apply]) -> bool:

@@ -351,12 +351,24 @@ class ReverseWalk:
     def result(self, var: Variable, disconnected: str, return_disconnected: str):
         g = self.total(var)
         if g is not None:
-            return g
+            return self._result_under_its_sides(g, var)
         if id(var) not in self.upstream:
             report_disconnected(var, disconnected, return_disconnected)
             if return_disconnected == "none":
                 return None
         return zeros_like(var)
+
+    def _result_under_its_sides(self, g: Variable, var: Variable) -> Variable:
+        """The gradient of a requested ``var`` that only an ifelse's side reads, kept under
+        that side (and those around it): zero where the side is not taken, as the cost does
+        not depend on ``var`` then. Within the side the walk sends such values gradients
+        that are exact only there (``_rule_or_side_grads``); a result is read outside."""
+        if self.regions is None or var.owner is None:
+            return g
+        found = self.regions
+        for lazy, side in found.guards(found.of(var.owner)):
+            g = lazy.op.kept_to_side(lazy, side, g, zeros_like(var))
+        return g
 
     def _not_differentiable(self, node: Apply, x: Variable, reason: str):
         path = " <- ".join(_show(v) for v in self._path_to_cost(node) + self._path_to_wrt(x))

@@ -358,6 +358,57 @@ def test_higher_order_and_forward_mode_through_a_guarded_branch(backend):
             check(got, ref, rtol=1e-12)
 
 
+@pytest.mark.parametrize("backend", LAZY)
+def test_the_gradient_with_respect_to_a_value_only_a_branch_reads(backend):
+    """d ifelse(c, h, 0) / d h is 1 where c holds and 0 where it does not, and so is the
+    gradient of anything only the branch computes (``t`` under ``h``), through sn.grad,
+    sn.Lop and sn.jacobian: inside the branch the walk sends such values gradients exact
+    only there, and a requested one is put under the branch's condition."""
+    s = sn.scalar("s", dtype="float64")
+    t = s * 3.0
+    h = sn.exp(t) * 2.0
+    y = sn.ifelse(s > 0, h, sn.constant(np.float64(0.0)))
+    f = sn.function([s], [y, *sn.grad(y, [h, t])], backend=backend)
+    for sv, want in [(-1.0, [0.0, 0.0, 0.0]), (0.5, [2 * np.exp(1.5), 1.0, 2 * np.exp(1.5)])]:
+        for got, ref in zip(f(np.float64(sv)), want):
+            check(got, np.float64(ref))
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+    v = sn.vector("v", dtype="float64")
+    hid = sn.tanh(x) * 2.0
+    out = sn.ifelse(c, hid * 3.0, x)
+    g = sn.function([x, c, v], [sn.Lop(out, hid, v), sn.jacobian(out, hid)], backend=backend)
+    xv, vv = RNG.normal(size=2), RNG.normal(size=2)
+    for cv in (False, True):
+        lop, jac = g(xv, _truth(cv), vv)
+        check(lop, 3.0 * vv if cv else np.zeros(2))
+        check(jac, 3.0 * np.eye(2) if cv else np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("optimize", ["fast", "none"])
+def test_nested_ifelses_and_their_gradient_keep_the_inner_guard(backend, optimize):
+    """The forward is ``ifelse(d, ifelse(c, exp(x[i]), 0), 0)`` and the gradient's wrapper
+    ``ifelse(d, ifelse(c, ...))``: ``exp(x[i])`` is computed under both conditions, not
+    under the outer one alone (the regions agree level by level, symnb/core/lazy.py)."""
+    x = sn.vector("x", dtype="float64")
+    i = sn.scalar("i", dtype="int64")
+    d = sn.scalar("d", dtype="bool")
+    zero = sn.constant(np.float64(0.0))
+    y = sn.ifelse(d, sn.ifelse(i < x.shape[0], sn.exp(x[i]), zero), zero)
+    cost = sn.exp(y)  # the gradient reads exp(y): no merge of the ifelses helps
+    f = sn.function([x, i, d], [cost, sn.grad(cost, x)], backend=backend, optimize=optimize)
+    xv = RNG.uniform(-1.0, 1.0, 3)
+    for iv, dv in [(1, True), (7, True), (7, False), (1, False)]:
+        yv = np.exp(xv[iv]) if dv and iv < 3 else 0.0
+        want = np.zeros(3)
+        if dv and iv < 3:
+            want[iv] = yv * np.exp(yv)
+        got_cost, got_grad = f(xv, np.int64(iv), _truth(dv))
+        check(got_cost, np.float64(np.exp(yv)))
+        check(got_grad, want)
+
+
 @pytest.mark.parametrize("cond", [True, False])
 def test_guarded_gradients_match_finite_differences(cond):
     """The kept-under-the-condition backward is still the gradient: numerically checked on
