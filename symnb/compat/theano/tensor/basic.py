@@ -228,7 +228,18 @@ def cumprod(x, axis=None, dtype=None) -> Variable:
 
 
 logsumexp, norm = sn.logsumexp, sn.norm
-any, all, repeat, roll = sn.any, sn.all, sn.repeat, sn.roll  # noqa: A001
+repeat, roll = sn.repeat, sn.roll
+
+
+def any(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
+    """``T.any(x, axis=None, keepdims=False)``: Theano's order (``sn.any``'s third argument
+    is NumPy's ``out``), ``axis`` also several axes as a list."""
+    return sn.any(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def all(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
+    """``T.all(x, axis=None, keepdims=False)``, as ``any``."""
+    return sn.all(x, axis=_axis(axis), keepdims=keepdims)
 
 
 def squeeze(x, axis=None) -> Variable:
