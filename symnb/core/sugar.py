@@ -23,7 +23,8 @@ def _ops():
 class _LayerMethod:
     """A variable attribute that a layer above may define for the variables of its graphs,
     through its "methods" hook: the Theano layer gives Theano's ``x.round()`` (half away from
-    zero), ``x.sort(axis, kind)``, ``x.sum(axis, dtype, keepdims, acc_dtype)``, and Theano's
+    zero), ``x.sort(axis, kind)``, ``x.sum(axis, dtype, keepdims, acc_dtype)``,
+    ``x.max(axis, keepdims)``, ``x.var(axis, ddof, keepdims, corrected)``, and Theano's
     methods NumPy arrays lack (``x.norm(L)``, ``x.exp()``, ``x.size``...). Elsewhere it is
     symnb's own method, or missing (an AttributeError, so ``hasattr`` is false), so symnb's
     rules stay for symnb's users."""
@@ -324,9 +325,11 @@ class TensorMethods:
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         return _ops().mean(self, axis, dtype, out, keepdims)
 
+    @_LayerMethod
     def max(self, axis=None, out=None, keepdims=False):
         return _ops().max(self, axis, out, keepdims)
 
+    @_LayerMethod
     def min(self, axis=None, out=None, keepdims=False):
         return _ops().min(self, axis, out, keepdims)
 
@@ -375,21 +378,27 @@ class TensorMethods:
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         return _ops().prod(self, axis, dtype, out, keepdims)
 
+    @_LayerMethod
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return _ops().var(self, axis, dtype, out, ddof, keepdims)
 
+    @_LayerMethod
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         return _ops().std(self, axis, dtype, out, ddof, keepdims)
 
+    @_LayerMethod
     def all(self, axis=None, out=None, keepdims=False):
         return _ops().all(self, axis, out, keepdims)
 
+    @_LayerMethod
     def any(self, axis=None, out=None, keepdims=False):
         return _ops().any(self, axis, out, keepdims)
 
+    @_LayerMethod
     def argmax(self, axis=None, out=None, *, keepdims=False):
         return _ops().argmax(self, axis, out, keepdims=keepdims)
 
+    @_LayerMethod
     def argmin(self, axis=None, out=None, *, keepdims=False):
         return _ops().argmin(self, axis, out, keepdims=keepdims)
 

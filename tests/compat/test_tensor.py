@@ -3,6 +3,7 @@ they differ from NumPy's (floatX, integer division, dot, softmax of a vector, co
 flipped filters, pool_2d's partial windows)."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -831,7 +832,7 @@ def test_t_var_is_the_variance_and_tensor_var_stays_importable(rng):
     np.testing.assert_allclose(run([m], T.var(m), a), np.var(a))
     np.testing.assert_allclose(run([m], T.var(m, axis=0, ddof=1), a), np.var(a, 0, ddof=1))
     got = run([m], T.var(m, axis=1, keepdims=True, corrected=True), a)
-    np.testing.assert_allclose(got, np.var(a, 1, ddof=1, keepdims=True))
+    np.testing.assert_allclose(got, np.var(a, 1, keepdims=True))  # corrected: not ddof=1
     from symnb.compat.theano.tensor.var import TensorType, TensorVariable
 
     assert isinstance(m, TensorVariable) and TensorType is T.TensorType
@@ -844,6 +845,51 @@ def test_t_var_is_the_variance_and_tensor_var_stays_importable(rng):
     )
     for first in ("import symnb.compat.theano", "import symnb.compat.theano.tensor.var"):
         assert run_python(program.format(first=first)).split() == ["True", "0", "True"]
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+@pytest.mark.parametrize("ddof", [0, 1])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_var_and_std_corrected_keep_ddof_as_theanos_corrected_two_pass(mode, ddof, axis):
+    """Theano 1.0's ``corrected=True`` is its "corrected two-pass" algorithm: the same ddof
+    variance less a rounding correction, ``mean(c)**2`` of the centred c, not ddof=1."""
+    m = T.dmatrix("m")
+    a = np.array([[1.0, 2.0, 4.0, 7.0], [0.5, -1.0, 3.0, 2.0], [5.0, 5.0, 6.0, 9.0]])
+    f = theano.function(
+        [m], [T.var(m, axis, ddof, corrected=True), T.std(m, axis, ddof, False, True)], mode=mode
+    )
+    variance, deviation = f(a)
+    np.testing.assert_allclose(variance, np.var(a, axis, ddof=ddof))
+    np.testing.assert_allclose(deviation, np.std(a, axis, ddof=ddof))
+    if axis is not None:  # one axis: Theano's own formula, transcribed, gives the same
+        c = a - a.mean(axis, keepdims=True)
+        n = a.shape[axis] - ddof
+        theano_var = (c**2).sum(axis) / n - c.sum(axis) ** 2 / (n * a.shape[axis])
+        np.testing.assert_allclose(variance, theano_var)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_var_with_ddof_over_several_axes_is_numpys_as_docs_theano_md_says(mode):
+    """docs/theano.md: with ddof over several axes T.var/T.std divide by N - ddof, as NumPy;
+    Theano 1.0 divided by each reduced axis's shape[i] - ddof, a quirk not copied."""
+    m, t = T.dmatrix("m"), T.dtensor3("t")
+    a = np.array([[1.0, 2.0, 4.0, 7.0], [0.5, -1.0, 3.0, 2.0], [5.0, 5.0, 6.0, 9.0]])
+    b = np.arange(24.0).reshape(2, 3, 4) ** 1.5
+    f = theano.function(
+        [m, t],
+        [T.var(m, ddof=1), T.std(m, ddof=1), m.var(None, 1), T.var(t, [0, 2], 1, True)],
+        mode=mode,
+    )
+    whole, deviation, method, two_axes = f(a, b)
+    squares = ((a - a.mean()) ** 2).sum()
+    np.testing.assert_allclose(whole, squares / 11)  # Theano 1.0: squares / (2 * 3)
+    np.testing.assert_allclose(deviation, np.sqrt(squares / 11))
+    np.testing.assert_allclose(method, np.var(a, ddof=1))
+    np.testing.assert_allclose(two_axes, np.var(b, (0, 2), ddof=1, keepdims=True))
+    docs = (Path(__file__).parents[2] / "docs" / "theano.md").read_text()
+    difference = docs.split("## Where the layer differs from Theano")[1]
+    assert "**`T.var`/`T.std` with `ddof` over several axes**" in difference
+    assert "`sum / (2 * 3)`" in difference
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])

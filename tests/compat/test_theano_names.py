@@ -146,6 +146,40 @@ def test_theanos_variable_methods_against_numpy():
     assert (v * 0 + 2).get_scalar_constant_value is not None
 
 
+REDUCING_METHODS = [
+    ("max(1, True)", lambda y: y.max(1, True), M.max(1, keepdims=True)),
+    ("min(0, True)", lambda y: y.min(0, True), M.min(0, keepdims=True)),
+    ("max([0, 1])", lambda y: y.max([0, 1]), M.max()),
+    ("argmax(1, True)", lambda y: y.argmax(1, True), M.argmax(1, keepdims=True)),
+    ("argmin(0, True)", lambda y: y.argmin(0, True), M.argmin(0, keepdims=True)),
+    ("any(1, True)", lambda y: (y > 1).any(1, True), (M > 1).any(1, keepdims=True)),
+    ("all(0, True)", lambda y: (y < 2).all(0, True), (M < 2).all(0, keepdims=True)),
+    ("var(0, 1)", lambda y: y.var(0, 1), M.var(0, ddof=1)),
+    ("std(1, 1, True)", lambda y: y.std(1, 1, True), M.std(1, ddof=1, keepdims=True)),
+    ("var(corrected=True)", lambda y: y.var(corrected=True), M.var()),
+    ("std(None, 0, False, True)", lambda y: y.std(None, 0, False, True), M.std()),
+]
+
+
+@pytest.mark.parametrize(
+    "text, method, want", REDUCING_METHODS, ids=[c[0] for c in REDUCING_METHODS]
+)
+def test_reducing_methods_take_theanos_argument_order(text, method, want):
+    """Theano 1.0's ``x.max(axis, keepdims)`` (``min``, ``argmax``, ``argmin``, ``any``,
+    ``all``) and ``x.var(axis, ddof, keepdims, corrected)`` (``std``), theano/tensor/var.py:
+    NumPy's put ``out`` (and var's ``dtype``) second."""
+    for y in (x, x * 1):
+        got = run(method(y))
+        assert np.shape(got) == np.shape(want) and np.allclose(got, want), text
+
+
+def test_t_any_and_t_all_take_theanos_argument_order():
+    """``T.any(x, axis=None, keepdims=False)``: the third argument is keepdims, not out."""
+    got = run([T.any(x > 1, 1, True), T.all(x < 2, [0, 1], True)])
+    assert np.array_equal(got[0], (M > 1).any(1, keepdims=True))
+    assert np.array_equal(got[1], (M < 2).all(keepdims=True))
+
+
 @pytest.mark.parametrize("floatx", ["float32", "float64"])
 def test_astype_method_reads_floatx_as_t_cast_does(floatx):
     theano.config.floatX = floatx
@@ -165,6 +199,11 @@ def test_symnb_variables_keep_numpys_methods_beside_the_layer():
     assert not hasattr(s, "norm") and not hasattr(s * 2, "size")
     with pytest.raises(TypeError):
         s.round(mode="half_away_from_zero")
+    with pytest.raises(TypeError):
+        s.var(corrected=True)  # NumPy's methods: no Theano argument
+    with pytest.raises(sn.ArgumentError, match="out="):
+        s.max(0, True)  # NumPy's order: out second
+    assert s.var(0, "float32").type.dtype == "float32"  # NumPy's order: dtype second
 
 
 def test_random_streams_multinomial_default_and_poisson_and_crossentropy_with_bias(rng):

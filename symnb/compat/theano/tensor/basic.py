@@ -228,7 +228,18 @@ def cumprod(x, axis=None, dtype=None) -> Variable:
 
 
 logsumexp, norm = sn.logsumexp, sn.norm
-any, all, repeat, roll = sn.any, sn.all, sn.repeat, sn.roll  # noqa: A001
+repeat, roll = sn.repeat, sn.roll
+
+
+def any(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
+    """``T.any(x, axis=None, keepdims=False)``: Theano's order (``sn.any``'s third argument
+    is NumPy's ``out``), ``axis`` also several axes as a list."""
+    return sn.any(x, axis=_axis(axis), keepdims=keepdims)
+
+
+def all(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
+    """``T.all(x, axis=None, keepdims=False)``, as ``any``."""
+    return sn.all(x, axis=_axis(axis), keepdims=keepdims)
 
 
 def squeeze(x, axis=None) -> Variable:
@@ -335,13 +346,18 @@ def cast(x, dtype) -> Variable:
 
 
 def var(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:  # noqa: A001
-    """``T.var`` (``corrected=True`` is ``ddof=1``)."""
-    return sn.var(input, axis=_axis(axis), keepdims=keepdims, ddof=1 if corrected else ddof)
+    """``T.var``: the variance with ``ddof`` (NumPy's ``sum / (N - ddof)``, also over several
+    axes, docs/theano.md). ``corrected=True`` chose Theano's "corrected two-pass" algorithm,
+    the same variance with a rounding correction, not another divisor; symnb's variance is
+    already computed from the centred values, so it gives the same value."""
+    del corrected  # the same value: a choice of algorithm, not of divisor
+    return sn.var(input, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
 
 
 def std(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:
-    """``T.std`` (``corrected=True`` is ``ddof=1``)."""
-    return sn.std(input, axis=_axis(axis), keepdims=keepdims, ddof=1 if corrected else ddof)
+    """``T.std``: the square root of ``var`` (``corrected`` as there: the same value)."""
+    del corrected
+    return sn.std(input, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
 
 
 def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001

@@ -4,7 +4,9 @@ Computed tensors are symnb's own variables, whose methods follow NumPy. For thos
 from the layer's variables (``T.matrix()``, ``theano.shared``: ``var.in_theano_graph``), core
 asks this hook first, so ``x.round()`` rounds half away from zero as Theano's did (NumPy's
 rounds half to even), ``x.sort(axis, kind)`` and ``x.sum(axis, dtype, keepdims, acc_dtype)``
-(also ``mean``, ``prod``) take Theano's arguments, ``x.astype("floatX")`` is ``T.cast``'s,
+(also ``mean``, ``prod``), ``x.max(axis, keepdims)`` (``min``, ``argmax``, ``argmin``,
+``any``, ``all``) and ``x.var(axis, ddof, keepdims, corrected)`` (``std``) take Theano's
+arguments, ``x.astype("floatX")`` is ``T.cast``'s,
 ``x.cumsum()``/``x.cumprod()`` keep x's dtype, and the methods Theano's variables had that
 NumPy arrays lack exist: ``x.norm(L)``, ``x.exp()``, ``x.nonzero()``, ``x.size``...
 (``sugar.LAYER_ONLY`` lists the names). Graphs of symnb's own variables keep symnb's methods.
@@ -112,6 +114,16 @@ METHODS = {
     "ones_like": T.ones_like,
     "zeros_like": T.zeros_like,
     "ptp": T.ptp,
+    # Theano's orders: (axis, keepdims), var/std (axis, ddof, keepdims, corrected); NumPy's
+    # put out= (and var's dtype=) before them
+    "max": T.max,
+    "min": T.min,
+    "argmax": T.argmax,
+    "argmin": T.argmin,
+    "any": T.any,
+    "all": T.all,
+    "var": T.var,
+    "std": T.std,
     "trace": T.trace,
     **{
         name: _elementwise(name)
