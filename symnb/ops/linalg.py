@@ -143,11 +143,18 @@ def _fits(a, b) -> bool:
 matmul = Matmul()
 
 
+def as_array(x) -> Variable:
+    """x as NumPy's array functions (``np.dot``, ``np.kron``...) take it: a Python number is
+    a strong float64/int64 0-d array, not a weak scalar (``np.dot(x8, 2)`` is int64)."""
+    return x if isinstance(x, Variable) else as_variable(np.asarray(x))
+
+
 def dot(x, y):
     """NumPy's ``dot`` for vectors and matrices (a matrix product); a 0-d operand multiplies
     the other elementwise, as ``x * y`` (IEEE: ``inf * 0`` and ``nan * 0`` are NaN, where
-    NumPy's BLAS scaling by a 0-d 0 writes 0)."""
-    x, y = as_variable(x), as_variable(y)
+    NumPy's BLAS scaling by a 0-d 0 writes 0). A Python number is an array, as NumPy makes
+    it: ``dot(x8, 2)`` is int64 and ``dot(2.0, x32)`` float64, unlike ``x8 * 2``."""
+    x, y = as_array(x), as_array(y)
     if x.type.ndim == 0 or y.type.ndim == 0:
         return mul(x, y)
     if x.type.ndim > 2 or y.type.ndim > 2:
