@@ -22,7 +22,7 @@ from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis, one_axis
 from symnb.ops._cofactor import cofactor_derivative
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops._square import _SquareOp
+from symnb.ops._square import _SquareOp, real_dtype
 from symnb.ops._square import swap_last as _swap_last
 from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
@@ -416,14 +416,19 @@ class CofactorGrad(_SquareOp):
 
 class Slogdet(_SquareOp):
     """``np.linalg.slogdet``: (sign, log|det|) of each square matrix; the sign has no
-    gradient (it is piecewise constant)."""
+    gradient (it is piecewise constant). Of a complex matrix the sign is complex (``det /
+    |det|``) and log|det| real, as in NumPy (complex128 -> complex128, float64)."""
 
     nout = 2
+    dtype_rule = (
+        "float64 for integer input, else the input's dtype; log|det| is real "
+        "(float64 of complex128), as np.linalg.slogdet"
+    )
 
     def infer_types(self, a):
         self._square(a)
-        t = TensorType(self._dtype(a), a.type.shape[:-2])
-        return [t, t]
+        dtype, batch = self._dtype(a), a.type.shape[:-2]
+        return [TensorType(dtype, batch), TensorType(real_dtype(dtype), batch)]
 
     def perform(self, a):
         sign, logdet = np.linalg.slogdet(a)
