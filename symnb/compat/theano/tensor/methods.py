@@ -113,6 +113,7 @@ METHODS = {
     "zeros_like": T.zeros_like,
     "ptp": T.ptp,
     "trace": T.trace,
+    "dot": T.dot,  # np.dot for every rank, as Theano's x.dot(y) was T.dot(x, y)
     **{
         name: _elementwise(name)
         for name in (
