@@ -370,7 +370,10 @@ class TensorMethods:
                 )
         return _ops().cast(self, dtype)
 
+    @_LayerMethod
     def dot(self, other):
+        """``np.dot`` of vectors and matrices (``sn.dot``); of a Theano graph, ``T.dot``, for
+        every rank."""
         return _ops().dot(self, other)
 
     # -- more NumPy methods; unlike NumPy's in-place ``sort``, ``x.sort()`` returns the result

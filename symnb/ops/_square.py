@@ -43,6 +43,12 @@ class _SquareOp(Op):
         return probe_dtype(self, np.linalg.inv, [a])
 
 
+def real_dtype(dtype) -> np.dtype:
+    """The real dtype of a complex one (complex128 -> float64), a real one itself: singular
+    values and ``slogdet``'s log|det| are real, also of a complex matrix."""
+    return np.empty(0, dtype).real.dtype
+
+
 def swap_last(v):
     """Each matrix of a stack transposed."""
     n = v.type.ndim

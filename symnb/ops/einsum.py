@@ -26,6 +26,8 @@ def einsum(subscripts: str, *operands):
     against the same index's larger size, as in NumPy. NumPy's interleaved form
     ``einsum(x, [0, 1], y, [1, 2], [0, 2])`` is the same: each operand followed by its
     indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z), the output's last if given.
+    Bool operands are NumPy's too: all bool gives bool (an OR of ANDs, computed as int64
+    counts compared with 0); a bool operand beside others is read as 0/1 in their dtype.
 
     Not supported: ``...`` and a letter repeated inside one operand (diagonals: use
     ``sn.trace``); both raise a clear error.
@@ -39,6 +41,8 @@ def einsum(subscripts: str, *operands):
     operands = [as_variable(o) for o in operands]
     dtype = np.result_type(*[o.type.dtype for o in operands])
     terms, output, stretched = located_call(_parse_einsum, subscripts, operands)
+    counts = np.dtype("int64") if dtype.kind == "b" else dtype  # tensordot takes no bool
+    operands = [cast(o, counts) if o.type.dtype.kind == "b" else o for o in operands]
     for k, c in stretched:  # a size-1 axis repeats along its index: its letter is the others'
         operands[k] = squeeze(operands[k], terms[k].index(c))
         terms[k] = terms[k].replace(c, "")

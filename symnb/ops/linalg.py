@@ -22,7 +22,7 @@ from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis, one_axis
 from symnb.ops._cofactor import cofactor_derivative
 from symnb.ops._dtypes import probe_dtype
-from symnb.ops._square import _SquareOp
+from symnb.ops._square import _SquareOp, real_dtype
 from symnb.ops._square import swap_last as _swap_last
 from symnb.ops.elemwise import abs as abs_
 from symnb.ops.elemwise import (
@@ -143,11 +143,18 @@ def _fits(a, b) -> bool:
 matmul = Matmul()
 
 
+def as_array(x) -> Variable:
+    """x as NumPy's array functions (``np.dot``, ``np.kron``...) take it: a Python number is
+    a strong float64/int64 0-d array, not a weak scalar (``np.dot(x8, 2)`` is int64)."""
+    return x if isinstance(x, Variable) else as_variable(np.asarray(x))
+
+
 def dot(x, y):
     """NumPy's ``dot`` for vectors and matrices (a matrix product); a 0-d operand multiplies
     the other elementwise, as ``x * y`` (IEEE: ``inf * 0`` and ``nan * 0`` are NaN, where
-    NumPy's BLAS scaling by a 0-d 0 writes 0)."""
-    x, y = as_variable(x), as_variable(y)
+    NumPy's BLAS scaling by a 0-d 0 writes 0). A Python number is an array, as NumPy makes
+    it: ``dot(x8, 2)`` is int64 and ``dot(2.0, x32)`` float64, unlike ``x8 * 2``."""
+    x, y = as_array(x), as_array(y)
     if x.type.ndim == 0 or y.type.ndim == 0:
         return mul(x, y)
     if x.type.ndim > 2 or y.type.ndim > 2:
@@ -409,14 +416,19 @@ class CofactorGrad(_SquareOp):
 
 class Slogdet(_SquareOp):
     """``np.linalg.slogdet``: (sign, log|det|) of each square matrix; the sign has no
-    gradient (it is piecewise constant)."""
+    gradient (it is piecewise constant). Of a complex matrix the sign is complex (``det /
+    |det|``) and log|det| real, as in NumPy (complex128 -> complex128, float64)."""
 
     nout = 2
+    dtype_rule = (
+        "float64 for integer input, else the input's dtype; log|det| is real "
+        "(float64 of complex128), as np.linalg.slogdet"
+    )
 
     def infer_types(self, a):
         self._square(a)
-        t = TensorType(self._dtype(a), a.type.shape[:-2])
-        return [t, t]
+        dtype, batch = self._dtype(a), a.type.shape[:-2]
+        return [TensorType(dtype, batch), TensorType(real_dtype(dtype), batch)]
 
     def perform(self, a):
         sign, logdet = np.linalg.slogdet(a)

@@ -13,11 +13,12 @@ import numpy as np
 
 from symnb.core.dims import DimMismatch, format_dim, unify
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._square import eye_like
 from symnb.ops.elemwise import mul
 from symnb.ops.layout import flatten
+from symnb.ops.linalg import as_array as _array
 from symnb.ops.linalg import inv, matmul, tensordot
 from symnb.ops.shape import DimShuffle, reshape
 from symnb.ops.shape import shape as shape_of
@@ -158,8 +159,3 @@ def _refuse_bool(name: str, *variables) -> None:
     for v in variables:
         if v.type.dtype.kind == "b":
             raise _at_user_line(DTypeError(f"{name}: {v.describe()} is boolean; cast it first"))
-
-
-def _array(x) -> Variable:
-    """x as NumPy's array functions take it: a Python number is a strong float64/int64."""
-    return x if isinstance(x, Variable) else as_variable(np.asarray(x))

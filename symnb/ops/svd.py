@@ -19,15 +19,10 @@ from symnb.core.dims import DimMismatch, unify
 from symnb.core.op import NotDifferentiable
 from symnb.core.types import TensorType
 from symnb.core.variable import as_variable
-from symnb.ops._square import _SquareOp, diag_embed, eye_like, swap_last
+from symnb.ops._square import _SquareOp, diag_embed, eye_like, real_dtype, swap_last
 from symnb.ops.checks import at_most
 from symnb.ops.elemwise import where
 from symnb.ops.shape import expand_dims, shape
-
-
-def _real(dtype) -> np.dtype:
-    """Singular values are real, also of a complex matrix (complex128 -> float64)."""
-    return np.empty(0, dtype).real.dtype
 
 
 class _SvdBase(_SquareOp):
@@ -45,7 +40,7 @@ class SingularValues(_SvdBase):
 
     def infer_types(self, a):
         batch, _, _, k = self._dims(a)
-        return [TensorType(_real(self._dtype(a)), batch + (k,))]
+        return [TensorType(real_dtype(self._dtype(a)), batch + (k,))]
 
     def perform(self, a):
         return np.linalg.svd(a, compute_uv=False)
@@ -73,7 +68,7 @@ class Svd(_SvdBase):
         u_cols, vh_rows = (m, n) if self.full_matrices else (k, k)
         return [
             TensorType(dtype, batch + (m, u_cols)),
-            TensorType(_real(dtype), batch + (k,)),
+            TensorType(real_dtype(dtype), batch + (k,)),
             TensorType(dtype, batch + (vh_rows, n)),
         ]
 

@@ -175,17 +175,29 @@ DOT_SHAPES = [
     ((2, 3), (3, 4)),
     ((2, 5, 3), (3, 4)),
     ((2, 3), (4, 3, 2)),
+    ((), (2, 3, 4)),
+    ((2, 3, 4), ()),
 ]
 
 
 @pytest.mark.parametrize("shapes", DOT_SHAPES)
 def test_dot_is_numpys_dot_for_every_rank(shapes, rng):
+    """``T.dot``, Theano's method ``x.dot(y)`` and ``T.nlinalg.matrix_dot`` (which folds
+    with ``T.dot``) are np.dot for every rank, a 0-d operand included, as in Theano 1.0."""
     a, b = (rng.normal(size=s) for s in shapes)
     x, y = (
         T.TensorType("float64", (False,) * a.ndim)(),
         T.TensorType("float64", (False,) * b.ndim)(),
     )
-    np.testing.assert_allclose(run([x, y], T.dot(x, y), a, b), np.dot(a, b), rtol=1e-12)
+    for built in (T.dot(x, y), x.dot(y), T.nlinalg.matrix_dot(x, y)):
+        np.testing.assert_allclose(run([x, y], built, a, b), np.dot(a, b), rtol=1e-12)
+
+
+def test_matrix_dot_folds_with_theanos_dot(rng):
+    a, m, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 5)), rng.normal(size=5)
+    x, w, u = T.tensor3("x"), T.matrix("w"), T.vector("u")
+    got = run([x, w, u], T.nlinalg.matrix_dot(x, w, u), a, m, v)
+    np.testing.assert_allclose(got, np.dot(np.dot(a, m), v), rtol=1e-12)
 
 
 def test_elementwise_and_layout_functions_against_numpy(rng):
@@ -581,6 +593,8 @@ def test_symnb_keeps_its_own_rules_beside_the_layer(rng):
     assert sn.softmax(v).type.ndim == 1 and T.nnet.softmax(v).type.ndim == 2
     with pytest.raises(sn.ShapeError, match="tensordot"):
         sn.dot(sn.tensor3("a"), sn.matrix("b"))
+    with pytest.raises(sn.ShapeError, match="tensordot"):
+        sn.tensor3("a").dot(sn.matrix("b"))  # Theano's x.dot is for Theano's variables
     i = sn.scalar("i", dtype="int32")
     theano.config.floatX = "float32"
     assert (i / i).dtype == "float64" and T.true_div(i, i).dtype == "float32"

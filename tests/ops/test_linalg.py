@@ -97,6 +97,19 @@ def test_einsum_takes_0d_operands_and_broadcasts_size_1_dims(
     check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
 
 
+@pytest.mark.parametrize("subscripts,shapes", EINSUM + EINSUM_BROADCAST)
+@pytest.mark.parametrize("other", ["bool", "int8", "float32"])
+def test_einsum_of_bool_operands_is_numpys(subscripts, shapes, other, rng, backend):
+    """np.einsum takes bool: all bool gives bool, an OR of ANDs ("ij,jk->ik" of bools was
+    "DTypeError: tensordot: ... is boolean", an op the user never called); a bool operand
+    beside another dtype is its 0/1."""
+    dtypes = ["bool"] + [other] * (len(shapes) - 1)
+    arrays = [rng.random(s) > 0.5 for s in shapes]
+    arrays = [a.astype(d) if d != "bool" else a for a, d in zip(arrays, dtypes)]
+    got = run_on(lambda *xs: sn.einsum(subscripts, *xs), *arrays, backend=backend)
+    check(got, np.einsum(subscripts, *arrays))
+
+
 def test_einsum_broadcasts_a_size_1_dim_against_a_named_one(rng):
     a, b = sn.tensor("a", (3, 1)), sn.tensor("b", ("n", 5))
     out = sn.einsum("ij,jk->ik", a, b)

@@ -102,6 +102,26 @@ def test_a_python_number_is_an_array_to_the_products(rng):
 
 
 @pytest.mark.parametrize(
+    "build,ref",
+    [
+        (lambda x: sn.dot(x, 2), lambda a: np.dot(a, 2)),
+        (lambda x: np.dot(x, 2), lambda a: np.dot(a, 2)),
+        (lambda x: x.dot(2), lambda a: a.dot(2)),
+        (lambda x: sn.dot(2.0, x), lambda a: np.dot(2.0, a)),
+        (lambda x: sn.inner(2, x), lambda a: np.inner(2, a)),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_dot_makes_a_python_number_an_array_as_numpy_does(build, ref, dtype, backend):
+    """np.dot(a8, 2) is int64 [200, 100] (no weak scalar, no int8 wrap-around) and
+    np.dot(2.0, a32) float64: dot, np.dot on a variable and x.dot follow NumPy."""
+    a = np.array([100, 50], dtype=dtype)
+    want = ref(a)
+    assert want.dtype in (np.int64, np.float64)
+    check(run_on(build, a, backend=backend), want)
+
+
+@pytest.mark.parametrize(
     "offset,axis1,axis2,dtype",
     [(0, 0, 1, None), (1, 0, 1, None), (-1, 1, 2, None), (0, 2, 0, "float32")],
 )

@@ -370,9 +370,10 @@ def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
 
 def dot(a, b) -> Variable:
     """``np.dot`` for every rank (Theano's ``T.dot``): vectors give their inner product,
-    and past two dims the last axis of a meets the second-to-last of b."""
+    a 0-d operand multiplies the other (``a * b``), and past two dims the last axis of a
+    meets the second-to-last of b."""
     a, b = as_variable(a), as_variable(b)
-    if a.type.ndim <= 2 and b.type.ndim <= 2:
+    if (a.type.ndim <= 2 and b.type.ndim <= 2) or 0 in (a.type.ndim, b.type.ndim):
         return sn.dot(a, b)
     return sn.tensordot(a, b, axes=[[a.type.ndim - 1], [builtins.max(b.type.ndim - 2, 0)]])
 

@@ -125,6 +125,7 @@ METHODS = {
     "var": T.var,
     "std": T.std,
     "trace": T.trace,
+    "dot": T.dot,  # np.dot for every rank, as Theano's x.dot(y) was T.dot(x, y)
     **{
         name: _elementwise(name)
         for name in (

@@ -7,6 +7,7 @@ import functools
 
 from symnb import ops as sn
 from symnb.compat.theano.missing import missing_names
+from symnb.compat.theano.tensor import basic as T
 
 matrix_inverse, det, trace, svd = sn.inv, sn.det, sn.trace, sn.svd
 extract_diag, alloc_diag, diag = sn.diag, sn.diag, sn.diag
@@ -14,8 +15,9 @@ matrix_power = sn.matrix_power
 
 
 def matrix_dot(*args):
-    """``a.dot(b).dot(c)...`` of any number of matrices."""
-    return functools.reduce(sn.dot, args)
+    """``T.dot(T.dot(a, b), c)...`` of any number of arguments, as Theano 1.0 folds it
+    (``T.dot`` is ``np.dot`` for every rank)."""
+    return functools.reduce(T.dot, args)
 
 
 #: Theano's nlinalg functions that symnb has no op for, each with what to write instead
