@@ -101,27 +101,49 @@ def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regi
 
 def _same_condition_side(uses: list, common, found: Regions, position: dict):
     """``common``, or a side of the earliest of several lazy nodes on one condition when
-    every use is under that side of one of them, each directly within ``common`` (the value
-    and its gradient, each in its own ifelse on the branch's condition): the condition takes
-    the same side in all of them, so computing the node in the first (which runs before the
-    others, in the same region) computes it exactly when one of them needs it, and its value
-    stays in its slot for the later ones. Where every use is also under a same-condition
-    side one level further in (nested ifelses and their gradient's nested ifelses), the node
-    goes there, within the side chosen at the level above, as deep as the uses agree."""
+    every use is under that side of one of them (the value and its gradient, each in its own
+    ifelse on the branch's condition): the condition takes the same side in all of them, so
+    computing the node in the first to run computes it exactly when one of them needs it, and
+    its value stays in its slot for the later ones. Where every use is also under a
+    same-condition side further in (nested ifelses and their gradient's), the node goes there,
+    within the side chosen a level up, as deep as the uses' guards agree (sides a side around
+    them already implies do not count: the forward ifelse inside its gradient's wrapper)."""
     if len(uses) < 2 or common in uses:  # (most nodes: a use in the common region itself)
         return common
-    paths = []  # per use: the regions between common and it, outermost first
+    implied = {found.guard(region) for region in found.chain(common)[:-1]}
+    paths = []  # per use: (the regions between common and it, outermost first; kept levels)
     for use in uses:
         chain = found.chain(use)
-        paths.append(chain[: chain.index(common)][::-1])
+        raw = chain[: chain.index(common)][::-1]
+        paths.append((raw, _levels(raw, found, implied)))
     chosen = common
-    for depth in range(min(len(path) for path in paths)):
-        level = [path[depth] for path in paths]
+    for depth in range(min(len(levels) for _, levels in paths)):
+        level = [raw[levels[depth]] for raw, levels in paths]
         if len({found.guard(region) for region in level}) != 1:
             break
-        inside = [path[depth] for path in paths if depth == 0 or path[depth - 1] == chosen]
-        chosen = min(inside, key=lambda key: position[key[0]])
+        inside = [  # (within the side chosen a level up)
+            (raw, levels[depth])
+            for raw, levels in paths
+            if depth == 0 or raw[levels[depth - 1]] == chosen
+        ]
+        # the first to run: steps run in order within a region, a side within its ifelse's step
+        raw, k = min(inside, key=lambda p: [position[r[0]] for r in p[0][: p[1] + 1]])
+        chosen = raw[k]
     return chosen
+
+
+def _levels(path: list, found: Regions, implied: set) -> list[int]:
+    """The indices of ``path``'s sides whose guard no side around them already has (an
+    ifelse on the same condition and side nested in another adds nothing: it runs whenever
+    the one around it runs), so paths of different depths compare level by level."""
+    seen = set(implied)
+    kept = []
+    for k, region in enumerate(path):
+        guard = found.guard(region)
+        if guard not in seen:
+            seen.add(guard)
+            kept.append(k)
+    return kept
 
 
 def has_lazy(order: list[Apply]) -> bool:

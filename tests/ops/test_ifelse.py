@@ -409,6 +409,26 @@ def test_nested_ifelses_and_their_gradient_keep_the_inner_guard(backend, optimiz
         check(got_grad, want)
 
 
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("optimize", ["fast", "none"])
+def test_a_gradient_alone_keeps_a_nested_guard(backend, optimize):
+    """With the gradient alone asked for, the forward ifelse runs inside its gradient's
+    wrapper on the same condition, one level deeper than the backward's: the levels that a
+    side around them implies are skipped, so the reshape valid only where ``j == 2`` stays
+    under ``j != 2``'s else-side (it ran under ``s > -5`` alone)."""
+    x = sn.vector("x", dtype="float64")
+    w = sn.vector("w", dtype="float64")
+    j = sn.scalar("j", dtype="int64")
+    s = sn.scalar("s", dtype="float64")
+    guarded = sn.reshape(sn.reshape(x, (j, 2)), (-1,)) * 2.0
+    y = sn.ifelse(s > -5.0, sn.ifelse(sn.not_equal(j, 2), x, guarded), w)
+    f = sn.function([x, w, s, j], sn.grad(sn.sum(y**2), x), backend=backend, optimize=optimize)
+    xv, wv = RNG.normal(size=4), RNG.normal(size=4)
+    check(f(xv, wv, np.float64(0.0), np.int64(3)), 2 * xv)
+    check(f(xv, wv, np.float64(0.0), np.int64(2)), 8 * xv)
+    check(f(xv, wv, np.float64(-9.0), np.int64(3)), np.zeros(4))
+
+
 @pytest.mark.parametrize("cond", [True, False])
 def test_guarded_gradients_match_finite_differences(cond):
     """The kept-under-the-condition backward is still the gradient: numerically checked on
