@@ -17,19 +17,21 @@ from symnb.core.lazy import TOP
 from symnb.core.lazy import regions as lazy_regions
 
 
-def regions(graph, order) -> dict:
-    """``id(node)`` -> its region: TOP, or ``(id(ifelse node), "then" | "else")``."""
-    return lazy_regions(order, lambda var: graph.clients.get(var, [])).where
+def regions(graph, order):
+    """Each node's region: TOP, or ``(id(ifelse node), "then" | "else")`` (``Regions``)."""
+    return lazy_regions(order, lambda var: graph.clients.get(var, []))
 
 
 def plan_steps(builder, order, make_step) -> list:
     """The steps of the top region, in ``order``: ``make_step(node)`` for each node (None to
     leave it out: a node fused into another's kernel), a ``Branch`` for each ifelse holding
     the steps of its branches."""
-    where = regions(builder.graph, order)
+    found = regions(builder.graph, order)
     members: dict = {}
     for node in order:
-        members.setdefault(where[id(node)], []).append(node)
+        for region in found.placed(node):  # (a node copied into sides: in each)
+            members.setdefault(region, []).append(node)
+    make_step = _once(make_step)
 
     # The regions nest as deep as the ifelses do (an if/elif ladder of thousands): an explicit
     # stack, not a recursion, walks them, calling ``make_step`` in the same order a recursive
@@ -55,6 +57,19 @@ def plan_steps(builder, order, make_step) -> list:
             else:
                 outer.append(_branch(builder, node, then_steps, steps))
     return top
+
+
+def _once(make_step):
+    """``make_step`` asked once per node: a node computed in several sides is the same step
+    in each (its slots, its kernel)."""
+    made: dict = {}
+
+    def step(node):
+        if id(node) not in made:
+            made[id(node)] = make_step(node)
+        return made[id(node)]
+
+    return step
 
 
 def plan_flat(builder, order, make_step) -> list:

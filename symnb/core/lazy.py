@@ -51,9 +51,17 @@ class Regions:
         self.where = where  # id(node) -> its region
         self.parent = parent  # region -> the region around it
         self.lazy = lazy  # id(lazy node) -> the node
+        #: id(node) -> the sides it runs in, for a node read only inside sides with different
+        #: guards (``_sides_to_run_in``): its region (``of``) is theirs in common
+        self.copies: dict = {}
 
     def of(self, node: Apply):
         return self.where[id(node)]
+
+    def placed(self, node: Apply) -> tuple:
+        """The regions whose steps compute ``node``: its region, or each side it is copied
+        into."""
+        return self.copies.get(id(node)) or (self.where[id(node)],)
 
     def chain(self, region) -> list:
         """The region and those around it, innermost first, ending with TOP."""
@@ -89,9 +97,13 @@ def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regi
     found = Regions(where, parent, lazy)
     position = {id(node): k for k, node in enumerate(order)}
     for node in reversed(order):
-        uses = [_use(client, i, where) for out in node.outputs for client, i in clients(out)]
+        uses = [use for out in node.outputs for c in clients(out) for use in _uses(c, found)]
         common = _innermost_common(uses, found) if uses else TOP
         where[id(node)] = _same_condition_side(uses, common, found, position)
+        if where[id(node)] == common and not isinstance(node.op, LazyChoice):
+            sides = _sides_to_run_in(uses, common, found)
+            if sides:
+                found.copies[id(node)] = sides
         if isinstance(node.op, LazyChoice):
             lazy[id(node)] = node
             for side in ("then", "else"):
@@ -148,6 +160,32 @@ def _levels(path: list, found: Regions, implied: set) -> list[int]:
 
 def has_lazy(order: list[Apply]) -> bool:
     return any(isinstance(node.op, LazyChoice) for node in order)
+
+
+def _uses(client_and_input, found: Regions) -> list:
+    """The regions in which ``client`` reads its input: one, or each side a copied client
+    runs in."""
+    client, i = client_and_input
+    if client != OUTPUT and id(client) in found.copies:
+        return list(found.copies[id(client)])
+    return [_use(client, i, found.where)]
+
+
+def _sides_to_run_in(uses: list, common, found: Regions) -> tuple:
+    """For a node every use reads inside a side below ``common``, with sides of different
+    guards (two ifelses on different conditions each computing the same value: the merge
+    rewrite makes one node of equal ones): those sides, each computing it in its own steps,
+    so that it runs only where a side taken needs it (read by ``common``'s steps it would run
+    whatever the conditions, and a guarded ``x[i]`` would fail). Its slot is written by
+    whichever runs; where two run, it is computed twice. Empty where a use is in ``common``
+    itself (or there is one side)."""
+    if len(uses) < 2 or common in uses:
+        return ()
+    sides = {}
+    for use in uses:
+        chain = found.chain(use)
+        sides.setdefault(chain[chain.index(common) - 1], None)
+    return tuple(sides) if len(sides) > 1 else ()
 
 
 def _use(client, i: int, where: dict):

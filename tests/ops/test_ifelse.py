@@ -429,6 +429,54 @@ def test_a_gradient_alone_keeps_a_nested_guard(backend, optimize):
     check(f(xv, wv, np.float64(-9.0), np.int64(3)), np.zeros(4))
 
 
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("optimize", ["fast", "none"])
+def test_a_value_under_two_conditions_runs_only_where_one_is_taken(backend, optimize):
+    """One value read only inside sides with different conditions (written once by the user,
+    or two equal ones the merge rewrite made one) runs in each side that reads it, never
+    where no side taken needs it: a guarded ``x[i]`` out of range does not fail."""
+    x = sn.vector("x", dtype="float64")
+    i = sn.scalar("i", dtype="int64")
+    s = sn.scalar("s", dtype="float64")
+    ok = (i >= 0) & (i < x.shape[0])
+    y1 = sn.ifelse(ok, sn.exp(x[i]), s)
+    y2 = sn.ifelse(ok & (s > 0), sn.exp(x[i]) * 3.0, s)  # equal to y1's: merged by "fast"
+    shared = sn.exp(x[i] * 2.0)
+    z = sn.ifelse(ok, shared, s) + sn.ifelse(ok & (s < 0), shared, s)  # written once
+    f = sn.function([x, i, s], [y1 + y2, z], backend=backend, optimize=optimize)
+    xv = RNG.uniform(-1.0, 1.0, 4)
+    for iv, sv in [(1, 0.5), (1, -0.5), (7, 0.5), (-9, -0.5)]:
+        inside = 0 <= iv < 4
+        e = np.exp(xv[iv]) if inside else 0.0
+        want_y = (e if inside else sv) + (3 * e if inside and sv > 0 else sv)
+        e2 = np.exp(2 * xv[iv]) if inside else 0.0
+        want_z = (e2 if inside else sv) + (e2 if inside and sv < 0 else sv)
+        got_y, got_z = f(xv, np.int64(iv), np.float64(sv))
+        check(got_y, np.float64(want_y))
+        check(got_z, np.float64(want_z))
+
+
+def test_a_value_both_sides_of_one_ifelse_read_runs_once():
+    """Read by the then- and the else-side of one ifelse and nothing else, a value runs in
+    the side taken, once per call (and not at all where the ifelse does not run)."""
+    log: list = []
+    x = sn.vector("x", dtype="float64")
+    c = sn.scalar("c", dtype="bool")
+    d = sn.scalar("d", dtype="bool")
+    h = _Counted(log)(x)
+    inner = sn.ifelse(c, h * 2.0, h + 1.0)
+    f = sn.function([x, c, d], sn.ifelse(d, inner, x), backend="py", optimize="none")
+    xv = RNG.normal(size=3)
+    for cv, dv, want, runs in [
+        (True, True, xv * 2, 1),
+        (False, True, xv + 1, 1),
+        (True, False, xv, 0),
+    ]:
+        log.clear()
+        check(f(xv, _truth(cv), _truth(dv)), want)
+        assert len(log) == runs, (cv, dv, log)
+
+
 @pytest.mark.parametrize("cond", [True, False])
 def test_guarded_gradients_match_finite_differences(cond):
     """The kept-under-the-condition backward is still the gradient: numerically checked on
