@@ -143,27 +143,23 @@ def _in_range(x, axis, indices, mode):
     if not isinstance(indices, int):
         check_integer(indices, f"take of {x.describe()}: the indices")  # never truncated
     n = x.type.shape[axis]
+    count = 1 if isinstance(indices, int) else known_size(indices.type.shape)
+    if n == 0 and count:  # (constant or computed: their number is known either way)
+        what = indices if isinstance(indices, int) else indices.describe()
+        raise ShapeIndexError(
+            f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is empty, so "
+            f"no index reads an element ({count} given: {what})"
+        )
     known = isinstance(indices, int) or isinstance(indices, Constant)
     if known and isinstance(n, int):
-        value = indices if isinstance(indices, int) else indices.value
         if n == 0:
-            if np.size(value):
-                raise ShapeIndexError(
-                    f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is "
-                    "empty, so no index reads an element"
-                )
-            return indices
+            return indices  # (no index: nothing to read)
+        value = indices if isinstance(indices, int) else indices.value
         if isinstance(value, int):
             return value % n if mode == "wrap" else min(max(value, 0), n - 1)
         value = np.asarray(value, dtype=np.int64)
         return Constant(np.mod(value, n) if mode == "wrap" else np.clip(value, 0, n - 1))
     indices = cast(indices if isinstance(indices, Variable) else Constant(indices), "int64")
-    if n == 0 and known_size(indices.type.shape):
-        raise ShapeIndexError(
-            f"take(mode={mode!r}) from axis {axis} of {x.describe()}: the axis is empty, so "
-            f"none of the {known_size(indices.type.shape)} indices {indices.describe()} reads "
-            "an element"
-        )
     length = getitem(shape_of(x), axis)
     if mode == "wrap":
         return mod(indices, maximum(length, 1))  # an empty axis: 0, then out of range
