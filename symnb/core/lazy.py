@@ -95,13 +95,17 @@ def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regi
     parent: dict = {TOP: TOP}
     lazy: dict = {}
     found = Regions(where, parent, lazy)
+    if not has_lazy(order):  # (most graphs: every node at TOP, nothing to walk)
+        where.update(dict.fromkeys(map(id, order), TOP))
+        return found
     position = {id(node): k for k, node in enumerate(order)}
     for node in reversed(order):
         uses = [use for out in node.outputs for c in clients(out) for use in _uses(c, found)]
         common = _innermost_common(uses, found) if uses else TOP
-        where[id(node)] = _same_condition_side(uses, common, found, position)
+        paths = _paths_below(uses, common, found)
+        where[id(node)] = _same_condition_side(paths, common, found, position)
         if where[id(node)] == common and not isinstance(node.op, LazyChoice):
-            sides = _sides_to_run_in(uses, common, found)
+            sides = _sides_to_run_in(paths)
             if sides:
                 found.copies[id(node)] = sides
         if isinstance(node.op, LazyChoice):
@@ -111,7 +115,19 @@ def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regi
     return found
 
 
-def _same_condition_side(uses: list, common, found: Regions, position: dict):
+def _paths_below(uses: list, common, found: Regions) -> list:
+    """Per use, the regions between ``common`` and it, outermost first; none where a use is
+    in ``common`` itself (most nodes) or there is one use: nothing to place further in."""
+    if len(uses) < 2 or common in uses:
+        return []
+    paths = []
+    for use in uses:
+        chain = found.chain(use)
+        paths.append(chain[: chain.index(common)][::-1])
+    return paths
+
+
+def _same_condition_side(paths: list, common, found: Regions, position: dict):
     """``common``, or a side of the earliest of several lazy nodes on one condition when
     every use is under that side of one of them (the value and its gradient, each in its own
     ifelse on the branch's condition): the condition takes the same side in all of them, so
@@ -120,14 +136,10 @@ def _same_condition_side(uses: list, common, found: Regions, position: dict):
     same-condition side further in (nested ifelses and their gradient's), the node goes there,
     within the side chosen a level up, as deep as the uses' guards agree (sides a side around
     them already implies do not count: the forward ifelse inside its gradient's wrapper)."""
-    if len(uses) < 2 or common in uses:  # (most nodes: a use in the common region itself)
+    if not paths:
         return common
     implied = {found.guard(region) for region in found.chain(common)[:-1]}
-    paths = []  # per use: (the regions between common and it, outermost first; kept levels)
-    for use in uses:
-        chain = found.chain(use)
-        raw = chain[: chain.index(common)][::-1]
-        paths.append((raw, _levels(raw, found, implied)))
+    paths = [(raw, _levels(raw, found, implied)) for raw in paths]  # (with their kept levels)
     chosen = common
     for depth in range(min(len(levels) for _, levels in paths)):
         level = [raw[levels[depth]] for raw, levels in paths]
@@ -171,21 +183,16 @@ def _uses(client_and_input, found: Regions) -> list:
     return [_use(client, i, found.where)]
 
 
-def _sides_to_run_in(uses: list, common, found: Regions) -> tuple:
-    """For a node every use reads inside a side below ``common``, with sides of different
-    guards (two ifelses on different conditions each computing the same value: the merge
-    rewrite makes one node of equal ones): those sides, each computing it in its own steps,
-    so that it runs only where a side taken needs it (read by ``common``'s steps it would run
-    whatever the conditions, and a guarded ``x[i]`` would fail). Its slot is written by
-    whichever runs; where two run, it is computed twice. Empty where a use is in ``common``
-    itself (or there is one side)."""
-    if len(uses) < 2 or common in uses:
-        return ()
-    sides = {}
-    for use in uses:
-        chain = found.chain(use)
-        sides.setdefault(chain[chain.index(common) - 1], None)
-    return tuple(sides) if len(sides) > 1 else ()
+def _sides_to_run_in(paths: list) -> tuple:
+    """For a node every use reads inside a side below the common region (``paths``), with
+    sides of different guards (two ifelses on different conditions each computing the same
+    value: the merge rewrite makes one node of equal ones): those sides, each computing it
+    in its own steps, so that it runs only where a side taken needs it (read by the common
+    region's steps it would run whatever the conditions, and a guarded ``x[i]`` would fail).
+    Its slot is written by whichever runs; where two run, it is computed twice. Empty where
+    there are no such paths or one side."""
+    sides = tuple(dict.fromkeys(path[0] for path in paths))
+    return sides if len(sides) > 1 else ()
 
 
 def _use(client, i: int, where: dict):
