@@ -277,11 +277,9 @@ class ReverseWalk:
         derivative); under the condition it is never computed."""
         found = self.regions
         around = set(found.chain(found.of(var.owner))) if var.owner is not None else {None}
-        for lazy, side in found.guards(found.of(node)):
-            if (id(lazy), side) in around:
-                break
-            g = lazy.op.kept_to_side(lazy, side, g, zeros_of(var))
-        return g
+        guards = found.guards(found.of(node))
+        outside = [(lazy, side) for lazy, side in guards if (id(lazy), side) not in around]
+        return _kept_to_sides(g, outside, lambda: zeros_of(var))
 
     def total(self, var: Variable) -> Variable | None:
         """The summed gradient of ``var`` (None: zero), built once."""
@@ -365,10 +363,8 @@ class ReverseWalk:
         that are exact only there (``_rule_or_side_grads``); a result is read outside."""
         if self.regions is None or var.owner is None:
             return g
-        found = self.regions
-        for lazy, side in found.guards(found.of(var.owner)):
-            g = lazy.op.kept_to_side(lazy, side, g, zeros_like(var))
-        return g
+        guards = self.regions.guards(self.regions.of(var.owner))
+        return _kept_to_sides(g, guards, lambda: zeros_like(var))
 
     def _not_differentiable(self, node: Apply, x: Variable, reason: str):
         path = " <- ".join(_show(v) for v in self._path_to_cost(node) + self._path_to_wrt(x))
@@ -413,6 +409,17 @@ def _check_rule(node: Apply, grads) -> None:
                 f"{node.op.op_name()}.grad returned a {g.type} gradient for its {x.type} "
                 f"input {x.describe()}: gradients are in the wrong order"
             )
+
+
+def _kept_to_sides(g: Variable, guards: list, zero) -> Variable:
+    """``g`` under each ``(lazy node, side)`` of ``guards``, innermost first:
+    ``ifelse(cond, g, 0)``, the zero (``zero()``, built once) where a side is not taken."""
+    if not guards:
+        return g
+    other = zero()
+    for lazy, side in guards:
+        g = lazy.op.kept_to_side(lazy, side, g, other)
+    return g
 
 
 def _walk_regions(order: list[Apply], seeds) -> Regions:
