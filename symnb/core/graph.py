@@ -152,6 +152,18 @@ def clone_graph(
     return [memo.get(id(o), o) for o in outputs]
 
 
+def substitute(outputs: list, replace: dict, may_clone=None) -> list:
+    """``outputs`` with ``replace`` applied, cloning only the nodes that change (and, with
+    ``may_clone``, only the nodes it accepts: the others keep reading what they read). Unlike
+    ``clone_graph``, the nodes nothing replaced reaches stay the graph's own."""
+    memo = {id(old): new for old, new in replace.items()}
+    for node in ancestors([v for v in outputs if v is not None]):
+        if (may_clone is None or may_clone(node)) and any(id(x) in memo for x in node.inputs):
+            new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
+            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
+    return [None if out is None else memo.get(id(out), out) for out in outputs]
+
+
 def _rebuilt(node: Apply, inputs: list[Variable]) -> Apply:
     """``node``'s op applied to ``inputs`` anew, its outputs keeping their names."""
     new = node.op.make_node(*inputs)

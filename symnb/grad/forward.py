@@ -15,13 +15,13 @@ tangent, as JAX's ``stop_gradient`` and Theano's ``ZeroGrad.R_op``) and so does
 
 from __future__ import annotations
 
-from symnb.core.graph import ancestors, leaves
+from symnb.core.graph import ancestors, leaves, substitute
 from symnb.core.op import _at_user_line
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
-from symnb.grad.points import checked_points, substitute
+from symnb.grad.points import checked_points
 from symnb.grad.reverse import (
     DISCONNECTED,
     RETURN_DISCONNECTED,

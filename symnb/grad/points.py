@@ -19,7 +19,7 @@ import itertools
 from typing import NamedTuple
 
 from symnb.core.dims import DimMismatch, names_in
-from symnb.core.graph import ancestors
+from symnb.core.graph import ancestors, substitute
 from symnb.core.op import Apply
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable
@@ -258,13 +258,3 @@ def _shape_checked(point: Variable, var: Variable, lengths, message: str) -> Var
                 sources.setdefault(id(v), (len(sources), v))
             names[name] = tuple((sources[id(v)][0], a) for v, a in reads)
     return shape_from(point, dims, tuple(names.items()), [v for _, v in sources.values()], message)
-
-
-def substitute(outputs: list, replace: dict) -> list:
-    """``outputs`` with ``replace`` applied, cloning only the nodes that change."""
-    memo = {id(old): new for old, new in replace.items()}
-    for node in ancestors([v for v in outputs if v is not None]):
-        if any(id(x) in memo for x in node.inputs):
-            new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
-            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
-    return [None if out is None else memo.get(id(out), out) for out in outputs]

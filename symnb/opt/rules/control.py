@@ -4,7 +4,7 @@ ifelses on one condition become one."""
 from __future__ import annotations
 
 from symnb.control.ifelse import IfElse
-from symnb.core.graph import ancestors
+from symnb.core.graph import ancestors, substitute
 from symnb.core.lazy import regions
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import graph_rule, rule
@@ -102,13 +102,7 @@ def _merged(found, first, later):
 def _rebuilt(found, region, values: list, replace: dict) -> list:
     """``values`` with ``replace`` applied to the nodes only ``region`` reads (cloned; the
     others are left as they are)."""
-    memo = {id(old): new for old, new in replace.items()}
-    for node in ancestors(values):
-        inside = region in found.chain(found.of(node))
-        if inside and any(id(x) in memo for x in node.inputs):
-            new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
-            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
-    return [memo.get(id(v), v) for v in values]
+    return substitute(values, replace, lambda node: region in found.chain(found.of(node)))
 
 
 def _replacing_all(old: list, new: list):
