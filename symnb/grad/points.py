@@ -18,14 +18,15 @@ from __future__ import annotations
 import itertools
 from typing import NamedTuple
 
-from symnb.core.dims import DimMismatch, names_in
+from symnb.core.dims import DimMismatch, evaluate, names_in
 from symnb.core.graph import ancestors, substitute
 from symnb.core.op import Apply
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable
 from symnb.ops.broadcast import Reduce
 from symnb.ops.checks import same_shape, shape_from
-from symnb.ops.elemwise import Elemwise
+from symnb.ops.creation import zeros
+from symnb.ops.elemwise import Elemwise, not_equal, where
 
 
 def checked_points(results: list, pairs, what: str) -> list:
@@ -53,6 +54,36 @@ def checked_points(results: list, pairs, what: str) -> list:
         if checked is not point:
             replace[point] = checked
     return substitute(results, replace) if replace else results
+
+
+def zeros_read_off(var: Variable, computed: set) -> Variable | None:
+    """Zeros of ``var``'s dtype and shape whose lengths are read off values in ``computed``
+    (ids) when the function runs, so that they ask for no other value: ``var`` itself may be
+    one only a branch computes (the gradient with respect to it where the branch is not
+    taken, ``grad/reverse.py``). None where some axis's length is not found so."""
+    lengths = _Lengths([var], computed).found.get(id(var))
+    if lengths is None:
+        return None
+    sizes: dict = {}
+    dims = []
+    for s in lengths:
+        if isinstance(s.static, int) or isinstance(s.dim, int):
+            dims.append(s.static if isinstance(s.static, int) else s.dim)
+            continue
+        for name, reads in s.names.items():
+            if name not in sizes:
+                sizes[name] = _broadcast_of(reads)
+        dims.append(evaluate(s.dim, sizes))
+    return zeros(tuple(dims), var.type.dtype)
+
+
+def _broadcast_of(reads) -> Variable:
+    """The length ``(value, axis)`` reads broadcast to, NumPy's rule: the first that is not 1."""
+    lengths = [value.shape[axis] for value, axis in reads]
+    length = lengths[-1]
+    for other in reversed(lengths[:-1]):
+        length = where(not_equal(other, 1), other, length)
+    return length
 
 
 def _both_fixed(point_shape, var: Variable) -> bool:

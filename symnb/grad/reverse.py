@@ -30,7 +30,7 @@ from symnb.grad.errors import (
     NotDifferentiableError,
 )
 from symnb.grad.formulas import outputs_with_stable_ops, with_stable_ops
-from symnb.grad.points import checked_points
+from symnb.grad.points import checked_points, zeros_read_off
 from symnb.ops.broadcast import broadcast_like
 from symnb.ops.broadcast import zeros_like as zeros_of
 from symnb.ops.elemwise import add, cast, fit_gradient
@@ -235,6 +235,7 @@ class ReverseWalk:
         #: for a contribution to them
         self.final = set(final)
         order = ancestors([var for var, _ in seeds])
+        self.order = order
         self.reach = _depends_on(wrt, order)
         #: where an ifelse is differentiated: the region of each forward node, so that the
         #: backward of a branch runs under the branch's condition (``_kept_under``)
@@ -364,7 +365,23 @@ class ReverseWalk:
         if self.regions is None or var.owner is None:
             return g
         guards = self.regions.guards(self.regions.of(var.owner))
-        return _kept_to_sides(g, guards, lambda: zeros_like(var))
+        return _kept_to_sides(g, guards, lambda: self._zeros_outside_sides(var))
+
+    def _zeros_outside_sides(self, var: Variable) -> Variable:
+        """Zeros shaped like ``var``, a value only a side computes, for where the side is not
+        taken: their lengths read off values every call computes (the inputs, and nodes
+        outside every side), so that ``var`` is not computed for its shape; where no such
+        values give its shape, ``zeros_like(var)``, which reads it."""
+        if all(isinstance(d, int) for d in var.type.shape):
+            return zeros_like(var)
+        found = self.regions
+        computed = set()
+        for node in self.order:
+            computed.update(id(x) for x in node.inputs if x.owner is None)
+            if not found.guards(found.of(node)):
+                computed.update(id(o) for o in node.outputs)
+        zero = zeros_read_off(var, computed)
+        return zeros_like(var) if zero is None else zero
 
     def _not_differentiable(self, node: Apply, x: Variable, reason: str):
         path = " <- ".join(_show(v) for v in self._path_to_cost(node) + self._path_to_wrt(x))

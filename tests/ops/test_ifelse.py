@@ -385,6 +385,55 @@ def test_the_gradient_with_respect_to_a_value_only_a_branch_reads(backend):
         check(jac, 3.0 * np.eye(2) if cv else np.zeros((2, 2)))
 
 
+def _guarded_values():
+    """Values of unknown shape that only a branch guarded by ``i < len(x)`` computes (each
+    reads ``x[i]``), with their shapes from w (n,), v (m,) and a (n, m) as NumPy gives them."""
+    x, w, v = (sn.vector(name, dtype="float64") for name in "xwv")
+    a = sn.matrix("a", dtype="float64")
+    i = sn.scalar("i", dtype="int64")
+    pick = x[i]
+    values = {
+        "elementwise": (pick * w, lambda n, m: (n,)),
+        "broadcast": (sn.exp(pick * a) + a * w[:, None], lambda n, m: (n, m)),
+        "concatenate": (sn.concatenate([w, v]) * pick, lambda n, m: (n + m,)),
+        "reduction": (sn.sum(a * pick, axis=0), lambda n, m: (m,)),
+        "product": (sn.sin(pick * w) @ a, lambda n, m: (m,)),
+    }
+    return (x, w, v, a, i), values
+
+
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("optimize", ["fast", "none"])
+@pytest.mark.parametrize(
+    "form", ["elementwise", "broadcast", "concatenate", "reduction", "product"]
+)
+def test_the_gradient_with_respect_to_a_branch_value_of_unknown_shape(backend, optimize, form):
+    """Where the branch is not taken, the gradient with respect to a value only it computes
+    is zeros of the value's shape, read off the values it is computed from (the inputs
+    here), not off the value: with ``i`` out of range computing it would fail."""
+    inputs, values = _guarded_values()
+    x, w, v, a, i = inputs
+    h, shape = values[form]
+    y = sn.ifelse(i < x.shape[0], sn.sum(sn.sin(h)), sn.sum(w))
+    f = sn.function(
+        list(inputs), [sn.grad(y, h), sn.Lop(y, h, 1.0)], backend=backend, optimize=optimize
+    )
+    n, m = 3, 2
+    args = [RNG.normal(size=4), RNG.normal(size=n), RNG.normal(size=m), RNG.normal(size=(n, m))]
+    for got in f(*args, np.int64(7)):
+        check(got, np.zeros(shape(n, m)))
+    taken = f(*args, np.int64(1))
+    want = {
+        "elementwise": lambda xs, ws, vs, as_: xs[1] * ws,
+        "broadcast": lambda xs, ws, vs, as_: np.exp(xs[1] * as_) + as_ * ws[:, None],
+        "concatenate": lambda xs, ws, vs, as_: np.concatenate([ws, vs]) * xs[1],
+        "reduction": lambda xs, ws, vs, as_: np.sum(as_ * xs[1], axis=0),
+        "product": lambda xs, ws, vs, as_: np.sin(xs[1] * ws) @ as_,
+    }[form](*args)
+    for got in taken:
+        check(got, np.cos(want))
+
+
 @pytest.mark.parametrize("backend", LAZY)
 @pytest.mark.parametrize("optimize", ["fast", "none"])
 def test_nested_ifelses_and_their_gradient_keep_the_inner_guard(backend, optimize):
