@@ -1,7 +1,8 @@
 """``einsum`` with NumPy's semantics, compiled to the ops it names: tensordot where two
 operands share a summed index, a broadcasting product and a sum where they also share a kept
-one, transposes and sums for one operand. Parses both of NumPy's forms (the subscripts string
-and the interleaved operand/index-list form) and checks each term against its operand."""
+one, transposes and sums for one operand, a diagonal where a term repeats an index. Parses
+both of NumPy's forms (the subscripts string and the interleaved operand/index-list form),
+``...`` in either, and checks each term against its operand."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from symnb.core.dims import DimMismatch, format_dim, is_int, unify
 from symnb.core.op import _at_user_line, located_call
 from symnb.core.variable import as_variable, describe_value
 from symnb.errors import ArgumentError, ShapeError
+from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, mul
 from symnb.ops.linalg import Tensordot, transpose
 from symnb.ops.reduce import sum as sum_
@@ -23,14 +25,15 @@ def einsum(subscripts: str, *operands):
     """``np.einsum`` for products, transposes and sums (``"ij,jk->ik"``, ``"bij->bji"``,
     ``"i,i->"``, ``",ij->ij"`` with a 0-d operand, implicit output), built from tensordot,
     broadcasting products and sums. A dim known to be 1 when the graph is built broadcasts
-    against the same index's larger size, as in NumPy. NumPy's interleaved form
+    against the same index's larger size, as in NumPy. ``...`` stands for the axes a term
+    does not name, broadcast between operands from the right (``"...ij,...jk->...ik"``); an
+    implicit output puts them first. An index repeated inside one term takes that operand's
+    diagonal (``"ii->i"``, ``"ii"`` the trace, ``"iji->j"``). NumPy's interleaved form
     ``einsum(x, [0, 1], y, [1, 2], [0, 2])`` is the same: each operand followed by its
-    indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z), the output's last if given.
-    Bool operands are NumPy's too: all bool gives bool (an OR of ANDs, computed as int64
-    counts compared with 0); a bool operand beside others is read as 0/1 in their dtype.
-
-    Not supported: ``...`` and a letter repeated inside one operand (diagonals: use
-    ``sn.trace``); both raise a clear error.
+    indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z) or ``Ellipsis``, the output's
+    last if given. Bool operands are NumPy's too: all bool gives bool (an OR of ANDs,
+    computed as int64 counts compared with 0); a bool operand beside others is read as 0/1
+    in their dtype.
     """
     if not isinstance(subscripts, str):
         subscripts, operands = located_call(_interleaved, subscripts, operands)
@@ -43,6 +46,8 @@ def einsum(subscripts: str, *operands):
     terms, output, stretched = located_call(_parse_einsum, subscripts, operands)
     counts = np.dtype("int64") if dtype.kind == "b" else dtype  # tensordot takes no bool
     operands = [cast(o, counts) if o.type.dtype.kind == "b" else o for o in operands]
+    for k, term in enumerate(terms):
+        operands[k], terms[k] = _diagonals(operands[k], term)
     for k, c in stretched:  # a size-1 axis repeats along its index: its letter is the others'
         operands[k] = squeeze(operands[k], terms[k].index(c))
         terms[k] = terms[k].replace(c, "")
@@ -80,17 +85,17 @@ def _interleaved(first, rest) -> tuple[str, tuple]:
 def _sublist(sublist, where: str, form: str) -> str:
     """The letters of one sublist of the interleaved form (its ints as NumPy reads them),
     given ``where`` (``"after operand 0"``)."""
-    if isinstance(sublist, (list, tuple)) and any(i is Ellipsis for i in sublist):
-        raise ShapeError(f"einsum: ... ({sublist!r} {where}) is not supported; name the axes")
-    if not isinstance(sublist, (list, tuple)) or not all(map(is_int, sublist)):
+    if not isinstance(sublist, (list, tuple)) or not all(
+        i is Ellipsis or is_int(i) for i in sublist
+    ):
         raise ArgumentError(f"einsum: {form}; got {describe_value(sublist)} {where}")
     for label in sublist:
-        if not 0 <= label < len(_LABELS):
+        if label is not Ellipsis and not 0 <= label < len(_LABELS):
             raise ArgumentError(
-                f"einsum: an index of the interleaved form is an int in 0..51, not {label} "
-                f"({list(sublist)!r} {where})"
+                f"einsum: an index of the interleaved form is Ellipsis or an int in 0..51, "
+                f"not {label} ({list(sublist)!r} {where})"
             )
-    return "".join(_LABELS[label] for label in sublist)
+    return "".join("..." if label is Ellipsis else _LABELS[label] for label in sublist)
 
 
 def _parse_einsum(subscripts, operands):
@@ -98,7 +103,7 @@ def _parse_einsum(subscripts, operands):
     axes that broadcast against a larger size of their letter."""
     spec = subscripts.replace(" ", "")
     if "." in spec:
-        raise ShapeError(f"einsum: '...' in {subscripts!r} is not supported; name the axes")
+        spec = _without_ellipsis(subscripts, spec, operands)
     lhs, arrow, rhs = spec.partition("->")
     for c in lhs.replace(",", "") + rhs:
         if c not in string.ascii_letters:
@@ -127,13 +132,8 @@ def _check_term(subscripts, k, term, var, sizes, ones):
             f"einsum: term {term!r} of {subscripts!r} has {len(term)} indices but operand {k} "
             f"{var.describe()} has {var.type.ndim} dims"
         )
-    if len(set(term)) != len(term):
-        raise ShapeError(
-            f"einsum: {term!r} repeats an index inside one operand (a diagonal); "
-            "use sn.trace or sn.diag for that"
-        )
     for c, d in zip(term, var.type.shape):
-        if isinstance(d, int) and d == 1:
+        if isinstance(d, int) and d == 1 and term.count(c) == 1:
             ones.append((k, c))
             continue
         seen, where = sizes.setdefault(c, (d, f"operand {k} {var.describe()}"))
@@ -144,6 +144,64 @@ def _check_term(subscripts, k, term, var, sizes, ones):
                 f"einsum: index {c!r} is {format_dim(seen)} in {where} but {format_dim(d)} in "
                 f"operand {k} {var.describe()}"
             ) from None
+
+
+def _without_ellipsis(subscripts: str, spec: str, operands) -> str:
+    """``spec`` with each ``...`` spelled as letters it does not use: the axes its term does
+    not name, aligned from the right across operands (NumPy's broadcasting), in the output
+    where it says ``...``, or first where the output is implicit."""
+    lhs, arrow, rhs = spec.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ShapeError(f"einsum: {subscripts!r} names {len(terms)} operands, got {len(operands)}")
+    for term in [*terms, rhs]:
+        if term.replace("...", "", 1).count("."):
+            raise ArgumentError(
+                f"einsum: {term!r} in {subscripts!r} has a '.' outside one '...' (each term "
+                "takes at most one ellipsis)"
+            )
+    counts = []
+    for k, (term, var) in enumerate(zip(terms, operands)):
+        named = len(term.replace("...", ""))
+        count = var.type.ndim - named if "..." in term else 0
+        if count < 0:
+            raise ShapeError(
+                f"einsum: term {term!r} of {subscripts!r} names {named} indices but operand "
+                f"{k} {var.describe()} has {var.type.ndim} dims"
+            )
+        counts.append(count)
+    free = [c for c in string.ascii_letters if c not in spec]
+    most = max(counts)
+    if most > len(free):
+        raise ArgumentError(f"einsum: {subscripts!r} needs more than 52 indices")
+    spelled = "".join(free[:most])
+    terms = [t.replace("...", spelled[most - n :]) for t, n in zip(terms, counts)]
+    if not arrow:
+        letters = "".join(terms)
+        named = sorted(c for c in set(letters) if letters.count(c) == 1 and c not in spelled)
+        return ",".join(terms) + "->" + spelled + "".join(named)
+    if "..." not in rhs and most:
+        raise ShapeError(
+            f"einsum: the output {rhs!r} of {subscripts!r} has no '...' for the {most} axes "
+            "the operands' '...' stand for (NumPy refuses it too); write '...' in the output "
+            "or sum those axes first"
+        )
+    return ",".join(terms) + "->" + rhs.replace("...", spelled)
+
+
+def _diagonals(var, term: str):
+    """``var`` and its term with each index the term repeats taken once: the diagonal of
+    those axes (``"ii"`` -> ``"i"``), first in the result, as ``x[n, n]`` of the moved axes."""
+    while (c := next((c for c in term if term.count(c) > 1), None)) is not None:
+        first = term.index(c)
+        second = term.index(c, first + 1)
+        rest = [a for a in range(len(term)) if a not in (first, second)]
+        var = transpose(var, [first, second, *rest])
+        size = var.type.shape[0]
+        steps = np.arange(size) if isinstance(size, int) else arange(var.shape[0])
+        var = var[steps, steps]
+        term = c + "".join(term[a] for a in rest)
+    return var, term
 
 
 def _sum_out(var, letters, keep):

@@ -87,6 +87,49 @@ EINSUM_BROADCAST = [  # a 0-d operand's empty term, and size-1 dims that broadca
 ]
 
 
+EINSUM_ELLIPSIS_AND_DIAGONALS = [  # NumPy's '...' and an index repeated inside one term
+    ("...i->...", [(2, 3)]),
+    ("...i", [(2, 3)]),
+    ("i...", [(3, 2)]),
+    ("...", [(3,)]),
+    ("...,...", [(3,), (3,)]),
+    ("...ij,...jk->...ik", [(4, 2, 3), (3, 5)]),
+    ("...ij,...jk", [(4, 2, 3), (3, 5)]),
+    ("i...,i...->i...", [(2, 1, 3), (2, 4, 1)]),
+    ("ij...,jk...->ik...", [(2, 3, 5), (3, 4, 1)]),
+    ("a...b,b->...", [(2, 3, 4), (4,)]),
+    ("i,...->i...", [(2,), ()]),
+    ("...qd,...kd->...qk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("iii->i", [(3, 3, 3)]),
+    ("iji->j", [(2, 3, 2)]),
+    ("i...i", [(3, 2, 3)]),
+    ("...ii->...i", [(5, 3, 3)]),
+    ("bii,bj->bij", [(2, 3, 3), (2, 4)]),
+    ("ij,jj->i", [(2, 3), (3, 3)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM_ELLIPSIS_AND_DIAGONALS)
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_einsum_takes_ellipses_and_diagonals(subscripts, shapes, dtype, rng, backend):
+    """'...' names the axes a term leaves out, broadcast from the right and first in an
+    implicit output; a repeated index takes the diagonal (both were refused)."""
+    arrays = [random_array(rng, s, dtype) for s in shapes]
+    got = run_on(lambda *xs: sn.einsum(subscripts, *xs), *arrays, backend=backend)
+    check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
+
+
+def test_einsum_diagonals_of_unknown_size(rng):
+    """A diagonal whose length is known only when the function runs."""
+    x = sn.tensor("x", shape=("n", None, "n"))
+    a = rng.normal(size=(4, 2, 4))
+    f = sn.function([x], [sn.einsum("iji->j", x), sn.einsum("i...i", x)], backend="py")
+    for got, want in zip(f(a), [np.einsum("iji->j", a), np.einsum("i...i", a)]):
+        check(got, want)
+
+
 @pytest.mark.parametrize("subscripts,shapes", EINSUM_BROADCAST)
 @pytest.mark.parametrize("dtype", ["float64", "int32"])
 def test_einsum_takes_0d_operands_and_broadcasts_size_1_dims(
@@ -133,6 +176,8 @@ INTERLEAVED = [  # NumPy's einsum(op0, sublist0, op1, sublist1, ..., [sublist_ou
     ([(3, 4), (4, 5)], lambda a, b: (a, [0, 1], b, [1, 2], [0, 2])),
     ([(3, 4), (4, 5)], lambda a, b: (a, (30, 1), b, (1, 2))),  # implicit: sorted, A..Z a..z
     ([(2, 3), (2, 3)], lambda a, b: (a, [51, 0], b, [51, 0], [51])),
+    ([(4, 3)], lambda a: (a, [Ellipsis, 1], [1, Ellipsis])),
+    ([(3, 3), (3,)], lambda a, b: (a, [0, 0], b, [0])),
 ]
 
 
@@ -357,7 +402,10 @@ ERRORS = [
         lambda a, b: sn.einsum("ij,ij->i", a, b),
         "index 'i' is 3 in operand 0 'a'.*but 4 in operand 1 'b'",
     ),
-    (lambda a, b: sn.einsum("ii->i", a), "a diagonal"),
+    (lambda a, b: sn.einsum("ii->i", a), "index 'i' is 3 in operand 0 'a'.*but 4 in operand 0"),
+    (lambda a, b: sn.einsum("...ij->ij", sn.tensor("t", (2, 3, 4))), "has no '...' for the 1"),
+    (lambda a, b: sn.einsum("i.j", a), "a '.' outside one '...'"),
+    (lambda a, b: sn.einsum("...ijk", a), "names 3 indices but operand 0 'a'"),
     (lambda a, b: sn.einsum("ij,jk->ik", a), "names 2 operands, got 1"),
     (
         lambda a, b: sn.inv(a),
@@ -397,6 +445,8 @@ GRADS = {
     "einsum broadcast": (lambda a, b: sn.einsum("ij,jk->ik", a, b), [(3, 1), (4, 2)]),
     "einsum broadcast batch": (lambda a, b: sn.einsum("ij,ij->i", a, b), [(3, 1), (1, 4)]),
     "einsum 0-d": (lambda a, b: sn.einsum(",ij->ji", a, b), [(), (2, 3)]),
+    "einsum ellipsis": (lambda a, b: sn.einsum("...ij,...jk", a, b), [(2, 2, 3), (3, 2)]),
+    "einsum diagonal": (lambda a, b: sn.einsum("iji,jk->ik", a, b), [(3, 2, 3), (2, 4)]),
     "trace": (lambda a: sn.trace(a, 1), [(3, 4)]),
     "trace batched": (lambda a: sn.trace(a, 0, -1, 0), [(3, 2, 3)]),
 }
