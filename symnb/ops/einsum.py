@@ -21,7 +21,7 @@ from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import DimShuffle, squeeze
 
 
-def einsum(subscripts: str, *operands):
+def einsum(subscripts: str, *operands, optimize=False):
     """``np.einsum`` for products, transposes and sums (``"ij,jk->ik"``, ``"bij->bji"``,
     ``"i,i->"``, ``",ij->ij"`` with a 0-d operand, implicit output), built from tensordot,
     broadcasting products and sums. A dim known to be 1 when the graph is built broadcasts
@@ -33,8 +33,11 @@ def einsum(subscripts: str, *operands):
     indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z) or ``Ellipsis``, the output's
     last if given. Bool operands are NumPy's too: all bool gives bool (an OR of ANDs,
     computed as int64 counts compared with 0); a bool operand beside others is read as 0/1
-    in their dtype.
+    in their dtype. ``optimize`` is taken for code written for ``np.einsum`` and changes
+    nothing: the operands are contracted left to right (NumPy's choice of order changes
+    the time, not the values).
     """
+    del optimize
     if not isinstance(subscripts, str):
         subscripts, operands = located_call(_interleaved, subscripts, operands)
     if not operands:

@@ -121,6 +121,14 @@ def test_einsum_takes_ellipses_and_diagonals(subscripts, shapes, dtype, rng, bac
     check(got, np.einsum(subscripts, *arrays), rtol=1e-5)
 
 
+@pytest.mark.parametrize("optimize", [True, False, "greedy", "optimal"])
+def test_einsum_takes_numpys_optimize(optimize, rng):
+    """Code written for np.einsum passes optimize=; the values are the same."""
+    a, b, c = (random_array(rng, s, "float64") for s in [(2, 3), (3, 4), (4, 2)])
+    got = run_on(lambda *xs: sn.einsum("ij,jk,kl->il", *xs, optimize=optimize), a, b, c)
+    check(got, np.einsum("ij,jk,kl->il", a, b, c))
+
+
 def test_einsum_diagonals_of_unknown_size(rng):
     """A diagonal whose length is known only when the function runs."""
     x = sn.tensor("x", shape=("n", None, "n"))
