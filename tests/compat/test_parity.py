@@ -532,6 +532,45 @@ def test_a_cuda_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monke
         theano.config.device, sn.config.cuda_device = before
 
 
+def test_an_opencl_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monkeypatch):
+    """Theano's gpuarray use() treated device=opencl* as device=cuda*: with force_device=False
+    a device that cannot be initialised ran the program on the CPU (it raised here)."""
+    from symnb.compat.theano import configparser
+
+    asked = []
+
+    def problem(choice):
+        asked.append(choice)
+        return "sn.config.opencl_device = '5:0' names no device; the devices are:\n  (none)"
+
+    monkeypatch.setattr(configparser, "opencl_problem", problem)
+    monkeypatch.setattr(configparser, "_FELL_BACK", {})
+    before = theano.config.device, sn.config.opencl_device
+    try:
+        theano.config.device = "opencl5:0"
+        assert sn.config.opencl_device == "5:0"
+        with pytest.warns(UserWarning, match="'opencl5:0' cannot be used .sn.config.*CPU"):
+            assert theano.compile.get_mode(None).options()["backend"] is None
+        x = T.vector("x")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # once
+            f = theano.function([x], x * 2)
+        np.testing.assert_allclose(f(np.ones(3, theano.config.floatX)), 2)
+        assert asked == ["5:0"]
+        theano.config.force_device = True
+        assert theano.compile.get_mode(None).options()["backend"] == "opencl"
+    finally:
+        theano.config.force_device = False
+        theano.config.device, sn.config.opencl_device = before
+
+
+def test_opencl_problem_says_why_a_device_cannot_run():
+    pytest.importorskip("pyopencl", reason="the OpenCL extra is not installed")
+    from symnb.backends.opencl.runtime import opencl_problem
+
+    assert "names no device" in opencl_problem("97:0")
+
+
 def test_erfcx_is_the_scaled_complementary_error_function():
     """``T.erfcx`` (was NotImplementedError): SciPy's values, also where erfc underflows,
     Theano's gradient ``2 x erfcx(x) - 2 / sqrt(pi)`` (without its cancellation at large x),

@@ -23,7 +23,12 @@ from symnb.backends.device.runtime import (
     device_facts,
     forked,
 )
-from symnb.backends.opencl.device import NoOpenCLDevice, candidates, usable_device
+from symnb.backends.opencl.device import (
+    NoOpenCLDevice,
+    build_problem,
+    candidates,
+    usable_device,
+)
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.opencl.launch import pyopencl
 from symnb.config import config
@@ -141,6 +146,18 @@ def opencl_runtime(choice: str) -> OpenCLRuntime:
         return OpenCLRuntime(chosen_device(cl, choice))
     except NoOpenCLDevice as exc:
         raise DeviceError(f"backend 'opencl': {exc}") from None
+
+
+def opencl_problem(choice: str = "") -> str | None:
+    """None when the device ``choice`` names (``sn.config.opencl_device``'s reading) builds
+    kernels here; else why not: no pyopencl, no device, none of that name, or one that cannot
+    build (the device a setting names is taken as named, not probed, so it is probed here)."""
+    try:
+        runtime = opencl_runtime(choice)
+    except (DeviceError, ImportError) as exc:
+        return str(exc)
+    problem = build_problem(runtime.cl, runtime.device) if choice else None
+    return None if problem is None else f"{runtime.device_name} cannot build kernels: {problem}"
 
 
 def current_runtime() -> OpenCLRuntime:

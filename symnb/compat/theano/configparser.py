@@ -24,6 +24,7 @@ import threading
 import warnings
 
 from symnb.backends.cuda.runtime import cuda_problem
+from symnb.backends.opencl.runtime import opencl_problem
 from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
@@ -222,19 +223,25 @@ def use_device(device: str) -> None:
 _FELL_BACK: dict[str, str | None] = {}
 
 
-def function_backend(problem=None) -> str | None:
+def function_backend() -> str | None:
     """The backend ``theano.function`` compiles for on ``config.device``. As Theano with
-    ``force_device=False`` (its default), a CUDA device that cannot run here (no driver,
-    no GPU) falls back to the CPU with one warning; ``force_device=True`` keeps the device,
-    so the first function says why it cannot run. ``problem(ordinal)``: why CUDA device
-    ``ordinal`` cannot run (None when it can; symnb.backends.cuda.runtime.cuda_problem)."""
+    ``force_device=False`` (its default), a GPU-array device that cannot run here (CUDA: no
+    driver, no GPU; OpenCL: no pyopencl, no such device, or one that cannot build kernels)
+    falls back to the CPU with one warning, as Theano's gpuarray ``use()`` did for ``cuda*``
+    and ``opencl*`` alike; ``force_device=True`` keeps the device, so the first function
+    says why it cannot run."""
     device = config._flags["device"]
     backend = device_backend(device)
-    if backend != "cuda" or config._flags["force_device"]:
+    if backend not in ("cuda", "opencl") or config._flags["force_device"]:
         return backend
-    key = f"{device}:{_symnb_config.cuda_device}"
+    if backend == "cuda":
+        key, check = f"{device}:{_symnb_config.cuda_device}", cuda_problem
+        setting = _symnb_config.cuda_device
+    else:
+        key, check = f"{device}:{_symnb_config.opencl_device}", opencl_problem
+        setting = _symnb_config.opencl_device
     if key not in _FELL_BACK:
-        why = (problem or cuda_problem)(_symnb_config.cuda_device)
+        why = check(setting)
         _FELL_BACK[key] = why
         if why is not None:
             warnings.warn(
