@@ -418,3 +418,25 @@ def test_profile_counts_a_transfers_bytes_once_per_call():
     assert note.endswith(", 240 bytes per call"), note
     placed = next(n for n in profile.notes if n.startswith("where the steps run"))
     assert "1 × view on the device" in placed and "(C)" not in placed, placed
+
+
+def test_kernel_builds_print_no_compiler_warnings(tmp_path):
+    """A driver's compiler warns on the process's stderr, where a user cannot silence it
+    (PoCL: "2 warnings generated." and pyopencl's CompilerWarning for ``x <= x`` of
+    integers); kernels are built without warnings."""
+    script = (
+        "import numpy as np, symnb as sn\n"
+        "x = sn.vector('x', dtype='int32')\n"
+        "f = sn.function([x], x <= x, backend='opencl', optimize='none')\n"
+        "assert f(np.arange(3, dtype='int32')).all()\n"
+    )
+    env = dict(os.environ, SYMNB_COMPILEDIR=str(tmp_path), POCL_CACHE_DIR=str(tmp_path / "pocl"))
+    done = subprocess.run(
+        [sys.executable, "-W", "always", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr.lower(), done.stderr

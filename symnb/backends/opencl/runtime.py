@@ -34,6 +34,11 @@ from symnb.backends.opencl.launch import pyopencl
 from symnb.config import config
 from symnb.errors import numbered
 
+#: ``-w``: no warnings. A driver's compiler (PoCL's clang) prints them to the process's
+#: stderr itself ("2 warnings generated." for a user's ``x <= x`` of integers), where the
+#: user cannot silence them; a build that fails still says why (DeviceError).
+BUILD_OPTIONS = ["-w"]
+
 
 class OpenCLRuntime(Runtime):
     label = "OpenCL"
@@ -58,7 +63,7 @@ class OpenCLRuntime(Runtime):
     def build(self, source: str, names: list[str]) -> list:
         cache = private_dir(os.path.join(compiledir(), "opencl"))
         try:
-            program = self.cl.Program(self.context, source).build(cache_dir=cache)
+            program = self.cl.Program(self.context, source).build(BUILD_OPTIONS, cache_dir=cache)
         except self.cl.Error as exc:
             raise DeviceError(
                 f"OpenCL kernels do not build on {self.device_name}:\n{exc}\n"
