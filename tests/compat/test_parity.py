@@ -321,6 +321,23 @@ def test_compiledir_with_a_tilde_is_under_the_home_directory(monkeypatch, tmp_pa
         assert sn.config.compiledir == str(tmp_path / "theano-cache")
 
 
+def test_compiledir_reads_the_directory_in_use(monkeypatch, tmp_path):
+    """Theano's flag was always the absolute directory in use (course code lists or removes
+    it); it read "" unless set. A change_flags block puts back the setting, so the default
+    keeps following $SYMNB_COMPILEDIR."""
+    monkeypatch.setattr(sn.config, "compiledir", "")
+    monkeypatch.setenv("SYMNB_COMPILEDIR", str(tmp_path / "env-dir"))
+    assert theano.config.compiledir == str(tmp_path / "env-dir")
+    with theano.change_flags(compiledir=str(tmp_path / "block")):
+        assert theano.config.compiledir == str(tmp_path / "block")
+    assert sn.config.compiledir == ""
+    monkeypatch.setenv("SYMNB_COMPILEDIR", str(tmp_path / "later"))
+    assert theano.config.compiledir == str(tmp_path / "later")
+    monkeypatch.chdir(tmp_path)
+    theano.config.compiledir = "relative"
+    assert theano.config.compiledir == str(tmp_path / "relative")
+
+
 THEANO_1_FLAGS = (
     "nvcc.flags=-use_fast_math,linker=cvm,gcc.cxxflags=-O3 -march=native,"
     "optimizer_including=cudnn,optimizer_excluding=inplace,scan.allow_gc=True,nocleanup=True,"

@@ -23,6 +23,7 @@ import re
 import threading
 import warnings
 
+from symnb.backends import compiledir
 from symnb.backends.cuda.runtime import cuda_problem
 from symnb.backends.opencl.runtime import opencl_problem
 from symnb.compat.theano import flags as _flags
@@ -102,7 +103,10 @@ class TheanoConfig(FlagGroup):
 
     @property
     def compiledir(self) -> str:
-        return _symnb_config.compiledir
+        """The compile directory in use, absolute, as Theano's flag always was (course code
+        lists or removes it): ``sn.config.compiledir``, else ``$SYMNB_COMPILEDIR``, else
+        ``~/.cache/symnb``; setting it sets ``sn.config.compiledir``."""
+        return compiledir.requested()
 
     @compiledir.setter
     def compiledir(self, value: str) -> None:
@@ -321,6 +325,10 @@ class change_flags(contextlib.ContextDecorator):  # noqa: N801 - Theano's name
 
 
 def _get(name: str):
+    """A flag's value as ``change_flags`` puts it back: ``compiledir`` the setting itself
+    ("" when unset), so that the default keeps following ``$SYMNB_COMPILEDIR``."""
+    if name == "compiledir":
+        return _symnb_config.compiledir
     return getattr(config, name) if name in _SYMNB else config._flags[name]
 
 
