@@ -91,7 +91,7 @@ class Config:
         choices = CHOICES.get(name)
         if choices is not None and value not in choices:
             spelled = [repr(c) if name in QUOTED else c for c in choices]
-            raise ValueError(
+            raise ArgumentError(
                 f"config.{name} must be {', '.join(spelled[:-1])} or {spelled[-1]}, not {value!r}"
             )
         if name in BOOLS:
@@ -104,7 +104,7 @@ class Config:
                 f"(sn.progress, symnb.config.quiet), not {value!r}"
             )
         if name == "threads" and not (value is None or _is_count(value)):
-            raise ValueError(
+            raise ArgumentError(
                 "config.threads must be None (the thread policy) or a number of threads of "
                 f"at least 1, not {value!r}"
             )
@@ -112,19 +112,19 @@ class Config:
             value = int(value)  # np.int64(4) is kept as 4
         if name == "cuda_device":
             if not (_is_count(value) or (_is_size(value) and value == 0)) or value != int(value):
-                raise ValueError(
+                raise ArgumentError(
                     f"config.cuda_device must be a device number, 0 or more, not {value!r}"
                 )
             value = int(value)
         if name == "opencl_device" and not _is_device_choice(value):
-            raise ValueError(
+            raise ArgumentError(
                 'config.opencl_device must be text: "" (the first device that builds a '
                 'kernel), "P:D" (platform and device numbers, such as "0:1") or part of a '
                 f"device's name (python -m symnb.backends.opencl lists them), not {value!r}"
             )
         if name == "cache_limit_mb":
             if not _is_whole(value):
-                raise ValueError(
+                raise ArgumentError(
                     "config.cache_limit_mb must be a whole number of MB, 0 or more (0 keeps "
                     f"only the libraries of the latest compile), not {value!r}"
                 )

@@ -288,3 +288,30 @@ def test_the_progress_setting_and_the_launcher_are_checked():
 
 def test_the_launcher_choices_are_the_launchers_there_are():
     assert set(CHOICES["cuda_launcher"]) == set(LAUNCHERS) | {""}
+
+
+BAD_SETTINGS = {
+    "threads": 0,
+    "backend": "C",
+    "optimize": "Fast",
+    "floatX": "float128",
+    "cache_limit_mb": -1,
+    "cuda_device": -1,
+    "opencl_device": 7,
+    "device_loops": "gpu",
+    "cuda_launcher": "numba",
+    "openmp": "false",
+    "cc": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_SETTINGS))
+def test_every_refused_setting_is_an_argument_error_naming_it(name):
+    """docs/notebook.md: a value is checked when set, an sn.ArgumentError naming the setting
+    (most settings raised a plain ValueError, which `except sn.ArgumentError` missed); it is
+    still a ValueError."""
+    before = getattr(sn.config, name)
+    with pytest.raises(sn.ArgumentError, match=f"config.{name}") as caught:
+        setattr(sn.config, name, BAD_SETTINGS[name])
+    assert isinstance(caught.value, ValueError)
+    assert getattr(sn.config, name) == before
