@@ -15,6 +15,7 @@ def fake_cl(builds: dict):
 
     class Platform:
         version = "OpenCL 3.0 Fake 1.0 "
+        name = "Fake Platform "
 
         def get_devices(self):
             return [Device(name) for name in builds]
@@ -69,9 +70,13 @@ def test_no_device_that_builds_names_each_and_the_fix():
     assert "pocl-opencl-icd" in message
 
 
-def test_no_device_at_all():
-    with pytest.raises(chooser.NoOpenCLDevice, match="no OpenCL device found"):
+def test_a_platform_that_lists_no_device_is_no_reinstall():
+    """A driver that is installed but lists no device: installing PoCL again is no fix."""
+    with pytest.raises(chooser.NoOpenCLDevice) as info:
         chooser.usable_device(fake_cl({}))
+    message = str(info.value)
+    assert "no OpenCL device found: the platform 'Fake Platform' lists no device" in message
+    assert "POCL_CACHE_DIR" in message and "pip install" not in message
 
 
 def test_an_icd_loader_without_any_platform_is_no_device():
@@ -81,5 +86,5 @@ def test_an_icd_loader_without_any_platform_is_no_device():
         raise cl.Error("clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR")
 
     cl.get_platforms = no_platform
-    with pytest.raises(chooser.NoOpenCLDevice, match="no OpenCL device found"):
+    with pytest.raises(chooser.NoOpenCLDevice, match="no OpenCL device found; pip install"):
         chooser.usable_device(cl)

@@ -77,9 +77,30 @@ def usable_device(cl):
             return device
         problems.append(f"{device.name} ({device.platform.version.strip()}): {problem}")
     if not problems:
-        raise NoOpenCLDevice("no OpenCL device found; pip install 'symnb[opencl]' (PoCL)")
+        raise NoOpenCLDevice(_no_device(cl))
     raise NoOpenCLDevice(
         "no OpenCL device can build kernels:\n  " + "\n  ".join(problems) + f"\n{FIX}"
+    )
+
+
+def _no_device(cl) -> str:
+    """Why no device is listed: no platform (install one), or platforms that list none (a
+    driver that is installed but found nothing it runs on: installing it again is no fix)."""
+    try:
+        platforms = [p.name.strip() for p in cl.get_platforms()]
+    except cl.Error:
+        platforms = []
+    if not platforms:
+        return "no OpenCL device found; pip install 'symnb[opencl]' (PoCL)"
+    many = len(platforms) > 1
+    return (
+        f"no OpenCL device found: the platform{'s' if many else ''} "
+        + ", ".join(repr(p) for p in platforms)
+        + (" list" if many else " lists")
+        + " no device. The driver is installed but found no device to run on; PoCL "
+        "also lists none when it cannot write its cache ($POCL_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/pocl or ~/.cache/pocl): check those, or run with POCL_DEBUG=all to "
+        "see why"
     )
 
 
