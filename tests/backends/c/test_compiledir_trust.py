@@ -430,6 +430,56 @@ def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledi
         works(build(4.0), 4.0)
 
 
+def full_for(monkeypatch, hit):
+    """``os.open`` failing with ENOSPC for the files it creates where ``hit(path)``."""
+    real = os.open
+
+    def full(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and hit(str(path)):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", full)
+
+
+@pytest.mark.parametrize("backend", ["c", None])
+def test_a_full_disk_while_writing_the_flags_memo_names_the_compile_directory(
+    compiledir, monkeypatch, backend
+):
+    """The memo of a cold directory's flags (``accept_flags``) was a bare OSError from
+    ``_write_once``, with no directory named, on either backend (as a library write is)."""
+    monkeypatch.setattr(sn.config, "backend", "")
+    full_for(monkeypatch, lambda path: os.path.basename(path).startswith("flags-"))
+    x = sn.vector("x")
+    with pytest.raises(cdir.CompileDirError) as full:
+        sn.function([x], sn.exp(x) * 3.0 + 1, backend=backend)
+    said = str(full.value)
+    assert said.startswith(f"the disk holding the compile directory {compiledir} is full")
+    assert "flags-" in said and "No space left on device" in said
+    assert "free some space on that disk" in said
+    assert isinstance(full.value.__cause__, OSError)
+    assert full.value.__cause__.errno == errno.ENOSPC
+
+
+def test_every_write_into_the_compile_directory_says_the_disk_is_full(compiledir):
+    """``write_private`` itself converts the failure, whoever calls it (memos, records)."""
+    works(build())
+    memo = compiledir / "c" / "compiler-0123456789abcdef.txt"
+    real = os.open
+
+    def full(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT:
+            raise OSError(errno.EDQUOT, "Disk quota exceeded", path)
+        return real(path, flags, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", full)
+        with pytest.raises(cdir.CompileDirError, match="compile directory .* is full") as full:
+            cdir.write_private(str(memo), "gcc 12")
+    assert f"{compiledir} is full (writing {memo}: Disk quota exceeded)" in str(full.value)
+    assert not memo.exists() and not list(compiledir.rglob("*.tmp"))
+
+
 # -- a relative compile directory -----------------------------------------------------------------
 def test_a_relative_compile_directory_is_the_one_under_the_working_directory_checked(
     tmp_path, monkeypatch
