@@ -112,7 +112,7 @@ def ensure_private(path: str) -> str:
     compile calls it again: another process may have cleared the directory since)."""
     top = os.path.dirname(path)
     if _make(top):
-        _mark(top)
+        _mark(top, made=True)
     check_dir(top)
     private_dir(path)
     _made.add(path)
@@ -310,7 +310,7 @@ def claim(path: str) -> str:
         made = _make(candidate)
         check_dir(candidate)
         if made or not os.listdir(candidate):
-            _mark(candidate)
+            _mark(candidate, made=made)
         if marked(candidate):
             return candidate
     raise CompileDirError(
@@ -325,9 +325,20 @@ def marked(path: str) -> bool:
     return read_regular(os.path.join(path, MARKER)) == MARKER_TEXT
 
 
-def _mark(path: str) -> None:
-    with contextlib.suppress(OSError):  # a read-only directory: claim then refuses it
+def _mark(path: str, made: bool = False) -> None:
+    """Write the marker in ``path``. Where it cannot be written for lack of space, the full
+    disk's CompileDirError (the directory is removed if this call ``made`` it): read as "not
+    marked", claim said the directory held files symnb did not make, and made a subfolder.
+    Another failure (a read-only directory) leaves it unmarked: claim then refuses it."""
+    try:
         write_private(os.path.join(path, MARKER), MARKER_TEXT)
+    except OSError as exc:
+        if not out_of_space(exc.__cause__):
+            return
+        if made:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        raise
 
 
 def writable(path: str) -> bool:
