@@ -112,7 +112,7 @@ def ensure_private(path: str) -> str:
     compile calls it again: another process may have cleared the directory since)."""
     top = os.path.dirname(path)
     if _make(top):
-        _mark(top)
+        _mark(top, made=True)
     check_dir(top)
     private_dir(path)
     _made.add(path)
@@ -310,7 +310,7 @@ def claim(path: str) -> str:
         made = _make(candidate)
         check_dir(candidate)
         if made or not os.listdir(candidate):
-            _mark(candidate)
+            _mark(candidate, made=made)
         if marked(candidate):
             return candidate
     raise CompileDirError(
@@ -325,9 +325,20 @@ def marked(path: str) -> bool:
     return read_regular(os.path.join(path, MARKER)) == MARKER_TEXT
 
 
-def _mark(path: str) -> None:
-    with contextlib.suppress(OSError):  # a read-only directory: claim then refuses it
+def _mark(path: str, made: bool = False) -> None:
+    """Write the marker in ``path``. Where it cannot be written for lack of space, the full
+    disk's CompileDirError (the directory is removed if this call ``made`` it): read as "not
+    marked", claim said the directory held files symnb did not make, and made a subfolder.
+    Another failure (a read-only directory) leaves it unmarked: claim then refuses it."""
+    try:
         write_private(os.path.join(path, MARKER), MARKER_TEXT)
+    except OSError as exc:
+        if not out_of_space(exc.__cause__):
+            return
+        if made:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        raise
 
 
 def writable(path: str) -> bool:
@@ -347,9 +358,11 @@ def forget() -> None:
 
 def unwritable(path: str, exc: OSError) -> CompileDirError:
     """The error for a write into the compile directory that failed: which directory, why,
-    and what to do (a full disk, a read-only or foreign directory)."""
-    top = compiledir()
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+    and what to do (a full disk, a read-only or foreign directory). The marker file's
+    directory is the one being claimed (``claim``): not yet the checked compile directory,
+    which would claim it again."""
+    top = os.path.dirname(path) if os.path.basename(path) == MARKER else compiledir()
+    if out_of_space(exc):
         fix = "free some space on that disk, or set sn.config.compiledir to a directory on another"
         return CompileDirError(
             f"the disk holding the compile directory {top} is full (writing {path}: "
@@ -365,6 +378,11 @@ def unwritable(path: str, exc: OSError) -> CompileDirError:
         f"cannot write {path} in the compile directory {top} ({type(exc).__name__}: "
         f"{exc.strerror or exc}); {fix}"
     )
+
+
+def out_of_space(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is a write that failed for lack of space (a full disk, a quota)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 # -- files ---------------------------------------------------------------------------------------
@@ -487,7 +505,18 @@ def write_private(path: str, text: str | bytes) -> None:
     """Write ``text`` (str or bytes) atomically (a unique temporary file, then
     ``os.replace``), mode 0600.
     A directory where the file goes (a damaged cache) is deleted first; the directory that
-    holds it is made again if another process cleared it."""
+    holds it is made again if another process cleared it. A write that fails (a full disk,
+    a read-only directory) raises ``unwritable``'s CompileDirError, naming the compile
+    directory and the fix, for every file symnb writes there (memos, entries, records)."""
+    try:
+        _write_retried(path, text)
+    except CompileDirError:
+        raise
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
+
+
+def _write_retried(path: str, text: str | bytes) -> None:
     for attempt in range(MAKE_TRIES):
         try:
             _write_once(path, text)

@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
@@ -428,6 +429,118 @@ def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledi
         cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"
     ):
         works(build(4.0), 4.0)
+
+
+def full_for(monkeypatch, hit):
+    """``os.open`` failing with ENOSPC for the files it creates where ``hit(path)``."""
+    real = os.open
+
+    def full(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and hit(str(path)):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", full)
+
+
+@pytest.mark.parametrize("backend", ["c", None])
+def test_a_full_disk_while_writing_the_flags_memo_names_the_compile_directory(
+    compiledir, monkeypatch, backend
+):
+    """The memo of a cold directory's flags (``accept_flags``) was a bare OSError from
+    ``_write_once``, with no directory named, on either backend (as a library write is)."""
+    monkeypatch.setattr(sn.config, "backend", "")
+    full_for(monkeypatch, lambda path: os.path.basename(path).startswith("flags-"))
+    x = sn.vector("x")
+    with pytest.raises(cdir.CompileDirError) as full:
+        sn.function([x], sn.exp(x) * 3.0 + 1, backend=backend)
+    said = str(full.value)
+    assert said.startswith(f"the disk holding the compile directory {compiledir} is full")
+    assert "flags-" in said and "No space left on device" in said
+    assert "free some space on that disk" in said
+    assert isinstance(full.value.__cause__, OSError)
+    assert full.value.__cause__.errno == errno.ENOSPC
+
+
+def test_every_write_into_the_compile_directory_says_the_disk_is_full(compiledir):
+    """``write_private`` itself converts the failure, whoever calls it (memos, records)."""
+    works(build())
+    memo = compiledir / "c" / "compiler-0123456789abcdef.txt"
+    real = os.open
+
+    def full(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT:
+            raise OSError(errno.EDQUOT, "Disk quota exceeded", path)
+        return real(path, flags, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", full)
+        with pytest.raises(cdir.CompileDirError, match="compile directory .* is full") as full:
+            cdir.write_private(str(memo), "gcc 12")
+    assert f"{compiledir} is full (writing {memo}: Disk quota exceeded)" in str(full.value)
+    assert not memo.exists() and not list(compiledir.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("backend", ["c", None])
+def test_a_new_compile_directory_on_a_full_disk_says_the_disk_is_full(
+    tmp_path, monkeypatch, backend
+):
+    """The marker of a new directory could not be written: claim read "not marked" as
+    files symnb did not make, said to empty or remove them, and left a symnb-cache/ folder."""
+    new = tmp_path / "new" / "cache"
+    monkeypatch.setattr(sn.config, "compiledir", str(new))
+    monkeypatch.setattr(sn.config, "backend", "")
+    monkeypatch.setattr(cache, "_loaded", {})
+    full_for(monkeypatch, lambda path: path.startswith(str(new)))
+    x = sn.vector("x")
+    with pytest.raises(cdir.CompileDirError) as full:
+        sn.function([x], sn.exp(x) * 5.0 + 1, backend=backend)
+    said = str(full.value)
+    assert said.startswith(f"the disk holding the compile directory {new} is full")
+    assert f"writing {new / cdir.MARKER}: No space left on device" in said
+    assert "did not make" not in said and "empty or remove" not in said
+    assert not new.exists()  # made by symnb and left empty: removed, no symnb-cache/ in it
+
+
+def test_an_empty_directory_of_the_users_on_a_full_disk_is_left_as_it_was(tmp_path, monkeypatch):
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    monkeypatch.setattr(sn.config, "compiledir", str(mine))
+    full_for(monkeypatch, lambda path: path.startswith(str(mine)))
+    with pytest.raises(cdir.CompileDirError, match=f"compile directory {mine} is full"):
+        cdir.compiledir()
+    assert mine.is_dir() and not list(mine.iterdir())
+
+
+def test_a_read_only_new_directory_still_falls_back(tmp_path, monkeypatch):
+    """Only a lack of space is raised from the marker's write: a directory where it is
+    refused (read-only) is not marked, and symnb works in the user's fallback."""
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    monkeypatch.setattr(sn.config, "compiledir", str(mine))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir(mode=0o700)
+    real = os.open
+
+    def read_only(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and str(path).startswith(str(mine)):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    monkeypatch.setattr(os, "makedirs", refuse_under(mine, os.makedirs))
+    with pytest.warns(RuntimeWarning, match=f"cannot use the compile directory {mine}"):
+        chosen = cdir.compiledir()
+    assert chosen == cdir.shared_fallback() and cdir.marked(chosen)
+
+
+def refuse_under(top, real):
+    def makedirs(path, *args, **kwargs):
+        if str(path).startswith(str(top)) and not os.path.exists(path):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real(path, *args, **kwargs)
+
+    return makedirs
 
 
 # -- a relative compile directory -----------------------------------------------------------------

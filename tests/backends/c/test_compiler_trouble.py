@@ -3,6 +3,7 @@ that cannot build, one whose runtime links but does not load, one that hangs, on
 nothing, wrappers that echo their command line or reject a flag, a dispatcher by ``argv[0]``
 (ccache's masquerade links), and the CPU as ARM's /proc/cpuinfo and macOS's sysctl say it."""
 
+import errno
 import logging
 import os
 import subprocess
@@ -333,6 +334,30 @@ def test_the_runners_build_failure_shows_the_linkers_line(compiledir, tmp_path, 
     assert not runner._build(cc, str(tmp_path / "runner.so"))
     assert "No space left on device" in runner._problem[0]
     assert compiler.summary(LD_FULL) == "/usr/bin/ld: final link failed: No space left on device"
+
+
+def test_the_runners_record_on_a_full_disk_names_the_compile_directory(
+    compiledir, tmp_path, monkeypatch
+):
+    """The runner's ``.sum`` written on a full disk: its reason was "[Errno 28] No space
+    left on device", no directory named; now the compile directory's full-disk message."""
+    cc = stand_in(tmp_path, monkeypatch, 'for last; do :; done\nprintf built > "$last"')
+    monkeypatch.setattr(runner, "_threading", lambda cc: ())
+    monkeypatch.setattr(runner, "_problem", [])
+    real = os.open
+
+    def full(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and ".sum." in os.path.basename(str(path)):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        return real(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", full)
+    target = tmp_path / "runner.so"
+    assert not runner._build(cc, str(target))
+    (said,) = runner._problem
+    assert said.startswith(f"{cc}: the disk holding the compile directory {compiledir} is full")
+    assert f"writing {target}.sum: No space left on device" in said
+    assert not list(tmp_path.glob("runner.so*"))
 
 
 def test_the_runners_warning_is_at_the_users_line(compiledir, monkeypatch):
