@@ -203,3 +203,23 @@ def test_a_wrt_listed_twice_gets_its_jacobian_twice_not_doubled(shape, backend):
     ha, hb = sn.function([x], sn.hessian(sn.sum(x**3), [x, x]), backend=backend)(xv)
     np.testing.assert_allclose(ha, np.diag(6 * xv), rtol=1e-12)
     np.testing.assert_allclose(hb, np.diag(6 * xv), rtol=1e-12)
+
+
+def test_a_fixed_shape_jacobian_does_work_linear_in_its_size():
+    """The rows of a fixed-shape Jacobian are stacked: placing each as a one-hot outer
+    product and summing them built n arrays of n x n (an (800,) expression's Jacobian took
+    137 ms a call, the scan over a symbolic shape 0.8 ms). The graph's elements, summed over
+    its nodes, stay within a few times the Jacobian's own; its values are exact."""
+    from symnb.core.graph import ancestors
+
+    n = 40
+    x = sn.tensor("x", shape=(n,), dtype="float64")
+    jac = sn.jacobian(sn.tanh(x) * x, x)
+    elements = sum(
+        int(np.prod(out.type.shape)) for node in ancestors([jac]) for out in node.outputs
+    )
+    assert elements < 10 * n * n, elements
+    value = np.linspace(-1.5, 2.0, n)
+    got = sn.function([x], jac, backend="py")(value)
+    want = np.diag(np.tanh(value) + value * (1 - np.tanh(value) ** 2))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
