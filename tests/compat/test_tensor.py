@@ -785,6 +785,18 @@ def test_round_half_away_is_exact_next_to_halves_and_for_large_odd_values(mode, 
     np.testing.assert_array_equal(as_int, [int(big), -int(big), 0, 0, 3, -3])
 
 
+def test_patternbroadcast_applies_the_whole_pattern_so_an_update_fits_its_shared_variable():
+    """Theano's ``Rebroadcast`` sets every axis the pattern names: a False entry unmarks a
+    broadcastable dim, as ``T.unbroadcast`` does. Only the True entries were applied, so
+    ``patternbroadcast(new_W, W.broadcastable)`` kept a (True, False) update for a (False,
+    False) shared W and the update was refused."""
+    W = theano.shared(np.ones((1, 3)), name="W")
+    new = T.patternbroadcast(W.mean(axis=0, keepdims=True) * 2, W.broadcastable)
+    assert new.broadcastable == (False, False)
+    theano.function([], [], updates=[(W, new)])()
+    np.testing.assert_array_equal(W.get_value(), np.full((1, 3), 2.0))
+
+
 def test_theanos_rounding_and_broadcast_patterns():
     x = T.dvector("x")
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.2])
@@ -804,6 +816,10 @@ def test_theanos_rounding_and_broadcast_patterns():
     assert loose.broadcastable == (False, False)  # Theano's rule: the axis may be any length
     np.testing.assert_array_equal(run([m], T.squeeze(loose), np.ones((3, 1))), np.ones((3, 1)))
     assert T.unbroadcast(m, 0, 1) is m  # nothing broadcastable to loosen
+    assert T.patternbroadcast(T.row("r"), (False, False)).broadcastable == (False, False)
+    assert T.patternbroadcast(col, (True, False)).broadcastable == (True, False)
+    with pytest.raises(sn.ShapeError, match=r"patternbroadcast: the pattern .* 3 entries, but 'm'"):
+        T.patternbroadcast(m, (True, False, False))
     labels = T.ivector("y")
     np.testing.assert_array_equal(
         run([labels], T.extra_ops.to_one_hot(labels, 3), np.array([2, 0], "int32")),

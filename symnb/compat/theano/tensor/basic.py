@@ -308,10 +308,23 @@ def vertical_stack(*args) -> Variable:
 
 
 def patternbroadcast(x, broadcastable) -> Variable:
-    """x with the dims that ``broadcastable`` marks checked to be 1 (a call with another
-    length fails) and known to be 1 in its type."""
+    """x with the whole pattern ``broadcastable`` (Theano's ``Rebroadcast`` of every entry):
+    the dims it marks True checked to be 1 (a call with another length fails) and known to
+    be 1 in its type, those it marks False no longer broadcastable (``unbroadcast``), so
+    ``patternbroadcast(new_W, W.broadcastable)`` fits an update to its shared variable's
+    type. Axes past the pattern keep theirs."""
     x = as_variable(x)
-    marked = [i for i, b in enumerate(broadcastable) if b]
+    pattern = tuple(broadcastable)
+    if len(pattern) > x.type.ndim:
+        raise _at_user_line(
+            ShapeError(
+                f"patternbroadcast: the pattern {pattern} has {len(pattern)} entries, but "
+                f"{x.describe()} has {x.type.ndim} dims"
+            )
+        )
+    loose = [i for i, b in enumerate(pattern) if not b]
+    marked = [i for i, b in enumerate(pattern) if b]
+    x = _unbroadcast(x, *loose) if loose else x
     return addbroadcast(x, *marked) if marked else x
 
 
