@@ -2,6 +2,7 @@
 they differ from NumPy's (floatX, integer division, dot, softmax of a vector, conv2d's
 flipped filters, pool_2d's partial windows)."""
 
+import re
 import warnings
 from pathlib import Path
 
@@ -1039,3 +1040,48 @@ def test_selu_crossentropy_softmax_1hot_grad_scale_same_size_pool(rng):
             r, c = np.unravel_index(win.argmax(), (2, 2))
             want[0, 0, 2 * i + r, 2 * j + c] = win.max()
     np.testing.assert_allclose(same, want)
+
+
+def test_topk_and_argtopk_give_the_k_largest_or_smallest_in_descending_order():
+    """Theano 1.0's ``T.topk``/``argtopk``/``topk_and_argtopk`` (theano/tensor/sort.py) were
+    bare AttributeErrors. ``kth`` > 0: the largest; < 0: the smallest |kth|; both in
+    descending order (what Theano's ``sorted=True`` promised); a constant or symbolic kth,
+    axis=None flattening x; the gradient goes to the elements picked."""
+    x, k = T.dmatrix("x"), T.iscalar("k")
+    X = np.random.RandomState(0).randn(4, 6)
+    descending = -np.sort(-X, axis=1)
+    f = theano.function(
+        [x, k],
+        [
+            T.topk(x, 2),
+            T.argtopk(x, -2),
+            T.topk(x, -2, sorted=False),
+            T.topk(x, 2, axis=0),
+            T.topk(x, k),
+            T.argtopk(x, k, idx_dtype="int32"),
+            T.topk(x, 3, axis=None),
+            *T.topk_and_argtopk(x, 1),
+        ],
+    )
+    got = f(X, -3)
+    np.testing.assert_array_equal(got[0], descending[:, :2])
+    np.testing.assert_array_equal(got[1], np.argsort(X, axis=1)[:, 1::-1])
+    assert got[1].dtype == np.int64
+    np.testing.assert_array_equal(got[2], descending[:, -2:])
+    np.testing.assert_array_equal(got[3], -np.sort(-X, axis=0)[:2])
+    np.testing.assert_array_equal(got[4], descending[:, -3:])
+    np.testing.assert_array_equal(got[5], np.argsort(X, axis=1)[:, 2::-1])
+    assert got[5].dtype == np.int32
+    np.testing.assert_array_equal(got[6], -np.sort(-X.ravel())[:3])
+    np.testing.assert_array_equal(got[7], X.max(axis=1, keepdims=True))
+    np.testing.assert_array_equal(got[8], X.argmax(axis=1)[:, None])
+    np.testing.assert_array_equal(f(X, 3)[4], descending[:, :3])
+    for bad, says in [(0, "must not be 0 (1 > 0)"), (7, "length of axis 1 (7 > 6)")]:
+        with pytest.raises(sn.ShapeError, match=re.escape(says)):
+            f(X, bad)
+    with pytest.raises(sn.ShapeError, match="T.topk: kth=7 of 'y' .* more than the 6 along"):
+        T.topk(sn.tensor("y", shape=(4, 6), dtype="float64"), 7)
+    gx = T.grad(T.sum(T.topk(x, 2) * np.array([1.0, 2.0])), x)
+    want = np.zeros_like(X)
+    np.put_along_axis(want, np.argsort(-X, axis=1)[:, :2], [1.0, 2.0], axis=1)
+    np.testing.assert_array_equal(run([x], gx, X), want)

@@ -32,12 +32,15 @@ from symnb.compat.theano.tensor.selection import (  # noqa: F401
     argmax,
     argmin,
     argsort,
+    argtopk,
     diagonal,
     flatnonzero,
     max_and_argmax,
     nonzero,
     nonzero_values,
     sort,
+    topk,
+    topk_and_argtopk,
 )
 from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
     advanced_inc_subtensor1,
