@@ -1085,3 +1085,37 @@ def test_topk_and_argtopk_give_the_k_largest_or_smallest_in_descending_order():
     want = np.zeros_like(X)
     np.put_along_axis(want, np.argsort(-X, axis=1)[:, :2], [1.0, 2.0], axis=1)
     np.testing.assert_array_equal(run([x], gx, X), want)
+
+
+def test_specify_shape_checks_the_shape_when_the_function_runs():
+    """Theano 1.0's ``T.specify_shape(x, shape)`` was a bare AttributeError. x comes back
+    once its shape is checked when the function runs: ints (known in the type from then
+    on), integer scalars of the graph, or an integer vector; a ShapeError names x and both
+    shapes. The gradient is x's."""
+    x, n, s = T.dmatrix("x"), T.iscalar("n"), T.ivector("s")
+    X = np.arange(20.0).reshape(4, 5)
+    fixed = T.specify_shape(x, (4, 5))
+    assert fixed.type.shape == (4, 5)
+    assert T.specify_shape(x, (1, 5)).broadcastable == (False, False)  # Theano kept x's
+    f = theano.function([x, n, s], [fixed * 2, T.specify_shape(x, (n, 5)), T.specify_shape(x, s)])
+    got = f(X, 4, np.array([4, 5], "int32"))
+    np.testing.assert_array_equal(got[0], 2 * X)
+    np.testing.assert_array_equal(got[1], X)
+    np.testing.assert_array_equal(got[2], X)
+    for args, says in [
+        ((np.ones((3, 5)), 3, [3, 5]), "((3, 5), not (4, 5), when the function ran)"),
+        ((X, 2, [4, 5]), "((4, 5), not (n, 5) = (2, 5), when the function ran)"),
+        ((X, 4, [4, 6]), "= (4, 6), when the function ran)"),
+        ((X, 4, [4, 5, 1]), "more lengths than its axes (3 > 2)"),
+    ]:
+        with pytest.raises(sn.ShapeError) as info:
+            f(args[0], args[1], np.array(args[2], "int32"))
+        message = str(info.value)
+        assert message.startswith("T.specify_shape: 'x' (float64(?, ?))"), message
+        assert says in message, message
+    with pytest.raises(sn.ShapeError, match=r"1 lengths \(4,\) for 2 axes"):
+        T.specify_shape(x, (4,))
+    with pytest.raises(sn.ShapeError, match="axis 1 has 5, not 6"):
+        T.specify_shape(fixed, (4, 6))
+    gx = T.grad(T.sum(T.specify_shape(x, (n, 5)) ** 2), x)
+    np.testing.assert_array_equal(theano.function([x, n], gx)(X, 4), 2 * X)

@@ -62,6 +62,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import normalize_axis as _normalize_axis
+from symnb.ops.checks import HasShape as _HasShape
 from symnb.ops.checks import at_most as _at_most
 from symnb.ops.checks import in_domain as _in_domain
 from symnb.ops.elemwise import cast as _cast
@@ -329,6 +330,62 @@ def patternbroadcast(x, broadcastable) -> Variable:
     marked = [i for i, b in enumerate(pattern) if b]
     x = _unbroadcast(x, *loose) if loose else x
     return addbroadcast(x, *marked) if marked else x
+
+
+def specify_shape(x, shape) -> Variable:
+    """Theano's ``specify_shape``: x, once its shape is checked to be ``shape`` when the
+    function runs (a ShapeError naming x and both shapes), the ints of ``shape`` other than
+    1 known in its type from then on (a 1 leaves x's broadcastable pattern, as Theano's).
+    ``shape`` is a list or tuple of ints and integer scalars, or an integer vector, one
+    length per axis of x; fixed dims of x that differ are refused when the graph is built."""
+    x = as_variable(x)
+    what = f"T.specify_shape: {x.describe()}"
+    if isinstance(shape, Variable) and shape.type.ndim == 1:
+        if shape.type.dtype.kind not in "iu":
+            raise _at_user_line(DTypeError(f"{what}: shape is of integers, not {shape.describe()}"))
+        count = shape.type.shape[0]
+        if isinstance(count, int) and count != x.type.ndim:
+            raise _at_user_line(
+                ShapeError(f"{what}: shape {shape.describe()} for {x.type.ndim} axes")
+            )
+        if not isinstance(count, int):
+            length = sn.shape(shape)[0]
+            x = _at_most(x, length, x.type.ndim, f"{what}: more lengths than its axes")
+            x = _at_most(x, x.type.ndim, length, f"{what}: fewer lengths than its axes")
+        shape = [shape[i] for i in range(x.type.ndim)]
+    if not isinstance(shape, (list, tuple)):
+        raise _at_user_line(
+            ArgumentError(f"{what}: shape is a list or tuple of lengths or an integer vector")
+        )
+    if len(shape) != x.type.ndim:
+        raise _at_user_line(
+            ShapeError(f"{what}: {len(shape)} lengths {tuple(shape)} for {x.type.ndim} axes")
+        )
+    dims, sources, names = [], [], []
+    for i, d in enumerate(shape):
+        if isinstance(d, Constant) and d.type.ndim == 0 and d.type.dtype.kind in "iu":
+            d = int(d.data)
+        if _is_int(d):
+            if isinstance(x.type.shape[i], int) and x.type.shape[i] != int(d):
+                raise _at_user_line(
+                    ShapeError(f"{what}: axis {i} has {x.type.shape[i]}, not {int(d)}")
+                )
+            dims.append(int(d))
+            continue
+        d = as_variable(d)
+        if d.type.ndim != 0 or d.type.dtype.kind not in "iu":
+            raise _at_user_line(
+                DTypeError(f"{what}: the length of axis {i} is an integer, not {d.describe()}")
+            )
+        name = d.name if isinstance(d.name, str) and d.name.isidentifier() else f"length{i}"
+        name = name if name not in dims else f"{name}{i}"
+        dims.append(name)
+        names.append((name, len(sources), None))
+        sources.append(d)
+    checked = _HasShape(what, tuple(dims), tuple(names))(x, *sources)
+    # a length 1 is checked but, as Theano's SpecifyShape kept x's type, not made broadcastable
+    ones = [i for i, d in enumerate(dims) if d == 1 and x.type.shape[i] != 1]
+    return _unbroadcast(checked, *ones) if ones else checked
 
 
 def addbroadcast(x, *axes) -> Variable:
