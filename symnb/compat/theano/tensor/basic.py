@@ -451,6 +451,12 @@ def dot(a, b) -> Variable:
     return sn.tensordot(a, b, axes=[[a.type.ndim - 1], [builtins.max(b.type.ndim - 2, 0)]])
 
 
+def swapaxes(y, axis1, axis2) -> Variable:
+    """Theano's ``T.swapaxes(y, axis1, axis2)``: y with the two axes exchanged (as
+    ``y.swapaxes`` and ``np.swapaxes``)."""
+    return sn.swapaxes(y, axis1, axis2)
+
+
 def flatten(x, ndim=1, outdim=None) -> Variable:
     """``T.flatten(x, ndim=1)``; ``outdim`` is Theano's older name for ``ndim``."""
     return sn.flatten(x, ndim if outdim is None else outdim)
