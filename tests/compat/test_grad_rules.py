@@ -199,6 +199,24 @@ def test_a_known_gradient_of_another_length_is_refused_not_spread_by_an_update()
     np.testing.assert_allclose(W.get_value(), [[0.5, 0.0]] * 3)
 
 
+def test_jacobian_and_hessian_of_a_list_are_refused_naming_the_argument():
+    """``theano.gradient.jacobian([x ** 2, x * 3], x)`` was an internal AttributeError
+    ('list' object has no attribute 'type'); Theano 1.0 asserted "tensor.jacobian expects a
+    Variable as `expression`". Also with consider_constant, and T.hessian's cost."""
+    x = T.dvector("x")
+    G = theano.gradient
+    for build, says in [
+        (lambda: G.jacobian([x**2, x * 3], x), "T.jacobian: `expression` must be one"),
+        (lambda: T.jacobian((x**2,), x, consider_constant=[x]), "T.jacobian: `expression`"),
+        (lambda: G.hessian([T.sum(x**3)], x), "T.hessian: `cost` must be one"),
+    ]:
+        with pytest.raises(sn.ArgumentError) as info:
+            build()
+        message = str(info.value)
+        assert message.startswith(says) and "once per" in message, message
+        assert "test_grad_rules.py" in message, message
+
+
 def test_sn_grad_keeps_refusing_integers():
     z = sn.scalar("z", dtype="int64")
     with pytest.raises(sn.DTypeError, match="sn.grad: cannot differentiate"):

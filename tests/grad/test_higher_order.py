@@ -203,3 +203,23 @@ def test_a_wrt_listed_twice_gets_its_jacobian_twice_not_doubled(shape, backend):
     ha, hb = sn.function([x], sn.hessian(sn.sum(x**3), [x, x]), backend=backend)(xv)
     np.testing.assert_allclose(ha, np.diag(6 * xv), rtol=1e-12)
     np.testing.assert_allclose(hb, np.diag(6 * xv), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "given", "says"),
+    [
+        (sn.jacobian, lambda x: [x**2, x * 3], "sn.jacobian: `expression` must be one"),
+        (sn.jacobian, lambda x: (x**2,), "sn.jacobian: `expression` must be one"),
+        (sn.hessian, lambda x: [sn.sum(x**3)], "sn.hessian: `cost` must be one"),
+    ],
+)
+def test_a_list_of_expressions_is_refused_naming_the_argument(call, given, says):
+    """``sn.jacobian([x ** 2, x * 3], x)`` was an AttributeError from inside ('list' object
+    has no attribute 'type'); Theano asserted "tensor.jacobian expects a Variable as
+    `expression`"."""
+    x = sn.tensor("x", shape=(None,), dtype="float64")
+    with pytest.raises(sn.ArgumentError) as info:
+        call(given(x), x)
+    message = str(info.value)
+    assert message.startswith(says), message
+    assert "once per" in message and "test_higher_order.py" in message, message
