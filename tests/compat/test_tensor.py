@@ -241,6 +241,27 @@ def test_softmax_of_a_vector_is_a_row_as_in_theano(rng):
     np.testing.assert_allclose(run([m], T.nnet.softmax(m), b).sum(axis=1), [1, 1])
 
 
+@pytest.mark.parametrize("call", ["softmax", "logsoftmax"])
+def test_softmax_of_more_than_two_dims_is_refused_as_in_theano(call):
+    """Theano 1.0's Softmax took "1-d or 2-d tensor of floats" only (a ValueError); a
+    tensor3 was accepted silently, softmax over its last axis. symnb's sn.softmax keeps
+    its axis argument (the hint), and T.nnet.softmax of a vector and a matrix are as
+    before."""
+    t = T.tensor3("t")
+    with pytest.raises(sn.ShapeError) as info:
+        getattr(T.nnet, call)(t)
+    assert isinstance(info.value, ValueError)
+    message = str(info.value)
+    assert message.startswith(
+        f"T.nnet.{call}: x must be a 1-d or 2-d tensor of floats, as in Theano, not 't' "
+        "(float64(?, ?, ?))"
+    ), message
+    assert "axis=-1" in message and "test_tensor.py" in message, message
+    with pytest.raises(sn.ShapeError, match="1-d or 2-d"):
+        getattr(T.nnet, call)(T.dscalar("s"))
+    assert getattr(T.nnet, call)(T.vector("v")).type.ndim == 2
+
+
 @pytest.mark.parametrize("floatx, value", [("float32", 30.0), ("float64", 100.0)])
 def test_binary_crossentropy_of_a_reshaped_sigmoid_as_theanos_test(floatx, value):
     """Theano's test_nnet.py test_binary_crossentropy_reshape (issue #4086): the gradient
