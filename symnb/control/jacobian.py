@@ -20,6 +20,7 @@ import numpy as np
 from symnb.control.scan_build import scan
 from symnb.core.graph import ancestors
 from symnb.core.variable import Constant, Variable
+from symnb.errors import ArgumentError
 from symnb.grad.formulas import with_stable_ops
 from symnb.grad.reverse import (
     DISCONNECTED,
@@ -49,6 +50,7 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     A fixed shape builds one reverse pass per element; a symbolic one, a scan over the
     elements (see the module docstring). The options behave as in ``sn.grad``.
     """
+    check_expression(expr, "sn.jacobian", "expression")
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
@@ -75,10 +77,25 @@ def hessian(cost, wrt, disconnected="raise", return_disconnected="zero"):
     Each ``wrt``'s gradient becomes a Jacobian's expression (a scan when its shape is
     symbolic).
     """
+    check_expression(cost, "sn.hessian", "cost")
     targets, single = variable_list(wrt, "wrt")
     grads = grad(cost, targets, None, disconnected, return_disconnected)
     result = [None if g is None else jacobian(g, x, "ignore") for g, x in zip(grads, targets)]
     return result[0] if single else result
+
+
+def check_expression(value, call: str, what: str) -> None:
+    """``value`` (the argument ``what`` of ``call``) is one symbolic variable: a list or
+    tuple of expressions was an AttributeError from inside (Theano asserted "tensor.jacobian
+    expects a Variable as `expression`")."""
+    if isinstance(value, Variable):
+        return
+    several = isinstance(value, (list, tuple))
+    instead = f"; call {call} once per {what}" if several else ""
+    raise ArgumentError(
+        f"{call}: `{what}` must be one symbolic variable, not "
+        f"{type(value).__name__} {value!r}{instead}"
+    )
 
 
 def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:

@@ -22,7 +22,7 @@ from symnb.core.dims import DimMismatch, evaluate, names_in
 from symnb.core.graph import ancestors, substitute
 from symnb.core.op import Apply
 from symnb.core.shapes import warnings as shape_warnings
-from symnb.core.variable import Constant, Variable
+from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.ops.broadcast import Reduce
 from symnb.ops.checks import same_shape, shape_from
 from symnb.ops.creation import zeros
@@ -40,6 +40,7 @@ def checked_points(results: list, pairs, what: str) -> list:
         for node in ancestors([r for r in results if r is not None])
         for v in (*node.inputs, *node.outputs)
     }
+    computed |= _shared_read([var for _, var in pairs])
     checked_pairs = [
         (p, v)
         for p, v in pairs
@@ -54,6 +55,18 @@ def checked_points(results: list, pairs, what: str) -> list:
         if checked is not point:
             replace[point] = checked
     return substitute(results, replace) if replace else results
+
+
+def _shared_read(variables: list) -> set:
+    """Ids of the shared variables ``variables`` are computed from: their values are read,
+    not computed, so a check may read their shapes without asking for any input (``h =
+    dot(x, W)`` of a shared ``W``, whose gradient computes no ``W``). Their shapes are read
+    when the function runs, since ``set_value`` may change them."""
+    leaves = [v for v in variables if isinstance(v, SharedVariable)]
+    leaves += [
+        v for node in ancestors(variables) for v in node.inputs if isinstance(v, SharedVariable)
+    ]
+    return {id(v) for v in leaves}
 
 
 def zeros_read_off(var: Variable, computed: set) -> Variable | None:

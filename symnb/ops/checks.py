@@ -239,9 +239,11 @@ def shape_from(x, dims, names, sources, what: str) -> Variable:
 
 class HasShape(Op):
     """A copy of x where its shape is ``shape`` when the function runs, each name in it the
-    length of a source's axis (``names``: (name, source, axis)); else a ShapeError: ``what``
-    followed by both shapes. For a replacement a user's rewrite rule returns whose dims the
-    types cannot prove to be those of what it replaces (``symnb/opt/replacements.py``)."""
+    length of a source's axis (``names``: (name, source, axis)), or with axis None the value
+    of a source, an integer scalar (a length the graph computes: Theano's ``specify_shape``
+    of symbolic lengths); else a ShapeError: ``what`` followed by both shapes. For a
+    replacement a user's rewrite rule returns whose dims the types cannot prove to be those
+    of what it replaces (``symnb/opt/replacements.py``)."""
 
     dtype_rule = "x's dtype"
     __props__ = ("what", "shape", "names")
@@ -252,11 +254,17 @@ class HasShape(Op):
     def infer_types(self, x, *sources):
         if x.type.ndim != len(self.shape):
             raise ShapeError(f"{self.what}: {x.type.ndim} axes, not {len(self.shape)}")
-        shape = tuple(x.type.shape[i] if d is None else d for i, d in enumerate(self.shape))
+        values = {name for name, _, axis in self.names if axis is None}
+        shape = tuple(
+            x.type.shape[i] if d is None or d in values else d for i, d in enumerate(self.shape)
+        )
         return [TensorType.of(x.type.dtype, shape)]
 
     def perform(self, x, *sources):
-        sizes = {name: np.shape(sources[i])[axis] for name, i, axis in self.names}
+        sizes = {
+            name: int(sources[i]) if axis is None else np.shape(sources[i])[axis]
+            for name, i, axis in self.names
+        }
         want = tuple(evaluate(d, sizes) for d in self.shape)
         got = np.shape(x)
         if any(w is not None and w != g for w, g in zip(want, got)):

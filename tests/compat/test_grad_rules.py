@@ -180,6 +180,43 @@ def test_known_grads_replace_what_the_cost_sends_as_in_theano():
     np.testing.assert_allclose([float(v) for v in got], [1.0, 29.951998, 37.439999], atol=1e-5)
 
 
+def test_a_known_gradient_of_another_length_is_refused_not_spread_by_an_update():
+    """``T.grad(None, W, known_grads={T.dot(x, W): g})`` of a shared W (3, 2) with g of
+    length 1 gave a (3, 1) gradient, and the SGD update broadcast it over both columns
+    silently (Theano refused it when the function ran). g is checked against W's columns,
+    read when the function runs; W is left as it was."""
+    x, g = T.vector("x"), T.vector("g")
+    W = theano.shared(np.ones((3, 2)), name="W")
+    gW = T.grad(None, W, known_grads={T.dot(x, W): g})
+    f = theano.function([x, g], gW, updates=[(W, W - 0.1 * gW)])
+    with pytest.raises(sn.ShapeError) as info:
+        f(np.ones(3), np.array([5.0]))
+    message = str(info.value)
+    assert message.startswith("sn.grad: the known gradient 'g' (float64(?,)) does not"), message
+    assert "((1,), not (2,), when the function ran)" in message, message
+    np.testing.assert_array_equal(W.get_value(), np.ones((3, 2)))
+    np.testing.assert_allclose(f(np.ones(3), np.array([5.0, 10.0])), [[5.0, 10.0]] * 3)
+    np.testing.assert_allclose(W.get_value(), [[0.5, 0.0]] * 3)
+
+
+def test_jacobian_and_hessian_of_a_list_are_refused_naming_the_argument():
+    """``theano.gradient.jacobian([x ** 2, x * 3], x)`` was an internal AttributeError
+    ('list' object has no attribute 'type'); Theano 1.0 asserted "tensor.jacobian expects a
+    Variable as `expression`". Also with consider_constant, and T.hessian's cost."""
+    x = T.dvector("x")
+    G = theano.gradient
+    for build, says in [
+        (lambda: G.jacobian([x**2, x * 3], x), "T.jacobian: `expression` must be one"),
+        (lambda: T.jacobian((x**2,), x, consider_constant=[x]), "T.jacobian: `expression`"),
+        (lambda: G.hessian([T.sum(x**3)], x), "T.hessian: `cost` must be one"),
+    ]:
+        with pytest.raises(sn.ArgumentError) as info:
+            build()
+        message = str(info.value)
+        assert message.startswith(says) and "once per" in message, message
+        assert "test_grad_rules.py" in message, message
+
+
 def test_sn_grad_keeps_refusing_integers():
     z = sn.scalar("z", dtype="int64")
     with pytest.raises(sn.DTypeError, match="sn.grad: cannot differentiate"):

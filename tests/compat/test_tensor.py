@@ -2,6 +2,7 @@
 they differ from NumPy's (floatX, integer division, dot, softmax of a vector, conv2d's
 flipped filters, pool_2d's partial windows)."""
 
+import re
 import warnings
 from pathlib import Path
 
@@ -238,6 +239,27 @@ def test_softmax_of_a_vector_is_a_row_as_in_theano(rng):
     np.testing.assert_allclose(row[0], np.exp(a) / np.exp(a).sum())
     b = rng.normal(size=(2, 5))
     np.testing.assert_allclose(run([m], T.nnet.softmax(m), b).sum(axis=1), [1, 1])
+
+
+@pytest.mark.parametrize("call", ["softmax", "logsoftmax"])
+def test_softmax_of_more_than_two_dims_is_refused_as_in_theano(call):
+    """Theano 1.0's Softmax took "1-d or 2-d tensor of floats" only (a ValueError); a
+    tensor3 was accepted silently, softmax over its last axis. symnb's sn.softmax keeps
+    its axis argument (the hint), and T.nnet.softmax of a vector and a matrix are as
+    before."""
+    t = T.tensor3("t")
+    with pytest.raises(sn.ShapeError) as info:
+        getattr(T.nnet, call)(t)
+    assert isinstance(info.value, ValueError)
+    message = str(info.value)
+    assert message.startswith(
+        f"T.nnet.{call}: x must be a 1-d or 2-d tensor of floats, as in Theano, not 't' "
+        "(float64(?, ?, ?))"
+    ), message
+    assert "axis=-1" in message and "test_tensor.py" in message, message
+    with pytest.raises(sn.ShapeError, match="1-d or 2-d"):
+        getattr(T.nnet, call)(T.dscalar("s"))
+    assert getattr(T.nnet, call)(T.vector("v")).type.ndim == 2
 
 
 @pytest.mark.parametrize("floatx, value", [("float32", 30.0), ("float64", 100.0)])
@@ -785,6 +807,18 @@ def test_round_half_away_is_exact_next_to_halves_and_for_large_odd_values(mode, 
     np.testing.assert_array_equal(as_int, [int(big), -int(big), 0, 0, 3, -3])
 
 
+def test_patternbroadcast_applies_the_whole_pattern_so_an_update_fits_its_shared_variable():
+    """Theano's ``Rebroadcast`` sets every axis the pattern names: a False entry unmarks a
+    broadcastable dim, as ``T.unbroadcast`` does. Only the True entries were applied, so
+    ``patternbroadcast(new_W, W.broadcastable)`` kept a (True, False) update for a (False,
+    False) shared W and the update was refused."""
+    W = theano.shared(np.ones((1, 3)), name="W")
+    new = T.patternbroadcast(W.mean(axis=0, keepdims=True) * 2, W.broadcastable)
+    assert new.broadcastable == (False, False)
+    theano.function([], [], updates=[(W, new)])()
+    np.testing.assert_array_equal(W.get_value(), np.full((1, 3), 2.0))
+
+
 def test_theanos_rounding_and_broadcast_patterns():
     x = T.dvector("x")
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.2])
@@ -804,6 +838,10 @@ def test_theanos_rounding_and_broadcast_patterns():
     assert loose.broadcastable == (False, False)  # Theano's rule: the axis may be any length
     np.testing.assert_array_equal(run([m], T.squeeze(loose), np.ones((3, 1))), np.ones((3, 1)))
     assert T.unbroadcast(m, 0, 1) is m  # nothing broadcastable to loosen
+    assert T.patternbroadcast(T.row("r"), (False, False)).broadcastable == (False, False)
+    assert T.patternbroadcast(col, (True, False)).broadcastable == (True, False)
+    with pytest.raises(sn.ShapeError, match=r"patternbroadcast: the pattern .* 3 entries, but 'm'"):
+        T.patternbroadcast(m, (True, False, False))
     labels = T.ivector("y")
     np.testing.assert_array_equal(
         run([labels], T.extra_ops.to_one_hot(labels, 3), np.array([2, 0], "int32")),
@@ -1023,3 +1061,82 @@ def test_selu_crossentropy_softmax_1hot_grad_scale_same_size_pool(rng):
             r, c = np.unravel_index(win.argmax(), (2, 2))
             want[0, 0, 2 * i + r, 2 * j + c] = win.max()
     np.testing.assert_allclose(same, want)
+
+
+def test_topk_and_argtopk_give_the_k_largest_or_smallest_in_descending_order():
+    """Theano 1.0's ``T.topk``/``argtopk``/``topk_and_argtopk`` (theano/tensor/sort.py) were
+    bare AttributeErrors. ``kth`` > 0: the largest; < 0: the smallest |kth|; both in
+    descending order (what Theano's ``sorted=True`` promised); a constant or symbolic kth,
+    axis=None flattening x; the gradient goes to the elements picked."""
+    x, k = T.dmatrix("x"), T.iscalar("k")
+    X = np.random.RandomState(0).randn(4, 6)
+    descending = -np.sort(-X, axis=1)
+    f = theano.function(
+        [x, k],
+        [
+            T.topk(x, 2),
+            T.argtopk(x, -2),
+            T.topk(x, -2, sorted=False),
+            T.topk(x, 2, axis=0),
+            T.topk(x, k),
+            T.argtopk(x, k, idx_dtype="int32"),
+            T.topk(x, 3, axis=None),
+            *T.topk_and_argtopk(x, 1),
+        ],
+    )
+    got = f(X, -3)
+    np.testing.assert_array_equal(got[0], descending[:, :2])
+    np.testing.assert_array_equal(got[1], np.argsort(X, axis=1)[:, 1::-1])
+    assert got[1].dtype == np.int64
+    np.testing.assert_array_equal(got[2], descending[:, -2:])
+    np.testing.assert_array_equal(got[3], -np.sort(-X, axis=0)[:2])
+    np.testing.assert_array_equal(got[4], descending[:, -3:])
+    np.testing.assert_array_equal(got[5], np.argsort(X, axis=1)[:, 2::-1])
+    assert got[5].dtype == np.int32
+    np.testing.assert_array_equal(got[6], -np.sort(-X.ravel())[:3])
+    np.testing.assert_array_equal(got[7], X.max(axis=1, keepdims=True))
+    np.testing.assert_array_equal(got[8], X.argmax(axis=1)[:, None])
+    np.testing.assert_array_equal(f(X, 3)[4], descending[:, :3])
+    for bad, says in [(0, "must not be 0 (1 > 0)"), (7, "length of axis 1 (7 > 6)")]:
+        with pytest.raises(sn.ShapeError, match=re.escape(says)):
+            f(X, bad)
+    with pytest.raises(sn.ShapeError, match="T.topk: kth=7 of 'y' .* more than the 6 along"):
+        T.topk(sn.tensor("y", shape=(4, 6), dtype="float64"), 7)
+    gx = T.grad(T.sum(T.topk(x, 2) * np.array([1.0, 2.0])), x)
+    want = np.zeros_like(X)
+    np.put_along_axis(want, np.argsort(-X, axis=1)[:, :2], [1.0, 2.0], axis=1)
+    np.testing.assert_array_equal(run([x], gx, X), want)
+
+
+def test_specify_shape_checks_the_shape_when_the_function_runs():
+    """Theano 1.0's ``T.specify_shape(x, shape)`` was a bare AttributeError. x comes back
+    once its shape is checked when the function runs: ints (known in the type from then
+    on), integer scalars of the graph, or an integer vector; a ShapeError names x and both
+    shapes. The gradient is x's."""
+    x, n, s = T.dmatrix("x"), T.iscalar("n"), T.ivector("s")
+    X = np.arange(20.0).reshape(4, 5)
+    fixed = T.specify_shape(x, (4, 5))
+    assert fixed.type.shape == (4, 5)
+    assert T.specify_shape(x, (1, 5)).broadcastable == (False, False)  # Theano kept x's
+    f = theano.function([x, n, s], [fixed * 2, T.specify_shape(x, (n, 5)), T.specify_shape(x, s)])
+    got = f(X, 4, np.array([4, 5], "int32"))
+    np.testing.assert_array_equal(got[0], 2 * X)
+    np.testing.assert_array_equal(got[1], X)
+    np.testing.assert_array_equal(got[2], X)
+    for args, says in [
+        ((np.ones((3, 5)), 3, [3, 5]), "((3, 5), not (4, 5), when the function ran)"),
+        ((X, 2, [4, 5]), "((4, 5), not (n, 5) = (2, 5), when the function ran)"),
+        ((X, 4, [4, 6]), "= (4, 6), when the function ran)"),
+        ((X, 4, [4, 5, 1]), "more lengths than its axes (3 > 2)"),
+    ]:
+        with pytest.raises(sn.ShapeError) as info:
+            f(args[0], args[1], np.array(args[2], "int32"))
+        message = str(info.value)
+        assert message.startswith("T.specify_shape: 'x' (float64(?, ?))"), message
+        assert says in message, message
+    with pytest.raises(sn.ShapeError, match=r"1 lengths \(4,\) for 2 axes"):
+        T.specify_shape(x, (4,))
+    with pytest.raises(sn.ShapeError, match="axis 1 has 5, not 6"):
+        T.specify_shape(fixed, (4, 6))
+    gx = T.grad(T.sum(T.specify_shape(x, (n, 5)) ** 2), x)
+    np.testing.assert_array_equal(theano.function([x, n], gx)(X, 4), 2 * X)

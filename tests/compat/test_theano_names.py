@@ -245,6 +245,37 @@ def test_extra_ops_without_an_op_say_what_to_write_instead(name, instead):
     assert not hasattr(T.extra_ops, "__wrapped__")
 
 
+@pytest.mark.parametrize(
+    "name, instead",
+    [
+        ("bincount", "to_one_hot"),
+        ("fill_diagonal", "T.eye"),
+        ("fill_diagonal_offset", r"T.eye\(n, k=offset\)"),
+        ("unravel_index", "np.unravel_index"),
+        ("ravel_multi_index", "np.ravel_multi_index"),
+        ("bartlett", "np.bartlett"),
+    ],
+)
+def test_extra_ops_names_theano_tensor_exported_say_what_to_write_instead(name, instead):
+    """Theano 1.0's theano.tensor exported them from extra_ops: ``T.bincount`` was a bare
+    AttributeError while ``T.extra_ops.bincount`` gave a hint; both give extra_ops's."""
+    with pytest.raises(
+        AttributeError, match=rf"theano\.tensor\.{name} \(theano\.tensor\.extra_ops.*{instead}"
+    ):
+        getattr(T, name)
+    with pytest.raises(AttributeError, match=rf"extra_ops\.{name} is not in .*{instead}"):
+        getattr(T.extra_ops, name)
+
+
+def test_t_swapaxes_is_theanos():
+    """``T.swapaxes(y, axis1, axis2)`` was missing although ``y.swapaxes`` worked."""
+    y = T.tensor3("y")
+    value = np.arange(24.0).reshape(2, 3, 4)
+    got = theano.function([y], [T.swapaxes(y, 0, 2), T.swapaxes(y, -1, 1)])(value)
+    np.testing.assert_array_equal(got[0], np.swapaxes(value, 0, 2))
+    np.testing.assert_array_equal(got[1], np.swapaxes(value, -1, 1))
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_mgrid_and_ogrid_match_numpys_with_constant_and_symbolic_bounds(sparse):
     grid, np_grid = (T.ogrid, np.ogrid) if sparse else (T.mgrid, np.mgrid)

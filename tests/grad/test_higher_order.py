@@ -223,3 +223,23 @@ def test_a_fixed_shape_jacobian_does_work_linear_in_its_size():
     got = sn.function([x], jac, backend="py")(value)
     want = np.diag(np.tanh(value) + value * (1 - np.tanh(value) ** 2))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("call", "given", "says"),
+    [
+        (sn.jacobian, lambda x: [x**2, x * 3], "sn.jacobian: `expression` must be one"),
+        (sn.jacobian, lambda x: (x**2,), "sn.jacobian: `expression` must be one"),
+        (sn.hessian, lambda x: [sn.sum(x**3)], "sn.hessian: `cost` must be one"),
+    ],
+)
+def test_a_list_of_expressions_is_refused_naming_the_argument(call, given, says):
+    """``sn.jacobian([x ** 2, x * 3], x)`` was an AttributeError from inside ('list' object
+    has no attribute 'type'); Theano asserted "tensor.jacobian expects a Variable as
+    `expression`"."""
+    x = sn.tensor("x", shape=(None,), dtype="float64")
+    with pytest.raises(sn.ArgumentError) as info:
+        call(given(x), x)
+    message = str(info.value)
+    assert message.startswith(says), message
+    assert "once per" in message and "test_higher_order.py" in message, message

@@ -270,3 +270,28 @@ def test_zero_grad_and_disconnected_grad_keep_their_tangents():
     np.testing.assert_allclose(got, xv)  # jax.jvp(lambda x: stop_gradient(x) * x): x * v
     with pytest.raises(sn.DisconnectedInputError, match="'x'"):
         sn.Rop(sn.disconnected_grad(x) * 2, x, v)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_known_gradient_is_checked_against_a_shared_variables_shape(backend):
+    """``h = x @ W`` of a shared ``W`` whose dims are unknown: the gradient with respect to
+    ``W`` computes no ``W`` and no ``h``, so the known gradient of ``h`` was not checked and
+    a length-1 one gave a (3, 1) gradient for the (3, 2) ``W``. A shared variable is read,
+    not computed: its shape, read when the function runs (``set_value`` may change it),
+    checks the point; still no input the product does not read."""
+    x, g = f64("x", (None,)), f64("g", (None,))
+    W = sn.shared(np.ones((3, 2)), name="W", shape=(None, None))
+    for product in (sn.grad(None, W, known_grads={x @ W: g}), sn.Lop(x @ W, W, g)):
+        f = sn.function([x, g], product, backend=backend)
+        with pytest.raises(sn.ShapeError) as info:
+            f(np.ones(3), np.array([5.0]))
+        message = str(info.value)
+        assert message.startswith("sn.grad: the known gradient 'g' (float64(?,)) does not"), message
+        assert "((1,), not (2,), when the function ran)" in message, message
+        got = f(np.arange(3.0), np.array([1.0, 2.0]))
+        np.testing.assert_allclose(got, [[0, 0], [1, 2], [2, 4]])
+        W.set_value(np.ones((3, 1)))  # the shape when the function runs, not when built
+        np.testing.assert_allclose(f(np.arange(3.0), np.array([5.0])), [[0], [5], [10]])
+        with pytest.raises(sn.ShapeError, match=r"\(\(2,\), not \(1,\), when the function ran"):
+            f(np.arange(3.0), np.array([1.0, 2.0]))
+        W.set_value(np.ones((3, 2)))

@@ -6,6 +6,7 @@ import numpy as np
 
 from symnb.compat.theano.gradient_rules import theano_grad
 from symnb.compat.theano.tensor.var import TensorType
+from symnb.control.jacobian import check_expression as _check_expression
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
@@ -125,6 +126,7 @@ def _constant_through(cost, wrt, constants):
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
     """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple)."""
+    _check_expression(expression, "T.jacobian", "expression")
     given = wrt
     if consider_constant:
         expression, wrt = _constant_through(expression, wrt, consider_constant)
@@ -141,6 +143,7 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple)."""
+    _check_expression(cost, "T.hessian", "cost")
     given = wrt
     if consider_constant:
         cost, wrt = _constant_through(cost, wrt, consider_constant)

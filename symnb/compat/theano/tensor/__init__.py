@@ -52,7 +52,25 @@ _MISSING = {
 }
 
 
+#: the names Theano 1.0's ``theano.tensor`` exported from ``extra_ops`` that symnb has no op
+#: for: the hint is ``extra_ops``'s own (one table, ``extra_ops._MISSING``)
+_FROM_EXTRA_OPS = (
+    "bincount",
+    "fill_diagonal",
+    "fill_diagonal_offset",
+    "unravel_index",
+    "ravel_multi_index",
+    "bartlett",
+)
+
+
 def __getattr__(name):
+    if name in _FROM_EXTRA_OPS:
+        instead = extra_ops._MISSING[name]
+        raise AttributeError(
+            f"theano.tensor.{name} (theano.tensor.extra_ops.{name}) is not in symnb's "
+            f"Theano layer; use {instead}"
+        )
     if name not in _MISSING:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     raise AttributeError(

@@ -32,12 +32,15 @@ from symnb.compat.theano.tensor.selection import (  # noqa: F401
     argmax,
     argmin,
     argsort,
+    argtopk,
     diagonal,
     flatnonzero,
     max_and_argmax,
     nonzero,
     nonzero_values,
     sort,
+    topk,
+    topk_and_argtopk,
 )
 from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
     advanced_inc_subtensor1,
@@ -59,6 +62,7 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import normalize_axis as _normalize_axis
+from symnb.ops.checks import HasShape as _HasShape
 from symnb.ops.checks import at_most as _at_most
 from symnb.ops.checks import in_domain as _in_domain
 from symnb.ops.elemwise import cast as _cast
@@ -308,11 +312,80 @@ def vertical_stack(*args) -> Variable:
 
 
 def patternbroadcast(x, broadcastable) -> Variable:
-    """x with the dims that ``broadcastable`` marks checked to be 1 (a call with another
-    length fails) and known to be 1 in its type."""
+    """x with the whole pattern ``broadcastable`` (Theano's ``Rebroadcast`` of every entry):
+    the dims it marks True checked to be 1 (a call with another length fails) and known to
+    be 1 in its type, those it marks False no longer broadcastable (``unbroadcast``), so
+    ``patternbroadcast(new_W, W.broadcastable)`` fits an update to its shared variable's
+    type. Axes past the pattern keep theirs."""
     x = as_variable(x)
-    marked = [i for i, b in enumerate(broadcastable) if b]
+    pattern = tuple(broadcastable)
+    if len(pattern) > x.type.ndim:
+        raise _at_user_line(
+            ShapeError(
+                f"patternbroadcast: the pattern {pattern} has {len(pattern)} entries, but "
+                f"{x.describe()} has {x.type.ndim} dims"
+            )
+        )
+    loose = [i for i, b in enumerate(pattern) if not b]
+    marked = [i for i, b in enumerate(pattern) if b]
+    x = _unbroadcast(x, *loose) if loose else x
     return addbroadcast(x, *marked) if marked else x
+
+
+def specify_shape(x, shape) -> Variable:
+    """Theano's ``specify_shape``: x, once its shape is checked to be ``shape`` when the
+    function runs (a ShapeError naming x and both shapes), the ints of ``shape`` other than
+    1 known in its type from then on (a 1 leaves x's broadcastable pattern, as Theano's).
+    ``shape`` is a list or tuple of ints and integer scalars, or an integer vector, one
+    length per axis of x; fixed dims of x that differ are refused when the graph is built."""
+    x = as_variable(x)
+    what = f"T.specify_shape: {x.describe()}"
+    if isinstance(shape, Variable) and shape.type.ndim == 1:
+        if shape.type.dtype.kind not in "iu":
+            raise _at_user_line(DTypeError(f"{what}: shape is of integers, not {shape.describe()}"))
+        count = shape.type.shape[0]
+        if isinstance(count, int) and count != x.type.ndim:
+            raise _at_user_line(
+                ShapeError(f"{what}: shape {shape.describe()} for {x.type.ndim} axes")
+            )
+        if not isinstance(count, int):
+            length = sn.shape(shape)[0]
+            x = _at_most(x, length, x.type.ndim, f"{what}: more lengths than its axes")
+            x = _at_most(x, x.type.ndim, length, f"{what}: fewer lengths than its axes")
+        shape = [shape[i] for i in range(x.type.ndim)]
+    if not isinstance(shape, (list, tuple)):
+        raise _at_user_line(
+            ArgumentError(f"{what}: shape is a list or tuple of lengths or an integer vector")
+        )
+    if len(shape) != x.type.ndim:
+        raise _at_user_line(
+            ShapeError(f"{what}: {len(shape)} lengths {tuple(shape)} for {x.type.ndim} axes")
+        )
+    dims, sources, names = [], [], []
+    for i, d in enumerate(shape):
+        if isinstance(d, Constant) and d.type.ndim == 0 and d.type.dtype.kind in "iu":
+            d = int(d.data)
+        if _is_int(d):
+            if isinstance(x.type.shape[i], int) and x.type.shape[i] != int(d):
+                raise _at_user_line(
+                    ShapeError(f"{what}: axis {i} has {x.type.shape[i]}, not {int(d)}")
+                )
+            dims.append(int(d))
+            continue
+        d = as_variable(d)
+        if d.type.ndim != 0 or d.type.dtype.kind not in "iu":
+            raise _at_user_line(
+                DTypeError(f"{what}: the length of axis {i} is an integer, not {d.describe()}")
+            )
+        name = d.name if isinstance(d.name, str) and d.name.isidentifier() else f"length{i}"
+        name = name if name not in dims else f"{name}{i}"
+        dims.append(name)
+        names.append((name, len(sources), None))
+        sources.append(d)
+    checked = _HasShape(what, tuple(dims), tuple(names))(x, *sources)
+    # a length 1 is checked but, as Theano's SpecifyShape kept x's type, not made broadcastable
+    ones = [i for i, d in enumerate(dims) if d == 1 and x.type.shape[i] != 1]
+    return _unbroadcast(checked, *ones) if ones else checked
 
 
 def addbroadcast(x, *axes) -> Variable:
@@ -376,6 +449,12 @@ def dot(a, b) -> Variable:
     if (a.type.ndim <= 2 and b.type.ndim <= 2) or 0 in (a.type.ndim, b.type.ndim):
         return sn.dot(a, b)
     return sn.tensordot(a, b, axes=[[a.type.ndim - 1], [builtins.max(b.type.ndim - 2, 0)]])
+
+
+def swapaxes(y, axis1, axis2) -> Variable:
+    """Theano's ``T.swapaxes(y, axis1, axis2)``: y with the two axes exchanged (as
+    ``y.swapaxes`` and ``np.swapaxes``)."""
+    return sn.swapaxes(y, axis1, axis2)
 
 
 def flatten(x, ndim=1, outdim=None) -> Variable:

@@ -40,6 +40,11 @@ _MISSING = {
     "fill_diagonal": "x * (1 - T.eye(n)) + val * T.eye(n) (T.eye's offset k for an offset)",
     "fill_diagonal_offset": "x * (1 - T.eye(n, k=offset)) + val * T.eye(n, k=offset)",
     "searchsorted": "np.searchsorted on the values, or T.sum(T.lt(sorted[None, :], v[:, None]), 1)",
+    "unravel_index": "T.floor_div and T.mod of the flat indices by the shape's trailing "
+    "products (row-major), or np.unravel_index on the value",
+    "ravel_multi_index": "the sum of each index times the product of the dims after it "
+    "(row-major: i * n1 + j for two), or np.ravel_multi_index on the value",
+    "bartlett": "T.constant(np.bartlett(M)) for an int M",
     "unique": "np.unique on the value (the result's length is not known when the graph is built)",
     "Unique": "np.unique on the value (the result's length is not known when the graph is built)",
 }

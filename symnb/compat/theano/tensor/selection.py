@@ -1,6 +1,7 @@
 """Theano's functions that pick elements: ``nonzero`` (and ``flatnonzero``,
 ``nonzero_values``), ``diagonal`` for any two axes, ``argmax``/``argmin``/
-``max_and_argmax`` over several axes, and ``sort``/``argsort`` with Theano's arguments."""
+``max_and_argmax`` over several axes, ``sort``/``argsort`` with Theano's arguments, and
+``topk``/``argtopk``/``topk_and_argtopk`` built on them."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from symnb import ops as sn
 from symnb.compat.theano.tensor.reductions import _axis
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import DTypeError, ShapeError
 from symnb.ops._axes import diagonal_offset, normalize_axis
+from symnb.ops.checks import at_most
 
 
 def nonzero(a, return_matrix=False):
@@ -130,3 +132,64 @@ def _no_order(order, call: str) -> None:
         raise _at_user_line(
             NotImplementedError(f"T.{call}: order= sorts structured arrays, which symnb has not")
         )
+
+
+def topk(x, kth, axis=-1, sorted=True, idx_dtype="int64") -> Variable:  # noqa: A002
+    """``T.topk``: the ``kth`` largest elements of x along ``axis`` (None: the flattened
+    x), the ``|kth|`` smallest for a negative ``kth``, in descending order (what Theano's
+    ``sorted=True`` promised, docs/theano.md); ``kth`` an int or an integer scalar variable,
+    not 0 and at most the axis's length. The gradient goes to the elements picked."""
+    return _topk(x, kth, axis, sorted, idx_dtype, "topk")[0]
+
+
+def argtopk(x, kth, axis=-1, sorted=True, idx_dtype="int64") -> Variable:  # noqa: A002
+    """``T.argtopk``: the indices along ``axis`` of ``topk``'s elements, in its order, of
+    dtype ``idx_dtype``."""
+    return _topk(x, kth, axis, sorted, idx_dtype, "argtopk")[1]
+
+
+def topk_and_argtopk(x, kth, axis=-1, sorted=True, idx_dtype="int64") -> tuple:  # noqa: A002
+    """``T.topk_and_argtopk``: ``(topk(...), argtopk(...))``."""
+    return _topk(x, kth, axis, sorted, idx_dtype, "topk_and_argtopk")
+
+
+def _topk(x, kth, axis, sorted_, idx_dtype, call: str) -> tuple:  # noqa: ARG001 - any order
+    """Values and indices of Theano's topk, from a descending argsort (argsort flipped) and
+    ``take_along_axis``: the first ``kth`` of it, or its last ``|kth|`` for a negative
+    ``kth``. ``sorted=False`` left the order unspecified (NumPy's partition): it is the same."""
+    x = as_variable(x)
+    if x.type.ndim == 0:
+        raise _at_user_line(ShapeError(f"T.{call}: {x.describe()} is 0-d; give an array"))
+    if axis is None:
+        x, axis = sn.flatten(x), 0
+    (axis,) = normalize_axis(axis, x.type.ndim, f"T.{call}", x)
+    dtype = np.dtype(idx_dtype) if isinstance(idx_dtype, (str, np.dtype, type)) else None
+    if dtype is None or dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(f"T.{call}: idx_dtype is an integer dtype, not {idx_dtype!r}")
+        )
+    order = sn.flip(sn.argsort(x, axis=axis), axis=axis)  # descending
+    before = (slice(None),) * axis
+    n = x.type.shape[axis]
+    if isinstance(kth, (int, np.integer)) and not isinstance(kth, bool):
+        k = int(kth)
+        if k == 0 or (isinstance(n, int) and abs(k) > n):
+            why = "must not be 0" if k == 0 else f"is more than the {n} along axis {axis}"
+            raise _at_user_line(ShapeError(f"T.{call}: kth={k} of {x.describe()} {why}"))
+        picked = order[(*before, slice(None, k) if k > 0 else slice(k, None))]
+    else:
+        k = as_variable(kth)
+        if k.type.ndim != 0 or k.type.dtype.kind not in "iu":
+            raise _at_user_line(
+                DTypeError(f"T.{call}: kth is an int or an integer scalar, not {k.describe()}")
+            )
+        length = sn.shape(x)[axis]
+        size = sn.abs(k)
+        what = f"T.{call}: |kth| of {x.describe()}"
+        order = at_most(order, 1, size, f"{what} must not be 0")
+        order = at_most(order, size, length, f"{what} is more than the length of axis {axis}")
+        start = sn.where(k > 0, 0, length + k)
+        stop = sn.where(k > 0, k, length)
+        picked = order[(*before, slice(start, stop))]
+    values = sn.take_along_axis(x, picked, axis=axis)
+    return values, sn.cast(picked, dtype.name)

@@ -20,7 +20,7 @@ from symnb.compat.theano.tensor.nnet.abstract_conv import conv2d  # noqa: F401
 from symnb.compat.theano.upcasting import float_constant_dtype, upcast
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError
+from symnb.errors import DTypeError, ShapeError
 from symnb.ops import elemwise, math, nnet
 from symnb.ops.layout import dimshuffle
 
@@ -41,8 +41,9 @@ def _as_rows(x: Variable) -> Variable:
 
 
 def _float_rows(c, call: str) -> Variable:
-    """c as rows, refused unless floats: Theano's ``Softmax`` takes "1-d or 2-d tensor of
-    floats" only (NumPy's rule would make int8 float16)."""
+    """c as rows, refused unless floats of 1 or 2 dims: Theano's ``Softmax`` takes "1-d or
+    2-d tensor of floats" only (NumPy's rule would make int8 float16; symnb's ``sn.softmax``
+    takes any rank and an axis)."""
     c = as_variable(c)
     if c.type.dtype.kind != "f":
         raise _at_user_line(
@@ -51,7 +52,19 @@ def _float_rows(c, call: str) -> Variable:
                 f"{c.describe()}\n  hint: T.nnet.{call}(T.cast(x, 'floatX'))"
             )
         )
+    if c.type.ndim not in (1, 2):
+        raise _at_user_line(
+            ShapeError(
+                f"T.nnet.{call}: x must be a 1-d or 2-d tensor of floats, as in Theano, not "
+                f"{c.describe()}\n  hint: sn.{_NATIVE[call]}(x, axis=-1) over any axis, or "
+                f"T.nnet.{call}(x.reshape((-1, x.shape[-1]))).reshape(x.shape)"
+            )
+        )
     return _as_rows(c)
+
+
+#: the native function each of the layer's row-wise ones names in its hint
+_NATIVE = {"softmax": "softmax", "logsoftmax": "log_softmax"}
 
 
 def softmax(c) -> Variable:
