@@ -455,7 +455,10 @@ class IncSubtensor(Op):
         return [x.type]
 
     def perform(self, x, v, *index):
-        out = np.array(x)
+        return self.update(np.array(x), v, *index)
+
+    def update(self, out, v, *index):
+        """``out`` (an array this op may write) with its indexed elements set or increased."""
         key = numpy_index(self.spec, index)
         v = np.asarray(v).astype(out.dtype, copy=False)
         if self.set_instead:

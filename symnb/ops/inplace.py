@@ -1,7 +1,8 @@
-"""In-place variants of elementwise ops: the op computes into the buffer of one of its inputs
-(``destroy_map = {0: [input]}``, which the py backend reads). The rewrite that chooses them,
-and when it may, is ``symnb/opt/rules/inplace.py``. Shapes are checked when it runs: where the
-input cannot hold the result (it is broadcast), the op computes into a new buffer as usual.
+"""In-place variants of ops: the op computes into the buffer of one of its inputs
+(``destroy_map = {0: [input]}``, which the py backend reads): elementwise ops and composites,
+and ``inc_subtensor``/``set_subtensor``. The rewrite that chooses them, and when it may, is
+``symnb/opt/rules/inplace.py``. Shapes are checked when it runs: where the input cannot hold
+the result (it is broadcast), the op computes into a new buffer as usual.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Elemwise
+from symnb.ops.index import IncSubtensor
 
 
 class ElemwiseInplace(Elemwise):
@@ -60,6 +62,28 @@ class CompositeInplace(Composite):
 
     def __str__(self):
         return f"{super().__str__()}_inplace" + (f"[{self.destroyed}]" if self.destroyed else "")
+
+
+class IncSubtensorInplace(IncSubtensor):
+    """``inc_subtensor``/``set_subtensor`` writing into x's buffer (x is dead after it): a
+    chain of increments of one array (the gradient of many picks ``x[i]``) copies it once,
+    not once per increment."""
+
+    __props__ = ("spec", "set_instead")
+
+    def __init__(self, spec, set_instead):
+        super().__init__(spec, set_instead)
+        self.destroy_map = {0: [0]}
+
+    def perform(self, x, v, *index):
+        if not isinstance(x, np.ndarray) or not x.flags.writeable:
+            return super().perform(x, v, *index)
+        return self.update(x, v, *index)
+
+    def __str__(self):
+        return f"{super().__str__()}_inplace"
+
+    __repr__ = __str__
 
 
 def inplace_variant(op, destroyed: int):

@@ -136,3 +136,74 @@ def test_a_fused_node_broadcasts_named_dims_in_the_order_its_ops_did(rng):
         assert ops_of(f) == ["composite"] and f.graph.outputs[0].type.shape == (4,)
     with np.testing.assert_raises(sn.ShapeError):  # what does not build still fails
         Composite([(sn.add, (("in", 0), ("in", 1)))], "float64", 2)(a, c)
+
+
+def _picks_gradient(n):
+    x = sn.vector("x")
+    cost = sn.sin(x[0])
+    for k in range(1, n):
+        cost = cost + sn.sin(x[k]) * (k + 1)
+    return x, sn.grad(cost, x)
+
+
+def test_the_gradient_of_many_picks_increases_one_array_in_place(rng, backend):
+    """n picks x[i]: their gradients, each an inc_subtensor of one array of zeros, are one
+    array increased in turn (increments_of_one_zeros) in its own buffer after the first
+    (inc_subtensor_inplace): O(n) work, where n arrays of zeros were summed (O(n^2))."""
+    from symnb.ops.index import IncSubtensor
+    from symnb.ops.inplace import IncSubtensorInplace
+
+    n = 12
+    x, g = _picks_gradient(n)
+    value = rng.normal(size=n + 3)
+    want = np.concatenate([np.cos(value[:n]) * np.r_[1, np.arange(2, n + 1)], np.zeros(3)])
+    f = sn.function([x], g, backend=backend)
+    for _ in range(2):  # a buffer written in place does not leak into the next call
+        np.testing.assert_allclose(f(value), want, rtol=1e-12)
+    counts = f.rewrites.counts()
+    assert counts["increments_of_one_zeros"] == n - 1
+    assert counts["inc_subtensor_inplace"] == n - 1
+    incs = [node.op for node in f.graph.toposort() if isinstance(node.op, IncSubtensor)]
+    assert len(incs) == n and sum(isinstance(op, IncSubtensorInplace) for op in incs) == n - 1
+    assert "add" not in ops_of(f) and "composite" not in ops_of(f)[-1:]
+
+
+def test_increments_of_other_arrays_are_added_as_before(rng):
+    """Only increments of one array of zeros join: a term of another base, a set, or
+    different zeros are added as written (the values say they stay right)."""
+    x, y = sn.vector("x"), sn.vector("y")
+    zeros = sn.zeros_like(x)
+    other = sn.zeros_like(y)
+    exprs = [
+        sn.inc_subtensor(zeros[1], x[0]) + sn.inc_subtensor(y[2], x[3]),
+        sn.inc_subtensor(zeros[1], x[0]) + sn.set_subtensor(zeros[2], x[3]),
+        sn.inc_subtensor(zeros[1], x[0]) + sn.inc_subtensor(other[2], x[3]),
+        sn.inc_subtensor(zeros[1], x[0]) + sn.inc_subtensor(zeros[1], x[2]),
+    ]
+    values = [rng.normal(size=5), rng.normal(size=5)]
+    f = assert_same_values([x, y], exprs, values)
+    assert f.rewrites.counts().get("increments_of_one_zeros") == 1  # the last one only
+
+
+def test_an_increment_in_place_never_writes_an_input_or_a_value_read_again(rng, backend):
+    """x (an input) and y (read by two nodes, and an output) keep their values; the chain
+    on z, a fresh product read once, is written in place."""
+    x = sn.vector("x")
+    y = x * 2.0
+    z = sn.set_subtensor((x * 3.0)[0], 5.0)
+    chain = sn.inc_subtensor(z[1], 7.0)
+    kept = sn.inc_subtensor(y[2], 1.0)
+    f = sn.function([x], [chain, kept, y, sn.inc_subtensor(x[0], 1.0)], backend=backend)
+    value = rng.normal(size=4)
+    before = value.copy()
+    for _ in range(2):
+        got = f(value)
+        want_chain = value * 3.0
+        want_chain[0], want_chain[1] = 5.0, want_chain[1] + 7.0
+        want_kept = value * 2.0
+        want_kept[2] += 1.0
+        want_x = value.copy()
+        want_x[0] += 1.0
+        for g, w in zip(got, [want_chain, want_kept, value * 2.0, want_x]):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+        np.testing.assert_array_equal(value, before)

@@ -15,7 +15,8 @@ import numpy as np
 from symnb.ops.blas import Gemm, gemm_inplace
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Elemwise
-from symnb.ops.inplace import inplace_variant
+from symnb.ops.index import IncSubtensor
+from symnb.ops.inplace import IncSubtensorInplace, inplace_variant
 from symnb.ops.linalg import Matmul
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
@@ -32,7 +33,7 @@ def writes_with_ufunc(op) -> bool:
 def fresh_buffer(var) -> bool:
     """var is computed by an op that returns a new array (or an in-place op owning one)."""
     owner = var.owner
-    return owner is not None and isinstance(owner.op, (Elemwise, Matmul, Gemm))
+    return owner is not None and isinstance(owner.op, (Elemwise, Matmul, Gemm, IncSubtensor))
 
 
 def _destroyable(m, i) -> bool:
@@ -63,3 +64,13 @@ def gemm_to_inplace(m):
     if not _destroyable(m, 0) or m.node.inputs[0].type.ndim != 2:
         return None
     return gemm_inplace(*m.node.inputs)
+
+
+@rule("inplace", Pattern(IncSubtensor))
+def inc_subtensor_inplace(m):
+    """inc_subtensor/set_subtensor(x, ...) -> its in-place variant when x's buffer is dead
+    after it (a chain of increments copies its array once)."""
+    op = m.node.op
+    if type(op) is not IncSubtensor or not _destroyable(m, 0):
+        return None
+    return IncSubtensorInplace(op.spec, op.set_instead)(*m.node.inputs)

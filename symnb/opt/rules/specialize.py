@@ -8,6 +8,9 @@ with or without a scale) ``-> gemm(z, alpha, x, y, 1)``, one BLAS call. The gemm
 only when the product (and its scaling) is used nowhere else, or the matrix product would be
 computed twice. ``max_pool2d_grad(x, g) * (x > 0) -> max_pool2d_grad(x, g, positive=True)``
 (a ReLU's gradient through a max-pool) drops the input-sized mask.
+``inc(Z, u, i) + inc(Z, v, j) -> inc(inc(Z, u, i), v, j)`` for one array of zeros Z (the
+gradient of many picks ``x[i]``): one array increased in turn, which the in-place rule then
+updates in its own buffer, instead of n arrays of zeros summed (O(n^2) for n picks).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
 from symnb.ops import elemwise
 from symnb.ops.blas import FLOATS, gemm
+from symnb.ops.broadcast import Alloc
 from symnb.ops.conv import MaxPool2dGrad
 from symnb.ops.elemwise import Add, Greater, Mul, Pow, Sub, cast, neg
+from symnb.ops.index import IncSubtensor
 from symnb.ops.linalg import Matmul
 from symnb.ops.math import square
 from symnb.ops.nnet import LogSoftmax, Softmax
@@ -84,6 +89,43 @@ def add_to_gemm(m):
     """z + alpha * (x @ y) -> gemm(z, alpha, x, y, 1)"""
     first = _gemm(m, m.a, m.b, 1)
     return first if first is not None else _gemm(m, m.b, m.a, 1)
+
+
+@rule("specialize", Pattern(Add, "a", "b"))
+def increments_of_one_zeros(m):
+    """inc(Z, v, j) + inc(...inc(Z, u, i)..., w, k) -> inc(inc(...), v, j) where Z is
+    zeros: both are Z with values added at indices, so the sum is Z with all of them added,
+    in one array (exactly: each element is 0 plus its values, in the same order)."""
+    for chain, single in ((m.a, m.b), (m.b, m.a)):
+        zero = _zeros_under_increments(chain)
+        step = single.owner
+        if (
+            zero is not None
+            and step is not None
+            and _increases(step)
+            and step.inputs[0] is zero
+            and chain.type == single.type == m.out.type
+        ):
+            return step.op(chain, *step.inputs[1:])
+    return None
+
+
+def _increases(node) -> bool:
+    """An ``inc_subtensor`` (not a set, not already in place)."""
+    return type(node.op) is IncSubtensor and not node.op.set_instead
+
+
+def _zeros_under_increments(var):
+    """The array of zeros ``var`` is, or increments (``inc_subtensor``) of in turn; None
+    for anything else."""
+    while var.owner is not None and _increases(var.owner):
+        var = var.owner.inputs[0]
+    if is_filled_with(var, 0):
+        return var
+    owner = var.owner
+    if owner is not None and isinstance(owner.op, Alloc) and is_filled_with(owner.inputs[0], 0):
+        return var
+    return None
 
 
 @rule("specialize", Pattern(Sub, "a", "b"))
