@@ -228,7 +228,9 @@ def _size_of_input(var: Variable):
 
 
 class _LikeOp(Op):
-    """Ops whose second input only gives its runtime shape (no gradient flows to it)."""
+    """Ops typed like their second input, to which no gradient flows: most read only its
+    runtime shape (``broadcast_like``, ``sum_to_like``, ``reshape_like``: the rewrite
+    ``shape_read_off_an_input`` relies on it); the sort adjoints read its order too."""
 
     dtype_rule = "g's dtype"
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from symnb.core.dims import shapes_unify
 from symnb.core.variable import Constant, Variable
+from symnb.ops.elemwise import Elemwise
 
 
 def constant_value(var: Variable):
@@ -56,3 +57,21 @@ def same_static_shape(a: Variable, b: Variable) -> bool:
 def is_pure(op) -> bool:
     """An op whose result depends only on its inputs (random ops set ``pure = False``)."""
     return getattr(op, "pure", True)
+
+
+def shape_source(var: Variable) -> Variable:
+    """The value ``var``'s shape is read off without computing ``var``: down through
+    elementwise ops, the operand of their result's shape (of its rank, every other operand's
+    dims 1s, so nothing broadcasts it larger); ``var`` itself where there is none."""
+    while var.owner is not None and isinstance(var.owner.op, Elemwise):
+        node, out = var.owner, var
+        keeper = None
+        for k, a in enumerate(node.inputs):
+            others = node.inputs[:k] + node.inputs[k + 1 :]
+            if a.type.ndim == out.type.ndim and all(does_not_stretch(b, a) for b in others):
+                keeper = a
+                break
+        if keeper is None:
+            break
+        var = keeper
+    return var

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.ops.blas import Gemm, gemm_inplace
+from symnb.ops.broadcast import Alloc
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.index import IncSubtensor
@@ -33,7 +34,7 @@ def writes_with_ufunc(op) -> bool:
 def fresh_buffer(var) -> bool:
     """var is computed by an op that returns a new array (or an in-place op owning one)."""
     owner = var.owner
-    return owner is not None and isinstance(owner.op, (Elemwise, Matmul, Gemm, IncSubtensor))
+    return owner is not None and isinstance(owner.op, (Elemwise, Matmul, Gemm, IncSubtensor, Alloc))
 
 
 def _destroyable(m, i) -> bool:

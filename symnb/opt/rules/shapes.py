@@ -1,6 +1,9 @@
 """Canonicalize shapes: chains of transposes/reshapes become one, no-ops disappear, the
-shape of a tensor whose dims are all known becomes a constant, and a slice of an
-elementwise op of one input slices the input instead (so only the slice is computed)."""
+shape of a tensor whose dims are all known becomes a constant, a slice of an elementwise op
+of one input slices the input instead (so only the slice is computed), and an op that reads
+only the shape of a value (``broadcast_like``, ``sum_to_like``, ``reshape_like``, which
+gradients build) reads it off an input of that value's elementwise op that has its shape, so
+the value need not be computed for its shape alone."""
 
 from __future__ import annotations
 
@@ -8,12 +11,21 @@ import numpy as np
 
 from symnb.core.dims import exact_div, is_known, product, sub
 from symnb.core.variable import Constant
+from symnb.ops.broadcast import BroadcastLike, SumToLike
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.index import Subtensor
-from symnb.ops.shape import DimShuffle, ReducedSize, Reshape, Shape, axis_size
+from symnb.ops.shape import (
+    DimShuffle,
+    ReducedSize,
+    Reshape,
+    ReshapeLike,
+    Shape,
+    _LikeOp,
+    axis_size,
+)
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
-from symnb.opt.rules._util import fits, only_user, same_static_shape
+from symnb.opt.rules._util import fits, only_user, same_static_shape, shape_source
 
 
 @rule("canonicalize", Pattern(DimShuffle, Pattern(DimShuffle, "x", name="inner")))
@@ -75,6 +87,22 @@ def shape_of_known(m):
     if not all(is_known(d) for d in dims):
         return None
     return Constant(np.array(dims, dtype=np.int64))
+
+
+#: ops whose second input gives only its shape (the sort adjoints, also ``_LikeOp``s, read
+#: its order too)
+READS_ONLY_THE_SHAPE = (BroadcastLike, SumToLike, ReshapeLike)
+
+
+@rule("canonicalize", Pattern(_LikeOp, "g", "like"))
+def shape_read_off_an_input(m):
+    """op(g, f(a, c...)) -> op(g, a) for an op reading only like's shape, f elementwise and
+    a of f's result's shape (every other operand's dims are 1s): the gradient of
+    ``sum(square(W[idx]))`` computed the square only to learn its shape."""
+    if not isinstance(m.node.op, READS_ONLY_THE_SHAPE):
+        return None
+    like = shape_source(m.like)
+    return None if like is m.like else m.node.op(m.g, like)
 
 
 @rule("canonicalize", Pattern(ReducedSize, "x"))

@@ -35,7 +35,7 @@ from symnb.ops.shape import DimShuffle, Shape
 from symnb.ops.take import IncAlongAxis, TakeAlongAxis
 from symnb.opt.pattern import Const, Pattern
 from symnb.opt.registry import rule
-from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with
+from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, shape_source
 
 
 def _float_fit(m, new):
@@ -160,7 +160,8 @@ def _times_sigmoid_grad(q, s, u):
     if isinstance(op, Neg):
         inner = _times_sigmoid_grad(args[0], s, u)
         return None if inner is None else neg(inner)
-    if isinstance(op, SumToLike) and args[1] is s:  # s and u have like's shape: they commute
+    if isinstance(op, SumToLike) and shape_source(args[1]) is shape_source(s):
+        # s and u have like's shape (like is s, or what s's shape is read off): they commute
         inner = _times_sigmoid_grad(args[0], s, u)
         return None if inner is None else op(inner, s)
     if isinstance(op, (Add, Sub)):
