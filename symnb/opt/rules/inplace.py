@@ -34,13 +34,13 @@ def writes_with_ufunc(op) -> bool:
 def fresh_buffer(var) -> bool:
     """var is computed by an op that returns a new array (or an in-place op owning one)."""
     owner = var.owner
-    return owner is not None and isinstance(owner.op, (Elemwise, Matmul, Gemm, IncSubtensor, Alloc))
+    return owner is not None and isinstance(owner.op, (Elemwise, Matmul, Gemm, IncSubtensor))
 
 
-def _destroyable(m, i) -> bool:
+def _destroyable(m, i, fresh=fresh_buffer) -> bool:
     var = m.node.inputs[i]
     return (
-        fresh_buffer(var)
+        fresh(var)
         and only_user(m.graph, var, m.node)
         and var.type.dtype == m.out.type.dtype
         and var.type.ndim == m.out.type.ndim
@@ -72,6 +72,13 @@ def inc_subtensor_inplace(m):
     """inc_subtensor/set_subtensor(x, ...) -> its in-place variant when x's buffer is dead
     after it (a chain of increments copies its array once)."""
     op = m.node.op
-    if type(op) is not IncSubtensor or not _destroyable(m, 0):
+    if type(op) is not IncSubtensor or not _destroyable(m, 0, _fresh_on_the_host):
         return None
     return IncSubtensorInplace(op.spec, op.set_instead)(*m.node.inputs)
+
+
+def _fresh_on_the_host(var) -> bool:
+    """A fresh buffer, or an ``alloc``'s (the zeros of a gradient): new on the host, where
+    increments run; a device may plan an alloc as a broadcast view, which no device kernel
+    may write, so elementwise ops do not count it."""
+    return fresh_buffer(var) or (var.owner is not None and isinstance(var.owner.op, Alloc))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import exact_div, is_known, product, sub
+from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
 from symnb.ops.broadcast import BroadcastLike, SumToLike
 from symnb.ops.elemwise import Elemwise
@@ -94,15 +95,29 @@ def shape_of_known(m):
 READS_ONLY_THE_SHAPE = (BroadcastLike, SumToLike, ReshapeLike)
 
 
-@rule("canonicalize", Pattern(_LikeOp, "g", "like"))
+@rule("inplace", Pattern(_LikeOp, "g", "like"))
 def shape_read_off_an_input(m):
-    """op(g, f(a, c...)) -> op(g, a) for an op reading only like's shape, f elementwise and
-    a of f's result's shape (every other operand's dims are 1s): the gradient of
-    ``sum(square(W[idx]))`` computed the square only to learn its shape."""
+    """op(g, f(a, c...)) -> op(g, a) for an op reading only like's shape, f elementwise, a
+    of f's result's shape (every other operand's dims are 1s), and like read by nothing but
+    such ops: the gradient of ``sum(square(W[idx]))`` computed the square only to learn its
+    shape. A like computed anyway is left: its shape costs nothing. It runs in the last
+    phase, when the graph is settled (earlier, a like that a later rule makes the fused
+    cross-entropy's output looked dead, and reading another value kept a forward pass
+    alive)."""
     if not isinstance(m.node.op, READS_ONLY_THE_SHAPE):
         return None
+    if not all(
+        isinstance(user.op, READS_ONLY_THE_SHAPE) and i == 1
+        for user, i in m.graph.clients.get(m.like, [])
+        if user != OUTPUT
+    ) or _is_output(m.graph, m.like):
+        return None  # computed anyway: reading its shape costs nothing
     like = shape_source(m.like)
     return None if like is m.like else m.node.op(m.g, like)
+
+
+def _is_output(graph, var) -> bool:
+    return any(user == OUTPUT for user, _ in graph.clients.get(var, []))
 
 
 @rule("canonicalize", Pattern(ReducedSize, "x"))
