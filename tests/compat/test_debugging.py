@@ -160,3 +160,37 @@ def test_change_flags_blocks_of_two_threads_that_exit_out_of_order():
     assert seen == {"after A": ("float16", False), "in B": "float16"}
     assert theano.config.floatX == "float64" and sn.config.floatX == "float64"
     assert T.matrix("x").dtype == "float64" and theano.config.warn.round is False
+
+
+def test_gof_apply_takes_theanos_output_variables():
+    """``theano.gof.Apply(op, inputs, [x.type()])`` (Theano's signature, the tutorial's
+    make_node) makes the given variables the node's outputs; it built a node whose output's
+    "type" was a Variable, failing far away ("equal: cannot broadcast ... float64(0,)")."""
+    x = T.dmatrix("x")
+    op = (x * 2).owner.op
+    out = x.type("twice")
+    node = theano.gof.Apply(op, [x, T.constant(2.0)], [out])
+    assert node.outputs == [out] and out.owner is node and out.index == 0
+    assert out.type == x.type and out.name == "twice"
+    assert theano.gof.graph.Apply is theano.gof.Apply
+    assert isinstance(node, theano.gof.Apply) and isinstance((x + 1).owner, theano.gof.Apply)
+    f = theano.function([x], out + 1)
+    np.testing.assert_allclose(f(np.ones((2, 2))), np.full((2, 2), 3.0))
+    typed = theano.gof.Apply(op, [x, T.constant(2.0)], [x.type])  # a type, as symnb's Apply
+    np.testing.assert_allclose(theano.function([x], typed.outputs[0])(np.ones((1, 2))), [[2, 2]])
+    for outputs, said in [
+        ([x * 3], r"got 'x' \* 3 \(float64\(\?, \?\)\), already the output of mul|got an unnamed"),
+        ([T.constant(1.0)], "got"),
+        ([2], r"got 2 \(int\)"),
+    ]:
+        with pytest.raises(
+            sn.ArgumentError,
+            match=r"^theano.gof.Apply\(op, inputs, outputs\): "
+            r"its outputs are new Variables \(x.type\(\), with no owner yet\) or "
+            r"types, " + f"({said})",
+        ) as caught:
+            theano.gof.Apply(op, [x, T.constant(2.0)], outputs)
+        assert isinstance(caught.value, TypeError)
+        assert "test_debugging.py" in str(caught.value).splitlines()[-1]
+    with pytest.raises(sn.ArgumentError, match=r"its inputs are Variables, got 2.0 \(float\)"):
+        theano.gof.Apply(op, [x, 2.0], [x.type()])

@@ -1,6 +1,7 @@
 """``theano.gof``: the names course code imports from Theano's graph package.
 
-``Variable``, ``Apply``, ``Constant``, ``graph`` (``inputs``, ``ancestors``) are symnb's.
+``Variable``, ``Constant``, ``graph`` (``inputs``, ``ancestors``) are symnb's; ``Apply`` builds
+symnb's node from Theano's arguments (``Apply(op, inputs, [x.type()])``).
 ``Op`` exists for ``isinstance`` checks; subclassing it to write an op in Python (Theano's
 ``make_node``/``perform``) is refused with an error naming symnb's way (docs/ops.md).
 """
@@ -8,7 +9,7 @@
 from __future__ import annotations
 
 from symnb.compat.theano.gof import graph  # noqa: F401
-from symnb.core.op import Apply  # noqa: F401
+from symnb.compat.theano.gof.graph import Apply  # noqa: F401
 from symnb.core.op import Op as _SymnbOp
 from symnb.core.variable import Constant, Variable  # noqa: F401
 
