@@ -194,3 +194,29 @@ def test_gof_apply_takes_theanos_output_variables():
         assert "test_debugging.py" in str(caught.value).splitlines()[-1]
     with pytest.raises(sn.ArgumentError, match=r"its inputs are Variables, got 2.0 \(float\)"):
         theano.gof.Apply(op, [x, 2.0], [x.type()])
+
+
+def test_theano_op_apply_type_at_the_top_level():
+    """Theano 1.0 exported Op, Apply, Type and Constant from gof at the top level (the
+    Extending-Theano tutorial's ``class DoubleOp(theano.Op)``): each was a bare
+    AttributeError. ``theano.Op`` refuses subclassing as ``theano.gof.Op`` does, naming
+    symnb's way; ``theano.Type`` is true of symnb's types and refuses subclassing too."""
+    assert theano.Op is theano.gof.Op and theano.Apply is theano.gof.Apply
+    assert theano.Type is theano.gof.Type and theano.Constant is theano.gof.Constant
+    with pytest.raises(
+        NotImplementedError, match=r"class DoubleOp\(theano.Op\): .*write a symnb Op"
+    ):
+
+        class DoubleOp(theano.Op):
+            __props__ = ()
+
+    x = T.dmatrix("x")
+    assert isinstance(x.type, theano.Type) and isinstance(x.type, theano.gof.Type)
+    assert not isinstance(x, theano.Type) and isinstance(T.constant(1.0), theano.Constant)
+    with pytest.raises(NotImplementedError, match=r"class Mine\(theano.Type\): .*T.TensorType"):
+
+        class Mine(theano.Type):
+            pass
+
+    node = theano.Apply((x * 2).owner.op, [x, T.constant(2.0)], [x.type()])
+    assert isinstance(node, theano.Apply)

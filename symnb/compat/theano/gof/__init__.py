@@ -1,9 +1,10 @@
 """``theano.gof``: the names course code imports from Theano's graph package.
 
 ``Variable``, ``Constant``, ``graph`` (``inputs``, ``ancestors``) are symnb's; ``Apply`` builds
-symnb's node from Theano's arguments (``Apply(op, inputs, [x.type()])``).
-``Op`` exists for ``isinstance`` checks; subclassing it to write an op in Python (Theano's
-``make_node``/``perform``) is refused with an error naming symnb's way (docs/ops.md).
+symnb's node from Theano's arguments (``Apply(op, inputs, [x.type()])``). ``Op`` and ``Type``
+exist for ``isinstance`` checks (also as ``theano.Op``, ``theano.Type``); subclassing them to
+write an op or a type in Python (Theano's ``make_node``/``perform``) is refused with an error
+naming symnb's way (docs/theano.md).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from symnb.compat.theano.gof import graph  # noqa: F401
 from symnb.compat.theano.gof.graph import Apply  # noqa: F401
 from symnb.core.op import Op as _SymnbOp
+from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable  # noqa: F401
 
 
@@ -36,3 +38,26 @@ class _TheanoOp(_SymnbOp, metaclass=_AnyOp):
 
 
 Op = _TheanoOp
+
+
+class _AnyType(type):
+    """``isinstance(x.type, theano.gof.Type)`` is true of symnb's types."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, TensorType)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, TensorType)
+
+
+class Type(metaclass=_AnyType):
+    """Theano's ``gof.Type`` (also ``theano.Type``), for ``isinstance``: symnb has one kind of
+    type, a dtype and a shape (``TensorType``); a type of one's own is refused."""
+
+    def __init_subclass__(cls, **kwargs):
+        raise NotImplementedError(
+            f"class {cls.__name__}(theano.Type): types written in Python (Theano's "
+            "filter/values_eq) are not supported by symnb's Theano layer; symnb has one kind "
+            "of type, a dtype and a shape: use T.TensorType(dtype, broadcastable) (or "
+            "sn.tensor(name, shape, dtype))"
+        )
