@@ -220,3 +220,54 @@ def test_theano_op_apply_type_at_the_top_level():
 
     node = theano.Apply((x * 2).owner.op, [x, T.constant(2.0)], [x.type()])
     assert isinstance(node, theano.Apply)
+
+
+def test_extending_theano_names_exist_or_say_what_to_write():
+    """The names an Extending-Theano op's code reads were bare AttributeErrors: the grad
+    markers work in a symnb Op's grad (an undefined gradient is a NotDifferentiableError
+    naming the op where one must flow; a disconnected one is None: no gradient), PureOp is
+    gof.Op, and local_optimizer/COp say what to write instead (also when imported)."""
+    from symnb.core.op import Op
+    from symnb.core.types import TensorType
+
+    gradient = theano.gradient
+
+    class ScaleBy(Op):
+        def infer_types(self, x, k, mask):
+            return [TensorType(x.type.dtype, x.type.shape)]
+
+        def perform(self, x, k, mask):
+            return x * k
+
+        def grad(self, inputs, outputs, output_grads):
+            x, k, mask = inputs
+            (g,) = output_grads
+            return [
+                g * k,
+                gradient.grad_undefined(self, 1, k, "k is a step size"),
+                gradient.DisconnectedType()(),
+            ]
+
+    x, k, mask = T.dvector("x"), T.dscalar("k"), T.dvector("mask")
+    y = ScaleBy()(x, k, mask).sum()
+    f = theano.function([x, k, mask], [T.grad(y, x), T.grad(y, mask)])
+    got = f(np.ones(3), 2.0, np.ones(3))
+    np.testing.assert_allclose(got[0], [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(got[1], [0.0, 0.0, 0.0])  # disconnected: no gradient flows
+    with pytest.raises(
+        sn.NotDifferentiableError, match=r"with respect to input 1 is undefined: k is a step size"
+    ):
+        T.grad(y, k)
+    assert gradient.DisconnectedType()() is None
+    marker = gradient.grad_not_implemented(None, 0, x)
+    assert "input 0 is not implemented" in str(marker)
+    assert theano.gof.PureOp is theano.gof.Op
+    for name, said in [
+        ("local_optimizer", r"@sn\.opt\.rule\(phase"),
+        ("COp", r"a symnb Op \(infer_types, perform, grad\)"),
+    ]:
+        with pytest.raises(AttributeError, match=rf"theano\.gof\.{name} is not in .*{said}"):
+            getattr(theano.gof, name)
+        with pytest.raises(ImportError, match=rf"theano\.gof\.{name} is not in .*{said}"):
+            exec(f"from symnb.compat.theano.gof import {name}", {})
+        assert not hasattr(theano.gof, name)
