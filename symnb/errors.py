@@ -67,6 +67,12 @@ class DTypeError(_Located, TypeError):
     """A dtype an op cannot take (a float index, a bool matmul, a lossy update)."""
 
 
+class OpDefinitionError(_Located, NotImplementedError):
+    """An ``Op`` subclass applied without a rule symnb needs to build its node (its
+    ``infer_types``): the message names the op class and the method to define, at the line
+    that applied it. A NotImplementedError, the error Python's abstract methods raise."""
+
+
 class UpdateError(SymnbError, TypeError):
     """An update of a symbolic tensor symnb cannot build as written: ``x[0] = v`` (a variable
     is immutable) or ``x.at.set(v)`` with no index; ``x = x.at[0].set(v)`` builds the copy."""

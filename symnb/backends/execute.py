@@ -34,6 +34,7 @@ from symnb.backends.plan import (
     Library,
     Repeat,
     View,
+    keeps_promise,
     step_bytes,
     step_outputs,
 )
@@ -178,12 +179,70 @@ def run_library(step: Library, slots: list) -> None:
         raise
     except Exception as exc:
         raise runtime_failure(step.node, exc, args) from exc
-    results = (result,) if len(step.outs) == 1 else result
-    for slot, value, dtype in zip(step.outs, results, step.dtypes, strict=True):
-        value = np.asarray(value)
-        if value.dtype != dtype:
-            raise AssertionError(f"{step.node.op} returned {value.dtype}, promised {dtype}")
+    outs, shapes = step.outs, step.shapes
+    if len(outs) == 1:  # most steps
+        value = np.asarray(result)
+        if value.dtype != step.dtypes[0] or (
+            shapes is not None and not keeps_promise(value.shape, shapes[0])
+        ):
+            raise broken_promise(step, result, args)
+        slots[outs[0]] = value
+        return
+    if not isinstance(result, (tuple, list)) or len(result) != len(outs):
+        raise broken_promise(step, result, args)
+    values = [np.asarray(r) for r in result]
+    for k, value in enumerate(values):
+        if value.dtype != step.dtypes[k] or (
+            shapes is not None and not keeps_promise(value.shape, shapes[k])
+        ):
+            raise broken_promise(step, result, args)
+    for slot, value in zip(outs, values):
         slots[slot] = value
+
+
+def broken_promise(step: Library, result, args) -> RuntimeFailure:
+    """The error of a library step whose ``result`` is not what its node's types promised
+    (a user's op whose ``perform`` disagrees with its ``infer_types``): a RuntimeFailure
+    naming the op, the promise, what came back and the line that built the node; a
+    RuntimeValueFailure for a shape or a number of results (a TypeError for a dtype). Every
+    executor raises it: runner.c hands such a step to Python, which runs it here."""
+    shapes = step.shapes or [None] * len(step.dtypes)
+    promised = [_promise(d, s) for d, s in zip(step.dtypes, shapes)]
+    n = len(step.outs)
+    if n > 1 and (not isinstance(result, (tuple, list)) or len(result) != n):
+        got = f"{len(result)} results" if isinstance(result, (tuple, list)) else "one result"
+        got += f" ({_value_kind(result)})" if not isinstance(result, (tuple, list)) else ""
+        problem = ValueError(
+            f"its perform returned {got}, not the {n} ({', '.join(promised)}) "
+            "its infer_types promised"
+        )
+        return runtime_failure(step.node, problem, args)
+    results = (result,) if n == 1 else result
+    for k, (value, want) in enumerate(zip(results, promised)):
+        array = np.asarray(value)
+        if array.dtype == step.dtypes[k] and (
+            step.shapes is None or keeps_promise(array.shape, step.shapes[k])
+        ):
+            continue
+        what = "its perform returned" if n == 1 else f"result {k} of its perform is"
+        given = _value_kind(value)
+        if not isinstance(value, np.ndarray):
+            given += f" ({_value_kind(array)} as an array)"
+        kind = TypeError if array.dtype != step.dtypes[k] else ValueError
+        problem = kind(f"{what} {given}, not the {want} its infer_types promised")
+        return runtime_failure(step.node, problem, args)
+    problem = ValueError(
+        f"its perform returned {_value_kind(result)}, not what its "
+        f"infer_types promised ({', '.join(promised)})"
+    )
+    return runtime_failure(step.node, problem, args)  # (not reached: a caller saw a break)
+
+
+def _promise(dtype, shape) -> str:
+    """``float64[?, 3]``: a promised result as messages name it (``?`` a size not fixed)."""
+    if shape is None:
+        return f"{np.dtype(dtype)} array"
+    return f"{np.dtype(dtype)}[{', '.join('?' if d < 0 else str(d) for d in shape)}]"
 
 
 # -- Launch ------------------------------------------------------------------------------------

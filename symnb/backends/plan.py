@@ -58,7 +58,7 @@ class OwnResults:
         if log.isEnabledFor(logging.DEBUG if self.told else logging.INFO):
             self._log(args)
         result = self.fn(*args)
-        if isinstance(result, tuple):
+        if isinstance(result, (tuple, list)):
             return tuple(_owned(r, args) for r in result)
         return _owned(result, args)
 
@@ -96,8 +96,11 @@ def may_alias(result, args) -> bool:
 @dataclass(frozen=True, eq=False)
 class Library:
     """``outs = fn(*ins)``: an op's NumPy reference (or a Python callable standing in for
-    one); a result of another dtype than ``dtypes`` promises is an error naming the op.
-    ``kind`` is what ``f.kernels`` and profiles call it (library, blas, kernel)."""
+    one, a user's op); a result that is not what the types promised (another dtype than
+    ``dtypes``, another rank or fixed size than ``shapes``, another number of results) is
+    an error naming the op. ``kind`` is what ``f.kernels`` and profiles call it (library,
+    blas, kernel). ``shapes``: per output, its fixed sizes, -1 where the size is not fixed
+    (``promised_shape``); None: only the dtypes are checked."""
 
     fn: Callable
     ins: tuple[int, ...]
@@ -105,6 +108,27 @@ class Library:
     dtypes: tuple[np.dtype, ...]
     node: object
     kind: str = "library"
+    shapes: tuple[tuple[int, ...], ...] | None = None
+
+
+def promised_shape(variable) -> tuple[int, ...]:
+    """The shape a step's result for ``variable`` must have, as executors check it: its
+    fixed sizes, -1 for a dim whose size is unknown or named (a named size is bound by the
+    call's arguments: its value is not the plan's)."""
+    return tuple(d if type(d) is int else -1 for d in variable.type.shape)
+
+
+def keeps_promise(shape: tuple, promised: tuple) -> bool:
+    """Whether an array of ``shape`` fits ``promised`` (``promised_shape``): the same rank
+    and each fixed size (a comparison of tuples when every size is fixed)."""
+    if shape == promised:
+        return True
+    if len(shape) != len(promised):
+        return False
+    for n, p in zip(shape, promised):
+        if p != n and p != -1:
+            return False
+    return True
 
 
 @dataclass(frozen=True, eq=False)

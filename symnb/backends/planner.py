@@ -13,7 +13,16 @@ import dataclasses
 
 import numpy as np
 
-from symnb.backends.plan import KernelRef, Launch, Library, OwnResults, Plan, View, basic_index
+from symnb.backends.plan import (
+    KernelRef,
+    Launch,
+    Library,
+    OwnResults,
+    Plan,
+    View,
+    basic_index,
+    promised_shape,
+)
 from symnb.core.variable import Constant
 from symnb.ops.broadcast import BroadcastLike, SumToLike
 from symnb.ops.checks import SameShape
@@ -111,9 +120,10 @@ class PlanBuilder:
     def library(self, node, fn=None, kind: str = "library", inputs=None) -> Library:
         """The node's NumPy reference (or ``fn`` of ``inputs``) as a step."""
         dtypes = tuple(v.type.dtype for v in node.outputs)
+        shapes = tuple(promised_shape(v) for v in node.outputs)
         fn = node.op.perform if fn is None else fn
         ins = self.slots_of(node.inputs if inputs is None else inputs)
-        return Library(fn, ins, self.out_slots(node), dtypes, node, kind)
+        return Library(fn, ins, self.out_slots(node), dtypes, node, kind, shapes)
 
     def kernel(self, name: str, source: str, description=None) -> KernelRef:
         """A kernel the linker compiles with the others of the plan, then fills in;

@@ -27,7 +27,7 @@ from symnb.core.variable import (
     saving_node,
 )
 from symnb.core.words import counted
-from symnb.errors import ArgumentError, DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, OpDefinitionError, ShapeError
 
 OP_REGISTRY: dict[str, type[Op]] = {}
 
@@ -200,11 +200,23 @@ class Op:
     # -- the rules every op defines --------------------------------------------------------
     def infer_types(self, *inputs: Variable) -> list[TensorType]:
         """Output types from input variables; raise ShapeError/DTypeError on misuse."""
-        raise NotImplementedError
+        raise _no_rule(
+            self,
+            "infer_types",
+            "(self, *inputs)",
+            "a list of its outputs' types "
+            "(TensorType(dtype, shape) each), computed from the inputs' .type",
+        )
 
     def perform(self, *arrays):
-        """The NumPy reference: one array, or a tuple of ``nout`` arrays."""
-        raise NotImplementedError
+        """The NumPy reference: one array, or a tuple (or list) of ``nout`` arrays, each of the
+        dtype, rank and fixed sizes :meth:`infer_types` promised (every executor checks it:
+        a RuntimeFailure naming the op otherwise)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} defines no perform: an Op subclass defines "
+            "perform(self, *arrays), its NumPy reference, returning one array (or a tuple of "
+            "nout arrays) of the types its infer_types promised"
+        )
 
     def grad(self, inputs: list[Variable], outputs: list[Variable], output_grads: list):
         """Symbolic gradient of each input given the outputs' gradients (None = zero)."""
@@ -215,6 +227,20 @@ class Op:
         may be anything; they are never used). By default all of :meth:`grad`; an op whose
         rule builds separate work per input overrides it to skip the rest."""
         return self.grad(inputs, outputs, output_grads)
+
+
+def _no_rule(op: Op, method: str, signature: str, returning: str) -> OpDefinitionError:
+    """The error for an op class that does not define ``method``, a rule symnb needs."""
+    cls = type(op)
+    return OpDefinitionError(
+        f"{cls.__name__} (op {cls.op_name()!r}) defines no {method}: an Op subclass defines "
+        f"{method}{signature}, returning {returning}"
+        + (
+            "; symnb builds each node with it (a make_node of its own is not called)"
+            if "make_node" in cls.__dict__
+            else ""
+        )
+    )
 
 
 def _build(op: Op, inputs: tuple, loc) -> Apply:
@@ -230,7 +256,7 @@ def _build(op: Op, inputs: tuple, loc) -> Apply:
         _check_count(op, variables)
     try:
         types = op.infer_types(*variables)
-    except (ShapeError, DTypeError) as exc:
+    except (ShapeError, DTypeError, OpDefinitionError) as exc:
         raise _at_user_line(exc) from None
     check_upcast(op, variables, types)
     node = Apply(op, variables, types, loc)

@@ -403,8 +403,106 @@ def test_library_steps_and_their_dtype_check():
     agree([x], [sn.sort(x), sn.argsort(x)], [rng.random(5)], [Library])
     for backend in ("c", "py"):
         f = sn.function([x], _Liar()(x), backend=backend)
-        with pytest.raises(AssertionError, match="liar returned float64, promised float32"):
+        with pytest.raises(execute.RuntimeFailure) as err:
             f(np.ones(3))
+        assert not isinstance(err.value, AssertionError)
+        assert (
+            "liar('x' (float64(?,))) failed: TypeError: its perform returned float64[3], "
+            "not the float32[?] its infer_types promised" in str(err.value)
+        ), backend
+        assert "test_plan.py" in str(err.value), backend  # the line that built the node
+
+
+class _Promises(Op):
+    """Promises ``x``'s type (or ``nout`` of them); returns what ``result(x)`` gives."""
+
+    __props__ = ("label",)
+
+    def __init__(self, label, result, nout=1):
+        self.label, self.result, self.nout = label, result, nout
+
+    def infer_types(self, x):
+        return [x.type] * self.nout
+
+    def perform(self, x):
+        return self.result(x)
+
+
+#: (label, what perform returns, outputs, the message's part, the builtin the error is)
+_BROKEN = [
+    (
+        "dtype",
+        lambda x: x.astype(np.float32),
+        1,
+        "returned float32[2, 3], not the float64[2, 3]",
+        RuntimeError,
+    ),
+    ("row", lambda x: x[:1], 1, "returned float64[1, 3], not the float64[2, 3]", ValueError),
+    (
+        "float",
+        lambda x: float(x.sum()),
+        1,
+        "returned float (float64[] as an array), not the float64[2, 3]",
+        ValueError,
+    ),
+    (
+        "0-d",
+        lambda x: np.asarray(x.sum()),
+        1,
+        "returned float64[], not the float64[2, 3]",
+        ValueError,
+    ),
+    ("rank", lambda x: x[None], 1, "returned float64[1, 2, 3], not the float64[2, 3]", ValueError),
+    (
+        "count",
+        lambda x: (x, x, x),
+        2,
+        "returned 3 results, not the 2 (float64[2, 3], float64[2, 3]) its infer_types promised",
+        ValueError,
+    ),
+    ("one", lambda x: x, 2, "returned one result (float64[2, 3])", ValueError),
+    (
+        "second",
+        lambda x: (x, x[:1]),
+        2,
+        "result 1 of its perform is float64[1, 3], not the float64[2, 3]",
+        ValueError,
+    ),
+]
+
+
+@pytest.mark.parametrize("label", [b[0] for b in _BROKEN])
+def test_library_step_result_against_its_promise_on_every_executor(label):
+    """A Python op's result that breaks its type's promise (dtype, rank, a fixed size, the
+    number of results) is a RuntimeFailure naming the op, the promise, the result and the
+    line that built it on both executors of one plan and on backend "py", never an
+    AssertionError, a bare zip() error or a silent broadcast (a (1, 3) row for a (2, 3))."""
+    _, result, nout, part, kind = next(b for b in _BROKEN if b[0] == label)
+    x = sn.tensor("x", (2, 3), "float64")
+    out = _Promises(label, result, nout)(x)
+    out = out[nout - 1] if nout > 1 else out
+    f = sn.function([x], out * x, backend="c")
+    runs = {**executors(f), "py": sn.function([x], out * x, backend="py")}
+    for name, run in runs.items():
+        with pytest.raises(execute.RuntimeFailure) as err:
+            run(np.arange(6.0).reshape(2, 3))
+        message = str(err.value)
+        assert isinstance(err.value, kind), name
+        assert message.startswith(f"promises[label={label!r}]('x' (float64(2, 3))) failed"), name
+        assert part in message, (name, message)
+        assert "\n  given float64[2, 3]\n" in message, name
+        assert "test_plan.py" in message.splitlines()[-1], name
+
+
+def test_library_step_keeps_unknown_sizes_and_takes_a_list_of_results():
+    """Only fixed sizes are checked (a None dim takes any size); several results may come
+    as a list as well as a tuple, on both executors."""
+    x = sn.tensor("x", (None, 3), "float64")
+    a, b = _Promises("list", lambda v: [v + 1, v * 2], 2)(x)
+    f = sn.function([x], a - b, backend="c")
+    value = np.arange(12.0).reshape(4, 3)
+    for name, run in executors(f).items():
+        np.testing.assert_array_equal(run(value)[0], 1 - value, err_msg=name)
 
 
 # -- Repeat (a scan's loop) --------------------------------------------------------------------

@@ -160,3 +160,114 @@ def test_change_flags_blocks_of_two_threads_that_exit_out_of_order():
     assert seen == {"after A": ("float16", False), "in B": "float16"}
     assert theano.config.floatX == "float64" and sn.config.floatX == "float64"
     assert T.matrix("x").dtype == "float64" and theano.config.warn.round is False
+
+
+def test_gof_apply_takes_theanos_output_variables():
+    """``theano.gof.Apply(op, inputs, [x.type()])`` (Theano's signature, the tutorial's
+    make_node) makes the given variables the node's outputs; it built a node whose output's
+    "type" was a Variable, failing far away ("equal: cannot broadcast ... float64(0,)")."""
+    x = T.dmatrix("x")
+    op = (x * 2).owner.op
+    out = x.type("twice")
+    node = theano.gof.Apply(op, [x, T.constant(2.0)], [out])
+    assert node.outputs == [out] and out.owner is node and out.index == 0
+    assert out.type == x.type and out.name == "twice"
+    assert theano.gof.graph.Apply is theano.gof.Apply
+    assert isinstance(node, theano.gof.Apply) and isinstance((x + 1).owner, theano.gof.Apply)
+    f = theano.function([x], out + 1)
+    np.testing.assert_allclose(f(np.ones((2, 2))), np.full((2, 2), 3.0))
+    typed = theano.gof.Apply(op, [x, T.constant(2.0)], [x.type])  # a type, as symnb's Apply
+    np.testing.assert_allclose(theano.function([x], typed.outputs[0])(np.ones((1, 2))), [[2, 2]])
+    for outputs, said in [
+        ([x * 3], r"got 'x' \* 3 \(float64\(\?, \?\)\), already the output of mul|got an unnamed"),
+        ([T.constant(1.0)], "got"),
+        ([2], r"got 2 \(int\)"),
+    ]:
+        with pytest.raises(
+            sn.ArgumentError,
+            match=r"^theano.gof.Apply\(op, inputs, outputs\): "
+            r"its outputs are new Variables \(x.type\(\), with no owner yet\) or "
+            r"types, " + f"({said})",
+        ) as caught:
+            theano.gof.Apply(op, [x, T.constant(2.0)], outputs)
+        assert isinstance(caught.value, TypeError)
+        assert "test_debugging.py" in str(caught.value).splitlines()[-1]
+    with pytest.raises(sn.ArgumentError, match=r"its inputs are Variables, got 2.0 \(float\)"):
+        theano.gof.Apply(op, [x, 2.0], [x.type()])
+
+
+def test_theano_op_apply_type_at_the_top_level():
+    """Theano 1.0 exported Op, Apply, Type and Constant from gof at the top level (the
+    Extending-Theano tutorial's ``class DoubleOp(theano.Op)``): each was a bare
+    AttributeError. ``theano.Op`` refuses subclassing as ``theano.gof.Op`` does, naming
+    symnb's way; ``theano.Type`` is true of symnb's types and refuses subclassing too."""
+    assert theano.Op is theano.gof.Op and theano.Apply is theano.gof.Apply
+    assert theano.Type is theano.gof.Type and theano.Constant is theano.gof.Constant
+    with pytest.raises(
+        NotImplementedError, match=r"class DoubleOp\(theano.Op\): .*write a symnb Op"
+    ):
+
+        class DoubleOp(theano.Op):
+            __props__ = ()
+
+    x = T.dmatrix("x")
+    assert isinstance(x.type, theano.Type) and isinstance(x.type, theano.gof.Type)
+    assert not isinstance(x, theano.Type) and isinstance(T.constant(1.0), theano.Constant)
+    with pytest.raises(NotImplementedError, match=r"class Mine\(theano.Type\): .*T.TensorType"):
+
+        class Mine(theano.Type):
+            pass
+
+    node = theano.Apply((x * 2).owner.op, [x, T.constant(2.0)], [x.type()])
+    assert isinstance(node, theano.Apply)
+
+
+def test_extending_theano_names_exist_or_say_what_to_write():
+    """The names an Extending-Theano op's code reads were bare AttributeErrors: the grad
+    markers work in a symnb Op's grad (an undefined gradient is a NotDifferentiableError
+    naming the op where one must flow; a disconnected one is None: no gradient), PureOp is
+    gof.Op, and local_optimizer/COp say what to write instead (also when imported)."""
+    from symnb.core.op import Op
+    from symnb.core.types import TensorType
+
+    gradient = theano.gradient
+
+    class ScaleBy(Op):
+        def infer_types(self, x, k, mask):
+            return [TensorType(x.type.dtype, x.type.shape)]
+
+        def perform(self, x, k, mask):
+            return x * k
+
+        def grad(self, inputs, outputs, output_grads):
+            x, k, mask = inputs
+            (g,) = output_grads
+            return [
+                g * k,
+                gradient.grad_undefined(self, 1, k, "k is a step size"),
+                gradient.DisconnectedType()(),
+            ]
+
+    x, k, mask = T.dvector("x"), T.dscalar("k"), T.dvector("mask")
+    y = ScaleBy()(x, k, mask).sum()
+    f = theano.function([x, k, mask], [T.grad(y, x), T.grad(y, mask)])
+    got = f(np.ones(3), 2.0, np.ones(3))
+    np.testing.assert_allclose(got[0], [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(got[1], [0.0, 0.0, 0.0])  # disconnected: no gradient flows
+    with pytest.raises(
+        sn.NotDifferentiableError, match=r"with respect to input 1 is undefined: k is a step size"
+    ):
+        T.grad(y, k)
+    assert gradient.DisconnectedType()() is None
+    marker = gradient.grad_not_implemented(None, 0, x)
+    assert "input 0 is not implemented" in str(marker)
+    assert theano.gof.PureOp is theano.gof.Op
+    for name, said in [
+        ("local_optimizer", r"@sn\.opt\.rule\(phase"),
+        ("COp", r"a symnb Op \(infer_types, perform, grad\)"),
+    ]:
+        with pytest.raises(AttributeError, match=rf"theano\.gof\.{name} is not in .*{said}"):
+            getattr(theano.gof, name)
+        with pytest.raises(ImportError, match=rf"theano\.gof\.{name} is not in .*{said}"):
+            exec(f"from symnb.compat.theano.gof import {name}", {})
+        assert not hasattr(theano.gof, name)

@@ -209,3 +209,43 @@ def test_ifelse_takes_any_scalar_condition_zero_being_false():
         ifelse(x, x, y)
     with pytest.raises(sn.DTypeError, match="must be boolean or an integer"):
         sn.ifelse(a, x, y)
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_as_op_runs_a_numpy_function_as_an_op(backend):
+    """The Extending-Theano tutorial's ``as_op`` (``theano.compile.ops``, also
+    ``theano.compile.as_op``) was a bare ModuleNotFoundError: the function runs as the op's
+    NumPy reference on every backend, with Theano's types as its inputs' and outputs'; a
+    gradient through it is a NotDifferentiableError naming it; an input of another dtype is
+    refused at the user's line."""
+    from symnb.compat.theano.compile.ops import as_op
+
+    assert theano.compile.as_op is as_op
+
+    @as_op(itypes=[T.dmatrix, T.dmatrix], otypes=[T.dmatrix])
+    def numpy_dot(a, b):
+        return np.dot(a, b)
+
+    @as_op(itypes=[T.TensorType("float32", (False,))], otypes=[T.fvector, T.lvector])
+    def sort_and_order(a):
+        return np.sort(a).astype("float64"), np.argsort(a)  # a float64 result is cast
+
+    x, y, v = T.dmatrix("x"), T.dmatrix("y"), T.fvector("v")
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 2))
+    f = sn.function([x, y], numpy_dot(x, y) + 1, backend=backend)
+    np.testing.assert_array_equal(f(a, b), a @ b + 1)
+    np.testing.assert_array_equal(theano.function([x, y], numpy_dot(x, y))(a, b), a @ b)
+    s, order = sort_and_order(v)
+    got = sn.function([v], [s, order], backend=backend)(np.array([3, 1, 2], "float32"))
+    assert got[0].dtype == np.float32 and got[1].dtype == np.int64
+    np.testing.assert_array_equal(got[0], [1, 2, 3])
+    np.testing.assert_array_equal(got[1], [1, 2, 0])
+    assert str(numpy_dot) == "as_op(numpy_dot)"
+    with pytest.raises(sn.NotDifferentiableError, match=r"as_op\(numpy_dot\) has no gradient"):
+        T.grad(numpy_dot(x, y).sum(), x)
+    with pytest.raises(sn.DTypeError, match=r"as_op\(numpy_dot\): input 1, 'z' \(float32"):
+        numpy_dot(x, T.fmatrix("z"))
+    with pytest.raises(sn.ArgumentError, match="numpy_dot takes 2 inputs, got 1|as_op takes 2"):
+        numpy_dot(x)
+    with pytest.raises(sn.ArgumentError, match="as_op: itypes is a list of Theano types"):
+        as_op(itypes=["float64"], otypes=[T.dmatrix])

@@ -3,6 +3,8 @@ and Theano's variable methods on every tensor of a Theano graph (``x.round()`` r
 away from zero, ``x.norm(L)``, ``x.size``...), against NumPy. symnb's own variables keep
 NumPy's methods."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -352,11 +354,42 @@ def test_theano_names_without_an_op_say_what_to_write_instead(module, name, inst
     owner = T
     for part in module.split(".")[:-1]:
         owner = getattr(owner, part)
-    with pytest.raises(
-        AttributeError, match=rf"theano\.tensor\.{module}{name} is not in .*{instead}"
-    ):
+    said = rf"theano\.tensor\.{module}{name} is not in .*{instead}"
+    with pytest.raises(AttributeError, match=said):
         getattr(owner, name)
-    assert not hasattr(owner, "__wrapped__")
+    with pytest.raises(AttributeError, match=said):
+        exec(f"T.{module}{name}", {"T": T})  # the attribute, as written in code
+    assert not hasattr(owner, "__wrapped__") and not hasattr(owner, name)
+    assert getattr(owner, name, "default") == "default"
+    # ``from theano.tensor.nlinalg import eigh``: an ImportError with the same hint (Python
+    # replaced the module __getattr__'s AttributeError with a bare "cannot import name")
+    with pytest.raises(ImportError, match=said) as caught:
+        exec(f"from {owner.__name__} import {name}", {})
+    assert isinstance(caught.value, sn.SymnbError) and caught.value.name == name
+
+
+@pytest.mark.parametrize(
+    "module, name, instead",
+    [
+        ("tensor", "bincount", "to_one_hot"),
+        ("tensor.extra_ops", "bincount", "to_one_hot"),
+        ("tensor.opt", "register_canonicalize", "symnb.opt"),
+        ("tensor.opt", "local_useless_elemwise", "Mode"),
+    ],
+)
+def test_missing_names_from_import_keep_their_hint(module, name, instead):
+    """``from theano.tensor.opt import register_canonicalize`` (and the other names the
+    layer lacks, in a function too) is an ImportError with the attribute's hint."""
+    with pytest.raises(ImportError, match=rf"{name}.*{instead}"):
+        exec(f"from symnb.compat.theano.{module} import {name}", {})
+
+    def imports():
+        from symnb.compat.theano.tensor.opt import register_canonicalize  # noqa: F401
+
+    with pytest.raises(ImportError, match="register_canonicalize: Theano's graph rewrites"):
+        imports()
+    with pytest.raises(AttributeError, match=rf"{name}.*{instead}"):
+        getattr(importlib.import_module(f"symnb.compat.theano.{module}"), name)
 
 
 def test_take_and_the_take_method_wrap_and_clip_as_theanos(backend):

@@ -368,3 +368,45 @@ def test_every_op_checks_its_number_of_inputs_from_its_rule():
     assert _Many()(x, x, x, x).type == x.type
     with pytest.raises(sn.ArgumentError, match=r"^many takes at least 2 inputs, got 1\n  at "):
         _Many().make_node(x)
+
+
+def test_an_op_class_without_infer_types_is_named_at_the_users_line():
+    """An Op subclass written from Theano's tutorial (make_node/perform, no infer_types) was a
+    bare, empty NotImplementedError from core/op.py; it names the class, its op name and the
+    method to define, at the line that applied it (still a NotImplementedError)."""
+    from symnb.core.op import Op
+    from symnb.errors import OpDefinitionError
+
+    class DoubleOp(Op):
+        def make_node(self, x):
+            raise AssertionError("not called")
+
+        def perform(self, x):
+            return x * 2
+
+    x = sn.vector("x")
+    for apply in (lambda: DoubleOp()(x), lambda: DoubleOp()(x, x)):
+        with pytest.raises(OpDefinitionError) as caught:
+            apply()
+        message = str(caught.value)
+        assert isinstance(caught.value, (NotImplementedError, sn.SymnbError))
+        assert message.startswith(
+            "DoubleOp (op 'double_op') defines no infer_types: an Op subclass defines "
+            "infer_types(self, *inputs), returning a list of its outputs' types"
+        ), message
+        assert "(a make_node of its own is not called)" in message
+        assert "test_bad_input_errors.py" in message.splitlines()[-1]
+
+
+def test_an_op_class_without_perform_is_named_when_it_runs():
+    """Its perform's default names the class and the method (it was an empty message)."""
+    from symnb.backends.execute import RuntimeFailure
+    from symnb.core.op import Op
+
+    class Halve(Op):
+        def infer_types(self, x):
+            return [x.type]
+
+    x = sn.vector("x")
+    with pytest.raises(RuntimeFailure, match=r"NotImplementedError: Halve defines no perform"):
+        sn.function([x], Halve()(x), backend="py")(np.ones(2))

@@ -126,6 +126,8 @@ struct Step {
     int nin, nout;
     int *ins, *outs;         /* slot indices; -1 for an absent gemm/view operand */
     int *out_types;          /* NumPy type numbers of the outputs */
+    int *out_ndim;           /* library: per output its promised rank (NULL: not checked) */
+    int64_t *out_dims;       /* library: the outputs' promised sizes, in turn (-1: any) */
     Step *fallback;          /* launch/gemm/view: the node's NumPy reference */
     PyObject *fn;            /* library: fn(*arrays) */
     void *target;            /* launch: the kernel; gemm: the ?gemm (NULL: none found) */
@@ -246,11 +248,27 @@ static int can_hold(PyArrayObject *t, int nd, const npy_intp *shape, int type) {
 
 /* ---- library steps ------------------------------------------------------------------------ */
 
-/* ``value`` as an array of the planned type into the slot; 1 when it is not one. */
+/* Whether ``a`` has the rank and fixed sizes promised for output k (execute.py's
+ * ``keeps_promise``). */
+static int keeps_promise(Step *step, int k, PyArrayObject *a) {
+    if (step->out_ndim == NULL) return 1;
+    int64_t *dims = step->out_dims;
+    for (int j = 0; j < k; j++) dims += step->out_ndim[j];
+    int nd = step->out_ndim[k];
+    if (PyArray_NDIM(a) != nd) return 0;
+    for (int d = 0; d < nd; d++)
+        if (dims[d] >= 0 && PyArray_DIM(a, d) != dims[d]) return 0;
+    return 1;
+}
+
+/* ``value`` as an array of the planned type and promised shape into the slot; 1 when it is
+ * not one (Python runs the step again and raises the error naming the op: execute.py's
+ * ``broken_promise``). */
 static int store_result(Step *step, PyObject **slots, int k, PyObject *value) {
     PyObject *array = PyArray_FROM_O(value);
     if (array == NULL) { PyErr_Clear(); return 1; }
-    if (PyArray_TYPE((PyArrayObject *)array) != step->out_types[k]) {
+    if (PyArray_TYPE((PyArrayObject *)array) != step->out_types[k]
+        || !keeps_promise(step, k, (PyArrayObject *)array)) {
         Py_DECREF(array);
         return 1;
     }
@@ -273,11 +291,12 @@ static int run_library(Step *step, PyObject **slots) {
     int rc = 0;
     if (step->nout == 1) {
         rc = store_result(step, slots, 0, result);
-    } else if (!PyTuple_Check(result) || PyTuple_GET_SIZE(result) != step->nout) {
+    } else if (!(PyTuple_Check(result) || PyList_Check(result))
+               || PySequence_Fast_GET_SIZE(result) != step->nout) {
         rc = 1;
     } else {
         for (int k = 0; k < step->nout && !rc; k++)
-            rc = store_result(step, slots, k, PyTuple_GET_ITEM(result, k));
+            rc = store_result(step, slots, k, PySequence_Fast_GET_ITEM(result, k));
     }
     Py_DECREF(result);
     return rc;

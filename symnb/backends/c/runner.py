@@ -368,7 +368,11 @@ def _inner(step) -> tuple:
 
 
 def _library(step: Library, held) -> tuple:
-    return ("library", step.fn, list(step.ins), list(step.outs), list(step.dtypes), None, ())
+    """params: () or (the outputs' promised ranks, their sizes in turn: runner.c checks
+    each result against them, as execute.py's ``run_library`` does)."""
+    shapes = step.shapes
+    params = () if shapes is None else ([len(s) for s in shapes], [d for s in shapes for d in s])
+    return ("library", step.fn, list(step.ins), list(step.outs), list(step.dtypes), None, params)
 
 
 def _mask(axes) -> int:

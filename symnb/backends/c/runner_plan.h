@@ -121,6 +121,21 @@ static int parse_view(Step *st, PyObject *target, PyObject *params) {
 static int parse_step(PyObject *spec, Step *st);
 static void free_step(Step *st);
 
+/* A library step's params: () (its results' shapes not checked), or (the outputs' ranks,
+ * their promised sizes in turn, -1 where any). */
+static int parse_promise(Step *st, PyObject *params) {
+    PyObject *ranks, *dims;
+    int nranks = 0, ndims = 0, total = 0;
+    if (PyTuple_Check(params) && PyTuple_GET_SIZE(params) == 0) return 0;
+    if (!PyArg_ParseTuple(params, "OO", &ranks, &dims)) return -1;
+    if (!(st->out_ndim = int_list(ranks, &nranks)) || !(st->out_dims = int64_list(dims, &ndims)))
+        return -1;
+    for (int k = 0; k < nranks; k++) total += st->out_ndim[k];
+    if (nranks != st->nout || total != ndims)
+        return invalid("a library step's promised shapes do not match its outputs");
+    return 0;
+}
+
 /* A list of step records into a new array of steps. */
 static int parse_step_list(PyObject *seq, Step **steps, int *n) {
     PyObject *fast = PySequence_Fast(seq, "steps: expected a sequence");
@@ -215,7 +230,7 @@ static int parse_step(PyObject *spec, Step *st) {
     if (strcmp(kind, "library") == 0) {
         st->kind = STEP_LIBRARY;
         st->fn = Py_NewRef(target);
-        return 0;
+        return parse_promise(st, params);
     }
     if (wide && st->fallback != NULL && st->fallback->kind == STEP_LIBRARY) {
         /* a launch, gemm or view of more operands than runner.c's arrays hold (a concatenate
@@ -332,6 +347,8 @@ static void free_step(Step *st) {
     PyMem_Free(st->ins);
     PyMem_Free(st->outs);
     PyMem_Free(st->out_types);
+    PyMem_Free(st->out_ndim);
+    PyMem_Free(st->out_dims);
     PyMem_Free(st->absent);
     PyMem_Free(st->keepdims);
     PyMem_Free(st->axes);

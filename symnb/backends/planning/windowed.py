@@ -19,7 +19,7 @@ from symnb.backends.kernels.build import Builder, fixed_size
 from symnb.backends.kernels.ir import Contract, Kernel, Map, Operand, Reduce, Unsupported
 from symnb.backends.kernels.lowering import product_kernel
 from symnb.backends.listing import KernelInfo
-from symnb.backends.plan import Layout, Library, View
+from symnb.backends.plan import Layout, Library, View, promised_shape
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 
@@ -63,7 +63,8 @@ class Steps:
 
     def fallback(self, fn, ins, out, kind="library") -> Library:
         ins = tuple(self.slot(v) for v in ins)
-        return Library(fn, ins, (self.slot(out),), (out.type.dtype,), self.node, kind)
+        shapes = (promised_shape(out),)
+        return Library(fn, ins, (self.slot(out),), (out.type.dtype,), self.node, kind, shapes)
 
     def note(self, kind: str, reason: str, source=None) -> None:
         self.linker.kernels.append(KernelInfo(kind, self.node, source, reason))

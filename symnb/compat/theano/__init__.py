@@ -44,6 +44,7 @@ from symnb.compat.theano.compile import (  # noqa: F401 - and the submodules
     sharedvalue,
 )
 from symnb.compat.theano.configparser import change_flags, config  # noqa: F401
+from symnb.compat.theano.gof import Apply, Constant, Op, Type  # noqa: F401 - as Theano 1.0
 from symnb.compat.theano.gradient import Lop, Rop, grad  # noqa: F401
 from symnb.compat.theano.printing import pp, pprint  # noqa: F401
 from symnb.compat.theano.scan_module import (  # noqa: F401

@@ -10,7 +10,7 @@ from symnb.control.jacobian import check_expression as _check_expression
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import clone_graph
-from symnb.core.op import _at_user_line, located_call
+from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import SymnbError
@@ -24,18 +24,56 @@ from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scal
 
 __all__ = [
     "DisconnectedInputError",
+    "DisconnectedType",
     "Lop",
     "Rop",
     "consider_constant",
     "disconnected_grad",
     "grad",
     "grad_clip",
+    "grad_not_implemented",
     "grad_scale",
+    "grad_undefined",
     "hessian",
     "jacobian",
     "verify_grad",
     "zero_grad",
 ]
+
+
+def grad_undefined(op, x_pos, x, comment=""):
+    """Theano's marker, returned by an op's ``grad`` for an input that has no gradient: symnb's
+    is a ``NotDifferentiable`` in that input's place, which ``T.grad`` raises as a
+    NotDifferentiableError naming the op and the path, if a gradient must flow through it
+    (as Theano raised ``NullTypeGradError``)."""
+    return NotDifferentiable(
+        f"its gradient with respect to input {x_pos} is undefined"
+        + (f": {comment}" if comment else "")
+    )
+
+
+def grad_not_implemented(op, x_pos, x, comment=""):
+    """Like :func:`grad_undefined`, for a gradient that exists but is not written."""
+    return NotDifferentiable(
+        f"its gradient with respect to input {x_pos} is not implemented"
+        + (f": {comment}" if comment else "")
+    )
+
+
+class DisconnectedType:
+    """Theano's type of a disconnected gradient: ``DisconnectedType()()`` is what an op's
+    ``grad`` returned for an input the outputs do not depend on. symnb's rules return None
+    there (no gradient flows), so calling a DisconnectedType gives None."""
+
+    def __call__(self, name=None):
+        return None
+
+    def __eq__(self, other):
+        return type(other) is DisconnectedType
+
+    def __hash__(self):
+        return hash(DisconnectedType)
+
 
 #: Theano's ``return_disconnected`` spellings
 RETURN_DISCONNECTED = {"zero": "zero", "None": "none", "none": "none", "Disconnected": "none"}

@@ -4,8 +4,71 @@ from __future__ import annotations
 
 from symnb.core.graph import ancestors as _ancestors
 from symnb.core.graph import leaves as _leaves
-from symnb.core.op import Apply  # noqa: F401
+from symnb.core.op import Apply as _Apply
+from symnb.core.op import _at_user_line
+from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable  # noqa: F401
+from symnb.core.variable import describe_value as _describe
+from symnb.errors import ArgumentError
+
+
+class _TheanoApply(type):
+    """``theano.gof.Apply`` is symnb's ``Apply`` for ``isinstance``, built with Theano's
+    arguments."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _Apply)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, _Apply)
+
+    def __call__(cls, op, inputs, outputs):
+        """Theano's ``Apply(op, inputs, outputs)``: ``outputs`` are new Variables
+        (``x.type()``), which become the node's outputs (a type is taken too: symnb's
+        ``Apply`` takes the outputs' types). The node is symnb's ``Apply``."""
+        inputs, outputs = list(inputs), list(outputs)
+        for var in inputs:
+            if not isinstance(var, Variable):
+                raise _refused(f"its inputs are Variables, got {_describe(var)}")
+        types = []
+        for var in outputs:
+            if isinstance(var, TensorType):
+                types.append(var)
+            elif isinstance(var, Variable) and var.owner is None and not _is_leaf_value(var):
+                types.append(var.type)
+            else:
+                raise _refused(
+                    "its outputs are new Variables (x.type(), with no owner yet) or types, "
+                    f"got {_described_output(var)}"
+                )
+        node = _Apply(op, inputs, types)
+        for k, var in enumerate(outputs):
+            if isinstance(var, Variable):  # the variable given is the output, as in Theano
+                var.owner, var.index = node, k
+                node.outputs[k] = var
+        return node
+
+
+def _is_leaf_value(var) -> bool:
+    """A constant or a shared variable: a value of its own, never a node's output."""
+    return isinstance(var, Constant) or hasattr(var, "get_value")
+
+
+def _described_output(var) -> str:
+    if isinstance(var, Variable) and var.owner is not None:
+        return f"{var.describe()}, already the output of {var.owner.op}"
+    return _describe(var)
+
+
+def _refused(problem: str) -> ArgumentError:
+    return _at_user_line(
+        ArgumentError(f"theano.gof.Apply(op, inputs, outputs): {problem}"), spell=False
+    )
+
+
+class Apply(metaclass=_TheanoApply):
+    """Theano's ``theano.gof.Apply(op, inputs, outputs)`` (also ``theano.Apply``): the node
+    of ``op`` applied to ``inputs``; ``isinstance`` is true of every symnb node."""
 
 
 def inputs(variables, blockers=None) -> list:

@@ -15,6 +15,7 @@ from symnb.compat.theano.gradient import (  # noqa: F401
     jacobian,
     verify_grad,
 )
+from symnb.compat.theano.missing import missing as _missing
 from symnb.compat.theano.tensor import (  # noqa: F401
     basic,
     extra_ops,
@@ -67,12 +68,13 @@ _FROM_EXTRA_OPS = (
 def __getattr__(name):
     if name in _FROM_EXTRA_OPS:
         instead = extra_ops._MISSING[name]
-        raise AttributeError(
+        raise _missing(
+            name,
             f"theano.tensor.{name} (theano.tensor.extra_ops.{name}) is not in symnb's "
-            f"Theano layer; use {instead}"
+            f"Theano layer; use {instead}",
         )
     if name not in _MISSING:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    raise AttributeError(
-        f"theano.tensor.{name} is not in symnb's Theano layer; use {_MISSING[name]}"
+    raise _missing(
+        name, f"theano.tensor.{name} is not in symnb's Theano layer; use {_MISSING[name]}"
     )
