@@ -516,17 +516,19 @@ def test_a_variables_type_has_theanos_tensortype_api():
     np.testing.assert_allclose(f(np.ones((2, 2), "float32")), 2)
 
 
-def test_a_cuda_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monkeypatch):
+def _failing_device_check(monkeypatch, name: str, why: str) -> list:
+    """The Theano layer's device check ``name`` answering ``why`` (the settings it is asked
+    about are listed in what this returns), its memo of answers emptied."""
     from symnb.compat.theano import configparser
 
     asked = []
-
-    def problem(ordinal):
-        asked.append(ordinal)
-        return "no CUDA driver on this machine"
-
-    monkeypatch.setattr(configparser, "cuda_problem", problem)
+    monkeypatch.setattr(configparser, name, lambda setting: asked.append(setting) or why)
     monkeypatch.setattr(configparser, "_FELL_BACK", {})
+    return asked
+
+
+def test_a_cuda_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monkeypatch):
+    asked = _failing_device_check(monkeypatch, "cuda_problem", "no CUDA driver on this machine")
     before = theano.config.device, sn.config.cuda_device
     try:
         theano.config.device = "cuda1"
@@ -552,16 +554,8 @@ def test_a_cuda_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monke
 def test_an_opencl_device_that_cannot_run_falls_back_to_the_cpu_unless_forced(monkeypatch):
     """Theano's gpuarray use() treated device=opencl* as device=cuda*: with force_device=False
     a device that cannot be initialised ran the program on the CPU (it raised here)."""
-    from symnb.compat.theano import configparser
-
-    asked = []
-
-    def problem(choice):
-        asked.append(choice)
-        return "sn.config.opencl_device = '5:0' names no device; the devices are:\n  (none)"
-
-    monkeypatch.setattr(configparser, "opencl_problem", problem)
-    monkeypatch.setattr(configparser, "_FELL_BACK", {})
+    why = "sn.config.opencl_device = '5:0' names no device; the devices are:\n  (none)"
+    asked = _failing_device_check(monkeypatch, "opencl_problem", why)
     before = theano.config.device, sn.config.opencl_device
     try:
         theano.config.device = "opencl5:0"
