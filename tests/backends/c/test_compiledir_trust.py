@@ -21,7 +21,13 @@ import symnb as sn
 from symnb import cli
 from symnb.backends import compiledir as cdir
 from symnb.backends.c import cache, compiler
-from tests.backends.c.cache_tools import build, library, reload_from_disk, works
+from tests.backends.c.cache_tools import (
+    build,
+    failing_creates,
+    library,
+    reload_from_disk,
+    works,
+)
 
 pytestmark = pytest.mark.usefixtures("fresh_cache")
 
@@ -361,14 +367,7 @@ def test_the_commands_to_run_are_quoted_for_the_shell(tmp_path, monkeypatch):
 
 def test_a_read_only_kernel_directory_names_the_directory_and_the_fix(compiledir, monkeypatch):
     works(build())
-    real = os.open
-
-    def read_only(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT and str(path).startswith(str(compiledir / "c")):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        return real(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", read_only)
+    failing_creates(monkeypatch, lambda path: path.startswith(str(compiledir / "c")), errno.EACCES)
     reload_from_disk()
     with pytest.raises(cdir.CompileDirError, match=f"compile directory {compiledir}.*chmod"):
         works(build(4.0), 4.0)
@@ -402,14 +401,7 @@ def test_only_a_refused_permission_is_answered_with_chmod():
 
 def test_a_full_disk_names_the_compile_directory(compiledir, monkeypatch):
     works(build())
-    real = os.open
-
-    def full(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT and str(path).startswith(str(compiledir)):
-            raise OSError(errno.ENOSPC, "No space left on device", path)
-        return real(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", full)
+    failing_creates(monkeypatch, lambda path: path.startswith(str(compiledir)))
     with pytest.raises(
         cdir.CompileDirError, match=f"disk holding the compile directory {compiledir}"
     ):
@@ -431,18 +423,6 @@ def test_a_compiler_that_runs_out_of_space_names_the_compile_directory(compiledi
         works(build(4.0), 4.0)
 
 
-def full_for(monkeypatch, hit):
-    """``os.open`` failing with ENOSPC for the files it creates where ``hit(path)``."""
-    real = os.open
-
-    def full(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT and hit(str(path)):
-            raise OSError(errno.ENOSPC, "No space left on device", path)
-        return real(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", full)
-
-
 @pytest.mark.parametrize("backend", ["c", None])
 def test_a_full_disk_while_writing_the_flags_memo_names_the_compile_directory(
     compiledir, monkeypatch, backend
@@ -450,7 +430,7 @@ def test_a_full_disk_while_writing_the_flags_memo_names_the_compile_directory(
     """The memo of a cold directory's flags (``accept_flags``) was a bare OSError from
     ``_write_once``, with no directory named, on either backend (as a library write is)."""
     monkeypatch.setattr(sn.config, "backend", "")
-    full_for(monkeypatch, lambda path: os.path.basename(path).startswith("flags-"))
+    failing_creates(monkeypatch, lambda path: os.path.basename(path).startswith("flags-"))
     x = sn.vector("x")
     with pytest.raises(cdir.CompileDirError) as full:
         sn.function([x], sn.exp(x) * 3.0 + 1, backend=backend)
@@ -466,18 +446,12 @@ def test_every_write_into_the_compile_directory_says_the_disk_is_full(compiledir
     """``write_private`` itself converts the failure, whoever calls it (memos, records)."""
     works(build())
     memo = compiledir / "c" / "compiler-0123456789abcdef.txt"
-    real = os.open
-
-    def full(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT:
-            raise OSError(errno.EDQUOT, "Disk quota exceeded", path)
-        return real(path, flags, *args, **kwargs)
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(os, "open", full)
+        failing_creates(patch, lambda path: True, errno.EDQUOT)
         with pytest.raises(cdir.CompileDirError, match="compile directory .* is full") as full:
             cdir.write_private(str(memo), "gcc 12")
-    assert f"{compiledir} is full (writing {memo}: Disk quota exceeded)" in str(full.value)
+    said = f"{compiledir} is full (writing {memo}: {os.strerror(errno.EDQUOT)})"
+    assert said in str(full.value)
     assert not memo.exists() and not list(compiledir.rglob("*.tmp"))
 
 
@@ -491,7 +465,7 @@ def test_a_new_compile_directory_on_a_full_disk_says_the_disk_is_full(
     monkeypatch.setattr(sn.config, "compiledir", str(new))
     monkeypatch.setattr(sn.config, "backend", "")
     monkeypatch.setattr(cache, "_loaded", {})
-    full_for(monkeypatch, lambda path: path.startswith(str(new)))
+    failing_creates(monkeypatch, lambda path: path.startswith(str(new)))
     x = sn.vector("x")
     with pytest.raises(cdir.CompileDirError) as full:
         sn.function([x], sn.exp(x) * 5.0 + 1, backend=backend)
@@ -506,7 +480,7 @@ def test_an_empty_directory_of_the_users_on_a_full_disk_is_left_as_it_was(tmp_pa
     mine = tmp_path / "mine"
     mine.mkdir(mode=0o700)
     monkeypatch.setattr(sn.config, "compiledir", str(mine))
-    full_for(monkeypatch, lambda path: path.startswith(str(mine)))
+    failing_creates(monkeypatch, lambda path: path.startswith(str(mine)))
     with pytest.raises(cdir.CompileDirError, match=f"compile directory {mine} is full"):
         cdir.compiledir()
     assert mine.is_dir() and not list(mine.iterdir())
@@ -520,14 +494,7 @@ def test_a_read_only_new_directory_still_falls_back(tmp_path, monkeypatch):
     monkeypatch.setattr(sn.config, "compiledir", str(mine))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir(mode=0o700)
-    real = os.open
-
-    def read_only(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT and str(path).startswith(str(mine)):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        return real(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", read_only)
+    failing_creates(monkeypatch, lambda path: path.startswith(str(mine)), errno.EACCES)
     monkeypatch.setattr(os, "makedirs", refuse_under(mine, os.makedirs))
     with pytest.warns(RuntimeWarning, match=f"cannot use the compile directory {mine}"):
         chosen = cdir.compiledir()

@@ -3,7 +3,6 @@ that cannot build, one whose runtime links but does not load, one that hangs, on
 nothing, wrappers that echo their command line or reject a flag, a dispatcher by ``argv[0]``
 (ccache's masquerade links), and the CPU as ARM's /proc/cpuinfo and macOS's sysctl say it."""
 
-import errno
 import logging
 import os
 import subprocess
@@ -17,6 +16,7 @@ import symnb as sn
 import symnb.backends as backends
 from symnb.backends.c import cache, compiler, runner
 from symnb.errors import CompileError
+from tests.backends.c.cache_tools import failing_creates
 from tests.helpers import run_python
 
 
@@ -344,14 +344,7 @@ def test_the_runners_record_on_a_full_disk_names_the_compile_directory(
     cc = stand_in(tmp_path, monkeypatch, 'for last; do :; done\nprintf built > "$last"')
     monkeypatch.setattr(runner, "_threading", lambda cc: ())
     monkeypatch.setattr(runner, "_problem", [])
-    real = os.open
-
-    def full(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT and ".sum." in os.path.basename(str(path)):
-            raise OSError(errno.ENOSPC, "No space left on device", path)
-        return real(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", full)
+    failing_creates(monkeypatch, lambda path: ".sum." in os.path.basename(path))
     target = tmp_path / "runner.so"
     assert not runner._build(cc, str(target))
     (said,) = runner._problem
