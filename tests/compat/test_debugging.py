@@ -13,6 +13,8 @@ import symnb.compat.theano.tensor as T
 from symnb.compat.theano.compile.debugmode import DebugMode
 from symnb.compat.theano.misc import pkl_utils
 from symnb.compat.theano.tests import unittest_tools as utt
+from symnb.core.op import Op
+from symnb.core.types import TensorType
 
 
 def test_verify_grad_theano_signature_and_unittest_tools():
@@ -222,32 +224,33 @@ def test_theano_op_apply_type_at_the_top_level():
     assert isinstance(node, theano.Apply)
 
 
+class ScaleBy(Op):
+    """x * k, an Extending-Theano op whose grad uses Theano's markers: undefined for k, no
+    gradient for mask (module level: the suite's kernels are pickled with the ops they read)."""
+
+    def infer_types(self, x, k, mask):
+        return [TensorType(x.type.dtype, x.type.shape)]
+
+    def perform(self, x, k, mask):
+        return x * k
+
+    def grad(self, inputs, outputs, output_grads):
+        x, k, mask = inputs
+        (g,) = output_grads
+        gradient = theano.gradient
+        return [
+            g * k,
+            gradient.grad_undefined(self, 1, k, "k is a step size"),
+            gradient.DisconnectedType()(),
+        ]
+
+
 def test_extending_theano_names_exist_or_say_what_to_write():
     """The names an Extending-Theano op's code reads were bare AttributeErrors: the grad
     markers work in a symnb Op's grad (an undefined gradient is a NotDifferentiableError
     naming the op where one must flow; a disconnected one is None: no gradient), PureOp is
     gof.Op, and local_optimizer/COp say what to write instead (also when imported)."""
-    from symnb.core.op import Op
-    from symnb.core.types import TensorType
-
     gradient = theano.gradient
-
-    class ScaleBy(Op):
-        def infer_types(self, x, k, mask):
-            return [TensorType(x.type.dtype, x.type.shape)]
-
-        def perform(self, x, k, mask):
-            return x * k
-
-        def grad(self, inputs, outputs, output_grads):
-            x, k, mask = inputs
-            (g,) = output_grads
-            return [
-                g * k,
-                gradient.grad_undefined(self, 1, k, "k is a step size"),
-                gradient.DisconnectedType()(),
-            ]
-
     x, k, mask = T.dvector("x"), T.dscalar("k"), T.dvector("mask")
     y = ScaleBy()(x, k, mask).sum()
     f = theano.function([x, k, mask], [T.grad(y, x), T.grad(y, mask)])

@@ -211,6 +211,16 @@ def test_ifelse_takes_any_scalar_condition_zero_being_false():
         sn.ifelse(a, x, y)
 
 
+def numpy_dot(a, b):
+    """as_op's function in the test below (module level: the suite's kernels are pickled
+    with the ops they read, and an as_op holds its function)."""
+    return np.dot(a, b)
+
+
+def sort_and_order(a):
+    return np.sort(a).astype("float64"), np.argsort(a)  # a float64 result is cast
+
+
 @pytest.mark.parametrize("backend", ["py", "c"])
 def test_as_op_runs_a_numpy_function_as_an_op(backend):
     """The Extending-Theano tutorial's ``as_op`` (``theano.compile.ops``, also
@@ -221,31 +231,25 @@ def test_as_op_runs_a_numpy_function_as_an_op(backend):
     from symnb.compat.theano.compile.ops import as_op
 
     assert theano.compile.as_op is as_op
-
-    @as_op(itypes=[T.dmatrix, T.dmatrix], otypes=[T.dmatrix])
-    def numpy_dot(a, b):
-        return np.dot(a, b)
-
-    @as_op(itypes=[T.TensorType("float32", (False,))], otypes=[T.fvector, T.lvector])
-    def sort_and_order(a):
-        return np.sort(a).astype("float64"), np.argsort(a)  # a float64 result is cast
-
+    dot_op = as_op(itypes=[T.dmatrix, T.dmatrix], otypes=[T.dmatrix])(numpy_dot)
+    sorting = [T.TensorType("float32", (False,))], [T.fvector, T.lvector]
+    sort_op = as_op(*sorting)(sort_and_order)
     x, y, v = T.dmatrix("x"), T.dmatrix("y"), T.fvector("v")
     a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 2))
-    f = sn.function([x, y], numpy_dot(x, y) + 1, backend=backend)
+    f = sn.function([x, y], dot_op(x, y) + 1, backend=backend)
     np.testing.assert_array_equal(f(a, b), a @ b + 1)
-    np.testing.assert_array_equal(theano.function([x, y], numpy_dot(x, y))(a, b), a @ b)
-    s, order = sort_and_order(v)
+    np.testing.assert_array_equal(theano.function([x, y], dot_op(x, y))(a, b), a @ b)
+    s, order = sort_op(v)
     got = sn.function([v], [s, order], backend=backend)(np.array([3, 1, 2], "float32"))
     assert got[0].dtype == np.float32 and got[1].dtype == np.int64
     np.testing.assert_array_equal(got[0], [1, 2, 3])
     np.testing.assert_array_equal(got[1], [1, 2, 0])
-    assert str(numpy_dot) == "as_op(numpy_dot)"
+    assert str(dot_op) == "as_op(numpy_dot)"
     with pytest.raises(sn.NotDifferentiableError, match=r"as_op\(numpy_dot\) has no gradient"):
-        T.grad(numpy_dot(x, y).sum(), x)
+        T.grad(dot_op(x, y).sum(), x)
     with pytest.raises(sn.DTypeError, match=r"as_op\(numpy_dot\): input 1, 'z' \(float32"):
-        numpy_dot(x, T.fmatrix("z"))
+        dot_op(x, T.fmatrix("z"))
     with pytest.raises(sn.ArgumentError, match="numpy_dot takes 2 inputs, got 1|as_op takes 2"):
-        numpy_dot(x)
+        dot_op(x)
     with pytest.raises(sn.ArgumentError, match="as_op: itypes is a list of Theano types"):
         as_op(itypes=["float64"], otypes=[T.dmatrix])
