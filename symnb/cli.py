@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 
 from symnb.shapes.checker import ProgramUnreadable
@@ -58,10 +59,13 @@ def _parser() -> argparse.ArgumentParser:
 def cache_command(action: str) -> int:
     """``symnb cache info`` prints what the kernel cache holds; ``clear`` empties it."""
     from symnb.backends.c import cache  # cffi and the code generator: only for this command
+    from symnb.backends.compiledir import requested
     from symnb.backends.cuda import nvrtc
 
     try:
-        if action == "clear":
+        if action == "clear" and not os.path.lexists(requested()):  # nothing to make it for
+            print(f"removed nothing: {requested()} does not exist")
+        elif action == "clear":
             print(f"removed {cache.clear_requested()}")
             print(f"removed {nvrtc.clear_cache()}")
         else:

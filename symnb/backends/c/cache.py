@@ -49,6 +49,7 @@ from symnb.backends.compiledir import (  # noqa: F401 - compiledir re-exported
     place,
     read_regular,
     remove_named,
+    requested,
     scan,
     sweep_stale,
     temporary,
@@ -567,9 +568,12 @@ def _sources_on_disk(files: list[os.DirEntry]) -> list[os.DirEntry]:
 
 def info() -> CacheInfo:
     """What the kernel cache holds (``symnb cache info``): the configured directory's, even
-    when it cannot be written; nothing is made for it then (the fallback is per process)."""
-    top, why = configured()
+    when it cannot be written; nothing is made for it then (the fallback is per process),
+    nor where it does not exist yet (no compile has used it)."""
     limit = config.cache_limit_mb * MB
+    if not os.path.lexists(requested()):
+        return CacheInfo(requested(), 0, 0, 0, limit, " (not made yet: nothing compiled here)")
+    top, why = configured()
     if not why:
         directory, note = kernel_dir(), ""
     else:

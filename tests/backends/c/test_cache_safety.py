@@ -452,3 +452,16 @@ def test_a_system_without_owners_or_directory_descriptors_compiles_and_reloads(
     (compiledir.parent / "linked").symlink_to(elsewhere)
     with pytest.raises(cdir.CompileDirError, match="symbolic link"):
         cdir.check_dir(str(compiledir.parent / "linked"))
+
+
+def test_cache_info_and_clear_make_no_directory(tmp_path, monkeypatch, capsys):
+    """``symnb cache info`` (and ``clear``) of a compile directory no compile has used yet
+    say so, and make nothing (info made the directory it described)."""
+    never = tmp_path / "never" / "made"
+    monkeypatch.setattr(sn.config, "compiledir", str(never))
+    cdir.forget()
+    assert cli.main(["cache", "info"]) == 0
+    assert f"{never}: 0 kernels in 0 libraries" in capsys.readouterr().out
+    assert cli.main(["cache", "clear"]) == 0
+    assert f"removed nothing: {never} does not exist" in capsys.readouterr().out
+    assert not never.exists() and not never.parent.exists()
