@@ -1,8 +1,9 @@
 """In-place variants of ops: the op computes into the buffer of one of its inputs
 (``destroy_map = {0: [input]}``, which the py backend reads): elementwise ops and composites,
-and ``inc_subtensor``/``set_subtensor``. The rewrite that chooses them, and when it may, is
-``symnb/opt/rules/inplace.py``. Shapes are checked when it runs: where the input cannot hold
-the result (it is broadcast), the op computes into a new buffer as usual.
+``inc_subtensor``/``set_subtensor`` and ``inc_along_axis``. The rewrite that chooses them,
+and when it may, is ``symnb/opt/rules/inplace.py``. Shapes are checked when it runs: where
+the input cannot hold the result (it is broadcast), the op computes into a new buffer as
+usual.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.index import IncSubtensor
+from symnb.ops.take import IncAlongAxis
 
 
 class ElemwiseInplace(Elemwise):
@@ -79,6 +81,25 @@ class IncSubtensorInplace(IncSubtensor):
         if not isinstance(x, np.ndarray) or not x.flags.writeable:
             return super().perform(x, v, *index)
         return self.update(x, v, *index)
+
+    def __str__(self):
+        return f"{super().__str__()}_inplace"
+
+    __repr__ = __str__
+
+
+class IncAlongAxisInplace(IncAlongAxis):
+    """``inc_along_axis`` (the gradient of ``take_along_axis``) adding into x's buffer (x is
+    dead after it): one array of x's size, not two."""
+
+    def __init__(self, axis):
+        super().__init__(axis)
+        self.destroy_map = {0: [0]}
+
+    def perform(self, x, indices, v):
+        if not isinstance(x, np.ndarray) or not x.flags.writeable:
+            return super().perform(x, indices, v)
+        return self.update(x, indices, v)
 
     def __str__(self):
         return f"{super().__str__()}_inplace"

@@ -64,7 +64,10 @@ class IncAlongAxis(CountedAxes, Op):
         return [x.type]
 
     def perform(self, x, indices, v):
-        out = np.array(x)
+        return self.update(np.array(x), indices, v)
+
+    def update(self, out, indices, v):
+        """``out`` (an array this op may write) with v added at the indices along the axis."""
         indices = np.asarray(indices)
         shape = np.broadcast_shapes(_with_axis(out.shape, self.axis, 1), indices.shape)
         key = _along_axis_key(np.broadcast_to(indices, shape), self.axis, out.shape)

@@ -244,3 +244,22 @@ def test_a_shape_is_read_off_an_operand_only_where_nothing_broadcasts_it(rng, ba
         gx, gy = f(xv, yv)
         np.testing.assert_allclose(gx, e.sum() if xs == 1 else e, rtol=1e-12)
         np.testing.assert_allclose(gy, e.sum() if ys == 1 else e, rtol=1e-12)
+
+
+def test_the_gradient_of_take_along_axis_adds_into_its_zeros(rng, backend):
+    """inc_along_axis(zeros, i, g), the gradient of take_along_axis, adds in place into the
+    zeros' buffer (inc_along_axis_inplace): one array of x's size a call, not two; repeated
+    indices accumulate, and a second call starts from zeros again."""
+    from symnb.ops.inplace import IncAlongAxisInplace
+
+    x = sn.matrix("x")
+    i = sn.matrix("i", dtype="int64")
+    f = sn.function([x, i], sn.grad(sn.sum(sn.take_along_axis(x, i, 1) ** 2), x), backend=backend)
+    xv, iv = rng.normal(size=(3, 5)), np.array([[0, 0], [4, 1], [2, 2]])
+    want = np.zeros_like(xv)
+    for r in range(3):
+        for c in iv[r]:
+            want[r, c] += 2 * xv[r, c]
+    for _ in range(2):
+        np.testing.assert_allclose(f(xv, iv), want, rtol=1e-12)
+    assert any(isinstance(n.op, IncAlongAxisInplace) for n in f.graph.toposort())

@@ -17,8 +17,9 @@ from symnb.ops.broadcast import Alloc
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.index import IncSubtensor
-from symnb.ops.inplace import IncSubtensorInplace, inplace_variant
+from symnb.ops.inplace import IncAlongAxisInplace, IncSubtensorInplace, inplace_variant
 from symnb.ops.linalg import Matmul
+from symnb.ops.take import IncAlongAxis
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
 from symnb.opt.rules._util import only_user
@@ -75,6 +76,16 @@ def inc_subtensor_inplace(m):
     if type(op) is not IncSubtensor or not _destroyable(m, 0, _fresh_on_the_host):
         return None
     return IncSubtensorInplace(op.spec, op.set_instead)(*m.node.inputs)
+
+
+@rule("inplace", Pattern(IncAlongAxis))
+def inc_along_axis_inplace(m):
+    """inc_along_axis(x, ...) -> its in-place variant when x's buffer is dead after it (the
+    gradient of take_along_axis adds into its zeros, not into a copy of them)."""
+    op = m.node.op
+    if type(op) is not IncAlongAxis or not _destroyable(m, 0, _fresh_on_the_host):
+        return None
+    return IncAlongAxisInplace(op.axis)(*m.node.inputs)
 
 
 def _fresh_on_the_host(var) -> bool:
