@@ -114,8 +114,7 @@ def _parse_einsum(subscripts, operands):
                 f"einsum: index {c!r} in {subscripts!r} is not a letter: indices are a-z, A-Z"
             )
     terms = lhs.split(",")
-    if len(terms) != len(operands):
-        raise ShapeError(f"einsum: {subscripts!r} names {len(terms)} operands, got {len(operands)}")
+    _check_count(subscripts, terms, operands)
     sizes, ones = {}, []
     for k, (term, var) in enumerate(zip(terms, operands)):
         _check_term(subscripts, k, term, var, sizes, ones)
@@ -149,14 +148,19 @@ def _check_term(subscripts, k, term, var, sizes, ones):
             ) from None
 
 
+def _check_count(subscripts: str, terms: list, operands) -> None:
+    """One term per operand."""
+    if len(terms) != len(operands):
+        raise ShapeError(f"einsum: {subscripts!r} names {len(terms)} operands, got {len(operands)}")
+
+
 def _without_ellipsis(subscripts: str, spec: str, operands) -> str:
     """``spec`` with each ``...`` spelled as letters it does not use: the axes its term does
     not name, aligned from the right across operands (NumPy's broadcasting), in the output
     where it says ``...``, or first where the output is implicit."""
     lhs, arrow, rhs = spec.partition("->")
     terms = lhs.split(",")
-    if len(terms) != len(operands):
-        raise ShapeError(f"einsum: {subscripts!r} names {len(terms)} operands, got {len(operands)}")
+    _check_count(subscripts, terms, operands)
     for term in [*terms, rhs]:
         if term.replace("...", "", 1).count("."):
             raise ArgumentError(
