@@ -66,21 +66,16 @@ class CompositeInplace(Composite):
         return f"{super().__str__()}_inplace" + (f"[{self.destroyed}]" if self.destroyed else "")
 
 
-class IncSubtensorInplace(IncSubtensor):
-    """``inc_subtensor``/``set_subtensor`` writing into x's buffer (x is dead after it): a
-    chain of increments of one array (the gradient of many picks ``x[i]``) copies it once,
-    not once per increment."""
+class _IntoFirstInput:
+    """An indexed update (the base op's ``update(out, ...)``) writing into x's buffer, x
+    being dead after it; into a copy where x cannot be written (read-only, not an array)."""
 
-    __props__ = ("spec", "set_instead")
+    destroy_map = {0: [0]}
 
-    def __init__(self, spec, set_instead):
-        super().__init__(spec, set_instead)
-        self.destroy_map = {0: [0]}
-
-    def perform(self, x, v, *index):
+    def perform(self, x, *rest):
         if not isinstance(x, np.ndarray) or not x.flags.writeable:
-            return super().perform(x, v, *index)
-        return self.update(x, v, *index)
+            return super().perform(x, *rest)
+        return self.update(x, *rest)
 
     def __str__(self):
         return f"{super().__str__()}_inplace"
@@ -88,23 +83,14 @@ class IncSubtensorInplace(IncSubtensor):
     __repr__ = __str__
 
 
-class IncAlongAxisInplace(IncAlongAxis):
-    """``inc_along_axis`` (the gradient of ``take_along_axis``) adding into x's buffer (x is
-    dead after it): one array of x's size, not two."""
+class IncSubtensorInplace(_IntoFirstInput, IncSubtensor):
+    """``inc_subtensor``/``set_subtensor`` writing into x's buffer: a chain of increments of
+    one array (the gradient of many picks ``x[i]``) copies it once, not once per increment."""
 
-    def __init__(self, axis):
-        super().__init__(axis)
-        self.destroy_map = {0: [0]}
 
-    def perform(self, x, indices, v):
-        if not isinstance(x, np.ndarray) or not x.flags.writeable:
-            return super().perform(x, indices, v)
-        return self.update(x, indices, v)
-
-    def __str__(self):
-        return f"{super().__str__()}_inplace"
-
-    __repr__ = __str__
+class IncAlongAxisInplace(_IntoFirstInput, IncAlongAxis):
+    """``inc_along_axis`` (the gradient of ``take_along_axis``) adding into x's buffer: one
+    array of x's size, not two."""
 
 
 def inplace_variant(op, destroyed: int):

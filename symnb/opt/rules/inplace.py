@@ -72,20 +72,23 @@ def gemm_to_inplace(m):
 def inc_subtensor_inplace(m):
     """inc_subtensor/set_subtensor(x, ...) -> its in-place variant when x's buffer is dead
     after it (a chain of increments copies its array once)."""
-    op = m.node.op
-    if type(op) is not IncSubtensor or not _destroyable(m, 0, _fresh_on_the_host):
-        return None
-    return IncSubtensorInplace(op.spec, op.set_instead)(*m.node.inputs)
+    return _into_first_input(m, IncSubtensor, IncSubtensorInplace)
 
 
 @rule("inplace", Pattern(IncAlongAxis))
 def inc_along_axis_inplace(m):
     """inc_along_axis(x, ...) -> its in-place variant when x's buffer is dead after it (the
     gradient of take_along_axis adds into its zeros, not into a copy of them)."""
+    return _into_first_input(m, IncAlongAxis, IncAlongAxisInplace)
+
+
+def _into_first_input(m, base, variant):
+    """The node's op, of class ``base`` itself, as ``variant`` (built from the same
+    parameters) writing into input 0, where its buffer may be written."""
     op = m.node.op
-    if type(op) is not IncAlongAxis or not _destroyable(m, 0, _fresh_on_the_host):
+    if type(op) is not base or not _destroyable(m, 0, _fresh_on_the_host):
         return None
-    return IncAlongAxisInplace(op.axis)(*m.node.inputs)
+    return variant(*(getattr(op, name) for name in op.__props__))(*m.node.inputs)
 
 
 def _fresh_on_the_host(var) -> bool:
