@@ -59,6 +59,12 @@ class IncAlongAxis(CountedAxes, Op):
     def __init__(self, axis):
         self.axis = axis
 
+    def __str__(self):
+        """Spelled by its own name, which its in-place variant's builds on."""
+        return f"inc_along_axis[axis={self.axis!r}]"
+
+    __repr__ = __str__
+
     def infer_types(self, x, indices, v):
         _along_axis_shape(self, x, indices)
         return [x.type]

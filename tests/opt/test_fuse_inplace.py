@@ -263,3 +263,11 @@ def test_the_gradient_of_take_along_axis_adds_into_its_zeros(rng, backend):
     for _ in range(2):
         np.testing.assert_allclose(f(xv, iv), want, rtol=1e-12)
     assert any(isinstance(n.op, IncAlongAxisInplace) for n in f.graph.toposort())
+
+
+def test_in_place_variants_are_named_after_their_op():
+    """The text form names an in-place update by its op and ``_inplace``, once."""
+    from symnb.ops.inplace import IncAlongAxisInplace, IncSubtensorInplace
+
+    assert str(IncAlongAxisInplace(1)) == "inc_along_axis[axis=1]_inplace"
+    assert str(IncSubtensorInplace((("int", 0),), False)) == "inc_subtensor[0]_inplace"
