@@ -107,17 +107,12 @@ def shape_read_off_an_input(m):
     if not isinstance(m.node.op, READS_ONLY_THE_SHAPE):
         return None
     if not all(
-        isinstance(user.op, READS_ONLY_THE_SHAPE) and i == 1
+        user != OUTPUT and isinstance(user.op, READS_ONLY_THE_SHAPE) and i == 1
         for user, i in m.graph.clients.get(m.like, [])
-        if user != OUTPUT
-    ) or _is_output(m.graph, m.like):
-        return None  # computed anyway: reading its shape costs nothing
+    ):
+        return None  # computed anyway (an output, or read as a value): its shape is free
     like = shape_source(m.like)
     return None if like is m.like else m.node.op(m.g, like)
-
-
-def _is_output(graph, var) -> bool:
-    return any(user == OUTPUT for user, _ in graph.clients.get(var, []))
 
 
 @rule("canonicalize", Pattern(ReducedSize, "x"))
