@@ -179,25 +179,27 @@ def run_library(step: Library, slots: list) -> None:
         raise
     except Exception as exc:
         raise runtime_failure(step.node, exc, args) from exc
-    outs, shapes = step.outs, step.shapes
+    outs = step.outs
     if len(outs) == 1:  # most steps
         value = np.asarray(result)
-        if value.dtype != step.dtypes[0] or (
-            shapes is not None and not keeps_promise(value.shape, shapes[0])
-        ):
+        if not _as_promised(step, 0, value):
             raise broken_promise(step, result, args)
         slots[outs[0]] = value
         return
     if not isinstance(result, (tuple, list)) or len(result) != len(outs):
         raise broken_promise(step, result, args)
     values = [np.asarray(r) for r in result]
-    for k, value in enumerate(values):
-        if value.dtype != step.dtypes[k] or (
-            shapes is not None and not keeps_promise(value.shape, shapes[k])
-        ):
-            raise broken_promise(step, result, args)
+    if not all(_as_promised(step, k, value) for k, value in enumerate(values)):
+        raise broken_promise(step, result, args)
     for slot, value in zip(outs, values):
         slots[slot] = value
+
+
+def _as_promised(step: Library, k: int, array: np.ndarray) -> bool:
+    """Whether result ``k`` has the dtype and the shape its node's type promised."""
+    return array.dtype == step.dtypes[k] and (
+        step.shapes is None or keeps_promise(array.shape, step.shapes[k])
+    )
 
 
 def broken_promise(step: Library, result, args) -> RuntimeFailure:
@@ -220,9 +222,7 @@ def broken_promise(step: Library, result, args) -> RuntimeFailure:
     results = (result,) if n == 1 else result
     for k, (value, want) in enumerate(zip(results, promised)):
         array = np.asarray(value)
-        if array.dtype == step.dtypes[k] and (
-            step.shapes is None or keeps_promise(array.shape, step.shapes[k])
-        ):
+        if _as_promised(step, k, array):
             continue
         what = "its perform returned" if n == 1 else f"result {k} of its perform is"
         given = _value_kind(value)
