@@ -3,6 +3,8 @@ errors Theano-style misuse gets."""
 
 import copy
 import io
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -779,3 +781,18 @@ def test_nanguardmode_imports_from_theanos_path_and_stops_at_nan_or_inf():
     with pytest.raises(NotImplementedError, match="inf_is_error=False") as info:
         NanGuardMode(inf_is_error=False)
     assert "test_function.py" in str(info.value)
+
+
+def test_compile_submodules_are_attributes_after_a_plain_import():
+    """``theano.compile.nanguardmode.NanGuardMode`` after ``import theano`` alone, as course
+    code writes ``mode=theano.compile.nanguardmode.NanGuardMode(...)`` (a fresh process: in
+    this one another test imported the module already)."""
+    code = (
+        "import symnb.compat.theano as theano\n"
+        "for name in ('nanguardmode', 'debugmode', 'io', 'sharedvalue', 'ops'):\n"
+        "    getattr(theano.compile, name)\n"
+        "print(theano.compile.nanguardmode.NanGuardMode is theano.compile.NanGuardMode)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

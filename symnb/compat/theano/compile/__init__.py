@@ -745,5 +745,12 @@ def shared(
 #: ``theano.compile.SharedVariable`` (also ``theano.compile.sharedvalue.SharedVariable``)
 SharedVariable = SharedVariable
 
-from symnb.compat.theano.compile import ops  # noqa: E402, F401 - theano.compile.ops (as_op)
+# the submodules, attributes after a plain ``import theano`` (``theano.compile.ops.as_op``)
+from symnb.compat.theano.compile import (  # noqa: E402, F401
+    debugmode,
+    io,
+    nanguardmode,
+    ops,
+    sharedvalue,
+)
 from symnb.compat.theano.compile.ops import as_op  # noqa: E402, F401 - theano.compile.as_op
