@@ -81,6 +81,7 @@ class DebugLinker(_NodeByNode):
         ]
         with np.errstate(all="ignore"):
             want = node.op.perform(*refs)
+        _check_inputs_kept(node, args, refs)
         want = [np.asarray(w) for w in (want if len(node.outputs) > 1 else [want])]
         for var, g, w in zip(node.outputs, got, want):
             if not _agree(g, w):
@@ -109,6 +110,25 @@ class NanGuardLinker(_NodeByNode):
                     f"{_count(g)} at {_node_text(node)} ({before}){_first_step(node, args)}\n"
                     f"{_inputs_text(node, args)}\n  result: {_summary(g)}{_built_at(var)}"
                 )
+
+
+def _check_inputs_kept(node, args, refs) -> None:
+    """Theano's DebugMode "BadDestroyMap": a reference that wrote into an input its
+    ``destroy_map`` does not name would change, in a plain call, a value other nodes still
+    read (a shared variable's, a user's array)."""
+    declared = {i for ins in getattr(node.op, "destroy_map", {}).values() for i in ins}
+    for i, (var, before, after) in enumerate(zip(node.inputs, args, refs)):
+        if i in declared or after is before or not isinstance(after, np.ndarray):
+            continue
+        if not np.array_equal(after, before, equal_nan=after.dtype.kind in "fc"):
+            raise DebugModeError(
+                f"the NumPy reference of {_node_text(node)} wrote into its input {i} "
+                f"{var.describe()}, which the op does not declare it overwrites "
+                f"(destroy_map): a plain call would change a value that other nodes, a "
+                f"shared variable or the caller still read. Compute into a new array (or "
+                f"copy the input first)\n  input {i} before: {_summary(np.asarray(before))}"
+                f"\n  after: {_summary(after)}{_built_at(node.outputs[0])}"
+            )
 
 
 LINKERS = {"debug": DebugLinker, "nanguard": NanGuardLinker}

@@ -9,6 +9,7 @@ import pytest
 import symnb as sn
 from symnb.backends.kernels import lowering
 from symnb.compile.debugmode import DebugModeError, NanGuardError
+from symnb.core.op import Op
 from symnb.ops.elemwise import Exp
 from tests.helpers import needs_c
 
@@ -94,3 +95,40 @@ def test_debug_mode_keeps_python_scalars_weak_in_the_reference(backend, dtype, b
     got = f(a)
     assert got.dtype == dtype
     np.testing.assert_allclose(got, build(a), rtol=1e-3)
+
+
+class _AddsOneInPlace(Op):
+    """An op whose perform writes into its input without declaring it (no ``destroy_map``),
+    as a hand-written Theano op's ``x += 1`` did."""
+
+    def infer_types(self, x):
+        return [x.type]
+
+    def perform(self, x):
+        x += 1
+        return x
+
+
+class _DeclaresItsWrite(_AddsOneInPlace):
+    """The same write, declared: debug mode lets it be."""
+
+    destroy_map = {0: [0]}
+
+
+def test_debug_mode_catches_a_perform_that_writes_into_its_input(backend):
+    """A plain call of such an op changes a shared variable's value (its input) behind the
+    user's back; debug mode names the op, the input and its values before and after."""
+    w = sn.shared(np.array([1.0, 2.0]), name="w")
+    out = _AddsOneInPlace()(w) * 2  # the node the error names
+    f = sn.function([], out, mode="debug", backend=backend)
+    with pytest.raises(DebugModeError) as caught:
+        f()
+    message = str(caught.value)
+    assert "reference of node adds_one_in_place('w'" in message
+    assert "wrote into its input 0 'w'" in message and "destroy_map" in message
+    assert "before: float64[2] [1. 2.]" in message and "after: float64[2] [2. 3.]" in message
+    line = _line_of("out = _AddsOneInPlace()(w) * 2  # the node")
+    assert f"test_debugmode.py, line {line}" in message
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])  # debug mode ran on copies
+    declared = sn.function([], _DeclaresItsWrite()(w) * 2, mode="debug", backend=backend)
+    np.testing.assert_array_equal(declared(), [4.0, 6.0])
