@@ -189,3 +189,42 @@ def test_gammaln_of_subnormals_agrees_between_backends(backend):
     want = np.where(np.abs(a) < 1e-300, -np.log(np.abs(a)), quiet(scipy.special.gammaln, a))
     want[a == 0] = np.inf
     check(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_zero_and_minus_zero_constants_stay_apart_in_one_kernel(dtype, backend):
+    """``-0.0 == 0.0`` in Python, so the kernel builder kept one of the two literals: the
+    angle of (-0.0, -1) next to a relu's 0 was +pi (NumPy's -pi), ``1 / (x * -0.0)`` next
+    to ``x * 0.0`` +inf."""
+    x = np.array([-1.0, -1.0, 2.0], dtype)
+    y = np.array([-5.0, 5.0, -1.0], dtype)
+    zero, minus = np.array(0.0, dtype), np.array(-0.0, dtype)
+
+    def angle(mod, a, b):
+        return mod.maximum(b, zero) + mod.arctan2(mod.where(b > 0, zero, minus), a)
+
+    got = run(lambda a, b: angle(sn, a, b), x, y, backend=backend)
+    check(got, quiet(angle, np, x, y))
+    assert got[0] < 0  # -pi
+    pos = np.array([1.0, 2.0], dtype)
+    got = run(lambda a: a * zero + 1 / (a * minus), pos, backend=backend)
+    np.testing.assert_array_equal(got, [-np.inf, -np.inf])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_tanh_saturates_to_exactly_one(dtype, backend):
+    """float32 tanh is +-1 at the infinities and from |x| > 9.02 on (PoCL's builtin gave
+    1 - 2**-24, so a saturated unit's gradient ``1 - y*y`` was 1.2e-7, not 0). Between 9.02
+    and 10 NumPy's own float32 tanh is 1 - 2**-24 on some machines (this one's SIMD loop),
+    where glibc's and the kernels' are 1: an ulp, which ``check`` allows."""
+    a = np.array([-np.inf, -1000.0, -20.0, -10.5, 10.5, 20.0, 1000.0, np.inf, np.nan, -0.0], dtype)
+    got = run(sn.tanh, a, backend=backend)
+    want = np.tanh(a)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    xs = sn.vector("x", dtype=dtype)
+    grad = sn.function([xs], sn.grad(sn.sum(sn.tanh(xs)), xs), backend=backend)
+    saturated = np.array([-np.inf, -1000.0, -20.0, 20.0, 1000.0, np.inf], dtype)
+    assert np.all(np.abs(quiet(grad, saturated)) < 1e-15), quiet(grad, saturated)
+    middle = np.linspace(-9.9, 9.9, 199).astype(dtype)
+    check(run(sn.tanh, middle, backend=backend), np.tanh(middle))

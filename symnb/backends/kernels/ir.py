@@ -131,6 +131,20 @@ class Literal:
     dtype: str
     weak: bool = False  # promotes like a Python scalar (NumPy 2)
 
+    def _key(self) -> tuple:
+        """What tells two literals apart: Python's ``-0.0 == 0.0``, but a kernel's
+        ``1 / -0.0``, ``atan2`` and ``copysign`` do not agree, so the sign is part of it
+        (and every NaN is one value)."""
+        value = self.value
+        sign = math.copysign(1.0, value) if isinstance(value, float) else 1.0
+        return ("nan" if value != value else value, sign, self.dtype, self.weak)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Literal) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
 
 @dataclass(frozen=True)
 class Convert:
