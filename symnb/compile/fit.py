@@ -68,14 +68,16 @@ def tied_dims(updates: list) -> dict:
     return ties
 
 
-def with_default_updates(updates: list, outputs: list, skipped=False) -> list:
+def with_default_updates(updates: list, outputs: list, skipped=False, givens=None) -> list:
     """The updates, plus the ``default_update`` of each shared variable the outputs or the
-    updates read that has one, is not updated already (a random stream's state) and is not
-    ``skipped`` (True: every one)."""
+    updates read once ``givens`` are applied that has one, is not updated already (a random
+    stream's state) and is not ``skipped`` (True: every one). A draw only a given's key reads
+    does not advance; one its replacement reads does (as in Theano)."""
     if skipped is True:
         return list(updates)
     reads = outputs + [value for _, value in updates]
-    found = default_updates(reads, [s for s, _ in updates] + _skipped_list(skipped))
+    skip = [s for s, _ in updates] + _skipped_list(skipped)
+    found = default_updates(reads, skip, replace=givens)
     return list(updates) + [(var, fit(var, default, "default update")) for var, default in found]
 
 

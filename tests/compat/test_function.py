@@ -381,6 +381,27 @@ def test_get_value_takes_theanos_return_internal_type():
     assert type(state).__name__ == "PhiloxState"
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_default_update_is_written_only_where_read_after_the_givens(mode):
+    """Theano collected default updates from the graph after its givens: ``s`` replaced by
+    ``s2`` is not read, so it is not written (it was: s := s2 + 1); a default update the
+    outputs read after the givens is applied with the givens, as Theano cloned it."""
+    s = theano.shared(0.0, name="s")
+    s.default_update = s + 1
+    s2 = theano.shared(100.0, name="s2")
+    f = theano.function([], s * 2, givens={s: s2}, mode=mode)
+    assert float(f()) == 200.0 and float(s.get_value()) == 0.0
+    assert float(s2.get_value()) == 100.0
+    t = theano.shared(1.0, name="t")
+    t.default_update = t + s
+    g = theano.function([], t * 1, givens={s: s2}, mode=mode)
+    assert float(g()) == 1.0 and float(t.get_value()) == 101.0
+    assert float(s.get_value()) == 0.0
+    h = theano.function([], t + s, mode=mode)  # both read: both advance
+    assert float(h()) == 101.0
+    assert (float(t.get_value()), float(s.get_value())) == (101.0, 1.0)
+
+
 def test_a_shared_variables_default_update_attribute_is_applied_as_in_theano():
     """Theano's ``v.default_update = v + 1`` was accepted and ignored (only the tag was read):
     the counter stayed 0. Every function reading ``v`` writes it, unless excluded."""
