@@ -206,16 +206,18 @@ def clone_graph(
     """Copies of the outputs with every node cloned and ``replace`` substituted. A clone keeps
     each node's output types, so a replacement must have its key's type; with ``rebuild`` a
     node whose inputs changed is built again by its op, its types inferred anew (a
-    replacement of another dtype or rank)."""
+    replacement of another dtype or rank). A node some of whose outputs are replaced is
+    still cloned for the others (its inputs may be replaced too); the replaced ones keep
+    their replacement."""
     memo: dict[int, Variable] = {id(k): v for k, v in (replace or {}).items()}
     for node in ancestors(outputs):
-        if any(id(o) in memo for o in node.outputs):
+        if all(id(o) in memo for o in node.outputs):
             continue
         inputs = [memo.get(id(i), i) for i in node.inputs]
         changed = any(new is not old for new, old in zip(inputs, node.inputs, strict=True))
         new = _rebuilt(node, inputs) if rebuild and changed else node.clone_with(inputs)
         for old, var in zip(node.outputs, new.outputs, strict=True):
-            memo[id(old)] = var
+            memo.setdefault(id(old), var)
     return [memo.get(id(o), o) for o in outputs]
 
 
@@ -227,7 +229,8 @@ def substitute(outputs: list, replace: dict, may_clone=None) -> list:
     for node in ancestors([v for v in outputs if v is not None]):
         if (may_clone is None or may_clone(node)) and any(id(x) in memo for x in node.inputs):
             new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
-            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
+            for old, var in zip(node.outputs, new.outputs, strict=True):
+                memo.setdefault(id(old), var)  # (a replaced output keeps its replacement)
     return [None if out is None else memo.get(id(out), out) for out in outputs]
 
 
