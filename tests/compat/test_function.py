@@ -402,6 +402,25 @@ def test_a_default_update_is_written_only_where_read_after_the_givens(mode):
     assert (float(t.get_value()), float(s.get_value())) == (101.0, 1.0)
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_given_or_replacement_looser_than_its_key_is_refused_as_theano_did(mode):
+    """Theano's strict rebuild (``filter_variable``) refused a matrix given for a row; the
+    layer took it, and a (3, 2) value came out of an output typed as a row (or an internal
+    error). A row for a matrix, or a matrix marked by ``T.addbroadcast``, is taken."""
+    r, m = T.row("r"), T.matrix("m")
+    want = r"'r' \(float64\(1, \?\)\) cannot take 'm' \(float64\(\?, \?\)\): Cannot convert"
+    with pytest.raises(TypeError, match="theano.function: givens: " + want) as info:
+        theano.function([m], r * 2, givens={r: m}, mode=mode)
+    assert isinstance(info.value, sn.ShapeError)
+    assert "T.addbroadcast(value, 0)" in str(info.value)
+    with pytest.raises(TypeError, match="clone: replace: " + want):
+        theano.clone(r * 2, replace={r: m})
+    f = theano.function([m], r * 2, givens={r: T.addbroadcast(m, 0)}, mode=mode)
+    np.testing.assert_array_equal(f(np.ones((1, 2))), [[2.0, 2.0]])
+    g = theano.function([r], m * 2, givens={m: r}, mode=mode)
+    np.testing.assert_array_equal(g(np.ones((1, 2))), [[2.0, 2.0]])
+
+
 def test_a_shared_variables_default_update_attribute_is_applied_as_in_theano():
     """Theano's ``v.default_update = v + 1`` was accepted and ignored (only the tag was read):
     the counter stayed 0. Every function reading ``v`` writes it, unless excluded."""

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.testvalues import missing_values_allowed
 from symnb.compat.theano.upcasting import as_theano_tensor, is_python_number
 from symnb.compat.theano.updates import OrderedUpdates
@@ -173,6 +174,8 @@ def clone(output, replace=None, strict=True, share_inputs=True):
     single = not isinstance(output, (list, tuple))
     outputs = [output] if single else list(output)
     pairs = check_givens(replace, "clone: replace", fit_types=strict)
+    if strict:
+        refuse_looser_replacements(pairs, "clone: replace")
     if not share_inputs:
         pairs = _with_new_inputs(outputs, pairs)
     copies = clone_graph(outputs, pairs, rebuild=not strict)

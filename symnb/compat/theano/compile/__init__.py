@@ -16,6 +16,7 @@ from collections import Counter
 import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
+from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.arguments import ambiguous_keyword
@@ -281,6 +282,8 @@ def function(
     updates = as_update_pairs(updates)
     _check_update_types(updates)
     givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
+    if rebuild_strict:
+        refuse_looser_replacements(givens, "theano.function: givens")
     _refuse_given_inputs(variables, givens)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
