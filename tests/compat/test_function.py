@@ -112,6 +112,28 @@ def test_a_shared_variable_as_an_input_is_theanos_error_even_when_unused():
         theano.function([theano.In(W)], x * W, givens={x: W})
 
 
+def test_an_input_only_a_folded_gradient_or_zeros_like_reads_is_used_as_in_theano():
+    """``T.grad(3 * s, s)``, ``T.zeros_like(s)``, ``T.ones_like(s)`` fold to constants here,
+    but Theano's graphs read s (``fill(cost, 1)``, ``fill(model, 0)``): UnusedInputError was
+    raised where Theano compiled them. An input they really leave out is still refused."""
+    s, t = T.dscalar("s"), T.dscalar("t")
+    cases = [
+        (T.grad(3 * s, s), 3.0),
+        (T.grad(s + 1, s), 1.0),
+        (T.zeros_like(s), 0.0),
+        (T.ones_like(s), 1.0),
+        (T.grad(3 * s, s) + 1, 4.0),
+    ]
+    for output, want in cases:
+        assert float(theano.function([s], output)(2.0)) == want
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 't'"):
+        theano.function([s, t], T.grad(3 * s, s))
+    zero = T.grad(3 * s, t, disconnected_inputs="ignore")  # Theano: zeros_like(t)
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 's'"):
+        theano.function([s, t], zero)
+    assert float(theano.function([t], zero)(1.0)) == 0.0
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:

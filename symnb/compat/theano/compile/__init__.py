@@ -16,6 +16,7 @@ from collections import Counter
 import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
+from symnb.compat.theano.folded import reads_of
 from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
@@ -493,6 +494,8 @@ def _used_leaves(outputs, updates, givens, inputs=()) -> set[int]:
             found.add(id(var))
         else:
             pending.extend((v, replacing) for v in var.owner.inputs)
+        # what Theano's graph of it read, where symnb's folded it (T.grad(3 * s, s))
+        pending.extend((v, replacing) for v in reads_of(var))
     return found
 
 
