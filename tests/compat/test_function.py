@@ -134,6 +134,29 @@ def test_an_input_only_a_folded_gradient_or_zeros_like_reads_is_used_as_in_thean
     assert float(theano.function([t], zero)(1.0)) == 0.0
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_rebuild_strict_false_rebuilds_the_graph_over_a_given_of_another_type(mode):
+    """``rebuild_strict=False`` was ignored: a float64 given for a float32 key was refused
+    as lossy. It rebuilds the graph as ``theano.clone(strict=False)`` does."""
+    x, d = T.fvector("x"), T.dvector("d")
+    with pytest.raises(sn.DTypeError, match="without losing precision"):
+        theano.function([d], x * 2, givens={x: d}, mode=mode)
+    f = theano.function([d], x * 2, givens={x: d}, rebuild_strict=False, mode=mode)
+    out = f(np.array([1.0, 1e-10]))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, [2.0, 2e-10])
+    r, m = T.row("r"), T.matrix("m")
+    g = theano.function([m], [r * 2], givens=[(r, m)], rebuild_strict=False, mode=mode)
+    np.testing.assert_array_equal(g(np.ones((3, 2)))[0], np.full((3, 2), 2.0))
+    w = theano.shared(np.zeros(2), name="w")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (w + x: a float64 shared variable read with float32)
+        step = w + x
+    h = theano.function([d], updates={w: step}, givens={x: d}, rebuild_strict=False, mode=mode)
+    h(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:

@@ -282,12 +282,17 @@ def function(
             )
     updates = as_update_pairs(updates)
     _check_update_types(updates)
-    givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
+    # (keys that are variables, for _check_used); rebuild_strict=False: a given of another
+    # dtype is taken, the graph rebuilt over it with its types inferred anew (theano.clone's
+    # strict=False)
+    givens = list(check_givens(givens, fit_types=rebuild_strict).items())
     if rebuild_strict:
         refuse_looser_replacements(givens, "theano.function: givens")
     _refuse_given_inputs(variables, givens)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
+    if not rebuild_strict:
+        outputs, updates, givens = _rebuilt_over(givens, outputs, updates)
     built = {
         "outputs": [] if outputs is None else outputs,
         "updates": _pairs(updates),
@@ -428,6 +433,24 @@ def _cut_free(variables: list, outputs, updates: list, givens: list):
     updates = list(zip([t for t, _ in updates], cut([v for _, v in updates]), strict=True))
     givens = list(zip([k for k, _ in givens], cut([v for _, v in givens]), strict=True))
     return inputs, outputs, updates, givens
+
+
+def _rebuilt_over(givens: list, outputs, updates: list):
+    """``rebuild_strict=False``: the outputs and updates' values with ``givens`` applied,
+    every node above a replacement built again by its op (types inferred anew, as Theano's
+    ``rebuild_collect_shared(rebuild_strict=False)``); no givens are left to apply."""
+    if not givens:
+        return outputs, updates, givens
+    as_list = outputs if isinstance(outputs, list) else [outputs]
+    values = [v for v in as_list + [v for _, v in updates] if isinstance(v, Variable)]
+    copies = iter(clone_graph(values, dict(givens), rebuild=True))
+
+    def swap(v):
+        return next(copies) if isinstance(v, Variable) else v
+
+    new_outputs = [swap(v) for v in as_list]
+    updates = [(target, swap(value)) for target, value in updates]
+    return (new_outputs if isinstance(outputs, list) else new_outputs[0]), updates, []
 
 
 def _check_used(variables, outputs, updates, givens, policy) -> None:
