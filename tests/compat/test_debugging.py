@@ -274,3 +274,18 @@ def test_extending_theano_names_exist_or_say_what_to_write():
         with pytest.raises(ImportError, match=rf"theano\.gof\.{name} is not in .*{said}"):
             exec(f"from symnb.compat.theano.gof import {name}", {})
         assert not hasattr(theano.gof, name)
+
+
+def test_graph_inputs_and_ancestors_stop_at_blockers_as_in_theano():
+    """``blockers=`` was accepted and ignored: the walk went through h to x and W."""
+    x = T.vector("x")
+    w = theano.shared(np.ones((2, 2)), name="W")
+    h = T.dot(x, w)
+    y = T.tanh(h)
+    graph = theano.gof.graph
+    found = graph.ancestors([y], blockers=[h])
+    assert len(found) == 2 and found[0] is y and found[1] is h
+    assert graph.inputs([y], blockers=[h]) == []
+    assert [v.name for v in graph.inputs([y], blockers=[x])] == ["x", "W"]
+    assert [v.name for v in graph.inputs([y])] == ["x", "W"]
+    assert any(v is x for v in graph.ancestors([y]))

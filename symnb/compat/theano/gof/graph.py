@@ -72,12 +72,30 @@ class Apply(metaclass=_TheanoApply):
 
 
 def inputs(variables, blockers=None) -> list:
-    """The variables with no owner that ``variables`` are computed from."""
+    """The variables with no owner that ``variables`` are computed from. With ``blockers``
+    (Theano's): those of the walk that stops at each blocker (``ancestors``), so a leaf only
+    reached through a blocker is left out, and a blocker is listed only if it has no owner."""
+    if blockers:
+        return [v for v in ancestors(variables, blockers) if v.owner is None]
     return list(_leaves(list(variables)))
 
 
 def ancestors(variables, blockers=None) -> list:
-    """Every variable ``variables`` depend on (themselves included)."""
+    """Every variable ``variables`` depend on (themselves included). With ``blockers``
+    (Theano 1.0's): the walk, depth first from each variable through its owner's inputs,
+    stops at each blocker, which is listed but not gone through."""
+    if blockers:
+        blocked = {id(v) for v in blockers}
+        found: dict[int, Variable] = {}
+        stack = list(reversed(list(variables)))
+        while stack:
+            var = stack.pop()
+            if id(var) in found:
+                continue
+            found[id(var)] = var
+            if var.owner is not None and id(var) not in blocked:
+                stack.extend(reversed(var.owner.inputs))
+        return list(found.values())
     nodes = _ancestors(list(variables))
     found = {id(v): v for v in variables}
     for node in nodes:
