@@ -95,14 +95,17 @@ def _skipped_list(skipped) -> list:
     return listed
 
 
-def check_givens(givens, what: str = "givens", fit_types: bool = True) -> dict:
+def check_givens(
+    givens, what: str = "givens", fit_types: bool = True, argument: str = "givens"
+) -> dict:
     """``givens`` (a dict or pairs) as ``{variable: replacement}``: each key a variable, none
     twice, each replacement made to fit its key's type; the errors name the user's line and
     begin with ``what`` (``theano.clone`` checks its ``replace`` the same way; without
     ``fit_types``, for a clone that infers dtypes anew, only the shapes are checked: ops keep
-    their resolved axes, so a node rebuilt over another rank would mean something else)."""
+    their resolved axes, so a node rebuilt over another rank would mean something else).
+    ``argument``: how a message about the form names the argument (``replace``)."""
     checked: dict = {}
-    for old, new in as_given_pairs(givens):
+    for old, new in as_given_pairs(givens, argument):
         if not isinstance(old, Variable):
             named = isinstance(old, str)
             hint = f" (a name: pass the variable itself, not {old!r})" if named else ""
