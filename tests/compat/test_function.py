@@ -157,6 +157,26 @@ def test_rebuild_strict_false_rebuilds_the_graph_over_a_given_of_another_type(mo
     np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
 
 
+def test_allow_input_downcast_names_the_input_a_value_cannot_convert_to():
+    """300 for an int8 input: NumPy 2's bare OverflowError ("Python integer 300 out of
+    bounds for int8") named no input (Theano's NumPy wrapped it to 44)."""
+    b, bv = T.bscalar("b"), T.bvector("bv")
+    f = theano.function([b], b * 1, allow_input_downcast=True)
+    assert int(f(7)) == 7
+    with pytest.raises(sn.InputError) as info:
+        f(300)  # <- the call
+    message = str(info.value)
+    assert message.startswith("input 0 'b' (int8()): allow_input_downcast cannot convert 300")
+    assert "to int8: Python integer 300 out of bounds for int8" in message
+    assert "<- the call" in message
+    g = theano.function([b, bv], bv * b, allow_input_downcast=True)
+    with pytest.raises(sn.InputError, match=r"^input 1 'bv' \(int8\(\?,\)\): .*\[1, 300\]"):
+        g(1, [1, 300])
+    with pytest.raises(sn.InputError, match=r"cannot convert 'abc' to int8"):
+        g(1, "abc")
+    np.testing.assert_array_equal(g(2, np.array([1, 2], dtype=np.int64)), [2, 4])
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:

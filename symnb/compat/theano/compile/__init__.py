@@ -646,8 +646,8 @@ class TheanoFunction:
         """The inputs in order: keywords and defaults filled in, downcasts applied."""
         values = self._bind(args, kwargs)
         return [
-            _downcast(v, s.variable) if d else v
-            for v, s, d in zip(values, self.specs, self.downcast)
+            _downcast(v, s.variable, i) if d else v
+            for i, (v, s, d) in enumerate(zip(values, self.specs, self.downcast))
         ]
 
     def _bind(self, args, kwargs) -> list:
@@ -744,11 +744,24 @@ class TheanoFunction:
 _MISSING = object()
 
 
-def _downcast(value, var: Variable):
-    """``allow_input_downcast``: the value converted to the input's dtype, as Theano did."""
+def _downcast(value, var: Variable, index: int):
+    """``allow_input_downcast``: the value converted to the input's dtype, as Theano did
+    (an array is cast as NumPy casts it). A value NumPy cannot convert (a Python int out of
+    the dtype's range: NumPy 2 refuses it, where Theano's NumPy wrapped it; a string for a
+    number) is an InputError naming the input, its dtype and the value."""
     if isinstance(value, np.ndarray) and value.dtype == var.type.dtype:
         return value
-    return np.asarray(value, dtype=var.type.dtype)
+    try:
+        return np.asarray(value, dtype=var.type.dtype)
+    except (OverflowError, ValueError, TypeError) as exc:
+        text = repr(value)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise _at_user_line(
+            InputError(
+                f"input {index} {var.describe()}: allow_input_downcast cannot convert {text} "
+                f"to {var.type.dtype.name}: {exc}"
+            )
+        ) from None
 
 
 def shared(
