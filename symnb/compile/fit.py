@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
-from symnb.core.dims import format_shape, shapes_unify
+from symnb.core.dims import format_shape, names_in, shapes_unify
 from symnb.core.graph import ancestors, default_updates
 from symnb.core.hooks import spelled
 from symnb.core.op import _at_user_line
@@ -17,6 +17,7 @@ from symnb.core.source import user_location, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, GraphWarning, ShapeError
 from symnb.ops._dtypes import wrapped_int
+from symnb.ops.checks import has_shape
 from symnb.ops.elemwise import cast
 
 
@@ -68,14 +69,16 @@ def tied_dims(updates: list) -> dict:
     return ties
 
 
-def with_default_updates(updates: list, outputs: list, skipped=False) -> list:
+def with_default_updates(updates: list, outputs: list, skipped=False, givens=None) -> list:
     """The updates, plus the ``default_update`` of each shared variable the outputs or the
-    updates read that has one, is not updated already (a random stream's state) and is not
-    ``skipped`` (True: every one)."""
+    updates read once ``givens`` are applied that has one, is not updated already (a random
+    stream's state) and is not ``skipped`` (True: every one). A draw only a given's key reads
+    does not advance; one its replacement reads does (as in Theano)."""
     if skipped is True:
         return list(updates)
     reads = outputs + [value for _, value in updates]
-    found = default_updates(reads, [s for s, _ in updates] + _skipped_list(skipped))
+    skip = [s for s, _ in updates] + _skipped_list(skipped)
+    found = default_updates(reads, skip, replace=givens)
     return list(updates) + [(var, fit(var, default, "default update")) for var, default in found]
 
 
@@ -92,14 +95,17 @@ def _skipped_list(skipped) -> list:
     return listed
 
 
-def check_givens(givens, what: str = "givens", fit_types: bool = True) -> dict:
+def check_givens(
+    givens, what: str = "givens", fit_types: bool = True, argument: str = "givens"
+) -> dict:
     """``givens`` (a dict or pairs) as ``{variable: replacement}``: each key a variable, none
     twice, each replacement made to fit its key's type; the errors name the user's line and
     begin with ``what`` (``theano.clone`` checks its ``replace`` the same way; without
     ``fit_types``, for a clone that infers dtypes anew, only the shapes are checked: ops keep
-    their resolved axes, so a node rebuilt over another rank would mean something else)."""
+    their resolved axes, so a node rebuilt over another rank would mean something else).
+    ``argument``: how a message about the form names the argument (``replace``)."""
     checked: dict = {}
-    for old, new in as_given_pairs(givens):
+    for old, new in as_given_pairs(givens, argument):
         if not isinstance(old, Variable):
             named = isinstance(old, str)
             hint = f" (a name: pass the variable itself, not {old!r})" if named else ""
@@ -122,6 +128,32 @@ def check_givens(givens, what: str = "givens", fit_types: bool = True) -> dict:
         else:
             check_shape_fits(old, value, what)
         checked[old] = value
+    return checked
+
+
+def shape_checked_givens(givens: dict, sources: list) -> dict:
+    """``givens`` with each replacement whose dims its type does not prove to be its key's
+    (an unknown dim for a fixed one: ``x`` of ``(1, 2)`` given ``y`` of ``(?, 2)``) checked
+    when the function runs, on every backend: a ShapeError naming the key, the replacement,
+    both shapes and the line that compiled it, where a result of another size than its type
+    says came out silently. A named dim is checked where ``sources`` (the function's inputs)
+    give its size; an unknown dim of the key is not checked (docs/shapes.md: an unknown dim
+    is checked only when the function runs, so it unifies with any when the graph is built)."""
+    given = {d for v in sources for d in v.type.shape if isinstance(d, str)}
+    sources = [v for v in sources if any(isinstance(d, str) for d in v.type.shape)]
+
+    def checkable(want, got) -> bool:
+        return want is not None and want != got and names_in(want) <= given
+
+    checked = {}
+    for key, value in givens.items():
+        pairs = zip(key.type.shape, value.type.shape, strict=True)
+        if any(checkable(want, got) for want, got in pairs):
+            loc = user_location()
+            at = "" if loc is None else f" (at {loc})"
+            what = f"givens{at}: {key.describe()} was given {value.describe()} of another shape"
+            value = has_shape(value, key.type.shape, sources, what)
+        checked[key] = value
     return checked
 
 

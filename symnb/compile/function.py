@@ -30,6 +30,7 @@ from symnb.compile.fit import (
     check_givens,
     check_updates,
     refuse_given_inputs,
+    shape_checked_givens,
     tied_dims,
     warn_unread_givens,
     with_default_updates,
@@ -172,7 +173,11 @@ class Function:
         self.inputs = check_inputs(inputs)
         self._structure, out_vars = flatten_outputs(outputs)
         checked_updates = check_updates(updates)
-        self.updates = with_default_updates(checked_updates, out_vars, no_default_updates)
+        givens = check_givens(givens)
+        refuse_given_inputs(givens, self.inputs)
+        givens = shape_checked_givens(givens, self.inputs)
+        # collected from the graph after the givens (a draw only a key reads does not advance)
+        self.updates = with_default_updates(checked_updates, out_vars, no_default_updates, givens)
         #: named dims an update ties to its shared value's fixed size: checked with the inputs
         self._ties = tied_dims(self.updates)
         #: the updates whose write could fail (a value not of its variable's fixed type)
@@ -180,8 +185,6 @@ class Function:
         #: how a call's shape error names each of those updates (None: the others)
         self._update_labels = _update_labels(self.updates, self._unsure)
         targets = out_vars + [value for _, value in self.updates]
-        givens = check_givens(givens)
-        refuse_given_inputs(givens, self.inputs)
         #: what a pickle rebuilds it from: the inputs, updates and givens as the checked lists
         #: (the user's may be iterators, ``zip(params, steps)``, that the checks consumed)
         self._built_from = (

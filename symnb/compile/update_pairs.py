@@ -49,23 +49,24 @@ def as_update_pairs(updates) -> list[tuple]:
 GIVENS_FORM = "give a dict {variable: replacement} or a list of (variable, replacement) pairs"
 
 
-def as_given_pairs(givens) -> list[tuple]:
+def as_given_pairs(givens, argument: str = "givens") -> list[tuple]:
     """The pairs of ``givens``; a GraphError at the user's line for any other form (what
-    each key is, is checked by the caller)."""
+    each key is, is checked by the caller). ``argument``: how the messages name it
+    (``theano.clone``'s is ``replace``)."""
     if givens is None:
         return []
     if isinstance(givens, dict):
         return list(givens.items())
     if isinstance(givens, Variable):
-        raise _given_error(f"givens={_name(givens)} is one variable, not a pair")
+        raise _given_error(f"{argument}={_name(givens)} is one variable, not a pair")
     if (
         isinstance(givens, (tuple, list))
         and len(givens) == 2
         and isinstance(givens[0], Variable)
         and not isinstance(givens[1], (tuple, list))
     ):
-        raise _given_error(f"givens={_short(givens)} is a single pair, not a list of pairs")
-    neither = f"givens={_short(givens)} is neither a dict nor pairs"
+        raise _given_error(f"{argument}={_short(givens)} is a single pair, not a list of pairs")
+    neither = f"{argument}={_short(givens)} is neither a dict nor pairs"
     if isinstance(givens, (str, bytes)):
         raise _given_error(neither)
     try:
@@ -74,7 +75,7 @@ def as_given_pairs(givens) -> list[tuple]:
         raise _given_error(neither) from None
     for index, item in enumerate(items):
         if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise _given_error(f"givens[{index}] is {_short(item)}, not a pair")
+            raise _given_error(f"{argument}[{index}] is {_short(item)}, not a pair")
     return [tuple(item) for item in items]
 
 

@@ -83,20 +83,86 @@ def ancestors(outputs: list[Variable], known: set | None = None) -> list[Apply]:
     return order
 
 
+def ancestors_after(outputs: list[Variable], replace: dict | None) -> list[Apply]:
+    """The nodes ``clone_graph(outputs, replace)`` reads, as ``ancestors`` orders them: the
+    walk stops at each key of ``replace`` and goes on from its replacement, which is read as
+    written (``replace`` is not applied inside it, as ``clone_graph`` does not)."""
+    if not replace:
+        return ancestors(outputs)
+    order, plain = _walk_after(outputs, {id(k): v for k, v in replace.items()})
+    first = ancestors(plain)
+    known = set(first)
+    return first + [node for node in order if node not in known]
+
+
+def leaves_after(outputs: list[Variable], replace: dict | None) -> list[Variable]:
+    """``leaves`` of what ``clone_graph(outputs, replace)`` reads (see ``ancestors_after``):
+    a key is not read, its replacement's leaves are."""
+    if not replace:
+        return leaves(outputs)
+    keys = {id(k): v for k, v in replace.items()}
+    order, plain = _walk_after(outputs, keys)
+    found: dict[int, Variable] = {}
+    for var in [o for o in outputs if id(o) not in keys] + plain:
+        if var.owner is None:
+            found.setdefault(id(var), var)
+    for node in ancestors(plain):
+        found.update((id(v), v) for v in node.inputs if v.owner is None and id(v) not in found)
+    for node in order:
+        for var in node.inputs:
+            if var.owner is None and id(var) not in keys:
+                found.setdefault(id(var), var)
+    return list(found.values())
+
+
+def _walk_after(outputs: list[Variable], keys: dict) -> tuple[list[Apply], list[Variable]]:
+    """The nodes read from ``outputs`` up to the keys (``{id(key): replacement}``), inputs
+    before users, and the replacements met, each once."""
+    order: list[Apply] = []
+    plain: dict[int, Variable] = {}
+    seen: set[int] = set()
+
+    def owners(variables) -> list:
+        found = []
+        for var in variables:
+            if id(var) in keys:
+                plain.setdefault(id(keys[id(var)]), keys[id(var)])
+            elif var.owner is not None:
+                found.append((var.owner, False))
+        return found
+
+    for out in outputs:
+        stack = owners([out])
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            stack.extend(owners(reversed(node.inputs)))
+    return order, list(plain.values())
+
+
 def default_updates(
-    outputs: list[Variable], updated, since: int = -1
+    outputs: list[Variable], updated, since: int = -1, replace: dict | None = None
 ) -> list[tuple[SharedVariable, Variable]]:
     """The ``default_update`` of each shared variable that ``outputs`` (or those updates)
     read, has one, and is not in ``updated`` already (a random stream's counter): what a
     compiled function, or a loop's step, must also write. ``since``: only shared variables
     with a uid from it on (made while a loop's step was traced: one made before is a value
-    from outside, the same at every step)."""
+    from outside, the same at every step). ``replace`` (a function's ``givens``): what is
+    read once it is applied (``clone_graph``), as Theano collected default updates after its
+    givens: a variable only a key reads has none, one a replacement reads does; a default
+    update is read with ``replace`` applied too, as the function applies it there."""
     found: list = []
     pending = list(outputs)
     while pending:
         new = []
-        by_node = _node_default_updates(pending)
-        for var in leaves(pending):
+        by_node = _node_default_updates(pending, replace)
+        for var in leaves_after(pending, replace):
             if var.uid < since:
                 continue
             default = var.tag.get("default_update") if isinstance(var, SharedVariable) else None
@@ -110,11 +176,12 @@ def default_updates(
     return found
 
 
-def _node_default_updates(outputs: list[Variable]) -> dict:
-    """``{id(shared): value}`` from the nodes ``outputs`` depend on that advance a shared
-    variable themselves (``Op.default_updates``: a loop drawing random numbers step by step)."""
+def _node_default_updates(outputs: list[Variable], replace: dict | None = None) -> dict:
+    """``{id(shared): value}`` from the nodes ``outputs`` depend on (once ``replace`` is
+    applied) that advance a shared variable themselves (``Op.default_updates``: a loop
+    drawing random numbers step by step)."""
     found: dict = {}
-    for node in ancestors(outputs):
+    for node in ancestors_after(outputs, replace):
         for var, value in node.op.default_updates(node):
             found.setdefault(id(var), value)
     return found
@@ -139,16 +206,18 @@ def clone_graph(
     """Copies of the outputs with every node cloned and ``replace`` substituted. A clone keeps
     each node's output types, so a replacement must have its key's type; with ``rebuild`` a
     node whose inputs changed is built again by its op, its types inferred anew (a
-    replacement of another dtype or rank)."""
+    replacement of another dtype or rank). A node some of whose outputs are replaced is
+    still cloned for the others (its inputs may be replaced too); the replaced ones keep
+    their replacement."""
     memo: dict[int, Variable] = {id(k): v for k, v in (replace or {}).items()}
     for node in ancestors(outputs):
-        if any(id(o) in memo for o in node.outputs):
+        if all(id(o) in memo for o in node.outputs):
             continue
         inputs = [memo.get(id(i), i) for i in node.inputs]
         changed = any(new is not old for new, old in zip(inputs, node.inputs, strict=True))
         new = _rebuilt(node, inputs) if rebuild and changed else node.clone_with(inputs)
         for old, var in zip(node.outputs, new.outputs, strict=True):
-            memo[id(old)] = var
+            memo.setdefault(id(old), var)
     return [memo.get(id(o), o) for o in outputs]
 
 
@@ -160,7 +229,8 @@ def substitute(outputs: list, replace: dict, may_clone=None) -> list:
     for node in ancestors([v for v in outputs if v is not None]):
         if (may_clone is None or may_clone(node)) and any(id(x) in memo for x in node.inputs):
             new = node.clone_with([memo.get(id(x), x) for x in node.inputs])
-            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
+            for old, var in zip(node.outputs, new.outputs, strict=True):
+                memo.setdefault(id(old), var)  # (a replaced output keeps its replacement)
     return [None if out is None else memo.get(id(out), out) for out in outputs]
 
 

@@ -157,6 +157,13 @@ class Variable(TensorMethods):
         return _reduced(self)
 
     def __copy__(self):
+        """``copy.copy``: of a leaf, a new leaf of its type, name and notes (a new uid); of a
+        computed variable, the output of a copy of its node over the same inputs (the graph
+        above is shared, as a shallow copy shares), so the copy computes what the original
+        does, gradients included (it was a variable its node did not list among its outputs:
+        a KeyError compiling it, a zero gradient through it)."""
+        if self.owner is not None:
+            return self.owner.clone_with(self.owner.inputs).outputs[self.index]
         new = type(self).__new__(type(self))
         new.__setstate__(self.__getstate__())
         return new

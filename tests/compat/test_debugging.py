@@ -274,3 +274,50 @@ def test_extending_theano_names_exist_or_say_what_to_write():
         with pytest.raises(ImportError, match=rf"theano\.gof\.{name} is not in .*{said}"):
             exec(f"from symnb.compat.theano.gof import {name}", {})
         assert not hasattr(theano.gof, name)
+
+
+def test_graph_inputs_and_ancestors_stop_at_blockers_as_in_theano():
+    """``blockers=`` was accepted and ignored: the walk went through h to x and W."""
+    x = T.vector("x")
+    w = theano.shared(np.ones((2, 2)), name="W")
+    h = T.dot(x, w)
+    y = T.tanh(h)
+    graph = theano.gof.graph
+    found = graph.ancestors([y], blockers=[h])
+    assert len(found) == 2 and found[0] is y and found[1] is h
+    assert graph.inputs([y], blockers=[h]) == []
+    assert [v.name for v in graph.inputs([y], blockers=[x])] == ["x", "W"]
+    assert [v.name for v in graph.inputs([y])] == ["x", "W"]
+    assert any(v is x for v in graph.ancestors([y]))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: theano.clone(5), r"theano.clone: output is 5 \(int\), not a symbolic variable"),
+        (lambda x: theano.clone([x, 5]), r"theano.clone: output\[1\] is 5 \(int\), not a symbolic"),
+        (lambda x: theano.clone(np.ones(2)), r"theano.clone: output is array\(\[1., 1.\]\)"),
+        (lambda x: theano.gof.graph.inputs([5]), r"graph.inputs: variable_list\[0\] is 5 \(int\)"),
+        (lambda x: theano.gof.graph.ancestors([x, 5]), r"variable_list\[1\] is 5 \(int\)"),
+        (lambda x: theano.gof.graph.inputs(x), r"variable_list is 'x' .* takes a list"),
+        (lambda x: theano.gof.graph.ancestors([x], blockers=[3]), r"blockers\[0\] is 3 \(int\)"),
+    ],
+)
+def test_graph_tools_given_no_variable_name_the_argument_and_the_line(call, message):
+    """A number, an array or a list holding one crashed inside the walk with a bare
+    AttributeError ('int' object has no attribute 'owner')."""
+    x = T.vector("x")
+    with pytest.raises(TypeError, match=message) as info:
+        call(x)
+    assert "test_debugging.py, line" in str(info.value)  # the user's line (the lambda's)
+
+
+def test_theano_clone_of_none_is_an_empty_list_and_a_bad_replace_is_named_so():
+    """Theano's ``rebuild_collect_shared`` cloned no outputs for None; a malformed
+    ``replace=`` was reported as "givens=5 is neither a dict nor pairs"."""
+    x = T.vector("x")
+    assert theano.clone(None) == []
+    with pytest.raises(sn.GraphError, match=r"^theano.clone: replace=5 is neither a dict nor"):
+        theano.clone(x * 2, replace=5)
+    with pytest.raises(sn.GraphError, match=r"^theano.clone: replace\[0\] is 3, not a pair"):
+        theano.clone(x * 2, replace=[3])

@@ -112,6 +112,71 @@ def test_a_shared_variable_as_an_input_is_theanos_error_even_when_unused():
         theano.function([theano.In(W)], x * W, givens={x: W})
 
 
+def test_an_input_only_a_folded_gradient_or_zeros_like_reads_is_used_as_in_theano():
+    """``T.grad(3 * s, s)``, ``T.zeros_like(s)``, ``T.ones_like(s)`` fold to constants here,
+    but Theano's graphs read s (``fill(cost, 1)``, ``fill(model, 0)``): UnusedInputError was
+    raised where Theano compiled them. An input they really leave out is still refused."""
+    s, t = T.dscalar("s"), T.dscalar("t")
+    cases = [
+        (T.grad(3 * s, s), 3.0),
+        (T.grad(s + 1, s), 1.0),
+        (T.zeros_like(s), 0.0),
+        (T.ones_like(s), 1.0),
+        (T.grad(3 * s, s) + 1, 4.0),
+    ]
+    for output, want in cases:
+        assert float(theano.function([s], output)(2.0)) == want
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 't'"):
+        theano.function([s, t], T.grad(3 * s, s))
+    zero = T.grad(3 * s, t, disconnected_inputs="ignore")  # Theano: zeros_like(t)
+    with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 's'"):
+        theano.function([s, t], zero)
+    assert float(theano.function([t], zero)(1.0)) == 0.0
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_rebuild_strict_false_rebuilds_the_graph_over_a_given_of_another_type(mode):
+    """``rebuild_strict=False`` was ignored: a float64 given for a float32 key was refused
+    as lossy. It rebuilds the graph as ``theano.clone(strict=False)`` does."""
+    x, d = T.fvector("x"), T.dvector("d")
+    with pytest.raises(sn.DTypeError, match="without losing precision"):
+        theano.function([d], x * 2, givens={x: d}, mode=mode)
+    f = theano.function([d], x * 2, givens={x: d}, rebuild_strict=False, mode=mode)
+    out = f(np.array([1.0, 1e-10]))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, [2.0, 2e-10])
+    r, m = T.row("r"), T.matrix("m")
+    g = theano.function([m], [r * 2], givens=[(r, m)], rebuild_strict=False, mode=mode)
+    np.testing.assert_array_equal(g(np.ones((3, 2)))[0], np.full((3, 2), 2.0))
+    w = theano.shared(np.zeros(2), name="w")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (w + x: a float64 shared variable read with float32)
+        step = w + x
+    h = theano.function([d], updates={w: step}, givens={x: d}, rebuild_strict=False, mode=mode)
+    h(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
+
+
+def test_allow_input_downcast_names_the_input_a_value_cannot_convert_to():
+    """300 for an int8 input: NumPy 2's bare OverflowError ("Python integer 300 out of
+    bounds for int8") named no input (Theano's NumPy wrapped it to 44)."""
+    b, bv = T.bscalar("b"), T.bvector("bv")
+    f = theano.function([b], b * 1, allow_input_downcast=True)
+    assert int(f(7)) == 7
+    with pytest.raises(sn.InputError) as info:
+        f(300)  # <- the call
+    message = str(info.value)
+    assert message.startswith("input 0 'b' (int8()): allow_input_downcast cannot convert 300")
+    assert "to int8: Python integer 300 out of bounds for int8" in message
+    assert "<- the call" in message
+    g = theano.function([b, bv], bv * b, allow_input_downcast=True)
+    with pytest.raises(sn.InputError, match=r"^input 1 'bv' \(int8\(\?,\)\): .*\[1, 300\]"):
+        g(1, [1, 300])
+    with pytest.raises(sn.InputError, match=r"cannot convert 'abc' to int8"):
+        g(1, "abc")
+    np.testing.assert_array_equal(g(2, np.array([1, 2], dtype=np.int64)), [2, 4])
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:
@@ -379,6 +444,46 @@ def test_get_value_takes_theanos_return_internal_type():
     draw = srng.uniform((2,))
     state = draw.rng.get_value(borrow=True, return_internal_type=True)
     assert type(state).__name__ == "PhiloxState"
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_default_update_is_written_only_where_read_after_the_givens(mode):
+    """Theano collected default updates from the graph after its givens: ``s`` replaced by
+    ``s2`` is not read, so it is not written (it was: s := s2 + 1); a default update the
+    outputs read after the givens is applied with the givens, as Theano cloned it."""
+    s = theano.shared(0.0, name="s")
+    s.default_update = s + 1
+    s2 = theano.shared(100.0, name="s2")
+    f = theano.function([], s * 2, givens={s: s2}, mode=mode)
+    assert float(f()) == 200.0 and float(s.get_value()) == 0.0
+    assert float(s2.get_value()) == 100.0
+    t = theano.shared(1.0, name="t")
+    t.default_update = t + s
+    g = theano.function([], t * 1, givens={s: s2}, mode=mode)
+    assert float(g()) == 1.0 and float(t.get_value()) == 101.0
+    assert float(s.get_value()) == 0.0
+    h = theano.function([], t + s, mode=mode)  # both read: both advance
+    assert float(h()) == 101.0
+    assert (float(t.get_value()), float(s.get_value())) == (101.0, 1.0)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_given_or_replacement_looser_than_its_key_is_refused_as_theano_did(mode):
+    """Theano's strict rebuild (``filter_variable``) refused a matrix given for a row; the
+    layer took it, and a (3, 2) value came out of an output typed as a row (or an internal
+    error). A row for a matrix, or a matrix marked by ``T.addbroadcast``, is taken."""
+    r, m = T.row("r"), T.matrix("m")
+    want = r"'r' \(float64\(1, \?\)\) cannot take 'm' \(float64\(\?, \?\)\): Cannot convert"
+    with pytest.raises(TypeError, match="theano.function: givens: " + want) as info:
+        theano.function([m], r * 2, givens={r: m}, mode=mode)
+    assert isinstance(info.value, sn.ShapeError)
+    assert "T.addbroadcast(value, 0)" in str(info.value)
+    with pytest.raises(TypeError, match="clone: replace: " + want):
+        theano.clone(r * 2, replace={r: m})
+    f = theano.function([m], r * 2, givens={r: T.addbroadcast(m, 0)}, mode=mode)
+    np.testing.assert_array_equal(f(np.ones((1, 2))), [[2.0, 2.0]])
+    g = theano.function([r], m * 2, givens={m: r}, mode=mode)
+    np.testing.assert_array_equal(g(np.ones((1, 2))), [[2.0, 2.0]])
 
 
 def test_a_shared_variables_default_update_attribute_is_applied_as_in_theano():

@@ -97,3 +97,41 @@ def test_an_input_that_is_also_a_givens_key_is_refused():
     assert f"line {_line_of('<- input given')}" in message
     f = sn.function([y], x + y, givens={x: data}, backend="py")  # the input of the fix
     np.testing.assert_array_equal(f([1.0, 1.0, 1.0]), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_given_for_one_output_of_a_node_leaves_the_others_rebuilt_over_the_givens(backend):
+    """givens replacing one output of a scan (a multi-output node) and its sequence: the
+    other output read the original sequence (W * 3, not W2 * 3), silently."""
+    w = sn.shared(np.array([1.0, 5.0, 2.0]), name="W")
+    w2 = sn.shared(np.array([7.0, 1.0, 2.0]), name="W2")
+    (o1, o2), _ = sn.scan(lambda v: [v * 2, v * 3], sequences=w)
+    f = sn.function([], [o1, o2], givens={w: w2, o1: sn.zeros((3,))}, backend=backend)
+    first, second = f()
+    np.testing.assert_array_equal(first, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(second, [21.0, 3.0, 6.0])
+    (c1, c2) = theano.clone([o1, o2], replace={w: w2, o1: sn.zeros((3,))})
+    np.testing.assert_array_equal(sn.function([], c2, backend=backend)(), [21.0, 3.0, 6.0])
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_given_of_unknown_dims_for_a_key_of_known_dims_is_checked_when_the_function_runs(
+    backend,
+):
+    """x of (1, 2) given y of (?, 2): "c" returned a (3, 2) result for an output typed
+    (1, 2), "py" an internal error. Every backend now raises one ShapeError naming both."""
+    x = sn.tensor("x", (1, 2), dtype="float64")
+    y = sn.tensor("y", (None, 2), dtype="float64")
+    f = sn.function([y], x * 2, givens={x: y}, backend=backend)  # <- the given
+    np.testing.assert_array_equal(f(np.ones((1, 2))), [[2.0, 2.0]])
+    with pytest.raises(sn.ShapeError) as info:
+        f(np.ones((3, 2)))
+    message = str(info.value)
+    assert "'x' (float64(1, 2)) was given 'y' (float64(?, 2)) of another shape" in message
+    assert "(3, 2), not (1, 2), when the function ran" in message
+    assert f"line {_line_of('<- the given')}" in message
+    n, z = sn.tensor("n", ("b", 2)), sn.tensor("z", ("b",))
+    g = sn.function([y, z], sn.sum(n, axis=1) + z, givens={n: y}, backend=backend)
+    np.testing.assert_array_equal(g(np.ones((3, 2)), np.zeros(3)), [2.0, 2.0, 2.0])
+    with pytest.raises(sn.ShapeError, match=r"\(3, 2\), not \(b, 2\) = \(2, 2\)"):
+        g(np.ones((3, 2)), np.zeros(2))

@@ -366,3 +366,23 @@ def test_a_loaded_or_copied_constant_stays_read_only(how):
     with pytest.raises(ValueError, match="read-only"):
         f()[0] = 100.0
     assert f().tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_shallow_copy_of_a_computed_variable_computes_what_it_does(backend):
+    """``copy.copy(y)`` was a variable that y's node did not list among its outputs: a bare
+    KeyError in the planner, and a zero gradient (DisconnectedInputError) through it."""
+    x = sn.tensor("x", (2,), dtype="float64")
+    y = sn.exp(x) * 2 + 1
+    yc = copy.copy(y)
+    assert yc is not y and yc.owner is not y.owner and yc.owner.outputs[yc.index] is yc
+    assert all(a is b for a, b in zip(yc.owner.inputs, y.owner.inputs, strict=True))
+    assert str(yc.type) == str(y.type)
+    X = np.array([0.0, 1.0])
+    np.testing.assert_allclose(sn.function([x], yc, backend=backend)(X), np.exp(X) * 2 + 1)
+    g = sn.function([x], sn.grad(yc.sum(), x), backend=backend)
+    np.testing.assert_allclose(g(X), 2 * np.exp(X))
+    a, b = sn.split(x, 2)
+    bc = copy.copy(b)
+    assert bc.index == 1 and bc.owner.outputs[1] is bc
+    np.testing.assert_array_equal(sn.function([x], bc, backend=backend)(X), [1.0])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.core.graph import OUTPUT, Graph
+from symnb.core.graph import OUTPUT, Graph, clone_graph, substitute
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Mul
 
@@ -126,3 +126,19 @@ def test_detaching_a_client_does_not_walk_the_others():
     assert len(g) == 0
     assert walked[0] == 0
     assert g.clients[x] == [(OUTPUT, k) for k in range(n)]  # in the order they came
+
+
+@pytest.mark.parametrize("copy", [clone_graph, substitute])
+def test_replacing_one_output_of_a_node_still_rebuilds_it_for_the_others(copy):
+    """``clone_graph``/``substitute`` skipped (or overwrote) a node one of whose outputs is
+    a key: its other outputs kept reading the old inputs, or lost their replacement."""
+    x, x2 = sn.vector("x", shape=(4,)), sn.vector("x2", shape=(4,))
+    a, b = sn.split(x * 2, 2)
+    zeros = sn.zeros((2,))
+    new_a, new_b = copy([a, b], {x: x2, a: zeros})
+    assert new_a is zeros
+    assert new_b is not b and new_b.owner.inputs[0].owner.inputs[0] is x2
+    f = sn.function([x2], [new_a, new_b], backend="py")
+    got = f(np.array([1.0, 2.0, 3.0, 4.0]))
+    np.testing.assert_array_equal(got[0], [0.0, 0.0])
+    np.testing.assert_array_equal(got[1], [6.0, 8.0])

@@ -308,6 +308,25 @@ def test_no_default_updates_leaves_the_streams_where_they_are():
         sn.function([], u, no_default_updates=["u"])
 
 
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_default_updates_are_collected_after_the_givens(backend):
+    """A draw only a given's replacement reads advances at each call; one only a key reads
+    (the givens remove it) does not, so a function that draws nothing leaves the stream."""
+    rng = sn.RandomStream(1)
+    x = sn.tensor("x", (3,), dtype="float64")
+    f = sn.function([], x * 1, givens={x: rng.uniform(size=(3,))}, backend=backend)
+    first, second = f(), f()
+    assert len(f.updates) == 1 and not np.array_equal(first, second)
+    noisy = x + rng.uniform(size=(3,))
+    g = sn.function([x], noisy, backend=backend)
+    before = g(np.zeros(3))
+    rng.seed(1)
+    evaluate = sn.function([x], noisy * 2, givens={noisy: x}, backend=backend)
+    np.testing.assert_array_equal(evaluate(np.ones(3)), [2.0, 2.0, 2.0])
+    assert evaluate.updates == []
+    np.testing.assert_array_equal(g(np.zeros(3)), before)  # the stream did not move
+
+
 @pytest.mark.parametrize(
     "build, numpy_call, message",
     [

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from symnb.compat.theano.folded import reading
 from symnb.compat.theano.gradient_rules import theano_grad
 from symnb.compat.theano.tensor.var import TensorType
 from symnb.control.jacobian import check_expression as _check_expression
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
-from symnb.core.graph import clone_graph
+from symnb.core.graph import ancestors, clone_graph, leaves
 from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
@@ -132,9 +133,24 @@ def grad(
         disconnected_inputs,
         RETURN_DISCONNECTED[return_disconnected],
     )
+    results = _as_theano_read(cost, targets, results)
     if isinstance(wrt, tuple):
         return tuple(results)
     return results if isinstance(wrt, list) else results[0]
+
+
+def _as_theano_read(cost, targets: list, results: list) -> list:
+    """The gradients, each noted as reading what Theano's graph of it read (``folded.py``):
+    the cost, which Theano's seed ``fill(cost, 1)`` read, where the cost depends on its wrt
+    (the gradient of ``3 * s`` is a constant here); a disconnected wrt's zeros read it."""
+    if not isinstance(cost, Variable):
+        return results
+    graph = {id(v) for v in leaves([cost])} | {id(cost)}
+    graph |= {id(o) for node in ancestors([cost]) for o in node.outputs}
+    return [
+        reading(result, cost if id(target) in graph else target)
+        for target, result in zip(targets, results, strict=True)
+    ]
 
 
 def _format_as(given, result):

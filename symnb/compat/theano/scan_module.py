@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.testvalues import missing_values_allowed
 from symnb.compat.theano.upcasting import as_theano_tensor, is_python_number
 from symnb.compat.theano.updates import OrderedUpdates
@@ -12,7 +13,9 @@ from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.dims import is_int
 from symnb.core.graph import clone_graph, leaves
-from symnb.core.variable import Constant, SharedVariable, as_variable
+from symnb.core.op import _at_user_line
+from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, describe_value
+from symnb.errors import ArgumentError
 
 
 def scan(
@@ -170,9 +173,25 @@ def clone(output, replace=None, strict=True, share_inputs=True):
     ``share_inputs=False``: the copies read new input variables (of the same types and
     names), of the replacements' graphs too, as in Theano; shared variables and constants
     are kept (Theano's copies of a shared variable shared its value)."""
+    if output is None:  # (Theano's rebuild_collect_shared: no outputs, none cloned)
+        return []
     single = not isinstance(output, (list, tuple))
     outputs = [output] if single else list(output)
-    pairs = check_givens(replace, "clone: replace", fit_types=strict)
+    for i, var in enumerate(outputs):
+        if not isinstance(var, Variable):
+            which = "output" if single else f"output[{i}]"
+            raise _at_user_line(
+                ArgumentError(
+                    f"theano.clone: {which} is {describe_value(var)}, not a symbolic variable: "
+                    "outputs must be theano Variable instances (or a list of them), as in "
+                    "Theano"
+                )
+            )
+    pairs = check_givens(
+        replace, "clone: replace", fit_types=strict, argument="theano.clone: replace"
+    )
+    if strict:
+        refuse_looser_replacements(pairs, "clone: replace")
     if not share_inputs:
         pairs = _with_new_inputs(outputs, pairs)
     copies = clone_graph(outputs, pairs, rebuild=not strict)

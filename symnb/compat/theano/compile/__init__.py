@@ -16,6 +16,8 @@ from collections import Counter
 import numpy as np
 
 from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
+from symnb.compat.theano.folded import reads_of
+from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.arguments import ambiguous_keyword
@@ -280,10 +282,17 @@ def function(
             )
     updates = as_update_pairs(updates)
     _check_update_types(updates)
-    givens = list(check_givens(givens).items())  # (keys that are variables, for _check_used)
+    # (keys that are variables, for _check_used); rebuild_strict=False: a given of another
+    # dtype is taken, the graph rebuilt over it with its types inferred anew (theano.clone's
+    # strict=False)
+    givens = list(check_givens(givens, fit_types=rebuild_strict).items())
+    if rebuild_strict:
+        refuse_looser_replacements(givens, "theano.function: givens")
     _refuse_given_inputs(variables, givens)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
+    if not rebuild_strict:
+        outputs, updates, givens = _rebuilt_over(givens, outputs, updates)
     built = {
         "outputs": [] if outputs is None else outputs,
         "updates": _pairs(updates),
@@ -426,6 +435,24 @@ def _cut_free(variables: list, outputs, updates: list, givens: list):
     return inputs, outputs, updates, givens
 
 
+def _rebuilt_over(givens: list, outputs, updates: list):
+    """``rebuild_strict=False``: the outputs and updates' values with ``givens`` applied,
+    every node above a replacement built again by its op (types inferred anew, as Theano's
+    ``rebuild_collect_shared(rebuild_strict=False)``); no givens are left to apply."""
+    if not givens:
+        return outputs, updates, givens
+    as_list = outputs if isinstance(outputs, list) else [outputs]
+    values = [v for v in as_list + [v for _, v in updates] if isinstance(v, Variable)]
+    copies = iter(clone_graph(values, dict(givens), rebuild=True))
+
+    def swap(v):
+        return next(copies) if isinstance(v, Variable) else v
+
+    new_outputs = [swap(v) for v in as_list]
+    updates = [(target, swap(value)) for target, value in updates]
+    return (new_outputs if isinstance(outputs, list) else new_outputs[0]), updates, []
+
+
 def _check_used(variables, outputs, updates, givens, policy) -> None:
     """Theano refuses (by default) an input that nothing computed depends on: usually a
     variable left out of the graph by mistake. As in Theano, the walk from the outputs stops
@@ -490,6 +517,8 @@ def _used_leaves(outputs, updates, givens, inputs=()) -> set[int]:
             found.add(id(var))
         else:
             pending.extend((v, replacing) for v in var.owner.inputs)
+        # what Theano's graph of it read, where symnb's folded it (T.grad(3 * s, s))
+        pending.extend((v, replacing) for v in reads_of(var))
     return found
 
 
@@ -617,8 +646,8 @@ class TheanoFunction:
         """The inputs in order: keywords and defaults filled in, downcasts applied."""
         values = self._bind(args, kwargs)
         return [
-            _downcast(v, s.variable) if d else v
-            for v, s, d in zip(values, self.specs, self.downcast)
+            _downcast(v, s.variable, i) if d else v
+            for i, (v, s, d) in enumerate(zip(values, self.specs, self.downcast))
         ]
 
     def _bind(self, args, kwargs) -> list:
@@ -715,11 +744,24 @@ class TheanoFunction:
 _MISSING = object()
 
 
-def _downcast(value, var: Variable):
-    """``allow_input_downcast``: the value converted to the input's dtype, as Theano did."""
+def _downcast(value, var: Variable, index: int):
+    """``allow_input_downcast``: the value converted to the input's dtype, as Theano did
+    (an array is cast as NumPy casts it). A value NumPy cannot convert (a Python int out of
+    the dtype's range: NumPy 2 refuses it, where Theano's NumPy wrapped it; a string for a
+    number) is an InputError naming the input, its dtype and the value."""
     if isinstance(value, np.ndarray) and value.dtype == var.type.dtype:
         return value
-    return np.asarray(value, dtype=var.type.dtype)
+    try:
+        return np.asarray(value, dtype=var.type.dtype)
+    except (OverflowError, ValueError, TypeError) as exc:
+        text = repr(value)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise _at_user_line(
+            InputError(
+                f"input {index} {var.describe()}: allow_input_downcast cannot convert {text} "
+                f"to {var.type.dtype.name}: {exc}"
+            )
+        ) from None
 
 
 def shared(

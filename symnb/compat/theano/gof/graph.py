@@ -72,15 +72,58 @@ class Apply(metaclass=_TheanoApply):
 
 
 def inputs(variables, blockers=None) -> list:
-    """The variables with no owner that ``variables`` are computed from."""
-    return list(_leaves(list(variables)))
+    """The variables with no owner that ``variables`` are computed from. With ``blockers``
+    (Theano's): those of the walk that stops at each blocker (``ancestors``), so a leaf only
+    reached through a blocker is left out, and a blocker is listed only if it has no owner."""
+    variables = _variable_list(variables, "inputs", "variable_list")
+    if blockers:
+        return [v for v in ancestors(variables, blockers) if v.owner is None]
+    return list(_leaves(variables))
 
 
 def ancestors(variables, blockers=None) -> list:
-    """Every variable ``variables`` depend on (themselves included)."""
-    nodes = _ancestors(list(variables))
+    """Every variable ``variables`` depend on (themselves included). With ``blockers``
+    (Theano 1.0's): the walk, depth first from each variable through its owner's inputs,
+    stops at each blocker, which is listed but not gone through."""
+    variables = _variable_list(variables, "ancestors", "variable_list")
+    if blockers:
+        blocked = {id(v) for v in _variable_list(blockers, "ancestors", "blockers")}
+        found: dict[int, Variable] = {}
+        stack = list(reversed(variables))
+        while stack:
+            var = stack.pop()
+            if id(var) in found:
+                continue
+            found[id(var)] = var
+            if var.owner is not None and id(var) not in blocked:
+                stack.extend(reversed(var.owner.inputs))
+        return list(found.values())
+    nodes = _ancestors(variables)
     found = {id(v): v for v in variables}
     for node in nodes:
         for v in [*node.inputs, *node.outputs]:
             found.setdefault(id(v), v)
     return list(found.values())
+
+
+def _variable_list(values, function: str, argument: str) -> list:
+    """``values`` as a list of variables; else a TypeError (an ArgumentError) at the user's
+    line naming the function, the argument and what was given (Theano failed inside its
+    walk: 'int' object has no attribute 'owner')."""
+    where = f"theano.gof.graph.{function}: {argument}"
+    if isinstance(values, Variable) or not isinstance(values, (list, tuple, set)):
+        raise _at_user_line(
+            ArgumentError(
+                f"{where} is {_describe(values)}; it takes a list of symbolic variables "
+                f"({function}([y]), not {function}(y))"
+            ),
+            spell=False,
+        )
+    values = list(values)
+    for i, var in enumerate(values):
+        if not isinstance(var, Variable):
+            raise _at_user_line(
+                ArgumentError(f"{where}[{i}] is {_describe(var)}, not a symbolic variable"),
+                spell=False,
+            )
+    return values

@@ -20,6 +20,7 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.folded import reading
 from symnb.compat.theano.tensor.batched import batched_dot, batched_tensordot  # noqa: F401
 from symnb.compat.theano.tensor.constants import (  # noqa: F401
     EmptyConstantError,
@@ -654,13 +655,15 @@ def identity_like(x) -> Variable:
 
 
 def zeros_like(model, dtype=None, opt=False) -> Variable:
-    """``T.zeros_like`` (``opt`` accepted: it only changed Theano's graph)."""
-    return sn.zeros_like(model, dtype=resolve_dtype(dtype))
+    """``T.zeros_like`` (``opt`` accepted: it only changed Theano's graph). It reads
+    ``model`` as Theano's ``fill(model, 0)`` did (``theano.function``'s unused-input check),
+    also where its shape is known and the zeros are a constant."""
+    return reading(sn.zeros_like(model, dtype=resolve_dtype(dtype)), model)
 
 
 def ones_like(model, dtype=None, opt=False) -> Variable:
-    """``T.ones_like`` (``opt`` accepted, as for ``zeros_like``)."""
-    return sn.ones_like(model, dtype=resolve_dtype(dtype))
+    """``T.ones_like`` (``opt`` accepted, as for ``zeros_like``; ``model`` read as there)."""
+    return reading(sn.ones_like(model, dtype=resolve_dtype(dtype)), model)
 
 
 def tensor_copy(x) -> Variable:
