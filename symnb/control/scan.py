@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.control import scan_grad
-from symnb.control.loop import Loop, reference_step, run_loop
+from symnb.control.loop import Loop, reference_step, run_loop, steps_to_run
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.op import Op
 from symnb.core.types import TensorType
@@ -94,11 +94,17 @@ class Scan(Op):
         results = run_loop(loop, reference_step(loop), int(n_steps), arrays)
         return results[0] if len(results) == 1 else tuple(results)
 
-    def steps_taken(self, values) -> int | None:
-        """The steps a call ran, read from the node's output ``values`` (profiles)."""
+    def steps_taken(self, values, inputs=None) -> int | None:
+        """The steps a call ran, read from the node's output ``values`` (profiles), or, where
+        they keep no rows (``hs[-1]`` alone read), from its ``inputs`` (no ``until``)."""
         loop = self.loop
         kept = [v for v, keep in zip(values, loop.history) if keep] + list(values[loop.n_states :])
-        return len(kept[0]) if kept else None
+        if kept:
+            return len(kept[0])
+        if inputs is None or loop.until:
+            return None
+        n_steps, *arrays = inputs
+        return steps_to_run(loop, int(n_steps), arrays[: loop.n_seqs])
 
     def default_updates(self, node) -> list:
         """A shared variable with a default update (a random stream's counter) that the step
