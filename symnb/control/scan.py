@@ -31,7 +31,7 @@ from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops.index import getitem
 from symnb.ops.join import concatenate
-from symnb.ops.shape import expand_dims
+from symnb.ops.shape import expand_dims, public_dims, size_dim
 
 INT = np.dtype("int64")
 
@@ -84,7 +84,9 @@ class Scan(Op):
             return None
         if isinstance(n_steps, Constant) and int(n_steps.value) >= 0:
             return int(n_steps.value)
-        if not seqs or not isinstance(n_steps, Constant):  # a symbolic n_steps may be fewer
+        if not isinstance(n_steps, Constant):  # a size the graph knows (x.shape[0]: x's dim)
+            return public_dims((size_dim(n_steps),))[0] if self.loop.counted else None
+        if not seqs:
             return None
         dims = {repr(s.type.shape[0]): s.type.shape[0] for s in seqs}
         return next(iter(dims.values())) if len(dims) == 1 else None
