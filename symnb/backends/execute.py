@@ -36,6 +36,7 @@ from symnb.backends.plan import (
     View,
     keeps_promise,
     step_bytes,
+    step_inputs,
     step_outputs,
 )
 from symnb.control.loop import run_loop
@@ -167,7 +168,8 @@ def _loop_steps(step, slots) -> int | None:
     """How many steps a scan ran in this call (from its outputs), else None."""
     if not isinstance(step.node.op, Scan):
         return None
-    return step.node.op.steps_taken([slots[i] for i in step_outputs(step)])
+    outputs, inputs = step_outputs(step), step_inputs(step)
+    return step.node.op.steps_taken([slots[i] for i in outputs], [slots[i] for i in inputs])
 
 
 # -- Library -----------------------------------------------------------------------------------

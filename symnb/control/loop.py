@@ -13,7 +13,7 @@ import numpy as np
 
 from symnb.core.graph import Graph
 from symnb.core.source import SourceLoc
-from symnb.errors import CheckedShapeError
+from symnb.errors import CheckedShapeError, ShapeIndexError
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +46,11 @@ class Loop:
     #: the plain outputs in messages, each by its place in what the step returns ("output 1
     #: of the step", where output 0 is fed back); empty: by its place among the plain ones
     plain_names: tuple[str, ...] = ()
+    #: the states whose values a rewrite stopped keeping because only the last one was read
+    #: (``hs[-1]``; ``symnb/opt/rules/loops.py``), each with the line of that read: a loop of
+    #: no steps has no last value, so it refuses to run none (``hs[-1]`` of its empty rows
+    #: was an IndexError), never passing the initial value off as the last
+    last_read: tuple[tuple[int, SourceLoc | None], ...] = ()
 
     @property
     def n_plain(self) -> int:
@@ -98,8 +103,33 @@ class LoopShapeError(CheckedShapeError):
 LoopShapeError.__name__ = LoopShapeError.__qualname__ = "ShapeError"
 
 
+class LoopIndexError(LoopShapeError, ShapeIndexError):
+    """A loop of no steps whose states' last values are read (``hs[-1]``): an index out of
+    range of their empty rows, a ShapeIndexError at the line of the scan (which ``except
+    IndexError`` catches, as it caught NumPy's)."""
+
+
+LoopIndexError.__name__ = LoopIndexError.__qualname__ = "ShapeIndexError"
+
+
 def steps_to_run(loop: Loop, n_steps: int, seqs) -> int:
-    """``n_steps`` checked against the sequences, or the rows they all have."""
+    """``n_steps`` checked against the sequences, or the rows they all have; none is an
+    error where a state's last value is read (``Loop.last_read``)."""
+    n = _steps(loop, n_steps, seqs)
+    if n == 0 and loop.last_read:
+        j, where = loop.last_read[0]
+        name = loop.names[loop.n_seqs + j]
+        why = f"n_steps={n_steps}" if n_steps >= 0 else "its sequences have no rows"
+        read = f" (read at {where})" if where is not None else ""
+        raise LoopIndexError(
+            f"scan: the last value of the state {name} is read ([-1] of its values){read}, "
+            f"but the loop runs no step ({why}): a loop of no steps has no last value",
+            loop.source,
+        )
+    return n
+
+
+def _steps(loop: Loop, n_steps: int, seqs) -> int:
     names = loop.names
     lengths = [np.shape(seq)[0] for seq in seqs]  # (a device array's too: its shape)
     if n_steps < 0 and loop.counted:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.control import scan_grad
-from symnb.control.loop import Loop, reference_step, run_loop
+from symnb.control.loop import Loop, reference_step, run_loop, steps_to_run
 from symnb.core.dims import format_shape, shapes_unify
 from symnb.core.op import Op
 from symnb.core.types import TensorType
@@ -31,7 +31,7 @@ from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import DTypeError, ShapeError
 from symnb.ops.index import getitem
 from symnb.ops.join import concatenate
-from symnb.ops.shape import expand_dims
+from symnb.ops.shape import expand_dims, public_dims, size_dim
 
 INT = np.dtype("int64")
 
@@ -84,7 +84,9 @@ class Scan(Op):
             return None
         if isinstance(n_steps, Constant) and int(n_steps.value) >= 0:
             return int(n_steps.value)
-        if not seqs or not isinstance(n_steps, Constant):  # a symbolic n_steps may be fewer
+        if not isinstance(n_steps, Constant):  # a size the graph knows (x.shape[0]: x's dim)
+            return public_dims((size_dim(n_steps),))[0] if self.loop.counted else None
+        if not seqs:
             return None
         dims = {repr(s.type.shape[0]): s.type.shape[0] for s in seqs}
         return next(iter(dims.values())) if len(dims) == 1 else None
@@ -94,11 +96,17 @@ class Scan(Op):
         results = run_loop(loop, reference_step(loop), int(n_steps), arrays)
         return results[0] if len(results) == 1 else tuple(results)
 
-    def steps_taken(self, values) -> int | None:
-        """The steps a call ran, read from the node's output ``values`` (profiles)."""
+    def steps_taken(self, values, inputs=None) -> int | None:
+        """The steps a call ran, read from the node's output ``values`` (profiles), or, where
+        they keep no rows (``hs[-1]`` alone read), from its ``inputs`` (no ``until``)."""
         loop = self.loop
         kept = [v for v, keep in zip(values, loop.history) if keep] + list(values[loop.n_states :])
-        return len(kept[0]) if kept else None
+        if kept:
+            return len(kept[0])
+        if inputs is None or loop.until:
+            return None
+        n_steps, *arrays = inputs
+        return steps_to_run(loop, int(n_steps), arrays[: loop.n_seqs])
 
     def default_updates(self, node) -> list:
         """A shared variable with a default update (a random stream's counter) that the step

@@ -26,9 +26,9 @@ from symnb.control.loop_graph import LoopInputs, placeholder
 from symnb.core.graph import ancestors, clone_graph
 from symnb.core.variable import Constant, Variable
 from symnb.grad.reverse import Lop
-from symnb.ops.broadcast import zeros_like
+from symnb.ops.broadcast import Alloc, zeros_like
 from symnb.ops.elemwise import add, cast, greater_equal, minimum
-from symnb.ops.index import getitem, set_subtensor
+from symnb.ops.index import IncSubtensor, getitem, set_subtensor
 from symnb.ops.join import concatenate
 from symnb.ops.layout import flip
 from symnb.ops.linalg import Matmul, matmul
@@ -213,7 +213,10 @@ class _Backward:
                 arriving.append(None)
                 continue
             carry = _placeholder(ph, "carry")
-            if loop.history[j]:
+            last = _at_last_step_only(g, ph) if loop.truncate != 0 else None
+            if loop.history[j] and last is not None:  # (hs[-1] differentiated): it starts
+                start, carry_total = last, carry  # the carry, no (T, ...) zeros read per step
+            elif loop.history[j]:
                 start = zeros_like(self.inits[j])
                 if g is not None:
                     step_g = _placeholder(ph, "grad")
@@ -254,14 +257,44 @@ class _Backward:
             init_grads.append(g)
         nonseq_grads = [next(it) if _float(ph) else None for ph in self.nonseq_phs]
         seq_grads = []
-        for ph, seq in zip(self.seq_phs, seqs):
+        for ph, seq, read in zip(self.seq_phs, seqs, self.rows):
             if not _float(ph):
                 seq_grads.append(None)
                 continue
             rows = next(it)
+            if read is seq and not truncated:  # a row per step, each of them: no zeros
+                seq_grads.append(rows)
+                continue
             start = n - steps if truncated else None
             seq_grads.append(set_subtensor(zeros_like(seq), (slice(start, n),), rows))
         return seq_grads + init_grads + nonseq_grads
+
+
+def _at_last_step_only(g, ph):
+    """The gradient arriving at a state's last value, where ``g``, the gradient of all its
+    values, is zeros but there (``inc_subtensor(zeros, v, [-1])``: what ``sn.grad`` builds
+    for ``hs[-1]``); else None."""
+    owner = g.owner if g is not None else None
+    if owner is None or type(owner.op) is not IncSubtensor or owner.op.set_instead:
+        return None
+    zeros, v = owner.inputs[:2]
+    if owner.op.spec != (("int", -1),) or not _is_zeros(zeros) or not _same_type(v, ph):
+        return None
+    return v
+
+
+def _same_type(v, ph) -> bool:
+    """``v`` surely has ``ph``'s dtype and shape (it does not broadcast into it)."""
+    a, b = v.type, ph.type
+    return a.dtype == b.dtype and a.ndim == b.ndim and all(map(_same_dim, a.shape, b.shape))
+
+
+def _is_zeros(var) -> bool:
+    """An array of zeros: a constant, or an ``alloc`` of 0 (``zeros_like``)."""
+    owner = var.owner
+    if owner is not None and isinstance(owner.op, Alloc):
+        var = owner.inputs[0]
+    return isinstance(var, Constant) and var.value.size > 0 and not var.value.any()
 
 
 def _same_dim(a, b) -> bool:

@@ -126,10 +126,10 @@ class Reshape(Op):
     def infer_types(self, x, *sizes):
         target = self._static_target(x, sizes)
         if list(target).count(-1) > 1:
-            raise ShapeError(f"reshape: at most one -1 in {format_shape(_public(target))}")
+            raise ShapeError(f"reshape: at most one -1 in {format_shape(public_dims(target))}")
         own = tuple(axis_size(x, k) for k in range(x.type.ndim))
-        shape = _public(_out_shape(own, target, x.type.shape))
-        shape_warnings.reshape_hook(x, _public(target), shape)
+        shape = public_dims(_out_shape(own, target, x.type.shape))
+        shape_warnings.reshape_hook(x, public_dims(target), shape)
         return [x.type.with_shape(shape)]
 
     def axis_sources(self, node):
@@ -162,7 +162,7 @@ class Reshape(Op):
 def _out_shape(shape, target, shown):
     """The result shape; a ShapeError where the element counts provably differ (``shown`` is
     x's shape as users see it, ``shape`` names its unknown dims, see :func:`axis_size`)."""
-    target_shown = format_shape(_public(target))
+    target_shown = format_shape(public_dims(target))
     total = product(shape)
     known = product(d for d in target if d != -1)
     if -1 not in target:
@@ -200,7 +200,7 @@ def axis_size(x: Variable, axis: int):
     return f"{_UNKNOWN}{x.uid}_{axis % x.type.ndim}" if d is None else d
 
 
-def _public(dims) -> tuple:
+def public_dims(dims) -> tuple:
     """Dims with every private unknown name (and what is computed from one) back to None."""
     return tuple(None if any(n.startswith(_UNKNOWN) for n in names_in(d)) else d for d in dims)
 
@@ -426,7 +426,7 @@ def _static_entry(x, d):
                 + shape_hints.division_hint(d)
             )
         )
-    static = _public([size_dim(d)])[0]
+    static = public_dims([size_dim(d)])[0]
     if (
         isinstance(static, int)
         and static >= 0

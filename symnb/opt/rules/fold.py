@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from symnb.core.op import Op
@@ -21,7 +23,7 @@ def constant_fold(m):
     node = m.node
     if not node.inputs or not all(isinstance(v, Constant) for v in node.inputs):
         return None
-    if not is_pure(node.op):
+    if not is_pure(node.op) or any(_surely_larger(var) for var in node.outputs):
         return None
     values = _compute(node)
     if values is None:
@@ -32,6 +34,13 @@ def constant_fold(m):
             return None
         pairs.append((var, Constant(value, name=var.name)))
     return pairs
+
+
+def _surely_larger(var) -> bool:
+    """The type shows more elements than are folded: not computed only to be dropped (the
+    zeros of a gradient's ``(T, 1000, 1000)`` took their size in memory to compile)."""
+    dims = var.type.shape
+    return all(isinstance(d, int) for d in dims) and math.prod(dims) > MAX_FOLDED_ELEMENTS
 
 
 def _compute(node):
