@@ -14,6 +14,7 @@ from symnb.core.dims import DimMismatch, format_dim, is_int, unify
 from symnb.core.op import _at_user_line, located_call
 from symnb.core.variable import as_variable, describe_value
 from symnb.errors import ArgumentError, ShapeError
+from symnb.ops._einsum_path import contraction_tree, read_optimize
 from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, mul
 from symnb.ops.linalg import Tensordot, transpose
@@ -21,7 +22,7 @@ from symnb.ops.reduce import sum as sum_
 from symnb.ops.shape import DimShuffle, squeeze
 
 
-def einsum(subscripts: str, *operands, optimize=False):
+def einsum(subscripts: str, *operands, optimize=True):
     """``np.einsum`` for products, transposes and sums (``"ij,jk->ik"``, ``"bij->bji"``,
     ``"i,i->"``, ``",ij->ij"`` with a 0-d operand, implicit output), built from tensordot,
     broadcasting products and sums. A dim known to be 1 when the graph is built broadcasts
@@ -33,11 +34,18 @@ def einsum(subscripts: str, *operands, optimize=False):
     indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z) or ``Ellipsis``, the output's
     last if given. Bool operands are NumPy's too: all bool gives bool (an OR of ANDs,
     computed as int64 counts compared with 0); a bool operand beside others is read as 0/1
-    in their dtype. ``optimize`` is taken for code written for ``np.einsum`` and changes
-    nothing: the operands are contracted left to right (NumPy's choice of order changes
-    the time, not the values).
+    in their dtype. Three or more operands are contracted two at a time, in the order of
+    fewest multiply-adds (``"ij,jk,k->i"`` is ``A @ (B @ v)``): ``optimize`` takes
+    ``np.einsum``'s values, but its default is True (NumPy's is False): True searches every
+    order for up to 8 operands and takes NumPy's greedy order beyond, ``"optimal"`` and
+    ``"greedy"`` ask for one of them, ``False`` contracts left to right, and an explicit
+    ``["einsum_path", (1, 2), (0, 1)]`` (as ``np.einsum_path`` returns) is followed step by
+    step; the memory limit of a ``("greedy", limit)`` pair is not applied, and any other value
+    is an ArgumentError. The cost counts each dim known when the graph is built at its size,
+    an unknown one as 100 and a named one as its expression with 100 for each name (the same
+    name is the same size). The order changes the time, not the values (up to rounding).
     """
-    del optimize
+    read_optimize(optimize)
     if not isinstance(subscripts, str):
         subscripts, operands = located_call(_interleaved, subscripts, operands)
     if not operands:
@@ -54,13 +62,26 @@ def einsum(subscripts: str, *operands, optimize=False):
     for k, c in stretched:  # a size-1 axis repeats along its index: its letter is the others'
         operands[k] = squeeze(operands[k], terms[k].index(c))
         terms[k] = terms[k].replace(c, "")
-    keep_later = [set(output).union(*terms[k + 1 :]) for k in range(len(terms))]
-    acc, letters = _sum_out(operands[0], terms[0], keep_later[0])
-    for k in range(1, len(terms)):
-        acc, letters = _contract(acc, letters, operands[k], terms[k], keep_later[k])
+    shapes = [o.type.shape for o in operands]
+    tree = located_call(contraction_tree, optimize, terms, output, shapes)
+    acc, letters, _ = _contract_tree(tree, operands, terms, output)
     acc, letters = _sum_out(acc, letters, set(output))
     acc = transpose(acc, [letters.index(c) for c in output])
     return cast(acc, dtype)
+
+
+def _contract_tree(tree, operands, terms, output):
+    """(variable, its letters, the operands it holds) of a contraction tree (an operand's
+    position, or a (left, right) pair of trees), each pair contracted over the letters that
+    neither the output nor an operand outside it names."""
+    if not isinstance(tree, tuple):
+        return operands[tree], list(terms[tree]), {tree}
+    a, la, held_a = _contract_tree(tree[0], operands, terms, output)
+    b, lb, held_b = _contract_tree(tree[1], operands, terms, output)
+    held = held_a | held_b
+    keep = set(output).union(*(t for k, t in enumerate(terms) if k not in held))
+    acc, letters = _contract(a, la, b, lb, keep)
+    return acc, letters, held
 
 
 #: NumPy's letters for the ints of the interleaved form: 0..25 are A..Z, 26..51 a..z

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.core.graph import ancestors
+from symnb.ops.linalg import Tensordot
 from tests.helpers import check, random_array, tolerance
 from tests.helpers import run as run_on
 
@@ -127,6 +129,92 @@ def test_einsum_takes_numpys_optimize(optimize, rng):
     a, b, c = (random_array(rng, s, "float64") for s in [(2, 3), (3, 4), (4, 2)])
     got = run_on(lambda *xs: sn.einsum("ij,jk,kl->il", *xs, optimize=optimize), a, b, c)
     check(got, np.einsum("ij,jk,kl->il", a, b, c))
+
+
+EINSUM_ORDERS = [  # three or more operands, whose orders differ in cost
+    ("ij,jk,k->i", [(4, 5), (5, 6), (6,)]),
+    ("ij,jk,kl,l->i", [(2, 3), (3, 4), (4, 5), (5,)]),
+    ("i,ij,jk,kl->l", [(6,), (6, 2), (2, 5), (5, 3)]),
+    ("bij,bjk,bk->bi", [(2, 3, 4), (2, 4, 5), (2, 5)]),
+    ("ab,cd,bc,da->", [(2, 3), (4, 5), (3, 4), (5, 2)]),
+    ("ij,k,jk,l->il", [(2, 3), (4,), (3, 4), (5,)]),
+    ("ii,ij,jk->k", [(3, 3), (3, 4), (4, 2)]),
+    ("...ij,jk,k->...i", [(2, 3, 4), (4, 5), (5,)]),
+    ("ij,jk,kl->il", [(2, 1), (3, 4), (1, 2)]),
+    ("ij,jk,kl,lm,mn->in", [(2, 3), (3, 6), (6, 1), (1, 4), (4, 5)]),
+]
+
+
+@pytest.mark.parametrize("subscripts,shapes", EINSUM_ORDERS)
+@pytest.mark.parametrize("optimize", [True, False, "greedy", "optimal", ("greedy", 1e6), "path"])
+def test_einsum_of_several_operands_matches_numpy_in_every_order(
+    subscripts, shapes, optimize, rng, backend
+):
+    """Each order (by cost, left to right, NumPy's own path) gives np.einsum's values."""
+    arrays = [random_array(rng, s, "float64") for s in shapes]
+    if optimize == "path":
+        optimize = np.einsum_path(subscripts, *arrays, optimize="optimal")[0]
+    got = run_on(
+        lambda *xs: sn.einsum(subscripts, *xs, optimize=optimize), *arrays, backend=backend
+    )
+    check(got, np.einsum(subscripts, *arrays), rtol=1e-10)
+
+
+def first_contraction(out):
+    """The inputs of the first tensordot that builds ``out``."""
+    nodes = [n for n in ancestors([out]) if isinstance(n.op, Tensordot)]
+    return nodes[0].inputs
+
+
+@pytest.mark.parametrize("n", [1000, None, "n"])
+def test_einsum_contracts_the_cheapest_pair_first(n):
+    """'ij,jk,k->i' was (A @ B) @ v, n**3 multiply-adds where A @ (B @ v) does 2 n**2 (180x
+    slower at n = 1000): the order is chosen by cost, also of unknown and named dims;
+    optimize=False keeps left to right."""
+    a, b, v = sn.tensor("a", (n, n)), sn.tensor("b", (n, n)), sn.tensor("v", (n,))
+    for optimize in [True, "greedy", "optimal"]:
+        out = sn.einsum("ij,jk,k->i", a, b, v, optimize=optimize)
+        assert first_contraction(out) == [b, v], optimize
+    assert first_contraction(sn.einsum("ij,jk,k->i", a, b, v)) == [b, v]
+    assert first_contraction(sn.einsum("ij,jk,k->i", a, b, v, optimize=False)) == [a, b]
+    path = ["einsum_path", (0, 2), (0, 1)]
+    assert first_contraction(sn.einsum("ij,k,jk->i", a, v, b, optimize=path)) == [a, b]
+
+
+@pytest.mark.parametrize("batch,first", [(2, "x w1"), (None, "w1 w2"), ("batch", "w1 w2")])
+def test_einsum_counts_a_dim_unknown_when_built_as_100(batch, first):
+    """x @ w1 @ w2 of a known batch of 2 starts with x @ w1; a batch unknown or named counts
+    as 100, and then w1 @ w2 (784 x 100 x 10) costs less than x @ w1 (100 x 784 x 100)."""
+    x = sn.tensor("x", (batch, 784))
+    w1, w2 = sn.tensor("w1", (784, 100)), sn.tensor("w2", (100, 10))
+    inputs = first_contraction(sn.einsum("bi,ij,jk->bk", x, w1, w2))
+    assert " ".join(v.name for v in inputs) == first
+
+
+def test_einsum_counts_a_named_dim_by_its_expression():
+    """Names are the same size where they match, and n*n is n times n: 'ij,jk,kl->il' of
+    (n, n), (n, n*n), (n*n, n) costs 2 n**4 left to right and n**4 + n**3 from the right."""
+    a, b, c = sn.tensor("a", ("n", "n")), sn.tensor("b", ("n", "n*n")), sn.tensor("c", ("n*n", "n"))
+    assert first_contraction(sn.einsum("ij,jk,kl->il", a, b, c)) == [b, c]
+
+
+EINSUM_OPTIMIZE_ERRORS = [
+    ("fastest", r"optimize is True .*, not 'fastest'"),
+    (3, r"optimize is True .*, not 3"),
+    (("greedy", "big"), r"optimize is True .*, not \('greedy', 'big'\)"),
+    (["einsum_path", (0, 3)], r"step \(0, 3\) of the path .* among the 3 operands left"),
+    (["einsum_path", (1, 1)], r"step \(1, 1\) of the path .* not distinct positions"),
+    (["einsum_path", (0, 1)], r"leaves 2 of the 3 operands uncontracted"),
+]
+
+
+@pytest.mark.parametrize("optimize,message", EINSUM_OPTIMIZE_ERRORS)
+def test_einsum_names_an_optimize_it_does_not_take(optimize, message):
+    """optimize was taken and ignored whatever it was."""
+    a, b, v = sn.tensor("a", (3, 4)), sn.tensor("b", (4, 5)), sn.tensor("v", (5,))
+    with pytest.raises(sn.ArgumentError, match=message) as caught:
+        sn.einsum("ij,jk,k->i", a, b, v, optimize=optimize)
+    assert "test_linalg.py" in str(caught.value)
 
 
 def test_einsum_diagonals_of_unknown_size(rng):
@@ -455,6 +543,29 @@ GRADS = {
     "einsum 0-d": (lambda a, b: sn.einsum(",ij->ji", a, b), [(), (2, 3)]),
     "einsum ellipsis": (lambda a, b: sn.einsum("...ij,...jk", a, b), [(2, 2, 3), (3, 2)]),
     "einsum diagonal": (lambda a, b: sn.einsum("iji,jk->ik", a, b), [(3, 2, 3), (2, 4)]),
+    "einsum 3 by cost": (lambda *xs: sn.einsum("ij,jk,k->i", *xs), [(2, 3), (3, 4), (4,)]),
+    "einsum 3 left to right": (
+        lambda *xs: sn.einsum("ij,jk,k->i", *xs, optimize=False),
+        [(2, 3), (3, 4), (4,)],
+    ),
+    "einsum 4 greedy": (
+        lambda *xs: sn.einsum("ij,jk,kl,l->i", *xs, optimize="greedy"),
+        [(2, 3), (3, 4), (4, 2), (2,)],
+    ),
+    "einsum 4 path": (
+        lambda *xs: sn.einsum(
+            "ij,jk,kl,l->i", *xs, optimize=["einsum_path", (2, 3), (0, 1), (0, 1)]
+        ),
+        [(2, 3), (3, 4), (4, 2), (2,)],
+    ),
+    "einsum 4 ring": (
+        lambda *xs: sn.einsum("ab,cd,bc,da->ac", *xs),
+        [(2, 3), (4, 2), (3, 4), (2, 2)],
+    ),
+    "einsum 3 batch": (
+        lambda *xs: sn.einsum("bij,bjk,bk->bi", *xs, optimize="optimal"),
+        [(2, 2, 3), (2, 3, 4), (2, 4)],
+    ),
     "trace": (lambda a: sn.trace(a, 1), [(3, 4)]),
     "trace batched": (lambda a: sn.trace(a, 0, -1, 0), [(3, 2, 3)]),
 }
