@@ -1,4 +1,5 @@
-"""``theano.function``, ``theano.shared``, ``theano.In``/``Param`` and ``Mode``.
+"""``theano.function`` and ``theano.compile``'s names: ``In``/``Param``/``Out`` (``io.py``),
+``Mode`` and the modes Theano named (``mode.py``), ``shared`` (``sharedvalue.py``).
 
 ``theano.function`` compiles with ``sn.function`` and adds what Theano's callers rely on:
 inputs given as ``In(x, value=...)`` with defaults and names, ``allow_input_downcast``, the
@@ -15,11 +16,22 @@ from collections import Counter
 
 import numpy as np
 
-from symnb.compat.theano.configparser import ON_UNUSED, config, function_backend
+from symnb.compat.theano.compile import debugmode, nanguardmode, ops  # noqa: F401 - attributes
+from symnb.compat.theano.compile.io import In, Out, Param, SymbolicOutput  # noqa: F401
+from symnb.compat.theano.compile.mode import (  # noqa: F401
+    MODES,
+    DebugMode,
+    Mode,
+    MonitorMode,
+    NanGuardMode,
+    get_mode,
+)
+from symnb.compat.theano.compile.ops import as_op  # noqa: F401 - theano.compile.as_op
+from symnb.compat.theano.compile.sharedvalue import shared  # noqa: F401
+from symnb.compat.theano.configparser import ON_UNUSED, config
 from symnb.compat.theano.folded import reads_of
 from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.tensor.shared_randomstreams import StreamState
-from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.compile.arguments import ambiguous_keyword
 from symnb.compile.fit import check_givens
 from symnb.compile.function import function as _sn_function
@@ -45,188 +57,6 @@ class UnusedInputError(GraphError):
 class GivenInputError(GraphError, RuntimeError):
     """An input of ``theano.function`` that is also a ``givens`` key (its value would be
     ignored): a GraphError that ``except RuntimeError`` catches, as Theano's ``pfunc`` raised."""
-
-
-class In:
-    """``theano.In(variable, name=None, value=None, ...)``: an input with a name and a
-    default value (used when the call leaves it out)."""
-
-    def __init__(
-        self,
-        variable,
-        name=None,
-        value=None,
-        update=None,
-        mutable=None,
-        strict=False,
-        allow_downcast=None,
-        autoname=True,
-        implicit=None,
-        borrow=False,
-        shared=False,
-    ):
-        if not isinstance(variable, Variable):
-            raise _at_user_line(TypeError(f"In: {variable!r} is not a symbolic variable"))
-        if update is not None:
-            raise _at_user_line(NotImplementedError("In(update=...): use a shared variable"))
-        self.variable, self.name, self.value = variable, name or variable.name, value
-        self.allow_downcast = allow_downcast
-
-
-class Out:
-    """``theano.Out(variable, borrow=False)`` (``theano.compile.Out``, ``theano.compile.io``'s
-    ``Out``/``SymbolicOutput``): an output with Theano's ``borrow`` flag, given to
-    ``theano.function`` alone or in its list (or dict) of outputs. ``borrow=True`` allowed
-    Theano to return its own buffer, which its next call overwrote; a result here is the
-    caller's own array either way (no later call writes into it), which that permission
-    covers, so the flag changes no result. ``sn.function(..., borrow=True)`` is symnb's
-    no-copy option (for a whole function)."""
-
-    def __init__(self, variable, borrow=False):
-        if not isinstance(variable, Variable):
-            raise _at_user_line(TypeError(f"Out: {variable!r} is not a symbolic variable"))
-        self.variable, self.borrow = variable, borrow
-
-    def __repr__(self):
-        return f"Out({self.variable!r}, borrow={self.borrow!r})"
-
-
-#: ``theano.compile.io.SymbolicOutput``, which ``Out`` names
-SymbolicOutput = Out
-
-
-def Param(variable, default=None, name=None, **kwargs) -> In:  # noqa: N802 - Theano's name
-    """Theano's older ``Param(variable, default=...)``: an ``In`` with a default value."""
-    return In(variable, name=name, value=default, **kwargs)
-
-
-class Mode:
-    """``theano.compile.mode.Mode(linker, optimizer)``: which backend and rewrites compile
-    a function. ``linker="py"`` is symnb's NumPy reference backend; Theano's C and VM linkers
-    are symnb's default backend ("c" when a compiler is present)."""
-
-    OPTIMIZERS = {
-        None: "none",
-        "None": "none",
-        "fast_run": "fast",
-        "default": "fast",
-        "fast_compile": "stable",
-        "merge": "stable",
-        "o4": "fast",
-        "o3": "fast",
-        "o2": "stable",
-        "o1": "stable",
-        "unsafe": "fast",
-    }
-    LINKERS = ("py", "c", "c|py", "c|py_nogc", "vm", "cvm", "vm_nogc", "cvm_nogc", None)
-
-    def __init__(self, linker=None, optimizer="default", mode=None, include=(), exclude=()):
-        if linker not in self.LINKERS:
-            raise ValueError(f"Mode: linker must be one of {self.LINKERS}, not {linker!r}")
-        if optimizer not in self.OPTIMIZERS:
-            raise ValueError(f"Mode: optimizer must be one of {list(self.OPTIMIZERS)}")
-        self.linker, self.optimizer, self.mode = linker, optimizer, mode
-        self.include, self.exclude = tuple(include), tuple(exclude)
-
-    def including(self, *tags) -> Mode:
-        return Mode(self.linker, self.optimizer, self.mode, self.include + tags, self.exclude)
-
-    def excluding(self, *tags) -> Mode:
-        return Mode(self.linker, self.optimizer, self.mode, self.include, self.exclude + tags)
-
-    def options(self) -> dict:
-        """The keywords of ``sn.function`` this mode means (the optimizer "default" is
-        ``theano.config.optimizer``, and a linker other than "py" runs on
-        ``theano.config.device``)."""
-        name = config.optimizer if self.optimizer == "default" else self.optimizer
-        optimize = self.OPTIMIZERS.get(name, "fast")
-        if self.include or self.exclude:
-            base = [] if optimize == "none" else [optimize]
-            optimize = {"include": base + list(self.include), "exclude": list(self.exclude)}
-        backend = "py" if self.linker == "py" else function_backend()
-        return {"backend": backend, "optimize": optimize, "mode": self.mode}
-
-    def __repr__(self):
-        return f"Mode(linker={self.linker!r}, optimizer={self.optimizer!r})"
-
-
-class NanGuardMode(Mode):
-    """``theano.compile.nanguardmode.NanGuardMode``: symnb's ``mode="nanguard"``, which stops
-    at the first node whose result holds NaN or an infinity (both always: turning one check
-    off is refused). ``big_is_error`` is accepted and not checked (docs/theano.md)."""
-
-    def __init__(
-        self,
-        nan_is_error=None,
-        inf_is_error=None,
-        big_is_error=None,
-        optimizer="default",
-        linker=None,
-    ):
-        for name, flag in (("nan_is_error", nan_is_error), ("inf_is_error", inf_is_error)):
-            if flag is not None and not flag:
-                raise _at_user_line(
-                    NotImplementedError(
-                        f"NanGuardMode: {name}={flag!r}: symnb's nanguard checks NaN and "
-                        "infinities together; leave it True or use another mode"
-                    )
-                )
-        super().__init__(linker, optimizer, mode="nanguard")
-
-
-class DebugMode(Mode):
-    """``theano.compile.DebugMode`` (``theano.compile.debugmode.DebugMode``): symnb's
-    ``mode="debug"``, which checks each node's results against the NumPy reference. Theano's
-    checking options are accepted and not read."""
-
-    def __init__(
-        self,
-        optimizer="fast_run",
-        stability_patience=None,
-        check_c_code=None,
-        check_py_code=None,
-        check_isfinite=None,
-        check_preallocated_output=None,
-        require_matching_strides=None,
-        linker=None,
-    ):
-        super().__init__(linker, optimizer, mode="debug")
-
-
-class MonitorMode(Mode):
-    """``theano.compile.MonitorMode(pre_func, post_func)``: Theano called them around every
-    node; symnb's compiled plans have no per-node Python callback, so it is refused."""
-
-    def __init__(self, pre_func=None, post_func=None, optimizer="default", linker=None):
-        raise _at_user_line(
-            NotImplementedError(
-                "MonitorMode: symnb runs no Python callback per node. Use "
-                "mode=theano.compile.DebugMode() (each node checked against NumPy), "
-                "NanGuardMode (stops at the first NaN/inf with the node), "
-                "theano.printing.Print(...)(x) to print a value, or f.profile()"
-            )
-        )
-
-
-#: Theano's predefined mode names
-MODES = {
-    "FAST_RUN": Mode(None, "default"),  # theano.config.optimizer, fast_run by default
-    "Mode": Mode(None, "default"),
-    "FAST_COMPILE": Mode("py", "fast_compile"),
-    "DebugMode": DebugMode(),
-    "DEBUG_MODE": DebugMode(),
-    "NanGuardMode": NanGuardMode(optimizer="fast_run"),
-}
-
-
-def get_mode(mode) -> Mode:
-    """A Mode from a Mode, a predefined name, or None (``theano.config.mode``)."""
-    mode = config.mode if mode is None else mode
-    if isinstance(mode, Mode):
-        return mode
-    if mode in MODES:
-        return MODES[mode]
-    raise _at_user_line(ValueError(f"unknown mode {mode!r}; use one of {sorted(MODES)}"))
 
 
 def function(
@@ -313,10 +143,10 @@ def _check_update_types(updates: list) -> None:
     and the same broadcastable pattern (a dim known to be 1 where the variable's is not, as
     ``W.mean(axis=0, keepdims=True)`` of a matrix, or the reverse). A value that is not a
     variable (a number, an array) is converted as ``sn.function`` converts it."""
-    for shared, value in updates:
-        if not (isinstance(shared, SharedVariable) and isinstance(value, Variable)):
+    for target, value in updates:
+        if not (isinstance(target, SharedVariable) and isinstance(value, Variable)):
             continue  # (a target that is no shared variable: sn.function's error names it)
-        want, got = shared.type, value.type
+        want, got = target.type, value.type
         same_dtype = got.dtype == want.dtype
         if same_dtype and got.broadcastable == want.broadcastable:
             continue
@@ -328,7 +158,7 @@ def _check_update_types(updates: list) -> None:
         raise _at_user_line(
             error(
                 "An update must have the same type as the original shared variable "
-                f"(shared_var={shared.describe()}, shared_var.type={_theano_type(want)}, "
+                f"(shared_var={target.describe()}, shared_var.type={_theano_type(want)}, "
                 f"update_val={value.describe()}, update_val.type={_theano_type(got)}). {fix}"
             )
         )
@@ -674,9 +504,9 @@ class TheanoFunction:
         return values
 
     def _unbound_keyword(self, key) -> str:
-        shared = ambiguous_keyword(key, [spec.name for spec in self.specs])
-        if shared:  # (Theano's words first)
-            return f"Ambiguous name: {shared} (or name them apart: In(x, name=...))"
+        both = ambiguous_keyword(key, [spec.name for spec in self.specs])
+        if both:  # (Theano's words first)
+            return f"Ambiguous name: {both} (or name them apart: In(x, name=...))"
         return f"the function has no input named {key!r}"
 
     @property
@@ -764,35 +594,5 @@ def _downcast(value, var: Variable, index: int):
         ) from None
 
 
-def shared(
-    value, name=None, strict=False, allow_downcast=None, borrow=False, broadcastable=None, **kwargs
-) -> SharedVariable:
-    """``theano.shared``: a value kept between calls. Its dims are unknown to the graph
-    (``set_value`` may change them) except those ``broadcastable`` marks, which are 1. Its
-    dtype is the value's; ``set_value`` converts a value of another dtype by Theano's rule
-    with ``strict`` and ``allow_downcast`` (``tensor/var.py:theano_filter``)."""
-    if kwargs:
-        raise _at_user_line(TypeError(f"shared: unexpected arguments {sorted(kwargs)}"))
-    array = np.asarray(value)
-    pattern = (False,) * array.ndim if broadcastable is None else tuple(broadcastable)
-    if len(pattern) != array.ndim:
-        raise _at_user_line(
-            ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
-        )
-    var = TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
-    var.strict, var.allow_downcast = bool(strict), allow_downcast
-    return var
-
-
 #: ``theano.compile.SharedVariable`` (also ``theano.compile.sharedvalue.SharedVariable``)
 SharedVariable = SharedVariable
-
-# the submodules, attributes after a plain ``import theano`` (``theano.compile.ops.as_op``)
-from symnb.compat.theano.compile import (  # noqa: E402, F401
-    debugmode,
-    io,
-    nanguardmode,
-    ops,
-    sharedvalue,
-)
-from symnb.compat.theano.compile.ops import as_op  # noqa: E402, F401 - theano.compile.as_op

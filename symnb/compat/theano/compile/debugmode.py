@@ -1,3 +1,3 @@
 """``theano.compile.debugmode``: ``from theano.compile.debugmode import DebugMode``."""
 
-from symnb.compat.theano.compile import DebugMode  # noqa: F401
+from symnb.compat.theano.compile.mode import DebugMode  # noqa: F401

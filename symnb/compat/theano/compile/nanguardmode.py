@@ -1,3 +1,3 @@
 """``theano.compile.nanguardmode``: ``from theano.compile.nanguardmode import NanGuardMode``."""
 
-from symnb.compat.theano.compile import NanGuardMode  # noqa: F401
+from symnb.compat.theano.compile.mode import NanGuardMode  # noqa: F401
