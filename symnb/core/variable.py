@@ -511,7 +511,9 @@ class Constant(Variable):
     """A fixed value. Python scalars are *weak* (NumPy 2's rule): ``x32 * 2.0`` stays float32."""
 
     def __init__(self, value, dtype=None, name=None, weak=False):
-        array = array_of(value, dtype, "constant", name)
+        # its own copy: the caller's array stays writable, and a later write to it (or to
+        # the array it views) changes no compiled function (a device holds its own upload)
+        array = array_of(value, dtype, "constant", name, copy=True)
         Variable.__init__(self, TensorType.of(array.dtype, array.shape), None, 0, name)
         array.setflags(write=False)
         self.value = array

@@ -55,6 +55,25 @@ def test_constants_are_read_only_and_weak_scalars_keep_float32():
     assert (x * np.float64(2.0)).dtype == np.float64  # a NumPy scalar is not weak
 
 
+def test_a_constant_holds_its_own_copy_and_leaves_the_callers_array_alone(backend):
+    """A constant made of an array (``sn.constant(a)``, or ``x * w`` of an array ``w``) is
+    its own read-only copy: the caller's array stays writable, and a write to it or to the
+    array it views changes no compiled result (on "py" and "c" it did, on "opencl", which
+    holds an upload, it did not)."""
+    w = np.ones(3)
+    x = sn.vector("x")
+    f = sn.function([x], x * w, backend=backend)
+    assert w.flags.writeable
+    w[0] = 2.0  # was NumPy's "assignment destination is read-only"
+    base = np.arange(6.0)
+    g = sn.function([x], x + sn.constant(base[:3]), backend=backend)
+    base[0] = 100.0
+    zeros = np.zeros(3)
+    np.testing.assert_array_equal(f(np.ones(3)), [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(g(zeros), [0.0, 1.0, 2.0])
+    assert base.flags.writeable
+
+
 @pytest.mark.parametrize("backend", named_backends("py", "c"))
 def test_values_and_types_of_another_byte_order_compute_in_native_order(backend):
     big = np.arange(4, dtype=">f8")
