@@ -58,7 +58,7 @@ tensor3.__name__, tensor4.__name__ = "tensor3", "tensor4"
 
 
 def constant(value, dtype=None, name: str | None = None) -> Constant:
-    """A fixed value in the graph."""
+    """A fixed value in the graph, its own read-only copy of ``value``."""
     return Constant(value, dtype=dtype, name=name)
 
 
