@@ -7,10 +7,11 @@ planned to Python for that step only), and the Python executor
 the single steps the runner hands back, and backend "c" where no C extension can be built.
 
 Slots: the call's arguments first (the inputs, then the shared values), then the constants,
-then one slot per value a step computes. The records know no language: a kernel is an opaque
-handle (its entry point ``int sn_kernel(int64_t *a, char **ptr)``; see ``Launch``), BLAS is
-an address found in the process, and a library step is a Python callable. A loop
-(``Repeat``) holds the plan of its step.
+then one slot per value a step computes (and one per scalar constant a kernel reads that the
+graph does not hold: ``PlanBuilder.operand_slot``). The records know no language: a kernel is
+an opaque handle (its entry point ``int sn_kernel(int64_t *a, char **ptr)``; see
+``Launch``), BLAS is an address found in the process, and a library step is a Python
+callable. A loop (``Repeat``) holds the plan of its step.
 """
 
 from __future__ import annotations

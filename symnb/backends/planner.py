@@ -99,6 +99,9 @@ class PlanBuilder:
         self.n_leaves = len(leaves)
         self.nslots = len(leaves)
         self.kernel_refs: list[KernelRef] = []
+        #: constants the graph does not hold (a kernel's scalar operand, ``Builder.scalar``):
+        #: their signature -> (slot, array), one slot per value however many kernels read it
+        self.operand_constants: dict = {}
 
     def _new_slot(self, var) -> int:
         self.numbered.append(var)
@@ -108,6 +111,20 @@ class PlanBuilder:
 
     def slots_of(self, variables) -> tuple[int, ...]:
         return tuple(self.slot[id(v)] for v in variables)
+
+    def operand_slot(self, var) -> int:
+        """A kernel operand's slot; a Constant that is no leaf of the graph (a scalar operand
+        the kernel builder made) gets a constant slot holding its array, made now, once."""
+        slot = self.slot.get(id(var))
+        if slot is not None or not isinstance(var, Constant):
+            return self.slot[id(var)]
+        key = var.signature()
+        if key in self.operand_constants:
+            self.numbered.append(var)
+            self.slot[id(var)] = self.operand_constants[key][0]
+        else:
+            self.operand_constants[key] = (self._new_slot(var), var.value)
+        return self.slot[id(var)]
 
     def out_slots(self, node) -> tuple[int, ...]:
         """Slots for the node's outputs (made once: a fallback and its step share them)."""
@@ -150,7 +167,7 @@ class PlanBuilder:
         into; ``fallback`` defaults to the node's reference."""
         ndim = launch_rank(ins, outs)
         fallback = self.owning(fallback or self.library(node))
-        in_slots = tuple((self.slot[id(v)], tuple(a)) for v, a in ins)
+        in_slots = tuple((self.operand_slot(v), tuple(a)) for v, a in ins)
         out_slots = tuple(
             (self._slot_or_new(v), np.dtype(d), tuple(a), bool(keep)) for v, d, a, keep in outs
         )
@@ -181,6 +198,7 @@ class PlanBuilder:
         inputs = tuple((v.type.dtype, v.type.shape) for v in self.leaves[:n_inputs])
         constants = tuple((i, v.data) for i, v in enumerate(self.leaves) if isinstance(v, Constant))
         nargs = self.n_leaves - len(constants)
+        constants += tuple(self.operand_constants.values())
         outputs = self.slots_of(self.graph.outputs)
         return Plan(inputs, nargs, self.nslots, constants, tuple(steps), outputs)
 

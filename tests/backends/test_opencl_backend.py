@@ -440,3 +440,32 @@ def test_kernel_builds_print_no_compiler_warnings(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr.lower(), done.stderr
+
+
+def test_a_float_constant_is_a_scalar_operand_uploaded_once():
+    """``W * 0.9 - 0.1 * x``: the rates are operands the device reads (one constant slot each,
+    uploaded on the first call and kept there), so another rate is the same program."""
+    rng = np.random.default_rng(0)
+    start, xv = (rng.standard_normal(7).astype("float32") for _ in range(2))
+
+    def build(keep, lr):
+        x = sn.vector("x", dtype="float32")
+        W = sn.shared(start.copy(), name="W")
+        f = sn.function([x], sn.sum(W * x), updates={W: W * keep - lr * x}, backend="opencl")
+        return f, W
+
+    f, W = build(0.9, 0.1)
+    want = start.copy()
+    for _ in range(3):
+        np.testing.assert_allclose(f(xv), np.sum(want * xv), rtol=1e-5)
+        want = want * np.float32(0.9) - np.float32(0.1) * xv
+        np.testing.assert_array_equal(W.get_value(), want)
+    values = {float(v) for _, v in f.linker.plan.constants if np.ndim(v) == 0}
+    assert {0.9, 0.1} <= values
+    uploaded = dict(f.linker._constants)
+    assert len(uploaded) >= 2
+    f(xv)
+    assert all(f.linker._constants[slot] is copy for slot, copy in uploaded.items())
+    other, _ = build(0.8, 0.2)
+    assert other.kernels.sources() == f.kernels.sources()
+    assert not any("0x1.999999999999ap-4" in s for s in f.kernels.sources())

@@ -9,6 +9,7 @@ render is refused here (``Unsupported``), before any fusion is planned around it
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -40,6 +41,7 @@ class Builder:
         self.memo: dict = {}
         self.weak: dict[int, object] = {}  # value -> the Python scalar NumPy promotes weakly
         self.dtype = "float64"  # the dtype the op being built computes in
+        self.constants: dict = {}  # (dtype, bytes, weak) -> the Constant a scalar operand reads
 
     def emit(self, value) -> int:
         """The SSA number of ``value``, added once."""
@@ -53,11 +55,36 @@ class Builder:
 
     # -- operands -------------------------------------------------------------------------------
     def variable(self, var, per_row: bool = False) -> int:
-        """A graph variable as a value: a literal for a 0-d constant, else a load."""
+        """A graph variable as a value: a 0-d constant as ``scalar`` makes it, else a load."""
         check_dtype(var.type.dtype)
         if isinstance(var, Constant) and var.type.ndim == 0 and not per_row:
-            return self.literal(var.value.item(), var.type.dtype.name, var.weak)
+            return self.scalar(var.value.item(), var.type.dtype.name, var.weak, var)
         return self.emit(Load(self.operand(var, per_row), var.type.dtype.name))
+
+    def scalar(self, value, dtype: str, weak: bool = False, var=None) -> int:
+        """A constant scalar: a literal when its value is worth spelling (``spelled``), else a
+        scalar operand read at launch (``var``, a 0-d graph Constant, or one made here holding
+        ``value`` in ``dtype``), so that kernels differing only in such a value have one source
+        and one compiled library (a learning rate). A weak one still promotes as its Python
+        scalar (``probe``)."""
+        dtype = np.dtype(dtype).name
+        if spelled(value, dtype):
+            return self.literal(value, dtype, weak)
+        if var is None or var.weak:  # a weak constant's slot holds its Python scalar
+            var = self._constant(value, dtype, weak)
+        ref = self.emit(Load(self.operand(var), dtype))
+        if weak:
+            self.weak[ref] = value
+        return ref
+
+    def _constant(self, value, dtype: str, weak: bool) -> Constant:
+        """The 0-d Constant of ``value`` in ``dtype`` a scalar operand reads, one per value
+        (a weak one apart from a strong one of the same value: they promote differently)."""
+        array = np.asarray(value, dtype)
+        key = (dtype, array.tobytes(), weak)
+        if key not in self.constants:
+            self.constants[key] = Constant(array)
+        return self.constants[key]
 
     def operand(self, var, per_row: bool = False) -> int:
         for k, seen in enumerate(self.input_vars):
@@ -165,9 +192,23 @@ class Builder:
             return results[ref[1]]
         value = ref[1]
         if isinstance(value, (np.generic, np.ndarray)):
-            return self.literal(value.item(), value.dtype.name)
+            return self.scalar(value.item(), value.dtype.name)
         dtype = ref[2] if len(ref) > 2 and ref[2] is not None else np.result_type(value)
-        return self.literal(value, np.dtype(dtype).name, True)
+        return self.scalar(value, np.dtype(dtype).name, True)
+
+
+def spelled(value, dtype: str) -> bool:
+    """Whether a constant scalar is written into the kernel's text: every non-float (bools,
+    integers: indices, masks, shifts) and the floats a compiler or a renderer uses, those that
+    are whole (0, 1, 2, -1: ``x * 1``, ``pow(x, 2)``), a power of two (0.5 is ``pow``'s sqrt;
+    ``x / 0.25`` is ``x * 4``) or not finite (inf and NaN: masks and identities). Other floats
+    (a learning rate) gain the compiler nothing: they are operands (``Builder.scalar``)."""
+    if np.dtype(dtype).kind != "f" or isinstance(value, (bool, np.bool_)):
+        return True
+    value = float(value)
+    if not math.isfinite(value) or value.is_integer():
+        return True
+    return abs(math.frexp(value)[0]) == 0.5
 
 
 def compute_dtype(out_dtype, arg_probes) -> str:

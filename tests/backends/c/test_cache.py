@@ -381,3 +381,30 @@ def test_a_busy_two_core_machine_compiles_in_one_run(compiledir, monkeypatch):
     cache.clear_cache()
     several_kernels()
     assert len(runs) == 3  # idle: two runs at once
+
+
+def test_functions_differing_only_in_a_float_constant_share_one_library(compiledir):
+    """A learning rate is a kernel's scalar operand, not a literal in its text: a sweep over
+    learning rates compiles its kernels once (it compiled one library per rate)."""
+    rng = np.random.default_rng(0)
+    start = rng.standard_normal(8).astype("float32")
+    xv = rng.standard_normal((3, 8)).astype("float32")
+
+    def trained(lr):
+        W = sn.shared(start.copy(), name="W")
+        x = sn.matrix("x", dtype="float32")
+        (g,) = sn.grad(sn.sum(sn.tanh(x * W)), [W])
+        f = sn.function([x], [], updates={W: W - lr * g}, backend="c")
+        f(xv)
+        grad = np.sum((1 - np.tanh(xv * start) ** 2) * xv, axis=0, dtype="float32")
+        np.testing.assert_allclose(W.get_value(), start - np.float32(lr) * grad, rtol=2e-6)
+        return f
+
+    first = trained(0.1)
+    libraries = list((compiledir / "c").glob("*.so"))
+    before = stats.compiles
+    with forbid_compile():
+        second = trained(0.05)
+    assert stats.compiles == before
+    assert list((compiledir / "c").glob("*.so")) == libraries
+    assert first.kernels.sources() == second.kernels.sources()
