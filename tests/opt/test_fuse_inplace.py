@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb.ops.composite import Composite
@@ -230,6 +231,81 @@ def test_an_embeddings_gradient_reads_no_forward_value_for_its_shape(rng, backen
     assert "square" not in names and not any("square" in str(n.op) for n in f.graph.toposort())
     assert any(isinstance(n.op, IncSubtensorInplace) for n in f.graph.toposort())
     assert f.rewrites.counts()["shape_read_off_an_input"] >= 1
+
+
+def _finite_differences(cost, values, k, eps=1e-6):
+    """The central differences of ``cost`` (NumPy arrays -> a number) in ``values[k]``."""
+    out = np.zeros_like(values[k])
+    for i in np.ndindex(out.shape):
+        up, down = [v.copy() for v in values], [v.copy() for v in values]
+        up[k][i] += eps
+        down[k][i] -= eps
+        out[i] = (cost(*up) - cost(*down)) / (2 * eps)
+    return out
+
+
+def _nodes_reading(f, op_name, *inputs):
+    """The nodes of f's graph of op ``op_name`` reading exactly ``inputs`` (by name)."""
+    names = [v.name for v in inputs]
+    return [
+        n
+        for n in f.graph.toposort()
+        if type(n.op).op_name() == op_name and [v.name for v in n.inputs] == names
+    ]
+
+
+def test_a_gradient_computes_no_matmul_for_its_shape(rng, backend):
+    """grad(sum(A @ B), A) is ones((m, n)) @ B.T: A @ B was computed for its shape alone
+    (shape_computed_from_inputs reads it off A's and B's shapes); length-1 dims and an
+    empty inner axis included, and the values are the finite differences'."""
+    A, B = sn.matrix("A"), sn.matrix("B")
+    f = sn.function([A, B], sn.grad(sn.sum(A @ B), A), backend=backend)
+    assert not _nodes_reading(f, "matmul", A, B)
+    assert f.rewrites.counts()["shape_computed_from_inputs"] == 1
+    for m, k, n in [(3, 4, 5), (3, 1, 5), (1, 1, 1), (4, 3, 1), (1, 2, 1), (2, 0, 3)]:
+        a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+        np.testing.assert_allclose(f(a, b), np.ones((m, n)) @ b.T, rtol=1e-12)
+        if k:
+            numeric = _finite_differences(lambda x, y: np.sum(x @ y), [a, b], 0)
+            np.testing.assert_allclose(f(a, b), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_a_gradient_whose_matmul_is_dropped_still_refuses_inner_dims_that_differ(backend):
+    """The dropped matmul's error is the shape's: the call raises, naming both shapes and
+    the line of the matmul, where it returned a (3, 2) gradient of a (3, 4) A."""
+    A, B = sn.matrix("A"), sn.matrix("B")
+    f = sn.function([A, B], sn.grad(sn.sum(A @ B), A), backend=backend)
+    with pytest.raises(sn.SymnbError, match=r"inner dims differ: \(3, 4\) @ \(5, 2\)(.|\n)*line"):
+        f(np.ones((3, 4)), np.ones((5, 2)))
+
+
+def test_gradients_compute_no_reduction_transpose_or_tensordot_for_a_shape(rng, backend):
+    """A sum over an axis, a transpose of a matmul (its sum_to_like too) and a tensordot,
+    read only for their shapes by the gradient, are not computed."""
+    X, A, B = sn.matrix("X"), sn.matrix("A"), sn.matrix("B")
+    f = sn.function([X], sn.grad(sn.sum(sn.sum(X, axis=1) * 3.0), X), backend=backend)
+    assert "sum" not in ops_of(f)
+    xv = rng.normal(size=(4, 1))
+    np.testing.assert_allclose(f(xv), np.full((4, 1), 3.0), rtol=1e-12)
+    g = sn.function([A, B], sn.grad(sn.sum((A @ B).T * 2.0), A), backend=backend)
+    t = sn.function([A, B], sn.grad(sn.sum(sn.tensordot(A, B, axes=1)), B), backend=backend)
+    assert not _nodes_reading(g, "matmul", A, B) and not _nodes_reading(t, "tensordot", A, B)
+    for m, k, n in [(3, 4, 5), (3, 1, 5), (1, 1, 1), (1, 4, 1)]:
+        a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+        np.testing.assert_allclose(g(a, b), np.full((m, n), 2.0) @ b.T, rtol=1e-12)
+        np.testing.assert_allclose(t(a, b), a.T @ np.ones((m, n)), rtol=1e-12)
+        numeric = _finite_differences(lambda x, y: np.sum((x @ y).T * 2.0), [a, b], 0)
+        np.testing.assert_allclose(g(a, b), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_the_shape_of_a_matmul_is_computed_from_its_operands_shapes(rng, backend):
+    """shape(A @ B), alone an output, reads A's and B's shapes (batch axes broadcast)."""
+    A, B = sn.tensor("A", shape=(None, None, None)), sn.matrix("B")
+    f = sn.function([A, B], (A @ B).shape, backend=backend)
+    assert not _nodes_reading(f, "matmul", A, B)
+    np.testing.assert_array_equal(f(np.ones((2, 3, 4)), np.ones((4, 1))), [2, 3, 1])
+    with pytest.raises(sn.SymnbError, match="inner dims differ"):
+        f(np.ones((2, 3, 4)), np.ones((3, 1)))
 
 
 def test_a_shape_is_read_off_an_operand_only_where_nothing_broadcasts_it(rng, backend):
