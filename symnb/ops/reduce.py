@@ -60,11 +60,12 @@ class _Extremum(Reduce):
 
     def result_shape(self, shape):
         """The result's shape, or NumPy's error where a reduced axis has length 0."""
-        if any(shape[a] == 0 for a in self.axis):
-            raise ValueError(
-                f"zero-size array to reduction operation {self.op_name()} which has no "
-                f"identity (axes {self.axis} of an array of shape {format_shape(shape)})"
-            )
+        for a in self.axis:  # (a loop: this module's any and min are the reductions)
+            if shape[a] == 0:
+                raise ValueError(
+                    f"zero-size array to reduction operation {self.op_name()} which has no "
+                    f"identity (axis {a} of an array of shape {format_shape(shape)})"
+                )
         return super().result_shape(shape)
 
 
