@@ -107,12 +107,21 @@ def _shape_vector(graph, var: Variable, top: bool) -> tuple[Variable, bool]:
         or not top
         and (len(users) != 1 or users[0][0] == OUTPUT)  # computed anyway: its shape is free
     ):
-        return Shape()(var), False
+        return _built(graph, Shape(), [var]), False
     shapes, computes = [], not isinstance(node.op, VIEWS)
     for x in node.inputs:
         vector, skips = _shape_vector(graph, x, top=False)
         shapes.append(vector)
         computes = computes or skips
-    out = ResultShape(node.op, var.type.ndim)(*shapes)
+    out = _built(graph, ResultShape(node.op, var.type.ndim), shapes)
     out.source = var.source  # (a shape error when the function runs names var's line)
     return out, computes
+
+
+def _built(graph, op, inputs) -> Variable:
+    """op applied to inputs: the graph's node where it has one (a gradient reads the shape
+    of one value in several places), else a new one."""
+    for user, _ in graph.clients.get(inputs[0], []):
+        if user != OUTPUT and user.op == op and all(a is b for a, b in zip(user.inputs, inputs)):
+            return user.outputs[0]
+    return op(*inputs)

@@ -128,9 +128,11 @@ def shape_computed_from_inputs(m):
     a transpose of one) and read by nothing but such ops: the shape is computed from the
     inputs' (``ResultShape``), and like is not: ``broadcast_like(g, like)`` becomes
     ``alloc(g, shape)``, ``reshape_like`` a reshape to the shape's entries, and
-    ``sum_to_like`` reads an int8 ``alloc`` of the shape (zero strides on a device). The
-    gradient of ``sum(A @ B)`` with respect to A computed ``A @ B`` for its shape alone.
-    Last phase, as ``shape_read_off_an_input``, which takes an elementwise like first."""
+    ``sum_to_like`` is g where g is a ``broadcast_like`` to like or an ``alloc`` to that
+    shape (or an elementwise op of one), else reads an int8 ``alloc`` of the shape (zero
+    strides on a device). The gradient of ``sum(A @ B)`` with respect to A computed
+    ``A @ B`` for its shape alone. Last phase, as ``shape_read_off_an_input``, which takes
+    an elementwise like first."""
     op = m.node.op
     if not isinstance(op, READS_ONLY_THE_SHAPE) or not _read_for_its_shape(m.graph, m.like):
         return None
@@ -140,6 +142,8 @@ def shape_computed_from_inputs(m):
     if vector is None:
         return None
     dims = m.like.type.shape
+    if isinstance(op, SumToLike) and _shaped_as(shape_source(m.g), m.like, vector):
+        return m.g if fits(m.out, m.g) else None  # g has like's shape: nothing to sum
     try:
         if isinstance(op, BroadcastLike):
             new = Alloc(dims)(m.g, vector)
@@ -150,6 +154,14 @@ def shape_computed_from_inputs(m):
     except ShapeError:  # (g does not fit what the types say of like)
         return None
     return new if fits(m.out, new) else None
+
+
+def _shaped_as(var, like, vector) -> bool:
+    """var is a ``broadcast_like`` to like, or an ``alloc`` to the shape vector."""
+    node = var.owner
+    if node is None or not isinstance(node.op, (BroadcastLike, Alloc)):
+        return False
+    return node.inputs[1] is (like if isinstance(node.op, BroadcastLike) else vector)
 
 
 @rule("inplace", Pattern(Shape, "x"))
