@@ -300,6 +300,25 @@ def test_gradients_compute_no_reduction_transpose_or_tensordot_for_a_shape(rng, 
         np.testing.assert_allclose(g(a, b), numeric, rtol=1e-6, atol=1e-8)
 
 
+def test_a_convolutions_gradient_computes_no_convolution_for_its_shape(rng, backend):
+    """grad(sum(conv2d(x, w)), [x, w]) read the convolution only for its shape; it is
+    computed from x's and w's (padding and strides included), and a call whose channels
+    differ still raises."""
+    x = sn.tensor("x", shape=(None, None, None, None))
+    w = sn.tensor("w", shape=(None, None, 3, 3))
+    for options in [{}, {"padding": "same"}, {"stride": 2}]:
+        cost = sn.sum(sn.conv2d(x, w, **options))
+        f = sn.function([x, w], sn.grad(cost, [x, w]), backend=backend)
+        want = sn.function([x, w], sn.grad(cost, [x, w]), backend="py", optimize="none")
+        assert "conv2d" not in ops_of(f)
+        for xs, ws in [((2, 3, 7, 6), (4, 3, 3, 3)), ((1, 1, 3, 3), (1, 1, 3, 3))]:
+            xv, wv = rng.normal(size=xs), rng.normal(size=ws)
+            for got, expected in zip(f(xv, wv), want(xv, wv)):
+                np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+        with pytest.raises(sn.SymnbError, match=r"conv2d: the input of shape \(1, 2, 5, 5\)"):
+            f(np.ones((1, 2, 5, 5)), np.ones((1, 3, 3, 3)))
+
+
 def test_the_shape_of_a_matmul_is_computed_from_its_operands_shapes(rng, backend):
     """shape(A @ B), alone an output, reads A's and B's shapes (batch axes broadcast)."""
     A, B = sn.tensor("A", shape=(None, None, None)), sn.matrix("B")
