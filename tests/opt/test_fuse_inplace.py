@@ -319,6 +319,27 @@ def test_a_convolutions_gradient_computes_no_convolution_for_its_shape(rng, back
             f(np.ones((1, 2, 5, 5)), np.ones((1, 3, 3, 3)))
 
 
+def test_reshape_like_and_sum_to_like_of_a_matmul_read_its_shape_off_the_operands(rng, backend):
+    """reshape_like(g, A @ B) is a reshape to the computed shape's entries, sum_to_like(G,
+    A @ B) reads an int8 alloc of it: neither computes the matmul (a length-1 like's axis
+    is summed over)."""
+    from symnb.ops.broadcast import SumToLike
+    from symnb.ops.shape import ReshapeLike
+
+    A, B, g = sn.matrix("A"), sn.matrix("B"), sn.vector("g")
+    G = sn.tensor("G", shape=(None, None, None))
+    f = sn.function([g, A, B], ReshapeLike()(g, A @ B), backend=backend)
+    h = sn.function([G, A, B], SumToLike()(G, A @ B), backend=backend)
+    assert not _nodes_reading(f, "matmul", A, B) and not _nodes_reading(h, "matmul", A, B)
+    a, b, gv = rng.normal(size=(3, 2)), rng.normal(size=(2, 4)), rng.normal(size=12)
+    np.testing.assert_array_equal(f(gv, a, b), gv.reshape(3, 4))
+    for n in (4, 1):
+        Gv = rng.normal(size=(5, 3, n))
+        np.testing.assert_allclose(h(Gv, a, rng.normal(size=(2, n))), Gv.sum(0), rtol=1e-12)
+    Gv = rng.normal(size=(5, 3, 4))
+    np.testing.assert_allclose(h(Gv, a, rng.normal(size=(2, 1))), Gv.sum((0, 2))[:, None])
+
+
 def test_the_shape_of_a_matmul_is_computed_from_its_operands_shapes(rng, backend):
     """shape(A @ B), alone an output, reads A's and B's shapes (batch axes broadcast)."""
     A, B = sn.tensor("A", shape=(None, None, None)), sn.matrix("B")
