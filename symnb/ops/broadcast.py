@@ -45,6 +45,10 @@ class Reduce(CountedAxes, Op):
     def perform(self, x):
         return np.asarray(type(self).impl(x, axis=self.axis, keepdims=self.keepdims))
 
+    def result_shape(self, shape):
+        """The result's shape for an input of ``shape`` (``ResultShape``)."""
+        return reduced_shape(shape, self.axis, self.keepdims)
+
     def _expanded(self, g):
         """A gradient of the output reshaped to broadcast against the input."""
         return g if self.keepdims else expand_dims(g, self.axis)

@@ -252,6 +252,17 @@ class Conv2d(_ConvBase):
         n, g, o = out.shape[:3]
         return out.reshape((n, g * o) + out.shape[3:])
 
+    def result_shape(self, x_shape, w_shape):
+        """The result's shape for an input and filters of these shapes (``ResultShape``),
+        or the error ``perform`` raises for them."""
+        self._check_arrays(x_shape, w_shape)
+        axes = self._geometry(w_shape)
+        spatial = tuple(
+            out_size(n, ax.kernel, ax.stride, ax.dilation, ax.pads(n))
+            for ax, n in zip(axes, x_shape[2:])
+        )
+        return (x_shape[0], w_shape[0]) + spatial
+
     def grad(self, inputs, outputs, output_grads):
         (x, w), (g,) = inputs, output_grads
         params = self.params()

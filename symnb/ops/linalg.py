@@ -11,7 +11,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from symnb.core.dims import DimMismatch, format_dim, is_int, unify
+from symnb.core.dims import DimMismatch, format_dim, format_shape, is_int, unify
 from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes import hints as shape_hints
 from symnb.core.shapes import warnings as shape_warnings
@@ -81,6 +81,19 @@ class Matmul(Op):
 
     def perform(self, x, y):
         return np.matmul(x, y)
+
+    def result_shape(self, xs, ys):
+        """The result's shape for operands of shapes xs and ys (``ResultShape``), or
+        NumPy's error where their inner dims differ or their batch axes do not broadcast."""
+        k_x, k_y = xs[-1], ys[-2] if len(ys) > 1 else ys[0]
+        if k_x != k_y:
+            raise ValueError(
+                f"matmul: inner dims differ: {format_shape(xs)} @ {format_shape(ys)}: {k_x} "
+                f"(last axis of the left) != {k_y} "
+                f"({'second-to-last' if len(ys) > 1 else 'only'} axis of the right)"
+            )
+        batch = np.broadcast_shapes(xs[:-2], ys[:-2])
+        return batch + xs[-2:-1] + (ys[-1:] if len(ys) > 1 else ())
 
     def grad(self, inputs, outputs, output_grads):
         (x, y), (g,) = inputs, output_grads
@@ -188,6 +201,17 @@ class Tensordot(Op):
 
     def perform(self, a, b):
         return np.asarray(np.tensordot(a, b, axes=(self.axes_a, self.axes_b)))
+
+    def result_shape(self, sa, sb):
+        """The result's shape for operands of shapes sa and sb (``ResultShape``): a's free
+        dims, then b's; NumPy's error where summed axes differ in length."""
+        for i, j in zip(self.axes_a, self.axes_b):
+            if sa[i] != sb[j]:
+                raise ValueError(
+                    f"{self}: axis {i} of an array of shape {format_shape(sa)} has length "
+                    f"{sa[i]} but axis {j} of {format_shape(sb)}, summed with it, {sb[j]}"
+                )
+        return _free(sa, self.axes_a) + _free(sb, self.axes_b)
 
     def grad(self, inputs, outputs, output_grads):
         (a, b), (g,) = inputs, output_grads

@@ -8,6 +8,7 @@ import numbers
 
 import numpy as np
 
+from symnb.core.dims import format_shape
 from symnb.core.op import Op, _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.types import TensorType, as_dtype
@@ -56,6 +57,16 @@ class _Extremum(Reduce):
     def infer_types(self, x):
         refuse_empty_axes(self, x, self.axis)
         return super().infer_types(x)
+
+    def result_shape(self, shape):
+        """The result's shape, or NumPy's error where a reduced axis has length 0."""
+        for a in self.axis:  # (a loop: this module's any and min are the reductions)
+            if shape[a] == 0:
+                raise ValueError(
+                    f"zero-size array to reduction operation {self.op_name()} which has no "
+                    f"identity (axis {a} of an array of shape {format_shape(shape)})"
+                )
+        return super().result_shape(shape)
 
 
 def refuse_empty_axes(op, x, axes) -> None:

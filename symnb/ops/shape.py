@@ -51,6 +51,31 @@ class Shape(Op):
         return [None]
 
 
+class ResultShape(Op):
+    """The runtime shape of ``op``'s result, an int64 vector of ``ndim`` entries, from the
+    shapes of op's inputs (the int64 vectors given, such as ``shape(x)``), by
+    ``op.result_shape``, which raises where op would for these shapes (a matmul's inner
+    dims that differ): no value is read, so the rewrite ``shape_computed_from_inputs`` drops
+    a value (a matmul, a reduction) that only ops reading its shape read."""
+
+    dtype_rule = "int64"
+    differentiable = False
+    __props__ = ("op", "ndim")
+
+    def __init__(self, op, ndim: int):
+        self.op, self.ndim = op, int(ndim)
+
+    def infer_types(self, *shapes):
+        return [TensorType("int64", (self.ndim,))]
+
+    def perform(self, *shapes):
+        shapes = [tuple(int(n) for n in s) for s in shapes]
+        return np.array(self.op.result_shape(*shapes), dtype=np.int64).reshape(self.ndim)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None] * len(inputs)
+
+
 class DimShuffle(Op):
     """Permute axes, insert new length-1 axes (``"x"``) and drop length-1 axes.
 
@@ -86,6 +111,18 @@ class DimShuffle(Op):
                 )
         shape = tuple(1 if a == "x" else x.type.shape[a] for a in self.order)
         return [x.type.with_shape(shape)]
+
+    def result_shape(self, shape):
+        """The result's shape for an input of ``shape`` (``ResultShape``): NumPy's error
+        where a dropped axis is not of length 1."""
+        kept = [a for a in self.order if a != "x"]
+        for axis in set(range(len(shape))) - set(kept):
+            if shape[axis] != 1:
+                raise ValueError(
+                    f"{self}: cannot drop axis {axis} of an array of shape "
+                    f"{format_shape(shape)}: its length is not 1"
+                )
+        return tuple(1 if a == "x" else shape[a] for a in self.order)
 
     def perform(self, x):
         kept = [a for a in self.order if a != "x"]

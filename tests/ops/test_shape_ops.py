@@ -305,3 +305,24 @@ def test_pad_of_a_0d_variable_is_itself():
     for out in (sn.pad(x, 1), np.pad(x, (1, 2), constant_values=5)):
         got = sn.function([x], out, backend="py")(np.array(3.0))
         assert got.shape == () and got == 3.0
+
+
+def test_result_shape_is_the_ops_shape_and_raises_where_the_op_would():
+    """``ResultShape`` computes a result's shape from its inputs' shapes (no value): a
+    matmul's with broadcast batch axes, a reduction's, a max over an empty axis refused as
+    NumPy refuses it, a transpose's."""
+    from symnb.ops.linalg import matmul
+    from symnb.ops.reduce import Max, Sum
+    from symnb.ops.shape import DimShuffle, ResultShape
+
+    def shape_of(op, ndim, *shapes):
+        return ResultShape(op, ndim).perform(*[np.array(s, dtype=np.int64) for s in shapes])
+
+    np.testing.assert_array_equal(shape_of(matmul, 4, (2, 1, 3, 4), (5, 4, 6)), [2, 5, 3, 6])
+    np.testing.assert_array_equal(shape_of(matmul, 1, (4,), (4, 6)), [6])
+    with pytest.raises(ValueError, match=r"inner dims differ: \(3, 4\) @ \(5, 2\)"):
+        shape_of(matmul, 2, (3, 4), (5, 2))
+    np.testing.assert_array_equal(shape_of(Sum((1,), True), 2, (3, 0)), [3, 1])
+    with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
+        shape_of(Max((1,)), 1, (3, 0))
+    np.testing.assert_array_equal(shape_of(DimShuffle((1, "x", 0)), 3, (3, 4)), [4, 1, 3])

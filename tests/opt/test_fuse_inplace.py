@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pytest
 
 import symnb as sn
 from symnb.ops.composite import Composite
@@ -230,6 +231,123 @@ def test_an_embeddings_gradient_reads_no_forward_value_for_its_shape(rng, backen
     assert "square" not in names and not any("square" in str(n.op) for n in f.graph.toposort())
     assert any(isinstance(n.op, IncSubtensorInplace) for n in f.graph.toposort())
     assert f.rewrites.counts()["shape_read_off_an_input"] >= 1
+
+
+def _finite_differences(cost, values, k, eps=1e-6):
+    """The central differences of ``cost`` (NumPy arrays -> a number) in ``values[k]``."""
+    out = np.zeros_like(values[k])
+    for i in np.ndindex(out.shape):
+        up, down = [v.copy() for v in values], [v.copy() for v in values]
+        up[k][i] += eps
+        down[k][i] -= eps
+        out[i] = (cost(*up) - cost(*down)) / (2 * eps)
+    return out
+
+
+def _nodes_reading(f, op_name, *inputs):
+    """The nodes of f's graph of op ``op_name`` reading exactly ``inputs`` (by name)."""
+    names = [v.name for v in inputs]
+    return [
+        n
+        for n in f.graph.toposort()
+        if type(n.op).op_name() == op_name and [v.name for v in n.inputs] == names
+    ]
+
+
+def test_a_gradient_computes_no_matmul_for_its_shape(rng, backend):
+    """grad(sum(A @ B), A) is ones((m, n)) @ B.T: A @ B was computed for its shape alone
+    (shape_computed_from_inputs reads it off A's and B's shapes); length-1 dims and an
+    empty inner axis included, and the values are the finite differences'."""
+    A, B = sn.matrix("A"), sn.matrix("B")
+    f = sn.function([A, B], sn.grad(sn.sum(A @ B), A), backend=backend)
+    assert not _nodes_reading(f, "matmul", A, B)
+    assert f.rewrites.counts()["shape_computed_from_inputs"] == 1
+    for m, k, n in [(3, 4, 5), (3, 1, 5), (1, 1, 1), (4, 3, 1), (1, 2, 1), (2, 0, 3)]:
+        a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+        np.testing.assert_allclose(f(a, b), np.ones((m, n)) @ b.T, rtol=1e-12)
+        if k:
+            numeric = _finite_differences(lambda x, y: np.sum(x @ y), [a, b], 0)
+            np.testing.assert_allclose(f(a, b), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_a_gradient_whose_matmul_is_dropped_still_refuses_inner_dims_that_differ(backend):
+    """The dropped matmul's error is the shape's: the call raises, naming both shapes and
+    the line of the matmul, where it returned a (3, 2) gradient of a (3, 4) A."""
+    A, B = sn.matrix("A"), sn.matrix("B")
+    f = sn.function([A, B], sn.grad(sn.sum(A @ B), A), backend=backend)
+    with pytest.raises(sn.SymnbError, match=r"inner dims differ: \(3, 4\) @ \(5, 2\)(.|\n)*line"):
+        f(np.ones((3, 4)), np.ones((5, 2)))
+
+
+def test_gradients_compute_no_reduction_transpose_or_tensordot_for_a_shape(rng, backend):
+    """A sum over an axis, a transpose of a matmul (its sum_to_like too) and a tensordot,
+    read only for their shapes by the gradient, are not computed."""
+    X, A, B = sn.matrix("X"), sn.matrix("A"), sn.matrix("B")
+    f = sn.function([X], sn.grad(sn.sum(sn.sum(X, axis=1) * 3.0), X), backend=backend)
+    assert "sum" not in ops_of(f)
+    xv = rng.normal(size=(4, 1))
+    np.testing.assert_allclose(f(xv), np.full((4, 1), 3.0), rtol=1e-12)
+    g = sn.function([A, B], sn.grad(sn.sum((A @ B).T * 2.0), A), backend=backend)
+    t = sn.function([A, B], sn.grad(sn.sum(sn.tensordot(A, B, axes=1)), B), backend=backend)
+    assert not _nodes_reading(g, "matmul", A, B) and not _nodes_reading(t, "tensordot", A, B)
+    # (the transpose's sum_to_like sums nothing: g is broadcast to its shape; no int8 like)
+    assert "sum_to_like" not in ops_of(g)
+    for m, k, n in [(3, 4, 5), (3, 1, 5), (1, 1, 1), (1, 4, 1)]:
+        a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+        np.testing.assert_allclose(g(a, b), np.full((m, n), 2.0) @ b.T, rtol=1e-12)
+        np.testing.assert_allclose(t(a, b), a.T @ np.ones((m, n)), rtol=1e-12)
+        numeric = _finite_differences(lambda x, y: np.sum((x @ y).T * 2.0), [a, b], 0)
+        np.testing.assert_allclose(g(a, b), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_a_convolutions_gradient_computes_no_convolution_for_its_shape(rng, backend):
+    """grad(sum(conv2d(x, w)), [x, w]) read the convolution only for its shape; it is
+    computed from x's and w's (padding and strides included), and a call whose channels
+    differ still raises."""
+    x = sn.tensor("x", shape=(None, None, None, None))
+    w = sn.tensor("w", shape=(None, None, 3, 3))
+    for options in [{}, {"padding": "same"}, {"stride": 2}]:
+        cost = sn.sum(sn.conv2d(x, w, **options))
+        f = sn.function([x, w], sn.grad(cost, [x, w]), backend=backend)
+        want = sn.function([x, w], sn.grad(cost, [x, w]), backend="py", optimize="none")
+        assert "conv2d" not in ops_of(f)
+        for xs, ws in [((2, 3, 7, 6), (4, 3, 3, 3)), ((1, 1, 3, 3), (1, 1, 3, 3))]:
+            xv, wv = rng.normal(size=xs), rng.normal(size=ws)
+            for got, expected in zip(f(xv, wv), want(xv, wv)):
+                np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+        with pytest.raises(sn.SymnbError, match=r"conv2d: the input of shape \(1, 2, 5, 5\)"):
+            f(np.ones((1, 2, 5, 5)), np.ones((1, 3, 3, 3)))
+
+
+def test_reshape_like_and_sum_to_like_of_a_matmul_read_its_shape_off_the_operands(rng, backend):
+    """reshape_like(g, A @ B) is a reshape to the computed shape's entries, sum_to_like(G,
+    A @ B) reads an int8 alloc of it: neither computes the matmul (a length-1 like's axis
+    is summed over)."""
+    from symnb.ops.broadcast import SumToLike
+    from symnb.ops.shape import ReshapeLike
+
+    A, B, g = sn.matrix("A"), sn.matrix("B"), sn.vector("g")
+    G = sn.tensor("G", shape=(None, None, None))
+    f = sn.function([g, A, B], ReshapeLike()(g, A @ B), backend=backend)
+    h = sn.function([G, A, B], SumToLike()(G, A @ B), backend=backend)
+    assert not _nodes_reading(f, "matmul", A, B) and not _nodes_reading(h, "matmul", A, B)
+    a, b, gv = rng.normal(size=(3, 2)), rng.normal(size=(2, 4)), rng.normal(size=12)
+    np.testing.assert_array_equal(f(gv, a, b), gv.reshape(3, 4))
+    for n in (4, 1):
+        Gv = rng.normal(size=(5, 3, n))
+        np.testing.assert_allclose(h(Gv, a, rng.normal(size=(2, n))), Gv.sum(0), rtol=1e-12)
+    Gv = rng.normal(size=(5, 3, 4))
+    np.testing.assert_allclose(h(Gv, a, rng.normal(size=(2, 1))), Gv.sum((0, 2))[:, None])
+
+
+def test_the_shape_of_a_matmul_is_computed_from_its_operands_shapes(rng, backend):
+    """shape(A @ B), alone an output, reads A's and B's shapes (batch axes broadcast)."""
+    A, B = sn.tensor("A", shape=(None, None, None)), sn.matrix("B")
+    f = sn.function([A, B], (A @ B).shape, backend=backend)
+    assert not _nodes_reading(f, "matmul", A, B)
+    np.testing.assert_array_equal(f(np.ones((2, 3, 4)), np.ones((4, 1))), [2, 3, 1])
+    with pytest.raises(sn.SymnbError, match="inner dims differ"):
+        f(np.ones((2, 3, 4)), np.ones((3, 1)))
 
 
 def test_a_shape_is_read_off_an_operand_only_where_nothing_broadcasts_it(rng, backend):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.core.dims import shapes_unify
+from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant, Variable
 from symnb.ops.elemwise import Elemwise
+from symnb.ops.shape import DimShuffle, ResultShape, Shape
 
 
 def constant_value(var: Variable):
@@ -75,3 +77,51 @@ def shape_source(var: Variable) -> Variable:
             break
         var = keeper
     return var
+
+
+#: ops whose result is a view of their input: a shape computed through them alone saves
+#: nothing (a transpose costs no more than its shape)
+VIEWS = (DimShuffle,)
+
+
+def computed_shape(graph, var: Variable) -> Variable | None:
+    """An int64 vector of ``var``'s runtime shape, computed from the shapes of the values
+    its op reads (``ResultShape``, by the op's ``result_shape``) without computing ``var``:
+    down through the ops that define ``result_shape`` and that only they read, and through
+    elementwise ops (``shape_source``), to values computed anyway or leaves, whose shape is
+    read. None where ``var``'s op defines no ``result_shape``, or only views do (a
+    transpose's shape is no cheaper than the transpose)."""
+    vector, computes = _shape_vector(graph, var, top=True)
+    return vector if computes else None
+
+
+def _shape_vector(graph, var: Variable, top: bool) -> tuple[Variable, bool]:
+    """(var's shape vector, whether it skips an op that computes)."""
+    var = shape_source(var)
+    node = var.owner
+    users = graph.clients.get(var, [])
+    if (
+        node is None
+        or not hasattr(node.op, "result_shape")
+        or len(node.outputs) != 1
+        or not top
+        and (len(users) != 1 or users[0][0] == OUTPUT)  # computed anyway: its shape is free
+    ):
+        return _built(graph, Shape(), [var]), False
+    shapes, computes = [], not isinstance(node.op, VIEWS)
+    for x in node.inputs:
+        vector, skips = _shape_vector(graph, x, top=False)
+        shapes.append(vector)
+        computes = computes or skips
+    out = _built(graph, ResultShape(node.op, var.type.ndim), shapes)
+    out.source = var.source  # (a shape error when the function runs names var's line)
+    return out, computes
+
+
+def _built(graph, op, inputs) -> Variable:
+    """op applied to inputs: the graph's node where it has one (a gradient reads the shape
+    of one value in several places), else a new one."""
+    for user, _ in graph.clients.get(inputs[0], []):
+        if user != OUTPUT and user.op == op and all(a is b for a, b in zip(user.inputs, inputs)):
+            return user.outputs[0]
+    return op(*inputs)

@@ -12,7 +12,8 @@ import numpy as np
 from symnb.core.dims import exact_div, is_known, product, sub
 from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
-from symnb.ops.broadcast import BroadcastLike, SumToLike
+from symnb.errors import ShapeError
+from symnb.ops.broadcast import Alloc, BroadcastLike, SumToLike
 from symnb.ops.elemwise import Elemwise
 from symnb.ops.index import Subtensor
 from symnb.ops.shape import (
@@ -26,7 +27,7 @@ from symnb.ops.shape import (
 )
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
-from symnb.opt.rules._util import fits, only_user, same_static_shape, shape_source
+from symnb.opt.rules._util import computed_shape, fits, only_user, same_static_shape, shape_source
 
 
 @rule("canonicalize", Pattern(DimShuffle, Pattern(DimShuffle, "x", name="inner")))
@@ -104,15 +105,76 @@ def shape_read_off_an_input(m):
     phase, when the graph is settled (earlier, a like that a later rule makes the fused
     cross-entropy's output looked dead, and reading another value kept a forward pass
     alive)."""
-    if not isinstance(m.node.op, READS_ONLY_THE_SHAPE):
-        return None
-    if not all(
-        user != OUTPUT and isinstance(user.op, READS_ONLY_THE_SHAPE) and i == 1
-        for user, i in m.graph.clients.get(m.like, [])
-    ):
+    if not isinstance(m.node.op, READS_ONLY_THE_SHAPE) or not _read_for_its_shape(m.graph, m.like):
         return None  # computed anyway (an output, or read as a value): its shape is free
     like = shape_source(m.like)
     return None if like is m.like else m.node.op(m.g, like)
+
+
+def _read_for_its_shape(graph, var) -> bool:
+    """Nothing reads ``var`` but ops reading its shape (as their like, or ``Shape``), and it
+    is no output."""
+    return all(
+        user != OUTPUT
+        and (isinstance(user.op, READS_ONLY_THE_SHAPE) and i == 1 or isinstance(user.op, Shape))
+        for user, i in graph.clients.get(var, [])
+    )
+
+
+@rule("inplace", Pattern(_LikeOp, "g", "like"))
+def shape_computed_from_inputs(m):
+    """op(g, like) for an op reading only like's shape, like computed by an op that says its
+    result's shape from its inputs' (``result_shape``: a matmul, a tensordot, a reduction,
+    a transpose of one) and read by nothing but such ops: the shape is computed from the
+    inputs' (``ResultShape``), and like is not: ``broadcast_like(g, like)`` becomes
+    ``alloc(g, shape)``, ``reshape_like`` a reshape to the shape's entries, and
+    ``sum_to_like`` is g where g is a ``broadcast_like`` to like or an ``alloc`` to that
+    shape (or an elementwise op of one), else reads an int8 ``alloc`` of the shape (zero
+    strides on a device). The gradient of ``sum(A @ B)`` with respect to A computed
+    ``A @ B`` for its shape alone. Last phase, as ``shape_read_off_an_input``, which takes
+    an elementwise like first."""
+    op = m.node.op
+    if not isinstance(op, READS_ONLY_THE_SHAPE) or not _read_for_its_shape(m.graph, m.like):
+        return None
+    if shape_source(m.like) is not m.like:
+        return None  # shape_read_off_an_input's
+    vector = computed_shape(m.graph, m.like)
+    if vector is None:
+        return None
+    dims = m.like.type.shape
+    if isinstance(op, SumToLike) and _shaped_as(shape_source(m.g), m.like, vector):
+        return m.g if fits(m.out, m.g) else None  # g has like's shape: nothing to sum
+    try:
+        if isinstance(op, BroadcastLike):
+            new = Alloc(dims)(m.g, vector)
+        elif isinstance(op, ReshapeLike):
+            new = Reshape((None,) * len(dims))(m.g, *(vector[k] for k in range(len(dims))))
+        else:
+            new = op(m.g, Alloc(dims)(Constant(np.int8(0)), vector))
+    except ShapeError:  # (g does not fit what the types say of like)
+        return None
+    return new if fits(m.out, new) else None
+
+
+def _shaped_as(var, like, vector) -> bool:
+    """var is a ``broadcast_like`` to like, or an ``alloc`` to the shape vector."""
+    node = var.owner
+    if node is None or not isinstance(node.op, (BroadcastLike, Alloc)):
+        return False
+    return node.inputs[1] is (like if isinstance(node.op, BroadcastLike) else vector)
+
+
+@rule("inplace", Pattern(Shape, "x"))
+def shape_of_a_shape_read_value(m):
+    """shape(x) -> its value computed from the shapes of x's op's inputs (as
+    ``shape_computed_from_inputs``) or read off an elementwise op's operand (as
+    ``shape_read_off_an_input``), where nothing reads x but ops reading its shape."""
+    if not _read_for_its_shape(m.graph, m.x):
+        return None
+    source = shape_source(m.x)
+    if source is not m.x:
+        return Shape()(source)
+    return computed_shape(m.graph, m.x)
 
 
 @rule("canonicalize", Pattern(ReducedSize, "x"))
