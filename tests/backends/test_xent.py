@@ -199,3 +199,25 @@ def test_uint64_labels_beyond_int64_are_out_of_range_not_negative():
         f(np.zeros((2, 3)), labels)
     loss, _ = f(np.zeros((2, 3)), np.array([0, 2], dtype=np.uint64))
     np.testing.assert_allclose(loss, np.log(3), rtol=1e-15)
+
+
+@needs_c
+@pytest.mark.parametrize("how", ["no runner", "debug", "nanguard"])
+def test_a_python_number_label_or_output_gradient_launches_without_the_runner(how):
+    """A weak constant's slot holds the Python number (NumPy steps promote by it); a row
+    kernel launched by the Python executor (no runner, or node by node in debug modes) read
+    its ``.shape``: an AttributeError, where the runner took the number."""
+    xv = np.linspace(-1.0, 1.0, 7)
+    p = sps.softmax(xv)
+    x = sn.vector("x")
+    loss = sn.softmax_cross_entropy(x, 3)
+    outputs = [loss, sn.Lop(sn.softmax_cross_entropy(x, np.int64(3)), x, 0.3)]
+    mode = None if how == "no runner" else how
+    before = sn.config.c_runner
+    sn.config.c_runner = how != "no runner"
+    try:
+        got_loss, got_grad = sn.function([x], outputs, backend="c", mode=mode)(xv)
+    finally:
+        sn.config.c_runner = before
+    np.testing.assert_allclose(got_loss, -np.log(p[3]), rtol=1e-12)
+    np.testing.assert_allclose(got_grad, 0.3 * (p - np.eye(7)[3]), rtol=1e-12, atol=1e-15)
