@@ -157,6 +157,46 @@ def test_rebuild_strict_false_rebuilds_the_graph_over_a_given_of_another_type(mo
     np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_rebuild_strict_false_applies_the_givens_inside_default_updates(mode):
+    """``rebuild_strict=False`` applied the givens to the outputs and updates but not to the
+    default updates sn.function collected afterwards: a draw sized by a key
+    (``srng.uniform(x.shape)``) or a ``default_update`` reading a key failed to compile ("the
+    outputs depend on 'x' ..."). The default updates are rebuilt with the rest, as Theano's
+    ``rebuild_collect_shared`` did: the same numbers and advances as ``rebuild_strict=True``."""
+    x, y = T.dvector("x"), T.dvector("y")
+    srng = T.shared_randomstreams.RandomStreams(1)
+    draw = srng.uniform(x.shape)
+    seen = []
+    for strict in (True, False):
+        srng.seed(1)
+        f = theano.function([y], x + draw, givens={x: y}, rebuild_strict=strict, mode=mode)
+        first, second = f(np.ones(3)), f(np.ones(3))
+        seen.append((first, second, int(draw.rng.get_value().counter)))
+    assert not np.allclose(seen[1][0], seen[1][1])  # the draws advance
+    assert seen[1][2] == seen[0][2] == 6  # by 3 blocks a call, once
+    for got, want in zip(seen[1][:2], seen[0][:2]):
+        np.testing.assert_array_equal(got, want)
+    k, i, kf = T.dscalar("k"), T.dscalar("i"), T.fscalar("kf")
+    s = theano.shared(0.0, name="s")
+    s.default_update = s + k
+    g = theano.function(
+        [i], s * 1, givens={k: i}, rebuild_strict=False, on_unused_input="ignore", mode=mode
+    )
+    assert [float(g(1.0)), float(g(2.0))] == [0.0, 1.0]
+    assert float(s.get_value()) == 3.0
+    built = dict(givens={k: i}, rebuild_strict=False, on_unused_input="ignore", mode=mode)
+    for skip in ([s], True):
+        theano.function([i], s * 1, no_default_updates=skip, **built)(5.0)
+        assert float(s.get_value()) == 3.0
+    t = theano.shared(0.0, name="t")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (t + kf: a float64 shared variable read with float32)
+        t.default_update = t + kf  # a float64 given for a float32 key: rebuilt over it
+    theano.function([i], t * 1, **dict(built, givens={kf: i}))(1e-10)
+    assert float(t.get_value()) == 1e-10  # (not rounded to float32)
+
+
 def test_allow_input_downcast_names_the_input_a_value_cannot_convert_to():
     """300 for an int8 input: NumPy 2's bare OverflowError ("Python integer 300 out of
     bounds for int8") named no input (Theano's NumPy wrapped it to 44)."""

@@ -33,7 +33,7 @@ from symnb.compat.theano.folded import reads_of
 from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compile.arguments import ambiguous_keyword
-from symnb.compile.fit import check_givens
+from symnb.compile.fit import check_givens, with_default_updates
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
 from symnb.core.graph import clone_graph, leaves
@@ -119,16 +119,17 @@ def function(
     if rebuild_strict:
         refuse_looser_replacements(givens, "theano.function: givens")
     _refuse_given_inputs(variables, givens)
+    skipped = _without_defaults(no_default_updates)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
     compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
     if not rebuild_strict:
-        outputs, updates, givens = _rebuilt_over(givens, outputs, updates)
+        outputs, updates, givens = _rebuilt_over(givens, outputs, updates, skipped)
     built = {
         "outputs": [] if outputs is None else outputs,
         "updates": _pairs(updates),
         "givens": _pairs(givens),
         "name": name,
-        "no_default_updates": _without_defaults(no_default_updates),
+        "no_default_updates": skipped,
         **get_mode(mode).options(),
     }
     compiled = _sn_function(compiled_inputs, **built)
@@ -265,13 +266,19 @@ def _cut_free(variables: list, outputs, updates: list, givens: list):
     return inputs, outputs, updates, givens
 
 
-def _rebuilt_over(givens: list, outputs, updates: list):
+def _rebuilt_over(givens: list, outputs, updates: list, skipped=False):
     """``rebuild_strict=False``: the outputs and updates' values with ``givens`` applied,
     every node above a replacement built again by its op (types inferred anew, as Theano's
-    ``rebuild_collect_shared(rebuild_strict=False)``); no givens are left to apply."""
+    ``rebuild_collect_shared(rebuild_strict=False)``); no givens are left to apply. The
+    default updates (those ``skipped``, ``no_default_updates``, left out) are collected
+    first, as ``sn.function`` collects them after its givens, and rebuilt with the updates:
+    one reading a key (a draw sized by ``x.shape``) reads its replacement, as the outputs do,
+    where ``sn.function``, given no givens, would have added it reading the key itself."""
     if not givens:
         return outputs, updates, givens
     as_list = outputs if isinstance(outputs, list) else [outputs]
+    reads = [v for v in as_list if isinstance(v, Variable)]
+    updates = with_default_updates(updates, reads, skipped, dict(givens))
     values = [v for v in as_list + [v for _, v in updates] if isinstance(v, Variable)]
     copies = iter(clone_graph(values, dict(givens), rebuild=True))
 
