@@ -280,6 +280,39 @@ def test_an_input_computed_from_other_variables_is_read_as_given():
     np.testing.assert_allclose(both(np.ones((2, 4)), H), np.tanh(H) + 8.0)
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_computed_input_is_cut_free_of_the_default_updates_too(mode):
+    """A draw sized by a computed input (``srng.uniform(h.shape)``, h = x * 2) kept a default
+    update (its counter's advance) reading the original h, so ``theano.function([h], ...)``
+    failed ("the outputs depend on 'x' ..."). Theano cut its inputs free across outputs and
+    updates alike: the draw advances by the size of the h given, once a call, and a draw only
+    what computes h reads does not advance (it is not run)."""
+    x = T.dvector("x")
+    srng = T.shared_randomstreams.RandomStreams(1)
+    inner = srng.normal((4,))
+    h = x * 2 + inner[:1]
+    draw = srng.uniform(h.shape)
+    f = theano.function([h], h + draw, mode=mode)
+    first, second = f(np.ones(3)), f(np.ones(3))
+    assert int(draw.rng.get_value().counter) == 6 and int(inner.rng.get_value().counter) == 0
+    y, twin = T.dvector("y"), T.shared_randomstreams.RandomStreams(1)
+    twin.normal((4,))
+    g = theano.function([y], y + twin.uniform(y.shape), mode=mode)  # the same stream, plain
+    np.testing.assert_array_equal(first, g(np.ones(3)))
+    np.testing.assert_array_equal(second, g(np.ones(3)))
+    assert not np.allclose(first, second)
+    for skip in (True, [draw.rng]):
+        theano.function([h], h + draw, no_default_updates=skip, mode=mode)(np.ones(3))
+        assert int(draw.rng.get_value().counter) == 6
+    k = T.dscalar("k")
+    tripled = k * 3
+    s = theano.shared(0.0, name="s")
+    s.default_update = s + tripled
+    count = theano.function([tripled], s * 1, on_unused_input="ignore", mode=mode)
+    assert [float(count(1.0)), float(count(2.0))] == [0.0, 1.0]
+    assert float(s.get_value()) == 3.0
+
+
 @pytest.mark.parametrize("make", [lambda x: x, lambda x: theano.In(x)])
 def test_inputs_not_in_a_list_are_refused_as_in_theano(make):
     """Theano 1.0 refused ``theano.function(inputs=x, ...)``: "Input variables of a Theano

@@ -121,7 +121,9 @@ def function(
     _refuse_given_inputs(variables, givens)
     skipped = _without_defaults(no_default_updates)
     _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
-    compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
+    compiled_inputs, outputs, updates, givens = _cut_free(
+        variables, outputs, updates, givens, skipped
+    )
     if not rebuild_strict:
         outputs, updates, givens = _rebuilt_over(givens, outputs, updates, skipped)
     built = {
@@ -240,13 +242,16 @@ def _refuse_given_inputs(variables: list, givens: list) -> None:
         )
 
 
-def _cut_free(variables: list, outputs, updates: list, givens: list):
+def _cut_free(variables: list, outputs, updates: list, givens: list, skipped=False):
     """Theano's ``FunctionGraph`` cut its inputs free of their owners
     (``clone_get_equiv(copy_inputs_and_orphans=True)``): an input computed from other
     variables, ``h = T.dot(x, W)`` in ``theano.function([h], T.tanh(h))``, is read as the
     value given for it, not computed. Each such input is replaced, wherever the outputs,
-    updates and givens' replacements read it, by a new input of its type and name; the
-    inputs to compile, outputs, updates and givens are returned."""
+    updates, default updates (those ``skipped``, ``no_default_updates``, left out) and
+    givens' replacements read it, by a new input of its type and name; the inputs to
+    compile, outputs, updates (the default updates among them) and givens are returned. The
+    default updates are those of the graph so cut (what computes an input is not read: a
+    draw only it reads does not advance), each cut too (a draw sized by ``h.shape``)."""
     owned = [var for var in variables if var.owner is not None]
     if not owned:
         return variables, outputs, updates, givens
@@ -263,6 +268,11 @@ def _cut_free(variables: list, outputs, updates: list, givens: list):
         outputs = cut(outputs)
     updates = list(zip([t for t, _ in updates], cut([v for _, v in updates]), strict=True))
     givens = list(zip([k for k, _ in givens], cut([v for _, v in givens]), strict=True))
+    # collected as sn.function collects them (after the givens), reading the cut inputs
+    reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
+    found = with_default_updates(updates, reads, skipped, {**fresh, **dict(givens)})
+    defaults = found[len(updates) :]
+    updates += zip([t for t, _ in defaults], cut([v for _, v in defaults]), strict=True)
     return inputs, outputs, updates, givens
 
 
