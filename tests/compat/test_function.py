@@ -234,6 +234,35 @@ def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     assert used_through_givens(4) == 9.0
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_an_input_only_a_default_update_reads_is_used(mode):
+    """With ``s.default_update = s + k``, ``theano.function([k], s * 1)`` was an
+    UnusedInputError, though the function's default update reads k (and, with
+    ``on_unused_input='ignore'``, advanced s by it). Theano checked its inputs against the
+    outputs and every update, default updates included, unless ``no_default_updates`` left
+    them out; a default update is read with the givens applied."""
+    k, i = T.dscalar("k"), T.dscalar("i")
+    s, t = theano.shared(0.0, name="s"), theano.shared(0.0, name="t")
+    s.default_update = s + k
+    f = theano.function([k], s * 1, mode=mode)
+    assert [float(f(1.0)), float(f(2.0))] == [0.0, 1.0]
+    assert float(s.get_value()) == 3.0
+    t.default_update = t + s  # k read through s's default update, which t's reads
+    g = theano.function([k], t * 1, mode=mode)
+    g(1.0)
+    assert (float(t.get_value()), float(s.get_value())) == (3.0, 4.0)
+    h = theano.function([i], s * 1, givens={k: i}, mode=mode)
+    h(0.5)
+    assert float(s.get_value()) == 4.5
+    for options in (
+        {"no_default_updates": True},
+        {"no_default_updates": [s]},
+        {"updates": {s: s + 1}},  # an explicit update: the default one is not written
+    ):
+        with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 'k' \(float64"):
+            theano.function([k], s * 1, mode=mode, **options)
+
+
 @pytest.mark.parametrize("on_unused_input", [None, "warn", "ignore"])
 def test_an_input_that_is_also_a_givens_key_is_theanos_error(on_unused_input):
     """Theano's pfunc refused it whatever ``on_unused_input`` said ("Replacing inputs is

@@ -36,7 +36,7 @@ from symnb.compile.arguments import ambiguous_keyword
 from symnb.compile.fit import check_givens, with_default_updates
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
-from symnb.core.graph import clone_graph, leaves
+from symnb.core.graph import clone_graph, leaves, node_default_updates
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
 from symnb.core.words import counted
@@ -120,7 +120,8 @@ def function(
         refuse_looser_replacements(givens, "theano.function: givens")
     _refuse_given_inputs(variables, givens)
     skipped = _without_defaults(no_default_updates)
-    _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
+    policy = on_unused_input or config.on_unused_input
+    _check_used(variables, outputs, updates, givens, policy, skipped)
     compiled_inputs, outputs, updates, givens = _cut_free(
         variables, outputs, updates, givens, skipped
     )
@@ -300,17 +301,19 @@ def _rebuilt_over(givens: list, outputs, updates: list, skipped=False):
     return (new_outputs if isinstance(outputs, list) else new_outputs[0]), updates, []
 
 
-def _check_used(variables, outputs, updates, givens, policy) -> None:
+def _check_used(variables, outputs, updates, givens, policy, skipped=False) -> None:
     """Theano refuses (by default) an input that nothing computed depends on: usually a
     variable left out of the graph by mistake. As in Theano, the walk from the outputs stops
     at every input: an input that only another (computed) input is computed from is unused,
     since that input is read as given (``theano.function([x, h], T.tanh(h))``, h =
-    ``T.dot(x, W)``: x)."""
+    ``T.dot(x, W)``: x). The default updates the function writes are read too (Theano
+    checked the updates its ``rebuild_collect_shared`` collected), but for those ``skipped``
+    (``no_default_updates``)."""
     if policy not in ON_UNUSED:
         raise _at_user_line(ValueError(f"on_unused_input must be one of {ON_UNUSED}"))
     if policy == "ignore":
         return
-    used = _used_leaves(outputs, updates, givens, variables)
+    used = _used_leaves(outputs, updates, givens, variables, skipped)
     for i, var in enumerate(variables):
         if id(var) in used:
             continue
@@ -337,36 +340,61 @@ def _check_used(variables, outputs, updates, givens, policy) -> None:
         warnings.warn(message, stacklevel=3)
 
 
-def _used_leaves(outputs, updates, givens, inputs=()) -> set[int]:
+def _used_leaves(outputs, updates, givens, inputs=(), skipped=True) -> set[int]:
     """Ids of the leaves and ``inputs`` the outputs and updates read once ``givens``
     replaced their keys, as Theano checked the graph after its givens: what only a key reads
     (``h`` of ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written
     (givens are not applied inside one, as ``sn.function`` substitutes them). The walk stops
-    at an input: what computes it is not read."""
+    at an input: what computes it is not read. Unless ``skipped`` is True, the default update
+    of each shared variable so read is read too (givens applied), as ``sn.function`` collects
+    them, but for one updated already or in ``skipped`` (``no_default_updates``' list)."""
     pairs = updates.items() if isinstance(updates, dict) else (updates or [])
     reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
     reads += [v for _, v in pairs if isinstance(v, Variable)]
     given = givens.items() if isinstance(givens, dict) else (givens or [])
     substitute = {id(k): v for k, v in given}
     stops = {id(v) for v in inputs}
+    # the shared variables whose default update is not read: updated, skipped, or read
+    taken = {id(t) for t, _ in pairs} | {id(v) for v in _skipped_ones(skipped)}
+    by_node: dict[int, Variable] = {}  # a node's own default updates (a loop's last counter)
     found: set[int] = set()
+    met: list = []  # shared variables read, whose default updates are read next
     seen: set[tuple[int, bool]] = set()
     pending = [(v, True) for v in reads]  # (variable, whether givens apply there)
     while pending:
-        var, replacing = pending.pop()
-        if (id(var), replacing) in seen:
-            continue
-        seen.add((id(var), replacing))
-        if replacing and id(var) in substitute:
-            if isinstance(substitute[id(var)], Variable):
-                pending.append((substitute[id(var)], False))
-        elif var.owner is None or id(var) in stops:
-            found.add(id(var))
-        else:
-            pending.extend((v, replacing) for v in var.owner.inputs)
-        # what Theano's graph of it read, where symnb's folded it (T.grad(3 * s, s))
-        pending.extend((v, replacing) for v in reads_of(var))
+        while pending:
+            var, replacing = pending.pop()
+            if (id(var), replacing) in seen:
+                continue
+            seen.add((id(var), replacing))
+            if replacing and id(var) in substitute:
+                if isinstance(substitute[id(var)], Variable):
+                    pending.append((substitute[id(var)], False))
+            elif var.owner is None or id(var) in stops:
+                found.add(id(var))
+                if isinstance(var, SharedVariable) and skipped is not True:
+                    met.append(var)
+            else:
+                pending.extend((v, replacing) for v in var.owner.inputs)
+                for target, value in node_default_updates(var.owner):
+                    by_node.setdefault(id(target), value)
+            # what Theano's graph of it read, where symnb's folded it (T.grad(3 * s, s))
+            pending.extend((v, replacing) for v in reads_of(var))
+        for leaf in met:  # every read walked: then the default updates of what it read
+            default = by_node.get(id(leaf), leaf.tag.get("default_update"))
+            if default is not None and id(leaf) not in taken:
+                taken.add(id(leaf))
+                pending.append((default, True))
+        met = []
     return found
+
+
+def _skipped_ones(skipped) -> list:
+    """``no_default_updates`` as the list of shared variables it leaves out (True: see
+    ``_used_leaves``; False or None: none)."""
+    if isinstance(skipped, (list, tuple, set)):
+        return list(skipped)
+    return [skipped] if isinstance(skipped, Variable) else []
 
 
 def _check_swap(swap: dict, after: list, updates: list) -> None:
