@@ -156,12 +156,16 @@ def default_updates(
     from outside, the same at every step). ``replace`` (a function's ``givens``): what is
     read once it is applied (``clone_graph``), as Theano collected default updates after its
     givens: a variable only a key reads has none, one a replacement reads does; a default
-    update is read with ``replace`` applied too, as the function applies it there."""
+    update is read with ``replace`` applied too, as the function applies it there. A node's
+    own (``node_default_updates``) takes the place of a variable's default update, also where
+    the variable is found only through another default update."""
     found: list = []
     pending = list(outputs)
+    by_node: dict = {}  # (a node's carried default holds where its graph reads the variable)
     while pending:
         new = []
-        by_node = _node_default_updates(pending, replace)
+        for key, value in _node_default_updates(pending, replace).items():
+            by_node.setdefault(key, value)
         for var in leaves_after(pending, replace):
             if var.uid < since:
                 continue
@@ -178,13 +182,23 @@ def default_updates(
 
 def _node_default_updates(outputs: list[Variable], replace: dict | None = None) -> dict:
     """``{id(shared): value}`` from the nodes ``outputs`` depend on (once ``replace`` is
-    applied) that advance a shared variable themselves (``Op.default_updates``: a loop
-    drawing random numbers step by step)."""
+    applied) that advance a shared variable themselves (``node_default_updates``)."""
     found: dict = {}
     for node in ancestors_after(outputs, replace):
-        for var, value in node.op.default_updates(node):
+        for var, value in node_default_updates(node):
             found.setdefault(id(var), value)
     return found
+
+
+def node_default_updates(node: Apply) -> list:
+    """``(shared variable, value)`` pairs that replace those variables' own
+    ``default_update`` in a graph reading ``node``: its op's (``Op.default_updates``: a loop
+    drawing random numbers step by step), then those a copy of a graph carries in the node's
+    ``tag["default_updates"]`` (``theano.clone`` of a draw sized by an input it replaced:
+    the copy's draw advances by the copy's size, reading the replacement)."""
+    own = node.op.default_updates(node)
+    carried = node.tag.get("default_updates")
+    return [*own, *carried] if carried else own
 
 
 def leaves(outputs: list[Variable]) -> list[Variable]:

@@ -157,6 +157,46 @@ def test_rebuild_strict_false_rebuilds_the_graph_over_a_given_of_another_type(mo
     np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_rebuild_strict_false_applies_the_givens_inside_default_updates(mode):
+    """``rebuild_strict=False`` applied the givens to the outputs and updates but not to the
+    default updates sn.function collected afterwards: a draw sized by a key
+    (``srng.uniform(x.shape)``) or a ``default_update`` reading a key failed to compile ("the
+    outputs depend on 'x' ..."). The default updates are rebuilt with the rest, as Theano's
+    ``rebuild_collect_shared`` did: the same numbers and advances as ``rebuild_strict=True``."""
+    x, y = T.dvector("x"), T.dvector("y")
+    srng = T.shared_randomstreams.RandomStreams(1)
+    draw = srng.uniform(x.shape)
+    seen = []
+    for strict in (True, False):
+        srng.seed(1)
+        f = theano.function([y], x + draw, givens={x: y}, rebuild_strict=strict, mode=mode)
+        first, second = f(np.ones(3)), f(np.ones(3))
+        seen.append((first, second, int(draw.rng.get_value().counter)))
+    assert not np.allclose(seen[1][0], seen[1][1])  # the draws advance
+    assert seen[1][2] == seen[0][2] == 6  # by 3 blocks a call, once
+    for got, want in zip(seen[1][:2], seen[0][:2]):
+        np.testing.assert_array_equal(got, want)
+    k, i, kf = T.dscalar("k"), T.dscalar("i"), T.fscalar("kf")
+    s = theano.shared(0.0, name="s")
+    s.default_update = s + k
+    g = theano.function(
+        [i], s * 1, givens={k: i}, rebuild_strict=False, on_unused_input="ignore", mode=mode
+    )
+    assert [float(g(1.0)), float(g(2.0))] == [0.0, 1.0]
+    assert float(s.get_value()) == 3.0
+    built = dict(givens={k: i}, rebuild_strict=False, on_unused_input="ignore", mode=mode)
+    for skip in ([s], True):
+        theano.function([i], s * 1, no_default_updates=skip, **built)(5.0)
+        assert float(s.get_value()) == 3.0
+    t = theano.shared(0.0, name="t")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (t + kf: a float64 shared variable read with float32)
+        t.default_update = t + kf  # a float64 given for a float32 key: rebuilt over it
+    theano.function([i], t * 1, **dict(built, givens={kf: i}))(1e-10)
+    assert float(t.get_value()) == 1e-10  # (not rounded to float32)
+
+
 def test_allow_input_downcast_names_the_input_a_value_cannot_convert_to():
     """300 for an int8 input: NumPy 2's bare OverflowError ("Python integer 300 out of
     bounds for int8") named no input (Theano's NumPy wrapped it to 44)."""
@@ -192,6 +232,35 @@ def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     data = theano.shared(np.arange(6.0))
     used_through_givens = theano.function([index], x.sum(), givens={x: data[index:]})
     assert used_through_givens(4) == 9.0
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_an_input_only_a_default_update_reads_is_used(mode):
+    """With ``s.default_update = s + k``, ``theano.function([k], s * 1)`` was an
+    UnusedInputError, though the function's default update reads k (and, with
+    ``on_unused_input='ignore'``, advanced s by it). Theano checked its inputs against the
+    outputs and every update, default updates included, unless ``no_default_updates`` left
+    them out; a default update is read with the givens applied."""
+    k, i = T.dscalar("k"), T.dscalar("i")
+    s, t = theano.shared(0.0, name="s"), theano.shared(0.0, name="t")
+    s.default_update = s + k
+    f = theano.function([k], s * 1, mode=mode)
+    assert [float(f(1.0)), float(f(2.0))] == [0.0, 1.0]
+    assert float(s.get_value()) == 3.0
+    t.default_update = t + s  # k read through s's default update, which t's reads
+    g = theano.function([k], t * 1, mode=mode)
+    g(1.0)
+    assert (float(t.get_value()), float(s.get_value())) == (3.0, 4.0)
+    h = theano.function([i], s * 1, givens={k: i}, mode=mode)
+    h(0.5)
+    assert float(s.get_value()) == 4.5
+    for options in (
+        {"no_default_updates": True},
+        {"no_default_updates": [s]},
+        {"updates": {s: s + 1}},  # an explicit update: the default one is not written
+    ):
+        with pytest.raises(theano.compile.UnusedInputError, match=r"input 0 'k' \(float64"):
+            theano.function([k], s * 1, mode=mode, **options)
 
 
 @pytest.mark.parametrize("on_unused_input", [None, "warn", "ignore"])
@@ -238,6 +307,39 @@ def test_an_input_computed_from_other_variables_is_read_as_given():
     assert "input 1 an unnamed variable (float64(?, ?)) is computed from it" in message
     both = theano.function([x, h], out + x.sum(), on_unused_input="ignore")
     np.testing.assert_allclose(both(np.ones((2, 4)), H), np.tanh(H) + 8.0)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_a_computed_input_is_cut_free_of_the_default_updates_too(mode):
+    """A draw sized by a computed input (``srng.uniform(h.shape)``, h = x * 2) kept a default
+    update (its counter's advance) reading the original h, so ``theano.function([h], ...)``
+    failed ("the outputs depend on 'x' ..."). Theano cut its inputs free across outputs and
+    updates alike: the draw advances by the size of the h given, once a call, and a draw only
+    what computes h reads does not advance (it is not run)."""
+    x = T.dvector("x")
+    srng = T.shared_randomstreams.RandomStreams(1)
+    inner = srng.normal((4,))
+    h = x * 2 + inner[:1]
+    draw = srng.uniform(h.shape)
+    f = theano.function([h], h + draw, mode=mode)
+    first, second = f(np.ones(3)), f(np.ones(3))
+    assert int(draw.rng.get_value().counter) == 6 and int(inner.rng.get_value().counter) == 0
+    y, twin = T.dvector("y"), T.shared_randomstreams.RandomStreams(1)
+    twin.normal((4,))
+    g = theano.function([y], y + twin.uniform(y.shape), mode=mode)  # the same stream, plain
+    np.testing.assert_array_equal(first, g(np.ones(3)))
+    np.testing.assert_array_equal(second, g(np.ones(3)))
+    assert not np.allclose(first, second)
+    for skip in (True, [draw.rng]):
+        theano.function([h], h + draw, no_default_updates=skip, mode=mode)(np.ones(3))
+        assert int(draw.rng.get_value().counter) == 6
+    k = T.dscalar("k")
+    tripled = k * 3
+    s = theano.shared(0.0, name="s")
+    s.default_update = s + tripled
+    count = theano.function([tripled], s * 1, on_unused_input="ignore", mode=mode)
+    assert [float(count(1.0)), float(count(2.0))] == [0.0, 1.0]
+    assert float(s.get_value()) == 3.0
 
 
 @pytest.mark.parametrize("make", [lambda x: x, lambda x: theano.In(x)])

@@ -166,6 +166,51 @@ def test_clone_without_share_inputs_reads_new_inputs():
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_clone_carries_a_draws_default_update_through_its_replacements(mode):
+    """``theano.clone(x + srng.uniform(x.shape), share_inputs=False)`` read a new x, but the
+    draw's counter (a shared variable, kept) advanced by a default update reading the old x:
+    compiling the copy over its x failed ("a different variable with the same name"), and
+    likewise with ``replace={x: y}``. The copy carries the default update, replacements
+    applied, as Theano's clone did: its draw advances by the copy's size, once a call, and
+    the original keeps its own."""
+    srng = T.shared_randomstreams.RandomStreams(2)
+    x, y, f32 = T.dvector("x"), T.dvector("y"), T.fvector("f32")
+    draw = srng.uniform(x.shape)
+
+    def counter():
+        return int(draw.rng.get_value().counter)
+
+    copy = theano.clone(x + draw, share_inputs=False)
+    (new_x,) = [v for v in leaves([copy]) if v.name == "x"]
+    assert new_x is not x
+    f = theano.function([new_x], copy, mode=mode)
+    first, second = f(np.zeros(2)), f(np.zeros(2))
+    assert first.shape == (2,) and not np.allclose(first, second) and counter() == 4
+    srng.seed(2)  # the original's numbers, from the same stream
+    original = theano.function([x], x + draw, mode=mode)
+    np.testing.assert_array_equal(original(np.zeros(2)), first)
+    original(np.zeros(5))
+    assert counter() == 2 + 5
+    theano.function([y], theano.clone(x + draw, replace={x: y}), mode=mode)(np.zeros(3))
+    assert counter() == 10
+    again = theano.clone(copy, replace={new_x: y * 1.0}, share_inputs=False)  # a copy's copy
+    (new_y,) = [v for v in leaves([again]) if v.name == "y"]
+    theano.function([new_y], again, mode=mode)(np.zeros(4))
+    assert counter() == 14
+    loose = theano.clone(x + draw, replace={x: f32}, strict=False)
+    theano.function([f32], loose, mode=mode)(np.zeros(1, "float32"))
+    assert counter() == 15
+    k, k2 = T.dscalar("k"), T.dscalar("k2")  # one default update reading another's variable
+    s, t = theano.shared(0.0, name="s"), theano.shared(0.0, name="t")
+    s.default_update, t.default_update = s + k, t + s
+    g = theano.function(
+        [k2], theano.clone(t * 1, replace={k: k2}), on_unused_input="ignore", mode=mode
+    )
+    g(1.0), g(1.0)
+    assert (float(s.get_value()), float(t.get_value())) == (2.0, 1.0)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_clone_checks_each_replacements_type_as_givens_do(mode):
     """A clone keeps its nodes' types: an int64 replacement under an int32 ``y + 1`` wrapped
     (2**40 + 1 -> 1), a matrix under a vector's sum gave a vector from a scalar's type."""

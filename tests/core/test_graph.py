@@ -142,3 +142,17 @@ def test_replacing_one_output_of_a_node_still_rebuilds_it_for_the_others(copy):
     got = f(np.array([1.0, 2.0, 3.0, 4.0]))
     np.testing.assert_array_equal(got[0], [0.0, 0.0])
     np.testing.assert_array_equal(got[1], [6.0, 8.0])
+
+
+def test_a_nodes_carried_default_update_takes_the_place_of_the_variables():
+    """``node.tag["default_updates"]`` (what ``theano.clone`` notes on a copy reading a
+    replaced input) is written in place of the shared variable's own ``default_update``,
+    also where the variable is found only through another default update."""
+    k, k2 = sn.scalar("k"), sn.scalar("k2")
+    s, t = sn.shared(np.float64(0), name="s"), sn.shared(np.float64(0), name="t")
+    s.tag["default_update"], t.tag["default_update"] = s + k, t + s
+    out = t * 1
+    out.owner.tag["default_updates"] = [(s, s + k2)]
+    f = sn.function([k2], out, backend="py")
+    f(1.0), f(1.0)
+    assert (float(s.get_value()), float(t.get_value())) == (2.0, 1.0)

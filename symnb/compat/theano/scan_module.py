@@ -12,7 +12,7 @@ from symnb.compile.fit import check_givens
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.dims import is_int
-from symnb.core.graph import clone_graph, leaves
+from symnb.core.graph import ancestors, ancestors_after, clone_graph, default_updates, leaves
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, describe_value
 from symnb.errors import ArgumentError
@@ -192,10 +192,58 @@ def clone(output, replace=None, strict=True, share_inputs=True):
     )
     if strict:
         refuse_looser_replacements(pairs, "clone: replace")
+    given = list(pairs.values())  # (the user's graphs: not to be tagged)
     if not share_inputs:
         pairs = _with_new_inputs(outputs, pairs)
     copies = clone_graph(outputs, pairs, rebuild=not strict)
+    _carry_default_updates(outputs, copies, pairs, given, rebuild=not strict)
     return copies[0] if single else copies
+
+
+def _carry_default_updates(outputs: list, copies: list, pairs: dict, given: list, rebuild: bool):
+    """Theano's clone (``rebuild_collect_shared``) cloned the default updates with the
+    outputs, replacements applied. Shared variables are kept here, so a default update that
+    reads a replaced variable (a draw's counter advancing by ``x.shape``'s size, ``x``
+    replaced) goes with the copies instead: each copied node reading a shared variable with
+    a default update notes in its ``tag["default_updates"]`` those the replacements change,
+    each a copy reading the replacements, which a function compiling the copies writes
+    (``node_default_updates``), and so do those an earlier copy carried. A loop's own
+    (``Op.default_updates``) is its copy's already."""
+    if not pairs:
+        return
+    keys = {id(key) for key in pairs}
+    by_ops = {
+        id(var)
+        for node in ancestors_after(outputs, pairs)
+        for var, _ in node.op.default_updates(node)
+    }
+    found = default_updates(outputs, [], replace=pairs)
+    changed = [  # (one an earlier copy carried goes on: a node built again has no tag)
+        (var, value)
+        for var, value in found
+        if id(var) not in by_ops
+        and (_reads(value, keys) or value is not var.tag.get("default_update"))
+    ]
+    if not changed:
+        return
+    values = clone_graph([value for _, value in changed], pairs, rebuild=rebuild)
+    carried = list(zip([var for var, _ in changed], values, strict=True))
+    defaulted = {id(var) for var, _ in found}
+    theirs = set(ancestors(outputs + given))  # (the originals, the user's replacements)
+    for node in ancestors(copies):
+        if node not in theirs and any(id(v) in defaulted for v in node.inputs):
+            node.tag["default_updates"] = carried + [
+                (var, value)
+                for var, value in node.tag.get("default_updates", ())
+                if not any(var is done for done, _ in carried)
+            ]
+
+
+def _reads(value: Variable, keys: set) -> bool:
+    """Whether ``value`` is, or is computed from, a variable whose id is in ``keys``."""
+    if id(value) in keys:
+        return True
+    return any(id(v) in keys for node in ancestors([value]) for v in node.inputs)
 
 
 def _with_new_inputs(outputs: list, pairs: dict) -> dict:

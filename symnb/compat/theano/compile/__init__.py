@@ -33,10 +33,10 @@ from symnb.compat.theano.folded import reads_of
 from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compile.arguments import ambiguous_keyword
-from symnb.compile.fit import check_givens
+from symnb.compile.fit import check_givens, with_default_updates
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
-from symnb.core.graph import clone_graph, leaves
+from symnb.core.graph import clone_graph, leaves, node_default_updates
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
 from symnb.core.words import counted
@@ -119,16 +119,20 @@ def function(
     if rebuild_strict:
         refuse_looser_replacements(givens, "theano.function: givens")
     _refuse_given_inputs(variables, givens)
-    _check_used(variables, outputs, updates, givens, on_unused_input or config.on_unused_input)
-    compiled_inputs, outputs, updates, givens = _cut_free(variables, outputs, updates, givens)
+    skipped = _without_defaults(no_default_updates)
+    policy = on_unused_input or config.on_unused_input
+    _check_used(variables, outputs, updates, givens, policy, skipped)
+    compiled_inputs, outputs, updates, givens = _cut_free(
+        variables, outputs, updates, givens, skipped
+    )
     if not rebuild_strict:
-        outputs, updates, givens = _rebuilt_over(givens, outputs, updates)
+        outputs, updates, givens = _rebuilt_over(givens, outputs, updates, skipped)
     built = {
         "outputs": [] if outputs is None else outputs,
         "updates": _pairs(updates),
         "givens": _pairs(givens),
         "name": name,
-        "no_default_updates": _without_defaults(no_default_updates),
+        "no_default_updates": skipped,
         **get_mode(mode).options(),
     }
     compiled = _sn_function(compiled_inputs, **built)
@@ -239,13 +243,16 @@ def _refuse_given_inputs(variables: list, givens: list) -> None:
         )
 
 
-def _cut_free(variables: list, outputs, updates: list, givens: list):
+def _cut_free(variables: list, outputs, updates: list, givens: list, skipped=False):
     """Theano's ``FunctionGraph`` cut its inputs free of their owners
     (``clone_get_equiv(copy_inputs_and_orphans=True)``): an input computed from other
     variables, ``h = T.dot(x, W)`` in ``theano.function([h], T.tanh(h))``, is read as the
     value given for it, not computed. Each such input is replaced, wherever the outputs,
-    updates and givens' replacements read it, by a new input of its type and name; the
-    inputs to compile, outputs, updates and givens are returned."""
+    updates, default updates (those ``skipped``, ``no_default_updates``, left out) and
+    givens' replacements read it, by a new input of its type and name; the inputs to
+    compile, outputs, updates (the default updates among them) and givens are returned. The
+    default updates are those of the graph so cut (what computes an input is not read: a
+    draw only it reads does not advance), each cut too (a draw sized by ``h.shape``)."""
     owned = [var for var in variables if var.owner is not None]
     if not owned:
         return variables, outputs, updates, givens
@@ -262,16 +269,27 @@ def _cut_free(variables: list, outputs, updates: list, givens: list):
         outputs = cut(outputs)
     updates = list(zip([t for t, _ in updates], cut([v for _, v in updates]), strict=True))
     givens = list(zip([k for k, _ in givens], cut([v for _, v in givens]), strict=True))
+    # collected as sn.function collects them (after the givens), reading the cut inputs
+    reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
+    found = with_default_updates(updates, reads, skipped, {**fresh, **dict(givens)})
+    defaults = found[len(updates) :]
+    updates += zip([t for t, _ in defaults], cut([v for _, v in defaults]), strict=True)
     return inputs, outputs, updates, givens
 
 
-def _rebuilt_over(givens: list, outputs, updates: list):
+def _rebuilt_over(givens: list, outputs, updates: list, skipped=False):
     """``rebuild_strict=False``: the outputs and updates' values with ``givens`` applied,
     every node above a replacement built again by its op (types inferred anew, as Theano's
-    ``rebuild_collect_shared(rebuild_strict=False)``); no givens are left to apply."""
+    ``rebuild_collect_shared(rebuild_strict=False)``); no givens are left to apply. The
+    default updates (those ``skipped``, ``no_default_updates``, left out) are collected
+    first, as ``sn.function`` collects them after its givens, and rebuilt with the updates:
+    one reading a key (a draw sized by ``x.shape``) reads its replacement, as the outputs do,
+    where ``sn.function``, given no givens, would have added it reading the key itself."""
     if not givens:
         return outputs, updates, givens
     as_list = outputs if isinstance(outputs, list) else [outputs]
+    reads = [v for v in as_list if isinstance(v, Variable)]
+    updates = with_default_updates(updates, reads, skipped, dict(givens))
     values = [v for v in as_list + [v for _, v in updates] if isinstance(v, Variable)]
     copies = iter(clone_graph(values, dict(givens), rebuild=True))
 
@@ -283,17 +301,19 @@ def _rebuilt_over(givens: list, outputs, updates: list):
     return (new_outputs if isinstance(outputs, list) else new_outputs[0]), updates, []
 
 
-def _check_used(variables, outputs, updates, givens, policy) -> None:
+def _check_used(variables, outputs, updates, givens, policy, skipped=False) -> None:
     """Theano refuses (by default) an input that nothing computed depends on: usually a
     variable left out of the graph by mistake. As in Theano, the walk from the outputs stops
     at every input: an input that only another (computed) input is computed from is unused,
     since that input is read as given (``theano.function([x, h], T.tanh(h))``, h =
-    ``T.dot(x, W)``: x)."""
+    ``T.dot(x, W)``: x). The default updates the function writes are read too (Theano
+    checked the updates its ``rebuild_collect_shared`` collected), but for those ``skipped``
+    (``no_default_updates``)."""
     if policy not in ON_UNUSED:
         raise _at_user_line(ValueError(f"on_unused_input must be one of {ON_UNUSED}"))
     if policy == "ignore":
         return
-    used = _used_leaves(outputs, updates, givens, variables)
+    used = _used_leaves(outputs, updates, givens, variables, skipped)
     for i, var in enumerate(variables):
         if id(var) in used:
             continue
@@ -320,36 +340,61 @@ def _check_used(variables, outputs, updates, givens, policy) -> None:
         warnings.warn(message, stacklevel=3)
 
 
-def _used_leaves(outputs, updates, givens, inputs=()) -> set[int]:
+def _used_leaves(outputs, updates, givens, inputs=(), skipped=True) -> set[int]:
     """Ids of the leaves and ``inputs`` the outputs and updates read once ``givens``
     replaced their keys, as Theano checked the graph after its givens: what only a key reads
     (``h`` of ``givens={h: y}``, ``h = x * 2``) is not read. A replacement is read as written
     (givens are not applied inside one, as ``sn.function`` substitutes them). The walk stops
-    at an input: what computes it is not read."""
+    at an input: what computes it is not read. Unless ``skipped`` is True, the default update
+    of each shared variable so read is read too (givens applied), as ``sn.function`` collects
+    them, but for one updated already or in ``skipped`` (``no_default_updates``' list)."""
     pairs = updates.items() if isinstance(updates, dict) else (updates or [])
     reads = [v for v in _as_list([] if outputs is None else outputs) if isinstance(v, Variable)]
     reads += [v for _, v in pairs if isinstance(v, Variable)]
     given = givens.items() if isinstance(givens, dict) else (givens or [])
     substitute = {id(k): v for k, v in given}
     stops = {id(v) for v in inputs}
+    # the shared variables whose default update is not read: updated, skipped, or read
+    taken = {id(t) for t, _ in pairs} | {id(v) for v in _skipped_ones(skipped)}
+    by_node: dict[int, Variable] = {}  # a node's own default updates (a loop's last counter)
     found: set[int] = set()
+    met: list = []  # shared variables read, whose default updates are read next
     seen: set[tuple[int, bool]] = set()
     pending = [(v, True) for v in reads]  # (variable, whether givens apply there)
     while pending:
-        var, replacing = pending.pop()
-        if (id(var), replacing) in seen:
-            continue
-        seen.add((id(var), replacing))
-        if replacing and id(var) in substitute:
-            if isinstance(substitute[id(var)], Variable):
-                pending.append((substitute[id(var)], False))
-        elif var.owner is None or id(var) in stops:
-            found.add(id(var))
-        else:
-            pending.extend((v, replacing) for v in var.owner.inputs)
-        # what Theano's graph of it read, where symnb's folded it (T.grad(3 * s, s))
-        pending.extend((v, replacing) for v in reads_of(var))
+        while pending:
+            var, replacing = pending.pop()
+            if (id(var), replacing) in seen:
+                continue
+            seen.add((id(var), replacing))
+            if replacing and id(var) in substitute:
+                if isinstance(substitute[id(var)], Variable):
+                    pending.append((substitute[id(var)], False))
+            elif var.owner is None or id(var) in stops:
+                found.add(id(var))
+                if isinstance(var, SharedVariable) and skipped is not True:
+                    met.append(var)
+            else:
+                pending.extend((v, replacing) for v in var.owner.inputs)
+                for target, value in node_default_updates(var.owner):
+                    by_node.setdefault(id(target), value)
+            # what Theano's graph of it read, where symnb's folded it (T.grad(3 * s, s))
+            pending.extend((v, replacing) for v in reads_of(var))
+        for leaf in met:  # every read walked: then the default updates of what it read
+            default = by_node.get(id(leaf), leaf.tag.get("default_update"))
+            if default is not None and id(leaf) not in taken:
+                taken.add(id(leaf))
+                pending.append((default, True))
+        met = []
     return found
+
+
+def _skipped_ones(skipped) -> list:
+    """``no_default_updates`` as the list of shared variables it leaves out (True: see
+    ``_used_leaves``; False or None: none)."""
+    if isinstance(skipped, (list, tuple, set)):
+        return list(skipped)
+    return [skipped] if isinstance(skipped, Variable) else []
 
 
 def _check_swap(swap: dict, after: list, updates: list) -> None:
