@@ -131,14 +131,15 @@ def check_givens(
     return checked
 
 
-def shape_checked_givens(givens: dict, sources: list) -> dict:
+def shape_checked_givens(givens: dict, sources: list, what: str = "givens") -> dict:
     """``givens`` with each replacement whose dims its type does not prove to be its key's
     (an unknown dim for a fixed one: ``x`` of ``(1, 2)`` given ``y`` of ``(?, 2)``) checked
     when the function runs, on every backend: a ShapeError naming the key, the replacement,
     both shapes and the line that compiled it, where a result of another size than its type
     says came out silently. A named dim is checked where ``sources`` (the function's inputs)
     give its size; an unknown dim of the key is not checked (docs/shapes.md: an unknown dim
-    is checked only when the function runs, so it unifies with any when the graph is built)."""
+    is checked only when the function runs, so it unifies with any when the graph is built).
+    ``what`` begins the message (``theano.clone`` checks its ``replace`` the same way)."""
     given = {d for v in sources for d in v.type.shape if isinstance(d, str)}
     sources = [v for v in sources if any(isinstance(d, str) for d in v.type.shape)]
 
@@ -151,8 +152,8 @@ def shape_checked_givens(givens: dict, sources: list) -> dict:
         if any(checkable(want, got) for want, got in pairs):
             loc = user_location()
             at = "" if loc is None else f" (at {loc})"
-            what = f"givens{at}: {key.describe()} was given {value.describe()} of another shape"
-            value = has_shape(value, key.type.shape, sources, what)
+            said = f"{what}{at}: {key.describe()} was given {value.describe()} of another shape"
+            value = has_shape(value, key.type.shape, sources, said)
         checked[key] = value
     return checked
 

@@ -46,6 +46,7 @@ from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, graph_first
 from symnb.core.words import counted
 from symnb.errors import DeviceError, InputError, ReentrantCallError
+from symnb.ops.checks import HasShape
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -205,6 +206,10 @@ class Function:
         self.graph = Graph(self.inputs, targets)
         with phases.timed("rewrites"):
             self.rewrites = rewrite(self.graph, optimize)
+        #: the givens' shape checks that nothing read once the rewrites ran (the outputs read
+        #: only the key's fixed shape, ``x.shape[0]``), kept as outputs after the updates:
+        #: run by every call, never returned (docs/shapes.md)
+        self._n_checks = 0 if backend == CHECK else _keep_checks(self.graph, givens, self.inputs)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values (those with named dims first: the C runner
@@ -251,6 +256,9 @@ class Function:
         self._direct = self._runner if not (self._shared or self.updates) else None
         #: results that may share memory with an argument (the rest are the plan's own storage)
         self._alias_check = self._maybe_aliased()
+        if self._n_checks and self._alias_check is not None:  # (the checks are not returned)
+            kept = len(self.graph.outputs) - self._n_checks
+            self._alias_check = tuple(i for i in self._alias_check if i < kept)
         #: the constants' arrays (read-only): a result that is a view of one is copied too
         self._constants = tuple(
             v.value for v in self._leaves if isinstance(v, Constant) and not v.weak
@@ -267,7 +275,8 @@ class Function:
         copies = not self.borrow and (
             self._leaf_results or self._repeated or self._alias_check != ()
         )
-        self._plain = None if copies or self._resident else self._runner
+        # (the entry point returns every result but the updates: not the checks)
+        self._plain = None if copies or self._resident or self._n_checks else self._runner
         self._entry = self._make_entry(None if self._first_call else self._plain)
 
     def _signature(self) -> str:
@@ -470,6 +479,8 @@ class Function:
     def _finish(self, results, leaf_values):
         """Write the updates, return the outputs in the user's structure (copying what
         aliases a leaf's value or another result unless ``borrow``)."""
+        if self._n_checks:  # the givens' checks ran; they are not results
+            results = results[: len(results) - self._n_checks]
         if self._constants:
             leaf_values = [*leaf_values, *self._constants]
         check = range(len(results)) if self._alias_check is None else self._alias_check
@@ -707,6 +718,31 @@ def _make_linker(cls, graph, leaves, n_results: int):
     if cls.resident:
         return cls(graph, leaves, n_results)
     return cls(graph, leaves)
+
+
+def _keep_checks(graph: Graph, givens: dict, inputs: list) -> int:
+    """Add to ``graph`` (rewritten) as outputs the givens' shape checks (``HasShape``, from
+    ``shape_checked_givens``) that it no longer runs: where the outputs read only the key's
+    shape, which its type fixes, the rewrites fold that shape and drop the check, or it was
+    never read (``sn.ones_like(x)`` of a fixed ``x``). A check that reads values the call
+    does not give (a given for another function) is left out. How many were added."""
+    ran = {node.op for node in graph.nodes if isinstance(node.op, HasShape)}
+    given = {id(v) for v in inputs}
+    added = 0
+    for value in givens.values():
+        if value.owner is None or not isinstance(value.owner.op, HasShape):
+            continue
+        if value.owner.op in ran:
+            continue
+        if not all(
+            id(leaf) in given or isinstance(leaf, (Constant, SharedVariable))
+            for leaf in leaves([value])
+        ):
+            continue
+        graph.add_output(clone_graph([value])[0])
+        ran.add(value.owner.op)
+        added += 1
+    return added
 
 
 def _repeated(outputs) -> frozenset[int]:

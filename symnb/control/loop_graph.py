@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from symnb.control.ifelse import IfElse
 from symnb.control.loop import Loop
-from symnb.core.graph import Graph, ancestors, clone_graph
+from symnb.core.graph import Graph, ancestors, clone_graph, substitute
 from symnb.core.source import user_location
 from symnb.core.variable import Constant, Variable
 
@@ -64,7 +64,7 @@ class LoopInputs:
         the outer n_steps is a step count (False: -1, the rows of the sequences);
         ``plain_names``: the plain outputs in messages (``Loop.plain_names``)."""
         if self.replace:
-            inner_outs = clone_graph(inner_outs, self.replace)
+            inner_outs = substitute(inner_outs, self.replace)
         nonseqs = hoist(inner_outs, [p for p, _ in self.seqs + self.states], self.nonseqs)
         if check is not None:
             check(nonseqs, {id(p) for p, _ in self.nonseqs})
@@ -108,7 +108,10 @@ def placeholder(outer: Variable, name: str | None = None) -> Variable:
 def hoist(inner_outs, per_step: list, given: list) -> list:
     """The loop's non-sequences: ``(inner variable, placeholder, outer value)`` for each
     value the step reads that depends on no per-step placeholder: a given non-sequence, a
-    value from outside, or inner work computed from those alone, which then runs once."""
+    value from outside, or inner work computed from those alone, which then runs once. A
+    value from outside is its own outer value (an implicit non-sequence: ``sn.grad`` and
+    ``givens`` reach it as they reach a listed one); only the nodes that read a given
+    non-sequence's placeholder are copied over its outer value (``substitute``)."""
     varying = {id(p) for p in per_step}
     order = ancestors(inner_outs)
     for node in order:
@@ -130,7 +133,7 @@ def hoist(inner_outs, per_step: list, given: list) -> list:
         if id(var) in outer_of:
             found.append((var, var, outer_of[id(var)]))
             continue
-        (outer,) = clone_graph([var], replace)
+        (outer,) = substitute([var], replace)
         found.append((var, placeholder(var), outer))
     return found
 

@@ -353,6 +353,15 @@ class Graph:
             self.clients.setdefault(new, Clients()).append((client, i))
         return added, self._drop_unused(old)
 
+    def add_output(self, var: Variable) -> None:
+        """``var`` as one more output, the nodes it reads that the graph lacks attached (its
+        leaves must be the graph's inputs, shared values or constants)."""
+        for node in ancestors([var], known=self.nodes):
+            self._attach(node)
+        self.clients.setdefault(var, Clients()).append((OUTPUT, len(self.outputs)))
+        self.outputs.append(var)
+        self._check_inputs()
+
     def replace_all(self, pairs) -> tuple[list[Apply], list[Apply]]:
         """``replace`` for each ``(old, new)`` pair in order; the nodes attached and dropped."""
         added: list[Apply] = []

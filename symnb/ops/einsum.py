@@ -29,7 +29,8 @@ def einsum(subscripts: str, *operands, optimize=True):
     against the same index's larger size, as in NumPy. ``...`` stands for the axes a term
     does not name, broadcast between operands from the right (``"...ij,...jk->...ik"``); an
     implicit output puts them first. An index repeated inside one term takes that operand's
-    diagonal (``"ii->i"``, ``"ii"`` the trace, ``"iji->j"``). NumPy's interleaved form
+    diagonal (``"ii->i"``, ``"ii"`` the trace, ``"iji->j"``); a diagonal of dims all 1
+    broadcasts as a size-1 dim does (``"bb,b->"`` of (1, 1) and (3,)). NumPy's interleaved form
     ``einsum(x, [0, 1], y, [1, 2], [0, 2])`` is the same: each operand followed by its
     indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z) or ``Ellipsis``, the output's
     last if given. Bool operands are NumPy's too: all bool gives bool (an OR of ANDs,
@@ -149,15 +150,18 @@ def _parse_einsum(subscripts, operands):
 
 def _check_term(subscripts, k, term, var, sizes, ones):
     """Checks operand k against its term; unifies each letter's dims in ``sizes``, but for
-    dims known to be 1, listed in ``ones`` (they broadcast)."""
+    dims known to be 1, listed in ``ones`` (they broadcast): a letter the term repeats (a
+    diagonal) broadcasts where all its dims are 1, as in NumPy (the diagonal is 1 long)."""
     if len(term) != var.type.ndim:
         raise ShapeError(
             f"einsum: term {term!r} of {subscripts!r} has {len(term)} indices but operand {k} "
             f"{var.describe()} has {var.type.ndim} dims"
         )
     for c, d in zip(term, var.type.shape):
-        if isinstance(d, int) and d == 1 and term.count(c) == 1:
-            ones.append((k, c))
+        dims = [e for letter, e in zip(term, var.type.shape) if letter == c]
+        if all(isinstance(e, int) and e == 1 for e in dims):
+            if (k, c) not in ones:
+                ones.append((k, c))
             continue
         seen, where = sizes.setdefault(c, (d, f"operand {k} {var.describe()}"))
         try:

@@ -236,6 +236,26 @@ def test_clone_checks_each_replacements_type_as_givens_do(mode):
     np.testing.assert_array_equal(got, big + 1)
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_clone_checks_a_replacements_unproven_size_when_the_function_runs(mode):
+    """``theano.clone(out, replace={x: y})``, x of fixed size 3 and y of unknown size: the
+    copy keeps x's type, so y's size is checked when the function runs, as givens are (it
+    was an internal failure for a concatenate, a silent ``y[-1]`` for ``x[-1]``)."""
+    y = T.dvector("y")
+    x = sn.vector("x", shape=(3,))
+    both = theano.function([y], theano.clone(sn.concatenate([x, x]) * 1, replace={x: y}), mode=mode)
+    last = theano.function([y], theano.clone(x[-1], replace={x: y}), mode=mode)
+    np.testing.assert_array_equal(both(np.arange(3.0)), [0, 1, 2, 0, 1, 2])
+    assert last(np.arange(3.0)) == 2.0
+    for f in (both, last):
+        with pytest.raises(sn.ShapeError) as err:
+            f(np.arange(5.0))
+        message = str(err.value)
+        assert "theano.clone: replace" in message and "test_theano_api.py" in message, message
+        assert "'x' (float64(3,)) was given 'y' (float64(?,))" in message, message
+        assert "(5,), not (3,)" in message, message
+
+
 def test_ifelse_takes_any_scalar_condition_zero_being_false():
     """Theano's IfElse takes any scalar (0 false, anything else true): a float condition,
     ``ifelse(T.scalar("a"), x, y)``, was sn.ifelse's DTypeError. A tensor condition is still

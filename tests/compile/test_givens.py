@@ -2,6 +2,7 @@
 with errors that say "givens", name the bad key and point at the user's line; a key the graph
 never reads compiles, with a GraphWarning (Theano ignored it silently)."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 import symnb as sn
 import symnb.compat.theano as theano
 from symnb.errors import GraphWarning
+from tests.helpers import available_backends
 
 
 def _line_of(marker: str) -> int:
@@ -135,3 +137,32 @@ def test_a_given_of_unknown_dims_for_a_key_of_known_dims_is_checked_when_the_fun
     np.testing.assert_array_equal(g(np.ones((3, 2)), np.zeros(3)), [2.0, 2.0, 2.0])
     with pytest.raises(sn.ShapeError, match=r"\(3, 2\), not \(b, 2\) = \(2, 2\)"):
         g(np.ones((3, 2)), np.zeros(2))
+
+
+@pytest.mark.parametrize("backend", ["py", "c", "opencl"])
+def test_a_given_check_runs_where_the_outputs_read_only_the_keys_fixed_shape(backend):
+    """x of (3,) given y of (?,), the outputs reading only x's shape (``x.shape[0]``, folded
+    to 3) or nothing of x (``sn.ones_like(x)``, built of x's fixed shape): the check was
+    dropped with the value nothing read, and a call with 2 values returned 3 silently. The
+    check is kept (an output after the updates, not returned), an update not written."""
+    if backend not in available_backends():
+        pytest.skip(f"no {backend} backend here")
+    x, y = sn.vector("x", shape=(3,)), sn.vector("y")
+    s = sn.shared(np.float64(0.0), name="s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphWarning)  # ones_like(x) does not read x
+        for out in [x.shape[0] * 2, sn.ones_like(x) * 2]:
+            f = sn.function([y], out, givens={x: y}, backend=backend)
+            g = sn.function([y], out, givens={x: y}, updates={s: s + 1}, backend=backend)
+            np.testing.assert_array_equal(f(np.ones(3)), 6 if out.ndim == 0 else [2.0] * 3)
+            np.testing.assert_array_equal(g(np.ones(3)), f(np.ones(3)))
+            assert s.get_value() == 1.0
+            for h in (f, g, pickle.loads(pickle.dumps(f))):
+                with pytest.raises(sn.ShapeError) as info:
+                    h(np.ones(2))
+                message = str(info.value)
+                assert "'x' (float64(3,)) was given 'y' (float64(?,)) of another shape" in message
+                assert "(2,), not (3,), when the function ran" in message
+                assert "test_givens.py, line" in message and "givens={x: y}" in message
+            assert s.get_value() == 1.0
+            s.set_value(np.float64(0.0))

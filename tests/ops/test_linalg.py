@@ -86,6 +86,9 @@ EINSUM_BROADCAST = [  # a 0-d operand's empty term, and size-1 dims that broadca
     ("ij,ij->ij", [(1, 4), (3, 1)]),
     ("ij,ij->ij", [(1, 1), (1, 1)]),
     ("ij,ji", [(1, 3), (1, 2)]),
+    ("bb,b->", [(1, 1), (3,)]),  # a diagonal of length 1 broadcasts too
+    ("bb,b->b", [(1, 1), (3,)]),
+    ("ibb,bj->ij", [(2, 1, 1), (3, 4)]),
 ]
 
 
@@ -255,6 +258,21 @@ def test_einsum_broadcasts_a_size_1_dim_against_a_named_one(rng):
     assert out.type.shape == (3, 5)
     x, y = random_array(rng, (3, 1), "float64"), random_array(rng, (4, 5), "float64")
     check(sn.function([a, b], out, backend="py")(x, y), np.einsum("ij,jk->ik", x, y))
+
+
+@pytest.mark.parametrize("size", [3, None])
+def test_einsum_broadcasts_a_diagonal_of_size_1(size, rng, backend):
+    """An index repeated in one term whose dims are all 1 broadcasts against its larger size
+    elsewhere, as in NumPy ("bb,b->" of (1, 1) and (3,) is 6.0 for [[2]] and 0, 1, 2): it was
+    a ShapeError at build for a known 3, an internal failure when run for an unknown one."""
+    a, x = sn.tensor("a", (1, 1)), sn.tensor("x", (size,))
+    av, xv = np.full((1, 1), 2.0), np.arange(3.0)
+    out = sn.einsum("bb,b->", a, x)
+    got = sn.function([a, x], [out, *sn.grad(out, [a, x])], backend=backend)(av, xv)
+    for g, want in zip(got, [6.0, [[3.0]], [2.0, 2.0, 2.0]]):
+        check(g, np.asarray(want))
+    arrays = [random_array(rng, (1, 1), "float64"), random_array(rng, (3,), "float64")]
+    sn.check_grad(lambda *xs: sn.einsum("bb,b->b", *xs), arrays)
 
 
 def test_einsum_names_an_index_that_is_not_a_letter():

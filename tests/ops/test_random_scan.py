@@ -44,3 +44,33 @@ def test_an_outer_draw_read_by_the_step_equals_one_passed_as_a_non_sequence(back
     )(np.zeros((5, 3)))
     np.testing.assert_array_equal(got_implicit, np.tile(got_noise, (5, 1)))
     np.testing.assert_array_equal(got_implicit, got_explicit)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_givens_replace_an_outer_draw_the_step_reads_without_listing_it(backend):
+    """The step reads the user's draw itself (an implicit non-sequence), so a given keyed by
+    it replaces it in the loop, as it does for one listed in non_sequences; without the given
+    the draw advances its stream once per call, not once per step."""
+    s = sn.vector("s", shape=(4,))
+    rng = sn.RandomStream(seed=7)
+    mask = rng.uniform((3,), dtype="float64")
+    implicit, _ = sn.scan(lambda si, h: h + si * mask, sequences=[s], outputs_info=[sn.zeros((3,))])
+    listed, _ = sn.scan(
+        lambda si, h, m: h + si * m,
+        sequences=[s],
+        outputs_info=[sn.zeros((3,))],
+        non_sequences=[mask],
+    )
+    given = sn.function(
+        [s], [implicit[-1], listed[-1]], givens={mask: sn.constant(np.ones(3))}, backend=backend
+    )
+    a, b = given(np.ones(4))
+    np.testing.assert_array_equal(a, [4.0, 4.0, 4.0])
+    np.testing.assert_array_equal(b, [4.0, 4.0, 4.0])
+    drawn = sn.function([s], [mask, implicit[-1]], backend=backend)
+    ((_, counter),) = rng.states
+    start = int(counter.get_value())
+    for _ in range(2):
+        m, last = drawn(np.ones(4))
+        np.testing.assert_allclose(last, 4 * m, rtol=1e-12)
+    assert int(counter.get_value()) == start + 2 * 3  # one mask a call

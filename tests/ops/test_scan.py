@@ -714,3 +714,33 @@ def test_sequence_taps_cut_each_sequence_as_if_tap_0_were_there(seq_taps, backwa
         got = sn.function(xs, build(*xs), backend=backend)(*arrays)
         np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=backend)
     sn.check_grad(lambda *xs: build(*xs) ** 2, arrays)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_grad_reaches_a_value_from_outside_the_step_does_not_list(backend):
+    """A value computed outside and read by the step without being in non_sequences is the
+    loop's input itself (not a copy of its graph): sn.grad reaches it, as if listed."""
+    s = sn.vector("s", shape=(4,))
+    x = sn.vector("x", shape=(3,))
+    h = sn.tanh(x) * 2
+    hs, _ = sn.scan(lambda si, a: sn.tanh(a * h + si), sequences=[s], outputs_info=[sn.zeros((3,))])
+    listed, _ = sn.scan(
+        lambda si, a, hh: sn.tanh(a * hh + si),
+        sequences=[s],
+        outputs_info=[sn.zeros((3,))],
+        non_sequences=[h],
+    )
+    g, g_listed = sn.grad(hs[-1].sum(), h), sn.grad(listed[-1].sum(), h)
+    xv, sv = _f64(3), _f64(4)
+    got, got_listed = sn.function([x, s], [g, g_listed], backend=backend)(xv, sv)
+
+    def cost(hv):
+        a = np.zeros(3)
+        for si in sv:
+            a = np.tanh(a * hv + si)
+        return a.sum()
+
+    hv, eps = np.tanh(xv) * 2, 1e-6
+    numeric = [(cost(hv + eps * e) - cost(hv - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(got, numeric, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(got, got_listed, rtol=1e-12)

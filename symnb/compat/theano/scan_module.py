@@ -8,11 +8,18 @@ from symnb.compat.theano.strict import refuse_looser_replacements
 from symnb.compat.theano.testvalues import missing_values_allowed
 from symnb.compat.theano.upcasting import as_theano_tensor, is_python_number
 from symnb.compat.theano.updates import OrderedUpdates
-from symnb.compile.fit import check_givens
+from symnb.compile.fit import check_givens, shape_checked_givens
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.dims import is_int
-from symnb.core.graph import ancestors, ancestors_after, clone_graph, default_updates, leaves
+from symnb.core.graph import (
+    ancestors,
+    ancestors_after,
+    clone_graph,
+    default_updates,
+    leaves,
+    leaves_after,
+)
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable, describe_value
 from symnb.errors import ArgumentError
@@ -192,6 +199,10 @@ def clone(output, replace=None, strict=True, share_inputs=True):
     )
     if strict:
         refuse_looser_replacements(pairs, "clone: replace")
+        # the copies keep their keys' types: a size the replacement's type does not prove is
+        # checked when the function runs, as theano.function's givens are
+        sources = [v for v in leaves_after(outputs, pairs) if not isinstance(v, Constant)]
+        pairs = shape_checked_givens(pairs, sources, "theano.clone: replace")
     given = list(pairs.values())  # (the user's graphs: not to be tagged)
     if not share_inputs:
         pairs = _with_new_inputs(outputs, pairs)
