@@ -173,15 +173,16 @@ class PhaseRun:
 def _inherit_sources(pairs, added) -> None:
     """Nodes a rule built take the user's line of what they replace, so a run-time error in
     them quotes the user's expression (as Theano's copy_stack_trace), not the line of the
-    ``sn.function`` call that ran the rewrites."""
+    ``sn.function`` call that ran the rewrites; a node whose ``tag["source"]`` its rule set
+    keeps that line (a shape computed from a matmul's operands names the matmul's)."""
     where = next((old.source for old, _ in pairs if old.source is not None), None)
     if where is None:
         return
-    for node in added:
+    for node in added:  # (a rule that knows a better line puts it in the node's tag)
         for out in node.outputs:
-            out.source = where
+            out.source = node.tag.get("source", where)
     for old, new in pairs:
-        if old.source is not None and new.owner in added:
+        if old.source is not None and new.owner in added and "source" not in new.owner.tag:
             new.source = old.source
 
 

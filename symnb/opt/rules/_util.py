@@ -115,6 +115,8 @@ def _shape_vector(graph, var: Variable, top: bool) -> tuple[Variable, bool]:
         computes = computes or skips
     out = _built(graph, ResultShape(node.op, var.type.ndim), shapes)
     out.source = var.source  # (a shape error when the function runs names var's line)
+    if var.source is not None:
+        out.owner.tag["source"] = var.source  # (kept by the engine's _inherit_sources)
     return out, computes
 
 
