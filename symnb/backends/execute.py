@@ -275,8 +275,7 @@ def _fill_into(step: Launch, slots: list) -> None:
 
 def _launch(step: Launch, slots: list):
     """The kernel's run: False when the fallback must run instead."""
-    # (a weak constant's slot holds the Python number NumPy steps promote by: an array here)
-    arrays = [_as_array(slots[slot]) for slot, _ in step.ins]
+    arrays = [slots[slot] for slot, _ in step.ins]
     into = None if step.into is None else slots[step.into]
     key = tuple([(a.shape, a.strides) for a in arrays])
     if into is not None:  # output 0 follows its strides
@@ -300,10 +299,6 @@ def _launch(step: Launch, slots: list):
     for (slot, *_), out in zip(step.outs, outs):
         slots[slot] = out
     return True
-
-
-def _as_array(value) -> np.ndarray:
-    return value if type(value) is np.ndarray else np.asarray(value)
 
 
 DECLINE = ("decline",)

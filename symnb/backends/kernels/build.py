@@ -57,8 +57,11 @@ class Builder:
     def variable(self, var, per_row: bool = False) -> int:
         """A graph variable as a value: a 0-d constant as ``scalar`` makes it, else a load."""
         check_dtype(var.type.dtype)
-        if isinstance(var, Constant) and var.type.ndim == 0 and not per_row:
-            return self.scalar(var.value.item(), var.type.dtype.name, var.weak, var)
+        if isinstance(var, Constant) and var.type.ndim == 0:
+            if not per_row:
+                return self.scalar(var.value.item(), var.type.dtype.name, var.weak, var)
+            if var.weak:  # (its slot holds the Python number: the kernel reads an array)
+                var = self._constant(var.value.item(), var.type.dtype.name, True)
         return self.emit(Load(self.operand(var, per_row), var.type.dtype.name))
 
     def scalar(self, value, dtype: str, weak: bool = False, var=None) -> int:
