@@ -27,14 +27,14 @@ def refuse_looser_replacements(pairs, what: str) -> None:
         raise _at_user_line(
             ShapeTypeError(
                 f"{what}: {key.describe()} cannot take {value.describe()}: Cannot convert Type "
-                f"{_theano_type(value.type)} (of Variable {name}) into Type "
-                f"{_theano_type(key.type)}. You can try to manually convert {name} into a "
-                f"{_theano_type(key.type)}: T.addbroadcast(value, {dims}) marks dims {dims} of "
+                f"{theano_type(value.type)} (of Variable {name}) into Type "
+                f"{theano_type(key.type)}. You can try to manually convert {name} into a "
+                f"{theano_type(key.type)}: T.addbroadcast(value, {dims}) marks dims {dims} of "
                 "length 1 (checked when the function runs)"
             )
         )
 
 
-def _theano_type(type_) -> str:
+def theano_type(type_) -> str:
     """A type as Theano wrote it: ``TensorType(float64, (True, False))``."""
     return f"TensorType({type_.dtype.name}, {type_.broadcastable})"

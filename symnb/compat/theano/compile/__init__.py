@@ -30,7 +30,7 @@ from symnb.compat.theano.compile.ops import as_op  # noqa: F401 - theano.compile
 from symnb.compat.theano.compile.sharedvalue import shared  # noqa: F401
 from symnb.compat.theano.configparser import ON_UNUSED, config
 from symnb.compat.theano.folded import reads_of
-from symnb.compat.theano.strict import refuse_looser_replacements
+from symnb.compat.theano.strict import refuse_looser_replacements, theano_type
 from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compile.arguments import ambiguous_keyword
 from symnb.compile.fit import check_givens, with_default_updates
@@ -162,8 +162,8 @@ def _check_update_types(updates: list) -> None:
         raise _at_user_line(
             error(
                 "An update must have the same type as the original shared variable "
-                f"(shared_var={target.describe()}, shared_var.type={_theano_type(want)}, "
-                f"update_val={value.describe()}, update_val.type={_theano_type(got)}). {fix}"
+                f"(shared_var={target.describe()}, shared_var.type={theano_type(want)}, "
+                f"update_val={value.describe()}, update_val.type={theano_type(got)}). {fix}"
             )
         )
 
@@ -187,11 +187,6 @@ def _pattern_fix(got: tuple, want: tuple) -> str:
             f"T.addbroadcast(value, {', '.join(fixed)}) marks the update's so."
         )
     return " ".join(fixes)
-
-
-def _theano_type(type_) -> str:
-    """A type as Theano wrote it: ``TensorType(float64, (False, False))``."""
-    return f"TensorType({type_.dtype.name}, {type_.broadcastable})"
 
 
 def _without_defaults(skipped):
