@@ -10,14 +10,14 @@ import numpy as np
 
 from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
 from symnb.core.dims import format_shape, names_in, shapes_unify
-from symnb.core.graph import ancestors, default_updates
+from symnb.core.graph import Graph, ancestors, clone_graph, default_updates, leaves
 from symnb.core.hooks import spelled
 from symnb.core.op import _at_user_line
 from symnb.core.source import user_location, warn_at_user
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
 from symnb.errors import DTypeError, GraphError, GraphWarning, ShapeError
 from symnb.ops._dtypes import wrapped_int
-from symnb.ops.checks import has_shape
+from symnb.ops.checks import HasShape, has_shape
 from symnb.ops.elemwise import cast
 
 
@@ -156,6 +156,31 @@ def shape_checked_givens(givens: dict, sources: list, what: str = "givens") -> d
             value = has_shape(value, key.type.shape, sources, said)
         checked[key] = value
     return checked
+
+
+def keep_checks(graph: Graph, givens: dict, inputs: list) -> int:
+    """Add to ``graph`` (rewritten) as outputs the givens' shape checks (``HasShape``, from
+    ``shape_checked_givens``) that it no longer runs: where the outputs read only the key's
+    shape, which its type fixes, the rewrites fold that shape and drop the check, or it was
+    never read (``sn.ones_like(x)`` of a fixed ``x``). A check that reads values the call
+    does not give (a given for another function) is left out. How many were added."""
+    ran = {node.op for node in graph.nodes if isinstance(node.op, HasShape)}
+    given = {id(v) for v in inputs}
+    added = 0
+    for value in givens.values():
+        if value.owner is None or not isinstance(value.owner.op, HasShape):
+            continue
+        if value.owner.op in ran:
+            continue
+        if not all(
+            id(leaf) in given or isinstance(leaf, (Constant, SharedVariable))
+            for leaf in leaves([value])
+        ):
+            continue
+        graph.add_output(clone_graph([value])[0])
+        ran.add(value.owner.op)
+        added += 1
+    return added
 
 
 def refuse_given_inputs(givens: dict, inputs: list) -> None:

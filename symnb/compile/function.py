@@ -29,6 +29,7 @@ from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.fit import (
     check_givens,
     check_updates,
+    keep_checks,
     refuse_given_inputs,
     shape_checked_givens,
     tied_dims,
@@ -46,7 +47,6 @@ from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, graph_first
 from symnb.core.words import counted
 from symnb.errors import DeviceError, InputError, ReentrantCallError
-from symnb.ops.checks import HasShape
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -209,7 +209,7 @@ class Function:
         #: the givens' shape checks that nothing read once the rewrites ran (the outputs read
         #: only the key's fixed shape, ``x.shape[0]``), kept as outputs after the updates:
         #: run by every call, never returned (docs/shapes.md)
-        self._n_checks = 0 if backend == CHECK else _keep_checks(self.graph, givens, self.inputs)
+        self._n_checks = 0 if backend == CHECK else keep_checks(self.graph, givens, self.inputs)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values (those with named dims first: the C runner
@@ -718,31 +718,6 @@ def _make_linker(cls, graph, leaves, n_results: int):
     if cls.resident:
         return cls(graph, leaves, n_results)
     return cls(graph, leaves)
-
-
-def _keep_checks(graph: Graph, givens: dict, inputs: list) -> int:
-    """Add to ``graph`` (rewritten) as outputs the givens' shape checks (``HasShape``, from
-    ``shape_checked_givens``) that it no longer runs: where the outputs read only the key's
-    shape, which its type fixes, the rewrites fold that shape and drop the check, or it was
-    never read (``sn.ones_like(x)`` of a fixed ``x``). A check that reads values the call
-    does not give (a given for another function) is left out. How many were added."""
-    ran = {node.op for node in graph.nodes if isinstance(node.op, HasShape)}
-    given = {id(v) for v in inputs}
-    added = 0
-    for value in givens.values():
-        if value.owner is None or not isinstance(value.owner.op, HasShape):
-            continue
-        if value.owner.op in ran:
-            continue
-        if not all(
-            id(leaf) in given or isinstance(leaf, (Constant, SharedVariable))
-            for leaf in leaves([value])
-        ):
-            continue
-        graph.add_output(clone_graph([value])[0])
-        ran.add(value.owner.op)
-        added += 1
-    return added
 
 
 def _repeated(outputs) -> frozenset[int]:
