@@ -26,7 +26,7 @@ from symnb.control.loop_graph import LoopInputs, placeholder
 from symnb.core.graph import ancestors, clone_graph
 from symnb.core.variable import Constant, Variable
 from symnb.grad.reverse import Lop
-from symnb.ops.broadcast import Alloc, zeros_like
+from symnb.ops.broadcast import is_filled, zeros_like
 from symnb.ops.elemwise import add, cast, greater_equal, minimum
 from symnb.ops.index import IncSubtensor, getitem, set_subtensor
 from symnb.ops.join import concatenate
@@ -278,7 +278,7 @@ def _at_last_step_only(g, ph):
     if owner is None or type(owner.op) is not IncSubtensor or owner.op.set_instead:
         return None
     zeros, v = owner.inputs[:2]
-    if owner.op.spec != (("int", -1),) or not _is_zeros(zeros) or not _same_type(v, ph):
+    if owner.op.spec != (("int", -1),) or not is_filled(zeros, 0) or not _same_type(v, ph):
         return None
     return v
 
@@ -287,14 +287,6 @@ def _same_type(v, ph) -> bool:
     """``v`` surely has ``ph``'s dtype and shape (it does not broadcast into it)."""
     a, b = v.type, ph.type
     return a.dtype == b.dtype and a.ndim == b.ndim and all(map(_same_dim, a.shape, b.shape))
-
-
-def _is_zeros(var) -> bool:
-    """An array of zeros: a constant, or an ``alloc`` of 0 (``zeros_like``)."""
-    owner = var.owner
-    if owner is not None and isinstance(owner.op, Alloc):
-        var = owner.inputs[0]
-    return isinstance(var, Constant) and var.value.size > 0 and not var.value.any()
 
 
 def _same_dim(a, b) -> bool:

@@ -234,3 +234,15 @@ def zeros_like(x, dtype=None) -> Variable:
 def ones_like(x, dtype=None) -> Variable:
     """Ones with x's shape and (unless given) x's dtype."""
     return _filled_like(x, 1, dtype, "ones_like")
+
+
+def is_filled(var: Variable, number) -> bool:
+    """``var`` is an array every element of which equals ``number``, known at build: a
+    constant, or an ``alloc`` of one (what ``zeros_like`` builds). Rules and the scan
+    gradient ask it of zeros that a gradient starts from."""
+    owner = var.owner
+    if owner is not None and isinstance(owner.op, Alloc):
+        var = owner.inputs[0]
+    if not isinstance(var, Constant):
+        return False
+    return var.value.size > 0 and bool(np.all(var.value == number))

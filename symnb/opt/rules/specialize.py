@@ -21,7 +21,7 @@ from symnb.core.graph import OUTPUT
 from symnb.core.variable import Constant
 from symnb.ops import elemwise
 from symnb.ops.blas import FLOATS, gemm
-from symnb.ops.broadcast import Alloc
+from symnb.ops.broadcast import is_filled
 from symnb.ops.conv import MaxPool2dGrad
 from symnb.ops.elemwise import Add, Greater, Mul, Pow, Sub, cast, neg
 from symnb.ops.index import IncSubtensor
@@ -120,12 +120,7 @@ def _zeros_under_increments(var):
     for anything else."""
     while var.owner is not None and _increases(var.owner):
         var = var.owner.inputs[0]
-    if is_filled_with(var, 0):
-        return var
-    owner = var.owner
-    if owner is not None and isinstance(owner.op, Alloc) and is_filled_with(owner.inputs[0], 0):
-        return var
-    return None
+    return var if is_filled(var, 0) else None
 
 
 @rule("specialize", Pattern(Sub, "a", "b"))

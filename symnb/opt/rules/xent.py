@@ -16,8 +16,8 @@ from __future__ import annotations
 from symnb.core.graph import OUTPUT
 from symnb.core.variable import Variable
 from symnb.errors import DTypeError, ShapeError
+from symnb.ops.broadcast import is_filled
 from symnb.ops.checks import ClassLabels
-from symnb.ops.creation import Alloc
 from symnb.ops.elemwise import Exp, Mul, Neg, Sub, neg
 from symnb.ops.nnet import LogSoftmax, Softmax, SoftmaxCrossEntropy, SoftmaxCrossEntropyGrad
 from symnb.ops.reduce import Sum
@@ -25,7 +25,7 @@ from symnb.ops.shape import DimShuffle, squeeze
 from symnb.ops.take import IncAlongAxis, TakeAlongAxis
 from symnb.opt.pattern import Pattern
 from symnb.opt.registry import rule
-from symnb.opt.rules._util import fits, is_filled_with
+from symnb.opt.rules._util import fits
 
 PICKED_LOG_SOFTMAX = Pattern(
     Neg, Pattern(DimShuffle, Pattern(TakeAlongAxis, Pattern(LogSoftmax, "x"), "index"))
@@ -93,10 +93,7 @@ def _scatters_into_zeros(node, axis: int) -> bool:
     """node is inc_along_axis(zeros, index, values) along ``axis``."""
     if node is None or not isinstance(node.op, IncAlongAxis) or node.op.axis != axis:
         return False
-    base = node.inputs[0]
-    if base.owner is not None and isinstance(base.owner.op, Alloc):
-        base = base.owner.inputs[0]
-    return is_filled_with(base, 0)
+    return is_filled(node.inputs[0], 0)
 
 
 def _labels(index: Variable, axis: int):
