@@ -6,7 +6,9 @@
       v1:f32[] = sum[axis=(0, 1), keepdims=False] v0
     outputs: v1
 
-Weak Python scalars print inline (``2.0``); other constants are listed with their values.
+Weak Python scalars print inline (``2.0``); other constants are listed with their values
+(:func:`value_text`: each element as it round-trips in its dtype, ``0.1`` for float32 0.1, so
+two different constants never print alike), those of more than 8 elements as ``<...>``.
 """
 
 from __future__ import annotations
@@ -55,10 +57,20 @@ def _binder(name, var) -> str:
     return f"{name}:{var.type}"
 
 
+def value_text(value: np.ndarray, separator: str = ", ") -> str:
+    """An array's value, nested lists of its elements (``[[1.0, 2.0], [3.0, 0.1]]``), each
+    written as NumPy writes a scalar of its dtype: the shortest text that reads back as that
+    value (``0.1`` for float32 0.1, ``1.0000000001``), as Python's ``repr`` does for floats.
+    (``np.array2string`` rounds to 8 digits, so ``1.0`` and ``1.0000000001`` looked alike.)"""
+    if value.ndim == 0:
+        return str(value[()])
+    return "[" + separator.join(value_text(row, separator) for row in value) + "]"
+
+
 def _value(var: Constant) -> str:
     if var.value.size > 8:
         return "<...>"
-    return np.array2string(var.value, separator=", ").replace("\n", "")
+    return value_text(var.value)
 
 
 def format_graph(obj) -> str:

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from symnb.control.scan import Scan
 from symnb.core.graph import leaves
 from symnb.core.variable import Constant, SharedVariable
-from symnb.viz.text import _Namer
+from symnb.viz.text import _Namer, value_text
 
 
 @dataclass
@@ -87,10 +85,15 @@ def leaf_kind(var) -> str:
 
 
 def constant_text(var: Constant) -> str:
-    if var.weak or var.value.size == 1:
-        return repr(var.value.item()) if not var.weak else repr(var.data)
-    if var.value.size <= 4:
-        return np.array2string(var.value, separator=",").replace("\n", "")
+    """A constant as a box and ``pp``/``to_infix`` write it, by its value as it round-trips
+    in its dtype (:func:`value_text`): ``2.0``, ``[1.0,2.0,3.0]`` up to 4 elements."""
+    if var.weak:
+        return repr(var.data)
+    value = var.value
+    if value.size == 1:
+        return value_text(value.reshape(()))
+    if value.size <= 4:
+        return value_text(value, ",")
     return var.name or "const"
 
 

@@ -8,6 +8,7 @@ import pytest
 
 import symnb as sn
 from symnb.viz.charts import bar_chart_svg, plot_bars, plot_line, plot_lines, show_images
+from symnb.viz.graphs import picture
 from symnb.viz.latex import to_infix, to_latex
 from symnb.viz.samples import sample_inputs
 from tests.helpers import needs_c
@@ -88,6 +89,18 @@ def test_infix_is_the_formula_on_one_line_every_operation_bracketed(build, expec
     """Theano's ``pp`` form, written by the LaTeX printer with plain spellings."""
     x, y = sn.vector("x"), sn.vector("y")
     assert to_infix(build(x, y)) == expected
+
+
+def test_infix_and_box_labels_write_constants_as_their_values_round_trip():
+    """Arrays of 2 to 4 elements were written by ``np.array2string`` at 8 digits, so
+    ``x + [1.0, 0.1234567890123]`` read ``[1.,0.12345679]`` in ``pp`` and in the box's label;
+    each element is now the shortest text that reads back as it, in its dtype."""
+    x = sn.vector("x")
+    pair = sn.constant(np.array([1.0, 0.1234567890123]))
+    assert to_infix(x + pair) == "(x + [1.0,0.1234567890123])"
+    assert to_infix(x * sn.constant(np.float32(0.1))) == "(x * 0.1)"  # not 0.10000000149...
+    labels = [n.label for n in picture(x * np.array([1.0000000001, 2.0])).view.nodes.values()]
+    assert "[1.0000000001,2.0]" in labels
 
 
 def test_infix_names_a_long_shared_part_once_and_cuts_deep_ones():

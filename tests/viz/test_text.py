@@ -14,7 +14,7 @@ def test_text_form_of_a_small_graph():
         [
             "inputs: x:f32[batch,3]",
             "shared: W:f32[3,2]",
-            "constants: b:f32[2]=[1., 2.]",
+            "constants: b:f32[2]=[1.0, 2.0]",
             "  v0:f32[batch,2] = matmul x W",
             "  v1:f32[batch,2] = add v0 b",
             "  v2:f32[batch,2] = tanh v1",
@@ -52,3 +52,22 @@ def test_the_text_forms_take_what_the_pictures_take():
             sn.format_graph(bad)
         with pytest.raises(TypeError, match=r"cannot show .*: expected a graph"):
             sn.format_expr(bad)
+
+
+def test_text_form_writes_each_constant_as_its_value_round_trips():
+    """Constants were written by ``np.array2string`` at 8 digits: ``x * 1.0`` and
+    ``x * 1.0000000001`` had the same text, 0.1234567890123 read 0.12345679. Each element is
+    now the shortest text that reads back as it, in its dtype (float32 0.1 is ``0.1``)."""
+    x = sn.tensor("x", shape=(2, 2), dtype="float64")
+
+    def constants(value):
+        return sn.format_expr(x * value).splitlines()[1]
+
+    assert constants(np.float64(1.0)) == "constants: c0:f64[]=1.0"
+    assert constants(np.float64(1.0000000001)) == "constants: c0:f64[]=1.0000000001"
+    assert constants(np.float64(0.1234567890123)) == "constants: c0:f64[]=0.1234567890123"
+    pair = sn.constant(np.array([[0.1, 1e-9], [3.0, 1.0000001]], "float32"))
+    assert constants(pair) == "constants: c0:f32[2,2]=[[0.1, 1e-09], [3.0, 1.0000001]]"
+    assert constants(sn.constant(np.array([1, -2], "int8"))) == "constants: c0:i8[2]=[1, -2]"
+    for value in (np.float64(1 / 3), np.float32(1 / 3), np.float32(0.1) + np.float32(1e-7)):
+        assert type(value)(constants(value).split("=")[1]) == value
