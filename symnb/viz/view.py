@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from symnb.control.scan import Scan
 from symnb.core.graph import leaves
 from symnb.core.variable import Constant, SharedVariable
@@ -84,17 +86,37 @@ def leaf_kind(var) -> str:
     return "input"
 
 
+#: a constant of up to this many elements is written in full in a box and in ``pp``
+SHORT_CONSTANT = 4
+#: a longer one by its type and this many values from each end
+EDGE_VALUES = 2
+
+
 def constant_text(var: Constant) -> str:
     """A constant as a box and ``pp``/``to_infix`` write it, by its value as it round-trips
-    in its dtype (:func:`value_text`): ``2.0``, ``[1.0,2.0,3.0]`` up to 4 elements."""
+    in its dtype (:func:`value_text`): ``2.0``, ``[1.0,2.0,3.0]`` up to
+    :data:`SHORT_CONSTANT` elements; a longer one by its name, or unnamed by its type and
+    first and last values in C order, ``<f64[1000]: 0.0,1.0,...,998.0,999.0>``, or its
+    one value, ``<f32[3,3]: all 0.0>``."""
     if var.weak:
         return repr(var.data)
     value = var.value
     if value.size == 1:
         return value_text(value.reshape(()))
-    if value.size <= 4:
+    if value.size <= SHORT_CONSTANT:
         return value_text(value, ",")
-    return var.name or "const"
+    if var.name:
+        return var.name
+    flat = np.ascontiguousarray(value).reshape(-1)
+    raw = flat.view(np.uint8).reshape(flat.size, -1)
+    if (raw == raw[0]).all():  # (bits: a -0.0 among zeros shows, NaNs are one value)
+        return f"<{var.type}: all {value_text(flat[0])}>"
+    if flat.size <= 2 * EDGE_VALUES + 1:
+        shown = [value_text(v) for v in flat]
+    else:
+        head, tail = flat[:EDGE_VALUES], flat[-EDGE_VALUES:]
+        shown = [*map(value_text, head), "...", *map(value_text, tail)]
+    return f"<{var.type}: {','.join(shown)}>"
 
 
 class _Builder:

@@ -103,6 +103,26 @@ def test_infix_and_box_labels_write_constants_as_their_values_round_trip():
     assert "[1.0000000001,2.0]" in labels
 
 
+def test_infix_tells_apart_constants_of_more_than_four_elements():
+    """Every unnamed constant of more than 4 elements was ``const``, so ``(a + C1) - C2``
+    read ``((a + const) - const)``; docs/theano.md says ``pp`` writes constants by value.
+    Such a constant is now its type and values (its first and last two when longer than 5),
+    or its one value, and a named one its name."""
+    a = sn.vector("a")
+    c1 = sn.constant(np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
+    c2 = sn.constant(np.array([0.0, 0.0, 0.0, 0.0, 1.0]))
+    assert to_infix((a + c1) - c2) == (
+        "((a + <f64[5]: 1.0,2.0,3.0,4.0,5.0>) - <f64[5]: 0.0,0.0,0.0,0.0,1.0>)"
+    )
+    long = sn.constant(np.arange(1000, dtype="float32").reshape(10, 100))
+    zeros = sn.constant(np.zeros((3, 3), "int64"))
+    assert to_infix(a + long) == "(a + <f32[10,100]: 0.0,1.0,...,998.0,999.0>)"
+    assert to_infix(zeros * a) == "(<i64[3,3]: all 0> * a)"
+    signed = sn.constant(np.array([0.0, 0.0, -0.0, 0.0, 0.0]))  # -0.0 is not 0.0 everywhere
+    assert to_infix(a - signed) == "(a - <f64[5]: 0.0,0.0,-0.0,0.0,0.0>)"
+    assert to_infix(a + sn.constant(np.arange(9.0), name="b")) == "(a + b)"
+
+
 def test_infix_names_a_long_shared_part_once_and_cuts_deep_ones():
     x, y = sn.vector("x"), sn.vector("y")
     h = sn.tanh(x * y + 1.0)
