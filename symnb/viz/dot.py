@@ -1,8 +1,9 @@
 """ViewGraph → DOT text. Styles are tables keyed by node kind and by diff mark.
 
-Each node's DOT name is its view id, so the SVG's ``<title>`` elements name the boxes
-(``var:x``, ``matmul#0``, ``out:0``), and its ``class`` lists kind and mark (``node op added``),
-which is what tests and style sheets look at.
+Each node's DOT name is its view id (:func:`node_name`), so the SVG's ``<title>`` elements
+name the boxes (``var:x``, ``matmul#0``, ``out:0``, ``var:a\\b`` for a variable named
+``a\\b``), and its ``class`` lists kind and mark (``node op added``), which is what tests and
+style sheets look at.
 """
 
 from __future__ import annotations
@@ -58,11 +59,36 @@ def printable(text: str, keep: str = "") -> str:
 
 
 def quote(text: str) -> str:
-    """A DOT double-quoted string: a backslash is doubled, so that Graphviz shows it rather
+    """A DOT double-quoted string for a label or another attribute (a node's name is
+    :func:`node_name`): a backslash is doubled, so that Graphviz shows it rather
     than expanding ``\\N`` (the node's name), ``\\G`` or ``\\L`` in a label; a newline is
     Graphviz's line break."""
     text = printable(text, keep="\n").replace("\\", "\\\\")
     return '"' + text.replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+#: a node name's characters Graphviz would not write back as themselves in the ``<title>``,
+#: as XML character references, which it copies there as they are (it keeps an ``&`` that
+#: starts one): a backslash is kept doubled in a name (it is undone only in labels), a quote
+#: ends it, ``&amp;`` would be decoded, a second space becomes a no-break space
+_NAME_ESCAPES = {"&": "&amp;", "\\": "&#92;", '"': "&quot;"}
+
+
+def node_name(text: str) -> str:
+    """A DOT node (or cluster) name that the SVG's ``<title>`` gives back as ``text``,
+    whatever it holds. Control characters, which XML cannot hold, are written as their
+    escapes (``\\x01``), their backslash spelled apart from a typed one (``&#x5c;``, which
+    reads alike), so that such names stay two boxes."""
+    out, previous = [], ""
+    for c in text:
+        if unicodedata.category(c) == "Cc":
+            out.append(repr(c)[1:-1].replace("\\", "&#x5c;"))
+        elif c == " " and previous == " ":
+            out.append("&#32;")
+        else:
+            out.append(_NAME_ESCAPES.get(c, c))
+        previous = c
+    return '"' + "".join(out) + '"'
 
 
 def _html(text: str) -> str:
@@ -98,7 +124,7 @@ def _node_line(node: ViewNode) -> str:
     ]
     if node.count > 1:
         attrs.append("peripheries=2")
-    return f"  {quote(node.id)} [{' '.join(a for a in attrs if a)}];"
+    return f"  {node_name(node.id)} [{' '.join(a for a in attrs if a)}];"
 
 
 def to_dot(view: ViewGraph, title: str = "", edge_labels: bool = True) -> str:
@@ -121,7 +147,7 @@ def to_dot(view: ViewGraph, title: str = "", edge_labels: bool = True) -> str:
 
 def _cluster_lines(view: ViewGraph, cluster: str, label: str) -> list[str]:
     members = [n for n in view.nodes.values() if n.cluster == cluster]
-    lines = [f"  subgraph {quote(cluster)} {{", f"    label={quote(label)} {CLUSTER_STYLE};"]
+    lines = [f"  subgraph {node_name(cluster)} {{", f"    label={quote(label)} {CLUSTER_STYLE};"]
     lines += ["  " + _node_line(n) for n in members]
     lines.append("  }")
     return lines
@@ -141,4 +167,4 @@ def _edge_line(edge, edge_labels: bool) -> str:
     if edge.mark:
         attrs += [EDGE_MARK_STYLE[edge.mark], f"class={quote(edge.mark)}"]
     inner = f" [{' '.join(attrs)}]" if attrs else ""
-    return f"  {quote(edge.src)} -> {quote(edge.dst)}{inner};"
+    return f"  {node_name(edge.src)} -> {node_name(edge.dst)}{inner};"
