@@ -23,7 +23,7 @@ import numpy as np
 
 from symnb.backends.linker import Linker
 from symnb.backends.listing import KernelList
-from symnb.core.dims import evaluate, is_symbolic
+from symnb.core.dims import SizeConflict, evaluate, is_symbolic, sizes_of
 from symnb.core.graph import Graph
 from symnb.core.shapes.warnings import BroadcastOuterWarning, LossTrailingOneWarning
 from symnb.core.source import user_location, warn_at_user
@@ -108,10 +108,10 @@ class CheckLinker(Linker):
         targets refer to them) and get their sizes at the end."""
         given = list(zip(self.leaves, (np.shape(v) for v in leaf_values)))
         concrete = {id(v): _filled(v, shape) for v, shape in given}
+        names = _call_sizes(given)
         call = user_location()
         for node in self.graph.toposort():
             _propagate(node, concrete, call)
-        names = {d: n for v, shape in given for d, n in zip(v.type.shape, shape) if _named(d)}
         return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
 
 
@@ -138,8 +138,17 @@ def warn_for_call_shapes(graph: Graph, shapes: list[tuple]) -> None:
         return
 
 
-def _named(d) -> bool:
-    return isinstance(d, str)
+def _call_sizes(given: list) -> dict:
+    """``{name: size}`` that the call's values (``(variable, shape)`` pairs) give, a name only
+    a dim computed from names gives solved as the call's checks solve it (``2*n`` of 6 makes
+    n 3). Where a shared value's computed dim does not fit, the inputs' alone (the call reads
+    no such dim of a shared value); none where the inputs disagree (the call says which)."""
+    for kept in (given, [(v, s) for v, s in given if not isinstance(v, SharedVariable)]):
+        try:
+            return sizes_of([(v.type.shape, shape) for v, shape in kept])
+        except SizeConflict:
+            continue
+    return {}
 
 
 def _filled(var, actual) -> TensorType:

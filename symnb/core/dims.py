@@ -797,6 +797,23 @@ def bind_all_derived(values: list, sizes: dict) -> None:
         pending = left
 
 
+def sizes_of(values: list) -> dict:
+    """``{name: size}`` that ``values`` (``(dims, shape)`` pairs: a type's shape, a value's)
+    give, as a call binds them: each bare name from its axis, then each name only a dim
+    computed from names gives (``2*n`` of 6 makes n 3; ``n+m`` of 5 with n 2 makes m 3). A
+    SizeConflict where they disagree."""
+    sizes: dict = {}
+    for k, (dims, shape) in enumerate(values):
+        named = [(i, d) for i, d in enumerate(dims) if isinstance(d, str)]
+        bind_names(named, sizes, shape, f"value {k}")
+    derived = [
+        ([(i, d) for i, d in enumerate(dims) if isinstance(d, DimExpr)], shape, f"value {k}")
+        for k, (dims, shape) in enumerate(values)
+    ]
+    bind_all_derived(derived, sizes)
+    return {name: size for name, (size, _) in sizes.items()}
+
+
 def check_sizes(dims, shape) -> None:
     """One value of ``dims`` (a type's shape; ``shape`` fits each fixed dim already) whose
     named dims agree with each other (``(n, n)`` of (2, 3) does not; nor ``(n, 2*n)`` of
