@@ -111,7 +111,7 @@ class CheckLinker(Linker):
         names = _call_sizes(given)
         call = user_location()
         for node in self.graph.toposort():
-            _propagate(node, concrete, call)
+            _propagate(node, concrete, call, names)
         return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
 
 
@@ -128,10 +128,15 @@ def warn_for_call_shapes(graph: Graph, shapes: list[tuple]) -> None:
     if any(len(s) != v.type.ndim for v, s in zip(graph.inputs, shapes, strict=True)):
         return
     concrete = {id(v): _filled(v, s) for v, s in zip(graph.inputs, shapes, strict=True)}
+    shared = dict.fromkeys(
+        v for node in graph.toposort() for v in node.inputs if isinstance(v, SharedVariable)
+    )
+    given = [*zip(graph.inputs, shapes), *((v, v.current_value().shape) for v in shared)]
+    sizes = _call_sizes(given)
     call = user_location()
     try:
         for node in graph.toposort():
-            _propagate(node, concrete, call)
+            _propagate(node, concrete, call, sizes)
     except Warning:
         raise  # a warning turned into an error by the user's filters
     except Exception:  # noqa: BLE001 - a clash (or an op the rules cannot stub) is the run's
@@ -167,7 +172,9 @@ def _stub(var, concrete) -> Variable:
     return Variable(concrete.get(id(var), var.type), name=var.label)  # hints say "W.T"
 
 
-def _propagate(node, concrete, call) -> None:
+def _propagate(node, concrete, call, sizes: dict) -> None:
+    """The node's output types from its inputs' (names kept: a reshape to ``("batch", -1)``
+    refers to them), and the call-time warnings its rule gives on the call's sizes."""
     stubs = [_stub(v, concrete) for v in node.inputs]
     try:
         types, found = _warnings_of(node.op.infer_types, stubs)
@@ -179,8 +186,33 @@ def _propagate(node, concrete, call) -> None:
         ) from None
     for var, t in zip(node.outputs, types):
         concrete[id(var)] = t
+    found = _sized_warnings(node, stubs, sizes, found)
     if found:
         _warn_new(node, found, call)
+
+
+def _sized_warnings(node, stubs, sizes: dict, found: list) -> list:
+    """The call-time warnings of the node's rule on its inputs with their names at this
+    call's sizes, as its unknown dims are: an unknown dim that turned out 4 against ``batch``
+    of 4 may count the same examples (labels ``(batch,)`` minus predictions of ``(?, ?)``
+    that are ``(4, 1)``), which the names alone do not show (a name is a size of its own).
+    ``found`` (the names' warnings) where the rule needs the names themselves (a reshape to
+    ``("batch", -1)``) or refuses the sizes (the run says why)."""
+    sized = [_sized(stub, sizes) for stub in stubs]
+    if all(a is b for a, b in zip(sized, stubs)):
+        return found
+    try:
+        return _warnings_of(node.op.infer_types, sized)[1]
+    except Exception:  # noqa: BLE001 - the types came from the names; the run checks sizes
+        return found
+
+
+def _sized(stub, sizes: dict):
+    """A stub with its names (and dims computed from them) replaced by this call's sizes."""
+    if isinstance(stub, Constant) or not any(is_symbolic(d) for d in stub.type.shape):
+        return stub
+    dims = tuple(d if evaluate(d, sizes) is None else evaluate(d, sizes) for d in stub.type.shape)
+    return Variable(TensorType(stub.type.dtype, dims), name=stub.name)
 
 
 def _warnings_of(infer, stubs) -> tuple:
