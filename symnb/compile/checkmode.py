@@ -23,7 +23,7 @@ import numpy as np
 
 from symnb.backends.linker import Linker
 from symnb.backends.listing import KernelList
-from symnb.core.dims import evaluate, is_symbolic
+from symnb.core.dims import SizeConflict, evaluate, is_symbolic, sizes_of
 from symnb.core.graph import Graph
 from symnb.core.shapes.warnings import BroadcastOuterWarning, LossTrailingOneWarning
 from symnb.core.source import user_location, warn_at_user
@@ -108,10 +108,10 @@ class CheckLinker(Linker):
         targets refer to them) and get their sizes at the end."""
         given = list(zip(self.leaves, (np.shape(v) for v in leaf_values)))
         concrete = {id(v): _filled(v, shape) for v, shape in given}
+        names = _call_sizes(given)
         call = user_location()
         for node in self.graph.toposort():
-            _propagate(node, concrete, call)
-        names = {d: n for v, shape in given for d, n in zip(v.type.shape, shape) if _named(d)}
+            _propagate(node, concrete, call, names)
         return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
 
 
@@ -128,18 +128,32 @@ def warn_for_call_shapes(graph: Graph, shapes: list[tuple]) -> None:
     if any(len(s) != v.type.ndim for v, s in zip(graph.inputs, shapes, strict=True)):
         return
     concrete = {id(v): _filled(v, s) for v, s in zip(graph.inputs, shapes, strict=True)}
+    shared = dict.fromkeys(
+        v for node in graph.toposort() for v in node.inputs if isinstance(v, SharedVariable)
+    )
+    given = [*zip(graph.inputs, shapes), *((v, v.current_value().shape) for v in shared)]
+    sizes = _call_sizes(given)
     call = user_location()
     try:
         for node in graph.toposort():
-            _propagate(node, concrete, call)
+            _propagate(node, concrete, call, sizes)
     except Warning:
         raise  # a warning turned into an error by the user's filters
     except Exception:  # noqa: BLE001 - a clash (or an op the rules cannot stub) is the run's
         return
 
 
-def _named(d) -> bool:
-    return isinstance(d, str)
+def _call_sizes(given: list) -> dict:
+    """``{name: size}`` that the call's values (``(variable, shape)`` pairs) give, a name only
+    a dim computed from names gives solved as the call's checks solve it (``2*n`` of 6 makes
+    n 3). Where a shared value's computed dim does not fit, the inputs' alone (the call reads
+    no such dim of a shared value); none where the inputs disagree (the call says which)."""
+    for kept in (given, [(v, s) for v, s in given if not isinstance(v, SharedVariable)]):
+        try:
+            return sizes_of([(v.type.shape, shape) for v, shape in kept])
+        except SizeConflict:
+            continue
+    return {}
 
 
 def _filled(var, actual) -> TensorType:
@@ -158,7 +172,9 @@ def _stub(var, concrete) -> Variable:
     return Variable(concrete.get(id(var), var.type), name=var.label)  # hints say "W.T"
 
 
-def _propagate(node, concrete, call) -> None:
+def _propagate(node, concrete, call, sizes: dict) -> None:
+    """The node's output types from its inputs' (names kept: a reshape to ``("batch", -1)``
+    refers to them), and the call-time warnings its rule gives on the call's sizes."""
     stubs = [_stub(v, concrete) for v in node.inputs]
     try:
         types, found = _warnings_of(node.op.infer_types, stubs)
@@ -170,8 +186,33 @@ def _propagate(node, concrete, call) -> None:
         ) from None
     for var, t in zip(node.outputs, types):
         concrete[id(var)] = t
+    found = _sized_warnings(node, stubs, sizes, found)
     if found:
         _warn_new(node, found, call)
+
+
+def _sized_warnings(node, stubs, sizes: dict, found: list) -> list:
+    """The call-time warnings of the node's rule on its inputs with their names at this
+    call's sizes, as its unknown dims are: an unknown dim that turned out 4 against ``batch``
+    of 4 may count the same examples (labels ``(batch,)`` minus predictions of ``(?, ?)``
+    that are ``(4, 1)``), which the names alone do not show (a name is a size of its own).
+    ``found`` (the names' warnings) where the rule needs the names themselves (a reshape to
+    ``("batch", -1)``) or refuses the sizes (the run says why)."""
+    sized = [_sized(stub, sizes) for stub in stubs]
+    if all(a is b for a, b in zip(sized, stubs)):
+        return found
+    try:
+        return _warnings_of(node.op.infer_types, sized)[1]
+    except Exception:  # noqa: BLE001 - the types came from the names; the run checks sizes
+        return found
+
+
+def _sized(stub, sizes: dict):
+    """A stub with its names (and dims computed from them) replaced by this call's sizes."""
+    if isinstance(stub, Constant) or not any(is_symbolic(d) for d in stub.type.shape):
+        return stub
+    dims = tuple(d if evaluate(d, sizes) is None else evaluate(d, sizes) for d in stub.type.shape)
+    return Variable(TensorType(stub.type.dtype, dims), name=stub.name)
 
 
 def _warnings_of(infer, stubs) -> tuple:

@@ -457,6 +457,16 @@ class Function:
         device). ``f.profile()`` runs the linker on these."""
         return self._with_shared(self._convert(self._bind(args, kwargs)))
 
+    def shared_dim_sizes(self) -> dict:
+        """``{name: size}`` for the named dims the shared values fix (``W`` of ``("f", 10)``
+        holding (5, 10) makes f 5), and those an update ties to its shared variable's fixed
+        size: a call's inputs must give those names the same sizes (``f.profile()`` draws its
+        random inputs so)."""
+        if not (self._named_shared or self._ties):
+            return {}
+        sizes = shared_sizes(self._named_shared, self._ties)
+        return {name: size for name, (size, _) in sizes.items()}
+
     def _with_shared(self, arrays: list) -> list:
         if self._resident:
             return arrays + [v.current_value() for v in self._shared]

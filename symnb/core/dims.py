@@ -181,18 +181,26 @@ class DimExpr:
     def __truediv__(self, other):
         """A size is an integer: say so, and which division it has."""
         raise ShapeTypeError(
-            f"a dim has no true division: {self} / {other!r} is no size; "
-            f"write {self} // {other!r} (floor division) for an integer size"
+            f"a dim has no true division: {_operand(self)} / {_operand(other, True)} is no "
+            f"size; write {_operand(self)} // {_operand(other, True)} (floor division) for an "
+            "integer size"
         )
 
     def __rtruediv__(self, other):
         raise ShapeTypeError(
-            f"a dim has no true division: {other!r} / {self} is no size; "
-            f"write {other!r} // {self} (floor division) for an integer size"
+            f"a dim has no true division: {_operand(other)} / {_operand(self, True)} is no "
+            f"size; write {_operand(other)} // {_operand(self, True)} (floor division) for an "
+            "integer size"
         )
 
     def __neg__(self):
         return self._wrap(neg(self))
+
+
+def _operand(x, right: bool = False) -> str:
+    """An operand of a division a user wrote: a dim as ``format_operand`` prints it, anything
+    else (a float, a string) as its repr."""
+    return format_operand(x, right) if isinstance(x, DimExpr) or is_int(x) else repr(x)
 
 
 #: the largest size of an axis: NumPy's sizes are int64 (np.zeros(2**63) is "Maximum allowed
@@ -610,6 +618,21 @@ def format_dim(d: Dim) -> str:
     return "?" if d is None else str(d)
 
 
+def format_operand(d: Dim, right: bool = False) -> str:
+    """d printed as an operand of ``*``, ``/`` or ``//`` inside a larger expression of a
+    message: in parentheses where its own operators bind looser (a sum, a negative term:
+    ``(m+n)/2``, not ``m+n/2``) and, on the ``right`` of a division, where it is a product or
+    a floor division too (``k/(2*n)``)."""
+    text = format_dim(d)
+    if not isinstance(d, DimExpr):
+        return f"({text})" if is_int(d) and d < 0 else text
+    if len(d.terms) > 1:
+        return f"({text})"
+    monomial, coef = d.terms[0]
+    compound = len(monomial) + (abs(coef) != 1) > 1 or not all(isinstance(a, str) for a in monomial)
+    return f"({text})" if coef < 0 or right and compound else text
+
+
 def format_shape(shape) -> str:
     inner = ", ".join(format_dim(d) for d in shape)
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
@@ -772,6 +795,23 @@ def bind_all_derived(values: list, sizes: dict) -> None:
         if len(sizes) == bound:
             return
         pending = left
+
+
+def sizes_of(values: list) -> dict:
+    """``{name: size}`` that ``values`` (``(dims, shape)`` pairs: a type's shape, a value's)
+    give, as a call binds them: each bare name from its axis, then each name only a dim
+    computed from names gives (``2*n`` of 6 makes n 3; ``n+m`` of 5 with n 2 makes m 3). A
+    SizeConflict where they disagree."""
+    sizes: dict = {}
+    for k, (dims, shape) in enumerate(values):
+        named = [(i, d) for i, d in enumerate(dims) if isinstance(d, str)]
+        bind_names(named, sizes, shape, f"value {k}")
+    derived = [
+        ([(i, d) for i, d in enumerate(dims) if isinstance(d, DimExpr)], shape, f"value {k}")
+        for k, (dims, shape) in enumerate(values)
+    ]
+    bind_all_derived(derived, sizes)
+    return {name: size for name, (size, _) in sizes.items()}
 
 
 def check_sizes(dims, shape) -> None:

@@ -175,7 +175,11 @@ def profile_function(function, args=(), kwargs=None, repeat: int = 10) -> Profil
             profile = run_profile(function, samples, {}, repeat)
         except Exception as exc:  # the drawn sizes do not fit the graph: say so, not where
             raise SymnbError(_samples_failed(function, samples, exc)) from None
-        profile.notes.append("inputs: random arrays fitting the input types (named dims = 64)")
+        fixed = ", ".join(f"{n} = {v}" for n, v in sorted(function.shared_dim_sizes().items()))
+        fixed = f"; {fixed}, fixed by the shared values" if fixed else ""
+        profile.notes.append(
+            f"inputs: random arrays fitting the input types (named dims = 64{fixed})"
+        )
         return profile
     return run_profile(function, args, kwargs, repeat)
 
@@ -198,7 +202,8 @@ def _samples_failed(function, samples, exc) -> str:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return (
         "f.profile() without inputs calls the function on random arrays fitting the input "
-        f"types, every dim that the types do not fix of size 64 ({drawn}), and that call "
+        f"types, every dim that the types and the shared values do not fix of size 64 ({drawn}), "
+        "and that call "
         f"failed:\n  {type(exc).__name__}: {first}\n"
         "  hint: pass inputs of the sizes you mean to time: f.profile(x_value, ...)"
     )

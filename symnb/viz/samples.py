@@ -1,8 +1,9 @@
 """Random inputs that fit a function's input types, so ``f.profile()`` runs with no data.
 
-Named dims take one size everywhere (``batch`` is the same in every input), and a dim
-written as an expression of names (``"n+m"``, ``"2*n"``) takes the size it evaluates to
-from theirs. Names and unknown dims default to ``size``.
+Named dims take one size everywhere (``batch`` is the same in every input): the one the
+function's shared values give them (``W`` of ``("f", 10)`` holding (5, 10) makes f 5, as every
+call must: ``Function.shared_dim_sizes``), else ``size``, as unknown dims; a dim written as an
+expression of names (``"n+m"``, ``"2*n"``) takes the size it evaluates to from theirs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from symnb.core.dims import evaluate, names_in
 
 def sample_inputs(function, size: int = 64, sizes: dict | None = None, seed: int = 0) -> list:
     rng = np.random.default_rng(seed)
-    named = dict(sizes or {})
+    named = {**function.shared_dim_sizes(), **(sizes or {})}
     for var in function.inputs:
         for d in var.type.shape:
             for name in sorted(names_in(d)):

@@ -36,6 +36,32 @@ def test_shapes_print_with_separators_and_a_one_tuple_comma():
 
 
 @pytest.mark.parametrize(
+    "value, left, right",
+    [
+        (D.add("m", "n"), "(m+n)", "(m+n)"),
+        (D.neg("n"), "(-n)", "(-n)"),
+        (D.mul("n", 2), "n*2", "(n*2)"),
+        (D.floordiv("n", 2), "n//2", "(n//2)"),
+        ("n", "n", "n"),
+        (6, "6", "6"),
+    ],
+)
+def test_an_operand_of_a_division_is_parenthesised_where_its_operators_bind_looser(
+    value, left, right
+):
+    assert D.format_operand(value) == left and D.format_operand(value, right=True) == right
+
+
+def test_a_true_division_of_a_sum_says_the_floor_division_with_its_parentheses():
+    with pytest.raises(TypeError) as info:
+        (D.dim("m") + D.dim("n")) / 2
+    assert "(m+n) / 2 is no size; write (m+n) // 2 (floor division)" in str(info.value)
+    with pytest.raises(TypeError) as info:
+        6 / (D.dim("n") * 2)
+    assert "6 / (n*2) is no size; write 6 // (n*2)" in str(info.value)
+
+
+@pytest.mark.parametrize(
     "size, kernel, stride, dilation, padding, want",
     [
         (10, 3, 1, 1, "valid", 8),

@@ -169,6 +169,23 @@ def test_check_mode_functions_return_placeholders_of_the_inferred_shapes():
     assert w.get_value().shape == (8, 3, 3, 3)  # shared values are not updated
 
 
+def test_check_mode_sizes_names_that_only_a_dim_computed_from_names_gives():
+    """``("2*n",)`` of 6 makes n 3 (the call's checks solve it), so an output of ``("n",)`` is
+    zeros of (3,) as in a real run, not a placeholder 1; and m of ``("n+m",)`` of 5 with x
+    of ``("n",)`` of 2 is 3, so ``c * 2`` and ``(c, c*x[0])`` joined are (5,) and (10,)."""
+    q = sn.tensor("q", shape=("2*n",))
+    halves = q.reshape((2, -1)).sum(axis=0)
+    c, x = sn.tensor("c", shape=("n+m",)), sn.tensor("x", shape=("n",))
+    outputs = [c * 2, sn.concatenate([c, c * x[0]])]
+    with check_mode():
+        (got,) = sn.function([q], [halves])(np.ones(6))
+        doubled, joined = sn.function([c, x], outputs)(np.ones(5), np.ones(2))
+    assert got.shape == (3,) and not got.any()
+    assert doubled.shape == (5,) and joined.shape == (10,)
+    real = sn.function([c, x], outputs, backend="py")(np.ones(5), np.ones(2))
+    assert [r.shape for r in real] == [(5,), (10,)]
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie, ended but not yet collected, does not)."""
     try:

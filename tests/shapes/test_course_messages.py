@@ -114,6 +114,27 @@ def test_first_call_warns_once_where_unknown_dims_broadcast_into_a_table():
     assert not [w for w in caught if issubclass(w.category, sn.ShapeWarning)]
 
 
+def test_first_call_gives_named_dims_the_calls_sizes_against_unknown_ones():
+    """Labels ``("batch",)`` minus predictions ``sn.matrix`` that are (4, 1) at the call is
+    the ``(n,) - (n, 1)`` bug: batch is 4 in this call, as p's unknown rows are, so it warns
+    as a ``sn.vector`` y does; rows of another size (5) are a size of their own."""
+    y = sn.tensor("y", shape=("batch",))
+    p = sn.matrix("p")
+    d = y - p  # <- named outer
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sn.function([y, p], sn.mean(d**2), backend="py")(np.ones(4), np.ones((4, 1)))
+    (warning,) = [w for w in caught if issubclass(w.category, sn.BroadcastOuterWarning)]
+    message = str(warning.message)
+    assert message.startswith("with the shapes of this call: sub: 'y' (float64(4,)) and 'p' ")
+    assert "(float64(4, 1)) broadcast against each other into (4, 4)" in message
+    assert (warning.filename, warning.lineno) == (__file__, _line_of("<- named outer"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sn.function([y, p], sn.mean(d**2), backend="py")(np.ones(4), np.ones((5, 1)))
+    assert not [w for w in caught if issubclass(w.category, sn.ShapeWarning)]
+
+
 def _float64_warnings(build) -> list:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -220,6 +220,16 @@ def test_each_pattern_has_its_category_and_can_be_turned_off(category, build):
         build()  # off by category: no warning, no error
 
 
+def test_a_split_of_a_sum_of_names_says_the_share_with_its_parentheses():
+    """The -1's share of ``(m+n,)`` split into pairs is ``(m+n)/2``: ``m+n/2`` would read as
+    m plus half of n."""
+    n, m = sn.tensor("nv", shape=("n",)), sn.tensor("mv", shape=("m",))
+    w = _warns(sn.ReshapeSplitsDimWarning, lambda: sn.concatenate([n, m]).reshape((-1, 2)))
+    assert "the -1 in (-1, 2) takes (m+n)/2 elements of " in str(w.message)
+    w = _warns(sn.ReshapeSplitsDimWarning, lambda: sn.tensor("h", shape=("b", 64)).reshape(-1, 24))
+    assert "takes b*64/24 elements of 'h' (float64(b, 64))" in str(w.message)
+
+
 def test_shape_warnings_are_errors_under_this_test_suite():
     with pytest.raises(sn.BroadcastOuterWarning):
         sn.vector("y") - sn.tensor("p", shape=(None, 1))

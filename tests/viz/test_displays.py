@@ -253,6 +253,25 @@ def test_profile_without_arguments_sizes_dims_written_as_expressions():
     assert f.profile(repeat=1).calls == 1
 
 
+def test_profile_without_arguments_draws_the_sizes_the_shared_values_fix():
+    """x of ``("batch", "f")`` against W of ``("f", 10)`` holding (5, 10): every call has f 5,
+    so the random x is (64, 5), and ``("2*f",)`` is 10; an update tying ``n`` to the fixed
+    size of its shared variable (3) draws n 3."""
+    x, z = sn.tensor("x", shape=("batch", "f")), sn.tensor("z", shape=("2*f",))
+    W = sn.shared(np.ones((5, 10)), name="W", shape=("f", 10))
+    f = sn.function([x, z], [x @ W, z.sum()], backend="py")
+    assert [np.shape(v) for v in sample_inputs(f)] == [(64, 5), (10,)]
+    profile = f.profile(repeat=1)
+    assert (
+        profile.calls == 1
+        and "(named dims = 64; f = 5, fixed by the shared values)" in (profile.notes[-1])
+    )
+    v, w = sn.tensor("v", shape=("n",)), sn.shared(np.zeros(3), name="w")
+    g = sn.function([v], v.sum(), updates={w: v * 2}, backend="py")
+    assert [np.shape(a) for a in sample_inputs(g)] == [(3,)]
+    assert g.profile(repeat=1).calls == 1
+
+
 def test_profile_without_arguments_says_which_random_inputs_did_not_fit():
     x = sn.tensor("x", shape=(None, None))  # as theano's T.matrix(): dims unknown
     W = sn.shared(np.ones((5, 2)), name="W")

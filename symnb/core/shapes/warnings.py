@@ -17,6 +17,7 @@ import contextvars
 
 from symnb.core.dims import (
     exact_div,
+    format_operand,
     format_shape,
     is_known,
     is_symbolic,
@@ -279,8 +280,9 @@ def _splits_named_dim(shape, target) -> bool:
 
 def _split_message(x, target) -> str:
     known = product(d for d in target if d != -1)
+    share = f"{format_operand(product(x.type.shape))}/{format_operand(known, right=True)}"
     return (
-        f"reshape: the -1 in {format_shape(target)} takes {product(x.type.shape)}/{known} "
+        f"reshape: the -1 in {format_shape(target)} takes {share} "
         f"elements of {x.describe()}, a fraction of a named dim, so rows of the result mix "
         f"different examples\n  hint: check the sizes after pooling/convolution; "
         f"{format_shape(x.type.shape)} has {product(x.type.shape[1:])} elements per row"
