@@ -491,6 +491,17 @@ def test_compute_test_value_warn_and_off(compute_test_value):
     assert "test_value" not in (x * 2).tag
 
 
+def test_compute_test_value_ignore_skips_missing_values_yet_raises_a_mistake(compute_test_value):
+    """Under "ignore" a failing perform was swallowed: Theano skipped only missing values."""
+    compute_test_value("ignore")
+    a, b = T.matrix("a"), T.matrix("b")
+    a.tag.test_value, b.tag.test_value = np.ones((2, 3)), np.ones((4, 5))
+    with pytest.raises(ValueError, match=r"matmul on inputs of shapes \(2, 3\), \(4, 5\)") as e:
+        T.dot(a, b)
+    assert e.value.location.filename == __file__
+    assert "test_value" not in (T.vector("y") * 2).tag
+
+
 def test_a_variables_type_has_theanos_tensortype_api():
     x = T.fmatrix("x")
     assert x.type.broadcastable == (False, False) and T.row().type.broadcastable == (True, False)
