@@ -160,6 +160,19 @@ def test_theano_flags_floatx_float32_gives_float32(tmp_path):
     assert out.split()[:3] == ["float32", "float32", "float32"]
 
 
+def test_a_refused_theano_flag_names_no_bogus_line(tmp_path):
+    """symnb's refusal of a THEANO_FLAGS value ended "at <frozen importlib._bootstrap>"."""
+    done = _subprocess(
+        "import symnb.compat.theano",
+        {**os.environ, "THEANO_FLAGS": "floatX=float128", "THEANORC": str(tmp_path / "none")},
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ValueError: THEANO_FLAGS/.theanorc: config.floatX must be float16, float32 or "
+        "float64, not 'float128'"
+    )
+
+
 def test_theanorc_sets_flags_and_theano_flags_win(tmp_path):
     cache = tmp_path / "cache"
     rc = f"[global]\nfloatX = float32\ndevice = cpu\noptimizer = None\ncompiledir = {cache}\n"

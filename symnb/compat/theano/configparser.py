@@ -29,6 +29,7 @@ from symnb.backends.opencl.runtime import opencl_problem
 from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
+from symnb.core.source import pinned
 
 #: the flags that change what symnb does (the others are accepted and ignored; a test keeps
 #: this every flag the layer reads)
@@ -343,11 +344,14 @@ def apply_flags(flags: dict, where: str) -> list[str]:
     ignored = []
     object.__setattr__(config, "_importing", True)
     try:
-        for name, value in flags.items():
-            try:
-                config.set_flag(name, value)
-            except (AttributeError, ValueError) as exc:
-                raise ValueError(f"{where}: {exc}") from None
+        # symnb's own refusals (floatX, compiledir) name no line: a flag is no line of the
+        # user's (the first frame outside symnb would be the import machinery's)
+        with pinned(None):
+            for name, value in flags.items():
+                try:
+                    config.set_flag(name, value)
+                except (AttributeError, ValueError) as exc:
+                    raise ValueError(f"{where}: {exc}") from None
     finally:
         object.__setattr__(config, "_importing", False)
     for name in flags:
