@@ -160,6 +160,20 @@ def test_theano_flags_floatx_float32_gives_float32(tmp_path):
     assert out.split()[:3] == ["float32", "float32", "float32"]
 
 
+def test_floatx_takes_theanos_shorthands(tmp_path, monkeypatch):
+    """Theano's ``floatX_convert`` read "32" as float32 ("64", "16" likewise);
+    THEANO_FLAGS=floatX=32 stopped the import and the setter refused them."""
+    assert _run(tmp_path, "floatX=32").split()[:3] == ["float32"] * 3
+    monkeypatch.setattr(sn.config, "floatX", sn.config.floatX)
+    for short in ("16", "32", "64"):
+        theano.config.floatX = short
+        assert theano.config.floatX == sn.config.floatX == f"float{short}"
+    with theano.change_flags(floatX="32"):
+        assert T.matrix().dtype == "float32"
+    with pytest.raises(sn.ArgumentError, match="config.floatX must be float16, float32 or"):
+        theano.config.floatX = 32  # Theano's shorthands were text
+
+
 def test_a_refused_theano_flag_names_no_bogus_line(tmp_path):
     """symnb's refusal of a THEANO_FLAGS value ended "at <frozen importlib._bootstrap>"."""
     done = _subprocess(

@@ -100,7 +100,11 @@ class TheanoConfig(FlagGroup):
 
     @floatX.setter
     def floatX(self, value: str) -> None:  # noqa: N802
-        _symnb_config.floatX = value  # symnb checks the value
+        """Theano's shorthands "16", "32" and "64" (its ``floatX_convert``) are float16,
+        float32 and float64; symnb checks the value."""
+        if isinstance(value, str) and value in ("16", "32", "64"):
+            value = "float" + value
+        _symnb_config.floatX = value
 
     @property
     def compiledir(self) -> str:
