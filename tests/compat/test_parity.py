@@ -365,6 +365,19 @@ def test_compiledir_reads_the_directory_in_use(monkeypatch, tmp_path):
     assert theano.config.compiledir == str(tmp_path / "relative")
 
 
+@pytest.mark.parametrize("value", [None, 5])
+def test_compiledir_that_is_no_path_is_refused(monkeypatch, value):
+    """The setter made None a folder named "None" in the working directory; it is refused
+    as sn.config.compiledir refuses it (Theano's expanduser raised too)."""
+    monkeypatch.setattr(sn.config, "compiledir", "")
+    with pytest.raises(sn.ArgumentError, match="config.compiledir must be a path") as e:
+        theano.config.compiledir = value
+    assert e.value.location.filename == __file__
+    assert sn.config.compiledir == ""
+    theano.config.compiledir = Path("~/cache")
+    assert sn.config.compiledir == os.path.expanduser("~/cache")
+
+
 THEANO_1_FLAGS = (
     "nvcc.flags=-use_fast_math,linker=cvm,gcc.cxxflags=-O3 -march=native,"
     "optimizer_including=cudnn,optimizer_excluding=inplace,scan.allow_gc=True,nocleanup=True,"

@@ -115,8 +115,12 @@ class TheanoConfig(FlagGroup):
 
     @compiledir.setter
     def compiledir(self, value: str) -> None:
-        """A leading ``~`` is the home directory, as Theano's ``filter_compiledir`` had it."""
-        _symnb_config.compiledir = os.path.expanduser(str(value))
+        """A leading ``~`` is the home directory, as Theano's ``filter_compiledir`` had it;
+        a value that is no path (None, a number) is refused as ``sn.config.compiledir``
+        refuses it."""
+        if isinstance(value, (str, os.PathLike)):
+            value = os.path.expanduser(value)
+        _symnb_config.compiledir = value
 
     def set_flag(self, name: str, value) -> None:
         """Set a flag by its full name (``"warn.round"``, ``"floatX"``), as the flags of
