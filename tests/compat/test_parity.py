@@ -425,6 +425,20 @@ def test_theano_1_flags_are_accepted_and_ignored_at_import(tmp_path):
     assert done.returncode != 0 and "config.mode must be one of FAST_RUN" in done.stderr
 
 
+def test_the_default_mode_is_theanos_mode_and_compiles_as_fast_run(tmp_path):
+    """Theano 0.7-1.0's default ``config.mode`` was "Mode" (the first of its EnumStr); the
+    layer's was "FAST_RUN". Both compile with the default optimizer on the default linker."""
+    env = {k: v for k, v in os.environ.items() if k != "THEANO_FLAGS"}
+    env["THEANORC"] = str(tmp_path / "none")
+    assert run_python("import symnb.compat.theano as t; print(t.config.mode)", env) == "Mode\n"
+    x = T.dvector("x")
+    with theano.change_flags(mode="Mode"):
+        f = theano.function([x], T.exp(x) * 2)
+    assert f.maker.mode.options() == theano.compile.get_mode("FAST_RUN").options()
+    assert f.built["optimize"] == "fast" and f.built["mode"] is None
+    np.testing.assert_allclose(f([0.0]), [2.0])
+
+
 def test_dotted_groups_read_with_theano_defaults_and_set():
     c = theano.config
     assert (c.blas.ldflags, c.nvcc.fastmath, c.lib.cnmem, c.dnn.enabled) == ("", False, 0, "auto")
