@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 
+from symnb.core.source import pinned
 from symnb.errors import SymnbError
 
 TRUE = ("1", "true", "yes", "on")
@@ -58,11 +59,14 @@ def apply(settings, text: str, source: str) -> None:
                 f"{source}: unknown setting {key!r}; the settings are {', '.join(sorted(fields))}"
             )
         values[key] = _convert(raw, fields[key], f"{source}: {key}")
-    for key, value in values.items():
-        try:
-            setattr(settings, key, value)
-        except ValueError as exc:
-            raise FlagError(f"{source}: {exc}") from None
+    # a value the setting refuses is no line of the user's: its error names none (the first
+    # frame outside symnb would be the import machinery's)
+    with pinned(None):
+        for key, value in values.items():
+            try:
+                setattr(settings, key, value)
+            except ValueError as exc:
+                raise FlagError(f"{source}: {exc}") from None
 
 
 def _convert(raw: str, kind: type, label: str):

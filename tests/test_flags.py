@@ -137,6 +137,27 @@ def test_a_bad_flag_in_the_environment_stops_the_import_with_its_message():
     )
 
 
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (
+            "threads=0",
+            "config.threads must be None (the thread policy) or a number of threads of at "
+            "least 1, not 0",
+        ),
+        ("floatX=float128", "config.floatX must be float16, float32 or float64, not 'float128'"),
+        ("cuda_device=-1", "config.cuda_device must be a device number, 0 or more, not -1"),
+    ],
+)
+def test_a_value_its_setting_refuses_names_no_line(value, message):
+    """The setting's own refusal is a located error: the FlagError ended with its line, "at
+    <frozen importlib._bootstrap>, line 241" at import, a line of no flag."""
+    assert import_error(value) == f"symnb.flags.FlagError: SYMNB_FLAGS: {message}"
+    with pytest.raises(flags.FlagError) as info:
+        flags.apply(Config(), value, "SYMNB_FLAGS")
+    assert str(info.value) == f"SYMNB_FLAGS: {message}"
+
+
 def test_every_settable_field_is_listed_and_parsed():
     settable = flags.settable(Config())
     assert "progress" not in settable  # a callable is set in code, not from text

@@ -37,7 +37,7 @@ from symnb.compile.fit import (
     with_default_updates,
 )
 from symnb.compile.inputs import InputSpec, check_derived_dims, shared_sizes
-from symnb.compile.linkers import get_linker
+from symnb.compile.linkers import check_choices, get_linker
 from symnb.config import config
 from symnb.core import locks
 from symnb.core.dims import named_by_names_alone
@@ -90,6 +90,7 @@ def function(
     every such update, a list of shared variables skips theirs (Theano's argument).
     """
     if check_mode_active():  # no rewrites; a linker that returns zeros of the checked shapes
+        check_choices(backend, optimize, mode)  # refused as outside check mode
         checked = Function(
             inputs,
             outputs,

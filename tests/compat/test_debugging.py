@@ -76,7 +76,7 @@ def test_debug_and_monitor_modes_and_maker():
     f = theano.function([x], T.exp(x) * 2)
     nodes = f.maker.fgraph.apply_nodes
     assert isinstance(nodes, set) and nodes == set(f.maker.fgraph.toposort())
-    assert x in f.maker.fgraph.variables and f.maker.mode is theano.compile.MODES["FAST_RUN"]
+    assert x in f.maker.fgraph.variables and f.maker.mode is theano.compile.MODES["Mode"]
     assert all(isinstance(n.op, theano.gof.Op) for n in nodes)
 
 

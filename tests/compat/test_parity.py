@@ -160,6 +160,33 @@ def test_theano_flags_floatx_float32_gives_float32(tmp_path):
     assert out.split()[:3] == ["float32", "float32", "float32"]
 
 
+def test_floatx_takes_theanos_shorthands(tmp_path, monkeypatch):
+    """Theano's ``floatX_convert`` read "32" as float32 ("64", "16" likewise);
+    THEANO_FLAGS=floatX=32 stopped the import and the setter refused them."""
+    assert _run(tmp_path, "floatX=32").split()[:3] == ["float32"] * 3
+    monkeypatch.setattr(sn.config, "floatX", sn.config.floatX)
+    for short in ("16", "32", "64"):
+        theano.config.floatX = short
+        assert theano.config.floatX == sn.config.floatX == f"float{short}"
+    with theano.change_flags(floatX="32"):
+        assert T.matrix().dtype == "float32"
+    with pytest.raises(sn.ArgumentError, match="config.floatX must be float16, float32 or"):
+        theano.config.floatX = 32  # Theano's shorthands were text
+
+
+def test_a_refused_theano_flag_names_no_bogus_line(tmp_path):
+    """symnb's refusal of a THEANO_FLAGS value ended "at <frozen importlib._bootstrap>"."""
+    done = _subprocess(
+        "import symnb.compat.theano",
+        {**os.environ, "THEANO_FLAGS": "floatX=float128", "THEANORC": str(tmp_path / "none")},
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        "ValueError: THEANO_FLAGS/.theanorc: config.floatX must be float16, float32 or "
+        "float64, not 'float128'"
+    )
+
+
 def test_theanorc_sets_flags_and_theano_flags_win(tmp_path):
     cache = tmp_path / "cache"
     rc = f"[global]\nfloatX = float32\ndevice = cpu\noptimizer = None\ncompiledir = {cache}\n"
@@ -338,6 +365,19 @@ def test_compiledir_reads_the_directory_in_use(monkeypatch, tmp_path):
     assert theano.config.compiledir == str(tmp_path / "relative")
 
 
+@pytest.mark.parametrize("value", [None, 5])
+def test_compiledir_that_is_no_path_is_refused(monkeypatch, value):
+    """The setter made None a folder named "None" in the working directory; it is refused
+    as sn.config.compiledir refuses it (Theano's expanduser raised too)."""
+    monkeypatch.setattr(sn.config, "compiledir", "")
+    with pytest.raises(sn.ArgumentError, match="config.compiledir must be a path") as e:
+        theano.config.compiledir = value
+    assert e.value.location.filename == __file__
+    assert sn.config.compiledir == ""
+    theano.config.compiledir = Path("~/cache")
+    assert sn.config.compiledir == os.path.expanduser("~/cache")
+
+
 THEANO_1_FLAGS = (
     "nvcc.flags=-use_fast_math,linker=cvm,gcc.cxxflags=-O3 -march=native,"
     "optimizer_including=cudnn,optimizer_excluding=inplace,scan.allow_gc=True,nocleanup=True,"
@@ -383,6 +423,20 @@ def test_theano_1_flags_are_accepted_and_ignored_at_import(tmp_path):
     env["THEANO_FLAGS"] = "mode=FAST_RUNN"
     done = _subprocess(code, env)
     assert done.returncode != 0 and "config.mode must be one of FAST_RUN" in done.stderr
+
+
+def test_the_default_mode_is_theanos_mode_and_compiles_as_fast_run(tmp_path):
+    """Theano 0.7-1.0's default ``config.mode`` was "Mode" (the first of its EnumStr); the
+    layer's was "FAST_RUN". Both compile with the default optimizer on the default linker."""
+    env = {k: v for k, v in os.environ.items() if k != "THEANO_FLAGS"}
+    env["THEANORC"] = str(tmp_path / "none")
+    assert run_python("import symnb.compat.theano as t; print(t.config.mode)", env) == "Mode\n"
+    x = T.dvector("x")
+    with theano.change_flags(mode="Mode"):
+        f = theano.function([x], T.exp(x) * 2)
+    assert f.maker.mode.options() == theano.compile.get_mode("FAST_RUN").options()
+    assert f.built["optimize"] == "fast" and f.built["mode"] is None
+    np.testing.assert_allclose(f([0.0]), [2.0])
 
 
 def test_dotted_groups_read_with_theano_defaults_and_set():
@@ -489,6 +543,17 @@ def test_compute_test_value_warn_and_off(compute_test_value):
     x = T.vector("x")
     x.tag.test_value = np.ones(3)
     assert "test_value" not in (x * 2).tag
+
+
+def test_compute_test_value_ignore_skips_missing_values_yet_raises_a_mistake(compute_test_value):
+    """Under "ignore" a failing perform was swallowed: Theano skipped only missing values."""
+    compute_test_value("ignore")
+    a, b = T.matrix("a"), T.matrix("b")
+    a.tag.test_value, b.tag.test_value = np.ones((2, 3)), np.ones((4, 5))
+    with pytest.raises(ValueError, match=r"matmul on inputs of shapes \(2, 3\), \(4, 5\)") as e:
+        T.dot(a, b)
+    assert e.value.location.filename == __file__
+    assert "test_value" not in (T.vector("y") * 2).tag
 
 
 def test_a_variables_type_has_theanos_tensortype_api():

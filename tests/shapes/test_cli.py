@@ -186,6 +186,33 @@ def test_check_mode_sizes_names_that_only_a_dim_computed_from_names_gives():
     assert [r.shape for r in real] == [(5,), (10,)]
 
 
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"backend": "cc"}, "unknown backend 'cc'"),
+        ({"optimize": "fastt"}, "optimize: unknown mode 'fastt'"),
+        ({"mode": "debg"}, "unknown mode 'debg'"),
+        ({"optimize": {"include": ["nonsense"]}}, "optimize: 'nonsense' is neither a phase"),
+    ],
+)
+def test_check_mode_refuses_the_options_a_compile_refuses(options, message):
+    """Check mode ignored backend, optimize and mode: a typo that stops the real run passed."""
+    x = sn.vector("x")
+    with check_mode(), pytest.raises(sn.ArgumentError, match=message) as e:
+        sn.function([x], x * 2, **options)
+    assert e.value.location.filename == __file__
+
+
+def test_a_program_whose_compile_is_refused_does_not_pass_the_check(tmp_path, capsys):
+    script = tmp_path / "typo.py"
+    script.write_text(
+        'import symnb as sn\nx = sn.vector("x")\nf = sn.function([x], x, backend="cc")\n'
+    )
+    assert main(["check", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert f"{script}, line 3: error: ArgumentError: unknown backend 'cc'" in out
+
+
 def _alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie, ended but not yet collected, does not)."""
     try:

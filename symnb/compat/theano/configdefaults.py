@@ -61,7 +61,7 @@ DEFAULTS: dict[str, object] = {
     "int_division": "int",
     "deterministic": "default",
     # compilation
-    "mode": "FAST_RUN",
+    "mode": "Mode",  # Theano 0.7-1.0's default (the first of its EnumStr), compiled as FAST_RUN
     "linker": "cvm",
     "optimizer": "fast_run",
     "optimizer_verbose": False,

@@ -29,6 +29,7 @@ from symnb.backends.opencl.runtime import opencl_problem
 from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
+from symnb.core.source import pinned
 
 #: the flags that change what symnb does (the others are accepted and ignored; a test keeps
 #: this every flag the layer reads)
@@ -99,7 +100,11 @@ class TheanoConfig(FlagGroup):
 
     @floatX.setter
     def floatX(self, value: str) -> None:  # noqa: N802
-        _symnb_config.floatX = value  # symnb checks the value
+        """Theano's shorthands "16", "32" and "64" (its ``floatX_convert``) are float16,
+        float32 and float64; symnb checks the value."""
+        if isinstance(value, str) and value in ("16", "32", "64"):
+            value = "float" + value
+        _symnb_config.floatX = value
 
     @property
     def compiledir(self) -> str:
@@ -110,8 +115,12 @@ class TheanoConfig(FlagGroup):
 
     @compiledir.setter
     def compiledir(self, value: str) -> None:
-        """A leading ``~`` is the home directory, as Theano's ``filter_compiledir`` had it."""
-        _symnb_config.compiledir = os.path.expanduser(str(value))
+        """A leading ``~`` is the home directory, as Theano's ``filter_compiledir`` had it;
+        a value that is no path (None, a number) is refused as ``sn.config.compiledir``
+        refuses it."""
+        if isinstance(value, (str, os.PathLike)):
+            value = os.path.expanduser(value)
+        _symnb_config.compiledir = value
 
     def set_flag(self, name: str, value) -> None:
         """Set a flag by its full name (``"warn.round"``, ``"floatX"``), as the flags of
@@ -343,11 +352,14 @@ def apply_flags(flags: dict, where: str) -> list[str]:
     ignored = []
     object.__setattr__(config, "_importing", True)
     try:
-        for name, value in flags.items():
-            try:
-                config.set_flag(name, value)
-            except (AttributeError, ValueError) as exc:
-                raise ValueError(f"{where}: {exc}") from None
+        # symnb's own refusals (floatX, compiledir) name no line: a flag is no line of the
+        # user's (the first frame outside symnb would be the import machinery's)
+        with pinned(None):
+            for name, value in flags.items():
+                try:
+                    config.set_flag(name, value)
+                except (AttributeError, ValueError) as exc:
+                    raise ValueError(f"{where}: {exc}") from None
     finally:
         object.__setattr__(config, "_importing", False)
     for name in flags:

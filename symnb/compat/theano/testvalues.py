@@ -2,11 +2,11 @@
 
 With ``compute_test_value`` "raise", "warn" or "ignore", every node built computes its
 outputs' test values from its inputs' (the op's NumPy reference, ``op.perform``), as Theano
-did, so a mistake shows at the line that built the node: the output's
-``tag.test_value`` holds the result. An input with no test value is an error ("raise"), a
-warning ("warn") or skipped ("ignore"), as in Theano; constants and shared variables give
-their values. With "off" (the default) nothing is computed. The layer watches nodes through
-core's "node_built" hook.
+did, so a mistake shows at the line that built the node (an error, under "ignore" too; a
+warning under "warn"): the output's ``tag.test_value`` holds the result. An input with no
+test value is an error ("raise"), a warning ("warn") or skipped ("ignore"), as in Theano;
+constants and shared variables give their values. With "off" (the default) nothing is
+computed. The layer watches nodes through core's "node_built" hook.
 """
 
 from __future__ import annotations
@@ -90,8 +90,10 @@ def compute_test_values(node) -> None:
         return  # an op with no reference on its own (a loop, a draw): nothing to check
     except Exception as exc:  # noqa: BLE001 - the user's shape or value mistake
         shapes = ", ".join(str(np.shape(v)) for v in values)
+        # "ignore" skips only an input without a test value: a failing perform raises, as
+        # Theano's ran it unguarded
         _complain(
-            mode,
+            "raise" if mode == "ignore" else mode,
             f"computing the test value of {op.op_name()} on inputs of shapes {shapes}: "
             f"{type(exc).__name__}: {exc}",
         )
