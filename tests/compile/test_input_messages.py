@@ -317,6 +317,27 @@ def test_a_dim_no_call_can_solve_has_one_size_across_the_inputs():
         f(np.ones(6), np.ones(1))
 
 
+def test_a_product_dim_is_0_where_one_of_its_names_is(backend):
+    """``n*m`` with n 0 is 0 whatever m is: a value that says otherwise is refused, in the
+    value that binds n and beside another input alike (both were accepted: the dim was only
+    compared across values, as where no name has a size), and in a shared value."""
+    p = sn.tensor("p", shape=("n", "n*m"))
+    f = sn.function([p], p.sum(), backend=backend)
+    assert f(np.ones((0, 0))) == 0.0 and f(np.ones((2, 6))) == 12.0
+    with pytest.raises(InputShapeError) as info:
+        f(np.ones((0, 5)))
+    assert str(info.value) == (
+        "input 0 'p' expects shape (n, m*n) (float64), got an array of shape (0, 5): axis 1 "
+        "(m*n) should be 0 with n=0 in input 0 'p'"
+    )
+    a, b = sn.tensor("a", shape=("n*m",)), sn.tensor("b", shape=("n",))
+    g = sn.function([a, b], a.sum() + b.sum(), backend=backend)
+    with pytest.raises(InputShapeError, match=r"input 0 'a'.*axis 0 \(m\*n\) should be 0 with n=0"):
+        g(np.ones(3), np.ones(0))
+    with pytest.raises(sn.InputError, match=r"axis 1 \(m\*n\) should be 0 with n=0 in axis 0"):
+        sn.shared(np.ones((0, 5)), shape=("n", "n*m"))
+
+
 def test_a_shared_values_named_dims_are_checked_against_the_inputs(backend):
     """docs/shapes.md: a named dim has one size across a call, shared values included. The C
     runner checks them with the inputs (a call that fits runs there, not declined); one that
