@@ -36,11 +36,11 @@ from symnb.compile.fit import (
     warn_unread_givens,
     with_default_updates,
 )
-from symnb.compile.inputs import InputSpec, check_derived_dims, shared_sizes
+from symnb.compile.inputs import InputSpec, call_arrays, shared_sizes
 from symnb.compile.linkers import get_linker
 from symnb.config import config
 from symnb.core import locks
-from symnb.core.dims import named_by_names_alone
+from symnb.core.dims import is_symbolic
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.source import user_location
@@ -212,17 +212,17 @@ class Function:
         self._n_checks = 0 if backend == CHECK else keep_checks(self.graph, givens, self.inputs)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
-        # the call passes inputs then shared values (those with named dims first: the C runner
-        # checks their names with the inputs'); constants' slots come after them
+        # the call passes inputs then shared values (those with named or expression dims
+        # first: the C runner checks them with the inputs'); constants' slots come after them
         shared = [v for v in rest if isinstance(v, SharedVariable)]
-        shared.sort(key=lambda v: not named_by_names_alone(v.type.shape))
+        shared.sort(key=lambda v: not any(map(is_symbolic, v.type.shape)))
         self._leaves = self.inputs + shared + [v for v in rest if not isinstance(v, SharedVariable)]
         self._shared = shared
         if borrow:  # its results and updates may be the caller's arrays (``lent``)
             for v in [*shared, *(u for u, _ in self.updates)]:
                 v.lends = True
         #: shared values whose named dims a call checks against the inputs' (docs/shapes.md)
-        self._named_shared = [v for v in shared if any(isinstance(d, str) for d in v.type.shape)]
+        self._named_shared = [v for v in shared if any(map(is_symbolic, v.type.shape))]
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
         named = Counter(v.name for v in self.inputs if v.name)
         #: the inputs a keyword names: only a name one input has (two inputs named "x": f(x=...)
@@ -536,11 +536,7 @@ class Function:
         return owned
 
     def _convert(self, values) -> list:
-        named = self._named_shared or self._ties
-        sizes = shared_sizes(self._named_shared, self._ties) if named else {}
-        arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
-        check_derived_dims(self._specs, arrays, sizes)
-        return arrays
+        return call_arrays(self._specs, values, self._named_shared, self._ties)
 
     def _bind(self, args, kwargs) -> list:
         if len(args) > len(self.inputs):

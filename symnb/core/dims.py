@@ -699,12 +699,6 @@ def never_one(d: Dim) -> bool:
     return (constant - 1) % reduce(math.gcd, poly.values(), 0) != 0
 
 
-def named_by_names_alone(shape) -> bool:
-    """A shape with a named dim and none computed from names (``n+1``): a call checks its
-    names against the sizes the other values give them with one comparison each."""
-    return any(isinstance(d, str) for d in shape) and not any(isinstance(d, DimExpr) for d in shape)
-
-
 def matches_value(d: Dim, size: int) -> bool:
     """Does a concrete size fit the dim (named and unknown dims fit anything)?"""
     return not isinstance(d, int) or d == size
