@@ -30,6 +30,7 @@ from symnb.compile.fit import (
     check_givens,
     check_updates,
     keep_checks,
+    read_sources,
     refuse_given_inputs,
     shape_checked_givens,
     tied_dims,
@@ -176,7 +177,8 @@ class Function:
         checked_updates = check_updates(updates)
         givens = check_givens(givens)
         refuse_given_inputs(givens, self.inputs)
-        givens = shape_checked_givens(givens, self.inputs)
+        reads = out_vars + [value for _, value in checked_updates]
+        givens = shape_checked_givens(givens, read_sources(self.inputs, reads, givens))
         # collected from the graph after the givens (a draw only a key reads does not advance)
         self.updates = with_default_updates(checked_updates, out_vars, no_default_updates, givens)
         #: named dims an update ties to its shared value's fixed size: checked with the inputs
