@@ -76,6 +76,24 @@ def tied_dims(updates: list) -> dict:
     return ties
 
 
+def retied_shared(updates: list, named: list) -> tuple:
+    """The shared values with named dims that a call reads (``named``) or updates, when an
+    update's value may give one of its variable's named dims another size (its type does not
+    prove it: ``updates={A: x}``, A of ``("n",)``, x of ``(?,)``) and another of them has
+    that name; () where no update can, so that a call checks nothing more
+    (compile/inputs.py ``check_updated_sizes`` checks them before any update is written)."""
+    updated = [s for s, _ in updates if any(map(is_symbolic, s.type.shape))]
+    shared = list(named) + [s for s in updated if not any(s is v for v in named)]
+    for var, value in updates:
+        loose = set().union(
+            *(names_in(d) for d, got in zip(var.type.shape, value.type.shape) if d != got)
+        )
+        for other in shared:
+            if other is not var and loose & set().union(*map(names_in, other.type.shape)):
+                return tuple(shared)
+    return ()
+
+
 def with_default_updates(updates: list, outputs: list, skipped=False, givens=None) -> list:
     """The updates, plus the ``default_update`` of each shared variable the outputs or the
     updates read once ``givens`` are applied that has one, is not updated already (a random

@@ -32,12 +32,13 @@ from symnb.compile.fit import (
     keep_checks,
     read_sources,
     refuse_given_inputs,
+    retied_shared,
     shape_checked_givens,
     tied_dims,
     warn_unread_givens,
     with_default_updates,
 )
-from symnb.compile.inputs import InputSpec, call_arrays, shared_sizes
+from symnb.compile.inputs import InputSpec, call_arrays, check_updated_sizes, shared_sizes
 from symnb.compile.linkers import get_linker
 from symnb.config import config
 from symnb.core import locks
@@ -225,6 +226,9 @@ class Function:
                 v.lends = True
         #: shared values whose named dims a call checks against the inputs' (docs/shapes.md)
         self._named_shared = [v for v in shared if any(map(is_symbolic, v.type.shape))]
+        #: the shared values an update may leave disagreeing about a named dim (then checked
+        #: in Python before any update is written, not by the C entry point)
+        self._retied = retied_shared(self.updates, self._named_shared)
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
         named = Counter(v.name for v in self.inputs if v.name)
         #: the inputs a keyword names: only a name one input has (two inputs named "x": f(x=...)
@@ -278,7 +282,8 @@ class Function:
             self._leaf_results or self._repeated or self._alias_check != ()
         )
         # (the entry point returns every result but the updates: not the checks)
-        self._plain = None if copies or self._resident or self._n_checks else self._runner
+        slow = copies or self._resident or self._n_checks or self._retied
+        self._plain = None if slow else self._runner
         self._entry = self._make_entry(None if self._first_call else self._plain)
 
     def _signature(self) -> str:
@@ -502,6 +507,8 @@ class Function:
         a call whose update does not fit raises with no shared value changed. An update of
         its variable's own fixed type cannot fail, so only the others (``_unsure``) are
         checked first, where another update is written too."""
+        if self._retied:  # (sizes that later calls could not read together)
+            check_updated_sizes(self._retied, self.updates, values, self._update_labels)
         if self._unsure and len(values) > 1:
             for i in self._unsure:
                 shared, value = self.updates[i][0], values[i]

@@ -306,3 +306,42 @@ def _bind_derived(specs, arrays, shared, sizes: dict) -> None:
             raise specs[exc.index].shape_error(arrays[exc.index], str(exc)) from None
         _, shape, label = values[exc.index]
         raise InputShapeError(f"{label} has shape {shape}: {exc}") from None
+
+
+def check_updated_sizes(shared, updates: list, values: list, labels: tuple) -> None:
+    """Before a call writes its updates: the named dims of the ``shared`` values (fit.py
+    ``retied_shared``) have one size each once the update ``values`` are written, else an
+    InputError naming the update (its ``labels``), its shared variable, the dim and the other
+    value, with nothing written: a value of another size would make every later call reading
+    them both fail (``updates={A: x}``, A and B of ``("n",)``, x of 4 values for n 3)."""
+    new = {id(var): (value, label) for (var, _), value, label in zip(updates, values, labels)}
+    kept = [var for var in shared if id(var) not in new]  # (they give the sizes first)
+    sizes, entries = {}, []
+    for var in kept + [var for var in shared if id(var) in new]:
+        value, label = new.get(id(var), (var.current_value(), None))
+        what = f"{'' if label is None else 'the update of '}shared {var.describe()}"
+        entries.append((var, value.shape, label, what))
+    for entry in entries:
+        var, shape, _, what = entry
+        named = [(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, str)]
+        try:
+            bind_names(named, sizes, shape, what)
+        except SizeConflict as exc:
+            raise _retied(entry, exc) from None
+    derived = [
+        ([(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, DimExpr)], shape, what)
+        for var, shape, _, what in entries
+    ]
+    try:
+        bind_all_derived(derived, sizes)
+    except SizeConflict as exc:
+        raise _retied(entries[exc.index], exc) from None
+
+
+def _retied(entry, exc: SizeConflict) -> InputShapeError:
+    var, shape, label, _ = entry
+    said = "its value" if label is None else label
+    return InputShapeError(
+        f"shared {var.describe()}: {said} has shape {shape}: {exc}; no shared value was "
+        "written (update them alike)"
+    )
