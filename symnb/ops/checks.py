@@ -239,7 +239,8 @@ def shape_from(x, dims, names, sources, what: str) -> Variable:
 
 class HasShape(Op):
     """A copy of x where its shape is ``shape`` when the function runs, each name in it the
-    length of a source's axis (``names``: (name, source, axis)), or with axis None the value
+    length of a source's axis (``names``: (name, source, axis)) or solved from an expression
+    dim of one (``(n+1, source, axis)``: the axis's length less 1), or with axis None the value
     of a source, an integer scalar (a length the graph computes: Theano's ``specify_shape``
     of symbolic lengths); else a ShapeError: ``what`` followed by both shapes. For a
     replacement a user's rewrite rule returns whose dims the types cannot prove to be those
