@@ -9,8 +9,15 @@ import warnings
 import numpy as np
 
 from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
-from symnb.core.dims import format_shape, names_in, shapes_unify
-from symnb.core.graph import Graph, ancestors, clone_graph, default_updates, leaves
+from symnb.core.dims import format_shape, is_symbolic, names_in, shapes_unify
+from symnb.core.graph import (
+    Graph,
+    ancestors,
+    clone_graph,
+    default_updates,
+    leaves,
+    leaves_after,
+)
 from symnb.core.hooks import spelled
 from symnb.core.op import _at_user_line
 from symnb.core.source import user_location, warn_at_user
@@ -67,6 +74,24 @@ def tied_dims(updates: list) -> dict:
                 ties[dim] = (size, what + ("" if loc is None else f" (at {loc})"))
                 tied_by[dim] = what
     return ties
+
+
+def retied_shared(updates: list, named: list) -> tuple:
+    """The shared values with named dims that a call reads (``named``) or updates, when an
+    update's value may give one of its variable's named dims another size (its type does not
+    prove it: ``updates={A: x}``, A of ``("n",)``, x of ``(?,)``) and another of them has
+    that name; () where no update can, so that a call checks nothing more
+    (compile/inputs.py ``check_updated_sizes`` checks them before any update is written)."""
+    updated = [s for s, _ in updates if any(map(is_symbolic, s.type.shape))]
+    shared = list(named) + [s for s in updated if not any(s is v for v in named)]
+    for var, value in updates:
+        loose = set().union(
+            *(names_in(d) for d, got in zip(var.type.shape, value.type.shape) if d != got)
+        )
+        for other in shared:
+            if other is not var and loose & set().union(*map(names_in, other.type.shape)):
+                return tuple(shared)
+    return ()
 
 
 def with_default_updates(updates: list, outputs: list, skipped=False, givens=None) -> list:
@@ -136,12 +161,14 @@ def shape_checked_givens(givens: dict, sources: list, what: str = "givens") -> d
     (an unknown dim for a fixed one: ``x`` of ``(1, 2)`` given ``y`` of ``(?, 2)``) checked
     when the function runs, on every backend: a ShapeError naming the key, the replacement,
     both shapes and the line that compiled it, where a result of another size than its type
-    says came out silently. A named dim is checked where ``sources`` (the function's inputs)
-    give its size; an unknown dim of the key is not checked (docs/shapes.md: an unknown dim
-    is checked only when the function runs, so it unifies with any when the graph is built).
-    ``what`` begins the message (``theano.clone`` checks its ``replace`` the same way)."""
-    given = {d for v in sources for d in v.type.shape if isinstance(d, str)}
-    sources = [v for v in sources if any(isinstance(d, str) for d in v.type.shape)]
+    says came out silently. A named dim is checked where ``sources`` (the function's inputs
+    and the shared values it reads: ``read_sources``) give its size, by a plain dim or an
+    expression dim (``n+1`` gives n, as the call's input checks solve it); an unknown dim of
+    the key is not checked (docs/shapes.md: an unknown dim is checked only when the function
+    runs, so it unifies with any when the graph is built). ``what`` begins the message
+    (``theano.clone`` checks its ``replace`` the same way)."""
+    sources = [v for v in sources if any(map(is_symbolic, v.type.shape))]
+    given = set().union(*(names_in(d) for v in sources for d in v.type.shape))
 
     def checkable(want, got) -> bool:
         return want is not None and want != got and names_in(want) <= given
@@ -156,6 +183,14 @@ def shape_checked_givens(givens: dict, sources: list, what: str = "givens") -> d
             value = has_shape(value, key.type.shape, sources, said)
         checked[key] = value
     return checked
+
+
+def read_sources(inputs: list, reads: list, givens: dict) -> list:
+    """What a function's givens' checks read sizes off (``shape_checked_givens``): its
+    ``inputs``, then the shared values that ``reads`` (its outputs and updates' values) read
+    once ``givens`` are applied, whose sizes a call checks with the inputs'."""
+    shared = [v for v in leaves_after(reads, givens) if isinstance(v, SharedVariable)]
+    return list(inputs) + shared
 
 
 def keep_checks(graph: Graph, givens: dict, inputs: list) -> int:

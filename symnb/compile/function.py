@@ -30,17 +30,19 @@ from symnb.compile.fit import (
     check_givens,
     check_updates,
     keep_checks,
+    read_sources,
     refuse_given_inputs,
+    retied_shared,
     shape_checked_givens,
     tied_dims,
     warn_unread_givens,
     with_default_updates,
 )
-from symnb.compile.inputs import InputSpec, check_derived_dims, shared_sizes
+from symnb.compile.inputs import InputSpec, call_arrays, check_updated_sizes, shared_sizes
 from symnb.compile.linkers import check_choices, get_linker
 from symnb.config import config
 from symnb.core import locks
-from symnb.core.dims import named_by_names_alone
+from symnb.core.dims import is_symbolic
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.source import user_location
@@ -177,7 +179,8 @@ class Function:
         checked_updates = check_updates(updates)
         givens = check_givens(givens)
         refuse_given_inputs(givens, self.inputs)
-        givens = shape_checked_givens(givens, self.inputs)
+        reads = out_vars + [value for _, value in checked_updates]
+        givens = shape_checked_givens(givens, read_sources(self.inputs, reads, givens))
         # collected from the graph after the givens (a draw only a key reads does not advance)
         self.updates = with_default_updates(checked_updates, out_vars, no_default_updates, givens)
         #: named dims an update ties to its shared value's fixed size: checked with the inputs
@@ -213,17 +216,20 @@ class Function:
         self._n_checks = 0 if backend == CHECK else keep_checks(self.graph, givens, self.inputs)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
-        # the call passes inputs then shared values (those with named dims first: the C runner
-        # checks their names with the inputs'); constants' slots come after them
+        # the call passes inputs then shared values (those with named or expression dims
+        # first: the C runner checks them with the inputs'); constants' slots come after them
         shared = [v for v in rest if isinstance(v, SharedVariable)]
-        shared.sort(key=lambda v: not named_by_names_alone(v.type.shape))
+        shared.sort(key=lambda v: not any(map(is_symbolic, v.type.shape)))
         self._leaves = self.inputs + shared + [v for v in rest if not isinstance(v, SharedVariable)]
         self._shared = shared
         if borrow:  # its results and updates may be the caller's arrays (``lent``)
             for v in [*shared, *(u for u, _ in self.updates)]:
                 v.lends = True
         #: shared values whose named dims a call checks against the inputs' (docs/shapes.md)
-        self._named_shared = [v for v in shared if any(isinstance(d, str) for d in v.type.shape)]
+        self._named_shared = [v for v in shared if any(map(is_symbolic, v.type.shape))]
+        #: the shared values an update may leave disagreeing about a named dim (then checked
+        #: in Python before any update is written, not by the C entry point)
+        self._retied = retied_shared(self.updates, self._named_shared)
         self._specs = [InputSpec(v, i) for i, v in enumerate(self.inputs)]
         named = Counter(v.name for v in self.inputs if v.name)
         #: the inputs a keyword names: only a name one input has (two inputs named "x": f(x=...)
@@ -277,7 +283,8 @@ class Function:
             self._leaf_results or self._repeated or self._alias_check != ()
         )
         # (the entry point returns every result but the updates: not the checks)
-        self._plain = None if copies or self._resident or self._n_checks else self._runner
+        slow = copies or self._resident or self._n_checks or self._retied
+        self._plain = None if slow else self._runner
         self._entry = self._make_entry(None if self._first_call else self._plain)
 
     def _signature(self) -> str:
@@ -511,6 +518,8 @@ class Function:
         a call whose update does not fit raises with no shared value changed. An update of
         its variable's own fixed type cannot fail, so only the others (``_unsure``) are
         checked first, where another update is written too."""
+        if self._retied:  # (sizes that later calls could not read together)
+            check_updated_sizes(self._retied, self.updates, values, self._update_labels)
         if self._unsure and len(values) > 1:
             for i in self._unsure:
                 shared, value = self.updates[i][0], values[i]
@@ -547,11 +556,7 @@ class Function:
         return owned
 
     def _convert(self, values) -> list:
-        named = self._named_shared or self._ties
-        sizes = shared_sizes(self._named_shared, self._ties) if named else {}
-        arrays = [spec.convert(v, sizes) for spec, v in zip(self._specs, values)]
-        check_derived_dims(self._specs, arrays, sizes)
-        return arrays
+        return call_arrays(self._specs, values, self._named_shared, self._ties)
 
     def _bind(self, args, kwargs) -> list:
         if len(args) > len(self.inputs):

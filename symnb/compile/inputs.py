@@ -12,6 +12,7 @@ import numpy as np
 
 from symnb.core import array_kinds
 from symnb.core.dims import (
+    ACROSS_A_CALL,
     DimExpr,
     SizeConflict,
     bind_all_derived,
@@ -248,11 +249,24 @@ def _article(noun: str) -> str:
     return f"an {noun}" if noun[0] in "aeiouAEIOU" else f"a {noun}"
 
 
+def call_arrays(specs, values, shared, tied: dict | None = None) -> list[np.ndarray]:
+    """The arrays of a call's ``values``, each checked by its spec, once every named dim has
+    one size across the inputs and the ``shared`` values the call reads, from their plain dims
+    (``n``) and their expression dims (``2*n``, ``n+1``) alike: the shared values' first
+    (``shared_sizes``, after the sizes updates tie: ``tied``), then each input's, then the
+    expression dims of all (``check_derived_dims``). The one place a call binds its names."""
+    sizes = shared_sizes(shared, tied) if shared or tied else {}
+    arrays = [spec.convert(v, sizes) for spec, v in zip(specs, values)]
+    check_derived_dims(specs, arrays, sizes, shared)
+    return arrays
+
+
 def shared_sizes(shared, tied: dict | None = None) -> dict:
     """The sizes the shared values give their named dims, which a call's inputs must give
     them too: ``{name: (size, "shared 'A' (float64(n,))")}``, the start of a call's sizes,
-    after the sizes updates tie (``tied``, symnb/compile/fit.py ``tied_dims``). Read from the
-    values where they are (a device copy has a shape too)."""
+    after the sizes updates tie (``tied``, symnb/compile/fit.py ``tied_dims``); a name only
+    an expression dim gives (``("2*n",)`` of 6) is solved for it. Read from the values where
+    they are (a device copy has a shape too)."""
     sizes: dict = dict(tied) if tied else {}
     for var in shared:
         shape = var.current_value().shape
@@ -264,19 +278,70 @@ def shared_sizes(shared, tied: dict | None = None) -> dict:
             if seen[0] != shape[axis]:
                 raise InputShapeError(
                     f"{label} has dim '{d}' (axis {axis}) of size {shape[axis]} but {seen[0]} "
-                    f"in {seen[1]}; a named dim has one size across a call: set_value them "
-                    "alike"
+                    f"in {seen[1]}{ACROSS_A_CALL}: set_value them alike"
                 )
+    _bind_derived([], [], shared, sizes)
     return sizes
 
 
-def check_derived_dims(specs, arrays, sizes: dict) -> None:
+def check_derived_dims(specs, arrays, sizes: dict, shared=()) -> None:
     """Once every input of a call has bound its names, check the dims computed from them
-    (``2*n``, ``n+m``: core/dims.py ``bind_all_derived``), the error naming the input."""
+    (``2*n``, ``n+m``: core/dims.py ``bind_all_derived``) in the inputs and the ``shared``
+    values, the error naming the input or the shared variable."""
+    if any(spec.derived for spec in specs) or shared:
+        _bind_derived(specs, arrays, shared, sizes)
+
+
+def _bind_derived(specs, arrays, shared, sizes: dict) -> None:
     values = [(spec.derived, array.shape, spec.label) for spec, array in zip(specs, arrays)]
+    for var in shared:
+        derived = [(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, DimExpr)]
+        values.append((derived, var.current_value().shape, f"shared {var.describe()}"))
     if not any(derived for derived, _, _ in values):
         return
     try:
         bind_all_derived(values, sizes)
     except SizeConflict as exc:
-        raise specs[exc.index].shape_error(arrays[exc.index], str(exc)) from None
+        if exc.index < len(specs):
+            raise specs[exc.index].shape_error(arrays[exc.index], str(exc)) from None
+        _, shape, label = values[exc.index]
+        raise InputShapeError(f"{label} has shape {shape}: {exc}") from None
+
+
+def check_updated_sizes(shared, updates: list, values: list, labels: tuple) -> None:
+    """Before a call writes its updates: the named dims of the ``shared`` values (fit.py
+    ``retied_shared``) have one size each once the update ``values`` are written, else an
+    InputError naming the update (its ``labels``), its shared variable, the dim and the other
+    value, with nothing written: a value of another size would make every later call reading
+    them both fail (``updates={A: x}``, A and B of ``("n",)``, x of 4 values for n 3)."""
+    new = {id(var): (value, label) for (var, _), value, label in zip(updates, values, labels)}
+    kept = [var for var in shared if id(var) not in new]  # (they give the sizes first)
+    sizes, entries = {}, []
+    for var in kept + [var for var in shared if id(var) in new]:
+        value, label = new.get(id(var), (var.current_value(), None))
+        what = f"{'' if label is None else 'the update of '}shared {var.describe()}"
+        entries.append((var, value.shape, label, what))
+    for entry in entries:
+        var, shape, _, what = entry
+        named = [(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, str)]
+        try:
+            bind_names(named, sizes, shape, what)
+        except SizeConflict as exc:
+            raise _retied(entry, exc) from None
+    derived = [
+        ([(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, DimExpr)], shape, what)
+        for var, shape, _, what in entries
+    ]
+    try:
+        bind_all_derived(derived, sizes)
+    except SizeConflict as exc:
+        raise _retied(entries[exc.index], exc) from None
+
+
+def _retied(entry, exc: SizeConflict) -> InputShapeError:
+    var, shape, label, _ = entry
+    said = "its value" if label is None else label
+    return InputShapeError(
+        f"shared {var.describe()}: {said} has shape {shape}: {exc}; no shared value was "
+        "written (update them alike)"
+    )

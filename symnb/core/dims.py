@@ -554,28 +554,48 @@ def _evaluate_atom(atom: _FloorDiv, sizes) -> int | None:
     return None if top is None else top // atom.divisor
 
 
+def _partly_evaluated(d: DimExpr, sizes: dict) -> tuple[int, dict]:
+    """d with the sizes given put in: ``(constant, {monomial of the names without a size:
+    coefficient})``. A term with a factor of size 0 is 0 whatever its other names are (``n*m``
+    with n 0), so it drops out; terms left with the same names are added up."""
+    rest, free = 0, {}
+    for monomial, coef in d.terms:
+        value, unknown = coef, []
+        for atom in monomial:
+            part = sizes.get(atom) if isinstance(atom, str) else _evaluate_atom(atom, sizes)
+            if part is None:
+                unknown.append(atom)
+            else:
+                value *= part
+        if value and unknown:
+            free[tuple(unknown)] = free.get(tuple(unknown), 0) + value
+        else:
+            rest += value
+    return rest, {m: c for m, c in free.items() if c}
+
+
+def size_given(d: Dim, sizes: dict) -> int | None:
+    """The size of d that the sizes given make it, whatever sizes its other names get (``n*m``
+    with n 0 is 0); None where it depends on a name that has no size."""
+    if not isinstance(d, DimExpr):
+        return evaluate(d, sizes)
+    rest, free = _partly_evaluated(d, sizes)
+    return None if free else rest
+
+
 def linear_in_one_name(d: Dim, sizes: dict) -> tuple[str, int, int] | None:
     """``(name, a, b)`` when d, with the sizes given, is ``a*name + b`` (a != 0) in the one
     name that has no size; None otherwise (a product of such names, a floor division of one,
-    or several of them). A call solves such a dim for its name."""
+    several of them, or none: ``size_given``). A call solves such a dim for its name."""
     if not isinstance(d, DimExpr):
         return None
-    free, slope, rest = None, 0, 0
-    for monomial, coef in d.terms:
-        value, unknown = coef, None
-        for atom in monomial:
-            part = sizes.get(atom) if isinstance(atom, str) else _evaluate_atom(atom, sizes)
-            if part is not None:
-                value *= part
-            elif unknown is None and isinstance(atom, str) and free in (None, atom):
-                unknown = free = atom
-            else:
-                return None
-        if unknown is None:
-            rest += value
-        else:
-            slope += value
-    return None if free is None or slope == 0 else (free, slope, rest)
+    rest, free = _partly_evaluated(d, sizes)
+    if len(free) != 1:
+        return None
+    ((monomial, slope),) = free.items()
+    if len(monomial) != 1 or not isinstance(monomial[0], str):
+        return None
+    return monomial[0], slope, rest
 
 
 def never_multiple_of(d: Dim, k: int) -> bool:
@@ -702,12 +722,6 @@ def never_one(d: Dim) -> bool:
     return (constant - 1) % reduce(math.gcd, poly.values(), 0) != 0
 
 
-def named_by_names_alone(shape) -> bool:
-    """A shape with a named dim and none computed from names (``n+1``): a call checks its
-    names against the sizes the other values give them with one comparison each."""
-    return any(isinstance(d, str) for d in shape) and not any(isinstance(d, DimExpr) for d in shape)
-
-
 def matches_value(d: Dim, size: int) -> bool:
     """Does a concrete size fit the dim (named and unknown dims fit anything)?"""
     return not isinstance(d, int) or d == size
@@ -752,7 +766,7 @@ def bind_derived(derived, sizes: dict, shape, label: str, seen: dict) -> list:
     left, known = [], {name: size for name, (size, _) in sizes.items()}
     for i, d in derived:
         got = shape[i]
-        want = evaluate(d, known)
+        want = size_given(d, known)
         if want is not None:
             if want != got:
                 where = ", ".join(f"{n}={known[n]} in {sizes[n][1]}" for n in sorted(known))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import evaluate, format_shape
+from symnb.core.dims import SizeConflict, bind_all_derived, evaluate, format_shape, is_symbolic
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
@@ -239,7 +239,8 @@ def shape_from(x, dims, names, sources, what: str) -> Variable:
 
 class HasShape(Op):
     """A copy of x where its shape is ``shape`` when the function runs, each name in it the
-    length of a source's axis (``names``: (name, source, axis)), or with axis None the value
+    length of a source's axis (``names``: (name, source, axis)) or solved from an expression
+    dim of one (``(n+1, source, axis)``: the axis's length less 1), or with axis None the value
     of a source, an integer scalar (a length the graph computes: Theano's ``specify_shape``
     of symbolic lengths); else a ShapeError: ``what`` followed by both shapes. For a
     replacement a user's rewrite rule returns whose dims the types cannot prove to be those
@@ -261,11 +262,7 @@ class HasShape(Op):
         return [TensorType.of(x.type.dtype, shape)]
 
     def perform(self, x, *sources):
-        sizes = {
-            name: int(sources[i]) if axis is None else np.shape(sources[i])[axis]
-            for name, i, axis in self.names
-        }
-        want = tuple(evaluate(d, sizes) for d in self.shape)
+        want = tuple(evaluate(d, self._sizes(sources)) for d in self.shape)
         got = np.shape(x)
         if any(w is not None and w != g for w, g in zip(want, got)):
             shapes = f"{format_shape(got)}, not {format_shape(self.shape)}"
@@ -273,19 +270,40 @@ class HasShape(Op):
             raise CheckedShapeError(f"{self.what} ({shapes}{sized}, when the function ran)")
         return np.array(x, copy=True)
 
+    def _sizes(self, sources) -> dict:
+        """The sizes of the names, read off the sources: a name's axis, a scalar's value, and
+        a name only an expression dim gives (``n+1`` of 5 makes n 4: core/dims.py
+        ``bind_all_derived``, as a call's input checks solve it)."""
+        sizes, derived = {}, {}
+        for d, i, axis in self.names:
+            if axis is None:
+                sizes[d] = (int(sources[i]), i)
+            elif isinstance(d, str):
+                sizes[d] = (np.shape(sources[i])[axis], i)
+            else:
+                derived.setdefault(i, []).append((axis, d))
+        if derived:
+            values = [(dims, np.shape(sources[i]), i) for i, dims in derived.items()]
+            try:
+                bind_all_derived(values, sizes)
+            except SizeConflict:  # (the call's input checks refused it first)
+                pass
+        return {name: size for name, (size, _) in sizes.items()}
+
     def grad(self, inputs, outputs, output_grads):
         return [output_grads[0]] + [None] * (len(inputs) - 1)
 
 
 def has_shape(x, shape, sources, what: str) -> Variable:
     """``x``, once its shape is checked to be ``shape`` when the function runs: the names in
-    ``shape`` are read off ``sources`` (variables whose types hold them), a dim None or of
-    names no source holds is not checked."""
+    ``shape`` are read off ``sources`` (variables whose types hold them, as a plain dim or in
+    an expression dim that gives them: ``n+1``), a dim None or of names no source gives is
+    not checked."""
     x, sources = as_variable(x), [as_variable(s) for s in sources]
     names = tuple(
-        (name, i, axis)
+        (d, i, axis)
         for i, source in enumerate(sources)
-        for axis, name in enumerate(source.type.shape)
-        if isinstance(name, str)
+        for axis, d in enumerate(source.type.shape)
+        if is_symbolic(d)
     )
     return HasShape(what, shape, names)(x, *sources)

@@ -166,3 +166,31 @@ def test_a_given_check_runs_where_the_outputs_read_only_the_keys_fixed_shape(bac
                 assert "test_givens.py, line" in message and "givens={x: y}" in message
             assert s.get_value() == 1.0
             s.set_value(np.float64(0.0))
+
+
+@pytest.mark.parametrize("backend", ["py", "c", "opencl"])
+def test_a_named_dim_of_a_given_is_checked_where_an_expression_dim_or_a_shared_value_gives_it(
+    backend,
+):
+    """x of (n,) given y of (?,), where only an input of (n+1,) gives n (the input checks
+    solve it), or only a shared value: a y of another length was taken silently (x.shape[0]
+    1 beside w.shape[0] 5) or failed in NumPy's broadcast; it is the givens ShapeError."""
+    if backend not in available_backends():
+        pytest.skip(f"no {backend} backend here")
+    x, y = sn.tensor("x", shape=("n",)), sn.tensor("y", shape=(None,))
+    w = sn.tensor("w", shape=("n+1",))
+    f = sn.function([y, w], [x * w[1:], x.shape[0]], givens={x: y}, backend=backend)
+    np.testing.assert_array_equal(f(np.ones(4), np.arange(5.0))[0], [1.0, 2.0, 3.0, 4.0])
+    for length in (1, 3):
+        with pytest.raises(sn.ShapeError) as info:
+            f(np.ones(length), np.ones(5))
+        message = str(info.value)
+        assert "'x' (float64(n,)) was given 'y' (float64(?,)) of another shape" in message
+        assert f"(({length},), not (n,) = (4,), when the function ran)" in message
+    S = sn.shared(np.ones(3), name="S", shape=("n",))
+    T = sn.shared(np.ones(6), name="T", shape=("2*n",))
+    for other in (S, T):
+        g = sn.function([y], x.sum() + other.sum(), givens={x: y}, backend=backend)
+        assert g(np.ones(3)) == 3.0 + other.get_value().sum()
+        with pytest.raises(sn.ShapeError, match=r"\(\(1,\), not \(n,\) = \(3,\), when the"):
+            g(np.ones(1))

@@ -317,6 +317,67 @@ def test_a_dim_no_call_can_solve_has_one_size_across_the_inputs():
         f(np.ones(6), np.ones(1))
 
 
+def test_a_shared_values_expression_dims_give_the_calls_names(backend):
+    """docs/shapes.md: a named dim has one size across the inputs and the shared values a call
+    reads, expression dims included. ``S`` of ``("n", "n+1")`` gives n by its plain dim: the C
+    runner checks it with the inputs (it ran such a call silently, S.shape[0] 3 beside
+    x.shape[0] 5). ``T`` of ``("2*n",)`` gives n only through its expression dim, on every
+    backend (nothing checked it); another shared value must agree with it too."""
+    S = sn.shared(np.arange(12.0).reshape(3, 4), name="S", shape=("n", "n+1"))
+    x = sn.tensor("x", shape=("n",))
+    f = sn.function([x], [S.shape[0], x.sum() + S.sum()], backend=backend)
+    assert f(np.ones(3))[1] == 69.0
+    if backend == "c":
+        assert f.runner is not None and f.runner.runs == 1
+    with pytest.raises(InputShapeError) as info:
+        f(np.ones(5))
+    assert str(info.value) == (
+        "input 0 'x' expects shape (n,) (float64), got an array of shape (5,): dim 'n' (axis 0) "
+        "is 5 here but 3 in shared 'S' (float64(n, n+1)); a named dim has one size across a call"
+    )
+    T = sn.shared(np.ones(6), name="T", shape=("2*n",))
+    g = sn.function([x], [T.shape[0], T.sum() + x.sum()], backend=backend)
+    assert g(np.ones(3))[1] == 9.0
+    with pytest.raises(InputShapeError) as info:
+        g(np.ones(5))
+    assert str(info.value) == (
+        "input 0 'x' expects shape (n,) (float64), got an array of shape (5,): dim 'n' (axis 0) "
+        "is 5 here but 3 in shared 'T' (float64(n*2,)) (n*2 = 6); a named dim has one size "
+        "across a call"
+    )
+    B = sn.shared(np.ones(4), name="B", shape=("n",))
+    h = sn.function([], T.sum() + B.sum(), backend=backend)
+    with pytest.raises(InputShapeError) as info:
+        h()
+    assert str(info.value) == (
+        "shared 'T' (float64(n*2,)) has shape (6,): axis 0 (n*2) should be 8 with n=4 in "
+        "shared 'B' (float64(n,))"
+    )
+    B.set_value(np.ones(3))
+    assert h() == 9.0
+
+
+def test_a_product_dim_is_0_where_one_of_its_names_is(backend):
+    """``n*m`` with n 0 is 0 whatever m is: a value that says otherwise is refused, in the
+    value that binds n and beside another input alike (both were accepted: the dim was only
+    compared across values, as where no name has a size), and in a shared value."""
+    p = sn.tensor("p", shape=("n", "n*m"))
+    f = sn.function([p], p.sum(), backend=backend)
+    assert f(np.ones((0, 0))) == 0.0 and f(np.ones((2, 6))) == 12.0
+    with pytest.raises(InputShapeError) as info:
+        f(np.ones((0, 5)))
+    assert str(info.value) == (
+        "input 0 'p' expects shape (n, m*n) (float64), got an array of shape (0, 5): axis 1 "
+        "(m*n) should be 0 with n=0 in input 0 'p'"
+    )
+    a, b = sn.tensor("a", shape=("n*m",)), sn.tensor("b", shape=("n",))
+    g = sn.function([a, b], a.sum() + b.sum(), backend=backend)
+    with pytest.raises(InputShapeError, match=r"input 0 'a'.*axis 0 \(m\*n\) should be 0 with n=0"):
+        g(np.ones(3), np.ones(0))
+    with pytest.raises(sn.InputError, match=r"axis 1 \(m\*n\) should be 0 with n=0 in axis 0"):
+        sn.shared(np.ones((0, 5)), shape=("n", "n*m"))
+
+
 def test_a_shared_values_named_dims_are_checked_against_the_inputs(backend):
     """docs/shapes.md: a named dim has one size across a call, shared values included. The C
     runner checks them with the inputs (a call that fits runs there, not declined); one that

@@ -174,3 +174,36 @@ def test_an_update_that_does_not_fit_names_the_update_and_its_line(backend):
     B.set_value(np.ones(3))
     with pytest.raises(sn.InputError, match=r"^shared 'B' \(float64\(3,\)\): the new value has"):
         B.set_value(np.ones(4))
+
+
+def test_an_update_that_would_leave_two_shared_values_disagreeing_about_a_name_is_refused(
+    backend,
+):
+    """A and B of ``("n",)``, both read: ``updates={A: x}`` with x of 4 values for n 3 was
+    written, and every later call failed blaming set_value. It is refused like an update
+    that does not fit, naming the update, the dim and B, with nothing written; updates that
+    keep the names agreeing (both to 5, or an expression dim of them) are written."""
+    A = sn.shared(np.ones(3), name="A", shape=("n",))
+    B = sn.shared(np.ones(3), name="B", shape=("n",))
+    x = sn.tensor("x", (None,), "float64")
+    s = sn.shared(np.float64(0.0), name="s")
+    f = sn.function([x], (A + B).sum(), updates={A: x, s: s + 1}, backend=backend)  # <- A
+    for _ in range(2):  # (a first call takes the Python path; then the C entry would)
+        with pytest.raises(sn.InputError) as info:
+            f(np.ones(4))
+        assert str(info.value) == (
+            "shared 'A' (float64(n,)): the value of its update in this call, 'x' (float64(?,)) "
+            f"(at {__file__}, line {_line_of('<- A')}: f = sn.function([x], (A + B).sum(), "
+            "updates={A: x, s: s + 1}, backend=backend)  # <- A), has shape (4,): dim 'n' "
+            "(axis 0) is 4 here but 3 in shared 'B' (float64(n,)); a named dim has one size "
+            "across a call; no shared value was written (update them alike)"
+        )
+        assert A.get_value().shape == (3,) and s.get_value() == 0.0
+    assert f(np.full(3, 2.0)) == 6.0 and A.get_value().tolist() == [2.0] * 3
+    g = sn.function([x], (A + B).sum(), updates={A: x, B: x * 2}, backend=backend)
+    assert g(np.ones(5)) == 9.0 and B.get_value().tolist() == [2.0] * 5
+    T = sn.shared(np.ones(10), name="T", shape=("2*n",))
+    h = sn.function([x], T.sum() + A.sum(), updates={T: x}, backend=backend)
+    with pytest.raises(sn.InputError, match=r"axis 0 \(n\*2\) should be 10 with n=5 in shared 'A'"):
+        h(np.ones(4))
+    assert h(np.ones(10)) == 15.0 and T.get_value().shape == (10,)

@@ -152,6 +152,17 @@ def test_a_linear_dim_is_solved_for_its_one_unbound_name():
     assert D.linear_in_one_name("n", {}) is None  # a bare name is bound by the plain check
 
 
+def test_a_term_with_a_factor_of_size_0_is_0_whatever_its_other_names():
+    """``n*m`` with n 0 is 0 for every m (it was left unsolved, compared across values only);
+    ``n*m+2*k`` with n 0 is linear in k."""
+    nm = D.normalize_dim("n*m")
+    assert D.size_given(nm, {"n": 0}) == 0 and D.size_given(nm, {"n": 2}) is None
+    assert D.size_given(D.normalize_dim("n*m*k+3"), {"m": 0}) == 3
+    assert D.linear_in_one_name(nm, {"n": 0}) is None
+    assert D.linear_in_one_name(D.normalize_dim("n*m+2*k"), {"n": 0}) == ("k", 2, 0)
+    assert D.size_given("n", {"n": 4}) == 4 and D.size_given(7, {}) == 7
+
+
 def test_user_spellings_in_shapes():
     t = TensorType("float32", ("batch*784", sn.dim("n") + sn.dim("m"), 3))
     assert str(t) == "f32[batch*784,m+n,3]"

@@ -20,7 +20,7 @@ from symnb.backends.listing import KernelInfo
 from symnb.backends.plan import Gemm, Library
 from symnb.backends.planner import PLANS
 from symnb.backends.planning.kernel_linker import KernelLinker
-from symnb.core.dims import named_by_names_alone
+from symnb.core.dims import DimExpr, is_symbolic, names_in
 from symnb.ops.blas import Gemm as GemmOp
 from symnb.ops.linalg import Matmul
 
@@ -84,14 +84,22 @@ class CLinker(KernelLinker):
         self._schedule = _UNMADE
 
     def _named_shared(self) -> list:
-        """(dtype, shape) of the shared values with named dims (none computed) that lead the
-        shared arguments (sn.function puts them first): the runner checks their names with
-        the inputs', and declines a call where one differs (the input checks then say which)."""
+        """(dtype, shape) of the shared values with named or expression dims, which lead the
+        shared arguments (sn.function puts them first): the runner checks their names with the
+        inputs', and declines a call where one differs (the input checks then say which). An
+        expression dim of names the value's plain dims give (``("n", "n+1")``) is its own
+        value's check (``set_value``) and unchecked here; any other (``("2*n",)``, which gives
+        n) leaves every call to the Python executor, as an input's expression dim does."""
         found = []
         for leaf in self.leaves[len(self.plan.inputs) : self.plan.nargs]:
-            if not named_by_names_alone(leaf.type.shape):
+            shape = leaf.type.shape
+            if not any(map(is_symbolic, shape)):
                 break
-            found.append((leaf.type.dtype, leaf.type.shape))
+            plain = {d for d in shape if isinstance(d, str)}
+            shape = tuple(
+                None if isinstance(d, DimExpr) and names_in(d) <= plain else d for d in shape
+            )
+            found.append((leaf.type.dtype, shape))
         return found
 
     def entry(self, fast, owner, call, declined, structure, names, **state):
