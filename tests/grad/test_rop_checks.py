@@ -255,6 +255,40 @@ def test_rop_through_grad_clip_is_the_tangent_of_the_identity(backend):
     np.testing.assert_allclose(g, [0.5, 0.5, 0.5])
 
 
+def _rnn(x, marker, nested=False):
+    """Two steps of h = sin(h * x) from ones, the step reading grad_clip(h, 0.1, 1.0) with
+    ``marker`` (bounds without 0), inside a second scan with ``nested``."""
+
+    def step(h, x):
+        return sn.sin((sn.grad_clip(h, 0.1, 1.0) if marker else h) * x)
+
+    def steps(x):
+        hs, _ = sn.scan(step, outputs_info=sn.ones_like(x), non_sequences=x, n_steps=2)
+        return hs[-1]
+
+    if not nested:
+        return steps(x)
+    outer, _ = sn.scan(lambda x: steps(x), non_sequences=x, n_steps=1)
+    return outer[0]
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["scan", "scan in scan"])
+def test_rop_through_grad_clip_in_a_scans_step_is_the_tangent_of_the_identity(nested):
+    """The markers were taken out of the outer graph only: a grad_clip in a scan's step kept
+    its rule, which clipped the placeholder cotangent (0, outside [0.1, 1]) and gave a wrong
+    tangent. The tangent is that of the step without the marker, by finite differences."""
+    x = f64("x", (3,))
+    xv, v = np.array([0.5, 1.0, 2.0]), np.array([1.0, -2.0, 0.5])
+    got = sn.function([x], sn.Rop(_rnn(x, True, nested), x, v))(xv)
+    at = sn.function([x], _rnn(x, False))
+    want = (at(xv + 1e-6 * v) - at(xv - 1e-6 * v)) / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    # the reverse pass still clips: its gradient differs from the one without the marker
+    clipped = sn.function([x], sn.grad(sn.sum(_rnn(x, True, nested)), x))(xv)
+    plain = sn.function([x], sn.grad(sn.sum(_rnn(x, False)), x))(xv)
+    assert not np.allclose(clipped, plain)
+
+
 def test_rop_with_respect_to_a_grad_clip_output_keeps_it():
     x = f64("x", (3,))
     h = sn.grad_clip(x, -1.0, 1.0)
