@@ -69,12 +69,16 @@ def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: b
     # every gradient node is from the user's grad line; the user saw the warnings of the
     # graph differentiated
     with pinned(user_location()), shape_warnings.quiet():
-        seeds = _seeds(cost, known_grads, targets, final)
+        # each given gradient made a variable once: the one the walk starts from is the one
+        # checked when the function runs (an array made a constant twice was not checked)
+        known = [(var, as_variable(g)) for var, g in _known_items(known_grads)]
+        seeds = _seeds(cost, known, targets, final)
         if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
             seeds = seeds[1:]  # a known gradient of the cost replaces its 1
         walk = ReverseWalk(seeds, targets, final={id(var) for var, _ in seeds} if final else ())
         results = [walk.result(var, disconnected, return_disconnected) for var in targets]
-        results = checked_points(results, _known_pairs(known_grads), "sn.grad: the known gradient")
+        points = [(g, var) for var, g in known if not isinstance(g, Placeholder)]  # (fit)
+        results = checked_points(results, points, "sn.grad: the known gradient")
     tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 
@@ -139,8 +143,9 @@ def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
     )
 
 
-def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, Variable]]:
-    """(variable, starting gradient) pairs: the cost with 1, then the known gradients.
+def _seeds(cost, known, targets, final) -> list[tuple[Variable, Variable]]:
+    """(variable, starting gradient) pairs: the cost with 1, then the known gradients
+    (``known``: (variable, given gradient) pairs, each gradient a variable).
 
     Formulas are differentiated as their ops (symnb/grad/formulas.py) above a cost alone,
     and above known gradients alone that add up (``sn.Lop``, and ``sn.Rop`` and
@@ -150,18 +155,14 @@ def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, V
     pairs = []
     if cost is not None:
         cost = _check_cost(cost)
-        if not known_grads:
+        if not known:
             cost = with_stable_ops(cost, targets)
         pairs.append((cost, Constant(1, dtype=cost.type.dtype)))
-    items = _known_items(known_grads)
-    for var, _ in items:
-        if not isinstance(var, Variable):
-            raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
-    starts = [var for var, _ in items]
+    starts = [var for var, _ in known]
     if cost is None and not final and starts:
         starts = outputs_with_stable_ops(starts, targets)
-    for (var, g), start in zip(items, starts):
-        pairs.append((start, _fit_known(var, as_variable(g))))
+    for (var, g), start in zip(known, starts):
+        pairs.append((start, _fit_known(var, g)))
     if not pairs:
         raise ArgumentError("sn.grad: give a cost, or known_grads to start from")
     return pairs
@@ -169,19 +170,25 @@ def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, V
 
 def _known_items(known_grads) -> list[tuple]:
     """``known_grads`` as ``(variable, gradient)`` pairs: from a dict, or a list or tuple of
-    pairs (``sn.Lop``'s); None is none. Anything else is an ArgumentError saying so."""
+    pairs (``sn.Lop``'s); None is none. Anything else, or a key that is not a variable, is an
+    ArgumentError saying so."""
     if isinstance(known_grads, dict):
-        return list(known_grads.items())
-    if known_grads is None:
-        return []
-    if isinstance(known_grads, (list, tuple)) and all(
+        items = list(known_grads.items())
+    elif known_grads is None:
+        items = []
+    elif isinstance(known_grads, (list, tuple)) and all(
         isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in known_grads
     ):
-        return [tuple(pair) for pair in known_grads]
-    raise ArgumentError(
-        "sn.grad: known_grads is a dict {variable: its gradient} or a list of (variable, "
-        f"gradient) pairs, not {known_grads!r}"
-    )
+        items = [tuple(pair) for pair in known_grads]
+    else:
+        raise ArgumentError(
+            "sn.grad: known_grads is a dict {variable: its gradient} or a list of (variable, "
+            f"gradient) pairs, not {known_grads!r}"
+        )
+    for var, _ in items:
+        if not isinstance(var, Variable):
+            raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
+    return items
 
 
 def _check_cost(cost) -> Variable:
@@ -217,12 +224,6 @@ def _fit_known(var: Variable, g: Variable) -> Variable:
 class Placeholder(Variable):
     """A stand-in gradient of ``var``'s own type (``sn.Rop``'s first pass starts from one
     per output, then replaces it): known to fit, so never checked when the function runs."""
-
-
-def _known_pairs(known_grads) -> list[tuple[Variable, Variable]]:
-    """(given gradient, its variable) for each known gradient a run-time check may concern."""
-    items = _known_items(known_grads)
-    return [(as_variable(g), var) for var, g in items if not isinstance(g, Placeholder)]
 
 
 # -- the walk -------------------------------------------------------------------------------

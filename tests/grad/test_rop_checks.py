@@ -72,6 +72,33 @@ def test_an_eval_point_of_unknown_dims_is_checked_when_the_function_runs(backend
         np.testing.assert_allclose(f(X, np.full((3, 4), 2.0)), 2 / np.cosh(X) ** 2)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_known_gradient_given_as_an_array_is_checked_when_the_function_runs(backend):
+    """A known gradient given as an array was made a constant twice: the walk
+    started from one, the run-time check was put on the other, which nothing read; a (1,)
+    array for a (3,) variable was broadcast silently, a (4,) one failed inside the product.
+    Both raise the ShapeError naming the known gradient, for sn.grad and sn.Lop alike."""
+    x = f64("x", (None,))
+    h = sn.exp(x)
+    xv = np.array([1.0, 2.0, 3.0])
+    for size in (1, 4):
+        point = np.ones(size)
+        for starts, product in [
+            ("sn.grad: the known gradient (float64(", sn.grad(None, x, known_grads={h: point})),
+            ("sn.grad: the known gradient (float64(", sn.Lop(h, x, point)),
+        ]:
+            f = sn.function([x], product, backend=backend)
+            with pytest.raises(sn.ShapeError) as info:
+                f(xv)
+            assert not isinstance(info.value, RuntimeFailure)
+            message = str(info.value)
+            assert message.startswith(starts), message
+            assert f"(({size},), not (3,), when the function ran)" in message, message
+    want = np.exp(xv) * 2
+    got = sn.function([x], sn.grad(None, x, known_grads={h: np.full(3, 2.0)}))(xv)
+    np.testing.assert_allclose(got, want)
+
+
 # id -> (f of x, its vector-Jacobian product with v, in NumPy)
 NOT_COMPUTED = {
     "x ** 2": (lambda x: x**2, lambda X, V: 2 * X * V),
