@@ -50,6 +50,10 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=False)
 
 
+#: how a run-time or build-time shape error names a known gradient (``sn.grad``'s)
+KNOWN_GRADIENT = "sn.grad: the known gradient"
+
+
 def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
     """``grad`` with Theano's rule for ``known_grads`` (the Theano layer's ``T.grad``): a
     known gradient is the whole gradient of its variable, to which the cost and the other
@@ -59,7 +63,9 @@ def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_d
     return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=True)
 
 
-def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: bool):
+def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: bool, names=None):
+    """The reverse pass; ``names``: how errors name each known gradient (``sn.Lop``'s eval
+    points), else ``KNOWN_GRADIENT``."""
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
@@ -72,13 +78,15 @@ def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: b
         # each given gradient made a variable once: the one the walk starts from is the one
         # checked when the function runs (an array made a constant twice was not checked)
         known = [(var, as_variable(g)) for var, g in _known_items(known_grads)]
-        seeds = _seeds(cost, known, targets, final)
+        names = names or [KNOWN_GRADIENT] * len(known)
+        seeds = _seeds(cost, known, targets, final, names)
         if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
             seeds = seeds[1:]  # a known gradient of the cost replaces its 1
         walk = ReverseWalk(seeds, targets, final={id(var) for var, _ in seeds} if final else ())
         results = [walk.result(var, disconnected, return_disconnected) for var in targets]
-        points = [(g, var) for var, g in known if not isinstance(g, Placeholder)]  # (fit)
-        results = checked_points(results, points, "sn.grad: the known gradient")
+        for (var, g), name in zip(known, names):
+            if not isinstance(g, Placeholder):  # known to fit
+                results = checked_points(results, [(g, var)], name)
     tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 
@@ -94,7 +102,8 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     if len(outputs) != len(points):
         raise ArgumentError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
     known = list(zip(outputs, points))
-    return grad(None, wrt, known, disconnected, return_disconnected)
+    names = [f"Lop: eval point {i}" for i in range(len(points))]
+    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names)
 
 
 # -- arguments ------------------------------------------------------------------------------
@@ -143,9 +152,10 @@ def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
     )
 
 
-def _seeds(cost, known, targets, final) -> list[tuple[Variable, Variable]]:
+def _seeds(cost, known, targets, final, names) -> list[tuple[Variable, Variable]]:
     """(variable, starting gradient) pairs: the cost with 1, then the known gradients
-    (``known``: (variable, given gradient) pairs, each gradient a variable).
+    (``known``: (variable, given gradient) pairs, each gradient a variable; ``names``: how a
+    shape error names each).
 
     Formulas are differentiated as their ops (symnb/grad/formulas.py) above a cost alone,
     and above known gradients alone that add up (``sn.Lop``, and ``sn.Rop`` and
@@ -161,8 +171,8 @@ def _seeds(cost, known, targets, final) -> list[tuple[Variable, Variable]]:
     starts = [var for var, _ in known]
     if cost is None and not final and starts:
         starts = outputs_with_stable_ops(starts, targets)
-    for (var, g), start in zip(known, starts):
-        pairs.append((start, _fit_known(var, g)))
+    for (var, g), start, name in zip(known, starts, names):
+        pairs.append((start, _fit_known(var, g, name)))
     if not pairs:
         raise ArgumentError("sn.grad: give a cost, or known_grads to start from")
     return pairs
@@ -204,7 +214,7 @@ def _check_cost(cost) -> Variable:
     return cost
 
 
-def _fit_known(var: Variable, g: Variable) -> Variable:
+def _fit_known(var: Variable, g: Variable, name: str = KNOWN_GRADIENT) -> Variable:
     """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape, any
     other has ``var``'s (``checked_points``: where dims are unknown, when the function
     runs)."""
@@ -215,9 +225,8 @@ def _fit_known(var: Variable, g: Variable) -> Variable:
         for a, b in zip(g.type.shape, var.type.shape)
     )
     if g.type.ndim != var.type.ndim or clash:
-        raise ShapeError(
-            f"sn.grad: the known gradient {g.describe()} does not fit {var.describe()}"
-        )
+        desc = g.describe().replace("an unnamed variable (", "(")  # as checked_points'
+        raise ShapeError(f"{name} {desc} does not fit {var.describe()}")
     return cast(g, var.type.dtype) if var.type.is_float else g
 
 

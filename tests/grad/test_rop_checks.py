@@ -46,7 +46,7 @@ def _products(x, v):
     y = sn.tanh(x)
     return [
         ("Rop: eval point 0 'v'", sn.Rop(y, x, v)),
-        ("sn.grad: the known gradient 'v'", sn.Lop(y, x, v)),
+        ("Lop: eval point 0 'v'", sn.Lop(y, x, v)),
         ("sn.grad: the known gradient 'v'", sn.grad(None, x, known_grads={y: v})),
     ]
 
@@ -85,7 +85,7 @@ def test_a_known_gradient_given_as_an_array_is_checked_when_the_function_runs(ba
         point = np.ones(size)
         for starts, product in [
             ("sn.grad: the known gradient (float64(", sn.grad(None, x, known_grads={h: point})),
-            ("sn.grad: the known gradient (float64(", sn.Lop(h, x, point)),
+            ("Lop: eval point 0 (float64(", sn.Lop(h, x, point)),
         ]:
             f = sn.function([x], product, backend=backend)
             with pytest.raises(sn.ShapeError) as info:
@@ -97,6 +97,18 @@ def test_a_known_gradient_given_as_an_array_is_checked_when_the_function_runs(ba
     want = np.exp(xv) * 2
     got = sn.function([x], sn.grad(None, x, known_grads={h: np.full(3, 2.0)}))(xv)
     np.testing.assert_allclose(got, want)
+
+
+def test_lop_names_its_eval_point_in_shape_errors():
+    """Lop's shape errors named 'sn.grad: the known gradient', a call the user did not
+    make: they name the eval point by its place, as Rop's do."""
+    x, y, v = f64("x", (None,)), f64("y", (3,)), f64("v", (None,))
+    f = sn.function([x, v], sn.Lop([sn.sum(x), 2 * x], x, [1.0, v]))
+    with pytest.raises(sn.ShapeError) as info:
+        f(np.ones(3), np.ones(1))
+    assert str(info.value).startswith("Lop: eval point 1 'v' (float64(?,)) does not"), info.value
+    with pytest.raises(sn.ShapeError, match=r"^Lop: eval point 0 \(float64\(4,\)\) does not fit"):
+        sn.Lop(2 * y, y, np.ones(4))
 
 
 # id -> (f of x, its vector-Jacobian product with v, in NumPy)
@@ -120,9 +132,7 @@ def test_lops_eval_point_is_checked_where_the_product_never_computes_f(backend, 
     with pytest.raises(sn.ShapeError) as info:
         f(X, np.ones((1, 4)))
     message = str(info.value)
-    assert message.startswith("sn.grad: the known gradient 'v' (float64(?, ?)) does not have"), (
-        message
-    )
+    assert message.startswith("Lop: eval point 0 'v' (float64(?, ?)) does not have"), message
     assert "((1, 4), not (3, 4), when the function ran)" in message, message
     np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
 
@@ -161,12 +171,15 @@ def test_an_eval_point_is_checked_where_fs_shape_follows_from_its_operands(backe
     x, v = f64("x", (None, None)), f64("v", (None,) * len(shape))
     X = np.arange(12.0).reshape(3, 4) / 10
     V = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)
-    for product in (sn.Lop(build(x), x, v), sn.grad(None, x, known_grads={build(x): v})):
+    for starts, product in [
+        ("Lop: eval point 0 'v' (float64(", sn.Lop(build(x), x, v)),
+        ("sn.grad: the known gradient 'v' (float64(", sn.grad(None, x, known_grads={build(x): v})),
+    ]:
         f = sn.function([x, v], product, backend=backend)
         with pytest.raises(sn.ShapeError) as info:
             f(X, np.ones((1,) * len(shape)))
         message = str(info.value)
-        assert message.startswith("sn.grad: the known gradient 'v' (float64("), message
+        assert message.startswith(starts), message
         assert says in message, message
         np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
 
@@ -232,9 +245,7 @@ def test_an_eval_point_is_checked_by_the_shape_rule_of_fs_op(backend, case):
             f(X, Y, np.ones(wrong))
         assert not isinstance(info.value, RuntimeFailure)
         message = str(info.value)
-        assert message.startswith("sn.grad: the known gradient 'v' (float64(?, ?)) does not"), (
-            message
-        )
+        assert message.startswith("Lop: eval point 0 'v' (float64(?, ?)) does not"), message
         assert f"({wrong[0]}, {wrong[1]}), not ({shape[0]}, {shape[1]}), when the" in message
     np.testing.assert_allclose(f(X, Y, V), numeric(X, Y, V), rtol=1e-12)
 
@@ -342,12 +353,15 @@ def test_a_known_gradient_is_checked_against_a_shared_variables_shape(backend):
     checks the point; still no input the product does not read."""
     x, g = f64("x", (None,)), f64("g", (None,))
     W = sn.shared(np.ones((3, 2)), name="W", shape=(None, None))
-    for product in (sn.grad(None, W, known_grads={x @ W: g}), sn.Lop(x @ W, W, g)):
+    for starts, product in [
+        ("sn.grad: the known gradient 'g'", sn.grad(None, W, known_grads={x @ W: g})),
+        ("Lop: eval point 0 'g'", sn.Lop(x @ W, W, g)),
+    ]:
         f = sn.function([x, g], product, backend=backend)
         with pytest.raises(sn.ShapeError) as info:
             f(np.ones(3), np.array([5.0]))
         message = str(info.value)
-        assert message.startswith("sn.grad: the known gradient 'g' (float64(?,)) does not"), message
+        assert message.startswith(f"{starts} (float64(?,)) does not"), message
         assert "((1,), not (2,), when the function ran)" in message, message
         got = f(np.arange(3.0), np.array([1.0, 2.0]))
         np.testing.assert_allclose(got, [[0, 0], [1, 2], [2, 4]])
