@@ -111,6 +111,38 @@ def test_lop_names_its_eval_point_in_shape_errors():
         sn.Lop(2 * y, y, np.ones(4))
 
 
+def test_points_whose_lengths_come_from_several_values_are_checked():
+    """The check compared lengths holding variables with ``==``, a symbolic comparison:
+    building ``Lop(x[:, None] * y[None, :], [x, y], V)`` (each axis of f read off another
+    input), ``Lop(V @ W, V, V @ W)`` or the same known gradients raised InputError 'need a
+    truth value'. The products are right, and a point of another shape is refused."""
+    x, y, V, W = (
+        f64("x", (None,)),
+        f64("y", (None,)),
+        f64("V", (None, None)),
+        f64("W", (None, None)),
+    )
+    xv, yv, Vv = np.arange(2.0), np.arange(3.0), np.arange(6.0).reshape(2, 3)
+    outer = x[:, None] * y[None, :]
+    for starts, product in [
+        ("Lop: eval point 0 'V'", sn.Lop(outer, [x, y], V)),
+        ("sn.grad: the known gradient 'V'", sn.grad(None, [x, y], known_grads={outer: V})),
+    ]:
+        f = sn.function([x, y, V], product)
+        gx, gy = f(xv, yv, Vv)
+        np.testing.assert_allclose(gx, Vv @ yv)
+        np.testing.assert_allclose(gy, xv @ Vv)
+        with pytest.raises(sn.ShapeError) as info:
+            f(xv, yv, np.ones((2, 1)))
+        message = str(info.value)
+        assert message.startswith(starts), message
+        assert "((2, 1), not (2, 3), when the function ran)" in message, message
+    Wv = np.arange(12.0).reshape(3, 4) / 10
+    for product in [sn.Lop(V @ W, V, V @ W), sn.grad(None, V, known_grads={V @ W: V @ W})]:
+        got = sn.function([V, W], product)(Vv, Wv)
+        np.testing.assert_allclose(got, (Vv @ Wv) @ Wv.T, rtol=1e-12)
+
+
 # id -> (f of x, its vector-Jacobian product with v, in NumPy)
 NOT_COMPUTED = {
     "x ** 2": (lambda x: x**2, lambda X, V: 2 * X * V),
