@@ -20,7 +20,7 @@ import numpy as np
 from symnb.control.scan_build import scan
 from symnb.core.graph import ancestors
 from symnb.core.variable import Constant, Variable
-from symnb.errors import ArgumentError
+from symnb.errors import ArgumentError, DTypeError
 from symnb.grad.formulas import with_stable_ops
 from symnb.grad.reverse import (
     DISCONNECTED,
@@ -51,6 +51,10 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     elements (see the module docstring). The options behave as in ``sn.grad``.
     """
     check_expression(expr, "sn.jacobian", "expression")
+    if not expr.type.is_float:  # of every shape, as sn.grad's cost and sn.Rop's f
+        raise DTypeError(
+            f"sn.jacobian: the expression {expr.describe()} is not a float; it has no derivative"
+        )
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")

@@ -59,10 +59,11 @@ class Apply:
         (output,) = self.outputs
         return output
 
-    def clone_with(self, inputs: list[Variable]) -> Apply:
-        """The same op on other inputs, keeping output names, sources and tags."""
+    def clone_with(self, inputs: list[Variable], op: Op | None = None) -> Apply:
+        """The same op (or ``op``, whose outputs have the same types) on other inputs,
+        keeping output names, sources and tags."""
         new = Apply.__new__(Apply)
-        new.op, new.inputs, new.tag = self.op, list(inputs), Tag(self.tag)
+        new.op, new.inputs, new.tag = op or self.op, list(inputs), Tag(self.tag)
         new.outputs = []
         for old in self.outputs:
             var = old.clone()
@@ -189,6 +190,13 @@ class Op:
         step by step gives its last value, so a function not passed the loop's updates still
         moves the stream past every draw the loop made (none repeats in the next call)."""
         return []
+
+    def with_inner_outputs(self, rebuild) -> Op | None:
+        """This op with each inner graph it runs (a scan's step) computing
+        ``rebuild(outputs)`` instead of its ``outputs``, of the same types: for a pass that
+        must see inside loops too (``sn.Rop`` takes out the markers that change only the
+        backward pass). None where the op runs no inner graph or ``rebuild`` changed none."""
+        return None
 
     def count_error(self, inputs: list[Variable], takes: str) -> Exception:
         """The error for ``inputs`` of a number the op does not take (``takes``: "2 inputs",

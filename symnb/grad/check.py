@@ -58,7 +58,7 @@ def check_grad(
     function = functools.partial(hook("function"), no_default_updates=True)
     arrays = [np.array(a) for a in inputs]
     xs = _input_variables(arrays, variables)
-    out = as_variable(fn(*xs))
+    out = one_output(fn(*xs))
     if not out.type.is_float:
         raise DTypeError(f"check_grad: fn returned {out.describe()}; a float output is needed")
     value = np.asarray(function(xs, out, backend=backend)(*arrays))
@@ -75,6 +75,22 @@ def check_grad(
         numeric = numeric_gradient(cost_fn, arrays, i, e)
         _compare(i, xs[i], np.asarray(g, dtype="float64"), numeric, r, a, e)
     return None
+
+
+def one_output(returned) -> Variable:
+    """What ``fn`` returned, as one variable; several (a list or tuple, as a step function
+    returns) are an ArgumentError saying so: one projection checks one output (Theano's
+    ``verify_grad`` refused them too), and NumPy cannot make one array of variables."""
+    if isinstance(returned, (list, tuple)):
+        what = ", ".join(describe_value(v) for v in returned)
+        raise at_user_line(
+            ArgumentError(
+                f"check_grad: fn returned a {type(returned).__name__} of {len(returned)} "
+                f"outputs ({what}); it must return one variable: check each output with a "
+                "fn of its own, or join them into one (sn.concatenate of their sn.flatten)"
+            )
+        )
+    return as_variable(returned)
 
 
 def _input_variables(arrays: list, variables) -> list:

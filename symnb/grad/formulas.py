@@ -9,14 +9,15 @@ own gradients, and the stabilize rewrites of what is built on them (``log(softma
 cross-entropy without its division), are finite everywhere. So before the reverse walk the
 cost is rebuilt with the op where the formula is, as Theano's optimiser did; the nodes that do
 not depend on a formula stay the user's own, and a formula that a requested gradient sits on
-or below is left as written.
+in or below (``sn.grad(cost, p)`` of its result p, or of the ``-z`` of ``1 / (1 + exp(-z))``)
+is left as written.
 """
 
 from __future__ import annotations
 
 from symnb.core.graph import ancestors
 from symnb.core.variable import Variable
-from symnb.ops.formulas import stable_formula
+from symnb.ops.formulas import Formula, stable_formula
 
 
 def with_stable_ops(cost: Variable, targets: list[Variable]) -> Variable:
@@ -35,7 +36,7 @@ def outputs_with_stable_ops(outputs: list[Variable], targets: list[Variable]) ->
     for node in order:
         out = node.outputs[0]
         found = None if id(node) in kept else stable_formula(out)
-        if found is not None and not any(id(v) in targeted for v in found.parts):
+        if found is not None and not _skips(found, targeted):
             memo[id(out)] = found.build(memo.get(id(found.x), found.x))
             continue
         if any(id(v) in memo for v in node.inputs):
@@ -44,6 +45,18 @@ def outputs_with_stable_ops(outputs: list[Variable], targets: list[Variable]) ->
                 memo[id(old)] = var
             # an op made of a formula below may complete one: log(1 / (1 + exp(-z)))
             found = None if id(node) in kept else stable_formula(new.outputs[0])
-            if found is not None:
+            if found is not None and not _skips(found, targeted):
                 memo[id(out)] = found.build(found.x)
     return [memo.get(id(out), out) for out in outputs]
+
+
+def _skips(found: Formula, targeted: set[int]) -> bool:
+    """Whether the op would skip a requested variable (ids ``targeted``) that the formula
+    as written is made of or reads: one of its own variables (``parts``: the ``-z`` of ``1
+    / (1 + exp(-z))``, which ``sigmoid(z)`` does not compute), or an input of their nodes
+    other than the one the op reads (a constant 1). Rebuilt, the cost would no longer
+    depend on it through the formula: its gradient would lose that path, silently where it
+    also has another."""
+    made = [v for v in found.parts if v.owner is not None]
+    read = {id(x) for v in made for x in v.owner.inputs} - {id(found.x)}
+    return any(id(v) in targeted for v in found.parts) or not read.isdisjoint(targeted)

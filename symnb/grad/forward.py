@@ -126,8 +126,9 @@ def _point(v: Variable) -> str:
 IDENTITY_FORWARD = (GradClip, GradScale, GradScaleBy)
 
 
-def _without_backward_markers(outputs, targets) -> list[Variable]:
-    """``outputs`` with every ``IDENTITY_FORWARD`` marker replaced by its operand, cloning
+def _without_backward_markers(outputs, targets=()) -> list[Variable]:
+    """``outputs`` with every ``IDENTITY_FORWARD`` marker replaced by its operand, also in
+    the inner graphs of ops that run one (a scan's step: ``Op.with_inner_outputs``), cloning
     only the nodes above one; a ``wrt`` stays itself (with the markers under it)."""
     keep = {id(t) for t in targets}
     memo: dict[int, Variable] = {}
@@ -137,8 +138,10 @@ def _without_backward_markers(outputs, targets) -> list[Variable]:
         inputs = [memo.get(id(x), x) for x in node.inputs]
         if isinstance(node.op, IDENTITY_FORWARD):
             memo[id(node.outputs[0])] = inputs[0]
-        elif any(a is not b for a, b in zip(inputs, node.inputs)):
-            new = node.clone_with(inputs)
+            continue
+        op = node.op.with_inner_outputs(_without_backward_markers)
+        if op is not None or any(a is not b for a, b in zip(inputs, node.inputs)):
+            new = node.clone_with(inputs, op)
             memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
     return [memo.get(id(out), out) for out in outputs]
 

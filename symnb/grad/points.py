@@ -123,6 +123,20 @@ class Length(NamedTuple):
     def reads(self) -> int:
         return sum(len(r) for r in self.names.values())
 
+    def same_as(self, other: Length) -> bool:
+        """The same expression of the same names, each the broadcast of the same reads (the
+        values compared by identity: ``==`` of two variables is a symbolic comparison)."""
+        return self.dim == other.dim and _keyed(self.names) == _keyed(other.names)
+
+    def reads_only(self, value: Variable, axis: int) -> bool:
+        """Whether the length is that of ``value``'s axis ``axis`` alone."""
+        return self.bare and list(_keyed(self.names).values()) == [((id(value), axis),)]
+
+
+def _keyed(names: dict) -> dict:
+    """``names`` with each read's value by its id (:meth:`Length.same_as`)."""
+    return {name: tuple((id(v), a) for v, a in reads) for name, reads in names.items()}
+
 
 class _Lengths:
     """For ``variables`` and what they are computed from, ``found``: id -> one
@@ -197,7 +211,7 @@ class _Lengths:
                 reads = tuple(reads.values())
                 name = self._name(reads)
                 return Length(static, name, {name: reads})
-            if named and all((s.dim, s.names) == (named[0].dim, named[0].names) for s in named):
+            if named and all(s.same_as(named[0]) for s in named):
                 return Length(static, named[0].dim, named[0].names)
         return Length(static, static, {}) if isinstance(static, int) else None
 
@@ -236,7 +250,8 @@ class _Lengths:
                 a, b = clash.a, clash.b
                 if not (isinstance(a, str) and isinstance(b, str) and a in names and b in names):
                     return None
-                names[a] = tuple(dict.fromkeys(names[a] + names[b]))
+                merged = {(id(v), k): (v, k) for v, k in names[a] + names[b]}  # (by identity)
+                names[a] = tuple(merged.values())
                 dims_of = [
                     None if dims is None else [a if d == b else d for d in dims] for dims in dims_of
                 ]
@@ -287,7 +302,7 @@ def _shape_checked(point: Variable, var: Variable, lengths, message: str) -> Var
     if (
         like is not None
         and like.type.ndim == var.type.ndim
-        and all(s.bare and list(s.names.values()) == [((like, k),)] for k, s in enumerate(lengths))
+        and all(s.reads_only(like, k) for k, s in enumerate(lengths))
     ):
         return same_shape(point, like, message)
     sources: dict[int, tuple[int, Variable]] = {}

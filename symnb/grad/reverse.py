@@ -50,6 +50,10 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
     return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=False)
 
 
+#: how a run-time or build-time shape error names a known gradient (``sn.grad``'s)
+KNOWN_GRADIENT = "sn.grad: the known gradient"
+
+
 def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
     """``grad`` with Theano's rule for ``known_grads`` (the Theano layer's ``T.grad``): a
     known gradient is the whole gradient of its variable, to which the cost and the other
@@ -59,7 +63,9 @@ def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_d
     return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=True)
 
 
-def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: bool):
+def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: bool, names=None):
+    """The reverse pass; ``names``: how errors name each known gradient (``sn.Lop``'s eval
+    points), else ``KNOWN_GRADIENT``."""
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
@@ -69,12 +75,18 @@ def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: b
     # every gradient node is from the user's grad line; the user saw the warnings of the
     # graph differentiated
     with pinned(user_location()), shape_warnings.quiet():
-        seeds = _seeds(cost, known_grads, targets, final)
+        # each given gradient made a variable once: the one the walk starts from is the one
+        # checked when the function runs (an array made a constant twice was not checked)
+        known = [(var, as_variable(g)) for var, g in _known_items(known_grads)]
+        names = names or [KNOWN_GRADIENT] * len(known)
+        seeds = _seeds(cost, known, targets, final, names)
         if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
             seeds = seeds[1:]  # a known gradient of the cost replaces its 1
         walk = ReverseWalk(seeds, targets, final={id(var) for var, _ in seeds} if final else ())
         results = [walk.result(var, disconnected, return_disconnected) for var in targets]
-        results = checked_points(results, _known_pairs(known_grads), "sn.grad: the known gradient")
+        for (var, g), name in zip(known, names):
+            if not isinstance(g, Placeholder):  # known to fit
+                results = checked_points(results, [(g, var)], name)
     tag_remaining([r for r in results if r is not None], first)
     return results[0] if single else results
 
@@ -90,7 +102,8 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     if len(outputs) != len(points):
         raise ArgumentError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
     known = list(zip(outputs, points))
-    return grad(None, wrt, known, disconnected, return_disconnected)
+    names = [f"Lop: eval point {i}" for i in range(len(points))]
+    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names)
 
 
 # -- arguments ------------------------------------------------------------------------------
@@ -139,8 +152,10 @@ def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
     )
 
 
-def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, Variable]]:
-    """(variable, starting gradient) pairs: the cost with 1, then the known gradients.
+def _seeds(cost, known, targets, final, names) -> list[tuple[Variable, Variable]]:
+    """(variable, starting gradient) pairs: the cost with 1, then the known gradients
+    (``known``: (variable, given gradient) pairs, each gradient a variable; ``names``: how a
+    shape error names each).
 
     Formulas are differentiated as their ops (symnb/grad/formulas.py) above a cost alone,
     and above known gradients alone that add up (``sn.Lop``, and ``sn.Rop`` and
@@ -150,18 +165,14 @@ def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, V
     pairs = []
     if cost is not None:
         cost = _check_cost(cost)
-        if not known_grads:
+        if not known:
             cost = with_stable_ops(cost, targets)
         pairs.append((cost, Constant(1, dtype=cost.type.dtype)))
-    items = _known_items(known_grads)
-    for var, _ in items:
-        if not isinstance(var, Variable):
-            raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
-    starts = [var for var, _ in items]
+    starts = [var for var, _ in known]
     if cost is None and not final and starts:
         starts = outputs_with_stable_ops(starts, targets)
-    for (var, g), start in zip(items, starts):
-        pairs.append((start, _fit_known(var, as_variable(g))))
+    for (var, g), start, name in zip(known, starts, names):
+        pairs.append((start, _fit_known(var, g, name)))
     if not pairs:
         raise ArgumentError("sn.grad: give a cost, or known_grads to start from")
     return pairs
@@ -169,19 +180,25 @@ def _seeds(cost, known_grads, targets=(), final=False) -> list[tuple[Variable, V
 
 def _known_items(known_grads) -> list[tuple]:
     """``known_grads`` as ``(variable, gradient)`` pairs: from a dict, or a list or tuple of
-    pairs (``sn.Lop``'s); None is none. Anything else is an ArgumentError saying so."""
+    pairs (``sn.Lop``'s); None is none. Anything else, or a key that is not a variable, is an
+    ArgumentError saying so."""
     if isinstance(known_grads, dict):
-        return list(known_grads.items())
-    if known_grads is None:
-        return []
-    if isinstance(known_grads, (list, tuple)) and all(
+        items = list(known_grads.items())
+    elif known_grads is None:
+        items = []
+    elif isinstance(known_grads, (list, tuple)) and all(
         isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in known_grads
     ):
-        return [tuple(pair) for pair in known_grads]
-    raise ArgumentError(
-        "sn.grad: known_grads is a dict {variable: its gradient} or a list of (variable, "
-        f"gradient) pairs, not {known_grads!r}"
-    )
+        items = [tuple(pair) for pair in known_grads]
+    else:
+        raise ArgumentError(
+            "sn.grad: known_grads is a dict {variable: its gradient} or a list of (variable, "
+            f"gradient) pairs, not {known_grads!r}"
+        )
+    for var, _ in items:
+        if not isinstance(var, Variable):
+            raise ArgumentError(f"sn.grad: known_grads keys must be variables, not {var!r}")
+    return items
 
 
 def _check_cost(cost) -> Variable:
@@ -197,7 +214,7 @@ def _check_cost(cost) -> Variable:
     return cost
 
 
-def _fit_known(var: Variable, g: Variable) -> Variable:
+def _fit_known(var: Variable, g: Variable, name: str = KNOWN_GRADIENT) -> Variable:
     """A given gradient in ``var``'s dtype; a 0-d one is broadcast to ``var``'s shape, any
     other has ``var``'s (``checked_points``: where dims are unknown, when the function
     runs)."""
@@ -208,21 +225,14 @@ def _fit_known(var: Variable, g: Variable) -> Variable:
         for a, b in zip(g.type.shape, var.type.shape)
     )
     if g.type.ndim != var.type.ndim or clash:
-        raise ShapeError(
-            f"sn.grad: the known gradient {g.describe()} does not fit {var.describe()}"
-        )
+        desc = g.describe().replace("an unnamed variable (", "(")  # as checked_points'
+        raise ShapeError(f"{name} {desc} does not fit {var.describe()}")
     return cast(g, var.type.dtype) if var.type.is_float else g
 
 
 class Placeholder(Variable):
     """A stand-in gradient of ``var``'s own type (``sn.Rop``'s first pass starts from one
     per output, then replaces it): known to fit, so never checked when the function runs."""
-
-
-def _known_pairs(known_grads) -> list[tuple[Variable, Variable]]:
-    """(given gradient, its variable) for each known gradient a run-time check may concern."""
-    items = _known_items(known_grads)
-    return [(as_variable(g), var) for var, g in items if not isinstance(g, Placeholder)]
 
 
 # -- the walk -------------------------------------------------------------------------------

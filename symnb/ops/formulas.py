@@ -74,13 +74,17 @@ def _checked(var: Variable, formula: Formula) -> Formula | None:
 
 
 def logistic(var: Variable) -> Formula | None:
-    """``1 / (1 + exp(-x))`` is ``sigmoid(x)``."""
+    """``1 / (1 + exp(-x))`` is ``sigmoid(x)``; ``1 / (1 + exp(u))`` of any other u is
+    ``sigmoid(-u)``, computed from u."""
     found = logistic_formula(var)
     if found is None:
         return None
     total = var.owner.inputs[1]
     e = next(v for v in total.owner.inputs if v.owner is not None)
-    return Formula(found[0], sigmoid, (var, total, e))
+    u = e.owner.inputs[0]
+    if _node(u, Neg) is not None:  # sigmoid(x) skips the -x: one of the formula's own
+        return Formula(found[0], sigmoid, (var, total, e, u))
+    return Formula(u, _sigmoid_of_minus, (var, total, e))
 
 
 def softplus_formula(var: Variable) -> Formula | None:
@@ -203,6 +207,10 @@ def _reselected(build: Callable, chain: list) -> Callable:
 
 def _outputs(chain: list) -> list:
     return [step.outputs[0] for step in chain]
+
+
+def _sigmoid_of_minus(u: Variable) -> Variable:
+    return sigmoid(neg(u))
 
 
 def _minus_softplus_of_minus(x: Variable) -> Variable:

@@ -84,6 +84,22 @@ def test_check_grad_refuses_a_step_or_tolerance_that_is_no_such_number(rng, opti
     sn.check_grad(sn.exp, [rng.standard_normal(3)], eps=np.float32(1e-6), rtol=1e-4, atol=0)
 
 
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_check_grad_refuses_an_fn_of_several_outputs_saying_so(rng, kind):
+    """fn returning a list was made a constant: an InputError 'NumPy cannot make an array'
+    of a symbolic variable, with a hint to compile it, which named neither fn nor what it
+    returned. It is an ArgumentError naming the outputs, at the user's line."""
+    with pytest.raises(sn.ArgumentError) as error:
+        sn.check_grad(lambda x: kind([x * x, sn.exp(x)]), [rng.standard_normal(3)])
+    message = str(error.value)
+    assert message.startswith(
+        f"check_grad: fn returned a {kind.__name__} of 2 outputs (an unnamed variable "
+        "(float64(3,)), an unnamed variable (float64(3,))); it must return one variable"
+    ), message
+    assert "NumPy cannot make" not in message
+    assert error.value.location.filename == __file__
+
+
 def test_check_grad_runs_on_a_chosen_backend(rng, backend):
     sn.check_grad(
         lambda a, b: sn.sigmoid(a @ b),

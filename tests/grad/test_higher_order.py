@@ -113,6 +113,20 @@ def _leaves(var):
     return leaves([var])
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (None,)], ids=["0-d", "fixed", "symbolic"])
+def test_jacobian_of_an_integer_expression_is_refused_whatever_its_shape(shape):
+    """An integer expression's Jacobian was a DTypeError for a 0-d one (through sn.grad's
+    cost) but zeros for any other: it has no derivative, whatever its shape (sn.grad's
+    integer cost and sn.Rop's integer f are DTypeErrors too)."""
+    x = f64("x", shape)
+    with pytest.raises(sn.DTypeError) as info:
+        sn.jacobian(sn.cast(x * 2, "int64"), x)
+    message = str(info.value)
+    assert message.startswith("sn.jacobian: the expression an unnamed variable (int64("), message
+    assert "is not a float; it has no derivative" in message
+    assert "test_higher_order.py" in message
+
+
 def test_jacobian_of_a_symbolic_shape_is_a_scan_over_rows():
     x, y = f64("x", ("n",)), f64("y", ("m",))
     jx, jy = sn.jacobian(x[:, None] * 2 + 0 * y.sum(), [x, y], disconnected="ignore")

@@ -46,7 +46,7 @@ def _products(x, v):
     y = sn.tanh(x)
     return [
         ("Rop: eval point 0 'v'", sn.Rop(y, x, v)),
-        ("sn.grad: the known gradient 'v'", sn.Lop(y, x, v)),
+        ("Lop: eval point 0 'v'", sn.Lop(y, x, v)),
         ("sn.grad: the known gradient 'v'", sn.grad(None, x, known_grads={y: v})),
     ]
 
@@ -72,6 +72,77 @@ def test_an_eval_point_of_unknown_dims_is_checked_when_the_function_runs(backend
         np.testing.assert_allclose(f(X, np.full((3, 4), 2.0)), 2 / np.cosh(X) ** 2)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_known_gradient_given_as_an_array_is_checked_when_the_function_runs(backend):
+    """A known gradient given as an array was made a constant twice: the walk
+    started from one, the run-time check was put on the other, which nothing read; a (1,)
+    array for a (3,) variable was broadcast silently, a (4,) one failed inside the product.
+    Both raise the ShapeError naming the known gradient, for sn.grad and sn.Lop alike."""
+    x = f64("x", (None,))
+    h = sn.exp(x)
+    xv = np.array([1.0, 2.0, 3.0])
+    for size in (1, 4):
+        point = np.ones(size)
+        for starts, product in [
+            ("sn.grad: the known gradient (float64(", sn.grad(None, x, known_grads={h: point})),
+            ("Lop: eval point 0 (float64(", sn.Lop(h, x, point)),
+        ]:
+            f = sn.function([x], product, backend=backend)
+            with pytest.raises(sn.ShapeError) as info:
+                f(xv)
+            assert not isinstance(info.value, RuntimeFailure)
+            message = str(info.value)
+            assert message.startswith(starts), message
+            assert f"(({size},), not (3,), when the function ran)" in message, message
+    want = np.exp(xv) * 2
+    got = sn.function([x], sn.grad(None, x, known_grads={h: np.full(3, 2.0)}))(xv)
+    np.testing.assert_allclose(got, want)
+
+
+def test_lop_names_its_eval_point_in_shape_errors():
+    """Lop's shape errors named 'sn.grad: the known gradient', a call the user did not
+    make: they name the eval point by its place, as Rop's do."""
+    x, y, v = f64("x", (None,)), f64("y", (3,)), f64("v", (None,))
+    f = sn.function([x, v], sn.Lop([sn.sum(x), 2 * x], x, [1.0, v]))
+    with pytest.raises(sn.ShapeError) as info:
+        f(np.ones(3), np.ones(1))
+    assert str(info.value).startswith("Lop: eval point 1 'v' (float64(?,)) does not"), info.value
+    with pytest.raises(sn.ShapeError, match=r"^Lop: eval point 0 \(float64\(4,\)\) does not fit"):
+        sn.Lop(2 * y, y, np.ones(4))
+
+
+def test_points_whose_lengths_come_from_several_values_are_checked():
+    """The check compared lengths holding variables with ``==``, a symbolic comparison:
+    building ``Lop(x[:, None] * y[None, :], [x, y], V)`` (each axis of f read off another
+    input), ``Lop(V @ W, V, V @ W)`` or the same known gradients raised InputError 'need a
+    truth value'. The products are right, and a point of another shape is refused."""
+    x, y, V, W = (
+        f64("x", (None,)),
+        f64("y", (None,)),
+        f64("V", (None, None)),
+        f64("W", (None, None)),
+    )
+    xv, yv, Vv = np.arange(2.0), np.arange(3.0), np.arange(6.0).reshape(2, 3)
+    outer = x[:, None] * y[None, :]
+    for starts, product in [
+        ("Lop: eval point 0 'V'", sn.Lop(outer, [x, y], V)),
+        ("sn.grad: the known gradient 'V'", sn.grad(None, [x, y], known_grads={outer: V})),
+    ]:
+        f = sn.function([x, y, V], product)
+        gx, gy = f(xv, yv, Vv)
+        np.testing.assert_allclose(gx, Vv @ yv)
+        np.testing.assert_allclose(gy, xv @ Vv)
+        with pytest.raises(sn.ShapeError) as info:
+            f(xv, yv, np.ones((2, 1)))
+        message = str(info.value)
+        assert message.startswith(starts), message
+        assert "((2, 1), not (2, 3), when the function ran)" in message, message
+    Wv = np.arange(12.0).reshape(3, 4) / 10
+    for product in [sn.Lop(V @ W, V, V @ W), sn.grad(None, V, known_grads={V @ W: V @ W})]:
+        got = sn.function([V, W], product)(Vv, Wv)
+        np.testing.assert_allclose(got, (Vv @ Wv) @ Wv.T, rtol=1e-12)
+
+
 # id -> (f of x, its vector-Jacobian product with v, in NumPy)
 NOT_COMPUTED = {
     "x ** 2": (lambda x: x**2, lambda X, V: 2 * X * V),
@@ -93,9 +164,7 @@ def test_lops_eval_point_is_checked_where_the_product_never_computes_f(backend, 
     with pytest.raises(sn.ShapeError) as info:
         f(X, np.ones((1, 4)))
     message = str(info.value)
-    assert message.startswith("sn.grad: the known gradient 'v' (float64(?, ?)) does not have"), (
-        message
-    )
+    assert message.startswith("Lop: eval point 0 'v' (float64(?, ?)) does not have"), message
     assert "((1, 4), not (3, 4), when the function ran)" in message, message
     np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
 
@@ -134,12 +203,15 @@ def test_an_eval_point_is_checked_where_fs_shape_follows_from_its_operands(backe
     x, v = f64("x", (None, None)), f64("v", (None,) * len(shape))
     X = np.arange(12.0).reshape(3, 4) / 10
     V = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)
-    for product in (sn.Lop(build(x), x, v), sn.grad(None, x, known_grads={build(x): v})):
+    for starts, product in [
+        ("Lop: eval point 0 'v' (float64(", sn.Lop(build(x), x, v)),
+        ("sn.grad: the known gradient 'v' (float64(", sn.grad(None, x, known_grads={build(x): v})),
+    ]:
         f = sn.function([x, v], product, backend=backend)
         with pytest.raises(sn.ShapeError) as info:
             f(X, np.ones((1,) * len(shape)))
         message = str(info.value)
-        assert message.startswith("sn.grad: the known gradient 'v' (float64("), message
+        assert message.startswith(starts), message
         assert says in message, message
         np.testing.assert_allclose(f(X, V), numeric(X, V), rtol=1e-12)
 
@@ -205,9 +277,7 @@ def test_an_eval_point_is_checked_by_the_shape_rule_of_fs_op(backend, case):
             f(X, Y, np.ones(wrong))
         assert not isinstance(info.value, RuntimeFailure)
         message = str(info.value)
-        assert message.startswith("sn.grad: the known gradient 'v' (float64(?, ?)) does not"), (
-            message
-        )
+        assert message.startswith("Lop: eval point 0 'v' (float64(?, ?)) does not"), message
         assert f"({wrong[0]}, {wrong[1]}), not ({shape[0]}, {shape[1]}), when the" in message
     np.testing.assert_allclose(f(X, Y, V), numeric(X, Y, V), rtol=1e-12)
 
@@ -255,6 +325,40 @@ def test_rop_through_grad_clip_is_the_tangent_of_the_identity(backend):
     np.testing.assert_allclose(g, [0.5, 0.5, 0.5])
 
 
+def _rnn(x, marker, nested=False):
+    """Two steps of h = sin(h * x) from ones, the step reading grad_clip(h, 0.1, 1.0) with
+    ``marker`` (bounds without 0), inside a second scan with ``nested``."""
+
+    def step(h, x):
+        return sn.sin((sn.grad_clip(h, 0.1, 1.0) if marker else h) * x)
+
+    def steps(x):
+        hs, _ = sn.scan(step, outputs_info=sn.ones_like(x), non_sequences=x, n_steps=2)
+        return hs[-1]
+
+    if not nested:
+        return steps(x)
+    outer, _ = sn.scan(lambda x: steps(x), non_sequences=x, n_steps=1)
+    return outer[0]
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["scan", "scan in scan"])
+def test_rop_through_grad_clip_in_a_scans_step_is_the_tangent_of_the_identity(nested):
+    """The markers were taken out of the outer graph only: a grad_clip in a scan's step kept
+    its rule, which clipped the placeholder cotangent (0, outside [0.1, 1]) and gave a wrong
+    tangent. The tangent is that of the step without the marker, by finite differences."""
+    x = f64("x", (3,))
+    xv, v = np.array([0.5, 1.0, 2.0]), np.array([1.0, -2.0, 0.5])
+    got = sn.function([x], sn.Rop(_rnn(x, True, nested), x, v))(xv)
+    at = sn.function([x], _rnn(x, False))
+    want = (at(xv + 1e-6 * v) - at(xv - 1e-6 * v)) / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    # the reverse pass still clips: its gradient differs from the one without the marker
+    clipped = sn.function([x], sn.grad(sn.sum(_rnn(x, True, nested)), x))(xv)
+    plain = sn.function([x], sn.grad(sn.sum(_rnn(x, False)), x))(xv)
+    assert not np.allclose(clipped, plain)
+
+
 def test_rop_with_respect_to_a_grad_clip_output_keeps_it():
     x = f64("x", (3,))
     h = sn.grad_clip(x, -1.0, 1.0)
@@ -281,12 +385,15 @@ def test_a_known_gradient_is_checked_against_a_shared_variables_shape(backend):
     checks the point; still no input the product does not read."""
     x, g = f64("x", (None,)), f64("g", (None,))
     W = sn.shared(np.ones((3, 2)), name="W", shape=(None, None))
-    for product in (sn.grad(None, W, known_grads={x @ W: g}), sn.Lop(x @ W, W, g)):
+    for starts, product in [
+        ("sn.grad: the known gradient 'g'", sn.grad(None, W, known_grads={x @ W: g})),
+        ("Lop: eval point 0 'g'", sn.Lop(x @ W, W, g)),
+    ]:
         f = sn.function([x, g], product, backend=backend)
         with pytest.raises(sn.ShapeError) as info:
             f(np.ones(3), np.array([5.0]))
         message = str(info.value)
-        assert message.startswith("sn.grad: the known gradient 'g' (float64(?,)) does not"), message
+        assert message.startswith(f"{starts} (float64(?,)) does not"), message
         assert "((1,), not (2,), when the function ran)" in message, message
         got = f(np.arange(3.0), np.array([1.0, 2.0]))
         np.testing.assert_allclose(got, [[0, 0], [1, 2], [2, 4]])
