@@ -6,7 +6,7 @@ import numpy as np
 
 from symnb.compat.theano.folded import reading
 from symnb.compat.theano.gradient_rules import theano_grad
-from symnb.compat.theano.tensor.var import TensorType
+from symnb.compat.theano.gradient_verify import verify_grad
 from symnb.control.jacobian import check_expression as _check_expression
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
@@ -17,10 +17,8 @@ from symnb.core.variable import Variable, as_variable
 from symnb.errors import SymnbError
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
-from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
 from symnb.grad.reverse import DISCONNECTED, check_option
-from symnb.ops.elemwise import cast
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
@@ -282,69 +280,6 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
     return _format_as(given, result)
-
-
-def verify_grad(
-    fun,
-    pt,
-    n_tests=2,
-    rng=None,
-    eps=None,
-    out_type=None,
-    abs_tol=None,
-    rel_tol=None,
-    mode=None,
-    cast_to_output_type=False,
-    no_debug_ref=True,
-):
-    """``theano.gradient.verify_grad`` (``T.verify_grad``): the gradient of ``fun`` (a
-    function of one symbolic variable per array of ``pt``) against finite differences along
-    ``n_tests`` random projections, drawn from ``rng`` (a NumPy ``RandomState`` or
-    ``Generator``, or a seed); raises ``verify_grad.E_grad`` (``sn.GradientError``) on a
-    mismatch. It is ``sn.check_grad`` run ``n_tests`` times, given Theano's variables, as
-    Theano's ``TensorType(dtype, broadcastable)()`` (dims of 1 fixed, the others unknown), so
-    ``fun`` may use their Theano methods (``x.exp()``, ``x.norm(2)``, ``x.round()`` half
-    away from zero...). An integer or boolean output is projected as a float64 one, as
-    Theano's float random projection made it: its gradient is zero. ``out_type``, ``mode``,
-    ``cast_to_output_type`` and ``no_debug_ref`` are accepted and not read."""
-    if not isinstance(pt, (list, tuple)):
-        raise _at_user_line(TypeError("verify_grad: pt must be a list or tuple of arrays"))
-    arrays = [np.array(p) for p in pt]
-    if rng is None:
-        rng = np.random.default_rng()
-    for _ in range(int(n_tests)):
-        if isinstance(rng, np.random.RandomState):
-            seed = int(rng.randint(2**31))
-        elif isinstance(rng, np.random.Generator):
-            seed = int(rng.integers(2**31))
-        else:
-            seed = rng
-        variables = [
-            TensorType(a.dtype, [n == 1 for n in a.shape])(f"x{i}") for i, a in enumerate(arrays)
-        ]
-        check_grad(
-            _float_output(fun),
-            arrays,
-            eps=eps,
-            rtol=rel_tol,
-            atol=abs_tol,
-            rng=seed,
-            variables=variables,
-        )
-
-
-def _float_output(fun):
-    """``fun`` with an integer or boolean output cast to float64: Theano's ``verify_grad``
-    projected it on a float64 random array (``sum(t_r * output)``), a float cost."""
-
-    def projected(*xs):
-        out = as_variable(fun(*xs))
-        return cast(out, "float64") if out.type.dtype.kind in "biu" else out
-
-    return projected
-
-
-verify_grad.E_grad = GradientError
 
 
 def grad_scale(x, multiplier):
