@@ -246,3 +246,43 @@ def test_a_tuple_in_gives_a_tuple_out_as_theanos_format_as():
     expected = [np.diag(yv), np.diag(xv), yv * yv, 2 * yv * yv, yv * yv, xv * yv]
     for value, want in zip(values, expected):
         np.testing.assert_allclose(value, want)
+
+
+def test_consider_constant_keeps_known_grads_on_the_graph_differentiated():
+    """With consider_constant the cost is differentiated as a copy, but the known_grads keys
+    stayed on the original graph: the cost's copy sent its own gradient to h's copy, which
+    was added (2 + 8x for an unrelated consider_constant=[y], where Theano gives 2)."""
+    x, y = T.dvector("x"), T.dvector("y")
+    h = 2 * x
+    cost = T.sum(h * h) + T.sum(y * y)
+    known = {h: T.ones_like(h)}
+    grads = [
+        T.grad(cost, x, known_grads=known),
+        T.grad(cost, x, known_grads=known, consider_constant=[y]),
+        T.grad(cost, [x, y], known_grads=known, consider_constant=[y])[1],
+    ]
+    xv, yv = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 2.0])
+    got = run([x, y], grads, xv, yv)
+    np.testing.assert_allclose(got, [2 * np.ones(3), 2 * np.ones(3), 2 * yv])
+
+
+def test_consider_constant_with_no_cost_or_a_list_of_outputs():
+    """``T.grad(None, wrt, known_grads=..., consider_constant=...)`` (Theano's own
+    grad_sources_inputs) and ``T.Lop([f1, f2], ...)`` with consider_constant were an
+    internal AttributeError: the copy assumed one cost variable."""
+    x, y, u = T.dvector("x"), T.dvector("y"), T.dvector("u")
+    h = 2 * x
+    from_known = [
+        T.grad(None, x, known_grads={h: T.ones_like(h)}, consider_constant=held)
+        for held in ([x], [y])
+    ]
+    a, b = T.exp(x) * y, x * 3
+    lop = T.Lop([a, b], x, [u, u], consider_constant=[y])
+    held_a = T.Lop([a, b], x, [u, u], consider_constant=[a])  # a's path stopped at a
+    xv, yv, uv = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 2.0]), np.array([1.0, -1.0, 2.0])
+    got = run([x, y, u], [*from_known, lop, held_a], xv, yv, uv)
+    np.testing.assert_allclose(got[:2], [2 * np.ones(3), 2 * np.ones(3)])
+    np.testing.assert_allclose(got[2], yv * np.exp(xv) * uv + 3 * uv)
+    np.testing.assert_allclose(got[3], 3 * uv)
+    with pytest.raises(theano.gradient.DisconnectedInputError):  # x is below h alone
+        T.grad(None, x, known_grads={h: T.ones_like(h)}, consider_constant=[h])

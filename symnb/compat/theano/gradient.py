@@ -120,7 +120,9 @@ def grad(
         )
     targets = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
     if consider_constant:
-        cost, targets = _constant_through(cost, targets, consider_constant)
+        cost, targets, known_grads = _constant_through(
+            cost, targets, consider_constant, known_grads
+        )
     results = _as_called(
         "T.grad",
         "disconnected_inputs",
@@ -135,6 +137,18 @@ def grad(
     if isinstance(wrt, tuple):
         return tuple(results)
     return results if isinstance(wrt, list) else results[0]
+
+
+def _known_pairs(known_grads) -> list:
+    """``known_grads`` as (variable, gradient) pairs, from a dict or a list of pairs; [] for
+    anything else (``sn.grad`` reports it)."""
+    if isinstance(known_grads, dict):
+        return list(known_grads.items())
+    if isinstance(known_grads, (list, tuple)) and all(
+        isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in known_grads
+    ):
+        return [tuple(pair) for pair in known_grads]
+    return []
 
 
 def _as_theano_read(cost, targets: list, results: list) -> list:
@@ -157,23 +171,41 @@ def _format_as(given, result):
     return tuple(result) if isinstance(given, tuple) else result
 
 
-def _constant_through(cost, wrt, constants):
+def _constant_through(cost, wrt, constants, known_grads=None):
     """The cost with each of ``constants`` behind a ``disconnected_grad`` marker, and the wrt
-    that the cost's copy computes from: a wrt that is one of the constants is its marker, so
-    it gets the gradient that reaches it (Theano's ``consider_constant`` stops the gradient
-    below the variable, not at it: ``grad(x + y, x, consider_constant=[x])`` is 1). What the
-    cost reaches only through them is disconnected, as in Theano, where such a variable "is
-    not a function of anything" (the ops ``consider_constant``/``zero_grad`` stay connected)."""
+    and ``known_grads`` keys that the cost's copy computes from: a wrt (or key) that is one
+    of the constants is its marker, so it gets the gradient that reaches it (Theano's
+    ``consider_constant`` stops the gradient below the variable, not at it: ``grad(x + y,
+    x, consider_constant=[x])`` is 1). What the cost reaches only through them is
+    disconnected, as in Theano, where such a variable "is not a function of anything" (the
+    ops ``consider_constant``/``zero_grad`` stay connected). The cost may be None (known
+    gradients alone) or a list (``T.Lop``'s f); the copies keep that form, and
+    ``known_grads`` its (a dict, or a list of pairs)."""
     single = not isinstance(wrt, (list, tuple))
     targets = [wrt] if single else list(wrt)
+    costs = list(cost) if isinstance(cost, (list, tuple)) else [cost]
+    outputs = [c for c in costs if isinstance(c, Variable)]
+    known = _known_pairs(known_grads)
     replace = {v: disconnected_grad(v) for v in constants}
     marked = {id(old): new for old, new in replace.items()}
-    inner = [v for v in targets if v.owner is not None and id(v) not in marked]
-    new_cost, *new_inner = clone_graph([cost, *inner], replace)
-    swap = {id(old): new for old, new in zip(inner, new_inner)}
+    inner = [
+        v
+        for v in [*targets, *(var for var, _ in known)]
+        if isinstance(v, Variable) and v.owner is not None and id(v) not in marked
+    ]
+    copies = clone_graph([*outputs, *inner], replace) if outputs or inner else []
+    swap = {id(old): new for old, new in zip(inner, copies[len(outputs) :])}
     swap.update(marked)
+    made = iter(copies[: len(outputs)])
+    costs = [next(made) if isinstance(c, Variable) else c for c in costs]
     targets = [swap.get(id(v), v) for v in targets]
-    return new_cost, targets[0] if single else targets
+    pairs = [(swap.get(id(var), var), g) for var, g in known]
+    if isinstance(known_grads, dict):
+        known_grads = dict(pairs)
+    elif known:
+        known_grads = pairs
+    new_cost = costs if isinstance(cost, (list, tuple)) else costs[0]
+    return new_cost, targets[0] if single else targets, known_grads
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
@@ -181,7 +213,7 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
     _check_expression(expression, "T.jacobian", "expression")
     given = wrt
     if consider_constant:
-        expression, wrt = _constant_through(expression, wrt, consider_constant)
+        expression, wrt, _ = _constant_through(expression, wrt, consider_constant)
     result = _as_called(
         "T.jacobian",
         "disconnected_inputs",
@@ -198,7 +230,7 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     _check_expression(cost, "T.hessian", "cost")
     given = wrt
     if consider_constant:
-        cost, wrt = _constant_through(cost, wrt, consider_constant)
+        cost, wrt, _ = _constant_through(cost, wrt, consider_constant)
     result = _as_called(
         "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
     )
@@ -275,7 +307,7 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     per wrt (a tuple for a tuple)."""
     given = wrt
     if consider_constant:
-        f, wrt = _constant_through(f, wrt, consider_constant)
+        f, wrt, _ = _constant_through(f, wrt, consider_constant)
     result = _as_called(
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
