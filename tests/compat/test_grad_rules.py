@@ -286,3 +286,49 @@ def test_consider_constant_with_no_cost_or_a_list_of_outputs():
     np.testing.assert_allclose(got[3], 3 * uv)
     with pytest.raises(theano.gradient.DisconnectedInputError):  # x is below h alone
         T.grad(None, x, known_grads={h: T.ones_like(h)}, consider_constant=[h])
+
+
+def test_bad_arguments_to_t_grad_are_argument_errors_naming_them():
+    """A non-variable cost or wrt, a set of wrt and a non-variable consider_constant entry
+    were an internal AttributeError (or "unhashable type: 'numpy.ndarray'"); Theano raised
+    TypeErrors. A bad disconnected_inputs was reported as sn.grad's ``disconnected=``, and a
+    bad null_gradients was not read."""
+    x = T.dvector("x")
+    cost = T.sum(x**2)
+    cases = [
+        (lambda: T.grad(cost, 3.0), "T.grad: wrt must be a symbolic variable, not 3.0 (float)"),
+        (lambda: T.grad(cost, [x, "a"]), "T.grad: wrt[1] must be a symbolic variable, not 'a'"),
+        (lambda: T.grad(cost, {x}), "T.grad: wrt must not be a set"),
+        (lambda: T.grad(3.0, x), "T.grad: cost must be a symbolic variable (or None, with"),
+        (
+            lambda: T.grad(cost, x, consider_constant=[np.ones(3)]),
+            "T.grad: consider_constant[0] must be a symbolic variable, not array(",
+        ),
+        (
+            lambda: T.grad(cost, x, consider_constant=x),
+            "T.grad: consider_constant must be a list of symbolic variables, not 'x'",
+        ),
+        (
+            lambda: T.grad(cost, x, disconnected_inputs="bogus"),
+            "T.grad: disconnected_inputs='bogus'; use one of 'raise', 'warn', 'ignore'",
+        ),
+        (
+            lambda: T.grad(cost, x, null_gradients="zero"),
+            "T.grad: null_gradients='zero'; use one of 'raise', 'return_zero'",
+        ),
+        (
+            lambda: T.Lop(x * 2, 3.0, x, consider_constant=[x]),
+            "T.Lop: wrt must be a symbolic variable, not 3.0 (float)",
+        ),
+        (
+            lambda: T.jacobian(x * 2, x, disconnected_inputs="no"),
+            "T.jacobian: disconnected_inputs='no'",
+        ),
+    ]
+    for build, says in cases:
+        with pytest.raises(sn.ArgumentError) as info:
+            build()
+        message = str(info.value)
+        assert isinstance(info.value, TypeError), message
+        assert message.startswith(says) and "test_grad_rules.py" in message, message
+    assert float(run([x], T.grad(cost, x, null_gradients="return_zero"), [1.5])[0]) == 3.0

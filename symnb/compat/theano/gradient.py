@@ -13,8 +13,8 @@ from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import ancestors, clone_graph, leaves
 from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import SymnbError
+from symnb.core.variable import Variable, as_variable, describe_value
+from symnb.errors import ArgumentError, SymnbError
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
@@ -76,6 +76,8 @@ class DisconnectedType:
 
 #: Theano's ``return_disconnected`` spellings
 RETURN_DISCONNECTED = {"zero": "zero", "None": "none", "none": "none", "Disconnected": "none"}
+#: Theano's ``null_gradients`` values
+NULL_GRADIENTS = ("raise", "return_zero")
 consider_constant = zero_grad  # Theano's older name for the marker
 
 
@@ -110,7 +112,8 @@ def grad(
     ``wrt`` still gets its own gradient); ``disconnected_inputs`` is "raise", "warn" or
     "ignore". A ``known_grads`` entry is its variable's whole gradient, as in Theano (the
     cost's contribution is not added; one for the cost replaces its 1). An integer ``wrt``
-    is differentiated as Theano did (gradient_rules.py)."""
+    is differentiated as Theano did (gradient_rules.py). ``null_gradients`` is "raise" or
+    "return_zero" (both raise where a gradient is undefined: docs/theano.md)."""
     if return_disconnected not in RETURN_DISCONNECTED:
         raise _at_user_line(
             ValueError(
@@ -118,10 +121,19 @@ def grad(
                 f"not {return_disconnected!r}"
             )
         )
-    targets = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
-    if consider_constant:
+    located_call(check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.grad")
+    located_call(check_option, "null_gradients", null_gradients, NULL_GRADIENTS, "T.grad")
+    targets = _wrt_list(wrt, "T.grad")
+    if cost is not None and not isinstance(cost, Variable):
+        raise _at_user_line(
+            ArgumentError(
+                "T.grad: cost must be a symbolic variable (or None, with known_grads), not "
+                f"{describe_value(cost)}"
+            )
+        )
+    if consider_constant is not None:
         cost, targets, known_grads = _constant_through(
-            cost, targets, consider_constant, known_grads
+            cost, targets, consider_constant, known_grads, "T.grad"
         )
     results = _as_called(
         "T.grad",
@@ -137,6 +149,28 @@ def grad(
     if isinstance(wrt, tuple):
         return tuple(results)
     return results if isinstance(wrt, list) else results[0]
+
+
+def _wrt_list(wrt, call: str) -> list:
+    """``wrt`` as a list of variables, or Theano's TypeError (an ArgumentError here) naming
+    what is not one: a set has no order to return the gradients in."""
+    if isinstance(wrt, (set, frozenset)):
+        raise _at_user_line(
+            ArgumentError(
+                f"{call}: wrt must not be a set ({describe_value(wrt)}): a set has no order "
+                "to return the gradients in; give a list or a tuple"
+            )
+        )
+    targets = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
+    for k, var in enumerate(targets):
+        if not isinstance(var, Variable):
+            where = f"wrt[{k}]" if isinstance(wrt, (list, tuple)) else "wrt"
+            raise _at_user_line(
+                ArgumentError(
+                    f"{call}: {where} must be a symbolic variable, not {describe_value(var)}"
+                )
+            )
+    return targets
 
 
 def _known_pairs(known_grads) -> list:
@@ -171,7 +205,7 @@ def _format_as(given, result):
     return tuple(result) if isinstance(given, tuple) else result
 
 
-def _constant_through(cost, wrt, constants, known_grads=None):
+def _constant_through(cost, wrt, constants, known_grads=None, call="T.grad"):
     """The cost with each of ``constants`` behind a ``disconnected_grad`` marker, and the wrt
     and ``known_grads`` keys that the cost's copy computes from: a wrt (or key) that is one
     of the constants is its marker, so it gets the gradient that reaches it (Theano's
@@ -181,6 +215,9 @@ def _constant_through(cost, wrt, constants, known_grads=None):
     ops ``consider_constant``/``zero_grad`` stay connected). The cost may be None (known
     gradients alone) or a list (``T.Lop``'s f); the copies keep that form, and
     ``known_grads`` its (a dict, or a list of pairs)."""
+    constants = _constant_list(constants, call)
+    if not constants:
+        return cost, wrt, known_grads
     single = not isinstance(wrt, (list, tuple))
     targets = [wrt] if single else list(wrt)
     costs = list(cost) if isinstance(cost, (list, tuple)) else [cost]
@@ -208,12 +245,40 @@ def _constant_through(cost, wrt, constants, known_grads=None):
     return new_cost, targets[0] if single else targets, known_grads
 
 
+def _constant_list(constants, call: str) -> list:
+    """``consider_constant`` as a list of variables, or an ArgumentError naming what is not
+    one (Theano's TypeErrors: "consider_constant must be an iterable collection", "Elements
+    of consider_constant must be variables")."""
+    if isinstance(constants, Variable) or not isinstance(constants, (list, tuple, set)):
+        raise _at_user_line(
+            ArgumentError(
+                f"{call}: consider_constant must be a list of symbolic variables, not "
+                f"{describe_value(constants)}"
+            )
+        )
+    constants = list(constants)
+    for k, var in enumerate(constants):
+        if not isinstance(var, Variable):
+            raise _at_user_line(
+                ArgumentError(
+                    f"{call}: consider_constant[{k}] must be a symbolic variable, not "
+                    f"{describe_value(var)}"
+                )
+            )
+    return constants
+
+
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
     """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple)."""
     _check_expression(expression, "T.jacobian", "expression")
     given = wrt
-    if consider_constant:
-        expression, wrt, _ = _constant_through(expression, wrt, consider_constant)
+    located_call(
+        check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.jacobian"
+    )
+    if consider_constant is not None:
+        expression, wrt, _ = _constant_through(
+            expression, wrt, consider_constant, call="T.jacobian"
+        )
     result = _as_called(
         "T.jacobian",
         "disconnected_inputs",
@@ -229,8 +294,11 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple)."""
     _check_expression(cost, "T.hessian", "cost")
     given = wrt
-    if consider_constant:
-        cost, wrt, _ = _constant_through(cost, wrt, consider_constant)
+    located_call(
+        check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.hessian"
+    )
+    if consider_constant is not None:
+        cost, wrt, _ = _constant_through(cost, wrt, consider_constant, call="T.hessian")
     result = _as_called(
         "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
     )
@@ -306,8 +374,10 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt, one product
     per wrt (a tuple for a tuple)."""
     given = wrt
-    if consider_constant:
-        f, wrt, _ = _constant_through(f, wrt, consider_constant)
+    located_call(check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.Lop")
+    _wrt_list(wrt, "T.Lop")
+    if consider_constant is not None:
+        f, wrt, _ = _constant_through(f, wrt, consider_constant, call="T.Lop")
     result = _as_called(
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
