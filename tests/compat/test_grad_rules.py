@@ -332,3 +332,20 @@ def test_bad_arguments_to_t_grad_are_argument_errors_naming_them():
         assert isinstance(info.value, TypeError), message
         assert message.startswith(says) and "test_grad_rules.py" in message, message
     assert float(run([x], T.grad(cost, x, null_gradients="return_zero"), [1.5])[0]) == 3.0
+
+
+def test_add_names_names_gradients_as_theano():
+    """Theano's grad (add_names=True, the default) named a gradient '(dcost/dx)' where the
+    cost and the wrt have names; the argument was accepted and not read."""
+    x, W = T.dvector("x"), T.dmatrix("W")
+    cost = T.sum(T.tanh(T.dot(W, x)) ** 2)
+    cost.name = "cost"
+    gx, gW = T.grad(cost, [x, W])
+    assert (gx.name, gW.name) == ("(dcost/dx)", "(dcost/dW)")
+    assert T.grad(cost, x, add_names=False).name is None
+    assert T.grad(T.sum(x * 2), x).name is None  # an unnamed cost
+    g = T.dvector("g")
+    known = T.grad(cost, [x, W], known_grads={x: g})[0]
+    assert g.name == "g" and known.name != "(dcost/dx)"  # a known gradient is not named
+    fx = theano.function([x, W], gx)
+    np.testing.assert_allclose(fx(np.zeros(2), np.ones((2, 2))), [0.0, 0.0])

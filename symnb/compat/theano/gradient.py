@@ -112,8 +112,10 @@ def grad(
     ``wrt`` still gets its own gradient); ``disconnected_inputs`` is "raise", "warn" or
     "ignore". A ``known_grads`` entry is its variable's whole gradient, as in Theano (the
     cost's contribution is not added; one for the cost replaces its 1). An integer ``wrt``
-    is differentiated as Theano did (gradient_rules.py). ``null_gradients`` is "raise" or
-    "return_zero" (both raise where a gradient is undefined: docs/theano.md)."""
+    is differentiated as Theano did (gradient_rules.py). With ``add_names`` a gradient of a
+    named cost with respect to a named ``wrt`` is named ``(dcost/dx)``, as Theano named it;
+    ``null_gradients`` is "raise" or "return_zero" (both raise where a gradient is undefined:
+    docs/theano.md)."""
     if return_disconnected not in RETURN_DISCONNECTED:
         raise _at_user_line(
             ValueError(
@@ -131,6 +133,7 @@ def grad(
                 f"{describe_value(cost)}"
             )
         )
+    given_cost, given_targets, known = cost, targets, known_grads
     if consider_constant is not None:
         cost, targets, known_grads = _constant_through(
             cost, targets, consider_constant, known_grads, "T.grad"
@@ -146,6 +149,8 @@ def grad(
         RETURN_DISCONNECTED[return_disconnected],
     )
     results = _as_theano_read(cost, targets, results)
+    if add_names:
+        results = _named(given_cost, given_targets, results, known)
     if isinstance(wrt, tuple):
         return tuple(results)
     return results if isinstance(wrt, list) else results[0]
@@ -171,6 +176,27 @@ def _wrt_list(wrt, call: str) -> list:
                 )
             )
     return targets
+
+
+def _named(cost, targets: list, results: list, known_grads) -> list:
+    """The gradients named ``(dcost/dx)`` where the cost and the ``wrt`` have names, as
+    Theano's ``grad`` named those it computed (``add_names``); a known gradient, and a
+    variable of the user's graph that a gradient is, keep their own names."""
+    if not isinstance(cost, Variable) or cost.name is None:
+        return results
+    known = {id(var) for var, _ in _known_pairs(known_grads)}
+    graph = {id(v) for v in leaves([cost])} | {id(cost)}
+    graph |= {id(o) for node in ancestors([cost]) for o in node.outputs}
+    for target, result in zip(targets, results, strict=True):
+        if (
+            isinstance(result, Variable)
+            and target.name is not None
+            and result.name is None
+            and id(target) not in known
+            and id(result) not in graph
+        ):
+            result.name = f"(d{cost.name}/d{target.name})"
+    return results
 
 
 def _known_pairs(known_grads) -> list:
