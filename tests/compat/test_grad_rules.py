@@ -349,3 +349,33 @@ def test_add_names_names_gradients_as_theano():
     assert g.name == "g" and known.name != "(dcost/dx)"  # a known gradient is not named
     fx = theano.function([x, W], gx)
     np.testing.assert_allclose(fx(np.zeros(2), np.ones((2, 2))), [0.0, 0.0])
+
+
+def test_subgraph_grad_backpropagates_one_part_at_a_time():
+    """``theano.gradient.subgraph_grad`` (Theano 1.0's) was a bare AttributeError. Theano's
+    example: the gradients down to h, then from h's known gradient down to x."""
+    x, W1, W2 = T.dvector("x"), T.dmatrix("W1"), T.dvector("W2")
+    h = T.tanh(T.dot(W1, x))
+    c = T.sum(h * W2)
+    (gW2,), (gh,) = theano.gradient.subgraph_grad(wrt=[W2], end=[h], cost=c)
+    (gW1,), (gx,) = theano.gradient.subgraph_grad(wrt=[W1], end=[x], start={h: gh})
+    # with both, the two gradients are added; details gives them apart
+    both, _, from_start, from_cost = theano.gradient.subgraph_grad(
+        wrt=[W2], end=[h], start={h: T.ones_like(h)}, cost=c, details=True
+    )
+    outputs = [gW2, gh, gW1, gx, T.grad(c, W1), T.grad(c, x), both[0], from_start[0]]
+    f = theano.function([x, W1, W2], outputs, on_unused_input="ignore")
+    xv, W1v, W2v = np.array([0.5, -1.0]), np.arange(4.0).reshape(2, 2) / 4, np.array([1.0, -2.0])
+    got = f(xv, W1v, W2v)
+    hv = np.tanh(W1v @ xv)
+    np.testing.assert_allclose(got[0], hv)
+    np.testing.assert_allclose(got[1], W2v)
+    np.testing.assert_allclose(got[2], got[4])
+    np.testing.assert_allclose(got[3], got[5])
+    np.testing.assert_allclose(got[6], hv)  # h is end: the start gradient adds nothing to W2
+    np.testing.assert_allclose(got[7], [0.0, 0.0])
+    assert from_cost[0] is not None
+    with pytest.raises(sn.ArgumentError, match="subgraph_grad: give cost, start"):
+        theano.gradient.subgraph_grad(wrt=[W2], end=[h])
+    with pytest.raises(sn.ArgumentError, match="subgraph_grad: end must be a list"):
+        theano.gradient.subgraph_grad(wrt=[W2], end=h, cost=c)

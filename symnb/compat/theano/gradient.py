@@ -35,6 +35,7 @@ __all__ = [
     "grad_undefined",
     "hessian",
     "jacobian",
+    "subgraph_grad",
     "verify_grad",
     "zero_grad",
 ]
@@ -408,6 +409,58 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
     return _format_as(given, result)
+
+
+def subgraph_grad(wrt, end, start=None, cost=None, details=False):
+    """``theano.gradient.subgraph_grad``, Theano 1.0's: the gradients with respect to ``wrt``
+    and ``end`` (lists of variables) of ``cost`` and of the known gradients ``start`` (a
+    dict ``{variable: its gradient}``), the gradient stopped at ``end`` (its
+    ``consider_constant``), for backpropagating a graph one part at a time: ``(wrt_grads,
+    end_grads)``, and with ``details`` also the gradients of ``start`` and of ``cost``
+    apart (None where not given). As in Theano, each is ``T.grad`` with
+    ``disconnected_inputs='ignore'`` (zeros for what is not reached), and where both are
+    given the two gradients are added."""
+    _subgraph_args(wrt, end, start, cost)
+    params = list({id(v): v for v in [*wrt, *end]}.values())
+    start_grads = cost_grads = None
+    if start is not None:
+        start_grads = grad(
+            None, params, known_grads=start, consider_constant=end, disconnected_inputs="ignore"
+        )
+    if cost is not None:
+        cost_grads = grad(cost, params, consider_constant=end, disconnected_inputs="ignore")
+    grads = start_grads if cost is None else cost_grads
+    if start is not None and cost is not None:
+        grads = [a + b for a, b in zip(start_grads, cost_grads, strict=True)]
+    found = {id(v): g for v, g in zip(params, grads, strict=True)}
+    wrt_grads, end_grads = [found[id(v)] for v in wrt], [found[id(v)] for v in end]
+    if details:
+        return wrt_grads, end_grads, start_grads, cost_grads
+    return wrt_grads, end_grads
+
+
+def _subgraph_args(wrt, end, start, cost) -> None:
+    """``subgraph_grad``'s arguments as Theano asserted them, an ArgumentError naming the
+    one that is not."""
+    problem = None
+    if cost is None and start is None:
+        problem = "give cost, start (known gradients) or both"
+    elif not isinstance(wrt, list) or not isinstance(end, list):
+        which = "wrt" if not isinstance(wrt, list) else "end"
+        value = wrt if which == "wrt" else end
+        problem = f"{which} must be a list of variables, not {describe_value(value)}"
+    elif start is not None and not isinstance(start, dict):
+        problem = f"start must be a dict {{variable: its gradient}}, not {describe_value(start)}"
+    else:
+        for name, values in (("wrt", wrt), ("end", end)):
+            for k, var in enumerate(values):
+                if not isinstance(var, Variable):
+                    problem = f"{name}[{k}] must be a symbolic variable, not {describe_value(var)}"
+                    break
+            if problem:
+                break
+    if problem:
+        raise _at_user_line(ArgumentError(f"subgraph_grad: {problem}"))
 
 
 def grad_scale(x, multiplier):
