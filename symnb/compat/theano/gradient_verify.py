@@ -54,8 +54,8 @@ def verify_grad(
     others unknown), so it may use their Theano methods (``x.exp()``, ``x.norm(2)``,
     ``x.round()`` half away from zero...). ``pt`` holds float arrays only (Theano's
     TypeError). An integer or boolean output is projected as a float64 one, as Theano's
-    float random projection made it: its gradient is zero. ``cast_to_output_type`` casts
-    the cost to a float32 output's dtype; ``out_type``, ``mode`` and ``no_debug_ref`` are
+    float random projection made it: its gradient is zero. ``cast_to_output_type`` makes
+    the projection of a float32 output float32; ``out_type``, ``mode`` and ``no_debug_ref`` are
     accepted and not read. The graphs run on the NumPy reference, as ``sn.check_grad``'s."""
     arrays = _float_arrays(pt)
     _check_number("eps", eps, positive=True)
@@ -70,15 +70,15 @@ def verify_grad(
     out = _output(fun(*xs))
     compile_ = {"backend": "py", "no_default_updates": True}
     shape = np.shape(function(xs, out, **compile_)(*arrays))
-    projection = tensor("random_projection", shape=shape, dtype="float64")
+    single = cast_to_output_type and out.type.dtype.name == "float32"
+    dtype = "float32" if single else "float64"  # (Theano cast its projection so)
+    projection = tensor("random_projection", shape=shape, dtype=dtype)
     cost = sum_(projection * out)
-    if cast_to_output_type and out.type.dtype.name == "float32":
-        cost = cast(cost, "float32")
     grads = grad(cost, xs, disconnected="ignore")
     grad_fn = function([*xs, projection], grads, **compile_)
     cost_fn = function([*xs, projection], cost, **compile_)
     for _ in range(int(n_tests)):
-        r = draw(shape)
+        r = draw(shape).astype(dtype)
         analytic = grad_fn(*arrays, r)
         for i, g in enumerate(analytic):
             _check_shape(i, xs[i], np.asarray(g), arrays[i])
@@ -129,7 +129,7 @@ def _projections(rng):
     if isinstance(rng, np.random.RandomState):
         return lambda shape: np.asarray(rng.rand(*shape) + 0.5, dtype="float64")
     if isinstance(rng, np.random.Generator):
-        return lambda shape: rng.random(shape) + 0.5
+        return lambda shape: np.asarray(rng.random(shape) + 0.5)
     raise at_user_line(
         ArgumentError(
             "verify_grad: rng is a numpy RandomState, a Generator or a seed, not "
