@@ -65,6 +65,41 @@ def test_verify_grad_of_an_integer_output_passes_with_a_zero_gradient():
         utt.verify_grad(lambda v: T.argmax(v, axis=0) + theano.gradient.grad_scale(v, 2.0), [data])
 
 
+def test_verify_grad_uses_theanos_tolerances_and_rule():
+    """Theano's verify_grad fails an element only where both its absolute and its relative
+    error exceed abs_tol and rel_tol (1e-4 each for float64): it was sn.check_grad's
+    ``atol + rtol * |numeric|`` (1e-7, 1e-5), a spurious GradientError on this correct
+    gradient for seeds 1, 2 and 4 (a large cost, a small gradient element)."""
+    w = np.array([1e4, 1e-2])
+    for seed in range(5):
+        theano.gradient.verify_grad(
+            lambda x: x**2 * w, [np.array([1.3, 0.7])], rng=np.random.RandomState(seed)
+        )
+    wrong = theano.gradient.grad_scale  # a gradient 1.001 times the true one
+    with pytest.raises(theano.gradient.verify_grad.E_grad) as info:
+        T.verify_grad(lambda a: wrong(a, 1.001) ** 2, [np.array([1.0, 2.0])], rng=0)
+    message = str(info.value)
+    assert message.startswith("verify_grad: gradient of input 0 'x0' (float64(?,))"), message
+    assert "> abs_tol=0.0001" in message and "> rel_tol=0.0001" in message, message
+    T.verify_grad(lambda a: wrong(a, 1.001) ** 2, [np.array([1.0, 2.0])], rng=0, rel_tol=1e-2)
+    with pytest.raises(NotImplementedError, match="verify_grad: fun returned a list of 2"):
+        T.verify_grad(lambda a: [a * 2, a * 3], [np.array([1.0, 2.0])], rng=0)
+
+
+def test_verify_grad_refuses_integer_inputs_as_theano():
+    """An integer array in pt was held fixed and the check passed; Theano raised TypeError."""
+    with pytest.raises(TypeError) as info:
+        theano.gradient.verify_grad(
+            lambda x, n: x * n, [np.array([0.5, 1.5]), np.array([1, 2])], rng=0
+        )
+    message = str(info.value)
+    assert isinstance(info.value, sn.DTypeError), message
+    assert message.startswith(
+        'verify_grad can work only with floating point inputs, but input 1 has dtype "int64"'
+    ), message
+    assert "test_debugging.py" in message, message
+
+
 def test_debug_and_monitor_modes_and_maker():
     x = T.dvector("x")
     for mode in (DebugMode(), theano.compile.DebugMode(), "DebugMode"):

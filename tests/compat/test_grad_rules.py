@@ -246,3 +246,136 @@ def test_a_tuple_in_gives_a_tuple_out_as_theanos_format_as():
     expected = [np.diag(yv), np.diag(xv), yv * yv, 2 * yv * yv, yv * yv, xv * yv]
     for value, want in zip(values, expected):
         np.testing.assert_allclose(value, want)
+
+
+def test_consider_constant_keeps_known_grads_on_the_graph_differentiated():
+    """With consider_constant the cost is differentiated as a copy, but the known_grads keys
+    stayed on the original graph: the cost's copy sent its own gradient to h's copy, which
+    was added (2 + 8x for an unrelated consider_constant=[y], where Theano gives 2)."""
+    x, y = T.dvector("x"), T.dvector("y")
+    h = 2 * x
+    cost = T.sum(h * h) + T.sum(y * y)
+    known = {h: T.ones_like(h)}
+    grads = [
+        T.grad(cost, x, known_grads=known),
+        T.grad(cost, x, known_grads=known, consider_constant=[y]),
+        T.grad(cost, [x, y], known_grads=known, consider_constant=[y])[1],
+    ]
+    xv, yv = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 2.0])
+    got = run([x, y], grads, xv, yv)
+    np.testing.assert_allclose(got, [2 * np.ones(3), 2 * np.ones(3), 2 * yv])
+
+
+def test_consider_constant_with_no_cost_or_a_list_of_outputs():
+    """``T.grad(None, wrt, known_grads=..., consider_constant=...)`` (Theano's own
+    grad_sources_inputs) and ``T.Lop([f1, f2], ...)`` with consider_constant were an
+    internal AttributeError: the copy assumed one cost variable."""
+    x, y, u = T.dvector("x"), T.dvector("y"), T.dvector("u")
+    h = 2 * x
+    from_known = [
+        T.grad(None, x, known_grads={h: T.ones_like(h)}, consider_constant=held)
+        for held in ([x], [y])
+    ]
+    a, b = T.exp(x) * y, x * 3
+    lop = T.Lop([a, b], x, [u, u], consider_constant=[y])
+    held_a = T.Lop([a, b], x, [u, u], consider_constant=[a])  # a's path stopped at a
+    xv, yv, uv = np.array([1.0, 2.0, 3.0]), np.array([0.5, 1.0, 2.0]), np.array([1.0, -1.0, 2.0])
+    got = run([x, y, u], [*from_known, lop, held_a], xv, yv, uv)
+    np.testing.assert_allclose(got[:2], [2 * np.ones(3), 2 * np.ones(3)])
+    np.testing.assert_allclose(got[2], yv * np.exp(xv) * uv + 3 * uv)
+    np.testing.assert_allclose(got[3], 3 * uv)
+    with pytest.raises(theano.gradient.DisconnectedInputError):  # x is below h alone
+        T.grad(None, x, known_grads={h: T.ones_like(h)}, consider_constant=[h])
+
+
+def test_bad_arguments_to_t_grad_are_argument_errors_naming_them():
+    """A non-variable cost or wrt, a set of wrt and a non-variable consider_constant entry
+    were an internal AttributeError (or "unhashable type: 'numpy.ndarray'"); Theano raised
+    TypeErrors. A bad disconnected_inputs was reported as sn.grad's ``disconnected=``, and a
+    bad null_gradients was not read."""
+    x = T.dvector("x")
+    cost = T.sum(x**2)
+    cases = [
+        (lambda: T.grad(cost, 3.0), "T.grad: wrt must be a symbolic variable, not 3.0 (float)"),
+        (lambda: T.grad(cost, [x, "a"]), "T.grad: wrt[1] must be a symbolic variable, not 'a'"),
+        (lambda: T.grad(cost, {x}), "T.grad: wrt must not be a set"),
+        (lambda: T.grad(3.0, x), "T.grad: cost must be a symbolic variable (or None, with"),
+        (
+            lambda: T.grad(cost, x, consider_constant=[np.ones(3)]),
+            "T.grad: consider_constant[0] must be a symbolic variable, not array(",
+        ),
+        (
+            lambda: T.grad(cost, x, consider_constant=x),
+            "T.grad: consider_constant must be a list of symbolic variables, not 'x'",
+        ),
+        (
+            lambda: T.grad(cost, x, disconnected_inputs="bogus"),
+            "T.grad: disconnected_inputs='bogus'; use one of 'raise', 'warn', 'ignore'",
+        ),
+        (
+            lambda: T.grad(cost, x, null_gradients="zero"),
+            "T.grad: null_gradients='zero'; use one of 'raise', 'return_zero'",
+        ),
+        (
+            lambda: T.Lop(x * 2, 3.0, x, consider_constant=[x]),
+            "T.Lop: wrt must be a symbolic variable, not 3.0 (float)",
+        ),
+        (
+            lambda: T.jacobian(x * 2, x, disconnected_inputs="no"),
+            "T.jacobian: disconnected_inputs='no'",
+        ),
+    ]
+    for build, says in cases:
+        with pytest.raises(sn.ArgumentError) as info:
+            build()
+        message = str(info.value)
+        assert isinstance(info.value, TypeError), message
+        assert message.startswith(says) and "test_grad_rules.py" in message, message
+    assert float(run([x], T.grad(cost, x, null_gradients="return_zero"), [1.5])[0]) == 3.0
+
+
+def test_add_names_names_gradients_as_theano():
+    """Theano's grad (add_names=True, the default) named a gradient '(dcost/dx)' where the
+    cost and the wrt have names; the argument was accepted and not read."""
+    x, W = T.dvector("x"), T.dmatrix("W")
+    cost = T.sum(T.tanh(T.dot(W, x)) ** 2)
+    cost.name = "cost"
+    gx, gW = T.grad(cost, [x, W])
+    assert (gx.name, gW.name) == ("(dcost/dx)", "(dcost/dW)")
+    assert T.grad(cost, x, add_names=False).name is None
+    assert T.grad(T.sum(x * 2), x).name is None  # an unnamed cost
+    g = T.dvector("g")
+    known = T.grad(cost, [x, W], known_grads={x: g})[0]
+    assert g.name == "g" and known.name != "(dcost/dx)"  # a known gradient is not named
+    fx = theano.function([x, W], gx)
+    np.testing.assert_allclose(fx(np.zeros(2), np.ones((2, 2))), [0.0, 0.0])
+
+
+def test_subgraph_grad_backpropagates_one_part_at_a_time():
+    """``theano.gradient.subgraph_grad`` (Theano 1.0's) was a bare AttributeError. Theano's
+    example: the gradients down to h, then from h's known gradient down to x."""
+    x, W1, W2 = T.dvector("x"), T.dmatrix("W1"), T.dvector("W2")
+    h = T.tanh(T.dot(W1, x))
+    c = T.sum(h * W2)
+    (gW2,), (gh,) = theano.gradient.subgraph_grad(wrt=[W2], end=[h], cost=c)
+    (gW1,), (gx,) = theano.gradient.subgraph_grad(wrt=[W1], end=[x], start={h: gh})
+    # with both, the two gradients are added; details gives them apart
+    both, _, from_start, from_cost = theano.gradient.subgraph_grad(
+        wrt=[W2], end=[h], start={h: T.ones_like(h)}, cost=c, details=True
+    )
+    outputs = [gW2, gh, gW1, gx, T.grad(c, W1), T.grad(c, x), both[0], from_start[0]]
+    f = theano.function([x, W1, W2], outputs, on_unused_input="ignore")
+    xv, W1v, W2v = np.array([0.5, -1.0]), np.arange(4.0).reshape(2, 2) / 4, np.array([1.0, -2.0])
+    got = f(xv, W1v, W2v)
+    hv = np.tanh(W1v @ xv)
+    np.testing.assert_allclose(got[0], hv)
+    np.testing.assert_allclose(got[1], W2v)
+    np.testing.assert_allclose(got[2], got[4])
+    np.testing.assert_allclose(got[3], got[5])
+    np.testing.assert_allclose(got[6], hv)  # h is end: the start gradient adds nothing to W2
+    np.testing.assert_allclose(got[7], [0.0, 0.0])
+    assert from_cost[0] is not None
+    with pytest.raises(sn.ArgumentError, match="subgraph_grad: give cost, start"):
+        theano.gradient.subgraph_grad(wrt=[W2], end=[h])
+    with pytest.raises(sn.ArgumentError, match="subgraph_grad: end must be a list"):
+        theano.gradient.subgraph_grad(wrt=[W2], end=h, cost=c)

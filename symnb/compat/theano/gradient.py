@@ -6,21 +6,19 @@ import numpy as np
 
 from symnb.compat.theano.folded import reading
 from symnb.compat.theano.gradient_rules import theano_grad
-from symnb.compat.theano.tensor.var import TensorType
+from symnb.compat.theano.gradient_verify import verify_grad
 from symnb.control.jacobian import check_expression as _check_expression
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
 from symnb.core.graph import ancestors, clone_graph, leaves
 from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import SymnbError
+from symnb.core.variable import Variable, as_variable, describe_value
+from symnb.errors import ArgumentError, SymnbError
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
-from symnb.grad.check import GradientError, check_grad
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
 from symnb.grad.reverse import DISCONNECTED, check_option
-from symnb.ops.elemwise import cast
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
@@ -37,6 +35,7 @@ __all__ = [
     "grad_undefined",
     "hessian",
     "jacobian",
+    "subgraph_grad",
     "verify_grad",
     "zero_grad",
 ]
@@ -78,6 +77,8 @@ class DisconnectedType:
 
 #: Theano's ``return_disconnected`` spellings
 RETURN_DISCONNECTED = {"zero": "zero", "None": "none", "none": "none", "Disconnected": "none"}
+#: Theano's ``null_gradients`` values
+NULL_GRADIENTS = ("raise", "return_zero")
 consider_constant = zero_grad  # Theano's older name for the marker
 
 
@@ -112,7 +113,10 @@ def grad(
     ``wrt`` still gets its own gradient); ``disconnected_inputs`` is "raise", "warn" or
     "ignore". A ``known_grads`` entry is its variable's whole gradient, as in Theano (the
     cost's contribution is not added; one for the cost replaces its 1). An integer ``wrt``
-    is differentiated as Theano did (gradient_rules.py)."""
+    is differentiated as Theano did (gradient_rules.py). With ``add_names`` a gradient of a
+    named cost with respect to a named ``wrt`` is named ``(dcost/dx)``, as Theano named it;
+    ``null_gradients`` is "raise" or "return_zero" (both raise where a gradient is undefined:
+    docs/theano.md)."""
     if return_disconnected not in RETURN_DISCONNECTED:
         raise _at_user_line(
             ValueError(
@@ -120,9 +124,21 @@ def grad(
                 f"not {return_disconnected!r}"
             )
         )
-    targets = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
-    if consider_constant:
-        cost, targets = _constant_through(cost, targets, consider_constant)
+    located_call(check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.grad")
+    located_call(check_option, "null_gradients", null_gradients, NULL_GRADIENTS, "T.grad")
+    targets = _wrt_list(wrt, "T.grad")
+    if cost is not None and not isinstance(cost, Variable):
+        raise _at_user_line(
+            ArgumentError(
+                "T.grad: cost must be a symbolic variable (or None, with known_grads), not "
+                f"{describe_value(cost)}"
+            )
+        )
+    given_cost, given_targets, known = cost, targets, known_grads
+    if consider_constant is not None:
+        cost, targets, known_grads = _constant_through(
+            cost, targets, consider_constant, known_grads, "T.grad"
+        )
     results = _as_called(
         "T.grad",
         "disconnected_inputs",
@@ -134,9 +150,66 @@ def grad(
         RETURN_DISCONNECTED[return_disconnected],
     )
     results = _as_theano_read(cost, targets, results)
+    if add_names:
+        results = _named(given_cost, given_targets, results, known)
     if isinstance(wrt, tuple):
         return tuple(results)
     return results if isinstance(wrt, list) else results[0]
+
+
+def _wrt_list(wrt, call: str) -> list:
+    """``wrt`` as a list of variables, or Theano's TypeError (an ArgumentError here) naming
+    what is not one: a set has no order to return the gradients in."""
+    if isinstance(wrt, (set, frozenset)):
+        raise _at_user_line(
+            ArgumentError(
+                f"{call}: wrt must not be a set ({describe_value(wrt)}): a set has no order "
+                "to return the gradients in; give a list or a tuple"
+            )
+        )
+    targets = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
+    for k, var in enumerate(targets):
+        if not isinstance(var, Variable):
+            where = f"wrt[{k}]" if isinstance(wrt, (list, tuple)) else "wrt"
+            raise _at_user_line(
+                ArgumentError(
+                    f"{call}: {where} must be a symbolic variable, not {describe_value(var)}"
+                )
+            )
+    return targets
+
+
+def _named(cost, targets: list, results: list, known_grads) -> list:
+    """The gradients named ``(dcost/dx)`` where the cost and the ``wrt`` have names, as
+    Theano's ``grad`` named those it computed (``add_names``); a known gradient, and a
+    variable of the user's graph that a gradient is, keep their own names."""
+    if not isinstance(cost, Variable) or cost.name is None:
+        return results
+    known = {id(var) for var, _ in _known_pairs(known_grads)}
+    graph = {id(v) for v in leaves([cost])} | {id(cost)}
+    graph |= {id(o) for node in ancestors([cost]) for o in node.outputs}
+    for target, result in zip(targets, results, strict=True):
+        if (
+            isinstance(result, Variable)
+            and target.name is not None
+            and result.name is None
+            and id(target) not in known
+            and id(result) not in graph
+        ):
+            result.name = f"(d{cost.name}/d{target.name})"
+    return results
+
+
+def _known_pairs(known_grads) -> list:
+    """``known_grads`` as (variable, gradient) pairs, from a dict or a list of pairs; [] for
+    anything else (``sn.grad`` reports it)."""
+    if isinstance(known_grads, dict):
+        return list(known_grads.items())
+    if isinstance(known_grads, (list, tuple)) and all(
+        isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in known_grads
+    ):
+        return [tuple(pair) for pair in known_grads]
+    return []
 
 
 def _as_theano_read(cost, targets: list, results: list) -> list:
@@ -159,31 +232,80 @@ def _format_as(given, result):
     return tuple(result) if isinstance(given, tuple) else result
 
 
-def _constant_through(cost, wrt, constants):
+def _constant_through(cost, wrt, constants, known_grads=None, call="T.grad"):
     """The cost with each of ``constants`` behind a ``disconnected_grad`` marker, and the wrt
-    that the cost's copy computes from: a wrt that is one of the constants is its marker, so
-    it gets the gradient that reaches it (Theano's ``consider_constant`` stops the gradient
-    below the variable, not at it: ``grad(x + y, x, consider_constant=[x])`` is 1). What the
-    cost reaches only through them is disconnected, as in Theano, where such a variable "is
-    not a function of anything" (the ops ``consider_constant``/``zero_grad`` stay connected)."""
+    and ``known_grads`` keys that the cost's copy computes from: a wrt (or key) that is one
+    of the constants is its marker, so it gets the gradient that reaches it (Theano's
+    ``consider_constant`` stops the gradient below the variable, not at it: ``grad(x + y,
+    x, consider_constant=[x])`` is 1). What the cost reaches only through them is
+    disconnected, as in Theano, where such a variable "is not a function of anything" (the
+    ops ``consider_constant``/``zero_grad`` stay connected). The cost may be None (known
+    gradients alone) or a list (``T.Lop``'s f); the copies keep that form, and
+    ``known_grads`` its (a dict, or a list of pairs)."""
+    constants = _constant_list(constants, call)
+    if not constants:
+        return cost, wrt, known_grads
     single = not isinstance(wrt, (list, tuple))
     targets = [wrt] if single else list(wrt)
+    costs = list(cost) if isinstance(cost, (list, tuple)) else [cost]
+    outputs = [c for c in costs if isinstance(c, Variable)]
+    known = _known_pairs(known_grads)
     replace = {v: disconnected_grad(v) for v in constants}
     marked = {id(old): new for old, new in replace.items()}
-    inner = [v for v in targets if v.owner is not None and id(v) not in marked]
-    new_cost, *new_inner = clone_graph([cost, *inner], replace)
-    swap = {id(old): new for old, new in zip(inner, new_inner)}
+    inner = [
+        v
+        for v in [*targets, *(var for var, _ in known)]
+        if isinstance(v, Variable) and v.owner is not None and id(v) not in marked
+    ]
+    copies = clone_graph([*outputs, *inner], replace) if outputs or inner else []
+    swap = {id(old): new for old, new in zip(inner, copies[len(outputs) :])}
     swap.update(marked)
+    made = iter(copies[: len(outputs)])
+    costs = [next(made) if isinstance(c, Variable) else c for c in costs]
     targets = [swap.get(id(v), v) for v in targets]
-    return new_cost, targets[0] if single else targets
+    pairs = [(swap.get(id(var), var), g) for var, g in known]
+    if isinstance(known_grads, dict):
+        known_grads = dict(pairs)
+    elif known:
+        known_grads = pairs
+    new_cost = costs if isinstance(cost, (list, tuple)) else costs[0]
+    return new_cost, targets[0] if single else targets, known_grads
+
+
+def _constant_list(constants, call: str) -> list:
+    """``consider_constant`` as a list of variables, or an ArgumentError naming what is not
+    one (Theano's TypeErrors: "consider_constant must be an iterable collection", "Elements
+    of consider_constant must be variables")."""
+    if isinstance(constants, Variable) or not isinstance(constants, (list, tuple, set)):
+        raise _at_user_line(
+            ArgumentError(
+                f"{call}: consider_constant must be a list of symbolic variables, not "
+                f"{describe_value(constants)}"
+            )
+        )
+    constants = list(constants)
+    for k, var in enumerate(constants):
+        if not isinstance(var, Variable):
+            raise _at_user_line(
+                ArgumentError(
+                    f"{call}: consider_constant[{k}] must be a symbolic variable, not "
+                    f"{describe_value(var)}"
+                )
+            )
+    return constants
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
     """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple)."""
     _check_expression(expression, "T.jacobian", "expression")
     given = wrt
-    if consider_constant:
-        expression, wrt = _constant_through(expression, wrt, consider_constant)
+    located_call(
+        check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.jacobian"
+    )
+    if consider_constant is not None:
+        expression, wrt, _ = _constant_through(
+            expression, wrt, consider_constant, call="T.jacobian"
+        )
     result = _as_called(
         "T.jacobian",
         "disconnected_inputs",
@@ -199,8 +321,11 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple)."""
     _check_expression(cost, "T.hessian", "cost")
     given = wrt
-    if consider_constant:
-        cost, wrt = _constant_through(cost, wrt, consider_constant)
+    located_call(
+        check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.hessian"
+    )
+    if consider_constant is not None:
+        cost, wrt, _ = _constant_through(cost, wrt, consider_constant, call="T.hessian")
     result = _as_called(
         "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
     )
@@ -276,75 +401,66 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt, one product
     per wrt (a tuple for a tuple)."""
     given = wrt
-    if consider_constant:
-        f, wrt = _constant_through(f, wrt, consider_constant)
+    located_call(check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.Lop")
+    _wrt_list(wrt, "T.Lop")
+    if consider_constant is not None:
+        f, wrt, _ = _constant_through(f, wrt, consider_constant, call="T.Lop")
     result = _as_called(
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
     return _format_as(given, result)
 
 
-def verify_grad(
-    fun,
-    pt,
-    n_tests=2,
-    rng=None,
-    eps=None,
-    out_type=None,
-    abs_tol=None,
-    rel_tol=None,
-    mode=None,
-    cast_to_output_type=False,
-    no_debug_ref=True,
-):
-    """``theano.gradient.verify_grad`` (``T.verify_grad``): the gradient of ``fun`` (a
-    function of one symbolic variable per array of ``pt``) against finite differences along
-    ``n_tests`` random projections, drawn from ``rng`` (a NumPy ``RandomState`` or
-    ``Generator``, or a seed); raises ``verify_grad.E_grad`` (``sn.GradientError``) on a
-    mismatch. It is ``sn.check_grad`` run ``n_tests`` times, given Theano's variables, as
-    Theano's ``TensorType(dtype, broadcastable)()`` (dims of 1 fixed, the others unknown), so
-    ``fun`` may use their Theano methods (``x.exp()``, ``x.norm(2)``, ``x.round()`` half
-    away from zero...). An integer or boolean output is projected as a float64 one, as
-    Theano's float random projection made it: its gradient is zero. ``out_type``, ``mode``,
-    ``cast_to_output_type`` and ``no_debug_ref`` are accepted and not read."""
-    if not isinstance(pt, (list, tuple)):
-        raise _at_user_line(TypeError("verify_grad: pt must be a list or tuple of arrays"))
-    arrays = [np.array(p) for p in pt]
-    if rng is None:
-        rng = np.random.default_rng()
-    for _ in range(int(n_tests)):
-        if isinstance(rng, np.random.RandomState):
-            seed = int(rng.randint(2**31))
-        elif isinstance(rng, np.random.Generator):
-            seed = int(rng.integers(2**31))
-        else:
-            seed = rng
-        variables = [
-            TensorType(a.dtype, [n == 1 for n in a.shape])(f"x{i}") for i, a in enumerate(arrays)
-        ]
-        check_grad(
-            _float_output(fun),
-            arrays,
-            eps=eps,
-            rtol=rel_tol,
-            atol=abs_tol,
-            rng=seed,
-            variables=variables,
+def subgraph_grad(wrt, end, start=None, cost=None, details=False):
+    """``theano.gradient.subgraph_grad``, Theano 1.0's: the gradients with respect to ``wrt``
+    and ``end`` (lists of variables) of ``cost`` and of the known gradients ``start`` (a
+    dict ``{variable: its gradient}``), the gradient stopped at ``end`` (its
+    ``consider_constant``), for backpropagating a graph one part at a time: ``(wrt_grads,
+    end_grads)``, and with ``details`` also the gradients of ``start`` and of ``cost``
+    apart (None where not given). As in Theano, each is ``T.grad`` with
+    ``disconnected_inputs='ignore'`` (zeros for what is not reached), and where both are
+    given the two gradients are added."""
+    _subgraph_args(wrt, end, start, cost)
+    params = list({id(v): v for v in [*wrt, *end]}.values())
+    start_grads = cost_grads = None
+    if start is not None:
+        start_grads = grad(
+            None, params, known_grads=start, consider_constant=end, disconnected_inputs="ignore"
         )
+    if cost is not None:
+        cost_grads = grad(cost, params, consider_constant=end, disconnected_inputs="ignore")
+    grads = start_grads if cost is None else cost_grads
+    if start is not None and cost is not None:
+        grads = [a + b for a, b in zip(start_grads, cost_grads, strict=True)]
+    found = {id(v): g for v, g in zip(params, grads, strict=True)}
+    wrt_grads, end_grads = [found[id(v)] for v in wrt], [found[id(v)] for v in end]
+    if details:
+        return wrt_grads, end_grads, start_grads, cost_grads
+    return wrt_grads, end_grads
 
 
-def _float_output(fun):
-    """``fun`` with an integer or boolean output cast to float64: Theano's ``verify_grad``
-    projected it on a float64 random array (``sum(t_r * output)``), a float cost."""
-
-    def projected(*xs):
-        out = as_variable(fun(*xs))
-        return cast(out, "float64") if out.type.dtype.kind in "biu" else out
-
-    return projected
-
-
-verify_grad.E_grad = GradientError
+def _subgraph_args(wrt, end, start, cost) -> None:
+    """``subgraph_grad``'s arguments as Theano asserted them, an ArgumentError naming the
+    one that is not."""
+    problem = None
+    if cost is None and start is None:
+        problem = "give cost, start (known gradients) or both"
+    elif not isinstance(wrt, list) or not isinstance(end, list):
+        which = "wrt" if not isinstance(wrt, list) else "end"
+        value = wrt if which == "wrt" else end
+        problem = f"{which} must be a list of variables, not {describe_value(value)}"
+    elif start is not None and not isinstance(start, dict):
+        problem = f"start must be a dict {{variable: its gradient}}, not {describe_value(start)}"
+    else:
+        for name, values in (("wrt", wrt), ("end", end)):
+            for k, var in enumerate(values):
+                if not isinstance(var, Variable):
+                    problem = f"{name}[{k}] must be a symbolic variable, not {describe_value(var)}"
+                    break
+            if problem:
+                break
+    if problem:
+        raise _at_user_line(ArgumentError(f"subgraph_grad: {problem}"))
 
 
 def grad_scale(x, multiplier):
