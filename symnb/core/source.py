@@ -261,7 +261,10 @@ def warn_at_user(
     ``-W ignore::UserWarning:layers``) select it, and its ``__warningregistry__`` says which
     lines warned. One an "error" filter raises is an exception of its category whose message
     ends with the line (``\n  at file.py, line 12: u = v + col``, as a SymnbError's), also
-    held as ``.location``: an exception drops the file and line a shown warning prints."""
+    held as ``.location``: an exception drops the file and line a shown warning prints.
+    The message is in the names of the API the user's code calls (``spelled``), as errors
+    are (``at_user_line``)."""
+    message = spelled(message)
     if loc is None:
         loc = user_location()
         if loc is None:
