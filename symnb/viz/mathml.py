@@ -25,6 +25,7 @@ SYMBOLS = {
     "ge": "≥",
     "ne": "≠",
     "ldots": "…",
+    "dots": "…",
     "cdots": "⋯",
     "lfloor": "⌊",
     "rfloor": "⌋",

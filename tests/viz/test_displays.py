@@ -9,6 +9,7 @@ import pytest
 import symnb as sn
 from symnb.viz.charts import bar_chart_svg, plot_bars, plot_line, plot_lines, show_images
 from symnb.viz.latex import to_infix, to_latex
+from symnb.viz.mathml import to_mathml
 from symnb.viz.samples import sample_inputs
 from tests.helpers import needs_c
 
@@ -148,6 +149,15 @@ def test_latex_names_keep_letters_primes_and_stay_distinct():
     for latex in (odd, same, to_latex(sn.scalar("x_{1}'") + 1)):
         tree = ElementTree.fromstring(sn.viz.mathml.to_mathml(latex))  # parses as MathML
         assert "\\" not in "".join(tree.itertext())
+
+
+def test_the_cards_mathml_knows_every_dots():
+    """``a[idx, ..., idx]`` is written with ``\\dots``, which the MathML showed as its text."""
+    a = sn.tensor("a", shape=(3, 3), dtype="float64")
+    latex = to_latex(a[np.array([0, 1]), ..., np.array([0, 1])])
+    assert r", \dots, " in latex
+    mathml = to_mathml(latex)
+    assert "<mo>…</mo>" in mathml and "<mtext>" not in mathml
 
 
 def test_function_card_counts_nodes_before_and_after():
