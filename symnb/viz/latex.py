@@ -25,22 +25,34 @@ MAX_DEPTH = 12
 #: a subexpression used more than once is written again where its LaTeX is this short
 SHORT = 12
 
-# op name -> (template, precedence of the result, precedence each operand needs)
+# op name -> (template, precedence of the result, precedence its left and its right operand
+# need). A right operand of the operator's own precedence is bracketed: ``-``, ``/``,
+# ``\bmod`` and juxtaposition read left to right, so ``a - (b - c)``, ``a // (b * c)`` and
+# ``a * (b % c)`` need their brackets. ``+`` takes any sum as it is (``a + b - c`` reads the
+# same either way), a product the operands :data:`CHAINS` lists.
 INFIX = {
-    "add": ("{0} + {1}", SUM, SUM),
-    "sub": ("{0} - {1}", SUM, PRODUCT),
-    "mul": (r"{0} \cdot {1}", PRODUCT, PRODUCT),
-    "matmul": ("{0} {1}", PRODUCT, POWER),
-    "dot": (r"{0} \cdot {1}", PRODUCT, POWER),
-    "floor_div": (r"\left\lfloor {0} / {1} \right\rfloor", ATOM, PRODUCT),
-    "mod": (r"{0} \bmod {1}", PRODUCT, POWER),
-    "less": ("{0} < {1}", 0, SUM),
-    "greater": ("{0} > {1}", 0, SUM),
-    "less_equal": (r"{0} \le {1}", 0, SUM),
-    "greater_equal": (r"{0} \ge {1}", 0, SUM),
-    "equal": ("{0} = {1}", 0, SUM),
-    "not_equal": (r"{0} \ne {1}", 0, SUM),
+    "add": ("{0} + {1}", SUM, SUM, SUM),
+    "sub": ("{0} - {1}", SUM, SUM, PRODUCT),
+    "mul": (r"{0} \cdot {1}", PRODUCT, PRODUCT, POWER),
+    "matmul": ("{0} {1}", PRODUCT, POWER, POWER),
+    "dot": (r"{0} \cdot {1}", PRODUCT, POWER, POWER),
+    "floor_div": (r"\left\lfloor {0} / {1} \right\rfloor", ATOM, PRODUCT, POWER),
+    "mod": (r"{0} \bmod {1}", PRODUCT, POWER, POWER),
+    "less": ("{0} < {1}", 0, SUM, SUM),
+    "greater": ("{0} > {1}", 0, SUM, SUM),
+    "less_equal": (r"{0} \le {1}", 0, SUM, SUM),
+    "greater_equal": (r"{0} \ge {1}", 0, SUM, SUM),
+    "equal": ("{0} = {1}", 0, SUM, SUM),
+    "not_equal": (r"{0} \ne {1}", 0, SUM, SUM),
 }
+#: associative operators, and the operations (by their outermost sign, None for a number
+#: written as a product, ``1.5 \times 10^{-5}``) that may follow them unbracketed at their
+#: own precedence: ``a \cdot b \cdot c`` whichever product is taken first, but not
+#: ``a \cdot b \bmod c`` nor ``a \cdot b c`` (a matrix product)
+CHAINS = {"mul": {"mul", None}}
+#: products whose sign may take a unary minus: ``-a \cdot b`` whichever is negated, but
+#: ``-(a \bmod b)`` is not ``(-a) \bmod b``
+NEGATES_THROUGH = {"mul", "matmul", "dot", None}
 
 #: Greek letters by their LaTeX command (mathml.py writes them back as letters)
 GREEK = {
@@ -209,13 +221,19 @@ class _Printer:
         if writer is not None:
             return writer(node, args)
         if name in INFIX and len(args) == 2:
-            template, prec, need = INFIX[name]
-            right_need = need + 1 if name in ("sub",) else need
+            template, prec, need, right_need = INFIX[name]
+            if _outermost(node.inputs[1]) in CHAINS.get(name, ()):
+                right_need = need
             return template.format(_wrap(*args[0], need), _wrap(*args[1], right_need)), prec
         if name in FUNCTIONS and len(args) == 1:
             return rf"{FUNCTIONS[name]}\left({args[0][0]}\right)", ATOM
         inner = ", ".join(a for a, _ in args)
         return rf"\operatorname{{{_escape(name)}}}\left({inner}\right)", ATOM
+
+
+def _outermost(var):
+    """The op whose sign is outermost in ``var``'s LaTeX (None for a leaf)."""
+    return None if var.owner is None else var.owner.op.op_name()
 
 
 def _depths_and_uses(root) -> tuple[dict[int, int], dict[int, int]]:
@@ -279,7 +297,8 @@ def _pow(node, args):
 
 
 def _neg(node, args):
-    return f"-{_wrap(*args[0], PRODUCT)}", SUM
+    need = PRODUCT if _outermost(node.inputs[0]) in NEGATES_THROUGH else POWER
+    return f"-{_wrap(*args[0], need)}", SUM
 
 
 def _sqrt(node, args):

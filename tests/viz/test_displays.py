@@ -160,6 +160,38 @@ def test_the_cards_mathml_knows_every_dots():
     assert "<mo>…</mo>" in mathml and "<mtext>" not in mathml
 
 
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (lambda a, b, c: a // (b * c), r"\left\lfloor a / \left(b \cdot c\right) \right\rfloor"),
+        (
+            lambda a, b, c: a // (b * 1e-5),
+            r"\left\lfloor a / \left(b \cdot 1 \times 10^{-5}\right) \right\rfloor",
+        ),
+        (lambda a, b, c: a // b * c, r"\left\lfloor a / b \right\rfloor \cdot c"),
+        (lambda a, b, c: a * (b % c), r"a \cdot \left(b \bmod c\right)"),
+        (lambda a, b, c: a * b % c, r"\left(a \cdot b\right) \bmod c"),
+        (lambda a, b, c: -(a % b), r"-\left(a \bmod b\right)"),
+        (lambda a, b, c: a * (b * c) * 1e-5, r"a \cdot b \cdot c \cdot 1 \times 10^{-5}"),
+        (lambda a, b, c: -(a * b), r"-a \cdot b"),
+        (lambda a, b, c: a - (b - c) + (b - c), r"a - \left(b - c\right) + b - c"),
+    ],
+)
+def test_latex_brackets_a_right_operand_that_would_read_left_to_right(build, expected):
+    """``/``, ``\\bmod`` and a product's juxtaposition read left to right: ``a // (b * c)``
+    was ``\\lfloor a / b \\cdot c \\rfloor`` (floor(a / b * c): 10 for 7, 2, 3, not 1),
+    ``a * (b % c)`` was ``a \\cdot b \\bmod c`` and ``-(a % b)`` was ``-a \\bmod b``."""
+    a, b, c = (sn.scalar(n) for n in "abc")
+    assert to_latex(build(a, b, c)) == expected
+
+
+def test_latex_brackets_a_matrix_product_as_a_right_factor():
+    """``a * (B @ C)`` was ``a \\cdot B C``, which reads ``(a * B) @ C``."""
+    a, B, C = sn.vector("a"), sn.matrix("B"), sn.matrix("C")
+    assert to_latex(a * (B @ C)) == r"a \cdot \left(B C\right)"
+    assert to_latex(-(B @ C)) == "-B C"
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
