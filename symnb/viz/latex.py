@@ -148,7 +148,8 @@ class _Printer:
     than once whose LaTeX is not short is named (``t_{1}``) and defined once after the
     formula (``\\text{where}\\ t_{1} = ...``), so the formula grows with the graph, not with
     the number of paths through it (``where(h > 1, h - 1, h)`` chained uses ``h`` 3^k times).
-    Nodes deeper than :data:`MAX_DEPTH` below ``root`` print as ``\\ldots``.
+    Nodes deeper than :data:`MAX_DEPTH` below ``root`` print as ``\\ldots``. An output of an
+    op with several is written with its index (``\\operatorname{slogdet}\\left(a\\right)_{1}``).
 
     What is LaTeX here is in the few methods and names that :class:`_InfixPrinter` writes
     as plain text instead."""
@@ -181,7 +182,7 @@ class _Printer:
 
     def formula(self) -> str:
         for var in _post_order(self.root, self.depth):
-            latex, prec = self._apply(var.owner)
+            latex, prec = self._apply(var)
             self.texts[id(var)] = latex, prec
             if var is not self.root and self.uses[id(var)] > 1 and len(latex) > SHORT:
                 name = self.bound_name(len(self.bindings) + 1)
@@ -214,7 +215,18 @@ class _Printer:
             self.leaves[id(var)] = text, prec
         return self.leaves[id(var)]
 
-    def _apply(self, node) -> tuple[str, int]:
+    def _apply(self, var) -> tuple[str, int]:
+        node = var.owner
+        text, prec = self._write(node)
+        if len(node.outputs) > 1:
+            return self.output(text, prec, var.index), ATOM
+        return text, prec
+
+    def output(self, text: str, prec: int, k: int) -> str:
+        """Output ``k`` of an op that has several."""
+        return f"{_wrap(text, prec, ATOM)}_{{{k}}}"
+
+    def _write(self, node) -> tuple[str, int]:
         name = node.op.op_name()
         args = [self.text(v) for v in node.inputs]
         writer = WRITERS.get(name)
@@ -451,7 +463,10 @@ class _InfixPrinter(_Printer):
     def twin(self, text: str, k: int) -> str:
         return f"{text}_{k}"
 
-    def _apply(self, node) -> tuple[str, int]:
+    def output(self, text: str, prec: int, k: int) -> str:
+        return f"{text}[{k}]"  # as Python indexes what such an op returns
+
+    def _write(self, node) -> tuple[str, int]:
         name = node.op.op_name()
         args = [text if prec >= ATOM else f"({text})" for text, prec in map(self.text, node.inputs)]
         if name in OPERATORS and len(args) == 2:

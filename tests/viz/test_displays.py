@@ -192,6 +192,26 @@ def test_latex_brackets_a_matrix_product_as_a_right_factor():
     assert to_latex(-(B @ C)) == "-B C"
 
 
+def test_latex_and_infix_say_which_output_of_a_multi_output_op():
+    """Every output of a node printed alike: ``p - q`` of a split read ``X - X``."""
+    a = sn.tensor("a", shape=(4, 4), dtype="float64")
+    p, q = sn.split(a, 2, axis=0)
+    sign, logdet = sn.slogdet(a)
+    u, _, vh = sn.svd(a)
+    assert to_latex(p - q) == (
+        r"\operatorname{split}\left(a, t_{1}\right)_{0} - "
+        r"\operatorname{split}\left(a, t_{1}\right)_{1} \quad \text{where} \quad "
+        r"t_{1} = \operatorname{split\_sizes}\left(a\right)"
+    )
+    assert to_latex(sign * logdet) == (
+        r"\operatorname{slogdet}\left(a\right)_{0} \cdot \operatorname{slogdet}\left(a\right)_{1}"
+    )
+    assert to_infix(sign * logdet) == "(slogdet(a)[0] * slogdet(a)[1])"
+    assert to_infix(u) == "svd[full_matrices=True](a)[0]"
+    assert to_infix(vh) == "svd[full_matrices=True](a)[2]"
+    assert "<msub>" in to_mathml(to_latex(logdet))
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
