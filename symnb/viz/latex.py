@@ -166,6 +166,8 @@ class _Printer:
         self.bindings: list[str] = []
         self.letter = _free_letter(root, self.depth, self.input_name)
         self.leaves: dict[int, tuple[str, int]] = {}
+        self.written: set[str] = set()  # the names leaves are written with
+        self.next_twin: dict[str, int] = {}  # a name's next index to try
 
     def bound_name(self, k: int) -> str:
         return f"{self.letter}_{{{k}}}"
@@ -176,9 +178,10 @@ class _Printer:
     def leaf_text(self, var) -> tuple[str, int]:
         return _constant(var) if isinstance(var, Constant) else (_name(var), ATOM)
 
-    def twin(self, text: str, k: int) -> str:
-        """The ``k``-th other input whose name prints as ``text``."""
-        return f"{{{text}}}^{{({k})}}"
+    def twin(self, text: str, k: int) -> tuple[str, int]:
+        """The ``k``-th other input whose name prints as ``text``: a superscript, so its
+        precedence is a power's (``\\left({x}^{(1)}\\right)^{2}``, never ``{x}^{(1)}^{2}``)."""
+        return f"{{{text}}}^{{({k})}}", POWER
 
     def formula(self) -> str:
         for var in _post_order(self.root, self.depth):
@@ -203,15 +206,20 @@ class _Printer:
 
     def leaf(self, var) -> tuple[str, int]:
         """An input's name, distinct from every other input's: two variables whose names
-        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index; a constant's
-        value, with its precedence (``-2`` is not an atom)."""
+        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index, found in
+        time linear in the number of inputs; a constant's value, with its precedence (``-2``
+        is not an atom)."""
         if id(var) not in self.leaves:
             text, prec = self.leaf_text(var)
             if not (isinstance(var, Constant) and not var.name):
-                name, k = text, 1
-                while any(name == written for written, _ in self.leaves.values()):
-                    name, k = self.twin(text, k), k + 1
-                text = name
+                if text in self.written:
+                    k = self.next_twin.get(text, 1)
+                    while self.twin(text, k)[0] in self.written:
+                        k += 1
+                    self.next_twin[text] = k + 1
+                    text, twin_prec = self.twin(text, k)
+                    prec = min(prec, twin_prec)
+                self.written.add(text)
             self.leaves[id(var)] = text, prec
         return self.leaves[id(var)]
 
@@ -460,8 +468,8 @@ class _InfixPrinter(_Printer):
         text = constant_text(var)
         return text, SUM if text.startswith("-") else ATOM
 
-    def twin(self, text: str, k: int) -> str:
-        return f"{text}_{k}"
+    def twin(self, text: str, k: int) -> tuple[str, int]:
+        return f"{text}_{k}", ATOM
 
     def output(self, text: str, prec: int, k: int) -> str:
         return f"{text}[{k}]"  # as Python indexes what such an op returns

@@ -212,6 +212,22 @@ def test_latex_and_infix_say_which_output_of_a_multi_output_op():
     assert "<msub>" in to_mathml(to_latex(logdet))
 
 
+def test_a_twins_mark_is_a_superscript_a_power_brackets():
+    """``{x}^{(1)}^{2}``: TeX's "double superscript", and the MathML kept only the ``2``."""
+    x0, x1 = sn.matrix("x"), sn.matrix("x")
+    assert to_latex(x0 * 2 + x1**2) == r"x \cdot 2 + \left({x}^{(1)}\right)^{2}"
+    assert to_latex(x0[0] + x1[0]) == r"x\left[0\right] + \left({x}^{(1)}\right)\left[0\right]"
+    twin = "<msup><mrow><mi>x</mi></mrow><mrow><mo>(</mo><mn>1</mn><mo>)</mo></mrow></msup>"
+    assert f"{twin}<mo stretchy" in to_mathml(to_latex(x0 * 2 + x1**2))
+
+
+def test_mathml_applies_a_second_script_to_what_the_first_made():
+    """A second superscript replaced the first: ``{x}^{(1)}^{T}`` showed ``x^T``."""
+    twin = "<msup><mrow><mi>x</mi></mrow><mrow><mo>(</mo><mn>1</mn><mo>)</mo></mrow></msup>"
+    assert f"<msup>{twin}<mrow><mn>2</mn></mrow></msup>" in to_mathml(r"{x}^{(1)}^{2}")
+    assert "<msub><msub><mi>a</mi><mi>i</mi></msub><mi>j</mi></msub>" in to_mathml("a_i_j")
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
