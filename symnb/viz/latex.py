@@ -12,9 +12,12 @@ with every operation bracketed (Theano's ``pp``): ``((x + y) * 2)``.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import deque
+
+import numpy as np
 
 from symnb.core.variable import Constant
 from symnb.ops.index import SYM
@@ -122,25 +125,64 @@ def _letters(text: str, upright: bool) -> str:
     return "".join(pieces).rstrip()
 
 
-def _constant(var: Constant) -> tuple[str, int]:
-    """A constant's LaTeX and its precedence: a number is an atom only when written with
-    digits alone; with a sign (``-2``) it binds as a unary minus does, so ``(-2) ** x`` is
-    ``\\left(-2\\right)^{x}``, not ``-2^{x}`` (which reads ``-(2^x)``); in scientific
-    notation (``1.5 \\times 10^{-5}``, not ``1.5e-05``, which reads as a subtraction) or as an
-    imaginary number (``2j``) as a product."""
-    if var.value.size != 1:
-        return (_name(var) if var.name else r"\mathbf{c}"), ATOM
-    value = var.data if var.weak else var.value.item()
-    text = f"{value:g}" if isinstance(value, float) else str(value)
-    mantissa, e, exponent = text.partition("e")
-    if isinstance(value, float) and e:
-        text = rf"{mantissa} \times 10^{{{int(exponent)}}}"
-    if isinstance(value, float) and not math.isfinite(value):  # as mathematics writes them
-        text = r"\mathrm{NaN}" if math.isnan(value) else text.replace("inf", r"\infty")
+def _number(value) -> tuple[str, int]:
+    """A scalar as LaTeX and its precedence, its value kept (the shortest text that reads
+    back as the same number at its precision: ``1.0000001``, not ``1``): a number is an
+    atom only when written with digits alone; with a sign (``-2``) it binds as a unary minus
+    does, so ``(-2) ** x`` is ``\\left(-2\\right)^{x}``, not ``-2^{x}`` (which reads
+    ``-(2^x)``); in scientific notation (``1.5 \\times 10^{-5}``, not ``1.5e-05``, which
+    reads as a subtraction) or imaginary (``2\\,\\mathrm{i}``) as a product. ``True`` and
+    ``False`` are words (``\\mathrm{True}``), as NaN is."""
+    if isinstance(value, (bool, np.bool_)):
+        return rf"\mathrm{{{bool(value)}}}", ATOM
+    if isinstance(value, (complex, np.complexfloating)):
+        return _complex(value)
+    text = _float(value) if isinstance(value, (float, np.floating)) else str(value)
     if text.startswith("-"):
         return text, SUM
-    atom = r"[0-9.]+|\\infty|\\mathrm\{NaN\}|True|False|\(.*\)"
-    return text, ATOM if re.fullmatch(atom, text) else PRODUCT
+    return text, ATOM if re.fullmatch(r"[0-9.]+|\\infty|\\mathrm\{NaN\}", text) else PRODUCT
+
+
+def _float(value) -> str:
+    if math.isnan(value):
+        return r"\mathrm{NaN}"
+    if math.isinf(value):
+        return r"\infty" if value > 0 else r"-\infty"
+    mantissa, e, exponent = str(value).partition("e")  # NumPy's str: shortest round trip
+    mantissa = mantissa.removesuffix(".0")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}" if e else mantissa
+
+
+def _complex(value) -> tuple[str, int]:
+    real, imag = float(value.real), float(value.imag)
+    imag_text = rf"{_float(abs(imag))}\,\mathrm{{i}}"
+    if real == 0:
+        return ("-" + imag_text, SUM) if imag < 0 else (imag_text, PRODUCT)
+    sign = "-" if imag < 0 else "+"
+    return rf"\left({_float(real)} {sign} {imag_text}\right)", ATOM
+
+
+#: an array constant of at most this many elements is written by its value
+SMALL_ARRAY = 4
+
+
+def _constant(var: Constant) -> tuple[str, int]:
+    """A constant's LaTeX and its precedence: a scalar by its value (:func:`_number`), a
+    named array by its name, a small one by its value (``\\left[1, 2\\right]``); a larger
+    unnamed one is numbered by :class:`_Printer`."""
+    if var.weak:
+        return _number(var.data)
+    if var.value.size == 1:
+        return _number(var.value.reshape(())[()])
+    if var.name:
+        return _name(var), ATOM
+    return _nested(var.value), ATOM
+
+
+def _nested(array) -> str:
+    if array.ndim == 0:
+        return _number(array[()])[0]
+    return r"\left[" + ", ".join(_nested(row) for row in array) + r"\right]"
 
 
 class _Printer:
@@ -168,6 +210,7 @@ class _Printer:
         self.leaves: dict[int, tuple[str, int]] = {}
         self.written: set[str] = set()  # the names leaves are written with
         self.next_twin: dict[str, int] = {}  # a name's next index to try
+        self.arrays: dict[tuple, int] = {}
 
     def bound_name(self, k: int) -> str:
         return f"{self.letter}_{{{k}}}"
@@ -176,7 +219,14 @@ class _Printer:
         return rf"{main} \quad \text{{where}} \quad " + r", \quad ".join(bindings)
 
     def leaf_text(self, var) -> tuple[str, int]:
-        return _constant(var) if isinstance(var, Constant) else (_name(var), ATOM)
+        if not isinstance(var, Constant):
+            return _name(var), ATOM
+        if var.weak or var.value.size <= SMALL_ARRAY or var.name:
+            return _constant(var)
+        value = np.ascontiguousarray(var.value)
+        key = (value.dtype.str, value.shape, hashlib.sha256(value.view(np.uint8)).digest())
+        k = self.arrays.setdefault(key, len(self.arrays) + 1)
+        return rf"\mathbf{{c}}_{{{k}}}", ATOM
 
     def twin(self, text: str, k: int) -> tuple[str, int]:
         """The ``k``-th other input whose name prints as ``text``: a superscript, so its
@@ -208,10 +258,10 @@ class _Printer:
         """An input's name, distinct from every other input's: two variables whose names
         print alike (``α`` and ``α!``, or two ``x``) are told apart by an index, found in
         time linear in the number of inputs; a constant's value, with its precedence (``-2``
-        is not an atom)."""
+        is not an atom; constants of one value print alike)."""
         if id(var) not in self.leaves:
             text, prec = self.leaf_text(var)
-            if not (isinstance(var, Constant) and not var.name):
+            if not isinstance(var, Constant) or (var.name and var.value.size > 1):
                 if text in self.written:
                     k = self.next_twin.get(text, 1)
                     while self.twin(text, k)[0] in self.written:

@@ -228,6 +228,51 @@ def test_mathml_applies_a_second_script_to_what_the_first_made():
     assert "<msub><msub><mi>a</mi><mi>i</mi></msub><mi>j</mi></msub>" in to_mathml("a_i_j")
 
 
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (1.0000001, r"x \cdot 1.0000001"),
+        (1234567.0, r"x \cdot 1234567"),
+        (0.1234567890123, r"x \cdot 0.1234567890123"),
+        (2.5e-7, r"x \cdot 2.5 \times 10^{-7}"),
+        (1.0000001e20, r"x \cdot 1.0000001 \times 10^{20}"),
+        (np.float32(0.1), r"x \cdot 0.1"),  # float32's shortest, not 0.10000000149011612
+        (True, r"x \cdot \mathrm{True}"),
+        (2j, r"x \cdot 2\,\mathrm{i}"),
+        (1 - 2.5j, r"x \cdot \left(1 - 2.5\,\mathrm{i}\right)"),
+        (-2j, r"x \cdot \left(-2\,\mathrm{i}\right)"),
+    ],
+)
+def test_latex_writes_a_constant_by_its_exact_value(value, expected):
+    """Constants were written with 6 digits (``x * 1.0000001`` printed ``x \\cdot 1``), ``True``
+    as the letters T, r, u, e and ``2j`` as 2 times a variable j."""
+    x = sn.scalar("x", dtype="complex128" if isinstance(value, complex) else "float32")
+    assert (
+        to_latex(x * sn.constant(value) if isinstance(value, np.generic) else x * value) == expected
+    )
+
+
+def test_the_cards_mathml_writes_true_as_a_word():
+    x = sn.vector("x")
+    mathml = to_mathml(to_latex(x * True))
+    assert '<mi mathvariant="normal">True</mi>' in mathml and "<mi>T</mi>" not in mathml
+
+
+def test_latex_tells_array_constants_apart():
+    """Every unnamed array constant was ``\\mathbf{c}``: ``C1 - C2 + a`` read ``a``."""
+    a = sn.vector("a")
+    small = (sn.constant(np.array([1.0, 2.0, 3.0])) - sn.constant(np.array([0.0, 0.0, 1.5]))) + a
+    assert to_latex(small) == r"\left[1, 2, 3\right] - \left[0, 0, 1.5\right] + a"
+    grid = sn.constant(np.array([[1, -2], [3, 4]])) * sn.matrix("m")
+    assert to_latex(grid) == r"\left[\left[1, -2\right], \left[3, 4\right]\right] \cdot m"
+    big, other = sn.constant(np.arange(10.0)), sn.constant(np.ones(10))
+    same_value = sn.constant(np.arange(10.0))
+    assert to_latex(big - other + same_value + a) == (
+        r"\mathbf{c}_{1} - \mathbf{c}_{2} + \mathbf{c}_{1} + a"
+    )
+    assert '<msub><mi mathvariant="bold">c</mi>' in to_mathml(to_latex(big - other))
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
