@@ -302,7 +302,10 @@ class _Printer:
 
 
 def _outermost(var):
-    """The op whose sign is outermost in ``var``'s LaTeX (None for a leaf)."""
+    """The op whose sign is outermost in ``var``'s LaTeX (None for a leaf): a cast that is
+    not written is seen through."""
+    while var.owner is not None and var.owner.op.op_name() == "cast" and not _shows(var.owner):
+        var = var.owner.inputs[0]
     return None if var.owner is None else var.owner.op.op_name()
 
 
@@ -396,7 +399,17 @@ def _transpose(node, args):
     return f"{_wrap(*args[0], ATOM)}^{{T}}", POWER
 
 
+def _shows(node) -> bool:
+    """Whether a cast is written: one that may change a value (to an integer or bool from a
+    float, to a narrower type: not "safe" to NumPy) is, as ``\\operatorname{int32}``; a
+    widening one (``float32`` to ``float64``, bool or an integer to a float or a wider
+    integer) is not, as it keeps the value (an int64 above 2**53 to float64 aside)."""
+    return not np.can_cast(node.inputs[0].type.dtype, node.op.dtype, "safe")
+
+
 def _cast(node, args):
+    if _shows(node):
+        return rf"\operatorname{{{node.op.dtype}}}\left({args[0][0]}\right)", ATOM
     return args[0]
 
 

@@ -273,6 +273,32 @@ def test_latex_tells_array_constants_apart():
     assert '<msub><mi mathvariant="bold">c</mi>' in to_mathml(to_latex(big - other))
 
 
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (
+            lambda a, b, x: (a / b).astype("int32") * 2,
+            r"\operatorname{int32}\left(\frac{a}{b}\right) \cdot 2",
+        ),
+        (lambda a, b, x: x.astype(bool) * a, r"\operatorname{bool}\left(x\right) \cdot a"),
+        (lambda a, b, x: a.astype("float32") + 1, r"\operatorname{float32}\left(a\right) + 1"),
+        (
+            lambda a, b, x: a * (x * b).astype("float32"),
+            r"a \cdot \operatorname{float32}\left(x \cdot b\right)",
+        ),
+        (lambda a, b, x: x.astype("float64") * a, r"x \cdot a"),  # keeps every value
+        (lambda a, b, x: a * (x * x).astype("float64"), r"a \cdot x \cdot x"),
+        (lambda a, b, x: a * (x % x).astype("float64"), r"a \cdot \left(x \bmod x\right)"),
+    ],
+)
+def test_latex_writes_a_cast_that_may_change_a_value(build, expected):
+    """``(a / b).astype("int32") * 2`` was ``\\frac{a}{b} \\cdot 2``: 1 at a=1, b=2, where the
+    graph computes 0."""
+    a, b = sn.scalar("a", dtype="float64"), sn.scalar("b", dtype="float64")
+    x = sn.scalar("x", dtype="float32")
+    assert to_latex(build(a, b, x)) == expected
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
