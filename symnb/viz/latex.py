@@ -99,8 +99,10 @@ def _wrap(text: str, have: int, need: int) -> str:
 
 def _name(var) -> str:
     """A leaf's name as LaTeX: ``W_hh`` is ``W_{hh}``, ``α`` is ``\\alpha``, ``x'`` keeps its
-    prime; other letters are kept (in ``\\mathrm``), LaTeX's specials dropped, so that the
-    formula parses and names do not collapse to one letter."""
+    prime; a name of several letters is upright (``\\mathrm{lr}``), and one with other
+    characters is written whole in ``\\mathrm``, LaTeX's specials escaped (``a.b`` is
+    ``\\mathrm{a.b}``, ``1.5`` is ``\\mathrm{1.5}``), so that the formula parses and a name
+    never reads as a product of letters or as a number."""
     name = var.name or "v"
     primes = len(name) - len(name.rstrip("'"))
     base, _, sub = name.rstrip("'").partition("_")
@@ -109,20 +111,37 @@ def _name(var) -> str:
     return (f"{base}_{{{sub}}}" if sub else base) + "'" * primes
 
 
+#: how a character LaTeX reads as markup is written in ``\mathrm`` (``^`` as a wedge,
+#: ``~`` as a tilde operator: math mode has no plain caret or tilde)
+_ESCAPES = {
+    "\\": r"\backslash ",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "%": r"\%",
+    "_": r"\_",
+    "^": r"\wedge ",
+    "~": r"\sim ",
+    " ": r"\ ",
+}
+
+
 def _letters(text: str, upright: bool) -> str:
-    """``text``'s letters and digits as LaTeX: Greek ones as commands, a run of other
-    non-ASCII letters in ``\\mathrm`` (``upright``: an ASCII run of several too)."""
-    pieces = []
-    for run in re.findall(r"[A-Za-z0-9]+|[^\W_]", text):
-        if run in _LETTER_COMMAND:
-            pieces.append(_LETTER_COMMAND[run] + " ")
-        elif run.isascii() and not (upright and len(run) > 1):
-            pieces.append(run)
-        elif pieces and pieces[-1].startswith(r"\mathrm{") and not run.isascii():
-            pieces[-1] = pieces[-1][:-1] + run + "}"
-        else:
-            pieces.append(rf"\mathrm{{{run}}}")
-    return "".join(pieces).rstrip()
+    """``text`` as LaTeX: a single letter as it is (a Greek one as its command), a run of
+    letters and digits in ``\\mathrm`` where it is ``upright`` or not ASCII; anything with
+    other characters whole in ``\\mathrm``, escaped."""
+    if not text:
+        return ""
+    if not re.fullmatch(r"[^\W_]+", text):
+        escaped = re.sub(r"(\\[A-Za-z]+) $", r"\1", "".join(_ESCAPES.get(c, c) for c in text))
+        return rf"\mathrm{{{escaped}}}"
+    if text in _LETTER_COMMAND:
+        return _LETTER_COMMAND[text]
+    if text.isascii() and (len(text) == 1 and text.isalpha() or not upright):
+        return text
+    return rf"\mathrm{{{text}}}"
 
 
 def _number(value) -> tuple[str, int]:
@@ -256,7 +275,7 @@ class _Printer:
 
     def leaf(self, var) -> tuple[str, int]:
         """An input's name, distinct from every other input's: two variables whose names
-        print alike (``α`` and ``α!``, or two ``x``) are told apart by an index, found in
+        print alike (two ``x``, or ``x`` and ``x_``) are told apart by an index, found in
         time linear in the number of inputs; a constant's value, with its precedence (``-2``
         is not an atom; constants of one value print alike)."""
         if id(var) not in self.leaves:

@@ -142,13 +142,17 @@ def test_latex_names_keep_letters_primes_and_stay_distinct():
     assert to_latex(a * b + a) == r"\alpha \cdot \beta + \alpha"
     assert to_latex(sn.scalar("x'") - sn.scalar("x")) == "x' - x"
     assert to_latex(sn.scalar("lr_α") * sn.scalar("é")) == r"\mathrm{lr}_{\alpha} \cdot \mathrm{é}"
-    odd = to_latex(sn.scalar("x_{") + sn.scalar("$y^%#&~\\") + 1)
-    assert odd == "x + y + 1"
-    same = to_latex(sn.scalar("α") * sn.scalar("α!") + sn.scalar("x") * sn.scalar("x"))
+    odd = to_latex(sn.scalar("x_{") + sn.scalar("$y^%#&~\\") + 1)  # LaTeX's specials escaped
+    assert odd == r"x_{\mathrm{\{}} + \mathrm{\$y\wedge \%\#\&\sim \backslash} + 1"
+    same = to_latex(sn.scalar("α") * sn.scalar("α") + sn.scalar("x") * sn.scalar("x"))
     assert same == r"\alpha \cdot {\alpha}^{(1)} + x \cdot {x}^{(1)}"
     for latex in (odd, same, to_latex(sn.scalar("x_{1}'") + 1)):
-        tree = ElementTree.fromstring(sn.viz.mathml.to_mathml(latex))  # parses as MathML
-        assert "\\" not in "".join(tree.itertext())
+        mathml = sn.viz.mathml.to_mathml(latex)
+        ElementTree.fromstring(mathml)  # parses as MathML
+        assert "<mtext>" not in mathml  # every command known
+    assert "".join(ElementTree.fromstring(sn.viz.mathml.to_mathml(odd)).itertext()) == (
+        "x{+$y∧%#&∼\\+1"
+    )
 
 
 def test_the_cards_mathml_knows_every_dots():
@@ -297,6 +301,24 @@ def test_latex_writes_a_cast_that_may_change_a_value(build, expected):
     a, b = sn.scalar("a", dtype="float64"), sn.scalar("b", dtype="float64")
     x = sn.scalar("x", dtype="float32")
     assert to_latex(build(a, b, x)) == expected
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("a.b", r"\mathrm{a.b}"),
+        ("a b", r"\mathrm{a\ b}"),
+        ("a^b", r"\mathrm{a\wedge b}"),
+        ("a-b", r"\mathrm{a-b}"),
+        ("1.5", r"\mathrm{1.5}"),
+        ("2", r"\mathrm{2}"),
+        ("w_1.5", r"w_{\mathrm{1.5}}"),
+        ("αβ", r"\mathrm{αβ}"),
+    ],
+)
+def test_latex_writes_a_name_with_other_characters_whole(name, expected):
+    """``a.b`` printed ``ab``, as ``a @ b`` does, and ``1.5`` printed ``15``."""
+    assert to_latex(sn.matrix(name) + 1) == f"{expected} + 1"
 
 
 def test_function_card_counts_nodes_before_and_after():
