@@ -19,6 +19,7 @@ from collections import deque
 
 import numpy as np
 
+from symnb.core.op import OP_REGISTRY
 from symnb.core.variable import Constant
 from symnb.ops.index import SYM
 from symnb.viz.view import constant_text
@@ -56,6 +57,10 @@ CHAINS = {"mul": {"mul", None}}
 #: products whose sign may take a unary minus: ``-a \cdot b`` whichever is negated, but
 #: ``-(a \bmod b)`` is not ``(-a) \bmod b``
 NEGATES_THROUGH = {"mul", "matmul", "dot", None}
+#: operators written by juxtaposition, whose left operand is bracketed where its name reads
+#: as a function's (``\left(\sigma\right) \left(a + b\right)``, not the sigmoid's
+#: ``\sigma\left(a + b\right)``)
+JUXTAPOSED = {"matmul"}
 
 #: Greek letters by their LaTeX command (mathml.py writes them back as letters)
 GREEK = {
@@ -216,6 +221,9 @@ class _Printer:
     as plain text instead."""
 
     ELLIPSIS = r"\ldots"
+    #: how the formula writes values that a name could read as (``\mathrm{True}``): an input
+    #: with such a name is told apart with an index, as two inputs of one name are
+    WORDS = {"True", "False", "NaN", "None", "∞"}
     #: an input's name as written, whose part before ``_`` a bound name must not have
     input_name = staticmethod(_name)
 
@@ -274,14 +282,15 @@ class _Printer:
         return self.texts[id(var)]
 
     def leaf(self, var) -> tuple[str, int]:
-        """An input's name, distinct from every other input's: two variables whose names
-        print alike (two ``x``, or ``x`` and ``x_``) are told apart by an index, found in
-        time linear in the number of inputs; a constant's value, with its precedence (``-2``
-        is not an atom; constants of one value print alike)."""
+        """An input's name, distinct from every other input's and from the words the
+        formula writes values with: two variables whose names print alike (two ``x``, or
+        ``x`` and ``x_``) are told apart by an index, found in time linear in the number of
+        inputs; a constant's value, with its precedence (``-2`` is not an atom; constants of
+        one value print alike)."""
         if id(var) not in self.leaves:
             text, prec = self.leaf_text(var)
             if not isinstance(var, Constant) or (var.name and var.value.size > 1):
-                if text in self.written:
+                if text in self.written or _reading(text) in self.WORDS:
                     k = self.next_twin.get(text, 1)
                     while self.twin(text, k)[0] in self.written:
                         k += 1
@@ -313,11 +322,33 @@ class _Printer:
             template, prec, need, right_need = INFIX[name]
             if _outermost(node.inputs[1]) in CHAINS.get(name, ()):
                 right_need = need
-            return template.format(_wrap(*args[0], need), _wrap(*args[1], right_need)), prec
+            left = _wrap(*args[0], need)
+            if name in JUXTAPOSED and node.inputs[0].owner is None and _reads_as_function(left):
+                left = rf"\left({left}\right)"  # a matrix named σ, not σ's sigmoid
+            return template.format(left, _wrap(*args[1], right_need)), prec
         if name in FUNCTIONS and len(args) == 1:
             return rf"{FUNCTIONS[name]}\left({args[0][0]}\right)", ATOM
         inner = ", ".join(a for a, _ in args)
         return rf"\operatorname{{{_escape(name)}}}\left({inner}\right)", ATOM
+
+
+def _reading(latex: str) -> str:
+    """A name or function as it reads: ``\\mathrm{relu}`` and ``\\operatorname{relu}`` as
+    ``relu``, ``\\sigma`` as ``sigma``."""
+    match = re.fullmatch(r"\\(?:mathrm|operatorname)\{(.*)\}|\\([A-Za-z]+)\s*", latex)
+    return next((g for g in match.groups() if g is not None), latex) if match else latex
+
+
+def _reads_as_function(latex: str) -> bool:
+    """Whether a name reads as an op's or function's name (``\\sigma``, ``\\mathrm{relu}``,
+    ``\\mathrm{int32}``), which written before its operand would read as applied to it."""
+    reading = _reading(latex)
+    if reading in OP_REGISTRY or reading in {_reading(f) for f in FUNCTIONS.values()}:
+        return True
+    try:  # a cast's name
+        return np.dtype(reading).name == reading
+    except (TypeError, ValueError):
+        return False
 
 
 def _outermost(var):
@@ -415,7 +446,8 @@ def _reduction(symbol):
 
 
 def _transpose(node, args):
-    return f"{_wrap(*args[0], ATOM)}^{{T}}", POWER
+    """``x^{\\top}``: ``x^{T}`` would read as ``x`` to the power of a variable ``T``."""
+    return f"{_wrap(*args[0], ATOM)}^{{\\top}}", POWER
 
 
 def _shows(node) -> bool:
@@ -433,7 +465,7 @@ def _cast(node, args):
 
 
 def _dim_shuffle(node, args):
-    """A 2-D transpose prints as ``^T``; other axis shuffles by name."""
+    """A 2-D transpose prints as ``^{\\top}``; other axis shuffles by name."""
     if _is_transpose(node):
         return _transpose(node, args)
     return rf"\operatorname{{dimshuffle}}\left({args[0][0]}\right)", ATOM
@@ -536,6 +568,7 @@ class _InfixPrinter(_Printer):
     in brackets, ``((-2) ** x)``), an unnamed input by its type (``<f64[?]>``)."""
 
     ELLIPSIS = "..."
+    WORDS = {"True", "False", "None", "nan", "inf"}
     input_name = staticmethod(str)
 
     def bound_name(self, k: int) -> str:

@@ -37,6 +37,7 @@ SYMBOLS = {
     "prod": "∏",
     "infty": "∞",
     "pm": "±",
+    "top": "⊤",
     "wedge": "∧",
     "sim": "∼",
     "backslash": "\\",

@@ -321,6 +321,23 @@ def test_latex_writes_a_name_with_other_characters_whole(name, expected):
     assert to_latex(sn.matrix(name) + 1) == f"{expected} + 1"
 
 
+def test_latex_tells_names_apart_from_the_notation():
+    """``x ** T`` and ``x.T`` both printed ``x^{T}``; a matrix named σ times ``(a + b)``
+    printed as ``sigmoid(a + b)``; an input named True as the constant."""
+    x, T, a, b = sn.matrix("x"), sn.scalar("T"), sn.matrix("a"), sn.matrix("b")
+    assert to_latex(x**T) == "x^{T}"
+    assert to_latex(x.T) == r"x^{\top}"
+    assert to_latex(sn.matrix("σ") @ (a + b)) == r"\left(\sigma\right) \left(a + b\right)"
+    assert to_latex(sn.sigmoid(a + b)) == r"\sigma\left(a + b\right)"
+    assert to_latex(sn.matrix("relu") @ (a + b)) == r"\left(\mathrm{relu}\right) \left(a + b\right)"
+    assert to_latex(sn.matrix("σ") @ a + sn.matrix("f") @ (a + b)) == (
+        r"\left(\sigma\right) a + f \left(a + b\right)"
+    )
+    assert to_latex(sn.scalar("True") * x) == r"{\mathrm{True}}^{(1)} \cdot x"
+    assert to_infix(sn.scalar("True") * x) == "(True_1 * x)"
+    assert to_mathml(r"x^{\top}").count("⊤") == 1
+
+
 def test_function_card_counts_nodes_before_and_after():
     x = sn.tensor("x", shape=(3,))
     f = sn.function([x], sn.exp(x) * 1.0, backend="py", name="f")
