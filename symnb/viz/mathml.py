@@ -25,6 +25,7 @@ SYMBOLS = {
     "ge": "≥",
     "ne": "≠",
     "ldots": "…",
+    "dots": "…",
     "cdots": "⋯",
     "lfloor": "⌊",
     "rfloor": "⌋",
@@ -36,6 +37,10 @@ SYMBOLS = {
     "prod": "∏",
     "infty": "∞",
     "pm": "±",
+    "top": "⊤",
+    "wedge": "∧",
+    "sim": "∼",
+    "backslash": "\\",
     "{": "{",
     "}": "}",
     "_": "_",
@@ -106,11 +111,20 @@ class _Parser:
         return f"<mrow>{''.join(items)}</mrow>"
 
     def scripts(self, base: str) -> str:
+        """``base`` with the scripts that follow it; a second superscript (or subscript)
+        applies to what the first one made (``{x}^{(1)}^{2}``, which TeX refuses, is
+        ``(x^{(1)})^{2}``), never replaces it."""
         sub = sup = None
         while self.peek() in ("^", "_"):
             mark = self.take()
+            if (sub if mark == "_" else sup) is not None:
+                base, sub, sup = self._scripted(base, sub, sup), None, None
             arg = self.atom()
             sub, sup = (arg, sup) if mark == "_" else (sub, arg)
+        return self._scripted(base, sub, sup)
+
+    @staticmethod
+    def _scripted(base: str, sub: str | None, sup: str | None) -> str:
         if sub is not None and sup is not None:
             return f"<msubsup>{base}{sub}{sup}</msubsup>"
         if sub is not None:

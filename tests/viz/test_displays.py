@@ -10,6 +10,7 @@ import symnb as sn
 from symnb.viz.charts import bar_chart_svg, plot_bars, plot_line, plot_lines, show_images
 from symnb.viz.graphs import picture
 from symnb.viz.latex import to_infix, to_latex
+from symnb.viz.mathml import to_mathml
 from symnb.viz.samples import sample_inputs
 from tests.helpers import needs_c
 
@@ -174,13 +175,200 @@ def test_latex_names_keep_letters_primes_and_stay_distinct():
     assert to_latex(a * b + a) == r"\alpha \cdot \beta + \alpha"
     assert to_latex(sn.scalar("x'") - sn.scalar("x")) == "x' - x"
     assert to_latex(sn.scalar("lr_α") * sn.scalar("é")) == r"\mathrm{lr}_{\alpha} \cdot \mathrm{é}"
-    odd = to_latex(sn.scalar("x_{") + sn.scalar("$y^%#&~\\") + 1)
-    assert odd == "x + y + 1"
-    same = to_latex(sn.scalar("α") * sn.scalar("α!") + sn.scalar("x") * sn.scalar("x"))
+    odd = to_latex(sn.scalar("x_{") + sn.scalar("$y^%#&~\\") + 1)  # LaTeX's specials escaped
+    assert odd == r"x_{\mathrm{\{}} + \mathrm{\$y\wedge \%\#\&\sim \backslash} + 1"
+    same = to_latex(sn.scalar("α") * sn.scalar("α") + sn.scalar("x") * sn.scalar("x"))
     assert same == r"\alpha \cdot {\alpha}^{(1)} + x \cdot {x}^{(1)}"
     for latex in (odd, same, to_latex(sn.scalar("x_{1}'") + 1)):
-        tree = ElementTree.fromstring(sn.viz.mathml.to_mathml(latex))  # parses as MathML
-        assert "\\" not in "".join(tree.itertext())
+        mathml = sn.viz.mathml.to_mathml(latex)
+        ElementTree.fromstring(mathml)  # parses as MathML
+        assert "<mtext>" not in mathml  # every command known
+    assert "".join(ElementTree.fromstring(sn.viz.mathml.to_mathml(odd)).itertext()) == (
+        "x{+$y∧%#&∼\\+1"
+    )
+
+
+def test_the_cards_mathml_knows_every_dots():
+    """``a[idx, ..., idx]`` is written with ``\\dots``, which the MathML showed as its text."""
+    a = sn.tensor("a", shape=(3, 3), dtype="float64")
+    latex = to_latex(a[np.array([0, 1]), ..., np.array([0, 1])])
+    assert r", \dots, " in latex
+    mathml = to_mathml(latex)
+    assert "<mo>…</mo>" in mathml and "<mtext>" not in mathml
+
+
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (lambda a, b, c: a // (b * c), r"\left\lfloor a / \left(b \cdot c\right) \right\rfloor"),
+        (
+            lambda a, b, c: a // (b * 1e-5),
+            r"\left\lfloor a / \left(b \cdot 1 \times 10^{-5}\right) \right\rfloor",
+        ),
+        (lambda a, b, c: a // b * c, r"\left\lfloor a / b \right\rfloor \cdot c"),
+        (lambda a, b, c: a * (b % c), r"a \cdot \left(b \bmod c\right)"),
+        (lambda a, b, c: a * b % c, r"\left(a \cdot b\right) \bmod c"),
+        (lambda a, b, c: -(a % b), r"-\left(a \bmod b\right)"),
+        (lambda a, b, c: a * (b * c) * 1e-5, r"a \cdot b \cdot c \cdot 1 \times 10^{-5}"),
+        (lambda a, b, c: -(a * b), r"-a \cdot b"),
+        (lambda a, b, c: a - (b - c) + (b - c), r"a - \left(b - c\right) + b - c"),
+    ],
+)
+def test_latex_brackets_a_right_operand_that_would_read_left_to_right(build, expected):
+    """``/``, ``\\bmod`` and a product's juxtaposition read left to right: ``a // (b * c)``
+    was ``\\lfloor a / b \\cdot c \\rfloor`` (floor(a / b * c): 10 for 7, 2, 3, not 1),
+    ``a * (b % c)`` was ``a \\cdot b \\bmod c`` and ``-(a % b)`` was ``-a \\bmod b``."""
+    a, b, c = (sn.scalar(n) for n in "abc")
+    assert to_latex(build(a, b, c)) == expected
+
+
+def test_latex_brackets_a_matrix_product_as_a_right_factor():
+    """``a * (B @ C)`` was ``a \\cdot B C``, which reads ``(a * B) @ C``."""
+    a, B, C = sn.vector("a"), sn.matrix("B"), sn.matrix("C")
+    assert to_latex(a * (B @ C)) == r"a \cdot \left(B C\right)"
+    assert to_latex(-(B @ C)) == "-B C"
+
+
+def test_latex_and_infix_say_which_output_of_a_multi_output_op():
+    """Every output of a node printed alike: ``p - q`` of a split read ``X - X``."""
+    a = sn.tensor("a", shape=(4, 4), dtype="float64")
+    p, q = sn.split(a, 2, axis=0)
+    sign, logdet = sn.slogdet(a)
+    u, _, vh = sn.svd(a)
+    assert to_latex(p - q) == (
+        r"\operatorname{split}\left(a, t_{1}\right)_{0} - "
+        r"\operatorname{split}\left(a, t_{1}\right)_{1} \quad \text{where} \quad "
+        r"t_{1} = \operatorname{split\_sizes}\left(a\right)"
+    )
+    assert to_latex(sign * logdet) == (
+        r"\operatorname{slogdet}\left(a\right)_{0} \cdot \operatorname{slogdet}\left(a\right)_{1}"
+    )
+    assert to_infix(sign * logdet) == "(slogdet(a)[0] * slogdet(a)[1])"
+    assert to_infix(u) == "svd[full_matrices=True](a)[0]"
+    assert to_infix(vh) == "svd[full_matrices=True](a)[2]"
+    assert "<msub>" in to_mathml(to_latex(logdet))
+
+
+def test_a_twins_mark_is_a_superscript_a_power_brackets():
+    """``{x}^{(1)}^{2}``: TeX's "double superscript", and the MathML kept only the ``2``."""
+    x0, x1 = sn.matrix("x"), sn.matrix("x")
+    assert to_latex(x0 * 2 + x1**2) == r"x \cdot 2 + \left({x}^{(1)}\right)^{2}"
+    assert to_latex(x0[0] + x1[0]) == r"x\left[0\right] + \left({x}^{(1)}\right)\left[0\right]"
+    twin = "<msup><mrow><mi>x</mi></mrow><mrow><mo>(</mo><mn>1</mn><mo>)</mo></mrow></msup>"
+    assert f"{twin}<mo stretchy" in to_mathml(to_latex(x0 * 2 + x1**2))
+
+
+def test_mathml_applies_a_second_script_to_what_the_first_made():
+    """A second superscript replaced the first: ``{x}^{(1)}^{T}`` showed ``x^T``."""
+    twin = "<msup><mrow><mi>x</mi></mrow><mrow><mo>(</mo><mn>1</mn><mo>)</mo></mrow></msup>"
+    assert f"<msup>{twin}<mrow><mn>2</mn></mrow></msup>" in to_mathml(r"{x}^{(1)}^{2}")
+    assert "<msub><msub><mi>a</mi><mi>i</mi></msub><mi>j</mi></msub>" in to_mathml("a_i_j")
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (1.0000001, r"x \cdot 1.0000001"),
+        (1234567.0, r"x \cdot 1234567"),
+        (0.1234567890123, r"x \cdot 0.1234567890123"),
+        (2.5e-7, r"x \cdot 2.5 \times 10^{-7}"),
+        (1.0000001e20, r"x \cdot 1.0000001 \times 10^{20}"),
+        (np.float32(0.1), r"x \cdot 0.1"),  # float32's shortest, not 0.10000000149011612
+        (True, r"x \cdot \mathrm{True}"),
+        (2j, r"x \cdot 2\,\mathrm{i}"),
+        (1 - 2.5j, r"x \cdot \left(1 - 2.5\,\mathrm{i}\right)"),
+        (-2j, r"x \cdot \left(-2\,\mathrm{i}\right)"),
+    ],
+)
+def test_latex_writes_a_constant_by_its_exact_value(value, expected):
+    """Constants were written with 6 digits (``x * 1.0000001`` printed ``x \\cdot 1``), ``True``
+    as the letters T, r, u, e and ``2j`` as 2 times a variable j."""
+    x = sn.scalar("x", dtype="complex128" if isinstance(value, complex) else "float32")
+    assert (
+        to_latex(x * sn.constant(value) if isinstance(value, np.generic) else x * value) == expected
+    )
+
+
+def test_the_cards_mathml_writes_true_as_a_word():
+    x = sn.vector("x")
+    mathml = to_mathml(to_latex(x * True))
+    assert '<mi mathvariant="normal">True</mi>' in mathml and "<mi>T</mi>" not in mathml
+
+
+def test_latex_tells_array_constants_apart():
+    """Every unnamed array constant was ``\\mathbf{c}``: ``C1 - C2 + a`` read ``a``."""
+    a = sn.vector("a")
+    small = (sn.constant(np.array([1.0, 2.0, 3.0])) - sn.constant(np.array([0.0, 0.0, 1.5]))) + a
+    assert to_latex(small) == r"\left[1, 2, 3\right] - \left[0, 0, 1.5\right] + a"
+    grid = sn.constant(np.array([[1, -2], [3, 4]])) * sn.matrix("m")
+    assert to_latex(grid) == r"\left[\left[1, -2\right], \left[3, 4\right]\right] \cdot m"
+    big, other = sn.constant(np.arange(10.0)), sn.constant(np.ones(10))
+    same_value = sn.constant(np.arange(10.0))
+    assert to_latex(big - other + same_value + a) == (
+        r"\mathbf{c}_{1} - \mathbf{c}_{2} + \mathbf{c}_{1} + a"
+    )
+    assert '<msub><mi mathvariant="bold">c</mi>' in to_mathml(to_latex(big - other))
+
+
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (
+            lambda a, b, x: (a / b).astype("int32") * 2,
+            r"\operatorname{int32}\left(\frac{a}{b}\right) \cdot 2",
+        ),
+        (lambda a, b, x: x.astype(bool) * a, r"\operatorname{bool}\left(x\right) \cdot a"),
+        (lambda a, b, x: a.astype("float32") + 1, r"\operatorname{float32}\left(a\right) + 1"),
+        (
+            lambda a, b, x: a * (x * b).astype("float32"),
+            r"a \cdot \operatorname{float32}\left(x \cdot b\right)",
+        ),
+        (lambda a, b, x: x.astype("float64") * a, r"x \cdot a"),  # keeps every value
+        (lambda a, b, x: a * (x * x).astype("float64"), r"a \cdot x \cdot x"),
+        (lambda a, b, x: a * (x % x).astype("float64"), r"a \cdot \left(x \bmod x\right)"),
+    ],
+)
+def test_latex_writes_a_cast_that_may_change_a_value(build, expected):
+    """``(a / b).astype("int32") * 2`` was ``\\frac{a}{b} \\cdot 2``: 1 at a=1, b=2, where the
+    graph computes 0."""
+    a, b = sn.scalar("a", dtype="float64"), sn.scalar("b", dtype="float64")
+    x = sn.scalar("x", dtype="float32")
+    assert to_latex(build(a, b, x)) == expected
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("a.b", r"\mathrm{a.b}"),
+        ("a b", r"\mathrm{a\ b}"),
+        ("a^b", r"\mathrm{a\wedge b}"),
+        ("a-b", r"\mathrm{a-b}"),
+        ("1.5", r"\mathrm{1.5}"),
+        ("2", r"\mathrm{2}"),
+        ("w_1.5", r"w_{\mathrm{1.5}}"),
+        ("αβ", r"\mathrm{αβ}"),
+    ],
+)
+def test_latex_writes_a_name_with_other_characters_whole(name, expected):
+    """``a.b`` printed ``ab``, as ``a @ b`` does, and ``1.5`` printed ``15``."""
+    assert to_latex(sn.matrix(name) + 1) == f"{expected} + 1"
+
+
+def test_latex_tells_names_apart_from_the_notation():
+    """``x ** T`` and ``x.T`` both printed ``x^{T}``; a matrix named σ times ``(a + b)``
+    printed as ``sigmoid(a + b)``; an input named True as the constant."""
+    x, T, a, b = sn.matrix("x"), sn.scalar("T"), sn.matrix("a"), sn.matrix("b")
+    assert to_latex(x**T) == "x^{T}"
+    assert to_latex(x.T) == r"x^{\top}"
+    assert to_latex(sn.matrix("σ") @ (a + b)) == r"\left(\sigma\right) \left(a + b\right)"
+    assert to_latex(sn.sigmoid(a + b)) == r"\sigma\left(a + b\right)"
+    assert to_latex(sn.matrix("relu") @ (a + b)) == r"\left(\mathrm{relu}\right) \left(a + b\right)"
+    assert to_latex(sn.matrix("σ") @ a + sn.matrix("f") @ (a + b)) == (
+        r"\left(\sigma\right) a + f \left(a + b\right)"
+    )
+    assert to_latex(sn.scalar("True") * x) == r"{\mathrm{True}}^{(1)} \cdot x"
+    assert to_infix(sn.scalar("True") * x) == "(True_1 * x)"
+    assert to_mathml(r"x^{\top}").count("⊤") == 1
 
 
 def test_function_card_counts_nodes_before_and_after():
