@@ -201,8 +201,7 @@ def _compare(index, var, analytic, numeric, rtol, atol, eps):
     bad = ~(error <= allowed)
     if not bad.any():
         return
-    ratio = np.where(bad, np.nan_to_num(error / allowed, nan=np.inf), 0.0)
-    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.ndim else ()
+    worst = worst_element(bad, error / allowed)
     raise GradientError(
         f"check_grad: gradient of input {index} {var.describe()} is wrong at element "
         f"{tuple(int(k) for k in worst)}: analytic {float(analytic[worst])!r}, numeric "
@@ -210,6 +209,13 @@ def _compare(index, var, analytic, numeric, rtol, atol, eps):
         f"rtol={rtol}, atol={atol}, eps={eps}); {int(bad.sum())} of {bad.size} elements "
         "out of tolerance"
     )
+
+
+def worst_element(bad, score) -> tuple:
+    """The index of the element out of tolerance (``bad``) furthest out by ``score`` (how
+    many tolerances its error is: NaN counts as the furthest), for a GradientError to show."""
+    ranked = np.where(bad, np.nan_to_num(score, nan=np.inf), -1.0)
+    return np.unravel_index(int(np.argmax(ranked)), ranked.shape) if ranked.ndim else ()
 
 
 verify_grad = check_grad  # Theano's name for the same check

@@ -22,7 +22,7 @@ from symnb.core.source import at_user_line
 from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError
 from symnb.grad import grad
-from symnb.grad.check import GradientError
+from symnb.grad.check import GradientError, worst_element
 from symnb.ops.elemwise import cast
 from symnb.ops.reduce import sum as sum_
 
@@ -187,8 +187,7 @@ def _compare(index, var, analytic, numeric, abs_tol, rel_tol, eps) -> None:
         scaled = np.minimum(abs_err / abs_tol, rel_err / rel_tol)
     if not bad.any():
         return
-    scaled = np.where(bad, np.nan_to_num(scaled, nan=np.inf), -1.0)
-    worst = np.unravel_index(int(np.argmax(scaled)), scaled.shape) if scaled.ndim else ()
+    worst = worst_element(bad, scaled)
     raise GradientError(
         f"verify_grad: gradient of input {index} {var.describe()} is wrong at element "
         f"{tuple(int(k) for k in worst)}: analytic {float(analytic[worst])!r}, numeric "
