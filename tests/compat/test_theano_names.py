@@ -237,6 +237,29 @@ def test_extra_ops_diff_against_numpy(rng, n, axis):
 
 
 @pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: T.topk(x, 1, axis=(0, 1)), r"T\.topk: axis is one int, not \(0, 1\)"),
+        (lambda: T.argtopk(x, 1, axis=[0, 1]), r"T\.argtopk: axis is one int, not \(0, 1\)"),
+        (
+            lambda: T.diagonal(x.reshape((1, 2, 3)), 0, [0, 1], 2),
+            r"T\.diagonal: axis1 is one int, not \(0, 1\)",
+        ),
+        (lambda: T.diagonal(x, 0, 0, ()), r"T\.diagonal: axis2 is one int, not \(\)"),
+        (lambda: T.extra_ops.diff(x, axis=(0, 1)), r"diff: axis is one int, not \(0, 1\)"),
+        (lambda: T.split(x, [1, 1], 2, axis=(0, 1)), r"split: axis is one int, not \(0, 1\)"),
+    ],
+)
+def test_one_axis_given_as_several_is_refused_at_the_users_line(call, message):
+    """They were Python's bare "too many values to unpack (expected 1)" (or "not enough
+    values" for ()), from unpacking the normalized axes: no op, no variable, no line."""
+    with pytest.raises(sn.ShapeTypeError, match=message) as caught:
+        call()
+    assert "'x'" in str(caught.value) or "unnamed" in str(caught.value)
+    assert "test_theano_names.py" in str(caught.value.location)
+
+
+@pytest.mark.parametrize(
     "name, instead",
     [("bincount", "to_one_hot"), ("fill_diagonal", "T.eye"), ("unique", "np.unique")],
 )

@@ -62,7 +62,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
-from symnb.ops._axes import normalize_axis as _normalize_axis
+from symnb.ops._axes import one_axis as _one_axis
 from symnb.ops.checks import HasShape as _HasShape
 from symnb.ops.checks import at_most as _at_most
 from symnb.ops.checks import in_domain as _in_domain
@@ -717,7 +717,7 @@ def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
     tells, else when the function runs. A list of the parts (one part: the variable, as
     Theano's op of one output returned). ``sn.split`` is NumPy's (sections or indices)."""
     x = as_variable(x)
-    (axis,) = _normalize_axis(axis, x.type.ndim, "split", x)
+    axis = _one_axis(axis, x.type.ndim, "split", x)
     if not _is_int(n_splits) or n_splits < 1:
         raise _at_user_line(
             ArgumentError(f"split of {x.describe()}: n_splits is an int >= 1, not {n_splits!r}")
