@@ -344,8 +344,12 @@ def flip(x, axis=None) -> Variable:
 def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
     """Pad with a constant; ``pad_width`` as in ``np.pad`` (int, (before, after), per axis)."""
     x = as_variable(x)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: only mode='constant' is implemented, not {mode!r}")
+    if mode != "constant":  # (NumPy's other modes, a callable: a NotImplementedError still)
+        raise _at_user_line(
+            NotImplementedError(
+                f"pad of {x.describe()}: only mode='constant' is implemented, not {mode!r}"
+            )
+        )
     try:
         widths = np.broadcast_to(np.asarray(pad_width), (x.type.ndim, 2))
     except ValueError:
