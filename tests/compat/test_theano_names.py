@@ -335,6 +335,45 @@ def test_split_takes_theanos_sizes_and_checks_their_sum():
         T.split(x, [2, 4], 3)
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_split_refuses_negative_sizes_computed_in_the_graph(mode):
+    """Theano's ``Split.perform`` raised a ValueError for a negative size; with sizes of the
+    graph only their sum was checked, and a negative one cut as a slice's negative bound
+    (sizes [-2, 6] of an axis of 4 gave parts of 2 and 2 rows, [5, -1] of 4 and 0)."""
+    a = np.arange(8.0).reshape(4, 2)
+    sizes = T.lvector("sizes")
+    f = theano.function([x, sizes], T.split(x, sizes, 2), mode=mode)
+    for bad, first in [([-2, 6], -2), ([5, -1], -1), ([-1, 5], -1)]:
+        message = rf"split of 'x'.*splits_size must be >= 0; got {first}"
+        with pytest.raises(ValueError, match=message):
+            f(a, np.array(bad))
+    try:
+        f(a, np.array([-2, 6]))
+    except ValueError as e:
+        assert "test_theano_names.py" in str(e)  # the line that built the split
+    assert [p.shape for p in f(a, np.array([0, 4]))] == [(0, 2), (4, 2)]
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_split_stacks_a_list_of_symbolic_sizes_as_theano(mode):
+    """Theano's ``Split.make_node`` read the sizes with ``as_tensor_variable``, so
+    ``T.split(x, [k, n - k], 2, axis=1)`` cut at a computed point; it was an InputError (NumPy
+    asked for an array of the symbolic scalars)."""
+    a = np.arange(12.0).reshape(3, 4)
+    k = T.lscalar("k")
+    f = theano.function([x, k], T.split(x, [k, x.shape[1] - k], 2, axis=1), mode=mode)
+    for cut in (0, 1, 4):
+        left, right = f(a, cut)
+        np.testing.assert_array_equal(left, a[:, :cut])
+        np.testing.assert_array_equal(right, a[:, cut:])
+    with pytest.raises(ValueError, match=r"splits_size must be >= 0; got -1"):
+        f(a, -1)
+    mixed = theano.function([x, k], T.split(x, (1, k, 1), 3), mode=mode)
+    assert [p.shape for p in mixed(np.zeros((5, 2)), 3)] == [(1, 2), (3, 2), (1, 2)]
+    with pytest.raises(sn.DTypeError, match="split of 'x'.*splits_size is an int vector"):
+        T.split(x, [k, T.dscalar("f")], 2)
+
+
 def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permutation():
     assert T.ftensor5("a").type == sn.TensorType("float32", (None,) * 5)
     assert T.itensor6("b").dtype == "int32" and T.tensor7().type.ndim == 7

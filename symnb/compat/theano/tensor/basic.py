@@ -712,10 +712,12 @@ def inverse_permutation(perm) -> Variable:
 
 def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
     """Theano's ``split(x, splits_size, n_splits, axis=0)``: x cut along ``axis`` into
-    ``n_splits`` parts of the lengths ``splits_size`` (ints, or an int vector computed in the
-    graph), which must add up to x's length there: checked when the graph is built where it
-    tells, else when the function runs. A list of the parts (one part: the variable, as
-    Theano's op of one output returned). ``sn.split`` is NumPy's (sections or indices)."""
+    ``n_splits`` parts of the lengths ``splits_size`` (ints, an int vector computed in the
+    graph, or a list of ints and integer scalars of the graph, stacked as Theano's
+    ``as_tensor_variable`` stacks it), which must be >= 0 and add up to x's length there:
+    checked when the graph is built where it tells, else when the function runs. A list of
+    the parts (one part: the variable, as Theano's op of one output returned). ``sn.split``
+    is NumPy's (sections or indices)."""
     x = as_variable(x)
     axis = _one_axis(axis, x.type.ndim, "split", x)
     if not _is_int(n_splits) or n_splits < 1:
@@ -723,6 +725,8 @@ def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
             ArgumentError(f"split of {x.describe()}: n_splits is an int >= 1, not {n_splits!r}")
         )
     n_splits = int(n_splits)
+    if _holds_variables(splits_size):  # ([k, n - k]: stacked, as Theano's as_tensor_variable)
+        splits_size = as_tensor_variable(splits_size)
     if isinstance(splits_size, Variable):
         sizes = _symbolic_split_sizes(x, splits_size, n_splits)
     else:
@@ -771,7 +775,8 @@ def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
 
 
 def _symbolic_split_sizes(x, splits_size: Variable, n_splits: int) -> list:
-    """The entries of an int vector of split sizes, its length checked to be n_splits."""
+    """The entries of an int vector of split sizes, its length checked to be n_splits and
+    its entries to be >= 0 when the function runs."""
     if splits_size.type.ndim != 1 or splits_size.type.dtype.kind not in "iu":
         raise _at_user_line(
             DTypeError(
@@ -788,6 +793,8 @@ def _symbolic_split_sizes(x, splits_size: Variable, n_splits: int) -> list:
                 f"{splits_size.type.shape[0]} lengths, not n_splits={n_splits}"
             )
         )
+    # a negative size would cut as a slice's negative bound (Theano's Split refused it)
+    splits_size = _in_domain(splits_size, f"split of {x.describe()}: splits_size", "count")
     splits_size = sn.reshape(splits_size, (n_splits,))  # its length checked at run time
     return [splits_size[i] for i in range(n_splits)]
 
