@@ -336,6 +336,25 @@ def test_split_takes_theanos_sizes_and_checks_their_sum():
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_tri_tril_and_triu_take_a_k_of_the_graph_as_theanos(mode):
+    """Theano 1.0's ``tri(N, M, k)`` is its ``Tri`` op, N, M and k inputs as ``Eye``'s, and
+    ``tril(m, k)``/``triu(m, k)`` are built on it: k an ``iscalar`` works. ``T.tril(x, k)``
+    was a ShapeTypeError ("k (the diagonal) is an int"), ``T.tri`` an AttributeError."""
+    N, k = T.iscalar("N"), T.iscalar("k")
+    f = theano.function([x, N, k], [T.tril(x, k), T.triu(x, k), T.tri(N, N + 1, k)], mode=mode)
+    for n, diagonal in [(3, -1), (2, 0), (4, 2), (1, -3)]:
+        low, up, ones = f(M, n, diagonal)
+        np.testing.assert_array_equal(low, np.tril(M, diagonal))
+        np.testing.assert_array_equal(up, np.triu(M, diagonal))
+        np.testing.assert_array_equal(ones, np.tri(n, n + 1, diagonal))
+        assert ones.dtype == theano.config.floatX
+    assert T.tri(3).type.shape == (3, 3) and T.tri(3, dtype="floatX").dtype == theano.config.floatX
+    np.testing.assert_array_equal(T.tri(3, 4, 1, dtype="int8").eval(), np.tri(3, 4, 1, "int8"))
+    with pytest.raises(sn.DTypeError, match=r"tri: k \(the diagonal\) .* not 'kf'"):
+        T.tri(3, 3, T.fscalar("kf"))
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_split_refuses_negative_sizes_computed_in_the_graph(mode):
     """Theano's ``Split.perform`` raised a ValueError for a negative size; with sizes of the
     graph only their sum was checked, and a negative one cut as a slice's negative bound

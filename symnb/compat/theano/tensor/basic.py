@@ -62,6 +62,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
+from symnb.ops._axes import diagonal_offset as _diagonal_offset
 from symnb.ops._axes import one_axis as _one_axis
 from symnb.ops.checks import HasShape as _HasShape
 from symnb.ops.checks import at_most as _at_most
@@ -202,6 +203,22 @@ def eye(n, m=None, k=0, dtype=None) -> Variable:
     rows, cols = (_eye_indices(size, what) for size, what in ((n, "n"), (m, "m")))
     on_diagonal = sn.equal(rows[:, None] + _cast(k, "int64"), cols[None, :])
     return _cast(on_diagonal, config.floatX if dtype is None else dtype)
+
+
+def tri(N, M=None, k=0, dtype=None) -> Variable:  # noqa: N803 - Theano's names
+    """Theano's ``tri(N, M=None, k=0, dtype=None)``: an N x M matrix (floatX unless
+    ``dtype``, "floatX" allowed) of ones at and below the k-th diagonal, zeros above
+    (``np.tri``). As Theano's ``Tri``, N, M and k may be integer scalars of the graph: the
+    lower triangle of ones (``sn.tril`` takes such a k)."""
+    dtype = resolve_dtype(dtype)
+    if not isinstance(k, Variable):
+        k = _diagonal_offset(k, "tri")
+    elif k.type.ndim != 0 or k.type.dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(f"tri: k (the diagonal) must be an integer scalar, not {k.describe()}")
+        )
+    M = N if M is None else M
+    return sn.tril(sn.ones((N, M), config.floatX if dtype is None else dtype), k)
 
 
 def _eye_indices(size, what: str) -> Variable:
