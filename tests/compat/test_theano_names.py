@@ -336,6 +336,24 @@ def test_split_takes_theanos_sizes_and_checks_their_sum():
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_diag_of_more_than_two_dims_is_the_diagonal_of_the_first_two_as_theanos(mode):
+    """Theano 1.0's ``diag(v, k)`` is ``diagonal(v, offset=k)`` for ``v.ndim >= 2`` (axes 0
+    and 1, the diagonal last); ``T.diag`` was ``sn.diag`` (NumPy's), a ShapeError "needs a
+    vector or a matrix" for a tensor3."""
+    t3, t4 = T.tensor3("t3"), T.tensor4("t4")
+    a, b = np.arange(24.0).reshape(2, 3, 4), np.arange(120.0).reshape(2, 3, 4, 5)
+    outs = [T.diag(t3), T.diag(t3, 1), T.diag(t3, -1), T.diag(t4, 2), T.diag(x, 1), T.diag(v)]
+    got = theano.function([t3, t4, x, v], outs, mode=mode)(a, b, M, UNIT)
+    want = [np.diagonal(a, 0, 0, 1), np.diagonal(a, 1, 0, 1), np.diagonal(a, -1, 0, 1)]
+    want += [np.diagonal(b, 2, 0, 1), np.diag(M, 1), np.diag(UNIT)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(sn.ShapeError, match=r"T\.diag: 's' \(float64\(\)\) is 0-d") as e:
+        T.diag(T.scalar("s"))
+    assert "test_theano_names.py" in str(e.value.location)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_tri_tril_and_triu_take_a_k_of_the_graph_as_theanos(mode):
     """Theano 1.0's ``tri(N, M, k)`` is its ``Tri`` op, N, M and k inputs as ``Eye``'s, and
     ``tril(m, k)``/``triu(m, k)`` are built on it: k an ``iscalar`` works. ``T.tril(x, k)``

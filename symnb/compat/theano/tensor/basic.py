@@ -179,7 +179,23 @@ where = switch
 take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subtensor)
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
 concatenate, shape, outer, tensordot = sn.concatenate, sn.shape, sn.outer, sn.tensordot
-diag, tril, triu, trace = sn.diag, sn.tril, sn.triu, sn.trace
+tril, triu, trace = sn.tril, sn.triu, sn.trace
+
+
+def diag(v, k=0) -> Variable:
+    """Theano's ``diag(v, k=0)``: a vector gives the square matrix with it on the k-th
+    diagonal (``np.diag``); a tensor of 2 dims or more gives its k-th diagonal over the first
+    two axes, the last axis of the result (Theano's ``diagonal(v, offset=k)``,
+    ``np.diagonal(v, k, 0, 1)``), where ``np.diag`` (``sn.diag``) takes a matrix at most."""
+    v = as_variable(v)
+    if v.type.ndim == 0:
+        raise _at_user_line(
+            ShapeError(
+                f"T.diag: {v.describe()} is 0-d; give a vector (for the matrix with it on a "
+                "diagonal) or a tensor of 2 dims or more (for its diagonal)"
+            )
+        )
+    return sn.diag(v, k) if v.type.ndim == 1 else diagonal(v, k)
 
 
 def eye(n, m=None, k=0, dtype=None) -> Variable:
