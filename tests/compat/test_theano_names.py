@@ -433,6 +433,7 @@ def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permut
     "module, name, instead",
     [
         ("", "choose", "T.switch"),
+        ("", "permute_row_elements", r"y\[\.\.\., x\] .*take_along_axis"),
         ("nlinalg.", "eigh", "np.linalg.eigh"),
         ("nlinalg.", "pinv", "matrix_inverse"),
         ("slinalg.", "solve_triangular", "solve"),
