@@ -18,7 +18,7 @@ from symnb.core.dims import mul as dim_mul
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import InputError, ShapeError, ShapeTypeError
+from symnb.errors import DTypeError, InputError, ShapeError, ShapeTypeError
 from symnb.ops._axes import CountedAxes, diagonal_offset, normalize_axis
 from symnb.ops._dtypes import probe_dtype
 from symnb.ops.broadcast import Sum
@@ -208,28 +208,37 @@ class _SumTiles(_LikeOp):
 # -- triangles and diagonals ---------------------------------------------------------------
 class _Triangle(Op):
     """tril/triu over the last two axes; ``k`` shifts the diagonal (k > 0: above). A vector
-    is each row of a square matrix first, as in NumPy (``np.tril([1, 2, 3])`` is 3 x 3)."""
+    is each row of a square matrix first, as in NumPy (``np.tril([1, 2, 3])`` is 3 x 3). A k
+    known only when the function runs (an integer scalar of the graph, as Theano's ``Tri``
+    takes it) is a second input, ``k`` then None."""
 
     dtype_rule = "x's dtype"
     __props__ = ("k",)
     impl = None
 
-    def __init__(self, k: int = 0):
-        self.k = int(k)
+    def __init__(self, k: int | None = 0):
+        self.k = None if k is None else int(k)
 
-    def infer_types(self, x):
+    def infer_types(self, x, *k):
+        if len(k) != (self.k is None):
+            raise ShapeError(f"{self.op_name()}: the diagonal k is given as a prop or an input")
+        if k and (k[0].type.ndim != 0 or k[0].type.dtype.kind not in "iu"):
+            raise DTypeError(
+                f"{self.op_name()}: k (the diagonal) is an integer scalar, not {k[0].describe()}"
+            )
         if x.type.ndim == 0:
             raise ShapeError(f"{self.op_name()}: needs at least 1 dim, {x.describe()} is 0-d")
         if x.type.ndim == 1:  # (NumPy's: the vector broadcast to its square)
             return [x.type.with_shape(x.type.shape * 2)]
         return [x.type]
 
-    def perform(self, x):
-        return type(self).impl(x, self.k)
+    def perform(self, x, *k):
+        return type(self).impl(x, int(k[0]) if k else self.k)
 
     def grad(self, inputs, outputs, output_grads):
-        g = type(self)(self.k)(output_grads[0])
-        return [g if inputs[0].type.ndim > 1 else Sum((0,))(g)]  # (a vector: its rows summed)
+        g = type(self)(self.k)(output_grads[0], *inputs[1:])
+        g = g if inputs[0].type.ndim > 1 else Sum((0,))(g)  # (a vector: its rows summed)
+        return [g] + [None] * (len(inputs) - 1)
 
 
 class Tril(_Triangle):
@@ -344,8 +353,12 @@ def flip(x, axis=None) -> Variable:
 def pad(x, pad_width, mode="constant", constant_values=0) -> Variable:
     """Pad with a constant; ``pad_width`` as in ``np.pad`` (int, (before, after), per axis)."""
     x = as_variable(x)
-    if mode != "constant":
-        raise NotImplementedError(f"pad: only mode='constant' is implemented, not {mode!r}")
+    if mode != "constant":  # (NumPy's other modes, a callable: a NotImplementedError still)
+        raise _at_user_line(
+            NotImplementedError(
+                f"pad of {x.describe()}: only mode='constant' is implemented, not {mode!r}"
+            )
+        )
     try:
         widths = np.broadcast_to(np.asarray(pad_width), (x.type.ndim, 2))
     except ValueError:
@@ -394,16 +407,33 @@ def _pad_value(constant_values, x: Variable):
     return tuple((b.item(), a.item()) for b, a in values)
 
 
-def tril(x, k: int = 0) -> Variable:
-    """Lower triangle of the last two axes (zero above the k-th diagonal, an int)."""
-    x = as_variable(x)
-    return Tril(diagonal_offset(k, "tril", "k", x))(x)
+def tril(x, k=0) -> Variable:
+    """Lower triangle of the last two axes (zero above the k-th diagonal: an int, or an
+    integer scalar variable)."""
+    return _triangle(Tril, x, k, "tril")
 
 
-def triu(x, k: int = 0) -> Variable:
-    """Upper triangle of the last two axes (zero below the k-th diagonal, an int)."""
+def triu(x, k=0) -> Variable:
+    """Upper triangle of the last two axes (zero below the k-th diagonal: an int, or an
+    integer scalar variable)."""
+    return _triangle(Triu, x, k, "triu")
+
+
+def _triangle(cls, x, k, name: str) -> Variable:
+    """``cls(k)(x)`` for a k known now (an int, a constant), else ``cls(None)(x, k)``."""
     x = as_variable(x)
-    return Triu(diagonal_offset(k, "triu", "k", x))(x)
+    if isinstance(k, Constant) and k.type.ndim == 0 and k.type.dtype.kind in "iu":
+        k = k.value.item()
+    if not isinstance(k, Variable):
+        return cls(diagonal_offset(k, name, "k", x))(x)
+    if k.type.ndim != 0 or k.type.dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(
+                f"{name} of {x.describe()}: k (the diagonal) is an int or an integer scalar, "
+                f"not {k.describe()}"
+            )
+        )
+    return cls(None)(x, k)
 
 
 def diag(v, k: int = 0) -> Variable:

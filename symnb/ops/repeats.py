@@ -17,7 +17,7 @@ from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops._axes import axis_entries, normalize_axis
+from symnb.ops._axes import axis_entries, one_axis
 from symnb.ops.checks import in_domain
 from symnb.ops.creation import arange, broadcast_to
 from symnb.ops.elemwise import cast, maximum, mod
@@ -62,7 +62,7 @@ def repeat(x, repeats, axis=None) -> Variable:
     x = as_variable(x)
     if axis is None:
         x, axis = flatten(x), 0
-    (axis,) = normalize_axis(axis, x.type.ndim, "repeat", x)
+    axis = one_axis(axis, x.type.ndim, "repeat", x)
     counts = _counts(repeats, "repeat", "repeats")
     if isinstance(counts, np.ndarray) and counts.size == 1:
         counts = int(counts[0])
@@ -115,7 +115,7 @@ def roll(x, shift, axis=None) -> Variable:
         shifts *= len(axes)
     if len(shifts) != len(axes):
         raise _at_user_line(ShapeError(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
-    axes = [normalize_axis(a, x.type.ndim, "roll", x)[0] for a in axes]  # may repeat
+    axes = [one_axis(a, x.type.ndim, "roll", x) for a in axes]  # may repeat
     fixed = [(s, a) for s, a in zip(shifts, axes) if isinstance(s, int)]
     if fixed:
         x = Roll(tuple(s for s, _ in fixed), tuple(a for _, a in fixed))(x)

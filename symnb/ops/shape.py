@@ -317,6 +317,16 @@ def transpose(x, axes=None) -> Variable:
     n = x.type.ndim
     if axes is None:
         axes = tuple(reversed(range(n)))
+    if isinstance(axes, np.ndarray) and axes.ndim == 1:
+        axes = axes.tolist()  # (np.transpose takes an array of axes)
+    axes = as_axis(axes)
+    if not isinstance(axes, (numbers.Integral, tuple, list)):
+        raise _at_user_line(
+            ShapeTypeError(
+                f"transpose: axes is a tuple of ints (a permutation) or None, not {axes!r} "
+                f"(for {x.describe()})"
+            )
+        )
     axes = (axes,) if isinstance(axes, numbers.Integral) else tuple(axes)
     for a in axes:  # not an int, or out of range: normalize_axis's error
         if not is_int(a) or not -n <= a < n:

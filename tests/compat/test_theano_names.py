@@ -237,6 +237,29 @@ def test_extra_ops_diff_against_numpy(rng, n, axis):
 
 
 @pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: T.topk(x, 1, axis=(0, 1)), r"T\.topk: axis is one int, not \(0, 1\)"),
+        (lambda: T.argtopk(x, 1, axis=[0, 1]), r"T\.argtopk: axis is one int, not \(0, 1\)"),
+        (
+            lambda: T.diagonal(x.reshape((1, 2, 3)), 0, [0, 1], 2),
+            r"T\.diagonal: axis1 is one int, not \(0, 1\)",
+        ),
+        (lambda: T.diagonal(x, 0, 0, ()), r"T\.diagonal: axis2 is one int, not \(\)"),
+        (lambda: T.extra_ops.diff(x, axis=(0, 1)), r"diff: axis is one int, not \(0, 1\)"),
+        (lambda: T.split(x, [1, 1], 2, axis=(0, 1)), r"split: axis is one int, not \(0, 1\)"),
+    ],
+)
+def test_one_axis_given_as_several_is_refused_at_the_users_line(call, message):
+    """They were Python's bare "too many values to unpack (expected 1)" (or "not enough
+    values" for ()), from unpacking the normalized axes: no op, no variable, no line."""
+    with pytest.raises(sn.ShapeTypeError, match=message) as caught:
+        call()
+    assert "'x'" in str(caught.value) or "unnamed" in str(caught.value)
+    assert "test_theano_names.py" in str(caught.value.location)
+
+
+@pytest.mark.parametrize(
     "name, instead",
     [("bincount", "to_one_hot"), ("fill_diagonal", "T.eye"), ("unique", "np.unique")],
 )
@@ -312,6 +335,82 @@ def test_split_takes_theanos_sizes_and_checks_their_sum():
         T.split(x, [2, 4], 3)
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_diag_of_more_than_two_dims_is_the_diagonal_of_the_first_two_as_theanos(mode):
+    """Theano 1.0's ``diag(v, k)`` is ``diagonal(v, offset=k)`` for ``v.ndim >= 2`` (axes 0
+    and 1, the diagonal last); ``T.diag`` was ``sn.diag`` (NumPy's), a ShapeError "needs a
+    vector or a matrix" for a tensor3."""
+    t3, t4 = T.tensor3("t3"), T.tensor4("t4")
+    a, b = np.arange(24.0).reshape(2, 3, 4), np.arange(120.0).reshape(2, 3, 4, 5)
+    outs = [T.diag(t3), T.diag(t3, 1), T.diag(t3, -1), T.diag(t4, 2), T.diag(x, 1), T.diag(v)]
+    got = theano.function([t3, t4, x, v], outs, mode=mode)(a, b, M, UNIT)
+    want = [np.diagonal(a, 0, 0, 1), np.diagonal(a, 1, 0, 1), np.diagonal(a, -1, 0, 1)]
+    want += [np.diagonal(b, 2, 0, 1), np.diag(M, 1), np.diag(UNIT)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(sn.ShapeError, match=r"T\.diag: 's' \(float64\(\)\) is 0-d") as e:
+        T.diag(T.scalar("s"))
+    assert "test_theano_names.py" in str(e.value.location)
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_tri_tril_and_triu_take_a_k_of_the_graph_as_theanos(mode):
+    """Theano 1.0's ``tri(N, M, k)`` is its ``Tri`` op, N, M and k inputs as ``Eye``'s, and
+    ``tril(m, k)``/``triu(m, k)`` are built on it: k an ``iscalar`` works. ``T.tril(x, k)``
+    was a ShapeTypeError ("k (the diagonal) is an int"), ``T.tri`` an AttributeError."""
+    N, k = T.iscalar("N"), T.iscalar("k")
+    f = theano.function([x, N, k], [T.tril(x, k), T.triu(x, k), T.tri(N, N + 1, k)], mode=mode)
+    for n, diagonal in [(3, -1), (2, 0), (4, 2), (1, -3)]:
+        low, up, ones = f(M, n, diagonal)
+        np.testing.assert_array_equal(low, np.tril(M, diagonal))
+        np.testing.assert_array_equal(up, np.triu(M, diagonal))
+        np.testing.assert_array_equal(ones, np.tri(n, n + 1, diagonal))
+        assert ones.dtype == theano.config.floatX
+    assert T.tri(3).type.shape == (3, 3) and T.tri(3, dtype="floatX").dtype == theano.config.floatX
+    np.testing.assert_array_equal(T.tri(3, 4, 1, dtype="int8").eval(), np.tri(3, 4, 1, "int8"))
+    with pytest.raises(sn.DTypeError, match=r"tri: k \(the diagonal\) .* not 'kf'"):
+        T.tri(3, 3, T.fscalar("kf"))
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_split_refuses_negative_sizes_computed_in_the_graph(mode):
+    """Theano's ``Split.perform`` raised a ValueError for a negative size; with sizes of the
+    graph only their sum was checked, and a negative one cut as a slice's negative bound
+    (sizes [-2, 6] of an axis of 4 gave parts of 2 and 2 rows, [5, -1] of 4 and 0)."""
+    a = np.arange(8.0).reshape(4, 2)
+    sizes = T.lvector("sizes")
+    f = theano.function([x, sizes], T.split(x, sizes, 2), mode=mode)
+    for bad, first in [([-2, 6], -2), ([5, -1], -1), ([-1, 5], -1)]:
+        message = rf"split of 'x'.*splits_size must be >= 0; got {first}"
+        with pytest.raises(ValueError, match=message):
+            f(a, np.array(bad))
+    try:
+        f(a, np.array([-2, 6]))
+    except ValueError as e:
+        assert "test_theano_names.py" in str(e)  # the line that built the split
+    assert [p.shape for p in f(a, np.array([0, 4]))] == [(0, 2), (4, 2)]
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_split_stacks_a_list_of_symbolic_sizes_as_theano(mode):
+    """Theano's ``Split.make_node`` read the sizes with ``as_tensor_variable``, so
+    ``T.split(x, [k, n - k], 2, axis=1)`` cut at a computed point; it was an InputError (NumPy
+    asked for an array of the symbolic scalars)."""
+    a = np.arange(12.0).reshape(3, 4)
+    k = T.lscalar("k")
+    f = theano.function([x, k], T.split(x, [k, x.shape[1] - k], 2, axis=1), mode=mode)
+    for cut in (0, 1, 4):
+        left, right = f(a, cut)
+        np.testing.assert_array_equal(left, a[:, :cut])
+        np.testing.assert_array_equal(right, a[:, cut:])
+    with pytest.raises(ValueError, match=r"splits_size must be >= 0; got -1"):
+        f(a, -1)
+    mixed = theano.function([x, k], T.split(x, (1, k, 1), 3), mode=mode)
+    assert [p.shape for p in mixed(np.zeros((5, 2)), 3)] == [(1, 2), (3, 2), (1, 2)]
+    with pytest.raises(sn.DTypeError, match="split of 'x'.*splits_size is an int vector"):
+        T.split(x, [k, T.dscalar("f")], 2)
+
+
 def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permutation():
     assert T.ftensor5("a").type == sn.TensorType("float32", (None,) * 5)
     assert T.itensor6("b").dtype == "int32" and T.tensor7().type.ndim == 7
@@ -334,6 +433,7 @@ def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permut
     "module, name, instead",
     [
         ("", "choose", "T.switch"),
+        ("", "permute_row_elements", r"y\[\.\.\., x\] .*take_along_axis"),
         ("nlinalg.", "eigh", "np.linalg.eigh"),
         ("nlinalg.", "pinv", "matrix_inverse"),
         ("slinalg.", "solve_triangular", "solve"),

@@ -189,6 +189,39 @@ CASES = [
         TypeError,
         "transpose: an axis is an int, not True",
     ),
+    (  # Python's "'float' object is not iterable", from the tuple made of the axes
+        lambda: sn.transpose(X, 1.5),
+        sn.ShapeTypeError,
+        TypeError,
+        r"transpose: axes is a tuple of ints \(a permutation\) or None, not 1\.5 \(for 'x'",
+    ),
+    # one axis given as several: Python's "too many values to unpack (expected 1)" (or "not
+    # enough values" for ()), with no op, no variable and no line; NumPy's dispatch too
+    (
+        lambda: sn.repeat(X, 2, axis=(0, 1)),
+        sn.ShapeTypeError,
+        TypeError,
+        r"repeat: axis is one int, not \(0, 1\) \(for 'x'",
+    ),
+    (
+        lambda: sn.repeat(X, 2, axis=[0, 1]),
+        sn.ShapeTypeError,
+        TypeError,
+        r"repeat: axis is one int, not \[0, 1\] \(for 'x'",
+    ),
+    (lambda: sn.repeat(X, 2, axis=()), sn.ShapeTypeError, TypeError, r"repeat: .* not \(\)"),
+    (
+        lambda: np.repeat(X, 2, axis=(0, 1)),
+        sn.ShapeTypeError,
+        TypeError,
+        r"repeat: axis is one int, not \(0, 1\)",
+    ),
+    (
+        lambda: sn.roll(X, 1, axis=((0, 1),)),
+        sn.ShapeTypeError,
+        TypeError,
+        r"roll: axis is one int, not \(0, 1\) \(for 'x'",
+    ),
     (
         lambda: sn.expand_dims(X, 1.0),
         sn.ShapeTypeError,

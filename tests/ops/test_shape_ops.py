@@ -152,8 +152,11 @@ def test_layout_errors_are_clear():
     assert sn.diag(m, np.int64(1)).type.shape == (3,)
     with pytest.raises(sn.ShapeError, match="pad: .* does not fit 'm'"):
         sn.pad(m, ((1, 1), (1, 1), (1, 1)))
-    with pytest.raises(NotImplementedError, match="mode='constant'"):
-        sn.pad(m, 1, mode="reflect")
+    for pad in (lambda: sn.pad(m, 1, mode="reflect"), lambda: np.pad(m, 1, mode="edge")):
+        # (a NotImplementedError still, but it was raised bare: no variable, no line)
+        with pytest.raises(NotImplementedError, match="pad of 'm' .*: only mode='constant'") as e:
+            pad()
+        assert "test_shape_ops.py" in str(e.value.location) and "\n  at " in str(e.value)
     with pytest.raises(sn.ShapeError, match="flatten: cannot make 'm' .* 3-d"):
         sn.flatten(m, 3)
     with pytest.raises(sn.ShapeError, match="roll: 2 shifts for 1 axes"):
@@ -182,6 +185,28 @@ def test_tril_triu_take_an_int_k_as_diag_does(fn, k):
     a = np.arange(12.0).reshape(3, 4)
     out = fn(m, np.int32(-1))
     np.testing.assert_array_equal(sn.function([m], out)(a), getattr(np, name)(a, -1))
+
+
+def test_tril_triu_take_a_k_of_the_graph(backend):
+    """Theano's ``tril``/``triu`` take k as an integer scalar of the graph (its ``Tri`` has k
+    as an input, as ``Eye``); they were a ShapeTypeError "k (the diagonal) is an int"."""
+    m, v, k = sn.tensor("m", shape=(3, 4)), sn.tensor("v", shape=(3,)), sn.scalar("k", "int32")
+    weights = np.arange(1.0, 13.0).reshape(3, 4)
+    (g,) = sn.grad(sn.sum(sn.tril(m, k) * weights), [m])
+    outs = [sn.tril(m, k), sn.triu(m, k), sn.tril(v, k), sn.triu(v, k), g]
+    assert [o.type.shape for o in outs] == [(3, 4), (3, 4), (3, 3), (3, 3), (3, 4)]
+    f = sn.function([m, v, k], outs, backend=backend)
+    a, b = np.arange(12.0).reshape(3, 4) - 5, np.array([1.0, -2.0, 3.0])
+    for diagonal in (-3, -1, 0, 1, 2, 6):
+        got = f(a, b, diagonal)
+        want = [np.tril(a, diagonal), np.triu(a, diagonal), np.tril(b, diagonal)]
+        want += [np.triu(b, diagonal), np.tril(weights, diagonal)]
+        for g_, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g_, w)
+    assert sn.tril(m, sn.constant(1)).owner.op.k == 1  # a constant k is the op's prop
+    with pytest.raises(sn.DTypeError, match=r"triu of 'm' .*an integer scalar, not 'kf'") as e:
+        sn.triu(m, sn.scalar("kf", "float32"))
+    assert e.value.location.filename == __file__
 
 
 PAD_VALUES = [

@@ -50,6 +50,9 @@ var = basic.var
 _MISSING = {
     "choose": "T.switch(T.eq(a, 0), c0, c1) (nested for more choices), or "
     "T.stack(choices)[a, T.arange(n)] for vectors",
+    "permute_row_elements": "y[..., x] for one permutation x (a vector) of every row, or "
+    "symnb.ops.take_along_axis(y, x, axis=-1) for one per row (inverse=True: T.argsort(x, "
+    "axis=-1) in x's place)",
 }
 
 

@@ -62,7 +62,8 @@ from symnb.core.op import _at_user_line
 from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
-from symnb.ops._axes import normalize_axis as _normalize_axis
+from symnb.ops._axes import diagonal_offset as _diagonal_offset
+from symnb.ops._axes import one_axis as _one_axis
 from symnb.ops.checks import HasShape as _HasShape
 from symnb.ops.checks import at_most as _at_most
 from symnb.ops.checks import in_domain as _in_domain
@@ -178,7 +179,23 @@ where = switch
 take = sn.take  # (set_subtensor, inc_subtensor: Theano's signatures, from .subtensor)
 reshape, dimshuffle, transpose = sn.reshape, sn.dimshuffle, sn.transpose
 concatenate, shape, outer, tensordot = sn.concatenate, sn.shape, sn.outer, sn.tensordot
-diag, tril, triu, trace = sn.diag, sn.tril, sn.triu, sn.trace
+tril, triu, trace = sn.tril, sn.triu, sn.trace
+
+
+def diag(v, k=0) -> Variable:
+    """Theano's ``diag(v, k=0)``: a vector gives the square matrix with it on the k-th
+    diagonal (``np.diag``); a tensor of 2 dims or more gives its k-th diagonal over the first
+    two axes, the last axis of the result (Theano's ``diagonal(v, offset=k)``,
+    ``np.diagonal(v, k, 0, 1)``), where ``np.diag`` (``sn.diag``) takes a matrix at most."""
+    v = as_variable(v)
+    if v.type.ndim == 0:
+        raise _at_user_line(
+            ShapeError(
+                f"T.diag: {v.describe()} is 0-d; give a vector (for the matrix with it on a "
+                "diagonal) or a tensor of 2 dims or more (for its diagonal)"
+            )
+        )
+    return sn.diag(v, k) if v.type.ndim == 1 else diagonal(v, k)
 
 
 def eye(n, m=None, k=0, dtype=None) -> Variable:
@@ -202,6 +219,22 @@ def eye(n, m=None, k=0, dtype=None) -> Variable:
     rows, cols = (_eye_indices(size, what) for size, what in ((n, "n"), (m, "m")))
     on_diagonal = sn.equal(rows[:, None] + _cast(k, "int64"), cols[None, :])
     return _cast(on_diagonal, config.floatX if dtype is None else dtype)
+
+
+def tri(N, M=None, k=0, dtype=None) -> Variable:  # noqa: N803 - Theano's names
+    """Theano's ``tri(N, M=None, k=0, dtype=None)``: an N x M matrix (floatX unless
+    ``dtype``, "floatX" allowed) of ones at and below the k-th diagonal, zeros above
+    (``np.tri``). As Theano's ``Tri``, N, M and k may be integer scalars of the graph: the
+    lower triangle of ones (``sn.tril`` takes such a k)."""
+    dtype = resolve_dtype(dtype)
+    if not isinstance(k, Variable):
+        k = _diagonal_offset(k, "tri")
+    elif k.type.ndim != 0 or k.type.dtype.kind not in "iu":
+        raise _at_user_line(
+            DTypeError(f"tri: k (the diagonal) must be an integer scalar, not {k.describe()}")
+        )
+    M = N if M is None else M
+    return sn.tril(sn.ones((N, M), config.floatX if dtype is None else dtype), k)
 
 
 def _eye_indices(size, what: str) -> Variable:
@@ -712,17 +745,21 @@ def inverse_permutation(perm) -> Variable:
 
 def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
     """Theano's ``split(x, splits_size, n_splits, axis=0)``: x cut along ``axis`` into
-    ``n_splits`` parts of the lengths ``splits_size`` (ints, or an int vector computed in the
-    graph), which must add up to x's length there: checked when the graph is built where it
-    tells, else when the function runs. A list of the parts (one part: the variable, as
-    Theano's op of one output returned). ``sn.split`` is NumPy's (sections or indices)."""
+    ``n_splits`` parts of the lengths ``splits_size`` (ints, an int vector computed in the
+    graph, or a list of ints and integer scalars of the graph, stacked as Theano's
+    ``as_tensor_variable`` stacks it), which must be >= 0 and add up to x's length there:
+    checked when the graph is built where it tells, else when the function runs. A list of
+    the parts (one part: the variable, as Theano's op of one output returned). ``sn.split``
+    is NumPy's (sections or indices)."""
     x = as_variable(x)
-    (axis,) = _normalize_axis(axis, x.type.ndim, "split", x)
+    axis = _one_axis(axis, x.type.ndim, "split", x)
     if not _is_int(n_splits) or n_splits < 1:
         raise _at_user_line(
             ArgumentError(f"split of {x.describe()}: n_splits is an int >= 1, not {n_splits!r}")
         )
     n_splits = int(n_splits)
+    if _holds_variables(splits_size):  # ([k, n - k]: stacked, as Theano's as_tensor_variable)
+        splits_size = as_tensor_variable(splits_size)
     if isinstance(splits_size, Variable):
         sizes = _symbolic_split_sizes(x, splits_size, n_splits)
     else:
@@ -771,7 +808,8 @@ def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
 
 
 def _symbolic_split_sizes(x, splits_size: Variable, n_splits: int) -> list:
-    """The entries of an int vector of split sizes, its length checked to be n_splits."""
+    """The entries of an int vector of split sizes, its length checked to be n_splits and
+    its entries to be >= 0 when the function runs."""
     if splits_size.type.ndim != 1 or splits_size.type.dtype.kind not in "iu":
         raise _at_user_line(
             DTypeError(
@@ -788,6 +826,8 @@ def _symbolic_split_sizes(x, splits_size: Variable, n_splits: int) -> list:
                 f"{splits_size.type.shape[0]} lengths, not n_splits={n_splits}"
             )
         )
+    # a negative size would cut as a slice's negative bound (Theano's Split refused it)
+    splits_size = _in_domain(splits_size, f"split of {x.describe()}: splits_size", "count")
     splits_size = sn.reshape(splits_size, (n_splits,))  # its length checked at run time
     return [splits_size[i] for i in range(n_splits)]
 

@@ -12,7 +12,7 @@ from symnb.compat.theano.tensor.reductions import _axis
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
-from symnb.ops._axes import diagonal_offset, normalize_axis
+from symnb.ops._axes import diagonal_offset, normalize_axis, one_axis
 from symnb.ops.checks import at_most
 
 
@@ -54,8 +54,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1) -> Variable:
     a = as_variable(a)
     if a.type.ndim < 2:
         raise _at_user_line(ShapeError(f"T.diagonal: {a.describe()} has fewer than 2 dims"))
-    (a1,) = _axes(a, axis1, "diagonal")
-    (a2,) = _axes(a, axis2, "diagonal")
+    a1 = one_axis(_axis(axis1), a.type.ndim, "T.diagonal", a, "axis1")
+    a2 = one_axis(_axis(axis2), a.type.ndim, "T.diagonal", a, "axis2")
     if a1 == a2:
         raise _at_user_line(ShapeError(f"T.diagonal: axis1 and axis2 are both axis {a1}"))
     offset = diagonal_offset(offset, "T.diagonal", "offset", a)
@@ -162,7 +162,7 @@ def _topk(x, kth, axis, sorted_, idx_dtype, call: str) -> tuple:  # noqa: ARG001
         raise _at_user_line(ShapeError(f"T.{call}: {x.describe()} is 0-d; give an array"))
     if axis is None:
         x, axis = sn.flatten(x), 0
-    (axis,) = normalize_axis(axis, x.type.ndim, f"T.{call}", x)
+    axis = one_axis(_axis(axis), x.type.ndim, f"T.{call}", x)
     dtype = np.dtype(idx_dtype) if isinstance(idx_dtype, (str, np.dtype, type)) else None
     if dtype is None or dtype.kind not in "iu":
         raise _at_user_line(
