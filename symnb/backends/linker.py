@@ -35,6 +35,9 @@ class Linker:
     bodies: tuple | list = ()
     #: the rewrite history of a graph the linker rewrote itself (a loop's step), else None
     rewrites = None
+    #: ``runner()`` leaves some dims unchecked (an expression dim, ``n+m``): each call passes
+    #: the Python input checks before it reaches the runner
+    runner_skips_dims: bool = False
 
     def __repr__(self) -> str:
         """``<CLinker: backend 'c', 700 steps (201 kernel, 299 blas, 200 view)>``."""

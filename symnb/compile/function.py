@@ -17,7 +17,7 @@ from symnb.backends import default_backend, fall_back, phases
 from symnb.backends.c.compiler import CompilerUnusable
 from symnb.backends.device.runtime import DeviceArray
 from symnb.backends.loop import bodies_rewritten
-from symnb.backends.plan import fresh_outputs, may_alias
+from symnb.backends.plan import fresh_outputs
 from symnb.compile.arguments import (
     ambiguous_keyword,
     check_inputs,
@@ -40,6 +40,7 @@ from symnb.compile.fit import (
 )
 from symnb.compile.inputs import InputSpec, call_arrays, check_updated_sizes, shared_sizes
 from symnb.compile.linkers import check_choices, get_linker
+from symnb.compile.results import may_share, owned, repeated
 from symnb.config import config
 from symnb.core import locks
 from symnb.core.dims import is_symbolic
@@ -259,8 +260,11 @@ class Function:
         self._resident = self.linker.resident
         with phases.timed("runner"):
             self._runner = None if mode is not None else self._make_runner()
+        #: the runner checks not every dim (``n+m``): the Python input checks come first
+        self._prechecked = self._runner is not None and self.linker.runner_skips_dims
         #: the runner when a call is its arguments alone (nothing shared to read or write)
-        self._direct = self._runner if not (self._shared or self.updates) else None
+        alone = not (self._shared or self.updates or self._prechecked)
+        self._direct = self._runner if alone else None
         #: results that may share memory with an argument (the rest are the plan's own storage)
         self._alias_check = self._maybe_aliased()
         if self._n_checks and self._alias_check is not None:  # (the checks are not returned)
@@ -272,7 +276,7 @@ class Function:
         )
         #: results that are an earlier result again (an output listed twice, merged with
         #: another, or also an update's value): copied so that each is the caller's own
-        self._repeated = _repeated(self.graph.outputs)
+        self._repeated = repeated(self.graph.outputs)
         #: the first call warns about what its shapes reveal where dims were unknown
         self._first_call = self.backend != CHECK and has_unknown_dims(self.graph_before)
         #: the runner when its results are the caller's as they come (nothing to copy: no
@@ -283,7 +287,7 @@ class Function:
             self._leaf_results or self._repeated or self._alias_check != ()
         )
         # (the entry point returns every result but the updates: not the checks)
-        slow = copies or self._resident or self._n_checks or self._retied
+        slow = copies or self._resident or self._n_checks or self._retied or self._prechecked
         self._plain = None if slow else self._runner
         self._entry = self._make_entry(None if self._first_call else self._plain)
 
@@ -434,7 +438,7 @@ class Function:
         """A positional call (keywords bound already): the runner, else the input checks and
         conversions, then the runner or the linker's Python run. ``converted``: the
         arguments were converted already (the runner may take them now)."""
-        if self._runner is not None and not declined:
+        if self._runner is not None and not (declined or self._prechecked):
             leaf_values = [*args, *[v.host_value() for v in self._shared]] if self._shared else args
             results = self._runner(*leaf_values)
             if results is not None:  # None: an argument not as planned, no step ran
@@ -451,8 +455,9 @@ class Function:
             arrays = self._convert(self._bind(args, {}))
         converted = converted or any(a is not v for a, v in zip(arrays, args))
         arrays = self._with_shared(arrays)
-        if self._runner is not None and converted:
-            # Python scalars or lists the runner declined: it takes them as arrays
+        if self._runner is not None and (converted or self._prechecked):
+            # Python scalars or lists the runner declined (it takes them as arrays), or a
+            # call whose expression dims only the checks above check
             results = self._runner(*arrays)
             if results is not None:
                 return self._finish(results, arrays)
@@ -505,9 +510,9 @@ class Function:
         if not self.borrow and (
             self._leaf_results
             or self._repeated
-            or any(_may_share(results, i, leaf_values) for i in check)
+            or any(may_share(results, i, leaf_values) for i in check)
         ):
-            results = self._owned(results, leaf_values)
+            results = owned(results, leaf_values, self._leaf_results, self._repeated)
         if self.updates:
             self._write_updates(results[self._n_out :])
             return self._structure(results[: self._n_out])
@@ -532,28 +537,6 @@ class Function:
                 shared.keep_on_device(value, label)
             else:  # (the function's own array: not lent, unlike set_value(borrow=True))
                 shared.take_fitted(shared.fitted(value, True, label))
-
-    def _owned(self, results, leaf_values) -> list:
-        """The results, each copied that is a leaf's value, a repeat, or may share memory
-        with a leaf's value (an argument, a shared or a constant array) or with another
-        result, earlier or later: an output that is a view of a later output, or of an
-        update's value, would let the caller write into it. Of two results sharing memory
-        the earlier is copied where it is a view, else the later (so one copy, not two).
-        A device array (an update kept on the device: ``{a: b}`` hands over ``b``'s) stays as
-        it is: nothing writes a device array after its kernel, so holders cannot change it."""
-        owned = list(results)
-        for i, result in enumerate(results):
-            if isinstance(result, DeviceArray):
-                continue
-            if i in self._leaf_results or i in self._repeated and isinstance(result, np.ndarray):
-                owned[i] = np.array(result, copy=True)
-                continue
-            before = [*leaf_values, *owned[:i]]  # (only a view or an array met again can share)
-            if may_alias(result, before) and _aliases(result, [*before, *results[i + 1 :]]):
-                owned[i] = np.array(result, copy=True)
-            elif isinstance(result, np.ndarray) and not result.flags.writeable:
-                owned[i] = np.array(result, copy=True)  # a plan's read-only view of its storage
-        return owned
 
     def _convert(self, values) -> list:
         return call_arrays(self._specs, values, self._named_shared, self._ties)
@@ -736,11 +719,6 @@ def _make_linker(cls, graph, leaves, n_results: int):
     return cls(graph, leaves)
 
 
-def _repeated(outputs) -> frozenset[int]:
-    """Indices of the outputs that are an earlier output's variable again."""
-    return frozenset(i for i, v in enumerate(outputs) if any(v is w for w in outputs[:i]))
-
-
 def _always_fits(shared: SharedVariable, value: Variable) -> bool:
     """Whether every value of ``value`` fits ``shared``: both of one dtype and one shape of
     fixed dims (then the write cannot fail)."""
@@ -775,20 +753,6 @@ def _kind(value) -> str:
     if isinstance(value, np.ndarray):
         return f"ndarray {value.dtype}{value.shape}"
     return type(value).__name__
-
-
-def _may_share(results, i, leaf_values) -> bool:
-    """Whether result ``i`` (one the plan did not allocate itself) may share memory with a
-    leaf's value or another result: a view, a leaf's array, or another result's very array
-    (a branch that hands over the side it took, a NumPy reference that returns its input)."""
-    result = results[i]
-    return may_alias(result, leaf_values) or any(
-        result is other for j, other in enumerate(results) if j != i
-    )
-
-
-def _aliases(array, leaf_values) -> bool:
-    return any(isinstance(v, np.ndarray) and np.may_share_memory(array, v) for v in leaf_values)
 
 
 def _is_input(var, inputs) -> bool:

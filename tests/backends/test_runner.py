@@ -193,6 +193,29 @@ def test_named_dims_must_agree_across_inputs():
     assert f.runner.declined == 1
 
 
+def test_expression_dims_are_checked_in_python_then_the_runner_runs_the_call():
+    """An input of ``("n+1",)`` or a shared value of ``("2*m",)``: runner.c checks no dim
+    computed from names, so the input checks check them first, and the runner runs the call
+    (the whole call ran in the Python executor before, cffi launching each kernel)."""
+    a, b = sn.tensor("a", shape=("n",)), sn.tensor("b", shape=("n+1",))
+    f = sn.function([a, b], sn.exp(a) * 2 + b[1:], backend="c")
+    x, y = np.linspace(0.1, 0.9, 4), np.linspace(-1.0, 2.0, 5)
+    np.testing.assert_allclose(f(x, y), np.exp(x) * 2 + y[1:], rtol=1e-12)
+    assert f.runner.runs == 1
+    with pytest.raises(InputError, match=r"axis 0 \(n\+1\) should be 5 with n=4"):
+        f(x, y[:4])
+    assert f.runner.runs == 1  # (refused before the runner)
+    s = sn.shared(np.arange(6.0), shape=("2*m",), name="S")
+    c = sn.tensor("c", shape=("m",))
+    g = sn.function([c], c + s[:3], updates={s: s * 2}, backend="c")
+    np.testing.assert_array_equal(g(np.ones(3)), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(s.get_value(), np.arange(6.0) * 2)
+    assert g.runner.runs == 1
+    with pytest.raises(InputError, match="dim 'm'"):
+        g(np.ones(4))
+    assert g.runner.runs == 1 and s.get_value()[1] == 2.0
+
+
 def test_runtime_broadcast_clash_names_the_node():
     x, y = sn.vector("x"), sn.vector("y")
     f = sn.function([x, y], x + y, backend="c")

@@ -88,6 +88,6 @@ def test_sn_rops_own_message_keeps_symnbs_names_beside_the_theano_layer():
     x, z = sn.tensor("x", shape=(3,)), sn.tensor("z", shape=(3,))
     with pytest.raises(sn.DisconnectedInputError) as info:
         sn.Rop(sn.sin(x), z, np.ones(3))
-    message = str(info.value)
+    message = str(info.value).split("\n  at ")[0]  # (the user's line: its path may say theano)
     assert message.startswith("sn.Rop: f does not depend on 'z'"), message
     assert "only through sn.disconnected_grad" in message and "theano" not in message

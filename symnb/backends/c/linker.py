@@ -75,6 +75,8 @@ class CLinker(KernelLinker):
         if self._schedule is _UNMADE:
             shared = self._named_shared()
             self._schedule = runner.schedule(self.plan, shared, self._fixed_dims)
+            every = runner.checks_every_dim([*self.plan.inputs, *shared])
+            self.runner_skips_dims = self._schedule is not None and not every
         return self._schedule
 
     def fix_dims(self, sizes: dict) -> None:
@@ -89,7 +91,8 @@ class CLinker(KernelLinker):
         inputs', and declines a call where one differs (the input checks then say which). An
         expression dim of names the value's plain dims give (``("n", "n+1")``) is its own
         value's check (``set_value``) and unchecked here; any other (``("2*n",)``, which gives
-        n) leaves every call to the Python executor, as an input's expression dim does."""
+        n) the Python input checks check before each call reaches the runner, as an input's
+        expression dim."""
         found = []
         for leaf in self.leaves[len(self.plan.inputs) : self.plan.nargs]:
             shape = leaf.type.shape

@@ -300,7 +300,7 @@ def schedule(plan, shared=(), fixed=None):
         return None
     checked = [*plan.inputs, *shared]
     dims, names = _input_dims(checked, fixed or {})
-    if dims is None or len(names) > MAX_NAMES:
+    if len(names) > MAX_NAMES:
         return None
     try:
         return built.Schedule(
@@ -318,15 +318,14 @@ def schedule(plan, shared=(), fixed=None):
 
 def _input_dims(inputs, fixed: dict):
     """Each input's dims for runner.c (>= 0 fixed, -1 any, -(k+2) the k-th named dim), and the
-    names; None when an input has a dim computed from names (``n+m``), which only the Python
-    executor checks. A name in ``fixed`` is its size there."""
+    names. A dim computed from names (``n+m``) is -1 here: the Python input checks check it
+    before such a call reaches the runner (``checks_every_dim``). A name in ``fixed`` is its
+    size there."""
     names: dict[str, int] = {}
     dims = []
     for _, shape in inputs:
         row = []
         for d in shape:
-            if isinstance(d, DimExpr):
-                return None, names
             if isinstance(d, str) and d in fixed:
                 row.append(fixed[d])
             elif isinstance(d, str):
@@ -335,6 +334,13 @@ def _input_dims(inputs, fixed: dict):
                 row.append(d if isinstance(d, int) else -1)
         dims.append(row)
     return dims, names
+
+
+def checks_every_dim(inputs) -> bool:
+    """Whether runner.c checks every dim of these (dtype, shape) inputs itself: not where one
+    is computed from names (``n+m``, ``2*n``), which only the Python input checks solve; a
+    function with such an input checks its calls in Python first, then runs the runner."""
+    return not any(isinstance(d, DimExpr) for _, shape in inputs for d in shape)
 
 
 # -- plan records as runner.c reads them: (kind, target, ins, outs, types, fallback, params,
