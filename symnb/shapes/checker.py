@@ -321,6 +321,8 @@ class _Runner:
             self.module.__file__ = report.path
         self.module.__builtins__ = builtins
         self.namespace = self.module.__dict__
+        #: the process that checks: a forked child of the program is not it (see _run_all)
+        self.pid = os.getpid()
         #: names that statements which failed would have bound (and nothing bound since): a
         #: later statement that fails reading one is "not checked", not a failure of its own
         self.unmade: set[str] = set()
@@ -504,4 +506,6 @@ def _run_all(runner: _Runner, chunks: list[Chunk], caught: list) -> None:
         for chunk in chunks:
             runner.run(chunk, caught)
     except (SystemExit, _ProcessExit):
+        if os.getpid() != runner.pid:  # a child the program forked exits, with its status
+            raise
         runner.collect_warnings(caught)  # the program ended itself: keep what it found

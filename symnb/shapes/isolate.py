@@ -152,13 +152,17 @@ def _ended(where: dict, status, timed_out: bool, timeout) -> Diagnostic:
 
 
 def _child(argv: list[str]) -> int:
-    """``python -m symnb.shapes.isolate PATH EVENTS [--show-output]``: check PATH here."""
+    """``python -m symnb.shapes.isolate PATH EVENTS [--show-output]``: check PATH here. Only
+    this process writes events: a child the program forks (and that goes on, or ends, as a
+    copy of this one) writes none, so its end is not the check's."""
     path, events = argv[0], argv[1]
+    checker = os.getpid()
     with open(events, "a", encoding="utf-8") as out:
 
         def sink(event: str, fields: dict) -> None:
-            out.write(json.dumps({"event": event, **fields}) + "\n")
-            out.flush()
+            if os.getpid() == checker:
+                out.write(json.dumps({"event": event, **fields}) + "\n")
+                out.flush()
 
         try:
             report = check_path(path, quiet_output="--show-output" not in argv, sink=sink)
