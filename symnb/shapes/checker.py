@@ -13,13 +13,16 @@ that ends the process or never finishes is still reported.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
 import contextlib
+import functools
 import io
 import json
 import linecache
+import operator
 import os
 import re
 import sys
@@ -305,6 +308,24 @@ def _names(code) -> tuple[set, set]:
 
 
 # -- running them -------------------------------------------------------------------------------
+def _not_a_docstring(statement: ast.stmt) -> list[ast.stmt]:
+    """The body of a module that runs ``statement`` without taking a bare string for the
+    module's docstring: a ``pass`` (no code) first."""
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return [ast.copy_location(ast.Pass(), statement), statement]
+    return [statement]
+
+
+def _future_flags(statement: ast.stmt) -> int:
+    """The compiler flags a ``from __future__ import ...`` statement turns on (0 for others;
+    a bad feature name is the SyntaxError compiling it raised)."""
+    if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
+        return 0
+    features = (getattr(__future__, alias.name, None) for alias in statement.names)
+    return functools.reduce(operator.or_, (f.compiler_flag for f in features if f), 0)
+
+
 class _Runner:
     """Runs chunks statement by statement in one namespace, collecting diagnostics."""
 
@@ -323,6 +344,10 @@ class _Runner:
         self.namespace = self.module.__dict__
         #: the process that checks: a forked child of the program is not it (see _run_all)
         self.pid = os.getpid()
+        #: the compiler flags of the ``from __future__`` imports run so far: each statement is
+        #: compiled alone, without the checker's own (``annotations``), as Python compiles the
+        #: file with the program's
+        self.future_flags = 0
         #: names that statements which failed would have bound (and nothing bound since): a
         #: later statement that fails reading one is "not checked", not a failure of its own
         self.unmade: set[str] = set()
@@ -347,7 +372,12 @@ class _Runner:
             self._add_failure("failure", exc, chunk, exc.lineno or 1)
             return
         for statement in tree.body:
-            code = compile(ast.Module(body=[statement], type_ignores=[]), chunk.filename, "exec")
+            body = [statement]
+            if statement is not tree.body[0] or chunk.cell is not None:
+                body = _not_a_docstring(statement)  # only a script's first is its __doc__
+            module = ast.Module(body=body, type_ignores=[])
+            code = compile(module, chunk.filename, "exec", self.future_flags, dont_inherit=True)
+            self.future_flags |= _future_flags(statement)
             run = lambda c=code: exec(c, self.namespace)  # noqa: E731, S102
             self._execute(chunk, statement.lineno, run, _names(statement))
             self.collect_warnings(caught)

@@ -336,3 +336,33 @@ def test_a_timeout_that_is_not_a_number_of_seconds_is_refused(value, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert f"--timeout: takes a number of seconds, 0 or more (0: no limit), not '{value}'" in err
+
+
+def _clean(report) -> None:
+    assert not report.diagnostics, [d.format() for d in report.diagnostics]
+
+
+def test_statements_compile_with_the_programs_future_imports_not_the_checkers(tmp_path):
+    """Each statement was compiled with checker.py's own ``from __future__ import
+    annotations``: an annotation naming nothing passed the check, where python raises
+    NameError; and a program's own future import now holds for its later statements."""
+    eager = tmp_path / "eager.py"
+    eager.write_text("def f(a: Undefined):\n    return a\n")
+    report = check_path(str(eager))
+    assert [(d.severity, d.category, d.lineno) for d in report.diagnostics] == [
+        ("failure", "NameError", 1)
+    ]
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("from __future__ import annotations\ndef f(a: Undefined):\n    return a\n")
+    _clean(check_path(str(lazy)))
+
+
+def test_only_a_scripts_first_statement_is_its_docstring(tmp_path):
+    """Each statement compiled as a module of its own took a later bare string for the
+    module's docstring, replacing __doc__."""
+    script = tmp_path / "doc.py"
+    script.write_text(
+        '"""Train the model."""\nx = 1\n"""--- a block comment ---"""\n'
+        'assert __doc__ == "Train the model.", __doc__\n'
+    )
+    _clean(check_path(str(script)))
