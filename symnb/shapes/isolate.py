@@ -40,9 +40,21 @@ def check_isolated(path: str, timeout: float | None = DEFAULT_TIMEOUT, show_outp
     return _report(path, records, status, timed_out, timeout)
 
 
+#: the child's start: ``python -c`` without the '' (the working directory) that -c (like -m)
+#: puts first on sys.path, so that sys.path is as ``python script.py`` sets it and a symnb.py
+#: (or numpy.py) there does not replace the one this child must import
+_CHILD = (
+    "import sys\n"
+    "if not getattr(sys.flags, 'safe_path', False):\n"
+    "    del sys.path[0]\n"
+    "from symnb.shapes.isolate import _child\n"
+    "sys.exit(_child(sys.argv[1:]))\n"
+)
+
+
 def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int | None, bool]:
     open(events, "w").close()
-    command = [sys.executable, "-m", "symnb.shapes.isolate", path, events]
+    command = [sys.executable, "-c", _CHILD, path, events]
     output = None if show_output else subprocess.DEVNULL
     child = None
     try:
@@ -152,9 +164,10 @@ def _ended(where: dict, status, timed_out: bool, timeout) -> Diagnostic:
 
 
 def _child(argv: list[str]) -> int:
-    """``python -m symnb.shapes.isolate PATH EVENTS [--show-output]``: check PATH here. Only
-    this process writes events: a child the program forks (and that goes on, or ends, as a
-    copy of this one) writes none, so its end is not the check's."""
+    """The child (see _CHILD, or ``python -m symnb.shapes.isolate PATH EVENTS
+    [--show-output]``): check PATH here. Only this process writes events: a child the program
+    forks (and that goes on, or ends, as a copy of this one) writes none, so its end is not
+    the check's."""
     path, events = argv[0], argv[1]
     checker = os.getpid()
     with open(events, "a", encoding="utf-8") as out:

@@ -366,3 +366,20 @@ def test_only_a_scripts_first_statement_is_its_docstring(tmp_path):
         'assert __doc__ == "Train the model.", __doc__\n'
     )
     _clean(check_path(str(script)))
+
+
+def test_the_working_directory_is_not_on_the_programs_sys_path(tmp_path, monkeypatch, capsys):
+    """The child started as ``python -m symnb.shapes.isolate`` put the working directory on
+    sys.path: a module only there imported (python cannot), and a symnb.py there replaced
+    symnb in the child, which crashed ("ProcessExit") on a clean program."""
+    for folder in ("cwd", "prog"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "cwd" / "only_in_the_cwd.py").write_text("X = 1\n")
+    (tmp_path / "cwd" / "symnb.py").write_text("raise ImportError('this is not symnb')\n")
+    (tmp_path / "prog" / "s.py").write_text("import symnb\nimport only_in_the_cwd\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    assert main(["check", "../prog/s.py"]) == 2
+    out = capsys.readouterr().out
+    missing = "No module named 'only_in_the_cwd'"
+    assert f"../prog/s.py, line 2: failure: ModuleNotFoundError: {missing}" in out
+    assert "ProcessExit" not in out
