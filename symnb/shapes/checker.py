@@ -19,7 +19,6 @@ import ast
 import builtins
 import contextlib
 import functools
-import io
 import json
 import linecache
 import operator
@@ -477,18 +476,21 @@ class _Runner:
 @contextlib.contextmanager
 def _program_environment(path: str, quiet_output: bool):
     """argv, sys.path and the working directory as if the program were run directly, and an
-    ``os._exit`` that stops the program instead of the check."""
+    ``os._exit`` that stops the program instead of the check. ``quiet_output``: the program
+    writes to the null device, through real files (``sys.stdout.buffer``, ``fileno()`` and
+    ``reconfigure`` work; ``symnb check``'s child is given False, its own output already goes
+    there)."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     saved_exit = os._exit
     os._exit = _guarded_exit(saved_exit, os.getpid())
     sys.argv = [path]
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    sink = io.StringIO() if quiet_output else None
     try:
         with contextlib.ExitStack() as stack:
-            if sink is not None:
-                stack.enter_context(contextlib.redirect_stdout(sink))
-                stack.enter_context(contextlib.redirect_stderr(sink))
+            if quiet_output:
+                null = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
+                stack.enter_context(contextlib.redirect_stdout(null))
+                stack.enter_context(contextlib.redirect_stderr(null))
             yield
     finally:
         sys.argv, sys.path[:], os._exit = saved_argv, saved_path, saved_exit

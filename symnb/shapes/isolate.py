@@ -55,13 +55,13 @@ _CHILD = (
 def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int | None, bool]:
     open(events, "w").close()
     command = [sys.executable, "-c", _CHILD, path, events]
-    output = None if show_output else subprocess.DEVNULL
+    output = None if show_output else subprocess.DEVNULL  # the program writes to it directly
     child = None
     try:
         # the handlers first: a signal that comes while the child starts stops it too
         with _signals_stop_the_check():
             child = subprocess.Popen(
-                command + (["--show-output"] if show_output else []),
+                command,
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=output,
@@ -164,10 +164,10 @@ def _ended(where: dict, status, timed_out: bool, timeout) -> Diagnostic:
 
 
 def _child(argv: list[str]) -> int:
-    """The child (see _CHILD, or ``python -m symnb.shapes.isolate PATH EVENTS
-    [--show-output]``): check PATH here. Only this process writes events: a child the program
-    forks (and that goes on, or ends, as a copy of this one) writes none, so its end is not
-    the check's."""
+    """The child (see _CHILD, or ``python -m symnb.shapes.isolate PATH EVENTS``): check PATH
+    here, its output to this process's stdout and stderr (the null device unless
+    --show-output). Only this process writes events: a child the program forks (and that
+    goes on, or ends, as a copy of this one) writes none, so its end is not the check's."""
     path, events = argv[0], argv[1]
     checker = os.getpid()
     with open(events, "a", encoding="utf-8") as out:
@@ -178,7 +178,7 @@ def _child(argv: list[str]) -> int:
                 out.flush()
 
         try:
-            report = check_path(path, quiet_output="--show-output" not in argv, sink=sink)
+            report = check_path(path, quiet_output=False, sink=sink)
         except ProgramUnreadable as exc:
             sink("unreadable", {"message": str(exc)})
             return _UNREADABLE

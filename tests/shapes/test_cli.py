@@ -383,3 +383,28 @@ def test_the_working_directory_is_not_on_the_programs_sys_path(tmp_path, monkeyp
     missing = "No module named 'only_in_the_cwd'"
     assert f"../prog/s.py, line 2: failure: ModuleNotFoundError: {missing}" in out
     assert "ProcessExit" not in out
+
+
+def test_hidden_output_goes_to_real_files(tmp_path, capsys):
+    """Without --show-output the program's sys.stdout and sys.stderr were StringIOs (which
+    grew without limit): ``sys.stdout.buffer``, ``fileno()`` (faulthandler, a subprocess
+    writing to sys.stdout) and ``reconfigure`` failed, and passed with --show-output."""
+    script = tmp_path / "out.py"
+    script.write_text(
+        "import sys, faulthandler, subprocess\n"
+        "sys.stdout.buffer.write(b'bytes\\n')\n"
+        "faulthandler.enable()\n"
+        "subprocess.run([sys.executable, '-c', 'print(1)'], stdout=sys.stdout, check=True)\n"
+        "sys.stdout.reconfigure(line_buffering=True)\n"
+        "print('PRINTED BY IT', file=sys.stderr)\n"
+    )
+    assert main(["check", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "0 errors, 0 warnings, 0 failures (6 statements)" in out and "PRINTED BY IT" not in out
+    in_process = tmp_path / "in_process.py"  # check_path here: no faulthandler in pytest's
+    in_process.write_text(
+        "import sys\nsys.stdout.buffer.write(b'bytes')\nsys.stderr.fileno()\n"
+        "sys.stdout.reconfigure(line_buffering=True)\nprint('PRINTED BY IT')\n"
+    )
+    _clean(check_path(str(in_process)))
+    assert "PRINTED BY IT" not in capsys.readouterr().out
