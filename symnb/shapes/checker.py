@@ -337,8 +337,8 @@ class _Runner:
         # A notebook's has no file, as in a Jupyter kernel: a spawned worker (Dask's nanny)
         # would try to run the .ipynb as Python
         self.module = types.ModuleType("__main__")
-        if not report.path.endswith(".ipynb"):
-            self.module.__file__ = report.path
+        if not report.path.endswith(".ipynb"):  # absolute, as Python (3.9+) gives __main__'s
+            self.module.__file__ = os.path.abspath(report.path)
         self.module.__builtins__ = builtins
         self.namespace = self.module.__dict__
         #: the process that checks: a forked child of the program is not it (see _run_all)
@@ -476,15 +476,22 @@ class _Runner:
 @contextlib.contextmanager
 def _program_environment(path: str, quiet_output: bool):
     """argv, sys.path and the working directory as if the program were run directly, and an
-    ``os._exit`` that stops the program instead of the check. ``quiet_output``: the program
-    writes to the null device, through real files (``sys.stdout.buffer``, ``fileno()`` and
-    ``reconfigure`` work; ``symnb check``'s child is given False, its own output already goes
-    there)."""
+    ``os._exit`` that stops the program instead of the check. A script runs in the caller's
+    working directory with its own folder, symlinks resolved, first on sys.path (as ``python
+    script.py``); a notebook in its folder (as Jupyter runs it). ``quiet_output``: the
+    program writes to the null device, through real files (``sys.stdout.buffer``,
+    ``fileno()`` and ``reconfigure`` work; ``symnb check``'s child is given False, its own
+    output already goes there)."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     saved_exit = os._exit
     os._exit = _guarded_exit(saved_exit, os.getpid())
     sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    if path.endswith(".ipynb"):
+        folder = os.path.dirname(os.path.abspath(path))
+        os.chdir(folder)
+    else:
+        folder = os.path.dirname(os.path.realpath(path))
+    sys.path.insert(0, folder)
     try:
         with contextlib.ExitStack() as stack:
             if quiet_output:

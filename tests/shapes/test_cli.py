@@ -368,6 +368,40 @@ def test_only_a_scripts_first_statement_is_its_docstring(tmp_path):
     _clean(check_path(str(script)))
 
 
+def test_the_program_sees_its_file_and_folder_as_python_gives_them(tmp_path, monkeypatch):
+    """``__file__`` is absolute (it was the path as typed, so a chdir lost the program's
+    files), and sys.path[0] is the script's folder with symlinks resolved (it was the
+    link's, so a linked script could not import its siblings)."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "sibling_of_the_real_script.py").write_text("Y = 2\n")
+    (tmp_path / "real" / "s.py").write_text(
+        "import os\nimport sibling_of_the_real_script\n"
+        f"assert __file__ == {str(tmp_path / 'link' / 's.py')!r}, __file__\n"
+        "here = os.path.dirname(__file__)\nos.chdir('/')\n"
+        "assert open(os.path.join(here, 'data.txt')).read() == '1\\n'\n"
+    )
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / "s.py").symlink_to(tmp_path / "real" / "s.py")
+    (tmp_path / "link" / "data.txt").write_text("1\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "sibling_of_the_real_script", raising=False)
+    _clean(check_path("link/s.py"))
+    assert os.getcwd() == str(tmp_path)
+
+
+def test_a_notebook_runs_in_its_folder(tmp_path, monkeypatch):
+    """As Jupyter runs it: ``open("data.txt")`` of a file beside the notebook failed when
+    the notebook was checked from another folder; the caller's folder is back after."""
+    folder = tmp_path / "nbdir"
+    folder.mkdir()
+    (folder / "data.txt").write_text("5\n")
+    notebook = {"cells": [_cell("n = int(open('data.txt').read())\nassert n == 5")]}
+    (folder / "nb.ipynb").write_text(json.dumps({**notebook, "metadata": {}, "nbformat": 4}))
+    monkeypatch.chdir(tmp_path)
+    _clean(check_path("nbdir/nb.ipynb"))
+    assert os.getcwd() == str(tmp_path)
+
+
 def test_the_working_directory_is_not_on_the_programs_sys_path(tmp_path, monkeypatch, capsys):
     """The child started as ``python -m symnb.shapes.isolate`` put the working directory on
     sys.path: a module only there imported (python cannot), and a symnb.py there replaced
