@@ -13,13 +13,15 @@ that ends the process or never finishes is still reported.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
 import contextlib
-import io
+import functools
 import json
 import linecache
+import operator
 import os
 import re
 import sys
@@ -305,6 +307,24 @@ def _names(code) -> tuple[set, set]:
 
 
 # -- running them -------------------------------------------------------------------------------
+def _not_a_docstring(statement: ast.stmt) -> list[ast.stmt]:
+    """The body of a module that runs ``statement`` without taking a bare string for the
+    module's docstring: a ``pass`` (no code) first."""
+    value = statement.value if isinstance(statement, ast.Expr) else None
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return [ast.copy_location(ast.Pass(), statement), statement]
+    return [statement]
+
+
+def _future_flags(statement: ast.stmt) -> int:
+    """The compiler flags a ``from __future__ import ...`` statement turns on (0 for others;
+    a bad feature name is the SyntaxError compiling it raised)."""
+    if not (isinstance(statement, ast.ImportFrom) and statement.module == "__future__"):
+        return 0
+    features = (getattr(__future__, alias.name, None) for alias in statement.names)
+    return functools.reduce(operator.or_, (f.compiler_flag for f in features if f), 0)
+
+
 class _Runner:
     """Runs chunks statement by statement in one namespace, collecting diagnostics."""
 
@@ -317,10 +337,16 @@ class _Runner:
         # A notebook's has no file, as in a Jupyter kernel: a spawned worker (Dask's nanny)
         # would try to run the .ipynb as Python
         self.module = types.ModuleType("__main__")
-        if not report.path.endswith(".ipynb"):
-            self.module.__file__ = report.path
+        if not report.path.endswith(".ipynb"):  # absolute, as Python (3.9+) gives __main__'s
+            self.module.__file__ = os.path.abspath(report.path)
         self.module.__builtins__ = builtins
         self.namespace = self.module.__dict__
+        #: the process that checks: a forked child of the program is not it (see _run_all)
+        self.pid = os.getpid()
+        #: the compiler flags of the ``from __future__`` imports run so far: each statement is
+        #: compiled alone, without the checker's own (``annotations``), as Python compiles the
+        #: file with the program's
+        self.future_flags = 0
         #: names that statements which failed would have bound (and nothing bound since): a
         #: later statement that fails reading one is "not checked", not a failure of its own
         self.unmade: set[str] = set()
@@ -345,7 +371,12 @@ class _Runner:
             self._add_failure("failure", exc, chunk, exc.lineno or 1)
             return
         for statement in tree.body:
-            code = compile(ast.Module(body=[statement], type_ignores=[]), chunk.filename, "exec")
+            body = [statement]
+            if statement is not tree.body[0] or chunk.cell is not None:
+                body = _not_a_docstring(statement)  # only a script's first is its __doc__
+            module = ast.Module(body=body, type_ignores=[])
+            code = compile(module, chunk.filename, "exec", self.future_flags, dont_inherit=True)
+            self.future_flags |= _future_flags(statement)
             run = lambda c=code: exec(c, self.namespace)  # noqa: E731, S102
             self._execute(chunk, statement.lineno, run, _names(statement))
             self.collect_warnings(caught)
@@ -445,18 +476,28 @@ class _Runner:
 @contextlib.contextmanager
 def _program_environment(path: str, quiet_output: bool):
     """argv, sys.path and the working directory as if the program were run directly, and an
-    ``os._exit`` that stops the program instead of the check."""
+    ``os._exit`` that stops the program instead of the check. A script runs in the caller's
+    working directory with its own folder, symlinks resolved, first on sys.path (as ``python
+    script.py``); a notebook in its folder (as Jupyter runs it). ``quiet_output``: the
+    program writes to the null device, through real files (``sys.stdout.buffer``,
+    ``fileno()`` and ``reconfigure`` work; ``symnb check``'s child is given False, its own
+    output already goes there)."""
     saved_argv, saved_path, saved_cwd = sys.argv[:], sys.path[:], os.getcwd()
     saved_exit = os._exit
     os._exit = _guarded_exit(saved_exit, os.getpid())
     sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    sink = io.StringIO() if quiet_output else None
+    if path.endswith(".ipynb"):
+        folder = os.path.dirname(os.path.abspath(path))
+        os.chdir(folder)
+    else:
+        folder = os.path.dirname(os.path.realpath(path))
+    sys.path.insert(0, folder)
     try:
         with contextlib.ExitStack() as stack:
-            if sink is not None:
-                stack.enter_context(contextlib.redirect_stdout(sink))
-                stack.enter_context(contextlib.redirect_stderr(sink))
+            if quiet_output:
+                null = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
+                stack.enter_context(contextlib.redirect_stdout(null))
+                stack.enter_context(contextlib.redirect_stderr(null))
             yield
     finally:
         sys.argv, sys.path[:], os._exit = saved_argv, saved_path, saved_exit
@@ -504,4 +545,6 @@ def _run_all(runner: _Runner, chunks: list[Chunk], caught: list) -> None:
         for chunk in chunks:
             runner.run(chunk, caught)
     except (SystemExit, _ProcessExit):
+        if os.getpid() != runner.pid:  # a child the program forked exits, with its status
+            raise
         runner.collect_warnings(caught)  # the program ended itself: keep what it found

@@ -40,16 +40,28 @@ def check_isolated(path: str, timeout: float | None = DEFAULT_TIMEOUT, show_outp
     return _report(path, records, status, timed_out, timeout)
 
 
+#: the child's start: ``python -c`` without the '' (the working directory) that -c (like -m)
+#: puts first on sys.path, so that sys.path is as ``python script.py`` sets it and a symnb.py
+#: (or numpy.py) there does not replace the one this child must import
+_CHILD = (
+    "import sys\n"
+    "if not getattr(sys.flags, 'safe_path', False):\n"
+    "    del sys.path[0]\n"
+    "from symnb.shapes.isolate import _child\n"
+    "sys.exit(_child(sys.argv[1:]))\n"
+)
+
+
 def _run_child(path: str, events: str, timeout, show_output: bool) -> tuple[int | None, bool]:
     open(events, "w").close()
-    command = [sys.executable, "-m", "symnb.shapes.isolate", path, events]
-    output = None if show_output else subprocess.DEVNULL
+    command = [sys.executable, "-c", _CHILD, path, events]
+    output = None if show_output else subprocess.DEVNULL  # the program writes to it directly
     child = None
     try:
         # the handlers first: a signal that comes while the child starts stops it too
         with _signals_stop_the_check():
             child = subprocess.Popen(
-                command + (["--show-output"] if show_output else []),
+                command,
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=output,
@@ -152,16 +164,21 @@ def _ended(where: dict, status, timed_out: bool, timeout) -> Diagnostic:
 
 
 def _child(argv: list[str]) -> int:
-    """``python -m symnb.shapes.isolate PATH EVENTS [--show-output]``: check PATH here."""
+    """The child (see _CHILD, or ``python -m symnb.shapes.isolate PATH EVENTS``): check PATH
+    here, its output to this process's stdout and stderr (the null device unless
+    --show-output). Only this process writes events: a child the program forks (and that
+    goes on, or ends, as a copy of this one) writes none, so its end is not the check's."""
     path, events = argv[0], argv[1]
+    checker = os.getpid()
     with open(events, "a", encoding="utf-8") as out:
 
         def sink(event: str, fields: dict) -> None:
-            out.write(json.dumps({"event": event, **fields}) + "\n")
-            out.flush()
+            if os.getpid() == checker:
+                out.write(json.dumps({"event": event, **fields}) + "\n")
+                out.flush()
 
         try:
-            report = check_path(path, quiet_output="--show-output" not in argv, sink=sink)
+            report = check_path(path, quiet_output=False, sink=sink)
         except ProgramUnreadable as exc:
             sink("unreadable", {"message": str(exc)})
             return _UNREADABLE

@@ -2,6 +2,7 @@
 process or never finish, malformed notebooks, magics inside strings, call-time clashes."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -273,6 +274,30 @@ def test_forked_workers_still_end_with_os_exit(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "error: ShapeError" in out and "failure:" not in out
     assert out.count("ShapeError") == 1  # the worker did not go on checking the program
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_a_forked_child_that_exits_does_not_end_the_check(tmp_path, capsys):
+    """The child a program forks is a copy of the checking process: its ``sys.exit(0)`` ended
+    the copied check, which wrote "done", so the parent's ShapeError was dropped (exit 0); and
+    it exited 0 whatever its status."""
+    script = _script(
+        tmp_path,
+        """\
+        import os, sys
+        import symnb as sn
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(3)
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        assert status == 3, status
+        y = sn.tensor("x", shape=(3, 4)) @ sn.tensor("W", shape=(3, 4))
+        """,
+    )
+    assert main(["check", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert f"{script}, line 8: error: ShapeError: matmul" in out
+    assert "1 error, 0 warnings, 0 failures (7 statements)" in out
 
 
 def test_the_timeout_stops_the_program_where_there_are_no_process_groups(

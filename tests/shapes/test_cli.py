@@ -336,3 +336,109 @@ def test_a_timeout_that_is_not_a_number_of_seconds_is_refused(value, capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert f"--timeout: takes a number of seconds, 0 or more (0: no limit), not '{value}'" in err
+
+
+def _clean(report) -> None:
+    assert not report.diagnostics, [d.format() for d in report.diagnostics]
+
+
+def test_statements_compile_with_the_programs_future_imports_not_the_checkers(tmp_path):
+    """Each statement was compiled with checker.py's own ``from __future__ import
+    annotations``: an annotation naming nothing passed the check, where python raises
+    NameError; and a program's own future import now holds for its later statements."""
+    eager = tmp_path / "eager.py"
+    eager.write_text("def f(a: Undefined):\n    return a\n")
+    report = check_path(str(eager))
+    assert [(d.severity, d.category, d.lineno) for d in report.diagnostics] == [
+        ("failure", "NameError", 1)
+    ]
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("from __future__ import annotations\ndef f(a: Undefined):\n    return a\n")
+    _clean(check_path(str(lazy)))
+
+
+def test_only_a_scripts_first_statement_is_its_docstring(tmp_path):
+    """Each statement compiled as a module of its own took a later bare string for the
+    module's docstring, replacing __doc__."""
+    script = tmp_path / "doc.py"
+    script.write_text(
+        '"""Train the model."""\nx = 1\n"""--- a block comment ---"""\n'
+        'assert __doc__ == "Train the model.", __doc__\n'
+    )
+    _clean(check_path(str(script)))
+
+
+def test_the_program_sees_its_file_and_folder_as_python_gives_them(tmp_path, monkeypatch):
+    """``__file__`` is absolute (it was the path as typed, so a chdir lost the program's
+    files), and sys.path[0] is the script's folder with symlinks resolved (it was the
+    link's, so a linked script could not import its siblings)."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "sibling_of_the_real_script.py").write_text("Y = 2\n")
+    (tmp_path / "real" / "s.py").write_text(
+        "import os\nimport sibling_of_the_real_script\n"
+        f"assert __file__ == {str(tmp_path / 'link' / 's.py')!r}, __file__\n"
+        "here = os.path.dirname(__file__)\nos.chdir('/')\n"
+        "assert open(os.path.join(here, 'data.txt')).read() == '1\\n'\n"
+    )
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / "s.py").symlink_to(tmp_path / "real" / "s.py")
+    (tmp_path / "link" / "data.txt").write_text("1\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "sibling_of_the_real_script", raising=False)
+    _clean(check_path("link/s.py"))
+    assert os.getcwd() == str(tmp_path)
+
+
+def test_a_notebook_runs_in_its_folder(tmp_path, monkeypatch):
+    """As Jupyter runs it: ``open("data.txt")`` of a file beside the notebook failed when
+    the notebook was checked from another folder; the caller's folder is back after."""
+    folder = tmp_path / "nbdir"
+    folder.mkdir()
+    (folder / "data.txt").write_text("5\n")
+    notebook = {"cells": [_cell("n = int(open('data.txt').read())\nassert n == 5")]}
+    (folder / "nb.ipynb").write_text(json.dumps({**notebook, "metadata": {}, "nbformat": 4}))
+    monkeypatch.chdir(tmp_path)
+    _clean(check_path("nbdir/nb.ipynb"))
+    assert os.getcwd() == str(tmp_path)
+
+
+def test_the_working_directory_is_not_on_the_programs_sys_path(tmp_path, monkeypatch, capsys):
+    """The child started as ``python -m symnb.shapes.isolate`` put the working directory on
+    sys.path: a module only there imported (python cannot), and a symnb.py there replaced
+    symnb in the child, which crashed ("ProcessExit") on a clean program."""
+    for folder in ("cwd", "prog"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "cwd" / "only_in_the_cwd.py").write_text("X = 1\n")
+    (tmp_path / "cwd" / "symnb.py").write_text("raise ImportError('this is not symnb')\n")
+    (tmp_path / "prog" / "s.py").write_text("import symnb\nimport only_in_the_cwd\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    assert main(["check", "../prog/s.py"]) == 2
+    out = capsys.readouterr().out
+    missing = "No module named 'only_in_the_cwd'"
+    assert f"../prog/s.py, line 2: failure: ModuleNotFoundError: {missing}" in out
+    assert "ProcessExit" not in out
+
+
+def test_hidden_output_goes_to_real_files(tmp_path, capsys):
+    """Without --show-output the program's sys.stdout and sys.stderr were StringIOs (which
+    grew without limit): ``sys.stdout.buffer``, ``fileno()`` (faulthandler, a subprocess
+    writing to sys.stdout) and ``reconfigure`` failed, and passed with --show-output."""
+    script = tmp_path / "out.py"
+    script.write_text(
+        "import sys, faulthandler, subprocess\n"
+        "sys.stdout.buffer.write(b'bytes\\n')\n"
+        "faulthandler.enable()\n"
+        "subprocess.run([sys.executable, '-c', 'print(1)'], stdout=sys.stdout, check=True)\n"
+        "sys.stdout.reconfigure(line_buffering=True)\n"
+        "print('PRINTED BY IT', file=sys.stderr)\n"
+    )
+    assert main(["check", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "0 errors, 0 warnings, 0 failures (6 statements)" in out and "PRINTED BY IT" not in out
+    in_process = tmp_path / "in_process.py"  # check_path here: no faulthandler in pytest's
+    in_process.write_text(
+        "import sys\nsys.stdout.buffer.write(b'bytes')\nsys.stderr.fileno()\n"
+        "sys.stdout.reconfigure(line_buffering=True)\nprint('PRINTED BY IT')\n"
+    )
+    _clean(check_path(str(in_process)))
+    assert "PRINTED BY IT" not in capsys.readouterr().out
