@@ -24,6 +24,7 @@ from symnb.compile.arguments import (
     flatten_outputs,
     single_output,
 )
+from symnb.compile.built_from import own_option, own_outputs, variables_in
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.fit import (
@@ -191,18 +192,19 @@ class Function:
         self._update_labels = _update_labels(self.updates, self._unsure)
         targets = out_vars + [value for _, value in self.updates]
         #: what a pickle rebuilds it from: the inputs, updates and givens as the checked lists
-        #: (the user's may be iterators, ``zip(params, steps)``, that the checks consumed)
+        #: (the user's may be iterators, ``zip(params, steps)``, that the checks consumed), the
+        #: outputs and options as copies (the caller may edit its list or dict afterwards)
         self._built_from = (
             self.inputs,
-            outputs,
+            own_outputs(self._structure, out_vars),
             checked_updates,
             list(givens.items()),
             backend,
             name,
-            optimize,
+            own_option(optimize),
             borrow,
             mode,
-            no_default_updates,
+            own_option(no_default_updates),
         )
         warn_unread_givens(givens, targets)
         targets = clone_graph(targets, givens)
@@ -618,7 +620,7 @@ class Function:
         program sending functions to other processes (Dask workers) can be checked. The
         graphs of all its variables go first, as one flat list (core/variable.py): any
         depth pickles, and the nodes the outputs and updates share are listed once."""
-        variables = _variables_in(self._built_from)
+        variables = variables_in(self._built_from)
         if self.backend == CHECK:
             inputs, *rest = self._built_from
             return _checked, (graph_first(inputs, variables), *rest)
@@ -674,21 +676,6 @@ class _PythonEntry:
         if function is None:
             raise ReferenceError("this compiled function was deleted")
         return function._python_call(*args, **kwargs)
-
-
-def _variables_in(built_from) -> list[Variable]:
-    """The variables in what a function was built from (lists, tuples and dicts of them)."""
-    found, stack = [], [built_from]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Variable):
-            found.append(item)
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-    return found
 
 
 def _unpickled(built_from):
