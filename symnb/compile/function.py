@@ -630,10 +630,9 @@ class Function:
         """``copy.copy(f)``: the function built again from what it was built from, so it reads
         and updates the same shared variables (as Theano's ``copy.copy(f)``, its ``f.copy()``);
         ``copy.deepcopy(f)`` and a pickle copy the shared variables with it. Its kernels come
-        from the cache."""
-        if self.backend == CHECK:
-            inputs, *rest = self._built_from
-            return _checked(inputs, *rest)
+        from the cache. Made in check mode (``symnb check``), the copy is a check-mode one."""
+        if self.backend == CHECK or check_mode_active():
+            return _checked(*self._built_from)
         return Function(*self._built_from)
 
     def __repr__(self):
@@ -682,8 +681,11 @@ def _unpickled(built_from):
     """A function loaded from a pickle. Where its device cannot be opened (a worker forked
     from a process that used OpenCL) the DeviceError waits for the first call: raised while
     a pool's worker unpickles its task, it would lose the task (``Pool.get`` waits forever,
-    ``ProcessPoolExecutor`` says only that a worker died) instead of reaching the caller."""
+    ``ProcessPoolExecutor`` says only that a worker died) instead of reaching the caller.
+    Loaded in check mode (``symnb check`` of a program loading a model), a check-mode one."""
     try:
+        if check_mode_active():
+            return _checked(*built_from)
         return Function(*built_from)
     except DeviceError as exc:
         return _Unusable(exc)

@@ -204,6 +204,25 @@ def test_a_loaded_or_copied_function_keeps_its_own_outputs_and_options(how):
     assert c._built_from[6] == {"include": ["canonicalize"]}
 
 
+@pytest.mark.parametrize("how", ["pickle", "copy", "deepcopy"])
+def test_a_function_loaded_or_copied_in_check_mode_is_a_check_mode_one(how):
+    """``symnb check`` of a program that loads a trained model: the loaded function was a
+    real one (the C compiler ran, values were computed, updates written)."""
+    from symnb.compile.checkmode import CHECK, check_mode
+
+    x, w, loss = model()
+    f = sn.function([x], loss, updates={w: w + 1}, backend="py")
+    data = pickle.dumps(f)
+    with check_mode():
+        g = {"pickle": lambda: pickle.loads(data), "copy": lambda: copy.copy(f)}.get(
+            how, lambda: copy.deepcopy(f)
+        )()
+        assert g.backend == CHECK
+        np.testing.assert_array_equal(g(np.ones((4, 3))), np.zeros(4))
+        assert g.updates[0][0].get_value().tolist() == [0.0, 1.0, 2.0]  # not updated
+    assert f.backend == "py"
+
+
 OLD_PATHS = {  # where the loop and branch ops lived before symnb.control
     b"symnb.control.scan\n": b"symnb.ops.scan\n",
     b"symnb.control.loop\n": b"symnb.ops.loop\n",
