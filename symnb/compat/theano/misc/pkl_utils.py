@@ -2,15 +2,20 @@
 
 Theano wrote a zip of the pickle and of each shared variable's array; here it is the
 pickle of the object (shared variables and compiled functions pickle with their values),
-so files written by Theano cannot be read, and files written here only by
+so files written by Theano cannot be read (``load`` says so), and files written here only by
 this layer.
 """
 
 from __future__ import annotations
 
+import io
 import pickle
 
 from symnb.core.variable import Tag
+from symnb.errors import InputError
+
+#: how a zip archive starts (Theano's ``pkl_utils.dump`` wrote one)
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 def dump(obj, file_handler, protocol=pickle.HIGHEST_PROTOCOL, persistent_id=None):
@@ -19,8 +24,32 @@ def dump(obj, file_handler, protocol=pickle.HIGHEST_PROTOCOL, persistent_id=None
 
 
 def load(f, persistent_load=None):
-    """The object ``dump`` wrote to the open binary file ``f``."""
+    """The object ``dump`` wrote to the open binary file ``f``. A zip archive Theano's
+    ``pkl_utils.dump`` wrote is an InputError saying so (it was pickle's "persistent id"
+    message)."""
+    f, head = _peeked(f, len(_ZIP_MAGIC))
+    if head == _ZIP_MAGIC:
+        name = getattr(f, "name", None)
+        raise InputError(
+            f"pkl_utils.load: {'the file' if name is None else repr(name)} is a zip archive, "
+            "as Theano's pkl_utils.dump wrote (a 'pkl' entry and one entry per array); this "
+            "layer's dump/load write and read a plain pickle and cannot read Theano's files: "
+            "load it with Theano, save the arrays (W.get_value()) with numpy.save, and make "
+            "the shared variables here from them"
+        )
     return pickle.load(f)  # noqa: S301 - the user's own file, as Theano's load
+
+
+def _peeked(f, n: int):
+    """The file (``f``, or the bytes read from it where it cannot go back) and its first
+    ``n`` bytes, none of them consumed."""
+    if getattr(f, "seekable", lambda: False)():
+        where = f.tell()
+        head = f.read(n)
+        f.seek(where)
+        return f, head
+    rest = f.read()
+    return io.BytesIO(rest), rest[:n]
 
 
 class StripPickler(pickle.Pickler):
