@@ -350,3 +350,19 @@ def test_as_op_runs_a_numpy_function_as_an_op(backend):
         dot_op(x)
     with pytest.raises(sn.ArgumentError, match="as_op: itypes is a list of Theano types"):
         as_op(itypes=["float64"], otypes=[T.dmatrix])
+
+
+def test_a_clone_of_a_theano_shared_variable_shares_its_container():
+    """Theano's ``SharedVariable.clone()`` shares the container: ``set_value`` of either, or
+    a function's update of either, is seen by both. It was an independent copy."""
+    W = theano.shared(np.ones(3), name="W")
+    Wc = W.clone()
+    assert isinstance(Wc, T.sharedvar.TensorSharedVariable) and Wc.dtype == "float64"
+    Wc.set_value(np.zeros(3))
+    assert W.get_value().tolist() == [0.0, 0.0, 0.0]
+    theano.function([], [], updates=[(Wc, Wc + 5)])()
+    assert W.get_value().tolist() == [5.0, 5.0, 5.0]
+    W.set_value(np.full(3, 9.0))
+    assert Wc.get_value(return_internal_type=True).tolist() == [9.0, 9.0, 9.0]
+    with pytest.raises(sn.DTypeError):  # Theano's filter, through the clone too
+        Wc.set_value(np.ones(3, "complex128"))
