@@ -24,6 +24,7 @@ from symnb.compile.arguments import (
     flatten_outputs,
     single_output,
 )
+from symnb.compile.built_from import own_option, own_outputs, variables_in
 from symnb.compile.checkmode import CHECK, check_mode, has_unknown_dims, warn_for_call_shapes
 from symnb.compile.checkmode import active as check_mode_active
 from symnb.compile.fit import (
@@ -192,18 +193,19 @@ class Function:
         self._update_labels = _update_labels(self.updates, self._unsure)
         targets = out_vars + [value for _, value in self.updates]
         #: what a pickle rebuilds it from: the inputs, updates and givens as the checked lists
-        #: (the user's may be iterators, ``zip(params, steps)``, that the checks consumed)
+        #: (the user's may be iterators, ``zip(params, steps)``, that the checks consumed), the
+        #: outputs and options as copies (the caller may edit its list or dict afterwards)
         self._built_from = (
             self.inputs,
-            outputs,
+            own_outputs(self._structure, out_vars),
             checked_updates,
             list(givens.items()),
             backend,
             name,
-            optimize,
+            own_option(optimize),
             borrow,
             mode,
-            no_default_updates,
+            own_option(no_default_updates),
         )
         warn_unread_givens(givens, targets)
         targets = clone_graph(targets, givens)
@@ -601,7 +603,7 @@ class Function:
         program sending functions to other processes (Dask workers) can be checked. The
         graphs of all its variables go first, as one flat list (core/variable.py): any
         depth pickles, and the nodes the outputs and updates share are listed once."""
-        variables = _variables_in(self._built_from)
+        variables = variables_in(self._built_from)
         if self.backend == CHECK:
             inputs, *rest = self._built_from
             return _checked, (graph_first(inputs, variables), *rest)
@@ -611,10 +613,9 @@ class Function:
         """``copy.copy(f)``: the function built again from what it was built from, so it reads
         and updates the same shared variables (as Theano's ``copy.copy(f)``, its ``f.copy()``);
         ``copy.deepcopy(f)`` and a pickle copy the shared variables with it. Its kernels come
-        from the cache."""
-        if self.backend == CHECK:
-            inputs, *rest = self._built_from
-            return _checked(inputs, *rest)
+        from the cache. Made in check mode (``symnb check``), the copy is a check-mode one."""
+        if self.backend == CHECK or check_mode_active():
+            return _checked(*self._built_from)
         return Function(*self._built_from)
 
     def __repr__(self):
@@ -659,27 +660,15 @@ class _PythonEntry:
         return function._python_call(*args, **kwargs)
 
 
-def _variables_in(built_from) -> list[Variable]:
-    """The variables in what a function was built from (lists, tuples and dicts of them)."""
-    found, stack = [], [built_from]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Variable):
-            found.append(item)
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-    return found
-
-
 def _unpickled(built_from):
     """A function loaded from a pickle. Where its device cannot be opened (a worker forked
     from a process that used OpenCL) the DeviceError waits for the first call: raised while
     a pool's worker unpickles its task, it would lose the task (``Pool.get`` waits forever,
-    ``ProcessPoolExecutor`` says only that a worker died) instead of reaching the caller."""
+    ``ProcessPoolExecutor`` says only that a worker died) instead of reaching the caller.
+    Loaded in check mode (``symnb check`` of a program loading a model), a check-mode one."""
     try:
+        if check_mode_active():
+            return _checked(*built_from)
         return Function(*built_from)
     except DeviceError as exc:
         return _Unusable(exc)

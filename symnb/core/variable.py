@@ -674,6 +674,18 @@ class SharedVariable(Variable):
         state["_value"], state["_device"], state["_lent"] = self.host_value(), None, None
         return state
 
+    def clone(self) -> SharedVariable:
+        """A new variable (its own uid, name and notes) over the same value, as Theano's
+        ``SharedVariable.clone()`` shared its container: ``set_value`` through either, or a
+        function's update of either, is what both read (``_SharedView``)."""
+        origin = self.__dict__.get("_origin", self)
+        new = Variable.clone(self)
+        for key in _STORAGE:
+            new.__dict__.pop(key, None)
+        new.__dict__["_origin"] = origin
+        new.__class__ = _view_class(type(origin))
+        return new
+
     def set_value(self, value, borrow: bool = False) -> None:
         """Replace the value; it must keep the dtype (or cast safely) and fit the shape (a
         device copy of the old value is dropped: it is stale). With ``borrow`` the array is
@@ -769,6 +781,51 @@ class SharedVariable(Variable):
         names (``2*n``)."""
         names = [d for d in self.type.shape if d is not None and not isinstance(d, int)]
         return len(names) > 1 or any(not isinstance(d, str) for d in names)
+
+
+#: what a shared variable's value is: its clones read and write the original's (``clone``)
+_STORAGE = ("_value", "_device", "_lent", "lends")
+
+
+def _forwarded(name: str) -> property:
+    def get(self):
+        return getattr(self._origin, name)
+
+    def set_(self, value):
+        setattr(self._origin, name, value)
+
+    return property(get, set_, doc=f"the original's ``{name}``")
+
+
+class _SharedView(SharedVariable):
+    """What ``SharedVariable.clone()`` makes (mixed into the original's class, so a clone of
+    a Theano layer's shared variable is one of its class too): its value is the original's,
+    ``_origin``'s, which it reads and writes (the C runner's entry point too: it reads and
+    writes ``_value`` and ``_device`` by name). Pickled and copied with its original."""
+
+    _value, _device, _lent, lends = map(_forwarded, _STORAGE)
+
+    def __getstate__(self):
+        return Variable.__getstate__(self)  # ``_origin`` holds the value
+
+    def __reduce_ex__(self, protocol):
+        return _new_view, (type(self._origin),), self.__getstate__()
+
+
+_VIEW_CLASSES: dict[type, type] = {}
+
+
+def _view_class(cls: type) -> type:
+    """The class of a clone of a shared variable of class ``cls`` (made once per class)."""
+    if cls not in _VIEW_CLASSES:
+        attrs = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        _VIEW_CLASSES[cls] = type(cls)(cls.__name__, (_SharedView, cls), attrs)
+    return _VIEW_CLASSES[cls]
+
+
+def _new_view(cls: type) -> SharedVariable:
+    """A clone of a shared variable of class ``cls``, for pickle to fill in."""
+    return _new_variable(_view_class(cls))
 
 
 def as_variable(x, name=None) -> Variable:

@@ -2,7 +2,9 @@
 f.maker, pkl_utils, change_flags, theano.gof, module names."""
 
 import io
+import pickle
 import threading
+import zipfile
 
 import numpy as np
 import pytest
@@ -113,6 +115,54 @@ def test_debug_and_monitor_modes_and_maker():
     assert isinstance(nodes, set) and nodes == set(f.maker.fgraph.toposort())
     assert x in f.maker.fgraph.variables and f.maker.mode is theano.compile.MODES["Mode"]
     assert all(isinstance(n.op, theano.gof.Op) for n in nodes)
+
+
+def test_strip_pickler_takes_theanos_arguments_and_leaves_tags_out():
+    """``StripPickler(file, protocol=0, extra_tag_to_remove=None)`` was ``pickle.Pickler``:
+    Theano's keyword was a TypeError, and no tag was left out."""
+    x = T.dvector("x")
+    x.tag.test_value, x.tag.note, x.tag.kept = np.ones(3), "drop me", 7
+    W = theano.shared(np.ones(3), name="W")
+    for protocol, extra in ((-1, ["note"]), (0, None)):
+        buf = io.BytesIO()
+        pkl_utils.StripPickler(buf, protocol=protocol, extra_tag_to_remove=extra).dump(
+            {"inputs": [x], "outputs": x * W}
+        )
+        buf.seek(0)
+        loaded = pickle.load(buf)
+        x2 = loaded["inputs"][0]
+        want = {"kept": 7} if extra else {"kept": 7, "note": "drop me"}
+        assert dict(x2.tag) == want
+        f = theano.function(loaded["inputs"], loaded["outputs"])
+        np.testing.assert_array_equal(f(np.full(3, 2.0)), [2.0, 2.0, 2.0])
+    assert "test_value" in x.tag and x.tag.note == "drop me"  # the graph itself keeps them
+
+
+def test_pkl_utils_load_of_a_theano_zip_says_what_it_is():
+    """Theano's ``pkl_utils.dump`` wrote a zip archive; loading one gave pickle's "A load
+    persistent id instruction was encountered" message."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:  # the layout of Theano 1.0's pkl_utils.dump
+        z.writestr("pkl", pickle.dumps({"W": "persistent id"}, protocol=2))
+        z.writestr("b2fa0d8c6d2e4b1e9c1a2c3d4e5f6a7b", b"\x93NUMPY\x01\x00")
+    for f in (io.BytesIO(buf.getvalue()), io.BufferedReader(_Unseekable(buf.getvalue()))):
+        with pytest.raises(sn.InputError, match="is a zip archive, as Theano's pkl_utils.dump"):
+            pkl_utils.load(f)
+    f = io.BufferedReader(_Unseekable(pickle.dumps([1, 2])))
+    assert pkl_utils.load(f) == [1, 2]  # a pickle read from a stream that cannot go back
+
+
+class _Unseekable(io.RawIOBase):
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        chunk = self._data.read(len(b))
+        b[: len(chunk)] = chunk
+        return len(chunk)
 
 
 def test_pickle_version_flags_and_module_names(tmp_path):

@@ -1,7 +1,9 @@
 """Theano 1.0's own API, as its unit tests call it: the top-level names of ``theano``,
 ``T.stack``'s argument forms, ``T.batched_dot`` for every rank, against NumPy."""
 
+import copy
 import itertools
+import pickle
 
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ import pytest
 import symnb as sn
 import symnb.compat.theano as theano
 import symnb.compat.theano.tensor as T
+from symnb.compat.theano.compile.ops import as_op
 from symnb.core.graph import leaves
 
 
@@ -286,6 +289,35 @@ def sort_and_order(a):
     return np.sort(a).astype("float64"), np.argsort(a)  # a float64 result is cast
 
 
+@as_op(itypes=[T.dvector], otypes=[T.dvector])
+def numpy_sort(a):
+    """An op decorated at a module's top level, as the Extending-Theano tutorial writes it."""
+    return np.sort(a)
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_an_as_op_decorated_at_a_module_s_top_level_pickles(backend):
+    """It did not pickle (nor did a graph or a function using it): the op pickled its
+    function by reference, and the module's name holds the op ("not the same object as
+    ...numpy_sort"). As Theano 1.0's ``FromFunctionOp.__reduce__``, it pickles by name."""
+    x, xv = T.dvector("x"), np.array([3.0, 1.0, 2.0])
+    y = numpy_sort(x) * 2
+    f = sn.function([x], y, backend=backend)
+    assert pickle.loads(pickle.dumps(numpy_sort)) is numpy_sort
+    assert copy.deepcopy(numpy_sort) is numpy_sort
+    x2, y2 = pickle.loads(pickle.dumps((x, y)))
+    assert y2.owner.inputs[0].owner.op is numpy_sort
+    np.testing.assert_array_equal(sn.function([x2], y2, backend=backend)(xv), [2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(f))(xv), [2.0, 4.0, 6.0])
+    dot_op = as_op(itypes=[T.dmatrix, T.dmatrix], otypes=[T.dmatrix])(numpy_dot)
+    assert pickle.loads(pickle.dumps(dot_op)).fn is numpy_dot  # its function at its name
+    local = as_op(itypes=[T.dvector], otypes=[T.dvector])(lambda a: a)
+    with pytest.raises(
+        pickle.PicklingError, match=r"as_op\(<lambda>\): .* by its name, .*<lambda> is not found"
+    ):
+        pickle.dumps(local)
+
+
 @pytest.mark.parametrize("backend", ["py", "c"])
 def test_as_op_runs_a_numpy_function_as_an_op(backend):
     """The Extending-Theano tutorial's ``as_op`` (``theano.compile.ops``, also
@@ -318,3 +350,19 @@ def test_as_op_runs_a_numpy_function_as_an_op(backend):
         dot_op(x)
     with pytest.raises(sn.ArgumentError, match="as_op: itypes is a list of Theano types"):
         as_op(itypes=["float64"], otypes=[T.dmatrix])
+
+
+def test_a_clone_of_a_theano_shared_variable_shares_its_container():
+    """Theano's ``SharedVariable.clone()`` shares the container: ``set_value`` of either, or
+    a function's update of either, is seen by both. It was an independent copy."""
+    W = theano.shared(np.ones(3), name="W")
+    Wc = W.clone()
+    assert isinstance(Wc, T.sharedvar.TensorSharedVariable) and Wc.dtype == "float64"
+    Wc.set_value(np.zeros(3))
+    assert W.get_value().tolist() == [0.0, 0.0, 0.0]
+    theano.function([], [], updates=[(Wc, Wc + 5)])()
+    assert W.get_value().tolist() == [5.0, 5.0, 5.0]
+    W.set_value(np.full(3, 9.0))
+    assert Wc.get_value(return_internal_type=True).tolist() == [9.0, 9.0, 9.0]
+    with pytest.raises(sn.DTypeError):  # Theano's filter, through the clone too
+        Wc.set_value(np.ones(3, "complex128"))

@@ -170,6 +170,59 @@ def test_copy_copy_of_a_check_mode_function_is_one_too():
     assert w.get_value().tolist() == [0.0, 1.0, 2.0]  # not updated
 
 
+@pytest.mark.parametrize("how", ["pickle", "copy", "deepcopy"])
+def test_a_loaded_or_copied_function_keeps_its_own_outputs_and_options(how):
+    """It kept the caller's outputs list/dict/array, ``no_default_updates`` list and
+    ``optimize`` dict: edited after compiling, they changed what a copy computed."""
+    trips = {"pickle": lambda f: pickle.loads(pickle.dumps(f)), "copy": copy.copy}
+    again = trips.get(how, copy.deepcopy)
+    x, xv = sn.tensor("x", shape=(3,)), np.ones(3)
+    outs = [x * 2]
+    f = sn.function([x], outs, backend="py")
+    outs[0] = x + 100
+    outs.append(x * 3)
+    got = again(f)(xv)
+    assert isinstance(got, list) and len(got) == 1 and got[0].tolist() == [2.0, 2.0, 2.0]
+    named = {"a": x * 2}
+    g = sn.function([x], named, backend="py")
+    named["a"] = x - 5
+    assert again(g)(xv)["a"].tolist() == [2.0, 2.0, 2.0]
+    arr = np.ones(3)
+    h = sn.function([x], (x + 0, arr), backend="py")
+    arr[:] = 7
+    got = again(h)(xv)
+    assert isinstance(got, tuple) and got[1].tolist() == [1.0, 1.0, 1.0]
+    rng = sn.RandomStream(seed=1)
+    u = rng.uniform((3,))
+    skip = [rng.states[0][1]]  # the draw's counter: its function repeats its numbers
+    include = {"include": ["canonicalize"]}
+    r = sn.function([], u, no_default_updates=skip, optimize=include, backend="py")
+    skip.clear()
+    include["include"].append("fuse")
+    c = again(r)
+    assert np.array_equal(c(), c())  # its draw is still not advanced
+    assert c._built_from[6] == {"include": ["canonicalize"]}
+
+
+@pytest.mark.parametrize("how", ["pickle", "copy", "deepcopy"])
+def test_a_function_loaded_or_copied_in_check_mode_is_a_check_mode_one(how):
+    """``symnb check`` of a program that loads a trained model: the loaded function was a
+    real one (the C compiler ran, values were computed, updates written)."""
+    from symnb.compile.checkmode import CHECK, check_mode
+
+    x, w, loss = model()
+    f = sn.function([x], loss, updates={w: w + 1}, backend="py")
+    data = pickle.dumps(f)
+    with check_mode():
+        g = {"pickle": lambda: pickle.loads(data), "copy": lambda: copy.copy(f)}.get(
+            how, lambda: copy.deepcopy(f)
+        )()
+        assert g.backend == CHECK
+        np.testing.assert_array_equal(g(np.ones((4, 3))), np.zeros(4))
+        assert g.updates[0][0].get_value().tolist() == [0.0, 1.0, 2.0]  # not updated
+    assert f.backend == "py"
+
+
 OLD_PATHS = {  # where the loop and branch ops lived before symnb.control
     b"symnb.control.scan\n": b"symnb.ops.scan\n",
     b"symnb.control.loop\n": b"symnb.ops.loop\n",

@@ -1,3 +1,5 @@
+import copy
+import pickle
 import re
 
 import numpy as np
@@ -17,6 +19,35 @@ def test_shared_copies_by_default_and_borrow_shares():
     assert w.get_value()[1] == 0
     b = sn.shared(value, name="b", borrow=True)
     assert b.get_value(borrow=True) is value
+
+
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
+def test_a_clone_of_a_shared_variable_shares_its_value(backend):
+    """``W.clone()`` was core ``Variable.clone``: an independent shared variable holding the
+    same array at first, so writes through it silently stopped reaching W (and back). As
+    Theano's ``SharedVariable.clone()`` shared its container, both hold one value."""
+    w = sn.shared(np.ones(3), name="w")
+    wc = w.clone()
+    assert wc is not w and wc.uid != w.uid and wc.name == "w" and wc.type == w.type
+    assert isinstance(wc, sn.SharedVariable)
+    wc.set_value(np.zeros(3))
+    assert w.get_value().tolist() == [0.0, 0.0, 0.0]
+    f = sn.function([], wc * 2, updates={wc: wc + 5}, backend=backend)
+    assert f().tolist() == [0.0, 0.0, 0.0]
+    assert w.get_value().tolist() == [5.0, 5.0, 5.0]
+    w.set_value(np.full(3, 9.0))
+    assert wc.get_value().tolist() == [9.0, 9.0, 9.0] and f().tolist() == [18.0] * 3
+    g = sn.function([], w, updates={w: w - 1}, backend=backend)  # the original's function
+    assert g().tolist() == [14.0] * 3 and wc.get_value().tolist() == [13.0] * 3
+    assert wc.clone().clone()._origin is w
+    wc2, w2 = pickle.loads(pickle.dumps((wc, w)))  # pickled (and copied) together: still one
+    w2.set_value(np.zeros(3))
+    assert wc2.get_value().tolist() == [0.0, 0.0, 0.0] and w.get_value().tolist() == [13.0] * 3
+    deep = copy.deepcopy([w, wc])
+    deep[1].set_value(np.ones(3))
+    assert deep[0].get_value().tolist() == [1.0] * 3 and w.get_value().tolist() == [13.0] * 3
+    alone = pickle.loads(pickle.dumps(wc))  # with a copy of its original
+    assert alone.get_value().tolist() == [13.0] * 3 and alone._origin is not w
 
 
 def test_shared_set_value_checks_dtype_and_shape():

@@ -13,6 +13,9 @@ has no gradient: ``T.grad`` through it is a NotDifferentiableError naming it.
 
 from __future__ import annotations
 
+import pickle
+import sys
+
 import numpy as np
 
 from symnb.compat.theano.tensor.var import TensorType as _TheanoType
@@ -21,7 +24,7 @@ from symnb.core.types import TensorType
 from symnb.core.variable import Variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 
-__all__ = ["as_op"]
+__all__ = ["as_op", "load_back"]
 
 
 def as_op(itypes, otypes, infer_shape=None):
@@ -40,6 +43,24 @@ def as_op(itypes, otypes, infer_shape=None):
         return _AsOp(fn, itypes, otypes)
 
     return decorator
+
+
+def load_back(module: str, name: str):
+    """The object ``module.name`` (``name`` may be dotted), importing the module: how an op
+    made by as_op at a module's top level loads (Theano 1.0's ``load_back``)."""
+    __import__(module)
+    found = _named(module, name)
+    if found is None:
+        raise pickle.UnpicklingError(f"as_op: {module}.{name} is not found")
+    return found
+
+
+def _named(module, name: str):
+    """The object at ``module.name`` in an imported module, or None."""
+    found = sys.modules.get(module) if module else None
+    for part in name.split(".") if found is not None else ():
+        found = getattr(found, part, None)
+    return found
 
 
 def _types(types, argument: str) -> tuple:
@@ -75,6 +96,23 @@ class _AsOp(Op):
 
     def __str__(self):
         return f"as_op({self.__name__})"
+
+    def __reduce_ex__(self, protocol):
+        """Pickled as Theano 1.0's ``FromFunctionOp.__reduce__``: an op decorated at a module's
+        top level is that module's name (where the function's own name now holds the op, so
+        the function does not pickle by reference); an op made of a function left at its
+        name (``as_op(...)(f)``) pickles with the function by reference."""
+        module, name = getattr(self.fn, "__module__", None), getattr(self.fn, "__qualname__", "")
+        found = _named(module, name)
+        if found is self:
+            return load_back, (module, name)
+        if found is not self.fn:
+            raise pickle.PicklingError(
+                f"cannot pickle {self}: an op made by as_op pickles by its name, and "
+                f"{module}.{name} is {'not found' if found is None else 'another object'}; "
+                "decorate the function at a module's top level"
+            )
+        return super().__reduce_ex__(protocol)
 
     __repr__ = __str__
 
