@@ -133,7 +133,16 @@ class TensorType:
 
     @property
     def is_float(self) -> bool:
+        """A floating-point dtype, real or complex (NumPy's inexact kinds): the values a
+        gradient flows through. A rewrite whose identity holds for real numbers only asks
+        ``is_real_float`` (``log(1 + x)`` is not ``log1p(x)`` at a complex x of imaginary
+        part -0.0: the sign of that zero picks the side of log's branch cut)."""
         return self.dtype.kind in "fc"
+
+    @property
+    def is_real_float(self) -> bool:
+        """A real floating-point dtype (float16, float32, float64), not complex."""
+        return self.dtype.kind == "f"
 
     @property
     def broadcastable(self) -> tuple[bool, ...]:

@@ -28,6 +28,11 @@ class Elemwise(Op):
 
     nin = 2
     impl = None
+    #: the NumPy ufunc that ``impl`` is, or computes as (its dtype rules, its ``out=``) where
+    #: ``impl`` is a function that departs from it at some values (``Pow``): the in-place
+    #: rule writes into ``out=`` of such an impl, and ``np.<ufunc>`` of variables builds the op
+    #: with the ufunc's dtype rules
+    ufunc: np.ufunc | None = None
     scalar_op: str | None = None  # the kernel description's scalar op (see ``scalar``)
 
     def axis_sources(self, node):
@@ -172,10 +177,48 @@ class Mod(Elemwise):
         return [gz, -gz * floor_div(x, y)]
 
 
-class Pow(Elemwise):
-    """x ** y; its partials are finite at a zero base (as JAX's, where those are)."""
+def _power(x, y, out=None):
+    """``np.power``, except that a complex base to the power 2, 0.5 or -1 is its square,
+    square root or reciprocal, as NumPy's ``z ** 2``, ``z ** 0.5`` and ``z ** -1`` are (its
+    operator's fast path): ``np.power``'s general complex power gives ``inf+nanj`` for
+    ``(-inf+1j) ** 0.5`` (``0+infj``), ``nan+nanj`` for ``(inf+0j) ** -1`` (``0-0j``) and
+    ``6e-17-1j`` for ``(-1-0j) ** 0.5`` (``-1j``). The kernels spell a real ``x ** 0.5`` as
+    ``sqrt`` alike (docs/c_backend.md). ``out`` may be x's or y's buffer (in place)."""
+    fast = _fast_complex_powers(x, y)
+    result = np.power(x, y, out=out)
+    if fast:
+        result = np.asarray(result)
+        for at, values in fast:
+            np.copyto(result, values, where=at)
+    return result
 
-    impl, scalar_op = staticmethod(np.power), "pow"
+
+#: the exponents NumPy's ``z ** c`` computes by a unary ufunc
+_FAST_POWERS = ((2, np.square), (0.5, np.sqrt), (-1, np.reciprocal))
+
+
+def _fast_complex_powers(x, y) -> list:
+    """[(where y is the exponent, the unary ufunc of x)] for a complex x, computed before
+    ``np.power`` writes (into x's buffer, in place)."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return []
+    y = np.asarray(y)
+    fast = []
+    for exponent, ufunc in _FAST_POWERS:
+        at = y == exponent
+        if at.any():
+            fast.append((at, ufunc(x)))
+    return fast
+
+
+class Pow(Elemwise):
+    """x ** y; its partials are finite at a zero base (as JAX's, where those are). A complex
+    x to the power 2, 0.5 or -1 is NumPy's ``x ** 2``, ``x ** 0.5``, ``x ** -1``: its
+    square, square root or reciprocal (``np.power`` differs at infinities and signed
+    zeros)."""
+
+    impl, ufunc, scalar_op = staticmethod(_power), np.power, "pow"
 
     def grad_input(self, i, inputs, output, gz):
         # y * x**(y-1) is 0 * inf at x = y = 0 (so every derivative of x**n past the n-th was

@@ -192,7 +192,8 @@ class NumpyDispatch:
         float64 where NumPy's is float16); (inputs, None) for a ufunc that is the op's own
         reference, or inputs without a dtype (a Python number: the op's rule)."""
         name = self.symnb_name(ufunc.__name__)
-        if name is None or getattr(getattr(self.catalogue, name), "impl", None) is ufunc:
+        op = getattr(self.catalogue, name) if name is not None else None
+        if op is None or ufunc in (getattr(op, "impl", None), getattr(op, "ufunc", None)):
             return inputs, None
         if not all(isinstance(v, Variable) for v in inputs):
             return inputs, None

@@ -178,11 +178,16 @@ def _float(value) -> str:
 
 
 def _complex(value) -> tuple[str, int]:
-    real, imag = float(value.real), float(value.imag)
-    imag_text = rf"{_float(abs(imag))}\,\mathrm{{i}}"
+    """Each part as :func:`_float` writes a float of the parts' precision (a complex64's are
+    float32: 0.1, not 0.10000000149011612), an imaginary part of -0.0 with its sign, as a
+    float's (``0.1 - 0\\,\\mathrm{i}``); a zero real part is left out whatever its sign, as
+    Python's ``-2j`` is ``complex(-0.0, -2.0)`` (``-2\\,\\mathrm{i}``)."""
+    real, imag = value.real, value.imag  # (np.float32 for a complex64: str is its shortest)
+    negative = bool(np.signbit(imag)) and not math.isnan(imag)
+    imag_text = rf"{_float(-imag if negative else imag)}\,\mathrm{{i}}"
     if real == 0:
-        return ("-" + imag_text, SUM) if imag < 0 else (imag_text, PRODUCT)
-    sign = "-" if imag < 0 else "+"
+        return ("-" + imag_text, SUM) if negative else (imag_text, PRODUCT)
+    sign = "-" if negative else "+"
     return rf"\left({_float(real)} {sign} {imag_text}\right)", ATOM
 
 

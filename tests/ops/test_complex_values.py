@@ -95,3 +95,56 @@ def test_formulas_that_rewrite_to_softplus_compute_complex_values_as_written(bac
     for got, (_, want) in zip(f(Z), cases):
         assert got.dtype == np.complex128
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+PARTS = [-0.0, 0.0, np.inf, -np.inf, np.nan, 1.5, -2.0]
+GRID = np.array([complex(r, i) for r in PARTS for i in PARTS])
+
+
+def _same_bits(got, want) -> bool:
+    """Equal parts, NaN where NumPy has NaN, and the sign of every zero and infinity."""
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        nan = np.isnan(w)
+        if not np.array_equal(np.isnan(g), nan):
+            return False
+        if not np.array_equal(g[~nan], w[~nan]) or (np.signbit(g) != np.signbit(w))[~nan].any():
+            return False
+    return True
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["none", "stable", "fast"])
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_powers_2_one_half_and_minus_1_are_numpys_operator(dtype, mode, backend):
+    """NumPy's ``z ** 0.5``, ``z ** -1`` and ``z ** 2`` are sqrt, reciprocal and square;
+    np.power's general complex power gave inf+nanj for (-inf+1j) ** 0.5 (0+infj), nan+nanj
+    for (inf+0j) ** -1 (0-0j) and 6e-17-1j for (-1-0j) ** 0.5 (-1j)."""
+    z = sn.tensor("z", shape=(None,), dtype=dtype)
+    values = GRID.astype(dtype)
+    outs = [z**0.5, z**-1, z**2, z**1.5]
+    f = sn.function([z], outs, backend=backend, optimize=mode)
+    with np.errstate(all="ignore"):
+        got = f(values)
+        want = [values**0.5, values**-1, values**2, values**1.5]
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and _same_bits(g, w), (g, w)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_powers_at_run_time_exponents_and_in_place(backend):
+    """An exponent array holding 0.5 and -1 among others takes them element by element; the
+    power written into its base's buffer (in place) reads the base before writing."""
+    z = sn.tensor("z", shape=(None,), dtype="complex128")
+    y = sn.tensor("y", shape=(None,), dtype="float64")
+    values = np.array([complex(-np.inf, 1.0), complex(np.inf, 0.0), 2j, complex(-1, -0.0)])
+    exponents = np.array([0.5, -1.0, 3.0, 0.5])
+    f = sn.function([z, y], [(z + 1j) ** y, sn.exp(z) ** 0.5], backend=backend)
+    with np.errstate(all="ignore"):
+        got, root = f(values, exponents)
+        shifted = values + 1j
+        fast = {0.5: np.sqrt, -1.0: np.reciprocal}
+        want = np.array(
+            [fast[e](s) if e in fast else np.power(s, e) for s, e in zip(shifted, exponents)]
+        )
+        assert _same_bits(got, want), (got, want)
+        assert _same_bits(root, np.exp(values) ** 0.5)

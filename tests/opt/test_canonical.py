@@ -48,6 +48,24 @@ def test_identity_near_misses_are_kept(x):
         assert not set(counts) - {"constant_fold", "merge_nodes"}, (expr, counts)
 
 
+@pytest.mark.parametrize("mode", ["fast", "stable"])
+def test_complex_log_of_exp_and_plus_zero_keep_numpys_values(mode):
+    """log(exp(z)) wraps the imaginary part into (-pi, pi] (log(exp(4j)) is (4 - 2*pi)j, was
+    4j), and z + 0 makes an imaginary part of -0.0 +0.0, which picks the side of sqrt's and
+    log's branch cut (sqrt((-4-0j) + 0) is 2j, was -2j): docs/rewrites.md."""
+    z = sn.tensor("z", shape=(4,), dtype="complex128")
+    values = np.array([4j, 2 + 3.5j, complex(-4.0, -0.0), complex(-1.0, -0.0)])
+    outs = [sn.log(sn.exp(z)), sn.sqrt(z + 0), sn.log(0.0 + z)]
+    f = sn.function([z], outs, backend="py", optimize=mode)
+    got = f(values)
+    want = [np.log(np.exp(values)), np.sqrt(values + 0), np.log(0.0 + values)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+    assert not {"log_of_exp", "add_zero"} & set(f.rewrites.counts())
+    x = sn.vector("x")  # (real floats: both fire)
+    assert fired([x], sn.log(sn.exp(x)) + 0) == {"log_of_exp": 1, "add_zero": 1}
+
+
 def test_x_minus_x_is_zero_of_its_shape(rng):
     x = sn.tensor("x", shape=(None, 3))
     f = assert_same_values([x], x - x, [rng.uniform(size=(4, 3))], CANONICALIZE)

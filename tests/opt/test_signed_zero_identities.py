@@ -30,6 +30,11 @@ CASES = [
     (lambda x: x / 1, "complex128", None),
     (lambda x: x**1, "complex128", None),
     (lambda x: np.negative(np.negative(x)), "complex128", "neg_of_neg"),
+    # x + 0 makes an imaginary part of -0.0 +0.0 (the side of sqrt's and log's branch cut):
+    # not even "fast" drops it for complex x
+    (lambda x: x + 0, "complex128", None),
+    (lambda x: 0.0 + x, "complex64", None),
+    (lambda x: x + np.complex128(0), "complex128", None),
 ]
 
 

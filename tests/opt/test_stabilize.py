@@ -37,6 +37,47 @@ def test_log1p_near_misses():
     assert fired([x], sn.exp(x) + 1, STABLE) == {}
 
 
+#: a -0.0 imaginary part (log(1 + z) is on the +pi side of the branch cut, log1p(z) on the
+#: -pi side) and exp(inf+0j) - 1 = inf+0j (expm1 gives inf+nanj)
+EDGES = np.array([complex(-2.0, -0.0), complex(-3.0, -0.0), complex(np.inf, 0.0), 1 + 1j])
+#: imaginary parts that log wraps into (-pi, pi] and log_softmax (z - logsumexp(z)) keeps
+SPREAD = np.array([4j, 3j, 2 + 3.5j, -1 + 10j])
+
+
+@pytest.mark.parametrize("mode", ["fast", "stable"])
+@pytest.mark.parametrize(
+    "rule, build, reference, values",
+    [
+        ("log1p_of_sum", lambda z: sn.log(z + 1), lambda a: np.log(a + 1), EDGES),
+        ("log1p_of_sum", lambda z: sn.log(1.0 + z), lambda a: np.log(1.0 + a), EDGES),
+        ("expm1_of_exp", lambda z: sn.exp(z) - 1, lambda a: np.exp(a) - 1, EDGES),
+        (
+            "log_softmax_of_softmax",
+            lambda z: sn.log(sn.softmax(z)),
+            lambda a: np.log(special.softmax(a)),
+            SPREAD,
+        ),
+        (
+            "log_softmax_of_softmax",  # the formula written out becomes a softmax first
+            lambda z: sn.log(sn.exp(z) / sn.sum(sn.exp(z), keepdims=True)),
+            lambda a: np.log(np.exp(a) / np.sum(np.exp(a), keepdims=True)),
+            SPREAD,
+        ),
+    ],
+)
+def test_rules_for_real_floats_leave_complex_values_as_written(
+    rule, build, reference, values, mode
+):
+    """log1p, expm1 and log_softmax are not the written forms for complex values (a branch
+    cut, an infinity, the imaginary part unwrapped): docs/rewrites.md, real float x only."""
+    z = sn.tensor("z", shape=(4,), dtype="complex128")
+    f = sn.function([z], build(z), backend="py", optimize=mode)
+    with np.errstate(all="ignore"):
+        got, want = f(values), reference(values)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert rule not in f.rewrites.counts()
+
+
 def test_log_sigmoid_is_minus_softplus():
     x = sn.vector("x")
     values = np.array([-1000.0, -30.0, 0.0, 40.0])

@@ -278,6 +278,10 @@ def test_mathml_applies_a_second_script_to_what_the_first_made():
         (2j, r"x \cdot 2\,\mathrm{i}"),
         (1 - 2.5j, r"x \cdot \left(1 - 2.5\,\mathrm{i}\right)"),
         (-2j, r"x \cdot \left(-2\,\mathrm{i}\right)"),
+        # complex64's parts at float32's shortest, not 0.10000000149011612 + 0.2000000029...
+        (np.complex64(0.1 + 0.2j), r"x \cdot \left(0.1 + 0.2\,\mathrm{i}\right)"),
+        (complex(0.1, -0.0), r"x \cdot \left(0.1 - 0\,\mathrm{i}\right)"),  # -0.0 kept
+        (complex(0.0, -0.0), r"x \cdot \left(-0\,\mathrm{i}\right)"),
     ],
 )
 def test_latex_writes_a_constant_by_its_exact_value(value, expected):

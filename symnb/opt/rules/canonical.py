@@ -10,7 +10,12 @@ overflows to inf), ``x+0 -> x`` (-0.0 stays -0.0) and the collecting rules (``1e
 others are exact for every value, so they keep to where they are: ``x - (-0.0)`` is
 ``x + 0.0`` (-0.0 becomes +0.0) and stays; a complex ``x * 1``, ``x / 1`` or ``x ** 1`` is a
 complex product, quotient or power (``(-0-0j) * 1`` is ``0-0j``, ``(inf+0j) * 1`` is
-``inf+nanj``) and stays.
+``inf+nanj``) and stays. Nor does "fast" drop a complex ``x + 0`` or simplify a complex
+``log(exp(x))``: for complex values they are wrong at ordinary finite ``x``, not only at a
+signed zero or an overflow. ``x + 0`` turns an imaginary part of -0.0 into +0.0, the side of
+the branch cut of sqrt and log (``sqrt((-4-0j) + 0)`` is ``2j``, ``sqrt(-4-0j)`` is ``-2j``);
+``log(exp(x))`` wraps the imaginary part into (-pi, pi] (``log(exp(4j))`` is ``(4 -
+2*pi)j``).
 """
 
 from __future__ import annotations
@@ -60,8 +65,8 @@ def pow_one(m):
 
 @rule("canonicalize", Pattern(Add, "x", Const("c"), commutative=True), ieee=False)
 def add_zero(m):
-    """x + 0 -> x"""
-    return _identity(m, 0)
+    """x + 0 -> x (not for a complex x: see the module doc)"""
+    return None if is_complex(m.out) else _identity(m, 0)
 
 
 @rule("canonicalize", Pattern(Sub, "x", Const("c")))
@@ -87,8 +92,8 @@ def exp_of_log(m):
 
 @rule("canonicalize", Pattern(Log, Pattern(Exp, "x")), ieee=False)
 def log_of_exp(m):
-    """log(exp(x)) -> x (also exact where exp overflows)"""
-    return m.x if fits(m.out, m.x) else None
+    """log(exp(x)) -> x (not for a complex x: see the module doc)"""
+    return m.x if fits(m.out, m.x) and not is_complex(m.x) else None
 
 
 @rule("canonicalize", Pattern(Neg, Pattern(Neg, "x")))

@@ -26,10 +26,12 @@ from symnb.opt.rules._util import only_user
 
 
 def writes_with_ufunc(op) -> bool:
-    """The op's (last) step is a NumPy ufunc, which can write into ``out=``."""
+    """The op's (last) step is a NumPy ufunc (or computes as one, ``Elemwise.ufunc``), which
+    can write into ``out=``."""
     if isinstance(op, Composite):
         op = op.program[-1][0]
-    return isinstance(getattr(op, "impl", None), np.ufunc) and type(op).perform is Elemwise.perform
+    ufunc = isinstance(getattr(op, "impl", None), np.ufunc) or getattr(op, "ufunc", None)
+    return bool(ufunc) and type(op).perform is Elemwise.perform
 
 
 def fresh_buffer(var) -> bool:

@@ -9,7 +9,13 @@ and the log of a softmax also through the other ops that only pick, move or copy
 logsumexp(x)``; and, in the gradient ``sn.grad`` built of a
 cross-entropy of a softmax, ``softmax(x) * (h / softmax(x) - ...)`` loses the division by a
 probability that may underflow to 0. They fire on floating-point values only: on integers
-``1 + x`` may wrap around, which log1p would not reproduce.
+``1 + x`` may wrap around, which log1p would not reproduce. ``log1p``, ``expm1``, the log of a
+softmax and the softplus forms fire on real floats only: for complex values ``1 + x`` turns an
+imaginary part of -0.0 into +0.0, which moves log across its branch cut (``log(1 + (-2-0j))``
+is ``+pi*j``, ``log1p(-2-0j)`` is ``-pi*j``), ``exp(inf+0j) - 1`` is ``inf+0j`` where
+``expm1`` gives ``inf+nanj``, and ``log_softmax(z)`` (``z - logsumexp(z)``) keeps the
+imaginary parts that ``log`` wraps into (-pi, pi]. ``log(sum(exp(x)))`` -> ``logsumexp(x)``
+holds for complex values too (logsumexp takes the principal log of the sum).
 """
 
 from __future__ import annotations
@@ -39,19 +45,16 @@ from symnb.opt.rules._util import does_not_stretch, fits, is_filled_with, shape_
 
 
 def _float_fit(m, new):
+    """``new`` for a real or complex float x (the rules for real floats only check that
+    first: see the module doc)."""
     return new if m.x.type.is_float and fits(m.out, new) else None
-
-
-def _real_fit(m, make):
-    """``make()`` (a softplus form) for real floats only: softplus refuses complex values,
-    for which log(sigmoid(z)) is computed as written."""
-    return _float_fit(m, make()) if m.x.type.dtype.kind == "f" else None
 
 
 @rule("stabilize", Pattern(Log, Pattern(Add, "x", Const("one"), commutative=True)))
 def log1p_of_sum(m):
     """log(1 + x) -> log1p(x)"""
-    if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x) and m.x.type.is_float):
+    one = is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x)
+    if not (one and m.x.type.is_real_float):  # (complex: see the module doc)
         return None
     return _float_fit(m, log1p(m.x))
 
@@ -59,7 +62,8 @@ def log1p_of_sum(m):
 @rule("stabilize", Pattern(Sub, Pattern(Exp, "x"), Const("one")))
 def expm1_of_exp(m):
     """exp(x) - 1 -> expm1(x)"""
-    if not (is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x) and m.x.type.is_float):
+    one = is_filled_with(m.one, 1) and does_not_stretch(m.one, m.x)
+    if not (one and m.x.type.is_real_float):  # (complex: see the module doc)
         return None
     return _float_fit(m, expm1(m.x))
 
@@ -78,7 +82,7 @@ def _log_sigmoid_as(m, kind: str):
     through ops that only pick or move elements, ``symnb/ops/formulas.py``); for real
     floats only: softplus refuses complex values, for which it is computed as written."""
     found = log_sigmoid_match(m.out, _is_one)
-    if found is None or found[0] != kind or found[1].x.type.dtype.kind != "f":
+    if found is None or found[0] != kind or not found[1].x.type.is_real_float:
         return None
     new = found[1].build(found[1].x)
     return new if fits(m.out, new) else None
@@ -124,8 +128,10 @@ def log_softmax_of_softmax(m):
     chain, var = through_selections(m.p)
     if var.owner is None or not isinstance(var.owner.op, Softmax):
         return None
+    if not m.out.type.is_real_float:  # (complex: see the module doc)
+        return None
     new = reselect(LogSoftmax(var.owner.op.axis)(var.owner.inputs[0]), chain)
-    return new if m.out.type.is_float and fits(m.out, new) else None
+    return new if fits(m.out, new) else None
 
 
 SIGMOID_GRAD = Pattern(
