@@ -169,6 +169,19 @@ def test_check_mode_functions_return_placeholders_of_the_inferred_shapes():
     assert w.get_value().shape == (8, 3, 3, 3)  # shared values are not updated
 
 
+def test_check_mode_placeholders_of_huge_outputs_take_no_memory():
+    """A (100000, 100000) output was np.zeros of 74.5 GiB: a MemoryError (or that memory)
+    where the program is shape-correct; past 64 MiB a placeholder is one zero broadcast."""
+    z = sn.zeros((100000, 100000))
+    with check_mode():
+        f = sn.function([], [z @ z, z @ z, z[:2, :3]])  # a repeated result is not copied
+        big, again, small = f()
+    assert big.shape == again.shape == (100000, 100000) and big.strides == (0, 0)
+    assert big[12345, 678] == 0 and big.dtype == z.dtype and not big.flags.writeable
+    assert small.shape == (2, 3) and small.flags.writeable and not small.any()
+    small += 1  # a placeholder of a size a program writes into is an array of its own
+
+
 def test_check_mode_sizes_names_that_only_a_dim_computed_from_names_gives():
     """``("2*n",)`` of 6 makes n 3 (the call's checks solve it), so an output of ``("n",)`` is
     zeros of (3,) as in a real run, not a placeholder 1; and m of ``("n+m",)`` of 5 with x
