@@ -242,10 +242,11 @@ class _Scanner:
         return self.quote is None and self.depth == 0 and not self.continued
 
     def feed(self, text: str) -> None:
-        i = 0
+        """Read one line (with its newline): a backslash ending its code continues it, as in
+        Python; one ending a comment does not (nor one in a string: the string goes on)."""
+        i, self.continued = 0, False
         while i < len(text):
             i = self._string(text, i) if self.quote else self._code(text, i)
-        self.continued = self.quote is None and text.rstrip("\n").endswith("\\")
 
     def _string(self, text: str, i: int) -> int:
         if text[i] == "\\":
@@ -264,6 +265,9 @@ class _Scanner:
         if char in "'\"":
             self.quote = char * 3 if text.startswith(char * 3, i) else char
             return i + len(self.quote)
+        if char == "\\":
+            self.continued = text.startswith(("\n", "\r\n"), i + 1)
+            return i + 1
         if char in "([{":
             self.depth += 1
         elif char in ")]}":

@@ -189,6 +189,34 @@ def test_magics_inside_strings_and_brackets_are_left_alone():
     assert lines[9:11] == ["s = 'a' \\", "  '%b'"] and lines[12] == "    pass"
 
 
+def test_a_backslash_ending_a_comment_does_not_continue_the_line():
+    """``# in C:\\data\\`` set the line as continued, so the magic after it was kept (a
+    SyntaxError); a backslash in a string goes on with the string, as Python reads it."""
+    source = (
+        "# the data lives in C:\\data\\\n%matplotlib inline\n"
+        "x = 1  # \\\n!ls\n"
+        "y = 1 + \\\n  2\n"
+        "s = 'a\\\n%b'\n"
+        "%time x\r\n"
+    )
+    lines = _without_magics(source).split("\n")
+    assert lines[1] == "pass" and lines[3] == "pass"
+    assert lines[4:8] == ["y = 1 + \\", "  2", "s = 'a\\", "%b'"]
+    assert lines[8] == "pass"
+
+
+def test_a_magic_after_a_comment_ending_in_a_backslash_is_skipped(tmp_path, capsys):
+    nb = _write_notebook(
+        tmp_path / "nb.ipynb",
+        "# the data lives in C:\\data\\\n%matplotlib inline\nimport symnb as sn\n"
+        "x = sn.tensor('x', shape=(3, 4))\ny = x @ x",
+    )
+    assert main(["check", str(nb)]) == 1
+    out = capsys.readouterr().out
+    assert f"{nb}, cell 1, line 5: error: ShapeError: matmul" in out
+    assert "SyntaxError" not in out
+
+
 def test_a_notebook_with_magics_in_a_string_runs_unchanged(tmp_path):
     nb = _write_notebook(
         tmp_path / "s.ipynb", 'usage = """\n%%timeit\n!pip list\n"""\nassert "!pip" in usage'
