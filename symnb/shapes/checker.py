@@ -189,20 +189,26 @@ def _notebook_cells(path: str) -> list[dict]:
     except json.JSONDecodeError as exc:
         raise ProgramUnreadable(f"{path} is not a notebook: invalid JSON ({exc})") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
-    if not isinstance(cells, list) or notebook.get("nbformat", 4) < 4:
+    if not isinstance(cells, list):
         raise ProgramUnreadable(f"{path} is not a notebook in nbformat 4 (no list of 'cells')")
+    version = notebook.get("nbformat", 4)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 4:
+        raise ProgramUnreadable(
+            f"{path} is not a notebook in nbformat 4 ('nbformat' is {version!r}, not 4 or more)"
+        )
     return [_cell(path, number, cell) for number, cell in enumerate(cells, start=1)]
 
 
 def _cell(path: str, number: int, cell) -> dict:
     source = cell.get("source", "") if isinstance(cell, dict) else None
-    source = "".join(source) if isinstance(source, list) else source
+    if isinstance(source, list):  # lines, each a str
+        source = "".join(source) if all(isinstance(s, str) for s in source) else None
     metadata = cell.get("metadata", {}) if isinstance(cell, dict) else None
     kind = cell.get("cell_type") if isinstance(cell, dict) else None
     if not isinstance(source, str) or not isinstance(metadata, dict) or not isinstance(kind, str):
         raise ProgramUnreadable(
-            f"{path}, cell {number}: malformed cell (it needs a cell_type, a text source and a "
-            "metadata dict)"
+            f"{path}, cell {number}: malformed cell (it needs a cell_type, a text source (a str or "
+            "a list of str) and a metadata dict)"
         )
     return {"cell_type": kind, "source": source, "metadata": metadata}
 

@@ -162,6 +162,15 @@ def test_a_program_that_never_ends_is_stopped_by_the_timeout(tmp_path, capsys):
         ("{not json", "invalid JSON"),
         ('{"cells": 3, "nbformat": 4}', "no list of 'cells'"),
         ('{"cells": [{"cell_type": "code", "source": 7}], "nbformat": 4}', "cell 1: malformed"),
+        # these crashed the checking process (a "ProcessExit" failure, exit 2)
+        ('{"cells": [], "nbformat": "4"}', "'nbformat' is '4', not 4 or more"),
+        ('{"cells": [], "nbformat": null}', "'nbformat' is None, not 4 or more"),
+        ('{"cells": [], "nbformat": 3}', "'nbformat' is 3, not 4 or more"),
+        (
+            '{"cells": [{"cell_type": "code", "source": ["x = 1\\n", 2], "metadata": {}}], '
+            '"nbformat": 4}',
+            "cell 1: malformed cell",
+        ),
     ],
 )
 def test_a_malformed_notebook_has_its_own_exit_status(tmp_path, capsys, content, says):
