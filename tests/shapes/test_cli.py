@@ -138,6 +138,21 @@ def test_clean_programs_exit_0_and_strict_counts_warnings(tmp_path, capsys):
     assert f"{clean}: 0 errors, 0 warnings, 0 failures" in out
 
 
+def test_strict_counts_a_warning_as_an_error_whatever_else_the_file_holds(tmp_path, capsys):
+    """A warning and a later failure in one file exited 2 under --strict, and 1 split over
+    two files: a warning counts as an error, and errors come before failures."""
+    warned = "import symnb as sn\ny = sn.tensor('y', shape=('n',)) - sn.tensor('q', shape=('n', 1))"
+    warned += "\n"
+    both = tmp_path / "both.py"
+    both.write_text(warned + "z = 1 / 0\n")
+    assert main(["check", str(both)]) == 2
+    assert main(["check", "--strict", str(both)]) == 1
+    (tmp_path / "w.py").write_text(warned)
+    (tmp_path / "f.py").write_text("z = 1 / 0\n")
+    assert main(["check", "--strict", str(tmp_path / "w.py"), str(tmp_path / "f.py")]) == 1
+    assert "0 errors, 1 warning, 1 failure" in capsys.readouterr().out
+
+
 def test_other_failures_exit_2(tmp_path, capsys):
     script = tmp_path / "broken.py"
     script.write_text("import numpy as np\nnp.load('missing.npy')\n")
