@@ -69,7 +69,8 @@ def _exit_status(code) -> int:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding: ``severity`` is "error" (a symnb error), "warning" (a ShapeWarning),
+    """One finding: ``severity`` is "error" (a symnb error, or a ShapeWarning that the program's
+    own filter raised), "warning" (a ShapeWarning),
     "failure" (another exception), "not checked" (an exception after an earlier error) or
     "expected" (an exception in a cell tagged ``raises-exception``)."""
 
@@ -386,7 +387,7 @@ class _Runner:
             raise
         except KeyboardInterrupt:
             raise
-        except SymnbError as exc:
+        except (SymnbError, ShapeWarning) as exc:  # a ShapeWarning the program's filter raised
             self._add_error(exc, chunk, lineno)
         except Exception as exc:
             self._add_failure(self._severity(exc, reads), exc, chunk, self._raised_at(exc, lineno))
@@ -408,7 +409,7 @@ class _Runner:
         where = self._where(chunk.filename, self._raised_at(exc, lineno))
         self._add(Diagnostic("failure", kind, message, *where))
 
-    def _add_error(self, exc: SymnbError, chunk: Chunk, fallback_line: int) -> None:
+    def _add_error(self, exc: SymnbError | ShapeWarning, chunk: Chunk, fallback_line: int) -> None:
         loc = getattr(exc, "location", None)
         if loc is not None:
             filename, lineno = loc.filename, loc.lineno

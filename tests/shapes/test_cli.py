@@ -160,6 +160,22 @@ def test_other_failures_exit_2(tmp_path, capsys):
     assert "line 2: failure: FileNotFoundError" in capsys.readouterr().out
 
 
+def test_a_shape_warning_the_program_makes_an_error_is_an_error(tmp_path, capsys):
+    """``warnings.simplefilter("error", sn.ShapeWarning)`` (docs/shapes.md recommends it)
+    raises the warning: it was a "failure" of another kind, with 0 errors, and exit 2."""
+    script = tmp_path / "strict.py"
+    script.write_text(
+        "import warnings\nimport symnb as sn\nwarnings.simplefilter('error', sn.ShapeWarning)\n"
+        "d = sn.tensor('y', shape=('n',)) - sn.tensor('q', shape=('n', 1))\nprint(d)\n"
+    )
+    assert main(["check", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert f"{script}, line 4: error: BroadcastOuterWarning: sub: 'y'" in out
+    assert f"{script}, line 5: not checked: NameError" in out  # d was never made
+    assert "1 error, 0 warnings, 0 failures, 1 not checked" in out
+    assert "\n  at " not in out  # the line is shown once, as the code under the message
+
+
 def test_python_dash_m_and_the_console_script(tmp_path):
     script = tmp_path / "bug.py"
     script.write_text(SCRIPT)
