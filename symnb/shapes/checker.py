@@ -30,8 +30,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from symnb.compile.checkmode import check_mode
+from symnb.core.source import SourceLoc
 from symnb.errors import ShapeWarning, SymnbError
-from symnb.magics.cell import parse_line, symcompile
+from symnb.magics.cell import CellError, parse_line, symcompile
 
 
 class ProgramUnreadable(ValueError):
@@ -174,8 +175,8 @@ def notebook_chunks(path: str) -> tuple[list[Chunk], int]:
         chunk = Chunk(filename, f"{path}, cell {number}", _without_magics(source), number)
         tags = cell["metadata"].get("tags")
         chunk.expect_error = isinstance(tags, list) and "raises-exception" in tags
-        if first.startswith("%%symcompile"):
-            chunk.source, chunk.magic = source.lstrip(), first[len("%%symcompile") :]
+        if first.startswith("%%symcompile"):  # (after blank lines, as IPython finds it)
+            chunk.source, chunk.magic = source, first[len("%%symcompile") :]
         elif first.startswith("%%"):
             skipped += 1
             continue
@@ -362,10 +363,18 @@ class _Runner:
             self.collect_warnings(caught)
 
     def _symcompile(self, chunk: Chunk) -> None:
-        """A %%symcompile cell, run and compiled (in check mode) as the magic would."""
-        body = _without_magics(chunk.source.partition("\n")[2])
-        args = parse_line(chunk.magic)
-        symcompile(args, body, user_ns=self.namespace, filename=chunk.filename)
+        """A %%symcompile cell, run and compiled (in check mode) as the magic would; its
+        lines are numbered as the notebook shows them, from the blank lines before the
+        %%symcompile line (which IPython drops) on."""
+        blank = chunk.source[: len(chunk.source) - len(chunk.source.lstrip())]
+        body = _without_magics(chunk.source.lstrip().partition("\n")[2])
+        line = blank.count("\n") + 1
+        try:
+            args = parse_line(chunk.magic)
+            symcompile(args, body, user_ns=self.namespace, filename=chunk.filename, magic_line=line)
+        except CellError as exc:  # one naming no line (a wrong option): the %%symcompile line
+            exc.location = getattr(exc, "location", None) or SourceLoc(chunk.filename, line)
+            raise
 
     def _execute(self, chunk: Chunk, lineno: int, run: Callable[[], None], names) -> None:
         """Run one statement (or a %%symcompile cell), recording what it raises; ``names``:

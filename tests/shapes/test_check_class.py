@@ -77,6 +77,25 @@ def test_symcompile_cells_are_checked_and_define_the_function(tmp_path, capsys):
     assert "NameError" not in out and "magic cells skipped" not in out
 
 
+def test_symcompile_cells_after_blank_lines_name_the_lines_the_notebook_shows(tmp_path, capsys):
+    """IPython drops the blank lines before a %%symcompile line; the checker numbered the
+    cell from the magic, so every line it named was off by their number."""
+    nb = _write_notebook(
+        tmp_path / "nb.ipynb",
+        "import symnb as sn\nx = sn.tensor('x', shape=('batch', 784))",
+        "\n\n%%symcompile g\nV = sn.tensor('V', shape=(5, 7))\nx @ V",
+        "\n%%symcompile h --show afterr\nx",
+        "\n\n\n%%symcompile k\nV = sn.tensor('V', shape=(5, 7))",
+    )
+    assert main(["check", str(nb)]) == 1
+    out = capsys.readouterr().out
+    assert f"{nb}, cell 2, line 5: error: ShapeError: matmul: inner dims differ" in out
+    assert "    x @ V" in out
+    assert f"{nb}, cell 3, line 2: error: CellError: %%symcompile --show: unknown view" in out
+    assert f"{nb}, cell 4, line 4: error: CellError" in out  # no output: at the magic
+    assert "    %%symcompile k" in out
+
+
 def test_an_error_in_a_cell_tagged_raises_exception_is_expected(tmp_path, capsys):
     nb = _write_notebook(
         tmp_path / "tour.ipynb",
