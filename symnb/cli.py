@@ -93,7 +93,8 @@ def check(
     paths: list[str], show_output: bool = False, strict: bool = False, timeout=DEFAULT_TIMEOUT
 ) -> int:
     """Check every path (each in a child process), print the reports, return the exit
-    status: 1 if any file has shape errors, else the highest status of the files."""
+    status: 1 if any file has shape errors (or, ``strict``, warnings), else the highest
+    status of the files."""
     codes = set()
     for path in paths:
         try:
@@ -103,7 +104,7 @@ def check(
             codes.add(UNREADABLE)
             continue
         print(report.format())
-        codes.add(report.exit_code or (1 if strict and report.of("warning") else 0))
+        codes.add(1 if strict and report.of("warning") else report.exit_code)
     return 1 if 1 in codes else max(codes)
 
 

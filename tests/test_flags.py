@@ -256,6 +256,24 @@ def test_the_version_is_read_from_pyproject_in_an_uninstalled_tree(tmp_path):
     assert _from_pyproject(tmp_path / "missing.toml") == UNKNOWN
 
 
+def test_the_version_is_the_running_packages_not_another_installed_ones(tmp_path, monkeypatch):
+    """A checkout on sys.path where another symnb is installed said the installed one's
+    version (its metadata); the pyproject.toml beside the package is the running one's."""
+    from importlib import metadata
+
+    from symnb import version as module
+
+    monkeypatch.setattr(metadata, "version", lambda name: "0.0.1")  # another symnb, installed
+    tree = tmp_path / "pyproject.toml"
+    tree.write_text('[project]\nname = "symnb"\nversion = "9.9.9"\n')
+    monkeypatch.setattr(module, "PYPROJECT", tree)
+    assert module.version() == "9.9.9"
+    tree.write_text('[project]\nname = "site"\nversion = "9.9.9"\n')  # not symnb's own
+    assert module.version() == "0.0.1"
+    monkeypatch.setattr(module, "PYPROJECT", tmp_path / "missing.toml")  # installed files
+    assert module.version() == "0.0.1"
+
+
 @pytest.mark.parametrize("name", ["openmp", "c_runner", "verify_rewrites", "cuda_debug_sync"])
 @pytest.mark.parametrize("wrong", ["false", "no", 0, 1, None])
 def test_a_bool_setting_takes_only_true_or_false(name, wrong):

@@ -101,7 +101,7 @@ class CheckLinker(Linker):
         if key not in self._shapes_seen:
             self._shapes_seen[key] = self._output_shapes(leaf_values)
         outputs = zip(self.graph.outputs[: self.n_results], self._shapes_seen[key])
-        return [np.zeros(shape, v.type.dtype) for v, shape in outputs]
+        return [placeholder(shape, v.type.dtype) for v, shape in outputs]
 
     def _output_shapes(self, leaf_values) -> list[tuple]:
         """Run the shape rules on this call's shapes; named dims keep their names (reshape
@@ -113,6 +113,21 @@ class CheckLinker(Linker):
         for node in self.graph.toposort():
             _propagate(node, concrete, call, names)
         return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
+
+
+#: the most bytes a placeholder is an array of its own (writable, as a real result is); a
+#: larger one is a read-only view of a single zero, so that checking a program does not
+#: depend on the sizes of its arrays
+PLACEHOLDER_BYTES = 1 << 26
+
+
+def placeholder(shape: tuple, dtype) -> np.ndarray:
+    """Zeros of ``shape``: a fresh array, or past PLACEHOLDER_BYTES one zero broadcast to the
+    shape (every stride 0: no memory), which is read-only."""
+    dtype = np.dtype(dtype)
+    if dtype.itemsize * int(np.prod(shape, dtype=object)) <= PLACEHOLDER_BYTES:
+        return np.zeros(shape, dtype)
+    return np.broadcast_to(np.zeros((), dtype), shape)
 
 
 def has_unknown_dims(graph: Graph) -> bool:

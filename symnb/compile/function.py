@@ -509,10 +509,14 @@ class Function:
         if self._constants:
             leaf_values = [*leaf_values, *self._constants]
         check = range(len(results)) if self._alias_check is None else self._alias_check
-        if not self.borrow and (
-            self._leaf_results
-            or self._repeated
-            or any(may_share(results, i, leaf_values) for i in check)
+        if (
+            self.backend != CHECK
+            and not self.borrow
+            and (
+                self._leaf_results
+                or self._repeated
+                or any(may_share(results, i, leaf_values) for i in check)
+            )
         ):
             results = owned(results, leaf_values, self._leaf_results, self._repeated)
         if self.updates:

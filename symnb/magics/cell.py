@@ -142,13 +142,16 @@ def parse_optimize(text: str):
     return {"include": include, "exclude": exclude}
 
 
-def symcompile(args, cell: str, shell=None, user_ns=None, filename=None, magic: str = ""):
+def symcompile(
+    args, cell: str, shell=None, user_ns=None, filename=None, magic: str = "", magic_line: int = 1
+):
     """Check the options, run the cell, compile what it defines and bind it to ``args.name``
     in the user's namespace (the shell's, or ``user_ns``). Returns the function. ``magic``,
-    the %%symcompile line, is what an error naming line 1 quotes."""
+    the %%symcompile line, is what an error naming line 1 quotes; ``magic_line``: that line's
+    number in ``filename`` (``symnb check``: after the blank lines IPython drops)."""
     check_options(args)
     user_ns = shell.user_ns if shell is not None else ({} if user_ns is None else user_ns)
-    value, namespace, bound, lines = run_cell(shell, cell, user_ns, filename, magic)
+    value, namespace, bound, lines = run_cell(shell, cell, user_ns, filename, magic, magic_line)
     outputs = pick_outputs(value, namespace, args.outputs, lines.last, lines.magic)
     # the compile runs in symnb and IPython: its errors name the cell's lines instead, the
     # updates' checks the line assigning ``updates``, the rest the %%symcompile line
@@ -176,9 +179,10 @@ def symnb_names() -> dict:
     return names
 
 
-def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
+def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = "", magic_line: int = 1):
     """Execute ``cell`` over the user's namespace (the shell's, or ``user_ns``; ``filename``
-    names the cell for errors when there is no shell: its line 1 is the %%symcompile line).
+    names the cell for errors when there is no shell: its line ``magic_line`` is the
+    %%symcompile line).
 
     Returns the value of its last expression (None if the last line is a statement), the
     names after the cell (the user's, then symnb's), the names the cell bound (written back
@@ -187,7 +191,7 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     source = shell.transform_cell(cell) if shell is not None else cell
     # line 1 is the %% line; IPython's transform drops the cell's leading blank lines, which
     # the user still sees and counts
-    skip = 1 + _leading_blank_lines(cell) - _leading_blank_lines(source)
+    skip = magic_line + _leading_blank_lines(cell) - _leading_blank_lines(source)
     filename = filename or register_cell(shell, magic.strip() + "\n" * skip + source)
     try:
         tree = ast.parse(source, filename)
@@ -215,7 +219,7 @@ def run_cell(shell, cell: str, user_ns=None, filename=None, magic: str = ""):
     finally:  # a failing cell keeps what it assigned before the error, as any cell does
         bound = namespace.write_back()
     _name_outputs(last, value)
-    return value, namespace.lookup(), bound, _lines(filename, tree, last)
+    return value, namespace.lookup(), bound, _lines(filename, tree, last, magic_line)
 
 
 def _from_the_cell(shell, exc: Exception, filename: str) -> None:
@@ -310,9 +314,9 @@ class CellNamespace(dict):
         return ChainMap(self.user_ns, self.names)
 
 
-def _lines(filename: str, tree, last=None) -> types.SimpleNamespace:
-    """The cell's lines that compile errors name: the %% line, the last one assigning
-    ``updates`` (None if none does) and the last expression's (None if none)."""
+def _lines(filename: str, tree, last=None, magic_line: int = 1) -> types.SimpleNamespace:
+    """The cell's lines that compile errors name: the %% line (``magic_line``), the last one
+    assigning ``updates`` (None if none does) and the last expression's (None if none)."""
     assigned = [
         node.lineno
         for node in ast.walk(tree)
@@ -320,7 +324,8 @@ def _lines(filename: str, tree, last=None) -> types.SimpleNamespace:
     ]
     updates = SourceLoc(filename, max(assigned)) if assigned else None
     end = SourceLoc(filename, last.lineno) if last is not None else None
-    return types.SimpleNamespace(magic=SourceLoc(filename, 1), updates=updates, last=end)
+    magic = SourceLoc(filename, magic_line)
+    return types.SimpleNamespace(magic=magic, updates=updates, last=end)
 
 
 def _syntax_error(exc: SyntaxError, filename: str, skip: int) -> CellError:

@@ -32,8 +32,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from symnb.compile.checkmode import check_mode
+from symnb.core.source import SourceLoc
 from symnb.errors import ShapeWarning, SymnbError
-from symnb.magics.cell import parse_line, symcompile
+from symnb.magics.cell import CellError, parse_line, symcompile
 
 
 class ProgramUnreadable(ValueError):
@@ -71,7 +72,8 @@ def _exit_status(code) -> int:
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding: ``severity`` is "error" (a symnb error), "warning" (a ShapeWarning),
+    """One finding: ``severity`` is "error" (a symnb error, or a ShapeWarning that the program's
+    own filter raised), "warning" (a ShapeWarning),
     "failure" (another exception), "not checked" (an exception after an earlier error) or
     "expected" (an exception in a cell tagged ``raises-exception``)."""
 
@@ -175,8 +177,8 @@ def notebook_chunks(path: str) -> tuple[list[Chunk], int]:
         chunk = Chunk(filename, f"{path}, cell {number}", _without_magics(source), number)
         tags = cell["metadata"].get("tags")
         chunk.expect_error = isinstance(tags, list) and "raises-exception" in tags
-        if first.startswith("%%symcompile"):
-            chunk.source, chunk.magic = source.lstrip(), first[len("%%symcompile") :]
+        if first.startswith("%%symcompile"):  # (after blank lines, as IPython finds it)
+            chunk.source, chunk.magic = source, first[len("%%symcompile") :]
         elif first.startswith("%%"):
             skipped += 1
             continue
@@ -191,20 +193,26 @@ def _notebook_cells(path: str) -> list[dict]:
     except json.JSONDecodeError as exc:
         raise ProgramUnreadable(f"{path} is not a notebook: invalid JSON ({exc})") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
-    if not isinstance(cells, list) or notebook.get("nbformat", 4) < 4:
+    if not isinstance(cells, list):
         raise ProgramUnreadable(f"{path} is not a notebook in nbformat 4 (no list of 'cells')")
+    version = notebook.get("nbformat", 4)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 4:
+        raise ProgramUnreadable(
+            f"{path} is not a notebook in nbformat 4 ('nbformat' is {version!r}, not 4 or more)"
+        )
     return [_cell(path, number, cell) for number, cell in enumerate(cells, start=1)]
 
 
 def _cell(path: str, number: int, cell) -> dict:
     source = cell.get("source", "") if isinstance(cell, dict) else None
-    source = "".join(source) if isinstance(source, list) else source
+    if isinstance(source, list):  # lines, each a str
+        source = "".join(source) if all(isinstance(s, str) for s in source) else None
     metadata = cell.get("metadata", {}) if isinstance(cell, dict) else None
     kind = cell.get("cell_type") if isinstance(cell, dict) else None
     if not isinstance(source, str) or not isinstance(metadata, dict) or not isinstance(kind, str):
         raise ProgramUnreadable(
-            f"{path}, cell {number}: malformed cell (it needs a cell_type, a text source and a "
-            "metadata dict)"
+            f"{path}, cell {number}: malformed cell (it needs a cell_type, a text source (a str or "
+            "a list of str) and a metadata dict)"
         )
     return {"cell_type": kind, "source": source, "metadata": metadata}
 
@@ -244,10 +252,11 @@ class _Scanner:
         return self.quote is None and self.depth == 0 and not self.continued
 
     def feed(self, text: str) -> None:
-        i = 0
+        """Read one line (with its newline): a backslash ending its code continues it, as in
+        Python; one ending a comment does not (nor one in a string: the string goes on)."""
+        i, self.continued = 0, False
         while i < len(text):
             i = self._string(text, i) if self.quote else self._code(text, i)
-        self.continued = self.quote is None and text.rstrip("\n").endswith("\\")
 
     def _string(self, text: str, i: int) -> int:
         if text[i] == "\\":
@@ -266,6 +275,9 @@ class _Scanner:
         if char in "'\"":
             self.quote = char * 3 if text.startswith(char * 3, i) else char
             return i + len(self.quote)
+        if char == "\\":
+            self.continued = text.startswith(("\n", "\r\n"), i + 1)
+            return i + 1
         if char in "([{":
             self.depth += 1
         elif char in ")]}":
@@ -382,10 +394,18 @@ class _Runner:
             self.collect_warnings(caught)
 
     def _symcompile(self, chunk: Chunk) -> None:
-        """A %%symcompile cell, run and compiled (in check mode) as the magic would."""
-        body = _without_magics(chunk.source.partition("\n")[2])
-        args = parse_line(chunk.magic)
-        symcompile(args, body, user_ns=self.namespace, filename=chunk.filename)
+        """A %%symcompile cell, run and compiled (in check mode) as the magic would; its
+        lines are numbered as the notebook shows them, from the blank lines before the
+        %%symcompile line (which IPython drops) on."""
+        blank = chunk.source[: len(chunk.source) - len(chunk.source.lstrip())]
+        body = _without_magics(chunk.source.lstrip().partition("\n")[2])
+        line = blank.count("\n") + 1
+        try:
+            args = parse_line(chunk.magic)
+            symcompile(args, body, user_ns=self.namespace, filename=chunk.filename, magic_line=line)
+        except CellError as exc:  # one naming no line (a wrong option): the %%symcompile line
+            exc.location = getattr(exc, "location", None) or SourceLoc(chunk.filename, line)
+            raise
 
     def _execute(self, chunk: Chunk, lineno: int, run: Callable[[], None], names) -> None:
         """Run one statement (or a %%symcompile cell), recording what it raises; ``names``:
@@ -407,7 +427,7 @@ class _Runner:
             raise
         except KeyboardInterrupt:
             raise
-        except SymnbError as exc:
+        except (SymnbError, ShapeWarning) as exc:  # a ShapeWarning the program's filter raised
             self._add_error(exc, chunk, lineno)
         except Exception as exc:
             self._add_failure(self._severity(exc, reads), exc, chunk, self._raised_at(exc, lineno))
@@ -429,7 +449,7 @@ class _Runner:
         where = self._where(chunk.filename, self._raised_at(exc, lineno))
         self._add(Diagnostic("failure", kind, message, *where))
 
-    def _add_error(self, exc: SymnbError, chunk: Chunk, fallback_line: int) -> None:
+    def _add_error(self, exc: SymnbError | ShapeWarning, chunk: Chunk, fallback_line: int) -> None:
         loc = getattr(exc, "location", None)
         if loc is not None:
             filename, lineno = loc.filename, loc.lineno

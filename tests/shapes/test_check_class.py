@@ -78,6 +78,25 @@ def test_symcompile_cells_are_checked_and_define_the_function(tmp_path, capsys):
     assert "NameError" not in out and "magic cells skipped" not in out
 
 
+def test_symcompile_cells_after_blank_lines_name_the_lines_the_notebook_shows(tmp_path, capsys):
+    """IPython drops the blank lines before a %%symcompile line; the checker numbered the
+    cell from the magic, so every line it named was off by their number."""
+    nb = _write_notebook(
+        tmp_path / "nb.ipynb",
+        "import symnb as sn\nx = sn.tensor('x', shape=('batch', 784))",
+        "\n\n%%symcompile g\nV = sn.tensor('V', shape=(5, 7))\nx @ V",
+        "\n%%symcompile h --show afterr\nx",
+        "\n\n\n%%symcompile k\nV = sn.tensor('V', shape=(5, 7))",
+    )
+    assert main(["check", str(nb)]) == 1
+    out = capsys.readouterr().out
+    assert f"{nb}, cell 2, line 5: error: ShapeError: matmul: inner dims differ" in out
+    assert "    x @ V" in out
+    assert f"{nb}, cell 3, line 2: error: CellError: %%symcompile --show: unknown view" in out
+    assert f"{nb}, cell 4, line 4: error: CellError" in out  # no output: at the magic
+    assert "    %%symcompile k" in out
+
+
 def test_an_error_in_a_cell_tagged_raises_exception_is_expected(tmp_path, capsys):
     nb = _write_notebook(
         tmp_path / "tour.ipynb",
@@ -163,6 +182,15 @@ def test_a_program_that_never_ends_is_stopped_by_the_timeout(tmp_path, capsys):
         ("{not json", "invalid JSON"),
         ('{"cells": 3, "nbformat": 4}', "no list of 'cells'"),
         ('{"cells": [{"cell_type": "code", "source": 7}], "nbformat": 4}', "cell 1: malformed"),
+        # these crashed the checking process (a "ProcessExit" failure, exit 2)
+        ('{"cells": [], "nbformat": "4"}', "'nbformat' is '4', not 4 or more"),
+        ('{"cells": [], "nbformat": null}', "'nbformat' is None, not 4 or more"),
+        ('{"cells": [], "nbformat": 3}', "'nbformat' is 3, not 4 or more"),
+        (
+            '{"cells": [{"cell_type": "code", "source": ["x = 1\\n", 2], "metadata": {}}], '
+            '"nbformat": 4}',
+            "cell 1: malformed cell",
+        ),
     ],
 )
 def test_a_malformed_notebook_has_its_own_exit_status(tmp_path, capsys, content, says):
@@ -188,6 +216,34 @@ def test_magics_inside_strings_and_brackets_are_left_alone():
     assert lines[4] == "pass" and lines[5:7] == ["total = (3", "  % 2)"]
     assert lines[7] == "files = None" and lines[8] == "pass"
     assert lines[9:11] == ["s = 'a' \\", "  '%b'"] and lines[12] == "    pass"
+
+
+def test_a_backslash_ending_a_comment_does_not_continue_the_line():
+    """``# in C:\\data\\`` set the line as continued, so the magic after it was kept (a
+    SyntaxError); a backslash in a string goes on with the string, as Python reads it."""
+    source = (
+        "# the data lives in C:\\data\\\n%matplotlib inline\n"
+        "x = 1  # \\\n!ls\n"
+        "y = 1 + \\\n  2\n"
+        "s = 'a\\\n%b'\n"
+        "%time x\r\n"
+    )
+    lines = _without_magics(source).split("\n")
+    assert lines[1] == "pass" and lines[3] == "pass"
+    assert lines[4:8] == ["y = 1 + \\", "  2", "s = 'a\\", "%b'"]
+    assert lines[8] == "pass"
+
+
+def test_a_magic_after_a_comment_ending_in_a_backslash_is_skipped(tmp_path, capsys):
+    nb = _write_notebook(
+        tmp_path / "nb.ipynb",
+        "# the data lives in C:\\data\\\n%matplotlib inline\nimport symnb as sn\n"
+        "x = sn.tensor('x', shape=(3, 4))\ny = x @ x",
+    )
+    assert main(["check", str(nb)]) == 1
+    out = capsys.readouterr().out
+    assert f"{nb}, cell 1, line 5: error: ShapeError: matmul" in out
+    assert "SyntaxError" not in out
 
 
 def test_a_notebook_with_magics_in_a_string_runs_unchanged(tmp_path):

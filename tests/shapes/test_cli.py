@@ -138,11 +138,42 @@ def test_clean_programs_exit_0_and_strict_counts_warnings(tmp_path, capsys):
     assert f"{clean}: 0 errors, 0 warnings, 0 failures" in out
 
 
+def test_strict_counts_a_warning_as_an_error_whatever_else_the_file_holds(tmp_path, capsys):
+    """A warning and a later failure in one file exited 2 under --strict, and 1 split over
+    two files: a warning counts as an error, and errors come before failures."""
+    warned = "import symnb as sn\ny = sn.tensor('y', shape=('n',)) - sn.tensor('q', shape=('n', 1))"
+    warned += "\n"
+    both = tmp_path / "both.py"
+    both.write_text(warned + "z = 1 / 0\n")
+    assert main(["check", str(both)]) == 2
+    assert main(["check", "--strict", str(both)]) == 1
+    (tmp_path / "w.py").write_text(warned)
+    (tmp_path / "f.py").write_text("z = 1 / 0\n")
+    assert main(["check", "--strict", str(tmp_path / "w.py"), str(tmp_path / "f.py")]) == 1
+    assert "0 errors, 1 warning, 1 failure" in capsys.readouterr().out
+
+
 def test_other_failures_exit_2(tmp_path, capsys):
     script = tmp_path / "broken.py"
     script.write_text("import numpy as np\nnp.load('missing.npy')\n")
     assert main(["check", str(script)]) == 2
     assert "line 2: failure: FileNotFoundError" in capsys.readouterr().out
+
+
+def test_a_shape_warning_the_program_makes_an_error_is_an_error(tmp_path, capsys):
+    """``warnings.simplefilter("error", sn.ShapeWarning)`` (docs/shapes.md recommends it)
+    raises the warning: it was a "failure" of another kind, with 0 errors, and exit 2."""
+    script = tmp_path / "strict.py"
+    script.write_text(
+        "import warnings\nimport symnb as sn\nwarnings.simplefilter('error', sn.ShapeWarning)\n"
+        "d = sn.tensor('y', shape=('n',)) - sn.tensor('q', shape=('n', 1))\nprint(d)\n"
+    )
+    assert main(["check", str(script)]) == 1
+    out = capsys.readouterr().out
+    assert f"{script}, line 4: error: BroadcastOuterWarning: sub: 'y'" in out
+    assert f"{script}, line 5: not checked: NameError" in out  # d was never made
+    assert "1 error, 0 warnings, 0 failures, 1 not checked" in out
+    assert "\n  at " not in out  # the line is shown once, as the code under the message
 
 
 def test_python_dash_m_and_the_console_script(tmp_path):
@@ -167,6 +198,19 @@ def test_check_mode_functions_return_placeholders_of_the_inferred_shapes():
         out, total = f(np.ones((4, 3, 9, 12)))
     assert out.shape == (4, 8, 5, 6) and total.shape == (4,) and not out.any()
     assert w.get_value().shape == (8, 3, 3, 3)  # shared values are not updated
+
+
+def test_check_mode_placeholders_of_huge_outputs_take_no_memory():
+    """A (100000, 100000) output was np.zeros of 74.5 GiB: a MemoryError (or that memory)
+    where the program is shape-correct; past 64 MiB a placeholder is one zero broadcast."""
+    z = sn.zeros((100000, 100000))
+    with check_mode():
+        f = sn.function([], [z @ z, z @ z, z[:2, :3]])  # a repeated result is not copied
+        big, again, small = f()
+    assert big.shape == again.shape == (100000, 100000) and big.strides == (0, 0)
+    assert big[12345, 678] == 0 and big.dtype == z.dtype and not big.flags.writeable
+    assert small.shape == (2, 3) and small.flags.writeable and not small.any()
+    small += 1  # a placeholder of a size a program writes into is an array of its own
 
 
 def test_check_mode_sizes_names_that_only_a_dim_computed_from_names_gives():
