@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from symnb.core import locks
 from symnb.core.array_kinds import host_value
 from symnb.core.dims import (
     SizeConflict,
@@ -564,7 +565,7 @@ class Constant(Variable):
 # Guards every shared variable's (host value, device copy) pair: a call in one thread caches
 # or downloads a copy while another thread's ``set_value`` replaces the value; the check and
 # the store must be one step, or the stale copy is kept for good. (Held for assignments only.)
-_VALUE_LOCK = threading.Lock()
+_VALUE_LOCK = locks.lock()  # unlocked in a forked child (core/locks.py)
 
 
 class SharedVariable(Variable):
