@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
 import warnings
 
 import numpy as np
 
 from symnb.backends.linker import Linker
 from symnb.backends.listing import KernelList
+from symnb.core import locks
 from symnb.core.dims import SizeConflict, evaluate, is_symbolic, sizes_of
 from symnb.core.graph import Graph
 from symnb.core.shapes.warnings import BroadcastOuterWarning, LossTrailingOneWarning
@@ -43,7 +43,7 @@ _depth: contextvars.ContextVar[int] = contextvars.ContextVar("symnb_check_mode",
 # ``check_mode(all_threads=True)``s open now: a checked program's threads (a thread pool, a
 # data loader) start with a fresh context, where ``_depth`` is 0, and must be checked too
 _process_depth = 0
-_process_lock = threading.Lock()
+_process_lock = locks.lock()  # unlocked in a forked child (core/locks.py)
 
 
 @contextlib.contextmanager

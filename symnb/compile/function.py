@@ -48,7 +48,7 @@ from symnb.core.dims import is_symbolic
 from symnb.core.graph import Graph, clone_graph, leaves
 from symnb.core.hooks import hook
 from symnb.core.source import user_location
-from symnb.core.variable import Constant, SharedVariable, Variable, graph_first
+from symnb.core.variable import Constant, SharedVariable, Variable, graph_first, pin_values
 from symnb.core.words import counted
 from symnb.errors import DeviceError, InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
@@ -611,7 +611,10 @@ class Function:
         if self.backend == CHECK:
             inputs, *rest = self._built_from
             return _checked, (graph_first(inputs, variables), *rest)
-        return _unpickled, (graph_first(self._built_from, variables),)
+        saved = graph_first(self._built_from, variables)
+        if self._turns is not None:  # the shared values of one step (read in a turn)
+            pin_values(saved, [*self._shared, *(s for s, _ in self.updates)], self._entry)
+        return _unpickled, (saved,)
 
     def __copy__(self):
         """``copy.copy(f)``: the function built again from what it was built from, so it reads

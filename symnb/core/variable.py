@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from symnb.core import locks
 from symnb.core.array_kinds import host_value
 from symnb.core.dims import (
     SizeConflict,
@@ -289,10 +290,10 @@ def _after_graph(items: list, value):
 
 
 class _GraphFirst:
-    __slots__ = ("value", "variables")
+    __slots__ = ("value", "variables", "pinned", "__weakref__")  # (``pin_values``)
 
     def __init__(self, value, variables):
-        self.value, self.variables = value, variables
+        self.value, self.variables, self.pinned = value, variables, {}
 
     def __reduce_ex__(self, protocol):
         return _after_graph, (in_making_order(self.variables), self.value)
@@ -564,7 +565,36 @@ class Constant(Variable):
 # Guards every shared variable's (host value, device copy) pair: a call in one thread caches
 # or downloads a copy while another thread's ``set_value`` replaces the value; the check and
 # the store must be one step, or the stale copy is kept for good. (Held for assignments only.)
-_VALUE_LOCK = threading.Lock()
+_VALUE_LOCK = locks.lock()  # unlocked in a forked child (core/locks.py)
+#: .held: weak references to what this thread's pickles and copies are saving (``pin_values``)
+_pinned = threading.local()
+
+
+def pin_values(holder, shared, turns=None) -> None:
+    """The values of ``shared`` now, read together while holding ``turns`` (a compiled
+    function's entry point: ``enter``/``leave``, its calls' lock), are what this thread's
+    pickles and copies save while ``holder`` (a ``graph_first``) lives, which keeps them:
+    pickle and deepcopy keep what they save until they end. So a pickle of a training step
+    taken while another thread calls it holds the values of one step, not some from the step
+    before. ``enter`` is False in a call of the function in this thread (a hook pickling it),
+    which has written no update yet."""
+    entered = turns is not None and turns.enter()
+    try:
+        holder.pinned = {id(v): (v, v.host_value()) for v in shared}
+    finally:
+        if entered:
+            turns.leave()
+    held = [ref for ref in getattr(_pinned, "held", ()) if ref() is not None]
+    _pinned.held = [*held, weakref.ref(holder)]
+
+
+def _pinned_value(shared):
+    """The value ``pin_values`` read for ``shared`` for the pickle or copy under way, or None."""
+    for ref in reversed(getattr(_pinned, "held", ())):
+        holder = ref()
+        if holder is not None and id(shared) in holder.pinned:
+            return holder.pinned[id(shared)][1]
+    return None
 
 
 class SharedVariable(Variable):
@@ -671,7 +701,9 @@ class SharedVariable(Variable):
     def __getstate__(self):
         """Pickled with its host value; a device copy stays with its process."""
         state = Variable.__getstate__(self)
-        state["_value"], state["_device"], state["_lent"] = self.host_value(), None, None
+        value = _pinned_value(self)
+        value = self.host_value() if value is None else value
+        state["_value"], state["_device"], state["_lent"] = value, None, None
         return state
 
     def clone(self) -> SharedVariable:

@@ -3,6 +3,7 @@ function pickles as what it was built from and loads in a new process from the k
 copy.deepcopy of variables and graphs shares pickle's rules (core/variable.py): a loaded or
 copied variable is a new one, and a graph of any depth goes as a flat list."""
 
+import contextlib
 import copy
 import copyreg
 import io
@@ -13,6 +14,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -439,3 +441,66 @@ def test_a_shallow_copy_of_a_computed_variable_computes_what_it_does(backend):
     bc = copy.copy(b)
     assert bc.index == 1 and bc.owner.outputs[1] is bc
     np.testing.assert_array_equal(sn.function([x], bc, backend=backend)(X), [1.0])
+
+
+@pytest.mark.parametrize("how", sorted(ROUND_TRIPS))
+@pytest.mark.parametrize("backend", named_backends("py", "c"))
+def test_a_pickle_taken_while_another_thread_calls_holds_the_values_of_one_step(
+    backend, how, monkeypatch
+):
+    """A training step pickled (or deep-copied) while another thread calls it: the shared
+    values are read together in a turn of its calls, so the copy holds the values one step
+    left (they were read one by one as pickle met them: here the first before a whole step
+    that another thread ran meanwhile, the others after it)."""
+    params = [sn.shared(np.zeros(2), name=f"p{i}") for i in range(3)]
+    step = sn.function([], params[0].sum(), updates={p: p + 1 for p in params}, backend=backend)
+    step()
+    worker = []
+    read = variable.SharedVariable.host_value
+
+    def host_value(shared):
+        value = read(shared)
+        if not worker:  # the first value read: another thread calls the step (waits its turn)
+            worker.append(threading.Thread(target=step))
+            worker[0].start()
+            worker[0].join(timeout=1)
+        return value
+
+    monkeypatch.setattr(variable.SharedVariable, "host_value", host_value)
+    saved = ROUND_TRIPS[how](step)
+    worker[0].join(timeout=20)
+    monkeypatch.undo()
+    assert [p.get_value().tolist() for p, _ in saved.updates] == [[1.0, 1.0]] * 3
+    assert [p.get_value().tolist() for p in params] == [[2.0, 2.0]] * 3
+    assert ROUND_TRIPS[how](params[1]).get_value().tolist() == [2.0, 2.0]  # (none kept since)
+    assert not [ref for ref in variable._pinned.held if ref() is not None]  # (nor the values)
+
+
+def test_a_function_pickled_from_inside_its_own_call_holds_the_values_before_it(backend):
+    """A print hook pickling the function while its call holds the turns: no wait for the
+    turns (it would wait for itself), and the values are those the call read."""
+    x = sn.vector("x", shape=(2,), dtype="float64")
+    s = sn.shared(np.zeros(2), name="s")
+    f = sn.function([x], sn.print_value(x * 2, "twice") * 3, updates={s: s + x}, backend=backend)
+    saved: dict[int, set] = {}  # call -> the values its pickles hold
+
+    class Hook(io.StringIO):
+        def write(self, text):
+            copied = pickle.loads(pickle.dumps(f)).updates[0][0].get_value()
+            saved.setdefault(len(calls_made), set()).add(tuple(copied))
+            return len(text)
+
+    calls_made: list[int] = []
+
+    def calls():
+        with contextlib.redirect_stdout(Hook()):
+            for _ in range(2):
+                f(np.ones(2))
+                calls_made.append(1)
+
+    worker = threading.Thread(target=calls, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "the pickle waited for the call it was made in"
+    assert saved == {0: {(0.0, 0.0)}, 1: {(1.0, 1.0)}}
+    assert s.get_value().tolist() == [2.0, 2.0]

@@ -81,8 +81,12 @@ MB = 10**6  # bytes in a megabyte of ``sn.config.cache_limit_mb`` (a whole numbe
 _loaded: dict[str, object] = {}
 _verified: dict[str, str] = {}  # library -> the fingerprint this process checked it against
 _libraries: dict[str, ctypes.CDLL] = {}
-_lock = locks.lock()  # unlocked in a forked child (core/locks.py)
+#: held for a whole compile; unlocked in a forked child (core/locks.py). Re-entrant: the
+#: ``sn.config.progress`` hook runs in the compiling thread, and a function it builds (a hook
+#: that reports through a compiled function) compiles and loads in that thread too
+_lock = locks.rlock()
 _forbid = threading.local()
+_reporting = threading.local()  # .on: this thread is in the progress hook of a compile
 log = logging.getLogger(__name__)
 
 
@@ -364,7 +368,7 @@ def _compile_in_parallel(batches: list, workers: int, kernels: int, unprobed: tu
     try:
         futures += [pool.submit(compile_batch, batch) for batch in batches]
         done = (kernel for future in futures for kernel in future.result())
-        list(config.progress(done, total=kernels, label="compiling kernels"))
+        _report(done, kernels)
     except Exception:
         pool.shutdown()
         raise
@@ -374,6 +378,20 @@ def _compile_in_parallel(batches: list, workers: int, kernels: int, unprobed: tu
         concurrent.futures.wait(futures, timeout=STOP_WAIT)
         raise
     pool.shutdown()
+
+
+def _report(done, kernels: int) -> None:
+    """Iterate ``done`` through ``sn.config.progress``; a compile that the hook started (a
+    function it builds) is not reported through it again, which would report on itself
+    without end: its kernels just compile."""
+    if getattr(_reporting, "on", False):
+        list(done)
+        return
+    _reporting.on = True
+    try:
+        list(config.progress(done, total=kernels, label="compiling kernels"))
+    finally:
+        _reporting.on = False
 
 
 def _cores() -> int:

@@ -15,6 +15,8 @@ import signal
 import subprocess
 import threading
 
+from symnb.core import locks
+
 _current = threading.local()
 
 
@@ -27,7 +29,7 @@ class Runs:
     """The live compiler processes of one compile, and whether it was cancelled."""
 
     def __init__(self):
-        self._lock = threading.Lock()
+        self._lock = locks.lock()  # unlocked in a forked child (core/locks.py)
         self._live: set[subprocess.Popen] = set()
         self.cancelled = False
 

@@ -46,6 +46,7 @@ from symnb.backends.compiledir import (
 from symnb.backends.plan import SERIAL_MAX, Branch, Gemm, Launch, Library, Repeat, View
 from symnb.backends.render.runtime import EXPORTED, names
 from symnb.config import config, watch
+from symnb.core import locks
 from symnb.core.dims import DimExpr
 from symnb.core.source import warn_at_user
 from symnb.core.types import MAX_RANK
@@ -74,6 +75,10 @@ MAX_NAMES = MAX_RANK * 4  # named dims one call may bind (runner.c's MAXDIM * 4)
 _module: list = []  # [module or None] once looked up
 _problem: list[str] = []  # why the runner could not be built, when it could not
 _exports: list[bool] = []  # [whether kernels may call the runner's helpers] once known
+#: held while the runner is looked up (built, loaded), so threads compiling their first
+#: functions at once load one runner, and while its helpers are exported; unlocked in a
+#: forked child (core/locks.py); re-entrant, since ``exports_helpers`` asks ``module``
+_looking_up = locks.rlock()
 
 
 @functools.cache
@@ -91,25 +96,35 @@ def _salt() -> str:
 def module():
     """The extension module, or None when it cannot be had (then the Python executor runs)."""
     if not _module:
-        with threads.openmp_environment():  # the OpenMP runtime it brings in sleeps when idle
-            _module.append(_installed() or _compiled())
-        if _module[0] is not None:
-            forks.note(ctypes.CDLL(_module[0].__file__))  # its products' OpenMP threads
-            reset_team()
-        if _module[0] is None and _problem:
-            warn_at_user(
-                f"symnb: the C runner could not be built ({_problem[0]}); backend 'c' runs "
-                "each call's steps from Python instead (same results, a few microseconds "
-                "more per call)",
-                RuntimeWarning,
-            )
+        with _looking_up:
+            if not _module:  # (another thread may have loaded it while this one waited)
+                _look_up()
     return _module[0]
+
+
+def _look_up() -> None:
+    with threads.openmp_environment():  # the OpenMP runtime it brings in sleeps when idle
+        found = _installed() or _compiled()
+    if found is not None:  # set up before other threads can see it in ``_module``
+        forks.note(ctypes.CDLL(found.__file__))  # its products' OpenMP threads
+        _give_team(found)
+    _module.append(found)
+    if found is None and _problem:
+        warn_at_user(
+            f"symnb: the C runner could not be built ({_problem[0]}); backend 'c' runs "
+            "each call's steps from Python instead (same results, a few microseconds "
+            "more per call)",
+            RuntimeWarning,
+        )
 
 
 def reset_team(value=None) -> None:
     """Give a loaded runner the thread policy (threads.py); it asks again on its next call
     (also whenever ``sn.config.threads`` is set)."""
-    built = _module[0] if _module else None
+    _give_team(_module[0] if _module else None)
+
+
+def _give_team(built) -> None:
     if built is not None and hasattr(built, "set_team_policy"):
         built.set_team_policy(threads.team)
 
@@ -126,7 +141,9 @@ def exports_helpers() -> bool:
     if not config.c_runner or not platforms.current().shares_helpers:
         return False
     if not _exports:
-        _exports.append(_export(module()))
+        with _looking_up:
+            if not _exports:
+                _exports.append(_export(module()))
     return _exports[0]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from symnb.backends.opencl.device import (
 from symnb.backends.opencl.dialect import OpenCLDialect
 from symnb.backends.opencl.launch import pyopencl
 from symnb.config import config
+from symnb.core import locks
 from symnb.errors import numbered
 
 #: ``-w``: no warnings. A driver's compiler (PoCL's clang) prints them to the process's
@@ -58,7 +58,7 @@ class OpenCLRuntime(Runtime):
         self.context = cl.Context(devices=[device])
         self.queue = cl.CommandQueue(self.context)
         self.errors = (cl.Error,)
-        self.launching = threading.Lock()
+        self.launching = locks.lock()  # unlocked in a forked child (core/locks.py)
 
     def build(self, source: str, names: list[str]) -> list:
         cache = private_dir(os.path.join(compiledir(), "opencl"))

@@ -20,7 +20,6 @@ import contextlib
 import difflib
 import os
 import re
-import threading
 import warnings
 
 from symnb.backends import compiledir
@@ -29,6 +28,7 @@ from symnb.backends.opencl.runtime import opencl_problem
 from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
+from symnb.core import locks
 from symnb.core.source import pinned
 
 #: the flags that change what symnb does (the others are accepted and ignored; a test keeps
@@ -280,7 +280,7 @@ class _Override:
 #: threads may exit out of order, and each must put back what it found only when no later
 #: block still sets that flag (else that block, when it exits, puts it back)
 _ACTIVE: list[_Override] = []
-_ACTIVE_LOCK = threading.Lock()
+_ACTIVE_LOCK = locks.lock()  # unlocked in a forked child (core/locks.py)
 
 
 class change_flags(contextlib.ContextDecorator):  # noqa: N801 - Theano's name

@@ -178,6 +178,40 @@ def test_compiling_many_kernels_reports_progress(compiledir, monkeypatch):
     assert calls and calls[0][1] == "compiling kernels" and calls[0][0] >= 2
 
 
+#: a progress hook that reports through a function it builds (three kernels: compiled while
+#: the compile it reports on holds the kernel cache's lock, in the same thread)
+PROGRESS_BUILDS = """
+import numpy as np
+import symnb as sn
+
+calls = []
+
+def progress(iterable, total=None, label=""):
+    calls.append((total, label))
+    x, y = sn.vector("x"), sn.vector("y")
+    outs = [sn.exp(x) * 0.37, sn.cos(y) + 11.0, sn.sum(x * y * 0.5)]
+    report = sn.function([x, y], outs, backend="c")
+    yield from iterable
+    calls.append(float(report(np.ones(2), np.ones(2) * 3)[2]))
+
+sn.config.progress = progress
+a = sn.matrix("a")
+f = sn.function([a], [sn.exp(a) * 1.2345 + sn.cos(a), sn.tanh(a).sum(axis=0)], backend="c")
+got = f(np.ones((2, 3)))
+assert np.allclose(got[0], np.exp(1) * 1.2345 + np.cos(1)) and np.allclose(got[1], 2 * np.tanh(1))
+print(calls)
+"""
+
+
+def test_a_progress_hook_that_builds_a_function_does_not_hang_the_compile(compiledir):
+    """``sn.config.progress`` runs in the compiling thread, inside the kernel cache's lock: a
+    function it builds compiles there too (the lock is re-entrant), and its own compile is not
+    reported through the hook again (which would build it again, without end)."""
+    env = dict(os.environ, SYMNB_COMPILEDIR=str(compiledir))
+    calls = eval(run_python(PROGRESS_BUILDS, env=env, timeout=120))
+    assert calls == [(2, "compiling kernels"), 3.0]
+
+
 def several_kernels():
     """A function of three kernels (two elementwise, one reduction) and its check."""
     x, y = sn.vector("x"), sn.vector("y")

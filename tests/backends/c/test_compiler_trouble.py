@@ -7,6 +7,9 @@ import logging
 import os
 import subprocess
 import sys
+import threading
+import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -362,6 +365,31 @@ def test_the_runners_warning_is_at_the_users_line(compiledir, monkeypatch):
     with pytest.warns(RuntimeWarning, match="C runner could not be built") as seen:
         exp_function(backend="c")
     assert seen[0].filename == __file__
+
+
+def test_threads_looking_up_the_runner_at_once_load_it_once(monkeypatch):
+    """The first compiles of several threads at once: one thread loads the runner while the
+    others wait for it, and all get that one (each loaded a copy of its own)."""
+    built = runner.module()
+    if built is None:
+        pytest.skip("no C runner here")
+    loads = []
+
+    def installed():
+        loads.append(types.SimpleNamespace(__file__=built.__file__))
+        time.sleep(0.2)  # a build or a load takes a while: the other threads arrive meanwhile
+        return loads[-1]
+
+    monkeypatch.setattr(runner, "_module", [])
+    monkeypatch.setattr(runner, "_exports", [])
+    monkeypatch.setattr(runner, "_installed", installed)
+    got = []
+    workers = [threading.Thread(target=lambda: got.append(runner.module())) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(loads) == 1 and runner._module == loads and got == loads * 4
 
 
 # -- one file, several compilers (ccache's masquerade links) ---------------------------------------
