@@ -920,6 +920,21 @@ def test_var_and_std_corrected_keep_ddof_as_theanos_corrected_two_pass(mode, ddo
         np.testing.assert_allclose(variance, theano_var)
 
 
+def test_conj_real_and_imag_of_complex_tensors():
+    """T.conj(z) and z.conj() raised NotImplementedError("symnb has no complex math"),
+    though docs/theano.md lists x.conj(); T.real/T.imag and z.real/z.imag are Theano's too."""
+    z, c = T.zvector("z"), T.cvector("c")
+    v = np.array([1 + 2j, 3 - 4j])
+    got = run([z], [T.conj(z), z.conj(), z.conjugate(), T.real(z), T.imag(z), z.real, z.imag], v)
+    for g, want in zip(got, [np.conj(v)] * 3 + [v.real, v.imag] * 2):
+        assert g.dtype == want.dtype
+        np.testing.assert_array_equal(g, want)
+    parts = run([c], [T.conj(c), T.real(c)], v.astype(np.complex64))
+    assert [p.dtype for p in parts] == [np.complex64, np.float32]
+    x = T.dvector("x")  # a real tensor's conjugate is a copy of it
+    np.testing.assert_array_equal(run([x], T.conj(x), np.array([1.0, -2.0])), [1.0, -2.0])
+
+
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_var_with_ddof_over_several_axes_is_numpys_as_docs_theano_md_says(mode):
     """docs/theano.md: with ddof over several axes T.var/T.std divide by N - ddof, as NumPy;

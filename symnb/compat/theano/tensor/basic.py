@@ -706,13 +706,21 @@ def tensor_copy(x) -> Variable:
 
 
 def conj(x) -> Variable:
-    """``T.conj``: a real tensor's conjugate is itself (a copy); symnb has no complex math."""
+    """``T.conj`` (and ``x.conj()``): the complex conjugate of a complex x (``sn.conj``); a
+    real tensor's is itself (a copy)."""
     x = as_variable(x)
-    if x.type.dtype.kind == "c":
-        raise _at_user_line(
-            NotImplementedError(f"T.conj: symnb has no complex math ({x.describe()})")
-        )
-    return tensor_copy(x)
+    return sn.conj(x) if x.type.dtype.kind == "c" else tensor_copy(x)
+
+
+def real(z) -> Variable:
+    """``T.real``: the real part (``sn.real``: float32 of complex64, float64 of complex128; a
+    real z itself)."""
+    return sn.real(as_variable(z))
+
+
+def imag(z) -> Variable:
+    """``T.imag``: the imaginary part (``sn.imag``; zeros of z's dtype for a real z)."""
+    return sn.imag(as_variable(z))
 
 
 def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
