@@ -920,6 +920,31 @@ def test_var_and_std_corrected_keep_ddof_as_theanos_corrected_two_pass(mode, ddo
         np.testing.assert_allclose(variance, theano_var)
 
 
+def test_sgn_round_and_iround_refuse_complex_naming_the_function_called():
+    """Theano 1.0 refused complex input to sgn (``same_out_nocomplex``) and round
+    (``same_out_float_only``) when the graph was built. T.sgn took it (NumPy 2's z/|z|), and
+    T.round/T.iround were refused naming trunc, a step of the layer's formula."""
+    z = T.zvector("z")
+    for name, make in [
+        ("sgn", lambda: T.sgn(z)),
+        ("round", lambda: T.round(z)),
+        ("round", lambda: T.round(z, "half_to_even")),
+        ("round", lambda: z.round()),
+        ("iround", lambda: T.iround(z)),
+    ]:
+        with pytest.raises(sn.DTypeError) as info:
+            make()
+        message = str(info.value)
+        assert isinstance(info.value, TypeError)  # as Theano's
+        assert message.startswith(
+            f"T.{name}: 'z' (complex128(?,)) is complex, which Theano's {name} refuses ("
+        ), message
+        assert "trunc" not in message and info.value.location.filename == __file__
+    assert "hint: z / abs(z) is NumPy 2's sign" in str(pytest.raises(TypeError, T.sgn, z).value)
+    x = T.dvector("x")
+    np.testing.assert_array_equal(run([x], T.sgn(x), np.array([-2.0, 0, 3])), [-1, 0, 1])
+
+
 def test_conj_real_and_imag_of_complex_tensors():
     """T.conj(z) and z.conj() raised NotImplementedError("symnb has no complex math"),
     though docs/theano.md lists x.conj(); T.real/T.imag and z.real/z.imag are Theano's too."""

@@ -129,10 +129,37 @@ arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
-sgn, sqr, abs_, neg = (
-    _elementwise(op, name)
-    for op, name in ((sn.sign, "sgn"), (sn.square, "sqr"), (sn.abs, "abs_"), (sn.neg, "neg"))
+sqr, abs_, neg = (
+    _elementwise(op, name) for op, name in ((sn.square, "sqr"), (sn.abs, "abs_"), (sn.neg, "neg"))
 )
+
+
+def _refuse_complex(x: Variable, name: str, why: str, hint: str) -> None:
+    """A DTypeError (a TypeError, as Theano's) at the user's line where ``x`` is complex and
+    Theano 1.0's ``T.<name>`` refused it when the graph was built."""
+    if x.type.dtype.kind == "c":
+        raise _at_user_line(
+            DTypeError(
+                f"T.{name}: {x.describe()} is complex, which Theano's {name} refuses ({why})"
+                f"\n  hint: {hint}"
+            )
+        )
+
+
+def sgn(x) -> Variable:
+    """``T.sgn``: ``sn.sign`` (-1, 0 or 1) of a real x; a complex x is refused when the graph
+    is built, as Theano 1.0's ``Sgn(same_out_nocomplex)`` refused it (NumPy 2's sign of a
+    complex is z/|z|, NumPy 1's the sign of its real part: write either)."""
+    (x,) = (as_variable(v) for v in _numbers_alone(x))
+    _refuse_complex(
+        x,
+        "sgn",
+        "complex numbers have no sign",
+        "z / abs(z) is NumPy 2's sign of a complex z, T.sgn(T.real(z)) NumPy 1's",
+    )
+    return sn.sign(x)
+
+
 inv = _float_math(sn.reciprocal, "inv")  # Theano's Inv(upgrade_to_float): T.inv(2) is 0.5
 
 
@@ -315,7 +342,18 @@ def exp2(x) -> Variable:
 def round(a, mode=None) -> Variable:  # noqa: A001
     """``T.round``: ``mode="half_away_from_zero"`` (Theano's default: 2.5 -> 3, -0.5 -> -1)
     or ``"half_to_even"`` (NumPy's: 2.5 -> 2)."""
+    return _round(a, mode, "round")
+
+
+def _round(a, mode, name: str) -> Variable:
+    """``T.round`` (``name``: the function the user called, which errors name)."""
     a = _as_theano_tensor(a)
+    _refuse_complex(
+        a,
+        name,
+        "it rounds real numbers only",
+        f"T.{name}(T.real(x)) and T.{name}(T.imag(x)) round the two parts",
+    )
     if mode == "half_to_even" or a.type.dtype.kind in "biu":
         return sn.round(a)
     if mode not in (None, "half_away_from_zero"):
@@ -332,7 +370,7 @@ def round(a, mode=None) -> Variable:  # noqa: A001
 
 def iround(a, mode=None) -> Variable:
     """``round`` as int64."""
-    return _cast(round(a, mode), "int64")
+    return _cast(_round(a, mode, "iround"), "int64")
 
 
 def horizontal_stack(*args) -> Variable:
