@@ -920,6 +920,29 @@ def test_var_and_std_corrected_keep_ddof_as_theanos_corrected_two_pass(mode, ddo
         np.testing.assert_allclose(variance, theano_var)
 
 
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_var_and_std_of_a_complex_tensor_are_theanos_complex_ones(mode):
+    """Theano 1.0's T.var is mean((x - mean(x)) ** 2) with the plain complex square: complex,
+    of x's dtype; T.std its complex sqrt. It was NumPy's real mean(|x - mean|**2) (3.25)."""
+    c, zm = T.cvector("c"), T.zmatrix("zm")
+    v = np.array([1 + 2j, 3 - 1j], dtype=np.complex64)
+    m = np.array([[1 + 2j, 3 - 1j, -2j], [0.5, 4 + 4j, 1 - 1j]])
+    f = theano.function(
+        [c, zm],
+        [T.var(c), T.std(c), c.var(), T.var(zm, axis=1, ddof=1), T.var(zm, 0, keepdims=True)],
+        mode=mode,
+    )
+    var, std, method, rows, columns = f(v, m)
+    assert var.dtype == std.dtype == method.dtype == np.complex64
+    np.testing.assert_allclose(var, -1.25 - 3j, rtol=1e-6)  # ((-1+1.5j)**2 + (1-1.5j)**2) / 2
+    np.testing.assert_allclose(std, np.sqrt(np.complex64(-1.25 - 3j)), rtol=1e-6)
+    np.testing.assert_allclose(method, var)
+    centred = m - m.mean(axis=1, keepdims=True)
+    assert rows.dtype == columns.dtype == np.complex128
+    np.testing.assert_allclose(rows, (centred**2).sum(axis=1) / 2)
+    np.testing.assert_allclose(columns, ((m - m.mean(0)) ** 2).mean(0, keepdims=True))
+
+
 def test_sgn_round_and_iround_refuse_complex_naming_the_function_called():
     """Theano 1.0 refused complex input to sgn (``same_out_nocomplex``) and round
     (``same_out_float_only``) when the graph was built. T.sgn took it (NumPy 2's z/|z|), and

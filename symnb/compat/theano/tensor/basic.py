@@ -63,12 +63,16 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import diagonal_offset as _diagonal_offset
+from symnb.ops._axes import keepdims_flag as _keepdims_flag
+from symnb.ops._axes import normalize_axis as _normalize_axis
 from symnb.ops._axes import one_axis as _one_axis
 from symnb.ops.checks import HasShape as _HasShape
 from symnb.ops.checks import at_most as _at_most
 from symnb.ops.checks import in_domain as _in_domain
 from symnb.ops.elemwise import cast as _cast
 from symnb.ops.markers import unbroadcast as _unbroadcast
+from symnb.ops.reduce import _ddof
+from symnb.ops.shape import reduced_size as _reduced_size
 
 #: Theano's ``upgrade_to_float``: the float an integer (or boolean) argument of float math
 #: becomes. NumPy's rule gives float16 for 8-bit integers (``exp(10)`` is 2.203e+04 there)
@@ -496,13 +500,33 @@ def var(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable: 
     the same variance with a rounding correction, not another divisor; symnb's variance is
     already computed from the centred values, so it gives the same value."""
     del corrected  # the same value: a choice of algorithm, not of divisor
-    return sn.var(input, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
+    x = as_variable(input)
+    if x.type.dtype.kind == "c":
+        return _complex_var(x, axis, ddof, keepdims, "T.var")
+    return sn.var(x, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
 
 
 def std(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:
-    """``T.std``: the square root of ``var`` (``corrected`` as there: the same value)."""
+    """``T.std``: the square root of ``var`` (``corrected`` as there: the same value); of a
+    complex x the complex square root of its complex ``var``, as in Theano 1.0."""
     del corrected
-    return sn.std(input, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
+    x = as_variable(input)
+    if x.type.dtype.kind == "c":
+        return sn.sqrt(_complex_var(x, axis, ddof, keepdims, "T.std"))
+    return sn.std(x, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
+
+
+def _complex_var(x: Variable, axis, ddof, keepdims, name: str) -> Variable:
+    """Theano 1.0's variance of a complex x, ``mean((x - mean(x)) ** 2)`` with the plain
+    complex square: complex, of x's dtype (NumPy's, ``sn.var``, is the real
+    ``mean(|x - mean(x)|**2)``); ``ddof`` divides the sum by ``N - ddof``, as for real x."""
+    ddof = _ddof(ddof, name)
+    axes = _normalize_axis(_axis(axis), x.type.ndim, name, x)
+    flag = _keepdims_flag(keepdims, name, x)
+    centred = x - sn.mean(x, axis=axes, keepdims=True)
+    total = sn.sum(centred * centred, axis=axes, keepdims=flag)
+    real = "float32" if x.type.dtype.name == "complex64" else "float64"
+    return sn.true_div(total, _cast(_reduced_size(x, axes), real) - ddof)
 
 
 def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
