@@ -61,7 +61,7 @@ def _missing(obj, name: str) -> AttributeError:
 
 #: the attributes only a layer's "methods" hook defines (Theano's, which symnb's lack)
 LAYER_ONLY = (
-    "arccos arccosh arcsin arcsinh arctan arctanh ceil conj conjugate copy cos cosh deg2rad "
+    "arccos arccosh arcsin arcsinh arctan arctanh ceil copy cos cosh deg2rad "
     "diagonal exp exp2 expm1 fill floor get_scalar_constant_value log log10 log1p log2 "
     "nonzero nonzero_values norm ones_like ptp rad2deg sin sinh size sqrt take tan tanh "
     "trunc zeros_like"
@@ -467,6 +467,26 @@ class TensorMethods:
 
     def dimshuffle(self, *order):
         return _ops().dimshuffle(self, *order)
+
+    @_LayerMethod
+    def conj(self):
+        """NumPy's ``x.conj()``: the complex conjugate (``sn.conj``; a real x's is x)."""
+        return _ops().conj(self)
+
+    @_LayerMethod
+    def conjugate(self):
+        """NumPy's ``x.conjugate()``: ``x.conj()``."""
+        return _ops().conj(self)
+
+    @property
+    def real(self):
+        """NumPy's ``x.real``: the real part (``sn.real``; a real x's is x)."""
+        return _ops().real(self)
+
+    @property
+    def imag(self):
+        """NumPy's ``x.imag``: the imaginary part (``sn.imag``; zeros for a real x)."""
+        return _ops().imag(self)
 
 
 def _spelled_index(index) -> str:

@@ -42,7 +42,8 @@ def check_grad(
 
     ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
     variable of any shape. Float inputs are checked; integer and boolean ones are held fixed,
-    and so are random draws in ``fn`` (every call repeats their numbers).
+    and so are random draws in ``fn`` (every call repeats their numbers); complex ones are
+    a DTypeError, as ``sn.grad`` refuses them (``_refuse_complex``).
     ``eps``: the step (a positive finite number), ``rtol``/``atol``: the tolerances
     (non-negative numbers); None takes each from the input's dtype (``DEFAULTS``).
     ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
@@ -58,6 +59,7 @@ def check_grad(
     function = functools.partial(hook("function"), no_default_updates=True)
     arrays = [np.array(a) for a in inputs]
     xs = _input_variables(arrays, variables)
+    _refuse_complex(arrays, xs)
     out = one_output(fn(*xs))
     if not out.type.is_float:
         raise DTypeError(f"check_grad: fn returned {out.describe()}; a float output is needed")
@@ -122,6 +124,22 @@ def _input_variables(arrays: list, variables) -> list:
                 "and shape (dims may be unknown)"
             )
     return variables
+
+
+def _refuse_complex(arrays: list, xs: list) -> None:
+    """A complex input is a DTypeError naming it: ``sn.grad`` refuses gradients with respect
+    to complex variables (docs/autodiff.md), and holding it fixed, as integer inputs are,
+    would pass a check that checked nothing."""
+    for i, (array, var) in enumerate(zip(arrays, xs)):
+        if array.dtype.kind == "c":
+            raise at_user_line(
+                DTypeError(
+                    f"check_grad: input {i} {var.describe()} is complex: symnb's gradients of "
+                    "complex values are not verified (docs/autodiff.md), so it cannot be "
+                    "checked; pass its real and imaginary parts as two float arrays to a fn "
+                    "that computes in real arithmetic"
+                )
+            )
 
 
 def _projection(rng, shape) -> np.ndarray:

@@ -251,12 +251,15 @@ class ReverseWalk:
         #: backward of a branch runs under the branch's condition (``_kept_under``)
         self.regions = _walk_regions(order, seeds) if has_lazy(order) else None
         self.upstream = feeds(seeds, order)
+        #: ids of the values on a path the gradient can flow along, from the seeds back to
+        #: ``wrt``: the complex ones among them are refused
+        self.flows = gradient_flows(seeds, wrt, order)
         self.contributions: dict[int, list[Variable]] = {}
         self.totals: dict[int, Variable | None] = {}
         self.via: dict[int, Apply] = {}
         for node in order:
             for var in node.outputs:
-                if var.type.dtype.kind == "c" and self._needs(var):
+                if var.type.dtype.kind == "c" and id(var) in self.flows:
                     made = f", the {node.op.op_name()}" + (
                         f" at {var.source}" if var.source else ""
                     )
@@ -477,6 +480,27 @@ def feeds(seeds, order: list[Apply]) -> set[int]:
         if not _blocks(node) and any(id(o) in upstream for o in node.outputs):
             upstream.update(id(x) for x in node.inputs)
     return upstream
+
+
+def gradient_flows(seeds, wrt: list[Variable], order: list[Apply]) -> set[int]:
+    """Ids of the values on a path along which a gradient can flow from the seeds back to
+    ``wrt``: float (or complex) values only, as integer and boolean ones (comparisons,
+    masks, indices) pass none, and not through a node that stops it (``sn.zero_grad``,
+    ``sn.disconnected_grad``). Narrower than ``reach`` and ``feeds``, which follow every
+    input, to tell a value connected to the cost from a disconnected one."""
+
+    def passes(node: Apply) -> bool:
+        return not (getattr(node.op, "stops_gradient", False) or _blocks(node))
+
+    ahead = {id(v) for v in wrt}  # computed from wrt along such paths
+    for node in order:
+        if passes(node) and any(x.type.is_float and id(x) in ahead for x in node.inputs):
+            ahead.update(id(o) for o in node.outputs if o.type.is_float)
+    back = {id(var) for var, _ in seeds if var.type.is_float}  # the seeds read them so
+    for node in reversed(order):
+        if passes(node) and any(o.type.is_float and id(o) in back for o in node.outputs):
+            back.update(id(x) for x in node.inputs if x.type.is_float)
+    return ahead & back
 
 
 def _blocks(node: Apply) -> bool:

@@ -50,6 +50,10 @@ class _Identity(Elemwise):
 class ZeroGrad(_Identity):
     """x, with no gradient flowing back through it."""
 
+    #: the reverse walk's ``gradient_flows`` stops here: a complex x is off the gradient's
+    #: path (its gradient is refused only where one would flow)
+    stops_gradient = True
+
     def grad_elem(self, inputs, output, gz):
         return [None]
 
@@ -58,6 +62,7 @@ class DisconnectedGrad(_Identity):
     """x, with its input treated as disconnected from whatever uses it."""
 
     disconnects_gradient = True
+    stops_gradient = True
 
     def grad_elem(self, inputs, output, gz):
         return [None]

@@ -103,6 +103,59 @@ class Reciprocal(_Unary):
         return [-gz * output * output]
 
 
+# -- complex parts -----------------------------------------------------------------------
+# Kernels compute real dtypes only (float16 and complex nodes run their NumPy reference,
+# symnb/backends/kernels/ir.py), so a kernel element is that of a real x. The gradient rules
+# are a real x's: one that would flow through a complex value is refused (docs/autodiff.md).
+def _real_part(x):
+    """``np.real``, as a new array (NumPy's is a view of x, or x itself when x is real)."""
+    return np.array(np.real(x))
+
+
+def _imag_part(x):
+    """``np.imag``, as a new writable array (NumPy's is a view, read-only zeros of a real x)."""
+    return np.array(np.imag(x))
+
+
+class Conj(_Unary):
+    """The complex conjugate (``np.conjugate``); a real x's is x (bool becomes int8, as
+    NumPy's)."""
+
+    impl = staticmethod(np.conjugate)
+
+    def scalar(self, k, x):
+        return k.to(x)
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz]
+
+
+class Real(_Unary):
+    """The real part (``np.real``): float32 of complex64, float64 of complex128; a real x
+    itself."""
+
+    impl = staticmethod(_real_part)
+
+    def scalar(self, k, x):
+        return k.to(x)
+
+    def grad_elem(self, inputs, output, gz):
+        return [gz]
+
+
+class Imag(_Unary):
+    """The imaginary part (``np.imag``): float32 of complex64, float64 of complex128; zeros of
+    x's dtype for a real x (no gradient flows through them)."""
+
+    impl = staticmethod(_imag_part)
+
+    def scalar(self, k, x):
+        return k.const(0)
+
+    def grad_elem(self, inputs, output, gz):
+        return [None]
+
+
 def _softplus(x):
     """log(1 + exp(x)) without overflow: ``logaddexp(0, x)`` is exact at both tails."""
     return np.logaddexp(0, x)
@@ -400,6 +453,8 @@ sinh, cosh, arcsinh = Sinh(), Cosh(), Arcsinh()
 erf, erfc, erfcx, erfinv = Erf(), Erfc(), Erfcx(), Erfinv()
 gamma, gammaln, digamma, trigamma = Gamma(), Gammaln(), Digamma(), Trigamma()
 psi = digamma
+conj, real, imag = Conj(), Real(), Imag()
+conjugate = conj
 
 
 def polygamma(n, x):

@@ -20,6 +20,7 @@ from symnb.ops.elemwise import mul
 from symnb.ops.layout import flatten
 from symnb.ops.linalg import as_array as _array
 from symnb.ops.linalg import inv, matmul, tensordot
+from symnb.ops.math import conj
 from symnb.ops.shape import DimShuffle, reshape
 from symnb.ops.shape import shape as shape_of
 
@@ -52,17 +53,13 @@ def _size_product(a, b, k):
 
 
 def vdot(a, b):
-    """``np.vdot`` of real arrays: the sum of the products of a's and b's elements, both
-    read flat (their element counts must agree); bool is refused, as by ``matmul``."""
+    """``np.vdot``: the sum of the products of a's and b's elements, both read flat (their
+    element counts must agree), a complex a conjugated first, as NumPy's; bool is refused,
+    as by ``matmul``."""
     a, b = _array(a), _array(b)
     _refuse_bool("vdot", a, b)
-    if a.type.dtype.kind == "c":  # NumPy conjugates a; symnb has no conjugate op yet
-        raise _at_user_line(
-            DTypeError(
-                f"vdot: {a.describe()} is complex; np.vdot conjugates it, which symnb cannot "
-                "yet; for real parts of the product use sn.inner of the flattened arrays"
-            )
-        )
+    if a.type.dtype.kind == "c":
+        a = conj(a)
     flat_a, flat_b = (v if v.type.ndim == 1 else flatten(v) for v in (a, b))
     count_a, count_b = flat_a.type.shape[0], flat_b.type.shape[0]
     _paired(

@@ -921,6 +921,69 @@ def test_var_and_std_corrected_keep_ddof_as_theanos_corrected_two_pass(mode, ddo
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_var_and_std_of_a_complex_tensor_are_theanos_complex_ones(mode):
+    """Theano 1.0's T.var is mean((x - mean(x)) ** 2) with the plain complex square: complex,
+    of x's dtype; T.std its complex sqrt. It was NumPy's real mean(|x - mean|**2) (3.25)."""
+    c, zm = T.cvector("c"), T.zmatrix("zm")
+    v = np.array([1 + 2j, 3 - 1j], dtype=np.complex64)
+    m = np.array([[1 + 2j, 3 - 1j, -2j], [0.5, 4 + 4j, 1 - 1j]])
+    f = theano.function(
+        [c, zm],
+        [T.var(c), T.std(c), c.var(), T.var(zm, axis=1, ddof=1), T.var(zm, 0, keepdims=True)],
+        mode=mode,
+    )
+    var, std, method, rows, columns = f(v, m)
+    assert var.dtype == std.dtype == method.dtype == np.complex64
+    np.testing.assert_allclose(var, -1.25 - 3j, rtol=1e-6)  # ((-1+1.5j)**2 + (1-1.5j)**2) / 2
+    np.testing.assert_allclose(std, np.sqrt(np.complex64(-1.25 - 3j)), rtol=1e-6)
+    np.testing.assert_allclose(method, var)
+    centred = m - m.mean(axis=1, keepdims=True)
+    assert rows.dtype == columns.dtype == np.complex128
+    np.testing.assert_allclose(rows, (centred**2).sum(axis=1) / 2)
+    np.testing.assert_allclose(columns, ((m - m.mean(0)) ** 2).mean(0, keepdims=True))
+
+
+def test_sgn_round_and_iround_refuse_complex_naming_the_function_called():
+    """Theano 1.0 refused complex input to sgn (``same_out_nocomplex``) and round
+    (``same_out_float_only``) when the graph was built. T.sgn took it (NumPy 2's z/|z|), and
+    T.round/T.iround were refused naming trunc, a step of the layer's formula."""
+    z = T.zvector("z")
+    for name, make in [
+        ("sgn", lambda: T.sgn(z)),
+        ("round", lambda: T.round(z)),
+        ("round", lambda: T.round(z, "half_to_even")),
+        ("round", lambda: z.round()),
+        ("iround", lambda: T.iround(z)),
+    ]:
+        with pytest.raises(sn.DTypeError) as info:
+            make()
+        message = str(info.value)
+        assert isinstance(info.value, TypeError)  # as Theano's
+        assert message.startswith(
+            f"T.{name}: 'z' (complex128(?,)) is complex, which Theano's {name} refuses ("
+        ), message
+        assert "trunc" not in message and info.value.location.filename == __file__
+    assert "hint: z / abs(z) is NumPy 2's sign" in str(pytest.raises(TypeError, T.sgn, z).value)
+    x = T.dvector("x")
+    np.testing.assert_array_equal(run([x], T.sgn(x), np.array([-2.0, 0, 3])), [-1, 0, 1])
+
+
+def test_conj_real_and_imag_of_complex_tensors():
+    """T.conj(z) and z.conj() raised NotImplementedError("symnb has no complex math"),
+    though docs/theano.md lists x.conj(); T.real/T.imag and z.real/z.imag are Theano's too."""
+    z, c = T.zvector("z"), T.cvector("c")
+    v = np.array([1 + 2j, 3 - 4j])
+    got = run([z], [T.conj(z), z.conj(), z.conjugate(), T.real(z), T.imag(z), z.real, z.imag], v)
+    for g, want in zip(got, [np.conj(v)] * 3 + [v.real, v.imag] * 2):
+        assert g.dtype == want.dtype
+        np.testing.assert_array_equal(g, want)
+    parts = run([c], [T.conj(c), T.real(c)], v.astype(np.complex64))
+    assert [p.dtype for p in parts] == [np.complex64, np.float32]
+    x = T.dvector("x")  # a real tensor's conjugate is a copy of it
+    np.testing.assert_array_equal(run([x], T.conj(x), np.array([1.0, -2.0])), [1.0, -2.0])
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_var_with_ddof_over_several_axes_is_numpys_as_docs_theano_md_says(mode):
     """docs/theano.md: with ddof over several axes T.var/T.std divide by N - ddof, as NumPy;
     Theano 1.0 divided by each reduced axis's shape[i] - ddof, a quirk not copied."""

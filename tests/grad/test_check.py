@@ -36,6 +36,24 @@ def test_check_grad_holds_integer_inputs_fixed(rng):
     sn.check_grad(lambda a, n: a * n + a**2, [x, k])
 
 
+def test_check_grad_refuses_a_complex_input_naming_it(rng):
+    """A complex input was held fixed like an integer one: alone, the check checked nothing
+    and passed; sn.grad refuses gradients with respect to complex variables."""
+    x, z = rng.standard_normal(2), np.array([1 + 2j, 3 - 1j])
+    for fn, arrays, index in [
+        (lambda v: sn.abs(v) ** 2, [z], 0),
+        (lambda a, v: a * sn.abs(v), [x, z], 1),
+    ]:
+        with pytest.raises(sn.DTypeError) as info:
+            sn.check_grad(fn, arrays)
+        message = str(info.value)
+        assert message.startswith(
+            f"check_grad: input {index} 'x{index}' (complex128(2,)) is complex: "
+        ), message
+        assert "not verified (docs/autodiff.md)" in message
+        assert info.value.location.filename == __file__
+
+
 def test_check_grad_projection_depends_on_rng(rng):
     x = rng.standard_normal(4)
     sn.check_grad(sn.exp, [x], rng=np.random.default_rng(7))

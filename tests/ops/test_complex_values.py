@@ -148,3 +148,33 @@ def test_complex_powers_at_run_time_exponents_and_in_place(backend):
         )
         assert _same_bits(got, want), (got, want)
         assert _same_bits(root, np.exp(values) ** 0.5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_conj_real_and_imag_of_complex_values_are_numpys(dtype, backend):
+    """sn.conj/sn.real/sn.imag (and NumPy's np.conj/np.real/np.imag, x.conj(), x.real,
+    x.imag): the conjugate keeps the complex dtype, the parts are float32 of complex64 and
+    float64 of complex128."""
+    z = sn.tensor("z", shape=(None,), dtype=dtype)
+    v = Z.astype(dtype)
+    outs = [sn.conj(z), sn.real(z), sn.imag(z), np.conj(z), np.real(z), np.imag(z)]
+    outs += [z.conj(), z.conjugate(), z.real, z.imag, sn.conj(z) * z + sn.real(z)]
+    want = [np.conj(v), v.real, v.imag] * 2 + [np.conj(v), np.conj(v), v.real, v.imag]
+    want.append(np.conj(v) * v + v.real)
+    got = sn.function([z], outs, backend=backend)(v)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_gradients_through_conj_real_and_imag_follow_the_complex_policy():
+    """Of a real x they are x, x and 0, with those gradients; through a complex value the
+    gradient is refused, as through any other (docs/autodiff.md)."""
+    x = sn.vector("x", dtype="float64")
+    cost = sn.sum(sn.conj(x) * 2 + sn.real(x) * x + sn.imag(x) * 5)
+    got = sn.function([x], sn.grad(cost, x), backend="py")(np.array([1.0, -3.0]))
+    np.testing.assert_array_equal(got, [4.0, -4.0])
+    for part in (sn.real, sn.imag, lambda z: sn.abs(sn.conj(z))):
+        with pytest.raises(sn.DTypeError, match=r"^sn.grad: cannot differentiate through "):
+            sn.grad(sn.sum(part(x * 1j)), x)

@@ -45,6 +45,9 @@ UNARY = {
     "ceil": (sn.ceil, np.ceil, (-3, 3)),
     "trunc": (sn.trunc, np.trunc, (-3, 3)),
     "round": (sn.round, np.round, (-3, 3)),
+    "conj": (sn.conj, np.conjugate, (-3, 3)),
+    "real": (sn.real, np.real, (-3, 3)),
+    "imag": (sn.imag, np.imag, (-3, 3)),
 }
 BINARY = {
     "arctan2": (sn.arctan2, np.arctan2, (-2, 2)),

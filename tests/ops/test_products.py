@@ -197,12 +197,16 @@ def test_product_gradients(case, rng):
     sn.check_grad(fn, arrays)
 
 
-def test_vdot_refuses_a_complex_first_operand_it_cannot_conjugate():
-    """np.vdot conjugates a; without a conjugate op symnb refuses instead of summing a*b."""
-    a = sn.tensor("a", shape=(2,), dtype="complex128")
-    b = sn.tensor("b", shape=(2,), dtype="complex128")
-    with pytest.raises(sn.DTypeError, match="vdot: 'a'.* is complex; np.vdot conjugates it"):
-        sn.vdot(a, b)
+def test_vdot_conjugates_a_complex_first_operand_as_numpy():
+    """np.vdot conjugates a; symnb refused a complex a while it had no conjugate op."""
+    a = sn.tensor("a", shape=(2, 2), dtype="complex128")
+    b = sn.tensor("b", shape=(4,), dtype="complex64")
+    va = np.array([[1 + 2j, 3 - 1j], [-2j, 0.5]])
+    vb = np.array([2 - 1j, 1j, 4, -1 + 1j], dtype=np.complex64)
+    got = sn.function([a, b], [sn.vdot(a, b), np.vdot(a, b)], backend="py")(va, vb)
+    for g in got:
+        assert g.dtype == np.vdot(va, vb).dtype
+        np.testing.assert_allclose(g, np.vdot(va, vb), rtol=1e-6)
     assert sn.vdot(sn.vector("r"), b).type.dtype == "complex128"  # a real a needs none
 
 

@@ -63,12 +63,16 @@ from symnb.core.shapes import warnings as shape_warnings
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import diagonal_offset as _diagonal_offset
+from symnb.ops._axes import keepdims_flag as _keepdims_flag
+from symnb.ops._axes import normalize_axis as _normalize_axis
 from symnb.ops._axes import one_axis as _one_axis
 from symnb.ops.checks import HasShape as _HasShape
 from symnb.ops.checks import at_most as _at_most
 from symnb.ops.checks import in_domain as _in_domain
 from symnb.ops.elemwise import cast as _cast
 from symnb.ops.markers import unbroadcast as _unbroadcast
+from symnb.ops.reduce import _ddof
+from symnb.ops.shape import reduced_size as _reduced_size
 
 #: Theano's ``upgrade_to_float``: the float an integer (or boolean) argument of float math
 #: becomes. NumPy's rule gives float16 for 8-bit integers (``exp(10)`` is 2.203e+04 there)
@@ -129,10 +133,37 @@ arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
-sgn, sqr, abs_, neg = (
-    _elementwise(op, name)
-    for op, name in ((sn.sign, "sgn"), (sn.square, "sqr"), (sn.abs, "abs_"), (sn.neg, "neg"))
+sqr, abs_, neg = (
+    _elementwise(op, name) for op, name in ((sn.square, "sqr"), (sn.abs, "abs_"), (sn.neg, "neg"))
 )
+
+
+def _refuse_complex(x: Variable, name: str, why: str, hint: str) -> None:
+    """A DTypeError (a TypeError, as Theano's) at the user's line where ``x`` is complex and
+    Theano 1.0's ``T.<name>`` refused it when the graph was built."""
+    if x.type.dtype.kind == "c":
+        raise _at_user_line(
+            DTypeError(
+                f"T.{name}: {x.describe()} is complex, which Theano's {name} refuses ({why})"
+                f"\n  hint: {hint}"
+            )
+        )
+
+
+def sgn(x) -> Variable:
+    """``T.sgn``: ``sn.sign`` (-1, 0 or 1) of a real x; a complex x is refused when the graph
+    is built, as Theano 1.0's ``Sgn(same_out_nocomplex)`` refused it (NumPy 2's sign of a
+    complex is z/|z|, NumPy 1's the sign of its real part: write either)."""
+    (x,) = (as_variable(v) for v in _numbers_alone(x))
+    _refuse_complex(
+        x,
+        "sgn",
+        "complex numbers have no sign",
+        "z / abs(z) is NumPy 2's sign of a complex z, T.sgn(T.real(z)) NumPy 1's",
+    )
+    return sn.sign(x)
+
+
 inv = _float_math(sn.reciprocal, "inv")  # Theano's Inv(upgrade_to_float): T.inv(2) is 0.5
 
 
@@ -315,7 +346,18 @@ def exp2(x) -> Variable:
 def round(a, mode=None) -> Variable:  # noqa: A001
     """``T.round``: ``mode="half_away_from_zero"`` (Theano's default: 2.5 -> 3, -0.5 -> -1)
     or ``"half_to_even"`` (NumPy's: 2.5 -> 2)."""
+    return _round(a, mode, "round")
+
+
+def _round(a, mode, name: str) -> Variable:
+    """``T.round`` (``name``: the function the user called, which errors name)."""
     a = _as_theano_tensor(a)
+    _refuse_complex(
+        a,
+        name,
+        "it rounds real numbers only",
+        f"T.{name}(T.real(x)) and T.{name}(T.imag(x)) round the two parts",
+    )
     if mode == "half_to_even" or a.type.dtype.kind in "biu":
         return sn.round(a)
     if mode not in (None, "half_away_from_zero"):
@@ -332,7 +374,7 @@ def round(a, mode=None) -> Variable:  # noqa: A001
 
 def iround(a, mode=None) -> Variable:
     """``round`` as int64."""
-    return _cast(round(a, mode), "int64")
+    return _cast(_round(a, mode, "iround"), "int64")
 
 
 def horizontal_stack(*args) -> Variable:
@@ -458,13 +500,33 @@ def var(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable: 
     the same variance with a rounding correction, not another divisor; symnb's variance is
     already computed from the centred values, so it gives the same value."""
     del corrected  # the same value: a choice of algorithm, not of divisor
-    return sn.var(input, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
+    x = as_variable(input)
+    if x.type.dtype.kind == "c":
+        return _complex_var(x, axis, ddof, keepdims, "T.var")
+    return sn.var(x, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
 
 
 def std(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:
-    """``T.std``: the square root of ``var`` (``corrected`` as there: the same value)."""
+    """``T.std``: the square root of ``var`` (``corrected`` as there: the same value); of a
+    complex x the complex square root of its complex ``var``, as in Theano 1.0."""
     del corrected
-    return sn.std(input, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
+    x = as_variable(input)
+    if x.type.dtype.kind == "c":
+        return sn.sqrt(_complex_var(x, axis, ddof, keepdims, "T.std"))
+    return sn.std(x, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
+
+
+def _complex_var(x: Variable, axis, ddof, keepdims, name: str) -> Variable:
+    """Theano 1.0's variance of a complex x, ``mean((x - mean(x)) ** 2)`` with the plain
+    complex square: complex, of x's dtype (NumPy's, ``sn.var``, is the real
+    ``mean(|x - mean(x)|**2)``); ``ddof`` divides the sum by ``N - ddof``, as for real x."""
+    ddof = _ddof(ddof, name)
+    axes = _normalize_axis(_axis(axis), x.type.ndim, name, x)
+    flag = _keepdims_flag(keepdims, name, x)
+    centred = x - sn.mean(x, axis=axes, keepdims=True)
+    total = sn.sum(centred * centred, axis=axes, keepdims=flag)
+    real = "float32" if x.type.dtype.name == "complex64" else "float64"
+    return sn.true_div(total, _cast(_reduced_size(x, axes), real) - ddof)
 
 
 def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
@@ -706,13 +768,21 @@ def tensor_copy(x) -> Variable:
 
 
 def conj(x) -> Variable:
-    """``T.conj``: a real tensor's conjugate is itself (a copy); symnb has no complex math."""
+    """``T.conj`` (and ``x.conj()``): the complex conjugate of a complex x (``sn.conj``); a
+    real tensor's is itself (a copy)."""
     x = as_variable(x)
-    if x.type.dtype.kind == "c":
-        raise _at_user_line(
-            NotImplementedError(f"T.conj: symnb has no complex math ({x.describe()})")
-        )
-    return tensor_copy(x)
+    return sn.conj(x) if x.type.dtype.kind == "c" else tensor_copy(x)
+
+
+def real(z) -> Variable:
+    """``T.real``: the real part (``sn.real``: float32 of complex64, float64 of complex128; a
+    real z itself)."""
+    return sn.real(as_variable(z))
+
+
+def imag(z) -> Variable:
+    """``T.imag``: the imaginary part (``sn.imag``; zeros of z's dtype for a real z)."""
+    return sn.imag(as_variable(z))
 
 
 def isclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
