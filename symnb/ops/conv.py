@@ -427,10 +427,9 @@ def _check_ordered(op, x):
     """A maximum needs an order, which complex numbers lack (and a window's padding needs a
     lowest value): refused when built, as PyTorch's max pooling refuses them."""
     if x.type.dtype.kind == "c":
-        real = np.finfo(x.type.dtype).dtype.name  # (complex64's parts are float32)
         raise DTypeError(
             f"{op.op_name()}: input {x.describe()} is complex, which has no order; "
-            f'pool abs(x) (the magnitudes) or x.astype("{real}") (the real parts)'
+            "pool abs(x) (the magnitudes) or x.real (the real parts)"
         )
 
 
