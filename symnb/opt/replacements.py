@@ -4,8 +4,10 @@ rank, not reading the value it replaces (the graph would be a cycle). A rule of 
 (one not in symnb) whose replacement's dims the types cannot prove to be ``old``'s gets them
 checked when the function runs (``ops.checks.has_shape``): its mistake would otherwise be a
 result of another size, silently. Built-in rules are trusted with both (a walk over the graph
-per firing would make rewriting quadratic); ``Graph.replace`` still refuses a replacement
-that reads what it replaces directly.
+per firing would make rewriting quadratic); ``Graph.replace`` still refuses, for every rule,
+a replacement that reads what it replaces directly, one of a value that is not in the graph,
+and one reading a leaf that is not the graph's input, a constant or a shared value (a
+variable of another graph): the engine reports them as RewriteErrors naming the rule.
 """
 
 from __future__ import annotations
