@@ -171,22 +171,41 @@ class History:
         if self.start is None:
             raise ValueError("this history has no starting graph to replay from")
         memo: dict[int, object] = {}
+        origins: dict = {}  # copy -> the node it copies
         for node, inputs in self.start.nodes:
-            _copy_node(node, inputs, memo)
-        graph = Graph(self.start.inputs, [_mapped(v, memo) for v in self.start.outputs], False)
+            _copy_node(node, inputs, memo, origins)
+        outputs = [_mapped(v, memo) for v in self.start.outputs]
+        graph = Replayed(self.start.inputs, outputs, origins)
         for step in self.steps[:n_steps]:
             for (old, new), attached in zip(step.pairs, step.edits):
                 for node, inputs in attached:
-                    _copy_node(node, inputs, memo)
+                    _copy_node(node, inputs, memo, origins)
                 graph.replace(_mapped(old, memo), _mapped(new, memo))
         return graph
+
+
+class Replayed(Graph):
+    """A graph rebuilt from a history: its nodes are copies of the nodes the optimiser
+    edited, ``origins`` mapping each copy to the node it copies. Two replays of one
+    history (and the optimised graph itself, whose nodes are those) have the same node
+    where it is the same node of the history, rewired or not: a diff of two steps need not
+    guess it from the structure (``symnb.viz.diff``)."""
+
+    def __init__(self, inputs, outputs, origins: dict):
+        super().__init__(inputs, outputs, False)
+        self.origins = origins
+
+    def origin(self, node):
+        """The node of the history that ``node`` copies."""
+        return self.origins.get(node, node)
 
 
 def _mapped(var, memo):
     return memo.get(id(var), var)
 
 
-def _copy_node(node, inputs, memo) -> None:
+def _copy_node(node, inputs, memo, origins) -> None:
     copy = node.clone_with([_mapped(v, memo) for v in inputs])
+    origins[copy] = node
     for old, new in zip(node.outputs, copy.outputs):
         memo[id(old)] = new

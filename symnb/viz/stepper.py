@@ -77,10 +77,9 @@ def step_frame(function, history: list, index: int, position: int, shown: int, m
     ``position`` of ``shown``."""
     step = history[index]
     inside = _inside(function, step)
-    if inside:  # a rewrite inside a loop's step: its own graph before and after
-        before = step.history.replay(step.index)
-    else:
-        before = function.graph_before if index == 0 else history[index - 1].graph_after()
+    # the graph of its history (the function's, or a loop step's) before and after the step:
+    # two replays of one history, which the diff compares node by node as it recorded them
+    before = step.history.replay(step.index)
     after = step.graph_after()
     where = f"inside <b>{escape(inside)}</b> › " if inside else ""
     info = (

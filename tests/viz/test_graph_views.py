@@ -138,6 +138,46 @@ def test_a_node_rewired_below_a_changed_one_is_still_changed():
     assert diff.summary() == "1 removed, 2 added, 2 changed, 1 kept"
 
 
+def test_a_rewired_node_is_told_from_a_removed_one_of_its_line_by_its_inputs():
+    """sub_self in (a - a) - a: the inner sub (both inputs a) is removed, the outer one (a
+    sub of the same line) rewired to the zeros; compared by structure (graph_before)."""
+    a = sn.tensor("a", shape=(3,), dtype="float64")
+    f = sn.function([a], (a - a) - a, backend="py", optimize={"include": ["sub_self"]})
+    (step,) = f.rewrites
+    diff = diff_graphs(f.graph_before, step.graph_after())
+    (gone,) = diff.removed
+    assert gone.inputs == [a, a]
+    ((was, now),) = diff.changed
+    assert was.inputs[0].owner is gone and now.inputs[1] is a
+    assert diff.summary() == "1 removed, 0 added, 1 changed, 0 kept"
+
+
+def test_each_step_diff_shows_what_the_step_removed_and_added():
+    """A gradient graph, whose nodes all have the sn.grad line: the diff of two steps is
+    the step's record (the replays' nodes are the history's), not a guess by line."""
+    x = sn.tensor("x", shape=("batch", 5), dtype="float64")
+    y = sn.tensor("y", shape=("batch",), dtype="int64")
+    W = sn.shared(np.ones((5, 3)), name="W")
+    b = sn.shared(np.zeros(3), name="b")
+    loss = sn.mean(sn.crossentropy(sn.softmax(x @ W + b, axis=-1), y))
+    f = sn.function([x, y], [loss, *sn.grad(loss, [W, b])], backend="py")
+    history = f.rewrites
+    assert len(history) > 3
+    for i, step in enumerate(history):
+        diff = diff_graphs(history.replay(i), step.graph_after())
+        names = [[n.op.op_name() for n in nodes] for nodes in (diff.removed, diff.added)]
+        recorded = [[n.op.op_name() for n in nodes] for nodes in (step.removed, step.added)]
+        assert [sorted(n) for n in names] == [sorted(n) for n in recorded], (i, step.rule)
+    i = next(k for k, s in enumerate(history) if s.rule == "log_softmax_of_softmax")
+    diff = diff_graphs(history.replay(i), history[i].graph_after())
+    assert sorted(n.op.op_name() for n in diff.removed) == [
+        "dim_shuffle",
+        "log",
+        "softmax",
+        "take_along_axis",
+    ]
+
+
 def test_a_2000_node_graph_is_collapsed_to_a_readable_drawing():
     """Structure only; the render time (budget 3 s) is measured by benchmarks/notebook_render.py."""
     xs = [sn.tensor(f"x{i}", shape=(8,)) for i in range(20)]
