@@ -10,8 +10,8 @@ whose key exists in ``before`` is kept; one that is new but has a removed counte
 the same op built by the same line, reading the same values but for those the rewrite
 replaced (of several, the one with most inputs in common), is *changed* (rewired), and is
 keyed as that twin was, so that its consumers, whose inputs are otherwise what they were,
-are kept rather than changed in turn; the rest are added / removed. The diff picture is the ``after`` graph
-with removed nodes drawn as dashed ghosts.
+are kept rather than changed in turn; the rest are added / removed. The diff picture is the
+``after`` graph with removed nodes drawn as dashed ghosts.
 """
 
 from __future__ import annotations
@@ -165,12 +165,15 @@ def _twin(node, candidates, keys: dict, old_keys: dict, read: set):
 
 
 def diff_picture(
-    before, after, title: str = "", max_boxes: int = MAX_BOXES, function=None
+    before, after, title: str = "", max_boxes: int = MAX_BOXES, function=None, labels=None
 ) -> GraphPicture:
-    """``after`` with added (green), changed (orange) and removed (dashed red) nodes."""
+    """``after`` with added (green), changed (orange) and removed (dashed red) nodes; its
+    outputs named by ``labels``, else as ``function`` names its results (else ``after``)."""
     old_graph, new_graph = as_graph(before), as_graph(after)
     diff = diff_graphs(old_graph, new_graph)
-    view = graph_view(new_graph, output_labels(function or after, new_graph))
+    if labels is None:
+        labels = output_labels(function or after, new_graph)
+    view = graph_view(new_graph, labels)
     marks = {id(n): "added" for n in diff.added}
     marks.update({id(new): "changed" for _, new in diff.changed})
     apply_marks(view, marks)
