@@ -213,7 +213,10 @@ class Function:
         #: the givens' shape checks that nothing read once the rewrites ran (the outputs read
         #: only the key's fixed shape, ``x.shape[0]``), kept as outputs after the updates:
         #: run by every call, never returned (docs/shapes.md)
-        self._n_checks = 0 if backend == CHECK else keep_checks(self.graph, givens, self.inputs)
+        if backend == CHECK:
+            self._n_checks = 0
+        else:
+            self._n_checks = keep_checks(self.graph, givens, self.inputs, self.rewrites)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values (those with named or expression dims

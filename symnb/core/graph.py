@@ -389,14 +389,16 @@ class Graph:
                     "and shared variables)"
                 )
 
-    def add_output(self, var: Variable) -> None:
+    def add_output(self, var: Variable) -> list[Apply]:
         """``var`` as one more output, the nodes it reads that the graph lacks attached (its
-        leaves must be the graph's inputs, shared values or constants)."""
-        for node in ancestors([var], known=self.nodes):
+        leaves must be the graph's inputs, shared values or constants); those nodes."""
+        added = ancestors([var], known=self.nodes)
+        for node in added:
             self._attach(node)
         self.clients.setdefault(var, Clients()).append((OUTPUT, len(self.outputs)))
         self.outputs.append(var)
         self._check_inputs()
+        return added
 
     def replace_all(self, pairs) -> tuple[list[Apply], list[Apply]]:
         """``replace`` for each ``(old, new)`` pair in order; the nodes attached and dropped."""

@@ -41,6 +41,9 @@ class Step:
     edits: list = field(repr=False)  # per pair: (node attached, its inputs then)
     history: History | None = field(default=None, repr=False, compare=False)
     index: int = 0
+    #: outputs the step added to the graph, each with the nodes attached for it and their
+    #: inputs then (``History.record_outputs``: the givens' shape checks kept after the rules)
+    outputs: list = field(default_factory=list, repr=False)
 
     def graph_after(self) -> Graph:
         """The graph as it was right after this step (rebuilt on demand)."""
@@ -118,6 +121,15 @@ class History:
         self.steps.append(step)
         return step
 
+    def record_outputs(self, rule, phase, seconds, outputs) -> Step:
+        """A step that added outputs to the graph (``outputs``: ``(variable, nodes attached
+        for it)`` pairs, each as ``Graph.add_output`` attached them), not a rule's firing:
+        what ``sn.function`` adds once the rules ran, so that the last step's graph is the
+        optimised graph."""
+        step = self.record(rule, phase, seconds, [], [], [n for _, a in outputs for n in a], [])
+        step.outputs = [(v, [(n, tuple(n.inputs)) for n in attached]) for v, attached in outputs]
+        return step
+
     def add_time(self, phase: str, seconds: float) -> None:
         self.times[phase] = self.times.get(phase, 0.0) + seconds
 
@@ -181,6 +193,10 @@ class History:
                 for node, inputs in attached:
                     _copy_node(node, inputs, memo, origins)
                 graph.replace(_mapped(old, memo), _mapped(new, memo))
+            for var, attached in step.outputs:
+                for node, inputs in attached:
+                    _copy_node(node, inputs, memo, origins)
+                graph.add_output(_mapped(var, memo))
         return graph
 
 
