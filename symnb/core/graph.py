@@ -333,20 +333,16 @@ class Graph:
     def replace(self, old: Variable, new: Variable) -> tuple[list[Apply], list[Apply]]:
         """Make every client of ``old`` use ``new``; types must agree (same dtype, ndim).
 
-        ``old`` must be a value of this graph (one nothing reads any more is left as it is:
-        nothing is attached), and the leaves ``new`` brings in the graph's inputs, constants
+        A value nothing reads (not in the graph, or left unread by an earlier replacement:
+        the second output of a node the first one's replacement dropped) is left as it is,
+        nothing attached; the leaves ``new`` brings in must be the graph's inputs, constants
         or shared values, as the graph's own leaves are. Returns the nodes attached (those
         ``new`` brought in) and the nodes dropped (those no output needs any more); both are
         found locally, so a replace costs what it touches.
         """
         check_replaceable(old, new)
         if old not in self.clients:
-            if not self._holds(old):
-                raise GraphError(
-                    f"cannot replace {old.describe()}: it is not a value of this graph (a "
-                    "variable of another graph, or one an earlier replacement removed)"
-                )
-            return [], []  # (an output of a node that nothing reads: no user to rewire)
+            return [], []  # (no user to rewire: nothing of new's would be read)
         added = ancestors([new], known=self.nodes)
         if any(i is old for node in added for i in node.inputs):  # (old's users would be new's)
             raise GraphError(
@@ -364,7 +360,7 @@ class Graph:
             self.clients.setdefault(new, Clients()).append((client, i))
         return added, self._drop_unused(old)
 
-    def _holds(self, var: Variable) -> bool:
+    def holds(self, var: Variable) -> bool:
         """``var`` is a value of this graph: read by it, made by one of its nodes or an input."""
         if var in self.clients or (var.owner is not None and var.owner in self.nodes):
             return True

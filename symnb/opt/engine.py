@@ -137,7 +137,7 @@ class PhaseRun:
 
     # -- both -----------------------------------------------------------------------------
     def _apply(self, rule, pairs, start) -> list:
-        pairs = [(old, replacements.checked(rule, old, new)) for old, new in pairs]
+        pairs = [(old, replacements.checked(rule, old, new, self.graph)) for old, new in pairs]
         edits, added, removed = [], [], []
         for old, new in pairs:
             try:
