@@ -4,6 +4,7 @@ replaces (a safe cast done, a lossy one refused naming the leaves that widen it)
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -193,15 +194,18 @@ def read_sources(inputs: list, reads: list, givens: dict) -> list:
     return list(inputs) + shared
 
 
-def keep_checks(graph: Graph, givens: dict, inputs: list) -> int:
+def keep_checks(graph: Graph, givens: dict, inputs: list, history=None) -> int:
     """Add to ``graph`` (rewritten) as outputs the givens' shape checks (``HasShape``, from
     ``shape_checked_givens``) that it no longer runs: where the outputs read only the key's
     shape, which its type fixes, the rewrites fold that shape and drop the check, or it was
     never read (``sn.ones_like(x)`` of a fixed ``x``). A check that reads values the call
-    does not give (a given for another function) is left out. How many were added."""
+    does not give (a given for another function) is left out. How many were added; recorded
+    in ``history`` (the rewrites') as a last step, ``checks/keep_givens_checks``, so that
+    its last step's graph is ``graph``."""
+    start = time.perf_counter()
     ran = {node.op for node in graph.nodes if isinstance(node.op, HasShape)}
     given = {id(v) for v in inputs}
-    added = 0
+    kept = []
     for value in givens.values():
         if value.owner is None or not isinstance(value.owner.op, HasShape):
             continue
@@ -212,10 +216,13 @@ def keep_checks(graph: Graph, givens: dict, inputs: list) -> int:
             for leaf in leaves([value])
         ):
             continue
-        graph.add_output(clone_graph([value])[0])
+        check = clone_graph([value])[0]
+        kept.append((check, graph.add_output(check)))
         ran.add(value.owner.op)
-        added += 1
-    return added
+    if kept and history is not None:
+        seconds = time.perf_counter() - start
+        history.record_outputs("keep_givens_checks", "checks", seconds, kept)
+    return len(kept)
 
 
 def refuse_given_inputs(givens: dict, inputs: list) -> None:

@@ -216,7 +216,10 @@ class Function:
         #: the givens' shape checks that nothing read once the rewrites ran (the outputs read
         #: only the key's fixed shape, ``x.shape[0]``), kept as outputs after the updates:
         #: run by every call, never returned (docs/shapes.md)
-        self._n_checks = 0 if backend == CHECK else keep_checks(self.graph, givens, self.inputs)
+        if backend == CHECK:
+            self._n_checks = 0
+        else:
+            self._n_checks = keep_checks(self.graph, givens, self.inputs, self.rewrites)
         self.backend = backend
         rest = [v for v in leaves(self.graph.outputs) if not _is_input(v, self.inputs)]
         # the call passes inputs then shared values (those with named or expression dims
@@ -239,6 +242,10 @@ class Function:
         #: is an error naming both, where it took the last)
         self._by_name = {v.name: i for i, v in enumerate(self.inputs) if named[v.name] == 1}
         self._n_out = len(out_vars)
+        #: the results' names as the user gave them: every display of the function (the
+        #: pictures before and after the rewrites, the stepper, ``f.text()``) names its results
+        #: so, whatever a rewrite put in their place (an unnamed fused node, an input)
+        self.result_names = [v.name for v in out_vars]
         #: results that are leaves themselves (an input, shared value or constant returned)
         self._leaf_results = {i for i, v in enumerate(self.graph.outputs) if v.owner is None}
         self._turns = locks.lock() if self.updates else None  # unlocked in a forked child
@@ -587,8 +594,9 @@ class Function:
         return self.linker.kernels
 
     def text(self) -> str:
-        """The optimised graph in symnb's text form."""
-        return hook("format_graph")(self.graph)
+        """The optimised graph in symnb's text form (a result the user named whose value a
+        rewrite replaced is written ``name=value`` on the ``outputs:`` line)."""
+        return hook("format_graph")(self)
 
     def profile(self, *args, repeat: int = 10, **kwargs):
         """Time each node over ``repeat`` calls (random inputs when none are given): a sorted

@@ -333,16 +333,23 @@ class Graph:
     def replace(self, old: Variable, new: Variable) -> tuple[list[Apply], list[Apply]]:
         """Make every client of ``old`` use ``new``; types must agree (same dtype, ndim).
 
-        Returns the nodes attached (those ``new`` brought in) and the nodes dropped (those no
-        output needs any more); both are found locally, so a replace costs what it touches.
+        A value nothing reads (not in the graph, or left unread by an earlier replacement:
+        the second output of a node the first one's replacement dropped) is left as it is,
+        nothing attached; the leaves ``new`` brings in must be the graph's inputs, constants
+        or shared values, as the graph's own leaves are. Returns the nodes attached (those
+        ``new`` brought in) and the nodes dropped (those no output needs any more); both are
+        found locally, so a replace costs what it touches.
         """
         check_replaceable(old, new)
+        if old not in self.clients:
+            return [], []  # (no user to rewire: nothing of new's would be read)
         added = ancestors([new], known=self.nodes)
         if any(i is old for node in added for i in node.inputs):  # (old's users would be new's)
             raise GraphError(
                 f"cannot replace {old.describe()} with {new.describe()}, which reads it: the "
                 "graph would be a cycle"
             )
+        self._check_new_leaves(old, new, added)
         for node in added:
             self._attach(node)
         for client, i in self.clients.pop(old, ()):
@@ -353,14 +360,41 @@ class Graph:
             self.clients.setdefault(new, Clients()).append((client, i))
         return added, self._drop_unused(old)
 
-    def add_output(self, var: Variable) -> None:
+    def holds(self, var: Variable) -> bool:
+        """``var`` is a value of this graph: read by it, made by one of its nodes or an input."""
+        if var in self.clients or (var.owner is not None and var.owner in self.nodes):
+            return True
+        return any(var is i for i in self.inputs)
+
+    def _check_new_leaves(self, old: Variable, new: Variable, added: list[Apply]) -> None:
+        """The leaves a replacement brings in are constants, shared values or the graph's
+        inputs (``_check_inputs`` for the nodes ``added``): a variable of another graph would
+        be a value the function is never given."""
+        fresh = [new] if new.owner is None else []
+        fresh += [v for node in added for v in node.inputs if v.owner is None]
+        for var in fresh:
+            if var in self.clients or isinstance(var, (Constant, SharedVariable)):
+                continue
+            if not any(var is i for i in self.inputs):
+                created = f" (created at {var.source})" if var.source else ""
+                raise GraphError(
+                    f"cannot replace {old.describe()} with {new.describe()}, which reads "
+                    f"{var.describe()}"
+                    f"{created}, which is not among the graph's inputs (a variable of another "
+                    "graph: a replacement is built from the graph's own values, constants "
+                    "and shared variables)"
+                )
+
+    def add_output(self, var: Variable) -> list[Apply]:
         """``var`` as one more output, the nodes it reads that the graph lacks attached (its
-        leaves must be the graph's inputs, shared values or constants)."""
-        for node in ancestors([var], known=self.nodes):
+        leaves must be the graph's inputs, shared values or constants); those nodes."""
+        added = ancestors([var], known=self.nodes)
+        for node in added:
             self._attach(node)
         self.clients.setdefault(var, Clients()).append((OUTPUT, len(self.outputs)))
         self.outputs.append(var)
         self._check_inputs()
+        return added
 
     def replace_all(self, pairs) -> tuple[list[Apply], list[Apply]]:
         """``replace`` for each ``(old, new)`` pair in order; the nodes attached and dropped."""

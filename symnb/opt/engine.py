@@ -10,12 +10,12 @@ each other, after a firing budget proportional to the graph, with a RewriteLoopW
 from __future__ import annotations
 
 import time
-import warnings
 from collections import Counter, deque
 
 from symnb.config import config
 from symnb.core.graph import OUTPUT, Graph
 from symnb.core.shapes.warnings import quiet
+from symnb.core.source import warn_at_user
 from symnb.errors import GraphError
 from symnb.opt import replacements
 from symnb.opt.history import History
@@ -137,7 +137,7 @@ class PhaseRun:
 
     # -- both -----------------------------------------------------------------------------
     def _apply(self, rule, pairs, start) -> list:
-        pairs = [(old, replacements.checked(rule, old, new)) for old, new in pairs]
+        pairs = [(old, replacements.checked(rule, old, new, self.graph)) for old, new in pairs]
         edits, added, removed = [], [], []
         for old, new in pairs:
             try:
@@ -160,7 +160,7 @@ class PhaseRun:
         if fired <= self.budget:
             return False
         top = ", ".join(f"{name} ({n}x)" for name, n in self.fired.most_common(3))
-        warnings.warn(
+        warn_at_user(  # at the user's sn.function line (inside symnb: where optimize() ran)
             f"rewrite phase {self.phase!r} stopped after {fired} firings (its budget: "
             f"{self.budget}, 20 per node plus 1000); the rules "
             f"firing most were {top}: they probably undo each other",

@@ -41,6 +41,9 @@ class Step:
     edits: list = field(repr=False)  # per pair: (node attached, its inputs then)
     history: History | None = field(default=None, repr=False, compare=False)
     index: int = 0
+    #: outputs the step added to the graph, each with the nodes attached for it and their
+    #: inputs then (``History.record_outputs``: the givens' shape checks kept after the rules)
+    outputs: list = field(default_factory=list, repr=False)
 
     def graph_after(self) -> Graph:
         """The graph as it was right after this step (rebuilt on demand)."""
@@ -118,6 +121,15 @@ class History:
         self.steps.append(step)
         return step
 
+    def record_outputs(self, rule, phase, seconds, outputs) -> Step:
+        """A step that added outputs to the graph (``outputs``: ``(variable, nodes attached
+        for it)`` pairs, each as ``Graph.add_output`` attached them), not a rule's firing:
+        what ``sn.function`` adds once the rules ran, so that the last step's graph is the
+        optimised graph."""
+        step = self.record(rule, phase, seconds, [], [], [n for _, a in outputs for n in a], [])
+        step.outputs = [(v, [(n, tuple(n.inputs)) for n in attached]) for v, attached in outputs]
+        return step
+
     def add_time(self, phase: str, seconds: float) -> None:
         self.times[phase] = self.times.get(phase, 0.0) + seconds
 
@@ -171,22 +183,45 @@ class History:
         if self.start is None:
             raise ValueError("this history has no starting graph to replay from")
         memo: dict[int, object] = {}
+        origins: dict = {}  # copy -> the node it copies
         for node, inputs in self.start.nodes:
-            _copy_node(node, inputs, memo)
-        graph = Graph(self.start.inputs, [_mapped(v, memo) for v in self.start.outputs], False)
+            _copy_node(node, inputs, memo, origins)
+        outputs = [_mapped(v, memo) for v in self.start.outputs]
+        graph = Replayed(self.start.inputs, outputs, origins)
         for step in self.steps[:n_steps]:
             for (old, new), attached in zip(step.pairs, step.edits):
                 for node, inputs in attached:
-                    _copy_node(node, inputs, memo)
+                    _copy_node(node, inputs, memo, origins)
                 graph.replace(_mapped(old, memo), _mapped(new, memo))
+            for var, attached in step.outputs:
+                for node, inputs in attached:
+                    _copy_node(node, inputs, memo, origins)
+                graph.add_output(_mapped(var, memo))
         return graph
+
+
+class Replayed(Graph):
+    """A graph rebuilt from a history: its nodes are copies of the nodes the optimiser
+    edited, ``origins`` mapping each copy to the node it copies. Two replays of one
+    history (and the optimised graph itself, whose nodes are those) have the same node
+    where it is the same node of the history, rewired or not: a diff of two steps need not
+    guess it from the structure (``symnb.viz.diff``)."""
+
+    def __init__(self, inputs, outputs, origins: dict):
+        super().__init__(inputs, outputs, False)
+        self.origins = origins
+
+    def origin(self, node):
+        """The node of the history that ``node`` copies."""
+        return self.origins.get(node, node)
 
 
 def _mapped(var, memo):
     return memo.get(id(var), var)
 
 
-def _copy_node(node, inputs, memo) -> None:
+def _copy_node(node, inputs, memo, origins) -> None:
     copy = node.clone_with([_mapped(v, memo) for v in inputs])
+    origins[copy] = node
     for old, new in zip(node.outputs, copy.outputs):
         memo[id(old)] = new

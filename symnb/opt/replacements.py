@@ -4,8 +4,11 @@ rank, not reading the value it replaces (the graph would be a cycle). A rule of 
 (one not in symnb) whose replacement's dims the types cannot prove to be ``old``'s gets them
 checked when the function runs (``ops.checks.has_shape``): its mistake would otherwise be a
 result of another size, silently. Built-in rules are trusted with both (a walk over the graph
-per firing would make rewriting quadratic); ``Graph.replace`` still refuses a replacement
-that reads what it replaces directly.
+per firing would make rewriting quadratic). For every rule, ``old`` must be a value of the
+graph (a pair replacing another graph's variable left the replacement's nodes dangling and
+fired again and again), and ``Graph.replace`` still refuses a replacement that reads what it
+replaces directly, or a leaf that is not the graph's input, a constant or a shared value (a
+variable of another graph): the engine reports them as RewriteErrors naming the rule.
 """
 
 from __future__ import annotations
@@ -97,9 +100,16 @@ def _kind(result) -> str:
     return f"a value of type {type(result).__name__} ({text})"
 
 
-def checked(rule, old, new):
-    """``new``, once it may replace ``old``: of its dtype and rank, not reading ``old``;
-    for a user's rule, with dims the types do not prove checked when the function runs."""
+def checked(rule, old, new, graph):
+    """``new``, once it may replace ``old``: ``old`` a value of ``graph``, ``new`` of its
+    dtype and rank, not reading ``old``; for a user's rule, with dims the types do not prove
+    checked when the function runs."""
+    if not graph.holds(old):  # (Graph.replace would leave it: the rule would fire again)
+        raise RewriteError(
+            f"{label(rule)} returned a bad replacement: {old.describe()} is not a value of "
+            "the graph (a variable of another graph, or one an earlier firing removed); a "
+            "rule replaces values of m.graph, such as m.out"
+        )
     try:
         check_replaceable(old, new)
     except GraphError as exc:

@@ -1,12 +1,17 @@
 """Before/after views: which nodes a rewrite removed, added or changed.
 
-Two graphs are compared by structure, not identity (each Graph clones its nodes): a node's
+Two graphs of one rewrite history (replays of it, ``Step.graph_after()``, and the graph it
+rewrote) are compared node by node as the history recorded them: a replay's copy stands for
+the node it copies, so what the diff shows removed and added is what the steps between them
+removed and added, and a node there before and after that reads other values is changed.
+Other graphs (``f.graph_before``, a clone of its own) are compared by structure: a node's
 key is its op plus the keys of its inputs, leaves keyed by identity. A node of ``after``
 whose key exists in ``before`` is kept; one that is new but has a removed counterpart with
-the same op built by the same line is *changed* (rewired), and is keyed as that twin was,
-so that its consumers, whose inputs are otherwise what they were, are kept rather than
-changed in turn; the rest are added / removed. The diff picture is the ``after`` graph
-with removed nodes drawn as dashed ghosts.
+the same op built by the same line, reading the same values but for those the rewrite
+replaced (of several, the one with most inputs in common), is *changed* (rewired), and is
+keyed as that twin was, so that its consumers, whose inputs are otherwise what they were,
+are kept rather than changed in turn; the rest are added / removed. The diff picture is the
+``after`` graph with removed nodes drawn as dashed ghosts.
 """
 
 from __future__ import annotations
@@ -47,8 +52,12 @@ class GraphDiff:
 
 
 def diff_graphs(before, after) -> GraphDiff:
-    """Compare two graphs by structure (see the module docstring)."""
+    """Compare two graphs: as the rewrite history recorded them where both are graphs of one
+    history, else by structure (see the module docstring)."""
     before, after = as_graph(before), as_graph(after)
+    by_origin = _diff_by_origin(before, after)
+    if by_origin is not None:
+        return by_origin
     intern: dict[tuple, int] = {}
     old_keys: dict[int, int] = {}  # id(node of before) -> its key
     old: dict[int, list] = {}  # key -> the nodes of ``before`` of that key not yet matched
@@ -58,6 +67,10 @@ def diff_graphs(before, after) -> GraphDiff:
     # written, so that a node kept as it was is never taken for another's twin
     plain: dict[int, int] = {}
     written = {_key(node, plain, intern) for node in after.toposort()}
+    # the values ``after`` reads as written: a node that read one of them is not a twin of
+    # a node reading something else there (the rewrite did not replace that value)
+    read = {_input_key(v, plain) for node in after.toposort() for v in node.inputs}
+    read.update(_input_key(v, plain) for v in after.outputs)
     gone = [node for key, nodes in old.items() if key not in written for node in nodes]
     result = GraphDiff()
     keys: dict[int, int] = {}  # id(node of after) -> its key (a changed node: its twin's)
@@ -68,7 +81,7 @@ def diff_graphs(before, after) -> GraphDiff:
             result.same[id(twin)] = node
             result.kept += 1
             continue
-        twin = _twin(node, [n for n in gone if id(n) not in result.same])
+        twin = _twin(node, [n for n in gone if id(n) not in result.same], keys, old_keys, read)
         if twin is None:
             result.added.append(node)
             continue
@@ -80,6 +93,45 @@ def diff_graphs(before, after) -> GraphDiff:
     return result
 
 
+def _origins(graph) -> dict:
+    """``{node of the history: node of graph}``: a replayed graph's copies by the node each
+    copies (``symnb.opt.history.Replayed``), any other graph's nodes by themselves (the
+    optimised graph's nodes are the history's)."""
+    origin = getattr(graph, "origin", None)
+    nodes = graph.toposort()
+    return {origin(n) if origin else n: n for n in nodes}
+
+
+def _diff_by_origin(before, after) -> GraphDiff | None:
+    """The diff of two graphs of one rewrite history (a replay of it, or the graph it
+    rewrote), by the node of the history each node stands for: a node there before and after
+    is kept, or changed where it reads other values (a rewrite rewired it); the others are
+    exactly what the rewrites between them removed and added. None for unrelated graphs."""
+    old, new = _origins(before), _origins(after)
+    if not old.keys() & new.keys():
+        return None
+    result = GraphDiff()
+    old_of = {id(n): o for o, n in old.items()}
+    new_of = {id(n): o for o, n in new.items()}
+
+    def same_value(was, now) -> bool:
+        if was.owner is None or now.owner is None:
+            return was.owner is now.owner and _input_key(was, {}) == _input_key(now, {})
+        return was.index == now.index and old_of[id(was.owner)] is new_of[id(now.owner)]
+
+    for origin, node in new.items():
+        twin = old.get(origin)
+        if twin is None:
+            result.added.append(node)
+        elif all(same_value(a, b) for a, b in zip(twin.inputs, node.inputs, strict=True)):
+            result.same[id(twin)] = node
+            result.kept += 1
+        else:
+            result.changed.append((twin, node))
+    result.removed = [node for origin, node in old.items() if origin not in new]
+    return result
+
+
 def _key(node, keys: dict, intern: dict) -> int:
     """The structural key of ``node`` from its inputs' keys in ``keys``, recorded there."""
     args = tuple(_input_key(v, keys) for v in node.inputs)
@@ -87,22 +139,41 @@ def _key(node, keys: dict, intern: dict) -> int:
     return keys[id(node)]
 
 
-def _twin(node, candidates):
-    """A removed node with the same op built by the same source line, if any."""
+def _twin(node, candidates, keys: dict, old_keys: dict, read: set):
+    """The removed node ``node`` was before a rewrite rewired it, if any: of the same op,
+    built by the same source line, whose inputs are ``node``'s but for values the rewrite
+    replaced (none that ``after`` still reads); of several, the one with most inputs equal to
+    ``node``'s (every node of a gradient has the ``sn.grad`` line, ``(a - a) - a`` two subs)."""
     where = node.outputs[0].source
+    if where is None:
+        return None
+    best, most = None, -1
     for old in candidates:
-        if old.op == node.op and old.outputs[0].source == where and where is not None:
-            return old
-    return None
+        if old.op != node.op or old.outputs[0].source != where:
+            continue
+        same = 0
+        for was, now in zip(old.inputs, node.inputs, strict=True):
+            was_key = _input_key(was, old_keys)
+            if was_key == _input_key(now, keys):
+                same += 1
+            elif was_key in read:  # a value still there, which this node does not read
+                break
+        else:
+            if same > most:
+                best, most = old, same
+    return best
 
 
 def diff_picture(
-    before, after, title: str = "", max_boxes: int = MAX_BOXES, function=None
+    before, after, title: str = "", max_boxes: int = MAX_BOXES, function=None, labels=None
 ) -> GraphPicture:
-    """``after`` with added (green), changed (orange) and removed (dashed red) nodes."""
+    """``after`` with added (green), changed (orange) and removed (dashed red) nodes; its
+    outputs named by ``labels``, else as ``function`` names its results (else ``after``)."""
     old_graph, new_graph = as_graph(before), as_graph(after)
     diff = diff_graphs(old_graph, new_graph)
-    view = graph_view(new_graph, output_labels(function or after, new_graph))
+    if labels is None:
+        labels = output_labels(function or after, new_graph)
+    view = graph_view(new_graph, labels)
     marks = {id(n): "added" for n in diff.added}
     marks.update({id(new): "changed" for _, new in diff.changed})
     apply_marks(view, marks)

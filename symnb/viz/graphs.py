@@ -26,10 +26,15 @@ MAX_EDGE_LABELS = 80  # above this many edges, shapes on edges are dropped (they
 
 
 def output_labels(obj, graph: Graph) -> list[str]:
-    """Names for the output boxes: the variables' names, and ``W ←`` for updates."""
+    """Names for the output boxes: the variables' names (a compiled function's results: the
+    names the user gave them, recorded when it was compiled, whatever a rewrite put in their
+    place), and ``W ←`` for updates."""
     results = getattr(obj, "results", None)  # a compiled function's, or the Theano layer's
     n_out = len(graph.outputs) if results is None else len(results)
-    labels = [v.name or f"output {i}" for i, v in enumerate(graph.outputs[:n_out])]
+    named = getattr(obj, "result_names", None)
+    if named is None:
+        named = [v.name for v in graph.outputs[:n_out]]
+    labels = [name or f"output {i}" for i, name in enumerate(named[:n_out])]
     for shared, _ in getattr(obj, "updates", []):
         labels.append(f"{shared.name or 'shared'} ← update")
     return labels

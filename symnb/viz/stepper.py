@@ -19,6 +19,7 @@ from html import escape
 from symnb.viz.diff import diff_graphs, diff_picture
 from symnb.viz.graphs import MAX_BOXES, picture
 from symnb.viz.theme import STYLE
+from symnb.viz.view import loop_output_labels
 
 #: at most this many rewrites are embedded in a static stepper (each is one SVG)
 MAX_STATIC_STEPS = 60
@@ -34,6 +35,11 @@ def loop_histories(function) -> list:
     """``(label, history)`` of each scan's inner graph as its backend rewrote it (every
     backend rewrites each loop's step on its own, with the function's ``optimize=``), a scan
     inside a scan after the one holding it."""
+    return [(label, history) for label, _, history in _loops(function)]
+
+
+def _loops(function) -> list:
+    """``(label, scan node, history)`` of each loop's step (as :func:`loop_histories`)."""
     found: list = []
     _bodies_of(function.linker, "", found)
     return found
@@ -43,7 +49,7 @@ def _bodies_of(linker, prefix: str, found: list) -> None:
     for k, (node, body) in enumerate(linker.bodies):
         label = f"{prefix}scan {k} ({node.op})"
         if body.rewrites is not None:
-            found.append((label, body.rewrites))
+            found.append((label, node, body.rewrites))
         _bodies_of(body, f"{label} › ", found)
 
 
@@ -76,11 +82,10 @@ def step_frame(function, history: list, index: int, position: int, shown: int, m
     """(info HTML, picture) of the graph right after rewrite ``history[index]``, shown at
     ``position`` of ``shown``."""
     step = history[index]
-    inside = _inside(function, step)
-    if inside:  # a rewrite inside a loop's step: its own graph before and after
-        before = step.history.replay(step.index)
-    else:
-        before = function.graph_before if index == 0 else history[index - 1].graph_after()
+    inside, loop = _inside(function, step)
+    # the graph of its history (the function's, or a loop step's) before and after the step:
+    # two replays of one history, which the diff compares node by node as it recorded them
+    before = step.history.replay(step.index)
     after = step.graph_after()
     where = f"inside <b>{escape(inside)}</b> › " if inside else ""
     info = (
@@ -88,7 +93,11 @@ def step_frame(function, history: list, index: int, position: int, shown: int, m
         f"phase <i>{escape(step.phase)}</i> · {step.seconds * 1e3:.3f} ms · "
         f"{escape(diff_graphs(before, after).summary())}"
     )
-    pic = diff_picture(before, after, f"after {step.rule}", max_boxes, function=function)
+    if loop is None:
+        pic = diff_picture(before, after, f"after {step.rule}", max_boxes, function=function)
+    else:  # the loop's step: its outputs are the step's, named as the loop's drawing names them
+        labels = loop_output_labels(loop.op.loop)
+        pic = diff_picture(before, after, f"after {step.rule}", max_boxes, labels=labels)
     return info, pic
 
 
@@ -105,12 +114,13 @@ _CSS = """<style>
 </style>"""
 
 
-def _inside(function, step) -> str:
-    """The label of the loop whose step ``step`` rewrote, or "" for the function's graph."""
-    for label, inner in loop_histories(function):
+def _inside(function, step) -> tuple[str, object]:
+    """The label and the scan node of the loop whose step ``step`` rewrote, or ("", None)
+    for the function's graph."""
+    for label, node, inner in _loops(function):
         if step.history is inner:
-            return label
-    return ""
+            return label, node
+    return "", None
 
 
 def static_stepper_html(

@@ -75,7 +75,9 @@ def _value(var: Constant) -> str:
 
 def format_graph(obj) -> str:
     """The whole graph as text (stable for a given graph: tests may compare it). ``obj`` is
-    a Graph or what stands for one: a compiled function, an Apply node, some variables."""
+    a Graph or what stands for one: a compiled function, an Apply node, some variables. A
+    compiled function's result that the user named and a rewrite replaced by another value is
+    written ``name=value`` on the ``outputs:`` line (``prob=v3``, ``q=a``)."""
     graph = as_graph(obj)
     name = _Namer()
     lines = ["inputs: " + " ".join(_binder(name(v), v) for v in graph.inputs)]
@@ -90,7 +92,11 @@ def format_graph(obj) -> str:
         outs = " ".join(_binder(name(v), v) for v in node.outputs)
         args = " ".join(name(v) for v in node.inputs)
         lines.append(f"  {outs} = {node.op} {args}")
-    lines.append("outputs: " + " ".join(name(v) for v in graph.outputs))
+    outs = [name(v) for v in graph.outputs]
+    for i, given in enumerate(getattr(obj, "result_names", None) or ()):
+        if given and given != outs[i]:  # a result the user named, replaced by a rewrite
+            outs[i] = f"{given}={outs[i]}"
+    lines.append("outputs: " + " ".join(outs))
     return "\n".join(lines)
 
 

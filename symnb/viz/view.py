@@ -176,9 +176,7 @@ class _Builder:
     def _loop_cluster(self, node, node_id: str) -> None:
         """The scan's inner graph as a cluster; a scan inside it gets a cluster of its own."""
         loop = node.op.loop
-        labels = [f"next state {j}" for j in range(loop.n_states)]
-        labels += [f"step output {i}" for i in range(loop.n_plain)] + ["until"] * loop.until
-        inner = _Builder(loop.graph, labels).build()
+        inner = _Builder(loop.graph, loop_output_labels(loop)).build()
         cluster = f"cluster_{node_id}"
         self.view.clusters[cluster] = f"{node_id}: one step of the loop"
         for sub, label in inner.clusters.items():
@@ -247,6 +245,13 @@ def _where(obj) -> str:
     var = obj.outputs[0] if hasattr(obj, "outputs") else obj
     src = getattr(var, "source", None)
     return f"{src.filename}:{src.lineno}" if src else ""
+
+
+def loop_output_labels(loop) -> list[str]:
+    """Names for the outputs of a loop's step (a scan's inner graph): its next states, its
+    step outputs, its stop condition."""
+    labels = [f"next state {j}" for j in range(loop.n_states)]
+    return labels + [f"step output {i}" for i in range(loop.n_plain)] + ["until"] * loop.until
 
 
 def graph_view(graph, output_labels=()) -> ViewGraph:

@@ -168,6 +168,24 @@ def test_a_given_check_runs_where_the_outputs_read_only_the_keys_fixed_shape(bac
             s.set_value(np.float64(0.0))
 
 
+def test_a_kept_given_check_is_the_last_step_of_the_rewrite_history():
+    """The check kept as an output after the rules ran is a step of f.rewrites
+    (checks/keep_givens_checks), so the last step's graph is f.graph, as the stepper's last
+    frame is the optimised graph."""
+    x, y = sn.vector("x", shape=(3,)), sn.vector("y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GraphWarning)  # ones_like(x) does not read x
+        f = sn.function([y], sn.ones_like(x) * 2, givens={x: y}, backend="py")
+    last = f.rewrites[len(f.rewrites) - 1]
+    assert (last.phase, last.rule) == ("checks", "keep_givens_checks")
+    assert [n.op.op_name() for n in last.added] == ["has_shape"] and last.removed == []
+    assert str(last).startswith("checks/keep_givens_checks: - -> has_shape[")
+    assert str(last.graph_after()) == f.text() and len(last.graph_after().outputs) == 2
+    assert len(f.rewrites.replay(last.index).outputs) == 1
+    plain = sn.function([y], x * 2, givens={x: y}, backend="py")
+    assert "keep_givens_checks" not in plain.rewrites.counts()  # its check runs: none kept
+
+
 @pytest.mark.parametrize("backend", ["py", "c", "opencl"])
 def test_a_named_dim_of_a_given_is_checked_where_an_expression_dim_or_a_shared_value_gives_it(
     backend,

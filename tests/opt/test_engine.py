@@ -1,5 +1,8 @@
 """The engine: patterns, selection by name, user rules, loop guard, verifier, history."""
 
+import inspect
+import warnings
+
 import numpy as np
 import pytest
 
@@ -80,6 +83,24 @@ def test_rules_that_undo_each_other_stop_with_a_warning(rng):
     finally:
         sn.opt.unregister("double_to_sum")
         sn.opt.unregister("sum_to_double")
+
+
+def test_the_loop_warning_names_the_users_sn_function_line():
+    def neg_flip(m):  # fires on its own result forever
+        return -(m.x)
+
+    sn.opt.register(neg_flip, "canonicalize", Pattern(Neg, "x"), default=False)
+    try:
+        x = sn.vector("x")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            line = inspect.currentframe().f_lineno + 1
+            sn.function([x], -x, backend="py", optimize={"include": ["neg_flip"]})
+    finally:
+        sn.opt.unregister("neg_flip")
+    (said,) = [w for w in caught if w.category is sn.opt.RewriteLoopWarning]
+    assert (said.filename, said.lineno) == (__file__, line), (said.filename, said.lineno)
+    assert "neg_flip" in str(said.message)
 
 
 def test_a_rule_returning_a_wrong_type_is_reported():

@@ -52,6 +52,60 @@ def test_graph_replace_refuses_a_value_that_reads_the_one_it_replaces():
         graph.replace(old, old + 1.0)
 
 
+@pytest.mark.parametrize("verify", [False, True])
+def test_a_replacement_reading_a_variable_of_another_graph_is_refused_naming_the_rule(
+    verify, monkeypatch
+):
+    monkeypatch.setattr(sn.config, "verify_rewrites", verify)
+    stray = sn.vector("stray")  # not an input of the function
+
+    def cos_of_stray(m):
+        return sn.cos(stray)
+
+    x = sn.vector("x")
+    with registered(cos_of_stray) as rule:
+        with pytest.raises(RewriteError) as info:
+            _compile(x, sn.sin(x) + 1)
+    message = str(info.value)
+    assert f"rule cos_of_stray ({rule.source})" in message
+    assert "reads 'stray' (float64(?,))" in message and "not among the graph's inputs" in message
+
+
+def test_a_replacement_that_is_a_variable_of_another_graph_is_refused():
+    x, stray = sn.vector("x"), sn.vector("stray")
+    graph = Graph([x], [sn.sin(x) * 2])
+    with pytest.raises(sn.GraphError, match="reads 'stray'.*not among the graph's inputs"):
+        graph.replace(graph.outputs[0].owner.inputs[0], stray)
+    assert graph.outputs[0].owner.inputs[0].owner.op.op_name() == "sin"  # left as it was
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_a_pair_replacing_a_value_not_in_the_graph_is_refused_naming_the_rule(verify, monkeypatch):
+    monkeypatch.setattr(sn.config, "verify_rewrites", verify)
+    elsewhere = sn.vector("elsewhere") * 3  # not in the function's graph
+
+    def stale(m):
+        return [(elsewhere, sn.exp(m.x) * 5)]
+
+    x = sn.vector("x")
+    with registered(stale) as rule:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sn.opt.RewriteLoopWarning)
+            with pytest.raises(RewriteError) as info:
+                _compile(x, sn.sin(x) + 1)
+    message = str(info.value)
+    assert f"rule stale ({rule.source})" in message
+    assert "is not a value of the graph" in message
+
+
+def test_graph_replace_attaches_nothing_for_a_value_nothing_reads():
+    x = sn.vector("x")
+    graph = Graph([x], [sn.sin(x) + 1])
+    nodes = set(graph.nodes)
+    assert graph.replace(sn.vector("y") * 3, sn.exp(x) * 5) == ([], [])
+    assert graph.nodes == nodes and not graph.holds(sn.vector("y"))
+
+
 @pytest.mark.parametrize(
     "answer, said",
     [

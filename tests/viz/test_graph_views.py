@@ -8,7 +8,7 @@ import pytest
 import symnb as sn
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import mul, tanh
-from symnb.viz import render
+from symnb.viz import render, stepper
 from symnb.viz.diff import diff_graphs, diff_picture
 from symnb.viz.graphs import picture
 from tests.magics.nbtools import svg_structure
@@ -136,6 +136,87 @@ def test_a_node_rewired_below_a_changed_one_is_still_changed():
         ("mul", "mul"),
     ]
     assert diff.summary() == "1 removed, 2 added, 2 changed, 1 kept"
+
+
+def test_a_rewired_node_is_told_from_a_removed_one_of_its_line_by_its_inputs():
+    """sub_self in (a - a) - a: the inner sub (both inputs a) is removed, the outer one (a
+    sub of the same line) rewired to the zeros; compared by structure (graph_before)."""
+    a = sn.tensor("a", shape=(3,), dtype="float64")
+    f = sn.function([a], (a - a) - a, backend="py", optimize={"include": ["sub_self"]})
+    (step,) = f.rewrites
+    diff = diff_graphs(f.graph_before, step.graph_after())
+    (gone,) = diff.removed
+    assert gone.inputs == [a, a]
+    ((was, now),) = diff.changed
+    assert was.inputs[0].owner is gone and now.inputs[1] is a
+    assert diff.summary() == "1 removed, 0 added, 1 changed, 0 kept"
+
+
+def test_each_step_diff_shows_what_the_step_removed_and_added():
+    """A gradient graph, whose nodes all have the sn.grad line: the diff of two steps is
+    the step's record (the replays' nodes are the history's), not a guess by line."""
+    x = sn.tensor("x", shape=("batch", 5), dtype="float64")
+    y = sn.tensor("y", shape=("batch",), dtype="int64")
+    W = sn.shared(np.ones((5, 3)), name="W")
+    b = sn.shared(np.zeros(3), name="b")
+    loss = sn.mean(sn.crossentropy(sn.softmax(x @ W + b, axis=-1), y))
+    f = sn.function([x, y], [loss, *sn.grad(loss, [W, b])], backend="py")
+    history = f.rewrites
+    assert len(history) > 3
+    for i, step in enumerate(history):
+        diff = diff_graphs(history.replay(i), step.graph_after())
+        names = [[n.op.op_name() for n in nodes] for nodes in (diff.removed, diff.added)]
+        recorded = [[n.op.op_name() for n in nodes] for nodes in (step.removed, step.added)]
+        assert [sorted(n) for n in names] == [sorted(n) for n in recorded], (i, step.rule)
+    i = next(k for k, s in enumerate(history) if s.rule == "log_softmax_of_softmax")
+    diff = diff_graphs(history.replay(i), history[i].graph_after())
+    assert sorted(n.op.op_name() for n in diff.removed) == [
+        "dim_shuffle",
+        "log",
+        "softmax",
+        "take_along_axis",
+    ]
+
+
+def _output_boxes(pic):
+    return [n.label for n in pic.view.nodes.values() if n.kind == "output"]
+
+
+def test_results_keep_the_users_names_after_the_rewrites_replace_them():
+    """fuse_elemwise puts an unnamed composite in prob's place, mul_by_one the input a in
+    q's: the pictures after and every stepper frame still name them prob and q."""
+    a = sn.tensor("a", shape=(3,), dtype="float64")
+    p = sn.exp(a) * 2 + 1
+    p.name = "prob"
+    q = a * 1
+    q.name = "q"
+    W = sn.shared(np.ones(3), name="W")
+    f = sn.function([a], [p, q], updates={W: W + 1}, backend="py")
+    names = ["prob", "q", "W ← update"]
+    assert _output_boxes(picture(f.graph_before, "as written", function=f)) == names
+    assert _output_boxes(picture(f, "after")) == names
+    steps = stepper.stepper_steps(f)
+    for i in range(len(steps)):
+        _, frame = stepper.step_frame(f, steps, i, i + 1, len(steps), 200)
+        assert _output_boxes(frame) == names, steps[i].rule
+    assert _output_boxes(diff_picture(f.graph_before, f)) == names
+
+
+def test_a_loop_step_frame_names_the_steps_outputs_not_the_functions():
+    x = sn.tensor("x", shape=("T", 3), dtype="float64")
+    W = sn.shared(np.ones(3), name="W")
+
+    def step(x_t, h):
+        return h + x_t * 1, x_t * 2 + 0
+
+    (hs, ys), _ = sn.scan(step, sequences=x, outputs_info=[sn.zeros(3), None])
+    f = sn.function([x], sn.sum(hs[-1]) + sn.sum(ys), updates={W: W + 1}, backend="py")
+    steps = stepper.stepper_steps(f)
+    inner = [i for i, s in enumerate(steps) if s.history is not f.rewrites]
+    assert inner
+    for i in inner:
+        _, frame = stepper.step_frame(f, steps, i, i + 1, len(steps), 200)
+        assert _output_boxes(frame) == ["next state 0", "step output 0"], steps[i].rule
 
 
 def test_a_2000_node_graph_is_collapsed_to_a_readable_drawing():

@@ -25,6 +25,19 @@ def test_text_form_of_a_small_graph():
     )
 
 
+def test_text_form_keeps_the_names_the_user_gave_the_results():
+    """A rewrite put an unnamed fused node in prob's place and the input itself in q's:
+    the outputs line still says which result is which."""
+    a = sn.tensor("a", shape=(3,), dtype="float64")
+    p = sn.exp(a) * 2 + 1
+    p.name = "prob"
+    q = a * 1
+    q.name = "q"
+    f = sn.function([a], [p, q], backend="py")
+    assert f.text().splitlines()[-1] == "outputs: prob=v0 q=a"
+    assert sn.function([a], [p, q], optimize="none").text().endswith("outputs: prob q")
+
+
 def test_text_form_names_are_unique():
     a, b = sn.vector("x"), sn.vector("x")
     text = sn.format_expr(a + b)
