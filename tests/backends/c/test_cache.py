@@ -209,7 +209,11 @@ def test_a_progress_hook_that_builds_a_function_does_not_hang_the_compile(compil
     reported through the hook again (which would build it again, without end)."""
     env = dict(os.environ, SYMNB_COMPILEDIR=str(compiledir))
     calls = eval(run_python(PROGRESS_BUILDS, env=env, timeout=120))
-    assert calls == [(2, "compiling kernels"), 3.0]
+    # (a cold directory's first try may fail and the probed flags compile again: clang with
+    # openmp=false reports twice, the first report ended by the failed try's error)
+    reports, result = calls[:-1], calls[-1]
+    assert result == 3.0 and reports and set(reports) == {(2, "compiling kernels")}, calls
+    assert len(reports) <= 2, calls
 
 
 def several_kernels():
