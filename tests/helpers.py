@@ -196,6 +196,25 @@ def run_python(code: str, env: dict | None = None, timeout: float | None = None)
     return done.stdout
 
 
+def waiting_for_child(seconds: float) -> str:
+    """The end of a ``run_python`` program that forked (its child's ``pid``; ``os`` and
+    ``time`` imported): it prints "child exit N", or kills a child still running after
+    ``seconds`` and prints "child hung" (a fork test's hang is a failure, not a stuck run)."""
+    return f"""
+deadline = time.monotonic() + {seconds}
+done, status = os.waitpid(pid, os.WNOHANG)
+while not done and time.monotonic() < deadline:
+    time.sleep(0.05)
+    done, status = os.waitpid(pid, os.WNOHANG)
+if done:
+    print("child exit", os.waitstatus_to_exitcode(status))
+else:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print("child hung")
+"""
+
+
 def call_from_threads(call, threads: int, calls: int) -> None:
     """``call()`` ``calls`` times in each of ``threads`` threads at once; a worker's exception
     fails the caller (collected, then raised after every thread has ended)."""

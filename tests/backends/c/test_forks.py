@@ -12,7 +12,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.c import forks
-from tests.helpers import run_python
+from tests.helpers import run_python, waiting_for_child
 
 WAIT = 120  # seconds for a worker's result (a spawned one imports symnb and loads kernels)
 
@@ -93,8 +93,7 @@ def test_the_kernels_openmp_runtime_is_noted_for_forks(shared_compiledir):
 
 
 #: a program that forks while another thread holds one of symnb's locks (``held`` says which
-#: and when), and whose child compiles, unpickles and calls; the parent kills a child that has
-#: not finished in time and says so
+#: and when), and whose child compiles, unpickles and calls (``waiting_for_child`` ends it)
 HELD_AT_FORK = """
 import os, pickle, sys, threading, time
 import numpy as np
@@ -135,16 +134,6 @@ if pid == 0:
     h = pickle.loads(pickle.dumps(f))
     ok = np.allclose(h(np.ones(3)), np.cos(1) * 7) and np.isfinite(g(np.ones(2)))
     os._exit(0 if ok else 1)
-for _ in range(600):
-    done, status = os.waitpid(pid, os.WNOHANG)
-    if done:
-        print("child exit", os.waitstatus_to_exitcode(status))
-        break
-    time.sleep(0.1)
-else:
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
-    print("child hung")
 """
 
 
@@ -154,5 +143,6 @@ def test_a_child_forked_while_a_thread_holds_a_lock_computes(compiledir, held):
     """A thread compiling (the kernel cache's lock) or calling a function with updates (its
     turns) when another forks: the child compiles, unpickles and calls (symnb/core/locks.py)."""
     env = dict(os.environ, SYMNB_COMPILEDIR=str(compiledir))
-    out = run_python(HELD_AT_FORK.replace("{HELD}", repr(held)), env=env, timeout=180)
+    program = HELD_AT_FORK.replace("{HELD}", repr(held)) + waiting_for_child(60)
+    out = run_python(program, env=env, timeout=180)
     assert out.strip() == "child exit 0"
