@@ -56,7 +56,7 @@ EXECUTOR_TESTS = [
 
 #: group: (modules to mutate, the tests that cover them, mutant-name patterns or all)
 GROUPS = {
-    "dims": (["symnb/core/dims.py"], ["tests/core"], []),
+    "dims": (["symnb/core/dims.py", "symnb/core/dim_sizes.py"], ["tests/core"], []),
     "inputs": (["symnb/compile/inputs.py"], ["tests/compile"], []),
     "rules": (
         ["symnb/opt/rules/*"],

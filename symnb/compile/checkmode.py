@@ -23,7 +23,8 @@ import numpy as np
 from symnb.backends.linker import Linker
 from symnb.backends.listing import KernelList
 from symnb.core import locks
-from symnb.core.dims import SizeConflict, evaluate, is_symbolic, sizes_of
+from symnb.core.dim_sizes import SizeConflict, sizes_of
+from symnb.core.dims import evaluate, is_symbolic
 from symnb.core.graph import Graph
 from symnb.core.shapes.warnings import BroadcastOuterWarning, LossTrailingOneWarning
 from symnb.core.source import user_location, warn_at_user

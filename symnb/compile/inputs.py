@@ -11,14 +11,14 @@ import math
 import numpy as np
 
 from symnb.core import array_kinds
-from symnb.core.dims import (
+from symnb.core.dim_sizes import (
     ACROSS_A_CALL,
-    DimExpr,
     SizeConflict,
     bind_all_derived,
     bind_names,
-    format_shape,
+    bind_values,
 )
+from symnb.core.dims import DimExpr, format_shape
 from symnb.core.variable import Variable
 from symnb.errors import InputError, InputShapeError
 
@@ -286,7 +286,7 @@ def shared_sizes(shared, tied: dict | None = None) -> dict:
 
 def check_derived_dims(specs, arrays, sizes: dict, shared=()) -> None:
     """Once every input of a call has bound its names, check the dims computed from them
-    (``2*n``, ``n+m``: core/dims.py ``bind_all_derived``) in the inputs and the ``shared``
+    (``2*n``, ``n+m``: core/dim_sizes.py ``bind_all_derived``) in the inputs and the ``shared``
     values, the error naming the input or the shared variable."""
     if any(spec.derived for spec in specs) or shared:
         _bind_derived(specs, arrays, shared, sizes)
@@ -316,24 +316,13 @@ def check_updated_sizes(shared, updates: list, values: list, labels: tuple) -> N
     them both fail (``updates={A: x}``, A and B of ``("n",)``, x of 4 values for n 3)."""
     new = {id(var): (value, label) for (var, _), value, label in zip(updates, values, labels)}
     kept = [var for var in shared if id(var) not in new]  # (they give the sizes first)
-    sizes, entries = {}, []
+    entries = []
     for var in kept + [var for var in shared if id(var) in new]:
         value, label = new.get(id(var), (var.current_value(), None))
         what = f"{'' if label is None else 'the update of '}shared {var.describe()}"
         entries.append((var, value.shape, label, what))
-    for entry in entries:
-        var, shape, _, what = entry
-        named = [(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, str)]
-        try:
-            bind_names(named, sizes, shape, what)
-        except SizeConflict as exc:
-            raise _retied(entry, exc) from None
-    derived = [
-        ([(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, DimExpr)], shape, what)
-        for var, shape, _, what in entries
-    ]
     try:
-        bind_all_derived(derived, sizes)
+        bind_values([(var.type.shape, shape, what) for var, shape, _, what in entries])
     except SizeConflict as exc:
         raise _retied(entries[exc.index], exc) from None
 

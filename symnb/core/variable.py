@@ -16,13 +16,8 @@ import numpy as np
 
 from symnb.core import locks
 from symnb.core.array_kinds import host_value
-from symnb.core.dims import (
-    SizeConflict,
-    check_sizes,
-    format_shape,
-    matches_value,
-    normalize_shape,
-)
+from symnb.core.dim_sizes import SizeConflict, check_sizes
+from symnb.core.dims import format_shape, matches_value, normalize_shape
 from symnb.core.hooks import hook, provided, register
 from symnb.core.source import SourceLoc, at_user_line, user_location
 from symnb.core.sugar import TensorMethods

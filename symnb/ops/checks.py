@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.core.dims import SizeConflict, bind_all_derived, evaluate, format_shape, is_symbolic
+from symnb.core.dim_sizes import SizeConflict, bind_all_derived
+from symnb.core.dims import evaluate, format_shape, is_symbolic
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
