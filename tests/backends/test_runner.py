@@ -216,6 +216,23 @@ def test_expression_dims_are_checked_in_python_then_the_runner_runs_the_call():
     assert g.runner.runs == 1 and s.get_value()[1] == 2.0
 
 
+def test_more_named_dims_than_the_runner_binds_are_checked_in_python_then_it_runs():
+    """Past ``runner.MAX_NAMES`` named dims runner.c binds no more names: the input checks
+    check those calls first and the runner still runs them."""
+    count = runner.MAX_NAMES + 3
+    xs = [sn.tensor(f"x{i}", shape=(f"n{i}",)) for i in range(count)]
+    last = sn.tensor("last", shape=(f"n{count - 1}",))
+    f = sn.function([*xs, last], sn.sum(sn.stack([sn.sum(x) for x in xs])) + last, backend="c")
+    values = [np.full(i % 4 + 1, float(i)) for i in range(count)]
+    tail = np.linspace(0.0, 1.0, len(values[-1]))
+    want = sum(v.sum() for v in values) + tail
+    np.testing.assert_allclose(f(*values, tail), want, rtol=1e-12)
+    assert f.runner.runs == 1 and f.runner.declined == 0
+    with pytest.raises(InputError, match=f"dim 'n{count - 1}'"):
+        f(*values, np.zeros(len(tail) + 1))
+    assert f.runner.runs == 1  # (refused before the runner)
+
+
 def test_runtime_broadcast_clash_names_the_node():
     x, y = sn.vector("x"), sn.vector("y")
     f = sn.function([x, y], x + y, backend="c")

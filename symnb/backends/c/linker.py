@@ -75,7 +75,7 @@ class CLinker(KernelLinker):
         if self._schedule is _UNMADE:
             shared = self._named_shared()
             self._schedule = runner.schedule(self.plan, shared, self._fixed_dims)
-            every = runner.checks_every_dim([*self.plan.inputs, *shared])
+            every = runner.checks_every_dim([*self.plan.inputs, *shared], self._fixed_dims)
             self.runner_skips_dims = self._schedule is not None and not every
         return self._schedule
 

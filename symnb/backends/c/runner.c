@@ -57,7 +57,7 @@
 #define MAXDIM SN_MAX_RANK /* dims of any value: more is an error when the graph is built */
 #define POOL 2             /* output buffers kept per step output */
 #define MAXOPS 64          /* inputs of a launch, gemm or view (a wider one runs its fallback) */
-#define MAXOUTS 16         /* outputs of one step (a loop: its states and plain outputs) */
+#define MAXOUTS 16         /* outputs of a launch, gemm or view (a loop takes more) */
 #define STACK_SLOTS 256    /* schedules with more slots allocate their slot array per call */
 #define RELEASE_GIL_MIN (1 << 16) /* elements (or multiply-adds) above which the GIL is let go */
 #define FALLBACK 2         /* a step's result: run its fallback */

@@ -317,27 +317,22 @@ def schedule(plan, shared=(), fixed=None):
         return None
     checked = [*plan.inputs, *shared]
     dims, names = _input_dims(checked, fixed or {})
-    if len(names) > MAX_NAMES:
-        return None
-    try:
-        return built.Schedule(
-            nargs=plan.nargs,
-            specs=[(dtype, d) for (dtype, _), d in zip(checked, dims)],
-            nnames=len(names),
-            nslots=plan.nslots,
-            constants=list(plan.constants),
-            steps=[_record(step) for step in plan.steps],
-            out_slots=list(plan.outputs),
-        )
-    except ValueError:  # a loop or branch with more operands than runner.c takes
-        return None
+    return built.Schedule(
+        nargs=plan.nargs,
+        specs=[(dtype, d) for (dtype, _), d in zip(checked, dims)],
+        nnames=len(names),
+        nslots=plan.nslots,
+        constants=list(plan.constants),
+        steps=[_record(step) for step in plan.steps],
+        out_slots=list(plan.outputs),
+    )
 
 
 def _input_dims(inputs, fixed: dict):
     """Each input's dims for runner.c (>= 0 fixed, -1 any, -(k+2) the k-th named dim), and the
-    names. A dim computed from names (``n+m``) is -1 here: the Python input checks check it
-    before such a call reaches the runner (``checks_every_dim``). A name in ``fixed`` is its
-    size there."""
+    names. A dim computed from names (``n+m``) is -1 here, as is every name past the first
+    ``MAX_NAMES``: the Python input checks check those before such a call reaches the runner
+    (``checks_every_dim``). A name in ``fixed`` is its size there."""
     names: dict[str, int] = {}
     dims = []
     for _, shape in inputs:
@@ -345,7 +340,7 @@ def _input_dims(inputs, fixed: dict):
         for d in shape:
             if isinstance(d, str) and d in fixed:
                 row.append(fixed[d])
-            elif isinstance(d, str):
+            elif isinstance(d, str) and (d in names or len(names) < MAX_NAMES):
                 row.append(-(names.setdefault(d, len(names)) + 2))
             else:
                 row.append(d if isinstance(d, int) else -1)
@@ -353,11 +348,16 @@ def _input_dims(inputs, fixed: dict):
     return dims, names
 
 
-def checks_every_dim(inputs) -> bool:
+def checks_every_dim(inputs, fixed=None) -> bool:
     """Whether runner.c checks every dim of these (dtype, shape) inputs itself: not where one
-    is computed from names (``n+m``, ``2*n``), which only the Python input checks solve; a
-    function with such an input checks its calls in Python first, then runs the runner."""
-    return not any(isinstance(d, DimExpr) for _, shape in inputs for d in shape)
+    is computed from names (``n+m``, ``2*n``), which only the Python input checks solve, nor
+    where they name more dims than runner.c binds (``MAX_NAMES``); a function with such an
+    input checks its calls in Python first, then runs the runner."""
+    if any(isinstance(d, DimExpr) for _, shape in inputs for d in shape):
+        return False
+    fixed = fixed or {}
+    named = {d for _, shape in inputs for d in shape if isinstance(d, str) and d not in fixed}
+    return len(named) <= MAX_NAMES
 
 
 # -- plan records as runner.c reads them: (kind, target, ins, outs, types, fallback, params,

@@ -142,12 +142,20 @@ static int loop_step(Step *st, PyObject **slots, PyObject **in, PyObject **state
 /* A scan: the body's steps once per step, no Python call in between (docs/loops.md). */
 static int run_repeat(Step *st, PyObject **slots) {
     Body *b = st->body;
-    PyObject *state[MAXOUTS] = {NULL}, *kept[MAXOUTS] = {NULL}, *stack[STACK_SLOTS];
+    PyObject *held[2 * MAXOUTS] = {NULL}, *stack[STACK_SLOTS];
     npy_intp n = 0, t = 0;
     int rc = loop_length(st, slots, &n), stop = 0;
     if (rc) return rc;
+    /* each output's state and kept rows: on the stack, or taken for a loop of more outputs */
+    PyObject **state = st->nout <= MAXOUTS ? held : PyMem_Calloc(2 * st->nout, sizeof(void *));
     PyObject **in = b->nslots <= STACK_SLOTS ? stack : PyMem_Calloc(b->nslots, sizeof(void *));
-    if (in == NULL) { PyErr_NoMemory(); return -1; }
+    if (in == NULL || state == NULL) {
+        if (state != held) PyMem_Free(state);
+        if (in != stack) PyMem_Free(in);
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject **kept = state + st->nout;
     memset(in, 0, b->nslots * sizeof(PyObject *));
     for (int j = 0; j < st->n_states; j++) state[j] = Py_NewRef(slots[st->ins[1 + st->n_seqs + j]]);
     rc = state_storage(st, state, kept, n);
@@ -160,5 +168,6 @@ static int run_repeat(Step *st, PyObject **slots) {
     }
     clear_slots(in, b->nslots);
     if (in != stack) PyMem_Free(in);
+    if (state != held) PyMem_Free(state);
     return rc;
 }

@@ -219,7 +219,8 @@ static int parse_step(PyObject *spec, Step *st) {
         || !(st->out_types = type_list(types, &ntypes)))
         return -1;
     if (ntypes != st->nout) return invalid("a step's output types do not match its outputs");
-    int wide = st->nin > MAXOPS || st->nout > MAXOUTS; /* more than a launch's arrays hold */
+    /* more operands than a launch's arrays hold (a branch or a loop takes any number) */
+    int wide = st->nin > MAXOPS || st->nout > MAXOUTS;
     st->pool = PyMem_Calloc(st->nout * POOL + 1, sizeof(PyObject *));
     st->next = PyMem_Calloc(st->nout + 1, sizeof(int));
     if (st->pool == NULL || st->next == NULL) { PyErr_NoMemory(); return -1; }
@@ -242,7 +243,6 @@ static int parse_step(PyObject *spec, Step *st) {
         PyMem_Free(library);
         return 0;
     }
-    if (wide) return invalid("a loop or branch has more operands than runner.c takes");
     if (strcmp(kind, "branch") == 0) return parse_branch(st, params);
     if (strcmp(kind, "loop") == 0) return parse_repeat(st, params);
     if (st->fallback == NULL || st->fallback->kind != STEP_LIBRARY)
