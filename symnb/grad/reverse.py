@@ -77,7 +77,7 @@ def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: b
     with pinned(user_location()), shape_warnings.quiet():
         # each given gradient made a variable once: the one the walk starts from is the one
         # checked when the function runs (an array made a constant twice was not checked)
-        known = [(var, as_variable(g)) for var, g in _known_items(known_grads)]
+        known = [(var, as_variable(g)) for var, g in known_items(known_grads)]
         names = names or [KNOWN_GRADIENT] * len(known)
         seeds = _seeds(cost, known, targets, final, names)
         if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
@@ -178,7 +178,7 @@ def _seeds(cost, known, targets, final, names) -> list[tuple[Variable, Variable]
     return pairs
 
 
-def _known_items(known_grads) -> list[tuple]:
+def known_items(known_grads) -> list[tuple]:
     """``known_grads`` as ``(variable, gradient)`` pairs: from a dict, or a list or tuple of
     pairs (``sn.Lop``'s); None is none. Anything else, or a key that is not a variable, is an
     ArgumentError saying so."""

@@ -406,3 +406,19 @@ def test_theano_clone_of_none_is_an_empty_list_and_a_bad_replace_is_named_so():
         theano.clone(x * 2, replace=5)
     with pytest.raises(sn.GraphError, match=r"^theano.clone: replace\[0\] is 3, not a pair"):
         theano.clone(x * 2, replace=[3])
+
+
+def test_null_gradients_return_zero_gives_zeros_where_a_gradient_is_undefined():
+    """Theano's ``null_gradients="return_zero"`` replaced each NullType gradient (one with a
+    path through ``grad_undefined``) by zeros; the other ``wrt`` keep theirs. It raised as
+    "raise" does."""
+    x, k, mask = T.dvector("x"), T.dscalar("k"), T.dvector("mask")
+    y = (ScaleBy()(x, k, mask) * x).sum() + k**2  # k: undefined through ScaleBy, 2k beside
+    gx, gk = T.grad(y, [x, k], null_gradients="return_zero")
+    f = theano.function([x, k, mask], [gx, gk])
+    xv = np.array([0.5, -1.5, 2.0])
+    got = f(xv, 3.0, np.ones(3))
+    np.testing.assert_allclose(got[0], 2 * 3.0 * xv)
+    assert got[1].shape == () and float(got[1]) == 0.0
+    with pytest.raises(sn.NotDifferentiableError, match="k is a step size"):
+        T.grad(y, [x, k])

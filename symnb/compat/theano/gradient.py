@@ -17,8 +17,14 @@ from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, SymnbError
 from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
-from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
-from symnb.grad.reverse import DISCONNECTED, check_option
+from symnb.grad.errors import (
+    DISCONNECTED_HINT,
+    DisconnectedInputError,
+    DisconnectedInputWarning,
+    NotDifferentiableError,
+)
+from symnb.grad.reverse import DISCONNECTED, check_option, known_items
+from symnb.ops.broadcast import zeros_like
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
 __all__ = [
@@ -115,8 +121,9 @@ def grad(
     cost's contribution is not added; one for the cost replaces its 1). An integer ``wrt``
     is differentiated as Theano did (gradient_rules.py). With ``add_names`` a gradient of a
     named cost with respect to a named ``wrt`` is named ``(dcost/dx)``, as Theano named it;
-    ``null_gradients`` is "raise" or "return_zero" (both raise where a gradient is undefined:
-    docs/theano.md)."""
+    ``null_gradients="return_zero"`` gives zeros for each ``wrt`` a gradient reaches
+    through an undefined one (an op without a gradient, ``grad_undefined``), as Theano's
+    NullType gradients did; "raise" raises the NotDifferentiableError naming the op."""
     if return_disconnected not in RETURN_DISCONNECTED:
         raise _at_user_line(
             ValueError(
@@ -139,22 +146,44 @@ def grad(
         cost, targets, known_grads = _constant_through(
             cost, targets, consider_constant, known_grads, "T.grad"
         )
-    results = _as_called(
-        "T.grad",
-        "disconnected_inputs",
-        theano_grad,
-        cost,
-        targets,
-        known_grads,
-        disconnected_inputs,
-        RETURN_DISCONNECTED[return_disconnected],
-    )
+    returned = RETURN_DISCONNECTED[return_disconnected]
+    args = (cost, known_grads, disconnected_inputs, returned)
+    try:
+        results = _grads_of(targets, *args)
+    except NotDifferentiableError:
+        if null_gradients == "raise":
+            raise
+        results = [_grad_or_zeros(target, *args) for target in targets]
     results = _as_theano_read(cost, targets, results)
     if add_names:
         results = _named(given_cost, given_targets, results, known)
     if isinstance(wrt, tuple):
         return tuple(results)
     return results if isinstance(wrt, list) else results[0]
+
+
+def _grads_of(targets: list, cost, known_grads, disconnected: str, returned: str) -> list:
+    return _as_called(
+        "T.grad",
+        "disconnected_inputs",
+        theano_grad,
+        cost,
+        targets,
+        known_grads,
+        disconnected,
+        returned,
+    )
+
+
+def _grad_or_zeros(target: Variable, *args):
+    """``target``'s gradient alone, or zeros like it where it is undefined (``null_gradients=
+    "return_zero"``): Theano's NullType reached each ``wrt`` with a path from the cost
+    through an undefined gradient (a sum holding a NullType term was one), which is where
+    the gradient of that ``wrt`` alone raises."""
+    try:
+        return _grads_of([target], *args)[0]
+    except NotDifferentiableError:
+        return zeros_like(target)
 
 
 def _wrt_list(wrt, call: str) -> list:
@@ -201,15 +230,12 @@ def _named(cost, targets: list, results: list, known_grads) -> list:
 
 
 def _known_pairs(known_grads) -> list:
-    """``known_grads`` as (variable, gradient) pairs, from a dict or a list of pairs; [] for
-    anything else (``sn.grad`` reports it)."""
-    if isinstance(known_grads, dict):
-        return list(known_grads.items())
-    if isinstance(known_grads, (list, tuple)) and all(
-        isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in known_grads
-    ):
-        return [tuple(pair) for pair in known_grads]
-    return []
+    """``known_grads`` as (variable, gradient) pairs (``sn.grad``'s reading of them); [] where
+    they are malformed, which the gradient call itself reports."""
+    try:
+        return known_items(known_grads)
+    except ArgumentError:
+        return []
 
 
 def _as_theano_read(cost, targets: list, results: list) -> list:
