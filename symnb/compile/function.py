@@ -464,9 +464,10 @@ class Function:
             arrays = self._convert(self._bind(args, {}))
         converted = converted or any(a is not v for a, v in zip(arrays, args))
         arrays = self._with_shared(arrays)
-        if self._runner is not None and (converted or self._prechecked):
-            # Python scalars or lists the runner declined (it takes them as arrays), or a
-            # call whose expression dims only the checks above check
+        if self._runner is not None and (converted or declined or self._prechecked):
+            # Python scalars or lists the runner declined (it takes them as arrays), a call
+            # the entry point handed over (a shared value only on a device, read above), or
+            # one whose expression dims only the checks above check
             results = self._runner(*arrays)
             if results is not None:
                 return self._finish(results, arrays)

@@ -217,6 +217,21 @@ def test_shared_values_on_a_device_or_of_a_new_shape_take_the_python_way(native)
     assert grows.get_value().shape == (32,)
 
 
+def test_a_call_the_entry_point_hands_over_for_a_device_value_runs_in_the_runner(native):
+    """A shared value only on a device makes the entry point hand the call to Python, which
+    downloads it; the runner then runs the call (the Python executor ran it whole, each
+    kernel launched through cffi)."""
+    w = sn.shared(np.ones(3), name="w")
+    x = sn.vector("x")
+    f = sn.function([x], sn.sum(w * x), updates={w: w + x}, backend="c")
+    assert f(np.ones(3)) == 3.0
+    runs = f.runner.runs
+    w._value, w._device = None, _OnDevice(np.full(3, 5.0))
+    assert f(np.full(3, 2.0)) == 30.0
+    assert f.runner.runs == runs + 1
+    np.testing.assert_array_equal(w.get_value(), [7.0, 7.0, 7.0])
+
+
 def test_the_entry_point_checks_every_update_before_writing_any(native):
     """An update the entry point cannot simply assign (a value of a new shape) goes through
     ``SharedVariable.fitted`` first; one that does not fit leaves every shared value as it
