@@ -3,7 +3,9 @@
 ``sn.function(..., mode="debug")`` runs every node of the optimised graph on the backend, alone
 (a one-node function of that backend), and its NumPy reference on the same input values, and
 raises :class:`DebugModeError` at the first node whose results disagree: it names the node,
-shows its inputs, both results, and the line of the user's program that built it.
+shows its inputs, both results, and the line of the user's program that built it. An impure
+node (``pure = False``: ``print_value``, a random draw) runs once, on the backend alone: a
+second run of its reference would print a second time.
 ``mode="nanguard"`` raises :class:`NanGuardError` at the first node that produces NaN or an
 infinity (saying whether its inputs already held some). Both are slow: they are for finding a
 bug, not for training. Like check mode (``checkmode.py``), they are linkers of this layer;
@@ -132,6 +134,8 @@ class DebugLinker(_NodeByNode):
     mode = "debug"
 
     def check(self, node, args, got) -> None:
+        if not node.op.pure:  # (print_value: its reference would print a second time)
+            return
         # a weak constant (a Python scalar in the user's expression) stays a Python scalar, as
         # the "py" backend passes it, so float32 * 2 is float32 here too (NumPy 2's rule), not
         # float64 against an int64 array; the rest are copies the op may overwrite

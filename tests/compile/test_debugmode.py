@@ -166,3 +166,12 @@ def test_nanguard_names_the_side_an_ifelse_did_not_compute():
     assert "its inputs already held NaN/Inf: 'x' (float64())" in message
     assert "input 'x' (float64()): float64[] nan" in message
     assert ": not computed (its side not taken)" in message
+
+
+def test_debug_mode_prints_a_print_value_once_per_call(backend, capsys):
+    """An impure node runs once, on the backend, with no reference run beside it (that run
+    printed the message a second time on every call)."""
+    x = sn.vector("x")
+    f = sn.function([x], sn.print_value(x * 2, "P") + 1, mode="debug", backend=backend)
+    np.testing.assert_allclose(f(np.arange(3.0)), [1.0, 3.0, 5.0])
+    assert capsys.readouterr().out == "P __str__ = [0. 2. 4.]\n"
