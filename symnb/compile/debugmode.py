@@ -3,11 +3,18 @@
 ``sn.function(..., mode="debug")`` runs every node of the optimised graph on the backend, alone
 (a one-node function of that backend), and its NumPy reference on the same input values, and
 raises :class:`DebugModeError` at the first node whose results disagree: it names the node,
-shows its inputs, both results, and the line of the user's program that built it.
+shows its inputs, both results, and the line of the user's program that built it. An impure
+node (``pure = False``: ``print_value``, a random draw) runs once, on the backend alone: a
+second run of its reference would print a second time.
 ``mode="nanguard"`` raises :class:`NanGuardError` at the first node that produces NaN or an
 infinity (saying whether its inputs already held some). Both are slow: they are for finding a
 bug, not for training. Like check mode (``checkmode.py``), they are linkers of this layer;
 the backends know nothing of them.
+
+``mode="nanguard"`` computes what a plain call computes: an ``sn.ifelse`` runs only the side
+its condition picks (the regions of symnb/core/lazy.py), so a NaN in a branch not taken
+(``ifelse(x > 0, log(x), 0)`` at -1) is no error and a ``print_value`` there prints nothing.
+``mode="debug"`` checks every node, both sides of each ifelse included.
 """
 
 from __future__ import annotations
@@ -15,8 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.backends import get_linker as backend_linker
+from symnb.backends.branches import regions
 from symnb.backends.linker import Linker
 from symnb.core.graph import Graph
+from symnb.core.lazy import TOP, LazyChoice
 from symnb.core.variable import Constant, Variable
 from symnb.errors import ArgumentError, SymnbError
 from symnb.ops.composite import Composite
@@ -37,33 +46,86 @@ class _NodeByNode(Linker):
     subclasses check each node's results in ``check``."""
 
     backend = "py"  # the backend each node runs on (``mode_linker`` binds it)
+    #: whether an ifelse runs only the side its condition picks, as a plain call does; False:
+    #: every node runs (debug mode checks both branches)
+    lazy = False
 
     def __init__(self, graph: Graph, leaves: list):
         self.graph, self.leaves, backend = graph, leaves, self.backend
         self.name = f"{self.mode}({backend})"
         self.device = backend
         self.n_results = len(graph.outputs)
-        self.steps = [(node, _alone(node, backend)) for node in graph.toposort()]
+        order = graph.toposort()
+        self.linkers = {id(node): _alone(node, backend) for node in order}
+        self.members = _members(graph, order) if self.lazy else {TOP: order}
 
     def run(self, leaf_values: list) -> list:
         values = {id(v): x for v, x in zip(self.leaves, leaf_values)}
         for v in self.leaves[len(leaf_values) :]:
             values[id(v)] = v.data if isinstance(v, Constant) else None
-        for node, linker in self.steps:
-            args = [_value(v, values) for v in node.inputs]
-            fresh = [
-                np.array(a, copy=True)
-                for v, a in zip(node.inputs, args)
-                if not isinstance(v, Constant)
-            ]
-            with np.errstate(all="ignore"):  # NaN and Inf are what the checks report
-                got = [np.asarray(r) for r in linker.run(fresh)]
-            self.check(node, args, got)
-            values.update((id(v), r) for v, r in zip(node.outputs, got))
+        # the regions nest as deep as the ifelses do: an explicit stack, not a recursion
+        stack = [(iter(self.members.get(TOP, ())), None)]
+        while stack:
+            nodes, choice = stack[-1]
+            for node in nodes:
+                if id(node.outputs[0]) in values:  # (copied into two sides taken: run once)
+                    continue
+                if self.lazy and isinstance(node.op, LazyChoice):
+                    side = _side_taken(node, values)
+                    stack.append((iter(self.members.get((id(node), side), ())), node))
+                    break
+                self._step(node, values)
+            else:
+                stack.pop()
+                if choice is not None:
+                    self._choose(choice, values)
         return [_value(v, values) for v in self.graph.outputs]
+
+    def _step(self, node, values: dict) -> None:
+        """``node`` run alone on the backend, checked, its results kept in ``values``."""
+        args = [_value(v, values) for v in node.inputs]
+        fresh = [
+            np.array(a, copy=True) for v, a in zip(node.inputs, args) if not isinstance(v, Constant)
+        ]
+        with np.errstate(all="ignore"):  # NaN and Inf are what the checks report
+            got = [np.asarray(r) for r in self.linkers[id(node)].run(fresh)]
+        self.check(node, args, got)
+        values.update((id(v), r) for v, r in zip(node.outputs, got))
+
+    def _choose(self, node, values: dict) -> None:
+        """A lazy node whose side has run: its results are that side's values (checked), the
+        other side's inputs never computed (None among the arguments)."""
+        side = _side_taken(node, values)
+        op = node.op
+        args = [
+            _value(v, values) if op.side_of(i) in (None, side) else None
+            for i, v in enumerate(node.inputs)
+        ]
+        got = [None] * len(node.outputs)
+        for i, a in enumerate(args):
+            if op.side_of(i) == side:
+                got[op.output_of(i)] = np.array(a, copy=True)
+        self.check(node, args, got)
+        values.update((id(v), r) for v, r in zip(node.outputs, got))
 
     def check(self, node, args, got) -> None:
         raise NotImplementedError
+
+
+def _members(graph: Graph, order: list) -> dict:
+    """Region -> the nodes computed in it, in ``order`` (symnb/core/lazy.py: a node read only
+    under one side of an ifelse is in that side's region)."""
+    found = regions(graph, order)
+    members: dict = {}
+    for node in order:
+        for region in found.placed(node):  # (a node copied into sides: in each)
+            members.setdefault(region, []).append(node)
+    return members
+
+
+def _side_taken(node, values: dict) -> str:
+    cond = _value(node.op.condition(node), values)
+    return "then" if bool(np.asarray(cond)) else "else"
 
 
 class DebugLinker(_NodeByNode):
@@ -72,6 +134,8 @@ class DebugLinker(_NodeByNode):
     mode = "debug"
 
     def check(self, node, args, got) -> None:
+        if not node.op.pure:  # (print_value: its reference would print a second time)
+            return
         # a weak constant (a Python scalar in the user's expression) stays a Python scalar, as
         # the "py" backend passes it, so float32 * 2 is float32 here too (NumPy 2's rule), not
         # float64 against an int64 array; the rest are copies the op may overwrite
@@ -93,9 +157,11 @@ class DebugLinker(_NodeByNode):
 
 
 class NanGuardLinker(_NodeByNode):
-    """``mode="nanguard"``: stop at the first node whose results hold NaN or Inf."""
+    """``mode="nanguard"``: stop at the first node whose results hold NaN or Inf, of those a
+    plain call computes (an ifelse's side not taken is not run, as Theano's lazy VM)."""
 
     mode = "nanguard"
+    lazy = True
 
     def check(self, node, args, got) -> None:
         for var, g in zip(node.outputs, got):
@@ -169,6 +235,8 @@ def _agree(got, want) -> bool:
 
 
 def _finite(a) -> bool:
+    if a is None:  # (an ifelse's input on the side not taken: never computed)
+        return True
     a = np.asarray(a)
     return a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
 
@@ -184,7 +252,9 @@ def _node_text(node) -> str:
 
 def _inputs_text(node, args) -> str:
     return "\n".join(
-        f"  input {v.describe()}: {_summary(np.asarray(a))}" for v, a in zip(node.inputs, args)
+        f"  input {v.describe()}: "
+        + ("not computed (its side not taken)" if a is None else _summary(np.asarray(a)))
+        for v, a in zip(node.inputs, args)
     )
 
 

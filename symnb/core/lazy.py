@@ -51,8 +51,8 @@ class Regions:
         self.where = where  # id(node) -> its region
         self.parent = parent  # region -> the region around it
         self.lazy = lazy  # id(lazy node) -> the node
-        #: id(node) -> the sides it runs in, for a node read only inside sides with different
-        #: guards (``_sides_to_run_in``): its region (``of``) is theirs in common
+        #: id(node) -> the sides it runs in, for a pure node read only inside sides with
+        #: different guards (``_sides_to_run_in``): its region (``of``) is theirs in common
         self.copies: dict = {}
 
     def of(self, node: Apply):
@@ -104,7 +104,7 @@ def regions(order: list[Apply], clients: Callable[[Variable], Iterable]) -> Regi
         common = _innermost_common(uses, found) if uses else TOP
         paths = _paths_below(uses, common, found)
         where[id(node)] = _same_condition_side(paths, common, found, position)
-        if where[id(node)] == common and not isinstance(node.op, LazyChoice):
+        if where[id(node)] == common and _may_copy(node):
             sides = _sides_to_run_in(paths)
             if sides:
                 found.copies[id(node)] = sides
@@ -189,10 +189,17 @@ def _sides_to_run_in(paths: list) -> tuple:
     value: the merge rewrite makes one node of equal ones): those sides, each computing it
     in its own steps, so that it runs only where a side taken needs it (read by the common
     region's steps it would run whatever the conditions, and a guarded ``x[i]`` would fail).
-    Its slot is written by whichever runs; where two run, it is computed twice. Empty where
-    there are no such paths or one side."""
+    Its slot is written by whichever runs; where two run, it is computed twice (so never for
+    an impure node: ``_may_copy``). Empty where there are no such paths or one side."""
     sides = tuple(dict.fromkeys(path[0] for path in paths))
     return sides if len(sides) > 1 else ()
+
+
+def _may_copy(node: Apply) -> bool:
+    """Whether ``node`` may run in each of several sides (``_sides_to_run_in``): not a lazy
+    node, nor an impure one (``pure = False``: ``print_value``, a random draw), which runs
+    once per call, so in the region around those sides: two sides taken would print twice."""
+    return node.op.pure and not isinstance(node.op, LazyChoice)
 
 
 def _use(client, i: int, where: dict):

@@ -110,6 +110,9 @@ class Op:
     nin: int | None = None
     #: False for ops with no gradient at all (argmax, comparisons): documented in docs/ops.md
     differentiable = True
+    #: False for an op that runs as often as it is written (a random draw, ``print_value``):
+    #: never merged with a twin, folded, or computed twice in one call
+    pure = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -117,6 +117,15 @@ def test_debug_and_monitor_modes_and_maker():
     assert all(isinstance(n.op, theano.gof.Op) for n in nodes)
 
 
+def test_debugmode_prints_a_print_once_per_call(capsys):
+    """Theano's DebugMode ran an op with no C code (``Print``) by its perform alone, once: the
+    message appeared once per call (symnb printed it twice)."""
+    x = T.dvector("x")
+    f = theano.function([x], theano.printing.Print("P")(x * 2) + 1, mode="DebugMode")
+    np.testing.assert_allclose(f([0.0, 1.0]), [1.0, 3.0])
+    assert capsys.readouterr().out == "P __str__ = [0. 2.]\n"
+
+
 def test_strip_pickler_takes_theanos_arguments_and_leaves_tags_out():
     """``StripPickler(file, protocol=0, extra_tag_to_remove=None)`` was ``pickle.Pickler``:
     Theano's keyword was a TypeError, and no tag was left out."""

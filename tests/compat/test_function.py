@@ -992,6 +992,22 @@ def test_nanguardmode_imports_from_theanos_path_and_stops_at_nan_or_inf():
     assert "test_function.py" in str(info.value)
 
 
+def test_nanguardmode_runs_only_the_branch_an_ifelse_takes():
+    """Theano's NanGuardMode ran on the lazy VM: ``ifelse(x > 0, log(x), 0)`` at -1 never
+    computed ``log(-1)``, so it raised nothing (symnb raised at the log)."""
+    from symnb.compat.theano.compile.nanguardmode import NanGuardMode
+    from symnb.compat.theano.ifelse import ifelse
+    from symnb.compile.debugmode import NanGuardError
+
+    x = T.dscalar("x")
+    mode = NanGuardMode(nan_is_error=True, inf_is_error=True, big_is_error=True)
+    f = theano.function([x], ifelse(T.gt(x, 0), T.log(x), T.constant(0.0)), mode=mode)
+    assert f(-1.0) == 0.0 and np.isclose(f(np.e), 1.0)
+    g = theano.function([x], ifelse(T.gt(x, 0), T.log(x), T.log(x - 1)), mode=mode)
+    with pytest.raises(NanGuardError, match="log is the first step"):  # the side taken
+        g(-1.0)
+
+
 def test_compile_submodules_are_attributes_after_a_plain_import():
     """``theano.compile.nanguardmode.NanGuardMode`` after ``import theano`` alone, as course
     code writes ``mode=theano.compile.nanguardmode.NanGuardMode(...)`` (a fresh process: in

@@ -132,3 +132,46 @@ def test_debug_mode_catches_a_perform_that_writes_into_its_input(backend):
     np.testing.assert_array_equal(w.get_value(), [1.0, 2.0])  # debug mode ran on copies
     declared = sn.function([], _DeclaresItsWrite()(w) * 2, mode="debug", backend=backend)
     np.testing.assert_array_equal(declared(), [4.0, 6.0])
+
+
+def test_nanguard_computes_only_the_side_an_ifelse_takes(backend, capsys):
+    """As a plain call (and Theano's NanGuardMode on its lazy VM), nanguard runs only the side
+    of an ifelse its condition picks: ``log(x)`` at -1, not taken, is no NaN to report, and
+    a ``print_value`` there prints nothing; the side taken is still checked, nested ifelses
+    and several values per side included."""
+    x = sn.scalar("x")
+    c = sn.scalar("c", dtype="bool")
+    y = sn.ifelse(x > 0, sn.print_value(sn.log(x), "L"), sn.constant(0.0))
+    f = sn.function([x], y, mode="nanguard", backend=backend)
+    assert f(-1.0) == 0.0 and capsys.readouterr().out == ""
+    assert np.isclose(f(np.e), 1.0) and capsys.readouterr().out.startswith("L __str__ = 1.0")
+    z = sn.ifelse(c, [sn.ifelse(x > 0, sn.log(x), x * 2), x + 1], [x * 3, sn.sqrt(x)])
+    g = sn.function([c, x], z, mode="nanguard", backend=backend)
+    np.testing.assert_allclose(g(np.array(True), -1.0), [-2.0, 0.0])
+    np.testing.assert_allclose(g(np.array(False), 4.0), [12.0, 2.0])
+    with pytest.raises(NanGuardError, match=r"1 NaN and 0 Inf at node sqrt\('x'"):
+        g(np.array(False), -4.0)
+
+
+def test_nanguard_names_the_side_an_ifelse_did_not_compute():
+    """An ifelse handing on a NaN argument is reported with its inputs, the side not taken
+    shown as never computed."""
+    x = sn.scalar("x")
+    c = sn.scalar("c", dtype="bool")
+    f = sn.function([c, x], sn.ifelse(c, x, sn.log(-x)), mode="nanguard", backend="py")
+    with pytest.raises(NanGuardError) as caught:
+        f(np.array(True), np.nan)
+    message = str(caught.value)
+    assert "1 NaN and 0 Inf at node ifelse[n=1]" in message
+    assert "its inputs already held NaN/Inf: 'x' (float64())" in message
+    assert "input 'x' (float64()): float64[] nan" in message
+    assert ": not computed (its side not taken)" in message
+
+
+def test_debug_mode_prints_a_print_value_once_per_call(backend, capsys):
+    """An impure node runs once, on the backend, with no reference run beside it (that run
+    printed the message a second time on every call)."""
+    x = sn.vector("x")
+    f = sn.function([x], sn.print_value(x * 2, "P") + 1, mode="debug", backend=backend)
+    np.testing.assert_allclose(f(np.arange(3.0)), [1.0, 3.0, 5.0])
+    assert capsys.readouterr().out == "P __str__ = [0. 2. 4.]\n"

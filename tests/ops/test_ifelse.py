@@ -505,6 +505,26 @@ def test_a_value_under_two_conditions_runs_only_where_one_is_taken(backend, opti
         check(got_z, np.float64(want_z))
 
 
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("optimize", ["fast", "none"])
+def test_a_print_under_two_conditions_prints_once_per_call(backend, optimize, capsys):
+    """An impure node read only inside sides with different conditions is never copied into
+    each side (a pure one is): a print_value prints once per call, where both are taken too."""
+    x = sn.vector("x", dtype="float64")
+    c1 = sn.scalar("c1", dtype="bool")
+    c2 = sn.scalar("c2", dtype="bool")
+    p = sn.print_value(x * 2.0, "P")
+    y1 = sn.ifelse(c1, p.sum(), sn.constant(0.0))
+    y2 = sn.ifelse(c2, p.max(), sn.constant(0.0))
+    f = sn.function([c1, c2, x], [y1, y2], backend=backend, optimize=optimize)
+    cases = [(True, True, (6.0, 4.0)), (True, False, (6.0, 0.0)), (False, True, (0.0, 4.0))]
+    for t1, t2, want in cases:
+        got = f(_truth(t1), _truth(t2), np.arange(3.0))
+        check(got[0], np.float64(want[0]))
+        check(got[1], np.float64(want[1]))
+        assert capsys.readouterr().out == "P __str__ = [0. 2. 4.]\n", (t1, t2)
+
+
 def test_a_value_both_sides_of_one_ifelse_read_runs_once():
     """Read by the then- and the else-side of one ifelse and nothing else, a value runs in
     the side taken, once per call (and not at all where the ifelse does not run)."""
