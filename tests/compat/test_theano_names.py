@@ -76,6 +76,41 @@ def test_argmax_over_several_axes_numbers_them_in_row_major_order(rng):
         T.diagonal(t, 1.5, 1, 2)  # NumPy refuses it; it was truncated to 1
 
 
+def test_max_and_argmax_read_an_empty_axis_list_as_every_axis():
+    """Theano's ``max_and_argmax`` (through which ``T.max``, ``T.min``, ``T.argmax`` and
+    ``T.argmin`` all went) turned an empty axis list into every axis: a scalar, where
+    NumPy's ``axis=()`` reduces none (x unchanged, an argmax of zeros)."""
+    cases = [
+        (T.max(x, axis=[]), np.max(M)),
+        (T.min(x, axis=()), np.min(M)),
+        (T.argmax(x, axis=[]), np.argmax(M)),
+        (T.argmin(x, axis=()), np.argmin(M)),
+        (T.max_and_argmax(x, axis=[])[0], np.max(M)),
+        (T.max_and_argmax(x, axis=[])[1], np.argmax(M)),
+        (x.argmax(axis=[]), np.argmax(M)),
+        (x.min([]), np.min(M)),
+    ]
+    for out, want in cases:
+        got = run(out)
+        assert got.shape == () and got == want
+    assert run(T.max(x, axis=[], keepdims=True)).shape == (1, 1)
+    assert run(T.argmin(x, axis=[], keepdims=True)).tolist() == [[np.argmin(M)]]
+
+
+def test_max_and_min_count_a_repeated_axis_once_as_argmax_does():
+    """Theano's ``check_and_normalize_axes`` counted negative axes from the end, then kept
+    each axis once, for ``T.max``/``T.min`` as for ``T.argmax``."""
+    for out, want in [
+        (T.max(x, axis=[0, 0]), np.max(M, axis=0)),
+        (T.min(x, axis=[-2, 0]), np.min(M, axis=0)),
+        (T.argmax(x, axis=(1, -1)), np.argmax(M, axis=1)),
+        (T.max_and_argmax(x, axis=[-1, 1, 0])[1], np.argmax(M)),
+    ]:
+        assert np.array_equal(run(out), want)
+    with pytest.raises(IndexError, match=r"T.max: axis 2 is out of range for 'x'"):
+        T.max(x, axis=[0, 2])
+
+
 def test_get_scalar_constant_value_and_its_error():
     assert T.get_scalar_constant_value(T.constant(2) * 3 + 1) == 7
     assert T.get_scalar_constant_value(T.row().shape[0]) == 1  # a dim the type fixes

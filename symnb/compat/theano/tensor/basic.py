@@ -43,6 +43,7 @@ from symnb.compat.theano.tensor.selection import (  # noqa: F401
     topk,
     topk_and_argtopk,
 )
+from symnb.compat.theano.tensor.selection import reduced_axes as _reduced_axes
 from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
     advanced_inc_subtensor1,
     advanced_set_subtensor1,
@@ -530,11 +531,16 @@ def _complex_var(x: Variable, axis, ddof, keepdims, name: str) -> Variable:
 
 
 def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
-    return sn.max(x, axis=_axis(axis), keepdims=keepdims)
+    """``T.max``: ``axis`` as Theano's ``max_and_argmax`` read it (``reduced_axes``: a
+    repeated axis counted once, an empty list meaning every axis)."""
+    x = as_variable(x)
+    return sn.max(x, axis=_reduced_axes(x, axis, "max"), keepdims=keepdims)
 
 
 def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
-    return sn.min(x, axis=_axis(axis), keepdims=keepdims)
+    """``T.min``: ``axis`` as ``T.max``'s."""
+    x = as_variable(x)
+    return sn.min(x, axis=_reduced_axes(x, axis, "min"), keepdims=keepdims)
 
 
 def dot(a, b) -> Variable:
