@@ -464,6 +464,20 @@ def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permut
     assert np.array_equal(got[perm], np.arange(4))
 
 
+def test_inverse_permutation_keeps_perms_dtype():
+    """Theano's ``inverse_permutation`` was ``permute_row_elements(arange(n,
+    dtype=perm.dtype), perm, inverse=True)``: of an ivector, int32 (its test_dim1 checks it),
+    not argsort's int64."""
+    perm = np.array([[2, 0, 3, 1], [1, 3, 0, 2]])
+    for make, dtype in [(T.ivector, "int32"), (T.bmatrix, "int8"), (T.lvector, "int64")]:
+        p = make("p")
+        inv = T.inverse_permutation(p)
+        value = perm[0] if p.type.ndim == 1 else perm
+        got = run(inv, value.astype(dtype), p)
+        assert inv.dtype == dtype and got.dtype == dtype
+        assert np.array_equal(np.take_along_axis(got, value, -1), np.indices(value.shape)[-1])
+
+
 @pytest.mark.parametrize(
     "module, name, instead",
     [

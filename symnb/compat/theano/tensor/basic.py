@@ -810,13 +810,14 @@ def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
 
 def inverse_permutation(perm) -> Variable:
     """``T.inverse_permutation``: the inverse of each permutation of ints (the last axis),
-    ``argsort`` of it: ``out[perm[i]] = i``."""
+    ``argsort`` of it: ``out[perm[i]] = i``, in perm's dtype (Theano's was
+    ``permute_row_elements(arange(n, dtype=perm.dtype), perm, inverse=True)``)."""
     perm = as_variable(perm)
     if perm.type.dtype.kind not in "iu":
         raise _at_user_line(
             DTypeError(f"inverse_permutation: perm must be integers, not {perm.describe()}")
         )
-    return sn.argsort(perm, axis=-1)
+    return _cast(sn.argsort(perm, axis=-1), perm.type.dtype)
 
 
 def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:
