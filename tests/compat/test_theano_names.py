@@ -111,6 +111,36 @@ def test_max_and_min_count_a_repeated_axis_once_as_argmax_does():
         T.max(x, axis=[0, 2])
 
 
+def test_sort_refuses_an_unknown_kind_naming_the_kinds():
+    """Theano's ``SortOp`` handed ``kind`` to ``np.sort``, which refuses an unknown one; it
+    was dropped, so ``T.sort(x, kind="bogus")`` sorted."""
+    kinds = "'quicksort', 'mergesort', 'heapsort', 'stable'"
+    for build in (lambda: T.sort(v, kind="bogus"), lambda: v.argsort(0, "bogus")):
+        with pytest.raises(sn.ArgumentError, match=f"sort of 'v' .*: kind='bogus'; .*{kinds}"):
+            build()
+    assert np.array_equal(run(T.argsort(v, kind="heapsort"), BIG, v), np.argsort(BIG))
+
+
+def test_sort_and_cumsum_take_a_constant_tensor_axis():
+    """Theano's ``SortOp`` and ``CumOp`` took a constant integer tensor as their axis, as
+    ``T.argmax`` and ``T.topk`` do here; an axis computed when the function runs stays a
+    ShapeTypeError naming the call and x."""
+    for out, want in [
+        (T.sort(x, axis=T.constant(0)), np.sort(M, 0)),
+        (T.argsort(x, T.constant(-1)), np.argsort(M, -1)),
+        (x.sort(T.constant(0)), np.sort(M, 0)),
+        (x.argsort(axis=np.array(1)), np.argsort(M, 1)),
+        (T.cumsum(x, T.constant(1)), np.cumsum(M, 1)),
+        (x.cumprod(axis=T.constant(0)), np.cumprod(M, 0)),
+    ]:
+        assert np.array_equal(run(out), want)
+    k = T.iscalar("k")
+    for build, call in [(lambda: T.sort(x, k), "sort"), (lambda: T.cumsum(x, k), "cumsum")]:
+        with pytest.raises(TypeError, match=rf"{call}: axis .*not k:i32\[\] \(for 'x'") as err:
+            build()
+        assert "an axis must be known when the graph is built" in str(err.value)
+
+
 def test_get_scalar_constant_value_and_its_error():
     assert T.get_scalar_constant_value(T.constant(2) * 3 + 1) == 7
     assert T.get_scalar_constant_value(T.row().shape[0]) == 1  # a dim the type fixes

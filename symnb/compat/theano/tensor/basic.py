@@ -286,15 +286,17 @@ def cumsum(x, axis=None, dtype=None) -> Variable:
     """Theano's ``cumsum(x, axis=None)``: the running sum in x's dtype (Theano's ``CumOp``
     gave its output x's type), so an int32 or int8 x gives int32 or int8, wrapping as that
     dtype does, where ``sn.cumsum`` widens small ints to int64 as NumPy does. ``dtype``:
-    NumPy's, as ``sn.cumsum``'s."""
+    NumPy's, as ``sn.cumsum``'s. ``axis`` may be a constant integer tensor, as Theano's
+    ``CumOp`` read one."""
     x = _as_theano_tensor(x)
-    return sn.cumsum(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+    return sn.cumsum(x, _axis(axis), dtype=x.type.dtype if dtype is None else dtype)
 
 
 def cumprod(x, axis=None, dtype=None) -> Variable:
-    """Theano's ``cumprod(x, axis=None)``: the running product in x's dtype, as ``cumsum``."""
+    """Theano's ``cumprod(x, axis=None)``: the running product in x's dtype, ``axis`` as
+    ``cumsum``'s."""
     x = _as_theano_tensor(x)
-    return sn.cumprod(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+    return sn.cumprod(x, _axis(axis), dtype=x.type.dtype if dtype is None else dtype)
 
 
 logsumexp, norm = sn.logsumexp, sn.norm

@@ -129,16 +129,18 @@ def _axes(x: Variable, axis, call: str) -> list[int]:
 
 
 def sort(a, axis=-1, kind="quicksort", order=None) -> Variable:
-    """``T.sort``: ``kind`` is accepted (the values are the same for every kind); ``axis=None``
-    sorts the flattened tensor."""
+    """``T.sort``: ``kind`` one of NumPy's (``sn.sort``'s ``KINDS``, which Theano's
+    ``SortOp`` handed to ``np.sort``; the values are the same for every kind); ``axis=None``
+    sorts the flattened tensor, and ``axis`` may be a constant integer tensor, as Theano's
+    ``SortOp`` took one."""
     _no_order(order, "sort")
-    return sn.sort(a, axis=axis)
+    return sn.sort(a, axis=_axis(axis), kind=kind)
 
 
 def argsort(a, axis=-1, kind="quicksort", order=None) -> Variable:
-    """``T.argsort``: ``kind`` accepted as for ``sort`` (ties keep their order)."""
+    """``T.argsort``: ``kind`` and ``axis`` as for ``sort`` (ties keep their order)."""
     _no_order(order, "argsort")
-    return sn.argsort(a, axis=axis)
+    return sn.argsort(a, axis=_axis(axis), kind=kind)
 
 
 def _no_order(order, call: str) -> None:
