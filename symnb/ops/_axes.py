@@ -34,7 +34,9 @@ def normalize_axis(axis, ndim: int, op, var) -> tuple[int, ...]:
     for a in axes:
         if not is_int(a):
             raise _at_user_line(
-                ShapeTypeError(f"{op}: an axis is an int, not {a!r} (for {var.describe()})")
+                ShapeTypeError(
+                    f"{op}: an axis is an int, not {a!r} (for {var.describe()}){_symbolic(a)}"
+                )
             )
         if not -ndim <= a < ndim:
             raise _at_user_line(ShapeIndexError(_out_of_range(op, a, ndim, var)))
@@ -56,6 +58,7 @@ def axis_entries(axis, op, var) -> tuple:
     raise _at_user_line(
         ShapeTypeError(
             f"{op}: axis is an int, a tuple of ints or None, not {axis!r} (for {var.describe()})"
+            + _symbolic(axis)
         )
     )
 
@@ -101,10 +104,22 @@ def one_axis(axis, ndim: int, op, var, what: str = "axis", or_none: bool = False
     if not is_int(axis):
         takes = "one int or None" if or_none else "one int"
         raise _at_user_line(
-            ShapeTypeError(f"{op}: {what} is {takes}, not {axis!r} (for {var.describe()})")
+            ShapeTypeError(
+                f"{op}: {what} is {takes}, not {axis!r} (for {var.describe()}){_symbolic(axis)}"
+            )
         )
     (a,) = normalize_axis(axis, ndim, op, var)
     return a
+
+
+def _symbolic(axis) -> str:
+    """The hint for an axis given as a variable of the graph: its value comes too late."""
+    if not isinstance(axis, Variable):
+        return ""
+    return (
+        "\n  hint: an axis must be known when the graph is built: give an int, not a value "
+        "computed when the function runs"
+    )
 
 
 def diagonal_offset(offset, op: str, what: str = "k", var=None) -> int:

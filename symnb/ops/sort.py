@@ -97,18 +97,32 @@ KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
 def _along_axis(cls, x, axis, kind=None, stable=None):
-    if kind not in KINDS or stable not in (None, True, False):
-        asked = f"kind={kind!r}" if kind not in KINDS else f"stable={stable!r}"
-        raise _at_user_line(
-            ArgumentError(
-                f"{cls.op_name()}: {asked}; NumPy's kinds are {', '.join(map(repr, KINDS[1:]))} "
-                "(symnb's sort is always stable: ties keep their order)"
-            )
-        )
     x = as_variable(x)
+    _check_kind(cls.op_name(), x, kind, stable)
     if axis is None:
         x, axis = flatten(x), 0
     return cls(one_axis(axis, x.type.ndim, cls.op_name(), x, or_none=True))(x)
+
+
+def _check_kind(op: str, x: Variable, kind, stable) -> None:
+    """NumPy 2's ``kind``/``stable``: one of ``KINDS``, and a bool or None (not a truthy
+    value: ``stable=1``), not both given (NumPy refuses that too)."""
+    kind_ok = kind is None or isinstance(kind, str) and kind in KINDS
+    stable_ok = stable is None or isinstance(stable, (bool, np.bool_))
+    if kind_ok and stable_ok and (kind is None or stable is None):
+        return
+    if not kind_ok:
+        asked = f"kind={kind!r}; NumPy's kinds are {', '.join(map(repr, KINDS[1:]))}"
+    elif not stable_ok:
+        asked = f"stable={stable!r}; stable is True, False or None"
+    else:
+        asked = f"kind={kind!r} and stable={stable!r}; give one of them, as NumPy asks"
+    raise _at_user_line(
+        ArgumentError(
+            f"{op} of {x.describe()}: {asked} (symnb's sort is always stable: ties keep "
+            "their order)"
+        )
+    )
 
 
 def sort(x, axis=-1, kind=None, *, stable=None) -> Variable:

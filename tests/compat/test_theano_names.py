@@ -76,6 +76,71 @@ def test_argmax_over_several_axes_numbers_them_in_row_major_order(rng):
         T.diagonal(t, 1.5, 1, 2)  # NumPy refuses it; it was truncated to 1
 
 
+def test_max_and_argmax_read_an_empty_axis_list_as_every_axis():
+    """Theano's ``max_and_argmax`` (through which ``T.max``, ``T.min``, ``T.argmax`` and
+    ``T.argmin`` all went) turned an empty axis list into every axis: a scalar, where
+    NumPy's ``axis=()`` reduces none (x unchanged, an argmax of zeros)."""
+    cases = [
+        (T.max(x, axis=[]), np.max(M)),
+        (T.min(x, axis=()), np.min(M)),
+        (T.argmax(x, axis=[]), np.argmax(M)),
+        (T.argmin(x, axis=()), np.argmin(M)),
+        (T.max_and_argmax(x, axis=[])[0], np.max(M)),
+        (T.max_and_argmax(x, axis=[])[1], np.argmax(M)),
+        (x.argmax(axis=[]), np.argmax(M)),
+        (x.min([]), np.min(M)),
+    ]
+    for out, want in cases:
+        got = run(out)
+        assert got.shape == () and got == want
+    assert run(T.max(x, axis=[], keepdims=True)).shape == (1, 1)
+    assert run(T.argmin(x, axis=[], keepdims=True)).tolist() == [[np.argmin(M)]]
+
+
+def test_max_and_min_count_a_repeated_axis_once_as_argmax_does():
+    """Theano's ``check_and_normalize_axes`` counted negative axes from the end, then kept
+    each axis once, for ``T.max``/``T.min`` as for ``T.argmax``."""
+    for out, want in [
+        (T.max(x, axis=[0, 0]), np.max(M, axis=0)),
+        (T.min(x, axis=[-2, 0]), np.min(M, axis=0)),
+        (T.argmax(x, axis=(1, -1)), np.argmax(M, axis=1)),
+        (T.max_and_argmax(x, axis=[-1, 1, 0])[1], np.argmax(M)),
+    ]:
+        assert np.array_equal(run(out), want)
+    with pytest.raises(IndexError, match=r"T.max: axis 2 is out of range for 'x'"):
+        T.max(x, axis=[0, 2])
+
+
+def test_sort_refuses_an_unknown_kind_naming_the_kinds():
+    """Theano's ``SortOp`` handed ``kind`` to ``np.sort``, which refuses an unknown one; it
+    was dropped, so ``T.sort(x, kind="bogus")`` sorted."""
+    kinds = "'quicksort', 'mergesort', 'heapsort', 'stable'"
+    for build in (lambda: T.sort(v, kind="bogus"), lambda: v.argsort(0, "bogus")):
+        with pytest.raises(sn.ArgumentError, match=f"sort of 'v' .*: kind='bogus'; .*{kinds}"):
+            build()
+    assert np.array_equal(run(T.argsort(v, kind="heapsort"), BIG, v), np.argsort(BIG))
+
+
+def test_sort_and_cumsum_take_a_constant_tensor_axis():
+    """Theano's ``SortOp`` and ``CumOp`` took a constant integer tensor as their axis, as
+    ``T.argmax`` and ``T.topk`` do here; an axis computed when the function runs stays a
+    ShapeTypeError naming the call and x."""
+    for out, want in [
+        (T.sort(x, axis=T.constant(0)), np.sort(M, 0)),
+        (T.argsort(x, T.constant(-1)), np.argsort(M, -1)),
+        (x.sort(T.constant(0)), np.sort(M, 0)),
+        (x.argsort(axis=np.array(1)), np.argsort(M, 1)),
+        (T.cumsum(x, T.constant(1)), np.cumsum(M, 1)),
+        (x.cumprod(axis=T.constant(0)), np.cumprod(M, 0)),
+    ]:
+        assert np.array_equal(run(out), want)
+    k = T.iscalar("k")
+    for build, call in [(lambda: T.sort(x, k), "sort"), (lambda: T.cumsum(x, k), "cumsum")]:
+        with pytest.raises(TypeError, match=rf"{call}: axis .*not k:i32\[\] \(for 'x'") as err:
+            build()
+        assert "an axis must be known when the graph is built" in str(err.value)
+
+
 def test_get_scalar_constant_value_and_its_error():
     assert T.get_scalar_constant_value(T.constant(2) * 3 + 1) == 7
     assert T.get_scalar_constant_value(T.row().shape[0]) == 1  # a dim the type fixes
@@ -427,6 +492,20 @@ def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permut
     p = T.lvector("p")
     got = run(T.inverse_permutation(p), perm, p)
     assert np.array_equal(got[perm], np.arange(4))
+
+
+def test_inverse_permutation_keeps_perms_dtype():
+    """Theano's ``inverse_permutation`` was ``permute_row_elements(arange(n,
+    dtype=perm.dtype), perm, inverse=True)``: of an ivector, int32 (its test_dim1 checks it),
+    not argsort's int64."""
+    perm = np.array([[2, 0, 3, 1], [1, 3, 0, 2]])
+    for make, dtype in [(T.ivector, "int32"), (T.bmatrix, "int8"), (T.lvector, "int64")]:
+        p = make("p")
+        inv = T.inverse_permutation(p)
+        value = perm[0] if p.type.ndim == 1 else perm
+        got = run(inv, value.astype(dtype), p)
+        assert inv.dtype == dtype and got.dtype == dtype
+        assert np.array_equal(np.take_along_axis(got, value, -1), np.indices(value.shape)[-1])
 
 
 @pytest.mark.parametrize(

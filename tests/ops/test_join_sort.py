@@ -237,8 +237,25 @@ def test_sort_kinds_numpy_accepts_give_the_stable_order(backend):
         check(values, np.sort(a))
     order = sn.function([x], np.argsort(x, stable=True), backend=backend)(a)
     check(order, np.argsort(a, stable=True))
-    with pytest.raises(sn.ArgumentError, match="argsort: kind='bogus'"):
+    with pytest.raises(sn.ArgumentError, match="argsort of 'x' .*: kind='bogus'"):
         sn.argsort(x, kind="bogus")
+
+
+def test_sort_stable_is_a_bool_and_not_given_with_kind():
+    """NumPy 2's ``stable`` is True, False or None: ``stable=1`` or ``"yes"`` (which NumPy
+    reads as truthy) are refused as a keepdims that is not a bool is, and NumPy refuses
+    ``kind`` and ``stable`` given together; each message names the variable."""
+    x = sn.vector("x")
+    for call, kwargs, told in [
+        (sn.argsort, {"stable": 1}, "stable=1; stable is True, False or None"),
+        (sn.sort, {"stable": "yes"}, "stable='yes'; stable is True, False or None"),
+        (sn.sort, {"kind": "stable", "stable": True}, "kind='stable' and stable=True; give one"),
+        (sn.sort, {"kind": 1}, "kind=1; NumPy's kinds are 'quicksort', 'mergesort', 'heapsort'"),
+    ]:
+        with pytest.raises(sn.ArgumentError, match=rf"sort of 'x' \(float64\(\?,\)\): {told}"):
+            call(x, **kwargs)
+    assert sn.argsort(x, stable=np.True_).type.dtype == "int64"
+    assert sn.sort(x, kind=None, stable=False).type == x.type
 
 
 @pytest.mark.parametrize("axis", [-1, 0, None])

@@ -43,6 +43,7 @@ from symnb.compat.theano.tensor.selection import (  # noqa: F401
     topk,
     topk_and_argtopk,
 )
+from symnb.compat.theano.tensor.selection import reduced_axes as _reduced_axes
 from symnb.compat.theano.tensor.subtensor import (  # noqa: F401
     advanced_inc_subtensor1,
     advanced_set_subtensor1,
@@ -285,15 +286,17 @@ def cumsum(x, axis=None, dtype=None) -> Variable:
     """Theano's ``cumsum(x, axis=None)``: the running sum in x's dtype (Theano's ``CumOp``
     gave its output x's type), so an int32 or int8 x gives int32 or int8, wrapping as that
     dtype does, where ``sn.cumsum`` widens small ints to int64 as NumPy does. ``dtype``:
-    NumPy's, as ``sn.cumsum``'s."""
+    NumPy's, as ``sn.cumsum``'s. ``axis`` may be a constant integer tensor, as Theano's
+    ``CumOp`` read one."""
     x = _as_theano_tensor(x)
-    return sn.cumsum(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+    return sn.cumsum(x, _axis(axis), dtype=x.type.dtype if dtype is None else dtype)
 
 
 def cumprod(x, axis=None, dtype=None) -> Variable:
-    """Theano's ``cumprod(x, axis=None)``: the running product in x's dtype, as ``cumsum``."""
+    """Theano's ``cumprod(x, axis=None)``: the running product in x's dtype, ``axis`` as
+    ``cumsum``'s."""
     x = _as_theano_tensor(x)
-    return sn.cumprod(x, axis, dtype=x.type.dtype if dtype is None else dtype)
+    return sn.cumprod(x, _axis(axis), dtype=x.type.dtype if dtype is None else dtype)
 
 
 logsumexp, norm = sn.logsumexp, sn.norm
@@ -530,11 +533,16 @@ def _complex_var(x: Variable, axis, ddof, keepdims, name: str) -> Variable:
 
 
 def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
-    return sn.max(x, axis=_axis(axis), keepdims=keepdims)
+    """``T.max``: ``axis`` as Theano's ``max_and_argmax`` read it (``reduced_axes``: a
+    repeated axis counted once, an empty list meaning every axis)."""
+    x = as_variable(x)
+    return sn.max(x, axis=_reduced_axes(x, axis, "max"), keepdims=keepdims)
 
 
 def min(x, axis=None, keepdims=False) -> Variable:  # noqa: A001
-    return sn.min(x, axis=_axis(axis), keepdims=keepdims)
+    """``T.min``: ``axis`` as ``T.max``'s."""
+    x = as_variable(x)
+    return sn.min(x, axis=_reduced_axes(x, axis, "min"), keepdims=keepdims)
 
 
 def dot(a, b) -> Variable:
@@ -804,13 +812,14 @@ def allclose(a, b, rtol=1.0e-5, atol=1.0e-8, equal_nan=False) -> Variable:
 
 def inverse_permutation(perm) -> Variable:
     """``T.inverse_permutation``: the inverse of each permutation of ints (the last axis),
-    ``argsort`` of it: ``out[perm[i]] = i``."""
+    ``argsort`` of it: ``out[perm[i]] = i``, in perm's dtype (Theano's was
+    ``permute_row_elements(arange(n, dtype=perm.dtype), perm, inverse=True)``)."""
     perm = as_variable(perm)
     if perm.type.dtype.kind not in "iu":
         raise _at_user_line(
             DTypeError(f"inverse_permutation: perm must be integers, not {perm.describe()}")
         )
-    return sn.argsort(perm, axis=-1)
+    return _cast(sn.argsort(perm, axis=-1), perm.type.dtype)
 
 
 def split(x, splits_size, n_splits, axis=0) -> list[Variable] | Variable:

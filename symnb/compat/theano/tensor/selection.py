@@ -9,6 +9,7 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.tensor.reductions import _axis
+from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import DTypeError, ShapeError
@@ -84,15 +85,26 @@ def argmin(x, axis=None, keepdims=False) -> Variable:
 def max_and_argmax(a, axis=None, keepdims=False) -> list[Variable]:
     """``[max(a, axis), argmax(a, axis)]`` (``axis`` one axis, several, or None)."""
     a = as_variable(a)
-    axes = None if axis is None else tuple(_axes(a, axis, "max_and_argmax"))
+    axes = reduced_axes(a, axis, "max_and_argmax")
     return [sn.max(a, axis=axes, keepdims=keepdims), argmax(a, axis, keepdims)]
+
+
+def reduced_axes(x: Variable, axis, call: str) -> tuple[int, ...] | None:
+    """The axes ``T.max``/``T.min``/``T.argmax``/``T.argmin``/``max_and_argmax`` reduce, as
+    Theano's ``max_and_argmax`` read them (all five went through it): None for None, else
+    ``_axes``' sorted distinct axes, an empty list or tuple meaning every axis (Theano's
+    ``if len(axis) == 0: axis = list(range(a.type.ndim))``; NumPy's ``axis=()`` reduces
+    none)."""
+    if axis is None:
+        return None
+    return tuple(_axes(x, axis, call)) or tuple(range(x.type.ndim))
 
 
 def _arg_extremum(find, x, axis, keepdims) -> Variable:
     x = as_variable(x)
-    if axis is None:
+    axes = reduced_axes(x, axis, find.__name__)
+    if axes is None or len(axes) == x.type.ndim:  # all of them: the flattened index
         return find(x, axis=None, keepdims=keepdims)
-    axes = _axes(x, axis, find.__name__)
     if len(axes) == 1:
         return find(x, axis=axes[0], keepdims=keepdims)
     kept = [k for k in range(x.type.ndim) if k not in axes]
@@ -107,24 +119,28 @@ def _arg_extremum(find, x, axis, keepdims) -> Variable:
 
 def _axes(x: Variable, axis, call: str) -> list[int]:
     """Theano's ``check_and_normalize_axes``: sorted distinct axes, negatives counted from
-    the end (an int, a list or a tuple)."""
+    the end first, so ``[-2, 0]`` of a matrix is axis 0 once (an int, a list or a tuple)."""
     axis = _axis(axis)  # (a NumPy array or a constant tensor: its ints)
     listed = list(axis) if isinstance(axis, (list, tuple)) else [axis]
-    listed = [int(k) if isinstance(k, np.integer) else k for k in listed]
-    return list(normalize_axis(list(dict.fromkeys(listed)), x.type.ndim, f"T.{call}", x))
+    ndim = x.type.ndim
+    # counted from 0 where in range; the others are left for normalize_axis's errors
+    listed = [int(k) % ndim if is_int(k) and -ndim <= k < ndim else k for k in listed]
+    return list(normalize_axis(list(dict.fromkeys(listed)), ndim, f"T.{call}", x))
 
 
 def sort(a, axis=-1, kind="quicksort", order=None) -> Variable:
-    """``T.sort``: ``kind`` is accepted (the values are the same for every kind); ``axis=None``
-    sorts the flattened tensor."""
+    """``T.sort``: ``kind`` one of NumPy's (``sn.sort``'s ``KINDS``, which Theano's
+    ``SortOp`` handed to ``np.sort``; the values are the same for every kind); ``axis=None``
+    sorts the flattened tensor, and ``axis`` may be a constant integer tensor, as Theano's
+    ``SortOp`` took one."""
     _no_order(order, "sort")
-    return sn.sort(a, axis=axis)
+    return sn.sort(a, axis=_axis(axis), kind=kind)
 
 
 def argsort(a, axis=-1, kind="quicksort", order=None) -> Variable:
-    """``T.argsort``: ``kind`` accepted as for ``sort`` (ties keep their order)."""
+    """``T.argsort``: ``kind`` and ``axis`` as for ``sort`` (ties keep their order)."""
     _no_order(order, "argsort")
-    return sn.argsort(a, axis=axis)
+    return sn.argsort(a, axis=_axis(axis), kind=kind)
 
 
 def _no_order(order, call: str) -> None:
