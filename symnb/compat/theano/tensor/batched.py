@@ -5,7 +5,9 @@ Theano's rule, followed here: a vector (one number per batch) scales the other o
 otherwise a's last axis meets b's axis ``max(1, b.ndim - 2)`` (``np.dot`` of each pair:
 a matrix b[i] gives its rows, a 3-d or higher b[i] its second-to-last axis). Each case is a
 batched matrix product of the operands moved and reshaped to 3-d, so its gradient is
-matmul's.
+matmul's. The batch sizes must be equal, as Theano's BatchedDot required: a batch of 1 does
+not broadcast (matmul would stretch it), a ShapeError when the graph is built where the types
+tell, else when the function runs (``HasShape``: b checked against a's size).
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from symnb import ops as sn
+from symnb.core.dims import DimMismatch, format_dim, unify
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeError
+from symnb.ops.checks import HasShape
 
 
 def batched_dot(a, b) -> Variable:
@@ -26,11 +30,12 @@ def batched_dot(a, b) -> Variable:
             raise _at_user_line(
                 ShapeError(f"T.batched_dot: {name} {x.describe()} has no batch axis")
             )
-    if a.type.ndim == 1:
-        return sn.dimshuffle(a, 0, *["x"] * (b.type.ndim - 1)) * b
-    if b.type.ndim == 1:
+    if a.type.ndim == 1 or b.type.ndim == 1:
+        b = _same_batch(a, b, _DOT)
+        if a.type.ndim == 1:
+            return sn.dimshuffle(a, 0, *["x"] * (b.type.ndim - 1)) * b
         return a * sn.dimshuffle(b, 0, *["x"] * (a.type.ndim - 1))
-    return batched_tensordot(a, b, [[a.type.ndim - 1], [max(1, b.type.ndim - 2)]])
+    return _contract(a, b, [a.type.ndim - 1], [max(1, b.type.ndim - 2)], _DOT)
 
 
 def batched_tensordot(x, y, axes=2) -> Variable:
@@ -39,6 +44,18 @@ def batched_tensordot(x, y, axes=2) -> Variable:
     (counted with the batch axis, which they may not contain)."""
     x, y = as_variable(x), as_variable(y)
     summed_x, summed_y = _summed_axes(x, y, axes)
+    return _contract(x, y, summed_x, summed_y, _TENSORDOT)
+
+
+#: (the call, its operands' names, what it computes) as the messages say them
+_DOT = ("T.batched_dot", ("a", "b"), "dot(a[i], b[i])")
+_TENSORDOT = ("T.batched_tensordot", ("x", "y"), "tensordot(x[i], y[i], axes)")
+
+
+def _contract(x: Variable, y: Variable, summed_x: list, summed_y: list, call) -> Variable:
+    """x's axes summed_x with y's summed_y for each pair x[i], y[i], as one matmul of the
+    operands moved and reshaped to (batch, rows, cols)."""
+    y = _same_batch(x, y, call)
     free_x = [k for k in range(1, x.type.ndim) if k not in summed_x]
     free_y = [k for k in range(1, y.type.ndim) if k not in summed_y]
     x3 = _as_3d(sn.transpose(x, [0, *free_x, *summed_x]), len(free_x), len(summed_x))
@@ -46,6 +63,34 @@ def batched_tensordot(x, y, axes=2) -> Variable:
     out = sn.matmul(x3, y3)
     sizes = [sn.shape(x)[0], *(sn.shape(x)[k] for k in free_x), *(sn.shape(y)[k] for k in free_y)]
     return sn.reshape(out, sizes)
+
+
+def _same_batch(x: Variable, y: Variable, call) -> Variable:
+    """y, once its batch axis is checked to have x's size: a ShapeError naming the call and
+    both operands where the types tell they differ, else (where they do not show them equal)
+    a check when the function runs, y's axis 0 against x's length."""
+    name, (x_name, _), formula = call
+    dx, dy = x.type.shape[0], y.type.shape[0]
+    try:
+        unify(dx, dy)
+    except DimMismatch:
+        raise _at_user_line(
+            ShapeError(
+                f"{name}: axis 0 (the batch) of {x.describe()} has size {format_dim(dx)} but "
+                f"axis 0 of {y.describe()} has size {format_dim(dy)}: out[i] is {formula}, so "
+                "the batch sizes must be equal (a batch of 1 does not broadcast, as in "
+                "Theano's BatchedDot)"
+            )
+        ) from None
+    if dx == dy and dx is not None:  # one fixed size or one name: the types tell
+        return y
+    length = f"{x.label or x.assigned_name() or x_name}.shape[0]"
+    what = (
+        f"{name}: axis 0 (the batch) of {y.describe()} must have the length of axis 0 of "
+        f"{x.describe()} (out[i] is {formula}; a batch of 1 does not broadcast)"
+    )
+    shape = (length,) + (None,) * (y.type.ndim - 1)
+    return HasShape(what, shape, ((length, 0, None),))(y, sn.shape(x)[0])
 
 
 def _as_3d(v: Variable, first: int, second: int) -> Variable:
