@@ -175,8 +175,8 @@ def test_batched_dot_checks_unknown_batch_sizes_when_the_function_runs(call, bac
         (rng.random((1, 3, 4)), rng.random((5, 4, 2))),
     ]:
         message = rf"T.{call}: axis 0 \(the batch\) of 'b' .* must have the length of axis 0 "
-        message += rf"of 'a'.*\({B.shape[0]}, 4, 2\), not \(a.shape\[0\], \?, \?\) = "
-        message += rf"\({A.shape[0]}, \?, \?\)"
+        message += rf"of 'a'.*\({B.shape[0]}, 4, 2\), not \(a.shape\[0\], .*\) = "
+        message += rf"\({A.shape[0]}, "
         with pytest.raises(sn.ShapeError, match=message):
             f(A, B)
     A, B = rng.random((5, 3, 4)), rng.random((5, 4, 2))
@@ -193,6 +193,34 @@ def test_batched_dot_of_a_vector_checks_the_batch_too(rng):
         T.batched_dot(sn.tensor("a", shape=(3,)), sn.tensor("b", shape=(1, 4)))
     A, B = rng.random(3), rng.random((3, 4))
     np.testing.assert_allclose(f(A, B), A[:, None] * B)
+
+
+def test_batched_dot_names_its_operands_where_summed_axes_differ(rng):
+    """Summed axes of different sizes were matmul's "inner dims differ" about "an unnamed
+    variable" of the 3-d reshape the user never wrote: the message names the call, the
+    user's operands with their own shapes and the axes that clash, as sn.tensordot's does."""
+    a, b = sn.tensor("a", shape=(2, 3, 7, 4)), sn.tensor("b", shape=(2, 5, 6))
+    message = (
+        "T.batched_dot: axis 3 of 'a' (float64(2, 3, 7, 4)) has size 4 but the axis 1 of 'b' "
+        "(float64(2, 5, 6)) it is summed with has size 5"
+    )
+    with pytest.raises(sn.ShapeError, match=re.escape(message)):
+        T.batched_dot(a, b)
+    a3 = sn.tensor("a", shape=(2, 3, 4))
+    message = message.replace("batched_dot", "batched_tensordot").replace("3, 7, 4", "3, 4")
+    with pytest.raises(sn.ShapeError, match=re.escape(message.replace("axis 3", "axis 2"))):
+        T.batched_tensordot(a3, b, [[2], [1]])
+    x, y = sn.tensor("x", shape=(2, 3, None)), sn.tensor("y", shape=(2, None, 6))
+    f = sn.function([x, y], T.batched_tensordot(x, y, [[2], [1]]), backend="py")
+    message = (
+        "T.batched_tensordot: axis 1 of 'y' (float64(2, ?, 6)) must have the length of axis 2 "
+        "of 'x' (float64(2, 3, ?)) (summed together) (out[i] is tensordot(x[i], y[i], axes)) "
+        "((2, 5, 6), not (?, x.shape[2], ?) = (?, 4, ?), when the function ran)"
+    )
+    with pytest.raises(sn.ShapeError, match=re.escape(message)):
+        f(np.ones((2, 3, 4)), np.ones((2, 5, 6)))
+    X, Y = rng.random((2, 3, 4)), rng.random((2, 4, 6))
+    np.testing.assert_allclose(f(X, Y), X @ Y)
 
 
 def test_clone_without_share_inputs_reads_new_inputs():

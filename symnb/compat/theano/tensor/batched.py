@@ -7,7 +7,9 @@ a matrix b[i] gives its rows, a 3-d or higher b[i] its second-to-last axis). Eac
 batched matrix product of the operands moved and reshaped to 3-d, so its gradient is
 matmul's. The batch sizes must be equal, as Theano's BatchedDot required: a batch of 1 does
 not broadcast (matmul would stretch it), a ShapeError when the graph is built where the types
-tell, else when the function runs (``HasShape``: b checked against a's size).
+tell, else when the function runs (``HasShape``: b checked against a's lengths); so must the
+sizes of the axes summed together, whose errors name the call and the operands (matmul's
+would name its 3-d reshapes).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def batched_dot(a, b) -> Variable:
                 ShapeError(f"T.batched_dot: {name} {x.describe()} has no batch axis")
             )
     if a.type.ndim == 1 or b.type.ndim == 1:
-        b = _same_batch(a, b, _DOT)
+        b = _same_lengths(a, b, [], _DOT)
         if a.type.ndim == 1:
             return sn.dimshuffle(a, 0, *["x"] * (b.type.ndim - 1)) * b
         return a * sn.dimshuffle(b, 0, *["x"] * (a.type.ndim - 1))
@@ -55,7 +57,7 @@ _TENSORDOT = ("T.batched_tensordot", ("x", "y"), "tensordot(x[i], y[i], axes)")
 def _contract(x: Variable, y: Variable, summed_x: list, summed_y: list, call) -> Variable:
     """x's axes summed_x with y's summed_y for each pair x[i], y[i], as one matmul of the
     operands moved and reshaped to (batch, rows, cols)."""
-    y = _same_batch(x, y, call)
+    y = _same_lengths(x, y, list(zip(summed_x, summed_y)), call)
     free_x = [k for k in range(1, x.type.ndim) if k not in summed_x]
     free_y = [k for k in range(1, y.type.ndim) if k not in summed_y]
     x3 = _as_3d(sn.transpose(x, [0, *free_x, *summed_x]), len(free_x), len(summed_x))
@@ -65,32 +67,55 @@ def _contract(x: Variable, y: Variable, summed_x: list, summed_y: list, call) ->
     return sn.reshape(out, sizes)
 
 
-def _same_batch(x: Variable, y: Variable, call) -> Variable:
-    """y, once its batch axis is checked to have x's size: a ShapeError naming the call and
-    both operands where the types tell they differ, else (where they do not show them equal)
-    a check when the function runs, y's axis 0 against x's length."""
-    name, (x_name, _), formula = call
-    dx, dy = x.type.shape[0], y.type.shape[0]
-    try:
-        unify(dx, dy)
-    except DimMismatch:
-        raise _at_user_line(
-            ShapeError(
-                f"{name}: axis 0 (the batch) of {x.describe()} has size {format_dim(dx)} but "
-                f"axis 0 of {y.describe()} has size {format_dim(dy)}: out[i] is {formula}, so "
-                "the batch sizes must be equal (a batch of 1 does not broadcast, as in "
-                "Theano's BatchedDot)"
-            )
-        ) from None
-    if dx == dy and dx is not None:  # one fixed size or one name: the types tell
+def _same_lengths(x: Variable, y: Variable, pairs: list, call) -> Variable:
+    """y, once its axis 0 (the batch) is checked to have x's length, and each axis j of y
+    that of the axis i of x it is summed with (``pairs`` of (i, j)): a ShapeError naming the
+    call, both operands and the axes where the types tell they differ, else (where they do
+    not show them equal) one check when the function runs, of y against x's lengths."""
+    name, (x_name, y_name), formula = call
+    pairs = [(0, 0), *pairs]
+    for i, j in pairs:
+        try:
+            unify(x.type.shape[i], y.type.shape[j])
+        except DimMismatch:
+            raise _at_user_line(ShapeError(_clash(x, i, y, j, name, formula))) from None
+    loose = [
+        (i, j) for i, j in pairs if x.type.shape[i] is None or x.type.shape[i] != y.type.shape[j]
+    ]
+    if not loose:  # one fixed size or one name each: the types tell
         return y
-    length = f"{x.label or x.assigned_name() or x_name}.shape[0]"
-    what = (
-        f"{name}: axis 0 (the batch) of {y.describe()} must have the length of axis 0 of "
-        f"{x.describe()} (out[i] is {formula}; a batch of 1 does not broadcast)"
+    lx = x.label or x.assigned_name() or x_name
+    ly = y.label or y.assigned_name() or y_name
+    clauses = [
+        f"axis {j}{' (the batch)' if j == 0 else ''} of {y.describe() if k == 0 else repr(ly)} "
+        f"{'must have the length' if k == 0 else 'that'} of axis {i} of "
+        f"{x.describe() if k == 0 else repr(lx)}{'' if j == 0 else ' (summed together)'}"
+        for k, (i, j) in enumerate(loose)
+    ]
+    ones = "; a batch of 1 does not broadcast" if loose[0] == (0, 0) else ""
+    what = f"{name}: {', and '.join(clauses)} (out[i] is {formula}{ones})"
+    shape = [None] * y.type.ndim
+    for i, j in loose:
+        shape[j] = f"{lx}.shape[{i}]"
+    names = tuple((shape[j], k, None) for k, (_, j) in enumerate(loose))
+    lengths = [sn.shape(x)[i] for i, _ in loose]
+    return HasShape(what, tuple(shape), names)(y, *lengths)
+
+
+def _clash(x: Variable, i: int, y: Variable, j: int, name: str, formula: str) -> str:
+    """The message for axis i of x and axis j of y, whose sizes differ when the graph is
+    built: the batch axes, or axes summed together."""
+    dx, dy = format_dim(x.type.shape[i]), format_dim(y.type.shape[j])
+    if i == 0:
+        return (
+            f"{name}: axis 0 (the batch) of {x.describe()} has size {dx} but axis 0 of "
+            f"{y.describe()} has size {dy}: out[i] is {formula}, so the batch sizes must be "
+            "equal (a batch of 1 does not broadcast, as in Theano's BatchedDot)"
+        )
+    return (
+        f"{name}: axis {i} of {x.describe()} has size {dx} but the axis {j} of {y.describe()} "
+        f"it is summed with has size {dy} (out[i] is {formula})"
     )
-    shape = (length,) + (None,) * (y.type.ndim - 1)
-    return HasShape(what, shape, ((length, 0, None),))(y, sn.shape(x)[0])
 
 
 def _as_3d(v: Variable, first: int, second: int) -> Variable:
