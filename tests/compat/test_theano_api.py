@@ -223,6 +223,33 @@ def test_batched_dot_names_its_operands_where_summed_axes_differ(rng):
     np.testing.assert_allclose(f(X, Y), X @ Y)
 
 
+BAD_AXES = [
+    # a negative count was range(ndim + 1, ndim): no axis, silently axes=0
+    (-1, sn.ShapeError, "axes=-1 is a count of axes to sum, 0 or more"),
+    # a str was int("x"): a bare "invalid literal for int()"
+    ("x", sn.ArgumentError, r"T.batched_tensordot: axes is an int .* not 'x' \(str\)"),
+    (1.5, sn.ArgumentError, r"T.batched_tensordot: axes is an int .* not 1.5 \(float\)"),
+    # an axis listed twice was the transpose's "not a permutation"
+    ([[1, 1], [1, 2]], sn.ShapeError, r"axis 1 of x 'x' \(float64\(\?, \?, \?\)\) is summed twice"),
+    (
+        [[1, -2], [1, 2]],
+        sn.ShapeError,
+        r"axis 1 of x 'x' .* is summed twice \(its axes \[1, -2\]\)",
+    ),
+    ([[1], [2, 2]], sn.ShapeError, r"axis 2 of y 'y' .* is summed twice"),
+    ([[1, "a"], [1, 2]], sn.ShapeTypeError, r"an axis of x 'x' .* is an int, not 'a' \(str\)"),
+]
+
+
+@pytest.mark.parametrize("axes, error, message", BAD_AXES)
+def test_batched_tensordot_refuses_axes_it_cannot_read(axes, error, message):
+    x, y = T.tensor3("x"), T.tensor3("y")
+    with pytest.raises(error, match=message):
+        T.batched_tensordot(x, y, axes)
+    X, Y = np.ones((2, 3, 4)), np.ones((2, 4, 5))  # a count of 1 still sums x's last with y's 1
+    np.testing.assert_allclose(run([x, y], T.batched_tensordot(x, y, 1), X, Y), X @ Y)
+
+
 def test_clone_without_share_inputs_reads_new_inputs():
     """``theano.clone(z, share_inputs=False)`` was the same as sharing them: the copy read
     ``x`` and ``y`` themselves. As in Theano, it reads new inputs (of the replacements'

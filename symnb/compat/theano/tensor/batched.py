@@ -17,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from symnb import ops as sn
-from symnb.core.dims import DimMismatch, format_dim, unify
+from symnb.core.dims import DimMismatch, format_dim, is_int, unify
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.core.variable import Variable, as_variable, describe_value
+from symnb.errors import ArgumentError, ShapeError, ShapeTypeError
+from symnb.ops._axes import as_axis
 from symnb.ops.checks import HasShape
 
 
@@ -134,9 +135,27 @@ def _product(sizes: list):
 
 
 def _summed_axes(x: Variable, y: Variable, axes) -> tuple[list, list]:
-    """The summed axes of x and y, checked as Theano's ``_tensordot_as_dot`` did."""
-    if np.isscalar(axes):
-        n = int(axes)
+    """The summed axes of x and y, checked as Theano's ``_tensordot_as_dot`` did: a count
+    (an int, 0 or more) or a pair of an axis or a list of axes each (negative ones count from
+    the end), never the batch axis, each axis once."""
+    pair = _entries(axes)
+    if pair is None:
+        n = as_axis(axes)
+        if not is_int(n):
+            raise _at_user_line(
+                ArgumentError(
+                    "T.batched_tensordot: axes is an int (x's last n axes with y's first n "
+                    "after the batch axis) or a pair (axes of x, axes of y), not "
+                    f"{describe_value(axes)}"
+                )
+            )
+        if n < 0:
+            raise _at_user_line(
+                ShapeError(
+                    f"T.batched_tensordot: axes={n} is a count of axes to sum, 0 or more (x "
+                    f"{x.describe()}, y {y.describe()}); a pair of lists names axes from the end"
+                )
+            )
         for name, v in (("x", x), ("y", y)):
             if n >= v.type.ndim:
                 raise _at_user_line(
@@ -146,24 +165,58 @@ def _summed_axes(x: Variable, y: Variable, axes) -> tuple[list, list]:
                     )
                 )
         return list(range(x.type.ndim - n, x.type.ndim)), list(range(1, n + 1))
-    if len(axes) != 2:
+    if len(pair) != 2:
         raise _at_user_line(
-            ValueError(f"T.batched_tensordot: axes is an int or a pair of lists, not {axes!r}")
-        )
-    pairs = []
-    for name, v, spec in (("x", x, axes[0]), ("y", y, axes[1])):
-        listed = [int(spec)] if np.isscalar(spec) else [int(k) for k in spec]
-        listed = [k + v.type.ndim if k < 0 else k for k in listed]
-        if any(k <= 0 or k >= v.type.ndim for k in listed):
-            raise _at_user_line(
-                ShapeError(
-                    f"T.batched_tensordot: axes {listed} of {name} {v.describe()} must lie "
-                    f"in 1..{v.type.ndim - 1} (axis 0 is the batch)"
-                )
+            ArgumentError(
+                "T.batched_tensordot: axes is an int or a pair (axes of x, axes of y), not "
+                f"{describe_value(axes)}"
             )
-        pairs.append(listed)
+        )
+    pairs = [_listed(name, v, spec) for name, v, spec in (("x", x, pair[0]), ("y", y, pair[1]))]
     if len(pairs[0]) != len(pairs[1]):
         raise _at_user_line(
-            ValueError(f"T.batched_tensordot: {pairs[0]} and {pairs[1]} differ in length")
+            ShapeError(
+                f"T.batched_tensordot: {len(pairs[0])} axes of x {pairs[0]} but "
+                f"{len(pairs[1])} of y {pairs[1]}; each axis of x pairs with one of y"
+            )
         )
     return pairs[0], pairs[1]
+
+
+def _entries(value) -> tuple | None:
+    """The entries of a list, tuple or array (not 0-d), else None."""
+    if isinstance(value, (list, tuple)) or isinstance(value, np.ndarray) and value.ndim:
+        return tuple(value)
+    return None
+
+
+def _listed(name: str, v: Variable, spec) -> list:
+    """One operand's summed axes (``spec`` one axis or a sequence), counted from 0 and
+    checked: ints, none the batch axis, each once."""
+    entries = _entries(spec)
+    listed = [as_axis(k) for k in ((spec,) if entries is None else entries)]
+    for k in listed:
+        if not is_int(k):
+            raise _at_user_line(
+                ShapeTypeError(
+                    f"T.batched_tensordot: an axis of {name} {v.describe()} is an int, not "
+                    f"{describe_value(k)} (in axes {spec!r})"
+                )
+            )
+    listed = [k + v.type.ndim if k < 0 else k for k in listed]
+    if any(k <= 0 or k >= v.type.ndim for k in listed):
+        raise _at_user_line(
+            ShapeError(
+                f"T.batched_tensordot: axes {listed} of {name} {v.describe()} must lie "
+                f"in 1..{v.type.ndim - 1} (axis 0 is the batch)"
+            )
+        )
+    for k in listed:
+        if listed.count(k) > 1:
+            raise _at_user_line(
+                ShapeError(
+                    f"T.batched_tensordot: axis {k} of {name} {v.describe()} is summed twice "
+                    f"(its axes {spec!r}); each axis pairs with one axis of the other operand"
+                )
+            )
+    return listed
