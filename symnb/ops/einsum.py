@@ -15,6 +15,7 @@ from symnb.core.op import _at_user_line, located_call
 from symnb.core.variable import as_variable, describe_value
 from symnb.errors import ArgumentError, ShapeError
 from symnb.ops._einsum_path import contraction_tree, read_optimize
+from symnb.ops.checks import HasShape
 from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, mul
 from symnb.ops.linalg import Tensordot, transpose
@@ -29,8 +30,10 @@ def einsum(subscripts: str, *operands, optimize=True):
     against the same index's larger size, as in NumPy. ``...`` stands for the axes a term
     does not name, broadcast between operands from the right (``"...ij,...jk->...ik"``); an
     implicit output puts them first. An index repeated inside one term takes that operand's
-    diagonal (``"ii->i"``, ``"ii"`` the trace, ``"iji->j"``); a diagonal of dims all 1
-    broadcasts as a size-1 dim does (``"bb,b->"`` of (1, 1) and (3,)). NumPy's interleaved form
+    diagonal (``"ii->i"``, ``"ii"`` the trace, ``"iji->j"``), whose axes must have one length
+    (a ShapeError when the graph is built, or when the function runs where the types do not
+    give it, as NumPy refuses them); a diagonal of dims all 1 broadcasts as a size-1 dim does
+    (``"bb,b->"`` of (1, 1) and (3,)). NumPy's interleaved form
     ``einsum(x, [0, 1], y, [1, 2], [0, 2])`` is the same: each operand followed by its
     indices as ints in 0..51 (0..25 are A..Z, 26..51 a..z) or ``Ellipsis``, the output's
     last if given. Bool operands are NumPy's too: all bool gives bool (an OR of ANDs,
@@ -57,6 +60,9 @@ def einsum(subscripts: str, *operands, optimize=True):
     dtype = np.result_type(*[o.type.dtype for o in operands])
     terms, output, stretched = located_call(_parse_einsum, subscripts, operands)
     counts = np.dtype("int64") if dtype.kind == "b" else dtype  # tensordot takes no bool
+    operands = [
+        _repeats_checked(subscripts, k, o, t) for k, (o, t) in enumerate(zip(operands, terms))
+    ]
     operands = [cast(o, counts) if o.type.dtype.kind == "b" else o for o in operands]
     for k, term in enumerate(terms):
         operands[k], terms[k] = _diagonals(operands[k], term)
@@ -219,6 +225,34 @@ def _without_ellipsis(subscripts: str, spec: str, operands) -> str:
             "or sum those axes first"
         )
     return ",".join(terms) + "->" + rhs.replace("...", spelled)
+
+
+def _repeats_checked(subscripts: str, k: int, var, term: str):
+    """Operand k, once the axes its term repeats an index on are checked to have one length
+    when the function runs, where the types do not show it (the types were unified when the
+    graph was built, ``_check_term``): NumPy's "dimensions in single operand for collapsing
+    index 'i' don't match", a ShapeError naming einsum, the operand, the index and the
+    sizes. A ``HasShape``, each later axis against the first one's length."""
+    shape, names, lengths, repeats = [None] * var.type.ndim, [], [], []
+    for c in dict.fromkeys(term):
+        axes = [a for a, letter in enumerate(term) if letter == c]
+        first = var.type.shape[axes[0]]
+        loose = [a for a in axes[1:] if first is None or var.type.shape[a] != first]
+        if not loose:
+            continue
+        for a in loose:
+            shape[a] = c
+        names.append((c, len(lengths), None))
+        lengths.append(var.shape[axes[0]])
+        repeats.append(f"index {c!r} at axes {', '.join(map(str, axes))}")
+    if not lengths:
+        return var
+    what = (
+        f"einsum: operand {k} {var.describe()} repeats {' and '.join(repeats)} in "
+        f"{subscripts!r}: an index repeated in one term takes that operand's diagonal, so its "
+        "axes must have one length, as in np.einsum"
+    )
+    return HasShape(what, tuple(shape), tuple(names))(var, *lengths)
 
 
 def _diagonals(var, term: str):

@@ -4,6 +4,7 @@
 import copy
 import itertools
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -137,6 +138,116 @@ def test_batched_tensordot_against_numpy(rng):
         T.batched_tensordot(x, y, [[0], [1]])
     with pytest.raises(sn.ShapeError, match="no batch axis"):
         T.batched_dot(T.scalar(), y)
+
+
+BATCH_CALLS = {
+    "batched_dot": lambda a, b: T.batched_dot(a, b),
+    "batched_tensordot": lambda a, b: T.batched_tensordot(a, b, [[2], [1]]),
+}
+
+
+@pytest.mark.parametrize("call", sorted(BATCH_CALLS))
+@pytest.mark.parametrize("ones_on", ["left", "right"])
+def test_batched_dot_refuses_a_batch_of_1_against_a_larger_one(call, ones_on, rng):
+    """out[i] = dot(a[i], b[i]) pairs the batches (Theano's BatchedDot raised "inputs must
+    have the same size in axis 0"): a batch of 1 against 5 was stretched by matmul (a silent
+    (5, 3, 2) reusing b[0]) or, on the left, failed in an internal reshape. A ShapeError naming
+    the call and both operands, when the graph is built where the types give the sizes."""
+    A, B = rng.random((5, 3, 4)), rng.random((1, 4, 2))
+    if ones_on == "left":
+        A, B = rng.random((1, 3, 4)), rng.random((5, 4, 2))
+    a, b = sn.tensor("a", shape=A.shape), sn.tensor("b", shape=B.shape)
+    message = f"T.{call}: axis 0 (the batch) of 'a' (float64{A.shape}) has size {A.shape[0]} "
+    message += f"but axis 0 of 'b' (float64{B.shape}) has size {B.shape[0]}"
+    with pytest.raises(sn.ShapeError, match=re.escape(message)):
+        BATCH_CALLS[call](a, b)
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+@pytest.mark.parametrize("call", sorted(BATCH_CALLS))
+def test_batched_dot_checks_unknown_batch_sizes_when_the_function_runs(call, backend, rng):
+    """With sizes unknown when the graph is built, the batches are compared when the function
+    runs (the check names the call, b and a's length); equal batches give dot of each pair."""
+    a, b = T.tensor3("a"), T.tensor3("b")
+    f = sn.function([a, b], BATCH_CALLS[call](a, b), backend=backend)
+    for A, B in [
+        (rng.random((5, 3, 4)), rng.random((1, 4, 2))),
+        (rng.random((1, 3, 4)), rng.random((5, 4, 2))),
+    ]:
+        message = rf"T.{call}: axis 0 \(the batch\) of 'b' .* must have the length of axis 0 "
+        message += rf"of 'a'.*\({B.shape[0]}, 4, 2\), not \(a.shape\[0\], .*\) = "
+        message += rf"\({A.shape[0]}, "
+        with pytest.raises(sn.ShapeError, match=message):
+            f(A, B)
+    A, B = rng.random((5, 3, 4)), rng.random((5, 4, 2))
+    np.testing.assert_allclose(f(A, B), np.matmul(A, B))
+
+
+def test_batched_dot_of_a_vector_checks_the_batch_too(rng):
+    """A vector a scales b's rows, one number per batch: a b of batch 1 was stretched."""
+    a, b = T.vector("a"), T.matrix("b")
+    f = sn.function([a, b], T.batched_dot(a, b), backend="py")
+    with pytest.raises(sn.ShapeError, match=r"batched_dot: axis 0 \(the batch\) of 'b'"):
+        f(np.ones(3), np.ones((1, 4)))
+    with pytest.raises(sn.ShapeError, match=r"axis 0 \(the batch\) of 'a' \(float64\(3,\)\)"):
+        T.batched_dot(sn.tensor("a", shape=(3,)), sn.tensor("b", shape=(1, 4)))
+    A, B = rng.random(3), rng.random((3, 4))
+    np.testing.assert_allclose(f(A, B), A[:, None] * B)
+
+
+def test_batched_dot_names_its_operands_where_summed_axes_differ(rng):
+    """Summed axes of different sizes were matmul's "inner dims differ" about "an unnamed
+    variable" of the 3-d reshape the user never wrote: the message names the call, the
+    user's operands with their own shapes and the axes that clash, as sn.tensordot's does."""
+    a, b = sn.tensor("a", shape=(2, 3, 7, 4)), sn.tensor("b", shape=(2, 5, 6))
+    message = (
+        "T.batched_dot: axis 3 of 'a' (float64(2, 3, 7, 4)) has size 4 but the axis 1 of 'b' "
+        "(float64(2, 5, 6)) it is summed with has size 5"
+    )
+    with pytest.raises(sn.ShapeError, match=re.escape(message)):
+        T.batched_dot(a, b)
+    a3 = sn.tensor("a", shape=(2, 3, 4))
+    message = message.replace("batched_dot", "batched_tensordot").replace("3, 7, 4", "3, 4")
+    with pytest.raises(sn.ShapeError, match=re.escape(message.replace("axis 3", "axis 2"))):
+        T.batched_tensordot(a3, b, [[2], [1]])
+    x, y = sn.tensor("x", shape=(2, 3, None)), sn.tensor("y", shape=(2, None, 6))
+    f = sn.function([x, y], T.batched_tensordot(x, y, [[2], [1]]), backend="py")
+    message = (
+        "T.batched_tensordot: axis 1 of 'y' (float64(2, ?, 6)) must have the length of axis 2 "
+        "of 'x' (float64(2, 3, ?)) (summed together) (out[i] is tensordot(x[i], y[i], axes)) "
+        "((2, 5, 6), not (?, x.shape[2], ?) = (?, 4, ?), when the function ran)"
+    )
+    with pytest.raises(sn.ShapeError, match=re.escape(message)):
+        f(np.ones((2, 3, 4)), np.ones((2, 5, 6)))
+    X, Y = rng.random((2, 3, 4)), rng.random((2, 4, 6))
+    np.testing.assert_allclose(f(X, Y), X @ Y)
+
+
+BAD_AXES = [
+    # a negative count was range(ndim + 1, ndim): no axis, silently axes=0
+    (-1, sn.ShapeError, "axes=-1 is a count of axes to sum, 0 or more"),
+    # a str was int("x"): a bare "invalid literal for int()"
+    ("x", sn.ArgumentError, r"T.batched_tensordot: axes is an int .* not 'x' \(str\)"),
+    (1.5, sn.ArgumentError, r"T.batched_tensordot: axes is an int .* not 1.5 \(float\)"),
+    # an axis listed twice was the transpose's "not a permutation"
+    ([[1, 1], [1, 2]], sn.ShapeError, r"axis 1 of x 'x' \(float64\(\?, \?, \?\)\) is summed twice"),
+    (
+        [[1, -2], [1, 2]],
+        sn.ShapeError,
+        r"axis 1 of x 'x' .* is summed twice \(its axes \[1, -2\]\)",
+    ),
+    ([[1], [2, 2]], sn.ShapeError, r"axis 2 of y 'y' .* is summed twice"),
+    ([[1, "a"], [1, 2]], sn.ShapeTypeError, r"an axis of x 'x' .* is an int, not 'a' \(str\)"),
+]
+
+
+@pytest.mark.parametrize("axes, error, message", BAD_AXES)
+def test_batched_tensordot_refuses_axes_it_cannot_read(axes, error, message):
+    x, y = T.tensor3("x"), T.tensor3("y")
+    with pytest.raises(error, match=message):
+        T.batched_tensordot(x, y, axes)
+    X, Y = np.ones((2, 3, 4)), np.ones((2, 4, 5))  # a count of 1 still sums x's last with y's 1
+    np.testing.assert_allclose(run([x, y], T.batched_tensordot(x, y, 1), X, Y), X @ Y)
 
 
 def test_clone_without_share_inputs_reads_new_inputs():

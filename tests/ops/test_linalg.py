@@ -229,6 +229,45 @@ def test_einsum_diagonals_of_unknown_size(rng):
         check(got, want)
 
 
+DIAGONALS_OF_UNEQUAL_AXES = [  # (subscripts, the operand's type, a value, the sizes said)
+    (
+        "ii->i",
+        (None, None),
+        (3, 4),
+        r"index 'i' at axes 0, 1 .*\(\(3, 4\), not \(\?, i\) = \(\?, 3\)",
+    ),
+    ("ii", (None, None), (4, 3), r"index 'i' at axes 0, 1 .*\(\(4, 3\), not \(\?, i\) = \(\?, 4\)"),
+    ("ii->i", (None, None), (1, 4), r"\(\(1, 4\), not \(\?, i\) = \(\?, 1\)"),
+    (
+        "iji->j",
+        (None, None, None),
+        (2, 3, 4),
+        r"index 'i' at axes 0, 2 .*\(\?, \?, i\) = \(\?, \?, 2\)",
+    ),
+    ("ii->i", (3, None), (3, 4), r"\(float64\(3, \?\)\) repeats index 'i'"),
+    ("ijij->ij", (None,) * 4, (2, 3, 2, 4), r"index 'i' at axes 0, 2 and index 'j' at axes 1, 3"),
+]
+
+
+@pytest.mark.parametrize("subscripts, dims, shape, message", DIAGONALS_OF_UNEQUAL_AXES)
+def test_einsum_checks_a_diagonal_s_axes_when_the_function_runs(
+    subscripts, dims, shape, message, backend, rng
+):
+    """A repeated index on dims unknown when the graph is built was never compared: "ii->i"
+    of a (3, 4) array gave [0, 5, 10] and "ii" 15 (a (4, 3) one an internal IndexError).
+    NumPy raises "dimensions in single operand for collapsing index 'i' don't match"; einsum
+    raises a ShapeError naming itself, the operand, the index and the sizes when it runs."""
+    value = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    with pytest.raises(ValueError, match="collapsing index"):
+        np.einsum(subscripts, value)
+    x = sn.tensor("x", shape=dims)
+    f = sn.function([x], sn.einsum(subscripts, x), backend=backend)
+    with pytest.raises(sn.ShapeError, match=rf"einsum: operand 0 'x' .*{message}"):
+        f(value)
+    square = rng.normal(size=(shape[0],) * len(shape))  # one length: still NumPy's values
+    check(f(square), np.einsum(subscripts, square))
+
+
 @pytest.mark.parametrize("subscripts,shapes", EINSUM_BROADCAST)
 @pytest.mark.parametrize("dtype", ["float64", "int32"])
 def test_einsum_takes_0d_operands_and_broadcasts_size_1_dims(
