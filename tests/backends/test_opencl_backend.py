@@ -136,6 +136,31 @@ def test_a_value_no_caller_holds_keeps_its_device_copy():
     assert not W.lent and isinstance(W.current_value(), DeviceArray)
 
 
+def test_the_listing_describes_device_views_as_the_device_executor_makes_them():
+    """Views (dim_shuffle, shape, alloc) were listed with backend "c"'s note, "computed in C
+    with NumPy's C API": no C runs on a device; the linker gives its own (``view_note``)."""
+    x = sn.matrix("x")
+    y = sn.exp(x).T * sn.ones_like(x).T
+    f = sn.function([x], y, backend="opencl")
+    views = [k for k in f.kernels if k.kind == "view"]
+    assert [k.ops.split("[")[0] for k in views] == [
+        "dim_shuffle",
+        "shape",
+        "alloc",
+        "dim_shuffle",
+    ]
+    for k in views:
+        assert k.reason == (
+            "a view the device executor makes of the device array (a new shape and strides "
+            "over its buffer, or read from them: no copy, no kernel), else NumPy on the host"
+        )
+    assert "C API" not in repr(f.kernels) and "computed in C" not in repr(f.kernels)
+    on_c = [k.reason for k in sn.function([x], y, backend="c").kernels if k.kind == "view"]
+    assert on_c and all("computed in C with NumPy's C API" in r for r in on_c)
+    xv = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(f(xv), np.exp(xv).T, rtol=1e-15)
+
+
 def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
     x = sn.matrix("x")
     f = sn.function([x], sn.exp(sn.sort(sn.exp(x), axis=1)), backend="opencl")
