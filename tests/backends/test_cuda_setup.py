@@ -30,6 +30,7 @@ from symnb.backends.device.runtime import (
     bucket_of,
     grid_of,
 )
+from symnb.backends.execute import RuntimeValueFailure
 from symnb.backends.kernels.lowering import lower
 from symnb.backends.schedule import gpu
 from symnb.backends.schedule.base import DeviceFacts
@@ -268,6 +269,36 @@ def test_out_of_memory_names_the_op_its_line_and_the_bytes_asked_for(standin):
     assert "CUDA_ERROR_OUT_OF_MEMORY" in message and "use smaller batches" in message
     assert "test_cuda_setup.py" in message and "outer = x[:, None] * x[None, :]" in message
     assert driver.count("cuMemFree") >= 1  # the free blocks went back before it asked again
+
+
+def test_sizes_no_int64_holds_are_refused_by_the_shared_device_code(standin):
+    """As on OpenCL (test_opencl_backend.py): a fill too big to exist is NumPy's error on the
+    alloc, as on backend "c"; a result too big to exist a DeviceOutOfMemory with its true byte
+    count, the driver never asked. Before, the int64 product of the shape wrapped: 0 bytes
+    (then a raw OverflowError in launch_args) or 206,158,430,208 bytes asked of cuMemAlloc."""
+    driver = standin()
+    n, m = sn.scalar("n", dtype="int64"), sn.scalar("m", dtype="int64")
+    x = sn.vector("x", dtype="float32")
+    fill = sn.exp(sn.alloc(x, n, m))
+    outer = sn.alloc(x, n, 1) * sn.alloc(x, 1, m)
+    f = sn.function([x, n, m], fill, backend="cuda")
+    g = sn.function([x, n, m], outer, backend="cuda")
+    for sizes in [(2**32, 2**32), (2**33, 2**31 + 3)]:
+        args = (np.ones(1, "float32"), np.int64(sizes[0]), np.int64(sizes[1]))
+        with pytest.raises(RuntimeValueFailure) as info:
+            f(*args)
+        assert str(info.value).startswith("alloc[") and "array is too big" in str(info.value)
+        assert "fill = sn.exp(sn.alloc(x, n, m))" in str(info.value)
+        asked = driver.count("cuMemAlloc")
+        with pytest.raises(DeviceOutOfMemory) as info:
+            g(*args)
+        nbytes = sizes[0] * sizes[1] * 4
+        assert info.value.nbytes == nbytes and driver.count("cuMemAlloc") == asked
+        message = str(info.value)
+        assert message.startswith("mul(") and "CUDA device Stand-in H200" in message
+        assert f"allocate {nbytes:,} bytes (past the {2**63 - 1:,} bytes an array" in message
+        assert "outer = sn.alloc(x, n, 1) * sn.alloc(x, 1, m)" in message
+    assert g(np.ones(1, "float32"), 2, 3).shape == (2, 3)  # (the stand-in runs no kernel)
 
 
 # -- pycuda ---------------------------------------------------------------------------------------

@@ -236,6 +236,23 @@ def test_the_pool_hands_back_its_blocks_only_when_memory_runs_out():
     assert asked == [3072] and pool.held == 1024  # not asked again, the free block kept
 
 
+def test_the_pool_refuses_a_size_no_int64_holds_without_asking_the_driver():
+    """A size past 2**63 - 1 bytes went to the driver as it was: pyopencl raised a TypeError
+    (past size_t), and the CUDA bindings an OverflowError, instead of the refusal."""
+    asked = []
+    pool = Pool(lambda size: asked.append(size) or bytearray(size))
+    nbytes = 2**33 * (2**31 + 3) * 8
+    with pytest.raises(DeviceOutOfMemory) as info:
+        pool.take(nbytes)
+    assert asked == [] and (info.value.nbytes, info.value.block) == (nbytes, nbytes)
+    assert str(info.value) == (
+        "the device could not allocate 147,573,952,795,834,843,136 bytes (past the "
+        "9,223,372,036,854,775,807 bytes an array can have: its size is an int64); "
+        "use smaller batches"
+    )
+    assert len(pool.take(1000).buffer) == 1024 and asked == [1024]  # a size that fits: asked
+
+
 def test_the_pool_keeps_at_most_max_held_bytes(monkeypatch):
     monkeypatch.setattr(device_runtime, "MAX_HELD", 1024)
     pool = Pool(bytearray)

@@ -16,6 +16,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.device.runtime import DeviceArray, DeviceError, DeviceOutOfMemory, bucket_of
+from symnb.backends.execute import RuntimeValueFailure
 from symnb.backends.opencl.runtime import current_runtime
 from symnb.backends.plan import Branch, Library, Transfer
 from tests.helpers import needs_c, opencl_problem
@@ -133,6 +134,31 @@ def test_a_value_no_caller_holds_keeps_its_device_copy():
     W.set_value(np.ones(4), borrow=False)
     f()
     assert not W.lent and isinstance(W.current_value(), DeviceArray)
+
+
+def test_the_listing_describes_device_views_as_the_device_executor_makes_them():
+    """Views (dim_shuffle, shape, alloc) were listed with backend "c"'s note, "computed in C
+    with NumPy's C API": no C runs on a device; the linker gives its own (``view_note``)."""
+    x = sn.matrix("x")
+    y = sn.exp(x).T * sn.ones_like(x).T
+    f = sn.function([x], y, backend="opencl")
+    views = [k for k in f.kernels if k.kind == "view"]
+    assert [k.ops.split("[")[0] for k in views] == [
+        "dim_shuffle",
+        "shape",
+        "alloc",
+        "dim_shuffle",
+    ]
+    for k in views:
+        assert k.reason == (
+            "a view the device executor makes of the device array (a new shape and strides "
+            "over its buffer, or read from them: no copy, no kernel), else NumPy on the host"
+        )
+    assert "C API" not in repr(f.kernels) and "computed in C" not in repr(f.kernels)
+    on_c = [k.reason for k in sn.function([x], y, backend="c").kernels if k.kind == "view"]
+    assert on_c and all("computed in C with NumPy's C API" in r for r in on_c)
+    xv = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(f(xv), np.exp(xv).T, rtol=1e-15)
 
 
 def test_transfers_are_steps_of_the_plan_and_fallbacks_are_shown(rng):
@@ -271,6 +297,58 @@ def test_out_of_device_memory_names_the_op_its_line_and_the_bytes_asked_for():
     np.testing.assert_array_equal(W.get_value(), np.zeros(3))  # the failed call wrote nothing
     np.testing.assert_array_equal(f(np.arange(2, dtype="float32")), [[0, 0], [0, 1]])
     np.testing.assert_array_equal(W.get_value(), np.ones(3))
+
+
+SIZES_PAST_INT64 = [(2**32, 2**32), (2, 2**60), (2**33, 2**31 + 3)]
+
+
+@pytest.mark.parametrize("sizes", SIZES_PAST_INT64)
+def test_a_fill_too_big_to_exist_is_numpys_error_on_alloc_as_on_backend_c(sizes):
+    """The broadcast view ``alloc`` makes on the device had a size whose int64 product
+    wrapped: the kernel reading it got a buffer of the wrapped size (0 bytes: a raw
+    OverflowError in ``launch_args``; for 2**33 x (2**31+3) a DeviceOutOfMemory naming
+    206,158,430,208 bytes) or pyopencl's TypeError for a size past size_t."""
+    n, m = sn.scalar("n", dtype="int64"), sn.scalar("m", dtype="int64")
+    x = sn.vector("x")
+    y = sn.exp(sn.alloc(x, n, m))
+    args = (np.ones(1), np.int64(sizes[0]), np.int64(sizes[1]))
+    functions = [sn.function([x, n, m], y, backend=backend) for backend in ("opencl", "c")]
+    messages = []
+    for f in functions:
+        with pytest.raises(RuntimeValueFailure) as info:
+            f(*args)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]  # the same error as backend "c", word for word
+    assert messages[0].startswith("alloc[") and "ValueError: array is too big" in messages[0]
+    assert "test_opencl_backend.py" in messages[0]
+    assert "y = sn.exp(sn.alloc(x, n, m))" in messages[0]
+    got = functions[0](np.ones(1), np.int64(2), np.int64(3))
+    np.testing.assert_allclose(got, np.full((2, 3), np.e), rtol=1e-15)
+
+
+@pytest.mark.parametrize("sizes", [(2**32, 2**32), (2**33, 2**31 + 3)])
+def test_a_result_too_big_to_exist_is_refused_with_its_true_byte_count(sizes):
+    """An outer product of two fills, each small enough, whose result's bytes no int64 holds:
+    its kernel's buffer was asked for a wrapped size (0 bytes, then an OverflowError in
+    ``launch_args``; 206,158,430,208 bytes for 2**33 x (2**31+3)). It is refused before the
+    driver is asked, naming the true byte count, the op and the user's line."""
+    n, m = sn.scalar("n", dtype="int64"), sn.scalar("m", dtype="int64")
+    x = sn.vector("x")
+    outer = sn.alloc(x, n, 1) * sn.alloc(x, 1, m)
+    f = sn.function([x, n, m], outer, backend="opencl")
+    allocations = current_runtime().pool.allocations
+    with pytest.raises(DeviceOutOfMemory) as info:
+        f(np.ones(1), np.int64(sizes[0]), np.int64(sizes[1]))
+    nbytes = sizes[0] * sizes[1] * 8
+    error = info.value
+    assert (error.nbytes, error.block) == (nbytes, nbytes)
+    assert current_runtime().pool.allocations == allocations  # the driver was not asked
+    message = str(error)
+    assert message.startswith("mul(")
+    assert f"could not allocate {nbytes:,} bytes (past the {2**63 - 1:,} bytes " in message
+    assert "bytes an array can have: its size is an int64); use smaller batches" in message
+    assert "outer = sn.alloc(x, n, 1) * sn.alloc(x, 1, m)" in message
+    np.testing.assert_array_equal(f(np.ones(1), np.int64(2), np.int64(3)), np.ones((2, 3)))
 
 
 def test_unknown_device_choice_lists_the_devices():

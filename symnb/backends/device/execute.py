@@ -14,6 +14,7 @@ A lazy ``ifelse`` (``Branch``) reads its condition on the host (the plan copies 
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -22,10 +23,12 @@ from symnb.backends import execute
 from symnb.backends.device import layouts
 from symnb.backends.device.loop import DeviceMemory
 from symnb.backends.device.runtime import (
+    MAX_BYTES,
     DeviceArray,
     DeviceError,
     DeviceOutOfMemory,
     launch_kernel,
+    nbytes_of,
 )
 from symnb.backends.device.transfers import HOST_VIEWS
 from symnb.backends.kernels.ir import Contract, Map
@@ -155,7 +158,7 @@ def run_launch(call: Call, step: Launch, slots: list) -> None:
     shapes = [execute.output_shape(space, absent, keep) for _, _, absent, keep in step.outs]
     outs = [call.runtime.empty(shape, dtype) for shape, (_, dtype, _, _) in zip(shapes, step.outs)]
     if 0 not in space and not _library_product(call, kernel, arrays, outs):
-        count = int(np.prod(space if isinstance(kernel.body, Map) else shapes[0], dtype=np.int64))
+        count = math.prod(space if isinstance(kernel.body, Map) else shapes[0])
         args = call.linker.launch_args(step, space, arrays)
         buffers = [a.buffer for a in (*arrays, *outs)]
         launch_kernel(
@@ -327,11 +330,15 @@ def view_alloc(step: View, src, like):
     """``Alloc``: the value (on the device) broadcast to the shape in ``like``, as strides
     of 0: nothing writes a device array after its kernel, so a fill needs no buffer of its
     own; kernels read it through its strides. None (the reference's error) when the value
-    does not broadcast to the shape."""
+    does not broadcast to the shape, or the shape is past what an array can have (``MAX_BYTES``:
+    NumPy's "array is too big", as on backend "c"; a view of it would have a size no int64
+    holds, and the kernels reading it would ask for a buffer of a wrapped size)."""
     if not isinstance(src, DeviceArray):
         return None
     shape = tuple(int(n) for n in (like.to_host() if isinstance(like, DeviceArray) else like))
     if min(shape, default=0) < 0 or not execute._broadcasts_to(src.shape, shape):
+        return None
+    if nbytes_of(shape, src.dtype.itemsize) > MAX_BYTES:
         return None
     strides = [0 if n == 1 else s for n, s in zip(src.shape, src.strides)]
     return src.view(shape, [0] * (len(shape) - src.ndim) + strides)

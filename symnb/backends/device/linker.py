@@ -50,6 +50,10 @@ LAYOUT_NOTE = (
     "made on the device where its arrays are ({how}: a view of its source, or copies "
     "within the device at byte offsets), else NumPy on the host"
 )
+VIEW_NOTE = (
+    "a view the device executor makes of the device array (a new shape and strides over its "
+    "buffer, or read from them: no copy, no kernel), else NumPy on the host"
+)
 WINDOW_NOTE = (
     "a hand-written {what} kernel on the device (device/windows.py), else NumPy on the host"
 )
@@ -93,6 +97,7 @@ class DeviceLinker(KernelLinker):
         {"product_kernels", "device_views", "loops", "branches", "window_kernels"}
     )
     loop_runner = "the device executor"
+    view_note = VIEW_NOTE
 
     def __init__(self, graph, leaves: list, n_results: int | None = None):
         self.runtime = self.make_runtime()

@@ -10,6 +10,7 @@ can never change a value someone else holds.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -22,6 +23,9 @@ from symnb.errors import DeviceError, DeviceOutOfMemory  # noqa: F401 - raised b
 
 #: built kernels a runtime keeps for later functions (past it, it starts again empty)
 MAX_BUILT = 16384
+#: the most bytes an array may have: NumPy's limit (``intp``), and the launch integers'
+#: (int64). A size past it is refused before any driver is asked (``Pool.take``)
+MAX_BYTES = int(np.iinfo(np.intp).max)
 
 
 class Runtime:
@@ -40,6 +44,8 @@ class Runtime:
     dialect = None
     facts = DeviceFacts()
     errors: tuple = ()  # the API's exception classes, re-raised as DeviceError naming the op
+    #: what a DeviceOutOfMemory of this runtime tells the user to do
+    memory_hint = "use smaller batches"
     pid = 0  # the process that made the runtime (0: not recorded)
     _built: dict | None = None  # a kernel's own source -> the kernel built from it
     _pool: Pool | None = None
@@ -128,6 +134,12 @@ class Runtime:
     def synchronize(self) -> None:
         raise NotImplementedError
 
+    def too_big(self, nbytes: int) -> DeviceOutOfMemory:
+        """The refusal of ``nbytes`` past ``MAX_BYTES``, which no array can have (a shape
+        whose element count or byte size an int64 does not hold): the true byte count, the
+        driver never asked (pyopencl and the CUDA bindings take no such number)."""
+        return past_max_bytes(nbytes, f"{self.label} device {self.device_name}", self.memory_hint)
+
     def product_library(self) -> str | None:
         """The BLAS this runtime runs matrix products with (shown in ``f.kernels``), if any."""
         return None
@@ -143,7 +155,7 @@ class Runtime:
     def pool(self) -> Pool:
         """This runtime's free buffers by size (made on first use)."""
         if self._pool is None:
-            self._pool = Pool(self.alloc)
+            self._pool = Pool(self.alloc, self.too_big)
         return self._pool
 
     def empty(self, shape: tuple, dtype) -> DeviceArray:
@@ -151,7 +163,7 @@ class Runtime:
         of its size; kernels queue in order, so a later kernel writes it only after the
         earlier ones read it)."""
         dtype = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        nbytes = nbytes_of(shape, dtype.itemsize)
         strides = c_strides(shape, dtype.itemsize)
         lease = self.pool.take(max(nbytes, 1))
         return DeviceArray(self, lease.buffer, shape, dtype, strides, nbytes, lease)
@@ -193,13 +205,18 @@ class Pool:
     free one of the size or asks the driver (``allocate``); a buffer goes back when the
     last array reading it goes (``Lease``). ``allocations``: the driver's, counted; where
     the driver has no memory left, the free blocks are handed back and the driver asked
-    again; a refusal then says how many bytes were asked for (``DeviceOutOfMemory``)."""
+    again; a refusal then says how many bytes were asked for (``DeviceOutOfMemory``).
+    ``too_big(nbytes)``: the error for a size past ``MAX_BYTES``, refused without asking
+    the driver (``Runtime.too_big``)."""
 
-    def __init__(self, allocate):
+    def __init__(self, allocate, too_big=None):
         self.allocate, self.free, self.held = allocate, {}, 0
+        self.too_big = too_big or past_max_bytes
         self.allocations = self.reuses = 0
 
     def take(self, nbytes: int) -> Lease:
+        if nbytes > MAX_BYTES:
+            raise self.too_big(nbytes)
         size = bucket_of(nbytes)
         try:
             buffer = self.free.get(size, []).pop()  # (atomic: threads may share a runtime)
@@ -252,6 +269,15 @@ class Lease:
             pass
 
 
+def past_max_bytes(
+    nbytes: int, device: str = "the device", hint: str = "use smaller batches"
+) -> DeviceOutOfMemory:
+    """The refusal of ``nbytes`` past ``MAX_BYTES`` by ``device`` (a bare pool's, without a
+    runtime to name it: "the device")."""
+    reason = f"past the {MAX_BYTES:,} bytes an array can have: its size is an int64"
+    return DeviceOutOfMemory(device, nbytes, reason, hint)
+
+
 def _room(cache: dict | None) -> dict:
     """``cache``, or a new one where there is none yet or it holds ``MAX_BUILT`` entries (a
     long session of many kernels starts again rather than grow without end)."""
@@ -267,6 +293,12 @@ def forked(label: str, parent: int) -> str:
         "(ProcessPoolExecutor(mp_context=multiprocessing.get_context('spawn'))), or use "
         "backend 'c' in forked workers"
     )
+
+
+def nbytes_of(shape, itemsize: int) -> int:
+    """The bytes of an array of ``shape``, a Python int (NumPy's int64 product wraps past
+    2**63: 2**32 x 2**32 elements made 0 bytes)."""
+    return math.prod(int(n) for n in shape) * itemsize
 
 
 def c_strides(shape: tuple, itemsize: int) -> tuple:
@@ -300,7 +332,7 @@ class DeviceArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def c_contiguous(self) -> bool:

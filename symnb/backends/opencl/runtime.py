@@ -43,6 +43,7 @@ BUILD_OPTIONS = ["-w"]
 class OpenCLRuntime(Runtime):
     label = "OpenCL"
     dialect = OpenCLDialect()
+    memory_hint = "use smaller batches or another device (sn.config.opencl_device)"
 
     def __init__(self, device):
         cl = self.cl = pyopencl()
@@ -123,8 +124,7 @@ class OpenCLRuntime(Runtime):
     def out_of_memory(self, nbytes: int, exc) -> DeviceError:
         """The driver's refusal of a buffer of ``nbytes``: a DeviceOutOfMemory where it had
         no room (``NO_ROOM``: also a buffer past the device's limit on one allocation)."""
-        device = f"OpenCL device {self.device_name}"
-        hint = "use smaller batches or another device (sn.config.opencl_device)"
+        device, hint = f"OpenCL device {self.device_name}", self.memory_hint
         if getattr(exc, "code", None) in NO_ROOM:
             return DeviceOutOfMemory(device, nbytes, str(exc), hint)
         return DeviceError(f"{device} could not allocate {nbytes:,} bytes ({exc}); {hint}")

@@ -47,6 +47,9 @@ class KernelLinker(PlanBuilder, Linker):
     dialect = None
     #: what runs a loop's step (``f.kernels``' note on a scan)
     loop_runner: ClassVar[str] = "the C runner"
+    #: how the target makes a view (``f.kernels``' note on a ``View`` step whose planner
+    #: lists nothing: a dim_shuffle, a broadcast, ``shape``, ``alloc`` on a device)
+    view_note: ClassVar[str] = VIEW_NOTE
 
     def __init__(self, graph, leaves: list):
         super().__init__(graph, leaves)
@@ -90,7 +93,7 @@ class KernelLinker(PlanBuilder, Linker):
         if isinstance(step, tuple):  # several steps (windowed.py), each listed by its planner
             return step
         if len(self.kernels) == listed:  # a planner shared with other linkers lists nothing
-            note = VIEW_NOTE if isinstance(step, View) else "runs its NumPy reference"
+            note = self.view_note if isinstance(step, View) else "runs its NumPy reference"
             self.kernels.append(KernelInfo(step.kind, node, None, note))
         return step
 
