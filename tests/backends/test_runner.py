@@ -13,6 +13,7 @@ import pytest
 
 import symnb as sn
 from symnb.backends.c import runner
+from symnb.backends.execute import RuntimeValueFailure
 from symnb.errors import InputError
 from tests.helpers import needs_c
 
@@ -231,6 +232,19 @@ def test_more_named_dims_than_the_runner_binds_are_checked_in_python_then_it_run
     with pytest.raises(InputError, match=f"dim 'n{count - 1}'"):
         f(*values, np.zeros(len(tail) + 1))
     assert f.runner.runs == 1  # (refused before the runner)
+
+
+def test_a_result_too_big_to_exist_is_an_error_naming_the_node():
+    """A kernel's result of 2**62 elements (two broadcast inputs that hold one number): NumPy's
+    "array is too big" in runner.c's allocation was raised bare, naming no node and no line."""
+    x, y = sn.vector("x"), sn.vector("y")
+    f = sn.function([x, y], sn.exp(x[:, None] * y[None, :]), backend="c")
+    big = np.broadcast_to(np.ones(1), (2**31,))  # (stride 0: no memory)
+    with pytest.raises(RuntimeValueFailure, match="array is too big") as info:
+        f(big, big)
+    assert "float64[2147483648, 1]" in str(info.value)
+    assert "test_runner.py" in str(info.value)
+    np.testing.assert_allclose(f(np.ones(2), np.ones(3)), np.full((2, 3), np.e))
 
 
 def test_runtime_broadcast_clash_names_the_node():

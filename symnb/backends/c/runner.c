@@ -425,6 +425,9 @@ static int64_t step_bytes(Step *st, PyObject **slots) {
 static int run_step(Step *st, PyObject **slots) {
     double start = timing ? seconds_now() : 0.0;
     int rc = st->forced ? 1 : run_planned(st, slots);
+    /* an error in C (no memory for a result too big to exist, NumPy's "array is too big"):
+     * Python raises it naming the node and the user's line (not KeyboardInterrupt) */
+    if (rc == -1 && PyErr_ExceptionMatches(PyExc_Exception)) rc = RAISED;
     if (rc == 1 || rc == RAISED) rc = decline_step(st, slots, rc == RAISED);
     if (timing) {
         st->seconds += seconds_now() - start;
