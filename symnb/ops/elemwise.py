@@ -223,12 +223,24 @@ class Pow(Elemwise):
     def grad_input(self, i, inputs, output, gz):
         # y * x**(y-1) is 0 * inf at x = y = 0 (so every derivative of x**n past the n-th was
         # NaN at 0), and output * log(x) is 0 * -inf at x = 0: the base is taken as 1 there,
-        # which keeps the values elsewhere, and their derivatives, exact
+        # which keeps the values elsewhere, and their derivatives, exact. An integer y - 1
+        # would wrap in y's dtype (uint8 0 - 1 is 255), and log of an integer x would take
+        # log's own dtype (float16 for int8): both are computed in the output's precision
         x, y = inputs
         if i == 0:
             base = x if _nowhere_zero(y) else where(equal(y, 0) & equal(x, 0), 1, x)
-            return gz * y * base ** (y - 1)
-        return gz * output * log(x if _nowhere_zero(x) else where(equal(x, 0), 1, x))
+            real = np.empty(0, output.type.dtype).real.dtype  # (complex128: float64)
+            return gz * y * base ** (_as_dtype(y, real) - 1)
+        base = x if _nowhere_zero(x) else where(equal(x, 0), 1, x)
+        return gz * output * log(cast(base, output.type.dtype))
+
+
+def _as_dtype(v: Variable, dtype) -> Variable:
+    """``v`` in ``dtype``: a constant as a constant of that dtype (so that ``x ** 2``'s
+    gradient keeps a constant exponent), anything else cast."""
+    if v.type.dtype == dtype:
+        return v
+    return Constant(v.value, dtype) if isinstance(v, Constant) else cast(v, dtype)
 
 
 def _nowhere_zero(v: Variable) -> bool:
