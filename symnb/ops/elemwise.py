@@ -231,8 +231,14 @@ class Pow(Elemwise):
             base = x if _nowhere_zero(y) else where(equal(y, 0) & equal(x, 0), 1, x)
             real = np.empty(0, output.type.dtype).real.dtype  # (complex128: float64)
             return gz * y * base ** (_as_dtype(y, real) - 1)
+        return gz * output * self.log_base(x, output)
+
+    @staticmethod
+    def log_base(x: Variable, output: Variable) -> Variable:
+        """``log(x)`` of d(x ** y)/dy = x ** y * log(x), in the output's dtype, x = 0 taken
+        as 1 (where x may be 0)."""
         base = x if _nowhere_zero(x) else where(equal(x, 0), 1, x)
-        return gz * output * log(cast(base, output.type.dtype))
+        return log(cast(base, output.type.dtype))
 
 
 def _as_dtype(v: Variable, dtype) -> Variable:
