@@ -13,6 +13,9 @@ comparisons, shapes) pass no gradient, so the ops that make them are never asked
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+
 import numpy as np
 
 from symnb.core import variable as _variable
@@ -37,6 +40,13 @@ from symnb.ops.elemwise import add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
 RETURN_DISCONNECTED = ("zero", "none")
+
+#: the gradient rules that a layer over ``sn.grad`` gives op classes in place of their own
+#: while it differentiates (the Theano layer: Theano 1.0's, where its values differ from
+#: symnb's), so that every pass it starts uses them, a scan's inner gradient and ``Rop``'s
+#: two passes included: ``rule(op, needed, inputs, outputs, output_grads)``, answering as
+#: ``op.grad_wrt``
+LAYER_RULES: ContextVar[Mapping[type, Callable] | None] = ContextVar("layer_rules", default=None)
 
 
 def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
@@ -352,7 +362,11 @@ class ReverseWalk:
             raise self._not_differentiable(node, node.inputs[needed[0]], "")
         try:
             inputs, outputs = list(node.inputs), list(node.outputs)
-            grads = node.op.grad_wrt(needed, inputs, outputs, output_grads)
+            rule = (LAYER_RULES.get() or {}).get(type(node.op))
+            if rule is not None:
+                grads = rule(node.op, needed, inputs, outputs, output_grads)
+            else:
+                grads = node.op.grad_wrt(needed, inputs, outputs, output_grads)
         except NotDifferentiable as exc:
             raise self._not_differentiable(node, node.inputs[needed[0]], str(exc)) from None
         tag_new_nodes([g for g in grads if isinstance(g, Variable)], first, node)

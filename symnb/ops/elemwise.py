@@ -223,12 +223,30 @@ class Pow(Elemwise):
     def grad_input(self, i, inputs, output, gz):
         # y * x**(y-1) is 0 * inf at x = y = 0 (so every derivative of x**n past the n-th was
         # NaN at 0), and output * log(x) is 0 * -inf at x = 0: the base is taken as 1 there,
-        # which keeps the values elsewhere, and their derivatives, exact
+        # which keeps the values elsewhere, and their derivatives, exact. An integer y - 1
+        # would wrap in y's dtype (uint8 0 - 1 is 255), and log of an integer x would take
+        # log's own dtype (float16 for int8): both are computed in the output's precision
         x, y = inputs
         if i == 0:
             base = x if _nowhere_zero(y) else where(equal(y, 0) & equal(x, 0), 1, x)
-            return gz * y * base ** (y - 1)
-        return gz * output * log(x if _nowhere_zero(x) else where(equal(x, 0), 1, x))
+            real = np.empty(0, output.type.dtype).real.dtype  # (complex128: float64)
+            return gz * y * base ** (_as_dtype(y, real) - 1)
+        return gz * output * self.log_base(x, output)
+
+    @staticmethod
+    def log_base(x: Variable, output: Variable) -> Variable:
+        """``log(x)`` of d(x ** y)/dy = x ** y * log(x), in the output's dtype, x = 0 taken
+        as 1 (where x may be 0)."""
+        base = x if _nowhere_zero(x) else where(equal(x, 0), 1, x)
+        return log(cast(base, output.type.dtype))
+
+
+def _as_dtype(v: Variable, dtype) -> Variable:
+    """``v`` in ``dtype``: a constant as a constant of that dtype (so that ``x ** 2``'s
+    gradient keeps a constant exponent), anything else cast."""
+    if v.type.dtype == dtype:
+        return v
+    return Constant(v.value, dtype) if isinstance(v, Constant) else cast(v, dtype)
 
 
 def _nowhere_zero(v: Variable) -> bool:
@@ -465,19 +483,37 @@ class Relu(_Unary):
         return [gz * (output > 0)]
 
 
+def _clip(x, lo, hi):
+    """``np.clip``, where x equal to a bound is x and hi wins only above it: -0.0 limited
+    to [0, 1] is -0.0. That is ``np.clip``'s loop for scalar bounds (``x < lo ? lo : x``,
+    then ``t > hi ? hi : t``); its loop for bounds that are arrays gives the bound on a tie
+    (+0.0). Only the sign of a zero differs, so scalar bounds take ``np.clip`` alone."""
+    result = np.clip(x, lo, hi)
+    if np.size(lo) == 1 and np.size(hi) == 1 or result.dtype.kind != "f":
+        return result
+    low = np.where(np.less(x, lo), lo, x)
+    exact = np.where(np.greater(low, hi), hi, low)
+    result = np.asarray(result)  # (a new array)
+    np.copyto(result, exact, where=~np.isnan(result))  # (NaN: a NaN of x, lo or hi)
+    return result
+
+
 class Clip(Elemwise):
-    """x limited to [lo, hi] (``np.clip``); the gradient flows to whichever bound is active."""
+    """x limited to [lo, hi] (``np.clip``); the gradient flows to whichever bound is active.
+    x equal to a bound is x (its signed zero), as ``np.clip`` with scalar bounds."""
 
     dtype_rule = "NumPy's promotion of x, lo and hi (``np.clip``)"
     nin = 3
-    impl = staticmethod(np.clip)
+    impl = staticmethod(_clip)
 
     def scalar(self, k, x, lo, hi):
-        """NumPy's order: hi wins when lo > hi, and a NaN anywhere gives NaN. A Python int
-        bound beyond an integer dtype's range is held to it, not wrapped (``clip`` drops such
-        bounds when it builds the node, as ``np.clip``; this keeps a Clip built otherwise right)."""
+        """NumPy's order: hi wins when lo > hi, and a NaN anywhere gives NaN; x wins a tie
+        with a bound (the helpers ``maximum(a, b)`` and ``minimum(a, b)`` give b on a tie:
+        +0.0 against -0.0), as ``_clip``. A Python int bound beyond an integer dtype's range
+        is held to it, not wrapped (``clip`` drops such bounds when it builds the node, as
+        ``np.clip``; this keeps a Clip built otherwise right)."""
         lo, hi = _held_to_range(k, lo), _held_to_range(k, hi)
-        return k.minimum(k.maximum(k.to(x), k.to(lo)), k.to(hi))
+        return k.minimum(k.to(hi), k.maximum(k.to(lo), k.to(x)))
 
     def grad_elem(self, inputs, output, gz):
         x, lo, hi = inputs

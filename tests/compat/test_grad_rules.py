@@ -379,3 +379,36 @@ def test_subgraph_grad_backpropagates_one_part_at_a_time():
         theano.gradient.subgraph_grad(wrt=[W2], end=[h])
     with pytest.raises(sn.ArgumentError, match="subgraph_grad: end must be a list"):
         theano.gradient.subgraph_grad(wrt=[W2], end=h, cost=c)
+
+
+def test_pow_gradient_wrt_the_exponent_is_theanos_zero_at_a_zero_base():
+    """Theano 1.0's Pow.L_op: d(x ** y)/dy is switch(eq(x, 0), 0, ...), 0 at x = 0 for every
+    y; sn.grad's is JAX's, NaN at x = 0, y < 0 (the value there is inf). Every gradient
+    the layer builds has Theano's rule: T.Rop's, T.Lop's, T.jacobian's, a scan's."""
+    x, y = T.dvector("x"), T.dvector("y")
+    xv, yv = np.array([0.0, 0.0, 0.0, 2.0]), np.array([-1.0, -2.5, 0.5, 3.0])
+    log2 = np.log(2.0)
+    f = x**y
+    outputs = [
+        T.grad(T.sum(f), y),
+        T.Rop(f, y, T.ones_like(y)),
+        T.Lop(f, y, T.ones_like(y)),
+        T.diagonal(T.jacobian(f, y)),
+    ]
+
+    def step(yi, total):
+        return total + T.sum(x**yi)
+
+    out, _ = theano.scan(step, sequences=[y], outputs_info=[T.constant(0.0, dtype="float64")])
+    with np.errstate(all="ignore"):  # (the values at x = 0, y < 0 are inf)
+        for mode in ("FAST_RUN", "FAST_COMPILE"):
+            for got in theano.function([x, y], outputs, mode=mode)(xv, yv):
+                np.testing.assert_allclose(got, [0, 0, 0, 8 * log2], rtol=1e-12, atol=0)
+        got = run([x, y], T.grad(out[-1], y), xv, yv)  # x's 0s add 0, 2 ** y_i * log(2)
+        np.testing.assert_allclose(got, 2**yv * log2, rtol=1e-12)
+        # sn.grad keeps JAX's value, and T.grad symnb's d/dx (0 at x = y = 0, Theano's NaN)
+        assert np.isnan(sn.function([x, y], sn.grad(sn.sum(f), y))(xv, yv)[0])
+        dx = run([x, y], T.grad(T.sum(f), x), np.array([0.0, 2.0]), np.array([0.0, 3.0]))
+    np.testing.assert_allclose(dx, [0.0, 12.0], rtol=1e-12)
+    base = T.constant(np.array([0.0, 2.0]))
+    theano.gradient.verify_grad(lambda e: base**e, [np.array([1.5, 0.5])])

@@ -166,6 +166,36 @@ def test_an_integer_operand_passes_no_gradient(name, rng):
     sn.check_grad(lambda x: op(x, i), [rng.standard_normal(x_shape)])
 
 
+INTEGER_EXPONENTS = {  # n's dtype: (n, x), n - 1 out of n's range somewhere
+    "uint8": ([0, 0, 1], [100.0, 1e3, 3.0]),
+    "int8": ([-128, 3, -2], [2.0, 2.0, 2.0]),
+    "int16": ([-32768, 0, 2], [1.5, 1e5, 3.0]),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(INTEGER_EXPONENTS))
+def test_pow_gradient_of_an_integer_exponent_tensor_does_not_wrap(dtype, backend):
+    """d(x ** n)/dx = n * x ** (n - 1) for an integer tensor n: n - 1 was computed in n's
+    dtype, so uint8 0 - 1 was 255 (0 * 100 ** 255 = NaN) and int8 -128 - 1 was 127."""
+    nv, xv = INTEGER_EXPONENTS[dtype]
+    x, n = sn.tensor("x", shape=(3,), dtype="float64"), sn.tensor("n", shape=(3,), dtype=dtype)
+    na, xa = np.array(nv, dtype), np.array(xv)
+    got = sn.function([x, n], sn.grad(sn.sum(x**n), x), backend=backend)(xa, na)
+    want = na.astype("float64") * xa ** (na.astype("float64") - 1)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16"])
+def test_pow_gradient_of_an_integer_base_wrt_the_exponent_is_in_float64(dtype, backend):
+    """d(b ** y)/dy = b ** y * log(b) for an integer b and a float64 y is float64 all along:
+    log(b) was log's own dtype for b (float16 for int8: a relative error of 2e-4)."""
+    b, y = sn.tensor("b", shape=(3,), dtype=dtype), sn.tensor("y", shape=(3,), dtype="float64")
+    bv, yv = np.array([3, 7, 1], dtype), np.array([2.0, 1.5, 0.5])
+    got = sn.function([b, y], sn.grad(sn.sum(b**y), y), backend=backend)(bv, yv)
+    want = bv.astype("float64") ** yv * np.log(bv.astype("float64"))
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
+
+
 def test_gradients_keep_each_input_dtype_and_static_shape():
     x = sn.tensor("x", shape=("batch", 3), dtype="float32")
     b = sn.tensor("b", shape=(3,), dtype="float64")

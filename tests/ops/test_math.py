@@ -1,6 +1,7 @@
 """Elementwise math against NumPy/SciPy: values, dtypes, broadcasting, 0-d and empty inputs,
 numerical stability at the tails, and gradients against finite differences."""
 
+import itertools
 import math
 
 import numpy as np
@@ -126,6 +127,31 @@ def test_clip_with_one_bound_and_scalars(rng, backend):
     check(run_on(lambda x: x.clip(-0.5, 0.5), a, backend=backend), a.clip(-0.5, 0.5))
     with pytest.raises(ValueError, match="a_min, a_max or both"):
         sn.clip(sn.vector("v"), None, None)
+
+
+def _scalar_bound_clip(x, lo, hi):
+    """np.clip element by element with scalar bounds (its loop that keeps x on a tie)."""
+    return np.array([np.clip(np.array([a]), b, c)[0] for a, b, c in zip(x, lo, hi)])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_clip_keeps_x_on_a_tie_with_a_bound(dtype, backend):
+    """x equal to a bound is x, signed zero included, with scalar and with array bounds,
+    NaN anywhere gives NaN and hi wins when lo > hi (np.clip's loop for scalar bounds). The
+    kernels' minimum(maximum(x, lo), hi) gave the bound on a tie (clip(-0.0, 0, 1) was +0.0),
+    as np.clip's loop for array bounds does."""
+    x = sn.tensor("x", shape=(2,), dtype=dtype)
+    xv = np.array([-0.0, 0.0], dtype)
+    for lo, hi in ((0.0, 1.0), (-1.0, -0.0), (-0.0, 0.0)):
+        got = sn.function([x], sn.clip(x, lo, hi), backend=backend)(xv)
+        assert np.signbit(got).tolist() == [True, False], (lo, hi, got)
+    values = [-0.0, 0.0, 1.0, -1.0, np.nan]
+    xv, lov, hiv = (np.array(v, dtype) for v in zip(*itertools.product(values, repeat=3)))
+    v, lo, hi = (sn.tensor(n, shape=(125,), dtype=dtype) for n in ("x", "lo", "hi"))
+    got = sn.function([v, lo, hi], sn.clip(v, lo, hi), backend=backend)(xv, lov, hiv)
+    want = _scalar_bound_clip(xv, lov, hiv)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "bool"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.compat.theano.folded import reading
-from symnb.compat.theano.gradient_rules import theano_grad
+from symnb.compat.theano.gradient_rules import theano_grad, theano_rules
 from symnb.compat.theano.gradient_verify import verify_grad
 from symnb.control.jacobian import check_expression as _check_expression
 from symnb.control.jacobian import hessian as _hessian
@@ -95,7 +95,8 @@ def _as_called(call: str, argument: str, compute, *args, **kwargs):
     that name ``sn.grad``) are raised again at the user's line, in Theano's names."""
     token = DISCONNECTED_HINT.set((call, argument))
     try:
-        return compute(*args, **kwargs)
+        with theano_rules():
+            return compute(*args, **kwargs)
     except (SymnbError, ValueError, TypeError) as exc:
         if isinstance(exc, SymnbError) or str(exc).startswith("sn."):
             raise _at_user_line(exc) from None

@@ -12,19 +12,28 @@ is 1. Here each elementwise op, reduction or product that reads an integer ``wrt
 float result reads ``cast(wrt, result dtype)`` instead (the value is the same: the op
 converted it so), and the gradients reaching those casts are summed. Through other ops
 (indices, labels) an integer gets no gradient: Theano called those disconnected or raised.
+
+And an op's gradient is Theano 1.0's where its values differ from symnb's rule
+(``THEANO_RULES``, given to every pass the layer starts: ``theano_rules``): ``x ** y``'s with
+respect to y is 0 wherever x is 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
 from symnb.config import config
 from symnb.core.graph import ancestors
-from symnb.core.variable import Variable, as_variable
+from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeTypeError
-from symnb.grad.reverse import feeds, report_disconnected, zeros_like
+from symnb.grad.reverse import LAYER_RULES, feeds, report_disconnected, zeros_like
 from symnb.grad.reverse import grad_known_final as _grad
 from symnb.ops.broadcast import Reduce
 from symnb.ops.creation import ones_like
-from symnb.ops.elemwise import Elemwise, Where, add, cast
+from symnb.ops.elemwise import Elemwise, Pow, Where, add, cast, equal, fit_gradient, where
 from symnb.ops.linalg import Matmul, Tensordot
 
 #: ops every input of which is a value (not an index, a shape or a label)
@@ -158,3 +167,34 @@ def _value_slots(node, int_ids: set) -> list[int]:
         for k, x in enumerate(node.inputs)
         if id(x) in int_ids and not (isinstance(op, Where) and k == 0)
     ]
+
+
+def _pow_rule(op: Pow, needed: list, inputs: list, outputs: list, output_grads: list) -> list:
+    """Theano 1.0's ``Pow`` gradient (``Pow.L_op``, theano/scalar/basic.py): with respect to
+    y, ``switch(eq(x, 0), 0, gz * log(x) * x ** y)``, 0 wherever x is 0 (symnb's is JAX's,
+    NaN at x = 0 and y < 0, where the value is inf), gz outside the switch so that
+    ``T.Rop``'s passes are 0 there too; with respect to x symnb's rule (0 at x = y = 0,
+    where Theano's was NaN: docs/theano.md)."""
+    grads = op.grad_wrt([i for i in needed if i != 1], inputs, outputs, output_grads)
+    if 1 in needed:
+        (x, y), output = inputs, outputs[0]
+        part = output * op.log_base(x, output)
+        if not (isinstance(x, Constant) and np.all(x.value != 0)):
+            part = where(equal(x, 0), 0, part)
+        grads[1] = fit_gradient(output_grads[0] * part, y)
+    return grads
+
+
+#: Theano 1.0's gradient rules where its values differ from symnb's, per op class
+THEANO_RULES = {Pow: _pow_rule}
+
+
+@contextmanager
+def theano_rules() -> Iterator[None]:
+    """Every gradient built inside uses ``THEANO_RULES`` (``T.grad``, ``T.Rop``, ``T.Lop``,
+    ``T.jacobian``, ``T.hessian``, ``verify_grad``; a scan's inner gradient too)."""
+    token = LAYER_RULES.set(THEANO_RULES)
+    try:
+        yield
+    finally:
+        LAYER_RULES.reset(token)

@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from symnb.compat.theano.gradient_rules import theano_rules
 from symnb.compat.theano.tensor.var import TensorType
 from symnb.compile.function import function
 from symnb.core.constructors import tensor
@@ -74,7 +75,8 @@ def verify_grad(
     dtype = "float32" if single else "float64"  # (Theano cast its projection so)
     projection = tensor("random_projection", shape=shape, dtype=dtype)
     cost = sum_(projection * out)
-    grads = grad(cost, xs, disconnected="ignore")
+    with theano_rules():  # (Theano's T.grad, as Theano's verify_grad)
+        grads = grad(cost, xs, disconnected="ignore")
     grad_fn = function([*xs, projection], grads, **compile_)
     cost_fn = function([*xs, projection], cost, **compile_)
     for _ in range(int(n_tests)):
