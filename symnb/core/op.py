@@ -191,13 +191,6 @@ class Op:
         moves the stream past every draw the loop made (none repeats in the next call)."""
         return []
 
-    def with_inner_outputs(self, rebuild) -> Op | None:
-        """This op with each inner graph it runs (a scan's step) computing
-        ``rebuild(outputs)`` instead of its ``outputs``, of the same types: for a pass that
-        must see inside loops too (``sn.Rop`` takes out the markers that change only the
-        backward pass). None where the op runs no inner graph or ``rebuild`` changed none."""
-        return None
-
     def count_error(self, inputs: list[Variable], takes: str) -> Exception:
         """The error for ``inputs`` of a number the op does not take (``takes``: "2 inputs",
         "at least 1 input"): an ArgumentError naming the op and both counts

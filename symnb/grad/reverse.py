@@ -13,6 +13,8 @@ comparisons, shapes) pass no gradient, so the ops that make them are never asked
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import numpy as np
 
 from symnb.core import variable as _variable
@@ -37,6 +39,13 @@ from symnb.ops.elemwise import add, cast, fit_gradient
 
 DISCONNECTED = ("raise", "warn", "ignore")
 RETURN_DISCONNECTED = ("zero", "none")
+
+#: True while ``sn.Rop`` builds its two passes: an op that computes the identity of its first
+#: input and changes only what the reverse pass sends back (``backward_only``: grad_clip,
+#: grad_scale) is differentiated as the identity, in every walk its rules start too (a
+#: scan's step). Forward mode sees what such an op computes, and the passes run on ``f``
+#: itself, whose nodes (a print, a random draw) are not copied (symnb/grad/forward.py).
+AS_IDENTITY_FORWARD: ContextVar[bool] = ContextVar("as_identity_forward", default=False)
 
 
 def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
@@ -346,7 +355,10 @@ class ReverseWalk:
         return var.type.is_float and id(var) in self.reach and id(var) in self.upstream
 
     def _apply_rule(self, node: Apply, output_grads: list, needed: list[int]) -> list:
-        """The op's gradient rule, its new nodes tagged with ``grad_of = node``."""
+        """The op's gradient rule, its new nodes tagged with ``grad_of = node``; the
+        identity's for a ``backward_only`` op in ``sn.Rop``'s passes (``AS_IDENTITY_FORWARD``)."""
+        if getattr(node.op, "backward_only", False) and AS_IDENTITY_FORWARD.get():
+            return [output_grads[0]] + [None] * (len(node.inputs) - 1)
         first = uid_mark()
         if not node.op.differentiable:
             raise self._not_differentiable(node, node.inputs[needed[0]], "")

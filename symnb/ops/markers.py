@@ -11,7 +11,8 @@
   multiplier as a second input (a variable or an array).
 
 Forward mode (``sn.Rop``) sees what they compute: grad_clip and grad_scale are the identity
-there, zero_grad passes a zero tangent and disconnected_grad none (symnb/grad/forward.py).
+there (``backward_only``: its passes differentiate them as the identity), zero_grad passes a
+zero tangent and disconnected_grad none (symnb/grad/forward.py).
 
 One changes only what the type says:
 
@@ -74,6 +75,9 @@ class GradClip(_Identity):
     """x, with the gradient flowing back through it clipped to [lower, upper]."""
 
     __props__ = ("lower", "upper")
+    #: it computes x and changes only the reverse pass: ``sn.Rop``'s passes differentiate it
+    #: as the identity (``symnb.grad.reverse.AS_IDENTITY_FORWARD``)
+    backward_only = True
 
     def __init__(self, lower: float, upper: float):
         low, high = _number(lower, "grad_clip", "lower"), _number(upper, "grad_clip", "upper")
@@ -91,6 +95,7 @@ class GradScale(_Identity):
     """x, with the gradient flowing back through it times ``multiplier``."""
 
     __props__ = ("multiplier",)
+    backward_only = True  # (as GradClip's)
 
     def __init__(self, multiplier: float):
         self.multiplier = _number(multiplier, "grad_scale", "the multiplier")
@@ -125,6 +130,7 @@ class GradScaleBy(Elemwise):
 
     dtype_rule = "x's dtype"
     impl = staticmethod(lambda x, multiplier: np.copy(x))
+    backward_only = True  # (as GradClip's; the multiplier gets no tangent)
 
     def infer_types(self, x, multiplier):
         _refuse_stretching(x, multiplier)
