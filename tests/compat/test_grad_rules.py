@@ -26,6 +26,21 @@ def test_grad_with_respect_to_an_integer_is_taken_as_theano_did():
     assert [float(v) for v in run([x, z], [dx, dy, dz, dc], 1.5, 3)] == [2, 1, 1, 1]
 
 
+def test_an_integer_wrt_does_not_run_a_print_of_the_cost_twice(capsys):
+    """An integer wrt is differentiated on a copy of the cost that reads its casts: the
+    gradients read the copy's Print, which ran beside the cost's each call."""
+    z, w = T.lscalar("z"), T.dvector("w")
+    p = theano.printing.Print("P")(T.tanh(w * z))
+    cost = (p**2).sum()
+    f = theano.function([z, w], [cost, *theano.grad(cost, [z, w])])
+    wv = np.array([0.5, 0.25])
+    capsys.readouterr()
+    _, dz, dw = f(2, wv)
+    t = np.tanh(2 * wv)
+    assert capsys.readouterr().out.splitlines() == [f"P __str__ = {t}"]
+    np.testing.assert_allclose([dz, *dw], [np.sum(2 * t * (1 - t**2) * wv), *(4 * t * (1 - t**2))])
+
+
 def test_integer_input_of_a_float_result_gets_the_float_inputs_gradient(rng):
     # Theano's test_grad_int: the gradient wrt an imatrix equals the one wrt a float matrix
     W, b = T.matrix("W"), T.vector("b")
