@@ -110,6 +110,10 @@ class Op:
     nin: int | None = None
     #: False for ops with no gradient at all (argmax, comparisons): documented in docs/ops.md
     differentiable = True
+    #: True where the result has the first input's shape whatever the values (a sort, a
+    #: print) and computing it can fail for no shape: a shape it is read for alone is read
+    #: off that input (``opt.rules._util.shape_source``), so the op does not run for it
+    keeps_shape = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
