@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.control.scan_build import scan
-from symnb.core.graph import ancestors
+from symnb.core.graph import ancestors, with_own_effects
 from symnb.core.variable import Constant, Variable
 from symnb.errors import ArgumentError, DTypeError
 from symnb.grad.formulas import with_stable_ops
@@ -62,15 +62,17 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
         check_wrt(var)
     shape = expr.type.shape
     first = uid_mark()
+    impure: dict = {}  # the prints and draws of the rebuilt formulas' copy: the originals
     if not shape:
         result = grad(expr, targets, None, disconnected, return_disconnected)
     elif not all(isinstance(d, int) for d in shape):
         # its formulas rebuilt as their ops once, not by each row's Lop (in the scan's body)
-        expr = with_stable_ops(expr, targets)
+        expr = with_stable_ops(expr, targets, impure)
         result = _scanned_rows(expr, targets, disconnected, return_disconnected)
     else:
-        expr = with_stable_ops(expr, targets)
+        expr = with_stable_ops(expr, targets, impure)
         result = _stacked_rows(expr, shape, targets, disconnected, return_disconnected)
+    result = with_own_effects(result, impure)
     tag_remaining([r for r in result if r is not None], first)
     return result[0] if single else result
 

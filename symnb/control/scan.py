@@ -20,14 +20,11 @@ into storage allocated once, before the first step.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from symnb.control import scan_grad
 from symnb.control.loop import Loop, reference_step, run_loop, steps_to_run
 from symnb.core.dims import format_shape, shapes_unify
-from symnb.core.graph import Graph
 from symnb.core.op import Op
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
@@ -126,14 +123,6 @@ class Scan(Op):
     def grad(self, inputs, outputs, output_grads):
         """Backpropagation through time: a second scan, backwards (scan_grad.py)."""
         return scan_grad.backward(self, inputs, outputs, output_grads)
-
-    def with_inner_outputs(self, rebuild) -> Scan | None:
-        """The same loop, its step computing ``rebuild(outputs)`` (``Op``'s)."""
-        graph = self.loop.graph
-        outputs = rebuild(list(graph.outputs))
-        if all(new is old for new, old in zip(outputs, graph.outputs, strict=True)):
-            return None
-        return Scan(replace(self.loop, graph=Graph(graph.inputs, outputs, clone=False)))
 
 
 def _last_value(initial, out, history: bool):

@@ -215,14 +215,18 @@ def leaves(outputs: list[Variable]) -> list[Variable]:
 
 
 def clone_graph(
-    outputs: list[Variable], replace: dict | None = None, rebuild: bool = False
+    outputs: list[Variable],
+    replace: dict | None = None,
+    rebuild: bool = False,
+    impure: dict | None = None,
 ) -> list[Variable]:
     """Copies of the outputs with every node cloned and ``replace`` substituted. A clone keeps
     each node's output types, so a replacement must have its key's type; with ``rebuild`` a
     node whose inputs changed is built again by its op, its types inferred anew (a
     replacement of another dtype or rank). A node some of whose outputs are replaced is
     still cloned for the others (its inputs may be replaced too); the replaced ones keep
-    their replacement."""
+    their replacement. ``impure``: a dict that gets ``{copy: original}`` for each output
+    of an impure node copied (``note_impure``)."""
     memo: dict[int, Variable] = {id(k): v for k, v in (replace or {}).items()}
     for node in ancestors(outputs):
         if all(id(o) in memo for o in node.outputs):
@@ -230,9 +234,28 @@ def clone_graph(
         inputs = [memo.get(id(i), i) for i in node.inputs]
         changed = any(new is not old for new, old in zip(inputs, node.inputs, strict=True))
         new = _rebuilt(node, inputs) if rebuild and changed else node.clone_with(inputs)
+        note_impure(node, new, impure)
         for old, var in zip(node.outputs, new.outputs, strict=True):
             memo.setdefault(id(old), var)
     return [memo.get(id(o), o) for o in outputs]
+
+
+def note_impure(node: Apply, copy: Apply, impure: dict | None) -> None:
+    """Where ``node`` is impure (``pure = False``: a print, a random draw), ``{copy's
+    output: node's output}`` into ``impure`` (when it is a dict), for ``with_own_effects``."""
+    if impure is not None and not getattr(node.op, "pure", True):
+        impure.update(zip(copy.outputs, node.outputs, strict=True))
+
+
+def with_own_effects(outputs: list, impure: dict) -> list:
+    """``outputs`` (None entries kept), built from a copy of a graph that computes the same
+    values as the graph (one rebuilt for differentiation: markers put in, formulas computed
+    by their ops), reading each impure node of the graph where they read its copy
+    (``impure``: ``{copy: original}``, from ``clone_graph`` or ``note_impure``). The copy
+    would run a second time each call, a print printing twice, a draw drawing again (impure
+    nodes are never merged); the gradient was already built through the copy, so it still
+    stops where the copy says."""
+    return substitute(outputs, impure) if impure else list(outputs)
 
 
 def substitute(outputs: list, replace: dict, may_clone=None) -> list:

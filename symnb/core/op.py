@@ -113,6 +113,10 @@ class Op:
     #: False for an op that runs as often as it is written (a random draw, ``print_value``):
     #: never merged with a twin, folded, or computed twice in one call
     pure = True
+    #: True where the result has the first input's shape whatever the values (a sort, a
+    #: print) and computing it can fail for no shape: a shape it is read for alone is read
+    #: off that input (``opt.rules._util.shape_source``), so the op does not run for it
+    keeps_shape = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -193,13 +197,6 @@ class Op:
         step by step gives its last value, so a function not passed the loop's updates still
         moves the stream past every draw the loop made (none repeats in the next call)."""
         return []
-
-    def with_inner_outputs(self, rebuild) -> Op | None:
-        """This op with each inner graph it runs (a scan's step) computing
-        ``rebuild(outputs)`` instead of its ``outputs``, of the same types: for a pass that
-        must see inside loops too (``sn.Rop`` takes out the markers that change only the
-        backward pass). None where the op runs no inner graph or ``rebuild`` changed none."""
-        return None
 
     def count_error(self, inputs: list[Variable], takes: str) -> Exception:
         """The error for ``inputs`` of a number the op does not take (``takes``: "2 inputs",

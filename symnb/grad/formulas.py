@@ -15,20 +15,26 @@ is left as written.
 
 from __future__ import annotations
 
-from symnb.core.graph import ancestors
+from symnb.core.graph import ancestors, note_impure
 from symnb.core.variable import Variable
 from symnb.ops.formulas import Formula, stable_formula
 
 
-def with_stable_ops(cost: Variable, targets: list[Variable]) -> Variable:
+def with_stable_ops(
+    cost: Variable, targets: list[Variable], impure: dict | None = None
+) -> Variable:
     """``cost`` with each formula it depends on computed by its op."""
-    return outputs_with_stable_ops([cost], targets)[0]
+    return outputs_with_stable_ops([cost], targets, impure)[0]
 
 
-def outputs_with_stable_ops(outputs: list[Variable], targets: list[Variable]) -> list[Variable]:
+def outputs_with_stable_ops(
+    outputs: list[Variable], targets: list[Variable], impure: dict | None = None
+) -> list[Variable]:
     """``outputs`` with each formula they depend on computed by its op, in one pass (a
     subgraph they share is rebuilt once): ``sn.Rop``'s expressions, whose tangents go through
-    the same rules as a cost's gradient."""
+    the same rules as a cost's gradient. ``impure`` (a dict) gets the copies of the impure
+    nodes above a formula (a print, a random draw: ``core.graph.note_impure``), which the
+    gradient then reads as the originals (``with_own_effects``)."""
     order = ancestors(outputs)
     kept = {id(node) for node in ancestors(targets)}  # a target below a formula needs it
     targeted = {id(var) for var in targets}
@@ -41,6 +47,7 @@ def outputs_with_stable_ops(outputs: list[Variable], targets: list[Variable]) ->
             continue
         if any(id(v) in memo for v in node.inputs):
             new = node.clone_with([memo.get(id(v), v) for v in node.inputs])
+            note_impure(node, new, impure)
             for old, var in zip(node.outputs, new.outputs, strict=True):
                 memo[id(old)] = var
             # an op made of a formula below may complete one: log(1 / (1 + exp(-z)))

@@ -8,9 +8,13 @@ replaced by zeros, so the result depends only on the forward graph and ``v``.
 
 ``grad_clip``'s rule is not linear (it clips the output gradient), and a marker that changes
 only the backward pass has the tangent of the function it computes, the identity: so the passes
-run on ``f`` with ``grad_clip`` and ``grad_scale`` taken out. ``zero_grad`` stays (a zero
-tangent, as JAX's ``stop_gradient`` and Theano's ``ZeroGrad.R_op``) and so does
-``disconnected_grad`` (no tangent, as Theano's ``DisconnectedGrad.R_op``).
+differentiate ``grad_clip`` and ``grad_scale`` (``backward_only`` ops) as the identity, also in
+the step of a scan in ``f`` (``AS_IDENTITY_FORWARD``, which every walk the passes start reads).
+They run on ``f`` itself: a copy of ``f`` without the markers would compute its nodes above
+them again, a ``print_value`` printing twice per call and a random draw drawn twice (impure
+nodes are never merged). ``zero_grad`` keeps its rule (a zero tangent, as JAX's
+``stop_gradient`` and Theano's ``ZeroGrad.R_op``) and so does ``disconnected_grad`` (no
+tangent, as Theano's ``DisconnectedGrad.R_op``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from symnb.errors import DTypeError, ShapeError
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
 from symnb.grad.points import checked_points
 from symnb.grad.reverse import (
+    AS_IDENTITY_FORWARD,
     DISCONNECTED,
     RETURN_DISCONNECTED,
     Lop,
@@ -34,7 +39,6 @@ from symnb.grad.reverse import (
     zeros_like,
 )
 from symnb.ops.elemwise import cast
-from symnb.ops.markers import GradClip, GradScale, GradScaleBy
 from symnb.ops.reduce import sum as sum_
 
 
@@ -52,17 +56,20 @@ def Rop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     for out in outputs:
         if not out.type.is_float:
             raise DTypeError(f"Rop: {out.describe()} is not a float; it has no derivative")
-    forward = _without_backward_markers(outputs, targets)  # forward nodes: no grad_of
     first = uid_mark()
     cotangents = [Placeholder(out.type, name=f"cotangent{i}") for i, out in enumerate(outputs)]
-    vjp = Lop(forward, targets, cotangents, "ignore", return_disconnected="none")
-    for x, g in zip(targets, vjp):
-        if g is None:
-            _report_disconnected(x, disconnected)
-    pairing = [sum_(g * v) for g, v in zip(vjp, points) if g is not None]
-    if not pairing:
-        return _none_or_zeros(outputs, single, return_disconnected)
-    jvp = grad(_total(pairing), cotangents, disconnected="ignore")
+    as_identity = AS_IDENTITY_FORWARD.set(True)
+    try:
+        vjp = Lop(outputs, targets, cotangents, "ignore", return_disconnected="none")
+        for x, g in zip(targets, vjp):
+            if g is None:
+                _report_disconnected(x, disconnected)
+        pairing = [sum_(g * v) for g, v in zip(vjp, points) if g is not None]
+        if not pairing:
+            return _none_or_zeros(outputs, single, return_disconnected)
+        jvp = grad(_total(pairing), cotangents, disconnected="ignore")
+    finally:
+        AS_IDENTITY_FORWARD.reset(as_identity)
     jvp = _without_placeholders(jvp, cotangents, outputs)
     for i, (x, v) in enumerate(zip(targets, given)):
         jvp = checked_points(jvp, [(v, x)], f"Rop: eval point {i}")
@@ -119,31 +126,6 @@ def _tangents(targets, eval_points) -> tuple[list[Variable], list[Variable]]:
 
 def _point(v: Variable) -> str:
     return v.describe().replace("an unnamed variable (", "(")
-
-
-#: marker ops whose tangent is the eval point itself: they compute the identity and change
-#: only what the reverse pass sends back
-IDENTITY_FORWARD = (GradClip, GradScale, GradScaleBy)
-
-
-def _without_backward_markers(outputs, targets=()) -> list[Variable]:
-    """``outputs`` with every ``IDENTITY_FORWARD`` marker replaced by its operand, also in
-    the inner graphs of ops that run one (a scan's step: ``Op.with_inner_outputs``), cloning
-    only the nodes above one; a ``wrt`` stays itself (with the markers under it)."""
-    keep = {id(t) for t in targets}
-    memo: dict[int, Variable] = {}
-    for node in ancestors(outputs):
-        if any(id(o) in keep for o in node.outputs):
-            continue
-        inputs = [memo.get(id(x), x) for x in node.inputs]
-        if isinstance(node.op, IDENTITY_FORWARD):
-            memo[id(node.outputs[0])] = inputs[0]
-            continue
-        op = node.op.with_inner_outputs(_without_backward_markers)
-        if op is not None or any(a is not b for a, b in zip(inputs, node.inputs)):
-            new = node.clone_with(inputs, op)
-            memo.update((id(old), var) for old, var in zip(node.outputs, new.outputs))
-    return [memo.get(id(out), out) for out in outputs]
 
 
 def _total(terms: list[Variable]) -> Variable:

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 import numpy as np
 
 from symnb.core import variable as _variable
-from symnb.core.graph import OUTPUT, ancestors
+from symnb.core.graph import OUTPUT, ancestors, with_own_effects
 from symnb.core.lazy import LazyChoice, Regions, has_lazy, regions
 from symnb.core.op import Apply, NotDifferentiable
 from symnb.core.shapes import warnings as shape_warnings
@@ -47,6 +47,12 @@ RETURN_DISCONNECTED = ("zero", "none")
 #: two passes included: ``rule(op, needed, inputs, outputs, output_grads)``, answering as
 #: ``op.grad_wrt``
 LAYER_RULES: ContextVar[Mapping[type, Callable] | None] = ContextVar("layer_rules", default=None)
+#: True while ``sn.Rop`` builds its two passes: an op that computes the identity of its first
+#: input and changes only what the reverse pass sends back (``backward_only``: grad_clip,
+#: grad_scale) is differentiated as the identity, in every walk its rules start too (a
+#: scan's step). Forward mode sees what such an op computes, and the passes run on ``f``
+#: itself, whose nodes (a print, a random draw) are not copied (symnb/grad/forward.py).
+AS_IDENTITY_FORWARD: ContextVar[bool] = ContextVar("as_identity_forward", default=False)
 
 
 def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
@@ -89,11 +95,13 @@ def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: b
         # checked when the function runs (an array made a constant twice was not checked)
         known = [(var, as_variable(g)) for var, g in known_items(known_grads)]
         names = names or [KNOWN_GRADIENT] * len(known)
-        seeds = _seeds(cost, known, targets, final, names)
+        impure: dict = {}  # the prints and draws of the rebuilt formulas' copy: the originals
+        seeds = _seeds(cost, known, targets, final, names, impure)
         if final and cost is not None and any(var is seeds[0][0] for var, _ in seeds[1:]):
             seeds = seeds[1:]  # a known gradient of the cost replaces its 1
         walk = ReverseWalk(seeds, targets, final={id(var) for var, _ in seeds} if final else ())
         results = [walk.result(var, disconnected, return_disconnected) for var in targets]
+        results = with_own_effects(results, impure)
         for (var, g), name in zip(known, names):
             if not isinstance(g, Placeholder):  # known to fit
                 results = checked_points(results, [(g, var)], name)
@@ -162,10 +170,11 @@ def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
     )
 
 
-def _seeds(cost, known, targets, final, names) -> list[tuple[Variable, Variable]]:
+def _seeds(cost, known, targets, final, names, impure: dict) -> list[tuple[Variable, Variable]]:
     """(variable, starting gradient) pairs: the cost with 1, then the known gradients
     (``known``: (variable, given gradient) pairs, each gradient a variable; ``names``: how a
-    shape error names each).
+    shape error names each). ``impure`` gets the copies of impure nodes that rebuilding
+    the formulas made (``with_stable_ops``).
 
     Formulas are differentiated as their ops (symnb/grad/formulas.py) above a cost alone,
     and above known gradients alone that add up (``sn.Lop``, and ``sn.Rop`` and
@@ -176,11 +185,11 @@ def _seeds(cost, known, targets, final, names) -> list[tuple[Variable, Variable]
     if cost is not None:
         cost = _check_cost(cost)
         if not known:
-            cost = with_stable_ops(cost, targets)
+            cost = with_stable_ops(cost, targets, impure)
         pairs.append((cost, Constant(1, dtype=cost.type.dtype)))
     starts = [var for var, _ in known]
     if cost is None and not final and starts:
-        starts = outputs_with_stable_ops(starts, targets)
+        starts = outputs_with_stable_ops(starts, targets, impure)
     for (var, g), start, name in zip(known, starts, names):
         pairs.append((start, _fit_known(var, g, name)))
     if not pairs:
@@ -356,7 +365,10 @@ class ReverseWalk:
         return var.type.is_float and id(var) in self.reach and id(var) in self.upstream
 
     def _apply_rule(self, node: Apply, output_grads: list, needed: list[int]) -> list:
-        """The op's gradient rule, its new nodes tagged with ``grad_of = node``."""
+        """The op's gradient rule, its new nodes tagged with ``grad_of = node``; the
+        identity's for a ``backward_only`` op in ``sn.Rop``'s passes (``AS_IDENTITY_FORWARD``)."""
+        if getattr(node.op, "backward_only", False) and AS_IDENTITY_FORWARD.get():
+            return [output_grads[0]] + [None] * (len(node.inputs) - 1)
         first = uid_mark()
         if not node.op.differentiable:
             raise self._not_differentiable(node, node.inputs[needed[0]], "")

@@ -1,5 +1,7 @@
 """``sn.print_value(x, "msg")``: x, printing its value each time a compiled function computes
-it (Theano's ``theano.printing.Print``). Not pure, so rewrites never merge or fold it away."""
+it (Theano's ``theano.printing.Print``). Not pure, so rewrites never merge or fold it away;
+but a function that reads it only for its shape reads x's and does not print (Theano's
+optimiser did the same)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ class PrintValue(Op):
     dtype_rule = "x's dtype"
     __props__ = ("message", "attrs")
     pure = False
+    #: a value read only for its shape (a gradient's seed) is not printed: it reads x's
+    #: (``shape_source``), as Theano's optimiser read Print's shape from its input
+    keeps_shape = True
 
     def __init__(self, message: str = "", attrs=("__str__",)):
         self.message, self.attrs = str(message), tuple(attrs)

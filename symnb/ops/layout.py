@@ -55,6 +55,7 @@ class Flip(CountedAxes, Op):
 
     dtype_rule = "x's dtype"
     __props__ = ("axis",)
+    keeps_shape = True
 
     def __init__(self, axis):
         self.axis = tuple(axis)

@@ -11,7 +11,8 @@
   multiplier as a second input (a variable or an array).
 
 Forward mode (``sn.Rop``) sees what they compute: grad_clip and grad_scale are the identity
-there, zero_grad passes a zero tangent and disconnected_grad none (symnb/grad/forward.py).
+there (``backward_only``: its passes differentiate them as the identity), zero_grad passes a
+zero tangent and disconnected_grad none (symnb/grad/forward.py).
 
 One changes only what the type says:
 
@@ -24,13 +25,15 @@ They are elementwise copies, so kernel backends fuse them like any other element
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from symnb.core.dims import format_shape
 from symnb.core.op import _at_user_line
 from symnb.core.shapes.broadcast import broadcast_shapes
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.core.variable import Variable, as_variable, describe_value
+from symnb.errors import ArgumentError, ShapeError
 from symnb.ops._axes import one_axis
 from symnb.ops.broadcast import BroadcastLike
 from symnb.ops.elemwise import Elemwise, clip
@@ -72,9 +75,17 @@ class GradClip(_Identity):
     """x, with the gradient flowing back through it clipped to [lower, upper]."""
 
     __props__ = ("lower", "upper")
+    #: it computes x and changes only the reverse pass: ``sn.Rop``'s passes differentiate it
+    #: as the identity (``symnb.grad.reverse.AS_IDENTITY_FORWARD``)
+    backward_only = True
 
     def __init__(self, lower: float, upper: float):
-        self.lower, self.upper = float(lower), float(upper)
+        low, high = _number(lower, "grad_clip", "lower"), _number(upper, "grad_clip", "upper")
+        if not low <= high:
+            raise _at_user_line(
+                ArgumentError(f"grad_clip: lower ({lower!r}) must not exceed upper ({upper!r})")
+            )
+        self.lower, self.upper = low, high
 
     def grad_elem(self, inputs, output, gz):
         return [clip(gz, self.lower, self.upper)]
@@ -84,12 +95,32 @@ class GradScale(_Identity):
     """x, with the gradient flowing back through it times ``multiplier``."""
 
     __props__ = ("multiplier",)
+    backward_only = True  # (as GradClip's)
 
     def __init__(self, multiplier: float):
-        self.multiplier = float(multiplier)
+        self.multiplier = _number(multiplier, "grad_scale", "the multiplier")
 
     def grad_elem(self, inputs, output, gz):
         return [gz * self.multiplier]
+
+
+def _number(value, call: str, what: str) -> float:
+    """``value``, a bound or multiplier of a marker op, as a float; an ArgumentError naming
+    ``call`` and the value at the user's line where it is not one real number (a str, None,
+    a bool, an array of several, or NaN, which would make the op unequal to itself)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    number = None
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        try:
+            number = float(value)
+        except OverflowError:  # (an int past a float's range)
+            pass
+    if number is None or number != number:
+        raise _at_user_line(
+            ArgumentError(f"{call}: {what} must be a real number, not {describe_value(value)}")
+        )
+    return number
 
 
 class GradScaleBy(Elemwise):
@@ -99,6 +130,7 @@ class GradScaleBy(Elemwise):
 
     dtype_rule = "x's dtype"
     impl = staticmethod(lambda x, multiplier: np.copy(x))
+    backward_only = True  # (as GradClip's; the multiplier gets no tangent)
 
     def infer_types(self, x, multiplier):
         _refuse_stretching(x, multiplier)
@@ -154,11 +186,8 @@ def disconnected_grad(x) -> Variable:
 
 def grad_clip(x, lower, upper) -> Variable:
     """x in the forward pass; in the backward pass the gradient reaching x is clipped to
-    [lower, upper] element by element (bounds are numbers, ``lower <= upper``)."""
-    if not lower <= upper:
-        raise _at_user_line(
-            ValueError(f"grad_clip: lower ({lower!r}) must not exceed upper ({upper!r})")
-        )
+    [lower, upper] element by element (bounds are real numbers, ``lower <= upper``; other
+    bounds are an ArgumentError at the user's line)."""
     return GradClip(lower, upper)(as_variable(x))
 
 

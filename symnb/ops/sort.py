@@ -23,6 +23,7 @@ class Sort(CountedAxes, Op):
 
     dtype_rule = "x's dtype"
     __props__ = ("axis",)
+    keeps_shape = True  # (not run for its shape alone: shape_source)
 
     def __init__(self, axis: int):
         self.axis = int(axis)
@@ -43,6 +44,7 @@ class Argsort(CountedAxes, Op):
     dtype_rule = "int64"
     __props__ = ("axis",)
     differentiable = False
+    keeps_shape = True
 
     def __init__(self, axis: int):
         self.axis = int(axis)

@@ -9,6 +9,7 @@ import pytest
 import symnb as sn
 import symnb.compat.theano as theano
 import symnb.compat.theano.tensor as T
+from symnb.compat.theano.tensor.shared_randomstreams import RandomStreams
 
 
 def run(inputs, outputs, *values):
@@ -23,6 +24,21 @@ def test_grad_with_respect_to_an_integer_is_taken_as_theano_did():
     dx, dy, dz, dc = theano.grad(c, [x, y, z, c])
     assert dx.dtype == "float32" and dz.dtype.kind == "f" and dc.dtype.kind == "f"
     assert [float(v) for v in run([x, z], [dx, dy, dz, dc], 1.5, 3)] == [2, 1, 1, 1]
+
+
+def test_an_integer_wrt_does_not_run_a_print_of_the_cost_twice(capsys):
+    """An integer wrt is differentiated on a copy of the cost that reads its casts: the
+    gradients read the copy's Print, which ran beside the cost's each call."""
+    z, w = T.lscalar("z"), T.dvector("w")
+    p = theano.printing.Print("P")(T.tanh(w * z))
+    cost = (p**2).sum()
+    f = theano.function([z, w], [cost, *theano.grad(cost, [z, w])])
+    wv = np.array([0.5, 0.25])
+    capsys.readouterr()
+    _, dz, dw = f(2, wv)
+    t = np.tanh(2 * wv)
+    assert capsys.readouterr().out.splitlines() == [f"P __str__ = {t}"]
+    np.testing.assert_allclose([dz, *dw], [np.sum(2 * t * (1 - t**2) * wv), *(4 * t * (1 - t**2))])
 
 
 def test_integer_input_of_a_float_result_gets_the_float_inputs_gradient(rng):
@@ -286,6 +302,52 @@ def test_consider_constant_with_no_cost_or_a_list_of_outputs():
     np.testing.assert_allclose(got[3], 3 * uv)
     with pytest.raises(theano.gradient.DisconnectedInputError):  # x is below h alone
         T.grad(None, x, known_grads={h: T.ones_like(h)}, consider_constant=[h])
+
+
+def test_consider_constant_does_not_run_a_print_of_the_cost_twice(capsys):
+    """With consider_constant the cost is differentiated as a copy with the constants behind
+    markers: the gradients read the copy's Print, which ran beside the cost's (impure nodes
+    are never merged), so each call printed twice. Theano builds no second cost. The
+    gradient still stops at the constant: ``a``, below ``x``, gets none through the Print."""
+    a, w = T.dvector("a"), T.dvector("w")
+    x = a * 2
+    p = theano.printing.Print("P")(T.tanh(x * w))
+    cost = (p**2).sum()
+    grads = [
+        *T.grad(cost, [w, a], consider_constant=[x], disconnected_inputs="ignore"),
+        T.jacobian(p**2, w, consider_constant=[x]),
+        T.hessian(cost, w, consider_constant=[x]),
+        T.Lop(p**2, w, T.ones_like(p), consider_constant=[x]),
+    ]
+    f = theano.function([a, w], [cost, *grads])
+    av, wv = np.array([0.5, 1.0]), np.array([0.5, 0.5])
+    capsys.readouterr()
+    _, g_w, g_a, jac, _, lop = f(av, wv)
+    assert capsys.readouterr().out.splitlines() == [f"P __str__ = {np.tanh(2 * av * wv)}"]
+    t = np.tanh(2 * av * wv)
+    np.testing.assert_allclose(g_w, 2 * t * (1 - t**2) * 2 * av)
+    np.testing.assert_array_equal(g_a, [0.0, 0.0])
+    np.testing.assert_allclose(jac, np.diag(g_w))
+    np.testing.assert_allclose(lop, g_w)
+
+
+def test_consider_constant_does_not_draw_a_random_draw_of_the_cost_twice():
+    """A draw above a consider_constant variable was copied with the cost: the function
+    drew twice, the gradient reading the copy's numbers; it reads the cost's draw."""
+    x, w = T.dvector("x"), T.dvector("w")
+    c = T.exp(x) * 2
+    u = RandomStreams(5).normal(avg=c, size=c.shape)
+    grads = T.grad((u * w).sum(), [w, x], consider_constant=[c], disconnected_inputs="ignore")
+    f = theano.function([x, w], [u, *grads])
+    draws = [n for n in f.graph_before.toposort() if not getattr(n.op, "pure", True)]
+    assert [n.op.op_name() for n in draws] == ["philox_normal"]
+    first = None
+    for _ in range(2):  # a new draw each call, the gradient reading it
+        drawn, g_w, g_x = f(np.array([0.0, 1.0]), np.array([1.0, 2.0]))
+        np.testing.assert_array_equal(g_w, drawn)
+        np.testing.assert_array_equal(g_x, [0.0, 0.0])  # (the draw's avg is held constant)
+        assert first is None or not np.array_equal(drawn, first)
+        first = drawn
 
 
 def test_bad_arguments_to_t_grad_are_argument_errors_naming_them():

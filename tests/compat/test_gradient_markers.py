@@ -46,6 +46,17 @@ def test_grad_scale_by_a_symbolic_or_array_multiplier_is_the_identity_forward(mo
         theano.gradient.grad_scale(x, np.ones((2, 2)))
 
 
+@pytest.mark.parametrize("multiplier", ["a", None, float("nan")])
+def test_grad_scale_refuses_a_multiplier_that_is_not_a_number_at_the_users_line(multiplier):
+    """``grad_scale(x, "a")`` and ``(x, None)`` escaped as the ValueError/TypeError of
+    ``float(multiplier)`` inside markers.py, naming neither grad_scale nor the user's line."""
+    x = T.dvector("x")
+    shown = f"grad_scale: the multiplier must be a real number, not {multiplier!r}"
+    with pytest.raises(sn.ArgumentError, match=shown) as raised:
+        theano.gradient.grad_scale(x, multiplier)
+    assert raised.value.location.filename == __file__
+
+
 def test_rop_takes_tangents_from_the_wrt_that_f_uses():
     """Theano 1.0's Rop goes forward from the wrt that f uses: one that f does not use adds
     nothing (``T.Rop(exp(x) * 2, [x, y], [vx, vy])`` raised about y), and every other leaf's

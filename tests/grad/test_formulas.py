@@ -140,3 +140,38 @@ def test_a_gradient_with_respect_to_z_still_goes_through_sigmoid():
     with np.errstate(over="ignore"):
         got = sn.function([u], sn.grad(sn.sum(q), u))(np.array([1000.0, 0.0]))
     np.testing.assert_allclose(got, [0.0, -0.25])
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_a_print_or_draw_above_a_formula_runs_once_per_call(backend, capsys):
+    """The walk differentiates the cost rebuilt with sigmoid where ``1 / (1 + exp(-z))`` is
+    written; the rebuilt copy of a print_value above the formula (impure, never merged)
+    printed a second time per call for sn.grad, sn.Lop, sn.Rop, sn.jacobian and sn.hessian,
+    and a random draw above it was drawn twice. The gradients read the user's own nodes."""
+    z, v = sn.tensor("z", shape=(2,)), sn.tensor("v", shape=(2,))
+    p = sn.print_value(1 / (1 + sn.exp(-z)), "P")
+    cost = sn.sum(p * p)
+    products = [
+        sn.grad(cost, z),
+        sn.Lop(p * p, z, v),
+        sn.Rop(p * p, z, v),
+        sn.jacobian(p * p, z),
+        sn.hessian(cost, z),
+    ]
+    f = sn.function([z, v], [cost, *products], backend=backend)
+    zv = np.array([1.0, -2.0])
+    capsys.readouterr()
+    _, g, lop, rop, jac, _ = f(zv, np.ones(2))
+    s = 1 / (1 + np.exp(-zv))
+    assert capsys.readouterr().out.splitlines() == [f"P __str__ = {s}"]
+    want = 2 * s * s * (1 - s)
+    np.testing.assert_allclose([g, lop, rop, np.diag(jac)], [want] * 4)
+    z = sn.vector("z")
+    s_z = 1 / (1 + sn.exp(-z))
+    u = sn.RandomStream(7).uniform(size=s_z.shape, low=s_z)  # a draw reading the formula
+    f = sn.function([z], [u, sn.grad(sn.sum(u * z), z)], backend=backend)
+    draws = [n for n in f.graph_before.toposort() if not getattr(n.op, "pure", True)]
+    assert len(draws) == 1, [n.op.op_name() for n in draws]
+    for _ in range(2):
+        drawn, got = f(zv)
+        np.testing.assert_allclose(got, drawn + zv * (1 - (drawn - s) / (1 - s)) * s * (1 - s))

@@ -298,3 +298,24 @@ def test_grad_clip_clips_the_gradient_only(backend):
     assert sn.grad_clip(x, -1, 2).owner.op == clipped.owner.op  # merged like any equal op
     with pytest.raises(ValueError, match=r"lower \(1\.0\) must not exceed upper"):
         sn.grad_clip(x, 1.0, -1.0)
+
+
+@pytest.mark.parametrize(
+    "lower, upper, shown",
+    [
+        ("a", 1, r"lower must be a real number, not 'a' \(str\)"),
+        (None, 1, r"lower must be a real number, not None \(NoneType\)"),
+        (-1, float("nan"), r"upper must be a real number, not nan \(float\)"),
+        (np.array([0.0, 1.0]), np.array([2.0, 3.0]), r"lower must be a real number, not array"),
+    ],
+)
+def test_grad_clip_refuses_a_bound_that_is_not_a_number_at_the_users_line(lower, upper, shown):
+    """A str or None bound escaped as the TypeError of ``lower <= upper`` (an array: the
+    ValueError of its truth value), raised in markers.py, naming neither grad_clip nor the
+    user's line."""
+    x = f64("x")
+    with pytest.raises(sn.ArgumentError, match="grad_clip: " + shown) as raised:
+        sn.grad_clip(x, lower, upper)
+    assert raised.value.location.filename == __file__
+    assert isinstance(raised.value, TypeError) and isinstance(raised.value, ValueError)
+    assert sn.grad_clip(x, np.float32(-1), np.array(2)).owner.op == sn.grad_clip(x, -1, 2).owner.op

@@ -359,6 +359,47 @@ def test_rop_through_grad_clip_in_a_scans_step_is_the_tangent_of_the_identity(ne
     assert not np.allclose(clipped, plain)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("in_scan", [False, True], ids=["outer", "scan step"])
+def test_rop_through_grad_clip_does_not_run_a_print_above_it_twice(backend, in_scan, capsys):
+    """Rop differentiated a copy of f with the markers taken out: the copy's print_value
+    above the marker (impure, never merged) printed a second time per call, once per step
+    in a scan's step. The passes differentiate f itself, the marker as the identity."""
+    x, v = f64("x", (2,)), f64("v", (2,))
+    if in_scan:
+
+        def step(h, x):  # (the state printed: the backward loop reads its stored rows)
+            return sn.print_value((sn.grad_clip(h, -1, 1) * x) ** 2, "P")
+
+        hs, _ = sn.scan(step, outputs_info=sn.ones_like(x), non_sequences=x, n_steps=2)
+        y, prints = hs[-1], ["P __str__ = [1. 4.]", "P __str__ = [ 1. 64.]"]
+        want = [6.0, 192.0]  # y = (x**2 * x)**2 = x**6: 6 x**5 v
+    else:
+        y = sn.print_value(sn.grad_clip(x, -1, 1) * 2, "P") ** 2
+        prints, want = ["P __str__ = [2. 4.]"], [8.0, 16.0]  # 8 x v
+    f = sn.function([x, v], [y, sn.Rop(y, x, v)], backend=backend)
+    capsys.readouterr()
+    _, jvp = f(np.array([1.0, 2.0]), np.ones(2))
+    np.testing.assert_allclose(jvp, want)
+    assert capsys.readouterr().out.splitlines() == prints
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rop_through_grad_clip_does_not_draw_twice_above_it(backend):
+    """A random draw above a marker was drawn again in Rop's copy of f: two draw nodes in
+    the function; the tangent must read the draw that f's value reads (y = c * u: u v)."""
+    x, v = f64("x", (3,)), f64("v", (3,))
+    c = sn.grad_clip(x, -1, 1)
+    u = sn.RandomStream(3).uniform(size=c.shape)  # a draw reading the marker's shape
+    y = c * u
+    f = sn.function([x, v], [u, sn.Rop(y, x, v)], backend=backend)
+    draws = [n for n in f.graph.toposort() if not getattr(n.op, "pure", True)]
+    assert len(draws) == 1, [n.op.op_name() for n in draws]
+    for _ in range(2):  # a new draw each call, the tangent reading it
+        drawn, jvp = f(np.array([0.5, 2.0, -3.0]), np.array([1.0, -2.0, 4.0]))
+        np.testing.assert_allclose(jvp, drawn * [1.0, -2.0, 4.0])
+
+
 def test_rop_with_respect_to_a_grad_clip_output_keeps_it():
     x = f64("x", (3,))
     h = sn.grad_clip(x, -1.0, 1.0)

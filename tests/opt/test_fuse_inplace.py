@@ -233,6 +233,28 @@ def test_an_embeddings_gradient_reads_no_forward_value_for_its_shape(rng, backen
     assert f.rewrites.counts()["shape_read_off_an_input"] >= 1
 
 
+@pytest.mark.parametrize("shape", [(None,), (2,)], ids=["unknown", "fixed"])
+def test_a_gradient_reads_no_print_or_sort_for_its_shape(backend, shape, capsys):
+    """grad(sum(print_value(x) * 3), x) is 3s: the seed's broadcast_like read the print only
+    for its shape, so every call printed (Theano's optimiser read Print's shape off x and
+    printed nothing); the same kept a sort alive. shape_read_off_an_input reads x's shape
+    through ops whose result has their input's shape (``keeps_shape``)."""
+    x = sn.tensor("x", shape=shape)
+    printed = sn.grad(sn.sum(sn.print_value(x, "pp") * 3), x)
+    sorted_ = sn.grad(sn.sum(sn.flip(sn.sort(x), 0) * 3), x)
+    f = sn.function([x], [printed, sorted_], backend=backend)
+    capsys.readouterr()
+    for got in f(np.array([2.0, 1.0])):
+        np.testing.assert_array_equal(got, [3.0, 3.0])
+    assert capsys.readouterr().out == ""
+    assert not {"print_value", "sort"} & set(ops_of(f))  # (a flip of the gradient stays)
+    assert f.rewrites.counts()["shape_read_off_an_input"] >= 1
+    used = sn.function([x], sn.grad(sn.sum(sn.print_value(x, "pp") ** 2), x), backend=backend)
+    capsys.readouterr()
+    np.testing.assert_array_equal(used(np.array([2.0, 1.0])), [4.0, 2.0])
+    assert capsys.readouterr().out == "pp __str__ = [2. 1.]\n"  # its value read: printed
+
+
 def _finite_differences(cost, values, k, eps=1e-6):
     """The central differences of ``cost`` (NumPy arrays -> a number) in ``values[k]``."""
     out = np.zeros_like(values[k])

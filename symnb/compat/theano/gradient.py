@@ -10,7 +10,7 @@ from symnb.compat.theano.gradient_verify import verify_grad
 from symnb.control.jacobian import check_expression as _check_expression
 from symnb.control.jacobian import hessian as _hessian
 from symnb.control.jacobian import jacobian as _jacobian
-from symnb.core.graph import ancestors, clone_graph, leaves
+from symnb.core.graph import ancestors, clone_graph, leaves, with_own_effects
 from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable, describe_value
@@ -143,9 +143,10 @@ def grad(
             )
         )
     given_cost, given_targets, known = cost, targets, known_grads
+    impure: dict = {}
     if consider_constant is not None:
         cost, targets, known_grads = _constant_through(
-            cost, targets, consider_constant, known_grads, "T.grad"
+            cost, targets, consider_constant, known_grads, "T.grad", impure
         )
     returned = RETURN_DISCONNECTED[return_disconnected]
     args = (cost, known_grads, disconnected_inputs, returned)
@@ -155,7 +156,7 @@ def grad(
         if null_gradients == "raise":
             raise
         results = [_grad_or_zeros(target, *args) for target in targets]
-    results = _as_theano_read(cost, targets, results)
+    results = _as_theano_read(cost, targets, with_own_effects(results, impure))
     if add_names:
         results = _named(given_cost, given_targets, results, known)
     if isinstance(wrt, tuple):
@@ -259,7 +260,7 @@ def _format_as(given, result):
     return tuple(result) if isinstance(given, tuple) else result
 
 
-def _constant_through(cost, wrt, constants, known_grads=None, call="T.grad"):
+def _constant_through(cost, wrt, constants, known_grads=None, call="T.grad", impure=None):
     """The cost with each of ``constants`` behind a ``disconnected_grad`` marker, and the wrt
     and ``known_grads`` keys that the cost's copy computes from: a wrt (or key) that is one
     of the constants is its marker, so it gets the gradient that reaches it (Theano's
@@ -268,7 +269,9 @@ def _constant_through(cost, wrt, constants, known_grads=None, call="T.grad"):
     disconnected, as in Theano, where such a variable "is not a function of anything" (the
     ops ``consider_constant``/``zero_grad`` stay connected). The cost may be None (known
     gradients alone) or a list (``T.Lop``'s f); the copies keep that form, and
-    ``known_grads`` its (a dict, or a list of pairs)."""
+    ``known_grads`` its (a dict, or a list of pairs). ``impure`` (a dict) gets the copies
+    of the impure nodes (prints, random draws), which the gradients built from the copy
+    read as the originals (``with_own_effects``), as Theano built no second cost."""
     constants = _constant_list(constants, call)
     if not constants:
         return cost, wrt, known_grads
@@ -284,7 +287,7 @@ def _constant_through(cost, wrt, constants, known_grads=None, call="T.grad"):
         for v in [*targets, *(var for var, _ in known)]
         if isinstance(v, Variable) and v.owner is not None and id(v) not in marked
     ]
-    copies = clone_graph([*outputs, *inner], replace) if outputs or inner else []
+    copies = clone_graph([*outputs, *inner], replace, impure=impure) if outputs or inner else []
     swap = {id(old): new for old, new in zip(inner, copies[len(outputs) :])}
     swap.update(marked)
     made = iter(copies[: len(outputs)])
@@ -297,6 +300,13 @@ def _constant_through(cost, wrt, constants, known_grads=None, call="T.grad"):
         known_grads = pairs
     new_cost = costs if isinstance(cost, (list, tuple)) else costs[0]
     return new_cost, targets[0] if single else targets, known_grads
+
+
+def _with_own_effects(result, impure: dict):
+    """``with_own_effects`` of one result or a list of them (sn.jacobian's and sn.Lop's)."""
+    if isinstance(result, (list, tuple)):
+        return with_own_effects(list(result), impure)
+    return with_own_effects([result], impure)[0]
 
 
 def _constant_list(constants, call: str) -> list:
@@ -329,9 +339,10 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
     located_call(
         check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.jacobian"
     )
+    impure: dict = {}
     if consider_constant is not None:
         expression, wrt, _ = _constant_through(
-            expression, wrt, consider_constant, call="T.jacobian"
+            expression, wrt, consider_constant, call="T.jacobian", impure=impure
         )
     result = _as_called(
         "T.jacobian",
@@ -341,7 +352,7 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
         wrt,
         disconnected=disconnected_inputs,
     )
-    return _format_as(given, result)
+    return _format_as(given, _with_own_effects(result, impure))
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
@@ -351,12 +362,15 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     located_call(
         check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.hessian"
     )
+    impure: dict = {}
     if consider_constant is not None:
-        cost, wrt, _ = _constant_through(cost, wrt, consider_constant, call="T.hessian")
+        cost, wrt, _ = _constant_through(
+            cost, wrt, consider_constant, call="T.hessian", impure=impure
+        )
     result = _as_called(
         "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
     )
-    return _format_as(given, result)
+    return _format_as(given, _with_own_effects(result, impure))
 
 
 def Rop(f, wrt, eval_points, disconnected_outputs="raise", return_disconnected="zero"):  # noqa: N802
@@ -430,12 +444,13 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     given = wrt
     located_call(check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.Lop")
     _wrt_list(wrt, "T.Lop")
+    impure: dict = {}
     if consider_constant is not None:
-        f, wrt, _ = _constant_through(f, wrt, consider_constant, call="T.Lop")
+        f, wrt, _ = _constant_through(f, wrt, consider_constant, call="T.Lop", impure=impure)
     result = _as_called(
         "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
     )
-    return _format_as(given, result)
+    return _format_as(given, _with_own_effects(result, impure))
 
 
 def subgraph_grad(wrt, end, start=None, cost=None, details=False):

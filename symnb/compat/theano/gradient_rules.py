@@ -26,7 +26,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from symnb.config import config
-from symnb.core.graph import ancestors
+from symnb.core.graph import ancestors, note_impure, with_own_effects
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeTypeError
 from symnb.grad.reverse import LAYER_RULES, feeds, report_disconnected, zeros_like
@@ -78,22 +78,22 @@ def _float_paths(cost, known: list, targets: list, ints: list) -> dict[int, list
     if not seeds:
         return {}
     floats = [t for t in targets if t.type.is_float]
-    copies, casts = _with_value_casts(seeds + floats, ints)
+    impure: dict = {}
+    copies, casts = _with_value_casts(seeds + floats, ints, impure)
     new_cost = copies[0] if float_cost is not None else None
     new_known = list(
         zip(copies[len(seeds) - len(float_known) : len(seeds)], (g for _, g in float_known))
     )
     float_wrt = copies[len(seeds) :]
     wrt = float_wrt + [c for z in ints for c in casts[id(z)]]
-    grads = iter(
-        _grad(
-            new_cost,
-            wrt,
-            known_grads=new_known or None,
-            disconnected="ignore",
-            return_disconnected="none",
-        )
+    grads = _grad(
+        new_cost,
+        wrt,
+        known_grads=new_known or None,
+        disconnected="ignore",
+        return_disconnected="none",
     )
+    grads = iter(with_own_effects(grads, impure))  # the copy's prints and draws: the originals
     found = {id(t): [next(grads)] for t in floats}
     for z in ints:
         found[id(z)] = [next(grads) for _ in casts[id(z)]]
@@ -126,9 +126,10 @@ def _feeding(outputs: list) -> set[int]:
     return feeds([(v, None) for v in outputs], ancestors(outputs))
 
 
-def _with_value_casts(outputs: list, ints: list):
+def _with_value_casts(outputs: list, ints: list, impure: dict):
     """Copies of ``outputs`` in which every value op that reads one of ``ints`` into a float
-    result reads its cast to that dtype, and the casts made per int."""
+    result reads its cast to that dtype, and the casts made per int; ``impure`` gets the
+    copies of impure nodes (``core.graph.note_impure``)."""
     int_ids = {id(z) for z in ints}
     memo: dict[int, Variable] = {}
     casts: dict[int, list] = {id(z): [] for z in ints}
@@ -147,7 +148,9 @@ def _with_value_casts(outputs: list, ints: list):
                 for m, o in zip(made, node.outputs)
             ]
         elif any(a is not b for a, b in zip(inputs, node.inputs)):
-            new = node.clone_with(inputs).outputs
+            copy = node.clone_with(inputs)
+            note_impure(node, copy, impure)
+            new = copy.outputs
         else:
             continue
         memo.update((id(o), n) for o, n in zip(node.outputs, new))

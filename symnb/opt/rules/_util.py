@@ -64,8 +64,15 @@ def is_pure(op) -> bool:
 def shape_source(var: Variable) -> Variable:
     """The value ``var``'s shape is read off without computing ``var``: down through
     elementwise ops, the operand of their result's shape (of its rank, every other operand's
-    dims 1s, so nothing broadcasts it larger); ``var`` itself where there is none."""
-    while var.owner is not None and isinstance(var.owner.op, Elemwise):
+    dims 1s, so nothing broadcasts it larger), and through ops whose result has their first
+    input's shape (``keeps_shape``: a sort, a ``print_value``, which then neither runs nor
+    prints); ``var`` itself where there is none."""
+    while var.owner is not None:
+        if var.owner.op.keeps_shape:
+            var = var.owner.inputs[0]
+            continue
+        if not isinstance(var.owner.op, Elemwise):
+            break
         node, out = var.owner, var
         keeper = None
         for k, a in enumerate(node.inputs):
