@@ -97,3 +97,18 @@ def test_the_same_scan_error_in_native_code_keeps_symnbs_names():
         exec(compile(NATIVE_CODE.format(body=body), "script.py", "exec"), {})
     assert str(info.value).startswith("sn.scan: fn returned 2 output(s)")
     assert "script.py, line 4" in str(info.value)
+
+
+def test_the_quoted_line_of_the_users_program_keeps_the_names_it_was_written_with(tmp_path):
+    """Code that mixes both APIs: the message speaks Theano's names, the quoted source line is
+    the user's own text (it said ``T.any(x > 0)`` for ``sn.any`` written there)."""
+    course = tmp_path / "course.py"
+    course.write_text(
+        THEANO_CODE.format(body="import symnb as sn\nifelse(sn.any(x > 0) * x, x, x)")
+    )
+    with pytest.raises(sn.ShapeError) as info:
+        exec(compile(course.read_text(), str(course), "exec"), {})
+    message = str(info.value)
+    said, _, quoted = message.partition("course.py, line 6: ")
+    assert "T.switch(cond, a, b)" in said and "sn." not in said, message
+    assert quoted == "ifelse(sn.any(x > 0) * x, x, x)", message

@@ -10,6 +10,7 @@ own API keeps symnb's names.
 
 from __future__ import annotations
 
+import re
 import types
 
 from symnb.core.hooks import register
@@ -41,6 +42,8 @@ THEANO_NAMES = (
     ("sn.tensor/sn.matrix/...", "T.matrix/T.tensor4/..."),
 )
 LAYER = "symnb.compat.theano"
+#: where a message quotes the user's source line (``at prog.py, line 12: y = sn.sum(x)``)
+QUOTED_SOURCE = re.compile(r", line \d+: ")
 
 
 def theano_spelling(message: str) -> str:
@@ -48,9 +51,17 @@ def theano_spelling(message: str) -> str:
     frame = user_frame()
     if frame is None or not uses_theano(frame.f_globals):
         return message
+    return "\n".join(_respelled(line) for line in message.split("\n"))
+
+
+def _respelled(line: str) -> str:
+    """One line of a message in Theano's names; a quoted line of the user's program (after
+    ``, line 12: ``) is left as the user wrote it."""
+    quoted = QUOTED_SOURCE.search(line)
+    said, source = (line[: quoted.end()], line[quoted.end() :]) if quoted else (line, "")
     for old, new in THEANO_NAMES:
-        message = message.replace(old, new)
-    return message
+        said = said.replace(old, new)
+    return said + source
 
 
 def uses_theano(namespace: dict) -> bool:
