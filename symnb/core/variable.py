@@ -442,9 +442,26 @@ def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.nd
             f"symnb computes with; write it as a float ({float(value)!r}) for float math"
         )
     value = _host_value(value, label, shape)
+    array = _numpy_array(value, dtype, label, copy)
+    if array.dtype.kind == "O":
+        raise DTypeError(
+            f"{label}: NumPy holds {_short(value)} only as Python objects (dtype object): an "
+            "int wider than 64 bits, None, or values of mixed kinds; symnb computes with "
+            "numbers and booleans"
+        )
+    try:
+        native = as_dtype(array.dtype)
+    except DTypeError as exc:
+        raise DTypeError(f"{label}: {exc}") from None
+    return array if array.dtype == native else array.astype(native)  # ('>f8': byte order)
+
+
+def _numpy_array(value, dtype, label: str, copy=None) -> np.ndarray:
+    """``np.array(value, dtype, copy=copy)``, a value NumPy cannot make an array of (a ragged
+    list, a string for a number) a ShapeError or DTypeError that starts with ``label``."""
     try:
         wanted = None if dtype is None else as_dtype(dtype)
-        array = np.array(value, dtype=wanted, copy=copy)
+        return np.array(value, dtype=wanted, copy=copy)
     except DTypeError as exc:
         raise DTypeError(f"{label}: {exc}") from None
     except InputError:  # a symbolic variable in the value ([n, 0]): its own words, sn.stack
@@ -457,17 +474,6 @@ def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.nd
         raise DTypeError(f"{label}: {_short(value)} cannot be {dtype} ({exc})") from None
     except OverflowError as exc:
         raise DTypeError(f"{label}: {exc}") from None
-    if array.dtype.kind == "O":
-        raise DTypeError(
-            f"{label}: NumPy holds {_short(value)} only as Python objects (dtype object): an "
-            "int wider than 64 bits, None, or values of mixed kinds; symnb computes with "
-            "numbers and booleans"
-        )
-    try:
-        native = as_dtype(array.dtype)
-    except DTypeError as exc:
-        raise DTypeError(f"{label}: {exc}") from None
-    return array if array.dtype == native else array.astype(native)  # ('>f8': byte order)
 
 
 def _host_value(value, label: str, shape):
@@ -745,7 +751,9 @@ class SharedVariable(Variable):
             and value.shape == current.shape
         ):  # as a training step writes it back
             return value  # the current value's shape was checked: this one fits too
-        array = np.asarray(_host_value(value, f"shared {self.describe()}", self.type.shape))
+        label = f"shared {self.describe()}"
+        value = _host_value(value, label, self.type.shape)
+        array = _numpy_array(value, None, label)
         if array.dtype != self.type.dtype:
             integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
             if not (integers or np.can_cast(array.dtype, self.type.dtype, "same_kind")):
