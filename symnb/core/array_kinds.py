@@ -6,8 +6,8 @@ cast safely to the input's is refused, never rounded. An object with ``__dlpack_
 JAX, CuPy, ...) is taken without a copy where its memory is on the host; a torch tensor that
 requires grad is detached first, with an ``InputWarning``. No array library is imported here:
 kinds are recognised by their protocols and their class's module. Where NumPy's own reading
-rounds before any check sees the values (a list mixing ints and floats, read as float64), the
-integers are checked as they were given.
+rounds before any check sees the values (a list mixing ints and floats, a DataFrame of int and
+float columns, both read as float64), the integers are checked as they were given.
 """
 
 from __future__ import annotations
@@ -101,7 +101,33 @@ def to_numpy(value, label: str) -> np.ndarray:
         array = np.asarray(value)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise InputError(f"{label}: cannot read the {describe(value)} as an array: {exc}") from None
+    _check_merged_columns(value, array, label)
     return array
+
+
+def _check_merged_columns(frame, array: np.ndarray, label: str) -> None:
+    """A pandas DataFrame of integer and float columns is read as one float array, which
+    rounds the integers beyond 2**53 before any dtype check sees them: each integer column
+    must come through unchanged (as its own array would have to for a float input)."""
+    if array.dtype.kind not in "fc" or array.ndim != 2 or not hasattr(frame, "columns"):
+        return
+    if type(frame).__module__.split(".")[0] != "pandas":
+        return
+    for j, dtype in enumerate(frame.dtypes):
+        if getattr(dtype, "kind", None) not in ("i", "u"):
+            continue
+        column = np.asarray(frame.iloc[:, j])
+        with np.errstate(all="ignore"):
+            kept = np.array_equal(array[:, j].real.astype(column.dtype), column)
+        if not kept:
+            bits = np.finfo(array.dtype).nmant + 1
+            raise InputError(
+                f"{label} got a pandas DataFrame whose {column.dtype} column "
+                f"{frame.columns[j]!r} holds integers that {array.dtype} cannot represent "
+                f"exactly (beyond 2**{bits}), and its columns are read as one {array.dtype} "
+                f"array, which would round them; convert it yourself if rounding is fine "
+                f"(value.astype('{array.dtype}')), or pass the integer columns apart"
+            )
 
 
 def rounded_integers(value, raw: np.ndarray, limit: float | None = None):
