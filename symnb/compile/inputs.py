@@ -157,6 +157,11 @@ class InputSpec:
             )
         if raw.dtype.kind == "c" and self.dtype.kind != "c":
             raw = self._real_part(value, raw)
+        rounded = array_kinds.rounded_integers(value, raw)
+        if rounded is not None:
+            return self._with_integers(value, raw, *rounded)
+        if raw.dtype == self.dtype and raw.flags.owndata:  # (a list of floats: nothing to cast)
+            return raw
         with np.errstate(all="ignore"):
             array = raw.astype(self.dtype)
             if raw.dtype.kind in "fc" and self.dtype.kind in "fc":
@@ -166,6 +171,45 @@ class InputSpec:
             if exact and raw.dtype.kind in "iu" and self.dtype.kind in "fc":
                 # the comparison above rounds raw too: 2**53 + 1 would equal its float64
                 exact = np.array_equal(array.real.astype(raw.dtype), raw)
+        if not exact:
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}; the value {value!r} does not convert "
+                f"without loss{self._rounding(raw, array)}"
+            )
+        return array
+
+    def _with_integers(self, value, raw: np.ndarray, positions, ints) -> np.ndarray:
+        """A list whose integers NumPy read as rounded floats (``raw``; ``ints``, at the flat
+        ``positions``, exact): each integer is checked as the Python int it is, and an integer
+        input takes it exactly (``[2**62 + 1, 2.0]``, ``[2**64 - 1, 0]`` for uint64), as
+        ``np.asarray(value, dtype)`` converts it; the other values as any list's."""
+        inexact = array_kinds.inexact_integer(ints, self.dtype)
+        if inexact is not None:
+            v, held = inexact
+            if held is None:
+                info = np.iinfo(self.dtype)
+                why = f" ({self.dtype.name} holds {info.min} to {info.max}, not {v})"
+            else:
+                bits = np.finfo(self.dtype).nmant + 1
+                why = (
+                    f" ({self.dtype.name} holds the int {v} as {held!r}: integers beyond "
+                    f"2**{bits} round); pass np.asarray(value, '{self.dtype.name}') if "
+                    "rounding is fine"
+                )
+            raise InputError(
+                f"{self.label} expects {self.dtype.name}; the value {value!r} does not convert "
+                f"without loss{why}"
+            )
+        others = np.ones(raw.size, dtype=bool)
+        others[positions] = False
+        raw_flat = raw.reshape(-1)
+        with np.errstate(all="ignore"):
+            flat = raw_flat.astype(self.dtype)
+            if self.dtype.kind in "iu":
+                flat[positions] = np.array(ints, dtype=self.dtype)
+            equal_nan = self.dtype.kind in "fc"  # (no cast to a non-float gives NaN)
+            exact = np.array_equal(flat[others], raw_flat[others], equal_nan=equal_nan)
+        array = flat.reshape(raw.shape)
         if not exact:
             raise InputError(
                 f"{self.label} expects {self.dtype.name}; the value {value!r} does not convert "

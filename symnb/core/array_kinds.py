@@ -5,7 +5,9 @@ inputs.py): a torch tensor, a JAX array, a pandas object or a memoryview whose d
 cast safely to the input's is refused, never rounded. An object with ``__dlpack__`` (torch,
 JAX, CuPy, ...) is taken without a copy where its memory is on the host; a torch tensor that
 requires grad is detached first, with an ``InputWarning``. No array library is imported here:
-kinds are recognised by their protocols and their class's module.
+kinds are recognised by their protocols and their class's module. Where NumPy's own reading
+rounds before any check sees the values (a list mixing ints and floats, a DataFrame of int and
+float columns, both read as float64), the integers are checked as they were given.
 """
 
 from __future__ import annotations
@@ -96,9 +98,100 @@ def to_numpy(value, label: str) -> np.ndarray:
         except (BufferError, RuntimeError, TypeError, ValueError):
             pass  # a dtype or layout DLPack cannot carry: NumPy's conversion says why
     try:
-        return np.asarray(value)
+        array = np.asarray(value)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise InputError(f"{label}: cannot read the {describe(value)} as an array: {exc}") from None
+    _check_merged_columns(value, array, label)
+    return array
+
+
+def _check_merged_columns(frame, array: np.ndarray, label: str) -> None:
+    """A pandas DataFrame of integer and float columns is read as one float array, which
+    rounds the integers beyond 2**53 before any dtype check sees them: each integer column
+    must come through unchanged (as its own array would have to for a float input)."""
+    if array.dtype.kind not in "fc" or array.ndim != 2 or not hasattr(frame, "columns"):
+        return
+    if type(frame).__module__.split(".")[0] != "pandas":
+        return
+    for j, dtype in enumerate(frame.dtypes):
+        if getattr(dtype, "kind", None) not in ("i", "u"):
+            continue
+        column = np.asarray(frame.iloc[:, j])
+        with np.errstate(all="ignore"):
+            kept = np.array_equal(array[:, j].real.astype(column.dtype), column)
+        if not kept:
+            bits = np.finfo(array.dtype).nmant + 1
+            raise InputError(
+                f"{label} got a pandas DataFrame whose {column.dtype} column "
+                f"{frame.columns[j]!r} holds integers that {array.dtype} cannot represent "
+                f"exactly (beyond 2**{bits}), and its columns are read as one {array.dtype} "
+                f"array, which would round them; convert it yourself if rounding is fine "
+                f"(value.astype('{array.dtype}')), or pass the integer columns apart"
+            )
+
+
+def rounded_integers(value, raw: np.ndarray, limit: float | None = None):
+    """The integers of the list or tuple ``value`` that NumPy's reading of it, the float array
+    ``raw``, may have rounded: NumPy reads a list that mixes Python ints with floats, or ints
+    that fit no one integer dtype (``[2**64 - 1, 0]``), as float64, so ``[2**53 + 1, 0.5]``
+    arrives as ``[2**53, 0.5]``. Returns the flat positions in ``raw`` of its integers of
+    magnitude ``limit`` or more (by default those ``raw``'s dtype may round) and their exact
+    values as Python ints; None when there are none, which a list of floats costs one
+    comparison to learn."""
+    if raw.dtype.kind not in "fc" or not isinstance(value, (list, tuple)):
+        return None
+    if limit is None:
+        limit = 2.0 ** (np.finfo(raw.dtype).nmant + 1)
+    large = np.abs(raw.real.reshape(-1)) >= limit  # (inf too: an int beyond the range)
+    if not large.any():
+        return None
+    leaves = integer_leaves(value, raw.shape, every=False)
+    if leaves is None:
+        return None
+    positions = [p for p in np.flatnonzero(large) if leaves[p] is not None]
+    if not positions:
+        return None
+    return np.array(positions, dtype=np.intp), [leaves[p] for p in positions]
+
+
+def integer_leaves(value, shape: tuple, every: bool = True) -> list | None:
+    """The leaves of the list ``value`` (read as an array of ``shape``), flat, each integer as
+    the Python int it is and any other leaf as None; None when ``every`` leaf must be an
+    integer and one is not (or when the leaves do not make that shape)."""
+    try:
+        objects = np.array(value, dtype=object)
+    except (ValueError, TypeError):
+        return None
+    if objects.shape != shape:
+        return None
+    leaves = [_as_int(v) for v in objects.reshape(-1)]
+    if every and any(v is None for v in leaves):
+        return None
+    return leaves
+
+
+def _as_int(leaf) -> int | None:
+    """A Python int or NumPy integer as a Python int; None for any other leaf."""
+    return int(leaf) if isinstance(leaf, (int, np.integer)) else None
+
+
+def inexact_integer(ints, dtype: np.dtype):
+    """The first of the Python ints ``ints`` that ``dtype`` does not hold exactly, and what a
+    cast makes of it (None beyond an integer dtype's range); None when it holds them all."""
+    for v in ints:
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            if not info.min <= v <= info.max:
+                return v, None
+            continue
+        try:
+            with np.errstate(over="ignore"):
+                held = np.array(float(v), dtype=dtype)[()]
+        except OverflowError:  # (beyond float64: 2**1024)
+            held = dtype.type(np.inf)
+        if not (np.isfinite(held.real) and int(held.real) == v):
+            return v, held.item()
+    return None
 
 
 def _resolved(value):

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 from symnb.core import locks
-from symnb.core.array_kinds import host_value
+from symnb.core.array_kinds import host_value, inexact_integer, integer_leaves, rounded_integers
 from symnb.core.dim_sizes import SizeConflict, check_sizes
 from symnb.core.dims import format_shape, matches_value, normalize_shape
 from symnb.core.hooks import hook, provided, register
@@ -442,9 +442,26 @@ def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.nd
             f"symnb computes with; write it as a float ({float(value)!r}) for float math"
         )
     value = _host_value(value, label, shape)
+    array = _numpy_array(value, dtype, label, copy)
+    if array.dtype.kind == "O":
+        raise DTypeError(
+            f"{label}: NumPy holds {_short(value)} only as Python objects (dtype object): an "
+            "int wider than 64 bits, None, or values of mixed kinds; symnb computes with "
+            "numbers and booleans"
+        )
+    try:
+        native = as_dtype(array.dtype)
+    except DTypeError as exc:
+        raise DTypeError(f"{label}: {exc}") from None
+    return array if array.dtype == native else array.astype(native)  # ('>f8': byte order)
+
+
+def _numpy_array(value, dtype, label: str, copy=None) -> np.ndarray:
+    """``np.array(value, dtype, copy=copy)``, a value NumPy cannot make an array of (a ragged
+    list, a string for a number) a ShapeError or DTypeError that starts with ``label``."""
     try:
         wanted = None if dtype is None else as_dtype(dtype)
-        array = np.array(value, dtype=wanted, copy=copy)
+        return np.array(value, dtype=wanted, copy=copy)
     except DTypeError as exc:
         raise DTypeError(f"{label}: {exc}") from None
     except InputError:  # a symbolic variable in the value ([n, 0]): its own words, sn.stack
@@ -457,17 +474,6 @@ def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.nd
         raise DTypeError(f"{label}: {_short(value)} cannot be {dtype} ({exc})") from None
     except OverflowError as exc:
         raise DTypeError(f"{label}: {exc}") from None
-    if array.dtype.kind == "O":
-        raise DTypeError(
-            f"{label}: NumPy holds {_short(value)} only as Python objects (dtype object): an "
-            "int wider than 64 bits, None, or values of mixed kinds; symnb computes with "
-            "numbers and booleans"
-        )
-    try:
-        native = as_dtype(array.dtype)
-    except DTypeError as exc:
-        raise DTypeError(f"{label}: {exc}") from None
-    return array if array.dtype == native else array.astype(native)  # ('>f8': byte order)
 
 
 def _host_value(value, label: str, shape):
@@ -745,7 +751,11 @@ class SharedVariable(Variable):
             and value.shape == current.shape
         ):  # as a training step writes it back
             return value  # the current value's shape was checked: this one fits too
-        array = np.asarray(_host_value(value, f"shared {self.describe()}", self.type.shape))
+        label = f"shared {self.describe()}"
+        value = _host_value(value, label, self.type.shape)
+        array = _numpy_array(value, None, label)
+        if isinstance(value, (list, tuple)) and array.dtype.kind in "fc":
+            array = self._list_values(value, array)
         if array.dtype != self.type.dtype:
             integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
             if not (integers or np.can_cast(array.dtype, self.type.dtype, "same_kind")):
@@ -755,6 +765,42 @@ class SharedVariable(Variable):
             array = array.copy()
         self._check(array, what or "the new value")
         return array
+
+    def _list_values(self, value, array):
+        """A list that NumPy read as floats (``array``) by the Python values it holds: a list
+        of integers alone is taken by value into an integer variable (``[2**64 - 1, 0]``,
+        which NumPy reads as float64, into uint64), and a float variable refuses an integer
+        it cannot hold exactly that NumPy rounded on the way (``[2**53 + 1, 0.5]``)."""
+        dtype = self.type.dtype
+        if dtype.kind in "iu":
+            ints = integer_leaves(value, array.shape)
+            if ints is None:
+                return array  # (floats: refused as a float64 value)
+            inexact = inexact_integer(ints, dtype)
+            if inexact is not None:
+                info = np.iinfo(dtype)
+                held = f"{dtype.name} holds {info.min} to {info.max}"
+                raise self._changed(inexact[0], held)
+            return np.array(ints, dtype=dtype).reshape(array.shape)
+        if dtype.kind not in "fc":
+            return array
+        limit = 2.0 ** (min(np.finfo(array.dtype).nmant, np.finfo(dtype).nmant) + 1)
+        rounded = rounded_integers(value, array, limit)
+        inexact = None if rounded is None else inexact_integer(rounded[1], dtype)
+        if inexact is not None:
+            exact = np.finfo(dtype).nmant + 1
+            raise self._changed(
+                inexact[0], f"{dtype.name} holds integers exactly only up to 2**{exact}"
+            )
+        return array
+
+    def _changed(self, value, held: str, kind: str = "int") -> DTypeError:
+        """The error for a ``kind`` value a cast to the variable's dtype would change."""
+        return DTypeError(
+            f"shared {self.describe()} cannot take the {kind} value {value!r}: "
+            f"{held}, and a cast would change it; convert the values yourself if that is "
+            "what you want"
+        )
 
     def _cast_keeping_values(self, array):
         """A same-kind (or integer) cast that changes no value but by float rounding (float64 into a
@@ -777,11 +823,7 @@ class SharedVariable(Variable):
                 held = f"{dtype.name} holds integers exactly only up to 2**{exact}"
             else:
                 held = f"{dtype.name} overflows to inf there"
-            raise DTypeError(
-                f"shared {self.describe()} cannot take the {array.dtype.name} value {first!r}: "
-                f"{held}, and a cast would change it; convert the values yourself if that is "
-                "what you want"
-            )
+            raise self._changed(first, held, array.dtype.name)
         return cast
 
     def _check(self, array, what):

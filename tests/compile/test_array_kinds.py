@@ -182,6 +182,27 @@ def test_a_dataframe_of_mixed_columns_is_refused():
     )
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_dataframes_int_column_is_not_rounded_by_merging_with_a_float_one(backend):
+    """pandas reads int64 and float64 columns as one float64 array, rounding 2**53 + 1 before
+    the dtype check; the int column alone is refused, so the frame is too (per column)."""
+    pd = pytest.importorskip("pandas")
+    f = batch_sums(backend, "float64")
+    frame = pd.DataFrame({"a": [2**53 + 1, 2], "b": [3.0, 4.0]})
+    with pytest.raises(InputError) as info:
+        f(frame)
+    assert str(info.value) == (
+        "input 0 'x' got a pandas DataFrame whose int64 column 'a' holds integers that float64 "
+        "cannot represent exactly (beyond 2**53), and its columns are read as one float64 "
+        "array, which would round them; convert it yourself if rounding is fine "
+        "(value.astype('float64')), or pass the integer columns apart"
+    )
+    with pytest.raises(InputError, match=r"uint64 column 'u' holds integers that float64"):
+        sn.shared(pd.DataFrame({"u": np.array([2**64 - 1, 0], "uint64"), "i": [-1, 2]}))
+    exact = pd.DataFrame({"a": [2**53, 2], "b": [3.5, 4.0]})
+    np.testing.assert_array_equal(f(exact), [2.0 * (2**53 + 3.5), 12.0])
+
+
 # -- xarray: dims matched by name -----------------------------------------------------------
 def _dataarray(array, dims):
     return pytest.importorskip("xarray").DataArray(array, dims=dims)

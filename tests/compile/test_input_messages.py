@@ -177,6 +177,48 @@ DTYPE_CASES = [
         "with an imaginary part, which the cast would drop; declare the input with "
         "dtype='complex128' or pass the real part",
     ),
+    # a list that mixes ints and floats: NumPy reads it as float64, rounding the ints beyond
+    # 2**53 before any check; each int is checked as the Python int it is
+    (
+        "float64",
+        [2**53 + 1, 0.5],
+        "input 0 'x0' expects float64; the value [9007199254740993, 0.5] does not convert "
+        "without loss (float64 holds the int 9007199254740993 as 9007199254740992.0: integers "
+        "beyond 2**53 round); pass np.asarray(value, 'float64') if rounding is fine",
+    ),
+    (  # (ints of both signs beyond int64: float64 too)
+        "float64",
+        [2**63 + 1, -1],
+        "input 0 'x0' expects float64; the value [9223372036854775809, -1] does not convert "
+        "without loss (float64 holds the int 9223372036854775809 as 9.223372036854776e+18: "
+        "integers beyond 2**53 round); pass np.asarray(value, 'float64') if rounding is fine",
+    ),
+    (
+        "float32",
+        [np.int64(2**62 + 1), 0.5],
+        "input 0 'x0' expects float32; the value [np.int64(4611686018427387905), 0.5] does not "
+        "convert without loss (float32 holds the int 4611686018427387905 as "
+        "4.611686018427388e+18: integers beyond 2**24 round); pass np.asarray(value, 'float32') "
+        "if rounding is fine",
+    ),
+    (
+        "int32",
+        [2**62 + 1, 2.0],
+        "input 0 'x0' expects int32; the value [4611686018427387905, 2.0] does not convert "
+        "without loss (int32 holds -2147483648 to 2147483647, not 4611686018427387905)",
+    ),
+    (
+        "int64",
+        [2**62 + 1, 2.5],
+        "input 0 'x0' expects int64; the value [4611686018427387905, 2.5] does not convert "
+        "without loss",
+    ),
+    (
+        "uint64",
+        [2**64 - 1, -1],
+        "input 0 'x0' expects uint64; the value [18446744073709551615, -1] does not convert "
+        "without loss",
+    ),
     # a list's floats follow the rule of an array's values: none is rounded silently
     (
         "float32",
@@ -227,6 +269,13 @@ ACCEPTED = [
     ("float32", np.array([3, -7], "int16"), np.array([3.0, -7.0], "float32")),
     ("float64", [1 + 0j, 0.5], np.array([1.0, 0.5])),  # no imaginary part: nothing is lost
     ("complex128", [1 + 2j, 3], np.array([1 + 2j, 3])),
+    # ints NumPy reads as float64 (mixed with floats, or of both signs beyond int64) are taken
+    # as the Python ints they are, as np.asarray(value, dtype) converts them
+    ("int64", [2**62 + 1, 2.0], np.array([2**62 + 1, 2])),
+    ("int64", [np.int64(2**62 + 1), -2.0], np.array([2**62 + 1, -2])),
+    ("uint64", [2**64 - 1, 0], np.array([2**64 - 1, 0], "uint64")),
+    ("uint64", (2**63 + 1, 7.0), np.array([2**63 + 1, 7], "uint64")),
+    ("float64", [2**60, 0.5], np.array([2.0**60, 0.5])),
 ]
 
 
@@ -235,6 +284,33 @@ def test_values_that_convert_exactly_are_accepted(dtype, value, want):
     got = call([((None,), dtype)], value)
     assert got.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend_name", named_backends("py", "c"))
+def test_a_lists_large_ints_are_not_rounded_by_numpys_float64_reading(backend_name):
+    """``np.asarray([2**62 + 1, 2.0])`` is float64 [2**62, 2.0]: the check compared the
+    rounded int with itself, so an int64 input computed with 2**62 and a float64 input took
+    2**63 + 1 rounded; a uint64 input refused [2**64 - 1, 0], read as float64 2**64."""
+    i = sn.tensor("i", shape=(None,), dtype="int64")
+    assert sn.function([i], i * 1, backend=backend_name)([2**62 + 1, 2.0]).tolist() == [
+        2**62 + 1,
+        2,
+    ]
+    m = sn.tensor("m", shape=(None, None), dtype="int64")
+    nested = [[2.0, 2**62 + 1], (-(2**62) - 3, 4.0)]
+    assert sn.function([m], m * 1, backend=backend_name)(nested).tolist() == [
+        [2, 2**62 + 1],
+        [-(2**62) - 3, 4],
+    ]
+    u = sn.tensor("u", shape=(None,), dtype="uint64")
+    got = sn.function([u], u * 1, backend=backend_name)([2**64 - 1, 0])
+    assert got.dtype == np.uint64 and got.tolist() == [2**64 - 1, 0]
+    x = sn.tensor("x", shape=(None,), dtype="float64")
+    f = sn.function([x], x * 1, backend=backend_name)
+    for value in ([2**63 + 1, -1], [2**53 + 1, 0.5], [2**53 + 1, -1]):
+        with pytest.raises(InputError, match=r"the value \[\d+, (-1|0\.5)\] does not convert"):
+            f(value)
+    assert f([2**53, 0.5]).tolist() == [2.0**53, 0.5]
 
 
 @pytest.mark.parametrize("backend_name", named_backends("py", "c"))

@@ -112,6 +112,12 @@ CASES = [
         ValueError,
         r"shared 'W': \[\[1, 2\], \[3\]\] is not a rectangular array",
     ),
+    (  # set_value's list too (it was NumPy's bare ValueError)
+        lambda: sn.shared(np.zeros((2, 2)), name="W", shape=(None, None)).set_value([[1], [2, 3]]),
+        sn.ShapeError,
+        ValueError,
+        r"shared 'W' \(float64\(\?, \?\)\): \[\[1\], \[2, 3\]\] is not a rectangular array",
+    ),
     (
         lambda: sn.shared(np.zeros(3), shape=(-1,), name="W"),
         sn.ShapeError,

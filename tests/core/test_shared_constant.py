@@ -184,6 +184,35 @@ def test_set_value_refuses_integers_a_float_variable_cannot_hold_exactly():
     assert w.get_value().tolist() == [2.0**53, 3.0]
 
 
+def test_set_value_reads_a_lists_ints_as_the_python_ints_they_are():
+    """NumPy reads ``[2**63 + 1, -1]`` (ints of both signs beyond int64) and ``[2**53 + 1,
+    0.5]`` as float64, rounding the int: a float64 variable kept it rounded (where
+    ``[2**53 + 1, -1]``, read as int64, is refused), and a uint64 variable refused
+    ``[2**64 - 1, 0]`` as "a float64 value"."""
+    w = sn.shared(np.zeros(2), name="w")
+    with pytest.raises(
+        sn.DTypeError,
+        match=r"^shared 'w' \(float64\(2,\)\) cannot take the int value 9223372036854775809: "
+        r"float64 holds integers exactly only up to 2\*\*53",
+    ):
+        w.set_value([2**63 + 1, -1])
+    with pytest.raises(sn.DTypeError, match=r"int value 9007199254740993: float64 holds"):
+        w.set_value([2**53 + 1, 0.5])
+    with pytest.raises(sn.DTypeError, match=r"int value 16777217: float32 holds integers "):
+        sn.shared(np.zeros(2, "float32"), name="n").set_value([2**24 + 1, 0.5])
+    assert w.get_value().tolist() == [0.0, 0.0]
+    w.set_value([2**60, 0.5])
+    assert w.get_value().tolist() == [2.0**60, 0.5]
+    u = sn.shared(np.zeros(2, "uint64"), name="u")
+    u.set_value([2**64 - 1, 0])
+    assert u.get_value().dtype == np.uint64 and u.get_value().tolist() == [2**64 - 1, 0]
+    with pytest.raises(sn.DTypeError, match=r"cannot take the int value -1: uint64 holds 0 to"):
+        u.set_value([2**64 - 1, -1])
+    with pytest.raises(sn.DTypeError, match=r"\(uint64\(2,\)\) cannot take a float64 value\n"):
+        u.set_value([2**64 - 1, 0.5])  # a float into an integer variable, as [1.0, 2.0]
+    assert u.get_value().tolist() == [2**64 - 1, 0]
+
+
 def test_a_shared_values_named_dims_agree_within_the_value():
     """A name is one size: ``shape=("n", "n")`` takes no (2, 3) value, nor ``("n", "2*n")`` a
     (3, 5) one, at the sn.shared or set_value line, as an input of that shape refuses it at a
