@@ -59,7 +59,7 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
     for var in targets:
-        check_wrt(var)
+        check_wrt(var, "sn.jacobian")
     shape = expr.type.shape
     first = uid_mark()
     if not shape:
@@ -83,6 +83,8 @@ def hessian(cost, wrt, disconnected="raise", return_disconnected="zero"):
     """
     check_expression(cost, "sn.hessian", "cost")
     targets, single = variable_list(wrt, "wrt")
+    for var in targets:
+        check_wrt(var, "sn.hessian")
     grads = grad(cost, targets, None, disconnected, return_disconnected)
     result = [None if g is None else jacobian(g, x, "ignore") for g, x in zip(grads, targets)]
     return result[0] if single else result

@@ -63,14 +63,17 @@ def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_d
     return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=True)
 
 
-def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: bool, names=None):
+def _reverse(
+    cost, wrt, known_grads, disconnected, return_disconnected, final: bool, names=None, call=None
+):
     """The reverse pass; ``names``: how errors name each known gradient (``sn.Lop``'s eval
-    points), else ``KNOWN_GRADIENT``."""
+    points), else ``KNOWN_GRADIENT``; ``call``: the call a refused ``wrt`` is reported in
+    (``sn.Lop``), else ``sn.grad``."""
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
     for var in targets:
-        check_wrt(var)
+        check_wrt(var, call or "sn.grad")
     first = uid_mark()
     # every gradient node is from the user's grad line; the user saw the warnings of the
     # graph differentiated
@@ -103,7 +106,7 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
         raise ArgumentError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
     known = list(zip(outputs, points))
     names = [f"Lop: eval point {i}" for i in range(len(points))]
-    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names)
+    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names, "sn.Lop")
 
 
 # -- arguments ------------------------------------------------------------------------------
@@ -129,24 +132,26 @@ def _variable_arg(value, what):
     )
 
 
-def check_wrt(var: Variable):
-    """Only real float variables have a gradient (complex ones: ``refuse_complex``)."""
+def check_wrt(var: Variable, call: str = "sn.grad", what: str = "gradient"):
+    """Only real float variables have a gradient (complex ones: ``refuse_complex``). The
+    refusal names the call the user made (``sn.Rop``, ``sn.jacobian``...) and what it takes
+    (``sn.Rop``: a tangent)."""
     if var.type.dtype.kind == "c":
-        raise refuse_complex(var, "with respect to")
+        raise refuse_complex(var, "with respect to", call=call)
     if not var.type.is_float:
         raise DTypeError(
-            f"sn.grad: cannot differentiate with respect to {var.describe()}: integer and "
-            "boolean variables are kept out of differentiation (no gradient is defined for "
-            "them); make it a float variable if you need its gradient"
+            f"{call}: cannot differentiate with respect to {var.describe()}: integer and "
+            f"boolean variables are kept out of differentiation (no {what} is defined for "
+            f"them); make it a float variable if you need its {what}"
         )
 
 
-def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
+def refuse_complex(var: Variable, how: str, made: str = "", call: str = "sn.grad") -> DTypeError:
     """The ops' gradient rules multiply by f'(z) where the convention of PyTorch (grad =
     dL/dx + i dL/dy) needs conj(f'(z)): until each rule is verified on complex values, a
     gradient that would go through one is refused rather than silently wrong."""
     return DTypeError(
-        f"sn.grad: cannot differentiate {how} {var.describe()}{made}: it is complex, and symnb's "
+        f"{call}: cannot differentiate {how} {var.describe()}{made}: it is complex, and symnb's "
         "gradients of complex values are not verified (docs/autodiff.md); hold the real and "
         "imaginary parts in real float variables and differentiate with respect to those"
     )
