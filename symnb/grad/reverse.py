@@ -54,13 +54,22 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
 KNOWN_GRADIENT = "sn.grad: the known gradient"
 
 
-def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
-    """``grad`` with Theano's rule for ``known_grads`` (the Theano layer's ``T.grad``): a
-    known gradient is the whole gradient of its variable, to which the cost and the other
-    known gradients send nothing more (Theano's ``grad`` puts them in its table of gradients
-    first and computes only those not in it), and a known gradient of the cost replaces
-    the cost's 1."""
-    return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=True)
+def grad_known_final(
+    cost,
+    wrt,
+    known_grads=None,
+    disconnected="raise",
+    return_disconnected="zero",
+    names=None,
+    call=None,
+):
+    """``grad`` with Theano's rule for ``known_grads`` (the Theano layer's ``T.grad`` and
+    ``T.Lop``): a known gradient is the whole gradient of its variable, to which the cost and
+    the other known gradients send nothing more (Theano's ``grad`` puts them in its table of
+    gradients first and computes only those not in it), and a known gradient of the cost
+    replaces the cost's 1. ``names``: how errors name each known gradient, and ``call``
+    the call a refused ``wrt`` is reported in (``T.Lop``'s eval points, ``sn.Lop``)."""
+    return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, True, names, call)
 
 
 def _reverse(
@@ -100,13 +109,18 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     ``f`` and ``eval_points`` are a variable each or equal-length lists; the result has one
     entry per ``wrt``, shaped like it (Theano's ``Lop``).
     """
+    known, names = lop_points(f, eval_points)
+    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names, "sn.Lop")
+
+
+def lop_points(f, eval_points) -> tuple[list[tuple], list[str]]:
+    """``Lop``'s ``f`` and ``eval_points`` as (expression, eval point) pairs, the known
+    gradients its pass starts from, and how errors name each point."""
     outputs, _ = variable_list(f, "f")
     points, _ = variable_list(eval_points, "eval_points")
     if len(outputs) != len(points):
         raise ArgumentError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
-    known = list(zip(outputs, points))
-    names = [f"Lop: eval point {i}" for i in range(len(points))]
-    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names, "sn.Lop")
+    return list(zip(outputs, points)), [f"Lop: eval point {i}" for i in range(len(points))]
 
 
 # -- arguments ------------------------------------------------------------------------------

@@ -379,3 +379,27 @@ def test_subgraph_grad_backpropagates_one_part_at_a_time():
         theano.gradient.subgraph_grad(wrt=[W2], end=[h])
     with pytest.raises(sn.ArgumentError, match="subgraph_grad: end must be a list"):
         theano.gradient.subgraph_grad(wrt=[W2], end=h, cost=c)
+
+
+def test_lop_takes_each_eval_point_as_its_fs_whole_gradient_as_theano():
+    """Theano 1.0's ``Lop`` is ``grad(None, wrt, known_grads=OrderedDict(zip(f,
+    eval_points)))``: an eval point is its f's whole gradient, so what a later f sends back
+    through an earlier one is not added. T.Lop added it (sn.Lop's rule, which stays):
+    ``T.Lop([y, z], x, [u, w])`` with z = exp(y) gave 2u + 2 exp(2x) w where Theano, and
+    T.grad with the same known_grads, give 2u."""
+    x, u, w = T.dvector("x"), T.dvector("u"), T.dvector("w")
+    y = 2 * x
+    z = T.exp(y)
+    xv, uv, wv = np.array([0.3, -1.2, 0.7]), np.array([1.0, 2.0, -0.5]), np.array([0.5, 0.25, 1.0])
+    outputs = [
+        T.Lop([y, z], x, [u, w]),
+        T.grad(None, x, known_grads={y: u, z: w}),
+        *T.Lop([z, y], [x, y], [w, u]),  # y's own product is its eval point
+        T.Lop([y, y], x, [u, w]),  # Theano's dict: an f listed twice keeps its last point
+        T.Lop([y, z], x, [u, w], consider_constant=[z]),
+        sn.Lop([y, z], x, [u, w]),
+    ]
+    got = run([x, u, w], outputs, xv, uv, wv)
+    for value, want in zip(got[:6], [2 * uv, 2 * uv, 2 * uv, uv, 2 * wv, 2 * uv]):
+        np.testing.assert_allclose(value, want)
+    np.testing.assert_allclose(got[6], 2 * uv + 2 * np.exp(2 * xv) * wv)

@@ -15,7 +15,6 @@ from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, SymnbError
-from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.errors import (
     DISCONNECTED_HINT,
@@ -23,7 +22,7 @@ from symnb.grad.errors import (
     DisconnectedInputWarning,
     NotDifferentiableError,
 )
-from symnb.grad.reverse import DISCONNECTED, check_option, known_items
+from symnb.grad.reverse import DISCONNECTED, check_option, known_items, lop_points
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
@@ -425,16 +424,34 @@ def _report_output(i: int, out: Variable, disconnected_outputs: str, return_disc
 
 def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):  # noqa: N802
     """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt, one product
-    per wrt (a tuple for a tuple)."""
+    per wrt (a tuple for a tuple). As Theano 1.0's, it is ``T.grad(None, wrt,
+    known_grads=OrderedDict(zip(f, eval_points)))``: each eval point is its f's whole
+    gradient (what another f sends back through it is not added; an f listed twice keeps its
+    last point), and an integer ``wrt`` is differentiated as ``T.grad`` does."""
     given = wrt
     located_call(check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.Lop")
-    _wrt_list(wrt, "T.Lop")
+    targets = _wrt_list(wrt, "T.Lop")
+    pairs, names = located_call(lop_points, f, eval_points)
+    at: dict[int, int] = {}  # Theano's OrderedDict(zip(f, eval_points)): an f's last point,
+    for k, (var, _) in enumerate(pairs):  # in the place of its first
+        at[id(var)] = k
+    kept = list(at.values())
+    known = [pairs[k] for k in kept]
     if consider_constant is not None:
-        f, wrt, _ = _constant_through(f, wrt, consider_constant, call="T.Lop")
-    result = _as_called(
-        "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
+        _, targets, known = _constant_through(None, targets, consider_constant, known, "T.Lop")
+    results = _as_called(
+        "T.Lop",
+        "disconnected_inputs",
+        theano_grad,
+        None,
+        targets,
+        known,
+        disconnected_inputs,
+        "zero",
+        [names[k] for k in kept],
+        "sn.Lop",
     )
-    return _format_as(given, result)
+    return _format_as(given, results if isinstance(given, (list, tuple)) else results[0])
 
 
 def subgraph_grad(wrt, end, start=None, cost=None, details=False):

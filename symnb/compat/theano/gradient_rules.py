@@ -31,8 +31,17 @@ from symnb.ops.linalg import Matmul, Tensordot
 VALUE_OPS = (Elemwise, Reduce, Matmul, Tensordot)
 
 
-def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disconnected: str):
-    """One gradient per target, by Theano's rules for integer targets and costs."""
+def theano_grad(
+    cost,
+    targets: list,
+    known_grads,
+    disconnected: str,
+    return_disconnected: str,
+    names=None,
+    call=None,
+):
+    """One gradient per target, by Theano's rules for integer targets and costs; ``names``
+    and ``call`` as ``grad_known_final``'s (``T.Lop``'s eval points)."""
     if (cost is None or cost.type.is_float) and all(t.type.is_float for t in targets):
         return _grad(
             cost,
@@ -40,6 +49,8 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
             known_grads=known_grads,
             disconnected=disconnected,
             return_disconnected=return_disconnected,
+            names=names,
+            call=call,
         )
     if cost is not None and cost.type.ndim != 0:
         raise ShapeTypeError(f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}")
@@ -47,7 +58,7 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
     given = {id(var): g for var, g in known}
     connected = _feeding(([cost] if cost is not None else []) + [var for var, _ in known])
     ints = [t for t in targets if not t.type.is_float and id(t) not in given and t is not cost]
-    found = _float_paths(cost, known, targets, ints)
+    found = _float_paths(cost, known, targets, ints, names)
     results = []
     for t in targets:
         if id(t) in given and not t.type.is_float:
@@ -60,10 +71,12 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
     return results
 
 
-def _float_paths(cost, known: list, targets: list, ints: list) -> dict[int, list]:
+def _float_paths(cost, known: list, targets: list, ints: list, names=None) -> dict[int, list]:
     """The gradients reaching each target along float values: per target id, a list (None
     where nothing reached)."""
-    float_known = [(var, g) for var, g in known if var.type.is_float]
+    floating = [k for k, (var, _) in enumerate(known) if var.type.is_float]
+    float_known = [known[k] for k in floating]
+    float_names = None if names is None else [names[k] for k in floating]
     float_cost = cost if cost is not None and cost.type.is_float else None
     seeds = ([float_cost] if float_cost is not None else []) + [var for var, _ in float_known]
     if not seeds:
@@ -83,6 +96,7 @@ def _float_paths(cost, known: list, targets: list, ints: list) -> dict[int, list
             known_grads=new_known or None,
             disconnected="ignore",
             return_disconnected="none",
+            names=float_names,
         )
     )
     found = {id(t): [next(grads)] for t in floats}
