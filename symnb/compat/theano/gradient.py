@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.compat.theano.folded import reading
-from symnb.compat.theano.gradient_rules import theano_grad
+from symnb.compat.theano.gradient_rules import THEANO_REVERSE, theano_grad
 from symnb.compat.theano.gradient_verify import verify_grad
 from symnb.control.jacobian import check_expression as _check_expression
-from symnb.control.jacobian import hessian as _hessian
-from symnb.control.jacobian import jacobian as _jacobian
+from symnb.control.jacobian import hessian_by, jacobian_by
 from symnb.core.graph import ancestors, clone_graph, leaves
 from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
@@ -321,7 +320,8 @@ def _constant_list(constants, call: str) -> list:
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
-    """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple)."""
+    """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple), its rows ``T.grad``'s,
+    as Theano built them (an integer ``wrt`` is differentiated as if continuous)."""
     _check_expression(expression, "T.jacobian", "expression")
     given = wrt
     located_call(
@@ -334,7 +334,8 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
     result = _as_called(
         "T.jacobian",
         "disconnected_inputs",
-        _jacobian,
+        jacobian_by,
+        THEANO_REVERSE,
         expression,
         wrt,
         disconnected=disconnected_inputs,
@@ -343,7 +344,8 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
-    """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple)."""
+    """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple), from ``T.grad``'s rules
+    as ``T.jacobian``."""
     _check_expression(cost, "T.hessian", "cost")
     given = wrt
     located_call(
@@ -352,7 +354,13 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     if consider_constant is not None:
         cost, wrt, _ = _constant_through(cost, wrt, consider_constant, call="T.hessian")
     result = _as_called(
-        "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
+        "T.hessian",
+        "disconnected_inputs",
+        hessian_by,
+        THEANO_REVERSE,
+        cost,
+        wrt,
+        disconnected=disconnected_inputs,
     )
     return _format_as(given, result)
 

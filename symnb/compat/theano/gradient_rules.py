@@ -1,7 +1,8 @@
 """``T.grad``'s rules where Theano's differ from ``sn.grad``'s: integer variables, and
 ``known_grads``, each the whole gradient of its variable (``grad_known_final``: the cost
 sends it nothing more, and a known gradient of the cost replaces its 1) where ``sn.grad``
-adds them to what the cost sends.
+adds them to what the cost sends. ``T.Lop``, ``T.jacobian`` and ``T.hessian`` are built on
+them (``TheanoReverse``), as Theano built its own on its ``grad``.
 
 ``sn.grad`` keeps integers out of differentiation. Theano differentiated with respect to them
 as if they were continuous wherever they enter a float result (``theano.grad(c, z)`` of
@@ -17,10 +18,11 @@ converted it so), and the gradients reaching those casts are summed. Through oth
 from __future__ import annotations
 
 from symnb.config import config
+from symnb.control.jacobian import Reverse
 from symnb.core.graph import ancestors
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import ShapeTypeError
-from symnb.grad.reverse import feeds, report_disconnected, zeros_like
+from symnb.grad.reverse import check_wrt, feeds, report_disconnected, zeros_like
 from symnb.grad.reverse import grad_known_final as _grad
 from symnb.ops.broadcast import Reduce
 from symnb.ops.creation import ones_like
@@ -69,6 +71,28 @@ def theano_grad(
             parts = [g for g in found.get(id(t), []) if g is not None]
             results.append(_total(t, parts, id(t) in connected, disconnected, return_disconnected))
     return results
+
+
+class TheanoReverse(Reverse):
+    """The passes ``T.jacobian`` and ``T.hessian`` are built from: Theano built them from
+    its ``grad``, so an integer ``wrt`` is differentiated as if continuous there too (a
+    complex one is refused, as ``T.grad`` refuses it)."""
+
+    def check_wrt(self, var: Variable, call: str) -> None:
+        if var.type.is_float:
+            check_wrt(var, call)
+
+    def grad(self, cost, targets: list, disconnected: str, return_disconnected: str) -> list:
+        return theano_grad(cost, targets, None, disconnected, return_disconnected)
+
+    def lop(self, f: Variable, targets: list, point) -> list:
+        return theano_grad(None, targets, [(f, point)], "ignore", "zero")
+
+    def dtype(self, var: Variable):
+        return _float_of(var)
+
+
+THEANO_REVERSE = TheanoReverse()
 
 
 def _float_paths(cost, known: list, targets: list, ints: list, names=None) -> dict[int, list]:
