@@ -44,12 +44,52 @@ from symnb.ops.layout import flatten
 from symnb.ops.shape import expand_dims, reshape, shape
 
 
+class Reverse:
+    """The reverse passes a Jacobian or a Hessian is built from: ``sn.grad``'s and
+    ``sn.Lop``'s, which refuse integer and boolean ``wrt``. The Theano layer builds them from
+    its own (``symnb.compat.theano.gradient_rules.TheanoReverse``: an integer ``wrt`` is
+    differentiated as if continuous, as Theano's ``jacobian`` and ``hessian``, built from its
+    ``grad``, did)."""
+
+    def check_wrt(self, var: Variable, call: str) -> None:
+        """Refuse a ``wrt`` these passes have no derivative for, naming ``call``."""
+        check_wrt(var, call)
+
+    def grad(self, cost, targets: list, disconnected: str, return_disconnected: str) -> list:
+        return grad(cost, targets, None, disconnected, return_disconnected)
+
+    def lop(self, f: Variable, targets: list, point) -> list:
+        """``point`` times d f / d target, per target (zeros where nothing reaches it)."""
+        return Lop(f, targets, point, "ignore")
+
+    def dtype(self, var: Variable):
+        """The dtype of a derivative with respect to ``var``."""
+        return var.type.dtype
+
+
+SN_REVERSE = Reverse()
+
+
 def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     """d expr / d wrt, shaped ``expr.shape + wrt.shape`` (one result per ``wrt``).
 
     A fixed shape builds one reverse pass per element; a symbolic one, a scan over the
     elements (see the module docstring). The options behave as in ``sn.grad``.
     """
+    return jacobian_by(SN_REVERSE, expr, wrt, disconnected, return_disconnected)
+
+
+def hessian(cost, wrt, disconnected="raise", return_disconnected="zero"):
+    """Second derivatives of the scalar ``cost``: ``wrt.shape + wrt.shape`` per ``wrt``.
+
+    Each ``wrt``'s gradient becomes a Jacobian's expression (a scan when its shape is
+    symbolic).
+    """
+    return hessian_by(SN_REVERSE, cost, wrt, disconnected, return_disconnected)
+
+
+def jacobian_by(reverse: Reverse, expr, wrt, disconnected="raise", return_disconnected="zero"):
+    """``jacobian`` built from the passes of ``reverse``."""
     check_expression(expr, "sn.jacobian", "expression")
     if not expr.type.is_float:  # of every shape, as sn.grad's cost and sn.Rop's f
         raise DTypeError(
@@ -59,34 +99,35 @@ def jacobian(expr, wrt, disconnected="raise", return_disconnected="zero"):
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
     for var in targets:
-        check_wrt(var)
+        reverse.check_wrt(var, "sn.jacobian")
     shape = expr.type.shape
     first = uid_mark()
     impure: dict = {}  # the prints and draws of the rebuilt formulas' copy: the originals
+    rows = (reverse, targets, disconnected, return_disconnected)
     if not shape:
-        result = grad(expr, targets, None, disconnected, return_disconnected)
+        result = reverse.grad(expr, targets, disconnected, return_disconnected)
     elif not all(isinstance(d, int) for d in shape):
         # its formulas rebuilt as their ops once, not by each row's Lop (in the scan's body)
         expr = with_stable_ops(expr, targets, impure)
-        result = _scanned_rows(expr, targets, disconnected, return_disconnected)
+        result = _scanned_rows(expr, *rows)
     else:
         expr = with_stable_ops(expr, targets, impure)
-        result = _stacked_rows(expr, shape, targets, disconnected, return_disconnected)
+        result = _stacked_rows(expr, shape, *rows)
     result = with_own_effects(result, impure)
     tag_remaining([r for r in result if r is not None], first)
     return result[0] if single else result
 
 
-def hessian(cost, wrt, disconnected="raise", return_disconnected="zero"):
-    """Second derivatives of the scalar ``cost``: ``wrt.shape + wrt.shape`` per ``wrt``.
-
-    Each ``wrt``'s gradient becomes a Jacobian's expression (a scan when its shape is
-    symbolic).
-    """
+def hessian_by(reverse: Reverse, cost, wrt, disconnected="raise", return_disconnected="zero"):
+    """``hessian`` built from the passes of ``reverse``."""
     check_expression(cost, "sn.hessian", "cost")
     targets, single = variable_list(wrt, "wrt")
-    grads = grad(cost, targets, None, disconnected, return_disconnected)
-    result = [None if g is None else jacobian(g, x, "ignore") for g, x in zip(grads, targets)]
+    for var in targets:
+        reverse.check_wrt(var, "sn.hessian")
+    grads = reverse.grad(cost, targets, disconnected, return_disconnected)
+    result = [
+        None if g is None else jacobian_by(reverse, g, x, "ignore") for g, x in zip(grads, targets)
+    ]
     return result[0] if single else result
 
 
@@ -104,7 +145,7 @@ def check_expression(value, call: str, what: str) -> None:
     )
 
 
-def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:
+def _scanned_rows(expr, reverse, targets, disconnected, return_disconnected) -> list:
     """Row ``k`` of each Jacobian from a scan over ``k``: ``Lop`` with the ``k``-th one-hot
     vector of the flattened expression; the rows are then shaped ``expr.shape + wrt.shape``."""
     flat = flatten(expr)
@@ -117,7 +158,7 @@ def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:
 
     def row(k):
         one_hot = cast(equal(arange(size), k), expr.type.dtype)
-        return Lop(flat, live, one_hot, "ignore")
+        return reverse.lop(flat, live, one_hot)
 
     rows, _ = scan(row, sequences=arange(size)) if live else ([], None)
     rows = rows if isinstance(rows, list) else [rows]
@@ -129,7 +170,7 @@ def _scanned_rows(expr, targets, disconnected, return_disconnected) -> list:
             out.append(None)
             continue
         dims = _dims(expr) + _dims(var)
-        out.append(zeros(dims, var.type.dtype) if r is None else reshape(r, dims))
+        out.append(zeros(dims, reverse.dtype(var)) if r is None else reshape(r, dims))
     return out
 
 
@@ -140,7 +181,7 @@ def _dims(var) -> list:
     return [d if isinstance(d, int) else getitem(shape(var), i) for i, d in enumerate(dims)]
 
 
-def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> list:
+def _stacked_rows(expr, shape, reverse, targets, disconnected, return_disconnected) -> list:
     """The rows ``Lop(expr, wrt, e_k)``, stacked, for every ``wrt`` the expression depends on."""
     connected = _connected(expr, targets)
     for var, ok in zip(targets, connected):
@@ -152,11 +193,11 @@ def _stacked_rows(expr, shape, targets, disconnected, return_disconnected) -> li
     rows_of: dict[int, list] = {id(var): [] for var in live}
     shape_size = int(np.prod(shape))
     for k in range(shape_size):
-        rows = Lop(expr, live, _one_hot(shape, k, expr.type.dtype), "ignore") if live else []
+        rows = reverse.lop(expr, live, _one_hot(shape, k, expr.type.dtype)) if live else []
         for var, row in zip(live, rows):
             rows_of[id(var)].append(row)
     totals = {id(var): _placed(rows_of[id(var)], shape) if shape_size else None for var in live}
-    return [_answer(var, totals, shape, return_disconnected) for var in targets]
+    return [_answer(var, totals, shape, return_disconnected, reverse) for var in targets]
 
 
 def _placed(rows: list, shape: tuple) -> Variable:
@@ -181,11 +222,14 @@ def _one_hot(shape, k, dtype) -> Constant:
     return Constant(e.reshape(shape))
 
 
-def _answer(var, totals, shape, return_disconnected):
+def _answer(var, totals, shape, return_disconnected, reverse):
     if totals.get(id(var)) is not None:
         return totals[id(var)]
     if id(var) not in totals and return_disconnected == "none":
         return None
-    return expand_dims(zeros_like(var), tuple(range(len(shape)))) + Constant(
-        np.zeros(shape + (1,) * var.type.ndim, var.type.dtype)
+    dtype = reverse.dtype(var)
+    zero = zeros_like(var)
+    zero = zero if zero.type.dtype == dtype else cast(zero, dtype)
+    return expand_dims(zero, tuple(range(len(shape)))) + Constant(
+        np.zeros(shape + (1,) * var.type.ndim, dtype)
     )

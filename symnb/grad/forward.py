@@ -33,6 +33,7 @@ from symnb.grad.reverse import (
     Lop,
     Placeholder,
     check_option,
+    check_wrt,
     grad,
     uid_mark,
     variable_list,
@@ -52,6 +53,8 @@ def Rop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED, "sn.Rop")
     outputs, single = variable_list(f, "f")
     targets, _ = variable_list(wrt, "wrt")
+    for x in targets:  # in Rop's words: its passes are internal
+        check_wrt(x, "sn.Rop", "tangent")
     points, given = _tangents(targets, eval_points)
     for out in outputs:
         if not out.type.is_float:

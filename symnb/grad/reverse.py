@@ -70,23 +70,35 @@ def grad(cost, wrt, known_grads=None, disconnected="raise", return_disconnected=
 KNOWN_GRADIENT = "sn.grad: the known gradient"
 
 
-def grad_known_final(cost, wrt, known_grads=None, disconnected="raise", return_disconnected="zero"):
-    """``grad`` with Theano's rule for ``known_grads`` (the Theano layer's ``T.grad``): a
-    known gradient is the whole gradient of its variable, to which the cost and the other
-    known gradients send nothing more (Theano's ``grad`` puts them in its table of gradients
-    first and computes only those not in it), and a known gradient of the cost replaces
-    the cost's 1."""
-    return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final=True)
+def grad_known_final(
+    cost,
+    wrt,
+    known_grads=None,
+    disconnected="raise",
+    return_disconnected="zero",
+    names=None,
+    call=None,
+):
+    """``grad`` with Theano's rule for ``known_grads`` (the Theano layer's ``T.grad`` and
+    ``T.Lop``): a known gradient is the whole gradient of its variable, to which the cost and
+    the other known gradients send nothing more (Theano's ``grad`` puts them in its table of
+    gradients first and computes only those not in it), and a known gradient of the cost
+    replaces the cost's 1. ``names``: how errors name each known gradient, and ``call``
+    the call a refused ``wrt`` is reported in (``T.Lop``'s eval points, ``sn.Lop``)."""
+    return _reverse(cost, wrt, known_grads, disconnected, return_disconnected, True, names, call)
 
 
-def _reverse(cost, wrt, known_grads, disconnected, return_disconnected, final: bool, names=None):
+def _reverse(
+    cost, wrt, known_grads, disconnected, return_disconnected, final: bool, names=None, call=None
+):
     """The reverse pass; ``names``: how errors name each known gradient (``sn.Lop``'s eval
-    points), else ``KNOWN_GRADIENT``."""
+    points), else ``KNOWN_GRADIENT``; ``call``: the call a refused ``wrt`` is reported in
+    (``sn.Lop``), else ``sn.grad``."""
     check_option("disconnected", disconnected, DISCONNECTED)
     check_option("return_disconnected", return_disconnected, RETURN_DISCONNECTED)
     targets, single = variable_list(wrt, "wrt")
     for var in targets:
-        check_wrt(var)
+        check_wrt(var, call or "sn.grad")
     first = uid_mark()
     # every gradient node is from the user's grad line; the user saw the warnings of the
     # graph differentiated
@@ -115,13 +127,18 @@ def Lop(f, wrt, eval_points, disconnected="raise", return_disconnected="zero"): 
     ``f`` and ``eval_points`` are a variable each or equal-length lists; the result has one
     entry per ``wrt``, shaped like it (Theano's ``Lop``).
     """
+    known, names = lop_points(f, eval_points)
+    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names, "sn.Lop")
+
+
+def lop_points(f, eval_points) -> tuple[list[tuple], list[str]]:
+    """``Lop``'s ``f`` and ``eval_points`` as (expression, eval point) pairs, the known
+    gradients its pass starts from, and how errors name each point."""
     outputs, _ = variable_list(f, "f")
     points, _ = variable_list(eval_points, "eval_points")
     if len(outputs) != len(points):
         raise ArgumentError(f"Lop: {len(outputs)} expressions but {len(points)} eval_points")
-    known = list(zip(outputs, points))
-    names = [f"Lop: eval point {i}" for i in range(len(points))]
-    return _reverse(None, wrt, known, disconnected, return_disconnected, False, names)
+    return list(zip(outputs, points)), [f"Lop: eval point {i}" for i in range(len(points))]
 
 
 # -- arguments ------------------------------------------------------------------------------
@@ -147,24 +164,26 @@ def _variable_arg(value, what):
     )
 
 
-def check_wrt(var: Variable):
-    """Only real float variables have a gradient (complex ones: ``refuse_complex``)."""
+def check_wrt(var: Variable, call: str = "sn.grad", what: str = "gradient"):
+    """Only real float variables have a gradient (complex ones: ``refuse_complex``). The
+    refusal names the call the user made (``sn.Rop``, ``sn.jacobian``...) and what it takes
+    (``sn.Rop``: a tangent)."""
     if var.type.dtype.kind == "c":
-        raise refuse_complex(var, "with respect to")
+        raise refuse_complex(var, "with respect to", call=call)
     if not var.type.is_float:
         raise DTypeError(
-            f"sn.grad: cannot differentiate with respect to {var.describe()}: integer and "
-            "boolean variables are kept out of differentiation (no gradient is defined for "
-            "them); make it a float variable if you need its gradient"
+            f"{call}: cannot differentiate with respect to {var.describe()}: integer and "
+            f"boolean variables are kept out of differentiation (no {what} is defined for "
+            f"them); make it a float variable if you need its {what}"
         )
 
 
-def refuse_complex(var: Variable, how: str, made: str = "") -> DTypeError:
+def refuse_complex(var: Variable, how: str, made: str = "", call: str = "sn.grad") -> DTypeError:
     """The ops' gradient rules multiply by f'(z) where the convention of PyTorch (grad =
     dL/dx + i dL/dy) needs conj(f'(z)): until each rule is verified on complex values, a
     gradient that would go through one is refused rather than silently wrong."""
     return DTypeError(
-        f"sn.grad: cannot differentiate {how} {var.describe()}{made}: it is complex, and symnb's "
+        f"{call}: cannot differentiate {how} {var.describe()}{made}: it is complex, and symnb's "
         "gradients of complex values are not verified (docs/autodiff.md); hold the real and "
         "imaginary parts in real float variables and differentiate with respect to those"
     )

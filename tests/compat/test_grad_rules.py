@@ -474,3 +474,60 @@ def test_pow_gradient_wrt_the_exponent_is_theanos_zero_at_a_zero_base():
     np.testing.assert_allclose(dx, [0.0, 12.0], rtol=1e-12)
     base = T.constant(np.array([0.0, 2.0]))
     theano.gradient.verify_grad(lambda e: base**e, [np.array([1.5, 0.5])])
+def test_lop_takes_each_eval_point_as_its_fs_whole_gradient_as_theano():
+    """Theano 1.0's ``Lop`` is ``grad(None, wrt, known_grads=OrderedDict(zip(f,
+    eval_points)))``: an eval point is its f's whole gradient, so what a later f sends back
+    through an earlier one is not added. T.Lop added it (sn.Lop's rule, which stays):
+    ``T.Lop([y, z], x, [u, w])`` with z = exp(y) gave 2u + 2 exp(2x) w where Theano, and
+    T.grad with the same known_grads, give 2u."""
+    x, u, w = T.dvector("x"), T.dvector("u"), T.dvector("w")
+    y = 2 * x
+    z = T.exp(y)
+    xv, uv, wv = np.array([0.3, -1.2, 0.7]), np.array([1.0, 2.0, -0.5]), np.array([0.5, 0.25, 1.0])
+    outputs = [
+        T.Lop([y, z], x, [u, w]),
+        T.grad(None, x, known_grads={y: u, z: w}),
+        *T.Lop([z, y], [x, y], [w, u]),  # y's own product is its eval point
+        T.Lop([y, y], x, [u, w]),  # Theano's dict: an f listed twice keeps its last point
+        T.Lop([y, z], x, [u, w], consider_constant=[z]),
+        sn.Lop([y, z], x, [u, w]),
+    ]
+    got = run([x, u, w], outputs, xv, uv, wv)
+    for value, want in zip(got[:6], [2 * uv, 2 * uv, 2 * uv, uv, 2 * wv, 2 * uv]):
+        np.testing.assert_allclose(value, want)
+    np.testing.assert_allclose(got[6], 2 * uv + 2 * np.exp(2 * xv) * wv)
+
+
+def test_lop_jacobian_and_hessian_with_respect_to_an_integer_as_t_grad():
+    """Theano built ``Lop``, ``jacobian`` and ``hessian`` from its ``grad``, which takes an
+    integer wrt as if continuous (as T.grad here: ``T.grad(None, n, known_grads={x * n:
+    u})`` is x * u). T.Lop(x * n, n, u) and T.jacobian(x * n, n) raised "T.grad: cannot
+    differentiate with respect to 'n'" (sn.Lop's and sn.jacobian's refusal)."""
+    x, n, u = T.dvector("x"), T.lvector("n"), T.dvector("u")
+    xf = sn.tensor("xf", shape=(3,), dtype="float64")  # a fixed shape: rows stacked, no scan
+    nf = sn.tensor("nf", shape=(3,), dtype="int64")
+    cost = T.sum((x * n) ** 2)
+    outputs = [
+        T.Lop(x * n, n, u),
+        T.grad(None, n, known_grads={x * n: u}),
+        T.jacobian(x * n, n),
+        T.jacobian(xf * nf, nf),
+        T.jacobian(T.sum(x * n), n),
+        T.hessian(cost, n),
+        *T.hessian(cost, [x, n]),
+    ]
+    assert all(out.dtype == "float64" for out in outputs)
+    xv, nv, uv = np.array([0.3, -1.2, 0.7]), np.array([1, 2, 3]), np.array([1.0, 2.0, -0.5])
+    got = run([x, n, u, xf, nf], outputs, xv, nv, uv, xv, nv)
+    wanted = [xv * uv, xv * uv, np.diag(xv), np.diag(xv), xv]
+    wanted += [np.diag(2 * xv**2), np.diag(2.0 * nv**2), np.diag(2 * xv**2)]
+    for value, want in zip(got, wanted):
+        np.testing.assert_allclose(value, want)
+    ignored = T.jacobian(x * 2, n, disconnected_inputs="ignore")  # zeros, in floatX
+    assert ignored.dtype == theano.config.floatX
+    np.testing.assert_array_equal(run([x, n], ignored, xv, nv), np.zeros((3, 3)))
+    with pytest.raises(theano.gradient.DisconnectedInputError, match="T.jacobian: .*'n'"):
+        T.jacobian(x * 2, n)
+    c = T.zvector("c")  # a complex wrt is still refused, in T.Lop's words
+    with pytest.raises(sn.DTypeError, match=r"^T\.Lop: cannot differentiate .*'c'.*complex"):
+        T.Lop(T.abs_(c), c, u)

@@ -97,6 +97,29 @@ def test_integer_and_boolean_inputs_are_refused_with_a_message():
             sn.grad(cost, var)
 
 
+def test_an_integer_wrt_is_refused_in_the_words_of_the_call_made():
+    """sn.Rop, sn.Lop, sn.jacobian and sn.hessian refused an integer wrt saying "sn.grad:
+    cannot differentiate ...", a call the user never made (Rop's passes are internal); each
+    names its own call, as its disconnected-input report does, and Rop its tangent."""
+    x = f64("x")
+    n = sn.tensor("n", shape=(3,), dtype="int64")
+    for call, make in [
+        ("sn.Rop", lambda: sn.Rop(x * n, n, n)),
+        ("sn.Lop", lambda: sn.Lop(x * n, n, x)),
+        ("sn.jacobian", lambda: sn.jacobian(x * n, n)),
+        ("sn.jacobian", lambda: sn.jacobian(sn.sum(x * n), [x, n])),
+        ("sn.hessian", lambda: sn.hessian(sn.sum(x * n), n)),
+    ]:
+        with pytest.raises(sn.DTypeError) as info:
+            make()
+        message = str(info.value)
+        assert message.startswith(f"{call}: cannot differentiate with respect to 'n' (int64(3,))")
+        assert "integer and boolean variables are kept out of differentiation" in message
+        assert info.value.location.filename == __file__
+    with pytest.raises(sn.DTypeError, match=r"no tangent is defined .* need its tangent"):
+        sn.Rop(x * n, n, n)
+
+
 def test_cost_must_be_a_float_scalar():
     x = f64("x")
     with pytest.raises(sn.ShapeError, match=r"scalar \(0-d\).*sn.Lop"):

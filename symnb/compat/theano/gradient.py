@@ -5,17 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from symnb.compat.theano.folded import reading
-from symnb.compat.theano.gradient_rules import theano_grad, theano_rules
+from symnb.compat.theano.gradient_rules import THEANO_REVERSE, theano_grad, theano_rules
 from symnb.compat.theano.gradient_verify import verify_grad
 from symnb.control.jacobian import check_expression as _check_expression
-from symnb.control.jacobian import hessian as _hessian
-from symnb.control.jacobian import jacobian as _jacobian
+from symnb.control.jacobian import hessian_by, jacobian_by
 from symnb.core.graph import ancestors, clone_graph, leaves, with_own_effects
 from symnb.core.op import NotDifferentiable, _at_user_line, located_call
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, SymnbError
-from symnb.grad import Lop as _Lop
 from symnb.grad import Rop as _Rop
 from symnb.grad.errors import (
     DISCONNECTED_HINT,
@@ -23,7 +21,7 @@ from symnb.grad.errors import (
     DisconnectedInputWarning,
     NotDifferentiableError,
 )
-from symnb.grad.reverse import DISCONNECTED, check_option, known_items
+from symnb.grad.reverse import DISCONNECTED, check_option, known_items, lop_points
 from symnb.ops.broadcast import zeros_like
 from symnb.ops.markers import GradScale, disconnected_grad, grad_clip, grad_scale_by, zero_grad
 
@@ -333,7 +331,8 @@ def _constant_list(constants, call: str) -> list:
 
 
 def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise"):
-    """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple)."""
+    """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple), its rows ``T.grad``'s,
+    as Theano built them (an integer ``wrt`` is differentiated as if continuous)."""
     _check_expression(expression, "T.jacobian", "expression")
     given = wrt
     located_call(
@@ -347,7 +346,8 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
     result = _as_called(
         "T.jacobian",
         "disconnected_inputs",
-        _jacobian,
+        jacobian_by,
+        THEANO_REVERSE,
         expression,
         wrt,
         disconnected=disconnected_inputs,
@@ -356,7 +356,8 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
-    """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple)."""
+    """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple), from ``T.grad``'s rules
+    as ``T.jacobian``."""
     _check_expression(cost, "T.hessian", "cost")
     given = wrt
     located_call(
@@ -368,7 +369,13 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
             cost, wrt, consider_constant, call="T.hessian", impure=impure
         )
     result = _as_called(
-        "T.hessian", "disconnected_inputs", _hessian, cost, wrt, disconnected=disconnected_inputs
+        "T.hessian",
+        "disconnected_inputs",
+        hessian_by,
+        THEANO_REVERSE,
+        cost,
+        wrt,
+        disconnected=disconnected_inputs,
     )
     return _format_as(given, _with_own_effects(result, impure))
 
@@ -440,17 +447,38 @@ def _report_output(i: int, out: Variable, disconnected_outputs: str, return_disc
 
 def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):  # noqa: N802
     """``T.Lop``: ``eval_points`` times the Jacobian of f with respect to wrt, one product
-    per wrt (a tuple for a tuple)."""
+    per wrt (a tuple for a tuple). As Theano 1.0's, it is ``T.grad(None, wrt,
+    known_grads=OrderedDict(zip(f, eval_points)))``: each eval point is its f's whole
+    gradient (what another f sends back through it is not added; an f listed twice keeps its
+    last point), and an integer ``wrt`` is differentiated as ``T.grad`` does."""
     given = wrt
     located_call(check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.Lop")
-    _wrt_list(wrt, "T.Lop")
+    targets = _wrt_list(wrt, "T.Lop")
+    pairs, names = located_call(lop_points, f, eval_points)
+    at: dict[int, int] = {}  # Theano's OrderedDict(zip(f, eval_points)): an f's last point,
+    for k, (var, _) in enumerate(pairs):  # in the place of its first
+        at[id(var)] = k
+    kept = list(at.values())
+    known = [pairs[k] for k in kept]
     impure: dict = {}
     if consider_constant is not None:
-        f, wrt, _ = _constant_through(f, wrt, consider_constant, call="T.Lop", impure=impure)
-    result = _as_called(
-        "T.Lop", "disconnected_inputs", _Lop, f, wrt, eval_points, disconnected=disconnected_inputs
+        _, targets, known = _constant_through(
+            None, targets, consider_constant, known, "T.Lop", impure
+        )
+    results = _as_called(
+        "T.Lop",
+        "disconnected_inputs",
+        theano_grad,
+        None,
+        targets,
+        known,
+        disconnected_inputs,
+        "zero",
+        [names[k] for k in kept],
+        "sn.Lop",
     )
-    return _format_as(given, _with_own_effects(result, impure))
+    results = with_own_effects(results, impure)
+    return _format_as(given, results if isinstance(given, (list, tuple)) else results[0])
 
 
 def subgraph_grad(wrt, end, start=None, cost=None, details=False):

@@ -1,7 +1,8 @@
 """``T.grad``'s rules where Theano's differ from ``sn.grad``'s: integer variables, and
 ``known_grads``, each the whole gradient of its variable (``grad_known_final``: the cost
 sends it nothing more, and a known gradient of the cost replaces its 1) where ``sn.grad``
-adds them to what the cost sends.
+adds them to what the cost sends. ``T.Lop``, ``T.jacobian`` and ``T.hessian`` are built on
+them (``TheanoReverse``), as Theano built its own on its ``grad``.
 
 ``sn.grad`` keeps integers out of differentiation. Theano differentiated with respect to them
 as if they were continuous wherever they enter a float result (``theano.grad(c, z)`` of
@@ -26,10 +27,11 @@ from contextlib import contextmanager
 import numpy as np
 
 from symnb.config import config
+from symnb.control.jacobian import Reverse
 from symnb.core.graph import ancestors, note_impure, with_own_effects
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import ShapeTypeError
-from symnb.grad.reverse import LAYER_RULES, feeds, report_disconnected, zeros_like
+from symnb.grad.reverse import LAYER_RULES, check_wrt, feeds, report_disconnected, zeros_like
 from symnb.grad.reverse import grad_known_final as _grad
 from symnb.ops.broadcast import Reduce
 from symnb.ops.creation import ones_like
@@ -40,8 +42,17 @@ from symnb.ops.linalg import Matmul, Tensordot
 VALUE_OPS = (Elemwise, Reduce, Matmul, Tensordot)
 
 
-def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disconnected: str):
-    """One gradient per target, by Theano's rules for integer targets and costs."""
+def theano_grad(
+    cost,
+    targets: list,
+    known_grads,
+    disconnected: str,
+    return_disconnected: str,
+    names=None,
+    call=None,
+):
+    """One gradient per target, by Theano's rules for integer targets and costs; ``names``
+    and ``call`` as ``grad_known_final``'s (``T.Lop``'s eval points)."""
     if (cost is None or cost.type.is_float) and all(t.type.is_float for t in targets):
         return _grad(
             cost,
@@ -49,6 +60,8 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
             known_grads=known_grads,
             disconnected=disconnected,
             return_disconnected=return_disconnected,
+            names=names,
+            call=call,
         )
     if cost is not None and cost.type.ndim != 0:
         raise ShapeTypeError(f"sn.grad: the cost must be a scalar (0-d), got {cost.describe()}")
@@ -56,7 +69,7 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
     given = {id(var): g for var, g in known}
     connected = _feeding(([cost] if cost is not None else []) + [var for var, _ in known])
     ints = [t for t in targets if not t.type.is_float and id(t) not in given and t is not cost]
-    found = _float_paths(cost, known, targets, ints)
+    found = _float_paths(cost, known, targets, ints, names)
     results = []
     for t in targets:
         if id(t) in given and not t.type.is_float:
@@ -69,10 +82,34 @@ def theano_grad(cost, targets: list, known_grads, disconnected: str, return_disc
     return results
 
 
-def _float_paths(cost, known: list, targets: list, ints: list) -> dict[int, list]:
+class TheanoReverse(Reverse):
+    """The passes ``T.jacobian`` and ``T.hessian`` are built from: Theano built them from
+    its ``grad``, so an integer ``wrt`` is differentiated as if continuous there too (a
+    complex one is refused, as ``T.grad`` refuses it)."""
+
+    def check_wrt(self, var: Variable, call: str) -> None:
+        if var.type.is_float:
+            check_wrt(var, call)
+
+    def grad(self, cost, targets: list, disconnected: str, return_disconnected: str) -> list:
+        return theano_grad(cost, targets, None, disconnected, return_disconnected)
+
+    def lop(self, f: Variable, targets: list, point) -> list:
+        return theano_grad(None, targets, [(f, point)], "ignore", "zero")
+
+    def dtype(self, var: Variable):
+        return _float_of(var)
+
+
+THEANO_REVERSE = TheanoReverse()
+
+
+def _float_paths(cost, known: list, targets: list, ints: list, names=None) -> dict[int, list]:
     """The gradients reaching each target along float values: per target id, a list (None
     where nothing reached)."""
-    float_known = [(var, g) for var, g in known if var.type.is_float]
+    floating = [k for k, (var, _) in enumerate(known) if var.type.is_float]
+    float_known = [known[k] for k in floating]
+    float_names = None if names is None else [names[k] for k in floating]
     float_cost = cost if cost is not None and cost.type.is_float else None
     seeds = ([float_cost] if float_cost is not None else []) + [var for var, _ in float_known]
     if not seeds:
@@ -92,8 +129,10 @@ def _float_paths(cost, known: list, targets: list, ints: list) -> dict[int, list
         known_grads=new_known or None,
         disconnected="ignore",
         return_disconnected="none",
+        names=float_names,
     )
-    grads = iter(with_own_effects(grads, impure))  # the copy's prints and draws: the originals
+    # the copy's prints and draws: the originals
+    grads = iter(with_own_effects(list(grads), impure))
     found = {id(t): [next(grads)] for t in floats}
     for z in ints:
         found[id(z)] = [next(grads) for _ in casts[id(z)]]
