@@ -217,6 +217,52 @@ def test_allow_input_downcast_names_the_input_a_value_cannot_convert_to():
     np.testing.assert_array_equal(g(2, np.array([1, 2], dtype=np.int64)), [2, 4])
 
 
+def test_allow_input_downcast_reads_arrays_of_every_kind_as_a_call_without_it_does():
+    """``allow_input_downcast`` converted every value with a bare ``np.asarray``: a DataArray
+    was read by position (transposed), a torch tensor that requires grad or has its negative
+    bit set raised torch's RuntimeError. Read as symnb reads them (core/array_kinds.py),
+    then cast."""
+    xr = pytest.importorskip("xarray")
+    torch = pytest.importorskip("torch")
+    x = sn.tensor("x", shape=("batch", "time"), dtype="float32")
+    da = xr.DataArray(np.arange(6.0).reshape(3, 2), dims=("time", "batch"))
+    loose = theano.function([x], x * 1, allow_input_downcast=True)
+    assert loose(da).tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    assert loose(da).tolist() == theano.function([x], x * 1)(da.astype("float32")).tolist()
+    with pytest.raises(sn.InputError, match=r"^input 0 'x' has dims \('batch', 'time'\); the D"):
+        loose(da.rename({"batch": "row"}))  # <- named apart
+    v = T.fvector("v")
+    f = theano.function([v], v * 2, allow_input_downcast=True)
+    t = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    with pytest.warns(sn.errors.InputWarning, match=r"^input 0 'v' got a torch tensor that re"):
+        got = f(t)
+    assert got.dtype == np.float32 and got.tolist() == [1.0, 3.0] and t.grad is None
+    assert f(torch.tensor([0.5, 1.0])._neg_view()).tolist() == [-1.0, -2.0]
+    z = T.cvector("z")
+    conj = theano.function([z], z * 1, allow_input_downcast=True)
+    assert conj(torch.tensor([1 + 2j, 3 - 1j]).conj()).tolist() == [1 - 2j, 3 + 1j]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_allow_input_downcast_refuses_a_masked_array_as_a_call_without_it_does(dtype):
+    """A masked array's mask was dropped silently with ``allow_input_downcast=True`` where
+    its dtype differs from the input's (Theano's filter ran ``np.asarray``); symnb refuses
+    it with or without."""
+    m = sn.tensor("m", shape=(None,), dtype=dtype)
+    ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    with pytest.raises(sn.InputError) as strict:
+        theano.function([m], m * 2)(ma)
+    with pytest.raises(sn.InputError) as loose:
+        theano.function([m], m * 2, allow_input_downcast=True)(ma)  # <- the call
+    for info in (strict, loose):
+        assert str(info.value).startswith(
+            "input 0 'm' got a masked array; symnb computes on plain arrays and would drop the "
+            "mask: pass value.filled(fill_value)"
+        )
+    assert "<- the call" in str(loose.value)
+    assert "hint" not in str(strict.value)  # (allow_input_downcast=True does not help)
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:
