@@ -545,6 +545,46 @@ def test_shared_set_value_converts_by_theanos_filter_with_strict_and_allow_downc
     assert native.get_value().dtype == np.float32
 
 
+def test_shared_set_value_filters_a_tensor_or_memoryview_by_its_dtype_as_an_ndarray():
+    """A float64 torch tensor or memoryview into a float32 ``theano.shared`` was rounded
+    silently where the same float64 ndarray is refused (Theano's filter): an array of any
+    kind is read as an ndarray first (a masked array refused, even with allow_downcast=True,
+    where its mask was dropped), then meets the ndarray rule by its dtype."""
+    torch = pytest.importorskip("torch")
+    values = {
+        "torch Tensor": torch.tensor([0.1, 0.2], dtype=torch.float64),
+        "memoryview": memoryview(np.array([0.1, 0.2])),
+    }
+    hints = {
+        "torch Tensor": "value.to(torch.float32)",
+        "memoryview": "np.asarray(value, 'float32')",
+    }
+    for kind, value in values.items():
+        c = theano.shared(np.zeros(2, dtype="float32"), name="c")
+        with pytest.raises(sn.DTypeError) as info:
+            c.set_value(value)  # <- set
+        assert str(info.value).startswith(
+            f"shared 'c' (float32(?,)) cannot store a {kind} of dtype float64 without risking "
+            "loss of precision (Theano's rule: float64 does not upcast to float32, whatever "
+            f"the values); cast it with {hints[kind]}, or make the variable with"
+        )
+        assert "<- set" in str(info.value) and c.get_value().tolist() == [0.0, 0.0]
+        loose = theano.shared(np.zeros(2, dtype="float32"), name="loose", allow_downcast=True)
+        loose.set_value(value)
+        assert loose.get_value().tolist() == np.float32([0.1, 0.2]).tolist()
+    c.set_value(torch.tensor([1, 2], dtype=torch.int8))  # int8 upcasts to float32
+    assert c.get_value().tolist() == [1.0, 2.0] and c.get_value().dtype == np.float32
+    held = np.zeros(2, "float32")
+    c.set_value(torch.from_numpy(held), borrow=True)  # its dtype: kept without a copy
+    held[0] = 5.0
+    assert c.get_value().tolist() == [5.0, 0.0]
+    masked = np.ma.masked_array([1.0, 2.0], mask=[0, 1])
+    for var in (c, loose):
+        with pytest.raises(sn.InputError, match=r"got a masked array; symnb computes on plain"):
+            var.set_value(masked)
+    assert loose.get_value().tolist() == np.float32([0.1, 0.2]).tolist()
+
+
 def test_an_update_must_have_its_shared_variables_type():
     """Theano's rebuild_collect_shared: an update of another broadcastable pattern (a row
     for a matrix) or dtype is a TypeError at the theano.function line; the row update turned
