@@ -500,6 +500,33 @@ def test_shared_borrow_get_and_set_value_and_changing_shape():
     assert copy.get_value()[0, 0] == 0.0  # copied unless borrow=True
 
 
+def test_theano_shared_reads_its_value_as_sn_shared_does():
+    """``theano.shared`` ran ``np.asarray(value)`` first (for the value's number of dims): a
+    torch tensor that requires grad or has its conjugate bit set raised torch's
+    RuntimeError, a ragged list a bare ValueError. Read as sn.shared reads it, once."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        w = theano.shared(t, name="w")
+    assert [str(c.message) for c in caught] == [
+        "shared 'w' got a torch tensor that requires grad: symnb computes on its values "
+        "(detached), so no gradient flows back to torch; pass value.detach() to say so"
+    ]
+    assert w.get_value().tolist() == [1.0, 2.0, 3.0] and w.type.shape == (None,)
+    z = theano.shared(torch.tensor([1 + 2j, 3 - 1j]).conj(), name="z")
+    assert z.get_value().tolist() == [1 - 2j, 3 + 1j]
+    with pytest.raises(sn.ShapeError) as info:
+        R = theano.shared([[1.0], [1.0, 2.0]])  # noqa: F841 <- ragged
+    assert str(info.value).startswith("shared 'R': [[1.0], [1.0, 2.0]] is not a rectangular")
+    assert "<- ragged" in str(info.value)
+    held = np.zeros(2)
+    lent = theano.shared(torch.from_numpy(held), borrow=True)  # the caller's memory: lent
+    held[0] = 4.0
+    assert lent.lent and lent.get_value().tolist() == [4.0, 0.0]
+    assert not theano.shared([1.0, 2.0], borrow=True).lent  # a list: read into its own copy
+
+
 def test_shared_set_value_converts_by_theanos_filter_with_strict_and_allow_downcast():
     """Theano 1.0's ``TensorType.filter`` (its test_shared.py): a float64 array is refused by
     a float32 variable (it was rounded silently), ``allow_downcast=True`` converts anything
