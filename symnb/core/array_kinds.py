@@ -84,6 +84,36 @@ def host_value(value, label: str, shape: tuple | None = None):
     return array if order is None else array.transpose(order)
 
 
+def lends_memory(value, array: np.ndarray) -> bool:
+    """Whether ``array`` (``value`` as ``host_value`` read it) is memory the caller still
+    holds through ``value``: an ndarray, a torch tensor or JAX array taken through DLPack, a
+    memoryview, a DataArray's data... A write the caller makes there is then what the next
+    call must read (``SharedVariable``'s ``lent``). A conversion that copied (a list, a
+    resolved torch view, a cast) lends nothing."""
+    if isinstance(value, (list, tuple, bool, int, float, complex, np.generic)):
+        return False
+    held = _memory_of(value)
+    return held is not None and np.may_share_memory(array, held)
+
+
+def _memory_of(value) -> np.ndarray | None:
+    """``value``'s own memory as an ndarray, read without a copy, a warning or a check (None
+    where it offers none on the host): what ``lends_memory`` compares with."""
+    if isinstance(value, np.ndarray):
+        return value
+    if is_dataarray(value):
+        data = getattr(value, "data", None)
+        return data if isinstance(data, np.ndarray) else None
+    if getattr(value, "requires_grad", False) is True and callable(getattr(value, "detach", None)):
+        value = value.detach()  # (the same memory)
+    try:
+        if hasattr(value, "__dlpack__"):
+            return np.from_dlpack(value)  # (raw memory: a torch view's bit is not applied)
+        return np.asarray(value)
+    except (BufferError, RuntimeError, TypeError, ValueError):
+        return None
+
+
 def to_numpy(value, label: str) -> np.ndarray:
     """``value`` as an ndarray: through DLPack (no copy) where it offers it on the host, else
     through ``__array__`` or the buffer protocol (pandas, memoryviews, array-likes)."""

@@ -15,7 +15,13 @@ import weakref
 import numpy as np
 
 from symnb.core import locks
-from symnb.core.array_kinds import host_value, inexact_integer, integer_leaves, rounded_integers
+from symnb.core.array_kinds import (
+    host_value,
+    inexact_integer,
+    integer_leaves,
+    lends_memory,
+    rounded_integers,
+)
 from symnb.core.dim_sizes import SizeConflict, check_sizes
 from symnb.core.dims import format_shape, matches_value, normalize_shape
 from symnb.core.hooks import hook, provided, register
@@ -618,7 +624,7 @@ class SharedVariable(Variable):
         #: a copy held by a device backend (``backend="opencl"``/``"cuda"``) between calls, so
         #: weights do not cross the bus every step; any object with shape, dtype, ``to_host()``
         self._device = None
-        if borrow and isinstance(value, np.ndarray) and np.may_share_memory(array, value):
+        if borrow and lends_memory(value, array):  # (a torch tensor's, a memoryview's too)
             self._lend(array)
         if shape is not None:
             self._check(array, "the initial value")
@@ -725,7 +731,7 @@ class SharedVariable(Variable):
         kept as it is where it fits, and is ``lent``: the caller's writes are read next."""
         array = self.fitted(value, borrow)
         self.take_fitted(array)
-        if borrow and isinstance(value, np.ndarray) and np.may_share_memory(array, value):
+        if borrow and lends_memory(value, array):  # (a torch tensor's, a memoryview's too)
             self._lend(array)
 
     def take_fitted(self, value, on_device: bool = False) -> None:

@@ -124,6 +124,32 @@ def test_every_write_into_a_lent_array_is_what_device_calls_read(how):
     assert W.lent and not isinstance(W.current_value(), DeviceArray)
 
 
+def _wrapped(kind: str, array: np.ndarray):
+    if kind == "memoryview":
+        return memoryview(array)
+    return pytest.importorskip("torch").from_numpy(array)
+
+
+@pytest.mark.parametrize("how", ["shared", "set_value"])
+@pytest.mark.parametrize("kind", ["memoryview", "torch"])
+def test_a_borrowed_tensor_or_memoryview_is_lent_as_an_ndarray_is(kind, how):
+    """A torch CPU tensor or a memoryview taken with ``borrow=True`` is the caller's memory
+    (read without a copy): only an ndarray was marked lent, so "opencl" kept the device copy
+    it uploaded first and missed the caller's writes that "py" and "c" read."""
+    held = np.arange(4.0)
+    if how == "shared":
+        W = sn.shared(_wrapped(kind, held), name="W", borrow=True)
+    else:
+        W = sn.shared(np.zeros(4), name="W")
+        W.set_value(_wrapped(kind, held), borrow=True)
+    on_device = sn.function([], W * 2.0, backend="opencl")
+    on_host = sn.function([], W * 2.0, backend="py")
+    assert on_device().tolist() == [0.0, 2.0, 4.0, 6.0]
+    held[0] = 100.0  # the caller writes into the borrowed buffer
+    assert on_device().tolist() == on_host().tolist() == [200.0, 2.0, 4.0, 6.0]
+    assert W.lent and not isinstance(W.current_value(), DeviceArray)
+
+
 def test_a_value_no_caller_holds_keeps_its_device_copy():
     W = sn.shared(np.zeros(4), name="W", borrow=True)
     f = sn.function([], sn.sum(W * 2.0), backend="opencl")

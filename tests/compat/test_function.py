@@ -217,6 +217,52 @@ def test_allow_input_downcast_names_the_input_a_value_cannot_convert_to():
     np.testing.assert_array_equal(g(2, np.array([1, 2], dtype=np.int64)), [2, 4])
 
 
+def test_allow_input_downcast_reads_arrays_of_every_kind_as_a_call_without_it_does():
+    """``allow_input_downcast`` converted every value with a bare ``np.asarray``: a DataArray
+    was read by position (transposed), a torch tensor that requires grad or has its negative
+    bit set raised torch's RuntimeError. Read as symnb reads them (core/array_kinds.py),
+    then cast."""
+    xr = pytest.importorskip("xarray")
+    torch = pytest.importorskip("torch")
+    x = sn.tensor("x", shape=("batch", "time"), dtype="float32")
+    da = xr.DataArray(np.arange(6.0).reshape(3, 2), dims=("time", "batch"))
+    loose = theano.function([x], x * 1, allow_input_downcast=True)
+    assert loose(da).tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    assert loose(da).tolist() == theano.function([x], x * 1)(da.astype("float32")).tolist()
+    with pytest.raises(sn.InputError, match=r"^input 0 'x' has dims \('batch', 'time'\); the D"):
+        loose(da.rename({"batch": "row"}))  # <- named apart
+    v = T.fvector("v")
+    f = theano.function([v], v * 2, allow_input_downcast=True)
+    t = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    with pytest.warns(sn.errors.InputWarning, match=r"^input 0 'v' got a torch tensor that re"):
+        got = f(t)
+    assert got.dtype == np.float32 and got.tolist() == [1.0, 3.0] and t.grad is None
+    assert f(torch.tensor([0.5, 1.0])._neg_view()).tolist() == [-1.0, -2.0]
+    z = T.cvector("z")
+    conj = theano.function([z], z * 1, allow_input_downcast=True)
+    assert conj(torch.tensor([1 + 2j, 3 - 1j]).conj()).tolist() == [1 - 2j, 3 + 1j]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_allow_input_downcast_refuses_a_masked_array_as_a_call_without_it_does(dtype):
+    """A masked array's mask was dropped silently with ``allow_input_downcast=True`` where
+    its dtype differs from the input's (Theano's filter ran ``np.asarray``); symnb refuses
+    it with or without."""
+    m = sn.tensor("m", shape=(None,), dtype=dtype)
+    ma = np.ma.masked_array([1.0, 2.0, 3.0], mask=[0, 1, 0])
+    with pytest.raises(sn.InputError) as strict:
+        theano.function([m], m * 2)(ma)
+    with pytest.raises(sn.InputError) as loose:
+        theano.function([m], m * 2, allow_input_downcast=True)(ma)  # <- the call
+    for info in (strict, loose):
+        assert str(info.value).startswith(
+            "input 0 'm' got a masked array; symnb computes on plain arrays and would drop the "
+            "mask: pass value.filled(fill_value)"
+        )
+    assert "<- the call" in str(loose.value)
+    assert "hint" not in str(strict.value)  # (allow_input_downcast=True does not help)
+
+
 def test_on_unused_input_raises_by_default_naming_the_input_and_the_line():
     x, unused = T.dvector("x"), T.dvector("unused")
     with pytest.raises(theano.compile.UnusedInputError, match=r"input 1 'unused'") as info:
@@ -454,6 +500,33 @@ def test_shared_borrow_get_and_set_value_and_changing_shape():
     assert copy.get_value()[0, 0] == 0.0  # copied unless borrow=True
 
 
+def test_theano_shared_reads_its_value_as_sn_shared_does():
+    """``theano.shared`` ran ``np.asarray(value)`` first (for the value's number of dims): a
+    torch tensor that requires grad or has its conjugate bit set raised torch's
+    RuntimeError, a ragged list a bare ValueError. Read as sn.shared reads it, once."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        w = theano.shared(t, name="w")
+    assert [str(c.message) for c in caught] == [
+        "shared 'w' got a torch tensor that requires grad: symnb computes on its values "
+        "(detached), so no gradient flows back to torch; pass value.detach() to say so"
+    ]
+    assert w.get_value().tolist() == [1.0, 2.0, 3.0] and w.type.shape == (None,)
+    z = theano.shared(torch.tensor([1 + 2j, 3 - 1j]).conj(), name="z")
+    assert z.get_value().tolist() == [1 - 2j, 3 + 1j]
+    with pytest.raises(sn.ShapeError) as info:
+        R = theano.shared([[1.0], [1.0, 2.0]])  # noqa: F841 <- ragged
+    assert str(info.value).startswith("shared 'R': [[1.0], [1.0, 2.0]] is not a rectangular")
+    assert "<- ragged" in str(info.value)
+    held = np.zeros(2)
+    lent = theano.shared(torch.from_numpy(held), borrow=True)  # the caller's memory: lent
+    held[0] = 4.0
+    assert lent.lent and lent.get_value().tolist() == [4.0, 0.0]
+    assert not theano.shared([1.0, 2.0], borrow=True).lent  # a list: read into its own copy
+
+
 def test_shared_set_value_converts_by_theanos_filter_with_strict_and_allow_downcast():
     """Theano 1.0's ``TensorType.filter`` (its test_shared.py): a float64 array is refused by
     a float32 variable (it was rounded silently), ``allow_downcast=True`` converts anything
@@ -497,6 +570,46 @@ def test_shared_set_value_converts_by_theanos_filter_with_strict_and_allow_downc
     native = sn.shared(np.zeros(2, "float32"))
     native.set_value(np.array([0.1, 0.2]))  # symnb's own rule is unchanged: rounded
     assert native.get_value().dtype == np.float32
+
+
+def test_shared_set_value_filters_a_tensor_or_memoryview_by_its_dtype_as_an_ndarray():
+    """A float64 torch tensor or memoryview into a float32 ``theano.shared`` was rounded
+    silently where the same float64 ndarray is refused (Theano's filter): an array of any
+    kind is read as an ndarray first (a masked array refused, even with allow_downcast=True,
+    where its mask was dropped), then meets the ndarray rule by its dtype."""
+    torch = pytest.importorskip("torch")
+    values = {
+        "torch Tensor": torch.tensor([0.1, 0.2], dtype=torch.float64),
+        "memoryview": memoryview(np.array([0.1, 0.2])),
+    }
+    hints = {
+        "torch Tensor": "value.to(torch.float32)",
+        "memoryview": "np.asarray(value, 'float32')",
+    }
+    for kind, value in values.items():
+        c = theano.shared(np.zeros(2, dtype="float32"), name="c")
+        with pytest.raises(sn.DTypeError) as info:
+            c.set_value(value)  # <- set
+        assert str(info.value).startswith(
+            f"shared 'c' (float32(?,)) cannot store a {kind} of dtype float64 without risking "
+            "loss of precision (Theano's rule: float64 does not upcast to float32, whatever "
+            f"the values); cast it with {hints[kind]}, or make the variable with"
+        )
+        assert "<- set" in str(info.value) and c.get_value().tolist() == [0.0, 0.0]
+        loose = theano.shared(np.zeros(2, dtype="float32"), name="loose", allow_downcast=True)
+        loose.set_value(value)
+        assert loose.get_value().tolist() == np.float32([0.1, 0.2]).tolist()
+    c.set_value(torch.tensor([1, 2], dtype=torch.int8))  # int8 upcasts to float32
+    assert c.get_value().tolist() == [1.0, 2.0] and c.get_value().dtype == np.float32
+    held = np.zeros(2, "float32")
+    c.set_value(torch.from_numpy(held), borrow=True)  # its dtype: kept without a copy
+    held[0] = 5.0
+    assert c.get_value().tolist() == [5.0, 0.0]
+    masked = np.ma.masked_array([1.0, 2.0], mask=[0, 1])
+    for var in (c, loose):
+        with pytest.raises(sn.InputError, match=r"got a masked array; symnb computes on plain"):
+            var.set_value(masked)
+    assert loose.get_value().tolist() == np.float32([0.1, 0.2]).tolist()
 
 
 def test_an_update_must_have_its_shared_variables_type():

@@ -1,6 +1,7 @@
 import copy
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -152,6 +153,36 @@ def test_a_torch_tensor_that_requires_grad_is_detached_for_a_shared_value_with_a
         w.set_value(t * 2)
     assert w.get_value().tolist() == [0, 2, 4]
     assert t.grad is None and t.requires_grad
+
+
+def test_a_borrowed_value_is_lent_whenever_it_is_the_callers_memory():
+    """``borrow=True`` lends (no device copy is kept) every value read without a copy: an
+    ndarray, a torch CPU tensor (one that requires grad too), a memoryview, a DataArray; a
+    value that had to be copied (a list, a cast, a torch view with its conjugate bit) is
+    the variable's own. Only an ndarray was lent: a device kept a stale copy of the rest."""
+    torch = pytest.importorskip("torch")
+    xr = pytest.importorskip("xarray")
+    base = np.arange(3.0)
+    lent = {
+        "ndarray": base,
+        "memoryview": memoryview(base),
+        "torch": torch.from_numpy(base),
+        "requires grad": torch.from_numpy(base).requires_grad_(),
+        "DataArray": xr.DataArray(base, dims=("n",)),
+    }
+    copied = {"list": [0.0, 1.0, 2.0], "conj": torch.tensor([1 + 2j, 3 - 1j, 0j]).conj()}
+    for kind, value in {**lent, **copied}.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sn.errors.InputWarning)
+            made = sn.shared(value, name="w", borrow=True)
+            set_ = sn.shared(np.zeros(3, made.dtype), name="s")
+            set_.set_value(value, borrow=True)
+        assert made.lent == set_.lent == (kind in lent), kind
+    cast = sn.shared(np.zeros(3), name="c")  # int32 values cast to float64: a copy
+    cast.set_value(memoryview(np.arange(3, dtype="int32")), borrow=True)
+    assert not cast.lent
+    base[0] = 7.0  # what each lent variable reads
+    assert sn.shared(memoryview(base), borrow=True).get_value().tolist() == [7.0, 1.0, 2.0]
 
 
 def test_a_dataarray_is_matched_to_a_shared_variables_named_dims_by_name():

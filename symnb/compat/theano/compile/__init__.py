@@ -36,6 +36,7 @@ from symnb.compile.arguments import ambiguous_keyword
 from symnb.compile.fit import check_givens, with_default_updates
 from symnb.compile.function import function as _sn_function
 from symnb.compile.update_pairs import as_update_pairs
+from symnb.core import array_kinds
 from symnb.core.graph import clone_graph, leaves, node_default_updates
 from symnb.core.op import _at_user_line
 from symnb.core.variable import SharedVariable, Variable
@@ -504,6 +505,8 @@ class TheanoFunction:
         except InputShapeError:
             raise
         except InputError as exc:  # a dtype that does not convert safely
+            if any(isinstance(v, np.ma.MaskedArray) for v in args):
+                raise  # (refused with allow_input_downcast too)
             raise type(exc)(
                 f"{exc}\n  hint: theano.function(..., allow_input_downcast=True) "
                 "converts inputs to the declared dtypes"
@@ -616,13 +619,22 @@ _MISSING = object()
 
 def _downcast(value, var: Variable, index: int):
     """``allow_input_downcast``: the value converted to the input's dtype, as Theano did
-    (an array is cast as NumPy casts it). A value NumPy cannot convert (a Python int out of
-    the dtype's range: NumPy 2 refuses it, where Theano's NumPy wrapped it; a string for a
-    number) is an InputError naming the input, its dtype and the value."""
-    if isinstance(value, np.ndarray) and value.dtype == var.type.dtype:
-        return value
+    (an array is cast as NumPy casts it), once read as a call without it reads it
+    (``core/array_kinds.py``): a DataArray matched to the input's named dims by name, a torch
+    tensor that requires grad detached (with an InputWarning), a torch view's negative or
+    conjugate bit resolved, a masked array refused (Theano's filter dropped its mask). A
+    value NumPy cannot convert (a Python int out of the dtype's range: NumPy 2 refuses it,
+    where Theano's NumPy wrapped it; a string for a number) is an InputError naming the
+    input, its dtype and the value."""
+    label = f"input {index} '{var.name}'" if var.name else f"input {index}"
     try:
-        return np.asarray(value, dtype=var.type.dtype)
+        array = array_kinds.host_value(value, label, var.type.shape)
+    except InputError as exc:
+        raise _at_user_line(exc) from None
+    if isinstance(array, np.ndarray) and array.dtype == var.type.dtype:
+        return array
+    try:
+        return np.asarray(array, dtype=var.type.dtype)
     except (OverflowError, ValueError, TypeError) as exc:
         text = repr(value)
         text = text if len(text) <= 60 else text[:57] + "..."

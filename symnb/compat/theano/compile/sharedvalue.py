@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
+from symnb.core.array_kinds import lends_memory
 from symnb.core.op import _at_user_line
-from symnb.core.variable import SharedVariable
+from symnb.core.source import user_location
+from symnb.core.variable import SharedVariable, _assigned_at, array_of
 
 
 def shared(
@@ -18,12 +18,18 @@ def shared(
     with ``strict`` and ``allow_downcast`` (``tensor/var.py:theano_filter``)."""
     if kwargs:
         raise _at_user_line(TypeError(f"shared: unexpected arguments {sorted(kwargs)}"))
-    array = np.asarray(value)
+    # read once, as sn.shared reads it (a torch tensor that requires grad detached with a
+    # note, a ragged list a ShapeError naming the variable), for its number of dims
+    label = name if name is not None else _assigned_at(user_location())
+    array = array_of(value, None, "shared", label)
     pattern = (False,) * array.ndim if broadcastable is None else tuple(broadcastable)
     if len(pattern) != array.ndim:
         raise _at_user_line(
             ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
         )
-    var = TensorSharedVariable(value, name=name, shape=shape_of(pattern), borrow=borrow)
+    # the array read is kept as it is where it is the caller's memory (borrow=True), else
+    # copied (a list, a resolved torch view: no one else holds it, so it is not lent)
+    borrow = borrow and lends_memory(value, array)
+    var = TensorSharedVariable(array, name=name, shape=shape_of(pattern), borrow=borrow)
     var.strict, var.allow_downcast = bool(strict), allow_downcast
     return var

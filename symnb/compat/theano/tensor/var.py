@@ -14,12 +14,13 @@ import numpy as np
 
 from symnb.compat.theano.configparser import resolve_dtype
 from symnb.config import config
+from symnb.core import array_kinds
 from symnb.core.hooks import register
 from symnb.core.op import _at_user_line
 from symnb.core.types import TensorType as _SymnbType
 from symnb.core.types import dtype_arg
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import DTypeError
+from symnb.errors import DTypeError, InputError
 from symnb.ops.elemwise import _Logical
 
 
@@ -326,8 +327,9 @@ class TensorSharedVariable(_TheanoRules, SharedVariable, metaclass=_Truthy):
         self.tag.pop("default_update", None)
 
 
-#: values Theano's filter converts itself (anything else goes to symnb's checks as it is)
-_FILTERED = (np.ndarray, np.generic, numbers.Number, list, tuple)
+#: Python values and NumPy scalars, which Theano's filter converts by their values (any other
+#: value is an array of some kind, read as an ndarray first and filtered by its dtype)
+_BY_VALUE = (np.generic, numbers.Number, list, tuple)
 
 
 def theano_filter(var: TensorSharedVariable, value):
@@ -336,11 +338,14 @@ def theano_filter(var: TensorSharedVariable, value):
     ndarray converts where its dtype upcasts to the variable's (int32 into int64 or float64;
     no float64 into float32, whatever its values), a Python float into floatX where
     ``allow_downcast`` is None (rounded), and other values (Python numbers, lists, NumPy
-    scalars) where they come out equal. A DTypeError (a TypeError, as Theano's) naming the
-    variable, the value and the way out otherwise."""
+    scalars) where they come out equal. An array of another kind (a torch tensor, a
+    memoryview, a DataArray...) is read as symnb reads it (``core/array_kinds.py``: a masked
+    array refused, a tensor that requires grad detached with a note), then meets the ndarray
+    rule by its dtype. A DTypeError (a TypeError, as Theano's) naming the variable, the value
+    and the way out otherwise."""
     dtype = var.type.dtype
     if isinstance(value, np.ndarray) and value.dtype == dtype:
-        return value
+        return value  # (a masked array: symnb's checks refuse it next)
     if var.strict:
         got = f"an ndarray of {value.dtype.name}" if isinstance(value, np.ndarray) else None
         raise DTypeError(
@@ -348,18 +353,23 @@ def theano_filter(var: TensorSharedVariable, value):
             f"{dtype.name}, not {got or _a_value(value)} (Theano's rule); convert it with "
             f"np.asarray(value, '{dtype.name}')"
         )
-    if not isinstance(value, _FILTERED):
-        return value  # (a torch tensor, a DataArray...: symnb's own reading and checks)
+    given = value
+    if not isinstance(value, _BY_VALUE):
+        value = _host_array(var, value)
+        if value.dtype == dtype or value.dtype.kind not in "biufc":
+            return value  # (of strings, objects...: symnb's checks name the dtype)
     if var.allow_downcast:
         return _converted(var, value, dtype)
     if isinstance(value, np.ndarray):
         if np.result_type(dtype, value.dtype) != dtype:
+            kind = array_kinds.describe(given)
+            of = "a value" if kind == "array" else f"a {kind}"
             raise DTypeError(
-                f"shared {var.describe()} cannot store a value of dtype {value.dtype.name} "
+                f"shared {var.describe()} cannot store {of} of dtype {value.dtype.name} "
                 f"without risking loss of precision (Theano's rule: {value.dtype.name} does "
                 f"not upcast to {dtype.name}, whatever the values); cast it with "
-                f".astype('{dtype.name}'), or make the variable with theano.shared(..., "
-                "allow_downcast=True)"
+                f"{array_kinds.cast_hint(given, dtype)}, or make the variable with "
+                "theano.shared(..., allow_downcast=True)"
             )
         return value.astype(dtype)
     converted = _converted(var, value, dtype)
@@ -387,6 +397,15 @@ def theano_filter(var: TensorSharedVariable, value):
             "allow_downcast=True)"
         )
     return converted
+
+
+def _host_array(var: TensorSharedVariable, value) -> np.ndarray:
+    """An array of any kind as the ndarray symnb reads (a DataArray matched to the variable's
+    named dims), its InputError (a masked array, a tensor on a GPU) at the user's line."""
+    try:
+        return np.asarray(array_kinds.host_value(value, f"shared {var.describe()}", var.type.shape))
+    except InputError as exc:
+        raise _at_user_line(exc) from None
 
 
 def _converted(var: TensorSharedVariable, value, dtype) -> np.ndarray:
