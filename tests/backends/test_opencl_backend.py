@@ -320,6 +320,12 @@ def test_out_of_device_memory_names_the_op_its_line_and_the_bytes_asked_for():
     )
     assert "test_opencl_backend.py" in message and "outer = x[:, None] * x[None, :]" in message
     assert str(pickle.loads(pickle.dumps(error))) == message
+    # no pyopencl error in its chain: none pickles where exceptions pickle their causes and
+    # contexts (tblib's pickling support, which dask installs in the process)
+    chain, found = error, []
+    while (chain := chain.__cause__ or chain.__context__) is not None:
+        found.append(type(chain))
+    assert all(issubclass(kind, DeviceError) for kind in found), found
     np.testing.assert_array_equal(W.get_value(), np.zeros(3))  # the failed call wrote nothing
     np.testing.assert_array_equal(f(np.arange(2, dtype="float32")), [[0, 0], [0, 1]])
     np.testing.assert_array_equal(W.get_value(), np.ones(3))

@@ -127,7 +127,8 @@ class PyCUDARuntime(Runtime):
             return self.drv.mem_alloc(nbytes)
         except (self.drv.MemoryError, MemoryError) as exc:
             device = f"CUDA device {self.device_name}"
-            raise DeviceOutOfMemory(device, nbytes, str(exc), "use smaller batches") from None
+            refused = DeviceOutOfMemory(device, nbytes, str(exc), "use smaller batches")
+        raise refused  # (no pycuda error as its context: it pickles, opencl/runtime.py)
 
     def upload(self, array: np.ndarray):
         buffer = self.alloc(max(array.nbytes, 1))

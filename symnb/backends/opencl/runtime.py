@@ -76,14 +76,16 @@ class OpenCLRuntime(Runtime):
         try:
             return self.cl.Buffer(self.context, self.cl.mem_flags.READ_WRITE, nbytes)
         except self.cl.Error as exc:
-            raise self.out_of_memory(nbytes, exc) from exc
+            refused = self.out_of_memory(nbytes, exc)
+        raise refused  # (outside the except: no pyopencl error as its context, see below)
 
     def upload(self, array: np.ndarray):
         flags = self.cl.mem_flags.READ_WRITE | self.cl.mem_flags.COPY_HOST_PTR
         try:
             return self.cl.Buffer(self.context, flags, hostbuf=array)
         except self.cl.Error as exc:
-            raise self.out_of_memory(array.nbytes, exc) from exc
+            refused = self.out_of_memory(array.nbytes, exc)
+        raise refused
 
     def write(self, buffer, array: np.ndarray) -> None:
         """Queued (pyopencl keeps ``array`` alive until the copy ran)."""
@@ -123,7 +125,9 @@ class OpenCLRuntime(Runtime):
 
     def out_of_memory(self, nbytes: int, exc) -> DeviceError:
         """The driver's refusal of a buffer of ``nbytes``: a DeviceOutOfMemory where it had
-        no room (``NO_ROOM``: also a buffer past the device's limit on one allocation)."""
+        no room (``NO_ROOM``: also a buffer past the device's limit on one allocation). Its
+        text holds the driver's; it is raised with no pyopencl error chained, which pickles
+        in no process where exceptions pickle their causes (tblib's, as dask installs it)."""
         device, hint = f"OpenCL device {self.device_name}", self.memory_hint
         if getattr(exc, "code", None) in NO_ROOM:
             return DeviceOutOfMemory(device, nbytes, str(exc), hint)
