@@ -72,7 +72,8 @@ class Scan(Op):
         types = []
         for j in range(loop.n_states):
             step = inner[loop.n_seqs + j].type
-            shape = ((length,) + step.shape) if loop.history[j] else step.shape
+            row = _state_shape(step.shape, outer[loop.n_seqs + j].type.shape)
+            shape = ((length,) + row) if loop.history[j] else row
             types.append(TensorType(step.dtype, shape))
         for var in outs[loop.n_states : loop.n_states + loop.n_plain]:
             types.append(TensorType(var.type.dtype, (length,) + var.type.shape))
@@ -131,6 +132,14 @@ def _last_value(initial, out, history: bool):
     if not history:
         return out
     return getitem(concatenate([expand_dims(initial, 0), out]), -1)
+
+
+def _state_shape(step: tuple, initial: tuple) -> tuple:
+    """A state's shape at every step: its placeholder's, each dim it leaves unknown the
+    initial value's (a state keeps its shape from step to step, ``run_loop`` checks it), so
+    the rule applied to inputs of other shapes than the traced ones says their rows' shape
+    (``grad.points``: the length of ``hs`` for a tap ``-2``)."""
+    return tuple(i if s is None else s for s, i in zip(step, initial))
 
 
 def _check_fits(var: Variable, ph: Variable, seq: bool, name: str):

@@ -22,11 +22,14 @@ from symnb.core.dims import DimMismatch, evaluate, names_in
 from symnb.core.graph import ancestors, substitute
 from symnb.core.op import Apply
 from symnb.core.shapes import warnings as shape_warnings
+from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.ops.broadcast import Reduce
 from symnb.ops.checks import same_shape, shape_from
 from symnb.ops.creation import zeros
 from symnb.ops.elemwise import Elemwise, not_equal, where
+from symnb.ops.index import getitem
+from symnb.ops.shape import RuleShape, shape
 
 
 def checked_points(results: list, pairs, what: str) -> list:
@@ -46,7 +49,7 @@ def checked_points(results: list, pairs, what: str) -> list:
         for p, v in pairs
         if p.type.ndim and id(p) in computed and not _both_fixed(p.type.shape, v)
     ]  # a 0-d point is broadcast on purpose
-    lengths = _Lengths([var for _, var in checked_pairs], computed).found
+    lengths = _Lengths([var for _, var in checked_pairs], computed, by_rule=True).found
     replace = {}
     for point, var in checked_pairs:
         desc = point.describe().replace("an unnamed variable (", "(")
@@ -108,7 +111,9 @@ def _both_fixed(point_shape, var: Variable) -> bool:
 class Length(NamedTuple):
     """The length of one axis when the function runs: ``static``, the dim its type says;
     ``dim``, an int or an expression of the names in ``names`` (name -> the ``(value,
-    axis)`` pairs whose lengths broadcast to it, NumPy's rule: the one that is not 1)."""
+    axis)`` pairs whose lengths broadcast to it, NumPy's rule: the one that is not 1; axis
+    None: the value of an integer scalar, an entry of a :class:`RuleShape` vector, negative
+    where the rule could not tell the length)."""
 
     static: object
     dim: object
@@ -140,13 +145,16 @@ def _keyed(names: dict) -> dict:
 
 class _Lengths:
     """For ``variables`` and what they are computed from, ``found``: id -> one
-    :class:`Length` per axis (no entry where an axis has none)."""
+    :class:`Length` per axis (no entry where an axis has none). ``by_rule``: an axis no
+    expression of known lengths gives may be read off the op's shape rule applied when the
+    function runs (:meth:`_by_rule`; its length may then be unknown when it runs, so only a
+    check, which then compares the other axes, takes it)."""
 
     #: tries of a shape rule on stand-ins, each after two names it found to be one
     TRIES = 8
 
-    def __init__(self, variables: list, computed: set):
-        self.computed = computed
+    def __init__(self, variables: list, computed: set, by_rule: bool = False):
+        self.computed, self.by_rule = computed, by_rule
         self.found: dict[int, tuple] = {}
         self._names: dict = {}  # (id(value), axis) or reads -> its name, given in order
         self._count = itertools.count()
@@ -162,12 +170,14 @@ class _Lengths:
                 if id(var) in computed:
                     self.found[id(var)] = self._reads_itself(var)
                     continue
-                axes = None
+                axes = [None] * var.type.ndim
                 if sources is not None:
                     axes = [self._passed_on(var, k, node, p) for k, p in enumerate(sources)]
-                if axes is None or None in axes:
-                    axes = self._inferred(node, var)
-                if axes is not None:
+                if None in axes:
+                    axes = _either(self._inferred(node, var), axes)
+                if None in axes and self.by_rule:
+                    axes = _either(axes, self._by_rule(node, var))
+                if None not in axes:
                     self.found[id(var)] = tuple(axes)
 
     def _name(self, reads: tuple) -> str:
@@ -221,7 +231,7 @@ class _Lengths:
         (other inputs, such as indices, sizes and constants, stay themselves). Two names the
         rule finds unequal (``concatenate``'s other axes) must be one length when the function
         runs: they are made one and the rule tried again. None where the rule does not take
-        the stand-ins or an axis's length is not made of known names."""
+        the stand-ins; None for an axis whose length is not made of known names."""
         names: dict = {}
         dims_of = []
         for x in node.inputs:
@@ -268,9 +278,45 @@ class _Lengths:
                 continue
             used = names_in(d) if d is not None else None
             if not used or not used <= names.keys():
-                return None
+                lengths.append(None)
+                continue
             lengths.append(Length(static, d, {n: names[n] for n in used}))
         return lengths
+
+    def _by_rule(self, node: Apply, var: Variable) -> list | None:
+        """``var``'s lengths read off its op's shape rule applied when the function runs
+        (:class:`RuleShape`) to the shapes of the inputs (the values of the integer and
+        boolean ones), where each input is computed anyway or a constant: a length no
+        expression of known lengths gives (``x[i]``: i's length; ``x[1:]``: n - 1 or 0; a
+        mask's count; ``svd``'s min(m, n); a scan's steps given by ``n_steps``). None where
+        an input is not: the check computes no value the product did not need."""
+        kinds, args = [], []
+        for x in node.inputs:
+            if not isinstance(x.type, TensorType):
+                return None
+            if not (isinstance(x, Constant) or id(x) in self.computed):
+                return None
+            by_value = x.type.dtype.kind in "biu"
+            kinds.append((x.type.dtype.name, by_value))
+            args.append(x if by_value else shape(x))
+        vector = RuleShape(node.op, var.index, var.type.ndim, tuple(kinds))(*args)
+        lengths = []
+        for k, static in enumerate(var.type.shape):
+            if isinstance(static, int):
+                lengths.append(Length(static, static, {}))
+                continue
+            reads = ((getitem(vector, k), None),)
+            name = self._name(reads)
+            lengths.append(Length(static, name, {name: reads}))
+        return lengths
+
+
+def _either(axes: list | None, others: list | None) -> list:
+    """Per axis, the length ``axes`` has, else the one of ``others`` (None: no lengths; one
+    of them is not None)."""
+    if axes is None or others is None:
+        return others if axes is None else axes
+    return [a if a is not None else b for a, b in zip(axes, others)]
 
 
 def _length_sources(node: Apply) -> list | None:

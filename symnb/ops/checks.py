@@ -193,10 +193,13 @@ class ShapeFrom(Op):
     entry per axis of x: a fixed length, or an expression (``n0``, ``n0 + 2``, ``2 * n0``,
     ``n0 + n1``) of the names in ``names``, each ``(name, pairs)``: the length that the
     ``(source, axis)`` pairs (sources counted from 0 after x) broadcast to, NumPy's rule: the
-    one that is not 1. For an eval point whose variable no value computed holds the shape
-    of, but values its shape follows from do (an elementwise op's operands, a reduction's
-    input, the input of a pad or a sort: ``grad.points.checked_points``); it reads only their
-    shapes."""
+    one that is not 1; axis None reads the value of an integer scalar source (an entry of a
+    ``RuleShape`` vector), and a negative one leaves its name, and the axes whose length is
+    made of it, unchecked (a shape rule that could not tell the length). For an eval point
+    whose variable no value computed holds the shape of, but values its shape follows from
+    do (an elementwise op's operands, a reduction's input, the input of a pad or a sort, the
+    inputs of a gather by its rule applied when the function runs:
+    ``grad.points.checked_points``); it reads only their shapes."""
 
     dtype_rule = "x's dtype"
     __props__ = ("what", "dims", "names")
@@ -212,13 +215,17 @@ class ShapeFrom(Op):
         return [x.type]
 
     def perform(self, x, *sources):
-        sizes = {
-            name: _broadcast_length(np.shape(sources[i])[a] for i, a in pairs)
-            for name, pairs in self.names
-        }
+        sizes = {}
+        for name, pairs in self.names:
+            lengths = [
+                np.shape(sources[i])[a] if a is not None else int(sources[i]) for i, a in pairs
+            ]
+            if min(lengths, default=0) >= 0:  # (else a rule's length unknown: not checked)
+                sizes[name] = _broadcast_length(lengths)
         want = tuple(evaluate(d, sizes) for d in self.dims)
-        if np.shape(x) != want:
-            shapes = f"{format_shape(np.shape(x))}, not {format_shape(want)}"
+        got = np.shape(x)
+        if any(w is not None and w != n for w, n in zip(want, got)):
+            shapes = f"{format_shape(got)}, not {format_shape(want)}"
             raise CheckedShapeError(f"{self.what} ({shapes}, when the function ran)")
         return np.asarray(x)
 

@@ -76,6 +76,67 @@ class ResultShape(Op):
         return [None] * len(inputs)
 
 
+class RuleShape(Op):
+    """The runtime shape of output ``index`` of ``op`` (``ndim`` axes), by op's own shape
+    rule (``infer_types``) applied when the function runs to stand-ins of its inputs of the
+    run's shapes, an int64 vector: -1 for an axis the rule leaves unknown, and every axis
+    where the rule refuses the inputs (the computation raises its own error). ``kinds`` has
+    one ``(dtype, by_value)`` per input of op: a float (or complex) input is given as its shape (an
+    int64 vector), an integer or boolean one as its value, which some rules read (a mask's
+    count, a scan's ``n_steps``); an array of them stands in by its shape
+    first, by its value (a constant) only where that leaves an axis unknown. No value of op
+    is computed: for the eval-point check (``grad.points``) of a value the product never
+    computes and whose lengths no expression of known lengths gives (``x[i]``,
+    ``x[1:, ::2]``, a scan's rows, ``svd``)."""
+
+    dtype_rule = "int64"
+    differentiable = False
+    __props__ = ("op", "index", "ndim", "kinds")
+
+    def __init__(self, op, index: int, ndim: int, kinds: tuple):
+        self.op, self.index, self.ndim = op, int(index), int(ndim)
+        self.kinds = tuple((str(dtype), bool(by_value)) for dtype, by_value in kinds)
+
+    def __str__(self):
+        return f"rule_shape[{self.op}, {self.index}]"
+
+    __repr__ = __str__
+
+    def infer_types(self, *inputs):
+        if len(inputs) != len(self.kinds):
+            raise ShapeError(f"{self}: {len(inputs)} inputs for {len(self.kinds)}")
+        return [TensorType("int64", (self.ndim,))]
+
+    def perform(self, *inputs):
+        shape = self._applied(inputs, arrays_by_value=False)
+        arrays = any(by_value and np.ndim(v) for v, (_, by_value) in zip(inputs, self.kinds))
+        if None in shape and arrays:
+            shape = self._applied(inputs, arrays_by_value=True)
+        return np.array([-1 if d is None else d for d in shape], dtype=np.int64)
+
+    def _applied(self, inputs, arrays_by_value: bool) -> tuple:
+        """The rule's dims for the output (ints, None where unknown)."""
+        stand_ins = []
+        for value, (dtype, by_value) in zip(inputs, self.kinds):
+            if by_value and (arrays_by_value or np.ndim(value) == 0):
+                stand_ins.append(Constant(np.asarray(value), dtype=dtype))
+                continue
+            dims = np.shape(value) if by_value else tuple(int(n) for n in value)
+            stand_ins.append(Variable(TensorType(dtype, tuple(dims)), source=None))
+        try:
+            with shape_warnings.quiet():
+                types = self.op.infer_types(*stand_ins)
+        except Exception:  # noqa: BLE001 - inputs the rule refuses: the computation says why
+            return (None,) * self.ndim
+        dims = types[self.index].shape
+        if len(dims) != self.ndim:
+            return (None,) * self.ndim
+        return tuple(d if isinstance(d, int) else None for d in dims)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [None] * len(inputs)
+
+
 class DimShuffle(Op):
     """Permute axes, insert new length-1 axes (``"x"``) and drop length-1 axes.
 

@@ -443,3 +443,102 @@ def test_a_known_gradient_is_checked_against_a_shared_variables_shape(backend):
         with pytest.raises(sn.ShapeError, match=r"\(\(2,\), not \(1,\), when the function ran"):
             f(np.arange(3.0), np.array([1.0, 2.0]))
         W.set_value(np.ones((3, 2)))
+
+
+def _taps_scan(x, h, n=None):
+    """h_t = tanh(h_{t-2} * h_{t-1} + x_t) from two rows of h, over x's rows or n steps."""
+    if n is None:
+        step, seqs = (lambda xt, a, b: sn.tanh(a * b + xt)), x
+    else:
+        step, seqs = (lambda a, b: sn.tanh(a * b + 0.5)), None
+    hs, _ = sn.scan(step, sequences=seqs, outputs_info={"initial": h, "taps": [-2, -1]}, n_steps=n)
+    return hs
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("steps", ["sequence", "n_steps"])
+def test_an_eval_point_of_a_scan_with_taps_is_checked_when_the_function_runs(backend, steps):
+    """The Lop of a scan fed back at taps -2 and -1 computes a scan keeping every state's
+    rows, not ``hs``, and the rule gave no length for hs's rows (the state's placeholder
+    has unknown dims) nor, with ``n_steps`` alone, for its steps: a (6, 3) point for the
+    (4, 3) ``hs`` was taken, the product that of its last 4 rows, and a (4, 1) one was
+    broadcast. A state keeps its initial value's shape, and the steps are read off the
+    rule when the function runs; Lop and a known gradient raise the ShapeError."""
+    x, h, u = f64("x", (None, None)), f64("h", (None, None)), f64("u", (None, None))
+    n = sn.tensor("n", shape=(), dtype="int64")
+    rng = np.random.default_rng(0)
+    X, H, U = rng.standard_normal((4, 3)), rng.standard_normal((2, 3)), rng.standard_normal((4, 3))
+    ins, args = ([x, h], [X, H]) if steps == "sequence" else ([h, n], [H, np.int64(4)])
+    hs = _taps_scan(x, h, None if steps == "sequence" else n)
+    wrt = ins[:1] if steps == "sequence" else [h]
+    want = sn.function(ins + [u], sn.grad(sn.sum(hs * u), wrt), backend=backend)(*args, U)
+    for starts, product in [
+        ("Lop: eval point 0 'u' (float64(?, ?)) does not", sn.Lop(hs, wrt, u)),
+        ("sn.grad: the known gradient 'u'", sn.grad(None, wrt, known_grads={hs: u})),
+    ]:
+        f = sn.function(ins + [u], product, backend=backend)
+        for wrong in [(6, 3), (4, 1), (1, 3)]:
+            with pytest.raises(sn.ShapeError) as info:
+                f(*args, np.ones(wrong))
+            assert not isinstance(info.value, RuntimeFailure)
+            message = str(info.value)
+            assert message.startswith(starts), message
+            assert f"(({wrong[0]}, {wrong[1]}), not (4, 3), when the function ran)" in message
+        np.testing.assert_allclose(f(*args, U), want, rtol=1e-12)
+
+
+_X34 = np.array([[0.3, -1.0, 2.0, 0.5], [1.5, 0.2, -0.4, 1.0], [0.7, 0.1, -2.0, 0.9]])
+_I = np.array([0, 2, 2, 1])
+_MASK = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 1]], bool)
+_J = np.array([[0, 1], [2, 2], [3, 0]])
+# id -> (f of x (3, 4) and the int/bool input z, z's dtype and value, f's shape)
+BY_RULE_WHEN_IT_RUNS = {
+    "x[i]": (lambda x, z: x[z], "int64", _I, (4, 4)),
+    "x[:, i]": (lambda x, z: x[:, z], "int64", _I, (3, 4)),
+    "x[1:, ::2]": (lambda x, z: x[1:, ::2], None, None, (2, 2)),
+    "x[-1, 1:3]": (lambda x, z: x[-1, 1:3], None, None, (2,)),
+    "x[mask]": (lambda x, z: x[z], "bool", _MASK, (8,)),
+    "take_along_axis": (lambda x, z: sn.take_along_axis(x, z, axis=1), "int64", _J, (3, 2)),
+    "einsum('ii->i')": (lambda x, z: sn.einsum("ii->i", x[:, :3]), None, None, (3,)),
+    "svd(compute_uv=False)": (lambda x, z: sn.svd(x, compute_uv=False), None, None, (3,)),
+    "categorical_crossentropy": (
+        lambda x, z: sn.categorical_crossentropy(sn.softmax(x), z),
+        "int64",
+        np.array([0, 3, 1]),
+        (3,),
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", list(BY_RULE_WHEN_IT_RUNS))
+def test_an_eval_point_is_checked_by_fs_shape_rule_when_the_function_runs(backend, case):
+    """A length no expression of known lengths gives (an index's, a slice's, a mask's
+    count, svd's min(m, n)) left the point unchecked: a length-1 point was broadcast over
+    the rows ``x[i]`` picks and the product silently wrong, or failed inside the gradient
+    op. f's op's shape rule is applied when the function runs to the shapes of its inputs
+    (the values of the integer and boolean ones), which the product reads; f itself is not
+    computed."""
+    build, dtype, value, shape = BY_RULE_WHEN_IT_RUNS[case]
+    x, v = f64("x", (None, None)), f64("v", (None,) * len(shape))
+    z = sn.tensor("z", shape=(None,) * np.ndim(value), dtype=dtype) if dtype else None
+    ins, args = ([x, z], [_X34, value]) if dtype else ([x], [_X34])
+    out = build(x, z)
+    V = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)
+    want = sn.function(ins + [v], sn.grad(sn.sum(out * v), x), backend=backend)(*args, V)
+    for starts, product in [
+        ("Lop: eval point 0 'v' (float64(", sn.Lop(out, x, v)),
+        ("sn.grad: the known gradient 'v' (float64(", sn.grad(None, x, known_grads={out: v})),
+    ]:
+        f = sn.function(ins + [v], product, backend=backend)
+        for wrong in [(1,) + shape[1:], (shape[0] + 1,) + shape[1:], shape[:-1] + (1,)]:
+            if wrong == shape:
+                continue
+            with pytest.raises(sn.ShapeError) as info:
+                f(*args, np.ones(wrong))
+            assert not isinstance(info.value, RuntimeFailure)
+            message = str(info.value)
+            assert message.startswith(starts), message
+            assert f"{wrong}, not {shape}, when the function ran" in message, message
+        np.testing.assert_allclose(f(*args, V), want, rtol=1e-12)
+    assert all(node.op != out.owner.op for node in f.graph.toposort())  # f is not computed

@@ -351,3 +351,49 @@ def test_result_shape_is_the_ops_shape_and_raises_where_the_op_would():
     with pytest.raises(ValueError, match="zero-size array to reduction operation max"):
         shape_of(Max((1,)), 1, (3, 0))
     np.testing.assert_array_equal(shape_of(DimShuffle((1, "x", 0)), 3, (3, 4)), [4, 1, 3])
+
+
+def test_rule_shape_applies_the_ops_shape_rule_when_the_function_runs():
+    """``RuleShape`` gives a result's shape by the op's own shape rule applied to its
+    inputs' shapes (an integer or boolean input's value where the rule reads it: a mask's
+    count), -1 for an axis the rule leaves unknown, and all -1 where the rule refuses the
+    inputs (the computation raises its own error)."""
+    from symnb.ops.shape import RuleShape
+
+    x = sn.tensor("x", shape=(None, None))
+    i = sn.tensor("i", shape=(None,), dtype="int64")
+    m = sn.tensor("m", shape=(None, None), dtype="bool")
+    n = sn.tensor("n", shape=(), dtype="int64")
+
+    def shape_of(out, *values):
+        node = out.owner
+        kinds = [(v.type.dtype.name, v.type.dtype.kind in "biu") for v in node.inputs]
+        return RuleShape(node.op, out.index, out.type.ndim, kinds).perform(*values)
+
+    X = np.array([3, 4], dtype=np.int64)  # x's shape: a float input is given by its shape
+    np.testing.assert_array_equal(shape_of(x[1:, ::2], X), [2, 2])
+    np.testing.assert_array_equal(shape_of(x[1:, ::2], np.array([0, 4])), [0, 2])
+    np.testing.assert_array_equal(shape_of(x[i], X, np.array([0, 2, 2, 1, 0])), [5, 4])
+    mask = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 1]], bool)
+    np.testing.assert_array_equal(shape_of(x[m], X, mask), [8])
+    np.testing.assert_array_equal(shape_of(sn.svd(x, compute_uv=False), X), [3])
+    np.testing.assert_array_equal(shape_of(x[:n], X, np.int64(2)), [-1, 4])  # (a bound's)
+    np.testing.assert_array_equal(shape_of(sn.reshape(x, (n, -1)), X, np.int64(5)), [-1, -1])
+
+
+def test_shape_from_reads_integer_scalars_and_leaves_an_unknown_length_unchecked():
+    """``ShapeFrom`` reads a length off an integer scalar source (axis None: an entry of a
+    ``RuleShape`` vector); a negative one (the rule could not tell the length) leaves the
+    axes made of it unchecked, and the others are checked."""
+    from symnb.core.dims import parse_dim
+    from symnb.ops.checks import ShapeFrom
+
+    names = (("n0", ((0, None),)), ("n1", ((1, None),)))
+    check = ShapeFrom("the point", ("n0", parse_dim("n1 + 2")), names)
+    x = np.ones((5, 3))
+    np.testing.assert_array_equal(check.perform(x, np.int64(5), np.int64(1)), x)
+    np.testing.assert_array_equal(check.perform(x, np.int64(-1), np.int64(1)), x)
+    with pytest.raises(sn.ShapeError, match=r"the point \(\(5, 3\), not \(\?, 4\), when the"):
+        check.perform(x, np.int64(-1), np.int64(2))
+    with pytest.raises(sn.ShapeError, match=r"the point \(\(5, 3\), not \(4, 3\), when the"):
+        check.perform(x, np.int64(4), np.int64(1))
