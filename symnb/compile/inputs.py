@@ -117,7 +117,12 @@ class InputSpec:
         kind = array_kinds.describe(value)
         got = f"{self.label} expects {self.dtype.name}, got a {array.dtype.name} {kind}"
         cast = array_kinds.cast_hint(value, self.dtype)
-        if self.dtype.kind in "iu" and array.dtype.kind in "fc":
+        if self.dtype.kind in "iu" and array.dtype.kind == "c":
+            return (
+                f"{got}; integer inputs take real integer values (yours are complex)\n  hint: "
+                f"take their real part (np.real) and convert it with {cast}"
+            )
+        if self.dtype.kind in "iu" and array.dtype.kind == "f":
             finite = bool(np.all(np.isfinite(array)))
             whole = finite and bool(np.all(np.mod(array, 1) == 0))
             why = "they are whole numbers" if whole else "some are not whole numbers: check them"
@@ -189,6 +194,8 @@ class InputSpec:
             if held is None:
                 info = np.iinfo(self.dtype)
                 why = f" ({self.dtype.name} holds {info.min} to {info.max}, not {v})"
+            elif self.dtype.kind not in "fc":  # (bool: 0 and 1 alone)
+                why = f" ({self.dtype.name} holds the int {v} as {held!r})"
             else:
                 bits = np.finfo(self.dtype).nmant + 1
                 why = (

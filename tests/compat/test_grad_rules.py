@@ -474,6 +474,20 @@ def test_pow_gradient_wrt_the_exponent_is_theanos_zero_at_a_zero_base():
     np.testing.assert_allclose(dx, [0.0, 12.0], rtol=1e-12)
     base = T.constant(np.array([0.0, 2.0]))
     theano.gradient.verify_grad(lambda e: base**e, [np.array([1.5, 0.5])])
+
+
+def test_pow_gradient_wrt_the_exponent_is_zero_at_a_zero_base_whatever_flows_into_it():
+    """Theano's switch holds gz: an infinite gradient arriving at x ** y where x is 0
+    (``log(x ** y)``, ``1 / x ** y``) gives 0 too, not inf * 0 = NaN."""
+    a, b = T.dscalar("a"), T.dscalar("b")
+    with np.errstate(all="ignore"):
+        for cost in (T.log(a**b), 1 / a**b):
+            assert float(run([a, b], T.grad(cost, b), 0.0, 2.0)) == 0.0
+        np.testing.assert_allclose(
+            float(run([a, b], T.grad(T.log(a**b), b), 3.0, 2.0)), np.log(3.0), rtol=1e-12
+        )
+
+
 def test_lop_takes_each_eval_point_as_its_fs_whole_gradient_as_theano():
     """Theano 1.0's ``Lop`` is ``grad(None, wrt, known_grads=OrderedDict(zip(f,
     eval_points)))``: an eval point is its f's whole gradient, so what a later f sends back

@@ -311,6 +311,19 @@ def test_a_lists_large_ints_are_not_rounded_by_numpys_float64_reading(backend_na
         with pytest.raises(InputError, match=r"the value \[\d+, (-1|0\.5)\] does not convert"):
             f(value)
     assert f([2**53, 0.5]).tolist() == [2.0**53, 0.5]
+    b = sn.tensor("b", shape=(None,), dtype="bool")
+    g = sn.function([b], b, backend=backend_name)
+    for value in ([2**53 + 1, 0.5], [2**63, 1.0], [np.int64(2**60 + 1), 0.0]):
+        with pytest.raises(InputError, match=r"'b' expects bool; .*\(bool holds the int \d+ as"):
+            g(value)
+
+
+def test_a_complex_array_for_an_integer_input_is_refused_naming_it():
+    """A complex128 array for an int64 input: the message's whole-number test ran np.mod on
+    complex values, a bare TypeError "ufunc 'remainder' not supported"."""
+    xi = sn.tensor("xi", shape=(None,), dtype="int64")
+    with pytest.raises(InputError, match=r"'xi' expects int64, got a complex128 array; .* complex"):
+        sn.function([xi], xi)(np.array([1 + 1j, 2]))
 
 
 @pytest.mark.parametrize("backend_name", named_backends("py", "c"))

@@ -214,16 +214,21 @@ def _value_slots(node, int_ids: set) -> list[int]:
 def _pow_rule(op: Pow, needed: list, inputs: list, outputs: list, output_grads: list) -> list:
     """Theano 1.0's ``Pow`` gradient (``Pow.L_op``, theano/scalar/basic.py): with respect to
     y, ``switch(eq(x, 0), 0, gz * log(x) * x ** y)``, 0 wherever x is 0 (symnb's is JAX's,
-    NaN at x = 0 and y < 0, where the value is inf), gz outside the switch so that
-    ``T.Rop``'s passes are 0 there too; with respect to x symnb's rule (0 at x = y = 0,
-    where Theano's was NaN: docs/theano.md)."""
+    NaN at x = 0 and y < 0, where the value is inf), gz inside the switch as in Theano, so
+    that an infinite gz there (``log(x ** y)``) gives 0 too; the factor is switched to 0
+    there as well, so that ``T.Rop``'s second pass (the derivative in gz) is 0 there, as
+    Theano's R_op, ``L_op(ones) * v``. With respect to x symnb's rule (0 at x = y = 0, where
+    Theano's was NaN: docs/theano.md)."""
     grads = op.grad_wrt([i for i in needed if i != 1], inputs, outputs, output_grads)
     if 1 in needed:
         (x, y), output = inputs, outputs[0]
         part = output * op.log_base(x, output)
-        if not (isinstance(x, Constant) and np.all(x.value != 0)):
-            part = where(equal(x, 0), 0, part)
-        grads[1] = fit_gradient(output_grads[0] * part, y)
+        if isinstance(x, Constant) and np.all(x.value != 0):
+            grads[1] = fit_gradient(output_grads[0] * part, y)
+        else:
+            zero = equal(x, 0)
+            part = where(zero, 0, output_grads[0] * where(zero, 0, part))
+            grads[1] = fit_gradient(part, y)
     return grads
 
 
