@@ -334,48 +334,37 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs="raise
     """``T.jacobian``: one Jacobian per ``wrt`` (a tuple for a tuple), its rows ``T.grad``'s,
     as Theano built them (an integer ``wrt`` is differentiated as if continuous)."""
     _check_expression(expression, "T.jacobian", "expression")
-    given = wrt
-    located_call(
-        check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.jacobian"
+    return _derivative(
+        "T.jacobian", jacobian_by, expression, wrt, consider_constant, disconnected_inputs
     )
-    impure: dict = {}
-    if consider_constant is not None:
-        expression, wrt, _ = _constant_through(
-            expression, wrt, consider_constant, call="T.jacobian", impure=impure
-        )
-    result = _as_called(
-        "T.jacobian",
-        "disconnected_inputs",
-        jacobian_by,
-        THEANO_REVERSE,
-        expression,
-        wrt,
-        disconnected=disconnected_inputs,
-    )
-    return _format_as(given, _with_own_effects(result, impure))
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     """``T.hessian``: one Hessian per ``wrt`` (a tuple for a tuple), from ``T.grad``'s rules
     as ``T.jacobian``."""
     _check_expression(cost, "T.hessian", "cost")
+    return _derivative("T.hessian", hessian_by, cost, wrt, consider_constant, disconnected_inputs)
+
+
+def _derivative(call: str, build, expression, wrt, consider_constant, disconnected: str):
+    """``build`` (control/jacobian.py's ``jacobian_by`` or ``hessian_by``) by Theano's
+    rules, with ``consider_constant`` stopping gradients and the expression's own prints
+    and draws read, not their copies'; shaped as ``wrt`` was given."""
     given = wrt
-    located_call(
-        check_option, "disconnected_inputs", disconnected_inputs, DISCONNECTED, "T.hessian"
-    )
+    located_call(check_option, "disconnected_inputs", disconnected, DISCONNECTED, call)
     impure: dict = {}
     if consider_constant is not None:
-        cost, wrt, _ = _constant_through(
-            cost, wrt, consider_constant, call="T.hessian", impure=impure
+        expression, wrt, _ = _constant_through(
+            expression, wrt, consider_constant, call=call, impure=impure
         )
     result = _as_called(
-        "T.hessian",
+        call,
         "disconnected_inputs",
-        hessian_by,
+        build,
         THEANO_REVERSE,
-        cost,
+        expression,
         wrt,
-        disconnected=disconnected_inputs,
+        disconnected=disconnected,
     )
     return _format_as(given, _with_own_effects(result, impure))
 
