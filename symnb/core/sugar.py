@@ -172,7 +172,7 @@ class TensorMethods:
     __truediv__, __rtruediv__ = _binary("true_div"), _binary("true_div", True)
     __floordiv__, __rfloordiv__ = _binary("floor_div"), _binary("floor_div", True)
     __mod__, __rmod__ = _binary("mod"), _binary("mod", True)
-    __pow__, __rpow__ = _binary("pow"), _binary("pow", True)
+    __rpow__ = _binary("pow", True)
     __matmul__, __rmatmul__ = _binary("matmul"), _binary("matmul", True)
     __and__, __rand__ = _binary("bitwise_and"), _binary("bitwise_and", True)
     __or__, __ror__ = _binary("bitwise_or"), _binary("bitwise_or", True)
@@ -187,6 +187,14 @@ class TensorMethods:
     __int__, __float__ = _no_value("int()"), _no_value("float()")
     __complex__ = _no_value("complex()")
     __index__ = _no_index
+
+    def __pow__(self, other):
+        """``pow`` of the two operands (NumPy semantics), with NumPy's operator fast path for
+        the exponent 2 (a Python int): ``np.square``, whose dtype differs from ``np.power``'s
+        for a bool x only: ``x ** 2`` is int8 there, ``np.power(x, 2)`` (``sn.pow``) int64."""
+        if type(other) is int and other == 2 and self.type.dtype.kind == "b":
+            return hook("ops").square(self)
+        return hook("ops").pow(self, other)
 
     def __divmod__(self, other):
         return self // other, self % other

@@ -216,7 +216,8 @@ class Pow(Elemwise):
     """x ** y; its partials are finite at a zero base (as JAX's, where those are). A complex
     x to the power 2, 0.5 or -1 is NumPy's ``x ** 2``, ``x ** 0.5``, ``x ** -1``: its
     square, square root or reciprocal (``np.power`` differs at infinities and signed
-    zeros)."""
+    zeros). A bool x to the power 2 with the operator, ``x ** 2``, is NumPy's: its fast path
+    ``np.square``, int8 (``square``); ``pow(x, 2)`` is ``np.power``'s int64."""
 
     impl, ufunc, scalar_op = staticmethod(_power), np.power, "pow"
 

@@ -207,11 +207,11 @@ class RandomStream:
         """Integers in [low, high) (or [0, low) when only one bound is given), or in
         [low, high] with ``endpoint=True`` (NumPy's); ``dtype`` an integer (or bool) dtype that
         holds every such value, as NumPy requires (bounds known only when the function runs
-        are checked then)."""
+        are checked then); NumPy's exclusive ``high`` of 2**64 is every uint64."""
         if high is None:
             low, high = 0, low
         _check_integer_dtype(dtype)
-        bounds = _ints("integers", low=low, high=high)
+        _check_ints("integers", low=low, high=high)  # before any bound is compared
         known = [_known(b) for b in (low, high)]
         if all(k is not None for k in known) and np.broadcast(*known).size:
             given_low, given_high = np.asarray(known[0]), np.asarray(known[1])
@@ -229,6 +229,11 @@ class RandomStream:
         if known[1] is not None and np.size(known[1]):
             top, what = (0, "integers: high") if endpoint else (1, "integers: high - 1")
             _check_holds_now(dtype, None, int(np.max(known[1])) - top, what)
+            if not endpoint and int(np.max(known[1])) > _UINT64_MAX:
+                # NumPy's exclusive high 2**64 (every uint64) fits no 64-bit constant: the
+                # inclusive high 2**64 - 1 is the same range, and draws the same numbers
+                high, endpoint = _less_one(known[1]), True
+        bounds = _ints("integers", low=low, high=high)
         op_blocks = None
         if all(b.type.ndim == 0 for b in bounds.values()):
             dims, shape = _size_operand(size)
@@ -262,7 +267,7 @@ class RandomStream:
         elements are known when it is built, what NumPy refuses is refused then: a draw from
         no element, more draws than elements without replacement, a ``p`` of another length."""
         dims, shape = _size_operand(size)
-        a_var = _int(a) if is_int(a) else as_variable(a)
+        a_var = _int(a, "choice: a") if is_int(a) else as_variable(a)
         of_range = a_var.type.ndim == 0  # an int, or an integer scalar variable: range(a)
         if of_range:
             _check_count(a, "choice: an int a (for range(a))")
@@ -283,7 +288,7 @@ class RandomStream:
         of_range = is_int(x) or (isinstance(x, Variable) and x.type.ndim == 0)
         if is_int(x):
             _check_count(x, "permutation: an int x (for range(x))")
-        x_var = _int(x) if of_range else as_variable(x)
+        x_var = _int(x, "permutation: x") if of_range else as_variable(x)
         dtype = "int64" if of_range else x_var.type.dtype
         return self._by_reference(  # the op checks x before its length is taken
             RandomPermutation(dtype, of_range),
@@ -461,8 +466,21 @@ def _ints(what: str, **values) -> dict:
     numbers as int64 constants (truncated, as NumPy takes 2.5), or uint64 ones where a value
     lies beyond int64 (a uint64 draw's bounds, which NumPy takes too); variables as they are.
     Anything else (a string, None, a NaN) is an ArgumentError naming the parameter, at the
-    user's line, before a check of its value compares it."""
+    user's line, before a check of its value compares it (``_check_ints``); a value neither
+    int64 nor uint64 holds a DTypeError naming it."""
+    _check_ints(what, **values)
     out = {}
+    for name, value in values.items():
+        if isinstance(value, Variable) or np.ndim(value) == 0:
+            out[name] = _int(value, f"{what}: {name}")
+        else:
+            out[name] = Constant(_int_array(value, f"{what}: {name}"))
+    return out
+
+
+def _check_ints(what: str, **values) -> None:
+    """An ArgumentError naming the first parameter that is not an integer, an array of
+    integers or a variable (a string, None, a NaN), at the user's line."""
     for name, value in values.items():
         if not isinstance(value, Variable) and not _integral(value):
             raise _at_user_line(
@@ -471,11 +489,6 @@ def _ints(what: str, **values) -> dict:
                     f"not {value!r}"
                 )
             )
-        if isinstance(value, Variable) or np.ndim(value) == 0:
-            out[name] = _int(value)
-        else:
-            out[name] = Constant(_int_array(value))
-    return out
 
 
 def _integral(value) -> bool:
@@ -494,26 +507,57 @@ def _integral(value) -> bool:
     return array.dtype.kind in "biu"
 
 
-_INT64_MAX = int(np.iinfo(np.int64).max)
+_INT64_MIN, _INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+_UINT64_MAX = int(np.iinfo(np.uint64).max)
 
 
-def _int_array(value) -> np.ndarray:
+def _int_array(value, what: str = "an integer parameter") -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.kind not in "iub":  # a list of Python ints beyond int64 is float64 here
         exact = np.asarray(value, dtype=object)
         if exact.size and all(is_int(v) for v in exact.flat):
             array = exact
     if array.size and array.dtype.kind in "uO" and max(array.flat) > _INT64_MAX:
-        if min(array.flat) >= 0:
-            return array.astype(np.uint64)
+        _check_64_bits(what, int(min(array.flat)), int(max(array.flat)))
+        return array.astype(np.uint64)
+    if array.size and array.dtype.kind == "O":
+        _check_64_bits(what, int(min(array.flat)), int(max(array.flat)))
     return array.astype(np.int64)
 
 
-def _int(value):
+def _int(value, what: str = "an integer parameter"):
     if isinstance(value, Variable):
         return value
     value = int(value)
-    return Constant(value, dtype="uint64" if _INT64_MAX < value < 2**64 else "int64")
+    _check_64_bits(what, value, value)
+    return Constant(value, dtype="uint64" if value > _INT64_MAX else "int64")
+
+
+def _check_64_bits(what: str, least: int, most: int) -> None:
+    """A DTypeError, at the user's line, unless int64 or uint64 holds every value from
+    ``least`` to ``most`` (a constant of neither is NumPy's bare OverflowError)."""
+    if _INT64_MIN <= least and most <= _INT64_MAX or 0 <= least and most <= _UINT64_MAX:
+        return
+    if least < _INT64_MIN or most > _UINT64_MAX:
+        value = least if least < _INT64_MIN else most
+        message = (
+            f"{what} ({value}) is out of bounds for every 64-bit integer dtype (int64 and "
+            f"uint64 hold {_INT64_MIN} to {_UINT64_MAX} between them)"
+        )
+    else:
+        message = (
+            f"{what} runs from {least} to {most}: no 64-bit integer dtype holds both (int64 "
+            f"holds {_INT64_MIN} to {_INT64_MAX}, uint64 0 to {_UINT64_MAX})"
+        )
+    raise _at_user_line(DTypeError(message))
+
+
+def _less_one(high):
+    """An exclusive high as the inclusive one, ``high - 1``, exact for Python ints beyond
+    uint64 (a float high truncated first, as NumPy takes 2.5)."""
+    if np.ndim(high) == 0:
+        return int(high) - 1
+    return np.frompyfunc(lambda v: int(v) - 1, 1, 1)(np.asarray(high, dtype=object))
 
 
 def checked_seed(seed) -> int:

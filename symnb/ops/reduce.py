@@ -391,38 +391,49 @@ def _moment(cls):
         x = as_variable(x)
         no_out(out, name, x)
         target = None if dtype is None else _target_dtype(name, x, dtype)
-        real_of_complex = x.type.dtype.kind == "c" and target is not None and target.kind != "c"
-        if real_of_complex or target is not None and target.kind in "biu":
+        if target is not None and not _converts_first(x.type.dtype, target):
             return _moment_in(cls, x, target, axis, keepdims, ddof)
         return _in_dtype(run, x, dtype, axis=axis, keepdims=keepdims, ddof=ddof)
 
     run.__name__ = moment.__name__ = name
     moment.__doc__ = (
         f"{cls.__doc__} In NumPy's argument order: ``axis``: int, tuple or None; ``dtype``: "
-        "NumPy's (the elements converted to it, the result in it; an integer or bool dtype "
-        "computes every step in it as NumPy does: the mean truncated, the squares wrapping, "
-        "the quotient truncated); ``ddof`` as in NumPy (NumPy 2's ``correction=`` too)."
+        "NumPy's, in NumPy's steps (the mean summed in it, the deviations ``x - mean`` in the "
+        "promotion of x's dtype and it, the squares summed in it, the result in it; an "
+        "integer or bool dtype so truncates the mean and the quotient and wraps the squares); "
+        "``ddof`` as in NumPy (NumPy 2's ``correction=`` too)."
     )
     return moment
 
 
+def _converts_first(x_dtype, dtype: np.dtype) -> bool:
+    """Whether NumPy's var/std of x with ``dtype`` are those of x converted to ``dtype``: a
+    float or complex dtype that x's dtype promotes to, where ``x - mean`` converts x to it
+    just as the sum of the mean does (float32 x with dtype float64, int16 x with float32)."""
+    return dtype.kind in "fc" and np.promote_types(x_dtype, dtype) == dtype
+
+
 def _moment_in(cls, x, dtype: np.dtype, axis, keepdims, ddof):
-    """var/std with an integer or bool ``dtype``, in NumPy's steps (``_var``/``_std`` of
+    """var/std with a ``dtype`` that x's dtype does not promote to (any integer or bool one,
+    or a float or complex one narrower than x's), in NumPy's steps (``_var``/``_std`` of
     numpy/_core/_methods.py): the mean is the sum in ``dtype`` divided by the count and
-    converted back (truncated), the deviations ``x - mean`` take NumPy's promotion of the two
-    dtypes, their squares wrap in it, the sum of squares is in ``dtype`` and its quotient by
-    ``max(N - ddof, 0)`` truncated; std the square root of that, truncated. What NumPy refuses
-    is a DTypeError at the user's line: a bool x with dtype bool (a boolean subtract), std
-    with an output of one or more dims (NumPy cannot write sqrt's floats into it); and a
-    complex x with a real dtype, where NumPy discards the imaginary parts of the mean only
-    and still counts them in the deviations, a number that is neither x's variance nor its
-    real parts'."""
+    converted back (truncated for an integer dtype), the deviations ``x - mean`` take NumPy's
+    promotion of the two dtypes (float32 x with dtype float16: float32, int16 x: float32),
+    their squares are in it (wrapping for integers; ``re**2 + im**2`` for a complex x), the
+    sum of squares is in ``dtype`` and its quotient by ``max(N - ddof, 0)`` converted back;
+    std the square root of that. Converting the elements to ``dtype`` first rounded every
+    deviation: float32 ``[1000.1, 1000.2, 1000.3, 1000.4]`` with dtype float16 gave 0.125,
+    NumPy 0.075. What NumPy refuses is a DTypeError at the user's line: a bool x with dtype
+    bool (a boolean subtract), std with an integer or bool dtype and an output of one or more
+    dims (NumPy cannot write sqrt's floats into it); and a complex x with a real dtype, where
+    NumPy discards the imaginary parts of the mean only and still counts them in the
+    deviations, a number that is neither x's variance nor its real parts'."""
     name = cls.op_name()
     ddof = _ddof(ddof, name)
     flag = keepdims_flag(keepdims, name, x)
     axes = normalize_axis(axis, x.type.ndim, name, x)
     given = f"{name}: dtype={dtype.name} for {x.describe()}"
-    if x.type.dtype.kind == "c":
+    if x.type.dtype.kind == "c" and dtype.kind != "c":
         raise _at_user_line(
             DTypeError(
                 f"{given}: NumPy would discard the imaginary parts in the mean only (a "
@@ -439,7 +450,7 @@ def _moment_in(cls, x, dtype: np.dtype, axis, keepdims, ddof):
             )
         )
     out_ndim = x.type.ndim if flag else x.type.ndim - len(axes)
-    if cls is Std and out_ndim > 0:
+    if cls is Std and dtype.kind in "biu" and out_ndim > 0:
         raise _at_user_line(
             DTypeError(
                 f"{given}, axis={axis!r}, keepdims={flag}: NumPy refuses it (sqrt's float "
@@ -451,7 +462,11 @@ def _moment_in(cls, x, dtype: np.dtype, axis, keepdims, ddof):
     count = reduced_size(x, axes)
     mean = cast(true_div(_in_dtype(_sum, x, dtype, axis=axes, keepdims=True), count), dtype)
     deviation = x - mean
-    total = _in_dtype(_sum, deviation * deviation, dtype, axis=axes, keepdims=flag)
+    if x.type.dtype.kind == "c":  # NumPy's fast path: |x - mean|**2 as re**2 + im**2
+        square = deviation.real * deviation.real + deviation.imag * deviation.imag
+    else:
+        square = deviation * deviation
+    total = _in_dtype(_sum, square, dtype, axis=axes, keepdims=flag)
     result = cast(true_div(total, maximum(count - ddof, 0)), dtype)
     return cast(sqrt(result), dtype) if cls is Std else result
 

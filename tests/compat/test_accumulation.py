@@ -144,3 +144,60 @@ def test_symnb_variables_keep_numpys_methods():
     assert x.sum(1, "int16").type.dtype == "int16"  # NumPy's order: dtype second
     with pytest.raises(TypeError):
         x.sum(acc_dtype="int64")
+
+
+#: a float16 column whose float16 partial sums lose the ones: 2048 + 1 rounds to 2048
+HALF_COLUMN = np.tile(np.array([[2048.0]] + [[1.0]] * 7, "float16"), (1, 3))
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_float16_sums_and_products_accumulate_in_float32_by_default(backend, monkeypatch):
+    """Theano's default accumulator of float16 is float32 (``CAReduceDtype._acc_dtype``), the
+    result cast once to float16 (or to ``dtype``). symnb summed in float16, rounding every
+    partial sum along the axis: the column [2048, 1 x7] summed to 2048, Theano's 2056."""
+    monkeypatch.setattr(sn.config, "backend", backend)  # theano.function compiles on it
+    x = T.tensor("float16", (False, False), name="x")
+    want = _theano_reduce(np.add, HALF_COLUMN, 0, "float32", "float16")
+    assert want.tolist() == [2056.0] * 3
+    outs = _spellings("sum", x, axis=0) + [T.sum(x, axis=0, dtype="float16")]
+    outs.append(T.sum(x, dtype="int32"))  # dtype only casts the float32 sum
+    *sums, as_int = theano.function([x], outs)(HALF_COLUMN)
+    for got in sums:
+        assert got.dtype == "float16"
+        np.testing.assert_array_equal(got, want)
+    assert as_int.dtype == "int32" and as_int == 6165  # 3 * 2055, exact in float32
+    products = np.tile(np.array([[1.0009765625]] * 64, "float16"), (1, 3))
+    want = _theano_reduce(np.multiply, products, 0, "float32", "float16")
+    for got in theano.function([x], _spellings("prod", x, axis=0))(products):
+        assert got.dtype == "float16"
+        np.testing.assert_array_equal(got, want)  # 1.064, not float16's 1.0625
+
+
+def _theano_half_var(a, axis, ddof=0):
+    """Theano 1.0's ``T.var`` of float16: ``mean((x - mean(x)) ** 2)``, both means summed in
+    float32 and divided by the count as float32, then cast to float16."""
+    n = np.float32(a.shape[axis])
+    mean = (np.add.reduce(a, axis, dtype="float32", keepdims=True) / n).astype("float16")
+    centred = a - mean
+    total = np.add.reduce(centred * centred, axis, dtype="float32")
+    return (total / (n - ddof)).astype("float16")
+
+
+@pytest.mark.parametrize("backend", ["py", "c"])
+def test_var_and_std_of_float16_sum_in_float32(backend, monkeypatch):
+    """``T.var`` of float16 is Theano's ``mean((x - mean(x)) ** 2)`` with ``T.mean``'s float32
+    sums; NumPy's var (which T.var was) sums float16 in float16: [16, 0 x63] gave 3.875 where
+    Theano (and the exact variance) give 3.9375."""
+    monkeypatch.setattr(sn.config, "backend", backend)
+    column = np.zeros((64, 3), "float16")
+    column[0] = 16
+    x = T.tensor("float16", (False, False), name="x")
+    outs = [T.var(x, axis=0), x.var(0, 1), T.std(x, axis=0), x.std(0, 0, True)]
+    var, var_ddof1, std, std_kept = theano.function([x], outs)(column)
+    for got in (var, var_ddof1, std, std_kept):
+        assert got.dtype == "float16"
+    np.testing.assert_array_equal(var, _theano_half_var(column, 0))
+    assert var.tolist() == [3.9375] * 3
+    np.testing.assert_array_equal(var_ddof1, _theano_half_var(column, 0, 1))
+    np.testing.assert_array_equal(std, np.sqrt(_theano_half_var(column, 0)))
+    np.testing.assert_array_equal(std_kept, np.sqrt(_theano_half_var(column, 0))[None])

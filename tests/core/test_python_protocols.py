@@ -47,6 +47,19 @@ def test_protocols_answer_as_numpy(case, backend):
     check(run_on(symbolic, A, backend=backend), numeric(A))
 
 
+def test_bool_to_the_power_2_is_numpys_square_with_the_operator_only(backend):
+    """NumPy's ``b ** 2`` takes its fast path for the Python int 2, ``np.square``: int8 for a
+    bool array, where ``np.power(b, 2)`` is int64. symnb's ``b ** 2`` was int64."""
+    a = np.array([[True, False, True], [False, False, True]])
+    b = sn.tensor("b", shape=a.shape, dtype="bool")
+    outs = [b**2, pow(b, 2), sn.pow(b, 2), np.power(b, 2), b**2.0, b ** np.int64(2), 2**b]
+    wants = [a**2, pow(a, 2), np.power(a, 2), np.power(a, 2), a**2.0, a ** np.int64(2), 2**a]
+    assert [v.type.dtype for v in outs] == [w.dtype for w in wants]
+    assert outs[0].type.dtype == "int8" and outs[2].type.dtype == "int64"
+    for got, want in zip(sn.function([b], outs, backend=backend)(a), wants):
+        check(got, want)
+
+
 def test_theano_flatten_by_ndim_still_works():
     x = sn.tensor3("t", shape=(2, 3, 4))
     assert x.flatten(2).type.shape == (2, 12) and x.flatten().type.shape == (24,)

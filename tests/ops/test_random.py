@@ -518,6 +518,43 @@ def test_uint64_draws_take_bounds_beyond_int64_as_numpy_does(backend):
         sn.RandomStream(0).integers(2**63, 2**63 + 10, dtype="int64")
 
 
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("py", "c")])
+def test_uint64_draws_take_numpys_exclusive_high_of_2_to_the_64(backend):
+    """``integers(0, 2**64, dtype="uint64")`` is NumPy's spelling of every uint64 (an
+    exclusive high): it was a DTypeError "constant: Python int too large to convert to C
+    long". It draws what ``integers(0, 2**64 - 1, endpoint=True)`` of the same stream does;
+    a bound no dtype holds is a DTypeError naming it, the dtype and the user's line."""
+    lo = sn.scalar("lo", dtype="uint64")
+    draws = [
+        lambda r: r.integers(0, 2**64, size=(1000,), dtype="uint64"),
+        lambda r: r.integers(2**64, size=(1000,), dtype="uint64"),  # [0, high)
+        lambda r: r.integers(lo, 2**64, size=(1000,), dtype="uint64"),
+        lambda r: r.integers(0, [2**64] * 1000, dtype="uint64"),
+        lambda r: r.integers(0, 2.0**64, size=(1000,), dtype="uint64"),  # truncated, as NumPy
+    ]
+    np.random.default_rng(0).integers(0, [2**64, 2.0**64], dtype="uint64")  # NumPy takes them
+    inclusive = sn.RandomStream(4).integers(0, 2**64 - 1, (1000,), dtype="uint64", endpoint=True)
+    want = sn.function([], inclusive, backend=backend)()
+    for draw in draws:
+        got = sn.function([lo], draw(sn.RandomStream(4)), backend=backend)(np.uint64(0))
+        assert got.dtype == np.uint64 and got.max() > 2**63, got  # P(all below) = 2**-1000
+        np.testing.assert_array_equal(got, want)
+    top = sn.function([], sn.RandomStream(1).integers(2**64 - 2, 2**64, (200,), dtype="uint64"))()
+    assert set(top.tolist()) == {2**64 - 2, 2**64 - 1}
+    refused = [
+        (lambda r: r.integers(0, 2**65, dtype="uint64"), r"high - 1 \(3689\d+\) .*for uint64"),
+        (lambda r: r.integers(0, 2**64, dtype="uint64", endpoint=True), r"high \(1844\d+\)"),
+        (lambda r: r.integers(0, 2**64, dtype="int64"), r"high - 1 \(1844\d+\) .*for int64"),
+        (lambda r: r.integers(-(2**64), 0), r"low \(-1844\d+\) is out of bounds for int64"),
+        (lambda r: r.integers(lo, [2**65], dtype="uint64"), r"high - 1 \(3689\d+\) .*uint64"),
+        (lambda r: r.binomial((2,), 2**64), r"binomial: n \(1844\d+\) is out of bounds for"),
+    ]
+    for build, message in refused:
+        with pytest.raises(sn.DTypeError, match=message) as info:
+            build(sn.RandomStream(0))
+        assert "test_random.py" in str(info.value) and "C long" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     "build, message",
     [

@@ -480,6 +480,39 @@ def test_var_and_std_refuse_what_numpy_refuses_with_an_integer_dtype():
     assert sn.var(z, dtype="complex128").type.dtype == "complex128"
 
 
+def test_var_and_std_with_a_narrower_float_dtype_take_numpys_steps(backend):
+    """With a float or complex dtype that x's dtype does not promote to, NumPy sums the mean
+    in the dtype but takes ``x - mean`` in the promotion of both (float32 - float16: float32)
+    and converts only the squares to the dtype. symnb converted the elements first, rounding
+    every deviation: float32 [1000.1 .. 1000.4] with dtype float16 gave var 0.125 (NumPy
+    0.075), and uint32 [4e9, 1, 2] with dtype float16 NaN (inf - inf; NumPy inf)."""
+    cases = [
+        (np.array([1000.1, 1000.2, 1000.3, 1000.4], np.float32), "float16"),
+        (1e8 + np.arange(6.0), "float32"),
+        (np.array([3001, 3003, 3005, 3007, 2999], np.int16), "float16"),
+        (np.array([4000000000, 1, 2], np.uint32), "float16"),
+        (np.array([1e8 + 1j, 1e8 + 3 - 2j, 1e8 - 1j]), "complex64"),
+    ]
+    for a, dtype in cases:
+        x = sn.tensor("x", shape=a.shape, dtype=a.dtype)
+        outs = [sn.var(x, dtype=dtype), sn.std(x, dtype=dtype, ddof=1)]
+        outs.append(sn.std(sn.stack([x, x]), axis=1, dtype=dtype))  # an axis: fine for floats
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = sn.function([x], outs, backend=backend)(a)
+            wants = [np.var(a, dtype=dtype), np.std(a, dtype=dtype, ddof=1)]
+            wants.append(np.std(np.stack([a, a]), axis=1, dtype=dtype))
+        for value, want in zip(got, wants):
+            assert np.asarray(value).dtype == np.asarray(want).dtype, (a.dtype, dtype)
+            rtol = 2e-3 if dtype == "float16" else 1e-5  # float16 accumulation order
+            np.testing.assert_allclose(value, want, rtol=rtol, err_msg=f"{a.dtype} {dtype}")
+    x = sn.vector("x", dtype="float32")
+    y = sn.function([x], sn.var(x, dtype="float16"), backend=backend)(
+        np.array([1000.1, 1000.2, 1000.3, 1000.4], np.float32)
+    )
+    assert abs(float(y) - 0.075) < 1e-3  # not 0.125
+
+
 # -- gradients ---------------------------------------------------------------------------
 def check_grad(fn, inputs):
     """sn.check_grad on the NumPy reference backend (see tests.helpers.reference_backend)."""

@@ -504,32 +504,38 @@ def var(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable: 
     already computed from the centred values, so it gives the same value."""
     del corrected  # the same value: a choice of algorithm, not of divisor
     x = as_variable(input)
-    if x.type.dtype.kind == "c":
-        return _complex_var(x, axis, ddof, keepdims, "T.var")
+    if x.type.dtype.kind == "c" or x.type.dtype == np.float16:
+        return _theano_var(x, axis, ddof, keepdims, "T.var")
     return sn.var(x, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
 
 
 def std(input, axis=None, ddof=0, keepdims=False, corrected=False) -> Variable:
     """``T.std``: the square root of ``var`` (``corrected`` as there: the same value); of a
-    complex x the complex square root of its complex ``var``, as in Theano 1.0."""
+    complex or float16 x the square root of its ``var`` as Theano 1.0 computed it (complex;
+    summed in float32)."""
     del corrected
     x = as_variable(input)
-    if x.type.dtype.kind == "c":
-        return sn.sqrt(_complex_var(x, axis, ddof, keepdims, "T.std"))
+    if x.type.dtype.kind == "c" or x.type.dtype == np.float16:
+        return sn.sqrt(_theano_var(x, axis, ddof, keepdims, "T.std"))
     return sn.std(x, axis=_axis(axis), keepdims=keepdims, ddof=ddof)
 
 
-def _complex_var(x: Variable, axis, ddof, keepdims, name: str) -> Variable:
-    """Theano 1.0's variance of a complex x, ``mean((x - mean(x)) ** 2)`` with the plain
-    complex square: complex, of x's dtype (NumPy's, ``sn.var``, is the real
-    ``mean(|x - mean(x)|**2)``); ``ddof`` divides the sum by ``N - ddof``, as for real x."""
+def _theano_var(x: Variable, axis, ddof, keepdims, name: str) -> Variable:
+    """Theano 1.0's variance, ``mean((x - mean(x)) ** 2)``, where it is not NumPy's
+    (``sn.var``): of a complex x with the plain complex square, complex, of x's dtype (NumPy's
+    is the real ``mean(|x - mean(x)|**2)``); of a float16 x with ``T.mean``'s float32 sums
+    (the mean and the squares' sum accumulated in float32, rounded once to float16; NumPy
+    sums float16 in float16). ``ddof`` divides the sum by ``N - ddof``, as for other x."""
     ddof = _ddof(ddof, name)
     axes = _normalize_axis(_axis(axis), x.type.ndim, name, x)
     flag = _keepdims_flag(keepdims, name, x)
-    centred = x - sn.mean(x, axis=axes, keepdims=True)
-    total = sn.sum(centred * centred, axis=axes, keepdims=flag)
-    real = "float32" if x.type.dtype.name == "complex64" else "float64"
-    return sn.true_div(total, _cast(_reduced_size(x, axes), real) - ddof)
+    half = x.type.dtype == np.float16
+    centred = x - sn.mean(x, axis=axes, keepdims=True)  # float16: summed in float32
+    acc = "float32" if half else None
+    total = sn.sum(centred * centred, axis=axes, keepdims=flag, dtype=acc)
+    real = "float32" if x.type.dtype.name in ("complex64", "float16") else "float64"
+    out = sn.true_div(total, _cast(_reduced_size(x, axes), real) - ddof)
+    return _cast(out, "float16") if half else out
 
 
 def max(x, axis=None, keepdims=False) -> Variable:  # noqa: A001

@@ -2,7 +2,8 @@
 
 Theano's reductions (``CAReduceDtype``) accumulate in ``acc_dtype`` and then cast to
 ``dtype``; an ``acc_dtype`` narrower than the input is refused, as Theano refused it. Without
-``acc_dtype`` symnb's own accumulation is used: its float32 sums add their partial sums in
+``acc_dtype`` a float16 input accumulates in float32, Theano's default for it, and is cast
+once; others use symnb's own accumulation: its float32 sums add their partial sums in
 float64, close to Theano's default float64 accumulator.
 """
 
@@ -64,8 +65,22 @@ def _accumulator(x: Variable, acc_dtype, call: str) -> np.dtype:
     )
 
 
+def _half_accumulator(x: Variable, dtype) -> str | None:
+    """Theano's default accumulator of a float16 input (``CAReduceDtype._acc_dtype``):
+    float32, where ``dtype`` does not already convert the input to float32 or wider (NumPy's
+    float16 reductions round every partial sum to float16: a column [2048, 1 x7] summed to
+    2048, Theano's 2056)."""
+    if x.type.dtype != np.float16:
+        return None
+    if dtype is not None and np.can_cast(np.float32, resolve_dtype(dtype), "safe"):
+        return None  # converted first to that dtype (_dtyped): accumulated in it
+    return "float32"
+
+
 def _reduce(reduce, call, x, axis, dtype, keepdims, acc_dtype) -> Variable:
     x = as_variable(x)
+    if acc_dtype is None:
+        acc_dtype = _half_accumulator(x, dtype)
     if acc_dtype is None:
         return _dtyped(reduce, x, dtype, axis=_axis(axis), keepdims=keepdims)
     acc = _accumulator(x, acc_dtype, call)
