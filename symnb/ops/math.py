@@ -372,10 +372,39 @@ class Erfinv(_Unary):
         return [gz / (_TWO_OVER_SQRT_PI * exp(-(output * output)))]
 
 
-class Gamma(_Unary):
-    """The gamma function (``tgamma`` in C)."""
+def _gamma_sign(x):
+    """The sign gamma(x) has at a negative x in (-n - 1, -n): (-1)**(n + 1), -1 where floor(x)
+    is odd (a float that large is an integer, a pole, from 2**52 on)."""
+    return np.where(np.fmod(np.floor(x), 2) != 0, -1.0, 1.0)
 
-    impl, scalar_op = staticmethod(_special("gamma")), "tgamma"
+
+def _gamma(x):
+    """SciPy's gamma, except for the sign of the zero it underflows to at x < -2**31: SciPy's
+    (Cephes') parity test of floor(x) goes through a C int there, so every such zero is -0.0;
+    gamma's sign alternates between poles all the way, as C's tgamma has it."""
+    result = _special("gamma")(x)
+    x = np.asarray(x)
+    zero = (result == 0) & (x < -(2.0**31))
+    if np.any(zero):
+        result = np.where(zero, np.copysign(0.0, _gamma_sign(x)).astype(result.dtype), result)
+    return result
+
+
+class Gamma(_Unary):
+    """The gamma function (``tgamma`` in C), with its sign on each interval of negative x where
+    it underflows too: -0.0 on (-201, -200), so 1/gamma(x) is -inf there."""
+
+    impl = staticmethod(_gamma)
+
+    def scalar(self, k, x):
+        """``tgamma`` with the sign of a negative x's interval: PoCL's tgamma (and glibc's at
+        some large |x|) gives +0.0 where |gamma(x)| underflows, whose reciprocal is then +inf
+        where it is -inf (x in (-201, -200): -0.0)."""
+        x = k.to(x)
+        value = k.tgamma(x)
+        odd = k.ne(k.fmod(k.floor(x), k.const(2)), k.const(0))
+        sign = k.where(odd, k.const(-1), k.const(1))
+        return k.where(k.lt(x, k.const(0)), k.copysign(value, sign), value)
 
     def grad_elem(self, inputs, output, gz):
         return [gz * output * digamma(inputs[0])]
