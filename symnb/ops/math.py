@@ -384,6 +384,8 @@ def _gamma(x):
     gamma's sign alternates between poles all the way, as C's tgamma has it."""
     result = _special("gamma")(x)
     x = np.asarray(x)
+    if x.dtype != np.float64:  # (no other dtype holds a non-integer below -2**31)
+        return result
     zero = (result == 0) & (x < -(2.0**31))
     if np.any(zero):
         result = np.where(zero, np.copysign(0.0, _gamma_sign(x)).astype(result.dtype), result)
