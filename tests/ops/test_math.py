@@ -37,6 +37,7 @@ UNARY = {
     "erfc": (sn.erfc, scipy.special.erfc, (-2, 2)),
     "erfcx": (sn.erfcx, scipy.special.erfcx, (-3, 8)),
     "erfinv": (sn.erfinv, scipy.special.erfinv, (-0.9, 0.9)),
+    "erfcinv": (sn.erfcinv, scipy.special.erfcinv, (0.1, 1.9)),
     "gamma": (sn.gamma, scipy.special.gamma, (1, 4)),
     "gammaln": (sn.gammaln, scipy.special.gammaln, (1, 6)),
     "digamma": (sn.digamma, scipy.special.psi, (1, 4)),
@@ -292,6 +293,23 @@ def test_clip_and_where_gradients(rng):
     lo, hi = np.array([-1.0, -0.5, -0.1, -1.0]), np.array([[1.0], [0.5]])
     check_grad(sn.clip, [x, lo, hi])
     check_grad(lambda c, a, b: sn.where(c, a, b), [x > 0, x, draw(rng, (4,), "float64", 0, 1)])
+
+
+def test_erfcinv_is_scipys_in_its_tails_with_its_gradient(backend):
+    """erfc's inverse where erfinv(1 - x) has lost x to the rounding of 1 - x (inf at
+    1e-17, 4e-7 off at 1e-12), its ends and outside its domain too; the gradient is
+    -sqrt(pi)/2 exp(erfcinv(x)^2)."""
+    for dtype in ("float64", "float32"):
+        a = np.array([1e-300, 1e-17, 1e-12, 1e-5, 0.5, 1.0, 1.5, 2.0, 0.0, -1.0, 3.0, np.nan])
+        a = a.astype(dtype)
+        with np.errstate(all="ignore"):
+            want = scipy.special.erfcinv(a)
+        check(run_on(sn.erfcinv, a, backend=backend), want)
+    a = np.array([1e-17, 1e-12, 0.3, 1.0, 1.7])
+    x = sn.vector("x")
+    got = sn.function([x], sn.grad(sn.sum(sn.erfcinv(x)), x), backend=backend)(a)
+    want = -math.sqrt(math.pi) / 2 * np.exp(scipy.special.erfcinv(a) ** 2)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_special_function_gradients_keep_their_second_input_fixed(rng):
