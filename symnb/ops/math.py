@@ -16,7 +16,7 @@ from symnb.core.op import NotDifferentiable
 from symnb.ops.elemwise import Elemwise, _Unary, cast, exp, maximum, minimum, sigmoid, sqrt, where
 from symnb.ops.elemwise import abs as absolute
 
-_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_LN2, _LN10, _LOG10_E = math.log(2.0), math.log(10.0), math.log10(math.e)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
@@ -69,7 +69,9 @@ class Log10(_Unary):
     impl, scalar_op = staticmethod(np.log10), "log10"
 
     def grad_elem(self, inputs, output, gz):
-        return [gz / (inputs[0] * _LN10)]
+        # log10(e) / x, not 1 / (x ln 10): x ln 10 overflows first (float32 from 1.5e38,
+        # where the gradient, a subnormal, came out 0)
+        return [gz * _LOG10_E / inputs[0]]
 
 
 class Square(_Unary):
@@ -248,13 +250,15 @@ class Arctan2(Elemwise):
     def grad_elem(self, inputs, output, gz):
         # divided by s = max(|x|, |y|) first: x * x + y * y overflows (a gradient of 0) past
         # 1e154 in float64 and underflows (inf) below 1e-162; s is 1 where it is 0, inf or
-        # NaN, which keeps the values there (NaN at (0, 0), 0 or NaN at infinities)
+        # NaN, which keeps the values there (NaN at (0, 0), 0 or NaN at infinities). The
+        # scaled r2 = xs^2 + ys^2 (in [1, 2]) divides before s does: r2 * s overflows past
+        # max / 2 (float32 at (3e38, 3e38), where the gradient is a subnormal, not 0)
         y, x = inputs
         s = maximum(absolute(x), absolute(y))
         s = where((s > 0) & (s < math.inf), s, 1)
         xs, ys = x / s, y / s
-        r2s = (xs * xs + ys * ys) * s
-        return [gz * xs / r2s, -gz * ys / r2s]
+        r2 = xs * xs + ys * ys
+        return [gz * xs / r2 / s, -gz * ys / r2 / s]
 
 
 class Sinh(_Unary):

@@ -381,6 +381,32 @@ def test_arctan2_gradient_neither_overflows_nor_underflows(dtype, backend):
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_log10_and_arctan2_gradients_near_the_largest_float_are_subnormals(dtype, backend):
+    """1 / (x ln 10) and the arctan2 partials' r2 * s overflowed before the division, so the
+    gradients at x = 3e38 in float32 (1e308 in float64), subnormals, were 0."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 50
+    big = [3e38, 3.4e38, 1.6e38] if dtype == "float32" else [1e308, 1.7e308, 8e307]
+    a = np.array([*big, 2.0, 1e-30], dtype)
+    b = np.array([*big[::-1], 3.0, 1e-30], dtype)
+
+    def exact(fn, *arrays):
+        return np.array([float(fn(*map(mp.mpf, map(float, v)))) for v in zip(*arrays)], dtype)
+
+    tiny = np.finfo(dtype).tiny
+    rtol = 1e-15 if dtype == "float64" else 1e-7
+    atol = tiny * np.finfo(dtype).eps  # an ulp of the subnormals
+    [got] = grad_on(sn.log10, backend, a)
+    want = exact(lambda x: 1 / (x * mp.log(10)), a)
+    assert (0 < want[:3]).all() and (want[:3] < tiny).all()
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    gy, gx = grad_on(sn.arctan2, backend, b, a)  # d/dy atan2(y, x) = x / r2, d/dx -y / r2
+    np.testing.assert_allclose(gy, exact(lambda y, x: x / (x * x + y * y), b, a), rtol, atol)
+    np.testing.assert_allclose(gx, exact(lambda y, x: -y / (x * x + y * y), b, a), rtol, atol)
+    assert (gy[:3] > 0).all() and (gx[:3] < 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_arcsinh_gradient_past_the_square_root_of_the_largest_float(dtype, backend):
     """1/sqrt(x*x + 1) was 0 where x*x overflows; the truth is about 1/|x|."""
     a = np.array([1e160, -1e300, 0.5, -2.0] if dtype == "float64" else [1e20, -1e30, 0.5, -2.0])
