@@ -381,7 +381,7 @@ class Erfcinv(_Unary):
     to the rounding of 1 - x (inf below x = 1.1e-16). No kernel dialect spells it: it runs
     its reference."""
 
-    impl = staticmethod(_special("erfcinv"))
+    impl, scalar_op = staticmethod(_special("erfcinv")), "erfcinv"
 
     def grad_elem(self, inputs, output, gz):
         return [-gz / (_TWO_OVER_SQRT_PI * exp(-(output * output)))]
