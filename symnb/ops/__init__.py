@@ -111,6 +111,7 @@ from symnb.ops.math import (  # noqa: F401
     digamma,
     erf,
     erfc,
+    erfcinv,
     erfcx,
     erfinv,
     expm1,

@@ -16,7 +16,7 @@ from symnb.core.op import NotDifferentiable
 from symnb.ops.elemwise import Elemwise, _Unary, cast, exp, maximum, minimum, sigmoid, sqrt, where
 from symnb.ops.elemwise import abs as absolute
 
-_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_LN2, _LN10, _LOG10_E = math.log(2.0), math.log(10.0), math.log10(math.e)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
@@ -69,7 +69,9 @@ class Log10(_Unary):
     impl, scalar_op = staticmethod(np.log10), "log10"
 
     def grad_elem(self, inputs, output, gz):
-        return [gz / (inputs[0] * _LN10)]
+        # log10(e) / x, not 1 / (x ln 10): x ln 10 overflows first (float32 from 1.5e38,
+        # where the gradient, a subnormal, came out 0)
+        return [gz * _LOG10_E / inputs[0]]
 
 
 class Square(_Unary):
@@ -248,13 +250,15 @@ class Arctan2(Elemwise):
     def grad_elem(self, inputs, output, gz):
         # divided by s = max(|x|, |y|) first: x * x + y * y overflows (a gradient of 0) past
         # 1e154 in float64 and underflows (inf) below 1e-162; s is 1 where it is 0, inf or
-        # NaN, which keeps the values there (NaN at (0, 0), 0 or NaN at infinities)
+        # NaN, which keeps the values there (NaN at (0, 0), 0 or NaN at infinities). The
+        # scaled r2 = xs^2 + ys^2 (in [1, 2]) divides before s does: r2 * s overflows past
+        # max / 2 (float32 at (3e38, 3e38), where the gradient is a subnormal, not 0)
         y, x = inputs
         s = maximum(absolute(x), absolute(y))
         s = where((s > 0) & (s < math.inf), s, 1)
         xs, ys = x / s, y / s
-        r2s = (xs * xs + ys * ys) * s
-        return [gz * xs / r2s, -gz * ys / r2s]
+        r2 = xs * xs + ys * ys
+        return [gz * xs / r2 / s, -gz * ys / r2 / s]
 
 
 class Sinh(_Unary):
@@ -372,10 +376,52 @@ class Erfinv(_Unary):
         return [gz / (_TWO_OVER_SQRT_PI * exp(-(output * output)))]
 
 
-class Gamma(_Unary):
-    """The gamma function (``tgamma`` in C)."""
+class Erfcinv(_Unary):
+    """Inverse of erfc, on (0, 2), accurate in its tails, where ``erfinv(1 - x)`` loses x
+    to the rounding of 1 - x (inf below x = 1.1e-16). No kernel dialect spells it: it runs
+    its reference."""
 
-    impl, scalar_op = staticmethod(_special("gamma")), "tgamma"
+    impl, scalar_op = staticmethod(_special("erfcinv")), "erfcinv"
+
+    def grad_elem(self, inputs, output, gz):
+        return [-gz / (_TWO_OVER_SQRT_PI * exp(-(output * output)))]
+
+
+def _gamma_sign(x):
+    """The sign gamma(x) has at a negative x in (-n - 1, -n): (-1)**(n + 1), -1 where floor(x)
+    is odd (a float that large is an integer, a pole, from 2**52 on)."""
+    return np.where(np.fmod(np.floor(x), 2) != 0, -1.0, 1.0)
+
+
+def _gamma(x):
+    """SciPy's gamma, except for the sign of the zero it underflows to at x < -2**31: SciPy's
+    (Cephes') parity test of floor(x) goes through a C int there, so every such zero is -0.0;
+    gamma's sign alternates between poles all the way, as C's tgamma has it."""
+    result = _special("gamma")(x)
+    x = np.asarray(x)
+    if x.dtype != np.float64:  # (no other dtype holds a non-integer below -2**31)
+        return result
+    zero = (result == 0) & (x < -(2.0**31))
+    if np.any(zero):
+        result = np.where(zero, np.copysign(0.0, _gamma_sign(x)).astype(result.dtype), result)
+    return result
+
+
+class Gamma(_Unary):
+    """The gamma function (``tgamma`` in C), with its sign on each interval of negative x where
+    it underflows too: -0.0 on (-201, -200), so 1/gamma(x) is -inf there."""
+
+    impl = staticmethod(_gamma)
+
+    def scalar(self, k, x):
+        """``tgamma`` with the sign of a negative x's interval: PoCL's tgamma (and glibc's at
+        some large |x|) gives +0.0 where |gamma(x)| underflows, whose reciprocal is then +inf
+        where it is -inf (x in (-201, -200): -0.0)."""
+        x = k.to(x)
+        value = k.tgamma(x)
+        odd = k.ne(k.fmod(k.floor(x), k.const(2)), k.const(0))
+        sign = k.where(odd, k.const(-1), k.const(1))
+        return k.where(k.lt(x, k.const(0)), k.copysign(value, sign), value)
 
     def grad_elem(self, inputs, output, gz):
         return [gz * output * digamma(inputs[0])]
@@ -450,7 +496,7 @@ expm1, log1p, log2, log10 = Expm1(), Log1p(), Log2(), Log10()
 square, reciprocal, softplus, logaddexp = Square(), Reciprocal(), Softplus(), Logaddexp()
 tan, arcsin, arccos, arctan, arctan2 = Tan(), Arcsin(), Arccos(), Arctan(), Arctan2()
 sinh, cosh, arcsinh = Sinh(), Cosh(), Arcsinh()
-erf, erfc, erfcx, erfinv = Erf(), Erfc(), Erfcx(), Erfinv()
+erf, erfc, erfcx, erfinv, erfcinv = Erf(), Erfc(), Erfcx(), Erfinv(), Erfcinv()
 gamma, gammaln, digamma, trigamma = Gamma(), Gammaln(), Digamma(), Trigamma()
 psi = digamma
 conj, real, imag = Conj(), Real(), Imag()

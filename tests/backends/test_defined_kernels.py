@@ -4,6 +4,7 @@ reference's (issue #35): integer arithmetic wraps through unsigned types (PoCL f
 ``log_softmax``, ``maximum``/``minimum`` of signed zeros, ``x ** 0.5``, ``x // nan`` and
 ``gammaln`` of subnormals agree with NumPy/SciPy on every backend."""
 
+import math
 import warnings
 
 import numpy as np
@@ -189,6 +190,25 @@ def test_gammaln_of_subnormals_agrees_between_backends(backend):
     want = np.where(np.abs(a) < 1e-300, -np.log(np.abs(a)), quiet(scipy.special.gammaln, a))
     want[a == 0] = np.inf
     check(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gamma_keeps_its_sign_where_it_underflows(dtype, backend):
+    """gamma(x) at a negative x in (-n - 1, -n) has the sign (-1)**(n + 1), its underflowed
+    zero too: PoCL's tgamma gave +0.0 (so 1/gamma(x) was +inf) at -200.5, and SciPy's
+    reference -0.0 for every x below -2**31, whatever the interval."""
+    values = [-200.5, -201.5, -822.25, -823.25, -40.5, -41.5, -0.5, -1.5, -2.5, 3.5]
+    if dtype == "float64":
+        values += [-2147483649.5, -2147483650.5, -12680160067701.582, -1e15 - 0.5]
+    a = np.array(values, dtype)
+    negative = np.array([v < 0 and math.floor(v) % 2 == 1 for v in values])
+    got = run(sn.gamma, a, backend=backend)
+    assert got.dtype == a.dtype
+    assert np.array_equal(np.signbit(got), negative), (a[np.signbit(got) != negative], got)
+    check(got[a > -100], quiet(scipy.special.gamma, a[a > -100]))
+    assert (got[a < -1000] == 0).all()
+    flipped = run(lambda x: sn.reciprocal(sn.gamma(x)), a[a < -100], backend=backend)
+    np.testing.assert_array_equal(flipped, np.where(negative[a < -100], -np.inf, np.inf))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

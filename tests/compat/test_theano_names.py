@@ -494,6 +494,30 @@ def test_typed_constructors_up_to_seven_dims_and_matrix_power_and_inverse_permut
     assert np.array_equal(got[perm], np.arange(4))
 
 
+def test_tri_gamma_and_erfcinv_are_theanos_with_their_gradients():
+    """Theano 1.0's ``T.tri_gamma`` (psi', the derivative of ``T.psi``) and ``T.erfcinv``
+    (erfc's inverse, exact in its tails where erfinv(1 - x) is inf) were bare
+    AttributeErrors; both take Theano's upgrade_to_float (tri_gamma of a float32 is float32,
+    where SciPy's polygamma gives float64)."""
+    import scipy.special
+
+    values = np.array([0.5, 2.0, 7.5])
+    tails = np.array([1e-17, 1e-12, 0.3, 1.0, 1.7])
+    got = run([T.tri_gamma(v), T.grad(T.sum(T.tri_gamma(v)), v)], values, v)
+    np.testing.assert_allclose(got[0], scipy.special.polygamma(1, values), rtol=1e-12)
+    np.testing.assert_allclose(got[1], scipy.special.polygamma(2, values), rtol=1e-12)
+    got = run([T.erfcinv(v), T.grad(T.sum(T.erfcinv(v)), v)], tails, v)
+    want = scipy.special.erfcinv(tails)
+    np.testing.assert_allclose(got[0], want, rtol=1e-14)
+    np.testing.assert_allclose(got[1], -np.sqrt(np.pi) / 2 * np.exp(want**2), rtol=1e-12)
+    for make, dtype in [(T.fvector, "float32"), (T.bvector, "float32"), (T.ivector, "float64")]:
+        assert T.tri_gamma(make()).dtype == dtype and T.erfcinv(make()).dtype == dtype
+    i8 = T.bvector("i8")
+    got = theano.function([i8], T.tri_gamma(i8))(np.array([1, 3], "int8"))
+    assert got.dtype == "float32"
+    np.testing.assert_allclose(got, scipy.special.polygamma(1, [1.0, 3.0]), rtol=1e-6)
+
+
 def test_inverse_permutation_keeps_perms_dtype():
     """Theano's ``inverse_permutation`` was ``permute_row_elements(arange(n,
     dtype=perm.dtype), perm, inverse=True)``: of an ivector, int32 (its test_dim1 checks it),
@@ -513,6 +537,10 @@ def test_inverse_permutation_keeps_perms_dtype():
     [
         ("", "choose", "T.switch"),
         ("", "permute_row_elements", r"y\[\.\.\., x\] .*take_along_axis"),
+        ("", "chi2sf", r"scipy\.stats\.chi2\.sf\(x, k\) .*as_op"),
+        ("", "j0", r"scipy\.special\.j0\(x\) .*no Bessel function.*as_op"),
+        ("", "jv", r"scipy\.special\.jv\(v, x\) .*T\.dscalar, T\.dvector"),
+        ("", "i1", r"scipy\.special\.i1\(x\) .*as_op"),
         ("nlinalg.", "eigh", "np.linalg.eigh"),
         ("nlinalg.", "pinv", "matrix_inverse"),
         ("slinalg.", "solve_triangular", "solve"),

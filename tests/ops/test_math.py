@@ -37,6 +37,7 @@ UNARY = {
     "erfc": (sn.erfc, scipy.special.erfc, (-2, 2)),
     "erfcx": (sn.erfcx, scipy.special.erfcx, (-3, 8)),
     "erfinv": (sn.erfinv, scipy.special.erfinv, (-0.9, 0.9)),
+    "erfcinv": (sn.erfcinv, scipy.special.erfcinv, (0.1, 1.9)),
     "gamma": (sn.gamma, scipy.special.gamma, (1, 4)),
     "gammaln": (sn.gammaln, scipy.special.gammaln, (1, 6)),
     "digamma": (sn.digamma, scipy.special.psi, (1, 4)),
@@ -294,6 +295,23 @@ def test_clip_and_where_gradients(rng):
     check_grad(lambda c, a, b: sn.where(c, a, b), [x > 0, x, draw(rng, (4,), "float64", 0, 1)])
 
 
+def test_erfcinv_is_scipys_in_its_tails_with_its_gradient(backend):
+    """erfc's inverse where erfinv(1 - x) has lost x to the rounding of 1 - x (inf at
+    1e-17, 4e-7 off at 1e-12), its ends and outside its domain too; the gradient is
+    -sqrt(pi)/2 exp(erfcinv(x)^2)."""
+    for dtype in ("float64", "float32"):
+        a = np.array([1e-300, 1e-17, 1e-12, 1e-5, 0.5, 1.0, 1.5, 2.0, 0.0, -1.0, 3.0, np.nan])
+        a = a.astype(dtype)
+        with np.errstate(all="ignore"):
+            want = scipy.special.erfcinv(a)
+        check(run_on(sn.erfcinv, a, backend=backend), want)
+    a = np.array([1e-17, 1e-12, 0.3, 1.0, 1.7])
+    x = sn.vector("x")
+    got = sn.function([x], sn.grad(sn.sum(sn.erfcinv(x)), x), backend=backend)(a)
+    want = -math.sqrt(math.pi) / 2 * np.exp(scipy.special.erfcinv(a) ** 2)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_special_function_gradients_keep_their_second_input_fixed(rng):
     check_grad(lambda a: sn.gammaln(a) + sn.digamma(a), [draw(rng, (4,), "float64", 1, 5)])
 
@@ -360,6 +378,32 @@ def test_arctan2_gradient_neither_overflows_nor_underflows(dtype, backend):
     zero = np.zeros(1, dtype)
     with np.errstate(invalid="ignore"):  # 0/0 at the origin, as before
         assert all(np.isnan(g).all() for g in grad_on(sn.arctan2, backend, zero, zero))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_log10_and_arctan2_gradients_near_the_largest_float_are_subnormals(dtype, backend):
+    """1 / (x ln 10) and the arctan2 partials' r2 * s overflowed before the division, so the
+    gradients at x = 3e38 in float32 (1e308 in float64), subnormals, were 0."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 50
+    big = [3e38, 3.4e38, 1.6e38] if dtype == "float32" else [1e308, 1.7e308, 8e307]
+    a = np.array([*big, 2.0, 1e-30], dtype)
+    b = np.array([*big[::-1], 3.0, 1e-30], dtype)
+
+    def exact(fn, *arrays):
+        return np.array([float(fn(*map(mp.mpf, map(float, v)))) for v in zip(*arrays)], dtype)
+
+    tiny = np.finfo(dtype).tiny
+    rtol = 1e-15 if dtype == "float64" else 1e-7
+    atol = tiny * np.finfo(dtype).eps  # an ulp of the subnormals
+    [got] = grad_on(sn.log10, backend, a)
+    want = exact(lambda x: 1 / (x * mp.log(10)), a)
+    assert (0 < want[:3]).all() and (want[:3] < tiny).all()
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    gy, gx = grad_on(sn.arctan2, backend, b, a)  # d/dy atan2(y, x) = x / r2, d/dx -y / r2
+    np.testing.assert_allclose(gy, exact(lambda y, x: x / (x * x + y * y), b, a), rtol, atol)
+    np.testing.assert_allclose(gx, exact(lambda y, x: -y / (x * x + y * y), b, a), rtol, atol)
+    assert (gy[:3] > 0).all() and (gx[:3] < 0).all()
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

@@ -34,8 +34,8 @@ SCALAR_OPS = {
     ),
     **dict.fromkeys(
         "neg abs sign exp log sqrt tanh sigmoid sin cos tan asin acos atan sinh cosh asinh "
-        "acosh atanh expm1 log1p log2 log10 exp2 cbrt erf erfc erfinv tgamma lgamma digamma "
-        "trigamma floor ceil trunc rint invert not isnan isinf isfinite".split(),
+        "acosh atanh expm1 log1p log2 log10 exp2 cbrt erf erfc erfinv erfcinv tgamma lgamma "
+        "digamma trigamma floor ceil trunc rint invert not isnan isinf isfinite".split(),
         1,
     ),
     "where": 3,

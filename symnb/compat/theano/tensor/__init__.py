@@ -53,7 +53,27 @@ _MISSING = {
     "permute_row_elements": "y[..., x] for one permutation x (a vector) of every row, or "
     "symnb.ops.take_along_axis(y, x, axis=-1) for one per row (inverse=True: T.argsort(x, "
     "axis=-1) in x's place)",
+    "chi2sf": "scipy.stats.chi2.sf(x, k) on the values (symnb has no incomplete gamma "
+    "function), or in the graph theano.compile.ops.as_op(itypes=[T.dvector, T.dscalar], "
+    "otypes=[T.dvector])(scipy.stats.chi2.sf) (a Python step, no gradient)",
 }
+#: Theano 1.0's Bessel functions (``T.j0``...), which symnb has no op for: the SciPy function
+#: of the same name, on the values or in the graph through ``as_op``
+for _name, _args in (
+    ("j0", "x"),
+    ("j1", "x"),
+    ("jv", "v, x"),
+    ("i0", "x"),
+    ("i1", "x"),
+    ("iv", "v, x"),
+):
+    _itypes = "T.dvector" if _args == "x" else "T.dscalar, T.dvector"
+    _MISSING[_name] = (
+        f"scipy.special.{_name}({_args}) on the values (symnb has no Bessel function), or in "
+        f"the graph theano.compile.ops.as_op(itypes=[{_itypes}], otypes=[T.dvector])"
+        f"(scipy.special.{_name}) (a Python step, no gradient)"
+    )
+del _name, _args, _itypes
 
 
 #: the names Theano 1.0's ``theano.tensor`` exported from ``extra_ops`` that symnb has no op

@@ -133,7 +133,19 @@ sin, cos, tan, sinh, cosh = map(_float_math, (sn.sin, sn.cos, sn.tan, sn.sinh, s
 arcsin, arccos, arctan = map(_float_math, (sn.arcsin, sn.arccos, sn.arctan))
 arcsinh = _float_math(sn.arcsinh)
 erf, erfc, erfcx, erfinv = map(_float_math, (sn.erf, sn.erfc, sn.erfcx, sn.erfinv))
+erfcinv = _float_math(sn.erfcinv)
 gamma, gammaln, psi = _float_math(sn.gamma), _float_math(sn.gammaln), _float_math(sn.psi, "psi")
+
+
+def tri_gamma(a) -> Variable:
+    """``T.tri_gamma``: psi'(a), the derivative of ``T.psi`` (``sn.trigamma``, SciPy's
+    ``polygamma(1, a)``), an integer a made float32 or float64 first, as in Theano; the result
+    keeps that float's dtype, as Theano's ``TriGamma(upgrade_to_float)`` (``sn.trigamma``
+    follows SciPy's rule: float64 of a float32). Its gradient is ``polygamma(2, a)``."""
+    x = _as_float(a)
+    return _cast(sn.trigamma(x), x.type.dtype.name)
+
+
 sqr, abs_, neg = (
     _elementwise(op, name) for op, name in ((sn.square, "sqr"), (sn.abs, "abs_"), (sn.neg, "neg"))
 )
