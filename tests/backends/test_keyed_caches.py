@@ -106,7 +106,8 @@ BINARY = {
     "add": (lambda a, b: a + b, np.add),
     "mul": (lambda a, b: a * b, np.multiply),
     "maximum": (sn.maximum, np.maximum),
-    "pow": (lambda a, b: a**b, np.power),
+    # the operator against ndarray's: ``bool_array ** 2`` is np.square's int8, np.power's int64
+    "pow": (lambda a, b: a**b, lambda a, b: a**b),
 }
 
 
