@@ -243,7 +243,7 @@ def clone_graph(
 def note_impure(node: Apply, copy: Apply, impure: dict | None) -> None:
     """Where ``node`` is impure (``pure = False``: a print, a random draw), ``{copy's
     output: node's output}`` into ``impure`` (when it is a dict), for ``with_own_effects``."""
-    if impure is not None and not getattr(node.op, "pure", True):
+    if impure is not None and not node.op.pure:
         impure.update(zip(copy.outputs, node.outputs, strict=True))
 
 

@@ -117,6 +117,9 @@ class Op:
     #: print) and computing it can fail for no shape: a shape it is read for alone is read
     #: off that input (``opt.rules._util.shape_source``), so the op does not run for it
     keeps_shape = False
+    #: True for an op that computes the identity of its first input and changes only what the
+    #: reverse pass sends back (grad_clip, grad_scale): ``sn.Rop`` differentiates it as x
+    backward_only = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

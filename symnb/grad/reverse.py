@@ -386,7 +386,7 @@ class ReverseWalk:
     def _apply_rule(self, node: Apply, output_grads: list, needed: list[int]) -> list:
         """The op's gradient rule, its new nodes tagged with ``grad_of = node``; the
         identity's for a ``backward_only`` op in ``sn.Rop``'s passes (``AS_IDENTITY_FORWARD``)."""
-        if getattr(node.op, "backward_only", False) and AS_IDENTITY_FORWARD.get():
+        if node.op.backward_only and AS_IDENTITY_FORWARD.get():
             return [output_grads[0]] + [None] * (len(node.inputs) - 1)
         first = uid_mark()
         if not node.op.differentiable:

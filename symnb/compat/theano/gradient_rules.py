@@ -200,7 +200,7 @@ def _value_slots(node, int_ids: set) -> list[int]:
     """The input positions of ``node`` that hold one of the integer targets as a value
     entering a float result (a condition of ``where`` is no value)."""
     op = node.op
-    if not isinstance(op, VALUE_OPS) or not op.differentiable or not getattr(op, "pure", True):
+    if not isinstance(op, VALUE_OPS) or not op.differentiable or not op.pure:
         return []
     if not all(o.type.is_float for o in node.outputs):
         return []

@@ -58,7 +58,7 @@ def same_static_shape(a: Variable, b: Variable) -> bool:
 
 def is_pure(op) -> bool:
     """An op whose result depends only on its inputs (random ops set ``pure = False``)."""
-    return getattr(op, "pure", True)
+    return op.pure
 
 
 def shape_source(var: Variable) -> Variable:

@@ -108,7 +108,7 @@ def _filled_with(node, ones: list):
         return ones[0].astype(out.type.dtype)
     if not isinstance(node.op, Elemwise) or len(node.outputs) != 1 or not node.inputs:
         return None
-    if any(one is None for one in ones) or not getattr(node.op, "pure", True):
+    if any(one is None for one in ones) or not node.op.pure:
         return None
     try:
         with np.errstate(all="ignore"):
@@ -126,7 +126,7 @@ def _node_values(node, inputs: list):
         if all(isinstance(d, int) for d in dims):
             return [np.array(dims, dtype=node.outputs[0].type.dtype)]
         return None
-    if not node.inputs or any(x is None for x in inputs) or not getattr(node.op, "pure", True):
+    if not node.inputs or any(x is None for x in inputs) or not node.op.pure:
         size = size_dim(node.outputs[0]) if len(node.outputs) == 1 else None
         return [np.asarray(size, dtype=node.outputs[0].type.dtype)] if type(size) is int else None
     try:
