@@ -208,12 +208,12 @@ def _as_int(leaf) -> int | None:
 def inexact_integer(ints, dtype: np.dtype):
     """The first of the Python ints ``ints`` that ``dtype`` does not hold exactly, and what a
     cast makes of it (None beyond an integer dtype's range); None when it holds them all."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = int(info.min), int(info.max)
+        outside = next((v for v in ints if not lo <= v <= hi), None)
+        return None if outside is None else (outside, None)
     for v in ints:
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            if not info.min <= v <= info.max:
-                return v, None
-            continue
         try:
             with np.errstate(over="ignore"):
                 held = np.array(float(v), dtype=dtype)[()]
