@@ -174,7 +174,12 @@ def _inherit_sources(pairs, added) -> None:
     """Nodes a rule built take the user's line of what they replace, so a run-time error in
     them quotes the user's expression (as Theano's copy_stack_trace), not the line of the
     ``sn.function`` call that ran the rewrites; a node whose ``tag["source"]`` its rule set
-    keeps that line (a shape computed from a matmul's operands names the matmul's)."""
+    keeps that line (a shape computed from a matmul's operands names the matmul's). A value a
+    rule built takes the name of the one it replaces too, so ``debugprint(f)`` and the
+    optimised graph's drawing still say which value is the user's ``hidden``."""
+    for old, new in pairs:
+        if new.name is None and old.name is not None and new.owner in added:
+            new.name = old.name
     where = next((old.source for old, _ in pairs if old.source is not None), None)
     if where is None:
         return

@@ -26,16 +26,33 @@ def test_text_form_of_a_small_graph():
 
 
 def test_text_form_keeps_the_names_the_user_gave_the_results():
-    """A rewrite put an unnamed fused node in prob's place and the input itself in q's:
-    the outputs line still says which result is which."""
+    """A rewrite put a fused node it built in prob's place (it takes the name) and the input
+    itself in q's (a value with a name of its own): the outputs line still says which result
+    is which."""
     a = sn.tensor("a", shape=(3,), dtype="float64")
     p = sn.exp(a) * 2 + 1
     p.name = "prob"
     q = a * 1
     q.name = "q"
     f = sn.function([a], [p, q], backend="py")
-    assert f.text().splitlines()[-1] == "outputs: prob=v0 q=a"
+    lines = f.text().splitlines()
+    assert lines[-1] == "outputs: prob q=a"
+    assert lines[-2].startswith("  prob:f64[3] = ")
     assert sn.function([a], [p, q], optimize="none").text().endswith("outputs: prob q")
+
+
+def test_a_value_an_in_place_rewrite_rebuilt_keeps_the_users_name():
+    """tanh became tanh_inplace (a node the rule built): the compiled function's listing (and
+    Theano's debugprint of it) still calls it hidden, in its line and in the outputs line."""
+    x, W = sn.vector("x"), sn.matrix("W")
+    hidden = sn.tanh(W @ x)
+    hidden.name = "hidden"
+    cost = (hidden**2).sum()
+    cost.name = "cost"
+    f = sn.function([x, W], [cost, hidden])
+    lines = f.text().splitlines()
+    assert lines[-1] == "outputs: cost hidden"
+    assert any(line.startswith("  hidden:f64[?] = tanh") for line in lines), lines
 
 
 def test_text_form_names_are_unique():
