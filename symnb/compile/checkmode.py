@@ -31,6 +31,7 @@ from symnb.core.source import user_location, warn_at_user
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import ShapeError
+from symnb.ops.shape import Shape
 
 #: the backend name ``sn.function`` gives a function built in check mode
 CHECK = "check"
@@ -102,18 +103,23 @@ class CheckLinker(Linker):
         if key not in self._shapes_seen:
             self._shapes_seen[key] = self._output_shapes(leaf_values)
         outputs = zip(self.graph.outputs[: self.n_results], self._shapes_seen[key])
-        return [placeholder(shape, v.type.dtype) for v, shape in outputs]
+        return [
+            shape.copy() if isinstance(shape, np.ndarray) else placeholder(shape, v.type.dtype)
+            for v, shape in outputs
+        ]
 
-    def _output_shapes(self, leaf_values) -> list[tuple]:
+    def _output_shapes(self, leaf_values) -> list:
         """Run the shape rules on this call's shapes; named dims keep their names (reshape
-        targets refer to them) and get their sizes at the end."""
+        targets refer to them) and get their sizes at the end. An output the shapes alone
+        decide (``x.shape``, ``x.shape[0] - 1``) is its value, not a shape."""
         given = list(zip(self.leaves, (np.shape(v) for v in leaf_values)))
         concrete = {id(v): _filled(v, shape) for v, shape in given}
         names = _call_sizes(given)
         call = user_location()
         for node in self.graph.toposort():
             _propagate(node, concrete, call, names)
-        return [_placeholder_shape(_stub(v, concrete).type, names) for v in self.graph.outputs]
+        stubs = [_stub(v, concrete) for v in self.graph.outputs]
+        return [s.value if _decided(s) else _placeholder_shape(s.type, names) for s in stubs]
 
 
 #: the most bytes a placeholder is an array of its own (writable, as a real result is); a
@@ -179,9 +185,13 @@ def _filled(var, actual) -> TensorType:
 
 
 def _stub(var, concrete) -> Variable:
-    """var itself when its type is already concrete (constants), else a stand-in."""
+    """var itself when its type is already concrete (constants), its value when the call's
+    shapes decided it (``_decided_values``), else a stand-in."""
     if isinstance(var, Constant):
         return var
+    found = concrete.get(id(var))
+    if isinstance(found, Constant):
+        return found
     if isinstance(var, SharedVariable):
         shape = var.current_value().shape  # a device copy: its shape, not a download
         return Variable(_filled(var, shape), name=var.name)
@@ -200,11 +210,63 @@ def _propagate(node, concrete, call, sizes: dict) -> None:
             f"with the shapes of this call: {exc.args[0] if exc.args else exc}"
             + (f"\n  (the node was built at {built})" if built else "")
         ) from None
-    for var, t in zip(node.outputs, types):
-        concrete[id(var)] = t
+    values = _decided_values(node, stubs, sizes)
+    for var, t, value in zip(node.outputs, types, values or [None] * len(types)):
+        concrete[id(var)] = t if value is None else _Decided(value, t.dtype, name=var.name)
     found = _sized_warnings(node, stubs, sizes, found)
     if found:
         _warn_new(node, found, call)
+
+
+#: the most elements a value the call's shapes decide may have (a length, a slice bound, a
+#: shape vector: shape arithmetic, never data)
+DECIDED_SIZE = 64
+
+
+class _Decided(Constant):
+    """A value the call's shapes decided while checking (``x.shape[0]``): a constant to the
+    shape rules of the nodes reading it (``c[x.shape[0]:]`` is 7 long for a c of 10 and an x
+    of 3, not a placeholder 1), and the result itself where it is an output."""
+
+
+def _decided(stub) -> bool:
+    return isinstance(stub, _Decided)
+
+
+def _decided_values(node, stubs, sizes: dict) -> list | None:
+    """The values of the node's outputs where the call's shapes decide them: the shape of an
+    input whose dims are all known (names at the call's sizes), or a pure op's integer result
+    computed from such values and constants by its NumPy reference; None otherwise (a value
+    read from the data stays unknown: check mode reads no data)."""
+    if isinstance(node.op, Shape):
+        dims = [d if isinstance(d, int) else evaluate(d, sizes) for d in stubs[0].type.shape]
+        return None if None in dims else [np.array(dims, dtype=np.int64)]
+    if not node.op.pure or not all(isinstance(s, Constant) for s in stubs):
+        return None
+    if any(out.type.dtype.kind not in "biu" for out in node.outputs):
+        return None
+    if all(not isinstance(s, _Decided) for s in stubs):
+        return None  # (constants alone: the types already know what they can)
+    try:
+        with np.errstate(all="ignore"):
+            result = node.op.perform(*(s.data for s in stubs))
+    except Exception:  # noqa: BLE001 - the run raises it, naming the node
+        return None
+    results = list(result) if len(node.outputs) > 1 else [result]
+    arrays = [np.asarray(r) for r in results]
+    if any(
+        a.size > DECIDED_SIZE or a.shape != _filled_shape(out.type, a.shape)
+        for a, out in zip(arrays, node.outputs)
+    ):
+        return None
+    return [a.astype(out.type.dtype, copy=False) for a, out in zip(arrays, node.outputs)]
+
+
+def _filled_shape(t: TensorType, actual: tuple) -> tuple:
+    """``actual`` where it fits t's rank and fixed dims, else t's own shape (a mismatch)."""
+    if len(actual) != t.ndim or any(isinstance(d, int) and d != n for d, n in zip(t.shape, actual)):
+        return t.shape
+    return actual
 
 
 def _sized_warnings(node, stubs, sizes: dict, found: list) -> list:

@@ -232,10 +232,8 @@ def _pieces(x, spec, inputs):
             _check_int_in_range(x, axis, value)
             out.append((advanced, ()))
         elif kind == "slice":
-            for b in entry[1:]:
-                if b == SYM:
-                    next(feed)
-            out.append((False, (_slice_length(x, axis, *entry[1:]),)))
+            bounds = [_constant_bound(next(feed)) if b == SYM else b for b in entry[1:]]
+            out.append((False, (_slice_length(x, axis, *bounds),)))
         elif kind == "array":
             index = next(feed)
             _check_array_in_range(x, axis, index)
@@ -282,6 +280,15 @@ def _check_array_in_range(x, axis, index):
                 f"index {bad} in an index array is out of bounds for axis {axis} of "
                 f"{x.describe()} (size {n})"
             )
+
+
+def _constant_bound(bound: Variable):
+    """A slice bound given as a variable: its int where it is an integer constant (a graph's
+    ``c[sn.constant(3):]``, check mode's ``c[x.shape[0]:]`` once the call's shapes decide
+    it), so the slice's length is known; else ``SYM`` (not known)."""
+    if isinstance(bound, Constant) and bound.type.ndim == 0 and bound.value.dtype.kind in "iu":
+        return int(bound.value)
+    return SYM
 
 
 def _slice_length(x, axis, start, stop, step):

@@ -377,7 +377,9 @@ def test_rule_shape_applies_the_ops_shape_rule_when_the_function_runs():
     mask = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 1]], bool)
     np.testing.assert_array_equal(shape_of(x[m], X, mask), [8])
     np.testing.assert_array_equal(shape_of(sn.svd(x, compute_uv=False), X), [3])
-    np.testing.assert_array_equal(shape_of(x[:n], X, np.int64(2)), [-1, 4])  # (a bound's)
+    np.testing.assert_array_equal(shape_of(x[:n], X, np.int64(2)), [2, 4])  # (a bound's)
+    np.testing.assert_array_equal(shape_of(x[:n], X, np.int64(5)), [3, 4])
+    np.testing.assert_array_equal(shape_of(x[n::2], X, np.int64(-2)), [1, 4])
     np.testing.assert_array_equal(shape_of(sn.reshape(x, (n, -1)), X, np.int64(5)), [-1, -1])
 
 

@@ -230,6 +230,31 @@ def test_check_mode_sizes_names_that_only_a_dim_computed_from_names_gives():
     assert [r.shape for r in real] == [(5,), (10,)]
 
 
+def test_check_mode_computes_what_the_calls_shapes_decide():
+    """``c[x.shape[0]:]`` of a c of 10 and an x of 3 is 7 long in check mode as in a real run
+    (it was a placeholder 1: the bound was a value), and an output that is shape arithmetic
+    is its value (a loop's ``range(n)`` runs as in the real program); a value read from the
+    data stays a placeholder zero (check mode reads no data)."""
+    x, c = sn.vector("x"), sn.vector("c")
+    outputs = [c[x.shape[0] :], c[: x.shape[0] * 2 - 1 : 2], x.shape[0] * 3, x.shape, x.argmax()]
+    with check_mode():
+        tail, strided, n, shape, argmax = sn.function([x, c], outputs)(np.ones(3), np.ones(10))
+    assert tail.shape == (7,) and strided.shape == (3,) and not tail.any()
+    assert n == 9 and n.dtype == np.int64 and n.shape == () and list(shape) == [3]
+    assert argmax == 0 and argmax.shape == ()
+    real = sn.function([x, c], outputs, backend="py")(np.arange(3.0), np.ones(10))
+    assert [np.shape(r) for r in real] == [(7,), (3,), (), (1,), ()]
+
+
+def test_a_constant_slice_bound_gives_a_known_length():
+    """``c[sn.constant(3):]`` of a c of 10 is f64[7] when built, as ``c[3:]`` is."""
+    c = sn.tensor("c", shape=(10,))
+    assert c[sn.constant(3) :].type.shape == (7,)
+    assert c[: sn.constant(-2) : sn.constant(3)].type.shape == (3,)
+    with pytest.raises(sn.ShapeError, match="slice step cannot be zero"):
+        c[:: sn.constant(0)]
+
+
 @pytest.mark.parametrize(
     "options, message",
     [
