@@ -497,6 +497,8 @@ BY_RULE_WHEN_IT_RUNS = {
     "x[:, i]": (lambda x, z: x[:, z], "int64", _I, (3, 4)),
     "x[1:, ::2]": (lambda x, z: x[1:, ::2], None, None, (2, 2)),
     "x[-1, 1:3]": (lambda x, z: x[-1, 1:3], None, None, (2,)),
+    "x[:n]": (lambda x, z: x[:z], "int64", np.int64(2), (2, 4)),
+    "x[n::2, :n]": (lambda x, z: x[z::2, :z], "int64", np.int64(-2), (1, 2)),
     "x[mask]": (lambda x, z: x[z], "bool", _MASK, (8,)),
     "take_along_axis": (lambda x, z: sn.take_along_axis(x, z, axis=1), "int64", _J, (3, 2)),
     "einsum('ii->i')": (lambda x, z: sn.einsum("ii->i", x[:, :3]), None, None, (3,)),
