@@ -216,6 +216,10 @@ static int run_gemm(Step *st, PyObject **slots) {
     if (scalar_of(slots, st->ins[GEMM_ALPHA], 1.0, &alpha)
         || scalar_of(slots, z ? st->ins[GEMM_BETA] : -1, 0.0, &beta))
         return FALLBACK;
+    /* BLAS skips the product when alpha is 0 and never reads c when beta is 0, so a NaN or
+     * an inf there would vanish where the expression gives NaN (0 * inf): NumPy's, as the
+     * gemm's reference computes it (a learning rate of 0 must not hide a NaN gradient) */
+    if (alpha == 0.0 || (z != NULL && beta == 0.0)) return FALLBACK;
     PyArrayObject *x = (PyArrayObject *)slots[st->ins[GEMM_X]];
     PyArrayObject *y = (PyArrayObject *)slots[st->ins[GEMM_Y]];
     PyObject *xc = NULL, *yc = NULL, *c = NULL;

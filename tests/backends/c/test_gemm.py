@@ -69,6 +69,30 @@ def test_z_broadcasts_and_beta_zero_ignores_it(z_ndim):
     np.testing.assert_allclose(f(zv, 2.0, xv, yv, 0.0), 2 * (xv @ yv), rtol=1e-12)
 
 
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_zero_alpha_or_beta_keeps_the_nan_of_what_it_scales(dtype, inplace):
+    """BLAS skips the product when alpha is 0 and never reads z when beta is 0: a NaN or an
+    inf there vanished (z + 0 * (x @ y) was z where x held NaN); the expression's value is
+    NaN (0 * inf), as NumPy's and the gemm's reference give it."""
+    xv = np.array([[np.nan, 1.0, 2.0], [2.0, np.inf, 0.5]], dtype)
+    yv = np.array([[1.0, 2.0], [3.0, 0.0], [0.5, 1.0]], dtype)
+    zv = np.array([[1.0, np.nan], [-np.inf, 2.0]], dtype)
+    f = gemm_function(dtype, inplace=inplace, z_ndim=2)
+    with np.errstate(all="ignore"):
+        for alpha, beta in [(0.0, 1.0), (0.0, 0.0), (1.5, 0.0), (1.5, 2.0)]:
+            want = beta * zv + alpha * (xv @ yv)
+            got = f(zv.copy(), alpha, xv, yv, beta)
+            np.testing.assert_array_equal(got, want, err_msg=f"alpha {alpha}, beta {beta}")
+    x, y, z = sn.matrix("x", dtype=dtype), sn.matrix("y", dtype=dtype), sn.matrix("z", dtype=dtype)
+    lr = sn.scalar("lr", dtype=dtype)
+    for update in [z - lr * (x @ y), z + lr * (x @ y)]:  # (the rewrites make each a gemm)
+        step = sn.function([x, y, z, lr], update, backend="c")
+        assert [type(n.op) for n in step.graph.toposort()][-1] is Gemm  # (after -lr)
+        with np.errstate(all="ignore"):  # (NumPy's warning for 0 * inf, as the reference's)
+            assert np.isnan(step(xv, yv, zv, 0.0)).all()  # (each row of x: a NaN or an inf)
+
+
 def test_in_place_gemm_writes_into_z_unless_z_overlaps_an_operand():
     """runner.c's ?gemm call (the Python executor runs a product's NumPy reference)."""
     rng = np.random.default_rng(3)
