@@ -358,6 +358,36 @@ def test_latex_writes_a_name_with_other_characters_whole(name, expected):
     assert to_latex(sn.matrix(name) + 1) == f"{expected} + 1"
 
 
+def test_latex_writes_blank_and_control_characters_in_a_name_as_escapes():
+    """A newline, tab or control character in a name went raw into the LaTeX: ``ab`` and
+    ``a\\nb`` both read ``ab`` (TeX and the card's MathML drop white space), a blank line
+    ended the formula's paragraph (TeX refuses it) and ``\\x01`` went raw into the MathML.
+    They are written as their escapes, as the graph drawings write them; a typed backslash
+    that prints alike is told apart as any twin is."""
+    cases = {
+        "a\nb": r"\mathrm{a\backslash nb}",
+        "a\n\nb": r"\mathrm{a\backslash n\backslash nb}",
+        "a\tb": r"\mathrm{a\backslash tb}",
+        "a\x01b": r"\mathrm{a\backslash x01b}",
+        "a\u200bb": r"\mathrm{a\backslash u200bb}",
+        "a\xa0b": r"\mathrm{a\backslash xa0b}",
+        "w_\n": r"w_{\mathrm{\backslash n}}",
+    }
+    MI = "{http://www.w3.org/1998/Math/MathML}mi"
+    for name, expected in cases.items():
+        latex = to_latex(sn.scalar("ab") + sn.scalar(name))
+        assert latex == rf"\mathrm{{ab}} + {expected}"
+        assert not re.search(r"[^\S ]|[\x00-\x1f\x7f]", latex)
+        mathml = to_mathml(latex)
+        assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", mathml)
+        shown = ["".join(e.itertext()) for e in ElementTree.fromstring(mathml).iter(MI)]
+        assert shown[0] == "ab" and shown[-1] not in ("ab", "b")  # the two read apart
+    mathml = to_mathml(to_latex(sn.scalar("ab") + sn.scalar("a\nb")))
+    assert "".join(ElementTree.fromstring(mathml).itertext()) == "ab+a\\nb"
+    typed = to_latex(sn.scalar("a\\nb") + sn.scalar("a\nb"))
+    assert typed == r"\mathrm{a\backslash nb} + {\mathrm{a\backslash nb}}^{(1)}"
+
+
 def test_latex_tells_names_apart_from_the_notation():
     """``x ** T`` and ``x.T`` both printed ``x^{T}``; a matrix named σ times ``(a + b)``
     printed as ``sigmoid(a + b)``; an input named True as the constant."""
