@@ -615,6 +615,63 @@ def test_images_are_grids_of_squares_coloured_by_sign_and_size():
     assert pixels == ["#ffffff", "#000000"]
 
 
+def _svg_texts(svg: str, cls: str | None = None) -> list[tuple[str, str | None]]:
+    """Each ``<text>`` of a chart (of class ``cls``): what it shows, and its tooltip."""
+    found = []
+    for el in ElementTree.fromstring(svg).iter("{http://www.w3.org/2000/svg}text"):
+        if cls is None or el.get("class") == cls:
+            tip = el.find("{http://www.w3.org/2000/svg}title")
+            found.append((el.text or "", None if tip is None else tip.text))
+    return found
+
+
+def test_chart_texts_too_long_are_cut_in_the_middle_and_read_apart():
+    """Legend labels were cut to their first 24 characters, bar labels to 40 and image
+    titles to 16, with no mark and (but a bar's) no tooltip: "test loss, lr=0.1, batch 32"
+    and "... batch 64" read alike. A long text is cut in its middle at "…" with the whole
+    text as its tooltip; texts that would still read alike are shown whole, the chart
+    widened to hold them."""
+    sweep = {"test loss, lr=0.1, batch 32": [2.0, 1.0], "test loss, lr=0.1, batch 64": [2.0, 0.5]}
+    svg = plot_lines(sweep).svg
+    assert _svg_texts(svg, "legend") == [
+        ("test loss, l…1, batch 32", "test loss, lr=0.1, batch 32"),
+        ("test loss, l…1, batch 64", "test loss, lr=0.1, batch 64"),
+    ]
+    assert "width='560'" in svg and set(_curves(svg)) == set(sweep)
+    middle = {"run lr=0.1 seed=1, test loss": [1.0], "run lr=0.1 seed=2, test loss": [1.0]}
+    svg = plot_lines({**middle, "short": [1.0]}).svg
+    assert _svg_texts(svg, "legend") == [(label, None) for label in [*middle, "short"]]
+    assert "width='584'" in svg  # 4 characters more than the legend holds, 6 pixels each
+    titles = ["layer1 filter 100", "layer1 filter 101", "w"]
+    svg = show_images([np.eye(2)] * 3, titles=titles).svg
+    assert _svg_texts(svg) == [
+        ("layer1 f…ter 100", "layer1 filter 100"),
+        ("layer1 f…ter 101", "layer1 filter 101"),
+        ("w", None),
+    ]
+    long = "a long label that names a run of a sweep, 1"
+    svg = plot_bars([long, long[:-1] + "2", "b"], [1.0, 2.0, 3.0]).svg
+    shown = _svg_texts(svg)[::2]  # each label, then its value
+    assert shown[:2] == [("a long label that na…a run of a sweep, 1", long)] + [
+        ("a long label that na…a run of a sweep, 2", long[:-1] + "2")
+    ]
+    assert shown[2] == ("b", None)
+    same = ["x" * 20 + "A" + "y" * 20, "x" * 20 + "B" + "y" * 20]  # differ in the middle
+    assert [t for t, _ in _svg_texts(plot_bars(same, [1.0, 2.0]).svg)[::2]] == same
+
+
+def test_lines_refuse_two_series_whose_labels_read_alike():
+    """``{1: a, "1": b}`` drew one line: the labels were compared as text, the second
+    series replacing the first unsaid."""
+    with pytest.raises(sn.ArgumentError) as info:
+        plot_lines({1: [1.0, 2.0], "1": [2.0, 1.0]})
+    message = str(info.value)
+    assert message.startswith("plot_lines: series 1 and '1' both read '1' in the legend")
+    assert "test_displays.py" in message
+    with pytest.raises(sn.ArgumentError, match=r"series 'a\\x01' and 'a\\\\x01' both read"):
+        plot_lines({"a\x01": [1.0], "a\\x01": [2.0]})
+
+
 def test_profile_checks_its_inputs_as_a_call_does():
     a, b = sn.tensor("a", shape=("n",)), sn.tensor("b", shape=("m",))
     c = sn.tensor("c", shape=("n+m",))
