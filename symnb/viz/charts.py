@@ -262,14 +262,44 @@ def _colour(v: float, diverging: bool) -> str:
     return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
+def _matrices(images, titles) -> tuple[list[np.ndarray], list[str]]:
+    """The matrices to draw and their titles: an image of 2 dims as it is (a vector as one
+    row, a number as one square); one of more dims as the matrices over its last two axes,
+    as NumPy stacks matrices (a filter bank (out, in, h, w) one grid a filter and input
+    channel), each titled with its index after the image's title (``filters[1, 0]``; an
+    untitled image's position in the list where there are several, ``2[1, 0]``)."""
+    titles = [str(t) for t in titles]
+    mats, names = [], []
+    for k, image in enumerate(images):
+        title = titles[k] if k < len(titles) else ""
+        try:
+            m = np.asarray(image, dtype=float)
+        except (TypeError, ValueError) as exc:  # ragged lists, text
+            what = f"image {k}" + (f" ({title!r})" if title else "")
+            raise ArgumentError(
+                f"show_images: {what} is not an array of numbers ({exc}); give each image "
+                "as a matrix of numbers, or a stack of them"
+            ) from None
+        if m.ndim <= 2:
+            mats.append(np.atleast_2d(m))
+            names.append(title)
+            continue
+        base = title or (str(k) if len(images) > 1 else "")
+        for index in np.ndindex(m.shape[:-2]):
+            mats.append(m[index])
+            names.append(f"{base}[{', '.join(map(str, index))}]")
+    return mats, names
+
+
 def heatmaps_svg(
     images, titles=(), diverging: bool = True, cell: int = 10, columns: int = 10
 ) -> str:
     """Small matrices side by side as grids of squares. ``diverging``: each matrix scaled by
     its own largest magnitude, negative blue, positive red (weights, filters); otherwise
-    values in [0, 1] from white to black (pixels)."""
-    mats = [np.atleast_2d(np.asarray(m, dtype=float)) for m in images]
-    titles = [str(t) for t in titles] + [""] * (len(mats) - len(titles))
+    values in [0, 1] from white to black (pixels). An image of more than 2 dims (a conv
+    layer's filters (out, in, h, w), a stack of digits) is drawn as its matrices over the
+    last two axes, each titled with its index (see :func:`_matrices`)."""
+    mats, titles = _matrices(list(images), titles)
     shown = fit(titles, 16)
     box_w = max((m.shape[1] for m in mats), default=1) * cell + 8
     box_w = max([box_w, *(CHAR_W * len(t) + 8 for t in shown if len(t) > 16)])
@@ -347,5 +377,6 @@ def show_images(
     images, titles=(), diverging: bool = True, cell: int = 10, columns: int = 10
 ) -> Chart:
     """Small matrices (weights, filters, 8x8 digits) as coloured grids, displayed in a
-    notebook (see :func:`heatmaps_svg`)."""
+    notebook; an array of more dims (a conv layer's filters) one grid a matrix over its
+    last two axes (see :func:`heatmaps_svg`)."""
     return Chart(heatmaps_svg(images, titles, diverging, cell, columns))

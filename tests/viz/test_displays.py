@@ -625,6 +625,29 @@ def _svg_texts(svg: str, cls: str | None = None) -> list[tuple[str, str | None]]
     return found
 
 
+def test_images_of_more_dims_are_drawn_one_grid_a_matrix():
+    """A conv layer's filters (out, in, h, w) or a stack (n, h, w) raised a bare ValueError
+    "too many values to unpack" from inside the chart; each matrix over the last two axes
+    is drawn as its own grid, titled with its index."""
+    stack = np.stack([np.ones((2, 3)), -np.ones((2, 3))])
+    svg = show_images([stack], titles=["filters"]).svg
+    cells = re.findall(r"<rect [^>]*fill='(#[0-9a-f]{6})'", svg)
+    assert cells == ["#dc2626"] * 6 + ["#2563eb"] * 6  # each slice red, then blue
+    assert [t for t, _ in _svg_texts(svg)] == ["filters[0]", "filters[1]"]
+    bank = np.arange(2 * 3 * 2 * 2, dtype=float).reshape(2, 3, 2, 2)
+    svg = show_images([np.eye(2), bank]).svg
+    titles = [t for t, _ in _svg_texts(svg)]
+    assert titles == ["", *(f"1[{i}, {j}]" for i in range(2) for j in range(3))]
+    assert len(re.findall(r"<rect ", svg)) == 4 + 6 * 4
+    assert [t for t, _ in _svg_texts(show_images([bank[0]]).svg)] == ["[0]", "[1]", "[2]"]
+    assert "7 matrices" in repr(show_images([np.eye(2), bank]))
+    with pytest.raises(sn.ArgumentError) as info:
+        show_images([np.eye(2), [[1.0, 2.0], [3.0]]], titles=["w", "ragged"])
+    message = str(info.value)
+    assert message.startswith("show_images: image 1 ('ragged') is not an array of numbers")
+    assert "test_displays.py" in message  # raised at the user's line
+
+
 def test_chart_texts_too_long_are_cut_in_the_middle_and_read_apart():
     """Legend labels were cut to their first 24 characters, bar labels to 40 and image
     titles to 16, with no mark and (but a bar's) no tooltip: "test loss, lr=0.1, batch 32"
