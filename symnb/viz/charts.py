@@ -29,6 +29,34 @@ def svg_text(caller: str) -> str:
     return escape(printable(caller), quote=True)
 
 
+#: about how wide a character of :data:`FONT` is, in pixels: the room a text takes
+CHAR_W = 6
+
+
+def fit(texts: list[str], most: int) -> list[str]:
+    """The caller's ``texts`` as a chart shows them where there is room for ``most``
+    characters: each in its printable form (as :func:`svg_text` writes it), a longer one cut
+    in its middle at "…", keeping its start and its end (where a sweep's labels differ,
+    "test loss, lr=0.1, batch 32" is "test loss, l…1, batch 32"); texts that differ but
+    would read alike so cut are shown whole (the chart makes room for them), so that two
+    labels never read alike unless they are alike."""
+    shown = [printable(t) for t in texts]
+    head, tail = most - 1 - (most - 1) // 2, (most - 1) // 2
+    cut = [t if len(t) <= most else f"{t[:head]}…{t[len(t) - tail :]}" for t in shown]
+    reads: dict[str, set[str]] = {}
+    for whole, short in zip(shown, cut):
+        reads.setdefault(short, set()).add(whole)
+    return [short if len(reads[short]) == 1 else whole for whole, short in zip(shown, cut)]
+
+
+def fitted_text(caller: str, shown: str) -> str:
+    """``shown`` (the caller's text as :func:`fit` made it) as SVG text, with the whole
+    text as its tooltip (``<title>``) where it was cut."""
+    whole = printable(caller)
+    tip = "" if shown == whole else f"<title>{svg_text(whole)}</title>"
+    return f"{svg_text(shown)}{tip}"
+
+
 def svg_root(width, height, kind: str, label: str) -> str:
     """The opening ``<svg>`` of a chart of ``kind`` ("bars", "lines"...), with its name for
     screen readers and tooltips."""
@@ -47,7 +75,9 @@ def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str
         raise ArgumentError(
             f"plot_bars: {len(labels)} labels for {len(values)} values; give one label a value"
         )
-    width, label_w, row_h, text_w = 640, 260, 20, 70
+    shown = fit(labels, 40)
+    wide = CHAR_W * max([0, *(len(t) - 40 for t in shown)])  # room for a label shown whole
+    width, label_w, row_h, text_w = 640 + wide, 260 + wide, 20, 70
     finite = [v for v in values if np.isfinite(v)]
     pos, neg = max([0.0, *finite]), -min([0.0, *finite])
     left = text_w if neg else 0  # room for a negative bar's value, left of it
@@ -59,7 +89,7 @@ def bar_chart_svg(labels: list[str], values: list[float], unit: str = "") -> str
         y = 6 + i * row_h
         rows.append(
             f"<text x='{label_w - 6}' y='{y + 13}' text-anchor='end' {FONT}>"
-            f"{svg_text(label[:40])}</text>"
+            f"{fitted_text(label, shown[i])}</text>"
         )
         tip = f"<title>{svg_text(label)}: {value:.2f}{shown_unit}</title>"
         if not np.isfinite(value):
@@ -147,10 +177,16 @@ def lines_chart_svg(
     ``x`` gives the abscissae (default 0, 1, ...), one a value of every series; ``log``
     draws log10 of the values (those not above 0 leave gaps, as values that are not finite
     do)."""
-    width, height, pad, legend_w = 560, 250, 44, 150
     given = None if x is None else np.asarray(x, dtype=float).ravel()
-    data = {}
+    data, read_as = {}, {}
     for label, values in series.items():
+        reading = printable(str(label))
+        if reading in read_as:  # one legend entry would name two lines
+            raise ArgumentError(
+                f"plot_lines: series {read_as[reading]!r} and {label!r} both read "
+                f"{reading!r} in the legend; give each series a label of its own"
+            )
+        read_as[reading] = label
         ys = np.asarray(values, dtype=float).ravel()
         if given is not None and len(given) != len(ys):  # zip would drop points unsaid
             raise ArgumentError(
@@ -162,6 +198,9 @@ def lines_chart_svg(
                 ys = np.where(ys > 0, np.log10(np.where(ys > 0, ys, 1.0)), np.nan)
         xs = np.arange(len(ys), dtype=float) if given is None else given
         data[str(label)] = list(zip(xs.tolist(), ys.tolist()))
+    shown = fit(list(data), 24)
+    wide = CHAR_W * max([0, *(len(t) - 24 for t in shown)])  # room for a label shown whole
+    width, height, pad, legend_w = 560 + wide, 250, 44, 150 + wide
     finite = [p for pts in data.values() for p in pts if np.isfinite(p[0]) and np.isfinite(p[1])]
     x_lo, x_hi = (min(p[0] for p in finite), max(p[0] for p in finite)) if finite else (0, 1)
     y_lo, y_hi = (min(p[1] for p in finite), max(p[1] for p in finite)) if finite else (0, 1)
@@ -187,7 +226,7 @@ def lines_chart_svg(
         parts.append(
             f"<line x1='{width - legend_w + 6}' y1='{y - 4}' x2='{width - legend_w + 24}' "
             f"y2='{y - 4}' stroke='{colour}' stroke-width='3'/><text class='legend' "
-            f"x='{width - legend_w + 28}' y='{y}' {FONT}>{svg_text(label[:24])}</text>"
+            f"x='{width - legend_w + 28}' y='{y}' {FONT}>{fitted_text(label, shown[k])}</text>"
         )
 
     def tick(v):
@@ -223,15 +262,47 @@ def _colour(v: float, diverging: bool) -> str:
     return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
+def _matrices(images, titles) -> tuple[list[np.ndarray], list[str]]:
+    """The matrices to draw and their titles: an image of 2 dims as it is (a vector as one
+    row, a number as one square); one of more dims as the matrices over its last two axes,
+    as NumPy stacks matrices (a filter bank (out, in, h, w) one grid a filter and input
+    channel), each titled with its index after the image's title (``filters[1, 0]``; an
+    untitled image's position in the list where there are several, ``2[1, 0]``)."""
+    titles = [str(t) for t in titles]
+    mats, names = [], []
+    for k, image in enumerate(images):
+        title = titles[k] if k < len(titles) else ""
+        try:
+            m = np.asarray(image, dtype=float)
+        except (TypeError, ValueError) as exc:  # ragged lists, text
+            what = f"image {k}" + (f" ({title!r})" if title else "")
+            raise ArgumentError(
+                f"show_images: {what} is not an array of numbers ({exc}); give each image "
+                "as a matrix of numbers, or a stack of them"
+            ) from None
+        if m.ndim <= 2:
+            mats.append(np.atleast_2d(m))
+            names.append(title)
+            continue
+        base = title or (str(k) if len(images) > 1 else "")
+        for index in np.ndindex(m.shape[:-2]):
+            mats.append(m[index])
+            names.append(f"{base}[{', '.join(map(str, index))}]")
+    return mats, names
+
+
 def heatmaps_svg(
     images, titles=(), diverging: bool = True, cell: int = 10, columns: int = 10
 ) -> str:
     """Small matrices side by side as grids of squares. ``diverging``: each matrix scaled by
     its own largest magnitude, negative blue, positive red (weights, filters); otherwise
-    values in [0, 1] from white to black (pixels)."""
-    mats = [np.atleast_2d(np.asarray(m, dtype=float)) for m in images]
-    titles = [str(t) for t in titles] + [""] * (len(mats) - len(titles))
+    values in [0, 1] from white to black (pixels). An image of more than 2 dims (a conv
+    layer's filters (out, in, h, w), a stack of digits) is drawn as its matrices over the
+    last two axes, each titled with its index (see :func:`_matrices`)."""
+    mats, titles = _matrices(list(images), titles)
+    shown = fit(titles, 16)
     box_w = max((m.shape[1] for m in mats), default=1) * cell + 8
+    box_w = max([box_w, *(CHAR_W * len(t) + 8 for t in shown if len(t) > 16)])
     box_h = max((m.shape[0] for m in mats), default=1) * cell + 22
     columns = max(1, min(columns, len(mats)))
     parts = []
@@ -242,7 +313,7 @@ def heatmaps_svg(
         values = m / scale if diverging else m
         parts.append(
             f"<text x='{x0 + box_w / 2 - 4}' y='{y0 + 12}' text-anchor='middle' "
-            f"{FONT}>{svg_text(name[:16])}</text><g class='image'>"
+            f"{FONT}>{fitted_text(name, shown[k])}</text><g class='image'>"
         )
         for (i, j), v in np.ndenumerate(values):
             parts.append(
@@ -306,5 +377,6 @@ def show_images(
     images, titles=(), diverging: bool = True, cell: int = 10, columns: int = 10
 ) -> Chart:
     """Small matrices (weights, filters, 8x8 digits) as coloured grids, displayed in a
-    notebook (see :func:`heatmaps_svg`)."""
+    notebook; an array of more dims (a conv layer's filters) one grid a matrix over its
+    last two axes (see :func:`heatmaps_svg`)."""
     return Chart(heatmaps_svg(images, titles, diverging, cell, columns))

@@ -22,6 +22,7 @@ import numpy as np
 from symnb.core.op import OP_REGISTRY
 from symnb.core.variable import Constant
 from symnb.ops.index import SYM
+from symnb.viz.dot import printable
 from symnb.viz.view import constant_text
 
 ATOM, POWER, PRODUCT, SUM = 4, 3, 2, 1
@@ -136,11 +137,16 @@ _ESCAPES = {
 def _letters(text: str, upright: bool) -> str:
     """``text`` as LaTeX: a single letter as it is (a Greek one as its command), a run of
     letters and digits in ``\\mathrm`` where it is ``upright`` or not ASCII; anything with
-    other characters whole in ``\\mathrm``, escaped."""
+    other characters whole in ``\\mathrm``, escaped, and a character that would print as a
+    blank or as nothing (a newline, a tab, ``\\x01``, a zero-width space) as its escape
+    (``\\mathrm{a\\backslash nb}``): TeX ignores white space in a formula and refuses a blank
+    line or a control character, so ``a\\nb`` would read as ``ab``. Two names then print
+    alike only if their LaTeX is the same, and the formula tells those apart."""
     if not text:
         return ""
     if not re.fullmatch(r"[^\W_]+", text):
-        escaped = re.sub(r"(\\[A-Za-z]+) $", r"\1", "".join(_ESCAPES.get(c, c) for c in text))
+        shown = "".join(_ESCAPES.get(c, c) for c in printable(text, visible=True))
+        escaped = re.sub(r"(\\[A-Za-z]+) $", r"\1", shown)
         return rf"\mathrm{{{escaped}}}"
     if text in _LETTER_COMMAND:
         return _LETTER_COMMAND[text]

@@ -358,6 +358,36 @@ def test_latex_writes_a_name_with_other_characters_whole(name, expected):
     assert to_latex(sn.matrix(name) + 1) == f"{expected} + 1"
 
 
+def test_latex_writes_blank_and_control_characters_in_a_name_as_escapes():
+    """A newline, tab or control character in a name went raw into the LaTeX: ``ab`` and
+    ``a\\nb`` both read ``ab`` (TeX and the card's MathML drop white space), a blank line
+    ended the formula's paragraph (TeX refuses it) and ``\\x01`` went raw into the MathML.
+    They are written as their escapes, as the graph drawings write them; a typed backslash
+    that prints alike is told apart as any twin is."""
+    cases = {
+        "a\nb": r"\mathrm{a\backslash nb}",
+        "a\n\nb": r"\mathrm{a\backslash n\backslash nb}",
+        "a\tb": r"\mathrm{a\backslash tb}",
+        "a\x01b": r"\mathrm{a\backslash x01b}",
+        "a\u200bb": r"\mathrm{a\backslash u200bb}",
+        "a\xa0b": r"\mathrm{a\backslash xa0b}",
+        "w_\n": r"w_{\mathrm{\backslash n}}",
+    }
+    MI = "{http://www.w3.org/1998/Math/MathML}mi"
+    for name, expected in cases.items():
+        latex = to_latex(sn.scalar("ab") + sn.scalar(name))
+        assert latex == rf"\mathrm{{ab}} + {expected}"
+        assert not re.search(r"[^\S ]|[\x00-\x1f\x7f]", latex)
+        mathml = to_mathml(latex)
+        assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", mathml)
+        shown = ["".join(e.itertext()) for e in ElementTree.fromstring(mathml).iter(MI)]
+        assert shown[0] == "ab" and shown[-1] not in ("ab", "b")  # the two read apart
+    mathml = to_mathml(to_latex(sn.scalar("ab") + sn.scalar("a\nb")))
+    assert "".join(ElementTree.fromstring(mathml).itertext()) == "ab+a\\nb"
+    typed = to_latex(sn.scalar("a\\nb") + sn.scalar("a\nb"))
+    assert typed == r"\mathrm{a\backslash nb} + {\mathrm{a\backslash nb}}^{(1)}"
+
+
 def test_latex_tells_names_apart_from_the_notation():
     """``x ** T`` and ``x.T`` both printed ``x^{T}``; a matrix named σ times ``(a + b)``
     printed as ``sigmoid(a + b)``; an input named True as the constant."""
@@ -583,6 +613,86 @@ def test_images_are_grids_of_squares_coloured_by_sign_and_size():
     assert ">w<" in svg and ">ones<" in svg
     pixels = re.findall(r"fill='(#[0-9a-f]{6})'", show_images([[[0.0, 1.0]]], diverging=False).svg)
     assert pixels == ["#ffffff", "#000000"]
+
+
+def _svg_texts(svg: str, cls: str | None = None) -> list[tuple[str, str | None]]:
+    """Each ``<text>`` of a chart (of class ``cls``): what it shows, and its tooltip."""
+    found = []
+    for el in ElementTree.fromstring(svg).iter("{http://www.w3.org/2000/svg}text"):
+        if cls is None or el.get("class") == cls:
+            tip = el.find("{http://www.w3.org/2000/svg}title")
+            found.append((el.text or "", None if tip is None else tip.text))
+    return found
+
+
+def test_images_of_more_dims_are_drawn_one_grid_a_matrix():
+    """A conv layer's filters (out, in, h, w) or a stack (n, h, w) raised a bare ValueError
+    "too many values to unpack" from inside the chart; each matrix over the last two axes
+    is drawn as its own grid, titled with its index."""
+    stack = np.stack([np.ones((2, 3)), -np.ones((2, 3))])
+    svg = show_images([stack], titles=["filters"]).svg
+    cells = re.findall(r"<rect [^>]*fill='(#[0-9a-f]{6})'", svg)
+    assert cells == ["#dc2626"] * 6 + ["#2563eb"] * 6  # each slice red, then blue
+    assert [t for t, _ in _svg_texts(svg)] == ["filters[0]", "filters[1]"]
+    bank = np.arange(2 * 3 * 2 * 2, dtype=float).reshape(2, 3, 2, 2)
+    svg = show_images([np.eye(2), bank]).svg
+    titles = [t for t, _ in _svg_texts(svg)]
+    assert titles == ["", *(f"1[{i}, {j}]" for i in range(2) for j in range(3))]
+    assert len(re.findall(r"<rect ", svg)) == 4 + 6 * 4
+    assert [t for t, _ in _svg_texts(show_images([bank[0]]).svg)] == ["[0]", "[1]", "[2]"]
+    assert "7 matrices" in repr(show_images([np.eye(2), bank]))
+    with pytest.raises(sn.ArgumentError) as info:
+        show_images([np.eye(2), [[1.0, 2.0], [3.0]]], titles=["w", "ragged"])
+    message = str(info.value)
+    assert message.startswith("show_images: image 1 ('ragged') is not an array of numbers")
+    assert "test_displays.py" in message  # raised at the user's line
+
+
+def test_chart_texts_too_long_are_cut_in_the_middle_and_read_apart():
+    """Legend labels were cut to their first 24 characters, bar labels to 40 and image
+    titles to 16, with no mark and (but a bar's) no tooltip: "test loss, lr=0.1, batch 32"
+    and "... batch 64" read alike. A long text is cut in its middle at "…" with the whole
+    text as its tooltip; texts that would still read alike are shown whole, the chart
+    widened to hold them."""
+    sweep = {"test loss, lr=0.1, batch 32": [2.0, 1.0], "test loss, lr=0.1, batch 64": [2.0, 0.5]}
+    svg = plot_lines(sweep).svg
+    assert _svg_texts(svg, "legend") == [
+        ("test loss, l…1, batch 32", "test loss, lr=0.1, batch 32"),
+        ("test loss, l…1, batch 64", "test loss, lr=0.1, batch 64"),
+    ]
+    assert "width='560'" in svg and set(_curves(svg)) == set(sweep)
+    middle = {"run lr=0.1 seed=1, test loss": [1.0], "run lr=0.1 seed=2, test loss": [1.0]}
+    svg = plot_lines({**middle, "short": [1.0]}).svg
+    assert _svg_texts(svg, "legend") == [(label, None) for label in [*middle, "short"]]
+    assert "width='584'" in svg  # 4 characters more than the legend holds, 6 pixels each
+    titles = ["layer1 filter 100", "layer1 filter 101", "w"]
+    svg = show_images([np.eye(2)] * 3, titles=titles).svg
+    assert _svg_texts(svg) == [
+        ("layer1 f…ter 100", "layer1 filter 100"),
+        ("layer1 f…ter 101", "layer1 filter 101"),
+        ("w", None),
+    ]
+    long = "a long label that names a run of a sweep, 1"
+    svg = plot_bars([long, long[:-1] + "2", "b"], [1.0, 2.0, 3.0]).svg
+    shown = _svg_texts(svg)[::2]  # each label, then its value
+    assert shown[:2] == [("a long label that na…a run of a sweep, 1", long)] + [
+        ("a long label that na…a run of a sweep, 2", long[:-1] + "2")
+    ]
+    assert shown[2] == ("b", None)
+    same = ["x" * 20 + "A" + "y" * 20, "x" * 20 + "B" + "y" * 20]  # differ in the middle
+    assert [t for t, _ in _svg_texts(plot_bars(same, [1.0, 2.0]).svg)[::2]] == same
+
+
+def test_lines_refuse_two_series_whose_labels_read_alike():
+    """``{1: a, "1": b}`` drew one line: the labels were compared as text, the second
+    series replacing the first unsaid."""
+    with pytest.raises(sn.ArgumentError) as info:
+        plot_lines({1: [1.0, 2.0], "1": [2.0, 1.0]})
+    message = str(info.value)
+    assert message.startswith("plot_lines: series 1 and '1' both read '1' in the legend")
+    assert "test_displays.py" in message
+    with pytest.raises(sn.ArgumentError, match=r"series 'a\\x01' and 'a\\\\x01' both read"):
+        plot_lines({"a\x01": [1.0], "a\\x01": [2.0]})
 
 
 def test_profile_checks_its_inputs_as_a_call_does():
