@@ -150,10 +150,20 @@ def _same_condition_side(paths: list, common, found: Regions, position: dict):
             for raw, levels in paths
             if depth == 0 or raw[levels[depth - 1]] == chosen
         ]
-        # the first to run: steps run in order within a region, a side within its ifelse's step
-        raw, k = min(inside, key=lambda p: [position[r[0]] for r in p[0][: p[1] + 1]])
+        raw, k = min(inside, key=lambda p: _run_order(p[0][: p[1] + 1], position))
         chosen = raw[k]
     return chosen
+
+
+def _run_order(path: list, position: dict) -> list:
+    """A key putting paths of sides in the order the planners walk them
+    (symnb/backends/branches.py): steps in order within a region, a side within its ifelse's
+    step, an ifelse's then-side before its else-side. Two paths part at the two sides of one
+    ifelse where the guard of one side is already implied around them (an ifelse on ``c``
+    nested in another's side on ``c``, with both of its sides): by position alone the shorter
+    would come first, and a value placed in the else-side would have no slot yet when an
+    ifelse in the then-side, planned first, reads it."""
+    return [(position[lazy], side == "else") for lazy, side in path]
 
 
 def _levels(path: list, found: Regions, implied: set) -> list[int]:

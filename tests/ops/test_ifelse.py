@@ -480,6 +480,60 @@ def test_a_gradient_alone_keeps_a_nested_guard(backend, optimize):
 
 @pytest.mark.parametrize("backend", LAZY)
 @pytest.mark.parametrize("optimize", ["fast", "none"])
+@pytest.mark.parametrize("form", ["value", "operand", "condition"])
+def test_a_value_both_sides_of_an_ifelse_nested_on_its_condition_read(backend, optimize, form):
+    """``ifelse(c, ifelse(c, ifelse(c, x + 1, e), r), x - 1)`` with ``r`` reading ``e`` (as
+    the else-value, an operand, an ifelse's condition): ``e`` is read in the middle ifelse's
+    else-side and in the else-side of the ifelse in its then-side, which the planners walk
+    first; placed in the middle else-side, ``e`` had no slot when the inner ifelse was
+    planned (a bare KeyError with optimize="none", as in the Hessian-vector product through
+    a loop below). Neither else-side can run inside the outer then-side: ``e`` never runs."""
+    log: list = []
+    x = sn.vector("x", dtype="float64")
+    c = sn.sum(x) > 0.0
+    e = _Counted(log, boom=True)(x * 2.0)
+    r = {
+        "value": e,
+        "operand": e * 3.0,
+        "condition": sn.ifelse(sn.sum(e) > 1.0, x * 3.0, x),
+    }[form]
+    y = sn.ifelse(c, sn.ifelse(c, sn.ifelse(c, x + 1.0, e), r), x - 1.0)
+    f = sn.function([x], y, backend=backend, optimize=optimize)
+    xv = RNG.uniform(0.5, 1.0, 3)
+    check(f(xv), xv + 1.0)
+    check(f(-xv), -xv - 1.0)
+    assert log == []
+
+
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("optimize", ["fast", "none"])
+def test_a_hessian_vector_product_through_a_loop_with_a_branch(backend, optimize):
+    """``Rop(grad(cost, h0), h0, v)`` through an RNN whose step holds an ifelse: the backward
+    loop's body nests ifelses on the step's condition, their zeros read in two else-sides
+    (the test above); it compiles with or without the rewrites and matches central
+    differences of the gradient."""
+    rng = np.random.default_rng(22)
+    xv, wv = rng.standard_normal((6, 3)), rng.standard_normal((3, 3)) * 0.5
+    h0v, vv = rng.standard_normal(3), rng.standard_normal(3)
+    x = sn.matrix("x", dtype="float64")
+    w = sn.matrix("w", dtype="float64")
+    h0 = sn.vector("h0", dtype="float64")
+    v = sn.vector("v", dtype="float64")
+
+    def step(a, h):
+        return sn.ifelse(sn.sum(a) > 0, sn.tanh(a @ w + h), h)
+
+    hs, _ = sn.scan(step, sequences=x, outputs_info=h0)
+    g = sn.grad(sn.sum(sn.sin(hs)), h0)
+    f = sn.function([x, w, h0, v], sn.Rop(g, h0, v), backend=backend, optimize=optimize)
+    fg = sn.function([x, w, h0], g, backend="py")
+    eps = 1e-5
+    want = (fg(xv, wv, h0v + eps * vv) - fg(xv, wv, h0v - eps * vv)) / (2 * eps)
+    check(f(xv, wv, h0v, vv), want, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", LAZY)
+@pytest.mark.parametrize("optimize", ["fast", "none"])
 def test_a_value_under_two_conditions_runs_only_where_one_is_taken(backend, optimize):
     """One value read only inside sides with different conditions (written once by the user,
     or two equal ones the merge rewrite made one) runs in each side that reads it, never
