@@ -12,8 +12,8 @@ from html import escape, unescape
 
 import numpy as np
 
+from symnb.core.words import printable
 from symnb.errors import ArgumentError
-from symnb.viz.dot import printable
 from symnb.viz.theme import ACCENT, STYLE
 
 FONT = "font-family='Helvetica,Arial,sans-serif' font-size='11' fill='currentColor'"
@@ -25,7 +25,7 @@ PAPER = "color:#111827;background:#ffffff"
 def svg_text(caller: str) -> str:
     """The caller's text (a label, a title, a unit) as SVG text or an attribute's value:
     never markup, and control characters written as their escapes (``\\x01``), which XML
-    cannot hold (as the graph drawings write them, symnb.viz.dot.printable)."""
+    cannot hold (as the graph drawings write them, symnb.core.words.printable)."""
     return escape(printable(caller), quote=True)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 from html import escape
 
+from symnb.core.words import printable
 from symnb.viz.view import ViewGraph, ViewNode
 
 FONT = "Helvetica,Arial,sans-serif"
@@ -48,20 +49,6 @@ PLACE_STYLE = {
 TRANSFER_STYLE = 'color="#dc2626" fontcolor="#dc2626" style=dashed penwidth=2'
 
 CLUSTER_STYLE = 'style="rounded,filled" fillcolor="#f0fdf4" color="#059669" fontcolor="#065f46"'
-
-
-def printable(text: str, keep: str = "", visible: bool = False) -> str:
-    """``text`` with control characters (``\\x01``, ``\\x0b``, which SVG, being XML, cannot
-    hold) written as their escapes (``\\x01``), but those in ``keep``. ``visible``: every
-    character that Python's ``repr`` would not print as itself too, so that nothing prints as
-    a blank other than a space or as nothing at all (a tab ``\\t``, a no-break space
-    ``\\xa0``, a zero-width space ``\\u200b``): where two names must read apart (formulas)."""
-    return "".join(
-        c
-        if c in keep or (c.isprintable() if visible else unicodedata.category(c) != "Cc")
-        else repr(c)[1:-1]
-        for c in text
-    )
 
 
 def quote(text: str) -> str:

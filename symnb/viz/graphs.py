@@ -13,9 +13,9 @@ from html import escape
 
 from symnb.backends.linker import Linker
 from symnb.core.graph import Graph
-from symnb.core.words import counted
+from symnb.core.words import counted, printable
 from symnb.viz.collapse import collapse
-from symnb.viz.dot import printable, to_dot
+from symnb.viz.dot import to_dot
 from symnb.viz.render import RenderUnavailable, render_svg
 from symnb.viz.subject import as_graph
 from symnb.viz.theme import STYLE

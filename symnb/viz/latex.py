@@ -21,8 +21,8 @@ import numpy as np
 
 from symnb.core.op import OP_REGISTRY
 from symnb.core.variable import Constant
+from symnb.core.words import printable
 from symnb.ops.index import SYM
-from symnb.viz.dot import printable
 from symnb.viz.view import constant_text
 
 ATOM, POWER, PRODUCT, SUM = 4, 3, 2, 1

@@ -17,6 +17,7 @@ import numpy as np
 
 from symnb.core.graph import leaves
 from symnb.core.variable import Constant, SharedVariable
+from symnb.core.words import printable
 from symnb.viz.subject import as_graph
 
 #: a display's plain text (what a terminal or a saved notebook's text/plain holds) keeps at
@@ -26,7 +27,8 @@ MAX_LINE_CHARS = 300
 
 
 class _Namer:
-    """Unique, readable names: the user's where given, ``v0, v1, ...`` otherwise."""
+    """Unique, readable names: the user's where given (a character that would not print as
+    itself written as its escape, ``a\\nb``), ``v0, v1, ...`` otherwise."""
 
     def __init__(self):
         self.names: dict[int, str] = {}
@@ -38,7 +40,9 @@ class _Namer:
             return self.names[id(var)]
         if isinstance(var, Constant) and var.weak:
             return repr(var.data)
-        name = var.name or self._fresh("c" if isinstance(var, Constant) else "v")
+        # (a name's newline or tab, written as its escape: one equation stays one line)
+        name = printable(var.name, visible=True) if var.name else None
+        name = name or self._fresh("c" if isinstance(var, Constant) else "v")
         base, k = name, 1
         while name in self.used:
             name, k = f"{base}_{k}", k + 1

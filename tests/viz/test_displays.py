@@ -731,7 +731,7 @@ def test_control_characters_in_chart_text_are_written_as_escapes():
     """A control character in a label, unit, title or axis label (from a data file, a name
     decoded from bytes) was copied raw into the SVG's text, <title> and aria-label: not
     well-formed XML, a broken image. They are written as their escapes, as the graph
-    drawings write them (symnb.viz.dot.printable)."""
+    drawings write them (symnb.core.words.printable)."""
     charts = [
         plot_bars(["lr\x01", "b"], [1.0, 2.0], unit=" ms\x0b"),
         plot_line([3.0, 2.0, 1.0], "loss\x1b", xlabel="step\x07"),

@@ -55,6 +55,15 @@ def test_a_value_an_in_place_rewrite_rebuilt_keeps_the_users_name():
     assert any(line.startswith("  hidden:f64[?] = tanh") for line in lines), lines
 
 
+def test_a_name_with_a_newline_or_a_tab_keeps_one_equation_a_line():
+    """``a\\nb`` (a real newline) and ``c\\td``: the text form writes each as its escape, so
+    the listing stays one binder a word and one equation a line."""
+    a, c = sn.vector("a\nb"), sn.vector("c\td")
+    lines = sn.format_expr(a * 2 + c).splitlines()
+    assert lines[0] == "inputs: a\\nb:f64[?] c\\td:f64[?]"
+    assert lines[1] == "  v0:f64[?] = mul a\\nb 2" and len(lines) == 4
+
+
 def test_text_form_names_are_unique():
     a, b = sn.vector("x"), sn.vector("x")
     text = sn.format_expr(a + b)
