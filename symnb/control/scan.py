@@ -125,6 +125,12 @@ class Scan(Op):
         """Backpropagation through time: a second scan, backwards (scan_grad.py)."""
         return scan_grad.backward(self, inputs, outputs, output_grads)
 
+    def grad_wrt(self, needed, inputs, outputs, output_grads):
+        """The backward scan differentiates the step only with respect to the inputs at
+        ``needed`` and the states whose values depend on them (scan_grad.py); the other
+        inputs' gradients are None."""
+        return scan_grad.backward(self, inputs, outputs, output_grads, needed)
+
 
 def _last_value(initial, out, history: bool):
     """A state's value after the last step: ``out``, or the last of its rows where the loop

@@ -7,6 +7,12 @@ gradients arriving at ``h_t`` and ``y_t``, and applies the vector-Jacobian produ
 an ordinary scan, it is compiled like one, and is differentiable again (``sn.Rop``,
 ``sn.hessian``).
 
+Only the gradients asked for are built (``Scan.grad_wrt``): the backward loop takes the
+derivative of the step with respect to the inputs whose gradients are needed and the states
+whose values depend on them (a needed input's gradient at step ``t`` reads the gradient of
+every state it reaches), and carries nothing for the others (a non-sequence ``p`` of
+``h ** p`` gets no ``h ** p * log(h)`` when only the weights' gradients are asked for).
+
 ``truncate_gradient=k``: the backward loop runs the last ``k`` steps only; earlier steps and
 the initial states get no gradient (Theano's rule).
 
@@ -23,7 +29,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from symnb.control.loop_graph import LoopInputs, placeholder
-from symnb.core.graph import ancestors, clone_graph
+from symnb.core.graph import ancestors, clone_graph, leaves
 from symnb.core.variable import Constant, Variable
 from symnb.grad.reverse import Lop
 from symnb.ops.broadcast import is_filled, zeros_like
@@ -37,11 +43,12 @@ from symnb.ops.shape import DimShuffle, expand_dims, reshape, shape, transpose
 INT = "int64"
 
 
-def backward(op, inputs, outputs, output_grads) -> list:
-    """One gradient per outer input of the scan node (None for ints and n_steps)."""
+def backward(op, inputs, outputs, output_grads, needed=None) -> list:
+    """One gradient per outer input of the scan node (None for ints and n_steps, and for the
+    inputs not at a position of ``needed``, the outer positions asked for; None: all)."""
     loop = op.loop
     if loop.backwards:
-        return _backward_of_reversed(op, inputs, outputs, output_grads)
+        return _backward_of_reversed(op, inputs, outputs, output_grads, needed)
     n_steps, *outer = inputs
     k, m = loop.n_seqs, loop.n_states
     seqs, inits, nonseqs = outer[:k], outer[k : k + m], outer[k + m :]
@@ -49,12 +56,14 @@ def backward(op, inputs, outputs, output_grads) -> list:
     n = getitem(shape(_any_rows(histories, outputs, loop)), 0)
     steps = n if loop.truncate < 0 else minimum(n, Constant(loop.truncate, dtype=INT))
     plain_rows = outputs[loop.n_states :]
-    plan = _Backward(loop, seqs, inits, nonseqs, histories + plain_rows, output_grads, n)
+    inner = range(len(loop.graph.inputs))
+    wanted = set(inner) if needed is None else {i - 1 for i in needed if i > 0}
+    plan = _Backward(loop, seqs, inits, nonseqs, histories + plain_rows, output_grads, n, wanted)
     results = plan.build(op, cast(steps, INT))
     return [None] + plan.outer_grads(results, seqs, inits, nonseqs, n, steps)
 
 
-def _backward_of_reversed(op, inputs, outputs, output_grads) -> list:
+def _backward_of_reversed(op, inputs, outputs, output_grads, needed) -> list:
     """A loop run backwards is the same loop run forwards over the reversed sequences, its
     rows reversed: differentiated as that (a gradient of a gradient, for ``sn.Rop``)."""
     loop = replace(op.loop, backwards=False)
@@ -64,7 +73,7 @@ def _backward_of_reversed(op, inputs, outputs, output_grads) -> list:
     rows = [j >= loop.n_states or loop.history[j] for j in range(len(outputs))]
     outs = [flip(o, 0) if r else o for o, r in zip(outputs, rows)]
     grads_in = [flip(g, 0) if r and g is not None else g for g, r in zip(output_grads, rows)]
-    grads = backward(type(op)(loop), [n_steps, *flipped], outs, grads_in)
+    grads = backward(type(op)(loop), [n_steps, *flipped], outs, grads_in, needed)
     seq_grads = [None if g is None else flip(g, 0) for g in grads[1 : k + 1]]
     return [grads[0], *seq_grads, *grads[k + 1 :]]
 
@@ -90,8 +99,9 @@ def _float(var: Variable) -> bool:
 class _Backward:
     """The backward loop's inputs, inner graph and how its results map to gradients."""
 
-    def __init__(self, loop, seqs, inits, nonseqs, rows, output_grads, n):
-        """``rows``: the forward's values at every step, per state then per plain output."""
+    def __init__(self, loop, seqs, inits, nonseqs, rows, output_grads, n, wanted):
+        """``rows``: the forward's values at every step, per state then per plain output;
+        ``wanted``: the inner inputs (positions) whose gradients are asked for."""
         self.loop, self.forward_rows = loop, rows
         histories = rows[: loop.n_states]
         self.m = loop.n_states
@@ -111,6 +121,27 @@ class _Backward:
         self.output_grads = output_grads
         self.inits, self.nonseqs = inits, nonseqs
         self.n = n
+        self.wanted = wanted
+        self.reads = [{id(v) for v in leaves([out])} for out in loop.graph.outputs]
+        self.active = self._active(wanted)
+
+    def _active(self, wanted) -> set[int]:
+        """The inner inputs (by identity) the backward step differentiates: the float ones
+        asked for, and each float state whose next value reads one of those or (the loop
+        feeds it back) another such state: the gradient of a needed input at a step reads
+        the gradients of the states it reaches, and those alone."""
+        active = {id(ph) for i, ph in enumerate(self.inner) if i in wanted and _float(ph)}
+        grown = True
+        while grown:
+            grown = False
+            for ph, reads in zip(self.state_phs, self.reads):
+                if id(ph) not in active and _float(ph) and reads & active:
+                    active.add(id(ph))
+                    grown = True
+        return active
+
+    def _differentiated(self, ph) -> bool:
+        return id(ph) in self.active
 
     def build(self, op, steps):
         """The backward scan's outputs: carries, sums, then each sequence's rows."""
@@ -128,20 +159,23 @@ class _Backward:
             io.given(replace[ph], w)
         forward = _clone(loop, replace)
         points = [(out, ct) for out, ct in zip(forward, cotangents) if ct is not None]
-        wrt_phs = [ph for ph in self.inner if _float(ph)]
+        wrt_phs = [ph for ph in self.inner if self._differentiated(ph)]
         wrt = [replace[ph] for ph in wrt_phs]
-        grads = Lop([o for o, _ in points], wrt, [c for _, c in points], "ignore", "zero")
+        if points:
+            grads = Lop([o for o, _ in points], wrt, [c for _, c in points], "ignore", "zero")
+        else:  # (no output that reads them has a gradient arriving)
+            grads = [zeros_like(w) for w in wrt]
         grads = self._reuse_forward(forward, grads)
         by_ph = {id(ph): g for ph, g in zip(wrt_phs, grads)}
-        new_carries = [by_ph[id(ph)] for ph in self.state_phs if _float(ph)]
+        new_carries = [by_ph[id(ph)] for ph in self.state_phs if self._differentiated(ph)]
         sums = [
             self._sum(ph, w, by_ph[id(ph)])
             for ph, w in zip(self.nonseq_phs, self.nonseqs)
-            if _float(ph)
+            if self._differentiated(ph)
         ]
         in_loop = [v for kind, v in sums if kind == "loop"]
         rows = _unique([v[1] for kind, v in sums if kind == "rows"])  # e.g. dW, dU share dz
-        per_step = [by_ph[id(ph)] for ph in self.seq_phs if _float(ph)]
+        per_step = [by_ph[id(ph)] for ph in self.seq_phs if self._differentiated(ph)]
         backward, outer = io.finish(
             new_carries + in_loop + per_step + rows, until=False, backwards=True
         )
@@ -204,12 +238,13 @@ class _Backward:
 
     def _arriving(self, replace) -> list:
         """Per forward output (states, then plain), the gradient arriving at it at step t
-        inside the backward loop (None: none), adding the carries as states."""
+        inside the backward loop (None: none, or the output reads no input differentiated),
+        adding the carries as states."""
         loop, io, m = self.loop, self.io, self.m
         arriving = []
         for j, ph in enumerate(self.state_phs):
             g = self.output_grads[j]
-            if not _float(ph):
+            if not self._differentiated(ph):
                 arriving.append(None)
                 continue
             carry = _placeholder(ph, "carry")
@@ -232,7 +267,7 @@ class _Backward:
         plain = loop.graph.outputs[m : m + loop.n_plain]
         for r, var in enumerate(plain):
             g = self.output_grads[m + r]
-            if g is None or not var.type.is_float:
+            if g is None or not var.type.is_float or not self.reads[m + r] & self.active:
                 arriving.append(None)
                 continue
             step_g = Variable(var.type, name="grad")
@@ -241,7 +276,8 @@ class _Backward:
         return arriving
 
     def outer_grads(self, results, seqs, inits, nonseqs, n, steps) -> list:
-        """Gradients of the sequences, initial states and non-sequences."""
+        """Gradients of the sequences, initial states and non-sequences (None for those not
+        asked for)."""
         it = iter(results)
         truncated = self.loop.truncate >= 0
         reached = (
@@ -249,16 +285,19 @@ class _Backward:
             if (truncated and self.inits)
             else None
         )
+        k = self.loop.n_seqs
         init_grads = []
-        for ph, init in zip(self.state_phs, inits):
-            g = next(it) if _float(ph) else None
+        for j, (ph, init) in enumerate(zip(self.state_phs, inits)):
+            g = next(it) if self._differentiated(ph) else None
+            if k + j not in self.wanted:
+                g = None  # (a carry the needed gradients read)
             if g is not None and reached is not None:
                 g = g * cast(reached, init.type.dtype)
             init_grads.append(g)
-        nonseq_grads = [next(it) if _float(ph) else None for ph in self.nonseq_phs]
+        nonseq_grads = [next(it) if self._differentiated(ph) else None for ph in self.nonseq_phs]
         seq_grads = []
         for ph, seq, read in zip(self.seq_phs, seqs, self.rows):
-            if not _float(ph):
+            if not self._differentiated(ph):
                 seq_grads.append(None)
                 continue
             rows = next(it)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -587,14 +588,133 @@ def test_the_backward_loop_computes_only_the_gradients_asked_for():
     xs = _symbols(arrays)
     grads = sn.grad(sn.sum(_elman(*xs)), xs[2:])  # W and U only: no per-step gradient of x
     f = sn.function(xs, grads)
-    loops = [n.op.loop for n in f.graph.toposort() if isinstance(n.op, Scan)]
     # forward; backward: no per-step gradient of x, and dz's rows (one output for dW and dU,
-    # each one product after the loop), the carry its only state (no accumulators)
-    assert [(loop.n_states, loop.n_plain) for loop in loops] == [(1, 0), (1, 1)]
-    assert f.rewrites.counts().get("scan_unused_outputs", 0) >= 1
+    # each one product after the loop), the carry its only state (no accumulators), as
+    # built (optimize="none": no rewrite removes outputs the loop should not have made)
+    for g in [f, sn.function(xs, grads, optimize="none")]:
+        loops = [n.op.loop for n in g.graph.toposort() if isinstance(n.op, Scan)]
+        assert [(loop.n_states, loop.n_plain) for loop in loops] == [(1, 0), (1, 1)]
+    assert f.rewrites.counts().get("scan_unused_outputs", 0) == 0
     reference = sn.function(xs, grads, optimize="none")(*arrays)
     for got, want in zip(f(*arrays), reference):
         np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def _central(fn, arrays, i, eps=1e-6):
+    """d sum(fn(*arrays)) / d arrays[i] by central differences."""
+    grad = np.zeros_like(arrays[i])
+    for idx in np.ndindex(arrays[i].shape):
+        moved = [a.copy() for a in arrays]
+        moved[i][idx] += eps
+        up = np.sum(fn(*moved))
+        moved[i][idx] -= 2 * eps
+        grad[idx] = (up - np.sum(fn(*moved))) / (2 * eps)
+    return grad
+
+
+def _backward_loops(ins, outs):
+    """The loops of the graph as built (no rewrite), after the first (the forward one)."""
+    f = sn.function(ins, outs, optimize="none")
+    return [n.op.loop for n in f.graph.toposort() if isinstance(n.op, Scan)][1:]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_backward_loop_differentiates_only_the_inputs_a_gradient_needs(backend):
+    """The backward step is differentiated with respect to the inputs asked for and the
+    states that depend on them, not every float input: d/dp of ``h ** p`` is
+    ``h ** p * log(h)``, NaN for h < 0, which mode="nanguard" stopped at although the
+    gradient of U was finite, and "py" warned of (invalid value in log)."""
+    rng = np.random.default_rng(18)
+    arrays = [rng.standard_normal((5, 3)), 0.5 * rng.standard_normal((3, 3))]
+    arrays += [rng.standard_normal(3), np.array(3.0)]
+    s, u = sn.matrix("s", dtype="float64"), sn.matrix("U", dtype="float64")
+    h0, p = sn.vector("h0", dtype="float64"), sn.scalar("p", dtype="float64")
+
+    def loop(s, u, h0, p):  # states h (reads U and p), c (reads h) and k (reads p only)
+        (hs, cs, ks), _ = sn.scan(
+            lambda a, h, c, k, p: (sn.tanh(a @ u + h**p), 0.5 * c + sn.sum(h), k * p),
+            sequences=s,
+            outputs_info=[h0, sn.constant(0.0), sn.constant(1.0)],
+            non_sequences=p,
+        )
+        return sn.sum(hs) + sn.sum(cs) + sn.sum(ks)
+
+    def reference(s, u, h0, p):
+        h, c, k, total = h0, 0.0, 1.0, 0.0
+        for a in s:
+            h, c, k = np.tanh(a @ u + h**p), 0.5 * c + h.sum(), k * p
+            total += h.sum() + c + k
+        return total
+
+    ins = [s, u, h0, p]
+    cost = loop(*ins)
+    # the carries of h and c (c reads h), none of k, no accumulator of p (before: 5 states,
+    # the 3 carries and the sums of p and U, and the rows of s's gradient, whatever wrt was)
+    for wrt, states, plain in [([u], 3, 0), ([h0], 2, 0), ([s], 2, 1), ([u, h0], 3, 0)]:
+        grads = sn.grad(cost, wrt)
+        (backward,) = _backward_loops(ins, grads)
+        assert (backward.n_states, backward.n_plain) == (states, plain), wrt
+        f = sn.function(ins, grads, backend=backend, mode="nanguard")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            got = f(*arrays)
+        for x, g in zip(wrt, got):
+            i = [id(v) for v in ins].index(id(x))
+            np.testing.assert_allclose(g, _central(reference, arrays, i), rtol=1e-6, atol=1e-8)
+    # p's gradient where it is defined (h > 0 at every step): the states that read it, k too
+    positive = [np.abs(a) for a in arrays[:3]] + [np.array(2.0)]
+    (gp,) = sn.function(ins, sn.grad(cost, [p]), backend=backend)(*positive)
+    np.testing.assert_allclose(gp, _central(reference, positive, 3), rtol=1e-6)
+    (backward,) = _backward_loops(ins, sn.grad(cost, [p]))
+    assert backward.n_states == 4  # the carries of h, c and k, p's sum
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rop_through_a_scan_differentiates_no_exponent_of_its_first_pass(backend):
+    """sn.Rop's first pass writes d(h**2)/dh = 2 * h ** (2 - 1), the exponent a non-sequence
+    of the backward loop; the second pass differentiated with respect to it too (log(h) of
+    a negative h: NaN in an accumulator no result reads)."""
+    rng = np.random.default_rng(18)
+    arrays = [rng.standard_normal((5, 3)), 0.5 * rng.standard_normal((3, 3))]
+    arrays += [rng.standard_normal(3), 0.5 * rng.standard_normal((3, 3))]
+    s, u = sn.matrix("s", dtype="float64"), sn.matrix("U", dtype="float64")
+    h0, v = sn.vector("h0", dtype="float64"), sn.matrix("v", dtype="float64")
+    (_, sq), _ = sn.scan(
+        lambda a, h: (sn.tanh(a @ u + h), sn.sum(h**2)), sequences=s, outputs_info=[h0, None]
+    )
+    jv = sn.Rop(sq, u, v)
+    f = sn.function([s, u, h0, v], jv, backend=backend, mode="nanguard")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = f(*arrays)
+
+    def squares(s, u, h0):
+        h, out = h0, []
+        for a in s:
+            out.append(np.sum(h**2))
+            h = np.tanh(a @ u + h)
+        return np.array(out)
+
+    eps, (sv, uv, h0v, vv) = 1e-6, arrays
+    want = (squares(sv, uv + eps * vv, h0v) - squares(sv, uv - eps * vv, h0v)) / (2 * eps)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+def test_a_needed_input_no_output_with_a_gradient_reads_gets_zeros():
+    """p reaches only a plain output that the cost does not read: its gradient is zeros
+    (the backward step has no output to differentiate)."""
+    x = sn.vector("x", dtype="float64")
+    p = sn.scalar("p", dtype="float64")
+    (hs, ys), _ = sn.scan(
+        lambda a, h, p: (0.5 * h + a, a * p),
+        sequences=x,
+        outputs_info=[x[0], None],
+        non_sequences=p,
+    )
+    gx, gp = sn.grad(sn.sum(hs), [x, p])
+    got = sn.function([x, p], [gx, gp])(np.arange(4.0), np.array(2.0))
+    np.testing.assert_allclose(got[1], 0.0)
+    np.testing.assert_allclose(got[0], [1.875 + 0.9375, 1.75, 1.5, 1.0])  # x[0]: h0 too
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
