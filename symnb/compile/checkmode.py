@@ -186,7 +186,9 @@ def _filled(var, actual) -> TensorType:
 
 def _stub(var, concrete) -> Variable:
     """var itself when its type is already concrete (constants), its value when the call's
-    shapes decided it (``_decided_values``), else a stand-in."""
+    shapes decided it (``_decided_values``), else a stand-in, at var's source: an unnamed
+    input or shared stand-in is named as var is, not after the assignment the user's call
+    ``out = f(...)`` is the value of (``Variable.assigned_name``)."""
     if isinstance(var, Constant):
         return var
     found = concrete.get(id(var))
@@ -194,8 +196,8 @@ def _stub(var, concrete) -> Variable:
         return found
     if isinstance(var, SharedVariable):
         shape = var.current_value().shape  # a device copy: its shape, not a download
-        return Variable(_filled(var, shape), name=var.name)
-    return Variable(concrete.get(id(var), var.type), name=var.label)  # hints say "W.T"
+        return Variable(_filled(var, shape), name=var.name, source=var.source)
+    return Variable(concrete.get(id(var), var.type), name=var.label, source=var.source)  # "W.T"
 
 
 def _propagate(node, concrete, call, sizes: dict) -> None:
@@ -290,7 +292,7 @@ def _sized(stub, sizes: dict):
     if isinstance(stub, Constant) or not any(is_symbolic(d) for d in stub.type.shape):
         return stub
     dims = tuple(d if evaluate(d, sizes) is None else evaluate(d, sizes) for d in stub.type.shape)
-    return Variable(TensorType(stub.type.dtype, dims), name=stub.name)
+    return Variable(TensorType(stub.type.dtype, dims), name=stub.name, source=stub.source)
 
 
 def _warnings_of(infer, stubs) -> tuple:

@@ -9,9 +9,11 @@ named ``/cwd/../symnb/core/op.py``), once per file name. Warnings go through
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import importlib.util
+import itertools
 import linecache
 import os
 import re
@@ -65,6 +67,20 @@ class SourceLoc:
         code = self.code
         text = f"{place}, line {self.lineno}" + (f": {code}" if code else "")
         return text + _cell_label(self.filename) if self.in_notebook else text
+
+
+@dataclass(frozen=True)
+class SourceSpan(SourceLoc):
+    """Where a call on a line is: ``lineno`` the line it starts on, ``col`` the column it
+    starts at, ``end_lineno`` and ``end_col`` where it ends (columns in UTF-8 bytes, as Python
+    and ``ast`` count them), from the instruction running there (``code.co_positions()``);
+    the columns are None where Python records none (Python 3.10, ``-X no_debug_ranges``).
+    What an unnamed input or shared variable is made at, so :func:`assigned_target` can tell
+    whether it is an assignment's value or a part of it."""
+
+    col: int | None = None
+    end_lineno: int | None = None
+    end_col: int | None = None
 
 
 def _cell_label(filename: str) -> str:
@@ -214,6 +230,122 @@ def user_location(skip_dirs: tuple[str, ...] = (), skip: int = 0) -> SourceLoc |
     if found is not None and found[0] is code:
         return found[1]
     return _remember(code, frame.f_lasti, frame.f_lineno)
+
+
+#: as _AT_INSTRUCTION, for :func:`user_span`: (id of a code object, instruction offset) ->
+#: (that code object, its SourceSpan)
+_SPANS: dict[tuple[int, int], tuple] = {}
+
+
+def user_span(skip: int = 0) -> SourceLoc | None:
+    """:func:`user_location` as a :class:`SourceSpan`: the columns of the instruction the
+    user's line is running (the call making a variable); the pinned location as it is (what
+    symnb builds inside ``sn.grad`` or a node is no assignment's value). Asked only where an
+    unnamed input or shared variable is made: reading the columns walks the code's table."""
+    pinned = _pinned.get()
+    if pinned is not _UNPINNED:
+        return pinned
+    frame = user_frame(skip=skip + 1)
+    if frame is None:
+        return None
+    code, lasti = frame.f_code, frame.f_lasti
+    found = _SPANS.get((id(code), lasti))
+    if found is not None and found[0] is code:
+        return found[1]
+    positions = getattr(code, "co_positions", None)  # (Python 3.11 on; one per 2-byte unit)
+    found = next(itertools.islice(positions(), lasti // 2, None), None) if positions else None
+    if found is None or None in found:
+        loc = SourceSpan(code.co_filename, frame.f_lineno)
+    else:  # (line, end line, column, end column)
+        loc = SourceSpan(code.co_filename, found[0], found[2], found[1], found[3])
+    if len(_SPANS) >= _MAX_AT_INSTRUCTION:
+        _SPANS.clear()
+    _SPANS[id(code), lasti] = (code, loc)
+    return loc
+
+
+def assigned_target(loc: SourceLoc | None) -> str | None:
+    """The Python name (``W``, ``self.W``) a variable made at ``loc`` is assigned to, where
+    it is the assignment's whole value: ``loc`` (a :class:`SourceSpan`) is the span of a call
+    that is the value of ``W = ...``, ``W: T = ...`` or ``(W := ...)`` in its file, whatever
+    the lines the call spans or the statements on the line; else None (the variable is a
+    part of the value, ``h = sn.tanh(sn.dot(x, sn.shared(w)))``, or an argument). Where
+    Python gave no columns (3.10) or the file does not parse, only a line that is one such
+    statement alone, its value one call, names it. A plain SourceLoc (the pinned line of a
+    node or ``sn.grad`` symnb was building, a variable pickled before spans) names none."""
+    if not isinstance(loc, SourceSpan):
+        return None
+    if loc.col is not None:
+        found = _assignments_in(loc.filename)
+        if found is not None:
+            return found.get((loc.lineno, loc.col, loc.end_lineno, loc.end_col))
+    line = linecache.getline(loc.filename, loc.lineno)
+    try:
+        tree = ast.parse(line.strip())
+    except (SyntaxError, ValueError):
+        return None
+    statement = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+        return None
+    value = statement.value
+    name = _values_assigned(statement).get(_span_of(value))
+    if name is None or loc.col is None:
+        return name
+    indent = len(line) - len(line.lstrip())
+    span = (loc.lineno, value.col_offset + indent, loc.lineno, value.end_col_offset + indent)
+    return name if (loc.lineno, loc.col, loc.end_lineno, loc.end_col) == span else None
+
+
+#: file name -> (its lines as linecache holds them, its assignments: ``_values_assigned``,
+#: or None where it does not parse), read again when linecache reads the file again
+_ASSIGNMENTS: dict[str, tuple[list, dict | None]] = {}
+_PARSE_FLAGS = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # (a notebook cell's await)
+
+
+def _assignments_in(filename: str) -> dict | None:
+    lines = linecache.getlines(filename)
+    cached = _ASSIGNMENTS.get(filename)
+    if cached is not None and cached[0] is lines:
+        return cached[1]
+    try:
+        found = _values_assigned(compile("".join(lines), filename, "exec", _PARSE_FLAGS))
+    except (SyntaxError, ValueError):
+        found = None
+    if len(_ASSIGNMENTS) >= 256:  # a long session of many cells: start again
+        _ASSIGNMENTS.clear()
+    _ASSIGNMENTS[filename] = (lines, found)
+    return found
+
+
+def _values_assigned(tree: ast.AST) -> dict[tuple, str]:
+    """(line, column, end line, end column) of each call that is an assignment's whole value
+    in ``tree`` -> the one target it is assigned to, as written (``self.W``)."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            target = node.target
+        else:
+            continue
+        name = _dotted(target)
+        if name is not None and isinstance(node.value, ast.Call):
+            found[_span_of(node.value)] = name
+    return found
+
+
+def _span_of(node: ast.AST) -> tuple:
+    return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+
+
+def _dotted(target: ast.AST) -> str | None:
+    """``W``, ``self.W``: a target that names one variable or attribute, else None."""
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute):
+        owner = _dotted(target.value)
+        return None if owner is None else f"{owner}.{target.attr}"
+    return None
 
 
 def _remember(code, lasti: int, lineno: int) -> SourceLoc:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import copy
 import heapq
 import itertools
-import keyword
 import numbers
 import operator
-import re
 import threading
 import weakref
 
@@ -25,7 +23,7 @@ from symnb.core.array_kinds import (
 from symnb.core.dim_sizes import SizeConflict, check_sizes
 from symnb.core.dims import format_shape, matches_value, normalize_shape
 from symnb.core.hooks import hook, provided, register
-from symnb.core.source import SourceLoc, at_user_line, user_location
+from symnb.core.source import SourceLoc, assigned_target, at_user_line, user_location, user_span
 from symnb.core.sugar import TensorMethods
 from symnb.core.types import MAX_RANK, TensorType, as_dtype
 from symnb.errors import ArgumentError, DTypeError, InputError, InputShapeError, ShapeError
@@ -77,12 +75,6 @@ class _MadeOnFirstUse:
         return value
 
 
-#: ``name = ...`` (one target, not ``==``; an annotation has no call, so the ``=`` of a
-#: keyword argument after ``try:`` or ``else:`` is not one), the line an unnamed variable was
-#: made on
-_ASSIGNED = re.compile(r"([A-Za-z_][\w.]*)\s*(?::[^=()]+)?=(?!=)")
-
-
 class Variable(TensorMethods):
     """A symbolic tensor: a type, the node that computes it (``owner``) or none, and a name.
 
@@ -104,8 +96,12 @@ class Variable(TensorMethods):
         self.owner = owner
         self.index = index
         self.name = check_name(name, type)
-        #: the user's file and line (``source``: already found by the caller, as ``Apply`` has)
-        self.source: SourceLoc | None = user_location(skip=1) if source is FIND_SOURCE else source
+        #: the user's file and line (``source``: already found by the caller, as ``Apply`` has);
+        #: of an unnamed input, the span of the call that made it (``assigned_name``)
+        if source is FIND_SOURCE:
+            unnamed = name is None and owner is None and not isinstance(self, Constant)
+            source = user_span(skip=1) if unnamed else user_location(skip=1)
+        self.source: SourceLoc | None = source
         self.uid = next(_ids)
         if type.ndim > MAX_RANK:
             raise _too_many_dims(self)
@@ -199,10 +195,11 @@ class Variable(TensorMethods):
 
     def assigned_name(self) -> str | None:
         """The Python name of an unnamed input or shared variable: the one target of the
-        assignment on the line that made it (``W = sn.shared(np.zeros(3))`` is W)."""
+        assignment whose whole value is the call that made it (``W = sn.shared(np.zeros(3))``
+        is W; the shared value of ``h = sn.tanh(sn.dot(x, sn.shared(w)))`` has none)."""
         if self.owner is not None or isinstance(self, Constant):
             return None
-        return _assigned_at(self.source)
+        return assigned_target(self.source)
 
     def eval(self, inputs: dict | None = None, backend: str = "py"):
         """Compute this variable with the given input values: ``(x + 1).eval({x: 2.0})``
@@ -427,14 +424,6 @@ def _not_a_name(name, of: TensorType | None) -> ArgumentError:
     return ArgumentError(f"name must be a string (or None), not {name!r} ({kind}){whose}")
 
 
-def _assigned_at(loc: SourceLoc | None) -> str | None:
-    """The one target of the assignment at ``loc`` (``W = sn.shared(...)`` is W), or None."""
-    if loc is None:
-        return None
-    found = _ASSIGNED.match(loc.code)
-    return found.group(1) if found and not keyword.iskeyword(found.group(1)) else None
-
-
 def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.ndarray:
     """``value`` as an array of a dtype symnb computes with, for a constant or a shared
     variable, read as inputs are (``array_kinds.host_value``; ``shape``: the dims a DataArray
@@ -611,8 +600,8 @@ class SharedVariable(Variable):
     lends = False  # a function compiled with borrow=True reads or updates it (``lent``)
 
     def __init__(self, value, name=None, shape=None, borrow=False):
-        loc = user_location(skip=1)
-        label = name if name is not None else _assigned_at(loc)
+        loc = user_location(skip=1) if name is not None else user_span(skip=1)
+        label = name if name is not None else assigned_target(loc)
         dims = None if shape is None else _shape_of("shared", label, shape)
         array = array_of(value, None, "shared", label, None if borrow else True, dims)
         if shape is None:  # the value's own shape: it fits, nothing to check

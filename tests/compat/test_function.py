@@ -1134,3 +1134,23 @@ def test_compile_submodules_are_attributes_after_a_plain_import():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"
+
+
+def test_shared_weights_made_inside_an_expression_are_not_named_after_its_result():
+    """``h = T.tanh(T.dot(x, theano.shared(...)))``: the (4, 3) weights are an unnamed
+    variable in the product's error, not 'h' (the tanh output); ``theano.shared(...)`` that is
+    the whole value of an assignment, over several lines, is named after its target."""
+    x = T.matrix("x")
+    h = T.tanh(T.dot(x, theano.shared(np.ones((4, 3)))))
+    f = theano.function([x], h)
+    with pytest.raises(Exception) as info:
+        f(np.ones((2, 5)))
+    message = str(info.value)
+    assert "matmul('x' (float64(?, ?)), an unnamed variable (float64(?, ?)))" in message
+    assert "'h'" not in message
+    W = theano.shared(
+        value=np.zeros(3),
+        name=None,
+        borrow=True,
+    )
+    assert W.assigned_name() == "W" and W.describe() == "'W' (float64(?,))"

@@ -1,3 +1,6 @@
+import itertools
+import linecache
+import pickle
 from types import SimpleNamespace
 
 import numpy as np
@@ -5,6 +8,7 @@ import pytest
 
 import symnb as sn
 from symnb.core.graph import OUTPUT, Graph, clone_graph, substitute
+from symnb.core.source import SourceLoc, SourceSpan, assigned_target
 from symnb.ops.composite import Composite
 from symnb.ops.elemwise import Mul
 
@@ -100,9 +104,78 @@ def test_the_python_name_of_an_unnamed_variable_is_an_assignments_target_only():
         key: sn.vector(dtype="float64"),
     }
     assert made["k"].assigned_name() is None and "an unnamed variable" in made["k"].describe()
-    for code, name in [("try: y = sn.vector(dtype='float64')", None), ("y = 1  # try:", "y")]:
-        made["k"].source = SimpleNamespace(code=code)  # (a SourceLoc reads it from the file)
-        assert made["k"].assigned_name() == name, code
+    # pickled and loaded, it keeps the span of the call that made it (and so its name)
+    assert pickle.loads(pickle.dumps(W)).assigned_name() == "W"
+
+
+_cells = itertools.count()
+
+
+def _run_cell(code: str) -> dict:
+    """Run ``code`` as a notebook cell is run: from a file name whose lines linecache holds."""
+    filename = f"<assigned-name-cell-{next(_cells)}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    namespace = {"sn": sn, "np": np, "SimpleNamespace": SimpleNamespace}
+    exec(compile(code, filename, "exec"), namespace)  # noqa: S102 - the test's own code
+    return namespace
+
+
+def test_a_variable_is_named_after_an_assignment_only_when_it_is_the_whole_value():
+    """The weights made inside ``h = sn.tanh(sn.dot(x, sn.shared(...)))`` are not h (the
+    tanh output), and j of ``i = ...; j = ...`` is j, not i: a message naming another
+    variable sends the reader to the wrong place."""
+    made = _run_cell(
+        "x = sn.matrix('x', dtype='float64')\n"
+        "h = sn.tanh(sn.dot(x, sn.shared(np.ones((4, 3)))))\n"
+        "i = sn.scalar(dtype='int32'); j = sn.scalar(dtype='int32')\n"
+        "W = sn.shared(\n"
+        "    np.zeros(3),\n"
+        "    name=None,\n"
+        ")\n"
+        "layer = SimpleNamespace()\n"
+        "layer.b = sn.vector(dtype='float64')\n"
+        "V: object = sn.vector(dtype='float64')\n"
+        "a = b = sn.vector(dtype='float64')\n"
+        "c, d = sn.vector(dtype='float64'), sn.vector(dtype='float64')\n"
+        "e = [sn.vector(dtype='float64')]\n"
+        "g = SimpleNamespace(\n"
+        "    w=sn.vector(dtype='float64')\n"
+        ")\n"
+        "(k := sn.vector(dtype='float64'))\n"
+    )
+    weights = made["h"].owner.inputs[0].owner.inputs[1]
+    assert weights.assigned_name() is None
+    names = [made[n].assigned_name() for n in ("i", "j", "W", "V", "a", "c", "d", "k")]
+    assert names == ["i", "j", "W", "V", None, None, None, "k"]
+    assert made["layer"].b.assigned_name() == "layer.b"
+    assert made["e"][0].assigned_name() is None and made["g"].w.assigned_name() is None
+    f = sn.function([made["x"]], made["h"])
+    with pytest.raises(Exception) as raised:
+        f(np.ones((2, 5)))
+    assert "matmul('x' (float64(?, ?)), an unnamed variable (float64(4, 3)))" in str(raised.value)
+    g = sn.function([made["x"], made["j"]], made["x"][:, made["j"]])
+    with pytest.raises(Exception) as raised:
+        g(np.ones((5, 3)), 5)
+    assert "'j' (int32())" in str(raised.value) and "'i'" not in str(raised.value)
+
+
+def test_without_columns_only_a_line_of_one_assignment_of_one_call_names_a_variable():
+    """Python 3.10 records no columns: a line that is ``W = call(...)`` alone names W; a
+    line of two statements, a value that is no call, or a statement that does not parse on
+    its line names none. A location without a span (a node's line, pinned) names none."""
+    code = (
+        "W = sn.shared(np.zeros(3))\n"
+        "i = sn.iscalar(); j = sn.iscalar()\n"
+        "y = 1  # try:\n"
+        "try: y = sn.vector()\n"
+        "V = sn.shared(\n"
+        "    np.zeros(3))\n"
+    )
+    filename = "<assigned-name-no-columns>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    names = [assigned_target(SourceSpan(filename, line)) for line in range(1, 7)]
+    assert names == ["W", None, None, None, None, None]
+    assert assigned_target(SourceLoc(filename, 1)) is None
 
 
 def test_detaching_a_client_does_not_walk_the_others():

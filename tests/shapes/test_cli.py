@@ -230,6 +230,20 @@ def test_check_mode_sizes_names_that_only_a_dim_computed_from_names_gives():
     assert [r.shape for r in real] == [(5,), (10,)]
 
 
+def test_check_mode_names_an_unnamed_shared_variable_as_it_was_made_not_after_the_call():
+    """The stand-ins check mode checks the call's shapes with are named as the variables they
+    stand for: W of ``W = sn.shared(...)``, not ``out`` of the ``out = f(...)`` that made them
+    (nor an unnamed variable after the call's line)."""
+    x = sn.matrix("x", dtype="float64")
+    W = sn.shared(np.ones((4, 3)))
+    with check_mode():
+        f = sn.function([x], sn.dot(x, W))
+        with pytest.raises(sn.ShapeError) as raised:
+            out = f(np.ones((2, 5)))  # noqa: F841 - the assignment is the point
+    assert "'x' (float64(2, 5)) @ 'W' (float64(4, 3))" in str(raised.value)
+    assert "'out'" not in str(raised.value)
+
+
 def test_check_mode_computes_what_the_calls_shapes_decide():
     """``c[x.shape[0]:]`` of a c of 10 and an x of 3 is 7 long in check mode as in a real run
     (it was a placeholder 1: the bound was a value), and an output that is shape arithmetic

@@ -5,8 +5,8 @@ from __future__ import annotations
 from symnb.compat.theano.tensor.var import TensorSharedVariable, shape_of
 from symnb.core.array_kinds import lends_memory
 from symnb.core.op import _at_user_line
-from symnb.core.source import user_location
-from symnb.core.variable import SharedVariable, _assigned_at, array_of
+from symnb.core.source import assigned_target, user_span
+from symnb.core.variable import SharedVariable, array_of
 
 
 def shared(
@@ -20,7 +20,7 @@ def shared(
         raise _at_user_line(TypeError(f"shared: unexpected arguments {sorted(kwargs)}"))
     # read once, as sn.shared reads it (a torch tensor that requires grad detached with a
     # note, a ragged list a ShapeError naming the variable), for its number of dims
-    label = name if name is not None else _assigned_at(user_location())
+    label = name if name is not None else assigned_target(user_span())
     array = array_of(value, None, "shared", label)
     pattern = (False,) * array.ndim if broadcastable is None else tuple(broadcastable)
     if len(pattern) != array.ndim:
