@@ -381,7 +381,9 @@ def test_clone_checks_each_replacements_type_as_givens_do(mode):
     for loose in (False, True):  # a replacement of another rank is refused either way
         with pytest.raises(sn.ShapeError, match="shape"):
             theano.clone(T.sum(d * 2), replace=[(d, m)], strict=loose)
-    widened = theano.clone(y * 2, replace={y: b})  # a safe cast is done, as for givens
+    with pytest.raises(sn.DTypeError, match=r"'y' \(int32.*'b' \(int8.*Cannot convert Type"):
+        theano.clone(y * 2, replace={y: b})  # a safe cast too, as Theano's convert_variable
+    widened = theano.clone(y * 2, replace={y: T.cast(b, "int32")})
     small = np.array([-3, 100], "int8")
     got = theano.function([b], widened, mode=mode)(small)
     assert got.dtype == np.int32
