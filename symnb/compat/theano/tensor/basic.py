@@ -20,6 +20,7 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.configparser import theano_dtype as _theano_dtype
 from symnb.compat.theano.folded import reading
 from symnb.compat.theano.tensor.batched import batched_dot, batched_tensordot  # noqa: F401
 from symnb.compat.theano.tensor.constants import (  # noqa: F401
@@ -248,7 +249,7 @@ def eye(n, m=None, k=0, dtype=None) -> Variable:
     integer scalars of the graph: ``sn.eye`` takes a k known now (an int, or a constant such
     as ``T.constant(1)``), and a k known only when the function runs compares the row and
     column indices, ``arange(n)[:, None] + k == arange(m)[None, :]``."""
-    dtype = resolve_dtype(dtype)
+    dtype = None if dtype is None else _theano_dtype(dtype, "T.eye: dtype")
     if not isinstance(k, Variable):
         return sn.eye(n, m, k, dtype)
     if k.type.ndim != 0 or k.type.dtype.kind not in "iu":
@@ -270,7 +271,7 @@ def tri(N, M=None, k=0, dtype=None) -> Variable:  # noqa: N803 - Theano's names
     ``dtype``, "floatX" allowed) of ones at and below the k-th diagonal, zeros above
     (``np.tri``). As Theano's ``Tri``, N, M and k may be integer scalars of the graph: the
     lower triangle of ones (``sn.tril`` takes such a k)."""
-    dtype = resolve_dtype(dtype)
+    dtype = None if dtype is None else _theano_dtype(dtype, "T.tri: dtype")
     if not isinstance(k, Variable):
         k = _diagonal_offset(k, "tri")
     elif k.type.ndim != 0 or k.type.dtype.kind not in "iu":
