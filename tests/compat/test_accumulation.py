@@ -201,3 +201,32 @@ def test_var_and_std_of_float16_sum_in_float32(backend, monkeypatch):
     np.testing.assert_array_equal(var_ddof1, _theano_half_var(column, 0, 1))
     np.testing.assert_array_equal(std, np.sqrt(_theano_half_var(column, 0)))
     np.testing.assert_array_equal(std_kept, np.sqrt(_theano_half_var(column, 0))[None])
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda x: T.sum(x, dtype="float33"), "T.sum: dtype: 'float33' is not a dtype"),
+        (lambda x: T.sum(x, acc_dtype="float33"), "T.sum: acc_dtype: 'float33' is not a dtype"),
+        (lambda x: x.sum(dtype="float33"), "T.sum: dtype: 'float33' is not a dtype"),
+        (lambda x: T.prod(x, dtype="float33"), "T.prod: dtype: 'float33' is not a dtype"),
+        (lambda x: x.prod(acc_dtype="int33"), "T.prod: acc_dtype: 'int33' is not a dtype"),
+        (lambda x: T.mean(x, dtype="float33"), "T.mean: dtype: 'float33' is not a dtype"),
+        (lambda x: T.mean(x, acc_dtype="f33"), "T.mean: acc_dtype: 'f33' is not a dtype"),
+        (lambda x: T.arange("a"), "cannot use str 'a' in a symbolic expression"),
+        (lambda x: T.arange(0, 3, "b"), "cannot use str 'b' in a symbolic expression"),
+        (lambda x: theano.scalar.upcast("float33", "int32"), "upcast: 'float33' is not a dtype"),
+        (lambda x: theano.scalar.constant(1, dtype="float33"), "constant: dtype: 'float33' is"),
+        (lambda x: T.eye(3, dtype="float33"), "T.eye: dtype: 'float33' is not a dtype"),
+        (lambda x: T.tri(3, dtype="float33"), "T.tri: dtype: 'float33' is not a dtype"),
+        (lambda x: T.topk(x, 1, idx_dtype="int33"), "T.topk: idx_dtype: 'int33' is not a dtype"),
+    ],
+)
+def test_a_dtype_that_is_no_dtype_is_a_dtype_error_at_the_users_line(build, message):
+    """Each was NumPy's bare TypeError "data type 'float33' not understood" (``np.dtype`` of
+    the user's value), naming neither the call nor the line; every other entry point of the
+    layer gives this DTypeError."""
+    x = T.matrix("x")
+    with pytest.raises(sn.DTypeError, match=message) as info:
+        build(x)
+    assert "test_accumulation.py" in str(info.value)

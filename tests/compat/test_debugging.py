@@ -32,6 +32,30 @@ def test_verify_grad_theano_signature_and_unittest_tools():
         T.verify_grad(lambda a: wrong(a, 2.0) ** 2, [np.array([1.0, 2.0])], rng=rng)
 
 
+class _Rand:
+    """An rng as Theano read one: only ``rand(*shape)``."""
+
+    def __init__(self):
+        self.shapes = []
+
+    def rand(self, *shape):
+        self.shapes.append(shape)
+        return np.full(shape, 0.25)
+
+
+def test_verify_grad_takes_any_rng_with_rand_as_theano_did():
+    """Theano's docstring example passes ``rng=numpy.random``: an ArgumentError before."""
+    x = np.asarray([[2, 3, 4], [-1, 3.3, 9.9]])
+    theano.gradient.verify_grad(theano.tensor.tanh, (x,), rng=np.random)
+    T.verify_grad(T.nnet.sigmoid, [np.asarray([0.5, -1.0, 2.0])], rng=np.random)
+    rng = _Rand()
+    T.verify_grad(lambda a: a**2, [np.array([1.0, 2.0])], n_tests=3, rng=rng)
+    assert rng.shapes == [(2,)] * 3
+    T.verify_grad(lambda a: a**2, [np.array([1.0, 2.0])], rng=np.random.default_rng(0))
+    with pytest.raises(sn.ArgumentError, match=r"rng is a numpy RandomState.*not 'r'"):
+        T.verify_grad(lambda a: a**2, [np.array([1.0, 2.0])], rng="r")
+
+
 def test_verify_grad_gives_fun_theano_variables_with_theanos_methods():
     """Theano's verify_grad hands ``fun`` ``TensorType(dtype, broadcastable)()`` variables,
     and its tests call their methods: ``x.exp()``, ``x.norm(2)``, ``x.sum(acc_dtype=)``;

@@ -701,6 +701,39 @@ def test_a_given_or_replacement_looser_than_its_key_is_refused_as_theano_did(mod
     np.testing.assert_array_equal(g(np.ones((1, 2))), [[2.0, 2.0]])
 
 
+def test_a_given_or_replacement_of_another_dtype_is_refused_under_a_strict_rebuild():
+    """Theano's strict rebuild (``convert_variable``: the same dtype only) refused an ivector
+    given for a dvector; the layer cast it silently. A lossy one keeps its message naming
+    what widens it; ``rebuild_strict=False`` and ``strict=False`` take both."""
+    v, y, i, f = T.dvector("v"), T.ivector("y"), T.iscalar("i"), T.fvector("f")
+    want = (
+        r"'v' \(float64\(\?,\)\) cannot take 'y' \(int32\(\?,\)\): Cannot convert Type "
+        r"TensorType\(int32, \(False,\)\) \(of Variable y\) into Type "
+        r"TensorType\(float64, \(False,\)\)\. .*T\.cast\(y, 'float64'\)"
+    )
+    for call, what in [
+        (lambda: theano.function([y], v * 2, givens={v: y}), "theano.function: givens: "),
+        (lambda: theano.function([y], v * 2, givens=[(v, y)]), "theano.function: givens: "),
+        (lambda: theano.clone(v * 2, replace={v: y}, strict=True), "clone: replace: "),
+    ]:
+        with pytest.raises(sn.DTypeError, match=what + want) as info:
+            call()
+        assert "test_function.py" in str(info.value)
+    with pytest.raises(sn.DTypeError, match=r"'v' .* cannot take .*T\.cast\(value, 'float64'\)"):
+        theano.function([f], v.sum(), givens={v: f * 2})
+    s = T.dscalar("s")
+    with pytest.raises(sn.DTypeError, match="rebuild_strict=False the graph is built again"):
+        theano.function([i], s + 1, givens={s: i})
+    with pytest.raises(sn.DTypeError, match="without losing precision"):  # lossy: as before
+        theano.function([v], f * 2, givens={f: v})
+    out = theano.function([y], v * 2, givens={v: y}, rebuild_strict=False)(np.array([1, 2], "i"))
+    assert out.dtype == np.int32 and list(out) == [2, 4]
+    cloned = theano.clone(v * 2, replace={v: y}, strict=False)
+    assert cloned.dtype == "int32"
+    g = theano.function([y], v * 2, givens={v: T.cast(y, "float64")})
+    np.testing.assert_array_equal(g(np.array([1, 2], "i")), [2.0, 4.0])
+
+
 def test_a_shared_variables_default_update_attribute_is_applied_as_in_theano():
     """Theano's ``v.default_update = v + 1`` was accepted and ignored (only the tag was read):
     the counter stayed 0. Every function reading ``v`` writes it, unless excluded."""

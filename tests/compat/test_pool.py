@@ -177,3 +177,33 @@ def test_padding_as_large_as_the_window_is_refused():
     x = T.tensor4("x")
     with pytest.raises(ValueError, match=r"pad \(2, 0\) must be smaller than ws \(2, 2\)"):
         pool.pool_2d(x, ws=(2, 2), ignore_border=True, pad=(2, 0))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "what", "shown"),
+    [
+        ({"ws": T.ivector("w")}, "ws", r"'w' \(int32\(\?,\)\)"),
+        ({"ws": (T.iscalar("r"), 2)}, "ws", r"\('r' \(int32\(\)\), 2\)"),
+        ({"ws": (2, 2), "stride": T.ivector("s")}, "stride", r"'s' \(int32\(\?,\)\)"),
+        ({"ws": (2, 2), "pad": (T.iscalar("p"), 0)}, "pad", r"\('p' \(int32\(\)\), 0\)"),
+    ],
+)
+def test_a_symbolic_window_stride_or_padding_is_refused_saying_what_to_write(kwargs, what, shown):
+    """Theano 1.0 took an int vector; symnb's pools fix them in the graph. It was the generic
+    "cannot iterate over symbolic 'ws'", whose hint (index ws[0], ws[1]) was refused too."""
+    x = T.tensor4("x")
+    message = rf"pool_2d: {what} must be ints known when the graph is built, not {shown}: "
+    with pytest.raises(sn.ArgumentError, match=message + rf".*write {what}=\(") as info:
+        pool.pool_2d(x, ignore_border=True, **kwargs)
+    assert "test_pool.py" in str(info.value) and "cannot iterate" not in str(info.value)
+
+
+def test_window_of_constants_pools_and_other_values_are_refused():
+    x = T.tensor4("x")
+    a = np.arange(16.0).reshape(1, 1, 4, 4)
+    out = pool.pool_2d(x, T.constant([2, 2]), ignore_border=True, stride=T.constant(2))
+    got = theano.function([x], out)(a)
+    np.testing.assert_array_equal(got, a.reshape(1, 1, 2, 2, 2, 2).max(axis=(3, 5)))
+    for ws, shown in [(2.0, r"2.0 \(float\)"), ((2,), r"\(2,\)"), ((True, 2), r"\(True, 2\)")]:
+        with pytest.raises(sn.ArgumentError, match=rf"ws must be a pair of ints, not {shown}"):
+            pool.pool_2d(x, ws, ignore_border=True)

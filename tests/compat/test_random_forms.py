@@ -261,3 +261,26 @@ def test_multinomial_of_an_array_n_or_a_scalar_pvals_is_a_clear_error(streams):
     assert "<- named" in str(e.value)
     with pytest.raises(sn.ShapeError, match=r"pvals must be 1-d .* or 2-d .*, not 0\.5"):
         streams(1).multinomial(pvals=0.5)
+
+
+@pytest.mark.parametrize("streams", [RandomStreams, MRG_RandomStreams])
+def test_permutation_with_a_size_draws_one_permutation_per_element(streams):
+    """Theano's ``permutation(size, n)``: shape ``size + (n,)``, each row a permutation of
+    its own; it raised NotImplementedError for any size but ()."""
+    s = streams(5)
+    rows = theano.function([], s.permutation((2000,), 3))()
+    assert rows.shape == (2000, 3) and rows.dtype == np.int64
+    np.testing.assert_array_equal(np.sort(rows, axis=1), np.tile(np.arange(3), (2000, 1)))
+    counts = np.unique(rows, axis=0, return_counts=True)[1]
+    assert len(counts) == 6 and counts.min() > 250  # every order, about as often (333)
+    grid = theano.function([], s.permutation((2, 3), 4, dtype="int16"))()
+    assert grid.shape == (2, 3, 4) and grid.dtype == np.int16
+    assert (np.sort(grid, axis=-1) == np.arange(4)).all()
+    size, n = T.lvector("size"), T.iscalar("n")
+    f = theano.function([size, n], s.permutation(size, n, ndim=1))
+    got = f([3], 5)
+    assert got.shape == (3, 5) and (np.sort(got, axis=1) == np.arange(5)).all()
+    assert theano.function([], s.permutation(n=4))().shape == (4,)
+    for bad, shown in [(-1, r"-1 \(int\)"), (2.5, r"2.5 \(float\)"), (T.fscalar("f"), "'f'")]:
+        with pytest.raises(sn.ArgumentError, match=rf"permutation: n .* not {shown}"):
+            s.permutation((2,), bad)

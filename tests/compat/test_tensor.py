@@ -807,6 +807,58 @@ def test_round_half_away_is_exact_next_to_halves_and_for_large_odd_values(mode, 
     np.testing.assert_array_equal(as_int, [int(big), -int(big), 0, 0, 3, -3])
 
 
+@pytest.mark.parametrize(
+    ("build", "error", "message"),
+    [
+        (lambda m: T.addbroadcast(m, 5), sn.ShapeIndexError, "addbroadcast: axis 5 is out of"),
+        (lambda m: T.addbroadcast(m, 0, -3), sn.ShapeIndexError, "addbroadcast: axis -3 is out"),
+        (
+            lambda m: T.addbroadcast(m, "a"),
+            sn.ShapeTypeError,
+            "addbroadcast: axis is one int, not 'a'",
+        ),
+        (
+            lambda m: T.addbroadcast(m, True),
+            sn.ShapeTypeError,
+            "addbroadcast: axis is one int, not True",
+        ),
+        (
+            lambda m: T.patternbroadcast(m, ("a", False)),
+            sn.ShapeTypeError,
+            "one bool per dim .* not 'a'",
+        ),
+        (lambda m: T.patternbroadcast(m, (1, 0)), sn.ShapeTypeError, "one bool per dim .* not 1"),
+        (lambda m: T.Rebroadcast((2, True))(m), sn.ShapeIndexError, "addbroadcast: axis 2 is out"),
+        (
+            lambda m: T.Rebroadcast((-3, False))(m),
+            sn.ShapeIndexError,
+            "unbroadcast: axis -3 is out",
+        ),
+        (
+            lambda m: T.Rebroadcast((0, 1)),
+            sn.ShapeTypeError,
+            r"pairs \(axis, flag\) .* not \(0, 1\)",
+        ),
+    ],
+)
+def test_rebroadcasting_an_axis_x_does_not_have_is_refused(build, error, message):
+    """``T.addbroadcast(m, 5)`` (and ``-3``, ``"a"``) silently did nothing; Theano raised
+    "Trying to rebroadcast non-existent dimension", as ``T.unbroadcast`` raises here."""
+    m = T.matrix("m")
+    with pytest.raises(error, match=message) as info:
+        build(m)
+    assert "test_tensor.py" in str(info.value)
+    assert "'m' (float64(?, ?))" in str(info.value) or "Rebroadcast takes" in str(info.value)
+
+
+def test_rebroadcast_adds_and_removes_broadcastable_dims_as_theano_s():
+    m, col = T.matrix("m"), T.col("c")
+    assert T.addbroadcast(m, -1, 0).broadcastable == (True, True)
+    assert T.Rebroadcast((0, True), (1, False))(col).broadcastable == (True, False)
+    got = theano.function([col], T.Rebroadcast((0, True))(col) * 2)(np.ones((1, 1)))
+    np.testing.assert_array_equal(got, [[2.0]])
+
+
 def test_patternbroadcast_applies_the_whole_pattern_so_an_update_fits_its_shared_variable():
     """Theano's ``Rebroadcast`` sets every axis the pattern names: a False entry unmarks a
     broadcastable dim, as ``T.unbroadcast`` does. Only the True entries were applied, so

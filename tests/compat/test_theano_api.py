@@ -34,6 +34,49 @@ def test_theano_top_level_has_theano_1_0s_names(rng):
     assert theano.sparse_grad(W[T.ivector()]) is not None
 
 
+THEANO_1_0_TOP_LEVEL = {
+    # what Theano 1.0's theano/__init__.py imported from each submodule
+    "gof": "Apply Variable Constant Op Type",
+    "compile": "In SymbolicOutput Out Mode FunctionMaker function Param shared as_op",
+    "printing": "pprint pp",
+    "scan_module": "scan map reduce foldl foldr clone",
+    "updates": "OrderedUpdates",
+    "gradient": "Rop Lop grad subgraph_grad",
+}
+
+
+@pytest.mark.parametrize("module", sorted(THEANO_1_0_TOP_LEVEL))
+def test_every_theano_1_0_top_level_name_the_layer_has_is_at_the_top(module):
+    """``theano.subgraph_grad`` (and ``as_op``, ``SymbolicOutput``, ``FunctionMaker``) were
+    only in their submodules: a bare AttributeError where Theano's docs call them."""
+    sub = getattr(theano, module)
+    for name in THEANO_1_0_TOP_LEVEL[module].split():
+        assert getattr(theano, name) is getattr(sub, name), name
+
+
+def test_theano_subgraph_grad_runs_theano_s_docstring_example():
+    x, t = T.fvector("x"), T.fvector("t")
+    rng = np.random.RandomState(0)
+    w1 = theano.shared(rng.randn(3, 4).astype("float32"))
+    w2 = theano.shared(rng.randn(4, 2).astype("float32"))
+    a1 = T.tanh(T.dot(x, w1))
+    a2 = T.tanh(T.dot(a1, w2))
+    cost2 = T.sqr(a2 - t).sum() + T.sqr(w2.sum())
+    cost1 = T.sqr(w1.sum())
+    params, costs, ends = [[w2], [w1]], [cost2, cost1], [[a1], [x]]
+    next_grad, param_grads = None, []
+    for i in range(2):
+        param_grad, next_grad = theano.subgraph_grad(
+            wrt=params[i], end=ends[i], start=next_grad, cost=costs[i]
+        )
+        next_grad = dict(zip(ends[i], next_grad))
+        param_grads.extend(param_grad)
+    true_grads = T.grad(cost1 + cost2, [w2, w1])
+    got = run([x, t], param_grads + true_grads, np.ones(3, "f"), np.ones(2, "f"))
+    assert got[0].shape == (4, 2) and got[1].shape == (3, 4)
+    assert np.allclose(got[0], got[2], atol=1e-4) and np.allclose(got[1], got[3], atol=1e-4)
+
+
 def test_theano_sparse_says_symnb_has_no_sparse_matrices():
     assert theano.sparse.enable_sparse is False
     with pytest.raises(NotImplementedError, match="no sparse matrices.*T.dot"):
@@ -338,7 +381,9 @@ def test_clone_checks_each_replacements_type_as_givens_do(mode):
     for loose in (False, True):  # a replacement of another rank is refused either way
         with pytest.raises(sn.ShapeError, match="shape"):
             theano.clone(T.sum(d * 2), replace=[(d, m)], strict=loose)
-    widened = theano.clone(y * 2, replace={y: b})  # a safe cast is done, as for givens
+    with pytest.raises(sn.DTypeError, match=r"'y' \(int32.*'b' \(int8.*Cannot convert Type"):
+        theano.clone(y * 2, replace={y: b})  # a safe cast too, as Theano's convert_variable
+    widened = theano.clone(y * 2, replace={y: T.cast(b, "int32")})
     small = np.array([-3, 100], "int8")
     got = theano.function([b], widened, mode=mode)(small)
     assert got.dtype == np.int32

@@ -9,11 +9,11 @@
 ``theano.tensor.signal.pool``, ``theano.updates.OrderedUpdates`` (what ``theano.scan``'s
 updates are), random streams (``theano.tensor.shared_randomstreams``,
 ``theano.sandbox.rng_mrg``), ``theano.printing``, ``theano.gradient`` and ``theano.ifelse``,
-and Theano 1.0's top-level ``theano.dot``, ``grad``, ``Rop``, ``Lop``,
-``get_scalar_constant_value``, ``pprint`` and ``sparse_grad`` map onto symnb's engine: the
-graphs they build are symnb graphs, compiled by ``sn.function``. ``theano.sparse`` says that
-symnb has no sparse matrices. The differences from Theano, and where Theano differs from
-NumPy, are listed in docs/theano.md.
+and Theano 1.0's top-level ``theano.dot``, ``grad``, ``Rop``, ``Lop``, ``subgraph_grad``,
+``as_op``, ``get_scalar_constant_value``, ``pprint`` and ``sparse_grad`` map onto symnb's
+engine: the graphs they build are symnb graphs, compiled by ``sn.function``.
+``theano.sparse`` says that symnb has no sparse matrices. The differences from Theano, and
+where Theano differs from NumPy, are listed in docs/theano.md.
 """
 
 from symnb.compat.theano import (  # noqa: F401
@@ -33,10 +33,13 @@ from symnb.compat.theano import (  # noqa: F401
     updates,
 )
 from symnb.compat.theano.compile import (  # noqa: F401 - and the submodules
+    FunctionMaker,
     In,
     Mode,
     Out,
     Param,
+    SymbolicOutput,
+    as_op,
     debugmode,
     function,
     io,
@@ -45,7 +48,7 @@ from symnb.compat.theano.compile import (  # noqa: F401 - and the submodules
 )
 from symnb.compat.theano.configparser import change_flags, config  # noqa: F401
 from symnb.compat.theano.gof import Apply, Constant, Op, Type  # noqa: F401 - as Theano 1.0
-from symnb.compat.theano.gradient import Lop, Rop, grad  # noqa: F401
+from symnb.compat.theano.gradient import Lop, Rop, grad, subgraph_grad  # noqa: F401
 from symnb.compat.theano.printing import pp, pprint  # noqa: F401
 from symnb.compat.theano.scan_module import (  # noqa: F401
     clone,

@@ -22,6 +22,8 @@ import os
 import re
 import warnings
 
+import numpy as np
+
 from symnb.backends import compiledir
 from symnb.backends.cuda.runtime import cuda_problem
 from symnb.backends.opencl.runtime import opencl_problem
@@ -29,7 +31,10 @@ from symnb.compat.theano import flags as _flags
 from symnb.compat.theano.configdefaults import CHOICES, DEFAULTS, NAMES, READ_ONLY
 from symnb.config import config as _symnb_config
 from symnb.core import locks
+from symnb.core.op import _at_user_line
 from symnb.core.source import pinned
+from symnb.core.types import as_dtype
+from symnb.errors import DTypeError
 
 #: the flags that change what symnb does (the others are accepted and ignored; a test keeps
 #: this every flag the layer reads)
@@ -344,6 +349,18 @@ def _get(name: str):
 def resolve_dtype(dtype):
     """Theano's dtype spellings: ``"floatX"`` is the current ``config.floatX``."""
     return _symnb_config.floatX if dtype == "floatX" else dtype
+
+
+def theano_dtype(dtype, what: str) -> np.dtype:
+    """A dtype a user gave a function of the layer (``dtype=``, ``acc_dtype=``, an operand's
+    dtype), in Theano's spellings (``"floatX"``), read as symnb reads dtypes (``as_dtype``):
+    what is no dtype symnb supports is a DTypeError beginning with ``what`` at the user's
+    line, never NumPy's bare "data type not understood". Every ``np.dtype`` of a user's
+    value in the layer goes through here."""
+    try:
+        return as_dtype(resolve_dtype(dtype))
+    except DTypeError as exc:
+        raise _at_user_line(DTypeError(f"{what}: {exc.args[0]}")) from None
 
 
 def apply_flags(flags: dict, where: str) -> list[str]:

@@ -48,8 +48,9 @@ def verify_grad(
 ):
     """``theano.gradient.verify_grad`` (``T.verify_grad``): the gradient of ``fun`` (a
     function of one symbolic variable per array of ``pt``) against finite differences along
-    ``n_tests`` random projections ``rng.rand(*shape) + 0.5``, drawn from ``rng`` (a NumPy
-    ``RandomState`` as in Theano, a ``Generator``, or a seed); raises ``verify_grad.E_grad``
+    ``n_tests`` random projections ``rng.rand(*shape) + 0.5``, drawn from ``rng`` (as in
+    Theano anything with ``rand``, a NumPy ``RandomState`` or ``numpy.random``; a
+    ``Generator``, or a seed); raises ``verify_grad.E_grad``
     (``sn.GradientError``) on a mismatch, by Theano's rule (the module's doc). ``fun`` is
     given Theano's variables, ``TensorType(dtype, broadcastable)()`` (dims of 1 fixed, the
     others unknown), so it may use their Theano methods (``x.exp()``, ``x.norm(2)``,
@@ -123,19 +124,21 @@ def _check_number(name: str, value, positive: bool) -> None:
 
 def _projections(rng):
     """A function of a shape giving Theano's random projection, ``rand(*shape) + 0.5``,
-    from ``rng``: a ``RandomState`` (Theano's), a ``Generator``, a seed, or None (fresh)."""
+    from ``rng``: anything with Theano's ``rand(*shape)`` (a ``RandomState``, the
+    ``numpy.random`` module of Theano's own docstring example), a ``Generator``, a seed, or
+    None (fresh)."""
     if rng is None:
         rng = np.random.default_rng()
     elif isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
         rng = np.random.RandomState(int(rng))
-    if isinstance(rng, np.random.RandomState):
-        return lambda shape: np.asarray(rng.rand(*shape) + 0.5, dtype="float64")
     if isinstance(rng, np.random.Generator):
         return lambda shape: np.asarray(rng.random(shape) + 0.5)
+    if callable(getattr(rng, "rand", None)):  # (all Theano called)
+        return lambda shape: np.asarray(rng.rand(*shape) + 0.5, dtype="float64")
     raise at_user_line(
         ArgumentError(
-            "verify_grad: rng is a numpy RandomState, a Generator or a seed, not "
-            f"{describe_value(rng)}"
+            "verify_grad: rng is a numpy RandomState (or anything with rand(*shape), such as "
+            f"the numpy.random module), a Generator or a seed, not {describe_value(rng)}"
         )
     )
 

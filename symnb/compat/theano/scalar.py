@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.configparser import theano_dtype
 from symnb.compat.theano.tensor.var import TensorType
 from symnb.compat.theano.upcasting import (
     as_theano_tensor,
@@ -38,7 +38,8 @@ def constant(value, name=None, dtype=None) -> Variable:
     it (``as_theano_tensor``: a float floatX, an int the smallest int that holds it)."""
     if dtype is None and is_python_number(value):
         return as_theano_tensor(value, name=name)
-    return Constant(np.asarray(value, dtype=resolve_dtype(dtype)), name=name)
+    dtype = None if dtype is None else theano_dtype(dtype, "theano.scalar.constant: dtype")
+    return Constant(np.asarray(value, dtype=dtype), name=name)
 
 
 def as_scalar(value, name=None) -> Variable:

@@ -9,6 +9,7 @@ from symnb.compat.theano.testvalues import missing_values_allowed
 from symnb.compat.theano.upcasting import as_theano_tensor, is_python_number
 from symnb.compat.theano.updates import OrderedUpdates
 from symnb.compile.fit import check_givens, shape_checked_givens
+from symnb.compile.update_pairs import as_given_pairs
 from symnb.control.scan_build import scan as _scan
 from symnb.control.scan_build import until  # noqa: F401 - theano.scan_module.until
 from symnb.core.dims import is_int
@@ -194,11 +195,12 @@ def clone(output, replace=None, strict=True, share_inputs=True):
                     "Theano"
                 )
             )
-    pairs = check_givens(
-        replace, "clone: replace", fit_types=strict, argument="theano.clone: replace"
-    )
+    argument = "theano.clone: replace"
+    replace = as_given_pairs(replace, argument)
+    if strict:  # (before check_givens casts a safe dtype)
+        refuse_looser_replacements(replace, "clone: replace", "strict=False")
+    pairs = check_givens(replace, "clone: replace", fit_types=strict, argument=argument)
     if strict:
-        refuse_looser_replacements(pairs, "clone: replace")
         # the copies keep their keys' types: a size the replacement's type does not prove is
         # checked when the function runs, as theano.function's givens are
         sources = [v for v in leaves_after(outputs, pairs) if not isinstance(v, Constant)]

@@ -17,9 +17,11 @@ import numbers
 import numpy as np
 
 from symnb.compat.theano import configparser
-from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.configparser import theano_dtype
 from symnb.config import config
+from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import DTypeError
 
 _INTS = ("int8", "int16", "int32", "int64")
 
@@ -32,7 +34,7 @@ def keeps_floatx() -> bool:
 def upcast(dtype, *dtypes) -> str:
     """The dtype every one of the dtypes converts to under Theano's rule (``"floatX"``
     allowed): NumPy's, kept in floatX only under ``cast_policy='numpy+floatX'``."""
-    names = [np.dtype(resolve_dtype(d)).name for d in (dtype, *dtypes)]
+    names = [theano_dtype(d, "upcast").name for d in (dtype, *dtypes)]
     found = np.result_type(*names).name
     if not keeps_floatx() or "float64" in names:
         return found
@@ -55,7 +57,12 @@ def number_dtype(value) -> str:
         return next((d for d in ints if np.iinfo(d).min <= value <= np.iinfo(d).max), "uint64")
     if isinstance(value, float) and not isinstance(value, np.floating):
         return config.floatX
-    return np.asarray(value).dtype.name
+    found = np.asarray(value).dtype
+    if found.kind not in "biufc":  # (a str: 'str32', no dtype of a tensor)
+        raise _at_user_line(
+            DTypeError(f"cannot use {type(value).__name__} {value!r} in a symbolic expression")
+        )
+    return found.name
 
 
 def is_python_number(value) -> bool:

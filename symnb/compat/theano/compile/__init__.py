@@ -35,7 +35,7 @@ from symnb.compat.theano.tensor.shared_randomstreams import StreamState
 from symnb.compile.arguments import ambiguous_keyword
 from symnb.compile.fit import check_givens, with_default_updates
 from symnb.compile.function import function as _sn_function
-from symnb.compile.update_pairs import as_update_pairs
+from symnb.compile.update_pairs import as_given_pairs, as_update_pairs
 from symnb.core import array_kinds
 from symnb.core.graph import clone_graph, leaves, node_default_updates
 from symnb.core.op import _at_user_line
@@ -116,9 +116,10 @@ def function(
     # (keys that are variables, for _check_used); rebuild_strict=False: a given of another
     # dtype is taken, the graph rebuilt over it with its types inferred anew (theano.clone's
     # strict=False)
+    givens = as_given_pairs(givens)
+    if rebuild_strict:  # (before check_givens casts a safe dtype)
+        refuse_looser_replacements(givens, "theano.function: givens", "rebuild_strict=False")
     givens = list(check_givens(givens, fit_types=rebuild_strict).items())
-    if rebuild_strict:
-        refuse_looser_replacements(givens, "theano.function: givens")
     _refuse_given_inputs(variables, givens)
     skipped = _without_defaults(no_default_updates)
     policy = on_unused_input or config.on_unused_input

@@ -20,6 +20,7 @@ import numpy as np
 
 from symnb import ops as sn
 from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.configparser import theano_dtype as _theano_dtype
 from symnb.compat.theano.folded import reading
 from symnb.compat.theano.tensor.batched import batched_dot, batched_tensordot  # noqa: F401
 from symnb.compat.theano.tensor.constants import (  # noqa: F401
@@ -248,7 +249,7 @@ def eye(n, m=None, k=0, dtype=None) -> Variable:
     integer scalars of the graph: ``sn.eye`` takes a k known now (an int, or a constant such
     as ``T.constant(1)``), and a k known only when the function runs compares the row and
     column indices, ``arange(n)[:, None] + k == arange(m)[None, :]``."""
-    dtype = resolve_dtype(dtype)
+    dtype = None if dtype is None else _theano_dtype(dtype, "T.eye: dtype")
     if not isinstance(k, Variable):
         return sn.eye(n, m, k, dtype)
     if k.type.ndim != 0 or k.type.dtype.kind not in "iu":
@@ -270,7 +271,7 @@ def tri(N, M=None, k=0, dtype=None) -> Variable:  # noqa: N803 - Theano's names
     ``dtype``, "floatX" allowed) of ones at and below the k-th diagonal, zeros above
     (``np.tri``). As Theano's ``Tri``, N, M and k may be integer scalars of the graph: the
     lower triangle of ones (``sn.tril`` takes such a k)."""
-    dtype = resolve_dtype(dtype)
+    dtype = None if dtype is None else _theano_dtype(dtype, "T.tri: dtype")
     if not isinstance(k, Variable):
         k = _diagonal_offset(k, "tri")
     elif k.type.ndim != 0 or k.type.dtype.kind not in "iu":
@@ -410,6 +411,14 @@ def patternbroadcast(x, broadcastable) -> Variable:
     type. Axes past the pattern keep theirs."""
     x = as_variable(x)
     pattern = tuple(broadcastable)
+    for flag in pattern:  # (Theano's Rebroadcast: "needs bool for new broadcast pattern")
+        if not isinstance(flag, (bool, np.bool_)):
+            raise _at_user_line(
+                ShapeTypeError(
+                    f"patternbroadcast: the pattern {pattern} for {x.describe()} holds one bool "
+                    f"per dim (True: known to be 1), not {flag!r}"
+                )
+            )
     if len(pattern) > x.type.ndim:
         raise _at_user_line(
             ShapeError(
@@ -480,11 +489,43 @@ def specify_shape(x, shape) -> Variable:
 
 
 def addbroadcast(x, *axes) -> Variable:
-    """x with ``axes`` known to be of length 1 (checked when the function runs)."""
+    """x with ``axes`` known to be of length 1 (checked when the function runs); an axis x
+    does not have, or one that is no int, is refused (Theano's "Trying to rebroadcast
+    non-existent dimension"), as ``unbroadcast`` refuses it."""
     x = as_variable(x)
+    marked = {_one_axis(a, x.type.ndim, "addbroadcast", x) for a in axes}
     shape = sn.shape(x)
-    dims = [1 if i in axes or i - x.type.ndim in axes else shape[i] for i in range(x.type.ndim)]
-    return sn.reshape(x, dims)
+    return sn.reshape(x, [1 if i in marked else shape[i] for i in range(x.type.ndim)])
+
+
+class Rebroadcast:
+    """Theano's ``Rebroadcast((axis, flag), ...)``: called on x, x with each ``axis`` whose
+    ``flag`` is True known to be 1 (``addbroadcast``) and each whose flag is False no longer
+    broadcastable (``unbroadcast``); ``Rebroadcast((0, True), (1, False))(x)``. Axes are
+    ints and flags bools, as Theano required."""
+
+    def __init__(self, *axis):
+        for entry in axis:
+            ok = isinstance(entry, tuple) and len(entry) == 2
+            if not (ok and _is_int(entry[0]) and isinstance(entry[1], (bool, np.bool_))):
+                raise _at_user_line(
+                    ShapeTypeError(
+                        "Rebroadcast takes pairs (axis, flag) of an int and a bool, "
+                        f"Rebroadcast((0, True), (1, False)), not {entry!r}"
+                    )
+                )
+        self.axis = dict(sorted(axis))
+
+    def __call__(self, x) -> Variable:
+        x = as_variable(x)
+        loose = [a for a, flag in self.axis.items() if not flag]
+        marked = [a for a, flag in self.axis.items() if flag]
+        x = unbroadcast(x, *loose) if loose else x
+        return addbroadcast(x, *marked) if marked else x
+
+    def __repr__(self):
+        pairs = ", ".join(f"({a}, {bool(flag)})" for a, flag in self.axis.items())
+        return f"Rebroadcast({pairs})"
 
 
 def unbroadcast(x, *axes) -> Variable:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb import ops as sn
-from symnb.compat.theano.configparser import resolve_dtype
+from symnb.compat.theano.configparser import theano_dtype
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
 from symnb.errors import DTypeError
@@ -40,11 +40,11 @@ def _axis(axis):
 
 
 def _dtyped(reduce, x, dtype, **kwargs) -> Variable:
-    """A reduction with Theano's ``dtype`` argument: the result in that dtype (the input is
-    converted first when that widens it, so a sum of int8 in int64 cannot overflow)."""
+    """A reduction with Theano's ``dtype`` argument (a dtype, already read): the result in that
+    dtype (the input is converted first when that widens it, so a sum of int8 in int64
+    cannot overflow)."""
     if dtype is None:
         return reduce(x, **kwargs)
-    dtype = np.dtype(resolve_dtype(dtype))
     widens = np.can_cast(x.type.dtype, dtype, "safe")
     return _cast(reduce(_cast(x, dtype) if widens else x, **kwargs), dtype)
 
@@ -52,7 +52,7 @@ def _dtyped(reduce, x, dtype, **kwargs) -> Variable:
 def _accumulator(x: Variable, acc_dtype, call: str) -> np.dtype:
     """Theano's check of ``acc_dtype``: any float for a discrete input, else a dtype the input
     converts to without loss."""
-    acc, given = np.dtype(resolve_dtype(acc_dtype)), x.type.dtype
+    acc, given = theano_dtype(acc_dtype, f"{call}: acc_dtype"), x.type.dtype
     if acc.kind in "fc" and given.kind in "biu" or np.promote_types(given, acc) == acc:
         return acc
     raise _at_user_line(
@@ -72,20 +72,20 @@ def _half_accumulator(x: Variable, dtype) -> str | None:
     2048, Theano's 2056)."""
     if x.type.dtype != np.float16:
         return None
-    if dtype is not None and np.can_cast(np.float32, resolve_dtype(dtype), "safe"):
+    if dtype is not None and np.can_cast(np.float32, dtype, "safe"):
         return None  # converted first to that dtype (_dtyped): accumulated in it
     return "float32"
 
 
 def _reduce(reduce, call, x, axis, dtype, keepdims, acc_dtype) -> Variable:
     x = as_variable(x)
+    dtype = None if dtype is None else theano_dtype(dtype, f"{call}: dtype")
     if acc_dtype is None:
         acc_dtype = _half_accumulator(x, dtype)
     if acc_dtype is None:
         return _dtyped(reduce, x, dtype, axis=_axis(axis), keepdims=keepdims)
     acc = _accumulator(x, acc_dtype, call)
     out = _WIDENED.get(x.type.dtype.name, x.type.dtype.name) if dtype is None else dtype
-    out = resolve_dtype(out)
     return _cast(reduce(x, axis=_axis(axis), keepdims=keepdims, dtype=acc), out)
 
 
@@ -109,7 +109,7 @@ def mean(input, axis=None, dtype=None, keepdims=False, acc_dtype=None) -> Variab
     ``acc_dtype``), then true-divided by each reduced dim cast to float32 (a float16, float32
     or complex64 sum) or float64, so an integer ``dtype`` still gives a float64 mean."""
     x = as_variable(input)
-    dtype = None if dtype is None else np.dtype(resolve_dtype(dtype)).name
+    dtype = None if dtype is None else theano_dtype(dtype, "T.mean: dtype").name
     if acc_dtype is None and dtype is None:
         return sn.mean(x, axis=_axis(axis), keepdims=keepdims)
     half = x.type.dtype.name == "float16"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from symnb import ops as sn
+from symnb.compat.theano.configparser import theano_dtype
 from symnb.compat.theano.tensor.reductions import _axis
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
@@ -179,8 +180,8 @@ def _topk(x, kth, axis, sorted_, idx_dtype, call: str) -> tuple:  # noqa: ARG001
     if axis is None:
         x, axis = sn.flatten(x), 0
     axis = one_axis(_axis(axis), x.type.ndim, f"T.{call}", x)
-    dtype = np.dtype(idx_dtype) if isinstance(idx_dtype, (str, np.dtype, type)) else None
-    if dtype is None or dtype.kind not in "iu":
+    dtype = theano_dtype(idx_dtype, f"T.{call}: idx_dtype")
+    if dtype.kind not in "iu":
         raise _at_user_line(
             DTypeError(f"T.{call}: idx_dtype is an integer dtype, not {idx_dtype!r}")
         )

@@ -15,14 +15,17 @@ import numpy as np
 
 from symnb.compat.theano.upcasting import number_dtype, upcast
 from symnb.config import config
+from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype
-from symnb.core.variable import Constant, Variable
-from symnb.errors import DTypeError
+from symnb.core.variable import Constant, Variable, describe_value
+from symnb.errors import ArgumentError, DTypeError
 from symnb.ops.checks import has_shape
 from symnb.ops.elemwise import cast
+from symnb.ops.join import concatenate, stack
 from symnb.ops.philox import seed_key
 from symnb.ops.random import RandomStream, check_holds, checked_seed
+from symnb.ops.sort import argsort
 
 
 class PhiloxState:
@@ -185,11 +188,35 @@ class RandomStreams(RandomStream):
 
     @_with_rng
     def permutation(self, size=(), n=1, ndim=None, dtype="int64"):
-        """``range(n)`` shuffled, as ``dtype``."""
-        if size not in ((), None):
-            raise _at_user_line(NotImplementedError("permutation: only size=() is implemented"))
+        """``range(n)`` shuffled, as ``dtype``; with a ``size``, one permutation of its own
+        per element of it, of shape ``size + (n,)`` (Theano's): the order that sorts ``n``
+        uniform draws along the last axis (a float64 draw, so ties have no weight)."""
+        size = _size(size, ndim)
         least, most = _bounds(n)
-        return _drawn_as(super().permutation(n), dtype, "permutation", least, most)
+        if not isinstance(size, Variable) and size in ((), None, []):
+            return _drawn_as(super().permutation(n), dtype, "permutation", least, most)
+        _check_count(n)
+        if isinstance(size, Variable):  # a shape vector: n appended
+            shape = concatenate([cast(size, "int64"), stack([cast(n, "int64")])])
+        else:
+            shape = (*(size if isinstance(size, (tuple, list)) else (size,)), n)
+        keys = super().uniform(shape, dtype="float64")
+        return _drawn_as(argsort(keys, axis=-1), dtype, "permutation", least, most)
+
+
+def _check_count(n) -> None:
+    """``permutation``'s ``n``: a non-negative int or an integer scalar of the graph."""
+    if isinstance(n, Variable):
+        if n.type.ndim == 0 and n.type.dtype.kind in "iu":
+            return
+    elif is_int(n) and n >= 0:
+        return
+    raise _at_user_line(
+        ArgumentError(
+            "permutation: n (permutations of range(n)) is a non-negative int or an integer "
+            f"scalar, not {n.describe() if isinstance(n, Variable) else describe_value(n)}"
+        )
+    )
 
 
 def _float_draw_dtype(dtype, *params):

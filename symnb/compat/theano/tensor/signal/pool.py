@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from symnb.compat.theano.missing import missing_names
 from symnb.control.ifelse import ifelse
 from symnb.core.op import _at_user_line
-from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.core.variable import Constant, Variable, as_variable, describe_value
+from symnb.errors import ArgumentError, ShapeError
 from symnb.grad import Lop
 from symnb.ops import elemwise
 from symnb.ops.conv import avg_pool2d, max_pool2d
@@ -185,12 +187,67 @@ def _either(new, old, new_name, old_name):
 
 
 def _pair(value, what) -> tuple[int, int]:
+    """``value`` (ws, stride or pad) as a pair of ints: an int (both axes), a pair, or
+    constants of the graph holding them. symnb's pools fix their window, stride and padding
+    in the graph (the ops' parameters), so a symbolic one, which Theano 1.0 also took (an
+    int vector), is refused naming what to write."""
     if value is None:
-        raise _at_user_line(ValueError(f"pool_2d: {what} (the window size) is needed"))
-    pair = (value, value) if isinstance(value, numbers.Integral) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, numbers.Integral) for v in pair):
-        raise _at_user_line(ValueError(f"pool_2d: {what} must be a pair of ints, not {value!r}"))
+        raise _at_user_line(ArgumentError(f"pool_2d: {what} (the window size) is needed"))
+    pair = _value_of(value)
+    if isinstance(pair, np.ndarray) and pair.ndim == 0:
+        pair = pair.item()
+    if isinstance(pair, numbers.Integral) and not isinstance(pair, (bool, np.bool_)):
+        pair = (pair, pair)
+    elif isinstance(pair, (tuple, list, np.ndarray)):
+        pair = tuple(_value_of(v) for v in pair)
+    symbolic = [v for v in (pair if isinstance(pair, tuple) else (pair,)) if _symbolic(v)]
+    if symbolic:
+        raise _at_user_line(
+            ArgumentError(
+                f"pool_2d: {what} must be ints known when the graph is built, not "
+                f"{_describe(value)}: symnb's pooling fixes its {what} in the graph (Theano "
+                f"1.0 also took a symbolic vector); write {what}={_EXAMPLE[what]}, or build one "
+                f"graph per {what}"
+            )
+        )
+    ints = isinstance(pair, tuple) and len(pair) == 2
+    if not ints or not all(_is_int(v) for v in pair):
+        raise _at_user_line(
+            ArgumentError(f"pool_2d: {what} must be a pair of ints, not {_describe(value)}")
+        )
     return tuple(int(v) for v in pair)
+
+
+_EXAMPLE = {"ws": "(2, 2)", "stride": "(2, 2)", "pad": "(1, 1)"}
+
+
+def _value_of(value):
+    """A constant of the graph as its value (an array); anything else as it is."""
+    return value.data if isinstance(value, Constant) else value
+
+
+def _symbolic(value) -> bool:
+    return isinstance(value, Variable) and not isinstance(value, Constant)
+
+
+def _is_int(value) -> bool:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _describe(value) -> str:
+    """``value`` as the user wrote it, its variables described (name and type)."""
+    if isinstance(value, Variable):
+        return value.describe()
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(v.describe() if isinstance(v, Variable) else repr(v) for v in value)
+        return (
+            f"({inner}{',' if len(value) == 1 else ''})"
+            if isinstance(value, tuple)
+            else f"[{inner}]"
+        )
+    return describe_value(value)
 
 
 def max_pool_2d_same_size(input, patch_size):  # noqa: A002 - Theano's parameter name
