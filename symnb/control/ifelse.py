@@ -183,5 +183,5 @@ def _where_true(then, other):
 
 def _in_dtype(var: Variable, dtype) -> Variable:
     if _is_weak(var):
-        return Constant(var.value, dtype=dtype)
+        return Constant(var.value, dtype=dtype, casting="unsafe")  # (as cast would)
     return var if var.type.dtype == dtype else cast(var, dtype)

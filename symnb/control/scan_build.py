@@ -303,7 +303,7 @@ class _Builder:
             if not self.seqs:
                 raise ShapeError("sn.scan: give n_steps or at least one sequence")
             return Constant(-1, dtype=INT)
-        if isinstance(n_steps, (int, np.integer)):
+        if is_int(n_steps):  # (a bool is no count: refused below, as a bool variable is)
             if n_steps < 0:
                 raise ShapeError(f"sn.scan: n_steps={n_steps} is negative")
             for seq in self.seqs:

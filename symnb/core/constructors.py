@@ -58,7 +58,12 @@ tensor3.__name__, tensor4.__name__ = "tensor3", "tensor4"
 
 
 def constant(value, dtype=None, name: str | None = None) -> Constant:
-    """A fixed value in the graph, its own read-only copy of ``value``."""
+    """A fixed value in the graph, its own read-only copy of ``value``.
+
+    With ``dtype``, every value must survive the cast to it (a float rounds to a narrower
+    float, as ``set_value`` rounds it, but may not become inf): a value the dtype cannot hold
+    (``-1`` into uint8, ``0.5`` into int64, ``1+1j`` into float64) is a DTypeError.
+    """
     return Constant(value, dtype=dtype, name=name)
 
 

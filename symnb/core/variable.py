@@ -424,12 +424,15 @@ def _not_a_name(name, of: TensorType | None) -> ArgumentError:
     return ArgumentError(f"name must be a string (or None), not {name!r} ({kind}){whose}")
 
 
-def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.ndarray:
+def array_of(
+    value, dtype, what: str, name=None, copy=None, shape=None, casting: str = "values"
+) -> np.ndarray:
     """``value`` as an array of a dtype symnb computes with, for a constant or a shared
     variable, read as inputs are (``array_kinds.host_value``; ``shape``: the dims a DataArray
     is matched to by name); a value NumPy cannot make one of (a ragged list, a string, a
     2**70) is a ShapeError or DTypeError naming ``what`` and ``name``, not NumPy's own
-    message."""
+    message, and so is one that ``dtype`` cannot hold (``_constant_array``; with
+    ``casting="unsafe"``, NumPy's cast, as ``np.full`` casts its fill value)."""
     label = f"{what} {name!r}" if name is not None else what
     if dtype is None and type(value) is int and not -(2**63) <= value < 2**64:
         raise DTypeError(  # NumPy makes an object array of it, which no kernel computes
@@ -437,7 +440,10 @@ def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.nd
             f"symnb computes with; write it as a float ({float(value)!r}) for float math"
         )
     value = _host_value(value, label, shape)
-    array = _numpy_array(value, dtype, label, copy)
+    if dtype is None or casting == "unsafe":
+        array = _numpy_array(value, dtype, label, copy)
+    else:
+        array = _constant_array(value, dtype, label, copy)
     if array.dtype.kind == "O":
         raise DTypeError(
             f"{label}: NumPy holds {_short(value)} only as Python objects (dtype object): an "
@@ -451,6 +457,14 @@ def array_of(value, dtype, what: str, name=None, copy=None, shape=None) -> np.nd
     return array if array.dtype == native else array.astype(native)  # ('>f8': byte order)
 
 
+def _numpy_dtype(dtype, label: str) -> np.dtype:
+    """``as_dtype(dtype)``, its DTypeError starting with ``label``."""
+    try:
+        return as_dtype(dtype)
+    except DTypeError as exc:
+        raise DTypeError(f"{label}: {exc}") from None
+
+
 def _numpy_array(value, dtype, label: str, copy=None) -> np.ndarray:
     """``np.array(value, dtype, copy=copy)``, a value NumPy cannot make an array of (a ragged
     list, a string for a number) a ShapeError or DTypeError that starts with ``label``."""
@@ -461,7 +475,7 @@ def _numpy_array(value, dtype, label: str, copy=None) -> np.ndarray:
         raise DTypeError(f"{label}: {exc}") from None
     except InputError:  # a symbolic variable in the value ([n, 0]): its own words, sn.stack
         raise
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # (TypeError: a Python complex for a real dtype)
         if "inhomogeneous" in str(exc) or "with a sequence" in str(exc):
             raise ShapeError(
                 f"{label}: {_short(value)} is not a rectangular array ({exc})"
@@ -469,6 +483,111 @@ def _numpy_array(value, dtype, label: str, copy=None) -> np.ndarray:
         raise DTypeError(f"{label}: {_short(value)} cannot be {dtype} ({exc})") from None
     except OverflowError as exc:
         raise DTypeError(f"{label}: {exc}") from None
+
+
+def _constant_array(value, dtype, label: str, copy=None) -> np.ndarray:
+    """``value`` as an array of ``dtype`` by NumPy's conversion (a Python int read exactly,
+    one out of the dtype's range refused), refused where a value does not survive the cast,
+    by the rule of ``set_value`` (``values_kept``): a float rounds to a narrower float as an
+    assignment rounds it, nothing else changes (no wrapped integer, truncated or NaN float, float
+    overflowing to inf, dropped imaginary part, integer a float rounds, or bool of a 2)."""
+    natural = _numpy_array(value, None, label)  # the values as given, by their own dtype
+    wanted = _numpy_dtype(dtype, label)
+    try:
+        if isinstance(value, (list, tuple)) and natural.dtype.kind == "f":
+            list_values(value, natural, wanted)  # (its ints, which NumPy read as floats)
+        if natural.dtype == wanted:
+            return _numpy_array(value, wanted, label, copy)
+        if natural.dtype.kind == "c" and wanted.kind != "c":  # (NumPy refuses a Python complex)
+            with np.errstate(all="ignore"):
+                values_kept(natural, natural.real.astype(wanted))
+            value = natural = natural.real
+        with np.errstate(all="ignore"):  # (a value the cast changes is refused below)
+            array = _numpy_array(value, wanted, label, copy)
+        if natural.dtype.kind in "biufc":
+            values_kept(natural, array)
+        else:  # (ints wider than 64 bits, which NumPy holds as objects)
+            leaves = integer_leaves(value, natural.shape, every=False) or []
+            inexact = inexact_integer([v for v in leaves if v is not None], wanted)
+            if inexact is not None:
+                raise ValueChanged(inexact[0], _held(wanted, "int"), "int")
+    except ValueChanged as exc:
+        first, held, kind = exc.args
+        raise DTypeError(
+            f"{label}: {wanted.name} cannot hold the {kind} value {first!r} ({held}); give a "
+            "value it holds, or convert it yourself "
+            f"(np.asarray(value).astype('{wanted.name}')) if that change is what you want"
+        ) from None
+    return array
+
+
+class ValueChanged(Exception):
+    """A cast would change a value: its args are the first such value, what the dtype holds
+    and the value's kind ("int", "float64"); each caller words its own error."""
+
+
+def values_kept(array: np.ndarray, cast: np.ndarray) -> None:
+    """Whether ``cast`` (``array`` converted to another dtype) kept every value: an int or
+    bool compared exactly, a float that rounds to a narrower float kept (as NumPy's
+    assignment rounds it) unless it overflows to inf; ValueChanged for the first one
+    changed. The one check of ``set_value`` and of a constant given a dtype."""
+    dtype = cast.dtype
+    with np.errstate(all="ignore"):
+        values = array
+        changed = np.zeros(array.shape, dtype=bool)
+        if array.dtype.kind == "c" and dtype.kind != "c":
+            changed = array.imag != 0
+            values = array.real
+        back = cast.real if dtype.kind == "c" and values.dtype.kind != "c" else cast
+        if dtype.kind in "biu" or values.dtype.kind in "biu":
+            changed = changed | (back.astype(values.dtype) != values)
+        else:
+            changed = changed | (np.isinf(cast) & np.isfinite(values))
+    if np.any(changed):
+        first = array[changed].flat[0].item()
+        if array.dtype.kind == "c" and dtype.kind != "c" and first.imag != 0:
+            held = f"{dtype.name} is real: the imaginary part would be dropped"
+        else:
+            held = _held(dtype, values.dtype.kind, values[changed].flat[0].item())
+        raise ValueChanged(first, held, array.dtype.name)
+
+
+def _held(dtype: np.dtype, kind: str, value=None) -> str:
+    """What ``dtype`` holds, said for a value of ``kind`` it does not hold."""
+    if dtype.kind == "b":
+        return "bool holds 0 and 1 alone"
+    integer = kind in ("b", "i", "u", "int")
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if integer or (np.isfinite(value) and float(value).is_integer()):
+            return f"{dtype.name} holds {info.min} to {info.max}"
+        return f"{dtype.name} holds whole numbers alone, from {info.min} to {info.max}"
+    if integer:
+        return f"{dtype.name} holds integers exactly only up to 2**{np.finfo(dtype).nmant + 1}"
+    return f"{dtype.name} overflows to inf there"
+
+
+def list_values(value, array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A list that NumPy read as floats (``array``) by the Python values it holds: a list
+    of integers alone is taken by value into an integer dtype (``[2**64 - 1, 0]``, which
+    NumPy reads as float64, into uint64), and a float dtype refuses an integer it cannot
+    hold exactly that NumPy rounded on the way (``[2**53 + 1, 0.5]``): ValueChanged."""
+    if dtype.kind in "iu":
+        ints = integer_leaves(value, array.shape)
+        if ints is None:
+            return array  # (floats: checked as a float64 value)
+        inexact = inexact_integer(ints, dtype)
+        if inexact is not None:
+            raise ValueChanged(inexact[0], _held(dtype, "int"), "int")
+        return np.array(ints, dtype=dtype).reshape(array.shape)
+    if dtype.kind not in "fc":
+        return array
+    limit = 2.0 ** (min(np.finfo(array.dtype).nmant, np.finfo(dtype).nmant) + 1)
+    rounded = rounded_integers(value, array, limit)
+    inexact = None if rounded is None else inexact_integer(rounded[1], dtype)
+    if inexact is not None:
+        raise ValueChanged(inexact[0], _held(dtype, "int"), "int")
+    return array
 
 
 def _host_value(value, label: str, shape):
@@ -507,10 +626,12 @@ def _too_many_dims(var) -> ShapeError:
 class Constant(Variable):
     """A fixed value. Python scalars are *weak* (NumPy 2's rule): ``x32 * 2.0`` stays float32."""
 
-    def __init__(self, value, dtype=None, name=None, weak=False):
+    def __init__(self, value, dtype=None, name=None, weak=False, *, casting="values"):
         # its own copy: the caller's array stays writable, and a later write to it (or to
         # the array it views) changes no compiled function (a device holds its own upload)
-        array = array_of(value, dtype, "constant", name, copy=True)
+        # a dtype that changes a value is refused, unless casting="unsafe" (NumPy's cast:
+        # what np.full does with its fill value, what sn.cast does with a constant)
+        array = array_of(value, dtype, "constant", name, copy=True, casting=casting)
         Variable.__init__(self, TensorType.of(array.dtype, array.shape), None, 0, name)
         array.setflags(write=False)
         self.value = array
@@ -749,44 +870,24 @@ class SharedVariable(Variable):
         label = f"shared {self.describe()}"
         value = _host_value(value, label, self.type.shape)
         array = _numpy_array(value, None, label)
-        if isinstance(value, (list, tuple)) and array.dtype.kind in "fc":
-            array = self._list_values(value, array)
-        if array.dtype != self.type.dtype:
-            integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
-            if not (integers or np.can_cast(array.dtype, self.type.dtype, "same_kind")):
-                raise DTypeError(f"shared {self.describe()} cannot take a {array.dtype.name} value")
-            array = self._cast_keeping_values(array)
-        elif not borrow:
-            array = array.copy()
+        try:
+            if isinstance(value, (list, tuple)) and array.dtype.kind in "fc":
+                array = list_values(value, array, self.type.dtype)
+            if array.dtype != self.type.dtype:
+                integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
+                if not (integers or np.can_cast(array.dtype, self.type.dtype, "same_kind")):
+                    raise DTypeError(
+                        f"shared {self.describe()} cannot take a {array.dtype.name} value"
+                    )
+                with np.errstate(all="ignore"):
+                    cast = array.astype(self.type.dtype)
+                values_kept(array, cast)  # (float64 into float32 rounds, as assignment does)
+                array = cast
+            elif not borrow:
+                array = array.copy()
+        except ValueChanged as exc:
+            raise self._changed(*exc.args) from None
         self._check(array, what or "the new value")
-        return array
-
-    def _list_values(self, value, array):
-        """A list that NumPy read as floats (``array``) by the Python values it holds: a list
-        of integers alone is taken by value into an integer variable (``[2**64 - 1, 0]``,
-        which NumPy reads as float64, into uint64), and a float variable refuses an integer
-        it cannot hold exactly that NumPy rounded on the way (``[2**53 + 1, 0.5]``)."""
-        dtype = self.type.dtype
-        if dtype.kind in "iu":
-            ints = integer_leaves(value, array.shape)
-            if ints is None:
-                return array  # (floats: refused as a float64 value)
-            inexact = inexact_integer(ints, dtype)
-            if inexact is not None:
-                info = np.iinfo(dtype)
-                held = f"{dtype.name} holds {info.min} to {info.max}"
-                raise self._changed(inexact[0], held)
-            return np.array(ints, dtype=dtype).reshape(array.shape)
-        if dtype.kind not in "fc":
-            return array
-        limit = 2.0 ** (min(np.finfo(array.dtype).nmant, np.finfo(dtype).nmant) + 1)
-        rounded = rounded_integers(value, array, limit)
-        inexact = None if rounded is None else inexact_integer(rounded[1], dtype)
-        if inexact is not None:
-            exact = np.finfo(dtype).nmant + 1
-            raise self._changed(
-                inexact[0], f"{dtype.name} holds integers exactly only up to 2**{exact}"
-            )
         return array
 
     def _changed(self, value, held: str, kind: str = "int") -> DTypeError:
@@ -796,30 +897,6 @@ class SharedVariable(Variable):
             f"{held}, and a cast would change it; convert the values yourself if that is "
             "what you want"
         )
-
-    def _cast_keeping_values(self, array):
-        """A same-kind (or integer) cast that changes no value but by float rounding (float64 into a
-        float32 variable rounds, as NumPy's assignment does); an integer that wraps, one a
-        float cannot hold exactly (int64 beyond 2**53 into float64) or a float that overflows
-        to infinity is refused, as function inputs refuse it."""
-        dtype = self.type.dtype
-        with np.errstate(all="ignore"):
-            cast = array.astype(dtype)
-            if dtype.kind in "iu" or array.dtype.kind in "iu":
-                changed = cast.real.astype(array.dtype) != array
-            else:
-                changed = np.isinf(cast) & np.isfinite(array)
-        if np.any(changed):
-            first = array[changed].flat[0].item()
-            if dtype.kind in "iu":
-                held = f"{dtype.name} holds {np.iinfo(dtype).min} to {np.iinfo(dtype).max}"
-            elif array.dtype.kind in "iu":
-                exact = np.finfo(dtype).nmant + 1
-                held = f"{dtype.name} holds integers exactly only up to 2**{exact}"
-            else:
-                held = f"{dtype.name} overflows to inf there"
-            raise self._changed(first, held, array.dtype.name)
-        return cast
 
     def _check(self, array, what):
         """``array``'s shape fits the type's: each fixed dim, and the named dims one size

@@ -219,7 +219,8 @@ def full_like(x, fill_value, dtype=None) -> Variable:
 
 def _filled_like(x, fill_value, dtype, what: str) -> Variable:
     x = as_variable(x)
-    value = Constant(fill_value, dtype=dtype_arg(dtype, f"{what} of {x.describe()}", x.type.dtype))
+    dtype = dtype_arg(dtype, f"{what} of {x.describe()}", x.type.dtype)
+    value = Constant(fill_value, dtype=dtype, casting="unsafe")  # (as np.full_like casts it)
     dims = x.type.shape
     if all(isinstance(d, int) for d in dims):
         return Alloc(dims)(value, Constant(np.array(dims, dtype=np.int64)))

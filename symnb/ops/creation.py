@@ -366,7 +366,7 @@ def _full(shape, fill_value, dtype, what: str) -> Variable:
     elif isinstance(fill_value, Variable):
         value = cast(fill_value, dtype_arg(dtype, what, None))
     else:
-        value = Constant(fill_value, dtype=dtype_arg(dtype, what, None))
+        value = Constant(fill_value, dtype=dtype_arg(dtype, what, None), casting="unsafe")
     return _alloc(value, shape, None, what)
 
 

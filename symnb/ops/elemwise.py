@@ -247,7 +247,9 @@ def _as_dtype(v: Variable, dtype) -> Variable:
     gradient keeps a constant exponent), anything else cast."""
     if v.type.dtype == dtype:
         return v
-    return Constant(v.value, dtype) if isinstance(v, Constant) else cast(v, dtype)
+    if isinstance(v, Constant):
+        return Constant(v.value, dtype, casting="unsafe")  # (as cast would)
+    return cast(v, dtype)
 
 
 def _nowhere_zero(v: Variable) -> bool:

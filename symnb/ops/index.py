@@ -20,11 +20,13 @@ when the advanced items are next to each other, and go first otherwise.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
 import numpy as np
 
+from symnb.core.array_kinds import inexact_integer
 from symnb.core.dims import DimMismatch, broadcast_dims, format_shape, unify
 from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes.hints import division_hint
@@ -497,10 +499,21 @@ def _landed(spec, x, picked, index):
 
 
 def _check_scalar_fits(op, x, value):
-    """A Python scalar stored (``x[i] = value``) or added (``x[i] += value``) the way NumPy 2
-    does it: refused where NumPy refuses (an int beyond x's range, NaN or infinity into
-    integers, and for an increase any float into integers), never wrapped by a cast."""
+    """A Python scalar stored (``x[i] = value``) or added (``x[i] += value``) by the rule of a
+    variable or an array: refused for a change of kind (a float into integers, an int into
+    bools, a complex into reals), and where x's dtype cannot hold it (an int beyond x's range;
+    stored, an int beyond the integers a float holds exactly or a float that would become
+    inf, while an increase computes as ``x + value`` does); a float rounds to a narrower float
+    as a literal does. NumPy's ``a[0] = 0.5`` truncates silently."""
     dtype = x.type.dtype
+    what = f"store {value!r} into" if op.set_instead else f"add {value!r} to"
+    if dtype.kind not in _PYTHON_KINDS.get(type(value), dtype.kind):
+        kind = type(value).__name__
+        raise DTypeError(
+            f"{op}: cannot {what} {x.describe()} without a change of kind (a Python {kind} "
+            f"into {dtype.name}, which a cast would change); give a value of x's kind, or "
+            "convert it yourself"
+        )
     probe = np.zeros(1, dtype=dtype)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -510,7 +523,6 @@ def _check_scalar_fits(op, x, value):
             else:
                 np.add(probe, value, out=probe)
     except (OverflowError, ValueError, TypeError) as exc:
-        what = f"store {value!r} into" if op.set_instead else f"add {value!r} to"
         held = (
             f"{dtype.name} holds {np.iinfo(dtype).min} to {np.iinfo(dtype).max}"
             if dtype.kind in "iu"
@@ -520,6 +532,23 @@ def _check_scalar_fits(op, x, value):
             f"{op}: cannot {what} {x.describe()}: {held}, and NumPy refuses it "
             f"({exc}); a cast would change the value"
         ) from None
+    if op.set_instead and dtype.kind in "fc" and type(value) in (int, float):  # (rounded)
+        inexact = inexact_integer([value], dtype) if type(value) is int else None
+        if inexact is not None:
+            exact = np.finfo(dtype).nmant + 1
+            held = f"{dtype.name} holds integers exactly only up to 2**{exact}"
+        elif np.isinf(probe[0]) and math.isfinite(value):
+            held = f"{dtype.name} overflows to inf there"
+        else:
+            return
+        raise DTypeError(
+            f"{op}: cannot {what} {x.describe()}: {held}, and a cast would change the "
+            "value; give a value x's dtype holds"
+        )
+
+
+#: the kinds of dtype a Python scalar of each type goes into without a change of kind
+_PYTHON_KINDS = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
 
 
 def _check_value_fits(op, x, v, target):

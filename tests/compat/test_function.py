@@ -775,6 +775,13 @@ def test_scan_accumulates_and_differentiates(rng):
     assert isinstance(out, list) and len(out) == 1
 
 
+@pytest.mark.parametrize("flag", [True, False])
+def test_scan_refuses_a_bool_n_steps(flag):
+    """``theano.scan(n_steps=True)`` ran one step (symnb's scan took a bool for an int)."""
+    with pytest.raises(sn.DTypeError, match=rf"^theano.scan: n_steps .* the Python bool {flag}"):
+        theano.scan(lambda h: h * 2, outputs_info=T.dvector("h0"), n_steps=flag)
+
+
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 @pytest.mark.parametrize("fixed", [False, True])
 def test_scan_taps_read_the_first_rows_of_a_longer_initial_value(mode, fixed):

@@ -87,6 +87,56 @@ def test_constants_are_read_only_and_weak_scalars_keep_float32():
     assert (x * np.float64(2.0)).dtype == np.float64  # a NumPy scalar is not weak
 
 
+@pytest.mark.parametrize(
+    ("value", "dtype", "why"),
+    [
+        (np.array([-1, 3]), "uint8", r"the int64 value -1 \(uint8 holds 0 to 255\)"),
+        (np.array([0.5]), "int64", r"the float64 value 0\.5 \(int64 holds whole numbers alone"),
+        (0.5, "int64", r"the float64 value 0\.5 \(int64 holds whole numbers alone"),
+        (np.array([np.nan]), "int32", r"the float64 value nan \(int32 holds whole numbers"),
+        (np.array([1e300, 0.1]), "float32", r"the float64 value 1e\+300 \(float32 overflows"),
+        (np.array([2**53 + 1]), "float64", r"the int64 value 9007199254740993 \(float64 holds int"),
+        ([2**53 + 1, 0.5], "float64", r"the int value 9007199254740993 \(float64 holds int"),
+        (2**70 + 1, "float64", r"the int value 1180591620717411303425 \(float64 holds int"),
+        (2, "bool", r"the int64 value 2 \(bool holds 0 and 1 alone\)"),
+        (np.array([0.5]), "bool", r"the float64 value 0\.5 \(bool holds 0 and 1 alone\)"),
+        (
+            1 + 1j,
+            "float64",
+            r"the complex128 value \(1\+1j\) \(float64 is real: the imaginary part would",
+        ),
+        (np.array([2 - 1j]), "int64", r"the complex128 value \(2-1j\) \(int64 is real"),
+    ],
+)
+def test_a_constant_refuses_a_dtype_that_changes_its_values(value, dtype, why):
+    """sn.constant(value, dtype) converted by NumPy's unsafe cast: -1 into uint8 was 255,
+    0.5 into int64 was 0, 1e300 into float32 inf, and a complex for a real dtype NumPy's own
+    TypeError; the values are read by set_value's rule, each named at the user's line."""
+    with pytest.raises(sn.DTypeError, match=rf"^constant 'c': {dtype} cannot hold {why}") as info:
+        sn.constant(value, dtype=dtype, name="c")
+    assert __file__ in str(info.value)  # the user's line
+
+
+def test_a_constant_keeps_a_dtype_that_keeps_its_values():
+    """What survives the cast is taken: a float rounds to a narrower float (as set_value and
+    an assignment round it), whole floats, 0 and 1 into bool, a complex with no imaginary
+    part into a real dtype, a list's ints read exactly; sn.full keeps np.full's cast."""
+    for value, dtype, want in [
+        (np.array([0.1, np.inf, np.nan]), "float32", np.array([0.1, np.inf, np.nan], "float32")),
+        (np.array([1.0, -2.0]), "int8", np.array([1, -2], "int8")),
+        ([1, 0], "bool", np.array([True, False])),
+        (1 + 0j, "float64", np.array(1.0)),
+        ([2**64 - 1, 0], "uint64", np.array([2**64 - 1, 0], "uint64")),
+        ([2**62 + 1, 2.0], "int64", np.array([2**62 + 1, 2], "int64")),
+        (np.array([2**53]), "float64", np.array([2.0**53])),
+    ]:
+        c = sn.constant(value, dtype=dtype)
+        assert c.value.dtype == want.dtype
+        np.testing.assert_array_equal(c.value, want)
+    full = sn.full((2,), 2.7, dtype="int32").eval()  # as np.full((2,), 2.7, dtype="int32")
+    assert full.dtype == np.int32 and full.tolist() == [2, 2]
+
+
 def test_a_constant_holds_its_own_copy_and_leaves_the_callers_array_alone(backend):
     """A constant made of an array (``sn.constant(a)``, or ``x * w`` of an array ``w``) is
     its own read-only copy: the caller's array stays writable, and a write to it or to the

@@ -134,10 +134,10 @@ UPDATES = [
     # accepted, as NumPy accepts them
     ("uint8", "set", 0, 255),
     ("uint8", "add", slice(1, None), 7),
-    ("int32", "set", 0, 2.5),
     ("int8", "set", slice(None), -128),
     ("uint8", "set", 0, True),
-    ("float32", "set", 0, 1e300),
+    ("float32", "set", 0, 0.1),  # rounded, as a literal in the graph is
+    ("float32", "add", 0, 1e300),  # inf, as x + 1e300 is
 ]
 
 
@@ -172,6 +172,36 @@ def test_storing_a_python_scalar_the_dtype_cannot_hold_is_refused(
         got = sn.function([x], getattr(x.at[index], how)(value), backend=backend)(a)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+#: Python scalars NumPy stores by a cast that changes them (``a[0] = 0.5`` stores 0): symnb
+#: refuses them, as it refuses a float variable or array stored into integers (docs/ops.md)
+CHANGED_BY_NUMPY = [
+    ("int32", 0, 2.5, "without a change of kind"),
+    ("int64", 0, 0.5, "without a change of kind"),
+    ("int64", [0, 1], 0.5, "without a change of kind"),
+    ("int64", slice(None), 2.0, "without a change of kind"),  # (kept, but a float)
+    ("bool", 0, 2, "without a change of kind"),
+    ("float64", 0, 1 + 1j, "without a change of kind"),
+    ("float32", 0, 1e300, "float32 overflows to inf"),
+    ("float64", 0, 2**53 + 1, r"float64 holds integers exactly only up to 2\*\*53"),
+]
+
+
+@pytest.mark.parametrize(("dtype", "index", "value", "why"), CHANGED_BY_NUMPY)
+def test_storing_a_python_scalar_a_cast_would_change_is_refused(dtype, index, value, why):
+    a = np.array([0, 5, 9], dtype=dtype)
+    if not isinstance(value, complex) and value != 2.0:  # (NumPy refuses a complex itself)
+        changed = numpy_update(a, "set", index, value)
+        assert changed is not None and changed[0].item() != value  # what NumPy does silently
+    x = sn.tensor("x", shape=(None,), dtype=dtype)
+    with pytest.raises(DTypeError, match=rf"cannot store .* into 'x' .*{why}") as info:
+        x.at[index].set(value)
+    assert __file__ in str(info.value)  # the user's line
+    with pytest.raises(DTypeError, match=why):
+        sn.set_subtensor(x[index], value)
+    with pytest.raises(DTypeError, match=why):
+        sn.set_subtensor(x, index, value)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32"])

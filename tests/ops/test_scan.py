@@ -521,6 +521,21 @@ def test_runtime_n_steps_beyond_the_sequence():
         f(np.ones((4, 2)), 5)
 
 
+@pytest.mark.parametrize("flag", [True, False, np.True_])
+def test_a_bool_n_steps_is_refused_as_a_bool_variable_is(flag):
+    """A Python bool is an int to isinstance: n_steps=True ran one step, False none, where
+    a bool scalar variable (and truncate_gradient=True) is refused."""
+    h0 = sn.tensor("h0", shape=(3,))
+    for bad in (flag, sn.scalar("b", dtype="bool")):
+        with pytest.raises(
+            sn.DTypeError, match=r"^sn.scan: n_steps must be an integer sca"
+        ) as info:
+            sn.scan(lambda h: h * 2, outputs_info=h0, n_steps=bad)
+        assert info.value.location.filename == __file__
+    hs, _ = sn.scan(lambda h: h * 2, outputs_info=h0, n_steps=np.int32(2))
+    assert hs.type.shape == (2, 3)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("with_sequence", [False, True])
 def test_a_negative_symbolic_n_steps_is_one_error_at_the_scans_line(backend, with_sequence):
