@@ -74,6 +74,16 @@ def test_constants_alloc_fill_take_floatx_for_python_floats(floatx, kind):
     assert {name: v.type.dtype for name, v in built.items()} == dict.fromkeys(built, want)
 
 
+def test_a_constant_with_a_dtype_is_cast_as_theano_cast_it():
+    """``T.constant(x, dtype=...)`` was Theano's ``theano._asarray(x, dtype)``: NumPy's cast,
+    whatever it does to the values (``sn.constant`` refuses such a dtype instead)."""
+    assert T.constant(0.5, dtype="int32").value == 0
+    np.testing.assert_array_equal(T.constant(np.array([-1, 300]), dtype="uint8").value, [255, 44])
+    assert T.constant(2.5, dtype="float32").type.dtype == "float32"
+    with pytest.raises(sn.DTypeError, match="int64"):
+        sn.constant(0.5, dtype="int64")
+
+
 @pytest.mark.parametrize("floatx", FLOATX)
 def test_zeros_ones_default_to_floatx_and_keep_a_given_dtype(floatx):
     theano.config.floatX = floatx

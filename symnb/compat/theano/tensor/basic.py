@@ -729,12 +729,14 @@ def clip(x, min, max) -> Variable:  # noqa: A002 - Theano's parameter names
 
 def constant(x, name=None, ndim=None, dtype=None) -> Constant:
     """``T.constant``: a Python number is Theano's constant of it (``as_theano_tensor``: a
-    float floatX, an int the smallest int that holds it), unless ``dtype`` is given."""
+    float floatX, an int the smallest int that holds it), unless ``dtype`` is given, which
+    casts the value as Theano's ``theano._asarray(x, dtype)`` did (NumPy's cast: 0.5 into
+    int32 is 0), where ``sn.constant`` refuses a dtype that changes a value."""
     dtype = resolve_dtype(dtype)
     if dtype is None and _is_python_number(x):
         value = _as_theano_tensor(x, name=name)
     else:
-        value = Constant(x, dtype=dtype, name=name)
+        value = Constant(x, dtype=dtype, name=name, casting="unsafe")
     _check_ndim(value, ndim, "constant")
     return value
 
