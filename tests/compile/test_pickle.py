@@ -476,6 +476,52 @@ def test_a_pickle_taken_while_another_thread_calls_holds_the_values_of_one_step(
     assert not [ref for ref in variable._pinned.held if ref() is not None]  # (nor the values)
 
 
+def _kept_pickler(step):
+    """A ``pickle.Pickler`` kept after its dump of ``step`` (a checkpointer's, the Theano
+    layer's StripPickler): its memo holds what the dump saved."""
+    kept = pickle.Pickler(io.BytesIO())
+    kept.dump(step)
+    return kept
+
+
+def _failed_deepcopy(step, monkeypatch):
+    """The traceback of a deepcopy of ``step`` that failed while copying a shared value."""
+    read = variable.SharedVariable.__getstate__
+
+    def fail_once(shared):
+        monkeypatch.setattr(variable.SharedVariable, "__getstate__", read)
+        raise RuntimeError("cannot copy this one")
+
+    monkeypatch.setattr(variable.SharedVariable, "__getstate__", fail_once)
+    with pytest.raises(RuntimeError, match="cannot copy this one") as failed:
+        copy.deepcopy(step)
+    return failed
+
+
+@pytest.mark.parametrize("keep", ["kept pickler", "failed deepcopy"])
+def test_a_pickle_or_copy_taken_after_one_of_a_function_holds_the_values_then(
+    backend, keep, monkeypatch
+):
+    """The values a function's pickle pinned were saved by every later pickle and deepcopy in
+    the thread for as long as anything held the pickle's record (a Pickler kept for several
+    dumps, in its memo; a failed deepcopy's traceback): ``pickle.dumps(w)`` after five more
+    steps held w as it was, and a function without updates reading w loaded with the old w."""
+    x = sn.vector("x", shape=(3,), dtype="float64")
+    w = sn.shared(np.zeros(3), name="w")
+    train = sn.function([x], w.sum(), updates={w: w + x}, backend=backend)
+    predict = sn.function([x], x @ w, backend=backend)
+    train(np.ones(3))
+    kept = _kept_pickler(train) if keep == "kept pickler" else _failed_deepcopy(train, monkeypatch)
+    for _ in range(5):
+        train(np.ones(3))
+    assert w.get_value().tolist() == [6.0, 6.0, 6.0]
+    for how, round_trip in ROUND_TRIPS.items():
+        assert round_trip(w).get_value().tolist() == [6.0, 6.0, 6.0], how
+        assert round_trip(predict)(np.ones(3)) == 18.0, how
+        assert round_trip(train).updates[0][0].get_value().tolist() == [6.0, 6.0, 6.0], how
+    assert kept is not None  # (held until here)
+
+
 def test_a_function_pickled_from_inside_its_own_call_holds_the_values_before_it(backend):
     """A print hook pickling the function while its call holds the turns: no wait for the
     turns (it would wait for itself), and the values are those the call read."""
