@@ -9,18 +9,20 @@ import copyreg
 import io
 import itertools
 import json
+import multiprocessing
 import os
 import pickle
 import subprocess
 import sys
 import textwrap
 import threading
+import traceback
 
 import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends.c import forbid_compile
+from symnb.backends.c import cache, forbid_compile
 from symnb.core import variable
 from symnb.core.op import Apply
 from symnb.grad.reverse import uid_mark
@@ -123,6 +125,49 @@ def test_compiled_function_loads_in_a_new_process_from_the_cache(tmp_path):
     out, shared, compiles = json.loads(done.stdout)
     np.testing.assert_allclose(out, want)
     assert shared == [2.0, 3.0, 4.0] and compiles == 0  # loaded from the cache, not compiled
+
+
+@needs_c
+@pytest.mark.parametrize("refused", ["no compiler", "open compile directory"])
+def test_a_function_that_cannot_be_built_where_it_loads_raises_at_its_first_call(
+    refused, tmp_path, monkeypatch
+):
+    """Loading a "c" function where no C compiler runs, or the compile directory is refused,
+    raised while the pickle loaded (only a DeviceError waited for the first call): a pool
+    worker unpickling its task died of it and the task was lost. The load gives a function
+    whose first use raises that error."""
+    x = sn.vector("x")
+    data = pickle.dumps(sn.function([x], sn.exp(x) * 3 + 1, backend="c"))
+    monkeypatch.setattr(cache, "_loaded", {})
+    monkeypatch.setattr(cache, "_verified", {})
+    if refused == "no compiler":
+        monkeypatch.setattr(sn.config, "cc", str(tmp_path / "no-cc"))
+        error, message = sn.errors.CompileError, r"sn.config.cc = .*no-cc' is not an executable"
+    else:
+        (tmp_path / "open").mkdir(mode=0o777)
+        (tmp_path / "open").chmod(0o777)
+        monkeypatch.setattr(sn.config, "compiledir", str(tmp_path / "open"))
+        error, message = sn.errors.CompileDirError, "chmod 700"
+    loaded = pickle.loads(data)
+    assert "could not be loaded here" in repr(loaded)
+    for use in (lambda: loaded(np.zeros(2)), lambda: loaded.updates, lambda: loaded(np.ones(2))):
+        with pytest.raises(error, match=message) as raised:
+            use()
+        assert len(list(traceback.walk_tb(raised.value.__traceback__))) < 40  # (not piled up)
+
+
+@needs_c
+def test_a_pool_worker_that_cannot_compile_a_function_it_is_sent_answers_the_caller(
+    monkeypatch,
+):
+    """The pool's ``get`` waited forever: the worker (no usable C compiler) died unpickling
+    its task. Now the task's call raises the CompileError, which reaches the caller."""
+    x = sn.vector("x")
+    f = sn.function([x], sn.exp(x) * 3, backend="c")
+    monkeypatch.setenv("CC", "/nonexistent/cc")  # what the spawned worker sees
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        with pytest.raises(sn.errors.CompileError, match="/nonexistent/cc' is not an executable"):
+            pool.apply_async(f, (np.zeros(2),)).get(timeout=120)
 
 
 def test_a_function_built_in_check_mode_loads_in_check_mode():
