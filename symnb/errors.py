@@ -16,6 +16,40 @@ class SymnbError(Exception):
     """Base of every error symnb raises about the user's program."""
 
 
+#: (module, own name) -> a class ``shown_as`` another's name, for pickle to find it again
+_SHOWN_AS: dict[tuple[str, str], type] = {}
+
+
+def shown_as(name: str):
+    """Class decorator: tracebacks and reports name the exception class ``name`` (the public
+    class whose error it is: ``InputError`` for a wrong shape passed to a call), while a
+    pickle names it by its own name, so a worker process's error reaches the caller as the
+    same class (pickle finds a class by its ``__qualname__``, which now names another)."""
+
+    def rename(cls: type) -> type:
+        _SHOWN_AS[cls.__module__, cls.__qualname__] = cls
+        cls._own_name = (cls.__module__, cls.__qualname__)
+        cls.__name__ = cls.__qualname__ = name
+        cls.__reduce__ = _reduce_shown
+        return cls
+
+    return rename
+
+
+def _reduce_shown(self):
+    """``__reduce__`` of a class ``shown_as`` another name (and of its subclasses)."""
+    own = type(self).__dict__.get("_own_name")
+    if own is None:  # a subclass under its own name: pickled by it
+        return Exception.__reduce__(self)
+    return _shown_again, (*own, self.args), self.__dict__ or None
+
+
+def _shown_again(module: str, name: str, args: tuple):
+    """An error of the class ``shown_as`` another name (importing symnb.errors imported
+    symnb, so every such class is known)."""
+    return _SHOWN_AS[module, name](*args)
+
+
 class _Located(SymnbError):
     """An error that records the user's line where it is raised (``.location``) and whose
     message ends with it, also when raised outside an op's rule (an axis or a dtype checked
@@ -36,6 +70,7 @@ class ShapeError(_Located, ValueError):
     """Shapes that provably cannot match, found when the node is built."""
 
 
+@shown_as("ShapeError")
 class CheckedShapeError(ShapeError):
     """A graph's own check failed when the function ran (a scan's step count, an eval
     point's shape): a ShapeError that every executor raises as it is (not wrapped naming
@@ -45,9 +80,6 @@ class CheckedShapeError(ShapeError):
         super().__init__(message)  # (one argument, as a pickled copy is made again)
         if source is not None:
             self.location = source
-
-
-CheckedShapeError.__name__ = CheckedShapeError.__qualname__ = "ShapeError"
 
 
 class ShapeTypeError(ShapeError, TypeError):
@@ -83,6 +115,7 @@ class InputError(SymnbError, TypeError, ValueError):
     an argument a symbolic variable cannot take (``int(x)``, NumPy's ``out=``)."""
 
 
+@shown_as("InputError")
 class InputShapeError(InputError, ShapeError):
     """A value passed to a compiled function has the wrong shape: ``except sn.ShapeError``
     catches it as well as ``except sn.InputError``. Tracebacks and ``symnb check`` reports
@@ -91,9 +124,6 @@ class InputShapeError(InputError, ShapeError):
     traceback already shows."""
 
     __str__ = InputError.__str__
-
-
-InputShapeError.__name__ = InputShapeError.__qualname__ = "InputError"
 
 
 class SymbolicValueError(SymnbError, ValueError):

@@ -50,7 +50,7 @@ from symnb.core.hooks import hook
 from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, graph_first, pin_values
 from symnb.core.words import counted
-from symnb.errors import DeviceError, InputError, ReentrantCallError
+from symnb.errors import InputError, ReentrantCallError
 from symnb.opt import optimize as rewrite
 
 log = logging.getLogger(__name__)
@@ -677,16 +677,19 @@ class _PythonEntry:
 
 
 def _unpickled(built_from):
-    """A function loaded from a pickle. Where its device cannot be opened (a worker forked
-    from a process that used OpenCL) the DeviceError waits for the first call: raised while
-    a pool's worker unpickles its task, it would lose the task (``Pool.get`` waits forever,
-    ``ProcessPoolExecutor`` says only that a worker died) instead of reaching the caller.
-    Loaded in check mode (``symnb check`` of a program loading a model), a check-mode one."""
+    """A function loaded from a pickle. Where it cannot be built here, what stops it waits
+    for the first call: its device cannot be opened (a worker forked from a process that
+    used OpenCL: a DeviceError), there is no usable C compiler (a CompileError), the compile
+    directory is refused (a CompileDirError), or anything else the process it was built in
+    did not raise. Raised while a pool's worker unpickles its task, it would lose the task
+    (``Pool.get`` waits forever, ``ProcessPoolExecutor`` says only that a worker died)
+    instead of reaching the caller. Loaded in check mode (``symnb check`` of a program
+    loading a model), a check-mode one."""
     try:
         if check_mode_active():
             return _checked(*built_from)
         return Function(*built_from)
-    except DeviceError as exc:
+    except Exception as exc:  # noqa: BLE001 (each is raised by the first use: _Unusable)
         return _Unusable(exc)
 
 
@@ -694,15 +697,15 @@ class _Unusable:
     """Stands for a function that could not be loaded: every use raises why."""
 
     def __init__(self, error: Exception):
-        self._error = error
+        self._error, self._where = error, error.__traceback__  # (each use raises from there)
 
     def __call__(self, *args, **kwargs):
-        raise self._error
+        raise self._error.with_traceback(self._where)
 
     def __getattr__(self, name):
         if name.startswith("__"):  # protocols probed with hasattr (copy, pickle, NumPy)
             raise AttributeError(name)
-        raise self.__dict__["_error"]
+        raise self.__dict__["_error"].with_traceback(self.__dict__["_where"])
 
     def __repr__(self):
         return f"<symnb.Function that could not be loaded here: {self.__dict__['_error']}>"

@@ -13,7 +13,7 @@ import numpy as np
 
 from symnb.core.graph import Graph
 from symnb.core.source import SourceLoc
-from symnb.errors import CheckedShapeError, ShapeIndexError
+from symnb.errors import CheckedShapeError, ShapeIndexError, shown_as
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,21 +95,17 @@ def reference_step(loop: Loop):
     return step
 
 
+@shown_as("ShapeError")
 class LoopShapeError(CheckedShapeError):
     """A loop's own run-time check failed (its step count, a step's result against what it
     replaces): a ShapeError at the line of the scan."""
 
 
-LoopShapeError.__name__ = LoopShapeError.__qualname__ = "ShapeError"
-
-
+@shown_as("ShapeIndexError")
 class LoopIndexError(LoopShapeError, ShapeIndexError):
     """A loop of no steps whose states' last values are read (``hs[-1]``): an index out of
     range of their empty rows, a ShapeIndexError at the line of the scan (which ``except
     IndexError`` catches, as it caught NumPy's)."""
-
-
-LoopIndexError.__name__ = LoopIndexError.__qualname__ = "ShapeIndexError"
 
 
 def steps_to_run(loop: Loop, n_steps: int, seqs) -> int:

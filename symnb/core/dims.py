@@ -27,6 +27,9 @@ class DimMismatch(Exception):
         super().__init__(f"{format_dim(a)} != {format_dim(b)}")
         self.a, self.b = a, b
 
+    def __reduce__(self):  # (made again from both dims: its args hold the message alone)
+        return type(self), (self.a, self.b), self.__dict__
+
 
 # -- the canonical form ---------------------------------------------------------------------
 # A polynomial is a dict {monomial: coefficient}; a monomial is a sorted tuple of atoms; an

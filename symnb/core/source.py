@@ -403,14 +403,15 @@ def warn_at_user(
             warnings.warn(message, category, stacklevel=stacklevel + 1)
             return
     namespace = _module_at(loc.filename)
-    if namespace is None:  # named after its file, as warn_explicit names a module it is not told
-        of = {"registry": _WARNED.setdefault(loc.filename, {})}
+    registry = None if namespace is None else namespace.setdefault("__warningregistry__", {})
+    if not isinstance(registry, dict):  # named after its file, as warn_explicit names a module
+        of = {"registry": _WARNED.setdefault(loc.filename, {})}  # it is not told
     else:
-        registry = namespace.setdefault("__warningregistry__", {})
-        of = {"registry": registry, "module_globals": namespace}
+        of = {"registry": registry}
         name = namespace.get("__name__")
         if isinstance(name, str):  # (module=None is a warning at shutdown: CPython drops it)
             of["module"] = name
+        _read_source(loc.filename, namespace)
     try:
         warnings.warn_explicit(message, category, loc.filename, loc.lineno, **of)
     except category as raised:
@@ -419,6 +420,21 @@ def warn_at_user(
         located = category(f"{message}\n  at {loc}")
         located.location = loc
         raise located from None
+
+
+def _read_source(filename: str, namespace: dict) -> None:
+    """Have linecache hold ``filename``'s lines, from its module's loader where no file holds
+    them (a zipimported module's), as the module globals ``warnings.warn`` passes on do: the
+    shown warning and the error an "error" filter raises show the line. Never an error: a
+    warning must not raise what the user's filters did not make of it. (The globals are not
+    handed to ``warn_explicit``, whose C version calls the loader's ``get_source`` itself
+    and raises what it raises: ``python -c``'s ``__main__`` has BuiltinImporter, whose
+    ``get_source('__main__')`` is an ImportError; another loader may raise anything, or
+    return a source shorter than the line.)"""
+    try:
+        linecache.getlines(filename, namespace)
+    except Exception:  # noqa: BLE001 (a loader's own error: the line is not shown)
+        pass
 
 
 def _module_at(filename: str) -> dict | None:
@@ -431,6 +447,9 @@ def _module_at(filename: str) -> dict | None:
             return frame.f_globals
         frame = frame.f_back
     for module in list(sys.modules.values()):
-        if getattr(module, "__file__", None) == filename:
-            return vars(module)
+        try:  # (anything may sit in sys.modules: an object whose attributes raise, no __dict__)
+            if getattr(module, "__file__", None) == filename:
+                return vars(module)
+        except Exception:  # noqa: BLE001, S112
+            continue
     return None

@@ -294,7 +294,32 @@ class _GraphFirst:
         self.value, self.variables, self.pinned = value, variables, {}
 
     def __reduce_ex__(self, protocol):
-        return _after_graph, (in_making_order(self.variables), self.value)
+        # pickle takes the items of a list the reduction returns (none here) once it has
+        # saved the arguments: the pin ends there, or when the pickle drops it (it failed)
+        return _after_graph, (in_making_order(self.variables), self.value), None, _unpinned(self)
+
+    def __deepcopy__(self, memo):
+        try:
+            items = copy.deepcopy(in_making_order(self.variables), memo)
+            return _after_graph(items, copy.deepcopy(self.value, memo))
+        finally:
+            unpin(self)
+
+
+def _unpinned(holder: _GraphFirst):
+    """An iterator of no items that ends ``holder``'s pin when pickle takes its items, after
+    the values it pinned are saved, or when it is dropped unread (started, so that closing
+    it runs the ``finally``)."""
+
+    def items():
+        try:
+            yield
+        finally:
+            unpin(holder)
+
+    started = items()
+    next(started)
+    return started
 
 
 def graph_first(value, variables: list[Variable]):
@@ -690,27 +715,41 @@ _pinned = threading.local()
 def pin_values(holder, shared, turns=None) -> None:
     """The values of ``shared`` now, read together while holding ``turns`` (a compiled
     function's entry point: ``enter``/``leave``, its calls' lock), are what this thread's
-    pickles and copies save while ``holder`` (a ``graph_first``) lives, which keeps them:
-    pickle and deepcopy keep what they save until they end. So a pickle of a training step
-    taken while another thread calls it holds the values of one step, not some from the step
-    before. ``enter`` is False in a call of the function in this thread (a hook pickling it),
-    which has written no update yet."""
+    pickle or copy of ``holder`` (a ``graph_first``) saves: until it has saved what
+    ``holder`` holds (its reduction's end, or its ``__deepcopy__``'s), never longer, so a
+    later pickle or copy saves the values then, whatever still holds ``holder`` (a
+    ``pickle.Pickler`` kept for several dumps keeps it in its memo; a failed deepcopy's
+    traceback). So a pickle of a training step taken while another thread calls it holds
+    the values of one step, not some from the step before. ``enter`` is False in a call of
+    the function in this thread (a hook pickling it), which has written no update yet."""
     entered = turns is not None and turns.enter()
     try:
         holder.pinned = {id(v): (v, v.host_value()) for v in shared}
     finally:
         if entered:
             turns.leave()
-    held = [ref for ref in getattr(_pinned, "held", ()) if ref() is not None]
+    held = [ref for ref in getattr(_pinned, "held", ()) if _pinning(ref())]
     _pinned.held = [*held, weakref.ref(holder)]
+
+
+def unpin(holder) -> None:
+    """The end of ``holder``'s pin (``pin_values``): its values are let go. (It may run in
+    another thread, as the collector closes a dropped pickle's iterator: this thread's list
+    forgets it at its next pin.)"""
+    holder.pinned = {}
+
+
+def _pinning(holder) -> bool:
+    return holder is not None and bool(holder.pinned)
 
 
 def _pinned_value(shared):
     """The value ``pin_values`` read for ``shared`` for the pickle or copy under way, or None."""
     for ref in reversed(getattr(_pinned, "held", ())):
         holder = ref()
-        if holder is not None and id(shared) in holder.pinned:
-            return holder.pinned[id(shared)][1]
+        found = None if holder is None else holder.pinned.get(id(shared))
+        if found is not None:
+            return found[1]
     return None
 
 

@@ -9,18 +9,20 @@ import copyreg
 import io
 import itertools
 import json
+import multiprocessing
 import os
 import pickle
 import subprocess
 import sys
 import textwrap
 import threading
+import traceback
 
 import numpy as np
 import pytest
 
 import symnb as sn
-from symnb.backends.c import forbid_compile
+from symnb.backends.c import cache, forbid_compile
 from symnb.core import variable
 from symnb.core.op import Apply
 from symnb.grad.reverse import uid_mark
@@ -123,6 +125,49 @@ def test_compiled_function_loads_in_a_new_process_from_the_cache(tmp_path):
     out, shared, compiles = json.loads(done.stdout)
     np.testing.assert_allclose(out, want)
     assert shared == [2.0, 3.0, 4.0] and compiles == 0  # loaded from the cache, not compiled
+
+
+@needs_c
+@pytest.mark.parametrize("refused", ["no compiler", "open compile directory"])
+def test_a_function_that_cannot_be_built_where_it_loads_raises_at_its_first_call(
+    refused, tmp_path, monkeypatch
+):
+    """Loading a "c" function where no C compiler runs, or the compile directory is refused,
+    raised while the pickle loaded (only a DeviceError waited for the first call): a pool
+    worker unpickling its task died of it and the task was lost. The load gives a function
+    whose first use raises that error."""
+    x = sn.vector("x")
+    data = pickle.dumps(sn.function([x], sn.exp(x) * 3 + 1, backend="c"))
+    monkeypatch.setattr(cache, "_loaded", {})
+    monkeypatch.setattr(cache, "_verified", {})
+    if refused == "no compiler":
+        monkeypatch.setattr(sn.config, "cc", str(tmp_path / "no-cc"))
+        error, message = sn.errors.CompileError, r"sn.config.cc = .*no-cc' is not an executable"
+    else:
+        (tmp_path / "open").mkdir(mode=0o777)
+        (tmp_path / "open").chmod(0o777)
+        monkeypatch.setattr(sn.config, "compiledir", str(tmp_path / "open"))
+        error, message = sn.errors.CompileDirError, "chmod 700"
+    loaded = pickle.loads(data)
+    assert "could not be loaded here" in repr(loaded)
+    for use in (lambda: loaded(np.zeros(2)), lambda: loaded.updates, lambda: loaded(np.ones(2))):
+        with pytest.raises(error, match=message) as raised:
+            use()
+        assert len(list(traceback.walk_tb(raised.value.__traceback__))) < 40  # (not piled up)
+
+
+@needs_c
+def test_a_pool_worker_that_cannot_compile_a_function_it_is_sent_answers_the_caller(
+    monkeypatch,
+):
+    """The pool's ``get`` waited forever: the worker (no usable C compiler) died unpickling
+    its task. Now the task's call raises the CompileError, which reaches the caller."""
+    x = sn.vector("x")
+    f = sn.function([x], sn.exp(x) * 3, backend="c")
+    monkeypatch.setenv("CC", "/nonexistent/cc")  # what the spawned worker sees
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        with pytest.raises(sn.errors.CompileError, match="/nonexistent/cc' is not an executable"):
+            pool.apply_async(f, (np.zeros(2),)).get(timeout=120)
 
 
 def test_a_function_built_in_check_mode_loads_in_check_mode():
@@ -474,6 +519,52 @@ def test_a_pickle_taken_while_another_thread_calls_holds_the_values_of_one_step(
     assert [p.get_value().tolist() for p in params] == [[2.0, 2.0]] * 3
     assert ROUND_TRIPS[how](params[1]).get_value().tolist() == [2.0, 2.0]  # (none kept since)
     assert not [ref for ref in variable._pinned.held if ref() is not None]  # (nor the values)
+
+
+def _kept_pickler(step):
+    """A ``pickle.Pickler`` kept after its dump of ``step`` (a checkpointer's, the Theano
+    layer's StripPickler): its memo holds what the dump saved."""
+    kept = pickle.Pickler(io.BytesIO())
+    kept.dump(step)
+    return kept
+
+
+def _failed_deepcopy(step, monkeypatch):
+    """The traceback of a deepcopy of ``step`` that failed while copying a shared value."""
+    read = variable.SharedVariable.__getstate__
+
+    def fail_once(shared):
+        monkeypatch.setattr(variable.SharedVariable, "__getstate__", read)
+        raise RuntimeError("cannot copy this one")
+
+    monkeypatch.setattr(variable.SharedVariable, "__getstate__", fail_once)
+    with pytest.raises(RuntimeError, match="cannot copy this one") as failed:
+        copy.deepcopy(step)
+    return failed
+
+
+@pytest.mark.parametrize("keep", ["kept pickler", "failed deepcopy"])
+def test_a_pickle_or_copy_taken_after_one_of_a_function_holds_the_values_then(
+    backend, keep, monkeypatch
+):
+    """The values a function's pickle pinned were saved by every later pickle and deepcopy in
+    the thread for as long as anything held the pickle's record (a Pickler kept for several
+    dumps, in its memo; a failed deepcopy's traceback): ``pickle.dumps(w)`` after five more
+    steps held w as it was, and a function without updates reading w loaded with the old w."""
+    x = sn.vector("x", shape=(3,), dtype="float64")
+    w = sn.shared(np.zeros(3), name="w")
+    train = sn.function([x], w.sum(), updates={w: w + x}, backend=backend)
+    predict = sn.function([x], x @ w, backend=backend)
+    train(np.ones(3))
+    kept = _kept_pickler(train) if keep == "kept pickler" else _failed_deepcopy(train, monkeypatch)
+    for _ in range(5):
+        train(np.ones(3))
+    assert w.get_value().tolist() == [6.0, 6.0, 6.0]
+    for how, round_trip in ROUND_TRIPS.items():
+        assert round_trip(w).get_value().tolist() == [6.0, 6.0, 6.0], how
+        assert round_trip(predict)(np.ones(3)) == 18.0, how
+        assert round_trip(train).updates[0][0].get_value().tolist() == [6.0, 6.0, 6.0], how
+    assert kept is not None  # (held until here)
 
 
 def test_a_function_pickled_from_inside_its_own_call_holds_the_values_before_it(backend):

@@ -5,10 +5,21 @@ most without the variable or the line (``symnb check`` then filed them as failur
 
 from __future__ import annotations
 
+import copy
+import importlib
+import pickle
+import pkgutil
+import sys
+import traceback
+
 import numpy as np
 import pytest
 
 import symnb as sn
+from symnb.backends.c.compiler import CompilerUnusable
+from symnb.core.dims import DimMismatch
+from symnb.core.source import SourceLoc
+from symnb.errors import DeviceOutOfMemory
 
 X = sn.tensor("x", shape=("n", 3))
 LABELS = sn.tensor("labels", shape=(3,), dtype="int64")
@@ -449,3 +460,75 @@ def test_an_op_class_without_perform_is_named_when_it_runs():
     x = sn.vector("x")
     with pytest.raises(RuntimeFailure, match=r"NotImplementedError: Halve defines no perform"):
         sn.function([x], Halve()(x), backend="py")(np.ones(2))
+
+
+def _exception_classes() -> list[type]:
+    """Every exception and warning class defined in symnb (each module imported)."""
+    found: dict[int, type] = {}
+    for info in pkgutil.walk_packages(sn.__path__, "symnb."):
+        if info.name.endswith("__main__"):  # (runs the command line)
+            continue
+        for value in vars(importlib.import_module(info.name)).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseException)
+                and value.__module__.startswith("symnb.")
+            ):
+                found[id(value)] = value
+    return sorted(found.values(), key=lambda cls: (cls.__module__, cls.__name__, id(cls)))
+
+
+#: the arguments of the classes made of more than a message
+ARGUMENTS = {
+    DeviceOutOfMemory: ("gpu0", 4096, "its memory is full", "try smaller batches", 8192),
+    CompilerUnusable: ("cc cannot build a library: ...", "cc: no stdio.h"),
+    DimMismatch: (3, "n"),
+}
+
+
+def test_every_symnb_exception_pickles_to_the_same_class_and_message():
+    """A worker process's error reaches the caller (``ProcessPoolExecutor``, ``Pool``, Dask
+    pickle it): the classes tracebacks show under a public name (a wrong-shaped argument's
+    InputError, a scan's ShapeError and ShapeIndexError) were a PicklingError ("it's not
+    the same object as symnb.errors.InputError"), and those made of more than a message
+    (CompilerUnusable, DimMismatch) a TypeError when loaded."""
+    classes = _exception_classes()
+    shown = [
+        cls
+        for cls in classes
+        if getattr(sys.modules[cls.__module__], cls.__name__, None) is not cls
+    ]
+    assert {cls.__name__ for cls in shown} == {"InputError", "ShapeError", "ShapeIndexError"}
+    assert len(shown) == 4 and len(classes) > 50
+    for cls in classes:
+        error = cls(*ARGUMENTS.get(cls, ("what went wrong",)))
+        error.location = SourceLoc("lesson.py", 12)
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is cls, cls
+        assert (str(back), back.args, vars(back)) == (str(error), error.args, vars(error)), cls
+        assert type(copy.deepcopy(error)) is cls
+
+
+def test_a_calls_and_a_scans_errors_pickle_as_the_errors_they_are():
+    """The errors themselves: an InputError naming the input (``except sn.InputError`` and
+    ``except sn.ShapeError`` catch the loaded one), a scan's n_steps < 0 and ``hs[-1]`` of
+    no steps; tracebacks still name the public classes."""
+    x, n = sn.vector("x"), sn.scalar("n", dtype="int64")
+    hs, _ = sn.scan(lambda h: h * 2, outputs_info=[x], n_steps=n)
+    f = sn.function([x], x * 2, backend="py")
+    last = sn.function([x, n], hs[-1], backend="py")
+    calls = [
+        (lambda: f(np.ones((2, 2))), sn.InputError, "symnb.errors.InputError: input 0 'x'"),
+        (lambda: last(np.ones(2), -1), sn.ShapeError, "symnb.control.loop.ShapeError: scan: "),
+        (lambda: last(np.ones(2), 0), sn.ShapeIndexError, "symnb.control.loop.ShapeIndexError"),
+    ]
+    for call, public, shown in calls:
+        with pytest.raises(public) as caught:
+            call()
+        assert traceback.format_exception_only(caught.value)[0].startswith(shown)
+        back = pickle.loads(pickle.dumps(caught.value))
+        assert type(back) is type(caught.value) and str(back) == str(caught.value)
+        assert back.location == caught.value.location is not None
+        with pytest.raises(public):
+            raise back
+    assert isinstance(back, IndexError) and isinstance(back, sn.ShapeError)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -319,6 +320,102 @@ def test_filters_naming_a_module_select_the_warnings_given_at_its_lines(
         with pytest.raises(sn.Float64Warning) as info:
             builds[sn.Float64Warning]()
     assert info.value.location.lineno == 9
+
+
+FLOAT64_AT_LINE_3 = """\
+import numpy as np, symnb as sn
+y = sn.vector("y", dtype="float32")
+z = y + sn.shared(np.zeros(4, "float64"), name="w")
+print("built")
+"""
+
+
+def test_a_warning_from_python_c_or_stdin_is_shown_and_the_program_goes_on(tmp_path):
+    """``python -c`` and ``python -`` (how worker scripts are started): ``__main__``'s loader
+    is BuiltinImporter, whose ``get_source('__main__')`` raises; its globals were handed to
+    ``warn_explicit``, so every symnb warning was an ImportError ("'__main__' is not a
+    built-in module"), and the first compile under an unusable compile directory died
+    instead of falling back with its warning."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sn.__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    for argv, stdin in (
+        ([sys.executable, "-c", FLOAT64_AT_LINE_3], None),
+        ([sys.executable, "-"], FLOAT64_AT_LINE_3),
+    ):
+        done = subprocess.run(
+            argv, input=stdin, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0 and done.stdout == "built\n", done.stderr
+        where = "<string>" if argv[1] == "-c" else "<stdin>"
+        assert f"{where}:3: Float64Warning: add: 'w' (float64(4,)) is a float64" in done.stderr
+        assert "ImportError" not in done.stderr
+
+
+class _BrokenLoader:
+    """A module's loader whose ``get_source`` raises what it likes."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def get_source(self, name):
+        raise self.error
+
+
+class _ShortLoader:
+    """A loader whose source has fewer lines than the line that warns."""
+
+    @staticmethod
+    def get_source(name):
+        return "# one line"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"__loader__": importlib.machinery.BuiltinImporter},  # python -c, python -
+        {"__loader__": _BrokenLoader(RuntimeError("no source here"))},
+        {"__loader__": _BrokenLoader(KeyError("x"))},
+        {"__loader__": _ShortLoader()},
+        {"__loader__": object(), "__name__": None},
+        {"__warningregistry__": []},  # (not the dict warnings keeps there)
+    ],
+    ids=["builtin", "runtime-error", "key-error", "short-source", "no-get-source", "registry"],
+)
+def test_a_warning_in_code_of_any_module_globals_is_only_what_the_filters_make_it(extra):
+    """Code exec'd with globals whose loader cannot give its source (frozen, zipimported or
+    made-up modules, IPython cells, ``python -c``): the warning is shown, or raised by an
+    "error" filter as the located warning, never the loader's error."""
+    namespace = {"__name__": "made_up", "np": np, "sn": sn, **extra}
+    code = compile(FLOAT64_AT_LINE_3.replace('print("built")', ""), "made_up.py", "exec")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(code, dict(namespace))
+    assert [(w.category, w.filename, w.lineno) for w in caught] == [
+        (sn.Float64Warning, "made_up.py", 3)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sn.Float64Warning)
+        with pytest.raises(sn.Float64Warning) as info:
+            exec(code, dict(namespace))
+    assert (info.value.location.filename, info.value.location.lineno) == ("made_up.py", 3)
+    assert str(info.value).startswith("add: 'w' (float64(4,)) is a float64 shared variable")
+
+
+def test_a_warning_in_a_zipimported_module_shows_its_line(tmp_path, monkeypatch, request):
+    """A module imported from a zip file: its loader gives the source, so the located
+    warning an "error" filter raises ends with the line's code (as from a file)."""
+    archive = tmp_path / "lessons.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("zipped_layers.py", LAYERS)
+    monkeypatch.syspath_prepend(str(archive))
+    layers = importlib.import_module("zipped_layers")
+    request.addfinalizer(lambda: sys.modules.pop("zipped_layers", None))
+    x = sn.tensor("x", shape=(3,), dtype="float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sn.Float64Warning)
+        with pytest.raises(sn.Float64Warning) as info:
+            layers.mix(x, sn.shared(np.zeros(3)))
+    assert str(info.value).endswith(f"\n  at {layers.__file__}, line 9: return x + b")
 
 
 def test_a_relative_sys_path_entry_to_symnb_still_gives_the_users_line(tmp_path):

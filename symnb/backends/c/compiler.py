@@ -118,6 +118,9 @@ class CompilerUnusable(CompileError):
         super().__init__(message)
         self.reason = reason
 
+    def __reduce__(self):  # (made again with both: its args hold the message alone)
+        return type(self), (*self.args, self.reason), self.__dict__
+
 
 def find_compiler() -> str | None:
     """The compiler's absolute path: ``sn.config.cc``, else ``$CC``, else the first of
