@@ -733,6 +733,38 @@ def test_more_theano_functions_against_numpy(name, build, values, want):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+def test_nlinalg_alloc_diag_takes_a_vector_and_extract_diag_a_matrix_as_in_theano():
+    """Theano's ``AllocDiag`` refuses anything but a vector and ``ExtractDiag`` anything but
+    a matrix; only ``nlinalg.diag`` takes either. All three were ``sn.diag``: alloc_diag of
+    a matrix returned its diagonal and extract_diag of a vector built a matrix."""
+    v, m = T.dvector("v"), T.dmatrix("m")
+    a, b = np.array([1.0, 2.0, 3.0]), np.arange(9.0).reshape(3, 3)
+    np.testing.assert_array_equal(run([v], T.nlinalg.alloc_diag(v), a), np.diag(a))
+    np.testing.assert_array_equal(run([m], T.nlinalg.extract_diag(m), b), np.diag(b))
+    np.testing.assert_array_equal(run([v], T.nlinalg.diag(v), a), np.diag(a))
+    np.testing.assert_array_equal(run([m], T.nlinalg.diag(m), b), np.diag(b))
+    wrong = [
+        (
+            T.nlinalg.alloc_diag,
+            m,
+            "alloc_diag: x must be a vector, as in Theano, not 'm' "
+            r"\(float64\(\?, \?\)\)\n  hint: T.nlinalg.extract_diag\(x\) takes a matrix",
+        ),
+        (
+            T.nlinalg.extract_diag,
+            v,
+            "extract_diag: x must be a matrix, as in Theano, not 'v' "
+            r"\(float64\(\?,\)\)\n  hint: T.nlinalg.alloc_diag\(x\) takes a vector",
+        ),
+        (T.nlinalg.alloc_diag, T.dscalar("s"), r"alloc_diag: x must be a vector, .* not 's'"),
+        (T.nlinalg.extract_diag, T.tensor3("t"), r"extract_diag: x must be a matrix, .* not 't'"),
+    ]
+    for fn, x, message in wrong:
+        with pytest.raises(sn.ShapeError, match=f"^T.nlinalg.{message}") as error:
+            fn(x)
+        assert error.value.location.filename == __file__
+
+
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
 def test_slinalg_cholesky_reads_only_the_triangle_theano_reads(mode):
     """Theano's ``Cholesky(lower)`` is ``scipy.linalg.cholesky(x, lower)``: the factor of the
