@@ -1,8 +1,8 @@
 """Rules only the values decide, checked when the function runs: ``x`` unchanged, or an
 error that says what was asked (the rule is checked when the graph is built wherever the
 types or constants already tell): shapes (``at_most``, ``same_shape``, ``shape_from``,
-``has_shape``), the domains of random draws' parameters (``in_domain``) and class labels
-(``ClassLabels``)."""
+``has_shape``, ``square_matrices``), the domains of random draws' parameters (``in_domain``)
+and class labels (``ClassLabels``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from symnb.core.dim_sizes import SizeConflict, bind_all_derived
 from symnb.core.dims import evaluate, format_shape, is_symbolic
 from symnb.core.op import Op
+from symnb.core.source import user_location
 from symnb.core.types import TensorType
 from symnb.core.variable import Variable, as_variable
 from symnb.errors import CheckedShapeError, DTypeError, ShapeError
@@ -315,3 +316,46 @@ def has_shape(x, shape, sources, what: str) -> Variable:
         if is_symbolic(d)
     )
     return HasShape(what, shape, names)(x, *sources)
+
+
+class SquareMatrices(Op):
+    """A copy of x where its last two axes have one length when the function runs (a stack
+    of square matrices whose dims the types do not prove equal); else a ShapeError:
+    ``what`` (the op and x) "is not square", with both lengths and x's shape, at ``source``,
+    the user's line that built the check (not a prop: equal checks of one x merge)."""
+
+    dtype_rule = "x's dtype"
+    __props__ = ("what",)
+
+    def __init__(self, what: str, source=None):
+        self.what, self.source = str(what), source
+
+    def infer_types(self, x):
+        if x.type.ndim < 2:
+            raise ShapeError(f"{self.what} has {x.type.ndim} dims; a matrix is needed")
+        return [x.type]
+
+    def perform(self, x):
+        shape = np.shape(x)
+        if shape[-2] != shape[-1]:
+            raise CheckedShapeError(
+                f"{self.what} is not square: its last two dims are {shape[-2]} and "
+                f"{shape[-1]} (shape {format_shape(shape)}, when the function ran)",
+                self.source,
+            )
+        return np.array(x, copy=True)
+
+    def grad(self, inputs, outputs, output_grads):
+        return [output_grads[0]]
+
+
+def square_matrices(x, what: str) -> Variable:
+    """``x``, once its last two dims are checked to be equal when the function runs (no
+    check where the types prove it: one int or one name); ``what`` names the op and x."""
+    x = as_variable(x)
+    rows, cols = x.type.shape[-2:]
+    if rows == cols and rows is not None:
+        return x
+    checked = SquareMatrices(what, user_location())(x)
+    checked.name = x.name  # (x itself, to the messages of what reads it)
+    return checked

@@ -16,6 +16,7 @@ from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
 from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops._square import eye_like
+from symnb.ops.checks import square_matrices
 from symnb.ops.elemwise import mul
 from symnb.ops.layout import flatten
 from symnb.ops.linalg import as_array as _array
@@ -106,10 +107,13 @@ def _paired(dim_a, dim_b, message) -> None:
 def matrix_power(a, n):
     """``np.linalg.matrix_power``: each square matrix of a to the integer power ``n`` by
     repeated squaring, as NumPy multiplies (so the products round alike); ``n < 0`` is the
-    power of ``inv(a)``, ``n == 0`` the identity in a's dtype."""
+    power of ``inv(a)``, ``n == 0`` the identity in a's dtype. A non-square a is refused for
+    every n, as NumPy refuses it: when the graph is built where the dims tell, else when the
+    function runs."""
     a = _array(a)
     n = _exponent(n)
     _check_square(a)
+    a = square_matrices(a, f"matrix_power: {a.describe()}")  # every n, when the types cannot tell
     if n == 0:
         return eye_like(a)
     if n < 0:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import symnb as sn
 import symnb.compat.theano as theano
@@ -730,6 +731,66 @@ def test_more_theano_functions_against_numpy(name, build, values, want):
     inputs = [T.TensorType("float64", (False,) * np.ndim(v))(f"v{i}") for i, v in enumerate(values)]
     got = run(inputs, build(*inputs), *values)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_nlinalg_alloc_diag_takes_a_vector_and_extract_diag_a_matrix_as_in_theano():
+    """Theano's ``AllocDiag`` refuses anything but a vector and ``ExtractDiag`` anything but
+    a matrix; only ``nlinalg.diag`` takes either. All three were ``sn.diag``: alloc_diag of
+    a matrix returned its diagonal and extract_diag of a vector built a matrix."""
+    v, m = T.dvector("v"), T.dmatrix("m")
+    a, b = np.array([1.0, 2.0, 3.0]), np.arange(9.0).reshape(3, 3)
+    np.testing.assert_array_equal(run([v], T.nlinalg.alloc_diag(v), a), np.diag(a))
+    np.testing.assert_array_equal(run([m], T.nlinalg.extract_diag(m), b), np.diag(b))
+    np.testing.assert_array_equal(run([v], T.nlinalg.diag(v), a), np.diag(a))
+    np.testing.assert_array_equal(run([m], T.nlinalg.diag(m), b), np.diag(b))
+    wrong = [
+        (
+            T.nlinalg.alloc_diag,
+            m,
+            "alloc_diag: x must be a vector, as in Theano, not 'm' "
+            r"\(float64\(\?, \?\)\)\n  hint: T.nlinalg.extract_diag\(x\) takes a matrix",
+        ),
+        (
+            T.nlinalg.extract_diag,
+            v,
+            "extract_diag: x must be a matrix, as in Theano, not 'v' "
+            r"\(float64\(\?,\)\)\n  hint: T.nlinalg.alloc_diag\(x\) takes a vector",
+        ),
+        (T.nlinalg.alloc_diag, T.dscalar("s"), r"alloc_diag: x must be a vector, .* not 's'"),
+        (T.nlinalg.extract_diag, T.tensor3("t"), r"extract_diag: x must be a matrix, .* not 't'"),
+    ]
+    for fn, x, message in wrong:
+        with pytest.raises(sn.ShapeError, match=f"^T.nlinalg.{message}") as error:
+            fn(x)
+        assert error.value.location.filename == __file__
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_slinalg_cholesky_reads_only_the_triangle_theano_reads(mode):
+    """Theano's ``Cholesky(lower)`` is ``scipy.linalg.cholesky(x, lower)``: the factor of the
+    symmetric matrix whose lower (``lower=False``: UPPER) triangle x holds, the other never
+    read, and its gradient lives on that triangle. ``lower=False`` factored x's lower
+    triangle and transposed the factor (a diagonal for an x that holds only its upper one)."""
+    upper = np.array([[4.0, 2.0, 0.4], [0.0, 3.0, 0.5], [0.0, 0.0, 2.0]])
+    spd = upper + np.triu(upper, 1).T
+    for lower, held in [(False, upper + 9 * np.tril(np.ones(3), -1)), (True, upper.T)]:
+        x = T.dmatrix("x")
+        factor = T.slinalg.cholesky(x, lower=lower)
+        f = theano.function([x], [factor, T.grad(factor.sum(), x)], mode=mode)
+        got, grad = f(held)  # (the triangle not read holds garbage, 9s or zeros)
+        want = scipy.linalg.cholesky(held, lower=lower)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got @ got.T if lower else got.T @ got, spd, rtol=1e-12)
+        step, numeric = 1e-6, np.zeros((3, 3))  # d sum(factor) / d x[i, j], SciPy's
+        for i, j in np.ndindex(3, 3):
+            bump = np.zeros((3, 3))
+            bump[i, j] = step
+            plus = scipy.linalg.cholesky(held + bump, lower=lower).sum()
+            minus = scipy.linalg.cholesky(held - bump, lower=lower).sum()
+            numeric[i, j] = (plus - minus) / (2 * step)
+        np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+        unread = np.tril(grad, -1) if not lower else np.triu(grad, 1)
+        assert not unread.any()  # zero on the triangle not read
 
 
 @pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])

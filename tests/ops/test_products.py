@@ -79,6 +79,33 @@ def test_matrix_power_matches_numpy(n, shape, dtype, rng, backend):
     check(got, want, rtol=tolerance(want.dtype, 100), atol=tolerance(want.dtype, 100))
 
 
+@pytest.mark.parametrize("n", [-2, -1, 0, 1, 2, 3, 5])
+def test_matrix_power_refuses_a_non_square_matrix_when_it_runs(n, rng, backend):
+    """np.linalg.matrix_power refuses a non-square matrix whatever n is: so does symnb when
+    the dims are known only when the function runs (n 0 gave a (2, 3) "identity", n 1 the
+    input itself, n 2 a raw matmul error), for every n, naming a, its shape and the line."""
+    cases = [
+        ((None, None), (2, 3), "(?, ?)", "2 and 3 (shape (2, 3)"),
+        ((None, 3, None), (2, 3, 4), "(?, 3, ?)", "3 and 4 (shape (2, 3, 4)"),
+        (("k", None), (2, 3), "(k, ?)", "2 and 3 (shape (2, 3)"),
+    ]
+    for dims, shape, declared, said in cases:
+        a = sn.tensor("a", shape=dims)
+        f = sn.function([a], sn.matrix_power(a, n), backend=backend)  # the line named
+        with pytest.raises(sn.ShapeError) as info:
+            f(np.ones(shape))
+        message = str(info.value)
+        assert f"matrix_power: 'a' (float64{declared}) is not square" in message, message
+        assert f"its last two dims are {said}, when the function ran)" in message, message
+        assert info.value.location.filename == __file__
+        assert "sn.matrix_power(a, n), backend=backend)" in message
+        square = invertible(rng, shape[:-2] + (3, 3), "float64")  # square values still run
+        want = np.linalg.matrix_power(square, n)
+        check(f(square), want, rtol=tolerance(want.dtype, 100), atol=tolerance(want.dtype, 100))
+    m = sn.tensor("m", shape=("k", "k"))  # proven square by its type: no check is built
+    assert sn.matrix_power(m, 1) is m
+
+
 def test_numpys_spellings_build_the_products(rng):
     a, b = random_array(rng, (2, 3), "float64"), random_array(rng, (4, 3), "float64")
     m = invertible(rng, (3, 3), "float64")
