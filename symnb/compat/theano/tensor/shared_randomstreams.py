@@ -18,7 +18,7 @@ from symnb.config import config
 from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype
 from symnb.core.variable import Constant, Variable
-from symnb.errors import DTypeError
+from symnb.errors import DTypeError, ShapeError
 from symnb.ops.checks import has_shape
 from symnb.ops.elemwise import cast
 from symnb.ops.philox import seed_key
@@ -264,7 +264,7 @@ def _size(size, ndim):
         length = len(size) if isinstance(size, (tuple, list)) else 1
     if isinstance(length, int):
         if length != ndim:
-            raise _at_user_line(ValueError(f"random: size {size!r} does not have ndim={ndim}"))
+            raise _at_user_line(ShapeError(f"random: size {size!r} does not have ndim={ndim}"))
         return size
     what = f"random: the size vector {size.describe()} must have ndim={int(ndim)} entries"
     return has_shape(size, (int(ndim),), [], what)

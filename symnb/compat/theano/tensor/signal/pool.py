@@ -27,7 +27,7 @@ from symnb.compat.theano.missing import missing_names
 from symnb.control.ifelse import ifelse
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import ArgumentError, ShapeError
 from symnb.grad import Lop
 from symnb.ops import elemwise
 from symnb.ops.conv import avg_pool2d, max_pool2d
@@ -63,12 +63,12 @@ def pool_2d(
     if mode == "average":
         mode = "average_inc_pad"
     if mode not in MODES:
-        raise _at_user_line(ValueError(f"pool_2d: mode must be one of {MODES}, not {mode!r}"))
+        raise _at_user_line(ArgumentError(f"pool_2d: mode must be one of {MODES}, not {mode!r}"))
     keep_partial = not ignore_border  # None: Theano 1.0's default, False
     if keep_partial and pad != (0, 0):
-        raise _at_user_line(ValueError("pool_2d: padding works only with ignore_border=True"))
+        raise _at_user_line(ArgumentError("pool_2d: padding works only with ignore_border=True"))
     if any(p >= w for p, w in zip(pad, ws)):
-        raise _at_user_line(ValueError(f"pool_2d: pad {pad} must be smaller than ws {ws}"))
+        raise _at_user_line(ArgumentError(f"pool_2d: pad {pad} must be smaller than ws {ws}"))
     x = as_variable(input)
     lead, x4 = _as_nchw(x)
     image, fits = x4, None if keep_partial else _fits(x4, ws, pad)
@@ -172,7 +172,7 @@ def _as_nchw(x: Variable):
     """x with length-1 dims in front to make it 4-d, and how many were added."""
     if x.type.ndim < 2 or x.type.ndim > 4:
         raise _at_user_line(
-            ValueError(f"pool_2d: input {x.describe()} must have 2 to 4 dims (pooled: the last 2)")
+            ShapeError(f"pool_2d: input {x.describe()} must have 2 to 4 dims (pooled: the last 2)")
         )
     lead = 4 - x.type.ndim
     return lead, dimshuffle(x, *(["x"] * lead), *range(x.type.ndim)) if lead else x
@@ -180,16 +180,16 @@ def _as_nchw(x: Variable):
 
 def _either(new, old, new_name, old_name):
     if new is not None and old is not None:
-        raise _at_user_line(ValueError(f"pool_2d: give {new_name} or {old_name}, not both"))
+        raise _at_user_line(ArgumentError(f"pool_2d: give {new_name} or {old_name}, not both"))
     return new if new is not None else old
 
 
 def _pair(value, what) -> tuple[int, int]:
     if value is None:
-        raise _at_user_line(ValueError(f"pool_2d: {what} (the window size) is needed"))
+        raise _at_user_line(ArgumentError(f"pool_2d: {what} (the window size) is needed"))
     pair = (value, value) if isinstance(value, numbers.Integral) else tuple(value)
     if len(pair) != 2 or not all(isinstance(v, numbers.Integral) for v in pair):
-        raise _at_user_line(ValueError(f"pool_2d: {what} must be a pair of ints, not {value!r}"))
+        raise _at_user_line(ArgumentError(f"pool_2d: {what} must be a pair of ints, not {value!r}"))
     return tuple(int(v) for v in pair)
 
 
