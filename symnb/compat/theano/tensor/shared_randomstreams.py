@@ -266,5 +266,6 @@ def _size(size, ndim):
         if length != ndim:
             raise _at_user_line(ShapeError(f"random: size {size!r} does not have ndim={ndim}"))
         return size
-    what = f"random: the size vector {size.describe()} must have ndim={int(ndim)} entries"
+    size_vector = size.describe_as("the size vector", "the unnamed size vector")
+    what = f"random: {size_vector} must have ndim={int(ndim)} entries"
     return has_shape(size, (int(ndim),), [], what)

@@ -172,7 +172,9 @@ def _as_nchw(x: Variable):
     """x with length-1 dims in front to make it 4-d, and how many were added."""
     if x.type.ndim < 2 or x.type.ndim > 4:
         raise _at_user_line(
-            ShapeError(f"pool_2d: input {x.describe()} must have 2 to 4 dims (pooled: the last 2)")
+            ShapeError(
+                f"pool_2d: {x.describe_as('input')} must have 2 to 4 dims (pooled: the last 2)"
+            )
         )
     lead = 4 - x.type.ndim
     return lead, dimshuffle(x, *(["x"] * lead), *range(x.type.ndim)) if lead else x
