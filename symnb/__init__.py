@@ -39,9 +39,11 @@ from symnb.core.shapes.warnings import (  # noqa: F401 - one warning category pe
     SqueezeUnknownDimWarning,
     SuspiciousAxisWarning,
 )
+from symnb.core.source import at_user_line as _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.upcast import Float64Warning  # noqa: F401 - a float64 shared in float32 work
 from symnb.core.variable import Constant, SharedVariable, Variable
+from symnb.core.variable import describe_value as _describe_value
 from symnb.errors import (
     ArgumentError,
     DeviceError,
@@ -99,7 +101,20 @@ def unload_ipython_extension(ipython):
 
 
 def eval(var, inputs=None, backend="py"):  # noqa: A001 - mirrors var.eval
-    """Compute ``var`` for the given ``{variable: value}`` inputs."""
+    """Compute ``var`` (a symbolic variable) for the given ``{variable: value}`` inputs;
+    anything else for ``var`` is an ArgumentError naming it."""
+    if not isinstance(var, Variable):
+        several = (
+            "; evaluate each (sn.eval(v, inputs)), or compile them together with sn.function"
+            if isinstance(var, (list, tuple))
+            else ""
+        )
+        raise _at_user_line(
+            ArgumentError(
+                f"sn.eval: var is the symbolic variable to compute, not "
+                f"{_describe_value(var)}{several}"
+            )
+        )
     return var.eval(inputs, backend=backend)
 
 

@@ -36,7 +36,7 @@ def check_inputs(inputs) -> list[Variable]:
                 )
             )
         if any(var is other for other in inputs[:i]):
-            raise _at_user_line(GraphError(f"input {var.describe()} is listed twice"))
+            raise _at_user_line(GraphError(f"{var.describe_as('input')} is listed twice"))
         try:  # (``x.name = 7``: checked when the variable was made; a keyword names it)
             check_name(var.name, var.type)
         except ArgumentError as exc:

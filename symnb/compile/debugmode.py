@@ -252,7 +252,7 @@ def _node_text(node) -> str:
 
 def _inputs_text(node, args) -> str:
     return "\n".join(
-        f"  input {v.describe()}: "
+        f"  {v.describe_as('input')}: "
         + ("not computed (its side not taken)" if a is None else _summary(np.asarray(a)))
         for v, a in zip(node.inputs, args)
     )

@@ -5,13 +5,23 @@ exactly one input of the graph; ``Variable.eval`` reaches this through the "eval
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from symnb.compile.function import function
 from symnb.core.graph import leaves
-from symnb.core.variable import Variable
-from symnb.errors import GraphError
+from symnb.core.source import at_user_line
+from symnb.core.variable import Variable, describe_value
+from symnb.errors import ArgumentError, GraphError
 
 
 def evaluate(var: Variable, inputs: dict, backend: str):
+    if not isinstance(inputs, Mapping):  # (a list was read as its values' keys, an int failed)
+        raise at_user_line(
+            ArgumentError(
+                f"eval of {var.describe()}: inputs is a dict {{input variable or its name: "
+                f"value}}, not {describe_value(inputs)}"
+            )
+        )
     keys = [_resolve(var, key) for key in inputs]
     return function(keys, var, backend=backend)(*inputs.values())
 

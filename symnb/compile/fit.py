@@ -58,7 +58,7 @@ def tied_dims(updates: list) -> dict:
     ties: dict = {}
     tied_by: dict = {}  # name -> the update that tied it, for that error
     for shared, value in updates:
-        what = f"the update of shared {shared.describe()}"
+        what = f"the update of {shared.describe_as('shared')}"
         for dim, size in zip(value.type.shape, shared.type.shape):
             if not (isinstance(dim, str) and isinstance(size, int)):
                 continue

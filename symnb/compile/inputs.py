@@ -324,7 +324,7 @@ def shared_sizes(shared, tied: dict | None = None) -> dict:
         for axis, d in enumerate(var.type.shape):
             if not isinstance(d, str):
                 continue
-            label = f"shared {var.describe()}"
+            label = var.describe_as("shared")
             seen = sizes.setdefault(d, (shape[axis], label))
             if seen[0] != shape[axis]:
                 raise InputShapeError(
@@ -347,7 +347,7 @@ def _bind_derived(specs, arrays, shared, sizes: dict) -> None:
     values = [(spec.derived, array.shape, spec.label) for spec, array in zip(specs, arrays)]
     for var in shared:
         derived = [(i, d) for i, d in enumerate(var.type.shape) if isinstance(d, DimExpr)]
-        values.append((derived, var.current_value().shape, f"shared {var.describe()}"))
+        values.append((derived, var.current_value().shape, var.describe_as("shared")))
     if not any(derived for derived, _, _ in values):
         return
     try:
@@ -370,7 +370,7 @@ def check_updated_sizes(shared, updates: list, values: list, labels: tuple) -> N
     entries = []
     for var in kept + [var for var in shared if id(var) in new]:
         value, label = new.get(id(var), (var.current_value(), None))
-        what = f"{'' if label is None else 'the update of '}shared {var.describe()}"
+        what = f"{'' if label is None else 'the update of '}{var.describe_as('shared')}"
         entries.append((var, value.shape, label, what))
     try:
         bind_values([(var.type.shape, shape, what) for var, shape, _, what in entries])
@@ -382,6 +382,6 @@ def _retied(entry, exc: SizeConflict) -> InputShapeError:
     var, shape, label, _ = entry
     said = "its value" if label is None else label
     return InputShapeError(
-        f"shared {var.describe()}: {said} has shape {shape}: {exc}; no shared value was "
+        f"{var.describe_as('shared')}: {said} has shape {shape}: {exc}; no shared value was "
         "written (update them alike)"
     )

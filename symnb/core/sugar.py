@@ -291,14 +291,14 @@ class TensorMethods:
         name = self.label or "x"
         if self.type.ndim < 2:
             return (
-                f"cannot iterate over symbolic {self.describe()}: its elements exist when the "
+                f"cannot iterate over {self.describe_as('symbolic')}: its elements exist when the "
                 f"function runs\n  hint: index them ({name}[0], {name}[1], ...), or apply an op "
                 "to the whole variable"
             )
         rest = "" if self.type.ndim <= 2 else f"{name}.shape[2:]"
         joined = f"{name}.reshape(-1)" if not rest else f"{name}.reshape((-1,) + {rest})"
         return (
-            f"cannot iterate over symbolic {self.describe()}: its rows exist when the function "
+            f"cannot iterate over {self.describe_as('symbolic')}: its rows exist when the function "
             f"runs\n  hint: index the rows ({name}[0], {name}[1], ...); a NumPy function given "
             f"one variable for a sequence of arrays joins its rows: np.concatenate({name}) is "
             f"{joined}, np.stack({name}) is {name} itself"

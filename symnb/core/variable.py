@@ -75,6 +75,10 @@ class _MadeOnFirstUse:
         return value
 
 
+#: how ``describe()`` names a variable with no name
+_UNNAMED = "an unnamed variable"
+
+
 class Variable(TensorMethods):
     """A symbolic tensor: a type, the node that computes it (``owner``) or none, and a name.
 
@@ -190,8 +194,19 @@ class Variable(TensorMethods):
         """How errors name this variable: its name (or the Python name the user's line gave
         it), dtype and shape."""
         label = self.label or self.assigned_name()
-        name = f"'{label}'" if label else "an unnamed variable"
+        name = f"'{label}'" if label else _UNNAMED
         return f"{name} ({self.type.dtype.name}{format_shape(self.type.shape)})"
+
+    def describe_as(self, word: str, unnamed: str | None = None) -> str:
+        """This variable after a word that says what it is, for messages: ``word`` and its
+        ``describe()`` ("shared 'W' (float32(3,))", "input 'x' (float64(?,))"); where it has
+        no name, ``unnamed`` in place of "an unnamed variable" (by default "an unnamed
+        ``word`` variable": "an unnamed shared variable (float32(3,))"), as "shared an
+        unnamed variable" does not read."""
+        described = self.describe()
+        if not described.startswith(_UNNAMED):
+            return f"{word} {described}"
+        return (unnamed or f"an unnamed {word} variable") + described[len(_UNNAMED) :]
 
     def assigned_name(self) -> str | None:
         """The Python name of an unnamed input or shared variable: the one target of the
@@ -828,7 +843,7 @@ class SharedVariable(Variable):
         """``value`` (on a device) checked as ``keep_on_device`` takes it, nothing stored."""
         self._check(value, what or "the new value")
         if value.dtype != self.type.dtype:
-            raise DTypeError(f"shared {self.describe()} cannot take a {value.dtype} value")
+            raise DTypeError(f"{self.describe_as('shared')} cannot take a {value.dtype} value")
         return value
 
     def cache_on_device(self, value, source) -> None:
@@ -906,7 +921,7 @@ class SharedVariable(Variable):
             and value.shape == current.shape
         ):  # as a training step writes it back
             return value  # the current value's shape was checked: this one fits too
-        label = f"shared {self.describe()}"
+        label = self.describe_as("shared")
         value = _host_value(value, label, self.type.shape)
         array = _numpy_array(value, None, label)
         try:
@@ -916,7 +931,7 @@ class SharedVariable(Variable):
                 integers = array.dtype.kind in "iu" and self.type.dtype.kind in "iu"  # by value
                 if not (integers or np.can_cast(array.dtype, self.type.dtype, "same_kind")):
                     raise DTypeError(
-                        f"shared {self.describe()} cannot take a {array.dtype.name} value"
+                        f"{self.describe_as('shared')} cannot take a {array.dtype.name} value"
                     )
                 with np.errstate(all="ignore"):
                     cast = array.astype(self.type.dtype)
@@ -932,7 +947,7 @@ class SharedVariable(Variable):
     def _changed(self, value, held: str, kind: str = "int") -> DTypeError:
         """The error for a ``kind`` value a cast to the variable's dtype would change."""
         return DTypeError(
-            f"shared {self.describe()} cannot take the {kind} value {value!r}: "
+            f"{self.describe_as('shared')} cannot take the {kind} value {value!r}: "
             f"{held}, and a cast would change it; convert the values yourself if that is "
             "what you want"
         )
@@ -951,7 +966,7 @@ class SharedVariable(Variable):
             except SizeConflict as exc:
                 why = f": {exc}"
         raise InputShapeError(
-            f"shared {self.describe()}: {what} has shape {array.shape}, "
+            f"{self.describe_as('shared')}: {what} has shape {array.shape}, "
             f"which does not fit {format_shape(shape)}{why}"
         )
 

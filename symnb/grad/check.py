@@ -40,10 +40,12 @@ def check_grad(
 ):
     """Check ``sn.grad`` of ``fn`` at ``inputs`` (arrays) against finite differences.
 
-    ``fn`` takes one symbolic variable per array (same dtype and shape) and returns a
-    variable of any shape. Float inputs are checked; integer and boolean ones are held fixed,
-    and so are random draws in ``fn`` (every call repeats their numbers); complex ones are
-    a DTypeError, as ``sn.grad`` refuses them (``_refuse_complex``).
+    ``fn`` (a callable) takes one symbolic variable per array (same dtype and shape) and
+    returns a variable of any shape. ``inputs`` is a list or tuple of arrays, one per
+    argument of ``fn`` (a lone array is an ArgumentError: write ``[array]``). Float inputs
+    are checked; integer and boolean ones are held fixed, and so are random draws in ``fn``
+    (every call repeats their numbers); complex ones are a DTypeError, as ``sn.grad``
+    refuses them (``_refuse_complex``).
     ``eps``: the step (a positive finite number), ``rtol``/``atol``: the tolerances
     (non-negative numbers); None takes each from the input's dtype (``DEFAULTS``).
     ``rng`` (a Generator or a seed) draws the projection; raises GradientError on mismatch.
@@ -53,6 +55,7 @@ def check_grad(
     allowed: a layer's own types, Theano's ``verify_grad``); by default new tensors of each
     array's dtype and shape, named ``x0``, ``x1``...
     """
+    _check_arguments(fn, inputs)
     _check_options(eps=eps, rtol=rtol, atol=atol)
     # the compiler sits above grad; every call sees the same random draws (finite
     # differences of fresh noise would be noise)
@@ -77,6 +80,36 @@ def check_grad(
         numeric = numeric_gradient(cost_fn, arrays, i, e)
         _compare(i, xs[i], np.asarray(g, dtype="float64"), numeric, r, a, e)
     return None
+
+
+def _check_arguments(fn, inputs) -> None:
+    """``fn`` a callable and ``inputs`` a list or tuple of arrays, else an ArgumentError
+    naming the argument: a number for ``fn`` failed calling it, and a lone array for
+    ``inputs`` was iterated as one input per row (a vector of 3, three 0-d inputs). A lone
+    array is refused, not taken as the one input: a matrix's rows may be meant as inputs,
+    and Theano's ``verify_grad`` refused it too."""
+    if not callable(fn):
+        raise at_user_line(
+            ArgumentError(
+                "check_grad: fn is the function to check (it takes one symbolic variable per "
+                f"input array and returns a variable), not {describe_value(fn)}"
+            )
+        )
+    if not isinstance(inputs, (list, tuple)):
+        raise at_user_line(
+            ArgumentError(
+                "check_grad: inputs is a list (or tuple) of arrays, one per argument of fn, not "
+                f"{describe_argument(inputs)}; for one input write [array]"
+            )
+        )
+
+
+def describe_argument(value) -> str:
+    """An argument given where arrays are meant, as a message names it: an array by its
+    dtype and shape (its repr may be long), anything else as ``describe_value``."""
+    if isinstance(value, np.ndarray):
+        return f"an array {value.dtype.name}{value.shape}"
+    return describe_value(value)
 
 
 def one_output(returned) -> Variable:

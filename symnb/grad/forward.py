@@ -23,7 +23,7 @@ from symnb.core.graph import ancestors, leaves, substitute
 from symnb.core.op import _at_user_line
 from symnb.core.source import warn_at_user
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.grad.errors import DISCONNECTED_HINT, DisconnectedInputError, DisconnectedInputWarning
 from symnb.grad.points import checked_points
 from symnb.grad.reverse import (
@@ -100,7 +100,10 @@ def _tangents(targets, eval_points) -> tuple[list[Variable], list[Variable]]:
     """The eval points, one per ``wrt``, in its dtype, and as given (as variables)."""
     points, _ = variable_list(eval_points, "eval_points")
     if len(points) != len(targets):
-        raise ValueError(f"Rop: {len(targets)} wrt but {len(points)} eval_points")
+        raise ArgumentError(
+            f"Rop: {len(targets)} wrt but {len(points)} eval_points; give one eval point per "
+            "wrt, shaped like it"
+        )
     fitted, given = [], []
     for i, (x, v) in enumerate(zip(targets, points)):
         v = as_variable(v)

@@ -481,8 +481,9 @@ def _check_rule(node: Apply, grads) -> None:
     for x, g in zip(node.inputs, grads):
         if isinstance(g, Variable) and not x.type.is_float and g.type.is_float:
             raise TypeError(
-                f"{node.op.op_name()}.grad returned a {g.type} gradient for its {x.type} "
-                f"input {x.describe()}: gradients are in the wrong order"
+                f"{node.op.op_name()}.grad returned a {g.type} gradient for "
+                f"{x.describe_as('input')}, which is not a float: gradients are in the wrong "
+                "order"
             )
 
 

@@ -231,7 +231,9 @@ class Conv2d(_ConvBase):
         _check_rank(self, x, "input")
         _check_rank(self, w, "filters")
         c, per_group, o = x.type.shape[1], w.type.shape[1], w.type.shape[0]
-        self._check_channels(c, per_group, o, f"input {x.describe()}", f"filters {w.describe()}")
+        self._check_channels(
+            c, per_group, o, x.describe_as("input"), w.describe_as("filters", "the unnamed filters")
+        )
         spatial = self._spatial(x, w)
         dtype = probe_dtype(self, np.matmul, [x, w])
         return [TensorType(dtype, (x.type.shape[0], w.type.shape[0]) + spatial)]
@@ -240,7 +242,8 @@ class Conv2d(_ConvBase):
         kernel = w.type.shape[2:]
         if not all(isinstance(k, int) for k in kernel):
             raise ShapeError(f"conv2d: the kernel size of {w.describe()} must be fixed")
-        described = f"input {x.describe()} with filters {w.describe()}"
+        filters = w.describe_as("filters", "the unnamed filters")
+        described = f"{x.describe_as('input')} with {filters}"
         axes = self._geometry(w.type.shape)
         return tuple(ax.static_out(self, n, described) for ax, n in zip(axes, x.type.shape[2:]))
 
@@ -392,7 +395,7 @@ class _Pool(Op):
     def infer_types(self, x):
         _check_rank(self, x, "input")
         self._check_padding(x)
-        described = f"input {x.describe()}"
+        described = x.describe_as("input")
         spatial = tuple(
             ax.static_out(self, n, described) for ax, n in zip(self._geometry(), x.type.shape[2:])
         )
@@ -428,7 +431,7 @@ def _check_ordered(op, x):
     lowest value): refused when built, as PyTorch's max pooling refuses them."""
     if x.type.dtype.kind == "c":
         raise DTypeError(
-            f"{op.op_name()}: input {x.describe()} is complex, which has no order; "
+            f"{op.op_name()}: {x.describe_as('input')} is complex, which has no order; "
             "pool abs(x) (the magnitudes) or x.real (the real parts)"
         )
 

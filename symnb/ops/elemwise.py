@@ -829,14 +829,13 @@ def _all_ones(var: Variable) -> bool:
 
 @numpy_keywords
 def clip(x, a_min=None, a_max=None) -> Variable:
-    """x limited to [a_min, a_max]; either bound may be None (but not both), as ``np.clip``;
-    NumPy 2's ``min=``/``max=`` name them too (``clip(x, min=0)``).
+    """x limited to [a_min, a_max]; either bound or both may be None, as ``np.clip`` in
+    NumPy 2 (both None: x itself, of its dtype and shape, where NumPy gives a copy of x and
+    NumPy 1 refused it); NumPy 2's ``min=``/``max=`` name them too (``clip(x, min=0)``).
 
     As NumPy 2 (``np.clip``), a Python int bound beyond an integer x's range on the side it
     limits (``clip(uint8, -1, 300)``) limits nothing and is dropped, not cast (which would wrap
     it); one beyond it on the other side (``clip(uint8, 300, 400)``) is refused."""
-    if a_min is None and a_max is None:
-        raise ValueError("clip: give a_min, a_max or both (both are None)")
     x = as_variable(x)
     if x.type.dtype.kind in "iu":
         info = np.iinfo(x.type.dtype)
@@ -844,8 +843,8 @@ def clip(x, a_min=None, a_max=None) -> Variable:
             a_min = None
         if type(a_max) is int and a_max >= info.max:
             a_max = None
-        if a_min is None and a_max is None:
-            return x  # np.clip gives a copy of x: the graph's values are never written to
+    if a_min is None and a_max is None:
+        return x  # np.clip gives a copy of x: the graph's values are never written to
     if a_min is None:
         return minimum(x, a_max)
     if a_max is None:

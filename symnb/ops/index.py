@@ -32,7 +32,7 @@ from symnb.core.op import Op, _at_user_line, located_call
 from symnb.core.shapes.hints import division_hint
 from symnb.core.sugar import _spelled_index
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError, ShapeIndexError, UpdateError
+from symnb.errors import ArgumentError, DTypeError, ShapeError, ShapeIndexError, UpdateError
 from symnb.ops.broadcast import zeros_like as zeros
 from symnb.ops.creation import arange
 from symnb.ops.elemwise import cast, equal, fit_gradient
@@ -690,7 +690,7 @@ def _theano_spelling(view, v, set_instead):
     if node is None or not isinstance(node.op, (Subtensor, AdvancedSubtensor)):
         name = "set_subtensor" if set_instead else "inc_subtensor"
         raise _at_user_line(
-            TypeError(
+            ArgumentError(
                 f"{name}(x[index], v) takes an indexed variable first, got {view.describe()}; "
                 f"write {name}(x[index], v) or {name}(x, index, v)"
             )

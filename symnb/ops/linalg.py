@@ -681,7 +681,7 @@ def _matrix_norm(x, ord, axes, keepdims):
         message = (
             f"norm: matrix ord={ord!r} is not a matrix norm (None, 'fro', 'nuc', ±1, ±2, ±inf)"
         )
-        raise _at_user_line(ValueError(message))
+        raise _at_user_line(ArgumentError(message))
     return expand_dims(out, tuple(sorted(axes))) if keepdims else out
 
 

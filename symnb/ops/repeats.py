@@ -16,7 +16,7 @@ import numpy as np
 from symnb.core.op import Op, _at_user_line
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import DTypeError, ShapeError, ShapeTypeError
 from symnb.ops._axes import axis_entries, one_axis
 from symnb.ops.checks import in_domain
 from symnb.ops.creation import arange, broadcast_to
@@ -207,7 +207,7 @@ def _counts(value, op: str, what: str):
     array = np.asarray(value.value if isinstance(value, Constant) else value)
     if array.dtype.kind not in "iu" or array.ndim > 1 or isinstance(value, bool):
         raise _at_user_line(
-            TypeError(
+            ShapeTypeError(
                 f"{op}: {what} must be an int, integers or an integer variable (scalar or "
                 f"vector), not {value!r}"
             )
@@ -245,7 +245,7 @@ def _one_count(v, op: str, what: str):
     if isinstance(v, Constant) and v.type.ndim == 0 and v.type.dtype.kind in "iu":
         return int(v.value)
     if not isinstance(v, Variable):
-        raise _at_user_line(TypeError(f"{op}: an entry of {what} is an int, not {v!r}"))
+        raise _at_user_line(ShapeTypeError(f"{op}: an entry of {what} is an int, not {v!r}"))
     _check_integer(v, op, what, ndims=(0,))
     return v
 

@@ -415,7 +415,7 @@ def swapaxes(x, axis1, axis2) -> Variable:
 def _one_axis(axis, op: str):
     axis = as_axis(axis)
     if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
-        raise _at_user_line(TypeError(f"{op}: an axis is an int, not {axis!r}"))
+        raise _at_user_line(ShapeTypeError(f"{op}: an axis is an int, not {axis!r}"))
     return axis
 
 

@@ -78,7 +78,7 @@ def _check_types(node, where):
     for var, expected in zip(node.outputs, types, strict=True):
         if not _fits(var.type, expected):
             raise RewriteError(
-                f"{node.op}{where}: output {var.describe()} but its inputs give {expected}"
+                f"{node.op}{where}: {var.describe_as('output')} but its inputs give {expected}"
             )
 
 

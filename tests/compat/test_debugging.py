@@ -126,6 +126,30 @@ def test_verify_grad_refuses_integer_inputs_as_theano():
     assert "test_debugging.py" in message, message
 
 
+def test_verify_grad_refuses_a_fun_or_pt_of_the_wrong_kind_naming_it():
+    """fun=3 failed calling it ("'int' object is not callable"), and a lone array for pt was
+    a plain TypeError without the argument it got; each is an sn.ArgumentError (a
+    TypeError, as Theano's) naming the argument, at the user's line."""
+    for fun, pt, refused in [
+        (
+            3,
+            [np.ones(3)],
+            "verify_grad: fun is the function to check (it takes one symbolic "
+            "variable per array of pt and returns a variable), not 3 (int)",
+        ),
+        (
+            T.sum,
+            np.ones(3),
+            "verify_grad: pt must be a list or tuple of arrays, one per "
+            "argument of fun, not an array float64(3,); for one input write [array]",
+        ),
+    ]:
+        with pytest.raises(sn.ArgumentError) as info:
+            T.verify_grad(fun, pt, rng=0)
+        assert str(info.value).startswith(refused), str(info.value)
+        assert "test_debugging.py" in str(info.value)
+
+
 def test_debug_and_monitor_modes_and_maker():
     x = T.dvector("x")
     for mode in (DebugMode(), theano.compile.DebugMode(), "DebugMode"):

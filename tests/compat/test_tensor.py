@@ -1316,3 +1316,44 @@ def test_specify_shape_checks_the_shape_when_the_function_runs():
         T.specify_shape(fixed, (4, 6))
     gx = T.grad(T.sum(T.specify_shape(x, (n, 5)) ** 2), x)
     np.testing.assert_array_equal(theano.function([x, n], gx)(X, 4), 2 * X)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "builtin", "message"),
+    [
+        (lambda m: T.join(0.5, m, m), sn.ShapeTypeError, TypeError, "T.join: axis must be an int"),
+        (lambda m: T.stack([m], bogus=1), sn.ArgumentError, TypeError, "T.stack: unexpected"),
+        (lambda m: T.stack([]), sn.ArgumentError, ValueError, "T.stack: tensors is empty"),
+        (lambda m: T.round(m, mode="up"), sn.ArgumentError, ValueError, "round: mode must be"),
+        (
+            lambda m: pool.pool_2d(m, (2, 2), mode="median", ignore_border=True),
+            sn.ArgumentError,
+            ValueError,
+            "pool_2d: mode must be one of",
+        ),
+        (
+            lambda m: pool.pool_2d(T.vector(), (2, 2), ignore_border=True),
+            sn.ShapeError,
+            ValueError,
+            "pool_2d: input .* must have 2 to 4 dims",
+        ),
+        (
+            lambda m: theano.shared(np.ones(3), broadcastable=(False, False)),
+            sn.ShapeError,
+            ValueError,
+            r"shared: broadcastable \(False, False\) does not fit a 1-d value",
+        ),
+        (lambda m: theano.In(3), sn.ArgumentError, TypeError, "In: 3 is not a symbolic variable"),
+        (lambda m: T.extra_ops.diff(m, n=-1), sn.ArgumentError, ValueError, "diff: n is the order"),
+        (lambda m: theano.function([m], m, mode="fast"), sn.ArgumentError, ValueError, "unknown"),
+    ],
+)
+def test_a_bad_argument_to_the_layer_is_a_symnb_error_at_the_users_line(
+    call, error, builtin, message
+):
+    """Each was a plain TypeError or ValueError (with the line), which `symnb check` filed as
+    a failure of its own, not as the program's error; each keeps its builtin."""
+    with pytest.raises(error, match=message) as caught:
+        call(T.matrix("m"))
+    assert isinstance(caught.value, sn.SymnbError) and isinstance(caught.value, builtin)
+    assert f"test_tensor.py, line {call.__code__.co_firstlineno}" in str(caught.value)

@@ -149,6 +149,39 @@ def test_eval_and_sn_eval():
     assert float(sn.eval(sn.constant(2.0) + 1)) == 3.0
 
 
+def test_sn_eval_of_no_variable_and_eval_of_no_dict_are_argument_errors_naming_them():
+    """sn.eval("x") and sn.eval(None) were AttributeErrors ("'str' object has no attribute
+    'eval'"), x.eval(3) a TypeError and x.eval([1.0]) a GraphError about "input 0": each is
+    an ArgumentError naming the argument and what it got, at the user's line."""
+    x = sn.vector("x")
+    for call, refused in [
+        (lambda: sn.eval("x"), "sn.eval: var is the symbolic variable to compute, not 'x' (str)"),
+        (lambda: sn.eval(None), "sn.eval: var is the symbolic variable to compute, not None"),
+        (
+            lambda: sn.eval([x], {x: np.ones(2)}),
+            "sn.eval: var is the symbolic variable to compute, not [",
+        ),
+        (
+            lambda: (x * 2).eval([1.0, 2.0]),
+            "eval of an unnamed variable (float64(?,)): inputs is a dict {input variable or "
+            "its name: value}, not [1.0, 2.0] (list)",
+        ),
+        (lambda: sn.eval(x, 3), "eval of 'x' (float64(?,)): inputs is a dict"),
+    ]:
+        with pytest.raises(sn.ArgumentError) as info:
+            call()
+        assert str(info.value).startswith(refused), str(info.value)
+        assert info.value.location.filename == __file__
+    assert "compile them together with sn.function" in _message(lambda: sn.eval((x, x)))
+    np.testing.assert_array_equal(sn.eval(x * 2, {"x": [1.0]}), [2.0])
+
+
+def _message(call) -> str:
+    with pytest.raises(sn.ArgumentError) as info:
+        call()
+    return str(info.value)
+
+
 def test_runtime_failures_name_the_node_and_line():
     x = sn.vector("x")
     y = sn.vector("y")

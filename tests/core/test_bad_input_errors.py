@@ -378,6 +378,33 @@ CASES = [
         "^sigmoid_binary_crossentropy takes 2 inputs, got 1\n",
     ),
     (lambda: sn.add(M, M, M), sn.ArgumentError, TypeError, "^add takes 2 inputs, got 3\n"),
+    # a count, a shift or an axis of the wrong kind, a matrix norm's ord out of its domain:
+    # plain TypeErrors and ValueErrors (with the line), filed by `symnb check` as failures
+    (
+        lambda: sn.tile(X, 1.5),
+        sn.ShapeTypeError,
+        TypeError,
+        r"^tile: reps must be an int, integers or an integer variable \(scalar or vector\), "
+        r"not 1\.5\n",
+    ),
+    (lambda: sn.repeat(X, 1.5), sn.ShapeTypeError, TypeError, "^repeat: repeats must be an int"),
+    (lambda: sn.repeat(X, True), sn.ShapeTypeError, TypeError, "^repeat: repeats .*, not True"),
+    (lambda: sn.roll(X, None), sn.ShapeTypeError, TypeError, "^roll: shift must be .*, not None"),
+    (lambda: sn.tile(X, (2, 0.5)), sn.ShapeTypeError, TypeError, "^tile: an entry of reps is an"),
+    (lambda: sn.swapaxes(X, 0, 1.0), sn.ShapeTypeError, TypeError, "^swapaxes: an axis is an int"),
+    (
+        lambda: sn.norm(M, ord="bogus"),
+        sn.ArgumentError,
+        ValueError,
+        r"^norm: matrix ord='bogus' is not a matrix norm \(None, 'fro', 'nuc', ±1, ±2, ±inf\)",
+    ),
+    (lambda: sn.norm(M, ord=3), sn.ArgumentError, ValueError, "^norm: matrix ord=3 is not a"),
+    (
+        lambda: sn.set_subtensor(X, 1.0),
+        sn.ArgumentError,
+        TypeError,
+        r"^set_subtensor\(x\[index\], v\) takes an indexed variable first, got 'x'",
+    ),
 ]
 
 

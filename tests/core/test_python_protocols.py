@@ -277,6 +277,38 @@ def test_one_variable_where_numpy_takes_a_sequence_is_a_clear_error():
         [row for row in y]
 
 
+def test_messages_name_an_unnamed_variable_after_their_word_in_a_sentence():
+    """describe() of an unnamed variable is "an unnamed variable (...)", so a message that put
+    a word before it read "cannot iterate over symbolic an unnamed variable" or "shared an
+    unnamed variable cannot take ...": the word and the name read as one phrase, named or not."""
+    x = sn.vector("x")
+    messages = []
+    for v in (x, x * 2, sn.matrix("m") + 1):
+        with pytest.raises(sn.InputError) as info:
+            list(v)
+        messages.append(str(info.value).splitlines()[0])
+    assert messages[0].startswith("cannot iterate over symbolic 'x' (float64(?,)): its elements")
+    assert messages[1].startswith(
+        "cannot iterate over an unnamed symbolic variable (float64(?,)): its elements exist"
+    ), messages[1]
+    assert messages[2].startswith(
+        "cannot iterate over an unnamed symbolic variable (float64(?, ?)): its rows exist"
+    ), messages[2]
+    with pytest.raises(sn.DTypeError) as info:  # (no assignment: no name to take from it)
+        sn.shared(np.zeros(2)).set_value(np.zeros(2, dtype=complex))
+    assert str(info.value).startswith(
+        "an unnamed shared variable (float64(2,)) cannot take a complex128 value"
+    ), info.value
+    with pytest.raises(sn.ShapeError) as info:
+        sn.conv2d(sn.tensor("a", shape=(1, 2, 5, 5)) * 1, sn.tensor("w", shape=(2, 3, 2, 2)) * 1)
+    assert str(info.value).startswith(
+        "conv2d: an unnamed input variable (float64(1, 2, 5, 5)) has 2 channels (axis 1) but "
+        "the unnamed filters (float64(2, 3, 2, 2)) take 3"
+    ), info.value
+    assert x.describe_as("input") == "input 'x' (float64(?,))"
+    assert (x + 1).describe_as("output") == "an unnamed output variable (float64(?,))"
+
+
 def test_numpy_methods_take_numpys_arguments():
     """x.astype(dtype, copy=False), x.cumsum(1, np.float32), x.sort(0, 'stable'),
     x.argsort(kind='stable'), x.reshape(shape, order='C'): NumPy's method signatures (they

@@ -151,3 +151,41 @@ def test_check_grad_gives_fn_the_variables_it_is_given(rng):
         sn.check_grad(fn, [x.astype("float32"), w], variables=[a, b])
     with pytest.raises(sn.DTypeError, match=r"variables\[1\] 'b' .* does not fit .*float64\(5,\)"):
         sn.check_grad(fn, [x, rng.standard_normal(5)], variables=[a, b])
+
+
+def test_check_grad_refuses_an_fn_or_inputs_of_the_wrong_kind_naming_it(rng):
+    """fn=3 failed inside the check ("'int' object is not callable"), and a lone array for
+    inputs was iterated as one 0-d input per element ("takes 1 positional argument but 3
+    were given"). Each is an ArgumentError naming the argument, at the user's line; a lone
+    array is refused, not read as one input (a matrix's rows could be meant as inputs)."""
+    for fn, inputs, refused in [
+        (
+            3,
+            [np.ones(3)],
+            "fn is the function to check (it takes one symbolic variable per "
+            "input array and returns a variable), not 3 (int)",
+        ),
+        (None, [np.ones(3)], "fn is the function to check"),
+        (
+            sn.vector("v"),
+            [np.ones(3)],
+            "fn is the function to check (it takes one symbolic "
+            "variable per input array and returns a variable), not 'v' (float64(?,))",
+        ),
+        (
+            lambda a: sn.sum(a**2),
+            np.ones(3),
+            "inputs is a list (or tuple) of arrays, one per "
+            "argument of fn, not an array float64(3,); for one input write [array]",
+        ),
+        (
+            lambda a: sn.sum(a**2),
+            2.0,
+            "inputs is a list (or tuple) of arrays, one per argument of fn, not 2.0 (float)",
+        ),
+    ]:
+        with pytest.raises(sn.ArgumentError) as error:
+            sn.verify_grad(fn, inputs) if fn is None else sn.check_grad(fn, inputs)
+        assert str(error.value).startswith(f"check_grad: {refused}"), str(error.value)
+        assert error.value.location.filename == __file__
+    assert sn.check_grad(lambda a: sn.sum(a**2), (rng.standard_normal(3),)) is None

@@ -34,6 +34,23 @@ def test_an_eval_point_of_another_static_shape_is_refused_at_the_users_line(shap
     assert says in message and "test_rop_checks.py" in message
 
 
+def test_a_count_of_eval_points_other_than_wrts_is_an_argument_error_at_the_users_line():
+    """Rop's was a plain ValueError with no line, where Lop's is an ArgumentError at it."""
+    x, W = f64("x", (3,)), f64("W", (3, 3))
+    with pytest.raises(sn.ArgumentError) as info:
+        sn.Rop(W @ x, [x, W], [x])
+    assert str(info.value).startswith(
+        "Rop: 2 wrt but 1 eval_points; give one eval point per wrt, shaped like it"
+    ), info.value
+    assert info.value.location.filename == __file__
+    with pytest.raises(sn.ArgumentError, match=r"^Rop: 1 wrt but 2 eval_points"):
+        sn.Rop(x**2, x, [x, x])
+    with pytest.raises(sn.ArgumentError) as info:
+        sn.Lop([x**2, x], x, [x])
+    assert str(info.value).startswith("Lop: 2 expressions but 1 eval_points")
+    assert info.value.location.filename == __file__
+
+
 def test_eval_points_of_unknown_and_matching_dims_are_taken():
     x, v = f64("x", (None, 3)), f64("v", ("n", 3))
     got = sn.function([x, v], sn.Rop(2 * x, x, v))(np.ones((2, 3)), np.full((2, 3), 5.0))

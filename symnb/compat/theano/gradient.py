@@ -125,7 +125,7 @@ def grad(
     NullType gradients did; "raise" raises the NotDifferentiableError naming the op."""
     if return_disconnected not in RETURN_DISCONNECTED:
         raise _at_user_line(
-            ValueError(
+            ArgumentError(
                 f"T.grad: return_disconnected must be one of {sorted(RETURN_DISCONNECTED)}, "
                 f"not {return_disconnected!r}"
             )

@@ -23,7 +23,7 @@ from symnb.core.source import at_user_line
 from symnb.core.variable import Variable, as_variable, describe_value
 from symnb.errors import ArgumentError, DTypeError
 from symnb.grad import grad
-from symnb.grad.check import GradientError, worst_element
+from symnb.grad.check import GradientError, describe_argument, worst_element
 from symnb.ops.elemwise import cast
 from symnb.ops.reduce import sum as sum_
 
@@ -59,6 +59,13 @@ def verify_grad(
     float random projection made it: its gradient is zero. ``cast_to_output_type`` makes
     the projection of a float32 output float32; ``out_type``, ``mode`` and ``no_debug_ref`` are
     accepted and not read. The graphs run on the NumPy reference, as ``sn.check_grad``'s."""
+    if not callable(fun):
+        raise at_user_line(
+            ArgumentError(
+                "verify_grad: fun is the function to check (it takes one symbolic variable per "
+                f"array of pt and returns a variable), not {describe_value(fun)}"
+            )
+        )
     arrays = _float_arrays(pt)
     _check_number("eps", eps, positive=True)
     _check_number("abs_tol", abs_tol, positive=False)
@@ -95,7 +102,12 @@ verify_grad.E_grad = GradientError
 def _float_arrays(pt) -> list:
     """``pt`` as arrays, each of a float dtype (Theano's TypeError, a DTypeError here)."""
     if not isinstance(pt, (list, tuple)):
-        raise at_user_line(TypeError("verify_grad: pt must be a list or tuple of arrays"))
+        raise at_user_line(
+            ArgumentError(
+                "verify_grad: pt must be a list or tuple of arrays, one per argument of fun, not "
+                f"{describe_argument(pt)}; for one input write [array]"
+            )
+        )
     if not pt:
         raise at_user_line(ArgumentError("verify_grad: pt is empty; give one array per input"))
     arrays = [np.array(p) for p in pt]

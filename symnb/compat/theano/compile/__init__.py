@@ -307,7 +307,7 @@ def _check_used(variables, outputs, updates, givens, policy, skipped=False) -> N
     checked the updates its ``rebuild_collect_shared`` collected), but for those ``skipped``
     (``no_default_updates``)."""
     if policy not in ON_UNUSED:
-        raise _at_user_line(ValueError(f"on_unused_input must be one of {ON_UNUSED}"))
+        raise _at_user_line(ArgumentError(f"on_unused_input must be one of {ON_UNUSED}"))
     if policy == "ignore":
         return
     used = _used_leaves(outputs, updates, givens, variables, skipped)
@@ -402,7 +402,7 @@ def _check_swap(swap: dict, after: list, updates: list) -> None:
     for old, new in swap.items():
         if not (isinstance(old, SharedVariable) and isinstance(new, SharedVariable)):
             raise _at_user_line(
-                TypeError(
+                ArgumentError(
                     f"copy: swap maps shared variables to shared variables, not {old!r} -> {new!r}"
                 )
             )
@@ -417,7 +417,7 @@ def _check_swap(swap: dict, after: list, updates: list) -> None:
             )
         if old.type != new.type:
             raise _at_user_line(
-                TypeError(
+                ArgumentError(
                     f"copy: swap of {old.describe()} for {new.describe()}: their types differ"
                 )
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
+from symnb.errors import ArgumentError
 
 
 class In:
@@ -27,7 +28,7 @@ class In:
         shared=False,
     ):
         if not isinstance(variable, Variable):
-            raise _at_user_line(TypeError(f"In: {variable!r} is not a symbolic variable"))
+            raise _at_user_line(ArgumentError(f"In: {variable!r} is not a symbolic variable"))
         if update is not None:
             raise _at_user_line(NotImplementedError("In(update=...): use a shared variable"))
         self.variable, self.name, self.value = variable, name or variable.name, value
@@ -45,7 +46,7 @@ class Out:
 
     def __init__(self, variable, borrow=False):
         if not isinstance(variable, Variable):
-            raise _at_user_line(TypeError(f"Out: {variable!r} is not a symbolic variable"))
+            raise _at_user_line(ArgumentError(f"Out: {variable!r} is not a symbolic variable"))
         self.variable, self.borrow = variable, borrow
 
     def __repr__(self):

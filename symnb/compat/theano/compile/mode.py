@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from symnb.compat.theano.configparser import config, function_backend
 from symnb.core.op import _at_user_line
+from symnb.errors import ArgumentError
 
 
 class Mode:
@@ -134,4 +135,4 @@ def get_mode(mode) -> Mode:
         return mode
     if mode in MODES:
         return MODES[mode]
-    raise _at_user_line(ValueError(f"unknown mode {mode!r}; use one of {sorted(MODES)}"))
+    raise _at_user_line(ArgumentError(f"unknown mode {mode!r}; use one of {sorted(MODES)}"))

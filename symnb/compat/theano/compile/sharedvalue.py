@@ -7,6 +7,7 @@ from symnb.core.array_kinds import lends_memory
 from symnb.core.op import _at_user_line
 from symnb.core.source import assigned_target, user_span
 from symnb.core.variable import SharedVariable, array_of
+from symnb.errors import ArgumentError, ShapeError
 
 
 def shared(
@@ -17,7 +18,7 @@ def shared(
     dtype is the value's; ``set_value`` converts a value of another dtype by Theano's rule
     with ``strict`` and ``allow_downcast`` (``tensor/var.py:theano_filter``)."""
     if kwargs:
-        raise _at_user_line(TypeError(f"shared: unexpected arguments {sorted(kwargs)}"))
+        raise _at_user_line(ArgumentError(f"shared: unexpected arguments {sorted(kwargs)}"))
     # read once, as sn.shared reads it (a torch tensor that requires grad detached with a
     # note, a ragged list a ShapeError naming the variable), for its number of dims
     label = name if name is not None else assigned_target(user_span())
@@ -25,7 +26,7 @@ def shared(
     pattern = (False,) * array.ndim if broadcastable is None else tuple(broadcastable)
     if len(pattern) != array.ndim:
         raise _at_user_line(
-            ValueError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
+            ShapeError(f"shared: broadcastable {pattern} does not fit a {array.ndim}-d value")
         )
     # the array read is kept as it is where it is the caller's memory (borrow=True), else
     # copied (a list, a resolved torch view: no one else holds it, so it is not lent)

@@ -53,7 +53,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
             )
         if p is None:
             raise _at_user_line(
-                TypeError(
+                ArgumentError(
                     "MRG_RandomStreams.choice(a=None): p, a row of probabilities per draw, "
                     "is needed"
                 )
@@ -76,7 +76,7 @@ class MRG_RandomStreams(RandomStreams):  # noqa: N801 - Theano's name
         """Theano's older name for ``choice(size=n, a=None, replace=False, p=pvals)``."""
         if size is not None:
             raise _at_user_line(
-                ValueError("multinomial_wo_replacement: size must be None (n is the count)")
+                ArgumentError("multinomial_wo_replacement: size must be None (n is the count)")
             )
         return self.choice(size=n, a=None, replace=False, p=pvals, dtype=dtype)
 

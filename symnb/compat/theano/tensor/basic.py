@@ -378,7 +378,9 @@ def _round(a, mode, name: str) -> Variable:
         return sn.round(a)
     if mode not in (None, "half_away_from_zero"):
         raise _at_user_line(
-            ValueError(f"round: mode must be 'half_away_from_zero' or 'half_to_even', not {mode!r}")
+            ArgumentError(
+                f"round: mode must be 'half_away_from_zero' or 'half_to_even', not {mode!r}"
+            )
         )
     # Not floor(|a| + 0.5): that sum rounds (0.49999997 -> 1, 2**23 + 1 -> 2**23 + 2).
     # a - trunc(a) is exact, so comparing it with 0.5 decides each half exactly; infinities
@@ -769,7 +771,7 @@ as_tensor = as_tensor_variable
 def _check_ndim(var, ndim, what):
     if ndim is not None and var.type.ndim != ndim:
         raise _at_user_line(
-            TypeError(f"{what}: {var.describe()} has {var.type.ndim} dims, not ndim={ndim}")
+            ShapeTypeError(f"{what}: {var.describe()} has {var.type.ndim} dims, not ndim={ndim}")
         )
 
 

@@ -10,6 +10,7 @@ from symnb.compat.theano.tensor.basic import cumprod, cumsum, squeeze  # noqa: F
 from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.variable import as_variable
+from symnb.errors import ArgumentError
 from symnb.ops._axes import one_axis
 
 repeat = sn.repeat
@@ -26,7 +27,7 @@ def diff(x, n=1, axis=-1):
     """Theano's (and NumPy's) ``diff``: the ``n``-th differences along ``axis``."""
     x = as_variable(x)
     if not is_int(n) or n < 0:
-        raise _at_user_line(ValueError(f"diff: n is the order, an int >= 0, not {n!r}"))
+        raise _at_user_line(ArgumentError(f"diff: n is the order, an int >= 0, not {n!r}"))
     axis = one_axis(axis, x.type.ndim, "diff", x)
     before = (slice(None),) * axis
     for _ in range(int(n)):

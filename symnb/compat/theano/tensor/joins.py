@@ -12,6 +12,7 @@ from symnb.compat.theano.tensor.constants import NotScalarConstantError, get_sca
 from symnb.compat.theano.upcasting import number_dtype
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Constant, Variable, as_variable
+from symnb.errors import ArgumentError, ShapeTypeError
 
 
 def stack(*tensors, **kwargs) -> Variable:
@@ -23,7 +24,7 @@ def stack(*tensors, **kwargs) -> Variable:
     ``T.stack([iscalar, 1])`` int32, not NumPy's int64/float64."""
     items, axis = _stack_arguments(tensors, kwargs)
     if not items:
-        raise _at_user_line(ValueError("T.stack: tensors is empty; give at least one tensor"))
+        raise _at_user_line(ArgumentError("T.stack: tensors is empty; give at least one tensor"))
     items = [_as_tensor(t) for t in items]
     if all(t.type.ndim == 0 for t in items):
         axis = 0
@@ -42,19 +43,21 @@ def _stack_arguments(tensors: tuple, kwargs: dict) -> tuple[list, int]:
     kwargs = dict(kwargs)
     if "tensors" in kwargs:
         if tensors:
-            raise _at_user_line(TypeError("T.stack: tensors given both by position and by name"))
+            raise _at_user_line(
+                ArgumentError("T.stack: tensors given both by position and by name")
+            )
         items, axis = kwargs.pop("tensors"), kwargs.pop("axis", 0)
     elif tensors and isinstance(tensors[0], (list, tuple)):
         if len(tensors) > 2:
             raise _at_user_line(
-                TypeError(f"T.stack(tensors, axis): {len(tensors)} arguments given, at most 2")
+                ArgumentError(f"T.stack(tensors, axis): {len(tensors)} arguments given, at most 2")
             )
         items = tensors[0]
         axis = tensors[1] if len(tensors) == 2 else kwargs.pop("axis", 0)
     else:
         items, axis = tensors, kwargs.pop("axis", 0)
     if kwargs:
-        raise _at_user_line(TypeError(f"T.stack: unexpected arguments {sorted(kwargs)}"))
+        raise _at_user_line(ArgumentError(f"T.stack: unexpected arguments {sorted(kwargs)}"))
     return list(items), constant_int(axis, "stack", "axis")
 
 
@@ -77,7 +80,9 @@ def constant_int(value, call: str, what: str) -> int:
     if isinstance(value, Variable):
         if value.type.ndim != 0 or value.type.dtype.kind not in "iu":
             raise _at_user_line(
-                TypeError(f"T.{call}: {what} must be an integer scalar, not {value.describe()}")
+                ShapeTypeError(
+                    f"T.{call}: {what} must be an integer scalar, not {value.describe()}"
+                )
             )
         try:
             value = get_scalar_constant_value(value)
@@ -91,5 +96,5 @@ def constant_int(value, call: str, what: str) -> int:
             ) from None
     number = np.asarray(value)
     if number.ndim != 0 or number.dtype.kind not in "iu":
-        raise _at_user_line(TypeError(f"T.{call}: {what} must be an int, not {value!r}"))
+        raise _at_user_line(ShapeTypeError(f"T.{call}: {what} must be an int, not {value!r}"))
     return int(number)

@@ -19,7 +19,7 @@ from symnb.core.dims import is_int
 from symnb.core.op import _at_user_line
 from symnb.core.types import as_dtype
 from symnb.core.variable import Constant, Variable, describe_value
-from symnb.errors import ArgumentError, DTypeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.checks import has_shape
 from symnb.ops.elemwise import cast
 from symnb.ops.join import concatenate, stack
@@ -291,7 +291,8 @@ def _size(size, ndim):
         length = len(size) if isinstance(size, (tuple, list)) else 1
     if isinstance(length, int):
         if length != ndim:
-            raise _at_user_line(ValueError(f"random: size {size!r} does not have ndim={ndim}"))
+            raise _at_user_line(ShapeError(f"random: size {size!r} does not have ndim={ndim}"))
         return size
-    what = f"random: the size vector {size.describe()} must have ndim={int(ndim)} entries"
+    size_vector = size.describe_as("the size vector", "the unnamed size vector")
+    what = f"random: {size_vector} must have ndim={int(ndim)} entries"
     return has_shape(size, (int(ndim),), [], what)

@@ -12,7 +12,7 @@ import numpy as np
 from symnb import ops as sn
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable, as_variable
-from symnb.errors import DTypeError, ShapeError
+from symnb.errors import ArgumentError, DTypeError, ShapeError
 from symnb.ops.index import AdvancedSubtensor, Subtensor
 
 
@@ -45,7 +45,9 @@ def _update(x, y, set_instead: bool, **flags) -> Variable:
     x, y = as_variable(x), as_variable(y)
     if x.owner is None or not isinstance(x.owner.op, (Subtensor, AdvancedSubtensor)):
         raise _at_user_line(
-            TypeError(f"{name}: x must be the result of a subtensor (a[index]), not {x.describe()}")
+            ArgumentError(
+                f"{name}: x must be the result of a subtensor (a[index]), not {x.describe()}"
+            )
         )
     if y.type.ndim > x.type.ndim:  # Theano's rule; NumPy's setitem would drop leading 1s
         raise ShapeError(
@@ -60,7 +62,7 @@ def _check_flag(name, flag, value):
     if not isinstance(value, (numbers.Integral, np.bool_)):
         shown = value.describe() if isinstance(value, Variable) else repr(value)
         raise _at_user_line(
-            TypeError(
+            ArgumentError(
                 f"{name}: {flag} is a bool, not {shown}; Theano's signature is {name}(x[index], "
                 f"y, inplace=False, ...); symnb's own symnb.{name}(x, index, v) takes the "
                 "index second"

@@ -349,7 +349,7 @@ def theano_filter(var: TensorSharedVariable, value):
     if var.strict:
         got = f"an ndarray of {value.dtype.name}" if isinstance(value, np.ndarray) else None
         raise DTypeError(
-            f"shared {var.describe()} was made with strict=True and takes only an ndarray of "
+            f"{var.describe_as('shared')} was made with strict=True and takes only an ndarray of "
             f"{dtype.name}, not {got or _a_value(value)} (Theano's rule); convert it with "
             f"np.asarray(value, '{dtype.name}')"
         )
@@ -365,7 +365,7 @@ def theano_filter(var: TensorSharedVariable, value):
             kind = array_kinds.describe(given)
             of = "a value" if kind == "array" else f"a {kind}"
             raise DTypeError(
-                f"shared {var.describe()} cannot store {of} of dtype {value.dtype.name} "
+                f"{var.describe_as('shared')} cannot store {of} of dtype {value.dtype.name} "
                 f"without risking loss of precision (Theano's rule: {value.dtype.name} does "
                 f"not upcast to {dtype.name}, whatever the values); cast it with "
                 f"{array_kinds.cast_hint(given, dtype)}, or make the variable with "
@@ -376,7 +376,7 @@ def theano_filter(var: TensorSharedVariable, value):
     if type(value) is float and var.allow_downcast is None and dtype.name == config.floatX:
         if np.isfinite(value) and not np.isfinite(converted):  # (Theano made it inf)
             raise DTypeError(
-                f"shared {var.describe()} cannot store the value {value!r}: it is beyond "
+                f"{var.describe_as('shared')} cannot store the value {value!r}: it is beyond "
                 f"{dtype.name}'s largest finite value and would become inf"
             )
         return converted  # Theano's exception: a Python float literal takes floatX, rounded
@@ -391,7 +391,7 @@ def theano_filter(var: TensorSharedVariable, value):
     if not equal:
         shown = _short(value)
         raise DTypeError(
-            f"shared {var.describe()} cannot store accurately the value {shown}: {dtype.name} "
+            f"{var.describe_as('shared')} cannot store accurately the value {shown}: {dtype.name} "
             f"would hold it as {_short(converted.tolist())} (Theano's rule); convert it to an "
             f"ndarray of {dtype.name} yourself, or make the variable with theano.shared(..., "
             "allow_downcast=True)"
@@ -403,7 +403,7 @@ def _host_array(var: TensorSharedVariable, value) -> np.ndarray:
     """An array of any kind as the ndarray symnb reads (a DataArray matched to the variable's
     named dims), its InputError (a masked array, a tensor on a GPU) at the user's line."""
     try:
-        return np.asarray(array_kinds.host_value(value, f"shared {var.describe()}", var.type.shape))
+        return np.asarray(array_kinds.host_value(value, var.describe_as("shared"), var.type.shape))
     except InputError as exc:
         raise _at_user_line(exc) from None
 
@@ -422,7 +422,7 @@ def _converted(var: TensorSharedVariable, value, dtype) -> np.ndarray:
             )
     except (TypeError, ValueError, OverflowError) as exc:
         raise DTypeError(
-            f"shared {var.describe()} cannot store {_short(value)} as {dtype.name}: {exc}"
+            f"{var.describe_as('shared')} cannot store {_short(value)} as {dtype.name}: {exc}"
         ) from None
 
 

@@ -15,7 +15,7 @@ from symnb.compat.theano.missing import missing_names
 from symnb.core.op import _at_user_line
 from symnb.core.source import user_location
 from symnb.core.variable import Constant, SharedVariable, Variable, as_variable
-from symnb.errors import ShapeError
+from symnb.errors import ArgumentError, ShapeError
 from symnb.ops.checks import has_shape
 from symnb.ops.conv import conv2d as _conv2d
 from symnb.ops.conv import positive_pair
@@ -45,7 +45,7 @@ def conv2d(
     if unshared:
         raise _at_user_line(NotImplementedError("conv2d: unshared=True is not implemented"))
     if kwargs:
-        raise _at_user_line(TypeError(f"conv2d: unexpected arguments {sorted(kwargs)}"))
+        raise _at_user_line(ArgumentError(f"conv2d: unexpected arguments {sorted(kwargs)}"))
     return theano_conv(
         input,
         filters,
@@ -156,7 +156,7 @@ def _padding(border_mode, kernel, dilation):
     ):
         return border_mode
     raise _at_user_line(
-        ValueError(
+        ArgumentError(
             f"conv2d: border_mode must be 'valid', 'full', 'half', an int or a pair of ints, "
             f"not {border_mode!r}"
         )
@@ -173,7 +173,7 @@ def _hint(hint, what) -> tuple | None:
         return tuple(_size(d) for d in hint)
     except TypeError:
         raise _at_user_line(
-            ValueError(
+            ArgumentError(
                 f"conv2d: {what} must be a tuple of ints (or None where not known), not {hint!r}"
             )
         ) from None
@@ -198,7 +198,7 @@ def _check_hint(var: Variable, hint, what):
         h is not None and isinstance(k, int) and h != k for h, k in zip(hint, known)
     )
     if clash:
-        raise _at_user_line(ValueError(f"conv2d: {what}={hint} does not match {var.describe()}"))
+        raise _at_user_line(ShapeError(f"conv2d: {what}={hint} does not match {var.describe()}"))
 
 
 #: a Theano 3-d convolution, written with conv2d

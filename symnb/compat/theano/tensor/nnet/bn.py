@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from symnb.core.op import _at_user_line
 from symnb.core.variable import as_variable
-from symnb.errors import ShapeError
+from symnb.errors import ArgumentError, ShapeError
 from symnb.ops import elemwise, reduce
 from symnb.ops.elemwise import cast
 from symnb.ops.layout import dimshuffle
@@ -85,7 +85,7 @@ def batch_normalization_train(
     axes = _axes(axes, inputs.type.ndim)
     if (running_mean is None) != (running_var is None):
         raise _at_user_line(
-            ValueError("batch_normalization_train: give both running_mean and running_var")
+            ArgumentError("batch_normalization_train: give both running_mean and running_var")
         )
     params = {
         "gamma": gamma,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from symnb.compat.theano.tensor.nnet.abstract_conv import theano_conv
 from symnb.core.op import _at_user_line
 from symnb.core.variable import Variable
+from symnb.errors import ArgumentError
 
 
 def conv2d(
@@ -21,11 +22,13 @@ def conv2d(
     border_mode is ``"valid"`` or ``"full"``."""
     if border_mode not in ("valid", "full"):
         raise _at_user_line(
-            ValueError(f"conv.conv2d: border_mode must be 'valid' or 'full', not {border_mode!r}")
+            ArgumentError(
+                f"conv.conv2d: border_mode must be 'valid' or 'full', not {border_mode!r}"
+            )
         )
     unknown = set(kargs) - {"imshp", "kshp", "nkern", "bsize", "verbose"}
     if unknown:
-        raise _at_user_line(TypeError(f"conv.conv2d: unexpected arguments {sorted(unknown)}"))
+        raise _at_user_line(ArgumentError(f"conv.conv2d: unexpected arguments {sorted(unknown)}"))
     return theano_conv(
         input, filters, border_mode, subsample, True, (1, 1), 1, filter_shape, image_shape
     )

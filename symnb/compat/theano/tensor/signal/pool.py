@@ -65,12 +65,12 @@ def pool_2d(
     if mode == "average":
         mode = "average_inc_pad"
     if mode not in MODES:
-        raise _at_user_line(ValueError(f"pool_2d: mode must be one of {MODES}, not {mode!r}"))
+        raise _at_user_line(ArgumentError(f"pool_2d: mode must be one of {MODES}, not {mode!r}"))
     keep_partial = not ignore_border  # None: Theano 1.0's default, False
     if keep_partial and pad != (0, 0):
-        raise _at_user_line(ValueError("pool_2d: padding works only with ignore_border=True"))
+        raise _at_user_line(ArgumentError("pool_2d: padding works only with ignore_border=True"))
     if any(p >= w for p, w in zip(pad, ws)):
-        raise _at_user_line(ValueError(f"pool_2d: pad {pad} must be smaller than ws {ws}"))
+        raise _at_user_line(ArgumentError(f"pool_2d: pad {pad} must be smaller than ws {ws}"))
     x = as_variable(input)
     lead, x4 = _as_nchw(x)
     image, fits = x4, None if keep_partial else _fits(x4, ws, pad)
@@ -174,7 +174,9 @@ def _as_nchw(x: Variable):
     """x with length-1 dims in front to make it 4-d, and how many were added."""
     if x.type.ndim < 2 or x.type.ndim > 4:
         raise _at_user_line(
-            ValueError(f"pool_2d: input {x.describe()} must have 2 to 4 dims (pooled: the last 2)")
+            ShapeError(
+                f"pool_2d: {x.describe_as('input')} must have 2 to 4 dims (pooled: the last 2)"
+            )
         )
     lead = 4 - x.type.ndim
     return lead, dimshuffle(x, *(["x"] * lead), *range(x.type.ndim)) if lead else x
@@ -182,7 +184,7 @@ def _as_nchw(x: Variable):
 
 def _either(new, old, new_name, old_name):
     if new is not None and old is not None:
-        raise _at_user_line(ValueError(f"pool_2d: give {new_name} or {old_name}, not both"))
+        raise _at_user_line(ArgumentError(f"pool_2d: give {new_name} or {old_name}, not both"))
     return new if new is not None else old
 
 
