@@ -31,7 +31,7 @@ from symnb.core.source import user_location, warn_at_user
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import ShapeError
-from symnb.ops.shape import Shape
+from symnb.ops.shape import Reshape, Shape
 
 #: the backend name ``sn.function`` gives a function built in check mode
 CHECK = "check"
@@ -109,12 +109,14 @@ class CheckLinker(Linker):
         ]
 
     def _output_shapes(self, leaf_values) -> list:
-        """Run the shape rules on this call's shapes; named dims keep their names (reshape
-        targets refer to them) and get their sizes at the end. An output the shapes alone
-        decide (``x.shape``, ``x.shape[0] - 1``) is its value, not a shape."""
+        """Run the shape rules on this call's shapes: every dim the call's sizes give is that
+        size (a named dim too, so ``T*batch`` and an unknown dim filled with the same size
+        compare equal), what only a reshape target needs as a name is named for its rule
+        (``_for_rule``). An output the shapes alone decide (``x.shape``, ``x.shape[0] - 1``)
+        is its value, not a shape."""
         given = list(zip(self.leaves, (np.shape(v) for v in leaf_values)))
-        concrete = {id(v): _filled(v, shape) for v, shape in given}
         names = _call_sizes(given)
+        concrete = {id(v): _sized(_filled(v, shape), names) for v, shape in given}
         call = user_location()
         for node in self.graph.toposort():
             _propagate(node, concrete, call, names)
@@ -149,12 +151,12 @@ def warn_for_call_shapes(graph: Graph, shapes: list[tuple]) -> None:
     which reports it."""
     if any(len(s) != v.type.ndim for v, s in zip(graph.inputs, shapes, strict=True)):
         return
-    concrete = {id(v): _filled(v, s) for v, s in zip(graph.inputs, shapes, strict=True)}
     shared = dict.fromkeys(
         v for node in graph.toposort() for v in node.inputs if isinstance(v, SharedVariable)
     )
     given = [*zip(graph.inputs, shapes), *((v, v.current_value().shape) for v in shared)]
     sizes = _call_sizes(given)
+    concrete = {id(v): _sized(_filled(v, s), sizes) for v, s in given}
     call = user_location()
     try:
         for node in graph.toposort():
@@ -186,26 +188,28 @@ def _filled(var, actual) -> TensorType:
 
 def _stub(var, concrete) -> Variable:
     """var itself when its type is already concrete (constants), its value when the call's
-    shapes decided it (``_decided_values``), else a stand-in, at var's source: an unnamed
-    input or shared stand-in is named as var is, not after the assignment the user's call
-    ``out = f(...)`` is the value of (``Variable.assigned_name``)."""
+    shapes decided it (``_decided_values``), else a stand-in of the call's type, at var's
+    source: an unnamed input or shared stand-in is named as var is, not after the assignment
+    the user's call ``out = f(...)`` is the value of (``Variable.assigned_name``)."""
     if isinstance(var, Constant):
         return var
     found = concrete.get(id(var))
     if isinstance(found, Constant):
         return found
-    if isinstance(var, SharedVariable):
+    if isinstance(var, SharedVariable) and found is None:
         shape = var.current_value().shape  # a device copy: its shape, not a download
         return Variable(_filled(var, shape), name=var.name, source=var.source)
     return Variable(concrete.get(id(var), var.type), name=var.label, source=var.source)  # "W.T"
 
 
 def _propagate(node, concrete, call, sizes: dict) -> None:
-    """The node's output types from its inputs' (names kept: a reshape to ``("batch", -1)``
-    refers to them), and the call-time warnings its rule gives on the call's sizes."""
+    """The node's output types from its inputs', with every name the call gives a size at
+    that size, and the call-time warnings its rule gives on those sizes: an unknown dim that
+    turned out 4 against ``batch`` of 4 may count the same examples (labels ``(batch,)`` minus
+    predictions of ``(?, ?)`` that are ``(4, 1)``), which the names alone do not show."""
     stubs = [_stub(v, concrete) for v in node.inputs]
     try:
-        types, found = _warnings_of(node.op.infer_types, stubs)
+        types, found = _warnings_of(node.op.infer_types, _for_rule(node, stubs))
     except ShapeError as exc:
         built = node.outputs[0].source
         raise ShapeError(
@@ -214,10 +218,25 @@ def _propagate(node, concrete, call, sizes: dict) -> None:
         ) from None
     values = _decided_values(node, stubs, sizes)
     for var, t, value in zip(node.outputs, types, values or [None] * len(types)):
+        t = _sized(t, sizes)
         concrete[id(var)] = t if value is None else _Decided(value, t.dtype, name=var.name)
-    found = _sized_warnings(node, stubs, sizes, found)
     if found:
         _warn_new(node, found, call)
+
+
+def _for_rule(node, stubs: list) -> list:
+    """The stubs the node's rule reads: a reshape's target may name dims of its input
+    (``("batch", -1)``), which its rule looks up in the input's type, so those axes
+    (``name_axes``: where the names were when the node was built) get their names back; the
+    result's names are then sized again."""
+    if not isinstance(node.op, Reshape) or not node.op.name_axes:
+        return stubs
+    x, *rest = stubs
+    dims = list(x.type.shape)
+    for name, axis in node.op.name_axes:
+        dims[axis] = name
+    named = Variable(TensorType(x.type.dtype, tuple(dims)), name=x.name, source=x.source)
+    return [named, *rest]
 
 
 #: the most elements a value the call's shapes decide may have (a length, a slice bound, a
@@ -271,28 +290,14 @@ def _filled_shape(t: TensorType, actual: tuple) -> tuple:
     return actual
 
 
-def _sized_warnings(node, stubs, sizes: dict, found: list) -> list:
-    """The call-time warnings of the node's rule on its inputs with their names at this
-    call's sizes, as its unknown dims are: an unknown dim that turned out 4 against ``batch``
-    of 4 may count the same examples (labels ``(batch,)`` minus predictions of ``(?, ?)``
-    that are ``(4, 1)``), which the names alone do not show (a name is a size of its own).
-    ``found`` (the names' warnings) where the rule needs the names themselves (a reshape to
-    ``("batch", -1)``) or refuses the sizes (the run says why)."""
-    sized = [_sized(stub, sizes) for stub in stubs]
-    if all(a is b for a, b in zip(sized, stubs)):
-        return found
-    try:
-        return _warnings_of(node.op.infer_types, sized)[1]
-    except Exception:  # noqa: BLE001 - the types came from the names; the run checks sizes
-        return found
-
-
-def _sized(stub, sizes: dict):
-    """A stub with its names (and dims computed from them) replaced by this call's sizes."""
-    if isinstance(stub, Constant) or not any(is_symbolic(d) for d in stub.type.shape):
-        return stub
-    dims = tuple(d if evaluate(d, sizes) is None else evaluate(d, sizes) for d in stub.type.shape)
-    return Variable(TensorType(stub.type.dtype, dims), name=stub.name, source=stub.source)
+def _sized(t: TensorType, sizes: dict) -> TensorType:
+    """t with its names (and dims computed from them) at this call's sizes; a dim of a name
+    the call does not give stays as it is."""
+    if not any(is_symbolic(d) for d in t.shape):
+        return t
+    return TensorType(
+        t.dtype, tuple(d if evaluate(d, sizes) is None else evaluate(d, sizes) for d in t.shape)
+    )
 
 
 def _warnings_of(infer, stubs) -> tuple:

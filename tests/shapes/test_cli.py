@@ -260,6 +260,53 @@ def test_check_mode_computes_what_the_calls_shapes_decide():
     assert [np.shape(r) for r in real] == [(7,), (3,), (), (1,), ()]
 
 
+def test_check_mode_takes_named_dims_at_the_calls_sizes_where_rules_compare_them():
+    """``x`` of ``("T", "batch", 16)`` flattened against ``z`` of ``(None, "batch", 32)``: the
+    inner dims were ``T*batch`` against ``batch*5`` (the unknown dim filled, the names kept), a
+    false ShapeError; with T 5 and batch 4 both are 20, as in a real run. A reshape to a
+    named dim still finds it."""
+    x = sn.tensor("x", shape=("T", "batch", 16))
+    z = sn.tensor("z", shape=(None, "batch", 32))
+    outputs = [x.reshape((-1, 16)).T @ z.reshape((-1, 32)), x.reshape(("T", -1))]
+    args = (np.zeros((5, 4, 16)), np.zeros((5, 4, 32)))
+    with check_mode():
+        inner, flat = sn.function([x, z], outputs)(*args)
+    assert inner.shape == (16, 32) and flat.shape == (5, 64)
+    real = sn.function([x, z], outputs, backend="py")(*args)
+    assert [r.shape for r in real] == [(16, 32), (5, 64)]
+    with check_mode(), pytest.raises(sn.ShapeError, match="inner dims differ.*20 .*!= 16 "):
+        sn.function([x, z], outputs)(np.zeros((5, 4, 16)), np.zeros((4, 4, 32)))
+
+
+def test_check_mode_checks_the_rnn_of_the_loops_guide_that_runs():
+    """The docs/loops.md RNN trained with sn.grad through sn.scan: the backward scan meets
+    ``T*batch`` and an unknown dim filled with 20; check mode raised a false ShapeError."""
+    x = sn.tensor("x", shape=("T", "batch", 16), dtype="float32")
+    h0 = sn.tensor("h0", shape=("batch", 32), dtype="float32")
+    y = sn.tensor("y", shape=("batch",), dtype="int64")
+    W, U, V = (sn.shared(np.zeros(s, "float32")) for s in [(32, 32), (16, 32), (32, 10)])
+    hs, _ = sn.scan(lambda x_t, h: sn.tanh(x_t @ U + h @ W), sequences=x, outputs_info=h0)
+    loss = sn.categorical_crossentropy(sn.softmax(hs[-1] @ V), y).mean()
+    gs = sn.grad(loss, [W, U, V])
+    args = (np.zeros((5, 4, 16), "float32"), np.zeros((4, 32), "float32"), np.zeros(4, "int64"))
+    with check_mode():
+        got = sn.function([x, h0, y], [loss, *gs])(*args)
+    assert [g.shape for g in got] == [(), (32, 32), (16, 32), (32, 10)]
+
+
+def test_a_bound_the_calls_shapes_decide_slices_a_named_dim_to_its_length():
+    """``xb[: xb.shape[0] // 2]`` of a ``("batch", 784)`` xb of 6 rows is (3, 784) in check
+    mode as in a real run, and ``c[x.shape[0]:]`` of a c of ``("m",)`` 7 long (the named dim
+    stayed a name, so the slice's length was unknown: a placeholder 1)."""
+    xb = sn.tensor("xb", shape=("batch", 784))
+    c, x = sn.tensor("c", shape=("m",)), sn.tensor("x", shape=("n",))
+    with check_mode():
+        (half,) = sn.function([xb], [xb[: xb.shape[0] // 2] * 2])(np.ones((6, 784)))
+        (tail,) = sn.function([x, c], [c[x.shape[0] :]])(np.ones(3), np.ones(10))
+    assert half.shape == (3, 784) and tail.shape == (7,)
+    assert half.reshape(3, 28, 28).shape == (3, 28, 28)
+
+
 def test_a_constant_slice_bound_gives_a_known_length():
     """``c[sn.constant(3):]`` of a c of 10 is f64[7] when built, as ``c[3:]`` is."""
     c = sn.tensor("c", shape=(10,))
