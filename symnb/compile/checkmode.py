@@ -31,6 +31,7 @@ from symnb.core.source import user_location, warn_at_user
 from symnb.core.types import TensorType
 from symnb.core.variable import Constant, SharedVariable, Variable
 from symnb.errors import ShapeError
+from symnb.ops.checks import _ShapeCheck
 from symnb.ops.shape import Reshape, Shape
 
 #: the backend name ``sn.function`` gives a function built in check mode
@@ -216,6 +217,8 @@ def _propagate(node, concrete, call, sizes: dict) -> None:
             f"with the shapes of this call: {exc.args[0] if exc.args else exc}"
             + (f"\n  (the node was built at {built})" if built else "")
         ) from None
+    if isinstance(node.op, _ShapeCheck):
+        _run_check(node.op, stubs)
     values = _decided_values(node, stubs, sizes)
     for var, t, value in zip(node.outputs, types, values or [None] * len(types)):
         t = _sized(t, sizes)
@@ -237,6 +240,23 @@ def _for_rule(node, stubs: list) -> list:
         dims[axis] = name
     named = Variable(TensorType(x.type.dtype, tuple(dims)), name=x.name, source=x.source)
     return [named, *rest]
+
+
+def _run_check(op: _ShapeCheck, stubs: list) -> None:
+    """A graph's own check of shapes (a ``givens`` replacement's against its key's dims,
+    ``has_shape``, ``same_shape``) run on the call's shapes, on zeros that take no memory:
+    what it raises is what the run raises, as it is. Not where a value it reads (a length
+    the graph computes) is not one the call's shapes decide, nor where a shape is unknown."""
+    read = set(op.value_inputs())
+    arrays = []
+    for i, stub in enumerate(stubs):
+        if isinstance(stub, Constant):
+            arrays.append(stub.data)
+        elif i in read or not all(isinstance(d, int) for d in stub.type.shape):
+            return
+        else:
+            arrays.append(np.broadcast_to(np.zeros((), stub.type.dtype), stub.type.shape))
+    op.check(*arrays)
 
 
 #: the most elements a value the call's shapes decide may have (a length, a slice bound, a

@@ -307,6 +307,33 @@ def test_a_bound_the_calls_shapes_decide_slices_a_named_dim_to_its_length():
     assert half.reshape(3, 28, 28).shape == (3, 28, 28)
 
 
+def test_check_mode_runs_the_graphs_own_shape_checks_on_the_calls_shapes():
+    """A ``givens`` replacement of unknown dims for a key of fixed or named dims is checked
+    when the function runs: check mode, which runs no op, returned a placeholder of the key's
+    shape instead of the run's ShapeError; so did a repeated einsum index of unknown dims."""
+    y, z = sn.tensor("y", shape=(1, 2)), sn.tensor("z", shape=(None, 2))
+    x, d = sn.tensor("x", shape=("batch", 2)), sn.tensor("d", shape=("batch",))
+    m = sn.matrix("m")
+    with check_mode():
+        f = sn.function([z], y * 2, givens={y: z})
+        g = sn.function([z, d], x.sum(axis=1) - d, givens={x: z})
+        h = sn.function([m], sn.einsum("ii->i", m))
+        assert f(np.zeros((1, 2))).shape == (1, 2) and g(np.zeros((4, 2)), np.ones(4)).shape == (4,)
+        with pytest.raises(sn.ShapeError) as raised:
+            f(np.zeros((3, 2)))
+        with pytest.raises(sn.ShapeError, match=r"\(3, 2\), not \(batch, 2\) = \(4, 2\)"):
+            g(np.zeros((3, 2)), np.ones(4))
+        with pytest.raises(sn.ShapeError, match=r"repeats index 'i'.*\(3, 4\), not"):
+            h(np.zeros((3, 4)))
+    message = (
+        "'y' (float64(1, 2)) was given 'z' (float64(?, 2)) of another shape ((3, 2), not (1, 2)"
+    )
+    assert message in str(raised.value)
+    with pytest.raises(sn.ShapeError) as real:
+        sn.function([z], y * 2, givens={y: z}, backend="py")(np.zeros((3, 2)))
+    assert message in str(real.value)  # the run's error
+
+
 def test_a_constant_slice_bound_gives_a_known_length():
     """``c[sn.constant(3):]`` of a c of 10 is f64[7] when built, as ``c[3:]`` is."""
     c = sn.tensor("c", shape=(10,))
